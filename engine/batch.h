@@ -1,0 +1,228 @@
+/*
+ * batch.h — Kafka RecordBatch v2: encode, decode, validate; records, headers, zigzag varints;
+ * control (COMMIT/ABORT marker) batches. docs/format.md §RecordBatch is the normative layout.
+ *
+ * Everything here works on caller-owned byte buffers and never allocates. Decoders treat their
+ * input as untrusted: they never read outside [buf, buf+len) and report damage as RT_E_CORRUPT
+ * with a static reason string in *why.
+ */
+#ifndef RT_BATCH_H
+#define RT_BATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtail.h"
+
+#define BATCH_HEADER_BYTES 61
+#define BATCH_LOG_OVERHEAD_BYTES 12 /* baseOffset + length: bytes not counted by `length` */
+#define BATCH_CRC_START 21          /* CRC-32C covers [21, end) */
+#define BATCH_MAGIC 2
+#define CONTROL_BATCH_BYTES 78
+
+/* Byte offsets within the header. */
+#define BATCH_OFF_BASE_OFFSET 0
+#define BATCH_OFF_LENGTH 8
+#define BATCH_OFF_LEADER_EPOCH 12
+#define BATCH_OFF_MAGIC 16
+#define BATCH_OFF_CRC 17
+#define BATCH_OFF_ATTRIBUTES 21
+#define BATCH_OFF_LAST_OFFSET_DELTA 23
+#define BATCH_OFF_BASE_TIMESTAMP 27
+#define BATCH_OFF_MAX_TIMESTAMP 35
+#define BATCH_OFF_PRODUCER_ID 43
+#define BATCH_OFF_PRODUCER_EPOCH 51
+#define BATCH_OFF_BASE_SEQUENCE 53
+#define BATCH_OFF_RECORD_COUNT 57
+
+/* attributes */
+#define BATCH_ATTR_COMPRESSION_MASK 0x07
+#define BATCH_ATTR_LOG_APPEND_TIME 0x08
+#define BATCH_ATTR_TRANSACTIONAL 0x10
+#define BATCH_ATTR_CONTROL 0x20
+#define BATCH_ATTR_DELETE_HORIZON 0x40
+
+enum batch_compression {
+    BATCH_COMPRESSION_NONE = 0,
+    BATCH_COMPRESSION_GZIP = 1,
+    BATCH_COMPRESSION_SNAPPY = 2,
+    BATCH_COMPRESSION_LZ4 = 3,
+    BATCH_COMPRESSION_ZSTD = 4,
+};
+
+enum control_type {
+    CONTROL_ABORT = 0,
+    CONTROL_COMMIT = 1,
+};
+
+struct batch_header {
+    int64_t base_offset;
+    int32_t length; /* == total size - 12 */
+    int32_t partition_leader_epoch;
+    int8_t magic;
+    uint32_t crc;
+    int16_t attributes;
+    int32_t last_offset_delta;
+    int64_t base_timestamp;
+    int64_t max_timestamp;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    int32_t base_sequence;
+    int32_t record_count;
+};
+
+/* ---- big-endian helpers (inline: they are on every hot path) ---- */
+static inline uint16_t be16_load(const uint8_t *p)
+{
+    return (uint16_t)((uint16_t)p[0] << 8 | p[1]);
+}
+static inline uint32_t be32_load(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint64_t be64_load(const uint8_t *p)
+{
+    return (uint64_t)be32_load(p) << 32 | be32_load(p + 4);
+}
+static inline void be16_store(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+static inline void be32_store(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+static inline void be64_store(uint8_t *p, uint64_t v)
+{
+    be32_store(p, (uint32_t)(v >> 32));
+    be32_store(p + 4, (uint32_t)v);
+}
+
+/* ---- zigzag varints (Kafka / protobuf sint32, sint64). ---- */
+#define VARINT_MAX_BYTES 5
+#define VARLONG_MAX_BYTES 10
+/* Write: return bytes written (buffer must have room for the max). */
+size_t varint_encode(uint8_t *out, int32_t v);
+size_t varlong_encode(uint8_t *out, int64_t v);
+size_t varint_size(int32_t v);
+size_t varlong_size(int64_t v);
+/* Read from [p, end): return bytes consumed (> 0), or RT_E_CORRUPT for a truncated or
+ * over-long encoding. */
+int varint_decode(const uint8_t *p, const uint8_t *end, int32_t *out);
+int varlong_decode(const uint8_t *p, const uint8_t *end, int64_t *out);
+
+/* ---- headers ---- */
+
+/* Parses the 61-byte header and checks what can be checked without the body: len >= 61,
+ * magic 2, length >= 49 and 12 + length <= len (`len` may be longer than the batch),
+ * record_count >= 0, last_offset_delta >= 0. Does not check the CRC. */
+int batch_header_parse(const uint8_t *buf, size_t len, struct batch_header *out,
+                       const char **why);
+
+/* Total bytes of the batch at buf (12 + length), or RT_E_CORRUPT if fewer than 12 bytes or the
+ * length field is below 49 or beyond len. Reads only the first 12 bytes. */
+int64_t batch_size_at(const uint8_t *buf, size_t len, const char **why);
+
+/* Full validation of exactly one batch in [buf, buf+len) where len == 12 + length: header as
+ * above, CRC-32C, and for uncompressed batches every record parses, record_count matches,
+ * offset deltas are 0..n-1 in order and last_offset_delta == n-1 (control batches: exactly one
+ * record, key and value as in format.md). Compressed batches: header and CRC only.
+ * If max_size_bytes > 0, larger batches fail with RT_E_RECORD_TOO_LARGE. */
+int batch_validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
+                   struct batch_header *out, const char **why);
+
+static inline bool batch_is_control(const struct batch_header *h)
+{
+    return (h->attributes & BATCH_ATTR_CONTROL) != 0;
+}
+static inline bool batch_is_transactional(const struct batch_header *h)
+{
+    return (h->attributes & BATCH_ATTR_TRANSACTIONAL) != 0;
+}
+static inline int64_t batch_last_offset(const struct batch_header *h)
+{
+    return h->base_offset + h->last_offset_delta;
+}
+
+/* Sets baseOffset (outside the CRC) in an encoded batch. */
+static inline void batch_stamp_base_offset(uint8_t *buf, int64_t base_offset)
+{
+    be64_store(buf + BATCH_OFF_BASE_OFFSET, (uint64_t)base_offset);
+}
+
+/* Recomputes and stores the CRC of the encoded batch at buf of `len` (= 12 + length) bytes. */
+void batch_seal_crc(uint8_t *buf, size_t len);
+
+/* ---- encoding ---- */
+
+struct batch_builder {
+    uint8_t *buf;
+    size_t cap;
+    size_t len;          /* bytes used so far, header included */
+    int32_t count;
+    int64_t base_timestamp;
+    int64_t max_timestamp;
+    int16_t attributes;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    int32_t base_sequence;
+};
+
+/* Starts a batch in buf (cap >= 61). Uncompressed only; producer_id -1 means none. */
+int batch_builder_init(struct batch_builder *b, uint8_t *buf, size_t cap, int16_t attributes,
+                       int64_t producer_id, int16_t producer_epoch, int32_t base_sequence);
+
+/* Encoded size of one record as it would be appended with the given offset/timestamp deltas. */
+size_t record_encoded_size(const struct rt_record *r, int32_t offset_delta,
+                           int64_t timestamp_delta);
+
+/* Appends a record (timestamp_ms must be >= 0 here; callers resolve -1 to "now").
+ * Returns 0, -ENOSPC when it does not fit (the builder is unchanged), or RT_E_INVALID_ARGUMENT
+ * (negative length other than -1, header key null). */
+int batch_builder_add(struct batch_builder *b, const struct rt_record *r);
+
+/* Writes the header (base offset 0, leader epoch 0) and the CRC; returns the batch size in
+ * bytes via *len_out. Fails with RT_E_INVALID_ARGUMENT if the batch has no records. */
+int batch_builder_finish(struct batch_builder *b, size_t *len_out);
+
+/* ---- records ---- */
+
+struct record_view {
+    int32_t offset_delta;
+    int64_t timestamp_delta;
+    const uint8_t *key;
+    int32_t key_len; /* -1 null */
+    const uint8_t *value;
+    int32_t value_len; /* -1 null */
+    int32_t header_count;
+    const uint8_t *headers; /* start of the first header */
+    size_t headers_size_bytes;
+};
+
+/* Decodes the record at [p, end): returns bytes consumed (> 0) or RT_E_CORRUPT. */
+int record_decode(const uint8_t *p, const uint8_t *end, struct record_view *out,
+                  const char **why);
+
+/* Decodes the header at [p, end): returns bytes consumed or RT_E_CORRUPT. */
+int record_header_decode(const uint8_t *p, const uint8_t *end, struct rt_header *out,
+                         const char **why);
+
+/* ---- control batches ---- */
+
+/* Writes a complete 78-byte control batch (base offset 0; stamp it later). */
+void control_batch_build(uint8_t out[CONTROL_BATCH_BYTES], int64_t producer_id,
+                         int16_t producer_epoch, enum control_type type,
+                         int32_t coordinator_epoch, int64_t timestamp_ms);
+
+/* Parses a control record's key and value. Returns 0 or RT_E_CORRUPT (unknown version,
+ * unknown type, wrong sizes). */
+int control_record_parse(const uint8_t *key, int32_t key_len, const uint8_t *value,
+                         int32_t value_len, enum control_type *type_out,
+                         int32_t *coordinator_epoch_out, const char **why);
+
+#endif /* RT_BATCH_H */

@@ -1,0 +1,312 @@
+/*
+ * ringtail.h — the whole public contract of libringtail.
+ *
+ * ringtail is an embeddable storage engine for partitioned, transactional message logs. The
+ * bytes it keeps on disk are Kafka's RecordBatch v2 (docs/format.md is the normative copy).
+ *
+ * Conventions (as in LMDB):
+ *   - Handles are opaque (rt_engine, rt_fetch); options and values are plain structs. Options
+ *     structs are filled with defaults by their _init call, so new fields never break callers.
+ *   - Every function that acts returns int: 0 on success, a negative code on failure. OS
+ *     failures pass through as -errno; engine conditions use the RT_E_* codes below, which live
+ *     in their own range (-10000 and below) so they never collide with errno values.
+ *     rt_strerror() names every code. rt_error_detail() gives the calling thread's last
+ *     detailed message (which file, which offset, which rule) after a failure.
+ *   - Predicates return bool. Nothing returns "1 for success".
+ *
+ * Threads: an rt_engine is shared by all threads of a process; every rt_* call on it is
+ * thread-safe. An rt_fetch (and an rt_records iterator over it) belongs to the thread that
+ * made it until it is released. Only one process may open a data directory at a time.
+ *
+ * Caveats:
+ *   - Pointers handed out by rt_fetch point into read-only memory maps of segment files; they
+ *     are valid until rt_fetch_release() and must never be written through.
+ *   - A failed write or fdatasync puts the engine's write side into a sticky error state
+ *     (RT_E_IO_FAILED) until it is closed and reopened: ringtail never retries an fsync and
+ *     assumes durability.
+ */
+#ifndef RINGTAIL_H
+#define RINGTAIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------- */
+/* Errors                                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+enum rt_error {
+    RT_OK = 0,
+    RT_E_FIRST = -10000,
+    RT_E_CORRUPT = -10000,            /* bytes failed a CRC or structural check */
+    RT_E_INVALID_ARGUMENT = -10001,   /* a caller passed a value outside its contract */
+    RT_E_INVALID_TOPIC = -10002,      /* topic name empty, too long, or bad characters */
+    RT_E_UNKNOWN_TOPIC_OR_PARTITION = -10003,
+    RT_E_TOPIC_ALREADY_EXISTS = -10004,
+    RT_E_DIRECTORY_LOCKED = -10005,   /* another process (or handle) has the directory open */
+    RT_E_OFFSET_OUT_OF_RANGE = -10006,
+    RT_E_RECORD_TOO_LARGE = -10007,   /* a batch or record larger than the configured maximum */
+    RT_E_IO_FAILED = -10008,          /* sticky: an earlier write/fsync failed; reopen */
+    RT_E_CLOSED = -10009,             /* the engine is closing or closed */
+    RT_E_END = -10010,                /* not an error: an iterator has no more items */
+    RT_E_QUEUE_FULL = -10011,         /* a bounded queue or table is full */
+    RT_E_LIMIT = -10012,              /* a configured limit (topics, partitions) was hit */
+    RT_E_UNSUPPORTED = -10013,        /* a feature this build or format version lacks */
+    RT_E_OUT_OF_ORDER_SEQUENCE = -10014,
+    RT_E_DUPLICATE_SEQUENCE = -10015,
+    RT_E_INVALID_PRODUCER_EPOCH = -10016,
+    RT_E_PRODUCER_FENCED = -10017,
+    RT_E_UNKNOWN_PRODUCER_ID = -10018,
+    RT_E_INVALID_TXN_STATE = -10019,
+    RT_E_CONCURRENT_TRANSACTIONS = -10020,
+    RT_E_INVALID_TRANSACTION_TIMEOUT = -10021,
+    RT_E_UNSTABLE_OFFSET_COMMIT = -10022,
+    RT_E_UNSUPPORTED_COMPRESSION = -10023,
+    RT_E_TIMED_OUT = -10024,
+    RT_E_LAST = -10024,
+};
+
+/* Names any code: RT_E_*, -errno, or 0. Never NULL. */
+const char *rt_strerror(int code);
+
+/* The calling thread's message for its most recent failed rt_* call ("" if none). The text
+ * names the file and byte offset for RT_E_CORRUPT, the rule for protocol errors. Valid until
+ * the thread's next rt_* call. */
+const char *rt_error_detail(void);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Engine life cycle                                                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct rt_engine rt_engine;
+
+enum rt_sync_mode {
+    RT_SYNC_ALWAYS = 0,   /* acknowledge after fdatasync (group-committed); the default */
+    RT_SYNC_INTERVAL = 1, /* fdatasync every sync_interval_ms or sync_interval_bytes */
+    RT_SYNC_NONE = 2,     /* page cache only; the OS flushes when it likes */
+};
+
+enum rt_io_backend {
+    RT_IO_AUTO = 0,  /* io_uring, falling back to sync when it cannot be set up */
+    RT_IO_URING = 1, /* io_uring or fail */
+    RT_IO_SYNC = 2,  /* pwritev + fdatasync on the shard thread */
+    RT_IO_FAULT = 3, /* sync backend wrapped by the fault injector (tests) */
+};
+
+struct rt_options {
+    uint64_t segment_size_bytes;      /* roll when the next batch would not fit (1 GiB) */
+    int64_t segment_ms;               /* roll when the active segment is older (7 days) */
+    uint32_t index_size_max_bytes;    /* offset/time index capacity; roll when full (10 MiB) */
+    uint32_t index_interval_bytes;    /* one offset-index entry per this many log bytes (4096) */
+    int64_t retention_bytes;          /* per partition; -1 = unlimited (default) */
+    int64_t retention_ms;             /* -1 = unlimited; default 7 days */
+    uint32_t batch_size_max_bytes;    /* largest batch accepted (1 MiB + 12, as Kafka) */
+    enum rt_sync_mode sync_mode;      /* RT_SYNC_ALWAYS */
+    uint32_t sync_interval_ms;        /* for RT_SYNC_INTERVAL (1000) */
+    uint64_t sync_interval_bytes;     /* for RT_SYNC_INTERVAL (0 = by time only) */
+    enum rt_io_backend io_backend;    /* RT_IO_AUTO */
+    uint32_t io_queue_depth;          /* io_uring submission queue entries per shard (256) */
+    uint32_t shard_count;             /* writer threads; 0 = one per core, capped (0) */
+    uint32_t request_queue_depth;     /* appends waiting per shard before callers block (1024) */
+    uint32_t topics_max;              /* (1024) */
+    uint32_t partitions_max;          /* per topic (1024) */
+    void *fault_injector;             /* struct io_fault_plan * for RT_IO_FAULT; else NULL */
+};
+
+/* Fills *opts with the defaults shown above. */
+void rt_options_init(struct rt_options *opts);
+
+/* Opens (creating if needed) the data directory `dir`. Takes an exclusive lock on
+ * `dir/.lock`; a second open from any process or thread fails with RT_E_DIRECTORY_LOCKED.
+ * Without a clean-shutdown marker, recovers: each partition's newest segment is scanned, a torn
+ * or corrupt tail is truncated at the last valid batch, indexes are rebuilt.
+ * Errors: RT_E_INVALID_ARGUMENT, RT_E_DIRECTORY_LOCKED, RT_E_CORRUPT (metadata), -errno. */
+int rt_open(const char *dir, const struct rt_options *opts, rt_engine **out);
+
+/* Flushes, trims the active segments and indexes, writes the clean-shutdown marker, releases
+ * the lock and frees the engine. Waits for appends in flight. All fetches must be released
+ * first. Returns the sticky write error if there was one (the directory is still left
+ * consistent; the next open recovers). */
+int rt_close(rt_engine *engine);
+
+/* Engine-wide counters for tests, tools and benchmarks. */
+struct rt_stats {
+    uint64_t rounds;           /* group-commit rounds completed */
+    uint64_t batches_appended;
+    uint64_t bytes_appended;
+    uint64_t fdatasyncs;
+    uint64_t segments_rolled;
+    uint64_t segments_deleted;
+    uint32_t shard_count;
+    const char *io_backend;    /* "io_uring", "sync" or "fault" */
+};
+int rt_stats_get(rt_engine *engine, struct rt_stats *out);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Topics                                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+#define RT_TOPIC_NAME_MAX 249 /* as Kafka: [a-zA-Z0-9._-], not "." or ".." */
+
+/* Creates a topic with `partitions` partitions (1..partitions_max), persisted before return.
+ * Errors: RT_E_INVALID_TOPIC, RT_E_INVALID_ARGUMENT, RT_E_TOPIC_ALREADY_EXISTS, RT_E_LIMIT. */
+int rt_topic_create(rt_engine *engine, const char *name, uint32_t partitions);
+
+/* Partition count of a topic. Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION. */
+int rt_topic_describe(rt_engine *engine, const char *name, uint32_t *partitions_out);
+
+/* Calls fn once per topic, in creation order. Stops early (returning fn's value) if fn
+ * returns non-zero. */
+int rt_topic_list(rt_engine *engine, int (*fn)(void *ctx, const char *name, uint32_t partitions),
+                  void *ctx);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Appending                                                                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+struct rt_header {
+    const void *key;
+    int32_t key_len; /* bytes; headers keys are never null */
+    const void *value;
+    int32_t value_len; /* -1 = null */
+};
+
+struct rt_record {
+    const void *key;
+    int32_t key_len; /* -1 = null key */
+    const void *value;
+    int32_t value_len; /* -1 = null value */
+    int64_t timestamp_ms; /* CreateTime; -1 = now */
+    const struct rt_header *headers;
+    uint32_t header_count;
+};
+
+/* Encodes `count` records as one RecordBatch v2 without a producer id (producerId -1) and
+ * appends it to the partition. Returns once the batch is acknowledged under the engine's sync
+ * mode (durable under RT_SYNC_ALWAYS); *base_offset_out (may be NULL) receives the first
+ * record's offset. Appends from many threads are group-committed.
+ * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_INVALID_ARGUMENT (count 0 or bad lengths),
+ * RT_E_RECORD_TOO_LARGE, RT_E_IO_FAILED, RT_E_CLOSED, -errno. */
+int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
+              const struct rt_record *records, size_t count, int64_t *base_offset_out);
+
+/* Appends an already-encoded RecordBatch v2 (`len` bytes). The batch is validated (lengths,
+ * magic, CRC, records) and rejected with RT_E_CORRUPT if it fails. The engine writes the
+ * assigned base offset into bytes 0..7 of `batch` (the CRC does not cover them), so the
+ * caller's buffer must be writable and stay untouched until the call returns.
+ * Errors: as rt_append, plus RT_E_CORRUPT. */
+int rt_append_batch(rt_engine *engine, const char *topic, uint32_t partition, void *batch,
+                    size_t len, int64_t *base_offset_out);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Zero-copy reads                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+enum rt_isolation {
+    RT_READ_UNCOMMITTED = 0, /* up to the high watermark */
+    RT_READ_COMMITTED = 1,   /* up to the last stable offset, with the aborted list */
+};
+
+struct rt_aborted_txn {
+    int64_t producer_id;
+    int64_t first_offset;
+};
+
+typedef struct rt_fetch rt_fetch;
+
+struct rt_fetch_view {
+    const uint8_t *data;     /* whole record batches, pointing into the segment mapping */
+    size_t size_bytes;       /* 0 when the fetch offset is at the end of what is readable */
+    int64_t high_watermark;
+    int64_t last_stable_offset;
+    int64_t log_start_offset;
+    const struct rt_aborted_txn *aborted; /* read_committed only; sorted by first_offset */
+    size_t aborted_count;
+    const char *segment_path; /* the file `data` maps, for error messages */
+    uint64_t segment_position; /* byte position of data[0] in that file */
+};
+
+/* Reads whole batches starting at the batch containing `offset`, bounded by `max_bytes`
+ * (but always at least one whole batch, as Kafka does) and by the high watermark (or the LSO
+ * under read_committed). At most one segment is returned per call; call again from the next
+ * offset. The segment stays mapped until rt_fetch_release(), even if retention deletes it.
+ * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_OFFSET_OUT_OF_RANGE (below the log start or
+ * above the bound), RT_E_CORRUPT (a batch header in the way is damaged). */
+int rt_fetch_start(rt_engine *engine, const char *topic, uint32_t partition, int64_t offset,
+                   size_t max_bytes, enum rt_isolation isolation, rt_fetch **out);
+const struct rt_fetch_view *rt_fetch_get(const rt_fetch *fetch);
+void rt_fetch_release(rt_fetch *fetch);
+
+#define RT_OFFSET_EARLIEST (-2)
+#define RT_OFFSET_LATEST (-1)
+
+/* spec = RT_OFFSET_EARLIEST (log start), RT_OFFSET_LATEST (high watermark, or LSO under
+ * read_committed), or a timestamp in ms >= 0: the first offset whose record timestamp is >= it,
+ * or the latest offset if none is.
+ * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_INVALID_ARGUMENT. */
+int rt_list_offsets(rt_engine *engine, const char *topic, uint32_t partition, int64_t spec,
+                    enum rt_isolation isolation, int64_t *offset_out);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Record iteration over a fetch                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+struct rt_record_view {
+    int64_t offset;
+    int64_t timestamp_ms;
+    const uint8_t *key;   /* NULL when null */
+    int32_t key_len;      /* -1 when null */
+    const uint8_t *value; /* NULL when null */
+    int32_t value_len;    /* -1 when null */
+    uint32_t header_count;
+    const uint8_t *headers; /* encoded headers; walk with rt_record_header() */
+    size_t headers_size_bytes;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    bool transactional;
+};
+
+/* Iterator state; plain so it can live on the stack. Fields are private. */
+struct rt_records {
+    const uint8_t *pos;
+    const uint8_t *end;
+    int64_t start_offset;
+    int64_t bound_offset;
+    const uint8_t *batch;     /* current batch, or NULL between batches */
+    const uint8_t *rec_pos;   /* next record within the current batch */
+    const uint8_t *rec_end;
+    int32_t rec_left;
+    const struct rt_fetch_view *view;
+    uint64_t reserved[8];
+};
+
+/* Starts iterating `fetch` at the first record with offset >= start_offset. */
+int rt_records_init(struct rt_records *it, const rt_fetch *fetch, int64_t start_offset);
+
+/* Yields the next record: 0 with *out filled, RT_E_END when the fetch is exhausted, or
+ * RT_E_CORRUPT (with rt_error_detail naming the segment and position) for a damaged batch,
+ * which is never served. Every batch's CRC is checked. Control records are skipped. */
+int rt_records_next(struct rt_records *it, struct rt_record_view *out);
+
+/* Decodes header `index` (< header_count) of a record view. */
+int rt_record_header(const struct rt_record_view *rec, uint32_t index, struct rt_header *out);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Offline checks                                                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Checks every CRC, index and invariant in a data directory that is not open, reporting each
+ * problem through fn (which may be NULL). Changes nothing. Returns 0 when healthy,
+ * RT_E_CORRUPT when any problem was found, RT_E_DIRECTORY_LOCKED when the directory is open
+ * elsewhere, or -errno. */
+int rt_verify(const char *dir, void (*fn)(void *ctx, const char *problem), void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RINGTAIL_H */

@@ -1,0 +1,118 @@
+/*
+ * io.h — the only door to the disk's write path: queue writes at offsets, queue an fdatasync
+ * ordered after the writes queued before it for the same file, submit the round, reap
+ * completions.
+ *
+ * A ring is owned by one thread (a shard). It knows nothing about records, segments or the
+ * engine: it moves bytes to file descriptors and reports what happened, as -errno. It never
+ * includes engine/ headers.
+ *
+ * Backends implement the same small vtable (io_backend.h):
+ *   - io_uring (io_uring.c): a whole round goes out in one io_uring_submit; for each file the
+ *     round's writes and its fdatasync are chained with IOSQE_IO_LINK so the sync starts only
+ *     after the writes completed; short writes and -EAGAIN are requeued internally (with the
+ *     file's fdatasync requeued behind them) and never surface as completions.
+ *   - sync (io_sync.c): pwritev loops and fdatasync on the calling thread during io_submit.
+ *     Chosen automatically when io_uring cannot be set up (EPERM, ENOSYS, ENOMEM), or on request.
+ *   - fault (io_fault.c): wraps the sync backend and injects failures by plan (tests).
+ *
+ * Round protocol (per ring):
+ *     io_queue_write(...) and io_queue_fdatasync(...) any number of times (up to queue depth);
+ *     io_submit(ring);
+ *     io_reap(ring, ...) until every queued operation has reported exactly one completion.
+ * Buffers named by a queued write must stay valid and unchanged until that write is reaped.
+ */
+#ifndef RT_IO_H
+#define RT_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+typedef struct io_ring io_ring;
+
+enum io_kind {
+    IO_KIND_AUTO = 0,  /* io_uring; sync when io_uring is unavailable */
+    IO_KIND_URING = 1, /* io_uring or fail */
+    IO_KIND_SYNC = 2,
+    IO_KIND_FAULT = 3, /* sync wrapped by the fault injector; needs io_options.fault */
+};
+
+enum io_op_type {
+    IO_OP_WRITE = 0,
+    IO_OP_FDATASYNC = 1,
+};
+
+/* Fault plan for IO_KIND_FAULT (the reliability work extends this). Counting is per op type,
+ * starting at 1 with the first op of that type the ring executes. */
+enum io_fault_mode {
+    IO_FAULT_NONE = 0,
+    IO_FAULT_ONCE = 1,    /* the Nth op fails with `error`; later ones succeed */
+    IO_FAULT_FOREVER = 2, /* the Nth op and every later op of that type fail */
+    IO_FAULT_SHORT = 3,   /* the Nth write transfers only `short_bytes` (then is requeued) */
+    IO_FAULT_TORN = 4,    /* the Nth write lands only its first `short_bytes`, then reports
+                             `error`: a torn write */
+};
+
+struct io_fault_rule {
+    enum io_fault_mode mode;
+    enum io_op_type op;
+    uint64_t nth;          /* 1-based */
+    int error;             /* positive errno, e.g. EIO, ENOSPC */
+    uint32_t short_bytes;
+};
+
+#define IO_FAULT_RULES_MAX 8
+struct io_fault_plan {
+    struct io_fault_rule rules[IO_FAULT_RULES_MAX];
+    uint32_t rule_count;
+    /* Counters the injector updates (readable by tests after the fact). */
+    uint64_t writes_seen;
+    uint64_t fdatasyncs_seen;
+    uint64_t faults_injected;
+};
+
+struct io_options {
+    enum io_kind kind;
+    uint32_t queue_depth; /* max operations queued in one round (>= 2) */
+    struct io_fault_plan *fault; /* IO_KIND_FAULT only; the ring does not own it */
+};
+
+struct io_completion {
+    uint64_t user_data; /* as given at queue time */
+    int64_t result;     /* bytes written (== requested) for a write, 0 for fdatasync, or -errno */
+    enum io_op_type op;
+};
+
+/* Creates a ring. With IO_KIND_AUTO, falls back to sync when io_uring_queue_init fails with
+ * EPERM, ENOSYS or ENOMEM. Returns 0 or -errno (-EINVAL for bad options). */
+int io_ring_open(const struct io_options *opts, io_ring **out);
+void io_ring_close(io_ring *ring);
+
+/* "io_uring", "sync" or "fault". */
+const char *io_ring_backend_name(const io_ring *ring);
+
+/* Queues a write of the iovecs (total length > 0) at `offset` of fd. iov_count <= IOV_MAX; the
+ * iovec array itself is copied, the buffers are not. Returns 0, -EBUSY when the round already
+ * holds queue_depth operations, or -EINVAL. */
+int io_queue_write(io_ring *ring, int fd, const struct iovec *iov, unsigned iov_count,
+                   uint64_t offset, uint64_t user_data);
+
+/* Queues an fdatasync of fd that starts only after every write queued for fd earlier in this
+ * round has completed. If one of those writes fails, the fdatasync completes with -ECANCELED
+ * (and the write reports its own error). Returns 0, -EBUSY or -EINVAL. */
+int io_queue_fdatasync(io_ring *ring, int fd, uint64_t user_data);
+
+/* Number of operations queued and not yet reaped. */
+unsigned io_pending(const io_ring *ring);
+
+/* Submits everything queued. Returns 0 or -errno (a failure to submit at all; the queued ops
+ * are then completed with that error by io_reap). */
+int io_submit(io_ring *ring);
+
+/* Moves up to `max` completions into out[]. Waits for at least `min` (<= pending) first.
+ * Returns the number moved (>= 0) or -errno. */
+int io_reap(io_ring *ring, struct io_completion *out, unsigned max, unsigned min);
+
+#endif /* RT_IO_H */

@@ -1,0 +1,124 @@
+/*
+ * test_util.c — scratch directories, backend selection and file helpers for the tests. Test
+ * support only: aborts on failure instead of returning errors.
+ */
+#include "test_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void die(const char *what, const char *path)
+{
+    fprintf(stderr, "test_util: %s %s: %s\n", what, path ? path : "", strerror(errno));
+    abort();
+}
+
+char *tu_mkdtemp(void)
+{
+    const char *base = getenv("TMPDIR");
+    char *p = tu_path("%s/rt-test-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(p))
+        die("mkdtemp", p);
+    return p;
+}
+
+void tu_rmdir_free(char *path)
+{
+    if (!path)
+        return;
+    if (getenv("RT_TEST_KEEP") == NULL)
+        tu_system("rm -rf '%s'", path);
+    free(path);
+}
+
+const char *tu_backend(void)
+{
+    const char *b = getenv("RT_TEST_IO");
+    if (b && strcmp(b, "sync") == 0)
+        return "sync";
+    return "uring";
+}
+
+void tu_options(struct rt_options *opts)
+{
+    rt_options_init(opts);
+    /* AUTO, not URING: a machine without io_uring still runs the suite over the fallback. */
+    opts->io_backend = strcmp(tu_backend(), "sync") == 0 ? RT_IO_SYNC : RT_IO_AUTO;
+}
+
+size_t tu_file_size(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        die("stat", path);
+    return (size_t)st.st_size;
+}
+
+void tu_flip_byte(const char *path, uint64_t offset, uint8_t mask)
+{
+    int fd = open(path, O_RDWR);
+    if (fd < 0)
+        die("open", path);
+    uint8_t b;
+    if (pread(fd, &b, 1, (off_t)offset) != 1)
+        die("pread", path);
+    b ^= mask;
+    if (pwrite(fd, &b, 1, (off_t)offset) != 1)
+        die("pwrite", path);
+    close(fd);
+}
+
+void tu_truncate(const char *path, uint64_t size)
+{
+    if (truncate(path, (off_t)size) != 0)
+        die("truncate", path);
+}
+
+uint8_t *tu_read_file(const char *path, size_t *len_out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        die("fopen", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc((size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
+        die("fread", path);
+    fclose(f);
+    *len_out = (size_t)n;
+    return buf;
+}
+
+char *tu_path(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *out = NULL;
+    if (vasprintf(&out, fmt, ap) < 0)
+        die("vasprintf", NULL);
+    va_end(ap);
+    return out;
+}
+
+int tu_system(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *cmd = NULL;
+    if (vasprintf(&cmd, fmt, ap) < 0)
+        die("vasprintf", NULL);
+    va_end(ap);
+    int rc = system(cmd);
+    free(cmd);
+    if (rc == -1 || !WIFEXITED(rc))
+        return -1;
+    return WEXITSTATUS(rc);
+}

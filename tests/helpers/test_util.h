@@ -1,0 +1,36 @@
+/*
+ * test_util.h — what every ringtail test shares: scratch directories under $TMPDIR that are
+ * removed afterwards, the io backend chosen by RT_TEST_IO (uring|sync, default uring) and a few
+ * file helpers. Tests include this after cmocka's headers.
+ */
+#ifndef RT_TEST_UTIL_H
+#define RT_TEST_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtail.h"
+
+/* Makes a fresh empty directory and returns its path (static storage per call site is not
+ * needed: the string is heap-allocated; free with tu_rmdir_free). */
+char *tu_mkdtemp(void);
+/* rm -rf path, then free(path). */
+void tu_rmdir_free(char *path);
+
+/* rt_options_init plus the backend from RT_TEST_IO. */
+void tu_options(struct rt_options *opts);
+/* "uring" or "sync". */
+const char *tu_backend(void);
+
+/* Whole-file helpers; abort the test on failure. */
+size_t tu_file_size(const char *path);
+void tu_flip_byte(const char *path, uint64_t offset, uint8_t mask);
+void tu_truncate(const char *path, uint64_t size);
+/* Reads a whole file into a malloc'd buffer. */
+uint8_t *tu_read_file(const char *path, size_t *len_out);
+/* Path join into a malloc'd string: tu_path("%s/%s", a, b). */
+char *tu_path(const char *fmt, ...);
+/* Runs a shell command, returns its exit status (or -1). */
+int tu_system(const char *fmt, ...);
+
+#endif
