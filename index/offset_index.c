@@ -1,0 +1,379 @@
+/*
+ * offset_index.c — a segment's sparse offset index, `<base>.index` (docs/format.md §Offset index,
+ * docs/format-parts/index.md is the draft of that section).
+ *
+ * This module owns one index file: its preallocation, its read-write or read-only mapping, the
+ * in-memory count of live entries, the binary search over them and the trim at seal. It never
+ * reads the log, never includes engine/, knows nothing about io_uring and never fsyncs per append:
+ * an index is derived data that recovery rebuilds from the log, so a crash may leave it stale or
+ * untrimmed, never wrong in a way recovery cannot see.
+ *
+ *     entry i, 8 bytes, big-endian, at byte i * 8:
+ *     +0  relativeOffset  i32   offset - base_offset, 0 <= relativeOffset <= INT32_MAX
+ *     +4  position        i32   byte position in `<base>.log` of a batch, 0 <= position
+ *
+ * Invariants (kept by this module, asserted; never asserted of bytes read from disk):
+ *   I1. entries <= entries_max.
+ *   I2. writable: map_bytes == entries_max * 8 and the file is at least that long.
+ *   I3. read-only: map_bytes == entries * 8 (until truncate/reset hide entries).
+ *   I4. map == NULL iff map_bytes == 0.
+ *   I5. entries appended by this module have strictly increasing offsets and positions
+ *       (a writable reopen takes entries from disk unchecked: offset_index_check validates them).
+ *
+ * Costs: append O(1) through the mapping; lookup and truncate O(log n), searching Kafka's "warm
+ * section" (the last 8 KiB of entries) first so that tail lookups touch the same few pages.
+ */
+#include "index/offset_index.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+_Static_assert(OFFSET_INDEX_ENTRY_BYTES == 8, "Kafka offset index entries are 8 bytes");
+
+/* Kafka keeps the index size in an int and relative offsets in an i32. */
+#define INDEX_BYTES_MAX ((uint64_t)INT32_MAX)
+/* base + INT32_MAX must not overflow an int64. */
+#define BASE_OFFSET_MAX (INT64_MAX - INT32_MAX)
+/* Kafka's warm section: lookups near the tail stay within the last 8 KiB of the file. */
+#define WARM_ENTRIES (8192u / OFFSET_INDEX_ENTRY_BYTES)
+
+static uint32_t load_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+static void store_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/* Two's-complement reinterpretation without implementation-defined conversion. */
+static int32_t as_i32(uint32_t v)
+{
+    return v <= (uint32_t)INT32_MAX ? (int32_t)v : (int32_t)(v - 0x80000000u) + INT32_MIN;
+}
+
+static int32_t rel_at(const uint8_t *buf, uint32_t i)
+{
+    return as_i32(load_be32(buf + (size_t)i * OFFSET_INDEX_ENTRY_BYTES));
+}
+
+static uint32_t pos_at(const uint8_t *buf, uint32_t i)
+{
+    return load_be32(buf + (size_t)i * OFFSET_INDEX_ENTRY_BYTES + 4);
+}
+
+static void assert_invariants(const struct offset_index *idx)
+{
+    assert(idx->entries <= idx->entries_max);            /* I1 */
+    assert((idx->map == NULL) == (idx->map_bytes == 0)); /* I4 */
+    assert(!idx->writable ||
+           idx->map_bytes == (size_t)idx->entries_max * OFFSET_INDEX_ENTRY_BYTES); /* I2 */
+    assert(idx->map_bytes >= (size_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES);
+}
+
+/* Number of live entries with relativeOffset <= rel_target, assuming sorted entries (on
+ * unsorted bytes the answer is meaningless but every read stays inside [0, entries)). */
+static uint32_t count_le(const struct offset_index *idx, int64_t rel_target)
+{
+    uint32_t n = idx->entries;
+    if (n == 0)
+        return 0;
+    uint32_t lo = 0;
+    uint32_t hi = n;
+    uint32_t hot = n > WARM_ENTRIES ? n - WARM_ENTRIES : 0;
+    if ((int64_t)rel_at(idx->map, hot) <= rel_target)
+        lo = hot + 1;
+    else
+        hi = hot;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((int64_t)rel_at(idx->map, mid) <= rel_target)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    assert(lo <= n);
+    return lo;
+}
+
+static void reset_struct(struct offset_index *idx, int64_t base_offset)
+{
+    memset(idx, 0, sizeof(*idx));
+    idx->fd = -1;
+    idx->base_offset = base_offset;
+}
+
+int offset_index_open(struct offset_index *idx, const char *path, int64_t base_offset,
+                      size_t capacity_bytes, bool writable, uint32_t live_entries)
+{
+    assert(idx != NULL);
+    assert(path != NULL);
+    reset_struct(idx, base_offset);
+    if (base_offset < 0 || base_offset > BASE_OFFSET_MAX)
+        return -EINVAL;
+    uint64_t capacity_entries = capacity_bytes / OFFSET_INDEX_ENTRY_BYTES;
+    if (writable && (capacity_entries == 0 || capacity_bytes > INDEX_BYTES_MAX))
+        return -EINVAL;
+
+    int fd = writable ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)
+                      : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        rc = -errno;
+        goto err_close;
+    }
+    uint64_t file_bytes = (uint64_t)st.st_size;
+    if (file_bytes > INDEX_BYTES_MAX) {
+        rc = -EFBIG;
+        goto err_close;
+    }
+    bool whole_file = !writable || live_entries == UINT32_MAX;
+    if (whole_file && file_bytes % OFFSET_INDEX_ENTRY_BYTES != 0) {
+        rc = -EBADMSG;
+        goto err_close;
+    }
+    uint32_t file_entries = (uint32_t)(file_bytes / OFFSET_INDEX_ENTRY_BYTES);
+    uint32_t live = whole_file ? file_entries : live_entries;
+    if (live > file_entries) {
+        rc = -EBADMSG;
+        goto err_close;
+    }
+
+    uint32_t entries_max = live;
+    if (writable && capacity_entries > live)
+        entries_max = (uint32_t)capacity_entries;
+    size_t map_bytes = (size_t)entries_max * OFFSET_INDEX_ENTRY_BYTES;
+    if (writable && file_bytes != map_bytes) {
+        /* Cut to the live entries first, then extend: whatever follows them reads as zeros
+         * (a hole, no I/O), so a crash before the trim leaves a recognisable zero tail. */
+        if (ftruncate(fd, (off_t)live * OFFSET_INDEX_ENTRY_BYTES) != 0 ||
+            ftruncate(fd, (off_t)map_bytes) != 0) {
+            rc = -errno;
+            goto err_close;
+        }
+    }
+
+    uint8_t *map = NULL;
+    if (map_bytes > 0) {
+        int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
+        void *m = mmap(NULL, map_bytes, prot, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED) {
+            rc = -errno;
+            goto err_close;
+        }
+        map = m;
+    }
+    idx->fd = fd;
+    idx->map = map;
+    idx->map_bytes = map_bytes;
+    idx->entries_max = entries_max;
+    idx->entries = live;
+    idx->writable = writable;
+    assert_invariants(idx);
+    return 0;
+
+err_close:
+    close(fd);
+    assert(idx->fd == -1);
+    return rc;
+}
+
+int offset_index_append(struct offset_index *idx, int64_t offset, uint32_t position)
+{
+    assert_invariants(idx);
+    if (!idx->writable)
+        return -EROFS;
+    if (offset < idx->base_offset || offset - idx->base_offset > INT32_MAX)
+        return -EINVAL;
+    if (position > (uint32_t)INT32_MAX)
+        return -EINVAL;
+    int32_t rel = (int32_t)(offset - idx->base_offset);
+    if (idx->entries > 0) {
+        uint32_t last = idx->entries - 1;
+        if (rel <= rel_at(idx->map, last) || position <= pos_at(idx->map, last))
+            return -EINVAL;
+    }
+    if (idx->entries >= idx->entries_max)
+        return -ENOSPC;
+
+    uint8_t *p = idx->map + (size_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES;
+    store_be32(p, (uint32_t)rel);
+    store_be32(p + 4, position);
+    idx->entries++;
+    assert(rel_at(idx->map, idx->entries - 1) == rel); /* I5, read back */
+    assert(pos_at(idx->map, idx->entries - 1) == position);
+    return 0;
+}
+
+bool offset_index_full(const struct offset_index *idx)
+{
+    assert_invariants(idx);
+    return idx->entries >= idx->entries_max;
+}
+
+void offset_index_lookup(const struct offset_index *idx, int64_t target, int64_t *offset_out,
+                         uint32_t *position_out)
+{
+    assert_invariants(idx);
+    assert(offset_out != NULL && position_out != NULL);
+    *offset_out = idx->base_offset;
+    *position_out = 0;
+    if (target < idx->base_offset)
+        return;
+    uint32_t n = count_le(idx, target - idx->base_offset);
+    if (n == 0)
+        return;
+    *offset_out = idx->base_offset + rel_at(idx->map, n - 1);
+    *position_out = pos_at(idx->map, n - 1);
+}
+
+void offset_index_entry(const struct offset_index *idx, uint32_t i, int64_t *offset_out,
+                        uint32_t *position_out)
+{
+    assert_invariants(idx);
+    assert(i < idx->entries);
+    *offset_out = idx->base_offset + rel_at(idx->map, i);
+    *position_out = pos_at(idx->map, i);
+}
+
+void offset_index_truncate_offset(struct offset_index *idx, int64_t offset)
+{
+    assert_invariants(idx);
+    if (offset <= idx->base_offset) {
+        idx->entries = 0;
+        return;
+    }
+    /* Entries with relativeOffset < offset - base survive, i.e. those <= offset - base - 1. */
+    uint32_t keep = count_le(idx, offset - idx->base_offset - 1);
+    assert(keep <= idx->entries);
+    idx->entries = keep;
+}
+
+void offset_index_reset(struct offset_index *idx)
+{
+    assert_invariants(idx);
+    idx->entries = 0;
+}
+
+int offset_index_seal(struct offset_index *idx)
+{
+    assert_invariants(idx);
+    if (!idx->writable)
+        return 0;
+    size_t live_bytes = (size_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES;
+    if (live_bytes > 0 && msync(idx->map, live_bytes, MS_SYNC) != 0)
+        return -errno;
+    if (ftruncate(idx->fd, (off_t)live_bytes) != 0)
+        return -errno;
+    /* The old mapping now reaches past the end of the file: from here on the index is
+     * read-only whatever fails below (the old mapping stays until a new one replaces it). */
+    idx->writable = false;
+    idx->entries_max = idx->entries;
+    /* One fdatasync per roll makes the trimmed length durable, so a sealed index reopens with
+     * exactly its entries instead of a zero tail that recovery would have to rebuild. */
+    if (fdatasync(idx->fd) != 0)
+        return -errno;
+    uint8_t *map = NULL;
+    if (live_bytes > 0) {
+        void *m = mmap(NULL, live_bytes, PROT_READ, MAP_SHARED, idx->fd, 0);
+        if (m == MAP_FAILED)
+            return -errno;
+        map = m;
+    }
+    munmap(idx->map, idx->map_bytes);
+    idx->map = map;
+    idx->map_bytes = live_bytes;
+    assert_invariants(idx);
+    return 0;
+}
+
+int offset_index_sync(const struct offset_index *idx)
+{
+    assert_invariants(idx);
+    if (!idx->writable || idx->entries == 0)
+        return 0;
+    if (msync(idx->map, (size_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES, MS_SYNC) != 0)
+        return -errno;
+    return 0;
+}
+
+void offset_index_close(struct offset_index *idx)
+{
+    if (idx == NULL)
+        return;
+    if (idx->map != NULL)
+        munmap(idx->map, idx->map_bytes);
+    if (idx->fd >= 0) {
+        /* Kafka trims on close too; a failure only leaves a zero tail that recovery handles. */
+        if (idx->writable)
+            (void)!ftruncate(idx->fd, (off_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES);
+        close(idx->fd);
+    }
+    reset_struct(idx, idx->base_offset);
+}
+
+int offset_index_check(const uint8_t *buf, size_t len, uint64_t log_size_bytes, const char **why,
+                       uint32_t *bad_entry)
+{
+    const char *reason = NULL;
+    uint64_t bad = 0;
+    uint64_t n = len / OFFSET_INDEX_ENTRY_BYTES;
+    if (len % OFFSET_INDEX_ENTRY_BYTES != 0) {
+        reason = "size is not a multiple of 8 bytes";
+        bad = n;
+        goto out;
+    }
+    if (len > INDEX_BYTES_MAX) {
+        reason = "larger than Kafka's 2 GiB index limit";
+        bad = INDEX_BYTES_MAX / OFFSET_INDEX_ENTRY_BYTES;
+        goto out;
+    }
+    assert(n <= UINT32_MAX);
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t rel = rel_at(buf, i);
+        uint32_t pos = pos_at(buf, i);
+        bad = i;
+        if (i > 0 && rel == 0 && pos == 0) {
+            reason = "zero entry (preallocated space left untrimmed)";
+            goto out;
+        }
+        if (rel < 0) {
+            reason = "negative relative offset";
+            goto out;
+        }
+        if (pos > (uint32_t)INT32_MAX) {
+            reason = "negative position";
+            goto out;
+        }
+        if (i > 0 && rel <= rel_at(buf, i - 1)) {
+            reason = "relative offset not increasing";
+            goto out;
+        }
+        if (i > 0 && pos <= pos_at(buf, i - 1)) {
+            reason = "position not increasing";
+            goto out;
+        }
+        if (log_size_bytes > 0 && pos >= log_size_bytes) {
+            reason = "position past the end of the log";
+            goto out;
+        }
+    }
+out:
+    if (why != NULL)
+        *why = reason;
+    if (bad_entry != NULL)
+        *bad_entry = reason != NULL ? (uint32_t)bad : 0;
+    return reason != NULL ? -EBADMSG : 0;
+}
