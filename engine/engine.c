@@ -1,0 +1,628 @@
+/*
+ * engine.c — rt_open/rt_close, options, the directory lock, topics, appends, stats.
+ *
+ * Open: validate options → take the lock (flock on <dir>/.lock, exclusive, non-blocking: it
+ * conflicts across processes and across handles in one process) → load the catalogue → note
+ * and remove the clean-shutdown marker (durably, before anything is written) → open every
+ * partition (recovering the newest segment unless the marker was there) → start the shards.
+ * Close: stop the shards (every queued append finishes) → seal the active segments → if no
+ * write ever failed, write the clean-shutdown marker → release the lock.
+ *
+ * This file never touches io_uring or segment bytes directly.
+ */
+#include "engine.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "fsutil.h"
+
+#define SHARDS_MAX 64
+#define RETENTION_CHECK_MS 1000
+
+void rt_options_init(struct rt_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->segment_size_bytes = 1ull << 30;
+    o->segment_ms = 7ll * 24 * 3600 * 1000;
+    o->index_size_max_bytes = 10u << 20;
+    o->index_interval_bytes = 4096;
+    o->retention_bytes = -1;
+    o->retention_ms = 7ll * 24 * 3600 * 1000;
+    o->batch_size_max_bytes = (1u << 20) + 12;
+    o->sync_mode = RT_SYNC_ALWAYS;
+    o->sync_interval_ms = 1000;
+    o->sync_interval_bytes = 0;
+    o->io_backend = RT_IO_AUTO;
+    o->io_queue_depth = 256;
+    o->shard_count = 0;
+    o->request_queue_depth = 1024;
+    o->topics_max = 1024;
+    o->partitions_max = 1024;
+    o->fault_injector = NULL;
+}
+
+static int options_check(const struct rt_options *o)
+{
+#define CHECK(cond, msg)                                                                           \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            return error_set(RT_E_INVALID_ARGUMENT, "invalid option: %s", msg);                    \
+    } while (0)
+    CHECK(o->batch_size_max_bytes >= CONTROL_BATCH_BYTES && o->batch_size_max_bytes <= (64u << 20),
+          "batch_size_max_bytes must be 78 .. 64 MiB");
+    CHECK(o->segment_size_bytes >= o->batch_size_max_bytes,
+          "segment_size_bytes must be >= batch_size_max_bytes");
+    CHECK(o->segment_size_bytes <= UINT32_MAX, "segment_size_bytes must be < 4 GiB");
+    CHECK(o->index_size_max_bytes >= 4 * 12, "index_size_max_bytes must be >= 48");
+    CHECK(o->index_interval_bytes > 0, "index_interval_bytes must be > 0");
+    CHECK(o->sync_mode <= RT_SYNC_NONE, "sync_mode");
+    CHECK(o->sync_mode != RT_SYNC_INTERVAL || o->sync_interval_ms > 0,
+          "sync_interval_ms must be > 0 under RT_SYNC_INTERVAL");
+    CHECK(o->io_backend <= RT_IO_FAULT, "io_backend");
+    CHECK(o->io_backend != RT_IO_FAULT || o->fault_injector,
+          "RT_IO_FAULT needs fault_injector");
+    CHECK(o->io_queue_depth >= 4 && o->io_queue_depth <= 4096, "io_queue_depth must be 4..4096");
+    CHECK(o->shard_count <= SHARDS_MAX, "shard_count must be <= 64");
+    CHECK(o->request_queue_depth >= 1 && o->request_queue_depth <= (1u << 20),
+          "request_queue_depth must be 1..1048576");
+    CHECK(o->topics_max >= 1 && o->topics_max <= (1u << 20), "topics_max");
+    CHECK(o->partitions_max >= 1 && o->partitions_max <= (1u << 20), "partitions_max");
+    CHECK(o->retention_bytes >= -1, "retention_bytes must be >= -1");
+    CHECK(o->retention_ms >= -1, "retention_ms must be >= -1");
+#undef CHECK
+    return 0;
+}
+
+static int lock_dir(rt_engine *e)
+{
+    char path[SEGMENT_PATH_BYTES];
+    if (snprintf(path, sizeof(path), "%s/%s", e->dir, META_LOCK_FILE) >= (int)sizeof(path))
+        return -ENAMETOOLONG;
+    e->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (e->lock_fd < 0)
+        return error_set(-errno, "%s: cannot open: %s", path, strerror(errno));
+    if (flock(e->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        int err = errno;
+        close(e->lock_fd);
+        e->lock_fd = -1;
+        if (err == EWOULDBLOCK)
+            return error_set(RT_E_DIRECTORY_LOCKED,
+                             "%s: the data directory is already open (lock held on %s)", e->dir,
+                             path);
+        return error_set(-err, "%s: flock: %s", path, strerror(err));
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    if (ftruncate(e->lock_fd, 0) == 0)
+        (void)fs_pwrite_all(e->lock_fd, pid, (size_t)n, 0);
+    return 0;
+}
+
+static uint32_t default_shards(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        n = 1;
+    return n > SHARDS_MAX ? SHARDS_MAX : (uint32_t)n;
+}
+
+static void recovery_add(struct partition_recovery *sum, const struct partition_recovery *r)
+{
+    sum->segments_opened += r->segments_opened;
+    sum->recovered |= r->recovered;
+    sum->truncated_bytes += r->truncated_bytes;
+    sum->indexes_rebuilt += r->indexes_rebuilt;
+}
+
+static int add_partition_call(struct shard *s, void *arg)
+{
+    return shard_add_partition(s, arg);
+}
+
+/* Builds a topic's partitions and hands each to a shard (round-robin over all partitions of
+ * the engine, so partitions of one topic spread over shards). */
+static int topic_build(rt_engine *e, struct topic *t, const char *name, uint32_t partitions,
+                       bool clean, bool shards_running)
+{
+    memset(t, 0, sizeof(*t));
+    snprintf(t->name, sizeof(t->name), "%s", name);
+    t->partitions = calloc(partitions, sizeof(*t->partitions));
+    if (!t->partitions)
+        return -ENOMEM;
+    int rc = 0;
+    uint32_t opened = 0;
+    for (; opened < partitions; opened++) {
+        struct partition_recovery rec;
+        rc = partition_open(&t->partitions[opened], e->dir, name, opened, &e->pcfg, clean, &rec);
+        if (rc)
+            break;
+        recovery_add(&e->recovery, &rec);
+    }
+    if (rc == 0) {
+        for (uint32_t i = 0; i < partitions && rc == 0; i++) {
+            struct shard *s = &e->shards[(e->partitions_total + i) % e->shard_count];
+            if (shards_running) {
+                struct shard_request req = {.kind = SHARD_REQ_CALL};
+                req.fn = add_partition_call;
+                req.arg = &t->partitions[i];
+                rc = shard_submit(s, &req);
+            } else {
+                rc = shard_add_partition(s, &t->partitions[i]);
+            }
+        }
+    }
+    if (rc) {
+        for (uint32_t i = 0; i < opened; i++)
+            partition_close(&t->partitions[i], false);
+        free(t->partitions);
+        t->partitions = NULL;
+        return rc;
+    }
+    t->partition_count = partitions;
+    e->partitions_total += partitions;
+    return 0;
+}
+
+static void engine_free(rt_engine *e)
+{
+    meta_catalogue_free(&e->catalogue);
+    free(e->topics);
+    free(e->shards);
+    if (e->lock_fd >= 0)
+        close(e->lock_fd); /* releases the flock */
+    pthread_mutex_destroy(&e->admin_lock);
+    free(e);
+}
+
+static void shards_stop(rt_engine *e)
+{
+    for (uint32_t i = 0; i < e->shard_count; i++)
+        shard_stop(&e->shards[i]);
+}
+
+static int close_topics(rt_engine *e, bool seal)
+{
+    int first = 0;
+    uint32_t n = atomic_load(&e->topic_count);
+    for (uint32_t t = 0; t < n; t++) {
+        for (uint32_t i = 0; i < e->topics[t].partition_count; i++) {
+            int rc = partition_close(&e->topics[t].partitions[i], seal);
+            if (rc && !first)
+                first = rc;
+        }
+        free(e->topics[t].partitions);
+    }
+    atomic_store(&e->topic_count, 0);
+    return first;
+}
+
+int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
+{
+    error_clear();
+    if (!dir || !*dir || !out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_open: dir and out are required");
+    *out = NULL;
+    struct rt_options defaults;
+    if (!opts_in) {
+        rt_options_init(&defaults);
+        opts_in = &defaults;
+    }
+    int rc = options_check(opts_in);
+    if (rc)
+        return rc;
+    if (strlen(dir) > SEGMENT_PATH_BYTES - 300)
+        return error_set(-ENAMETOOLONG, "%s: path too long", dir);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return error_set(-errno, "%s: cannot create directory: %s", dir, strerror(errno));
+
+    rt_engine *e = calloc(1, sizeof(*e));
+    if (!e)
+        return -ENOMEM;
+    snprintf(e->dir, sizeof(e->dir), "%s", dir);
+    e->lock_fd = -1;
+    e->opts = *opts_in;
+    pthread_mutex_init(&e->admin_lock, NULL);
+    atomic_init(&e->write_error, 0);
+    atomic_init(&e->closing, false);
+    atomic_init(&e->topic_count, 0);
+
+    e->pcfg.segment.capacity_bytes = e->opts.segment_size_bytes;
+    e->pcfg.segment.index_size_max_bytes = e->opts.index_size_max_bytes;
+    e->pcfg.segment.index_interval_bytes = e->opts.index_interval_bytes;
+    e->pcfg.segment_ms = e->opts.segment_ms;
+    e->pcfg.retention_bytes = e->opts.retention_bytes;
+    e->pcfg.retention_ms = e->opts.retention_ms;
+
+    e->env.sync_mode = e->opts.sync_mode;
+    e->env.sync_interval_ms = e->opts.sync_interval_ms;
+    e->env.sync_interval_bytes = e->opts.sync_interval_bytes;
+    e->env.request_queue_depth = e->opts.request_queue_depth;
+    e->env.retention_check_ms = RETENTION_CHECK_MS;
+    e->env.io.kind = (enum io_kind)e->opts.io_backend;
+    e->env.io.queue_depth = e->opts.io_queue_depth;
+    e->env.io.fault = e->opts.fault_injector;
+    e->env.write_error = &e->write_error;
+    e->env.counters = &e->counters;
+
+    rc = lock_dir(e);
+    if (rc)
+        goto err_free;
+    rc = meta_load(e->dir, &e->catalogue);
+    if (rc)
+        goto err_free;
+
+    char marker[SEGMENT_PATH_BYTES + 32];
+    snprintf(marker, sizeof(marker), "%s/%s", e->dir, META_CLEAN_FILE);
+    bool clean = fs_exists(marker);
+    if (clean) {
+        /* Gone before the first write: a crash from here on must trigger recovery. */
+        if (unlink(marker) != 0 || (rc = fs_fsync_dir(e->dir)) != 0) {
+            rc = rc ? rc : -errno;
+            error_set(rc, "%s: cannot remove: %s", marker, strerror(-rc));
+            goto err_free;
+        }
+    }
+
+    e->topics = calloc(e->opts.topics_max, sizeof(*e->topics));
+    e->shard_count = e->opts.shard_count ? e->opts.shard_count : default_shards();
+    e->shards = calloc(e->shard_count, sizeof(*e->shards));
+    if (!e->topics || !e->shards) {
+        rc = -ENOMEM;
+        goto err_free;
+    }
+    uint32_t inited = 0;
+    for (; inited < e->shard_count; inited++) {
+        rc = shard_init(&e->shards[inited], inited, &e->env);
+        if (rc) {
+            shard_stop(&e->shards[inited]);
+            break;
+        }
+    }
+    if (rc) {
+        e->shard_count = inited;
+        goto err_shards;
+    }
+    if (e->catalogue.count > e->opts.topics_max) {
+        rc = error_set(RT_E_LIMIT, "%s: %u topics exceed topics_max %u", e->dir,
+                       e->catalogue.count, e->opts.topics_max);
+        goto err_shards;
+    }
+    for (uint32_t i = 0; i < e->catalogue.count; i++) {
+        const struct meta_topic *mt = &e->catalogue.topics[i];
+        rc = topic_build(e, &e->topics[i], mt->name, mt->partitions, clean, false);
+        if (rc)
+            goto err_topics;
+        atomic_store_explicit(&e->topic_count, i + 1, memory_order_release);
+    }
+    for (uint32_t i = 0; i < e->shard_count; i++) {
+        rc = shard_start(&e->shards[i]);
+        if (rc)
+            goto err_topics;
+    }
+    *out = e;
+    return 0;
+
+err_topics:
+    shards_stop(e);
+    close_topics(e, false);
+    goto err_free;
+err_shards:
+    shards_stop(e);
+err_free:
+    engine_free(e);
+    return rc;
+}
+
+int rt_close(rt_engine *e)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_close: NULL engine");
+    atomic_store(&e->closing, true);
+    shards_stop(e);
+    int werr = atomic_load(&e->write_error);
+    int rc = close_topics(e, werr == 0);
+    if (werr == 0 && rc == 0) {
+        char marker[SEGMENT_PATH_BYTES + 32];
+        snprintf(marker, sizeof(marker), "%s/%s", e->dir, META_CLEAN_FILE);
+        int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0 || fsync(fd) != 0)
+            rc = -errno;
+        if (fd >= 0)
+            close(fd);
+        if (rc == 0)
+            rc = fs_fsync_dir(e->dir);
+    }
+    engine_free(e);
+    if (werr)
+        return error_set(RT_E_IO_FAILED, "a write or fdatasync failed while open (%s); the next "
+                                         "open recovers", rt_strerror(werr));
+    return rc;
+}
+
+int rt_stats_get(rt_engine *e, struct rt_stats *out)
+{
+    error_clear();
+    if (!e || !out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_stats_get: NULL argument");
+    memset(out, 0, sizeof(*out));
+    out->rounds = atomic_load_explicit(&e->counters.rounds, memory_order_relaxed);
+    out->batches_appended =
+        atomic_load_explicit(&e->counters.batches_appended, memory_order_relaxed);
+    out->bytes_appended = atomic_load_explicit(&e->counters.bytes_appended, memory_order_relaxed);
+    out->fdatasyncs = atomic_load_explicit(&e->counters.fdatasyncs, memory_order_relaxed);
+    out->segments_rolled = atomic_load_explicit(&e->counters.segments_rolled, memory_order_relaxed);
+    out->segments_deleted =
+        atomic_load_explicit(&e->counters.segments_deleted, memory_order_relaxed);
+    out->shard_count = e->shard_count;
+    out->io_backend = shard_backend_name(&e->shards[0]);
+    return 0;
+}
+
+const struct partition_recovery *engine_recovery(const rt_engine *e)
+{
+    return &e->recovery;
+}
+
+/* ---- topics ---- */
+
+static const struct topic *topic_find(rt_engine *e, const char *name)
+{
+    uint32_t n = atomic_load_explicit(&e->topic_count, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(e->topics[i].name, name) == 0)
+            return &e->topics[i];
+    return NULL;
+}
+
+int rt_topic_create(rt_engine *e, const char *name, uint32_t partitions)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_create: NULL engine");
+    if (!meta_topic_name_valid(name))
+        return error_set(RT_E_INVALID_TOPIC, "invalid topic name '%s'", name ? name : "(null)");
+    if (partitions == 0 || partitions > e->opts.partitions_max)
+        return error_set(RT_E_INVALID_ARGUMENT, "partitions must be 1..%u, got %u",
+                         e->opts.partitions_max, partitions);
+    if (atomic_load(&e->closing))
+        return error_set(RT_E_CLOSED, "the engine is closing");
+    pthread_mutex_lock(&e->admin_lock);
+    int rc = 0;
+    uint32_t n = atomic_load(&e->topic_count);
+    if (topic_find(e, name)) {
+        rc = error_set(RT_E_TOPIC_ALREADY_EXISTS, "topic '%s' already exists", name);
+        goto out;
+    }
+    if (n >= e->opts.topics_max) {
+        rc = error_set(RT_E_LIMIT, "topics_max (%u) reached", e->opts.topics_max);
+        goto out;
+    }
+    /* Directories and first segments first, then the catalogue: a crash in between leaves
+     * unreferenced directories (harmless, reused by a later create), never a topic without
+     * its partitions. */
+    rc = topic_build(e, &e->topics[n], name, partitions, false, true);
+    if (rc)
+        goto out;
+    rc = meta_add_topic(&e->catalogue, name, partitions);
+    if (rc == 0)
+        rc = meta_store(e->dir, &e->catalogue);
+    if (rc) {
+        error_set(rc, "%s/%s: cannot store the topic catalogue: %s", e->dir, META_FILE,
+                  rt_strerror(rc));
+        /* The partitions are attached to shards already; keep them usable but unlisted
+         * would be worse than failing loudly: leave the engine's write side failed. */
+        int expected = 0;
+        atomic_compare_exchange_strong(&e->write_error, &expected, rc);
+        goto out;
+    }
+    atomic_store_explicit(&e->topic_count, n + 1, memory_order_release);
+out:
+    pthread_mutex_unlock(&e->admin_lock);
+    return rc;
+}
+
+int rt_topic_describe(rt_engine *e, const char *name, uint32_t *partitions_out)
+{
+    error_clear();
+    if (!e || !name || !partitions_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_describe: NULL argument");
+    const struct topic *t = topic_find(e, name);
+    if (!t)
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", name);
+    *partitions_out = t->partition_count;
+    return 0;
+}
+
+int rt_topic_list(rt_engine *e, int (*fn)(void *ctx, const char *name, uint32_t partitions),
+                  void *ctx)
+{
+    error_clear();
+    if (!e || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_list: NULL argument");
+    uint32_t n = atomic_load_explicit(&e->topic_count, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = fn(ctx, e->topics[i].name, e->topics[i].partition_count);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+struct partition *engine_partition(rt_engine *e, const char *topic, uint32_t partition)
+{
+    if (!topic) {
+        error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "NULL topic");
+        return NULL;
+    }
+    const struct topic *t = topic_find(e, topic);
+    if (!t) {
+        error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", topic);
+        return NULL;
+    }
+    if (partition >= t->partition_count) {
+        error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "topic '%s' has %u partitions; %u is out of "
+                  "range", topic, t->partition_count, partition);
+        return NULL;
+    }
+    return &t->partitions[partition];
+}
+
+/* ---- appends ---- */
+
+int engine_append(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
+                  const struct batch_header *h, int64_t *base_offset_out)
+{
+    if (atomic_load_explicit(&e->closing, memory_order_relaxed))
+        return error_set(RT_E_CLOSED, "the engine is closing");
+    int werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
+    if (werr)
+        return error_set(RT_E_IO_FAILED, "the write side failed earlier (%s); close and reopen",
+                         rt_strerror(werr));
+    struct shard_request req = {.kind = SHARD_REQ_APPEND, .partition = p, .batch = batch,
+                                .len = len, .header = *h};
+    int rc = shard_submit(p->shard, &req);
+    if (rc) {
+        werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
+        if (rc == RT_E_IO_FAILED)
+            return error_set(rc, "append to %s failed: %s; the engine's write side is now "
+                                 "failed until reopened", p->dir,
+                             werr ? rt_strerror(werr) : "unknown");
+        return error_set(rc, "append to %s: %s", p->dir, rt_strerror(rc));
+    }
+    if (base_offset_out)
+        *base_offset_out = req.base_offset;
+    return 0;
+}
+
+static _Thread_local uint8_t *tl_buf;
+static _Thread_local size_t tl_cap;
+
+int rt_append(rt_engine *e, const char *topic, uint32_t partition,
+              const struct rt_record *records, size_t count, int64_t *base_offset_out)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append: NULL engine");
+    if (!records || count == 0)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append: no records");
+    if (count > INT32_MAX)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append: too many records");
+    struct partition *p = engine_partition(e, topic, partition);
+    if (!p)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    int64_t now = fs_now_ms();
+    int64_t base_ts = -1;
+    uint64_t size = BATCH_HEADER_BYTES;
+    for (size_t i = 0; i < count; i++) {
+        const struct rt_record *r = &records[i];
+        if (r->key_len < -1 || r->value_len < -1 || (r->key_len > 0 && !r->key) ||
+            (r->value_len > 0 && !r->value) || (r->header_count > 0 && !r->headers))
+            return error_set(RT_E_INVALID_ARGUMENT,
+                             "record %zu: lengths must be >= -1 and non-empty data non-NULL", i);
+        if (r->timestamp_ms < -1)
+            return error_set(RT_E_INVALID_ARGUMENT, "record %zu: timestamp must be >= -1", i);
+        int64_t ts = r->timestamp_ms < 0 ? now : r->timestamp_ms;
+        if (base_ts < 0)
+            base_ts = ts;
+        struct rt_record tmp = *r;
+        tmp.timestamp_ms = ts;
+        size += record_encoded_size(&tmp, (int32_t)i, ts - base_ts);
+        if (size > e->opts.batch_size_max_bytes)
+            return error_set(RT_E_RECORD_TOO_LARGE,
+                             "batch of %zu records exceeds batch_size_max_bytes (%u)", count,
+                             e->opts.batch_size_max_bytes);
+    }
+    if (size > tl_cap) {
+        uint8_t *b = realloc(tl_buf, size);
+        if (!b)
+            return -ENOMEM;
+        tl_buf = b;
+        tl_cap = size;
+    }
+    struct batch_builder b;
+    int rc = batch_builder_init(&b, tl_buf, tl_cap, 0, -1, -1, -1);
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        struct rt_record tmp = records[i];
+        if (tmp.timestamp_ms < 0)
+            tmp.timestamp_ms = now;
+        rc = batch_builder_add(&b, &tmp);
+    }
+    size_t len = 0;
+    if (rc == 0)
+        rc = batch_builder_finish(&b, &len);
+    if (rc)
+        return error_set(rc, "encoding the batch: %s", rt_strerror(rc));
+    struct batch_header h;
+    const char *why = NULL;
+    rc = batch_header_parse(tl_buf, len, &h, &why);
+    assert(rc == 0);
+    return engine_append(e, p, tl_buf, len, &h, base_offset_out);
+}
+
+int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *batch, size_t len,
+                    int64_t *base_offset_out)
+{
+    error_clear();
+    if (!e || !batch)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: NULL argument");
+    struct partition *p = engine_partition(e, topic, partition);
+    if (!p)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    struct batch_header h;
+    const char *why = NULL;
+    int64_t size = batch_size_at(batch, len, &why);
+    if (size < 0)
+        return error_set(RT_E_CORRUPT, "rt_append_batch: %s", why);
+    if ((size_t)size != len)
+        return error_set(RT_E_CORRUPT, "rt_append_batch: batch length field says %" PRId64
+                         " bytes but %zu were given", size, len);
+    int rc = batch_validate(batch, len, e->opts.batch_size_max_bytes, &h, &why);
+    if (rc)
+        return error_set(rc, "rt_append_batch: %s", why ? why : rt_strerror(rc));
+    if (h.record_count == 0)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: empty batch");
+    if (batch_is_control(&h) || batch_is_transactional(&h) || h.producer_id >= 0)
+        return error_set(RT_E_UNSUPPORTED,
+                         "rt_append_batch: idempotent, transactional and control batches go "
+                         "through the producer API");
+    return engine_append(e, p, batch, len, &h, base_offset_out);
+}
+
+/* ---- maintenance ---- */
+
+static int retention_call(struct shard *s, void *arg)
+{
+    (void)arg;
+    int total = 0;
+    for (uint32_t i = 0; i < s->partition_count; i++) {
+        int n = partition_enforce_retention(s->partitions[i], fs_now_ms());
+        if (n < 0)
+            return n;
+        total += n;
+    }
+    atomic_fetch_add_explicit(&s->env.counters->segments_deleted, (uint64_t)total,
+                              memory_order_relaxed);
+    return 0;
+}
+
+int engine_enforce_retention(rt_engine *e)
+{
+    for (uint32_t i = 0; i < e->shard_count; i++) {
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = retention_call};
+        int rc = shard_submit(&e->shards[i], &req);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}

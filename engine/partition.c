@@ -1,0 +1,379 @@
+/*
+ * partition.c — the segment list of one topic-partition, its rolls, retention, and the
+ * published watermarks (see partition.h for the invariants P1-P4 and the locking rules).
+ *
+ * Costs: opening reads the directory once and scans only the newest segment after a crash;
+ * a roll costs one fdatasync of the old segment plus creating and preallocating the next;
+ * readers pay one short mutex hold and a binary search to find their segment.
+ */
+#include "partition.h"
+
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "fsutil.h"
+#include "meta.h"
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Parses "<20 digits>.<ext>" into the base offset; false for any other name. */
+static bool parse_segment_name(const char *name, const char *ext, int64_t *base_out)
+{
+    size_t n = strlen(name), e = strlen(ext);
+    if (n != 20 + 1 + e || name[20] != '.' || strcmp(name + 21, ext) != 0)
+        return false;
+    int64_t v = 0;
+    for (int i = 0; i < 20; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return false;
+        if (v > (INT64_MAX - (name[i] - '0')) / 10)
+            return false;
+        v = v * 10 + (name[i] - '0');
+    }
+    *base_out = v;
+    return true;
+}
+
+static int segments_push(struct partition *p, struct segment *seg)
+{
+    if (p->segment_count == p->segment_capacity) {
+        uint32_t cap = p->segment_capacity ? p->segment_capacity * 2 : 16;
+        struct segment **s = realloc(p->segments, (size_t)cap * sizeof(*s));
+        if (!s)
+            return -ENOMEM;
+        p->segments = s;
+        p->segment_capacity = cap;
+    }
+    p->segments[p->segment_count++] = seg;
+    return 0;
+}
+
+/* Collects the base offsets of `<base>.log` files; removes index files whose log is gone
+ * (a crash during retention can leave them). */
+static int list_segments(const char *dir, int64_t **bases_out, uint32_t *count_out)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return error_set(-errno, "%s: cannot open directory: %s", dir, strerror(errno));
+    int64_t *bases = NULL;
+    uint32_t count = 0, cap = 0;
+    int rc = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        int64_t base;
+        if (!parse_segment_name(de->d_name, "log", &base))
+            continue;
+        if (count == cap) {
+            cap = cap ? cap * 2 : 16;
+            int64_t *b = realloc(bases, (size_t)cap * sizeof(*b));
+            if (!b) {
+                rc = -ENOMEM;
+                break;
+            }
+            bases = b;
+        }
+        bases[count++] = base;
+    }
+    if (rc == 0) {
+        rewinddir(d);
+        qsort(bases, count, sizeof(*bases), cmp_i64);
+        while ((de = readdir(d)) != NULL) {
+            int64_t base;
+            if (!parse_segment_name(de->d_name, "index", &base) &&
+                !parse_segment_name(de->d_name, "timeindex", &base))
+                continue;
+            if (bsearch(&base, bases, count, sizeof(*bases), cmp_i64))
+                continue;
+            char path[SEGMENT_PATH_BYTES];
+            if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) < (int)sizeof(path))
+                unlink(path);
+        }
+    }
+    closedir(d);
+    if (rc) {
+        free(bases);
+        return rc;
+    }
+    *bases_out = bases;
+    *count_out = count;
+    return 0;
+}
+
+int partition_open(struct partition *p, const char *data_dir, const char *topic, uint32_t id,
+                   const struct partition_config *cfg, bool clean, struct partition_recovery *rec)
+{
+    memset(p, 0, sizeof(*p));
+    memset(rec, 0, sizeof(*rec));
+    p->id = id;
+    p->cfg = *cfg;
+    snprintf(p->topic, sizeof(p->topic), "%s", topic);
+    int rc = meta_partition_dir(p->dir, sizeof(p->dir), data_dir, topic, id);
+    if (rc)
+        return rc;
+    pthread_mutex_init(&p->segments_lock, NULL);
+    if (mkdir(p->dir, 0755) == 0) {
+        rc = fs_fsync_dir(data_dir);
+        if (rc)
+            return rc;
+    } else if (errno != EEXIST) {
+        return error_set(-errno, "%s: cannot create: %s", p->dir, strerror(errno));
+    }
+    int64_t *bases = NULL;
+    uint32_t count = 0;
+    rc = list_segments(p->dir, &bases, &count);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < count; i++) {
+        bool newest = i + 1 == count;
+        struct segment *seg = NULL;
+        struct segment_recovery srec;
+        rc = segment_open(&seg, p->dir, bases[i], &cfg->segment, newest, newest && !clean, &srec);
+        if (rc)
+            break;
+        if (newest && !clean)
+            rec->recovered = true;
+        rec->truncated_bytes += srec.truncated_bytes;
+        rec->segments_opened++;
+        if (i > 0) {
+            struct segment *prev = p->segments[p->segment_count - 1];
+            if (prev->next_offset > seg->base_offset) {
+                rc = error_set(RT_E_CORRUPT,
+                               "%s: offset 0: segment base %" PRId64
+                               " overlaps the previous segment, which ends at %" PRId64,
+                               seg->log_path, seg->base_offset, prev->next_offset);
+                segment_unref(seg);
+                break;
+            }
+        }
+        rc = segments_push(p, seg);
+        if (rc) {
+            segment_unref(seg);
+            break;
+        }
+    }
+    free(bases);
+    if (rc == 0 && p->segment_count == 0) {
+        struct segment *seg = NULL;
+        rc = segment_create(&seg, p->dir, 0, &cfg->segment);
+        if (rc == 0) {
+            rc = segments_push(p, seg);
+            if (rc)
+                segment_unref(seg);
+        }
+    }
+    if (rc) {
+        partition_close(p, false);
+        return rc;
+    }
+    p->active = p->segments[p->segment_count - 1];
+    p->next_offset = p->active->next_offset;
+    atomic_init(&p->seq, 0);
+    partition_publish(p);
+    return 0;
+}
+
+int partition_close(struct partition *p, bool seal)
+{
+    int rc = 0;
+    if (seal && p->active)
+        rc = segment_seal(p->active);
+    pthread_mutex_lock(&p->segments_lock);
+    for (uint32_t i = 0; i < p->segment_count; i++)
+        segment_unref(p->segments[i]);
+    free(p->segments);
+    p->segments = NULL;
+    p->segment_count = p->segment_capacity = 0;
+    p->active = NULL;
+    pthread_mutex_unlock(&p->segments_lock);
+    pthread_mutex_destroy(&p->segments_lock);
+    return rc;
+}
+
+static bool needs_roll(const struct partition *p, uint64_t size_bytes, int64_t now_ms)
+{
+    const struct segment *a = p->active;
+    if (a->size_bytes == 0)
+        return false; /* an empty segment takes any batch that fits the format */
+    if (segment_free_bytes(a) < size_bytes)
+        return true;
+    if (a->size_bytes + size_bytes > UINT32_MAX)
+        return true; /* index positions are 32-bit */
+    if (segment_index_full(a))
+        return true;
+    if (p->cfg.segment_ms > 0 && now_ms - a->created_ms >= p->cfg.segment_ms)
+        return true;
+    return false;
+}
+
+static int partition_roll(struct partition *p)
+{
+    struct segment *old = p->active;
+    assert(!p->round_touched);
+    assert(old->next_offset == p->next_offset);
+    int rc = segment_seal(old); /* P2: sealed and synced before the next one exists */
+    if (rc)
+        return rc;
+    struct segment *seg = NULL;
+    rc = segment_create(&seg, p->dir, p->next_offset, &p->cfg.segment);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&p->segments_lock);
+    rc = segments_push(p, seg);
+    pthread_mutex_unlock(&p->segments_lock);
+    if (rc) {
+        segment_delete(seg);
+        segment_unref(seg);
+        return rc;
+    }
+    p->active = seg;
+    return 0;
+}
+
+int partition_make_room(struct partition *p, uint64_t size_bytes, int64_t now_ms)
+{
+    if (!needs_roll(p, size_bytes, now_ms)) {
+        /* Only an empty segment can get here short of room, and options guarantee a segment
+         * holds the largest batch allowed. */
+        assert(segment_free_bytes(p->active) >= size_bytes);
+        return 0;
+    }
+    if (p->round_touched)
+        return 1;
+    return partition_roll(p);
+}
+
+void partition_publish(struct partition *p)
+{
+    struct segment *a = p->active;
+    segment_publish(a);
+    uint64_t s = atomic_load_explicit(&p->seq, memory_order_relaxed);
+    atomic_store_explicit(&p->seq, s + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&p->pub_hw, p->next_offset, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_hw_segment_base, a->base_offset, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_hw_position, a->size_bytes, memory_order_relaxed);
+    /* Until transactions exist the last stable offset is the high watermark. */
+    atomic_store_explicit(&p->pub_lso, p->next_offset, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_lso_segment_base, a->base_offset, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_lso_position, a->size_bytes, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_log_start, p->segments[0]->base_offset, memory_order_relaxed);
+    atomic_store_explicit(&p->seq, s + 2, memory_order_release);
+}
+
+void partition_watermarks(struct partition *p, struct partition_watermarks *out)
+{
+    for (;;) {
+        uint64_t s1 = atomic_load_explicit(&p->seq, memory_order_acquire);
+        if (s1 & 1)
+            continue;
+        out->high_watermark = atomic_load_explicit(&p->pub_hw, memory_order_relaxed);
+        out->hw_segment_base = atomic_load_explicit(&p->pub_hw_segment_base, memory_order_relaxed);
+        out->hw_position = atomic_load_explicit(&p->pub_hw_position, memory_order_relaxed);
+        out->last_stable_offset = atomic_load_explicit(&p->pub_lso, memory_order_relaxed);
+        out->lso_segment_base =
+            atomic_load_explicit(&p->pub_lso_segment_base, memory_order_relaxed);
+        out->lso_position = atomic_load_explicit(&p->pub_lso_position, memory_order_relaxed);
+        out->log_start_offset = atomic_load_explicit(&p->pub_log_start, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&p->seq, memory_order_relaxed) == s1)
+            return;
+    }
+}
+
+int partition_segment_for(struct partition *p, int64_t offset, struct segment **out)
+{
+    pthread_mutex_lock(&p->segments_lock);
+    uint32_t lo = 0, hi = p->segment_count;
+    while (lo < hi) { /* first segment with base > offset */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (p->segments[mid]->base_offset <= offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) {
+        pthread_mutex_unlock(&p->segments_lock);
+        return RT_E_OFFSET_OUT_OF_RANGE;
+    }
+    struct segment *seg = p->segments[lo - 1];
+    segment_ref(seg);
+    pthread_mutex_unlock(&p->segments_lock);
+    *out = seg;
+    return 0;
+}
+
+uint32_t partition_segments(struct partition *p, struct segment **out, uint32_t max)
+{
+    pthread_mutex_lock(&p->segments_lock);
+    uint32_t n = p->segment_count < max ? p->segment_count : max;
+    for (uint32_t i = 0; i < n; i++) {
+        out[i] = p->segments[i];
+        segment_ref(out[i]);
+    }
+    pthread_mutex_unlock(&p->segments_lock);
+    return n;
+}
+
+/* Removes the oldest segment (never the active one). */
+static int delete_oldest(struct partition *p)
+{
+    assert(p->segment_count > 1);
+    pthread_mutex_lock(&p->segments_lock);
+    struct segment *seg = p->segments[0];
+    memmove(p->segments, p->segments + 1, (size_t)(p->segment_count - 1) * sizeof(*p->segments));
+    p->segment_count--;
+    pthread_mutex_unlock(&p->segments_lock);
+    partition_publish(p); /* P4: the log start moves before the files go */
+    int rc = segment_delete(seg);
+    segment_unref(seg); /* a fetch still holding it keeps the mapping alive */
+    return rc;
+}
+
+int partition_enforce_retention(struct partition *p, int64_t now_ms)
+{
+    int deleted = 0;
+    if (p->cfg.retention_bytes >= 0) {
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < p->segment_count; i++)
+            total += p->segments[i]->size_bytes;
+        /* As Kafka: delete the oldest while the excess over the limit is at least its size,
+         * so the log never drops below retention_bytes. */
+        while (p->segment_count > 1 && total > (uint64_t)p->cfg.retention_bytes) {
+            uint64_t oldest = p->segments[0]->size_bytes;
+            if (total - (uint64_t)p->cfg.retention_bytes < oldest)
+                break;
+            int rc = delete_oldest(p);
+            if (rc)
+                return rc;
+            total -= oldest;
+            deleted++;
+        }
+    }
+    if (p->cfg.retention_ms >= 0) {
+        while (p->segment_count > 1) {
+            struct segment *s = p->segments[0];
+            int64_t ts = atomic_load_explicit(&s->max_timestamp_ms, memory_order_relaxed);
+            if (ts < 0)
+                ts = s->created_ms;
+            if (now_ms - ts <= p->cfg.retention_ms)
+                break;
+            int rc = delete_oldest(p);
+            if (rc)
+                return rc;
+            deleted++;
+        }
+    }
+    return deleted;
+}

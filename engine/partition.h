@@ -1,0 +1,119 @@
+/*
+ * partition.h — one topic-partition: its ordered list of segments, its log end, and the
+ * watermarks readers see.
+ *
+ * Writer state (next_offset, the active segment, rolls, retention) is touched only by the
+ * partition's shard thread. Readers use two things only: the published watermarks, read
+ * lock-free through a sequence counter (partition_watermarks), and the segment list, under a
+ * mutex held just long enough to take a reference on one segment (the writer takes that mutex
+ * only to add or remove a segment). So a fetch never waits for a write round.
+ *
+ * Invariants (tests name them):
+ *   P1. Offsets are dense: segment i+1's base == segment i's last offset + 1.
+ *   P2. Every segment but the newest is sealed: fdatasynced, trimmed, indexes synced. So
+ *       recovery after a crash needs to scan only the newest segment.
+ *   P3. high_watermark <= next_offset; bytes below the published position of the high
+ *       watermark are acknowledged and never change until retention deletes their segment.
+ *   P4. log_start_offset == base offset of the oldest segment.
+ */
+#ifndef RT_PARTITION_H
+#define RT_PARTITION_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "segment.h"
+
+struct shard;
+
+struct partition_config {
+    struct segment_config segment;
+    int64_t segment_ms;      /* roll by age; <= 0 never */
+    int64_t retention_bytes; /* -1 unlimited */
+    int64_t retention_ms;    /* -1 unlimited */
+};
+
+struct partition_watermarks {
+    int64_t high_watermark;
+    int64_t hw_segment_base; /* segment holding the high watermark's position */
+    uint64_t hw_position;    /* bytes of that segment below the high watermark */
+    int64_t last_stable_offset;
+    int64_t lso_segment_base;
+    uint64_t lso_position;
+    int64_t log_start_offset;
+};
+
+struct partition_recovery {
+    uint32_t segments_opened;
+    bool recovered;           /* the newest segment was scanned */
+    uint64_t truncated_bytes; /* torn/corrupt tail dropped */
+    uint32_t indexes_rebuilt;
+};
+
+struct partition {
+    char dir[SEGMENT_PATH_BYTES];
+    char topic[256];
+    uint32_t id;
+    struct shard *shard;
+    struct partition_config cfg;
+
+    pthread_mutex_t segments_lock; /* guards segments[] and segment_count */
+    struct segment **segments;
+    uint32_t segment_count;
+    uint32_t segment_capacity;
+
+    /* writer (shard thread) only */
+    struct segment *active;
+    int64_t next_offset;
+    uint64_t round_position; /* where this round's writes start in the active segment */
+    uint64_t round_bytes;
+    uint32_t round_batches;
+    bool round_touched;
+    bool round_deferred; /* a request was pushed to the next round; keep order */
+    bool unsynced;       /* written since the last fdatasync (sync=interval) */
+
+    /* published (seqlock: odd while the writer updates) */
+    _Atomic uint64_t seq;
+    _Atomic int64_t pub_hw;
+    _Atomic int64_t pub_hw_segment_base;
+    _Atomic uint64_t pub_hw_position;
+    _Atomic int64_t pub_lso;
+    _Atomic int64_t pub_lso_segment_base;
+    _Atomic uint64_t pub_lso_position;
+    _Atomic int64_t pub_log_start;
+};
+
+/* Opens (creating if needed) the partition directory and its segments. clean: the engine shut
+ * down cleanly, so the newest segment is trusted; otherwise it is scanned and repaired. */
+int partition_open(struct partition *p, const char *data_dir, const char *topic, uint32_t id,
+                   const struct partition_config *cfg, bool clean, struct partition_recovery *rec);
+
+/* Seals the active segment (clean shutdown) when seal is true; releases everything. */
+int partition_close(struct partition *p, bool seal);
+
+/* Writer: ensures the active segment can take `size_bytes` more (rolling if it is full by size,
+ * index or age). Returns 0, 1 when the roll must wait because this round already wrote to the
+ * active segment (the caller defers the request), or a negative error. */
+int partition_make_room(struct partition *p, uint64_t size_bytes, int64_t now_ms);
+
+/* Writer: after a round's bytes are acknowledged, publish the new high watermark (and the LSO,
+ * which equals it until transactions exist). */
+void partition_publish(struct partition *p);
+
+/* Reader: a consistent snapshot of the watermarks. */
+void partition_watermarks(struct partition *p, struct partition_watermarks *out);
+
+/* Reader: a referenced segment containing `offset` (the last one whose base <= offset), or
+ * RT_E_OFFSET_OUT_OF_RANGE when offset is below the oldest. */
+int partition_segment_for(struct partition *p, int64_t offset, struct segment **out);
+
+/* Reader: references to all segments in order into out (up to max); returns the count. */
+uint32_t partition_segments(struct partition *p, struct segment **out, uint32_t max);
+
+/* Writer: removes whole segments past retention (never the active one). Returns the number
+ * deleted or a negative error. */
+int partition_enforce_retention(struct partition *p, int64_t now_ms);
+
+#endif /* RT_PARTITION_H */

@@ -1,0 +1,111 @@
+/*
+ * segment.h — one log segment: `<base>.log` with its `.index` and `.timeindex`.
+ *
+ * A segment is written only by its partition's shard thread and read by any thread through a
+ * read-only shared mapping. The active segment's file is preallocated to capacity_bytes and
+ * mapped whole; readers never look past `readable_bytes`, which the writer publishes (release)
+ * only after a round's bytes are acknowledged. Sealing (on roll or clean close) fdatasyncs the
+ * log, trims it and its indexes to their live sizes and never remaps, so a reader holding the
+ * old mapping stays safe. Segments are reference counted: the partition's list holds one
+ * reference and every fetch one more; a deleted segment's files are unlinked at once and its
+ * mapping is released with the last reference.
+ *
+ * This module never decides when to roll or delete (partition.c does) and never talks to
+ * io_uring directly (the shard queues writes on segment->fd through io/).
+ */
+#ifndef RT_SEGMENT_H
+#define RT_SEGMENT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "index/offset_index.h"
+#include "index/time_index.h"
+
+#define SEGMENT_PATH_BYTES 4096
+
+struct segment_config {
+    uint64_t capacity_bytes;       /* preallocation of an active segment */
+    uint32_t index_size_max_bytes; /* capacity of each index */
+    uint32_t index_interval_bytes; /* log bytes between offset-index entries */
+};
+
+struct segment_recovery {
+    uint64_t valid_bytes;     /* bytes of whole valid batches kept */
+    uint64_t truncated_bytes; /* non-zero bytes dropped after them (a torn or corrupt tail) */
+    int64_t next_offset;      /* last valid offset + 1 (base when empty) */
+    const char *why;          /* why the scan stopped early, or NULL at a clean end */
+};
+
+struct segment {
+    int64_t base_offset;
+    char log_path[SEGMENT_PATH_BYTES];
+    int fd;
+    const uint8_t *map;  /* PROT_READ, MAP_SHARED */
+    uint64_t map_bytes;
+    uint64_t size_bytes; /* writer's end of data */
+    _Atomic uint64_t readable_bytes; /* published end of acknowledged data */
+    struct offset_index oidx;
+    struct time_index tidx;
+    _Atomic uint32_t oidx_published; /* index entries readers may use */
+    _Atomic uint32_t tidx_published;
+    int64_t next_offset; /* writer: last offset + 1 */
+    _Atomic int64_t max_timestamp_ms; /* largest record timestamp, -1 when none */
+    int64_t max_timestamp_offset;
+    uint64_t bytes_since_index;
+    int64_t created_ms; /* wall clock, for roll by age */
+    bool sealed;
+    _Atomic int refs;
+    _Atomic bool doomed; /* unlinked; close the mapping with the last reference */
+    struct segment_config cfg;
+};
+
+/* Creates a new, empty active segment at base_offset in partition_dir: files created,
+ * preallocated, mapped; the directory is fsynced. */
+int segment_create(struct segment **out, const char *partition_dir, int64_t base_offset,
+                   const struct segment_config *cfg);
+
+/* Opens an existing segment. active: it will be appended to (the log is extended back to
+ * capacity and the indexes opened writable). recover: the log is scanned from the start, a
+ * torn or corrupt tail is cut off (and the file re-zeroed past it), and the indexes rebuilt;
+ * *rec reports what happened. Without recover, a sealed segment's indexes are checked and
+ * rebuilt from the log if they fail the check. */
+int segment_open(struct segment **out, const char *partition_dir, int64_t base_offset,
+                 const struct segment_config *cfg, bool active, bool recover,
+                 struct segment_recovery *rec);
+
+/* Writer: account a batch just written at `position` (index entries, timestamps). Not yet
+ * visible to readers. */
+struct batch_header;
+void segment_note_append(struct segment *seg, const struct batch_header *h, uint64_t position,
+                         uint64_t size_bytes);
+
+/* Writer: make everything noted so far visible to readers (release stores). */
+void segment_publish(struct segment *seg);
+
+/* Writer: seal for good (roll or close): fdatasync, trim log and indexes to their live sizes,
+ * sync indexes. Readers holding the mapping are unaffected. */
+int segment_seal(struct segment *seg);
+
+/* Writer: bytes still free in an active segment. */
+uint64_t segment_free_bytes(const struct segment *seg);
+bool segment_index_full(const struct segment *seg);
+
+/* Reader: byte position of the batch that contains `offset`, searching [0, end). Uses only
+ * published index entries. Returns 0, RT_E_OFFSET_OUT_OF_RANGE when no batch at or after
+ * offset lies below end, or RT_E_CORRUPT (detail names file and position). The batch found
+ * has lastOffset >= offset. */
+int segment_find_batch(struct segment *seg, int64_t offset, uint64_t end, uint64_t *pos_out);
+
+/* Reader: first position at or after `from` whose batch has maxTimestamp >= ts; walks batches
+ * below `end`, starting at the time index's floor entry. RT_E_END when none. */
+int segment_find_timestamp(struct segment *seg, int64_t ts_ms, uint64_t end, uint64_t *pos_out);
+
+void segment_ref(struct segment *seg);
+void segment_unref(struct segment *seg);
+
+/* Unlinks the segment's files now; memory goes with the last reference. */
+int segment_delete(struct segment *seg);
+
+#endif /* RT_SEGMENT_H */

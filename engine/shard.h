@@ -1,0 +1,104 @@
+/*
+ * shard.h — a writer thread that owns a set of partitions and one io ring, and turns the
+ * appends queued while its previous round was in flight into the next group-commit round.
+ *
+ * Callers hand requests to a shard through a bounded FIFO (callers block when it is full:
+ * back-pressure, never unbounded growth) and wait until their request is done. Requests live
+ * in the caller's stack frame; the shard never allocates per request. Only the shard thread
+ * touches its partitions' writer state, so the write path takes no lock but the queue's.
+ */
+#ifndef RT_SHARD_H
+#define RT_SHARD_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "batch.h"
+#include "io/io.h"
+#include "ringtail.h"
+
+struct partition;
+struct shard;
+
+/* Counters shared by every shard of an engine (relaxed atomics). */
+struct engine_counters {
+    _Atomic uint64_t rounds;
+    _Atomic uint64_t batches_appended;
+    _Atomic uint64_t bytes_appended;
+    _Atomic uint64_t fdatasyncs;
+    _Atomic uint64_t segments_rolled;
+    _Atomic uint64_t segments_deleted;
+};
+
+struct shard_env {
+    enum rt_sync_mode sync_mode;
+    uint32_t sync_interval_ms;
+    uint64_t sync_interval_bytes;
+    uint32_t request_queue_depth;
+    uint32_t retention_check_ms;
+    struct io_options io;
+    _Atomic int *write_error; /* sticky: first write/fsync failure of the engine */
+    struct engine_counters *counters;
+};
+
+enum shard_request_kind {
+    SHARD_REQ_APPEND = 0,
+    SHARD_REQ_CALL = 1, /* run fn(shard, arg) on the shard thread before the round */
+};
+
+struct shard_request {
+    enum shard_request_kind kind;
+    struct partition *partition;
+    uint8_t *batch; /* APPEND: encoded, validated batch; base offset stamped by the shard */
+    size_t len;
+    struct batch_header header; /* parsed by the caller */
+    int (*fn)(struct shard *shard, void *arg);
+    void *arg;
+    int64_t base_offset; /* out */
+    int result;          /* out */
+    bool done;
+    struct shard_request *next;
+};
+
+struct shard {
+    uint32_t id;
+    struct shard_env env;
+    io_ring *ring;
+    pthread_t thread;
+    bool started;
+    pthread_mutex_t lock;
+    pthread_cond_t has_work;
+    pthread_cond_t has_room;
+    pthread_cond_t done;
+    struct shard_request *head, *tail;
+    uint32_t queued;
+    bool stopping;
+
+    /* shard thread only */
+    struct partition **partitions;
+    uint32_t partition_count, partition_capacity;
+    struct iovec *iov;
+    uint32_t iov_capacity;
+    struct io_completion *cqes;
+    int64_t last_sync_ms;
+    uint64_t bytes_since_sync;
+    int64_t last_retention_ms;
+};
+
+/* Opens the shard's io ring; the thread starts with shard_start. */
+int shard_init(struct shard *s, uint32_t id, const struct shard_env *env);
+int shard_start(struct shard *s);
+/* Finishes every queued request, stops the thread, closes the ring. */
+void shard_stop(struct shard *s);
+const char *shard_backend_name(const struct shard *s);
+
+/* Before shard_start, or from the shard thread (a SHARD_REQ_CALL). */
+int shard_add_partition(struct shard *s, struct partition *p);
+
+/* Queues req and waits until the shard has run it. Returns req->result (RT_E_CLOSED after
+ * shard_stop began). */
+int shard_submit(struct shard *s, struct shard_request *req);
+
+#endif /* RT_SHARD_H */
