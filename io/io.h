@@ -20,7 +20,13 @@
  *     io_queue_write(...) and io_queue_fdatasync(...) any number of times (up to queue depth);
  *     io_submit(ring);
  *     io_reap(ring, ...) until every queued operation has reported exactly one completion.
- * Buffers named by a queued write must stay valid and unchanged until that write is reaped.
+ * One round at a time: while a submitted round still has unreaped operations, io_queue_* return
+ * -EBUSY. Buffers named by a queued write must stay valid and unchanged until that write is
+ * reaped.
+ *
+ * Per-fd ordering and failure: the ops queued for one fd in a round run in queue order. Once one
+ * of them fails, every later op of that fd in the round (writes and fdatasyncs alike) completes
+ * with -ECANCELED without being executed; other fds are unaffected. All backends behave so.
  */
 #ifndef RT_IO_H
 #define RT_IO_H
@@ -45,7 +51,10 @@ enum io_op_type {
 };
 
 /* Fault plan for IO_KIND_FAULT (the reliability work extends this). Counting is per op type,
- * starting at 1 with the first op of that type the ring executes. */
+ * starting at 1 with the first op of that type the ring executes: the injector increments
+ * writes_seen / fdatasyncs_seen from whatever the plan holds (zero them to restart counting);
+ * ops cancelled by an earlier failure are not executed and not counted. The first matching rule
+ * wins; SHORT and TORN apply to writes only; an `error` of 0 means EIO. */
 enum io_fault_mode {
     IO_FAULT_NONE = 0,
     IO_FAULT_ONCE = 1,    /* the Nth op fails with `error`; later ones succeed */
@@ -75,7 +84,7 @@ struct io_fault_plan {
 
 struct io_options {
     enum io_kind kind;
-    uint32_t queue_depth; /* max operations queued in one round (>= 2) */
+    uint32_t queue_depth; /* max operations queued in one round (2 .. 32768) */
     struct io_fault_plan *fault; /* IO_KIND_FAULT only; the ring does not own it */
 };
 
@@ -86,7 +95,10 @@ struct io_completion {
 };
 
 /* Creates a ring. With IO_KIND_AUTO, falls back to sync when io_uring_queue_init fails with
- * EPERM, ENOSYS or ENOMEM. Returns 0 or -errno (-EINVAL for bad options). */
+ * EPERM, ENOSYS or ENOMEM, or when the kernel's io_uring lacks WRITEV or FSYNC (EOPNOTSUPP).
+ * Returns 0 or -errno: -EINVAL for bad options (queue_depth out of range, unknown kind,
+ * IO_KIND_FAULT without a plan), -ENOMEM, and with IO_KIND_URING io_uring's own error
+ * (-EPERM, -ENOSYS, -ENOMEM, -EOPNOTSUPP, ...). */
 int io_ring_open(const struct io_options *opts, io_ring **out);
 void io_ring_close(io_ring *ring);
 
@@ -95,24 +107,32 @@ const char *io_ring_backend_name(const io_ring *ring);
 
 /* Queues a write of the iovecs (total length > 0) at `offset` of fd. iov_count <= IOV_MAX; the
  * iovec array itself is copied, the buffers are not. Returns 0, -EBUSY when the round already
- * holds queue_depth operations, or -EINVAL. */
+ * holds queue_depth operations (or a submitted round is not fully reaped), -EINVAL (bad fd,
+ * NULL iov, iov_count 0 or > IOV_MAX, total 0 or > SSIZE_MAX, a NULL base with a length,
+ * offset + total beyond INT64_MAX), or -ENOMEM (more than 8 iovecs: the op's slot grows its
+ * iovec array once, then reuses it). */
 int io_queue_write(io_ring *ring, int fd, const struct iovec *iov, unsigned iov_count,
                    uint64_t offset, uint64_t user_data);
 
 /* Queues an fdatasync of fd that starts only after every write queued for fd earlier in this
  * round has completed. If one of those writes fails, the fdatasync completes with -ECANCELED
- * (and the write reports its own error). Returns 0, -EBUSY or -EINVAL. */
+ * (and the write reports its own error). Returns 0, -EBUSY or -EINVAL (bad fd). */
 int io_queue_fdatasync(io_ring *ring, int fd, uint64_t user_data);
 
 /* Number of operations queued and not yet reaped. */
 unsigned io_pending(const io_ring *ring);
 
 /* Submits everything queued. Returns 0 or -errno (a failure to submit at all; the queued ops
- * are then completed with that error by io_reap). */
+ * are then completed with that error by io_reap — the first op of each fd with it, the rest of
+ * that fd's ops -ECANCELED). An empty round, or a round already submitted, is a no-op (0).
+ * Caveat: on io_uring such a failure leaves the ring failed, and every later round fails with
+ * the same error; close the ring and open a new one. */
 int io_submit(io_ring *ring);
 
-/* Moves up to `max` completions into out[]. Waits for at least `min` (<= pending) first.
- * Returns the number moved (>= 0) or -errno. */
+/* Moves up to `max` completions into out[]. Waits for at least `min` (<= pending) first; with
+ * min == 0 it collects what is already finished without blocking. Returns the number moved
+ * (>= 0) or -errno: -EINVAL when min > max, out is NULL with max > 0, or min exceeds the
+ * submitted, unreaped ops (ops never submitted cannot complete). */
 int io_reap(io_ring *ring, struct io_completion *out, unsigned max, unsigned min);
 
 #endif /* RT_IO_H */

@@ -261,10 +261,10 @@ static int uring_open(io_ring *ring, const struct io_options *opts)
         free(st);
         return -ENOMEM;
     }
-    /* SUBMIT_ALL (5.18) keeps a chain whole even if one SQE fails to initialise; COOP_TASKRUN
-     * (5.19) spares the IPI per completion since we reap from this thread anyway. Older
-     * kernels reject unknown flags with -EINVAL: retry without. */
-    struct io_uring_params params = {.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN};
+    /* SUBMIT_ALL (5.18) keeps a chain whole even if one SQE fails to initialise; older kernels
+     * reject the flag with -EINVAL: retry without. Not COOP_TASKRUN: without TASKRUN_FLAG a
+     * poll with io_reap(min = 0) would never enter the kernel to run the deferred completions. */
+    struct io_uring_params params = {.flags = IORING_SETUP_SUBMIT_ALL};
     int rc = io_uring_queue_init_params(opts->queue_depth, &st->uring, &params);
     if (rc == -EINVAL) {
         params = (struct io_uring_params){0};

@@ -715,7 +715,8 @@ static void test_fault_torn_write(void **state)
 
 /* ---- automatic fallback under seccomp ---- */
 
-static int install_uring_setup_eperm_filter(void)
+/* Makes syscall `nr` fail with `err` for this process from now on. */
+static int install_errno_filter(long nr, int err)
 {
 #if defined(__x86_64__)
     const uint32_t arch = AUDIT_ARCH_X86_64;
@@ -729,8 +730,8 @@ static int install_uring_setup_eperm_filter(void)
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((uint32_t)err & SECCOMP_RET_DATA)),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
     struct sock_fprog prog = {.len = N_ELEMS(filter), .filter = filter};
@@ -744,7 +745,7 @@ static int install_uring_setup_eperm_filter(void)
 /* Runs in the child; returns its exit status: 0 = all good, else which check failed. */
 static int fallback_child(const char *dir)
 {
-    if (install_uring_setup_eperm_filter() != 0)
+    if (install_errno_filter(__NR_io_uring_setup, EPERM) != 0)
         return 10;
     io_ring *ring = NULL;
     struct io_options o = {.kind = IO_KIND_URING, .queue_depth = 8};
@@ -800,6 +801,125 @@ static void test_auto_fallback_seccomp(void **state)
     tu_rmdir_free(dir);
 }
 
+/* A submit the kernel refuses outright (io_uring_enter forbidden after the ring was set up):
+ * io_submit returns the error, every op still completes exactly once (the first of each fd with
+ * the error, the rest of its chain -ECANCELED), and the ring stays failed for later rounds. */
+static int broken_ring_child(const char *dir)
+{
+    io_ring *ring = NULL;
+    struct io_options o = {.kind = IO_KIND_URING, .queue_depth = 8};
+    int rc = io_ring_open(&o, &ring);
+    if (rc == -EPERM || rc == -ENOSYS || rc == -ENOMEM)
+        return 20;
+    if (rc != 0)
+        return 21;
+    if (install_errno_filter(__NR_io_uring_enter, ENXIO) != 0)
+        return 10;
+    char *p1 = tu_path("%s/a", dir), *p2 = tu_path("%s/b", dir);
+    int a = open(p1, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    int b = open(p2, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    free(p1);
+    free(p2);
+    if (a < 0 || b < 0)
+        return 22;
+    uint8_t buf[16] = {0};
+    struct iovec iov = {buf, sizeof(buf)};
+    if (io_queue_write(ring, a, &iov, 1, 0, 1) || io_queue_write(ring, a, &iov, 1, 16, 2) ||
+        io_queue_fdatasync(ring, a, 3) || io_queue_write(ring, b, &iov, 1, 0, 4))
+        return 23;
+    if (io_submit(ring) != -ENXIO)
+        return 24;
+    struct io_completion c[4];
+    if (io_reap(ring, c, 4, 4) != 4 || io_pending(ring) != 0)
+        return 25;
+    int64_t want[5] = {0, -ENXIO, -ECANCELED, -ECANCELED, -ENXIO};
+    for (int i = 0; i < 4; i++) {
+        if (c[i].user_data < 1 || c[i].user_data > 4 || c[i].result != want[c[i].user_data])
+            return 26;
+    }
+    /* Sticky: the next round fails the same way, without touching the kernel. */
+    if (io_queue_write(ring, b, &iov, 1, 0, 5) || io_submit(ring) != -ENXIO)
+        return 27;
+    if (io_reap(ring, c, 4, 1) != 1 || c[0].user_data != 5 || c[0].result != -ENXIO)
+        return 28;
+    struct stat st;
+    if (fstat(a, &st) != 0 || st.st_size != 0)
+        return 29;
+    close(a);
+    close(b);
+    io_ring_close(ring);
+    return 0;
+}
+
+static void test_uring_submit_failure_is_sticky(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(broken_ring_child(dir));
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 10 || WEXITSTATUS(status) == 20)
+        print_message("  io_uring or seccomp unavailable: skipping\n");
+    else
+        assert_int_equal(WEXITSTATUS(status), 0);
+    tu_rmdir_free(dir);
+}
+
+/* A full round over many files: 32 files x (write + fdatasync) = queue_depth 64 chains of two,
+ * then 32 x two writes; every byte lands where it was queued. */
+static void test_full_depth_many_files(void **state)
+{
+    (void)state;
+    enum { FILES = 32, DEPTH_BIG = 64, LEN = 3000 };
+    static uint8_t data[FILES][2 * LEN];
+    for (int f = 0; f < FILES; f++)
+        fill_pattern(data[f], 2 * LEN, (uint32_t)f + 100);
+    for (size_t k = 0; k < N_ELEMS(all_kinds); k++) {
+        io_ring *ring;
+        if (!open_ring(all_kinds[k], DEPTH_BIG, NULL, &ring))
+            continue;
+        char *dir = tu_mkdtemp();
+        int fds[FILES];
+        char name[16];
+        for (int f = 0; f < FILES; f++) {
+            snprintf(name, sizeof(name), "p%d", f);
+            fds[f] = open_file(dir, name);
+            struct iovec iov = {data[f], LEN};
+            assert_int_equal(io_queue_write(ring, fds[f], &iov, 1, 0, (uint64_t)f), 0);
+            assert_int_equal(io_queue_fdatasync(ring, fds[f], 1000 + (uint64_t)f), 0);
+        }
+        assert_int_equal(io_pending(ring), DEPTH_BIG);
+        assert_int_equal(io_queue_fdatasync(ring, fds[0], 1), -EBUSY);
+        assert_int_equal(io_submit(ring), 0);
+        static struct io_completion c[DEPTH_BIG];
+        assert_int_equal(io_reap(ring, c, DEPTH_BIG, DEPTH_BIG), DEPTH_BIG);
+        for (int f = 0; f < FILES; f++) {
+            assert_int_equal(find(c, DEPTH_BIG, (uint64_t)f)->result, LEN);
+            assert_int_equal(find(c, DEPTH_BIG, 1000 + (uint64_t)f)->result, 0);
+            assert_true(position_of(c, DEPTH_BIG, (uint64_t)f) <
+                        position_of(c, DEPTH_BIG, 1000 + (uint64_t)f));
+        }
+        for (int f = FILES - 1; f >= 0; f--) {
+            struct iovec lo = {data[f] + LEN, LEN / 2}, hi = {data[f] + LEN + LEN / 2, LEN / 2};
+            assert_int_equal(io_queue_write(ring, fds[f], &hi, 1, LEN + LEN / 2, 1), 0);
+            assert_int_equal(io_queue_write(ring, fds[f], &lo, 1, LEN, 2), 0);
+        }
+        assert_int_equal(io_submit(ring), 0);
+        reap_all(ring, c, DEPTH_BIG);
+        for (int f = 0; f < FILES; f++) {
+            assert_file_equals(fds[f], data[f], 2 * LEN);
+            close(fds[f]);
+        }
+        io_ring_close(ring);
+        tu_rmdir_free(dir);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -816,7 +936,9 @@ int main(void)
         cmocka_unit_test(test_fault_fdatasync_eio),
         cmocka_unit_test(test_fault_short_write_requeued),
         cmocka_unit_test(test_fault_torn_write),
+        cmocka_unit_test(test_full_depth_many_files),
         cmocka_unit_test(test_auto_fallback_seccomp),
+        cmocka_unit_test(test_uring_submit_failure_is_sticky),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
