@@ -1,0 +1,742 @@
+/*
+ * verify.c — rt_verify(): an offline check of a whole data directory, for operators (`ringtail
+ * verify`) and tests. It reads, never writes: files are opened O_RDONLY and mapped PROT_READ,
+ * the lock file is never created, nothing is renamed, truncated or rebuilt.
+ *
+ * What is checked (docs/format.md is normative for every layout named here):
+ *   1. `<dir>/.lock` is not held (flock, and POSIX/OFD record locks) by a running engine;
+ *      verify holds it (LOCK_EX) itself while it reads, so an engine cannot start mid-check.
+ *   2. `ringtail.meta` parses (meta_parse: magic, version, CRC, names, sizes).
+ *   3. For every topic and partition, `<topic>-<p>/` exists and holds only files named by a
+ *      20-digit base offset (`.log`, `.index`, `.timeindex`, `.txnindex`, `.snapshot`) or
+ *      `*.tmp`; anything else is a warning.
+ *   4. Each `.log` is walked batch by batch (batch_size_at, batch_validate: lengths, magic, CRC,
+ *      every record of uncompressed batches). Offsets are dense: the first batch's baseOffset is
+ *      the file name's base, every next batch starts at the previous lastOffset + 1, and each
+ *      segment starts where the previous one ended. A zero-filled tail after the last batch is
+ *      the preallocated space of the active segment: accepted in the newest segment only.
+ *   5. Each `.index` passes offset_index_check, and every entry points at the start of a batch
+ *      with baseOffset <= entry offset <= lastOffset (the engine indexes a batch by its last
+ *      offset, as Kafka does; the base offset is accepted too). Each `.timeindex` passes
+ *      time_index_check, and every entry's offset lies in the segment and its timestamp is not
+ *      above the segment's largest batch maxTimestamp. Zero-filled (untrimmed) index tails are
+ *      accepted in the newest segment only.
+ *
+ * Every problem is reported once through fn as "FILE: offset N: what" (or "FILE: what" when no
+ * byte offset applies); warnings are reported as "warning: FILE: what" and do not fail. All
+ * input is untrusted: only batch.h's validated accessors and the index/meta checkers read it,
+ * and every length is checked first. Cost: one sequential read of every file; memory is one
+ * (position, base, last) triple per batch of the segment being checked.
+ *
+ * Header change requested (see tools/cli.h): struct rt_verify_counts and
+ * rt_verify_with_counts() belong in ringtail.h; until then they are declared in tools/cli.h
+ * and defined here with the same layout.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "error.h"
+#include "index/offset_index.h"
+#include "index/time_index.h"
+#include "meta.h"
+#include "ringtail.h"
+
+/* Must match tools/cli.h until it moves to ringtail.h. */
+struct rt_verify_counts {
+    uint64_t topics;
+    uint64_t partitions;
+    uint64_t segments;
+    uint64_t batches;
+    uint64_t records;
+    uint64_t bytes;
+    uint64_t problems;
+    uint64_t warnings;
+};
+
+int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *problem), void *ctx,
+                          struct rt_verify_counts *out);
+
+#define VERIFY_PATH_BYTES    4096
+#define VERIFY_MESSAGE_BYTES 1024
+#define BASE_DIGITS          20
+
+struct verifier {
+    const char *dir;
+    void (*fn)(void *ctx, const char *problem);
+    void *ctx;
+    struct rt_verify_counts counts;
+};
+
+/* One valid batch of the segment being checked, for the index cross-checks. */
+struct batch_span {
+    uint64_t position;
+    int64_t base_offset;
+    int64_t last_offset;
+};
+
+struct log_result {
+    struct batch_span *spans; /* ascending by position */
+    size_t span_count;
+    size_t span_cap;
+    int64_t last_offset;   /* -1 when the segment holds no valid batch */
+    int64_t max_timestamp; /* largest batch maxTimestamp, -1 when none */
+    uint64_t data_bytes;   /* end of the last valid batch */
+};
+
+enum file_kind { KIND_LOG, KIND_INDEX, KIND_TIMEINDEX, KIND_TXNINDEX, KIND_SNAPSHOT, KIND_COUNT };
+
+static const char *const kind_ext[KIND_COUNT] = {"log", "index", "timeindex", "txnindex",
+                                                 "snapshot"};
+
+struct segment_files {
+    int64_t base_offset;
+    bool has[KIND_COUNT];
+};
+
+/* ---- reporting ------------------------------------------------------------------------- */
+
+static void report(struct verifier *v, bool warning, const char *file, int64_t offset,
+                   const char *fmt, va_list ap)
+{
+    char what[VERIFY_MESSAGE_BYTES];
+    char msg[VERIFY_MESSAGE_BYTES + VERIFY_PATH_BYTES + 64];
+    vsnprintf(what, sizeof what, fmt, ap);
+    if (offset >= 0)
+        snprintf(msg, sizeof msg, "%s%s: offset %" PRId64 ": %s", warning ? "warning: " : "", file,
+                 offset, what);
+    else
+        snprintf(msg, sizeof msg, "%s%s: %s", warning ? "warning: " : "", file, what);
+    if (warning)
+        v->counts.warnings++;
+    else
+        v->counts.problems++;
+    if (v->fn)
+        v->fn(v->ctx, msg);
+}
+
+__attribute__((format(printf, 4, 5))) static void problem(struct verifier *v, const char *file,
+                                                          int64_t offset, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report(v, false, file, offset, fmt, ap);
+    va_end(ap);
+}
+
+__attribute__((format(printf, 3, 4))) static void warning(struct verifier *v, const char *file,
+                                                          const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report(v, true, file, -1, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- files ----------------------------------------------------------------------------- */
+
+struct mapped {
+    const uint8_t *buf;
+    size_t len;
+    void *map; /* NULL for an empty file */
+};
+
+/* Maps path read-only. Returns 0 or -errno (reported by the caller). */
+static int map_file(const char *path, struct mapped *m)
+{
+    static const uint8_t empty[1];
+    *m = (struct mapped){.buf = empty};
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return -EINVAL;
+    }
+    if (st.st_size > 0) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = -errno;
+            close(fd);
+            return e;
+        }
+        m->map = p;
+        m->buf = p;
+        m->len = (size_t)st.st_size;
+    }
+    close(fd);
+    return 0;
+}
+
+static void unmap_file(struct mapped *m)
+{
+    if (m->map)
+        munmap(m->map, m->len);
+    m->map = NULL;
+}
+
+static bool all_zero(const uint8_t *p, size_t n, size_t *first_nonzero)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i]) {
+            if (first_nonzero)
+                *first_nonzero = i;
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool path_join(char *buf, size_t cap, const char *a, const char *b)
+{
+    int n = snprintf(buf, cap, "%s/%s", a, b);
+    return n >= 0 && (size_t)n < cap;
+}
+
+/* ---- segment name parsing -------------------------------------------------------------- */
+
+/* "<20 digits>.<ext>" → base and kind. Returns false for any other name. *overflow is set when
+ * the digits are there but the value does not fit an int64. */
+static bool parse_segment_name(const char *name, int64_t *base, enum file_kind *kind,
+                               bool *overflow)
+{
+    *overflow = false;
+    for (int i = 0; i < BASE_DIGITS; i++)
+        if (name[i] < '0' || name[i] > '9')
+            return false;
+    if (name[BASE_DIGITS] != '.')
+        return false;
+    const char *ext = name + BASE_DIGITS + 1;
+    int k;
+    for (k = 0; k < KIND_COUNT; k++)
+        if (strcmp(ext, kind_ext[k]) == 0)
+            break;
+    if (k == KIND_COUNT)
+        return false;
+    int64_t v = 0;
+    for (int i = 0; i < BASE_DIGITS; i++) {
+        int d = name[i] - '0';
+        if (v > (INT64_MAX - d) / 10) {
+            *overflow = true;
+            return true;
+        }
+        v = v * 10 + d;
+    }
+    *base = v;
+    *kind = (enum file_kind)k;
+    return true;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* ---- .log ------------------------------------------------------------------------------ */
+
+static int spans_push(struct log_result *r, uint64_t position, int64_t base, int64_t last)
+{
+    if (r->span_count == r->span_cap) {
+        size_t cap = r->span_cap ? r->span_cap * 2 : 256;
+        struct batch_span *n = realloc(r->spans, cap * sizeof *n);
+        if (!n)
+            return -ENOMEM;
+        r->spans = n;
+        r->span_cap = cap;
+    }
+    r->spans[r->span_count++] = (struct batch_span){position, base, last};
+    return 0;
+}
+
+/* Walks one .log. expected_base is where the previous segment ended (-1 for the first).
+ * Returns 0 or -ENOMEM; problems go to fn. */
+static int check_log(struct verifier *v, const char *path, int64_t seg_base, int64_t expected_base,
+                     bool newest, struct log_result *r)
+{
+    r->last_offset = -1;
+    r->max_timestamp = -1;
+    r->data_bytes = 0;
+    r->span_count = 0;
+
+    struct mapped m;
+    int rc = map_file(path, &m);
+    if (rc != 0) {
+        problem(v, path, -1, "cannot read: %s", strerror(-rc));
+        return 0;
+    }
+    if (expected_base >= 0 && seg_base != expected_base)
+        problem(v, path, -1,
+                "segment base offset %" PRId64 " does not follow the previous segment, which "
+                "ends before offset %" PRId64,
+                seg_base, expected_base);
+
+    int64_t next = seg_base; /* the baseOffset the next batch must have */
+    size_t pos = 0;
+    while (pos < m.len) {
+        size_t left = m.len - pos;
+        size_t nz = 0;
+        if (left < BATCH_LOG_OVERHEAD_BYTES ||
+            all_zero(m.buf + pos, BATCH_LOG_OVERHEAD_BYTES, NULL)) {
+            if (all_zero(m.buf + pos, left, &nz)) {
+                if (!newest)
+                    problem(v, path, (int64_t)pos,
+                            "zero-filled tail of %zu bytes after the last batch (only the "
+                            "newest segment is preallocated)",
+                            left);
+            } else if (left < BATCH_LOG_OVERHEAD_BYTES) {
+                problem(v, path, (int64_t)pos, "%zu trailing bytes, too few for a batch", left);
+            } else {
+                problem(v, path, (int64_t)(pos + nz),
+                        "non-zero bytes after a zero-filled gap starting at offset %zu", pos);
+            }
+            break;
+        }
+        const char *why = NULL;
+        int64_t size = batch_size_at(m.buf + pos, left, &why);
+        if (size < 0) {
+            problem(v, path, (int64_t)pos, "%s (%zu bytes from here not checked)",
+                    why ? why : "bad batch length", left);
+            break;
+        }
+        struct batch_header h;
+        rc = batch_validate(m.buf + pos, (size_t)size, 0, &h, &why);
+        if (rc != 0) {
+            problem(v, path, (int64_t)pos, "batch: %s", why ? why : rt_strerror(rc));
+            /* The length field is in bounds, so the next batch's position is still known. Its
+             * offsets cannot be trusted: resynchronise continuity on the next good batch. */
+            next = -1;
+            pos += (size_t)size;
+            continue;
+        }
+        if (next >= 0 && h.base_offset != next)
+            problem(v, path, (int64_t)pos, "baseOffset %" PRId64 ", expected %" PRId64 " (%s)",
+                    h.base_offset, next,
+                    pos == 0 ? "the segment's base offset from its file name"
+                             : "the previous batch's lastOffset + 1");
+        int64_t last = batch_last_offset(&h);
+        if (spans_push(r, pos, h.base_offset, last) != 0) {
+            unmap_file(&m);
+            return -ENOMEM;
+        }
+        if (h.max_timestamp > r->max_timestamp)
+            r->max_timestamp = h.max_timestamp;
+        r->last_offset = last;
+        next = last + 1;
+        v->counts.batches++;
+        v->counts.records += (uint64_t)h.record_count;
+        pos += (size_t)size;
+        r->data_bytes = pos;
+    }
+    if (m.len == 0 && !newest)
+        warning(v, path, "empty segment that is not the newest");
+    v->counts.bytes += m.len;
+    unmap_file(&m);
+    return 0;
+}
+
+/* ---- indexes --------------------------------------------------------------------------- */
+
+static size_t live_entries(const uint8_t *buf, size_t entries, size_t entry_bytes)
+{
+    while (entries > 0 && all_zero(buf + (entries - 1) * entry_bytes, entry_bytes, NULL))
+        entries--;
+    return entries;
+}
+
+static const struct batch_span *span_at(const struct log_result *r, uint64_t position)
+{
+    size_t lo = 0, hi = r->span_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->spans[mid].position < position)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->span_count && r->spans[lo].position == position ? &r->spans[lo] : NULL;
+}
+
+static void check_offset_index(struct verifier *v, const char *path, int64_t seg_base, bool newest,
+                               const struct log_result *r)
+{
+    struct mapped m;
+    int rc = map_file(path, &m);
+    if (rc != 0) {
+        problem(v, path, -1, "cannot read: %s", strerror(-rc));
+        return;
+    }
+    v->counts.bytes += m.len;
+    size_t total = m.len / OFFSET_INDEX_ENTRY_BYTES;
+    if (m.len % OFFSET_INDEX_ENTRY_BYTES)
+        problem(v, path, (int64_t)(total * OFFSET_INDEX_ENTRY_BYTES),
+                "size %zu is not a multiple of %d", m.len, OFFSET_INDEX_ENTRY_BYTES);
+    size_t live = live_entries(m.buf, total, OFFSET_INDEX_ENTRY_BYTES);
+    if (live < total && !newest)
+        problem(v, path, (int64_t)(live * OFFSET_INDEX_ENTRY_BYTES),
+                "%zu zero-filled entries at the end: the index of a sealed segment was not "
+                "trimmed",
+                total - live);
+    const char *why = NULL;
+    uint32_t bad = 0;
+    if (offset_index_check(m.buf, live * OFFSET_INDEX_ENTRY_BYTES, r->data_bytes, &why, &bad) !=
+        0) {
+        problem(v, path, (int64_t)bad * OFFSET_INDEX_ENTRY_BYTES, "entry %" PRIu32 ": %s", bad,
+                why ? why : "invalid");
+        unmap_file(&m);
+        return; /* ordering is broken: cross-checks would only repeat the damage */
+    }
+    for (size_t i = 0; i < live; i++) {
+        const uint8_t *e = m.buf + i * OFFSET_INDEX_ENTRY_BYTES;
+        int64_t offset = seg_base + (int32_t)be32_load(e);
+        uint32_t position = be32_load(e + 4);
+        const struct batch_span *s = span_at(r, position);
+        if (!s) {
+            problem(v, path, (int64_t)(i * OFFSET_INDEX_ENTRY_BYTES),
+                    "entry %zu (offset %" PRId64 ") points at position %" PRIu32
+                    ", which is not the start of a valid batch",
+                    i, offset, position);
+            continue;
+        }
+        if (offset < s->base_offset || offset > s->last_offset)
+            problem(v, path, (int64_t)(i * OFFSET_INDEX_ENTRY_BYTES),
+                    "entry %zu: offset %" PRId64 " is outside the batch at position %" PRIu32
+                    " (offsets %" PRId64 "..%" PRId64 ")",
+                    i, offset, position, s->base_offset, s->last_offset);
+    }
+    unmap_file(&m);
+}
+
+static void check_time_index(struct verifier *v, const char *path, int64_t seg_base, bool newest,
+                             const struct log_result *r)
+{
+    struct mapped m;
+    int rc = map_file(path, &m);
+    if (rc != 0) {
+        problem(v, path, -1, "cannot read: %s", strerror(-rc));
+        return;
+    }
+    v->counts.bytes += m.len;
+    size_t total = m.len / TIME_INDEX_ENTRY_BYTES;
+    if (m.len % TIME_INDEX_ENTRY_BYTES)
+        problem(v, path, (int64_t)(total * TIME_INDEX_ENTRY_BYTES),
+                "size %zu is not a multiple of %d", m.len, TIME_INDEX_ENTRY_BYTES);
+    size_t live = live_entries(m.buf, total, TIME_INDEX_ENTRY_BYTES);
+    if (live < total && !newest)
+        problem(v, path, (int64_t)(live * TIME_INDEX_ENTRY_BYTES),
+                "%zu zero-filled entries at the end: the index of a sealed segment was not "
+                "trimmed",
+                total - live);
+    const char *why = NULL;
+    uint32_t bad = 0;
+    if (time_index_check(m.buf, live * TIME_INDEX_ENTRY_BYTES, &why, &bad) != 0) {
+        problem(v, path, (int64_t)bad * TIME_INDEX_ENTRY_BYTES, "entry %" PRIu32 ": %s", bad,
+                why ? why : "invalid");
+        unmap_file(&m);
+        return;
+    }
+    for (size_t i = 0; i < live; i++) {
+        const uint8_t *e = m.buf + i * TIME_INDEX_ENTRY_BYTES;
+        int64_t ts = (int64_t)be64_load(e);
+        int64_t offset = seg_base + (int32_t)be32_load(e + 8);
+        if (r->last_offset < 0 || offset > r->last_offset)
+            problem(v, path, (int64_t)(i * TIME_INDEX_ENTRY_BYTES),
+                    "entry %zu: offset %" PRId64 " is beyond the segment's last offset %" PRId64, i,
+                    offset, r->last_offset);
+        else if (ts > r->max_timestamp)
+            problem(v, path, (int64_t)(i * TIME_INDEX_ENTRY_BYTES),
+                    "entry %zu: timestamp %" PRId64 " is above every batch's maxTimestamp (%" PRId64
+                    ")",
+                    i, ts, r->max_timestamp);
+    }
+    unmap_file(&m);
+}
+
+/* ---- partitions ------------------------------------------------------------------------ */
+
+static int cmp_segments(const void *a, const void *b)
+{
+    const struct segment_files *x = a, *y = b;
+    return x->base_offset < y->base_offset ? -1 : x->base_offset > y->base_offset;
+}
+
+static int find_or_add(struct segment_files **segs, size_t *count, size_t *cap, int64_t base)
+{
+    for (size_t i = 0; i < *count; i++)
+        if ((*segs)[i].base_offset == base)
+            return (int)i;
+    if (*count == *cap) {
+        size_t n = *cap ? *cap * 2 : 16;
+        struct segment_files *p = realloc(*segs, n * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        *segs = p;
+        *cap = n;
+    }
+    (*segs)[*count] = (struct segment_files){.base_offset = base};
+    return (int)(*count)++;
+}
+
+static int check_partition(struct verifier *v, const char *pdir)
+{
+    DIR *d = opendir(pdir);
+    if (!d) {
+        problem(v, pdir, -1, "partition directory %s",
+                errno == ENOENT ? "missing" : strerror(errno));
+        return 0;
+    }
+    struct segment_files *segs = NULL;
+    size_t count = 0, cap = 0;
+    int rc = 0;
+    struct dirent *de;
+    char path[VERIFY_PATH_BYTES];
+    while ((de = readdir(d)) != NULL) {
+        const char *name = de->d_name;
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || has_suffix(name, ".tmp"))
+            continue;
+        int64_t base = 0;
+        enum file_kind kind = KIND_LOG;
+        bool overflow = false;
+        if (!path_join(path, sizeof path, pdir, name))
+            continue;
+        if (!parse_segment_name(name, &base, &kind, &overflow)) {
+            warning(v, path, "unexpected file in a partition directory");
+            continue;
+        }
+        if (overflow) {
+            problem(v, path, -1, "base offset in the file name does not fit a 64-bit offset");
+            continue;
+        }
+        int i = find_or_add(&segs, &count, &cap, base);
+        if (i < 0) {
+            rc = i;
+            break;
+        }
+        segs[i].has[kind] = true;
+    }
+    closedir(d);
+    if (rc != 0) {
+        free(segs);
+        return rc;
+    }
+    qsort(segs, count, sizeof *segs, cmp_segments);
+
+    /* The newest segment is the one with the largest base that has a log. */
+    int64_t newest_base = -1;
+    for (size_t i = 0; i < count; i++)
+        if (segs[i].has[KIND_LOG])
+            newest_base = segs[i].base_offset;
+
+    struct log_result r = {0};
+    int64_t expected = -1;
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        const struct segment_files *s = &segs[i];
+        char name[BASE_DIGITS + 16];
+        if (!s->has[KIND_LOG]) {
+            for (int k = KIND_INDEX; k <= KIND_TXNINDEX; k++) {
+                if (!s->has[k])
+                    continue;
+                snprintf(name, sizeof name, "%0*" PRId64 ".%s", BASE_DIGITS, s->base_offset,
+                         kind_ext[k]);
+                if (path_join(path, sizeof path, pdir, name))
+                    problem(v, path, -1, "index without a log segment (%0*" PRId64 ".log)",
+                            BASE_DIGITS, s->base_offset);
+            }
+            continue; /* a .snapshot alone is normal: snapshots are named by offset */
+        }
+        bool newest = s->base_offset == newest_base;
+        v->counts.segments++;
+        snprintf(name, sizeof name, "%0*" PRId64 ".log", BASE_DIGITS, s->base_offset);
+        if (!path_join(path, sizeof path, pdir, name))
+            continue;
+        rc = check_log(v, path, s->base_offset, expected, newest, &r);
+        if (rc != 0)
+            break;
+        expected = r.last_offset >= 0 ? r.last_offset + 1 : s->base_offset;
+
+        snprintf(name, sizeof name, "%0*" PRId64 ".index", BASE_DIGITS, s->base_offset);
+        if (s->has[KIND_INDEX] && path_join(path, sizeof path, pdir, name))
+            check_offset_index(v, path, s->base_offset, newest, &r);
+        snprintf(name, sizeof name, "%0*" PRId64 ".timeindex", BASE_DIGITS, s->base_offset);
+        if (s->has[KIND_TIMEINDEX] && path_join(path, sizeof path, pdir, name))
+            check_time_index(v, path, s->base_offset, newest, &r);
+    }
+    free(r.spans);
+    free(segs);
+    return rc;
+}
+
+/* ---- directory ------------------------------------------------------------------------- */
+
+/* Files the engine keeps at the top of a data directory. */
+static bool top_level_known(const char *name)
+{
+    return strcmp(name, META_FILE) == 0 || strcmp(name, META_LOCK_FILE) == 0 ||
+           strcmp(name, META_CLEAN_FILE) == 0 || has_suffix(name, ".tmp") ||
+           strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+}
+
+/* True when name is "<topic>-<p>" for a catalogued topic and p < its partition count. */
+static bool is_partition_dir(const struct meta_catalogue *cat, const char *name)
+{
+    const char *dash = strrchr(name, '-');
+    if (!dash || dash == name || dash[1] == '\0')
+        return false;
+    char *end = NULL;
+    errno = 0;
+    unsigned long p = strtoul(dash + 1, &end, 10);
+    if (errno || *end || dash[1] < '0' || dash[1] > '9')
+        return false;
+    size_t n = (size_t)(dash - name);
+    for (uint32_t i = 0; i < cat->count; i++)
+        if (strlen(cat->topics[i].name) == n && memcmp(cat->topics[i].name, name, n) == 0 &&
+            p < cat->topics[i].partitions)
+            return true;
+    return false;
+}
+
+static int load_catalogue(struct verifier *v, struct meta_catalogue *cat, bool *ok)
+{
+    char path[VERIFY_PATH_BYTES];
+    *ok = false;
+    if (!path_join(path, sizeof path, v->dir, META_FILE))
+        return -ENAMETOOLONG;
+    struct mapped m;
+    int rc = map_file(path, &m);
+    if (rc == -ENOENT) {
+        warning(v, path, "missing: the directory has no topics");
+        *ok = true;
+        return 0;
+    }
+    if (rc != 0) {
+        problem(v, path, -1, "cannot read: %s", strerror(-rc));
+        return 0;
+    }
+    v->counts.bytes += m.len;
+    const char *why = NULL;
+    size_t bad = 0;
+    rc = meta_parse(m.buf, m.len, cat, &why, &bad);
+    unmap_file(&m);
+    if (rc == -ENOMEM)
+        return rc;
+    if (rc != 0) {
+        problem(v, path, (int64_t)bad, "%s", why ? why : "corrupt catalogue");
+        return 0;
+    }
+    *ok = true;
+    return 0;
+}
+
+/* Takes dir/.lock without creating it. Returns the fd (or -1 when there is no lock file),
+ * RT_E_DIRECTORY_LOCKED, or -errno. */
+static int take_lock(const char *dir)
+{
+    char path[VERIFY_PATH_BYTES];
+    if (!path_join(path, sizeof path, dir, META_LOCK_FILE))
+        return -ENAMETOOLONG;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return errno == ENOENT ? -1 : -errno;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        return e == EWOULDBLOCK ? RT_E_DIRECTORY_LOCKED : -e;
+    }
+    /* An engine that locks with fcntl record locks instead would not conflict with flock:
+     * ask for those too. F_GETLK needs no write access. */
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    if (fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK) {
+        close(fd);
+        return RT_E_DIRECTORY_LOCKED;
+    }
+    return fd;
+}
+
+int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *problem), void *ctx,
+                          struct rt_verify_counts *out)
+{
+    error_clear();
+    if (out)
+        *out = (struct rt_verify_counts){0};
+    if (!dir || !*dir)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_verify: no directory");
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return error_set(-errno, "%s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return error_set(-ENOTDIR, "%s: not a directory", dir);
+
+    int lock_fd = take_lock(dir);
+    if (lock_fd == RT_E_DIRECTORY_LOCKED)
+        return error_set(RT_E_DIRECTORY_LOCKED,
+                         "%s/%s is held by a running engine; verify needs a closed directory", dir,
+                         META_LOCK_FILE);
+    if (lock_fd < -1)
+        return error_set(lock_fd, "%s/%s: %s", dir, META_LOCK_FILE, strerror(-lock_fd));
+
+    struct verifier v = {.dir = dir, .fn = fn, .ctx = ctx};
+    struct meta_catalogue cat = {0};
+    bool cat_ok = false;
+    int rc = load_catalogue(&v, &cat, &cat_ok);
+    char path[VERIFY_PATH_BYTES];
+    if (rc == 0 && cat_ok) {
+        v.counts.topics = cat.count;
+        for (uint32_t t = 0; t < cat.count && rc == 0; t++) {
+            for (uint32_t p = 0; p < cat.topics[t].partitions && rc == 0; p++) {
+                if (meta_partition_dir(path, sizeof path, dir, cat.topics[t].name, p) != 0) {
+                    problem(&v, dir, -1, "partition directory name too long for %s-%" PRIu32,
+                            cat.topics[t].name, p);
+                    continue;
+                }
+                v.counts.partitions++;
+                rc = check_partition(&v, path);
+            }
+        }
+        DIR *d = rc == 0 ? opendir(dir) : NULL;
+        if (d) {
+            struct dirent *de;
+            while ((de = readdir(d)) != NULL) {
+                if (top_level_known(de->d_name) || is_partition_dir(&cat, de->d_name))
+                    continue;
+                if (path_join(path, sizeof path, dir, de->d_name))
+                    warning(&v, path, "unexpected entry in the data directory");
+            }
+            closedir(d);
+        }
+    }
+    meta_catalogue_free(&cat);
+    if (lock_fd >= 0) {
+        flock(lock_fd, LOCK_UN);
+        close(lock_fd);
+    }
+    if (out)
+        *out = v.counts;
+    if (rc != 0)
+        return error_set(rc, "%s: verify stopped: %s", dir, strerror(-rc));
+    if (v.counts.problems > 0)
+        return error_set(RT_E_CORRUPT, "%s: %" PRIu64 " problem%s found", dir, v.counts.problems,
+                         v.counts.problems == 1 ? "" : "s");
+    return 0;
+}
+
+int rt_verify(const char *dir, void (*fn)(void *ctx, const char *problem), void *ctx)
+{
+    return rt_verify_with_counts(dir, fn, ctx, NULL);
+}

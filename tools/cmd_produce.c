@@ -1,0 +1,387 @@
+/*
+ * cmd_produce.c — `ringtail produce DIR TOPIC`: one record per stdin line, batched per partition
+ * and appended with rt_append.
+ *
+ * Placement follows a Kafka producer with the default partitioner: -p wins; a record with a key
+ * goes to toPositive(murmur2(key)) % partitions (murmur2.h); a record without a key joins the
+ * current "sticky" partition's batch, and the sticky partition moves on to the next one each
+ * time its batch is sent (round-robin per batch). A partition's batch is sent when it holds
+ * --batch-records records or about BATCH_TARGET_BYTES bytes, and at end of input.
+ *
+ * Lines are copied into a per-partition arena (offsets, not pointers, so the arena may grow);
+ * nothing is kept after its batch is appended, so memory is bounded by partitions x batch size.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "murmur2.h"
+
+#define BATCH_TARGET_BYTES    (16u * 1024u)
+#define BATCH_RECORDS_DEFAULT 500u
+#define BATCH_RECORDS_MAX     100000u
+/* Upper bound of a record's framing in RecordBatch v2: length varint (5), attributes (1),
+ * timestampDelta varlong (10), offsetDelta varint (5), key and value lengths (5 + 5), header
+ * count (5). */
+#define RECORD_OVERHEAD_MAX_BYTES 36u
+#define BATCH_HEADER_BYTES        61u
+
+struct item {
+    size_t key_at;
+    int32_t key_len; /* -1 null */
+    size_t value_at;
+    int32_t value_len;
+};
+
+struct pending {
+    struct item *items;
+    size_t count;
+    size_t cap;
+    uint8_t *arena;
+    size_t arena_used;
+    size_t arena_cap;
+    size_t estimate_bytes; /* encoded size estimate of the batch so far */
+    uint64_t first_line;
+};
+
+struct producer {
+    rt_engine *engine;
+    const char *topic;
+    uint32_t partitions;
+    uint32_t batch_records_max;
+    uint32_t batch_size_max_bytes;
+    struct pending *pending; /* one per partition */
+    struct rt_record *scratch;
+    size_t scratch_cap;
+    uint32_t sticky;
+    uint64_t records;
+    uint64_t batches;
+};
+
+static void produce_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: ringtail produce DIR TOPIC [-p N] [--key-sep C] [--sync always|interval|none]\n"
+            "                        [--batch-records N]\n"
+            "\n"
+            "Appends one record per line of standard input to TOPIC. The value is the line\n"
+            "without its '\\n' (a '\\r' before it is kept); the record timestamp is now.\n"
+            "\n"
+            "  -p, --partition N     send every record to partition N\n"
+            "  -k, --key-sep C       split each line at the first C into KEY C VALUE; a line\n"
+            "                        without C has a null key. C is one character, or \\t.\n"
+            "  --sync MODE           always (fdatasync before acknowledging, the default),\n"
+            "                        interval, or none (page cache only)\n"
+            "  --batch-records N     records per batch, at most (default %u; 1..%u); a batch is\n"
+            "                        also sent when it reaches about %u KiB\n"
+            "\n"
+            "Without -p, a keyed record goes where Kafka's default partitioner puts it:\n"
+            "toPositive(murmur2(key)) %% partitions. Records without a key fill one partition's\n"
+            "batch, then the next partition's (round-robin per batch, like Kafka's sticky\n"
+            "partitioner), starting at partition 0.\n"
+            "\n"
+            "At end of input prints one summary line. A line too long for one batch stops the\n"
+            "command with an error naming the line; batches sent before it stay appended.\n"
+            "Exit status: 0 success, 1 failure, 2 usage error.\n",
+            BATCH_RECORDS_DEFAULT, BATCH_RECORDS_MAX, BATCH_TARGET_BYTES / 1024u);
+}
+
+static int flush_partition(struct producer *pr, uint32_t p)
+{
+    struct pending *pd = &pr->pending[p];
+    if (pd->count == 0)
+        return 0;
+    if (pr->scratch_cap < pd->count) {
+        struct rt_record *n = realloc(pr->scratch, pd->count * sizeof *n);
+        if (!n)
+            return -ENOMEM;
+        pr->scratch = n;
+        pr->scratch_cap = pd->count;
+    }
+    for (size_t i = 0; i < pd->count; i++) {
+        const struct item *it = &pd->items[i];
+        pr->scratch[i] = (struct rt_record){
+            .key = it->key_len >= 0 ? pd->arena + it->key_at : NULL,
+            .key_len = it->key_len,
+            .value = pd->arena + it->value_at,
+            .value_len = it->value_len,
+            .timestamp_ms = -1,
+            .headers = NULL,
+            .header_count = 0,
+        };
+    }
+    int rc = rt_append(pr->engine, pr->topic, p, pr->scratch, pd->count, NULL);
+    if (rc != 0) {
+        cli_fail_rt("produce", rc, "appending lines %" PRIu64 "..%" PRIu64 " to %s-%" PRIu32,
+                    pd->first_line, pd->first_line + pd->count - 1, pr->topic, p);
+        return rc;
+    }
+    pr->records += pd->count;
+    pr->batches++;
+    pd->count = 0;
+    pd->arena_used = 0;
+    pd->estimate_bytes = BATCH_HEADER_BYTES;
+    if (p == pr->sticky)
+        pr->sticky = (pr->sticky + 1) % pr->partitions;
+    return 0;
+}
+
+static int arena_put(struct pending *pd, const char *bytes, size_t len, size_t *at_out)
+{
+    if (!pd->arena || pd->arena_used + len > pd->arena_cap) {
+        size_t cap = pd->arena_cap ? pd->arena_cap : 4096;
+        while (cap < pd->arena_used + len)
+            cap *= 2;
+        uint8_t *n = realloc(pd->arena, cap);
+        if (!n)
+            return -ENOMEM;
+        pd->arena = n;
+        pd->arena_cap = cap;
+    }
+    if (len)
+        memcpy(pd->arena + pd->arena_used, bytes, len);
+    *at_out = pd->arena_used;
+    pd->arena_used += len;
+    return 0;
+}
+
+/* Adds one record to partition p's batch, sending the batch first if the record would push it
+ * past the size target, and afterwards if it is full by count. */
+static int add_record(struct producer *pr, uint32_t p, const char *key, int32_t key_len,
+                      const char *value, int32_t value_len, uint64_t line)
+{
+    struct pending *pd = &pr->pending[p];
+    size_t rec_bytes =
+        RECORD_OVERHEAD_MAX_BYTES + (size_t)(key_len > 0 ? key_len : 0) + (size_t)value_len;
+    if (pd->count > 0 && pd->estimate_bytes + rec_bytes > BATCH_TARGET_BYTES) {
+        int rc = flush_partition(pr, p);
+        if (rc != 0)
+            return rc;
+    }
+    if (pd->count == pd->cap) {
+        size_t cap = pd->cap ? pd->cap * 2 : 64;
+        struct item *n = realloc(pd->items, cap * sizeof *n);
+        if (!n)
+            return -ENOMEM;
+        pd->items = n;
+        pd->cap = cap;
+    }
+    struct item it = {.key_len = key_len, .value_len = value_len};
+    if (key_len >= 0 && arena_put(pd, key, (size_t)key_len, &it.key_at) != 0)
+        return -ENOMEM;
+    if (arena_put(pd, value, (size_t)value_len, &it.value_at) != 0)
+        return -ENOMEM;
+    if (pd->count == 0)
+        pd->first_line = line;
+    pd->items[pd->count++] = it;
+    pd->estimate_bytes += rec_bytes;
+    if (pd->count >= pr->batch_records_max || pd->estimate_bytes >= BATCH_TARGET_BYTES)
+        return flush_partition(pr, p);
+    return 0;
+}
+
+static bool parse_sep(const char *s, char *out)
+{
+    if (strcmp(s, "\\t") == 0 || strcmp(s, "tab") == 0) {
+        *out = '\t';
+        return true;
+    }
+    if (strlen(s) != 1)
+        return false;
+    *out = s[0];
+    return true;
+}
+
+int cmd_produce(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"partition", required_argument, NULL, 'p'},
+        {"key-sep", required_argument, NULL, 'k'},
+        {"sync", required_argument, NULL, 's'},
+        {"batch-records", required_argument, NULL, 'b'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct rt_options opts;
+    rt_options_init(&opts);
+    bool fixed = false;
+    uint32_t fixed_partition = 0;
+    bool keyed = false;
+    char sep = 0;
+    uint32_t batch_records = BATCH_RECORDS_DEFAULT;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":p:k:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            if (!cli_parse_u32(optarg, 0, UINT32_MAX - 1, &fixed_partition))
+                return cli_usage("produce", "-p needs a partition number, not '%s'", optarg);
+            fixed = true;
+            break;
+        case 'k':
+            if (!parse_sep(optarg, &sep))
+                return cli_usage("produce", "--key-sep needs one character, not '%s'", optarg);
+            keyed = true;
+            break;
+        case 's':
+            if (strcmp(optarg, "always") == 0)
+                opts.sync_mode = RT_SYNC_ALWAYS;
+            else if (strcmp(optarg, "interval") == 0)
+                opts.sync_mode = RT_SYNC_INTERVAL;
+            else if (strcmp(optarg, "none") == 0)
+                opts.sync_mode = RT_SYNC_NONE;
+            else
+                return cli_usage("produce", "--sync must be always, interval or none, not '%s'",
+                                 optarg);
+            break;
+        case 'b':
+            if (!cli_parse_u32(optarg, 1, BATCH_RECORDS_MAX, &batch_records))
+                return cli_usage("produce", "--batch-records must be 1..%u, not '%s'",
+                                 BATCH_RECORDS_MAX, optarg);
+            break;
+        case 'h':
+            produce_usage(stdout);
+            return CLI_EXIT_OK;
+        case ':':
+            return cli_usage("produce", "option %s needs a value", argv[optind - 1]);
+        default:
+            return cli_usage("produce", "unknown option %s", argv[optind - 1]);
+        }
+    }
+    if (argc - optind < 1)
+        return cli_usage("produce", "missing DIR");
+    if (argc - optind < 2)
+        return cli_usage("produce", "missing TOPIC");
+    if (argc - optind > 2)
+        return cli_usage("produce", "unexpected argument '%s'", argv[optind + 2]);
+    const char *dir = argv[optind];
+    const char *topic = argv[optind + 1];
+
+    struct producer pr = {.topic = topic,
+                          .batch_records_max = batch_records,
+                          .batch_size_max_bytes = opts.batch_size_max_bytes};
+    int ex = cli_engine_open("produce", dir, false, &opts, &pr.engine, NULL);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    int rc = rt_topic_describe(pr.engine, topic, &pr.partitions);
+    if (rc != 0) {
+        if (rc == RT_E_UNKNOWN_TOPIC_OR_PARTITION)
+            cli_fail("produce", "no topic '%s' in %s", topic, dir);
+        else
+            cli_fail_rt("produce", rc, "topic '%s' in %s", topic, dir);
+        rt_close(pr.engine);
+        return CLI_EXIT_FAIL;
+    }
+    if (fixed && fixed_partition >= pr.partitions) {
+        rt_close(pr.engine);
+        return cli_usage("produce",
+                         "partition %" PRIu32 " does not exist: %s has %" PRIu32
+                         " partition%s (0..%" PRIu32 ")",
+                         fixed_partition, topic, pr.partitions, pr.partitions == 1 ? "" : "s",
+                         pr.partitions - 1);
+    }
+    pr.pending = calloc(pr.partitions, sizeof *pr.pending);
+    if (!pr.pending) {
+        rt_close(pr.engine);
+        return cli_fail("produce", "out of memory");
+    }
+    for (uint32_t p = 0; p < pr.partitions; p++)
+        pr.pending[p].estimate_bytes = BATCH_HEADER_BYTES;
+
+    /* The largest record that fits alone in a batch the engine accepts. */
+    size_t record_max_bytes =
+        pr.batch_size_max_bytes > BATCH_HEADER_BYTES + RECORD_OVERHEAD_MAX_BYTES
+            ? pr.batch_size_max_bytes - BATCH_HEADER_BYTES - RECORD_OVERHEAD_MAX_BYTES
+            : 0;
+    char *line = NULL;
+    size_t line_cap = 0;
+    ssize_t n;
+    uint64_t line_no = 0;
+    int result = CLI_EXIT_OK;
+    while ((n = getline(&line, &line_cap, stdin)) != -1) {
+        line_no++;
+        size_t len = (size_t)n;
+        if (len > 0 && line[len - 1] == '\n')
+            len--;
+        const char *key = NULL;
+        int32_t key_len = -1;
+        const char *value = line;
+        size_t value_len = len;
+        if (keyed) {
+            char *at = memchr(line, sep, len);
+            if (at) {
+                key = line;
+                key_len = (int32_t)(at - line);
+                value = at + 1;
+                value_len = len - (size_t)key_len - 1;
+            }
+        }
+        size_t rec_len = value_len + (key_len > 0 ? (size_t)key_len : 0);
+        if (rec_len > record_max_bytes) {
+            result = cli_fail("produce",
+                              "stdin line %" PRIu64 ": %zu bytes do not fit in one batch (at "
+                              "most %zu bytes of key and value; batches are limited to %" PRIu32
+                              " bytes)",
+                              line_no, rec_len, record_max_bytes, pr.batch_size_max_bytes);
+            break;
+        }
+        uint32_t p;
+        if (fixed)
+            p = fixed_partition;
+        else if (key)
+            p = murmur2_partition(key, (size_t)key_len, pr.partitions);
+        else
+            p = pr.sticky;
+        rc = add_record(&pr, p, key, key_len, value, (int32_t)value_len, line_no);
+        if (rc != 0) {
+            if (rc == -ENOMEM)
+                cli_fail("produce", "out of memory at stdin line %" PRIu64, line_no);
+            result = CLI_EXIT_FAIL;
+            break;
+        }
+    }
+    if (result == CLI_EXIT_OK && ferror(stdin))
+        result = cli_fail("produce", "reading stdin: %s", strerror(errno));
+    if (result == CLI_EXIT_OK) {
+        for (uint32_t p = 0; p < pr.partitions; p++) {
+            if (flush_partition(&pr, p) != 0) {
+                result = CLI_EXIT_FAIL;
+                break;
+            }
+        }
+    }
+    free(line);
+    for (uint32_t p = 0; p < pr.partitions; p++) {
+        free(pr.pending[p].items);
+        free(pr.pending[p].arena);
+    }
+    free(pr.pending);
+    free(pr.scratch);
+    int close_ex = cli_engine_close("produce", pr.engine);
+    if (result == CLI_EXIT_OK && close_ex != CLI_EXIT_OK)
+        result = close_ex;
+
+    if (result == CLI_EXIT_OK) {
+        if (fixed)
+            printf("produced %" PRIu64 " record%s to %s (partition %" PRIu32 ") in %" PRIu64
+                   " batch%s\n",
+                   pr.records, pr.records == 1 ? "" : "s", topic, fixed_partition, pr.batches,
+                   pr.batches == 1 ? "" : "es");
+        else
+            printf("produced %" PRIu64 " record%s to %s (%" PRIu32 " partition%s) in %" PRIu64
+                   " batch%s\n",
+                   pr.records, pr.records == 1 ? "" : "s", topic, pr.partitions,
+                   pr.partitions == 1 ? "" : "s", pr.batches, pr.batches == 1 ? "" : "es");
+    } else if (pr.records > 0) {
+        fprintf(stderr,
+                "ringtail produce: %" PRIu64 " record%s in %" PRIu64
+                " batch%s were appended before the error\n",
+                pr.records, pr.records == 1 ? "" : "s", pr.batches, pr.batches == 1 ? "" : "es");
+    }
+    return result;
+}
