@@ -305,10 +305,12 @@ int io_submit(io_ring *ring)
     ring->submitted = true;
     int rc = ring->backend_ops->submit(ring);
     if (rc < 0) {
-        /* Nothing went out: every op still owed a completion reports the failure. */
+        /* Nothing went out: the first op of each fd still owed a completion reports the
+         * failure, the rest of its chain is cancelled behind it (I4). */
         for (uint32_t i = 0; i < ring->op_count; i++) {
-            if (!ring->ops[i].completed)
-                io_op_complete(ring, &ring->ops[i], rc);
+            struct io_op *op = &ring->ops[i];
+            if (!op->completed)
+                io_op_complete(ring, op, ring->ops[op->chain_head].chain_failed ? -ECANCELED : rc);
         }
     }
     assert(rc < 0 || rc == 0);

@@ -838,9 +838,11 @@ static int broken_ring_child(const char *dir)
             return 26;
     }
     /* Sticky: the next round fails the same way, without touching the kernel. */
-    if (io_queue_write(ring, b, &iov, 1, 0, 5) || io_submit(ring) != -ENXIO)
+    if (io_queue_write(ring, b, &iov, 1, 0, 5) || io_queue_fdatasync(ring, b, 6) ||
+        io_submit(ring) != -ENXIO)
         return 27;
-    if (io_reap(ring, c, 4, 1) != 1 || c[0].user_data != 5 || c[0].result != -ENXIO)
+    if (io_reap(ring, c, 4, 2) != 2 || c[0].user_data != 5 || c[0].result != -ENXIO ||
+        c[1].user_data != 6 || c[1].result != -ECANCELED)
         return 28;
     struct stat st;
     if (fstat(a, &st) != 0 || st.st_size != 0)
