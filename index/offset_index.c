@@ -19,6 +19,8 @@
  *   I4. map == NULL iff map_bytes == 0.
  *   I5. entries appended by this module have strictly increasing offsets and positions
  *       (a writable reopen takes entries from disk unchecked: offset_index_check validates them).
+ *   I6. map never moves between open and close: seal shrinks the mapping in place, so a pointer
+ *       to the live entries taken at any time stays valid until close (lock-free readers).
  *
  * Costs: append O(1) through the mapping; lookup and truncate O(log n), searching Kafka's "warm
  * section" (the last 8 KiB of entries) first so that tail lookups touch the same few pages.
@@ -277,23 +279,25 @@ int offset_index_seal(struct offset_index *idx)
         return -errno;
     if (ftruncate(idx->fd, (off_t)live_bytes) != 0)
         return -errno;
-    /* The old mapping now reaches past the end of the file: from here on the index is
-     * read-only whatever fails below (the old mapping stays until a new one replaces it). */
+    /* The mapping now reaches past the end of the file: from here on the index is read-only
+     * whatever fails below, and nothing may touch the mapping past the live entries. */
     idx->writable = false;
     idx->entries_max = idx->entries;
     /* One fdatasync per roll makes the trimmed length durable, so a sealed index reopens with
      * exactly its entries instead of a zero tail that recovery would have to rebuild. */
     if (fdatasync(idx->fd) != 0)
         return -errno;
-    uint8_t *map = NULL;
-    if (live_bytes > 0) {
-        void *m = mmap(NULL, live_bytes, PROT_READ, MAP_SHARED, idx->fd, 0);
-        if (m == MAP_FAILED)
-            return -errno;
-        map = m;
-    }
-    munmap(idx->map, idx->map_bytes);
-    idx->map = map;
+    /* I6: shrink in place instead of remapping, so the address lock-free readers hold stays
+     * valid. The pages with live entries become read-only; the rest is unmapped. */
+    size_t page_bytes = (size_t)sysconf(_SC_PAGESIZE);
+    size_t keep_bytes = (live_bytes + page_bytes - 1) / page_bytes * page_bytes;
+    size_t mapped_bytes = (idx->map_bytes + page_bytes - 1) / page_bytes * page_bytes;
+    if (keep_bytes > 0 && mprotect(idx->map, keep_bytes, PROT_READ) != 0)
+        return -errno;
+    if (mapped_bytes > keep_bytes && munmap(idx->map + keep_bytes, mapped_bytes - keep_bytes) != 0)
+        return -errno;
+    if (live_bytes == 0)
+        idx->map = NULL;
     idx->map_bytes = live_bytes;
     assert_invariants(idx);
     return 0;

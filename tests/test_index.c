@@ -289,6 +289,36 @@ static void test_offset_seal_and_reopen(void **state)
     assert_int_equal(tu_file_size(f->index_path), 32);
 }
 
+static void test_offset_seal_keeps_address(void **state)
+{
+    /* I6: lock-free readers keep a pointer to the mapping; sealing must not move it. 600 entries
+     * span two pages, so the kept head and the unmapped tail both get exercised. */
+    struct fixture *f = *state;
+    struct offset_index idx;
+    assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 65536, true, UINT32_MAX), 0);
+    for (uint32_t i = 0; i < 600; i++)
+        assert_int_equal(offset_index_append(&idx, BASE + 1 + i, 100 * (i + 1)), 0);
+    const uint8_t *reader = idx.map;
+    assert_int_equal(offset_index_seal(&idx), 0);
+    assert_ptr_equal(idx.map, reader);
+    assert_int_equal(idx.map_bytes, 4800);
+    assert_int_equal(tu_file_size(f->index_path), 4800);
+    /* the last entry, read through the pointer taken before the seal */
+    static const uint8_t last[8] = {0, 0, 0x02, 0x58, 0, 0, 0xEA, 0x60}; /* rel 600, pos 60000 */
+    assert_memory_equal(reader + 599 * 8, last, 8);
+    expect_lookup(&idx, BASE + 600, BASE + 600, 60000);
+    expect_lookup(&idx, BASE + 1000, BASE + 600, 60000);
+    offset_index_close(&idx);
+
+    /* an empty index seals to nothing mapped */
+    assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 65536, true, 0), 0);
+    assert_int_equal(offset_index_seal(&idx), 0);
+    assert_null(idx.map);
+    assert_int_equal(tu_file_size(f->index_path), 0);
+    expect_lookup(&idx, BASE + 5, BASE, 0);
+    offset_index_close(&idx);
+}
+
 static void test_offset_reopen_fewer_live_entries(void **state)
 {
     struct fixture *f = *state;
@@ -660,7 +690,9 @@ static void test_time_seal_and_reopen(void **state)
     struct time_index idx;
     assert_int_equal(time_index_open(&idx, f->time_path, BASE, 4096, true, UINT32_MAX), 0);
     tfill3(&idx);
+    const uint8_t *reader = idx.map;
     assert_int_equal(time_index_seal(&idx), 0);
+    assert_ptr_equal(idx.map, reader); /* I6 */
     assert_int_equal(tu_file_size(f->time_path), 36);
     assert_int_equal(time_index_append(&idx, 400, BASE + 40), -EROFS);
     assert_true(time_index_full(&idx));
@@ -819,6 +851,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_offset_truncate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_offset_reset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_offset_seal_and_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_offset_seal_keeps_address, setup, teardown),
         cmocka_unit_test_setup_teardown(test_offset_reopen_fewer_live_entries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_offset_capacity_smaller_than_live, setup, teardown),
         cmocka_unit_test_setup_teardown(test_offset_kafka_bytes, setup, teardown),
