@@ -290,7 +290,7 @@ static int run(struct demo *d)
                 snprintf(first, sizeof first, "offset %" PRId64 " key '%.*s' value '%.*s'",
                          r.offset, r.key_len > 0 ? r.key_len : 0, (const char *)r.key,
                          r.value_len > 0 ? r.value_len : 0, (const char *)r.value);
-            if (count == 7) {
+            if (count == 10) { /* the first record of the third batch */
                 mid_ts = r.timestamp_ms;
                 mid_offset = r.offset;
             }

@@ -150,9 +150,10 @@ static int arena_put(struct pending *pd, const char *bytes, size_t len, size_t *
 }
 
 /* Adds one record to partition p's batch, sending the batch first if the record would push it
- * past the size target, and afterwards if it is full by count. */
-static int add_record(struct producer *pr, uint32_t p, const char *key, int32_t key_len,
-                      const char *value, int32_t value_len, uint64_t line)
+ * past the size target, and afterwards if it is full by count. A sticky (unkeyed, no -p) record
+ * whose partition's batch was just sent follows the sticky partition to the next one. */
+static int add_record(struct producer *pr, uint32_t p, bool sticky, const char *key,
+                      int32_t key_len, const char *value, int32_t value_len, uint64_t line)
 {
     struct pending *pd = &pr->pending[p];
     size_t rec_bytes =
@@ -161,6 +162,10 @@ static int add_record(struct producer *pr, uint32_t p, const char *key, int32_t 
         int rc = flush_partition(pr, p);
         if (rc != 0)
             return rc;
+        if (sticky) {
+            p = pr->sticky;
+            pd = &pr->pending[p];
+        }
     }
     if (pd->count == pd->cap) {
         size_t cap = pd->cap ? pd->cap * 2 : 64;
@@ -337,7 +342,7 @@ int cmd_produce(int argc, char **argv)
             p = murmur2_partition(key, (size_t)key_len, pr.partitions);
         else
             p = pr.sticky;
-        rc = add_record(&pr, p, key, key_len, value, (int32_t)value_len, line_no);
+        rc = add_record(&pr, p, !fixed && !key, key, key_len, value, (int32_t)value_len, line_no);
         if (rc != 0) {
             if (rc == -ENOMEM)
                 cli_fail("produce", "out of memory at stdin line %" PRIu64, line_no);
