@@ -148,6 +148,8 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
     rc = fs_fsync_dir(partition_dir);
     if (rc)
         goto err;
+    seg->oidx_map = seg->oidx.map;
+    seg->tidx_map = seg->tidx.map;
     *out = seg;
     return 0;
 err:
@@ -458,6 +460,8 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         }
         seg->sealed = true;
     }
+    seg->oidx_map = seg->oidx.map;
+    seg->tidx_map = seg->tidx.map;
     segment_publish(seg);
     *out = seg;
     return 0;
@@ -466,11 +470,30 @@ err:
     return rc;
 }
 
-/* A reader's view of an index: the stable mapping with only the published entries. */
+/* A reader's view of an index: the mapping (stable for the segment's life: sealing trims the
+ * file but never remaps) limited to the published entries. Built field by field so a reader
+ * never reads the writer's live counters. */
 static struct offset_index offset_view(struct segment *seg)
 {
-    struct offset_index v = seg->oidx;
-    v.entries = atomic_load_explicit(&seg->oidx_published, memory_order_acquire);
+    uint32_t n = atomic_load_explicit(&seg->oidx_published, memory_order_acquire);
+    struct offset_index v = {.fd = -1, .base_offset = seg->base_offset};
+    if (n > 0) {
+        v.map = (uint8_t *)seg->oidx_map;
+        v.map_bytes = (size_t)n * OFFSET_INDEX_ENTRY_BYTES;
+        v.entries = v.entries_max = n;
+    }
+    return v;
+}
+
+static struct time_index time_view(struct segment *seg)
+{
+    uint32_t n = atomic_load_explicit(&seg->tidx_published, memory_order_acquire);
+    struct time_index v = {.fd = -1, .base_offset = seg->base_offset};
+    if (n > 0) {
+        v.map = (uint8_t *)seg->tidx_map;
+        v.map_bytes = (size_t)n * TIME_INDEX_ENTRY_BYTES;
+        v.entries = v.entries_max = n;
+    }
     return v;
 }
 
@@ -503,8 +526,7 @@ int segment_find_timestamp(struct segment *seg, int64_t ts_ms, uint64_t end, uin
 {
     if (end > seg->map_bytes)
         end = seg->map_bytes;
-    struct time_index tview = seg->tidx;
-    tview.entries = atomic_load_explicit(&seg->tidx_published, memory_order_acquire);
+    struct time_index tview = time_view(seg);
     int64_t found = 0, floor_offset = seg->base_offset;
     (void)time_index_lookup(&tview, ts_ms, &found, &floor_offset);
     uint64_t pos = 0;

@@ -50,6 +50,8 @@ struct segment {
     struct time_index tidx;
     _Atomic uint32_t oidx_published; /* index entries readers may use */
     _Atomic uint32_t tidx_published;
+    const uint8_t *oidx_map; /* the index mappings readers use (set before any publish) */
+    const uint8_t *tidx_map;
     int64_t next_offset; /* writer: last offset + 1 */
     _Atomic int64_t max_timestamp_ms; /* largest record timestamp, -1 when none */
     int64_t max_timestamp_offset;

@@ -122,3 +122,21 @@ int tu_system(const char *fmt, ...)
         return -1;
     return WEXITSTATUS(rc);
 }
+
+bool fs_exists_for_test(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+uint32_t be32_of(const void *p)
+{
+    const uint8_t *b = p;
+    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+uint64_t be64_of(const void *p)
+{
+    const uint8_t *b = p;
+    return (uint64_t)be32_of(b) << 32 | be32_of(b + 4);
+}

@@ -6,6 +6,7 @@
 #ifndef RT_TEST_UTIL_H
 #define RT_TEST_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,5 +33,11 @@ uint8_t *tu_read_file(const char *path, size_t *len_out);
 char *tu_path(const char *fmt, ...);
 /* Runs a shell command, returns its exit status (or -1). */
 int tu_system(const char *fmt, ...);
+
+/* True when path exists. */
+bool fs_exists_for_test(const char *path);
+/* Big-endian loads from raw bytes. */
+uint64_t be64_of(const void *p);
+uint32_t be32_of(const void *p);
 
 #endif
