@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# setup.sh — first of the two quick-start commands' halves: installs the Debian packages ringtail
+# needs (only those missing; apt-get as root, or through sudo) and builds the Release tree in
+# build/release. Safe to rerun: it installs nothing twice and rebuilds incrementally.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake pkg-config git python3 liburing-dev libjemalloc-dev libcmocka-dev
+          libbenchmark-dev clang libclang-rt-14-dev llvm gnuplot-nox)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}"
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+jobs=$(nproc)
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/release -j"$jobs"
+echo "setup: built build/release/ringtail"

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# test.sh — the whole test suite, as CI runs it (.ci/run calls exactly this):
+#   1. setup.sh (dependencies + Release build) and every ctest test over the Release build
+#      (engine tests run once over io_uring and once over the sync fallback);
+#   2. the same suite under ASan+UBSan;
+#   3. the threaded engine tests under TSan;
+#   4. every libFuzzer target for a short, bounded time over its seed corpus (clang);
+# and prints one closing line "N passed, M failed". Longer fuzzing: see README.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+./tools/setup.sh || exit 1
+jobs=$(nproc)
+passed=0
+failed=0
+export CTEST_OUTPUT_ON_FAILURE=1
+
+run_ctest() { # name builddir [ctest args...]
+    local name=$1 dir=$2
+    shift 2
+    echo "== $name"
+    local log
+    log=$(mktemp)
+    ctest --test-dir "$dir" -j"$jobs" --timeout 900 "$@" 2>&1 | tee "$log"
+    local p f
+    p=$(grep -Eo '[0-9]+ tests? passed' "$log" | head -1 | grep -Eo '^[0-9]+' || echo 0)
+    f=$(grep -Eo 'tests passed, [0-9]+ tests failed' "$log" | grep -Eo '[0-9]+ tests failed' | grep -Eo '^[0-9]+' || echo 0)
+    total=$(grep -Eo 'failed out of [0-9]+' "$log" | grep -Eo '[0-9]+$' || echo 0)
+    if [ "$total" = 0 ]; then
+        echo "$name: no tests ran"
+        failed=$((failed + 1))
+    else
+        passed=$((passed + total - f))
+        failed=$((failed + f))
+    fi
+    rm -f "$log"
+}
+
+build() { # dir cmake-args...
+    local dir=$1
+    shift
+    cmake -S . -B "$dir" "$@" >/dev/null && cmake --build "$dir" -j"$jobs" >/dev/null 2>"$dir.build.log" || {
+        cat "$dir.build.log"
+        echo "build of $dir failed"
+        failed=$((failed + 1))
+        return 1
+    }
+}
+
+run_ctest "release" build/release -E '^fuzz_'
+
+if build build/asan -DCMAKE_BUILD_TYPE=Debug -DRT_SANITIZE=ON -DRT_BENCH=OFF; then
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        run_ctest "asan+ubsan" build/asan -E '^fuzz_'
+fi
+
+if build build/tsan -DCMAKE_BUILD_TYPE=Debug -DRT_TSAN=ON -DRT_BENCH=OFF \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++; then
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest "tsan" build/tsan -R '^test_engine'
+fi
+
+if build build/fuzz -DCMAKE_BUILD_TYPE=Debug -DRT_FUZZ=ON -DRT_BENCH=OFF \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++; then
+    run_ctest "fuzz (bounded)" build/fuzz -R '^fuzz_'
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
