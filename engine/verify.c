@@ -284,8 +284,8 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
     }
     if (expected_base >= 0 && seg_base != expected_base)
         problem(v, path, -1,
-                "segment base offset %" PRId64 " does not follow the previous segment, which "
-                "ends before offset %" PRId64,
+                "segment base offset %" PRId64 ", expected %" PRId64
+                " (the previous segment's last offset + 1): offsets are not continuous",
                 seg_base, expected_base);
 
     int64_t next = seg_base; /* the baseOffset the next batch must have */
