@@ -202,6 +202,54 @@ expect "dump .index, .timeindex and ringtail.meta" 0 "topic orders partitions 3"
 run dump "$T/lines"
 expect "dump of an unknown kind of file is a usage error" 2 "unknown kind of file"
 
+# A hand-made segment (CRC-32C computed here, independently of the engine): a transactional
+# data batch, a COMMIT marker and a zero-filled preallocated tail.
+mkdir -p "$T/hand"
+python3 - "$T/hand/00000000000000000000.log" <<'EOF'
+import struct, sys
+T = []
+for n in range(256):
+    c = n
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    T.append(c)
+def crc32c(b):
+    c = 0xFFFFFFFF
+    for x in b:
+        c = T[(c ^ x) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+assert crc32c(b"123456789") == 0xE3069283
+def varint(v):
+    z = (v << 1) ^ (v >> 63)
+    out = bytearray()
+    while True:
+        if z < 0x80:
+            out.append(z); return bytes(out)
+        out.append((z & 0x7F) | 0x80); z >>= 7
+def record(delta, key, value):
+    body = b"\x00" + varint(0) + varint(delta)
+    body += varint(-1) if key is None else varint(len(key)) + key
+    body += varint(-1) if value is None else varint(len(value)) + value
+    body += varint(0)
+    return varint(len(body)) + body
+def batch(base, attrs, pid, epoch, seq, recs, ts=1700000000000):
+    records = b"".join(recs)
+    after_crc = struct.pack(">hiqqqhii", attrs, len(recs) - 1, ts, ts, pid, epoch, seq, len(recs)) + records
+    length = 4 + 1 + 4 + len(after_crc)
+    return struct.pack(">qiib", base, length, 0, 2) + struct.pack(">I", crc32c(after_crc)) + after_crc
+data = batch(0, 0x10, 5, 0, 0, [record(0, b"k1", b"hello"), record(1, None, b"world")])
+marker = batch(2, 0x30, 5, 0, -1, [record(0, struct.pack(">hh", 0, 1), struct.pack(">hi", 0, 7))])
+assert len(marker) == 78
+open(sys.argv[1], "wb").write(data + marker + bytes(100))
+EOF
+run dump "$T/hand/00000000000000000000.log"
+expect "dump of a hand-made segment" 0 "crc 0x[0-9a-f]{8} ok"
+check "dump decodes attributes and producer" grep -q "compression none, CreateTime, transactional, data" "$T/out"
+check "dump shows the producer fields" grep -q "producerId 5 epoch 0 baseSequence 0" "$T/out"
+check "dump shows a COMMIT marker with its coordinator epoch" grep -q "offset 2: control COMMIT coordinatorEpoch 7" "$T/out"
+check "dump previews keys and values" grep -q 'offset 0 ts 1700000000000 key 2B "k1" value 5B "hello"' "$T/out"
+check "dump stops at the zero-filled tail with a note" grep -q "zero-filled tail (preallocated, unused) from position 165: 100 bytes" "$T/out"
+
 # ---- verify ---------------------------------------------------------------------------------
 run verify "$D"
 expect "verify of a clean directory" 0 "healthy"
