@@ -49,9 +49,15 @@ int cli_fail_rt(const char *cmd, int rc, const char *fmt, ...)
     va_start(ap, fmt);
     vmessage(cmd, fmt, ap);
     va_end(ap);
-    fprintf(stderr, ": %s", rt_strerror(rc));
-    if (detail && *detail)
-        fprintf(stderr, " (%s)", detail);
+    /* The detail usually names the file and offset; it often already contains the code's
+     * name (an -errno detail from the engine repeats strerror), so print that only once. */
+    const char *name = rt_strerror(rc);
+    if (detail && *detail && strstr(detail, name))
+        fprintf(stderr, ": %s", detail);
+    else if (detail && *detail)
+        fprintf(stderr, ": %s (%s)", name, detail);
+    else
+        fprintf(stderr, ": %s", name);
     fputc('\n', stderr);
     return CLI_EXIT_FAIL;
 }

@@ -52,7 +52,7 @@ static void consume_usage(FILE *out)
         "\"headers\":[{\"key\",\"value\"}]}\n"
         "  --max N             stop after N records in total\n"
         "\n"
-        "JSON strings: null key or value is null; valid UTF-8 is copied; '\"', '\\\\' and\n"
+        "JSON strings: null key or value is null; valid UTF-8 is copied; '\"', '\\' and\n"
         "control characters are escaped; each byte that is not part of valid UTF-8 is\n"
         "written as \\u00XX (the Latin-1 character with that byte's code), so binary\n"
         "payloads stay readable but are not byte-exact when they contain such characters.\n"
@@ -289,10 +289,10 @@ int cmd_consume(int argc, char **argv)
             fflush(stdout);
             ex = cli_fail("consume",
                           "offset %" PRId64 " is out of range for %s-%" PRIu32
-                          ": readable offsets are %" PRId64 "..%" PRId64 " (%s)",
+                          ": valid start offsets are %" PRId64 "..%" PRId64 " (%s)",
                           start, co.topic, p, log_start, end,
-                          co.isolation == RT_READ_COMMITTED ? "up to the last stable offset"
-                                                            : "up to the high watermark");
+                          co.isolation == RT_READ_COMMITTED ? "log start to last stable offset"
+                                                            : "log start to high watermark");
             goto out;
         }
         ex = consume_partition(&co, p, start, end);

@@ -55,8 +55,12 @@ int cmd_verify(int argc, char **argv)
                         "%s is locked by a running engine (%s/.lock): close it first, verify "
                         "only checks closed directories",
                         dir, dir);
-    if (rc != 0 && rc != RT_E_CORRUPT)
-        return cli_fail_rt("verify", rc, "%s", dir);
+    if (rc != 0 && rc != RT_E_CORRUPT) {
+        const char *detail = rt_error_detail(); /* names the directory already */
+        if (detail && *detail)
+            return cli_fail("verify", "%s", detail);
+        return cli_fail("verify", "%s: %s", dir, rt_strerror(rc));
+    }
     char bytes[32];
     cli_bytes(bytes, sizeof bytes, n.bytes);
     printf("%s: %" PRIu64 " topic%s, %" PRIu64 " partition%s, %" PRIu64 " segment%s, %" PRIu64
