@@ -62,7 +62,7 @@ static int options_check(const struct rt_options *o)
           "batch_size_max_bytes must be 78 .. 64 MiB");
     CHECK(o->segment_size_bytes >= o->batch_size_max_bytes,
           "segment_size_bytes must be >= batch_size_max_bytes");
-    CHECK(o->segment_size_bytes <= UINT32_MAX, "segment_size_bytes must be < 4 GiB");
+    CHECK(o->segment_size_bytes <= INT32_MAX, "segment_size_bytes must be < 2 GiB (positions are i32)");
     CHECK(o->index_size_max_bytes >= 4 * 12, "index_size_max_bytes must be >= 48");
     CHECK(o->index_interval_bytes > 0, "index_interval_bytes must be > 0");
     CHECK(o->sync_mode <= RT_SYNC_NONE, "sync_mode");
@@ -505,8 +505,47 @@ int engine_append(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
     return 0;
 }
 
-static _Thread_local uint8_t *tl_buf;
-static _Thread_local size_t tl_cap;
+/* Each calling thread encodes its batches in its own buffer, kept between calls (no allocation
+ * once it is big enough) and freed when the thread exits. */
+struct encode_buffer {
+    uint8_t *buf;
+    size_t cap;
+};
+static pthread_key_t encode_key;
+static pthread_once_t encode_once = PTHREAD_ONCE_INIT;
+
+static void encode_buffer_free(void *p)
+{
+    struct encode_buffer *b = p;
+    free(b->buf);
+    free(b);
+}
+
+static void encode_key_create(void)
+{
+    (void)pthread_key_create(&encode_key, encode_buffer_free);
+}
+
+static uint8_t *encode_buffer_get(size_t size)
+{
+    pthread_once(&encode_once, encode_key_create);
+    struct encode_buffer *b = pthread_getspecific(encode_key);
+    if (!b) {
+        b = calloc(1, sizeof(*b));
+        if (!b || pthread_setspecific(encode_key, b) != 0) {
+            free(b);
+            return NULL;
+        }
+    }
+    if (size > b->cap) {
+        uint8_t *n = realloc(b->buf, size);
+        if (!n)
+            return NULL;
+        b->buf = n;
+        b->cap = size;
+    }
+    return b->buf;
+}
 
 int rt_append(rt_engine *e, const char *topic, uint32_t partition,
               const struct rt_record *records, size_t count, int64_t *base_offset_out)
@@ -543,15 +582,11 @@ int rt_append(rt_engine *e, const char *topic, uint32_t partition,
                              "batch of %zu records exceeds batch_size_max_bytes (%u)", count,
                              e->opts.batch_size_max_bytes);
     }
-    if (size > tl_cap) {
-        uint8_t *b = realloc(tl_buf, size);
-        if (!b)
-            return -ENOMEM;
-        tl_buf = b;
-        tl_cap = size;
-    }
+    uint8_t *buf = encode_buffer_get(size);
+    if (!buf)
+        return error_set(-ENOMEM, "rt_append: no memory for a %" PRIu64 "-byte batch", size);
     struct batch_builder b;
-    int rc = batch_builder_init(&b, tl_buf, tl_cap, 0, -1, -1, -1);
+    int rc = batch_builder_init(&b, buf, size, 0, -1, -1, -1);
     for (size_t i = 0; i < count && rc == 0; i++) {
         struct rt_record tmp = records[i];
         if (tmp.timestamp_ms < 0)
@@ -565,9 +600,9 @@ int rt_append(rt_engine *e, const char *topic, uint32_t partition,
         return error_set(rc, "encoding the batch: %s", rt_strerror(rc));
     struct batch_header h;
     const char *why = NULL;
-    rc = batch_header_parse(tl_buf, len, &h, &why);
+    rc = batch_header_parse(buf, len, &h, &why);
     assert(rc == 0);
-    return engine_append(e, p, tl_buf, len, &h, base_offset_out);
+    return engine_append(e, p, buf, len, &h, base_offset_out);
 }
 
 int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *batch, size_t len,

@@ -88,13 +88,14 @@ static int list_segments(const char *dir, int64_t **bases_out, uint32_t *count_o
     }
     if (rc == 0) {
         rewinddir(d);
-        qsort(bases, count, sizeof(*bases), cmp_i64);
+        if (count > 1)
+            qsort(bases, count, sizeof(*bases), cmp_i64);
         while ((de = readdir(d)) != NULL) {
             int64_t base;
             if (!parse_segment_name(de->d_name, "index", &base) &&
                 !parse_segment_name(de->d_name, "timeindex", &base))
                 continue;
-            if (bsearch(&base, bases, count, sizeof(*bases), cmp_i64))
+            if (count > 0 && bsearch(&base, bases, count, sizeof(*bases), cmp_i64))
                 continue;
             char path[SEGMENT_PATH_BYTES];
             if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) < (int)sizeof(path))
@@ -208,8 +209,8 @@ static bool needs_roll(const struct partition *p, uint64_t size_bytes, int64_t n
         return false; /* an empty segment takes any batch that fits the format */
     if (segment_free_bytes(a) < size_bytes)
         return true;
-    if (a->size_bytes + size_bytes > UINT32_MAX)
-        return true; /* index positions are 32-bit */
+    if (a->size_bytes + size_bytes > INT32_MAX)
+        return true; /* index positions are i32 */
     if (segment_index_full(a))
         return true;
     if (p->cfg.segment_ms > 0 && now_ms - a->created_ms >= p->cfg.segment_ms)

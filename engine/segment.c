@@ -267,8 +267,8 @@ static int segment_scan(struct segment *seg, uint64_t limit, struct segment_reco
             rec->why = "batch base offset is not the next offset";
             break;
         }
-        if (pos + (uint64_t)size > UINT32_MAX) {
-            rec->why = "segment larger than 4 GiB (index positions are 32-bit)";
+        if (pos + (uint64_t)size > INT32_MAX) {
+            rec->why = "segment larger than 2 GiB (index positions are i32)";
             break;
         }
         segment_note_append(seg, &h, pos, (uint64_t)size);
@@ -327,8 +327,8 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         goto err;
     }
     uint64_t file_bytes = (uint64_t)st.st_size;
-    if (file_bytes > UINT32_MAX && !recover) {
-        rc = error_set(RT_E_CORRUPT, "%s: offset 0: segment larger than 4 GiB", seg->log_path);
+    if (file_bytes > INT32_MAX && !recover) {
+        rc = error_set(RT_E_CORRUPT, "%s: offset 0: segment larger than 2 GiB", seg->log_path);
         goto err;
     }
     rc = map_log(seg, file_bytes);

@@ -176,14 +176,14 @@ static void run_round(struct shard *s, struct shard_request *list,
         r->next = NULL;
         if (r->kind == SHARD_REQ_CALL) {
             r->result = r->fn(s, r->arg);
-            r->done = true;
+            atomic_store_explicit(&r->done, true, memory_order_release);
             continue;
         }
         struct partition *p = r->partition;
         int err = sticky_error(s);
         if (err) {
             r->result = RT_E_IO_FAILED;
-            r->done = true;
+            atomic_store_explicit(&r->done, true, memory_order_release);
             continue;
         }
         bool new_partition = !p->round_touched;
@@ -207,7 +207,7 @@ static void run_round(struct shard *s, struct shard_request *list,
         if (rc < 0) {
             set_sticky(s, rc);
             r->result = RT_E_IO_FAILED;
-            r->done = true;
+            atomic_store_explicit(&r->done, true, memory_order_release);
             continue;
         }
         if (new_partition) {
@@ -289,7 +289,7 @@ static void run_round(struct shard *s, struct shard_request *list,
     for (struct shard_request *r = included, *next; r; r = next) {
         next = r->next;
         r->result = rc ? RT_E_IO_FAILED : 0;
-        r->done = true;
+        atomic_store_explicit(&r->done, true, memory_order_release);
     }
     for (uint32_t t = 0; t < touched_count; t++)
         touched[t]->round_touched = false;
@@ -408,7 +408,7 @@ void shard_stop(struct shard *s)
 
 int shard_submit(struct shard *s, struct shard_request *req)
 {
-    req->done = false;
+    atomic_init(&req->done, false);
     req->next = NULL;
     req->result = 0;
     pthread_mutex_lock(&s->lock);
@@ -425,7 +425,7 @@ int shard_submit(struct shard *s, struct shard_request *req)
     s->tail = req;
     s->queued++;
     pthread_cond_signal(&s->has_work);
-    while (!req->done)
+    while (!atomic_load_explicit(&req->done, memory_order_acquire))
         pthread_cond_wait(&s->done, &s->lock);
     pthread_mutex_unlock(&s->lock);
     return req->result;

@@ -58,7 +58,7 @@ struct shard_request {
     void *arg;
     int64_t base_offset; /* out */
     int result;          /* out */
-    bool done;
+    _Atomic bool done; /* release-stored by the shard after result */
     struct shard_request *next;
 };
 
