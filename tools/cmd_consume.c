@@ -123,6 +123,7 @@ static int consume_partition(struct consumer *co, uint32_t p, int64_t start, int
 {
     int64_t offset = start;
     while (offset < end && co->remaining > 0) {
+        int64_t before = offset;
         rt_fetch *f = NULL;
         int rc =
             rt_fetch_start(co->engine, co->topic, p, offset, FETCH_MAX_BYTES, co->isolation, &f);
@@ -164,8 +165,11 @@ static int consume_partition(struct consumer *co, uint32_t p, int64_t start, int
         if (last + 1 > offset)
             offset = last + 1;
         rt_fetch_release(f);
-        if (last < 0)
-            break; /* nothing parseable came back: do not spin */
+        if (offset == before) /* the fetch moved us nowhere: never spin */
+            return cli_fail("consume",
+                            "%s-%" PRIu32 ": no progress past offset %" PRId64
+                            " (the fetch returned no batch ending at or after it)",
+                            co->topic, p, offset);
     }
     return CLI_EXIT_OK;
 }
