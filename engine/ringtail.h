@@ -306,6 +306,22 @@ int rt_record_header(const struct rt_record_view *rec, uint32_t index, struct rt
  * elsewhere, or -errno. */
 int rt_verify(const char *dir, void (*fn)(void *ctx, const char *problem), void *ctx);
 
+/* What rt_verify_with_counts looked at. */
+struct rt_verify_counts {
+    uint64_t topics;
+    uint64_t partitions;
+    uint64_t segments;
+    uint64_t batches;
+    uint64_t records;
+    uint64_t bytes;    /* log and index bytes read and checked */
+    uint64_t problems; /* reports that make the directory unhealthy */
+    uint64_t warnings; /* reports prefixed "warning: " (stray files); they do not fail */
+};
+
+/* rt_verify plus counts (out may be NULL). Same returns as rt_verify. */
+int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *problem), void *ctx,
+                          struct rt_verify_counts *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,10 +27,6 @@
  * input is untrusted: only batch.h's validated accessors and the index/meta checkers read it,
  * and every length is checked first. Cost: one sequential read of every file; memory is one
  * (position, base, last) triple per batch of the segment being checked.
- *
- * Header change requested (see tools/cli.h): struct rt_verify_counts and
- * rt_verify_with_counts() belong in ringtail.h; until then they are declared in tools/cli.h
- * and defined here with the same layout.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -54,20 +50,6 @@
 #include "ringtail.h"
 
 /* Must match tools/cli.h until it moves to ringtail.h. */
-struct rt_verify_counts {
-    uint64_t topics;
-    uint64_t partitions;
-    uint64_t segments;
-    uint64_t batches;
-    uint64_t records;
-    uint64_t bytes;
-    uint64_t problems;
-    uint64_t warnings;
-};
-
-int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *problem), void *ctx,
-                          struct rt_verify_counts *out);
-
 #define VERIFY_PATH_BYTES    4096
 #define VERIFY_MESSAGE_BYTES 1024
 #define BASE_DIGITS          20

@@ -78,22 +78,4 @@ void cli_json_string(FILE *out, const uint8_t *p, int32_t len);
 /* Human-readable byte count ("1.5 MiB") into buf. */
 const char *cli_bytes(char *buf, size_t cap, uint64_t bytes);
 
-/* ---- engine additions this tool relies on (see the report: these belong in ringtail.h) ---- */
-
-/* Counts gathered by rt_verify_with_counts (engine/verify.c). */
-struct rt_verify_counts {
-    uint64_t topics;
-    uint64_t partitions;
-    uint64_t segments;
-    uint64_t batches;
-    uint64_t records;
-    uint64_t bytes;    /* log and index bytes read and checked */
-    uint64_t problems; /* reports that make the directory unhealthy */
-    uint64_t warnings; /* reports prefixed "warning: " (stray files); they do not fail */
-};
-
-/* rt_verify plus counts (out may be NULL). Same returns as rt_verify. */
-int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *problem), void *ctx,
-                          struct rt_verify_counts *out);
-
 #endif /* RT_TOOLS_CLI_H */
