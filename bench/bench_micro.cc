@@ -15,7 +15,7 @@
 
 extern "C" {
 #include "batch.h"
-#include "crc32c.h"
+#include "index/crc32c.h"
 }
 
 namespace

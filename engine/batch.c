@@ -73,7 +73,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "crc32c.h"
+#include "index/crc32c.h"
 
 /* The header table above, pinned. Each field starts where the previous one ends. */
 _Static_assert(BATCH_OFF_BASE_OFFSET == 0, "baseOffset @0");

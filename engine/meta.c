@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "batch.h"
-#include "crc32c.h"
+#include "index/crc32c.h"
 #include "error.h"
 #include "fsutil.h"
 

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "batch.h"
-#include "crc32c.h"
+#include "index/crc32c.h"
 #include "helpers/test_util.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

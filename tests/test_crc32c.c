@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "crc32c.h"
+#include "index/crc32c.h"
 #include "helpers/test_util.h"
 
 typedef uint32_t (*crc_fn)(uint32_t, const void *, size_t);

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "crc32c.h"
+#include "index/crc32c.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
 #include "tools/cli.h" /* struct rt_verify_counts, rt_verify_with_counts (see verify.c) */

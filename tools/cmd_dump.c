@@ -22,7 +22,7 @@
 
 #include "batch.h"
 #include "cli.h"
-#include "crc32c.h"
+#include "index/crc32c.h"
 #include "index/offset_index.h"
 #include "index/time_index.h"
 #include "meta.h"

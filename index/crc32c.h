@@ -3,6 +3,9 @@
  * uses it. SSE4.2 crc32 instructions where the CPU has them (checked once at start-up), a
  * slicing-by-8 table otherwise. Pure function of its input; no allocation, no state but the
  * one-time dispatch.
+ *
+ * It lives in index/, the lowest layer, because both the engine (record batches, the topic
+ * catalogue) and index/ (producer-state snapshots) checksum with it; it depends on nothing.
  */
 #ifndef RT_CRC32C_H
 #define RT_CRC32C_H

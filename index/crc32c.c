@@ -18,7 +18,7 @@
  * use a CPU instruction outside a function that was selected for it: the hardware path is the only
  * code marked target("sse4.2").
  */
-#include "crc32c.h"
+#include "index/crc32c.h"
 
 #include <assert.h>
 #include <pthread.h>
