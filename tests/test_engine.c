@@ -419,6 +419,37 @@ static void test_retention_while_fetch_held(void **state)
     assert_int_equal(read_all(f->e, "ret", 0, start, 0), 6000 - start);
 }
 
+/* Time: a segment older than segment_ms rolls at the next append; segments whose newest record
+ * is older than retention_ms are deleted (never the active one). */
+static void test_roll_by_age_and_time_retention(void **state)
+{
+    struct fixture *f = *state;
+    f->o.segment_ms = 50;
+    f->o.retention_ms = 60000;
+    open_engine(f);
+    assert_int_equal(rt_topic_create(f->e, "age", 1), 0);
+    int64_t old_ts = 1000; /* 1970: far past retention */
+    append_n(f->e, "age", 0, 0, 5, old_ts);
+    usleep(80 * 1000);
+    append_n(f->e, "age", 0, 5, 5, old_ts);
+    usleep(80 * 1000);
+    struct rt_record now = {.key_len = -1, .value = "v10", .value_len = 3, .timestamp_ms = -1};
+    assert_int_equal(rt_append(f->e, "age", 0, &now, 1, NULL), 0);
+    struct rt_stats st;
+    rt_stats_get(f->e, &st);
+    assert_int_equal(st.segments_rolled, 2);
+    char *second = log_path(f->dir, "age", 0, 5);
+    assert_true(fs_exists_for_test(second));
+    assert_int_equal(engine_enforce_retention(f->e), 0);
+    int64_t start = -1;
+    assert_int_equal(rt_list_offsets(f->e, "age", 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED,
+                                     &start), 0);
+    assert_int_equal(start, 10); /* both old segments went; the active one stays */
+    assert_false(fs_exists_for_test(second));
+    assert_int_equal(read_all(f->e, "age", 0, 10, 0), 1);
+    free(second);
+}
+
 /* ---- recovery ---- */
 
 static void drop_clean_marker(struct fixture *f)
@@ -894,6 +925,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fetch_boundaries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_roll_and_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention_while_fetch_held, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_roll_by_age_and_time_retention, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recovery_truncated_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recovery_flipped_byte, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recovery_appended_garbage, setup, teardown),
