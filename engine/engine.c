@@ -48,6 +48,8 @@ void rt_options_init(struct rt_options *o)
     o->request_queue_depth = 1024;
     o->topics_max = 1024;
     o->partitions_max = 1024;
+    o->producers_max = 65536;
+    o->producer_id_expiration_ms = 24ll * 3600 * 1000;
     o->fault_injector = NULL;
 }
 
@@ -78,6 +80,8 @@ static int options_check(const struct rt_options *o)
     CHECK(o->topics_max >= 1 && o->topics_max <= (1u << 20), "topics_max");
     CHECK(o->partitions_max >= 1 && o->partitions_max <= (1u << 20), "partitions_max");
     CHECK(o->retention_bytes >= -1, "retention_bytes must be >= -1");
+    CHECK(o->producers_max >= 1 && o->producers_max <= (1u << 24), "producers_max must be 1..2^24");
+    CHECK(o->producer_id_expiration_ms > 0, "producer_id_expiration_ms must be > 0");
     CHECK(o->retention_ms >= -1, "retention_ms must be >= -1");
 #undef CHECK
     return 0;
@@ -122,6 +126,8 @@ static void recovery_add(struct partition_recovery *sum, const struct partition_
     sum->recovered |= r->recovered;
     sum->truncated_bytes += r->truncated_bytes;
     sum->indexes_rebuilt += r->indexes_rebuilt;
+    sum->snapshots_rejected += r->snapshots_rejected;
+    sum->batches_replayed += r->batches_replayed;
 }
 
 static int add_partition_call(struct shard *s, void *arg)
@@ -175,6 +181,8 @@ static int topic_build(rt_engine *e, struct topic *t, const char *name, uint32_t
 
 static void engine_free(rt_engine *e)
 {
+    if (e->producers_open)
+        producer_registry_close(&e->producers);
     meta_catalogue_free(&e->catalogue);
     free(e->topics);
     free(e->shards);
@@ -242,12 +250,16 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
     e->pcfg.segment_ms = e->opts.segment_ms;
     e->pcfg.retention_bytes = e->opts.retention_bytes;
     e->pcfg.retention_ms = e->opts.retention_ms;
+    e->pcfg.producers_max = e->opts.producers_max;
+    e->pcfg.is_named = producer_registry_is_named;
+    e->pcfg.named_ctx = &e->producers;
 
     e->env.sync_mode = e->opts.sync_mode;
     e->env.sync_interval_ms = e->opts.sync_interval_ms;
     e->env.sync_interval_bytes = e->opts.sync_interval_bytes;
     e->env.request_queue_depth = e->opts.request_queue_depth;
     e->env.retention_check_ms = RETENTION_CHECK_MS;
+    e->env.producer_id_expiration_ms = e->opts.producer_id_expiration_ms;
     e->env.io.kind = (enum io_kind)e->opts.io_backend;
     e->env.io.queue_depth = e->opts.io_queue_depth;
     e->env.io.fault = e->opts.fault_injector;
@@ -258,6 +270,10 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
     if (rc)
         goto err_free;
     rc = meta_load(e->dir, &e->catalogue);
+    if (rc)
+        goto err_free;
+    rc = producer_registry_open(&e->producers, e->dir);
+    e->producers_open = true;
     if (rc)
         goto err_free;
 
@@ -364,6 +380,12 @@ int rt_stats_get(rt_engine *e, struct rt_stats *out)
     out->segments_rolled = atomic_load_explicit(&e->counters.segments_rolled, memory_order_relaxed);
     out->segments_deleted =
         atomic_load_explicit(&e->counters.segments_deleted, memory_order_relaxed);
+    out->duplicates = atomic_load_explicit(&e->counters.duplicates, memory_order_relaxed);
+    out->producers_expired =
+        atomic_load_explicit(&e->counters.producers_expired, memory_order_relaxed);
+    out->snapshots_written = atomic_load_explicit(&e->counters.snapshots_written,
+                                                  memory_order_relaxed);
+    out->snapshots_rejected = e->recovery.snapshots_rejected;
     out->shard_count = e->shard_count;
     out->io_backend = shard_backend_name(&e->shards[0]);
     return 0;
@@ -481,7 +503,7 @@ struct partition *engine_partition(rt_engine *e, const char *topic, uint32_t par
 /* ---- appends ---- */
 
 int engine_append(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
-                  const struct batch_header *h, int64_t *base_offset_out)
+                  const struct batch_header *h, int64_t *base_offset_out, bool *duplicate_out)
 {
     if (atomic_load_explicit(&e->closing, memory_order_relaxed))
         return error_set(RT_E_CLOSED, "the engine is closing");
@@ -498,10 +520,16 @@ int engine_append(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
             return error_set(rc, "append to %s failed: %s; the engine's write side is now "
                                  "failed until reopened", p->dir,
                              werr ? rt_strerror(werr) : "unknown");
+        if (req.rule)
+            return error_set(rc, "append to %s: producer %" PRId64 " epoch %d sequence %d: %s",
+                             p->dir, h->producer_id, h->producer_epoch, h->base_sequence,
+                             req.rule);
         return error_set(rc, "append to %s: %s", p->dir, rt_strerror(rc));
     }
     if (base_offset_out)
         *base_offset_out = req.base_offset;
+    if (duplicate_out)
+        *duplicate_out = req.duplicate;
     return 0;
 }
 
@@ -602,7 +630,7 @@ int rt_append(rt_engine *e, const char *topic, uint32_t partition,
     const char *why = NULL;
     rc = batch_header_parse(buf, len, &h, &why);
     assert(rc == 0);
-    return engine_append(e, p, buf, len, &h, base_offset_out);
+    return engine_append(e, p, buf, len, &h, base_offset_out, NULL);
 }
 
 int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *batch, size_t len,
@@ -627,11 +655,14 @@ int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *b
         return error_set(rc, "rt_append_batch: %s", why ? why : rt_strerror(rc));
     if (h.record_count == 0)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: empty batch");
-    if (batch_is_control(&h) || batch_is_transactional(&h) || h.producer_id >= 0)
+    if (batch_is_control(&h) || batch_is_transactional(&h))
         return error_set(RT_E_UNSUPPORTED,
-                         "rt_append_batch: idempotent, transactional and control batches go "
-                         "through the producer API");
-    return engine_append(e, p, batch, len, &h, base_offset_out);
+                         "rt_append_batch: transactional and control batches are not accepted "
+                         "yet");
+    if (h.producer_id >= 0 && (h.producer_epoch < 0 || h.base_sequence < 0))
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: a batch with a producer id "
+                                                "needs an epoch and a base sequence >= 0");
+    return engine_append(e, p, batch, len, &h, base_offset_out, NULL);
 }
 
 /* ---- maintenance ---- */
@@ -640,13 +671,19 @@ static int retention_call(struct shard *s, void *arg)
 {
     (void)arg;
     int total = 0;
+    uint32_t expired = 0;
+    int64_t now = fs_now_ms();
     for (uint32_t i = 0; i < s->partition_count; i++) {
-        int n = partition_enforce_retention(s->partitions[i], fs_now_ms());
+        int n = partition_enforce_retention(s->partitions[i], now);
         if (n < 0)
             return n;
         total += n;
+        expired += producer_table_expire(&s->partitions[i]->producers, now,
+                                         s->env.producer_id_expiration_ms);
     }
     atomic_fetch_add_explicit(&s->env.counters->segments_deleted, (uint64_t)total,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->env.counters->producers_expired, expired,
                               memory_order_relaxed);
     return 0;
 }
@@ -655,6 +692,85 @@ int engine_enforce_retention(rt_engine *e)
 {
     for (uint32_t i = 0; i < e->shard_count; i++) {
         struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = retention_call};
+        int rc = shard_submit(&e->shards[i], &req);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- producers ---- */
+
+int engine_producer_allocate(rt_engine *e, int64_t *producer_id_out)
+{
+    return producer_registry_allocate(&e->producers, producer_id_out);
+}
+
+int engine_producer_open_name(rt_engine *e, const char *name, int64_t *producer_id_out,
+                              int16_t *epoch_out)
+{
+    return producer_registry_open_name(&e->producers, name, producer_id_out, epoch_out);
+}
+
+int engine_append_async(rt_engine *e, struct shard_request *req)
+{
+    if (atomic_load_explicit(&e->closing, memory_order_relaxed))
+        return error_set(RT_E_CLOSED, "the engine is closing");
+    int werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
+    if (werr)
+        return error_set(RT_E_IO_FAILED, "the write side failed earlier (%s); close and reopen",
+                         rt_strerror(werr));
+    return shard_submit_async(req->partition->shard, req);
+}
+
+struct last_sequence_call {
+    struct partition *partition;
+    int64_t producer_id;
+    int64_t sequence;
+};
+
+static int last_sequence_call(struct shard *s, void *arg)
+{
+    (void)s;
+    struct last_sequence_call *c = arg;
+    const struct producer_entry *pe = producer_table_find(&c->partition->producers,
+                                                          c->producer_id);
+    c->sequence = (pe && pe->batch_count) ? pe->batches[pe->batch_count - 1].last_seq : -1;
+    return 0;
+}
+
+int engine_producer_last_sequence(rt_engine *e, struct partition *p, int64_t producer_id,
+                                  int64_t *sequence_out)
+{
+    (void)e;
+    struct last_sequence_call c = {.partition = p, .producer_id = producer_id, .sequence = -1};
+    struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = last_sequence_call, .arg = &c};
+    int rc = shard_submit(p->shard, &req);
+    if (rc)
+        return rc;
+    *sequence_out = c.sequence;
+    return 0;
+}
+
+static int snapshot_call(struct shard *s, void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < s->partition_count; i++) {
+        struct partition *p = s->partitions[i];
+        uint32_t before = p->snapshots_written;
+        int rc = partition_snapshot_producers(p);
+        if (rc)
+            return rc;
+        atomic_fetch_add_explicit(&s->env.counters->snapshots_written,
+                                  p->snapshots_written - before, memory_order_relaxed);
+    }
+    return 0;
+}
+
+int engine_snapshot_producers(rt_engine *e)
+{
+    for (uint32_t i = 0; i < e->shard_count; i++) {
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = snapshot_call};
         int rc = shard_submit(&e->shards[i], &req);
         if (rc)
             return rc;

@@ -15,6 +15,7 @@
 
 #include "meta.h"
 #include "partition.h"
+#include "producer_registry.h"
 #include "ringtail.h"
 #include "shard.h"
 
@@ -43,17 +44,38 @@ struct rt_engine {
     _Atomic int write_error;
     _Atomic bool closing;
     struct engine_counters counters;
+    struct producer_registry producers;
+    bool producers_open;
     struct partition_recovery recovery; /* summed over partitions at open */
 };
 
 /* The partition, or NULL (with the thread's error detail set). */
 struct partition *engine_partition(rt_engine *e, const char *topic, uint32_t partition);
 
-/* Appends an encoded, validated batch whose header is parsed. */
+/* Appends an encoded, validated batch whose header is parsed, waiting for the outcome. For a
+ * producer batch (producer id >= 0) the partition's producer rules apply; a duplicate returns 0
+ * with the original base offset (-1 if unknown) and *duplicate_out set. */
 int engine_append(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
-                  const struct batch_header *h, int64_t *base_offset_out);
+                  const struct batch_header *h, int64_t *base_offset_out, bool *duplicate_out);
 
-/* Runs retention on every partition now, on the shard threads (tests and tools). */
+/* Producer ids: a fresh one, or a name's (epoch bumped). */
+int engine_producer_allocate(rt_engine *e, int64_t *producer_id_out);
+int engine_producer_open_name(rt_engine *e, const char *name, int64_t *producer_id_out,
+                              int16_t *epoch_out);
+
+/* Queues a prepared append request (kind APPEND, partition, batch, len, header, on_done) and
+ * returns; on_done runs on the shard thread. RT_E_CLOSED / RT_E_IO_FAILED without queuing. */
+int engine_append_async(rt_engine *e, struct shard_request *req);
+
+/* The last sequence the partition has for a producer (-1: none), read on its shard thread. */
+int engine_producer_last_sequence(rt_engine *e, struct partition *p, int64_t producer_id,
+                                  int64_t *sequence_out);
+
+/* Writes a producer-state snapshot of every partition now, on the shard threads (tests). */
+int engine_snapshot_producers(rt_engine *e);
+
+/* Runs retention and producer expiry on every partition now, on the shard threads (tests and
+ * tools). */
 int engine_enforce_retention(rt_engine *e);
 
 /* What the last open recovered (tests and the demo). */

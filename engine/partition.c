@@ -20,6 +20,7 @@
 
 #include "error.h"
 #include "fsutil.h"
+#include "index/producer_snapshot.h"
 #include "meta.h"
 
 static int cmp_i64(const void *a, const void *b)
@@ -112,6 +113,165 @@ static int list_segments(const char *dir, int64_t **bases_out, uint32_t *count_o
     return 0;
 }
 
+
+/* ---- producer state: snapshots and replay ---- */
+
+static int load_snapshot_entry(void *ctx, const struct producer_snapshot_entry *se)
+{
+    struct partition *p = ctx;
+    struct producer_entry e;
+    memset(&e, 0, sizeof(e));
+    e.producer_id = se->producer_id;
+    e.epoch = se->epoch;
+    e.coordinator_epoch = se->coordinator_epoch;
+    e.current_txn_first_offset = se->current_txn_first_offset;
+    e.last_timestamp_ms = se->timestamp_ms;
+    if (se->last_sequence >= 0 && se->last_offset >= 0) {
+        /* Kafka's snapshots keep only the last batch: the window refills from later appends. */
+        e.batch_count = 1;
+        int64_t first = (int64_t)se->last_sequence - se->offset_delta;
+        e.batches[0].first_seq = (int32_t)(first < 0 ? first + INT32_MAX + 1 : first);
+        e.batches[0].last_seq = se->last_sequence;
+        e.batches[0].first_offset = se->last_offset - se->offset_delta;
+        e.batches[0].offset_delta = se->offset_delta;
+        e.batches[0].timestamp_ms = se->timestamp_ms;
+    }
+    return producer_table_load(&p->producers, &e);
+}
+
+struct snapshot_export {
+    struct producer_snapshot_entry *entries;
+    uint32_t count;
+};
+
+static int export_entry(void *ctx, const struct producer_entry *e)
+{
+    struct snapshot_export *x = ctx;
+    struct producer_snapshot_entry *se = &x->entries[x->count++];
+    memset(se, 0, sizeof(*se));
+    se->producer_id = e->producer_id;
+    se->epoch = e->epoch < 0 ? 0 : e->epoch;
+    se->coordinator_epoch = e->coordinator_epoch;
+    se->current_txn_first_offset = e->current_txn_first_offset;
+    se->timestamp_ms = e->last_timestamp_ms;
+    if (e->batch_count > 0) {
+        const struct producer_batch *b = &e->batches[e->batch_count - 1];
+        se->last_sequence = b->last_seq;
+        se->last_offset = b->first_offset + b->offset_delta;
+        se->offset_delta = b->offset_delta;
+    } else {
+        se->last_sequence = -1;
+        se->last_offset = -1;
+        se->offset_delta = 0;
+    }
+    return 0;
+}
+
+int partition_snapshot_producers(struct partition *p)
+{
+    if (p->snapshot_offset == p->next_offset)
+        return 0;
+    struct snapshot_export x = {0};
+    x.entries = calloc(p->producers.count ? p->producers.count : 1, sizeof(*x.entries));
+    if (!x.entries)
+        return -ENOMEM;
+    producer_table_each(&p->producers, export_entry, &x);
+    int rc = producer_snapshot_write(p->dir, p->next_offset, x.entries, x.count);
+    free(x.entries);
+    if (rc)
+        return error_set(rc, "%s/%020" PRId64 ".snapshot: cannot write: %s", p->dir,
+                         p->next_offset, strerror(-rc));
+    int64_t previous = p->snapshot_offset;
+    p->snapshot_offset = p->next_offset;
+    p->snapshots_written++;
+    if (previous >= 0)
+        (void)producer_snapshot_remove_before(p->dir, previous); /* keep the two newest */
+    return 0;
+}
+
+/* Replays producer batches from `from` to the log end into the producer table. */
+static int replay_producers(struct partition *p, int64_t from, struct partition_recovery *rec)
+{
+    for (uint32_t i = 0; i < p->segment_count; i++) {
+        struct segment *seg = p->segments[i];
+        if (seg->next_offset <= from)
+            continue;
+        uint64_t pos = 0;
+        if (from > seg->base_offset && segment_find_batch(seg, from, seg->size_bytes, &pos) != 0)
+            continue;
+        while (pos < seg->size_bytes) {
+            const char *why = NULL;
+            struct batch_header h;
+            int64_t size = batch_size_at(seg->map + pos, seg->size_bytes - pos, &why);
+            if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
+                return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
+                                 why);
+            if (h.producer_id >= 0 && h.base_offset >= from) {
+                int rc = producer_table_update(&p->producers, &h);
+                if (rc)
+                    return rc;
+                rec->batches_replayed++;
+            }
+            pos += (uint64_t)size;
+        }
+    }
+    return 0;
+}
+
+/* Loads the newest sound snapshot at or below the log end, then replays the log after it. A
+ * corrupt snapshot is reported (recovery counters) and removed, and an older one (or a full
+ * replay) is used instead. */
+static int load_producers(struct partition *p, struct partition_recovery *rec)
+{
+    int rc = producer_table_init(&p->producers, p->cfg.producers_max, p->cfg.is_named,
+                                 p->cfg.named_ctx);
+    if (rc)
+        return rc;
+    int64_t log_start = p->segments[0]->base_offset;
+    int64_t from = log_start;
+    rec->snapshot_offset = -1;
+    int64_t *offsets = NULL;
+    uint32_t n = 0;
+    rc = producer_snapshot_list(p->dir, &offsets, &n);
+    if (rc)
+        return error_set(rc, "%s: cannot list snapshots: %s", p->dir, strerror(-rc));
+    for (uint32_t k = n; k-- > 0;) {
+        if (offsets[k] > p->next_offset) {
+            /* Past the log end (the tail was truncated): it describes batches that are gone. */
+            (void)producer_snapshot_remove(p->dir, offsets[k]);
+            continue;
+        }
+        char path[SEGMENT_PATH_BYTES + 64];
+        snprintf(path, sizeof(path), "%s/%020" PRId64 ".snapshot", p->dir, offsets[k]);
+        const char *why = NULL;
+        size_t bad = 0;
+        rc = producer_snapshot_read(path, load_snapshot_entry, p, &why, &bad);
+        if (rc == 0) {
+            rec->snapshot_offset = offsets[k];
+            p->snapshot_offset = offsets[k];
+            from = offsets[k] > log_start ? offsets[k] : log_start;
+            break;
+        }
+        if (rc != -EBADMSG && rc != -ENOENT) {
+            free(offsets);
+            return error_set(rc, "%s: cannot read: %s", path, strerror(-rc));
+        }
+        rec->snapshots_rejected++;
+        error_set(RT_E_CORRUPT, "%s: offset %zu: %s (removed; using an older snapshot or the log)",
+                  path, bad, why ? why : "unreadable");
+        (void)producer_snapshot_remove(p->dir, offsets[k]);
+        producer_table_free(&p->producers);
+        rc = producer_table_init(&p->producers, p->cfg.producers_max, p->cfg.is_named,
+                                 p->cfg.named_ctx);
+        if (rc) {
+            free(offsets);
+            return rc;
+        }
+    }
+    free(offsets);
+    return replay_producers(p, from, rec);
+}
+
 int partition_open(struct partition *p, const char *data_dir, const char *topic, uint32_t id,
                    const struct partition_config *cfg, bool clean, struct partition_recovery *rec)
 {
@@ -180,6 +340,13 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     }
     p->active = p->segments[p->segment_count - 1];
     p->next_offset = p->active->next_offset;
+    p->snapshot_offset = -1;
+    rc = load_producers(p, rec);
+    if (rc) {
+        partition_close(p, false);
+        return rc;
+    }
+    p->recovery = *rec;
     atomic_init(&p->seq, 0);
     partition_publish(p);
     return 0;
@@ -190,6 +357,9 @@ int partition_close(struct partition *p, bool seal)
     int rc = 0;
     if (seal && p->active)
         rc = segment_seal(p->active);
+    if (seal && p->active && rc == 0 && p->producers.slots)
+        rc = partition_snapshot_producers(p);
+    producer_table_free(&p->producers);
     pthread_mutex_lock(&p->segments_lock);
     for (uint32_t i = 0; i < p->segment_count; i++)
         segment_unref(p->segments[i]);
@@ -224,6 +394,9 @@ static int partition_roll(struct partition *p)
     assert(!p->round_touched);
     assert(old->next_offset == p->next_offset);
     int rc = segment_seal(old); /* P2: sealed and synced before the next one exists */
+    if (rc)
+        return rc;
+    rc = partition_snapshot_producers(p); /* as Kafka: a snapshot at every roll */
     if (rc)
         return rc;
     struct segment *seg = NULL;

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "producer_state.h"
 #include "segment.h"
 
 struct shard;
@@ -33,6 +34,9 @@ struct partition_config {
     int64_t segment_ms;      /* roll by age; <= 0 never */
     int64_t retention_bytes; /* -1 unlimited */
     int64_t retention_ms;    /* -1 unlimited */
+    uint32_t producers_max;  /* producer table bound */
+    producer_named_fn is_named; /* the engine's named-producer registry */
+    void *named_ctx;
 };
 
 struct partition_watermarks {
@@ -50,6 +54,9 @@ struct partition_recovery {
     bool recovered;           /* the newest segment was scanned */
     uint64_t truncated_bytes; /* torn/corrupt tail dropped */
     uint32_t indexes_rebuilt;
+    uint32_t snapshots_rejected; /* corrupt producer snapshots reported and removed */
+    int64_t snapshot_offset;     /* the snapshot producer state was loaded from, -1 none */
+    uint64_t batches_replayed;   /* producer batches replayed after it */
 };
 
 struct partition {
@@ -65,6 +72,8 @@ struct partition {
     uint32_t segment_capacity;
 
     /* writer (shard thread) only */
+    struct producer_table producers;
+    struct partition_recovery recovery; /* what open found and did (tests, tools) */
     struct segment *active;
     int64_t next_offset;
     uint64_t round_position; /* where this round's writes start in the active segment */
@@ -73,6 +82,8 @@ struct partition {
     bool round_touched;
     bool round_deferred; /* a request was pushed to the next round; keep order */
     bool unsynced;       /* written since the last fdatasync (sync=interval) */
+    int64_t snapshot_offset; /* newest producer snapshot written or loaded, -1 none */
+    uint32_t snapshots_written;
 
     /* published (seqlock: odd while the writer updates) */
     _Atomic uint64_t seq;
@@ -111,6 +122,10 @@ int partition_segment_for(struct partition *p, int64_t offset, struct segment **
 
 /* Reader: references to all segments in order into out (up to max); returns the count. */
 uint32_t partition_segments(struct partition *p, struct segment **out, uint32_t max);
+
+/* Writer: writes `<next_offset>.snapshot` of the producer table (and keeps only the two newest
+ * snapshots). Done at every roll and at clean close. */
+int partition_snapshot_producers(struct partition *p);
 
 /* Writer: removes whole segments past retention (never the active one). Returns the number
  * deleted or a negative error. */

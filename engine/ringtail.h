@@ -115,6 +115,10 @@ struct rt_options {
     uint32_t request_queue_depth;     /* appends waiting per shard before callers block (1024) */
     uint32_t topics_max;              /* (1024) */
     uint32_t partitions_max;          /* per topic (1024) */
+    uint32_t producers_max;           /* producer ids tracked per partition; the least recently
+                                         written one is evicted beyond this (65536) */
+    int64_t producer_id_expiration_ms; /* idle producers without an open transaction are
+                                          forgotten after this (24 h) */
     void *fault_injector;             /* struct io_fault_plan * for RT_IO_FAULT; else NULL */
 };
 
@@ -142,6 +146,10 @@ struct rt_stats {
     uint64_t fdatasyncs;
     uint64_t segments_rolled;
     uint64_t segments_deleted;
+    uint64_t duplicates;       /* producer batches acknowledged as duplicates, not appended */
+    uint64_t producers_expired;
+    uint64_t snapshots_written;
+    uint64_t snapshots_rejected; /* corrupt snapshot files found at open, removed */
     uint32_t shard_count;
     const char *io_backend;    /* "io_uring", "sync" or "fault" */
 };
@@ -198,10 +206,94 @@ int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
 /* Appends an already-encoded RecordBatch v2 (`len` bytes). The batch is validated (lengths,
  * magic, CRC, records) and rejected with RT_E_CORRUPT if it fails. The engine writes the
  * assigned base offset into bytes 0..7 of `batch` (the CRC does not cover them), so the
- * caller's buffer must be writable and stay untouched until the call returns.
- * Errors: as rt_append, plus RT_E_CORRUPT. */
+ * caller's buffer must be writable and stay untouched until the call returns. A batch with a
+ * producer id (>= 0) is held to the producer rules (see "Producers" below); an exact duplicate
+ * returns 0 with the original base offset and appends nothing. Transactional and control batches
+ * are refused (RT_E_UNSUPPORTED) until transactions exist.
+ * Errors: as rt_append, plus RT_E_CORRUPT, RT_E_UNSUPPORTED, RT_E_OUT_OF_ORDER_SEQUENCE,
+ * RT_E_INVALID_PRODUCER_EPOCH, RT_E_UNKNOWN_PRODUCER_ID. */
 int rt_append_batch(rt_engine *engine, const char *topic, uint32_t partition, void *batch,
                     size_t len, int64_t *base_offset_out);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Producers: idempotent (Kafka) and named (Pulsar)                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+/*
+ * A producer batches records per partition on the client side (as a Kafka producer does) and
+ * hands whole RecordBatch v2 batches to the partitions, stamped with its producer id, epoch and
+ * per-partition sequence numbers. Each partition keeps, per producer id, the epoch and the
+ * metadata of its last 5 batches and applies Kafka's rules:
+ *   - same epoch, firstSeq == lastSeq + 1: appended;
+ *   - same epoch, exactly the (firstSeq, lastSeq) of one of the last 5 batches: a duplicate —
+ *     the original offsets are returned and nothing is appended;
+ *   - an older epoch: RT_E_INVALID_PRODUCER_EPOCH; a newer epoch must start at sequence 0;
+ *   - a producer id the partition does not know must start at 0 (RT_E_UNKNOWN_PRODUCER_ID);
+ *   - anything else: RT_E_OUT_OF_ORDER_SEQUENCE.
+ * Producer ids are allocated durably and never reused. Producer state survives restarts
+ * through `<offset>.snapshot` files plus a replay of the log after them.
+ *
+ * A *named* producer (opts.name != NULL) keeps one producer id for its name across process and
+ * engine restarts (Pulsar's producer-name deduplication). Its sequences are monotonic rather
+ * than contiguous: a batch whose sequences are all at or below the highest sequence the
+ * partition has persisted for that name is acknowledged as a duplicate without being appended;
+ * a batch starting above it is appended (gaps allowed); a batch straddling it is
+ * RT_E_OUT_OF_ORDER_SEQUENCE. Opening a name bumps its epoch durably, fencing an older
+ * instance (RT_E_INVALID_PRODUCER_EPOCH for its later writes). With user-supplied sequence ids
+ * (rt_producer_message.sequence >= 0; e.g. the line number of an input file), a process that
+ * crashes and reruns the same input appends every record exactly once.
+ */
+typedef struct rt_producer rt_producer;
+
+struct rt_producer_options {
+    const char *name;          /* NULL: anonymous idempotent producer; else a stable name */
+    uint32_t batch_size_bytes; /* close a partition's batch at this size (16 KiB) */
+    uint32_t linger_ms;        /* ... or when its oldest record is this old (5 ms) */
+    uint32_t max_in_flight;    /* batches per partition handed over and not yet acked (5; 1..5) */
+    uint32_t buffer_memory_bytes; /* bound on batches built but not acked; send blocks (32 MiB) */
+};
+void rt_producer_options_init(struct rt_producer_options *opts);
+
+/* Opens a producer. Allocates a producer id (anonymous) or recovers the name's id and bumps
+ * its epoch durably (named). Errors: RT_E_INVALID_ARGUMENT, RT_E_LIMIT, -errno. */
+int rt_producer_open(rt_engine *engine, const struct rt_producer_options *opts,
+                     rt_producer **out);
+
+/* The producer's id and epoch (for tools and tests). */
+int rt_producer_id(const rt_producer *p, int64_t *producer_id_out, int16_t *epoch_out);
+
+/* Outcome of one record, delivered once: err 0 with its offset (offset -1 for a named
+ * producer's duplicate whose original offset is no longer known), or a negative code. */
+typedef void (*rt_delivery_fn)(void *ctx, int err, int64_t offset, bool duplicate);
+
+struct rt_producer_message {
+    struct rt_record record;
+    int64_t sequence; /* named producers only: the record's own sequence id (>= 0, <= INT32_MAX,
+                         increasing per partition), or -1 to let the producer number it */
+};
+
+/* Queues one record for `partition` (or -1: murmur2 of the key as Kafka's default partitioner,
+ * round-robin per batch for null keys). Copies the record into the partition's open batch;
+ * never waits for the disk, but blocks while buffer_memory_bytes are in use (back-pressure).
+ * on_delivery (may be NULL) runs later on an engine thread and must not block.
+ * Errors (immediate): RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_INVALID_ARGUMENT,
+ * RT_E_RECORD_TOO_LARGE, RT_E_OUT_OF_ORDER_SEQUENCE (a sequence not above the previous one),
+ * RT_E_CLOSED, or the producer's sticky error after a fatal failure. */
+int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
+                     const struct rt_producer_message *msg, rt_delivery_fn on_delivery,
+                     void *ctx);
+
+/* Hands every open batch over and waits until all are acknowledged (or timeout_ms, -1 = no
+ * limit: RT_E_TIMED_OUT). Returns the first delivery error since the last flush, if any. */
+int rt_producer_flush(rt_producer *p, int32_t timeout_ms);
+
+/* For a named producer: the highest sequence the partition has persisted for it (-1: none).
+ * What a restarted process uses to skip what is already stored. */
+int rt_producer_last_sequence(rt_producer *p, const char *topic, uint32_t partition,
+                              int64_t *sequence_out);
+
+/* Flushes, then frees the producer. */
+int rt_producer_close(rt_producer *p);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Zero-copy reads                                                                           */

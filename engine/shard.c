@@ -72,6 +72,18 @@ int shard_add_partition(struct shard *s, struct partition *p)
     return 0;
 }
 
+/* Publishes a request's outcome: after this the caller may free it. */
+static void complete(struct shard_request *r, int result)
+{
+    r->result = result;
+    void (*on_done)(struct shard_request *) = r->on_done;
+    if (on_done) {
+        on_done(r);
+        return;
+    }
+    atomic_store_explicit(&r->done, true, memory_order_release);
+}
+
 static int sticky_error(struct shard *s)
 {
     return atomic_load_explicit(s->env.write_error, memory_order_acquire);
@@ -147,13 +159,21 @@ static int sync_dirty(struct shard *s, int64_t now_ms)
     return run_io(s, &what);
 }
 
+/* The shard's periodic housekeeping: retention, then producer expiry. */
 static void run_retention(struct shard *s, int64_t now_ms)
 {
     s->last_retention_ms = now_ms;
+    int64_t wall_ms = fs_now_ms();
     for (uint32_t i = 0; i < s->partition_count; i++) {
-        int n = partition_enforce_retention(s->partitions[i], fs_now_ms());
+        struct partition *p = s->partitions[i];
+        int n = partition_enforce_retention(p, wall_ms);
         if (n > 0)
             atomic_fetch_add_explicit(&s->env.counters->segments_deleted, (uint64_t)n,
+                                      memory_order_relaxed);
+        uint32_t expired =
+            producer_table_expire(&p->producers, wall_ms, s->env.producer_id_expiration_ms);
+        if (expired)
+            atomic_fetch_add_explicit(&s->env.counters->producers_expired, expired,
                                       memory_order_relaxed);
     }
 }
@@ -175,15 +195,13 @@ static void run_round(struct shard *s, struct shard_request *list,
         next = r->next;
         r->next = NULL;
         if (r->kind == SHARD_REQ_CALL) {
-            r->result = r->fn(s, r->arg);
-            atomic_store_explicit(&r->done, true, memory_order_release);
+            complete(r, r->fn(s, r->arg));
             continue;
         }
         struct partition *p = r->partition;
         int err = sticky_error(s);
         if (err) {
-            r->result = RT_E_IO_FAILED;
-            atomic_store_explicit(&r->done, true, memory_order_release);
+            complete(r, RT_E_IO_FAILED);
             continue;
         }
         bool new_partition = !p->round_touched;
@@ -195,9 +213,14 @@ static void run_round(struct shard *s, struct shard_request *list,
             continue;
         }
         struct segment *was_active = p->active;
+        uint32_t snapshots_before = p->snapshots_written;
         int rc = partition_make_room(p, r->len, now_ms);
         if (p->active != was_active)
             atomic_fetch_add_explicit(&s->env.counters->segments_rolled, 1, memory_order_relaxed);
+        if (p->snapshots_written != snapshots_before)
+            atomic_fetch_add_explicit(&s->env.counters->snapshots_written,
+                                      p->snapshots_written - snapshots_before,
+                                      memory_order_relaxed);
         if (rc == 1) {
             p->round_deferred = true;
             *defer_tail = r;
@@ -206,9 +229,35 @@ static void run_round(struct shard *s, struct shard_request *list,
         }
         if (rc < 0) {
             set_sticky(s, rc);
-            r->result = RT_E_IO_FAILED;
-            atomic_store_explicit(&r->done, true, memory_order_release);
+            complete(r, RT_E_IO_FAILED);
             continue;
+        }
+        if (r->header.producer_id >= 0) {
+            /* Producer rules run here, in append order, against the state every earlier batch
+             * of this round has already updated. */
+            int64_t dup = -1;
+            const char *rule = NULL;
+            int verdict = producer_table_check(&p->producers, &r->header, &dup, &rule);
+            r->rule = rule;
+            if (verdict == PRODUCER_DUPLICATE) {
+                r->duplicate = true;
+                r->base_offset = dup;
+                atomic_fetch_add_explicit(&s->env.counters->duplicates, 1, memory_order_relaxed);
+                complete(r, 0);
+                continue;
+            }
+            if (verdict < 0) {
+                complete(r, verdict);
+                continue;
+            }
+            r->header.base_offset = p->next_offset;
+            int urc = producer_table_update(&p->producers, &r->header);
+            if (urc) {
+                r->rule = "the partition's producer table is full of producers with open "
+                          "transactions";
+                complete(r, urc);
+                continue;
+            }
         }
         if (new_partition) {
             p->round_touched = true;
@@ -288,8 +337,7 @@ static void run_round(struct shard *s, struct shard_request *list,
     }
     for (struct shard_request *r = included, *next; r; r = next) {
         next = r->next;
-        r->result = rc ? RT_E_IO_FAILED : 0;
-        atomic_store_explicit(&r->done, true, memory_order_release);
+        complete(r, rc ? RT_E_IO_FAILED : 0);
     }
     for (uint32_t t = 0; t < touched_count; t++)
         touched[t]->round_touched = false;
@@ -406,18 +454,12 @@ void shard_stop(struct shard *s)
     pthread_mutex_destroy(&s->lock);
 }
 
-int shard_submit(struct shard *s, struct shard_request *req)
+static int enqueue_locked(struct shard *s, struct shard_request *req)
 {
-    atomic_init(&req->done, false);
-    req->next = NULL;
-    req->result = 0;
-    pthread_mutex_lock(&s->lock);
     while (!s->stopping && s->queued >= s->env.request_queue_depth)
         pthread_cond_wait(&s->has_room, &s->lock);
-    if (s->stopping) {
-        pthread_mutex_unlock(&s->lock);
+    if (s->stopping)
         return error_set(RT_E_CLOSED, "the engine is closing");
-    }
     if (s->tail)
         s->tail->next = req;
     else
@@ -425,6 +467,37 @@ int shard_submit(struct shard *s, struct shard_request *req)
     s->tail = req;
     s->queued++;
     pthread_cond_signal(&s->has_work);
+    return 0;
+}
+
+int shard_submit_async(struct shard *s, struct shard_request *req)
+{
+    assert(req->on_done);
+    atomic_init(&req->done, false);
+    req->next = NULL;
+    req->result = 0;
+    req->duplicate = false;
+    req->rule = NULL;
+    pthread_mutex_lock(&s->lock);
+    int rc = enqueue_locked(s, req);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int shard_submit(struct shard *s, struct shard_request *req)
+{
+    atomic_init(&req->done, false);
+    req->next = NULL;
+    req->result = 0;
+    req->duplicate = false;
+    req->rule = NULL;
+    req->on_done = NULL;
+    pthread_mutex_lock(&s->lock);
+    int rc = enqueue_locked(s, req);
+    if (rc) {
+        pthread_mutex_unlock(&s->lock);
+        return rc;
+    }
     while (!atomic_load_explicit(&req->done, memory_order_acquire))
         pthread_cond_wait(&s->done, &s->lock);
     pthread_mutex_unlock(&s->lock);

@@ -30,6 +30,10 @@ struct engine_counters {
     _Atomic uint64_t fdatasyncs;
     _Atomic uint64_t segments_rolled;
     _Atomic uint64_t segments_deleted;
+    _Atomic uint64_t duplicates;
+    _Atomic uint64_t producers_expired;
+    _Atomic uint64_t snapshots_written;
+    _Atomic uint64_t snapshots_rejected;
 };
 
 struct shard_env {
@@ -38,6 +42,7 @@ struct shard_env {
     uint64_t sync_interval_bytes;
     uint32_t request_queue_depth;
     uint32_t retention_check_ms;
+    int64_t producer_id_expiration_ms;
     struct io_options io;
     _Atomic int *write_error; /* sticky: first write/fsync failure of the engine */
     struct engine_counters *counters;
@@ -56,8 +61,14 @@ struct shard_request {
     struct batch_header header; /* parsed by the caller */
     int (*fn)(struct shard *shard, void *arg);
     void *arg;
-    int64_t base_offset; /* out */
+    int64_t base_offset; /* out: assigned, or the original offset of a duplicate (or -1) */
     int result;          /* out */
+    bool duplicate;      /* out: a producer batch that was already appended */
+    const char *rule;    /* out: the producer-state rule that rejected the batch */
+    /* Asynchronous completion: called once on the shard thread after the out fields are set.
+     * The request must stay valid until then; it may be freed or reused inside the callback. */
+    void (*on_done)(struct shard_request *req);
+    void *owner;
     _Atomic bool done; /* release-stored by the shard after result */
     struct shard_request *next;
 };
@@ -100,5 +111,9 @@ int shard_add_partition(struct shard *s, struct partition *p);
 /* Queues req and waits until the shard has run it. Returns req->result (RT_E_CLOSED after
  * shard_stop began). */
 int shard_submit(struct shard *s, struct shard_request *req);
+
+/* Queues req (which must have on_done set) and returns at once; blocks only while the queue is
+ * full. Returns 0, or RT_E_CLOSED without queuing (on_done is then not called). */
+int shard_submit_async(struct shard *s, struct shard_request *req);
 
 #endif /* RT_SHARD_H */

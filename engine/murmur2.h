@@ -1,5 +1,5 @@
 /*
- * murmur2.h — Kafka's key hash and default partitioner, so that `ringtail produce` places keyed
+ * murmur2.h — Kafka's key hash and default partitioner, so that producers and `ringtail produce` place keyed
  * records exactly where a Java (or librdkafka "murmur2_random") producer would.
  *
  * murmur2() is a bit-for-bit port of org.apache.kafka.common.utils.Utils.murmur2 (MurmurHash2,
@@ -9,8 +9,8 @@
  * librdkafka's rdmurmur2.c unittest) are checked by tests/cli_murmur2.sh through
  * `ringtail murmur2`.
  */
-#ifndef RT_TOOLS_MURMUR2_H
-#define RT_TOOLS_MURMUR2_H
+#ifndef RT_MURMUR2_H
+#define RT_MURMUR2_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,4 +21,4 @@ int32_t murmur2(const void *data, size_t len);
 /* The partition Kafka's default partitioner picks for a non-null key. partitions >= 1. */
 uint32_t murmur2_partition(const void *key, size_t len, uint32_t partitions);
 
-#endif /* RT_TOOLS_MURMUR2_H */
+#endif /* RT_MURMUR2_H */

@@ -1,0 +1,702 @@
+/*
+ * producer.c — the client-side producer embedders call: rt_producer_open/send/flush/close.
+ *
+ * Like a Kafka producer, it keeps one open batch per partition and encodes each record into it
+ * as it is sent (one copy, from the caller's buffers into the batch). A batch is closed when it
+ * reaches batch_size_bytes, when its oldest record is linger_ms old, when a named producer's
+ * sequence jumps, or on flush; closed batches are sealed (header and CRC, on the sender thread)
+ * and handed to the partition's shard asynchronously, at most max_in_flight per partition at a
+ * time, in order, so the partition sees each producer's sequences in order.
+ *
+ * Threads: the caller's thread encodes; one sender thread per producer seals and hands over
+ * batches and runs the linger timer; completions arrive on shard threads, which only record the
+ * outcome and wake the sender (a shard thread must never wait on a shard queue). Delivery
+ * callbacks run on the sender thread, outside the producer's lock.
+ *
+ * Errors: there is no retriable append error in an embedded engine — a full queue is
+ * back-pressure (the sender waits), and write failures are sticky — so the first failed batch
+ * makes the producer's error sticky: later sends fail with it, and batches already in flight
+ * behind it report their own outcome (typically RT_E_OUT_OF_ORDER_SEQUENCE).
+ */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "batch.h"
+#include "engine.h"
+#include "error.h"
+#include "fsutil.h"
+#include "murmur2.h"
+
+#define PRODUCER_PARTITIONS_MAX 4096
+
+struct record_cb {
+    rt_delivery_fn fn;
+    void *ctx;
+};
+
+struct pbatch {
+    struct shard_request req; /* handed to the shard; completion lands here */
+    struct rt_producer *producer;
+    struct ppart *pp;
+    uint8_t *buf;
+    size_t cap;
+    struct batch_builder b;
+    int32_t base_seq;
+    int32_t count;
+    int64_t opened_ms; /* monotonic, for linger */
+    struct record_cb *cbs;
+    uint32_t cbs_cap;
+    bool completed;
+    bool skip; /* named producer: records at or below the persisted sequence, never sent */
+    struct pbatch *next;
+};
+
+struct ppart {
+    struct partition *part;
+    int64_t next_seq; /* the next sequence to assign (contiguous for anonymous producers) */
+    int64_t last_seq; /* the last sequence accepted by send (named producers) */
+    struct pbatch *open;
+    struct pbatch *ready_head, *ready_tail; /* closed, waiting for an in-flight slot */
+    struct pbatch *flight_head, *flight_tail; /* handed over, in order */
+    uint32_t in_flight;
+};
+
+struct sticky_topic {
+    char name[RT_TOPIC_NAME_MAX + 1];
+    uint32_t partition; /* where null-key records go until that batch closes */
+};
+
+struct rt_producer {
+    rt_engine *e;
+    struct rt_producer_options opts;
+    char name[PRODUCER_NAME_MAX + 1];
+    bool named;
+    int64_t producer_id;
+    int16_t epoch;
+
+    pthread_mutex_t lock;
+    pthread_cond_t sender_wake; /* work for the sender */
+    pthread_cond_t changed;     /* a batch completed, memory freed, or flush progress */
+    pthread_t sender;
+    bool stopping;
+
+    struct ppart *parts;
+    uint32_t part_count, part_capacity;
+    struct sticky_topic *sticky;
+    uint32_t sticky_count, sticky_capacity;
+
+    uint64_t memory_bytes; /* buffers of batches not yet acknowledged */
+    uint32_t outstanding;  /* batches open, ready or in flight */
+    int sticky_error;
+    int first_error; /* since the last flush */
+    bool flush_requested;
+};
+
+void rt_producer_options_init(struct rt_producer_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->batch_size_bytes = 16 * 1024;
+    o->linger_ms = 5;
+    o->max_in_flight = 5;
+    o->buffer_memory_bytes = 32u << 20;
+}
+
+static int64_t mono_ms(void)
+{
+    return fs_monotonic_ms();
+}
+
+/* ---- batches ---- */
+
+static void batch_free(struct rt_producer *p, struct pbatch *b)
+{
+    p->memory_bytes -= b->cap;
+    free(b->buf);
+    free(b->cbs);
+    free(b);
+}
+
+static struct ppart *part_find(struct rt_producer *p, struct partition *part)
+{
+    for (uint32_t i = 0; i < p->part_count; i++)
+        if (p->parts[i].part == part)
+            return &p->parts[i];
+    return NULL;
+}
+
+/* Moves the partition's open batch to its ready queue and wakes the sender. */
+static void close_open_batch(struct rt_producer *p, struct ppart *pp)
+{
+    struct pbatch *b = pp->open;
+    if (!b)
+        return;
+    pp->open = NULL;
+    if (pp->ready_tail)
+        pp->ready_tail->next = b;
+    else
+        pp->ready_head = b;
+    pp->ready_tail = b;
+    pthread_cond_signal(&p->sender_wake);
+}
+
+static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int32_t base_seq)
+{
+    size_t cap = p->opts.batch_size_bytes;
+    if (need + BATCH_HEADER_BYTES > cap)
+        cap = need + BATCH_HEADER_BYTES;
+    /* Back-pressure: wait while the producer's buffers are full and something can drain. */
+    while (p->memory_bytes + cap > p->opts.buffer_memory_bytes && p->outstanding > 0 &&
+           !p->sticky_error) {
+        for (uint32_t i = 0; i < p->part_count; i++)
+            close_open_batch(p, &p->parts[i]);
+        pthread_cond_wait(&p->changed, &p->lock);
+    }
+    if (p->sticky_error)
+        return p->sticky_error;
+    struct pbatch *b = calloc(1, sizeof(*b));
+    if (!b)
+        return -ENOMEM;
+    b->buf = malloc(cap);
+    b->cbs_cap = 64;
+    b->cbs = malloc(b->cbs_cap * sizeof(*b->cbs));
+    if (!b->buf || !b->cbs) {
+        free(b->buf);
+        free(b->cbs);
+        free(b);
+        return -ENOMEM;
+    }
+    b->cap = cap;
+    b->producer = p;
+    b->pp = pp;
+    b->base_seq = base_seq;
+    b->opened_ms = mono_ms();
+    int rc = batch_builder_init(&b->b, b->buf, cap, 0, p->producer_id, p->epoch, base_seq);
+    assert(rc == 0);
+    (void)rc;
+    p->memory_bytes += cap;
+    p->outstanding++;
+    pp->open = b;
+    return 0;
+}
+
+/* ---- completion (shard thread) and delivery (sender thread) ---- */
+
+static void on_batch_done(struct shard_request *req)
+{
+    struct pbatch *b = (struct pbatch *)req;
+    struct rt_producer *p = b->producer;
+    pthread_mutex_lock(&p->lock);
+    b->completed = true;
+    pthread_cond_signal(&p->sender_wake);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Delivers completed batches at the head of each partition's in-flight queue, in order. Called
+ * with the lock held; drops it around the callbacks. */
+static void deliver_completed(struct rt_producer *p)
+{
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        struct ppart *pp = &p->parts[i];
+        while (pp->flight_head && pp->flight_head->completed) {
+            struct pbatch *b = pp->flight_head;
+            pp->flight_head = b->next;
+            if (!pp->flight_head)
+                pp->flight_tail = NULL;
+            pp->in_flight--;
+            int err = b->req.result;
+            if (err) {
+                if (!p->sticky_error)
+                    p->sticky_error = err;
+                if (!p->first_error)
+                    p->first_error = err;
+            }
+            pthread_mutex_unlock(&p->lock);
+            for (int32_t r = 0; r < b->count; r++) {
+                if (!b->cbs[r].fn)
+                    continue;
+                int64_t off = -1;
+                if (!err && b->req.base_offset >= 0)
+                    off = b->req.base_offset + r;
+                b->cbs[r].fn(b->cbs[r].ctx, err, err ? -1 : off, !err && b->req.duplicate);
+            }
+            pthread_mutex_lock(&p->lock);
+            batch_free(p, b);
+            p->outstanding--;
+            pthread_cond_broadcast(&p->changed);
+        }
+    }
+}
+
+/* Seals ready batches and hands them over while in-flight slots are free. Lock held. */
+static void dispatch_ready(struct rt_producer *p)
+{
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        struct ppart *pp = &p->parts[i];
+        while (pp->ready_head && pp->in_flight < p->opts.max_in_flight) {
+            struct pbatch *b = pp->ready_head;
+            pp->ready_head = b->next;
+            if (!pp->ready_head)
+                pp->ready_tail = NULL;
+            b->next = NULL;
+            if (b->skip) {
+                /* Acknowledged as duplicates, in order with the batches around them. */
+                b->req.result = 0;
+                b->req.duplicate = true;
+                b->req.base_offset = -1;
+                b->completed = true;
+                if (pp->flight_tail)
+                    pp->flight_tail->next = b;
+                else
+                    pp->flight_head = b;
+                pp->flight_tail = b;
+                pp->in_flight++;
+                continue;
+            }
+            size_t len = 0;
+            int rc = batch_builder_finish(&b->b, &len);
+            const char *why = NULL;
+            if (rc == 0)
+                rc = batch_header_parse(b->buf, len, &b->req.header, &why);
+            memset(&b->req, 0, offsetof(struct shard_request, header));
+            b->req.kind = SHARD_REQ_APPEND;
+            b->req.partition = pp->part;
+            b->req.batch = b->buf;
+            b->req.len = len;
+            b->req.on_done = on_batch_done;
+            b->req.owner = b;
+            if (pp->flight_tail)
+                pp->flight_tail->next = b;
+            else
+                pp->flight_head = b;
+            pp->flight_tail = b;
+            pp->in_flight++;
+            if (rc == 0 && p->sticky_error)
+                rc = p->sticky_error;
+            if (rc == 0) {
+                pthread_mutex_unlock(&p->lock);
+                rc = engine_append_async(p->e, &b->req); /* may wait on a full shard queue */
+                pthread_mutex_lock(&p->lock);
+            }
+            if (rc) {
+                b->req.result = rc;
+                b->completed = true;
+            }
+        }
+    }
+}
+
+static bool any_open_expired(struct rt_producer *p, int64_t now, int64_t *next_due)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        struct pbatch *b = p->parts[i].open;
+        if (!b)
+            continue;
+        int64_t due = b->opened_ms + p->opts.linger_ms;
+        if (due <= now || p->flush_requested) {
+            close_open_batch(p, &p->parts[i]);
+            any = true;
+        } else if (due < *next_due) {
+            *next_due = due;
+        }
+    }
+    return any;
+}
+
+static void *sender_main(void *arg)
+{
+    struct rt_producer *p = arg;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        int64_t now = mono_ms();
+        int64_t next_due = now + 1000;
+        any_open_expired(p, now, &next_due);
+        dispatch_ready(p);
+        deliver_completed(p);
+        bool idle = p->outstanding == 0;
+        if (p->stopping && idle)
+            break;
+        bool work = false;
+        for (uint32_t i = 0; i < p->part_count && !work; i++) {
+            struct ppart *pp = &p->parts[i];
+            work = (pp->ready_head && pp->in_flight < p->opts.max_in_flight) ||
+                   (pp->flight_head && pp->flight_head->completed);
+        }
+        if (work)
+            continue;
+        int64_t wait_ms = next_due - mono_ms();
+        if (wait_ms < 1)
+            wait_ms = 1;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += wait_ms / 1000;
+        ts.tv_nsec += (wait_ms % 1000) * 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&p->sender_wake, &p->lock, &ts);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* ---- public API ---- */
+
+int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt_producer **out)
+{
+    error_clear();
+    if (!e || !out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_open: NULL argument");
+    *out = NULL;
+    struct rt_producer_options opts;
+    if (opts_in)
+        opts = *opts_in;
+    else
+        rt_producer_options_init(&opts);
+    if (opts.max_in_flight < 1 || opts.max_in_flight > 5)
+        return error_set(RT_E_INVALID_ARGUMENT, "max_in_flight must be 1..5 (Kafka's limit for "
+                                                "idempotence), got %u", opts.max_in_flight);
+    if (opts.batch_size_bytes < 128 || opts.batch_size_bytes > e->opts.batch_size_max_bytes)
+        return error_set(RT_E_INVALID_ARGUMENT, "batch_size_bytes must be 128..%u",
+                         e->opts.batch_size_max_bytes);
+    if (opts.buffer_memory_bytes < opts.batch_size_bytes)
+        return error_set(RT_E_INVALID_ARGUMENT, "buffer_memory_bytes below batch_size_bytes");
+    if (opts.linger_ms > 60000)
+        return error_set(RT_E_INVALID_ARGUMENT, "linger_ms must be <= 60000");
+    struct rt_producer *p = calloc(1, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    p->e = e;
+    p->opts = opts;
+    int rc;
+    if (opts.name) {
+        if (strlen(opts.name) > PRODUCER_NAME_MAX) {
+            free(p);
+            return error_set(RT_E_INVALID_ARGUMENT, "producer names are at most 249 bytes");
+        }
+        snprintf(p->name, sizeof(p->name), "%s", opts.name);
+        p->opts.name = p->name;
+        p->named = true;
+        rc = engine_producer_open_name(e, opts.name, &p->producer_id, &p->epoch);
+    } else {
+        p->epoch = 0;
+        rc = engine_producer_allocate(e, &p->producer_id);
+    }
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->sender_wake, NULL);
+    pthread_cond_init(&p->changed, NULL);
+    rc = pthread_create(&p->sender, NULL, sender_main, p);
+    if (rc) {
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+        return -rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int rt_producer_id(const rt_producer *p, int64_t *producer_id_out, int16_t *epoch_out)
+{
+    if (!p)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_id: NULL producer");
+    if (producer_id_out)
+        *producer_id_out = p->producer_id;
+    if (epoch_out)
+        *epoch_out = p->epoch;
+    return 0;
+}
+
+static struct ppart *part_get(struct rt_producer *p, struct partition *part, int *err)
+{
+    struct ppart *pp = part_find(p, part);
+    if (pp)
+        return pp;
+    if (p->part_count == PRODUCER_PARTITIONS_MAX) {
+        *err = error_set(RT_E_LIMIT, "a producer writes to at most %d partitions",
+                         PRODUCER_PARTITIONS_MAX);
+        return NULL;
+    }
+    if (p->part_count == p->part_capacity) {
+        /* Batches point at their ppart: grow only while none exists yet would be fragile, so
+         * the array is allocated once at its maximum on first use. */
+        if (!p->parts) {
+            p->parts = calloc(PRODUCER_PARTITIONS_MAX, sizeof(*p->parts));
+            if (!p->parts) {
+                *err = -ENOMEM;
+                return NULL;
+            }
+            p->part_capacity = PRODUCER_PARTITIONS_MAX;
+        }
+    }
+    int64_t last = -1;
+    if (p->named) {
+        /* Continue after what the partition already holds for this name. */
+        pthread_mutex_unlock(&p->lock);
+        int rc = engine_producer_last_sequence(p->e, part, p->producer_id, &last);
+        pthread_mutex_lock(&p->lock);
+        if (rc) {
+            *err = rc;
+            return NULL;
+        }
+        if ((pp = part_find(p, part)) != NULL)
+            return pp;
+    }
+    pp = &p->parts[p->part_count++];
+    memset(pp, 0, sizeof(*pp));
+    pp->part = part;
+    pp->last_seq = last;
+    pp->next_seq = last + 1;
+    return pp;
+}
+
+static uint32_t sticky_partition(struct rt_producer *p, const char *topic, uint32_t count)
+{
+    for (uint32_t i = 0; i < p->sticky_count; i++)
+        if (strcmp(p->sticky[i].name, topic) == 0)
+            return p->sticky[i].partition % count;
+    if (p->sticky_count == p->sticky_capacity) {
+        uint32_t cap = p->sticky_capacity ? p->sticky_capacity * 2 : 8;
+        struct sticky_topic *s = realloc(p->sticky, cap * sizeof(*s));
+        if (!s)
+            return 0;
+        p->sticky = s;
+        p->sticky_capacity = cap;
+    }
+    struct sticky_topic *st = &p->sticky[p->sticky_count++];
+    snprintf(st->name, sizeof(st->name), "%s", topic);
+    st->partition = 0;
+    return 0;
+}
+
+static void sticky_advance(struct rt_producer *p, const char *topic)
+{
+    for (uint32_t i = 0; i < p->sticky_count; i++)
+        if (strcmp(p->sticky[i].name, topic) == 0)
+            p->sticky[i].partition++;
+}
+
+int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
+                     const struct rt_producer_message *msg, rt_delivery_fn on_delivery, void *ctx)
+{
+    error_clear();
+    if (!p || !topic || !msg)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_send: NULL argument");
+    const struct rt_record *rec = &msg->record;
+    if (rec->key_len < -1 || rec->value_len < -1 || (rec->key_len > 0 && !rec->key) ||
+        (rec->value_len > 0 && !rec->value) || (rec->header_count > 0 && !rec->headers) ||
+        rec->timestamp_ms < -1)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_send: invalid record lengths, "
+                                                "pointers or timestamp");
+    if (msg->sequence < -1 || msg->sequence > INT32_MAX)
+        return error_set(RT_E_INVALID_ARGUMENT, "sequence must be -1 or 0..INT32_MAX");
+    if (msg->sequence >= 0 && !p->named)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "only named producers supply their own sequence ids");
+    uint32_t count = 0;
+    int rc = rt_topic_describe(p->e, topic, &count);
+    if (rc)
+        return rc;
+    bool sticky = false;
+    if (partition < 0) {
+        if (rec->key_len >= 0) {
+            partition = (int32_t)murmur2_partition(rec->key, (size_t)rec->key_len, count);
+        } else {
+            pthread_mutex_lock(&p->lock);
+            partition = (int32_t)sticky_partition(p, topic, count);
+            pthread_mutex_unlock(&p->lock);
+            sticky = true;
+        }
+    }
+    struct partition *part = engine_partition(p->e, topic, (uint32_t)partition);
+    if (!part)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+
+    struct rt_record r = *rec;
+    if (r.timestamp_ms < 0)
+        r.timestamp_ms = fs_now_ms();
+    pthread_mutex_lock(&p->lock);
+    if (p->sticky_error) {
+        rc = error_set(p->sticky_error, "the producer failed earlier: %s",
+                       rt_strerror(p->sticky_error));
+        goto out;
+    }
+    struct ppart *pp = part_get(p, part, &rc);
+    if (!pp)
+        goto out;
+    int64_t seq = msg->sequence >= 0 ? msg->sequence : pp->next_seq;
+    if (p->named) {
+        if (seq <= pp->last_seq) {
+            /* Pulsar's rule: at or below the highest sequence already sent or persisted, the
+             * record is acknowledged as a duplicate and not appended. */
+            if (pp->open && !pp->open->skip)
+                close_open_batch(p, pp);
+            if (!pp->open) {
+                struct pbatch *d = calloc(1, sizeof(*d));
+                if (!d || !(d->cbs = malloc(64 * sizeof(*d->cbs)))) {
+                    free(d);
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                d->cbs_cap = 64;
+                d->skip = true;
+                d->producer = p;
+                d->pp = pp;
+                d->opened_ms = mono_ms();
+                p->outstanding++;
+                pp->open = d;
+            }
+            struct pbatch *d = pp->open;
+            if ((uint32_t)d->count == d->cbs_cap) {
+                struct record_cb *c = realloc(d->cbs, 2 * d->cbs_cap * sizeof(*c));
+                if (!c) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                d->cbs = c;
+                d->cbs_cap *= 2;
+            }
+            d->cbs[d->count++] = (struct record_cb){.fn = on_delivery, .ctx = ctx};
+            rc = 0;
+            goto out;
+        }
+        if (pp->open && pp->open->skip)
+            close_open_batch(p, pp);
+        if (seq > INT32_MAX) {
+            rc = error_set(RT_E_OUT_OF_ORDER_SEQUENCE, "named producer sequences end at INT32_MAX");
+            goto out;
+        }
+        /* A gap closes the batch: a batch's sequences are contiguous (baseSequence + i). */
+        if (pp->open && seq != (int64_t)pp->open->base_seq + pp->open->count)
+            close_open_batch(p, pp);
+    } else {
+        seq = seq > INT32_MAX ? 0 : seq; /* anonymous sequences wrap, as Kafka's */
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!pp->open) {
+            size_t need = record_encoded_size(&r, 0, 0);
+            if (need + BATCH_HEADER_BYTES > p->e->opts.batch_size_max_bytes) {
+                rc = error_set(RT_E_RECORD_TOO_LARGE,
+                               "a %zu-byte record exceeds batch_size_max_bytes (%u)", need,
+                               p->e->opts.batch_size_max_bytes);
+                goto out;
+            }
+            rc = open_batch(p, pp, need, (int32_t)seq);
+            if (rc)
+                goto out;
+        }
+        struct pbatch *b = pp->open;
+        rc = batch_builder_add(&b->b, &r);
+        if (rc == -ENOSPC && b->count > 0) {
+            close_open_batch(p, pp);
+            if (sticky)
+                sticky_advance(p, topic);
+            continue;
+        }
+        if (rc) {
+            error_set(rc, "rt_producer_send: cannot encode the record: %s", rt_strerror(rc));
+            goto out;
+        }
+        if ((uint32_t)b->count == b->cbs_cap) {
+            struct record_cb *c = realloc(b->cbs, 2 * b->cbs_cap * sizeof(*c));
+            if (!c) {
+                rc = -ENOMEM; /* the record is encoded but has no callback slot: fatal */
+                p->sticky_error = rc;
+                goto out;
+            }
+            b->cbs = c;
+            b->cbs_cap *= 2;
+        }
+        b->cbs[b->count++] = (struct record_cb){.fn = on_delivery, .ctx = ctx};
+        pp->last_seq = seq;
+        pp->next_seq = seq + 1;
+        if (b->b.len >= p->opts.batch_size_bytes) {
+            close_open_batch(p, pp);
+            if (sticky)
+                sticky_advance(p, topic);
+        }
+        break;
+    }
+out:
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+int rt_producer_flush(rt_producer *p, int32_t timeout_ms)
+{
+    error_clear();
+    if (!p)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_flush: NULL producer");
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : mono_ms() + timeout_ms;
+    pthread_mutex_lock(&p->lock);
+    for (uint32_t i = 0; i < p->part_count; i++)
+        close_open_batch(p, &p->parts[i]);
+    pthread_cond_signal(&p->sender_wake);
+    int rc = 0;
+    while (p->outstanding > 0) {
+        if (mono_ms() >= deadline) {
+            rc = error_set(RT_E_TIMED_OUT, "flush: %u batches still outstanding",
+                           p->outstanding);
+            break;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 10 * 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&p->changed, &p->lock, &ts);
+    }
+    if (rc == 0 && p->first_error) {
+        rc = error_set(p->first_error, "a batch failed: %s", rt_strerror(p->first_error));
+        p->first_error = 0;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+int rt_producer_last_sequence(rt_producer *p, const char *topic, uint32_t partition,
+                              int64_t *sequence_out)
+{
+    error_clear();
+    if (!p || !topic || !sequence_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_last_sequence: NULL argument");
+    struct partition *part = engine_partition(p->e, topic, partition);
+    if (!part)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    return engine_producer_last_sequence(p->e, part, p->producer_id, sequence_out);
+}
+
+int rt_producer_close(rt_producer *p)
+{
+    error_clear();
+    if (!p)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_close: NULL producer");
+    int rc = rt_producer_flush(p, -1);
+    pthread_mutex_lock(&p->lock);
+    p->stopping = true;
+    pthread_cond_signal(&p->sender_wake);
+    pthread_mutex_unlock(&p->lock);
+    pthread_join(p->sender, NULL);
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        assert(!p->parts[i].open && !p->parts[i].ready_head && !p->parts[i].flight_head);
+    }
+    free(p->parts);
+    free(p->sticky);
+    pthread_cond_destroy(&p->sender_wake);
+    pthread_cond_destroy(&p->changed);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+    return rc;
+}

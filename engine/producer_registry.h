@@ -1,0 +1,65 @@
+/*
+ * producer_registry.h — the engine's durable producer-id allocator and its named producers,
+ * kept in `<dir>/producers.meta` (docs/format.md §A.5).
+ *
+ * Producer ids are handed out from blocks of PRODUCER_ID_BLOCK: the file records the end of the
+ * block in use, written (atomically, fsynced) before the first id of a block is handed out, so
+ * after any restart allocation resumes past every id that may have been used: ids are never
+ * reused. A named producer's (name -> producer id, epoch) is stored likewise; each open of a
+ * name bumps its epoch before returning, fencing older instances.
+ *
+ * All calls are thread-safe (one mutex; none is on the append path). producer_registry_is_named
+ * is what partitions ask, on their shard threads, when they first meet a producer id.
+ */
+#ifndef RT_PRODUCER_REGISTRY_H
+#define RT_PRODUCER_REGISTRY_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtail.h"
+
+#define PRODUCER_REGISTRY_FILE "producers.meta"
+#define PRODUCER_REGISTRY_TMP "producers.meta.tmp"
+#define PRODUCER_REGISTRY_MAGIC 0x52545052u /* "RTPR" */
+#define PRODUCER_REGISTRY_VERSION 1
+#define PRODUCER_REGISTRY_HEADER_BYTES 22
+#define PRODUCER_ID_BLOCK 1000
+#define PRODUCER_NAME_MAX 249
+
+struct producer_name {
+    char name[PRODUCER_NAME_MAX + 1];
+    int64_t producer_id;
+    int16_t epoch;
+};
+
+struct producer_registry {
+    char dir[4096];
+    pthread_mutex_t lock;
+    int64_t next_id;       /* next id to hand out */
+    int64_t block_end;     /* persisted: ids below it may have been handed out */
+    struct producer_name *names;
+    uint32_t name_count, name_capacity;
+};
+
+/* Parses the file's bytes (untrusted): 0, or RT_E_CORRUPT with *why and *bad_offset. On success
+ * *block_end and the names are filled (names malloc'd; free()). */
+int producer_registry_parse(const uint8_t *buf, size_t len, int64_t *block_end,
+                            struct producer_name **names, uint32_t *count, const char **why,
+                            size_t *bad_offset);
+
+int producer_registry_open(struct producer_registry *r, const char *dir);
+void producer_registry_close(struct producer_registry *r);
+
+/* A fresh producer id (anonymous idempotent producer). */
+int producer_registry_allocate(struct producer_registry *r, int64_t *producer_id_out);
+
+/* The name's producer id with its epoch bumped (a new name gets a new id and epoch 0). */
+int producer_registry_open_name(struct producer_registry *r, const char *name,
+                                int64_t *producer_id_out, int16_t *epoch_out);
+
+bool producer_registry_is_named(void *registry, int64_t producer_id);
+
+#endif /* RT_PRODUCER_REGISTRY_H */
