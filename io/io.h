@@ -54,7 +54,8 @@ enum io_op_type {
  * starting at 1 with the first op of that type the ring executes: the injector increments
  * writes_seen / fdatasyncs_seen from whatever the plan holds (zero them to restart counting);
  * ops cancelled by an earlier failure are not executed and not counted. The first matching rule
- * wins; SHORT and TORN apply to writes only; an `error` of 0 means EIO. */
+ * wins; SHORT and TORN apply to writes only; an `error` of 0 means EIO. One plan may be shared
+ * by several rings (an engine opens one per shard): the injector serialises its bookkeeping. */
 enum io_fault_mode {
     IO_FAULT_NONE = 0,
     IO_FAULT_ONCE = 1,    /* the Nth op fails with `error`; later ones succeed */
@@ -62,6 +63,8 @@ enum io_fault_mode {
     IO_FAULT_SHORT = 3,   /* the Nth write transfers only `short_bytes` (then is requeued) */
     IO_FAULT_TORN = 4,    /* the Nth write lands only its first `short_bytes`, then reports
                              `error`: a torn write */
+    IO_FAULT_POWER_LOSS = 5, /* the Nth op (write or fdatasync) runs and reports its own result;
+                                then the power is lost: io_fault_power_loss() (below) */
 };
 
 struct io_fault_rule {
@@ -72,15 +75,53 @@ struct io_fault_rule {
     uint32_t short_bytes;
 };
 
+/* Power loss. With `track_unsynced` set, every byte range a write lands is recorded per file
+ * (keyed by device and inode, so a reused fd number never confuses two files) together with
+ * the bytes it replaced (read with pread just before the write) and the file's size before the
+ * first unsynced write; a successful fdatasync of the file forgets its ranges. Power loss (the
+ * call, or an IO_FAULT_POWER_LOSS rule) then undoes every recorded range, newest first, truncates
+ * each file back to its size at its last sync, and makes every later op of every ring sharing
+ * the plan fail with EIO, as a dead machine would.
+ * With `power_loss_keep_sectors`, each unsynced write instead keeps a random prefix of itself in
+ * whole 512-byte sectors (file-aligned; 0 .. all of its sectors, drawn from
+ * `power_loss_seed`): a partially persisted write, as a disk that lost power mid-flush leaves.
+ * Limits: only writes and fdatasyncs that go through io/ are seen. Bytes written or files
+ * created, preallocated, truncated or synced by plain syscalls are outside the model and count
+ * as durable. */
+#define IO_FAULT_SECTOR_BYTES 512u
+struct io_fault_unsynced; /* private to io_fault.c */
+
 #define IO_FAULT_RULES_MAX 8
 struct io_fault_plan {
     struct io_fault_rule rules[IO_FAULT_RULES_MAX];
     uint32_t rule_count;
+    /* Power-loss options (above). */
+    bool track_unsynced;
+    bool power_loss_keep_sectors;
+    uint64_t power_loss_seed;
     /* Counters the injector updates (readable by tests after the fact). */
     uint64_t writes_seen;
     uint64_t fdatasyncs_seen;
     uint64_t faults_injected;
+    bool power_lost;                /* set by power loss; every op fails with EIO from then on */
+    uint64_t unsynced_bytes;        /* bytes currently recorded as written and not yet synced */
+    uint64_t rolled_back_bytes;     /* bytes restored to their pre-write contents at power loss */
+    uint64_t kept_bytes;            /* unsynced bytes kept by power_loss_keep_sectors */
+    uint64_t truncated_files;       /* files cut back to their size at the last sync */
+    int power_loss_error;           /* first error while rolling back (-errno), 0 if none */
+    /* Private: the record of unsynced writes (NULL until the first tracked write). */
+    struct io_fault_unsynced *unsynced;
 };
+
+/* Loses the power now: restores every unsynced range of every file written through a ring
+ * using `plan` (see above), then fails every later op with EIO. Safe to call from any thread
+ * while rings use the plan (it waits for an op in progress to finish). Returns 0, or the first
+ * -errno met while restoring (also kept in plan->power_loss_error). A second call is a no-op. */
+int io_fault_power_loss(struct io_fault_plan *plan);
+
+/* Frees what the plan recorded (the unsynced ranges). Call once every ring using the plan is
+ * closed; the plan can then be reused after zeroing its counters. */
+void io_fault_plan_release(struct io_fault_plan *plan);
 
 struct io_options {
     enum io_kind kind;

@@ -11,21 +11,61 @@
  *   SHORT    (writes) the Nth write's first transfer stops after `short_bytes`; the executor
  *            writes the remainder like any short write, so the caller sees success.
  *   TORN     (writes) the Nth write lands its first `short_bytes`, then reports `error`.
+ *   POWER_LOSS  the Nth op runs and reports its own result; then the power is lost (below).
  * An `error` of 0 means EIO. It never includes engine/ headers and is meant for tests.
  *
- * Seam for power loss (not implemented yet): the reliability work will record, in
- * fault_state.unsynced, the extents each successful write landed (fd, offset, length, and the
- * bytes they replaced), drop an fd's extents when its fdatasync succeeds, and add a call that
- * restores or discards every extent still recorded — "everything not yet fdatasynced is lost".
- * The hook points are marked POWER-LOSS below.
+ * POWER_LOSS (and io_fault_power_loss()) model a machine that dies: with plan->track_unsynced,
+ * each write first reads the bytes it is about to replace (pread) and records them, per file
+ * (device + inode; the file is kept open through a dup so a closed and reused fd number can
+ * never point the restore at another file), with the file's size before its first unsynced
+ * write. A successful fdatasync forgets the file's records. Power loss undoes the records
+ * newest first (optionally keeping a seeded random prefix of whole 512-byte sectors of each
+ * write), truncates each file back to its size at the last sync, and fails every later op with
+ * EIO. The plan may be shared by several rings on several threads (one per engine shard), so
+ * all of its bookkeeping, and each write with the pre-image read that precedes it, happens under
+ * one process-wide mutex: power loss can never interleave with a write in progress. That
+ * serialises the fault backend's writes, which is acceptable for a test backend.
+ * Cost: a tracked write reads as many bytes as it writes and keeps them in memory until the
+ * next fdatasync of its file (an all-zero pre-image, e.g. a preallocated segment, is kept as a
+ * flag, not bytes).
  */
 #include "io/io_backend.h"
 
 #include <assert.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-struct fault_unsynced; /* POWER-LOSS: the extent log, defined by the reliability work */
+/* One write landed since the file's last successful fdatasync. */
+struct unsynced_range {
+    uint64_t offset;
+    uint64_t len;
+    uint64_t old_eof; /* file size just before the write: bytes at or past it did not exist */
+    uint8_t *old;     /* the len bytes it replaced (those past old_eof read as 0), or NULL when
+                         they were all zero */
+};
+
+struct unsynced_file {
+    dev_t dev;
+    ino_t ino;
+    int fd;               /* a dup of the writer's fd, ours to close */
+    uint64_t synced_size; /* file size before its first unsynced write */
+    struct unsynced_range *ranges;
+    size_t count;
+    size_t cap;
+};
+
+struct io_fault_unsynced {
+    struct unsynced_file *files;
+    size_t count;
+    size_t cap;
+};
+
+/* Guards every plan's counters and unsynced records, and each tracked write. */
+static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct fault_state {
     struct io_fault_plan *plan; /* not owned */
@@ -33,8 +73,223 @@ struct fault_state {
     enum io_fault_mode armed_mode;
     int armed_error;
     uint32_t armed_short_bytes;
-    struct fault_unsynced *unsynced; /* POWER-LOSS: always NULL for now */
 };
+
+static void file_free(struct unsynced_file *f)
+{
+    for (size_t i = 0; i < f->count; i++)
+        free(f->ranges[i].old);
+    free(f->ranges);
+    if (f->fd >= 0)
+        close(f->fd);
+    memset(f, 0, sizeof(*f));
+    f->fd = -1;
+}
+
+static void note_error(struct io_fault_plan *plan, int err)
+{
+    if (plan->power_loss_error == 0)
+        plan->power_loss_error = err;
+}
+
+static struct unsynced_file *file_find(struct io_fault_unsynced *u, const struct stat *st)
+{
+    if (!u)
+        return NULL;
+    for (size_t i = 0; i < u->count; i++) {
+        if (u->files[i].dev == st->st_dev && u->files[i].ino == st->st_ino)
+            return &u->files[i];
+    }
+    return NULL;
+}
+
+/* Records that [offset, offset + len) of fd was overwritten, replacing `old` (len bytes; NULL
+ * when all zero) while the file was `old_eof` bytes long. Takes ownership of `old`. Called with
+ * fault_lock held. */
+static void record_range(struct io_fault_plan *plan, int fd, const struct stat *st, uint64_t offset,
+                         uint64_t len, uint64_t old_eof, uint8_t *old)
+{
+    if (!plan->unsynced) {
+        plan->unsynced = calloc(1, sizeof(*plan->unsynced));
+        if (!plan->unsynced)
+            goto oom;
+    }
+    struct io_fault_unsynced *u = plan->unsynced;
+    struct unsynced_file *f = file_find(u, st);
+    if (!f) {
+        if (u->count == u->cap) {
+            size_t cap = u->cap ? u->cap * 2 : 8;
+            struct unsynced_file *nf = realloc(u->files, cap * sizeof(*nf));
+            if (!nf)
+                goto oom;
+            u->files = nf;
+            u->cap = cap;
+        }
+        int dfd = dup(fd);
+        if (dfd < 0) {
+            note_error(plan, -errno);
+            free(old);
+            return;
+        }
+        f = &u->files[u->count++];
+        *f = (struct unsynced_file){
+            .dev = st->st_dev, .ino = st->st_ino, .fd = dfd, .synced_size = old_eof};
+    }
+    if (f->count == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 16;
+        struct unsynced_range *nr = realloc(f->ranges, cap * sizeof(*nr));
+        if (!nr)
+            goto oom;
+        f->ranges = nr;
+        f->cap = cap;
+    }
+    f->ranges[f->count++] =
+        (struct unsynced_range){.offset = offset, .len = len, .old_eof = old_eof, .old = old};
+    plan->unsynced_bytes += len;
+    return;
+oom:
+    note_error(plan, -ENOMEM);
+    free(old);
+}
+
+/* The file behind fd was synced: forget its ranges. Called with fault_lock held. */
+static void forget_file(struct io_fault_plan *plan, int fd)
+{
+    struct stat st;
+    if (!plan->unsynced || fstat(fd, &st) != 0)
+        return;
+    struct io_fault_unsynced *u = plan->unsynced;
+    struct unsynced_file *f = file_find(u, &st);
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->count; i++)
+        plan->unsynced_bytes -= f->ranges[i].len;
+    file_free(f);
+    *f = u->files[--u->count];
+}
+
+static int pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset)
+{
+    while (len > 0) {
+        ssize_t n = pwrite(fd, buf, len, (off_t)offset);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO;
+        buf += n;
+        len -= (uint64_t)n;
+        offset += (uint64_t)n;
+    }
+    return 0;
+}
+
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull); /* splitmix64 */
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Undoes one file's unsynced ranges, newest first. Called with fault_lock held. */
+static void roll_back_file(struct io_fault_plan *plan, struct unsynced_file *f, uint64_t *rng)
+{
+    static const uint8_t zeros[4096];
+    uint64_t final_size = f->synced_size;
+    for (size_t i = f->count; i-- > 0;) {
+        const struct unsynced_range *r = &f->ranges[i];
+        uint64_t end = r->offset + r->len;
+        uint64_t keep_end = r->offset;
+        if (plan->power_loss_keep_sectors) {
+            uint64_t first = r->offset / IO_FAULT_SECTOR_BYTES;
+            uint64_t sectors = (end - 1) / IO_FAULT_SECTOR_BYTES - first + 1;
+            uint64_t k = next_random(rng) % (sectors + 1);
+            keep_end = (first + k) * IO_FAULT_SECTOR_BYTES;
+            if (keep_end < r->offset)
+                keep_end = r->offset;
+            if (keep_end > end)
+                keep_end = end;
+            if (keep_end > r->offset && keep_end > final_size)
+                final_size = keep_end;
+            plan->kept_bytes += keep_end - r->offset;
+        }
+        for (uint64_t pos = keep_end; pos < end;) {
+            uint64_t chunk = end - pos;
+            const uint8_t *src;
+            if (r->old && pos < r->old_eof) {
+                if (chunk > r->old_eof - pos)
+                    chunk = r->old_eof - pos;
+                src = r->old + (pos - r->offset);
+            } else {
+                if (chunk > sizeof(zeros))
+                    chunk = sizeof(zeros);
+                src = zeros;
+            }
+            int rc = pwrite_all(f->fd, src, chunk, pos);
+            if (rc) {
+                note_error(plan, rc);
+                break;
+            }
+            plan->rolled_back_bytes += chunk;
+            pos += chunk;
+        }
+    }
+    struct stat st;
+    if (fstat(f->fd, &st) != 0) {
+        note_error(plan, -errno);
+        return;
+    }
+    if ((uint64_t)st.st_size > final_size) {
+        if (ftruncate(f->fd, (off_t)final_size) != 0)
+            note_error(plan, -errno);
+        else
+            plan->truncated_files++;
+    }
+}
+
+/* The power goes out. Called with fault_lock held. */
+static void power_loss_locked(struct io_fault_plan *plan)
+{
+    if (plan->power_lost)
+        return;
+    plan->power_lost = true;
+    struct io_fault_unsynced *u = plan->unsynced;
+    if (!u)
+        return;
+    uint64_t rng = plan->power_loss_seed;
+    for (size_t i = 0; i < u->count; i++) {
+        roll_back_file(plan, &u->files[i], &rng);
+        file_free(&u->files[i]);
+    }
+    free(u->files);
+    free(u);
+    plan->unsynced = NULL;
+    plan->unsynced_bytes = 0;
+}
+
+int io_fault_power_loss(struct io_fault_plan *plan)
+{
+    pthread_mutex_lock(&fault_lock);
+    power_loss_locked(plan);
+    int rc = plan->power_loss_error;
+    pthread_mutex_unlock(&fault_lock);
+    return rc;
+}
+
+void io_fault_plan_release(struct io_fault_plan *plan)
+{
+    pthread_mutex_lock(&fault_lock);
+    struct io_fault_unsynced *u = plan->unsynced;
+    if (u) {
+        for (size_t i = 0; i < u->count; i++)
+            file_free(&u->files[i]);
+        free(u->files);
+        free(u);
+        plan->unsynced = NULL;
+        plan->unsynced_bytes = 0;
+    }
+    pthread_mutex_unlock(&fault_lock);
+}
 
 static bool rule_matches(const struct io_fault_rule *rule, enum io_op_type type, uint64_t n)
 {
@@ -44,6 +299,7 @@ static bool rule_matches(const struct io_fault_rule *rule, enum io_op_type type,
     case IO_FAULT_NONE:
         return false;
     case IO_FAULT_ONCE:
+    case IO_FAULT_POWER_LOSS:
         return n == rule->nth;
     case IO_FAULT_FOREVER:
         return n >= rule->nth;
@@ -58,6 +314,7 @@ static void fault_begin_op(void *ctx, struct io_op *op)
 {
     struct fault_state *fs = ctx;
     struct io_fault_plan *plan = fs->plan;
+    pthread_mutex_lock(&fault_lock);
     uint64_t n = op->type == IO_OP_WRITE ? ++plan->writes_seen : ++plan->fdatasyncs_seen;
     fs->armed_mode = IO_FAULT_NONE;
     uint32_t rule_count =
@@ -68,9 +325,10 @@ static void fault_begin_op(void *ctx, struct io_op *op)
             fs->armed_mode = rule->mode;
             fs->armed_error = rule->error > 0 ? rule->error : EIO;
             fs->armed_short_bytes = rule->short_bytes;
-            return;
+            break;
         }
     }
+    pthread_mutex_unlock(&fault_lock);
 }
 
 /* Writes only the first `limit` bytes of the op's window (limit < remaining) by clipping the
@@ -97,54 +355,139 @@ static ssize_t pwritev_prefix(struct io_op *op, uint64_t limit)
     return n;
 }
 
+static bool all_zero(const uint8_t *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (p[i])
+            return false;
+    }
+    return true;
+}
+
+/* Writes the first `limit` (<= remaining) bytes of the op's window and, when the plan tracks
+ * unsynced data, records the range it landed with the bytes it replaced. Called with
+ * fault_lock held, so a power loss cannot fall between the pre-image read and the write. */
+static ssize_t tracked_write(struct io_fault_plan *plan, struct io_op *op, uint64_t limit)
+{
+    uint64_t remaining = io_op_remaining(op);
+    assert(limit <= remaining);
+    if (!plan->track_unsynced || limit == 0)
+        return limit < remaining ? pwritev_prefix(op, limit) : io_sync_pwritev_plain(NULL, op);
+    struct stat st;
+    uint8_t *old = NULL;
+    bool known = fstat(op->fd, &st) == 0;
+    if (!known) {
+        note_error(plan, -errno);
+    } else {
+        old = calloc(1, (size_t)limit);
+        if (!old) {
+            note_error(plan, -ENOMEM);
+            known = false;
+        } else {
+            uint64_t got = 0;
+            while (got < limit) {
+                ssize_t n =
+                    pread(op->fd, old + got, (size_t)(limit - got), (off_t)(op->offset + got));
+                if (n < 0 && errno == EINTR)
+                    continue;
+                if (n < 0) {
+                    note_error(plan, -errno); /* e.g. EBADF for a write-only fd */
+                    known = false;
+                    break;
+                }
+                if (n == 0)
+                    break; /* past EOF: those bytes did not exist (calloc left them 0) */
+                got += (uint64_t)n;
+            }
+        }
+    }
+    uint64_t offset = op->offset;
+    ssize_t n = limit < remaining ? pwritev_prefix(op, limit) : io_sync_pwritev_plain(NULL, op);
+    if (n > 0 && known) {
+        if (all_zero(old, (size_t)n)) {
+            free(old);
+            old = NULL;
+        }
+        record_range(plan, op->fd, &st, offset, (uint64_t)n, (uint64_t)st.st_size, old);
+        old = NULL;
+    }
+    free(old);
+    return n;
+}
+
 static ssize_t fault_pwritev(void *ctx, struct io_op *op)
 {
     struct fault_state *fs = ctx;
+    struct io_fault_plan *plan = fs->plan;
     enum io_fault_mode mode = fs->armed_mode;
     fs->armed_mode = IO_FAULT_NONE; /* a fault hits the op's first transfer only */
     uint64_t remaining = io_op_remaining(op);
+    ssize_t n;
+    pthread_mutex_lock(&fault_lock);
+    if (plan->power_lost) {
+        plan->faults_injected++;
+        n = -EIO;
+        goto out;
+    }
     switch (mode) {
     case IO_FAULT_NONE:
+    case IO_FAULT_POWER_LOSS:
         break;
     case IO_FAULT_ONCE:
     case IO_FAULT_FOREVER:
-        fs->plan->faults_injected++;
-        return -fs->armed_error;
+        plan->faults_injected++;
+        n = -fs->armed_error;
+        goto out;
     case IO_FAULT_SHORT:
         if (fs->armed_short_bytes >= remaining)
             break; /* nothing to cut: a plain full write */
-        fs->plan->faults_injected++;
-        return pwritev_prefix(op, fs->armed_short_bytes);
+        plan->faults_injected++;
+        n = tracked_write(plan, op, fs->armed_short_bytes);
+        goto out;
     case IO_FAULT_TORN: {
-        fs->plan->faults_injected++;
-        if (fs->armed_short_bytes < remaining) {
-            ssize_t n = pwritev_prefix(op, fs->armed_short_bytes);
-            if (n < 0)
-                return n;
-        } else {
-            ssize_t n = io_sync_pwritev_plain(NULL, op);
-            if (n < 0)
-                return n;
-        }
-        /* POWER-LOSS: the landed prefix is unsynced data too. */
-        return -fs->armed_error;
+        plan->faults_injected++;
+        uint64_t limit = fs->armed_short_bytes < remaining ? fs->armed_short_bytes : remaining;
+        n = tracked_write(plan, op, limit);
+        if (n >= 0)
+            n = -fs->armed_error; /* the landed prefix stays recorded: it is unsynced data */
+        goto out;
     }
     }
-    /* POWER-LOSS: record the extent [op->offset, +n) before returning. */
-    return io_sync_pwritev_plain(NULL, op);
+    n = tracked_write(plan, op, remaining);
+    if (mode == IO_FAULT_POWER_LOSS) {
+        plan->faults_injected++;
+        power_loss_locked(plan);
+    }
+out:
+    pthread_mutex_unlock(&fault_lock);
+    return n;
 }
 
 static int fault_fdatasync(void *ctx, struct io_op *op)
 {
     struct fault_state *fs = ctx;
+    struct io_fault_plan *plan = fs->plan;
     enum io_fault_mode mode = fs->armed_mode;
     fs->armed_mode = IO_FAULT_NONE;
-    if (mode == IO_FAULT_ONCE || mode == IO_FAULT_FOREVER) {
-        fs->plan->faults_injected++;
-        return -fs->armed_error;
+    int rc;
+    pthread_mutex_lock(&fault_lock);
+    if (plan->power_lost) {
+        plan->faults_injected++;
+        rc = -EIO;
+    } else if (mode == IO_FAULT_ONCE || mode == IO_FAULT_FOREVER) {
+        plan->faults_injected++;
+        rc = -fs->armed_error;
+    } else {
+        rc = io_sync_fdatasync_plain(NULL, op);
+        if (rc == 0)
+            forget_file(plan, op->fd);
+        if (mode == IO_FAULT_POWER_LOSS) {
+            plan->faults_injected++;
+            power_loss_locked(plan);
+        }
     }
-    /* POWER-LOSS: on success, forget op->fd's recorded extents. */
-    return io_sync_fdatasync_plain(NULL, op);
+    pthread_mutex_unlock(&fault_lock);
+    return rc;
 }
 
 static const struct io_sync_hooks fault_hooks = {
@@ -160,7 +503,6 @@ static int fault_open(io_ring *ring, const struct io_options *opts)
     if (!fs)
         return -ENOMEM;
     fs->plan = opts->fault;
-    fs->unsynced = NULL;
     ring->backend = fs;
     return 0;
 }

@@ -1,6 +1,7 @@
 /*
  * test_io.c — the io/ layer on its own: rounds of writes and fdatasyncs over every backend
- * (io_uring, sync, and the fault injector), the errors each call promises, every fault mode, real
+ * (io_uring, sync, and the fault injector), the errors each call promises, every fault mode
+ * (power loss included: unsynced ranges rolled back, sizes restored, torn sectors), real
  * short writes from RLIMIT_FSIZE, and the automatic fallback to sync when a seccomp filter
  * forbids io_uring_setup.
  *
@@ -713,6 +714,268 @@ static void test_fault_torn_write(void **state)
     tu_rmdir_free(dir);
 }
 
+/* ---- power loss ---- */
+
+/* Runs one round: each write (buf, len, offset) to fd, then an fdatasync when `sync`; returns
+ * the results in res[] (writes first, then the sync). */
+static void pl_round(io_ring *ring, int fd, const struct iovec *iov, const uint64_t *offsets,
+                     unsigned n, bool sync, int64_t *res)
+{
+    struct io_completion c[8];
+    assert_true(n + 1 <= 8);
+    for (unsigned i = 0; i < n; i++)
+        assert_int_equal(io_queue_write(ring, fd, &iov[i], 1, offsets[i], i), 0);
+    if (sync)
+        assert_int_equal(io_queue_fdatasync(ring, fd, n), 0);
+    assert_int_equal(io_submit(ring), 0);
+    unsigned total = n + (sync ? 1 : 0);
+    reap_all(ring, c, total);
+    for (unsigned i = 0; i < total; i++)
+        res[i] = find(c, total, i)->result;
+}
+
+/* Synced data survives, unsynced data is gone, sizes are restored: file f is synced at 4096
+ * bytes, then overwritten in the middle and extended to 6000 without a sync; file g is written
+ * and never synced. After io_fault_power_loss f is byte for byte its synced self, g is empty,
+ * and every later op fails with EIO. */
+static void test_power_loss_drops_unsynced(void **state)
+{
+    (void)state;
+    struct io_fault_plan plan = {.track_unsynced = true};
+    io_ring *ring = open_fault(&plan);
+    char *dir = tu_mkdtemp();
+    int f = open_file(dir, "f"), g = open_file(dir, "g");
+    uint8_t a[4096], b[5000], c[3000];
+    fill_pattern(a, sizeof(a), 41);
+    fill_pattern(b, sizeof(b), 42);
+    fill_pattern(c, sizeof(c), 43);
+    int64_t res[8];
+    struct iovec iov_a = {a, sizeof(a)};
+    pl_round(ring, f, &iov_a, (uint64_t[]){0}, 1, true, res);
+    assert_int_equal(res[0], 4096);
+    assert_int_equal(res[1], 0);
+    assert_int_equal(plan.unsynced_bytes, 0); /* forgotten at the sync */
+    struct iovec iov_b[2] = {{b, 2000}, {b + 2000, 3000}};
+    pl_round(ring, f, iov_b, (uint64_t[]){1000, 3000}, 2, false, res);
+    assert_int_equal(res[0], 2000);
+    assert_int_equal(res[1], 3000);
+    struct iovec iov_c = {c, sizeof(c)};
+    pl_round(ring, g, &iov_c, (uint64_t[]){0}, 1, false, res);
+    assert_int_equal(plan.unsynced_bytes, 8000);
+    struct stat st;
+    assert_int_equal(fstat(f, &st), 0);
+    assert_int_equal(st.st_size, 6000);
+
+    assert_int_equal(io_fault_power_loss(&plan), 0);
+    assert_true(plan.power_lost);
+    assert_int_equal(plan.power_loss_error, 0);
+    assert_int_equal(plan.unsynced_bytes, 0);
+    assert_null(plan.unsynced);
+    assert_int_equal(plan.truncated_files, 2);
+    assert_file_equals(f, a, sizeof(a));
+    assert_file_equals(g, c, 0);
+
+    /* A dead machine: everything fails from now on, on every fd. */
+    pl_round(ring, f, &iov_a, (uint64_t[]){0}, 1, true, res);
+    assert_int_equal(res[0], -EIO);
+    assert_int_equal(res[1], -ECANCELED);
+    struct io_completion cq[1];
+    assert_int_equal(io_queue_fdatasync(ring, g, 7), 0);
+    assert_int_equal(io_submit(ring), 0);
+    reap_all(ring, cq, 1);
+    assert_int_equal(cq[0].result, -EIO);
+    assert_file_equals(f, a, sizeof(a));
+    assert_int_equal(io_fault_power_loss(&plan), 0); /* a second call is a no-op */
+    close(f);
+    close(g);
+    io_ring_close(ring);
+    io_fault_plan_release(&plan);
+    tu_rmdir_free(dir);
+}
+
+/* IO_FAULT_POWER_LOSS at the Nth op: the op runs and reports its result, then the power goes.
+ * At the 3rd write (round 2's second write), round 2's writes are undone and its fdatasync
+ * fails with EIO; at the 2nd fdatasync, round 2 was synced and survives whole. */
+static void test_power_loss_rule(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 2; variant++) {
+        struct io_fault_plan plan = {.track_unsynced = true, .rule_count = 1};
+        plan.rules[0] = variant == 0
+                            ? (struct io_fault_rule){.mode = IO_FAULT_POWER_LOSS,
+                                                     .op = IO_OP_WRITE, .nth = 3}
+                            : (struct io_fault_rule){.mode = IO_FAULT_POWER_LOSS,
+                                                     .op = IO_OP_FDATASYNC, .nth = 2};
+        io_ring *ring = open_fault(&plan);
+        char *dir = tu_mkdtemp();
+        int fd = open_file(dir, "f");
+        uint8_t b[3000];
+        fill_pattern(b, sizeof(b), 51);
+        int64_t res[8];
+        struct iovec one = {b, 1000};
+        pl_round(ring, fd, &one, (uint64_t[]){0}, 1, true, res);
+        assert_int_equal(res[1], 0);
+        struct iovec two[2] = {{b + 1000, 1000}, {b + 2000, 1000}};
+        pl_round(ring, fd, two, (uint64_t[]){1000, 2000}, 2, true, res);
+        assert_int_equal(res[0], 1000);
+        assert_int_equal(res[1], 1000); /* the Nth op itself reports what it did */
+        assert_true(plan.power_lost);
+        if (variant == 0) {
+            assert_int_equal(res[2], -EIO);
+            assert_file_equals(fd, b, 1000);
+        } else {
+            assert_int_equal(res[2], 0);
+            assert_file_equals(fd, b, 3000);
+        }
+        pl_round(ring, fd, &one, (uint64_t[]){0}, 1, false, res);
+        assert_int_equal(res[0], -EIO);
+        close(fd);
+        io_ring_close(ring);
+        io_fault_plan_release(&plan);
+        tu_rmdir_free(dir);
+    }
+}
+
+/* power_loss_keep_sectors: each unsynced write keeps a seeded random prefix of whole 512-byte
+ * sectors (file-aligned) and loses the rest; the same seed gives the same result; over a few
+ * seeds both "nothing kept" and "something kept" happen. An unaligned write starting at 700
+ * keeps up to a sector boundary (1024, 1536, ...). */
+static void test_power_loss_keep_sectors(void **state)
+{
+    (void)state;
+    uint8_t old[8192], neu[8192];
+    fill_pattern(old, sizeof(old), 61);
+    fill_pattern(neu, sizeof(neu), 62);
+    bool saw_none = false, saw_some = false;
+    for (uint64_t seed = 1; seed <= 24; seed++) {
+        uint64_t kept_first = 0;
+        for (int again = 0; again < 2; again++) {
+            struct io_fault_plan plan = {.track_unsynced = true,
+                                         .power_loss_keep_sectors = true,
+                                         .power_loss_seed = seed};
+            io_ring *ring = open_fault(&plan);
+            char *dir = tu_mkdtemp();
+            int fd = open_file(dir, "f");
+            int64_t res[4];
+            struct iovec iov_old = {old, sizeof(old)};
+            pl_round(ring, fd, &iov_old, (uint64_t[]){0}, 1, true, res);
+            struct iovec iov_new = {neu + 700, 5000}; /* bytes [700, 5700) */
+            pl_round(ring, fd, &iov_new, (uint64_t[]){700}, 1, false, res);
+            assert_int_equal(io_fault_power_loss(&plan), 0);
+            uint64_t kept = plan.kept_bytes;
+            assert_true(kept <= 5000);
+            uint64_t keep_end = 700 + kept;
+            assert_true(kept == 0 || kept == 5000 || keep_end % IO_FAULT_SECTOR_BYTES == 0);
+            assert_int_equal(plan.rolled_back_bytes, 5000 - kept);
+            uint8_t want[8192];
+            memcpy(want, old, sizeof(want));
+            memcpy(want + 700, neu + 700, kept);
+            assert_file_equals(fd, want, sizeof(want));
+            if (again == 0)
+                kept_first = kept;
+            else
+                assert_int_equal(kept, kept_first); /* seeded: reproducible */
+            close(fd);
+            io_ring_close(ring);
+            io_fault_plan_release(&plan);
+            tu_rmdir_free(dir);
+        }
+        saw_none |= kept_first == 0;
+        saw_some |= kept_first > 0;
+    }
+    assert_true(saw_none);
+    assert_true(saw_some);
+
+    /* A write that extended the file keeps its prefix and the file keeps that length. */
+    struct io_fault_plan plan = {.track_unsynced = true, .power_loss_keep_sectors = true};
+    uint64_t seed = 1;
+    for (;; seed++) { /* find a seed that keeps part but not all of a 4-sector append */
+        plan = (struct io_fault_plan){.track_unsynced = true, .power_loss_keep_sectors = true,
+                                      .power_loss_seed = seed};
+        io_ring *ring = open_fault(&plan);
+        char *dir = tu_mkdtemp();
+        int fd = open_file(dir, "f");
+        int64_t res[4];
+        struct iovec head = {old, 1024};
+        pl_round(ring, fd, &head, (uint64_t[]){0}, 1, true, res);
+        struct iovec tail = {neu, 2048};
+        pl_round(ring, fd, &tail, (uint64_t[]){1024}, 1, false, res);
+        assert_int_equal(io_fault_power_loss(&plan), 0);
+        uint64_t kept = plan.kept_bytes;
+        uint8_t want[3072];
+        memcpy(want, old, 1024);
+        memcpy(want + 1024, neu, kept);
+        assert_file_equals(fd, want, 1024 + kept);
+        close(fd);
+        io_ring_close(ring);
+        io_fault_plan_release(&plan);
+        tu_rmdir_free(dir);
+        if (kept > 0 && kept < 2048)
+            break;
+        assert_true(seed < 64);
+    }
+}
+
+/* The record follows the file, not the fd number: an fd closed before its data was synced and
+ * reused for another file still has its file rolled back, and the new file is untouched. A
+ * torn write's landed prefix is unsynced data too. Without track_unsynced, power loss only
+ * kills the machine. */
+static void test_power_loss_fd_reuse_and_torn(void **state)
+{
+    (void)state;
+    struct io_fault_plan plan = {
+        .rules = {{.mode = IO_FAULT_TORN, .op = IO_OP_WRITE, .nth = 3, .short_bytes = 100}},
+        .rule_count = 1,
+        .track_unsynced = true,
+    };
+    io_ring *ring = open_fault(&plan);
+    char *dir = tu_mkdtemp();
+    uint8_t a[600], b[600];
+    fill_pattern(a, sizeof(a), 71);
+    fill_pattern(b, sizeof(b), 72);
+    int64_t res[4];
+    int fd = open_file(dir, "first");
+    struct iovec iov_a = {a, 300};
+    pl_round(ring, fd, &iov_a, (uint64_t[]){0}, 1, true, res); /* write 1, synced */
+    struct iovec iov_a2 = {a + 300, 300};
+    pl_round(ring, fd, &iov_a2, (uint64_t[]){300}, 1, false, res); /* write 2, unsynced */
+    close(fd);
+    int fd2 = open_file(dir, "second");
+    assert_int_equal(fd2, fd); /* the lowest free number comes back */
+    struct iovec iov_b = {b, sizeof(b)};
+    pl_round(ring, fd2, &iov_b, (uint64_t[]){0}, 1, true, res); /* write 3: torn at 100 */
+    assert_int_equal(res[0], -EIO);
+    assert_int_equal(res[1], -ECANCELED);
+    assert_int_equal(io_fault_power_loss(&plan), 0);
+    char *first = tu_path("%s/first", dir);
+    size_t len = 0;
+    uint8_t *got = tu_read_file(first, &len);
+    assert_int_equal(len, 300);
+    assert_memory_equal(got, a, 300);
+    free(got);
+    free(first);
+    struct stat st;
+    assert_int_equal(fstat(fd2, &st), 0);
+    assert_int_equal(st.st_size, 0); /* the torn prefix was never synced */
+    close(fd2);
+    io_ring_close(ring);
+    io_fault_plan_release(&plan);
+
+    struct io_fault_plan untracked = {0};
+    ring = open_fault(&untracked);
+    fd = open_file(dir, "third");
+    pl_round(ring, fd, &iov_a, (uint64_t[]){0}, 1, false, res);
+    assert_int_equal(io_fault_power_loss(&untracked), 0);
+    assert_true(untracked.power_lost);
+    assert_file_equals(fd, a, 300); /* nothing recorded, nothing undone */
+    pl_round(ring, fd, &iov_a, (uint64_t[]){0}, 1, false, res);
+    assert_int_equal(res[0], -EIO);
+    close(fd);
+    io_ring_close(ring);
+    io_fault_plan_release(&untracked);
+    tu_rmdir_free(dir);
+}
+
 /* ---- automatic fallback under seccomp ---- */
 
 /* Makes syscall `nr` fail with `err` for this process from now on. */
@@ -938,6 +1201,10 @@ int main(void)
         cmocka_unit_test(test_fault_fdatasync_eio),
         cmocka_unit_test(test_fault_short_write_requeued),
         cmocka_unit_test(test_fault_torn_write),
+        cmocka_unit_test(test_power_loss_drops_unsynced),
+        cmocka_unit_test(test_power_loss_rule),
+        cmocka_unit_test(test_power_loss_keep_sectors),
+        cmocka_unit_test(test_power_loss_fd_reuse_and_torn),
         cmocka_unit_test(test_full_depth_many_files),
         cmocka_unit_test(test_auto_fallback_seccomp),
         cmocka_unit_test(test_uring_submit_failure_is_sticky),
