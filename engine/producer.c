@@ -49,6 +49,7 @@ struct pbatch {
     struct batch_builder b;
     int32_t base_seq;
     int32_t count;
+    int64_t last_seq; /* named producers: the highest sequence id in the batch */
     int64_t opened_ms; /* monotonic, for linger */
     struct record_cb *cbs;
     uint32_t cbs_cap;
@@ -219,12 +220,16 @@ static void deliver_completed(struct rt_producer *p)
             pthread_mutex_unlock(&p->lock);
             for (int32_t r = 0; r < b->count; r++) {
                 if (!b->cbs[r].fn)
-                    continue;
+                    continue; /* the ctx is still kept for on_batch */
                 int64_t off = -1;
                 if (!err && b->req.base_offset >= 0)
                     off = b->req.base_offset + r;
                 b->cbs[r].fn(b->cbs[r].ctx, err, err ? -1 : off, !err && b->req.duplicate);
             }
+            if (p->opts.on_batch && b->count > 0)
+                p->opts.on_batch(p->opts.on_batch_ctx, err, err ? -1 : b->req.base_offset,
+                                 (uint32_t)b->count, !err && b->req.duplicate, b->cbs[0].ctx,
+                                 b->cbs[b->count - 1].ctx);
             pthread_mutex_lock(&p->lock);
             batch_free(p, b);
             p->outstanding--;
@@ -257,6 +262,14 @@ static void dispatch_ready(struct rt_producer *p)
                 pp->flight_tail = b;
                 pp->in_flight++;
                 continue;
+            }
+            if (p->named) {
+                /* Kafka's header implies contiguous sequences (baseSequence + i); a named
+                 * producer's ids may have gaps. Partitions deduplicate named producers by the
+                 * highest sequence only, so the batch is stamped to end exactly at its highest
+                 * id: baseSequence = last - (count - 1), which is >= its real first id, so a
+                 * batch wholly above the persisted sequence still starts above it. */
+                b->b.base_sequence = (int32_t)(b->last_seq - (b->count - 1));
             }
             size_t len = 0;
             int rc = batch_builder_finish(&b->b, &len);
@@ -576,9 +589,6 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
             rc = error_set(RT_E_OUT_OF_ORDER_SEQUENCE, "named producer sequences end at INT32_MAX");
             goto out;
         }
-        /* A gap closes the batch: a batch's sequences are contiguous (baseSequence + i). */
-        if (pp->open && seq != (int64_t)pp->open->base_seq + pp->open->count)
-            close_open_batch(p, pp);
     } else {
         seq = seq > INT32_MAX ? 0 : seq; /* anonymous sequences wrap, as Kafka's */
     }
@@ -618,6 +628,7 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
             b->cbs_cap *= 2;
         }
         b->cbs[b->count++] = (struct record_cb){.fn = on_delivery, .ctx = ctx};
+        b->last_seq = seq;
         pp->last_seq = seq;
         pp->next_seq = seq + 1;
         if (b->b.len >= p->opts.batch_size_bytes) {

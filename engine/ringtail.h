@@ -238,15 +238,26 @@ int rt_append_batch(rt_engine *engine, const char *topic, uint32_t partition, vo
  * than contiguous: a batch whose sequences are all at or below the highest sequence the
  * partition has persisted for that name is acknowledged as a duplicate without being appended;
  * a batch starting above it is appended (gaps allowed); a batch straddling it is
- * RT_E_OUT_OF_ORDER_SEQUENCE. Opening a name bumps its epoch durably, fencing an older
+ * RT_E_OUT_OF_ORDER_SEQUENCE. (A Kafka batch header implies contiguous sequences; a named
+ * producer stamps each batch so that it ends at its highest id, the only one the rule needs.)
+ * Opening a name bumps its epoch durably, fencing an older
  * instance (RT_E_INVALID_PRODUCER_EPOCH for its later writes). With user-supplied sequence ids
  * (rt_producer_message.sequence >= 0; e.g. the line number of an input file), a process that
  * crashes and reruns the same input appends every record exactly once.
  */
 typedef struct rt_producer rt_producer;
 
+/* Called once per batch after its records' delivery callbacks, on the same thread: the batch's
+ * outcome, its base offset (-1 when unknown), its record count, and the ctx of its first and
+ * last records. For tools that report per batch. */
+typedef void (*rt_batch_delivery_fn)(void *ctx, int err, int64_t base_offset, uint32_t records,
+                                     bool duplicate, void *first_record_ctx,
+                                     void *last_record_ctx);
+
 struct rt_producer_options {
     const char *name;          /* NULL: anonymous idempotent producer; else a stable name */
+    rt_batch_delivery_fn on_batch; /* optional */
+    void *on_batch_ctx;
     uint32_t batch_size_bytes; /* close a partition's batch at this size (16 KiB) */
     uint32_t linger_ms;        /* ... or when its oldest record is this old (5 ms) */
     uint32_t max_in_flight;    /* batches per partition handed over and not yet acked (5; 1..5) */

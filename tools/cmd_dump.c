@@ -24,8 +24,10 @@
 #include "cli.h"
 #include "index/crc32c.h"
 #include "index/offset_index.h"
+#include "index/producer_snapshot.h"
 #include "index/time_index.h"
 #include "meta.h"
+#include "producer_registry.h"
 
 #define PREVIEW_CHARS 40
 
@@ -304,6 +306,57 @@ static int dump_meta(struct dump_file *f)
     return 0;
 }
 
+/* ---- <offset>.snapshot and producers.meta ---------------------------------------------- */
+
+static int print_snapshot_entry(void *ctx, const struct producer_snapshot_entry *e)
+{
+    (void)ctx;
+    printf("producer %" PRId64 " epoch %d last_sequence %" PRId32 " last_offset %" PRId64
+           " offset_delta %" PRId32 " timestamp %" PRId64 " coordinator_epoch %" PRId32
+           " txn_first_offset %" PRId64 "\n",
+           e->producer_id, e->epoch, e->last_sequence, e->last_offset, e->offset_delta,
+           e->timestamp_ms, e->coordinator_epoch, e->current_txn_first_offset);
+    return 0;
+}
+
+static int dump_snapshot(struct dump_file *f)
+{
+    printf("%s: producer-state snapshot, %zu bytes\n", f->path, f->len);
+    const char *why = NULL;
+    size_t bad = 0;
+    int rc = producer_snapshot_decode(f->buf, f->len, print_snapshot_entry, NULL, &why, &bad);
+    if (rc == -EBADMSG)
+        problem(f, bad, "%s", why ? why : "corrupt");
+    else if (rc != 0)
+        problem(f, 0, "%s", strerror(-rc));
+    printf("%s: %u problem%s\n", f->path, f->problems, f->problems == 1 ? "" : "s");
+    return 0;
+}
+
+static int dump_producers(struct dump_file *f)
+{
+    printf("%s: producer ids and named producers, %zu bytes\n", f->path, f->len);
+    int64_t block_end = 0;
+    struct producer_name *names = NULL;
+    uint32_t n = 0;
+    const char *why = NULL;
+    size_t bad = 0;
+    int rc = producer_registry_parse(f->buf, f->len, &block_end, &names, &n, &why, &bad);
+    if (rc == RT_E_CORRUPT) {
+        problem(f, bad, "%s", why);
+    } else if (rc != 0) {
+        problem(f, 0, "%s", rt_strerror(rc));
+    } else {
+        printf("producer ids handed out below %" PRId64 "\n", block_end);
+        for (uint32_t i = 0; i < n; i++)
+            printf("name %s producer %" PRId64 " epoch %d\n", names[i].name,
+                   names[i].producer_id, names[i].epoch);
+    }
+    free(names);
+    printf("%s: %u problem%s\n", f->path, f->problems, f->problems == 1 ? "" : "s");
+    return 0;
+}
+
 static int dump_unsupported(struct dump_file *f)
 {
     printf("%s: %zu bytes; format not yet supported by dump\n", f->path, f->len);
@@ -320,7 +373,8 @@ struct dump_kind {
 static const struct dump_kind kinds[] = {
     {"/" META_FILE, dump_meta},      {".log", dump_log},
     {".timeindex", dump_time_index}, {".index", dump_offset_index},
-    {".txnindex", dump_unsupported}, {".snapshot", dump_unsupported},
+    {".txnindex", dump_unsupported}, {".snapshot", dump_snapshot},
+    {"/" PRODUCER_REGISTRY_FILE, dump_producers},
 };
 
 static const struct dump_kind *kind_of(const char *path)
@@ -328,6 +382,8 @@ static const struct dump_kind *kind_of(const char *path)
     size_t n = strlen(path);
     if (strcmp(path, META_FILE) == 0)
         return &kinds[0];
+    if (strcmp(path, PRODUCER_REGISTRY_FILE) == 0)
+        return &kinds[sizeof kinds / sizeof kinds[0] - 1];
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         size_t s = strlen(kinds[i].suffix);
         if (n >= s && strcmp(path + n - s, kinds[i].suffix) == 0)
@@ -365,7 +421,9 @@ static void dump_usage(FILE *out)
                  "  *.index        offset index entries as absolute offsets and positions\n"
                  "  *.timeindex    time index entries as timestamps and absolute offsets\n"
                  "  ringtail.meta  the topic catalogue\n"
-                 "  *.txnindex, *.snapshot: format not yet supported\n"
+                 "  *.snapshot     producer-state snapshot entries\n"
+                 "  producers.meta the producer-id block and named producers\n"
+                 "  *.txnindex     format not yet supported\n"
                  "\n"
                  "  --no-records   list batches only\n"
                  "\n"

@@ -10,6 +10,12 @@
  *
  * Lines are copied into a per-partition arena (offsets, not pointers, so the arena may grow);
  * nothing is kept after its batch is appended, so memory is bounded by partitions x batch size.
+ *
+ * With --producer-name NAME the lines go through a named producer (rt_producer_*) instead, each
+ * record's sequence id being its 1-based stdin line number: rerunning the same command over the
+ * same input after a crash appends every line exactly once (lines the partition already holds
+ * are acknowledged as duplicates). One line `acked FIRST..LAST` is printed (and flushed) per
+ * acknowledged batch.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -78,6 +84,10 @@ static void produce_usage(FILE *out)
             "                        interval, or none (page cache only)\n"
             "  --batch-records N     records per batch, at most (default %u; 1..%u); a batch is\n"
             "                        also sent when it reaches about %u KiB\n"
+            "  --producer-name NAME  send through the named producer NAME, each record's\n"
+            "                        sequence id being its stdin line number (1-based); prints\n"
+            "                        'acked FIRST..LAST' per acknowledged batch. Rerunning the\n"
+            "                        same input after a crash stores every line exactly once.\n"
             "\n"
             "Without -p, a keyed record goes where Kafka's default partitioner puts it:\n"
             "toPositive(murmur2(key)) %% partitions. Records without a key fill one partition's\n"
@@ -189,6 +199,47 @@ static int add_record(struct producer *pr, uint32_t p, bool sticky, const char *
     return 0;
 }
 
+/* ---- --producer-name: the named producer path ---- */
+
+struct named_run {
+    rt_producer *producer;
+    uint64_t acked;
+    uint64_t duplicates;
+    uint64_t batches;
+    int error;
+};
+
+static void named_on_batch(void *ctx, int err, int64_t base_offset, uint32_t records,
+                           bool duplicate, void *first, void *last)
+{
+    (void)base_offset;
+    struct named_run *run = ctx;
+    if (err) {
+        if (!run->error)
+            run->error = err;
+        return;
+    }
+    run->batches++;
+    run->acked += records;
+    if (duplicate)
+        run->duplicates += records;
+    printf("acked %" PRIu64 "..%" PRIu64 "\n", (uint64_t)(uintptr_t)first,
+           (uint64_t)(uintptr_t)last);
+    fflush(stdout);
+}
+
+static int named_send(struct named_run *run, const char *topic, int32_t partition,
+                      const char *key, int32_t key_len, const char *value, int32_t value_len,
+                      uint64_t line)
+{
+    struct rt_producer_message m = {
+        .record = {.key = key, .key_len = key_len, .value = value, .value_len = value_len,
+                   .timestamp_ms = -1},
+        .sequence = (int64_t)line};
+    /* The record ctx carries the line number to named_on_batch. */
+    return rt_producer_send(run->producer, topic, partition, &m, NULL, (void *)(uintptr_t)line);
+}
+
 static bool parse_sep(const char *s, char *out)
 {
     if (strcmp(s, "\\t") == 0 || strcmp(s, "tab") == 0) {
@@ -208,6 +259,7 @@ int cmd_produce(int argc, char **argv)
         {"key-sep", required_argument, NULL, 'k'},
         {"sync", required_argument, NULL, 's'},
         {"batch-records", required_argument, NULL, 'b'},
+        {"producer-name", required_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -218,6 +270,7 @@ int cmd_produce(int argc, char **argv)
     bool keyed = false;
     char sep = 0;
     uint32_t batch_records = BATCH_RECORDS_DEFAULT;
+    const char *producer_name = NULL;
     int c;
     optind = 0;
     opterr = 0;
@@ -248,6 +301,11 @@ int cmd_produce(int argc, char **argv)
             if (!cli_parse_u32(optarg, 1, BATCH_RECORDS_MAX, &batch_records))
                 return cli_usage("produce", "--batch-records must be 1..%u, not '%s'",
                                  BATCH_RECORDS_MAX, optarg);
+            break;
+        case 'n':
+            if (!*optarg || strlen(optarg) > 249)
+                return cli_usage("produce", "--producer-name needs 1..249 characters");
+            producer_name = optarg;
             break;
         case 'h':
             produce_usage(stdout);
@@ -298,6 +356,22 @@ int cmd_produce(int argc, char **argv)
     for (uint32_t p = 0; p < pr.partitions; p++)
         pr.pending[p].estimate_bytes = BATCH_HEADER_BYTES;
 
+    struct named_run run = {0};
+    if (producer_name) {
+        struct rt_producer_options po;
+        rt_producer_options_init(&po);
+        po.name = producer_name;
+        po.on_batch = named_on_batch;
+        po.on_batch_ctx = &run;
+        rc = rt_producer_open(pr.engine, &po, &run.producer);
+        if (rc != 0) {
+            cli_fail_rt("produce", rc, "opening producer '%s' in %s", producer_name, dir);
+            free(pr.pending);
+            rt_close(pr.engine);
+            return CLI_EXIT_FAIL;
+        }
+    }
+
     /* The largest record that fits alone in a batch the engine accepts. */
     size_t record_max_bytes =
         pr.batch_size_max_bytes > BATCH_HEADER_BYTES + RECORD_OVERHEAD_MAX_BYTES
@@ -335,6 +409,15 @@ int cmd_produce(int argc, char **argv)
                               line_no, rec_len, record_max_bytes, pr.batch_size_max_bytes);
             break;
         }
+        if (run.producer) {
+            rc = named_send(&run, topic, fixed ? (int32_t)fixed_partition : -1, key, key_len,
+                            value, (int32_t)value_len, line_no);
+            if (rc != 0) {
+                result = cli_fail_rt("produce", rc, "stdin line %" PRIu64, line_no);
+                break;
+            }
+            continue;
+        }
         uint32_t p;
         if (fixed)
             p = fixed_partition;
@@ -352,7 +435,16 @@ int cmd_produce(int argc, char **argv)
     }
     if (result == CLI_EXIT_OK && ferror(stdin))
         result = cli_fail("produce", "reading stdin: %s", strerror(errno));
-    if (result == CLI_EXIT_OK) {
+    if (run.producer) {
+        rc = rt_producer_close(run.producer);
+        if (rc == 0 && run.error)
+            rc = run.error;
+        if (rc != 0 && result == CLI_EXIT_OK)
+            result = cli_fail_rt("produce", rc, "producer '%s'", producer_name);
+        pr.records = run.acked - run.duplicates;
+        pr.batches = run.batches;
+    }
+    if (result == CLI_EXIT_OK && !run.producer) {
         for (uint32_t p = 0; p < pr.partitions; p++) {
             if (flush_partition(&pr, p) != 0) {
                 result = CLI_EXIT_FAIL;
@@ -371,7 +463,12 @@ int cmd_produce(int argc, char **argv)
     if (result == CLI_EXIT_OK && close_ex != CLI_EXIT_OK)
         result = close_ex;
 
-    if (result == CLI_EXIT_OK) {
+    if (result == CLI_EXIT_OK && run.producer)
+        printf("produced %" PRIu64 " new record%s to %s as producer '%s' (%" PRIu64
+               " duplicate%s acknowledged, not appended)\n",
+               pr.records, pr.records == 1 ? "" : "s", topic, producer_name, run.duplicates,
+               run.duplicates == 1 ? "" : "s");
+    else if (result == CLI_EXIT_OK) {
         if (fixed)
             printf("produced %" PRIu64 " record%s to %s (partition %" PRIu32 ") in %" PRIu64
                    " batch%s\n",
