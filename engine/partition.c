@@ -309,11 +309,16 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
         rec->segments_opened++;
         if (i > 0) {
             struct segment *prev = p->segments[p->segment_count - 1];
-            if (prev->next_offset > seg->base_offset) {
+            if (prev->next_offset != seg->base_offset) {
+                /* L1: offsets are dense across segments. A gap means a sealed segment lost
+                 * whole batches; an overlap means a name or a log is wrong. */
                 rc = error_set(RT_E_CORRUPT,
-                               "%s: offset 0: segment base %" PRId64
-                               " overlaps the previous segment, which ends at %" PRId64,
-                               seg->log_path, seg->base_offset, prev->next_offset);
+                               "%s: offset %" PRIu64 ": segment ends at offset %" PRId64
+                               " but the next segment begins at %" PRId64 " (%s)",
+                               prev->log_path, prev->size_bytes, prev->next_offset,
+                               seg->base_offset,
+                               prev->next_offset < seg->base_offset ? "records are missing"
+                                                                    : "segments overlap");
                 segment_unref(seg);
                 break;
             }

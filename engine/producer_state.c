@@ -124,8 +124,8 @@ static bool evict_one(struct producer_table *t)
     for (uint32_t k = 0; k < t->capacity && seen < EVICT_SCAN; k++) {
         uint32_t i = (t->evict_hand + k) & (t->capacity - 1);
         struct producer_entry *e = t->slots[i];
-        if (!e || e->current_txn_first_offset >= 0)
-            continue;
+        if (!e || e->current_txn_first_offset >= 0 || e->monotonic)
+            continue; /* named producers are durable identities: never evicted */
         seen++;
         if (best == UINT32_MAX || e->last_used < t->slots[best]->last_used)
             best = i;
@@ -271,7 +271,8 @@ uint32_t producer_table_expire(struct producer_table *t, int64_t now_ms, int64_t
     uint32_t removed = 0;
     for (uint32_t i = 0; i < t->capacity;) {
         struct producer_entry *e = t->slots[i];
-        if (e && e->current_txn_first_offset < 0 && e->last_timestamp_ms <= now_ms - expiration_ms) {
+        if (e && e->current_txn_first_offset < 0 && !e->monotonic &&
+            e->last_timestamp_ms <= now_ms - expiration_ms) {
             remove_slot(t, i); /* slot i may now hold a shifted entry: look again */
             removed++;
             continue;

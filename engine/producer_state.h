@@ -6,8 +6,10 @@
  * "Producers").
  *
  * Only the partition's shard thread touches a table, so it takes no lock. The table is bounded
- * (producers_max): when full, an idle producer without an open transaction is evicted (an
- * approximate LRU over a bounded scan), so a flood of short-lived producer ids cannot grow it.
+ * (producers_max): when full, an idle anonymous producer without an open transaction is evicted
+ * (an approximate LRU over a bounded scan), so a flood of short-lived producer ids cannot grow
+ * it. Named producers are durable identities: never evicted, never expired (their dedup state
+ * is the whole promise).
  * Snapshots (index/producer_snapshot.h) persist it; replaying batches rebuilds it.
  *
  * Invariants:

@@ -379,6 +379,30 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     } else {
         seg->size_bytes = file_bytes;
         if (!indexes_sound(seg)) {
+            /* Rebuild only from a log that is whole: a sealed segment (L2) must consist of
+             * valid batches to its last byte. A damaged one is reported, never cut. */
+            uint64_t pos = 0;
+            int64_t expect = base_offset;
+            const char *why = NULL;
+            while (pos < file_bytes) {
+                struct batch_header h;
+                int64_t size = batch_size_at(seg->map + pos, file_bytes - pos, &why);
+                if (size < 0 || batch_validate(seg->map + pos, (size_t)size, 0, &h, &why) != 0)
+                    break;
+                if (h.base_offset != expect) {
+                    why = "batch base offset is not the next offset";
+                    break;
+                }
+                expect = batch_last_offset(&h) + 1;
+                pos += (uint64_t)size;
+            }
+            if (pos != file_bytes) {
+                rc = error_set(RT_E_CORRUPT,
+                               "%s: offset %" PRIu64 ": %s (a sealed segment must hold whole "
+                               "valid batches to its end; not repaired)",
+                               seg->log_path, pos, why ? why : "damaged batch");
+                goto err;
+            }
             /* Rebuild from the log: needs writable indexes. */
             offset_index_close(&seg->oidx);
             time_index_close(&seg->tidx);

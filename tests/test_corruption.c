@@ -550,7 +550,8 @@ static void test_corruption_matrix(void **state)
     assert_int_equal(failures, 0);
 }
 
-/* ENGINE BUG: a sealed segment whose .log lost its tail (truncated mid-batch, or at a batch
+/* Was an ENGINE BUG (fixed: segment_open refuses to rebuild a sealed segment's indexes from a
+ * log that is not whole, and partition_open checks that segments are dense): a sealed segment whose .log lost its tail (truncated mid-batch, or at a batch
  * boundary) is silently "recovered" at the first rt_open instead of being reported. L2 says
  * only the newest segment can have a torn tail; a sealed one is corruption. What happens:
  * the sealed .index now points past the shorter log (O5 fails), so segment_open()
@@ -562,7 +563,7 @@ static void test_corruption_matrix(void **state)
  * so the *second* rt_open fails with RT_E_CORRUPT "offset 8096: batch length field beyond
  * buffer end" — the answer the first open should have given. Expected: rt_open fails with
  * RT_E_CORRUPT naming the .log and the offset of the torn batch (or, at the least, reads of
- * 128..255 return RT_E_CORRUPT), and nothing on disk changes. Left out of tests[] until fixed. */
+ * 128..255 return RT_E_CORRUPT), and nothing on disk changes. */
 static void test_sealed_log_truncated_is_reported(void **state)
 {
     (void)state;
@@ -705,7 +706,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "io backend under test: %s\n", tu_backend());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corruption_matrix),
-        /* ENGINE BUG (see its comment): cmocka_unit_test(test_sealed_log_truncated_is_reported), */
+        cmocka_unit_test(test_sealed_log_truncated_is_reported),
         cmocka_unit_test(test_power_loss_after_acks),
         cmocka_unit_test(test_power_loss_at_nth_write),
         cmocka_unit_test(test_power_loss_at_nth_fdatasync),
