@@ -17,11 +17,8 @@
 #include "batch.h"
 #include "engine.h"
 #include "error.h"
+#include "fetch.h"
 
-struct rt_fetch {
-    struct rt_fetch_view view;
-    struct segment *segment; /* referenced; NULL for an empty fetch */
-};
 
 /* The bound a reader at `isolation` may read to, with its segment and position. */
 static void read_bound(const struct partition_watermarks *w, enum rt_isolation isolation,
@@ -75,6 +72,7 @@ int rt_fetch_start(rt_engine *e, const char *topic, uint32_t partition, int64_t 
     f->view.last_stable_offset = w.last_stable_offset;
     f->view.log_start_offset = w.log_start_offset;
     f->view.segment_path = "";
+    f->view.isolation = isolation;
     if (offset == bound) {
         *out = f;
         return 0;
@@ -136,7 +134,36 @@ void rt_fetch_release(rt_fetch *f)
         return;
     if (f->segment)
         segment_unref(f->segment);
+    free(f->aborted);
+    free(f->aborted_producers);
+    compression_buffer_free(&f->decompressed);
     free(f);
+}
+
+int fetch_from_bytes(rt_fetch **out, const uint8_t *data, size_t len,
+                     enum rt_isolation isolation, const struct rt_aborted_txn *aborted,
+                     size_t aborted_count)
+{
+    struct rt_fetch *f = calloc(1, sizeof(*f));
+    if (!f)
+        return -ENOMEM;
+    if (aborted_count > 0) {
+        f->aborted = malloc(aborted_count * sizeof(*f->aborted));
+        if (!f->aborted) {
+            free(f);
+            return -ENOMEM;
+        }
+        memcpy(f->aborted, aborted, aborted_count * sizeof(*f->aborted));
+        f->aborted_capacity = aborted_count;
+    }
+    f->view.data = data;
+    f->view.size_bytes = len;
+    f->view.isolation = isolation;
+    f->view.aborted = f->aborted;
+    f->view.aborted_count = aborted_count;
+    f->view.segment_path = "(memory)";
+    *out = f;
+    return 0;
 }
 
 /* First record with timestamp >= ts in the batch at p (validated), or its base offset when

@@ -332,6 +332,7 @@ struct rt_fetch_view {
     size_t aborted_count;
     const char *segment_path; /* the file `data` maps, for error messages */
     uint64_t segment_position; /* byte position of data[0] in that file */
+    enum rt_isolation isolation; /* what the fetch was made with; the iterator filters by it */
 };
 
 /* Reads whole batches starting at the batch containing `offset`, bounded by `max_bytes`
