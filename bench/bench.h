@@ -1,0 +1,139 @@
+/*
+ * bench.h — the side-by-side benchmark (`ringtail-bench`, run as `ringtail bench`): named
+ * workloads measured in one process run against the disk's own limit (plain io_uring writes with
+ * the same chunk sizes and fdatasync cadence, memory bandwidth for reads) and against the stores
+ * users would pick instead (RocksDB, LMDB, SQLite from Debian packages).
+ *
+ * Pieces: bench_util.c (latency histogram, clocks, memory figures, progress line, scratch
+ * directories), bench_sinks.c (ringtail and the three peers behind one append/read seam),
+ * bench_limit.c (the limits), bench_main.c (options, workloads, table, JSON, chart).
+ *
+ * This program measures and reports; it never asserts a target. It owns no engine logic and
+ * links only the public API (ringtail.h).
+ */
+#ifndef RT_BENCH_H
+#define RT_BENCH_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtail.h"
+
+/* ---- workload shape (the issue's: 1 KiB values, 16 of them per producer batch) ---- */
+#define BENCH_VALUE_BYTES       1024
+#define BENCH_BATCH_RECORDS     16
+#define BENCH_BATCH_VALUE_BYTES (BENCH_VALUE_BYTES * BENCH_BATCH_RECORDS)
+#define BENCH_POOL_BYTES        (1u << 20) /* random bytes values are sliced from */
+#define BENCH_PARTITIONS_W2     4
+
+/* ---- clocks ---- */
+uint64_t bench_now_ns(void);
+
+/* ---- HDR-style latency histogram: log-linear buckets, 64 per power of two (<= 1.6% error) ---- */
+#define HIST_SUB_BITS 6
+#define HIST_SUB      (1u << HIST_SUB_BITS)
+#define HIST_BUCKETS  (HIST_SUB * (64 - HIST_SUB_BITS + 1))
+
+struct hist {
+    uint64_t counts[HIST_BUCKETS];
+    uint64_t total;
+    uint64_t max_ns;
+};
+
+void hist_reset(struct hist *h);
+void hist_add(struct hist *h, uint64_t value_ns);
+void hist_merge(struct hist *into, const struct hist *from);
+/* The value at quantile q (0..1), in ns; 0 for an empty histogram. */
+double hist_quantile_ns(const struct hist *h, double q);
+
+/* ---- memory figures ---- */
+/* Resets the kernel's peak-RSS mark (clear_refs 5) and the sampled anonymous-RSS peak. */
+void mem_reset_peak(void);
+/* Peak anonymous RSS (RSS less file-backed pages, i.e. less mapped page cache) since the last
+ * reset, sampled by the progress thread every 50 ms and at each call, in bytes. */
+uint64_t mem_peak_anon_bytes(void);
+/* VmHWM (includes mapped page cache) in bytes. */
+uint64_t mem_hwm_bytes(void);
+/* Bytes the allocator has handed out: jemalloc "stats.allocated" when jemalloc is linked,
+ * else mallinfo2's in-use bytes. *source names which. */
+uint64_t mem_heap_bytes(const char **source);
+
+/* ---- progress line (stderr) and the RSS sampler; one background thread ---- */
+void progress_start(void);
+void progress_stop(void);
+void progress_phase(const char *label); /* resets the byte counter */
+void progress_add(uint64_t bytes);
+
+/* ---- payload ---- */
+extern uint8_t bench_pool[BENCH_POOL_BYTES + BENCH_VALUE_BYTES * 64];
+void bench_pool_fill(uint64_t seed);
+/* Fills recs[0..n) with values of value_bytes sliced from the pool, varying with salt. */
+void bench_records_make(struct rt_record *recs, size_t n, uint32_t value_bytes, uint64_t salt);
+/* Touches every byte of [p, p+n): a 64-bit word sum (memory-bound, not compute-bound). */
+uint64_t bench_checksum(const uint8_t *p, size_t n);
+
+/* ---- scratch directories ---- */
+int bench_mkdir(const char *path);
+int bench_rmtree(const char *path);
+const char *bench_fs_type(const char *path); /* "ext4", "tmpfs", ... */
+uint64_t bench_fs_free_bytes(const char *path);
+
+/* ---- systems behind one seam ---- */
+struct sink;
+
+struct read_result {
+    uint64_t records;
+    uint64_t value_bytes;
+    uint64_t checksum;
+    double seconds;
+};
+
+struct sink_ops {
+    const char *name;
+    /* durable: acknowledge after the data is on disk (sync=always); else page cache only. */
+    int (*open)(struct sink *s, const char *dir, bool durable, uint32_t partitions);
+    /* Appends one producer batch; safe to call from many threads at once. */
+    int (*append)(struct sink *s, uint32_t partition, const struct rt_record *recs, size_t n);
+    /* Reads every record of a partition in order, touching every value byte (touch) or only
+     * keys/lengths. */
+    int (*read_all)(struct sink *s, uint32_t partition, bool touch, struct read_result *out);
+    void (*close)(struct sink *s);
+};
+
+struct sink {
+    const struct sink_ops *ops;
+    void *impl;
+    char errmsg[256];
+};
+
+extern const struct sink_ops sink_ringtail, sink_rocksdb, sink_lmdb, sink_sqlite;
+
+/* The ringtail sink's engine (for stats and fetch-based reads). */
+rt_engine *sink_ringtail_engine(struct sink *s);
+#define BENCH_TOPIC "bench"
+
+/* Reads a ringtail partition from offset 0 to the end at `isolation`. */
+int ringtail_read_all(rt_engine *e, const char *topic, uint32_t partition,
+                      enum rt_isolation isolation, bool touch, struct read_result *out);
+
+/* ---- limits ---- */
+struct limit_result {
+    double seconds;
+    uint64_t chunks;
+    uint64_t fdatasyncs;
+    struct hist *round_latency; /* per fdatasync round (or per write batch without syncs) */
+};
+
+/* Writes `chunks` chunks of chunk_bytes sequentially spread over `files` preallocated files by
+ * plain io_uring writes. With syncs > 0, the writes go in syncs/files rounds; each round writes
+ * its share of chunks to every file, then fdatasyncs every file (so exactly `syncs` fdatasyncs in
+ * all, the cadence the engine used). With syncs == 0, writes go queue_depth at a time, unsynced. */
+int limit_write(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_bytes,
+                uint64_t syncs, uint32_t queue_depth, struct limit_result *out);
+
+/* Memory read bandwidth of bench_checksum over a buffer of `bytes`, best of `passes`, bytes/s. */
+double limit_memory_read_bps(size_t bytes, int passes);
+
+#endif /* RT_BENCH_H */

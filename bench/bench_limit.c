@@ -1,0 +1,200 @@
+/*
+ * bench_limit.c — what the machine itself can do, measured in the same run as ringtail:
+ *   - the write limit: the same chunks (each the size of one of ringtail's encoded batches)
+ *     written by plain buffered io_uring writes to preallocated files (ringtail preallocates its
+ *     segments with fallocate too), with the same number of fdatasyncs ringtail issued, so any
+ *     gap is the engine's own cost and not the disk's;
+ *   - the read limit: memory read bandwidth of the same checksum loop R1 runs over values.
+ * It never touches the engine. Costs: one io_uring_enter per batch of writes and one per round of
+ * fdatasyncs; the buffer is reused for every chunk (the page cache copy is what is measured).
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LIMIT_FILES_MAX 64
+#define LIMIT_RING      1024
+
+struct limit_state {
+    struct io_uring ring;
+    int fds[LIMIT_FILES_MAX];
+    uint64_t pos[LIMIT_FILES_MAX];
+    const uint8_t *buf;
+    size_t chunk_bytes;
+    unsigned inflight;
+};
+
+/* Reaps every in-flight completion; a short write is finished with pwrite (rare when buffered). */
+static int reap_all(struct limit_state *st)
+{
+    int err = 0;
+    while (st->inflight > 0) {
+        struct io_uring_cqe *cqe = NULL;
+        int rc = io_uring_wait_cqe(&st->ring, &cqe);
+        if (rc < 0)
+            return rc;
+        uint64_t ud = cqe->user_data;
+        int res = cqe->res;
+        io_uring_cqe_seen(&st->ring, cqe);
+        st->inflight--;
+        if (res < 0) {
+            err = res;
+            continue;
+        }
+        if (ud != UINT64_MAX && (size_t)res < st->chunk_bytes) {
+            uint32_t f = (uint32_t)(ud >> 48);
+            uint64_t at = ud & ((1ull << 48) - 1);
+            ssize_t n = pwrite(st->fds[f], st->buf + res, st->chunk_bytes - (size_t)res,
+                               (off_t)(at + (uint64_t)res));
+            if (n != (ssize_t)(st->chunk_bytes - (size_t)res))
+                err = n < 0 ? -errno : -EIO;
+        }
+    }
+    return err;
+}
+
+static struct io_uring_sqe *get_sqe(struct limit_state *st)
+{
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&st->ring);
+    if (!sqe) {
+        io_uring_submit(&st->ring);
+        sqe = io_uring_get_sqe(&st->ring);
+    }
+    return sqe;
+}
+
+static int queue_write(struct limit_state *st, uint32_t f)
+{
+    if (st->inflight >= LIMIT_RING) {
+        int rc = reap_all(st);
+        if (rc)
+            return rc;
+    }
+    struct io_uring_sqe *sqe = get_sqe(st);
+    if (!sqe)
+        return -EBUSY;
+    io_uring_prep_write(sqe, st->fds[f], st->buf, (unsigned)st->chunk_bytes, st->pos[f]);
+    io_uring_sqe_set_data64(sqe, ((uint64_t)f << 48) | st->pos[f]);
+    st->pos[f] += st->chunk_bytes;
+    st->inflight++;
+    return 0;
+}
+
+int limit_write(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_bytes,
+                uint64_t syncs, uint32_t queue_depth, struct limit_result *out)
+{
+    if (files == 0 || files > LIMIT_FILES_MAX || chunk_bytes == 0 || queue_depth == 0)
+        return -EINVAL;
+    struct limit_state st;
+    memset(&st, 0, sizeof(st));
+    for (uint32_t f = 0; f < LIMIT_FILES_MAX; f++)
+        st.fds[f] = -1;
+    st.chunk_bytes = chunk_bytes;
+    uint8_t *buf = aligned_alloc(4096, (chunk_bytes + 4095) & ~(size_t)4095);
+    if (!buf)
+        return -ENOMEM;
+    for (size_t i = 0; i < chunk_bytes; i++)
+        buf[i] = bench_pool[i % BENCH_POOL_BYTES];
+    st.buf = buf;
+    int rc = io_uring_queue_init(LIMIT_RING, &st.ring, 0);
+    if (rc < 0) {
+        free(buf);
+        return rc;
+    }
+    uint64_t per_file = (chunks + files - 1) / files * chunk_bytes;
+    for (uint32_t f = 0; f < files && rc == 0; f++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/limit-%u.dat", dir, f);
+        st.fds[f] = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+        if (st.fds[f] < 0)
+            rc = -errno;
+        else if (fallocate(st.fds[f], 0, 0, (off_t)per_file) != 0)
+            rc = -errno;
+    }
+    uint64_t t0 = bench_now_ns();
+    uint64_t done = 0;
+    if (rc == 0 && syncs > 0) {
+        uint64_t rounds = syncs / files ? syncs / files : 1;
+        for (uint64_t r = 0; r < rounds && rc == 0; r++) {
+            uint64_t t_round = bench_now_ns();
+            /* this round's chunks, spread so the totals come out exact */
+            uint64_t n = (r + 1) * chunks / rounds - r * chunks / rounds;
+            for (uint64_t i = 0; i < n && rc == 0; i++)
+                rc = queue_write(&st, (uint32_t)(i % files));
+            if (rc == 0) {
+                io_uring_submit(&st.ring);
+                rc = reap_all(&st);
+            }
+            for (uint32_t f = 0; f < files && rc == 0; f++) {
+                struct io_uring_sqe *sqe = get_sqe(&st);
+                if (!sqe) {
+                    rc = -EBUSY;
+                    break;
+                }
+                io_uring_prep_fsync(sqe, st.fds[f], IORING_FSYNC_DATASYNC);
+                io_uring_sqe_set_data64(sqe, UINT64_MAX);
+                st.inflight++;
+                out->fdatasyncs++;
+            }
+            if (rc == 0) {
+                io_uring_submit(&st.ring);
+                rc = reap_all(&st);
+            }
+            done += n;
+            progress_add(n * BENCH_BATCH_VALUE_BYTES);
+            if (out->round_latency)
+                hist_add(out->round_latency, bench_now_ns() - t_round);
+        }
+    } else if (rc == 0) {
+        while (done < chunks && rc == 0) {
+            uint64_t t_round = bench_now_ns();
+            uint64_t n = chunks - done < queue_depth ? chunks - done : queue_depth;
+            for (uint64_t i = 0; i < n && rc == 0; i++)
+                rc = queue_write(&st, (uint32_t)((done + i) % files));
+            if (rc == 0) {
+                io_uring_submit(&st.ring);
+                rc = reap_all(&st);
+            }
+            done += n;
+            progress_add(n * BENCH_BATCH_VALUE_BYTES);
+            if (out->round_latency)
+                hist_add(out->round_latency, bench_now_ns() - t_round);
+        }
+    }
+    out->seconds = (double)(bench_now_ns() - t0) / 1e9;
+    out->chunks = done;
+    io_uring_queue_exit(&st.ring);
+    for (uint32_t f = 0; f < files; f++)
+        if (st.fds[f] >= 0)
+            close(st.fds[f]);
+    free(buf);
+    return rc;
+}
+
+double limit_memory_read_bps(size_t bytes, int passes)
+{
+    uint8_t *buf = malloc(bytes);
+    if (!buf)
+        return 0;
+    for (size_t i = 0; i < bytes; i += 4096)
+        memcpy(buf + i, bench_pool + (i % BENCH_POOL_BYTES), bytes - i < 4096 ? bytes - i : 4096);
+    double best = 0;
+    volatile uint64_t sink = 0;
+    for (int p = 0; p < passes; p++) {
+        uint64_t t0 = bench_now_ns();
+        sink += bench_checksum(buf, bytes);
+        double s = (double)(bench_now_ns() - t0) / 1e9;
+        if (s > 0 && (double)bytes / s > best)
+            best = (double)bytes / s;
+    }
+    (void)sink;
+    free(buf);
+    return best;
+}

@@ -1,0 +1,1327 @@
+/*
+ * bench_main.c — `ringtail-bench` (run as `ringtail bench`): the named workloads, each run
+ * against the limit and the peers in this one process, on the same disk, then one table (every
+ * figure beside its ratio to the limit and to the best peer), optionally JSON and a PNG chart.
+ *
+ *   W1  append: 1 KiB values in 16-record batches, 1 producer, 1 partition, sync=none
+ *   W2  durable append: the same batches, sync=always, 1/4/16/64 producer threads over 4
+ *       partitions: MB/s, acknowledgement latency p50/p99/p99.9, fdatasyncs/s, records/fdatasync
+ *   R1  reads: read_committed against read_uncommitted over one log, touching every value byte
+ *       (a checksum) or headers only
+ *   F   fetch call cost (rt_fetch_start + rt_fetch_release) for 100 B against 10 KiB records
+ *   W3, W4  transactional workloads: not available in this build (no transactions yet)
+ *
+ * MB/s everywhere is value bytes (10^6) per second, so stores with different per-record overhead
+ * compare on what the user asked them to keep. The write limit writes chunks of ringtail's
+ * encoded batch size, one chunk per batch, with ringtail's fdatasync count. Targets are printed,
+ * never asserted: the exit status says only whether every workload ran.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------------------------------- */
+/* options                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+#define PRODUCER_SETS_MAX 8
+
+struct bench_opts {
+    const char *dir_parent;
+    const char *json_path;
+    const char *plot_path;
+    bool quick;
+    bool keep;
+    bool no_limit; /* profiling: leave the limits out of the process */
+    bool run_w1, run_w2, run_r1, run_fetch;
+    bool peer_rocksdb, peer_lmdb, peer_sqlite;
+    uint64_t w1_bytes;
+    uint64_t r1_bytes;
+    uint64_t w2_bytes_max;
+    double w2_seconds;
+    uint64_t membw_bytes;
+    uint64_t fetch_log_bytes;
+    uint64_t fetch_calls;
+    uint32_t producers[PRODUCER_SETS_MAX];
+    uint32_t producer_sets;
+    uint32_t limit_queue_depth;
+};
+
+static struct bench_opts opt;
+static char scratch[PATH_MAX];
+static int failures;
+
+/* ---------------------------------------------------------------------------------------- */
+/* result rows                                                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+enum row_kind { KIND_SUBJECT, KIND_LIMIT, KIND_PEER, KIND_NA };
+
+struct row {
+    char workload[8];
+    char system[16];
+    char config[40];
+    char group[24]; /* rows compared with each other: same group */
+    enum row_kind kind;
+    bool has_latency, has_sync;
+    uint32_t producers;
+    double mb_s, rec_s;
+    double p50_us, p99_us, p999_us;
+    double syncs_s, rec_per_sync;
+    double ratio_limit, ratio_peer;
+    double anon_peak_mb, hwm_mb, heap_mb;
+    double seconds;
+    uint64_t records, bytes;
+    char note[160];
+};
+
+#define ROWS_MAX 160
+static struct row rows[ROWS_MAX];
+static uint32_t row_count;
+
+static struct row *row_new(const char *workload, const char *system, const char *config,
+                           const char *group, enum row_kind kind)
+{
+    if (row_count == ROWS_MAX) {
+        fprintf(stderr, "ringtail-bench: too many result rows\n");
+        exit(1);
+    }
+    struct row *r = &rows[row_count++];
+    memset(r, 0, sizeof(*r));
+    snprintf(r->workload, sizeof(r->workload), "%s", workload);
+    snprintf(r->system, sizeof(r->system), "%s", system);
+    snprintf(r->config, sizeof(r->config), "%s", config);
+    snprintf(r->group, sizeof(r->group), "%s", group);
+    r->kind = kind;
+    r->ratio_limit = NAN;
+    r->ratio_peer = NAN;
+    r->anon_peak_mb = NAN;
+    r->hwm_mb = NAN;
+    r->heap_mb = NAN;
+    return r;
+}
+
+static void row_fail(struct row *r, const char *what, int rc, const char *detail)
+{
+    snprintf(r->note, sizeof(r->note), "FAILED %s: %s %s", what, rt_strerror(rc),
+             detail ? detail : "");
+    r->mb_s = NAN;
+    failures++;
+    fprintf(stderr, "ringtail-bench: %s %s %s: %s\n", r->workload, r->system, r->config, r->note);
+}
+
+static void row_memory(struct row *r, uint64_t heap_before)
+{
+    const char *src = NULL;
+    uint64_t heap = mem_heap_bytes(&src);
+    r->heap_mb = heap > heap_before ? (double)(heap - heap_before) / 1e6 : 0.0;
+    r->anon_peak_mb = (double)mem_peak_anon_bytes() / 1e6;
+    r->hwm_mb = (double)mem_hwm_bytes() / 1e6;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* producers                                                                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+struct prod_run {
+    struct sink *sink;
+    uint32_t threads, partitions;
+    uint64_t deadline_ns; /* 0 = none; written before `go` */
+    uint64_t bytes_max;   /* value bytes; 0 = none */
+    _Atomic uint64_t bytes_claimed;
+    _Atomic int error;
+    _Atomic bool go; /* every producer starts together */
+};
+
+struct prod_thread {
+    struct prod_run *run;
+    uint32_t id;
+    pthread_t thread;
+    struct hist *lat;
+    uint64_t batches;
+    uint64_t end_ns;
+};
+
+static void *prod_main(void *arg)
+{
+    struct prod_thread *t = arg;
+    struct prod_run *run = t->run;
+    uint32_t partition = t->id % run->partitions;
+    struct rt_record recs[BENCH_BATCH_RECORDS];
+    while (!atomic_load_explicit(&run->go, memory_order_acquire))
+        sched_yield();
+    uint64_t now = bench_now_ns();
+    for (;;) {
+        if (atomic_load_explicit(&run->error, memory_order_relaxed))
+            break;
+        if (run->deadline_ns && now >= run->deadline_ns)
+            break;
+        if (run->bytes_max &&
+            atomic_fetch_add(&run->bytes_claimed, BENCH_BATCH_VALUE_BYTES) >= run->bytes_max)
+            break;
+        bench_records_make(recs, BENCH_BATCH_RECORDS, BENCH_VALUE_BYTES,
+                           ((uint64_t)t->id << 32) | t->batches);
+        uint64_t t0 = bench_now_ns();
+        int rc = run->sink->ops->append(run->sink, partition, recs, BENCH_BATCH_RECORDS);
+        now = bench_now_ns();
+        if (rc) {
+            int expected = 0;
+            atomic_compare_exchange_strong(&run->error, &expected, rc);
+            break;
+        }
+        hist_add(t->lat, now - t0);
+        t->batches++;
+        progress_add(BENCH_BATCH_VALUE_BYTES);
+    }
+    t->end_ns = now;
+    return NULL;
+}
+
+/* Runs `threads` producers against an open sink; fills the row's throughput and latency. The
+ * clock runs from the common start to the last producer's last acknowledgement. */
+static int produce(struct sink *s, uint32_t threads, uint32_t partitions, double seconds,
+                   uint64_t bytes_max, struct row *r, struct hist *lat_all)
+{
+    struct prod_run run = {
+        .sink = s, .threads = threads, .partitions = partitions, .bytes_max = bytes_max};
+    struct prod_thread *ts = calloc(threads, sizeof(*ts));
+    if (!ts)
+        return -ENOMEM;
+    uint32_t started = 0;
+    int rc = 0;
+    for (; started < threads; started++) {
+        ts[started].run = &run;
+        ts[started].id = started;
+        ts[started].lat = calloc(1, sizeof(struct hist));
+        if (!ts[started].lat ||
+            pthread_create(&ts[started].thread, NULL, prod_main, &ts[started]) != 0) {
+            free(ts[started].lat);
+            rc = -EAGAIN;
+            atomic_store(&run.error, rc); /* those started stop at once */
+            break;
+        }
+    }
+    uint64_t t0 = bench_now_ns();
+    if (seconds > 0)
+        run.deadline_ns = t0 + (uint64_t)(seconds * 1e9);
+    atomic_store_explicit(&run.go, true, memory_order_release);
+    uint64_t end = t0, batches = 0;
+    for (uint32_t i = 0; i < started; i++) {
+        pthread_join(ts[i].thread, NULL);
+        hist_merge(lat_all, ts[i].lat);
+        batches += ts[i].batches;
+        if (ts[i].end_ns > end)
+            end = ts[i].end_ns;
+        free(ts[i].lat);
+    }
+    free(ts);
+    if (!rc)
+        rc = atomic_load(&run.error);
+    r->seconds = (double)(end - t0) / 1e9;
+    r->records = batches * BENCH_BATCH_RECORDS;
+    r->bytes = batches * BENCH_BATCH_VALUE_BYTES;
+    r->mb_s = r->seconds > 0 ? (double)r->bytes / 1e6 / r->seconds : 0;
+    r->rec_s = r->seconds > 0 ? (double)r->records / r->seconds : 0;
+    r->has_latency = true;
+    r->p50_us = hist_quantile_ns(lat_all, 0.50) / 1e3;
+    r->p99_us = hist_quantile_ns(lat_all, 0.99) / 1e3;
+    r->p999_us = hist_quantile_ns(lat_all, 0.999) / 1e3;
+    return rc;
+}
+
+static const struct sink_ops *peers_enabled[3];
+static uint32_t peer_count;
+
+/* Writes back every dirty page of the scratch file system, so a workload does not pay for the
+ * previous one's writeback (and the page cache starts each write run in the same state). */
+static void settle(void)
+{
+    int fd = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        syncfs(fd);
+        close(fd);
+    }
+}
+
+static void system_dir(char *out, size_t n, const char *workload, const char *system,
+                       const char *config)
+{
+    snprintf(out, n, "%s/%s-%s%s%s", scratch, workload, system, config[0] ? "-" : "", config);
+}
+
+/* Opens a fresh store, runs producers, closes it (unless keep_open), fills the row. */
+static int write_workload(const struct sink_ops *ops, const char *workload, const char *config,
+                          const char *group, enum row_kind kind, bool durable, uint32_t partitions,
+                          uint32_t threads, double seconds, uint64_t bytes_max, bool keep_dir,
+                          struct rt_stats *stats_delta, struct row **row_out)
+{
+    char dir[PATH_MAX];
+    system_dir(dir, sizeof(dir), workload, ops->name, config);
+    bench_rmtree(dir);
+    int rc = bench_mkdir(dir);
+    struct row *r = row_new(workload, ops->name, config, group, kind);
+    r->producers = threads;
+    if (row_out)
+        *row_out = r;
+    if (rc) {
+        row_fail(r, "mkdir", rc, dir);
+        return rc;
+    }
+    settle();
+    char label[96];
+    snprintf(label, sizeof(label), "%s %s %s", workload, ops->name, config);
+    progress_phase(label);
+    mem_reset_peak();
+    uint64_t heap0 = mem_heap_bytes(NULL);
+    struct sink s = {.ops = ops};
+    rc = ops->open(&s, dir, durable, partitions);
+    if (rc) {
+        row_fail(r, "open", rc, s.errmsg);
+        return rc;
+    }
+    struct rt_stats before = {0}, after = {0};
+    if (stats_delta)
+        rt_stats_get(sink_ringtail_engine(&s), &before);
+    struct hist *lat = calloc(1, sizeof(*lat));
+    rc = lat ? produce(&s, threads, partitions, seconds, bytes_max, r, lat) : -ENOMEM;
+    free(lat);
+    row_memory(r, heap0);
+    if (stats_delta) {
+        rt_stats_get(sink_ringtail_engine(&s), &after);
+        stats_delta->rounds = after.rounds - before.rounds;
+        stats_delta->batches_appended = after.batches_appended - before.batches_appended;
+        stats_delta->bytes_appended = after.bytes_appended - before.bytes_appended;
+        stats_delta->fdatasyncs = after.fdatasyncs - before.fdatasyncs;
+        stats_delta->shard_count = after.shard_count;
+        stats_delta->io_backend = after.io_backend;
+        if (durable) {
+            r->has_sync = true;
+            r->syncs_s = (double)stats_delta->fdatasyncs / r->seconds;
+            r->rec_per_sync = stats_delta->fdatasyncs
+                                  ? (double)r->records / (double)stats_delta->fdatasyncs
+                                  : NAN;
+        }
+    }
+    if (rc)
+        row_fail(r, "append", rc, s.errmsg[0] ? s.errmsg : rt_error_detail());
+    ops->close(&s);
+    if (!keep_dir && !opt.keep)
+        bench_rmtree(dir);
+    return rc;
+}
+
+/* The write limit for a ringtail row: same chunks, same fdatasync count. */
+static void limit_workload(const char *workload, const char *config, const char *group,
+                           uint32_t files, uint64_t chunks, size_t chunk_bytes, uint64_t syncs)
+{
+    if (opt.no_limit)
+        return;
+    char dir[PATH_MAX];
+    system_dir(dir, sizeof(dir), workload, "limit", config);
+    bench_rmtree(dir);
+    struct row *r = row_new(workload, "limit", config, group, KIND_LIMIT);
+    r->producers = files;
+    int rc = bench_mkdir(dir);
+    if (rc) {
+        row_fail(r, "mkdir", rc, dir);
+        return;
+    }
+    settle();
+    char label[96];
+    snprintf(label, sizeof(label), "%s limit %s", workload, config);
+    progress_phase(label);
+    mem_reset_peak();
+    struct hist *lat = calloc(1, sizeof(*lat));
+    struct limit_result lr = {.round_latency = lat};
+    rc = lat ? limit_write(dir, files, chunks, chunk_bytes, syncs, opt.limit_queue_depth, &lr)
+             : -ENOMEM;
+    if (rc) {
+        row_fail(r, "io_uring writes", rc, dir);
+    } else {
+        r->seconds = lr.seconds;
+        r->records = lr.chunks * BENCH_BATCH_RECORDS;
+        r->bytes = lr.chunks * BENCH_BATCH_VALUE_BYTES;
+        r->mb_s = (double)r->bytes / 1e6 / lr.seconds;
+        r->rec_s = (double)r->records / lr.seconds;
+        if (syncs) {
+            r->has_sync = true;
+            r->syncs_s = (double)lr.fdatasyncs / lr.seconds;
+            r->rec_per_sync = (double)r->records / (double)lr.fdatasyncs;
+            r->has_latency = true; /* one fdatasync round: the best an acknowledgement can be */
+            r->p50_us = hist_quantile_ns(lat, 0.50) / 1e3;
+            r->p99_us = hist_quantile_ns(lat, 0.99) / 1e3;
+            r->p999_us = hist_quantile_ns(lat, 0.999) / 1e3;
+        }
+        snprintf(r->note, sizeof(r->note),
+                 "%" PRIu64 " x %zu B io_uring writes to %u file(s), %" PRIu64 " fdatasyncs%s",
+                 lr.chunks, chunk_bytes, files, lr.fdatasyncs,
+                 syncs ? "; latency = one round" : "");
+    }
+    row_memory(r, mem_heap_bytes(NULL));
+    free(lat);
+    if (!opt.keep)
+        bench_rmtree(dir);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* workloads                                                                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+static size_t encoded_batch_bytes = 0; /* ringtail's batch size, measured in W1 */
+
+static void run_w1(void)
+{
+    struct rt_stats d = {0};
+    struct row *r = NULL;
+    int rc = write_workload(&sink_ringtail, "W1", "", "W1", KIND_SUBJECT, false, 1, 1, 0,
+                            opt.w1_bytes, true, &d, &r);
+    if (rc == 0 && d.batches_appended) {
+        encoded_batch_bytes = (size_t)(d.bytes_appended / d.batches_appended);
+        snprintf(r->note, sizeof(r->note), "%s, %u shards, %" PRIu64 " rounds, batch %zu B on disk",
+                 d.io_backend, d.shard_count, d.rounds, encoded_batch_bytes);
+        limit_workload("W1", "", "W1", 1, d.batches_appended, encoded_batch_bytes, 0);
+    }
+    for (uint32_t i = 0; i < peer_count; i++)
+        write_workload(peers_enabled[i], "W1", "", "W1", KIND_PEER, false, 1, 1, 0, opt.w1_bytes,
+                       true, NULL, NULL);
+}
+
+static void run_w2(void)
+{
+    for (uint32_t k = 0; k < opt.producer_sets; k++) {
+        uint32_t n = opt.producers[k];
+        char config[40], group[24];
+        snprintf(config, sizeof(config), "p%u", n);
+        snprintf(group, sizeof(group), "W2/p%u", n);
+        struct rt_stats d = {0};
+        struct row *r = NULL;
+        int rc =
+            write_workload(&sink_ringtail, "W2", config, group, KIND_SUBJECT, true,
+                           BENCH_PARTITIONS_W2, n, opt.w2_seconds, opt.w2_bytes_max, false, &d, &r);
+        if (rc == 0 && d.batches_appended) {
+            size_t chunk = (size_t)(d.bytes_appended / d.batches_appended);
+            snprintf(r->note, sizeof(r->note), "%s, %u shards, %.1f batches/round", d.io_backend,
+                     d.shard_count, d.rounds ? (double)d.batches_appended / (double)d.rounds : 0.0);
+            uint32_t files = n < BENCH_PARTITIONS_W2 ? n : BENCH_PARTITIONS_W2;
+            limit_workload("W2", config, group, files, d.batches_appended, chunk,
+                           d.fdatasyncs ? d.fdatasyncs : 1);
+        }
+        for (uint32_t i = 0; i < peer_count; i++)
+            write_workload(peers_enabled[i], "W2", config, group, KIND_PEER, true,
+                           BENCH_PARTITIONS_W2, n, opt.w2_seconds, opt.w2_bytes_max, false, NULL,
+                           NULL);
+    }
+}
+
+/* Appends (untimed, sync=none) to ringtail's W1 log until it holds r1_bytes of values. */
+static int r1_build(rt_engine *e)
+{
+    int64_t end = 0;
+    int rc = rt_list_offsets(e, BENCH_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);
+    if (rc)
+        return rc;
+    uint64_t have = (uint64_t)end * BENCH_VALUE_BYTES;
+    progress_phase("R1 ringtail build log");
+    struct rt_record recs[BENCH_BATCH_RECORDS];
+    for (uint64_t b = 0; have < opt.r1_bytes && rc == 0; b++) {
+        bench_records_make(recs, BENCH_BATCH_RECORDS, BENCH_VALUE_BYTES, b);
+        rc = rt_append(e, BENCH_TOPIC, 0, recs, BENCH_BATCH_RECORDS, NULL);
+        have += BENCH_BATCH_VALUE_BYTES;
+        progress_add(BENCH_BATCH_VALUE_BYTES);
+    }
+    return rc;
+}
+
+static int read_passes(void)
+{
+    return opt.quick ? 2 : 3;
+}
+
+static void read_row_fill(struct row *r, const struct read_result *rr)
+{
+    r->seconds = rr->seconds;
+    r->records = rr->records;
+    r->bytes = rr->value_bytes;
+    r->mb_s = rr->seconds > 0 ? (double)rr->value_bytes / 1e6 / rr->seconds : 0;
+    r->rec_s = rr->seconds > 0 ? (double)rr->records / rr->seconds : 0;
+}
+
+static void run_r1_ringtail(void)
+{
+    char dir[PATH_MAX];
+    system_dir(dir, sizeof(dir), "W1", "ringtail", "");
+    bench_mkdir(dir);
+    struct sink s = {.ops = &sink_ringtail};
+    mem_reset_peak();
+    uint64_t heap0 = mem_heap_bytes(NULL);
+    uint64_t t_open = bench_now_ns();
+    int rc = sink_ringtail.open(&s, dir, false, 1);
+    double open_s = (double)(bench_now_ns() - t_open) / 1e9;
+    struct row *rows_r[2][2] = {{NULL, NULL}, {NULL, NULL}}; /* [touch][isolation] */
+    static const char *touch_name[2] = {"hdr", "sum"};
+    static const char *iso_name[2] = {"read_uncommitted", "read_committed"};
+    for (int t = 1; t >= 0; t--) {
+        for (int i = 0; i < 2; i++) {
+            char config[40], group[24];
+            snprintf(config, sizeof(config), "%s %s", iso_name[i], touch_name[t]);
+            snprintf(group, sizeof(group), "R1/%s", touch_name[t]);
+            rows_r[t][i] = row_new("R1", "ringtail", config, group, KIND_SUBJECT);
+            rows_r[t][i]->mb_s = NAN;
+        }
+    }
+    if (rc) {
+        row_fail(rows_r[1][0], "open", rc, s.errmsg);
+        return;
+    }
+    rt_engine *e = sink_ringtail_engine(&s);
+    rc = r1_build(e);
+    if (rc) {
+        row_fail(rows_r[1][0], "build", rc, rt_error_detail());
+        sink_ringtail.close(&s);
+        return;
+    }
+    settle();
+    struct read_result rr;
+    progress_phase("R1 ringtail warm-up pass");
+    rc = ringtail_read_all(e, BENCH_TOPIC, 0, RT_READ_UNCOMMITTED, false, &rr);
+    /* best of two passes each, alternating the isolation levels so neither gets a warmer cache */
+    for (int rep = 0; rep < read_passes() && rc == 0; rep++) {
+        for (int t = 1; t >= 0 && rc == 0; t--) {
+            for (int i = 0; i < 2 && rc == 0; i++) {
+                struct row *r = rows_r[t][i];
+                char label[96];
+                snprintf(label, sizeof(label), "R1 ringtail %s (pass %d)", r->config, rep + 1);
+                progress_phase(label);
+                rc = ringtail_read_all(e, BENCH_TOPIC, 0,
+                                       i ? RT_READ_COMMITTED : RT_READ_UNCOMMITTED, t == 1, &rr);
+                if (rc == 0 &&
+                    (isnan(r->mb_s) || (double)rr.value_bytes / 1e6 / rr.seconds > r->mb_s))
+                    read_row_fill(r, &rr);
+            }
+        }
+    }
+    if (rc)
+        row_fail(rows_r[1][0], "read", rc, rt_error_detail());
+    for (int t = 0; t < 2; t++) {
+        for (int i = 0; i < 2; i++)
+            row_memory(rows_r[t][i], heap0);
+        if (!isnan(rows_r[t][0]->mb_s) && !isnan(rows_r[t][1]->mb_s))
+            snprintf(rows_r[t][1]->note, sizeof(rows_r[t][1]->note),
+                     "read_committed/read_uncommitted = %.3f",
+                     rows_r[t][1]->mb_s / rows_r[t][0]->mb_s);
+    }
+    snprintf(rows_r[1][0]->note, sizeof(rows_r[1][0]->note),
+             "log %.2f GB, reopen %.3f s, fetch max_bytes 1 MiB, best of %d passes",
+             (double)rows_r[1][0]->bytes / 1e9, open_s, read_passes());
+    sink_ringtail.close(&s);
+}
+
+static void run_r1_peer(const struct sink_ops *ops)
+{
+    char dir[PATH_MAX];
+    system_dir(dir, sizeof(dir), "W1", ops->name, "");
+    if (access(dir, F_OK) != 0) /* W1 did not run: load the same data, untimed */
+        write_workload(ops, "W1", "", "W1-load", KIND_NA, false, 1, 1, 0, opt.w1_bytes, true, NULL,
+                       NULL);
+    struct sink s = {.ops = ops};
+    mem_reset_peak();
+    uint64_t heap0 = mem_heap_bytes(NULL);
+    struct row *rs = row_new("R1", ops->name, "sum", "R1/sum", KIND_PEER);
+    struct row *rh = row_new("R1", ops->name, "hdr", "R1/hdr", KIND_PEER);
+    int rc = ops->open(&s, dir, false, 1);
+    if (rc) {
+        row_fail(rs, "open", rc, s.errmsg);
+        return;
+    }
+    struct read_result rr;
+    char label[96];
+    snprintf(label, sizeof(label), "R1 %s warm-up pass", ops->name);
+    progress_phase(label);
+    rc = ops->read_all(&s, 0, false, &rr);
+    for (int rep = 0; rep < read_passes() && rc == 0; rep++) {
+        for (int t = 1; t >= 0 && rc == 0; t--) {
+            struct row *r = t ? rs : rh;
+            snprintf(label, sizeof(label), "R1 %s %s (pass %d)", ops->name, r->config, rep + 1);
+            progress_phase(label);
+            rc = ops->read_all(&s, 0, t == 1, &rr);
+            if (rc == 0 && (double)rr.value_bytes / 1e6 / rr.seconds > r->mb_s)
+                read_row_fill(r, &rr);
+        }
+    }
+    if (rc)
+        row_fail(rs, "read", rc, s.errmsg);
+    row_memory(rs, heap0);
+    row_memory(rh, heap0);
+    snprintf(rs->note, sizeof(rs->note), "log %.2f GB (the W1 data)", (double)rs->bytes / 1e9);
+    ops->close(&s);
+}
+
+static void run_r1(void)
+{
+    run_r1_ringtail();
+    for (uint32_t i = 0; i < peer_count; i++)
+        run_r1_peer(peers_enabled[i]);
+    if (opt.no_limit)
+        return;
+    progress_phase("R1 limit: memory read bandwidth");
+    struct row *r = row_new("R1", "limit", "memory bw", "R1", KIND_LIMIT);
+    double bps = limit_memory_read_bps((size_t)opt.membw_bytes, 3);
+    r->mb_s = bps / 1e6;
+    r->rec_s = bps / BENCH_VALUE_BYTES;
+    snprintf(r->note, sizeof(r->note), "checksum loop over a %" PRIu64 " MB buffer, best of 3",
+             opt.membw_bytes >> 20);
+}
+
+/* rt_fetch_start + rt_fetch_release at random offsets of a log of records of value_bytes. */
+static void run_fetch_one(rt_engine *e, const char *topic, uint32_t value_bytes,
+                          struct row *r_batch, struct row *r_mib)
+{
+    uint32_t per_batch = BENCH_BATCH_RECORDS;
+    struct rt_record recs[BENCH_BATCH_RECORDS];
+    char label[96];
+    snprintf(label, sizeof(label), "F build %s", topic);
+    progress_phase(label);
+    int rc = 0;
+    uint64_t bytes = 0;
+    for (uint64_t b = 0; bytes < opt.fetch_log_bytes && rc == 0; b++) {
+        bench_records_make(recs, per_batch, value_bytes, b);
+        rc = rt_append(e, topic, 0, recs, per_batch, NULL);
+        bytes += (uint64_t)value_bytes * per_batch;
+        progress_add((uint64_t)value_bytes * per_batch);
+    }
+    int64_t end = 0;
+    if (rc == 0)
+        rc = rt_list_offsets(e, topic, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);
+    if (rc) {
+        row_fail(r_batch, "build", rc, rt_error_detail());
+        return;
+    }
+    struct row *targets[2] = {r_batch, r_mib};
+    size_t max_bytes[2] = {1, 1u << 20};
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        snprintf(label, sizeof(label), "F %s max_bytes %zu", topic, max_bytes[k]);
+        progress_phase(label);
+        uint64_t x = 88172645463325252ull;
+        uint64_t returned = 0;
+        /* warm: touch the whole index and map once */
+        for (uint64_t i = 0; i < opt.fetch_calls / 4 + 1 && rc == 0; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            rt_fetch *f = NULL;
+            rc = rt_fetch_start(e, topic, 0, (int64_t)(x % (uint64_t)end), max_bytes[k],
+                                RT_READ_UNCOMMITTED, &f);
+            if (rc == 0)
+                rt_fetch_release(f);
+        }
+        uint64_t t0 = bench_now_ns();
+        for (uint64_t i = 0; i < opt.fetch_calls && rc == 0; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            rt_fetch *f = NULL;
+            rc = rt_fetch_start(e, topic, 0, (int64_t)(x % (uint64_t)end), max_bytes[k],
+                                RT_READ_UNCOMMITTED, &f);
+            if (rc == 0) {
+                returned += rt_fetch_get(f)->size_bytes;
+                rt_fetch_release(f);
+            }
+        }
+        double s = (double)(bench_now_ns() - t0) / 1e9;
+        struct row *r = targets[k];
+        if (rc) {
+            row_fail(r, "fetch", rc, rt_error_detail());
+            break;
+        }
+        r->seconds = s;
+        r->records = opt.fetch_calls;
+        r->rec_s = (double)opt.fetch_calls / s;        /* calls per second */
+        r->p50_us = s / (double)opt.fetch_calls * 1e9; /* ns per call (mean) */
+        r->bytes = returned / opt.fetch_calls;         /* bytes per call */
+        r->mb_s = (double)returned / 1e6 / s;
+        snprintf(r->note, sizeof(r->note), "%.0f ns per call, %" PRIu64 " B returned per call",
+                 r->p50_us, r->bytes);
+    }
+}
+
+static void run_fetch(void)
+{
+    char dir[PATH_MAX];
+    system_dir(dir, sizeof(dir), "F", "ringtail", "");
+    bench_rmtree(dir);
+    bench_mkdir(dir);
+    struct row *r[2][2];
+    static const uint32_t sizes[2] = {100, 10240};
+    for (int k = 0; k < 2; k++) {
+        char config[40];
+        snprintf(config, sizeof(config), "%u B, 1 batch", sizes[k]);
+        r[k][0] = row_new("F", "ringtail", config, "F/batch", KIND_SUBJECT);
+        snprintf(config, sizeof(config), "%u B, 1 MiB", sizes[k]);
+        r[k][1] = row_new("F", "ringtail", config, "F/mib", KIND_SUBJECT);
+    }
+    struct rt_options o;
+    rt_options_init(&o);
+    o.sync_mode = RT_SYNC_NONE;
+    rt_engine *e = NULL;
+    int rc = rt_open(dir, &o, &e);
+    if (rc == 0)
+        rc = rt_topic_create(e, "v100", 1);
+    if (rc == 0)
+        rc = rt_topic_create(e, "v10240", 1);
+    if (rc) {
+        row_fail(r[0][0], "open", rc, rt_error_detail());
+        if (e)
+            rt_close(e);
+        return;
+    }
+    run_fetch_one(e, "v100", sizes[0], r[0][0], r[0][1]);
+    run_fetch_one(e, "v10240", sizes[1], r[1][0], r[1][1]);
+    for (int m = 0; m < 2; m++) {
+        if (r[0][m]->p50_us > 0) {
+            size_t used = strlen(r[1][m]->note);
+            snprintf(r[1][m]->note + used, sizeof(r[1][m]->note) - used, "; %.2fx the 100 B cost",
+                     r[1][m]->p50_us / r[0][m]->p50_us);
+        }
+    }
+    rt_close(e);
+    if (!opt.keep)
+        bench_rmtree(dir);
+}
+
+static void add_not_available(void)
+{
+    struct row *r = row_new("W3", "ringtail", "transactional", "W3", KIND_NA);
+    snprintf(r->note, sizeof(r->note),
+             "not available in this build: the engine has no transactions yet");
+    r->mb_s = NAN;
+    r = row_new("W4", "ringtail", "transactional", "W4", KIND_NA);
+    snprintf(r->note, sizeof(r->note),
+             "not available in this build: the engine has no transactions yet");
+    r->mb_s = NAN;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* ratios, table, JSON, chart                                                                */
+/* ---------------------------------------------------------------------------------------- */
+
+static bool limit_matches(const struct row *limit, const struct row *r)
+{
+    return strcmp(limit->group, r->group) == 0 || strcmp(limit->group, r->workload) == 0;
+}
+
+static void compute_ratios(void)
+{
+    for (uint32_t i = 0; i < row_count; i++) {
+        struct row *r = &rows[i];
+        if (r->kind == KIND_NA || r->kind == KIND_LIMIT || isnan(r->mb_s) ||
+            strcmp(r->workload, "F") == 0)
+            continue;
+        double best_peer = NAN, limit = NAN;
+        for (uint32_t j = 0; j < row_count; j++) {
+            const struct row *o = &rows[j];
+            if (isnan(o->mb_s) || o->mb_s <= 0)
+                continue;
+            if (o->kind == KIND_LIMIT && limit_matches(o, r))
+                limit = o->mb_s;
+            if (o->kind == KIND_PEER && strcmp(o->group, r->group) == 0 &&
+                (isnan(best_peer) || o->mb_s > best_peer))
+                best_peer = o->mb_s;
+        }
+        if (!isnan(limit))
+            r->ratio_limit = r->mb_s / limit;
+        if (r->kind == KIND_SUBJECT && !isnan(best_peer))
+            r->ratio_peer = r->mb_s / best_peer;
+    }
+}
+
+static void fmt(char *buf, size_t n, double v, const char *f)
+{
+    if (isnan(v))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, f, v);
+}
+
+static void print_table(FILE *out)
+{
+    fprintf(out, "\n%-3s %-9s %-22s %9s %7s %7s %10s %9s %9s %9s %8s %8s %7s %7s  %s\n", "wl",
+            "system", "config", "MB/s", "xlimit", "xpeer", "rec/s", "p50 us", "p99 us", "p99.9 us",
+            "sync/s", "rec/sync", "anonMB", "heapMB", "note");
+    for (uint32_t i = 0; i < row_count; i++) {
+        const struct row *r = &rows[i];
+        if (r->kind == KIND_NA && strcmp(r->group, "W1-load") == 0)
+            continue;
+        char mb[16], rl[16], rp[16], rs[16], p50[16], p99[16], p999[16], ss[16], rps[16], an[16],
+            hp[16];
+        fmt(mb, sizeof(mb), r->mb_s, "%.1f");
+        fmt(rl, sizeof(rl), r->ratio_limit, "%.2f");
+        fmt(rp, sizeof(rp), r->ratio_peer, "%.2f");
+        fmt(rs, sizeof(rs), r->kind == KIND_NA ? NAN : r->rec_s, "%.0f");
+        fmt(p50, sizeof(p50), r->has_latency ? r->p50_us : NAN, "%.0f");
+        fmt(p99, sizeof(p99), r->has_latency ? r->p99_us : NAN, "%.0f");
+        fmt(p999, sizeof(p999), r->has_latency ? r->p999_us : NAN, "%.0f");
+        fmt(ss, sizeof(ss), r->has_sync ? r->syncs_s : NAN, "%.0f");
+        fmt(rps, sizeof(rps), r->has_sync ? r->rec_per_sync : NAN, "%.1f");
+        fmt(an, sizeof(an), r->anon_peak_mb, "%.0f");
+        fmt(hp, sizeof(hp), r->heap_mb, "%.1f");
+        if (strcmp(r->workload, "F") == 0) { /* fetch rows: calls/s; ns per call in the note */
+            fmt(mb, sizeof(mb), NAN, "");
+            fmt(p50, sizeof(p50), NAN, "");
+            fmt(rl, sizeof(rl), NAN, "");
+        }
+        fprintf(out, "%-3s %-9s %-22s %9s %7s %7s %10s %9s %9s %9s %8s %8s %7s %7s  %s\n",
+                r->workload, r->system, r->config, mb, rl, rp, rs, p50, p99, p999, ss, rps, an, hp,
+                r->note);
+    }
+    fprintf(out, "\nMB/s = value bytes (10^6) per second; F rows: rec/s = fetch calls per second"
+                 " (zero-copy: nothing is read).\nxlimit = MB/s over the limit's; xpeer ="
+                 " over the best peer's in the same group. anonMB = peak RSS less page cache\n"
+                 "(RssAnon+RssShmem); heapMB = allocator bytes held at the end of the workload"
+                 " (before close).\n");
+}
+
+static const struct row *find_row(const char *workload, const char *system, const char *config)
+{
+    for (uint32_t i = 0; i < row_count; i++)
+        if (strcmp(rows[i].workload, workload) == 0 && strcmp(rows[i].system, system) == 0 &&
+            strcmp(rows[i].config, config) == 0)
+            return &rows[i];
+    return NULL;
+}
+
+static void print_targets(FILE *out)
+{
+    fprintf(out, "\nTargets (reported, never asserted):\n");
+    const struct row *r = find_row("W1", "ringtail", "");
+    if (r)
+        fprintf(out, "  W1 >= 0.80 of the limit:                 %.2f  %s\n", r->ratio_limit,
+                r->ratio_limit >= 0.8 ? "met" : "MISSED");
+    r = find_row("W2", "ringtail", "p16");
+    if (r) {
+        fprintf(out, "  W2 p16 >= 0.80 of the limit:             %.2f  %s\n", r->ratio_limit,
+                r->ratio_limit >= 0.8 ? "met" : "MISSED");
+        fprintf(out, "  W2 p16 >= 3x the best peer:              %.2f  %s\n", r->ratio_peer,
+                r->ratio_peer >= 3 ? "met" : "MISSED");
+    }
+    const char *touches[2] = {"sum", "hdr"};
+    for (int t = 0; t < 2; t++) {
+        char c1[40], c2[40];
+        snprintf(c1, sizeof(c1), "read_committed %s", touches[t]);
+        snprintf(c2, sizeof(c2), "read_uncommitted %s", touches[t]);
+        const struct row *rc = find_row("R1", "ringtail", c1), *ru = find_row("R1", "ringtail", c2);
+        if (rc && ru && ru->mb_s > 0) {
+            double q = rc->mb_s / ru->mb_s;
+            fprintf(out, "  R1 %s read_committed >= 0.98 x uncommitted: %.3f  %s\n", touches[t], q,
+                    q >= 0.98 ? "met" : "MISSED");
+        }
+    }
+    const struct row *a = find_row("F", "ringtail", "100 B, 1 batch");
+    const struct row *b = find_row("F", "ringtail", "10240 B, 1 batch");
+    if (a && b && a->p50_us > 0)
+        fprintf(out, "  fetch cost independent of record size:   10 KiB/100 B = %.2f (1 batch)\n",
+                b->p50_us / a->p50_us);
+    a = find_row("F", "ringtail", "100 B, 1 MiB");
+    b = find_row("F", "ringtail", "10240 B, 1 MiB");
+    if (a && b && a->p50_us > 0)
+        fprintf(out, "                                           10 KiB/100 B = %.2f (1 MiB)\n",
+                b->p50_us / a->p50_us);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void json_num(FILE *f, const char *key, double v, bool comma)
+{
+    fprintf(f, "\"%s\": ", key);
+    if (isnan(v) || isinf(v))
+        fprintf(f, "null");
+    else
+        fprintf(f, "%.6g", v);
+    if (comma)
+        fputs(", ", f);
+}
+
+static const char *kind_name(enum row_kind k)
+{
+    switch (k) {
+    case KIND_SUBJECT:
+        return "subject";
+    case KIND_LIMIT:
+        return "limit";
+    case KIND_PEER:
+        return "peer";
+    default:
+        return "not_available";
+    }
+}
+
+static int write_json(const char *path, const char *machine, double total_s)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -errno;
+    fprintf(f, "{\n  \"tool\": \"ringtail-bench\",\n  \"machine\": ");
+    json_str(f, machine);
+    fprintf(f, ",\n  \"dir\": ");
+    json_str(f, scratch);
+    fprintf(f, ",\n  \"fs\": ");
+    json_str(f, bench_fs_type(scratch));
+    fprintf(f, ",\n  \"quick\": %s,\n  ", opt.quick ? "true" : "false");
+    json_num(f, "w1_bytes", (double)opt.w1_bytes, true);
+    json_num(f, "r1_bytes", (double)opt.r1_bytes, true);
+    json_num(f, "w2_seconds", opt.w2_seconds, true);
+    json_num(f, "total_seconds", total_s, false);
+    fprintf(f, ",\n  \"failures\": %d,\n  \"rows\": [\n", failures);
+    bool first = true;
+    for (uint32_t i = 0; i < row_count; i++) {
+        const struct row *r = &rows[i];
+        if (strcmp(r->group, "W1-load") == 0)
+            continue;
+        fprintf(f, "%s    {\"workload\": ", first ? "" : ",\n");
+        first = false;
+        json_str(f, r->workload);
+        fprintf(f, ", \"system\": ");
+        json_str(f, r->system);
+        fprintf(f, ", \"config\": ");
+        json_str(f, r->config);
+        fprintf(f, ", \"group\": ");
+        json_str(f, r->group);
+        fprintf(f, ", \"kind\": \"%s\", \"available\": %s, ", kind_name(r->kind),
+                r->kind == KIND_NA ? "false" : "true");
+        fprintf(f, "\"producers\": %u, ", r->producers);
+        json_num(f, "mb_per_s", r->mb_s, true);
+        json_num(f, "records_per_s", r->rec_s, true);
+        json_num(f, "ratio_to_limit", r->ratio_limit, true);
+        json_num(f, "ratio_to_best_peer", r->ratio_peer, true);
+        json_num(f, "latency_p50_us", r->has_latency ? r->p50_us : NAN, true);
+        json_num(f, "latency_p99_us", r->has_latency ? r->p99_us : NAN, true);
+        json_num(f, "latency_p999_us", r->has_latency ? r->p999_us : NAN, true);
+        json_num(f, "fdatasyncs_per_s", r->has_sync ? r->syncs_s : NAN, true);
+        json_num(f, "records_per_fdatasync", r->has_sync ? r->rec_per_sync : NAN, true);
+        json_num(f, "peak_rss_anon_mb", r->anon_peak_mb, true);
+        json_num(f, "vm_hwm_mb", r->hwm_mb, true);
+        json_num(f, "heap_mb", r->heap_mb, true);
+        json_num(f, "seconds", r->seconds, true);
+        json_num(f, "records", (double)r->records, true);
+        json_num(f, "bytes", (double)r->bytes, true);
+        if (strcmp(r->workload, "F") == 0)
+            json_num(f, "ns_per_fetch_call", r->p50_us, true);
+        fprintf(f, "\"note\": ");
+        json_str(f, r->note);
+        fputc('}', f);
+    }
+    fprintf(f, "\n  ]\n}\n");
+    return fclose(f) == 0 ? 0 : -errno;
+}
+
+static double row_mb(const char *w, const char *s, const char *c)
+{
+    const struct row *r = find_row(w, s, c);
+    return r ? r->mb_s : NAN;
+}
+
+static double row_p99_ms(const char *w, const char *s, const char *c)
+{
+    const struct row *r = find_row(w, s, c);
+    return r && r->has_latency ? r->p99_us / 1e3 : NAN;
+}
+
+static void gp_num(FILE *g, double v)
+{
+    if (isnan(v) || v <= 0)
+        fprintf(g, " NaN");
+    else
+        fprintf(g, " %.6g", v);
+}
+
+static int write_plot(const char *path, const char *machine)
+{
+    FILE *g = popen("gnuplot", "w");
+    if (!g)
+        return -errno;
+    static const char *systems[] = {"ringtail", "limit", "rocksdb", "lmdb", "sqlite"};
+    fprintf(g, "set terminal pngcairo size 1400,1000 font 'sans,10'\nset output '%s'\n", path);
+    fprintf(g, "$w2 << EOD\n");
+    for (uint32_t k = 0; k < opt.producer_sets; k++) {
+        char c[16];
+        snprintf(c, sizeof(c), "p%u", opt.producers[k]);
+        fprintf(g, "%u", opt.producers[k]);
+        for (int s = 0; s < 5; s++)
+            gp_num(g, row_mb("W2", systems[s], c));
+        for (int s = 0; s < 5; s++)
+            gp_num(g, row_p99_ms("W2", systems[s], c));
+        fprintf(g, "\n");
+    }
+    fprintf(g, "EOD\n$bars << EOD\n");
+    for (int s = 0; s < 5; s++) {
+        double r1 = strcmp(systems[s], "ringtail") == 0
+                        ? row_mb("R1", "ringtail", "read_uncommitted sum")
+                    : strcmp(systems[s], "limit") == 0 ? row_mb("R1", "limit", "memory bw")
+                                                       : row_mb("R1", systems[s], "sum");
+        fprintf(g, "%s", systems[s]);
+        gp_num(g, row_mb("W1", systems[s], ""));
+        gp_num(g, r1);
+        fprintf(g, "\n");
+    }
+    fprintf(g, "EOD\n");
+    fprintf(g, "set multiplot layout 2,2 title 'ringtail bench — %s'\n", machine);
+    fprintf(g, "set grid\nset key top left\nset logscale x 2\nset logscale y\n"
+               "set xlabel 'producers (sync=always, 4 partitions)'\n");
+    fprintf(g, "set title 'W2 durable append: MB/s of values'\nset ylabel 'MB/s'\n"
+               "plot for [i=2:6] $w2 using 1:i with linespoints lw 2 title "
+               "word('ringtail limit rocksdb lmdb sqlite', i-1)\n");
+    fprintf(g, "set title 'W2 acknowledgement latency p99 (limit: one fdatasync round)'\n"
+               "set ylabel 'ms'\nplot for [i=7:11] $w2 using 1:i with linespoints lw 2 title "
+               "word('ringtail limit rocksdb lmdb sqlite', i-6)\n");
+    fprintf(g, "unset logscale x\nunset xlabel\nset style data histograms\n"
+               "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+               "set boxwidth 0.9\nset key top right\n");
+    fprintf(g, "set title 'W1 append, sync=none (MB/s)'\nset ylabel 'MB/s'\n"
+               "plot $bars using 2:xtic(1) title 'W1' lc rgb '#4477aa'\n");
+    fprintf(g, "set title 'R1 reads touching every value byte (MB/s; limit = memory bw)'\n"
+               "plot $bars using 3:xtic(1) title 'R1 sum' lc rgb '#228833'\n");
+    fprintf(g, "unset multiplot\n");
+    int st = pclose(g);
+    return st == 0 ? 0 : -EIO;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* main                                                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+static uint64_t parse_size(const char *s)
+{
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || v < 0) {
+        fprintf(stderr, "ringtail-bench: bad size '%s'\n", s);
+        exit(2);
+    }
+    switch (*end) {
+    case 'k':
+    case 'K':
+        v *= 1024;
+        break;
+    case 'm':
+    case 'M':
+        v *= 1024 * 1024;
+        break;
+    case 'g':
+    case 'G':
+        v *= 1024.0 * 1024 * 1024;
+        break;
+    default:
+        break;
+    }
+    return (uint64_t)v;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: ringtail bench [OPTIONS]\n"
+            "\n"
+            "Runs the named workloads in this one process, each beside the disk's own limit\n"
+            "(plain io_uring writes with the same chunks and fdatasync count; memory bandwidth\n"
+            "for reads) and the peers (RocksDB, LMDB, SQLite), and prints a table of figures\n"
+            "with their ratios to the limit and to the best peer.\n"
+            "\n"
+            "  W1  append, 1 KiB values in 16-record batches, 1 producer, 1 partition, sync=none\n"
+            "  W2  durable append, sync=always, 1/4/16/64 producers over 4 partitions\n"
+            "  R1  read_committed vs read_uncommitted over one log; value checksum / headers\n"
+            "  F   fetch call cost for 100 B vs 10 KiB records\n"
+            "  W3, W4  transactional: not available in this build\n"
+            "\n"
+            "options:\n"
+            "  --dir DIR          make the scratch directory under DIR (default: /work or /tmp,\n"
+            "                     whichever is a real disk); it is removed afterwards\n"
+            "  --quick            small sizes; finishes in well under a minute\n"
+            "  --json FILE        write every row as JSON\n"
+            "  --plot FILE        write a PNG chart (gnuplot)\n"
+            "  --only LIST        comma list of w1,w2,r1,fetch (default: all)\n"
+            "  --peers LIST       comma list of rocksdb,lmdb,sqlite or 'none' (default: all)\n"
+            "  --w1-bytes N       W1 value bytes (and the peers' R1 data) [1G; quick 32M]\n"
+            "  --r1-bytes N       R1 ringtail log size [4G; quick 64M]\n"
+            "  --w2-seconds S     each W2 configuration's run time [5; quick 0.5]\n"
+            "  --w2-bytes-max N   cap on each W2 configuration's bytes [4G; quick 256M]\n"
+            "  --producers LIST   W2 producer counts [1,4,16,64]\n"
+            "  --limit-qd N       W1 limit: io_uring writes in flight [32]\n"
+            "  --keep             keep the scratch directory\n"
+            "  --no-limit         skip the limits (for profiling the engine alone)\n"
+            "  --help\n"
+            "Sizes take K, M or G. Exit status: 0 all ran, 1 a workload failed, 2 usage.\n");
+}
+
+static bool list_has(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == 0 || p[n] == ','))
+            return true;
+    return false;
+}
+
+static void parse_args(int argc, char **argv)
+{
+    enum {
+        O_DIR = 256,
+        O_QUICK,
+        O_JSON,
+        O_PLOT,
+        O_ONLY,
+        O_PEERS,
+        O_W1,
+        O_R1,
+        O_W2S,
+        O_W2B,
+        O_PROD,
+        O_QD,
+        O_KEEP,
+        O_NO_LIMIT,
+        O_HELP
+    };
+    static const struct option longopts[] = {
+        {"dir", required_argument, NULL, O_DIR},
+        {"quick", no_argument, NULL, O_QUICK},
+        {"json", required_argument, NULL, O_JSON},
+        {"plot", required_argument, NULL, O_PLOT},
+        {"only", required_argument, NULL, O_ONLY},
+        {"peers", required_argument, NULL, O_PEERS},
+        {"w1-bytes", required_argument, NULL, O_W1},
+        {"r1-bytes", required_argument, NULL, O_R1},
+        {"w2-seconds", required_argument, NULL, O_W2S},
+        {"w2-bytes-max", required_argument, NULL, O_W2B},
+        {"producers", required_argument, NULL, O_PROD},
+        {"limit-qd", required_argument, NULL, O_QD},
+        {"keep", no_argument, NULL, O_KEEP},
+        {"no-limit", no_argument, NULL, O_NO_LIMIT},
+        {"help", no_argument, NULL, O_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    const char *only = NULL, *peers = NULL, *producers = NULL;
+    uint64_t w1 = 0, r1 = 0, w2b = 0;
+    double w2s = 0;
+    opt.limit_queue_depth = 32;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_DIR:
+            opt.dir_parent = optarg;
+            break;
+        case O_QUICK:
+            opt.quick = true;
+            break;
+        case O_JSON:
+            opt.json_path = optarg;
+            break;
+        case O_PLOT:
+            opt.plot_path = optarg;
+            break;
+        case O_ONLY:
+            only = optarg;
+            break;
+        case O_PEERS:
+            peers = optarg;
+            break;
+        case O_W1:
+            w1 = parse_size(optarg);
+            break;
+        case O_R1:
+            r1 = parse_size(optarg);
+            break;
+        case O_W2S:
+            w2s = atof(optarg);
+            break;
+        case O_W2B:
+            w2b = parse_size(optarg);
+            break;
+        case O_PROD:
+            producers = optarg;
+            break;
+        case O_QD:
+            opt.limit_queue_depth = (uint32_t)atoi(optarg);
+            if (opt.limit_queue_depth == 0 || opt.limit_queue_depth > 512) {
+                fprintf(stderr, "ringtail-bench: --limit-qd must be 1..512\n");
+                exit(2);
+            }
+            break;
+        case O_KEEP:
+            opt.keep = true;
+            break;
+        case O_NO_LIMIT:
+            opt.no_limit = true;
+            break;
+        case 'h':
+        case O_HELP:
+            usage(stdout);
+            exit(0);
+        default:
+            usage(stderr);
+            exit(2);
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "ringtail-bench: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        exit(2);
+    }
+    opt.run_w1 = !only || list_has(only, "w1");
+    opt.run_w2 = !only || list_has(only, "w2");
+    opt.run_r1 = !only || list_has(only, "r1");
+    opt.run_fetch = !only || list_has(only, "fetch");
+    opt.peer_rocksdb = !peers || list_has(peers, "rocksdb");
+    opt.peer_lmdb = !peers || list_has(peers, "lmdb");
+    opt.peer_sqlite = !peers || list_has(peers, "sqlite");
+    opt.w1_bytes = w1 ? w1 : opt.quick ? 32u << 20 : 1ull << 30;
+    opt.r1_bytes = r1 ? r1 : opt.quick ? 64u << 20 : 4ull << 30;
+    opt.w2_seconds = w2s > 0 ? w2s : opt.quick ? 0.5 : 5.0;
+    opt.w2_bytes_max = w2b ? w2b : opt.quick ? 256u << 20 : 4ull << 30;
+    opt.membw_bytes = opt.quick ? 64u << 20 : 1u << 30;
+    opt.fetch_log_bytes = opt.quick ? 8u << 20 : 64u << 20;
+    opt.fetch_calls = opt.quick ? 20000 : 200000;
+    if (producers) {
+        const char *p = producers;
+        while (*p && opt.producer_sets < PRODUCER_SETS_MAX) {
+            long v = strtol(p, (char **)&p, 10);
+            if (v < 1 || v > 1024) {
+                fprintf(stderr, "ringtail-bench: bad --producers '%s'\n", producers);
+                exit(2);
+            }
+            opt.producers[opt.producer_sets++] = (uint32_t)v;
+            if (*p == ',')
+                p++;
+            else if (*p)
+                break;
+        }
+    } else {
+        static const uint32_t def[] = {1, 4, 16, 64};
+        for (uint32_t i = 0; i < 4; i++)
+            opt.producers[opt.producer_sets++] = def[i];
+    }
+}
+
+static void machine_string(char *out, size_t n)
+{
+    char cpu[128] = "unknown CPU";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof(line), f)) {
+            if (strncmp(line, "model name", 10) == 0) {
+                char *p = strchr(line, ':');
+                if (p) {
+                    p += 2;
+                    p[strcspn(p, "\n")] = 0;
+                    snprintf(cpu, sizeof(cpu), "%s", p);
+                }
+                break;
+            }
+        }
+        fclose(f);
+    }
+    struct utsname u;
+    uname(&u);
+    long mem_mb = sysconf(_SC_PHYS_PAGES) / 1024 * sysconf(_SC_PAGESIZE) / 1024;
+    snprintf(out, n, "%s, %ld cores, %ld MB RAM, Linux %s", cpu, sysconf(_SC_NPROCESSORS_ONLN),
+             mem_mb, u.release);
+}
+
+static int make_scratch(void)
+{
+    const char *parent = opt.dir_parent;
+    if (!parent) {
+        const char *cands[] = {"/work", "/tmp"};
+        for (int i = 0; i < 2 && !parent; i++)
+            if (access(cands[i], W_OK) == 0 && strcmp(bench_fs_type(cands[i]), "tmpfs") != 0)
+                parent = cands[i];
+        if (!parent)
+            parent = "/tmp";
+    }
+    snprintf(scratch, sizeof(scratch), "%s/ringtail-bench.XXXXXX", parent);
+    if (!mkdtemp(scratch)) {
+        fprintf(stderr, "ringtail-bench: cannot make a directory under %s: %s\n", parent,
+                strerror(errno));
+        return -errno;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    parse_args(argc, argv);
+    if (opt.peer_rocksdb)
+        peers_enabled[peer_count++] = &sink_rocksdb;
+    if (opt.peer_lmdb)
+        peers_enabled[peer_count++] = &sink_lmdb;
+    if (opt.peer_sqlite)
+        peers_enabled[peer_count++] = &sink_sqlite;
+    if (make_scratch())
+        return 1;
+    char machine[512];
+    machine_string(machine, sizeof(machine));
+    const char *fs = bench_fs_type(scratch);
+    uint64_t free_bytes = bench_fs_free_bytes(scratch);
+    printf("ringtail-bench: %s\n  scratch %s (%s, %.1f GB free)%s\n", machine, scratch, fs,
+           (double)free_bytes / 1e9,
+           strcmp(fs, "tmpfs") == 0 ? "  WARNING: tmpfs is memory, not a disk" : "");
+    const char *heap_src = NULL;
+    mem_heap_bytes(&heap_src);
+    printf("  W1 %.0f MB, R1 log %.0f MB, W2 %.1f s per configuration, heap from %s\n",
+           (double)opt.w1_bytes / 1e6, (double)opt.r1_bytes / 1e6, opt.w2_seconds, heap_src);
+    uint64_t need = opt.r1_bytes + opt.w1_bytes * (peer_count + 1) + opt.w2_bytes_max;
+    if (free_bytes && need > free_bytes)
+        fprintf(stderr, "ringtail-bench: warning: may need %.1f GB, %.1f GB free\n",
+                (double)need / 1e9, (double)free_bytes / 1e9);
+    fflush(stdout);
+    bench_pool_fill(0x9E3779B97F4A7C15ull);
+    uint64_t t0 = bench_now_ns();
+    progress_start();
+    if (opt.run_w1)
+        run_w1();
+    if (opt.run_w2)
+        run_w2();
+    if (opt.run_r1)
+        run_r1();
+    if (opt.run_fetch)
+        run_fetch();
+    add_not_available();
+    progress_stop();
+    double total_s = (double)(bench_now_ns() - t0) / 1e9;
+    compute_ratios();
+    print_table(stdout);
+    print_targets(stdout);
+    printf("\ntotal %.1f s\n", total_s);
+    int rc = 0;
+    if (opt.json_path && (rc = write_json(opt.json_path, machine, total_s)) != 0) {
+        fprintf(stderr, "ringtail-bench: cannot write %s: %s\n", opt.json_path, strerror(-rc));
+        failures++;
+    }
+    if (opt.plot_path && (rc = write_plot(opt.plot_path, machine)) != 0) {
+        fprintf(stderr, "ringtail-bench: gnuplot failed writing %s\n", opt.plot_path);
+        failures++;
+    }
+    if (!opt.keep)
+        bench_rmtree(scratch);
+    else
+        printf("kept %s\n", scratch);
+    return failures ? 1 : 0;
+}
