@@ -655,10 +655,13 @@ int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *b
         return error_set(rc, "rt_append_batch: %s", why ? why : rt_strerror(rc));
     if (h.record_count == 0)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: empty batch");
-    if (batch_is_control(&h) || batch_is_transactional(&h))
-        return error_set(RT_E_UNSUPPORTED,
-                         "rt_append_batch: transactional and control batches are not accepted "
-                         "yet");
+    if (batch_is_control(&h))
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_append_batch: control batches are written by the transaction "
+                         "coordinator, not by clients (as Kafka)");
+    if (batch_is_transactional(&h) && h.producer_id < 0)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_append_batch: a transactional batch needs a producer id");
     if (h.producer_id >= 0 && (h.producer_epoch < 0 || h.base_sequence < 0))
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: a batch with a producer id "
                                                 "needs an epoch and a base sequence >= 0");
@@ -776,4 +779,91 @@ int engine_snapshot_producers(rt_engine *e)
             return rc;
     }
     return 0;
+}
+
+/* ---- transaction markers ---- */
+
+struct marker_slot {
+    struct shard_request req;
+    uint8_t bytes[CONTROL_BATCH_BYTES];
+};
+
+int engine_write_markers(rt_engine *e, struct marker_spec *specs, size_t n)
+{
+    error_clear();
+    if (n == 0)
+        return 0;
+    if (atomic_load_explicit(&e->closing, memory_order_relaxed))
+        return error_set(RT_E_CLOSED, "the engine is closing");
+    int werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
+    if (werr)
+        return error_set(RT_E_IO_FAILED, "the write side failed earlier (%s); close and reopen",
+                         rt_strerror(werr));
+    struct marker_slot *slots = calloc(n, sizeof(*slots));
+    struct shard_request **by_shard = calloc(n, sizeof(*by_shard));
+    if (!slots || !by_shard) {
+        free(slots);
+        free(by_shard);
+        return -ENOMEM;
+    }
+    int64_t now = fs_now_ms();
+    int first = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct marker_spec *m = &specs[i];
+        m->result = 0;
+        m->offset = -1;
+        struct partition *p = engine_partition(e, m->topic, m->partition);
+        if (!p || m->producer_id < 0 || m->producer_epoch < 0 ||
+            (m->type != CONTROL_COMMIT && m->type != CONTROL_ABORT)) {
+            m->result = p ? RT_E_INVALID_ARGUMENT : RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+            if (!first)
+                first = m->result;
+            continue;
+        }
+        struct marker_slot *sl = &slots[i];
+        control_batch_build(sl->bytes, m->producer_id, m->producer_epoch,
+                            (enum control_type)m->type, m->coordinator_epoch, now);
+        const char *why = NULL;
+        int rc = batch_header_parse(sl->bytes, CONTROL_BATCH_BYTES, &sl->req.header, &why);
+        assert(rc == 0);
+        (void)rc;
+        sl->req.kind = SHARD_REQ_APPEND;
+        sl->req.partition = p;
+        sl->req.batch = sl->bytes;
+        sl->req.len = CONTROL_BATCH_BYTES;
+        sl->req.coordinator_epoch = m->coordinator_epoch;
+        sl->req.marker_type = m->type;
+        sl->req.force_sync = true;
+    }
+    /* Hand each shard its markers in one go (one round), then wait for every shard. Shards are
+     * served one after another here, but each shard's round starts as soon as it is queued:
+     * the waits overlap with the other shards' rounds only from the second shard on. */
+    for (uint32_t s = 0; s < e->shard_count; s++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (specs[i].result == 0 && slots[i].req.partition &&
+                slots[i].req.partition->shard == &e->shards[s])
+                by_shard[k++] = &slots[i].req;
+        if (k)
+            shard_submit_many(&e->shards[s], by_shard, k);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (specs[i].result != 0 || !slots[i].req.partition)
+            continue;
+        specs[i].result = slots[i].req.result;
+        specs[i].offset = slots[i].req.base_offset;
+        if (specs[i].result && !first) {
+            first = specs[i].result;
+            if (slots[i].req.rule)
+                error_set(first, "marker for producer %" PRId64 " on %s: %s",
+                          specs[i].producer_id, slots[i].req.partition->dir,
+                          slots[i].req.rule);
+            else
+                error_set(first, "marker for producer %" PRId64 " on %s: %s",
+                          specs[i].producer_id, slots[i].req.partition->dir, rt_strerror(first));
+        }
+    }
+    free(slots);
+    free(by_shard);
+    return first;
 }

@@ -71,6 +71,26 @@ int engine_append_async(rt_engine *e, struct shard_request *req);
 int engine_producer_last_sequence(rt_engine *e, struct partition *p, int64_t producer_id,
                                   int64_t *sequence_out);
 
+/* One transaction marker to write (the coordinator's marker API). */
+struct marker_spec {
+    const char *topic;
+    uint32_t partition;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    int32_t coordinator_epoch;
+    int type;       /* CONTROL_COMMIT or CONTROL_ABORT */
+    int result;     /* out: 0 or the rule that rejected it */
+    int64_t offset; /* out: where the marker landed */
+};
+
+/* Writes every marker in specs: the markers of one shard go out in one group-commit round, all
+ * shards' rounds run at the same time, and each marker's file is fdatasynced whatever the sync
+ * mode, so every marker is durable before this returns. A marker from an epoch older than the
+ * producer's (RT_E_INVALID_PRODUCER_EPOCH) or a coordinator epoch older than the last seen
+ * (RT_E_PRODUCER_FENCED) is rejected (its spec's result). Returns 0 when all succeeded, else the
+ * first failure; each spec carries its own result. */
+int engine_write_markers(rt_engine *e, struct marker_spec *specs, size_t n);
+
 /* Writes a producer-state snapshot of every partition now, on the shard threads (tests). */
 int engine_snapshot_producers(rt_engine *e);
 

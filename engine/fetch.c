@@ -43,6 +43,73 @@ static uint64_t readable_end(struct segment *seg, int64_t bound_base, uint64_t b
     return atomic_load_explicit(&seg->readable_bytes, memory_order_acquire);
 }
 
+
+/* Last offset of the whole batches in [start, end) of seg (headers were checked by the walk). */
+static int64_t last_offset_of(const struct segment *seg, uint64_t start, uint64_t end)
+{
+    int64_t last = -1;
+    uint64_t pos = start;
+    while (pos < end) {
+        const char *why = NULL;
+        struct batch_header h;
+        int64_t size = batch_size_at(seg->map + pos, end - pos, &why);
+        if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
+            break;
+        last = batch_last_offset(&h);
+        pos += (uint64_t)size;
+    }
+    return last;
+}
+
+static int add_aborted(void *ctx, const struct txn_index_entry *entry)
+{
+    struct rt_fetch *f = ctx;
+    if (f->view.aborted_count == f->aborted_capacity) {
+        size_t cap = f->aborted_capacity ? f->aborted_capacity * 2 : 8;
+        struct rt_aborted_txn *a = realloc(f->aborted, cap * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        f->aborted = a;
+        f->aborted_capacity = cap;
+    }
+    f->aborted[f->view.aborted_count++] =
+        (struct rt_aborted_txn){.producer_id = entry->producer_id,
+                                .first_offset = entry->first_offset};
+    return 0;
+}
+
+static int cmp_aborted(const void *a, const void *b)
+{
+    const struct rt_aborted_txn *x = a, *y = b;
+    if (x->first_offset != y->first_offset)
+        return x->first_offset < y->first_offset ? -1 : 1;
+    return x->producer_id < y->producer_id ? -1 : x->producer_id > y->producer_id;
+}
+
+/* The aborted transactions overlapping [start, upper): from the segment holding start onwards,
+ * each segment's .txnindex, until an entry proves no later abort can overlap (its last stable
+ * offset >= upper), sorted by first offset (DESIGN §5; Kafka's collectAbortedTransactions). */
+static int collect_aborted(struct rt_fetch *f, struct partition *p, struct segment *first,
+                           int64_t start, int64_t upper)
+{
+    struct segment *seg = first;
+    segment_ref(seg);
+    int rc = 0;
+    while (seg) {
+        bool stop = false;
+        rc = txn_index_collect(&seg->txns, start, upper, add_aborted, f, &stop);
+        struct segment *next = (rc || stop) ? NULL : partition_segment_after(p, seg->base_offset);
+        segment_unref(seg);
+        seg = next;
+    }
+    if (rc)
+        return error_set(rc, "%s: collecting aborted transactions: %s", p->dir, rt_strerror(rc));
+    if (f->view.aborted_count > 1)
+        qsort(f->aborted, f->view.aborted_count, sizeof(*f->aborted), cmp_aborted);
+    f->view.aborted = f->aborted;
+    return 0;
+}
+
 int rt_fetch_start(rt_engine *e, const char *topic, uint32_t partition, int64_t offset,
                    size_t max_bytes, enum rt_isolation isolation, rt_fetch **out)
 {
@@ -113,6 +180,14 @@ int rt_fetch_start(rt_engine *e, const char *topic, uint32_t partition, int64_t 
         if (pos > start && pos + (uint64_t)size - start > max_bytes)
             break;
         pos += (uint64_t)size;
+    }
+    if (isolation == RT_READ_COMMITTED && pos > start) {
+        rc = collect_aborted(f, p, seg, offset, last_offset_of(seg, start, pos) + 1);
+        if (rc) {
+            segment_unref(seg);
+            rt_fetch_release(f);
+            return rc;
+        }
     }
     f->segment = seg;
     f->view.data = seg->map + start;

@@ -114,6 +114,92 @@ static int list_segments(const char *dir, int64_t **bases_out, uint32_t *count_o
 }
 
 
+
+/* ---- open transactions and the aborted-transaction index ---- */
+
+static int open_txn_add(struct partition *p, int64_t pid, int64_t first_offset,
+                        int64_t segment_base, uint64_t position)
+{
+    if (p->open_txn_count == p->open_txn_capacity) {
+        uint32_t cap = p->open_txn_capacity ? p->open_txn_capacity * 2 : 8;
+        struct open_txn *a = realloc(p->open_txns, (size_t)cap * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        p->open_txns = a;
+        p->open_txn_capacity = cap;
+    }
+    /* Transactions start in offset order, so this is an append but for snapshot loads. */
+    uint32_t i = p->open_txn_count;
+    while (i > 0 && p->open_txns[i - 1].first_offset > first_offset) {
+        p->open_txns[i] = p->open_txns[i - 1];
+        i--;
+    }
+    p->open_txns[i] = (struct open_txn){.producer_id = pid, .first_offset = first_offset,
+                                        .segment_base = segment_base, .position = position};
+    p->open_txn_count++;
+    return 0;
+}
+
+static void open_txn_remove(struct partition *p, int64_t pid)
+{
+    for (uint32_t i = 0; i < p->open_txn_count; i++) {
+        if (p->open_txns[i].producer_id != pid)
+            continue;
+        memmove(p->open_txns + i, p->open_txns + i + 1,
+                (size_t)(p->open_txn_count - i - 1) * sizeof(*p->open_txns));
+        p->open_txn_count--;
+        return;
+    }
+}
+
+/* The ABORT entry for a transaction ended by the marker h (Kafka's CompletedTxn + the LSO
+ * after it: the first offset of the oldest transaction still open, else the marker + 1). */
+static struct txn_index_entry abort_entry(const struct partition *p, const struct batch_header *h,
+                                          int64_t txn_first_offset)
+{
+    struct txn_index_entry e = {.producer_id = h->producer_id,
+                                .first_offset = txn_first_offset >= 0 ? txn_first_offset
+                                                                      : h->base_offset,
+                                .last_offset = h->base_offset};
+    e.last_stable_offset =
+        p->open_txn_count ? p->open_txns[0].first_offset : h->base_offset + 1;
+    return e;
+}
+
+/* The marker type of a control batch's (single) record, or -1 when it cannot be read. */
+static int marker_type_of(const uint8_t *batch, size_t len)
+{
+    struct record_view rv;
+    const char *why = NULL;
+    if (len <= BATCH_HEADER_BYTES ||
+        record_decode(batch + BATCH_HEADER_BYTES, batch + len, &rv, &why) <= 0)
+        return -1;
+    enum control_type type;
+    int32_t coordinator_epoch;
+    if (control_record_parse(rv.key, rv.key_len, rv.value, rv.value_len, &type,
+                             &coordinator_epoch, &why) != 0)
+        return -1;
+    return (int)type;
+}
+
+int partition_note_txn(struct partition *p, const struct batch_header *h, uint64_t position,
+                       bool txn_started, int64_t txn_first_offset, int marker_type)
+{
+    if (txn_started)
+        return open_txn_add(p, h->producer_id, h->base_offset, p->active->base_offset, position);
+    if (!batch_is_control(h))
+        return 0;
+    open_txn_remove(p, h->producer_id);
+    if (marker_type != CONTROL_ABORT)
+        return 0;
+    struct txn_index_entry e = abort_entry(p, h, txn_first_offset);
+    int rc = txn_index_append(&p->active->txns, &e);
+    if (rc)
+        return error_set(rc, "%s: appending to the aborted-transaction index: %s", p->dir,
+                         strerror(-rc));
+    return 0;
+}
+
 /* ---- producer state: snapshots and replay ---- */
 
 static int load_snapshot_entry(void *ctx, const struct producer_snapshot_entry *se)
@@ -189,8 +275,74 @@ int partition_snapshot_producers(struct partition *p)
     return 0;
 }
 
+/* One replayed producer batch: the same state changes the live append path makes. ABORT
+ * markers at or after rebuild_txns_from re-create their .txnindex entries (the newest segment's
+ * index was cut there by recovery); earlier ones are already in their sealed indexes. */
+static int replay_batch(struct partition *p, struct segment *seg, const struct batch_header *h,
+                        uint64_t pos, size_t size, int64_t rebuild_txns_from)
+{
+    if (!batch_is_control(h)) {
+        const struct producer_entry *pe = producer_table_find(&p->producers, h->producer_id);
+        bool had_txn = pe && pe->current_txn_first_offset >= 0;
+        int rc = producer_table_update(&p->producers, h);
+        if (rc)
+            return rc;
+        if (batch_is_transactional(h) && !had_txn)
+            return open_txn_add(p, h->producer_id, h->base_offset, seg->base_offset, pos);
+        return 0;
+    }
+    int type = marker_type_of(seg->map + pos, size);
+    int32_t coordinator_epoch = -1;
+    {
+        struct record_view rv;
+        const char *why = NULL;
+        enum control_type t;
+        if (record_decode(seg->map + pos + BATCH_HEADER_BYTES, seg->map + pos + size, &rv,
+                          &why) > 0)
+            (void)control_record_parse(rv.key, rv.key_len, rv.value, rv.value_len, &t,
+                                       &coordinator_epoch, &why);
+    }
+    int64_t txn_first = -1;
+    int rc = producer_table_end_txn(&p->producers, h, coordinator_epoch, &txn_first);
+    if (rc)
+        return rc;
+    open_txn_remove(p, h->producer_id);
+    if (type == CONTROL_ABORT && h->base_offset >= rebuild_txns_from) {
+        struct txn_index_entry e = abort_entry(p, h, txn_first);
+        rc = txn_index_append(&seg->txns, &e);
+        if (rc)
+            return error_set(rc, "%s: rebuilding the aborted-transaction index: %s",
+                             seg->log_path, strerror(-rc));
+    }
+    return 0;
+}
+
+/* After loading and replay: where each still-open transaction's first batch is. */
+static int locate_open_txns(struct partition *p)
+{
+    for (uint32_t i = 0; i < p->open_txn_count; i++) {
+        struct open_txn *t = &p->open_txns[i];
+        struct segment *seg = NULL;
+        int rc = partition_segment_for(p, t->first_offset, &seg);
+        if (rc) {
+            /* Retention removed its start: pin the LSO at the log start instead. */
+            t->first_offset = p->segments[0]->base_offset;
+            t->segment_base = p->segments[0]->base_offset;
+            t->position = 0;
+            continue;
+        }
+        uint64_t pos = 0;
+        rc = segment_find_batch(seg, t->first_offset, seg->size_bytes, &pos);
+        t->segment_base = seg->base_offset;
+        t->position = rc == 0 ? pos : 0;
+        segment_unref(seg);
+    }
+    return 0;
+}
+
 /* Replays producer batches from `from` to the log end into the producer table. */
-static int replay_producers(struct partition *p, int64_t from, struct partition_recovery *rec)
+static int replay_producers(struct partition *p, int64_t from, struct partition_recovery *rec,
+                            int64_t rebuild_txns_from)
 {
     for (uint32_t i = 0; i < p->segment_count; i++) {
         struct segment *seg = p->segments[i];
@@ -207,7 +359,7 @@ static int replay_producers(struct partition *p, int64_t from, struct partition_
                 return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
                                  why);
             if (h.producer_id >= 0 && h.base_offset >= from) {
-                int rc = producer_table_update(&p->producers, &h);
+                int rc = replay_batch(p, seg, &h, pos, (size_t)size, rebuild_txns_from);
                 if (rc)
                     return rc;
                 rec->batches_replayed++;
@@ -261,6 +413,9 @@ static int load_producers(struct partition *p, struct partition_recovery *rec)
                   path, bad, why ? why : "unreadable");
         (void)producer_snapshot_remove(p->dir, offsets[k]);
         producer_table_free(&p->producers);
+    free(p->open_txns);
+    p->open_txns = NULL;
+    p->open_txn_count = p->open_txn_capacity = 0;
         rc = producer_table_init(&p->producers, p->cfg.producers_max, p->cfg.is_named,
                                  p->cfg.named_ctx);
         if (rc) {
@@ -269,7 +424,30 @@ static int load_producers(struct partition *p, struct partition_recovery *rec)
         }
     }
     free(offsets);
-    return replay_producers(p, from, rec);
+    /* Transactions open at the snapshot join the open list; replay adds and ends the rest. */
+    for (uint32_t i = 0; i < p->producers.capacity; i++) {
+        const struct producer_entry *e = p->producers.slots[i];
+        if (e && e->current_txn_first_offset >= 0) {
+            rc = open_txn_add(p, e->producer_id, e->current_txn_first_offset, -1, 0);
+            if (rc)
+                return rc;
+        }
+    }
+    /* After a crash the newest segment's .txnindex is rebuilt from `from` on (it was cut to
+     * its valid prefix at open; entries past `from` are dropped and replayed). */
+    int64_t rebuild_txns_from = INT64_MAX;
+    if (rec->recovered) {
+        struct segment *newest = p->segments[p->segment_count - 1];
+        rebuild_txns_from = from > newest->base_offset ? from : newest->base_offset;
+        rc = txn_index_truncate_to(&newest->txns, rebuild_txns_from);
+        if (rc)
+            return error_set(rc, "%s: cutting the aborted-transaction index: %s",
+                             newest->log_path, strerror(-rc));
+    }
+    rc = replay_producers(p, from, rec, rebuild_txns_from);
+    if (rc)
+        return rc;
+    return locate_open_txns(p);
 }
 
 int partition_open(struct partition *p, const char *data_dir, const char *topic, uint32_t id,
@@ -443,10 +621,23 @@ void partition_publish(struct partition *p)
     atomic_store_explicit(&p->pub_hw, p->next_offset, memory_order_relaxed);
     atomic_store_explicit(&p->pub_hw_segment_base, a->base_offset, memory_order_relaxed);
     atomic_store_explicit(&p->pub_hw_position, a->size_bytes, memory_order_relaxed);
-    /* Until transactions exist the last stable offset is the high watermark. */
-    atomic_store_explicit(&p->pub_lso, p->next_offset, memory_order_relaxed);
-    atomic_store_explicit(&p->pub_lso_segment_base, a->base_offset, memory_order_relaxed);
-    atomic_store_explicit(&p->pub_lso_position, a->size_bytes, memory_order_relaxed);
+    /* LSO = min(first offset of the oldest open transaction, high watermark) (DESIGN §5). */
+    int64_t log_start = p->segments[0]->base_offset;
+    if (p->open_txn_count > 0 && p->open_txns[0].first_offset < log_start) {
+        /* Retention passed the transaction's start: the LSO never goes below the log start. */
+        atomic_store_explicit(&p->pub_lso, log_start, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_segment_base, log_start, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_position, 0, memory_order_relaxed);
+    } else if (p->open_txn_count > 0 && p->open_txns[0].first_offset < p->next_offset) {
+        const struct open_txn *t = &p->open_txns[0];
+        atomic_store_explicit(&p->pub_lso, t->first_offset, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_segment_base, t->segment_base, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_position, t->position, memory_order_relaxed);
+    } else {
+        atomic_store_explicit(&p->pub_lso, p->next_offset, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_segment_base, a->base_offset, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_position, a->size_bytes, memory_order_relaxed);
+    }
     atomic_store_explicit(&p->pub_log_start, p->segments[0]->base_offset, memory_order_relaxed);
     atomic_store_explicit(&p->seq, s + 2, memory_order_release);
 }
@@ -491,6 +682,21 @@ int partition_segment_for(struct partition *p, int64_t offset, struct segment **
     pthread_mutex_unlock(&p->segments_lock);
     *out = seg;
     return 0;
+}
+
+struct segment *partition_segment_after(struct partition *p, int64_t base_offset)
+{
+    struct segment *found = NULL;
+    pthread_mutex_lock(&p->segments_lock);
+    for (uint32_t i = 0; i < p->segment_count; i++) {
+        if (p->segments[i]->base_offset > base_offset) {
+            found = p->segments[i];
+            segment_ref(found);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->segments_lock);
+    return found;
 }
 
 uint32_t partition_segments(struct partition *p, struct segment **out, uint32_t max)

@@ -29,6 +29,14 @@
 
 struct shard;
 
+/* A transaction open in this partition: its producer and where its first batch is. */
+struct open_txn {
+    int64_t producer_id;
+    int64_t first_offset;
+    int64_t segment_base;
+    uint64_t position;
+};
+
 struct partition_config {
     struct segment_config segment;
     int64_t segment_ms;      /* roll by age; <= 0 never */
@@ -82,7 +90,10 @@ struct partition {
     bool round_touched;
     bool round_deferred; /* a request was pushed to the next round; keep order */
     bool unsynced;       /* written since the last fdatasync (sync=interval) */
+    bool round_force_sync; /* a marker in this round: fdatasync whatever the sync mode */
     int64_t snapshot_offset; /* newest producer snapshot written or loaded, -1 none */
+    struct open_txn *open_txns; /* sorted by first_offset: [0] pins the LSO */
+    uint32_t open_txn_count, open_txn_capacity;
     uint32_t snapshots_written;
 
     /* published (seqlock: odd while the writer updates) */
@@ -109,9 +120,18 @@ int partition_close(struct partition *p, bool seal);
  * active segment (the caller defers the request), or a negative error. */
 int partition_make_room(struct partition *p, uint64_t size_bytes, int64_t now_ms);
 
-/* Writer: after a round's bytes are acknowledged, publish the new high watermark (and the LSO,
- * which equals it until transactions exist). */
+/* Writer: after a round's bytes are acknowledged, publish the new high watermark and last
+ * stable offset (the first offset of the oldest open transaction, or the high watermark), with
+ * the byte position of each. */
 void partition_publish(struct partition *p);
+
+/* Writer: the transactional side of a batch just written at `position` of the active segment
+ * (after segment_note_append): a transactional batch that opened a transaction (txn_started)
+ * joins the open list; a marker closes its producer's transaction (txn_first_offset: the first
+ * offset of the transaction it ended, -1 if none) and an ABORT marker appends its entry to the
+ * segment's .txnindex. Returns 0 or -errno (the engine's write side then fails). */
+int partition_note_txn(struct partition *p, const struct batch_header *h, uint64_t position,
+                       bool txn_started, int64_t txn_first_offset, int marker_type);
 
 /* Reader: a consistent snapshot of the watermarks. */
 void partition_watermarks(struct partition *p, struct partition_watermarks *out);
@@ -119,6 +139,9 @@ void partition_watermarks(struct partition *p, struct partition_watermarks *out)
 /* Reader: a referenced segment containing `offset` (the last one whose base <= offset), or
  * RT_E_OFFSET_OUT_OF_RANGE when offset is below the oldest. */
 int partition_segment_for(struct partition *p, int64_t offset, struct segment **out);
+
+/* Reader: a referenced segment that follows the one starting at base_offset, or NULL. */
+struct segment *partition_segment_after(struct partition *p, int64_t base_offset);
 
 /* Reader: references to all segments in order into out (up to max); returns the count. */
 uint32_t partition_segments(struct partition *p, struct segment **out, uint32_t max);

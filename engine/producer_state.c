@@ -307,3 +307,39 @@ int producer_table_each(const struct producer_table *t,
     }
     return 0;
 }
+
+int producer_table_check_marker(const struct producer_table *t, const struct batch_header *h,
+                                int32_t coordinator_epoch, const char **rule)
+{
+    const struct producer_entry *e = producer_table_find(t, h->producer_id);
+    if (!e)
+        return 0; /* an empty transaction, or state lost to expiry: the marker is harmless */
+    if (h->producer_epoch < e->epoch) {
+        *rule = "marker from an epoch older than the producer's current epoch";
+        return RT_E_INVALID_PRODUCER_EPOCH;
+    }
+    if (coordinator_epoch < e->coordinator_epoch) {
+        *rule = "marker from a coordinator epoch older than the last one seen (a zombie "
+                "coordinator)";
+        return RT_E_PRODUCER_FENCED;
+    }
+    return 0;
+}
+
+int producer_table_end_txn(struct producer_table *t, const struct batch_header *h,
+                           int32_t coordinator_epoch, int64_t *txn_first_offset_out)
+{
+    int err = 0;
+    struct producer_entry *e = (struct producer_entry *)producer_table_find(t, h->producer_id);
+    if (!e && !(e = insert(t, h->producer_id, &err)))
+        return err;
+    *txn_first_offset_out = e->current_txn_first_offset;
+    if (h->producer_epoch != e->epoch && !e->monotonic)
+        e->batch_count = 0;
+    e->epoch = h->producer_epoch;
+    e->current_txn_first_offset = -1;
+    e->coordinator_epoch = coordinator_epoch;
+    e->last_timestamp_ms = h->max_timestamp;
+    e->last_used = ++t->clock;
+    return 0;
+}

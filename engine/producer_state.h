@@ -78,6 +78,19 @@ void producer_table_free(struct producer_table *t);
 int producer_table_check(const struct producer_table *t, const struct batch_header *h,
                          int64_t *dup_offset, const char **rule);
 
+/* Rules for a transaction marker (a control batch) of producer h->producer_id: an epoch older
+ * than the producer's is RT_E_INVALID_PRODUCER_EPOCH; a coordinator epoch older than the last
+ * one seen for the producer is RT_E_PRODUCER_FENCED (a zombie coordinator). Returns 0 or the
+ * error with *rule set. */
+int producer_table_check_marker(const struct producer_table *t, const struct batch_header *h,
+                                int32_t coordinator_epoch, const char **rule);
+
+/* Records a marker appended at h->base_offset: ends the producer's open transaction (if any) and
+ * remembers the coordinator epoch. *txn_first_offset_out receives the first offset of the
+ * transaction it ended (-1 when none was open here). */
+int producer_table_end_txn(struct producer_table *t, const struct batch_header *h,
+                           int32_t coordinator_epoch, int64_t *txn_first_offset_out);
+
 /* Records a batch appended at h->base_offset (live appends after check(), and log replay).
  * Returns 0 or -ENOMEM / RT_E_LIMIT (no room and nothing evictable). */
 int producer_table_update(struct producer_table *t, const struct batch_header *h);

@@ -52,6 +52,7 @@ static struct segment *segment_alloc(int64_t base_offset, const struct segment_c
     seg->fd = -1;
     seg->oidx.fd = -1;
     seg->tidx.fd = -1;
+    seg->txns.fd = -1;
     seg->next_offset = base_offset;
     seg->max_timestamp_offset = base_offset;
     atomic_init(&seg->max_timestamp_ms, -1);
@@ -75,7 +76,35 @@ static void segment_free(struct segment *seg)
         offset_index_close(&seg->oidx);
     if (seg->tidx.fd >= 0)
         time_index_close(&seg->tidx);
+    txn_index_close(&seg->txns);
     free(seg);
+}
+
+static int txn_path(const struct segment *seg, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%.*stxnindex", (int)(strlen(seg->log_path) - 3), seg->log_path);
+    return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+/* Opens the segment's .txnindex: writable for the active segment, repaired (cut to its valid
+ * prefix) when the segment is being recovered, read-only otherwise (a missing file is an empty
+ * index, as Kafka creates it lazily). */
+static int open_txns(struct segment *seg, bool writable, bool repair)
+{
+    char path[SEGMENT_PATH_BYTES];
+    int rc = txn_path(seg, path, sizeof(path));
+    if (rc)
+        return rc;
+    const char *why = NULL;
+    uint32_t bad = 0;
+    unsigned flags = (writable ? TXN_INDEX_WRITABLE : 0) | (writable && repair ? TXN_INDEX_REPAIR : 0);
+    rc = txn_index_open(&seg->txns, path, seg->base_offset, flags, &why, &bad);
+    if (rc == -EBADMSG)
+        return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": entry %u: %s", path,
+                         (uint64_t)bad * TXN_INDEX_ENTRY_BYTES, bad, why ? why : "damaged");
+    if (rc)
+        return error_set(rc, "%s: cannot open: %s", path, strerror(-rc));
+    return 0;
 }
 
 /* Extends the log file to `bytes` with real blocks where the file system can (so appends do not
@@ -145,6 +174,12 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
         error_set(rc, "%s: cannot create: %s", time_path, strerror(-rc));
         goto err;
     }
+    char txns[SEGMENT_PATH_BYTES];
+    if (txn_path(seg, txns, sizeof(txns)) == 0)
+        unlink(txns); /* a leftover of an earlier life of this base offset */
+    rc = open_txns(seg, true, false);
+    if (rc)
+        goto err;
     rc = fs_fsync_dir(partition_dir);
     if (rc)
         goto err;
@@ -221,6 +256,8 @@ int segment_seal(struct segment *seg)
     int rc = offset_index_seal(&seg->oidx);
     if (rc == 0)
         rc = time_index_seal(&seg->tidx);
+    if (rc == 0)
+        rc = txn_index_sync(&seg->txns);
     if (rc)
         return error_set(rc, "%s: sealing indexes: %s", seg->log_path, strerror(-rc));
     if (fdatasync(seg->fd) != 0)
@@ -364,6 +401,9 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         error_set(rc, "%s: cannot open indexes: %s", seg->log_path, strerror(-rc));
         goto err;
     }
+    rc = open_txns(seg, active || recover, recover);
+    if (rc)
+        goto err;
 
     if (recover) {
         segment_scan(seg, file_bytes, rec);

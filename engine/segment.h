@@ -22,6 +22,7 @@
 
 #include "index/offset_index.h"
 #include "index/time_index.h"
+#include "index/txn_index.h"
 
 #define SEGMENT_PATH_BYTES 4096
 
@@ -48,6 +49,7 @@ struct segment {
     _Atomic uint64_t readable_bytes; /* published end of acknowledged data */
     struct offset_index oidx;
     struct time_index tidx;
+    struct txn_index txns; /* aborted transactions whose ABORT marker is in this segment */
     _Atomic uint32_t oidx_published; /* index entries readers may use */
     _Atomic uint32_t tidx_published;
     const uint8_t *oidx_map; /* the index mappings readers use (set before any publish) */

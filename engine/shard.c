@@ -232,7 +232,27 @@ static void run_round(struct shard *s, struct shard_request *list,
             complete(r, RT_E_IO_FAILED);
             continue;
         }
-        if (r->header.producer_id >= 0) {
+        r->txn_started = false;
+        r->txn_first_offset = -1;
+        if (r->header.producer_id >= 0 && batch_is_control(&r->header)) {
+            /* A transaction marker: epoch and coordinator-epoch fencing, then it ends the
+             * producer's transaction in this partition. */
+            const char *rule = NULL;
+            int verdict = producer_table_check_marker(&p->producers, &r->header,
+                                                      r->coordinator_epoch, &rule);
+            r->rule = rule;
+            if (verdict < 0) {
+                complete(r, verdict);
+                continue;
+            }
+            r->header.base_offset = p->next_offset;
+            int urc = producer_table_end_txn(&p->producers, &r->header, r->coordinator_epoch,
+                                             &r->txn_first_offset);
+            if (urc) {
+                complete(r, urc);
+                continue;
+            }
+        } else if (r->header.producer_id >= 0) {
             /* Producer rules run here, in append order, against the state every earlier batch
              * of this round has already updated. */
             int64_t dup = -1;
@@ -251,6 +271,10 @@ static void run_round(struct shard *s, struct shard_request *list,
                 continue;
             }
             r->header.base_offset = p->next_offset;
+            const struct producer_entry *pe = producer_table_find(&p->producers,
+                                                                  r->header.producer_id);
+            r->txn_started = batch_is_transactional(&r->header) &&
+                             !(pe && pe->current_txn_first_offset >= 0);
             int urc = producer_table_update(&p->producers, &r->header);
             if (urc) {
                 r->rule = "the partition's producer table is full of producers with open "
@@ -260,13 +284,16 @@ static void run_round(struct shard *s, struct shard_request *list,
             }
         }
         if (new_partition) {
+            p->round_force_sync = false;
             p->round_touched = true;
             p->round_position = p->active->size_bytes;
             p->round_bytes = 0;
             p->round_batches = 0;
             touched[touched_count++] = p;
-            ops += sync_always ? 2 : 1;
+            ops += 2; /* its write and (under sync=always, or for markers) its fdatasync */
         }
+        if (r->force_sync)
+            p->round_force_sync = true;
         r->base_offset = p->next_offset;
         r->header.base_offset = p->next_offset;
         batch_stamp_base_offset(r->batch, p->next_offset);
@@ -300,7 +327,7 @@ static void run_round(struct shard *s, struct shard_request *list,
                 rc = io_queue_write(s->ring, p->active->fd, s->iov + i, n, off, t);
                 off += bytes;
             }
-            if (rc == 0 && sync_always)
+            if (rc == 0 && (sync_always || p->round_force_sync))
                 rc = io_queue_fdatasync(s->ring, p->active->fd, t);
         }
         if (rc) {
@@ -319,8 +346,17 @@ static void run_round(struct shard *s, struct shard_request *list,
         uint64_t bytes = 0, batches = 0;
         for (struct shard_request *r = included; r; r = r->next) {
             struct partition *p = r->partition;
-            segment_note_append(p->active, &r->header, p->active->size_bytes, r->len);
-            p->unsynced = !sync_always;
+            uint64_t position = p->active->size_bytes;
+            segment_note_append(p->active, &r->header, position, r->len);
+            p->unsynced = !sync_always && !p->round_force_sync;
+            if (r->header.producer_id >= 0 && rc == 0) {
+                int trc = partition_note_txn(p, &r->header, position, r->txn_started,
+                                             r->txn_first_offset, r->marker_type);
+                if (trc) {
+                    set_sticky(s, trc);
+                    rc = trc;
+                }
+            }
             bytes += r->len;
             batches++;
         }
@@ -482,6 +518,34 @@ int shard_submit_async(struct shard *s, struct shard_request *req)
     int rc = enqueue_locked(s, req);
     pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n)
+{
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < n; i++) {
+        struct shard_request *req = reqs[i];
+        atomic_init(&req->done, false);
+        req->next = NULL;
+        req->result = 0;
+        req->duplicate = false;
+        req->rule = NULL;
+        req->on_done = NULL;
+        int rc = enqueue_locked(s, req);
+        if (rc) {
+            /* Closing: the ones already queued still run; report this and the rest closed. */
+            for (size_t k = i; k < n; k++) {
+                reqs[k]->result = RT_E_CLOSED;
+                atomic_store_explicit(&reqs[k]->done, true, memory_order_release);
+            }
+            break;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        while (!atomic_load_explicit(&reqs[i]->done, memory_order_acquire))
+            pthread_cond_wait(&s->done, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
 }
 
 int shard_submit(struct shard *s, struct shard_request *req)

@@ -69,6 +69,13 @@ struct shard_request {
      * The request must stay valid until then; it may be freed or reused inside the callback. */
     void (*on_done)(struct shard_request *req);
     void *owner;
+    /* Transaction markers (control batches written by the coordinator's marker API). */
+    int32_t coordinator_epoch;
+    int marker_type;  /* enum control_type */
+    bool force_sync;  /* fdatasync this batch's file in its round whatever the sync mode */
+    /* Set by the shard between check and apply. */
+    bool txn_started;
+    int64_t txn_first_offset;
     _Atomic bool done; /* release-stored by the shard after result */
     struct shard_request *next;
 };
@@ -115,5 +122,9 @@ int shard_submit(struct shard *s, struct shard_request *req);
 /* Queues req (which must have on_done set) and returns at once; blocks only while the queue is
  * full. Returns 0, or RT_E_CLOSED without queuing (on_done is then not called). */
 int shard_submit_async(struct shard *s, struct shard_request *req);
+
+/* Queues n requests at once (so they share the next round) and waits for all of them. Returns
+ * 0 when every request ran (each has its own result), or RT_E_CLOSED if none was queued. */
+int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n);
 
 #endif /* RT_SHARD_H */
