@@ -16,6 +16,7 @@ static const struct cli_command commands[] = {
     {"verify", "check every CRC, index and invariant of a closed data directory", cmd_verify},
     {"demo", "a short, self-explaining tour of the engine", cmd_demo},
     {"murmur2", "print Kafka's murmur2 hash and partition of keys", cmd_murmur2},
+    {"bench", "benchmark against the disk's limit and RocksDB, LMDB, SQLite", cmd_bench},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
