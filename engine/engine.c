@@ -867,3 +867,72 @@ int engine_write_markers(rt_engine *e, struct marker_spec *specs, size_t n)
     free(by_shard);
     return first;
 }
+
+/* ---- internal topics: coordinator-origin appends, roll, delete-before ---- */
+
+int engine_append_coordinator(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
+                              int64_t *base_offset_out)
+{
+    struct batch_header h;
+    const char *why = NULL;
+    int rc = batch_validate(batch, len, e->opts.batch_size_max_bytes, &h, &why);
+    if (rc)
+        return error_set(rc, "coordinator append to %s: %s", p->dir, why ? why : rt_strerror(rc));
+    if (batch_is_control(&h))
+        return error_set(RT_E_INVALID_ARGUMENT, "coordinator append: markers go through "
+                                                "engine_write_markers");
+    if (atomic_load_explicit(&e->closing, memory_order_relaxed))
+        return error_set(RT_E_CLOSED, "the engine is closing");
+    int werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
+    if (werr)
+        return error_set(RT_E_IO_FAILED, "the write side failed earlier (%s); close and reopen",
+                         rt_strerror(werr));
+    struct shard_request req = {.kind = SHARD_REQ_APPEND, .partition = p, .batch = batch,
+                                .len = len, .header = h, .coordinator = true};
+    rc = shard_submit(p->shard, &req);
+    if (rc)
+        return error_set(rc, "coordinator append to %s: %s", p->dir,
+                         req.rule ? req.rule : rt_strerror(rc));
+    if (base_offset_out)
+        *base_offset_out = req.base_offset;
+    return 0;
+}
+
+static int roll_call(struct shard *s, void *arg)
+{
+    struct partition *p = arg;
+    (void)s;
+    if (p->active->size_bytes == 0)
+        return 0;
+    return partition_roll_now(p);
+}
+
+int engine_roll(rt_engine *e, struct partition *p)
+{
+    (void)e;
+    struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = roll_call, .arg = p};
+    return shard_submit(p->shard, &req);
+}
+
+struct delete_before_call {
+    struct partition *p;
+    int64_t offset;
+};
+
+static int delete_before_call(struct shard *s, void *arg)
+{
+    struct delete_before_call *c = arg;
+    int n = partition_delete_before(c->p, c->offset);
+    if (n > 0)
+        atomic_fetch_add_explicit(&s->env.counters->segments_deleted, (uint64_t)n,
+                                  memory_order_relaxed);
+    return n;
+}
+
+int engine_delete_before(rt_engine *e, struct partition *p, int64_t offset)
+{
+    (void)e;
+    struct delete_before_call c = {.p = p, .offset = offset};
+    struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = delete_before_call, .arg = &c};
+    return shard_submit(p->shard, &req);
+}

@@ -91,6 +91,21 @@ struct marker_spec {
  * first failure; each spec carries its own result. */
 int engine_write_markers(rt_engine *e, struct marker_spec *specs, size_t n);
 
+/* Appends a batch on behalf of the coordinator or the group manager (Kafka's "coordinator
+ * origin"): a batch with a producer id is checked for epoch fencing only (no sequence rules; its
+ * baseSequence may be -1) and still opens the producer's transaction if transactional. Control
+ * batches are not accepted here (engine_write_markers). Waits for the append. */
+int engine_append_coordinator(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
+                              int64_t *base_offset_out);
+
+/* Rolls the partition to a new, empty segment now (unless its active segment is empty). */
+int engine_roll(rt_engine *e, struct partition *p);
+
+/* Deletes every whole segment whose records all lie below `offset` (never the active one) and
+ * advances the log start: the compaction of internal topics by checkpoint (they re-append their
+ * live state, then drop everything older). Returns the number of segments deleted. */
+int engine_delete_before(rt_engine *e, struct partition *p, int64_t offset);
+
 /* Writes a producer-state snapshot of every partition now, on the shard threads (tests). */
 int engine_snapshot_producers(rt_engine *e);
 

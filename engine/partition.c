@@ -284,7 +284,9 @@ static int replay_batch(struct partition *p, struct segment *seg, const struct b
     if (!batch_is_control(h)) {
         const struct producer_entry *pe = producer_table_find(&p->producers, h->producer_id);
         bool had_txn = pe && pe->current_txn_first_offset >= 0;
-        int rc = producer_table_update(&p->producers, h);
+        /* baseSequence -1: a coordinator-origin batch (offset commits), no sequence state. */
+        int rc = h->base_sequence < 0 ? producer_table_update_coordinator(&p->producers, h)
+                                      : producer_table_update(&p->producers, h);
         if (rc)
             return rc;
         if (batch_is_transactional(h) && !had_txn)
@@ -759,6 +761,24 @@ int partition_enforce_retention(struct partition *p, int64_t now_ms)
                 return rc;
             deleted++;
         }
+    }
+    return deleted;
+}
+
+int partition_roll_now(struct partition *p)
+{
+    assert(p->active->size_bytes > 0);
+    return partition_roll(p);
+}
+
+int partition_delete_before(struct partition *p, int64_t offset)
+{
+    int deleted = 0;
+    while (p->segment_count > 1 && p->segments[0]->next_offset <= offset) {
+        int rc = delete_oldest(p);
+        if (rc)
+            return rc;
+        deleted++;
     }
     return deleted;
 }

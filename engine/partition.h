@@ -150,6 +150,13 @@ uint32_t partition_segments(struct partition *p, struct segment **out, uint32_t 
  * snapshots). Done at every roll and at clean close. */
 int partition_snapshot_producers(struct partition *p);
 
+/* Writer: rolls to a new segment now (the active one must not be empty). */
+int partition_roll_now(struct partition *p);
+
+/* Writer: deletes whole segments whose next offset is <= offset (never the active one). Returns
+ * the number deleted or a negative error. */
+int partition_delete_before(struct partition *p, int64_t offset);
+
 /* Writer: removes whole segments past retention (never the active one). Returns the number
  * deleted or a negative error. */
 int partition_enforce_retention(struct partition *p, int64_t now_ms);

@@ -343,3 +343,30 @@ int producer_table_end_txn(struct producer_table *t, const struct batch_header *
     e->last_used = ++t->clock;
     return 0;
 }
+
+int producer_table_check_coordinator(const struct producer_table *t, const struct batch_header *h,
+                                     const char **rule)
+{
+    const struct producer_entry *e = producer_table_find(t, h->producer_id);
+    if (e && e->epoch >= 0 && h->producer_epoch < e->epoch) {
+        *rule = "R1: epoch older than the producer's current epoch (fenced)";
+        return RT_E_INVALID_PRODUCER_EPOCH;
+    }
+    return 0;
+}
+
+int producer_table_update_coordinator(struct producer_table *t, const struct batch_header *h)
+{
+    int err = 0;
+    struct producer_entry *e = (struct producer_entry *)producer_table_find(t, h->producer_id);
+    if (!e && !(e = insert(t, h->producer_id, &err)))
+        return err;
+    if (h->producer_epoch != e->epoch && !e->monotonic)
+        e->batch_count = 0;
+    e->epoch = h->producer_epoch;
+    if (batch_is_transactional(h) && e->current_txn_first_offset < 0)
+        e->current_txn_first_offset = h->base_offset;
+    e->last_timestamp_ms = h->max_timestamp;
+    e->last_used = ++t->clock;
+    return 0;
+}

@@ -95,6 +95,12 @@ int producer_table_end_txn(struct producer_table *t, const struct batch_header *
  * Returns 0 or -ENOMEM / RT_E_LIMIT (no room and nothing evictable). */
 int producer_table_update(struct producer_table *t, const struct batch_header *h);
 
+/* A coordinator-origin batch (offset commits in __consumer_offsets): epoch fencing only (R1);
+ * update records the epoch and opens the transaction without touching the sequence window. */
+int producer_table_check_coordinator(const struct producer_table *t, const struct batch_header *h,
+                                     const char **rule);
+int producer_table_update_coordinator(struct producer_table *t, const struct batch_header *h);
+
 /* Forgets producers idle since now - expiration_ms without an open transaction. Returns the
  * number removed. */
 uint32_t producer_table_expire(struct producer_table *t, int64_t now_ms, int64_t expiration_ms);

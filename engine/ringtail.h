@@ -119,6 +119,11 @@ struct rt_options {
                                          written one is evicted beyond this (65536) */
     int64_t producer_id_expiration_ms; /* idle producers without an open transaction are
                                           forgotten after this (24 h) */
+    int32_t transaction_timeout_max_ms; /* largest transaction timeout a producer may ask (15 min) */
+    int64_t transactional_id_expiration_ms; /* idle transactional ids expire (7 days) */
+    uint32_t txn_check_interval_ms;   /* check-back an Ongoing transaction this old (60 s) */
+    uint32_t txn_check_max;           /* unknown answers before rollback (15) */
+    bool txn_park_hanging;            /* after check_max: park and report instead of rollback */
     void *fault_injector;             /* struct io_fault_plan * for RT_IO_FAULT; else NULL */
 };
 
@@ -247,6 +252,17 @@ int rt_append_batch(rt_engine *engine, const char *topic, uint32_t partition, vo
  */
 typedef struct rt_producer rt_producer;
 
+/* What a check-back handler answers about a transaction still Ongoing past check_interval_ms
+ * (RocketMQ's half-message back-check). */
+enum rt_txn_check_result {
+    RT_TXN_CHECK_COMMIT = 0,
+    RT_TXN_CHECK_ROLLBACK = 1,
+    RT_TXN_CHECK_UNKNOWN = 2,
+};
+
+typedef enum rt_txn_check_result (*rt_txn_check_fn)(void *ctx, const char *transactional_id,
+                                                    int64_t producer_id, int16_t epoch);
+
 /* Called once per batch after its records' delivery callbacks, on the same thread: the batch's
  * outcome, its base offset (-1 when unknown), its record count, and the ctx of its first and
  * last records. For tools that report per batch. */
@@ -256,6 +272,10 @@ typedef void (*rt_batch_delivery_fn)(void *ctx, int err, int64_t base_offset, ui
 
 struct rt_producer_options {
     const char *name;          /* NULL: anonymous idempotent producer; else a stable name */
+    const char *transactional_id; /* non-NULL: a transactional producer (see Transactions) */
+    int32_t transaction_timeout_ms; /* <= the engine's max (60 s default) */
+    rt_txn_check_fn check_fn;  /* optional check-back handler for this producer's transactions */
+    void *check_ctx;
     rt_batch_delivery_fn on_batch; /* optional */
     void *on_batch_ctx;
     uint32_t batch_size_bytes; /* close a partition's batch at this size (16 KiB) */
@@ -399,6 +419,144 @@ int rt_records_next(struct rt_records *it, struct rt_record_view *out);
 
 /* Decodes header `index` (< header_count) of a record view. */
 int rt_record_header(const struct rt_record_view *rec, uint32_t index, struct rt_header *out);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Transactions (Kafka KIP-98, with RocketMQ-style check-back)                               */
+/* ---------------------------------------------------------------------------------------- */
+
+/*
+ * A producer opened with opts.transactional_id writes atomically across partitions and consumer
+ * offsets. The coordinator keeps each transactional id's state in the internal compacted topic
+ * `__transaction_state` and drives two-phase commit:
+ *     Empty -> Ongoing (first partition added) -> PrepareCommit -> markers -> CompleteCommit
+ *                                              -> PrepareAbort  -> markers -> CompleteAbort
+ *     Ongoing -> PrepareEpochFence -> PrepareAbort (fenced by a newer instance or timed out)
+ * rt_producer_commit returns once PrepareCommit and every COMMIT marker are durable, so any
+ * read_committed reader sees the whole transaction after it returns. The producer epoch is bumped
+ * at every transaction end (KIP-890), so a late write from a finished transaction can never join
+ * the next one; a write, marker or offset commit from an older epoch is rejected.
+ */
+
+
+/* rt_txn_check_fn (declared with the producer options) is called on a coordinator thread; it
+ * must not block for long and must not call the producer. */
+
+struct rt_offset {
+    const char *topic;
+    uint32_t partition;
+    int64_t offset; /* the next offset to consume, as Kafka commits it */
+    const char *metadata; /* may be NULL */
+};
+
+/* Finds or creates the transactional id's producer id, bumps its epoch (fencing any older
+ * instance), and finishes what a previous instance left: a Prepare* transaction is completed,
+ * an Ongoing one is aborted. Needs opts.transactional_id. Errors: RT_E_INVALID_TXN_STATE (not a
+ * transactional producer), RT_E_INVALID_TRANSACTION_TIMEOUT, RT_E_CONCURRENT_TRANSACTIONS, -errno. */
+int rt_producer_init_transactions(rt_producer *p, int32_t timeout_ms);
+
+/* Starts a transaction (local: the coordinator hears of it with the first partition). Errors:
+ * RT_E_INVALID_TXN_STATE (not initialised, or one already open), RT_E_PRODUCER_FENCED. */
+int rt_producer_begin(rt_producer *p);
+
+/* Adds consumer offsets of `group` to the open transaction: they become visible (to
+ * rt_group_fetch_offsets) only if it commits. Errors: RT_E_INVALID_TXN_STATE,
+ * RT_E_PRODUCER_FENCED, RT_E_INVALID_ARGUMENT. */
+int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_offset *offsets,
+                             size_t count);
+
+/* Flushes, then commits: PrepareCommit durable, COMMIT markers into every partition of the
+ * transaction in one round per shard (pending offsets applied), then CompleteCommit. Returns
+ * once the markers are durable. After an error the transaction must be aborted (or, if fenced,
+ * the producer closed). Errors: RT_E_INVALID_TXN_STATE, RT_E_PRODUCER_FENCED,
+ * RT_E_TIMED_OUT, a delivery error of one of its records, -errno. */
+int rt_producer_commit(rt_producer *p, int32_t timeout_ms);
+
+/* Aborts: records already handed over are written and then aborted (ABORT markers and .txnindex
+ * entries); pending offsets are dropped. */
+int rt_producer_abort(rt_producer *p, int32_t timeout_ms);
+
+/* Registers a check-back handler for transactions of this engine whose producer is gone or does
+ * not answer (e.g. after a restart). A producer's own opts.check_fn takes precedence for its
+ * transactional id while it is open. NULL removes it. */
+int rt_txn_set_check_handler(rt_engine *engine, rt_txn_check_fn fn, void *ctx);
+
+/* One transactional id as the coordinator sees it (rt_txn_list). */
+struct rt_txn_info {
+    const char *transactional_id;
+    int64_t producer_id;
+    int16_t epoch;
+    const char *state;      /* "Empty", "Ongoing", "PrepareCommit", ... */
+    int64_t age_ms;         /* since the transaction started (0 when none is open) */
+    int32_t timeout_ms;
+    uint32_t check_count;   /* check-back answers "unknown" so far */
+    bool hanging;           /* parked after check_max unknown answers */
+    uint32_t partition_count;
+    const char *const *partition_topics; /* partition_count entries */
+    const uint32_t *partition_ids;
+    const int64_t *pinned_lso; /* per partition: the LSO this transaction pins (-1: none) */
+};
+
+/* Calls fn for every transactional id that is not Dead; stops on a non-zero return. */
+int rt_txn_list(rt_engine *engine, int (*fn)(void *ctx, const struct rt_txn_info *txn),
+                void *ctx);
+
+/* Aborts the transactional id's open transaction now (operator tooling for hanging
+ * transactions): fences its producer (epoch bump) and writes ABORT markers. Errors:
+ * RT_E_INVALID_TXN_STATE (nothing open), RT_E_UNKNOWN_PRODUCER_ID (no such id). */
+int rt_txn_abort(rt_engine *engine, const char *transactional_id);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Consumer groups                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Commits offsets for a group (not transactional), durably, in `__consumer_offsets`. */
+int rt_group_commit_offsets(rt_engine *engine, const char *group, const struct rt_offset *offsets,
+                            size_t count);
+
+/* The committed offset of (group, topic, partition), or -1 when none. With require_stable, a
+ * transactional commit still pending for it returns RT_E_UNSTABLE_OFFSET_COMMIT. */
+int rt_group_fetch_offsets(rt_engine *engine, const char *group, const char *topic,
+                           uint32_t partition, bool require_stable, int64_t *offset_out);
+
+typedef struct rt_consumer rt_consumer;
+
+struct rt_consumer_options {
+    const char *group;             /* required for commits; NULL = no group */
+    enum rt_isolation isolation;   /* RT_READ_COMMITTED by default */
+    bool auto_commit;              /* false by default */
+    uint32_t fetch_max_bytes;      /* per fetch (1 MiB) */
+};
+void rt_consumer_options_init(struct rt_consumer_options *opts);
+
+int rt_consumer_open(rt_engine *engine, const struct rt_consumer_options *opts,
+                     rt_consumer **out);
+
+/* Assigns partitions; each starts at the group's committed offset (stable), else the log start. */
+int rt_consumer_assign(rt_consumer *c, const char *topic, const uint32_t *partitions,
+                       size_t count);
+
+/* The next record of the assigned partitions (round-robin over partitions with data), or
+ * RT_E_END when none arrives within timeout_ms. The view stays valid until the next poll or
+ * close. Records of aborted or open transactions are never returned under read_committed. */
+int rt_consumer_poll(rt_consumer *c, struct rt_record_view *out, const char **topic_out,
+                     uint32_t *partition_out, int32_t timeout_ms);
+
+int rt_consumer_seek(rt_consumer *c, const char *topic, uint32_t partition, int64_t offset);
+int rt_consumer_position(rt_consumer *c, const char *topic, uint32_t partition,
+                         int64_t *offset_out);
+
+/* Rewinds every assigned partition to the group's committed offset (what a consume-transform-
+ * produce loop does after rt_producer_abort). */
+int rt_consumer_rewind_to_committed(rt_consumer *c);
+
+/* Commits the current positions for the group (non-transactional). */
+int rt_consumer_commit(rt_consumer *c);
+
+/* Current positions as rt_offset entries (for rt_producer_send_offsets). Writes up to max;
+ * returns the count in *count_out. Topic pointers stay valid until close. */
+int rt_consumer_positions(rt_consumer *c, struct rt_offset *out, size_t max, size_t *count_out);
+
+int rt_consumer_close(rt_consumer *c);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Offline checks                                                                            */

@@ -252,6 +252,24 @@ static void run_round(struct shard *s, struct shard_request *list,
                 complete(r, urc);
                 continue;
             }
+        } else if (r->header.producer_id >= 0 && r->coordinator) {
+            const char *rule = NULL;
+            int verdict = producer_table_check_coordinator(&p->producers, &r->header, &rule);
+            r->rule = rule;
+            if (verdict < 0) {
+                complete(r, verdict);
+                continue;
+            }
+            r->header.base_offset = p->next_offset;
+            const struct producer_entry *pe = producer_table_find(&p->producers,
+                                                                  r->header.producer_id);
+            r->txn_started = batch_is_transactional(&r->header) &&
+                             !(pe && pe->current_txn_first_offset >= 0);
+            int urc = producer_table_update_coordinator(&p->producers, &r->header);
+            if (urc) {
+                complete(r, urc);
+                continue;
+            }
         } else if (r->header.producer_id >= 0) {
             /* Producer rules run here, in append order, against the state every earlier batch
              * of this round has already updated. */

@@ -73,6 +73,7 @@ struct shard_request {
     int32_t coordinator_epoch;
     int marker_type;  /* enum control_type */
     bool force_sync;  /* fdatasync this batch's file in its round whatever the sync mode */
+    bool coordinator; /* coordinator origin: epoch fencing only, no sequence rules */
     /* Set by the shard between check and apply. */
     bool txn_started;
     int64_t txn_first_offset;

@@ -1,0 +1,55 @@
+/*
+ * group.h — consumer-group offsets in the internal topic `__consumer_offsets` (Kafka's
+ * GroupMetadataManager, offsets part): plain commits, transactional commits held pending per
+ * producer until the transaction's marker, and stable fetches. docs/format.md §H is normative
+ * for the records.
+ *
+ * The group manager is created at engine open (after the topics exist) and replays the whole
+ * topic into memory; it writes through engine_append_coordinator. The transaction coordinator
+ * calls group_partition_for (the partition it must add to the transaction and mark),
+ * group_txn_commit_offsets (while the transaction is Ongoing) and group_txn_complete (after the
+ * marker is durable). Thread-safe (one mutex).
+ */
+#ifndef RT_GROUP_H
+#define RT_GROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtail.h"
+
+#define GROUP_OFFSETS_TOPIC "__consumer_offsets"
+#define GROUP_OFFSETS_PARTITIONS 4
+#define GROUP_NAME_MAX_BYTES 1024
+
+struct group_manager;
+
+/* Replays `__consumer_offsets` (which the engine created). Returns 0, RT_E_CORRUPT (a record
+ * that does not parse: names the file and offset), -ENOMEM. */
+int group_manager_open(rt_engine *engine, struct group_manager **out);
+void group_manager_close(struct group_manager *g);
+
+/* Kafka's placement: abs(java String.hashCode(group)) % GROUP_OFFSETS_PARTITIONS. */
+uint32_t group_partition_for(const char *group);
+
+/* Plain commit: durable before it returns. */
+int group_commit(struct group_manager *g, const char *group, const struct rt_offset *offsets,
+                 size_t count);
+
+/* Transactional commit for producer (pid, epoch): written as a transactional batch into the
+ * group's partition, held pending until group_txn_complete. The coordinator has already added
+ * (GROUP_OFFSETS_TOPIC, group_partition_for(group)) to the transaction. */
+int group_txn_commit_offsets(struct group_manager *g, int64_t producer_id, int16_t epoch,
+                             const char *group, const struct rt_offset *offsets, size_t count);
+
+/* After the transaction's marker is durable in the group's partition: apply (commit) or drop
+ * (abort) every offset the producer has pending. */
+void group_txn_complete(struct group_manager *g, int64_t producer_id, bool commit);
+
+/* The committed offset or -1; RT_E_UNSTABLE_OFFSET_COMMIT when require_stable and a
+ * transactional commit for it is pending. */
+int group_fetch(struct group_manager *g, const char *group, const char *topic, uint32_t partition,
+                bool require_stable, int64_t *offset_out);
+
+#endif /* RT_GROUP_H */
