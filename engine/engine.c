@@ -23,10 +23,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "coordinator.h"
 #include "error.h"
 #include "fsutil.h"
+#include "group.h"
 
 #define SHARDS_MAX 64
+
+static const struct topic *topic_find(rt_engine *e, const char *name);
 #define RETENTION_CHECK_MS 1000
 
 void rt_options_init(struct rt_options *o)
@@ -50,6 +54,11 @@ void rt_options_init(struct rt_options *o)
     o->partitions_max = 1024;
     o->producers_max = 65536;
     o->producer_id_expiration_ms = 24ll * 3600 * 1000;
+    o->transaction_timeout_max_ms = 15 * 60 * 1000;
+    o->transactional_id_expiration_ms = 7ll * 24 * 3600 * 1000;
+    o->txn_check_interval_ms = 60 * 1000;
+    o->txn_check_max = 15;
+    o->txn_park_hanging = false;
     o->fault_injector = NULL;
 }
 
@@ -82,6 +91,10 @@ static int options_check(const struct rt_options *o)
     CHECK(o->retention_bytes >= -1, "retention_bytes must be >= -1");
     CHECK(o->producers_max >= 1 && o->producers_max <= (1u << 24), "producers_max must be 1..2^24");
     CHECK(o->producer_id_expiration_ms > 0, "producer_id_expiration_ms must be > 0");
+    CHECK(o->transaction_timeout_max_ms > 0, "transaction_timeout_max_ms must be > 0");
+    CHECK(o->transactional_id_expiration_ms > 0, "transactional_id_expiration_ms must be > 0");
+    CHECK(o->txn_check_interval_ms > 0, "txn_check_interval_ms must be > 0");
+    CHECK(o->txn_check_max >= 1, "txn_check_max must be >= 1");
     CHECK(o->retention_ms >= -1, "retention_ms must be >= -1");
 #undef CHECK
     return 0;
@@ -147,9 +160,21 @@ static int topic_build(rt_engine *e, struct topic *t, const char *name, uint32_t
         return -ENOMEM;
     int rc = 0;
     uint32_t opened = 0;
+    /* Internal topics (__transaction_state, __consumer_offsets) hold little: small segments,
+     * so they do not preallocate a user-sized segment each. */
+    struct partition_config cfg = e->pcfg;
+    if (strncmp(name, "__", 2) == 0) {
+        uint64_t small = 8u << 20;
+        if (small < e->opts.batch_size_max_bytes)
+            small = e->opts.batch_size_max_bytes;
+        if (cfg.segment.capacity_bytes > small)
+            cfg.segment.capacity_bytes = small;
+        cfg.retention_bytes = -1;
+        cfg.retention_ms = -1;
+    }
     for (; opened < partitions; opened++) {
         struct partition_recovery rec;
-        rc = partition_open(&t->partitions[opened], e->dir, name, opened, &e->pcfg, clean, &rec);
+        rc = partition_open(&t->partitions[opened], e->dir, name, opened, &cfg, clean, &rec);
         if (rc)
             break;
         recovery_add(&e->recovery, &rec);
@@ -189,6 +214,7 @@ static void engine_free(rt_engine *e)
     if (e->lock_fd >= 0)
         close(e->lock_fd); /* releases the flock */
     pthread_mutex_destroy(&e->admin_lock);
+    pthread_mutex_destroy(&e->internal_lock);
     free(e);
 }
 
@@ -240,6 +266,7 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
     e->lock_fd = -1;
     e->opts = *opts_in;
     pthread_mutex_init(&e->admin_lock, NULL);
+    pthread_mutex_init(&e->internal_lock, NULL);
     atomic_init(&e->write_error, 0);
     atomic_init(&e->closing, false);
     atomic_init(&e->topic_count, 0);
@@ -325,8 +352,25 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
         if (rc)
             goto err_topics;
     }
+    /* Internal state: consumer offsets first (the coordinator completes transactions that
+     * carry offsets), then the coordinator, which finishes every Prepare* before we return. */
+    if (topic_find(e, GROUP_OFFSETS_TOPIC)) {
+        rc = group_manager_open(e, &e->groups);
+        if (rc)
+            goto err_internal;
+    }
+    if (topic_find(e, TXN_LOG_TOPIC)) {
+        rc = coordinator_open(e, false, &e->coordinator);
+        if (rc)
+            goto err_internal;
+    }
     *out = e;
     return 0;
+
+err_internal:
+    if (e->groups)
+        group_manager_close(e->groups);
+    e->groups = NULL;
 
 err_topics:
     shards_stop(e);
@@ -344,8 +388,14 @@ int rt_close(rt_engine *e)
     error_clear();
     if (!e)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_close: NULL engine");
+    /* The coordinator's timer writes through the shards: stop it first. */
+    coordinator_close(e->coordinator);
+    e->coordinator = NULL;
     atomic_store(&e->closing, true);
     shards_stop(e);
+    if (e->groups)
+        group_manager_close(e->groups);
+    e->groups = NULL;
     int werr = atomic_load(&e->write_error);
     int rc = close_topics(e, werr == 0);
     if (werr == 0 && rc == 0) {
@@ -474,6 +524,8 @@ int rt_topic_list(rt_engine *e, int (*fn)(void *ctx, const char *name, uint32_t 
         return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_list: NULL argument");
     uint32_t n = atomic_load_explicit(&e->topic_count, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++) {
+        if (strncmp(e->topics[i].name, "__", 2) == 0)
+            continue; /* internal topics (transaction log, consumer offsets) */
         int rc = fn(ctx, e->topics[i].name, e->topics[i].partition_count);
         if (rc)
             return rc;
@@ -935,4 +987,134 @@ int engine_delete_before(rt_engine *e, struct partition *p, int64_t offset)
     struct delete_before_call c = {.p = p, .offset = offset};
     struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = delete_before_call, .arg = &c};
     return shard_submit(p->shard, &req);
+}
+
+int engine_append_forced(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
+                         int64_t *base_offset_out)
+{
+    struct batch_header h;
+    const char *why = NULL;
+    int rc = batch_validate(batch, len, e->opts.batch_size_max_bytes, &h, &why);
+    if (rc)
+        return error_set(rc, "append to %s: %s", p->dir, why ? why : rt_strerror(rc));
+    if (atomic_load_explicit(&e->closing, memory_order_relaxed))
+        return error_set(RT_E_CLOSED, "the engine is closing");
+    int werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
+    if (werr)
+        return error_set(RT_E_IO_FAILED, "the write side failed earlier (%s); close and reopen",
+                         rt_strerror(werr));
+    struct shard_request req = {.kind = SHARD_REQ_APPEND, .partition = p, .batch = batch,
+                                .len = len, .header = h, .coordinator = true,
+                                .force_sync = true};
+    rc = shard_submit(p->shard, &req);
+    if (rc)
+        return error_set(rc, "append to %s: %s", p->dir, req.rule ? req.rule : rt_strerror(rc));
+    if (base_offset_out)
+        *base_offset_out = req.base_offset;
+    return 0;
+}
+
+const struct rt_options *engine_options(const rt_engine *e)
+{
+    return &e->opts;
+}
+
+struct coordinator *engine_coordinator(rt_engine *e, bool create)
+{
+    pthread_mutex_lock(&e->internal_lock);
+    if (!e->coordinator && create) {
+        int rc = coordinator_open(e, true, &e->coordinator);
+        if (rc)
+            e->coordinator = NULL;
+    }
+    struct coordinator *c = e->coordinator;
+    pthread_mutex_unlock(&e->internal_lock);
+    if (!c && !create)
+        error_set(RT_E_INVALID_TXN_STATE, "no transaction has ever been started in %s", e->dir);
+    return c;
+}
+
+struct group_manager *engine_group_manager(rt_engine *e)
+{
+    pthread_mutex_lock(&e->internal_lock);
+    struct group_manager *g = e->groups;
+    pthread_mutex_unlock(&e->internal_lock);
+    return g;
+}
+
+struct group_manager *engine_group_manager_create(rt_engine *e)
+{
+    pthread_mutex_lock(&e->internal_lock);
+    if (!e->groups) {
+        int rc = rt_topic_create(e, GROUP_OFFSETS_TOPIC, GROUP_OFFSETS_PARTITIONS);
+        if (rc == 0 || rc == RT_E_TOPIC_ALREADY_EXISTS)
+            rc = group_manager_open(e, &e->groups);
+        if (rc)
+            e->groups = NULL;
+    }
+    struct group_manager *g = e->groups;
+    pthread_mutex_unlock(&e->internal_lock);
+    return g;
+}
+
+/* ---- public wrappers: transactions admin and group offsets ---- */
+
+int rt_txn_set_check_handler(rt_engine *e, rt_txn_check_fn fn, void *ctx)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_set_check_handler: NULL engine");
+    struct coordinator *c = engine_coordinator(e, true);
+    if (!c)
+        return RT_E_INVALID_TXN_STATE;
+    return coordinator_set_check_handler(c, fn, ctx);
+}
+
+int rt_txn_list(rt_engine *e, int (*fn)(void *ctx, const struct rt_txn_info *txn), void *ctx)
+{
+    error_clear();
+    if (!e || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_list: NULL argument");
+    struct coordinator *c = engine_coordinator(e, false);
+    if (!c)
+        return 0; /* no transaction log: nothing to list */
+    return coordinator_list(c, fn, ctx);
+}
+
+int rt_txn_abort(rt_engine *e, const char *transactional_id)
+{
+    error_clear();
+    if (!e || !transactional_id)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_abort: NULL argument");
+    struct coordinator *c = engine_coordinator(e, false);
+    if (!c)
+        return error_set(RT_E_UNKNOWN_PRODUCER_ID, "no transactional id '%s'",
+                         transactional_id);
+    return coordinator_abort(c, transactional_id);
+}
+
+int rt_group_commit_offsets(rt_engine *e, const char *group, const struct rt_offset *offsets,
+                            size_t count)
+{
+    error_clear();
+    if (!e || !group || !*group || (!offsets && count))
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_group_commit_offsets: NULL argument");
+    struct group_manager *g = engine_group_manager_create(e);
+    if (!g)
+        return -EIO; /* group_manager_open set the detail */
+    return group_commit(g, group, offsets, count);
+}
+
+int rt_group_fetch_offsets(rt_engine *e, const char *group, const char *topic,
+                           uint32_t partition, bool require_stable, int64_t *offset_out)
+{
+    error_clear();
+    if (!e || !group || !topic || !offset_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_group_fetch_offsets: NULL argument");
+    struct group_manager *g = engine_group_manager(e);
+    if (!g) {
+        *offset_out = -1;
+        return 0;
+    }
+    return group_fetch(g, group, topic, partition, require_stable, offset_out);
 }

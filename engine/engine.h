@@ -16,6 +16,9 @@
 #include "meta.h"
 #include "partition.h"
 #include "producer_registry.h"
+
+struct coordinator;
+struct group_manager;
 #include "ringtail.h"
 #include "shard.h"
 
@@ -46,6 +49,9 @@ struct rt_engine {
     struct engine_counters counters;
     struct producer_registry producers;
     bool producers_open;
+    pthread_mutex_t internal_lock; /* creates the internal topics and their managers lazily */
+    struct coordinator *coordinator;
+    struct group_manager *groups;
     struct partition_recovery recovery; /* summed over partitions at open */
 };
 
@@ -97,6 +103,20 @@ int engine_write_markers(rt_engine *e, struct marker_spec *specs, size_t n);
  * batches are not accepted here (engine_write_markers). Waits for the append. */
 int engine_append_coordinator(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
                               int64_t *base_offset_out);
+
+/* As engine_append_coordinator, and the batch's file is fdatasynced in its round whatever the
+ * sync mode (the transaction log's records must be durable before anything depends on them). */
+int engine_append_forced(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
+                         int64_t *base_offset_out);
+
+/* The engine's options. */
+const struct rt_options *engine_options(const rt_engine *e);
+
+/* The coordinator and the group manager, created (with their internal topics) on first use
+ * when `create`; NULL (with the error detail set) otherwise or on failure. */
+struct coordinator *engine_coordinator(rt_engine *e, bool create);
+struct group_manager *engine_group_manager(rt_engine *e);
+struct group_manager *engine_group_manager_create(rt_engine *e);
 
 /* Rolls the partition to a new, empty segment now (unless its active segment is empty). */
 int engine_roll(rt_engine *e, struct partition *p);

@@ -28,7 +28,9 @@
 #include <time.h>
 
 #include "batch.h"
+#include "coordinator.h"
 #include "engine.h"
+#include "group.h"
 #include "error.h"
 #include "fsutil.h"
 #include "murmur2.h"
@@ -91,6 +93,14 @@ struct rt_producer {
     uint32_t part_count, part_capacity;
     struct sticky_topic *sticky;
     uint32_t sticky_count, sticky_capacity;
+
+    /* transactions */
+    bool transactional;
+    char txn_id[TXN_ID_MAX_BYTES + 1];
+    struct coordinator *coordinator;
+    enum { TXN_UNINITIALISED, TXN_READY, TXN_IN_TXN, TXN_FATAL } txn;
+    struct partition **txn_parts; /* partitions already added to the open transaction */
+    uint32_t txn_part_count, txn_part_capacity;
 
     uint64_t memory_bytes; /* buffers of batches not yet acknowledged */
     uint32_t outstanding;  /* batches open, ready or in flight */
@@ -177,7 +187,9 @@ static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int3
     b->pp = pp;
     b->base_seq = base_seq;
     b->opened_ms = mono_ms();
-    int rc = batch_builder_init(&b->b, b->buf, cap, 0, p->producer_id, p->epoch, base_seq);
+    int rc = batch_builder_init(&b->b, b->buf, cap,
+                                p->transactional ? BATCH_ATTR_TRANSACTIONAL : 0, p->producer_id,
+                                p->epoch, base_seq);
     assert(rc == 0);
     (void)rc;
     p->memory_bytes += cap;
@@ -388,8 +400,26 @@ int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt
         return -ENOMEM;
     p->e = e;
     p->opts = opts;
-    int rc;
-    if (opts.name) {
+    int rc = 0;
+    if (opts.transactional_id) {
+        if (opts.name) {
+            free(p);
+            return error_set(RT_E_INVALID_ARGUMENT,
+                             "a producer is either named or transactional, not both");
+        }
+        size_t n = strlen(opts.transactional_id);
+        if (n == 0 || n > TXN_ID_MAX_BYTES) {
+            free(p);
+            return error_set(RT_E_INVALID_ARGUMENT, "transactional ids are 1..%d bytes",
+                             TXN_ID_MAX_BYTES);
+        }
+        memcpy(p->txn_id, opts.transactional_id, n + 1);
+        p->opts.transactional_id = p->txn_id;
+        p->transactional = true;
+        p->producer_id = -1;
+        p->epoch = -1;
+        rc = 0; /* the id comes from rt_producer_init_transactions */
+    } else if (opts.name) {
         if (strlen(opts.name) > PRODUCER_NAME_MAX) {
             free(p);
             return error_set(RT_E_INVALID_ARGUMENT, "producer names are at most 249 bytes");
@@ -499,6 +529,196 @@ static void sticky_advance(struct rt_producer *p, const char *topic)
             p->sticky[i].partition++;
 }
 
+
+/* ---- transactions ---- */
+
+/* Adds a partition to the open transaction (durably at the coordinator) on its first send.
+ * Called with the lock held; drops it around the coordinator call. */
+static int txn_add_partition(struct rt_producer *p, struct partition *part)
+{
+    for (uint32_t i = 0; i < p->txn_part_count; i++)
+        if (p->txn_parts[i] == part)
+            return 0;
+    if (p->txn_part_count == p->txn_part_capacity) {
+        uint32_t cap = p->txn_part_capacity ? p->txn_part_capacity * 2 : 16;
+        struct partition **a = realloc(p->txn_parts, cap * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        p->txn_parts = a;
+        p->txn_part_capacity = cap;
+    }
+    struct txn_log_partition tp;
+    memset(&tp, 0, sizeof(tp));
+    size_t tl = strnlen(part->topic, RT_TOPIC_NAME_MAX);
+    memcpy(tp.topic, part->topic, tl);
+    tp.topic[tl] = 0;
+    tp.partition = part->id;
+    pthread_mutex_unlock(&p->lock);
+    int rc = coordinator_add_partitions(p->coordinator, p->txn_id, p->producer_id, p->epoch, &tp,
+                                        1);
+    pthread_mutex_lock(&p->lock);
+    if (rc) {
+        if (rc == RT_E_PRODUCER_FENCED || rc == RT_E_INVALID_PRODUCER_EPOCH)
+            p->txn = TXN_FATAL;
+        return rc;
+    }
+    p->txn_parts[p->txn_part_count++] = part;
+    return 0;
+}
+
+/* A new epoch (or producer id): every partition's sequences start again at 0. */
+static void adopt_identity(struct rt_producer *p, int64_t pid, int16_t epoch)
+{
+    p->producer_id = pid;
+    p->epoch = epoch;
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        p->parts[i].next_seq = 0;
+        p->parts[i].last_seq = -1;
+    }
+}
+
+int rt_producer_init_transactions(rt_producer *p, int32_t timeout_ms)
+{
+    error_clear();
+    if (!p)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_init_transactions: NULL producer");
+    if (!p->transactional)
+        return error_set(RT_E_INVALID_TXN_STATE, "the producer has no transactional_id");
+    int32_t txn_timeout = p->opts.transaction_timeout_ms > 0 ? p->opts.transaction_timeout_ms
+                                                             : 60000;
+    const struct rt_options *o = engine_options(p->e);
+    if (txn_timeout > o->transaction_timeout_max_ms)
+        return error_set(RT_E_INVALID_TRANSACTION_TIMEOUT,
+                         "transaction_timeout_ms %d exceeds the engine's maximum %d",
+                         txn_timeout, o->transaction_timeout_max_ms);
+    (void)timeout_ms;
+    int rc = rt_producer_flush(p, -1);
+    if (rc && rc != p->sticky_error)
+        return rc;
+    struct coordinator *c = engine_coordinator(p->e, true);
+    if (!c)
+        return error_set(-EIO, "cannot open the transaction coordinator");
+    int64_t pid;
+    int16_t epoch;
+    rc = coordinator_init(c, p->txn_id, txn_timeout, p->opts.check_fn, p->opts.check_ctx, &pid,
+                          &epoch);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&p->lock);
+    p->coordinator = c;
+    adopt_identity(p, pid, epoch);
+    p->sticky_error = 0;
+    p->first_error = 0;
+    p->txn = TXN_READY;
+    p->txn_part_count = 0;
+    pthread_mutex_unlock(&p->lock);
+    return 0;
+}
+
+int rt_producer_begin(rt_producer *p)
+{
+    error_clear();
+    if (!p)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_begin: NULL producer");
+    pthread_mutex_lock(&p->lock);
+    int rc = 0;
+    if (!p->transactional || p->txn == TXN_UNINITIALISED)
+        rc = error_set(RT_E_INVALID_TXN_STATE, "call rt_producer_init_transactions first");
+    else if (p->txn == TXN_FATAL)
+        rc = error_set(RT_E_PRODUCER_FENCED, "the producer was fenced; close it");
+    else if (p->txn == TXN_IN_TXN)
+        rc = error_set(RT_E_INVALID_TXN_STATE, "a transaction is already open");
+    else {
+        p->txn = TXN_IN_TXN;
+        p->txn_part_count = 0;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_offset *offsets,
+                             size_t count)
+{
+    error_clear();
+    if (!p || !group || !*group || (!offsets && count))
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_send_offsets: NULL argument");
+    if (strlen(group) > GROUP_NAME_MAX_BYTES)
+        return error_set(RT_E_INVALID_ARGUMENT, "group names are at most %d bytes",
+                         GROUP_NAME_MAX_BYTES);
+    struct group_manager *g = engine_group_manager_create(p->e);
+    if (!g)
+        return error_set(-EIO, "cannot open the consumer offsets");
+    struct partition *gp = engine_partition(p->e, GROUP_OFFSETS_TOPIC, group_partition_for(group));
+    if (!gp)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    pthread_mutex_lock(&p->lock);
+    int rc = 0;
+    if (!p->transactional || p->txn != TXN_IN_TXN)
+        rc = error_set(RT_E_INVALID_TXN_STATE, "send_offsets needs an open transaction");
+    if (rc == 0)
+        rc = txn_add_partition(p, gp);
+    int64_t pid = p->producer_id;
+    int16_t epoch = p->epoch;
+    pthread_mutex_unlock(&p->lock);
+    if (rc)
+        return rc;
+    return group_txn_commit_offsets(g, pid, epoch, group, offsets, count);
+}
+
+static int end_txn(rt_producer *p, bool commit, int32_t timeout_ms)
+{
+    if (!p)
+        return error_set(RT_E_INVALID_ARGUMENT, "NULL producer");
+    pthread_mutex_lock(&p->lock);
+    int state = p->txn;
+    pthread_mutex_unlock(&p->lock);
+    if (!p->transactional || state == TXN_UNINITIALISED || state == TXN_READY)
+        return error_set(RT_E_INVALID_TXN_STATE, "no open transaction to %s",
+                         commit ? "commit" : "abort");
+    if (state == TXN_FATAL)
+        return error_set(RT_E_PRODUCER_FENCED, "the producer was fenced; close it");
+    int frc = rt_producer_flush(p, timeout_ms);
+    if (frc == RT_E_TIMED_OUT)
+        return frc;
+    if (frc == RT_E_PRODUCER_FENCED || frc == RT_E_INVALID_PRODUCER_EPOCH) {
+        pthread_mutex_lock(&p->lock);
+        p->txn = TXN_FATAL;
+        pthread_mutex_unlock(&p->lock);
+        return error_set(RT_E_PRODUCER_FENCED, "the producer was fenced: %s", rt_strerror(frc));
+    }
+    if (commit && frc)
+        return error_set(frc, "a record of the transaction failed (%s): abort it",
+                         rt_strerror(frc));
+    int64_t pid;
+    int16_t epoch;
+    int rc = coordinator_end(p->coordinator, p->txn_id, p->producer_id, p->epoch, commit, &pid,
+                             &epoch);
+    pthread_mutex_lock(&p->lock);
+    if (rc == 0) {
+        adopt_identity(p, pid, epoch); /* C3: the epoch is bumped at every transaction end */
+        p->txn = TXN_READY;
+        p->txn_part_count = 0;
+        p->sticky_error = 0;
+        p->first_error = 0;
+    } else if (rc == RT_E_PRODUCER_FENCED) {
+        p->txn = TXN_FATAL;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+int rt_producer_commit(rt_producer *p, int32_t timeout_ms)
+{
+    error_clear();
+    return end_txn(p, true, timeout_ms);
+}
+
+int rt_producer_abort(rt_producer *p, int32_t timeout_ms)
+{
+    error_clear();
+    return end_txn(p, false, timeout_ms);
+}
+
 int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
                      const struct rt_producer_message *msg, rt_delivery_fn on_delivery, void *ctx)
 {
@@ -543,6 +763,17 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
         rc = error_set(p->sticky_error, "the producer failed earlier: %s",
                        rt_strerror(p->sticky_error));
         goto out;
+    }
+    if (p->transactional) {
+        if (p->txn != TXN_IN_TXN) {
+            rc = error_set(RT_E_INVALID_TXN_STATE,
+                           "a transactional producer sends only inside a transaction "
+                           "(rt_producer_begin)");
+            goto out;
+        }
+        rc = txn_add_partition(p, part);
+        if (rc)
+            goto out;
     }
     struct ppart *pp = part_get(p, part, &rc);
     if (!pp)
@@ -695,6 +926,8 @@ int rt_producer_close(rt_producer *p)
     if (!p)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_close: NULL producer");
     int rc = rt_producer_flush(p, -1);
+    if (p->coordinator)
+        coordinator_release(p->coordinator, p->txn_id);
     pthread_mutex_lock(&p->lock);
     p->stopping = true;
     pthread_cond_signal(&p->sender_wake);
@@ -705,6 +938,7 @@ int rt_producer_close(rt_producer *p)
     }
     free(p->parts);
     free(p->sticky);
+    free(p->txn_parts);
     pthread_cond_destroy(&p->sender_wake);
     pthread_cond_destroy(&p->changed);
     pthread_mutex_destroy(&p->lock);

@@ -1,0 +1,869 @@
+/*
+ * coordinator.c — the transaction coordinator (see coordinator.h).
+ *
+ * State machine of one transactional id (Kafka's TransactionState; the function behind each
+ * transition in brackets):
+ *
+ *            init [coordinator_init]                 add partitions [coordinator_add_partitions]
+ *   (none) ----------------------------> Empty ------------------------------------> Ongoing
+ *                                          ^  ^                                       |   |
+ *        CompleteCommit / CompleteAbort ---+  |                 end(commit) [complete]|   |end(abort),
+ *              (next add -> Ongoing)          |                                       v   |timeout,
+ *                                             |                            PrepareCommit  |check-back
+ *                                             |                                  |        v
+ *                                             |           markers, then  CompleteCommit  PrepareAbort
+ *                                             |                                           |
+ *                                             +------------ CompleteAbort <---------------+
+ *   Ongoing --(init by a newer instance)--> PrepareEpochFence --> PrepareAbort --> CompleteAbort
+ *   Empty/Complete* idle past transactional_id_expiration_ms --> Dead (tombstone; forgotten)
+ *
+ * Invariants (tests name them):
+ *   C1. Every transition is durable in __transaction_state before anything depends on it:
+ *       Ongoing (with its partitions) before the producer writes to a partition; Prepare*
+ *       before the first marker; Complete* only after every marker is durable.
+ *   C2. A Prepare* state found at open (or left by a failed round) is completed with the same
+ *       outcome; it is never flipped. So a transaction is all-or-nothing across partitions.
+ *   C3. The epoch is bumped at every transaction end, and markers carry the bumped epoch: once a
+ *       marker is in a partition, any write of the finished epoch there is rejected (KIP-890).
+ *   C4. A request with an older epoch, or another producer id, than the id's current one is
+ *       RT_E_PRODUCER_FENCED; a request while the id is completing (Prepare*) is
+ *       RT_E_CONCURRENT_TRANSACTIONS.
+ *   C5. An Ongoing transaction older than its timeout is aborted with an epoch bump by the timer
+ *       (unless parked as hanging by check-back), so no LSO is pinned forever.
+ *   C6. The transaction log stays bounded: when it holds many more records than live ids, the
+ *       live state is re-appended in a fresh segment and everything older is deleted.
+ *
+ * Costs: each transaction writes 3 log records (Ongoing, Prepare*, Complete*; more when
+ * partitions are added later) and one marker per partition; the writes of concurrent
+ * transactions share group-commit rounds. The timer scans every id each tick (O(ids)).
+ */
+#include "coordinator.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "batch.h"
+#include "engine.h"
+#include "error.h"
+#include "fsutil.h"
+#include "group.h"
+
+#define COORD_BUCKETS 1024
+#define COORD_TICK_MS 50
+#define COORD_COMPACT_MIN_RECORDS 4096
+#define COORDINATOR_EPOCH 0 /* one coordinator per data directory, guarded by the lock file */
+
+struct txn_meta {
+    char id[TXN_ID_MAX_BYTES + 1];
+    pthread_mutex_t lock; /* serialises operations on this id; held across its log writes */
+    int refs;             /* table lookups in flight (under the table lock) */
+    bool removed;
+    struct txn_log_value v; /* partitions owned */
+    uint32_t part_capacity;
+    int64_t last_check_ms;
+    rt_txn_check_fn check_fn; /* the live producer's handler, if any */
+    void *check_ctx;
+    struct txn_meta *next;
+};
+
+struct coordinator {
+    rt_engine *e;
+    struct partition *log;
+    pthread_mutex_t table_lock;
+    struct txn_meta *buckets[COORD_BUCKETS];
+    uint32_t live;
+    uint64_t log_records; /* appended since the last compaction (or replayed) */
+    rt_txn_check_fn check_fn; /* engine-wide handler */
+    void *check_ctx;
+    pthread_t timer;
+    bool timer_running;
+    pthread_mutex_t timer_lock;
+    pthread_cond_t timer_cv;
+    bool stopping;
+};
+
+static uint32_t bucket_of(const char *id)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h % COORD_BUCKETS;
+}
+
+/* ---- the table ---- */
+
+static struct txn_meta *meta_get(struct coordinator *c, const char *id, bool create)
+{
+    pthread_mutex_lock(&c->table_lock);
+    uint32_t b = bucket_of(id);
+    struct txn_meta *m = c->buckets[b];
+    while (m && strcmp(m->id, id) != 0)
+        m = m->next;
+    if (!m && create) {
+        m = calloc(1, sizeof(*m));
+        if (m) {
+            snprintf(m->id, sizeof(m->id), "%s", id);
+            pthread_mutex_init(&m->lock, NULL);
+            m->v.producer_id = -1;
+            m->v.producer_epoch = -1;
+            m->v.state = TXN_EMPTY;
+            m->next = c->buckets[b];
+            c->buckets[b] = m;
+            c->live++;
+        }
+    }
+    if (m)
+        m->refs++;
+    pthread_mutex_unlock(&c->table_lock);
+    return m;
+}
+
+static void meta_free(struct txn_meta *m)
+{
+    free(m->v.partitions);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+static void meta_put(struct coordinator *c, struct txn_meta *m)
+{
+    pthread_mutex_lock(&c->table_lock);
+    bool free_it = --m->refs == 0 && m->removed;
+    pthread_mutex_unlock(&c->table_lock);
+    if (free_it)
+        meta_free(m);
+}
+
+/* Unlinks a Dead id; memory goes with the last reference. Caller holds m->lock and a ref. */
+static void meta_remove(struct coordinator *c, struct txn_meta *m)
+{
+    pthread_mutex_lock(&c->table_lock);
+    struct txn_meta **pp = &c->buckets[bucket_of(m->id)];
+    while (*pp && *pp != m)
+        pp = &(*pp)->next;
+    if (*pp) {
+        *pp = m->next;
+        c->live--;
+    }
+    m->removed = true;
+    pthread_mutex_unlock(&c->table_lock);
+}
+
+/* ---- the log ---- */
+
+/* Appends one record (value NULL: a tombstone) to the transaction log, durably. */
+static int log_write(struct coordinator *c, const char *id, const struct txn_log_value *v)
+{
+    uint8_t key[2 + 2 + TXN_ID_MAX_BYTES];
+    size_t key_len = 0;
+    int rc = txn_log_key_encode(id, key, sizeof(key), &key_len);
+    if (rc)
+        return rc;
+    size_t value_len = v ? txn_log_value_size(v) : 0;
+    uint8_t *value = v ? malloc(value_len) : NULL;
+    if (v && !value)
+        return -ENOMEM;
+    if (v && (rc = txn_log_value_encode(v, value, value_len, &value_len)) != 0) {
+        free(value);
+        return rc;
+    }
+    struct rt_record r = {.key = key, .key_len = (int32_t)key_len, .value = value,
+                          .value_len = v ? (int32_t)value_len : -1,
+                          .timestamp_ms = fs_now_ms()};
+    size_t cap = BATCH_HEADER_BYTES + record_encoded_size(&r, 0, 0);
+    uint8_t *batch = malloc(cap);
+    if (!batch) {
+        free(value);
+        return -ENOMEM;
+    }
+    struct batch_builder b;
+    size_t len = 0;
+    rc = batch_builder_init(&b, batch, cap, 0, -1, -1, -1);
+    if (rc == 0)
+        rc = batch_builder_add(&b, &r);
+    if (rc == 0)
+        rc = batch_builder_finish(&b, &len);
+    free(value);
+    if (rc == 0)
+        rc = engine_append_forced(c->e, c->log, batch, len, NULL);
+    free(batch);
+    if (rc == 0)
+        __atomic_add_fetch(&c->log_records, 1, __ATOMIC_RELAXED);
+    return rc;
+}
+
+/* Writes m's value with `state` (and whatever else the caller changed in `next`), and adopts it
+ * in memory only once it is durable (C1). */
+static int transition(struct coordinator *c, struct txn_meta *m, struct txn_log_value *next)
+{
+    next->last_update_ms = fs_now_ms();
+    int rc = log_write(c, m->id, next);
+    if (rc)
+        return rc;
+    if (next->partitions != m->v.partitions)
+        free(m->v.partitions);
+    m->v = *next;
+    return 0;
+}
+
+static bool is_prepare(enum txn_state s)
+{
+    return s == TXN_PREPARE_COMMIT || s == TXN_PREPARE_ABORT || s == TXN_PREPARE_EPOCH_FENCE;
+}
+
+/* The epoch a finished transaction's markers carry and the producer's next (id, epoch). */
+static int next_identity(struct coordinator *c, const struct txn_meta *m, int16_t *marker_epoch,
+                         int64_t *next_pid, int16_t *next_epoch)
+{
+    if (m->v.producer_epoch < INT16_MAX - 1) {
+        *marker_epoch = (int16_t)(m->v.producer_epoch + 1);
+        *next_pid = m->v.producer_id;
+        *next_epoch = *marker_epoch;
+        return 0;
+    }
+    /* Epoch exhausted: markers close the old id at its last epoch; a fresh id takes over. */
+    *marker_epoch = m->v.producer_epoch;
+    *next_epoch = 0;
+    return engine_producer_allocate(c->e, next_pid);
+}
+
+/* Phase two of a commit or abort whose Prepare* is durable: markers into every partition (one
+ * round per shard), pending offsets applied or dropped, then Complete* (C1, C2). */
+static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_t next_pid,
+                  int16_t next_epoch)
+{
+    uint32_t n = m->v.partition_count;
+    struct marker_spec *specs = calloc(n ? n : 1, sizeof(*specs));
+    if (!specs)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        specs[i] = (struct marker_spec){.topic = m->v.partitions[i].topic,
+                                        .partition = m->v.partitions[i].partition,
+                                        .producer_id = m->v.producer_id,
+                                        .producer_epoch = m->v.producer_epoch,
+                                        .coordinator_epoch = COORDINATOR_EPOCH,
+                                        .type = commit ? CONTROL_COMMIT : CONTROL_ABORT};
+    int rc = n ? engine_write_markers(c->e, specs, n) : 0;
+    if (rc) {
+        /* A marker rejected for a stale epoch means a newer epoch already wrote there: the
+         * partition has moved on and this marker is moot. Anything else stops here: the state
+         * stays Prepare* and the next open (or retry) completes it (C2). */
+        bool only_stale = true;
+        for (uint32_t i = 0; i < n; i++)
+            if (specs[i].result && specs[i].result != RT_E_INVALID_PRODUCER_EPOCH)
+                only_stale = false;
+        if (!only_stale) {
+            free(specs);
+            return rc;
+        }
+    }
+    struct group_manager *groups = engine_group_manager(c->e);
+    for (uint32_t i = 0; i < n && groups; i++) {
+        if (strcmp(m->v.partitions[i].topic, GROUP_OFFSETS_TOPIC) == 0) {
+            group_txn_complete(groups, m->v.producer_id, commit);
+            break; /* completes every pending offset of the producer */
+        }
+    }
+    free(specs);
+    struct txn_log_value next = m->v;
+    next.state = commit ? TXN_COMPLETE_COMMIT : TXN_COMPLETE_ABORT;
+    next.partitions = NULL;
+    next.partition_count = 0;
+    next.producer_id = next_pid;
+    next.producer_epoch = next_epoch;
+    next.start_ms = -1;
+    next.check_count = 0;
+    next.hanging = false;
+    rc = transition(c, m, &next);
+    if (rc == 0)
+        m->part_capacity = 0;
+    return rc;
+}
+
+/* Two-phase end of m's open transaction. Caller holds m->lock. */
+static int end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bool fence)
+{
+    assert(m->v.state == TXN_ONGOING || is_prepare(m->v.state));
+    int16_t marker_epoch = m->v.producer_epoch;
+    int64_t next_pid = m->v.producer_id;
+    int16_t next_epoch = m->v.producer_epoch;
+    int rc;
+    if (m->v.state == TXN_ONGOING) {
+        rc = next_identity(c, m, &marker_epoch, &next_pid, &next_epoch);
+        if (rc)
+            return rc;
+        struct txn_log_value prep = m->v;
+        if (fence) {
+            prep.state = TXN_PREPARE_EPOCH_FENCE;
+            prep.producer_epoch = marker_epoch;
+            rc = transition(c, m, &prep);
+            if (rc)
+                return rc;
+            prep = m->v;
+        }
+        prep.state = commit ? TXN_PREPARE_COMMIT : TXN_PREPARE_ABORT;
+        prep.producer_epoch = marker_epoch;
+        rc = transition(c, m, &prep);
+        if (rc)
+            return rc;
+    } else {
+        /* Completing a Prepare* found at open: its epoch is already the markers' epoch. */
+        commit = m->v.state == TXN_PREPARE_COMMIT;
+        if (m->v.producer_epoch >= INT16_MAX - 1) {
+            next_epoch = 0;
+            rc = engine_producer_allocate(c->e, &next_pid);
+            if (rc)
+                return rc;
+        }
+    }
+    return finish(c, m, commit, next_pid, next_epoch);
+}
+
+/* ---- operations ---- */
+
+static int fenced(const struct txn_meta *m, int64_t pid, int16_t epoch)
+{
+    if (pid != m->v.producer_id || epoch < m->v.producer_epoch)
+        return error_set(RT_E_PRODUCER_FENCED,
+                         "transactional id '%s': producer %" PRId64 " epoch %d is fenced by "
+                         "producer %" PRId64 " epoch %d (C4)",
+                         m->id, pid, epoch, m->v.producer_id, m->v.producer_epoch);
+    if (epoch > m->v.producer_epoch)
+        return error_set(RT_E_INVALID_PRODUCER_EPOCH,
+                         "transactional id '%s': epoch %d is newer than the coordinator's %d",
+                         m->id, epoch, m->v.producer_epoch);
+    return 0;
+}
+
+int coordinator_init(struct coordinator *c, const char *id, int32_t timeout_ms,
+                     rt_txn_check_fn check_fn, void *check_ctx, int64_t *producer_id_out,
+                     int16_t *epoch_out)
+{
+    if (!id || !*id || strlen(id) > TXN_ID_MAX_BYTES)
+        return error_set(RT_E_INVALID_ARGUMENT, "transactional ids are 1..%d bytes",
+                         TXN_ID_MAX_BYTES);
+    struct txn_meta *m = meta_get(c, id, true);
+    if (!m)
+        return -ENOMEM;
+    pthread_mutex_lock(&m->lock);
+    int rc = 0;
+    if (m->v.state == TXN_ONGOING) {
+        rc = end_locked(c, m, false, true); /* fence the previous instance and abort */
+    } else if (is_prepare(m->v.state)) {
+        rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+    }
+    if (rc == 0) {
+        struct txn_log_value next = m->v;
+        next.partitions = NULL;
+        next.partition_count = 0;
+        if (next.producer_id < 0) {
+            rc = engine_producer_allocate(c->e, &next.producer_id);
+            next.producer_epoch = 0;
+        } else if (next.producer_epoch >= INT16_MAX - 1) {
+            rc = engine_producer_allocate(c->e, &next.producer_id);
+            next.producer_epoch = 0;
+        } else {
+            next.producer_epoch++;
+        }
+        next.state = TXN_EMPTY;
+        next.timeout_ms = timeout_ms;
+        next.start_ms = -1;
+        next.check_count = 0;
+        next.hanging = false;
+        if (rc == 0)
+            rc = transition(c, m, &next);
+    }
+    if (rc == 0) {
+        m->check_fn = check_fn;
+        m->check_ctx = check_ctx;
+        *producer_id_out = m->v.producer_id;
+        *epoch_out = m->v.producer_epoch;
+    }
+    pthread_mutex_unlock(&m->lock);
+    meta_put(c, m);
+    return rc;
+}
+
+int coordinator_add_partitions(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                               const struct txn_log_partition *parts, uint32_t count)
+{
+    struct txn_meta *m = meta_get(c, id, false);
+    if (!m)
+        return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
+    pthread_mutex_lock(&m->lock);
+    int rc = fenced(m, pid, epoch);
+    if (rc == 0 && is_prepare(m->v.state))
+        rc = error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                       "transactional id '%s' is completing its previous transaction", id);
+    if (rc == 0 && m->v.state == TXN_DEAD)
+        rc = error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' expired", id);
+    if (rc == 0) {
+        /* The new set: the current one (if Ongoing) plus what is not in it yet. */
+        uint32_t have = m->v.state == TXN_ONGOING ? m->v.partition_count : 0;
+        struct txn_log_partition *set = malloc((size_t)(have + count) * sizeof(*set));
+        if (!set)
+            rc = -ENOMEM;
+        uint32_t n = have;
+        if (set && have)
+            memcpy(set, m->v.partitions, (size_t)have * sizeof(*set));
+        for (uint32_t i = 0; set && i < count; i++) {
+            bool found = false;
+            for (uint32_t k = 0; k < n && !found; k++)
+                found = set[k].partition == parts[i].partition &&
+                        strcmp(set[k].topic, parts[i].topic) == 0;
+            if (!found)
+                set[n++] = parts[i];
+        }
+        if (set && n == have && m->v.state == TXN_ONGOING) {
+            free(set); /* nothing new */
+        } else if (set) {
+            if (n > TXN_LOG_PARTITIONS_MAX) {
+                free(set);
+                rc = error_set(RT_E_LIMIT, "a transaction spans at most %d partitions",
+                               TXN_LOG_PARTITIONS_MAX);
+            } else {
+                struct txn_log_value next = m->v;
+                next.partitions = set;
+                next.partition_count = n;
+                if (m->v.state != TXN_ONGOING) {
+                    next.start_ms = fs_now_ms();
+                    next.check_count = 0;
+                    next.hanging = false;
+                    m->last_check_ms = next.start_ms;
+                }
+                next.state = TXN_ONGOING;
+                rc = transition(c, m, &next);
+                if (rc)
+                    free(set);
+            }
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    meta_put(c, m);
+    return rc;
+}
+
+int coordinator_end(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                    bool commit, int64_t *producer_id_out, int16_t *epoch_out)
+{
+    struct txn_meta *m = meta_get(c, id, false);
+    if (!m)
+        return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
+    pthread_mutex_lock(&m->lock);
+    int rc = fenced(m, pid, epoch);
+    if (rc == 0) {
+        switch (m->v.state) {
+        case TXN_ONGOING:
+            rc = end_locked(c, m, commit, false);
+            break;
+        case TXN_EMPTY:
+        case TXN_COMPLETE_COMMIT:
+        case TXN_COMPLETE_ABORT:
+            /* Nothing was added: an empty transaction ends locally, epoch unchanged. */
+            break;
+        default:
+            rc = error_set(RT_E_CONCURRENT_TRANSACTIONS, "transactional id '%s' is %s", id,
+                           txn_state_name(m->v.state));
+            break;
+        }
+    }
+    if (rc == 0) {
+        *producer_id_out = m->v.producer_id;
+        *epoch_out = m->v.producer_epoch;
+    }
+    pthread_mutex_unlock(&m->lock);
+    meta_put(c, m);
+    return rc;
+}
+
+void coordinator_release(struct coordinator *c, const char *id)
+{
+    struct txn_meta *m = meta_get(c, id, false);
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->check_fn = NULL;
+    m->check_ctx = NULL;
+    pthread_mutex_unlock(&m->lock);
+    meta_put(c, m);
+}
+
+int coordinator_set_check_handler(struct coordinator *c, rt_txn_check_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&c->table_lock);
+    c->check_fn = fn;
+    c->check_ctx = ctx;
+    pthread_mutex_unlock(&c->table_lock);
+    return 0;
+}
+
+int coordinator_abort(struct coordinator *c, const char *id)
+{
+    struct txn_meta *m = meta_get(c, id, false);
+    if (!m)
+        return error_set(RT_E_UNKNOWN_PRODUCER_ID, "no transactional id '%s'", id);
+    pthread_mutex_lock(&m->lock);
+    int rc;
+    if (m->v.state == TXN_ONGOING)
+        rc = end_locked(c, m, false, true);
+    else if (is_prepare(m->v.state))
+        rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+    else
+        rc = error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' has no open transaction "
+                                               "(%s)", id, txn_state_name(m->v.state));
+    pthread_mutex_unlock(&m->lock);
+    meta_put(c, m);
+    return rc;
+}
+
+/* ---- listing ---- */
+
+struct list_entry {
+    struct txn_meta *m;
+};
+
+int coordinator_list(struct coordinator *c, int (*fn)(void *ctx, const struct rt_txn_info *txn),
+                     void *ctx)
+{
+    /* Snapshot the ids (with refs) so fn runs without the table lock. */
+    pthread_mutex_lock(&c->table_lock);
+    uint32_t n = 0;
+    struct txn_meta **all = malloc((size_t)(c->live ? c->live : 1) * sizeof(*all));
+    if (!all) {
+        pthread_mutex_unlock(&c->table_lock);
+        return -ENOMEM;
+    }
+    for (uint32_t b = 0; b < COORD_BUCKETS; b++)
+        for (struct txn_meta *m = c->buckets[b]; m; m = m->next) {
+            m->refs++;
+            all[n++] = m;
+        }
+    pthread_mutex_unlock(&c->table_lock);
+    int rc = 0;
+    int64_t now = fs_now_ms();
+    for (uint32_t i = 0; i < n; i++) {
+        struct txn_meta *m = all[i];
+        if (rc == 0) {
+            pthread_mutex_lock(&m->lock);
+            uint32_t pc = m->v.partition_count;
+            const char **topics = calloc(pc ? pc : 1, sizeof(*topics));
+            uint32_t *ids = calloc(pc ? pc : 1, sizeof(*ids));
+            int64_t *pinned = calloc(pc ? pc : 1, sizeof(*pinned));
+            if (!topics || !ids || !pinned) {
+                rc = -ENOMEM;
+            } else {
+                bool open = m->v.state == TXN_ONGOING || is_prepare(m->v.state);
+                for (uint32_t k = 0; k < pc; k++) {
+                    topics[k] = m->v.partitions[k].topic;
+                    ids[k] = m->v.partitions[k].partition;
+                    pinned[k] = -1;
+                    int64_t lso = -1;
+                    if (open && rt_list_offsets(c->e, topics[k], ids[k], RT_OFFSET_LATEST,
+                                                RT_READ_COMMITTED, &lso) == 0) {
+                        int64_t hw = -1;
+                        rt_list_offsets(c->e, topics[k], ids[k], RT_OFFSET_LATEST,
+                                        RT_READ_UNCOMMITTED, &hw);
+                        pinned[k] = lso < hw ? lso : -1;
+                    }
+                }
+                struct rt_txn_info info = {
+                    .transactional_id = m->id,
+                    .producer_id = m->v.producer_id,
+                    .epoch = m->v.producer_epoch,
+                    .state = txn_state_name(m->v.state),
+                    .age_ms = m->v.start_ms >= 0 && open ? now - m->v.start_ms : 0,
+                    .timeout_ms = m->v.timeout_ms,
+                    .check_count = m->v.check_count,
+                    .hanging = m->v.hanging,
+                    .partition_count = pc,
+                    .partition_topics = topics,
+                    .partition_ids = ids,
+                    .pinned_lso = pinned,
+                };
+                if (m->v.state != TXN_DEAD)
+                    rc = fn(ctx, &info);
+            }
+            free(topics);
+            free(ids);
+            free(pinned);
+            pthread_mutex_unlock(&m->lock);
+        }
+        meta_put(c, m);
+    }
+    free(all);
+    return rc;
+}
+
+/* ---- the timer: timeouts, check-back, expiry, compaction ---- */
+
+static void tick_one(struct coordinator *c, struct txn_meta *m, int64_t now)
+{
+    const struct rt_options *o = engine_options(c->e);
+    pthread_mutex_lock(&m->lock);
+    if (m->removed) {
+        pthread_mutex_unlock(&m->lock);
+        return;
+    }
+    if (m->v.state == TXN_ONGOING && !m->v.hanging) {
+        rt_txn_check_fn check = m->check_fn ? m->check_fn : c->check_fn;
+        void *check_ctx = m->check_fn ? m->check_ctx : c->check_ctx;
+        if (check && now - m->v.start_ms >= (int64_t)o->txn_check_interval_ms &&
+            now - m->last_check_ms >= (int64_t)o->txn_check_interval_ms) {
+            m->last_check_ms = now;
+            enum rt_txn_check_result r =
+                check(check_ctx, m->id, m->v.producer_id, m->v.producer_epoch);
+            if (r == RT_TXN_CHECK_COMMIT) {
+                (void)end_locked(c, m, true, false);
+            } else if (r == RT_TXN_CHECK_ROLLBACK) {
+                (void)end_locked(c, m, false, true);
+            } else {
+                struct txn_log_value next = m->v;
+                next.check_count++;
+                bool exhausted = next.check_count >= o->txn_check_max;
+                if (exhausted && o->txn_park_hanging)
+                    next.hanging = true;
+                if (transition(c, m, &next) == 0 && exhausted && !o->txn_park_hanging)
+                    (void)end_locked(c, m, false, true);
+            }
+        } else if (now - m->v.start_ms > m->v.timeout_ms) {
+            (void)end_locked(c, m, false, true); /* C5 */
+        }
+    } else if (is_prepare(m->v.state)) {
+        /* A phase two that failed earlier (e.g. the engine could not write): retry it. */
+        (void)end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+    } else if ((m->v.state == TXN_EMPTY || m->v.state == TXN_COMPLETE_COMMIT ||
+                m->v.state == TXN_COMPLETE_ABORT) &&
+               now - m->v.last_update_ms > o->transactional_id_expiration_ms && !m->check_fn) {
+        if (log_write(c, m->id, NULL) == 0) { /* tombstone */
+            m->v.state = TXN_DEAD;
+            meta_remove(c, m);
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* C6: re-append every live value in a fresh segment, then drop everything older. */
+static void compact(struct coordinator *c)
+{
+    if (__atomic_load_n(&c->log_records, __ATOMIC_RELAXED) <
+        COORD_COMPACT_MIN_RECORDS + 2ull * c->live)
+        return;
+    if (engine_roll(c->e, c->log) != 0)
+        return;
+    int64_t checkpoint = -1;
+    if (rt_list_offsets(c->e, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
+                        &checkpoint) != 0)
+        return;
+    pthread_mutex_lock(&c->table_lock);
+    uint32_t n = 0;
+    struct txn_meta **all = malloc((size_t)(c->live ? c->live : 1) * sizeof(*all));
+    for (uint32_t b = 0; all && b < COORD_BUCKETS; b++)
+        for (struct txn_meta *m = c->buckets[b]; m; m = m->next) {
+            m->refs++;
+            all[n++] = m;
+        }
+    pthread_mutex_unlock(&c->table_lock);
+    if (!all)
+        return;
+    int rc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct txn_meta *m = all[i];
+        pthread_mutex_lock(&m->lock);
+        if (rc == 0 && !m->removed)
+            rc = log_write(c, m->id, &m->v);
+        pthread_mutex_unlock(&m->lock);
+        meta_put(c, m);
+    }
+    free(all);
+    if (rc == 0 && engine_delete_before(c->e, c->log, checkpoint) >= 0)
+        __atomic_store_n(&c->log_records, n, __ATOMIC_RELAXED);
+}
+
+void coordinator_tick(struct coordinator *c)
+{
+    pthread_mutex_lock(&c->table_lock);
+    uint32_t n = 0;
+    struct txn_meta **all = malloc((size_t)(c->live ? c->live : 1) * sizeof(*all));
+    for (uint32_t b = 0; all && b < COORD_BUCKETS; b++)
+        for (struct txn_meta *m = c->buckets[b]; m; m = m->next) {
+            m->refs++;
+            all[n++] = m;
+        }
+    pthread_mutex_unlock(&c->table_lock);
+    if (!all)
+        return;
+    int64_t now = fs_now_ms();
+    for (uint32_t i = 0; i < n; i++) {
+        tick_one(c, all[i], now);
+        meta_put(c, all[i]);
+    }
+    free(all);
+    compact(c);
+}
+
+static void *timer_main(void *arg)
+{
+    struct coordinator *c = arg;
+    pthread_mutex_lock(&c->timer_lock);
+    while (!c->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += COORD_TICK_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&c->timer_cv, &c->timer_lock, &ts);
+        if (c->stopping)
+            break;
+        pthread_mutex_unlock(&c->timer_lock);
+        coordinator_tick(c);
+        pthread_mutex_lock(&c->timer_lock);
+    }
+    pthread_mutex_unlock(&c->timer_lock);
+    return NULL;
+}
+
+/* ---- open: replay the log, finish what was left ---- */
+
+static int replay_record(struct coordinator *c, const struct rt_record_view *r)
+{
+    char id[TXN_ID_MAX_BYTES + 1];
+    const char *why = NULL;
+    if (!r->key || txn_log_key_decode(r->key, (size_t)r->key_len, id, &why) != 0)
+        return error_set(RT_E_CORRUPT, "%s offset %" PRId64 ": bad key: %s", TXN_LOG_TOPIC,
+                         r->offset, why ? why : "null key");
+    __atomic_add_fetch(&c->log_records, 1, __ATOMIC_RELAXED);
+    struct txn_meta *m = meta_get(c, id, r->value != NULL);
+    if (!r->value) { /* tombstone */
+        if (m) {
+            meta_remove(c, m);
+            meta_put(c, m);
+        }
+        return 0;
+    }
+    if (!m)
+        return -ENOMEM;
+    struct txn_log_value v;
+    int rc = txn_log_value_decode(r->value, (size_t)r->value_len, &v, &why);
+    if (rc) {
+        meta_put(c, m);
+        return error_set(rc, "%s offset %" PRId64 ": bad value: %s", TXN_LOG_TOPIC, r->offset,
+                         why ? why : rt_strerror(rc));
+    }
+    free(m->v.partitions);
+    m->v = v;
+    m->last_check_ms = v.start_ms;
+    meta_put(c, m);
+    return 0;
+}
+
+static int replay(struct coordinator *c)
+{
+    int64_t offset = 0, end = 0;
+    int rc = rt_list_offsets(c->e, TXN_LOG_TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED,
+                             &offset);
+    if (rc == 0)
+        rc = rt_list_offsets(c->e, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);
+    while (rc == 0 && offset < end) {
+        rt_fetch *f = NULL;
+        rc = rt_fetch_start(c->e, TXN_LOG_TOPIC, 0, offset, 1 << 20, RT_READ_UNCOMMITTED, &f);
+        if (rc)
+            break;
+        struct rt_records it;
+        struct rt_record_view r;
+        rt_records_init(&it, f, offset);
+        int64_t before = offset;
+        while (rc == 0 && (rc = rt_records_next(&it, &r)) == 0) {
+            rc = replay_record(c, &r);
+            offset = r.offset + 1;
+        }
+        if (rc == RT_E_END)
+            rc = 0;
+        if (rc == 0 && offset == before) {
+            /* Only control records (none are written here) or an empty fetch: step over it. */
+            offset = end;
+        }
+        rt_fetch_release(f);
+    }
+    return rc;
+}
+
+int coordinator_open(rt_engine *e, bool create, struct coordinator **out)
+{
+    struct coordinator *c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->e = e;
+    pthread_mutex_init(&c->table_lock, NULL);
+    pthread_mutex_init(&c->timer_lock, NULL);
+    pthread_cond_init(&c->timer_cv, NULL);
+    int rc = 0;
+    if (create) {
+        rc = rt_topic_create(e, TXN_LOG_TOPIC, 1);
+        if (rc == RT_E_TOPIC_ALREADY_EXISTS)
+            rc = 0;
+    }
+    if (rc == 0) {
+        c->log = engine_partition(e, TXN_LOG_TOPIC, 0);
+        if (!c->log)
+            rc = RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    if (rc == 0)
+        rc = replay(c);
+    /* C2: finish every transaction a crash left between its phases. */
+    for (uint32_t b = 0; rc == 0 && b < COORD_BUCKETS; b++) {
+        for (struct txn_meta *m = c->buckets[b]; rc == 0 && m; m = m->next) {
+            pthread_mutex_lock(&m->lock);
+            if (m->v.state == TXN_PREPARE_EPOCH_FENCE) {
+                struct txn_log_value next = m->v;
+                next.state = TXN_PREPARE_ABORT;
+                rc = transition(c, m, &next);
+            }
+            if (rc == 0 && is_prepare(m->v.state))
+                rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+            pthread_mutex_unlock(&m->lock);
+        }
+    }
+    if (rc == 0) {
+        rc = -pthread_create(&c->timer, NULL, timer_main, c);
+        c->timer_running = rc == 0;
+    }
+    if (rc) {
+        coordinator_close(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void coordinator_close(struct coordinator *c)
+{
+    if (!c)
+        return;
+    if (c->timer_running) {
+        pthread_mutex_lock(&c->timer_lock);
+        c->stopping = true;
+        pthread_cond_broadcast(&c->timer_cv);
+        pthread_mutex_unlock(&c->timer_lock);
+        pthread_join(c->timer, NULL);
+    }
+    for (uint32_t b = 0; b < COORD_BUCKETS; b++) {
+        struct txn_meta *m = c->buckets[b];
+        while (m) {
+            struct txn_meta *next = m->next;
+            meta_free(m);
+            m = next;
+        }
+    }
+    pthread_mutex_destroy(&c->table_lock);
+    pthread_mutex_destroy(&c->timer_lock);
+    pthread_cond_destroy(&c->timer_cv);
+    free(c);
+}
