@@ -1,12 +1,12 @@
 /*
  * cmd_dump.c — `ringtail dump FILE...`: a readable listing of the files in a data directory.
  *
- * One function per file kind, chosen by name in `kinds[]`; adding a kind (.txnindex and
- * .snapshot are next) is one function and one table row. Each file is mapped read-only and
- * treated as untrusted: only batch.h's validated accessors and the index/meta checkers read it,
- * every length is checked before use. Damage is printed in place as "!! FILE: offset N: what",
- * counted, and makes the exit status 1; the listing goes on wherever the next position is still
- * known (a batch with a bad CRC but a sane length is skipped over; a bad length ends the file).
+ * One function per file kind, chosen by name in `kinds[]`; adding a kind is one function and
+ * one table row. Each file is mapped read-only and treated as untrusted: only batch.h's
+ * validated accessors and the index/meta checkers read it, every length is checked before use.
+ * Damage is printed in place as "!! FILE: offset N: what", counted, and makes the exit status 1;
+ * the listing goes on wherever the next position is still known (a batch with a bad CRC but a
+ * sane length is skipped over; a bad length ends the file).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +26,7 @@
 #include "index/offset_index.h"
 #include "index/producer_snapshot.h"
 #include "index/time_index.h"
+#include "index/txn_index.h"
 #include "meta.h"
 #include "producer_registry.h"
 
@@ -349,17 +350,50 @@ static int dump_producers(struct dump_file *f)
     } else {
         printf("producer ids handed out below %" PRId64 "\n", block_end);
         for (uint32_t i = 0; i < n; i++)
-            printf("name %s producer %" PRId64 " epoch %d\n", names[i].name,
-                   names[i].producer_id, names[i].epoch);
+            printf("name %s producer %" PRId64 " epoch %d\n", names[i].name, names[i].producer_id,
+                   names[i].epoch);
     }
     free(names);
     printf("%s: %u problem%s\n", f->path, f->problems, f->problems == 1 ? "" : "s");
     return 0;
 }
 
-static int dump_unsupported(struct dump_file *f)
+/* ---- .txnindex ------------------------------------------------------------------------- */
+
+/* Every whole entry as stored (Kafka's AbortedTxn: absolute offsets), then txn_index_check's
+ * verdict (X1-X8, docs/format.md §E.2) at the first bad entry. Entries after a bad one are
+ * still listed: the file is not preallocated, so each is what some append wrote. */
+static int dump_txn_index(struct dump_file *f)
 {
-    printf("%s: %zu bytes; format not yet supported by dump\n", f->path, f->len);
+    printf("%s: aborted-transaction index, %zu bytes%s\n", f->path, f->len,
+           f->base_offset >= 0 ? "" : " (no base offset in the file name: taken as 0)");
+    size_t entries = f->len / TXN_INDEX_ENTRY_BYTES;
+    for (size_t i = 0; i < entries; i++) {
+        const uint8_t *e = f->buf + i * TXN_INDEX_ENTRY_BYTES;
+        int16_t version = (int16_t)be16_load(e);
+        printf("entry %zu: producer %" PRId64 " firstOffset %" PRId64 " lastOffset %" PRId64
+               " lastStableOffset %" PRId64,
+               i, (int64_t)be64_load(e + 2), (int64_t)be64_load(e + 10), (int64_t)be64_load(e + 18),
+               (int64_t)be64_load(e + 26));
+        if (version != TXN_INDEX_VERSION)
+            printf(" version %d", version);
+        putchar('\n');
+    }
+    const char *why = NULL;
+    uint32_t bad = 0;
+    int64_t base = f->base_offset >= 0 ? f->base_offset : 0;
+    if (txn_index_check(f->buf, f->len, base, &why, &bad) != 0)
+        problem(f, (uint64_t)bad * TXN_INDEX_ENTRY_BYTES, "entry %" PRIu32 ": %s", bad,
+                why ? why : "invalid");
+    else
+        bad = (uint32_t)entries;
+    /* The check names only the first problem; a torn tail after an earlier bad entry too. */
+    if (f->len % TXN_INDEX_ENTRY_BYTES && bad < entries)
+        problem(f, entries * TXN_INDEX_ENTRY_BYTES,
+                "%zu trailing bytes: a partial entry (torn append)",
+                f->len % TXN_INDEX_ENTRY_BYTES);
+    printf("%s: %zu entr%s, %u problem%s\n", f->path, entries, entries == 1 ? "y" : "ies",
+           f->problems, f->problems == 1 ? "" : "s");
     return 0;
 }
 
@@ -371,9 +405,12 @@ struct dump_kind {
 };
 
 static const struct dump_kind kinds[] = {
-    {"/" META_FILE, dump_meta},      {".log", dump_log},
-    {".timeindex", dump_time_index}, {".index", dump_offset_index},
-    {".txnindex", dump_unsupported}, {".snapshot", dump_snapshot},
+    {"/" META_FILE, dump_meta},
+    {".log", dump_log},
+    {".timeindex", dump_time_index},
+    {".index", dump_offset_index},
+    {".txnindex", dump_txn_index},
+    {".snapshot", dump_snapshot},
     {"/" PRODUCER_REGISTRY_FILE, dump_producers},
 };
 
@@ -423,7 +460,8 @@ static void dump_usage(FILE *out)
                  "  ringtail.meta  the topic catalogue\n"
                  "  *.snapshot     producer-state snapshot entries\n"
                  "  producers.meta the producer-id block and named producers\n"
-                 "  *.txnindex     format not yet supported\n"
+                 "  *.txnindex     aborted transactions: producer, firstOffset, lastOffset\n"
+                 "                 (the ABORT marker) and lastStableOffset, as absolute offsets\n"
                  "\n"
                  "  --no-records   list batches only\n"
                  "\n"
