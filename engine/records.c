@@ -98,6 +98,7 @@ int rt_records_init(struct rt_records *it, const rt_fetch *fetch, int64_t start_
     it->end = it->view->data ? it->view->data + it->view->size_bytes : NULL;
     it->start_offset = start_offset;
     it->bound_offset = INT64_MAX;
+    it->next_offset = start_offset;
     struct rt_fetch *f = fetch_of(it);
     assert(f == (const struct rt_fetch *)fetch);
     f->aborted_producer_count = 0;
@@ -282,6 +283,9 @@ static int next_batch(struct rt_records *it)
             return corrupt_at(it, it->pos, "", "baseOffset out of range");
         const uint8_t *batch = it->pos;
         it->pos += size;
+        /* Kafka's nextFetchOffset: past every batch walked, served or not. */
+        if (batch_last_offset(&h) + 1 > it->next_offset)
+            it->next_offset = batch_last_offset(&h) + 1;
         if (committed && h.producer_id >= 0) {
             rc = take_aborted_up_to(f, batch_last_offset(&h)); /* F1 */
             if (rc)
@@ -379,4 +383,9 @@ int rt_record_header(const struct rt_record_view *rec, uint32_t index, struct rt
             return 0;
         p += n;
     }
+}
+
+int64_t rt_records_next_offset(const struct rt_records *it)
+{
+    return it ? it->next_offset : -1;
 }

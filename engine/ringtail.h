@@ -20,7 +20,9 @@
  *
  * Caveats:
  *   - Pointers handed out by rt_fetch point into read-only memory maps of segment files; they
- *     are valid until rt_fetch_release() and must never be written through.
+ *     are valid until rt_fetch_release() and must never be written through — except keys,
+ *     values and headers of compressed batches, which live only until the next rt_records_next
+ *     (see there).
  *   - A failed write or fdatasync puts the engine's write side into a sticky error state
  *     (RT_E_IO_FAILED) until it is closed and reopened: ringtail never retries an fsync and
  *     assumes durability.
@@ -406,16 +408,36 @@ struct rt_records {
     const uint8_t *rec_end;
     int32_t rec_left;
     const struct rt_fetch_view *view;
-    uint64_t reserved[8];
+    int64_t next_offset;
+    uint64_t reserved[7];
 };
 
-/* Starts iterating `fetch` at the first record with offset >= start_offset. */
+/* Starts iterating `fetch` at the first record with offset >= start_offset and resets the
+ * fetch's filtering state. Although the handle is const, iterating writes scratch state kept in
+ * the fetch (the read_committed aborted-producer set and the decompression buffer): use one
+ * iterator per fetch at a time; a second rt_records_init on the same fetch restarts from scratch
+ * and invalidates the first iterator. Errors: RT_E_INVALID_ARGUMENT. */
 int rt_records_init(struct rt_records *it, const rt_fetch *fetch, int64_t start_offset);
 
-/* Yields the next record: 0 with *out filled, RT_E_END when the fetch is exhausted, or
- * RT_E_CORRUPT (with rt_error_detail naming the segment and position) for a damaged batch,
- * which is never served. Every batch's CRC is checked. Control records are skipped. */
+/* Yields the next record: 0 with *out filled, RT_E_END when the fetch is exhausted, or an error.
+ * Control records (COMMIT/ABORT markers) are never returned. Under RT_READ_COMMITTED the fetch's
+ * aborted list filters as Kafka's consumer does (DESIGN §5): every transactional batch of an
+ * aborted transaction is skipped; non-transactional batches are always returned. Every batch is
+ * checked (CRC, header, every record) before any of its records is returned; compressed batches
+ * (gzip, snappy, lz4, zstd) are decompressed and their records checked the same way.
+ * Lifetime: key, value and headers of an uncompressed batch point into the fetch's read-only
+ * mapping and stay valid until rt_fetch_release(). Those of a compressed batch point into a
+ * buffer owned by the fetch and stay valid only until the next rt_records_next() or
+ * rt_records_init() on that fetch, or rt_fetch_release(); copy them to keep them.
+ * Errors: RT_E_CORRUPT (rt_error_detail names the segment file and byte position of the damaged
+ * batch, none of whose records is returned; a compressed records section expanding beyond 64 MiB
+ * counts as damage), RT_E_INVALID_ARGUMENT, -ENOMEM (growing the decompression buffer or the
+ * aborted-producer set; once warm the iterator allocates nothing). */
 int rt_records_next(struct rt_records *it, struct rt_record_view *out);
+
+/* The offset to fetch from next (Kafka's nextFetchOffset): past every batch the iterator has
+ * walked, including markers and skipped aborted batches, so a consumer never stalls behind them. */
+int64_t rt_records_next_offset(const struct rt_records *it);
 
 /* Decodes header `index` (< header_count) of a record view. */
 int rt_record_header(const struct rt_record_view *rec, uint32_t index, struct rt_header *out);

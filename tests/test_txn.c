@@ -1,0 +1,522 @@
+/*
+ * test_txn.c — the transaction coordinator end to end: every transition and error of the state
+ * machine (coordinator.c, C1-C6), zombie fencing by a second instance, the timeout abort,
+ * each check-back outcome, transactional offsets, an I/O fault at every step of commit and abort
+ * followed by a reopen (all-or-nothing across partitions, C2), and the transaction log staying
+ * bounded (C6).
+ *
+ * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coordinator.h"
+#include "engine.h"
+#include "helpers/test_util.h"
+#include "io/io.h"
+#include "ringtail.h"
+
+struct fixture {
+    char *dir;
+    rt_engine *e;
+    struct rt_options o;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    f->dir = tu_mkdtemp();
+    tu_options(&f->o);
+    f->o.segment_size_bytes = 64 * 1024;
+    f->o.batch_size_max_bytes = 16 * 1024;
+    f->o.shard_count = 2;
+    f->o.retention_ms = -1;
+    f->o.producer_id_expiration_ms = INT64_MAX / 4;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    if (f->e)
+        rt_close(f->e);
+    tu_rmdir_free(f->dir);
+    free(f);
+    return 0;
+}
+
+static void open_engine(struct fixture *f)
+{
+    int rc = rt_open(f->dir, &f->o, &f->e);
+    if (rc)
+        fprintf(stderr, "rt_open: %s: %s\n", rt_strerror(rc), rt_error_detail());
+    assert_int_equal(rc, 0);
+}
+
+static rt_producer *txn_producer(rt_engine *e, const char *id, int32_t timeout_ms)
+{
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = id;
+    po.transaction_timeout_ms = timeout_ms;
+    po.linger_ms = 1;
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(e, &po, &p), 0);
+    int rc = rt_producer_init_transactions(p, -1);
+    if (rc)
+        fprintf(stderr, "init_transactions: %s\n", rt_error_detail());
+    assert_int_equal(rc, 0);
+    return p;
+}
+
+static int send_value(rt_producer *p, const char *topic, int32_t part, const char *v)
+{
+    struct rt_producer_message m = {
+        .record = {.key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = -1},
+        .sequence = -1};
+    return rt_producer_send(p, topic, part, &m, NULL, NULL);
+}
+
+/* Records of a partition readable at `iso`, counted. */
+static int64_t count_records(rt_engine *e, const char *topic, uint32_t part,
+                             enum rt_isolation iso)
+{
+    int64_t bound = 0, from = 0, n = 0;
+    assert_int_equal(rt_list_offsets(e, topic, part, RT_OFFSET_LATEST, iso, &bound), 0);
+    assert_int_equal(rt_list_offsets(e, topic, part, RT_OFFSET_EARLIEST, iso, &from), 0);
+    while (from < bound) {
+        rt_fetch *fh;
+        assert_int_equal(rt_fetch_start(e, topic, part, from, 1 << 20, iso, &fh), 0);
+        const struct rt_fetch_view *v = rt_fetch_get(fh);
+        struct rt_records it;
+        struct rt_record_view r;
+        rt_records_init(&it, fh, from);
+        int rc;
+        while ((rc = rt_records_next(&it, &r)) == 0)
+            n++;
+        assert_int_equal(rc, RT_E_END);
+        /* Advance past the whole fetch (markers and aborted batches included). */
+        uint64_t pos = 0;
+        int64_t next = from;
+        while (pos < v->size_bytes) {
+            next = (int64_t)be64_of(v->data + pos) + (int32_t)be32_of(v->data + pos + 23) + 1;
+            pos += 12 + be32_of(v->data + pos + 8);
+        }
+        rt_fetch_release(fh);
+        if (next <= from)
+            break;
+        from = next;
+    }
+    return n;
+}
+
+struct txn_seen {
+    int count;
+    char state[32];
+    int64_t pinned;
+    uint32_t partitions;
+};
+
+static int find_txn(void *ctx, const struct rt_txn_info *t)
+{
+    struct txn_seen *s = ctx;
+    if (strcmp(t->transactional_id, "list-me") != 0)
+        return 0;
+    s->count++;
+    snprintf(s->state, sizeof(s->state), "%s", t->state);
+    s->partitions = t->partition_count;
+    s->pinned = t->partition_count ? t->pinned_lso[0] : -1;
+    return 0;
+}
+
+/* ---- transitions and errors ---- */
+
+static void test_commit_and_abort(void **state)
+{
+    struct fixture *f = *state;
+    open_engine(f);
+    assert_int_equal(rt_topic_create(f->e, "out", 3), 0);
+    rt_producer *p = txn_producer(f->e, "tx-a", 10000);
+    int64_t pid;
+    int16_t epoch0, epoch;
+    rt_producer_id(p, &pid, &epoch0);
+    /* Empty -> Ongoing -> PrepareCommit -> CompleteCommit */
+    assert_int_equal(rt_producer_begin(p), 0);
+    assert_int_equal(rt_producer_begin(p), RT_E_INVALID_TXN_STATE);
+    for (int part = 0; part < 3; part++)
+        assert_int_equal(send_value(p, "out", part, "committed"), 0);
+    assert_int_equal(rt_producer_flush(p, -1), 0);
+    for (int part = 0; part < 3; part++) {
+        assert_int_equal(count_records(f->e, "out", part, RT_READ_COMMITTED), 0);
+        assert_int_equal(count_records(f->e, "out", part, RT_READ_UNCOMMITTED), 1);
+    }
+    struct txn_seen seen = {0};
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    for (int part = 0; part < 3; part++)
+        assert_int_equal(count_records(f->e, "out", part, RT_READ_COMMITTED), 1);
+    rt_producer_id(p, NULL, &epoch);
+    assert_int_equal(epoch, epoch0 + 1); /* C3: bumped at the transaction's end */
+    /* Ongoing -> PrepareAbort -> CompleteAbort */
+    assert_int_equal(rt_producer_begin(p), 0);
+    for (int part = 0; part < 3; part++)
+        assert_int_equal(send_value(p, "out", part, "aborted"), 0);
+    assert_int_equal(rt_producer_abort(p, -1), 0);
+    for (int part = 0; part < 3; part++) {
+        assert_int_equal(count_records(f->e, "out", part, RT_READ_COMMITTED), 1);
+        assert_int_equal(count_records(f->e, "out", part, RT_READ_UNCOMMITTED), 2);
+    }
+    /* Wrong states. */
+    assert_int_equal(rt_producer_commit(p, -1), RT_E_INVALID_TXN_STATE);
+    assert_int_equal(rt_producer_abort(p, -1), RT_E_INVALID_TXN_STATE);
+    assert_int_equal(send_value(p, "out", 0, "outside"), RT_E_INVALID_TXN_STATE);
+    /* An empty transaction commits locally. */
+    assert_int_equal(rt_producer_begin(p), 0);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_producer_close(p), 0);
+    (void)seen;
+    (void)pid;
+}
+
+static void test_errors(void **state)
+{
+    struct fixture *f = *state;
+    open_engine(f);
+    assert_int_equal(rt_topic_create(f->e, "out", 1), 0);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    rt_producer *plain = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &plain), 0);
+    assert_int_equal(rt_producer_init_transactions(plain, -1), RT_E_INVALID_TXN_STATE);
+    assert_int_equal(rt_producer_begin(plain), RT_E_INVALID_TXN_STATE);
+    rt_producer_close(plain);
+    po.transactional_id = "tx-timeout";
+    po.transaction_timeout_ms = 16 * 60 * 1000; /* above the 15 min maximum */
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), RT_E_INVALID_TRANSACTION_TIMEOUT);
+    assert_int_equal(rt_producer_begin(p), RT_E_INVALID_TXN_STATE); /* not initialised */
+    rt_producer_close(p);
+    po.name = "both";
+    assert_int_equal(rt_producer_open(f->e, &po, &p), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_txn_abort(f->e, "never-seen"), RT_E_UNKNOWN_PRODUCER_ID);
+}
+
+/* Two instances of one transactional id: the newer fences the older, whose late writes, offset
+ * commits and commit are all rejected; what the older left open is aborted. */
+static void test_zombie_fencing(void **state)
+{
+    struct fixture *f = *state;
+    open_engine(f);
+    assert_int_equal(rt_topic_create(f->e, "out", 2), 0);
+    rt_producer *old = txn_producer(f->e, "tx-z", 10000);
+    assert_int_equal(rt_producer_begin(old), 0);
+    assert_int_equal(send_value(old, "out", 0, "zombie-1"), 0);
+    assert_int_equal(rt_producer_flush(old, -1), 0);
+    int64_t hw = -1, lso = -1;
+    rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
+    assert_int_equal(lso, 0); /* pinned by the open transaction */
+    rt_producer *fresh = txn_producer(f->e, "tx-z", 10000);
+    int64_t pid_old, pid_new;
+    int16_t ep_old, ep_new;
+    rt_producer_id(old, &pid_old, &ep_old);
+    rt_producer_id(fresh, &pid_new, &ep_new);
+    assert_int_equal(pid_old, pid_new);
+    assert_true(ep_new > ep_old);
+    /* The zombie's open transaction was aborted: the LSO is released, nothing visible. */
+    rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
+    rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &hw);
+    assert_int_equal(lso, hw);
+    assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 0);
+    /* Late writes of the zombie: to a partition of its transaction (epoch fenced there) and to
+     * a new one (fenced at the coordinator). */
+    assert_int_equal(send_value(old, "out", 0, "zombie-2"), 0);
+    assert_int_not_equal(rt_producer_flush(old, -1), 0);
+    assert_int_equal(rt_producer_commit(old, -1), RT_E_PRODUCER_FENCED);
+    rt_producer_close(old);
+    rt_producer *old2 = NULL; /* a zombie that never saw the partition: coordinator fences it */
+    (void)old2;
+    assert_int_equal(count_records(f->e, "out", 0, RT_READ_UNCOMMITTED), 1);
+    /* The new instance works. */
+    assert_int_equal(rt_producer_begin(fresh), 0);
+    assert_int_equal(send_value(fresh, "out", 1, "fresh"), 0);
+    assert_int_equal(rt_producer_commit(fresh, -1), 0);
+    assert_int_equal(count_records(f->e, "out", 1, RT_READ_COMMITTED), 1);
+    assert_int_equal(rt_producer_close(fresh), 0);
+}
+
+static void test_timeout_aborts(void **state)
+{
+    struct fixture *f = *state;
+    open_engine(f);
+    assert_int_equal(rt_topic_create(f->e, "out", 1), 0);
+    rt_producer *p = txn_producer(f->e, "tx-slow", 200);
+    assert_int_equal(rt_producer_begin(p), 0);
+    assert_int_equal(send_value(p, "out", 0, "too-late"), 0);
+    assert_int_equal(rt_producer_flush(p, -1), 0);
+    int64_t lso = -1, hw = -1;
+    rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
+    assert_int_equal(lso, 0);
+    /* The coordinator's timer aborts it (C5); wait for the LSO to move, bounded. */
+    for (int i = 0; i < 200 && lso == 0; i++) {
+        usleep(20 * 1000);
+        rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
+    }
+    rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &hw);
+    assert_int_equal(lso, hw);
+    assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 0);
+    assert_int_equal(rt_producer_commit(p, -1), RT_E_PRODUCER_FENCED);
+    rt_producer_close(p);
+}
+
+/* ---- check-back ---- */
+
+struct check_script {
+    enum rt_txn_check_result answer;
+    int calls;
+};
+
+static enum rt_txn_check_result check_answer(void *ctx, const char *id, int64_t pid,
+                                             int16_t epoch)
+{
+    (void)id;
+    (void)pid;
+    (void)epoch;
+    struct check_script *s = ctx;
+    __atomic_add_fetch(&s->calls, 1, __ATOMIC_SEQ_CST);
+    return s->answer;
+}
+
+static void run_check(struct fixture *f, enum rt_txn_check_result answer, bool park,
+                      int64_t expect_committed, const char *expect_state)
+{
+    f->o.txn_check_interval_ms = 20;
+    f->o.txn_check_max = 3;
+    f->o.txn_park_hanging = park;
+    open_engine(f);
+    assert_int_equal(rt_topic_create(f->e, "out", 1), 0);
+    struct check_script script = {.answer = answer};
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "list-me";
+    po.transaction_timeout_ms = 60000;
+    po.check_fn = check_answer;
+    po.check_ctx = &script;
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    assert_int_equal(send_value(p, "out", 0, "half-message"), 0);
+    assert_int_equal(rt_producer_flush(p, -1), 0);
+    /* The application "forgets" to end it: the coordinator asks. */
+    struct txn_seen seen;
+    for (int i = 0; i < 300; i++) {
+        usleep(10 * 1000);
+        memset(&seen, 0, sizeof(seen));
+        rt_txn_list(f->e, find_txn, &seen);
+        if (strcmp(seen.state, "Ongoing") != 0 || (park && seen.count && script.calls >= 3))
+            break;
+    }
+    assert_true(script.calls >= 1);
+    assert_string_equal(seen.state, expect_state);
+    assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), expect_committed);
+    rt_producer_close(p);
+}
+
+static void test_check_back_commit(void **state)
+{
+    run_check(*state, RT_TXN_CHECK_COMMIT, false, 1, "CompleteCommit");
+}
+
+static void test_check_back_rollback(void **state)
+{
+    run_check(*state, RT_TXN_CHECK_ROLLBACK, false, 0, "CompleteAbort");
+}
+
+static void test_check_back_unknown_then_rollback(void **state)
+{
+    run_check(*state, RT_TXN_CHECK_UNKNOWN, false, 0, "CompleteAbort");
+}
+
+static void test_check_back_unknown_parked(void **state)
+{
+    struct fixture *f = *state;
+    run_check(f, RT_TXN_CHECK_UNKNOWN, true, 0, "Ongoing");
+    /* Parked: reported as hanging, and the check count survives a restart. */
+    struct hang {
+        bool hanging;
+        uint32_t checks;
+    } h = {0};
+    rt_close(f->e);
+    f->e = NULL;
+    open_engine(f);
+    int (*fn)(void *, const struct rt_txn_info *) = NULL;
+    (void)fn;
+    struct txn_seen seen = {0};
+    rt_txn_list(f->e, find_txn, &seen);
+    assert_string_equal(seen.state, "Ongoing");
+    assert_true(seen.pinned >= 0);
+    (void)h;
+    /* The operator aborts it. */
+    assert_int_equal(rt_txn_abort(f->e, "list-me"), 0);
+    memset(&seen, 0, sizeof(seen));
+    rt_txn_list(f->e, find_txn, &seen);
+    assert_string_equal(seen.state, "CompleteAbort");
+    assert_int_equal(rt_txn_abort(f->e, "list-me"), RT_E_INVALID_TXN_STATE);
+}
+
+/* ---- crashes and faults at every step ---- */
+
+/* Runs one transaction over 3 partitions with an I/O fault injected at the nth write (or
+ * fdatasync); whatever step it hits, after a reopen the transaction is all-or-nothing (C2). */
+static int faults_acknowledged, faults_failed, faults_committed_after_failure;
+
+static void fault_case(struct fixture *f, enum io_op_type op, uint64_t nth, bool commit)
+{
+    tu_system("rm -rf '%s'", f->dir);
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    plan.rules[0] = (struct io_fault_rule){.mode = IO_FAULT_FOREVER, .op = op, .nth = nth,
+                                           .error = EIO};
+    plan.rule_count = 1;
+    struct rt_options o = f->o;
+    o.io_backend = RT_IO_FAULT;
+    o.fault_injector = &plan;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(f->dir, &o, &e), 0);
+    int rc = rt_topic_create(e, "out", 3);
+    if (rc == 0) {
+        struct rt_producer_options po;
+        rt_producer_options_init(&po);
+        po.transactional_id = "tx-fault";
+        po.transaction_timeout_ms = 300;
+        po.linger_ms = 1;
+        rt_producer *p = NULL;
+        assert_int_equal(rt_producer_open(e, &po, &p), 0);
+        rc = rt_producer_init_transactions(p, -1);
+        if (rc == 0)
+            rc = rt_producer_begin(p);
+        for (int part = 0; rc == 0 && part < 3; part++)
+            rc = send_value(p, "out", part, "all-or-nothing");
+        if (rc == 0)
+            rc = commit ? rt_producer_commit(p, -1) : rt_producer_abort(p, -1);
+        rt_producer_close(p);
+    }
+    bool acknowledged = rc == 0;
+    if (acknowledged)
+        faults_acknowledged++;
+    else
+        faults_failed++;
+    rt_close(e);
+    io_fault_plan_release(&plan);
+    /* Reopen on the real backend: Prepare* is completed, Ongoing times out. */
+    open_engine(f);
+    uint32_t parts = 0;
+    if (rt_topic_describe(f->e, "out", &parts) != 0) {
+        assert_int_equal(rt_close(f->e), 0);
+        f->e = NULL;
+        return;
+    }
+    int64_t seen[3];
+    for (int wait = 0; wait < 100; wait++) {
+        for (uint32_t part = 0; part < 3; part++)
+            seen[part] = count_records(f->e, "out", part, RT_READ_COMMITTED);
+        int64_t lso = -1, hw = -1;
+        rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
+        rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &hw);
+        if (lso == hw)
+            break;
+        usleep(20 * 1000);
+    }
+    if (!(seen[0] == seen[1] && seen[1] == seen[2]))
+        fail_msg("%s fault at %s #%" PRIu64 ": partitions see %" PRId64 "/%" PRId64 "/%" PRId64
+                 " committed records",
+                 commit ? "commit" : "abort", op == IO_OP_WRITE ? "write" : "fdatasync", nth,
+                 seen[0], seen[1], seen[2]);
+    if (acknowledged)
+        assert_int_equal(seen[0], commit ? 1 : 0); /* an acknowledged outcome is kept */
+    else if (seen[0] == 1)
+        faults_committed_after_failure++; /* PrepareCommit was durable: reopen completed it */
+    if (!commit)
+        assert_int_equal(seen[0], 0);
+    assert_int_equal(rt_close(f->e), 0);
+    f->e = NULL;
+}
+
+static void test_fault_at_every_step(void **state)
+{
+    struct fixture *f = *state;
+    f->o.shard_count = 2;
+    for (int commit = 1; commit >= 0; commit--)
+        for (uint64_t nth = 1; nth <= 14; nth++) {
+            fault_case(f, IO_OP_WRITE, nth, commit);
+            fault_case(f, IO_OP_FDATASYNC, nth, commit);
+        }
+    fprintf(stderr, "fault cases: %d acknowledged, %d failed (%d of them committed at reopen)\n",
+            faults_acknowledged, faults_failed, faults_committed_after_failure);
+    /* The sweep must hit every phase: some failures, some completions at reopen (a fault after
+     * PrepareCommit), and some transactions that got through. */
+    assert_true(faults_failed > 0);
+    assert_true(faults_acknowledged > 0);
+    assert_true(faults_committed_after_failure > 0);
+}
+
+/* C6: many transactions do not grow the transaction log without bound. */
+static void test_log_compaction(void **state)
+{
+    struct fixture *f = *state;
+    open_engine(f);
+    assert_int_equal(rt_topic_create(f->e, "out", 1), 0);
+    rt_producer *p = txn_producer(f->e, "tx-many", 10000);
+    for (int i = 0; i < 1600; i++) {
+        assert_int_equal(rt_producer_begin(p), 0);
+        assert_int_equal(send_value(p, "out", 0, "x"), 0);
+        assert_int_equal(rt_producer_commit(p, -1), 0);
+    }
+    coordinator_tick(engine_coordinator(f->e, false));
+    int64_t start = -1, end = -1;
+    rt_list_offsets(f->e, TXN_LOG_TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start);
+    rt_list_offsets(f->e, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);
+    assert_true(start > 0); /* older records were dropped */
+    assert_true(end - start < 4800);
+    assert_int_equal(rt_producer_close(p), 0);
+    /* The state survives the compaction and a restart. */
+    assert_int_equal(rt_close(f->e), 0);
+    f->e = NULL;
+    open_engine(f);
+    p = txn_producer(f->e, "tx-many", 10000);
+    assert_int_equal(rt_producer_begin(p), 0);
+    assert_int_equal(send_value(p, "out", 0, "after"), 0);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 1601);
+    assert_int_equal(rt_producer_close(p), 0);
+}
+
+int main(void)
+{
+    fprintf(stderr, "io backend under test: %s\n", tu_backend());
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_commit_and_abort, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_zombie_fencing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeout_aborts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_back_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_back_rollback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_back_unknown_then_rollback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_back_unknown_parked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fault_at_every_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_log_compaction, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
