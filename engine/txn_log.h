@@ -7,8 +7,11 @@
  *   value = version i16, producer_id i64, producer_epoch i16, timeout_ms i32, state i8,
  *           partitions (i32 count, -1 = null; each: topic (i16 length + bytes),
  *           partition ids (i32 count + i32 each)), last_update_ms i64, start_ms i64
- *           -- Kafka's value v0 -- and, in ringtail's value version 1 only, check_count i32
- *           and flags i8 (bit 0: hanging), which the check-back needs to survive restarts.
+ *           -- Kafka's value v0 -- and, in ringtail's value version 0x7201 only, check_count
+ *           i32 and flags i8 (bit 0: hanging), which the check-back needs to survive restarts.
+ *           (Not 1: Kafka's own value v1 is a flexible version with different bytes; a Kafka
+ *           broker refuses 0x7201 instead of misreading it.) Validity rules K1-K5, R1-R14 are
+ *           numbered in txn_log.c and docs/format.md §G.
  *
  * A pure codec over caller buffers: decoders treat bytes as untrusted, never read out of
  * bounds, and return RT_E_CORRUPT with a static reason. It never touches the engine.
@@ -57,17 +60,21 @@ struct txn_log_value {
 
 const char *txn_state_name(enum txn_state state);
 
-/* Key: returns 0 with *len_out, -ENOSPC (cap too small) or RT_E_INVALID_ARGUMENT (id empty or
- * longer than TXN_ID_MAX_BYTES). */
+/* Key: returns 0 with *len_out, -ENOSPC (cap too small) or RT_E_INVALID_ARGUMENT (id NULL, empty,
+ * longer than TXN_ID_MAX_BYTES, or not valid UTF-8). */
 int txn_log_key_encode(const char *transactional_id, uint8_t *buf, size_t cap, size_t *len_out);
 /* Decodes a key into id_out (cap >= TXN_ID_MAX_BYTES + 1, NUL-terminated). 0 or RT_E_CORRUPT. */
 int txn_log_key_decode(const uint8_t *buf, size_t len, char *id_out, const char **why);
 
 size_t txn_log_value_size(const struct txn_log_value *v);
-/* Writes value version 1. 0, -ENOSPC or RT_E_INVALID_ARGUMENT (a field out of range). */
+/* Writes value version 0x7201 (partitions null when state is TXN_EMPTY). 0, -ENOSPC,
+ * RT_E_INVALID_ARGUMENT (a field out of range, partitions in state Empty, a repeated pair) or
+ * -ENOMEM (the repeated-pair check sorts). */
 int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap,
                          size_t *len_out);
-/* Reads value version 0 (Kafka) or 1 (ringtail). 0, RT_E_CORRUPT or -ENOMEM. */
+/* Reads value version 0 (Kafka's v0: check_count 0, hanging false) or 0x7201 (ringtail). A
+ * zero-length value is RT_E_CORRUPT: tombstones (null values) are the caller's to recognise.
+ * 0, RT_E_CORRUPT or -ENOMEM; on failure *out holds no allocation. */
 int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *out,
                          const char **why);
 void txn_log_value_free(struct txn_log_value *v);
