@@ -1,0 +1,100 @@
+/*
+ * fuzz_offsets.c — libFuzzer target for the `__consumer_offsets` record codec in
+ * engine/group.c (docs/format.md §H). The first input byte picks the decoder (even: key, odd:
+ * value); the rest is the record's key or value bytes. A decoder must never read outside its
+ * input, and whatever it accepts must re-encode to exactly the same bytes (the layouts have no
+ * optional or padding bytes). The Java hash behind group placement runs over the same bytes
+ * (it must accept any byte string) and the partition it picks must be in range.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "group.h"
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz_offsets: %s:%d: %s\n", __FILE__, __LINE__, #cond);               \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+
+/* group.c's codec (mirrors its structs; kept out of group.h, the coordinator's interface). */
+struct group_offset_key {
+    int16_t version;
+    const uint8_t *group;
+    uint16_t group_len;
+    const uint8_t *topic;
+    uint16_t topic_len;
+    int32_t partition;
+};
+struct group_offset_value {
+    int16_t version;
+    int64_t offset;
+    int32_t leader_epoch;
+    const uint8_t *metadata;
+    uint16_t metadata_len;
+    int64_t commit_timestamp;
+    int64_t expire_timestamp;
+};
+int group_key_decode(const uint8_t *buf, size_t len, struct group_offset_key *out,
+                     const char **why);
+int group_key_encode(const struct group_offset_key *k, uint8_t *buf, size_t cap, size_t *len_out);
+int group_value_decode(const uint8_t *buf, size_t len, struct group_offset_value *out,
+                       const char **why);
+int group_value_encode(const struct group_offset_value *v, uint8_t *buf, size_t cap,
+                       size_t *len_out);
+int32_t group_java_hash(const char *s, size_t len);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    bool value = data[0] & 1;
+    /* A private copy, so ASan catches a read one past the record. */
+    size_t len = size - 1;
+    uint8_t *in = malloc(len ? len : 1);
+    CHECK(in);
+    memcpy(in, data + 1, len);
+    uint8_t *out = malloc(len + 16);
+    CHECK(out);
+    const char *why = NULL;
+    size_t n = 0;
+    if (!value) {
+        struct group_offset_key k;
+        int rc = group_key_decode(in, len, &k, &why);
+        if (rc == 0) {
+            CHECK(k.group >= in && k.group + k.group_len <= in + len);
+            CHECK(group_key_encode(&k, out, len + 16, &n) == 0);
+            CHECK(n == len);
+            CHECK(memcmp(out, in, len) == 0);
+            if (len > 0)
+                CHECK(group_key_encode(&k, out, len - 1, &n) != 0);
+        } else {
+            CHECK(why != NULL);
+        }
+    } else {
+        struct group_offset_value v;
+        int rc = group_value_decode(in, len, &v, &why);
+        if (rc == 0) {
+            CHECK(v.version >= 0 && v.version <= 3);
+            CHECK(group_value_encode(&v, out, len + 16, &n) == 0);
+            CHECK(n == len);
+            CHECK(memcmp(out, in, len) == 0);
+        } else {
+            CHECK(why != NULL);
+        }
+    }
+    (void)group_java_hash((const char *)in, len);
+    char *s = malloc(len + 1);
+    CHECK(s);
+    memcpy(s, in, len);
+    s[len] = '\0';
+    CHECK(group_partition_for(s) < GROUP_OFFSETS_PARTITIONS);
+    free(s);
+    free(out);
+    free(in);
+    return 0;
+}
