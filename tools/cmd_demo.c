@@ -2,11 +2,14 @@
  * cmd_demo.c — `ringtail demo`: a short tour that runs the engine in this process on a scratch
  * data directory and explains each step in one line: topic creation, concurrent keyed appends
  * with group commit, a zero-copy fetch, offsets by timestamp, a clean close and reopen, and a
- * simulated crash whose torn tail recovery cuts off. Later issues add transactions.
+ * simulated crash whose torn tail recovery cuts off, and an exactly-once consume-transform-produce
+ * pipeline that is killed with SIGKILL midway and restarted.
  *
  * The demo only uses the public API (ringtail.h) plus rt_verify_with_counts, and plain file
- * operations for the crash simulation. It owns the scratch directory it makes (removed at the
- * end unless --keep); with --dir it refuses a directory that is not empty.
+ * operations for the crash simulation; the pipeline runs in a forked child (the engine is closed
+ * in the parent while it runs, as only one process may open a directory). It owns the scratch
+ * directory it makes (removed at the end unless --keep); with --dir it refuses a directory that is
+ * not empty.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +37,19 @@
 #define DEMO_APPENDS_PER_THREAD 100
 #define DEMO_RECORDS_PER_APPEND 5
 #define DEMO_TORN_BYTES         64
+#define EOS_IN                  "demo-events"
+#define EOS_OUT                 "demo-events-upper"
+#define EOS_PARTITIONS          2u
+#define EOS_RECORDS             40
+#define EOS_COMMIT_EVERY        5 /* records per transaction */
+#define EOS_KILL_AFTER_COMMITS  3
+#define EOS_OPEN_WHEN_KILLED    2 /* records of the transaction left open by the kill */
+#define EOS_GROUP               "demo-upper"
+#define EOS_TXN_ID              "demo-upper-pipeline"
+#define EOS_SEGMENT_BYTES                                                                          \
+    (4u << 20) /* small preallocation: recovery after the kill                                     \
+                  scans each active segment to its end */
+#define EOS_POLL_MS 200
 
 struct demo {
     char dir[PATH_MAX];
@@ -76,7 +94,9 @@ static void demo_usage(FILE *out)
             "Runs a short, self-explaining tour of the engine in this process: topic\n"
             "creation, keyed appends from %d threads (group commit), a zero-copy fetch,\n"
             "offsets by timestamp, clean close and reopen, and crash recovery of a torn\n"
-            "tail. Each step prints one line.\n"
+            "tail, and an exactly-once consume-transform-produce pipeline (read_committed\n"
+            "consumer, transactional producer with its offsets) killed with SIGKILL midway\n"
+            "and restarted. Each step prints one line.\n"
             "\n"
             "  --dir DIR   use DIR (created if missing; must be empty) instead of a fresh\n"
             "              temporary directory\n"
@@ -195,6 +215,291 @@ static void keep_first(void *ctx, const char *msg)
     struct first_problem *fp = ctx;
     if (fp->count++ == 0)
         snprintf(fp->text, sizeof fp->text, "%s", msg);
+}
+
+/* ---- exactly-once consume-transform-produce ---- */
+
+struct eos_stats {
+    int processed;    /* records read and sent in committed transactions */
+    int transactions; /* committed */
+    int64_t producer_id;
+    int16_t epoch_first;                /* after init_transactions */
+    int64_t resumed_at[EOS_PARTITIONS]; /* positions the consumer started from */
+};
+
+/* Adds the consumer's positions to the open transaction and commits it. */
+static int eos_commit(rt_producer *p, rt_consumer *c)
+{
+    struct rt_offset offs[EOS_PARTITIONS];
+    size_t count = 0;
+    int rc = rt_consumer_positions(c, offs, EOS_PARTITIONS, &count);
+    if (rc == 0)
+        rc = rt_producer_send_offsets(p, EOS_GROUP, offs, count);
+    if (rc == 0)
+        rc = rt_producer_commit(p, -1);
+    if (rc != 0)
+        cli_fail_rt("demo", rc, "commit");
+    return rc;
+}
+
+/* Reads EOS_IN read_committed as group EOS_GROUP, writes each value uppercased to the same
+ * partition of EOS_OUT, and commits the output with the consumer's positions every
+ * EOS_COMMIT_EVERY records, until the input is drained. With kill_fd >= 0 (the child), after
+ * EOS_KILL_AFTER_COMMITS commits it sends EOS_OPEN_WHEN_KILLED more records in a transaction,
+ * flushes them into the log, reports on kill_fd and waits to be killed. */
+static int eos_pipeline(rt_engine *e, int kill_fd, struct eos_stats *st)
+{
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = EOS_TXN_ID;
+    rt_producer *p = NULL;
+    rt_consumer *c = NULL;
+    int rc = rt_producer_open(e, &po, &p);
+    if (rc == 0)
+        rc = rt_producer_init_transactions(p, 60000);
+    if (rc != 0) {
+        cli_fail_rt("demo", rc, "transactional producer '%s'", EOS_TXN_ID);
+        goto out;
+    }
+    rt_producer_id(p, &st->producer_id, &st->epoch_first);
+    struct rt_consumer_options co;
+    rt_consumer_options_init(&co);
+    co.group = EOS_GROUP;
+    co.isolation = RT_READ_COMMITTED;
+    uint32_t parts[EOS_PARTITIONS];
+    for (uint32_t i = 0; i < EOS_PARTITIONS; i++)
+        parts[i] = i;
+    rc = rt_consumer_open(e, &co, &c);
+    if (rc == 0)
+        rc = rt_consumer_assign(c, EOS_IN, parts, EOS_PARTITIONS);
+    for (uint32_t i = 0; rc == 0 && i < EOS_PARTITIONS; i++)
+        rc = rt_consumer_position(c, EOS_IN, i, &st->resumed_at[i]);
+    if (rc != 0) {
+        cli_fail_rt("demo", rc, "consumer of group '%s'", EOS_GROUP);
+        goto out;
+    }
+    int in_txn = 0;
+    for (;;) {
+        struct rt_record_view r;
+        const char *topic = NULL;
+        uint32_t partition = 0;
+        rc = rt_consumer_poll(c, &r, &topic, &partition, EOS_POLL_MS);
+        if (rc == RT_E_END)
+            break;
+        if (rc != 0) {
+            cli_fail_rt("demo", rc, "poll %s", EOS_IN);
+            goto out;
+        }
+        if (in_txn == 0 && (rc = rt_producer_begin(p)) != 0) {
+            cli_fail_rt("demo", rc, "begin");
+            goto out;
+        }
+        char value[64];
+        int32_t n = r.value_len > 0 ? r.value_len : 0;
+        if (n > (int32_t)sizeof value)
+            n = (int32_t)sizeof value;
+        for (int32_t i = 0; i < n; i++) {
+            char ch = (char)r.value[i];
+            value[i] = ch >= 'a' && ch <= 'z' ? (char)(ch - 'a' + 'A') : ch;
+        }
+        struct rt_producer_message m = {.record = {.key = r.key,
+                                                   .key_len = r.key_len,
+                                                   .value = value,
+                                                   .value_len = n,
+                                                   .timestamp_ms = -1},
+                                        .sequence = -1};
+        rc = rt_producer_send(p, EOS_OUT, (int32_t)partition, &m, NULL, NULL);
+        if (rc != 0) {
+            cli_fail_rt("demo", rc, "send to %s", EOS_OUT);
+            goto out;
+        }
+        in_txn++;
+        if (kill_fd >= 0 && st->transactions == EOS_KILL_AFTER_COMMITS &&
+            in_txn == EOS_OPEN_WHEN_KILLED) {
+            rc = rt_producer_flush(p, -1); /* the open transaction's records are in the log */
+            char ready = 'k';
+            if (rc == 0 && write(kill_fd, &ready, 1) == 1)
+                for (;;)
+                    pause(); /* SIGKILL arrives here */
+            cli_fail_rt("demo", rc, "flush before the kill");
+            goto out;
+        }
+        if (in_txn == EOS_COMMIT_EVERY) {
+            if ((rc = eos_commit(p, c)) != 0)
+                goto out;
+            st->processed += in_txn;
+            st->transactions++;
+            in_txn = 0;
+        }
+    }
+    if (in_txn > 0) {
+        if ((rc = eos_commit(p, c)) != 0)
+            goto out;
+        st->processed += in_txn;
+        st->transactions++;
+    }
+    rc = 0;
+out:
+    if (c)
+        rt_consumer_close(c);
+    if (p)
+        rt_producer_close(p);
+    return rc;
+}
+
+/* Counts EOS_OUT's records under `iso`; with `seen` (EOS_RECORDS entries), how often each input
+ * number's uppercased value appears. */
+static int eos_count_output(rt_engine *e, enum rt_isolation iso, int *total, int *seen)
+{
+    struct rt_consumer_options co;
+    rt_consumer_options_init(&co);
+    co.group = NULL;
+    co.isolation = iso;
+    rt_consumer *c = NULL;
+    uint32_t parts[EOS_PARTITIONS];
+    for (uint32_t i = 0; i < EOS_PARTITIONS; i++)
+        parts[i] = i;
+    int rc = rt_consumer_open(e, &co, &c);
+    if (rc == 0)
+        rc = rt_consumer_assign(c, EOS_OUT, parts, EOS_PARTITIONS);
+    *total = 0;
+    while (rc == 0) {
+        struct rt_record_view r;
+        rc = rt_consumer_poll(c, &r, NULL, NULL, EOS_POLL_MS);
+        if (rc != 0)
+            break;
+        (*total)++;
+        int num = -1;
+        char buf[64];
+        int32_t n = r.value_len > 0 && r.value_len < (int32_t)sizeof buf ? r.value_len : 0;
+        memcpy(buf, r.value ? (const void *)r.value : "", (size_t)n);
+        buf[n] = '\0';
+        if (seen && sscanf(buf, "EVENT-%d", &num) == 1 && num >= 0 && num < EOS_RECORDS)
+            seen[num]++;
+    }
+    if (c)
+        rt_consumer_close(c);
+    return rc == RT_E_END ? 0 : rc;
+}
+
+static int run_eos(struct demo *d)
+{
+    struct rt_options opts;
+    rt_options_init(&opts);
+    opts.segment_size_bytes = EOS_SEGMENT_BYTES;
+    int rc = rt_open(d->dir, &opts, &d->engine);
+    if (rc != 0)
+        return fail_rt(d, rc, "rt_open (pipeline)");
+    rc = rt_topic_create(d->engine, EOS_IN, EOS_PARTITIONS);
+    if (rc == 0)
+        rc = rt_topic_create(d->engine, EOS_OUT, EOS_PARTITIONS);
+    if (rc != 0)
+        return fail_rt(d, rc, "rt_topic_create");
+    for (int i = 0; i < EOS_RECORDS; i++) {
+        char key[32], value[32];
+        int kn = snprintf(key, sizeof key, "user-%d", i % 7);
+        int vn = snprintf(value, sizeof value, "event-%d", i);
+        struct rt_record rec = {
+            .key = key, .key_len = kn, .value = value, .value_len = vn, .timestamp_ms = -1};
+        rc = rt_append(d->engine, EOS_IN, (uint32_t)i % EOS_PARTITIONS, &rec, 1, NULL);
+        if (rc != 0)
+            return fail_rt(d, rc, "rt_append (pipeline input)");
+    }
+    rc = rt_close(d->engine);
+    d->engine = NULL;
+    if (rc != 0)
+        return fail_rt(d, rc, "rt_close");
+    say(d,
+        "exactly once: %d records 'event-N' in %s; a pipeline reads them with a read_committed "
+        "consumer of group %s, writes each uppercased to %s and commits every %d records in one "
+        "transaction together with the consumer's offsets (rt_producer_send_offsets)",
+        EOS_RECORDS, EOS_IN, EOS_GROUP, EOS_OUT, EOS_COMMIT_EVERY);
+
+    /* The first instance runs in a child and is killed with a transaction open. */
+    int fds[2];
+    if (pipe(fds) != 0)
+        return cli_fail("demo", "pipe: %s", strerror(errno));
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return cli_fail("demo", "fork: %s", strerror(errno));
+    if (pid == 0) {
+        close(fds[0]);
+        rt_engine *e = NULL;
+        struct eos_stats st = {0};
+        if (rt_open(d->dir, &opts, &e) != 0)
+            _exit(1);
+        eos_pipeline(e, fds[1], &st);
+        _exit(1); /* only reached on an error: the kill never came */
+    }
+    close(fds[1]);
+    char ready = 0;
+    ssize_t got = read(fds[0], &ready, 1);
+    close(fds[0]);
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (got != 1 || !WIFSIGNALED(status))
+        return cli_fail("demo", "the pipeline child failed before the kill (status %d)", status);
+
+    rc = rt_open(d->dir, &opts, &d->engine);
+    if (rc != 0)
+        return fail_rt(d, rc, "rt_open (after the kill)");
+    int uncommitted = 0, committed_before = 0;
+    rc = eos_count_output(d->engine, RT_READ_UNCOMMITTED, &uncommitted, NULL);
+    if (rc == 0)
+        rc = eos_count_output(d->engine, RT_READ_COMMITTED, &committed_before, NULL);
+    if (rc != 0)
+        return fail_rt(d, rc, "counting the output");
+    say(d,
+        "killed the pipeline process with SIGKILL after %d committed transactions, with a "
+        "transaction open: %s holds %d records, of which read_committed readers see %d (the "
+        "open transaction's %d pin the LSO)",
+        EOS_KILL_AFTER_COMMITS, EOS_OUT, uncommitted, committed_before,
+        uncommitted - committed_before);
+
+    struct eos_stats st = {0};
+    rc = eos_pipeline(d->engine, -1, &st);
+    if (rc != 0)
+        return CLI_EXIT_FAIL;
+    say(d,
+        "restarted it: rt_producer_init_transactions fenced the dead instance (producer %" PRId64
+        ", now epoch %d) and aborted its open transaction; the consumer resumed from the "
+        "committed offsets (%s-0 at %" PRId64 ", %s-1 at %" PRId64 ") and the pipeline "
+        "processed the remaining %d records in %d transactions",
+        st.producer_id, (int)st.epoch_first, EOS_IN, st.resumed_at[0], EOS_IN, st.resumed_at[1],
+        st.processed, st.transactions);
+
+    int seen[EOS_RECORDS] = {0};
+    int total = 0, physical = 0;
+    rc = eos_count_output(d->engine, RT_READ_COMMITTED, &total, seen);
+    if (rc == 0)
+        rc = eos_count_output(d->engine, RT_READ_UNCOMMITTED, &physical, NULL);
+    if (rc != 0)
+        return fail_rt(d, rc, "reading the output");
+    int once = 0, missing = 0, dup = 0;
+    for (int i = 0; i < EOS_RECORDS; i++) {
+        if (seen[i] == 1)
+            once++;
+        else if (seen[i] == 0)
+            missing++;
+        else
+            dup++;
+    }
+    bool exact = once == EOS_RECORDS && total == EOS_RECORDS;
+    say(d,
+        "%s: a read_committed read of %s returns %d records and each of the %d inputs exactly "
+        "%s (%d once, %d missing, %d duplicated); the log itself holds %d, the killed "
+        "transaction's records being aborted",
+        exact ? "exactly-once output" : "NOT exactly once", EOS_OUT, total, EOS_RECORDS,
+        exact ? "once" : "once?", once, missing, dup, physical);
+    rc = rt_close(d->engine);
+    d->engine = NULL;
+    if (rc != 0)
+        return fail_rt(d, rc, "rt_close");
+    if (!exact)
+        return cli_fail("demo", "the pipeline's output is not exactly once");
+    return CLI_EXIT_OK;
 }
 
 static int run(struct demo *d)
@@ -403,7 +708,7 @@ static int run(struct demo *d)
         vrc == 0 ? "healthy" : fp.text);
     if (vrc != 0 || hw_rec != hw_after[0])
         return cli_fail("demo", "recovery did not restore a healthy log");
-    return CLI_EXIT_OK;
+    return run_eos(d);
 }
 
 int cmd_demo(int argc, char **argv)

@@ -16,6 +16,15 @@
  * same input after a crash appends every line exactly once (lines the partition already holds
  * are acknowledged as duplicates). One line `acked FIRST..LAST` is printed (and flushed) per
  * acknowledged batch.
+ *
+ * With --txn-id ID the lines go through a transactional producer: rt_producer_init_transactions
+ * (which fences an older instance of ID and aborts what it left open), then one transaction per
+ * --txn-records lines (all lines when not given): rt_producer_begin, the sends, and
+ * rt_producer_commit — or rt_producer_abort with --abort. After each transaction ends the
+ * command prints `committed FIRST..LAST` (or `aborted FIRST..LAST`) with 1-based stdin line
+ * numbers and flushes stdout, so a script reading the output knows what is durable. A failure
+ * inside a transaction aborts it before the command exits, so no LSO is left pinned; a crash
+ * leaves it Ongoing until the next init of ID, its timeout, or `ringtail txn abort`.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -73,6 +82,8 @@ static void produce_usage(FILE *out)
     fprintf(out,
             "usage: ringtail produce DIR TOPIC [-p N] [--key-sep C] [--sync always|interval|none]\n"
             "                        [--batch-records N]\n"
+            "                        [--producer-name NAME | --txn-id ID [--txn-records N]\n"
+            "                         [--abort]]\n"
             "\n"
             "Appends one record per line of standard input to TOPIC. The value is the line\n"
             "without its '\\n' (a '\\r' before it is kept); the record timestamp is now.\n"
@@ -88,6 +99,15 @@ static void produce_usage(FILE *out)
             "                        sequence id being its stdin line number (1-based); prints\n"
             "                        'acked FIRST..LAST' per acknowledged batch. Rerunning the\n"
             "                        same input after a crash stores every line exactly once.\n"
+            "  --txn-id ID           send through the transactional producer ID, in\n"
+            "                        transactions of --txn-records lines; prints\n"
+            "                        'committed FIRST..LAST' (stdin line numbers) once each\n"
+            "                        transaction is committed. Starting ID fences an older\n"
+            "                        instance and aborts what it left open.\n"
+            "  --txn-records N       lines per transaction (1..%u; default: all of stdin)\n"
+            "  --abort               abort each transaction instead of committing it; prints\n"
+            "                        'aborted FIRST..LAST' (read_committed consumers never see\n"
+            "                        these records)\n"
             "\n"
             "Without -p, a keyed record goes where Kafka's default partitioner puts it:\n"
             "toPositive(murmur2(key)) %% partitions. Records without a key fill one partition's\n"
@@ -97,7 +117,7 @@ static void produce_usage(FILE *out)
             "At end of input prints one summary line. A line too long for one batch stops the\n"
             "command with an error naming the line; batches sent before it stay appended.\n"
             "Exit status: 0 success, 1 failure, 2 usage error.\n",
-            BATCH_RECORDS_DEFAULT, BATCH_RECORDS_MAX, BATCH_TARGET_BYTES / 1024u);
+            BATCH_RECORDS_DEFAULT, BATCH_RECORDS_MAX, BATCH_TARGET_BYTES / 1024u, UINT32_MAX);
 }
 
 static int flush_partition(struct producer *pr, uint32_t p)
@@ -228,16 +248,100 @@ static void named_on_batch(void *ctx, int err, int64_t base_offset, uint32_t rec
     fflush(stdout);
 }
 
-static int named_send(struct named_run *run, const char *topic, int32_t partition,
-                      const char *key, int32_t key_len, const char *value, int32_t value_len,
-                      uint64_t line)
+static int named_send(struct named_run *run, const char *topic, int32_t partition, const char *key,
+                      int32_t key_len, const char *value, int32_t value_len, uint64_t line)
 {
-    struct rt_producer_message m = {
-        .record = {.key = key, .key_len = key_len, .value = value, .value_len = value_len,
-                   .timestamp_ms = -1},
-        .sequence = (int64_t)line};
+    struct rt_producer_message m = {.record = {.key = key,
+                                               .key_len = key_len,
+                                               .value = value,
+                                               .value_len = value_len,
+                                               .timestamp_ms = -1},
+                                    .sequence = (int64_t)line};
     /* The record ctx carries the line number to named_on_batch. */
     return rt_producer_send(run->producer, topic, partition, &m, NULL, (void *)(uintptr_t)line);
+}
+
+/* ---- --txn-id: the transactional producer path ---- */
+
+#define TXN_TIMEOUT_WAIT_MS (-1) /* commit and abort wait as long as the disk needs */
+#define TXN_INIT_WAIT_MS    60000
+
+struct txn_run {
+    rt_producer *producer;
+    const char *id;
+    uint32_t records_max; /* lines per transaction; 0 = all of stdin */
+    bool abort;           /* end each transaction with rt_producer_abort */
+    bool open;            /* a transaction is open */
+    uint64_t first_line;  /* of the open transaction */
+    uint64_t last_line;
+    uint64_t in_txn;  /* lines sent in the open transaction */
+    uint64_t ended;   /* transactions committed (or aborted with --abort) */
+    uint64_t records; /* lines in those transactions */
+};
+
+/* Ends the open transaction as asked (commit, or abort with --abort) and reports it. Returns 0
+ * or the engine's code; on a failed commit the caller aborts. */
+static int txn_end(struct txn_run *run)
+{
+    int rc = run->abort ? rt_producer_abort(run->producer, TXN_TIMEOUT_WAIT_MS)
+                        : rt_producer_commit(run->producer, TXN_TIMEOUT_WAIT_MS);
+    if (rc != 0)
+        return rc;
+    run->open = false;
+    run->ended++;
+    run->records += run->in_txn;
+    printf("%s %" PRIu64 "..%" PRIu64 "\n", run->abort ? "aborted" : "committed", run->first_line,
+           run->last_line);
+    fflush(stdout);
+    run->in_txn = 0;
+    return 0;
+}
+
+/* Sends one line inside the current transaction (beginning one if none is open) and ends the
+ * transaction when it holds records_max lines. */
+static int txn_send(struct txn_run *run, const char *topic, int32_t partition, const char *key,
+                    int32_t key_len, const char *value, int32_t value_len, uint64_t line)
+{
+    if (!run->open) {
+        int rc = rt_producer_begin(run->producer);
+        if (rc != 0)
+            return rc;
+        run->open = true;
+        run->first_line = line;
+        run->in_txn = 0;
+    }
+    struct rt_producer_message m = {.record = {.key = key,
+                                               .key_len = key_len,
+                                               .value = value,
+                                               .value_len = value_len,
+                                               .timestamp_ms = -1},
+                                    .sequence = -1};
+    int rc = rt_producer_send(run->producer, topic, partition, &m, NULL, NULL);
+    if (rc != 0)
+        return rc;
+    run->last_line = line;
+    run->in_txn++;
+    if (run->records_max > 0 && run->in_txn >= run->records_max)
+        return txn_end(run);
+    return 0;
+}
+
+/* After a failure: abort the open transaction so it pins no LSO (best effort; a fenced producer
+ * cannot, and the coordinator already ended its transaction). */
+static void txn_abandon(struct txn_run *run)
+{
+    if (!run->open)
+        return;
+    int rc = rt_producer_abort(run->producer, TXN_TIMEOUT_WAIT_MS);
+    if (rc == 0)
+        fprintf(stderr,
+                "ringtail produce: aborted the open transaction of lines %" PRIu64 "..%" PRIu64
+                "\n",
+                run->first_line, run->last_line);
+    else if (run->in_txn > 0)
+        cli_fail_rt("produce", rc, "aborting the transaction of lines %" PRIu64 "..%" PRIu64,
+                    run->first_line, run->last_line);
+    run->open = false;
 }
 
 static bool parse_sep(const char *s, char *out)
@@ -260,6 +364,9 @@ int cmd_produce(int argc, char **argv)
         {"sync", required_argument, NULL, 's'},
         {"batch-records", required_argument, NULL, 'b'},
         {"producer-name", required_argument, NULL, 'n'},
+        {"txn-id", required_argument, NULL, 't'},
+        {"txn-records", required_argument, NULL, 'r'},
+        {"abort", no_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -271,6 +378,10 @@ int cmd_produce(int argc, char **argv)
     char sep = 0;
     uint32_t batch_records = BATCH_RECORDS_DEFAULT;
     const char *producer_name = NULL;
+    const char *txn_id = NULL;
+    uint32_t txn_records = 0;
+    bool txn_records_given = false;
+    bool txn_abort = false;
     int c;
     optind = 0;
     opterr = 0;
@@ -307,6 +418,20 @@ int cmd_produce(int argc, char **argv)
                 return cli_usage("produce", "--producer-name needs 1..249 characters");
             producer_name = optarg;
             break;
+        case 't':
+            if (!*optarg || strlen(optarg) > 1024)
+                return cli_usage("produce", "--txn-id needs 1..1024 bytes");
+            txn_id = optarg;
+            break;
+        case 'r':
+            if (!cli_parse_u32(optarg, 1, UINT32_MAX, &txn_records))
+                return cli_usage("produce", "--txn-records must be 1..%u, not '%s'", UINT32_MAX,
+                                 optarg);
+            txn_records_given = true;
+            break;
+        case 'A':
+            txn_abort = true;
+            break;
         case 'h':
             produce_usage(stdout);
             return CLI_EXIT_OK;
@@ -316,6 +441,13 @@ int cmd_produce(int argc, char **argv)
             return cli_usage("produce", "unknown option %s", argv[optind - 1]);
         }
     }
+    if (txn_id && producer_name)
+        return cli_usage("produce", "--txn-id and --producer-name exclude each other: a "
+                                    "producer is either named or transactional");
+    if (!txn_id && txn_records_given)
+        return cli_usage("produce", "--txn-records needs --txn-id");
+    if (!txn_id && txn_abort)
+        return cli_usage("produce", "--abort needs --txn-id");
     if (argc - optind < 1)
         return cli_usage("produce", "missing DIR");
     if (argc - optind < 2)
@@ -357,7 +489,28 @@ int cmd_produce(int argc, char **argv)
         pr.pending[p].estimate_bytes = BATCH_HEADER_BYTES;
 
     struct named_run run = {0};
-    if (producer_name) {
+    struct txn_run txn = {.id = txn_id, .records_max = txn_records, .abort = txn_abort};
+    if (txn_id) {
+        struct rt_producer_options po;
+        rt_producer_options_init(&po);
+        po.transactional_id = txn_id;
+        rc = rt_producer_open(pr.engine, &po, &txn.producer);
+        if (rc == 0) {
+            rc = rt_producer_init_transactions(txn.producer, TXN_INIT_WAIT_MS);
+            if (rc != 0) {
+                cli_fail_rt("produce", rc, "initialising transactional id '%s' in %s", txn_id, dir);
+                rt_producer_close(txn.producer);
+                free(pr.pending);
+                rt_close(pr.engine);
+                return CLI_EXIT_FAIL;
+            }
+        } else {
+            cli_fail_rt("produce", rc, "opening transactional producer '%s' in %s", txn_id, dir);
+            free(pr.pending);
+            rt_close(pr.engine);
+            return CLI_EXIT_FAIL;
+        }
+    } else if (producer_name) {
         struct rt_producer_options po;
         rt_producer_options_init(&po);
         po.name = producer_name;
@@ -409,9 +562,23 @@ int cmd_produce(int argc, char **argv)
                               line_no, rec_len, record_max_bytes, pr.batch_size_max_bytes);
             break;
         }
+        if (txn.producer) {
+            rc = txn_send(&txn, topic, fixed ? (int32_t)fixed_partition : -1, key, key_len, value,
+                          (int32_t)value_len, line_no);
+            if (rc != 0) {
+                if (txn.open && txn.in_txn > 0 && txn.last_line == line_no)
+                    result = cli_fail_rt(
+                        "produce", rc, "%s the transaction of stdin lines %" PRIu64 "..%" PRIu64,
+                        txn.abort ? "aborting" : "committing", txn.first_line, txn.last_line);
+                else
+                    result = cli_fail_rt("produce", rc, "stdin line %" PRIu64, line_no);
+                break;
+            }
+            continue;
+        }
         if (run.producer) {
-            rc = named_send(&run, topic, fixed ? (int32_t)fixed_partition : -1, key, key_len,
-                            value, (int32_t)value_len, line_no);
+            rc = named_send(&run, topic, fixed ? (int32_t)fixed_partition : -1, key, key_len, value,
+                            (int32_t)value_len, line_no);
             if (rc != 0) {
                 result = cli_fail_rt("produce", rc, "stdin line %" PRIu64, line_no);
                 break;
@@ -435,6 +602,21 @@ int cmd_produce(int argc, char **argv)
     }
     if (result == CLI_EXIT_OK && ferror(stdin))
         result = cli_fail("produce", "reading stdin: %s", strerror(errno));
+    if (txn.producer) {
+        if (result == CLI_EXIT_OK && txn.open) {
+            rc = txn_end(&txn);
+            if (rc != 0)
+                result = cli_fail_rt(
+                    "produce", rc, "%s the transaction of stdin lines %" PRIu64 "..%" PRIu64,
+                    txn.abort ? "aborting" : "committing", txn.first_line, txn.last_line);
+        }
+        txn_abandon(&txn);
+        rc = rt_producer_close(txn.producer);
+        if (rc != 0 && result == CLI_EXIT_OK)
+            result = cli_fail_rt("produce", rc, "transactional producer '%s'", txn_id);
+        pr.records = txn.records;
+        pr.batches = txn.ended;
+    }
     if (run.producer) {
         rc = rt_producer_close(run.producer);
         if (rc == 0 && run.error)
@@ -444,7 +626,7 @@ int cmd_produce(int argc, char **argv)
         pr.records = run.acked - run.duplicates;
         pr.batches = run.batches;
     }
-    if (result == CLI_EXIT_OK && !run.producer) {
+    if (result == CLI_EXIT_OK && !run.producer && !txn.producer) {
         for (uint32_t p = 0; p < pr.partitions; p++) {
             if (flush_partition(&pr, p) != 0) {
                 result = CLI_EXIT_FAIL;
@@ -463,7 +645,12 @@ int cmd_produce(int argc, char **argv)
     if (result == CLI_EXIT_OK && close_ex != CLI_EXIT_OK)
         result = close_ex;
 
-    if (result == CLI_EXIT_OK && run.producer)
+    if (result == CLI_EXIT_OK && txn.producer)
+        printf("%s %" PRIu64 " record%s to %s in %" PRIu64 " transaction%s as transactional id "
+               "'%s'\n",
+               txn.abort ? "aborted" : "committed", pr.records, pr.records == 1 ? "" : "s", topic,
+               txn.ended, txn.ended == 1 ? "" : "s", txn_id);
+    else if (result == CLI_EXIT_OK && run.producer)
         printf("produced %" PRIu64 " new record%s to %s as producer '%s' (%" PRIu64
                " duplicate%s acknowledged, not appended)\n",
                pr.records, pr.records == 1 ? "" : "s", topic, producer_name, run.duplicates,
@@ -479,7 +666,13 @@ int cmd_produce(int argc, char **argv)
                    " batch%s\n",
                    pr.records, pr.records == 1 ? "" : "s", topic, pr.partitions,
                    pr.partitions == 1 ? "" : "s", pr.batches, pr.batches == 1 ? "" : "es");
-    } else if (pr.records > 0) {
+    } else if (txn.producer && txn.ended > 0) {
+        fprintf(stderr,
+                "ringtail produce: %" PRIu64 " transaction%s (%" PRIu64 " record%s) were %s "
+                "before the error\n",
+                txn.ended, txn.ended == 1 ? "" : "s", pr.records, pr.records == 1 ? "" : "s",
+                txn.abort ? "aborted" : "committed");
+    } else if (pr.records > 0 && !txn.producer) {
         fprintf(stderr,
                 "ringtail produce: %" PRIu64 " record%s in %" PRIu64
                 " batch%s were appended before the error\n",

@@ -12,6 +12,7 @@ static const struct cli_command commands[] = {
     {"topic", "create and list topics", cmd_topic},
     {"produce", "append stdin lines as records", cmd_produce},
     {"consume", "print records of a topic", cmd_consume},
+    {"txn", "list open transactions; abort a hanging one", cmd_txn},
     {"dump", "list the contents of .log, .index, .timeindex and ringtail.meta files", cmd_dump},
     {"verify", "check every CRC, index and invariant of a closed data directory", cmd_verify},
     {"demo", "a short, self-explaining tour of the engine", cmd_demo},
