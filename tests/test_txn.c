@@ -503,6 +503,116 @@ static void test_log_compaction(void **state)
     assert_int_equal(rt_producer_close(p), 0);
 }
 
+/* Consume-transform-produce from 3 input to 3 output partitions with random aborts and
+ * restarts (mid-transaction ones included): the output equals the input exactly once, and the
+ * group's committed offsets always match the output (they commit in the same transactions). */
+static void test_consume_transform_produce(void **state)
+{
+    struct fixture *f = *state;
+    enum { PER_PARTITION = 200 };
+    open_engine(f);
+    assert_int_equal(rt_topic_create(f->e, "in", 3), 0);
+    assert_int_equal(rt_topic_create(f->e, "out", 3), 0);
+    for (uint32_t part = 0; part < 3; part++)
+        for (int o = 0; o < PER_PARTITION; o++) {
+            char v[32];
+            snprintf(v, sizeof(v), "in-%u-%d", part, o);
+            struct rt_record r = {.key_len = -1, .value = v, .value_len = (int32_t)strlen(v),
+                                  .timestamp_ms = -1};
+            assert_int_equal(rt_append(f->e, "in", part, &r, 1, NULL), 0);
+        }
+    unsigned seed = 4242;
+    int restarts = 0, aborts = 0, commits = 0;
+    bool done = false;
+    while (!done) {
+        /* As a Kafka application does: init the producer first (it aborts what the previous
+         * incarnation left open, releasing its pending offsets), then position the consumer. */
+        rt_producer *p = txn_producer(f->e, "ctp", 10000);
+        struct rt_consumer_options co;
+        rt_consumer_options_init(&co);
+        co.group = "ctp";
+        co.isolation = RT_READ_COMMITTED;
+        rt_consumer *c = NULL;
+        assert_int_equal(rt_consumer_open(f->e, &co, &c), 0);
+        uint32_t parts[3] = {0, 1, 2};
+        int rc = rt_consumer_assign(c, "in", parts, 3);
+        if (rc)
+            fprintf(stderr, "assign: %s\n", rt_error_detail());
+        assert_int_equal(rc, 0);
+        for (int round = 0; round < 40; round++) {
+            assert_int_equal(rt_producer_begin(p), 0);
+            int want = 1 + (int)(rand_r(&seed) % 25), got = 0;
+            struct rt_record_view r;
+            const char *topic;
+            uint32_t part;
+            while (got < want && rt_consumer_poll(c, &r, &topic, &part, 0) == 0) {
+                char v[48];
+                snprintf(v, sizeof(v), "OUT:%.*s", r.value_len, (const char *)r.value);
+                assert_int_equal(send_value(p, "out", (int32_t)part, v), 0);
+                got++;
+            }
+            struct rt_offset offs[3];
+            size_t n = 0;
+            assert_int_equal(rt_consumer_positions(c, offs, 3, &n), 0);
+            assert_int_equal(rt_producer_send_offsets(p, "ctp", offs, n), 0);
+            unsigned dice = rand_r(&seed) % 10;
+            if (dice == 0) {
+                restarts++; /* die mid-transaction: the next init aborts it */
+                break;
+            }
+            if (dice <= 2) {
+                assert_int_equal(rt_producer_abort(p, -1), 0);
+                assert_int_equal(rt_consumer_rewind_to_committed(c), 0);
+                aborts++;
+            } else {
+                assert_int_equal(rt_producer_commit(p, -1), 0);
+                commits++;
+                if (got == 0) {
+                    done = true;
+                    break;
+                }
+            }
+        }
+        rt_producer_close(p);
+        rt_consumer_close(c);
+        assert_int_equal(rt_close(f->e), 0);
+        f->e = NULL;
+        open_engine(f);
+    }
+    fprintf(stderr, "ctp: %d commits, %d aborts, %d restarts\n", commits, aborts, restarts);
+    assert_true(aborts > 0 && restarts > 0);
+    /* Exactly once, in order per partition, and the committed offsets equal the output. */
+    for (uint32_t part = 0; part < 3; part++) {
+        int64_t bound = 0, from = 0;
+        int next = 0;
+        rt_list_offsets(f->e, "out", part, RT_OFFSET_LATEST, RT_READ_COMMITTED, &bound);
+        while (from < bound) {
+            rt_fetch *fh;
+            assert_int_equal(rt_fetch_start(f->e, "out", part, from, 1 << 20, RT_READ_COMMITTED,
+                                            &fh), 0);
+            struct rt_records it;
+            struct rt_record_view r;
+            rt_records_init(&it, fh, from);
+            while (rt_records_next(&it, &r) == 0) {
+                char want[48];
+                snprintf(want, sizeof(want), "OUT:in-%u-%d", part, next);
+                if (r.value_len != (int)strlen(want) || memcmp(r.value, want, strlen(want)))
+                    fail_msg("out-%u offset %" PRId64 ": %.*s, expected %s", part, r.offset,
+                             r.value_len, (const char *)r.value, want);
+                next++;
+            }
+            int64_t nf = rt_records_next_offset(&it);
+            rt_fetch_release(fh);
+            assert_true(nf > from);
+            from = nf;
+        }
+        assert_int_equal(next, PER_PARTITION);
+        int64_t committed = -1;
+        assert_int_equal(rt_group_fetch_offsets(f->e, "ctp", "in", part, true, &committed), 0);
+        assert_int_equal(committed, PER_PARTITION);
+    }
+}
+
 int main(void)
 {
     fprintf(stderr, "io backend under test: %s\n", tu_backend());
@@ -517,6 +627,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_check_back_unknown_parked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fault_at_every_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_log_compaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_consume_transform_produce, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
