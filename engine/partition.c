@@ -415,9 +415,6 @@ static int load_producers(struct partition *p, struct partition_recovery *rec)
                   path, bad, why ? why : "unreadable");
         (void)producer_snapshot_remove(p->dir, offsets[k]);
         producer_table_free(&p->producers);
-    free(p->open_txns);
-    p->open_txns = NULL;
-    p->open_txn_count = p->open_txn_capacity = 0;
         rc = producer_table_init(&p->producers, p->cfg.producers_max, p->cfg.is_named,
                                  p->cfg.named_ctx);
         if (rc) {
@@ -545,6 +542,9 @@ int partition_close(struct partition *p, bool seal)
     if (seal && p->active && rc == 0 && p->producers.slots)
         rc = partition_snapshot_producers(p);
     producer_table_free(&p->producers);
+    free(p->open_txns);
+    p->open_txns = NULL;
+    p->open_txn_count = p->open_txn_capacity = 0;
     pthread_mutex_lock(&p->segments_lock);
     for (uint32_t i = 0; i < p->segment_count; i++)
         segment_unref(p->segments[i]);

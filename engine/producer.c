@@ -195,6 +195,7 @@ static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int3
     p->memory_bytes += cap;
     p->outstanding++;
     pp->open = b;
+    pthread_cond_signal(&p->sender_wake); /* its linger deadline may be the nearest */
     return 0;
 }
 

@@ -518,7 +518,8 @@ struct rt_txn_info {
     const int64_t *pinned_lso; /* per partition: the LSO this transaction pins (-1: none) */
 };
 
-/* Calls fn for every transactional id that is not Dead; stops on a non-zero return. */
+/* Calls fn for every transactional id that is not Dead; stops on a non-zero return. fn runs
+ * while that id is locked: it must not call rt_txn_abort or a producer of the same id. */
 int rt_txn_list(rt_engine *engine, int (*fn)(void *ctx, const struct rt_txn_info *txn),
                 void *ctx);
 

@@ -118,6 +118,15 @@ static int preallocate(int fd, uint64_t bytes)
     return ftruncate(fd, (off_t)bytes) == 0 ? 0 : -errno;
 }
 
+/* Index capacity: index_size_max_bytes, but no more than a segment can fill (one entry per
+ * index_interval_bytes of log), since writable indexes reserve their blocks up front. */
+static size_t index_capacity(const struct segment_config *cfg)
+{
+    uint64_t entries = cfg->capacity_bytes / cfg->index_interval_bytes + 2;
+    uint64_t bytes = entries * TIME_INDEX_ENTRY_BYTES; /* the larger of the two entry sizes */
+    return bytes < cfg->index_size_max_bytes ? (size_t)bytes : cfg->index_size_max_bytes;
+}
+
 static int map_log(struct segment *seg, uint64_t bytes)
 {
     if (seg->map) {
@@ -163,13 +172,13 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
         goto err;
     unlink(index_path);
     unlink(time_path);
-    rc = offset_index_open(&seg->oidx, index_path, base_offset, cfg->index_size_max_bytes, true,
+    rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), true,
                            0);
     if (rc) {
         error_set(rc, "%s: cannot create: %s", index_path, strerror(-rc));
         goto err;
     }
-    rc = time_index_open(&seg->tidx, time_path, base_offset, cfg->index_size_max_bytes, true, 0);
+    rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg), true, 0);
     if (rc) {
         error_set(rc, "%s: cannot create: %s", time_path, strerror(-rc));
         goto err;
@@ -267,6 +276,10 @@ int segment_seal(struct segment *seg)
     return 0;
 }
 
+/* A torn write's first bytes (its header) are non-zero, so a window much smaller than a batch
+ * still tells it from preallocated zeros; truncated_bytes is then a lower bound. */
+#define RECOVERY_TAIL_WINDOW_BYTES (2u << 20)
+
 static bool all_zero(const uint8_t *p, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++)
@@ -313,8 +326,14 @@ static int segment_scan(struct segment *seg, uint64_t limit, struct segment_reco
     }
     rec->valid_bytes = pos;
     rec->next_offset = seg->next_offset;
-    if (pos < limit && !all_zero(seg->map + pos, limit - pos)) {
-        uint64_t end = limit;
+    /* Tell a torn write from preallocated zeros by looking at a bounded window after the last
+     * valid batch (a torn batch is at most one batch long; reading a whole preallocated 1 GiB
+     * segment would make every crash recovery slow). Everything after pos is cut and re-zeroed
+     * anyway. */
+    uint64_t window = limit - pos < RECOVERY_TAIL_WINDOW_BYTES ? limit - pos
+                                                               : RECOVERY_TAIL_WINDOW_BYTES;
+    if (pos < limit && !all_zero(seg->map + pos, window)) {
+        uint64_t end = pos + window;
         while (end > pos && seg->map[end - 1] == 0)
             end--;
         rec->truncated_bytes = end - pos;
@@ -375,10 +394,10 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     /* A writable index is reopened at capacity; its live entries are those the clean trim
      * left (file size / entry size). Recovery resets them anyway. */
     bool writable_index = active || recover;
-    rc = offset_index_open(&seg->oidx, index_path, base_offset, cfg->index_size_max_bytes,
+    rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg),
                            writable_index, UINT32_MAX);
     if (rc == 0)
-        rc = time_index_open(&seg->tidx, time_path, base_offset, cfg->index_size_max_bytes,
+        rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg),
                              writable_index, UINT32_MAX);
     if (rc == -EBADMSG || rc == -ENOENT) {
         /* Missing or misshapen index: derived data, rebuild it from the log. */
@@ -389,11 +408,11 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         seg->oidx.fd = seg->tidx.fd = -1;
         unlink(index_path);
         unlink(time_path);
-        rc = offset_index_open(&seg->oidx, index_path, base_offset, cfg->index_size_max_bytes,
+        rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg),
                                true, 0);
         if (rc == 0)
             rc = time_index_open(&seg->tidx, time_path, base_offset,
-                                 cfg->index_size_max_bytes, true, 0);
+                                 index_capacity(cfg), true, 0);
         recover = true;
         writable_index = true;
     }
@@ -450,10 +469,10 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
             unlink(time_path);
             seg->oidx.fd = seg->tidx.fd = -1;
             rc = offset_index_open(&seg->oidx, index_path, base_offset,
-                                   cfg->index_size_max_bytes, true, 0);
+                                   index_capacity(cfg), true, 0);
             if (rc == 0)
                 rc = time_index_open(&seg->tidx, time_path, base_offset,
-                                     cfg->index_size_max_bytes, true, 0);
+                                     index_capacity(cfg), true, 0);
             if (rc)
                 goto err;
             writable_index = true;

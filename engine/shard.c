@@ -38,7 +38,13 @@ int shard_init(struct shard *s, uint32_t id, const struct shard_env *env)
     s->id = id;
     s->env = *env;
     pthread_mutex_init(&s->lock, NULL);
-    pthread_cond_init(&s->has_work, NULL);
+    /* The shard's timed waits are on CLOCK_MONOTONIC (wall-clock jumps must not stall or
+     * spin it): the condition variable must use the same clock. */
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->has_work, &attr);
+    pthread_condattr_destroy(&attr);
     pthread_cond_init(&s->has_room, NULL);
     pthread_cond_init(&s->done, NULL);
     s->iov_capacity = env->request_queue_depth * 2 + 16;

@@ -188,6 +188,13 @@ int time_index_open(struct time_index *idx, const char *path, int64_t base_offse
             rc = -errno;
             goto err_close;
         }
+        /* Reserve the blocks now: a store through the mapping into a hole the file system
+         * cannot fill (ENOSPC) would kill the process with SIGBUS instead of failing here. */
+        if (map_bytes > 0 && fallocate(fd, 0, 0, (off_t)map_bytes) != 0 && errno != EOPNOTSUPP &&
+            errno != ENOSYS) {
+            rc = -errno;
+            goto err_close;
+        }
     }
 
     uint8_t *map = NULL;
