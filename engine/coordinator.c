@@ -7,12 +7,11 @@
  *            init [coordinator_init]                 add partitions [coordinator_add_partitions]
  *   (none) ----------------------------> Empty ------------------------------------> Ongoing
  *                                          ^  ^                                       |   |
- *        CompleteCommit / CompleteAbort ---+  |                 end(commit) [complete]|   |end(abort),
- *              (next add -> Ongoing)          |                                       v   |timeout,
- *                                             |                            PrepareCommit  |check-back
- *                                             |                                  |        v
- *                                             |           markers, then  CompleteCommit  PrepareAbort
- *                                             |                                           |
+ *        CompleteCommit / CompleteAbort ---+  |                 end(commit) [complete]|
+ * |end(abort), (next add -> Ongoing)          |                                       v   |timeout,
+ *                                             |                            PrepareCommit
+ * |check-back |                                  |        v |           markers, then
+ * CompleteCommit  PrepareAbort |                                           |
  *                                             +------------ CompleteAbort <---------------+
  *   Ongoing --(init by a newer instance)--> PrepareEpochFence --> PrepareAbort --> CompleteAbort
  *   Empty/Complete* idle past transactional_id_expiration_ms --> Dead (tombstone; forgotten)
@@ -54,10 +53,10 @@
 #include "fsutil.h"
 #include "group.h"
 
-#define COORD_BUCKETS 1024
-#define COORD_TICK_MS 50
+#define COORD_BUCKETS             1024
+#define COORD_TICK_MS             50
 #define COORD_COMPACT_MIN_RECORDS 4096
-#define COORDINATOR_EPOCH 0 /* one coordinator per data directory, guarded by the lock file */
+#define COORDINATOR_EPOCH         0 /* one coordinator per data directory, guarded by the lock file */
 
 struct txn_meta {
     char id[TXN_ID_MAX_BYTES + 1];
@@ -78,7 +77,7 @@ struct coordinator {
     pthread_mutex_t table_lock;
     struct txn_meta *buckets[COORD_BUCKETS];
     uint32_t live;
-    uint64_t log_records; /* appended since the last compaction (or replayed) */
+    uint64_t log_records;     /* appended since the last compaction (or replayed) */
     rt_txn_check_fn check_fn; /* engine-wide handler */
     void *check_ctx;
     pthread_t timer;
@@ -173,7 +172,9 @@ static int log_write(struct coordinator *c, const char *id, const struct txn_log
         free(value);
         return rc;
     }
-    struct rt_record r = {.key = key, .key_len = (int32_t)key_len, .value = value,
+    struct rt_record r = {.key = key,
+                          .key_len = (int32_t)key_len,
+                          .value = value,
                           .value_len = v ? (int32_t)value_len : -1,
                           .timestamp_ms = fs_now_ms()};
     size_t cap = BATCH_HEADER_BYTES + record_encoded_size(&r, 0, 0);
@@ -449,8 +450,8 @@ int coordinator_add_partitions(struct coordinator *c, const char *id, int64_t pi
     return rc;
 }
 
-int coordinator_end(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
-                    bool commit, int64_t *producer_id_out, int16_t *epoch_out)
+int coordinator_end(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
+                    int64_t *producer_id_out, int16_t *epoch_out)
 {
     struct txn_meta *m = meta_get(c, id, false);
     if (!m)
@@ -515,8 +516,10 @@ int coordinator_abort(struct coordinator *c, const char *id)
     else if (is_prepare(m->v.state))
         rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
     else
-        rc = error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' has no open transaction "
-                                               "(%s)", id, txn_state_name(m->v.state));
+        rc = error_set(RT_E_INVALID_TXN_STATE,
+                       "transactional id '%s' has no open transaction "
+                       "(%s)",
+                       id, txn_state_name(m->v.state));
     pthread_mutex_unlock(&m->lock);
     meta_put(c, m);
     return rc;
@@ -767,8 +770,8 @@ static int replay_record(struct coordinator *c, const struct rt_record_view *r)
 static int replay(struct coordinator *c)
 {
     int64_t offset = 0, end = 0;
-    int rc = rt_list_offsets(c->e, TXN_LOG_TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED,
-                             &offset);
+    int rc =
+        rt_list_offsets(c->e, TXN_LOG_TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &offset);
     if (rc == 0)
         rc = rt_list_offsets(c->e, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);
     while (rc == 0 && offset < end) {

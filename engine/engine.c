@@ -73,15 +73,15 @@ static int options_check(const struct rt_options *o)
           "batch_size_max_bytes must be 78 .. 64 MiB");
     CHECK(o->segment_size_bytes >= o->batch_size_max_bytes,
           "segment_size_bytes must be >= batch_size_max_bytes");
-    CHECK(o->segment_size_bytes <= INT32_MAX, "segment_size_bytes must be < 2 GiB (positions are i32)");
+    CHECK(o->segment_size_bytes <= INT32_MAX,
+          "segment_size_bytes must be < 2 GiB (positions are i32)");
     CHECK(o->index_size_max_bytes >= 4 * 12, "index_size_max_bytes must be >= 48");
     CHECK(o->index_interval_bytes > 0, "index_interval_bytes must be > 0");
     CHECK(o->sync_mode <= RT_SYNC_NONE, "sync_mode");
     CHECK(o->sync_mode != RT_SYNC_INTERVAL || o->sync_interval_ms > 0,
           "sync_interval_ms must be > 0 under RT_SYNC_INTERVAL");
     CHECK(o->io_backend <= RT_IO_FAULT, "io_backend");
-    CHECK(o->io_backend != RT_IO_FAULT || o->fault_injector,
-          "RT_IO_FAULT needs fault_injector");
+    CHECK(o->io_backend != RT_IO_FAULT || o->fault_injector, "RT_IO_FAULT needs fault_injector");
     CHECK(o->io_queue_depth >= 4 && o->io_queue_depth <= 4096, "io_queue_depth must be 4..4096");
     CHECK(o->shard_count <= SHARDS_MAX, "shard_count must be <= 64");
     CHECK(o->request_queue_depth >= 1 && o->request_queue_depth <= (1u << 20),
@@ -336,8 +336,8 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
         goto err_shards;
     }
     if (e->catalogue.count > e->opts.topics_max) {
-        rc = error_set(RT_E_LIMIT, "%s: %u topics exceed topics_max %u", e->dir,
-                       e->catalogue.count, e->opts.topics_max);
+        rc = error_set(RT_E_LIMIT, "%s: %u topics exceed topics_max %u", e->dir, e->catalogue.count,
+                       e->opts.topics_max);
         goto err_shards;
     }
     for (uint32_t i = 0; i < e->catalogue.count; i++) {
@@ -411,8 +411,10 @@ int rt_close(rt_engine *e)
     }
     engine_free(e);
     if (werr)
-        return error_set(RT_E_IO_FAILED, "a write or fdatasync failed while open (%s); the next "
-                                         "open recovers", rt_strerror(werr));
+        return error_set(RT_E_IO_FAILED,
+                         "a write or fdatasync failed while open (%s); the next "
+                         "open recovers",
+                         rt_strerror(werr));
     return rc;
 }
 
@@ -433,8 +435,8 @@ int rt_stats_get(rt_engine *e, struct rt_stats *out)
     out->duplicates = atomic_load_explicit(&e->counters.duplicates, memory_order_relaxed);
     out->producers_expired =
         atomic_load_explicit(&e->counters.producers_expired, memory_order_relaxed);
-    out->snapshots_written = atomic_load_explicit(&e->counters.snapshots_written,
-                                                  memory_order_relaxed);
+    out->snapshots_written =
+        atomic_load_explicit(&e->counters.snapshots_written, memory_order_relaxed);
     out->snapshots_rejected = e->recovery.snapshots_rejected;
     out->shard_count = e->shard_count;
     out->io_backend = shard_backend_name(&e->shards[0]);
@@ -545,8 +547,10 @@ struct partition *engine_partition(rt_engine *e, const char *topic, uint32_t par
         return NULL;
     }
     if (partition >= t->partition_count) {
-        error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "topic '%s' has %u partitions; %u is out of "
-                  "range", topic, t->partition_count, partition);
+        error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION,
+                  "topic '%s' has %u partitions; %u is out of "
+                  "range",
+                  topic, t->partition_count, partition);
         return NULL;
     }
     return &t->partitions[partition];
@@ -563,19 +567,19 @@ int engine_append(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
     if (werr)
         return error_set(RT_E_IO_FAILED, "the write side failed earlier (%s); close and reopen",
                          rt_strerror(werr));
-    struct shard_request req = {.kind = SHARD_REQ_APPEND, .partition = p, .batch = batch,
-                                .len = len, .header = *h};
+    struct shard_request req = {
+        .kind = SHARD_REQ_APPEND, .partition = p, .batch = batch, .len = len, .header = *h};
     int rc = shard_submit(p->shard, &req);
     if (rc) {
         werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
         if (rc == RT_E_IO_FAILED)
-            return error_set(rc, "append to %s failed: %s; the engine's write side is now "
-                                 "failed until reopened", p->dir,
-                             werr ? rt_strerror(werr) : "unknown");
+            return error_set(rc,
+                             "append to %s failed: %s; the engine's write side is now "
+                             "failed until reopened",
+                             p->dir, werr ? rt_strerror(werr) : "unknown");
         if (req.rule)
             return error_set(rc, "append to %s: producer %" PRId64 " epoch %d sequence %d: %s",
-                             p->dir, h->producer_id, h->producer_epoch, h->base_sequence,
-                             req.rule);
+                             p->dir, h->producer_id, h->producer_epoch, h->base_sequence, req.rule);
         return error_set(rc, "append to %s: %s", p->dir, rt_strerror(rc));
     }
     if (base_offset_out)
@@ -627,8 +631,8 @@ static uint8_t *encode_buffer_get(size_t size)
     return b->buf;
 }
 
-int rt_append(rt_engine *e, const char *topic, uint32_t partition,
-              const struct rt_record *records, size_t count, int64_t *base_offset_out)
+int rt_append(rt_engine *e, const char *topic, uint32_t partition, const struct rt_record *records,
+              size_t count, int64_t *base_offset_out)
 {
     error_clear();
     if (!e)
@@ -700,8 +704,10 @@ int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *b
     if (size < 0)
         return error_set(RT_E_CORRUPT, "rt_append_batch: %s", why);
     if ((size_t)size != len)
-        return error_set(RT_E_CORRUPT, "rt_append_batch: batch length field says %" PRId64
-                         " bytes but %zu were given", size, len);
+        return error_set(RT_E_CORRUPT,
+                         "rt_append_batch: batch length field says %" PRId64
+                         " bytes but %zu were given",
+                         size, len);
     int rc = batch_validate(batch, len, e->opts.batch_size_max_bytes, &h, &why);
     if (rc)
         return error_set(rc, "rt_append_batch: %s", why ? why : rt_strerror(rc));
@@ -738,8 +744,7 @@ static int retention_call(struct shard *s, void *arg)
     }
     atomic_fetch_add_explicit(&s->env.counters->segments_deleted, (uint64_t)total,
                               memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->env.counters->producers_expired, expired,
-                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->env.counters->producers_expired, expired, memory_order_relaxed);
     return 0;
 }
 
@@ -788,8 +793,7 @@ static int last_sequence_call(struct shard *s, void *arg)
 {
     (void)s;
     struct last_sequence_call *c = arg;
-    const struct producer_entry *pe = producer_table_find(&c->partition->producers,
-                                                          c->producer_id);
+    const struct producer_entry *pe = producer_table_find(&c->partition->producers, c->producer_id);
     c->sequence = (pe && pe->batch_count) ? pe->batches[pe->batch_count - 1].last_seq : -1;
     return 0;
 }
@@ -907,12 +911,11 @@ int engine_write_markers(rt_engine *e, struct marker_spec *specs, size_t n)
         if (specs[i].result && !first) {
             first = specs[i].result;
             if (slots[i].req.rule)
-                error_set(first, "marker for producer %" PRId64 " on %s: %s",
-                          specs[i].producer_id, slots[i].req.partition->dir,
-                          slots[i].req.rule);
+                error_set(first, "marker for producer %" PRId64 " on %s: %s", specs[i].producer_id,
+                          slots[i].req.partition->dir, slots[i].req.rule);
             else
-                error_set(first, "marker for producer %" PRId64 " on %s: %s",
-                          specs[i].producer_id, slots[i].req.partition->dir, rt_strerror(first));
+                error_set(first, "marker for producer %" PRId64 " on %s: %s", specs[i].producer_id,
+                          slots[i].req.partition->dir, rt_strerror(first));
         }
     }
     free(slots);
@@ -939,8 +942,12 @@ int engine_append_coordinator(rt_engine *e, struct partition *p, uint8_t *batch,
     if (werr)
         return error_set(RT_E_IO_FAILED, "the write side failed earlier (%s); close and reopen",
                          rt_strerror(werr));
-    struct shard_request req = {.kind = SHARD_REQ_APPEND, .partition = p, .batch = batch,
-                                .len = len, .header = h, .coordinator = true};
+    struct shard_request req = {.kind = SHARD_REQ_APPEND,
+                                .partition = p,
+                                .batch = batch,
+                                .len = len,
+                                .header = h,
+                                .coordinator = true};
     rc = shard_submit(p->shard, &req);
     if (rc)
         return error_set(rc, "coordinator append to %s: %s", p->dir,
@@ -1003,8 +1010,12 @@ int engine_append_forced(rt_engine *e, struct partition *p, uint8_t *batch, size
     if (werr)
         return error_set(RT_E_IO_FAILED, "the write side failed earlier (%s); close and reopen",
                          rt_strerror(werr));
-    struct shard_request req = {.kind = SHARD_REQ_APPEND, .partition = p, .batch = batch,
-                                .len = len, .header = h, .coordinator = true,
+    struct shard_request req = {.kind = SHARD_REQ_APPEND,
+                                .partition = p,
+                                .batch = batch,
+                                .len = len,
+                                .header = h,
+                                .coordinator = true,
                                 .force_sync = true};
     rc = shard_submit(p->shard, &req);
     if (rc)
@@ -1088,8 +1099,7 @@ int rt_txn_abort(rt_engine *e, const char *transactional_id)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_abort: NULL argument");
     struct coordinator *c = engine_coordinator(e, false);
     if (!c)
-        return error_set(RT_E_UNKNOWN_PRODUCER_ID, "no transactional id '%s'",
-                         transactional_id);
+        return error_set(RT_E_UNKNOWN_PRODUCER_ID, "no transactional id '%s'", transactional_id);
     return coordinator_abort(c, transactional_id);
 }
 
@@ -1105,8 +1115,8 @@ int rt_group_commit_offsets(rt_engine *e, const char *group, const struct rt_off
     return group_commit(g, group, offsets, count);
 }
 
-int rt_group_fetch_offsets(rt_engine *e, const char *group, const char *topic,
-                           uint32_t partition, bool require_stable, int64_t *offset_out)
+int rt_group_fetch_offsets(rt_engine *e, const char *group, const char *topic, uint32_t partition,
+                           bool require_stable, int64_t *offset_out)
 {
     error_clear();
     if (!e || !group || !topic || !offset_out)

@@ -33,35 +33,47 @@ const char *rt_error_detail(void)
 const char *rt_strerror(int code)
 {
     switch (code) {
-    case RT_OK: return "success";
-    case RT_E_CORRUPT: return "RT_E_CORRUPT: data failed a CRC or structural check";
-    case RT_E_INVALID_ARGUMENT: return "RT_E_INVALID_ARGUMENT: invalid argument";
+    case RT_OK:
+        return "success";
+    case RT_E_CORRUPT:
+        return "RT_E_CORRUPT: data failed a CRC or structural check";
+    case RT_E_INVALID_ARGUMENT:
+        return "RT_E_INVALID_ARGUMENT: invalid argument";
     case RT_E_INVALID_TOPIC:
         return "RT_E_INVALID_TOPIC: topic names are 1-249 characters of [a-zA-Z0-9._-], not '.' "
                "or '..'";
     case RT_E_UNKNOWN_TOPIC_OR_PARTITION:
         return "RT_E_UNKNOWN_TOPIC_OR_PARTITION: no such topic or partition";
-    case RT_E_TOPIC_ALREADY_EXISTS: return "RT_E_TOPIC_ALREADY_EXISTS: topic already exists";
+    case RT_E_TOPIC_ALREADY_EXISTS:
+        return "RT_E_TOPIC_ALREADY_EXISTS: topic already exists";
     case RT_E_DIRECTORY_LOCKED:
         return "RT_E_DIRECTORY_LOCKED: the data directory is open in another process or handle";
-    case RT_E_OFFSET_OUT_OF_RANGE: return "RT_E_OFFSET_OUT_OF_RANGE: offset outside the log";
+    case RT_E_OFFSET_OUT_OF_RANGE:
+        return "RT_E_OFFSET_OUT_OF_RANGE: offset outside the log";
     case RT_E_RECORD_TOO_LARGE:
         return "RT_E_RECORD_TOO_LARGE: batch or record larger than batch_size_max_bytes";
     case RT_E_IO_FAILED:
         return "RT_E_IO_FAILED: an earlier write or fdatasync failed; close and reopen to recover";
-    case RT_E_CLOSED: return "RT_E_CLOSED: the engine is closing or closed";
-    case RT_E_END: return "RT_E_END: no more items";
-    case RT_E_QUEUE_FULL: return "RT_E_QUEUE_FULL: a bounded queue or table is full";
-    case RT_E_LIMIT: return "RT_E_LIMIT: a configured limit was reached";
-    case RT_E_UNSUPPORTED: return "RT_E_UNSUPPORTED: not supported by this build or version";
+    case RT_E_CLOSED:
+        return "RT_E_CLOSED: the engine is closing or closed";
+    case RT_E_END:
+        return "RT_E_END: no more items";
+    case RT_E_QUEUE_FULL:
+        return "RT_E_QUEUE_FULL: a bounded queue or table is full";
+    case RT_E_LIMIT:
+        return "RT_E_LIMIT: a configured limit was reached";
+    case RT_E_UNSUPPORTED:
+        return "RT_E_UNSUPPORTED: not supported by this build or version";
     case RT_E_OUT_OF_ORDER_SEQUENCE:
         return "RT_E_OUT_OF_ORDER_SEQUENCE: sequence number is not the next expected one";
-    case RT_E_DUPLICATE_SEQUENCE: return "RT_E_DUPLICATE_SEQUENCE: duplicate sequence number";
+    case RT_E_DUPLICATE_SEQUENCE:
+        return "RT_E_DUPLICATE_SEQUENCE: duplicate sequence number";
     case RT_E_INVALID_PRODUCER_EPOCH:
         return "RT_E_INVALID_PRODUCER_EPOCH: producer epoch is older than the current one";
     case RT_E_PRODUCER_FENCED:
         return "RT_E_PRODUCER_FENCED: a newer instance with the same id has fenced this producer";
-    case RT_E_UNKNOWN_PRODUCER_ID: return "RT_E_UNKNOWN_PRODUCER_ID: unknown producer id";
+    case RT_E_UNKNOWN_PRODUCER_ID:
+        return "RT_E_UNKNOWN_PRODUCER_ID: unknown producer id";
     case RT_E_INVALID_TXN_STATE:
         return "RT_E_INVALID_TXN_STATE: operation not allowed in the transaction's state";
     case RT_E_CONCURRENT_TRANSACTIONS:
@@ -72,8 +84,10 @@ const char *rt_strerror(int code)
         return "RT_E_UNSTABLE_OFFSET_COMMIT: a transactional offset commit is pending";
     case RT_E_UNSUPPORTED_COMPRESSION:
         return "RT_E_UNSUPPORTED_COMPRESSION: unknown or unsupported compression codec";
-    case RT_E_TIMED_OUT: return "RT_E_TIMED_OUT: timed out";
-    default: break;
+    case RT_E_TIMED_OUT:
+        return "RT_E_TIMED_OUT: timed out";
+    default:
+        break;
     }
     if (code < 0 && code > -4096)
         return strerror(-code);

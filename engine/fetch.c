@@ -19,7 +19,6 @@
 #include "error.h"
 #include "fetch.h"
 
-
 /* The bound a reader at `isolation` may read to, with its segment and position. */
 static void read_bound(const struct partition_watermarks *w, enum rt_isolation isolation,
                        int64_t *offset, int64_t *segment_base, uint64_t *position)
@@ -42,7 +41,6 @@ static uint64_t readable_end(struct segment *seg, int64_t bound_base, uint64_t b
         return bound_pos;
     return atomic_load_explicit(&seg->readable_bytes, memory_order_acquire);
 }
-
 
 /* Last offset of the whole batches in [start, end) of seg (headers were checked by the walk). */
 static int64_t last_offset_of(const struct segment *seg, uint64_t start, uint64_t end)
@@ -72,9 +70,8 @@ static int add_aborted(void *ctx, const struct txn_index_entry *entry)
         f->aborted = a;
         f->aborted_capacity = cap;
     }
-    f->aborted[f->view.aborted_count++] =
-        (struct rt_aborted_txn){.producer_id = entry->producer_id,
-                                .first_offset = entry->first_offset};
+    f->aborted[f->view.aborted_count++] = (struct rt_aborted_txn){
+        .producer_id = entry->producer_id, .first_offset = entry->first_offset};
     return 0;
 }
 
@@ -169,8 +166,7 @@ int rt_fetch_start(rt_engine *e, const char *topic, uint32_t partition, int64_t 
         int64_t size = batch_size_at(seg->map + pos, end - pos, &why);
         if (size < 0) {
             if (pos == start) {
-                rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
-                               why);
+                rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos, why);
                 segment_unref(seg);
                 free(f);
                 return rc;
@@ -215,9 +211,8 @@ void rt_fetch_release(rt_fetch *f)
     free(f);
 }
 
-int fetch_from_bytes(rt_fetch **out, const uint8_t *data, size_t len,
-                     enum rt_isolation isolation, const struct rt_aborted_txn *aborted,
-                     size_t aborted_count)
+int fetch_from_bytes(rt_fetch **out, const uint8_t *data, size_t len, enum rt_isolation isolation,
+                     const struct rt_aborted_txn *aborted, size_t aborted_count)
 {
     struct rt_fetch *f = calloc(1, sizeof(*f));
     if (!f)
@@ -249,7 +244,8 @@ static int64_t first_record_at_or_after(const uint8_t *p, size_t len, int64_t ts
     const char *why = NULL;
     if (batch_validate(p, len, 0, &h, &why) != 0)
         return -1;
-    if ((h.attributes & BATCH_ATTR_COMPRESSION_MASK) != 0 || (h.attributes & BATCH_ATTR_LOG_APPEND_TIME))
+    if ((h.attributes & BATCH_ATTR_COMPRESSION_MASK) != 0 ||
+        (h.attributes & BATCH_ATTR_LOG_APPEND_TIME))
         return h.base_offset;
     const uint8_t *r = p + BATCH_HEADER_BYTES, *end = p + len;
     for (int32_t i = 0; i < h.record_count; i++) {
@@ -274,8 +270,9 @@ int rt_list_offsets(rt_engine *e, const char *topic, uint32_t partition, int64_t
     if (!e || !offset_out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_list_offsets: NULL argument");
     if (spec < RT_OFFSET_EARLIEST)
-        return error_set(RT_E_INVALID_ARGUMENT, "rt_list_offsets: spec %" PRId64
-                         " is neither -2, -1 nor a timestamp", spec);
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_list_offsets: spec %" PRId64 " is neither -2, -1 nor a timestamp",
+                         spec);
     if (isolation != RT_READ_COMMITTED && isolation != RT_READ_UNCOMMITTED)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_list_offsets: unknown isolation");
     struct partition *p = engine_partition(e, topic, partition);
@@ -315,8 +312,8 @@ int rt_list_offsets(rt_engine *e, const char *topic, uint32_t partition, int64_t
                 const char *why = NULL;
                 int64_t size = batch_size_at(seg->map + pos, end - pos, &why);
                 if (size < 0) {
-                    rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path,
-                                   pos, why);
+                    rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
+                                   why);
                     break;
                 }
                 int64_t found = first_record_at_or_after(seg->map + pos, (size_t)size, spec, bound);

@@ -20,7 +20,7 @@ struct segment;
 
 struct rt_fetch {
     struct rt_fetch_view view;
-    struct segment *segment; /* referenced; NULL for an empty or in-memory fetch */
+    struct segment *segment;        /* referenced; NULL for an empty or in-memory fetch */
     struct rt_aborted_txn *aborted; /* view.aborted points here; owned */
     size_t aborted_capacity;
     int64_t *aborted_producers; /* iterator state: producers with an aborted txn in progress */
@@ -32,8 +32,7 @@ struct rt_fetch {
 
 /* A fetch over caller-owned bytes (whole batches), for tests and tools: nothing is referenced;
  * the aborted list is copied. Release with rt_fetch_release. */
-int fetch_from_bytes(rt_fetch **out, const uint8_t *data, size_t len,
-                     enum rt_isolation isolation, const struct rt_aborted_txn *aborted,
-                     size_t aborted_count);
+int fetch_from_bytes(rt_fetch **out, const uint8_t *data, size_t len, enum rt_isolation isolation,
+                     const struct rt_aborted_txn *aborted, size_t aborted_count);
 
 #endif /* RT_FETCH_H */

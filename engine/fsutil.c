@@ -80,8 +80,8 @@ int fs_fsync_dir(const char *dir)
     return rc;
 }
 
-int fs_replace_file(const char *dir, const char *tmp_name, const char *final_name,
-                    const void *buf, size_t len)
+int fs_replace_file(const char *dir, const char *tmp_name, const char *final_name, const void *buf,
+                    size_t len)
 {
     char tmp[4096], fin[4096];
     if (snprintf(tmp, sizeof(tmp), "%s/%s", dir, tmp_name) >= (int)sizeof(tmp) ||

@@ -15,8 +15,8 @@
 int fs_read_file(const char *path, uint8_t **buf_out, size_t *len_out, size_t max_bytes);
 
 /* Writes dir/tmp_name, fdatasyncs it, renames it over dir/final_name and fsyncs dir. */
-int fs_replace_file(const char *dir, const char *tmp_name, const char *final_name,
-                    const void *buf, size_t len);
+int fs_replace_file(const char *dir, const char *tmp_name, const char *final_name, const void *buf,
+                    size_t len);
 
 /* fsync(2) of a directory, so entries created, renamed or removed in it survive a crash. */
 int fs_fsync_dir(const char *dir);

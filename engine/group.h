@@ -19,9 +19,9 @@
 
 #include "ringtail.h"
 
-#define GROUP_OFFSETS_TOPIC "__consumer_offsets"
+#define GROUP_OFFSETS_TOPIC      "__consumer_offsets"
 #define GROUP_OFFSETS_PARTITIONS 4
-#define GROUP_NAME_MAX_BYTES 1024
+#define GROUP_NAME_MAX_BYTES     1024
 
 struct group_manager;
 

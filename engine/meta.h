@@ -21,12 +21,12 @@
 
 #include "ringtail.h"
 
-#define META_FILE "ringtail.meta"
-#define META_TMP_FILE "ringtail.meta.tmp"
-#define META_LOCK_FILE ".lock"
-#define META_CLEAN_FILE ".clean_shutdown"
-#define META_MAGIC 0x52544D44u
-#define META_VERSION 1
+#define META_FILE         "ringtail.meta"
+#define META_TMP_FILE     "ringtail.meta.tmp"
+#define META_LOCK_FILE    ".lock"
+#define META_CLEAN_FILE   ".clean_shutdown"
+#define META_MAGIC        0x52544D44u
+#define META_VERSION      1
 #define META_HEADER_BYTES 14
 
 struct meta_topic {

@@ -1,6 +1,6 @@
 /*
- * murmur2.h — Kafka's key hash and default partitioner, so that producers and `ringtail produce` place keyed
- * records exactly where a Java (or librdkafka "murmur2_random") producer would.
+ * murmur2.h — Kafka's key hash and default partitioner, so that producers and `ringtail produce`
+ * place keyed records exactly where a Java (or librdkafka "murmur2_random") producer would.
  *
  * murmur2() is a bit-for-bit port of org.apache.kafka.common.utils.Utils.murmur2 (MurmurHash2,
  * seed 0x9747b28c, little-endian 4-byte blocks, Java int arithmetic); murmur2_partition() is

@@ -113,8 +113,6 @@ static int list_segments(const char *dir, int64_t **bases_out, uint32_t *count_o
     return 0;
 }
 
-
-
 /* ---- open transactions and the aborted-transaction index ---- */
 
 static int open_txn_add(struct partition *p, int64_t pid, int64_t first_offset,
@@ -134,8 +132,10 @@ static int open_txn_add(struct partition *p, int64_t pid, int64_t first_offset,
         p->open_txns[i] = p->open_txns[i - 1];
         i--;
     }
-    p->open_txns[i] = (struct open_txn){.producer_id = pid, .first_offset = first_offset,
-                                        .segment_base = segment_base, .position = position};
+    p->open_txns[i] = (struct open_txn){.producer_id = pid,
+                                        .first_offset = first_offset,
+                                        .segment_base = segment_base,
+                                        .position = position};
     p->open_txn_count++;
     return 0;
 }
@@ -158,11 +158,10 @@ static struct txn_index_entry abort_entry(const struct partition *p, const struc
                                           int64_t txn_first_offset)
 {
     struct txn_index_entry e = {.producer_id = h->producer_id,
-                                .first_offset = txn_first_offset >= 0 ? txn_first_offset
-                                                                      : h->base_offset,
+                                .first_offset =
+                                    txn_first_offset >= 0 ? txn_first_offset : h->base_offset,
                                 .last_offset = h->base_offset};
-    e.last_stable_offset =
-        p->open_txn_count ? p->open_txns[0].first_offset : h->base_offset + 1;
+    e.last_stable_offset = p->open_txn_count ? p->open_txns[0].first_offset : h->base_offset + 1;
     return e;
 }
 
@@ -176,8 +175,8 @@ static int marker_type_of(const uint8_t *batch, size_t len)
         return -1;
     enum control_type type;
     int32_t coordinator_epoch;
-    if (control_record_parse(rv.key, rv.key_len, rv.value, rv.value_len, &type,
-                             &coordinator_epoch, &why) != 0)
+    if (control_record_parse(rv.key, rv.key_len, rv.value, rv.value_len, &type, &coordinator_epoch,
+                             &why) != 0)
         return -1;
     return (int)type;
 }
@@ -265,8 +264,8 @@ int partition_snapshot_producers(struct partition *p)
     int rc = producer_snapshot_write(p->dir, p->next_offset, x.entries, x.count);
     free(x.entries);
     if (rc)
-        return error_set(rc, "%s/%020" PRId64 ".snapshot: cannot write: %s", p->dir,
-                         p->next_offset, strerror(-rc));
+        return error_set(rc, "%s/%020" PRId64 ".snapshot: cannot write: %s", p->dir, p->next_offset,
+                         strerror(-rc));
     int64_t previous = p->snapshot_offset;
     p->snapshot_offset = p->next_offset;
     p->snapshots_written++;
@@ -299,8 +298,8 @@ static int replay_batch(struct partition *p, struct segment *seg, const struct b
         struct record_view rv;
         const char *why = NULL;
         enum control_type t;
-        if (record_decode(seg->map + pos + BATCH_HEADER_BYTES, seg->map + pos + size, &rv,
-                          &why) > 0)
+        if (record_decode(seg->map + pos + BATCH_HEADER_BYTES, seg->map + pos + size, &rv, &why) >
+            0)
             (void)control_record_parse(rv.key, rv.key_len, rv.value, rv.value_len, &t,
                                        &coordinator_epoch, &why);
     }
@@ -313,8 +312,8 @@ static int replay_batch(struct partition *p, struct segment *seg, const struct b
         struct txn_index_entry e = abort_entry(p, h, txn_first);
         rc = txn_index_append(&seg->txns, &e);
         if (rc)
-            return error_set(rc, "%s: rebuilding the aborted-transaction index: %s",
-                             seg->log_path, strerror(-rc));
+            return error_set(rc, "%s: rebuilding the aborted-transaction index: %s", seg->log_path,
+                             strerror(-rc));
     }
     return 0;
 }
@@ -377,8 +376,8 @@ static int replay_producers(struct partition *p, int64_t from, struct partition_
  * replay) is used instead. */
 static int load_producers(struct partition *p, struct partition_recovery *rec)
 {
-    int rc = producer_table_init(&p->producers, p->cfg.producers_max, p->cfg.is_named,
-                                 p->cfg.named_ctx);
+    int rc =
+        producer_table_init(&p->producers, p->cfg.producers_max, p->cfg.is_named, p->cfg.named_ctx);
     if (rc)
         return rc;
     int64_t log_start = p->segments[0]->base_offset;
@@ -440,8 +439,8 @@ static int load_producers(struct partition *p, struct partition_recovery *rec)
         rebuild_txns_from = from > newest->base_offset ? from : newest->base_offset;
         rc = txn_index_truncate_to(&newest->txns, rebuild_txns_from);
         if (rc)
-            return error_set(rc, "%s: cutting the aborted-transaction index: %s",
-                             newest->log_path, strerror(-rc));
+            return error_set(rc, "%s: cutting the aborted-transaction index: %s", newest->log_path,
+                             strerror(-rc));
     }
     rc = replay_producers(p, from, rec, rebuild_txns_from);
     if (rc)
@@ -489,13 +488,13 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
             if (prev->next_offset != seg->base_offset) {
                 /* L1: offsets are dense across segments. A gap means a sealed segment lost
                  * whole batches; an overlap means a name or a log is wrong. */
-                rc = error_set(RT_E_CORRUPT,
-                               "%s: offset %" PRIu64 ": segment ends at offset %" PRId64
-                               " but the next segment begins at %" PRId64 " (%s)",
-                               prev->log_path, prev->size_bytes, prev->next_offset,
-                               seg->base_offset,
-                               prev->next_offset < seg->base_offset ? "records are missing"
-                                                                    : "segments overlap");
+                rc =
+                    error_set(RT_E_CORRUPT,
+                              "%s: offset %" PRIu64 ": segment ends at offset %" PRId64
+                              " but the next segment begins at %" PRId64 " (%s)",
+                              prev->log_path, prev->size_bytes, prev->next_offset, seg->base_offset,
+                              prev->next_offset < seg->base_offset ? "records are missing"
+                                                                   : "segments overlap");
                 segment_unref(seg);
                 break;
             }

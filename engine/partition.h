@@ -39,10 +39,10 @@ struct open_txn {
 
 struct partition_config {
     struct segment_config segment;
-    int64_t segment_ms;      /* roll by age; <= 0 never */
-    int64_t retention_bytes; /* -1 unlimited */
-    int64_t retention_ms;    /* -1 unlimited */
-    uint32_t producers_max;  /* producer table bound */
+    int64_t segment_ms;         /* roll by age; <= 0 never */
+    int64_t retention_bytes;    /* -1 unlimited */
+    int64_t retention_ms;       /* -1 unlimited */
+    uint32_t producers_max;     /* producer table bound */
     producer_named_fn is_named; /* the engine's named-producer registry */
     void *named_ctx;
 };
@@ -88,10 +88,10 @@ struct partition {
     uint64_t round_bytes;
     uint32_t round_batches;
     bool round_touched;
-    bool round_deferred; /* a request was pushed to the next round; keep order */
-    bool unsynced;       /* written since the last fdatasync (sync=interval) */
-    bool round_force_sync; /* a marker in this round: fdatasync whatever the sync mode */
-    int64_t snapshot_offset; /* newest producer snapshot written or loaded, -1 none */
+    bool round_deferred;        /* a request was pushed to the next round; keep order */
+    bool unsynced;              /* written since the last fdatasync (sync=interval) */
+    bool round_force_sync;      /* a marker in this round: fdatasync whatever the sync mode */
+    int64_t snapshot_offset;    /* newest producer snapshot written or loaded, -1 none */
     struct open_txn *open_txns; /* sorted by first_offset: [0] pins the LSO */
     uint32_t open_txn_count, open_txn_capacity;
     uint32_t snapshots_written;

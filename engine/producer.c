@@ -51,7 +51,7 @@ struct pbatch {
     struct batch_builder b;
     int32_t base_seq;
     int32_t count;
-    int64_t last_seq; /* named producers: the highest sequence id in the batch */
+    int64_t last_seq;  /* named producers: the highest sequence id in the batch */
     int64_t opened_ms; /* monotonic, for linger */
     struct record_cb *cbs;
     uint32_t cbs_cap;
@@ -65,7 +65,7 @@ struct ppart {
     int64_t next_seq; /* the next sequence to assign (contiguous for anonymous producers) */
     int64_t last_seq; /* the last sequence accepted by send (named producers) */
     struct pbatch *open;
-    struct pbatch *ready_head, *ready_tail; /* closed, waiting for an in-flight slot */
+    struct pbatch *ready_head, *ready_tail;   /* closed, waiting for an in-flight slot */
     struct pbatch *flight_head, *flight_tail; /* handed over, in order */
     uint32_t in_flight;
 };
@@ -187,9 +187,8 @@ static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int3
     b->pp = pp;
     b->base_seq = base_seq;
     b->opened_ms = mono_ms();
-    int rc = batch_builder_init(&b->b, b->buf, cap,
-                                p->transactional ? BATCH_ATTR_TRANSACTIONAL : 0, p->producer_id,
-                                p->epoch, base_seq);
+    int rc = batch_builder_init(&b->b, b->buf, cap, p->transactional ? BATCH_ATTR_TRANSACTIONAL : 0,
+                                p->producer_id, p->epoch, base_seq);
     assert(rc == 0);
     (void)rc;
     p->memory_bytes += cap;
@@ -387,8 +386,10 @@ int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt
     else
         rt_producer_options_init(&opts);
     if (opts.max_in_flight < 1 || opts.max_in_flight > 5)
-        return error_set(RT_E_INVALID_ARGUMENT, "max_in_flight must be 1..5 (Kafka's limit for "
-                                                "idempotence), got %u", opts.max_in_flight);
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "max_in_flight must be 1..5 (Kafka's limit for "
+                         "idempotence), got %u",
+                         opts.max_in_flight);
     if (opts.batch_size_bytes < 128 || opts.batch_size_bytes > e->opts.batch_size_max_bytes)
         return error_set(RT_E_INVALID_ARGUMENT, "batch_size_bytes must be 128..%u",
                          e->opts.batch_size_max_bytes);
@@ -530,7 +531,6 @@ static void sticky_advance(struct rt_producer *p, const char *topic)
             p->sticky[i].partition++;
 }
 
-
 /* ---- transactions ---- */
 
 /* Adds a partition to the open transaction (durably at the coordinator) on its first send.
@@ -555,8 +555,8 @@ static int txn_add_partition(struct rt_producer *p, struct partition *part)
     tp.topic[tl] = 0;
     tp.partition = part->id;
     pthread_mutex_unlock(&p->lock);
-    int rc = coordinator_add_partitions(p->coordinator, p->txn_id, p->producer_id, p->epoch, &tp,
-                                        1);
+    int rc =
+        coordinator_add_partitions(p->coordinator, p->txn_id, p->producer_id, p->epoch, &tp, 1);
     pthread_mutex_lock(&p->lock);
     if (rc) {
         if (rc == RT_E_PRODUCER_FENCED || rc == RT_E_INVALID_PRODUCER_EPOCH)
@@ -585,13 +585,13 @@ int rt_producer_init_transactions(rt_producer *p, int32_t timeout_ms)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_init_transactions: NULL producer");
     if (!p->transactional)
         return error_set(RT_E_INVALID_TXN_STATE, "the producer has no transactional_id");
-    int32_t txn_timeout = p->opts.transaction_timeout_ms > 0 ? p->opts.transaction_timeout_ms
-                                                             : 60000;
+    int32_t txn_timeout =
+        p->opts.transaction_timeout_ms > 0 ? p->opts.transaction_timeout_ms : 60000;
     const struct rt_options *o = engine_options(p->e);
     if (txn_timeout > o->transaction_timeout_max_ms)
         return error_set(RT_E_INVALID_TRANSACTION_TIMEOUT,
-                         "transaction_timeout_ms %d exceeds the engine's maximum %d",
-                         txn_timeout, o->transaction_timeout_max_ms);
+                         "transaction_timeout_ms %d exceeds the engine's maximum %d", txn_timeout,
+                         o->transaction_timeout_max_ms);
     (void)timeout_ms;
     int rc = rt_producer_flush(p, -1);
     if (rc && rc != p->sticky_error)
@@ -692,8 +692,8 @@ static int end_txn(rt_producer *p, bool commit, int32_t timeout_ms)
                          rt_strerror(frc));
     int64_t pid;
     int16_t epoch;
-    int rc = coordinator_end(p->coordinator, p->txn_id, p->producer_id, p->epoch, commit, &pid,
-                             &epoch);
+    int rc =
+        coordinator_end(p->coordinator, p->txn_id, p->producer_id, p->epoch, commit, &pid, &epoch);
     pthread_mutex_lock(&p->lock);
     if (rc == 0) {
         adopt_identity(p, pid, epoch); /* C3: the epoch is bumped at every transaction end */
@@ -888,8 +888,7 @@ int rt_producer_flush(rt_producer *p, int32_t timeout_ms)
     int rc = 0;
     while (p->outstanding > 0) {
         if (mono_ms() >= deadline) {
-            rc = error_set(RT_E_TIMED_OUT, "flush: %u batches still outstanding",
-                           p->outstanding);
+            rc = error_set(RT_E_TIMED_OUT, "flush: %u batches still outstanding", p->outstanding);
             break;
         }
         struct timespec ts;

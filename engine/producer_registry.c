@@ -188,8 +188,7 @@ int producer_registry_open_name(struct producer_registry *r, const char *name,
                                 int64_t *producer_id_out, int16_t *epoch_out)
 {
     if (!name || !name_valid((const uint8_t *)name, strlen(name)))
-        return error_set(RT_E_INVALID_ARGUMENT,
-                         "producer names are 1-249 printable characters");
+        return error_set(RT_E_INVALID_ARGUMENT, "producer names are 1-249 printable characters");
     pthread_mutex_lock(&r->lock);
     int rc = 0;
     struct producer_name *n = NULL;

@@ -21,13 +21,13 @@
 
 #include "ringtail.h"
 
-#define PRODUCER_REGISTRY_FILE "producers.meta"
-#define PRODUCER_REGISTRY_TMP "producers.meta.tmp"
-#define PRODUCER_REGISTRY_MAGIC 0x52545052u /* "RTPR" */
-#define PRODUCER_REGISTRY_VERSION 1
+#define PRODUCER_REGISTRY_FILE         "producers.meta"
+#define PRODUCER_REGISTRY_TMP          "producers.meta.tmp"
+#define PRODUCER_REGISTRY_MAGIC        0x52545052u /* "RTPR" */
+#define PRODUCER_REGISTRY_VERSION      1
 #define PRODUCER_REGISTRY_HEADER_BYTES 22
-#define PRODUCER_ID_BLOCK 1000
-#define PRODUCER_NAME_MAX 249
+#define PRODUCER_ID_BLOCK              1000
+#define PRODUCER_NAME_MAX              249
 
 struct producer_name {
     char name[PRODUCER_NAME_MAX + 1];
@@ -38,8 +38,8 @@ struct producer_name {
 struct producer_registry {
     char dir[4096];
     pthread_mutex_t lock;
-    int64_t next_id;       /* next id to hand out */
-    int64_t block_end;     /* persisted: ids below it may have been handed out */
+    int64_t next_id;   /* next id to hand out */
+    int64_t block_end; /* persisted: ids below it may have been handed out */
     struct producer_name *names;
     uint32_t name_count, name_capacity;
 };

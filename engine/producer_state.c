@@ -251,7 +251,8 @@ int producer_table_update(struct producer_table *t, const struct batch_header *h
         if (batch_is_transactional(h) && e->current_txn_first_offset < 0)
             e->current_txn_first_offset = h->base_offset;
         if (e->batch_count == PRODUCER_BATCHES_KEPT) {
-            memmove(e->batches, e->batches + 1, (PRODUCER_BATCHES_KEPT - 1) * sizeof(e->batches[0]));
+            memmove(e->batches, e->batches + 1,
+                    (PRODUCER_BATCHES_KEPT - 1) * sizeof(e->batches[0]));
             e->batch_count--;
         }
         struct producer_batch *b = &e->batches[e->batch_count++];

@@ -45,20 +45,20 @@ extern "C" {
 enum rt_error {
     RT_OK = 0,
     RT_E_FIRST = -10000,
-    RT_E_CORRUPT = -10000,            /* bytes failed a CRC or structural check */
-    RT_E_INVALID_ARGUMENT = -10001,   /* a caller passed a value outside its contract */
-    RT_E_INVALID_TOPIC = -10002,      /* topic name empty, too long, or bad characters */
+    RT_E_CORRUPT = -10000,          /* bytes failed a CRC or structural check */
+    RT_E_INVALID_ARGUMENT = -10001, /* a caller passed a value outside its contract */
+    RT_E_INVALID_TOPIC = -10002,    /* topic name empty, too long, or bad characters */
     RT_E_UNKNOWN_TOPIC_OR_PARTITION = -10003,
     RT_E_TOPIC_ALREADY_EXISTS = -10004,
-    RT_E_DIRECTORY_LOCKED = -10005,   /* another process (or handle) has the directory open */
+    RT_E_DIRECTORY_LOCKED = -10005, /* another process (or handle) has the directory open */
     RT_E_OFFSET_OUT_OF_RANGE = -10006,
-    RT_E_RECORD_TOO_LARGE = -10007,   /* a batch or record larger than the configured maximum */
-    RT_E_IO_FAILED = -10008,          /* sticky: an earlier write/fsync failed; reopen */
-    RT_E_CLOSED = -10009,             /* the engine is closing or closed */
-    RT_E_END = -10010,                /* not an error: an iterator has no more items */
-    RT_E_QUEUE_FULL = -10011,         /* a bounded queue or table is full */
-    RT_E_LIMIT = -10012,              /* a configured limit (topics, partitions) was hit */
-    RT_E_UNSUPPORTED = -10013,        /* a feature this build or format version lacks */
+    RT_E_RECORD_TOO_LARGE = -10007, /* a batch or record larger than the configured maximum */
+    RT_E_IO_FAILED = -10008,        /* sticky: an earlier write/fsync failed; reopen */
+    RT_E_CLOSED = -10009,           /* the engine is closing or closed */
+    RT_E_END = -10010,              /* not an error: an iterator has no more items */
+    RT_E_QUEUE_FULL = -10011,       /* a bounded queue or table is full */
+    RT_E_LIMIT = -10012,            /* a configured limit (topics, partitions) was hit */
+    RT_E_UNSUPPORTED = -10013,      /* a feature this build or format version lacks */
     RT_E_OUT_OF_ORDER_SEQUENCE = -10014,
     RT_E_DUPLICATE_SEQUENCE = -10015,
     RT_E_INVALID_PRODUCER_EPOCH = -10016,
@@ -101,32 +101,33 @@ enum rt_io_backend {
 };
 
 struct rt_options {
-    uint64_t segment_size_bytes;      /* roll when the next batch would not fit (1 GiB) */
-    int64_t segment_ms;               /* roll when the active segment is older (7 days) */
-    uint32_t index_size_max_bytes;    /* offset/time index capacity; roll when full (10 MiB) */
-    uint32_t index_interval_bytes;    /* one offset-index entry per this many log bytes (4096) */
-    int64_t retention_bytes;          /* per partition; -1 = unlimited (default) */
-    int64_t retention_ms;             /* -1 = unlimited; default 7 days */
-    uint32_t batch_size_max_bytes;    /* largest batch accepted (1 MiB + 12, as Kafka) */
-    enum rt_sync_mode sync_mode;      /* RT_SYNC_ALWAYS */
-    uint32_t sync_interval_ms;        /* for RT_SYNC_INTERVAL (1000) */
-    uint64_t sync_interval_bytes;     /* for RT_SYNC_INTERVAL (0 = by time only) */
-    enum rt_io_backend io_backend;    /* RT_IO_AUTO */
-    uint32_t io_queue_depth;          /* io_uring submission queue entries per shard (256) */
-    uint32_t shard_count;             /* writer threads; 0 = one per core, capped (0) */
-    uint32_t request_queue_depth;     /* appends waiting per shard before callers block (1024) */
-    uint32_t topics_max;              /* (1024) */
-    uint32_t partitions_max;          /* per topic (1024) */
-    uint32_t producers_max;           /* producer ids tracked per partition; the least recently
-                                         written one is evicted beyond this (65536) */
+    uint64_t segment_size_bytes;       /* roll when the next batch would not fit (1 GiB) */
+    int64_t segment_ms;                /* roll when the active segment is older (7 days) */
+    uint32_t index_size_max_bytes;     /* offset/time index capacity; roll when full (10 MiB) */
+    uint32_t index_interval_bytes;     /* one offset-index entry per this many log bytes (4096) */
+    int64_t retention_bytes;           /* per partition; -1 = unlimited (default) */
+    int64_t retention_ms;              /* -1 = unlimited; default 7 days */
+    uint32_t batch_size_max_bytes;     /* largest batch accepted (1 MiB + 12, as Kafka) */
+    enum rt_sync_mode sync_mode;       /* RT_SYNC_ALWAYS */
+    uint32_t sync_interval_ms;         /* for RT_SYNC_INTERVAL (1000) */
+    uint64_t sync_interval_bytes;      /* for RT_SYNC_INTERVAL (0 = by time only) */
+    enum rt_io_backend io_backend;     /* RT_IO_AUTO */
+    uint32_t io_queue_depth;           /* io_uring submission queue entries per shard (256) */
+    uint32_t shard_count;              /* writer threads; 0 = one per core, capped (0) */
+    uint32_t request_queue_depth;      /* appends waiting per shard before callers block (1024) */
+    uint32_t topics_max;               /* (1024) */
+    uint32_t partitions_max;           /* per topic (1024) */
+    uint32_t producers_max;            /* producer ids tracked per partition; the least recently
+                                          written one is evicted beyond this (65536) */
     int64_t producer_id_expiration_ms; /* idle producers without an open transaction are
                                           forgotten after this (24 h) */
-    int32_t transaction_timeout_max_ms; /* largest transaction timeout a producer may ask (15 min) */
+    int32_t
+        transaction_timeout_max_ms; /* largest transaction timeout a producer may ask (15 min) */
     int64_t transactional_id_expiration_ms; /* idle transactional ids expire (7 days) */
-    uint32_t txn_check_interval_ms;   /* check-back an Ongoing transaction this old (60 s) */
-    uint32_t txn_check_max;           /* unknown answers before rollback (15) */
-    bool txn_park_hanging;            /* after check_max: park and report instead of rollback */
-    void *fault_injector;             /* struct io_fault_plan * for RT_IO_FAULT; else NULL */
+    uint32_t txn_check_interval_ms;         /* check-back an Ongoing transaction this old (60 s) */
+    uint32_t txn_check_max;                 /* unknown answers before rollback (15) */
+    bool txn_park_hanging; /* after check_max: park and report instead of rollback */
+    void *fault_injector;  /* struct io_fault_plan * for RT_IO_FAULT; else NULL */
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -147,18 +148,18 @@ int rt_close(rt_engine *engine);
 
 /* Engine-wide counters for tests, tools and benchmarks. */
 struct rt_stats {
-    uint64_t rounds;           /* group-commit rounds completed */
+    uint64_t rounds; /* group-commit rounds completed */
     uint64_t batches_appended;
     uint64_t bytes_appended;
     uint64_t fdatasyncs;
     uint64_t segments_rolled;
     uint64_t segments_deleted;
-    uint64_t duplicates;       /* producer batches acknowledged as duplicates, not appended */
+    uint64_t duplicates; /* producer batches acknowledged as duplicates, not appended */
     uint64_t producers_expired;
     uint64_t snapshots_written;
     uint64_t snapshots_rejected; /* corrupt snapshot files found at open, removed */
     uint32_t shard_count;
-    const char *io_backend;    /* "io_uring", "sync" or "fault" */
+    const char *io_backend; /* "io_uring", "sync" or "fault" */
 };
 int rt_stats_get(rt_engine *engine, struct rt_stats *out);
 
@@ -195,7 +196,7 @@ struct rt_record {
     const void *key;
     int32_t key_len; /* -1 = null key */
     const void *value;
-    int32_t value_len; /* -1 = null value */
+    int32_t value_len;    /* -1 = null value */
     int64_t timestamp_ms; /* CreateTime; -1 = now */
     const struct rt_header *headers;
     uint32_t header_count;
@@ -269,14 +270,13 @@ typedef enum rt_txn_check_result (*rt_txn_check_fn)(void *ctx, const char *trans
  * outcome, its base offset (-1 when unknown), its record count, and the ctx of its first and
  * last records. For tools that report per batch. */
 typedef void (*rt_batch_delivery_fn)(void *ctx, int err, int64_t base_offset, uint32_t records,
-                                     bool duplicate, void *first_record_ctx,
-                                     void *last_record_ctx);
+                                     bool duplicate, void *first_record_ctx, void *last_record_ctx);
 
 struct rt_producer_options {
-    const char *name;          /* NULL: anonymous idempotent producer; else a stable name */
-    const char *transactional_id; /* non-NULL: a transactional producer (see Transactions) */
+    const char *name;               /* NULL: anonymous idempotent producer; else a stable name */
+    const char *transactional_id;   /* non-NULL: a transactional producer (see Transactions) */
     int32_t transaction_timeout_ms; /* <= the engine's max (60 s default) */
-    rt_txn_check_fn check_fn;  /* optional check-back handler for this producer's transactions */
+    rt_txn_check_fn check_fn; /* optional check-back handler for this producer's transactions */
     void *check_ctx;
     rt_batch_delivery_fn on_batch; /* optional */
     void *on_batch_ctx;
@@ -289,8 +289,7 @@ void rt_producer_options_init(struct rt_producer_options *opts);
 
 /* Opens a producer. Allocates a producer id (anonymous) or recovers the name's id and bumps
  * its epoch durably (named). Errors: RT_E_INVALID_ARGUMENT, RT_E_LIMIT, -errno. */
-int rt_producer_open(rt_engine *engine, const struct rt_producer_options *opts,
-                     rt_producer **out);
+int rt_producer_open(rt_engine *engine, const struct rt_producer_options *opts, rt_producer **out);
 
 /* The producer's id and epoch (for tools and tests). */
 int rt_producer_id(const rt_producer *p, int64_t *producer_id_out, int16_t *epoch_out);
@@ -313,8 +312,7 @@ struct rt_producer_message {
  * RT_E_RECORD_TOO_LARGE, RT_E_OUT_OF_ORDER_SEQUENCE (a sequence not above the previous one),
  * RT_E_CLOSED, or the producer's sticky error after a fatal failure. */
 int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
-                     const struct rt_producer_message *msg, rt_delivery_fn on_delivery,
-                     void *ctx);
+                     const struct rt_producer_message *msg, rt_delivery_fn on_delivery, void *ctx);
 
 /* Hands every open batch over and waits until all are acknowledged (or timeout_ms, -1 = no
  * limit: RT_E_TIMED_OUT). Returns the first delivery error since the last flush, if any. */
@@ -345,15 +343,15 @@ struct rt_aborted_txn {
 typedef struct rt_fetch rt_fetch;
 
 struct rt_fetch_view {
-    const uint8_t *data;     /* whole record batches, pointing into the segment mapping */
-    size_t size_bytes;       /* 0 when the fetch offset is at the end of what is readable */
+    const uint8_t *data; /* whole record batches, pointing into the segment mapping */
+    size_t size_bytes;   /* 0 when the fetch offset is at the end of what is readable */
     int64_t high_watermark;
     int64_t last_stable_offset;
     int64_t log_start_offset;
     const struct rt_aborted_txn *aborted; /* read_committed only; sorted by first_offset */
     size_t aborted_count;
-    const char *segment_path; /* the file `data` maps, for error messages */
-    uint64_t segment_position; /* byte position of data[0] in that file */
+    const char *segment_path;    /* the file `data` maps, for error messages */
+    uint64_t segment_position;   /* byte position of data[0] in that file */
     enum rt_isolation isolation; /* what the fetch was made with; the iterator filters by it */
 };
 
@@ -369,7 +367,7 @@ const struct rt_fetch_view *rt_fetch_get(const rt_fetch *fetch);
 void rt_fetch_release(rt_fetch *fetch);
 
 #define RT_OFFSET_EARLIEST (-2)
-#define RT_OFFSET_LATEST (-1)
+#define RT_OFFSET_LATEST   (-1)
 
 /* spec = RT_OFFSET_EARLIEST (log start), RT_OFFSET_LATEST (high watermark, or LSO under
  * read_committed), or a timestamp in ms >= 0: the first offset whose record timestamp is >= it,
@@ -403,8 +401,8 @@ struct rt_records {
     const uint8_t *end;
     int64_t start_offset;
     int64_t bound_offset;
-    const uint8_t *batch;     /* current batch, or NULL between batches */
-    const uint8_t *rec_pos;   /* next record within the current batch */
+    const uint8_t *batch;   /* current batch, or NULL between batches */
+    const uint8_t *rec_pos; /* next record within the current batch */
     const uint8_t *rec_end;
     int32_t rec_left;
     const struct rt_fetch_view *view;
@@ -459,21 +457,21 @@ int rt_record_header(const struct rt_record_view *rec, uint32_t index, struct rt
  * the next one; a write, marker or offset commit from an older epoch is rejected.
  */
 
-
 /* rt_txn_check_fn (declared with the producer options) is called on a coordinator thread; it
  * must not block for long and must not call the producer. */
 
 struct rt_offset {
     const char *topic;
     uint32_t partition;
-    int64_t offset; /* the next offset to consume, as Kafka commits it */
+    int64_t offset;       /* the next offset to consume, as Kafka commits it */
     const char *metadata; /* may be NULL */
 };
 
 /* Finds or creates the transactional id's producer id, bumps its epoch (fencing any older
  * instance), and finishes what a previous instance left: a Prepare* transaction is completed,
  * an Ongoing one is aborted. Needs opts.transactional_id. Errors: RT_E_INVALID_TXN_STATE (not a
- * transactional producer), RT_E_INVALID_TRANSACTION_TIMEOUT, RT_E_CONCURRENT_TRANSACTIONS, -errno. */
+ * transactional producer), RT_E_INVALID_TRANSACTION_TIMEOUT, RT_E_CONCURRENT_TRANSACTIONS, -errno.
+ */
 int rt_producer_init_transactions(rt_producer *p, int32_t timeout_ms);
 
 /* Starts a transaction (local: the coordinator hears of it with the first partition). Errors:
@@ -507,11 +505,11 @@ struct rt_txn_info {
     const char *transactional_id;
     int64_t producer_id;
     int16_t epoch;
-    const char *state;      /* "Empty", "Ongoing", "PrepareCommit", ... */
-    int64_t age_ms;         /* since the transaction started (0 when none is open) */
+    const char *state; /* "Empty", "Ongoing", "PrepareCommit", ... */
+    int64_t age_ms;    /* since the transaction started (0 when none is open) */
     int32_t timeout_ms;
-    uint32_t check_count;   /* check-back answers "unknown" so far */
-    bool hanging;           /* parked after check_max unknown answers */
+    uint32_t check_count; /* check-back answers "unknown" so far */
+    bool hanging;         /* parked after check_max unknown answers */
     uint32_t partition_count;
     const char *const *partition_topics; /* partition_count entries */
     const uint32_t *partition_ids;
@@ -520,8 +518,7 @@ struct rt_txn_info {
 
 /* Calls fn for every transactional id that is not Dead; stops on a non-zero return. fn runs
  * while that id is locked: it must not call rt_txn_abort or a producer of the same id. */
-int rt_txn_list(rt_engine *engine, int (*fn)(void *ctx, const struct rt_txn_info *txn),
-                void *ctx);
+int rt_txn_list(rt_engine *engine, int (*fn)(void *ctx, const struct rt_txn_info *txn), void *ctx);
 
 /* Aborts the transactional id's open transaction now (operator tooling for hanging
  * transactions): fences its producer (epoch bump) and writes ABORT markers. Errors:
@@ -544,19 +541,17 @@ int rt_group_fetch_offsets(rt_engine *engine, const char *group, const char *top
 typedef struct rt_consumer rt_consumer;
 
 struct rt_consumer_options {
-    const char *group;             /* required for commits; NULL = no group */
-    enum rt_isolation isolation;   /* RT_READ_COMMITTED by default */
-    bool auto_commit;              /* false by default */
-    uint32_t fetch_max_bytes;      /* per fetch (1 MiB) */
+    const char *group;           /* required for commits; NULL = no group */
+    enum rt_isolation isolation; /* RT_READ_COMMITTED by default */
+    bool auto_commit;            /* false by default */
+    uint32_t fetch_max_bytes;    /* per fetch (1 MiB) */
 };
 void rt_consumer_options_init(struct rt_consumer_options *opts);
 
-int rt_consumer_open(rt_engine *engine, const struct rt_consumer_options *opts,
-                     rt_consumer **out);
+int rt_consumer_open(rt_engine *engine, const struct rt_consumer_options *opts, rt_consumer **out);
 
 /* Assigns partitions; each starts at the group's committed offset (stable), else the log start. */
-int rt_consumer_assign(rt_consumer *c, const char *topic, const uint32_t *partitions,
-                       size_t count);
+int rt_consumer_assign(rt_consumer *c, const char *topic, const uint32_t *partitions, size_t count);
 
 /* The next record of the assigned partitions (round-robin over partitions with data), or
  * RT_E_END when none arrives within timeout_ms. The view stays valid until the next poll or

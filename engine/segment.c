@@ -32,8 +32,8 @@
 static int segment_paths(struct segment *seg, const char *partition_dir, char *index_path,
                          char *time_path)
 {
-    int rc = meta_segment_file(seg->log_path, SEGMENT_PATH_BYTES, partition_dir,
-                               seg->base_offset, "log");
+    int rc = meta_segment_file(seg->log_path, SEGMENT_PATH_BYTES, partition_dir, seg->base_offset,
+                               "log");
     if (rc == 0)
         rc = meta_segment_file(index_path, SEGMENT_PATH_BYTES, partition_dir, seg->base_offset,
                                "index");
@@ -97,7 +97,8 @@ static int open_txns(struct segment *seg, bool writable, bool repair)
         return rc;
     const char *why = NULL;
     uint32_t bad = 0;
-    unsigned flags = (writable ? TXN_INDEX_WRITABLE : 0) | (writable && repair ? TXN_INDEX_REPAIR : 0);
+    unsigned flags =
+        (writable ? TXN_INDEX_WRITABLE : 0) | (writable && repair ? TXN_INDEX_REPAIR : 0);
     rc = txn_index_open(&seg->txns, path, seg->base_offset, flags, &why, &bad);
     if (rc == -EBADMSG)
         return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": entry %u: %s", path,
@@ -172,8 +173,7 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
         goto err;
     unlink(index_path);
     unlink(time_path);
-    rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), true,
-                           0);
+    rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), true, 0);
     if (rc) {
         error_set(rc, "%s: cannot create: %s", index_path, strerror(-rc));
         goto err;
@@ -237,8 +237,8 @@ void segment_publish(struct segment *seg)
 
 uint64_t segment_free_bytes(const struct segment *seg)
 {
-    uint64_t cap = seg->cfg.capacity_bytes > seg->map_bytes ? seg->map_bytes
-                                                            : seg->cfg.capacity_bytes;
+    uint64_t cap =
+        seg->cfg.capacity_bytes > seg->map_bytes ? seg->map_bytes : seg->cfg.capacity_bytes;
     return cap > seg->size_bytes ? cap - seg->size_bytes : 0;
 }
 
@@ -330,8 +330,8 @@ static int segment_scan(struct segment *seg, uint64_t limit, struct segment_reco
      * valid batch (a torn batch is at most one batch long; reading a whole preallocated 1 GiB
      * segment would make every crash recovery slow). Everything after pos is cut and re-zeroed
      * anyway. */
-    uint64_t window = limit - pos < RECOVERY_TAIL_WINDOW_BYTES ? limit - pos
-                                                               : RECOVERY_TAIL_WINDOW_BYTES;
+    uint64_t window =
+        limit - pos < RECOVERY_TAIL_WINDOW_BYTES ? limit - pos : RECOVERY_TAIL_WINDOW_BYTES;
     if (pos < limit && !all_zero(seg->map + pos, window)) {
         uint64_t end = pos + window;
         while (end > pos && seg->map[end - 1] == 0)
@@ -394,8 +394,8 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     /* A writable index is reopened at capacity; its live entries are those the clean trim
      * left (file size / entry size). Recovery resets them anyway. */
     bool writable_index = active || recover;
-    rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg),
-                           writable_index, UINT32_MAX);
+    rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), writable_index,
+                           UINT32_MAX);
     if (rc == 0)
         rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg),
                              writable_index, UINT32_MAX);
@@ -408,11 +408,9 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         seg->oidx.fd = seg->tidx.fd = -1;
         unlink(index_path);
         unlink(time_path);
-        rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg),
-                               true, 0);
+        rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), true, 0);
         if (rc == 0)
-            rc = time_index_open(&seg->tidx, time_path, base_offset,
-                                 index_capacity(cfg), true, 0);
+            rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg), true, 0);
         recover = true;
         writable_index = true;
     }
@@ -468,11 +466,11 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
             unlink(index_path);
             unlink(time_path);
             seg->oidx.fd = seg->tidx.fd = -1;
-            rc = offset_index_open(&seg->oidx, index_path, base_offset,
-                                   index_capacity(cfg), true, 0);
+            rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), true,
+                                   0);
             if (rc == 0)
-                rc = time_index_open(&seg->tidx, time_path, base_offset,
-                                     index_capacity(cfg), true, 0);
+                rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg), true,
+                                     0);
             if (rc)
                 goto err;
             writable_index = true;
@@ -502,8 +500,8 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
                     int64_t size = batch_size_at(seg->map + pos, file_bytes - pos, &why);
                     if (size < 0 ||
                         batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0) {
-                        rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s",
-                                       seg->log_path, pos, why);
+                        rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path,
+                                       pos, why);
                         goto err;
                     }
                     seg->next_offset = batch_last_offset(&h) + 1;
@@ -515,8 +513,8 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     }
 
     if (active) {
-        uint64_t cap = cfg->capacity_bytes > seg->size_bytes ? cfg->capacity_bytes
-                                                             : seg->size_bytes;
+        uint64_t cap =
+            cfg->capacity_bytes > seg->size_bytes ? cfg->capacity_bytes : seg->size_bytes;
         if (cap > file_bytes) {
             rc = preallocate(seg->fd, cap);
             if (rc) {
@@ -594,8 +592,7 @@ int segment_find_batch(struct segment *seg, int64_t offset, uint64_t end, uint64
         struct batch_header h;
         int64_t size = batch_size_at(seg->map + pos, end - pos, &why);
         if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
-            return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
-                             why);
+            return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos, why);
         if (batch_last_offset(&h) >= offset) {
             *pos_out = pos;
             return 0;
@@ -620,8 +617,7 @@ int segment_find_timestamp(struct segment *seg, int64_t ts_ms, uint64_t end, uin
         struct batch_header h;
         int64_t size = batch_size_at(seg->map + pos, end - pos, &why);
         if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
-            return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
-                             why);
+            return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos, why);
         if (h.max_timestamp >= ts_ms) {
             *pos_out = pos;
             return 0;

@@ -43,9 +43,9 @@ struct segment {
     int64_t base_offset;
     char log_path[SEGMENT_PATH_BYTES];
     int fd;
-    const uint8_t *map;  /* PROT_READ, MAP_SHARED */
+    const uint8_t *map; /* PROT_READ, MAP_SHARED */
     uint64_t map_bytes;
-    uint64_t size_bytes; /* writer's end of data */
+    uint64_t size_bytes;             /* writer's end of data */
     _Atomic uint64_t readable_bytes; /* published end of acknowledged data */
     struct offset_index oidx;
     struct time_index tidx;
@@ -54,7 +54,7 @@ struct segment {
     _Atomic uint32_t tidx_published;
     const uint8_t *oidx_map; /* the index mappings readers use (set before any publish) */
     const uint8_t *tidx_map;
-    int64_t next_offset; /* writer: last offset + 1 */
+    int64_t next_offset;              /* writer: last offset + 1 */
     _Atomic int64_t max_timestamp_ms; /* largest record timestamp, -1 when none */
     int64_t max_timestamp_offset;
     uint64_t bytes_since_index;

@@ -185,8 +185,7 @@ static void run_retention(struct shard *s, int64_t now_ms)
 }
 
 /* One round over `list`; returns requests to defer to the next round through *deferred. */
-static void run_round(struct shard *s, struct shard_request *list,
-                      struct shard_request **deferred)
+static void run_round(struct shard *s, struct shard_request *list, struct shard_request **deferred)
 {
     struct shard_request *included = NULL, **included_tail = &included;
     struct shard_request *defer = NULL, **defer_tail = &defer;
@@ -244,8 +243,8 @@ static void run_round(struct shard *s, struct shard_request *list,
             /* A transaction marker: epoch and coordinator-epoch fencing, then it ends the
              * producer's transaction in this partition. */
             const char *rule = NULL;
-            int verdict = producer_table_check_marker(&p->producers, &r->header,
-                                                      r->coordinator_epoch, &rule);
+            int verdict =
+                producer_table_check_marker(&p->producers, &r->header, r->coordinator_epoch, &rule);
             r->rule = rule;
             if (verdict < 0) {
                 complete(r, verdict);
@@ -267,10 +266,10 @@ static void run_round(struct shard *s, struct shard_request *list,
                 continue;
             }
             r->header.base_offset = p->next_offset;
-            const struct producer_entry *pe = producer_table_find(&p->producers,
-                                                                  r->header.producer_id);
-            r->txn_started = batch_is_transactional(&r->header) &&
-                             !(pe && pe->current_txn_first_offset >= 0);
+            const struct producer_entry *pe =
+                producer_table_find(&p->producers, r->header.producer_id);
+            r->txn_started =
+                batch_is_transactional(&r->header) && !(pe && pe->current_txn_first_offset >= 0);
             int urc = producer_table_update_coordinator(&p->producers, &r->header);
             if (urc) {
                 complete(r, urc);
@@ -295,10 +294,10 @@ static void run_round(struct shard *s, struct shard_request *list,
                 continue;
             }
             r->header.base_offset = p->next_offset;
-            const struct producer_entry *pe = producer_table_find(&p->producers,
-                                                                  r->header.producer_id);
-            r->txn_started = batch_is_transactional(&r->header) &&
-                             !(pe && pe->current_txn_first_offset >= 0);
+            const struct producer_entry *pe =
+                producer_table_find(&p->producers, r->header.producer_id);
+            r->txn_started =
+                batch_is_transactional(&r->header) && !(pe && pe->current_txn_first_offset >= 0);
             int urc = producer_table_update(&p->producers, &r->header);
             if (urc) {
                 r->rule = "the partition's producer table is full of producers with open "
@@ -458,8 +457,7 @@ static void *shard_main(void *arg)
             run_round(s, list, &deferred);
 
         int64_t now = fs_monotonic_ms();
-        if (s->env.sync_mode == RT_SYNC_INTERVAL && s->bytes_since_sync > 0 &&
-            !sticky_error(s) &&
+        if (s->env.sync_mode == RT_SYNC_INTERVAL && s->bytes_since_sync > 0 && !sticky_error(s) &&
             (now - s->last_sync_ms >= (int64_t)s->env.sync_interval_ms ||
              (s->env.sync_interval_bytes > 0 &&
               s->bytes_since_sync >= s->env.sync_interval_bytes))) {
@@ -467,8 +465,7 @@ static void *shard_main(void *arg)
             if (rc)
                 set_sticky(s, rc);
         }
-        if (now - s->last_retention_ms >= (int64_t)s->env.retention_check_ms &&
-            !sticky_error(s))
+        if (now - s->last_retention_ms >= (int64_t)s->env.retention_check_ms && !sticky_error(s))
             run_retention(s, now);
 
         pthread_mutex_lock(&s->lock);

@@ -25,8 +25,8 @@
 
 #include "ringtail.h"
 
-#define TXN_LOG_TOPIC "__transaction_state"
-#define TXN_ID_MAX_BYTES 1024
+#define TXN_LOG_TOPIC          "__transaction_state"
+#define TXN_ID_MAX_BYTES       1024
 #define TXN_LOG_PARTITIONS_MAX 100000 /* partitions one transaction may touch */
 
 enum txn_state {
@@ -70,8 +70,7 @@ size_t txn_log_value_size(const struct txn_log_value *v);
 /* Writes value version 0x7201 (partitions null when state is TXN_EMPTY). 0, -ENOSPC,
  * RT_E_INVALID_ARGUMENT (a field out of range, partitions in state Empty, a repeated pair) or
  * -ENOMEM (the repeated-pair check sorts). */
-int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap,
-                         size_t *len_out);
+int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap, size_t *len_out);
 /* Reads value version 0 (Kafka's v0: check_count 0, hanging false) or 0x7201 (ringtail). A
  * zero-length value is RT_E_CORRUPT: tombstones (null values) are the caller's to recognise.
  * 0, RT_E_CORRUPT or -ENOMEM; on failure *out holds no allocation. */

@@ -584,9 +584,8 @@ static int check_partition(struct verifier *v, const char *pdir)
 static bool top_level_known(const char *name)
 {
     return strcmp(name, META_FILE) == 0 || strcmp(name, META_LOCK_FILE) == 0 ||
-           strcmp(name, PRODUCER_REGISTRY_FILE) == 0 ||
-           strcmp(name, META_CLEAN_FILE) == 0 || has_suffix(name, ".tmp") ||
-           strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+           strcmp(name, PRODUCER_REGISTRY_FILE) == 0 || strcmp(name, META_CLEAN_FILE) == 0 ||
+           has_suffix(name, ".tmp") || strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
 }
 
 /* True when name is "<topic>-<p>" for a catalogued topic and p < its partition count. */

@@ -58,11 +58,11 @@ enum io_op_type {
  * by several rings (an engine opens one per shard): the injector serialises its bookkeeping. */
 enum io_fault_mode {
     IO_FAULT_NONE = 0,
-    IO_FAULT_ONCE = 1,    /* the Nth op fails with `error`; later ones succeed */
-    IO_FAULT_FOREVER = 2, /* the Nth op and every later op of that type fail */
-    IO_FAULT_SHORT = 3,   /* the Nth write transfers only `short_bytes` (then is requeued) */
-    IO_FAULT_TORN = 4,    /* the Nth write lands only its first `short_bytes`, then reports
-                             `error`: a torn write */
+    IO_FAULT_ONCE = 1,       /* the Nth op fails with `error`; later ones succeed */
+    IO_FAULT_FOREVER = 2,    /* the Nth op and every later op of that type fail */
+    IO_FAULT_SHORT = 3,      /* the Nth write transfers only `short_bytes` (then is requeued) */
+    IO_FAULT_TORN = 4,       /* the Nth write lands only its first `short_bytes`, then reports
+                                `error`: a torn write */
     IO_FAULT_POWER_LOSS = 5, /* the Nth op (write or fdatasync) runs and reports its own result;
                                 then the power is lost: io_fault_power_loss() (below) */
 };
@@ -70,8 +70,8 @@ enum io_fault_mode {
 struct io_fault_rule {
     enum io_fault_mode mode;
     enum io_op_type op;
-    uint64_t nth;          /* 1-based */
-    int error;             /* positive errno, e.g. EIO, ENOSPC */
+    uint64_t nth; /* 1-based */
+    int error;    /* positive errno, e.g. EIO, ENOSPC */
     uint32_t short_bytes;
 };
 
@@ -103,12 +103,12 @@ struct io_fault_plan {
     uint64_t writes_seen;
     uint64_t fdatasyncs_seen;
     uint64_t faults_injected;
-    bool power_lost;                /* set by power loss; every op fails with EIO from then on */
-    uint64_t unsynced_bytes;        /* bytes currently recorded as written and not yet synced */
-    uint64_t rolled_back_bytes;     /* bytes restored to their pre-write contents at power loss */
-    uint64_t kept_bytes;            /* unsynced bytes kept by power_loss_keep_sectors */
-    uint64_t truncated_files;       /* files cut back to their size at the last sync */
-    int power_loss_error;           /* first error while rolling back (-errno), 0 if none */
+    bool power_lost;            /* set by power loss; every op fails with EIO from then on */
+    uint64_t unsynced_bytes;    /* bytes currently recorded as written and not yet synced */
+    uint64_t rolled_back_bytes; /* bytes restored to their pre-write contents at power loss */
+    uint64_t kept_bytes;        /* unsynced bytes kept by power_loss_keep_sectors */
+    uint64_t truncated_files;   /* files cut back to their size at the last sync */
+    int power_loss_error;       /* first error while rolling back (-errno), 0 if none */
     /* Private: the record of unsynced writes (NULL until the first tracked write). */
     struct io_fault_unsynced *unsynced;
 };
@@ -125,7 +125,7 @@ void io_fault_plan_release(struct io_fault_plan *plan);
 
 struct io_options {
     enum io_kind kind;
-    uint32_t queue_depth; /* max operations queued in one round (2 .. 32768) */
+    uint32_t queue_depth;        /* max operations queued in one round (2 .. 32768) */
     struct io_fault_plan *fault; /* IO_KIND_FAULT only; the ring does not own it */
 };
 

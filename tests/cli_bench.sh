@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cli_bench.sh — CI smoke test of the benchmark: `ringtail-bench --quick` at a very small size
-# runs to the end, exits 0, and writes JSON that parses, with every workload's rows (W3/W4 as
-# not available). It checks that the benchmark runs, never the numbers.
+# runs to the end, exits 0, and writes JSON that parses, with every workload's rows (W1, W2, R1,
+# F, W3, W4 with its RocksDB TransactionDB peer and the fdatasync probe, M). It checks that the
+# benchmark runs, never the numbers.
 # usage: tests/cli_bench.sh [path/to/ringtail]   (ringtail-bench is looked for beside it)
 set -uo pipefail
 cli=${1:-build/ringtail}
@@ -29,7 +30,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 start=$(date +%s)
 if "$bench" --quick --dir "$tmp" --w1-bytes 2M --r1-bytes 4M --w2-seconds 0.1 \
-    --w2-bytes-max 8M --producers 1,4 --json "$tmp/bench.json" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
+    --w2-bytes-max 8M --producers 1,4 --w3-seconds 0.3 --w4-seconds 0.1 --w4-producers 1,4 \
+    --mem-producers 2000 --mem-live 50 --json "$tmp/bench.json" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
     ok "--quick at a small size exits 0 ($(($(date +%s) - start)) s)"
 else
     fail "--quick exited non-zero"
@@ -43,21 +45,27 @@ rows = d["rows"]
 have = {(r["workload"], r["system"]) for r in rows}
 need = [("W1", "ringtail"), ("W1", "limit"), ("W2", "ringtail"), ("W2", "limit"),
         ("R1", "ringtail"), ("R1", "limit"), ("F", "ringtail"), ("W3", "ringtail"),
-        ("W4", "ringtail")]
+        ("W4", "ringtail"), ("W4", "rocksdb"), ("W4", "disk"), ("M", "ringtail")]
 missing = [n for n in need if n not in have]
 assert not missing, f"missing rows {missing}"
 for w in ("W3", "W4"):
-    r = next(r for r in rows if r["workload"] == w)
-    assert r["available"] is False, f"{w} should be not available"
+    for r in rows:
+        if r["workload"] == w and r["system"] == "ringtail":
+            assert r["available"] is True, f"{w} should be available"
+            assert r["mb_per_s"] is not None and r["mb_per_s"] > 0, f"{w} {r['config']} no MB/s"
+w4 = [r for r in rows if r["workload"] == "W4" and r["system"] == "ringtail"]
+assert all(r["txn_per_s"] and r["commit_p50_over_fdatasync_p50"] for r in w4), "W4 ratios"
+m = [r for r in rows if r["workload"] == "M"]
+assert len(m) == 3, f"{len(m)} M rows"
 assert d["failures"] == 0, f"{d['failures']} failures"
 PY
-    ok "JSON parses and has W1, W2, R1, F, W3/W4 rows"
+    ok "JSON parses and has W1, W2, R1, F, W3, W4 and M rows"
 else
     fail "JSON check"
 fi
 
-grep -q "not available in this build" "$tmp/out.txt" && ok "table reports W3/W4 as not available" \
-    || fail "table lacks the not-available rows"
+grep -q "W4 p4 >= 10000 committed txn/s" "$tmp/out.txt" && ok "targets list the W4 rate" \
+    || fail "targets lack the W4 rate"
 
 if "$cli" bench --help >/dev/null 2>&1; then
     ok "ringtail bench dispatches to ringtail-bench"

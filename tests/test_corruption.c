@@ -551,19 +551,19 @@ static void test_corruption_matrix(void **state)
 }
 
 /* Was an ENGINE BUG (fixed: segment_open refuses to rebuild a sealed segment's indexes from a
- * log that is not whole, and partition_open checks that segments are dense): a sealed segment whose .log lost its tail (truncated mid-batch, or at a batch
- * boundary) is silently "recovered" at the first rt_open instead of being reported. L2 says
- * only the newest segment can have a torn tail; a sealed one is corruption. What happens:
- * the sealed .index now points past the shorter log (O5 fails), so segment_open()
- * (engine/segment.c, the `!indexes_sound(seg)` branch of the non-recovering path) rebuilds the
- * indexes with segment_scan(), which stops at the torn batch like R2 and sets size_bytes there
- * without reporting anything. rt_open returns 0; offsets 128..255 (acknowledged, below the
- * high watermark 600) are gone and rt_fetch_start answers RT_E_OFFSET_OUT_OF_RANGE for them
- * (L1 broken: the next segment starts at 256); the rebuilt, shorter index is written to disk,
- * so the *second* rt_open fails with RT_E_CORRUPT "offset 8096: batch length field beyond
- * buffer end" — the answer the first open should have given. Expected: rt_open fails with
- * RT_E_CORRUPT naming the .log and the offset of the torn batch (or, at the least, reads of
- * 128..255 return RT_E_CORRUPT), and nothing on disk changes. */
+ * log that is not whole, and partition_open checks that segments are dense): a sealed segment whose
+ * .log lost its tail (truncated mid-batch, or at a batch boundary) is silently "recovered" at the
+ * first rt_open instead of being reported. L2 says only the newest segment can have a torn tail; a
+ * sealed one is corruption. What happens: the sealed .index now points past the shorter log (O5
+ * fails), so segment_open() (engine/segment.c, the `!indexes_sound(seg)` branch of the
+ * non-recovering path) rebuilds the indexes with segment_scan(), which stops at the torn batch like
+ * R2 and sets size_bytes there without reporting anything. rt_open returns 0; offsets 128..255
+ * (acknowledged, below the high watermark 600) are gone and rt_fetch_start answers
+ * RT_E_OFFSET_OUT_OF_RANGE for them (L1 broken: the next segment starts at 256); the rebuilt,
+ * shorter index is written to disk, so the *second* rt_open fails with RT_E_CORRUPT "offset 8096:
+ * batch length field beyond buffer end" — the answer the first open should have given. Expected:
+ * rt_open fails with RT_E_CORRUPT naming the .log and the offset of the torn batch (or, at the
+ * least, reads of 128..255 return RT_E_CORRUPT), and nothing on disk changes. */
 static void test_sealed_log_truncated_is_reported(void **state)
 {
     (void)state;

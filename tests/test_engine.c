@@ -84,8 +84,10 @@ static int64_t append_n(rt_engine *e, const char *topic, uint32_t part, int firs
     for (int i = 0; i < n; i++) {
         snprintf(keys[i], sizeof(keys[i]), "k%d", first + i);
         snprintf(vals[i], sizeof(vals[i]), "v%d", first + i);
-        recs[i] = (struct rt_record){.key = keys[i], .key_len = (int32_t)strlen(keys[i]),
-                                     .value = vals[i], .value_len = (int32_t)strlen(vals[i]),
+        recs[i] = (struct rt_record){.key = keys[i],
+                                     .key_len = (int32_t)strlen(keys[i]),
+                                     .value = vals[i],
+                                     .value_len = (int32_t)strlen(vals[i]),
                                      .timestamp_ms = ts};
     }
     int64_t base = -1;
@@ -220,8 +222,13 @@ static void test_append_fetch_roundtrip(void **state)
     struct rt_header hdrs[2] = {{.key = "h1", .key_len = 2, .value = "x", .value_len = 1},
                                 {.key = "h2", .key_len = 2, .value = NULL, .value_len = -1}};
     struct rt_record recs[3] = {
-        {.key = "a", .key_len = 1, .value = "v0", .value_len = 2, .timestamp_ms = 1000,
-         .headers = hdrs, .header_count = 2},
+        {.key = "a",
+         .key_len = 1,
+         .value = "v0",
+         .value_len = 2,
+         .timestamp_ms = 1000,
+         .headers = hdrs,
+         .header_count = 2},
         {.key = NULL, .key_len = -1, .value = "v1", .value_len = 2, .timestamp_ms = 1001},
         {.key = "c", .key_len = 1, .value = NULL, .value_len = -1, .timestamp_ms = -1},
     };
@@ -399,11 +406,11 @@ static void test_retention_while_fetch_held(void **state)
         append_n(f->e, "ret", 0, i * 10, 10, 1000 + i);
     assert_int_equal(engine_enforce_retention(f->e), 0);
     char *first = log_path(f->dir, "ret", 0, 0);
-    assert_false(fs_exists_for_test(first)); /* unlinked ... */
+    assert_false(fs_exists_for_test(first));       /* unlinked ... */
     assert_memory_equal(hv->data, copy, held_len); /* ... but still mapped for the holder */
     int64_t start = -1;
-    assert_int_equal(rt_list_offsets(f->e, "ret", 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED,
-                                     &start), 0);
+    assert_int_equal(
+        rt_list_offsets(f->e, "ret", 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start), 0);
     assert_true(start > 0);
     rt_fetch *fh = NULL;
     assert_int_equal(rt_fetch_start(f->e, "ret", 0, 0, 100, RT_READ_UNCOMMITTED, &fh),
@@ -442,8 +449,8 @@ static void test_roll_by_age_and_time_retention(void **state)
     assert_true(fs_exists_for_test(second));
     assert_int_equal(engine_enforce_retention(f->e), 0);
     int64_t start = -1;
-    assert_int_equal(rt_list_offsets(f->e, "age", 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED,
-                                     &start), 0);
+    assert_int_equal(
+        rt_list_offsets(f->e, "age", 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start), 0);
     assert_int_equal(start, 10); /* both old segments went; the active one stays */
     assert_false(fs_exists_for_test(second));
     assert_int_equal(read_all(f->e, "age", 0, 10, 0), 1);
@@ -545,8 +552,8 @@ static void test_crash_sigkill(void **state)
         for (int i = 0;; i++) {
             char v[32];
             snprintf(v, sizeof(v), "v%d", i);
-            struct rt_record r = {.key_len = -1, .value = v, .value_len = (int32_t)strlen(v),
-                                  .timestamp_ms = 1};
+            struct rt_record r = {
+                .key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = 1};
             if (rt_append(e, "k", 0, &r, 1, NULL))
                 _exit(3);
             if (write(fds[1], &i, sizeof(i)) != sizeof(i))
@@ -652,8 +659,11 @@ static void *producer_main(void *p)
         char key[16], val[32];
         snprintf(key, sizeof(key), "p%d", a->id);
         snprintf(val, sizeof(val), "%d", i);
-        struct rt_record r = {.key = key, .key_len = (int32_t)strlen(key), .value = val,
-                              .value_len = (int32_t)strlen(val), .timestamp_ms = 7};
+        struct rt_record r = {.key = key,
+                              .key_len = (int32_t)strlen(key),
+                              .value = val,
+                              .value_len = (int32_t)strlen(val),
+                              .timestamp_ms = 7};
         int rc = rt_append(a->e, "gc", (uint32_t)(a->id % 2), &r, 1, NULL);
         if (rc) {
             fprintf(stderr, "append: %s\n", rt_error_detail());
@@ -683,15 +693,17 @@ static void test_group_commit_threads(void **state)
     assert_int_equal(st.batches_appended, THREADS * BATCHES);
     /* At most one fdatasync per touched file per round. */
     assert_true(st.fdatasyncs <= st.rounds * 2);
-    fprintf(stderr, "group commit: %" PRIu64 " batches in %" PRIu64 " rounds, %" PRIu64
-            " fdatasyncs\n", st.batches_appended, st.rounds, st.fdatasyncs);
+    fprintf(stderr,
+            "group commit: %" PRIu64 " batches in %" PRIu64 " rounds, %" PRIu64 " fdatasyncs\n",
+            st.batches_appended, st.rounds, st.fdatasyncs);
     for (uint32_t part = 0; part < 2; part++) {
         int next_seq[THREADS] = {0};
         int64_t expect_offset = 0;
         rt_fetch *fh = NULL;
         for (;;) {
-            assert_int_equal(rt_fetch_start(f->e, "gc", part, expect_offset, 1 << 16,
-                                            RT_READ_UNCOMMITTED, &fh), 0);
+            assert_int_equal(
+                rt_fetch_start(f->e, "gc", part, expect_offset, 1 << 16, RT_READ_UNCOMMITTED, &fh),
+                0);
             if (rt_fetch_get(fh)->size_bytes == 0) {
                 rt_fetch_release(fh);
                 break;
@@ -727,14 +739,13 @@ static void test_list_offsets(void **state)
     for (int i = 0; i < 500; i++)
         append_n(f->e, "ts", 0, i * 2, 2, 10000 + i * 10); /* batch i at ts 10000+10i */
     int64_t off = -1;
-    assert_int_equal(rt_list_offsets(f->e, "ts", 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED,
-                                     &off), 0);
-    assert_int_equal(off, 0);
-    assert_int_equal(rt_list_offsets(f->e, "ts", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &off),
+    assert_int_equal(rt_list_offsets(f->e, "ts", 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &off),
                      0);
+    assert_int_equal(off, 0);
+    assert_int_equal(rt_list_offsets(f->e, "ts", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &off), 0);
     assert_int_equal(off, 1000);
-    int64_t probes[][2] = {{0, 0}, {10000, 0}, {10001, 2}, {10010, 2}, {12345, 470},
-                           {14990, 998}, {14991, 1000}, {99999, 1000}};
+    int64_t probes[][2] = {{0, 0},       {10000, 0},   {10001, 2},    {10010, 2},
+                           {12345, 470}, {14990, 998}, {14991, 1000}, {99999, 1000}};
     for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
         assert_int_equal(rt_list_offsets(f->e, "ts", 0, probes[i][0], RT_READ_UNCOMMITTED, &off),
                          0);
@@ -775,8 +786,8 @@ static void test_bad_input(void **state)
     neg.value = NULL;
     assert_int_equal(rt_append(f->e, "in", 0, &neg, 1, NULL), RT_E_INVALID_ARGUMENT);
     static uint8_t big[70000];
-    struct rt_record huge = {.key_len = -1, .value = big, .value_len = sizeof(big),
-                             .timestamp_ms = 1};
+    struct rt_record huge = {
+        .key_len = -1, .value = big, .value_len = sizeof(big), .timestamp_ms = 1};
     assert_int_equal(rt_append(f->e, "in", 0, &huge, 1, NULL), RT_E_RECORD_TOO_LARGE);
     /* rt_append_batch validates the bytes. */
     uint8_t junk[100];
@@ -854,8 +865,7 @@ static void run_fault(struct fixture *f, enum io_op_type op, int err)
 {
     struct io_fault_plan plan;
     memset(&plan, 0, sizeof(plan));
-    plan.rules[0] = (struct io_fault_rule){.mode = IO_FAULT_ONCE, .op = op, .nth = 3,
-                                           .error = err};
+    plan.rules[0] = (struct io_fault_rule){.mode = IO_FAULT_ONCE, .op = op, .nth = 3, .error = err};
     plan.rule_count = 1;
     struct rt_options o = f->o;
     o.io_backend = RT_IO_FAULT;
@@ -870,8 +880,8 @@ static void run_fault(struct fixture *f, enum io_op_type op, int err)
     append_n(f->e, "fault", 0, (int)before + 1, 1, 1);
     char v[32];
     snprintf(v, sizeof(v), "v%" PRId64, before + 2);
-    struct rt_record r = {.key_len = -1, .value = v, .value_len = (int32_t)strlen(v),
-                          .timestamp_ms = 1};
+    struct rt_record r = {
+        .key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = 1};
     assert_int_equal(rt_append(f->e, "fault", 0, &r, 1, NULL), RT_E_IO_FAILED);
     assert_non_null(strstr(rt_error_detail(), strerror(err)));
     /* Sticky: even though the injector fails only once, the write side stays failed. */

@@ -801,11 +801,11 @@ static void test_power_loss_rule(void **state)
     (void)state;
     for (int variant = 0; variant < 2; variant++) {
         struct io_fault_plan plan = {.track_unsynced = true, .rule_count = 1};
-        plan.rules[0] = variant == 0
-                            ? (struct io_fault_rule){.mode = IO_FAULT_POWER_LOSS,
-                                                     .op = IO_OP_WRITE, .nth = 3}
-                            : (struct io_fault_rule){.mode = IO_FAULT_POWER_LOSS,
-                                                     .op = IO_OP_FDATASYNC, .nth = 2};
+        plan.rules[0] =
+            variant == 0
+                ? (struct io_fault_rule){.mode = IO_FAULT_POWER_LOSS, .op = IO_OP_WRITE, .nth = 3}
+                : (struct io_fault_rule){
+                      .mode = IO_FAULT_POWER_LOSS, .op = IO_OP_FDATASYNC, .nth = 2};
         io_ring *ring = open_fault(&plan);
         char *dir = tu_mkdtemp();
         int fd = open_file(dir, "f");
@@ -850,9 +850,8 @@ static void test_power_loss_keep_sectors(void **state)
     for (uint64_t seed = 1; seed <= 24; seed++) {
         uint64_t kept_first = 0;
         for (int again = 0; again < 2; again++) {
-            struct io_fault_plan plan = {.track_unsynced = true,
-                                         .power_loss_keep_sectors = true,
-                                         .power_loss_seed = seed};
+            struct io_fault_plan plan = {
+                .track_unsynced = true, .power_loss_keep_sectors = true, .power_loss_seed = seed};
             io_ring *ring = open_fault(&plan);
             char *dir = tu_mkdtemp();
             int fd = open_file(dir, "f");
@@ -890,8 +889,8 @@ static void test_power_loss_keep_sectors(void **state)
     struct io_fault_plan plan = {.track_unsynced = true, .power_loss_keep_sectors = true};
     uint64_t seed = 1;
     for (;; seed++) { /* find a seed that keeps part but not all of a 4-sector append */
-        plan = (struct io_fault_plan){.track_unsynced = true, .power_loss_keep_sectors = true,
-                                      .power_loss_seed = seed};
+        plan = (struct io_fault_plan){
+            .track_unsynced = true, .power_loss_keep_sectors = true, .power_loss_seed = seed};
         io_ring *ring = open_fault(&plan);
         char *dir = tu_mkdtemp();
         int fd = open_file(dir, "f");

@@ -91,8 +91,8 @@ static int pappend(rt_engine *e, const char *topic, uint32_t part, int64_t pid, 
     for (int i = 0; i < n; i++) {
         char v[32];
         snprintf(v, sizeof(v), "p%" PRId64 "e%ds%d", pid, epoch, seq + i);
-        struct rt_record r = {.key_len = -1, .value = v, .value_len = (int32_t)strlen(v),
-                              .timestamp_ms = ts};
+        struct rt_record r = {
+            .key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = ts};
         assert_int_equal(batch_builder_add(&b, &r), 0);
     }
     size_t len = 0;
@@ -149,8 +149,7 @@ static void test_sequence_rules(void **state)
     }
     assert_int_equal(hw(f->e, "s", 0), 21); /* nothing appended */
     /* Older than the window: out of order. */
-    assert_int_equal(pappend(f->e, "s", 0, 7, 0, 3, 3, 1, &base, &dup),
-                     RT_E_OUT_OF_ORDER_SEQUENCE);
+    assert_int_equal(pappend(f->e, "s", 0, 7, 0, 3, 3, 1, &base, &dup), RT_E_OUT_OF_ORDER_SEQUENCE);
     /* R7: a gap, or an overlapping but different batch. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 22, 1, 1, &base, &dup),
                      RT_E_OUT_OF_ORDER_SEQUENCE);
@@ -191,8 +190,11 @@ static void test_sequence_wraps(void **state)
      * and check the rule there. */
     struct producer_table t;
     assert_int_equal(producer_table_init(&t, 16, NULL, NULL), 0);
-    struct batch_header h = {.producer_id = 1, .producer_epoch = 0, .base_sequence = 0,
-                             .last_offset_delta = 0, .base_offset = 0};
+    struct batch_header h = {.producer_id = 1,
+                             .producer_epoch = 0,
+                             .base_sequence = 0,
+                             .last_offset_delta = 0,
+                             .base_offset = 0};
     int64_t dup;
     const char *rule;
     assert_int_equal(producer_table_check(&t, &h, &dup, &rule), PRODUCER_APPEND);
@@ -361,8 +363,9 @@ static void test_snapshot_replay_property(void **state)
             int n = 1 + rand_r(&seed) % 7;
             int64_t base;
             bool dup;
-            assert_int_equal(pappend(f->e, "prop", 0, pid, model[pid].epoch, model[pid].next_seq,
-                                     n, 1000 + op, &base, &dup), 0);
+            assert_int_equal(pappend(f->e, "prop", 0, pid, model[pid].epoch, model[pid].next_seq, n,
+                                     1000 + op, &base, &dup),
+                             0);
             assert_false(dup);
             model[pid].next_seq += n;
             model[pid].last_offset = base + n - 1;
@@ -461,10 +464,12 @@ static void test_idempotent_producer_api(void **state)
         char key[16], val[16];
         snprintf(key, sizeof(key), "k%d", i % 17);
         snprintf(val, sizeof(val), "%d", i);
-        struct rt_producer_message m = {
-            .record = {.key = key, .key_len = (int32_t)strlen(key), .value = val,
-                       .value_len = (int32_t)strlen(val), .timestamp_ms = -1},
-            .sequence = -1};
+        struct rt_producer_message m = {.record = {.key = key,
+                                                   .key_len = (int32_t)strlen(key),
+                                                   .value = val,
+                                                   .value_len = (int32_t)strlen(val),
+                                                   .timestamp_ms = -1},
+                                        .sequence = -1};
         ctx[i] = (struct delivery_ctx){.log = &log, .index = i};
         assert_int_equal(rt_producer_send(p, "api", -1, &m, on_delivery, &ctx[i]), 0);
     }
@@ -482,8 +487,8 @@ static void test_idempotent_producer_api(void **state)
         char key[16];
         snprintf(key, sizeof(key), "k%d", i % 17);
         uint32_t part = murmur2_partition(key, strlen(key), 3);
-        assert_int_equal(rt_fetch_start(f->e, "api", part, log.offsets[i], 1, RT_READ_UNCOMMITTED,
-                                        &fh), 0);
+        assert_int_equal(
+            rt_fetch_start(f->e, "api", part, log.offsets[i], 1, RT_READ_UNCOMMITTED, &fh), 0);
         struct rt_records it;
         struct rt_record_view r;
         rt_records_init(&it, fh, log.offsets[i]);
@@ -606,10 +611,11 @@ static void send_lines(rt_engine *e, const char *name, int from, int to, rt_deli
     for (int line = from; line <= to; line++) {
         char v[32];
         snprintf(v, sizeof(v), "line-%d", line);
-        struct rt_producer_message m = {
-            .record = {.key_len = -1, .value = v, .value_len = (int32_t)strlen(v),
-                       .timestamp_ms = -1},
-            .sequence = line};
+        struct rt_producer_message m = {.record = {.key_len = -1,
+                                                   .value = v,
+                                                   .value_len = (int32_t)strlen(v),
+                                                   .timestamp_ms = -1},
+                                        .sequence = line};
         if (rt_producer_send(p, "crash", 0, &m, cb, (void *)(intptr_t)line))
             _exit(8);
         if (line % 50 == 0)
@@ -668,8 +674,8 @@ static void test_named_producer_crash_exactly_once(void **state)
         int expect = 1;
         while (off < end) {
             rt_fetch *fh;
-            assert_int_equal(rt_fetch_start(f->e, "crash", 0, off, 1 << 16, RT_READ_UNCOMMITTED,
-                                            &fh), 0);
+            assert_int_equal(
+                rt_fetch_start(f->e, "crash", 0, off, 1 << 16, RT_READ_UNCOMMITTED, &fh), 0);
             struct rt_records it;
             struct rt_record_view r;
             rt_records_init(&it, fh, off);

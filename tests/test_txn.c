@@ -90,8 +90,7 @@ static int send_value(rt_producer *p, const char *topic, int32_t part, const cha
 }
 
 /* Records of a partition readable at `iso`, counted. */
-static int64_t count_records(rt_engine *e, const char *topic, uint32_t part,
-                             enum rt_isolation iso)
+static int64_t count_records(rt_engine *e, const char *topic, uint32_t part, enum rt_isolation iso)
 {
     int64_t bound = 0, from = 0, n = 0;
     assert_int_equal(rt_list_offsets(e, topic, part, RT_OFFSET_LATEST, iso, &bound), 0);
@@ -287,8 +286,7 @@ struct check_script {
     int calls;
 };
 
-static enum rt_txn_check_result check_answer(void *ctx, const char *id, int64_t pid,
-                                             int16_t epoch)
+static enum rt_txn_check_result check_answer(void *ctx, const char *id, int64_t pid, int16_t epoch)
 {
     (void)id;
     (void)pid;
@@ -387,8 +385,8 @@ static void fault_case(struct fixture *f, enum io_op_type op, uint64_t nth, bool
     tu_system("rm -rf '%s'", f->dir);
     struct io_fault_plan plan;
     memset(&plan, 0, sizeof(plan));
-    plan.rules[0] = (struct io_fault_rule){.mode = IO_FAULT_FOREVER, .op = op, .nth = nth,
-                                           .error = EIO};
+    plan.rules[0] =
+        (struct io_fault_rule){.mode = IO_FAULT_FOREVER, .op = op, .nth = nth, .error = EIO};
     plan.rule_count = 1;
     struct rt_options o = f->o;
     o.io_backend = RT_IO_FAULT;
@@ -517,8 +515,8 @@ static void test_consume_transform_produce(void **state)
         for (int o = 0; o < PER_PARTITION; o++) {
             char v[32];
             snprintf(v, sizeof(v), "in-%u-%d", part, o);
-            struct rt_record r = {.key_len = -1, .value = v, .value_len = (int32_t)strlen(v),
-                                  .timestamp_ms = -1};
+            struct rt_record r = {
+                .key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = -1};
             assert_int_equal(rt_append(f->e, "in", part, &r, 1, NULL), 0);
         }
     unsigned seed = 4242;
@@ -588,8 +586,8 @@ static void test_consume_transform_produce(void **state)
         rt_list_offsets(f->e, "out", part, RT_OFFSET_LATEST, RT_READ_COMMITTED, &bound);
         while (from < bound) {
             rt_fetch *fh;
-            assert_int_equal(rt_fetch_start(f->e, "out", part, from, 1 << 20, RT_READ_COMMITTED,
-                                            &fh), 0);
+            assert_int_equal(
+                rt_fetch_start(f->e, "out", part, from, 1 << 20, RT_READ_COMMITTED, &fh), 0);
             struct rt_records it;
             struct rt_record_view r;
             rt_records_init(&it, fh, from);

@@ -83,8 +83,8 @@ static int64_t txn_append(rt_engine *e, uint32_t part, int64_t pid, int16_t epoc
     for (int i = 0; i < n; i++) {
         char v[48];
         snprintf(v, sizeof(v), "p%" PRId64 "-s%d", pid, seq + i);
-        struct rt_record r = {.key_len = -1, .value = v, .value_len = (int32_t)strlen(v),
-                              .timestamp_ms = 1000};
+        struct rt_record r = {
+            .key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = 1000};
         assert_int_equal(batch_builder_add(&b, &r), 0);
     }
     size_t len = 0;
@@ -100,8 +100,11 @@ static int64_t txn_append(rt_engine *e, uint32_t part, int64_t pid, int16_t epoc
 static int marker(rt_engine *e, uint32_t part, int64_t pid, int16_t epoch, int type,
                   int32_t coordinator_epoch, int64_t *offset)
 {
-    struct marker_spec m = {.topic = "t", .partition = part, .producer_id = pid,
-                            .producer_epoch = epoch, .coordinator_epoch = coordinator_epoch,
+    struct marker_spec m = {.topic = "t",
+                            .partition = part,
+                            .producer_id = pid,
+                            .producer_epoch = epoch,
+                            .coordinator_epoch = coordinator_epoch,
                             .type = type};
     int rc = engine_write_markers(e, &m, 1);
     if (offset)
@@ -259,8 +262,11 @@ static void test_markers_across_shards(void **state)
         txn_append(f->e, p, 42, 0, 0, 2, true);
     struct marker_spec ms[4];
     for (uint32_t p = 0; p < 4; p++)
-        ms[p] = (struct marker_spec){.topic = "t", .partition = p, .producer_id = 42,
-                                     .producer_epoch = 0, .coordinator_epoch = 1,
+        ms[p] = (struct marker_spec){.topic = "t",
+                                     .partition = p,
+                                     .producer_id = 42,
+                                     .producer_epoch = 0,
+                                     .coordinator_epoch = 1,
                                      .type = CONTROL_COMMIT};
     assert_int_equal(engine_write_markers(f->e, ms, 4), 0);
     for (uint32_t p = 0; p < 4; p++) {
@@ -289,12 +295,12 @@ static void test_recovery_rebuilds_lso_and_txnindex(void **state)
     open_engine(f);
     assert_int_equal(rt_topic_create(f->e, "t", 1), 0);
     int64_t off;
-    txn_append(f->e, 0, 1, 0, 0, 2, true);  /* 0-1 */
-    txn_append(f->e, 0, 2, 0, 0, 2, true);  /* 2-3 */
+    txn_append(f->e, 0, 1, 0, 0, 2, true);                              /* 0-1 */
+    txn_append(f->e, 0, 2, 0, 0, 2, true);                              /* 2-3 */
     assert_int_equal(marker(f->e, 0, 1, 0, CONTROL_ABORT, 0, &off), 0); /* 4: LSO after = 2 */
-    txn_append(f->e, 0, 3, 0, 0, 1, true);  /* 5 */
+    txn_append(f->e, 0, 3, 0, 0, 1, true);                              /* 5 */
     assert_int_equal(marker(f->e, 0, 2, 0, CONTROL_ABORT, 0, &off), 0); /* 6: LSO after = 5 */
-    txn_append(f->e, 0, 1, 0, 2, 1, true);  /* 7: a new txn of producer 1, left open */
+    txn_append(f->e, 0, 1, 0, 2, 1, true); /* 7: a new txn of producer 1, left open */
     assert_int_equal(marker(f->e, 0, 3, 0, CONTROL_COMMIT, 0, &off), 0); /* 8 */
     int64_t hw, lso;
     watermarks(f->e, 0, &hw, &lso);

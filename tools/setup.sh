@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config git python3 util-linux liburing-dev libjemalloc-dev
-          libcmocka-dev libbenchmark-dev clang libclang-rt-14-dev llvm zlib1g-dev libsnappy-dev
+          libcmocka-dev libbenchmark-dev clang clang-format libclang-rt-14-dev llvm zlib1g-dev libsnappy-dev
           liblz4-dev libzstd-dev librocksdb-dev liblmdb-dev libsqlite3-dev gnuplot-nox)
 
 missing=()

@@ -46,6 +46,17 @@ build() { # dir cmake-args...
     }
 }
 
+echo "== format"
+if clang-format --dry-run --Werror $(git ls-files '*.c' '*.h' '*.cc' 2>/dev/null) >/dev/null 2>&1 ||
+    ! git rev-parse --git-dir >/dev/null 2>&1; then
+    echo "format: every file matches .clang-format"
+    passed=$((passed + 1))
+else
+    clang-format --dry-run $(git ls-files '*.c' '*.h' '*.cc') 2>&1 | grep -E '^[^ ]+:[0-9]+:' | cut -d: -f1 | sort -u
+    echo "format: the files above do not match .clang-format (clang-format -i them)"
+    failed=$((failed + 1))
+fi
+
 run_ctest "release" build/release -E '^fuzz_'
 
 if build build/asan -DCMAKE_BUILD_TYPE=Debug -DRT_SANITIZE=ON -DRT_BENCH=OFF; then
