@@ -160,12 +160,13 @@ int rt_fetch_start(rt_engine *e, const char *topic, uint32_t partition, int64_t 
     /* Whole batches up to max_bytes, but at least one (as Kafka, so a big batch is never
      * stuck). A damaged header past the first batch ends the fetch early; the next fetch from
      * there reports it. */
-    uint64_t pos = start;
+    uint64_t pos = start, last_start = start;
+    bool first = true;
     while (pos < end) {
         const char *why = NULL;
         int64_t size = batch_size_at(seg->map + pos, end - pos, &why);
         if (size < 0) {
-            if (pos == start) {
+            if (first) {
                 rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos, why);
                 segment_unref(seg);
                 free(f);
@@ -173,12 +174,23 @@ int rt_fetch_start(rt_engine *e, const char *topic, uint32_t partition, int64_t 
             }
             break;
         }
-        if (pos > start && pos + (uint64_t)size - start > max_bytes)
+        if (!first && pos + (uint64_t)size - start > max_bytes)
             break;
+        last_start = pos;
         pos += (uint64_t)size;
+        if (first) {
+            first = false;
+            /* Skip to the last indexed batch start that still fits, so the walk covers at most
+             * index_interval_bytes of headers, not the whole max_bytes: a fetch's cost does not
+             * grow with how many (small) batches it returns. */
+            uint64_t target = start + max_bytes < start ? UINT64_MAX : start + max_bytes;
+            uint64_t jump = segment_batch_floor(seg, target < end ? target : end);
+            if (jump > pos && jump < end)
+                pos = jump;
+        }
     }
     if (isolation == RT_READ_COMMITTED && pos > start) {
-        rc = collect_aborted(f, p, seg, offset, last_offset_of(seg, start, pos) + 1);
+        rc = collect_aborted(f, p, seg, offset, last_offset_of(seg, last_start, pos) + 1);
         if (rc) {
             segment_unref(seg);
             rt_fetch_release(f);

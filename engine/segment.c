@@ -602,6 +602,28 @@ int segment_find_batch(struct segment *seg, int64_t offset, uint64_t end, uint64
     return RT_E_OFFSET_OUT_OF_RANGE;
 }
 
+uint64_t segment_batch_floor(struct segment *seg, uint64_t position)
+{
+    struct offset_index view = offset_view(seg);
+    uint32_t lo = 0, hi = view.entries; /* first entry whose position > position */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int64_t off;
+        uint32_t pos;
+        offset_index_entry(&view, mid, &off, &pos);
+        if (pos <= position)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return 0;
+    int64_t off;
+    uint32_t pos;
+    offset_index_entry(&view, lo - 1, &off, &pos);
+    return pos;
+}
+
 int segment_find_timestamp(struct segment *seg, int64_t ts_ms, uint64_t end, uint64_t *pos_out)
 {
     if (end > seg->map_bytes)

@@ -102,6 +102,10 @@ bool segment_index_full(const struct segment *seg);
  * has lastOffset >= offset. */
 int segment_find_batch(struct segment *seg, int64_t offset, uint64_t end, uint64_t *pos_out);
 
+/* Reader: the largest indexed batch start <= position (0 when none): lets a reader skip to near
+ * a byte position without walking every batch header before it. O(log n). */
+uint64_t segment_batch_floor(struct segment *seg, uint64_t position);
+
 /* Reader: first position at or after `from` whose batch has maxTimestamp >= ts; walks batches
  * below `end`, starting at the time index's floor entry. RT_E_END when none. */
 int segment_find_timestamp(struct segment *seg, int64_t ts_ms, uint64_t end, uint64_t *pos_out);
