@@ -126,7 +126,8 @@ static size_t aborted_list(rt_engine *e, uint32_t part, int64_t from, struct rt_
     assert_int_equal(rt_fetch_start(e, "t", part, from, 1 << 20, RT_READ_COMMITTED, &fh), 0);
     const struct rt_fetch_view *v = rt_fetch_get(fh);
     size_t n = v->aborted_count < max ? v->aborted_count : max;
-    memcpy(out, v->aborted, n * sizeof(*out));
+    if (n > 0)
+        memcpy(out, v->aborted, n * sizeof(*out));
     for (size_t i = 1; i < v->aborted_count; i++)
         assert_true(v->aborted[i - 1].first_offset <= v->aborted[i].first_offset);
     size_t total = v->aborted_count;
