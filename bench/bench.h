@@ -6,7 +6,9 @@
  *
  * Pieces: bench_util.c (latency histogram, clocks, memory figures, progress line, scratch
  * directories), bench_sinks.c (ringtail and the three peers behind one append/read seam),
- * bench_limit.c (the limits), bench_main.c (options, workloads, table, JSON, chart).
+ * bench_limit.c (the limits), bench_txn.c (transactional workloads W3/W4, the RocksDB
+ * TransactionDB peer, the fdatasync probe, the memory probes), bench_main.c (options, workloads,
+ * table, JSON, chart).
  *
  * This program measures and reports; it never asserts a target. It owns no engine logic and
  * links only the public API (ringtail.h).
@@ -54,6 +56,8 @@ void mem_reset_peak(void);
 /* Peak anonymous RSS (RSS less file-backed pages, i.e. less mapped page cache) since the last
  * reset, sampled by the progress thread every 50 ms and at each call, in bytes. */
 uint64_t mem_peak_anon_bytes(void);
+/* Peak of mem_heap_bytes() since the last reset, sampled with the anonymous RSS. */
+uint64_t mem_peak_heap_bytes(void);
 /* VmHWM (includes mapped page cache) in bytes. */
 uint64_t mem_hwm_bytes(void);
 /* Bytes the allocator has handed out: jemalloc "stats.allocated" when jemalloc is linked,
@@ -135,5 +139,65 @@ int limit_write(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_b
 
 /* Memory read bandwidth of bench_checksum over a buffer of `bytes`, best of `passes`, bytes/s. */
 double limit_memory_read_bps(size_t bytes, int passes);
+
+/* ---- transactional workloads (bench_txn.c) ---- */
+struct txn_run_result {
+    double seconds;                         /* common start to the last commit's return */
+    uint64_t commits, records, value_bytes; /* committed transactions only */
+    uint64_t fdatasyncs, rounds, batches;   /* engine stats deltas (ringtail) */
+    uint64_t heap_end_bytes;                /* allocator bytes before close */
+    struct hist *commit_lat;                /* per commit call; filled when non-NULL */
+    char errmsg[256];
+};
+
+/* W3: `threads` transactional producers (ids "w3-<i>"), thread i -> partition i mod partitions,
+ * sending 16 x 1 KiB records per batch through rt_producer_send and committing every
+ * commit_interval_ms, for `seconds`; sync=always. transactional false: the same with idempotent
+ * producers that rt_producer_flush instead of committing (the baseline for the cost of
+ * transactions). */
+int txn_w3_run(const char *dir, uint32_t threads, uint32_t partitions, double seconds,
+               uint32_t commit_interval_ms, bool transactional, struct txn_run_result *out);
+/* W4: `threads` transactional producers looping begin / 5 records (1 KiB) to partition i and 5
+ * to i+1 (mod partitions) / commit; sync=always; at most commits_max transactions (0: none). */
+int txn_w4_run(const char *dir, uint32_t threads, uint32_t partitions, double seconds,
+               uint64_t commits_max, struct txn_run_result *out);
+/* W4's peer: the same 10 records per RocksDB TransactionDB transaction, WAL synced at commit. */
+int txn_w4_rocksdb_run(const char *dir, uint32_t threads, uint32_t partitions, double seconds,
+                       struct txn_run_result *out);
+/* `count` rounds of a 4 KiB pwrite + fdatasync into a preallocated file under dir. */
+int fdatasync_probe(const char *dir, uint32_t count, struct hist *out);
+
+/* ---- memory probes (bench_txn.c) ---- */
+#define MEM_SAMPLES 20
+struct mem_churn_result {
+    uint64_t producers; /* opened, sent one record, closed */
+    double seconds;
+    uint64_t heap_start_bytes, heap_open_bytes, heap_end_bytes;
+    uint64_t at[MEM_SAMPLES], heap_bytes[MEM_SAMPLES]; /* producers done -> heap */
+    uint32_t sample_count;
+    uint64_t expired; /* rt_stats producers_expired */
+    char errmsg[256];
+};
+/* `producers` short-lived anonymous idempotent producers over `threads` threads, each sending
+ * one 100 B record to partition i mod partitions; producers_max 0 = the engine default. */
+int mem_producer_churn(const char *dir, uint64_t producers, uint32_t threads,
+                       uint32_t producers_max, uint32_t partitions, struct mem_churn_result *out);
+
+struct mem_live_result {
+    uint32_t live;
+    uint64_t heap_live_bytes;   /* heap growth with `live` producers open, one record each */
+    uint64_t anon_live_bytes;   /* anonymous RSS growth (includes the sender threads' stacks) */
+    uint64_t heap_closed_bytes; /* after closing them: what the engine keeps per producer id */
+    char errmsg[256];
+};
+int mem_producers_live(const char *dir, uint32_t live, uint32_t partitions,
+                       struct mem_live_result *out);
+
+struct mem_part_result {
+    int64_t heap_created_bytes[2]; /* [0]: a topic of 1 partition; [1]: of `partitions` */
+    int64_t heap_written_bytes[2]; /* ... after one record appended to each partition */
+    char errmsg[256];
+};
+int mem_partitions(const char *dir, uint32_t partitions, struct mem_part_result *out);
 
 #endif /* RT_BENCH_H */

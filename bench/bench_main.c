@@ -9,7 +9,13 @@
  *   R1  reads: read_committed against read_uncommitted over one log, touching every value byte
  *       (a checksum) or headers only
  *   F   fetch call cost (rt_fetch_start + rt_fetch_release) for 100 B against 10 KiB records
- *   W3, W4  transactional workloads: not available in this build (no transactions yet)
+ *   W3  transactional append: W2 at 16 producers, each a transactional producer sending through
+ *       rt_producer_send and committing every 100 ms; MB/s and its ratio to W2 p16 of this run
+ *   W4  small transactions: begin / 10 records over 2 partitions / commit, 1/4/16/64 producers,
+ *       sync=always: committed txn/s, commit latency percentiles, p50 over the disk's own
+ *       fdatasync p50 (measured here); peer: RocksDB TransactionDB
+ *   M   memory: short-lived producer ids (the heap must plateau), bytes per producer id and per
+ *       partition; every row also reports peak anonymous RSS and the engine heap (peak, end)
  *
  * MB/s everywhere is value bytes (10^6) per second, so stores with different per-record overhead
  * compare on what the user asked them to keep. The write limit writes chunks of ringtail's
@@ -45,7 +51,7 @@ struct bench_opts {
     bool quick;
     bool keep;
     bool no_limit; /* profiling: leave the limits out of the process */
-    bool run_w1, run_w2, run_r1, run_fetch;
+    bool run_w1, run_w2, run_r1, run_fetch, run_w3, run_w4, run_mem;
     bool peer_rocksdb, peer_lmdb, peer_sqlite;
     uint64_t w1_bytes;
     uint64_t r1_bytes;
@@ -57,6 +63,16 @@ struct bench_opts {
     uint32_t producers[PRODUCER_SETS_MAX];
     uint32_t producer_sets;
     uint32_t limit_queue_depth;
+    double w3_seconds;
+    double w4_seconds;
+    uint64_t w4_txn_max; /* per ringtail configuration: stays below coordinator compaction */
+    uint32_t w4_producers[PRODUCER_SETS_MAX];
+    uint32_t w4_sets;
+    uint32_t fsync_probes;
+    uint64_t mem_producers;     /* short-lived producer ids */
+    uint32_t mem_producers_max; /* the churn's producers_max; 0 = engine default */
+    uint32_t mem_live;          /* live producers for bytes per producer id */
+    uint32_t mem_partitions;
 };
 
 static struct bench_opts opt;
@@ -81,7 +97,10 @@ struct row {
     double p50_us, p99_us, p999_us;
     double syncs_s, rec_per_sync;
     double ratio_limit, ratio_peer;
-    double anon_peak_mb, hwm_mb, heap_mb;
+    double anon_peak_mb, hwm_mb, heap_mb, heap_peak_mb;
+    double txn_s, commit_x_fsync; /* W3, W4 */
+    double growth_2nd_mb;         /* M churn: heap growth over the second half */
+    double bytes_per_item;        /* M: bytes per producer id / per partition */
     double seconds;
     uint64_t records, bytes;
     char note[160];
@@ -110,6 +129,11 @@ static struct row *row_new(const char *workload, const char *system, const char 
     r->anon_peak_mb = NAN;
     r->hwm_mb = NAN;
     r->heap_mb = NAN;
+    r->heap_peak_mb = NAN;
+    r->txn_s = NAN;
+    r->commit_x_fsync = NAN;
+    r->growth_2nd_mb = NAN;
+    r->bytes_per_item = NAN;
     return r;
 }
 
@@ -127,6 +151,8 @@ static void row_memory(struct row *r, uint64_t heap_before)
     const char *src = NULL;
     uint64_t heap = mem_heap_bytes(&src);
     r->heap_mb = heap > heap_before ? (double)(heap - heap_before) / 1e6 : 0.0;
+    uint64_t peak = mem_peak_heap_bytes();
+    r->heap_peak_mb = peak > heap_before ? (double)(peak - heap_before) / 1e6 : 0.0;
     r->anon_peak_mb = (double)mem_peak_anon_bytes() / 1e6;
     r->hwm_mb = (double)mem_hwm_bytes() / 1e6;
 }
@@ -696,16 +722,255 @@ static void run_fetch(void)
         bench_rmtree(dir);
 }
 
-static void add_not_available(void)
+static const struct row *find_row(const char *workload, const char *system, const char *config);
+
+/* Prepares a fresh scratch directory for a workload; returns 0 or fails the row. */
+static int fresh_dir(char *dir, size_t n, const char *workload, const char *system,
+                     const char *config, struct row *r)
 {
-    struct row *r = row_new("W3", "ringtail", "transactional", "W3", KIND_NA);
-    snprintf(r->note, sizeof(r->note),
-             "not available in this build: the engine has no transactions yet");
+    system_dir(dir, n, workload, system, config);
+    bench_rmtree(dir);
+    int rc = bench_mkdir(dir);
+    if (rc)
+        row_fail(r, "mkdir", rc, dir);
+    settle();
+    char label[96];
+    snprintf(label, sizeof(label), "%s %s %s", workload, system, config);
+    progress_phase(label);
+    mem_reset_peak();
+    return rc;
+}
+
+static void txn_row_fill(struct row *r, const struct txn_run_result *t, struct hist *lat)
+{
+    r->seconds = t->seconds;
+    r->records = t->records;
+    r->bytes = t->value_bytes;
+    r->mb_s = t->seconds > 0 ? (double)t->value_bytes / 1e6 / t->seconds : 0;
+    r->rec_s = t->seconds > 0 ? (double)t->records / t->seconds : 0;
+    r->txn_s = t->seconds > 0 ? (double)t->commits / t->seconds : 0;
+    r->has_latency = true;
+    r->p50_us = hist_quantile_ns(lat, 0.50) / 1e3;
+    r->p99_us = hist_quantile_ns(lat, 0.99) / 1e3;
+    r->p999_us = hist_quantile_ns(lat, 0.999) / 1e3;
+    if (t->fdatasyncs) {
+        r->has_sync = true;
+        r->syncs_s = (double)t->fdatasyncs / t->seconds;
+        r->rec_per_sync = (double)t->records / (double)t->fdatasyncs;
+    }
+}
+
+/* W3: W2's shape at 16 producers, transactional, a commit every 100 ms. Compared with W2 p16 of
+ * this run (run here, ringtail only, when W2 did not run with 16 producers). */
+static void run_w3(void)
+{
+    const uint32_t n = 16;
+    const struct row *w2 = find_row("W2", "ringtail", "p16");
+    if (!w2 || isnan(w2->mb_s)) {
+        write_workload(&sink_ringtail, "W2", "p16", "W2/p16", KIND_SUBJECT, true,
+                       BENCH_PARTITIONS_W2, n, opt.w3_seconds, opt.w2_bytes_max, false, NULL, NULL);
+        w2 = find_row("W2", "ringtail", "p16");
+    }
+    double idem_mb = NAN;
+    for (int txn = 0; txn < 2; txn++) {
+        const char *config = txn ? "p16 commit/100ms" : "p16 idem flush/100ms";
+        struct row *r = row_new("W3", "ringtail", config, "W3", KIND_SUBJECT);
+        r->producers = n;
+        char dir[PATH_MAX];
+        if (fresh_dir(dir, sizeof(dir), "W3", "ringtail", txn ? "txn" : "idem", r))
+            continue;
+        uint64_t heap0 = mem_heap_bytes(NULL);
+        struct hist *lat = calloc(1, sizeof(*lat));
+        struct txn_run_result t = {.commit_lat = lat};
+        int rc = lat ? txn_w3_run(dir, n, BENCH_PARTITIONS_W2, opt.w3_seconds, 100, txn == 1, &t)
+                     : -ENOMEM;
+        if (rc) {
+            row_fail(r, "run", rc, t.errmsg);
+        } else {
+            txn_row_fill(r, &t, lat);
+            double ratio = w2 && w2->mb_s > 0 ? r->mb_s / w2->mb_s : NAN;
+            if (txn)
+                snprintf(r->note, sizeof(r->note),
+                         "W3/W2 p16 = %.2f, W3/idem = %.2f; %.1f commits/s; latency = commit call"
+                         " (flush + 2PC); %.1f batches/round",
+                         ratio, r->mb_s / idem_mb, r->txn_s,
+                         t.rounds ? (double)t.batches / (double)t.rounds : 0.0);
+            else
+                snprintf(r->note, sizeof(r->note),
+                         "baseline: idempotent rt_producer_send + flush every 100 ms; /W2 p16 = "
+                         "%.2f; latency = flush call; %.1f batches/round",
+                         ratio, t.rounds ? (double)t.batches / (double)t.rounds : 0.0);
+            if (!txn)
+                idem_mb = r->mb_s;
+        }
+        row_memory(r, heap0);
+        r->heap_mb = t.heap_end_bytes > heap0 ? (double)(t.heap_end_bytes - heap0) / 1e6 : 0;
+        free(lat);
+        if (!opt.keep)
+            bench_rmtree(dir);
+    }
+}
+
+/* The disk's own fdatasync latency (4 KiB write + fdatasync into a preallocated file): the
+ * yardstick for W4's commit latency. Returns its p50 in microseconds (NAN on failure). */
+static double run_fsync_probe(void)
+{
+    struct row *r = row_new("W4", "disk", "4 KiB write+fdatasync", "W4/fsync", KIND_LIMIT);
     r->mb_s = NAN;
-    r = row_new("W4", "ringtail", "transactional", "W4", KIND_NA);
-    snprintf(r->note, sizeof(r->note),
-             "not available in this build: the engine has no transactions yet");
-    r->mb_s = NAN;
+    char dir[PATH_MAX];
+    if (fresh_dir(dir, sizeof(dir), "W4", "disk", "fsync", r))
+        return NAN;
+    struct hist *lat = calloc(1, sizeof(*lat));
+    uint64_t t0 = bench_now_ns();
+    int rc = lat ? fdatasync_probe(dir, opt.fsync_probes, lat) : -ENOMEM;
+    double p50 = NAN;
+    if (rc) {
+        row_fail(r, "fdatasync probe", rc, dir);
+    } else {
+        r->seconds = (double)(bench_now_ns() - t0) / 1e9;
+        r->records = opt.fsync_probes;
+        r->rec_s = (double)opt.fsync_probes / r->seconds;
+        r->has_latency = true;
+        r->p50_us = p50 = hist_quantile_ns(lat, 0.50) / 1e3;
+        r->p99_us = hist_quantile_ns(lat, 0.99) / 1e3;
+        r->p999_us = hist_quantile_ns(lat, 0.999) / 1e3;
+        snprintf(r->note, sizeof(r->note),
+                 "%u x (4 KiB pwrite + fdatasync) into a preallocated file; rec/s = fdatasyncs/s",
+                 opt.fsync_probes);
+    }
+    free(lat);
+    if (!opt.keep)
+        bench_rmtree(dir);
+    return p50;
+}
+
+static void run_w4(void)
+{
+    double fsync_p50_us = run_fsync_probe();
+    for (uint32_t k = 0; k < opt.w4_sets; k++) {
+        uint32_t n = opt.w4_producers[k];
+        char config[40], group[24];
+        snprintf(config, sizeof(config), "p%u", n);
+        snprintf(group, sizeof(group), "W4/p%u", n);
+        for (int sys = 0; sys < 2; sys++) {
+            if (sys == 1 && !opt.peer_rocksdb)
+                break;
+            const char *name = sys ? "rocksdb" : "ringtail";
+            struct row *r = row_new("W4", name, config, group, sys ? KIND_PEER : KIND_SUBJECT);
+            r->producers = n;
+            char dir[PATH_MAX];
+            if (fresh_dir(dir, sizeof(dir), "W4", name, config, r))
+                continue;
+            uint64_t heap0 = mem_heap_bytes(NULL);
+            struct hist *lat = calloc(1, sizeof(*lat));
+            struct txn_run_result t = {.commit_lat = lat};
+            int rc =
+                !lat  ? -ENOMEM
+                : sys ? txn_w4_rocksdb_run(dir, n, BENCH_PARTITIONS_W2, opt.w4_seconds, &t)
+                      : txn_w4_run(dir, n, BENCH_PARTITIONS_W2, opt.w4_seconds, opt.w4_txn_max, &t);
+            if (rc) {
+                row_fail(r, "run", rc, t.errmsg);
+            } else {
+                txn_row_fill(r, &t, lat);
+                r->commit_x_fsync = r->p50_us / fsync_p50_us;
+                snprintf(r->note, sizeof(r->note),
+                         "%.0f txn/s (%" PRIu64 " txns); commit p50 = %.2fx fdatasync p50%s",
+                         r->txn_s, t.commits, r->commit_x_fsync,
+                         sys ? "; TransactionDB, WAL synced per commit"
+                             : "; latency = commit call (flush + 2PC)");
+            }
+            row_memory(r, heap0);
+            r->heap_mb = t.heap_end_bytes > heap0 ? (double)(t.heap_end_bytes - heap0) / 1e6 : 0;
+            free(lat);
+            if (!opt.keep)
+                bench_rmtree(dir);
+        }
+    }
+}
+
+/* M: memory per producer id and per partition, and the heap under producer-id churn. */
+static void run_mem(void)
+{
+    char dir[PATH_MAX], config[40];
+    /* 1. short-lived producer ids: the heap must stop growing once the table is full */
+    snprintf(config, sizeof(config), "%" PRIu64 " short-lived ids", opt.mem_producers);
+    struct row *r = row_new("M", "ringtail", config, "M", KIND_SUBJECT);
+    if (fresh_dir(dir, sizeof(dir), "M", "ringtail", "churn", r) == 0) {
+        struct mem_churn_result c = {0};
+        uint64_t heap0 = mem_heap_bytes(NULL);
+        int rc = mem_producer_churn(dir, opt.mem_producers, 2, opt.mem_producers_max, 1, &c);
+        if (rc) {
+            row_fail(r, "churn", rc, c.errmsg);
+        } else if (c.sample_count >= 2) {
+            r->seconds = c.seconds;
+            r->records = c.producers;
+            r->rec_s = (double)c.producers / c.seconds; /* producers per second */
+            uint32_t half = c.sample_count / 2, last = c.sample_count - 1;
+            double at_half = (double)c.heap_bytes[half - 1] - (double)c.heap_open_bytes;
+            double at_end = (double)c.heap_bytes[last] - (double)c.heap_open_bytes;
+            double growth_2nd = at_end - at_half;
+            printf("  M churn heap after open (MB) by producers done:");
+            for (uint32_t i = 0; i < c.sample_count; i++)
+                printf(" %" PRIu64 ":%.1f", c.at[i],
+                       ((double)c.heap_bytes[i] - (double)c.heap_open_bytes) / 1e6);
+            printf("\n");
+            r->growth_2nd_mb = growth_2nd / 1e6;
+            snprintf(r->note, sizeof(r->note),
+                     "producers_max %u; heap +%.1f MB at %" PRIu64 ", +%.1f MB at %" PRIu64
+                     " (2nd half %+.2f MB: %s); rec/s = producers/s",
+                     opt.mem_producers_max ? opt.mem_producers_max : 65536, at_half / 1e6,
+                     c.at[half - 1], at_end / 1e6, c.at[last], growth_2nd / 1e6,
+                     fabs(growth_2nd) <= 0.05 * fabs(at_end) + 1e6 ? "plateau" : "GROWING");
+        }
+        row_memory(r, heap0);
+        r->heap_mb = (double)c.heap_end_bytes / 1e6 - (double)heap0 / 1e6;
+        if (!opt.keep)
+            bench_rmtree(dir);
+    }
+    /* 2. bytes per producer id, with `mem_live` producers open at once */
+    snprintf(config, sizeof(config), "%u live producers", opt.mem_live);
+    r = row_new("M", "ringtail", config, "M", KIND_SUBJECT);
+    if (fresh_dir(dir, sizeof(dir), "M", "ringtail", "live", r) == 0) {
+        struct mem_live_result l = {0};
+        uint64_t heap0 = mem_heap_bytes(NULL);
+        int rc = mem_producers_live(dir, opt.mem_live, BENCH_PARTITIONS_W2, &l);
+        if (rc) {
+            row_fail(r, "live producers", rc, l.errmsg);
+        } else {
+            r->records = l.live;
+            r->bytes_per_item = (double)l.heap_closed_bytes / l.live;
+            snprintf(r->note, sizeof(r->note),
+                     "per producer: %.0f B heap allocated while open, %.0f B anon RSS (with its "
+                     "sender thread); %.0f B heap kept per id after close",
+                     (double)l.heap_live_bytes / l.live, (double)l.anon_live_bytes / l.live,
+                     (double)l.heap_closed_bytes / l.live);
+        }
+        row_memory(r, heap0);
+        if (!opt.keep)
+            bench_rmtree(dir);
+    }
+    /* 3. bytes per partition */
+    snprintf(config, sizeof(config), "1 vs %u partitions", opt.mem_partitions);
+    r = row_new("M", "ringtail", config, "M", KIND_SUBJECT);
+    if (fresh_dir(dir, sizeof(dir), "M", "ringtail", "partitions", r) == 0) {
+        struct mem_part_result m = {0};
+        uint64_t heap0 = mem_heap_bytes(NULL);
+        int rc = mem_partitions(dir, opt.mem_partitions, &m);
+        if (rc) {
+            row_fail(r, "partitions", rc, m.errmsg);
+        } else {
+            double d = (double)(opt.mem_partitions - 1);
+            r->records = opt.mem_partitions;
+            r->bytes_per_item = (double)(m.heap_written_bytes[1] - m.heap_written_bytes[0]) / d;
+            snprintf(r->note, sizeof(r->note),
+                     "per partition: heap %.0f B created, %.0f B after one append each",
+                     (double)(m.heap_created_bytes[1] - m.heap_created_bytes[0]) / d,
+                     (double)(m.heap_written_bytes[1] - m.heap_written_bytes[0]) / d);
+        }
+        row_memory(r, heap0);
+        if (!opt.keep)
+            bench_rmtree(dir);
+    }
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -752,15 +1017,15 @@ static void fmt(char *buf, size_t n, double v, const char *f)
 
 static void print_table(FILE *out)
 {
-    fprintf(out, "\n%-3s %-9s %-22s %9s %7s %7s %10s %9s %9s %9s %8s %8s %7s %7s  %s\n", "wl",
+    fprintf(out, "\n%-3s %-9s %-22s %9s %7s %7s %10s %9s %9s %9s %8s %8s %7s %7s %7s  %s\n", "wl",
             "system", "config", "MB/s", "xlimit", "xpeer", "rec/s", "p50 us", "p99 us", "p99.9 us",
-            "sync/s", "rec/sync", "anonMB", "heapMB", "note");
+            "sync/s", "rec/sync", "anonMB", "heapMB", "heapPk", "note");
     for (uint32_t i = 0; i < row_count; i++) {
         const struct row *r = &rows[i];
         if (r->kind == KIND_NA && strcmp(r->group, "W1-load") == 0)
             continue;
         char mb[16], rl[16], rp[16], rs[16], p50[16], p99[16], p999[16], ss[16], rps[16], an[16],
-            hp[16];
+            hp[16], hk[16];
         fmt(mb, sizeof(mb), r->mb_s, "%.1f");
         fmt(rl, sizeof(rl), r->ratio_limit, "%.2f");
         fmt(rp, sizeof(rp), r->ratio_peer, "%.2f");
@@ -772,20 +1037,23 @@ static void print_table(FILE *out)
         fmt(rps, sizeof(rps), r->has_sync ? r->rec_per_sync : NAN, "%.1f");
         fmt(an, sizeof(an), r->anon_peak_mb, "%.0f");
         fmt(hp, sizeof(hp), r->heap_mb, "%.1f");
+        fmt(hk, sizeof(hk), r->heap_peak_mb, "%.1f");
         if (strcmp(r->workload, "F") == 0) { /* fetch rows: calls/s; ns per call in the note */
             fmt(mb, sizeof(mb), NAN, "");
             fmt(p50, sizeof(p50), NAN, "");
             fmt(rl, sizeof(rl), NAN, "");
         }
-        fprintf(out, "%-3s %-9s %-22s %9s %7s %7s %10s %9s %9s %9s %8s %8s %7s %7s  %s\n",
+        fprintf(out, "%-3s %-9s %-22s %9s %7s %7s %10s %9s %9s %9s %8s %8s %7s %7s %7s  %s\n",
                 r->workload, r->system, r->config, mb, rl, rp, rs, p50, p99, p999, ss, rps, an, hp,
-                r->note);
+                hk, r->note);
     }
     fprintf(out, "\nMB/s = value bytes (10^6) per second; F rows: rec/s = fetch calls per second"
                  " (zero-copy: nothing is read).\nxlimit = MB/s over the limit's; xpeer ="
                  " over the best peer's in the same group. anonMB = peak RSS less page cache\n"
                  "(RssAnon+RssShmem); heapMB = allocator bytes held at the end of the workload"
-                 " (before close).\n");
+                 " (before close);\nheapPk = the allocator's peak during it (sampled every 50"
+                 " ms); both over the workload's start. W3/W4 p50/p99/p99.9 = commit call\n"
+                 "latency; W4 rec/s = records/s (txn/s in the note); M rows: see the notes.\n");
 }
 
 static const struct row *find_row(const char *workload, const char *system, const char *config)
@@ -822,6 +1090,31 @@ static void print_targets(FILE *out)
             fprintf(out, "  R1 %s read_committed >= 0.98 x uncommitted: %.3f  %s\n", touches[t], q,
                     q >= 0.98 ? "met" : "MISSED");
         }
+    }
+    r = find_row("W3", "ringtail", "p16 commit/100ms");
+    const struct row *w2 = find_row("W2", "ringtail", "p16");
+    if (r && w2 && w2->mb_s > 0 && !isnan(r->mb_s))
+        fprintf(out, "  W3 / W2 p16 (no target; reported):     %.2f\n", r->mb_s / w2->mb_s);
+    char c64[16];
+    snprintf(c64, sizeof(c64), "p%u", opt.w4_sets ? opt.w4_producers[opt.w4_sets - 1] : 64);
+    r = find_row("W4", "ringtail", c64);
+    if (r && !isnan(r->txn_s)) {
+        fprintf(out, "  W4 %s >= 10000 committed txn/s:       %.0f  %s\n", c64, r->txn_s,
+                r->txn_s >= 10000 ? "met" : "MISSED");
+        fprintf(out, "  W4 %s commit p50 <= 3x fdatasync p50:  %.2fx  %s\n", c64, r->commit_x_fsync,
+                r->commit_x_fsync <= 3 ? "met" : "MISSED");
+    }
+    r = find_row("W2", "ringtail", "p64");
+    if (r && !isnan(r->heap_peak_mb))
+        fprintf(
+            out,
+            "  engine heap at 64 producers x 4 partitions < 64 MiB: %.1f MB peak (W2 p64)  %s\n",
+            r->heap_peak_mb, r->heap_peak_mb < 64 * 1.048576 ? "met" : "MISSED");
+    for (uint32_t i = 0; i < row_count; i++) {
+        if (strcmp(rows[i].workload, "M") == 0 && !isnan(rows[i].growth_2nd_mb))
+            fprintf(out,
+                    "  producer-id churn heap bounded:         %+.2f MB over the 2nd half  %s\n",
+                    rows[i].growth_2nd_mb, strstr(rows[i].note, "plateau") ? "met" : "MISSED");
     }
     const struct row *a = find_row("F", "ringtail", "100 B, 1 batch");
     const struct row *b = find_row("F", "ringtail", "10240 B, 1 batch");
@@ -920,6 +1213,11 @@ static int write_json(const char *path, const char *machine, double total_s)
         json_num(f, "peak_rss_anon_mb", r->anon_peak_mb, true);
         json_num(f, "vm_hwm_mb", r->hwm_mb, true);
         json_num(f, "heap_mb", r->heap_mb, true);
+        json_num(f, "heap_peak_mb", r->heap_peak_mb, true);
+        json_num(f, "txn_per_s", r->txn_s, true);
+        json_num(f, "commit_p50_over_fdatasync_p50", r->commit_x_fsync, true);
+        json_num(f, "heap_growth_second_half_mb", r->growth_2nd_mb, true);
+        json_num(f, "bytes_per_item", r->bytes_per_item, true);
         json_num(f, "seconds", r->seconds, true);
         json_num(f, "records", (double)r->records, true);
         json_num(f, "bytes", (double)r->bytes, true);
@@ -959,7 +1257,7 @@ static int write_plot(const char *path, const char *machine)
     if (!g)
         return -errno;
     static const char *systems[] = {"ringtail", "limit", "rocksdb", "lmdb", "sqlite"};
-    fprintf(g, "set terminal pngcairo size 1400,1000 font 'sans,10'\nset output '%s'\n", path);
+    fprintf(g, "set terminal pngcairo size 1400,1450 font 'sans,10'\nset output '%s'\n", path);
     fprintf(g, "$w2 << EOD\n");
     for (uint32_t k = 0; k < opt.producer_sets; k++) {
         char c[16];
@@ -982,8 +1280,24 @@ static int write_plot(const char *path, const char *machine)
         gp_num(g, r1);
         fprintf(g, "\n");
     }
+    fprintf(g, "EOD\n$w4 << EOD\n");
+    const struct row *fs = find_row("W4", "disk", "4 KiB write+fdatasync");
+    double fs_ms = fs && fs->has_latency ? fs->p50_us / 1e3 : NAN;
+    for (uint32_t k = 0; k < opt.w4_sets; k++) {
+        char c[16];
+        snprintf(c, sizeof(c), "p%u", opt.w4_producers[k]);
+        const struct row *rt = find_row("W4", "ringtail", c), *rd = find_row("W4", "rocksdb", c);
+        fprintf(g, "%u", opt.w4_producers[k]);
+        gp_num(g, rt ? rt->txn_s : NAN);
+        gp_num(g, rd ? rd->txn_s : NAN);
+        gp_num(g, rt && rt->has_latency ? rt->p50_us / 1e3 : NAN);
+        gp_num(g, rd && rd->has_latency ? rd->p50_us / 1e3 : NAN);
+        gp_num(g, fs_ms);
+        gp_num(g, fs_ms * 3);
+        fprintf(g, "\n");
+    }
     fprintf(g, "EOD\n");
-    fprintf(g, "set multiplot layout 2,2 title 'ringtail bench — %s'\n", machine);
+    fprintf(g, "set multiplot layout 3,2 title 'ringtail bench — %s'\n", machine);
     fprintf(g, "set grid\nset key top left\nset logscale x 2\nset logscale y\n"
                "set xlabel 'producers (sync=always, 4 partitions)'\n");
     fprintf(g, "set title 'W2 durable append: MB/s of values'\nset ylabel 'MB/s'\n"
@@ -992,6 +1306,16 @@ static int write_plot(const char *path, const char *machine)
     fprintf(g, "set title 'W2 acknowledgement latency p99 (limit: one fdatasync round)'\n"
                "set ylabel 'ms'\nplot for [i=7:11] $w2 using 1:i with linespoints lw 2 title "
                "word('ringtail limit rocksdb lmdb sqlite', i-6)\n");
+    fprintf(g, "set xlabel 'transactional producers (10 records over 2 partitions, sync=always)'\n"
+               "set title 'W4 small transactions: committed txn/s (target 10 000 at 64)'\n"
+               "set ylabel 'txn/s'\nplot $w4 using 1:2 with linespoints lw 2 title 'ringtail', "
+               "$w4 using 1:3 with linespoints lw 2 title 'rocksdb TransactionDB', "
+               "10000 with lines dt 2 lc rgb '#888888' title 'target'\n");
+    fprintf(g, "set title 'W4 commit latency p50 (ms) against the disk fdatasync p50'\n"
+               "set ylabel 'ms'\nplot $w4 using 1:4 with linespoints lw 2 title 'ringtail', "
+               "$w4 using 1:5 with linespoints lw 2 title 'rocksdb TransactionDB', "
+               "$w4 using 1:6 with lines dt 2 lc rgb '#888888' title 'fdatasync p50', "
+               "$w4 using 1:7 with lines dt 3 lc rgb '#aa3377' title '3x fdatasync p50'\n");
     fprintf(g, "unset logscale x\nunset xlabel\nset style data histograms\n"
                "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
                "set boxwidth 0.9\nset key top right\n");
@@ -1049,7 +1373,12 @@ static void usage(FILE *out)
             "  W2  durable append, sync=always, 1/4/16/64 producers over 4 partitions\n"
             "  R1  read_committed vs read_uncommitted over one log; value checksum / headers\n"
             "  F   fetch call cost for 100 B vs 10 KiB records\n"
-            "  W3, W4  transactional: not available in this build\n"
+            "  W3  W2 at 16 producers, transactional, a commit every 100 ms; ratio to W2\n"
+            "  W4  small transactions (10 records over 2 partitions), 1/4/16/64 producers,\n"
+            "      sync=always: txn/s, commit latency vs the disk's fdatasync p50; RocksDB\n"
+            "      TransactionDB as the peer\n"
+            "  M   memory: producer-id churn (heap plateau), bytes per producer id and per\n"
+            "      partition\n"
             "\n"
             "options:\n"
             "  --dir DIR          make the scratch directory under DIR (default: /work or /tmp,\n"
@@ -1057,7 +1386,7 @@ static void usage(FILE *out)
             "  --quick            small sizes; finishes in well under a minute\n"
             "  --json FILE        write every row as JSON\n"
             "  --plot FILE        write a PNG chart (gnuplot)\n"
-            "  --only LIST        comma list of w1,w2,r1,fetch (default: all)\n"
+            "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem (default: all)\n"
             "  --peers LIST       comma list of rocksdb,lmdb,sqlite or 'none' (default: all)\n"
             "  --w1-bytes N       W1 value bytes (and the peers' R1 data) [1G; quick 32M]\n"
             "  --r1-bytes N       R1 ringtail log size [4G; quick 64M]\n"
@@ -1065,6 +1394,14 @@ static void usage(FILE *out)
             "  --w2-bytes-max N   cap on each W2 configuration's bytes [4G; quick 256M]\n"
             "  --producers LIST   W2 producer counts [1,4,16,64]\n"
             "  --limit-qd N       W1 limit: io_uring writes in flight [32]\n"
+            "  --w3-seconds S     W3 run time [5; quick 1]\n"
+            "  --w4-seconds S     each W4 configuration's run time [5; quick 0.5]\n"
+            "  --w4-producers L   W4 producer counts [1,4,16,64]\n"
+            "  --w4-txn-max N     cap on each ringtail W4 configuration's transactions [900;\n"
+            "                     0 = none]: stays below the coordinator's log compaction\n"
+            "  --mem-producers N  short-lived producer ids in M [1M; quick 50K, producers_max\n"
+            "                     8192 so the table fills]\n"
+            "  --mem-live N       live producers for bytes per producer id [10K; quick 2K]\n"
             "  --keep             keep the scratch directory\n"
             "  --no-limit         skip the limits (for profiling the engine alone)\n"
             "  --help\n"
@@ -1078,6 +1415,30 @@ static bool list_has(const char *list, const char *word)
         if ((p == list || p[-1] == ',') && (p[n] == 0 || p[n] == ','))
             return true;
     return false;
+}
+
+/* A comma list of producer counts (1..1024) into out; NULL = 1,4,16,64. */
+static void parse_counts(const char *list, const char *flag, uint32_t *out, uint32_t *count)
+{
+    static const uint32_t def[] = {1, 4, 16, 64};
+    if (!list) {
+        for (uint32_t i = 0; i < 4; i++)
+            out[(*count)++] = def[i];
+        return;
+    }
+    const char *p = list;
+    while (*p && *count < PRODUCER_SETS_MAX) {
+        long v = strtol(p, (char **)&p, 10);
+        if (v < 1 || v > 1024) {
+            fprintf(stderr, "ringtail-bench: bad %s '%s'\n", flag, list);
+            exit(2);
+        }
+        out[(*count)++] = (uint32_t)v;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            break;
+    }
 }
 
 static void parse_args(int argc, char **argv)
@@ -1097,6 +1458,12 @@ static void parse_args(int argc, char **argv)
         O_QD,
         O_KEEP,
         O_NO_LIMIT,
+        O_W3S,
+        O_W4S,
+        O_W4P,
+        O_MEMP,
+        O_MEML,
+        O_W4T,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -1114,12 +1481,19 @@ static void parse_args(int argc, char **argv)
         {"limit-qd", required_argument, NULL, O_QD},
         {"keep", no_argument, NULL, O_KEEP},
         {"no-limit", no_argument, NULL, O_NO_LIMIT},
+        {"w3-seconds", required_argument, NULL, O_W3S},
+        {"w4-seconds", required_argument, NULL, O_W4S},
+        {"w4-producers", required_argument, NULL, O_W4P},
+        {"mem-producers", required_argument, NULL, O_MEMP},
+        {"mem-live", required_argument, NULL, O_MEML},
+        {"w4-txn-max", required_argument, NULL, O_W4T},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
-    const char *only = NULL, *peers = NULL, *producers = NULL;
-    uint64_t w1 = 0, r1 = 0, w2b = 0;
-    double w2s = 0;
+    const char *only = NULL, *peers = NULL, *producers = NULL, *w4producers = NULL;
+    uint64_t w1 = 0, r1 = 0, w2b = 0, memp = 0, meml = 0;
+    int64_t w4t = -1;
+    double w2s = 0, w3s = 0, w4s = 0;
     opt.limit_queue_depth = 32;
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -1170,6 +1544,24 @@ static void parse_args(int argc, char **argv)
         case O_NO_LIMIT:
             opt.no_limit = true;
             break;
+        case O_W3S:
+            w3s = atof(optarg);
+            break;
+        case O_W4S:
+            w4s = atof(optarg);
+            break;
+        case O_W4P:
+            w4producers = optarg;
+            break;
+        case O_MEMP:
+            memp = parse_size(optarg);
+            break;
+        case O_MEML:
+            meml = parse_size(optarg);
+            break;
+        case O_W4T:
+            w4t = (int64_t)parse_size(optarg);
+            break;
         case 'h':
         case O_HELP:
             usage(stdout);
@@ -1188,6 +1580,9 @@ static void parse_args(int argc, char **argv)
     opt.run_w2 = !only || list_has(only, "w2");
     opt.run_r1 = !only || list_has(only, "r1");
     opt.run_fetch = !only || list_has(only, "fetch");
+    opt.run_w3 = !only || list_has(only, "w3");
+    opt.run_w4 = !only || list_has(only, "w4");
+    opt.run_mem = !only || list_has(only, "mem");
     opt.peer_rocksdb = !peers || list_has(peers, "rocksdb");
     opt.peer_lmdb = !peers || list_has(peers, "lmdb");
     opt.peer_sqlite = !peers || list_has(peers, "sqlite");
@@ -1198,25 +1593,20 @@ static void parse_args(int argc, char **argv)
     opt.membw_bytes = opt.quick ? 64u << 20 : 1u << 30;
     opt.fetch_log_bytes = opt.quick ? 8u << 20 : 64u << 20;
     opt.fetch_calls = opt.quick ? 20000 : 200000;
-    if (producers) {
-        const char *p = producers;
-        while (*p && opt.producer_sets < PRODUCER_SETS_MAX) {
-            long v = strtol(p, (char **)&p, 10);
-            if (v < 1 || v > 1024) {
-                fprintf(stderr, "ringtail-bench: bad --producers '%s'\n", producers);
-                exit(2);
-            }
-            opt.producers[opt.producer_sets++] = (uint32_t)v;
-            if (*p == ',')
-                p++;
-            else if (*p)
-                break;
-        }
-    } else {
-        static const uint32_t def[] = {1, 4, 16, 64};
-        for (uint32_t i = 0; i < 4; i++)
-            opt.producers[opt.producer_sets++] = def[i];
-    }
+    opt.w3_seconds = w3s > 0 ? w3s : opt.quick ? 1.0 : 5.0;
+    opt.w4_seconds = w4s > 0 ? w4s : opt.quick ? 0.5 : 5.0;
+    opt.fsync_probes = opt.quick ? 100 : 1000;
+    /* The coordinator compacts __transaction_state once it holds 4096 + 2 x live records and,
+     * in this engine build, its roll can assert under concurrent commits (docs/bench.md): each
+     * ringtail W4 configuration stops before that, at ~4 log records per transaction. */
+    opt.w4_txn_max = w4t >= 0 ? (uint64_t)w4t : 900;
+    opt.mem_producers = memp ? memp : opt.quick ? 50000 : 1000000;
+    /* quick: a table small enough that 50k ids fill it, so the plateau shows */
+    opt.mem_producers_max = opt.quick && !memp ? 8192 : 0;
+    opt.mem_live = meml ? (uint32_t)meml : opt.quick ? 2000 : 10000;
+    opt.mem_partitions = opt.quick ? 200 : 1000; /* creating 1000 takes ~20 s here */
+    parse_counts(producers, "--producers", opt.producers, &opt.producer_sets);
+    parse_counts(w4producers, "--w4-producers", opt.w4_producers, &opt.w4_sets);
 }
 
 static void machine_string(char *out, size_t n)
@@ -1303,7 +1693,12 @@ int main(int argc, char **argv)
         run_r1();
     if (opt.run_fetch)
         run_fetch();
-    add_not_available();
+    if (opt.run_w3)
+        run_w3();
+    if (opt.run_w4)
+        run_w4();
+    if (opt.run_mem)
+        run_mem();
     progress_stop();
     double total_s = (double)(bench_now_ns() - t0) / 1e9;
     compute_ratios();

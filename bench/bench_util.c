@@ -95,6 +95,7 @@ double hist_quantile_ns(const struct hist *h, double q)
 /* ---- memory ---- */
 
 static _Atomic uint64_t peak_anon;
+static _Atomic uint64_t peak_heap;
 
 /* A "Name:   N kB" field of /proc/self/status in bytes, or 0. */
 static uint64_t status_field(const char *name)
@@ -131,7 +132,22 @@ void mem_reset_peak(void)
         fclose(f);
     }
     atomic_store(&peak_anon, 0);
+    atomic_store(&peak_heap, 0);
     sample_anon();
+}
+
+static void sample_heap(void)
+{
+    uint64_t h = mem_heap_bytes(NULL);
+    uint64_t cur = atomic_load(&peak_heap);
+    while (h > cur && !atomic_compare_exchange_weak(&peak_heap, &cur, h))
+        ;
+}
+
+uint64_t mem_peak_heap_bytes(void)
+{
+    sample_heap();
+    return atomic_load(&peak_heap);
 }
 
 uint64_t mem_peak_anon_bytes(void)
@@ -198,6 +214,7 @@ static void *progress_main(void *arg)
         struct timespec ts = {0, 50 * 1000 * 1000};
         nanosleep(&ts, NULL);
         sample_anon();
+        sample_heap();
         if (++tick % 10 == 0)
             progress_print(false);
     }
