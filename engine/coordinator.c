@@ -398,10 +398,15 @@ int coordinator_add_partitions(struct coordinator *c, const char *id, int64_t pi
     if (!m)
         return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
     pthread_mutex_lock(&m->lock);
-    int rc = fenced(m, pid, epoch);
-    if (rc == 0 && is_prepare(m->v.state))
+    int rc;
+    if (is_prepare(m->v.state) && pid == m->v.producer_id &&
+        (epoch == m->v.producer_epoch || epoch + 1 == m->v.producer_epoch))
+        /* The same instance, whose transaction is between its phases (Prepare* carries the
+         * bumped epoch): not a zombie, just early (C4). */
         rc = error_set(RT_E_CONCURRENT_TRANSACTIONS,
                        "transactional id '%s' is completing its previous transaction", id);
+    else
+        rc = fenced(m, pid, epoch);
     if (rc == 0 && m->v.state == TXN_DEAD)
         rc = error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' expired", id);
     if (rc == 0) {

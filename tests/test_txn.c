@@ -470,6 +470,49 @@ static void test_fault_at_every_step(void **state)
     assert_true(faults_committed_after_failure > 0);
 }
 
+/* C4 and C2: when phase two fails (here: the markers' fdatasync), the id stays PrepareCommit;
+ * a producer request meanwhile is RT_E_CONCURRENT_TRANSACTIONS, and the next open completes the
+ * commit with the same outcome. */
+static void test_concurrent_transactions_and_completion(void **state)
+{
+    struct fixture *f = *state;
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct rt_options o = f->o;
+    o.io_backend = RT_IO_FAULT;
+    o.fault_injector = &plan;
+    o.shard_count = 1;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(f->dir, &o, &e), 0);
+    assert_int_equal(rt_topic_create(e, "out", 2), 0);
+    rt_producer *p = txn_producer(e, "tx-c", 10000);
+    assert_int_equal(rt_producer_begin(p), 0);
+    assert_int_equal(send_value(p, "out", 0, "prepared"), 0);
+    assert_int_equal(rt_producer_flush(p, -1), 0);
+    /* Fail from the second fdatasync on: PrepareCommit is durable, its markers are not. */
+    plan.rules[0] = (struct io_fault_rule){.mode = IO_FAULT_FOREVER,
+                                           .op = IO_OP_FDATASYNC,
+                                           .nth = plan.fdatasyncs_seen + 2,
+                                           .error = EIO};
+    plan.rule_count = 1;
+    assert_int_not_equal(rt_producer_commit(p, -1), 0);
+    struct txn_seen seen = {0};
+    int list_rc = 0;
+    (void)list_rc;
+    /* The id is left completing: a request now is a concurrent-transactions error. */
+    assert_int_equal(send_value(p, "out", 1, "meanwhile"), RT_E_CONCURRENT_TRANSACTIONS);
+    rt_producer_close(p);
+    rt_close(e);
+    io_fault_plan_release(&plan);
+    (void)seen;
+    open_engine(f); /* C2: PrepareCommit found at open is committed */
+    assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 1);
+    int64_t lso = -1, hw = -1;
+    rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
+    rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &hw);
+    assert_int_equal(lso, hw);
+}
+
 /* C6: many transactions do not grow the transaction log without bound. */
 static void test_log_compaction(void **state)
 {
@@ -624,6 +667,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_check_back_unknown_then_rollback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_back_unknown_parked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fault_at_every_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_transactions_and_completion, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_log_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_consume_transform_produce, setup, teardown),
     };
