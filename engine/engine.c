@@ -963,14 +963,22 @@ static int roll_call(struct shard *s, void *arg)
     (void)s;
     if (p->active->size_bytes == 0)
         return 0;
+    /* An append earlier in this round already wrote to the active segment: roll in a later
+     * round (a roll must not seal a segment with writes in flight). */
+    if (p->round_touched)
+        return -EAGAIN;
     return partition_roll_now(p);
 }
 
 int engine_roll(rt_engine *e, struct partition *p)
 {
     (void)e;
-    struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = roll_call, .arg = p};
-    return shard_submit(p->shard, &req);
+    for (;;) {
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = roll_call, .arg = p};
+        int rc = shard_submit(p->shard, &req);
+        if (rc != -EAGAIN)
+            return rc;
+    }
 }
 
 struct delete_before_call {

@@ -390,9 +390,10 @@ int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt
                          "max_in_flight must be 1..5 (Kafka's limit for "
                          "idempotence), got %u",
                          opts.max_in_flight);
-    if (opts.batch_size_bytes < 128 || opts.batch_size_bytes > e->opts.batch_size_max_bytes)
-        return error_set(RT_E_INVALID_ARGUMENT, "batch_size_bytes must be 128..%u",
-                         e->opts.batch_size_max_bytes);
+    if (opts.batch_size_bytes < 128)
+        return error_set(RT_E_INVALID_ARGUMENT, "batch_size_bytes must be >= 128");
+    if (opts.batch_size_bytes > e->opts.batch_size_max_bytes)
+        opts.batch_size_bytes = e->opts.batch_size_max_bytes; /* the engine's limit caps it */
     if (opts.buffer_memory_bytes < opts.batch_size_bytes)
         return error_set(RT_E_INVALID_ARGUMENT, "buffer_memory_bytes below batch_size_bytes");
     if (opts.linger_ms > 60000)

@@ -280,7 +280,8 @@ struct rt_producer_options {
     void *check_ctx;
     rt_batch_delivery_fn on_batch; /* optional */
     void *on_batch_ctx;
-    uint32_t batch_size_bytes; /* close a partition's batch at this size (16 KiB) */
+    uint32_t batch_size_bytes; /* close a partition's batch at this size (16 KiB; capped at the
+                                  engine's batch_size_max_bytes) */
     uint32_t linger_ms;        /* ... or when its oldest record is this old (5 ms) */
     uint32_t max_in_flight;    /* batches per partition handed over and not yet acked (5; 1..5) */
     uint32_t buffer_memory_bytes; /* bound on batches built but not acked; send blocks (32 MiB) */

@@ -196,6 +196,10 @@ static void run_round(struct shard *s, struct shard_request *list, struct shard_
     const uint32_t depth = s->env.io.queue_depth;
     const bool sync_always = s->env.sync_mode == RT_SYNC_ALWAYS;
 
+    /* CALL requests first, before any append of this round has advanced a partition's
+     * tentative state: a call (retention, roll, snapshot) may publish watermarks, which must
+     * only ever describe acknowledged bytes. */
+    struct shard_request *appends = NULL, **appends_tail = &appends;
     for (struct shard_request *r = list, *next; r; r = next) {
         next = r->next;
         r->next = NULL;
@@ -203,6 +207,12 @@ static void run_round(struct shard *s, struct shard_request *list, struct shard_
             complete(r, r->fn(s, r->arg));
             continue;
         }
+        *appends_tail = r;
+        appends_tail = &r->next;
+    }
+    for (struct shard_request *r = appends, *next; r; r = next) {
+        next = r->next;
+        r->next = NULL;
         struct partition *p = r->partition;
         int err = sticky_error(s);
         if (err) {
