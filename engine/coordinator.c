@@ -33,8 +33,9 @@
  *       live state is re-appended in a fresh segment and everything older is deleted.
  *
  * Costs: each transaction writes 3 log records (Ongoing, Prepare*, Complete*; more when
- * partitions are added later) and one marker per partition; the writes of concurrent
- * transactions share group-commit rounds. The timer scans every id each tick (O(ids)).
+ * partitions are added later) and one marker per partition; commit waits for Prepare* and the
+ * markers, while Complete* rides a later round. The writes of concurrent transactions share
+ * group-commit rounds. The timer scans every id each tick (O(ids)).
  */
 #include "coordinator.h"
 
@@ -46,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "batch.h"
 #include "engine.h"
@@ -78,6 +80,7 @@ struct coordinator {
     struct txn_meta *buckets[COORD_BUCKETS];
     uint32_t live;
     uint64_t log_records;     /* appended since the last compaction (or replayed) */
+    uint32_t async_in_flight; /* Complete* records handed to the log, not yet written */
     rt_txn_check_fn check_fn; /* engine-wide handler */
     void *check_ctx;
     pthread_t timer;
@@ -156,8 +159,10 @@ static void meta_remove(struct coordinator *c, struct txn_meta *m)
 
 /* ---- the log ---- */
 
-/* Appends one record (value NULL: a tombstone) to the transaction log, durably. */
-static int log_write(struct coordinator *c, const char *id, const struct txn_log_value *v)
+/* Encodes one transaction-log record (value NULL: a tombstone) as a batch in a malloc'd buffer
+ * placed `offset` bytes into the allocation (room for a caller's header). */
+static int log_encode(const char *id, const struct txn_log_value *v, size_t offset,
+                      uint8_t **alloc_out, size_t *len_out)
 {
     uint8_t key[2 + 2 + TXN_ID_MAX_BYTES];
     size_t key_len = 0;
@@ -178,24 +183,90 @@ static int log_write(struct coordinator *c, const char *id, const struct txn_log
                           .value_len = v ? (int32_t)value_len : -1,
                           .timestamp_ms = fs_now_ms()};
     size_t cap = BATCH_HEADER_BYTES + record_encoded_size(&r, 0, 0);
-    uint8_t *batch = malloc(cap);
-    if (!batch) {
+    uint8_t *alloc = malloc(offset + cap);
+    if (!alloc) {
         free(value);
         return -ENOMEM;
     }
     struct batch_builder b;
     size_t len = 0;
-    rc = batch_builder_init(&b, batch, cap, 0, -1, -1, -1);
+    rc = batch_builder_init(&b, alloc + offset, cap, 0, -1, -1, -1);
     if (rc == 0)
         rc = batch_builder_add(&b, &r);
     if (rc == 0)
         rc = batch_builder_finish(&b, &len);
     free(value);
+    if (rc) {
+        free(alloc);
+        return rc;
+    }
+    *alloc_out = alloc;
+    *len_out = len;
+    return 0;
+}
+
+/* Appends one record to the transaction log, durably, waiting for it. */
+static int log_write(struct coordinator *c, const char *id, const struct txn_log_value *v)
+{
+    uint8_t *batch = NULL;
+    size_t len = 0;
+    int rc = log_encode(id, v, 0, &batch, &len);
     if (rc == 0)
         rc = engine_append_forced(c->e, c->log, batch, len, NULL);
     free(batch);
     if (rc == 0)
         __atomic_add_fetch(&c->log_records, 1, __ATOMIC_RELAXED);
+    return rc;
+}
+
+/* An asynchronous log write: the request and the batch bytes in one allocation. */
+struct async_write {
+    struct shard_request req;
+    struct coordinator *c;
+};
+
+static void async_write_done(struct shard_request *r)
+{
+    struct async_write *w = (struct async_write *)r;
+    struct coordinator *c = w->c;
+    if (r->result == 0)
+        __atomic_add_fetch(&c->log_records, 1, __ATOMIC_RELAXED);
+    /* A failure leaves the engine's write side failed (sticky): the id's Prepare* record is
+     * then the last durable one and the next open completes it again (C2). */
+    free(w);
+    __atomic_sub_fetch(&c->async_in_flight, 1, __ATOMIC_RELEASE);
+}
+
+/* Appends one record without waiting (fdatasynced in its round). Safe for Complete* records:
+ * anything that depends on them (the id's next Ongoing record) goes to the same log partition
+ * later, so it can be durable only if this one is. */
+static int log_write_async(struct coordinator *c, const char *id, const struct txn_log_value *v)
+{
+    uint8_t *alloc = NULL;
+    size_t len = 0;
+    int rc = log_encode(id, v, sizeof(struct async_write), &alloc, &len);
+    if (rc)
+        return rc;
+    struct async_write *w = (struct async_write *)alloc;
+    memset(w, 0, sizeof(*w));
+    uint8_t *batch = alloc + sizeof(struct async_write);
+    const char *why = NULL;
+    rc = batch_header_parse(batch, len, &w->req.header, &why);
+    assert(rc == 0);
+    w->c = c;
+    w->req.kind = SHARD_REQ_APPEND;
+    w->req.partition = c->log;
+    w->req.batch = batch;
+    w->req.len = len;
+    w->req.coordinator = true;
+    w->req.force_sync = true;
+    w->req.on_done = async_write_done;
+    __atomic_add_fetch(&c->async_in_flight, 1, __ATOMIC_ACQUIRE);
+    rc = engine_append_async(c->e, &w->req);
+    if (rc) {
+        __atomic_sub_fetch(&c->async_in_flight, 1, __ATOMIC_RELEASE);
+        free(alloc);
+    }
     return rc;
 }
 
@@ -281,10 +352,16 @@ static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_
     next.start_ms = -1;
     next.check_count = 0;
     next.hanging = false;
-    rc = transition(c, m, &next);
-    if (rc == 0)
-        m->part_capacity = 0;
-    return rc;
+    next.last_update_ms = fs_now_ms();
+    /* The markers are durable: the outcome is decided. Complete* may ride a later round
+     * (DESIGN §3 "Commit path"), so commit does not wait for a third fdatasync. */
+    rc = log_write_async(c, m->id, &next);
+    if (rc)
+        return rc;
+    free(m->v.partitions);
+    m->v = next;
+    m->part_capacity = 0;
+    return 0;
 }
 
 /* Two-phase end of m's open transaction. Caller holds m->lock. */
@@ -855,6 +932,9 @@ void coordinator_close(struct coordinator *c)
 {
     if (!c)
         return;
+    /* Complete* records still queued complete on the shard threads: wait for them. */
+    while (__atomic_load_n(&c->async_in_flight, __ATOMIC_ACQUIRE) > 0)
+        usleep(1000);
     if (c->timer_running) {
         pthread_mutex_lock(&c->timer_lock);
         c->stopping = true;
