@@ -99,7 +99,8 @@ struct rt_producer {
     char txn_id[TXN_ID_MAX_BYTES + 1];
     struct coordinator *coordinator;
     enum { TXN_UNINITIALISED, TXN_READY, TXN_IN_TXN, TXN_FATAL } txn;
-    struct partition **txn_parts; /* partitions already added to the open transaction */
+    struct partition **txn_parts; /* partitions of the open transaction */
+    bool *txn_added;              /* ... and whether the coordinator has recorded each yet */
     uint32_t txn_part_count, txn_part_capacity;
 
     uint64_t memory_bytes; /* buffers of batches not yet acknowledged */
@@ -122,6 +123,9 @@ static int64_t mono_ms(void)
 {
     return fs_monotonic_ms();
 }
+
+static bool txn_partition_added(const struct rt_producer *p, const struct partition *part);
+static int txn_add_pending(struct rt_producer *p);
 
 /* ---- batches ---- */
 
@@ -253,8 +257,29 @@ static void deliver_completed(struct rt_producer *p)
 /* Seals ready batches and hands them over while in-flight slots are free. Lock held. */
 static void dispatch_ready(struct rt_producer *p)
 {
+    /* A transaction's partitions are added (durably, in one coordinator call) before their
+     * first batch goes out; if that fails, their batches fail with it. */
+    int add_rc = p->transactional && p->txn != TXN_UNINITIALISED ? txn_add_pending(p) : 0;
     for (uint32_t i = 0; i < p->part_count; i++) {
         struct ppart *pp = &p->parts[i];
+        bool pending = p->transactional && pp->ready_head && !txn_partition_added(p, pp->part);
+        if (pending && add_rc == 0)
+            continue; /* noted while the coordinator call ran: added on the next pass */
+        while (pending && pp->ready_head) {
+            struct pbatch *b = pp->ready_head;
+            pp->ready_head = b->next;
+            if (!pp->ready_head)
+                pp->ready_tail = NULL;
+            b->next = NULL;
+            b->req.result = add_rc;
+            b->completed = true;
+            if (pp->flight_tail)
+                pp->flight_tail->next = b;
+            else
+                pp->flight_head = b;
+            pp->flight_tail = b;
+            pp->in_flight++;
+        }
         while (pp->ready_head && pp->in_flight < p->opts.max_in_flight) {
             struct pbatch *b = pp->ready_head;
             pp->ready_head = b->next;
@@ -534,9 +559,11 @@ static void sticky_advance(struct rt_producer *p, const char *topic)
 
 /* ---- transactions ---- */
 
-/* Adds a partition to the open transaction (durably at the coordinator) on its first send.
- * Called with the lock held; drops it around the coordinator call. */
-static int txn_add_partition(struct rt_producer *p, struct partition *part)
+/* Notes a partition as part of the open transaction on its first send. The coordinator hears of
+ * it (durably) before the partition's first batch is handed over, together with every other
+ * partition noted meanwhile: one transaction-log write for all of them (Kafka's producer batches
+ * AddPartitionsToTxn the same way). Lock held. */
+static int txn_note_partition(struct rt_producer *p, struct partition *part)
 {
     for (uint32_t i = 0; i < p->txn_part_count; i++)
         if (p->txn_parts[i] == part)
@@ -547,25 +574,66 @@ static int txn_add_partition(struct rt_producer *p, struct partition *part)
         if (!a)
             return -ENOMEM;
         p->txn_parts = a;
+        bool *b = realloc(p->txn_added, cap * sizeof(*b));
+        if (!b)
+            return -ENOMEM;
+        p->txn_added = b;
         p->txn_part_capacity = cap;
     }
-    struct txn_log_partition tp;
-    memset(&tp, 0, sizeof(tp));
-    size_t tl = strnlen(part->topic, RT_TOPIC_NAME_MAX);
-    memcpy(tp.topic, part->topic, tl);
-    tp.topic[tl] = 0;
-    tp.partition = part->id;
-    pthread_mutex_unlock(&p->lock);
-    int rc =
-        coordinator_add_partitions(p->coordinator, p->txn_id, p->producer_id, p->epoch, &tp, 1);
-    pthread_mutex_lock(&p->lock);
-    if (rc) {
-        if (rc == RT_E_PRODUCER_FENCED || rc == RT_E_INVALID_PRODUCER_EPOCH)
-            p->txn = TXN_FATAL;
-        return rc;
-    }
+    p->txn_added[p->txn_part_count] = false;
     p->txn_parts[p->txn_part_count++] = part;
     return 0;
+}
+
+static bool txn_partition_added(const struct rt_producer *p, const struct partition *part)
+{
+    for (uint32_t i = 0; i < p->txn_part_count; i++)
+        if (p->txn_parts[i] == part)
+            return p->txn_added[i];
+    return false;
+}
+
+/* Adds every noted partition the coordinator does not know yet, in one call. Lock held; dropped
+ * around the coordinator call (only this thread and the caller's append to txn_parts). */
+static int txn_add_pending(struct rt_producer *p)
+{
+    uint32_t n = 0, count = p->txn_part_count;
+    for (uint32_t i = 0; i < count; i++)
+        n += !p->txn_added[i];
+    if (n == 0)
+        return 0;
+    struct txn_log_partition *tp = calloc(n, sizeof(*tp));
+    uint32_t *idx = calloc(n, sizeof(*idx));
+    if (!tp || !idx) {
+        free(tp);
+        free(idx);
+        return -ENOMEM;
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (p->txn_added[i])
+            continue;
+        size_t tl = strnlen(p->txn_parts[i]->topic, RT_TOPIC_NAME_MAX);
+        memcpy(tp[k].topic, p->txn_parts[i]->topic, tl);
+        tp[k].topic[tl] = 0;
+        tp[k].partition = p->txn_parts[i]->id;
+        idx[k++] = i;
+    }
+    int64_t pid = p->producer_id;
+    int16_t epoch = p->epoch;
+    pthread_mutex_unlock(&p->lock);
+    int rc = coordinator_add_partitions(p->coordinator, p->txn_id, pid, epoch, tp, n);
+    pthread_mutex_lock(&p->lock);
+    if (rc == 0) {
+        for (uint32_t j = 0; j < n; j++)
+            if (idx[j] < p->txn_part_count)
+                p->txn_added[idx[j]] = true;
+    } else if (rc == RT_E_PRODUCER_FENCED || rc == RT_E_INVALID_PRODUCER_EPOCH) {
+        p->txn = TXN_FATAL;
+    }
+    free(tp);
+    free(idx);
+    return rc;
 }
 
 /* A new epoch (or producer id): every partition's sequences start again at 0. */
@@ -658,7 +726,9 @@ int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_
     if (!p->transactional || p->txn != TXN_IN_TXN)
         rc = error_set(RT_E_INVALID_TXN_STATE, "send_offsets needs an open transaction");
     if (rc == 0)
-        rc = txn_add_partition(p, gp);
+        rc = txn_note_partition(p, gp);
+    if (rc == 0)
+        rc = txn_add_pending(p); /* before the offsets are written (C1) */
     int64_t pid = p->producer_id;
     int16_t epoch = p->epoch;
     pthread_mutex_unlock(&p->lock);
@@ -773,7 +843,7 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
                            "(rt_producer_begin)");
             goto out;
         }
-        rc = txn_add_partition(p, part);
+        rc = txn_note_partition(p, part);
         if (rc)
             goto out;
     }
@@ -940,6 +1010,7 @@ int rt_producer_close(rt_producer *p)
     free(p->parts);
     free(p->sticky);
     free(p->txn_parts);
+    free(p->txn_added);
     pthread_cond_destroy(&p->sender_wake);
     pthread_cond_destroy(&p->changed);
     pthread_mutex_destroy(&p->lock);

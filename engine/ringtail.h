@@ -475,7 +475,10 @@ struct rt_offset {
  */
 int rt_producer_init_transactions(rt_producer *p, int32_t timeout_ms);
 
-/* Starts a transaction (local: the coordinator hears of it with the first partition). Errors:
+/* Starts a transaction (local: the coordinator hears of it with the first partition). Sends
+ * inside it note their partitions; the coordinator records every partition noted so far in one
+ * durable write just before their first batches are handed over, so a fencing or state error
+ * from it arrives through the delivery callbacks and rt_producer_flush/commit. Errors:
  * RT_E_INVALID_TXN_STATE (not initialised, or one already open), RT_E_PRODUCER_FENCED. */
 int rt_producer_begin(rt_producer *p);
 
