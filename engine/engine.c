@@ -925,8 +925,9 @@ int engine_write_markers(rt_engine *e, struct marker_spec *specs, size_t n)
 
 /* ---- internal topics: coordinator-origin appends, roll, delete-before ---- */
 
-int engine_append_coordinator(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
-                              int64_t *base_offset_out)
+/* The coordinator-origin append behind engine_append_coordinator and engine_append_forced. */
+static int append_internal(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
+                           bool force_sync, int64_t *base_offset_out)
 {
     struct batch_header h;
     const char *why = NULL;
@@ -947,7 +948,8 @@ int engine_append_coordinator(rt_engine *e, struct partition *p, uint8_t *batch,
                                 .batch = batch,
                                 .len = len,
                                 .header = h,
-                                .coordinator = true};
+                                .coordinator = true,
+                                .force_sync = force_sync};
     rc = shard_submit(p->shard, &req);
     if (rc)
         return error_set(rc, "coordinator append to %s: %s", p->dir,
@@ -955,6 +957,12 @@ int engine_append_coordinator(rt_engine *e, struct partition *p, uint8_t *batch,
     if (base_offset_out)
         *base_offset_out = req.base_offset;
     return 0;
+}
+
+int engine_append_coordinator(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
+                              int64_t *base_offset_out)
+{
+    return append_internal(e, p, batch, len, false, base_offset_out);
 }
 
 static int roll_call(struct shard *s, void *arg)
@@ -1007,30 +1015,7 @@ int engine_delete_before(rt_engine *e, struct partition *p, int64_t offset)
 int engine_append_forced(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
                          int64_t *base_offset_out)
 {
-    struct batch_header h;
-    const char *why = NULL;
-    int rc = batch_validate(batch, len, e->opts.batch_size_max_bytes, &h, &why);
-    if (rc)
-        return error_set(rc, "append to %s: %s", p->dir, why ? why : rt_strerror(rc));
-    if (atomic_load_explicit(&e->closing, memory_order_relaxed))
-        return error_set(RT_E_CLOSED, "the engine is closing");
-    int werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
-    if (werr)
-        return error_set(RT_E_IO_FAILED, "the write side failed earlier (%s); close and reopen",
-                         rt_strerror(werr));
-    struct shard_request req = {.kind = SHARD_REQ_APPEND,
-                                .partition = p,
-                                .batch = batch,
-                                .len = len,
-                                .header = h,
-                                .coordinator = true,
-                                .force_sync = true};
-    rc = shard_submit(p->shard, &req);
-    if (rc)
-        return error_set(rc, "append to %s: %s", p->dir, req.rule ? req.rule : rt_strerror(rc));
-    if (base_offset_out)
-        *base_offset_out = req.base_offset;
-    return 0;
+    return append_internal(e, p, batch, len, true, base_offset_out);
 }
 
 const struct rt_options *engine_options(const rt_engine *e)

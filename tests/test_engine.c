@@ -29,49 +29,21 @@
 #include "io/io.h"
 #include "ringtail.h"
 
-struct fixture {
-    char *dir;
-    rt_engine *e;
-    struct rt_options o;
-};
-
 static int setup(void **state)
 {
-    struct fixture *f = calloc(1, sizeof(*f));
-    f->dir = tu_mkdtemp();
-    tu_options(&f->o);
+    int rc = tu_fixture_setup(state);
+    struct tu_fixture *f = *state;
     f->o.segment_size_bytes = 256 * 1024;
     f->o.batch_size_max_bytes = 64 * 1024;
     f->o.index_interval_bytes = 256;
-    f->o.shard_count = 2;
-    f->o.retention_ms = -1; /* test timestamps are from 1970; time retention has its own test */
-    *state = f;
-    return 0;
+    return rc;
 }
 
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    if (f->e)
-        rt_close(f->e);
-    tu_rmdir_free(f->dir);
-    free(f);
-    return 0;
-}
-
-static void open_engine(struct fixture *f)
-{
-    int rc = rt_open(f->dir, &f->o, &f->e);
-    if (rc)
-        fprintf(stderr, "rt_open: %s: %s\n", rt_strerror(rc), rt_error_detail());
-    assert_int_equal(rc, 0);
-}
-
-static void reopen(struct fixture *f)
+static void reopen(struct tu_fixture *f)
 {
     assert_int_equal(rt_close(f->e), 0);
     f->e = NULL;
-    open_engine(f);
+    tu_fixture_open(f);
 }
 
 /* Appends one batch of `n` records "v<first+i>" with key "k<first+i>" and timestamp ts. */
@@ -142,8 +114,8 @@ static char *log_path(const char *dir, const char *topic, int part, int64_t base
 
 static void test_open_close_marker(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     char *marker = tu_path("%s/.clean_shutdown", f->dir);
     assert_false(fs_exists_for_test(marker));
     reopen(f);
@@ -153,15 +125,15 @@ static void test_open_close_marker(void **state)
     assert_true(fs_exists_for_test(marker));
     free(marker);
     struct rt_stats st;
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_stats_get(f->e, &st), 0);
     assert_string_equal(st.io_backend, strcmp(tu_backend(), "sync") == 0 ? "sync" : "io_uring");
 }
 
 static void test_directory_lock(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     rt_engine *second = NULL;
     assert_int_equal(rt_open(f->dir, &f->o, &second), RT_E_DIRECTORY_LOCKED);
     assert_null(second);
@@ -188,8 +160,8 @@ static int count_topics(void *ctx, const char *name, uint32_t partitions)
 
 static void test_topics(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "orders", 3), 0);
     assert_int_equal(rt_topic_create(f->e, "orders", 3), RT_E_TOPIC_ALREADY_EXISTS);
     assert_int_equal(rt_topic_create(f->e, "bad/name", 1), RT_E_INVALID_TOPIC);
@@ -216,8 +188,8 @@ static void test_topics(void **state)
 
 static void test_append_fetch_roundtrip(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "t", 2), 0);
     struct rt_header hdrs[2] = {{.key = "h1", .key_len = 2, .value = "x", .value_len = 1},
                                 {.key = "h2", .key_len = 2, .value = NULL, .value_len = -1}};
@@ -284,8 +256,8 @@ static void test_append_fetch_roundtrip(void **state)
  * .log file (from /proc/self/maps) and the bytes equal the file's at segment_position. */
 static void test_fetch_is_zero_copy(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "z", 1), 0);
     for (int i = 0; i < 10; i++)
         append_n(f->e, "z", 0, i * 5, 5, 1000);
@@ -317,8 +289,8 @@ static void test_fetch_is_zero_copy(void **state)
 
 static void test_fetch_boundaries(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "b", 1), 0);
     /* 200 batches of 3 records; index_interval 256 gives many index entries. */
     for (int i = 0; i < 200; i++)
@@ -359,10 +331,10 @@ static void test_fetch_boundaries(void **state)
 
 static void test_roll_and_reopen(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     f->o.segment_size_bytes = 64 * 1024;
     f->o.batch_size_max_bytes = 16 * 1024;
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "r", 1), 0);
     for (int i = 0; i < 1200; i++)
         append_n(f->e, "r", 0, i * 10, 10, 1000 + i);
@@ -389,11 +361,11 @@ static void test_roll_and_reopen(void **state)
 
 static void test_retention_while_fetch_held(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     f->o.segment_size_bytes = 32 * 1024;
     f->o.batch_size_max_bytes = 8 * 1024;
     f->o.retention_bytes = 64 * 1024;
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "ret", 1), 0);
     append_n(f->e, "ret", 0, 0, 10, 1000);
     rt_fetch *held = NULL;
@@ -430,10 +402,10 @@ static void test_retention_while_fetch_held(void **state)
  * is older than retention_ms are deleted (never the active one). */
 static void test_roll_by_age_and_time_retention(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     f->o.segment_ms = 50;
     f->o.retention_ms = 60000;
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "age", 1), 0);
     int64_t old_ts = 1000; /* 1970: far past retention */
     append_n(f->e, "age", 0, 0, 5, old_ts);
@@ -459,7 +431,7 @@ static void test_roll_by_age_and_time_retention(void **state)
 
 /* ---- recovery ---- */
 
-static void drop_clean_marker(struct fixture *f)
+static void drop_clean_marker(struct tu_fixture *f)
 {
     char *m = tu_path("%s/.clean_shutdown", f->dir);
     assert_int_equal(unlink(m), 0);
@@ -468,8 +440,8 @@ static void drop_clean_marker(struct fixture *f)
 
 static void test_recovery_truncated_tail(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "c", 1), 0);
     for (int i = 0; i < 20; i++)
         append_n(f->e, "c", 0, i * 4, 4, 1000);
@@ -479,7 +451,7 @@ static void test_recovery_truncated_tail(void **state)
     size_t size = tu_file_size(log);
     tu_truncate(log, size - 7); /* tear the last batch */
     drop_clean_marker(f);
-    open_engine(f);
+    tu_fixture_open(f);
     assert_true(engine_recovery(f->e)->recovered);
     assert_int_equal(read_all(f->e, "c", 0, 0, 0), 76);
     append_n(f->e, "c", 0, 76, 4, 1000);
@@ -490,8 +462,8 @@ static void test_recovery_truncated_tail(void **state)
 
 static void test_recovery_flipped_byte(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "c", 1), 0);
     for (int i = 0; i < 20; i++)
         append_n(f->e, "c", 0, i * 4, 4, 1000);
@@ -501,7 +473,7 @@ static void test_recovery_flipped_byte(void **state)
     size_t size = tu_file_size(log);
     tu_flip_byte(log, size - 3, 0x40); /* inside the last batch's last record */
     drop_clean_marker(f);
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(read_all(f->e, "c", 0, 0, 0), 76);
     assert_true(engine_recovery(f->e)->truncated_bytes > 0);
     free(log);
@@ -509,8 +481,8 @@ static void test_recovery_flipped_byte(void **state)
 
 static void test_recovery_appended_garbage(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "g", 1), 0);
     for (int i = 0; i < 5; i++)
         append_n(f->e, "g", 0, i * 4, 4, 1000);
@@ -519,7 +491,7 @@ static void test_recovery_appended_garbage(void **state)
     char *log = log_path(f->dir, "g", 0, 0);
     assert_int_equal(tu_system("printf 'garbage-garbage-garbage' >> '%s'", log), 0);
     drop_clean_marker(f);
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(engine_recovery(f->e)->truncated_bytes, 23);
     assert_int_equal(read_all(f->e, "g", 0, 0, 0), 20);
     /* New appends land where the garbage was, and a later crash-recovery still agrees. */
@@ -527,7 +499,7 @@ static void test_recovery_appended_garbage(void **state)
     assert_int_equal(rt_close(f->e), 0);
     f->e = NULL;
     drop_clean_marker(f);
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(read_all(f->e, "g", 0, 0, 0), 24);
     free(log);
 }
@@ -536,8 +508,8 @@ static void test_recovery_appended_garbage(void **state)
  * pipe and is SIGKILLed; every acknowledged record must be there after recovery. */
 static void test_crash_sigkill(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "k", 1), 0);
     assert_int_equal(rt_close(f->e), 0);
     f->e = NULL;
@@ -571,7 +543,7 @@ static void test_crash_sigkill(void **state)
     int status;
     waitpid(pid, &status, 0);
     assert_true(WIFSIGNALED(status));
-    open_engine(f);
+    tu_fixture_open(f);
     assert_true(engine_recovery(f->e)->recovered);
     int64_t n = read_all(f->e, "k", 0, 0, 0);
     assert_true(n >= acked + 1);
@@ -579,10 +551,10 @@ static void test_crash_sigkill(void **state)
 
 static void test_missing_index_rebuilt(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     f->o.segment_size_bytes = 64 * 1024;
     f->o.batch_size_max_bytes = 16 * 1024;
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "i", 1), 0);
     for (int i = 0; i < 300; i++)
         append_n(f->e, "i", 0, i * 10, 10, 1000 + i);
@@ -590,7 +562,7 @@ static void test_missing_index_rebuilt(void **state)
     f->e = NULL;
     char *idx = tu_path("%s/i-0/%020d.index", f->dir, 0);
     assert_int_equal(unlink(idx), 0);
-    open_engine(f);
+    tu_fixture_open(f);
     assert_true(fs_exists_for_test(idx));
     assert_int_equal(read_all(f->e, "i", 0, 0, 0), 3000);
     assert_int_equal(read_all(f->e, "i", 0, 1234, 0), 3000 - 1234);
@@ -599,10 +571,10 @@ static void test_missing_index_rebuilt(void **state)
 
 static void test_corrupt_sealed_batch_never_served(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     f->o.segment_size_bytes = 64 * 1024;
     f->o.batch_size_max_bytes = 16 * 1024;
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "x", 1), 0);
     for (int i = 0; i < 300; i++)
         append_n(f->e, "x", 0, i * 10, 10, 1000 + i);
@@ -610,7 +582,7 @@ static void test_corrupt_sealed_batch_never_served(void **state)
     f->e = NULL;
     char *log = log_path(f->dir, "x", 0, 0);
     tu_flip_byte(log, 200, 0x01); /* inside the second or third batch's records */
-    open_engine(f);
+    tu_fixture_open(f);
     rt_fetch *fh = NULL;
     assert_int_equal(rt_fetch_start(f->e, "x", 0, 0, 1 << 20, RT_READ_UNCOMMITTED, &fh), 0);
     struct rt_records it;
@@ -629,8 +601,8 @@ static void test_corrupt_sealed_batch_never_served(void **state)
 
 static void test_corrupt_catalogue(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "m", 1), 0);
     assert_int_equal(rt_close(f->e), 0);
     f->e = NULL;
@@ -640,7 +612,7 @@ static void test_corrupt_catalogue(void **state)
     assert_null(f->e);
     assert_non_null(strstr(rt_error_detail(), "ringtail.meta"));
     tu_flip_byte(meta, 16, 0x20);
-    open_engine(f); /* nothing was changed by the failed open */
+    tu_fixture_open(f); /* nothing was changed by the failed open */
     free(meta);
 }
 
@@ -675,9 +647,9 @@ static void *producer_main(void *p)
 
 static void test_group_commit_threads(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     f->o.shard_count = 1; /* both partitions in one shard: one round serves both */
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "gc", 2), 0);
     enum { THREADS = 8, BATCHES = 150 };
     pthread_t th[THREADS];
@@ -731,10 +703,10 @@ static void test_group_commit_threads(void **state)
 
 static void test_list_offsets(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     f->o.segment_size_bytes = 64 * 1024;
     f->o.batch_size_max_bytes = 16 * 1024;
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "ts", 1), 0);
     for (int i = 0; i < 500; i++)
         append_n(f->e, "ts", 0, i * 2, 2, 10000 + i * 10); /* batch i at ts 10000+10i */
@@ -762,7 +734,7 @@ static void test_list_offsets(void **state)
 
 static void test_bad_input(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     struct rt_options bad = f->o;
     bad.segment_size_bytes = 100;
     rt_engine *e = NULL;
@@ -771,7 +743,7 @@ static void test_bad_input(void **state)
     bad = f->o;
     bad.io_backend = RT_IO_FAULT;
     assert_int_equal(rt_open(f->dir, &bad, &e), RT_E_INVALID_ARGUMENT);
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "in", 2), 0);
     struct rt_record r = {.key_len = -1, .value = "v", .value_len = 1, .timestamp_ms = 1};
     assert_int_equal(rt_append(f->e, "in", 0, NULL, 1, NULL), RT_E_INVALID_ARGUMENT);
@@ -810,8 +782,8 @@ static void test_bad_input(void **state)
  * is stamped in place. */
 static void test_append_batch_bytes(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "ab", 1), 0);
     append_n(f->e, "ab", 0, 0, 3, 5);
     rt_fetch *fh = NULL;
@@ -834,12 +806,12 @@ static void test_append_batch_bytes(void **state)
 
 static void test_sync_modes(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     enum rt_sync_mode modes[] = {RT_SYNC_INTERVAL, RT_SYNC_NONE, RT_SYNC_ALWAYS};
     for (size_t m = 0; m < 3; m++) {
         f->o.sync_mode = modes[m];
         f->o.sync_interval_ms = 5;
-        open_engine(f);
+        tu_fixture_open(f);
         char topic[16];
         snprintf(topic, sizeof(topic), "s%zu", m);
         assert_int_equal(rt_topic_create(f->e, topic, 1), 0);
@@ -861,7 +833,7 @@ static void test_sync_modes(void **state)
 
 /* ---- sticky I/O errors ---- */
 
-static void run_fault(struct fixture *f, enum io_op_type op, int err)
+static void run_fault(struct tu_fixture *f, enum io_op_type op, int err)
 {
     struct io_fault_plan plan;
     memset(&plan, 0, sizeof(plan));
@@ -896,7 +868,7 @@ static void run_fault(struct fixture *f, enum io_op_type op, int err)
     /* Reopen (real backend) recovers: the acknowledged records are there. A failed write left
      * nothing; after a failed fdatasync the unacknowledged batch may or may not survive (its
      * bytes reached the page cache), as with any storage system. */
-    open_engine(f);
+    tu_fixture_open(f);
     assert_true(engine_recovery(f->e)->recovered);
     int64_t n = read_all(f->e, "fault", 0, 0, 0);
     if (op == IO_OP_WRITE)
@@ -927,30 +899,33 @@ int main(void)
 {
     fprintf(stderr, "io backend under test: %s\n", tu_backend());
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_open_close_marker, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_directory_lock, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_topics, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_append_fetch_roundtrip, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fetch_is_zero_copy, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fetch_boundaries, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_roll_and_reopen, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_retention_while_fetch_held, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_roll_by_age_and_time_retention, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_recovery_truncated_tail, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_recovery_flipped_byte, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_recovery_appended_garbage, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_crash_sigkill, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_missing_index_rebuilt, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_corrupt_sealed_batch_never_served, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_corrupt_catalogue, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_group_commit_threads, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_list_offsets, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_append_batch_bytes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sync_modes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sticky_write_error, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sticky_fsync_error, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sticky_enospc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_close_marker, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_directory_lock, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_topics, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_append_fetch_roundtrip, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_fetch_is_zero_copy, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_fetch_boundaries, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_roll_and_reopen, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_retention_while_fetch_held, setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_roll_by_age_and_time_retention, setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_truncated_tail, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_flipped_byte, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_appended_garbage, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_crash_sigkill, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_missing_index_rebuilt, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_sealed_batch_never_served, setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_catalogue, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit_threads, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_list_offsets, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_input, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_append_batch_bytes, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_sync_modes, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_sticky_write_error, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_sticky_fsync_error, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_sticky_enospc, setup, tu_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

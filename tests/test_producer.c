@@ -34,52 +34,6 @@
 #include "helpers/test_util.h"
 #include "ringtail.h"
 
-struct fixture {
-    char *dir;
-    rt_engine *e;
-    struct rt_options o;
-};
-
-static int setup(void **state)
-{
-    struct fixture *f = calloc(1, sizeof(*f));
-    f->dir = tu_mkdtemp();
-    tu_options(&f->o);
-    f->o.segment_size_bytes = 64 * 1024;
-    f->o.batch_size_max_bytes = 16 * 1024;
-    f->o.index_interval_bytes = 512;
-    f->o.shard_count = 2;
-    f->o.retention_ms = -1;
-    /* Test batches carry 1970 timestamps; keep producers from expiring unless a test asks. */
-    f->o.producer_id_expiration_ms = INT64_MAX / 4;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    if (f->e)
-        rt_close(f->e);
-    tu_rmdir_free(f->dir);
-    free(f);
-    return 0;
-}
-
-static void open_engine(struct fixture *f)
-{
-    int rc = rt_open(f->dir, &f->o, &f->e);
-    if (rc)
-        fprintf(stderr, "rt_open: %s: %s\n", rt_strerror(rc), rt_error_detail());
-    assert_int_equal(rc, 0);
-}
-
-static void close_engine(struct fixture *f)
-{
-    assert_int_equal(rt_close(f->e), 0);
-    f->e = NULL;
-}
-
 /* Appends a producer batch of n records with sequences seq..seq+n-1; returns rt code, the base
  * offset and whether it was a duplicate. */
 static int pappend(rt_engine *e, const char *topic, uint32_t part, int64_t pid, int16_t epoch,
@@ -124,8 +78,8 @@ static int64_t hw(rt_engine *e, const char *topic, uint32_t part)
 
 static void test_sequence_rules(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "s", 1), 0);
     int64_t base;
     bool dup;
@@ -183,8 +137,8 @@ static void test_sequence_rules(void **state)
 
 static void test_sequence_wraps(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "w", 1), 0);
     /* Reaching INT32_MAX through appends takes 2^31 records: load the boundary into a table
      * and check the rule there. */
@@ -216,10 +170,10 @@ static void test_sequence_wraps(void **state)
 
 static void test_expiry_and_bound(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     f->o.producers_max = 4;
     f->o.producer_id_expiration_ms = 60 * 1000;
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "x", 1), 0);
     int64_t now = fs_now_ms();
     /* Producer 1 writes with an old timestamp: it expires at the next housekeeping pass. */
@@ -259,17 +213,17 @@ static int count_snapshots(const char *pdir)
 
 static void test_state_survives_restart(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "r", 1), 0);
     int64_t base;
     bool dup;
     for (int i = 0; i < 10; i++)
         assert_int_equal(pappend(f->e, "r", 0, 3, 0, i * 2, 2, 1, &base, &dup), 0);
-    close_engine(f); /* clean close writes a snapshot at the log end */
+    tu_fixture_close(f); /* clean close writes a snapshot at the log end */
     char *pdir = tu_path("%s/r-0", f->dir);
     assert_int_equal(count_snapshots(pdir), 1);
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(engine_partition(f->e, "r", 0)->recovery.snapshot_offset, 20);
     assert_int_equal(pappend(f->e, "r", 0, 3, 0, 18, 2, 1, &base, &dup), 0);
     assert_true(dup);
@@ -283,17 +237,17 @@ static void test_state_survives_restart(void **state)
     unlink(marker);
     char *snap = tu_path("%s/%020d.snapshot", pdir, 22);
     unlink(snap); /* as if the crash happened before the close wrote it */
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(engine_partition(f->e, "r", 0)->recovery.snapshot_offset, 20);
     assert_int_equal(engine_partition(f->e, "r", 0)->recovery.batches_replayed, 1);
     assert_int_equal(pappend(f->e, "r", 0, 3, 0, 20, 2, 1, &base, &dup), 0);
     assert_true(dup);
     assert_int_equal(base, 20);
     /* A corrupt snapshot is reported, removed, and a full replay takes its place. */
-    close_engine(f);
+    tu_fixture_close(f);
     char *snap22 = tu_path("%s/%020d.snapshot", pdir, 22);
     tu_flip_byte(snap22, 12, 0x10);
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(engine_recovery(f->e)->snapshots_rejected, 1);
     struct rt_stats st;
     rt_stats_get(f->e, &st);
@@ -338,13 +292,13 @@ static void remove_all_snapshots(const char *pdir)
 
 static void test_snapshot_replay_property(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     f->o.segment_size_bytes = 16 * 1024;
     f->o.batch_size_max_bytes = 8 * 1024;
     char *pdir = tu_path("%s/prop-0", f->dir);
     unsigned seed = 12345;
     for (int iter = 0; iter < 6; iter++) {
-        open_engine(f);
+        tu_fixture_open(f);
         if (iter == 0)
             assert_int_equal(rt_topic_create(f->e, "prop", 1), 0);
         static struct model_producer model[5];
@@ -372,7 +326,7 @@ static void test_snapshot_replay_property(void **state)
         }
         /* Restart: cleanly half the time, uncleanly (replay from an older snapshot) otherwise. */
         int64_t end = hw(f->e, "prop", 0);
-        close_engine(f);
+        tu_fixture_close(f);
         if (iter % 2) {
             char *marker = tu_path("%s/.clean_shutdown", f->dir);
             unlink(marker);
@@ -382,7 +336,7 @@ static void test_snapshot_replay_property(void **state)
             unlink(snap);
             free(snap);
         }
-        open_engine(f);
+        tu_fixture_open(f);
         int16_t ep_a[5];
         int32_t seq_a[5];
         int64_t off_a[5];
@@ -394,9 +348,9 @@ static void test_snapshot_replay_property(void **state)
             assert_int_equal(seq_a[pid], model[pid].next_seq - 1);
             assert_int_equal(off_a[pid], model[pid].last_offset);
         }
-        close_engine(f);
+        tu_fixture_close(f);
         remove_all_snapshots(pdir);
-        open_engine(f); /* full replay */
+        tu_fixture_open(f); /* full replay */
         assert_int_equal(engine_partition(f->e, "prop", 0)->recovery.snapshot_offset, -1);
         for (int pid = 0; pid < 5; pid++) {
             if (model[pid].next_seq == 0)
@@ -409,7 +363,7 @@ static void test_snapshot_replay_property(void **state)
             assert_int_equal(seq, seq_a[pid]);
             assert_int_equal(off, off_a[pid]);
         }
-        close_engine(f);
+        tu_fixture_close(f);
     }
     free(pdir);
 }
@@ -444,8 +398,8 @@ static void on_delivery(void *ctx, int err, int64_t offset, bool duplicate)
 
 static void test_idempotent_producer_api(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "api", 3), 0);
     struct rt_producer_options po;
     rt_producer_options_init(&po);
@@ -502,8 +456,8 @@ static void test_idempotent_producer_api(void **state)
     }
     assert_int_equal(rt_producer_close(p), 0);
     /* Producer ids are never reused, even across restarts. */
-    close_engine(f);
-    open_engine(f);
+    tu_fixture_close(f);
+    tu_fixture_open(f);
     rt_producer *q = NULL;
     assert_int_equal(rt_producer_open(f->e, &po, &q), 0);
     int64_t pid2;
@@ -519,8 +473,8 @@ static void test_idempotent_producer_api(void **state)
 
 static void test_named_producer_fencing_and_dedup(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "n", 1), 0);
     struct rt_producer_options po;
     rt_producer_options_init(&po);
@@ -571,8 +525,8 @@ static void test_named_producer_fencing_and_dedup(void **state)
     rt_producer_close(a);
     assert_int_equal(rt_producer_close(b), 0);
     /* Across an engine restart the name keeps its id and its highest sequence. */
-    close_engine(f);
-    open_engine(f);
+    tu_fixture_close(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_producer_open(f->e, &po, &b), 0);
     rt_producer_id(b, &pid_b, &ep_b);
     assert_int_equal(pid_b, pid_a);
@@ -627,10 +581,10 @@ static void send_lines(rt_engine *e, const char *name, int from, int to, rt_deli
 
 static void test_named_producer_crash_exactly_once(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "crash", 1), 0);
-    close_engine(f);
+    tu_fixture_close(f);
     const char *it_env = getenv("RT_TEST_CRASH_ITERATIONS");
     int iterations = it_env ? atoi(it_env) : 8;
     enum { LINES = 2000 };
@@ -666,7 +620,7 @@ static void test_named_producer_crash_exactly_once(void **state)
         int status;
         waitpid(pid, &status, 0);
         /* Restart under the same name and resend everything from line 1. */
-        open_engine(f);
+        tu_fixture_open(f);
         send_lines(f->e, "crash-src", 1, LINES, NULL);
         /* Each line exactly once, in order, and every acknowledged line among them. */
         int64_t end = hw(f->e, "crash", 0);
@@ -693,11 +647,11 @@ static void test_named_producer_crash_exactly_once(void **state)
         assert_int_equal(expect - 1, LINES);
         assert_true(max_acked <= LINES);
         /* Next iteration appends to the same log: truncate by recreating the topic. */
-        close_engine(f);
+        tu_fixture_close(f);
         assert_int_equal(tu_system("rm -rf '%s'", f->dir), 0);
-        open_engine(f);
+        tu_fixture_open(f);
         assert_int_equal(rt_topic_create(f->e, "crash", 1), 0);
-        close_engine(f);
+        tu_fixture_close(f);
     }
 }
 
@@ -705,14 +659,20 @@ int main(void)
 {
     fprintf(stderr, "io backend under test: %s\n", tu_backend());
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_sequence_rules, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sequence_wraps, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expiry_and_bound, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_state_survives_restart, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_replay_property, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_idempotent_producer_api, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_named_producer_fencing_and_dedup, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_named_producer_crash_exactly_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sequence_rules, tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_sequence_wraps, tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_expiry_and_bound, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_state_survives_restart, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_replay_property, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_idempotent_producer_api, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_named_producer_fencing_and_dedup, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_named_producer_crash_exactly_once, tu_fixture_setup,
+                                        tu_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

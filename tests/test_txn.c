@@ -27,44 +27,6 @@
 #include "io/io.h"
 #include "ringtail.h"
 
-struct fixture {
-    char *dir;
-    rt_engine *e;
-    struct rt_options o;
-};
-
-static int setup(void **state)
-{
-    struct fixture *f = calloc(1, sizeof(*f));
-    f->dir = tu_mkdtemp();
-    tu_options(&f->o);
-    f->o.segment_size_bytes = 64 * 1024;
-    f->o.batch_size_max_bytes = 16 * 1024;
-    f->o.shard_count = 2;
-    f->o.retention_ms = -1;
-    f->o.producer_id_expiration_ms = INT64_MAX / 4;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    if (f->e)
-        rt_close(f->e);
-    tu_rmdir_free(f->dir);
-    free(f);
-    return 0;
-}
-
-static void open_engine(struct fixture *f)
-{
-    int rc = rt_open(f->dir, &f->o, &f->e);
-    if (rc)
-        fprintf(stderr, "rt_open: %s: %s\n", rt_strerror(rc), rt_error_detail());
-    assert_int_equal(rc, 0);
-}
-
 static rt_producer *txn_producer(rt_engine *e, const char *id, int32_t timeout_ms)
 {
     struct rt_producer_options po;
@@ -144,8 +106,8 @@ static int find_txn(void *ctx, const struct rt_txn_info *t)
 
 static void test_commit_and_abort(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "out", 3), 0);
     rt_producer *p = txn_producer(f->e, "tx-a", 10000);
     int64_t pid;
@@ -190,8 +152,8 @@ static void test_commit_and_abort(void **state)
 
 static void test_errors(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "out", 1), 0);
     struct rt_producer_options po;
     rt_producer_options_init(&po);
@@ -216,8 +178,8 @@ static void test_errors(void **state)
  * commits and commit are all rejected; what the older left open is aborted. */
 static void test_zombie_fencing(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "out", 2), 0);
     rt_producer *old = txn_producer(f->e, "tx-z", 10000);
     assert_int_equal(rt_producer_begin(old), 0);
@@ -257,8 +219,8 @@ static void test_zombie_fencing(void **state)
 
 static void test_timeout_aborts(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "out", 1), 0);
     rt_producer *p = txn_producer(f->e, "tx-slow", 200);
     assert_int_equal(rt_producer_begin(p), 0);
@@ -296,13 +258,13 @@ static enum rt_txn_check_result check_answer(void *ctx, const char *id, int64_t 
     return s->answer;
 }
 
-static void run_check(struct fixture *f, enum rt_txn_check_result answer, bool park,
+static void run_check(struct tu_fixture *f, enum rt_txn_check_result answer, bool park,
                       int64_t expect_committed, const char *expect_state)
 {
     f->o.txn_check_interval_ms = 20;
     f->o.txn_check_max = 3;
     f->o.txn_park_hanging = park;
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "out", 1), 0);
     struct check_script script = {.answer = answer};
     struct rt_producer_options po;
@@ -349,7 +311,7 @@ static void test_check_back_unknown_then_rollback(void **state)
 
 static void test_check_back_unknown_parked(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     run_check(f, RT_TXN_CHECK_UNKNOWN, true, 0, "Ongoing");
     /* Parked: reported as hanging, and the check count survives a restart. */
     struct hang {
@@ -358,7 +320,7 @@ static void test_check_back_unknown_parked(void **state)
     } h = {0};
     rt_close(f->e);
     f->e = NULL;
-    open_engine(f);
+    tu_fixture_open(f);
     int (*fn)(void *, const struct rt_txn_info *) = NULL;
     (void)fn;
     struct txn_seen seen = {0};
@@ -380,7 +342,7 @@ static void test_check_back_unknown_parked(void **state)
  * fdatasync); whatever step it hits, after a reopen the transaction is all-or-nothing (C2). */
 static int faults_acknowledged, faults_failed, faults_committed_after_failure;
 
-static void fault_case(struct fixture *f, enum io_op_type op, uint64_t nth, bool commit)
+static void fault_case(struct tu_fixture *f, enum io_op_type op, uint64_t nth, bool commit)
 {
     tu_system("rm -rf '%s'", f->dir);
     struct io_fault_plan plan;
@@ -419,7 +381,7 @@ static void fault_case(struct fixture *f, enum io_op_type op, uint64_t nth, bool
     rt_close(e);
     io_fault_plan_release(&plan);
     /* Reopen on the real backend: Prepare* is completed, Ongoing times out. */
-    open_engine(f);
+    tu_fixture_open(f);
     uint32_t parts = 0;
     if (rt_topic_describe(f->e, "out", &parts) != 0) {
         assert_int_equal(rt_close(f->e), 0);
@@ -454,7 +416,7 @@ static void fault_case(struct fixture *f, enum io_op_type op, uint64_t nth, bool
 
 static void test_fault_at_every_step(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     f->o.shard_count = 2;
     for (int commit = 1; commit >= 0; commit--)
         for (uint64_t nth = 1; nth <= 14; nth++) {
@@ -475,7 +437,7 @@ static void test_fault_at_every_step(void **state)
  * commit with the same outcome. */
 static void test_concurrent_transactions_and_completion(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     struct io_fault_plan plan;
     memset(&plan, 0, sizeof(plan));
     struct rt_options o = f->o;
@@ -508,7 +470,7 @@ static void test_concurrent_transactions_and_completion(void **state)
     rt_close(e);
     io_fault_plan_release(&plan);
     (void)seen;
-    open_engine(f); /* C2: PrepareCommit found at open is committed */
+    tu_fixture_open(f); /* C2: PrepareCommit found at open is committed */
     assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 1);
     int64_t lso = -1, hw = -1;
     rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
@@ -519,8 +481,8 @@ static void test_concurrent_transactions_and_completion(void **state)
 /* C6: many transactions do not grow the transaction log without bound. */
 static void test_log_compaction(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "out", 1), 0);
     rt_producer *p = txn_producer(f->e, "tx-many", 10000);
     for (int i = 0; i < 1600; i++) {
@@ -538,7 +500,7 @@ static void test_log_compaction(void **state)
     /* The state survives the compaction and a restart. */
     assert_int_equal(rt_close(f->e), 0);
     f->e = NULL;
-    open_engine(f);
+    tu_fixture_open(f);
     p = txn_producer(f->e, "tx-many", 10000);
     assert_int_equal(rt_producer_begin(p), 0);
     assert_int_equal(send_value(p, "out", 0, "after"), 0);
@@ -552,9 +514,9 @@ static void test_log_compaction(void **state)
  * group's committed offsets always match the output (they commit in the same transactions). */
 static void test_consume_transform_produce(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     enum { PER_PARTITION = 200 };
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "in", 3), 0);
     assert_int_equal(rt_topic_create(f->e, "out", 3), 0);
     for (uint32_t part = 0; part < 3; part++)
@@ -621,7 +583,7 @@ static void test_consume_transform_produce(void **state)
         rt_consumer_close(c);
         assert_int_equal(rt_close(f->e), 0);
         f->e = NULL;
-        open_engine(f);
+        tu_fixture_open(f);
     }
     fprintf(stderr, "ctp: %d commits, %d aborts, %d restarts\n", commits, aborts, restarts);
     assert_true(aborts > 0 && restarts > 0);
@@ -661,19 +623,26 @@ int main(void)
 {
     fprintf(stderr, "io backend under test: %s\n", tu_backend());
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_commit_and_abort, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_zombie_fencing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_timeout_aborts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_check_back_commit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_check_back_rollback, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_check_back_unknown_then_rollback, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_check_back_unknown_parked, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fault_at_every_step, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_concurrent_transactions_and_completion, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_log_compaction, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_consume_transform_produce, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_and_abort, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_errors, tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_zombie_fencing, tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_timeout_aborts, tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_check_back_commit, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_check_back_rollback, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_check_back_unknown_then_rollback, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_check_back_unknown_parked, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_fault_at_every_step, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_transactions_and_completion,
+                                        tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_log_compaction, tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_consume_transform_produce, tu_fixture_setup,
+                                        tu_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

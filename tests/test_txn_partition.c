@@ -25,48 +25,13 @@
 #include "helpers/test_util.h"
 #include "ringtail.h"
 
-struct fixture {
-    char *dir;
-    rt_engine *e;
-    struct rt_options o;
-};
-
 static int setup(void **state)
 {
-    struct fixture *f = calloc(1, sizeof(*f));
-    f->dir = tu_mkdtemp();
-    tu_options(&f->o);
+    int rc = tu_fixture_setup(state);
+    struct tu_fixture *f = *state;
     f->o.segment_size_bytes = 32 * 1024;
     f->o.batch_size_max_bytes = 8 * 1024;
-    f->o.shard_count = 2;
-    f->o.retention_ms = -1;
-    f->o.producer_id_expiration_ms = INT64_MAX / 4;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    if (f->e)
-        rt_close(f->e);
-    tu_rmdir_free(f->dir);
-    free(f);
-    return 0;
-}
-
-static void open_engine(struct fixture *f)
-{
-    int rc = rt_open(f->dir, &f->o, &f->e);
-    if (rc)
-        fprintf(stderr, "rt_open: %s: %s\n", rt_strerror(rc), rt_error_detail());
-    assert_int_equal(rc, 0);
-}
-
-static void close_engine(struct fixture *f)
-{
-    assert_int_equal(rt_close(f->e), 0);
-    f->e = NULL;
+    return rc;
 }
 
 /* Appends a (transactional unless plain) batch of n records for producer pid; returns its base
@@ -137,8 +102,8 @@ static size_t aborted_list(rt_engine *e, uint32_t part, int64_t from, struct rt_
 
 static void test_lso_pinned_and_released(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "t", 2), 0);
     int64_t hw, lso;
     txn_append(f->e, 0, 100, 0, 0, 2, false); /* offsets 0-1, idempotent, not transactional */
@@ -189,9 +154,9 @@ static void test_lso_pinned_and_released(void **state)
 
 static void test_empty_transaction_and_markers_durable(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     f->o.sync_mode = RT_SYNC_NONE;
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "t", 1), 0);
     struct rt_stats before, after;
     rt_stats_get(f->e, &before);
@@ -222,8 +187,8 @@ static void test_empty_transaction_and_markers_durable(void **state)
 
 static void test_stale_markers_rejected(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "t", 1), 0);
     txn_append(f->e, 0, 9, 3, 0, 1, true);
     int64_t off;
@@ -256,8 +221,8 @@ static void test_stale_markers_rejected(void **state)
 /* Markers into several partitions over both shards in one call. */
 static void test_markers_across_shards(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "t", 4), 0);
     for (uint32_t p = 0; p < 4; p++)
         txn_append(f->e, p, 42, 0, 0, 2, true);
@@ -292,8 +257,8 @@ static uint8_t *read_txnindex(const char *dir, size_t *len)
  * LSO of a still-open transaction and the .txnindex byte for byte. */
 static void test_recovery_rebuilds_lso_and_txnindex(void **state)
 {
-    struct fixture *f = *state;
-    open_engine(f);
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "t", 1), 0);
     int64_t off;
     txn_append(f->e, 0, 1, 0, 0, 2, true);                              /* 0-1 */
@@ -309,7 +274,7 @@ static void test_recovery_rebuilds_lso_and_txnindex(void **state)
     assert_int_equal(lso, 7);
     struct rt_aborted_txn ab[4];
     assert_int_equal(aborted_list(f->e, 0, 0, ab, 4), 2);
-    close_engine(f);
+    tu_fixture_close(f);
     size_t len_before = 0;
     uint8_t *before = read_txnindex(f->dir, &len_before);
     assert_int_equal(len_before, 2 * 34);
@@ -319,17 +284,17 @@ static void test_recovery_rebuilds_lso_and_txnindex(void **state)
     assert_int_equal(tu_system("rm -f '%s'/t-0/*.snapshot", f->dir), 0);
     char *txn = tu_path("%s/t-0/%020d.txnindex", f->dir, 0);
     tu_truncate(txn, 34 + 10);
-    open_engine(f);
+    tu_fixture_open(f);
     watermarks(f->e, 0, &hw, &lso);
     assert_int_equal(hw, 9);
     assert_int_equal(lso, 7); /* producer 1's second transaction is still open */
-    close_engine(f);
+    tu_fixture_close(f);
     size_t len_after = 0;
     uint8_t *after = read_txnindex(f->dir, &len_after);
     assert_int_equal(len_after, len_before);
     assert_memory_equal(after, before, len_before);
     /* Commit it after the restart: the LSO is released. */
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(marker(f->e, 0, 1, 0, CONTROL_COMMIT, 0, &off), 0);
     watermarks(f->e, 0, &hw, &lso);
     assert_int_equal(lso, hw);
@@ -343,10 +308,10 @@ static void test_recovery_rebuilds_lso_and_txnindex(void **state)
  * older segment includes aborts whose markers are in later segments, and stays sorted. */
 static void test_aborted_list_across_segments(void **state)
 {
-    struct fixture *f = *state;
+    struct tu_fixture *f = *state;
     f->o.segment_size_bytes = 8 * 1024;
     f->o.batch_size_max_bytes = 4 * 1024;
-    open_engine(f);
+    tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "t", 1), 0);
     int32_t seq[4] = {0};
     int aborted = 0;
@@ -394,8 +359,8 @@ static void test_aborted_list_across_segments(void **state)
         from = next;
     }
     assert_int_equal(seen, aborted);
-    close_engine(f);
-    open_engine(f); /* clean restart keeps the sealed .txnindex files */
+    tu_fixture_close(f);
+    tu_fixture_open(f); /* clean restart keeps the sealed .txnindex files */
     struct rt_aborted_txn ab[512];
     size_t n = aborted_list(f->e, 0, 0, ab, 512);
     assert_true(n >= 1);
@@ -405,13 +370,15 @@ int main(void)
 {
     fprintf(stderr, "io backend under test: %s\n", tu_backend());
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_lso_pinned_and_released, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lso_pinned_and_released, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_empty_transaction_and_markers_durable, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_stale_markers_rejected, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_markers_across_shards, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_recovery_rebuilds_lso_and_txnindex, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_aborted_list_across_segments, setup, teardown),
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_stale_markers_rejected, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_markers_across_shards, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_rebuilds_lso_and_txnindex, setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_aborted_list_across_segments, setup,
+                                        tu_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

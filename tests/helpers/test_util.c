@@ -2,6 +2,13 @@
  * test_util.c — scratch directories, backend selection and file helpers for the tests. Test
  * support only: aborts on failure instead of returning errors.
  */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
 #include "test_util.h"
 
 #include <errno.h>
@@ -139,4 +146,45 @@ uint64_t be64_of(const void *p)
 {
     const uint8_t *b = p;
     return (uint64_t)be32_of(b) << 32 | be32_of(b + 4);
+}
+
+int tu_fixture_setup(void **state)
+{
+    struct tu_fixture *f = calloc(1, sizeof(*f));
+    if (!f)
+        return -1;
+    f->dir = tu_mkdtemp();
+    tu_options(&f->o);
+    f->o.segment_size_bytes = 64 * 1024;
+    f->o.batch_size_max_bytes = 16 * 1024;
+    f->o.index_interval_bytes = 512;
+    f->o.shard_count = 2;
+    f->o.retention_ms = -1;
+    f->o.producer_id_expiration_ms = INT64_MAX / 4;
+    *state = f;
+    return 0;
+}
+
+int tu_fixture_teardown(void **state)
+{
+    struct tu_fixture *f = *state;
+    if (f->e)
+        rt_close(f->e);
+    tu_rmdir_free(f->dir);
+    free(f);
+    return 0;
+}
+
+void tu_fixture_open(struct tu_fixture *f)
+{
+    int rc = rt_open(f->dir, &f->o, &f->e);
+    if (rc)
+        fprintf(stderr, "rt_open: %s: %s\n", rt_strerror(rc), rt_error_detail());
+    assert_int_equal(rc, 0);
+}
+
+void tu_fixture_close(struct tu_fixture *f)
+{
+    assert_int_equal(rt_close(f->e), 0);
+    f->e = NULL;
 }

@@ -34,6 +34,22 @@ char *tu_path(const char *fmt, ...);
 /* Runs a shell command, returns its exit status (or -1). */
 int tu_system(const char *fmt, ...);
 
+/* The engine fixture the engine-level tests share (cmocka setup/teardown): a scratch directory
+ * and options for tests — small segments (64 KiB, batches up to 16 KiB, an index entry per
+ * 512 bytes), two shards, the backend from RT_TEST_IO, no time retention and producers that never
+ * expire (test batches carry 1970 timestamps). A test's own setup may adjust `o` before opening. */
+struct tu_fixture {
+    char *dir;
+    rt_engine *e;
+    struct rt_options o;
+};
+int tu_fixture_setup(void **state);
+int tu_fixture_teardown(void **state);
+/* Opens f->e with f->o; fails the test with rt_error_detail() when it cannot. */
+void tu_fixture_open(struct tu_fixture *f);
+/* Closes f->e (which must close cleanly) and clears it. */
+void tu_fixture_close(struct tu_fixture *f);
+
 /* True when path exists. */
 bool fs_exists_for_test(const char *path);
 /* Big-endian loads from raw bytes. */
