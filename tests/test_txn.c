@@ -241,6 +241,37 @@ static void test_timeout_aborts(void **state)
     rt_producer_close(p);
 }
 
+/* Transactional ids idle past transactional_id_expiration_ms expire (a tombstone in the log):
+ * they are gone from the list, and stay gone after a restart. */
+static void test_transactional_id_expiry(void **state)
+{
+    struct tu_fixture *f = *state;
+    f->o.transactional_id_expiration_ms = 100;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "out", 1), 0);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "list-me";
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), 0);
+    assert_int_equal(rt_producer_close(p), 0);
+    struct txn_seen seen = {0};
+    rt_txn_list(f->e, find_txn, &seen);
+    assert_int_equal(seen.count, 1);
+    for (int i = 0; i < 200 && seen.count; i++) {
+        usleep(20 * 1000);
+        memset(&seen, 0, sizeof(seen));
+        rt_txn_list(f->e, find_txn, &seen);
+    }
+    assert_int_equal(seen.count, 0);
+    tu_fixture_close(f);
+    tu_fixture_open(f);
+    memset(&seen, 0, sizeof(seen));
+    rt_txn_list(f->e, find_txn, &seen);
+    assert_int_equal(seen.count, 0);
+}
+
 /* ---- check-back ---- */
 
 struct check_script {
@@ -628,6 +659,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errors, tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_zombie_fencing, tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_timeout_aborts, tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_transactional_id_expiry, tu_fixture_setup,
+                                        tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_check_back_commit, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_check_back_rollback, tu_fixture_setup,
