@@ -104,6 +104,8 @@ struct sink_ops {
      * keys/lengths. */
     int (*read_all)(struct sink *s, uint32_t partition, bool touch, struct read_result *out);
     void (*close)(struct sink *s);
+    /* Waits until every append is acknowledged (asynchronous sinks); NULL when append waits. */
+    int (*flush)(struct sink *s);
 };
 
 struct sink {

@@ -211,6 +211,15 @@ static void *prod_main(void *arg)
         t->batches++;
         progress_add(BENCH_BATCH_VALUE_BYTES);
     }
+    /* An asynchronous sink: the run ends when everything sent is acknowledged. */
+    if (run->sink->ops->flush) {
+        int rc = run->sink->ops->flush(run->sink);
+        if (rc) {
+            int expected = 0;
+            atomic_compare_exchange_strong(&run->error, &expected, rc);
+        }
+        now = bench_now_ns();
+    }
     t->end_ns = now;
     return NULL;
 }
