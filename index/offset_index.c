@@ -26,6 +26,7 @@
  * section" (the last 8 KiB of entries) first so that tail lookups touch the same few pages.
  */
 #include "index/offset_index.h"
+#include "index/index_file.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -122,81 +123,19 @@ int offset_index_open(struct offset_index *idx, const char *path, int64_t base_o
     reset_struct(idx, base_offset);
     if (base_offset < 0 || base_offset > BASE_OFFSET_MAX)
         return -EINVAL;
-    uint64_t capacity_entries = capacity_bytes / OFFSET_INDEX_ENTRY_BYTES;
-    if (writable && (capacity_entries == 0 || capacity_bytes > INDEX_BYTES_MAX))
-        return -EINVAL;
-
-    int fd = writable ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)
-                      : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc;
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        rc = -errno;
-        goto err_close;
-    }
-    uint64_t file_bytes = (uint64_t)st.st_size;
-    if (file_bytes > INDEX_BYTES_MAX) {
-        rc = -EFBIG;
-        goto err_close;
-    }
-    bool whole_file = !writable || live_entries == UINT32_MAX;
-    if (whole_file && file_bytes % OFFSET_INDEX_ENTRY_BYTES != 0) {
-        rc = -EBADMSG;
-        goto err_close;
-    }
-    uint32_t file_entries = (uint32_t)(file_bytes / OFFSET_INDEX_ENTRY_BYTES);
-    uint32_t live = whole_file ? file_entries : live_entries;
-    if (live > file_entries) {
-        rc = -EBADMSG;
-        goto err_close;
-    }
-
-    uint32_t entries_max = live;
-    if (writable && capacity_entries > live)
-        entries_max = (uint32_t)capacity_entries;
-    size_t map_bytes = (size_t)entries_max * OFFSET_INDEX_ENTRY_BYTES;
-    if (writable && file_bytes != map_bytes) {
-        /* Cut to the live entries first, then extend: whatever follows them reads as zeros
-         * (a hole, no I/O), so a crash before the trim leaves a recognisable zero tail. */
-        if (ftruncate(fd, (off_t)live * OFFSET_INDEX_ENTRY_BYTES) != 0 ||
-            ftruncate(fd, (off_t)map_bytes) != 0) {
-            rc = -errno;
-            goto err_close;
-        }
-        /* Reserve the blocks now: a store through the mapping into a hole the file system
-         * cannot fill (ENOSPC) would kill the process with SIGBUS instead of failing here. */
-        if (map_bytes > 0 && fallocate(fd, 0, 0, (off_t)map_bytes) != 0 && errno != EOPNOTSUPP &&
-            errno != ENOSYS) {
-            rc = -errno;
-            goto err_close;
-        }
-    }
-
-    uint8_t *map = NULL;
-    if (map_bytes > 0) {
-        int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
-        void *m = mmap(NULL, map_bytes, prot, MAP_SHARED, fd, 0);
-        if (m == MAP_FAILED) {
-            rc = -errno;
-            goto err_close;
-        }
-        map = m;
-    }
-    idx->fd = fd;
-    idx->map = map;
-    idx->map_bytes = map_bytes;
-    idx->entries_max = entries_max;
-    idx->entries = live;
+    struct index_file file;
+    int rc = index_file_open(path, OFFSET_INDEX_ENTRY_BYTES, capacity_bytes, writable, live_entries,
+                             &file);
+    if (rc)
+        return rc;
+    idx->fd = file.fd;
+    idx->map = file.map;
+    idx->map_bytes = file.map_bytes;
+    idx->entries_max = file.entries_max;
+    idx->entries = file.entries;
     idx->writable = writable;
     assert_invariants(idx);
     return 0;
-
-err_close:
-    close(fd);
-    assert(idx->fd == -1);
-    return rc;
 }
 
 int offset_index_append(struct offset_index *idx, int64_t offset, uint32_t position)

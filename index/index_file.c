@@ -1,0 +1,87 @@
+/*
+ * index_file.c — see index_file.h. The one place that sizes, reserves and maps index files.
+ */
+#include "index/index_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int index_file_open(const char *path, size_t entry_bytes, size_t capacity_bytes, bool writable,
+                    uint32_t live_entries, struct index_file *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->fd = -1;
+    uint64_t capacity_entries = capacity_bytes / entry_bytes;
+    if (writable && (capacity_entries == 0 || capacity_bytes > INDEX_FILE_BYTES_MAX))
+        return -EINVAL;
+    int fd = writable ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)
+                      : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        rc = -errno;
+        goto err_close;
+    }
+    uint64_t file_bytes = (uint64_t)st.st_size;
+    if (file_bytes > INDEX_FILE_BYTES_MAX) {
+        rc = -EFBIG;
+        goto err_close;
+    }
+    bool whole_file = !writable || live_entries == UINT32_MAX;
+    if (whole_file && file_bytes % entry_bytes != 0) {
+        rc = -EBADMSG;
+        goto err_close;
+    }
+    uint32_t file_entries = (uint32_t)(file_bytes / entry_bytes);
+    uint32_t live = whole_file ? file_entries : live_entries;
+    if (live > file_entries) {
+        rc = -EBADMSG;
+        goto err_close;
+    }
+    uint32_t entries_max = live;
+    if (writable && capacity_entries > live)
+        entries_max = (uint32_t)capacity_entries;
+    size_t map_bytes = (size_t)entries_max * entry_bytes;
+    if (writable && file_bytes != map_bytes) {
+        /* Cut to the live entries first, then extend: whatever follows them reads as zeros, so a
+         * crash before the trim leaves a recognisable zero tail. */
+        if (ftruncate(fd, (off_t)live * (off_t)entry_bytes) != 0 ||
+            ftruncate(fd, (off_t)map_bytes) != 0) {
+            rc = -errno;
+            goto err_close;
+        }
+        /* Reserve the blocks now: a store through the mapping into a hole the file system
+         * cannot fill (ENOSPC) would kill the process with SIGBUS instead of failing here. */
+        if (map_bytes > 0 && fallocate(fd, 0, 0, (off_t)map_bytes) != 0 && errno != EOPNOTSUPP &&
+            errno != ENOSYS) {
+            rc = -errno;
+            goto err_close;
+        }
+    }
+    uint8_t *map = NULL;
+    if (map_bytes > 0) {
+        int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
+        void *m = mmap(NULL, map_bytes, prot, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED) {
+            rc = -errno;
+            goto err_close;
+        }
+        map = m;
+    }
+    out->fd = fd;
+    out->map = map;
+    out->map_bytes = map_bytes;
+    out->entries_max = entries_max;
+    out->entries = live;
+    return 0;
+
+err_close:
+    close(fd);
+    return rc;
+}

@@ -1,0 +1,36 @@
+/*
+ * index_file.h — the file side shared by the offset and time indexes: open (or create) an index
+ * file of fixed-size entries, size it and map it. A writable index is sized to its capacity with
+ * its blocks reserved (fallocate), so a store through the mapping can never hit a hole the file
+ * system cannot fill (that would be SIGBUS, not an error); a read-only one is mapped as it is.
+ * Knows nothing of what the entries mean. Errors are -errno; a misshapen file is -EBADMSG.
+ */
+#ifndef RT_INDEX_FILE_H
+#define RT_INDEX_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define INDEX_FILE_BYTES_MAX ((uint64_t)INT32_MAX) /* Kafka addresses indexes with int positions   \
+                                                    */
+
+struct index_file {
+    int fd;
+    uint8_t *map; /* NULL when map_bytes is 0 */
+    size_t map_bytes;
+    uint32_t entries_max;
+    uint32_t entries; /* live entries */
+};
+
+/* Opens `path`. writable: created if missing, sized to capacity_bytes (rounded down to whole
+ * entries, or to the live entries if they need more) and mapped read-write; live_entries says how
+ * many existing entries are valid (UINT32_MAX: file size / entry_bytes); what follows them reads
+ * as zeros. Read-only: the whole file is mapped as it is. Returns 0, -EINVAL (capacity below one
+ * entry or above INDEX_FILE_BYTES_MAX when writable), -EFBIG, -EBADMSG (a size that is not whole
+ * entries when the whole file is taken; live_entries beyond the file) or -errno. On failure
+ * nothing stays open. */
+int index_file_open(const char *path, size_t entry_bytes, size_t capacity_bytes, bool writable,
+                    uint32_t live_entries, struct index_file *out);
+
+#endif /* RT_INDEX_FILE_H */
