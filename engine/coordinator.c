@@ -932,9 +932,6 @@ void coordinator_close(struct coordinator *c)
 {
     if (!c)
         return;
-    /* Complete* records still queued complete on the shard threads: wait for them. */
-    while (__atomic_load_n(&c->async_in_flight, __ATOMIC_ACQUIRE) > 0)
-        usleep(1000);
     if (c->timer_running) {
         pthread_mutex_lock(&c->timer_lock);
         c->stopping = true;
@@ -942,6 +939,10 @@ void coordinator_close(struct coordinator *c)
         pthread_mutex_unlock(&c->timer_lock);
         pthread_join(c->timer, NULL);
     }
+    /* Complete* records still queued finish on the shard threads: wait for them (after the
+     * timer, which can queue more, has stopped). */
+    while (__atomic_load_n(&c->async_in_flight, __ATOMIC_ACQUIRE) > 0)
+        usleep(1000);
     for (uint32_t b = 0; b < COORD_BUCKETS; b++) {
         struct txn_meta *m = c->buckets[b];
         while (m) {
