@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define INDEX_FILE_BYTES_MAX ((uint64_t)INT32_MAX) /* Kafka addresses indexes with int positions   \
-                                                    */
+/* Kafka addresses indexes with int positions. */
+#define INDEX_FILE_BYTES_MAX ((uint64_t)INT32_MAX)
 
 struct index_file {
     int fd;
