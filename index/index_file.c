@@ -85,3 +85,37 @@ err_close:
     close(fd);
     return rc;
 }
+
+int index_file_seal(int fd, uint8_t **map, size_t *map_bytes, size_t live_bytes, bool *trimmed)
+{
+    *trimmed = false;
+    if (live_bytes > 0 && msync(*map, live_bytes, MS_SYNC) != 0)
+        return -errno;
+    if (ftruncate(fd, (off_t)live_bytes) != 0)
+        return -errno;
+    *trimmed = true;
+    if (fdatasync(fd) != 0)
+        return -errno;
+    size_t page_bytes = (size_t)sysconf(_SC_PAGESIZE);
+    size_t keep_bytes = (live_bytes + page_bytes - 1) / page_bytes * page_bytes;
+    size_t mapped_bytes = (*map_bytes + page_bytes - 1) / page_bytes * page_bytes;
+    if (keep_bytes > 0 && mprotect(*map, keep_bytes, PROT_READ) != 0)
+        return -errno;
+    if (mapped_bytes > keep_bytes && munmap(*map + keep_bytes, mapped_bytes - keep_bytes) != 0)
+        return -errno;
+    if (live_bytes == 0)
+        *map = NULL;
+    *map_bytes = live_bytes;
+    return 0;
+}
+
+void index_file_close(int fd, uint8_t *map, size_t map_bytes, bool writable, size_t live_bytes)
+{
+    if (map != NULL)
+        munmap(map, map_bytes);
+    if (fd >= 0) {
+        if (writable)
+            (void)!ftruncate(fd, (off_t)live_bytes);
+        close(fd);
+    }
+}

@@ -33,4 +33,15 @@ struct index_file {
 int index_file_open(const char *path, size_t entry_bytes, size_t capacity_bytes, bool writable,
                     uint32_t live_entries, struct index_file *out);
 
+/* Seals a writable index whose first live_bytes are its entries: msync them, trim the file to
+ * them, fdatasync (so it reopens with exactly its entries), then shrink the mapping in place —
+ * never remap, so the address lock-free readers hold stays valid: the live pages become
+ * read-only and the rest is unmapped (*map becomes NULL when nothing is live). *trimmed is set
+ * once the file is cut: from then on the index is read-only whatever fails later. 0 or -errno. */
+int index_file_seal(int fd, uint8_t **map, size_t *map_bytes, size_t live_bytes, bool *trimmed);
+
+/* Unmaps and closes; a writable index is trimmed to live_bytes first, as Kafka does on close
+ * (a failure only leaves a zero tail that recovery handles). */
+void index_file_close(int fd, uint8_t *map, size_t map_bytes, bool writable, size_t live_bytes);
+
 #endif /* RT_INDEX_FILE_H */

@@ -220,33 +220,17 @@ int offset_index_seal(struct offset_index *idx)
     assert_invariants(idx);
     if (!idx->writable)
         return 0;
-    size_t live_bytes = (size_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES;
-    if (live_bytes > 0 && msync(idx->map, live_bytes, MS_SYNC) != 0)
-        return -errno;
-    if (ftruncate(idx->fd, (off_t)live_bytes) != 0)
-        return -errno;
-    /* The mapping now reaches past the end of the file: from here on the index is read-only
-     * whatever fails below, and nothing may touch the mapping past the live entries. */
-    idx->writable = false;
-    idx->entries_max = idx->entries;
-    /* One fdatasync per roll makes the trimmed length durable, so a sealed index reopens with
-     * exactly its entries instead of a zero tail that recovery would have to rebuild. */
-    if (fdatasync(idx->fd) != 0)
-        return -errno;
-    /* I6: shrink in place instead of remapping, so the address lock-free readers hold stays
-     * valid. The pages with live entries become read-only; the rest is unmapped. */
-    size_t page_bytes = (size_t)sysconf(_SC_PAGESIZE);
-    size_t keep_bytes = (live_bytes + page_bytes - 1) / page_bytes * page_bytes;
-    size_t mapped_bytes = (idx->map_bytes + page_bytes - 1) / page_bytes * page_bytes;
-    if (keep_bytes > 0 && mprotect(idx->map, keep_bytes, PROT_READ) != 0)
-        return -errno;
-    if (mapped_bytes > keep_bytes && munmap(idx->map + keep_bytes, mapped_bytes - keep_bytes) != 0)
-        return -errno;
-    if (live_bytes == 0)
-        idx->map = NULL;
-    idx->map_bytes = live_bytes;
-    assert_invariants(idx);
-    return 0;
+    bool trimmed = false;
+    int rc = index_file_seal(idx->fd, &idx->map, &idx->map_bytes,
+                             (size_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES, &trimmed);
+    if (trimmed) {
+        /* The mapping now reaches past the end of the file: read-only from here on. */
+        idx->writable = false;
+        idx->entries_max = idx->entries;
+    }
+    if (rc == 0)
+        assert_invariants(idx);
+    return rc;
 }
 
 int offset_index_sync(const struct offset_index *idx)
@@ -263,14 +247,8 @@ void offset_index_close(struct offset_index *idx)
 {
     if (idx == NULL)
         return;
-    if (idx->map != NULL)
-        munmap(idx->map, idx->map_bytes);
-    if (idx->fd >= 0) {
-        /* Kafka trims on close too; a failure only leaves a zero tail that recovery handles. */
-        if (idx->writable)
-            (void)!ftruncate(idx->fd, (off_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES);
-        close(idx->fd);
-    }
+    index_file_close(idx->fd, idx->map, idx->map_bytes, idx->writable,
+                     (size_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES);
     reset_struct(idx, idx->base_offset);
 }
 
