@@ -55,6 +55,7 @@
 #include "fetch.h"
 #include "fsutil.h"
 #include "group.h"
+#include "group_codec.h"
 
 #define GROUP_KEY_VERSION_LEGACY   0
 #define GROUP_KEY_VERSION_OFFSET   1
@@ -78,35 +79,6 @@ _Static_assert(RT_TOPIC_NAME_MAX <= GROUP_STRING_MAX_BYTES, "a topic name fits a
 
 /* ---- the codec (also driven by fuzz/fuzz_offsets.c and tests/test_group.c, which mirror these
  * two structs) ---- */
-
-struct group_offset_key {
-    int16_t version; /* 0, 1: offset commit; 2: group metadata (group only) */
-    const uint8_t *group;
-    uint16_t group_len;
-    const uint8_t *topic; /* versions 0 and 1 */
-    uint16_t topic_len;
-    int32_t partition;
-};
-
-struct group_offset_value {
-    int16_t version; /* 0..3 */
-    int64_t offset;
-    int32_t leader_epoch; /* v3; -1 otherwise */
-    const uint8_t *metadata;
-    uint16_t metadata_len;
-    int64_t commit_timestamp;
-    int64_t expire_timestamp; /* v1; -1 otherwise */
-};
-
-int group_key_decode(const uint8_t *buf, size_t len, struct group_offset_key *out,
-                     const char **why);
-int group_key_encode(const struct group_offset_key *k, uint8_t *buf, size_t cap, size_t *len_out);
-int group_value_decode(const uint8_t *buf, size_t len, struct group_offset_value *out,
-                       const char **why);
-int group_value_encode(const struct group_offset_value *v, uint8_t *buf, size_t cap,
-                       size_t *len_out);
-/* Java's String.hashCode of the string whose UTF-8 bytes are s[0..len). */
-int32_t group_java_hash(const char *s, size_t len);
 
 struct reader {
     const uint8_t *p;

@@ -21,32 +21,7 @@
         }                                                                                          \
     } while (0)
 
-/* group.c's codec (mirrors its structs; kept out of group.h, the coordinator's interface). */
-struct group_offset_key {
-    int16_t version;
-    const uint8_t *group;
-    uint16_t group_len;
-    const uint8_t *topic;
-    uint16_t topic_len;
-    int32_t partition;
-};
-struct group_offset_value {
-    int16_t version;
-    int64_t offset;
-    int32_t leader_epoch;
-    const uint8_t *metadata;
-    uint16_t metadata_len;
-    int64_t commit_timestamp;
-    int64_t expire_timestamp;
-};
-int group_key_decode(const uint8_t *buf, size_t len, struct group_offset_key *out,
-                     const char **why);
-int group_key_encode(const struct group_offset_key *k, uint8_t *buf, size_t cap, size_t *len_out);
-int group_value_decode(const uint8_t *buf, size_t len, struct group_offset_value *out,
-                       const char **why);
-int group_value_encode(const struct group_offset_value *v, uint8_t *buf, size_t cap,
-                       size_t *len_out);
-int32_t group_java_hash(const char *s, size_t len);
+#include "engine/group_codec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
