@@ -359,26 +359,38 @@ static const struct batch_span *span_at(const struct log_result *r, uint64_t pos
     return lo < r->span_count && r->spans[lo].position == position ? &r->spans[lo] : NULL;
 }
 
+/* Maps an index file of fixed-size entries and checks its shape: whole entries, and no
+ * zero-filled (untrimmed) tail unless it is the newest segment's. False when it cannot be read
+ * (reported); else *live is the number of entries before any zero tail. */
+static bool map_index(struct verifier *v, const char *path, size_t entry_bytes, bool newest,
+                      struct mapped *m, size_t *live)
+{
+    int rc = map_file(path, m);
+    if (rc != 0) {
+        problem(v, path, -1, "cannot read: %s", strerror(-rc));
+        return false;
+    }
+    v->counts.bytes += m->len;
+    size_t total = m->len / entry_bytes;
+    if (m->len % entry_bytes)
+        problem(v, path, (int64_t)(total * entry_bytes), "size %zu is not a multiple of %zu",
+                m->len, entry_bytes);
+    *live = live_entries(m->buf, total, entry_bytes);
+    if (*live < total && !newest)
+        problem(v, path, (int64_t)(*live * entry_bytes),
+                "%zu zero-filled entries at the end: the index of a sealed segment was not "
+                "trimmed",
+                total - *live);
+    return true;
+}
+
 static void check_offset_index(struct verifier *v, const char *path, int64_t seg_base, bool newest,
                                const struct log_result *r)
 {
     struct mapped m;
-    int rc = map_file(path, &m);
-    if (rc != 0) {
-        problem(v, path, -1, "cannot read: %s", strerror(-rc));
+    size_t live = 0;
+    if (!map_index(v, path, OFFSET_INDEX_ENTRY_BYTES, newest, &m, &live))
         return;
-    }
-    v->counts.bytes += m.len;
-    size_t total = m.len / OFFSET_INDEX_ENTRY_BYTES;
-    if (m.len % OFFSET_INDEX_ENTRY_BYTES)
-        problem(v, path, (int64_t)(total * OFFSET_INDEX_ENTRY_BYTES),
-                "size %zu is not a multiple of %d", m.len, OFFSET_INDEX_ENTRY_BYTES);
-    size_t live = live_entries(m.buf, total, OFFSET_INDEX_ENTRY_BYTES);
-    if (live < total && !newest)
-        problem(v, path, (int64_t)(live * OFFSET_INDEX_ENTRY_BYTES),
-                "%zu zero-filled entries at the end: the index of a sealed segment was not "
-                "trimmed",
-                total - live);
     const char *why = NULL;
     uint32_t bad = 0;
     if (offset_index_check(m.buf, live * OFFSET_INDEX_ENTRY_BYTES, r->data_bytes, &why, &bad) !=
@@ -435,22 +447,9 @@ static void check_time_index(struct verifier *v, const char *path, int64_t seg_b
                              const struct log_result *r)
 {
     struct mapped m;
-    int rc = map_file(path, &m);
-    if (rc != 0) {
-        problem(v, path, -1, "cannot read: %s", strerror(-rc));
+    size_t live = 0;
+    if (!map_index(v, path, TIME_INDEX_ENTRY_BYTES, newest, &m, &live))
         return;
-    }
-    v->counts.bytes += m.len;
-    size_t total = m.len / TIME_INDEX_ENTRY_BYTES;
-    if (m.len % TIME_INDEX_ENTRY_BYTES)
-        problem(v, path, (int64_t)(total * TIME_INDEX_ENTRY_BYTES),
-                "size %zu is not a multiple of %d", m.len, TIME_INDEX_ENTRY_BYTES);
-    size_t live = live_entries(m.buf, total, TIME_INDEX_ENTRY_BYTES);
-    if (live < total && !newest)
-        problem(v, path, (int64_t)(live * TIME_INDEX_ENTRY_BYTES),
-                "%zu zero-filled entries at the end: the index of a sealed segment was not "
-                "trimmed",
-                total - live);
     const char *why = NULL;
     uint32_t bad = 0;
     if (time_index_check(m.buf, live * TIME_INDEX_ENTRY_BYTES, &why, &bad) != 0) {
