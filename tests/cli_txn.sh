@@ -20,42 +20,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-passed=0
-failed=0
+. "$(dirname "$0")/helpers/cli_harness.sh"
 known=0
-ok() { passed=$((passed + 1)); echo "ok   - $1"; }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL - $1"
-    echo "       exit $RC; stdout: $(head -c 600 "$T/out")"
-    echo "       stderr: $(head -c 600 "$T/err")"
-}
 # known_bug DESCRIPTION: a check that fails because of an engine bug reported elsewhere.
 known_bug() {
     known=$((known + 1))
     echo "KNOWN ENGINE BUG - $1 (not counted as a failure)"
 }
 
-# run ARGS... : runs ringtail with stdin from $IN (default /dev/null), captures out/err/rc.
-IN=/dev/null
-run() { "$RT" "$@" <"$IN" >"$T/out" 2>"$T/err"; RC=$?; IN=/dev/null; }
-# expect DESCRIPTION RC [grep-pattern-on-stdout+stderr]
-expect() {
-    local desc=$1 want=$2 pat=${3:-}
-    if [ "$RC" -ne "$want" ]; then bad "$desc (want exit $want)"; return; fi
-    if [ -n "$pat" ] && ! cat "$T/out" "$T/err" | grep -qE -- "$pat"; then
-        bad "$desc (want output matching /$pat/)"
-        return
-    fi
-    ok "$desc"
-}
-# check DESCRIPTION COMMAND... : passes when the command succeeds.
-RC=0
-check() {
-    local desc=$1
-    shift
-    if "$@" >/dev/null 2>&1; then ok "$desc"; else RC=$?; bad "$desc"; fi
-}
 # values: the consumed values of $T/out on one line, sorted.
 values() { sort "$T/out" | tr '\n' ' ' | sed 's/ $//'; }
 
