@@ -573,6 +573,101 @@ static void test_appends_while_creating_topics(void **state)
     assert_int_equal(rt_close(e), 0);
 }
 
+/* ---- producers, transactions, groups, consumers ---- */
+
+static void test_producer_txn_group_consumer_bad_arguments(void **state)
+{
+    struct fixture *f = *state;
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(NULL, &po, &p), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_producer_open(f->e, &po, NULL), RT_E_INVALID_ARGUMENT);
+    po.max_in_flight = 0;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), RT_E_INVALID_ARGUMENT);
+    po.max_in_flight = 6;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), RT_E_INVALID_ARGUMENT);
+    rt_producer_options_init(&po);
+    po.batch_size_bytes = 10;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), RT_E_INVALID_ARGUMENT);
+    rt_producer_options_init(&po);
+    po.name = "";
+    assert_int_equal(rt_producer_open(f->e, &po, &p), RT_E_INVALID_ARGUMENT);
+    rt_producer_options_init(&po);
+    po.transactional_id = "";
+    assert_int_equal(rt_producer_open(f->e, &po, &p), RT_E_INVALID_ARGUMENT);
+
+    rt_producer_options_init(&po);
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    struct rt_producer_message m = {
+        .record = {.key_len = -1, .value = "x", .value_len = 1, .timestamp_ms = -1},
+        .sequence = -1};
+    assert_int_equal(rt_producer_send(NULL, "good", 0, &m, NULL, NULL), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_producer_send(p, NULL, 0, &m, NULL, NULL), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_producer_send(p, "good", 0, NULL, NULL, NULL), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_producer_send(p, "nope", 0, &m, NULL, NULL),
+                     RT_E_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_int_equal(rt_producer_send(p, "good", 7, &m, NULL, NULL),
+                     RT_E_UNKNOWN_TOPIC_OR_PARTITION);
+    struct rt_producer_message bad = m;
+    bad.record.value_len = -2;
+    assert_int_equal(rt_producer_send(p, "good", 0, &bad, NULL, NULL), RT_E_INVALID_ARGUMENT);
+    bad = m;
+    bad.sequence = 5; /* only named producers supply sequences */
+    assert_int_equal(rt_producer_send(p, "good", 0, &bad, NULL, NULL), RT_E_INVALID_ARGUMENT);
+    static uint8_t huge[20 * 1024];
+    bad = m;
+    bad.record.value = huge;
+    bad.record.value_len = sizeof(huge);
+    assert_int_equal(rt_producer_send(p, "good", 0, &bad, NULL, NULL), RT_E_RECORD_TOO_LARGE);
+    /* Not transactional: every transactional call is a state error. */
+    assert_int_equal(rt_producer_init_transactions(p, -1), RT_E_INVALID_TXN_STATE);
+    assert_int_equal(rt_producer_begin(p), RT_E_INVALID_TXN_STATE);
+    assert_int_equal(rt_producer_commit(p, -1), RT_E_INVALID_TXN_STATE);
+    assert_int_equal(rt_producer_abort(p, -1), RT_E_INVALID_TXN_STATE);
+    struct rt_offset off = {.topic = "good", .partition = 0, .offset = 1};
+    assert_int_equal(rt_producer_send_offsets(p, NULL, &off, 1), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_producer_send_offsets(p, "g", &off, 1), RT_E_INVALID_TXN_STATE);
+    assert_int_equal(rt_producer_flush(NULL, -1), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_producer_close(p), 0);
+    assert_int_equal(rt_producer_close(NULL), RT_E_INVALID_ARGUMENT);
+
+    /* Transactions admin and groups. */
+    assert_int_equal(rt_txn_abort(f->e, NULL), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_txn_abort(NULL, "x"), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_txn_list(f->e, NULL, NULL), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_group_commit_offsets(f->e, NULL, &off, 1), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_group_commit_offsets(f->e, "", &off, 1), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_group_commit_offsets(f->e, "g", NULL, 1), RT_E_INVALID_ARGUMENT);
+    int64_t committed = 0;
+    assert_int_equal(rt_group_fetch_offsets(f->e, "g", NULL, 0, false, &committed),
+                     RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_group_fetch_offsets(f->e, "g", "good", 0, false, NULL),
+                     RT_E_INVALID_ARGUMENT);
+
+    /* Consumers. */
+    struct rt_consumer_options co;
+    rt_consumer_options_init(&co);
+    rt_consumer *c = NULL;
+    assert_int_not_equal(rt_consumer_open(NULL, &co, &c), 0);
+    assert_int_not_equal(rt_consumer_open(f->e, &co, NULL), 0);
+    co.isolation = (enum rt_isolation)9;
+    assert_int_not_equal(rt_consumer_open(f->e, &co, &c), 0);
+    rt_consumer_options_init(&co);
+    co.group = "g";
+    assert_int_equal(rt_consumer_open(f->e, &co, &c), 0);
+    uint32_t parts[1] = {5};
+    assert_int_not_equal(rt_consumer_assign(c, "good", parts, 1), 0);
+    assert_int_not_equal(rt_consumer_assign(c, "nope", parts, 1), 0);
+    assert_int_not_equal(rt_consumer_assign(c, NULL, parts, 1), 0);
+    assert_int_not_equal(rt_consumer_seek(c, "good", 1, 0), 0); /* not assigned */
+    int64_t pos = 0;
+    assert_int_not_equal(rt_consumer_position(c, "good", 0, &pos), 0);
+    assert_int_equal(rt_consumer_close(c), 0);
+    assert_int_equal(rt_consumer_close(NULL), 0); /* a no-op, like rt_fetch_release(NULL) */
+    assert_int_equal(latest(f->e, "good", 0), 1); /* nothing above reached the log */
+}
+
 int main(void)
 {
     fprintf(stderr, "io backend under test: %s\n", tu_backend());
@@ -586,6 +681,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_read_bad_arguments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_create_same_topic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_appends_while_creating_topics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_producer_txn_group_consumer_bad_arguments, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
