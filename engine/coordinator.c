@@ -599,11 +599,226 @@ int coordinator_abort(struct coordinator *c, const char *id)
         rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
     else
         rc = error_set(RT_E_INVALID_TXN_STATE,
-                       "transactional id '%s' has no open transaction "
-                       "(%s)",
-                       id, txn_state_name(m->v.state));
+                       "transactional id '%s' has no open transaction (%s); a partition still "
+                       "pinned by its producer %" PRId64 " is released by "
+                       "rt_txn_abort_partition",
+                       id, txn_state_name(m->v.state), m->v.producer_id);
     pthread_mutex_unlock(&m->lock);
     meta_put(c, m);
+    return rc;
+}
+
+/* ---- open transactions in the partitions: reconciliation (R1-R6) ---- */
+
+/* The id whose producer id is pid, with a reference (meta_put it), or NULL. O(ids). */
+static struct txn_meta *meta_by_producer(struct coordinator *c, int64_t pid)
+{
+    pthread_mutex_lock(&c->table_lock);
+    struct txn_meta *found = NULL;
+    for (uint32_t b = 0; !found && b < COORD_BUCKETS; b++)
+        for (struct txn_meta *m = c->buckets[b]; m && !found; m = m->next)
+            if (!m->removed && m->v.producer_id == pid)
+                found = m;
+    if (found)
+        found->refs++;
+    pthread_mutex_unlock(&c->table_lock);
+    return found;
+}
+
+static bool holds_partition(const struct txn_meta *m, const char *topic, uint32_t partition)
+{
+    for (uint32_t i = 0; i < m->v.partition_count; i++)
+        if (m->v.partitions[i].partition == partition &&
+            strcmp(m->v.partitions[i].topic, topic) == 0)
+            return true;
+    return false;
+}
+
+/* R1: the coordinator holds t open in t's partition (Ongoing at t's epoch, or Prepare* at the
+ * epoch its markers carry). Caller holds m->lock. */
+static bool is_live(const struct txn_meta *m, const struct engine_open_txn *t)
+{
+    if (!holds_partition(m, t->topic, t->partition))
+        return false;
+    if (m->v.state == TXN_ONGOING)
+        return m->v.producer_epoch == t->producer_epoch;
+    return is_prepare(m->v.state) && (m->v.producer_epoch == t->producer_epoch ||
+                                      m->v.producer_epoch == t->producer_epoch + 1);
+}
+
+enum reconcile_outcome { RECONCILE_LEAVE, RECONCILE_COMMIT, RECONCILE_ABORT };
+
+/* What open does with t (R1-R4); m is the id holding t's producer id (NULL: none), locked.
+ * *marker_epoch_out: the epoch the marker carries. */
+static enum reconcile_outcome reconcile_outcome_of(const struct txn_meta *m,
+                                                   const struct engine_open_txn *t,
+                                                   int16_t *marker_epoch_out)
+{
+    *marker_epoch_out = t->producer_epoch;
+    if (t->producer_epoch < 0)
+        return RECONCILE_LEAVE; /* the partition's table disagrees with its open list */
+    if (m && is_live(m, t))
+        return RECONCILE_LEAVE; /* R1 */
+    if (m && (int32_t)m->v.producer_epoch == (int32_t)t->producer_epoch + 1 &&
+        (m->v.state == TXN_COMPLETE_COMMIT || m->v.state == TXN_COMPLETE_ABORT)) {
+        *marker_epoch_out = m->v.producer_epoch; /* R2: the bump that ended it (C3) */
+        return m->v.state == TXN_COMPLETE_COMMIT ? RECONCILE_COMMIT : RECONCILE_ABORT;
+    }
+    return RECONCILE_ABORT; /* R3 */
+}
+
+/* After the marker of producer pid is durable in a __consumer_offsets partition: its pending
+ * offsets follow the outcome (G4), as finish() does for a live transaction. */
+static void offsets_follow_marker(rt_engine *e, const char *topic, int64_t pid, bool commit)
+{
+    struct group_manager *groups = engine_group_manager(e);
+    if (groups && strcmp(topic, GROUP_OFFSETS_TOPIC) == 0)
+        group_txn_complete(groups, pid, commit);
+}
+
+/* R5: run by coordinator_open after C2, before the timer starts and before rt_open returns. */
+static int reconcile(struct coordinator *c)
+{
+    if (__atomic_load_n(&c->log_records, __ATOMIC_RELAXED) == 0)
+        return 0; /* R4: an empty transaction log decides nothing */
+    struct engine_open_txn *txns = NULL;
+    size_t n = 0;
+    int rc = engine_open_txns(c->e, NULL, &txns, &n);
+    if (rc || n == 0)
+        return rc;
+    struct marker_spec *specs = calloc(n, sizeof(*specs));
+    if (!specs) {
+        free(txns);
+        return -ENOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct engine_open_txn *t = &txns[i];
+        struct txn_meta *m = meta_by_producer(c, t->producer_id);
+        if (m)
+            pthread_mutex_lock(&m->lock);
+        int16_t marker_epoch = -1;
+        enum reconcile_outcome o = reconcile_outcome_of(m, t, &marker_epoch);
+        if (m) {
+            pthread_mutex_unlock(&m->lock);
+            meta_put(c, m);
+        }
+        if (o == RECONCILE_LEAVE)
+            continue;
+        specs[k++] = (struct marker_spec){.topic = t->topic,
+                                          .partition = t->partition,
+                                          .producer_id = t->producer_id,
+                                          .producer_epoch = marker_epoch,
+                                          .coordinator_epoch = COORDINATOR_EPOCH,
+                                          .type = o == RECONCILE_COMMIT ? CONTROL_COMMIT
+                                                                        : CONTROL_ABORT};
+    }
+    rc = k ? engine_write_markers(c->e, specs, k) : 0;
+    for (size_t i = 0; i < k; i++) {
+        if (specs[i].result == 0)
+            offsets_follow_marker(c->e, specs[i].topic, specs[i].producer_id,
+                                  specs[i].type == CONTROL_COMMIT);
+        else if (specs[i].result != RT_E_INVALID_PRODUCER_EPOCH && rc == 0)
+            rc = specs[i].result;
+    }
+    if (rc == RT_E_INVALID_PRODUCER_EPOCH)
+        rc = 0; /* only stale markers: a newer epoch already wrote there, nothing is pinned */
+    free(specs);
+    free(txns);
+    return rc;
+}
+
+int coordinator_list_partitions(rt_engine *e, struct coordinator *c,
+                                int (*fn)(void *ctx, const struct rt_partition_txn *txn),
+                                void *ctx)
+{
+    struct engine_open_txn *txns = NULL;
+    size_t n = 0;
+    int rc = engine_open_txns(e, NULL, &txns, &n);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const struct engine_open_txn *t = &txns[i];
+        struct rt_partition_txn info = {.topic = t->topic,
+                                        .partition = t->partition,
+                                        .producer_id = t->producer_id,
+                                        .producer_epoch = t->producer_epoch,
+                                        .first_offset = t->first_offset,
+                                        .last_stable_offset = -1,
+                                        .high_watermark = -1};
+        (void)rt_list_offsets(e, t->topic, t->partition, RT_OFFSET_LATEST, RT_READ_COMMITTED,
+                              &info.last_stable_offset);
+        (void)rt_list_offsets(e, t->topic, t->partition, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
+                              &info.high_watermark);
+        struct txn_meta *m = c ? meta_by_producer(c, t->producer_id) : NULL;
+        if (m) {
+            pthread_mutex_lock(&m->lock);
+            info.transactional_id = m->id; /* the reference keeps it until meta_put */
+            info.coordinator_state = txn_state_name(m->v.state);
+            info.live = is_live(m, t);
+            pthread_mutex_unlock(&m->lock);
+        }
+        rc = fn(ctx, &info);
+        if (m)
+            meta_put(c, m);
+    }
+    free(txns);
+    return rc;
+}
+
+int coordinator_abort_partition(rt_engine *e, struct coordinator *c, const char *topic,
+                                uint32_t partition, int64_t producer_id, int16_t producer_epoch)
+{
+    struct partition *p = engine_partition(e, topic, partition);
+    if (!p)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION; /* engine_partition set the detail */
+    struct engine_open_txn *txns = NULL;
+    size_t n = 0;
+    int rc = engine_open_txns(e, p, &txns, &n);
+    if (rc)
+        return rc;
+    struct engine_open_txn t = {.producer_epoch = -1};
+    bool open = false;
+    for (size_t i = 0; i < n && !open; i++) {
+        if (txns[i].producer_id == producer_id) {
+            t = txns[i];
+            open = true;
+        }
+    }
+    free(txns);
+    if (!open)
+        return error_set(RT_E_INVALID_TXN_STATE,
+                         "%s-%" PRIu32 ": producer %" PRId64 " has no open transaction there",
+                         topic, partition, producer_id);
+    if (t.producer_epoch < 0 || (producer_epoch >= 0 && producer_epoch != t.producer_epoch))
+        return error_set(RT_E_INVALID_PRODUCER_EPOCH,
+                         "%s-%" PRIu32 ": producer %" PRId64 " is at epoch %d there, not %d",
+                         topic, partition, producer_id, (int)t.producer_epoch,
+                         (int)producer_epoch);
+    struct txn_meta *m = c ? meta_by_producer(c, producer_id) : NULL;
+    if (m)
+        pthread_mutex_lock(&m->lock);
+    if (m && is_live(m, &t)) {
+        /* R6: the coordinator's own transaction ends everywhere at once (all-or-nothing). */
+        if (m->v.state == TXN_ONGOING)
+            rc = end_locked(c, m, false, true);
+        else
+            rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+    } else {
+        /* R6: a transaction nobody will end: its ABORT marker at the partition's epoch. The
+         * id's lock (when an id holds the producer) keeps the coordinator out meanwhile. */
+        struct marker_spec spec = {.topic = p->topic,
+                                   .partition = partition,
+                                   .producer_id = producer_id,
+                                   .producer_epoch = t.producer_epoch,
+                                   .coordinator_epoch = COORDINATOR_EPOCH,
+                                   .type = CONTROL_ABORT};
+        rc = engine_write_markers(e, &spec, 1);
+        if (rc == 0)
+            offsets_follow_marker(e, p->topic, producer_id, false);
+    }
+    if (m) {
+        pthread_mutex_unlock(&m->lock);
+        meta_put(c, m);
+    }
     return rc;
 }
 
@@ -916,6 +1131,8 @@ int coordinator_open(rt_engine *e, bool create, struct coordinator **out)
             pthread_mutex_unlock(&m->lock);
         }
     }
+    if (rc == 0)
+        rc = reconcile(c); /* R5 */
     if (rc == 0) {
         rc = -pthread_create(&c->timer, NULL, timer_main, c);
         c->timer_running = rc == 0;

@@ -51,6 +51,16 @@ int coordinator_list(struct coordinator *c, int (*fn)(void *ctx, const struct rt
                      void *ctx);
 int coordinator_abort(struct coordinator *c, const char *transactional_id);
 
+/* Every transaction open in a partition of e (rt_txn_list_partitions), with what the
+ * coordinator c (NULL: none) knows of its producer id. fn runs with no lock held. */
+int coordinator_list_partitions(rt_engine *e, struct coordinator *c,
+                                int (*fn)(void *ctx, const struct rt_partition_txn *txn),
+                                void *ctx);
+
+/* rt_txn_abort_partition (R6); c may be NULL (no transaction log). */
+int coordinator_abort_partition(rt_engine *e, struct coordinator *c, const char *topic,
+                                uint32_t partition, int64_t producer_id, int16_t producer_epoch);
+
 /* Runs one timer pass now (timeouts, check-back, expiry, compaction) — tests. */
 void coordinator_tick(struct coordinator *c);
 

@@ -837,6 +837,67 @@ int engine_snapshot_producers(rt_engine *e)
     return 0;
 }
 
+/* ---- transactions open in the partitions ---- */
+
+struct open_txns_call {
+    struct partition *only; /* NULL: every partition of the shard */
+    struct engine_open_txn *txns;
+    size_t count, capacity;
+};
+
+static int open_txn_collect(void *ctx, const struct partition *p, const struct open_txn *t,
+                            int16_t epoch)
+{
+    struct open_txns_call *c = ctx;
+    if (c->count == c->capacity) {
+        size_t cap = c->capacity ? c->capacity * 2 : 16;
+        struct engine_open_txn *a = realloc(c->txns, cap * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        c->txns = a;
+        c->capacity = cap;
+    }
+    c->txns[c->count++] = (struct engine_open_txn){.topic = p->topic,
+                                                   .partition = p->id,
+                                                   .producer_id = t->producer_id,
+                                                   .producer_epoch = epoch,
+                                                   .first_offset = t->first_offset};
+    return 0;
+}
+
+static int open_txns_call(struct shard *s, void *arg)
+{
+    struct open_txns_call *c = arg;
+    if (c->only)
+        return partition_each_open_txn(c->only, open_txn_collect, c);
+    for (uint32_t i = 0; i < s->partition_count; i++) {
+        int rc = partition_each_open_txn(s->partitions[i], open_txn_collect, c);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int engine_open_txns(rt_engine *e, struct partition *only, struct engine_open_txn **out,
+                     size_t *count_out)
+{
+    struct open_txns_call c = {.only = only};
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < e->shard_count; i++) {
+        if (only && only->shard != &e->shards[i])
+            continue;
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = open_txns_call, .arg = &c};
+        rc = shard_submit(&e->shards[i], &req);
+    }
+    if (rc) {
+        free(c.txns);
+        return rc;
+    }
+    *out = c.txns;
+    *count_out = c.count;
+    return 0;
+}
+
 /* ---- transaction markers ---- */
 
 struct marker_slot {
@@ -1094,6 +1155,33 @@ int rt_txn_abort(rt_engine *e, const char *transactional_id)
     if (!c)
         return error_set(RT_E_UNKNOWN_PRODUCER_ID, "no transactional id '%s'", transactional_id);
     return coordinator_abort(c, transactional_id);
+}
+
+int rt_txn_list_partitions(rt_engine *e, int (*fn)(void *ctx, const struct rt_partition_txn *txn),
+                           void *ctx)
+{
+    error_clear();
+    if (!e || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_list_partitions: NULL argument");
+    struct coordinator *c = engine_coordinator(e, false);
+    error_clear(); /* no coordinator: every open transaction is one it does not know */
+    return coordinator_list_partitions(e, c, fn, ctx);
+}
+
+int rt_txn_abort_partition(rt_engine *e, const char *topic, uint32_t partition,
+                           int64_t producer_id, int16_t producer_epoch)
+{
+    error_clear();
+    if (!e || !topic)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_abort_partition: NULL argument");
+    if (producer_id < 0 || producer_epoch < -1)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_txn_abort_partition: producer id %" PRId64
+                         " must be >= 0 and epoch %d >= -1",
+                         producer_id, (int)producer_epoch);
+    struct coordinator *c = engine_coordinator(e, false);
+    error_clear();
+    return coordinator_abort_partition(e, c, topic, partition, producer_id, producer_epoch);
 }
 
 int rt_group_commit_offsets(rt_engine *e, const char *group, const struct rt_offset *offsets,

@@ -97,6 +97,21 @@ struct marker_spec {
  * first failure; each spec carries its own result. */
 int engine_write_markers(rt_engine *e, struct marker_spec *specs, size_t n);
 
+/* A transaction open in one partition, as its producer state holds it (engine_open_txns). */
+struct engine_open_txn {
+    const char *topic; /* the partition's own name: valid while the engine is open */
+    uint32_t partition;
+    int64_t producer_id;
+    int16_t producer_epoch; /* the producer's epoch in that partition; -1 unknown */
+    int64_t first_offset;   /* the transaction's first offset: the LSO it pins */
+};
+
+/* Every transaction open in the partitions of the engine (or, when `only` is set, in that one
+ * partition), read on the shard threads (one call per shard). *out is malloc'd (NULL when
+ * none): free it. Returns 0 or -ENOMEM / RT_E_CLOSED. */
+int engine_open_txns(rt_engine *e, struct partition *only, struct engine_open_txn **out,
+                     size_t *count_out);
+
 /* Appends a batch on behalf of the coordinator or the group manager (Kafka's "coordinator
  * origin"): a batch with a producer id is checked for epoch fencing only (no sequence rules; its
  * baseSequence may be -1) and still opens the producer's transaction if transactional. Control

@@ -152,6 +152,23 @@ static void open_txn_remove(struct partition *p, int64_t pid)
     }
 }
 
+int partition_each_open_txn(const struct partition *p,
+                            int (*fn)(void *ctx, const struct partition *p,
+                                      const struct open_txn *t, int16_t epoch),
+                            void *ctx)
+{
+    for (uint32_t i = 0; i < p->open_txn_count; i++) {
+        const struct open_txn *t = &p->open_txns[i];
+        const struct producer_entry *pe = producer_table_find(&p->producers, t->producer_id);
+        /* An open transaction keeps its producer in the table (never evicted or expired
+         * while open); -1 would mean the two disagree, and callers then leave it alone. */
+        int rc = fn(ctx, p, t, pe ? pe->epoch : -1);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* The ABORT entry for a transaction ended by the marker h (Kafka's CompletedTxn + the LSO
  * after it: the first offset of the oldest transaction still open, else the marker + 1). */
 static struct txn_index_entry abort_entry(const struct partition *p, const struct batch_header *h,

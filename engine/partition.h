@@ -133,6 +133,13 @@ void partition_publish(struct partition *p);
 int partition_note_txn(struct partition *p, const struct batch_header *h, uint64_t position,
                        bool txn_started, int64_t txn_first_offset, int marker_type);
 
+/* Writer: calls fn for every transaction open in the partition, oldest first, with its
+ * producer's epoch here; stops at (and returns) fn's first non-zero result. O(open). */
+int partition_each_open_txn(const struct partition *p,
+                            int (*fn)(void *ctx, const struct partition *p,
+                                      const struct open_txn *t, int16_t epoch),
+                            void *ctx);
+
 /* Reader: a consistent snapshot of the watermarks. */
 void partition_watermarks(struct partition *p, struct partition_watermarks *out);
 

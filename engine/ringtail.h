@@ -456,6 +456,16 @@ int rt_record_header(const struct rt_record_view *rec, uint32_t index, struct rt
  * read_committed reader sees the whole transaction after it returns. The producer epoch is bumped
  * at every transaction end (KIP-890), so a late write from a finished transaction can never join
  * the next one; a write, marker or offset commit from an older epoch is rejected.
+ *
+ * rt_open reconciles the partitions with the coordinator (coordinator.c, R1-R6): a transaction
+ * still open in a partition (its marker lost, e.g. a torn tail) whose producer the coordinator
+ * last completed gets that outcome's marker again (COMMIT for CompleteCommit, ABORT for
+ * CompleteAbort); one the coordinator does not hold open there (no id holds the producer id, or
+ * the id has moved on to a later epoch) is aborted; one it holds open is left to its producer
+ * and its timeout. An empty transaction log decides nothing: such transactions stay open, are
+ * listed by rt_txn_list_partitions and are released by rt_txn_abort_partition.
+ * Caveat: a committed transaction whose COMMIT marker is lost AND whose id has since moved on
+ * (a later transaction or init) can no longer be told from an aborted one; it is aborted.
  */
 
 /* rt_txn_check_fn (declared with the producer options) is called on a coordinator thread; it
@@ -528,6 +538,47 @@ int rt_txn_list(rt_engine *engine, int (*fn)(void *ctx, const struct rt_txn_info
  * transactions): fences its producer (epoch bump) and writes ABORT markers. Errors:
  * RT_E_INVALID_TXN_STATE (nothing open), RT_E_UNKNOWN_PRODUCER_ID (no such id). */
 int rt_txn_abort(rt_engine *engine, const char *transactional_id);
+
+/* One transaction open in one partition (rt_txn_list_partitions), as the partition's producer
+ * state holds it: the partition's LSO stays at or before first_offset until a COMMIT or ABORT
+ * marker of that producer ends it. */
+struct rt_partition_txn {
+    const char *topic;
+    uint32_t partition;
+    int64_t producer_id;
+    int16_t producer_epoch;        /* the producer's epoch in this partition */
+    int64_t first_offset;          /* the transaction's first offset */
+    int64_t last_stable_offset;    /* the partition's LSO now */
+    int64_t high_watermark;        /* the partition's high watermark now */
+    const char *transactional_id;  /* the coordinator's id holding this producer id, or NULL */
+    const char *coordinator_state; /* that id's state ("Ongoing", "CompleteAbort", ...) or NULL */
+    bool live; /* the coordinator holds this transaction open here: its producer, its timeout or
+                  rt_txn_abort ends it. Otherwise nothing will end it but
+                  rt_txn_abort_partition. */
+};
+
+/* Calls fn for every transaction open in any partition (internal topics included); stops on a
+ * non-zero return and returns it. fn runs with no engine lock held; the strings are valid until
+ * it returns. rt_open already ended what the coordinator could decide (see the start of this
+ * section), so what remains is live or undecided. Errors: RT_E_INVALID_ARGUMENT, RT_E_CLOSED,
+ * -ENOMEM. */
+int rt_txn_list_partitions(rt_engine *engine,
+                           int (*fn)(void *ctx, const struct rt_partition_txn *txn), void *ctx);
+
+/* Releases a partition's LSO held by producer_id's open transaction there (operator tooling,
+ * like Kafka's `kafka-transactions.sh abort --topic --partition --producer-id
+ * --producer-epoch`). If the coordinator holds that transaction open (rt_partition_txn.live),
+ * it is aborted through the coordinator in every one of its partitions, as rt_txn_abort does,
+ * so it stays all-or-nothing; otherwise an ABORT marker of the producer is written into that
+ * partition alone (durably, with its .txnindex entry, so read_committed readers skip its
+ * records) and its pending consumer offsets, in a __consumer_offsets partition, are dropped.
+ * producer_epoch is the producer's epoch in the partition (rt_partition_txn.producer_epoch), or
+ * -1 for "whatever it is". Errors: RT_E_INVALID_ARGUMENT (NULL, producer_id < 0, epoch < -1),
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_INVALID_TXN_STATE (the producer has no open transaction
+ * in the partition), RT_E_INVALID_PRODUCER_EPOCH (its epoch there is not producer_epoch),
+ * RT_E_CONCURRENT_TRANSACTIONS, RT_E_IO_FAILED, RT_E_CLOSED, -errno. */
+int rt_txn_abort_partition(rt_engine *engine, const char *topic, uint32_t partition,
+                           int64_t producer_id, int16_t producer_epoch);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Consumer groups                                                                           */
