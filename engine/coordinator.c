@@ -705,13 +705,13 @@ static int reconcile(struct coordinator *c)
         }
         if (o == RECONCILE_LEAVE)
             continue;
-        specs[k++] = (struct marker_spec){.topic = t->topic,
-                                          .partition = t->partition,
-                                          .producer_id = t->producer_id,
-                                          .producer_epoch = marker_epoch,
-                                          .coordinator_epoch = COORDINATOR_EPOCH,
-                                          .type = o == RECONCILE_COMMIT ? CONTROL_COMMIT
-                                                                        : CONTROL_ABORT};
+        specs[k++] =
+            (struct marker_spec){.topic = t->topic,
+                                 .partition = t->partition,
+                                 .producer_id = t->producer_id,
+                                 .producer_epoch = marker_epoch,
+                                 .coordinator_epoch = COORDINATOR_EPOCH,
+                                 .type = o == RECONCILE_COMMIT ? CONTROL_COMMIT : CONTROL_ABORT};
     }
     rc = k ? engine_write_markers(c->e, specs, k) : 0;
     for (size_t i = 0; i < k; i++) {
@@ -729,8 +729,7 @@ static int reconcile(struct coordinator *c)
 }
 
 int coordinator_list_partitions(rt_engine *e, struct coordinator *c,
-                                int (*fn)(void *ctx, const struct rt_partition_txn *txn),
-                                void *ctx)
+                                int (*fn)(void *ctx, const struct rt_partition_txn *txn), void *ctx)
 {
     struct engine_open_txn *txns = NULL;
     size_t n = 0;
@@ -790,9 +789,8 @@ int coordinator_abort_partition(rt_engine *e, struct coordinator *c, const char 
                          topic, partition, producer_id);
     if (t.producer_epoch < 0 || (producer_epoch >= 0 && producer_epoch != t.producer_epoch))
         return error_set(RT_E_INVALID_PRODUCER_EPOCH,
-                         "%s-%" PRIu32 ": producer %" PRId64 " is at epoch %d there, not %d",
-                         topic, partition, producer_id, (int)t.producer_epoch,
-                         (int)producer_epoch);
+                         "%s-%" PRIu32 ": producer %" PRId64 " is at epoch %d there, not %d", topic,
+                         partition, producer_id, (int)t.producer_epoch, (int)producer_epoch);
     struct txn_meta *m = c ? meta_by_producer(c, producer_id) : NULL;
     if (m)
         pthread_mutex_lock(&m->lock);

@@ -1168,8 +1168,8 @@ int rt_txn_list_partitions(rt_engine *e, int (*fn)(void *ctx, const struct rt_pa
     return coordinator_list_partitions(e, c, fn, ctx);
 }
 
-int rt_txn_abort_partition(rt_engine *e, const char *topic, uint32_t partition,
-                           int64_t producer_id, int16_t producer_epoch)
+int rt_txn_abort_partition(rt_engine *e, const char *topic, uint32_t partition, int64_t producer_id,
+                           int16_t producer_epoch)
 {
     error_clear();
     if (!e || !topic)
