@@ -10,10 +10,18 @@
  * rows are sorted by id so the output is stable; rt_txn_list's pointers live only for its
  * callback, so each row is copied.
  *
- * `abort` ends a hanging transaction now: the coordinator fences its producer (epoch bump) and
- * writes ABORT markers, which releases the LSO. Opening the engine may itself finish
- * transactions (a Prepare* left by a crash is completed; one past its timeout is aborted by the
- * coordinator's timer), so what `list` shows is the state after open.
+ * After the ids, `list` shows every partition a transaction still pins that no live
+ * transaction of the coordinator will end (rt_txn_list_partitions: e.g. the coordinator's state
+ * was lost), with the producer id and epoch `abort --topic --partition --producer-id` needs.
+ *
+ * `abort` ends a hanging transaction now: by transactional id, the coordinator fences its
+ * producer (epoch bump) and writes ABORT markers, which releases the LSO; by partition and
+ * producer id (Kafka's `kafka-transactions.sh abort --topic --partition --producer-id`), over
+ * rt_txn_abort_partition, an ABORT marker goes into that partition (or, when the coordinator
+ * holds the transaction open, it is aborted everywhere as by id). Opening the engine may itself
+ * finish transactions (a Prepare* left by a crash is completed; a partition's transaction the
+ * coordinator completed gets its marker again, R1-R5 in engine/coordinator.c; one past its
+ * timeout is aborted by the coordinator's timer), so what `list` shows is the state after open.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -31,6 +39,8 @@ static void txn_usage(FILE *out)
     fprintf(out,
             "usage: ringtail txn list DIR [--all]\n"
             "       ringtail txn abort DIR --transactional-id ID\n"
+            "       ringtail txn abort DIR --topic T --partition P --producer-id ID\n"
+            "                              [--producer-epoch E]\n"
             "\n"
             "list   prints one line per transactional id with a transaction in flight\n"
             "       (state Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence), after a\n"
@@ -39,21 +49,35 @@ static void txn_usage(FILE *out)
             "       PARTITIONS lists each partition of the transaction as TOPIC-N(LSO X):\n"
             "       X is the last stable offset the transaction pins there (read_committed\n"
             "       readers stop before it), or '-' when it pins none. A transaction parked\n"
-            "       by check-back shows its state as Ongoing(hanging). Without any open\n"
-            "       transaction it prints 'no open transactions in DIR'.\n"
+            "       by check-back shows its state as Ongoing(hanging).\n"
+            "       Then, after a line 'pinned partitions with no live transaction:' and a\n"
+            "       header line, one line per partition whose LSO a transaction holds back\n"
+            "       that no live transaction of the coordinator will end:\n"
+            "         TOPIC  PARTITION  PRODUCER_ID  EPOCH  FIRST_OFFSET  LSO  HW  ID  STATE\n"
+            "       (ID and STATE: the transactional id holding that producer id and its\n"
+            "       state, '-' when none); release each with abort --topic --partition\n"
+            "       --producer-id. Without either kind it prints 'no open transactions in DIR'.\n"
             "  --all                   every transactional id, also Empty and Complete*\n"
             "\n"
-            "abort  aborts the open transaction of ID now (for a producer that died or hangs):\n"
-            "       its producer is fenced (epoch bump) and ABORT markers are written into\n"
-            "       every partition of the transaction, which releases the LSO.\n"
-            "  --transactional-id ID   the transactional id (required)\n"
+            "abort  --transactional-id: aborts the open transaction of ID now (for a producer\n"
+            "       that died or hangs): its producer is fenced (epoch bump) and ABORT markers\n"
+            "       are written into every partition of the transaction, which releases the LSO.\n"
+            "       --topic/--partition/--producer-id (as Kafka's kafka-transactions.sh abort):\n"
+            "       writes an ABORT marker of that producer into that partition, which releases\n"
+            "       its LSO; a transaction the coordinator holds open is aborted everywhere.\n"
+            "  --transactional-id ID   the transactional id\n"
+            "  --topic T               the pinned partition's topic\n"
+            "  --partition P           ... and partition\n"
+            "  --producer-id ID        the producer id 'txn list' shows for it\n"
+            "  --producer-epoch E      its epoch there (default: whatever it is)\n"
             "\n"
             "Opening DIR finishes what the coordinator can finish by itself: a transaction\n"
-            "left between its two phases is completed, and one older than its timeout is\n"
-            "aborted by the coordinator's timer.\n"
+            "left between its two phases is completed, a partition that lost the marker of a\n"
+            "transaction the coordinator completed gets it again (one it does not hold open\n"
+            "is aborted), and one older than its timeout is aborted by the coordinator's timer.\n"
             "\n"
-            "Exit status: 0 success, 1 failure (no such id, nothing open to abort, directory\n"
-            "missing or locked), 2 usage error.\n");
+            "Exit status: 0 success, 1 failure (no such id or partition, nothing open to\n"
+            "abort, wrong epoch, directory missing or locked), 2 usage error.\n");
 }
 
 /* ---- list ---- */
@@ -168,6 +192,94 @@ static int list_rows(rt_engine *engine, struct txn_rows *rs)
     return rc;
 }
 
+/* ---- pinned partitions (rt_txn_list_partitions) ---- */
+
+struct pinned_row {
+    char *topic;
+    uint32_t partition;
+    int64_t producer_id;
+    int16_t epoch;
+    int64_t first_offset, lso, hw;
+    char *id;    /* NULL: no transactional id holds the producer id */
+    char *state; /* that id's state, or NULL */
+};
+
+struct pinned_rows {
+    struct pinned_row *rows;
+    size_t count, cap;
+    bool live_too; /* also transactions the coordinator holds open */
+    bool oom;
+};
+
+static int collect_pinned(void *ctx, const struct rt_partition_txn *t)
+{
+    struct pinned_rows *ps = ctx;
+    if (t->live && !ps->live_too)
+        return 0;
+    if (ps->count == ps->cap) {
+        size_t cap = ps->cap ? ps->cap * 2 : 16;
+        struct pinned_row *n = realloc(ps->rows, cap * sizeof *n);
+        if (!n) {
+            ps->oom = true;
+            return 1;
+        }
+        ps->rows = n;
+        ps->cap = cap;
+    }
+    struct pinned_row *r = &ps->rows[ps->count];
+    *r = (struct pinned_row){.partition = t->partition,
+                             .producer_id = t->producer_id,
+                             .epoch = t->producer_epoch,
+                             .first_offset = t->first_offset,
+                             .lso = t->last_stable_offset,
+                             .hw = t->high_watermark};
+    r->topic = strdup(t->topic);
+    r->id = t->transactional_id ? strdup(t->transactional_id) : NULL;
+    r->state = t->coordinator_state ? strdup(t->coordinator_state) : NULL;
+    if (!r->topic || (t->transactional_id && !r->id) || (t->coordinator_state && !r->state)) {
+        free(r->topic);
+        free(r->id);
+        free(r->state);
+        ps->oom = true;
+        return 1;
+    }
+    ps->count++;
+    return 0;
+}
+
+static int pinned_cmp(const void *a, const void *b)
+{
+    const struct pinned_row *x = a, *y = b;
+    int c = strcmp(x->topic, y->topic);
+    if (c)
+        return c;
+    if (x->partition != y->partition)
+        return x->partition < y->partition ? -1 : 1;
+    return x->producer_id < y->producer_id ? -1 : x->producer_id > y->producer_id;
+}
+
+static void pinned_free(struct pinned_rows *ps)
+{
+    for (size_t i = 0; i < ps->count; i++) {
+        free(ps->rows[i].topic);
+        free(ps->rows[i].id);
+        free(ps->rows[i].state);
+    }
+    free(ps->rows);
+    ps->rows = NULL;
+    ps->count = ps->cap = 0;
+}
+
+static int list_pinned(rt_engine *engine, struct pinned_rows *ps)
+{
+    int rc = rt_txn_list_partitions(engine, collect_pinned, ps);
+    if (ps->oom)
+        return -ENOMEM;
+    if (rc == 0 && ps->count > 1)
+        qsort(ps->rows, ps->count, sizeof *ps->rows, pinned_cmp);
+    return rc;
+}
+
 static int txn_list(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -204,16 +316,20 @@ static int txn_list(int argc, char **argv)
     if (ex != CLI_EXIT_OK)
         return ex;
     struct txn_rows rs = {.all = all};
+    struct pinned_rows ps = {0};
     int rc = list_rows(engine, &rs);
+    if (rc == 0)
+        rc = list_pinned(engine, &ps);
     if (rc != 0) {
         ex = cli_fail_rt("txn", rc, "list: %s", dir);
         rows_free(&rs);
+        pinned_free(&ps);
         rt_close(engine);
         return ex;
     }
-    if (rs.count == 0) {
+    if (rs.count == 0 && ps.count == 0) {
         printf("no %stransactions in %s\n", all ? "" : "open ", dir);
-    } else {
+    } else if (rs.count > 0) {
         printf("ID\tPRODUCER_ID\tEPOCH\tSTATE\tAGE_MS\tTIMEOUT_MS\tPARTITIONS\n");
         for (size_t i = 0; i < rs.count; i++) {
             const struct txn_row *r = &rs.rows[i];
@@ -221,7 +337,19 @@ static int txn_list(int argc, char **argv)
                    (int)r->epoch, r->state, r->age_ms, r->timeout_ms, r->partitions);
         }
     }
+    if (ps.count > 0) {
+        printf("pinned partitions with no live transaction:\n");
+        printf("TOPIC\tPARTITION\tPRODUCER_ID\tEPOCH\tFIRST_OFFSET\tLSO\tHW\tID\tSTATE\n");
+        for (size_t i = 0; i < ps.count; i++) {
+            const struct pinned_row *r = &ps.rows[i];
+            printf("%s\t%" PRIu32 "\t%" PRId64 "\t%d\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+                   "\t%s\t%s\n",
+                   r->topic, r->partition, r->producer_id, (int)r->epoch, r->first_offset, r->lso,
+                   r->hw, r->id ? r->id : "-", r->state ? r->state : "-");
+        }
+    }
     rows_free(&rs);
+    pinned_free(&ps);
     if (fflush(stdout) != 0) {
         rt_close(engine);
         return cli_fail("txn", "list: writing stdout failed");
@@ -261,14 +389,74 @@ static int find_row(rt_engine *engine, const char *id, struct find_one *fo,
     return rc;
 }
 
+/* The pinned row of (topic, partition, producer id), live ones included (copied into ps). */
+static int find_pinned(rt_engine *engine, const char *topic, uint32_t partition, int64_t pid,
+                       struct pinned_rows *ps, const struct pinned_row **row_out)
+{
+    pinned_free(ps);
+    *ps = (struct pinned_rows){.live_too = true};
+    int rc = list_pinned(engine, ps);
+    *row_out = NULL;
+    for (size_t i = 0; rc == 0 && i < ps->count; i++)
+        if (ps->rows[i].partition == partition && ps->rows[i].producer_id == pid &&
+            strcmp(ps->rows[i].topic, topic) == 0)
+            *row_out = &ps->rows[i];
+    return rc;
+}
+
+/* `txn abort DIR --topic T --partition P --producer-id ID [--producer-epoch E]`. */
+static int txn_abort_partition(const char *dir, const char *topic, uint32_t partition, int64_t pid,
+                               int16_t epoch)
+{
+    rt_engine *engine = NULL;
+    int ex = cli_engine_open("txn", dir, false, NULL, &engine, NULL);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    struct pinned_rows ps = {0};
+    const struct pinned_row *before = NULL;
+    int rc = find_pinned(engine, topic, partition, pid, &ps, &before);
+    int64_t lso_before = before ? before->lso : -1;
+    if (rc == 0)
+        rc = rt_txn_abort_partition(engine, topic, partition, pid, epoch);
+    if (rc == RT_E_UNKNOWN_TOPIC_OR_PARTITION)
+        ex = cli_fail("txn", "abort: no partition %s-%" PRIu32 " in %s", topic, partition, dir);
+    else if (rc == RT_E_INVALID_TXN_STATE)
+        ex = cli_fail("txn",
+                      "abort: producer %" PRId64 " has no open transaction in %s-%" PRIu32 " of %s",
+                      pid, topic, partition, dir);
+    else if (rc != 0)
+        ex = cli_fail_rt("txn", rc, "abort: producer %" PRId64 " in %s-%" PRIu32 " of %s", pid,
+                         topic, partition, dir);
+    if (rc == 0) {
+        int64_t lso = -1;
+        (void)rt_list_offsets(engine, topic, partition, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
+        printf("aborted the transaction of producer %" PRId64 " in %s-%" PRIu32 " (LSO %" PRId64
+               " -> %" PRId64 ")\n",
+               pid, topic, partition, lso_before, lso);
+    }
+    pinned_free(&ps);
+    if (fflush(stdout) != 0 && ex == CLI_EXIT_OK)
+        ex = cli_fail("txn", "abort: writing stdout failed");
+    int close_ex = cli_engine_close("txn", engine);
+    return ex == CLI_EXIT_OK ? close_ex : ex;
+}
+
 static int txn_abort(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"transactional-id", required_argument, NULL, 't'},
+        {"topic", required_argument, NULL, 'T'},
+        {"partition", required_argument, NULL, 'P'},
+        {"producer-id", required_argument, NULL, 'I'},
+        {"producer-epoch", required_argument, NULL, 'E'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *id = NULL;
+    const char *topic = NULL;
+    uint32_t partition = 0, epoch_u = 0;
+    int64_t producer_id = -1;
+    bool have_partition = false, have_pid = false, have_epoch = false;
     int c;
     optind = 0;
     opterr = 0;
@@ -279,6 +467,29 @@ static int txn_abort(int argc, char **argv)
                 return cli_usage("txn", "abort: --transactional-id needs 1..%d bytes",
                                  TXN_ID_ARG_MAX_BYTES);
             id = optarg;
+            break;
+        case 'T':
+            if (!cli_topic_name_valid(optarg))
+                return cli_usage("txn", "abort: --topic '%s' is not a valid topic name", optarg);
+            topic = optarg;
+            break;
+        case 'P':
+            if (!cli_parse_u32(optarg, 0, UINT32_MAX, &partition))
+                return cli_usage("txn", "abort: --partition needs a partition number, not '%s'",
+                                 optarg);
+            have_partition = true;
+            break;
+        case 'I':
+            if (!cli_parse_i64(optarg, &producer_id) || producer_id < 0)
+                return cli_usage("txn", "abort: --producer-id needs a producer id >= 0, not '%s'",
+                                 optarg);
+            have_pid = true;
+            break;
+        case 'E':
+            if (!cli_parse_u32(optarg, 0, INT16_MAX, &epoch_u))
+                return cli_usage("txn", "abort: --producer-epoch needs 0..%d, not '%s'", INT16_MAX,
+                                 optarg);
+            have_epoch = true;
             break;
         case 'h':
             txn_usage(stdout);
@@ -293,9 +504,19 @@ static int txn_abort(int argc, char **argv)
         return cli_usage("txn", "abort: missing DIR");
     if (argc - optind > 1)
         return cli_usage("txn", "abort: unexpected argument '%s'", argv[optind + 1]);
-    if (!id)
-        return cli_usage("txn", "abort: missing --transactional-id ID");
+    bool by_partition = topic || have_partition || have_pid || have_epoch;
+    if (id && by_partition)
+        return cli_usage("txn", "abort: --transactional-id or --topic/--partition/--producer-id, "
+                                "not both");
+    if (!id && !by_partition)
+        return cli_usage("txn", "abort: missing --transactional-id ID (or --topic T --partition "
+                                "P --producer-id ID)");
+    if (by_partition && (!topic || !have_partition || !have_pid))
+        return cli_usage("txn", "abort: --topic, --partition and --producer-id go together");
     const char *dir = argv[optind];
+    if (by_partition)
+        return txn_abort_partition(dir, topic, partition, producer_id,
+                                   have_epoch ? (int16_t)epoch_u : (int16_t)-1);
 
     rt_engine *engine = NULL;
     int ex = cli_engine_open("txn", dir, false, NULL, &engine, NULL);
