@@ -32,6 +32,33 @@
  *   C6. The transaction log stays bounded: when it holds many more records than live ids, the
  *       live state is re-appended in a fresh segment and everything older is deleted.
  *
+ * Reconciliation with the partitions (a partition may lose a marker the coordinator counted on,
+ * e.g. a torn tail of its newest segment; docs/format.md G.5). For a transaction open in a
+ * partition — producer P at epoch E there, first offset F — with the id holding P (if any):
+ *   R1. The id is Ongoing at epoch E, or Prepare* at the epoch its markers carry (E + 1, or E
+ *       when the epoch was exhausted), and lists the partition: the transaction is live. Open
+ *       leaves it to its producer, its timeout (C5) or rt_txn_abort.
+ *   R2. The id is CompleteCommit or CompleteAbort at epoch E + 1 — the bump that ended this very
+ *       transaction (C3) — so its outcome is recorded: the partition gets a COMMIT or ABORT
+ *       marker at epoch E + 1, as the lost one was.
+ *   R3. Otherwise (no id holds P; the id is at an epoch other than E / E + 1, or Empty, or
+ *       Ongoing without this partition) the coordinator holds no open transaction there and no
+ *       commit of it can be known: an ABORT marker at epoch E (its .txnindex entry included).
+ *       A commit whose marker was lost and whose id has moved on since is aborted: a double
+ *       fault (a durable marker lost, then more work on the id) that nothing recorded.
+ *   R4. An empty transaction log (the coordinator's state lost, or none ever written) decides
+ *       nothing: such transactions stay open, listed by rt_txn_list_partitions.
+ *   R5. Reconciliation runs in coordinator_open after C2 (so no Prepare* is left) and before
+ *       the timer starts and rt_open returns; its markers are durable (engine_write_markers), so
+ *       a second open finds nothing to do. A marker into __consumer_offsets applies or drops the
+ *       producer's pending offsets, as finish() does.
+ *   R6. An operator can always release a pinned LSO (rt_txn_abort_partition): a live (R1)
+ *       transaction is aborted through the coordinator in all its partitions (all-or-nothing);
+ *       any other gets an ABORT marker at the partition's epoch for P, in that partition alone.
+ *
+ * Costs of reconciliation: one shard call per shard to collect the open transactions, a scan of
+ * the ids per open transaction (O(open x ids), at open only), one marker round per shard.
+ *
  * Costs: each transaction writes 3 log records (Ongoing, Prepare*, Complete*; more when
  * partitions are added later) and one marker per partition; commit waits for Prepare* and the
  * markers, while Complete* rides a later round. The writes of concurrent transactions share
