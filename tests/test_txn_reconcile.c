@@ -242,6 +242,49 @@ static void test_lost_marker_of_an_older_epoch_is_aborted(void **state)
     tu_fixture_close(f);
 }
 
+/* R2 + R5 in __consumer_offsets: the offsets a committed transaction sent become stable when
+ * the lost COMMIT marker of the group's offsets partition is rewritten at open. */
+static void test_lost_offsets_marker_applies_the_offsets(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "in", 1), 0);
+    assert_int_equal(rt_topic_create(f->e, "out", 1), 0);
+    rt_producer *p = txn_producer(f->e, "tx-ctp");
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_values(p, "out", 0, 2);
+    const struct rt_offset off = {.topic = "in", .partition = 0, .offset = 42};
+    assert_int_equal(rt_producer_send_offsets(p, "g", &off, 1), 0);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_producer_close(p), 0);
+    tu_fixture_close(f);
+
+    /* The group's offsets partition is the one __consumer_offsets partition holding data. */
+    int cut = 0;
+    for (uint32_t part = 0; part < 64; part++) {
+        char *pdir = tu_path("%s/__consumer_offsets-%u", f->dir, part);
+        bool exists = fs_exists_for_test(pdir);
+        free(pdir);
+        if (!exists)
+            break;
+        char *log = newest_log(f->dir, "__consumer_offsets", part);
+        size_t size = tu_file_size(log);
+        free(log);
+        if (size > MARKER_BATCH_BYTES) {
+            lose_marker(f->dir, "__consumer_offsets", part);
+            cut++;
+        }
+    }
+    assert_int_equal(cut, 1);
+    tu_fixture_open(f);
+    int64_t committed = -1;
+    /* Before the fix: RT_E_UNSTABLE_OFFSET_COMMIT forever. */
+    assert_int_equal(rt_group_fetch_offsets(f->e, "g", "in", 0, true, &committed), 0);
+    assert_int_equal(committed, 42);
+    assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 2);
+    tu_fixture_close(f);
+}
+
 /* ---- R4 + R6: nothing left to reconcile with; the operator releases it ---- */
 
 struct seen {
@@ -378,6 +421,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lost_abort_marker_is_rewritten_at_open,
                                         tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_lost_marker_of_an_older_epoch_is_aborted,
+                                        tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_lost_offsets_marker_applies_the_offsets,
                                         tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_coordinator_state_lost_released_by_operator,
                                         tu_fixture_setup, tu_fixture_teardown),
