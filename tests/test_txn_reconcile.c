@@ -113,7 +113,7 @@ static char *newest_log(const char *dir, const char *topic, uint32_t part)
     char *pdir = tu_path("%s/%s-%u", dir, topic, part);
     DIR *d = opendir(pdir);
     assert_non_null(d);
-    char best[64] = "";
+    char best[256] = "";
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         size_t n = strlen(de->d_name);
