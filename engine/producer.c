@@ -456,12 +456,6 @@ int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt
                              "transactional_id is not valid UTF-8 (shortest form, no "
                              "surrogates, at most U+10FFFF)");
         }
-        if (opts.transaction_timeout_ms > e->opts.transaction_timeout_max_ms) {
-            free(p);
-            return error_set(RT_E_INVALID_TRANSACTION_TIMEOUT,
-                             "transaction_timeout_ms %d exceeds the engine's maximum %d",
-                             opts.transaction_timeout_ms, e->opts.transaction_timeout_max_ms);
-        }
         memcpy(p->txn_id, opts.transactional_id, n + 1);
         p->opts.transactional_id = p->txn_id;
         p->transactional = true;

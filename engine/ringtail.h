@@ -275,7 +275,7 @@ typedef void (*rt_batch_delivery_fn)(void *ctx, int err, int64_t base_offset, ui
 struct rt_producer_options {
     const char *name;               /* NULL: anonymous idempotent producer; else a stable name */
     const char *transactional_id;   /* non-NULL: a transactional producer (see Transactions) */
-    int32_t transaction_timeout_ms; /* <= the engine's max (60 s default) */
+    int32_t transaction_timeout_ms; /* 0: 60 s; else 1..the engine's max; < 0 refused */
     rt_txn_check_fn check_fn; /* optional check-back handler for this producer's transactions */
     void *check_ctx;
     rt_batch_delivery_fn on_batch; /* optional */
@@ -292,7 +292,8 @@ void rt_producer_options_init(struct rt_producer_options *opts);
 /* Opens a producer. Allocates a producer id (anonymous) or recovers the name's id and bumps
  * its epoch durably (named). Errors: RT_E_INVALID_ARGUMENT (an option out of range; a
  * transactional_id empty, over 1024 bytes or not valid UTF-8), RT_E_INVALID_TRANSACTION_TIMEOUT
- * (transaction_timeout_ms negative or above the engine's transaction_timeout_max_ms),
+ * (transaction_timeout_ms negative; one above transaction_timeout_max_ms fails at
+ * rt_producer_init_transactions),
  * RT_E_LIMIT, -errno. */
 int rt_producer_open(rt_engine *engine, const struct rt_producer_options *opts, rt_producer **out);
 
