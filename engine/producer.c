@@ -3,10 +3,20 @@
  *
  * Like a Kafka producer, it keeps one open batch per partition and encodes each record into it
  * as it is sent (one copy, from the caller's buffers into the batch). A batch is closed when it
- * reaches batch_size_bytes, when its oldest record is linger_ms old, when a named producer's
- * sequence jumps, or on flush; closed batches are sealed (header and CRC, on the sender thread)
+ * reaches batch_size_bytes or batch_records_max records, when its oldest record is linger_ms
+ * old, when a named producer's sequence jumps or its null-key records enter the next span, or
+ * on flush; closed batches are sealed (header and CRC, on the sender thread)
  * and handed to the partition's shard asynchronously, at most max_in_flight per partition at a
  * time, in order, so the partition sees each producer's sequences in order.
+ *
+ * Placement of partition -1: murmur2 of the key; a null key goes to the sticky partition (moved
+ * on per closed batch), except a named producer's record with its own sequence id, which goes to
+ * (id / RT_NAMED_NULL_KEY_SPAN) % partitions. Named dedup is per partition by highest sequence,
+ * so exactly-once across reruns needs the partition to be a pure function of the id; the id
+ * itself stays the record's sequence in that partition. (A denser per-partition numbering, e.g.
+ * id / partitions, would break the rule for a producer that also sends keyed records to the same
+ * partition under their raw ids: only the identity keeps every partition's sequences increasing
+ * for any mix of keyed and null-key records.)
  *
  * Threads: the caller's thread encodes; one sender thread per producer seals and hands over
  * batches and runs the linger timer; completions arrive on shard threads, which only record the
