@@ -44,6 +44,10 @@ expect "topic create orders" 0 "created topic orders with 3 partitions"
 seq 1 2000 >"$T/lines"
 IN=$T/lines run produce "$D" orders --producer-name importer
 expect "first run stores 2000 lines" 0 "^produced 2000 new records to orders as producer 'importer'"
+check "each acknowledged batch is lines of one span, at most --batch-records (500) of them" \
+    awk -F'[ .]+' '/^acked/ { if (int($2 / 1000) != int($3 / 1000) || $3 - $2 >= 500) exit 1 }' "$T/out"
+check "2000 lines acknowledged" \
+    awk -F'[ .]+' '/^acked/ { n += $3 - $2 + 1 } END { exit n == 2000 ? 0 : 1 }' "$T/out"
 IN=$T/lines run produce "$D" orders --producer-name importer --batch-records 7
 expect "the rerun (other batching) appends nothing" 0 \
     "^produced 0 new records to orders as producer 'importer' \(2000 duplicates"
