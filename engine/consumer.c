@@ -15,6 +15,8 @@
  *   K2. The position never moves backwards except by seek / rewind / assign.
  *   K3. A record view stays valid until the next poll (the fetch behind it is released only
  *       when a later poll finds it exhausted, or by seek / rewind / close).
+ *   K4. A position above the high watermark is never read from and never committed:
+ *       rt_consumer_poll and rt_consumer_commit return RT_E_OFFSET_OUT_OF_RANGE naming it.
  *
  * Polling is round-robin over the assigned partitions, one record per call; a partition with
  * nothing readable is passed over. When no partition has a record, poll sleeps in 1 ms steps
@@ -24,8 +26,6 @@
  * auto.offset.reset=earliest); one at the readable end (the high watermark, or the LSO under
  * read_committed) waits for the log to grow. One above the high watermark can only come from a
  * seek or a committed offset beyond the end: poll reports it (K4).
- *   K4. A position above the high watermark is never read from and never committed:
- *       rt_consumer_poll and rt_consumer_commit return RT_E_OFFSET_OUT_OF_RANGE naming it.
  *
  * Starting offsets come from the group (stable fetch, retried up to CONSUMER_UNSTABLE_WAIT_MS
  * while a transactional commit is pending, then RT_E_UNSTABLE_OFFSET_COMMIT), else the log
