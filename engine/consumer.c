@@ -15,13 +15,17 @@
  *   K2. The position never moves backwards except by seek / rewind / assign.
  *   K3. A record view stays valid until the next poll (the fetch behind it is released only
  *       when a later poll finds it exhausted, or by seek / rewind / close).
+ *   K4. A position above the high watermark is never read from and never committed:
+ *       rt_consumer_poll and rt_consumer_commit return RT_E_OFFSET_OUT_OF_RANGE naming it.
  *
  * Polling is round-robin over the assigned partitions, one record per call; a partition with
  * nothing readable is passed over. When no partition has a record, poll sleeps in 1 ms steps
  * until timeout_ms (negative: no limit) and then returns RT_E_END.
  *
  * A position below the log start (retention deleted it) is reset to the log start (Kafka's
- * auto.offset.reset=earliest); one beyond the readable end simply waits for the log to grow.
+ * auto.offset.reset=earliest); one at the readable end (the high watermark, or the LSO under
+ * read_committed) waits for the log to grow. One above the high watermark can only come from a
+ * seek or a committed offset beyond the end: poll reports it (K4).
  *
  * Starting offsets come from the group (stable fetch, retried up to CONSUMER_UNSTABLE_WAIT_MS
  * while a transactional commit is pending, then RT_E_UNSTABLE_OFFSET_COMMIT), else the log
@@ -268,8 +272,18 @@ static int start_fetch(rt_consumer *c, struct consumer_partition *cp)
             if (lrc)
                 return lrc;
             if (cp->position >= start) {
+                int64_t hw = 0;
+                lrc = rt_list_offsets(c->engine, cp->topic, cp->partition, RT_OFFSET_LATEST,
+                                      RT_READ_UNCOMMITTED, &hw);
+                if (lrc)
+                    return lrc;
+                if (cp->position > hw) /* K4: nothing will ever be written there first */
+                    return error_set(RT_E_OFFSET_OUT_OF_RANGE,
+                                     "%s-%u: position %" PRId64 " is beyond the high watermark "
+                                     "%" PRId64 "; seek to go on",
+                                     cp->topic, cp->partition, cp->position, hw);
                 error_clear();
-                return 1; /* beyond the readable end: wait for the log */
+                return 1; /* at the end, or above the LSO: wait for the log */
             }
             cp->position = start; /* retention deleted it: reset to the earliest */
             continue;
@@ -452,6 +466,20 @@ int rt_consumer_commit(rt_consumer *c)
     size_t n = 0;
     int rc = rt_consumer_positions(c, offsets, c->count, &n);
     assert(rc == 0 && n == c->count);
+    for (size_t i = 0; i < n && rc == 0; i++) { /* K4 */
+        int64_t hw = 0;
+        rc = rt_list_offsets(c->engine, offsets[i].topic, offsets[i].partition, RT_OFFSET_LATEST,
+                             RT_READ_UNCOMMITTED, &hw);
+        if (rc == 0 && offsets[i].offset > hw)
+            rc = error_set(RT_E_OFFSET_OUT_OF_RANGE,
+                           "rt_consumer_commit: %s-%u position %" PRId64
+                           " is beyond the high watermark %" PRId64 "; nothing committed",
+                           offsets[i].topic, offsets[i].partition, offsets[i].offset, hw);
+    }
+    if (rc) {
+        free(offsets);
+        return rc;
+    }
     struct group_manager *g = engine_group_manager_create(c->engine);
     if (!g)
         rc = -EIO; /* as rt_group_commit_offsets: the detail names what failed */

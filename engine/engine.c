@@ -1190,6 +1190,9 @@ int rt_group_commit_offsets(rt_engine *e, const char *group, const struct rt_off
     error_clear();
     if (!e || !group || !*group || (!offsets && count))
         return error_set(RT_E_INVALID_ARGUMENT, "rt_group_commit_offsets: NULL argument");
+    int rc = group_offsets_check_known(e, offsets, count);
+    if (rc)
+        return rc;
     struct group_manager *g = engine_group_manager_create(e);
     if (!g)
         return -EIO; /* group_manager_open set the detail */

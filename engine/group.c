@@ -685,6 +685,21 @@ static int check_offset(const struct rt_offset *o)
     return 0;
 }
 
+int group_offsets_check_known(rt_engine *engine, const struct rt_offset *offsets, size_t count)
+{
+    for (size_t i = 0; offsets && i < count; i++) {
+        const struct rt_offset *o = &offsets[i];
+        if (!o->topic || o->topic[0] == '\0' || strlen(o->topic) > RT_TOPIC_NAME_MAX)
+            continue; /* check_offset names it */
+        if (!engine_partition(engine, o->topic, o->partition))
+            return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION,
+                             "offset commit: no partition %s-%u (offset %zu of %zu); nothing "
+                             "committed",
+                             o->topic, o->partition, i, count);
+    }
+    return 0;
+}
+
 /* One record's key and value, encoded into scratch (malloc'd by the caller). */
 struct encoded_record {
     uint8_t *key;

@@ -33,6 +33,10 @@ void group_manager_close(struct group_manager *g);
 /* Kafka's placement: abs(java String.hashCode(group)) % GROUP_OFFSETS_PARTITIONS. */
 uint32_t group_partition_for(const char *group);
 
+/* What the public commit calls check first (group_commit itself stores any topic name): every
+ * offset names an existing topic and partition. 0 or RT_E_UNKNOWN_TOPIC_OR_PARTITION naming it. */
+int group_offsets_check_known(rt_engine *engine, const struct rt_offset *offsets, size_t count);
+
 /* Plain commit: durable before it returns. */
 int group_commit(struct group_manager *g, const char *group, const struct rt_offset *offsets,
                  size_t count);

@@ -3,10 +3,20 @@
  *
  * Like a Kafka producer, it keeps one open batch per partition and encodes each record into it
  * as it is sent (one copy, from the caller's buffers into the batch). A batch is closed when it
- * reaches batch_size_bytes, when its oldest record is linger_ms old, when a named producer's
- * sequence jumps, or on flush; closed batches are sealed (header and CRC, on the sender thread)
+ * reaches batch_size_bytes or batch_records_max records, when its oldest record is linger_ms
+ * old, when a named producer's sequence jumps or its null-key records enter the next span, or
+ * on flush; closed batches are sealed (header and CRC, on the sender thread)
  * and handed to the partition's shard asynchronously, at most max_in_flight per partition at a
  * time, in order, so the partition sees each producer's sequences in order.
+ *
+ * Placement of partition -1: murmur2 of the key; a null key goes to the sticky partition (moved
+ * on per closed batch), except a named producer's record with its own sequence id, which goes to
+ * (id / RT_NAMED_NULL_KEY_SPAN) % partitions. Named dedup is per partition by highest sequence,
+ * so exactly-once across reruns needs the partition to be a pure function of the id; the id
+ * itself stays the record's sequence in that partition. (A denser per-partition numbering, e.g.
+ * id / partitions, would break the rule for a producer that also sends keyed records to the same
+ * partition under their raw ids: only the identity keeps every partition's sequences increasing
+ * for any mix of keyed and null-key records.)
  *
  * Threads: the caller's thread encodes; one sender thread per producer seals and hands over
  * batches and runs the linger timer; completions arrive on shard threads, which only record the
@@ -423,6 +433,11 @@ int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt
         return error_set(RT_E_INVALID_ARGUMENT, "buffer_memory_bytes below batch_size_bytes");
     if (opts.linger_ms > 60000)
         return error_set(RT_E_INVALID_ARGUMENT, "linger_ms must be <= 60000");
+    if (opts.transaction_timeout_ms < 0)
+        return error_set(RT_E_INVALID_TRANSACTION_TIMEOUT,
+                         "transaction_timeout_ms %d: must be 0 (the default, 60000) or "
+                         "1..transaction_timeout_max_ms (%d)",
+                         opts.transaction_timeout_ms, e->opts.transaction_timeout_max_ms);
     struct rt_producer *p = calloc(1, sizeof(*p));
     if (!p)
         return -ENOMEM;
@@ -440,6 +455,16 @@ int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt
             free(p);
             return error_set(RT_E_INVALID_ARGUMENT, "transactional ids are 1..%d bytes",
                              TXN_ID_MAX_BYTES);
+        }
+        /* The id is the key of its `__transaction_state` records, which hold UTF-8 (format.md
+         * K5): refuse it here rather than at the first coordinator write. */
+        uint8_t key[TXN_ID_MAX_BYTES + 8];
+        size_t key_len = 0;
+        if (txn_log_key_encode(opts.transactional_id, key, sizeof(key), &key_len) != 0) {
+            free(p);
+            return error_set(RT_E_INVALID_ARGUMENT,
+                             "transactional_id is not valid UTF-8 (shortest form, no "
+                             "surrogates, at most U+10FFFF)");
         }
         memcpy(p->txn_id, opts.transactional_id, n + 1);
         p->opts.transactional_id = p->txn_id;
@@ -654,6 +679,13 @@ int rt_producer_init_transactions(rt_producer *p, int32_t timeout_ms)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_init_transactions: NULL producer");
     if (!p->transactional)
         return error_set(RT_E_INVALID_TXN_STATE, "the producer has no transactional_id");
+    pthread_mutex_lock(&p->lock);
+    bool in_txn = p->txn == TXN_IN_TXN;
+    pthread_mutex_unlock(&p->lock);
+    if (in_txn) /* Kafka: IllegalStateException; re-initialising would abort the open one */
+        return error_set(RT_E_INVALID_TXN_STATE,
+                         "rt_producer_init_transactions: a transaction is open; commit or "
+                         "abort it first (nothing was aborted)");
     int32_t txn_timeout =
         p->opts.transaction_timeout_ms > 0 ? p->opts.transaction_timeout_ms : 60000;
     const struct rt_options *o = engine_options(p->e);
@@ -715,14 +747,17 @@ int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_
     if (strlen(group) > GROUP_NAME_MAX_BYTES)
         return error_set(RT_E_INVALID_ARGUMENT, "group names are at most %d bytes",
                          GROUP_NAME_MAX_BYTES);
+    int rc = group_offsets_check_known(p->e, offsets, count);
+    if (rc)
+        return rc;
     struct group_manager *g = engine_group_manager_create(p->e);
     if (!g)
         return error_set(-EIO, "cannot open the consumer offsets");
     struct partition *gp = engine_partition(p->e, GROUP_OFFSETS_TOPIC, group_partition_for(group));
     if (!gp)
-        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "no %s-%u", GROUP_OFFSETS_TOPIC,
+                         group_partition_for(group));
     pthread_mutex_lock(&p->lock);
-    int rc = 0;
     if (!p->transactional || p->txn != TXN_IN_TXN)
         rc = error_set(RT_E_INVALID_TXN_STATE, "send_offsets needs an open transaction");
     if (rc == 0)
@@ -808,14 +843,24 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
     if (msg->sequence >= 0 && !p->named)
         return error_set(RT_E_INVALID_ARGUMENT,
                          "only named producers supply their own sequence ids");
+    if (partition < -1)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_producer_send: partition %d (a partition number, or -1 to let the "
+                         "producer place the record)",
+                         partition);
     uint32_t count = 0;
     int rc = rt_topic_describe(p->e, topic, &count);
     if (rc)
         return rc;
-    bool sticky = false;
+    bool sticky = false, spanned = false;
     if (partition < 0) {
         if (rec->key_len >= 0) {
             partition = (int32_t)murmur2_partition(rec->key, (size_t)rec->key_len, count);
+        } else if (p->named && msg->sequence >= 0) {
+            /* A rerun must place each record where the first run did, or the partition's
+             * dedup (by highest sequence) drops or repeats it: a pure function of the id. */
+            partition = (int32_t)(((uint64_t)msg->sequence / RT_NAMED_NULL_KEY_SPAN) % count);
+            spanned = true;
         } else {
             pthread_mutex_lock(&p->lock);
             partition = (int32_t)sticky_partition(p, topic, count);
@@ -825,7 +870,9 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
     }
     struct partition *part = engine_partition(p->e, topic, (uint32_t)partition);
     if (!part)
-        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION,
+                         "rt_producer_send: %s has %u partitions, no partition %d", topic, count,
+                         partition);
 
     struct rt_record r = *rec;
     if (r.timestamp_ms < 0)
@@ -851,6 +898,9 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
     if (!pp)
         goto out;
     int64_t seq = msg->sequence >= 0 ? msg->sequence : pp->next_seq;
+    if (spanned && pp->open && pp->open->count > 0 &&
+        pp->open->last_seq / RT_NAMED_NULL_KEY_SPAN != seq / RT_NAMED_NULL_KEY_SPAN)
+        close_open_batch(p, pp); /* a batch holds one span: its records are consecutive ids */
     if (p->named) {
         if (seq <= pp->last_seq) {
             /* Pulsar's rule: at or below the highest sequence already sent or persisted, the
@@ -883,6 +933,9 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
                 d->cbs_cap *= 2;
             }
             d->cbs[d->count++] = (struct record_cb){.fn = on_delivery, .ctx = ctx};
+            d->last_seq = seq;
+            if (p->opts.batch_records_max && (uint32_t)d->count >= p->opts.batch_records_max)
+                close_open_batch(p, pp);
             rc = 0;
             goto out;
         }
@@ -934,7 +987,8 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
         b->last_seq = seq;
         pp->last_seq = seq;
         pp->next_seq = seq + 1;
-        if (b->b.len >= p->opts.batch_size_bytes) {
+        if (b->b.len >= p->opts.batch_size_bytes ||
+            (p->opts.batch_records_max && (uint32_t)b->count >= p->opts.batch_records_max)) {
             close_open_batch(p, pp);
             if (sticky)
                 sticky_advance(p, topic);

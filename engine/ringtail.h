@@ -275,7 +275,7 @@ typedef void (*rt_batch_delivery_fn)(void *ctx, int err, int64_t base_offset, ui
 struct rt_producer_options {
     const char *name;               /* NULL: anonymous idempotent producer; else a stable name */
     const char *transactional_id;   /* non-NULL: a transactional producer (see Transactions) */
-    int32_t transaction_timeout_ms; /* <= the engine's max (60 s default) */
+    int32_t transaction_timeout_ms; /* 0: 60 s; else 1..the engine's max; < 0 refused */
     rt_txn_check_fn check_fn; /* optional check-back handler for this producer's transactions */
     void *check_ctx;
     rt_batch_delivery_fn on_batch; /* optional */
@@ -285,11 +285,16 @@ struct rt_producer_options {
     uint32_t linger_ms;        /* ... or when its oldest record is this old (5 ms) */
     uint32_t max_in_flight;    /* batches per partition handed over and not yet acked (5; 1..5) */
     uint32_t buffer_memory_bytes; /* bound on batches built but not acked; send blocks (32 MiB) */
+    uint32_t batch_records_max;   /* ... or when it holds this many records (0: no count limit) */
 };
 void rt_producer_options_init(struct rt_producer_options *opts);
 
 /* Opens a producer. Allocates a producer id (anonymous) or recovers the name's id and bumps
- * its epoch durably (named). Errors: RT_E_INVALID_ARGUMENT, RT_E_LIMIT, -errno. */
+ * its epoch durably (named). Errors: RT_E_INVALID_ARGUMENT (an option out of range; a
+ * transactional_id empty, over 1024 bytes or not valid UTF-8), RT_E_INVALID_TRANSACTION_TIMEOUT
+ * (transaction_timeout_ms negative; one above transaction_timeout_max_ms fails at
+ * rt_producer_init_transactions),
+ * RT_E_LIMIT, -errno. */
 int rt_producer_open(rt_engine *engine, const struct rt_producer_options *opts, rt_producer **out);
 
 /* The producer's id and epoch (for tools and tests). */
@@ -305,13 +310,25 @@ struct rt_producer_message {
                          increasing per partition), or -1 to let the producer number it */
 };
 
-/* Queues one record for `partition` (or -1: murmur2 of the key as Kafka's default partitioner,
- * round-robin per batch for null keys). Copies the record into the partition's open batch;
- * never waits for the disk, but blocks while buffer_memory_bytes are in use (back-pressure).
- * on_delivery (may be NULL) runs later on an engine thread and must not block.
- * Errors (immediate): RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_INVALID_ARGUMENT,
- * RT_E_RECORD_TOO_LARGE, RT_E_OUT_OF_ORDER_SEQUENCE (a sequence not above the previous one),
- * RT_E_CLOSED, or the producer's sticky error after a fatal failure. */
+/* A named producer's null-key record sent with partition -1 and its own sequence id goes to
+ * partition (sequence / RT_NAMED_NULL_KEY_SPAN) % partitions: ids 0..999 to partition 0, 1000..
+ * 1999 to partition 1, and so on round the partitions. Placement is a pure function of the id
+ * (never of timing or batching), so a rerun puts every record where the first run did and the
+ * partition's dedup recognises it. The record keeps its id as its sequence in that partition
+ * (a partition's named sequences increase with gaps: any other numbering would collide with the
+ * ids of keyed records sent to the same partition). A batch never spans two spans. */
+#define RT_NAMED_NULL_KEY_SPAN 1000
+
+/* Queues one record for `partition` (or -1: murmur2 of the key as Kafka's default partitioner;
+ * a null key goes round-robin per batch, except for a named producer's record with its own
+ * sequence id, placed by RT_NAMED_NULL_KEY_SPAN). Copies the record into the partition's open
+ * batch; never waits for the disk, but blocks while buffer_memory_bytes are in use
+ * (back-pressure). on_delivery (may be NULL) runs later on an engine thread and must not block.
+ * Errors (immediate): RT_E_UNKNOWN_TOPIC_OR_PARTITION (no such topic, or partition >= its
+ * count), RT_E_INVALID_ARGUMENT (partition < -1, bad record lengths or pointers, a sequence
+ * from an anonymous producer), RT_E_RECORD_TOO_LARGE, RT_E_OUT_OF_ORDER_SEQUENCE (a sequence
+ * not above the previous one), RT_E_CLOSED, or the producer's sticky error after a fatal
+ * failure. */
 int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
                      const struct rt_producer_message *msg, rt_delivery_fn on_delivery, void *ctx);
 
@@ -481,7 +498,8 @@ struct rt_offset {
 /* Finds or creates the transactional id's producer id, bumps its epoch (fencing any older
  * instance), and finishes what a previous instance left: a Prepare* transaction is completed,
  * an Ongoing one is aborted. Needs opts.transactional_id. Errors: RT_E_INVALID_TXN_STATE (not a
- * transactional producer), RT_E_INVALID_TRANSACTION_TIMEOUT, RT_E_CONCURRENT_TRANSACTIONS, -errno.
+ * transactional producer, or a transaction of this producer is open: commit or abort it first;
+ * nothing is aborted), RT_E_INVALID_TRANSACTION_TIMEOUT, RT_E_CONCURRENT_TRANSACTIONS, -errno.
  */
 int rt_producer_init_transactions(rt_producer *p, int32_t timeout_ms);
 
@@ -494,7 +512,8 @@ int rt_producer_begin(rt_producer *p);
 
 /* Adds consumer offsets of `group` to the open transaction: they become visible (to
  * rt_group_fetch_offsets) only if it commits. Errors: RT_E_INVALID_TXN_STATE,
- * RT_E_PRODUCER_FENCED, RT_E_INVALID_ARGUMENT. */
+ * RT_E_PRODUCER_FENCED, RT_E_INVALID_ARGUMENT, RT_E_UNKNOWN_TOPIC_OR_PARTITION (an offset for a
+ * topic or partition that does not exist; nothing is added, the transaction stays open). */
 int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_offset *offsets,
                              size_t count);
 
@@ -584,7 +603,10 @@ int rt_txn_abort_partition(rt_engine *engine, const char *topic, uint32_t partit
 /* Consumer groups                                                                           */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Commits offsets for a group (not transactional), durably, in `__consumer_offsets`. */
+/* Commits offsets for a group (not transactional), durably, in `__consumer_offsets`. Any
+ * offset >= 0 of an existing partition is stored (as Kafka does). Errors: RT_E_INVALID_ARGUMENT,
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION (an offset for a topic or partition that does not exist;
+ * nothing is committed), -errno. */
 int rt_group_commit_offsets(rt_engine *engine, const char *group, const struct rt_offset *offsets,
                             size_t count);
 
@@ -610,10 +632,19 @@ int rt_consumer_assign(rt_consumer *c, const char *topic, const uint32_t *partit
 
 /* The next record of the assigned partitions (round-robin over partitions with data), or
  * RT_E_END when none arrives within timeout_ms. The view stays valid until the next poll or
- * close. Records of aborted or open transactions are never returned under read_committed. */
+ * close. Records of aborted or open transactions are never returned under read_committed.
+ * A position below the log start (retention removed it) is reset to the log start (Kafka's
+ * auto.offset.reset=earliest). A position above the high watermark (a seek, or a committed
+ * offset, beyond the end) is RT_E_OFFSET_OUT_OF_RANGE, with the partition, position and high
+ * watermark in rt_error_detail(): Kafka's auto.offset.reset=none. The position is left as it is;
+ * seek (e.g. to RT_OFFSET_LATEST) to go on. */
 int rt_consumer_poll(rt_consumer *c, struct rt_record_view *out, const char **topic_out,
                      uint32_t *partition_out, int32_t timeout_ms);
 
+/* Sets the position of an assigned partition: an offset >= 0, RT_OFFSET_EARLIEST or
+ * RT_OFFSET_LATEST. Any offset is accepted here (as Kafka's seek); one above the high watermark
+ * makes the next poll return RT_E_OFFSET_OUT_OF_RANGE and rt_consumer_commit refuse it.
+ * Errors: RT_E_INVALID_ARGUMENT (not assigned), RT_E_UNKNOWN_TOPIC_OR_PARTITION. */
 int rt_consumer_seek(rt_consumer *c, const char *topic, uint32_t partition, int64_t offset);
 int rt_consumer_position(rt_consumer *c, const char *topic, uint32_t partition,
                          int64_t *offset_out);
@@ -622,7 +653,10 @@ int rt_consumer_position(rt_consumer *c, const char *topic, uint32_t partition,
  * produce loop does after rt_producer_abort). */
 int rt_consumer_rewind_to_committed(rt_consumer *c);
 
-/* Commits the current positions for the group (non-transactional). */
+/* Commits the current positions for the group (non-transactional). A position is never
+ * committed above its partition's high watermark: RT_E_OFFSET_OUT_OF_RANGE, nothing committed.
+ * Errors: RT_E_INVALID_ARGUMENT (no group), RT_E_OFFSET_OUT_OF_RANGE,
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION, -errno. */
 int rt_consumer_commit(rt_consumer *c);
 
 /* Current positions as rt_offset entries (for rt_producer_send_offsets). Writes up to max;

@@ -668,6 +668,192 @@ static void test_producer_txn_group_consumer_bad_arguments(void **state)
     assert_int_equal(latest(f->e, "good", 0), 1); /* nothing above reached the log */
 }
 
+/* ---- contract gaps of issue 10 (defect 12): each a clear error at the call ---- */
+
+/* The error detail of the last failed call mentions `what`. */
+static void assert_detail_has(const char *what)
+{
+    const char *d = rt_error_detail();
+    if (!d || !strstr(d, what))
+        fail_msg("rt_error_detail() is '%s', expected it to mention '%s'", d ? d : "(null)", what);
+}
+
+static struct rt_producer_message null_key_message(const char *value)
+{
+    return (struct rt_producer_message){.record = {.key_len = -1,
+                                                   .value = value,
+                                                   .value_len = (int32_t)strlen(value),
+                                                   .timestamp_ms = -1},
+                                        .sequence = -1};
+}
+
+static void test_send_partition_below_minus_one(void **state)
+{
+    struct fixture *f = *state;
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, NULL, &p), 0);
+    struct rt_producer_message m = null_key_message("x");
+    assert_int_equal(rt_producer_send(p, "good", -2, &m, NULL, NULL), RT_E_INVALID_ARGUMENT);
+    assert_detail_has("partition -2");
+    assert_int_equal(rt_producer_send(p, "good", INT32_MIN, &m, NULL, NULL), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_producer_send(p, "good", 2, &m, NULL, NULL),
+                     RT_E_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_detail_has("partition 2");
+    assert_int_equal(rt_producer_close(p), 0);
+    assert_int_equal(latest(f->e, "good", 0) + latest(f->e, "good", 1), 1);
+}
+
+static void test_transactional_id_not_utf8(void **state)
+{
+    struct fixture *f = *state;
+    const char *bad_ids[] = {"tx\xff", "tx\xc0\xaf", "\xed\xa0\x80", "tx\xe2\x82"};
+    for (size_t i = 0; i < sizeof(bad_ids) / sizeof(bad_ids[0]); i++) {
+        struct rt_producer_options po;
+        rt_producer_options_init(&po);
+        po.transactional_id = bad_ids[i];
+        rt_producer *p = (rt_producer *)&po; /* must be cleared on failure */
+        assert_int_equal(rt_producer_open(f->e, &po, &p), RT_E_INVALID_ARGUMENT);
+        assert_null(p);
+        assert_detail_has("UTF-8");
+    }
+}
+
+static void test_transaction_timeout_negative(void **state)
+{
+    struct fixture *f = *state;
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "tx-timeout";
+    po.transaction_timeout_ms = -5;
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), RT_E_INVALID_TRANSACTION_TIMEOUT);
+    assert_detail_has("-5");
+    po.transaction_timeout_ms = INT32_MIN;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), RT_E_INVALID_TRANSACTION_TIMEOUT);
+    po.transaction_timeout_ms = 1000;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), 0);
+    assert_int_equal(rt_producer_close(p), 0);
+}
+
+/* init_transactions inside an open transaction is refused and aborts nothing: the transaction
+ * still commits with its record and its offsets. */
+static void test_init_transactions_inside_transaction(void **state)
+{
+    struct fixture *f = *state;
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "tx-reinit";
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    struct rt_producer_message m = null_key_message("in-txn");
+    assert_int_equal(rt_producer_send(p, "good", 1, &m, NULL, NULL), 0);
+    struct rt_offset off = {.topic = "good", .partition = 0, .offset = 1};
+    assert_int_equal(rt_producer_send_offsets(p, "g-reinit", &off, 1), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), RT_E_INVALID_TXN_STATE);
+    assert_detail_has("transaction is open");
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_producer_close(p), 0);
+    int64_t committed = -2;
+    assert_int_equal(rt_group_fetch_offsets(f->e, "g-reinit", "good", 0, true, &committed), 0);
+    assert_int_equal(committed, 1);
+    int64_t lso = -1;
+    assert_int_equal(rt_list_offsets(f->e, "good", 1, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso),
+                     0);
+    rt_fetch *fh = NULL;
+    assert_int_equal(rt_fetch_start(f->e, "good", 1, 0, 4096, RT_READ_COMMITTED, &fh), 0);
+    struct rt_records it;
+    struct rt_record_view r;
+    assert_int_equal(rt_records_init(&it, fh, 0), 0);
+    assert_int_equal(rt_records_next(&it, &r), 0);
+    assert_int_equal(r.value_len, 6);
+    assert_memory_equal(r.value, "in-txn", 6);
+    rt_fetch_release(fh);
+}
+
+/* Offsets for a topic that does not exist, or a partition beyond the topic's count, are
+ * refused by every commit entry point; nothing is committed. */
+static void test_offset_commit_unknown_partition(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(rt_topic_create(f->e, "one", 1), 0);
+    struct rt_offset unknown_topic = {.topic = "nope", .partition = 0, .offset = 0};
+    struct rt_offset far_partition = {.topic = "one", .partition = 99, .offset = 0};
+    struct rt_offset mixed[2] = {{.topic = "one", .partition = 0, .offset = 0}, far_partition};
+    assert_int_equal(rt_group_commit_offsets(f->e, "g-unknown", &unknown_topic, 1),
+                     RT_E_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_detail_has("nope-0");
+    assert_int_equal(rt_group_commit_offsets(f->e, "g-unknown", &far_partition, 1),
+                     RT_E_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_detail_has("one-99");
+    assert_int_equal(rt_group_commit_offsets(f->e, "g-unknown", mixed, 2),
+                     RT_E_UNKNOWN_TOPIC_OR_PARTITION);
+    int64_t committed = -2;
+    assert_int_equal(rt_group_fetch_offsets(f->e, "g-unknown", "one", 0, false, &committed), 0);
+    assert_int_equal(committed, -1);
+    assert_int_equal(rt_group_fetch_offsets(f->e, "g-unknown", "one", 99, false, &committed), 0);
+    assert_int_equal(committed, -1);
+
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "tx-unknown";
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    assert_int_equal(rt_producer_send_offsets(p, "g-unknown", &unknown_topic, 1),
+                     RT_E_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_int_equal(rt_producer_send_offsets(p, "g-unknown", &far_partition, 1),
+                     RT_E_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_detail_has("one-99");
+    assert_int_equal(rt_producer_commit(p, -1), 0); /* the transaction was not poisoned */
+    assert_int_equal(rt_producer_close(p), 0);
+    assert_int_equal(rt_group_fetch_offsets(f->e, "g-unknown", "one", 99, true, &committed), 0);
+    assert_int_equal(committed, -1);
+    assert_int_equal(rt_group_fetch_offsets(f->e, "g-unknown", "nope", 0, true, &committed), 0);
+    assert_int_equal(committed, -1);
+}
+
+/* A seek beyond the high watermark is accepted (as Kafka's), but poll reports the position as
+ * out of range instead of returning RT_E_END forever, and commit never stores it. */
+static void test_consumer_seek_beyond_high_watermark(void **state)
+{
+    struct fixture *f = *state;
+    struct rt_consumer_options co;
+    rt_consumer_options_init(&co);
+    co.group = "g-seek";
+    co.isolation = RT_READ_UNCOMMITTED;
+    rt_consumer *c = NULL;
+    assert_int_equal(rt_consumer_open(f->e, &co, &c), 0);
+    uint32_t part = 0;
+    assert_int_equal(rt_consumer_assign(c, "good", &part, 1), 0);
+    assert_int_equal(rt_consumer_seek(c, "good", 0, 500), 0);
+    struct rt_record_view r;
+    assert_int_equal(rt_consumer_poll(c, &r, NULL, NULL, 0), RT_E_OFFSET_OUT_OF_RANGE);
+    assert_detail_has("500");
+    assert_int_equal(rt_consumer_poll(c, &r, NULL, NULL, 10), RT_E_OFFSET_OUT_OF_RANGE);
+    int64_t pos = 0;
+    assert_int_equal(rt_consumer_position(c, "good", 0, &pos), 0);
+    assert_int_equal(pos, 500);
+    assert_int_equal(rt_consumer_commit(c), RT_E_OFFSET_OUT_OF_RANGE);
+    assert_detail_has("500");
+    int64_t committed = -2;
+    assert_int_equal(rt_group_fetch_offsets(f->e, "g-seek", "good", 0, true, &committed), 0);
+    assert_int_equal(committed, -1);
+    /* Seeking back into range recovers: the end of the log waits, as usual. */
+    assert_int_equal(rt_consumer_seek(c, "good", 0, RT_OFFSET_LATEST), 0);
+    assert_int_equal(rt_consumer_poll(c, &r, NULL, NULL, 0), RT_E_END);
+    assert_int_equal(rt_consumer_commit(c), 0);
+    assert_int_equal(rt_group_fetch_offsets(f->e, "g-seek", "good", 0, true, &committed), 0);
+    assert_int_equal(committed, 1);
+    assert_int_equal(rt_consumer_seek(c, "good", 0, 0), 0);
+    assert_int_equal(rt_consumer_poll(c, &r, NULL, NULL, 0), 0);
+    assert_int_equal(r.offset, 0);
+    assert_int_equal(rt_consumer_close(c), 0);
+}
+
 int main(void)
 {
     fprintf(stderr, "io backend under test: %s\n", tu_backend());
@@ -683,6 +869,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_appends_while_creating_topics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_producer_txn_group_consumer_bad_arguments, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_send_partition_below_minus_one, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_transactional_id_not_utf8, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_transaction_timeout_negative, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_init_transactions_inside_transaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_offset_commit_unknown_partition, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_consumer_seek_beyond_high_watermark, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

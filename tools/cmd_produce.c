@@ -14,8 +14,11 @@
  * With --producer-name NAME the lines go through a named producer (rt_producer_*) instead, each
  * record's sequence id being its 1-based stdin line number: rerunning the same command over the
  * same input after a crash appends every line exactly once (lines the partition already holds
- * are acknowledged as duplicates). One line `acked FIRST..LAST` is printed (and flushed) per
- * acknowledged batch.
+ * are acknowledged as duplicates). Lines without a key (and no -p) are placed by their line
+ * number, not by the sticky partitioner: partition (line / RT_NAMED_NULL_KEY_SPAN) % partitions,
+ * so a rerun puts each line where the first run did. One line `acked FIRST..LAST` is printed
+ * (and flushed) per acknowledged batch; batches hold at most --batch-records lines, as on the
+ * other paths.
  *
  * With --txn-id ID the lines go through a transactional producer: rt_producer_init_transactions
  * (which fences an older instance of ID and aborts what it left open), then one transaction per
@@ -99,6 +102,9 @@ static void produce_usage(FILE *out)
             "                        sequence id being its stdin line number (1-based); prints\n"
             "                        'acked FIRST..LAST' per acknowledged batch. Rerunning the\n"
             "                        same input after a crash stores every line exactly once.\n"
+            "                        Lines without a key go to partition\n"
+            "                        (line / %u) %% partitions (not round-robin), so a rerun\n"
+            "                        places each line where the first run did.\n"
             "  --txn-id ID           send through the transactional producer ID, in\n"
             "                        transactions of --txn-records lines; prints\n"
             "                        'committed FIRST..LAST' (stdin line numbers) once each\n"
@@ -112,12 +118,14 @@ static void produce_usage(FILE *out)
             "Without -p, a keyed record goes where Kafka's default partitioner puts it:\n"
             "toPositive(murmur2(key)) %% partitions. Records without a key fill one partition's\n"
             "batch, then the next partition's (round-robin per batch, like Kafka's sticky\n"
-            "partitioner), starting at partition 0.\n"
+            "partitioner), starting at partition 0 (with --producer-name: by line number, as\n"
+            "above).\n"
             "\n"
             "At end of input prints one summary line. A line too long for one batch stops the\n"
             "command with an error naming the line; batches sent before it stay appended.\n"
             "Exit status: 0 success, 1 failure, 2 usage error.\n",
-            BATCH_RECORDS_DEFAULT, BATCH_RECORDS_MAX, BATCH_TARGET_BYTES / 1024u, UINT32_MAX);
+            BATCH_RECORDS_DEFAULT, BATCH_RECORDS_MAX, BATCH_TARGET_BYTES / 1024u,
+            (unsigned)RT_NAMED_NULL_KEY_SPAN, UINT32_MAX);
 }
 
 static int flush_partition(struct producer *pr, uint32_t p)
@@ -494,6 +502,7 @@ int cmd_produce(int argc, char **argv)
         struct rt_producer_options po;
         rt_producer_options_init(&po);
         po.transactional_id = txn_id;
+        po.batch_records_max = batch_records;
         rc = rt_producer_open(pr.engine, &po, &txn.producer);
         if (rc == 0) {
             rc = rt_producer_init_transactions(txn.producer, TXN_INIT_WAIT_MS);
@@ -516,6 +525,7 @@ int cmd_produce(int argc, char **argv)
         po.name = producer_name;
         po.on_batch = named_on_batch;
         po.on_batch_ctx = &run;
+        po.batch_records_max = batch_records;
         rc = rt_producer_open(pr.engine, &po, &run.producer);
         if (rc != 0) {
             cli_fail_rt("produce", rc, "opening producer '%s' in %s", producer_name, dir);
