@@ -289,8 +289,9 @@ static void test_segment_size_option_bound(void **state)
 static size_t put_record(uint8_t *out, int32_t offset_delta, int64_t timestamp_delta,
                          const char *value)
 {
-    uint8_t body[256];
+    uint8_t body[1024];
     size_t n = 0;
+    assert_true(strlen(value) < sizeof(body) - 32);
     int32_t vlen = (int32_t)strlen(value);
     body[n++] = 0; /* attributes */
     n += varlong_encode(body + n, timestamp_delta);
@@ -426,8 +427,21 @@ static char *plant_liar(struct tu_fixture *f, bool overflow)
     f->e = NULL;
     char *log = tu_path("%s/%s-0/%020d.log", f->dir, TOPIC, 0);
     assert_int_equal(tu_file_size(log), 0);
-    uint8_t records[1024], a[4096], b[4096];
-    size_t rlen = three_records(records, 0, 1, 2);
+    /* Values that do not compress, so the liar is longer than index_interval_bytes and the
+     * batch after it is due an offset-index entry. */
+    char noise[3][400];
+    uint32_t x = 2463534242u;
+    for (int r = 0; r < 3; r++) {
+        for (size_t i = 0; i + 1 < sizeof(noise[r]); i++) {
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+            noise[r][i] = (char)('!' + x % 90);
+        }
+        noise[r][sizeof(noise[r]) - 1] = '\0';
+    }
+    uint8_t records[2048], a[4096], b[4096];
+    size_t rlen = put_record(records, 0, 0, noise[0]);
+    rlen += put_record(records + rlen, 1, 1, noise[1]);
+    rlen += put_record(records + rlen, 2, 2, noise[2]);
     size_t alen = make_batch(a, sizeof(a), BATCH_COMPRESSION_ZSTD, records, rlen, INT32_MAX,
                              INT32_MAX - 1, 1002);
     size_t blen = 0;
@@ -439,6 +453,7 @@ static char *plant_liar(struct tu_fixture *f, bool overflow)
     }
     int fd = open(log, O_WRONLY | O_APPEND);
     assert_true(fd >= 0);
+    assert_true(alen > f->o.index_interval_bytes);
     assert_int_equal(write(fd, a, alen), (ssize_t)alen);
     if (blen)
         assert_int_equal(write(fd, b, blen), (ssize_t)blen);
