@@ -182,6 +182,8 @@ static int marker_type(const struct rt_records *it, const uint8_t *batch, size_t
 
 /* ---- compressed batches ------------------------------------------------------------------ */
 
+_Static_assert(RECORDS_DECOMPRESSED_MAX_BYTES == (size_t)64 << 20, "the reason string says 64 MiB");
+
 int records_validate(const uint8_t *batch, size_t len, const struct batch_header *h,
                      struct compression_buffer *scratch, const uint8_t **rec_pos,
                      const uint8_t **rec_end, const char **why)
