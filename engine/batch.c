@@ -57,7 +57,10 @@
  *       <= maxTimestamp (LogAppendTime batches: record timestamps are ignored, as readers take
  *       maxTimestamp for every record)
  *   V15 control batches: uncompressed, recordCount 1, exactly 78 bytes, key and value as above
- * Compressed batches are checked through V10 only: their records need a decompressor.
+ * Compressed batches are checked through V10 only: their records need a decompressor, so
+ * batch_validate leaves V11-V14 to records_validate (engine/records.h), which decompresses the
+ * section and applies the same batch_records_check. Every append from outside the engine
+ * (rt_append_batch) goes through both, so a compressed batch is held to the same rules.
  *
  * On V14: a Kafka broker does not reject a batch whose maxTimestamp disagrees with its records;
  * LogValidator recomputes the maximum and rewrites maxTimestamp (and the CRC) in place. ringtail
@@ -487,12 +490,18 @@ void control_batch_build(uint8_t out[CONTROL_BATCH_BYTES], int64_t producer_id,
 /* Validation                                                                                */
 /* ---------------------------------------------------------------------------------------- */
 
-static int validate_records(const uint8_t *buf, size_t len, const struct batch_header *h,
-                            const char **why)
+int batch_records_check(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
+                        const char **why)
 {
-    const uint8_t *p = buf + BATCH_HEADER_BYTES;
-    const uint8_t *end = buf + len;
+    assert(p <= end);
+    assert(h->record_count >= 0);
     bool create_time = (h->attributes & BATCH_ATTR_LOG_APPEND_TIME) == 0;
+    /* A record takes at least BATCH_RECORD_MIN_BYTES: a count the bytes cannot hold fails before
+     * any record is decoded (a recordCount of INT32_MAX over a few bytes costs nothing). */
+    if ((size_t)(end - p) / BATCH_RECORD_MIN_BYTES < (size_t)h->record_count)
+        return fail(why, "fewer records than recordCount"); /* V11 */
+    if (h->last_offset_delta != h->record_count - 1)
+        return fail(why, "lastOffsetDelta is not recordCount - 1"); /* V10 */
     for (int32_t i = 0; i < h->record_count; i++) {
         if (p == end)
             return fail(why, "fewer records than recordCount"); /* V11 */
@@ -559,7 +568,7 @@ int batch_validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
             return fail(why, "control batch is not 78 bytes");
     }
     if (codec == BATCH_COMPRESSION_NONE) {
-        rc = validate_records(buf, len, &h, why); /* V11-V15 */
+        rc = batch_records_check(&h, buf + BATCH_HEADER_BYTES, buf + len, why); /* V11-V15 */
         if (rc < 0)
             return rc;
     }

@@ -142,6 +142,19 @@ int64_t batch_size_at(const uint8_t *buf, size_t len, const char **why);
 int batch_validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
                    struct batch_header *out, const char **why);
 
+/* Smallest record: length, attributes, timestampDelta, offsetDelta, keyLength, valueLength and
+ * headerCount, one byte each. */
+#define BATCH_RECORD_MIN_BYTES 7
+
+/* The record-level rules V10-V15 over a records section [p, end): the bytes after the header of
+ * an uncompressed batch, or the decompressed section of a compressed one (records_validate in
+ * records.h does the decompression). h is the batch's parsed header. Checks lastOffsetDelta ==
+ * recordCount - 1, exactly recordCount records that parse back to back and end at `end`, offset
+ * deltas 0..n-1 in order, CreateTime timestamps representable and <= maxTimestamp, and a control
+ * batch's marker record. Returns 0 or RT_E_CORRUPT with a static *why. O(end - p). */
+int batch_records_check(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
+                        const char **why);
+
 static inline bool batch_is_control(const struct batch_header *h)
 {
     return (h->attributes & BATCH_ATTR_CONTROL) != 0;

@@ -27,6 +27,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "group.h"
+#include "records.h"
 
 #define SHARDS_MAX 64
 
@@ -590,10 +591,12 @@ int engine_append(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
 }
 
 /* Each calling thread encodes its batches in its own buffer, kept between calls (no allocation
- * once it is big enough) and freed when the thread exits. */
+ * once it is big enough) and freed when the thread exits; beside it, the buffer rt_append_batch
+ * decompresses a caller's compressed batch into to check its records. */
 struct encode_buffer {
     uint8_t *buf;
     size_t cap;
+    struct compression_buffer scratch;
 };
 static pthread_key_t encode_key;
 static pthread_once_t encode_once = PTHREAD_ONCE_INIT;
@@ -602,6 +605,7 @@ static void encode_buffer_free(void *p)
 {
     struct encode_buffer *b = p;
     free(b->buf);
+    compression_buffer_free(&b->scratch);
     free(b);
 }
 
@@ -610,7 +614,7 @@ static void encode_key_create(void)
     (void)pthread_key_create(&encode_key, encode_buffer_free);
 }
 
-static uint8_t *encode_buffer_get(size_t size)
+static struct encode_buffer *encode_state(void)
 {
     pthread_once(&encode_once, encode_key_create);
     struct encode_buffer *b = pthread_getspecific(encode_key);
@@ -621,6 +625,14 @@ static uint8_t *encode_buffer_get(size_t size)
             return NULL;
         }
     }
+    return b;
+}
+
+static uint8_t *encode_buffer_get(size_t size)
+{
+    struct encode_buffer *b = encode_state();
+    if (!b)
+        return NULL;
     if (size > b->cap) {
         uint8_t *n = realloc(b->buf, size);
         if (!n)
@@ -713,6 +725,20 @@ int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *b
         return error_set(rc, "rt_append_batch: %s", why ? why : rt_strerror(rc));
     if (h.record_count == 0)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: empty batch");
+    if ((h.attributes & BATCH_ATTR_COMPRESSION_MASK) != BATCH_COMPRESSION_NONE) {
+        /* batch_validate checked an uncompressed batch's records; a compressed one's are
+         * decompressed and held to the same rules before anything is appended (Kafka's
+         * LogValidator), so counts and offset deltas that disagree never reach the log. */
+        struct encode_buffer *b = encode_state();
+        if (!b)
+            return error_set(-ENOMEM, "rt_append_batch: no memory to check the records");
+        rc = records_validate(batch, len, &h, &b->scratch, NULL, NULL, &why);
+        if (rc == -ENOMEM)
+            return error_set(rc, "rt_append_batch: out of memory decompressing the records");
+        if (rc)
+            return error_set(rc, "rt_append_batch: compressed records: %s",
+                             why ? why : rt_strerror(rc));
+    }
     if (batch_is_control(&h))
         return error_set(RT_E_INVALID_ARGUMENT,
                          "rt_append_batch: control batches are written by the transaction "

@@ -573,15 +573,46 @@ int partition_close(struct partition *p, bool seal)
     return rc;
 }
 
-static bool needs_roll(const struct partition *p, uint64_t size_bytes, int64_t now_ms)
+/* The roll decision for a batch of size_bytes whose last offset is last_offset_delta past the
+ * partition's next offset. It counts what this round has already placed in the active segment
+ * (round_bytes; next_offset is already advanced past those batches), not only what earlier rounds
+ * left there, so a round never carries a segment past its capacity (R1), past INT32_MAX bytes
+ * (R2: index positions are i32) or past base + INT32_MAX offsets (R3: index relative offsets are
+ * i32). */
+bool partition_roll_needed(const struct partition_roll_state *st, uint64_t size_bytes,
+                           int32_t last_offset_delta)
+{
+    assert(size_bytes > 0);
+    assert(last_offset_delta >= 0);
+    assert(st->next_offset >= st->base_offset);
+    uint64_t used = st->size_bytes + st->round_bytes;
+    if (used == 0)
+        return false; /* an empty segment takes any batch the options allow (R4) */
+    uint64_t cap =
+        st->capacity_bytes < SEGMENT_SIZE_MAX_BYTES ? st->capacity_bytes : SEGMENT_SIZE_MAX_BYTES;
+    if (used > cap || cap - used < size_bytes)
+        return true; /* R1, R2 */
+    if (st->next_offset - st->base_offset > (int64_t)INT32_MAX - last_offset_delta)
+        return true; /* R3 */
+    return false;
+}
+
+static bool needs_roll(const struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
+                       int64_t now_ms)
 {
     const struct segment *a = p->active;
-    if (a->size_bytes == 0)
-        return false; /* an empty segment takes any batch that fits the format */
-    if (segment_free_bytes(a) < size_bytes)
+    struct partition_roll_state st = {
+        .size_bytes = a->size_bytes,
+        .round_bytes = p->round_touched ? p->round_bytes : 0,
+        .capacity_bytes =
+            a->cfg.capacity_bytes < a->map_bytes ? a->cfg.capacity_bytes : a->map_bytes,
+        .base_offset = a->base_offset,
+        .next_offset = p->next_offset,
+    };
+    if (partition_roll_needed(&st, size_bytes, last_offset_delta))
         return true;
-    if (a->size_bytes + size_bytes > INT32_MAX)
-        return true; /* index positions are i32 */
+    if (st.size_bytes + st.round_bytes == 0)
+        return false;
     if (segment_index_full(a))
         return true;
     if (p->cfg.segment_ms > 0 && now_ms - a->created_ms >= p->cfg.segment_ms)
@@ -616,12 +647,14 @@ static int partition_roll(struct partition *p)
     return 0;
 }
 
-int partition_make_room(struct partition *p, uint64_t size_bytes, int64_t now_ms)
+int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
+                        int64_t now_ms)
 {
-    if (!needs_roll(p, size_bytes, now_ms)) {
-        /* Only an empty segment can get here short of room, and options guarantee a segment
-         * holds the largest batch allowed. */
-        assert(segment_free_bytes(p->active) >= size_bytes);
+    if (!needs_roll(p, size_bytes, last_offset_delta, now_ms)) {
+        /* Fits: R1-R3 hold for this batch on top of the round's (options guarantee that an
+         * empty segment holds the largest batch allowed). */
+        assert(segment_free_bytes(p->active) >=
+               size_bytes + (p->round_touched ? p->round_bytes : 0));
         return 0;
     }
     if (p->round_touched)

@@ -115,10 +115,33 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
 /* Seals the active segment (clean shutdown) when seal is true; releases everything. */
 int partition_close(struct partition *p, bool seal);
 
-/* Writer: ensures the active segment can take `size_bytes` more (rolling if it is full by size,
- * index or age). Returns 0, 1 when the roll must wait because this round already wrote to the
- * active segment (the caller defers the request), or a negative error. */
-int partition_make_room(struct partition *p, uint64_t size_bytes, int64_t now_ms);
+/* No segment grows past this, whatever segment_size_bytes says: index positions are i32. */
+#define SEGMENT_SIZE_MAX_BYTES ((uint64_t)INT32_MAX)
+
+/* What the size and offset part of the roll decision looks at (a plain struct so the rule can be
+ * tested without writing gigabytes). */
+struct partition_roll_state {
+    uint64_t size_bytes;     /* bytes in the active segment before this round */
+    uint64_t round_bytes;    /* bytes this round has already placed in it */
+    uint64_t capacity_bytes; /* the segment's capacity (segment_size_bytes, or the mapping) */
+    int64_t base_offset;     /* the active segment's base offset */
+    int64_t next_offset;     /* the partition's next offset, past this round's batches */
+};
+
+/* True when a batch of size_bytes whose last offset is next_offset + last_offset_delta does not
+ * belong in the active segment: it would carry the segment past min(capacity_bytes,
+ * SEGMENT_SIZE_MAX_BYTES) bytes, or an offset past base_offset + INT32_MAX (the offset index
+ * stores i32 relative offsets). An empty segment takes any batch (the options guarantee that a
+ * segment holds the largest batch allowed). */
+bool partition_roll_needed(const struct partition_roll_state *st, uint64_t size_bytes,
+                           int32_t last_offset_delta);
+
+/* Writer: ensures the active segment can take a batch of `size_bytes` with the given
+ * lastOffsetDelta on top of what this round already placed there (rolling if it is full by size,
+ * relative offset, index or age). Returns 0, 1 when the roll must wait because this round
+ * already wrote to the active segment (the caller defers the request), or a negative error. */
+int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
+                        int64_t now_ms);
 
 /* Writer: after a round's bytes are acknowledged, publish the new high watermark and last
  * stable offset (the first offset of the oldest open transaction, or the high watermark), with

@@ -59,18 +59,8 @@
 #include "compression.h"
 #include "error.h"
 #include "fetch.h"
+#include "records.h"
 #include "ringtail.h"
-
-/* Bound on a compressed batch's decompressed records section. Kafka itself has none (a consumer
- * decompresses whatever it is sent); ringtail caps it so a decompression bomb in a segment costs
- * at most this much memory. A batch may hold at most batch_size_max_bytes (1 MiB by default,
- * at most INT32_MAX) compressed; 64 MiB leaves a compression ratio of 64 for a default-sized
- * batch, beyond what Kafka's codecs reach on real records. A larger section is RT_E_CORRUPT. */
-#define RECORDS_DECOMPRESSED_MAX_BYTES ((size_t)64 << 20)
-
-/* Smallest record: length, attributes, timestampDelta, offsetDelta, keyLength, valueLength and
- * headerCount, one byte each. */
-#define RECORD_MIN_BYTES 7
 
 #define ABORTED_PRODUCERS_INITIAL 4
 
@@ -192,41 +182,41 @@ static int marker_type(const struct rt_records *it, const uint8_t *batch, size_t
 
 /* ---- compressed batches ------------------------------------------------------------------ */
 
-/* V11-V14 over a decompressed records section, the checks batch_validate makes on an
- * uncompressed batch (it stops at V10 for compressed ones). */
-static int check_records(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
-                         const char **why)
+_Static_assert(RECORDS_DECOMPRESSED_MAX_BYTES == (size_t)64 << 20, "the reason string says 64 MiB");
+
+int records_validate(const uint8_t *batch, size_t len, const struct batch_header *h,
+                     struct compression_buffer *scratch, const uint8_t **rec_pos,
+                     const uint8_t **rec_end, const char **why)
 {
-    bool create_time = (h->attributes & BATCH_ATTR_LOG_APPEND_TIME) == 0;
-    if ((size_t)(end - p) / RECORD_MIN_BYTES < (size_t)h->record_count) {
-        *why = "fewer records than recordCount";
-        return RT_E_CORRUPT;
-    }
-    for (int32_t i = 0; i < h->record_count; i++) {
-        if (p == end) {
-            *why = "fewer records than recordCount"; /* V11 */
+    assert(len >= BATCH_HEADER_BYTES);
+    assert((size_t)BATCH_LOG_OVERHEAD_BYTES + (size_t)h->length == len);
+    const char *local = NULL;
+    if (!why)
+        why = &local;
+    enum batch_compression codec =
+        (enum batch_compression)(h->attributes & BATCH_ATTR_COMPRESSION_MASK);
+    const uint8_t *p = batch + BATCH_HEADER_BYTES, *end = batch + len;
+    if (codec != BATCH_COMPRESSION_NONE) {
+        int rc = compression_decompress(codec, batch + BATCH_HEADER_BYTES, len - BATCH_HEADER_BYTES,
+                                        scratch, RECORDS_DECOMPRESSED_MAX_BYTES, why);
+        if (rc == RT_E_RECORD_TOO_LARGE) {
+            *why = "compressed records expand beyond 64 MiB";
             return RT_E_CORRUPT;
         }
-        struct record_view r;
-        int n = record_decode(p, end, &r, why); /* V12 */
-        if (n <= 0)
-            return RT_E_CORRUPT;
-        p += n;
-        if (r.offset_delta != i) { /* V13 */
-            *why = "record offsetDelta out of sequence";
-            return RT_E_CORRUPT;
-        }
-        int64_t ts;
-        if (create_time && (__builtin_add_overflow(h->base_timestamp, r.timestamp_delta, &ts) ||
-                            ts > h->max_timestamp)) { /* V14 */
-            *why = "record timestamp overflows or is above maxTimestamp";
-            return RT_E_CORRUPT;
-        }
+        if (rc)
+            return rc;
+        p = scratch->data;
+        end = p + scratch->len;
+        if (scratch->len == 0)
+            p = end = (const uint8_t *)""; /* never NULL arithmetic */
     }
-    if (p != end) {
-        *why = "bytes after the last record"; /* V11 */
-        return RT_E_CORRUPT;
-    }
+    int rc = batch_records_check(h, p, end, why); /* V10-V15 */
+    if (rc)
+        return rc;
+    if (rec_pos)
+        *rec_pos = p;
+    if (rec_end)
+        *rec_end = end;
     return 0;
 }
 
@@ -237,28 +227,13 @@ static int decompress_batch(const struct rt_records *it, const uint8_t *batch, s
                             const uint8_t **rec_end)
 {
     struct rt_fetch *f = fetch_of(it);
-    enum batch_compression codec =
-        (enum batch_compression)(h->attributes & BATCH_ATTR_COMPRESSION_MASK);
     const char *why = NULL;
-    int rc = compression_decompress(codec, batch + BATCH_HEADER_BYTES, size - BATCH_HEADER_BYTES,
-                                    &f->decompressed, RECORDS_DECOMPRESSED_MAX_BYTES, &why);
+    int rc = records_validate(batch, size, h, &f->decompressed, rec_pos, rec_end, &why);
     if (rc == -ENOMEM)
         return error_set(rc, "%s: offset %" PRIu64 ": out of memory decompressing records",
                          it->view->segment_path, position_of(it, batch));
-    if (rc == RT_E_RECORD_TOO_LARGE)
-        return error_set(
-            RT_E_CORRUPT, "%s: offset %" PRIu64 ": compressed records expand beyond %zu bytes",
-            it->view->segment_path, position_of(it, batch), RECORDS_DECOMPRESSED_MAX_BYTES);
     if (rc)
         return corrupt_at(it, batch, "compressed records: ", why);
-    const uint8_t *p = f->decompressed.data, *end = p + f->decompressed.len;
-    if (f->decompressed.len == 0)
-        p = end = (const uint8_t *)""; /* never NULL arithmetic */
-    rc = check_records(h, p, end, &why);
-    if (rc)
-        return corrupt_at(it, batch, "decompressed records: ", why);
-    *rec_pos = p;
-    *rec_end = end;
     return 0;
 }
 

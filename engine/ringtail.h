@@ -212,7 +212,9 @@ int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
               const struct rt_record *records, size_t count, int64_t *base_offset_out);
 
 /* Appends an already-encoded RecordBatch v2 (`len` bytes). The batch is validated (lengths,
- * magic, CRC, records) and rejected with RT_E_CORRUPT if it fails. The engine writes the
+ * magic, CRC, records — a compressed batch's records are decompressed and held to the same
+ * rules: recordCount records, offset deltas 0..n-1, lastOffsetDelta = recordCount - 1,
+ * timestamps <= maxTimestamp) and rejected with RT_E_CORRUPT if it fails. The engine writes the
  * assigned base offset into bytes 0..7 of `batch` (the CRC does not cover them), so the
  * caller's buffer must be writable and stay untouched until the call returns. A batch with a
  * producer id (>= 0) is held to the producer rules (see "Producers" below); an exact duplicate

@@ -288,7 +288,9 @@ static bool all_zero(const uint8_t *p, uint64_t n)
     return true;
 }
 
-/* Walks the log from 0 (to `limit`), validating each batch, rebuilding the indexes. */
+/* Walks the log from 0 (to `limit`), validating each batch, rebuilding the indexes. A batch that
+ * stops the walk is reported in *rec (the caller cuts the tail there); a CRC-valid batch whose
+ * offsets the index cannot hold is not a torn write and fails the scan with RT_E_CORRUPT. */
 static int segment_scan(struct segment *seg, uint64_t limit, struct segment_recovery *rec)
 {
     offset_index_reset(&seg->oidx);
@@ -321,6 +323,12 @@ static int segment_scan(struct segment *seg, uint64_t limit, struct segment_reco
             rec->why = "segment larger than 2 GiB (index positions are i32)";
             break;
         }
+        if (batch_last_offset(&h) - seg->base_offset > INT32_MAX)
+            return error_set(RT_E_CORRUPT,
+                             "%s: offset %" PRIu64 ": batch ends at offset %" PRId64
+                             ", beyond the segment's base + INT32_MAX (offset index entries "
+                             "are i32); not repaired",
+                             seg->log_path, pos, batch_last_offset(&h));
         segment_note_append(seg, &h, pos, (uint64_t)size);
         pos += (uint64_t)size;
     }
@@ -423,7 +431,9 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         goto err;
 
     if (recover) {
-        segment_scan(seg, file_bytes, rec);
+        rc = segment_scan(seg, file_bytes, rec);
+        if (rc)
+            goto err;
         if (seg->size_bytes < file_bytes) {
             /* Cut the tail off and let the file system zero it: leftover bytes past a shorter
              * rewrite must never parse as batches at the next recovery. */
@@ -474,7 +484,9 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
             if (rc)
                 goto err;
             writable_index = true;
-            segment_scan(seg, file_bytes, rec);
+            rc = segment_scan(seg, file_bytes, rec);
+            if (rc)
+                goto err;
         } else {
             /* Trust the cleanly sealed segment: end offset from its last batch. */
             int64_t max_ts = time_index_max_timestamp(&seg->tidx);
@@ -502,6 +514,14 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
                         batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0) {
                         rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path,
                                        pos, why);
+                        goto err;
+                    }
+                    if (batch_last_offset(&h) - base_offset > INT32_MAX) {
+                        rc = error_set(RT_E_CORRUPT,
+                                       "%s: offset %" PRIu64 ": batch ends at offset %" PRId64
+                                       ", beyond the segment's base + INT32_MAX (offset index "
+                                       "entries are i32)",
+                                       seg->log_path, pos, batch_last_offset(&h));
                         goto err;
                     }
                     seg->next_offset = batch_last_offset(&h) + 1;

@@ -229,7 +229,7 @@ static void run_round(struct shard *s, struct shard_request *list, struct shard_
         }
         struct segment *was_active = p->active;
         uint32_t snapshots_before = p->snapshots_written;
-        int rc = partition_make_room(p, r->len, now_ms);
+        int rc = partition_make_room(p, r->len, r->header.last_offset_delta, now_ms);
         if (p->active != was_active)
             atomic_fetch_add_explicit(&s->env.counters->segments_rolled, 1, memory_order_relaxed);
         if (p->snapshots_written != snapshots_before)
