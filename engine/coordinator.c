@@ -891,7 +891,7 @@ int coordinator_open(rt_engine *e, bool create, struct coordinator **out)
     pthread_cond_init(&c->timer_cv, NULL);
     int rc = 0;
     if (create) {
-        rc = rt_topic_create(e, TXN_LOG_TOPIC, 1);
+        rc = engine_internal_topic_create(e, TXN_LOG_TOPIC, 1);
         if (rc == RT_E_TOPIC_ALREADY_EXISTS)
             rc = 0;
     }

@@ -163,7 +163,7 @@ static int topic_build(rt_engine *e, struct topic *t, const char *name, uint32_t
     /* Internal topics (__transaction_state, __consumer_offsets) hold little: small segments,
      * so they do not preallocate a user-sized segment each. */
     struct partition_config cfg = e->pcfg;
-    if (strncmp(name, "__", 2) == 0) {
+    if (meta_topic_name_internal(name)) {
         uint64_t small = 8u << 20;
         if (small < e->opts.batch_size_max_bytes)
             small = e->opts.batch_size_max_bytes;
@@ -201,6 +201,28 @@ static int topic_build(rt_engine *e, struct topic *t, const char *name, uint32_t
     }
     t->partition_count = partitions;
     e->partitions_total += partitions;
+    return 0;
+}
+
+/* The catalogue's internal topics must have the shape the engine writes them with: an older
+ * version let clients create them (rt_topic_create("__consumer_offsets", 1)), and the managers
+ * would then fail later with a code that names no file. */
+static int internal_topics_check(rt_engine *e)
+{
+    for (uint32_t i = 0; i < e->catalogue.count; i++) {
+        const struct meta_topic *mt = &e->catalogue.topics[i];
+        uint32_t want = 0;
+        if (strcmp(mt->name, TXN_LOG_TOPIC) == 0)
+            want = 1;
+        else if (strcmp(mt->name, GROUP_OFFSETS_TOPIC) == 0)
+            want = GROUP_OFFSETS_PARTITIONS;
+        if (want && mt->partitions != want)
+            return error_set(RT_E_CORRUPT,
+                             "%s/%s: internal topic %s has %u partition%s; the engine keeps it "
+                             "with %u (was it created by a client?)",
+                             e->dir, META_FILE, mt->name, mt->partitions,
+                             mt->partitions == 1 ? "" : "s", want);
+    }
     return 0;
 }
 
@@ -316,7 +338,17 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
         }
     }
 
-    e->topics = calloc(e->opts.topics_max, sizeof(*e->topics));
+    /* topics_max bounds the user's topics; the internal ones get slots of their own (and so
+     * does any "__" topic an older version let a client create). */
+    uint32_t user_topics = 0, internal_topics = 0;
+    for (uint32_t i = 0; i < e->catalogue.count; i++) {
+        if (meta_topic_name_internal(e->catalogue.topics[i].name))
+            internal_topics++;
+        else
+            user_topics++;
+    }
+    e->topics_capacity = e->opts.topics_max + INTERNAL_TOPICS_MAX + internal_topics;
+    e->topics = calloc(e->topics_capacity, sizeof(*e->topics));
     e->shard_count = e->opts.shard_count ? e->opts.shard_count : default_shards();
     e->shards = calloc(e->shard_count, sizeof(*e->shards));
     if (!e->topics || !e->shards) {
@@ -335,11 +367,14 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
         e->shard_count = inited;
         goto err_shards;
     }
-    if (e->catalogue.count > e->opts.topics_max) {
-        rc = error_set(RT_E_LIMIT, "%s: %u topics exceed topics_max %u", e->dir, e->catalogue.count,
+    if (user_topics > e->opts.topics_max) {
+        rc = error_set(RT_E_LIMIT, "%s: %u topics exceed topics_max %u", e->dir, user_topics,
                        e->opts.topics_max);
         goto err_shards;
     }
+    rc = internal_topics_check(e);
+    if (rc)
+        goto err_shards;
     for (uint32_t i = 0; i < e->catalogue.count; i++) {
         const struct meta_topic *mt = &e->catalogue.topics[i];
         rc = topic_build(e, &e->topics[i], mt->name, mt->partitions, clean, false);
@@ -459,18 +494,13 @@ static const struct topic *topic_find(rt_engine *e, const char *name)
     return NULL;
 }
 
-int rt_topic_create(rt_engine *e, const char *name, uint32_t partitions)
+/* Creates a topic under admin_lock. User topics count against topics_max; internal ones use
+ * the slots reserved for them. */
+static int topic_create(rt_engine *e, const char *name, uint32_t partitions)
 {
-    error_clear();
-    if (!e)
-        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_create: NULL engine");
-    if (!meta_topic_name_valid(name))
-        return error_set(RT_E_INVALID_TOPIC, "invalid topic name '%s'", name ? name : "(null)");
-    if (partitions == 0 || partitions > e->opts.partitions_max)
-        return error_set(RT_E_INVALID_ARGUMENT, "partitions must be 1..%u, got %u",
-                         e->opts.partitions_max, partitions);
     if (atomic_load(&e->closing))
         return error_set(RT_E_CLOSED, "the engine is closing");
+    bool internal = meta_topic_name_internal(name);
     pthread_mutex_lock(&e->admin_lock);
     int rc = 0;
     uint32_t n = atomic_load(&e->topic_count);
@@ -478,8 +508,15 @@ int rt_topic_create(rt_engine *e, const char *name, uint32_t partitions)
         rc = error_set(RT_E_TOPIC_ALREADY_EXISTS, "topic '%s' already exists", name);
         goto out;
     }
-    if (n >= e->opts.topics_max) {
+    uint32_t users = 0;
+    for (uint32_t i = 0; i < n; i++)
+        users += !meta_topic_name_internal(e->topics[i].name);
+    if (!internal && users >= e->opts.topics_max) {
         rc = error_set(RT_E_LIMIT, "topics_max (%u) reached", e->opts.topics_max);
+        goto out;
+    }
+    if (n >= e->topics_capacity) { /* only internal topics get here: two at most */
+        rc = error_set(RT_E_LIMIT, "no slot left for internal topic '%s' (%u topics)", name, n);
         goto out;
     }
     /* Directories and first segments first, then the catalogue: a crash in between leaves
@@ -506,6 +543,41 @@ out:
     return rc;
 }
 
+int rt_topic_create(rt_engine *e, const char *name, uint32_t partitions)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_create: NULL engine");
+    if (!meta_topic_name_valid(name))
+        return error_set(RT_E_INVALID_TOPIC, "invalid topic name '%s'", name ? name : "(null)");
+    if (meta_topic_name_internal(name))
+        return error_set(RT_E_INTERNAL_TOPIC,
+                         "topic name '%s': names beginning with '__' are reserved for the "
+                         "engine's internal topics",
+                         name);
+    if (partitions == 0 || partitions > e->opts.partitions_max)
+        return error_set(RT_E_INVALID_ARGUMENT, "partitions must be 1..%u, got %u",
+                         e->opts.partitions_max, partitions);
+    return topic_create(e, name, partitions);
+}
+
+int engine_internal_topic_create(rt_engine *e, const char *name, uint32_t partitions)
+{
+    assert(meta_topic_name_internal(name));
+    assert(partitions > 0);
+    return topic_create(e, name, partitions);
+}
+
+int engine_client_topic_check(const char *topic)
+{
+    if (meta_topic_name_internal(topic))
+        return error_set(RT_E_INTERNAL_TOPIC,
+                         "topic '%s' is internal: only the engine writes it (names beginning "
+                         "with '__' are reserved)",
+                         topic);
+    return 0;
+}
+
 int rt_topic_describe(rt_engine *e, const char *name, uint32_t *partitions_out)
 {
     error_clear();
@@ -526,7 +598,7 @@ int rt_topic_list(rt_engine *e, int (*fn)(void *ctx, const char *name, uint32_t 
         return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_list: NULL argument");
     uint32_t n = atomic_load_explicit(&e->topic_count, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++) {
-        if (strncmp(e->topics[i].name, "__", 2) == 0)
+        if (meta_topic_name_internal(e->topics[i].name))
             continue; /* internal topics (transaction log, consumer offsets) */
         int rc = fn(ctx, e->topics[i].name, e->topics[i].partition_count);
         if (rc)
@@ -641,6 +713,9 @@ int rt_append(rt_engine *e, const char *topic, uint32_t partition, const struct 
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append: no records");
     if (count > INT32_MAX)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append: too many records");
+    int rc = engine_client_topic_check(topic);
+    if (rc)
+        return rc;
     struct partition *p = engine_partition(e, topic, partition);
     if (!p)
         return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
@@ -670,7 +745,7 @@ int rt_append(rt_engine *e, const char *topic, uint32_t partition, const struct 
     if (!buf)
         return error_set(-ENOMEM, "rt_append: no memory for a %" PRIu64 "-byte batch", size);
     struct batch_builder b;
-    int rc = batch_builder_init(&b, buf, size, 0, -1, -1, -1);
+    rc = batch_builder_init(&b, buf, size, 0, -1, -1, -1);
     for (size_t i = 0; i < count && rc == 0; i++) {
         struct rt_record tmp = records[i];
         if (tmp.timestamp_ms < 0)
@@ -695,6 +770,9 @@ int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *b
     error_clear();
     if (!e || !batch)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: NULL argument");
+    int rc = engine_client_topic_check(topic);
+    if (rc)
+        return rc;
     struct partition *p = engine_partition(e, topic, partition);
     if (!p)
         return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
@@ -708,7 +786,7 @@ int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *b
                          "rt_append_batch: batch length field says %" PRId64
                          " bytes but %zu were given",
                          size, len);
-    int rc = batch_validate(batch, len, e->opts.batch_size_max_bytes, &h, &why);
+    rc = batch_validate(batch, len, e->opts.batch_size_max_bytes, &h, &why);
     if (rc)
         return error_set(rc, "rt_append_batch: %s", why ? why : rt_strerror(rc));
     if (h.record_count == 0)
@@ -1023,19 +1101,28 @@ const struct rt_options *engine_options(const rt_engine *e)
     return &e->opts;
 }
 
-struct coordinator *engine_coordinator(rt_engine *e, bool create)
+struct coordinator *engine_coordinator(rt_engine *e)
 {
     pthread_mutex_lock(&e->internal_lock);
-    if (!e->coordinator && create) {
-        int rc = coordinator_open(e, true, &e->coordinator);
+    struct coordinator *c = e->coordinator;
+    pthread_mutex_unlock(&e->internal_lock);
+    if (!c)
+        error_set(RT_E_INVALID_TXN_STATE, "no transaction has ever been started in %s", e->dir);
+    return c;
+}
+
+int engine_coordinator_create(rt_engine *e, struct coordinator **out)
+{
+    int rc = 0;
+    pthread_mutex_lock(&e->internal_lock);
+    if (!e->coordinator) {
+        rc = coordinator_open(e, true, &e->coordinator);
         if (rc)
             e->coordinator = NULL;
     }
-    struct coordinator *c = e->coordinator;
+    *out = e->coordinator;
     pthread_mutex_unlock(&e->internal_lock);
-    if (!c && !create)
-        error_set(RT_E_INVALID_TXN_STATE, "no transaction has ever been started in %s", e->dir);
-    return c;
+    return rc;
 }
 
 struct group_manager *engine_group_manager(rt_engine *e)
@@ -1046,19 +1133,20 @@ struct group_manager *engine_group_manager(rt_engine *e)
     return g;
 }
 
-struct group_manager *engine_group_manager_create(rt_engine *e)
+int engine_group_manager_create(rt_engine *e, struct group_manager **out)
 {
+    int rc = 0;
     pthread_mutex_lock(&e->internal_lock);
     if (!e->groups) {
-        int rc = rt_topic_create(e, GROUP_OFFSETS_TOPIC, GROUP_OFFSETS_PARTITIONS);
+        rc = engine_internal_topic_create(e, GROUP_OFFSETS_TOPIC, GROUP_OFFSETS_PARTITIONS);
         if (rc == 0 || rc == RT_E_TOPIC_ALREADY_EXISTS)
             rc = group_manager_open(e, &e->groups);
         if (rc)
             e->groups = NULL;
     }
-    struct group_manager *g = e->groups;
+    *out = e->groups;
     pthread_mutex_unlock(&e->internal_lock);
-    return g;
+    return rc;
 }
 
 /* ---- public wrappers: transactions admin and group offsets ---- */
@@ -1068,9 +1156,10 @@ int rt_txn_set_check_handler(rt_engine *e, rt_txn_check_fn fn, void *ctx)
     error_clear();
     if (!e)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_set_check_handler: NULL engine");
-    struct coordinator *c = engine_coordinator(e, true);
-    if (!c)
-        return RT_E_INVALID_TXN_STATE;
+    struct coordinator *c = NULL;
+    int rc = engine_coordinator_create(e, &c);
+    if (rc)
+        return rc;
     return coordinator_set_check_handler(c, fn, ctx);
 }
 
@@ -1079,7 +1168,7 @@ int rt_txn_list(rt_engine *e, int (*fn)(void *ctx, const struct rt_txn_info *txn
     error_clear();
     if (!e || !fn)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_list: NULL argument");
-    struct coordinator *c = engine_coordinator(e, false);
+    struct coordinator *c = engine_coordinator(e);
     if (!c)
         return 0; /* no transaction log: nothing to list */
     return coordinator_list(c, fn, ctx);
@@ -1090,7 +1179,7 @@ int rt_txn_abort(rt_engine *e, const char *transactional_id)
     error_clear();
     if (!e || !transactional_id)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_abort: NULL argument");
-    struct coordinator *c = engine_coordinator(e, false);
+    struct coordinator *c = engine_coordinator(e);
     if (!c)
         return error_set(RT_E_UNKNOWN_PRODUCER_ID, "no transactional id '%s'", transactional_id);
     return coordinator_abort(c, transactional_id);
@@ -1102,9 +1191,10 @@ int rt_group_commit_offsets(rt_engine *e, const char *group, const struct rt_off
     error_clear();
     if (!e || !group || !*group || (!offsets && count))
         return error_set(RT_E_INVALID_ARGUMENT, "rt_group_commit_offsets: NULL argument");
-    struct group_manager *g = engine_group_manager_create(e);
-    if (!g)
-        return -EIO; /* group_manager_open set the detail */
+    struct group_manager *g = NULL;
+    int rc = engine_group_manager_create(e, &g);
+    if (rc)
+        return rc; /* the real cause; the detail names what failed */
     return group_commit(g, group, offsets, count);
 }
 
