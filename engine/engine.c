@@ -226,6 +226,68 @@ static int internal_topics_check(rt_engine *e)
     return 0;
 }
 
+/* ---- producer ids: never handed out twice ---- */
+
+struct pid_max {
+    int64_t max;
+};
+
+static int pid_max_entry(void *ctx, const struct producer_entry *pe)
+{
+    struct pid_max *m = ctx;
+    if (pe->producer_id > m->max)
+        m->max = pe->producer_id;
+    return 0;
+}
+
+/* The largest producer id partition p knows: its producer table (snapshot + replayed tail)
+ * always, and when `scan_logs` every batch header of every segment as well (what expiry or
+ * eviction dropped from the table). Runs at open, before the shards start. Cost of the scan:
+ * one 61-byte header read per batch (a page touched per batch at most). */
+static int64_t partition_producer_id_max(struct partition *p, bool scan_logs)
+{
+    struct pid_max m = {.max = -1};
+    (void)producer_table_each(&p->producers, pid_max_entry, &m);
+    if (!scan_logs)
+        return m.max;
+    for (uint32_t i = 0; i < p->segment_count; i++) {
+        const struct segment *seg = p->segments[i];
+        uint64_t end = atomic_load_explicit(&seg->readable_bytes, memory_order_acquire);
+        if (end > seg->map_bytes)
+            end = seg->map_bytes;
+        uint64_t pos = 0;
+        while (pos < end) {
+            const char *why = NULL;
+            struct batch_header h;
+            int64_t size = batch_size_at(seg->map + pos, (size_t)(end - pos), &why);
+            if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
+                break; /* open validated what it trusts; nothing past this is acknowledged */
+            if (h.producer_id > m.max)
+                m.max = h.producer_id;
+            pos += (uint64_t)size;
+        }
+    }
+    return m.max;
+}
+
+/* Raises the producer-id allocator past every id the partitions know. producers.meta alone
+ * is not enough: a deleted (or older) copy would hand out an id some partition still holds
+ * state for, and that producer's first batch would be acknowledged as a duplicate of the old
+ * one's and never stored. The logs are walked only when the file was missing. */
+static int producer_ids_from_partitions(rt_engine *e)
+{
+    bool missing = !producer_registry_found(&e->producers);
+    int64_t max = -1;
+    uint32_t n = atomic_load(&e->topic_count);
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t i = 0; i < e->topics[t].partition_count; i++) {
+            int64_t m = partition_producer_id_max(&e->topics[t].partitions[i], missing);
+            if (m > max)
+                max = m;
+        }
+    return producer_registry_raise(&e->producers, max + 1);
+}
+
 static void engine_free(rt_engine *e)
 {
     if (e->producers_open)
@@ -382,6 +444,9 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
             goto err_topics;
         atomic_store_explicit(&e->topic_count, i + 1, memory_order_release);
     }
+    rc = producer_ids_from_partitions(e);
+    if (rc)
+        goto err_topics;
     for (uint32_t i = 0; i < e->shard_count; i++) {
         rc = shard_start(&e->shards[i]);
         if (rc)
@@ -398,11 +463,18 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
         rc = coordinator_open(e, false, &e->coordinator);
         if (rc)
             goto err_internal;
+        /* A transactional id that never wrote to a partition has its id only in the log. */
+        rc =
+            producer_registry_raise(&e->producers, coordinator_producer_id_max(e->coordinator) + 1);
+        if (rc)
+            goto err_internal;
     }
     *out = e;
     return 0;
 
 err_internal:
+    coordinator_close(e->coordinator);
+    e->coordinator = NULL;
     if (e->groups)
         group_manager_close(e->groups);
     e->groups = NULL;
@@ -1029,6 +1101,14 @@ static int append_internal(rt_engine *e, struct partition *p, uint8_t *batch, si
                                 .coordinator = true,
                                 .force_sync = force_sync};
     rc = shard_submit(p->shard, &req);
+    if (rc == RT_E_IO_FAILED) {
+        /* Name the cause (-ENOSPC, -EIO, ...) the write side failed with, as engine_append. */
+        werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
+        return error_set(rc,
+                         "coordinator append to %s failed: %s; the engine's write side is "
+                         "now failed until reopened",
+                         p->dir, werr ? rt_strerror(werr) : "unknown");
+    }
     if (rc)
         return error_set(rc, "coordinator append to %s: %s", p->dir,
                          req.rule ? req.rule : rt_strerror(rc));

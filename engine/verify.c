@@ -735,6 +735,13 @@ int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *pro
                 rc = mrc;
         } else if (mrc != -ENOENT) {
             problem(&v, path, -1, "cannot read: %s", strerror(-mrc));
+        } else if (cat_ok && cat.count > 0) {
+            /* rt_open writes the file at every open (engine.c, producer_ids_from_partitions),
+             * so a directory with topics and no file has lost it: the next open derives the
+             * producer ids from the partitions and rewrites it. */
+            problem(&v, path, -1,
+                    "missing: the producer-id allocator is gone (named producers forgotten); "
+                    "rt_open rebuilds it above every producer id the partitions know");
         }
     }
     if (rc == 0 && cat_ok) {
