@@ -839,9 +839,15 @@ static int replay_record(struct coordinator *c, const struct rt_record_view *r,
                          const struct replay_at *at)
 {
     char id[TXN_ID_MAX_BYTES + 1];
-    const char *why = NULL;
-    if (!r->key || txn_log_key_decode(r->key, (size_t)r->key_len, id, &why) != 0)
-        return replay_corrupt(at, r, "bad key", why ? why : "null key");
+    const char *what = NULL, *why = NULL;
+    /* The one check rt_verify runs too (txn_log_batch_check), so both judge a record alike. */
+    int rc = txn_log_record_check(r->key, r->key_len, r->value, r->value_len, &what, &why);
+    if (rc == RT_E_CORRUPT)
+        return replay_corrupt(at, r, what, why ? why : "invalid");
+    if (rc)
+        return rc;
+    rc = txn_log_key_decode(r->key, (size_t)r->key_len, id, &why);
+    assert(rc == 0);
     __atomic_add_fetch(&c->log_records, 1, __ATOMIC_RELAXED);
     struct txn_meta *m = meta_get(c, id, r->value != NULL);
     if (!r->value) { /* tombstone */
@@ -854,7 +860,7 @@ static int replay_record(struct coordinator *c, const struct rt_record_view *r,
     if (!m)
         return -ENOMEM;
     struct txn_log_value v;
-    int rc = txn_log_value_decode(r->value, (size_t)r->value_len, &v, &why);
+    rc = txn_log_value_decode(r->value, (size_t)r->value_len, &v, &why);
     if (rc) {
         meta_put(c, m);
         if (rc == RT_E_CORRUPT)

@@ -267,11 +267,51 @@ static void test_bad_txn_log_record_names_file_and_offset(void **state)
     char *file = tu_path("%s/%s-0/%020d.log: offset ", f->dir, TXN_LOG_TOPIC, 0);
     if (!strstr(d, file))
         fail_msg("detail does not name the segment file and a byte offset: %s", d);
-    free(file);
     assert_non_null(strstr(d, "null key"));
     char at[64];
     snprintf(at, sizeof at, "log offset %" PRId64, end);
     assert_non_null(strstr(d, at));
+    /* verify reports the same file and byte offset. */
+    char first[600];
+    snprintf(first, sizeof first, "%s", d);
+    *strstr(first, ": offset ") = '\0';
+    const char *pos = strstr(d, ": offset ") + strlen(": offset ");
+    char file_at[700];
+    snprintf(file_at, sizeof file_at, "%s: offset %.*s", first, (int)strcspn(pos, ":"), pos);
+    struct verify_log l = {0};
+    assert_int_equal(rt_verify(f->dir, on_problem, &l), RT_E_CORRUPT);
+    if (!strstr(l.all, file_at))
+        fail_msg("verify does not report %s:\n%s", file_at, l.all);
+    free(file);
+}
+
+/* The same for __consumer_offsets: open names the file and offset, and verify agrees. */
+static void test_bad_group_record_open_and_verify_agree(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "t", 1), 0);
+    struct rt_offset off = {.topic = "t", .partition = 0, .offset = 1};
+    assert_int_equal(rt_group_commit_offsets(f->e, "g", &off, 1), 0);
+    tu_fixture_close(f);
+    expect_verify_clean(f->dir);
+    tu_fixture_open(f);
+    struct partition *gp = engine_partition(f->e, GROUP_OFFSETS_TOPIC, 2);
+    assert_non_null(gp);
+    uint8_t buf[256];
+    size_t len = plain_batch(buf, sizeof buf, "oops"); /* null key */
+    assert_int_equal(engine_append_coordinator(f->e, gp, buf, len, NULL), 0);
+    tu_fixture_close(f);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(f->dir, &f->o, &e), RT_E_CORRUPT);
+    char *file = tu_path("%s/%s-2/%020d.log: offset 0", f->dir, GROUP_OFFSETS_TOPIC, 0);
+    if (!strstr(rt_error_detail(), file))
+        fail_msg("open: %s", rt_error_detail());
+    struct verify_log l = {0};
+    assert_int_equal(rt_verify(f->dir, on_problem, &l), RT_E_CORRUPT);
+    if (!strstr(l.all, file))
+        fail_msg("verify does not report %s:\n%s", file, l.all);
+    free(file);
 }
 
 /* A catalogue whose __consumer_offsets has a partition count the engine never writes (an older
@@ -545,6 +585,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_client_writes_to_internal_topics_refused, setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_bad_txn_log_record_names_file_and_offset, setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_group_record_open_and_verify_agree, setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_internal_topic_of_wrong_shape_names_catalogue, setup,
                                         tu_fixture_teardown),
