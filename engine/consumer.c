@@ -480,10 +480,9 @@ int rt_consumer_commit(rt_consumer *c)
         free(offsets);
         return rc;
     }
-    struct group_manager *g = engine_group_manager_create(c->engine);
-    if (!g)
-        rc = -EIO; /* as rt_group_commit_offsets: the detail names what failed */
-    else
+    struct group_manager *g = NULL;
+    rc = engine_group_manager_create(c->engine, &g);
+    if (rc == 0) /* else the real cause, as rt_group_commit_offsets; the detail names it */
         rc = group_commit(g, c->group, offsets, n);
     free(offsets);
     return rc;

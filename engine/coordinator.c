@@ -1057,13 +1057,37 @@ static void *timer_main(void *arg)
 
 /* ---- open: replay the log, finish what was left ---- */
 
-static int replay_record(struct coordinator *c, const struct rt_record_view *r)
+/* Where a replayed record lies, for the detail of RT_E_CORRUPT: the segment file and the byte
+ * position of its batch, as every other damaged batch is reported. */
+struct replay_at {
+    const struct rt_fetch_view *view;
+    const uint8_t *batch;
+};
+
+static int replay_corrupt(const struct replay_at *at, const struct rt_record_view *r,
+                          const char *what, const char *why)
+{
+    uint64_t pos = at->view->segment_position;
+    if (at->batch && at->batch >= at->view->data)
+        pos += (uint64_t)(at->batch - at->view->data);
+    return error_set(RT_E_CORRUPT,
+                     "%s: offset %" PRIu64 ": %s record at log offset %" PRId64 ": %s: %s",
+                     at->view->segment_path, pos, TXN_LOG_TOPIC, r->offset, what, why);
+}
+
+static int replay_record(struct coordinator *c, const struct rt_record_view *r,
+                         const struct replay_at *at)
 {
     char id[TXN_ID_MAX_BYTES + 1];
-    const char *why = NULL;
-    if (!r->key || txn_log_key_decode(r->key, (size_t)r->key_len, id, &why) != 0)
-        return error_set(RT_E_CORRUPT, "%s offset %" PRId64 ": bad key: %s", TXN_LOG_TOPIC,
-                         r->offset, why ? why : "null key");
+    const char *what = NULL, *why = NULL;
+    /* The one check rt_verify runs too (txn_log_batch_check), so both judge a record alike. */
+    int rc = txn_log_record_check(r->key, r->key_len, r->value, r->value_len, &what, &why);
+    if (rc == RT_E_CORRUPT)
+        return replay_corrupt(at, r, what, why ? why : "invalid");
+    if (rc)
+        return rc;
+    rc = txn_log_key_decode(r->key, (size_t)r->key_len, id, &why);
+    assert(rc == 0);
     __atomic_add_fetch(&c->log_records, 1, __ATOMIC_RELAXED);
     struct txn_meta *m = meta_get(c, id, r->value != NULL);
     if (!r->value) { /* tombstone */
@@ -1076,9 +1100,11 @@ static int replay_record(struct coordinator *c, const struct rt_record_view *r)
     if (!m)
         return -ENOMEM;
     struct txn_log_value v;
-    int rc = txn_log_value_decode(r->value, (size_t)r->value_len, &v, &why);
+    rc = txn_log_value_decode(r->value, (size_t)r->value_len, &v, &why);
     if (rc) {
         meta_put(c, m);
+        if (rc == RT_E_CORRUPT)
+            return replay_corrupt(at, r, "bad value", why ? why : rt_strerror(rc));
         return error_set(rc, "%s offset %" PRId64 ": bad value: %s", TXN_LOG_TOPIC, r->offset,
                          why ? why : rt_strerror(rc));
     }
@@ -1106,7 +1132,8 @@ static int replay(struct coordinator *c)
         rt_records_init(&it, f, offset);
         int64_t before = offset;
         while (rc == 0 && (rc = rt_records_next(&it, &r)) == 0) {
-            rc = replay_record(c, &r);
+            struct replay_at at = {.view = rt_fetch_get(f), .batch = it.batch};
+            rc = replay_record(c, &r, &at);
             offset = r.offset + 1;
         }
         if (rc == RT_E_END)
@@ -1131,7 +1158,7 @@ int coordinator_open(rt_engine *e, bool create, struct coordinator **out)
     pthread_cond_init(&c->timer_cv, NULL);
     int rc = 0;
     if (create) {
-        rc = rt_topic_create(e, TXN_LOG_TOPIC, 1);
+        rc = engine_internal_topic_create(e, TXN_LOG_TOPIC, 1);
         if (rc == RT_E_TOPIC_ALREADY_EXISTS)
             rc = 0;
     }
@@ -1168,6 +1195,18 @@ int coordinator_open(rt_engine *e, bool create, struct coordinator **out)
     }
     *out = c;
     return 0;
+}
+
+int64_t coordinator_producer_id_max(struct coordinator *c)
+{
+    int64_t max = -1;
+    pthread_mutex_lock(&c->table_lock);
+    for (uint32_t b = 0; b < COORD_BUCKETS; b++)
+        for (struct txn_meta *m = c->buckets[b]; m; m = m->next)
+            if (m->v.producer_id > max)
+                max = m->v.producer_id;
+    pthread_mutex_unlock(&c->table_lock);
+    return max;
 }
 
 void coordinator_close(struct coordinator *c)

@@ -26,6 +26,10 @@ struct coordinator;
 int coordinator_open(rt_engine *e, bool create, struct coordinator **out);
 void coordinator_close(struct coordinator *c);
 
+/* The largest producer id any transactional id of the log holds (-1 when none): open keeps the
+ * producer-id allocator above it. */
+int64_t coordinator_producer_id_max(struct coordinator *c);
+
 /* InitProducerId for a transactional id: fences the previous instance (epoch bump), finishes
  * or aborts what it left open, and returns the producer id and the new epoch. */
 int coordinator_init(struct coordinator *c, const char *transactional_id, int32_t timeout_ms,

@@ -164,7 +164,7 @@ static int topic_build(rt_engine *e, struct topic *t, const char *name, uint32_t
     /* Internal topics (__transaction_state, __consumer_offsets) hold little: small segments,
      * so they do not preallocate a user-sized segment each. */
     struct partition_config cfg = e->pcfg;
-    if (strncmp(name, "__", 2) == 0) {
+    if (meta_topic_name_internal(name)) {
         uint64_t small = 8u << 20;
         if (small < e->opts.batch_size_max_bytes)
             small = e->opts.batch_size_max_bytes;
@@ -203,6 +203,90 @@ static int topic_build(rt_engine *e, struct topic *t, const char *name, uint32_t
     t->partition_count = partitions;
     e->partitions_total += partitions;
     return 0;
+}
+
+/* The catalogue's internal topics must have the shape the engine writes them with: an older
+ * version let clients create them (rt_topic_create("__consumer_offsets", 1)), and the managers
+ * would then fail later with a code that names no file. */
+static int internal_topics_check(rt_engine *e)
+{
+    for (uint32_t i = 0; i < e->catalogue.count; i++) {
+        const struct meta_topic *mt = &e->catalogue.topics[i];
+        uint32_t want = 0;
+        if (strcmp(mt->name, TXN_LOG_TOPIC) == 0)
+            want = 1;
+        else if (strcmp(mt->name, GROUP_OFFSETS_TOPIC) == 0)
+            want = GROUP_OFFSETS_PARTITIONS;
+        if (want && mt->partitions != want)
+            return error_set(RT_E_CORRUPT,
+                             "%s/%s: internal topic %s has %u partition%s; the engine keeps it "
+                             "with %u (was it created by a client?)",
+                             e->dir, META_FILE, mt->name, mt->partitions,
+                             mt->partitions == 1 ? "" : "s", want);
+    }
+    return 0;
+}
+
+/* ---- producer ids: never handed out twice ---- */
+
+struct pid_max {
+    int64_t max;
+};
+
+static int pid_max_entry(void *ctx, const struct producer_entry *pe)
+{
+    struct pid_max *m = ctx;
+    if (pe->producer_id > m->max)
+        m->max = pe->producer_id;
+    return 0;
+}
+
+/* The largest producer id partition p knows: its producer table (snapshot + replayed tail)
+ * always, and when `scan_logs` every batch header of every segment as well (what expiry or
+ * eviction dropped from the table). Runs at open, before the shards start. Cost of the scan:
+ * one 61-byte header read per batch (a page touched per batch at most). */
+static int64_t partition_producer_id_max(struct partition *p, bool scan_logs)
+{
+    struct pid_max m = {.max = -1};
+    (void)producer_table_each(&p->producers, pid_max_entry, &m);
+    if (!scan_logs)
+        return m.max;
+    for (uint32_t i = 0; i < p->segment_count; i++) {
+        const struct segment *seg = p->segments[i];
+        uint64_t end = atomic_load_explicit(&seg->readable_bytes, memory_order_acquire);
+        if (end > seg->map_bytes)
+            end = seg->map_bytes;
+        uint64_t pos = 0;
+        while (pos < end) {
+            const char *why = NULL;
+            struct batch_header h;
+            int64_t size = batch_size_at(seg->map + pos, (size_t)(end - pos), &why);
+            if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
+                break; /* open validated what it trusts; nothing past this is acknowledged */
+            if (h.producer_id > m.max)
+                m.max = h.producer_id;
+            pos += (uint64_t)size;
+        }
+    }
+    return m.max;
+}
+
+/* Raises the producer-id allocator past every id the partitions know. producers.meta alone
+ * is not enough: a deleted (or older) copy would hand out an id some partition still holds
+ * state for, and that producer's first batch would be acknowledged as a duplicate of the old
+ * one's and never stored. The logs are walked only when the file was missing. */
+static int producer_ids_from_partitions(rt_engine *e)
+{
+    bool missing = !producer_registry_found(&e->producers);
+    int64_t max = -1;
+    uint32_t n = atomic_load(&e->topic_count);
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t i = 0; i < e->topics[t].partition_count; i++) {
+            int64_t m = partition_producer_id_max(&e->topics[t].partitions[i], missing);
+            if (m > max)
+                max = m;
+        }
+    return producer_registry_raise(&e->producers, max + 1);
 }
 
 static void engine_free(rt_engine *e)
@@ -317,7 +401,17 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
         }
     }
 
-    e->topics = calloc(e->opts.topics_max, sizeof(*e->topics));
+    /* topics_max bounds the user's topics; the internal ones get slots of their own (and so
+     * does any "__" topic an older version let a client create). */
+    uint32_t user_topics = 0, internal_topics = 0;
+    for (uint32_t i = 0; i < e->catalogue.count; i++) {
+        if (meta_topic_name_internal(e->catalogue.topics[i].name))
+            internal_topics++;
+        else
+            user_topics++;
+    }
+    e->topics_capacity = e->opts.topics_max + INTERNAL_TOPICS_MAX + internal_topics;
+    e->topics = calloc(e->topics_capacity, sizeof(*e->topics));
     e->shard_count = e->opts.shard_count ? e->opts.shard_count : default_shards();
     e->shards = calloc(e->shard_count, sizeof(*e->shards));
     if (!e->topics || !e->shards) {
@@ -336,11 +430,14 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
         e->shard_count = inited;
         goto err_shards;
     }
-    if (e->catalogue.count > e->opts.topics_max) {
-        rc = error_set(RT_E_LIMIT, "%s: %u topics exceed topics_max %u", e->dir, e->catalogue.count,
+    if (user_topics > e->opts.topics_max) {
+        rc = error_set(RT_E_LIMIT, "%s: %u topics exceed topics_max %u", e->dir, user_topics,
                        e->opts.topics_max);
         goto err_shards;
     }
+    rc = internal_topics_check(e);
+    if (rc)
+        goto err_shards;
     for (uint32_t i = 0; i < e->catalogue.count; i++) {
         const struct meta_topic *mt = &e->catalogue.topics[i];
         rc = topic_build(e, &e->topics[i], mt->name, mt->partitions, clean, false);
@@ -348,6 +445,9 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
             goto err_topics;
         atomic_store_explicit(&e->topic_count, i + 1, memory_order_release);
     }
+    rc = producer_ids_from_partitions(e);
+    if (rc)
+        goto err_topics;
     for (uint32_t i = 0; i < e->shard_count; i++) {
         rc = shard_start(&e->shards[i]);
         if (rc)
@@ -364,11 +464,18 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
         rc = coordinator_open(e, false, &e->coordinator);
         if (rc)
             goto err_internal;
+        /* A transactional id that never wrote to a partition has its id only in the log. */
+        rc =
+            producer_registry_raise(&e->producers, coordinator_producer_id_max(e->coordinator) + 1);
+        if (rc)
+            goto err_internal;
     }
     *out = e;
     return 0;
 
 err_internal:
+    coordinator_close(e->coordinator);
+    e->coordinator = NULL;
     if (e->groups)
         group_manager_close(e->groups);
     e->groups = NULL;
@@ -460,18 +567,13 @@ static const struct topic *topic_find(rt_engine *e, const char *name)
     return NULL;
 }
 
-int rt_topic_create(rt_engine *e, const char *name, uint32_t partitions)
+/* Creates a topic under admin_lock. User topics count against topics_max; internal ones use
+ * the slots reserved for them. */
+static int topic_create(rt_engine *e, const char *name, uint32_t partitions)
 {
-    error_clear();
-    if (!e)
-        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_create: NULL engine");
-    if (!meta_topic_name_valid(name))
-        return error_set(RT_E_INVALID_TOPIC, "invalid topic name '%s'", name ? name : "(null)");
-    if (partitions == 0 || partitions > e->opts.partitions_max)
-        return error_set(RT_E_INVALID_ARGUMENT, "partitions must be 1..%u, got %u",
-                         e->opts.partitions_max, partitions);
     if (atomic_load(&e->closing))
         return error_set(RT_E_CLOSED, "the engine is closing");
+    bool internal = meta_topic_name_internal(name);
     pthread_mutex_lock(&e->admin_lock);
     int rc = 0;
     uint32_t n = atomic_load(&e->topic_count);
@@ -479,8 +581,15 @@ int rt_topic_create(rt_engine *e, const char *name, uint32_t partitions)
         rc = error_set(RT_E_TOPIC_ALREADY_EXISTS, "topic '%s' already exists", name);
         goto out;
     }
-    if (n >= e->opts.topics_max) {
+    uint32_t users = 0;
+    for (uint32_t i = 0; i < n; i++)
+        users += !meta_topic_name_internal(e->topics[i].name);
+    if (!internal && users >= e->opts.topics_max) {
         rc = error_set(RT_E_LIMIT, "topics_max (%u) reached", e->opts.topics_max);
+        goto out;
+    }
+    if (n >= e->topics_capacity) { /* only internal topics get here: two at most */
+        rc = error_set(RT_E_LIMIT, "no slot left for internal topic '%s' (%u topics)", name, n);
         goto out;
     }
     /* Directories and first segments first, then the catalogue: a crash in between leaves
@@ -507,6 +616,41 @@ out:
     return rc;
 }
 
+int rt_topic_create(rt_engine *e, const char *name, uint32_t partitions)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_create: NULL engine");
+    if (!meta_topic_name_valid(name))
+        return error_set(RT_E_INVALID_TOPIC, "invalid topic name '%s'", name ? name : "(null)");
+    if (meta_topic_name_internal(name))
+        return error_set(RT_E_INTERNAL_TOPIC,
+                         "topic name '%s': names beginning with '__' are reserved for the "
+                         "engine's internal topics",
+                         name);
+    if (partitions == 0 || partitions > e->opts.partitions_max)
+        return error_set(RT_E_INVALID_ARGUMENT, "partitions must be 1..%u, got %u",
+                         e->opts.partitions_max, partitions);
+    return topic_create(e, name, partitions);
+}
+
+int engine_internal_topic_create(rt_engine *e, const char *name, uint32_t partitions)
+{
+    assert(meta_topic_name_internal(name));
+    assert(partitions > 0);
+    return topic_create(e, name, partitions);
+}
+
+int engine_client_topic_check(const char *topic)
+{
+    if (meta_topic_name_internal(topic))
+        return error_set(RT_E_INTERNAL_TOPIC,
+                         "topic '%s' is internal: only the engine writes it (names beginning "
+                         "with '__' are reserved)",
+                         topic);
+    return 0;
+}
+
 int rt_topic_describe(rt_engine *e, const char *name, uint32_t *partitions_out)
 {
     error_clear();
@@ -527,7 +671,7 @@ int rt_topic_list(rt_engine *e, int (*fn)(void *ctx, const char *name, uint32_t 
         return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_list: NULL argument");
     uint32_t n = atomic_load_explicit(&e->topic_count, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++) {
-        if (strncmp(e->topics[i].name, "__", 2) == 0)
+        if (meta_topic_name_internal(e->topics[i].name))
             continue; /* internal topics (transaction log, consumer offsets) */
         int rc = fn(ctx, e->topics[i].name, e->topics[i].partition_count);
         if (rc)
@@ -653,6 +797,9 @@ int rt_append(rt_engine *e, const char *topic, uint32_t partition, const struct 
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append: no records");
     if (count > INT32_MAX)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append: too many records");
+    int rc = engine_client_topic_check(topic);
+    if (rc)
+        return rc;
     struct partition *p = engine_partition(e, topic, partition);
     if (!p)
         return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
@@ -682,7 +829,7 @@ int rt_append(rt_engine *e, const char *topic, uint32_t partition, const struct 
     if (!buf)
         return error_set(-ENOMEM, "rt_append: no memory for a %" PRIu64 "-byte batch", size);
     struct batch_builder b;
-    int rc = batch_builder_init(&b, buf, size, 0, -1, -1, -1);
+    rc = batch_builder_init(&b, buf, size, 0, -1, -1, -1);
     for (size_t i = 0; i < count && rc == 0; i++) {
         struct rt_record tmp = records[i];
         if (tmp.timestamp_ms < 0)
@@ -707,6 +854,9 @@ int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *b
     error_clear();
     if (!e || !batch)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: NULL argument");
+    int rc = engine_client_topic_check(topic);
+    if (rc)
+        return rc;
     struct partition *p = engine_partition(e, topic, partition);
     if (!p)
         return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
@@ -720,7 +870,7 @@ int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *b
                          "rt_append_batch: batch length field says %" PRId64
                          " bytes but %zu were given",
                          size, len);
-    int rc = batch_validate(batch, len, e->opts.batch_size_max_bytes, &h, &why);
+    rc = batch_validate(batch, len, e->opts.batch_size_max_bytes, &h, &why);
     if (rc)
         return error_set(rc, "rt_append_batch: %s", why ? why : rt_strerror(rc));
     if (h.record_count == 0)
@@ -1038,6 +1188,14 @@ static int append_internal(rt_engine *e, struct partition *p, uint8_t *batch, si
                                 .coordinator = true,
                                 .force_sync = force_sync};
     rc = shard_submit(p->shard, &req);
+    if (rc == RT_E_IO_FAILED) {
+        /* Name the cause (-ENOSPC, -EIO, ...) the write side failed with, as engine_append. */
+        werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
+        return error_set(rc,
+                         "coordinator append to %s failed: %s; the engine's write side is "
+                         "now failed until reopened",
+                         p->dir, werr ? rt_strerror(werr) : "unknown");
+    }
     if (rc)
         return error_set(rc, "coordinator append to %s: %s", p->dir,
                          req.rule ? req.rule : rt_strerror(rc));
@@ -1110,19 +1268,28 @@ const struct rt_options *engine_options(const rt_engine *e)
     return &e->opts;
 }
 
-struct coordinator *engine_coordinator(rt_engine *e, bool create)
+struct coordinator *engine_coordinator(rt_engine *e)
 {
     pthread_mutex_lock(&e->internal_lock);
-    if (!e->coordinator && create) {
-        int rc = coordinator_open(e, true, &e->coordinator);
+    struct coordinator *c = e->coordinator;
+    pthread_mutex_unlock(&e->internal_lock);
+    if (!c)
+        error_set(RT_E_INVALID_TXN_STATE, "no transaction has ever been started in %s", e->dir);
+    return c;
+}
+
+int engine_coordinator_create(rt_engine *e, struct coordinator **out)
+{
+    int rc = 0;
+    pthread_mutex_lock(&e->internal_lock);
+    if (!e->coordinator) {
+        rc = coordinator_open(e, true, &e->coordinator);
         if (rc)
             e->coordinator = NULL;
     }
-    struct coordinator *c = e->coordinator;
+    *out = e->coordinator;
     pthread_mutex_unlock(&e->internal_lock);
-    if (!c && !create)
-        error_set(RT_E_INVALID_TXN_STATE, "no transaction has ever been started in %s", e->dir);
-    return c;
+    return rc;
 }
 
 struct group_manager *engine_group_manager(rt_engine *e)
@@ -1133,19 +1300,20 @@ struct group_manager *engine_group_manager(rt_engine *e)
     return g;
 }
 
-struct group_manager *engine_group_manager_create(rt_engine *e)
+int engine_group_manager_create(rt_engine *e, struct group_manager **out)
 {
+    int rc = 0;
     pthread_mutex_lock(&e->internal_lock);
     if (!e->groups) {
-        int rc = rt_topic_create(e, GROUP_OFFSETS_TOPIC, GROUP_OFFSETS_PARTITIONS);
+        rc = engine_internal_topic_create(e, GROUP_OFFSETS_TOPIC, GROUP_OFFSETS_PARTITIONS);
         if (rc == 0 || rc == RT_E_TOPIC_ALREADY_EXISTS)
             rc = group_manager_open(e, &e->groups);
         if (rc)
             e->groups = NULL;
     }
-    struct group_manager *g = e->groups;
+    *out = e->groups;
     pthread_mutex_unlock(&e->internal_lock);
-    return g;
+    return rc;
 }
 
 /* ---- public wrappers: transactions admin and group offsets ---- */
@@ -1155,9 +1323,10 @@ int rt_txn_set_check_handler(rt_engine *e, rt_txn_check_fn fn, void *ctx)
     error_clear();
     if (!e)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_set_check_handler: NULL engine");
-    struct coordinator *c = engine_coordinator(e, true);
-    if (!c)
-        return RT_E_INVALID_TXN_STATE;
+    struct coordinator *c = NULL;
+    int rc = engine_coordinator_create(e, &c);
+    if (rc)
+        return rc;
     return coordinator_set_check_handler(c, fn, ctx);
 }
 
@@ -1166,7 +1335,7 @@ int rt_txn_list(rt_engine *e, int (*fn)(void *ctx, const struct rt_txn_info *txn
     error_clear();
     if (!e || !fn)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_list: NULL argument");
-    struct coordinator *c = engine_coordinator(e, false);
+    struct coordinator *c = engine_coordinator(e);
     if (!c)
         return 0; /* no transaction log: nothing to list */
     return coordinator_list(c, fn, ctx);
@@ -1177,7 +1346,7 @@ int rt_txn_abort(rt_engine *e, const char *transactional_id)
     error_clear();
     if (!e || !transactional_id)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_abort: NULL argument");
-    struct coordinator *c = engine_coordinator(e, false);
+    struct coordinator *c = engine_coordinator(e);
     if (!c)
         return error_set(RT_E_UNKNOWN_PRODUCER_ID, "no transactional id '%s'", transactional_id);
     return coordinator_abort(c, transactional_id);
@@ -1189,7 +1358,7 @@ int rt_txn_list_partitions(rt_engine *e, int (*fn)(void *ctx, const struct rt_pa
     error_clear();
     if (!e || !fn)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_list_partitions: NULL argument");
-    struct coordinator *c = engine_coordinator(e, false);
+    struct coordinator *c = engine_coordinator(e);
     error_clear(); /* no coordinator: every open transaction is one it does not know */
     return coordinator_list_partitions(e, c, fn, ctx);
 }
@@ -1205,7 +1374,7 @@ int rt_txn_abort_partition(rt_engine *e, const char *topic, uint32_t partition, 
                          "rt_txn_abort_partition: producer id %" PRId64
                          " must be >= 0 and epoch %d >= -1",
                          producer_id, (int)producer_epoch);
-    struct coordinator *c = engine_coordinator(e, false);
+    struct coordinator *c = engine_coordinator(e);
     error_clear();
     return coordinator_abort_partition(e, c, topic, partition, producer_id, producer_epoch);
 }
@@ -1219,9 +1388,10 @@ int rt_group_commit_offsets(rt_engine *e, const char *group, const struct rt_off
     int rc = group_offsets_check_known(e, offsets, count);
     if (rc)
         return rc;
-    struct group_manager *g = engine_group_manager_create(e);
-    if (!g)
-        return -EIO; /* group_manager_open set the detail */
+    struct group_manager *g = NULL;
+    rc = engine_group_manager_create(e, &g);
+    if (rc)
+        return rc; /* the real cause; the detail names what failed */
     return group_commit(g, group, offsets, count);
 }
 

@@ -37,7 +37,8 @@ struct rt_engine {
 
     pthread_mutex_t admin_lock;
     struct meta_catalogue catalogue;
-    struct topic *topics; /* topics_max slots */
+    struct topic *topics;     /* topics_capacity slots */
+    uint32_t topics_capacity; /* topics_max user topics + the internal ones */
     _Atomic uint32_t topic_count;
     uint32_t partitions_total; /* for shard assignment */
 
@@ -54,6 +55,18 @@ struct rt_engine {
     struct group_manager *groups;
     struct partition_recovery recovery; /* summed over partitions at open */
 };
+
+/* Internal topics the engine creates itself (__transaction_state, __consumer_offsets): slots
+ * beyond topics_max. */
+#define INTERNAL_TOPICS_MAX 2
+
+/* Creates an internal topic (a name beginning with "__"): not counted against topics_max, and
+ * the only way such a topic comes to exist. Errors as rt_topic_create. */
+int engine_internal_topic_create(rt_engine *e, const char *name, uint32_t partitions);
+
+/* 0 when clients may write to `topic`; RT_E_INTERNAL_TOPIC (detail set) for an internal topic.
+ * Every client append path (rt_append, rt_append_batch, rt_producer_send) asks this. */
+int engine_client_topic_check(const char *topic);
 
 /* The partition, or NULL (with the thread's error detail set). */
 struct partition *engine_partition(rt_engine *e, const char *topic, uint32_t partition);
@@ -127,11 +140,16 @@ int engine_append_forced(rt_engine *e, struct partition *p, uint8_t *batch, size
 /* The engine's options. */
 const struct rt_options *engine_options(const rt_engine *e);
 
-/* The coordinator and the group manager, created (with their internal topics) on first use
- * when `create`; NULL (with the error detail set) otherwise or on failure. */
-struct coordinator *engine_coordinator(rt_engine *e, bool create);
+/* The coordinator and the group manager if they exist (NULL otherwise; the coordinator's
+ * lookup sets the error detail). */
+struct coordinator *engine_coordinator(rt_engine *e);
 struct group_manager *engine_group_manager(rt_engine *e);
-struct group_manager *engine_group_manager_create(rt_engine *e);
+
+/* The same, created (with their internal topics) on first use. Return 0, or the real cause of
+ * a failure (RT_E_LIMIT, -ENOSPC, RT_E_CORRUPT naming a file, ...) with the detail set: never a
+ * blanket -EIO. */
+int engine_coordinator_create(rt_engine *e, struct coordinator **out);
+int engine_group_manager_create(rt_engine *e, struct group_manager **out);
 
 /* Rolls the partition to a new, empty segment now (unless its active segment is empty). */
 int engine_roll(rt_engine *e, struct partition *p);

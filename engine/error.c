@@ -86,6 +86,9 @@ const char *rt_strerror(int code)
         return "RT_E_UNSUPPORTED_COMPRESSION: unknown or unsupported compression codec";
     case RT_E_TIMED_OUT:
         return "RT_E_TIMED_OUT: timed out";
+    case RT_E_INTERNAL_TOPIC:
+        return "RT_E_INTERNAL_TOPIC: names beginning with '__' are internal topics: only the "
+               "engine creates and writes them";
     default:
         break;
     }

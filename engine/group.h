@@ -56,4 +56,13 @@ void group_txn_complete(struct group_manager *g, int64_t producer_id, bool commi
 int group_fetch(struct group_manager *g, const char *group, const char *topic, uint32_t partition,
                 bool require_stable, int64_t *offset_out);
 
+struct batch_header;
+/* The rules a validated batch of __consumer_offsets must pass when the group manager replays it
+ * at open (and what rt_verify runs, so both judge it alike): uncompressed; a control batch's
+ * record parses as a marker; every other record decodes, with a non-null offset key (or a key
+ * version the manager skips) and a null or decodable value. 0, or RT_E_CORRUPT with *what (the
+ * part) and *why. */
+int group_batch_check(const uint8_t *batch, size_t size, const struct batch_header *h,
+                      const char **what, const char **why);
+
 #endif /* RT_GROUP_H */

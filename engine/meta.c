@@ -41,6 +41,11 @@ bool meta_topic_name_valid(const char *name)
     return true;
 }
 
+bool meta_topic_name_internal(const char *name)
+{
+    return name && name[0] == '_' && name[1] == '_';
+}
+
 static int catalogue_reserve(struct meta_catalogue *cat, uint32_t want)
 {
     if (want <= cat->capacity)

@@ -43,6 +43,11 @@ struct meta_catalogue {
 /* True when name is a legal topic name: 1..249 bytes of [a-zA-Z0-9._-], not "." or "..". */
 bool meta_topic_name_valid(const char *name);
 
+/* True when name is reserved for an internal topic: it begins with "__" (Kafka's convention for
+ * __consumer_offsets and __transaction_state). Only the engine creates or writes such topics;
+ * they do not count against topics_max. */
+bool meta_topic_name_internal(const char *name);
+
 /* Parses bytes (untrusted). On success fills *out (caller frees with meta_catalogue_free).
  * Returns 0, RT_E_CORRUPT with *why and *bad_offset set, or -ENOMEM. Rejects duplicate and
  * invalid names, zero partitions, trailing bytes. */

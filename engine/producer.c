@@ -697,9 +697,10 @@ int rt_producer_init_transactions(rt_producer *p, int32_t timeout_ms)
     int rc = rt_producer_flush(p, -1);
     if (rc && rc != p->sticky_error)
         return rc;
-    struct coordinator *c = engine_coordinator(p->e, true);
-    if (!c)
-        return error_set(-EIO, "cannot open the transaction coordinator");
+    struct coordinator *c = NULL;
+    rc = engine_coordinator_create(p->e, &c);
+    if (rc)
+        return rc; /* the real cause; the detail names what failed */
     int64_t pid;
     int16_t epoch;
     rc = coordinator_init(c, p->txn_id, txn_timeout, p->opts.check_fn, p->opts.check_ctx, &pid,
@@ -750,9 +751,10 @@ int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_
     int rc = group_offsets_check_known(p->e, offsets, count);
     if (rc)
         return rc;
-    struct group_manager *g = engine_group_manager_create(p->e);
-    if (!g)
-        return error_set(-EIO, "cannot open the consumer offsets");
+    struct group_manager *g = NULL;
+    rc = engine_group_manager_create(p->e, &g);
+    if (rc)
+        return rc; /* the real cause; the detail names what failed */
     struct partition *gp = engine_partition(p->e, GROUP_OFFSETS_TOPIC, group_partition_for(group));
     if (!gp)
         return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "no %s-%u", GROUP_OFFSETS_TOPIC,
@@ -848,8 +850,11 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
                          "rt_producer_send: partition %d (a partition number, or -1 to let the "
                          "producer place the record)",
                          partition);
+    int rc = engine_client_topic_check(topic);
+    if (rc)
+        return rc;
     uint32_t count = 0;
-    int rc = rt_topic_describe(p->e, topic, &count);
+    rc = rt_topic_describe(p->e, topic, &count);
     if (rc)
         return rc;
     bool sticky = false, spanned = false;

@@ -144,6 +144,7 @@ int producer_registry_open(struct producer_registry *r, const char *dir)
         return error_set(rc, "%s: cannot read: %s", path, strerror(-rc));
     const char *why = NULL;
     size_t bad = 0;
+    r->found = true;
     rc = producer_registry_parse(buf, len, &r->block_end, &r->names, &r->name_count, &why, &bad);
     free(buf);
     if (rc == RT_E_CORRUPT)
@@ -253,4 +254,26 @@ bool producer_registry_is_named(void *registry, int64_t producer_id)
         named = r->names[i].producer_id == producer_id;
     pthread_mutex_unlock(&r->lock);
     return named;
+}
+
+bool producer_registry_found(const struct producer_registry *r)
+{
+    return r->found;
+}
+
+int producer_registry_raise(struct producer_registry *r, int64_t floor)
+{
+    assert(floor >= 0);
+    pthread_mutex_lock(&r->lock);
+    int rc = 0;
+    if (floor > r->next_id)
+        r->next_id = floor;
+    if (!r->found || r->next_id > r->block_end) {
+        /* A block_end of next_id: the next allocation starts a fresh block past it. */
+        rc = registry_store(r, r->next_id > r->block_end ? r->next_id : r->block_end);
+        if (rc == 0)
+            r->found = true;
+    }
+    pthread_mutex_unlock(&r->lock);
+    return rc;
 }

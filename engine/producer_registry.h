@@ -40,6 +40,7 @@ struct producer_registry {
     pthread_mutex_t lock;
     int64_t next_id;   /* next id to hand out */
     int64_t block_end; /* persisted: ids below it may have been handed out */
+    bool found;        /* the file existed at open */
     struct producer_name *names;
     uint32_t name_count, name_capacity;
 };
@@ -61,5 +62,14 @@ int producer_registry_open_name(struct producer_registry *r, const char *name,
                                 int64_t *producer_id_out, int16_t *epoch_out);
 
 bool producer_registry_is_named(void *registry, int64_t producer_id);
+
+/* Did producers.meta exist when the registry was opened? */
+bool producer_registry_found(const struct producer_registry *r);
+
+/* Makes every id below `floor` count as handed out: allocation resumes at `floor` or later.
+ * Open calls it with one past the largest id the partitions and the transaction log know, so a
+ * lost or older producers.meta can never make an id be handed out twice. Rewrites the file
+ * when it was missing or `floor` passes its block. */
+int producer_registry_raise(struct producer_registry *r, int64_t floor);
 
 #endif /* RT_PRODUCER_REGISTRY_H */

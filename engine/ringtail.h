@@ -70,7 +70,10 @@ enum rt_error {
     RT_E_UNSTABLE_OFFSET_COMMIT = -10022,
     RT_E_UNSUPPORTED_COMPRESSION = -10023,
     RT_E_TIMED_OUT = -10024,
-    RT_E_LAST = -10024,
+    RT_E_INTERNAL_TOPIC = -10025, /* names beginning with "__" are the engine's; clients may not
+                                   * create them or write to them (Kafka's "Cannot append to
+                                   * internal topic") */
+    RT_E_LAST = -10025,
 };
 
 /* Names any code: RT_E_*, -errno, or 0. Never NULL. */
@@ -170,7 +173,10 @@ int rt_stats_get(rt_engine *engine, struct rt_stats *out);
 #define RT_TOPIC_NAME_MAX 249 /* as Kafka: [a-zA-Z0-9._-], not "." or ".." */
 
 /* Creates a topic with `partitions` partitions (1..partitions_max), persisted before return.
- * Errors: RT_E_INVALID_TOPIC, RT_E_INVALID_ARGUMENT, RT_E_TOPIC_ALREADY_EXISTS, RT_E_LIMIT. */
+ * Names beginning with "__" are reserved for the engine's internal topics (__transaction_state,
+ * __consumer_offsets), which it creates itself and which do not count against topics_max.
+ * Errors: RT_E_INVALID_TOPIC, RT_E_INTERNAL_TOPIC (a reserved name), RT_E_INVALID_ARGUMENT,
+ * RT_E_TOPIC_ALREADY_EXISTS, RT_E_LIMIT. */
 int rt_topic_create(rt_engine *engine, const char *name, uint32_t partitions);
 
 /* Partition count of a topic. Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION. */
@@ -206,8 +212,10 @@ struct rt_record {
  * appends it to the partition. Returns once the batch is acknowledged under the engine's sync
  * mode (durable under RT_SYNC_ALWAYS); *base_offset_out (may be NULL) receives the first
  * record's offset. Appends from many threads are group-committed.
- * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_INVALID_ARGUMENT (count 0 or bad lengths),
- * RT_E_RECORD_TOO_LARGE, RT_E_IO_FAILED, RT_E_CLOSED, -errno. */
+ * Internal topics (names beginning with "__") are written only by the engine: RT_E_INTERNAL_TOPIC
+ * (also for rt_append_batch and rt_producer_send).
+ * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_INTERNAL_TOPIC, RT_E_INVALID_ARGUMENT (count 0 or
+ * bad lengths), RT_E_RECORD_TOO_LARGE, RT_E_IO_FAILED, RT_E_CLOSED, -errno. */
 int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
               const struct rt_record *records, size_t count, int64_t *base_offset_out);
 

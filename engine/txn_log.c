@@ -515,3 +515,46 @@ void txn_log_value_free(struct txn_log_value *v)
     v->partitions = NULL;
     v->partition_count = 0;
 }
+
+int txn_log_record_check(const uint8_t *key, int32_t key_len, const uint8_t *value,
+                         int32_t value_len, const char **what, const char **why)
+{
+    char id[TXN_ID_MAX_BYTES + 1];
+    *what = "bad key";
+    if (!key || key_len < 0) {
+        *why = "null key";
+        return RT_E_CORRUPT;
+    }
+    if (txn_log_key_decode(key, (size_t)key_len, id, why) != 0)
+        return RT_E_CORRUPT;
+    if (!value || value_len < 0)
+        return 0; /* a tombstone */
+    *what = "bad value";
+    struct txn_log_value v;
+    int rc = txn_log_value_decode(value, (size_t)value_len, &v, why);
+    if (rc == 0)
+        txn_log_value_free(&v);
+    return rc;
+}
+
+int txn_log_batch_check(const uint8_t *batch, size_t size, const struct batch_header *h,
+                        const char **what, const char **why)
+{
+    if (batch_is_control(h) ||
+        (h->attributes & BATCH_ATTR_COMPRESSION_MASK) != BATCH_COMPRESSION_NONE)
+        return 0; /* the replay skips control records; compressed: see the header */
+    const uint8_t *p = batch + BATCH_HEADER_BYTES, *end = batch + size;
+    for (int32_t i = 0; i < h->record_count; i++) {
+        struct record_view rv;
+        int n = record_decode(p, end, &rv, why);
+        if (n <= 0) {
+            *what = "record";
+            return RT_E_CORRUPT;
+        }
+        p += n;
+        int rc = txn_log_record_check(rv.key, rv.key_len, rv.value, rv.value_len, what, why);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}

@@ -78,4 +78,17 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
                          const char **why);
 void txn_log_value_free(struct txn_log_value *v);
 
+/* The rules a record of __transaction_state must pass when the coordinator replays it at open:
+ * a non-null key that decodes, and a null value (tombstone) or one that decodes. 0, RT_E_CORRUPT
+ * with *what ("bad key", "bad value") and *why, or -ENOMEM. */
+int txn_log_record_check(const uint8_t *key, int32_t key_len, const uint8_t *value,
+                         int32_t value_len, const char **what, const char **why);
+
+struct batch_header;
+/* txn_log_record_check on every record of a validated batch of __transaction_state (what
+ * rt_verify runs, so verify reports exactly the records open refuses). Compressed batches are
+ * not decoded here (the engine writes none). 0, RT_E_CORRUPT with *what and *why, or -ENOMEM. */
+int txn_log_batch_check(const uint8_t *batch, size_t size, const struct batch_header *h,
+                        const char **what, const char **why);
+
 #endif /* RT_TXN_LOG_H */

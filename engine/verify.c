@@ -21,6 +21,10 @@
  *      time_index_check, and every entry's offset lies in the segment and its timestamp is not
  *      above the segment's largest batch maxTimestamp. Zero-filled (untrimmed) index tails are
  *      accepted in the newest segment only.
+ *   6. Every batch of the internal topics passes the record rules their replay at open applies
+ *      (txn_log_batch_check for __transaction_state, group_batch_check for __consumer_offsets),
+ *      so verify reports exactly the records that make rt_open fail.
+ *   7. `producers.meta` parses; a directory with topics but no `producers.meta` lost it.
  *
  * Every problem is reported once through fn as "FILE: offset N: what" (or "FILE: what" when no
  * byte offset applies); warnings are reported as "warning: FILE: what" and do not fail. All
@@ -49,8 +53,10 @@
 #include "index/time_index.h"
 #include "index/txn_index.h"
 #include "meta.h"
+#include "group.h"
 #include "producer_registry.h"
 #include "ringtail.h"
+#include "txn_log.h"
 
 /* Must match tools/cli.h until it moves to ringtail.h. */
 #define VERIFY_PATH_BYTES    4096
@@ -275,6 +281,9 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
 
     int64_t next = seg_base; /* the baseOffset the next batch must have */
     size_t pos = 0;
+    int internal = strstr(path, "/" TXN_LOG_TOPIC "-")         ? 1
+                   : strstr(path, "/" GROUP_OFFSETS_TOPIC "-") ? 2
+                                                               : 0;
     while (pos < m.len) {
         size_t left = m.len - pos;
         size_t nz = 0;
@@ -311,6 +320,12 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
             pos += (size_t)size;
             continue;
         }
+        /* Internal topics: the record rules their replay at open applies (one check each). */
+        const char *what = NULL;
+        if (internal == 1 && txn_log_batch_check(m.buf + pos, (size_t)size, &h, &what, &why))
+            problem(v, path, (int64_t)pos, "%s record: %s: %s", TXN_LOG_TOPIC, what, why);
+        if (internal == 2 && group_batch_check(m.buf + pos, (size_t)size, &h, &what, &why))
+            problem(v, path, (int64_t)pos, "%s %s: %s", GROUP_OFFSETS_TOPIC, what, why);
         if (next >= 0 && h.base_offset != next)
             problem(v, path, (int64_t)pos, "baseOffset %" PRId64 ", expected %" PRId64 " (%s)",
                     h.base_offset, next,
@@ -735,6 +750,13 @@ int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *pro
                 rc = mrc;
         } else if (mrc != -ENOENT) {
             problem(&v, path, -1, "cannot read: %s", strerror(-mrc));
+        } else if (cat_ok && cat.count > 0) {
+            /* rt_open writes the file at every open (engine.c, producer_ids_from_partitions),
+             * so a directory with topics and no file has lost it: the next open derives the
+             * producer ids from the partitions and rewrites it. */
+            problem(&v, path, -1,
+                    "missing: the producer-id allocator is gone (named producers forgotten); "
+                    "rt_open rebuilds it above every producer id the partitions know");
         }
     }
     if (rc == 0 && cat_ok) {

@@ -84,8 +84,8 @@ static void reopen_engine(struct fixture *f)
 /* The engine's group manager, creating `__consumer_offsets` if needed. */
 static struct group_manager *groups(struct fixture *f)
 {
-    struct group_manager *g = engine_group_manager_create(f->e);
-    if (!g)
+    struct group_manager *g = NULL;
+    if (engine_group_manager_create(f->e, &g) != 0)
         fprintf(stderr, "group manager: %s\n", rt_error_detail());
     assert_non_null(g);
     return g;

@@ -464,6 +464,11 @@ int cmd_produce(int argc, char **argv)
         return cli_usage("produce", "unexpected argument '%s'", argv[optind + 2]);
     const char *dir = argv[optind];
     const char *topic = argv[optind + 1];
+    if (topic[0] == '_' && topic[1] == '_')
+        return cli_fail("produce",
+                        "topic '%s' is internal: names beginning with '__' belong to the "
+                        "engine (transaction log, consumer offsets) and clients cannot write them",
+                        topic);
 
     struct producer pr = {.topic = topic,
                           .batch_records_max = batch_records,
