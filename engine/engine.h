@@ -53,7 +53,15 @@ struct rt_engine {
     struct coordinator *coordinator;
     struct group_manager *groups;
     struct partition_recovery recovery; /* summed over partitions at open */
+    bool clean_at_open;                 /* the clean-shutdown marker was there */
 };
+
+/* True for an engine opened with opts.read_only. */
+bool engine_read_only(const rt_engine *e);
+
+/* RT_E_READ_ONLY with a detail naming the directory and `what` was refused, when the engine is
+ * read-only; else 0. */
+int engine_refuse_if_read_only(const rt_engine *e, const char *what);
 
 /* The partition, or NULL (with the thread's error detail set). */
 struct partition *engine_partition(rt_engine *e, const char *topic, uint32_t partition);

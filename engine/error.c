@@ -86,6 +86,8 @@ const char *rt_strerror(int code)
         return "RT_E_UNSUPPORTED_COMPRESSION: unknown or unsupported compression codec";
     case RT_E_TIMED_OUT:
         return "RT_E_TIMED_OUT: timed out";
+    case RT_E_READ_ONLY:
+        return "RT_E_READ_ONLY: the engine was opened read-only";
     default:
         break;
     }

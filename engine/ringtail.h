@@ -70,7 +70,8 @@ enum rt_error {
     RT_E_UNSTABLE_OFFSET_COMMIT = -10022,
     RT_E_UNSUPPORTED_COMPRESSION = -10023,
     RT_E_TIMED_OUT = -10024,
-    RT_E_LAST = -10024,
+    RT_E_READ_ONLY = -10025, /* a write to an engine opened with opts.read_only */
+    RT_E_LAST = -10025,
 };
 
 /* Names any code: RT_E_*, -errno, or 0. Never NULL. */
@@ -128,6 +129,7 @@ struct rt_options {
     uint32_t txn_check_max;                 /* unknown answers before rollback (15) */
     bool txn_park_hanging; /* after check_max: park and report instead of rollback */
     void *fault_injector;  /* struct io_fault_plan * for RT_IO_FAULT; else NULL */
+    bool read_only;        /* open for reading only (false); see rt_open */
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -137,6 +139,24 @@ void rt_options_init(struct rt_options *opts);
  * `dir/.lock`; a second open from any process or thread fails with RT_E_DIRECTORY_LOCKED.
  * Without a clean-shutdown marker, recovers: each partition's newest segment is scanned, a torn
  * or corrupt tail is truncated at the last valid batch, indexes are rebuilt.
+ *
+ * opts.read_only: nothing in `dir` is created, written, truncated, preallocated or removed —
+ * not the directory, the lock file, the clean-shutdown marker, ringtail.meta, producers.meta,
+ * snapshots, segments or indexes (indexes that need rebuilding are rebuilt in memory), and no
+ * writer thread runs (no retention, no transaction timeouts). It takes a shared flock on
+ * `dir/.lock`, so any number of read-only handles coexist, while a writer holding the
+ * directory makes it fail with RT_E_DIRECTORY_LOCKED (and a read-only handle makes a writer's
+ * open fail the same way); a directory without a lock file (never opened for writing) is read
+ * unlocked. A missing `dir` is -ENOENT. Without a clean-shutdown marker (a crash, or a writer
+ * that is still running) every newest segment is read up to its last valid batch, exactly as
+ * recovery would keep it, and nothing is cut: rt_stats_get reports it (opened_unclean,
+ * tail_bytes_ignored).
+ * Transactions a crash left in PrepareCommit/PrepareAbort stay as they are (they are completed
+ * by the next writable open). On a read-only engine these return RT_E_READ_ONLY: rt_topic_create,
+ * rt_append, rt_append_batch, rt_producer_open, rt_txn_abort, rt_txn_set_check_handler,
+ * rt_group_commit_offsets, rt_consumer_commit; reads (rt_fetch*, rt_list_offsets, records,
+ * consumers without commits, rt_topic_*, rt_txn_list, rt_group_fetch_offsets, rt_stats_get)
+ * work as usual, and rt_close writes nothing.
  * Errors: RT_E_INVALID_ARGUMENT, RT_E_DIRECTORY_LOCKED, RT_E_CORRUPT (metadata), -errno. */
 int rt_open(const char *dir, const struct rt_options *opts, rt_engine **out);
 
@@ -160,6 +180,10 @@ struct rt_stats {
     uint64_t snapshots_rejected; /* corrupt snapshot files found at open, removed */
     uint32_t shard_count;
     const char *io_backend; /* "io_uring", "sync" or "fault" */
+    bool read_only;         /* opened with opts.read_only */
+    bool opened_unclean;    /* no clean-shutdown marker at open: newest segments were scanned */
+    uint64_t tail_bytes_ignored; /* non-zero bytes past the last valid batch of newest segments:
+                                    cut at open, or, read-only, left on disk and never served */
 };
 int rt_stats_get(rt_engine *engine, struct rt_stats *out);
 
