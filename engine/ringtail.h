@@ -16,7 +16,8 @@
  *
  * Threads: an rt_engine is shared by all threads of a process; every rt_* call on it is
  * thread-safe. An rt_fetch (and an rt_records iterator over it) belongs to the thread that
- * made it until it is released. Only one process may open a data directory at a time.
+ * made it until it is released. Only one process may open a data directory for writing at a
+ * time (read-only handles, opts.read_only, share it with each other).
  *
  * Caveats:
  *   - Pointers handed out by rt_fetch point into read-only memory maps of segment files; they
@@ -611,7 +612,7 @@ int rt_consumer_close(rt_consumer *c);
 /* Checks every CRC, index and invariant in a data directory that is not open, reporting each
  * problem through fn (which may be NULL). Changes nothing. Returns 0 when healthy,
  * RT_E_CORRUPT when any problem was found, RT_E_DIRECTORY_LOCKED when the directory is open
- * elsewhere, or -errno. */
+ * for writing elsewhere (it takes the lock shared, as a read-only rt_open), or -errno. */
 int rt_verify(const char *dir, void (*fn)(void *ctx, const char *problem), void *ctx);
 
 /* What rt_verify_with_counts looked at. */
