@@ -146,6 +146,8 @@ static int sync_dirty(struct shard *s, int64_t now_ms)
         struct partition *p = s->partitions[i];
         if (p->unsynced) {
             p->unsynced = false;
+            if (p->active->sealed)
+                continue; /* the seal synced it (a roll that failed after sealing) */
             int rc = io_queue_fdatasync(s->ring, p->active->fd, i);
             if (rc == -EBUSY) {
                 const char *what = "";

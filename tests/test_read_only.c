@@ -147,8 +147,9 @@ static void tree_walk(struct tree *t, const char *path)
             size_t len = 0;
             uint8_t *buf = tu_read_file(p, &len);
             snprintf(line, sizeof(line), "%s size=%lld blocks=%lld mtime=%lld.%09ld hash=%016llx\n",
-                     p, (long long)st.st_size, (long long)st.st_blocks, (long long)st.st_mtim.tv_sec,
-                     st.st_mtim.tv_nsec, (unsigned long long)fnv(buf, len));
+                     p, (long long)st.st_size, (long long)st.st_blocks,
+                     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                     (unsigned long long)fnv(buf, len));
             free(buf);
             tree_add(t, line);
         }
