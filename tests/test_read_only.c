@@ -358,6 +358,120 @@ static void test_read_only_unclean_directory(void **state)
     tu_rmdir_free(dir);
 }
 
+static int txn_send(rt_producer *p, uint32_t partition, const char *value)
+{
+    struct rt_producer_message m = {.record = {.key_len = -1,
+                                               .value = value,
+                                               .value_len = (int32_t)strlen(value),
+                                               .timestamp_ms = 1000},
+                                    .sequence = -1};
+    return rt_producer_send(p, TOPIC, (int32_t)partition, &m, NULL, NULL);
+}
+
+/* Values a read_committed reader sees in partition 0, joined by ','; or NULL on error. */
+static char *committed_values(rt_engine *e)
+{
+    static char out[4096];
+    out[0] = '\0';
+    int64_t next = 0;
+    for (;;) {
+        rt_fetch *f = NULL;
+        int rc = rt_fetch_start(e, TOPIC, 0, next, 1u << 20, RT_READ_COMMITTED, &f);
+        if (rc == RT_E_OFFSET_OUT_OF_RANGE)
+            return out;
+        if (rc)
+            return NULL;
+        if (rt_fetch_get(f)->size_bytes == 0) {
+            rt_fetch_release(f);
+            return out;
+        }
+        struct rt_records it;
+        rc = rt_records_init(&it, f, next);
+        struct rt_record_view rv;
+        int64_t last = next;
+        while (rc == 0 && (rc = rt_records_next(&it, &rv)) == 0) {
+            strncat(out, (const char *)rv.value, (size_t)rv.value_len);
+            strcat(out, ",");
+            last = rv.offset + 1;
+        }
+        /* Skip past control batches too: continue from the fetch's end offset. */
+        const struct rt_fetch_view *v = rt_fetch_get(f);
+        int64_t bound = v->last_stable_offset;
+        rt_fetch_release(f);
+        if (rc != RT_E_END)
+            return NULL;
+        if (last >= bound || next >= bound)
+            return out;
+        next = last > next ? last : bound;
+        if (next >= bound)
+            return out;
+    }
+}
+
+struct txn_seen {
+    int count;
+    char state[32];
+};
+
+static int on_txn(void *ctx, const struct rt_txn_info *t)
+{
+    struct txn_seen *seen = ctx;
+    if (strcmp(t->transactional_id, "tx") == 0)
+        snprintf(seen->state, sizeof(seen->state), "%s", t->state);
+    seen->count++;
+    return 0;
+}
+
+/* Defect 13: read_committed on a read-only engine hides an aborted transaction (its .txnindex
+ * is read, never rewritten) and stops at a transaction a crash left open; rt_txn_list shows that
+ * transaction; nothing in the directory changes. */
+static void test_read_only_transactions(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    build(dir, 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rt_options o;
+        options(&o);
+        rt_engine *e = NULL;
+        rt_producer *p = NULL;
+        struct rt_producer_options po;
+        rt_producer_options_init(&po);
+        po.transactional_id = "tx";
+        if (rt_open(dir, &o, &e) || rt_producer_open(e, &po, &p) ||
+            rt_producer_init_transactions(p, 10000))
+            _exit(1);
+        if (rt_producer_begin(p) || txn_send(p, 0, "committed") || rt_producer_commit(p, 10000))
+            _exit(2);
+        if (rt_producer_begin(p) || txn_send(p, 0, "aborted") || rt_producer_abort(p, 10000))
+            _exit(3);
+        if (rt_producer_begin(p) || txn_send(p, 0, "open") || rt_producer_flush(p, 10000))
+            _exit(4);
+        _exit(0); /* a crash with the third transaction open */
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    char *before = tree_of(dir);
+
+    rt_engine *e = open_read_only(dir);
+    char *seen = committed_values(e);
+    assert_non_null(seen);
+    assert_string_equal(seen, "committed,");
+    struct txn_seen txns = {0};
+    assert_int_equal(rt_txn_list(e, on_txn, &txns), 0);
+    assert_string_equal(txns.state, "Ongoing");
+    assert_int_equal(rt_close(e), 0);
+    char *after = tree_of(dir);
+    assert_tree_equal(before, after);
+    free(after);
+    free(before);
+    tu_rmdir_free(dir);
+}
+
 /* Defect 13: read-only never creates the directory it is given. */
 static void test_read_only_missing_directory(void **state)
 {
@@ -382,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_read_only_lock),
         cmocka_unit_test(test_read_only_unclean_directory),
         cmocka_unit_test(test_read_only_missing_directory),
+        cmocka_unit_test(test_read_only_transactions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
