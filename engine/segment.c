@@ -186,8 +186,10 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
         rc = memory_indexes(seg);
         if (rc == 0)
             rc = open_txns(seg, false, false);
-        if (rc)
-            goto err_free;
+        if (rc) {
+            segment_free(seg);
+            return rc;
+        }
         seg->sealed = true;
         segment_publish(seg);
         *out = seg;
@@ -232,11 +234,6 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
     seg->tidx_map = seg->tidx.map;
     *out = seg;
     return 0;
-err_free:
-    if (cfg->read_only) {
-        segment_free(seg);
-        return rc;
-    }
 err:
     segment_free(seg);
     if (rc != -ENAMETOOLONG) {

@@ -423,8 +423,8 @@ static int on_txn(void *ctx, const struct rt_txn_info *t)
 }
 
 /* Defect 13: read_committed on a read-only engine hides an aborted transaction (its .txnindex
- * is read, never rewritten) and stops at a transaction a crash left open; rt_txn_list shows that
- * transaction; nothing in the directory changes. */
+ * is read, and its torn tail dropped in memory, never rewritten) and stops at a transaction a
+ * crash left open; rt_txn_list shows that transaction; nothing in the directory changes. */
 static void test_read_only_transactions(void **state)
 {
     (void)state;
@@ -455,6 +455,14 @@ static void test_read_only_transactions(void **state)
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
+    /* A torn append at the end of the newest .txnindex (a crash mid-entry). */
+    char *txn_file = tu_path("%s/%s-0/%020d.txnindex", dir, TOPIC, 0);
+    assert_int_equal(tu_file_size(txn_file), 34); /* the aborted transaction's entry */
+    int fd = open(txn_file, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "\x00\x00torn", 6), 6);
+    close(fd);
+    free(txn_file);
     char *before = tree_of(dir);
 
     rt_engine *e = open_read_only(dir);
