@@ -70,6 +70,11 @@ static void segment_free(struct segment *seg)
 {
     if (seg->map)
         munmap((void *)seg->map, seg->map_bytes);
+    /* An active segment let go without a seal (a failed open, a close after a write error):
+     * give its preallocated space back. Every byte ever written lies below size_bytes, so this
+     * cuts only never-written blocks; a crash leaves them to recovery instead. */
+    if (seg->fd >= 0 && seg->preallocated && !seg->sealed)
+        (void)!ftruncate(seg->fd, (off_t)seg->size_bytes);
     if (seg->fd >= 0)
         close(seg->fd);
     /* Safe on closed indexes; a sealed index has no descriptor but still a mapping. */
@@ -206,6 +211,7 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
                   cfg->capacity_bytes, strerror(-rc));
         goto err;
     }
+    seg->preallocated = true;
     rc = map_log(seg, cfg->capacity_bytes);
     if (rc)
         goto err;
@@ -583,6 +589,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
                 goto err;
             }
         }
+        seg->preallocated = true;
         rc = map_log(seg, cap);
         if (rc)
             goto err;

@@ -62,6 +62,7 @@ struct segment {
     uint64_t bytes_since_index;
     int64_t created_ms; /* wall clock, for roll by age */
     bool sealed;
+    bool preallocated; /* active and extended past size_bytes: trimmed back when freed unsealed */
     _Atomic int refs;
     _Atomic bool doomed; /* unlinked; close the mapping with the last reference */
     struct segment_config cfg;

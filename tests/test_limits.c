@@ -310,11 +310,47 @@ static void test_roll_out_of_descriptors_is_not_sticky(void **state)
     roll_out_of_descriptors(RT_SYNC_INTERVAL);
 }
 
+/* Defect 13: an open that fails part-way gives back what it preallocated: a partition opened
+ * before the damaged one keeps its active segment at its data size, not segment_size_bytes
+ * (on 87a192f it stays preallocated: the "failed open left 1.1 GiB" of the issue). */
+static void test_failed_open_gives_preallocation_back(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    tu_options(&o);
+    o.shard_count = 1;
+    o.segment_size_bytes = 1u << 20;
+    o.batch_size_max_bytes = 1024;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_topic_create(e, "a", 1), 0);
+    assert_int_equal(rt_topic_create(e, "b", 1), 0);
+    char value[100] = "x";
+    struct rt_record r = {.key_len = -1, .value = value, .value_len = 100, .timestamp_ms = 1};
+    assert_int_equal(rt_append(e, "a", 0, &r, 1, NULL), 0);
+    assert_int_equal(rt_append(e, "b", 0, &r, 1, NULL), 0);
+    assert_int_equal(rt_close(e), 0);
+    char *a_log = tu_path("%s/a-0/%020d.log", dir, 0);
+    size_t a_bytes = tu_file_size(a_log);
+    assert_true(a_bytes > 0 && a_bytes < 1024);
+    /* Topic b's partition directory is replaced by a file: b cannot open, after a has. */
+    char *b_dir = tu_path("%s/b-0", dir);
+    assert_int_equal(tu_system("rm -rf '%s' && echo x > '%s'", b_dir, b_dir), 0);
+    int rc = rt_open(dir, &o, &e);
+    assert_true(rc < 0);
+    assert_int_equal(tu_file_size(a_log), a_bytes);
+    free(b_dir);
+    free(a_log);
+    tu_rmdir_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_segments_under_low_nofile),
         cmocka_unit_test(test_roll_out_of_descriptors_is_not_sticky),
+        cmocka_unit_test(test_failed_open_gives_preallocation_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
