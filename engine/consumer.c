@@ -122,6 +122,11 @@ int rt_consumer_open(rt_engine *engine, const struct rt_consumer_options *opts, 
     if (opts->group && (opts->group[0] == '\0' || strlen(opts->group) > GROUP_NAME_MAX_BYTES))
         return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_open: group empty or over %d bytes",
                          GROUP_NAME_MAX_BYTES);
+    if (opts->auto_commit && opts->group) {
+        int rc = engine_refuse_if_read_only(engine, "rt_consumer_open with auto_commit");
+        if (rc)
+            return rc;
+    }
     rt_consumer *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
@@ -458,6 +463,9 @@ int rt_consumer_commit(rt_consumer *c)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_commit: NULL consumer");
     if (!c->group)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_commit: the consumer has no group");
+    int ro = engine_refuse_if_read_only(c->engine, "rt_consumer_commit");
+    if (ro)
+        return ro;
     if (c->count == 0)
         return 0;
     struct rt_offset *offsets = calloc(c->count, sizeof(*offsets));

@@ -1169,8 +1169,10 @@ int coordinator_open(rt_engine *e, bool create, struct coordinator **out)
     }
     if (rc == 0)
         rc = replay(c);
-    /* C2: finish every transaction a crash left between its phases. */
-    for (uint32_t b = 0; rc == 0 && b < COORD_BUCKETS; b++) {
+    /* C2: finish every transaction a crash left between its phases (not on a read-only engine:
+     * it writes nothing, so those stay as they are for rt_txn_list and the next writer). */
+    bool read_only = engine_read_only(e);
+    for (uint32_t b = 0; rc == 0 && !read_only && b < COORD_BUCKETS; b++) {
         for (struct txn_meta *m = c->buckets[b]; rc == 0 && m; m = m->next) {
             pthread_mutex_lock(&m->lock);
             if (m->v.state == TXN_PREPARE_EPOCH_FENCE) {
@@ -1183,9 +1185,9 @@ int coordinator_open(rt_engine *e, bool create, struct coordinator **out)
             pthread_mutex_unlock(&m->lock);
         }
     }
-    if (rc == 0)
-        rc = reconcile(c); /* R5 */
-    if (rc == 0) {
+    if (rc == 0 && !read_only)
+        rc = reconcile(c); /* R5; a read-only open writes no marker */
+    if (rc == 0 && !read_only) {
         rc = -pthread_create(&c->timer, NULL, timer_main, c);
         c->timer_running = rc == 0;
     }

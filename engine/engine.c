@@ -106,19 +106,27 @@ static int lock_dir(rt_engine *e)
     char path[SEGMENT_PATH_BYTES];
     if (snprintf(path, sizeof(path), "%s/%s", e->dir, META_LOCK_FILE) >= (int)sizeof(path))
         return -ENAMETOOLONG;
-    e->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    bool read_only = e->opts.read_only;
+    e->lock_fd = read_only ? open(path, O_RDONLY | O_CLOEXEC)
+                           : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (e->lock_fd < 0 && read_only && errno == ENOENT)
+        return 0; /* never opened for writing: nothing to lock against, nothing created */
     if (e->lock_fd < 0)
         return error_set(-errno, "%s: cannot open: %s", path, strerror(errno));
-    if (flock(e->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    /* Writers take it exclusively, read-only handles shared: readers coexist, and a reader
+     * never sees a log that a writer is changing (truncating, rolling, deleting). */
+    if (flock(e->lock_fd, (read_only ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
         int err = errno;
         close(e->lock_fd);
         e->lock_fd = -1;
         if (err == EWOULDBLOCK)
             return error_set(RT_E_DIRECTORY_LOCKED,
-                             "%s: the data directory is already open (lock held on %s)", e->dir,
-                             path);
+                             "%s: the data directory is already open%s (lock held on %s)", e->dir,
+                             read_only ? " for writing" : "", path);
         return error_set(-err, "%s: flock: %s", path, strerror(err));
     }
+    if (read_only)
+        return 0;
     char pid[32];
     int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
     if (ftruncate(e->lock_fd, 0) == 0)
@@ -341,8 +349,15 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
         return rc;
     if (strlen(dir) > SEGMENT_PATH_BYTES - 300)
         return error_set(-ENAMETOOLONG, "%s: path too long", dir);
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    if (opts_in->read_only) {
+        struct stat st;
+        if (stat(dir, &st) != 0)
+            return error_set(-errno, "%s: %s", dir, strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+            return error_set(-ENOTDIR, "%s: not a directory", dir);
+    } else if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         return error_set(-errno, "%s: cannot create directory: %s", dir, strerror(errno));
+    }
 
     rt_engine *e = calloc(1, sizeof(*e));
     if (!e)
@@ -359,6 +374,7 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
     e->pcfg.segment.capacity_bytes = e->opts.segment_size_bytes;
     e->pcfg.segment.index_size_max_bytes = e->opts.index_size_max_bytes;
     e->pcfg.segment.index_interval_bytes = e->opts.index_interval_bytes;
+    e->pcfg.segment.read_only = e->opts.read_only;
     e->pcfg.segment_ms = e->opts.segment_ms;
     e->pcfg.retention_bytes = e->opts.retention_bytes;
     e->pcfg.retention_ms = e->opts.retention_ms;
@@ -377,6 +393,9 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
     e->env.io.fault = e->opts.fault_injector;
     e->env.write_error = &e->write_error;
     e->env.counters = &e->counters;
+    e->env.read_only = e->opts.read_only;
+    if (e->opts.read_only)
+        e->env.io.kind = IO_KIND_SYNC; /* no writes: no ring to set up */
 
     rc = lock_dir(e);
     if (rc)
@@ -392,7 +411,8 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
     char marker[SEGMENT_PATH_BYTES + 32];
     snprintf(marker, sizeof(marker), "%s/%s", e->dir, META_CLEAN_FILE);
     bool clean = fs_exists(marker);
-    if (clean) {
+    e->clean_at_open = clean;
+    if (clean && !e->opts.read_only) {
         /* Gone before the first write: a crash from here on must trigger recovery. */
         if (unlink(marker) != 0 || (rc = fs_fsync_dir(e->dir)) != 0) {
             rc = rc ? rc : -errno;
@@ -445,10 +465,12 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
             goto err_topics;
         atomic_store_explicit(&e->topic_count, i + 1, memory_order_release);
     }
-    rc = producer_ids_from_partitions(e);
-    if (rc)
-        goto err_topics;
-    for (uint32_t i = 0; i < e->shard_count; i++) {
+    if (!e->opts.read_only) { /* a read-only engine allocates no id and writes no file */
+        rc = producer_ids_from_partitions(e);
+        if (rc)
+            goto err_topics;
+    }
+    for (uint32_t i = 0; i < e->shard_count && !e->opts.read_only; i++) {
         rc = shard_start(&e->shards[i]);
         if (rc)
             goto err_topics;
@@ -505,8 +527,8 @@ int rt_close(rt_engine *e)
         group_manager_close(e->groups);
     e->groups = NULL;
     int werr = atomic_load(&e->write_error);
-    int rc = close_topics(e, werr == 0);
-    if (werr == 0 && rc == 0) {
+    int rc = close_topics(e, werr == 0 && !e->opts.read_only);
+    if (werr == 0 && rc == 0 && !e->opts.read_only) {
         char marker[SEGMENT_PATH_BYTES + 32];
         snprintf(marker, sizeof(marker), "%s/%s", e->dir, META_CLEAN_FILE);
         int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -548,7 +570,23 @@ int rt_stats_get(rt_engine *e, struct rt_stats *out)
     out->snapshots_rejected = e->recovery.snapshots_rejected;
     out->shard_count = e->shard_count;
     out->io_backend = shard_backend_name(&e->shards[0]);
+    out->read_only = e->opts.read_only;
+    out->opened_unclean = !e->clean_at_open;
+    out->tail_bytes_ignored = e->recovery.truncated_bytes;
     return 0;
+}
+
+bool engine_read_only(const rt_engine *e)
+{
+    return e->opts.read_only;
+}
+
+int engine_refuse_if_read_only(const rt_engine *e, const char *what)
+{
+    if (!e->opts.read_only)
+        return 0;
+    return error_set(RT_E_READ_ONLY, "%s: %s refused: the engine was opened read-only", e->dir,
+                     what);
 }
 
 const struct partition_recovery *engine_recovery(const rt_engine *e)
@@ -571,6 +609,8 @@ static const struct topic *topic_find(rt_engine *e, const char *name)
  * the slots reserved for them. */
 static int topic_create(rt_engine *e, const char *name, uint32_t partitions)
 {
+    if (e->opts.read_only)
+        return engine_refuse_if_read_only(e, "rt_topic_create");
     if (atomic_load(&e->closing))
         return error_set(RT_E_CLOSED, "the engine is closing");
     bool internal = meta_topic_name_internal(name);
@@ -793,6 +833,8 @@ int rt_append(rt_engine *e, const char *topic, uint32_t partition, const struct 
     error_clear();
     if (!e)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append: NULL engine");
+    if (e->opts.read_only)
+        return engine_refuse_if_read_only(e, "rt_append");
     if (!records || count == 0)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append: no records");
     if (count > INT32_MAX)
@@ -854,6 +896,8 @@ int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *b
     error_clear();
     if (!e || !batch)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: NULL argument");
+    if (e->opts.read_only)
+        return engine_refuse_if_read_only(e, "rt_append_batch");
     int rc = engine_client_topic_check(topic);
     if (rc)
         return rc;
@@ -1062,6 +1106,10 @@ int engine_open_txns(rt_engine *e, struct partition *only, struct engine_open_tx
     for (uint32_t i = 0; rc == 0 && i < e->shard_count; i++) {
         if (only && only->shard != &e->shards[i])
             continue;
+        if (e->opts.read_only) { /* no shard thread runs and nothing writes: read in place */
+            rc = open_txns_call(&e->shards[i], &c);
+            continue;
+        }
         struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = open_txns_call, .arg = &c};
         rc = shard_submit(&e->shards[i], &req);
     }
@@ -1282,7 +1330,9 @@ int engine_coordinator_create(rt_engine *e, struct coordinator **out)
 {
     int rc = 0;
     pthread_mutex_lock(&e->internal_lock);
-    if (!e->coordinator) {
+    if (!e->coordinator && e->opts.read_only) {
+        rc = engine_refuse_if_read_only(e, "a transaction coordinator");
+    } else if (!e->coordinator) {
         rc = coordinator_open(e, true, &e->coordinator);
         if (rc)
             e->coordinator = NULL;
@@ -1323,6 +1373,8 @@ int rt_txn_set_check_handler(rt_engine *e, rt_txn_check_fn fn, void *ctx)
     error_clear();
     if (!e)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_set_check_handler: NULL engine");
+    if (e->opts.read_only)
+        return engine_refuse_if_read_only(e, "rt_txn_set_check_handler");
     struct coordinator *c = NULL;
     int rc = engine_coordinator_create(e, &c);
     if (rc)
@@ -1346,6 +1398,8 @@ int rt_txn_abort(rt_engine *e, const char *transactional_id)
     error_clear();
     if (!e || !transactional_id)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_abort: NULL argument");
+    if (e->opts.read_only)
+        return engine_refuse_if_read_only(e, "rt_txn_abort");
     struct coordinator *c = engine_coordinator(e);
     if (!c)
         return error_set(RT_E_UNKNOWN_PRODUCER_ID, "no transactional id '%s'", transactional_id);
@@ -1385,6 +1439,8 @@ int rt_group_commit_offsets(rt_engine *e, const char *group, const struct rt_off
     error_clear();
     if (!e || !group || !*group || (!offsets && count))
         return error_set(RT_E_INVALID_ARGUMENT, "rt_group_commit_offsets: NULL argument");
+    if (e->opts.read_only)
+        return engine_refuse_if_read_only(e, "rt_group_commit_offsets");
     int rc = group_offsets_check_known(e, offsets, count);
     if (rc)
         return rc;

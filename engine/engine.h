@@ -54,6 +54,7 @@ struct rt_engine {
     struct coordinator *coordinator;
     struct group_manager *groups;
     struct partition_recovery recovery; /* summed over partitions at open */
+    bool clean_at_open;                 /* the clean-shutdown marker was there */
 };
 
 /* Internal topics the engine creates itself (__transaction_state, __consumer_offsets): slots
@@ -67,6 +68,13 @@ int engine_internal_topic_create(rt_engine *e, const char *name, uint32_t partit
 /* 0 when clients may write to `topic`; RT_E_INTERNAL_TOPIC (detail set) for an internal topic.
  * Every client append path (rt_append, rt_append_batch, rt_producer_send) asks this. */
 int engine_client_topic_check(const char *topic);
+
+/* True for an engine opened with opts.read_only. */
+bool engine_read_only(const rt_engine *e);
+
+/* RT_E_READ_ONLY with a detail naming the directory and `what` was refused, when the engine is
+ * read-only; else 0. */
+int engine_refuse_if_read_only(const rt_engine *e, const char *what);
 
 /* The partition, or NULL (with the thread's error detail set). */
 struct partition *engine_partition(rt_engine *e, const char *topic, uint32_t partition);

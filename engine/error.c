@@ -89,6 +89,8 @@ const char *rt_strerror(int code)
     case RT_E_INTERNAL_TOPIC:
         return "RT_E_INTERNAL_TOPIC: names beginning with '__' are internal topics: only the "
                "engine creates and writes them";
+    case RT_E_READ_ONLY:
+        return "RT_E_READ_ONLY: the engine was opened read-only";
     default:
         break;
     }

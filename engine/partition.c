@@ -62,10 +62,16 @@ static int segments_push(struct partition *p, struct segment *seg)
 }
 
 /* Collects the base offsets of `<base>.log` files; removes index files whose log is gone
- * (a crash during retention can leave them). */
-static int list_segments(const char *dir, int64_t **bases_out, uint32_t *count_out)
+ * (a crash during retention can leave them) unless read_only (then a missing directory is a
+ * partition without segments). */
+static int list_segments(const char *dir, bool read_only, int64_t **bases_out, uint32_t *count_out)
 {
     DIR *d = opendir(dir);
+    if (!d && read_only && errno == ENOENT) {
+        *bases_out = NULL;
+        *count_out = 0;
+        return 0;
+    }
     if (!d)
         return error_set(-errno, "%s: cannot open directory: %s", dir, strerror(errno));
     int64_t *bases = NULL;
@@ -99,7 +105,8 @@ static int list_segments(const char *dir, int64_t **bases_out, uint32_t *count_o
             if (count > 0 && bsearch(&base, bases, count, sizeof(*bases), cmp_i64))
                 continue;
             char path[SEGMENT_PATH_BYTES];
-            if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) < (int)sizeof(path))
+            if (!read_only &&
+                snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) < (int)sizeof(path))
                 unlink(path);
         }
     }
@@ -408,7 +415,8 @@ static int load_producers(struct partition *p, struct partition_recovery *rec)
     for (uint32_t k = n; k-- > 0;) {
         if (offsets[k] > p->next_offset) {
             /* Past the log end (the tail was truncated): it describes batches that are gone. */
-            (void)producer_snapshot_remove(p->dir, offsets[k]);
+            if (!p->cfg.segment.read_only)
+                (void)producer_snapshot_remove(p->dir, offsets[k]);
             continue;
         }
         char path[SEGMENT_PATH_BYTES + 64];
@@ -429,7 +437,8 @@ static int load_producers(struct partition *p, struct partition_recovery *rec)
         rec->snapshots_rejected++;
         error_set(RT_E_CORRUPT, "%s: offset %zu: %s (removed; using an older snapshot or the log)",
                   path, bad, why ? why : "unreadable");
-        (void)producer_snapshot_remove(p->dir, offsets[k]);
+        if (!p->cfg.segment.read_only)
+            (void)producer_snapshot_remove(p->dir, offsets[k]);
         producer_table_free(&p->producers);
         rc = producer_table_init(&p->producers, p->cfg.producers_max, p->cfg.is_named,
                                  p->cfg.named_ctx);
@@ -477,7 +486,9 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     if (rc)
         return rc;
     pthread_mutex_init(&p->segments_lock, NULL);
-    if (mkdir(p->dir, 0755) == 0) {
+    if (cfg->segment.read_only) {
+        /* Read-only: nothing is created (see list_segments and segment_create). */
+    } else if (mkdir(p->dir, 0755) == 0) {
         rc = fs_fsync_dir(data_dir);
         if (rc)
             return rc;
@@ -486,7 +497,7 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     }
     int64_t *bases = NULL;
     uint32_t count = 0;
-    rc = list_segments(p->dir, &bases, &count);
+    rc = list_segments(p->dir, cfg->segment.read_only, &bases, &count);
     if (rc)
         return rc;
     for (uint32_t i = 0; i < count; i++) {

@@ -415,6 +415,9 @@ int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt
     if (!e || !out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_open: NULL argument");
     *out = NULL;
+    int ro = engine_refuse_if_read_only(e, "rt_producer_open");
+    if (ro)
+        return ro;
     struct rt_producer_options opts;
     if (opts_in)
         opts = *opts_in;

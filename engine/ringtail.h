@@ -16,7 +16,8 @@
  *
  * Threads: an rt_engine is shared by all threads of a process; every rt_* call on it is
  * thread-safe. An rt_fetch (and an rt_records iterator over it) belongs to the thread that
- * made it until it is released. Only one process may open a data directory at a time.
+ * made it until it is released. Only one process may open a data directory for writing at a
+ * time (read-only handles, opts.read_only, share it with each other).
  *
  * Caveats:
  *   - Pointers handed out by rt_fetch point into read-only memory maps of segment files; they
@@ -73,7 +74,8 @@ enum rt_error {
     RT_E_INTERNAL_TOPIC = -10025, /* names beginning with "__" are the engine's; clients may not
                                    * create them or write to them (Kafka's "Cannot append to
                                    * internal topic") */
-    RT_E_LAST = -10025,
+    RT_E_READ_ONLY = -10026,      /* a write to an engine opened with opts.read_only */
+    RT_E_LAST = -10026,
 };
 
 /* Names any code: RT_E_*, -errno, or 0. Never NULL. */
@@ -131,6 +133,7 @@ struct rt_options {
     uint32_t txn_check_max;                 /* unknown answers before rollback (15) */
     bool txn_park_hanging; /* after check_max: park and report instead of rollback */
     void *fault_injector;  /* struct io_fault_plan * for RT_IO_FAULT; else NULL */
+    bool read_only;        /* open for reading only (false); see rt_open */
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -140,6 +143,24 @@ void rt_options_init(struct rt_options *opts);
  * `dir/.lock`; a second open from any process or thread fails with RT_E_DIRECTORY_LOCKED.
  * Without a clean-shutdown marker, recovers: each partition's newest segment is scanned, a torn
  * or corrupt tail is truncated at the last valid batch, indexes are rebuilt.
+ *
+ * opts.read_only: nothing in `dir` is created, written, truncated, preallocated or removed —
+ * not the directory, the lock file, the clean-shutdown marker, ringtail.meta, producers.meta,
+ * snapshots, segments or indexes (indexes that need rebuilding are rebuilt in memory), and no
+ * writer thread runs (no retention, no transaction timeouts). It takes a shared flock on
+ * `dir/.lock`, so any number of read-only handles coexist, while a writer holding the
+ * directory makes it fail with RT_E_DIRECTORY_LOCKED (and a read-only handle makes a writer's
+ * open fail the same way); a directory without a lock file (never opened for writing) is read
+ * unlocked. A missing `dir` is -ENOENT. Without a clean-shutdown marker (a crash, or a writer
+ * that is still running) every newest segment is read up to its last valid batch, exactly as
+ * recovery would keep it, and nothing is cut: rt_stats_get reports it (opened_unclean,
+ * tail_bytes_ignored).
+ * Transactions a crash left in PrepareCommit/PrepareAbort stay as they are (they are completed
+ * by the next writable open). On a read-only engine these return RT_E_READ_ONLY: rt_topic_create,
+ * rt_append, rt_append_batch, rt_producer_open, rt_txn_abort, rt_txn_set_check_handler,
+ * rt_group_commit_offsets, rt_consumer_commit; reads (rt_fetch*, rt_list_offsets, records,
+ * consumers without commits, rt_topic_*, rt_txn_list, rt_group_fetch_offsets, rt_stats_get)
+ * work as usual, and rt_close writes nothing.
  * Errors: RT_E_INVALID_ARGUMENT, RT_E_DIRECTORY_LOCKED, RT_E_CORRUPT (metadata), -errno. */
 int rt_open(const char *dir, const struct rt_options *opts, rt_engine **out);
 
@@ -163,6 +184,10 @@ struct rt_stats {
     uint64_t snapshots_rejected; /* corrupt snapshot files found at open, removed */
     uint32_t shard_count;
     const char *io_backend; /* "io_uring", "sync" or "fault" */
+    bool read_only;         /* opened with opts.read_only */
+    bool opened_unclean;    /* no clean-shutdown marker at open: newest segments were scanned */
+    uint64_t tail_bytes_ignored; /* non-zero bytes past the last valid batch of newest segments:
+                                    cut at open, or, read-only, left on disk and never served */
 };
 int rt_stats_get(rt_engine *engine, struct rt_stats *out);
 
@@ -682,7 +707,7 @@ int rt_consumer_close(rt_consumer *c);
 /* Checks every CRC, index and invariant in a data directory that is not open, reporting each
  * problem through fn (which may be NULL). Changes nothing. Returns 0 when healthy,
  * RT_E_CORRUPT when any problem was found, RT_E_DIRECTORY_LOCKED when the directory is open
- * elsewhere, or -errno. */
+ * for writing elsewhere (it takes the lock shared, as a read-only rt_open), or -errno. */
 int rt_verify(const char *dir, void (*fn)(void *ctx, const char *problem), void *ctx);
 
 /* What rt_verify_with_counts looked at. */

@@ -70,14 +70,28 @@ static void segment_free(struct segment *seg)
 {
     if (seg->map)
         munmap((void *)seg->map, seg->map_bytes);
+    /* An active segment let go without a seal (a failed open, a close after a write error):
+     * give its preallocated space back. Every byte ever written lies below size_bytes, so this
+     * cuts only never-written blocks; a crash leaves them to recovery instead. */
+    if (seg->fd >= 0 && seg->preallocated && !seg->sealed)
+        (void)!ftruncate(seg->fd, (off_t)seg->size_bytes);
     if (seg->fd >= 0)
         close(seg->fd);
-    if (seg->oidx.fd >= 0)
-        offset_index_close(&seg->oidx);
-    if (seg->tidx.fd >= 0)
-        time_index_close(&seg->tidx);
+    /* Safe on closed indexes; a sealed index has no descriptor but still a mapping. */
+    offset_index_close(&seg->oidx);
+    time_index_close(&seg->tidx);
     txn_index_close(&seg->txns);
     free(seg);
+}
+
+/* A sealed segment is served from its mappings alone: its log descriptor goes (the indexes
+ * drop theirs when sealed or opened read-only). So open descriptors are bounded by the active
+ * segments (4 each), not by the segments in the directory (docs/limits.md). */
+static void segment_drop_fd(struct segment *seg)
+{
+    if (seg->fd >= 0)
+        close(seg->fd);
+    seg->fd = -1;
 }
 
 static int txn_path(const struct segment *seg, char *buf, size_t cap)
@@ -99,6 +113,8 @@ static int open_txns(struct segment *seg, bool writable, bool repair)
     uint32_t bad = 0;
     unsigned flags =
         (writable ? TXN_INDEX_WRITABLE : 0) | (writable && repair ? TXN_INDEX_REPAIR : 0);
+    if (seg->cfg.read_only)
+        flags = TXN_INDEX_MEMORY | (repair ? TXN_INDEX_REPAIR : 0); /* changes stay in memory */
     rc = txn_index_open(&seg->txns, path, seg->base_offset, flags, &why, &bad);
     if (rc == -EBADMSG)
         return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": entry %u: %s", path,
@@ -145,6 +161,20 @@ static int map_log(struct segment *seg, uint64_t bytes)
     return 0;
 }
 
+/* Read-only engines: empty writable indexes in memory (replaced files are never touched). */
+static int memory_indexes(struct segment *seg)
+{
+    offset_index_close(&seg->oidx);
+    time_index_close(&seg->tidx);
+    int rc = offset_index_open_memory(&seg->oidx, seg->base_offset, index_capacity(&seg->cfg));
+    if (rc == 0)
+        rc = time_index_open_memory(&seg->tidx, seg->base_offset, index_capacity(&seg->cfg));
+    if (rc)
+        return error_set(rc, "%s: cannot build indexes in memory: %s", seg->log_path,
+                         strerror(-rc));
+    return 0;
+}
+
 int segment_create(struct segment **out, const char *partition_dir, int64_t base_offset,
                    const struct segment_config *cfg)
 {
@@ -157,6 +187,19 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
     int rc = segment_paths(seg, partition_dir, index_path, time_path);
     if (rc)
         goto err;
+    if (cfg->read_only) {
+        rc = memory_indexes(seg);
+        if (rc == 0)
+            rc = open_txns(seg, false, false);
+        if (rc) {
+            segment_free(seg);
+            return rc;
+        }
+        seg->sealed = true;
+        segment_publish(seg);
+        *out = seg;
+        return 0;
+    }
     seg->fd = open(seg->log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (seg->fd < 0) {
         rc = error_set(-errno, "%s: cannot create: %s", seg->log_path, strerror(errno));
@@ -168,6 +211,7 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
                   cfg->capacity_bytes, strerror(-rc));
         goto err;
     }
+    seg->preallocated = true;
     rc = map_log(seg, cfg->capacity_bytes);
     if (rc)
         goto err;
@@ -198,6 +242,14 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
     return 0;
 err:
     segment_free(seg);
+    if (rc != -ENAMETOOLONG) {
+        /* Leave nothing half made (a roll that met EMFILE is retried by the next append). */
+        const char *exts[] = {"log", "index", "timeindex", "txnindex"};
+        char path[SEGMENT_PATH_BYTES];
+        for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
+            if (meta_segment_file(path, sizeof(path), partition_dir, base_offset, exts[i]) == 0)
+                (void)unlink(path);
+    }
     return rc;
 }
 
@@ -266,12 +318,13 @@ int segment_seal(struct segment *seg)
     if (rc == 0)
         rc = time_index_seal(&seg->tidx);
     if (rc == 0)
-        rc = txn_index_sync(&seg->txns);
+        rc = txn_index_seal(&seg->txns);
     if (rc)
         return error_set(rc, "%s: sealing indexes: %s", seg->log_path, strerror(-rc));
     if (fdatasync(seg->fd) != 0)
         return error_set(-errno, "%s: fdatasync: %s", seg->log_path, strerror(errno));
     seg->sealed = true;
+    segment_drop_fd(seg);
     segment_publish(seg);
     return 0;
 }
@@ -380,7 +433,10 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     int rc = segment_paths(seg, partition_dir, index_path, time_path);
     if (rc)
         goto err;
-    seg->fd = open(seg->log_path, O_RDWR | O_CLOEXEC);
+    bool read_only = cfg->read_only;
+    if (read_only)
+        active = false; /* served as it is: never extended or preallocated */
+    seg->fd = open(seg->log_path, (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
     if (seg->fd < 0) {
         rc = error_set(-errno, "%s: cannot open: %s", seg->log_path, strerror(errno));
         goto err;
@@ -401,19 +457,27 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
 
     /* A writable index is reopened at capacity; its live entries are those the clean trim
      * left (file size / entry size). Recovery resets them anyway. */
-    bool writable_index = active || recover;
-    rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), writable_index,
-                           UINT32_MAX);
-    if (rc == 0)
-        rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg),
-                             writable_index, UINT32_MAX);
-    if (rc == -EBADMSG || rc == -ENOENT) {
+    bool writable_index = (active || recover) && !read_only;
+    if (read_only && recover) {
+        rc = memory_indexes(seg); /* the scan below rebuilds them */
+        if (rc)
+            goto err;
+    } else {
+        rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg),
+                               writable_index, UINT32_MAX);
+        if (rc == 0)
+            rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg),
+                                 writable_index, UINT32_MAX);
+    }
+    if ((rc == -EBADMSG || rc == -ENOENT) && read_only) {
+        rc = memory_indexes(seg);
+        if (rc)
+            goto err;
+        recover = true;
+    } else if (rc == -EBADMSG || rc == -ENOENT) {
         /* Missing or misshapen index: derived data, rebuild it from the log. */
-        if (seg->oidx.fd >= 0)
-            offset_index_close(&seg->oidx);
-        if (seg->tidx.fd >= 0)
-            time_index_close(&seg->tidx);
-        seg->oidx.fd = seg->tidx.fd = -1;
+        offset_index_close(&seg->oidx); /* safe when closed; a read-only one has no fd */
+        time_index_close(&seg->tidx);
         unlink(index_path);
         unlink(time_path);
         rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), true, 0);
@@ -426,7 +490,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         error_set(rc, "%s: cannot open indexes: %s", seg->log_path, strerror(-rc));
         goto err;
     }
-    rc = open_txns(seg, active || recover, recover);
+    rc = open_txns(seg, (active || recover) && !read_only, recover);
     if (rc)
         goto err;
 
@@ -434,7 +498,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         rc = segment_scan(seg, file_bytes, rec);
         if (rc)
             goto err;
-        if (seg->size_bytes < file_bytes) {
+        if (seg->size_bytes < file_bytes && !read_only) {
             /* Cut the tail off and let the file system zero it: leftover bytes past a shorter
              * rewrite must never parse as batches at the next recovery. */
             if (ftruncate(seg->fd, (off_t)seg->size_bytes) != 0) {
@@ -470,20 +534,23 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
                                seg->log_path, pos, why ? why : "damaged batch");
                 goto err;
             }
-            /* Rebuild from the log: needs writable indexes. */
-            offset_index_close(&seg->oidx);
-            time_index_close(&seg->tidx);
-            unlink(index_path);
-            unlink(time_path);
-            seg->oidx.fd = seg->tidx.fd = -1;
-            rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), true,
-                                   0);
-            if (rc == 0)
-                rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg), true,
-                                     0);
+            /* Rebuild from the log: needs writable indexes (in memory when read-only). */
+            if (read_only) {
+                rc = memory_indexes(seg);
+            } else {
+                offset_index_close(&seg->oidx);
+                time_index_close(&seg->tidx);
+                unlink(index_path);
+                unlink(time_path);
+                rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg),
+                                       true, 0);
+                if (rc == 0)
+                    rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg),
+                                         true, 0);
+                writable_index = true;
+            }
             if (rc)
                 goto err;
-            writable_index = true;
             rc = segment_scan(seg, file_bytes, rec);
             if (rc)
                 goto err;
@@ -542,6 +609,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
                 goto err;
             }
         }
+        seg->preallocated = true;
         rc = map_log(seg, cap);
         if (rc)
             goto err;
@@ -551,15 +619,18 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
             goto err;
         }
     } else {
-        if (recover && writable_index) {
-            /* A recovered older segment is sealed again so its files are trimmed. */
+        if (writable_index) {
+            /* A recovered or rebuilt older segment is sealed again so its files are trimmed. */
             rc = offset_index_seal(&seg->oidx);
             if (rc == 0)
                 rc = time_index_seal(&seg->tidx);
+            if (rc == 0)
+                rc = txn_index_seal(&seg->txns);
             if (rc)
                 goto err;
         }
         seg->sealed = true;
+        segment_drop_fd(seg);
     }
     seg->oidx_map = seg->oidx.map;
     seg->tidx_map = seg->tidx.map;

@@ -30,6 +30,8 @@ struct segment_config {
     uint64_t capacity_bytes;       /* preallocation of an active segment */
     uint32_t index_size_max_bytes; /* capacity of each index */
     uint32_t index_interval_bytes; /* log bytes between offset-index entries */
+    bool read_only; /* open for reading only: files are never created, written, truncated or
+                       preallocated; indexes that must be rebuilt are rebuilt in memory */
 };
 
 struct segment_recovery {
@@ -60,13 +62,16 @@ struct segment {
     uint64_t bytes_since_index;
     int64_t created_ms; /* wall clock, for roll by age */
     bool sealed;
+    bool preallocated; /* active and extended past size_bytes: trimmed back when freed unsealed */
     _Atomic int refs;
     _Atomic bool doomed; /* unlinked; close the mapping with the last reference */
     struct segment_config cfg;
 };
 
 /* Creates a new, empty active segment at base_offset in partition_dir: files created,
- * preallocated, mapped; the directory is fsynced. */
+ * preallocated, mapped; the directory is fsynced. On failure nothing is left on disk. With
+ * cfg->read_only: an empty sealed segment held in memory only (no file is touched), for a
+ * partition that has none on disk. */
 int segment_create(struct segment **out, const char *partition_dir, int64_t base_offset,
                    const struct segment_config *cfg);
 
@@ -74,7 +79,10 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
  * capacity and the indexes opened writable). recover: the log is scanned from the start, a
  * torn or corrupt tail is cut off (and the file re-zeroed past it), and the indexes rebuilt;
  * *rec reports what happened. Without recover, a sealed segment's indexes are checked and
- * rebuilt from the log if they fail the check. */
+ * rebuilt from the log if they fail the check. A sealed segment keeps no file descriptor (its
+ * mappings serve readers). With cfg->read_only, `active` is ignored (nothing is preallocated)
+ * and recover scans in memory: the log is read up to its last valid batch and nothing is cut;
+ * *rec still says what lies beyond. */
 int segment_open(struct segment **out, const char *partition_dir, int64_t base_offset,
                  const struct segment_config *cfg, bool active, bool recover,
                  struct segment_recovery *rec);

@@ -146,6 +146,8 @@ static int sync_dirty(struct shard *s, int64_t now_ms)
         struct partition *p = s->partitions[i];
         if (p->unsynced) {
             p->unsynced = false;
+            if (p->active->sealed)
+                continue; /* the seal synced it (a roll that failed after sealing) */
             int rc = io_queue_fdatasync(s->ring, p->active->fd, i);
             if (rc == -EBUSY) {
                 const char *what = "";
@@ -240,6 +242,13 @@ static void run_round(struct shard *s, struct shard_request *list, struct shard_
             p->round_deferred = true;
             *defer_tail = r;
             defer_tail = &r->next;
+            continue;
+        }
+        if (rc == -EMFILE || rc == -ENFILE) {
+            /* Out of descriptors while rolling: nothing of this batch was written and the
+             * partition is consistent (the old segment sealed, no new one left behind), so
+             * only this append fails; the next one retries the roll (docs/limits.md). */
+            complete(r, rc);
             continue;
         }
         if (rc < 0) {
@@ -523,6 +532,8 @@ void shard_stop(struct shard *s)
 
 static int enqueue_locked(struct shard *s, struct shard_request *req)
 {
+    if (s->env.read_only)
+        return error_set(RT_E_READ_ONLY, "the engine was opened read-only: nothing is written");
     while (!s->stopping && s->queued >= s->env.request_queue_depth)
         pthread_cond_wait(&s->has_room, &s->lock);
     if (s->stopping)
@@ -566,7 +577,7 @@ int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n)
         if (rc) {
             /* Closing: the ones already queued still run; report this and the rest closed. */
             for (size_t k = i; k < n; k++) {
-                reqs[k]->result = RT_E_CLOSED;
+                reqs[k]->result = rc;
                 atomic_store_explicit(&reqs[k]->done, true, memory_order_release);
             }
             break;

@@ -46,6 +46,7 @@ struct shard_env {
     struct io_options io;
     _Atomic int *write_error; /* sticky: first write/fsync failure of the engine */
     struct engine_counters *counters;
+    bool read_only; /* a read-only engine: every request is refused with RT_E_READ_ONLY */
 };
 
 enum shard_request_kind {

@@ -689,7 +689,8 @@ static int take_lock(const char *dir)
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return errno == ENOENT ? -1 : -errno;
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    /* Shared, as a read-only rt_open: readers coexist, a writer's exclusive lock excludes us. */
+    if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
         int e = errno;
         close(fd);
         return e == EWOULDBLOCK ? RT_E_DIRECTORY_LOCKED : -e;

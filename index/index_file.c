@@ -74,6 +74,12 @@ int index_file_open(const char *path, size_t entry_bytes, size_t capacity_bytes,
         }
         map = m;
     }
+    if (!writable) {
+        /* A read-only index is served from its mapping alone: holding a descriptor per sealed
+         * index would make a directory of many segments run out of descriptors (limits.md). */
+        close(fd);
+        fd = -1;
+    }
     out->fd = fd;
     out->map = map;
     out->map_bytes = map_bytes;
@@ -106,6 +112,28 @@ int index_file_seal(int fd, uint8_t **map, size_t *map_bytes, size_t live_bytes,
     if (live_bytes == 0)
         *map = NULL;
     *map_bytes = live_bytes;
+    /* Sealed: served from the mapping alone, so the descriptor goes (see index_file_open). */
+    close(fd);
+    return 0;
+}
+
+/* An in-memory index: an anonymous writable mapping of capacity_bytes, no file, no descriptor.
+ * Read-only opens rebuild a damaged or untrusted index here instead of in its file. */
+int index_file_open_memory(size_t entry_bytes, size_t capacity_bytes, struct index_file *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->fd = -1;
+    uint64_t capacity_entries = capacity_bytes / entry_bytes;
+    if (capacity_entries == 0 || capacity_bytes > INDEX_FILE_BYTES_MAX)
+        return -EINVAL;
+    size_t map_bytes = (size_t)capacity_entries * entry_bytes;
+    void *m = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return -errno;
+    out->map = m;
+    out->map_bytes = map_bytes;
+    out->entries_max = (uint32_t)capacity_entries;
+    out->entries = 0;
     return 0;
 }
 

@@ -50,6 +50,12 @@ struct offset_index {
 int offset_index_open(struct offset_index *idx, const char *path, int64_t base_offset,
                       size_t capacity_bytes, bool writable, uint32_t live_entries);
 
+/* An index held only in memory (an anonymous mapping, no file, no descriptor), writable, empty:
+ * a read-only engine rebuilds an index it cannot trust here rather than in its file. Sealing it
+ * is not supported; close unmaps it. Returns 0, -EINVAL (as offset_index_open for a writable
+ * index) or -errno from mmap. */
+int offset_index_open_memory(struct offset_index *idx, int64_t base_offset, size_t capacity_bytes);
+
 /* Appends an entry for (offset, position) through the mapping (no syscall). -EINVAL unless
  * base <= offset <= base + INT32_MAX, position <= INT32_MAX, and both are greater than the last
  * entry's (Kafka's AbstractIndex.toRelative and OffsetIndex.append); -ENOSPC when full (the

@@ -139,6 +139,25 @@ static void reset_struct(struct time_index *idx, int64_t base_offset)
     idx->base_offset = base_offset;
 }
 
+int time_index_open_memory(struct time_index *idx, int64_t base_offset, size_t capacity_bytes)
+{
+    assert(idx != NULL);
+    reset_struct(idx, base_offset);
+    if (base_offset < 0 || base_offset > BASE_OFFSET_MAX)
+        return -EINVAL;
+    struct index_file file;
+    int rc = index_file_open_memory(TIME_INDEX_ENTRY_BYTES, capacity_bytes, &file);
+    if (rc)
+        return rc;
+    idx->map = file.map;
+    idx->map_bytes = file.map_bytes;
+    idx->entries_max = file.entries_max;
+    idx->entries = 0;
+    idx->writable = true;
+    assert_invariants(idx);
+    return 0;
+}
+
 int time_index_open(struct time_index *idx, const char *path, int64_t base_offset,
                     size_t capacity_bytes, bool writable, uint32_t live_entries)
 {
@@ -264,8 +283,10 @@ int time_index_seal(struct time_index *idx)
         idx->writable = false;
         idx->entries_max = idx->entries;
     }
-    if (rc == 0)
+    if (rc == 0) {
+        idx->fd = -1; /* closed by index_file_seal: the mapping serves readers */
         assert_invariants(idx);
+    }
     return rc;
 }
 

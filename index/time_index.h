@@ -38,6 +38,12 @@ struct time_index {
 int time_index_open(struct time_index *idx, const char *path, int64_t base_offset,
                     size_t capacity_bytes, bool writable, uint32_t live_entries);
 
+/* An index held only in memory (an anonymous mapping, no file, no descriptor), writable, empty:
+ * a read-only engine rebuilds an index it cannot trust here rather than in its file. Sealing it
+ * is not supported; close unmaps it. Returns 0, -EINVAL (as offset_index_open for a writable
+ * index) or -errno from mmap. */
+int time_index_open_memory(struct time_index *idx, int64_t base_offset, size_t capacity_bytes);
+
 /* Appends (timestamp, offset) if timestamp > time_index_max_timestamp() (Kafka's maybeAppend:
  * otherwise a no-op returning 0, so NO_TIMESTAMP -1 is never indexed). -EINVAL unless
  * base <= offset <= base + INT32_MAX and offset >= the last entry's offset (checked even when

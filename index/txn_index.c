@@ -298,14 +298,22 @@ int txn_index_open(struct txn_index *idx, const char *path, int64_t base_offset,
         *bad_entry = 0;
     bool writable = (flags & TXN_INDEX_WRITABLE) != 0;
     bool repair = (flags & TXN_INDEX_REPAIR) != 0;
-    if (base_offset < 0 || (flags & ~(TXN_INDEX_WRITABLE | TXN_INDEX_REPAIR)) != 0 ||
-        (repair && !writable))
+    bool memory = (flags & TXN_INDEX_MEMORY) != 0;
+    if (base_offset < 0 ||
+        (flags & ~(TXN_INDEX_WRITABLE | TXN_INDEX_REPAIR | TXN_INDEX_MEMORY)) != 0 ||
+        (repair && !writable && !memory) || (memory && writable))
         return -EINVAL;
+    idx->memory = memory;
 
     int fd = writable ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)
                       : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return !writable && errno == ENOENT ? 0 : -errno;
+    if (fd < 0) {
+        if (!writable && errno == ENOENT)
+            return 0;
+        int err = -errno;
+        reset_struct(idx, base_offset);
+        return err;
+    }
     idx->fd = fd;
     idx->writable = writable;
     int rc;
@@ -334,13 +342,18 @@ int txn_index_open(struct txn_index *idx, const char *path, int64_t base_offset,
             rc = -EBADMSG;
             goto err;
         }
-        if (ftruncate(fd, (off_t)valid_bytes) != 0) {
+        if (writable && ftruncate(fd, (off_t)valid_bytes) != 0) {
             rc = -errno;
             goto err;
         }
     }
     idx->file_bytes = valid_bytes;
     publish(idx, valid);
+    if (!writable) {
+        /* The entries are in memory now: a read-only index needs no descriptor. */
+        close(fd);
+        idx->fd = -1;
+    }
     return 0;
 
 err:
@@ -354,7 +367,7 @@ int txn_index_append(struct txn_index *idx, const struct txn_index_entry *entry)
 {
     assert(idx != NULL);
     assert(entry != NULL);
-    if (!idx->writable)
+    if (!idx->writable && !idx->memory)
         return -EROFS;
     uint32_t n = atomic_load_explicit(&idx->count, memory_order_relaxed);
     assert(idx->file_bytes == (uint64_t)n * TXN_INDEX_ENTRY_BYTES); /* I3 */
@@ -370,7 +383,7 @@ int txn_index_append(struct txn_index *idx, const struct txn_index_entry *entry)
     int rc = store_slot(idx, n, entry);
     if (rc)
         return rc;
-    size_t done = 0;
+    size_t done = idx->memory ? sizeof(buf) : 0;
     while (done < sizeof(buf)) {
         ssize_t w =
             pwrite(idx->fd, buf + done, sizeof(buf) - done, (off_t)(idx->file_bytes + done));
@@ -423,9 +436,9 @@ int txn_index_truncate_to(struct txn_index *idx, int64_t offset)
     assert(keep <= n);
     if (keep == n)
         return 0;
-    if (idx->writable) {
+    if (idx->writable || idx->memory) {
         uint64_t keep_bytes = (uint64_t)keep * TXN_INDEX_ENTRY_BYTES;
-        if (ftruncate(idx->fd, (off_t)keep_bytes) != 0)
+        if (idx->writable && ftruncate(idx->fd, (off_t)keep_bytes) != 0)
             return -errno;
         idx->file_bytes = keep_bytes;
     }
@@ -475,6 +488,18 @@ int txn_index_collect(const struct txn_index *idx, int64_t fetch_start, int64_t 
             return 0;
         }
     }
+    return 0;
+}
+
+int txn_index_seal(struct txn_index *idx)
+{
+    if (!idx->writable)
+        return 0;
+    if (fdatasync(idx->fd) != 0)
+        return -errno;
+    close(idx->fd);
+    idx->fd = -1;
+    idx->writable = false;
     return 0;
 }
 

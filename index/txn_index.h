@@ -43,6 +43,10 @@
 #define TXN_INDEX_REPAIR                                                                           \
     0x2u /* with WRITABLE: cut the file to its longest valid prefix                                \
           * instead of failing with -EBADMSG (recovery) */
+#define TXN_INDEX_MEMORY                                                                           \
+    0x4u /* without WRITABLE: the file is read once and never written or created; appends and      \
+          * truncations change only the in-memory entries (a read-only engine's replay); with      \
+          * REPAIR a damaged tail is dropped in memory only */
 
 /* One aborted transaction (AbortedTxn). */
 struct txn_index_entry {
@@ -58,8 +62,9 @@ struct txn_index_entry {
 /* clang-format on */
 
 struct txn_index {
-    int fd; /* -1 when closed, or read-only over a missing file */
+    int fd; /* -1 when closed or read-only (entries are loaded at open) */
     bool writable;
+    bool memory; /* TXN_INDEX_MEMORY: changes stay in memory */
     int64_t base_offset;
     uint64_t file_bytes;    /* writer only: bytes of whole entries in the file */
     _Atomic uint32_t count; /* published entries */
@@ -75,7 +80,8 @@ typedef int (*txn_index_collect_fn)(void *ctx, const struct txn_index_entry *ent
  * entries before it), unless TXN_INDEX_REPAIR is set, in which case the file is truncated to
  * those valid entries, 0 is returned and *why / *bad_entry still say what was cut (why NULL when
  * nothing was). A partial entry at the end (a torn append) counts as damage.
- * Returns 0, -EINVAL (base_offset < 0, unknown flags, REPAIR without WRITABLE), -EBADMSG,
+ * Returns 0, -EINVAL (base_offset < 0, unknown flags, REPAIR without WRITABLE or MEMORY, MEMORY
+ * with WRITABLE), -EBADMSG,
  * -EFBIG (file > INT32_MAX bytes), -ENOMEM, or -errno from open/fstat/pread/ftruncate. A newly
  * created file's directory entry is durable only after the caller fsyncs the directory.
  * why and bad_entry may be NULL. */
@@ -92,6 +98,11 @@ int txn_index_append(struct txn_index *idx, const struct txn_index_entry *entry)
 
 /* fdatasync of the file; 0 on a read-only index. Returns 0 or -errno. Writer only. */
 int txn_index_sync(struct txn_index *idx);
+
+/* Seals a writable index for good: fdatasync, then the descriptor is closed and the index is
+ * read-only (its entries stay in memory). 0 on a read-only index. Returns 0 or -errno (then it
+ * stays writable). Writer only. */
+int txn_index_seal(struct txn_index *idx);
 
 /* Drops every entry with lastOffset >= offset (Kafka's truncateTo; used when the log is
  * truncated to `offset`). O(log n). A writable index cuts the file too (no sync); a read-only one

@@ -43,6 +43,13 @@ IN=$T/four run produce "$D" t -p 0 --txn-id tx-r --txn-records 4
 expect "produce one committed transaction" 0 "^committed 4 records"
 lose_marker "$D" t-0
 run consume "$D" t --isolation read_committed
+expect "read_committed consume (read-only) before any writing open" 0 "not closed cleanly"
+check "... sees nothing yet: a read-only open writes no marker" test "$(consumed)" = 0
+run recover "$D"
+expect "recover: a writing open reconciles the transaction" 0 "^recovered "
+run recover "$D"
+expect "recover again: nothing left to do" 0 "nothing to recover"
+run consume "$D" t --isolation read_committed
 expect "read_committed consume after the lost COMMIT marker" 0
 check "... sees the committed records (open rewrote the marker)" test "$(consumed)" = 4
 run txn list "$D"

@@ -133,7 +133,7 @@ int cli_engine_open(const char *cmd, const char *dir, bool create, const struct 
 
     struct rt_options defaults;
     if (!opts) {
-        rt_options_init(&defaults);
+        cli_options_init(&defaults);
         opts = &defaults;
     }
     int rc = rt_open(dir, opts, out);
@@ -149,7 +149,31 @@ int cli_engine_open(const char *cmd, const char *dir, bool create, const struct 
     }
     if (created_out)
         *created_out = created;
+    if (opts->read_only) {
+        struct rt_stats stats;
+        if (rt_stats_get(*out, &stats) == 0 && stats.opened_unclean)
+            fprintf(stderr,
+                    "ringtail %s: warning: %s was not closed cleanly; reading each partition up "
+                    "to its last valid batch (%" PRIu64
+                    " bytes beyond it ignored), nothing repaired: "
+                    "the next writing open recovers it\n",
+                    cmd, dir, stats.tail_bytes_ignored);
+    }
     return CLI_EXIT_OK;
+}
+
+void cli_options_init(struct rt_options *opts)
+{
+    rt_options_init(opts);
+    opts->segment_size_bytes = CLI_SEGMENT_BYTES_DEFAULT;
+}
+
+int cli_engine_open_read_only(const char *cmd, const char *dir, rt_engine **out)
+{
+    struct rt_options opts;
+    rt_options_init(&opts);
+    opts.read_only = true;
+    return cli_engine_open(cmd, dir, false, &opts, out, NULL);
 }
 
 int cli_engine_close(const char *cmd, rt_engine *engine)

@@ -33,6 +33,7 @@ int cmd_produce(int argc, char **argv);
 int cmd_consume(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_murmur2(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
@@ -60,6 +61,19 @@ bool cli_topic_name_valid(const char *name);
  * remove it again if the command fails. Prints its own message; returns an exit code. */
 int cli_engine_open(const char *cmd, const char *dir, bool create, const struct rt_options *opts,
                     rt_engine **out, bool *created_out);
+
+/* Segment size of the CLI's writing commands (topic create, produce, txn abort): 64 MiB, not the
+ * engine's 1 GiB default, because every partition's active segment is preallocated. */
+#define CLI_SEGMENT_BYTES_DEFAULT (64u << 20)
+
+/* rt_options_init plus the CLI's segment size. */
+void cli_options_init(struct rt_options *opts);
+
+/* For the reading commands (consume, txn list, topic list): opens dir with opts.read_only, so
+ * nothing is preallocated or written and a running writer makes it fail (RT_E_DIRECTORY_LOCKED)
+ * instead of being raced. Warns on stderr when the directory was not closed cleanly (reads stop
+ * at each partition's last valid batch; nothing is repaired). Returns an exit code. */
+int cli_engine_open_read_only(const char *cmd, const char *dir, rt_engine **out);
 /* rt_close with a message on failure; returns an exit code. */
 int cli_engine_close(const char *cmd, rt_engine *engine);
 

@@ -254,7 +254,7 @@ int cmd_consume(int argc, char **argv)
     const char *dir = argv[optind];
     co.topic = argv[optind + 1];
 
-    int ex = cli_engine_open("consume", dir, false, NULL, &co.engine, NULL);
+    int ex = cli_engine_open_read_only("consume", dir, &co.engine);
     if (ex != CLI_EXIT_OK)
         return ex;
     uint32_t partitions = 0;

@@ -379,7 +379,7 @@ int cmd_produce(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     struct rt_options opts;
-    rt_options_init(&opts);
+    cli_options_init(&opts);
     bool fixed = false;
     uint32_t fixed_partition = 0;
     bool keyed = false;

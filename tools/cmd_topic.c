@@ -124,7 +124,7 @@ static int topic_list(int argc, char **argv)
     if (!dir)
         return cli_usage("topic", "list: missing DIR");
     rt_engine *engine = NULL;
-    int ex = cli_engine_open("topic", dir, false, NULL, &engine, NULL);
+    int ex = cli_engine_open_read_only("topic", dir, &engine);
     if (ex != CLI_EXIT_OK)
         return ex;
     unsigned count = 0;

@@ -312,7 +312,7 @@ static int txn_list(int argc, char **argv)
     const char *dir = argv[optind];
 
     rt_engine *engine = NULL;
-    int ex = cli_engine_open("txn", dir, false, NULL, &engine, NULL);
+    int ex = cli_engine_open_read_only("txn", dir, &engine);
     if (ex != CLI_EXIT_OK)
         return ex;
     struct txn_rows rs = {.all = all};

@@ -15,6 +15,8 @@ static const struct cli_command commands[] = {
     {"txn", "list open transactions; abort a hanging one", cmd_txn},
     {"dump", "list the contents of .log, .index, .timeindex and ringtail.meta files", cmd_dump},
     {"verify", "check every CRC, index and invariant of a closed data directory", cmd_verify},
+    {"recover", "repair a data directory a crash left (a writing open and a clean close)",
+     cmd_recover},
     {"demo", "a short, self-explaining tour of the engine", cmd_demo},
     {"murmur2", "print Kafka's murmur2 hash and partition of keys", cmd_murmur2},
     {"bench", "benchmark against the disk's limit and RocksDB, LMDB, SQLite", cmd_bench},
