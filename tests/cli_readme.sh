@@ -18,8 +18,23 @@
 #     that tree's binary. A few are run in a short mode or checked another way; each such case
 #     says why in cover() and prints "exception: REASON". A command no case matches fails the test
 #     ("not covered"), so a new README command needs a decision here.
-#   - What a sh line's trailing comment promises is checked too (murmur2 placement, exactly once
-#     across reruns, one transaction per --txn-records lines, ...), see check_claims().
+#   - Comments in sh blocks are not run; what a line's comment promises is checked by a case of
+#     check_claims() (murmur2 placement, exactly once across reruns, one transaction per
+#     --txn-records lines, the kinds of file dump reads, ...); a line without one is checked by
+#     its exit status.
+# The exceptions (each a case of cover(), which prints its reason when it applies):
+#   ./tools/setup.sh           root and apt-get, rebuilds the tree under test  -> bash -n
+#   ./tools/test.sh, .ci/run   the whole suite, this test included             -> bash -n / content
+#   ctest --test-dir build     the suite                                       -> ctest -N
+#   cmake -S . -B X [opts]     configured into a scratch tree; cmake --build is not run (minutes)
+#   build/fuzz/fuzz_* 3600 s   an hour of fuzzing -> the target's source and corpus exist
+#   ringtail bench --quick     30 s and more      -> --only fetch,mem --peers none
+#   ringtail-bench --plot      6 minutes          -> --quick at cli_bench.sh's sizes, chart written
+#   rt_bench_micro             -> --benchmark_min_time=0.001;  RT_TORTURE_SECONDS=600 -> 2
+#   tools/perf.sh, perf report needs perf and its own tree -> its usage
+#   clang-format -i            rewrites files     -> the root .clang-format parses
+#   cmake --install / pkg-config  into a scratch --prefix, the .pc pointed at it
+#   bench commands in a tree configured -DRT_BENCH=OFF (the ASan tree): not built there
 # The named-producer import is also rerun at 2000 lines on a 3-partition topic: two runs of the
 # README's `seq ... | ringtail produce DIR orders --producer-name importer` must store every line
 # exactly once (issue 10, defect 2).
@@ -41,7 +56,6 @@ trap cleanup EXIT
 . "$(dirname "$0")/helpers/cli_harness.sh"
 
 D=$T/data # the data directory every DIR of the sh blocks stands for
-mkdir -p "$T/bin"
 # `ringtail` in a README command is the binary under test; no command may hang.
 ringtail() { timeout 120 "$RT" "$@"; }
 cache_has() { grep -q "^$1" "$BUILD/CMakeCache.txt" 2>/dev/null; }
@@ -65,6 +79,8 @@ for no, line in enumerate(lines, 1):
                 rows.append(("other", fence_line, heading, fence or "(no language)"))
             fence = None
         elif fence == "sh":
+            # drop comments; what a line's comment promises is checked by check_claims
+            line = "" if line.lstrip().startswith("#") else re.sub(r"\s+#\s.*$", "", line)
             for cmd in line.split(" && "):
                 if cmd.strip():
                     rows.append(("sh", no, heading, cmd.strip()))
@@ -141,7 +157,7 @@ declare -A RAN
 run_readme() { # CMD WHERE
     local cmd=$1 where=$2 line key
     line=$(subst "$cmd")
-    key=$(sed -E 's/[[:space:]]+#.*$//; s/[[:space:]]+$//' <<<"$cmd")
+    key=$(sed -E 's#^(\./)?build/release/ringtail #ringtail #; s/[[:space:]]+#.*$//; s/[[:space:]]+$//' <<<"$cmd")
     if [ -n "${RAN[$key]:-}" ]; then
         ok "$where: \`$cmd\` (ran above, ${RAN[$key]})"
         return
@@ -160,6 +176,7 @@ run_readme() { # CMD WHERE
             return
         fi
         exception "$cmd" "--quick takes 30 s and more; cli_bench.sh runs every workload small; here two"
+        line=$(sed -E 's/[[:space:]]+#.*$//' <<<"$line") # options go before the comment
         line="$line --dir $T --only fetch,mem --peers none --mem-producers 2000 --mem-live 50"
         ;;
     esac
@@ -225,6 +242,14 @@ assert rows and all({"topic", "partition", "offset", "value"} <= set(r) for r in
         ;;
     *'dump '*.log*)
         check "$where: ... lists batches with their CRC checked" grep -qE "crc 0x[0-9a-f]{8} ok$" "$T/out"
+        # "# .log .index .timeindex ringtail.meta": the other kinds it names, beside that segment
+        local log=${line#*dump } f
+        log=${log%% *}
+        for f in "${log%.log}.index" "${log%.log}.timeindex" '"$D"/ringtail.meta'; do
+            (cd "$T" && eval "ringtail dump $f") >"$T/out" 2>"$T/err"
+            RC=$?
+            expect "$where: ... dump $(basename "$f") exits 0" 0
+        done
         ;;
     *'verify '*)
         check "$where: ... the directory is healthy" grep -q "healthy" "$T/out"
@@ -261,7 +286,7 @@ rerun_named_import() { # CMD WHERE
 }
 
 # ---- the commands, classified --------------------------------------------------------------
-LATE=()            # inline ringtail commands on DIR: run on a directory with a hanging transaction
+LATE=()            # inline `ringtail txn ... DIR`: run on a directory with a hanging transaction
 INSTALL_CMD=""     # `cmake --install build/release`
 PKGCONFIG_CMD=""   # `pkg-config --cflags --libs ringtail`
 declare -A C_BLOCK # heading -> extracted C file
@@ -307,7 +332,7 @@ cover() { # CMD KIND WHERE
         ;;
     'ringtail '*DIR* | *'| ringtail '* | './build/release/ringtail '* | 'build/release/ringtail '* | \
         'ringtail demo'* | 'ringtail bench --'*)
-        if [ "$kind" = inline ] && [[ $cmd == *DIR* ]]; then
+        if [ "$kind" = inline ] && [[ $cmd == 'ringtail txn '*DIR* ]]; then
             LATE+=("$cmd"$'\t'"$where")
         else
             run_readme "$cmd" "$where"
@@ -414,7 +439,7 @@ while IFS=$'\t' read -r kind no heading text; do
     esac
 done <"$T/readme.tsv"
 
-# ---- 2. inline commands on DIR: a directory with a hanging transaction (ID) -----------------
+# ---- 2. inline txn commands on DIR: a directory with a hanging transaction (ID) -------------
 # `ringtail txn list DIR` shows open transactions and `ringtail txn abort DIR --transactional-id
 # ID` ends a hanging one: a transactional produce is killed (SIGKILL) while its transaction is
 # open, after its records reached the partition.
