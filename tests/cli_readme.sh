@@ -254,6 +254,10 @@ assert rows and all({"topic", "partition", "offset", "value"} <= set(r) for r in
     *'verify '*)
         check "$where: ... the directory is healthy" grep -q "healthy" "$T/out"
         ;;
+    *'recover '*)
+        check "$where: ... a cleanly closed directory has nothing to recover" \
+            grep -q "nothing to recover" "$T/out"
+        ;;
     *'txn list'*)
         check "$where: ... prints the open transactions (or none)" \
             grep -qE "no open transactions|^ID" "$T/out"
@@ -464,24 +468,66 @@ wait "$HANG_PID"
 exec 2>&4 4>&-
 HANG_PID=
 exec 3>&-
+# A second directory for the operator's partition abort: a committed transaction whose COMMIT
+# marker was cut off (a torn tail) and whose coordinator state is lost too, so nothing decides it
+# and its partition stays pinned (README: "What no record decides ... stays pinned").
+PD=$T/pinned
+"$RT" topic create "$PD" t --partitions 1 >/dev/null
+printf 'pinned-1\npinned-2\npinned-3\n' | "$RT" produce "$PD" t -p 0 --txn-id readme-pin \
+    --txn-records 3 >/dev/null 2>&1
+plog=$(ls "$PD"/t-0/*.log | sort | tail -n 1)
+truncate -s -78 "$plog" # the marker batch is the last 78 bytes
+for f in "$PD"/__transaction_state-0/*.log; do truncate -s 0 "$f"; done
+rm -f "$PD/.clean_shutdown"
+"$RT" recover "$PD" >/dev/null 2>&1
+PINNED_ID=$("$RT" txn list "$PD" | awk '$1 == "t" && $2 == "0" { print $3; exit }')
+check "a partition pinned by a transaction nothing decides is listed with its producer id" \
+    test -n "$PINNED_ID"
+
+# `txn list` mentions first (on the hanging and the pinned directories), then the aborts.
+late_run() { # CMD WHERE DIR
+    local line
+    line=$(subst "$1" | sed -E -e 's/--topic T /--topic t /' -e 's/--partition P /--partition 0 /' \
+        -e 's/--producer-id "\$TXN_ID"/--producer-id '"$PINNED_ID"'/')
+    (cd "$T" && D=$3 && eval "$line") >"$T/out" 2>"$T/err"
+    RC=$?
+    expect "$2: \`$1\` exits 0" 0
+}
 for entry in "${LATE[@]}"; do
     cmd=${entry%%$'\t'*}
     where=${entry#*$'\t'}
-    line=$(subst "$cmd")
-    (cd "$T" && eval "$line") >"$T/out" 2>"$T/err"
-    RC=$?
-    expect "$where: \`$cmd\` exits 0" 0
+    [[ $cmd == *'txn list'* ]] || continue
+    late_run "$cmd" "$where" "$D"
+    check "$where: ... shows the hanging transaction, Ongoing" grep -qE "^$TXN_ID	.*Ongoing" "$T/out"
+    check "$where: ... and the LSO it pins" grep -qE "orders-[0-9]\(LSO [0-9]+\)" "$T/out"
+    late_run "$cmd" "$where (pinned directory)" "$PD"
+    check "$where: ... shows the pinned partition with its producer id" \
+        grep -qE "^t	0	$PINNED_ID	" "$T/out"
+done
+for entry in "${LATE[@]}"; do
+    cmd=${entry%%$'\t'*}
+    where=${entry#*$'\t'}
     case $cmd in
-    *'txn list'*)
-        check "$where: ... shows the hanging transaction, Ongoing" grep -qE "^$TXN_ID	.*Ongoing" "$T/out"
-        check "$where: ... and the LSO it pins" grep -qE "orders-[0-9]\(LSO [0-9]+\)" "$T/out"
+    *'txn list'*) ;;
+    *'txn abort'*'--topic'*)
+        late_run "$cmd" "$where" "$PD"
+        "$RT" txn list "$PD" >"$T/out" 2>&1
+        check "$where: ... afterwards nothing is pinned" grep -q "no open transactions" "$T/out"
+        "$RT" consume "$PD" t --isolation read_committed >"$T/out" 2>&1
+        check "$where: ... and the released records are not served to read_committed" \
+            test "$(grep -c pinned "$T/out")" -eq 0
         ;;
     *'txn abort'*)
+        late_run "$cmd" "$where" "$D"
         "$RT" txn list "$D" >"$T/out" 2>&1
         check "$where: ... afterwards no transaction is open" grep -q "no open transactions" "$T/out"
         "$RT" consume "$D" orders --isolation read_committed >"$T/out" 2>&1
         check "$where: ... and its records are not served to read_committed" \
             test "$(grep -c hanging "$T/out")" -eq 0
+        ;;
+    *)
+        RC=0
+        bad "$where: \`$cmd\`: a txn command this test does not know (add a case)"
         ;;
     esac
 done
