@@ -48,13 +48,15 @@
  *       fault (a durable marker lost, then more work on the id) that nothing recorded.
  *   R4. An empty transaction log (the coordinator's state lost, or none ever written) decides
  *       nothing: such transactions stay open, listed by rt_txn_list_partitions.
- *   R5. Reconciliation runs in coordinator_open after C2 (so no Prepare* is left) and before
- *       the timer starts and rt_open returns; its markers are durable (engine_write_markers), so
- *       a second open finds nothing to do. A marker into __consumer_offsets applies or drops the
- *       producer's pending offsets, as finish() does.
- *   R6. An operator can always release a pinned LSO (rt_txn_abort_partition): a live (R1)
- *       transaction is aborted through the coordinator in all its partitions (all-or-nothing);
- *       any other gets an ABORT marker at the partition's epoch for P, in that partition alone.
+ *   R5. Reconciliation runs in coordinator_open before C2 completes the Prepare* ids (R1
+ *       leaves their transactions to C2; a stale epoch's transaction in one of their partitions
+ *       is aborted first, else C2's marker would close it as part of the later transaction) and
+ *       before the timer starts and rt_open returns; its markers are durable
+ * (engine_write_markers), so a second open finds nothing to do. A marker into __consumer_offsets
+ * applies or drops the producer's pending offsets, as finish() does. R6. An operator can always
+ * release a pinned LSO (rt_txn_abort_partition): a live (R1) transaction is aborted through the
+ * coordinator in all its partitions (all-or-nothing); any other gets an ABORT marker at the
+ * partition's epoch for P, in that partition alone.
  *
  * Costs of reconciliation: one shard call per shard to collect the open transactions, a scan of
  * the ids per open transaction (O(open x ids), at open only), one marker round per shard.
@@ -703,7 +705,7 @@ static void offsets_follow_marker(rt_engine *e, const char *topic, int64_t pid, 
         group_txn_complete(groups, pid, commit);
 }
 
-/* R5: run by coordinator_open after C2, before the timer starts and before rt_open returns. */
+/* R5: run by coordinator_open before C2, before the timer starts and before rt_open returns. */
 static int reconcile(struct coordinator *c)
 {
     if (__atomic_load_n(&c->log_records, __ATOMIC_RELAXED) == 0)
@@ -1169,9 +1171,14 @@ int coordinator_open(rt_engine *e, bool create, struct coordinator **out)
     }
     if (rc == 0)
         rc = replay(c);
+    /* R5 before C2: a stale epoch's transaction in a partition is aborted before a Prepare*
+     * completion's marker could close it as that later transaction's (a read-only open writes
+     * no marker). */
+    bool read_only = engine_read_only(e);
+    if (rc == 0 && !read_only)
+        rc = reconcile(c);
     /* C2: finish every transaction a crash left between its phases (not on a read-only engine:
      * it writes nothing, so those stay as they are for rt_txn_list and the next writer). */
-    bool read_only = engine_read_only(e);
     for (uint32_t b = 0; rc == 0 && !read_only && b < COORD_BUCKETS; b++) {
         for (struct txn_meta *m = c->buckets[b]; rc == 0 && m; m = m->next) {
             pthread_mutex_lock(&m->lock);
@@ -1185,8 +1192,6 @@ int coordinator_open(rt_engine *e, bool create, struct coordinator **out)
             pthread_mutex_unlock(&m->lock);
         }
     }
-    if (rc == 0 && !read_only)
-        rc = reconcile(c); /* R5; a read-only open writes no marker */
     if (rc == 0 && !read_only) {
         rc = -pthread_create(&c->timer, NULL, timer_main, c);
         c->timer_running = rc == 0;

@@ -147,6 +147,32 @@ static void lose_marker(const char *dir, const char *topic, uint32_t part)
     free(clean);
 }
 
+/* With the directory closed: truncates the partition's newest .log at the start of its first
+ * control batch (a marker and everything after it lost, as a torn tail leaves it) when first is
+ * true, or cuts its last batch when false; removes the clean-shutdown file. */
+static void cut_log(const char *dir, const char *topic, uint32_t part, bool first_marker)
+{
+    char *log = newest_log(dir, topic, part);
+    size_t len = 0;
+    uint8_t *bytes = tu_read_file(log, &len);
+    size_t pos = 0, cut = len, last = 0;
+    while (pos + 61 <= len && be32_of(bytes + pos + 8) != 0) {
+        if (first_marker && (bytes[pos + 22] & 0x20) && cut == len)
+            cut = pos;
+        last = pos;
+        pos += 12 + be32_of(bytes + pos + 8);
+    }
+    if (!first_marker)
+        cut = last;
+    assert_true(cut < len);
+    free(bytes);
+    tu_truncate(log, cut);
+    free(log);
+    char *clean = tu_path("%s/.clean_shutdown", dir);
+    unlink(clean);
+    free(clean);
+}
+
 /* The coordinator's whole state is lost: every .log of __transaction_state-0 emptied. */
 static void lose_transaction_log(const char *dir)
 {
@@ -239,6 +265,34 @@ static void test_lost_marker_of_an_older_epoch_is_aborted(void **state)
                      offset_of(f->e, "t", 0, RT_READ_UNCOMMITTED));
     assert_int_equal(count_records(f->e, "t", 0, RT_READ_COMMITTED), 0);
     assert_int_equal(count_records(f->e, "t", 1, RT_READ_COMMITTED), 3);
+    tu_fixture_close(f);
+}
+
+/* R3 before C2: a partition lost the ABORT marker of an older transaction (and what followed
+ * it), while the transaction log lost the CompleteCommit of the same producer's next one, which
+ * open then completes (C2). Its COMMIT marker must not commit the older, aborted records: open
+ * aborts the stale epoch's transaction first. */
+static void test_stale_epoch_aborted_before_prepare_completes(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "t", 2), 0);
+    const int32_t p0[] = {0}, both[] = {0, 1};
+    run_txn(f->e, "tx-s", "t", p0, 1, 3, false);
+    run_txn(f->e, "tx-s", "t", both, 2, 3, true);
+    tu_fixture_close(f);
+
+    cut_log(f->dir, "t", 0, true);                    /* the ABORT marker and all after it */
+    cut_log(f->dir, "__transaction_state", 0, false); /* the second one's CompleteCommit */
+    tu_fixture_open(f);
+    assert_int_equal(offset_of(f->e, "t", 0, RT_READ_COMMITTED),
+                     offset_of(f->e, "t", 0, RT_READ_UNCOMMITTED));
+    assert_int_equal(count_records(f->e, "t", 0, RT_READ_COMMITTED), 0); /* aborted stays so */
+    assert_int_equal(count_records(f->e, "t", 0, RT_READ_UNCOMMITTED), 3);
+    assert_int_equal(count_records(f->e, "t", 1, RT_READ_COMMITTED), 3);
+    tu_fixture_close(f);
+    tu_fixture_open(f);
+    assert_int_equal(count_records(f->e, "t", 0, RT_READ_COMMITTED), 0);
     tu_fixture_close(f);
 }
 
@@ -421,6 +475,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lost_abort_marker_is_rewritten_at_open,
                                         tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_lost_marker_of_an_older_epoch_is_aborted,
+                                        tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_stale_epoch_aborted_before_prepare_completes,
                                         tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_lost_offsets_marker_applies_the_offsets,
                                         tu_fixture_setup, tu_fixture_teardown),
