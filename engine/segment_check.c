@@ -112,7 +112,9 @@ void segment_check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offs
     out->next_offset = expect;
     if (oidx_shaped && out->oidx_bad == SEGMENT_CHECK_SOUND && j < oidx_entries) {
         out->oidx_bad = j;
-        out->oidx_why = "entry points beyond the segment's last batch";
+        out->oidx_why = be32_load(oidx + (size_t)j * OFFSET_INDEX_ENTRY_BYTES + 4) < pos
+                            ? "entry points inside a batch, not at its start"
+                            : "entry points beyond the segment's last batch";
     }
 
     if (time_index_check(tidx, (size_t)tidx_entries * TIME_INDEX_ENTRY_BYTES, &why, &bad) != 0) {

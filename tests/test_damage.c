@@ -14,7 +14,12 @@
  *   - when rt_open succeeds, read_committed serves no aborted record, an append and a clean
  *     close work, and rt_verify is clean afterwards (what open repaired is no longer reported);
  *   - open never crashes or trips an assertion (each case runs in a child process).
+ * Payload damage under a batch CRC is the one thing open does not look for (it would read every
+ * byte of every segment at each open): there the reader must refuse the batch naming the file,
+ * and verify must report that file, before and after.
  * The test that would have found defects 4, 6, 8 and 10 of issue 10.
+ *
+ * RT_TEST_BOTH_BACKENDS: ctest runs this file once over io_uring and once over the sync fallback.
  */
 #include <setjmp.h>
 #include <stdarg.h>
