@@ -133,9 +133,9 @@ static char *file_path(const char *dir, const char *name)
     return tu_path("%s/" TOPIC "-0/%s", dir, name);
 }
 
-/* Verify reports a problem naming `file` (a substring); then open, read_committed, append,
- * close; then verify is clean. */
-static void expect_reported_then_repaired(const char *dir, const char *file)
+/* Verify reports a problem naming `file` (a substring); then open, read_committed, append
+ * (when asked), close; then verify is clean. */
+static void expect_reported_then_repaired(const char *dir, const char *file, bool append)
 {
     struct reports r = {0};
     assert_int_equal(rt_verify(dir, collect, &r), RT_E_CORRUPT);
@@ -181,7 +181,7 @@ static void expect_reported_then_repaired(const char *dir, const char *file)
     assert_int_equal(aborted, 0);
     assert_true(committed >= 3);
     struct rt_record rec = {.key_len = -1, .value = "after", .value_len = 5, .timestamp_ms = -1};
-    for (int i = 0; i < 20; i++) {
+    for (int i = 0; append && i < 20; i++) {
         rc = rt_append(e, TOPIC, 0, &rec, 1, NULL);
         if (rc != 0)
             fail_msg("append after open: %s (%s)", rt_strerror(rc), rt_error_detail());
@@ -207,7 +207,7 @@ static void test_empty_newest_log_clean(void **state)
     tu_truncate(log, 0);
     char stale[64];
     snprintf(stale, sizeof(stale), "%.20s.index", names[n - 1]);
-    expect_reported_then_repaired(dir, stale);
+    expect_reported_then_repaired(dir, stale, true);
     free(idx);
     free(log);
     tu_rmdir_free(dir);
@@ -240,7 +240,7 @@ static void test_sealed_txnindex_emptied(void **state)
     size_t len = 0;
     uint8_t *orig = tu_read_file(path, &len);
     tu_truncate(path, 0);
-    expect_reported_then_repaired(dir, name);
+    expect_reported_then_repaired(dir, name, true);
     /* Rebuilt byte for byte from the segment's ABORT markers. */
     size_t len2 = 0;
     uint8_t *now = tu_read_file(path, &len2);
@@ -260,7 +260,7 @@ static void test_sealed_txnindex_deleted(void **state)
     char name[64];
     char *path = sealed_txnindex(dir, name);
     assert_int_equal(unlink(path), 0);
-    expect_reported_then_repaired(dir, name);
+    expect_reported_then_repaired(dir, name, true);
     assert_true(tu_file_size(path) > 0);
     free(path);
     tu_rmdir_free(dir);
@@ -290,7 +290,7 @@ static void test_orphans_removed(void **state)
     assert_int_equal(tu_system("echo x > '%s' && echo y > '%s'", tmp, deleted), 0);
     char want[64];
     snprintf(want, sizeof(want), "%s.txnindex", base);
-    expect_reported_then_repaired(dir, want);
+    expect_reported_then_repaired(dir, want, true);
     assert_false(fs_exists_for_test(orphan));
     assert_false(fs_exists_for_test(tmp));
     assert_false(fs_exists_for_test(deleted));
@@ -312,7 +312,7 @@ static void test_torn_newest_txnindex_clean(void **state)
     size_t len = tu_file_size(path);
     assert_true(len >= 34); /* the last transaction was aborted in the newest segment */
     tu_truncate(path, len - 17);
-    expect_reported_then_repaired(dir, names[n - 1]);
+    expect_reported_then_repaired(dir, names[n - 1], true);
     assert_int_equal(tu_file_size(path), len);
     free(path);
     tu_rmdir_free(dir);
@@ -328,7 +328,9 @@ static void test_damaged_older_snapshot(void **state)
     assert_true(n >= 2);
     char *path = file_path(dir, names[0]);
     tu_flip_byte(path, tu_file_size(path) - 1, 0x01);
-    expect_reported_then_repaired(dir, names[0]);
+    /* No append: a close with nothing new writes no snapshot that would push the damaged one
+     * out, so only open's own check can remove it. */
+    expect_reported_then_repaired(dir, names[0], false);
     free(path);
     tu_rmdir_free(dir);
 }
