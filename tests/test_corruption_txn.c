@@ -2,9 +2,10 @@
  * test_corruption_txn.c — damage to the file kinds the exactly-once and transaction layers add
  * (producers.meta, a sealed .txnindex, a producer-state snapshot, records of the internal topics
  * __transaction_state and __consumer_offsets): rt_verify reports each case naming the file, and
- * rt_open either repairs (a snapshot is dropped and the log replayed) or fails with RT_E_CORRUPT
- * naming the file and an offset — never a crash, never serving the damaged bytes. Restoring the
- * byte makes the directory open again with everything intact (nothing was changed).
+ * rt_open either repairs (a snapshot is dropped and the log replayed; a .txnindex is rebuilt from
+ * its segment's ABORT markers) or fails with RT_E_CORRUPT naming the file and an offset — never a
+ * crash, never serving the damaged bytes. After a refused open, restoring the byte makes the
+ * directory open again with everything intact (nothing was changed).
  */
 #include <setjmp.h>
 #include <stdarg.h>
