@@ -402,6 +402,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     /* A writable index is reopened at capacity; its live entries are those the clean trim
      * left (file size / entry size). Recovery resets them anyway. */
     bool writable_index = active || recover;
+    bool rebuild_indexes = false;
     rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), writable_index,
                            UINT32_MAX);
     if (rc == 0)
@@ -419,7 +420,9 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), true, 0);
         if (rc == 0)
             rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg), true, 0);
-        recover = true;
+        /* Rebuilt below: by the recovery scan when the segment is recovered anyway, else only
+         * from a log that is whole (a sealed log is never cut because an index was lost). */
+        rebuild_indexes = !recover;
         writable_index = true;
     }
     if (rc) {
@@ -455,7 +458,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
                            seg->log_path, chk.log_bad_position, chk.log_why);
             goto err;
         }
-        if (!indexes_sound(seg) || chk.oidx_bad != SEGMENT_CHECK_SOUND ||
+        if (rebuild_indexes || !indexes_sound(seg) || chk.oidx_bad != SEGMENT_CHECK_SOUND ||
             chk.tidx_bad != SEGMENT_CHECK_SOUND) {
             /* Rebuild only from a log that is whole: a sealed segment (L2) must consist of
              * valid batches to its last byte. A damaged one is reported, never cut. */
