@@ -12,23 +12,27 @@
  *      `*.tmp`; anything else is a warning.
  *   4. Each `.log` is walked batch by batch (batch_size_at, batch_validate: lengths, magic, CRC,
  *      every record of uncompressed batches; compressed batches are decompressed and their
- *      records checked by the reader's own code, rt_records over a fetch of the batch). Offsets are
- * dense: the first batch's baseOffset is the file name's base, every next batch starts at the
- * previous lastOffset + 1, and each segment starts where the previous one ended. A zero-filled tail
- * after the last batch is the preallocated space of the active segment: accepted in the newest
- * segment only.
- *   5. Each `.index` passes offset_index_check, and every entry points at the start of a batch
- *      with baseOffset <= entry offset <= lastOffset (the engine indexes a batch by its last
- *      offset, as Kafka does; the base offset is accepted too). Each `.timeindex` passes
- *      time_index_check, and every entry's offset lies in the segment and its timestamp is not
- *      above the segment's largest batch maxTimestamp. Zero-filled (untrimmed) index tails are
- *      accepted in the newest segment only.
+ *      records checked by the reader's own code, rt_records over a fetch of the batch). Offsets
+ *      are dense: the first batch's baseOffset is the file name's base, every next batch starts
+ *      at the previous lastOffset + 1, and each segment starts where the previous one ended (a
+ *      gap is reported on the segment that ends short, as rt_open names it). A zero-filled tail
+ *      after the last batch is preallocated space only in the newest segment of a directory
+ *      without the clean-shutdown marker.
+ *   5. Indexes, .txnindex files and snapshots are judged by the checks rt_open makes
+ *      (engine/segment_check.c, docs/format.md §H), so verify reports exactly what open would
+ *      refuse or repair: each `.index` / `.timeindex` has whole entries, no zero tail (same
+ *      exception as above), and passes segment_check_run (I1, I2); a missing one is reported
+ *      (open rebuilds it). Each `.txnindex` passes txn_index_check (X1-X8, a torn entry
+ *      included) and T1 (txn_walk_compare: one entry per ABORT marker); a missing one is an
+ *      empty index. Index files without their `.log` are orphans. Every `.snapshot` must decode,
+ *      and none may be past the partition's end offset. A missing `ringtail.meta` beside
+ *      partition directories is a problem.
  *
  * Every problem is reported once through fn as "FILE: offset N: what" (or "FILE: what" when no
  * byte offset applies); warnings are reported as "warning: FILE: what" and do not fail. All
  * input is untrusted: only batch.h's validated accessors and the index/meta checkers read it,
- * and every length is checked first. Cost: one sequential read of every file; memory is one
- * (position, base, last) triple per batch of the segment being checked.
+ * and every length is checked first. Cost: one sequential read of every file (the .log three
+ * times: its own walk with CRCs, then segment_check_run and the T1 walk, which read headers).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -69,17 +73,7 @@ struct verifier {
     struct rt_verify_counts counts;
 };
 
-/* One valid batch of the segment being checked, for the index cross-checks. */
-struct batch_span {
-    uint64_t position;
-    int64_t base_offset;
-    int64_t last_offset;
-};
-
 struct log_result {
-    struct batch_span *spans; /* ascending by position */
-    size_t span_count;
-    size_t span_cap;
     int64_t last_offset;   /* -1 when the segment holds no valid batch */
     int64_t max_timestamp; /* largest batch maxTimestamp, -1 when none */
     uint64_t data_bytes;   /* end of the last valid batch */
@@ -242,20 +236,6 @@ static bool has_suffix(const char *s, const char *suffix)
 
 /* ---- .log ------------------------------------------------------------------------------ */
 
-static int spans_push(struct log_result *r, uint64_t position, int64_t base, int64_t last)
-{
-    if (r->span_count == r->span_cap) {
-        size_t cap = r->span_cap ? r->span_cap * 2 : 256;
-        struct batch_span *n = realloc(r->spans, cap * sizeof *n);
-        if (!n)
-            return -ENOMEM;
-        r->spans = n;
-        r->span_cap = cap;
-    }
-    r->spans[r->span_count++] = (struct batch_span){position, base, last};
-    return 0;
-}
-
 /* A compressed batch's records, decoded by the reader's own code (rt_records over a fetch of
  * just this batch): the codec stream and V11-V14 on the decompressed records. batch_validate
  * stops at the records of a compressed batch. */
@@ -289,7 +269,6 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
     r->last_offset = -1;
     r->max_timestamp = -1;
     r->data_bytes = 0;
-    r->span_count = 0;
 
     struct mapped m;
     int rc = map_file(path, &m);
@@ -354,10 +333,6 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
             return -ENOMEM;
         }
         int64_t last = batch_last_offset(&h);
-        if (spans_push(r, pos, h.base_offset, last) != 0) {
-            unmap_file(&m);
-            return -ENOMEM;
-        }
         if (h.max_timestamp > r->max_timestamp)
             r->max_timestamp = h.max_timestamp;
         r->last_offset = last;
@@ -641,7 +616,6 @@ static int check_partition(struct verifier *v, const char *pdir)
                     " (open removes it)",
                     snapshot_max, expected);
     }
-    free(r.spans);
     free(segs);
     return rc;
 }
