@@ -90,7 +90,7 @@ static int txn_path(const struct segment *seg, char *buf, size_t cap)
 /* Opens the segment's .txnindex: writable for the active segment, repaired (cut to its valid
  * prefix) when the segment is being recovered or the file is damaged, read-only otherwise (a
  * missing file is an empty index, as Kafka creates it lazily). Whether its entries are the
- * segment's ABORT markers is checked by the partition (partition_check_txns). */
+ * segment's ABORT markers is checked by the partition (check_txn_indexes). */
 static int open_txns(struct segment *seg, bool writable, bool repair)
 {
     char path[SEGMENT_PATH_BYTES];
