@@ -6,6 +6,7 @@
 #include "meta.h"
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -174,6 +175,33 @@ int meta_serialise(const struct meta_catalogue *cat, uint8_t **buf_out, size_t *
     return 0;
 }
 
+bool meta_orphan_partition(const char *dir, char *name_out, size_t cap)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool found = false;
+    struct dirent *de;
+    while (!found && (de = readdir(d)) != NULL) {
+        const char *dash = strrchr(de->d_name, '-');
+        if (!dash || dash == de->d_name || dash[1] == '\0')
+            continue;
+        bool digits = true;
+        for (const char *c = dash + 1; *c; c++)
+            digits = digits && *c >= '0' && *c <= '9';
+        char path[4096];
+        struct stat st;
+        if (!digits ||
+            snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path) ||
+            lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        snprintf(name_out, cap, "%s", de->d_name);
+        found = true;
+    }
+    closedir(d);
+    return found;
+}
+
 int meta_load(const char *dir, struct meta_catalogue *out)
 {
     memset(out, 0, sizeof(*out));
@@ -183,6 +211,12 @@ int meta_load(const char *dir, struct meta_catalogue *out)
     uint8_t *buf = NULL;
     size_t len = 0;
     int rc = fs_read_file(path, &buf, &len, 64u << 20);
+    char orphan[256];
+    if (rc == -ENOENT && meta_orphan_partition(dir, orphan, sizeof(orphan)))
+        return error_set(RT_E_CORRUPT,
+                         "%s: missing, but the directory holds partition data (%s/): the "
+                         "catalogue was lost; not opened as an empty directory",
+                         path, orphan);
     if (rc == -ENOENT)
         return 0;
     if (rc)

@@ -61,6 +61,11 @@ int meta_serialise(const struct meta_catalogue *cat, uint8_t **buf_out, size_t *
  * error detail with the path and offset. */
 int meta_load(const char *dir, struct meta_catalogue *out);
 
+/* True when dir holds a "<name>-<digits>" directory (partition data), with its name in
+ * name_out: a missing catalogue is then damage, not a fresh directory (open refuses, verify
+ * reports it). */
+bool meta_orphan_partition(const char *dir, char *name_out, size_t cap);
+
 /* Atomically replaces dir/ringtail.meta. */
 int meta_store(const char *dir, const struct meta_catalogue *cat);
 

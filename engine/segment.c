@@ -28,6 +28,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "meta.h"
+#include "segment_check.h"
 
 static int segment_paths(struct segment *seg, const char *partition_dir, char *index_path,
                          char *time_path)
@@ -101,8 +102,9 @@ static int txn_path(const struct segment *seg, char *buf, size_t cap)
 }
 
 /* Opens the segment's .txnindex: writable for the active segment, repaired (cut to its valid
- * prefix) when the segment is being recovered, read-only otherwise (a missing file is an empty
- * index, as Kafka creates it lazily). */
+ * prefix) when the segment is being recovered or the file is damaged, read-only otherwise (a
+ * missing file is an empty index, as Kafka creates it lazily). Whether its entries are the
+ * segment's ABORT markers is checked by the partition (check_txn_indexes). */
 static int open_txns(struct segment *seg, bool writable, bool repair)
 {
     char path[SEGMENT_PATH_BYTES];
@@ -116,6 +118,12 @@ static int open_txns(struct segment *seg, bool writable, bool repair)
     if (seg->cfg.read_only)
         flags = TXN_INDEX_MEMORY | (repair ? TXN_INDEX_REPAIR : 0); /* changes stay in memory */
     rc = txn_index_open(&seg->txns, path, seg->base_offset, flags, &why, &bad);
+    if (rc == -EBADMSG && !repair) {
+        /* Derived data (T1 in segment_check.c): cut it to its valid prefix; the partition
+         * then finds it short of its segment's ABORT markers and rebuilds it. */
+        unsigned fix = seg->cfg.read_only ? TXN_INDEX_MEMORY : TXN_INDEX_WRITABLE;
+        rc = txn_index_open(&seg->txns, path, seg->base_offset, fix | TXN_INDEX_REPAIR, &why, &bad);
+    }
     if (rc == -EBADMSG)
         return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": entry %u: %s", path,
                          (uint64_t)bad * TXN_INDEX_ENTRY_BYTES, bad, why ? why : "damaged");
@@ -458,6 +466,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     /* A writable index is reopened at capacity; its live entries are those the clean trim
      * left (file size / entry size). Recovery resets them anyway. */
     bool writable_index = (active || recover) && !read_only;
+    bool rebuild_indexes = false;
     if (read_only && recover) {
         rc = memory_indexes(seg); /* the scan below rebuilds them */
         if (rc)
@@ -470,6 +479,8 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
                                  writable_index, UINT32_MAX);
     }
     if ((rc == -EBADMSG || rc == -ENOENT) && read_only) {
+        /* Rebuilt in memory by the scan below; a read-only open never cuts, so scanning a
+         * sealed log here changes nothing on disk. */
         rc = memory_indexes(seg);
         if (rc)
             goto err;
@@ -483,7 +494,9 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), true, 0);
         if (rc == 0)
             rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg), true, 0);
-        recover = true;
+        /* Rebuilt below: by the recovery scan when the segment is recovered anyway, else only
+         * from a log that is whole (a sealed log is never cut because an index was lost). */
+        rebuild_indexes = !recover;
         writable_index = true;
     }
     if (rc) {
@@ -509,7 +522,20 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         }
     } else {
         seg->size_bytes = file_bytes;
-        if (!indexes_sound(seg)) {
+        /* L2, I1, I2: the check verify makes too (segment_check.c). A damaged log is refused,
+         * never cut; damaged indexes are rebuilt from a whole log. */
+        struct segment_check chk;
+        segment_check_run(seg->map, file_bytes, base_offset, false, seg->oidx.map,
+                          seg->oidx.entries, seg->tidx.map, seg->tidx.entries, &chk);
+        if (chk.log_rc) {
+            rc = error_set(RT_E_CORRUPT,
+                           "%s: offset %" PRIu64 ": %s (a sealed or cleanly closed segment must "
+                           "hold whole valid batches to its end; not repaired)",
+                           seg->log_path, chk.log_bad_position, chk.log_why);
+            goto err;
+        }
+        if (rebuild_indexes || !indexes_sound(seg) || chk.oidx_bad != SEGMENT_CHECK_SOUND ||
+            chk.tidx_bad != SEGMENT_CHECK_SOUND) {
             /* Rebuild only from a log that is whole: a sealed segment (L2) must consist of
              * valid batches to its last byte. A damaged one is reported, never cut. */
             uint64_t pos = 0;
@@ -547,7 +573,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
                 if (rc == 0)
                     rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg),
                                          true, 0);
-                writable_index = true;
+                writable_index = true; /* sealed again below, so the rebuilt files are trimmed */
             }
             if (rc)
                 goto err;
@@ -555,47 +581,18 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
             if (rc)
                 goto err;
         } else {
-            /* Trust the cleanly sealed segment: end offset from its last batch. */
-            int64_t max_ts = time_index_max_timestamp(&seg->tidx);
-            atomic_store_explicit(&seg->max_timestamp_ms, max_ts, memory_order_relaxed);
-            if (seg->tidx.entries > 0) {
-                int64_t ts, off;
-                time_index_entry(&seg->tidx, seg->tidx.entries - 1, &ts, &off);
-                seg->max_timestamp_offset = off;
+            /* Trust the cleanly sealed segment: its end and largest timestamp from the walk. */
+            atomic_store_explicit(&seg->max_timestamp_ms, chk.max_timestamp, memory_order_relaxed);
+            seg->max_timestamp_offset = chk.max_timestamp_offset;
+            seg->next_offset = chk.next_offset;
+            uint64_t last_indexed = 0;
+            if (seg->oidx.entries > 0) {
+                int64_t off;
+                uint32_t p;
+                offset_index_entry(&seg->oidx, seg->oidx.entries - 1, &off, &p);
+                last_indexed = p;
             }
-            if (file_bytes > 0) {
-                /* Walk headers from the last index entry to find the end offset. */
-                uint64_t pos = 0;
-                if (seg->oidx.entries > 0) {
-                    int64_t off;
-                    uint32_t p;
-                    offset_index_entry(&seg->oidx, seg->oidx.entries - 1, &off, &p);
-                    pos = p;
-                    seg->bytes_since_index = 0;
-                }
-                while (pos < file_bytes) {
-                    const char *why = NULL;
-                    struct batch_header h;
-                    int64_t size = batch_size_at(seg->map + pos, file_bytes - pos, &why);
-                    if (size < 0 ||
-                        batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0) {
-                        rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path,
-                                       pos, why);
-                        goto err;
-                    }
-                    if (batch_last_offset(&h) - base_offset > INT32_MAX) {
-                        rc = error_set(RT_E_CORRUPT,
-                                       "%s: offset %" PRIu64 ": batch ends at offset %" PRId64
-                                       ", beyond the segment's base + INT32_MAX (offset index "
-                                       "entries are i32)",
-                                       seg->log_path, pos, batch_last_offset(&h));
-                        goto err;
-                    }
-                    seg->next_offset = batch_last_offset(&h) + 1;
-                    seg->bytes_since_index += (uint64_t)size;
-                    pos += (uint64_t)size;
-                }
-            }
+            seg->bytes_since_index = file_bytes - last_indexed;
         }
     }
 

@@ -11,16 +11,22 @@
  *      20-digit base offset (`.log`, `.index`, `.timeindex`, `.txnindex`, `.snapshot`) or
  *      `*.tmp`; anything else is a warning.
  *   4. Each `.log` is walked batch by batch (batch_size_at, batch_validate: lengths, magic, CRC,
- *      every record of uncompressed batches). Offsets are dense: the first batch's baseOffset is
- *      the file name's base, every next batch starts at the previous lastOffset + 1, and each
- *      segment starts where the previous one ended. A zero-filled tail after the last batch is
- *      the preallocated space of the active segment: accepted in the newest segment only.
- *   5. Each `.index` passes offset_index_check, and every entry points at the start of a batch
- *      with baseOffset <= entry offset <= lastOffset (the engine indexes a batch by its last
- *      offset, as Kafka does; the base offset is accepted too). Each `.timeindex` passes
- *      time_index_check, and every entry's offset lies in the segment and its timestamp is not
- *      above the segment's largest batch maxTimestamp. Zero-filled (untrimmed) index tails are
- *      accepted in the newest segment only.
+ *      every record of uncompressed batches; compressed batches are decompressed and their
+ *      records checked by the reader's own code, rt_records over a fetch of the batch). Offsets
+ *      are dense: the first batch's baseOffset is the file name's base, every next batch starts
+ *      at the previous lastOffset + 1, and each segment starts where the previous one ended (a
+ *      gap is reported on the segment that ends short, as rt_open names it). A zero-filled tail
+ *      after the last batch is preallocated space only in the newest segment of a directory
+ *      without the clean-shutdown marker.
+ *   5. Indexes, .txnindex files and snapshots are judged by the checks rt_open makes
+ *      (engine/segment_check.c, docs/format.md §H), so verify reports exactly what open would
+ *      refuse or repair: each `.index` / `.timeindex` has whole entries, no zero tail (same
+ *      exception as above), and passes segment_check_run (I1, I2); a missing one is reported
+ *      (open rebuilds it). Each `.txnindex` passes txn_index_check (X1-X8, a torn entry
+ *      included) and T1 (txn_walk_compare: one entry per ABORT marker); a missing one is an
+ *      empty index. Index files without their `.log` are orphans. Every `.snapshot` must decode,
+ *      and none may be past the partition's end offset. A missing `ringtail.meta` beside
+ *      partition directories is a problem.
  *   6. Every batch of the internal topics passes the record rules their replay at open applies
  *      (txn_log_batch_check for __transaction_state, group_batch_check for __consumer_offsets),
  *      so verify reports exactly the records that make rt_open fail.
@@ -29,8 +35,8 @@
  * Every problem is reported once through fn as "FILE: offset N: what" (or "FILE: what" when no
  * byte offset applies); warnings are reported as "warning: FILE: what" and do not fail. All
  * input is untrusted: only batch.h's validated accessors and the index/meta checkers read it,
- * and every length is checked first. Cost: one sequential read of every file; memory is one
- * (position, base, last) triple per batch of the segment being checked.
+ * and every length is checked first. Cost: one sequential read of every file (the .log three
+ * times: its own walk with CRCs, then segment_check_run and the T1 walk, which read headers).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,6 +54,7 @@
 
 #include "batch.h"
 #include "error.h"
+#include "fetch.h"
 #include "index/offset_index.h"
 #include "index/producer_snapshot.h"
 #include "index/time_index.h"
@@ -55,6 +62,7 @@
 #include "meta.h"
 #include "group.h"
 #include "producer_registry.h"
+#include "segment_check.h"
 #include "ringtail.h"
 #include "txn_log.h"
 
@@ -65,22 +73,13 @@
 
 struct verifier {
     const char *dir;
+    bool clean; /* the clean-shutdown marker is there: no segment may have preallocated space */
     void (*fn)(void *ctx, const char *problem);
     void *ctx;
     struct rt_verify_counts counts;
 };
 
-/* One valid batch of the segment being checked, for the index cross-checks. */
-struct batch_span {
-    uint64_t position;
-    int64_t base_offset;
-    int64_t last_offset;
-};
-
 struct log_result {
-    struct batch_span *spans; /* ascending by position */
-    size_t span_count;
-    size_t span_cap;
     int64_t last_offset;   /* -1 when the segment holds no valid batch */
     int64_t max_timestamp; /* largest batch maxTimestamp, -1 when none */
     uint64_t data_bytes;   /* end of the last valid batch */
@@ -243,29 +242,39 @@ static bool has_suffix(const char *s, const char *suffix)
 
 /* ---- .log ------------------------------------------------------------------------------ */
 
-static int spans_push(struct log_result *r, uint64_t position, int64_t base, int64_t last)
+/* A compressed batch's records, decoded by the reader's own code (rt_records over a fetch of
+ * just this batch): the codec stream and V11-V14 on the decompressed records. batch_validate
+ * stops at the records of a compressed batch. */
+static int check_compressed(struct verifier *v, const char *path, size_t pos, const uint8_t *batch,
+                            size_t size, int64_t base_offset)
 {
-    if (r->span_count == r->span_cap) {
-        size_t cap = r->span_cap ? r->span_cap * 2 : 256;
-        struct batch_span *n = realloc(r->spans, cap * sizeof *n);
-        if (!n)
-            return -ENOMEM;
-        r->spans = n;
-        r->span_cap = cap;
+    rt_fetch *f = NULL;
+    int rc = fetch_from_bytes(&f, batch, size, RT_READ_UNCOMMITTED, NULL, 0);
+    if (rc != 0)
+        return rc;
+    struct rt_records it;
+    rc = rt_records_init(&it, f, base_offset);
+    struct rt_record_view r;
+    while (rc == 0)
+        rc = rt_records_next(&it, &r);
+    if (rc == RT_E_CORRUPT) {
+        /* The detail names the batch by its position in these bytes: restate it. */
+        const char *d = rt_error_detail();
+        const char *why = strstr(d, "offset 0: ");
+        problem(v, path, (int64_t)pos, "batch: %s", why ? why + 10 : d);
     }
-    r->spans[r->span_count++] = (struct batch_span){position, base, last};
-    return 0;
+    rt_fetch_release(f);
+    return rc == RT_E_END || rc == RT_E_CORRUPT ? 0 : rc;
 }
 
 /* Walks one .log. expected_base is where the previous segment ended (-1 for the first).
  * Returns 0 or -ENOMEM; problems go to fn. */
 static int check_log(struct verifier *v, const char *path, int64_t seg_base, int64_t expected_base,
-                     bool newest, struct log_result *r)
+                     const char *prev_path, uint64_t prev_bytes, bool newest, struct log_result *r)
 {
     r->last_offset = -1;
     r->max_timestamp = -1;
     r->data_bytes = 0;
-    r->span_count = 0;
 
     struct mapped m;
     int rc = map_file(path, &m);
@@ -274,10 +283,11 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
         return 0;
     }
     if (expected_base >= 0 && seg_base != expected_base)
-        problem(v, path, -1,
-                "segment base offset %" PRId64 ", expected %" PRId64
-                " (the previous segment's last offset + 1): offsets are not continuous",
-                seg_base, expected_base);
+        problem(v, prev_path, (int64_t)prev_bytes,
+                "segment ends at offset %" PRId64 " but the next segment (%s) begins at %" PRId64
+                " (%s)",
+                expected_base, path, seg_base,
+                expected_base < seg_base ? "records are missing" : "segments overlap");
 
     int64_t next = seg_base; /* the baseOffset the next batch must have */
     size_t pos = 0;
@@ -290,10 +300,11 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
         if (left < BATCH_LOG_OVERHEAD_BYTES ||
             all_zero(m.buf + pos, BATCH_LOG_OVERHEAD_BYTES, NULL)) {
             if (all_zero(m.buf + pos, left, &nz)) {
-                if (!newest)
+                if (!newest || v->clean)
                     problem(v, path, (int64_t)pos,
                             "zero-filled tail of %zu bytes after the last batch (only the "
-                            "newest segment is preallocated)",
+                            "newest segment of a directory that was not closed cleanly is "
+                            "preallocated)",
                             left);
             } else if (left < BATCH_LOG_OVERHEAD_BYTES) {
                 problem(v, path, (int64_t)pos, "%zu trailing bytes, too few for a batch", left);
@@ -331,11 +342,12 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
                     h.base_offset, next,
                     pos == 0 ? "the segment's base offset from its file name"
                              : "the previous batch's lastOffset + 1");
-        int64_t last = batch_last_offset(&h);
-        if (spans_push(r, pos, h.base_offset, last) != 0) {
+        if ((h.attributes & BATCH_ATTR_COMPRESSION_MASK) != 0 && !batch_is_control(&h) &&
+            check_compressed(v, path, pos, m.buf + pos, (size_t)size, h.base_offset) == -ENOMEM) {
             unmap_file(&m);
             return -ENOMEM;
         }
+        int64_t last = batch_last_offset(&h);
         if (h.max_timestamp > r->max_timestamp)
             r->max_timestamp = h.max_timestamp;
         r->last_offset = last;
@@ -361,19 +373,6 @@ static size_t live_entries(const uint8_t *buf, size_t entries, size_t entry_byte
     return entries;
 }
 
-static const struct batch_span *span_at(const struct log_result *r, uint64_t position)
-{
-    size_t lo = 0, hi = r->span_count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->spans[mid].position < position)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < r->span_count && r->spans[lo].position == position ? &r->spans[lo] : NULL;
-}
-
 /* Maps an index file of fixed-size entries and checks its shape: whole entries, and no
  * zero-filled (untrimmed) tail unless it is the newest segment's. False when it cannot be read
  * (reported); else *live is the number of entries before any zero tail. */
@@ -391,7 +390,7 @@ static bool map_index(struct verifier *v, const char *path, size_t entry_bytes, 
         problem(v, path, (int64_t)(total * entry_bytes), "size %zu is not a multiple of %zu",
                 m->len, entry_bytes);
     *live = live_entries(m->buf, total, entry_bytes);
-    if (*live < total && !newest)
+    if (*live < total && (!newest || v->clean))
         problem(v, path, (int64_t)(*live * entry_bytes),
                 "%zu zero-filled entries at the end: the index of a sealed segment was not "
                 "trimmed",
@@ -399,95 +398,77 @@ static bool map_index(struct verifier *v, const char *path, size_t entry_bytes, 
     return true;
 }
 
-static void check_offset_index(struct verifier *v, const char *path, int64_t seg_base, bool newest,
-                               const struct log_result *r)
+/* Index entries beyond their shape are judged by segment_check_run, the check open makes
+ * (I1, I2): verify reports exactly what open would rebuild. */
+static void check_indexes(struct verifier *v, const char *log_path, const char *index_path,
+                          const char *time_path, int64_t seg_base, bool newest)
 {
-    struct mapped m;
-    size_t live = 0;
-    if (!map_index(v, path, OFFSET_INDEX_ENTRY_BYTES, newest, &m, &live))
-        return;
-    const char *why = NULL;
-    uint32_t bad = 0;
-    if (offset_index_check(m.buf, live * OFFSET_INDEX_ENTRY_BYTES, r->data_bytes, &why, &bad) !=
-        0) {
-        problem(v, path, (int64_t)bad * OFFSET_INDEX_ENTRY_BYTES, "entry %" PRIu32 ": %s", bad,
-                why ? why : "invalid");
-        unmap_file(&m);
-        return; /* ordering is broken: cross-checks would only repeat the damage */
+    struct mapped log, oidx = {0}, tidx = {0};
+    size_t olive = 0, tlive = 0;
+    bool has_oidx =
+        index_path && map_index(v, index_path, OFFSET_INDEX_ENTRY_BYTES, newest, &oidx, &olive);
+    bool has_tidx =
+        time_path && map_index(v, time_path, TIME_INDEX_ENTRY_BYTES, newest, &tidx, &tlive);
+    if ((has_oidx || has_tidx) && map_file(log_path, &log) == 0) {
+        struct segment_check chk;
+        segment_check_run(log.buf, log.len, seg_base, newest && !v->clean,
+                          has_oidx ? oidx.buf : NULL, (uint32_t)olive, has_tidx ? tidx.buf : NULL,
+                          (uint32_t)tlive, &chk);
+        if (has_oidx && chk.oidx_bad != SEGMENT_CHECK_SOUND)
+            problem(v, index_path, (int64_t)chk.oidx_bad * OFFSET_INDEX_ENTRY_BYTES,
+                    "entry %" PRIu32 ": %s (open rebuilds it)", chk.oidx_bad, chk.oidx_why);
+        if (has_tidx && chk.tidx_bad != SEGMENT_CHECK_SOUND)
+            problem(v, time_path, (int64_t)chk.tidx_bad * TIME_INDEX_ENTRY_BYTES,
+                    "entry %" PRIu32 ": %s (open rebuilds it)", chk.tidx_bad, chk.tidx_why);
+        unmap_file(&log);
     }
-    for (size_t i = 0; i < live; i++) {
-        const uint8_t *e = m.buf + i * OFFSET_INDEX_ENTRY_BYTES;
-        int64_t offset = seg_base + (int32_t)be32_load(e);
-        uint32_t position = be32_load(e + 4);
-        const struct batch_span *s = span_at(r, position);
-        if (!s) {
-            problem(v, path, (int64_t)(i * OFFSET_INDEX_ENTRY_BYTES),
-                    "entry %zu (offset %" PRId64 ") points at position %" PRIu32
-                    ", which is not the start of a valid batch",
-                    i, offset, position);
-            continue;
+    if (has_oidx)
+        unmap_file(&oidx);
+    if (has_tidx)
+        unmap_file(&tidx);
+}
+
+/* A .txnindex: its shape (X1-X8, txn_index_check; a torn entry is damage wherever it is) and
+ * T1, the check open makes (txn_walk_compare): one entry per ABORT marker of the segment. A
+ * missing file is an empty index. Open rebuilds one that fails either. */
+static void check_txn_index(struct verifier *v, struct txn_walk *w, const char *log_path,
+                            const char *path, bool present, int64_t seg_base)
+{
+    bool shaped = true;
+    if (present) {
+        struct mapped m;
+        int rc = map_file(path, &m);
+        if (rc != 0) {
+            problem(v, path, -1, "cannot read: %s", strerror(-rc));
+            return;
         }
-        if (offset < s->base_offset || offset > s->last_offset)
-            problem(v, path, (int64_t)(i * OFFSET_INDEX_ENTRY_BYTES),
-                    "entry %zu: offset %" PRId64 " is outside the batch at position %" PRIu32
-                    " (offsets %" PRId64 "..%" PRId64 ")",
-                    i, offset, position, s->base_offset, s->last_offset);
-    }
-    unmap_file(&m);
-}
-
-/* A .txnindex: Kafka's rules X1-X8 (txn_index_check). The newest segment may end in a torn
- * append after a crash (recovery cuts it), so there only whole entries are checked. */
-static void check_txn_index(struct verifier *v, const char *path, int64_t seg_base, bool newest)
-{
-    struct mapped m;
-    int rc = map_file(path, &m);
-    if (rc != 0) {
-        problem(v, path, -1, "cannot read: %s", strerror(-rc));
-        return;
-    }
-    v->counts.bytes += m.len;
-    size_t len = m.len;
-    if (newest)
-        len -= len % TXN_INDEX_ENTRY_BYTES;
-    const char *why = NULL;
-    uint32_t bad = 0;
-    if (txn_index_check(m.buf, len, seg_base, &why, &bad) != 0)
-        problem(v, path, (int64_t)bad * TXN_INDEX_ENTRY_BYTES, "entry %" PRIu32 ": %s", bad,
-                why ? why : "invalid");
-    unmap_file(&m);
-}
-
-static void check_time_index(struct verifier *v, const char *path, int64_t seg_base, bool newest,
-                             const struct log_result *r)
-{
-    struct mapped m;
-    size_t live = 0;
-    if (!map_index(v, path, TIME_INDEX_ENTRY_BYTES, newest, &m, &live))
-        return;
-    const char *why = NULL;
-    uint32_t bad = 0;
-    if (time_index_check(m.buf, live * TIME_INDEX_ENTRY_BYTES, &why, &bad) != 0) {
-        problem(v, path, (int64_t)bad * TIME_INDEX_ENTRY_BYTES, "entry %" PRIu32 ": %s", bad,
-                why ? why : "invalid");
+        v->counts.bytes += m.len;
+        const char *why = NULL;
+        uint32_t bad = 0;
+        if (txn_index_check(m.buf, m.len, seg_base, &why, &bad) != 0) {
+            problem(v, path, (int64_t)bad * TXN_INDEX_ENTRY_BYTES, "entry %" PRIu32 ": %s", bad,
+                    why ? why : "invalid");
+            shaped = false;
+        }
         unmap_file(&m);
-        return;
     }
-    for (size_t i = 0; i < live; i++) {
-        const uint8_t *e = m.buf + i * TIME_INDEX_ENTRY_BYTES;
-        int64_t ts = (int64_t)be64_load(e);
-        int64_t offset = seg_base + (int32_t)be32_load(e + 8);
-        if (r->last_offset < 0 || offset > r->last_offset)
-            problem(v, path, (int64_t)(i * TIME_INDEX_ENTRY_BYTES),
-                    "entry %zu: offset %" PRId64 " is beyond the segment's last offset %" PRId64, i,
-                    offset, r->last_offset);
-        else if (ts > r->max_timestamp)
-            problem(v, path, (int64_t)(i * TIME_INDEX_ENTRY_BYTES),
-                    "entry %zu: timestamp %" PRId64 " is above every batch's maxTimestamp (%" PRId64
-                    ")",
-                    i, ts, r->max_timestamp);
+    struct mapped log;
+    if (map_file(log_path, &log) != 0)
+        return; /* reported by check_log */
+    struct txn_index idx = TXN_INDEX_INIT;
+    bool loaded = shaped && txn_index_open(&idx, path, seg_base, 0, NULL, NULL) == 0;
+    if (loaded) {
+        const char *why = NULL;
+        uint32_t bad = 0;
+        if (txn_walk_compare(w, log.buf, log.len, &idx, &why, &bad) == -EBADMSG)
+            problem(v, path, (int64_t)bad * TXN_INDEX_ENTRY_BYTES,
+                    "entry %" PRIu32 ": %s (open rebuilds it)%s", bad, why,
+                    present ? "" : " (the file is missing)");
+    } else {
+        (void)txn_walk_rebuild(w, log.buf, log.len, NULL, false);
     }
-    unmap_file(&m);
+    txn_index_close(&idx);
+    unmap_file(&log);
 }
 
 /* ---- partitions ------------------------------------------------------------------------ */
@@ -528,6 +509,7 @@ static int check_partition(struct verifier *v, const char *pdir)
     int rc = 0;
     struct dirent *de;
     char path[VERIFY_PATH_BYTES];
+    int64_t snapshot_max = -1; /* the newest sound snapshot */
     while ((de = readdir(d)) != NULL) {
         const char *name = de->d_name;
         if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || has_suffix(name, ".tmp"))
@@ -551,9 +533,12 @@ static int check_partition(struct verifier *v, const char *pdir)
             size_t bad = 0;
             int src = producer_snapshot_read(path, NULL, NULL, &why, &bad);
             if (src == -EBADMSG)
-                problem(v, path, (int64_t)bad, "%s", why ? why : "invalid snapshot");
+                problem(v, path, (int64_t)bad, "%s (open removes it)",
+                        why ? why : "invalid snapshot");
             else if (src != 0)
                 problem(v, path, -1, "cannot read: %s", strerror(-src));
+            else if (base > snapshot_max)
+                snapshot_max = base;
             continue;
         }
         int i = find_or_add(&segs, &count, &cap, base);
@@ -578,6 +563,10 @@ static int check_partition(struct verifier *v, const char *pdir)
 
     struct log_result r = {0};
     int64_t expected = -1;
+    char prev_path[VERIFY_PATH_BYTES] = "";
+    uint64_t prev_bytes = 0;
+    struct txn_walk w;
+    bool walking = false;
     for (size_t i = 0; i < count && rc == 0; i++) {
         const struct segment_files *s = &segs[i];
         char name[BASE_DIGITS + 16];
@@ -588,32 +577,60 @@ static int check_partition(struct verifier *v, const char *pdir)
                 snprintf(name, sizeof name, "%0*" PRId64 ".%s", BASE_DIGITS, s->base_offset,
                          kind_ext[k]);
                 if (path_join(path, sizeof path, pdir, name))
-                    problem(v, path, -1, "index without a log segment (%0*" PRId64 ".log)",
+                    problem(v, path, -1,
+                            "index without a log segment (%0*" PRId64 ".log); open removes it",
                             BASE_DIGITS, s->base_offset);
             }
             continue; /* a .snapshot alone is normal: snapshots are named by offset */
         }
         bool newest = s->base_offset == newest_base;
         v->counts.segments++;
+        if (!walking) {
+            txn_walk_init(&w, s->base_offset);
+            walking = true;
+        }
+        char log_path[VERIFY_PATH_BYTES], index_path[VERIFY_PATH_BYTES],
+            time_path[VERIFY_PATH_BYTES], txn_path[VERIFY_PATH_BYTES];
         snprintf(name, sizeof name, "%0*" PRId64 ".log", BASE_DIGITS, s->base_offset);
-        if (!path_join(path, sizeof path, pdir, name))
+        if (!path_join(log_path, sizeof log_path, pdir, name))
             continue;
-        rc = check_log(v, path, s->base_offset, expected, newest, &r);
+        rc = check_log(v, log_path, s->base_offset, expected, prev_path, prev_bytes, newest, &r);
         if (rc != 0)
             break;
         expected = r.last_offset >= 0 ? r.last_offset + 1 : s->base_offset;
+        snprintf(prev_path, sizeof prev_path, "%s", log_path);
+        prev_bytes = r.data_bytes;
 
         snprintf(name, sizeof name, "%0*" PRId64 ".index", BASE_DIGITS, s->base_offset);
-        if (s->has[KIND_INDEX] && path_join(path, sizeof path, pdir, name))
-            check_offset_index(v, path, s->base_offset, newest, &r);
+        bool ok = path_join(index_path, sizeof index_path, pdir, name);
         snprintf(name, sizeof name, "%0*" PRId64 ".timeindex", BASE_DIGITS, s->base_offset);
-        if (s->has[KIND_TIMEINDEX] && path_join(path, sizeof path, pdir, name))
-            check_time_index(v, path, s->base_offset, newest, &r);
+        ok = ok && path_join(time_path, sizeof time_path, pdir, name);
         snprintf(name, sizeof name, "%0*" PRId64 ".txnindex", BASE_DIGITS, s->base_offset);
-        if (s->has[KIND_TXNINDEX] && path_join(path, sizeof path, pdir, name))
-            check_txn_index(v, path, s->base_offset, newest);
+        ok = ok && path_join(txn_path, sizeof txn_path, pdir, name);
+        if (!ok)
+            continue;
+        /* The engine creates both indexes with the log; open rebuilds a missing one. */
+        if (!s->has[KIND_INDEX])
+            problem(v, index_path, -1, "missing (open rebuilds it from the log)");
+        if (!s->has[KIND_TIMEINDEX])
+            problem(v, time_path, -1, "missing (open rebuilds it from the log)");
+        check_indexes(v, log_path, s->has[KIND_INDEX] ? index_path : NULL,
+                      s->has[KIND_TIMEINDEX] ? time_path : NULL, s->base_offset, newest);
+        check_txn_index(v, &w, log_path, txn_path, s->has[KIND_TXNINDEX], s->base_offset);
     }
-    free(r.spans);
+    if (walking)
+        txn_walk_free(&w);
+    /* Snapshots describe the log up to their offset: one past the log's end is stale (the tail
+     * it saw is gone) and open removes it. */
+    if (rc == 0 && snapshot_max >= 0 && expected >= 0 && snapshot_max > expected) {
+        char name[BASE_DIGITS + 16];
+        snprintf(name, sizeof name, "%0*" PRId64 ".snapshot", BASE_DIGITS, snapshot_max);
+        if (path_join(path, sizeof path, pdir, name))
+            problem(v, path, -1,
+                    "snapshot at offset %" PRId64 " is past the log's end offset %" PRId64
+                    " (open removes it)",
+                    snapshot_max, expected);
+    }
     free(segs);
     return rc;
 }
@@ -655,6 +672,11 @@ static int load_catalogue(struct verifier *v, struct meta_catalogue *cat, bool *
         return -ENAMETOOLONG;
     struct mapped m;
     int rc = map_file(path, &m);
+    char orphan[256];
+    if (rc == -ENOENT && meta_orphan_partition(v->dir, orphan, sizeof orphan)) {
+        problem(v, path, -1, "missing, but the directory holds partition data (%s/)", orphan);
+        return 0;
+    }
     if (rc == -ENOENT) {
         warning(v, path, "missing: the directory has no topics");
         *ok = true;
@@ -728,6 +750,9 @@ int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *pro
         return error_set(lock_fd, "%s/%s: %s", dir, META_LOCK_FILE, strerror(-lock_fd));
 
     struct verifier v = {.dir = dir, .fn = fn, .ctx = ctx};
+    char clean_path[VERIFY_PATH_BYTES];
+    v.clean = path_join(clean_path, sizeof clean_path, dir, META_CLEAN_FILE) &&
+              access(clean_path, F_OK) == 0;
     struct meta_catalogue cat = {0};
     bool cat_ok = false;
     int rc = load_catalogue(&v, &cat, &cat_ok);

@@ -249,11 +249,15 @@ printf '\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x10\x00garbage' >>"$T/torn/orde
 run verify "$T/torn"
 expect "verify reports a torn tail with its offset" 1 "orders-1/00000000000000000000.log: offset [0-9]+: "
 
-# A zero-filled (preallocated) tail is fine in the newest segment.
+# A zero-filled (preallocated) tail is fine in the newest segment after a crash, not in a
+# cleanly closed directory (open would refuse it there: format.md H1).
 cp -a "$D" "$T/zero"
 head -c 4096 /dev/zero >>"$T/zero/orders-2/00000000000000000000.log"
 run verify "$T/zero"
-expect "verify accepts a zero-filled tail in the newest segment" 0 "healthy"
+expect "verify reports a zero-filled tail in a cleanly closed directory" 1 "zero-filled tail"
+rm -f "$T/zero/.clean_shutdown"
+run verify "$T/zero"
+expect "verify accepts a zero-filled tail in the newest segment after a crash" 0 "healthy"
 
 # Stray files are warnings, not failures.
 touch "$T/zero/stray.txt" "$T/zero/orders-0/leftover.tmp"

@@ -1,0 +1,442 @@
+/*
+ * test_verify_open.c — rt_verify and rt_open agree, one defect of issue 10 per test, each
+ * triggered as an operator or a crash would: an empty newest .log in a cleanly closed directory
+ * (defect 4), an emptied or deleted sealed .txnindex (defect 6), the orphans a SIGKILL during a
+ * segment deletion leaves (defect 8), a torn newest .txnindex in a clean directory and a damaged
+ * older snapshot (defect 10), and a CRC-valid compressed batch whose records disagree with its
+ * header (verify decodes compressed records). In every case verify reports the damage, open
+ * repairs it, read_committed serves no aborted record, and verify is clean afterwards.
+ *
+ * RT_TEST_BOTH_BACKENDS: ctest runs this file once over io_uring and once over the sync fallback.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "compression.h"
+#include "helpers/test_util.h"
+#include "index/crc32c.h"
+#include "ringtail.h"
+
+#define TOPIC "t"
+
+struct reports {
+    unsigned problems;
+    char first[1024];
+    char all[8192];
+};
+
+static void collect(void *ctx, const char *msg)
+{
+    struct reports *r = ctx;
+    if (strncmp(msg, "warning: ", 9) == 0)
+        return;
+    if (r->problems++ == 0)
+        snprintf(r->first, sizeof(r->first), "%s", msg);
+    size_t n = strlen(r->all);
+    snprintf(r->all + n, sizeof(r->all) - n, "%s\n", msg);
+}
+
+static void options(struct rt_options *o)
+{
+    tu_options(o);
+    o->segment_size_bytes = 8 * 1024;
+    o->batch_size_max_bytes = 2 * 1024;
+    o->index_interval_bytes = 256;
+    o->shard_count = 1;
+    o->retention_ms = -1;
+    o->producer_id_expiration_ms = INT64_MAX / 4;
+}
+
+static void send_value(rt_producer *p, const char *value)
+{
+    struct rt_producer_message m = {.record = {.key_len = -1,
+                                               .value = value,
+                                               .value_len = (int32_t)strlen(value),
+                                               .timestamp_ms = -1},
+                                    .sequence = -1};
+    assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, NULL, NULL), 0);
+}
+
+/* A cleanly closed directory: transactions, every third aborted (and the last one), over
+ * several segments, so sealed and newest .txnindex files hold entries. */
+static char *build(void)
+{
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "tx";
+    po.linger_ms = 1;
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), 0);
+    for (int i = 0; i < 40; i++) {
+        bool abort = i % 3 == 1 || i == 39;
+        assert_int_equal(rt_producer_begin(p), 0);
+        char v[96];
+        for (int k = 0; k < 3; k++) {
+            snprintf(v, sizeof(v), "%s-%d-%d-padding-padding-padding-padding",
+                     abort ? "abort" : "commit", i, k);
+            send_value(p, v);
+        }
+        if (abort)
+            assert_int_equal(rt_producer_abort(p, -1), 0);
+        else
+            assert_int_equal(rt_producer_commit(p, -1), 0);
+    }
+    assert_int_equal(rt_producer_close(p), 0);
+    assert_int_equal(rt_close(e), 0);
+    struct reports r = {0};
+    assert_int_equal(rt_verify(dir, collect, &r), 0);
+    return dir;
+}
+
+/* Sorted names in dir/t-0 ending with suffix. */
+static unsigned files(const char *dir, const char *suffix, char out[][64], unsigned max)
+{
+    char *pdir = tu_path("%s/" TOPIC "-0", dir);
+    DIR *d = opendir(pdir);
+    free(pdir);
+    assert_non_null(d);
+    unsigned n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && n < max) {
+        size_t len = strlen(de->d_name), k = strlen(suffix);
+        if (len == 20 + k && strcmp(de->d_name + 20, suffix) == 0)
+            snprintf(out[n++], 64, "%.63s", de->d_name);
+    }
+    closedir(d);
+    qsort(out, n, 64, (int (*)(const void *, const void *))strcmp);
+    return n;
+}
+
+static char *file_path(const char *dir, const char *name)
+{
+    return tu_path("%s/" TOPIC "-0/%s", dir, name);
+}
+
+/* Verify reports a problem naming `file` (a substring); then open, read_committed, append
+ * (when asked), close; then verify is clean. */
+static void expect_reported_then_repaired(const char *dir, const char *file, bool append)
+{
+    struct reports r = {0};
+    assert_int_equal(rt_verify(dir, collect, &r), RT_E_CORRUPT);
+    if (!strstr(r.all, file))
+        fail_msg("verify did not report %s:\n%s", file, r.all);
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    int rc = rt_open(dir, &o, &e);
+    if (rc != 0)
+        fail_msg("open: %s (%s)", rt_strerror(rc), rt_error_detail());
+    int64_t offset = 0;
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_COMMITTED, &offset),
+                     0);
+    int aborted = 0, committed = 0;
+    for (;;) {
+        rt_fetch *f = NULL;
+        rc = rt_fetch_start(e, TOPIC, 0, offset, 1 << 16, RT_READ_COMMITTED, &f);
+        if (rc == RT_E_OFFSET_OUT_OF_RANGE)
+            break;
+        assert_int_equal(rc, 0);
+        const struct rt_fetch_view *view = rt_fetch_get(f);
+        if (view->size_bytes == 0) {
+            rt_fetch_release(f);
+            break;
+        }
+        struct rt_records it;
+        assert_int_equal(rt_records_init(&it, f, offset), 0);
+        struct rt_record_view rv;
+        while ((rc = rt_records_next(&it, &rv)) == 0) {
+            if (rv.value_len >= 5 && memcmp(rv.value, "abort", 5) == 0)
+                aborted++;
+            else
+                committed++;
+        }
+        assert_int_equal(rc, RT_E_END);
+        offset = rt_records_next_offset(&it);
+        int64_t lso = view->last_stable_offset;
+        rt_fetch_release(f);
+        if (offset >= lso)
+            break;
+    }
+    assert_int_equal(aborted, 0);
+    assert_true(committed >= 3);
+    struct rt_record rec = {.key_len = -1, .value = "after", .value_len = 5, .timestamp_ms = -1};
+    for (int i = 0; append && i < 20; i++) {
+        rc = rt_append(e, TOPIC, 0, &rec, 1, NULL);
+        if (rc != 0)
+            fail_msg("append after open: %s (%s)", rt_strerror(rc), rt_error_detail());
+    }
+    assert_int_equal(rt_close(e), 0);
+    r = (struct reports){0};
+    rc = rt_verify(dir, collect, &r);
+    if (rc != 0)
+        fail_msg("verify after open still reports:\n%s", r.all);
+}
+
+/* Defect 4: the newest .log emptied in a cleanly closed directory; its offset index is stale. */
+static void test_empty_newest_log_clean(void **state)
+{
+    (void)state;
+    char *dir = build();
+    char names[64][64];
+    unsigned n = files(dir, ".log", names, 64);
+    assert_true(n >= 2);
+    char *log = file_path(dir, names[n - 1]);
+    char *idx = tu_path("%.*s.index", (int)(strlen(log) - 4), log);
+    assert_true(tu_file_size(idx) > 0); /* entries that now point at nothing */
+    tu_truncate(log, 0);
+    char stale[64];
+    snprintf(stale, sizeof(stale), "%.20s.index", names[n - 1]);
+    expect_reported_then_repaired(dir, stale, true);
+    free(idx);
+    free(log);
+    tu_rmdir_free(dir);
+}
+
+/* The first sealed .txnindex that holds entries. */
+static char *sealed_txnindex(const char *dir, char *name_out)
+{
+    char names[64][64];
+    unsigned n = files(dir, ".txnindex", names, 64);
+    for (unsigned i = 0; i + 1 < n; i++) {
+        char *p = file_path(dir, names[i]);
+        if (tu_file_size(p) > 0) {
+            memcpy(name_out, names[i], 64);
+            return p;
+        }
+        free(p);
+    }
+    fail_msg("no sealed .txnindex with entries");
+    return NULL;
+}
+
+/* Defect 6: a sealed .txnindex emptied. */
+static void test_sealed_txnindex_emptied(void **state)
+{
+    (void)state;
+    char *dir = build();
+    char name[64];
+    char *path = sealed_txnindex(dir, name);
+    size_t len = 0;
+    uint8_t *orig = tu_read_file(path, &len);
+    tu_truncate(path, 0);
+    expect_reported_then_repaired(dir, name, true);
+    /* Rebuilt byte for byte from the segment's ABORT markers. */
+    size_t len2 = 0;
+    uint8_t *now = tu_read_file(path, &len2);
+    assert_int_equal(len2, len);
+    assert_memory_equal(now, orig, len);
+    free(now);
+    free(orig);
+    free(path);
+    tu_rmdir_free(dir);
+}
+
+/* Defect 6: a sealed .txnindex deleted. */
+static void test_sealed_txnindex_deleted(void **state)
+{
+    (void)state;
+    char *dir = build();
+    char name[64];
+    char *path = sealed_txnindex(dir, name);
+    assert_int_equal(unlink(path), 0);
+    expect_reported_then_repaired(dir, name, true);
+    assert_true(tu_file_size(path) > 0);
+    free(path);
+    tu_rmdir_free(dir);
+}
+
+/* Defect 8: a SIGKILL inside a segment deletion (log, index, timeindex gone; txnindex not
+ * yet), plus the leftovers of an interrupted rewrite. */
+static void test_orphans_removed(void **state)
+{
+    (void)state;
+    char *dir = build();
+    char names[64][64];
+    unsigned n = files(dir, ".log", names, 64);
+    assert_true(n >= 2);
+    char base[32];
+    snprintf(base, sizeof(base), "%.20s", names[0]);
+    static const char *const gone[] = {"log", "index", "timeindex"};
+    for (unsigned i = 0; i < 3; i++) {
+        char *p = tu_path("%s/" TOPIC "-0/%s.%s", dir, base, gone[i]);
+        assert_int_equal(unlink(p), 0);
+        free(p);
+    }
+    char *orphan = tu_path("%s/" TOPIC "-0/%s.txnindex", dir, base);
+    assert_true(fs_exists_for_test(orphan));
+    char *tmp = tu_path("%s/" TOPIC "-0/%s.snapshot.tmp", dir, base);
+    char *deleted = tu_path("%s/" TOPIC "-0/%s.log.deleted", dir, base);
+    assert_int_equal(tu_system("echo x > '%s' && echo y > '%s'", tmp, deleted), 0);
+    char want[64];
+    snprintf(want, sizeof(want), "%s.txnindex", base);
+    expect_reported_then_repaired(dir, want, true);
+    assert_false(fs_exists_for_test(orphan));
+    assert_false(fs_exists_for_test(tmp));
+    assert_false(fs_exists_for_test(deleted));
+    free(orphan);
+    free(tmp);
+    free(deleted);
+    tu_rmdir_free(dir);
+}
+
+/* Defect 10: a torn newest .txnindex in a clean directory (verify said healthy, open refused). */
+static void test_torn_newest_txnindex_clean(void **state)
+{
+    (void)state;
+    char *dir = build();
+    char names[64][64];
+    unsigned n = files(dir, ".txnindex", names, 64);
+    assert_true(n >= 1);
+    char *path = file_path(dir, names[n - 1]);
+    size_t len = tu_file_size(path);
+    assert_true(len >= 34); /* the last transaction was aborted in the newest segment */
+    tu_truncate(path, len - 17);
+    expect_reported_then_repaired(dir, names[n - 1], true);
+    assert_int_equal(tu_file_size(path), len);
+    free(path);
+    tu_rmdir_free(dir);
+}
+
+/* Defect 10: a damaged older snapshot (open ignored it, verify failed on every run). */
+static void test_damaged_older_snapshot(void **state)
+{
+    (void)state;
+    char *dir = build();
+    char names[64][64];
+    unsigned n = files(dir, ".snapshot", names, 64);
+    assert_true(n >= 2);
+    char *path = file_path(dir, names[0]);
+    tu_flip_byte(path, tu_file_size(path) - 1, 0x01);
+    /* No append: a close with nothing new writes no snapshot that would push the damaged one
+     * out, so only open's own check can remove it. */
+    expect_reported_then_repaired(dir, names[0], false);
+    free(path);
+    tu_rmdir_free(dir);
+}
+
+/* Defect 3 (verify's part) / 10: a compressed batch whose CRC is valid but whose records claim
+ * more than the stream holds. Verify decodes compressed records and reports it. */
+static void test_verify_decodes_compressed(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);
+    /* A gzip batch of 5 records, built as a client would. */
+    uint8_t plain[4096], packed[4096];
+    struct batch_builder b;
+    assert_int_equal(batch_builder_init(&b, plain, sizeof(plain), 0, -1, -1, -1), 0);
+    for (int i = 0; i < 5; i++) {
+        struct rt_record r = {
+            .key_len = -1, .value = "value", .value_len = 5, .timestamp_ms = 1000};
+        assert_int_equal(batch_builder_add(&b, &r), 0);
+    }
+    size_t len = 0;
+    assert_int_equal(batch_builder_finish(&b, &len), 0);
+    struct compression_buffer z = {0};
+    assert_int_equal(compression_compress(BATCH_COMPRESSION_GZIP, plain + BATCH_HEADER_BYTES,
+                                          len - BATCH_HEADER_BYTES, &z, COMPRESSION_LEVEL_DEFAULT),
+                     0);
+    size_t total = BATCH_HEADER_BYTES + z.len;
+    memcpy(packed, plain, BATCH_HEADER_BYTES);
+    memcpy(packed + BATCH_HEADER_BYTES, z.data, z.len);
+    compression_buffer_free(&z);
+    uint16_t attributes = be16_load(packed + BATCH_OFF_ATTRIBUTES);
+    be16_store(packed + BATCH_OFF_ATTRIBUTES, (uint16_t)(attributes | BATCH_COMPRESSION_GZIP));
+    be32_store(packed + BATCH_OFF_LENGTH, (uint32_t)(total - BATCH_LOG_OVERHEAD_BYTES));
+    batch_seal_crc(packed, total);
+    int64_t base = -1;
+    assert_int_equal(rt_append_batch(e, TOPIC, 0, packed, total, &base), 0);
+    assert_int_equal(rt_close(e), 0);
+    struct reports r = {0};
+    assert_int_equal(rt_verify(dir, collect, &r), 0);
+    /* Claim 6 records (lastOffsetDelta 5) and reseal the CRC: the header is sound, the
+     * decompressed records are not. */
+    char names[4][64];
+    assert_int_equal(files(dir, ".log", names, 4), 1);
+    char *log = file_path(dir, names[0]);
+    size_t flen = 0;
+    uint8_t *buf = tu_read_file(log, &flen);
+    assert_true(flen >= total);
+    be32_store(buf + 57, 6);
+    be32_store(buf + BATCH_OFF_LAST_OFFSET_DELTA, 5);
+    batch_seal_crc(buf, total);
+    int fd = open(log, O_WRONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, buf, total, 0), (ssize_t)total);
+    close(fd);
+    free(buf);
+    r = (struct reports){0};
+    assert_int_equal(rt_verify(dir, collect, &r), RT_E_CORRUPT);
+    if (!strstr(r.all, names[0]) || !strstr(r.all, "records"))
+        fail_msg("verify did not report the compressed records:\n%s", r.all);
+    free(log);
+    tu_rmdir_free(dir);
+}
+
+/* A sealed segment that lost its .index and has a damaged batch: open rebuilds indexes only
+ * from a whole log, so it refuses naming the .log, and the log is not cut. */
+static void test_lost_index_never_cuts_a_sealed_log(void **state)
+{
+    (void)state;
+    char *dir = build();
+    char names[64][64];
+    unsigned n = files(dir, ".log", names, 64);
+    assert_true(n >= 2);
+    char *log = file_path(dir, names[0]);
+    char *idx = tu_path("%.*s.index", (int)(strlen(log) - 4), log);
+    assert_int_equal(unlink(idx), 0);
+    size_t size = tu_file_size(log);
+    tu_flip_byte(log, size / 2, 0x10);
+    struct reports r = {0};
+    assert_int_equal(rt_verify(dir, collect, &r), RT_E_CORRUPT);
+    assert_non_null(strstr(r.all, names[0]));
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), RT_E_CORRUPT);
+    assert_non_null(strstr(rt_error_detail(), log));
+    assert_int_equal(tu_file_size(log), size);
+    free(idx);
+    free(log);
+    tu_rmdir_free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_empty_newest_log_clean),
+        cmocka_unit_test(test_sealed_txnindex_emptied),
+        cmocka_unit_test(test_sealed_txnindex_deleted),
+        cmocka_unit_test(test_orphans_removed),
+        cmocka_unit_test(test_torn_newest_txnindex_clean),
+        cmocka_unit_test(test_damaged_older_snapshot),
+        cmocka_unit_test(test_verify_decodes_compressed),
+        cmocka_unit_test(test_lost_index_never_cuts_a_sealed_log),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
