@@ -486,9 +486,11 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
         rc = coordinator_open(e, false, &e->coordinator);
         if (rc)
             goto err_internal;
-        /* A transactional id that never wrote to a partition has its id only in the log. */
-        rc =
-            producer_registry_raise(&e->producers, coordinator_producer_id_max(e->coordinator) + 1);
+        /* A transactional id that never wrote to a partition has its id only in the log (a
+         * read-only engine allocates no id and writes no file). */
+        if (!e->opts.read_only)
+            rc = producer_registry_raise(&e->producers,
+                                         coordinator_producer_id_max(e->coordinator) + 1);
         if (rc)
             goto err_internal;
     }

@@ -13,6 +13,8 @@
  *     damaged copy reported a problem for that same file;
  *   - when rt_open succeeds, read_committed serves no aborted record, an append and a clean
  *     close work, and rt_verify is clean afterwards (what open repaired is no longer reported);
+ *   - before that, a read-only open (opts.read_only, what consume and txn list use) changes no
+ *     byte of the damaged copy, and either serves no aborted record or refuses as above;
  *   - open never crashes or trips an assertion (each case runs in a child process).
  * Payload damage under a batch CRC is the one thing open does not look for (it would read every
  * byte of every segment at each open): there the reader must refuse the batch naming the file,
@@ -432,12 +434,81 @@ static int read_committed_clean(rt_engine *e, const char *name, const char *dir,
     return 0;
 }
 
+/* FNV-1a over every file's name, size and bytes below dir (sorted walk): two equal fingerprints
+ * mean nothing was created, removed or written. */
+static uint64_t fingerprint(const char *dir, uint64_t h)
+{
+    struct dirent **names = NULL;
+    int n = scandir(dir, &names, NULL, alphasort);
+    for (int i = 0; i < n; i++) {
+        const char *name = names[i]->d_name;
+        if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0) {
+            char *path = tu_path("%s/%s", dir, name);
+            for (const char *c = name; *c; c++)
+                h = (h ^ (uint8_t)*c) * 1099511628211ull;
+            struct stat st;
+            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+                h = fingerprint(path, h);
+            } else {
+                size_t len = 0;
+                uint8_t *bytes = tu_read_file(path, &len);
+                h = (h ^ len) * 1099511628211ull;
+                for (size_t k = 0; k < len; k++)
+                    h = (h ^ bytes[k]) * 1099511628211ull;
+                free(bytes);
+            }
+            free(path);
+        }
+        free(names[i]);
+    }
+    free(names);
+    return h;
+}
+
+/* A read-only open (what consume and txn list use) of the damaged directory: it changes no byte,
+ * and either serves no aborted record or refuses with RT_E_CORRUPT naming a file verify reports. */
+static int run_read_only(const char *dir, const char *name, const struct reports *verified)
+{
+    uint64_t before = fingerprint(dir, 14695981039346656037ull);
+    struct rt_options o;
+    options(&o);
+    o.read_only = true;
+    rt_engine *e = NULL;
+    int rc = rt_open(dir, &o, &e), result = 0;
+    if (rc != 0) {
+        char file[4096];
+        if (rc != RT_E_CORRUPT || !detail_file(rt_error_detail(), dir, file, sizeof(file)) ||
+            !reports_name(verified, file)) {
+            fprintf(stderr,
+                    "  %s: read-only open: %s (%s), not RT_E_CORRUPT naming a file verify "
+                    "reports\n",
+                    name, rt_strerror(rc), rt_error_detail());
+            result = -1;
+        }
+    } else {
+        char corrupt[4096] = "";
+        result = read_committed_clean(e, name, dir, corrupt, sizeof(corrupt));
+        rc = rt_close(e);
+        if (rc != 0) {
+            fprintf(stderr, "  %s: read-only close: %s\n", name, rt_strerror(rc));
+            result = -1;
+        }
+    }
+    if (fingerprint(dir, 14695981039346656037ull) != before) {
+        fprintf(stderr, "  %s: a read-only open changed the directory\n", name);
+        result = -1;
+    }
+    return result;
+}
+
 static int run_case(const char *dir, const char *name)
 {
     struct reports *before = calloc(1, sizeof(*before));
     struct reports *after = calloc(1, sizeof(*after));
     int result = -1;
     (void)rt_verify(dir, collect, before);
+    if (run_read_only(dir, name, before) != 0)
+        goto out;
     struct rt_options o;
     options(&o);
     rt_engine *e = NULL;
