@@ -250,7 +250,7 @@ run verify "$T/torn"
 expect "verify reports a torn tail with its offset" 1 "orders-1/00000000000000000000.log: offset [0-9]+: "
 
 # A zero-filled (preallocated) tail is fine in the newest segment after a crash, not in a
-# cleanly closed directory (open would refuse it there: format.md H1).
+# cleanly closed directory (open would refuse it there: format.md OV1).
 cp -a "$D" "$T/zero"
 head -c 4096 /dev/zero >>"$T/zero/orders-2/00000000000000000000.log"
 run verify "$T/zero"
