@@ -186,6 +186,7 @@ struct mtxn {
     struct {
         uint32_t group, part;
         int64_t offset;
+        uint64_t clock; /* when it was sent (its place in __consumer_offsets) */
     } off[TXN_OFFSETS_MAX];
 };
 
@@ -238,6 +239,11 @@ struct model {
     uint32_t nparts;
     struct mpart part[PARTS_MAX];
     int64_t committed[GROUPS][PARTS_MAX];
+    /* When the committed value was written: as Kafka, a transaction's offset applies at its
+     * commit only if it was written after the value in place (a plain commit made while the
+     * transaction was open wins over the transaction's older write). */
+    uint64_t committed_clock[GROUPS][PARTS_MAX];
+    uint64_t offset_clock;
     struct mtxn txn[TXNS];
     struct mnamed named[NAMED];
     rt_producer *idem;
@@ -991,8 +997,13 @@ static void txn_end_model(struct model *m, int t, bool commit, struct step *s)
             m->touched[mp] = true;
         }
     if (commit)
-        for (uint32_t i = 0; i < x->noff; i++)
-            m->committed[x->off[i].group][x->off[i].part] = x->off[i].offset;
+        for (uint32_t i = 0; i < x->noff; i++) {
+            uint32_t g = x->off[i].group, mp = x->off[i].part;
+            if (x->off[i].clock > m->committed_clock[g][mp]) {
+                m->committed[g][mp] = x->off[i].offset;
+                m->committed_clock[g][mp] = x->off[i].clock;
+            }
+        }
     x->open = false;
     x->noff = 0;
     for (uint32_t mp = 0; mp < PARTS_MAX; mp++)
@@ -1120,6 +1131,70 @@ static uint32_t pick_part(struct model *m)
     return (uint32_t)rng_below(&m->rng, m->nparts);
 }
 
+static int print_txn(void *ctx, const struct rt_txn_info *t)
+{
+    (void)ctx;
+    fprintf(stderr, "  txn %s: producer %" PRId64 " epoch %d state %s, %u partitions\n",
+            t->transactional_id, t->producer_id, t->epoch, t->state, t->partition_count);
+    return 0;
+}
+
+struct show_ctx {
+    int shown;
+};
+
+static int show_visit(void *vctx, const struct rt_record_view *r, const struct rt_fetch_view *fv)
+{
+    (void)fv;
+    struct show_ctx *c = vctx;
+    if (c->shown++ < 4)
+        fprintf(stderr, "  offset %" PRId64 ": %.*s (producer %" PRId64 " epoch %d%s)\n", r->offset,
+                r->value_len > 40 ? 40 : (r->value_len < 0 ? 0 : r->value_len),
+                r->value ? (const char *)r->value : "", r->producer_id, r->producer_epoch,
+                r->transactional ? ", transactional" : "");
+    return 0;
+}
+
+/* Prints what the engine holds in [from, to) of mp that the model does not know of. */
+static void show_range(struct model *m, uint32_t mp, int64_t from, int64_t to)
+{
+    struct show_ctx c = {0};
+    int rc = read_range(m, mp, RT_READ_UNCOMMITTED, from, to, show_visit, &c);
+    fprintf(stderr, "  %s-%u [%" PRId64 ", %" PRId64 "): %d records (%s)%s\n",
+            topic_names[m->part[mp].topic], m->part[mp].index, from, to, c.shown, rt_strerror(rc),
+            c.shown ? "" : " — only control records there");
+    /* The raw batches: who wrote them. */
+    rt_fetch *fh = NULL;
+    if (rt_fetch_start(m->e, topic_names[m->part[mp].topic], m->part[mp].index, from, 1 << 16,
+                       RT_READ_UNCOMMITTED, &fh) == 0) {
+        const struct rt_fetch_view *fv = rt_fetch_get(fh);
+        size_t pos = 0;
+        while (pos + 61 <= fv->size_bytes) {
+            const uint8_t *b = fv->data + pos;
+            int64_t base = (int64_t)be64_of(b);
+            if (base >= to)
+                break;
+            if (base + (int64_t)be32_of(b + 23) >= from)
+                fprintf(stderr,
+                        "  batch at %" PRId64 ": attributes 0x%x producer %" PRId64
+                        " epoch %d records %u\n",
+                        base, (unsigned)(b[21] << 8 | b[22]), (int64_t)be64_of(b + 43),
+                        (int)(int16_t)(b[51] << 8 | b[52]), be32_of(b + 57));
+            pos += 12 + be32_of(b + 8);
+        }
+        rt_fetch_release(fh);
+    }
+    rt_txn_list(m->e, print_txn, NULL);
+    for (int t = 0; t < TXNS; t++) {
+        int64_t pid = -1;
+        int16_t ep = -1;
+        if (m->txn[t].p)
+            rt_producer_id(m->txn[t].p, &pid, &ep);
+        fprintf(stderr, "  model %s: producer %" PRId64 " epoch %d, %s\n", m->txn[t].id, pid, ep,
+                m->txn[t].open ? "open" : "no transaction");
+    }
+}
+
 static void op_append(struct model *m, struct step *s)
 {
     uint32_t mp = pick_part(m);
@@ -1146,8 +1221,10 @@ static void op_append(struct model *m, struct step *s)
         DIVERGE_RC(m, rc, "rt_append");
         return;
     }
-    if (base != p->hw)
+    if (base != p->hw) {
         diverge(m, "rt_append: base offset %" PRId64 ", model HW %" PRId64, base, p->hw);
+        show_range(m, mp, p->hw, base);
+    }
     for (size_t i = 0; i < k; i++) {
         s->pend[s->n - k + i].must = true;
         s->pend[s->n - k + i].offset = base + (int64_t)i;
@@ -1223,8 +1300,10 @@ static void op_append_batch(struct model *m, struct step *s)
         DIVERGE_RC(m, rc, with_pid ? "rt_append_batch (idempotent)" : "rt_append_batch");
         goto out;
     }
-    if (base != p->hw)
+    if (base != p->hw) {
         diverge(m, "rt_append_batch: base offset %" PRId64 ", model HW %" PRId64, base, p->hw);
+        show_range(m, mp, p->hw, base);
+    }
     for (size_t i = 0; i < n; i++) {
         struct pend *pe = step_add(s, id + i);
         pe->part = (int32_t)mp;
@@ -1604,6 +1683,7 @@ static void op_txn_offsets(struct model *m, int t)
         x->off[x->noff].group = g;
         x->off[x->noff].part = mp;
         x->off[x->noff].offset = off;
+        x->off[x->noff].clock = ++m->offset_clock;
         x->noff++;
     }
     int rc = rt_producer_send_offsets(x->p, group_names[g], offs, n);
@@ -1622,6 +1702,17 @@ static void op_txn_end(struct model *m, struct step *s, int t, bool commit)
     if (rc) {
         DIVERGE_RC(m, rc, commit ? "rt_producer_commit" : "rt_producer_abort");
         return;
+    }
+    if (m->cfg->verbose) {
+        int64_t pid = -1;
+        int16_t ep = -1;
+        rt_producer_id(x->p, &pid, &ep);
+        fprintf(stderr, "    %s %s (transaction %d, producer %" PRId64 " epoch now %d), partitions",
+                commit ? "commit" : "abort", x->id, x->txn_no, pid, ep);
+        for (uint32_t mp = 0; mp < m->nparts; mp++)
+            if (x->first_off[mp] >= 0)
+                fprintf(stderr, " %u@%" PRId64, mp, m->part[mp].hw);
+        fputc('\n', stderr);
     }
     txn_end_model(m, t, commit, s);
     if (commit)
@@ -1643,6 +1734,8 @@ static void op_txn_fence(struct model *m, struct step *s, int t)
     }
     x->p = fresh;
     bool was_open = x->open;
+    if (m->cfg->verbose)
+        fprintf(stderr, "    fence %s (%s)\n", x->id, was_open ? "its transaction open" : "idle");
     if (was_open)
         txn_end_model(m, t, false, s);
     m->fences++;
@@ -1669,7 +1762,7 @@ static void op_txn_fence(struct model *m, struct step *s, int t)
     rt_producer_close(old);
 }
 
-static void op_txn_reinit(struct model *m, int t)
+static void op_txn_reinit(struct model *m, struct step *s, int t)
 {
     struct mtxn *x = &m->txn[t];
     if (!x->open)
@@ -1679,10 +1772,7 @@ static void op_txn_reinit(struct model *m, int t)
         diverge(m, "rt_producer_init_transactions inside an open transaction returned 0 "
                    "(it must be refused and leave the transaction open)");
         /* What the engine did: the transaction is gone; follow it to keep going. */
-        struct step tmp;
-        step_init(&tmp);
-        txn_end_model(m, t, false, &tmp);
-        step_free(&tmp);
+        txn_end_model(m, t, false, s);
     }
 }
 
@@ -1704,8 +1794,10 @@ static void op_group_commit(struct model *m)
         DIVERGE_RC(m, rc, "rt_group_commit_offsets");
         return;
     }
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
         m->committed[g][mps[i]] = offs[i].offset;
+        m->committed_clock[g][mps[i]] = ++m->offset_clock;
+    }
 }
 
 static void op_contract(struct model *m, struct step *s)
@@ -2112,6 +2204,9 @@ static void run_step(struct model *m, enum op op)
         if (m->txn[k].open && m->step - m->txn[k].opened_step > TXN_STEPS_MAX &&
             op != OP_TXN_SEND) {
             op_txn_end(m, &s, k, rng_below(&m->rng, 2));
+            resolve(m, &s);
+            step_free(&s);
+            step_init(&s);
         }
     switch (op) {
     case OP_APPEND:
@@ -2148,7 +2243,7 @@ static void run_step(struct model *m, enum op op)
         op_txn_fence(m, &s, t);
         break;
     case OP_TXN_REINIT:
-        op_txn_reinit(m, t);
+        op_txn_reinit(m, &s, t);
         break;
     case OP_GROUP_COMMIT:
         op_group_commit(m);
@@ -2277,9 +2372,7 @@ static int run_seed(const struct config *cfg, uint64_t seed, int64_t *steps_out)
         if (m->e && m->divergences == 0) {
             /* The end: close, verify, reopen once more and compare everything. */
             m->op = OP_REOPEN;
-            op_reopen(m, &s);
-            if (m->e)
-                verify_all(m, true);
+            run_step(m, OP_REOPEN);
         }
     }
     step_free(&s);
