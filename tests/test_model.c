@@ -1824,6 +1824,49 @@ static void op_contract(struct model *m, struct step *s)
             diverge(m, "rt_group_commit_offsets for %s-%u was accepted", bad[i].topic,
                     bad[i].partition);
     }
+    /* A consumer seek beyond the high watermark. */
+    uint32_t mp = pick_part(m);
+    const struct mpart *p = &m->part[mp];
+    struct rt_consumer_options co;
+    rt_consumer_options_init(&co);
+    co.isolation = RT_READ_UNCOMMITTED;
+    rt_consumer *c = NULL;
+    rc = rt_consumer_open(m->e, &co, &c);
+    if (rc == 0)
+        rc = rt_consumer_assign(c, topic_names[p->topic], &p->index, 1);
+    if (rc) {
+        DIVERGE_RC(m, rc, "rt_consumer_open/assign");
+    } else {
+        rc = rt_consumer_seek(c, topic_names[p->topic], p->index, p->hw + 5);
+        if (rc == 0)
+            diverge(m,
+                    "rt_consumer_seek to %" PRId64 " beyond the high watermark %" PRId64
+                    " of %s-%u was accepted",
+                    p->hw + 5, p->hw, topic_names[p->topic], p->index);
+    }
+    if (c)
+        rt_consumer_close(c);
+    /* A negative transaction timeout, and a transactional id that is not UTF-8. */
+    static const char *const bad_ids[2] = {"model-bad-timeout", "model-bad-\xff\xfe"};
+    for (int b = 0; b < 2; b++) {
+        struct rt_producer_options po;
+        rt_producer_options_init(&po);
+        po.transactional_id = bad_ids[b];
+        po.transaction_timeout_ms = b == 0 ? -5 : 10000;
+        rt_producer *bp = NULL;
+        rc = rt_producer_open(m->e, &po, &bp);
+        int irc = rc == 0 ? rt_producer_init_transactions(bp, -1) : rc;
+        if (b == 0 && irc == 0)
+            diverge(m, "transaction_timeout_ms = -5 was accepted by rt_producer_open and "
+                       "init_transactions");
+        if (b == 1 && rc == 0)
+            diverge(m,
+                    "rt_producer_open accepted a transactional id that is not UTF-8 "
+                    "(init_transactions then: %s, detail '%s')",
+                    rt_strerror(irc), irc ? rt_error_detail() : "");
+        if (bp)
+            rt_producer_close(bp);
+    }
 }
 
 static void op_retention(struct model *m)
