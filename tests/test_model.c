@@ -107,14 +107,15 @@
 #define PARTS_MAX       6 /* model partitions over all topics */
 #define GROUPS          2
 #define TXNS            2
-#define NAMED           2
+#define NAMED           3 /* the last one is the crashing child's importer */
+#define NAMED_CHILD     (NAMED - 1)
 #define NAMED_SEQ_MAX   (1u << 16) /* sequence ids per name */
 #define TXN_OFFSETS_MAX 16
 #define TXN_STEPS_MAX   12 /* a transaction open this many steps is ended */
 #define STEP_RECORDS    512
 #define TS_BASE         4000000000000ll /* 2096: above every marker's wall-clock time */
 #define CHILD_TXN_BASE  1000000000
-#define CHILD_TXNS_MAX  4096
+#define CHILD_TXNS_MAX  (1 << 20)
 #define ID_NAMED_BIT    (1ull << 40)
 #define ID_FIXED_BIT    (1ull << 41) /* the value length is in bits 42..52 */
 #define ID_FIXED_SHIFT  42
@@ -251,6 +252,7 @@ struct model {
     uint64_t next_id;
     int32_t next_txn_no;
     int32_t child_txn_next;
+    int32_t child_txn_end; /* one past the highest child transaction heard of */
     struct child_txn *ctxn;
     bool touched[PARTS_MAX];
     int divergences;
@@ -1594,7 +1596,7 @@ static void named_check_last_sequence(struct model *m, int ni)
 
 static void op_named(struct model *m, struct step *s, bool rerun)
 {
-    int ni = (int)rng_below(&m->rng, NAMED);
+    int ni = (int)rng_below(&m->rng, NAMED_CHILD);
     struct mnamed *nm = &m->named[ni];
     uint32_t add = 1 + (uint32_t)rng_below(&m->rng, 30);
     if (nm->sent_count + add >= NAMED_SEQ_MAX / 4)
@@ -1892,7 +1894,14 @@ static void op_reopen(struct model *m, struct step *s)
 
 /* ---- sigkill and power loss: a forked child ---- */
 
-enum cmsg_kind { CM_SENT = 1, CM_ACKED = 2, CM_COMMIT_SENT = 3, CM_COMMIT_ACKED = 4 };
+enum cmsg_kind {
+    CM_SENT = 1,
+    CM_ACKED = 2,
+    CM_COMMIT_SENT = 3,
+    CM_COMMIT_ACKED = 4,
+    CM_NAMED_SENT = 5,  /* id, base = its sequence id */
+    CM_NAMED_ACKED = 6, /* id: delivered (stored or acknowledged as a duplicate) */
+};
 
 struct cmsg {
     int32_t kind;
@@ -1952,6 +1961,61 @@ static void *child_app_main(void *arg)
     return NULL;
 }
 
+/* The importer of README's example, rerun after every crash: it resends its input from a random
+ * earlier sequence id (null keys, keys and explicit partitions mixed). */
+struct child_named {
+    struct model *m;
+    pthread_t th;
+    uint64_t rng;
+};
+
+static void child_named_delivery(void *ctx, int err, int64_t offset, bool duplicate)
+{
+    (void)offset;
+    (void)duplicate;
+    if (err == 0)
+        child_msg(CM_NAMED_ACKED, 0, (uint64_t)(uintptr_t)ctx, 0, 0, -1);
+}
+
+static void *child_named_main(void *arg)
+{
+    struct child_named *cn = arg;
+    struct model *m = cn->m;
+    struct mnamed *nm = &m->named[NAMED_CHILD];
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.name = nm->name;
+    po.linger_ms = 1;
+    po.batch_size_bytes = 512 + (uint32_t)rng_below(&cn->rng, 8192);
+    rt_producer *p = NULL;
+    int rc = rt_producer_open(m->e, &po, &p);
+    if (rc)
+        child_fail(rc, "child named producer");
+    /* Back at most 2000 ids, at most 3000 ids a run (bounds what a step reads). */
+    uint32_t back = nm->sent_count < 2000 ? nm->sent_count : 2000;
+    uint32_t from = nm->sent_count - (uint32_t)rng_below(&cn->rng, (uint64_t)back + 1);
+    for (uint32_t seq = from; seq < NAMED_SEQ_MAX && seq < from + 3000; seq++) {
+        uint64_t id = ID_NAMED_BIT | (uint64_t)NAMED_CHILD << 32 | seq;
+        uint32_t mode = (uint32_t)(mix64(id) % 3); /* null key, keyed, explicit */
+        if (mode == 0 && m->cfg->skip_named_nullkey)
+            mode = 1;
+        struct recbuf rb;
+        struct rt_producer_message msg = {.sequence = seq};
+        make_record(m, id, mode == 1, &rb, &msg.record);
+        int32_t part = mode == 2 ? (int32_t)(seq % topic_parts[nm->topic]) : -1;
+        child_msg(CM_NAMED_SENT, 0, id, 0, 0, seq);
+        rc = rt_producer_send(p, topic_names[nm->topic], part, &msg, child_named_delivery,
+                              (void *)(uintptr_t)id);
+        if (rc)
+            child_fail(rc, "child named send");
+        if (seq % 16 == 15 && (rc = rt_producer_flush(p, -1)) != 0)
+            child_fail(rc, "child named flush");
+    }
+    for (;;)
+        sleep_ms(1000);
+    return NULL;
+}
+
 static void child_main(struct model *m, uint64_t id0, uint64_t rng, struct io_fault_plan *plan)
 {
     child_plan = plan;
@@ -1969,6 +2033,9 @@ static void child_main(struct model *m, uint64_t id0, uint64_t rng, struct io_fa
         if (pthread_create(&a[t].th, NULL, child_app_main, &a[t]) != 0)
             _exit(10);
     }
+    struct child_named cn = {.m = m, .rng = rng ^ 0x5555};
+    if (pthread_create(&cn.th, NULL, child_named_main, &cn) != 0)
+        _exit(10);
     struct rt_producer_options po;
     rt_producer_options_init(&po);
     po.transactional_id = "model-child";
@@ -2035,6 +2102,8 @@ static void take_cmsg(struct model *m, struct step *s, const struct cmsg *c)
             if (c->txn) {
                 struct child_txn *ct = &m->ctxn[c->txn - CHILD_TXN_BASE];
                 ct->sent++;
+                if (c->txn - CHILD_TXN_BASE >= m->child_txn_end)
+                    m->child_txn_end = c->txn - CHILD_TXN_BASE + 1;
             }
         }
         break;
@@ -2049,8 +2118,45 @@ static void take_cmsg(struct model *m, struct step *s, const struct cmsg *c)
                     break;
             }
         break;
+    case CM_NAMED_SENT: {
+        struct mnamed *nm = &m->named[NAMED_CHILD];
+        uint32_t seq = (uint32_t)c->base, topic = nm->topic;
+        uint32_t mode = (uint32_t)(mix64(c->id) % 3);
+        if (mode == 0 && m->cfg->skip_named_nullkey)
+            mode = 1;
+        struct pend *pe = step_add(s, c->id);
+        pe->named = NAMED_CHILD + 1;
+        pe->seq = seq;
+        pe->topic = (int32_t)topic;
+        pe->keyed = mode == 1;
+        pe->forbidden = nm->stored[seq] > 0;
+        if (mode == 2) {
+            pe->part = (int32_t)mp_of(topic, seq % topic_parts[topic]);
+        } else if (mode == 1) {
+            char key[16];
+            int klen = rec_key(c->id, key);
+            pe->part =
+                (int32_t)mp_of(topic, murmur2_partition(key, (size_t)klen, topic_parts[topic]));
+        }
+        if (seq >= nm->sent_count) {
+            for (uint32_t q = nm->sent_count; q <= seq; q++)
+                nm->seqs[q] = q;
+            nm->sent_count = seq + 1;
+        }
+        break;
+    }
+    case CM_NAMED_ACKED:
+        for (size_t i = s->n; i-- > 0;)
+            if (s->pend[i].id == c->id) {
+                s->pend[i].must = !s->pend[i].forbidden;
+                m->records_acked++;
+                break;
+            }
+        break;
     case CM_COMMIT_SENT:
         m->ctxn[c->txn - CHILD_TXN_BASE].commit_sent = true;
+        if (c->txn - CHILD_TXN_BASE >= m->child_txn_end)
+            m->child_txn_end = c->txn - CHILD_TXN_BASE + 1;
         break;
     case CM_COMMIT_ACKED:
         m->ctxn[c->txn - CHILD_TXN_BASE].commit_acked = true;
@@ -2191,7 +2297,7 @@ static void op_crash(struct model *m, struct step *s, bool power)
             if (p->r[i].offset >= hw_before[mp] && p->r[i].txn >= CHILD_TXN_BASE)
                 m->ctxn[p->r[i].txn - CHILD_TXN_BASE].present++;
     }
-    for (int32_t k = m->child_txn_next; k < CHILD_TXNS_MAX; k++) {
+    for (int32_t k = m->child_txn_next; k < m->child_txn_end; k++) {
         struct child_txn *ct = &m->ctxn[k];
         if (ct->sent == 0)
             continue;
@@ -2209,9 +2315,7 @@ static void op_crash(struct model *m, struct step *s, bool power)
         for (uint32_t mp = 0; mp < m->nparts; mp++)
             mp_settle(&m->part[mp], CHILD_TXN_BASE + k, committed ? RS_DATA : RS_ABORTED);
     }
-    for (int32_t k = m->child_txn_next; k < CHILD_TXNS_MAX; k++)
-        if (m->ctxn[k].sent || m->ctxn[k].commit_sent)
-            m->child_txn_next = k + 1;
+    m->child_txn_next = m->child_txn_end;
     for (uint32_t mp = 0; mp < m->nparts; mp++)
         m->touched[mp] = true;
     m->reopens++;
