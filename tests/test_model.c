@@ -2037,6 +2037,7 @@ static void *child_named_main(void *arg)
 static void child_main(struct model *m, uint64_t id0, uint64_t rng, struct io_fault_plan *plan)
 {
     child_plan = plan;
+    m->o.retention_bytes = -1; /* the parent could not tell retention from loss */
     if (plan) {
         m->o.io_backend = RT_IO_FAULT;
         m->o.fault_injector = plan;
@@ -2282,8 +2283,9 @@ static void op_crash(struct model *m, struct step *s, bool power)
     } else {
         diverge(m, "the child ended with status %d (see its message)", status);
     }
-    /* Reopen (normal backend) and resolve. */
+    /* Reopen (normal backend) and resolve; no retention before the resolve has looked. */
     random_options(m);
+    m->o.retention_bytes = -1;
     if (!engine_up(m, s))
         return;
     rt_producer *cp = NULL;
