@@ -199,6 +199,7 @@ struct mnamed {
     uint32_t *seqs;
     uint8_t *stored;    /* per seq: times stored */
     uint8_t *stored_at; /* per seq: model partition + 1 */
+    int32_t *sent_step; /* per seq: the last step that sent it (diagnostics) */
 };
 
 struct mraw {
@@ -765,6 +766,9 @@ struct pend {
     bool must;      /* acknowledged: must be present */
     bool forbidden; /* must not be present (a fenced or refused write) */
     bool seen;
+    bool dup;           /* acknowledged as a duplicate */
+    int64_t ack_offset; /* the offset the acknowledgement gave */
+    int32_t prev_step;  /* named: the step that sent this sequence id before, 0 none */
     uint8_t keyed;
     int32_t named; /* named producer index + 1, 0 none */
     uint32_t seq;
@@ -953,9 +957,13 @@ static void resolve(struct model *m, struct step *s)
         struct pend *p = &s->pend[i];
         if (p->must && !p->seen) {
             if (p->named)
-                diverge(m, "named producer %s: sequence %u acknowledged but not stored%s",
-                        m->named[p->named - 1].name, p->seq,
-                        m->named[p->named - 1].stored[p->seq] ? "" : " anywhere (lost)");
+                diverge(m,
+                        "named producer %s: sequence %u acknowledged%s (offset %" PRId64
+                        ") but not stored%s; expected in partition %d; sent before in step %d",
+                        m->named[p->named - 1].name, p->seq, p->dup ? " as a duplicate" : "",
+                        p->ack_offset,
+                        m->named[p->named - 1].stored[p->seq] ? "" : " anywhere (lost)", p->part,
+                        p->prev_step);
             else
                 diverge(m, "id %" PRIu64 " acknowledged (offset %" PRId64 ") but not stored", p->id,
                         p->offset);
@@ -1989,10 +1997,8 @@ struct child_named {
 
 static void child_named_delivery(void *ctx, int err, int64_t offset, bool duplicate)
 {
-    (void)offset;
-    (void)duplicate;
     if (err == 0)
-        child_msg(CM_NAMED_ACKED, 0, (uint64_t)(uintptr_t)ctx, 0, 0, -1);
+        child_msg(CM_NAMED_ACKED, 0, (uint64_t)(uintptr_t)ctx, duplicate, 0, offset);
 }
 
 static void *child_named_main(void *arg)
@@ -2149,6 +2155,8 @@ static void take_cmsg(struct model *m, struct step *s, const struct cmsg *c)
         pe->topic = (int32_t)topic;
         pe->keyed = mode == 1;
         pe->forbidden = nm->stored[seq] > 0;
+        pe->prev_step = nm->sent_step[seq];
+        nm->sent_step[seq] = m->step;
         if (mode == 2) {
             pe->part = (int32_t)mp_of(topic, seq % topic_parts[topic]);
         } else if (mode == 1) {
@@ -2168,6 +2176,8 @@ static void take_cmsg(struct model *m, struct step *s, const struct cmsg *c)
         for (size_t i = s->n; i-- > 0;)
             if (s->pend[i].id == c->id) {
                 s->pend[i].must = !s->pend[i].forbidden;
+                s->pend[i].dup = c->count != 0;
+                s->pend[i].ack_offset = c->base;
                 m->records_acked++;
                 break;
             }
@@ -2473,6 +2483,8 @@ static void model_init(struct model *m, const struct config *cfg, uint64_t seed)
         nm->seqs = calloc(NAMED_SEQ_MAX, sizeof(uint32_t));
         nm->stored = calloc(NAMED_SEQ_MAX, 1);
         nm->stored_at = calloc(NAMED_SEQ_MAX, 1);
+        nm->sent_step = calloc(NAMED_SEQ_MAX, sizeof(int32_t));
+        assert_non_null(nm->sent_step);
         assert_non_null(nm->seqs);
         assert_non_null(nm->stored);
         assert_non_null(nm->stored_at);
@@ -2496,6 +2508,7 @@ static void model_free(struct model *m)
         free(m->named[n].seqs);
         free(m->named[n].stored);
         free(m->named[n].stored_at);
+        free(m->named[n].sent_step);
     }
     free(m->ctxn);
     tu_rmdir_free(m->dir);
