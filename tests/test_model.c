@@ -42,10 +42,12 @@
  *   reopen         producers closed (an open transaction left Ongoing), rt_close, every .log
  *                  <= segment_size_bytes, rt_verify clean, rt_open with new random options;
  *                  transactional ids re-initialised (what was left open is aborted)
- *   sigkill        a forked child appends from two threads and runs transactions, reporting
- *                  "sent" and "acknowledged" through a pipe, and is SIGKILLed at a random
- *                  moment; the parent reopens and resolves: everything acknowledged is there at
- *                  its offset, nothing unsent, nothing twice, each transaction all or nothing
+ *   sigkill        a forked child appends from two threads, runs transactions and reruns a
+ *                  named importer's input from a random earlier sequence id (README's
+ *                  `produce --producer-name` rerun), reporting "sent" and "acknowledged"
+ *                  through a pipe, and is SIGKILLed at a random moment; the parent reopens and
+ *                  resolves: everything acknowledged is there at its offset, nothing unsent,
+ *                  nothing twice (the importer's ids included), each transaction all or nothing
  *   power_loss     the same child over the fault injector (io/io.h IO_FAULT_POWER_LOSS at a
  *                  random write or fdatasync, sometimes keeping a sector prefix of unsynced
  *                  writes): acknowledged records (sync=always) survive
