@@ -2018,8 +2018,14 @@ static void *child_named_main(void *arg)
     if (rc)
         child_fail(rc, "child named producer");
     /* Back at most 2000 ids, at most 3000 ids a run (bounds what a step reads). */
-    uint32_t back = nm->sent_count < 2000 ? nm->sent_count : 2000;
-    uint32_t from = nm->sent_count - (uint32_t)rng_below(&cn->rng, (uint64_t)back + 1);
+    /* A rerun starts at or before the first id not stored (what a crash lost), as an importer
+     * rerunning its input does: the named rule acknowledges as a duplicate anything at or below
+     * the highest id a partition holds, so skipping a lost id would lose it for good. */
+    uint32_t first_lost = 0;
+    while (first_lost < nm->sent_count && nm->stored[first_lost])
+        first_lost++;
+    uint32_t back = first_lost < 2000 ? first_lost : 2000;
+    uint32_t from = first_lost - (uint32_t)rng_below(&cn->rng, (uint64_t)back + 1);
     for (uint32_t seq = from; seq < NAMED_SEQ_MAX && seq < from + 3000; seq++) {
         uint64_t id = ID_NAMED_BIT | (uint64_t)NAMED_CHILD << 32 | seq;
         uint32_t mode = (uint32_t)(mix64(id) % 3); /* null key, keyed, explicit */
