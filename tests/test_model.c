@@ -232,6 +232,11 @@ struct config {
     uint32_t segment_kib; /* RT_MODEL_SEGMENT_KIB: fixed segment size; 0 = random 8..64 KiB */
 };
 
+struct seg_bound {
+    char name[80]; /* "<topic>-<partition>/<base>.log" */
+    uint64_t bytes;
+};
+
 struct model {
     const struct config *cfg;
     uint64_t seed, rng;
@@ -257,6 +262,11 @@ struct model {
     int32_t child_txn_next;
     int32_t child_txn_end; /* one past the highest child transaction heard of */
     struct child_txn *ctxn;
+    /* The segment-size bound of each .log ever seen (check_segment_sizes): the largest
+     * segment_size_bytes of a session in which it could grow. */
+    struct seg_bound *bounds;
+    size_t bound_count, bound_capacity;
+    uint64_t session_segment_bytes; /* segment_size_bytes of the last session (0: none yet) */
     bool touched[PARTS_MAX];
     int divergences;
     /* figures */
@@ -1042,8 +1052,12 @@ static void txn_end_model(struct model *m, int t, bool commit, struct step *s)
 
 /* Opens the engine and every producer; an open transaction left by the last session is
  * aborted by init_transactions. */
+static void seg_bounds_walk(struct model *m, bool starting);
+
 static bool engine_up(struct model *m, struct step *s)
 {
+    seg_bounds_walk(m, true);
+    m->session_segment_bytes = m->o.segment_size_bytes;
     int rc = rt_open(m->dir, &m->o, &m->e);
     if (rc) {
         DIVERGE_RC(m, rc, "rt_open");
@@ -1108,29 +1122,80 @@ static void on_problem(void *ctx, const char *problem)
         fprintf(stderr, "  verify: %s\n", problem);
 }
 
-/* Every .log of a closed directory is at most segment_size_bytes. */
-static void check_segment_sizes(struct model *m)
+static struct seg_bound *seg_bound_of(struct model *m, const char *name, bool *created)
+{
+    *created = false;
+    for (size_t i = 0; i < m->bound_count; i++)
+        if (strcmp(m->bounds[i].name, name) == 0)
+            return &m->bounds[i];
+    if (m->bound_count == m->bound_capacity) {
+        m->bound_capacity = m->bound_capacity ? m->bound_capacity * 2 : 64;
+        m->bounds = realloc(m->bounds, m->bound_capacity * sizeof(*m->bounds));
+        assert_non_null(m->bounds);
+    }
+    struct seg_bound *b = &m->bounds[m->bound_count++];
+    snprintf(b->name, sizeof(b->name), "%s", name);
+    b->bytes = 0;
+    *created = true;
+    return b;
+}
+
+/* Walks every partition's .log files: files not seen before were made in the last session (the
+ * parent's, or a killed child's with the same options) and are bounded by its segment size; when
+ * a session starts (starting) the newest file of each partition may grow again, up to the larger
+ * of its bound and the new session's size. After a close (!starting), every file must be within
+ * its bound. The options change between sessions, so one fixed bound would be wrong. */
+static void seg_bounds_walk(struct model *m, bool starting)
 {
     for (uint32_t mp = 0; mp < m->nparts; mp++) {
-        char *d = tu_path("%s/%s-%u", m->dir, topic_names[m->part[mp].topic], m->part[mp].index);
-        DIR *dh = opendir(d);
-        struct dirent *de;
+        const char *sub = tu_path("%s-%u", topic_names[m->part[mp].topic], m->part[mp].index);
+        char *d = tu_path("%s/%s", m->dir, sub);
+        struct dirent **names = NULL;
+        int n = scandir(d, &names, NULL, alphasort);
+        int newest = -1;
+        for (int i = 0; i < n; i++) {
+            size_t l = strlen(names[i]->d_name);
+            if (l >= 4 && strcmp(names[i]->d_name + l - 4, ".log") == 0)
+                newest = i;
+        }
         int over = 0;
-        while (dh && (de = readdir(dh)) != NULL) {
-            size_t l = strlen(de->d_name);
-            if (l < 4 || strcmp(de->d_name + l - 4, ".log") != 0)
+        for (int i = 0; i < n; i++) {
+            const char *fname = names[i]->d_name;
+            size_t l = strlen(fname);
+            if (l < 4 || strcmp(fname + l - 4, ".log") != 0)
                 continue;
-            char *f = tu_path("%s/%s", d, de->d_name);
+            char key[80];
+            snprintf(key, sizeof(key), "%s/%s", sub, fname);
+            bool created = false;
+            struct seg_bound *b = seg_bound_of(m, key, &created);
+            if (created)
+                b->bytes = starting ? m->session_segment_bytes : m->o.segment_size_bytes;
+            if (starting) {
+                if (i == newest && m->o.segment_size_bytes > b->bytes)
+                    b->bytes = m->o.segment_size_bytes;
+                continue;
+            }
+            char *f = tu_path("%s/%s", d, fname);
             size_t sz = tu_file_size(f);
-            if (sz > m->o.segment_size_bytes && over++ < 2)
-                diverge(m, "%s is %zu bytes, over segment_size_bytes %" PRIu64, f, sz,
-                        m->o.segment_size_bytes);
+            if (sz > b->bytes && over++ < 2)
+                diverge(m,
+                        "%s is %zu bytes, over the segment_size_bytes %" PRIu64
+                        " it was written under",
+                        f, sz, b->bytes);
             free(f);
         }
-        if (dh)
-            closedir(dh);
+        for (int i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
         free(d);
+        free((char *)sub);
     }
+}
+
+/* Every .log of a closed directory is at most the segment_size_bytes it was written under. */
+static void check_segment_sizes(struct model *m)
+{
+    seg_bounds_walk(m, false);
 }
 
 static bool engine_down(struct model *m, bool verify)
@@ -1854,25 +1919,39 @@ static void op_contract(struct model *m, struct step *s)
             diverge(m, "rt_group_commit_offsets for %s-%u was accepted", bad[i].topic,
                     bad[i].partition);
     }
-    /* A consumer seek beyond the high watermark. */
+    /* A consumer seek beyond the high watermark: accepted, as Kafka's seek is, but never read
+     * from (poll: RT_E_OFFSET_OUT_OF_RANGE, auto.offset.reset=none) nor committed. */
     uint32_t mp = pick_part(m);
     const struct mpart *p = &m->part[mp];
     struct rt_consumer_options co;
     rt_consumer_options_init(&co);
     co.isolation = RT_READ_UNCOMMITTED;
+    co.group = "model-seek";
     rt_consumer *c = NULL;
     rc = rt_consumer_open(m->e, &co, &c);
     if (rc == 0)
         rc = rt_consumer_assign(c, topic_names[p->topic], &p->index, 1);
-    if (rc) {
-        DIVERGE_RC(m, rc, "rt_consumer_open/assign");
-    } else {
+    if (rc == 0)
         rc = rt_consumer_seek(c, topic_names[p->topic], p->index, p->hw + 5);
-        if (rc == 0)
+    if (rc) {
+        DIVERGE_RC(m, rc, "rt_consumer_open/assign/seek");
+    } else {
+        struct rt_record_view v;
+        const char *vt = NULL;
+        uint32_t vp = 0;
+        rc = rt_consumer_poll(c, &v, &vt, &vp, 0);
+        if (rc != RT_E_OFFSET_OUT_OF_RANGE)
             diverge(m,
-                    "rt_consumer_seek to %" PRId64 " beyond the high watermark %" PRId64
-                    " of %s-%u was accepted",
-                    p->hw + 5, p->hw, topic_names[p->topic], p->index);
+                    "rt_consumer_poll after a seek to %" PRId64
+                    " beyond the high watermark %" PRId64
+                    " of %s-%u: %s, expected RT_E_OFFSET_OUT_OF_RANGE",
+                    p->hw + 5, p->hw, topic_names[p->topic], p->index, rt_strerror(rc));
+        rc = rt_consumer_commit(c);
+        if (rc != RT_E_OFFSET_OUT_OF_RANGE)
+            diverge(m,
+                    "rt_consumer_commit of a position beyond the high watermark of %s-%u: %s, "
+                    "expected RT_E_OFFSET_OUT_OF_RANGE",
+                    topic_names[p->topic], p->index, rt_strerror(rc));
     }
     if (c)
         rt_consumer_close(c);
@@ -2519,6 +2598,7 @@ static void model_free(struct model *m)
         free(m->named[n].sent_step);
     }
     free(m->ctxn);
+    free(m->bounds);
     tu_rmdir_free(m->dir);
 }
 
