@@ -732,3 +732,18 @@ int batch_builder_finish(struct batch_builder *b, size_t *len_out)
         *len_out = b->len;
     return 0;
 }
+
+int control_batch_type(const uint8_t *batch, size_t len)
+{
+    struct record_view rv;
+    const char *why = NULL;
+    if (len <= BATCH_HEADER_BYTES ||
+        record_decode(batch + BATCH_HEADER_BYTES, batch + len, &rv, &why) <= 0)
+        return -1;
+    enum control_type type;
+    int32_t coordinator_epoch;
+    if (control_record_parse(rv.key, rv.key_len, rv.value, rv.value_len, &type, &coordinator_epoch,
+                             &why) != 0)
+        return -1;
+    return (int)type;
+}

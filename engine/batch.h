@@ -247,4 +247,8 @@ int control_record_parse(const uint8_t *key, int32_t key_len, const uint8_t *val
                          int32_t value_len, enum control_type *type_out,
                          int32_t *coordinator_epoch_out, const char **why);
 
+/* The type (CONTROL_ABORT, CONTROL_COMMIT) of a control batch's single record, or -1 when it
+ * cannot be read (the batch's header was validated by the caller; len is the whole batch). */
+int control_batch_type(const uint8_t *batch, size_t len);
+
 #endif /* RT_BATCH_H */

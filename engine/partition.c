@@ -202,22 +202,6 @@ static struct txn_index_entry abort_entry(const struct partition *p, const struc
     return e;
 }
 
-/* The marker type of a control batch's (single) record, or -1 when it cannot be read. */
-static int marker_type_of(const uint8_t *batch, size_t len)
-{
-    struct record_view rv;
-    const char *why = NULL;
-    if (len <= BATCH_HEADER_BYTES ||
-        record_decode(batch + BATCH_HEADER_BYTES, batch + len, &rv, &why) <= 0)
-        return -1;
-    enum control_type type;
-    int32_t coordinator_epoch;
-    if (control_record_parse(rv.key, rv.key_len, rv.value, rv.value_len, &type, &coordinator_epoch,
-                             &why) != 0)
-        return -1;
-    return (int)type;
-}
-
 int partition_note_txn(struct partition *p, const struct batch_header *h, uint64_t position,
                        bool txn_started, int64_t txn_first_offset, int marker_type)
 {
@@ -329,7 +313,7 @@ static int replay_batch(struct partition *p, struct segment *seg, const struct b
             return open_txn_add(p, h->producer_id, h->base_offset, seg->base_offset, pos);
         return 0;
     }
-    int type = marker_type_of(seg->map + pos, size);
+    int type = control_batch_type(seg->map + pos, size);
     int32_t coordinator_epoch = -1;
     {
         struct record_view rv;

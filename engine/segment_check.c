@@ -182,21 +182,6 @@ static int walk_begin(struct txn_walk *w, int64_t pid, int64_t first)
     return 0;
 }
 
-/* The marker's type, or -1 when its record cannot be read. */
-static int marker_type(const uint8_t *batch, size_t len)
-{
-    struct record_view rv;
-    const char *why = NULL;
-    if (len <= BATCH_HEADER_BYTES ||
-        record_decode(batch + BATCH_HEADER_BYTES, batch + len, &rv, &why) <= 0)
-        return -1;
-    enum control_type type;
-    int32_t epoch;
-    if (control_record_parse(rv.key, rv.key_len, rv.value, rv.value_len, &type, &epoch, &why) != 0)
-        return -1;
-    return (int)type;
-}
-
 /* complete: the walk saw every transaction's start (exact firstOffset and LSO); unknown: the
  * marker's type could not be read, so the entry is optional. */
 typedef int (*txn_expect_fn)(void *ctx, const struct txn_index_entry *expected, bool complete,
@@ -234,7 +219,7 @@ static int walk_segment(struct txn_walk *w, const uint8_t *log, uint64_t log_byt
         /* A marker whose record does not parse (payload damage: readers refuse the batch) may
          * have been an ABORT: its entry may be there or not; a rebuild writes one, so that
          * read_committed never serves what it may have aborted. */
-        int type = marker_type(log + pos - (uint64_t)size, (size_t)size);
+        int type = control_batch_type(log + pos - (uint64_t)size, (size_t)size);
         if (type == CONTROL_COMMIT)
             continue;
         struct txn_index_entry e = {
