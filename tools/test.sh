@@ -3,7 +3,8 @@
 #   1. setup.sh (dependencies + Release build) and every ctest test over the Release build
 #      (engine tests run once over io_uring and once over the sync fallback);
 #   2. the same suite under ASan+UBSan;
-#   3. the threaded engine tests under TSan;
+#   3. the threaded engine tests under TSan (the model-based test and the concurrent write path
+#      among them);
 #   4. every libFuzzer target for a short, bounded time over its seed corpus (clang);
 # and prints one closing line "N passed, M failed". Longer fuzzing: see README.
 set -uo pipefail
@@ -66,7 +67,7 @@ fi
 
 if build build/tsan -DCMAKE_BUILD_TYPE=Debug -DRT_TSAN=ON -DRT_BENCH=OFF \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++; then
-    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest "tsan" build/tsan -R '^test_(engine|producer|txn|group|torture)'
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest "tsan" build/tsan -R '^test_(engine|producer|txn|group|torture|model|write_path|named_producer|read_only|limits)'
 fi
 
 if build build/fuzz -DCMAKE_BUILD_TYPE=Debug -DRT_FUZZ=ON -DRT_BENCH=OFF \
