@@ -233,7 +233,7 @@ struct config {
 };
 
 struct seg_bound {
-    char name[80]; /* "<topic>-<partition>/<base>.log" */
+    char name[320]; /* "<topic>-<partition>/<base>.log" */
     uint64_t bytes;
 };
 
@@ -1164,7 +1164,7 @@ static void seg_bounds_walk(struct model *m, bool starting)
             size_t l = strlen(fname);
             if (l < 4 || strcmp(fname + l - 4, ".log") != 0)
                 continue;
-            char key[80];
+            char key[320];
             snprintf(key, sizeof(key), "%s/%s", sub, fname);
             bool created = false;
             struct seg_bound *b = seg_bound_of(m, key, &created);
