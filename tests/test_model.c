@@ -619,8 +619,14 @@ static int cmp_visit(void *vctx, const struct rt_record_view *r, const struct rt
 static bool log_start_moved(struct model *m, uint32_t mp, int64_t ls)
 {
     int64_t now = -1;
-    return m->o.retention_bytes >= 0 &&
-           list_off(m, mp, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &now) == 0 && now > ls;
+    if (list_off(m, mp, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &now) != 0 || now <= ls)
+        return false;
+    if (m->o.retention_bytes < 0) { /* only retention moves it: a loss, not a race */
+        diverge(m, "%s-%u: the log start moved from %" PRId64 " to %" PRId64 " with retention off",
+                topic_names[m->part[mp].topic], m->part[mp].index, ls, now);
+        return false;
+    }
+    return true;
 }
 
 static void verify_part(struct model *m, uint32_t mp)
@@ -676,8 +682,9 @@ again:
     if (rc == RT_E_OFFSET_OUT_OF_RANGE && attempts < 5 && log_start_moved(m, mp, ls))
         goto again;
     if (rc)
-        diverge(m, "%s-%u: reading read_committed from %" PRId64 ": %s (%s)", topic, p->index, ls,
-                rt_strerror(rc), rc == RT_E_END ? "no progress" : rt_error_detail());
+        diverge(m, "%s-%u: reading read_committed from %" PRId64 ": %s (%s; attempt %d)", topic,
+                p->index, ls, rt_strerror(rc), rc == RT_E_END ? "no progress" : rt_error_detail(),
+                attempts);
     else if (k.bad == 0)
         for (size_t i = k.i; i < p->n && p->r[i].offset < lso; i++)
             if (p->r[i].state == RS_DATA) {
