@@ -176,6 +176,9 @@ struct mpart {
     size_t n, cap;
     int64_t hw;
     int64_t log_start;
+    /* A session with retention_bytes ran since this partition's log start was last compared: the
+     * engine may have moved it (retention runs on a timer, up to the close). */
+    bool retention_since_check;
 };
 
 struct mtxn {
@@ -621,7 +624,8 @@ static bool log_start_moved(struct model *m, uint32_t mp, int64_t ls)
     int64_t now = -1;
     if (list_off(m, mp, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &now) != 0 || now <= ls)
         return false;
-    if (m->o.retention_bytes < 0) { /* only retention moves it: a loss, not a race */
+    if (m->o.retention_bytes < 0 && !m->part[mp].retention_since_check) {
+        /* Only retention moves it: a loss, not a race. */
         diverge(m, "%s-%u: the log start moved from %" PRId64 " to %" PRId64 " with retention off",
                 topic_names[m->part[mp].topic], m->part[mp].index, ls, now);
         return false;
@@ -643,14 +647,17 @@ again:
         return;
     }
     if (ls != p->log_start) {
-        if (ls > p->log_start && ls <= p->hw && m->o.retention_bytes >= 0) {
+        bool retention = m->o.retention_bytes >= 0 || p->retention_since_check;
+        if (ls > p->log_start && ls <= p->hw && retention) {
             mp_drop_below(p, ls);
         } else {
             diverge(m, "%s-%u: log start %" PRId64 ", model %" PRId64 " (retention %s)", topic,
-                    p->index, ls, p->log_start, m->o.retention_bytes >= 0 ? "on" : "off");
+                    p->index, ls, p->log_start,
+                    retention ? "on" : "off in every session since the last check");
             return;
         }
     }
+    p->retention_since_check = m->o.retention_bytes >= 0;
     int64_t mlso = model_lso(m, mp);
     if (mlso < p->log_start)
         mlso = p->log_start;
@@ -1065,6 +1072,8 @@ static bool engine_up(struct model *m, struct step *s)
 {
     seg_bounds_walk(m, true);
     m->session_segment_bytes = m->o.segment_size_bytes;
+    for (uint32_t mp = 0; mp < PARTS_MAX && m->o.retention_bytes >= 0; mp++)
+        m->part[mp].retention_since_check = true;
     int rc = rt_open(m->dir, &m->o, &m->e);
     if (rc) {
         DIVERGE_RC(m, rc, "rt_open");
