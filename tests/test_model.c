@@ -619,6 +619,12 @@ static int cmp_visit(void *vctx, const struct rt_record_view *r, const struct rt
 
 /* True when the shard's retention timer moved the log start past `ls` meanwhile (the caller
  * then starts over from the new log start). */
+/* Retention deletes a partition's oldest segments one at a time, publishing the new log start
+ * and syncing the directory after each, so one retention run can move the log start under a
+ * verify many times. A retry needs a strict advance (bounded by the segment count); this bound
+ * only guards the loop. */
+#define ATTEMPTS_MAX 10000
+
 static bool log_start_moved(struct model *m, uint32_t mp, int64_t ls)
 {
     int64_t now = -1;
@@ -675,7 +681,7 @@ again:
     }
     struct cmp_ctx c = {.m = m, .mp = mp, .iso = RT_READ_UNCOMMITTED, .bound = hw, .lso = lso};
     rc = read_range(m, mp, RT_READ_UNCOMMITTED, ls, hw, cmp_visit, &c);
-    if (rc == RT_E_OFFSET_OUT_OF_RANGE && attempts < 5 && log_start_moved(m, mp, ls))
+    if (rc == RT_E_OFFSET_OUT_OF_RANGE && attempts < ATTEMPTS_MAX && log_start_moved(m, mp, ls))
         goto again;
     if (rc)
         diverge(m, "%s-%u: reading read_uncommitted from %" PRId64 ": %s (%s)", topic, p->index, ls,
@@ -686,7 +692,7 @@ again:
                 topic, p->index, p->n - c.i, p->r[c.i].offset);
     struct cmp_ctx k = {.m = m, .mp = mp, .iso = RT_READ_COMMITTED, .bound = lso, .lso = lso};
     rc = read_range(m, mp, RT_READ_COMMITTED, ls, lso, cmp_visit, &k);
-    if (rc == RT_E_OFFSET_OUT_OF_RANGE && attempts < 5 && log_start_moved(m, mp, ls))
+    if (rc == RT_E_OFFSET_OUT_OF_RANGE && attempts < ATTEMPTS_MAX && log_start_moved(m, mp, ls))
         goto again;
     if (rc)
         diverge(m, "%s-%u: reading read_committed from %" PRId64 ": %s (%s; attempt %d)", topic,
@@ -728,7 +734,7 @@ again:
             if (rec_ts(p->r[i].id) >= spec && (want < 0 || p->r[i].offset < want))
                 want = p->r[i].offset;
         rc = list_off(m, mp, spec, RT_READ_UNCOMMITTED, &got);
-        if ((rc || got != want) && attempts < 5 && log_start_moved(m, mp, ls))
+        if ((rc || got != want) && attempts < ATTEMPTS_MAX && log_start_moved(m, mp, ls))
             goto again;
         if (rc || got != want)
             diverge(m,
