@@ -2078,8 +2078,17 @@ static void *child_app_main(void *arg)
         uint32_t n = 1 + (uint32_t)rng_below(&a->rng, 4);
         struct recbuf rb[4];
         struct rt_record r[4];
-        for (uint32_t i = 0; i < n; i++)
+        uint32_t bytes = 0;
+        for (uint32_t i = 0; i < n; i++) {
             make_record(m, a->id0 + k + i, false, &rb[i], &r[i]);
+            /* Within batch_size_max_bytes, as the parent's appends (8 KiB segments allow 8 KiB
+             * batches; four 2 KiB values do not fit). */
+            if (i > 0 && bytes + (uint32_t)r[i].value_len + 64 > m->o.batch_size_max_bytes / 2) {
+                n = i;
+                break;
+            }
+            bytes += (uint32_t)r[i].value_len + 64;
+        }
         child_msg(CM_SENT, (int32_t)mp, a->id0 + k, (int32_t)n, 0, -1);
         int64_t base = -1;
         int rc = rt_append(m->e, topic_names[m->part[mp].topic], m->part[mp].index, r, n, &base);
