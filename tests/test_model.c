@@ -2004,7 +2004,7 @@ static void op_retention(struct model *m)
 {
     if (m->o.retention_bytes < 0)
         return;
-    int rc = engine_enforce_retention(m->e);
+    int rc = log_enforce_retention(engine_log(m->e));
     if (rc < 0)
         DIVERGE_RC(m, rc, "engine_enforce_retention");
     for (uint32_t mp = 0; mp < m->nparts; mp++)
