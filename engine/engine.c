@@ -330,7 +330,7 @@ int rt_fetch_start(rt_engine *e, const char *topic, uint32_t partition, int64_t 
     error_clear();
     if (!e || !out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_fetch_start: NULL argument");
-    return fetch_start(&e->log, topic, partition, offset, max_bytes, isolation, out);
+    return log_fetch_start(&e->log, topic, partition, offset, max_bytes, isolation, out);
 }
 
 int rt_list_offsets(rt_engine *e, const char *topic, uint32_t partition, int64_t spec,
@@ -339,7 +339,7 @@ int rt_list_offsets(rt_engine *e, const char *topic, uint32_t partition, int64_t
     error_clear();
     if (!e || !offset_out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_list_offsets: NULL argument");
-    return fetch_list_offsets(&e->log, topic, partition, spec, isolation, offset_out);
+    return log_list_offsets(&e->log, topic, partition, spec, isolation, offset_out);
 }
 
 /* ---- clients ---- */

@@ -39,6 +39,12 @@
 extern "C" {
 #endif
 
+/* The library is built with -fvisibility=hidden: what this header declares, and nothing else,
+ * is exported from libringtail.so (tests/cli_layers.sh checks that only rt_* symbols are). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* ---------------------------------------------------------------------------------------- */
 /* Errors                                                                                    */
 /* ---------------------------------------------------------------------------------------- */
@@ -725,6 +731,10 @@ struct rt_verify_counts {
 /* rt_verify plus counts (out may be NULL). Same returns as rt_verify. */
 int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *problem), void *ctx,
                           struct rt_verify_counts *out);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

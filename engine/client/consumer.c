@@ -181,8 +181,7 @@ static int start_offset(rt_consumer *c, const char *topic, uint32_t partition, i
         return rc;
     if (*offset_out >= 0)
         return 0;
-    return fetch_list_offsets(c->log, topic, partition, RT_OFFSET_EARLIEST, c->isolation,
-                              offset_out);
+    return log_list_offsets(c->log, topic, partition, RT_OFFSET_EARLIEST, c->isolation, offset_out);
 }
 
 int rt_consumer_assign(rt_consumer *c, const char *topic, const uint32_t *partitions, size_t count)
@@ -272,18 +271,18 @@ static int start_fetch(rt_consumer *c, struct consumer_partition *cp)
     assert(!cp->fetch);
     for (int attempt = 0; attempt < 2; attempt++) {
         rt_fetch *f = NULL;
-        int rc = fetch_start(c->log, cp->topic, cp->partition, cp->position, c->fetch_max_bytes,
-                             c->isolation, &f);
+        int rc = log_fetch_start(c->log, cp->topic, cp->partition, cp->position, c->fetch_max_bytes,
+                                 c->isolation, &f);
         if (rc == RT_E_OFFSET_OUT_OF_RANGE) {
             int64_t start = 0;
-            int lrc = fetch_list_offsets(c->log, cp->topic, cp->partition, RT_OFFSET_EARLIEST,
-                                         c->isolation, &start);
+            int lrc = log_list_offsets(c->log, cp->topic, cp->partition, RT_OFFSET_EARLIEST,
+                                       c->isolation, &start);
             if (lrc)
                 return lrc;
             if (cp->position >= start) {
                 int64_t hw = 0;
-                lrc = fetch_list_offsets(c->log, cp->topic, cp->partition, RT_OFFSET_LATEST,
-                                         RT_READ_UNCOMMITTED, &hw);
+                lrc = log_list_offsets(c->log, cp->topic, cp->partition, RT_OFFSET_LATEST,
+                                       RT_READ_UNCOMMITTED, &hw);
                 if (lrc)
                     return lrc;
                 if (cp->position > hw) /* K4: nothing will ever be written there first */
@@ -401,7 +400,7 @@ int rt_consumer_seek(rt_consumer *c, const char *topic, uint32_t partition, int6
                          partition);
     int64_t resolved = offset;
     if (offset < 0) { /* RT_OFFSET_EARLIEST / RT_OFFSET_LATEST, as rt_list_offsets takes them */
-        int rc = fetch_list_offsets(c->log, topic, partition, offset, c->isolation, &resolved);
+        int rc = log_list_offsets(c->log, topic, partition, offset, c->isolation, &resolved);
         if (rc)
             return rc;
     }
@@ -480,8 +479,8 @@ int rt_consumer_commit(rt_consumer *c)
     assert(rc == 0 && n == c->count);
     for (size_t i = 0; i < n && rc == 0; i++) { /* K4 */
         int64_t hw = 0;
-        rc = fetch_list_offsets(c->log, offsets[i].topic, offsets[i].partition, RT_OFFSET_LATEST,
-                                RT_READ_UNCOMMITTED, &hw);
+        rc = log_list_offsets(c->log, offsets[i].topic, offsets[i].partition, RT_OFFSET_LATEST,
+                              RT_READ_UNCOMMITTED, &hw);
         if (rc == 0 && offsets[i].offset > hw)
             rc = error_set(RT_E_OFFSET_OUT_OF_RANGE,
                            "rt_consumer_commit: %s-%u position %" PRId64

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "fetch.h"
 #include "fsutil.h"
 #include "records.h"
 
@@ -303,6 +304,28 @@ struct partition *log_partition(struct log *lg, const char *topic, uint32_t part
         return NULL;
     }
     return &t->partitions[partition];
+}
+
+/* ---- reads ---- */
+
+int log_fetch_start(struct log *lg, const char *topic, uint32_t partition, int64_t offset,
+                    size_t max_bytes, enum rt_isolation isolation, rt_fetch **out)
+{
+    if (out)
+        *out = NULL;
+    struct partition *p = log_partition(lg, topic, partition);
+    if (!p)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    return fetch_partition_start(p, offset, max_bytes, isolation, out);
+}
+
+int log_list_offsets(struct log *lg, const char *topic, uint32_t partition, int64_t spec,
+                     enum rt_isolation isolation, int64_t *offset_out)
+{
+    struct partition *p = log_partition(lg, topic, partition);
+    if (!p)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    return fetch_partition_list_offsets(p, spec, isolation, offset_out);
 }
 
 /* ---- appends ---- */

@@ -140,6 +140,15 @@ const struct partition_recovery *log_recovery(const struct log *lg);
 /* The counters and shape rt_stats reports. */
 void log_stats(struct log *lg, struct rt_stats *out);
 
+/* ---- reads ---- */
+
+/* rt_fetch_start and rt_list_offsets for the layers that read the log on their own behalf:
+ * the same contract, and the caller's error detail is not cleared (LG3). */
+int log_fetch_start(struct log *lg, const char *topic, uint32_t partition, int64_t offset,
+                    size_t max_bytes, enum rt_isolation isolation, rt_fetch **out);
+int log_list_offsets(struct log *lg, const char *topic, uint32_t partition, int64_t spec,
+                     enum rt_isolation isolation, int64_t *offset_out);
+
 /* ---- appends ---- */
 
 /* Encodes `count` records as one batch and appends it (rt_append's contract). */

@@ -791,10 +791,10 @@ int coordinator_list_partitions(struct log *lg, struct coordinator *c,
                                         .first_offset = t->first_offset,
                                         .last_stable_offset = -1,
                                         .high_watermark = -1};
-        (void)fetch_list_offsets(lg, t->topic, t->partition, RT_OFFSET_LATEST, RT_READ_COMMITTED,
-                                 &info.last_stable_offset);
-        (void)fetch_list_offsets(lg, t->topic, t->partition, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
-                                 &info.high_watermark);
+        (void)log_list_offsets(lg, t->topic, t->partition, RT_OFFSET_LATEST, RT_READ_COMMITTED,
+                               &info.last_stable_offset);
+        (void)log_list_offsets(lg, t->topic, t->partition, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
+                               &info.high_watermark);
         struct txn_meta *m = c ? meta_by_producer(c, t->producer_id) : NULL;
         if (m) {
             pthread_mutex_lock(&m->lock);
@@ -911,11 +911,11 @@ int coordinator_list(struct coordinator *c, int (*fn)(void *ctx, const struct rt
                     ids[k] = m->v.partitions[k].partition;
                     pinned[k] = -1;
                     int64_t lso = -1;
-                    if (open && fetch_list_offsets(c->lg, topics[k], ids[k], RT_OFFSET_LATEST,
-                                                   RT_READ_COMMITTED, &lso) == 0) {
+                    if (open && log_list_offsets(c->lg, topics[k], ids[k], RT_OFFSET_LATEST,
+                                                 RT_READ_COMMITTED, &lso) == 0) {
                         int64_t hw = -1;
-                        fetch_list_offsets(c->lg, topics[k], ids[k], RT_OFFSET_LATEST,
-                                           RT_READ_UNCOMMITTED, &hw);
+                        log_list_offsets(c->lg, topics[k], ids[k], RT_OFFSET_LATEST,
+                                         RT_READ_UNCOMMITTED, &hw);
                         pinned[k] = lso < hw ? lso : -1;
                     }
                 }
@@ -1004,8 +1004,8 @@ static void compact(struct coordinator *c)
     if (log_roll(c->lg, c->log) != 0)
         return;
     int64_t checkpoint = -1;
-    if (fetch_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
-                           &checkpoint) != 0)
+    if (log_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
+                         &checkpoint) != 0)
         return;
     pthread_mutex_lock(&c->table_lock);
     uint32_t n = 0;
@@ -1140,14 +1140,13 @@ static int replay_record(struct coordinator *c, const struct rt_record_view *r,
 static int replay(struct coordinator *c)
 {
     int64_t offset = 0, end = 0;
-    int rc = fetch_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED,
-                                &offset);
+    int rc =
+        log_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &offset);
     if (rc == 0)
-        rc = fetch_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
-                                &end);
+        rc = log_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);
     while (rc == 0 && offset < end) {
         rt_fetch *f = NULL;
-        rc = fetch_start(c->lg, TXN_LOG_TOPIC, 0, offset, 1 << 20, RT_READ_UNCOMMITTED, &f);
+        rc = log_fetch_start(c->lg, TXN_LOG_TOPIC, 0, offset, 1 << 20, RT_READ_UNCOMMITTED, &f);
         if (rc)
             break;
         struct rt_records it;

@@ -958,8 +958,8 @@ static int compact_partition(struct group_manager *g, uint32_t k)
     if (rc)
         return rc;
     if (checkpoint < 0) { /* nothing live: everything before the log end can go */
-        rc = fetch_list_offsets(g->lg, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_LATEST,
-                                RT_READ_UNCOMMITTED, &checkpoint);
+        rc = log_list_offsets(g->lg, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
+                              &checkpoint);
         if (rc)
             return rc;
     }
@@ -1124,18 +1124,18 @@ static int replay_batch(struct replay *r, const uint8_t *batch, size_t size,
 static int replay_partition(struct group_manager *g, uint32_t k)
 {
     int64_t start = 0, hw = 0;
-    int rc = fetch_list_offsets(g->lg, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_EARLIEST,
-                                RT_READ_UNCOMMITTED, &start);
+    int rc = log_list_offsets(g->lg, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_EARLIEST,
+                              RT_READ_UNCOMMITTED, &start);
     if (rc == 0)
-        rc = fetch_list_offsets(g->lg, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_LATEST,
-                                RT_READ_UNCOMMITTED, &hw);
+        rc = log_list_offsets(g->lg, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
+                              &hw);
     if (rc)
         return rc;
     int64_t next = start;
     while (next < hw) {
         rt_fetch *f = NULL;
-        rc = fetch_start(g->lg, GROUP_OFFSETS_TOPIC, k, next, GROUP_REPLAY_FETCH_BYTES,
-                         RT_READ_UNCOMMITTED, &f);
+        rc = log_fetch_start(g->lg, GROUP_OFFSETS_TOPIC, k, next, GROUP_REPLAY_FETCH_BYTES,
+                             RT_READ_UNCOMMITTED, &f);
         if (rc)
             return rc;
         struct replay r = {.g = g, .k = k, .view = rt_fetch_get(f)};
