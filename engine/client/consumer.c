@@ -44,6 +44,7 @@
 #include "error.h"
 #include "fetch.h"
 #include "fsutil.h"
+#include "records.h"
 #include "group.h"
 #include "log.h"
 #include "ringtail.h"
@@ -303,7 +304,7 @@ static int start_fetch(rt_consumer *c, struct consumer_partition *cp)
             rt_fetch_release(f);
             return 1;
         }
-        rc = rt_records_init(&cp->it, f, cp->position);
+        rc = records_init(&cp->it, f, cp->position);
         if (rc) {
             rt_fetch_release(f);
             return rc;
@@ -325,7 +326,7 @@ static int next_from(rt_consumer *c, struct consumer_partition *cp, struct rt_re
             if (rc)
                 return rc;
         }
-        int rc = rt_records_next(&cp->it, out);
+        int rc = records_next(&cp->it, out);
         if (rc == 0) {
             assert(out->offset >= cp->position); /* K1 */
             cp->position = out->offset + 1;

@@ -531,21 +531,7 @@ int log_append_batch(struct log *lg, const char *topic, uint32_t partition, void
 static int retention_call(struct shard *s, void *arg)
 {
     (void)arg;
-    int total = 0;
-    uint32_t expired = 0;
-    int64_t now = fs_now_ms();
-    for (uint32_t i = 0; i < s->partition_count; i++) {
-        int n = partition_enforce_retention(s->partitions[i], now);
-        if (n < 0)
-            return n;
-        total += n;
-        expired += producer_table_expire(&s->partitions[i]->producers, now,
-                                         s->env.producer_id_expiration_ms);
-    }
-    atomic_fetch_add_explicit(&s->env.counters->segments_deleted, (uint64_t)total,
-                              memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->env.counters->producers_expired, expired, memory_order_relaxed);
-    return 0;
+    return shard_enforce_retention(s);
 }
 
 int log_enforce_retention(struct log *lg)

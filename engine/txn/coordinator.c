@@ -83,6 +83,7 @@
 #include "error.h"
 #include "fetch.h"
 #include "fsutil.h"
+#include "records.h"
 #include "group.h"
 #include "log.h"
 #include "producer_registry.h"
@@ -1151,9 +1152,9 @@ static int replay(struct coordinator *c)
             break;
         struct rt_records it;
         struct rt_record_view r;
-        rt_records_init(&it, f, offset);
+        records_init(&it, f, offset);
         int64_t before = offset;
-        while (rc == 0 && (rc = rt_records_next(&it, &r)) == 0) {
+        while (rc == 0 && (rc = records_next(&it, &r)) == 0) {
             struct replay_at at = {.view = rt_fetch_get(f), .batch = it.batch};
             rc = replay_record(c, &r, &at);
             offset = r.offset + 1;

@@ -53,6 +53,7 @@
 #include "error.h"
 #include "fetch.h"
 #include "fsutil.h"
+#include "records.h"
 #include "group.h"
 #include "group_codec.h"
 #include "log.h"
