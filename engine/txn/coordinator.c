@@ -52,7 +52,7 @@
  *       leaves their transactions to C2; a stale epoch's transaction in one of their partitions
  *       is aborted first, else C2's marker would close it as part of the later transaction) and
  *       before the timer starts and rt_open returns; its markers are durable
- * (engine_write_markers), so a second open finds nothing to do. A marker into __consumer_offsets
+ * (log_write_markers), so a second open finds nothing to do. A marker into __consumer_offsets
  * applies or drops the producer's pending offsets, as finish() does. R6. An operator can always
  * release a pinned LSO (rt_txn_abort_partition): a live (R1) transaction is aborted through the
  * coordinator in all its partitions (all-or-nothing); any other gets an ABORT marker at the
