@@ -459,3 +459,40 @@ int rt_group_fetch_offsets(rt_engine *e, const char *group, const char *topic, u
     }
     return group_fetch(g, group, topic, partition, require_stable, offset_out);
 }
+
+/* ---- broker support ---- */
+
+int rt_producer_id_allocate(rt_engine *e, int64_t *producer_id_out, int16_t *epoch_out)
+{
+    error_clear();
+    if (!e || !producer_id_out || !epoch_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_id_allocate: NULL argument");
+    int rc = log_refuse_if_read_only(&e->log, "rt_producer_id_allocate");
+    if (rc)
+        return rc;
+    int64_t id = -1;
+    rc = txn_producer_allocate(&e->txn, &id);
+    if (rc)
+        return error_set(rc, "rt_producer_id_allocate: %s", rt_strerror(rc));
+    *producer_id_out = id;
+    *epoch_out = 0;
+    return 0;
+}
+
+int rt_append_watch_set(rt_engine *e, void (*fn)(void *ctx), void *ctx)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_watch_set: NULL engine");
+    log_watch_set(&e->log, fn, ctx);
+    return 0;
+}
+
+int rt_append_batch_async(rt_engine *e, const char *topic, uint32_t partition, void *batch,
+                          size_t len, struct rt_append_op *storage, rt_append_done_fn fn, void *ctx)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch_async: NULL engine");
+    return log_append_batch_async(&e->log, topic, partition, batch, len, storage, fn, ctx);
+}

@@ -471,8 +471,10 @@ int log_append_records(struct log *lg, const char *topic, uint32_t partition,
     return log_append(lg, p, buf, len, &h, base_offset_out, NULL);
 }
 
-int log_append_batch(struct log *lg, const char *topic, uint32_t partition, void *batch, size_t len,
-                     int64_t *base_offset_out)
+/* The checks every client batch passes before it is queued (log_append_batch and
+ * log_append_batch_async): *p_out and *h_out are filled on success. */
+static int append_batch_check(struct log *lg, const char *topic, uint32_t partition, void *batch,
+                              size_t len, struct partition **p_out, struct batch_header *h_out)
 {
     if (!batch)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: NULL batch");
@@ -523,7 +525,81 @@ int log_append_batch(struct log *lg, const char *topic, uint32_t partition, void
     if (h.producer_id >= 0 && (h.producer_epoch < 0 || h.base_sequence < 0))
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: a batch with a producer id "
                                                 "needs an epoch and a base sequence >= 0");
+    *p_out = p;
+    *h_out = h;
+    return 0;
+}
+
+int log_append_batch(struct log *lg, const char *topic, uint32_t partition, void *batch, size_t len,
+                     int64_t *base_offset_out)
+{
+    struct partition *p = NULL;
+    struct batch_header h;
+    int rc = append_batch_check(lg, topic, partition, batch, len, &p, &h);
+    if (rc)
+        return rc;
     return log_append(lg, p, batch, len, &h, base_offset_out, NULL);
+}
+
+/* What an rt_append_op holds: the shard request (which the shard links into its queue) and
+ * the caller's completion. */
+struct append_op {
+    struct shard_request req;
+    rt_append_done_fn fn;
+    void *ctx;
+};
+_Static_assert(sizeof(struct append_op) <= sizeof(struct rt_append_op),
+               "rt_append_op must hold an append_op");
+_Static_assert(_Alignof(struct append_op) <= _Alignof(struct rt_append_op),
+               "rt_append_op must be aligned for an append_op");
+
+/* Runs on the shard thread once the round that held the batch is done (durable under
+ * sync=always) or failed. */
+static void append_op_done(struct shard_request *req)
+{
+    struct append_op *op = (struct append_op *)req;
+    assert(op->fn);
+    int rc = req->result;
+    int64_t base = rc ? -1 : req->base_offset;
+    bool dup = rc ? false : req->duplicate;
+    rt_append_done_fn fn = op->fn;
+    void *ctx = op->ctx;
+    fn(ctx, rc, base, dup); /* may reuse the op: nothing of it is touched after this */
+}
+
+int log_append_batch_async(struct log *lg, const char *topic, uint32_t partition, void *batch,
+                           size_t len, struct rt_append_op *storage, rt_append_done_fn fn,
+                           void *ctx)
+{
+    if (!storage || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch_async: NULL argument");
+    struct partition *p = NULL;
+    struct batch_header h;
+    int rc = append_batch_check(lg, topic, partition, batch, len, &p, &h);
+    if (rc)
+        return rc;
+    struct append_op *op = (struct append_op *)storage;
+    memset(op, 0, sizeof(*op));
+    op->req.kind = SHARD_REQ_APPEND;
+    op->req.partition = p;
+    op->req.batch = batch;
+    op->req.len = len;
+    op->req.header = h;
+    op->req.on_done = append_op_done;
+    op->fn = fn;
+    op->ctx = ctx;
+    rc = log_append_async(lg, &op->req);
+    if (rc)
+        return error_set(rc, "append to %s: %s", p->dir, rt_strerror(rc));
+    return 0;
+}
+
+void log_watch_set(struct log *lg, void (*fn)(void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&lg->watch.lock);
+    lg->watch.fn = fn;
+    lg->watch.ctx = fn ? ctx : NULL;
+    pthread_mutex_unlock(&lg->watch.lock);
 }
 
 /* ---- maintenance ---- */
@@ -869,6 +945,7 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     snprintf(lg->dir, sizeof(lg->dir), "%s", dir);
     lg->opts = *opts;
     pthread_mutex_init(&lg->admin_lock, NULL);
+    pthread_mutex_init(&lg->watch.lock, NULL);
     atomic_init(&lg->write_error, 0);
     atomic_init(&lg->closing, false);
     atomic_init(&lg->topic_count, 0);
@@ -895,6 +972,7 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->env.io.fault = lg->opts.fault_injector;
     lg->env.write_error = &lg->write_error;
     lg->env.counters = &lg->counters;
+    lg->env.watch = &lg->watch;
     lg->env.read_only = lg->opts.read_only;
     if (lg->opts.read_only)
         lg->env.io.kind = IO_KIND_SYNC; /* no writes: no ring to set up */
@@ -1026,6 +1104,7 @@ int log_close(struct log *lg, bool seal)
     lg->shards = NULL;
     lg->shard_count = 0;
     pthread_mutex_destroy(&lg->admin_lock);
+    pthread_mutex_destroy(&lg->watch.lock);
     if (werr)
         return error_set(RT_E_IO_FAILED,
                          "a write or fdatasync failed while open (%s); the next "

@@ -55,6 +55,7 @@ struct log {
     _Atomic int write_error;
     _Atomic bool closing;
     struct engine_counters counters;
+    struct publish_watch watch;         /* rt_append_watch_set; the shards call it per round */
     struct partition_recovery recovery; /* summed over partitions at open */
     bool clean_at_open;                 /* the clean-shutdown marker was there */
 };
@@ -158,6 +159,14 @@ int log_append_records(struct log *lg, const char *topic, uint32_t partition,
 /* Validates and appends a client's encoded batch (rt_append_batch's contract). */
 int log_append_batch(struct log *lg, const char *topic, uint32_t partition, void *batch, size_t len,
                      int64_t *base_offset_out);
+
+/* rt_append_batch_async's contract: checked as log_append_batch, then queued; fn reports. */
+int log_append_batch_async(struct log *lg, const char *topic, uint32_t partition, void *batch,
+                           size_t len, struct rt_append_op *storage, rt_append_done_fn fn,
+                           void *ctx);
+
+/* rt_append_watch_set's contract. */
+void log_watch_set(struct log *lg, void (*fn)(void *ctx), void *ctx);
 
 /* Appends an encoded, validated batch whose header is parsed, waiting for the outcome. For a
  * batch with a producer id, the producer rules apply; *duplicate_out (may be NULL) says the
