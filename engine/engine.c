@@ -451,7 +451,7 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
         goto err_shards;
     }
     if (user_topics > e->opts.topics_max) {
-        rc = error_set(RT_E_LIMIT, "%s: %u topics exceed topics_max %u", e->dir, user_topics,
+        rc = error_set(RT_E_TOPICS_FULL, "%s: %u topics exceed topics_max %u", e->dir, user_topics,
                        e->opts.topics_max);
         goto err_shards;
     }
@@ -515,11 +515,59 @@ err_free:
     return rc;
 }
 
+/* ---- client handles ---- */
+
+static _Atomic uint32_t *client_count(rt_engine *e, enum engine_client kind)
+{
+    assert(kind == ENGINE_CLIENT_PRODUCER || kind == ENGINE_CLIENT_CONSUMER);
+    return kind == ENGINE_CLIENT_PRODUCER ? &e->producers_open_count : &e->consumers_open_count;
+}
+
+/* The count and the flag form a Dekker pair (sequentially consistent atomics): an opener adds
+ * itself and then looks at the flag, rt_close sets the flag and then looks at the counts, so
+ * at least one of the two sees the other. */
+int engine_client_enter(rt_engine *e, enum engine_client kind)
+{
+    _Atomic uint32_t *n = client_count(e, kind);
+    uint32_t before = atomic_fetch_add(n, 1);
+    assert(before < UINT32_MAX);
+    if (atomic_load(&e->clients_stopping)) {
+        atomic_fetch_sub(n, 1);
+        return error_set(RT_E_CLOSED, "%s: the engine is closing", e->dir);
+    }
+    return 0;
+}
+
+void engine_client_leave(rt_engine *e, enum engine_client kind)
+{
+    uint32_t before = atomic_fetch_sub(client_count(e, kind), 1);
+    assert(before > 0);
+}
+
+/* 0 when no producer or consumer is open (and none can open any more); else RT_E_HANDLES_OPEN
+ * with the engine left exactly as it was. */
+static int clients_stop(rt_engine *e)
+{
+    atomic_store(&e->clients_stopping, true);
+    uint32_t producers = atomic_load(&e->producers_open_count);
+    uint32_t consumers = atomic_load(&e->consumers_open_count);
+    if (producers == 0 && consumers == 0)
+        return 0;
+    atomic_store(&e->clients_stopping, false);
+    return error_set(RT_E_HANDLES_OPEN,
+                     "rt_close: %u producer(s) and %u consumer(s) of %s are still open: close "
+                     "them first (the engine was left open)",
+                     producers, consumers, e->dir);
+}
+
 int rt_close(rt_engine *e)
 {
     error_clear();
     if (!e)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_close: NULL engine");
+    int busy = clients_stop(e);
+    if (busy)
+        return busy;
     /* The coordinator's timer writes through the shards: stop it first. */
     coordinator_close(e->coordinator);
     e->coordinator = NULL;
@@ -627,11 +675,12 @@ static int topic_create(rt_engine *e, const char *name, uint32_t partitions)
     for (uint32_t i = 0; i < n; i++)
         users += !meta_topic_name_internal(e->topics[i].name);
     if (!internal && users >= e->opts.topics_max) {
-        rc = error_set(RT_E_LIMIT, "topics_max (%u) reached", e->opts.topics_max);
+        rc = error_set(RT_E_TOPICS_FULL, "topics_max (%u) reached", e->opts.topics_max);
         goto out;
     }
     if (n >= e->topics_capacity) { /* only internal topics get here: two at most */
-        rc = error_set(RT_E_LIMIT, "no slot left for internal topic '%s' (%u topics)", name, n);
+        rc = error_set(RT_E_TOPICS_FULL, "no slot left for internal topic '%s' (%u topics)", name,
+                       n);
         goto out;
     }
     /* Directories and first segments first, then the catalogue: a crash in between leaves

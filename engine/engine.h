@@ -55,7 +55,20 @@ struct rt_engine {
     struct group_manager *groups;
     struct partition_recovery recovery; /* summed over partitions at open */
     bool clean_at_open;                 /* the clean-shutdown marker was there */
+    /* Client handles open on this engine (engine_client_enter/leave): rt_close refuses while
+     * any is open, and clients_stopping turns new opens away while rt_close looks. */
+    _Atomic uint32_t producers_open_count;
+    _Atomic uint32_t consumers_open_count;
+    _Atomic bool clients_stopping;
 };
+
+enum engine_client { ENGINE_CLIENT_PRODUCER, ENGINE_CLIENT_CONSUMER };
+
+/* Counts a producer or consumer handle being opened: 0, or RT_E_CLOSED (detail set) when
+ * rt_close is running. Every successful enter is matched by one leave, at the end of the
+ * handle's close or of its failed open. */
+int engine_client_enter(rt_engine *e, enum engine_client kind);
+void engine_client_leave(rt_engine *e, enum engine_client kind);
 
 /* Internal topics the engine creates itself (__transaction_state, __consumer_offsets): slots
  * beyond topics_max. */
@@ -154,8 +167,8 @@ struct coordinator *engine_coordinator(rt_engine *e);
 struct group_manager *engine_group_manager(rt_engine *e);
 
 /* The same, created (with their internal topics) on first use. Return 0, or the real cause of
- * a failure (RT_E_LIMIT, -ENOSPC, RT_E_CORRUPT naming a file, ...) with the detail set: never a
- * blanket -EIO. */
+ * a failure (RT_E_TOPICS_FULL, -ENOSPC, RT_E_CORRUPT naming a file, ...) with the detail set: never
+ * a blanket -EIO. */
 int engine_coordinator_create(rt_engine *e, struct coordinator **out);
 int engine_group_manager_create(rt_engine *e, struct group_manager **out);
 

@@ -57,11 +57,12 @@ enum rt_error {
     RT_E_IO_FAILED = -10008,        /* sticky: an earlier write/fsync failed; reopen */
     RT_E_CLOSED = -10009,           /* the engine is closing or closed */
     RT_E_END = -10010,              /* not an error: an iterator has no more items */
-    RT_E_QUEUE_FULL = -10011,       /* a bounded queue or table is full */
-    RT_E_LIMIT = -10012,            /* a configured limit (topics, partitions) was hit */
-    RT_E_UNSUPPORTED = -10013,      /* a feature this build or format version lacks */
+    /* -10011 (RT_E_QUEUE_FULL), -10012 (RT_E_LIMIT) and -10015 (RT_E_DUPLICATE_SEQUENCE) are
+     * retired: no call returned them (full queues block; duplicates are acknowledged), and each
+     * limit has its own code below. The numbers stay unused; rt_strerror calls them unknown. */
+    RT_E_UNSUPPORTED = -10013, /* a record type or format version this build does not know;
+                                * returned by no public call today (see docs/limits.md) */
     RT_E_OUT_OF_ORDER_SEQUENCE = -10014,
-    RT_E_DUPLICATE_SEQUENCE = -10015,
     RT_E_INVALID_PRODUCER_EPOCH = -10016,
     RT_E_PRODUCER_FENCED = -10017,
     RT_E_UNKNOWN_PRODUCER_ID = -10018,
@@ -69,13 +70,24 @@ enum rt_error {
     RT_E_CONCURRENT_TRANSACTIONS = -10020,
     RT_E_INVALID_TRANSACTION_TIMEOUT = -10021,
     RT_E_UNSTABLE_OFFSET_COMMIT = -10022,
-    RT_E_UNSUPPORTED_COMPRESSION = -10023,
+    RT_E_UNSUPPORTED_COMPRESSION = -10023, /* a compression codec other than 0-4 (internal codec
+                                            * calls; a batch carrying one is RT_E_CORRUPT) */
     RT_E_TIMED_OUT = -10024,
     RT_E_INTERNAL_TOPIC = -10025, /* names beginning with "__" are the engine's; clients may not
                                    * create them or write to them (Kafka's "Cannot append to
                                    * internal topic") */
     RT_E_READ_ONLY = -10026,      /* a write to an engine opened with opts.read_only */
-    RT_E_LAST = -10026,
+    /* One code per limit (as LMDB's MDB_MAP_FULL, MDB_READERS_FULL): */
+    RT_E_TOPICS_FULL = -10027,              /* opts.topics_max user topics exist */
+    RT_E_PRODUCERS_FULL = -10028,           /* a partition's producer table (opts.producers_max)
+                                             * holds only producers it may not evict */
+    RT_E_PRODUCER_IDS_EXHAUSTED = -10029,   /* the 63-bit producer id space is used up */
+    RT_E_TXN_PARTITIONS_FULL = -10030,      /* a transaction spans 100000 partitions */
+    RT_E_PRODUCER_PARTITIONS_FULL = -10031, /* a producer handle writes to 4096 partitions */
+    RT_E_CONSUMER_PARTITIONS_FULL = -10032, /* a consumer handle is assigned 65536 partitions */
+    RT_E_BUFFER_TOO_SMALL = -10033,         /* a caller's output array is shorter than the answer */
+    RT_E_HANDLES_OPEN = -10034,             /* rt_close while producers or consumers are open */
+    RT_E_LAST = -10034,
 };
 
 /* Names any code: RT_E_*, -errno, or 0. Never NULL. */

@@ -776,7 +776,8 @@ static void test_bad_input(void **state)
     assert_int_equal(off, 0);
     assert_string_equal(rt_strerror(RT_E_CORRUPT) + 0 == NULL ? "" : "ok", "ok");
     for (int c = RT_E_LAST; c <= RT_E_FIRST; c++)
-        assert_string_not_equal(rt_strerror(c), "unknown error code");
+        if (c != -10011 && c != -10012 && c != -10015) /* retired numbers */
+            assert_string_not_equal(rt_strerror(c), "unknown error code");
 }
 
 /* A valid batch built by rt_append's encoder can be appended as bytes too, and its base offset

@@ -106,12 +106,9 @@ static struct consumer_partition *find_part(rt_consumer *c, const char *topic, u
     return NULL;
 }
 
-int rt_consumer_open(rt_engine *engine, const struct rt_consumer_options *opts, rt_consumer **out)
+static int consumer_open(rt_engine *engine, const struct rt_consumer_options *opts,
+                         rt_consumer **out)
 {
-    error_clear();
-    if (!engine || !out)
-        return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_open: NULL argument");
-    *out = NULL;
     struct rt_consumer_options d;
     rt_consumer_options_init(&d);
     if (!opts)
@@ -145,6 +142,23 @@ int rt_consumer_open(rt_engine *engine, const struct rt_consumer_options *opts, 
     c->last_auto_commit_ms = fs_now_ms();
     *out = c;
     return 0;
+}
+
+/* Counted by the engine from before the open to the close, as producers are (rt_close refuses
+ * while any is open). */
+int rt_consumer_open(rt_engine *engine, const struct rt_consumer_options *opts, rt_consumer **out)
+{
+    error_clear();
+    if (!engine || !out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_open: NULL argument");
+    *out = NULL;
+    int rc = engine_client_enter(engine, ENGINE_CLIENT_CONSUMER);
+    if (rc)
+        return rc;
+    rc = consumer_open(engine, opts, out);
+    if (rc)
+        engine_client_leave(engine, ENGINE_CLIENT_CONSUMER);
+    return rc;
 }
 
 /* The group's committed offset for (topic, partition): stable, retried while a transactional
@@ -191,7 +205,7 @@ int rt_consumer_assign(rt_consumer *c, const char *topic, const uint32_t *partit
     if (rc)
         return rc;
     if (c->count + count > CONSUMER_PARTITIONS_MAX)
-        return error_set(RT_E_LIMIT, "rt_consumer_assign: over %d partitions",
+        return error_set(RT_E_CONSUMER_PARTITIONS_FULL, "rt_consumer_assign: over %d partitions",
                          CONSUMER_PARTITIONS_MAX);
     /* Everything is resolved before anything changes: a failure leaves the assignment as it
      * was. */
@@ -451,8 +465,8 @@ int rt_consumer_positions(rt_consumer *c, struct rt_offset *out, size_t max, siz
                                     .metadata = NULL};
     *count_out = n;
     if (n < c->count)
-        return error_set(RT_E_LIMIT, "rt_consumer_positions: %zu assigned, room for %zu", c->count,
-                         max);
+        return error_set(RT_E_BUFFER_TOO_SMALL, "rt_consumer_positions: %zu assigned, room for %zu",
+                         c->count, max);
     return 0;
 }
 
@@ -508,6 +522,8 @@ int rt_consumer_close(rt_consumer *c)
     }
     free(c->parts);
     free(c->group);
+    rt_engine *e = c->engine;
     free(c);
+    engine_client_leave(e, ENGINE_CLIENT_CONSUMER);
     return rc;
 }

@@ -409,12 +409,8 @@ static void *sender_main(void *arg)
 
 /* ---- public API ---- */
 
-int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt_producer **out)
+static int producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt_producer **out)
 {
-    error_clear();
-    if (!e || !out)
-        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_open: NULL argument");
-    *out = NULL;
     int ro = engine_refuse_if_read_only(e, "rt_producer_open");
     if (ro)
         return ro;
@@ -505,6 +501,23 @@ int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt
     return 0;
 }
 
+/* The engine counts its open producers (rt_close refuses while any is open): counted before
+ * anything is built, uncounted when the open fails or the producer is closed. */
+int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt_producer **out)
+{
+    error_clear();
+    if (!e || !out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_open: NULL argument");
+    *out = NULL;
+    int rc = engine_client_enter(e, ENGINE_CLIENT_PRODUCER);
+    if (rc)
+        return rc;
+    rc = producer_open(e, opts_in, out);
+    if (rc)
+        engine_client_leave(e, ENGINE_CLIENT_PRODUCER);
+    return rc;
+}
+
 int rt_producer_id(const rt_producer *p, int64_t *producer_id_out, int16_t *epoch_out)
 {
     if (!p)
@@ -522,8 +535,8 @@ static struct ppart *part_get(struct rt_producer *p, struct partition *part, int
     if (pp)
         return pp;
     if (p->part_count == PRODUCER_PARTITIONS_MAX) {
-        *err = error_set(RT_E_LIMIT, "a producer writes to at most %d partitions",
-                         PRODUCER_PARTITIONS_MAX);
+        *err = error_set(RT_E_PRODUCER_PARTITIONS_FULL,
+                         "a producer writes to at most %d partitions", PRODUCER_PARTITIONS_MAX);
         return NULL;
     }
     if (p->part_count == p->part_capacity) {
@@ -1076,6 +1089,8 @@ int rt_producer_close(rt_producer *p)
     pthread_cond_destroy(&p->sender_wake);
     pthread_cond_destroy(&p->changed);
     pthread_mutex_destroy(&p->lock);
+    rt_engine *e = p->e;
     free(p);
+    engine_client_leave(e, ENGINE_CLIENT_PRODUCER);
     return rc;
 }
