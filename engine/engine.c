@@ -28,6 +28,7 @@
 #include "fsutil.h"
 #include "group.h"
 #include "records.h"
+#include "ringtail_test.h"
 
 #define SHARDS_MAX 64
 
@@ -60,7 +61,6 @@ void rt_options_init(struct rt_options *o)
     o->txn_check_interval_ms = 60 * 1000;
     o->txn_check_max = 15;
     o->txn_park_hanging = false;
-    o->fault_injector = NULL;
 }
 
 static int options_check(const struct rt_options *o)
@@ -81,8 +81,7 @@ static int options_check(const struct rt_options *o)
     CHECK(o->sync_mode <= RT_SYNC_NONE, "sync_mode");
     CHECK(o->sync_mode != RT_SYNC_INTERVAL || o->sync_interval_ms > 0,
           "sync_interval_ms must be > 0 under RT_SYNC_INTERVAL");
-    CHECK(o->io_backend <= RT_IO_FAULT, "io_backend");
-    CHECK(o->io_backend != RT_IO_FAULT || o->fault_injector, "RT_IO_FAULT needs fault_injector");
+    CHECK(o->io_backend <= RT_IO_SYNC, "io_backend");
     CHECK(o->io_queue_depth >= 4 && o->io_queue_depth <= 4096, "io_queue_depth must be 4..4096");
     CHECK(o->shard_count <= SHARDS_MAX, "shard_count must be <= 64");
     CHECK(o->request_queue_depth >= 1 && o->request_queue_depth <= (1u << 20),
@@ -333,7 +332,10 @@ static int close_topics(rt_engine *e, bool seal)
     return first;
 }
 
-int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
+/* rt_open, and rt_test_open with a fault plan (the fault injector's backend, for tests only:
+ * ringtail_test.h). */
+static int engine_open(const char *dir, const struct rt_options *opts_in,
+                       struct io_fault_plan *faults, rt_engine **out)
 {
     error_clear();
     if (!dir || !*dir || !out)
@@ -388,9 +390,9 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
     e->env.request_queue_depth = e->opts.request_queue_depth;
     e->env.retention_check_ms = RETENTION_CHECK_MS;
     e->env.producer_id_expiration_ms = e->opts.producer_id_expiration_ms;
-    e->env.io.kind = (enum io_kind)e->opts.io_backend;
+    e->env.io.kind = faults ? IO_KIND_FAULT : (enum io_kind)e->opts.io_backend;
     e->env.io.queue_depth = e->opts.io_queue_depth;
-    e->env.io.fault = e->opts.fault_injector;
+    e->env.io.fault = faults;
     e->env.write_error = &e->write_error;
     e->env.counters = &e->counters;
     e->env.read_only = e->opts.read_only;
@@ -513,6 +515,21 @@ err_shards:
 err_free:
     engine_free(e);
     return rc;
+}
+
+int rt_open(const char *dir, const struct rt_options *opts, rt_engine **out)
+{
+    return engine_open(dir, opts, NULL, out);
+}
+
+int rt_test_open(const char *dir, const struct rt_options *opts, struct io_fault_plan *faults,
+                 rt_engine **out)
+{
+    if (!faults) {
+        error_clear();
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_test_open: a fault plan is required");
+    }
+    return engine_open(dir, opts, faults, out);
 }
 
 /* ---- client handles ---- */

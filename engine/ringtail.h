@@ -114,7 +114,6 @@ enum rt_io_backend {
     RT_IO_AUTO = 0,  /* io_uring, falling back to sync when it cannot be set up */
     RT_IO_URING = 1, /* io_uring or fail */
     RT_IO_SYNC = 2,  /* pwritev + fdatasync on the shard thread */
-    RT_IO_FAULT = 3, /* sync backend wrapped by the fault injector (tests) */
 };
 
 struct rt_options {
@@ -144,7 +143,6 @@ struct rt_options {
     uint32_t txn_check_interval_ms;         /* check-back an Ongoing transaction this old (60 s) */
     uint32_t txn_check_max;                 /* unknown answers before rollback (15) */
     bool txn_park_hanging; /* after check_max: park and report instead of rollback */
-    void *fault_injector;  /* struct io_fault_plan * for RT_IO_FAULT; else NULL */
     bool read_only;        /* open for reading only (false); see rt_open */
 };
 
@@ -195,7 +193,7 @@ struct rt_stats {
     uint64_t snapshots_written;
     uint64_t snapshots_rejected; /* corrupt snapshot files found at open, removed */
     uint32_t shard_count;
-    const char *io_backend; /* "io_uring", "sync" or "fault" */
+    const char *io_backend; /* "io_uring", "sync" (or "fault" under the test-only injector) */
     bool read_only;         /* opened with opts.read_only */
     bool opened_unclean;    /* no clean-shutdown marker at open: newest segments were scanned */
     uint64_t tail_bytes_ignored; /* non-zero bytes past the last valid batch of newest segments:

@@ -169,7 +169,8 @@ BAD(sync_mode, o->sync_mode = (enum rt_sync_mode)3)
 BAD(sync_mode_neg, o->sync_mode = (enum rt_sync_mode) - 1)
 BAD(sync_interval_zero, (o->sync_mode = RT_SYNC_INTERVAL, o->sync_interval_ms = 0))
 BAD(backend, o->io_backend = (enum rt_io_backend)4)
-BAD(fault_without_plan, (o->io_backend = RT_IO_FAULT, o->fault_injector = NULL))
+BAD(backend_fault,
+    o->io_backend = (enum rt_io_backend)3) /* the fault injector: rt_test_open only */
 BAD(qdepth_small, o->io_queue_depth = 3)
 BAD(qdepth_big, o->io_queue_depth = 4097)
 BAD(shards_big, o->shard_count = 65)
@@ -200,7 +201,7 @@ static void test_options_bounds(void **state)
         {"sync_mode -1", bad_sync_mode_neg},
         {"sync_interval_ms 0 under RT_SYNC_INTERVAL", bad_sync_interval_zero},
         {"io_backend 4", bad_backend},
-        {"RT_IO_FAULT without a plan", bad_fault_without_plan},
+        {"io_backend 3 (the test-only fault injector)", bad_backend_fault},
         {"io_queue_depth 3", bad_qdepth_small},
         {"io_queue_depth 4097", bad_qdepth_big},
         {"shard_count 65", bad_shards_big},

@@ -36,6 +36,7 @@
 #include "io/io.h"
 #include "meta.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 #include "txn_log.h"
 
 static int setup(void **state)
@@ -481,10 +482,8 @@ static void test_enospc_passes_through(void **state)
         .mode = IO_FAULT_FOREVER, .op = IO_OP_WRITE, .nth = 1, .error = ENOSPC};
     plan.rule_count = 1;
     struct rt_options o = f->o;
-    o.io_backend = RT_IO_FAULT;
-    o.fault_injector = &plan;
     rt_engine *e = NULL;
-    assert_int_equal(rt_open(f->dir, &o, &e), 0);
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
     struct rt_offset off = {.topic = "a", .partition = 0, .offset = 3};
     int rc = rt_group_commit_offsets(e, "g", &off, 1);
     assert_int_not_equal(rc, 0);
