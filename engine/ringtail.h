@@ -5,8 +5,9 @@
  * bytes it keeps on disk are Kafka's RecordBatch v2 (docs/format.md is the normative copy).
  *
  * Conventions (as in LMDB):
- *   - Handles are opaque (rt_engine, rt_fetch); options and values are plain structs. Options
- *     structs are filled with defaults by their _init call, so new fields never break callers.
+ *   - Handles are opaque (rt_engine, rt_producer, rt_consumer, rt_fetch); options and values
+ *     are plain structs. Options structs are filled with defaults by their _init call, so new
+ *     fields never break callers.
  *   - Every function that acts returns int: 0 on success, a negative code on failure. OS
  *     failures pass through as -errno; engine conditions use the RT_E_* codes below, which live
  *     in their own range (-10000 and below) so they never collide with errno values.

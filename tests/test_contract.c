@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "batch.h"
 #include "helpers/test_util.h"
@@ -140,6 +141,47 @@ static void test_positions_array_too_small(void **state)
     assert_int_equal(rt_consumer_positions(c, NULL, 0, &n), RT_E_BUFFER_TOO_SMALL);
     assert_int_equal(n, 0);
     assert_int_equal(rt_consumer_close(c), 0);
+}
+
+/* A producer writes to at most 4096 partitions: the send to a 4097th is
+ * RT_E_PRODUCER_PARTITIONS_FULL, queues nothing, and the producer goes on with the ones it has.
+ * (Small segments and no syncs: 4097 partitions hold 16388 descriptors and 16 MiB.) */
+static void test_producer_partitions_full(void **state)
+{
+    struct tu_fixture *f = *state;
+    /* 4 descriptors per active segment: raise the soft limit as far as the hard one allows. */
+    struct rlimit nofile;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &nofile), 0);
+    if (nofile.rlim_cur < 20000) {
+        nofile.rlim_cur = nofile.rlim_max < 20000 ? nofile.rlim_max : 20000;
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &nofile), 0);
+    }
+    if (nofile.rlim_cur < 17000)
+        fail_msg("RLIMIT_NOFILE hard limit %llu: 4097 partitions need about 16400 descriptors",
+                 (unsigned long long)nofile.rlim_max);
+    f->o.partitions_max = 8192;
+    f->o.batch_size_max_bytes = 1024;
+    f->o.segment_size_bytes = 4096;
+    f->o.sync_mode = RT_SYNC_NONE;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "wide", 4097), 0);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.linger_ms = 60000; /* nothing leaves before the flush */
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    struct rt_producer_message m = {
+        .record = {.key_len = -1, .value = "v", .value_len = 1, .timestamp_ms = -1},
+        .sequence = -1};
+    for (int32_t part = 0; part < 4096; part++)
+        assert_int_equal(rt_producer_send(p, "wide", part, &m, NULL, NULL), 0);
+    assert_int_equal(rt_producer_send(p, "wide", 4096, &m, NULL, NULL),
+                     RT_E_PRODUCER_PARTITIONS_FULL);
+    assert_non_null(strstr(rt_error_detail(), "4096"));
+    assert_int_equal(rt_producer_send(p, "wide", 7, &m, NULL, NULL), 0);
+    assert_int_equal(rt_producer_close(p), 0);
+    assert_int_equal(high_watermark(f->e, "wide", 7), 2);
+    assert_int_equal(high_watermark(f->e, "wide", 4096), 0);
 }
 
 /* ---- rt_close and the handles still open ---- */
@@ -337,6 +379,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_consumer_assignment_full, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_positions_array_too_small, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_producer_partitions_full, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_close_refused_while_producer_open, tu_fixture_setup,
                                         tu_fixture_teardown),
