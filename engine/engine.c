@@ -5,8 +5,14 @@
  * conflicts across processes and across handles in one process) → load the catalogue → note
  * and remove the clean-shutdown marker (durably, before anything is written) → open every
  * partition (recovering the newest segment unless the marker was there) → start the shards.
- * Close: stop the shards (every queued append finishes) → seal the active segments → if no
- * write ever failed, write the clean-shutdown marker → release the lock.
+ * Close: refuse while producers or consumers are open → stop the shards (every queued append
+ * finishes) → seal the active segments → if no write ever failed, write the clean-shutdown
+ * marker → release the lock.
+ *
+ * EN1. The engine is freed only while no producer or consumer of it is open: each holds a count
+ *      from before its open to the end of its close (engine_client_enter/leave), and rt_close
+ *      returns RT_E_HANDLES_OPEN, changing nothing, while any count is non-zero. Fetches hold
+ *      reference-counted segments instead and may outlive the engine.
  *
  * This file never touches io_uring or segment bytes directly.
  */
@@ -561,8 +567,8 @@ void engine_client_leave(rt_engine *e, enum engine_client kind)
     assert(before > 0);
 }
 
-/* 0 when no producer or consumer is open (and none can open any more); else RT_E_HANDLES_OPEN
- * with the engine left exactly as it was. */
+/* EN1: 0 when no producer or consumer is open (and none can open any more); else
+ * RT_E_HANDLES_OPEN with the engine left exactly as it was. */
 static int clients_stop(rt_engine *e)
 {
     atomic_store(&e->clients_stopping, true);

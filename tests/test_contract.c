@@ -186,8 +186,8 @@ static void test_producer_partitions_full(void **state)
 
 /* ---- rt_close and the handles still open ---- */
 
-/* An open producer makes rt_close refuse (RT_E_HANDLES_OPEN) and change nothing: the engine and
- * the producer go on working, and once the producer is closed rt_close succeeds and what was
+/* EN1: an open producer makes rt_close refuse (RT_E_HANDLES_OPEN) and change nothing: the engine
+ * and the producer go on working, and once the producer is closed rt_close succeeds and what was
  * written is there at the next open. */
 static void test_close_refused_while_producer_open(void **state)
 {
