@@ -10,7 +10,7 @@ RT=${1:?usage: cli_test_filter.sh /path/to/ringtail}
 BIN=$(cd "$(dirname "$RT")" && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-source "$(dirname "$0")/helpers/cli_harness.sh"
+. "$(dirname "$0")/helpers/cli_harness.sh"
 
 # ran PROGRAM PATTERN : runs the program with RT_TEST_FILTER=PATTERN (unset when empty) and
 # leaves the names of the cases it ran, sorted, in $T/ran.
