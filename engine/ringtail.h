@@ -207,8 +207,9 @@ int rt_open(const char *dir, const struct rt_options *opts, rt_engine **out);
  * Open handles: the engine counts its producers and consumers. While any is open rt_close does
  * nothing and returns RT_E_HANDLES_OPEN (the detail counts them): the engine, the handles and
  * their views stay usable; close them and call rt_close again. (Closing them for the caller
- * would leave its pointers dangling; freeing the engine under them was a use-after-free.) An
- * rt_producer_open or rt_consumer_open that races with rt_close gets RT_E_CLOSED. Fetches are
+ * would leave its pointers dangling; freeing the engine under them was a use-after-free.) Only
+ * a refused rt_close may overlap other calls: an rt_producer_open or rt_consumer_open that
+ * overlaps it may fail with RT_E_CLOSED, and nothing else notices it. Fetches are
  * not counted: one still held keeps its segment mapped, and its view and records stay readable
  * until rt_fetch_release, which may come after rt_close.
  * Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_HANDLES_OPEN, RT_E_IO_FAILED (the sticky write
@@ -402,7 +403,7 @@ void rt_producer_options_init(struct rt_producer_options *opts);
  * transactional_id; a name over 249 bytes or not printable; a transactional_id empty, over 1024
  * bytes or not valid UTF-8), RT_E_INVALID_TRANSACTION_TIMEOUT (transaction_timeout_ms negative;
  * one above transaction_timeout_max_ms fails at rt_producer_init_transactions), RT_E_READ_ONLY,
- * RT_E_CLOSED (rt_close is running), RT_E_PRODUCER_IDS_EXHAUSTED, -ENOMEM, -errno (storing
+ * RT_E_CLOSED (overlapping an rt_close), RT_E_PRODUCER_IDS_EXHAUSTED, -ENOMEM, -errno (storing
  * producers.meta durably when a new block of ids or a name's epoch is taken; starting the
  * thread). */
 int rt_producer_open(rt_engine *engine, const struct rt_producer_options *opts, rt_producer **out);
@@ -810,7 +811,7 @@ void rt_consumer_options_init(struct rt_consumer_options *opts);
  * rt_consumer_close. The engine counts the consumer until rt_consumer_close (rt_close refuses
  * while it is open). Errors: RT_E_INVALID_ARGUMENT (NULL engine or out, an unknown isolation, a
  * group empty or over 1024 bytes), RT_E_READ_ONLY (auto_commit with a group on a read-only
- * engine), RT_E_CLOSED (rt_close is running), -ENOMEM. */
+ * engine), RT_E_CLOSED (overlapping an rt_close), -ENOMEM. */
 int rt_consumer_open(rt_engine *engine, const struct rt_consumer_options *opts, rt_consumer **out);
 
 /* Assigns partitions (adding to those already assigned; one assigned again starts over); each

@@ -1,12 +1,13 @@
 /*
  * test_contract.c — promises of engine/ringtail.h that belong to no single module, checked from
  * outside as an embedder meets them: each limit has its own error code (issue 11 item 5: no
- * blanket RT_E_LIMIT), rt_close refuses while producers or consumers of the engine are open and
- * leaves the engine and the handles fully usable, a fetch taken before rt_close stays readable
- * until it is released, and an idempotent producer takes rt_producer_send and rt_producer_flush
- * from several threads at once (the thread rules at the top of ringtail.h). It never reaches into
- * the engine's state to make a case pass: the internal batch encoder only builds the bytes an
- * embedder of rt_append_batch would send.
+ * blanket RT_E_LIMIT; a crafted producers.meta stands for an engine that used up its ids), rt_close
+ * refuses while producers or consumers of the engine are open and leaves the engine and the handles
+ * fully usable, a fetch taken before rt_close stays readable until it is released, and an
+ * idempotent producer takes rt_producer_send and rt_producer_flush from several threads at once
+ * (the thread rules at the top of ringtail.h). It never reaches into the engine's state to make a
+ * case pass: the internal batch encoder only builds the bytes an embedder of rt_append_batch would
+ * send.
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback.
  */
@@ -25,6 +26,7 @@
 #include <sys/resource.h>
 
 #include "batch.h"
+#include "index/crc32c.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
 
@@ -182,6 +184,37 @@ static void test_producer_partitions_full(void **state)
     assert_int_equal(rt_producer_close(p), 0);
     assert_int_equal(high_watermark(f->e, "wide", 7), 2);
     assert_int_equal(high_watermark(f->e, "wide", 4096), 0);
+}
+
+/* A producers.meta whose block_end leaves fewer than one block of ids below 2^63 (as an
+ * engine that handed out nearly all of them would write): the next allocation is
+ * RT_E_PRODUCER_IDS_EXHAUSTED, the failed open leaves nothing counted (rt_close succeeds),
+ * and the engine is otherwise fine. */
+static void test_producer_ids_exhausted(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "t", 1), 0);
+    tu_fixture_close(f);
+    uint8_t meta[22] = {0x52, 0x54, 0x50, 0x52, 0, 1}; /* "RTPR", version 1 */
+    uint64_t block_end = (uint64_t)INT64_MAX - 10;
+    for (int i = 0; i < 8; i++)
+        meta[10 + i] = (uint8_t)(block_end >> (56 - 8 * i));
+    uint32_t crc = crc32c(0, meta + 10, sizeof(meta) - 10); /* name_count 0 */
+    for (int i = 0; i < 4; i++)
+        meta[6 + i] = (uint8_t)(crc >> (24 - 8 * i));
+    char *path = tu_path("%s/producers.meta", f->dir);
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(meta, 1, sizeof(meta), fp), sizeof(meta));
+    assert_int_equal(fclose(fp), 0);
+    free(path);
+    tu_fixture_open(f);
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, NULL, &p), RT_E_PRODUCER_IDS_EXHAUSTED);
+    assert_null(p);
+    append_one(f->e, "t", "still writable");
+    tu_fixture_close(f); /* nothing counted: no RT_E_HANDLES_OPEN */
 }
 
 /* ---- rt_close and the handles still open ---- */
@@ -381,6 +414,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_positions_array_too_small, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_producer_partitions_full, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_producer_ids_exhausted, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_close_refused_while_producer_open, tu_fixture_setup,
                                         tu_fixture_teardown),
