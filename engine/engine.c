@@ -12,12 +12,20 @@
  * conflicts across processes and across handles in one process) → open the producer registry
  * → the log (catalogue, clean-shutdown marker, partitions) → raise the registry past the
  * partitions' ids → start the shards → the transaction layer (group offsets, then the
- * coordinator, which finishes every Prepare*). Close: the coordinator → the shards (every
- * queued append finishes) → the group manager → seal the partitions and write the
- * clean-shutdown marker if no write failed → release the lock.
+ * coordinator, which finishes every Prepare*). Close: refuse while producers or consumers are
+ * open → the coordinator → the shards (every queued append finishes) → the group manager →
+ * seal the partitions and write the clean-shutdown marker if no write failed → release the
+ * lock.
+ *
+ * EN1. The engine is freed only while no producer or consumer of it is open: each is counted
+ *      from before its open to the very end of its close (client_enter here; the handle's close
+ *      decrements its count last), and rt_close returns RT_E_HANDLES_OPEN, changing nothing,
+ *      while any count is non-zero. Fetches hold reference-counted segments instead and may
+ *      outlive the engine.
  */
 #include "engine.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -35,6 +43,7 @@
 #include "fsutil.h"
 #include "group.h"
 #include "producer.h"
+#include "ringtail_test.h"
 #include "txn_log.h"
 
 #define SHARDS_MAX 64
@@ -65,7 +74,6 @@ void rt_options_init(struct rt_options *o)
     o->txn_check_interval_ms = 60 * 1000;
     o->txn_check_max = 15;
     o->txn_park_hanging = false;
-    o->fault_injector = NULL;
 }
 
 static int options_check(const struct rt_options *o)
@@ -86,8 +94,7 @@ static int options_check(const struct rt_options *o)
     CHECK(o->sync_mode <= RT_SYNC_NONE, "sync_mode");
     CHECK(o->sync_mode != RT_SYNC_INTERVAL || o->sync_interval_ms > 0,
           "sync_interval_ms must be > 0 under RT_SYNC_INTERVAL");
-    CHECK(o->io_backend <= RT_IO_FAULT, "io_backend");
-    CHECK(o->io_backend != RT_IO_FAULT || o->fault_injector, "RT_IO_FAULT needs fault_injector");
+    CHECK(o->io_backend <= RT_IO_SYNC, "io_backend");
     CHECK(o->io_queue_depth >= 4 && o->io_queue_depth <= 4096, "io_queue_depth must be 4..4096");
     CHECK(o->shard_count <= SHARDS_MAX, "shard_count must be <= 64");
     CHECK(o->request_queue_depth >= 1 && o->request_queue_depth <= (1u << 20),
@@ -162,7 +169,10 @@ static int internal_topics_check(const struct log *lg)
 
 /* ---- open, close, stats ---- */
 
-int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
+/* rt_open, and rt_test_open with a fault plan (the fault injector's backend, for tests only:
+ * ringtail_test.h). */
+static int engine_open(const char *dir, const struct rt_options *opts_in,
+                       struct io_fault_plan *faults, rt_engine **out)
 {
     error_clear();
     if (!dir || !*dir || !out)
@@ -199,7 +209,7 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
     rc = txn_registry_open(&e->txn, dir);
     if (rc)
         goto err_txn;
-    rc = log_init(&e->log, dir, opts_in, producer_registry_is_named, &e->txn.producers);
+    rc = log_init(&e->log, dir, opts_in, faults, producer_registry_is_named, &e->txn.producers);
     if (rc)
         goto err_txn;
     e->log_open = true;
@@ -231,11 +241,62 @@ err_unlock:
     return rc;
 }
 
+int rt_open(const char *dir, const struct rt_options *opts, rt_engine **out)
+{
+    return engine_open(dir, opts, NULL, out);
+}
+
+int rt_test_open(const char *dir, const struct rt_options *opts, struct io_fault_plan *faults,
+                 rt_engine **out)
+{
+    if (!faults) {
+        error_clear();
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_test_open: a fault plan is required");
+    }
+    return engine_open(dir, opts, faults, out);
+}
+
+/* ---- client handles (EN1) ---- */
+
+/* The count and the flag form a Dekker pair (sequentially consistent atomics): an opener adds
+ * itself and then looks at the flag, rt_close sets the flag and then looks at the counts, so
+ * at least one of the two sees the other. */
+static int client_enter(rt_engine *e, _Atomic uint32_t *n)
+{
+    uint32_t before = atomic_fetch_add(n, 1);
+    assert(before < UINT32_MAX);
+    (void)before;
+    if (atomic_load(&e->clients_stopping)) {
+        atomic_fetch_sub(n, 1);
+        return error_set(RT_E_CLOSED, "%s: the engine is closing", e->log.dir);
+    }
+    return 0;
+}
+
+/* 0 when no producer or consumer is open (and none can open any more); else
+ * RT_E_HANDLES_OPEN with the engine left exactly as it was. */
+static int clients_stop(rt_engine *e)
+{
+    atomic_store(&e->clients_stopping, true);
+    uint32_t producers = atomic_load(&e->producers_open_count);
+    uint32_t consumers = atomic_load(&e->consumers_open_count);
+    if (producers == 0 && consumers == 0)
+        return 0;
+    atomic_store(&e->clients_stopping, false);
+    return error_set(RT_E_HANDLES_OPEN,
+                     "rt_close: %u producer(s) and %u consumer(s) of %s are still open: close "
+                     "them first (the engine was left open)",
+                     producers, consumers, e->log.dir);
+}
+
 int rt_close(rt_engine *e)
 {
     error_clear();
     if (!e)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_close: NULL engine");
+    int busy = clients_stop(e);
+    if (busy)
+        return busy;
     txn_stop(&e->txn); /* the coordinator's timer writes through the shards: first */
     log_stop(&e->log);
     txn_close(&e->txn);
@@ -349,7 +410,14 @@ int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts, rt_pr
     error_clear();
     if (!e || !out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_open: NULL argument");
-    return producer_open(&e->log, &e->txn, opts, out);
+    *out = NULL;
+    int rc = client_enter(e, &e->producers_open_count);
+    if (rc)
+        return rc;
+    rc = producer_open(&e->log, &e->txn, opts, &e->producers_open_count, out);
+    if (rc)
+        atomic_fetch_sub(&e->producers_open_count, 1);
+    return rc;
 }
 
 int rt_consumer_open(rt_engine *e, const struct rt_consumer_options *opts, rt_consumer **out)
@@ -357,7 +425,14 @@ int rt_consumer_open(rt_engine *e, const struct rt_consumer_options *opts, rt_co
     error_clear();
     if (!e || !out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_open: NULL argument");
-    return consumer_open(&e->log, &e->txn, opts, out);
+    *out = NULL;
+    int rc = client_enter(e, &e->consumers_open_count);
+    if (rc)
+        return rc;
+    rc = consumer_open(&e->log, &e->txn, opts, &e->consumers_open_count, out);
+    if (rc)
+        atomic_fetch_sub(&e->consumers_open_count, 1);
+    return rc;
 }
 
 /* ---- public wrappers: transactions admin and group offsets ---- */

@@ -379,6 +379,13 @@ cover() { # CMD KIND WHERE
         RC=$?
         expect "$where: \`$cmd\` (2 s) exits 0" 0
         ;;
+    'RT_TEST_FILTER='*)
+        (cd "$T" && eval "$(subst "$cmd")") >"$T/out" 2>"$T/err"
+        RC=$?
+        expect "$where: \`$cmd\` exits 0" 0
+        check "$where: ... and ran at least one case" \
+            bash -c "grep -q 'RUN' '$T/out' || grep -q 'Passed' '$T/out'"
+        ;;
     'cmake --install build/release')
         INSTALL_CMD=$cmd # run, with --prefix, before the C blocks
         ;;

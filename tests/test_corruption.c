@@ -15,9 +15,9 @@
  *   - after a repairing open and a clean close, rt_verify is clean.
  * Each case pins today's outcome precisely (the `expect` column of the table below).
  *
- * Power loss: the engine runs over RT_IO_FAULT with sync=always and a plan that tracks unsynced
- * writes; after N acknowledged appends the power is lost (io_fault_power_loss, or an
- * IO_FAULT_POWER_LOSS rule at the Nth write or fdatasync). Every acknowledged batch must
+ * Power loss: the engine runs over the fault injector (rt_test_open) with sync=always and a plan
+ * that tracks unsynced writes; after N acknowledged appends the power is lost (io_fault_power_loss,
+ * or an IO_FAULT_POWER_LOSS rule at the Nth write or fdatasync). Every acknowledged batch must
  * survive, nothing unacknowledged may appear unless it was synced, and rt_verify must be clean
  * after the recovering reopen. Limitation of the model: only the log writes of group-commit
  * rounds go through io/ and are rolled back; segment creation and preallocation, sealing,
@@ -46,6 +46,7 @@
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 #define TOPIC             "c"
 #define BATCHES           150
@@ -589,11 +590,9 @@ static void power_loss_run(struct io_fault_plan *plan, int batches, bool expect_
     char *dir = tu_mkdtemp();
     struct rt_options o;
     options(&o);
-    o.io_backend = RT_IO_FAULT;
-    o.fault_injector = plan;
     o.sync_mode = RT_SYNC_ALWAYS;
     rt_engine *e = NULL;
-    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_test_open(dir, &o, plan, &e), 0);
     assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);
     int64_t acked = 0;
     int rc = 0;

@@ -28,6 +28,7 @@
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 static int setup(void **state)
 {
@@ -742,8 +743,9 @@ static void test_bad_input(void **state)
     assert_int_equal(rt_open(f->dir, &bad, &e), RT_E_INVALID_ARGUMENT);
     assert_int_equal(rt_open(NULL, &f->o, &e), RT_E_INVALID_ARGUMENT);
     bad = f->o;
-    bad.io_backend = RT_IO_FAULT;
+    bad.io_backend = (enum rt_io_backend)3; /* the fault injector's: not a public backend */
     assert_int_equal(rt_open(f->dir, &bad, &e), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_test_open(f->dir, &f->o, NULL, &e), RT_E_INVALID_ARGUMENT);
     tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "in", 2), 0);
     struct rt_record r = {.key_len = -1, .value = "v", .value_len = 1, .timestamp_ms = 1};
@@ -776,7 +778,8 @@ static void test_bad_input(void **state)
     assert_int_equal(off, 0);
     assert_string_equal(rt_strerror(RT_E_CORRUPT) + 0 == NULL ? "" : "ok", "ok");
     for (int c = RT_E_LAST; c <= RT_E_FIRST; c++)
-        assert_string_not_equal(rt_strerror(c), "unknown error code");
+        if (c != -10011 && c != -10012 && c != -10015) /* retired numbers */
+            assert_string_not_equal(rt_strerror(c), "unknown error code");
 }
 
 /* A valid batch built by rt_append's encoder can be appended as bytes too, and its base offset
@@ -849,10 +852,8 @@ static void run_fault(struct tu_fixture *f, enum io_op_type op, int err)
     plan.rules[0] = (struct io_fault_rule){.mode = IO_FAULT_ONCE, .op = op, .nth = 3, .error = err};
     plan.rule_count = 1;
     struct rt_options o = f->o;
-    o.io_backend = RT_IO_FAULT;
-    o.fault_injector = &plan;
     o.shard_count = 1;
-    assert_int_equal(rt_open(f->dir, &o, &f->e), 0);
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &f->e), 0);
     if (rt_topic_create(f->e, "fault", 1) != 0)
         assert_int_equal(rt_topic_describe(f->e, "fault", &(uint32_t){0}), 0);
     int64_t before = -1;

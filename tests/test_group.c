@@ -624,7 +624,7 @@ static void test_consumer_plain(void **state)
     assert_int_equal(n, 2);
     assert_int_equal(ps[0].offset, 3);
     assert_int_equal(ps[1].offset, 5);
-    assert_int_equal(rt_consumer_positions(c, ps, 1, &n), RT_E_LIMIT);
+    assert_int_equal(rt_consumer_positions(c, ps, 1, &n), RT_E_BUFFER_TOO_SMALL);
     assert_int_equal(n, 1);
     assert_int_equal(rt_consumer_rewind_to_committed(c), 0);
     assert_int_equal(rt_consumer_position(c, "t", 0, &pos), 0);

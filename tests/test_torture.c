@@ -15,7 +15,7 @@
  *   - SIGKILL after a random number of acknowledged commits (plus a random few ms, so the kill
  *     often lands inside a transaction or inside the commit protocol);
  *   - SIGKILL after a random delay from the fork (which may land inside rt_open's recovery);
- *   - power loss: the child's engine runs over the fault injector (RT_IO_FAULT) with an
+ *   - power loss: the child's engine runs over the fault injector (rt_test_open) with an
  *     IO_FAULT_POWER_LOSS rule at a random Nth fdatasync or write, sometimes keeping a random
  *     whole-sector prefix of unsynced writes; the file contents roll back to the last sync, the
  *     engine fails with RT_E_IO_FAILED and the child _exits at once (a dead machine runs no
@@ -74,6 +74,7 @@
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 #define PARTS          3u
 #define GROUP          "torture"
@@ -271,12 +272,8 @@ static void child_main(const char *dir, int64_t records, uint64_t rng, struct io
 {
     struct rt_options o;
     torture_options(&o);
-    if (plan) {
-        o.io_backend = RT_IO_FAULT;
-        o.fault_injector = plan;
-    }
     rt_engine *e = NULL;
-    child_check(rt_open(dir, &o, &e), "rt_open", plan);
+    child_check(plan ? rt_test_open(dir, &o, plan, &e) : rt_open(dir, &o, &e), "rt_open", plan);
     struct rt_consumer_options co;
     rt_consumer_options_init(&co);
     co.group = GROUP;

@@ -26,6 +26,7 @@
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 static rt_producer *txn_producer(rt_engine *e, const char *id, int32_t timeout_ms)
 {
@@ -382,10 +383,8 @@ static void fault_case(struct tu_fixture *f, enum io_op_type op, uint64_t nth, b
         (struct io_fault_rule){.mode = IO_FAULT_FOREVER, .op = op, .nth = nth, .error = EIO};
     plan.rule_count = 1;
     struct rt_options o = f->o;
-    o.io_backend = RT_IO_FAULT;
-    o.fault_injector = &plan;
     rt_engine *e = NULL;
-    assert_int_equal(rt_open(f->dir, &o, &e), 0);
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
     int rc = rt_topic_create(e, "out", 3);
     if (rc == 0) {
         struct rt_producer_options po;
@@ -472,11 +471,9 @@ static void test_concurrent_transactions_and_completion(void **state)
     struct io_fault_plan plan;
     memset(&plan, 0, sizeof(plan));
     struct rt_options o = f->o;
-    o.io_backend = RT_IO_FAULT;
-    o.fault_injector = &plan;
     o.shard_count = 1;
     rt_engine *e = NULL;
-    assert_int_equal(rt_open(f->dir, &o, &e), 0);
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
     assert_int_equal(rt_topic_create(e, "out", 2), 0);
     rt_producer *p = txn_producer(e, "tx-c", 10000);
     assert_int_equal(rt_producer_begin(p), 0);

@@ -35,6 +35,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -67,7 +68,8 @@ struct consumer_partition {
 struct rt_consumer {
     struct log *log;
     struct txn *txn;
-    char *group; /* owned; NULL = no group */
+    _Atomic uint32_t *open_count; /* the engine's census of open consumers (EN1 in engine.c) */
+    char *group;                  /* owned; NULL = no group */
     enum rt_isolation isolation;
     bool auto_commit;
     uint32_t fetch_max_bytes;
@@ -111,7 +113,7 @@ static struct consumer_partition *find_part(rt_consumer *c, const char *topic, u
 }
 
 int consumer_open(struct log *lg, struct txn *t, const struct rt_consumer_options *opts,
-                  rt_consumer **out)
+                  _Atomic uint32_t *open_count, rt_consumer **out)
 {
     if (!out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_open: NULL argument");
@@ -136,6 +138,7 @@ int consumer_open(struct log *lg, struct txn *t, const struct rt_consumer_option
         return -ENOMEM;
     c->log = lg;
     c->txn = t;
+    c->open_count = open_count;
     c->isolation = opts->isolation;
     c->auto_commit = opts->auto_commit && opts->group;
     c->fetch_max_bytes =
@@ -195,7 +198,7 @@ int rt_consumer_assign(rt_consumer *c, const char *topic, const uint32_t *partit
     if (rc)
         return rc;
     if (c->count + count > CONSUMER_PARTITIONS_MAX)
-        return error_set(RT_E_LIMIT, "rt_consumer_assign: over %d partitions",
+        return error_set(RT_E_CONSUMER_PARTITIONS_FULL, "rt_consumer_assign: over %d partitions",
                          CONSUMER_PARTITIONS_MAX);
     /* Everything is resolved before anything changes: a failure leaves the assignment as it
      * was. */
@@ -455,8 +458,8 @@ int rt_consumer_positions(rt_consumer *c, struct rt_offset *out, size_t max, siz
                                     .metadata = NULL};
     *count_out = n;
     if (n < c->count)
-        return error_set(RT_E_LIMIT, "rt_consumer_positions: %zu assigned, room for %zu", c->count,
-                         max);
+        return error_set(RT_E_BUFFER_TOO_SMALL, "rt_consumer_positions: %zu assigned, room for %zu",
+                         c->count, max);
     return 0;
 }
 
@@ -512,6 +515,10 @@ int rt_consumer_close(rt_consumer *c)
     }
     free(c->parts);
     free(c->group);
+    _Atomic uint32_t *open_count = c->open_count;
     free(c);
+    uint32_t before = atomic_fetch_sub(open_count, 1); /* last: rt_close may free the engine */
+    assert(before > 0);
+    (void)before;
     return rc;
 }

@@ -33,6 +33,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -90,6 +91,7 @@ struct sticky_topic {
 struct rt_producer {
     struct log *log;
     struct txn *txn_layer;
+    _Atomic uint32_t *open_count; /* the engine's census of open producers (EN1 in engine.c) */
     struct rt_producer_options opts;
     char name[PRODUCER_NAME_MAX + 1];
     bool named;
@@ -413,7 +415,7 @@ static void *sender_main(void *arg)
 /* ---- public API ---- */
 
 int producer_open(struct log *lg, struct txn *t, const struct rt_producer_options *opts_in,
-                  rt_producer **out)
+                  _Atomic uint32_t *open_count, rt_producer **out)
 {
     if (!out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_open: NULL argument");
@@ -449,6 +451,7 @@ int producer_open(struct log *lg, struct txn *t, const struct rt_producer_option
         return -ENOMEM;
     p->log = lg;
     p->txn_layer = t;
+    p->open_count = open_count;
     p->opts = opts;
     int rc = 0;
     if (opts.transactional_id) {
@@ -526,8 +529,8 @@ static struct ppart *part_get(struct rt_producer *p, struct partition *part, int
     if (pp)
         return pp;
     if (p->part_count == PRODUCER_PARTITIONS_MAX) {
-        *err = error_set(RT_E_LIMIT, "a producer writes to at most %d partitions",
-                         PRODUCER_PARTITIONS_MAX);
+        *err = error_set(RT_E_PRODUCER_PARTITIONS_FULL,
+                         "a producer writes to at most %d partitions", PRODUCER_PARTITIONS_MAX);
         return NULL;
     }
     if (p->part_count == p->part_capacity) {
@@ -1080,6 +1083,10 @@ int rt_producer_close(rt_producer *p)
     pthread_cond_destroy(&p->sender_wake);
     pthread_cond_destroy(&p->changed);
     pthread_mutex_destroy(&p->lock);
+    _Atomic uint32_t *open_count = p->open_count;
     free(p);
+    uint32_t before = atomic_fetch_sub(open_count, 1); /* last: rt_close may free the engine */
+    assert(before > 0);
+    (void)before;
     return rc;
 }

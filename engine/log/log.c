@@ -209,11 +209,12 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
     for (uint32_t i = 0; i < n; i++)
         users += !meta_topic_name_internal(lg->topics[i].name);
     if (!internal && users >= lg->opts.topics_max) {
-        rc = error_set(RT_E_LIMIT, "topics_max (%u) reached", lg->opts.topics_max);
+        rc = error_set(RT_E_TOPICS_FULL, "topics_max (%u) reached", lg->opts.topics_max);
         goto out;
     }
     if (n >= lg->topics_capacity) { /* only internal topics get here: two at most */
-        rc = error_set(RT_E_LIMIT, "no slot left for internal topic '%s' (%u topics)", name, n);
+        rc = error_set(RT_E_TOPICS_FULL, "no slot left for internal topic '%s' (%u topics)", name,
+                       n);
         goto out;
     }
     /* Directories and first segments first, then the catalogue: a crash in between leaves
@@ -939,7 +940,7 @@ const struct rt_options *log_options(const struct log *lg)
 /* ---- lifecycle ---- */
 
 int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
-             producer_named_fn is_named, void *named_ctx)
+             struct io_fault_plan *faults, producer_named_fn is_named, void *named_ctx)
 {
     memset(lg, 0, sizeof(*lg));
     snprintf(lg->dir, sizeof(lg->dir), "%s", dir);
@@ -967,9 +968,9 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->env.request_queue_depth = lg->opts.request_queue_depth;
     lg->env.retention_check_ms = RETENTION_CHECK_MS;
     lg->env.producer_id_expiration_ms = lg->opts.producer_id_expiration_ms;
-    lg->env.io.kind = (enum io_kind)lg->opts.io_backend;
+    lg->env.io.kind = faults ? IO_KIND_FAULT : (enum io_kind)lg->opts.io_backend;
     lg->env.io.queue_depth = lg->opts.io_queue_depth;
-    lg->env.io.fault = lg->opts.fault_injector;
+    lg->env.io.fault = faults;
     lg->env.write_error = &lg->write_error;
     lg->env.counters = &lg->counters;
     lg->env.watch = &lg->watch;
@@ -1024,7 +1025,7 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
         goto err;
     }
     if (user_topics > lg->opts.topics_max) {
-        rc = error_set(RT_E_LIMIT, "%s: %u topics exceed topics_max %u", lg->dir, user_topics,
+        rc = error_set(RT_E_TOPICS_FULL, "%s: %u topics exceed topics_max %u", lg->dir, user_topics,
                        lg->opts.topics_max);
         goto err;
     }

@@ -68,11 +68,12 @@ struct log {
 
 /* Step 1: options into the partition and shard configuration, the catalogue loaded, the
  * clean-shutdown marker noted and removed (durably, before anything is written), the topic
- * table and the shards allocated and initialised (not started). `is_named` answers whether a
+ * table and the shards allocated and initialised (not started). `faults` (tests only, else
+ * NULL) puts every shard on the fault-injecting io backend. `is_named` answers whether a
  * producer id belongs to a named producer (the txn layer's registry); it is called while
  * partitions replay. On error everything is released. */
 int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
-             producer_named_fn is_named, void *named_ctx);
+             struct io_fault_plan *faults, producer_named_fn is_named, void *named_ctx);
 
 /* Step 2: every catalogued topic's partitions opened (the newest segment recovered unless the
  * marker was there) and handed to the shards. */

@@ -140,7 +140,7 @@ static bool evict_one(struct producer_table *t)
 static struct producer_entry *insert(struct producer_table *t, int64_t pid, int *err)
 {
     if (t->count >= t->max && !evict_one(t)) {
-        *err = RT_E_LIMIT;
+        *err = RT_E_PRODUCERS_FULL;
         return NULL;
     }
     if ((t->count + 1) * 4 > t->capacity * 3 && (*err = grow(t)) != 0)

@@ -92,7 +92,7 @@ int producer_table_end_txn(struct producer_table *t, const struct batch_header *
                            int32_t coordinator_epoch, int64_t *txn_first_offset_out);
 
 /* Records a batch appended at h->base_offset (live appends after check(), and log replay).
- * Returns 0 or -ENOMEM / RT_E_LIMIT (no room and nothing evictable). */
+ * Returns 0 or -ENOMEM / RT_E_PRODUCERS_FULL (no room and nothing evictable). */
 int producer_table_update(struct producer_table *t, const struct batch_header *h);
 
 /* A coordinator-origin batch (offset commits in __consumer_offsets): epoch fencing only (R1);

@@ -557,8 +557,8 @@ int coordinator_add_partitions(struct coordinator *c, const char *id, int64_t pi
         } else if (set) {
             if (n > TXN_LOG_PARTITIONS_MAX) {
                 free(set);
-                rc = error_set(RT_E_LIMIT, "a transaction spans at most %d partitions",
-                               TXN_LOG_PARTITIONS_MAX);
+                rc = error_set(RT_E_TXN_PARTITIONS_FULL,
+                               "a transaction spans at most %d partitions", TXN_LOG_PARTITIONS_MAX);
             } else {
                 struct txn_log_value next = m->v;
                 next.partitions = set;

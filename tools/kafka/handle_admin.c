@@ -88,9 +88,11 @@ static int16_t create_one(struct kafka_slot *s, const struct kmsg_create_topics_
         *message = "invalid topic name";
         return KAFKA_INVALID_TOPIC_EXCEPTION;
     case RT_E_INVALID_ARGUMENT:
-    case RT_E_LIMIT:
         *message = rt_error_detail();
         return KAFKA_INVALID_PARTITIONS;
+    case RT_E_TOPICS_FULL:
+        *message = rt_error_detail();
+        return KAFKA_POLICY_VIOLATION;
     default:
         *message = rt_error_detail();
         return kafka_error_from_rt(rc);

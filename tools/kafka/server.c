@@ -123,7 +123,7 @@ int kafka_topic_ensure(struct kafka_server *srv, const char *topic, bool allow,
         server_log("created topic '%s' with %u partition(s) (auto.create.topics.enable)", topic,
                    srv->opts.num_partitions);
     } else if (rc != RT_E_TOPIC_ALREADY_EXISTS) {
-        return rc; /* RT_E_INVALID_TOPIC, RT_E_INTERNAL_TOPIC, RT_E_LIMIT, ... */
+        return rc; /* RT_E_INVALID_TOPIC, RT_E_INTERNAL_TOPIC, KP_E_LIMIT, ... */
     }
     rc = rt_topic_describe(srv->engine, topic, &parts);
     if (rc == 0)
@@ -226,7 +226,7 @@ static int decode_body(struct kafka_slot *s, size_t body_at)
         kp_reader_init(&r, s->req->frame + body_at, s->req->frame_len - body_at);
         int rc =
             kmsg_request_decode(&r, s->header.api_key, s->header.api_version, &s->arena, &s->msg);
-        if (rc != RT_E_LIMIT || s->arena_bytes >= KAFKA_ARENA_MAX_BYTES)
+        if (rc != KP_E_LIMIT || s->arena_bytes >= KAFKA_ARENA_MAX_BYTES)
             return rc;
         size_t bigger = s->arena_bytes * 2;
         uint8_t *b = realloc(s->arena_buf, bigger);
@@ -283,7 +283,7 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
         return refuse(s, "API version not supported (see ApiVersions)");
     rc = decode_body(s, body_at);
     if (rc)
-        return refuse(s, rc == RT_E_LIMIT ? "request arrays too large"
+        return refuse(s, rc == KP_E_LIMIT ? "request arrays too large"
                                           : "request body does not decode");
     switch (key) {
     case KAFKA_METADATA:
