@@ -13,14 +13,14 @@
  *     +4  position        i32   byte position in `<base>.log` of a batch, 0 <= position
  *
  * Invariants (kept by this module, asserted; never asserted of bytes read from disk):
- *   I1. entries <= entries_max.
- *   I2. writable: map_bytes == entries_max * 8 and the file is at least that long.
- *   I3. read-only: map_bytes == entries * 8 (until truncate/reset hide entries).
- *   I4. map == NULL iff map_bytes == 0.
- *   I5. entries appended by this module have strictly increasing offsets and positions
- *       (a writable reopen takes entries from disk unchecked: offset_index_check validates them).
- *   I6. map never moves between open and close: seal shrinks the mapping in place, so a pointer
- *       to the live entries taken at any time stays valid until close (lock-free readers).
+ *   OI1. entries <= entries_max.
+ *   OI2. writable: map_bytes == entries_max * 8 and the file is at least that long.
+ *   OI3. read-only: map_bytes == entries * 8 (until truncate/reset hide entries).
+ *   OI4. map == NULL iff map_bytes == 0.
+ *   OI5. entries appended by this module have strictly increasing offsets and positions
+ *        (a writable reopen takes entries from disk unchecked: offset_index_check validates them).
+ *   OI6. map never moves between open and close: seal shrinks the mapping in place, so a pointer
+ *        to the live entries taken at any time stays valid until close (lock-free readers).
  *
  * Costs: append O(1) through the mapping; lookup and truncate O(log n), searching Kafka's "warm
  * section" (the last 8 KiB of entries) first so that tail lookups touch the same few pages.
@@ -76,10 +76,10 @@ static uint32_t pos_at(const uint8_t *buf, uint32_t i)
 
 static void assert_invariants(const struct offset_index *idx)
 {
-    assert(idx->entries <= idx->entries_max);            /* I1 */
-    assert((idx->map == NULL) == (idx->map_bytes == 0)); /* I4 */
+    assert(idx->entries <= idx->entries_max);            /* OI1 */
+    assert((idx->map == NULL) == (idx->map_bytes == 0)); /* OI4 */
     assert(!idx->writable ||
-           idx->map_bytes == (size_t)idx->entries_max * OFFSET_INDEX_ENTRY_BYTES); /* I2 */
+           idx->map_bytes == (size_t)idx->entries_max * OFFSET_INDEX_ENTRY_BYTES); /* OI2 */
     assert(idx->map_bytes >= (size_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES);
 }
 
@@ -179,7 +179,7 @@ int offset_index_append(struct offset_index *idx, int64_t offset, uint32_t posit
     store_be32(p, (uint32_t)rel);
     store_be32(p + 4, position);
     idx->entries++;
-    assert(rel_at(idx->map, idx->entries - 1) == rel); /* I5, read back */
+    assert(rel_at(idx->map, idx->entries - 1) == rel); /* OI5, read back */
     assert(pos_at(idx->map, idx->entries - 1) == position);
     return 0;
 }

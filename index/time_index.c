@@ -18,15 +18,15 @@
  * last entry with T <= t.
  *
  * Invariants (kept by this module, asserted; never asserted of bytes read from disk):
- *   I1. entries <= entries_max.
- *   I2. writable: map_bytes == entries_max * 12 and the file is at least that long.
- *   I3. map == NULL iff map_bytes == 0.
- *   I4. entries appended here have strictly increasing timestamps >= 0 and non-decreasing
- *       offsets.
- *   I5. the last slot is reserved (Kafka): time_index_full() is true one entry early so that
- *       the seal-time entry for the segment's max timestamp always fits.
- *   I6. map never moves between open and close: seal shrinks the mapping in place, so a pointer
- *       to the live entries taken at any time stays valid until close (lock-free readers).
+ *   TI1. entries <= entries_max.
+ *   TI2. writable: map_bytes == entries_max * 12 and the file is at least that long.
+ *   TI3. map == NULL iff map_bytes == 0.
+ *   TI4. entries appended here have strictly increasing timestamps >= 0 and non-decreasing
+ *        offsets.
+ *   TI5. the last slot is reserved (Kafka): time_index_full() is true one entry early so that
+ *        the seal-time entry for the segment's max timestamp always fits.
+ *   TI6. map never moves between open and close: seal shrinks the mapping in place, so a pointer
+ *        to the live entries taken at any time stays valid until close (lock-free readers).
  *
  * Costs: append O(1) through the mapping; lookup and truncate O(log n), warm section first.
  */
@@ -96,10 +96,10 @@ static int32_t rel_at(const uint8_t *buf, uint32_t i)
 
 static void assert_invariants(const struct time_index *idx)
 {
-    assert(idx->entries <= idx->entries_max);            /* I1 */
-    assert((idx->map == NULL) == (idx->map_bytes == 0)); /* I3 */
+    assert(idx->entries <= idx->entries_max);            /* TI1 */
+    assert((idx->map == NULL) == (idx->map_bytes == 0)); /* TI3 */
     assert(!idx->writable ||
-           idx->map_bytes == (size_t)idx->entries_max * TIME_INDEX_ENTRY_BYTES); /* I2 */
+           idx->map_bytes == (size_t)idx->entries_max * TIME_INDEX_ENTRY_BYTES); /* TI2 */
     assert(idx->map_bytes >= (size_t)idx->entries * TIME_INDEX_ENTRY_BYTES);
 }
 
@@ -209,7 +209,7 @@ int time_index_append(struct time_index *idx, int64_t timestamp_ms, int64_t offs
     store_be64(p, (uint64_t)timestamp_ms);
     store_be32(p + 8, (uint32_t)rel);
     idx->entries++;
-    assert(ts_at(idx->map, idx->entries - 1) == timestamp_ms); /* I4, read back */
+    assert(ts_at(idx->map, idx->entries - 1) == timestamp_ms); /* TI4, read back */
     assert(rel_at(idx->map, idx->entries - 1) == rel);
     return 0;
 }
@@ -217,7 +217,7 @@ int time_index_append(struct time_index *idx, int64_t timestamp_ms, int64_t offs
 bool time_index_full(const struct time_index *idx)
 {
     assert_invariants(idx);
-    /* I5: the last slot is kept for the seal-time entry. */
+    /* TI5: the last slot is kept for the seal-time entry. */
     return idx->entries_max == 0 || idx->entries >= idx->entries_max - 1;
 }
 

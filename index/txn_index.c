@@ -27,12 +27,12 @@
  *       the signature of a file extended by a crash before its data reached the disk.
  *
  * Invariants (kept here, asserted):
- *   I1. count <= TXN_INDEX_ENTRIES_MAX; entries [0, count) satisfy X2-X7 pairwise.
- *   I2. chunk c, once allocated, holds TXN_INDEX_CHUNK0_ENTRIES << c entries and never moves or
- *       is freed before close; chunks [0, chunk_of(count - 1)] are allocated.
- *   I3. writable: file_bytes == count * 34 after every successful call.
- *   I4. an entry's slot is written before the count that covers it is published (release), so
- *       readers (acquire) never see a partial entry.
+ *   XI1. count <= TXN_INDEX_ENTRIES_MAX; entries [0, count) satisfy X2-X7 pairwise.
+ *   XI2. chunk c, once allocated, holds TXN_INDEX_CHUNK0_ENTRIES << c entries and never moves or
+ *        is freed before close; chunks [0, chunk_of(count - 1)] are allocated.
+ *   XI3. writable: file_bytes == count * 34 after every successful call.
+ *   XI4. an entry's slot is written before the count that covers it is published (release), so
+ *        readers (acquire) never see a partial entry.
  *
  * Why memory and not mmap: aborts are rare, so a segment's entries are a few KB; decoding them
  * once makes collect a binary search over host-endian structs, and chunks that never move let
@@ -192,7 +192,7 @@ static const struct txn_index_entry *slot_at(const struct txn_index *idx, uint32
     uint32_t slot;
     unsigned c = chunk_of(i, &slot);
     struct txn_index_entry *chunk = atomic_load_explicit(&idx->chunks[c], memory_order_acquire);
-    assert(chunk != NULL); /* I2 */
+    assert(chunk != NULL); /* XI2 */
     return &chunk[slot];
 }
 
@@ -214,7 +214,7 @@ static int store_slot(struct txn_index *idx, uint32_t i, const struct txn_index_
 
 static void publish(struct txn_index *idx, uint32_t count)
 {
-    assert(count <= TXN_INDEX_ENTRIES_MAX); /* I1 */
+    assert(count <= TXN_INDEX_ENTRIES_MAX); /* XI1 */
     atomic_store_explicit(&idx->count, count, memory_order_release);
 }
 
@@ -370,7 +370,7 @@ int txn_index_append(struct txn_index *idx, const struct txn_index_entry *entry)
     if (!idx->writable && !idx->memory)
         return -EROFS;
     uint32_t n = atomic_load_explicit(&idx->count, memory_order_relaxed);
-    assert(idx->file_bytes == (uint64_t)n * TXN_INDEX_ENTRY_BYTES); /* I3 */
+    assert(idx->file_bytes == (uint64_t)n * TXN_INDEX_ENTRY_BYTES); /* XI3 */
     const struct txn_index_entry *prev = n > 0 ? slot_at(idx, n - 1) : NULL;
     if (entry_rule(entry, prev, idx->base_offset) != NULL)
         return -EINVAL;
@@ -379,7 +379,7 @@ int txn_index_append(struct txn_index *idx, const struct txn_index_entry *entry)
 
     uint8_t buf[TXN_INDEX_ENTRY_BYTES];
     txn_index_entry_encode(buf, entry);
-    /* The slot first (it may need memory), the file second, the count last (I4). */
+    /* The slot first (it may need memory), the file second, the count last (XI4). */
     int rc = store_slot(idx, n, entry);
     if (rc)
         return rc;
@@ -414,7 +414,7 @@ int txn_index_sync(struct txn_index *idx)
     return 0;
 }
 
-/* Number of entries with lastOffset < offset (lastOffset is strictly increasing, I1). */
+/* Number of entries with lastOffset < offset (lastOffset is strictly increasing, XI1). */
 static uint32_t count_below(const struct txn_index *idx, uint32_t n, int64_t offset)
 {
     uint32_t lo = 0, hi = n;

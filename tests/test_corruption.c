@@ -298,8 +298,8 @@ static const struct corruption_case cases[] = {
     /* newest .log with the clean marker: trusted at open, checked by readers. */
     {T_NEWEST_LOG_CLEAN, D_FLIP, W_BATCH, 80, 0x02, E_READ_CORRUPT, 1, "record bytes"},
     /* sealed .log: never repaired. Payload damage (under the CRC) is refused by readers; a
-     * header that no longer parses is refused by open, which walks every header (L2 in
-     * engine/segment_check.c, the check rt_verify shares). */
+     * header that no longer parses is refused by open, which walks every header (SC1 in
+     * engine/log/segment_check.c, the check rt_verify shares). */
     {T_SEALED_LOG, D_FLIP, W_BATCH, 18, 0x80, E_READ_CORRUPT, 1, "crc"},
     {T_SEALED_LOG, D_FLIP, W_BATCH, 30, 0x10, E_READ_CORRUPT, 1, "baseTimestamp (CRC)"},
     {T_SEALED_LOG, D_FLIP, W_BATCH, 80, 0x02, E_READ_CORRUPT, 1, "record bytes"},

@@ -2,7 +2,8 @@
  * test_index.c — the offset index and the time index (index/offset_index.c, index/time_index.c):
  * lookups at every boundary, capacity, misuse, truncation, seal and reopen, the exact bytes of
  * Kafka's encoding, and the pure checkers against each corruption class. Pure file tests: they
- * run once, not once per io backend. Invariant numbers (I1..I5) refer to the tops of the .c files.
+ * run once, not once per io backend. Invariant numbers refer to the tops of the .c files
+ * (OI1-OI6 offset_index.c, TI1-TI6 time_index.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -291,7 +292,7 @@ static void test_offset_seal_and_reopen(void **state)
 
 static void test_offset_seal_keeps_address(void **state)
 {
-    /* I6: lock-free readers keep a pointer to the mapping; sealing must not move it. 600 entries
+    /* OI6: lock-free readers keep a pointer to the mapping; sealing must not move it. 600 entries
      * span two pages, so the kept head and the unmapped tail both get exercised. */
     struct fixture *f = *state;
     struct offset_index idx;
@@ -642,7 +643,7 @@ static void test_time_full_reserves_last_slot(void **state)
     assert_int_equal(time_index_append(&idx, 100, BASE + 10), 0);
     assert_false(time_index_full(&idx));
     assert_int_equal(time_index_append(&idx, 200, BASE + 20), 0);
-    assert_true(time_index_full(&idx)); /* I5: roll now, one slot left for the seal */
+    assert_true(time_index_full(&idx)); /* TI5: roll now, one slot left for the seal */
     assert_int_equal(time_index_append(&idx, 300, BASE + 30), 0);
     assert_true(time_index_full(&idx));
     assert_int_equal(time_index_append(&idx, 400, BASE + 40), -ENOSPC);
@@ -692,7 +693,7 @@ static void test_time_seal_and_reopen(void **state)
     tfill3(&idx);
     const uint8_t *reader = idx.map;
     assert_int_equal(time_index_seal(&idx), 0);
-    assert_ptr_equal(idx.map, reader); /* I6 */
+    assert_ptr_equal(idx.map, reader); /* TI6 */
     assert_int_equal(tu_file_size(f->time_path), 36);
     assert_int_equal(time_index_append(&idx, 400, BASE + 40), -EROFS);
     assert_true(time_index_full(&idx));

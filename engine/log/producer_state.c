@@ -1,17 +1,17 @@
 /*
- * producer_state.c — the per-partition producer table (see producer_state.h for S1-S3).
+ * producer_state.c — the per-partition producer table (see producer_state.h for PST1-PST3).
  *
  * Rules, in the order they are applied to a batch (Kafka's ProducerAppendInfo for anonymous
  * producers; Pulsar's producer-name dedup for named ones):
- *   R1. epoch < entry.epoch                          -> RT_E_INVALID_PRODUCER_EPOCH
- *   R2. (firstSeq, lastSeq) equals one of the last 5  -> duplicate (original offset)
- *   R3. named: lastSeq <= highest persisted           -> duplicate (offset -1 if outside window)
- *       named: firstSeq > highest persisted           -> append (gaps allowed, any epoch >= ours)
- *       named: otherwise (straddles)                  -> RT_E_OUT_OF_ORDER_SEQUENCE
- *   R4. unknown producer id: firstSeq must be 0       -> else RT_E_UNKNOWN_PRODUCER_ID
- *   R5. epoch > entry.epoch: firstSeq must be 0       -> else RT_E_OUT_OF_ORDER_SEQUENCE
- *   R6. same epoch: firstSeq == lastSeq + 1 (wrapping past INT32_MAX to 0) -> append
- *   R7. anything else                                 -> RT_E_OUT_OF_ORDER_SEQUENCE
+ *   PS1. epoch < entry.epoch                           -> RT_E_INVALID_PRODUCER_EPOCH
+ *   PS2. (firstSeq, lastSeq) equals one of the last 5  -> duplicate (original offset)
+ *   PS3. named: lastSeq <= highest persisted           -> duplicate (offset -1 if outside window)
+ *        named: firstSeq > highest persisted           -> append (gaps allowed, any epoch >= ours)
+ *        named: otherwise (straddles)                  -> RT_E_OUT_OF_ORDER_SEQUENCE
+ *   PS4. unknown producer id: firstSeq must be 0       -> else RT_E_UNKNOWN_PRODUCER_ID
+ *   PS5. epoch > entry.epoch: firstSeq must be 0       -> else RT_E_OUT_OF_ORDER_SEQUENCE
+ *   PS6. same epoch: firstSeq == lastSeq + 1 (wrapping past INT32_MAX to 0) -> append
+ *   PS7. anything else                                 -> RT_E_OUT_OF_ORDER_SEQUENCE
  *
  * Costs: check and update are O(1) expected (one hash probe sequence); eviction scans at most
  * EVICT_SCAN entries.
@@ -184,14 +184,14 @@ int producer_table_check(const struct producer_table *t, const struct batch_head
         return RT_E_OUT_OF_ORDER_SEQUENCE;
     }
     if (e && e->epoch >= 0 && h->producer_epoch < e->epoch) {
-        *rule = "R1: epoch older than the producer's current epoch (fenced)";
+        *rule = "PS1: epoch older than the producer's current epoch (fenced)";
         return RT_E_INVALID_PRODUCER_EPOCH;
     }
     if (e && h->producer_epoch == e->epoch) {
         for (uint8_t i = 0; i < e->batch_count; i++) {
             if (e->batches[i].first_seq == first && e->batches[i].last_seq == last) {
                 *dup_offset = e->batches[i].first_offset;
-                *rule = "R2: duplicate of one of the last 5 batches";
+                *rule = "PS2: duplicate of one of the last 5 batches";
                 return PRODUCER_DUPLICATE;
             }
         }
@@ -199,7 +199,7 @@ int producer_table_check(const struct producer_table *t, const struct batch_head
     bool monotonic = e ? e->monotonic : (t->is_named && t->is_named(t->named_ctx, h->producer_id));
     if (monotonic) {
         if (h->base_sequence + (int64_t)h->last_offset_delta > INT32_MAX) {
-            *rule = "R3: named producer sequences must stay <= INT32_MAX";
+            *rule = "PS3: named producer sequences must stay <= INT32_MAX";
             return RT_E_OUT_OF_ORDER_SEQUENCE;
         }
         int32_t highest = (e && e->batch_count) ? e->batches[e->batch_count - 1].last_seq : -1;
@@ -207,31 +207,31 @@ int producer_table_check(const struct producer_table *t, const struct batch_head
             for (uint8_t i = 0; i < (e ? e->batch_count : 0); i++)
                 if (e->batches[i].first_seq == first && e->batches[i].last_seq == last)
                     *dup_offset = e->batches[i].first_offset;
-            *rule = "R3: named producer sequence at or below the highest persisted";
+            *rule = "PS3: named producer sequence at or below the highest persisted";
             return PRODUCER_DUPLICATE;
         }
         if (first > highest)
             return PRODUCER_APPEND;
-        *rule = "R3: named producer batch straddles the highest persisted sequence";
+        *rule = "PS3: named producer batch straddles the highest persisted sequence";
         return RT_E_OUT_OF_ORDER_SEQUENCE;
     }
     if (!e || e->batch_count == 0) {
         if (first != 0) {
-            *rule = "R4: a producer id unknown to this partition must start at sequence 0";
+            *rule = "PS4: a producer id unknown to this partition must start at sequence 0";
             return RT_E_UNKNOWN_PRODUCER_ID;
         }
         return PRODUCER_APPEND;
     }
     if (h->producer_epoch > e->epoch) {
         if (first != 0) {
-            *rule = "R5: a new epoch must start at sequence 0";
+            *rule = "PS5: a new epoch must start at sequence 0";
             return RT_E_OUT_OF_ORDER_SEQUENCE;
         }
         return PRODUCER_APPEND;
     }
     if (first == next_seq(e->batches[e->batch_count - 1].last_seq))
         return PRODUCER_APPEND;
-    *rule = "R7: sequence is not the next expected one";
+    *rule = "PS7: sequence is not the next expected one";
     return RT_E_OUT_OF_ORDER_SEQUENCE;
 }
 
@@ -350,7 +350,7 @@ int producer_table_check_coordinator(const struct producer_table *t, const struc
 {
     const struct producer_entry *e = producer_table_find(t, h->producer_id);
     if (e && e->epoch >= 0 && h->producer_epoch < e->epoch) {
-        *rule = "R1: epoch older than the producer's current epoch (fenced)";
+        *rule = "PS1: epoch older than the producer's current epoch (fenced)";
         return RT_E_INVALID_PRODUCER_EPOCH;
     }
     return 0;

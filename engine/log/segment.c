@@ -119,7 +119,7 @@ static int open_txns(struct segment *seg, bool writable, bool repair)
         flags = TXN_INDEX_MEMORY | (repair ? TXN_INDEX_REPAIR : 0); /* changes stay in memory */
     rc = txn_index_open(&seg->txns, path, seg->base_offset, flags, &why, &bad);
     if (rc == -EBADMSG && !repair) {
-        /* Derived data (T1 in segment_check.c): cut it to its valid prefix; the partition
+        /* Derived data (SC4 in segment_check.c): cut it to its valid prefix; the partition
          * then finds it short of its segment's ABORT markers and rebuilds it. */
         unsigned fix = seg->cfg.read_only ? TXN_INDEX_MEMORY : TXN_INDEX_WRITABLE;
         rc = txn_index_open(&seg->txns, path, seg->base_offset, fix | TXN_INDEX_REPAIR, &why, &bad);
@@ -522,7 +522,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         }
     } else {
         seg->size_bytes = file_bytes;
-        /* L2, I1, I2: the check verify makes too (segment_check.c). A damaged log is refused,
+        /* SC1, SC2, SC3: the check verify makes too (segment_check.c). A damaged log is refused,
          * never cut; damaged indexes are rebuilt from a whole log. */
         struct segment_check chk;
         segment_check_run(seg->map, file_bytes, base_offset, false, seg->oidx.map,
@@ -536,7 +536,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         }
         if (rebuild_indexes || !indexes_sound(seg) || chk.oidx_bad != SEGMENT_CHECK_SOUND ||
             chk.tidx_bad != SEGMENT_CHECK_SOUND) {
-            /* Rebuild only from a log that is whole: a sealed segment (L2) must consist of
+            /* Rebuild only from a log that is whole: a sealed segment (SC1) must consist of
              * valid batches to its last byte. A damaged one is reported, never cut. */
             uint64_t pos = 0;
             int64_t expect = base_offset;
