@@ -1,6 +1,6 @@
 /*
  * fuzz_segment_check.c — libFuzzer target for the check rt_open and rt_verify share
- * (engine/segment_check.c): the batch-header walk of a .log with the cross-check of its .index
+ * (engine/log/segment_check.c): the batch-header walk of a .log with the cross-check of its .index
  * and .timeindex entries, and the aborted-transaction walk (rule SC4) over the same log.
  *
  * Input: byte 0 = flags (bit 0: a zero tail is preallocation), bytes 1-2 and 3-4 = the lengths

@@ -1,6 +1,6 @@
 /*
- * offset_index.c — a segment's sparse offset index, `<base>.index` (docs/format.md §Offset index,
- * docs/format-parts/index.md is the draft of that section).
+ * offset_index.c — a segment's sparse offset index, `<base>.index` (docs/format.md §C.1,
+ * normative; §C.3 the life cycle it shares with the time index).
  *
  * This module owns one index file: its preallocation, its read-write or read-only mapping, the
  * in-memory count of live entries, the binary search over them and the trim at seal. It never

@@ -1,7 +1,7 @@
 /*
  * offset_index.h — a segment's sparse offset index, `<base>.index`, in Kafka's format:
  * 8-byte entries (relativeOffset i32 BE, position i32 BE), both strictly increasing.
- * docs/format.md §Offset index is normative.
+ * docs/format.md §C.1 is normative.
  *
  * The file is preallocated to its capacity and mmap'd; entries are written through the mapping
  * (an index is derived data: recovery rebuilds it from the log, so it needs no fsync per append;

@@ -1,6 +1,6 @@
 /*
- * time_index.c — a segment's time index, `<base>.timeindex` (docs/format.md §Time index,
- * docs/format-parts/index.md is the draft of that section).
+ * time_index.c — a segment's time index, `<base>.timeindex` (docs/format.md §C.2,
+ * normative; §C.3 the life cycle it shares with the offset index).
  *
  * This module owns one time index file: preallocation, mapping, the in-memory count of live
  * entries, the binary search by timestamp and the trim at seal. It never reads the log, never

@@ -5,7 +5,7 @@
  * offset O, first reached in O's batch, so every record with timestamp > T comes after O.
  * Entries are offered whenever an offset-index entry is added (the segment's max timestamp so
  * far and the offset where it was reached) and kept only if they raise the max; and once at seal
- * for the segment's max timestamp. docs/format.md §Time index is normative.
+ * for the segment's max timestamp. docs/format.md §C.2 is normative.
  *
  * Same life cycle and rules as offset_index.h: preallocated, mmap'd, derived data rebuilt by
  * recovery, trimmed at seal. Never includes engine/; errors are -errno / -EBADMSG.

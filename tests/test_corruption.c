@@ -557,7 +557,7 @@ static void test_corruption_matrix(void **state)
  * .log lost its tail (truncated mid-batch, or at a batch boundary) is silently "recovered" at the
  * first rt_open instead of being reported. L2 says only the newest segment can have a torn tail; a
  * sealed one is corruption. What happens: the sealed .index now points past the shorter log (O5
- * fails), so segment_open() (engine/segment.c, the `!indexes_sound(seg)` branch of the
+ * fails), so segment_open() (engine/log/segment.c, the `!indexes_sound(seg)` branch of the
  * non-recovering path) rebuilds the indexes with segment_scan(), which stops at the torn batch like
  * R2 and sets size_bytes there without reporting anything. rt_open returns 0; offsets 128..255
  * (acknowledged, below the high watermark 600) are gone and rt_fetch_start answers

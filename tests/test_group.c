@@ -1,9 +1,10 @@
 /*
- * test_group.c — consumer-group offsets (engine/group.c) and the consumer (engine/consumer.c):
- * the `__consumer_offsets` record codec against Kafka's byte layout, group placement by Java's
- * String.hashCode, plain and transactional commits (pending until the marker, UNSTABLE while
- * pending, stale epochs fenced), replay after a restart reproducing the live state (GO4),
- * checkpoint compaction (GO6), and the consumer over plain and transactional partitions.
+ * test_group.c — consumer-group offsets (engine/txn/group.c) and the consumer
+ * (engine/client/consumer.c): the `__consumer_offsets` record codec against Kafka's byte layout,
+ * group placement by Java's String.hashCode, plain and transactional commits (pending until the
+ * marker, UNSTABLE while pending, stale epochs fenced), replay after a restart reproducing the live
+ * state (GO4), checkpoint compaction (GO6), and the consumer over plain and transactional
+ * partitions.
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback.
  */

@@ -1,6 +1,6 @@
 /*
  * test_producer.c — exactly-once appends: every producer sequence rule (PS1-PS7 of
- * engine/producer_state.c) through the engine, fencing by epoch, expiry and the table bound,
+ * engine/log/producer_state.c) through the engine, fencing by epoch, expiry and the table bound,
  * snapshots (clean close, unclean replay, a corrupt snapshot rejected), a property test that
  * snapshot-plus-replay equals a full replay over random histories, the embedded producer API,
  * and a crash test: a child sends under a producer name and is SIGKILLed at a random point; the

@@ -1,5 +1,5 @@
 /*
- * test_records.c — the record iterator (engine/records.c) over fetches built from raw bytes
+ * test_records.c — the record iterator (engine/log/records.c) over fetches built from raw bytes
  * (fetch_from_bytes): read_committed filtering by the aborted list (DESIGN §5, rules RC1-RC4 at the
  * top of records.c, Kafka's CompletedFetch), control records never yielded, compressed batches of
  * every codec decoded and checked (a damaged or oversized one is RT_E_CORRUPT naming its

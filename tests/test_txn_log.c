@@ -1,5 +1,5 @@
 /*
- * test_txn_log.c — the `__transaction_state` codec (engine/txn_log.c, docs/format.md §G): the
+ * test_txn_log.c — the `__transaction_state` codec (engine/txn/txn_log.c, docs/format.md §G): the
  * exact bytes of a key and of a value (derived by hand from Kafka's TransactionLogKey.json and
  * TransactionLogValue.json), Kafka v0 values built by hand, round trips over every state and
  * over 0, 1 and many partitions, every truncation, and each rule (TLK1-TLK5, TLV1-TLV14) broken

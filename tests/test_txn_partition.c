@@ -1,6 +1,6 @@
 /*
  * test_txn_partition.c — the partition side of transactions: transactional batches and
- * COMMIT/ABORT markers written through the coordinator's marker API (engine_write_markers), the
+ * COMMIT/ABORT markers written through the coordinator's marker API (log_write_markers), the
  * last stable offset (an open transaction pins it, its marker releases it), the .txnindex and the
  * aborted list a read_committed fetch returns, fencing of stale markers, markers durable whatever
  * the sync mode, and recovery rebuilding the LSO and the .txnindex exactly as they were.

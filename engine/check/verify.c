@@ -19,7 +19,7 @@
  *      after the last batch is preallocated space only in the newest segment of a directory
  *      without the clean-shutdown marker.
  *   5. Indexes, .txnindex files and snapshots are judged by the checks rt_open makes
- *      (engine/segment_check.c, docs/format.md §I), so verify reports exactly what open would
+ *      (engine/log/segment_check.c, docs/format.md §I), so verify reports exactly what open would
  *      refuse or repair: each `.index` / `.timeindex` has whole entries, no zero tail (same
  *      exception as above), and passes segment_check_run (SC2, SC3); a missing one is reported
  *      (open rebuilds it). Each `.txnindex` passes txn_index_check (X1-X8, a torn entry

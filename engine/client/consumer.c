@@ -3,7 +3,7 @@
  * per partition, and at most one rt_fetch held per partition at a time, from which records are
  * yielded through rt_records_next (so under read_committed aborted and open transactions are
  * never returned, and control records are skipped). It owns its fetches and positions; it never
- * writes anything but offset commits through the group manager (engine/group.c).
+ * writes anything but offset commits through the group manager (engine/txn/group.c).
  *
  * Positions (Kafka's): the position is the offset of the next record to return. After a record
  * it is that record's offset + 1. When a fetch is exhausted the position moves to the end of

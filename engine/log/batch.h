@@ -1,12 +1,12 @@
 /*
  * batch.h — Kafka RecordBatch v2: encode, decode, validate; records, headers, zigzag varints;
- * control (COMMIT/ABORT marker) batches. docs/format.md §RecordBatch is the normative layout.
+ * control (COMMIT/ABORT marker) batches. docs/format.md §B is the normative layout.
  *
  * Everything here works on caller-owned byte buffers and never allocates. Decoders treat their
  * input as untrusted: they never read outside [buf, buf+len) and report damage as RT_E_CORRUPT
  * with a static reason string in *why (`why` may be NULL; the string names the rule, not the
- * record index). The validation rules V1-V15 are numbered in engine/batch.c and
- * docs/format-parts/batch.md §7.
+ * record index). The validation rules V1-V15 are numbered in engine/log/batch.c and
+ * docs/format.md §B.7.
  */
 #ifndef RT_BATCH_H
 #define RT_BATCH_H

@@ -22,7 +22,7 @@
  *
  * Plain commits are one non-transactional batch (producerId -1); a transactional commit is one
  * batch with attributes TRANSACTIONAL, the producer's id and epoch and baseSequence -1 (Kafka's
- * TxnOffsetCommit), appended with engine_append_coordinator, which fences stale epochs.
+ * TxnOffsetCommit), appended with log_append_coordinator, which fences stale epochs.
  *
  * Invariants (tests name them):
  *   GO1. Nothing is applied before its record is appended (acknowledged under the sync mode).

@@ -5,7 +5,7 @@
  * for the records.
  *
  * The group manager is created at engine open (after the topics exist) and replays the whole
- * topic into memory; it writes through engine_append_coordinator. The transaction coordinator
+ * topic into memory; it writes through log_append_coordinator. The transaction coordinator
  * calls group_partition_for (the partition it must add to the transaction and mark),
  * group_txn_commit_offsets (while the transaction is Ongoing) and group_txn_complete (after the
  * marker is durable). Thread-safe (one mutex).
