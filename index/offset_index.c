@@ -2,12 +2,12 @@
  * offset_index.c — a segment's sparse offset index, `<base>.index` (docs/format.md §C.1,
  * normative; §C.3 the life cycle it shares with the time index).
  *
- * This module owns what the entries of one index file mean: their encoding, the append rule and
- * the binary search over them. The file itself (preallocation, mapping, live count, trim at seal,
- * close) is index_file's (index/index_file.h, invariants IF1-IF5), shared with the time index. It never
- * reads the log, never includes engine/, knows nothing about io_uring and never fsyncs per append:
- * an index is derived data that recovery rebuilds from the log, so a crash may leave it stale or
- * untrimmed, never wrong in a way recovery cannot see.
+ * This module owns what the entries of one index file mean: their encoding, the append rule and the
+ * binary search over them. The file itself (preallocation, mapping, live count, trim at seal,
+ * close) is index_file's (index/index_file.h, invariants IF1-IF5), shared with the time index. It
+ * never reads the log, never includes engine/, knows nothing about io_uring and never fsyncs per
+ * append: an index is derived data that recovery rebuilds from the log, so a crash may leave it
+ * stale or untrimmed, never wrong in a way recovery cannot see.
  *
  *     entry i, 8 bytes, big-endian, at byte i * 8:
  *     +0  relativeOffset  i32   offset - base_offset, 0 <= relativeOffset <= INT32_MAX

@@ -81,8 +81,8 @@ void offset_index_reset(struct offset_index *idx);
 
 /* msync(MS_SYNC) + ftruncate to entries * 8 + fdatasync, then shrinks the mapping in place: the
  * pages holding the live entries stay mapped at the same address, now read-only, the rest is
- * unmapped (nothing stays mapped when empty). So idx->file.map never moves between open and close and
- * readers holding it stay valid. A no-op returning 0 on a read-only index. Returns 0 or -errno;
+ * unmapped (nothing stays mapped when empty). So idx->file.map never moves between open and close
+ * and readers holding it stay valid. A no-op returning 0 on a read-only index. Returns 0 or -errno;
  * once the ftruncate has succeeded the index is read-only even if a later step fails. */
 int offset_index_seal(struct offset_index *idx);
 
