@@ -22,6 +22,7 @@
  * section" (the last 8 KiB of entries) first so that tail lookups touch the same few pages.
  */
 #include "index/offset_index.h"
+#include "index/byte_order.h"
 #include "index/index_file.h"
 
 #include <assert.h>
@@ -32,33 +33,14 @@ _Static_assert(OFFSET_INDEX_ENTRY_BYTES == 8, "Kafka offset index entries are 8 
 /* Kafka's warm section: lookups near the tail stay within the last 8 KiB of the file. */
 #define WARM_ENTRIES (8192u / OFFSET_INDEX_ENTRY_BYTES)
 
-static uint32_t load_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-static void store_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-/* Two's-complement reinterpretation without implementation-defined conversion. */
-static int32_t as_i32(uint32_t v)
-{
-    return v <= (uint32_t)INT32_MAX ? (int32_t)v : (int32_t)(v - 0x80000000u) + INT32_MIN;
-}
-
 static int32_t rel_at(const uint8_t *buf, uint32_t i)
 {
-    return as_i32(load_be32(buf + (size_t)i * OFFSET_INDEX_ENTRY_BYTES));
+    return u32_as_i32(be32_load(buf + (size_t)i * OFFSET_INDEX_ENTRY_BYTES));
 }
 
 static uint32_t pos_at(const uint8_t *buf, uint32_t i)
 {
-    return load_be32(buf + (size_t)i * OFFSET_INDEX_ENTRY_BYTES + 4);
+    return be32_load(buf + (size_t)i * OFFSET_INDEX_ENTRY_BYTES + 4);
 }
 
 /* Number of live entries with relativeOffset <= rel_target, assuming sorted entries (on
@@ -120,8 +102,8 @@ int offset_index_append(struct offset_index *idx, int64_t offset, uint32_t posit
         return -ENOSPC;
 
     uint8_t *p = idx->file.map + (size_t)idx->file.entries * OFFSET_INDEX_ENTRY_BYTES;
-    store_be32(p, (uint32_t)rel);
-    store_be32(p + 4, position);
+    be32_store(p, (uint32_t)rel);
+    be32_store(p + 4, position);
     idx->file.entries++;
     assert(rel_at(idx->file.map, idx->file.entries - 1) == rel); /* OI1, read back */
     assert(pos_at(idx->file.map, idx->file.entries - 1) == position);

@@ -29,6 +29,7 @@
  * Costs: append O(1) through the mapping; lookup and truncate O(log n), warm section first.
  */
 #include "index/time_index.h"
+#include "index/byte_order.h"
 #include "index/index_file.h"
 
 #include <assert.h>
@@ -40,49 +41,14 @@ _Static_assert(TIME_INDEX_ENTRY_BYTES == 12, "Kafka time index entries are 12 by
 /* Kafka's RecordBatch.NO_TIMESTAMP: what an empty index reports as its max timestamp. */
 #define NO_TIMESTAMP (-1)
 
-static uint32_t load_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-static uint64_t load_be64(const uint8_t *p)
-{
-    return (uint64_t)load_be32(p) << 32 | load_be32(p + 4);
-}
-
-static void store_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static void store_be64(uint8_t *p, uint64_t v)
-{
-    store_be32(p, (uint32_t)(v >> 32));
-    store_be32(p + 4, (uint32_t)v);
-}
-
-/* Two's-complement reinterpretations without implementation-defined conversions. */
-static int32_t as_i32(uint32_t v)
-{
-    return v <= (uint32_t)INT32_MAX ? (int32_t)v : (int32_t)(v - 0x80000000u) + INT32_MIN;
-}
-
-static int64_t as_i64(uint64_t v)
-{
-    return v <= (uint64_t)INT64_MAX ? (int64_t)v : (int64_t)(v - 0x8000000000000000u) + INT64_MIN;
-}
-
 static int64_t ts_at(const uint8_t *buf, uint32_t i)
 {
-    return as_i64(load_be64(buf + (size_t)i * TIME_INDEX_ENTRY_BYTES));
+    return u64_as_i64(be64_load(buf + (size_t)i * TIME_INDEX_ENTRY_BYTES));
 }
 
 static int32_t rel_at(const uint8_t *buf, uint32_t i)
 {
-    return as_i32(load_be32(buf + (size_t)i * TIME_INDEX_ENTRY_BYTES + 8));
+    return u32_as_i32(be32_load(buf + (size_t)i * TIME_INDEX_ENTRY_BYTES + 8));
 }
 
 /* Partition point over live entries: the number of leading entries for which key <= target,
@@ -153,8 +119,8 @@ int time_index_append(struct time_index *idx, int64_t timestamp_ms, int64_t offs
         return -ENOSPC;
 
     uint8_t *p = idx->file.map + (size_t)idx->file.entries * TIME_INDEX_ENTRY_BYTES;
-    store_be64(p, (uint64_t)timestamp_ms);
-    store_be32(p + 8, (uint32_t)rel);
+    be64_store(p, (uint64_t)timestamp_ms);
+    be32_store(p + 8, (uint32_t)rel);
     idx->file.entries++;
     assert(ts_at(idx->file.map, idx->file.entries - 1) == timestamp_ms); /* TI1, read back */
     assert(rel_at(idx->file.map, idx->file.entries - 1) == rel);

@@ -40,6 +40,7 @@
  * EOF would SIGBUS a reader racing a truncation). Cost: 32 bytes of memory per entry.
  */
 #include "index/txn_index.h"
+#include "index/byte_order.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -63,46 +64,22 @@ _Static_assert((uint64_t)TXN_INDEX_CHUNK0_ENTRIES *((1ull << TXN_INDEX_CHUNKS) -
 /* Entries read per pread at open. */
 #define READ_ENTRIES 256
 
-static uint64_t load_be64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void store_be64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--) {
-        p[i] = (uint8_t)v;
-        v >>= 8;
-    }
-}
-
-/* Two's-complement reinterpretation without implementation-defined conversion. */
-static int64_t as_i64(uint64_t v)
-{
-    int64_t out;
-    memcpy(&out, &v, sizeof(out));
-    return out;
-}
-
 static void decode(const uint8_t *p, struct txn_index_entry *e)
 {
-    e->producer_id = as_i64(load_be64(p + OFF_PRODUCER_ID));
-    e->first_offset = as_i64(load_be64(p + OFF_FIRST));
-    e->last_offset = as_i64(load_be64(p + OFF_LAST));
-    e->last_stable_offset = as_i64(load_be64(p + OFF_LSO));
+    e->producer_id = u64_as_i64(be64_load(p + OFF_PRODUCER_ID));
+    e->first_offset = u64_as_i64(be64_load(p + OFF_FIRST));
+    e->last_offset = u64_as_i64(be64_load(p + OFF_LAST));
+    e->last_stable_offset = u64_as_i64(be64_load(p + OFF_LSO));
 }
 
 void txn_index_entry_encode(uint8_t out[TXN_INDEX_ENTRY_BYTES], const struct txn_index_entry *e)
 {
     out[OFF_VERSION] = 0;
     out[OFF_VERSION + 1] = TXN_INDEX_VERSION;
-    store_be64(out + OFF_PRODUCER_ID, (uint64_t)e->producer_id);
-    store_be64(out + OFF_FIRST, (uint64_t)e->first_offset);
-    store_be64(out + OFF_LAST, (uint64_t)e->last_offset);
-    store_be64(out + OFF_LSO, (uint64_t)e->last_stable_offset);
+    be64_store(out + OFF_PRODUCER_ID, (uint64_t)e->producer_id);
+    be64_store(out + OFF_FIRST, (uint64_t)e->first_offset);
+    be64_store(out + OFF_LAST, (uint64_t)e->last_offset);
+    be64_store(out + OFF_LSO, (uint64_t)e->last_stable_offset);
 }
 
 /* X3-X7 for one decoded entry; prev is the previous entry or NULL. Returns a reason or NULL. */
