@@ -235,16 +235,29 @@ int producer_table_check(const struct producer_table *t, const struct batch_head
     return RT_E_OUT_OF_ORDER_SEQUENCE;
 }
 
+/* The entry of h's producer (inserted if new: *err on a full table), moved to h's epoch: a new
+ * epoch starts a new sequence space, so an anonymous producer's dedup window is emptied (a named
+ * one keeps it: its sequences run across epochs). The writer's common first step (PST3). */
+static struct producer_entry *entry_at_epoch(struct producer_table *t, const struct batch_header *h,
+                                             int *err)
+{
+    struct producer_entry *e = (struct producer_entry *)producer_table_find(t, h->producer_id);
+    if (!e && !(e = insert(t, h->producer_id, err)))
+        return NULL;
+    if (h->producer_epoch != e->epoch && !e->monotonic)
+        e->batch_count = 0;
+    e->epoch = h->producer_epoch;
+    assert(e->batch_count <= PRODUCER_BATCHES_KEPT);
+    return e;
+}
+
 int producer_table_update(struct producer_table *t, const struct batch_header *h)
 {
     assert(h->producer_id >= 0);
     int err = 0;
-    struct producer_entry *e = (struct producer_entry *)producer_table_find(t, h->producer_id);
-    if (!e && !(e = insert(t, h->producer_id, &err)))
+    struct producer_entry *e = entry_at_epoch(t, h, &err);
+    if (!e)
         return err;
-    if (h->producer_epoch != e->epoch && !e->monotonic)
-        e->batch_count = 0; /* a new epoch starts a new sequence space */
-    e->epoch = h->producer_epoch;
     if (batch_is_control(h)) {
         e->current_txn_first_offset = -1;
     } else {
@@ -332,12 +345,10 @@ int producer_table_end_txn(struct producer_table *t, const struct batch_header *
 {
     int err = 0;
     struct producer_entry *e = (struct producer_entry *)producer_table_find(t, h->producer_id);
-    if (!e && !(e = insert(t, h->producer_id, &err)))
+    /* The transaction's first offset as it was before the marker moves the epoch. */
+    *txn_first_offset_out = e ? e->current_txn_first_offset : -1;
+    if (!(e = entry_at_epoch(t, h, &err)))
         return err;
-    *txn_first_offset_out = e->current_txn_first_offset;
-    if (h->producer_epoch != e->epoch && !e->monotonic)
-        e->batch_count = 0;
-    e->epoch = h->producer_epoch;
     e->current_txn_first_offset = -1;
     e->coordinator_epoch = coordinator_epoch;
     e->last_timestamp_ms = h->max_timestamp;
@@ -359,12 +370,9 @@ int producer_table_check_coordinator(const struct producer_table *t, const struc
 int producer_table_update_coordinator(struct producer_table *t, const struct batch_header *h)
 {
     int err = 0;
-    struct producer_entry *e = (struct producer_entry *)producer_table_find(t, h->producer_id);
-    if (!e && !(e = insert(t, h->producer_id, &err)))
+    struct producer_entry *e = entry_at_epoch(t, h, &err);
+    if (!e)
         return err;
-    if (h->producer_epoch != e->epoch && !e->monotonic)
-        e->batch_count = 0;
-    e->epoch = h->producer_epoch;
     if (batch_is_transactional(h) && e->current_txn_first_offset < 0)
         e->current_txn_first_offset = h->base_offset;
     e->last_timestamp_ms = h->max_timestamp;
