@@ -591,8 +591,8 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
         if (i > 0) {
             struct segment *prev = p->segments[p->segment_count - 1];
             if (prev->next_offset != seg->base_offset) {
-                /* L1: offsets are dense across segments. A gap means a sealed segment lost
-                 * whole batches; an overlap means a name or a log is wrong. */
+                /* L1 (docs/format.md A.1): offsets are dense across segments. A gap means a
+                 * sealed segment lost whole batches; an overlap means a name or a log is wrong. */
                 rc =
                     error_set(RT_E_CORRUPT,
                               "%s: offset %" PRIu64 ": segment ends at offset %" PRId64
