@@ -21,8 +21,8 @@ static void closed(struct index_file *f, size_t entry_bytes, int64_t base_offset
 
 void index_file_assert(const struct index_file *f)
 {
-    assert(f->entry_bytes > 0);
-    assert(f->entries <= f->entries_max);                                            /* IF1 */
+    assert(f->entry_bytes > 0 || f->map_bytes == 0); /* a closed or never-opened one */
+    assert(f->entries <= f->entries_max);            /* IF1 */
     assert(!f->writable || f->map_bytes == (size_t)f->entries_max * f->entry_bytes); /* IF2 */
     assert(f->map_bytes >= (size_t)f->entries * f->entry_bytes);                     /* IF3 */
     assert((f->map == NULL) == (f->map_bytes == 0));                                 /* IF4 */
