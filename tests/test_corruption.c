@@ -299,8 +299,8 @@ static const struct corruption_case cases[] = {
     /* newest .log with the clean marker: trusted at open, checked by readers. */
     {T_NEWEST_LOG_CLEAN, D_FLIP, W_BATCH, 80, 0x02, E_READ_CORRUPT, 1, "record bytes"},
     /* sealed .log: never repaired. Payload damage (under the CRC) is refused by readers; a
-     * header that no longer parses is refused by open, which walks every header (L2 in
-     * engine/segment_check.c, the check rt_verify shares). */
+     * header that no longer parses is refused by open, which walks every header (SC1 in
+     * engine/log/segment_check.c, the check rt_verify shares). */
     {T_SEALED_LOG, D_FLIP, W_BATCH, 18, 0x80, E_READ_CORRUPT, 1, "crc"},
     {T_SEALED_LOG, D_FLIP, W_BATCH, 30, 0x10, E_READ_CORRUPT, 1, "baseTimestamp (CRC)"},
     {T_SEALED_LOG, D_FLIP, W_BATCH, 80, 0x02, E_READ_CORRUPT, 1, "record bytes"},
@@ -558,7 +558,7 @@ static void test_corruption_matrix(void **state)
  * .log lost its tail (truncated mid-batch, or at a batch boundary) is silently "recovered" at the
  * first rt_open instead of being reported. L2 says only the newest segment can have a torn tail; a
  * sealed one is corruption. What happens: the sealed .index now points past the shorter log (O5
- * fails), so segment_open() (engine/segment.c, the `!indexes_sound(seg)` branch of the
+ * fails), so segment_open() (engine/log/segment.c, the `!indexes_sound(seg)` branch of the
  * non-recovering path) rebuilds the indexes with segment_scan(), which stops at the torn batch like
  * R2 and sets size_bytes there without reporting anything. rt_open returns 0; offsets 128..255
  * (acknowledged, below the high watermark 600) are gone and rt_fetch_start answers
@@ -695,15 +695,8 @@ static void test_power_loss_torn_sectors(void **state)
     }
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-    if (argc > 1 && strcmp(argv[1], "--engine-bugs") == 0) {
-        /* Runs the tests pinned as ENGINE BUG; they fail until the engine is fixed. */
-        const struct CMUnitTest bugs[] = {
-            cmocka_unit_test(test_sealed_log_truncated_is_reported),
-        };
-        return cmocka_run_group_tests(bugs, NULL, NULL);
-    }
     fprintf(stderr, "io backend under test: %s\n", tu_backend());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corruption_matrix),

@@ -1,6 +1,6 @@
 /*
- * test_producer.c — exactly-once appends: every producer sequence rule (R1-R7 of
- * engine/producer_state.c) through the engine, fencing by epoch, expiry and the table bound,
+ * test_producer.c — exactly-once appends: every producer sequence rule (PS1-PS7 of
+ * engine/log/producer_state.c) through the engine, fencing by epoch, expiry and the table bound,
  * snapshots (clean close, unclean replay, a corrupt snapshot rejected), a property test that
  * snapshot-plus-replay equals a full replay over random histories, the embedded producer API,
  * and a crash test: a child sends under a producer name and is SIGKILLed at a random point; the
@@ -83,10 +83,10 @@ static void test_sequence_rules(void **state)
     assert_int_equal(rt_topic_create(f->e, "s", 1), 0);
     int64_t base;
     bool dup;
-    /* R4: an unknown producer must start at 0. */
+    /* PS4: an unknown producer must start at 0. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 5, 1, 1, &base, &dup), RT_E_UNKNOWN_PRODUCER_ID);
-    assert_non_null(strstr(rt_error_detail(), "R4"));
-    /* R6: contiguous sequences append. */
+    assert_non_null(strstr(rt_error_detail(), "PS4"));
+    /* PS6: contiguous sequences append. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 0, 3, 1, &base, &dup), 0);
     assert_int_equal(base, 0);
     assert_false(dup);
@@ -95,7 +95,7 @@ static void test_sequence_rules(void **state)
         assert_int_equal(base, i * 3);
     }
     assert_int_equal(hw(f->e, "s", 0), 21);
-    /* R2: an exact retry of each of the last 5 batches returns its original offset. */
+    /* PS2: an exact retry of each of the last 5 batches returns its original offset. */
     for (int i = 2; i < 7; i++) {
         assert_int_equal(pappend(f->e, "s", 0, 7, 0, i * 3, 3, 1, &base, &dup), 0);
         assert_true(dup);
@@ -104,22 +104,22 @@ static void test_sequence_rules(void **state)
     assert_int_equal(hw(f->e, "s", 0), 21); /* nothing appended */
     /* Older than the window: out of order. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 3, 3, 1, &base, &dup), RT_E_OUT_OF_ORDER_SEQUENCE);
-    /* R7: a gap, or an overlapping but different batch. */
+    /* PS7: a gap, or an overlapping but different batch. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 22, 1, 1, &base, &dup),
                      RT_E_OUT_OF_ORDER_SEQUENCE);
-    assert_non_null(strstr(rt_error_detail(), "R7"));
+    assert_non_null(strstr(rt_error_detail(), "PS7"));
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 18, 2, 1, &base, &dup),
                      RT_E_OUT_OF_ORDER_SEQUENCE);
-    /* R5: a new epoch starts at 0. */
+    /* PS5: a new epoch starts at 0. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 1, 21, 1, 1, &base, &dup),
                      RT_E_OUT_OF_ORDER_SEQUENCE);
-    assert_non_null(strstr(rt_error_detail(), "R5"));
+    assert_non_null(strstr(rt_error_detail(), "PS5"));
     assert_int_equal(pappend(f->e, "s", 0, 7, 1, 0, 2, 1, &base, &dup), 0);
     assert_int_equal(base, 21);
-    /* R1: the old epoch is fenced from now on. */
+    /* PS1: the old epoch is fenced from now on. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 21, 1, 1, &base, &dup),
                      RT_E_INVALID_PRODUCER_EPOCH);
-    assert_non_null(strstr(rt_error_detail(), "R1"));
+    assert_non_null(strstr(rt_error_detail(), "PS1"));
     /* Another producer is independent. */
     assert_int_equal(pappend(f->e, "s", 0, 8, 0, 0, 1, 1, &base, &dup), 0);
     assert_int_equal(base, 23);

@@ -467,7 +467,7 @@ int producer_open(struct log *lg, struct txn *t, const struct rt_producer_option
                              TXN_ID_MAX_BYTES);
         }
         /* The id is the key of its `__transaction_state` records, which hold UTF-8 (format.md
-         * K5): refuse it here rather than at the first coordinator write. */
+         * G.3 TLK5): refuse it here rather than at the first coordinator write. */
         uint8_t key[TXN_ID_MAX_BYTES + 8];
         size_t key_len = 0;
         if (txn_log_key_encode(opts.transactional_id, key, sizeof(key), &key_len) != 0) {
@@ -775,7 +775,7 @@ int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_
     if (rc == 0)
         rc = txn_note_partition(p, gp);
     if (rc == 0)
-        rc = txn_add_pending(p); /* before the offsets are written (C1) */
+        rc = txn_add_pending(p); /* before the offsets are written (CO1) */
     int64_t pid = p->producer_id;
     int16_t epoch = p->epoch;
     pthread_mutex_unlock(&p->lock);
@@ -814,7 +814,7 @@ static int end_txn(rt_producer *p, bool commit, int32_t timeout_ms)
         coordinator_end(p->coordinator, p->txn_id, p->producer_id, p->epoch, commit, &pid, &epoch);
     pthread_mutex_lock(&p->lock);
     if (rc == 0) {
-        adopt_identity(p, pid, epoch); /* C3: the epoch is bumped at every transaction end */
+        adopt_identity(p, pid, epoch); /* CO3: the epoch is bumped at every transaction end */
         p->txn = TXN_READY;
         p->txn_part_count = 0;
         p->sticky_error = 0;

@@ -9,12 +9,12 @@
  * only to add or remove a segment). So a fetch never waits for a write round.
  *
  * Invariants (tests name them):
- *   P1. Offsets are dense: segment i+1's base == segment i's last offset + 1.
- *   P2. Every segment but the newest is sealed: fdatasynced, trimmed, indexes synced. So
- *       recovery after a crash needs to scan only the newest segment.
- *   P3. high_watermark <= next_offset; bytes below the published position of the high
- *       watermark are acknowledged and never change until retention deletes their segment.
- *   P4. log_start_offset == base offset of the oldest segment.
+ *   PA1. Offsets are dense: segment i+1's base == segment i's last offset + 1.
+ *   PA2. Every segment but the newest is sealed: fdatasynced, trimmed, indexes synced. So
+ *        recovery after a crash needs to scan only the newest segment.
+ *   PA3. high_watermark <= next_offset; bytes below the published position of the high
+ *        watermark are acknowledged and never change until retention deletes their segment.
+ *   PA4. log_start_offset == base offset of the oldest segment.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -172,9 +172,6 @@ int partition_segment_for(struct partition *p, int64_t offset, struct segment **
 
 /* Reader: a referenced segment that follows the one starting at base_offset, or NULL. */
 struct segment *partition_segment_after(struct partition *p, int64_t base_offset);
-
-/* Reader: references to all segments in order into out (up to max); returns the count. */
-uint32_t partition_segments(struct partition *p, struct segment **out, uint32_t max);
 
 /* Writer: writes `<next_offset>.snapshot` of the producer table (and keeps only the two newest
  * snapshots). Done at every roll and at clean close. */

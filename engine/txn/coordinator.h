@@ -70,7 +70,7 @@ int coordinator_list_partitions(struct log *lg, struct coordinator *c,
                                 int (*fn)(void *ctx, const struct rt_partition_txn *txn),
                                 void *ctx);
 
-/* rt_txn_abort_partition (R6); c may be NULL (no transaction log). */
+/* rt_txn_abort_partition (COR6); c may be NULL (no transaction log). */
 int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct group_manager *groups,
                                 const char *topic, uint32_t partition, int64_t producer_id,
                                 int16_t producer_epoch);
