@@ -49,12 +49,12 @@ enum kafka_metrics_refusal {
  * Nothing is served yet. Errors: RT_E_INVALID_ARGUMENT, -ENOMEM. */
 int kafka_metrics_create(uint32_t loop_count, struct kafka_metrics **out);
 
-/* Starts serving GET /metrics on `listen` ("HOST:PORT", an IPv4 address or "localhost"; port 0
+/* Starts serving GET /metrics on `addr` ("HOST:PORT", an IPv4 address or "localhost"; port 0
  * picks a free one, see kafka_metrics_port) from libmicrohttpd's thread. `engine` and `dir`
  * (the data directory, for log sizes) are read at every scrape, so kafka_metrics_destroy (or
  * kafka_metrics_stop) must come before rt_close. Errors: RT_E_INVALID_ARGUMENT (bad HOST:PORT),
  * -EADDRINUSE and other -errno from binding, RT_E_UNSUPPORTED (libmicrohttpd refused to start). */
-int kafka_metrics_serve(struct kafka_metrics *m, const char *listen, rt_engine *engine,
+int kafka_metrics_serve(struct kafka_metrics *m, const char *addr, rt_engine *engine,
                         const char *dir);
 
 /* The port being served (useful after port 0), or 0 when not serving. */
