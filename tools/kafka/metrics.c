@@ -23,6 +23,7 @@
  *        documented layout (docs/format.md: DIR/<topic>-<partition>/<base>.log) for log sizes.
  */
 #include "metrics.h"
+#include "api.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -61,47 +62,6 @@ static const char *const km_refusal_names[KAFKA_REFUSE_COUNT] = {
     [KAFKA_REFUSE_UNSUPPORTED_VERSION] = "unsupported_version",
     [KAFKA_REFUSE_IN_FLIGHT_MAX] = "in_flight_max",
     [KAFKA_REFUSE_IDLE] = "idle",
-};
-
-/* Kafka's API names by key (the labels; which versions are served is tools/kafka/api.c's
- * business, this is only what to call a key). */
-static const char *const km_api_names[KAFKA_METRICS_API_KEYS] = {
-    [0] = "Produce",
-    [1] = "Fetch",
-    [2] = "ListOffsets",
-    [3] = "Metadata",
-    [8] = "OffsetCommit",
-    [9] = "OffsetFetch",
-    [10] = "FindCoordinator",
-    [11] = "JoinGroup",
-    [12] = "Heartbeat",
-    [13] = "LeaveGroup",
-    [14] = "SyncGroup",
-    [15] = "DescribeGroups",
-    [16] = "ListGroups",
-    [17] = "SaslHandshake",
-    [18] = "ApiVersions",
-    [19] = "CreateTopics",
-    [20] = "DeleteTopics",
-    [21] = "DeleteRecords",
-    [22] = "InitProducerId",
-    [23] = "OffsetForLeaderEpoch",
-    [24] = "AddPartitionsToTxn",
-    [25] = "AddOffsetsToTxn",
-    [26] = "EndTxn",
-    [27] = "WriteTxnMarkers",
-    [28] = "TxnOffsetCommit",
-    [29] = "DescribeAcls",
-    [32] = "DescribeConfigs",
-    [33] = "AlterConfigs",
-    [36] = "SaslAuthenticate",
-    [37] = "CreatePartitions",
-    [42] = "DeleteGroups",
-    [47] = "OffsetDelete",
-    [60] = "DescribeCluster",
-    [61] = "DescribeProducers",
-    [65] = "DescribeTransactions",
-    [66] = "ListTransactions",
 };
 
 struct km_cell {
@@ -293,9 +253,10 @@ static uint64_t km_sum(const struct kafka_metrics *m, size_t offset)
 
 #define KM_SUM(m, field) km_sum((m), offsetof(struct kafka_metrics_loop, field))
 
+/* The API's name from tools/kafka/api.c's table (the one list of keys and names), or "ApiN". */
 static void km_api_label(char *out, size_t size, int key)
 {
-    const char *name = km_api_names[key];
+    const char *name = kafka_api_find((int16_t)key) ? kafka_api_name((int16_t)key) : NULL;
     if (name)
         snprintf(out, size, "%s", name);
     else
