@@ -308,6 +308,7 @@ static void engine_free(rt_engine *e)
         close(e->lock_fd); /* releases the flock */
     pthread_mutex_destroy(&e->admin_lock);
     pthread_mutex_destroy(&e->internal_lock);
+    pthread_mutex_destroy(&e->watch.lock);
     free(e);
 }
 
@@ -367,6 +368,7 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
     e->opts = *opts_in;
     pthread_mutex_init(&e->admin_lock, NULL);
     pthread_mutex_init(&e->internal_lock, NULL);
+    pthread_mutex_init(&e->watch.lock, NULL);
     atomic_init(&e->write_error, 0);
     atomic_init(&e->closing, false);
     atomic_init(&e->topic_count, 0);
@@ -393,6 +395,7 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
     e->env.io.fault = e->opts.fault_injector;
     e->env.write_error = &e->write_error;
     e->env.counters = &e->counters;
+    e->env.watch = &e->watch;
     e->env.read_only = e->opts.read_only;
     if (e->opts.read_only)
         e->env.io.kind = IO_KIND_SYNC; /* no writes: no ring to set up */
@@ -892,10 +895,11 @@ int rt_append(rt_engine *e, const char *topic, uint32_t partition, const struct 
     return engine_append(e, p, buf, len, &h, base_offset_out, NULL);
 }
 
-int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *batch, size_t len,
-                    int64_t *base_offset_out)
+/* The checks every client batch passes before it is queued (rt_append_batch and
+ * rt_append_batch_async): *p_out and *h_out are filled on success. */
+static int append_batch_check(rt_engine *e, const char *topic, uint32_t partition, void *batch,
+                              size_t len, struct partition **p_out, struct batch_header *h_out)
 {
-    error_clear();
     if (!e || !batch)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: NULL argument");
     if (e->opts.read_only)
@@ -945,6 +949,20 @@ int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *b
     if (h.producer_id >= 0 && (h.producer_epoch < 0 || h.base_sequence < 0))
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: a batch with a producer id "
                                                 "needs an epoch and a base sequence >= 0");
+    *p_out = p;
+    *h_out = h;
+    return 0;
+}
+
+int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *batch, size_t len,
+                    int64_t *base_offset_out)
+{
+    error_clear();
+    struct partition *p = NULL;
+    struct batch_header h;
+    int rc = append_batch_check(e, topic, partition, batch, len, &p, &h);
+    if (rc)
+        return rc;
     return engine_append(e, p, batch, len, &h, base_offset_out, NULL);
 }
 
@@ -1465,4 +1483,88 @@ int rt_group_fetch_offsets(rt_engine *e, const char *group, const char *topic, u
         return 0;
     }
     return group_fetch(g, group, topic, partition, require_stable, offset_out);
+}
+
+/* ---- broker support (rt_producer_id_allocate, rt_append_watch_set, rt_append_batch_async) ---- */
+
+/* What an rt_append_op holds: the shard request (which the shard links into its queue) and
+ * the caller's completion. */
+struct append_op {
+    struct shard_request req;
+    rt_append_done_fn fn;
+    void *ctx;
+};
+_Static_assert(sizeof(struct append_op) <= sizeof(struct rt_append_op),
+               "rt_append_op must hold an append_op");
+_Static_assert(_Alignof(struct append_op) <= _Alignof(struct rt_append_op),
+               "rt_append_op must be aligned for an append_op");
+
+int rt_producer_id_allocate(rt_engine *e, int64_t *producer_id_out, int16_t *epoch_out)
+{
+    error_clear();
+    if (!e || !producer_id_out || !epoch_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_id_allocate: NULL argument");
+    if (e->opts.read_only)
+        return engine_refuse_if_read_only(e, "rt_producer_id_allocate");
+    int64_t id = -1;
+    int rc = engine_producer_allocate(e, &id);
+    if (rc)
+        return error_set(rc, "rt_producer_id_allocate: %s", rt_strerror(rc));
+    assert(id >= 0);
+    *producer_id_out = id;
+    *epoch_out = 0;
+    return 0;
+}
+
+int rt_append_watch_set(rt_engine *e, void (*fn)(void *ctx), void *ctx)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_watch_set: NULL engine");
+    pthread_mutex_lock(&e->watch.lock);
+    e->watch.fn = fn;
+    e->watch.ctx = fn ? ctx : NULL;
+    pthread_mutex_unlock(&e->watch.lock);
+    return 0;
+}
+
+/* Runs on the shard thread once the round that held the batch is done (durable under
+ * sync=always) or failed. */
+static void append_op_done(struct shard_request *req)
+{
+    struct append_op *op = (struct append_op *)req;
+    assert(op->fn);
+    int rc = req->result;
+    int64_t base = rc ? -1 : req->base_offset;
+    bool dup = rc ? false : req->duplicate;
+    rt_append_done_fn fn = op->fn;
+    void *ctx = op->ctx;
+    fn(ctx, rc, base, dup); /* may reuse the op: nothing of it is touched after this */
+}
+
+int rt_append_batch_async(rt_engine *e, const char *topic, uint32_t partition, void *batch,
+                          size_t len, struct rt_append_op *storage, rt_append_done_fn fn, void *ctx)
+{
+    error_clear();
+    if (!storage || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch_async: NULL argument");
+    struct partition *p = NULL;
+    struct batch_header h;
+    int rc = append_batch_check(e, topic, partition, batch, len, &p, &h);
+    if (rc)
+        return rc;
+    struct append_op *op = (struct append_op *)storage;
+    memset(op, 0, sizeof(*op));
+    op->req.kind = SHARD_REQ_APPEND;
+    op->req.partition = p;
+    op->req.batch = batch;
+    op->req.len = len;
+    op->req.header = h;
+    op->req.on_done = append_op_done;
+    op->fn = fn;
+    op->ctx = ctx;
+    rc = engine_append_async(e, &op->req);
+    if (rc)
+        return error_set(rc, "append to %s: %s", p->dir, rt_strerror(rc));
+    return 0;
 }

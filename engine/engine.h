@@ -55,6 +55,7 @@ struct rt_engine {
     struct group_manager *groups;
     struct partition_recovery recovery; /* summed over partitions at open */
     bool clean_at_open;                 /* the clean-shutdown marker was there */
+    struct publish_watch watch;         /* rt_append_watch_set; the shards call it per round */
 };
 
 /* Internal topics the engine creates itself (__transaction_state, __consumer_offsets): slots

@@ -726,6 +726,52 @@ struct rt_verify_counts {
 int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *problem), void *ctx,
                           struct rt_verify_counts *out);
 
+/* ---------------------------------------------------------------------------------------- */
+/* Broker support (what `ringtail serve` needs: tools/kafka)                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Allocates a fresh producer id (durably: ids are never reused, across restarts too) with epoch
+ * 0, for an idempotent producer that keeps its own sequences (Kafka's InitProducerId without a
+ * transactional id). Batches stamped with it are held to the producer rules by
+ * rt_append_batch. Thread-safe. Errors: RT_E_INVALID_ARGUMENT, RT_E_READ_ONLY, RT_E_LIMIT (the
+ * id space is exhausted), -errno (writing the allocation block). */
+int rt_producer_id_allocate(rt_engine *engine, int64_t *producer_id_out, int16_t *epoch_out);
+
+/* Registers fn to be called after every group-commit round that published new high watermarks
+ * (and so LSOs) — appends, transaction markers, any partition, any shard. One watch per engine:
+ * a later call replaces it; fn NULL removes it. fn runs on a shard thread, once per round (not
+ * per batch), and must not block or call back into the engine: a broker writes an eventfd there
+ * and re-runs its parked long-poll fetches on its own threads (no thread per waiting fetch).
+ * Calls are serialised with rt_append_watch_set: once it returns, no call of the previous fn is
+ * running, so its ctx may be freed. Errors: RT_E_INVALID_ARGUMENT. */
+int rt_append_watch_set(rt_engine *engine, void (*fn)(void *ctx), void *ctx);
+
+/* Storage for one rt_append_batch_async in flight, owned by the caller (no allocation per
+ * append): it must stay valid and untouched from the call until its completion has been called. */
+struct rt_append_op {
+    uint64_t opaque[64];
+};
+
+/* The outcome of an rt_append_batch_async: err 0 with the batch's base offset (for a duplicate,
+ * the original one, or -1 when no longer known, with duplicate set), or a negative code
+ * (RT_E_OUT_OF_ORDER_SEQUENCE, RT_E_INVALID_PRODUCER_EPOCH, RT_E_UNKNOWN_PRODUCER_ID,
+ * RT_E_UNSUPPORTED, RT_E_IO_FAILED, RT_E_CLOSED, RT_E_READ_ONLY). Runs on a shard thread once
+ * the round holding the batch is acknowledged under the engine's sync mode; it must not block.
+ * The op and the batch may be reused or freed inside it. */
+typedef void (*rt_append_done_fn)(void *ctx, int err, int64_t base_offset, bool duplicate);
+
+/* rt_append_batch without waiting: the batch is checked on the calling thread exactly as
+ * rt_append_batch checks it (errors returned at once, done not called), then queued to its
+ * partition's shard and the call returns; done reports the outcome later. The call blocks only
+ * while the shard's request queue is full (request_queue_depth; back-pressure). `batch` must
+ * stay writable and untouched until done runs (the shard stamps the base offset into it).
+ * Returns 0 (done will be called exactly once) or an immediate error: those of
+ * rt_append_batch's checks (RT_E_CORRUPT, RT_E_INVALID_ARGUMENT, RT_E_RECORD_TOO_LARGE,
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_INTERNAL_TOPIC, RT_E_READ_ONLY, ...), RT_E_CLOSED,
+ * RT_E_IO_FAILED (sticky). */
+int rt_append_batch_async(rt_engine *engine, const char *topic, uint32_t partition, void *batch,
+                          size_t len, struct rt_append_op *op, rt_append_done_fn done, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -101,6 +101,18 @@ static void set_sticky(struct shard *s, int rc)
     atomic_compare_exchange_strong(s->env.write_error, &expected, rc);
 }
 
+/* Tells the engine's append watch (if any) that watermarks moved: one call per round. */
+static void shard_notify_watch(struct shard *s)
+{
+    struct publish_watch *w = s->env.watch;
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->lock);
+    if (w->fn)
+        w->fn(w->ctx);
+    pthread_mutex_unlock(&w->lock);
+}
+
 /* Runs queued ops to completion; returns 0 or the first error seen. */
 static int run_io(struct shard *s, const char **what)
 {
@@ -404,6 +416,8 @@ static void run_round(struct shard *s, struct shard_request *list, struct shard_
         }
         for (uint32_t t = 0; t < touched_count; t++)
             partition_publish(touched[t]);
+        if (touched_count > 0)
+            shard_notify_watch(s);
         if (touched_count > 0) {
             atomic_fetch_add_explicit(&s->env.counters->rounds, 1, memory_order_relaxed);
             atomic_fetch_add_explicit(&s->env.counters->batches_appended, batches,

@@ -36,6 +36,14 @@ struct engine_counters {
     _Atomic uint64_t snapshots_rejected;
 };
 
+/* Who hears that a round published new high watermarks (rt_append_watch_set). The shard calls
+ * fn under lock, so a caller that clears it knows no call is running once it has. */
+struct publish_watch {
+    pthread_mutex_t lock;
+    void (*fn)(void *ctx);
+    void *ctx;
+};
+
 struct shard_env {
     enum rt_sync_mode sync_mode;
     uint32_t sync_interval_ms;
@@ -47,6 +55,7 @@ struct shard_env {
     _Atomic int *write_error; /* sticky: first write/fsync failure of the engine */
     struct engine_counters *counters;
     bool read_only; /* a read-only engine: every request is refused with RT_E_READ_ONLY */
+    struct publish_watch *watch; /* may be NULL (tests building a shard alone) */
 };
 
 enum shard_request_kind {
