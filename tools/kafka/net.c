@@ -94,8 +94,8 @@ struct net_op {
 struct net_slot {
     struct net_req req; /* first: the hooks see &slot->req */
     enum slot_state state;
+    size_t frame_cap;
     struct net_op send_op;
-    uint8_t prefix[4];
     struct iovec *iov;
     size_t iov_cap, iov_count, iov_pos;
     struct msghdr msg;
@@ -339,7 +339,7 @@ static void conn_parse(struct net_conn *c)
         }
         struct net_slot *s = slot_at(c, c->count);
         assert(s->state == SLOT_FREE);
-        if (s->req.frame_cap < (size_t)size || !s->req.frame) {
+        if (s->frame_cap < (size_t)size || !s->req.frame) {
             size_t cap = (size_t)size < 256 ? 256 : (size_t)size;
             uint8_t *f = realloc(s->req.frame, cap);
             if (!f) {
@@ -348,7 +348,7 @@ static void conn_parse(struct net_conn *c)
                 return;
             }
             s->req.frame = f;
-            s->req.frame_cap = cap;
+            s->frame_cap = cap;
         }
         memcpy(s->req.frame, c->rbuf + c->roff + 4, (size_t)size);
         s->req.frame_len = (size_t)size;
@@ -388,10 +388,11 @@ static void conn_received(struct net_conn *c, ssize_t got)
 
 /* ---- sending ---- */
 
-/* Builds the iovec list of a slot's response: [size][buf .. slice .. buf .. slice .. buf]. */
+/* Builds the iovec list of a slot's response: [buf .. slice .. buf .. slice .. buf]; the
+ * server's buffer starts with the frame size. */
 static int slot_build_iov(struct net_slot *s)
 {
-    size_t need = 2 + s->req.slice_count * 2;
+    size_t need = 1 + s->req.slice_count * 2;
     if (need > s->iov_cap) {
         struct iovec *v = realloc(s->iov, need * sizeof(*v));
         if (!v)
@@ -402,14 +403,9 @@ static int slot_build_iov(struct net_slot *s)
     uint64_t total = s->req.out_len;
     for (size_t i = 0; i < s->req.slice_count; i++)
         total += s->req.slices[i].len;
-    if (total > INT32_MAX)
-        return -EMSGSIZE;
-    s->prefix[0] = (uint8_t)(total >> 24);
-    s->prefix[1] = (uint8_t)(total >> 16);
-    s->prefix[2] = (uint8_t)(total >> 8);
-    s->prefix[3] = (uint8_t)total;
+    if (total < 4 || total - 4 > INT32_MAX || be32_load(s->req.out) != total - 4)
+        return -EMSGSIZE; /* the server's frame size must say what is sent */
     size_t k = 0, at = 0;
-    s->iov[k++] = (struct iovec){s->prefix, 4};
     for (size_t i = 0; i < s->req.slice_count; i++) {
         const struct net_slice *sl = &s->req.slices[i];
         assert(sl->at >= at && sl->at <= s->req.out_len);
@@ -971,8 +967,8 @@ static void uring_cqe(struct net_loop *l, struct io_uring_cqe *cqe)
                 return;
             }
             if (cqe->res != -EPIPE && cqe->res != -ECONNRESET)
-                net_log("connection %" PRIu64 " from %s: send failed: %s; closing", c->id,
-                        c->peer, strerror(-cqe->res));
+                net_log("connection %" PRIu64 " from %s: send failed: %s; closing", c->id, c->peer,
+                        strerror(-cqe->res));
             conn_close(c, NULL);
             conn_progress(c);
             return;
@@ -1123,8 +1119,8 @@ static void epoll_try_send(struct net_conn *c)
                 continue;
             }
             if (errno != EPIPE && errno != ECONNRESET)
-                net_log("connection %" PRIu64 " from %s: send failed: %s; closing", c->id,
-                        c->peer, strerror(errno));
+                net_log("connection %" PRIu64 " from %s: send failed: %s; closing", c->id, c->peer,
+                        strerror(errno));
             conn_close(c, NULL);
             return;
         }
@@ -1172,8 +1168,8 @@ static void epoll_accept(struct net_loop *l)
     for (;;) {
         struct sockaddr_storage peer;
         socklen_t plen = sizeof(peer);
-        int fd = accept4(l->listen_fd, (struct sockaddr *)&peer, &plen,
-                         SOCK_CLOEXEC | SOCK_NONBLOCK);
+        int fd =
+            accept4(l->listen_fd, (struct sockaddr *)&peer, &plen, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) {
             if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
                 net_log("accept failed: %s", strerror(errno));

@@ -54,8 +54,9 @@ struct net_req {
      * produce's batches are appended from it in place. */
     uint8_t *frame;
     size_t frame_len;
-    /* The response, set by the server when it answers: the bytes after the 4-byte size prefix
-     * (which the loop writes), plus slices. no_response: acks=0 produce, nothing is sent. */
+    /* The response, set by the server when it answers: the whole frame (its 4-byte size first,
+     * counting the slices too) with slices sent in between. no_response: acks=0 produce,
+     * nothing is sent. */
     const uint8_t *out;
     size_t out_len;
     const struct net_slice *slices;
@@ -64,7 +65,7 @@ struct net_req {
     /* Long poll: when the request hook answers NET_PARK, the loop calls the retry hook on
      * every wake and once the monotonic clock passes deadline_ms (then with expired set). */
     int64_t deadline_ms;
-    void *user; /* the server's per-slot state (made by the slot hooks) */
+    void *user;       /* the server's per-slot state (made by the slot hooks) */
     uint64_t conn_id; /* for log lines */
 };
 
@@ -101,7 +102,7 @@ struct net_counters {
     _Atomic uint64_t requests;
     _Atomic uint64_t bytes_in;
     _Atomic uint64_t bytes_out;
-    _Atomic uint64_t in_flight_stalls; /* reads paused at in_flight_max */
+    _Atomic uint64_t in_flight_stalls;        /* reads paused at in_flight_max */
     _Atomic uint64_t payload_bytes_zero_copy; /* slice bytes handed to SEND_ZC/MSG_ZEROCOPY */
     _Atomic uint64_t payload_bytes_sendmsg;   /* slice bytes sent by plain sendmsg from the
                                                  mapping (the kernel copies; user space does
