@@ -46,7 +46,7 @@ serve_start "$D"
 
 $PY "$HERE/py_clients.py" produce-until "$BROKER" healthy "$T/stop" "$T/acked" >"$T/producer.out" 2>"$T/producer.err" &
 PRODUCER_PID=$!
-kcat -b "$BROKER" -C -t healthy -o beginning -q -f '%s\n' >"$T/consumed" 2>"$T/consumer.err" &
+kcat -b "$BROKER" -C -t healthy -o beginning -q -u -f '%s\n' >"$T/consumed" 2>"$T/consumer.err" &
 CONSUMER_PID=$!
 if wait_lines "$T/acked" 1000 60 && wait_lines "$T/consumed" 100 60; then
     ok "the healthy producer and consumer are running"

@@ -26,7 +26,7 @@ expect "a 3-partition topic for keyed records" 0
 serve_start "$D"
 
 # kcat's own timeouts, so a broker that does not answer fails a check instead of hanging.
-KC=(kcat -b "$BROKER" -X socket.timeout.ms=10000 -X metadata.request.timeout.ms=10000 -m 15)
+KC=(kcat -b "$BROKER" -X socket.timeout.ms=10000 -m 15)
 
 # ---- metadata ------------------------------------------------------------------------------
 "${KC[@]}" -L >"$T/out" 2>"$T/err"

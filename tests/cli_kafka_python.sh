@@ -99,5 +99,16 @@ else
     bad "every acknowledged record is stored exactly once ($missing missing, $dups duplicated)"
 fi
 
+for p in 0 1; do
+    engine_values "$D" crash -p "$p" >"$T/part" 2>"$T/err"
+    if awk 'NR > 1 && $1 + 0 <= prev {bad = 1} {prev = $1 + 0} END {exit bad}' "$T/part"; then
+        ok "partition $p holds the producer's records in send order"
+    else
+        RC=1
+        cp "$T/part" "$T/out"
+        bad "partition $p holds the producer's records in send order"
+    fi
+done
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

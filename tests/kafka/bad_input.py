@@ -94,9 +94,13 @@ def record_batch(values, corrupt_crc=False):
     return struct.pack(">qi", 0, batch_len) + head + after_crc
 
 
-def request(api_key, version, correlation_id, body, client_id="rt-bad-input"):
-    """Request header v1 (none of the cases here uses a flexible version) and the frame."""
-    payload = struct.pack(">hhi", api_key, version, correlation_id) + string(client_id) + body
+def request(api_key, version, correlation_id, body, client_id="rt-bad-input", header_v2=False):
+    """The frame: request header v1, or v2 (v1 + empty tagged fields, what a client sends with a
+    flexible version: ApiVersions v3 and above, including versions the broker does not know)."""
+    payload = struct.pack(">hhi", api_key, version, correlation_id) + string(client_id)
+    if header_v2:
+        payload += b"\x00"
+    payload += body
     return struct.pack(">i", len(payload)) + payload
 
 
@@ -317,7 +321,10 @@ def main(argv):
     # 5. ApiVersions at a version the broker does not know: v0 answer, UNSUPPORTED_VERSION (35).
     s = connect(b.host, b.port)
     corr = b.next_corr()
-    s.sendall(request(18, 99, corr, b""))
+    # A client newer than the broker sends its ApiVersions in the flexible encoding (header v2,
+    # compact client software name and version, tagged fields); the broker reads the header and
+    # answers v0 without reading the body (KIP-511).
+    s.sendall(request(18, 99, corr, b"\x05ncat\x041.0\x00", header_v2=True))
     r = read_response(s)
     if r is None:
         bad("ApiVersions v99", "connection closed")
