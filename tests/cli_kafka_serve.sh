@@ -78,7 +78,7 @@ CONNS=6
 for io in uring sync; do
     D=$T/data-$io
     if ! start_server "$D" --io "$io" --idle-ms $IDLE_MS --connections-max $CONNS \
-        --request-max-bytes $MAXREQ --threads 2; then
+        --request-max-bytes $MAXREQ --threads 2 --in-flight-max 4; then
         RC=1
         bad "[$io] server prints its listening line"
         continue
@@ -99,7 +99,7 @@ for io in uring sync; do
         ok "[$io] kcat produces 2000 records and consumes them in order" ||
         bad "[$io] kcat produces 2000 records and consumes them in order"
     for z in gzip snappy lz4 zstd; do
-        seq 1 300 | sed "s/^/k\$((n)):$z-/" | timeout 30 kcat -b 127.0.0.1:$PORT -P -t codec -z $z \
+        seq 1 300 | sed "s/^\(.*\)$/k\1:$z-\1/" | timeout 30 kcat -b 127.0.0.1:$PORT -P -t codec -z $z \
             -K: >"$T/out" 2>"$T/err"
         [ $? -eq 0 ] || bad "[$io] kcat -z $z produces"
     done
@@ -115,12 +115,14 @@ for io in uring sync; do
 
     # Bounds, each with a healthy connection checked after it.
     for c in frame-max frame-negative "frame-over $MAXREQ" garbage unknown-key truncated \
-        "pipelining 12"; do
+        "pipelining 12" "pipelining 40"; do
         # shellcheck disable=SC2086
         timeout 60 $PY "$BOUNDS" "$PORT" $c >"$T/out" 2>"$T/err"
         RC=$?
         expect "[$io] bounds: $c" 0
     done
+    grep -q "requests in flight" "$T/srv.err" && ok "[$io] the in-flight bound pauses reading, logged" ||
+        bad "[$io] the in-flight bound pauses reading, logged"
     grep -q "socket.request.max.bytes" "$T/srv.err" && ok "[$io] an oversized frame is logged" ||
         bad "[$io] an oversized frame is logged"
     grep -q "unknown API key" "$T/srv.err" && ok "[$io] an unknown API key is logged" ||
@@ -137,6 +139,10 @@ for io in uring sync; do
     grep -q "connections-max" "$T/srv.err" && ok "[$io] the refused connection is logged" ||
         bad "[$io] the refused connection is logged"
 
+    timeout 60 $PY "$(dirname "$0")/kafka/serve_longpoll.py" "$PORT" >"$T/out" 2>"$T/err"
+    RC=$?
+    expect "[$io] a long-poll fetch is woken by an append, not by its timeout" 0 "woken after"
+
     # The data survived all of it.
     timeout 30 kcat -b 127.0.0.1:$PORT -C -t plain -e -q >"$T/out" 2>"$T/err"
     [ "$(wc -l <"$T/out")" -eq 2000 ] && ok "[$io] the data is intact after the bad input" ||
@@ -146,9 +152,26 @@ for io in uring sync; do
     expect "[$io] SIGTERM: exit 0" 0
     grep -q "stopped cleanly" "$T/srv.err" && ok "[$io] SIGTERM: clean stop logged" ||
         bad "[$io] SIGTERM: clean stop logged"
+    zc=$(sed -n 's/.*fetched records: \([0-9]*\) bytes sent zero-copy.* \([0-9]*\) copied in user space$/\1 \2/p' "$T/srv.err")
+    [ -n "$zc" ] && [ "${zc% *}" -gt 0 ] && [ "${zc#* }" -eq 0 ] &&
+        ok "[$io] fetched records went out zero-copy ($zc: zero-copy, copied bytes)" ||
+        bad "[$io] fetched records went out zero-copy ($zc)"
     run verify "$D"
     expect "[$io] ringtail verify: healthy after the scenario" 0 "healthy"
 done
+
+# ---- --zero-copy false: the comparison path copies (and still serves the same bytes)
+if start_server "$T/data-copy" --zero-copy false; then
+    seq 1 1000 | timeout 30 kcat -b 127.0.0.1:$PORT -P -t c >/dev/null 2>&1
+    timeout 30 kcat -b 127.0.0.1:$PORT -C -t c -e -q >"$T/out" 2>"$T/err"
+    [ "$(wc -l <"$T/out")" -eq 1000 ] && ok "--zero-copy false serves the same records" ||
+        bad "--zero-copy false serves the same records"
+    stop_server
+    grep -qE " 0 bytes sent zero-copy, .* [1-9][0-9]* copied in user space" "$T/srv.err" &&
+        ok "--zero-copy false counts the copied bytes" || bad "--zero-copy false counts the copied bytes"
+else
+    bad "--zero-copy false server starts"
+fi
 
 # ---- a non-loopback address warns (and still serves)
 "$RT" serve "$T/data-any" --listen 0.0.0.0:0 >"$T/srv.out" 2>"$T/srv.err" &

@@ -503,10 +503,19 @@ static void epoll_update(struct net_conn *c);
  * using it. */
 static void conn_progress(struct net_conn *c)
 {
-    conn_reap_slots(c);
-    conn_parse(c);
-    conn_pump_send(c);
-    conn_reap_slots(c);
+    /* Until nothing moves: a send that completes at once (epoll) frees slots, which lets
+     * buffered frames be parsed, whose answers may go out at once too. */
+    for (;;) {
+        uint32_t head = c->head, count = c->count, sent = c->sent;
+        size_t roff = c->roff, rlen = c->rlen;
+        conn_reap_slots(c);
+        conn_parse(c);
+        conn_pump_send(c);
+        conn_reap_slots(c);
+        if (c->closing || (head == c->head && count == c->count && sent == c->sent &&
+                           roff == c->roff && rlen == c->rlen))
+            break;
+    }
     if (c->closing)
         return;
     if (c->loop->uring) {
