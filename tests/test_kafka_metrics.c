@@ -142,10 +142,64 @@ static void test_loop_counters_are_summed(void **state)
     assert_true(series_value(text, "ringtail_kafka_connections") == 4);
     assert_true(series_value(text, "ringtail_kafka_refusals_total{reason=\"frame_too_large\"}") ==
                 1);
-    assert_true(series_value(text, "ringtail_kafka_loop_threads") == 4);
     /* KM4: no series for what never happened. */
     assert_null(strstr(text, "api=\"Metadata\""));
     free(text);
+    kafka_metrics_destroy(m);
+}
+
+struct bound_thread {
+    struct kafka_metrics *m;
+    struct kafka_metrics_loop *first, *second;
+};
+
+static void *count_bound(void *arg)
+{
+    struct bound_thread *t = arg;
+    t->first = kafka_metrics_thread(t->m);
+    for (int i = 0; i < 1000; i++)
+        kafka_metrics_request(kafka_metrics_thread(t->m), 1, 11, 1000);
+    t->second = kafka_metrics_thread(t->m);
+    return NULL;
+}
+
+/* kafka_metrics_thread: a set per thread while they last, the same one on every call; threads
+ * beyond them share the overflow set and still lose no count. */
+static void test_thread_bound_counters(void **state)
+{
+    (void)state;
+    struct kafka_metrics *m = NULL;
+    assert_int_equal(kafka_metrics_create(2, &m), 0);
+    assert_null(kafka_metrics_thread(NULL));
+    struct bound_thread t[6];
+    pthread_t th[6];
+    for (int i = 0; i < 6; i++) {
+        t[i] = (struct bound_thread){.m = m};
+        assert_int_equal(pthread_create(&th[i], NULL, count_bound, &t[i]), 0);
+    }
+    for (int i = 0; i < 6; i++)
+        pthread_join(th[i], NULL);
+    int own = 0;
+    for (int i = 0; i < 6; i++) {
+        assert_non_null(t[i].first);
+        assert_ptr_equal(t[i].first, t[i].second);
+        if (t[i].first == kafka_metrics_loop(m, 0) || t[i].first == kafka_metrics_loop(m, 1))
+            own++;
+    }
+    assert_int_equal(own, 2);
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(kafka_metrics_render(m, NULL, NULL, &text, &len), 0);
+    assert_true(series_value(text, "ringtail_kafka_requests_total{api=\"Fetch\",api_key=\"1\","
+                                   "version=\"11\"}") == 6000);
+    assert_true(series_value(text, "ringtail_kafka_counting_threads") == 6);
+    free(text);
+    kafka_metrics_destroy(m);
+    /* A new instance (perhaps at the same address) gives this thread a fresh set, never the
+     * destroyed one's. */
+    assert_int_equal(kafka_metrics_create(1, &m), 0);
+    struct kafka_metrics_loop *l = kafka_metrics_thread(m);
+    assert_ptr_equal(l, kafka_metrics_loop(m, 0));
     kafka_metrics_destroy(m);
 }
 
@@ -282,6 +336,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loop_counters_are_summed),
+        cmocka_unit_test(test_thread_bound_counters),
         cmocka_unit_test(test_create_refuses_bad_loop_counts),
         cmocka_unit_test_setup_teardown(test_scrape_of_an_engine_passes_promtool, tu_fixture_setup,
                                         tu_fixture_teardown),

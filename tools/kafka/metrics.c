@@ -24,6 +24,7 @@
  */
 #include "metrics.h"
 #include "api.h"
+#include "server.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -71,6 +72,7 @@ struct km_cell {
 };
 
 struct kafka_metrics_loop {
+    bool shared; /* the overflow set of kafka_metrics_thread: atomic adds */
     struct km_cell req[KAFKA_METRICS_API_KEYS][KAFKA_METRICS_VERSIONS];
     _Atomic uint64_t requests_unknown;
     _Atomic uint64_t bytes_in;
@@ -84,6 +86,10 @@ struct kafka_metrics_loop {
 struct kafka_metrics {
     uint32_t loop_count;
     struct kafka_metrics_loop **loops;
+    struct kafka_metrics_loop *overflow; /* threads beyond loop_count (kafka_metrics_thread) */
+    _Atomic uint32_t threads_bound;
+    uint64_t id; /* tells a thread's cached set of a destroyed instance from this one's */
+    const struct kafka_server *server;
     struct MHD_Daemon *daemon;
     int listen_fd;
     uint16_t port;
@@ -91,12 +97,21 @@ struct kafka_metrics {
     char *dir;
 };
 
-/* KM1: the only writer adds with a plain load and store. */
-static inline void km_add(_Atomic uint64_t *c, uint64_t n)
+/* KM1: the only writer adds with a plain load and store; the shared overflow set (threads
+ * beyond loop_count) needs a real atomic add. */
+static inline void km_add_to(const struct kafka_metrics_loop *l, _Atomic uint64_t *c, uint64_t n)
 {
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
-                          memory_order_relaxed);
+    if (l->shared)
+        atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+    else
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                              memory_order_relaxed);
 }
+#define km_add(c, n) km_add_to(l, (c), (n))
+
+static _Atomic uint64_t km_next_id = 1;
+static _Thread_local uint64_t km_tl_id;
+static _Thread_local struct kafka_metrics_loop *km_tl_loop;
 
 static inline uint64_t km_get(const _Atomic uint64_t *c)
 {
@@ -118,6 +133,7 @@ int kafka_metrics_create(uint32_t loop_count, struct kafka_metrics **out)
         return -ENOMEM;
     }
     m->loop_count = loop_count;
+    m->id = atomic_fetch_add(&km_next_id, 1);
     size_t size = (sizeof(struct kafka_metrics_loop) + KM_CACHE_LINE - 1) / KM_CACHE_LINE *
                   KM_CACHE_LINE; /* aligned_alloc wants a multiple of the alignment */
     for (uint32_t i = 0; i < loop_count; i++) {
@@ -128,6 +144,13 @@ int kafka_metrics_create(uint32_t loop_count, struct kafka_metrics **out)
         }
         memset(m->loops[i], 0, size);
     }
+    m->overflow = aligned_alloc(KM_CACHE_LINE, size);
+    if (!m->overflow) {
+        kafka_metrics_destroy(m);
+        return -ENOMEM;
+    }
+    memset(m->overflow, 0, size);
+    m->overflow->shared = true;
     *out = m;
     return 0;
 }
@@ -137,6 +160,24 @@ struct kafka_metrics_loop *kafka_metrics_loop(struct kafka_metrics *m, uint32_t 
     if (!m || index >= m->loop_count)
         return NULL;
     return m->loops[index];
+}
+
+struct kafka_metrics_loop *kafka_metrics_thread(struct kafka_metrics *m)
+{
+    if (!m)
+        return NULL;
+    if (km_tl_id == m->id && km_tl_loop)
+        return km_tl_loop;
+    uint32_t i = atomic_fetch_add_explicit(&m->threads_bound, 1, memory_order_relaxed);
+    km_tl_loop = i < m->loop_count ? m->loops[i] : m->overflow;
+    km_tl_id = m->id;
+    return km_tl_loop;
+}
+
+void kafka_metrics_attach_server(struct kafka_metrics *m, const struct kafka_server *srv)
+{
+    if (m)
+        m->server = srv;
 }
 
 void kafka_metrics_request(struct kafka_metrics_loop *l, int16_t api_key, int16_t api_version,
@@ -245,7 +286,7 @@ static void km_family(struct km_buf *b, const char *name, const char *type, cons
 
 static uint64_t km_sum(const struct kafka_metrics *m, size_t offset)
 {
-    uint64_t s = 0;
+    uint64_t s = km_get((const _Atomic uint64_t *)((const char *)m->overflow + offset));
     for (uint32_t i = 0; i < m->loop_count; i++)
         s += km_get((const _Atomic uint64_t *)((const char *)m->loops[i] + offset));
     return s;
@@ -328,34 +369,86 @@ static void render_requests(struct km_buf *b, const struct kafka_metrics *m)
     }
 }
 
+static uint64_t km_load(const _Atomic uint64_t *c)
+{
+    return atomic_load_explicit((_Atomic uint64_t *)c, memory_order_relaxed);
+}
+
+/* Loop counters plus, when a server is attached, its own (net.h's net_counters). */
 static void render_loops(struct km_buf *b, const struct kafka_metrics *m)
 {
+    const struct net_counters *nc = m->server ? kafka_server_net_counters(m->server) : NULL;
+    uint64_t in = KM_SUM(m, bytes_in) + (nc ? km_load(&nc->bytes_in) : 0);
+    uint64_t out = KM_SUM(m, bytes_out) + (nc ? km_load(&nc->bytes_out) : 0);
+    uint64_t zc = KM_SUM(m, bytes_zerocopy) + (nc ? km_load(&nc->payload_bytes_zero_copy) : 0);
     km_family(b, "ringtail_kafka_received_bytes_total", "counter",
               "Bytes read from client connections.");
-    km_printf(b, "ringtail_kafka_received_bytes_total %" PRIu64 "\n", KM_SUM(m, bytes_in));
+    km_printf(b, "ringtail_kafka_received_bytes_total %" PRIu64 "\n", in);
     km_family(b, "ringtail_kafka_sent_bytes_total", "counter",
               "Bytes written to client connections.");
-    km_printf(b, "ringtail_kafka_sent_bytes_total %" PRIu64 "\n", KM_SUM(m, bytes_out));
+    km_printf(b, "ringtail_kafka_sent_bytes_total %" PRIu64 "\n", out);
     km_family(b, "ringtail_kafka_sent_zerocopy_bytes_total", "counter",
               "Of the bytes sent, record bytes that went from a segment to a socket uncopied.");
-    km_printf(b, "ringtail_kafka_sent_zerocopy_bytes_total %" PRIu64 "\n",
-              KM_SUM(m, bytes_zerocopy));
+    km_printf(b, "ringtail_kafka_sent_zerocopy_bytes_total %" PRIu64 "\n", zc);
     uint64_t opened = KM_SUM(m, connections_opened);
     uint64_t closed = KM_SUM(m, connections_closed);
+    /* Loops are read one after another (KM1): a close counted before its open was read is
+     * possible in one scrape; never report a negative count. */
+    uint64_t open = opened > closed ? opened - closed : 0;
+    if (nc) {
+        opened += km_load(&nc->connections_accepted);
+        open += km_load(&nc->connections_open);
+    }
     km_family(b, "ringtail_kafka_connections_opened_total", "counter",
               "Client connections accepted.");
     km_printf(b, "ringtail_kafka_connections_opened_total %" PRIu64 "\n", opened);
     km_family(b, "ringtail_kafka_connections", "gauge", "Client connections open now.");
-    /* Loops are read one after another (KM1): a close counted before its open was read is
-     * possible in one scrape; never report a negative count. */
-    km_printf(b, "ringtail_kafka_connections %" PRIu64 "\n", opened > closed ? opened - closed : 0);
+    km_printf(b, "ringtail_kafka_connections %" PRIu64 "\n", open);
+    uint64_t refusals[KAFKA_REFUSE_COUNT];
+    for (int r = 0; r < KAFKA_REFUSE_COUNT; r++)
+        refusals[r] = KM_SUM(m, refusals[r]);
+    if (nc) {
+        refusals[KAFKA_REFUSE_CONNECTIONS_MAX] += km_load(&nc->connections_refused_max);
+        refusals[KAFKA_REFUSE_FRAME_TOO_LARGE] += km_load(&nc->connections_closed_oversize);
+        refusals[KAFKA_REFUSE_BAD_REQUEST] += km_load(&nc->connections_closed_protocol);
+        refusals[KAFKA_REFUSE_IDLE] += km_load(&nc->connections_closed_idle);
+        refusals[KAFKA_REFUSE_IN_FLIGHT_MAX] += km_load(&nc->in_flight_stalls);
+    }
     km_family(b, "ringtail_kafka_refusals_total", "counter",
               "Connections or requests refused or closed by a bound, by reason.");
     for (int r = 0; r < KAFKA_REFUSE_COUNT; r++)
         km_printf(b, "ringtail_kafka_refusals_total{reason=\"%s\"} %" PRIu64 "\n",
-                  km_refusal_names[r], KM_SUM(m, refusals[r]));
-    km_family(b, "ringtail_kafka_loop_threads", "gauge", "Network loop threads.");
-    km_printf(b, "ringtail_kafka_loop_threads %" PRIu32 "\n", m->loop_count);
+                  km_refusal_names[r], refusals[r]);
+    uint32_t bound =
+        atomic_load_explicit((_Atomic uint32_t *)&m->threads_bound, memory_order_relaxed);
+    km_family(b, "ringtail_kafka_counting_threads", "gauge",
+              "Threads (network loops, engine shards) that have counted requests.");
+    km_printf(b, "ringtail_kafka_counting_threads %" PRIu32 "\n", bound);
+    if (!m->server)
+        return;
+    const struct kafka_server_stats *st = kafka_server_stats_get(m->server);
+    km_family(b, "ringtail_kafka_error_responses_total", "counter",
+              "Responses carrying a Kafka error code, by API.");
+    for (int k = 0; k < KAFKA_STATS_API_MAX; k++) {
+        uint64_t n = km_load(&st->errors_by_api[k]);
+        if (!n)
+            continue; /* KM4 */
+        char api[32];
+        km_api_label(api, sizeof(api), k);
+        km_printf(b, "ringtail_kafka_error_responses_total{api=\"%s\"} %" PRIu64 "\n", api, n);
+    }
+    km_family(b, "ringtail_kafka_fetch_long_polls_total", "counter",
+              "Fetches parked to wait for data (max_wait_ms / min_bytes).");
+    km_printf(b, "ringtail_kafka_fetch_long_polls_total %" PRIu64 "\n",
+              km_load(&st->fetch_long_polls));
+    km_family(b, "ringtail_kafka_fetch_copied_bytes_total", "counter",
+              "Fetched record bytes copied into a response buffer (--zero-copy false).");
+    km_printf(b, "ringtail_kafka_fetch_copied_bytes_total %" PRIu64 "\n",
+              km_load(&st->fetch_bytes_copied));
+    km_family(b, "ringtail_kafka_topics_auto_created_total", "counter",
+              "Topics created by Metadata or Produce (auto.create.topics.enable).");
+    km_printf(b, "ringtail_kafka_topics_auto_created_total %" PRIu64 "\n",
+              km_load(&st->topics_auto_created));
 }
 
 static void render_engine_stats(struct km_buf *b, rt_engine *e)
@@ -709,5 +802,6 @@ void kafka_metrics_destroy(struct kafka_metrics *m)
     for (uint32_t i = 0; i < m->loop_count; i++)
         free(m->loops[i]);
     free(m->loops);
+    free(m->overflow);
     free(m);
 }

@@ -71,6 +71,19 @@ void kafka_metrics_destroy(struct kafka_metrics *m);
  * without metrics calls them unconditionally. */
 struct kafka_metrics_loop *kafka_metrics_loop(struct kafka_metrics *m, uint32_t index);
 
+/* The calling thread's counters: the first call on a thread takes one of the loop_count sets for
+ * it (lock-free), later calls return the same set, so the server need not pass loop indexes
+ * around. Threads beyond loop_count share one overflow set, counted with atomic adds (KM1 then
+ * holds per set, not per thread). NULL when m is NULL. */
+struct kafka_metrics_loop *kafka_metrics_thread(struct kafka_metrics *m);
+
+struct kafka_server;
+/* Adds the server's own counters (tools/kafka/server.h: net_counters for connections, bytes,
+ * zero-copy bytes and bounds; kafka_server_stats for errors by API, long polls, auto-created
+ * topics) to every scrape. The server must outlive serving: kafka_metrics_stop before
+ * kafka_server_stop. NULL detaches. */
+void kafka_metrics_attach_server(struct kafka_metrics *m, const struct kafka_server *srv);
+
 /* One request answered (or, for acks=0 produce, handled): its API key, version and the time
  * from its frame being complete to its response being queued, in nanoseconds. */
 void kafka_metrics_request(struct kafka_metrics_loop *l, int16_t api_key, int16_t api_version,
