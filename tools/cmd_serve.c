@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tools/kafka/metrics.h"
 #include "tools/kafka/server.h"
 
 static void serve_usage(FILE *out)
@@ -61,6 +62,8 @@ static void serve_usage(FILE *out)
             "  --io MODE                  auto|uring|sync: network loop on io_uring or epoll\n"
             "                             (auto: io_uring when it can be set up; the\n"
             "                             environment variable RT_KAFKA_IO sets the default)\n"
+            "  --metrics HOST:PORT        serve Prometheus metrics at http://HOST:PORT/metrics\n"
+            "                             (off; port 0 picks one, printed at start)\n"
             "  --zero-copy B              send fetched records from the segment mapping with\n"
             "                             SEND_ZC / MSG_ZEROCOPY (true); false copies them into\n"
             "                             the response buffer (for comparison)\n"
@@ -140,6 +143,7 @@ int cmd_serve(int argc, char **argv)
     static char listen_host[256] = "127.0.0.1", adv_host[256] = "";
     uint16_t adv_port = 0;
     const char *dir = NULL;
+    const char *metrics_addr = NULL;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -194,6 +198,8 @@ int cmd_serve(int argc, char **argv)
                      ((eo.segment_size_bytes = u), true);
             else if (strcmp(a, "--io") == 0)
                 ok = parse_io(v, &so.net.io);
+            else if (strcmp(a, "--metrics") == 0)
+                metrics_addr = v; /* checked when it is bound, below */
             else if (strcmp(a, "--zero-copy") == 0)
                 ok = parse_bool(v, &so.zero_copy);
             else
@@ -227,16 +233,47 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
+    /* --metrics: counter sets for the loop threads plus the shard threads that finish
+     * produces (kafka_metrics_thread binds one per thread); served once the server runs. */
+    struct kafka_metrics *metrics = NULL;
+    if (metrics_addr) {
+        uint32_t sets = so.net.threads + 64;
+        if (sets > KAFKA_METRICS_LOOPS_MAX)
+            sets = KAFKA_METRICS_LOOPS_MAX;
+        if (kafka_metrics_create(sets, &metrics) != 0) {
+            cli_fail("serve", "cannot allocate the metrics counters");
+            return CLI_EXIT_FAIL;
+        }
+        so.metrics = metrics;
+    }
     rt_engine *e = NULL;
     int code = cli_engine_open("serve", dir, true, &eo, &e, NULL);
-    if (code != CLI_EXIT_OK)
+    if (code != CLI_EXIT_OK) {
+        kafka_metrics_destroy(metrics);
         return code;
+    }
     struct kafka_server *srv = NULL;
     int rc = kafka_server_start(e, &so, &srv);
     if (rc) {
         cli_fail("serve", "cannot listen on %s:%u: %s", listen_host, so.net.port, rt_strerror(rc));
         cli_engine_close("serve", e);
+        kafka_metrics_destroy(metrics);
         return CLI_EXIT_FAIL;
+    }
+    if (metrics) {
+        kafka_metrics_attach_server(metrics, srv);
+        rc = kafka_metrics_serve(metrics, metrics_addr, e, dir);
+        if (rc) {
+            cli_fail("serve", "--metrics %s: %s", metrics_addr,
+                     rc == RT_E_INVALID_ARGUMENT ? "not an IPv4 HOST:PORT" : rt_strerror(rc));
+            kafka_server_stop(srv);
+            cli_engine_close("serve", e);
+            kafka_metrics_destroy(metrics);
+            return rc == RT_E_INVALID_ARGUMENT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+        }
+        fprintf(stderr, "ringtail serve: metrics at http://%.*s:%u/metrics\n",
+                (int)(strrchr(metrics_addr, ':') - metrics_addr), metrics_addr,
+                kafka_metrics_port(metrics));
     }
     bool v6 = strchr(listen_host, ':') != NULL;
     fprintf(stderr, "ringtail serve: %s: network on %s (%u loop thread%s), %s, broker id %d\n", dir,
@@ -263,6 +300,7 @@ int cmd_serve(int argc, char **argv)
     uint64_t zc = atomic_load(&nc->payload_bytes_zero_copy);
     uint64_t plain = atomic_load(&nc->payload_bytes_sendmsg);
     uint64_t copied = atomic_load(&st->fetch_bytes_copied);
+    kafka_metrics_stop(metrics); /* no scrape reads the server or the engine after this */
     kafka_server_stop(srv);
     fprintf(stderr,
             "ringtail serve: %" PRIu64 " connections, %" PRIu64
@@ -270,6 +308,7 @@ int cmd_serve(int argc, char **argv)
             " sent by sendmsg from the mapping, %" PRIu64 " copied in user space\n",
             conns, reqs, zc, plain, copied);
     code = cli_engine_close("serve", e);
+    kafka_metrics_destroy(metrics);
     if (code == CLI_EXIT_OK)
         fprintf(stderr, "ringtail serve: stopped cleanly\n");
     return code;

@@ -63,6 +63,7 @@ struct kafka_slot {
     bool acks_none;
     /* Long poll. */
     int64_t poll_started_ms;
+    uint64_t started_ns; /* the frame was complete (latency in --metrics) */
 };
 
 /* Handlers: each returns a net verdict. */

@@ -24,8 +24,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tools/kafka/handle.h"
+#include "tools/kafka/metrics.h"
+
+static uint64_t server_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 void kafka_server_options_init(struct kafka_server_options *o)
 {
@@ -164,6 +173,9 @@ enum net_verdict kafka_response_end(struct kafka_slot *s)
     s->req->out_len = s->w.len;
     s->req->slices = s->slices;
     s->req->slice_count = s->w.holes_count;
+    if (s->server->opts.metrics)
+        kafka_metrics_request(kafka_metrics_thread(s->server->opts.metrics), s->header.api_key,
+                              s->header.api_version, server_now_ns() - s->started_ns);
     return NET_DONE;
 }
 
@@ -255,6 +267,7 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
     struct kafka_slot *s = req->user;
     s->fetch_count = 0;
     s->acks_none = false;
+    s->started_ns = srv->opts.metrics ? server_now_ns() : 0;
     struct kp_reader r;
     kp_reader_init(&r, req->frame, req->frame_len);
     memset(&s->header, 0, sizeof(s->header));
