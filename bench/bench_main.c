@@ -1138,6 +1138,7 @@ static void run_serve(void)
             struct serve_result lr;
             int lrc = serve_loopback_limit(cr.bytes ? cr.bytes : sr.bytes, &lr);
             serve_row_fill(l, &lr, false);
+            l->rec_s = NAN; /* bytes, not records */
             snprintf(l->note, sizeof(l->note),
                      "plain TCP over 127.0.0.1, 1 MiB send/recv, sender and receiver threads");
             if (lrc)
