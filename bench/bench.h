@@ -210,9 +210,11 @@ struct serve_proc {
     char broker[32];     /* "127.0.0.1:PORT" */
     char log_path[4200]; /* DIR.serve.log: the server's stdout and stderr */
 };
-/* Starts `RINGTAIL serve DIR --listen 127.0.0.1:<free port>` and waits for "listening on".
- * Errors: -ECHILD (it exited; see log_path), -ETIMEDOUT (20 s), -errno. */
-int serve_proc_start(struct serve_proc *sp, const char *ringtail, const char *dir);
+/* Starts `RINGTAIL serve DIR --listen 127.0.0.1:<free port> [EXTRA]` (EXTRA: one
+ * "--option value" or NULL) and waits for its "listening on" line; the log (DIR.serve.log) is
+ * appended to. Errors: -ECHILD (it exited; see log_path), -ETIMEDOUT (20 s), -errno. */
+int serve_proc_start(struct serve_proc *sp, const char *ringtail, const char *dir,
+                     const char *extra_arg);
 /* SIGTERM and wait (SIGKILL after 30 s: -ETIMEDOUT); -ECHILD unless it exited 0. */
 int serve_proc_stop(struct serve_proc *sp);
 

@@ -66,7 +66,8 @@ static int free_port(uint16_t *out)
 
 /* ---- the server process ------------------------------------------------------------------ */
 
-int serve_proc_start(struct serve_proc *sp, const char *ringtail, const char *dir)
+int serve_proc_start(struct serve_proc *sp, const char *ringtail, const char *dir,
+                     const char *extra_arg)
 {
     memset(sp, 0, sizeof(*sp));
     int rc = free_port(&sp->port);
@@ -74,7 +75,7 @@ int serve_proc_start(struct serve_proc *sp, const char *ringtail, const char *di
         return rc;
     snprintf(sp->broker, sizeof(sp->broker), "127.0.0.1:%u", (unsigned)sp->port);
     snprintf(sp->log_path, sizeof(sp->log_path), "%s.serve.log", dir);
-    int log = open(sp->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int log = open(sp->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (log < 0)
         return -errno;
     pid_t pid = fork();
@@ -86,19 +87,30 @@ int serve_proc_start(struct serve_proc *sp, const char *ringtail, const char *di
     if (pid == 0) {
         dup2(log, 1);
         dup2(log, 2);
-        execl(ringtail, "ringtail", "serve", dir, "--listen", sp->broker, (char *)NULL);
+        if (extra_arg) { /* "--option value" */
+            char opt[64];
+            const char *sp_at = strchr(extra_arg, ' ');
+            size_t n = sp_at ? (size_t)(sp_at - extra_arg) : strlen(extra_arg);
+            snprintf(opt, sizeof(opt), "%.*s", (int)n, extra_arg);
+            execl(ringtail, "ringtail", "serve", dir, "--listen", sp->broker, opt,
+                  sp_at ? sp_at + 1 : "", (char *)NULL);
+        } else {
+            execl(ringtail, "ringtail", "serve", dir, "--listen", sp->broker, (char *)NULL);
+        }
         dprintf(2, "exec %s: %s\n", ringtail, strerror(errno));
         _exit(127);
     }
     close(log);
     sp->pid = pid;
+    char want[64];
+    snprintf(want, sizeof(want), "listening on %s", sp->broker);
     for (int waited = 0; waited < SERVE_START_TIMEOUT_MS; waited += 20) {
         FILE *f = fopen(sp->log_path, "r");
         if (f) {
             char line[512];
             bool up = false;
             while (fgets(line, sizeof(line), f))
-                if (strstr(line, "listening on"))
+                if (strstr(line, want))
                     up = true;
             fclose(f);
             if (up)
