@@ -164,6 +164,8 @@ struct net {
     struct net_loop *loops;
     uint32_t loop_count;
     uint16_t port;
+    int listen_fd; /* one socket; every loop accepts on it (the kernel hands each connection
+                      to one waiting loop) */
     bool uring;
     _Atomic bool stopping;
     _Atomic uint64_t next_conn_id;
@@ -1220,8 +1222,7 @@ static void epoll_run(struct net_loop *l)
             l->stop_deadline_ms = net_now_ms() + 5000;
             if (l->listen_fd >= 0) {
                 epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->listen_fd, NULL);
-                close(l->listen_fd);
-                l->listen_fd = -1;
+                l->listen_fd = -1; /* net's: closed by net_free */
             }
             loop_handle_event(l, true);
         }
@@ -1249,11 +1250,10 @@ static void *loop_main(void *arg)
     return NULL;
 }
 
-static int listen_socket(const struct net_options *o, uint16_t port, int *fd_out,
-                         uint16_t *port_out)
+static int listen_socket(const struct net_options *o, int *fd_out, uint16_t *port_out)
 {
     char service[8];
-    snprintf(service, sizeof(service), "%u", port);
+    snprintf(service, sizeof(service), "%u", o->port);
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
                              .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
@@ -1270,7 +1270,6 @@ static int listen_socket(const struct net_options *o, uint16_t port, int *fd_out
         }
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
         if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1024) != 0) {
             rc = -errno;
             close(fd);
@@ -1325,8 +1324,6 @@ static void loop_destroy(struct net_loop *l)
         io_uring_queue_exit(&l->ring);
     if (l->epfd >= 0)
         close(l->epfd);
-    if (l->listen_fd >= 0)
-        close(l->listen_fd);
     if (l->event_fd >= 0)
         close(l->event_fd);
     pthread_mutex_destroy(&l->lock);
@@ -1336,6 +1333,8 @@ static void net_free(struct net *n)
 {
     for (uint32_t i = 0; i < n->loop_count; i++)
         loop_destroy(&n->loops[i]);
+    if (n->listen_fd >= 0)
+        close(n->listen_fd);
     free(n->loops);
     free(n);
 }
@@ -1366,6 +1365,7 @@ int net_start(const struct net_options *opts, const struct net_hooks *hooks, str
         return -ENOMEM;
     n->opts = *opts;
     n->hooks = *hooks;
+    n->listen_fd = -1;
     n->loops = calloc(opts->threads, sizeof(*n->loops));
     if (!n->loops) {
         free(n);
@@ -1377,7 +1377,9 @@ int net_start(const struct net_options *opts, const struct net_hooks *hooks, str
         free(n);
         return -ENOSYS;
     }
-    int rc = 0;
+    int rc = listen_socket(opts, &n->listen_fd, &n->port);
+    if (rc)
+        goto err_free;
     for (uint32_t i = 0; i < opts->threads; i++) {
         n->loop_count = i + 1;
         rc = loop_init(n, &n->loops[i], i, uring);
@@ -1389,14 +1391,11 @@ int net_start(const struct net_options *opts, const struct net_hooks *hooks, str
         }
         if (rc)
             goto err_free;
-        uint16_t port = 0;
-        rc = listen_socket(opts, i == 0 ? opts->port : n->port, &n->loops[i].listen_fd, &port);
-        if (rc)
-            goto err_free;
-        if (i == 0)
-            n->port = port;
+        n->loops[i].listen_fd = n->listen_fd;
         if (!uring) {
-            struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &n->loops[i].accept_op};
+            /* EPOLLEXCLUSIVE: one loop is woken per incoming connection, not all of them. */
+            struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE,
+                                     .data.ptr = &n->loops[i].accept_op};
             struct epoll_event eev = {.events = EPOLLIN, .data.ptr = &n->loops[i].event_op};
             if (epoll_ctl(n->loops[i].epfd, EPOLL_CTL_ADD, n->loops[i].listen_fd, &ev) != 0 ||
                 epoll_ctl(n->loops[i].epfd, EPOLL_CTL_ADD, n->loops[i].event_fd, &eev) != 0) {
