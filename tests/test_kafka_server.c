@@ -149,7 +149,7 @@ static int resp_read(struct fx *x, uint8_t **buf, struct kp_reader *r, bool flex
     while (got < 4) {
         ssize_t n = recv(x->sock, hdr + got, 4 - got, 0);
         if (n < 0 && errno == EINTR)
-            continue; /* io_uring's task work can interrupt a blocking call in this process */
+            continue; /* the fixture's child processes end with SIGCHLD */
         if (n <= 0)
             return -1;
         got += (size_t)n;
