@@ -61,6 +61,7 @@ struct kafka_slot {
     _Atomic uint32_t ops_pending;
     const struct kmsg_produce_response *produce_resp;
     bool acks_none;
+    int16_t api_versions_error; /* NONE, or UNSUPPORTED_VERSION (answered at v0) */
     /* Long poll. */
     int64_t poll_started_ms;
     uint64_t started_ns; /* the frame was complete (latency in --metrics) */

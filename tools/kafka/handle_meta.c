@@ -21,8 +21,7 @@
 
 enum net_verdict kafka_handle_api_versions(struct kafka_slot *s)
 {
-    int16_t err = KAFKA_NONE;
-    (void)kmsg_api_versions_response_version(s->header.api_version, &err);
+    int16_t err = s->api_versions_error;
     struct kmsg_api_version_range table[64];
     struct kmsg_api_versions_response m = {
         .error_code = err,

@@ -154,6 +154,8 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
             topic_err = KAFKA_INVALID_REQUIRED_ACKS;
         } else if (!kafka_topic_name(qt->name, name)) {
             topic_err = KAFKA_INVALID_TOPIC_EXCEPTION;
+        } else if (strncmp(name, "__", 2) == 0) {
+            topic_err = KAFKA_INVALID_TOPIC_EXCEPTION; /* "Cannot append to internal topic" */
         } else {
             int rc = kafka_topic_ensure(srv, name, strncmp(name, "__", 2) != 0, &partitions);
             if (rc)

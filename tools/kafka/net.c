@@ -164,6 +164,8 @@ struct net {
     struct net_loop *loops;
     uint32_t loop_count;
     uint16_t port;
+    int listen_fd; /* one socket; every loop accepts on it (the kernel hands each connection
+                      to one waiting loop) */
     bool uring;
     _Atomic bool stopping;
     _Atomic uint64_t next_conn_id;
@@ -931,6 +933,8 @@ static void uring_cqe(struct net_loop *l, struct io_uring_cqe *cqe)
     case OP_EVENT:
         l->event_armed = false;
         loop_handle_event(l, false);
+        if (cqe->res == -ECANCELED)
+            return;
         if (cqe->res >= 0 || cqe->res == -EINTR || cqe->res == -EAGAIN)
             uring_arm_event(l);
         else
@@ -1057,8 +1061,33 @@ static void uring_run(struct net_loop *l)
         }
         loop_sweep(l);
     }
-    /* Nothing refers to a connection any more; the accept and event reads may still be armed.
-     * The ring's exit cancels them. */
+    /* Nothing refers to a connection any more; the accept and the eventfd read may still be
+     * armed. They are cancelled and reaped here, and the ring is closed on this thread. */
+    struct io_uring_sqe *sqe = uring_sqe(l);
+    io_uring_prep_cancel(sqe, &l->accept_op, IORING_ASYNC_CANCEL_ALL);
+    io_uring_sqe_set_data(sqe, &l->cancel_op);
+    sqe = uring_sqe(l);
+    io_uring_prep_cancel(sqe, &l->event_op, IORING_ASYNC_CANCEL_ALL);
+    io_uring_sqe_set_data(sqe, &l->cancel_op);
+    int64_t until = net_now_ms() + 1000;
+    while ((l->accept_armed || l->event_armed) && net_now_ms() < until) {
+        struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = 50 * 1000000};
+        struct io_uring_cqe *cqe = NULL;
+        (void)io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &ts, NULL);
+        unsigned head, seen = 0;
+        io_uring_for_each_cqe(&l->ring, head, cqe)
+        {
+            seen++;
+            struct net_op *op = io_uring_cqe_get_data(cqe);
+            if (op == &l->accept_op && !(cqe->flags & IORING_CQE_F_MORE))
+                l->accept_armed = false;
+            else if (op == &l->event_op)
+                l->event_armed = false;
+        }
+        io_uring_cq_advance(&l->ring, seen);
+    }
+    io_uring_queue_exit(&l->ring);
+    l->ring_open = false;
 }
 
 /* ---- epoll backend ---- */
@@ -1220,8 +1249,7 @@ static void epoll_run(struct net_loop *l)
             l->stop_deadline_ms = net_now_ms() + 5000;
             if (l->listen_fd >= 0) {
                 epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->listen_fd, NULL);
-                close(l->listen_fd);
-                l->listen_fd = -1;
+                l->listen_fd = -1; /* net's: closed by net_free */
             }
             loop_handle_event(l, true);
         }
@@ -1239,21 +1267,48 @@ static void epoll_run(struct net_loop *l)
 
 /* ---- set-up ---- */
 
+/* Registers the listening socket and the eventfd with the loop's epoll set. */
+static int epoll_setup(struct net_loop *l)
+{
+    /* EPOLLEXCLUSIVE: one loop is woken per incoming connection, not all of them. */
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = &l->accept_op};
+    struct epoll_event eev = {.events = EPOLLIN, .data.ptr = &l->event_op};
+    if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->listen_fd, &ev) != 0 ||
+        epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->event_fd, &eev) != 0)
+        return -errno;
+    return 0;
+}
+
+/* The ring is made, used and closed on the loop thread alone (a single issuer: its task work
+ * runs there and nowhere else). */
 static void *loop_main(void *arg)
 {
     struct net_loop *l = arg;
-    if (l->uring)
-        uring_run(l);
-    else
-        epoll_run(l);
+    if (l->uring) {
+        struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE, .cq_entries = NET_CQ_ENTRIES};
+        int rc = io_uring_queue_init_params(NET_RING_ENTRIES, &l->ring, &p);
+        if (rc == 0) {
+            l->ring_open = true;
+            uring_run(l);
+            return NULL;
+        }
+        net_log("loop %u: io_uring_queue_init failed (%s); this loop runs on epoll", l->index,
+                strerror(-rc));
+        l->uring = false;
+        l->epfd = epoll_create1(EPOLL_CLOEXEC);
+        if (l->epfd < 0 || epoll_setup(l) != 0) {
+            net_log("loop %u: no epoll either (%s); the loop is lost", l->index, strerror(errno));
+            abort();
+        }
+    }
+    epoll_run(l);
     return NULL;
 }
 
-static int listen_socket(const struct net_options *o, uint16_t port, int *fd_out,
-                         uint16_t *port_out)
+static int listen_socket(const struct net_options *o, int *fd_out, uint16_t *port_out)
 {
     char service[8];
-    snprintf(service, sizeof(service), "%u", port);
+    snprintf(service, sizeof(service), "%u", o->port);
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
                              .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
@@ -1270,7 +1325,6 @@ static int listen_socket(const struct net_options *o, uint16_t port, int *fd_out
         }
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
         if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1024) != 0) {
             rc = -errno;
             close(fd);
@@ -1305,12 +1359,7 @@ static int loop_init(struct net *n, struct net_loop *l, uint32_t index, bool uri
     if (l->event_fd < 0)
         return -errno;
     if (uring) {
-        struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE, .cq_entries = NET_CQ_ENTRIES};
-        int rc = io_uring_queue_init_params(NET_RING_ENTRIES, &l->ring, &p);
-        if (rc < 0)
-            return rc;
-        l->ring_open = true;
-        l->uring = true;
+        l->uring = true; /* the ring itself is made by the loop thread (loop_main) */
         return 0;
     }
     l->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -1325,8 +1374,6 @@ static void loop_destroy(struct net_loop *l)
         io_uring_queue_exit(&l->ring);
     if (l->epfd >= 0)
         close(l->epfd);
-    if (l->listen_fd >= 0)
-        close(l->listen_fd);
     if (l->event_fd >= 0)
         close(l->event_fd);
     pthread_mutex_destroy(&l->lock);
@@ -1336,6 +1383,8 @@ static void net_free(struct net *n)
 {
     for (uint32_t i = 0; i < n->loop_count; i++)
         loop_destroy(&n->loops[i]);
+    if (n->listen_fd >= 0)
+        close(n->listen_fd);
     free(n->loops);
     free(n);
 }
@@ -1366,43 +1415,32 @@ int net_start(const struct net_options *opts, const struct net_hooks *hooks, str
         return -ENOMEM;
     n->opts = *opts;
     n->hooks = *hooks;
+    n->listen_fd = -1;
     n->loops = calloc(opts->threads, sizeof(*n->loops));
     if (!n->loops) {
         free(n);
         return -ENOMEM;
     }
+    /* The probe makes (and closes) a ring on this thread: io_uring is set up where it can. */
     bool uring = opts->io != NET_IO_SYNC && uring_usable();
     if (opts->io == NET_IO_URING && !uring) {
         free(n->loops);
         free(n);
         return -ENOSYS;
     }
-    int rc = 0;
+    int rc = listen_socket(opts, &n->listen_fd, &n->port);
+    if (rc)
+        goto err_free;
     for (uint32_t i = 0; i < opts->threads; i++) {
         n->loop_count = i + 1;
         rc = loop_init(n, &n->loops[i], i, uring);
-        if (rc && uring && i == 0 && opts->io == NET_IO_AUTO) {
-            loop_destroy(&n->loops[0]);
-            memset(&n->loops[0], 0, sizeof(n->loops[0]));
-            uring = false; /* io_uring_queue_init failed: the epoll fallback */
-            rc = loop_init(n, &n->loops[i], i, false);
-        }
         if (rc)
             goto err_free;
-        uint16_t port = 0;
-        rc = listen_socket(opts, i == 0 ? opts->port : n->port, &n->loops[i].listen_fd, &port);
-        if (rc)
-            goto err_free;
-        if (i == 0)
-            n->port = port;
+        n->loops[i].listen_fd = n->listen_fd;
         if (!uring) {
-            struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &n->loops[i].accept_op};
-            struct epoll_event eev = {.events = EPOLLIN, .data.ptr = &n->loops[i].event_op};
-            if (epoll_ctl(n->loops[i].epfd, EPOLL_CTL_ADD, n->loops[i].listen_fd, &ev) != 0 ||
-                epoll_ctl(n->loops[i].epfd, EPOLL_CTL_ADD, n->loops[i].event_fd, &eev) != 0) {
-                rc = -errno;
+            rc = epoll_setup(&n->loops[i]);
+            if (rc)
                 goto err_free;
-            }
         }
     }
     n->uring = uring;

@@ -6,9 +6,10 @@
  * server's request hook, and the server hands back the response bytes — a buffer it built plus
  * out-of-line slices (segment bytes of a fetch) that the loop sends without copying them.
  *
- * Threads: `threads` loop threads, each with its own ring (or epoll set), its own listening
- * socket on the same address (SO_REUSEPORT: the kernel spreads connections over the loops) and
- * its own connections. A connection lives on one loop for its whole life. The only cross-thread
+ * Threads: `threads` loop threads, each with its own ring (or epoll set) and
+ * its own connections; they share one listening socket and each waits on it (a multishot accept,
+ * or EPOLLEXCLUSIVE), so the kernel hands every connection to one loop. A connection lives on
+ * one loop for its whole life. The only cross-thread
  * entry points are net_req_complete (a produce finished on a shard thread) and net_wake (an
  * append published data; a long-poll fetch may now be answered), both through the loop's
  * eventfd.

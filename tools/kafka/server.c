@@ -287,7 +287,7 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
                 return refuse(s, "ApiVersions body does not decode");
         }
         s->header.api_version = v; /* the answer's version (v0 for one we do not know) */
-        (void)err;
+        s->api_versions_error = err;
         return kafka_handle_api_versions(s);
     }
     if (!kafka_api_find(key))
