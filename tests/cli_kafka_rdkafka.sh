@@ -5,6 +5,7 @@
 # is killed (`ss -K`, both ends), so batches in flight are retried on a new connection. Every
 # record must be stored exactly once and in send order per partition — as the delivery reports
 # say, as a fresh consumer (kcat) reads, and as the engine's own consumer reads after SIGTERM.
+# The scenario runs over both network backends of the broker (--io uring, --io sync = epoll).
 #
 # usage: bash tests/cli_kafka_rdkafka.sh /path/to/ringtail
 # Each check prints "ok" or "FAIL"; the last line is "N passed, M failed"; exit 1 on any failure.
@@ -22,48 +23,52 @@ cleanup() {
 trap cleanup EXIT
 
 N=100000
-D=$T/data
-run topic create "$D" idem --partitions 3
-expect "a 3-partition topic" 0
-serve_start "$D"
-
-# Kill both ends of every established connection to the broker's port.
-KILL="ss -K -t state established '( dport = :$PORT or sport = :$PORT )' >/dev/null"
-"$BIN/rdk_produce" "$BROKER" idem $N 3 --midway "$KILL" >"$T/out" 2>"$T/err"
-RC=$?
-expect "100000 records delivered, none failed, offsets in send order per partition" 0 \
-    "^delivered $N failed 0 disconnects [0-9]+ reordered 0$"
-if grep -q "running: ss -K" "$T/err" && grep -qiE "disconnect|connection (reset|abort|refused)|transport|broker down" "$T/err"; then
-    ok "the connections were killed midway and the producer saw the disconnection"
-else
-    bad "the connections were killed midway and the producer saw the disconnection"
-fi
-
 # want P: the values of partition P, in order (record i goes to i % 3).
 want() { seq "$1" 3 $((N - 1)); }
-for p in 0 1 2; do
-    kcat -b "$BROKER" -C -t idem -p "$p" -o beginning -e -q -f '%s\n' >"$T/got-$p" 2>"$T/err"
-    RC=$?
-    if [ $RC -eq 0 ] && cmp -s <(want "$p") "$T/got-$p"; then
-        ok "partition $p holds its records exactly once, in order (read by kcat)"
-    else
-        cp "$T/got-$p" "$T/out"
-        bad "partition $p holds its records exactly once, in order ($(wc -l <"$T/got-$p") read, $(sort "$T/got-$p" | uniq -d | wc -l) duplicated)"
-    fi
-done
 
-serve_stop
-serve_verify "$D"
-for p in 0 1 2; do
-    engine_values "$D" idem -p "$p" >"$T/engine-$p" 2>"$T/err"
+# scenario IO: the whole check over the broker's network backend IO (uring or sync = epoll).
+scenario() {
+    local io=$1 p
+    D=$T/data-$io
+    run topic create "$D" idem --partitions 3
+    expect "[$io] a 3-partition topic" 0
+    serve_start "$D" --io "$io"
+    # Kill both ends of every established connection to the broker's port.
+    KILL="ss -K -t state established '( dport = :$PORT or sport = :$PORT )' >/dev/null"
+    "$BIN/rdk_produce" "$BROKER" idem $N 3 --midway "$KILL" >"$T/out" 2>"$T/err"
     RC=$?
-    if [ $RC -eq 0 ] && cmp -s <(want "$p") "$T/engine-$p"; then
-        ok "ringtail consume -p $p reads the same records"
+    expect "[$io] 100000 records delivered, none failed, offsets in send order per partition" 0 \
+        "^delivered $N failed 0 disconnects [0-9]+ reordered 0$"
+    if grep -q "running: ss -K" "$T/err" && grep -qiE "disconnect|connection (reset|abort|refused)|transport|broker down" "$T/err"; then
+        ok "[$io] the connections were killed midway and the producer saw the disconnection"
     else
-        cp "$T/engine-$p" "$T/out"
-        bad "ringtail consume -p $p reads the same records"
+        bad "[$io] the connections were killed midway and the producer saw the disconnection"
     fi
-done
+    for p in 0 1 2; do
+        kcat -b "$BROKER" -C -t idem -p "$p" -o beginning -e -q -f '%s\n' >"$T/got-$p" 2>"$T/err"
+        RC=$?
+        if [ $RC -eq 0 ] && cmp -s <(want "$p") "$T/got-$p"; then
+            ok "[$io] partition $p holds its records exactly once, in order (read by kcat)"
+        else
+            cp "$T/got-$p" "$T/out"
+            bad "[$io] partition $p holds its records exactly once, in order ($(wc -l <"$T/got-$p") read, $(sort "$T/got-$p" | uniq -d | wc -l) duplicated)"
+        fi
+    done
+    serve_stop "[$io] serve exits 0 on SIGTERM"
+    serve_verify "$D"
+    for p in 0 1 2; do
+        engine_values "$D" idem -p "$p" >"$T/engine-$p" 2>"$T/err"
+        RC=$?
+        if [ $RC -eq 0 ] && cmp -s <(want "$p") "$T/engine-$p"; then
+            ok "[$io] ringtail consume -p $p reads the same records"
+        else
+            cp "$T/engine-$p" "$T/out"
+            bad "[$io] ringtail consume -p $p reads the same records"
+        fi
+    done
+}
+scenario uring
+scenario sync
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
