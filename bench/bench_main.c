@@ -1047,6 +1047,27 @@ static void serve_row_fill(struct row *r, const struct serve_result *sr, bool la
     r->p999_us = sr->p999_us;
 }
 
+static double serve_cpu_client_s = NAN, serve_cpu_server_s = NAN; /* during the consume */
+
+/* CPU seconds (user + system) of a process (/proc/PID/stat; pid 0: this one), or NAN. */
+static double proc_cpu_s(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), pid ? "/proc/%d/stat" : "/proc/self/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NAN;
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    unsigned long long ut = 0, st = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return NAN;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* The bytes the server's stop summary says it sent zero-copy / by sendmsg / copied. */
 static void serve_log_fetch_bytes(const char *log, uint64_t *zc, uint64_t *plain, uint64_t *copied)
 {
@@ -1080,9 +1101,10 @@ static void serve_copy_path(const char *ringtail, const char *dir, struct serve_
     serve_log_fetch_bytes(sp->log_path, &zc, &plain, &copied);
     if (zc_row)
         snprintf(zc_row->note, sizeof(zc_row->note),
-                 "read_committed, %u partitions; server: %.0f MB sent zero-copy, %.0f MB by "
-                 "sendmsg, %.0f MB copied",
-                 BENCH_PARTITIONS_W2, zc / 1e6, plain / 1e6, copied / 1e6);
+                 "read_committed, %u partitions; server: %.0f MB sent zero-copy, %.0f MB "
+                 "copied; CPU s client %.2f, server %.2f",
+                 BENCH_PARTITIONS_W2, zc / 1e6, copied / 1e6, serve_cpu_client_s,
+                 serve_cpu_server_s);
     struct row *c = row_new("S", "serve", "consume, copying fetch", "S/consume", KIND_SUBJECT);
     c->producers = 1;
     int rc = serve_proc_start(sp, ringtail, dir, "--zero-copy false");
@@ -1185,7 +1207,10 @@ static void run_serve(void)
             c->producers = 1;
             progress_phase("S serve consume read_committed");
             struct serve_result cr;
+            double cpu_client0 = proc_cpu_s(0), cpu_server0 = proc_cpu_s(sp.pid);
             int crc = serve_consume(sp.broker, BENCH_TOPIC, BENCH_PARTITIONS_W2, sr.records, &cr);
+            serve_cpu_client_s = proc_cpu_s(0) - cpu_client0;
+            serve_cpu_server_s = proc_cpu_s(sp.pid) - cpu_server0;
             serve_row_fill(c, &cr, false);
             snprintf(c->note, sizeof(c->note),
                      "one librdkafka consumer, isolation.level=read_committed, %u partitions",
