@@ -12,7 +12,9 @@
  *     nothing appended, an internal topic → INVALID_TOPIC_EXCEPTION 17, acks 2 →
  *     INVALID_REQUIRED_ACKS 21;
  *   - Fetch returns the segment's bytes exactly, OFFSET_OUT_OF_RANGE 1 past the end, and a long
- *     poll at the end is answered with a record appended while it waited;
+ *     poll at the end is answered with a record appended while it waited; read_committed
+ *     answers the aborted list and the LSO of transactions the engine wrote, an empty answer
+ *     (not an error) between the LSO and the high watermark;
  *   - CreateTopics (replication factor 3 → 38, 0 partitions → 37, twice → 36), DeleteTopics
  *     (TOPIC_DELETION_DISABLED 73, unknown → 3), Metadata without auto-create (3).
  *
@@ -344,9 +346,17 @@ static void test_produce_rules(void **state)
     assert_int_equal(parts, 2);
 }
 
-/* Fetch v11 of one partition; returns the error, the records (malloc'd copy) and the HW. */
-static int16_t fetch(struct fx *x, const char *topic, int64_t offset, int32_t max_wait_ms,
-                     uint8_t **records, int32_t *records_len, int64_t *hw)
+struct fetch_extra {
+    int64_t lso;
+    int32_t aborted_count; /* -1: null */
+    int64_t aborted_pid, aborted_first;
+};
+
+/* Fetch v11 of one partition at `isolation`; returns the error, the records (malloc'd copy),
+ * the HW, and (extra, may be NULL) the LSO and the aborted list's first entry. */
+static int16_t fetch_iso(struct fx *x, const char *topic, int64_t offset, int32_t max_wait_ms,
+                         int8_t isolation, uint8_t **records, int32_t *records_len, int64_t *hw,
+                         struct fetch_extra *extra)
 {
     struct kp_writer w;
     req_begin(x, &w, KAFKA_FETCH, 11);
@@ -354,7 +364,7 @@ static int16_t fetch(struct fx *x, const char *topic, int64_t offset, int32_t ma
     kp_write_i32(&w, max_wait_ms);
     kp_write_i32(&w, 1);
     kp_write_i32(&w, 1 << 20);
-    kp_write_i8(&w, 0);
+    kp_write_i8(&w, isolation);
     kp_write_i32(&w, 0);
     kp_write_i32(&w, -1);
     kp_write_array_len(&w, 1);
@@ -380,10 +390,25 @@ static int16_t fetch(struct fx *x, const char *topic, int64_t offset, int32_t ma
     assert_int_equal(kp_read_i32(&r), 0);
     int16_t err = kp_read_i16(&r);
     *hw = kp_read_i64(&r);
+    int64_t lso = kp_read_i64(&r);
     (void)kp_read_i64(&r);
-    (void)kp_read_i64(&r);
-    assert_int_equal(kp_read_nullable_array_len(&r, 16), -1); /* read_uncommitted: null */
-    assert_int_equal(kp_read_i32(&r), -1);                    /* preferred read replica */
+    int32_t na = kp_read_nullable_array_len(&r, 16);
+    if (isolation == 0)
+        assert_int_equal(na, -1); /* read_uncommitted: null */
+    else
+        assert_true(na >= 0);
+    struct fetch_extra ex = {
+        .lso = lso, .aborted_count = na, .aborted_pid = -1, .aborted_first = -1};
+    for (int32_t i = 0; i < na; i++) {
+        int64_t pid = kp_read_i64(&r), first = kp_read_i64(&r);
+        if (i == 0) {
+            ex.aborted_pid = pid;
+            ex.aborted_first = first;
+        }
+    }
+    if (extra)
+        *extra = ex;
+    assert_int_equal(kp_read_i32(&r), -1); /* preferred read replica */
     struct kp_bytes rec = kp_read_nullable_bytes(&r);
     kp_expect_end(&r);
     assert_int_equal(r.err, 0);
@@ -395,6 +420,12 @@ static int16_t fetch(struct fx *x, const char *topic, int64_t offset, int32_t ma
     }
     free(buf);
     return err;
+}
+
+static int16_t fetch(struct fx *x, const char *topic, int64_t offset, int32_t max_wait_ms,
+                     uint8_t **records, int32_t *records_len, int64_t *hw)
+{
+    return fetch_iso(x, topic, offset, max_wait_ms, 0, records, records_len, hw, NULL);
 }
 
 struct late_append {
@@ -455,6 +486,73 @@ static void test_fetch(void **state)
     assert_true(rec_len > 0);
     assert_int_equal(hw, 7);
     free(rec);
+}
+
+static void txn_send(rt_producer *p, const char *topic, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct rt_producer_message m = {
+            .record = {.key_len = -1, .value = "t", .value_len = 1, .timestamp_ms = -1},
+            .sequence = -1};
+        assert_int_equal(rt_producer_send(p, topic, 0, &m, NULL, NULL), 0);
+    }
+    assert_int_equal(rt_producer_flush(p, 10000), 0);
+}
+
+/* read_committed over the wire: the aborted list and the LSO, from transactions the engine's
+ * own transactional producer wrote (transactions over the wire are issue 13's). */
+static void test_fetch_read_committed(void **state)
+{
+    struct fx *x = *state;
+    assert_int_equal(rt_topic_create(x->f.e, "rc", 1), 0);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "tx-wire";
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(x->f.e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, 10000), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    txn_send(p, "rc", 3); /* offsets 0..2, then the ABORT marker at 3 */
+    assert_int_equal(rt_producer_abort(p, 10000), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    txn_send(p, "rc", 2); /* 4..5, COMMIT marker at 6 */
+    assert_int_equal(rt_producer_commit(p, 10000), 0);
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    assert_int_equal(rt_producer_id(p, &pid, &epoch), 0);
+
+    uint8_t *rec = NULL;
+    int32_t len = 0;
+    int64_t hw = -1;
+    struct fetch_extra ex;
+    assert_int_equal(fetch_iso(x, "rc", 0, 0, 1, &rec, &len, &hw, &ex), KAFKA_NONE);
+    assert_int_equal(hw, 7);
+    assert_int_equal(ex.lso, 7);
+    assert_int_equal(ex.aborted_count, 1);
+    assert_int_equal(ex.aborted_pid, pid);
+    assert_int_equal(ex.aborted_first, 0);
+    assert_true(len > 0);
+    free(rec);
+
+    /* An open transaction holds the LSO; read_committed past it is empty, not an error. */
+    assert_int_equal(rt_producer_begin(p), 0);
+    txn_send(p, "rc", 2); /* 7..8 */
+    assert_int_equal(fetch_iso(x, "rc", 7, 0, 1, &rec, &len, &hw, &ex), KAFKA_NONE);
+    assert_int_equal(hw, 9);
+    assert_int_equal(ex.lso, 7);
+    assert_int_equal(len, 0);
+    free(rec);
+    assert_int_equal(fetch_iso(x, "rc", 8, 0, 1, &rec, &len, &hw, &ex), KAFKA_NONE);
+    assert_int_equal(len, 0);
+    free(rec);
+    assert_int_equal(fetch_iso(x, "rc", 10, 0, 1, &rec, &len, &hw, &ex), KAFKA_OFFSET_OUT_OF_RANGE);
+    free(rec);
+    /* read_uncommitted sees the open transaction's records. */
+    assert_int_equal(fetch_iso(x, "rc", 7, 0, 0, &rec, &len, &hw, &ex), KAFKA_NONE);
+    assert_true(len > 0);
+    free(rec);
+    assert_int_equal(rt_producer_abort(p, 10000), 0);
+    assert_int_equal(rt_producer_close(p), 0);
 }
 
 static int16_t create_topic(struct fx *x, const char *name, int32_t partitions, int16_t rf)
@@ -570,6 +668,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_api_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_produce_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fetch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fetch_read_committed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_no_auto_create, setup_no_auto, teardown),
     };
