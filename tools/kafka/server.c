@@ -343,7 +343,9 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
         return -ENOMEM;
     srv->engine = engine;
     srv->opts = *opts;
-    srv->opts.net.zero_copy = opts->zero_copy;
+    /* Slices exist only when zero_copy; net.zero_copy picks SEND_ZC/MSG_ZEROCOPY for them
+     * (else a plain sendmsg from the mapping: the kernel copies, user space does not). */
+    srv->opts.net.zero_copy = opts->zero_copy && opts->net.zero_copy;
     snprintf(srv->advertise_host, sizeof(srv->advertise_host), "%s", opts->advertise_host);
     struct net_hooks hooks = {
         .ctx = srv,
