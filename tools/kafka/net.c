@@ -177,6 +177,7 @@ struct net {
                       to one waiting loop) */
     bool uring;
     _Atomic bool stopping;
+    int64_t drain_ms; /* set by net_stop before `stopping` (release) */
     _Atomic uint64_t next_conn_id;
     struct net_counters counters;
 };
@@ -1056,7 +1057,7 @@ static void uring_run(struct net_loop *l)
         loop_tick(l);
         if (atomic_load_explicit(&l->net->stopping, memory_order_acquire) && !l->stopping) {
             l->stopping = true;
-            l->stop_deadline_ms = net_now_ms() + 5000;
+            l->stop_deadline_ms = net_now_ms() + l->net->drain_ms;
             if (l->listen_fd >= 0) {
                 if (l->accept_armed) {
                     struct io_uring_sqe *sqe = uring_sqe(l);
@@ -1266,7 +1267,7 @@ static void epoll_run(struct net_loop *l)
         loop_sweep(l);
         if (atomic_load_explicit(&l->net->stopping, memory_order_acquire) && !l->stopping) {
             l->stopping = true;
-            l->stop_deadline_ms = net_now_ms() + 5000;
+            l->stop_deadline_ms = net_now_ms() + l->net->drain_ms;
             if (l->listen_fd >= 0) {
                 epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->listen_fd, NULL);
                 l->listen_fd = -1; /* net's: closed by net_free */
@@ -1503,7 +1504,7 @@ const struct net_counters *net_counters_get(const struct net *n)
 
 void net_stop(struct net *n, int64_t drain_ms)
 {
-    (void)drain_ms;
+    n->drain_ms = drain_ms > 0 ? drain_ms : 0;
     atomic_store_explicit(&n->stopping, true, memory_order_release);
     for (uint32_t i = 0; i < n->loop_count; i++) {
         uint64_t one = 1;
