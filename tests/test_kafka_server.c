@@ -11,6 +11,7 @@
  *     UNKNOWN_PRODUCER_ID 59, INVALID_PRODUCER_EPOCH 47), a corrupt CRC → CORRUPT_MESSAGE 2 with
  *     nothing appended, an internal topic → INVALID_TOPIC_EXCEPTION 17, acks 2 →
  *     INVALID_REQUIRED_ACKS 21;
+ *   - Produce stamps the leader epoch 0 (the client's -1 is not kept);
  *   - Fetch returns the segment's bytes exactly, OFFSET_OUT_OF_RANGE 1 past the end, and a long
  *     poll at the end is answered with a record appended while it waited; read_committed
  *     answers the aborted list and the LSO of transactions the engine wrote, an empty answer
@@ -449,6 +450,7 @@ static void test_fetch(void **state)
     uint8_t b[4096];
     int64_t base = -1;
     size_t len1 = make_batch(b, sizeof(b), -1, -1, -1, 4);
+    memset(b + 12, 0xff, 4); /* leader epoch -1, as a client may send it (outside the CRC) */
     assert_int_equal(produce(x, "f", 0, -1, b, len1, &base), KAFKA_NONE);
     size_t len2 = make_batch(b, sizeof(b), -1, -1, -1, 2);
     assert_int_equal(produce(x, "f", 0, -1, b, len2, &base), KAFKA_NONE);
@@ -466,6 +468,7 @@ static void test_fetch(void **state)
     const struct rt_fetch_view *v = rt_fetch_get(fe);
     assert_int_equal(v->size_bytes, (size_t)rec_len);
     assert_memory_equal(v->data, rec, (size_t)rec_len);
+    assert_true(rec[12] == 0 && rec[13] == 0 && rec[14] == 0 && rec[15] == 0); /* epoch 0 */
     rt_fetch_release(fe);
     free(rec);
 

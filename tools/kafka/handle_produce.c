@@ -2,7 +2,8 @@
  * handle_produce.c — Produce v3-7: each partition's record set (one or more RecordBatch v2, as
  * the client encoded them, inside the request frame) goes to rt_append_batch_async, which
  * validates it (magic, sizes, CRC, counts and offset deltas, codec) on the loop thread and
- * queues it to the partition's shard; the shard stamps the base offset in place and calls back
+ * queues it to the partition's shard; the broker stamps the leader epoch (0) and the shard the
+ * base offset in place (neither is covered by the CRC); the shard calls back
  * once the round is acknowledged under the engine's sync mode (durable under sync=always). The
  * last callback encodes the answer and hands the request back to its loop (net_req_complete).
  * acks=0 is appended the same way and answered with nothing. No thread waits for a disk.
@@ -192,6 +193,9 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
             bool first = true;
             while (at < end) {
                 size_t len = (size_t)load_be32(at + 8) + 12;
+                /* The broker stamps the partition leader epoch (bytes 12..15, outside the CRC):
+                 * this single broker's only epoch, 0. The shard stamps the base offset. */
+                memset(at + 12, 0, 4);
                 struct kafka_produce_op *op = &s->ops[op_index];
                 op->slot = s;
                 op->resp = r;
