@@ -220,6 +220,7 @@ int cmd_serve(int argc, char **argv)
     so.advertise_host = adv_host[0] ? adv_host : "127.0.0.1";
     so.advertise_port = adv_port;
     eo.transaction_timeout_max_ms = so.transaction_max_timeout_ms;
+    so.engine = eo;
     if (!is_loopback(listen_host))
         fprintf(stderr,
                 "ringtail serve: warning: listening on %s, not loopback: there is no "

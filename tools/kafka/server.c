@@ -45,6 +45,7 @@ void kafka_server_options_init(struct kafka_server_options *o)
     o->num_partitions = 1;
     o->auto_create_topics = true;
     o->transaction_max_timeout_ms = 900000;
+    rt_options_init(&o->engine);
     o->zero_copy = true;
 }
 
