@@ -17,7 +17,8 @@
  *     answers the aborted list and the LSO of transactions the engine wrote, an empty answer
  *     (not an error) between the LSO and the high watermark;
  *   - CreateTopics (replication factor 3 → 38, 0 partitions → 37, twice → 36), DeleteTopics
- *     (TOPIC_DELETION_DISABLED 73, unknown → 3), Metadata without auto-create (3).
+ *     (TOPIC_DELETION_DISABLED 73, unknown → 3), DescribeConfigs (the engine's options; an
+ *     unknown topic → 3), Metadata without auto-create (3).
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the epoll fallback.
  */
@@ -665,6 +666,52 @@ static void test_metadata_no_auto_create(void **state)
     assert_int_equal(rt_topic_describe(x->f.e, "unknown", &parts), RT_E_UNKNOWN_TOPIC_OR_PARTITION);
 }
 
+/* DescribeConfigs v0: a topic's configs are the engine's real options; an unknown topic is
+ * UNKNOWN_TOPIC_OR_PARTITION. */
+static void test_describe_configs(void **state)
+{
+    struct fx *x = *state;
+    assert_int_equal(rt_topic_create(x->f.e, "cfg", 1), 0);
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_DESCRIBE_CONFIGS, 0);
+    kp_write_array_len(&w, 2);
+    kp_write_i8(&w, KAFKA_RESOURCE_TOPIC);
+    kp_write_string(&w, kp_str_of("cfg"));
+    kp_write_array_len(&w, -1);
+    kp_write_i8(&w, KAFKA_RESOURCE_TOPIC);
+    kp_write_string(&w, kp_str_of("nope"));
+    kp_write_array_len(&w, -1);
+    req_send(x, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    assert_int_equal(resp_read(x, &buf, &r, false), 0);
+    (void)kp_read_i32(&r);
+    assert_int_equal(kp_read_array_len(&r, 1), 2);
+    assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
+    (void)kp_read_nullable_string(&r);
+    assert_int_equal(kp_read_i8(&r), KAFKA_RESOURCE_TOPIC);
+    assert_true(kp_str_eq(kp_read_string(&r), "cfg"));
+    int32_t n = kp_read_array_len(&r, 1);
+    assert_true(n >= 4);
+    bool segment_seen = false;
+    for (int32_t i = 0; i < n; i++) {
+        struct kp_str name = kp_read_string(&r);
+        struct kp_str value = kp_read_nullable_string(&r);
+        (void)kp_read_bool(&r);
+        (void)kp_read_bool(&r);
+        (void)kp_read_bool(&r);
+        /* kafka_server_options_init's engine options are rt_options_init's: 1 GiB segments */
+        if (kp_str_eq(name, "segment.bytes")) {
+            segment_seen = true;
+            assert_true(kp_str_eq(value, "1073741824"));
+        }
+    }
+    assert_true(segment_seen);
+    assert_int_equal(kp_read_i16(&r), KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_int_equal(r.err, 0);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -673,6 +720,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fetch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fetch_read_committed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_describe_configs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_no_auto_create, setup_no_auto, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
