@@ -17,6 +17,8 @@
  *        batches; the producer rules are the engine's (duplicates answered NONE with the
  *        original offset, OUT_OF_ORDER_SEQUENCE_NUMBER 45, INVALID_PRODUCER_EPOCH 47,
  *        UNKNOWN_PRODUCER_ID 59, CORRUPT_MESSAGE 2 for a batch that fails validation).
+ *   KP4  At most KAFKA_PRODUCE_BATCHES_MAX batches per request (more closes the connection,
+ *        logged): the ops array is bounded.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,6 +28,9 @@
 #include "tools/kafka/handle.h"
 
 #define BATCH_HEADER_MIN 61 /* RecordBatch v2 header (docs/format.md) */
+/* Each batch in flight takes an rt_append_op (~0.5 KiB): a 100 MiB request of 61-byte batches
+ * would otherwise make the broker hold ~0.9 GiB of ops for it. */
+#define KAFKA_PRODUCE_BATCHES_MAX 65536u
 
 static uint32_t load_be32(const uint8_t *p)
 {
@@ -115,6 +120,13 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
             if (n > 0)
                 batches += (uint64_t)n;
         }
+    }
+    if (batches > KAFKA_PRODUCE_BATCHES_MAX) {
+        fprintf(stderr,
+                "ringtail serve: connection %" PRIu64 ": a produce request of %" PRIu64
+                " batches (at most %u per request); closing\n",
+                s->req->conn_id, batches, KAFKA_PRODUCE_BATCHES_MAX);
+        return NET_CLOSE;
     }
     size_t need = (size_t)q->topics_count * sizeof(struct kmsg_produce_topic_response) +
                   (size_t)parts * sizeof(struct kmsg_produce_partition_response) + 64;
