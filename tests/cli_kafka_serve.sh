@@ -173,6 +173,20 @@ else
     bad "--zero-copy false server starts"
 fi
 
+# ---- --zero-copy sendmsg: records from the mapping by plain sendmsg (no user-space copy)
+if start_server "$T/data-sendmsg" --zero-copy sendmsg; then
+    seq 1 1000 | timeout 30 kcat -b 127.0.0.1:$PORT -P -t c >/dev/null 2>&1
+    timeout 30 kcat -b 127.0.0.1:$PORT -C -t c -e -q >"$T/out" 2>"$T/err"
+    [ "$(wc -l <"$T/out")" -eq 1000 ] && ok "--zero-copy sendmsg serves the same records" ||
+        bad "--zero-copy sendmsg serves the same records"
+    stop_server
+    grep -qE " 0 bytes sent zero-copy, [1-9][0-9]* sent by sendmsg from the mapping, 0 copied" \
+        "$T/srv.err" && ok "--zero-copy sendmsg sends from the mapping, copies nothing" ||
+        bad "--zero-copy sendmsg sends from the mapping, copies nothing"
+else
+    bad "--zero-copy sendmsg server starts"
+fi
+
 # ---- a non-loopback address warns (and still serves)
 "$RT" serve "$T/data-any" --listen 0.0.0.0:0 >"$T/srv.out" 2>"$T/srv.err" &
 SRV_PID=$!

@@ -11,10 +11,14 @@
  *     UNKNOWN_PRODUCER_ID 59, INVALID_PRODUCER_EPOCH 47), a corrupt CRC → CORRUPT_MESSAGE 2 with
  *     nothing appended, an internal topic → INVALID_TOPIC_EXCEPTION 17, acks 2 →
  *     INVALID_REQUIRED_ACKS 21;
+ *   - Produce stamps the leader epoch 0 (the client's -1 is not kept);
  *   - Fetch returns the segment's bytes exactly, OFFSET_OUT_OF_RANGE 1 past the end, and a long
- *     poll at the end is answered with a record appended while it waited;
+ *     poll at the end is answered with a record appended while it waited; read_committed
+ *     answers the aborted list and the LSO of transactions the engine wrote, an empty answer
+ *     (not an error) between the LSO and the high watermark;
  *   - CreateTopics (replication factor 3 → 38, 0 partitions → 37, twice → 36), DeleteTopics
- *     (TOPIC_DELETION_DISABLED 73, unknown → 3), Metadata without auto-create (3).
+ *     (TOPIC_DELETION_DISABLED 73, unknown → 3), DescribeConfigs (the engine's options; an
+ *     unknown topic → 3), Metadata without auto-create (3).
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the epoll fallback.
  */
@@ -344,9 +348,17 @@ static void test_produce_rules(void **state)
     assert_int_equal(parts, 2);
 }
 
-/* Fetch v11 of one partition; returns the error, the records (malloc'd copy) and the HW. */
-static int16_t fetch(struct fx *x, const char *topic, int64_t offset, int32_t max_wait_ms,
-                     uint8_t **records, int32_t *records_len, int64_t *hw)
+struct fetch_extra {
+    int64_t lso;
+    int32_t aborted_count; /* -1: null */
+    int64_t aborted_pid, aborted_first;
+};
+
+/* Fetch v11 of one partition at `isolation`; returns the error, the records (malloc'd copy),
+ * the HW, and (extra, may be NULL) the LSO and the aborted list's first entry. */
+static int16_t fetch_iso(struct fx *x, const char *topic, int64_t offset, int32_t max_wait_ms,
+                         int8_t isolation, uint8_t **records, int32_t *records_len, int64_t *hw,
+                         struct fetch_extra *extra)
 {
     struct kp_writer w;
     req_begin(x, &w, KAFKA_FETCH, 11);
@@ -354,7 +366,7 @@ static int16_t fetch(struct fx *x, const char *topic, int64_t offset, int32_t ma
     kp_write_i32(&w, max_wait_ms);
     kp_write_i32(&w, 1);
     kp_write_i32(&w, 1 << 20);
-    kp_write_i8(&w, 0);
+    kp_write_i8(&w, isolation);
     kp_write_i32(&w, 0);
     kp_write_i32(&w, -1);
     kp_write_array_len(&w, 1);
@@ -380,10 +392,25 @@ static int16_t fetch(struct fx *x, const char *topic, int64_t offset, int32_t ma
     assert_int_equal(kp_read_i32(&r), 0);
     int16_t err = kp_read_i16(&r);
     *hw = kp_read_i64(&r);
+    int64_t lso = kp_read_i64(&r);
     (void)kp_read_i64(&r);
-    (void)kp_read_i64(&r);
-    assert_int_equal(kp_read_nullable_array_len(&r, 16), -1); /* read_uncommitted: null */
-    assert_int_equal(kp_read_i32(&r), -1);                    /* preferred read replica */
+    int32_t na = kp_read_nullable_array_len(&r, 16);
+    if (isolation == 0)
+        assert_int_equal(na, -1); /* read_uncommitted: null */
+    else
+        assert_true(na >= 0);
+    struct fetch_extra ex = {
+        .lso = lso, .aborted_count = na, .aborted_pid = -1, .aborted_first = -1};
+    for (int32_t i = 0; i < na; i++) {
+        int64_t pid = kp_read_i64(&r), first = kp_read_i64(&r);
+        if (i == 0) {
+            ex.aborted_pid = pid;
+            ex.aborted_first = first;
+        }
+    }
+    if (extra)
+        *extra = ex;
+    assert_int_equal(kp_read_i32(&r), -1); /* preferred read replica */
     struct kp_bytes rec = kp_read_nullable_bytes(&r);
     kp_expect_end(&r);
     assert_int_equal(r.err, 0);
@@ -395,6 +422,12 @@ static int16_t fetch(struct fx *x, const char *topic, int64_t offset, int32_t ma
     }
     free(buf);
     return err;
+}
+
+static int16_t fetch(struct fx *x, const char *topic, int64_t offset, int32_t max_wait_ms,
+                     uint8_t **records, int32_t *records_len, int64_t *hw)
+{
+    return fetch_iso(x, topic, offset, max_wait_ms, 0, records, records_len, hw, NULL);
 }
 
 struct late_append {
@@ -418,6 +451,7 @@ static void test_fetch(void **state)
     uint8_t b[4096];
     int64_t base = -1;
     size_t len1 = make_batch(b, sizeof(b), -1, -1, -1, 4);
+    memset(b + 12, 0xff, 4); /* leader epoch -1, as a client may send it (outside the CRC) */
     assert_int_equal(produce(x, "f", 0, -1, b, len1, &base), KAFKA_NONE);
     size_t len2 = make_batch(b, sizeof(b), -1, -1, -1, 2);
     assert_int_equal(produce(x, "f", 0, -1, b, len2, &base), KAFKA_NONE);
@@ -435,6 +469,7 @@ static void test_fetch(void **state)
     const struct rt_fetch_view *v = rt_fetch_get(fe);
     assert_int_equal(v->size_bytes, (size_t)rec_len);
     assert_memory_equal(v->data, rec, (size_t)rec_len);
+    assert_true(rec[12] == 0 && rec[13] == 0 && rec[14] == 0 && rec[15] == 0); /* epoch 0 */
     rt_fetch_release(fe);
     free(rec);
 
@@ -455,6 +490,73 @@ static void test_fetch(void **state)
     assert_true(rec_len > 0);
     assert_int_equal(hw, 7);
     free(rec);
+}
+
+static void txn_send(rt_producer *p, const char *topic, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct rt_producer_message m = {
+            .record = {.key_len = -1, .value = "t", .value_len = 1, .timestamp_ms = -1},
+            .sequence = -1};
+        assert_int_equal(rt_producer_send(p, topic, 0, &m, NULL, NULL), 0);
+    }
+    assert_int_equal(rt_producer_flush(p, 10000), 0);
+}
+
+/* read_committed over the wire: the aborted list and the LSO, from transactions the engine's
+ * own transactional producer wrote (transactions over the wire are issue 13's). */
+static void test_fetch_read_committed(void **state)
+{
+    struct fx *x = *state;
+    assert_int_equal(rt_topic_create(x->f.e, "rc", 1), 0);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "tx-wire";
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(x->f.e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, 10000), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    txn_send(p, "rc", 3); /* offsets 0..2, then the ABORT marker at 3 */
+    assert_int_equal(rt_producer_abort(p, 10000), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    txn_send(p, "rc", 2); /* 4..5, COMMIT marker at 6 */
+    assert_int_equal(rt_producer_commit(p, 10000), 0);
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    assert_int_equal(rt_producer_id(p, &pid, &epoch), 0);
+
+    uint8_t *rec = NULL;
+    int32_t len = 0;
+    int64_t hw = -1;
+    struct fetch_extra ex;
+    assert_int_equal(fetch_iso(x, "rc", 0, 0, 1, &rec, &len, &hw, &ex), KAFKA_NONE);
+    assert_int_equal(hw, 7);
+    assert_int_equal(ex.lso, 7);
+    assert_int_equal(ex.aborted_count, 1);
+    assert_int_equal(ex.aborted_pid, pid);
+    assert_int_equal(ex.aborted_first, 0);
+    assert_true(len > 0);
+    free(rec);
+
+    /* An open transaction holds the LSO; read_committed past it is empty, not an error. */
+    assert_int_equal(rt_producer_begin(p), 0);
+    txn_send(p, "rc", 2); /* 7..8 */
+    assert_int_equal(fetch_iso(x, "rc", 7, 0, 1, &rec, &len, &hw, &ex), KAFKA_NONE);
+    assert_int_equal(hw, 9);
+    assert_int_equal(ex.lso, 7);
+    assert_int_equal(len, 0);
+    free(rec);
+    assert_int_equal(fetch_iso(x, "rc", 8, 0, 1, &rec, &len, &hw, &ex), KAFKA_NONE);
+    assert_int_equal(len, 0);
+    free(rec);
+    assert_int_equal(fetch_iso(x, "rc", 10, 0, 1, &rec, &len, &hw, &ex), KAFKA_OFFSET_OUT_OF_RANGE);
+    free(rec);
+    /* read_uncommitted sees the open transaction's records. */
+    assert_int_equal(fetch_iso(x, "rc", 7, 0, 0, &rec, &len, &hw, &ex), KAFKA_NONE);
+    assert_true(len > 0);
+    free(rec);
+    assert_int_equal(rt_producer_abort(p, 10000), 0);
+    assert_int_equal(rt_producer_close(p), 0);
 }
 
 static int16_t create_topic(struct fx *x, const char *name, int32_t partitions, int16_t rf)
@@ -564,13 +666,61 @@ static void test_metadata_no_auto_create(void **state)
     assert_int_equal(rt_topic_describe(x->f.e, "unknown", &parts), RT_E_UNKNOWN_TOPIC_OR_PARTITION);
 }
 
+/* DescribeConfigs v0: a topic's configs are the engine's real options; an unknown topic is
+ * UNKNOWN_TOPIC_OR_PARTITION. */
+static void test_describe_configs(void **state)
+{
+    struct fx *x = *state;
+    assert_int_equal(rt_topic_create(x->f.e, "cfg", 1), 0);
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_DESCRIBE_CONFIGS, 0);
+    kp_write_array_len(&w, 2);
+    kp_write_i8(&w, KAFKA_RESOURCE_TOPIC);
+    kp_write_string(&w, kp_str_of("cfg"));
+    kp_write_array_len(&w, -1);
+    kp_write_i8(&w, KAFKA_RESOURCE_TOPIC);
+    kp_write_string(&w, kp_str_of("nope"));
+    kp_write_array_len(&w, -1);
+    req_send(x, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    assert_int_equal(resp_read(x, &buf, &r, false), 0);
+    (void)kp_read_i32(&r);
+    assert_int_equal(kp_read_array_len(&r, 1), 2);
+    assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
+    (void)kp_read_nullable_string(&r);
+    assert_int_equal(kp_read_i8(&r), KAFKA_RESOURCE_TOPIC);
+    assert_true(kp_str_eq(kp_read_string(&r), "cfg"));
+    int32_t n = kp_read_array_len(&r, 1);
+    assert_true(n >= 4);
+    bool segment_seen = false;
+    for (int32_t i = 0; i < n; i++) {
+        struct kp_str name = kp_read_string(&r);
+        struct kp_str value = kp_read_nullable_string(&r);
+        (void)kp_read_bool(&r);
+        (void)kp_read_bool(&r);
+        (void)kp_read_bool(&r);
+        /* kafka_server_options_init's engine options are rt_options_init's: 1 GiB segments */
+        if (kp_str_eq(name, "segment.bytes")) {
+            segment_seen = true;
+            assert_true(kp_str_eq(value, "1073741824"));
+        }
+    }
+    assert_true(segment_seen);
+    assert_int_equal(kp_read_i16(&r), KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_int_equal(r.err, 0);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_api_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_produce_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fetch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fetch_read_committed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_describe_configs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_no_auto_create, setup_no_auto, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

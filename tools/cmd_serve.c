@@ -64,9 +64,11 @@ static void serve_usage(FILE *out)
             "                             environment variable RT_KAFKA_IO sets the default)\n"
             "  --metrics HOST:PORT        serve Prometheus metrics at http://HOST:PORT/metrics\n"
             "                             (off; port 0 picks one, printed at start)\n"
-            "  --zero-copy B              send fetched records from the segment mapping with\n"
-            "                             SEND_ZC / MSG_ZEROCOPY (true); false copies them into\n"
-            "                             the response buffer (for comparison)\n"
+            "  --zero-copy MODE           true: fetched records go from the segment mapping to\n"
+            "                             the socket with SEND_ZC / MSG_ZEROCOPY (true);\n"
+            "                             sendmsg: a plain sendmsg from the mapping (no copy in\n"
+            "                             user space, the kernel copies); false: copied into\n"
+            "                             the response buffer first (for comparison)\n"
             "\n"
             "Exit status: 0 after a signal, 1 when the engine or the socket cannot be set up,\n"
             "2 usage error.\n");
@@ -200,9 +202,15 @@ int cmd_serve(int argc, char **argv)
                 ok = parse_io(v, &so.net.io);
             else if (strcmp(a, "--metrics") == 0)
                 metrics_addr = v; /* checked when it is bound, below */
-            else if (strcmp(a, "--zero-copy") == 0)
-                ok = parse_bool(v, &so.zero_copy);
-            else
+            else if (strcmp(a, "--zero-copy") == 0) {
+                so.net.zero_copy = true;
+                if (strcmp(v, "sendmsg") == 0) {
+                    so.zero_copy = true;
+                    so.net.zero_copy = false;
+                } else {
+                    ok = parse_bool(v, &so.zero_copy);
+                }
+            } else
                 return cli_usage("serve", "unknown option %s", a);
             if (!ok)
                 return cli_usage("serve", "bad value '%s' for %s", v, a);
@@ -218,6 +226,7 @@ int cmd_serve(int argc, char **argv)
     so.advertise_host = adv_host[0] ? adv_host : "127.0.0.1";
     so.advertise_port = adv_port;
     eo.transaction_timeout_max_ms = so.transaction_max_timeout_ms;
+    so.engine = eo;
     if (!is_loopback(listen_host))
         fprintf(stderr,
                 "ringtail serve: warning: listening on %s, not loopback: there is no "
@@ -278,7 +287,10 @@ int cmd_serve(int argc, char **argv)
     bool v6 = strchr(listen_host, ':') != NULL;
     fprintf(stderr, "ringtail serve: %s: network on %s (%u loop thread%s), %s, broker id %d\n", dir,
             kafka_server_backend(srv), so.net.threads, so.net.threads == 1 ? "" : "s",
-            so.zero_copy ? "zero-copy fetch" : "copying fetch", so.broker_id);
+            !so.zero_copy      ? "fetch copies records"
+            : so.net.zero_copy ? "zero-copy fetch (SEND_ZC / MSG_ZEROCOPY)"
+                               : "fetch by sendmsg from the mapping",
+            so.broker_id);
     printf("listening on %s%s%s:%u\n", v6 ? "[" : "", listen_host, v6 ? "]" : "",
            kafka_server_port(srv));
     fflush(stdout);
@@ -300,6 +312,8 @@ int cmd_serve(int argc, char **argv)
     uint64_t zc = atomic_load(&nc->payload_bytes_zero_copy);
     uint64_t plain = atomic_load(&nc->payload_bytes_sendmsg);
     uint64_t copied = atomic_load(&st->fetch_bytes_copied);
+    uint64_t notifs = atomic_load(&nc->zc_notifications);
+    uint64_t kcopied = atomic_load(&nc->zc_kernel_copied);
     kafka_metrics_stop(metrics); /* no scrape reads the server or the engine after this */
     kafka_server_stop(srv);
     fprintf(stderr,
@@ -307,6 +321,12 @@ int cmd_serve(int argc, char **argv)
             " requests; fetched records: %" PRIu64 " bytes sent zero-copy, %" PRIu64
             " sent by sendmsg from the mapping, %" PRIu64 " copied in user space\n",
             conns, reqs, zc, plain, copied);
+    if (notifs)
+        fprintf(stderr,
+                "ringtail serve: %" PRIu64 " zero-copy completions, %" PRIu64
+                " of which the kernel reports it copied (loopback delivers to a local socket "
+                "by copying)\n",
+                notifs, kcopied);
     code = cli_engine_close("serve", e);
     kafka_metrics_destroy(metrics);
     if (code == CLI_EXIT_OK)

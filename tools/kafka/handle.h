@@ -51,9 +51,11 @@ struct kafka_slot {
     size_t resp_bytes;
     struct kp_arena resp;
     struct kp_writer w;
-    struct kp_hole holes[KAFKA_HOLES_MAX];
-    struct net_slice slices[KAFKA_HOLES_MAX];
-    rt_fetch *fetches[KAFKA_HOLES_MAX];
+    /* Fetch only: grown to the partitions a fetch names (at most KAFKA_HOLES_MAX), reused. */
+    struct kp_hole *holes;
+    struct net_slice *slices;
+    rt_fetch **fetches;
+    uint32_t holes_cap;
     uint32_t fetch_count;
     /* Produce in flight. */
     struct kafka_produce_op *ops;
@@ -80,6 +82,9 @@ enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s);
 /* Fetch: first call and retries of a parked one (expired: answer with what there is). */
 enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expired);
 
+/* Makes room for `n` record slices (clamped to KAFKA_HOLES_MAX) before a fetch response is
+ * begun. 0 or -ENOMEM. */
+int kafka_holes_reserve(struct kafka_slot *s, uint64_t n);
 /* Starts the response frame (size + header) in the slot's writer. */
 void kafka_response_begin(struct kafka_slot *s);
 /* Ends the frame and points the net request at it (holes become slices). NET_DONE, or

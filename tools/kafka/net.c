@@ -61,6 +61,14 @@
 #ifndef MSG_ZEROCOPY
 #define MSG_ZEROCOPY 0x4000000
 #endif
+/* Kernel 6.2+ (liburing 2.3's headers predate them): ask the notification to say whether the
+ * kernel copied after all. */
+#ifndef IORING_SEND_ZC_REPORT_USAGE
+#define IORING_SEND_ZC_REPORT_USAGE (1U << 3)
+#endif
+#ifndef IORING_NOTIF_USAGE_ZC_COPIED
+#define IORING_NOTIF_USAGE_ZC_COPIED (1U << 31)
+#endif
 
 #define NET_RBUF_INITIAL_BYTES (64u << 10)
 #define NET_RING_ENTRIES       256
@@ -143,6 +151,7 @@ struct net_loop {
     struct net_op accept_op, event_op, cancel_op;
     uint64_t event_buf;
     bool accept_armed, event_armed;
+    bool zc_no_report;       /* the kernel refused IORING_SEND_ZC_REPORT_USAGE: sent without it */
     int64_t accept_retry_ms; /* after EMFILE and friends: re-arm then, not in a spin */
 
     pthread_mutex_t lock; /* the completion list */
@@ -168,6 +177,7 @@ struct net {
                       to one waiting loop) */
     bool uring;
     _Atomic bool stopping;
+    int64_t drain_ms; /* set by net_stop before `stopping` (release) */
     _Atomic uint64_t next_conn_id;
     struct net_counters counters;
 };
@@ -900,9 +910,11 @@ static void loop_arm_send(struct net_conn *c, struct net_slot *s)
     s->msg.msg_iovlen = s->iov_count - s->iov_pos;
     struct io_uring_sqe *sqe = uring_sqe(l);
     bool zc = n->opts.zero_copy && s->req.slice_count > 0;
-    if (zc)
+    if (zc) {
         io_uring_prep_sendmsg_zc(sqe, c->fd, &s->msg, MSG_NOSIGNAL);
-    else
+        if (!l->zc_no_report)
+            sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
+    } else
         io_uring_prep_sendmsg(sqe, c->fd, &s->msg, MSG_NOSIGNAL);
     io_uring_sqe_set_data(sqe, &s->send_op);
     c->ops_outstanding++;
@@ -955,6 +967,9 @@ static void uring_cqe(struct net_loop *l, struct io_uring_cqe *cqe)
         struct net_conn *c = op->conn;
         struct net_slot *s = op->slot;
         if (cqe->flags & IORING_CQE_F_NOTIF) {
+            count_add(&n->counters.zc_notifications, 1);
+            if (!l->zc_no_report && ((uint32_t)cqe->res & IORING_NOTIF_USAGE_ZC_COPIED))
+                count_add(&n->counters.zc_kernel_copied, 1);
             assert(s->notifs_pending > 0);
             s->notifs_pending--;
             assert(c->ops_outstanding > 0);
@@ -974,7 +989,10 @@ static void uring_cqe(struct net_loop *l, struct io_uring_cqe *cqe)
             return;
         }
         if (cqe->res < 0) {
-            if (cqe->res == -EAGAIN || cqe->res == -EINTR) {
+            if (cqe->res == -EAGAIN || cqe->res == -EINTR ||
+                (cqe->res == -EINVAL && !l->zc_no_report && s->req.slice_count > 0)) {
+                if (cqe->res == -EINVAL)
+                    l->zc_no_report = true; /* an older kernel: no usage report */
                 c->send_armed = true;
                 loop_arm_send(c, s);
                 return;
@@ -1039,7 +1057,7 @@ static void uring_run(struct net_loop *l)
         loop_tick(l);
         if (atomic_load_explicit(&l->net->stopping, memory_order_acquire) && !l->stopping) {
             l->stopping = true;
-            l->stop_deadline_ms = net_now_ms() + 5000;
+            l->stop_deadline_ms = net_now_ms() + l->net->drain_ms;
             if (l->listen_fd >= 0) {
                 if (l->accept_armed) {
                     struct io_uring_sqe *sqe = uring_sqe(l);
@@ -1125,6 +1143,9 @@ static void epoll_read_errqueue(struct net_conn *c)
             if (ee->ee_origin != SO_EE_ORIGIN_ZEROCOPY)
                 continue;
             /* [ee_info, ee_data] are done; TCP reports them in order. */
+            count_add(&c->loop->net->counters.zc_notifications, 1);
+            if (ee->ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
+                count_add(&c->loop->net->counters.zc_kernel_copied, 1);
             if ((uint64_t)ee->ee_data + 1 > c->zc_seq_done)
                 c->zc_seq_done = (uint64_t)ee->ee_data + 1;
         }
@@ -1246,7 +1267,7 @@ static void epoll_run(struct net_loop *l)
         loop_sweep(l);
         if (atomic_load_explicit(&l->net->stopping, memory_order_acquire) && !l->stopping) {
             l->stopping = true;
-            l->stop_deadline_ms = net_now_ms() + 5000;
+            l->stop_deadline_ms = net_now_ms() + l->net->drain_ms;
             if (l->listen_fd >= 0) {
                 epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->listen_fd, NULL);
                 l->listen_fd = -1; /* net's: closed by net_free */
@@ -1483,7 +1504,7 @@ const struct net_counters *net_counters_get(const struct net *n)
 
 void net_stop(struct net *n, int64_t drain_ms)
 {
-    (void)drain_ms;
+    n->drain_ms = drain_ms > 0 ? drain_ms : 0;
     atomic_store_explicit(&n->stopping, true, memory_order_release);
     for (uint32_t i = 0; i < n->loop_count; i++) {
         uint64_t one = 1;

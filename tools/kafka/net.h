@@ -108,6 +108,10 @@ struct net_counters {
     _Atomic uint64_t payload_bytes_sendmsg;   /* slice bytes sent by plain sendmsg from the
                                                  mapping (the kernel copies; user space does
                                                  not) */
+    _Atomic uint64_t zc_notifications;        /* zero-copy completions the kernel reported */
+    _Atomic uint64_t zc_kernel_copied;        /* ... of which say the kernel copied the pages
+                                                 after all (loopback delivers to a local socket
+                                                 by copying: still no user-space copy) */
 };
 
 struct net;

@@ -25,8 +25,10 @@ struct kafka_server_options {
     bool auto_create_topics;        /* auto.create.topics.enable (true) */
     bool accept_replication_factor; /* accept (and report as 1) replication factors > 1 */
     int32_t transaction_max_timeout_ms; /* transaction.max.timeout.ms (as the engine's) */
-    bool zero_copy;                     /* fetch records sent from the mapping (true); false copies
-                                           them into the response buffer (the bench's comparison) */
+    struct rt_options engine; /* what the engine was opened with (DescribeConfigs reports it);
+                                 rt_options_init's defaults unless the caller copies its own */
+    bool zero_copy;           /* fetch records sent from the mapping (true); false copies
+                                 them into the response buffer (the bench's comparison) */
 };
 
 void kafka_server_options_init(struct kafka_server_options *o);
