@@ -68,6 +68,14 @@ if grep -q '^ringtail_transactions_open 0$' "$T/scrape"; then ok "no open transa
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$MPORT/other")
 if [ "$code" = 404 ]; then ok "another path answers 404"; else RC=1; bad "another path answers 404 (got $code)"; fi
 
+# The address is checked: a second broker whose --metrics port is taken fails (exit 1) and says
+# so; one that is no HOST:PORT is a usage error (exit 2). Neither leaves anything running.
+run serve "$T/other" --listen "127.0.0.1:$(free_port)" --metrics "127.0.0.1:$MPORT"
+expect "--metrics on a port in use: exit 1, named" 1 "Address already in use"
+run serve "$T/other-usage" --listen "127.0.0.1:$(free_port)" --metrics "no-such-address"
+expect "--metrics without a port: usage error" 2 "bad value 'no-such-address' for --metrics"
+check "... refused before anything was opened" test ! -e "$T/other-usage"
+
 serve_stop
 serve_verify "$D"
 echo "$passed passed, $failed failed"

@@ -321,6 +321,11 @@ static void test_bad_listen_addresses(void **state)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(kafka_metrics_serve(m, bad[i], NULL, NULL), RT_E_INVALID_ARGUMENT);
     assert_int_equal(kafka_metrics_serve(m, NULL, NULL, NULL), RT_E_INVALID_ARGUMENT);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(kafka_metrics_check_addr(bad[i]), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(kafka_metrics_check_addr(NULL), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(kafka_metrics_check_addr("127.0.0.1:9100"), 0);
+    assert_int_equal(kafka_metrics_check_addr("localhost:0"), 0);
     /* localhost is accepted (as 127.0.0.1); a scrape without an engine has loop counters. */
     assert_int_equal(kafka_metrics_serve(m, "localhost:0", NULL, NULL), 0);
     char *answer = http(kafka_metrics_port(m), "GET /metrics HTTP/1.0\r\n\r\n");

@@ -201,7 +201,7 @@ int cmd_serve(int argc, char **argv)
             else if (strcmp(a, "--io") == 0)
                 ok = parse_io(v, &so.net.io);
             else if (strcmp(a, "--metrics") == 0)
-                metrics_addr = v; /* checked when it is bound, below */
+                ok = kafka_metrics_check_addr(v) == 0 && ((metrics_addr = v), true);
             else if (strcmp(a, "--zero-copy") == 0) {
                 so.net.zero_copy = true;
                 if (strcmp(v, "sendmsg") == 0) {

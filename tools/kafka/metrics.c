@@ -437,6 +437,18 @@ static void render_loops(struct km_buf *b, const struct kafka_metrics *m)
         km_api_label(api, sizeof(api), k);
         km_printf(b, "ringtail_kafka_error_responses_total{api=\"%s\"} %" PRIu64 "\n", api, n);
     }
+    km_family(b, "ringtail_kafka_fetch_sendmsg_bytes_total", "counter",
+              "Fetched record bytes sent by plain sendmsg from the mapping (--zero-copy sendmsg).");
+    km_printf(b, "ringtail_kafka_fetch_sendmsg_bytes_total %" PRIu64 "\n",
+              km_load(&nc->payload_bytes_sendmsg));
+    km_family(b, "ringtail_kafka_zerocopy_completions_total", "counter",
+              "Zero-copy send completions the kernel reported.");
+    km_printf(b, "ringtail_kafka_zerocopy_completions_total %" PRIu64 "\n",
+              km_load(&nc->zc_notifications));
+    km_family(b, "ringtail_kafka_zerocopy_kernel_copied_total", "counter",
+              "Of those, completions where the kernel says it copied the pages (loopback does).");
+    km_printf(b, "ringtail_kafka_zerocopy_kernel_copied_total %" PRIu64 "\n",
+              km_load(&nc->zc_kernel_copied));
     km_family(b, "ringtail_kafka_fetch_long_polls_total", "counter",
               "Fetches parked to wait for data (max_wait_ms / min_bytes).");
     km_printf(b, "ringtail_kafka_fetch_long_polls_total %" PRIu64 "\n",
@@ -717,6 +729,12 @@ static int km_parse_listen(const char *addr, struct sockaddr_in *sa)
     if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
         return RT_E_INVALID_ARGUMENT;
     return 0;
+}
+
+int kafka_metrics_check_addr(const char *addr)
+{
+    struct sockaddr_in sa;
+    return addr ? km_parse_listen(addr, &sa) : RT_E_INVALID_ARGUMENT;
 }
 
 int kafka_metrics_serve(struct kafka_metrics *m, const char *addr, rt_engine *engine,

@@ -57,6 +57,10 @@ int kafka_metrics_create(uint32_t loop_count, struct kafka_metrics **out);
 int kafka_metrics_serve(struct kafka_metrics *m, const char *addr, rt_engine *engine,
                         const char *dir);
 
+/* 0 when `addr` is a HOST:PORT kafka_metrics_serve accepts, else RT_E_INVALID_ARGUMENT (for
+ * a command line to refuse it before opening anything). */
+int kafka_metrics_check_addr(const char *addr);
+
 /* The port being served (useful after port 0), or 0 when not serving. */
 uint16_t kafka_metrics_port(const struct kafka_metrics *m);
 
