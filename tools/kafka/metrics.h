@@ -88,8 +88,9 @@ struct kafka_server;
  * kafka_server_stop. NULL detaches. */
 void kafka_metrics_attach_server(struct kafka_metrics *m, const struct kafka_server *srv);
 
-/* One request answered (or, for acks=0 produce, handled): its API key, version and the time
- * from its frame being complete to its response being queued, in nanoseconds. */
+/* One request answered: its API key, version and the time from its frame being complete to its
+ * response being queued, in nanoseconds. The server calls it from kafka_response_end, so an
+ * acks=0 produce (answered with nothing) is not counted here. */
 void kafka_metrics_request(struct kafka_metrics_loop *l, int16_t api_key, int16_t api_version,
                            uint64_t latency_ns);
 void kafka_metrics_bytes_in(struct kafka_metrics_loop *l, uint64_t bytes);
