@@ -38,6 +38,8 @@
 #   ringtail serve DIR ... &   the broker runs until SIGTERM -> in the background on free ports
 #                              (for 9092/9100) and its own directory; the kcat/curl lines run
 #                              against it; `kill %1` is SIGTERM to it, exit 0 and verify clean
+# The Kafka broker section's table of APIs and versions is compared with the ApiVersions answer
+# of the broker the block starts (tests/kafka/api_versions.py).
 # The named-producer import is also rerun at 2000 lines on a 3-partition topic: two runs of the
 # README's `seq ... | ringtail produce DIR orders --producer-name importer` must store every line
 # exactly once (issue 10, defect 2).
@@ -352,6 +354,17 @@ broker_start() { # CMD WHERE
     RC=0
     grep -q "listening on 127.0.0.1:$KPORT" "$T/broker.log" || RC=1
     expect "$2: \`$1\` prints listening on" 0
+    # The README's table of APIs and versions is what this broker advertises (ApiVersions v0).
+    python3 "$SRC/tests/kafka/api_versions.py" 127.0.0.1 "$KPORT" >"$T/advertised" 2>"$T/err"
+    awk -F'|' '/^## Kafka broker/ {k = 1} /^## / && !/Kafka broker/ {k = 0}
+        k && $2 ~ /^ *[0-9]+ *$/ && match($4, /[0-9]+-[0-9]+/) {
+            split(substr($4, RSTART, RLENGTH), v, "-")
+            printf "%d %d %d\n", $2, v[1], v[2] }' "$README" | sort -n >"$T/table"
+    sort -n "$T/advertised" >"$T/advertised.sorted"
+    cp "$T/table" "$T/out"
+    RC=0
+    [ -s "$T/table" ] && cmp -s "$T/table" "$T/advertised.sorted" || RC=1
+    expect "$2: ... the README's table of APIs and versions is what the broker advertises" 0
 }
 broker_run() { # CMD WHERE
     if [ -z "$BROKER_PID" ]; then
