@@ -191,6 +191,22 @@ else
     bad "--zero-copy sendmsg server starts"
 fi
 
+# ---- RT_KAFKA_IO picks the network backend; SIGINT stops as SIGTERM does
+RT_KAFKA_IO=sync "$RT" serve "$T/data-env" --listen 127.0.0.1:0 >"$T/srv.out" 2>"$T/srv.err" &
+SRV_PID=$!
+for _ in $(seq 1 100); do grep -q "listening on" "$T/srv.out" && break; sleep 0.05; done
+grep -q "network on epoll" "$T/srv.err" && ok "RT_KAFKA_IO=sync runs the loops on epoll" ||
+    bad "RT_KAFKA_IO=sync runs the loops on epoll"
+kill -INT "$SRV_PID"
+wait "$SRV_PID"
+RC=$?
+SRV_PID=
+expect "SIGINT: exit 0" 0
+grep -q "stopped cleanly" "$T/srv.err" && ok "SIGINT: clean stop" || bad "SIGINT: clean stop"
+RT_KAFKA_IO=bogus "$RT" serve "$T/data-env" >"$T/out" 2>"$T/err"
+RC=$?
+expect "RT_KAFKA_IO=bogus is a usage error" 2 "RT_KAFKA_IO"
+
 # ---- a non-loopback address warns (and still serves)
 "$RT" serve "$T/data-any" --listen 0.0.0.0:0 >"$T/srv.out" 2>"$T/srv.err" &
 SRV_PID=$!
