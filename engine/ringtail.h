@@ -39,6 +39,12 @@
 extern "C" {
 #endif
 
+/* The library is built with -fvisibility=hidden: what this header declares, and nothing else,
+ * is exported from libringtail.so (tests/cli_layers.sh checks that only rt_* symbols are). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* ---------------------------------------------------------------------------------------- */
 /* Errors                                                                                    */
 /* ---------------------------------------------------------------------------------------- */
@@ -771,6 +777,9 @@ typedef void (*rt_append_done_fn)(void *ctx, int err, int64_t base_offset, bool 
  * RT_E_IO_FAILED (sticky). */
 int rt_append_batch_async(rt_engine *engine, const char *topic, uint32_t partition, void *batch,
                           size_t len, struct rt_append_op *op, rt_append_done_fn done, void *ctx);
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/meta.h"
+#include "meta.h"
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \

@@ -21,7 +21,7 @@
         }                                                                                          \
     } while (0)
 
-#include "engine/group_codec.h"
+#include "group_codec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/producer_registry.h"
+#include "producer_registry.h"
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/segment_check.h"
+#include "segment_check.h"
 #include "index/txn_index.h"
 
 #define CHECK(cond)                                                                                \

@@ -250,7 +250,7 @@ static void test_bad_txn_log_record_names_file_and_offset(void **state)
     tu_fixture_open(f);
     rt_producer *tp = txn_producer(f->e, "tx");
     rt_producer_close(tp);
-    struct partition *log = engine_partition(f->e, TXN_LOG_TOPIC, 0);
+    struct partition *log = log_partition(engine_log(f->e), TXN_LOG_TOPIC, 0);
     assert_non_null(log);
     int64_t end = 0;
     assert_int_equal(
@@ -258,7 +258,7 @@ static void test_bad_txn_log_record_names_file_and_offset(void **state)
     assert_true(end > 0);
     uint8_t buf[256];
     size_t len = plain_batch(buf, sizeof buf, "oops"); /* null key */
-    assert_int_equal(engine_append_coordinator(f->e, log, buf, len, NULL), 0);
+    assert_int_equal(log_append_coordinator(engine_log(f->e), log, buf, len, NULL), 0);
     tu_fixture_close(f);
 
     rt_engine *e = NULL;
@@ -296,11 +296,11 @@ static void test_bad_group_record_open_and_verify_agree(void **state)
     tu_fixture_close(f);
     expect_verify_clean(f->dir);
     tu_fixture_open(f);
-    struct partition *gp = engine_partition(f->e, GROUP_OFFSETS_TOPIC, 2);
+    struct partition *gp = log_partition(engine_log(f->e), GROUP_OFFSETS_TOPIC, 2);
     assert_non_null(gp);
     uint8_t buf[256];
     size_t len = plain_batch(buf, sizeof buf, "oops"); /* null key */
-    assert_int_equal(engine_append_coordinator(f->e, gp, buf, len, NULL), 0);
+    assert_int_equal(log_append_coordinator(engine_log(f->e), gp, buf, len, NULL), 0);
     tu_fixture_close(f);
     rt_engine *e = NULL;
     assert_int_equal(rt_open(f->dir, &f->o, &e), RT_E_CORRUPT);
@@ -381,8 +381,8 @@ static void test_deleted_producers_meta_expired_producer(void **state)
     send_one(p, "t", 0, "first");
     assert_int_equal(rt_producer_close(p), 0);
     usleep(20 * 1000);
-    assert_int_equal(engine_enforce_retention(f->e), 0);
-    assert_int_equal(engine_snapshot_producers(f->e), 0);
+    assert_int_equal(log_enforce_retention(engine_log(f->e)), 0);
+    assert_int_equal(log_snapshot_producers(engine_log(f->e)), 0);
     tu_fixture_close(f);
     char *meta = tu_path("%s/producers.meta", f->dir);
     assert_int_equal(unlink(meta), 0);

@@ -209,7 +209,7 @@ static bool parse_value(const uint8_t *v, int32_t len, const char *prefix, uint3
     return true;
 }
 
-static void engine_options(struct rt_options *o)
+static void torture_options(struct rt_options *o)
 {
     tu_options(o);
     o->segment_size_bytes = SEGMENT_BYTES;
@@ -270,7 +270,7 @@ static bool fenced(int rc)
 static void child_main(const char *dir, int64_t records, uint64_t rng, struct io_fault_plan *plan)
 {
     struct rt_options o;
-    engine_options(&o);
+    torture_options(&o);
     if (plan) {
         o.io_backend = RT_IO_FAULT;
         o.fault_injector = plan;
@@ -634,7 +634,7 @@ static bool settled(rt_engine *e, int64_t lso[PARTS], int64_t hw[PARTS], int sta
 static bool check(struct scenario *s)
 {
     struct rt_options o;
-    engine_options(&o);
+    torture_options(&o);
     rt_engine *e = NULL;
     int rc = rt_open(s->dir, &o, &e);
     if (rc) {
@@ -730,7 +730,7 @@ static bool check(struct scenario *s)
 static void prefill(const char *dir, int64_t records)
 {
     struct rt_options o;
-    engine_options(&o);
+    torture_options(&o);
     rt_engine *e = NULL;
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(rt_topic_create(e, "in", PARTS), 0);

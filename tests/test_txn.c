@@ -521,7 +521,7 @@ static void test_log_compaction(void **state)
         assert_int_equal(send_value(p, "out", 0, "x"), 0);
         assert_int_equal(rt_producer_commit(p, -1), 0);
     }
-    coordinator_tick(engine_coordinator(f->e));
+    coordinator_tick(txn_coordinator(engine_txn(f->e)));
     int64_t start = -1, end = -1;
     rt_list_offsets(f->e, TXN_LOG_TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start);
     rt_list_offsets(f->e, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);

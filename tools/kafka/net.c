@@ -31,6 +31,9 @@
  *        another connection.
  *   KN5  The receive buffer grows only to the largest frame seen (at most request_max_bytes + 4)
  *        and slot buffers to the largest frame they held: no allocation per request once warm.
+ *        Buffers grown past NET_KEEP_BYTES are given back once empty (a receive buffer) or
+ *        released (a slot's frame), so one large request does not pin its memory for the life
+ *        of the connection.
  */
 #include "net.h"
 
@@ -74,7 +77,8 @@
 #define NET_RING_ENTRIES       256
 #define NET_CQ_ENTRIES         8192
 #define NET_EPOLL_EVENTS       128
-#define NET_TICK_MS            200 /* idle scans and deadline checks at least this often */
+#define NET_TICK_MS            200        /* idle scans and deadline checks at least this often */
+#define NET_KEEP_BYTES         (4u << 20) /* larger buffers are freed once empty (KN5) */
 
 enum slot_state {
     SLOT_FREE = 0,
@@ -239,6 +243,11 @@ static void slot_release(struct net_conn *c, struct net_slot *s)
     s->req.slice_count = 0;
     s->req.no_response = false;
     s->notifs_pending = 0;
+    if (s->frame_cap > NET_KEEP_BYTES) {
+        free(s->req.frame);
+        s->req.frame = NULL;
+        s->frame_cap = 0;
+    }
 }
 
 static void park(struct net_loop *l, struct net_slot *s)
@@ -332,6 +341,10 @@ static void conn_parse(struct net_conn *c)
             return;
         }
         if (avail < 4 + (size_t)size) {
+            /* An armed io_uring recv points into the buffer: it must not move now (the recv's
+             * completion parses again and makes room then). */
+            if (c->recv_armed && c->loop->uring)
+                return;
             if (rbuf_reserve(c, 4 + (size_t)size - avail) != 0) {
                 net_log("connection %" PRIu64 ": no memory for a %" PRId32 "-byte frame; closing",
                         c->id, size);
@@ -365,8 +378,16 @@ static void conn_parse(struct net_conn *c)
         memcpy(s->req.frame, c->rbuf + c->roff + 4, (size_t)size);
         s->req.frame_len = (size_t)size;
         c->roff += 4 + (size_t)size;
-        if (c->roff == c->rlen)
+        if (c->roff == c->rlen) {
             c->roff = c->rlen = 0;
+            if (c->rcap > NET_KEEP_BYTES && !c->recv_armed) {
+                uint8_t *b = realloc(c->rbuf, NET_RBUF_INITIAL_BYTES);
+                if (b) {
+                    c->rbuf = b;
+                    c->rcap = NET_RBUF_INITIAL_BYTES;
+                }
+            }
+        }
         c->count++;
         s->state = SLOT_PENDING; /* the hook runs now; slot_verdict sets the real state */
         s->req.deadline_ms = 0;

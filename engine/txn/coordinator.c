@@ -52,7 +52,7 @@
  *       leaves their transactions to C2; a stale epoch's transaction in one of their partitions
  *       is aborted first, else C2's marker would close it as part of the later transaction) and
  *       before the timer starts and rt_open returns; its markers are durable
- * (engine_write_markers), so a second open finds nothing to do. A marker into __consumer_offsets
+ * (log_write_markers), so a second open finds nothing to do. A marker into __consumer_offsets
  * applies or drops the producer's pending offsets, as finish() does. R6. An operator can always
  * release a pinned LSO (rt_txn_abort_partition): a live (R1) transaction is aborted through the
  * coordinator in all its partitions (all-or-nothing); any other gets an ABORT marker at the
@@ -72,6 +72,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,10 +80,13 @@
 #include <unistd.h>
 
 #include "batch.h"
-#include "engine.h"
 #include "error.h"
+#include "fetch.h"
 #include "fsutil.h"
+#include "records.h"
 #include "group.h"
+#include "log.h"
+#include "producer_registry.h"
 
 #define COORD_BUCKETS             1024
 #define COORD_TICK_MS             50
@@ -103,7 +107,9 @@ struct txn_meta {
 };
 
 struct coordinator {
-    rt_engine *e;
+    struct log *lg;
+    struct producer_registry *producers;
+    _Atomic(struct group_manager *) groups; /* NULL until consumer offsets exist (TX2) */
     struct partition *log;
     pthread_mutex_t table_lock;
     struct txn_meta *buckets[COORD_BUCKETS];
@@ -118,6 +124,20 @@ struct coordinator {
     pthread_cond_t timer_cv;
     bool stopping;
 };
+
+static struct group_manager *coordinator_groups(struct coordinator *c)
+{
+    return atomic_load_explicit(&c->groups, memory_order_acquire);
+}
+
+void coordinator_attach_groups(struct coordinator *c, struct group_manager *groups)
+{
+    assert(groups);
+    struct group_manager *expected = NULL;
+    bool set = atomic_compare_exchange_strong(&c->groups, &expected, groups);
+    assert(set || expected == groups); /* TX1: created once */
+    (void)set;
+}
 
 static uint32_t bucket_of(const char *id)
 {
@@ -241,7 +261,7 @@ static int log_write(struct coordinator *c, const char *id, const struct txn_log
     size_t len = 0;
     int rc = log_encode(id, v, 0, &batch, &len);
     if (rc == 0)
-        rc = engine_append_forced(c->e, c->log, batch, len, NULL);
+        rc = log_append_forced(c->lg, c->log, batch, len, NULL);
     free(batch);
     if (rc == 0)
         __atomic_add_fetch(&c->log_records, 1, __ATOMIC_RELAXED);
@@ -291,7 +311,7 @@ static int log_write_async(struct coordinator *c, const char *id, const struct t
     w->req.force_sync = true;
     w->req.on_done = async_write_done;
     __atomic_add_fetch(&c->async_in_flight, 1, __ATOMIC_ACQUIRE);
-    rc = engine_append_async(c->e, &w->req);
+    rc = log_append_async(c->lg, &w->req);
     if (rc) {
         __atomic_sub_fetch(&c->async_in_flight, 1, __ATOMIC_RELEASE);
         free(alloc);
@@ -331,7 +351,7 @@ static int next_identity(struct coordinator *c, const struct txn_meta *m, int16_
     /* Epoch exhausted: markers close the old id at its last epoch; a fresh id takes over. */
     *marker_epoch = m->v.producer_epoch;
     *next_epoch = 0;
-    return engine_producer_allocate(c->e, next_pid);
+    return producer_registry_allocate(c->producers, next_pid);
 }
 
 /* Phase two of a commit or abort whose Prepare* is durable: markers into every partition (one
@@ -350,7 +370,7 @@ static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_
                                         .producer_epoch = m->v.producer_epoch,
                                         .coordinator_epoch = COORDINATOR_EPOCH,
                                         .type = commit ? CONTROL_COMMIT : CONTROL_ABORT};
-    int rc = n ? engine_write_markers(c->e, specs, n) : 0;
+    int rc = n ? log_write_markers(c->lg, specs, n) : 0;
     if (rc) {
         /* A marker rejected for a stale epoch means a newer epoch already wrote there: the
          * partition has moved on and this marker is moot. Anything else stops here: the state
@@ -364,7 +384,7 @@ static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_
             return rc;
         }
     }
-    struct group_manager *groups = engine_group_manager(c->e);
+    struct group_manager *groups = coordinator_groups(c);
     for (uint32_t i = 0; i < n && groups; i++) {
         if (strcmp(m->v.partitions[i].topic, GROUP_OFFSETS_TOPIC) == 0) {
             group_txn_complete(groups, m->v.producer_id, commit);
@@ -424,7 +444,7 @@ static int end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bo
         commit = m->v.state == TXN_PREPARE_COMMIT;
         if (m->v.producer_epoch >= INT16_MAX - 1) {
             next_epoch = 0;
-            rc = engine_producer_allocate(c->e, &next_pid);
+            rc = producer_registry_allocate(c->producers, &next_pid);
             if (rc)
                 return rc;
         }
@@ -470,10 +490,10 @@ int coordinator_init(struct coordinator *c, const char *id, int32_t timeout_ms,
         next.partitions = NULL;
         next.partition_count = 0;
         if (next.producer_id < 0) {
-            rc = engine_producer_allocate(c->e, &next.producer_id);
+            rc = producer_registry_allocate(c->producers, &next.producer_id);
             next.producer_epoch = 0;
         } else if (next.producer_epoch >= INT16_MAX - 1) {
-            rc = engine_producer_allocate(c->e, &next.producer_id);
+            rc = producer_registry_allocate(c->producers, &next.producer_id);
             next.producer_epoch = 0;
         } else {
             next.producer_epoch++;
@@ -665,7 +685,7 @@ static bool holds_partition(const struct txn_meta *m, const char *topic, uint32_
 
 /* R1: the coordinator holds t open in t's partition (Ongoing at t's epoch, or Prepare* at the
  * epoch its markers carry). Caller holds m->lock. */
-static bool is_live(const struct txn_meta *m, const struct engine_open_txn *t)
+static bool is_live(const struct txn_meta *m, const struct log_open_txn *t)
 {
     if (!holds_partition(m, t->topic, t->partition))
         return false;
@@ -680,7 +700,7 @@ enum reconcile_outcome { RECONCILE_LEAVE, RECONCILE_COMMIT, RECONCILE_ABORT };
 /* What open does with t (R1-R4); m is the id holding t's producer id (NULL: none), locked.
  * *marker_epoch_out: the epoch the marker carries. */
 static enum reconcile_outcome reconcile_outcome_of(const struct txn_meta *m,
-                                                   const struct engine_open_txn *t,
+                                                   const struct log_open_txn *t,
                                                    int16_t *marker_epoch_out)
 {
     *marker_epoch_out = t->producer_epoch;
@@ -698,9 +718,9 @@ static enum reconcile_outcome reconcile_outcome_of(const struct txn_meta *m,
 
 /* After the marker of producer pid is durable in a __consumer_offsets partition: its pending
  * offsets follow the outcome (G4), as finish() does for a live transaction. */
-static void offsets_follow_marker(rt_engine *e, const char *topic, int64_t pid, bool commit)
+static void offsets_follow_marker(struct group_manager *groups, const char *topic, int64_t pid,
+                                  bool commit)
 {
-    struct group_manager *groups = engine_group_manager(e);
     if (groups && strcmp(topic, GROUP_OFFSETS_TOPIC) == 0)
         group_txn_complete(groups, pid, commit);
 }
@@ -710,9 +730,9 @@ static int reconcile(struct coordinator *c)
 {
     if (__atomic_load_n(&c->log_records, __ATOMIC_RELAXED) == 0)
         return 0; /* R4: an empty transaction log decides nothing */
-    struct engine_open_txn *txns = NULL;
+    struct log_open_txn *txns = NULL;
     size_t n = 0;
-    int rc = engine_open_txns(c->e, NULL, &txns, &n);
+    int rc = log_open_txns(c->lg, NULL, &txns, &n);
     if (rc || n == 0)
         return rc;
     struct marker_spec *specs = calloc(n, sizeof(*specs));
@@ -722,7 +742,7 @@ static int reconcile(struct coordinator *c)
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct engine_open_txn *t = &txns[i];
+        const struct log_open_txn *t = &txns[i];
         struct txn_meta *m = meta_by_producer(c, t->producer_id);
         if (m)
             pthread_mutex_lock(&m->lock);
@@ -742,10 +762,10 @@ static int reconcile(struct coordinator *c)
                                  .coordinator_epoch = COORDINATOR_EPOCH,
                                  .type = o == RECONCILE_COMMIT ? CONTROL_COMMIT : CONTROL_ABORT};
     }
-    rc = k ? engine_write_markers(c->e, specs, k) : 0;
+    rc = k ? log_write_markers(c->lg, specs, k) : 0;
     for (size_t i = 0; i < k; i++) {
         if (specs[i].result == 0)
-            offsets_follow_marker(c->e, specs[i].topic, specs[i].producer_id,
+            offsets_follow_marker(coordinator_groups(c), specs[i].topic, specs[i].producer_id,
                                   specs[i].type == CONTROL_COMMIT);
         else if (specs[i].result != RT_E_INVALID_PRODUCER_EPOCH && rc == 0)
             rc = specs[i].result;
@@ -757,14 +777,14 @@ static int reconcile(struct coordinator *c)
     return rc;
 }
 
-int coordinator_list_partitions(rt_engine *e, struct coordinator *c,
+int coordinator_list_partitions(struct log *lg, struct coordinator *c,
                                 int (*fn)(void *ctx, const struct rt_partition_txn *txn), void *ctx)
 {
-    struct engine_open_txn *txns = NULL;
+    struct log_open_txn *txns = NULL;
     size_t n = 0;
-    int rc = engine_open_txns(e, NULL, &txns, &n);
+    int rc = log_open_txns(lg, NULL, &txns, &n);
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        const struct engine_open_txn *t = &txns[i];
+        const struct log_open_txn *t = &txns[i];
         struct rt_partition_txn info = {.topic = t->topic,
                                         .partition = t->partition,
                                         .producer_id = t->producer_id,
@@ -772,10 +792,10 @@ int coordinator_list_partitions(rt_engine *e, struct coordinator *c,
                                         .first_offset = t->first_offset,
                                         .last_stable_offset = -1,
                                         .high_watermark = -1};
-        (void)rt_list_offsets(e, t->topic, t->partition, RT_OFFSET_LATEST, RT_READ_COMMITTED,
-                              &info.last_stable_offset);
-        (void)rt_list_offsets(e, t->topic, t->partition, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
-                              &info.high_watermark);
+        (void)log_list_offsets(lg, t->topic, t->partition, RT_OFFSET_LATEST, RT_READ_COMMITTED,
+                               &info.last_stable_offset);
+        (void)log_list_offsets(lg, t->topic, t->partition, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
+                               &info.high_watermark);
         struct txn_meta *m = c ? meta_by_producer(c, t->producer_id) : NULL;
         if (m) {
             pthread_mutex_lock(&m->lock);
@@ -792,18 +812,19 @@ int coordinator_list_partitions(rt_engine *e, struct coordinator *c,
     return rc;
 }
 
-int coordinator_abort_partition(rt_engine *e, struct coordinator *c, const char *topic,
-                                uint32_t partition, int64_t producer_id, int16_t producer_epoch)
+int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct group_manager *groups,
+                                const char *topic, uint32_t partition, int64_t producer_id,
+                                int16_t producer_epoch)
 {
-    struct partition *p = engine_partition(e, topic, partition);
+    struct partition *p = log_partition(lg, topic, partition);
     if (!p)
-        return RT_E_UNKNOWN_TOPIC_OR_PARTITION; /* engine_partition set the detail */
-    struct engine_open_txn *txns = NULL;
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION; /* log_partition set the detail */
+    struct log_open_txn *txns = NULL;
     size_t n = 0;
-    int rc = engine_open_txns(e, p, &txns, &n);
+    int rc = log_open_txns(lg, p, &txns, &n);
     if (rc)
         return rc;
-    struct engine_open_txn t = {.producer_epoch = -1};
+    struct log_open_txn t = {.producer_epoch = -1};
     bool open = false;
     for (size_t i = 0; i < n && !open; i++) {
         if (txns[i].producer_id == producer_id) {
@@ -838,9 +859,9 @@ int coordinator_abort_partition(rt_engine *e, struct coordinator *c, const char 
                                    .producer_epoch = t.producer_epoch,
                                    .coordinator_epoch = COORDINATOR_EPOCH,
                                    .type = CONTROL_ABORT};
-        rc = engine_write_markers(e, &spec, 1);
+        rc = log_write_markers(lg, &spec, 1);
         if (rc == 0)
-            offsets_follow_marker(e, p->topic, producer_id, false);
+            offsets_follow_marker(groups, p->topic, producer_id, false);
     }
     if (m) {
         pthread_mutex_unlock(&m->lock);
@@ -891,11 +912,11 @@ int coordinator_list(struct coordinator *c, int (*fn)(void *ctx, const struct rt
                     ids[k] = m->v.partitions[k].partition;
                     pinned[k] = -1;
                     int64_t lso = -1;
-                    if (open && rt_list_offsets(c->e, topics[k], ids[k], RT_OFFSET_LATEST,
-                                                RT_READ_COMMITTED, &lso) == 0) {
+                    if (open && log_list_offsets(c->lg, topics[k], ids[k], RT_OFFSET_LATEST,
+                                                 RT_READ_COMMITTED, &lso) == 0) {
                         int64_t hw = -1;
-                        rt_list_offsets(c->e, topics[k], ids[k], RT_OFFSET_LATEST,
-                                        RT_READ_UNCOMMITTED, &hw);
+                        log_list_offsets(c->lg, topics[k], ids[k], RT_OFFSET_LATEST,
+                                         RT_READ_UNCOMMITTED, &hw);
                         pinned[k] = lso < hw ? lso : -1;
                     }
                 }
@@ -931,7 +952,7 @@ int coordinator_list(struct coordinator *c, int (*fn)(void *ctx, const struct rt
 
 static void tick_one(struct coordinator *c, struct txn_meta *m, int64_t now)
 {
-    const struct rt_options *o = engine_options(c->e);
+    const struct rt_options *o = log_options(c->lg);
     pthread_mutex_lock(&m->lock);
     if (m->removed) {
         pthread_mutex_unlock(&m->lock);
@@ -981,11 +1002,11 @@ static void compact(struct coordinator *c)
     if (__atomic_load_n(&c->log_records, __ATOMIC_RELAXED) <
         COORD_COMPACT_MIN_RECORDS + 2ull * c->live)
         return;
-    if (engine_roll(c->e, c->log) != 0)
+    if (log_roll(c->lg, c->log) != 0)
         return;
     int64_t checkpoint = -1;
-    if (rt_list_offsets(c->e, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
-                        &checkpoint) != 0)
+    if (log_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
+                         &checkpoint) != 0)
         return;
     pthread_mutex_lock(&c->table_lock);
     uint32_t n = 0;
@@ -1008,7 +1029,7 @@ static void compact(struct coordinator *c)
         meta_put(c, m);
     }
     free(all);
-    if (rc == 0 && engine_delete_before(c->e, c->log, checkpoint) >= 0)
+    if (rc == 0 && log_delete_before(c->lg, c->log, checkpoint) >= 0)
         __atomic_store_n(&c->log_records, n, __ATOMIC_RELAXED);
 }
 
@@ -1121,19 +1142,19 @@ static int replay(struct coordinator *c)
 {
     int64_t offset = 0, end = 0;
     int rc =
-        rt_list_offsets(c->e, TXN_LOG_TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &offset);
+        log_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &offset);
     if (rc == 0)
-        rc = rt_list_offsets(c->e, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);
+        rc = log_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);
     while (rc == 0 && offset < end) {
         rt_fetch *f = NULL;
-        rc = rt_fetch_start(c->e, TXN_LOG_TOPIC, 0, offset, 1 << 20, RT_READ_UNCOMMITTED, &f);
+        rc = log_fetch_start(c->lg, TXN_LOG_TOPIC, 0, offset, 1 << 20, RT_READ_UNCOMMITTED, &f);
         if (rc)
             break;
         struct rt_records it;
         struct rt_record_view r;
-        rt_records_init(&it, f, offset);
+        records_init(&it, f, offset);
         int64_t before = offset;
-        while (rc == 0 && (rc = rt_records_next(&it, &r)) == 0) {
+        while (rc == 0 && (rc = records_next(&it, &r)) == 0) {
             struct replay_at at = {.view = rt_fetch_get(f), .batch = it.batch};
             rc = replay_record(c, &r, &at);
             offset = r.offset + 1;
@@ -1149,23 +1170,26 @@ static int replay(struct coordinator *c)
     return rc;
 }
 
-int coordinator_open(rt_engine *e, bool create, struct coordinator **out)
+int coordinator_open(struct log *lg, struct producer_registry *producers,
+                     struct group_manager *groups, bool create, struct coordinator **out)
 {
     struct coordinator *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    c->e = e;
+    c->lg = lg;
+    c->producers = producers;
+    atomic_init(&c->groups, groups);
     pthread_mutex_init(&c->table_lock, NULL);
     pthread_mutex_init(&c->timer_lock, NULL);
     pthread_cond_init(&c->timer_cv, NULL);
     int rc = 0;
     if (create) {
-        rc = engine_internal_topic_create(e, TXN_LOG_TOPIC, 1);
+        rc = log_internal_topic_create(lg, TXN_LOG_TOPIC, 1);
         if (rc == RT_E_TOPIC_ALREADY_EXISTS)
             rc = 0;
     }
     if (rc == 0) {
-        c->log = engine_partition(e, TXN_LOG_TOPIC, 0);
+        c->log = log_partition(lg, TXN_LOG_TOPIC, 0);
         if (!c->log)
             rc = RT_E_UNKNOWN_TOPIC_OR_PARTITION;
     }
@@ -1174,7 +1198,7 @@ int coordinator_open(rt_engine *e, bool create, struct coordinator **out)
     /* R5 before C2: a stale epoch's transaction in a partition is aborted before a Prepare*
      * completion's marker could close it as that later transaction's (a read-only open writes
      * no marker). */
-    bool read_only = engine_read_only(e);
+    bool read_only = log_read_only(lg);
     if (rc == 0 && !read_only)
         rc = reconcile(c);
     /* C2: finish every transaction a crash left between its phases (not on a read-only engine:

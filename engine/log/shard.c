@@ -179,23 +179,33 @@ static int sync_dirty(struct shard *s, int64_t now_ms)
     return run_io(s, &what);
 }
 
-/* The shard's periodic housekeeping: retention, then producer expiry. */
-static void run_retention(struct shard *s, int64_t now_ms)
+int shard_enforce_retention(struct shard *s)
 {
-    s->last_retention_ms = now_ms;
     int64_t wall_ms = fs_now_ms();
+    int first = 0;
     for (uint32_t i = 0; i < s->partition_count; i++) {
         struct partition *p = s->partitions[i];
         int n = partition_enforce_retention(p, wall_ms);
         if (n > 0)
             atomic_fetch_add_explicit(&s->env.counters->segments_deleted, (uint64_t)n,
                                       memory_order_relaxed);
+        else if (n < 0 && !first)
+            first = n;
         uint32_t expired =
             producer_table_expire(&p->producers, wall_ms, s->env.producer_id_expiration_ms);
         if (expired)
             atomic_fetch_add_explicit(&s->env.counters->producers_expired, expired,
                                       memory_order_relaxed);
     }
+    return first;
+}
+
+/* The shard's periodic housekeeping. A failure (a segment that cannot be deleted) is retried
+ * at the next period; partition_enforce_retention set the detail. */
+static void run_retention(struct shard *s, int64_t now_ms)
+{
+    s->last_retention_ms = now_ms;
+    (void)shard_enforce_retention(s);
 }
 
 /* One round over `list`; returns requests to defer to the next round through *deferred. */

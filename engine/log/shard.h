@@ -126,6 +126,12 @@ const char *shard_backend_name(const struct shard *s);
 /* Before shard_start, or from the shard thread (a SHARD_REQ_CALL). */
 int shard_add_partition(struct shard *s, struct partition *p);
 
+/* Retention, then producer expiry, over every partition of the shard: what its timer runs each
+ * retention period, and what log_enforce_retention runs on demand. On the shard thread (a
+ * SHARD_REQ_CALL) or before shard_start. Returns the first partition's error (every partition
+ * is still visited), else 0. */
+int shard_enforce_retention(struct shard *s);
+
 /* Queues req and waits until the shard has run it. Returns req->result (RT_E_CLOSED after
  * shard_stop began). */
 int shard_submit(struct shard *s, struct shard_request *req);

@@ -35,4 +35,13 @@ struct rt_fetch {
 int fetch_from_bytes(rt_fetch **out, const uint8_t *data, size_t len, enum rt_isolation isolation,
                      const struct rt_aborted_txn *aborted, size_t aborted_count);
 
+struct partition;
+
+/* rt_fetch_start and rt_list_offsets on one partition (log_fetch_start and log_list_offsets
+ * look the partition up): same contract; the caller's error detail is not cleared. */
+int fetch_partition_start(struct partition *p, int64_t offset, size_t max_bytes,
+                          enum rt_isolation isolation, rt_fetch **out);
+int fetch_partition_list_offsets(struct partition *p, int64_t spec, enum rt_isolation isolation,
+                                 int64_t *offset_out);
+
 #endif /* RT_FETCH_H */

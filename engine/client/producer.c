@@ -39,11 +39,13 @@
 
 #include "batch.h"
 #include "coordinator.h"
-#include "engine.h"
-#include "group.h"
 #include "error.h"
 #include "fsutil.h"
+#include "group.h"
+#include "log.h"
 #include "murmur2.h"
+#include "producer.h"
+#include "txn.h"
 
 #define PRODUCER_PARTITIONS_MAX 4096
 
@@ -86,7 +88,8 @@ struct sticky_topic {
 };
 
 struct rt_producer {
-    rt_engine *e;
+    struct log *log;
+    struct txn *txn_layer;
     struct rt_producer_options opts;
     char name[PRODUCER_NAME_MAX + 1];
     bool named;
@@ -340,7 +343,7 @@ static void dispatch_ready(struct rt_producer *p)
                 rc = p->sticky_error;
             if (rc == 0) {
                 pthread_mutex_unlock(&p->lock);
-                rc = engine_append_async(p->e, &b->req); /* may wait on a full shard queue */
+                rc = log_append_async(p->log, &b->req); /* may wait on a full shard queue */
                 pthread_mutex_lock(&p->lock);
             }
             if (rc) {
@@ -409,13 +412,13 @@ static void *sender_main(void *arg)
 
 /* ---- public API ---- */
 
-int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt_producer **out)
+int producer_open(struct log *lg, struct txn *t, const struct rt_producer_options *opts_in,
+                  rt_producer **out)
 {
-    error_clear();
-    if (!e || !out)
+    if (!out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_open: NULL argument");
     *out = NULL;
-    int ro = engine_refuse_if_read_only(e, "rt_producer_open");
+    int ro = log_refuse_if_read_only(lg, "rt_producer_open");
     if (ro)
         return ro;
     struct rt_producer_options opts;
@@ -430,8 +433,8 @@ int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt
                          opts.max_in_flight);
     if (opts.batch_size_bytes < 128)
         return error_set(RT_E_INVALID_ARGUMENT, "batch_size_bytes must be >= 128");
-    if (opts.batch_size_bytes > e->opts.batch_size_max_bytes)
-        opts.batch_size_bytes = e->opts.batch_size_max_bytes; /* the engine's limit caps it */
+    if (opts.batch_size_bytes > lg->opts.batch_size_max_bytes)
+        opts.batch_size_bytes = lg->opts.batch_size_max_bytes; /* the engine's limit caps it */
     if (opts.buffer_memory_bytes < opts.batch_size_bytes)
         return error_set(RT_E_INVALID_ARGUMENT, "buffer_memory_bytes below batch_size_bytes");
     if (opts.linger_ms > 60000)
@@ -440,11 +443,12 @@ int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt
         return error_set(RT_E_INVALID_TRANSACTION_TIMEOUT,
                          "transaction_timeout_ms %d: must be 0 (the default, 60000) or "
                          "1..transaction_timeout_max_ms (%d)",
-                         opts.transaction_timeout_ms, e->opts.transaction_timeout_max_ms);
+                         opts.transaction_timeout_ms, lg->opts.transaction_timeout_max_ms);
     struct rt_producer *p = calloc(1, sizeof(*p));
     if (!p)
         return -ENOMEM;
-    p->e = e;
+    p->log = lg;
+    p->txn_layer = t;
     p->opts = opts;
     int rc = 0;
     if (opts.transactional_id) {
@@ -483,10 +487,10 @@ int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts_in, rt
         snprintf(p->name, sizeof(p->name), "%s", opts.name);
         p->opts.name = p->name;
         p->named = true;
-        rc = engine_producer_open_name(e, opts.name, &p->producer_id, &p->epoch);
+        rc = txn_producer_open_name(t, opts.name, &p->producer_id, &p->epoch);
     } else {
         p->epoch = 0;
-        rc = engine_producer_allocate(e, &p->producer_id);
+        rc = txn_producer_allocate(t, &p->producer_id);
     }
     if (rc) {
         free(p);
@@ -542,7 +546,7 @@ static struct ppart *part_get(struct rt_producer *p, struct partition *part, int
     if (p->named) {
         /* Continue after what the partition already holds for this name. */
         pthread_mutex_unlock(&p->lock);
-        int rc = engine_producer_last_sequence(p->e, part, p->producer_id, &last);
+        int rc = log_producer_last_sequence(p->log, part, p->producer_id, &last);
         pthread_mutex_lock(&p->lock);
         if (rc) {
             *err = rc;
@@ -691,7 +695,7 @@ int rt_producer_init_transactions(rt_producer *p, int32_t timeout_ms)
                          "abort it first (nothing was aborted)");
     int32_t txn_timeout =
         p->opts.transaction_timeout_ms > 0 ? p->opts.transaction_timeout_ms : 60000;
-    const struct rt_options *o = engine_options(p->e);
+    const struct rt_options *o = log_options(p->log);
     if (txn_timeout > o->transaction_timeout_max_ms)
         return error_set(RT_E_INVALID_TRANSACTION_TIMEOUT,
                          "transaction_timeout_ms %d exceeds the engine's maximum %d", txn_timeout,
@@ -701,7 +705,7 @@ int rt_producer_init_transactions(rt_producer *p, int32_t timeout_ms)
     if (rc && rc != p->sticky_error)
         return rc;
     struct coordinator *c = NULL;
-    rc = engine_coordinator_create(p->e, &c);
+    rc = txn_coordinator_create(p->txn_layer, &c);
     if (rc)
         return rc; /* the real cause; the detail names what failed */
     int64_t pid;
@@ -751,14 +755,14 @@ int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_
     if (strlen(group) > GROUP_NAME_MAX_BYTES)
         return error_set(RT_E_INVALID_ARGUMENT, "group names are at most %d bytes",
                          GROUP_NAME_MAX_BYTES);
-    int rc = group_offsets_check_known(p->e, offsets, count);
+    int rc = group_offsets_check_known(p->log, offsets, count);
     if (rc)
         return rc;
     struct group_manager *g = NULL;
-    rc = engine_group_manager_create(p->e, &g);
+    rc = txn_groups_create(p->txn_layer, &g);
     if (rc)
         return rc; /* the real cause; the detail names what failed */
-    struct partition *gp = engine_partition(p->e, GROUP_OFFSETS_TOPIC, group_partition_for(group));
+    struct partition *gp = log_partition(p->log, GROUP_OFFSETS_TOPIC, group_partition_for(group));
     if (!gp)
         return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "no %s-%u", GROUP_OFFSETS_TOPIC,
                          group_partition_for(group));
@@ -853,11 +857,11 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
                          "rt_producer_send: partition %d (a partition number, or -1 to let the "
                          "producer place the record)",
                          partition);
-    int rc = engine_client_topic_check(topic);
+    int rc = log_client_topic_check(topic);
     if (rc)
         return rc;
     uint32_t count = 0;
-    rc = rt_topic_describe(p->e, topic, &count);
+    rc = log_topic_describe(p->log, topic, &count);
     if (rc)
         return rc;
     bool sticky = false, spanned = false;
@@ -876,7 +880,7 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
             sticky = true;
         }
     }
-    struct partition *part = engine_partition(p->e, topic, (uint32_t)partition);
+    struct partition *part = log_partition(p->log, topic, (uint32_t)partition);
     if (!part)
         return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION,
                          "rt_producer_send: %s has %u partitions, no partition %d", topic, count,
@@ -959,10 +963,10 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
     for (int attempt = 0; attempt < 2; attempt++) {
         if (!pp->open) {
             size_t need = record_encoded_size(&r, 0, 0);
-            if (need + BATCH_HEADER_BYTES > p->e->opts.batch_size_max_bytes) {
+            if (need + BATCH_HEADER_BYTES > p->log->opts.batch_size_max_bytes) {
                 rc = error_set(RT_E_RECORD_TOO_LARGE,
                                "a %zu-byte record exceeds batch_size_max_bytes (%u)", need,
-                               p->e->opts.batch_size_max_bytes);
+                               p->log->opts.batch_size_max_bytes);
                 goto out;
             }
             rc = open_batch(p, pp, need, (int32_t)seq);
@@ -1047,10 +1051,10 @@ int rt_producer_last_sequence(rt_producer *p, const char *topic, uint32_t partit
     error_clear();
     if (!p || !topic || !sequence_out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_last_sequence: NULL argument");
-    struct partition *part = engine_partition(p->e, topic, partition);
+    struct partition *part = log_partition(p->log, topic, partition);
     if (!part)
         return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
-    return engine_producer_last_sequence(p->e, part, p->producer_id, sequence_out);
+    return log_producer_last_sequence(p->log, part, p->producer_id, sequence_out);
 }
 
 int rt_producer_close(rt_producer *p)

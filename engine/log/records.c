@@ -80,6 +80,11 @@ static struct rt_fetch *fetch_of(const struct rt_records *it)
 int rt_records_init(struct rt_records *it, const rt_fetch *fetch, int64_t start_offset)
 {
     error_clear();
+    return records_init(it, fetch, start_offset);
+}
+
+int records_init(struct rt_records *it, const rt_fetch *fetch, int64_t start_offset)
+{
     if (!it || !fetch)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_records_init: NULL argument");
     memset(it, 0, sizeof(*it));
@@ -296,6 +301,11 @@ static int next_batch(struct rt_records *it)
 int rt_records_next(struct rt_records *it, struct rt_record_view *out)
 {
     error_clear();
+    return records_next(it, out);
+}
+
+int records_next(struct rt_records *it, struct rt_record_view *out)
+{
     if (!it || !out || !it->view)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_records_next: NULL or uninitialised");
     for (;;) {

@@ -40,12 +40,15 @@
 #include <time.h>
 
 #include "batch.h"
-#include "engine.h"
+#include "consumer.h"
 #include "error.h"
 #include "fetch.h"
 #include "fsutil.h"
+#include "records.h"
 #include "group.h"
+#include "log.h"
 #include "ringtail.h"
+#include "txn.h"
 
 #define CONSUMER_FETCH_MAX_BYTES_DEFAULT (1u << 20)
 #define CONSUMER_UNSTABLE_WAIT_MS        2000
@@ -62,7 +65,8 @@ struct consumer_partition {
 };
 
 struct rt_consumer {
-    rt_engine *engine;
+    struct log *log;
+    struct txn *txn;
     char *group; /* owned; NULL = no group */
     enum rt_isolation isolation;
     bool auto_commit;
@@ -106,10 +110,10 @@ static struct consumer_partition *find_part(rt_consumer *c, const char *topic, u
     return NULL;
 }
 
-int rt_consumer_open(rt_engine *engine, const struct rt_consumer_options *opts, rt_consumer **out)
+int consumer_open(struct log *lg, struct txn *t, const struct rt_consumer_options *opts,
+                  rt_consumer **out)
 {
-    error_clear();
-    if (!engine || !out)
+    if (!out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_open: NULL argument");
     *out = NULL;
     struct rt_consumer_options d;
@@ -123,14 +127,15 @@ int rt_consumer_open(rt_engine *engine, const struct rt_consumer_options *opts, 
         return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_open: group empty or over %d bytes",
                          GROUP_NAME_MAX_BYTES);
     if (opts->auto_commit && opts->group) {
-        int rc = engine_refuse_if_read_only(engine, "rt_consumer_open with auto_commit");
+        int rc = log_refuse_if_read_only(lg, "rt_consumer_open with auto_commit");
         if (rc)
             return rc;
     }
     rt_consumer *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    c->engine = engine;
+    c->log = lg;
+    c->txn = t;
     c->isolation = opts->isolation;
     c->auto_commit = opts->auto_commit && opts->group;
     c->fetch_max_bytes =
@@ -155,7 +160,7 @@ static int committed_offset(rt_consumer *c, const char *topic, uint32_t partitio
     *offset_out = -1;
     if (!c->group)
         return 0;
-    struct group_manager *g = engine_group_manager(c->engine);
+    struct group_manager *g = txn_groups(c->txn);
     if (!g)
         return 0; /* `__consumer_offsets` was never written: nothing committed */
     int waited_ms = 0;
@@ -177,8 +182,7 @@ static int start_offset(rt_consumer *c, const char *topic, uint32_t partition, i
         return rc;
     if (*offset_out >= 0)
         return 0;
-    return rt_list_offsets(c->engine, topic, partition, RT_OFFSET_EARLIEST, c->isolation,
-                           offset_out);
+    return log_list_offsets(c->log, topic, partition, RT_OFFSET_EARLIEST, c->isolation, offset_out);
 }
 
 int rt_consumer_assign(rt_consumer *c, const char *topic, const uint32_t *partitions, size_t count)
@@ -187,7 +191,7 @@ int rt_consumer_assign(rt_consumer *c, const char *topic, const uint32_t *partit
     if (!c || !topic || (!partitions && count))
         return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_assign: NULL argument");
     uint32_t n = 0;
-    int rc = rt_topic_describe(c->engine, topic, &n);
+    int rc = log_topic_describe(c->log, topic, &n);
     if (rc)
         return rc;
     if (c->count + count > CONSUMER_PARTITIONS_MAX)
@@ -268,18 +272,18 @@ static int start_fetch(rt_consumer *c, struct consumer_partition *cp)
     assert(!cp->fetch);
     for (int attempt = 0; attempt < 2; attempt++) {
         rt_fetch *f = NULL;
-        int rc = rt_fetch_start(c->engine, cp->topic, cp->partition, cp->position,
-                                c->fetch_max_bytes, c->isolation, &f);
+        int rc = log_fetch_start(c->log, cp->topic, cp->partition, cp->position, c->fetch_max_bytes,
+                                 c->isolation, &f);
         if (rc == RT_E_OFFSET_OUT_OF_RANGE) {
             int64_t start = 0;
-            int lrc = rt_list_offsets(c->engine, cp->topic, cp->partition, RT_OFFSET_EARLIEST,
-                                      c->isolation, &start);
+            int lrc = log_list_offsets(c->log, cp->topic, cp->partition, RT_OFFSET_EARLIEST,
+                                       c->isolation, &start);
             if (lrc)
                 return lrc;
             if (cp->position >= start) {
                 int64_t hw = 0;
-                lrc = rt_list_offsets(c->engine, cp->topic, cp->partition, RT_OFFSET_LATEST,
-                                      RT_READ_UNCOMMITTED, &hw);
+                lrc = log_list_offsets(c->log, cp->topic, cp->partition, RT_OFFSET_LATEST,
+                                       RT_READ_UNCOMMITTED, &hw);
                 if (lrc)
                     return lrc;
                 if (cp->position > hw) /* K4: nothing will ever be written there first */
@@ -300,7 +304,7 @@ static int start_fetch(rt_consumer *c, struct consumer_partition *cp)
             rt_fetch_release(f);
             return 1;
         }
-        rc = rt_records_init(&cp->it, f, cp->position);
+        rc = records_init(&cp->it, f, cp->position);
         if (rc) {
             rt_fetch_release(f);
             return rc;
@@ -322,7 +326,7 @@ static int next_from(rt_consumer *c, struct consumer_partition *cp, struct rt_re
             if (rc)
                 return rc;
         }
-        int rc = rt_records_next(&cp->it, out);
+        int rc = records_next(&cp->it, out);
         if (rc == 0) {
             assert(out->offset >= cp->position); /* K1 */
             cp->position = out->offset + 1;
@@ -397,7 +401,7 @@ int rt_consumer_seek(rt_consumer *c, const char *topic, uint32_t partition, int6
                          partition);
     int64_t resolved = offset;
     if (offset < 0) { /* RT_OFFSET_EARLIEST / RT_OFFSET_LATEST, as rt_list_offsets takes them */
-        int rc = rt_list_offsets(c->engine, topic, partition, offset, c->isolation, &resolved);
+        int rc = log_list_offsets(c->log, topic, partition, offset, c->isolation, &resolved);
         if (rc)
             return rc;
     }
@@ -463,7 +467,7 @@ int rt_consumer_commit(rt_consumer *c)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_commit: NULL consumer");
     if (!c->group)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_commit: the consumer has no group");
-    int ro = engine_refuse_if_read_only(c->engine, "rt_consumer_commit");
+    int ro = log_refuse_if_read_only(c->log, "rt_consumer_commit");
     if (ro)
         return ro;
     if (c->count == 0)
@@ -476,8 +480,8 @@ int rt_consumer_commit(rt_consumer *c)
     assert(rc == 0 && n == c->count);
     for (size_t i = 0; i < n && rc == 0; i++) { /* K4 */
         int64_t hw = 0;
-        rc = rt_list_offsets(c->engine, offsets[i].topic, offsets[i].partition, RT_OFFSET_LATEST,
-                             RT_READ_UNCOMMITTED, &hw);
+        rc = log_list_offsets(c->log, offsets[i].topic, offsets[i].partition, RT_OFFSET_LATEST,
+                              RT_READ_UNCOMMITTED, &hw);
         if (rc == 0 && offsets[i].offset > hw)
             rc = error_set(RT_E_OFFSET_OUT_OF_RANGE,
                            "rt_consumer_commit: %s-%u position %" PRId64
@@ -489,7 +493,7 @@ int rt_consumer_commit(rt_consumer *c)
         return rc;
     }
     struct group_manager *g = NULL;
-    rc = engine_group_manager_create(c->engine, &g);
+    rc = txn_groups_create(c->txn, &g);
     if (rc == 0) /* else the real cause, as rt_group_commit_offsets; the detail names it */
         rc = group_commit(g, c->group, offsets, n);
     free(offsets);

@@ -23,7 +23,16 @@ struct coordinator;
 
 /* Opens the coordinator of engine e: replays the transaction log (creating the topic when
  * `create`), completes Prepare* transactions, aborts fenced ones, starts the timer. */
-int coordinator_open(rt_engine *e, bool create, struct coordinator **out);
+struct group_manager;
+struct log;
+struct producer_registry;
+
+int coordinator_open(struct log *lg, struct producer_registry *producers,
+                     struct group_manager *groups, bool create, struct coordinator **out);
+
+/* The group manager created after the coordinator (TX2 in txn.h): transactions that carry
+ * offsets complete them through it from now on. */
+void coordinator_attach_groups(struct coordinator *c, struct group_manager *groups);
 void coordinator_close(struct coordinator *c);
 
 /* The largest producer id any transactional id of the log holds (-1 when none): open keeps the
@@ -57,13 +66,14 @@ int coordinator_abort(struct coordinator *c, const char *transactional_id);
 
 /* Every transaction open in a partition of e (rt_txn_list_partitions), with what the
  * coordinator c (NULL: none) knows of its producer id. fn runs with no lock held. */
-int coordinator_list_partitions(rt_engine *e, struct coordinator *c,
+int coordinator_list_partitions(struct log *lg, struct coordinator *c,
                                 int (*fn)(void *ctx, const struct rt_partition_txn *txn),
                                 void *ctx);
 
 /* rt_txn_abort_partition (R6); c may be NULL (no transaction log). */
-int coordinator_abort_partition(rt_engine *e, struct coordinator *c, const char *topic,
-                                uint32_t partition, int64_t producer_id, int16_t producer_epoch);
+int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct group_manager *groups,
+                                const char *topic, uint32_t partition, int64_t producer_id,
+                                int16_t producer_epoch);
 
 /* Runs one timer pass now (timeouts, check-back, expiry, compaction) — tests. */
 void coordinator_tick(struct coordinator *c);

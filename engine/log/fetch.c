@@ -1,6 +1,7 @@
 /*
- * fetch.c — zero-copy reads: rt_fetch_start / rt_fetch_get / rt_fetch_release and
- * rt_list_offsets.
+ * fetch.c — zero-copy reads of one partition: fetch_partition_start (behind rt_fetch_start and
+ * log_fetch_start), rt_fetch_get, rt_fetch_release and fetch_partition_list_offsets (behind
+ * rt_list_offsets). It never looks a topic up: the log layer (log.c) does.
  *
  * A fetch runs on the caller's thread: a lock-free snapshot of the partition's watermarks, one
  * short mutex hold to reference the segment holding the offset, a binary search of its offset
@@ -15,9 +16,9 @@
 #include <string.h>
 
 #include "batch.h"
-#include "engine.h"
 #include "error.h"
 #include "fetch.h"
+#include "partition.h"
 
 /* The bound a reader at `isolation` may read to, with its segment and position. */
 static void read_bound(const struct partition_watermarks *w, enum rt_isolation isolation,
@@ -107,19 +108,15 @@ static int collect_aborted(struct rt_fetch *f, struct partition *p, struct segme
     return 0;
 }
 
-int rt_fetch_start(rt_engine *e, const char *topic, uint32_t partition, int64_t offset,
-                   size_t max_bytes, enum rt_isolation isolation, rt_fetch **out)
+int fetch_partition_start(struct partition *p, int64_t offset, size_t max_bytes,
+                          enum rt_isolation isolation, rt_fetch **out)
 {
-    error_clear();
-    if (!e || !out)
+    if (!out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_fetch_start: NULL argument");
     *out = NULL;
     if (isolation != RT_READ_COMMITTED && isolation != RT_READ_UNCOMMITTED)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_fetch_start: unknown isolation %d",
                          (int)isolation);
-    struct partition *p = engine_partition(e, topic, partition);
-    if (!p)
-        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
     struct partition_watermarks w;
     partition_watermarks(p, &w);
     int64_t bound, bound_base;
@@ -275,11 +272,10 @@ static int64_t first_record_at_or_after(const uint8_t *p, size_t len, int64_t ts
     return -1;
 }
 
-int rt_list_offsets(rt_engine *e, const char *topic, uint32_t partition, int64_t spec,
-                    enum rt_isolation isolation, int64_t *offset_out)
+int fetch_partition_list_offsets(struct partition *p, int64_t spec, enum rt_isolation isolation,
+                                 int64_t *offset_out)
 {
-    error_clear();
-    if (!e || !offset_out)
+    if (!offset_out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_list_offsets: NULL argument");
     if (spec < RT_OFFSET_EARLIEST)
         return error_set(RT_E_INVALID_ARGUMENT,
@@ -287,9 +283,6 @@ int rt_list_offsets(rt_engine *e, const char *topic, uint32_t partition, int64_t
                          spec);
     if (isolation != RT_READ_COMMITTED && isolation != RT_READ_UNCOMMITTED)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_list_offsets: unknown isolation");
-    struct partition *p = engine_partition(e, topic, partition);
-    if (!p)
-        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
     struct partition_watermarks w;
     partition_watermarks(p, &w);
     int64_t bound, bound_base;

@@ -54,6 +54,7 @@
 
 #include "batch.h"
 #include "error.h"
+#include "records.h"
 #include "fetch.h"
 #include "index/offset_index.h"
 #include "index/producer_snapshot.h"
@@ -253,10 +254,10 @@ static int check_compressed(struct verifier *v, const char *path, size_t pos, co
     if (rc != 0)
         return rc;
     struct rt_records it;
-    rc = rt_records_init(&it, f, base_offset);
+    rc = records_init(&it, f, base_offset);
     struct rt_record_view r;
     while (rc == 0)
-        rc = rt_records_next(&it, &r);
+        rc = records_next(&it, &r);
     if (rc == RT_E_CORRUPT) {
         /* The detail names the batch by its position in these bytes: restate it. */
         const char *d = rt_error_detail();

@@ -33,4 +33,9 @@ int records_validate(const uint8_t *batch, size_t len, const struct batch_header
                      struct compression_buffer *scratch, const uint8_t **rec_pos,
                      const uint8_t **rec_end, const char **why);
 
+/* rt_records_init and rt_records_next for the layers that iterate on their own behalf: the
+ * same contract, and the caller's error detail is not cleared (LG3 in log.h). */
+int records_init(struct rt_records *it, const rt_fetch *fetch, int64_t start_offset);
+int records_next(struct rt_records *it, struct rt_record_view *out);
+
 #endif /* RT_RECORDS_H */

@@ -5,7 +5,7 @@
  * for the records.
  *
  * The group manager is created at engine open (after the topics exist) and replays the whole
- * topic into memory; it writes through engine_append_coordinator. The transaction coordinator
+ * topic into memory; it writes through log_append_coordinator. The transaction coordinator
  * calls group_partition_for (the partition it must add to the transaction and mark),
  * group_txn_commit_offsets (while the transaction is Ongoing) and group_txn_complete (after the
  * marker is durable). Thread-safe (one mutex).
@@ -27,7 +27,9 @@ struct group_manager;
 
 /* Replays `__consumer_offsets` (which the engine created). Returns 0, RT_E_CORRUPT (a record
  * that does not parse: names the file and offset), -ENOMEM. */
-int group_manager_open(rt_engine *engine, struct group_manager **out);
+struct log;
+
+int group_manager_open(struct log *lg, struct group_manager **out);
 void group_manager_close(struct group_manager *g);
 
 /* Kafka's placement: abs(java String.hashCode(group)) % GROUP_OFFSETS_PARTITIONS. */
@@ -35,7 +37,7 @@ uint32_t group_partition_for(const char *group);
 
 /* What the public commit calls check first (group_commit itself stores any topic name): every
  * offset names an existing topic and partition. 0 or RT_E_UNKNOWN_TOPIC_OR_PARTITION naming it. */
-int group_offsets_check_known(rt_engine *engine, const struct rt_offset *offsets, size_t count);
+int group_offsets_check_known(struct log *lg, const struct rt_offset *offsets, size_t count);
 
 /* Plain commit: durable before it returns. */
 int group_commit(struct group_manager *g, const char *group, const struct rt_offset *offsets,

@@ -22,7 +22,7 @@
  *
  * Plain commits are one non-transactional batch (producerId -1); a transactional commit is one
  * batch with attributes TRANSACTIONAL, the producer's id and epoch and baseSequence -1 (Kafka's
- * TxnOffsetCommit), appended with engine_append_coordinator, which fences stale epochs.
+ * TxnOffsetCommit), appended with log_append_coordinator, which fences stale epochs.
  *
  * Invariants (tests name them):
  *   G1. Nothing is applied before its record is appended (acknowledged under the sync mode).
@@ -50,12 +50,13 @@
 #include <string.h>
 
 #include "batch.h"
-#include "engine.h"
 #include "error.h"
 #include "fetch.h"
 #include "fsutil.h"
+#include "records.h"
 #include "group.h"
 #include "group_codec.h"
+#include "log.h"
 
 #define GROUP_KEY_VERSION_LEGACY   0
 #define GROUP_KEY_VERSION_OFFSET   1
@@ -406,7 +407,7 @@ struct partition_stats {
 };
 
 struct group_manager {
-    rt_engine *engine;
+    struct log *lg;
     pthread_mutex_t lock;
     struct offset_entry **buckets;
     size_t bucket_count; /* a power of two */
@@ -685,13 +686,13 @@ static int check_offset(const struct rt_offset *o)
     return 0;
 }
 
-int group_offsets_check_known(rt_engine *engine, const struct rt_offset *offsets, size_t count)
+int group_offsets_check_known(struct log *lg, const struct rt_offset *offsets, size_t count)
 {
     for (size_t i = 0; offsets && i < count; i++) {
         const struct rt_offset *o = &offsets[i];
         if (!o->topic || o->topic[0] == '\0' || strlen(o->topic) > RT_TOPIC_NAME_MAX)
             continue; /* check_offset names it */
-        if (!engine_partition(engine, o->topic, o->partition))
+        if (!log_partition(lg, o->topic, o->partition))
             return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION,
                              "offset commit: no partition %s-%u (offset %zu of %zu); nothing "
                              "committed",
@@ -751,7 +752,7 @@ static int append_records(struct group_manager *g, uint32_t k, const struct enco
                           size_t n, int16_t attributes, int64_t producer_id, int16_t epoch,
                           int64_t timestamp_ms, int64_t *base_offset_out)
 {
-    struct partition *p = engine_partition(g->engine, GROUP_OFFSETS_TOPIC, k);
+    struct partition *p = log_partition(g->lg, GROUP_OFFSETS_TOPIC, k);
     if (!p)
         return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "%s-%u is missing", GROUP_OFFSETS_TOPIC,
                          k);
@@ -764,7 +765,7 @@ static int append_records(struct group_manager *g, uint32_t k, const struct enco
                               .timestamp_ms = timestamp_ms};
         cap += record_encoded_size(&r, (int32_t)i, 0);
     }
-    uint32_t max = g->engine->opts.batch_size_max_bytes;
+    uint32_t max = g->lg->opts.batch_size_max_bytes;
     if (cap > max)
         return error_set(RT_E_RECORD_TOO_LARGE,
                          "offset commit of %zu offsets needs a %zu-byte batch (max %u)", n, cap,
@@ -787,7 +788,7 @@ static int append_records(struct group_manager *g, uint32_t k, const struct enco
         rc = batch_builder_finish(&b, &len);
     assert(rc != 0 || len == cap);
     if (rc == 0)
-        rc = engine_append_coordinator(g->engine, p, buf, len, base_offset_out);
+        rc = log_append_coordinator(g->lg, p, buf, len, base_offset_out);
     free(buf);
     if (rc == 0)
         g->stats[k].records_in_log += n;
@@ -892,11 +893,11 @@ static uint32_t segment_count_of(struct partition *p)
 /* Re-appends partition k's live keys after a roll, then deletes every segment before them. */
 static int compact_partition(struct group_manager *g, uint32_t k)
 {
-    struct partition *p = engine_partition(g->engine, GROUP_OFFSETS_TOPIC, k);
+    struct partition *p = log_partition(g->lg, GROUP_OFFSETS_TOPIC, k);
     if (!p)
         return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
     assert(g->stats[k].pending == 0);
-    int rc = engine_roll(g->engine, p);
+    int rc = log_roll(g->lg, p);
     if (rc)
         return rc;
     size_t n = (size_t)g->stats[k].live, done = 0;
@@ -909,7 +910,7 @@ static int compact_partition(struct group_manager *g, uint32_t k)
                 live[done++] = x;
     assert(done == n);
     int64_t checkpoint = -1;
-    uint64_t max = g->engine->opts.batch_size_max_bytes;
+    uint64_t max = g->lg->opts.batch_size_max_bytes;
     /* Batches of live keys in hash order, each under the batch size limit. */
     for (size_t i = 0; i < n && rc == 0;) {
         size_t j = i, bytes = BATCH_HEADER_BYTES;
@@ -958,12 +959,12 @@ static int compact_partition(struct group_manager *g, uint32_t k)
     if (rc)
         return rc;
     if (checkpoint < 0) { /* nothing live: everything before the log end can go */
-        rc = rt_list_offsets(g->engine, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_LATEST,
-                             RT_READ_UNCOMMITTED, &checkpoint);
+        rc = log_list_offsets(g->lg, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
+                              &checkpoint);
         if (rc)
             return rc;
     }
-    rc = engine_delete_before(g->engine, p, checkpoint);
+    rc = log_delete_before(g->lg, p, checkpoint);
     if (rc < 0)
         return rc;
     g->stats[k].records_in_log = g->stats[k].live;
@@ -977,7 +978,7 @@ static void maybe_compact(struct group_manager *g, uint32_t k)
     if (s->pending > 0 || s->records_in_log < GROUP_COMPACT_RECORDS_MIN ||
         s->records_in_log <= GROUP_COMPACT_RATIO * s->live)
         return;
-    struct partition *p = engine_partition(g->engine, GROUP_OFFSETS_TOPIC, k);
+    struct partition *p = log_partition(g->lg, GROUP_OFFSETS_TOPIC, k);
     if (!p || segment_count_of(p) < GROUP_COMPACT_SEGMENTS_MIN)
         return;
     /* A failure leaves a log that still replays to the same state (G6); the commit that got us
@@ -1124,18 +1125,18 @@ static int replay_batch(struct replay *r, const uint8_t *batch, size_t size,
 static int replay_partition(struct group_manager *g, uint32_t k)
 {
     int64_t start = 0, hw = 0;
-    int rc = rt_list_offsets(g->engine, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_EARLIEST,
-                             RT_READ_UNCOMMITTED, &start);
+    int rc = log_list_offsets(g->lg, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_EARLIEST,
+                              RT_READ_UNCOMMITTED, &start);
     if (rc == 0)
-        rc = rt_list_offsets(g->engine, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_LATEST,
-                             RT_READ_UNCOMMITTED, &hw);
+        rc = log_list_offsets(g->lg, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
+                              &hw);
     if (rc)
         return rc;
     int64_t next = start;
     while (next < hw) {
         rt_fetch *f = NULL;
-        rc = rt_fetch_start(g->engine, GROUP_OFFSETS_TOPIC, k, next, GROUP_REPLAY_FETCH_BYTES,
-                            RT_READ_UNCOMMITTED, &f);
+        rc = log_fetch_start(g->lg, GROUP_OFFSETS_TOPIC, k, next, GROUP_REPLAY_FETCH_BYTES,
+                             RT_READ_UNCOMMITTED, &f);
         if (rc)
             return rc;
         struct replay r = {.g = g, .k = k, .view = rt_fetch_get(f)};
@@ -1169,15 +1170,15 @@ static int replay_partition(struct group_manager *g, uint32_t k)
 
 /* ---- the interface ---- */
 
-int group_manager_open(rt_engine *engine, struct group_manager **out)
+int group_manager_open(struct log *lg, struct group_manager **out)
 {
-    if (!engine || !out)
+    if (!lg || !out)
         return error_set(RT_E_INVALID_ARGUMENT, "group_manager_open: NULL argument");
     *out = NULL;
     struct group_manager *g = calloc(1, sizeof(*g));
     if (!g)
         return -ENOMEM;
-    g->engine = engine;
+    g->lg = lg;
     g->bucket_count = GROUP_BUCKETS_INITIAL;
     g->buckets = calloc(g->bucket_count, sizeof(*g->buckets));
     if (!g->buckets) {
