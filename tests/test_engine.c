@@ -889,6 +889,73 @@ static void run_fault(struct tu_fixture *f, enum io_op_type op, int err)
     f->e = NULL;
 }
 
+/* Every value the consumer (read_committed, from the log start) returns before RT_E_END; fails
+ * the test if `forbidden` is among them. Returns the count. */
+static int64_t consume_all(rt_engine *e, const char *topic, const char *forbidden)
+{
+    struct rt_consumer_options co;
+    rt_consumer_options_init(&co);
+    rt_consumer *c = NULL;
+    assert_int_equal(rt_consumer_open(e, &co, &c), 0);
+    uint32_t part = 0;
+    assert_int_equal(rt_consumer_assign(c, topic, &part, 1), 0);
+    int64_t n = 0;
+    struct rt_record_view r;
+    int rc;
+    while ((rc = rt_consumer_poll(c, &r, NULL, NULL, 50)) == 0) {
+        assert_false(r.value_len == (int32_t)strlen(forbidden) &&
+                     memcmp(r.value, forbidden, strlen(forbidden)) == 0);
+        n++;
+    }
+    assert_int_equal(rc, RT_E_END);
+    assert_int_equal(rt_consumer_close(c), 0);
+    return n;
+}
+
+/* SH4, P5: an append reported failed is never visible to a fetch or a consumer, before or after
+ * a reopen. Here its fdatasync fails: the write itself landed in the page cache, so a reopen
+ * that trusted the log would find a whole, valid batch there. And the frozen partition refuses
+ * a roll and a snapshot, whose state would describe the failed batch. */
+static void test_failed_append_never_visible(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    plan.rules[0] = (struct io_fault_rule){
+        .mode = IO_FAULT_ONCE, .op = IO_OP_FDATASYNC, .nth = 3, .error = EIO};
+    plan.rule_count = 1;
+    struct rt_options o = f->o;
+    o.io_backend = RT_IO_FAULT;
+    o.fault_injector = &plan;
+    o.shard_count = 1;
+    assert_int_equal(rt_open(f->dir, &o, &f->e), 0);
+    assert_int_equal(rt_topic_create(f->e, "lost", 1), 0);
+    append_n(f->e, "lost", 0, 0, 1, 1);
+    append_n(f->e, "lost", 0, 1, 1, 1);
+    struct rt_record r = {.key_len = -1, .value = "v2", .value_len = 2, .timestamp_ms = 1};
+    assert_int_equal(rt_append(f->e, "lost", 0, &r, 1, NULL), RT_E_IO_FAILED);
+    assert_int_equal(plan.faults_injected, 1);
+    /* Before the reopen: readers see the two acknowledged records, not the failed one. */
+    assert_int_equal(read_all(f->e, "lost", 0, 0, 0), 2);
+    assert_int_equal(consume_all(f->e, "lost", "v2"), 2);
+    /* Nothing may publish or persist the frozen partition's state (P5). */
+    struct partition *p = engine_partition(f->e, "lost", 0);
+    assert_non_null(p);
+    assert_int_equal(engine_roll(f->e, p), RT_E_IO_FAILED);
+    assert_int_equal(engine_snapshot_producers(f->e), RT_E_IO_FAILED);
+    assert_int_equal(read_all(f->e, "lost", 0, 0, 0), 2);
+    assert_int_equal(rt_close(f->e), RT_E_IO_FAILED);
+    f->e = NULL;
+    /* After the reopen (real backend): still only the acknowledged records; the next append
+     * takes the failed one's offset. */
+    tu_fixture_open(f);
+    assert_int_equal(read_all(f->e, "lost", 0, 0, 0), 2);
+    assert_int_equal(consume_all(f->e, "lost", "v2"), 2);
+    assert_int_equal(append_n(f->e, "lost", 0, 2, 1, 1), 2);
+    assert_int_equal(read_all(f->e, "lost", 0, 0, 0), 3);
+    tu_fixture_close(f);
+}
+
 static void test_sticky_write_error(void **state)
 {
     run_fault(*state, IO_OP_WRITE, EIO);
@@ -932,6 +999,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_input, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_append_batch_bytes, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_sync_modes, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_failed_append_never_visible, setup,
+                                        tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_sticky_write_error, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_sticky_fsync_error, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_sticky_enospc, setup, tu_fixture_teardown),

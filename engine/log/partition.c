@@ -275,6 +275,9 @@ static int export_entry(void *ctx, const struct producer_entry *e)
 
 int partition_snapshot_producers(struct partition *p)
 {
+    if (p->frozen) /* P5: the table may hold batches that were reported failed */
+        return error_set(RT_E_IO_FAILED, "%s: a write round failed: no snapshot until reopen",
+                         p->dir);
     if (p->snapshot_offset == p->next_offset)
         return 0;
     struct snapshot_export x = {0};
@@ -740,6 +743,8 @@ static int partition_roll(struct partition *p)
 int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
                         int64_t now_ms)
 {
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* P5 */
     if (!needs_roll(p, size_bytes, last_offset_delta, now_ms)) {
         /* Fits: R1-R3 hold for this batch on top of the round's (options guarantee that an
          * empty segment holds the largest batch allowed). */
@@ -752,9 +757,16 @@ int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_o
     return partition_roll(p);
 }
 
+void partition_freeze(struct partition *p)
+{
+    p->frozen = true;
+}
+
 void partition_publish(struct partition *p)
 {
+    assert(!p->frozen); /* P5 */
     struct segment *a = p->active;
+    assert(a->size_bytes >= atomic_load_explicit(&a->readable_bytes, memory_order_relaxed));
     segment_publish(a);
     uint64_t s = atomic_load_explicit(&p->seq, memory_order_relaxed);
     atomic_store_explicit(&p->seq, s + 1, memory_order_relaxed);
@@ -869,6 +881,8 @@ static int delete_oldest(struct partition *p)
 
 int partition_enforce_retention(struct partition *p, int64_t now_ms)
 {
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* P5: a deletion publishes the log start */
     int deleted = 0;
     if (p->cfg.retention_bytes >= 0) {
         uint64_t total = 0;
@@ -906,12 +920,16 @@ int partition_enforce_retention(struct partition *p, int64_t now_ms)
 
 int partition_roll_now(struct partition *p)
 {
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* P5: the active segment and next offset disagree */
     assert(p->active->size_bytes > 0);
     return partition_roll(p);
 }
 
 int partition_delete_before(struct partition *p, int64_t offset)
 {
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* P5 */
     int deleted = 0;
     while (p->segment_count > 1 && p->segments[0]->next_offset <= offset) {
         int rc = delete_oldest(p);

@@ -15,6 +15,10 @@
  *   P3. high_watermark <= next_offset; bytes below the published position of the high
  *       watermark are acknowledged and never change until retention deletes their segment.
  *   P4. log_start_offset == base offset of the oldest segment.
+ *   P5. A partition whose write round failed is frozen until the engine is reopened: its writer
+ *       state (next offset, producer table, open transactions, active segment) may describe
+ *       batches that were reported failed, so nothing of it is ever published, rolled, deleted
+ *       or snapshotted again; readers keep the last acknowledged watermarks.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -91,6 +95,7 @@ struct partition {
     bool round_deferred;        /* a request was pushed to the next round; keep order */
     bool unsynced;              /* written since the last fdatasync (sync=interval) */
     bool round_force_sync;      /* a marker in this round: fdatasync whatever the sync mode */
+    bool frozen;                /* P5: a round that wrote here failed; writer calls refuse */
     int64_t snapshot_offset;    /* newest producer snapshot written or loaded, -1 none */
     struct open_txn *open_txns; /* sorted by first_offset: [0] pins the LSO */
     uint32_t open_txn_count, open_txn_capacity;
@@ -145,8 +150,13 @@ int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_o
 
 /* Writer: after a round's bytes are acknowledged, publish the new high watermark and last
  * stable offset (the first offset of the oldest open transaction, or the high watermark), with
- * the byte position of each. */
+ * the byte position of each. Never on a frozen partition (P5). */
 void partition_publish(struct partition *p);
+
+/* Writer: a round that placed batches here failed (P5). From now on partition_make_room,
+ * partition_roll_now, partition_delete_before, partition_enforce_retention and
+ * partition_snapshot_producers return RT_E_IO_FAILED and nothing is published. */
+void partition_freeze(struct partition *p);
 
 /* Writer: the transactional side of a batch just written at `position` of the active segment
  * (after segment_note_append): a transactional batch that opened a transaction (txn_started)
