@@ -912,43 +912,70 @@ static int64_t consume_all(rt_engine *e, const char *topic, const char *forbidde
     return n;
 }
 
+/* The high watermark, or -1 (no cmocka asserts: a forked child calls it). */
+static int64_t high_watermark(rt_engine *e, const char *topic)
+{
+    int64_t hw = -1;
+    if (rt_list_offsets(e, topic, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &hw))
+        return -1;
+    return hw;
+}
+
 /* SH4, P5: an append reported failed is never visible to a fetch or a consumer, before or after
- * a reopen. Here its fdatasync fails: the write itself landed in the page cache, so a reopen
- * that trusted the log would find a whole, valid batch there. And the frozen partition refuses
- * a roll and a snapshot, whose state would describe the failed batch. */
+ * a reopen. Its fdatasync fails, so its write landed in the page cache; the process then dies
+ * (SIGKILL, no rt_close to trim the segment), and the reopen scans the log: it must not find a
+ * whole, valid batch there. Before dying, the frozen partition refuses a roll and a producer
+ * snapshot (their state would describe the failed batch; main's roll hit an assertion). */
 static void test_failed_append_never_visible(void **state)
 {
     struct tu_fixture *f = *state;
-    struct io_fault_plan plan;
-    memset(&plan, 0, sizeof(plan));
-    plan.rules[0] = (struct io_fault_rule){
-        .mode = IO_FAULT_ONCE, .op = IO_OP_FDATASYNC, .nth = 3, .error = EIO};
-    plan.rule_count = 1;
-    struct rt_options o = f->o;
-    o.io_backend = RT_IO_FAULT;
-    o.fault_injector = &plan;
-    o.shard_count = 1;
-    assert_int_equal(rt_open(f->dir, &o, &f->e), 0);
-    assert_int_equal(rt_topic_create(f->e, "lost", 1), 0);
-    append_n(f->e, "lost", 0, 0, 1, 1);
-    append_n(f->e, "lost", 0, 1, 1, 1);
-    struct rt_record r = {.key_len = -1, .value = "v2", .value_len = 2, .timestamp_ms = 1};
-    assert_int_equal(rt_append(f->e, "lost", 0, &r, 1, NULL), RT_E_IO_FAILED);
-    assert_int_equal(plan.faults_injected, 1);
-    /* Before the reopen: readers see the two acknowledged records, not the failed one. */
-    assert_int_equal(read_all(f->e, "lost", 0, 0, 0), 2);
-    assert_int_equal(consume_all(f->e, "lost", "v2"), 2);
-    /* Nothing may publish or persist the frozen partition's state (P5). */
-    struct partition *p = engine_partition(f->e, "lost", 0);
-    assert_non_null(p);
-    assert_int_equal(engine_roll(f->e, p), RT_E_IO_FAILED);
-    assert_int_equal(engine_snapshot_producers(f->e), RT_E_IO_FAILED);
-    assert_int_equal(read_all(f->e, "lost", 0, 0, 0), 2);
-    assert_int_equal(rt_close(f->e), RT_E_IO_FAILED);
-    f->e = NULL;
-    /* After the reopen (real backend): still only the acknowledged records; the next append
-     * takes the failed one's offset. */
     tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "lost", 1), 0);
+    tu_fixture_close(f);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct io_fault_plan plan;
+        memset(&plan, 0, sizeof(plan));
+        plan.rules[0] = (struct io_fault_rule){
+            .mode = IO_FAULT_ONCE, .op = IO_OP_FDATASYNC, .nth = 3, .error = EIO};
+        plan.rule_count = 1;
+        struct rt_options o = f->o;
+        o.io_backend = RT_IO_FAULT;
+        o.fault_injector = &plan;
+        o.shard_count = 1;
+        rt_engine *e = NULL;
+        if (rt_open(f->dir, &o, &e))
+            _exit(2);
+        const char *vals[3] = {"v0", "v1", "v2"};
+        for (int i = 0; i < 3; i++) {
+            struct rt_record r = {
+                .key_len = -1, .value = vals[i], .value_len = 2, .timestamp_ms = 1};
+            int rc = rt_append(e, "lost", 0, &r, 1, NULL);
+            if (rc != (i < 2 ? 0 : RT_E_IO_FAILED))
+                _exit(3 + i);
+        }
+        if (plan.faults_injected != 1 || high_watermark(e, "lost") != 2)
+            _exit(6);
+        struct partition *p = engine_partition(e, "lost", 0);
+        if (!p || engine_roll(e, p) != RT_E_IO_FAILED)
+            _exit(7);
+        if (engine_snapshot_producers(e) != RT_E_IO_FAILED)
+            _exit(8);
+        if (high_watermark(e, "lost") != 2)
+            _exit(9);
+        raise(SIGKILL);
+        _exit(10);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFEXITED(status))
+        fail_msg("the child failed at step %d", WEXITSTATUS(status));
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+    /* After the reopen (real backend): only the acknowledged records, and the next append takes
+     * the failed one's offset. */
+    tu_fixture_open(f);
+    assert_true(engine_recovery(f->e)->recovered);
     assert_int_equal(read_all(f->e, "lost", 0, 0, 0), 2);
     assert_int_equal(consume_all(f->e, "lost", "v2"), 2);
     assert_int_equal(append_n(f->e, "lost", 0, 2, 1, 1), 2);
