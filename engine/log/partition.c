@@ -202,21 +202,44 @@ static struct txn_index_entry abort_entry(const struct partition *p, const struc
     return e;
 }
 
-int partition_note_txn(struct partition *p, const struct batch_header *h, uint64_t position,
-                       bool txn_started, int64_t txn_first_offset, int marker_type)
+int partition_reserve_txn(struct partition *p)
 {
-    if (txn_started)
-        return open_txn_add(p, h->producer_id, h->base_offset, p->active->base_offset, position);
+    if (p->open_txn_count < p->open_txn_capacity)
+        return 0;
+    uint32_t cap = p->open_txn_capacity ? p->open_txn_capacity * 2 : 8;
+    struct open_txn *a = realloc(p->open_txns, (size_t)cap * sizeof(*a));
+    if (!a)
+        return -ENOMEM;
+    p->open_txns = a;
+    p->open_txn_capacity = cap;
+    return 0;
+}
+
+int partition_place_txn(struct partition *p, const struct batch_header *h, uint64_t position,
+                        bool txn_started, int64_t txn_first_offset, int marker_type,
+                        struct partition_txn_write *w)
+{
+    assert(h->base_offset >= p->active->base_offset);
+    assert(position >= p->active->size_bytes);
+    w->staged = false;
+    if (txn_started) {
+        assert(p->open_txn_count < p->open_txn_capacity); /* partition_reserve_txn */
+        int rc = open_txn_add(p, h->producer_id, h->base_offset, p->active->base_offset, position);
+        assert(rc == 0);
+        return rc;
+    }
     if (!batch_is_control(h))
         return 0;
     open_txn_remove(p, h->producer_id);
     if (marker_type != CONTROL_ABORT)
         return 0;
     struct txn_index_entry e = abort_entry(p, h, txn_first_offset);
-    int rc = txn_index_append(&p->active->txns, &e);
+    int rc = txn_index_stage(&p->active->txns, &e, w->bytes, &w->file_offset);
     if (rc)
-        return error_set(rc, "%s: appending to the aborted-transaction index: %s", p->dir,
+        return error_set(rc, "%s: staging the aborted-transaction index entry: %s", p->dir,
                          strerror(-rc));
+    w->fd = p->active->txns.fd;
+    w->staged = true;
     return 0;
 }
 

@@ -158,13 +158,29 @@ void partition_publish(struct partition *p);
  * partition_snapshot_producers return RT_E_IO_FAILED and nothing is published. */
 void partition_freeze(struct partition *p);
 
-/* Writer: the transactional side of a batch just written at `position` of the active segment
- * (after segment_note_append): a transactional batch that opened a transaction (txn_started)
- * joins the open list; a marker closes its producer's transaction (txn_first_offset: the first
- * offset of the transaction it ended, -1 if none) and an ABORT marker appends its entry to the
- * segment's .txnindex. Returns 0 or -errno (the engine's write side then fails). */
-int partition_note_txn(struct partition *p, const struct batch_header *h, uint64_t position,
-                       bool txn_started, int64_t txn_first_offset, int marker_type);
+/* Writer, at placement (before the round's io): room for one more open transaction, so that
+ * partition_place_txn cannot fail for a batch that starts one. Returns 0 or -ENOMEM (nothing
+ * changed). */
+int partition_reserve_txn(struct partition *p);
+
+/* The .txnindex write an ABORT marker's round makes through its io ring. */
+struct partition_txn_write {
+    bool staged;          /* an entry to write */
+    int fd;               /* the .txnindex file, or -1 (an in-memory index: nothing to write) */
+    uint64_t file_offset; /* where */
+    uint8_t bytes[TXN_INDEX_ENTRY_BYTES];
+};
+
+/* Writer, at placement, in append order: the transactional side of a batch placed at `position`
+ * of the active segment with its base offset assigned. A transactional batch that opens a
+ * transaction (txn_started) joins the open list (room reserved by partition_reserve_txn); a
+ * marker closes its producer's transaction (txn_first_offset: the first offset of the transaction
+ * it ended, -1 if none), and an ABORT marker stages its .txnindex entry into *w for the round to
+ * write and the publish to commit (txn_index_commit_staged) or a failure to drop. Returns 0, or
+ * the staging error (the open list may have changed: the caller fails the round, P5). */
+int partition_place_txn(struct partition *p, const struct batch_header *h, uint64_t position,
+                        bool txn_started, int64_t txn_first_offset, int marker_type,
+                        struct partition_txn_write *w);
 
 /* Writer: calls fn for every transaction open in the partition, oldest first, with its
  * producer's epoch here; stops at (and returns) fn's first non-zero result. O(open). */

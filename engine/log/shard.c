@@ -5,15 +5,17 @@
  *   1. take every request queued so far (plus those deferred by the last round);
  *   2. run CALL requests; for each APPEND in arrival order: make room in the partition's active
  *      segment (rolling if needed — a roll waits for the next round if this round already wrote
- *      to that segment), assign offsets, stamp the base offset into the batch;
+ *      to that segment), run the producer rules, assign offsets, stamp the base offset into the
+ *      batch, and note its transactional side (an ABORT marker stages its .txnindex entry);
  *   3. queue one write per touched segment (its batches as one iovec list, split only past
- *      IOV_MAX) and, under sync=always, one fdatasync per touched file ordered after it;
+ *      IOV_MAX), one per staged .txnindex entry and, under sync=always or for markers, one
+ *      fdatasync per touched segment ordered after its write;
  *   4. submit once and reap everything;
- *   5. on success note the batches in the segments (indexes) and their transactions, publish
- *      the new high watermarks (release) and release every waiter; on any failure (a write, an
- *      fdatasync, or noting a transaction) set the engine's sticky write error, freeze the
- *      round's partitions (P5), zero the round's bytes and fail the round's requests without
- *      publishing anything.
+ *   5. on success note the batches in the segments (indexes), commit the .txnindex entries,
+ *      publish the new high watermarks (release) and release every waiter; on any failure
+ *      (placement's transactional bookkeeping, a write, an fdatasync) set the engine's sticky
+ *      write error, freeze the round's partitions (P5), drop the staged entries, zero the
+ *      round's bytes and fail the round's requests without publishing anything.
  * Steps 1, 2, 3-4 and 5 are the stages round_admit, round_place, round_io and round_publish
  * (invariants SH1-SH4 below). So readers never see bytes that are not acknowledged, before or
  * after a reopen, and one fdatasync serves every batch of every producer that landed in that
@@ -200,10 +202,12 @@ static void run_retention(struct shard *s, int64_t now_ms)
  *        to a touched partition, and the round fits the ring (ops <= queue depth) and the iovec
  *        array; a touched partition's round_bytes is the sum of its included batches.
  *   SH3. The io stage leaves the ring empty whatever happened.
- *   SH4. Publish runs only when every write, every fdatasync and every partition_note_txn of
- *        the round succeeded; otherwise no touched partition is published again (P5), the
- *        round's bytes are overwritten with zeros (so a reopen does not find them either) and
- *        every included request gets RT_E_IO_FAILED. An append reported failed is never visible.
+ *   SH4. Publish runs only when placement (producer rules, the open-transaction list, staging
+ *        an ABORT marker's .txnindex entry) and every write and fdatasync of the round (the
+ *        .txnindex entries included) succeeded, and publish itself cannot fail; otherwise no
+ * touched partition is published again (P5), the round's bytes are overwritten with zeros (so a
+ * reopen does not find them either) and every included request gets RT_E_IO_FAILED. An append
+ * reported failed is never visible.
  */
 
 #define ROUND_PARTITIONS_MAX 64
@@ -218,6 +222,7 @@ struct round {
     uint32_t iov_used; /* iovecs the io stage will use */
     int64_t now_ms;
     bool sync_always;
+    int failed; /* placement failed the whole round (sticky already set), or 0 */
 };
 
 static void round_defer(struct round *rd, struct shard_request *r)
@@ -331,8 +336,12 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
     }
     const uint32_t depth = s->env.io.queue_depth;
     bool new_partition = !p->round_touched;
-    if (p->round_deferred || rd->iov_used + 1 > s->iov_capacity ||
-        (new_partition && (rd->touched_count == ROUND_PARTITIONS_MAX || rd->ops + 2 > depth))) {
+    /* An ABORT marker also writes its .txnindex entry: one more op and iovec. */
+    uint32_t extra = r->header.producer_id >= 0 && batch_is_control(&r->header) &&
+                     r->marker_type == CONTROL_ABORT;
+    if (p->round_deferred || rd->iov_used + 1 + extra > s->iov_capacity ||
+        rd->ops + (new_partition ? 2 : 0) + extra > depth ||
+        (new_partition && rd->touched_count == ROUND_PARTITIONS_MAX)) {
         round_defer(rd, r);
         return;
     }
@@ -362,6 +371,15 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         complete(r, RT_E_IO_FAILED);
         return;
     }
+    if (r->header.producer_id >= 0 && batch_is_transactional(&r->header)) {
+        /* Before the producer rules change anything: a batch that opens a transaction must
+         * find room in the open list once it has passed them. */
+        int trc = partition_reserve_txn(p);
+        if (trc) {
+            complete(r, trc);
+            return;
+        }
+    }
     if (place_producer(s, p, r))
         return;
     if (new_partition) {
@@ -375,6 +393,24 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
     }
     if (r->force_sync)
         p->round_force_sync = true;
+    r->txn_write.staged = false;
+    if (r->header.producer_id >= 0) {
+        int trc =
+            partition_place_txn(p, &r->header, p->round_position + p->round_bytes, r->txn_started,
+                                r->txn_first_offset, r->marker_type, &r->txn_write);
+        if (trc) {
+            /* The open list may have changed: the whole round fails, nothing is written. */
+            set_sticky(s, trc);
+            partition_freeze(p);
+            rd->failed = trc;
+            complete(r, RT_E_IO_FAILED);
+            return;
+        }
+        if (r->txn_write.staged) {
+            rd->ops++;
+            rd->iov_used++;
+        }
+    }
     r->base_offset = p->next_offset;
     r->header.base_offset = p->next_offset;
     batch_stamp_base_offset(r->batch, p->next_offset);
@@ -435,14 +471,27 @@ static int round_io(struct shard *s, struct round *rd, const char **what)
             if (r->partition == p)
                 s->iov[at++] = (struct iovec){.iov_base = r->batch, .iov_len = r->len};
         assert(at - first == p->round_batches);
+        uint32_t batches_end = at;
         uint64_t off = p->round_position;
-        for (uint32_t i = first; i < at && rc == 0; i += SHARD_IOV_MAX) {
-            uint32_t n = at - i < SHARD_IOV_MAX ? at - i : SHARD_IOV_MAX;
+        for (uint32_t i = first; i < batches_end && rc == 0; i += SHARD_IOV_MAX) {
+            uint32_t n = batches_end - i < SHARD_IOV_MAX ? batches_end - i : SHARD_IOV_MAX;
             uint64_t bytes = 0;
             for (uint32_t k = i; k < i + n; k++)
                 bytes += s->iov[k].iov_len;
             rc = io_queue_write(s->ring, p->active->fd, s->iov + i, n, off, t);
             off += bytes;
+        }
+        /* ABORT markers' .txnindex entries, staged at placement (not synced: recovery rebuilds
+         * the newest segment's index from its markers, and a seal syncs it). */
+        for (struct shard_request *r = rd->included; r && rc == 0; r = r->next) {
+            if (r->partition != p || !r->txn_write.staged || r->txn_write.fd < 0)
+                continue;
+            assert(at < s->iov_capacity);
+            s->iov[at] = (struct iovec){.iov_base = r->txn_write.bytes,
+                                        .iov_len = sizeof(r->txn_write.bytes)};
+            rc = io_queue_write(s->ring, r->txn_write.fd, s->iov + at, 1, r->txn_write.file_offset,
+                                t);
+            at++;
         }
         if (rc == 0 && (rd->sync_always || p->round_force_sync))
             rc = io_queue_fdatasync(s->ring, p->active->fd, t);
@@ -492,10 +541,10 @@ static void round_erase(struct shard *s, struct round *rd)
     assert(io_pending(s->ring) == 0);
 }
 
-/* Publish: note each batch in its segment (indexes) and its transactional side, then publish
- * every touched partition's watermarks (release). Returns 0, or the first partition_note_txn
- * error: then nothing was published (SH4) and the caller fails the round. */
-static int round_publish(struct shard *s, struct round *rd)
+/* Publish: note each batch in its segment (indexes), commit the staged .txnindex entries and
+ * publish every touched partition's watermarks (release). Nothing here can fail: everything
+ * fallible ran at placement or in the io stage (SH4). */
+static void round_publish(struct shard *s, struct round *rd)
 {
     assert(rd->touched_count > 0);
     assert(rd->included != NULL);
@@ -507,12 +556,6 @@ static int round_publish(struct shard *s, struct round *rd)
         assert(position + r->len <= p->round_position + p->round_bytes);
         segment_note_append(p->active, &r->header, position, r->len);
         p->unsynced = !rd->sync_always && !p->round_force_sync;
-        if (r->header.producer_id >= 0) {
-            int trc = partition_note_txn(p, &r->header, position, r->txn_started,
-                                         r->txn_first_offset, r->marker_type);
-            if (trc)
-                return trc;
-        }
         bytes += r->len;
         batches++;
     }
@@ -521,13 +564,13 @@ static int round_publish(struct shard *s, struct round *rd)
         struct partition *p = rd->touched[t];
         assert(p->active->size_bytes == p->round_position + p->round_bytes);
         assert(p->active->next_offset == p->next_offset);
+        txn_index_commit_staged(&p->active->txns);
         partition_publish(p);
     }
     atomic_fetch_add_explicit(&s->env.counters->rounds, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->env.counters->batches_appended, batches, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->env.counters->bytes_appended, bytes, memory_order_relaxed);
     s->bytes_since_sync += bytes;
-    return 0;
 }
 
 /* One round over `list`; returns requests to defer to the next round through *deferred. */
@@ -539,16 +582,19 @@ static void run_round(struct shard *s, struct shard_request *list, struct shard_
 
     round_place(s, &rd, round_admit(s, list));
 
-    int rc = 0;
+    int rc = rd.failed;
     if (rd.touched_count > 0) {
         const char *what = "";
-        rc = round_io(s, &rd, &what);
         if (rc == 0)
-            rc = round_publish(s, &rd);
-        if (rc) {
+            rc = round_io(s, &rd, &what);
+        if (rc == 0) {
+            round_publish(s, &rd);
+        } else {
             set_sticky(s, rc);
-            for (uint32_t t = 0; t < rd.touched_count; t++)
+            for (uint32_t t = 0; t < rd.touched_count; t++) {
                 partition_freeze(rd.touched[t]); /* P5, SH4 */
+                txn_index_drop_staged(&rd.touched[t]->active->txns);
+            }
             round_erase(s, &rd);
         }
     }
