@@ -28,6 +28,8 @@ struct topic {
     struct partition *partitions;
 };
 
+struct fetch_pool;
+
 struct rt_engine {
     char dir[SEGMENT_PATH_BYTES];
     int lock_fd;
@@ -55,7 +57,10 @@ struct rt_engine {
     struct group_manager *groups;
     struct partition_recovery recovery; /* summed over partitions at open */
     bool clean_at_open;                 /* the clean-shutdown marker was there */
+    struct fetch_pool *fetches;         /* rt_fetch handles, at most opts.fetches_max open */
 };
+
+#define ENGINE_FETCHES_MAX_DEFAULT 4096
 
 /* Internal topics the engine creates itself (__transaction_state, __consumer_offsets): slots
  * beyond topics_max. */

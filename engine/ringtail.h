@@ -134,6 +134,8 @@ struct rt_options {
     bool txn_park_hanging; /* after check_max: park and report instead of rollback */
     void *fault_injector;  /* struct io_fault_plan * for RT_IO_FAULT; else NULL */
     bool read_only;        /* open for reading only (false); see rt_open */
+    uint32_t fetches_max;  /* rt_fetch handles open at once, consumers' included; beyond it
+                              rt_fetch_start fails with RT_E_LIMIT (4096; 0 = the default) */
 };
 
 /* Fills *opts with the defaults shown above. */

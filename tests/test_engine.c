@@ -912,6 +912,59 @@ static int64_t consume_all(rt_engine *e, const char *topic, const char *forbidde
     return n;
 }
 
+/* FP1-FP3: fetch handles come from a pool of fetches_max: one more open fetch is RT_E_LIMIT
+ * (the others stay valid), a release makes room, and a recycled handle carries nothing of its
+ * last use (its aborted list is empty at read_uncommitted, its range is its own). */
+static void test_fetches_max(void **state)
+{
+    struct tu_fixture *f = *state;
+    f->o.fetches_max = 4;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "fm", 1), 0);
+    for (int i = 0; i < 8; i++)
+        append_n(f->e, "fm", 0, i, 1, 1);
+    rt_fetch *held[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(rt_fetch_start(f->e, "fm", 0, i, 1, RT_READ_UNCOMMITTED, &held[i]), 0);
+    rt_fetch *more = (rt_fetch *)&more;
+    assert_int_equal(rt_fetch_start(f->e, "fm", 0, 0, 1, RT_READ_UNCOMMITTED, &more), RT_E_LIMIT);
+    assert_null(more);
+    assert_non_null(strstr(rt_error_detail(), "fetches_max"));
+    /* A consumer's fetch counts too. */
+    struct rt_consumer_options co;
+    rt_consumer_options_init(&co);
+    rt_consumer *c = NULL;
+    assert_int_equal(rt_consumer_open(f->e, &co, &c), 0);
+    uint32_t part = 0;
+    assert_int_equal(rt_consumer_assign(c, "fm", &part, 1), 0);
+    struct rt_record_view rv;
+    assert_int_equal(rt_consumer_poll(c, &rv, NULL, NULL, 0), RT_E_LIMIT);
+    for (int i = 0; i < 4; i++) {
+        const struct rt_fetch_view *v = rt_fetch_get(held[i]);
+        assert_int_equal(be64_of(v->data), i); /* still its own batch */
+        rt_fetch_release(held[i]);
+    }
+    assert_int_equal(rt_consumer_poll(c, &rv, NULL, NULL, 1000), 0);
+    assert_int_equal(rv.offset, 0);
+    assert_int_equal(rt_consumer_close(c), 0);
+    /* Recycled handles, many times over: each fetch is its own. */
+    for (int round = 0; round < 100; round++) {
+        int64_t at = round % 8;
+        rt_fetch *fh = NULL;
+        assert_int_equal(rt_fetch_start(f->e, "fm", 0, at, 1, RT_READ_UNCOMMITTED, &fh), 0);
+        const struct rt_fetch_view *v = rt_fetch_get(fh);
+        assert_int_equal(be64_of(v->data), at);
+        assert_int_equal(v->aborted_count, 0);
+        assert_int_equal(v->high_watermark, 8);
+        rt_fetch_release(fh);
+    }
+    tu_fixture_close(f);
+    struct rt_options bad = f->o;
+    bad.fetches_max = (1u << 20) + 1;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(f->dir, &bad, &e), RT_E_INVALID_ARGUMENT);
+}
+
 /* The high watermark, or -1 (no cmocka asserts: a forked child calls it). */
 static int64_t high_watermark(rt_engine *e, const char *topic)
 {
@@ -1026,6 +1079,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_input, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_append_batch_bytes, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_sync_modes, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_fetches_max, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_failed_append_never_visible, setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_sticky_write_error, setup, tu_fixture_teardown),
