@@ -415,7 +415,9 @@ struct rt_fetch_view {
  * under read_committed). At most one segment is returned per call; call again from the next
  * offset. The segment stays mapped until rt_fetch_release(), even if retention deletes it.
  * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_OFFSET_OUT_OF_RANGE (below the log start or
- * above the bound), RT_E_CORRUPT (a batch header in the way is damaged). */
+ * above the bound), RT_E_CORRUPT (a batch header in the way is damaged), RT_E_LIMIT
+ * (opts.fetches_max fetches are open: release one), RT_E_INVALID_ARGUMENT, -ENOMEM. A handle
+ * is recycled at rt_fetch_release, so a warm fetch allocates nothing. */
 int rt_fetch_start(rt_engine *engine, const char *topic, uint32_t partition, int64_t offset,
                    size_t max_bytes, enum rt_isolation isolation, rt_fetch **out);
 const struct rt_fetch_view *rt_fetch_get(const rt_fetch *fetch);
