@@ -336,11 +336,14 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
     }
     const uint32_t depth = s->env.io.queue_depth;
     bool new_partition = !p->round_touched;
-    /* An ABORT marker also writes its .txnindex entry: one more op and iovec. */
+    /* Ops this batch adds: a new partition's write and fdatasync; another write when its
+     * batches pass a multiple of IOV_MAX; an ABORT marker's .txnindex entry (and its iovec). */
     uint32_t extra = r->header.producer_id >= 0 && batch_is_control(&r->header) &&
                      r->marker_type == CONTROL_ABORT;
+    uint32_t split = !new_partition && p->round_batches % SHARD_IOV_MAX == 0;
+    uint32_t need_ops = (new_partition ? 2 : 0) + split + extra;
     if (p->round_deferred || rd->iov_used + 1 + extra > s->iov_capacity ||
-        rd->ops + (new_partition ? 2 : 0) + extra > depth ||
+        rd->ops + need_ops > depth ||
         (new_partition && rd->touched_count == ROUND_PARTITIONS_MAX)) {
         round_defer(rd, r);
         return;
