@@ -11,10 +11,10 @@
  * engine's fetch pool (FP1-FP3 in fetch.h): a warm fetch allocates nothing.
  *
  * Invariants (asserted):
- *   F1. A fetch's range is whole batches, [start, pos) within the segment's readable end for
+ *   FE1. A fetch's range is whole batches, [start, pos) within the segment's readable end for
  *       its isolation, starting at the batch holding the requested offset; empty only when the
  *       offset is the bound.
- *   F2. The aborted list handed out is sorted by first offset, and only read_committed fetches
+ *   FE2. The aborted list handed out is sorted by first offset, and only read_committed fetches
  *       have one.
  */
 #include <assert.h>
@@ -190,7 +190,7 @@ static int collect_aborted(struct rt_fetch *f, struct partition *p, struct segme
         qsort(f->aborted, f->view.aborted_count, sizeof(*f->aborted), cmp_aborted);
     f->view.aborted = f->aborted;
     for (size_t i = 1; i < f->view.aborted_count; i++)
-        assert(f->aborted[i - 1].first_offset <= f->aborted[i].first_offset); /* F2 */
+        assert(f->aborted[i - 1].first_offset <= f->aborted[i].first_offset); /* FE2 */
     assert(f->view.isolation == RT_READ_COMMITTED);
     return 0;
 }
@@ -286,7 +286,7 @@ int rt_fetch_start(rt_engine *e, const char *topic, uint32_t partition, int64_t 
             return rc;
         }
     }
-    /* F1 */
+    /* FE1 */
     assert(pos > start);
     assert(pos <= end);
     assert(end <= seg->map_bytes);
