@@ -611,15 +611,21 @@ static int retention_call(struct shard *s, void *arg)
     return shard_enforce_retention(s);
 }
 
-int log_enforce_retention(struct log *lg)
+/* Runs fn on every shard's thread in turn, waiting for each; the first error stops it. */
+static int each_shard(struct log *lg, int (*fn)(struct shard *s, void *arg))
 {
     for (uint32_t i = 0; i < lg->shard_count; i++) {
-        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = retention_call};
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = fn};
         int rc = shard_submit(&lg->shards[i], &req);
         if (rc)
             return rc;
     }
     return 0;
+}
+
+int log_enforce_retention(struct log *lg)
+{
+    return each_shard(lg, retention_call);
 }
 
 /* ---- producers ---- */
@@ -677,13 +683,7 @@ static int snapshot_call(struct shard *s, void *arg)
 
 int log_snapshot_producers(struct log *lg)
 {
-    for (uint32_t i = 0; i < lg->shard_count; i++) {
-        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = snapshot_call};
-        int rc = shard_submit(&lg->shards[i], &req);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    return each_shard(lg, snapshot_call);
 }
 
 /* ---- transactions open in the partitions ---- */
