@@ -533,8 +533,8 @@ static int txn_wire_coordinator(rt_engine *e, const char *id, struct coordinator
     return 0;
 }
 
-int rt_txn_init_producer(rt_engine *e, const char *id, int32_t timeout_ms,
-                         int64_t *producer_id_out, int16_t *epoch_out)
+int rt_txn_init_producer(rt_engine *e, const char *id, int32_t timeout_ms, int64_t *producer_id_out,
+                         int16_t *epoch_out)
 {
     error_clear();
     int rc = txn_wire_check(e, id, "rt_txn_init_producer");

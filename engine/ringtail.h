@@ -818,8 +818,7 @@ int rt_txn_init_producer(rt_engine *engine, const char *transactional_id, int32_
  * RT_E_PRODUCER_FENCED, RT_E_INVALID_PRODUCER_EPOCH, RT_E_CONCURRENT_TRANSACTIONS (the previous
  * transaction is still completing), RT_E_LIMIT (more partitions than a transaction holds). */
 int rt_txn_add_partitions(rt_engine *engine, const char *transactional_id, int64_t producer_id,
-                          int16_t epoch, const struct rt_topic_partition *partitions,
-                          size_t count);
+                          int16_t epoch, const struct rt_topic_partition *partitions, size_t count);
 
 /* AddOffsetsToTxn: adds the group's `__consumer_offsets` partition to the transaction (so
  * rt_txn_commit_offsets may follow). Errors as rt_txn_add_partitions; RT_E_INVALID_ARGUMENT for
@@ -844,8 +843,8 @@ int rt_txn_commit_offsets(rt_engine *engine, const char *transactional_id, int64
  * (not initialised), RT_E_PRODUCER_FENCED (an older epoch: fenced by a newer instance, or the
  * transaction timed out and was aborted), RT_E_INVALID_PRODUCER_EPOCH,
  * RT_E_CONCURRENT_TRANSACTIONS. */
-int rt_txn_end(rt_engine *engine, const char *transactional_id, int64_t producer_id,
-               int16_t epoch, bool commit);
+int rt_txn_end(rt_engine *engine, const char *transactional_id, int64_t producer_id, int16_t epoch,
+               bool commit);
 
 /* The verification of transactional batches in rt_append_batch(_async) (see above) is on from
  * rt_open; tools and tests that write raw transactional batches with no coordinator behind

@@ -55,7 +55,7 @@ struct log {
     _Atomic int write_error;
     _Atomic bool closing;
     struct engine_counters counters;
-    struct publish_watch watch;         /* rt_append_watch_set; the shards call it per round */
+    struct publish_watch watch; /* rt_append_watch_set; the shards call it per round */
     /* Asked before a client's transactional batch is queued (log_txn_verify_set): 0 or the
      * refusal. NULL: every transactional batch is accepted (the partition's rules still run). */
     int (*txn_verify)(void *ctx, const char *topic, uint32_t partition, int64_t producer_id,

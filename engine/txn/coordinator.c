@@ -724,8 +724,8 @@ int coordinator_verify(struct coordinator *c, const char *id, int64_t pid, int16
                        m->id, pid, epoch, m->v.producer_epoch);
     else if (epoch > m->v.producer_epoch)
         rc = error_set(RT_E_INVALID_PRODUCER_EPOCH,
-                       "transactional id '%s': epoch %d is newer than the coordinator's %d",
-                       m->id, epoch, m->v.producer_epoch);
+                       "transactional id '%s': epoch %d is newer than the coordinator's %d", m->id,
+                       epoch, m->v.producer_epoch);
     else if (m->v.state != TXN_ONGOING || !holds_partition(m, topic, partition))
         rc = error_set(RT_E_INVALID_TXN_STATE,
                        "transactional id '%s' (%s) has not added %s-%u to its transaction (C7)",
