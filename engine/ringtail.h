@@ -789,12 +789,12 @@ int rt_append_batch_async(rt_engine *engine, const char *topic, uint32_t partiti
  * the producer keeps its id and epoch from one transaction to the next (only InitProducerId, a
  * fence and a timeout bump it), and every transactional batch handed to rt_append_batch(_async)
  * is verified instead (KIP-890 part 1): its producer's transactional id must be Ongoing at the
- * batch's epoch with the partition added, else RT_E_INVALID_TXN_STATE (RT_E_PRODUCER_FENCED /
- * RT_E_INVALID_PRODUCER_EPOCH for an older / newer epoch). Transactions past their timeout are
- * aborted by the coordinator's timer, which bumps the epoch: the producer is then fenced.
- * All calls are thread-safe; the (pid, epoch) pair is the one rt_txn_init_producer returned.
- * Common errors: RT_E_INVALID_ARGUMENT (NULL, an id empty or over 1024 bytes), RT_E_READ_ONLY,
- * RT_E_CLOSED, RT_E_IO_FAILED, -errno.
+ * batch's epoch with the partition added, else RT_E_INVALID_TXN_STATE
+ * (RT_E_INVALID_PRODUCER_EPOCH for an older or a newer epoch, as the partition answers).
+ * Transactions past their timeout are aborted by the coordinator's timer, which bumps the epoch:
+ * the producer is then fenced. All calls are thread-safe; the (pid, epoch) pair is the one
+ * rt_txn_init_producer returned. Common errors: RT_E_INVALID_ARGUMENT (NULL, an id empty or over
+ * 1024 bytes), RT_E_READ_ONLY, RT_E_CLOSED, RT_E_IO_FAILED, -errno.
  */
 
 /* A partition named in rt_txn_add_partitions. */

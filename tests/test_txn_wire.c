@@ -222,7 +222,7 @@ static void test_fence(void **state)
     assert_int_equal(committed_count(f->e, 2), 0);
     assert_int_equal(rt_txn_end(f->e, "z", pid, epoch, true), RT_E_PRODUCER_FENCED);
     assert_int_equal(rt_txn_add_partitions(f->e, "z", pid, epoch, tp, 1), RT_E_PRODUCER_FENCED);
-    assert_int_equal(append(f->e, 1, pid, epoch, 2, 1, "zombie"), RT_E_PRODUCER_FENCED);
+    assert_int_equal(append(f->e, 1, pid, epoch, 2, 1, "zombie"), RT_E_INVALID_PRODUCER_EPOCH);
     /* The new instance works. */
     assert_int_equal(rt_txn_add_partitions(f->e, "z", pid2, epoch2, tp, 1), 0);
     assert_int_equal(append(f->e, 1, pid2, epoch2, 0, 4, "n"), 0);
@@ -288,7 +288,7 @@ static void test_timeout(void **state)
     assert_int_equal(lso(f->e, 2), 4);
     assert_int_equal(committed_count(f->e, 2), 0);
     assert_int_equal(rt_txn_end(f->e, "slow", pid, epoch, true), RT_E_PRODUCER_FENCED);
-    assert_int_equal(append(f->e, 2, pid, epoch, 3, 1, "s"), RT_E_PRODUCER_FENCED);
+    assert_int_equal(append(f->e, 2, pid, epoch, 3, 1, "s"), RT_E_INVALID_PRODUCER_EPOCH);
 }
 
 int main(void)

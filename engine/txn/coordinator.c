@@ -718,7 +718,8 @@ int coordinator_verify(struct coordinator *c, const char *id, int64_t pid, int16
         rc = error_set(id ? RT_E_PRODUCER_FENCED : RT_E_INVALID_TXN_STATE,
                        "transactional id '%s' no longer holds producer %" PRId64, m->id, pid);
     else if (epoch < m->v.producer_epoch)
-        rc = error_set(RT_E_PRODUCER_FENCED,
+        /* Asked by producer id (an append): the partition's own answer to an older epoch. */
+        rc = error_set(id ? RT_E_PRODUCER_FENCED : RT_E_INVALID_PRODUCER_EPOCH,
                        "transactional id '%s': producer %" PRId64 " epoch %d is fenced by "
                        "epoch %d (C4)",
                        m->id, pid, epoch, m->v.producer_epoch);

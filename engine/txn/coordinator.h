@@ -65,8 +65,9 @@ int coordinator_end_keep_epoch(struct coordinator *c, const char *transactional_
 /* C7: may producer (pid, epoch) write transactional data into (topic, partition) now? 0 when
  * the id holding pid (or `transactional_id`, if not NULL) is Ongoing at that epoch with the
  * partition added; RT_E_INVALID_TXN_STATE (not added, nothing open, no such producer),
- * RT_E_PRODUCER_FENCED (an older epoch or another producer id), RT_E_INVALID_PRODUCER_EPOCH (a
- * newer epoch than the coordinator's). */
+ * RT_E_PRODUCER_FENCED (an older epoch or another producer id; asked by producer id alone, as
+ * an append asks: RT_E_INVALID_PRODUCER_EPOCH, the partition's own answer),
+ * RT_E_INVALID_PRODUCER_EPOCH (a newer epoch than the coordinator's). */
 int coordinator_verify(struct coordinator *c, const char *transactional_id, int64_t producer_id,
                        int16_t epoch, const char *topic, uint32_t partition);
 

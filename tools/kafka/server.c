@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "tools/kafka/handle.h"
+#include "tools/kafka/handle_txn.h"
 
 void kafka_server_options_init(struct kafka_server_options *o)
 {
@@ -281,6 +282,8 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
         return refuse(s, "unknown API key");
     if (!kafka_api_supported(key, s->header.api_version))
         return refuse(s, "API version not supported (see ApiVersions)");
+    if (kafka_txn_api(key)) /* issue 13: handle_txn.c decodes its own requests */
+        return kafka_handle_txn(s, body_at);
     rc = decode_body(s, body_at);
     if (rc)
         return refuse(s, rc == RT_E_LIMIT ? "request arrays too large"

@@ -1,0 +1,133 @@
+/*
+ * rdk_txn.c — librdkafka's transactional producer against `ringtail serve`, for
+ * tests/cli_kafka_txn.sh. It only drives the client and reports what the client said; the
+ * driver checks what consumers read.
+ *
+ *   rdk_txn BROKER TOPIC run N     N transactions of 10 records each over the topic's 3
+ *                                  partitions (record j of transaction i to partition
+ *                                  (i + j) % 3, value "t<i>-r<j>"); every third (i % 3 == 2)
+ *                                  aborted, the others committed, each after its records were
+ *                                  delivered (so aborted records are in the log). Prints each
+ *                                  committed value
+ *                                  on stdout, then "committed C aborted A" on stderr.
+ *   rdk_txn BROKER TOPIC fence     producer A (transactional.id "fence") begins and sends; a
+ *                                  second producer B with the same id initialises; A's commit
+ *                                  must fail as fenced. B then commits one record "b". Prints
+ *                                  "A fenced: <error name>" and "B committed".
+ * Exit 0 on success, 1 with the client's error on stderr otherwise. It must never be taken
+ * for the broker's check: it asserts only the client's answers.
+ */
+#include <librdkafka/rdkafka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static rd_kafka_t *producer(const char *broker, const char *txn_id)
+{
+    char err[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    if (rd_kafka_conf_set(conf, "bootstrap.servers", broker, err, sizeof err) ||
+        rd_kafka_conf_set(conf, "transactional.id", txn_id, err, sizeof err) ||
+        rd_kafka_conf_set(conf, "transaction.timeout.ms", "30000", err, sizeof err) ||
+        rd_kafka_conf_set(conf, "linger.ms", "5", err, sizeof err)) {
+        fprintf(stderr, "conf: %s\n", err);
+        exit(1);
+    }
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+    if (!rk) {
+        fprintf(stderr, "rd_kafka_new: %s\n", err);
+        exit(1);
+    }
+    return rk;
+}
+
+static void must(rd_kafka_error_t *e, const char *what)
+{
+    if (!e)
+        return;
+    fprintf(stderr, "%s: %s (%s)%s\n", what, rd_kafka_error_string(e), rd_kafka_error_name(e),
+            rd_kafka_error_is_fatal(e) ? " fatal" : "");
+    exit(1);
+}
+
+static void send_one(rd_kafka_t *rk, const char *topic, int32_t partition, const char *value)
+{
+    rd_kafka_resp_err_t err =
+        rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(partition),
+                          RD_KAFKA_V_VALUE((void *)value, strlen(value)),
+                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+    if (err) {
+        fprintf(stderr, "produce: %s\n", rd_kafka_err2str(err));
+        exit(1);
+    }
+}
+
+static int run(const char *broker, const char *topic, int n)
+{
+    rd_kafka_t *rk = producer(broker, "rdk-run");
+    must(rd_kafka_init_transactions(rk, 30000), "init_transactions");
+    int committed = 0, aborted = 0;
+    for (int i = 0; i < n; i++) {
+        must(rd_kafka_begin_transaction(rk), "begin_transaction");
+        char values[10][32];
+        for (int j = 0; j < 10; j++) {
+            snprintf(values[j], sizeof values[j], "t%d-r%d", i, j);
+            send_one(rk, topic, (i + j) % 3, values[j]);
+        }
+        /* Delivered before the end, so an aborted transaction's records are in the log (an
+         * abort with records still queued would drop them in the client, unsent). */
+        if (rd_kafka_flush(rk, 30000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            fprintf(stderr, "flush: timed out\n");
+            return 1;
+        }
+        if (i % 3 == 2) {
+            must(rd_kafka_abort_transaction(rk, 30000), "abort_transaction");
+            aborted++;
+        } else {
+            must(rd_kafka_commit_transaction(rk, 30000), "commit_transaction");
+            for (int j = 0; j < 10; j++)
+                printf("%s\n", values[j]);
+            committed++;
+        }
+    }
+    fflush(stdout);
+    fprintf(stderr, "committed %d aborted %d\n", committed, aborted);
+    rd_kafka_destroy(rk);
+    return 0;
+}
+
+static int fence(const char *broker, const char *topic)
+{
+    rd_kafka_t *a = producer(broker, "fence");
+    must(rd_kafka_init_transactions(a, 30000), "A init_transactions");
+    must(rd_kafka_begin_transaction(a), "A begin_transaction");
+    send_one(a, topic, 0, "a");
+    rd_kafka_flush(a, 10000);
+    rd_kafka_t *b = producer(broker, "fence");
+    must(rd_kafka_init_transactions(b, 30000), "B init_transactions");
+    rd_kafka_error_t *e = rd_kafka_commit_transaction(a, 30000);
+    if (!e) {
+        fprintf(stderr, "A's commit succeeded after B initialised: not fenced\n");
+        return 1;
+    }
+    printf("A fenced: %s%s\n", rd_kafka_error_name(e), rd_kafka_error_is_fatal(e) ? " fatal" : "");
+    rd_kafka_error_destroy(e);
+    must(rd_kafka_begin_transaction(b), "B begin_transaction");
+    send_one(b, topic, 0, "b");
+    must(rd_kafka_commit_transaction(b, 30000), "B commit_transaction");
+    printf("B committed\n");
+    fflush(stdout);
+    rd_kafka_destroy(a);
+    rd_kafka_destroy(b);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 5 && strcmp(argv[3], "run") == 0)
+        return run(argv[1], argv[2], atoi(argv[4]));
+    if (argc >= 4 && strcmp(argv[3], "fence") == 0)
+        return fence(argv[1], argv[2]);
+    fprintf(stderr, "usage: rdk_txn BROKER TOPIC run N | rdk_txn BROKER TOPIC fence\n");
+    return 2;
+}

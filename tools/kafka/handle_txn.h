@@ -1,0 +1,23 @@
+/*
+ * handle_txn.h — the transactional APIs' handlers (handle_txn.c): what server.c's dispatch and
+ * handle_meta.c's InitProducerId call. They decode their own requests (no kmsg codec yet).
+ */
+#ifndef RT_KAFKA_HANDLE_TXN_H
+#define RT_KAFKA_HANDLE_TXN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tools/kafka/handle.h"
+
+/* AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit: handled by kafka_handle_txn. */
+bool kafka_txn_api(int16_t key);
+
+/* Decodes the slot's request body (at body_at in the frame) and answers it. */
+enum net_verdict kafka_handle_txn(struct kafka_slot *s, size_t body_at);
+
+/* InitProducerId with a transactional id (the request decoded in s->msg.init_producer_id). */
+enum net_verdict kafka_handle_init_producer_id_txn(struct kafka_slot *s);
+
+#endif
