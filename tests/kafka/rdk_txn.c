@@ -14,6 +14,11 @@
  *                                  second producer B with the same id initialises; A's commit
  *                                  must fail as fenced. B then commits one record "b". Prints
  *                                  "A fenced: <error name>" and "B committed".
+ *   rdk_txn BROKER TOPIC hang MS   transactional.id "hang" with transaction.timeout.ms MS:
+ *                                  begins, sends "h0".."h4" to partition 0, waits for their
+ *                                  delivery, prints "open" and then sleeps without ending the
+ *                                  transaction (the driver kills it; the broker's timeout must
+ *                                  abort it).
  * Exit 0 on success, 1 with the client's error on stderr otherwise. It must never be taken
  * for the broker's check: it asserts only the client's answers.
  */
@@ -22,13 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static rd_kafka_t *producer(const char *broker, const char *txn_id)
+static rd_kafka_t *producer_with(const char *broker, const char *txn_id, const char *timeout_ms)
 {
     char err[512];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     if (rd_kafka_conf_set(conf, "bootstrap.servers", broker, err, sizeof err) ||
         rd_kafka_conf_set(conf, "transactional.id", txn_id, err, sizeof err) ||
-        rd_kafka_conf_set(conf, "transaction.timeout.ms", "30000", err, sizeof err) ||
+        rd_kafka_conf_set(conf, "transaction.timeout.ms", timeout_ms, err, sizeof err) ||
         rd_kafka_conf_set(conf, "linger.ms", "5", err, sizeof err)) {
         fprintf(stderr, "conf: %s\n", err);
         exit(1);
@@ -39,6 +44,11 @@ static rd_kafka_t *producer(const char *broker, const char *txn_id)
         exit(1);
     }
     return rk;
+}
+
+static rd_kafka_t *producer(const char *broker, const char *txn_id)
+{
+    return producer_with(broker, txn_id, "30000");
 }
 
 static void must(rd_kafka_error_t *e, const char *what)
@@ -122,12 +132,34 @@ static int fence(const char *broker, const char *topic)
     return 0;
 }
 
+static int hang(const char *broker, const char *topic, const char *timeout_ms)
+{
+    rd_kafka_t *rk = producer_with(broker, "hang", timeout_ms);
+    must(rd_kafka_init_transactions(rk, 30000), "init_transactions");
+    must(rd_kafka_begin_transaction(rk), "begin_transaction");
+    for (int i = 0; i < 5; i++) {
+        char v[16];
+        snprintf(v, sizeof v, "h%d", i);
+        send_one(rk, topic, 0, v);
+    }
+    if (rd_kafka_flush(rk, 30000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        fprintf(stderr, "flush: timed out\n");
+        return 1;
+    }
+    printf("open\n");
+    fflush(stdout);
+    for (;;)
+        rd_kafka_poll(rk, 1000); /* never ends the transaction */
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 5 && strcmp(argv[3], "run") == 0)
         return run(argv[1], argv[2], atoi(argv[4]));
+    if (argc >= 5 && strcmp(argv[3], "hang") == 0)
+        return hang(argv[1], argv[2], argv[4]);
     if (argc >= 4 && strcmp(argv[3], "fence") == 0)
         return fence(argv[1], argv[2]);
-    fprintf(stderr, "usage: rdk_txn BROKER TOPIC run N | rdk_txn BROKER TOPIC fence\n");
+    fprintf(stderr, "usage: rdk_txn BROKER TOPIC run N | fence | hang MS\n");
     return 2;
 }

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# cli_kafka_txn.sh — librdkafka's transactional producer (tests/kafka/rdk_txn.c) against
+# `ringtail serve`, read back by kcat at both isolation levels:
+#   - 30 transactions of 10 records over 3 partitions, every third aborted (after its records
+#     were delivered, so they are in the log): read_committed returns exactly the committed
+#     records, once each; read_uncommitted returns all 300, once each;
+#   - the same after the broker is SIGKILLed and restarted;
+#   - a second producer with the same transactional.id fences the first (its commit fails,
+#     fatally, as fenced) and commits itself;
+#   - a producer left with its transaction open (SIGKILLed) pins read_committed readers of its
+#     partition until the broker's timeout aborts it; then they move on past it, its records
+#     never seen;
+#   - an InitProducerId asking more than --transaction-max-timeout-ms fails (the producer
+#     cannot initialise);
+#   - `ringtail verify` clean after SIGTERM.
+# Runs over both network backends (--io uring, --io sync).
+#
+# usage: bash tests/cli_kafka_txn.sh /path/to/ringtail
+# Each check prints "ok" or "FAIL"; the last line is "N passed, M failed"; exit 1 on any failure.
+set -u
+
+RT=${1:?usage: cli_kafka_txn.sh /path/to/ringtail}
+BIN=$(dirname "$RT")
+T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-kafka-txn-XXXXXX")
+. "$(dirname "$0")/helpers/cli_harness.sh"
+SERVE_PID=
+HANG_PID=
+cleanup() {
+    [ -n "$HANG_PID" ] && kill -KILL "$HANG_PID" 2>/dev/null
+    [ -n "$SERVE_PID" ] && kill -KILL "$SERVE_PID" 2>/dev/null
+    wait 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+# The client program: built by CMake beside ringtail when tests/kafka/*.c are (k/clients), else
+# here.
+RDK=$BIN/rdk_txn
+if [ ! -x "$RDK" ]; then
+    RDK=$T/rdk_txn
+    cc -O1 -Wall -Wextra -Werror -o "$RDK" "$(dirname "$0")/kafka/rdk_txn.c" \
+        $(pkg-config --cflags --libs rdkafka) || { echo "FAIL - cannot build rdk_txn"; exit 1; }
+fi
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# serve_start DIR ARGS...: the broker in the background on $PORT (kept across restarts).
+serve_start() {
+    local dir=$1 i mark
+    shift
+    mark=$(grep -c "listening on" "$T/serve.log" 2>/dev/null)
+    "$RT" serve "$dir" --listen "127.0.0.1:$PORT" "$@" >>"$T/serve.log" 2>&1 &
+    SERVE_PID=$!
+    for i in $(seq 1 200); do
+        [ "$(grep -c "listening on" "$T/serve.log")" -gt "${mark:-0}" ] && return 0
+        kill -0 "$SERVE_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "FAIL - serve did not start; log:"
+    tail -20 "$T/serve.log"
+    exit 1
+}
+
+serve_stop() {
+    kill -TERM "$SERVE_PID"
+    wait "$SERVE_PID"
+    RC=$?
+    SERVE_PID=
+    expect "$1" 0
+}
+
+serve_kill() {
+    kill -KILL "$SERVE_PID"
+    wait "$SERVE_PID" 2>/dev/null
+    SERVE_PID=
+}
+
+# read_all ISO TOPIC: every value of the topic's 3 partitions at isolation ISO, one a line.
+read_all() {
+    local p
+    for p in 0 1 2; do
+        kcat -b "127.0.0.1:$PORT" -C -t "$2" -p "$p" -o beginning -e -q \
+            -X isolation.level="$1" -f '%s\n' 2>>"$T/kcat.err"
+    done
+}
+
+# same_once DESC WANT GOT: GOT holds exactly WANT's lines, each once.
+same_once() {
+    if [ -z "$(sort "$3" | uniq -d)" ] && cmp -s <(sort "$2") <(sort "$3"); then
+        ok "$1"
+    else
+        RC=1
+        echo "want $(wc -l <"$2") got $(wc -l <"$3") ($(sort "$3" | uniq -d | wc -l) repeated)" >"$T/err"
+        : >"$T/out"
+        bad "$1"
+    fi
+}
+
+scenario() {
+    local io=$1
+    D=$T/data-$io
+    PORT=$(free_port)
+    run topic create "$D" tx --partitions 3
+    expect "[$io] a 3-partition topic" 0
+    serve_start "$D" --io "$io" --transaction-max-timeout-ms 60000
+
+    "$RDK" "127.0.0.1:$PORT" tx run 30 >"$T/committed" 2>"$T/err"
+    RC=$?
+    : >"$T/out"
+    expect "[$io] 30 transactions: 20 committed, 10 aborted, as the client saw them" 0 \
+        "committed 20 aborted 10"
+    for i in $(seq 0 29); do for j in $(seq 0 9); do echo "t$i-r$j"; done; done >"$T/all"
+    read_all read_committed tx >"$T/rc"
+    same_once "[$io] read_committed: exactly the 200 committed records, once each" \
+        "$T/committed" "$T/rc"
+    read_all read_uncommitted tx >"$T/ru"
+    same_once "[$io] read_uncommitted: all 300 records, once each" "$T/all" "$T/ru"
+
+    serve_kill
+    serve_start "$D" --io "$io" --transaction-max-timeout-ms 60000
+    read_all read_committed tx >"$T/rc"
+    same_once "[$io] after SIGKILL and restart: read_committed still exactly the committed" \
+        "$T/committed" "$T/rc"
+
+    "$RDK" "127.0.0.1:$PORT" tx fence >"$T/out" 2>"$T/err"
+    RC=$?
+    expect "[$io] a second producer with the same transactional.id fences the first" 0 \
+        "A fenced: _FENCED fatal"
+    if grep -q "B committed" "$T/out"; then ok "[$io] the second producer commits"; else
+        bad "[$io] the second producer commits"; fi
+    read_all read_committed tx | grep -E '^[ab]$' | sort >"$T/ab"
+    if [ "$(cat "$T/ab")" = "b" ]; then ok "[$io] the fenced producer's record never committed"
+    else RC=1; bad "[$io] the fenced producer's record never committed (got: $(cat "$T/ab"))"; fi
+
+    # A transaction left open: its producer hangs (then dies); the broker's timeout (8 s) ends it.
+    "$RDK" "127.0.0.1:$PORT" tx hang 8000 >"$T/hang.out" 2>"$T/hang.err" &
+    HANG_PID=$!
+    for i in $(seq 1 300); do grep -q open "$T/hang.out" && break; sleep 0.1; done
+    kill -KILL "$HANG_PID"
+    wait "$HANG_PID" 2>/dev/null
+    HANG_PID=
+    "$RDK" "127.0.0.1:$PORT" tx fence >/dev/null 2>&1 # commits "b" to partition 0 behind it
+    kcat -b "127.0.0.1:$PORT" -C -t tx -p 0 -o beginning -e -q -X isolation.level=read_committed \
+        -f '%s\n' >"$T/pinned" 2>>"$T/kcat.err"
+    if ! grep -qE '^h[0-4]$' "$T/pinned" && [ "$(grep -c '^b$' "$T/pinned")" -eq 1 ]; then
+        ok "[$io] while a transaction is open its partition's read_committed readers stop before it"
+    else
+        RC=1
+        bad "[$io] while a transaction is open its partition's read_committed readers stop before it"
+    fi
+    moved=0
+    for i in $(seq 1 300); do
+        kcat -b "127.0.0.1:$PORT" -C -t tx -p 0 -o beginning -e -q \
+            -X isolation.level=read_committed -f '%s\n' >"$T/pinned" 2>>"$T/kcat.err"
+        if [ "$(grep -c '^b$' "$T/pinned")" -eq 2 ]; then moved=1; break; fi
+        sleep 0.1
+    done
+    if [ $moved -eq 1 ] && ! grep -qE '^h[0-4]$' "$T/pinned"; then
+        ok "[$io] the broker's timeout aborts it: readers move on, its records never seen"
+    else
+        RC=1
+        bad "[$io] the broker's timeout aborts it: readers move on, its records never seen"
+    fi
+
+    serve_stop "[$io] serve exits 0 on SIGTERM"
+    run verify "$D"
+    expect "[$io] verify: clean" 0
+}
+
+scenario uring
+scenario sync
+
+# A transaction timeout above the broker's maximum: the producer cannot initialise.
+D=$T/data-max
+PORT=$(free_port)
+run topic create "$D" tx --partitions 3
+serve_start "$D" --transaction-max-timeout-ms 10000
+timeout 60 "$RDK" "127.0.0.1:$PORT" tx run 1 >"$T/out" 2>"$T/err" # asks 30000 ms
+RC=$?
+if [ $RC -ne 0 ] && grep -qiE "init_transactions.*(timeout|INVALID_TRANSACTION_TIMEOUT)" "$T/err"; then
+    ok "a transaction timeout above --transaction-max-timeout-ms: InitProducerId refused"
+else
+    bad "a transaction timeout above --transaction-max-timeout-ms: InitProducerId refused"
+fi
+serve_stop "serve exits 0 on SIGTERM"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
