@@ -10,6 +10,8 @@
 #   - a producer left with its transaction open (SIGKILLed) pins read_committed readers of its
 #     partition until the broker's timeout aborts it; then they move on past it, its records
 #     never seen;
+#   - offsets sent in transactions (TxnOffsetCommit), a third aborted: the group's committed
+#     offset (OffsetFetch) is the last committed transaction's, also after a SIGKILL restart;
 #   - an InitProducerId asking more than --transaction-max-timeout-ms fails (the producer
 #     cannot initialise);
 #   - `ringtail verify` clean after SIGTERM.
@@ -163,6 +165,17 @@ scenario() {
         RC=1
         bad "[$io] the broker's timeout aborts it: readers move on, its records never seen"
     fi
+
+    # Offsets in transactions (send_offsets_to_transaction): TxnOffsetCommit, then OffsetFetch.
+    "$RDK" "127.0.0.1:$PORT" tx offsets >"$T/out" 2>"$T/err"
+    RC=$?
+    expect "[$io] offsets sent in transactions: the group's offset is the last committed one's" 0 \
+        "^committed offset 50$"
+    serve_kill
+    serve_start "$D" --io "$io" --transaction-max-timeout-ms 60000
+    "$RDK" "127.0.0.1:$PORT" tx committed >"$T/out" 2>"$T/err"
+    RC=$?
+    expect "[$io] ... and after a SIGKILL and restart" 0 "^committed offset 50$"
 
     serve_stop "[$io] serve exits 0 on SIGTERM"
     run verify "$D"

@@ -19,9 +19,16 @@
  *                                  delivery, prints "open" and then sleeps without ending the
  *                                  transaction (the driver kills it; the broker's timeout must
  *                                  abort it).
+ *   rdk_txn BROKER TOPIC offsets   transactional.id "off": 6 transactions, each one record and
+ *                                  send_offsets_to_transaction(group "g", TOPIC-0 at 10 * (i+1));
+ *                                  i % 3 == 2 aborted. Then a consumer of group "g" asks the
+ *                                  committed offset of TOPIC-0 (OffsetFetch) and prints
+ *                                  "committed offset N".
+ *   rdk_txn BROKER TOPIC committed just that last question.
  * Exit 0 on success, 1 with the client's error on stderr otherwise. It must never be taken
  * for the broker's check: it asserts only the client's answers.
  */
+#include <inttypes.h>
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,14 +159,74 @@ static int hang(const char *broker, const char *topic, const char *timeout_ms)
         rd_kafka_poll(rk, 1000); /* never ends the transaction */
 }
 
+static int committed(const char *broker, const char *topic);
+
+static int offsets(const char *broker, const char *topic)
+{
+    rd_kafka_t *rk = producer(broker, "off");
+    must(rd_kafka_init_transactions(rk, 30000), "init_transactions");
+    rd_kafka_consumer_group_metadata_t *cgmd = rd_kafka_consumer_group_metadata_new("g");
+    for (int i = 0; i < 6; i++) {
+        must(rd_kafka_begin_transaction(rk), "begin_transaction");
+        char v[16];
+        snprintf(v, sizeof v, "o%d", i);
+        send_one(rk, topic, 1, v);
+        rd_kafka_topic_partition_list_t *offs = rd_kafka_topic_partition_list_new(1);
+        rd_kafka_topic_partition_list_add(offs, topic, 0)->offset = 10 * (i + 1);
+        must(rd_kafka_send_offsets_to_transaction(rk, offs, cgmd, 30000),
+             "send_offsets_to_transaction");
+        rd_kafka_topic_partition_list_destroy(offs);
+        if (i % 3 == 2)
+            must(rd_kafka_abort_transaction(rk, 30000), "abort_transaction");
+        else
+            must(rd_kafka_commit_transaction(rk, 30000), "commit_transaction");
+    }
+    rd_kafka_consumer_group_metadata_destroy(cgmd);
+    rd_kafka_destroy(rk);
+    return committed(broker, topic);
+}
+
+/* The committed offset of group "g" for TOPIC-0, as a consumer asks it (OffsetFetch). */
+static int committed(const char *broker, const char *topic)
+{
+
+    char err[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    if (rd_kafka_conf_set(conf, "bootstrap.servers", broker, err, sizeof err) ||
+        rd_kafka_conf_set(conf, "group.id", "g", err, sizeof err)) {
+        fprintf(stderr, "conf: %s\n", err);
+        return 1;
+    }
+    rd_kafka_t *c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
+    if (!c) {
+        fprintf(stderr, "rd_kafka_new: %s\n", err);
+        return 1;
+    }
+    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(parts, topic, 0);
+    rd_kafka_resp_err_t e = rd_kafka_committed(c, parts, 30000);
+    if (e || parts->elems[0].err) {
+        fprintf(stderr, "committed: %s\n", rd_kafka_err2str(e ? e : parts->elems[0].err));
+        return 1;
+    }
+    printf("committed offset %" PRId64 "\n", parts->elems[0].offset);
+    rd_kafka_topic_partition_list_destroy(parts);
+    rd_kafka_destroy(c);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 5 && strcmp(argv[3], "run") == 0)
         return run(argv[1], argv[2], atoi(argv[4]));
     if (argc >= 5 && strcmp(argv[3], "hang") == 0)
         return hang(argv[1], argv[2], argv[4]);
+    if (argc >= 4 && strcmp(argv[3], "committed") == 0)
+        return committed(argv[1], argv[2]);
+    if (argc >= 4 && strcmp(argv[3], "offsets") == 0)
+        return offsets(argv[1], argv[2]);
     if (argc >= 4 && strcmp(argv[3], "fence") == 0)
         return fence(argv[1], argv[2]);
-    fprintf(stderr, "usage: rdk_txn BROKER TOPIC run N | fence | hang MS\n");
+    fprintf(stderr, "usage: rdk_txn BROKER TOPIC run N | fence | hang MS | offsets | committed\n");
     return 2;
 }

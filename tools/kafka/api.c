@@ -10,7 +10,8 @@
  *   KA2  first_flexible is taken from Kafka's "flexibleVersions" of the request JSON (request and
  *        response agree for every API here).
  *   KA3  Only APIs with a working handler are advertised: issue 12's, and of issue 13's the
- *        transactional ones (handle_txn.c); the group APIs have codecs and advertised = false.
+ *        transactional ones (handle_txn.c) and OffsetFetch v1-5 (handle_offsets.c); the group
+ *        membership APIs and OffsetCommit are advertised = false.
  */
 #include "tools/kafka/api.h"
 
@@ -26,7 +27,7 @@ static const struct kafka_api api_table[] = {
     {KAFKA_LIST_OFFSETS, "ListOffsets", 1, 3, 1, 3, 6, true},
     {KAFKA_METADATA, "Metadata", 0, 4, 0, 4, 9, true},
     {KAFKA_OFFSET_COMMIT, "OffsetCommit", 2, 7, 2, 7, 8, false},
-    {KAFKA_OFFSET_FETCH, "OffsetFetch", 1, 7, 1, 7, 6, false},
+    {KAFKA_OFFSET_FETCH, "OffsetFetch", 1, 7, 1, 5, 6, true},
     {KAFKA_FIND_COORDINATOR, "FindCoordinator", 0, 3, 0, 2, 3, true},
     {KAFKA_JOIN_GROUP, "JoinGroup", 0, 5, 0, 5, 6, false},
     {KAFKA_HEARTBEAT, "Heartbeat", 0, 3, 0, 3, 4, false},

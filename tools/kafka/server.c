@@ -284,6 +284,8 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
         return refuse(s, "API version not supported (see ApiVersions)");
     if (kafka_txn_api(key)) /* issue 13: handle_txn.c decodes its own requests */
         return kafka_handle_txn(s, body_at);
+    if (key == KAFKA_OFFSET_FETCH) /* issue 13: handle_offsets.c decodes its own */
+        return kafka_handle_offset_fetch(s, body_at);
     rc = decode_body(s, body_at);
     if (rc)
         return refuse(s, rc == RT_E_LIMIT ? "request arrays too large"
