@@ -12,6 +12,9 @@
 #     never seen;
 #   - offsets sent in transactions (TxnOffsetCommit), a third aborted: the group's committed
 #     offset (OffsetFetch) is the last committed transaction's, also after a SIGKILL restart;
+#   - byte-level refusals (tests/kafka/txn_wire.py): a transactional Produce to a partition not
+#     added is INVALID_TXN_STATE and writes nothing, unknown partitions, other epochs, NUL in an
+#     id, ids never initialised, timeout 0, truncated and lying requests;
 #   - an InitProducerId asking more than --transaction-max-timeout-ms fails (the producer
 #     cannot initialise);
 #   - `ringtail verify` clean after SIGTERM.
@@ -165,6 +168,12 @@ scenario() {
         RC=1
         bad "[$io] the broker's timeout aborts it: readers move on, its records never seen"
     fi
+
+    # The same APIs at the byte level: refusals and their codes (tests/kafka/txn_wire.py).
+    python3 "$(dirname "$0")/kafka/txn_wire.py" "127.0.0.1:$PORT" tx >"$T/out" 2>"$T/err"
+    RC=$?
+    sed "s/^/       [$io] /" "$T/out"
+    expect "[$io] byte-level checks of the transactional APIs (txn_wire.py) pass" 0
 
     # Offsets in transactions (send_offsets_to_transaction): TxnOffsetCommit, then OffsetFetch.
     "$RDK" "127.0.0.1:$PORT" tx offsets >"$T/out" 2>"$T/err"
