@@ -839,10 +839,11 @@ int rt_txn_commit_offsets(rt_engine *engine, const char *transactional_id, int64
 /* EndTxn: commits or aborts the open transaction: Prepare* durable, then a COMMIT or ABORT
  * marker into every partition added (pending offsets applied or dropped), durable before this
  * returns; the producer keeps its id and epoch. With nothing open (nothing added since the last
- * end, or a retried EndTxn) it returns 0 and writes nothing. Errors: RT_E_INVALID_TXN_STATE
- * (not initialised), RT_E_PRODUCER_FENCED (an older epoch: fenced by a newer instance, or the
- * transaction timed out and was aborted), RT_E_INVALID_PRODUCER_EPOCH,
- * RT_E_CONCURRENT_TRANSACTIONS. */
+ * end, or a retried EndTxn) it returns 0 and writes nothing — unless the last end had the other
+ * outcome: RT_E_INVALID_TXN_STATE (an abort retried after its commit went through is never
+ * answered as aborted). Errors: RT_E_INVALID_TXN_STATE (not initialised), RT_E_PRODUCER_FENCED (an
+ * older epoch: fenced by a newer instance, or the transaction timed out and was aborted),
+ * RT_E_INVALID_PRODUCER_EPOCH, RT_E_CONCURRENT_TRANSACTIONS. */
 int rt_txn_end(rt_engine *engine, const char *transactional_id, int64_t producer_id, int16_t epoch,
                bool commit);
 

@@ -17,6 +17,9 @@
 #     id, ids never initialised, timeout 0, truncated and lying requests;
 #   - an InitProducerId asking more than --transaction-max-timeout-ms fails (the producer
 #     cannot initialise);
+#   - hard bounces: the broker SIGKILLed and restarted three times under a producer that keeps
+#     committing small transactions: every acknowledged commit present exactly once, every
+#     transaction all-or-nothing, no transaction left open (no LSO pinned);
 #   - `ringtail verify` clean after SIGTERM.
 # Runs over both network backends (--io uring, --io sync).
 #
@@ -30,7 +33,9 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-kafka-txn-XXXXXX")
 . "$(dirname "$0")/helpers/cli_harness.sh"
 SERVE_PID=
 HANG_PID=
+LOOP_PID=
 cleanup() {
+    [ -n "$LOOP_PID" ] && kill -KILL "$LOOP_PID" 2>/dev/null
     [ -n "$HANG_PID" ] && kill -KILL "$HANG_PID" 2>/dev/null
     [ -n "$SERVE_PID" ] && kill -KILL "$SERVE_PID" 2>/dev/null
     wait 2>/dev/null
@@ -193,6 +198,45 @@ scenario() {
 
 scenario uring
 scenario sync
+
+# Hard bounces: the broker SIGKILLed and restarted three times (same port) while a
+# transactional producer keeps committing small transactions (3 records, one per partition).
+D=$T/data-bounce
+PORT=$(free_port)
+run topic create "$D" tx --partitions 3
+serve_start "$D" --transaction-max-timeout-ms 60000
+N=150
+"$RDK" "127.0.0.1:$PORT" tx loop $N >"$T/loop.out" 2>"$T/loop.err" &
+LOOP_PID=$!
+acked() { grep -c '^acked' "$T/loop.out"; }
+last=0
+for k in 1 2 3; do
+    for i in $(seq 1 300); do [ "$(acked)" -ge $((last + 15)) ] && break; sleep 0.1; done
+    last=$(acked)
+    serve_kill
+    serve_start "$D" --transaction-max-timeout-ms 60000
+done
+wait "$LOOP_PID"
+RC=$?
+cp "$T/loop.err" "$T/err"
+: >"$T/out"
+expect "bounces: the producer commits all $N transactions through 3 broker SIGKILLs (killed after $last acks at the latest)" 0
+read_all read_committed tx >"$T/rc"
+sed -n 's/^acked \(L[0-9]*\)$/\1/p' "$T/loop.out" | while read -r l; do
+    echo "$l-0"; echo "$l-1"; echo "$l-2"
+done >"$T/want"
+same_once "bounces: every acknowledged transaction's records, exactly once, and nothing else" \
+    "$T/want" "$T/rc"
+if sed 's/-[0-9]$//' "$T/rc" | sort | uniq -c | awk '$1 != 3 { bad = 1 } END { exit bad }'; then
+    ok "bounces: every transaction all-or-nothing"
+else
+    bad "bounces: every transaction all-or-nothing"
+fi
+serve_stop "bounces: serve exits 0 on SIGTERM"
+run txn list "$D"
+expect "bounces: no transaction left open, no LSO pinned" 0 "no open transactions"
+run verify "$D"
+expect "bounces: verify clean" 0
 
 # A transaction timeout above the broker's maximum: the producer cannot initialise.
 D=$T/data-max

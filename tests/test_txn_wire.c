@@ -141,8 +141,11 @@ static void test_verify_and_end(void **state)
     /* Ended: a late batch of the same epoch is refused (it would open a transaction no one
      * ends). */
     assert_int_equal(append(f->e, 0, pid, epoch, 2, 1, "late"), RT_E_INVALID_TXN_STATE);
-    /* A retried EndTxn answers 0 and writes nothing. */
+    /* A retried EndTxn answers 0 and writes nothing; the other outcome is refused (the
+     * commit went through: it must not be reported aborted). */
     assert_int_equal(rt_txn_end(f->e, "v", pid, epoch, true), 0);
+    assert_int_equal(rt_txn_end(f->e, "v", pid, epoch, false), RT_E_INVALID_TXN_STATE);
+    assert_int_equal(lso(f->e, 0), 3);
     /* The next transaction: same epoch, sequences go on (the client's view before KIP-890
      * part 2); aborted, so never visible. */
     assert_int_equal(rt_txn_add_partitions(f->e, "v", pid, epoch, &tp, 1), 0);

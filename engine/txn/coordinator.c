@@ -659,9 +659,20 @@ static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t ep
         case TXN_ONGOING:
             rc = end_locked_as(c, m, commit, false, bump);
             break;
-        case TXN_EMPTY:
         case TXN_COMPLETE_COMMIT:
         case TXN_COMPLETE_ABORT:
+            /* C7: at the same epoch a wire client's Complete* is its own last end, so the
+             * other outcome asked now cannot be a retry of it: an abort retried after its
+             * commit went through must not be told it aborted (as Kafka: INVALID_TXN_STATE). */
+            if (!bump && commit != (m->v.state == TXN_COMPLETE_COMMIT)) {
+                rc = error_set(RT_E_INVALID_TXN_STATE,
+                               "transactional id '%s': its last transaction is %s; nothing is "
+                               "open to %s",
+                               id, txn_state_name(m->v.state), commit ? "commit" : "abort");
+                break;
+            }
+            /* fall through */
+        case TXN_EMPTY:
             /* Nothing was added: an empty transaction ends locally, epoch unchanged. */
             break;
         default:

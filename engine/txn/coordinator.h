@@ -58,7 +58,8 @@ int coordinator_end(struct coordinator *c, const char *transactional_id, int64_t
 
 /* EndTxn as Kafka clients before KIP-890 part 2 send it (C7): the transaction ends with
  * markers at the current epoch, and the producer keeps its id and epoch. An id with nothing
- * open (Empty, Complete*) answers 0 without writing (a retried EndTxn). */
+ * open answers 0 without writing when Empty or when its last end had the same outcome (a
+ * retried EndTxn), RT_E_INVALID_TXN_STATE when it had the other one. */
 int coordinator_end_keep_epoch(struct coordinator *c, const char *transactional_id,
                                int64_t producer_id, int16_t epoch, bool commit);
 

@@ -25,6 +25,12 @@
  *                                  committed offset of TOPIC-0 (OffsetFetch) and prints
  *                                  "committed offset N".
  *   rdk_txn BROKER TOPIC committed just that last question.
+ *   rdk_txn BROKER TOPIC loop N    transactional.id "loop": N small transactions (records
+ *                                  "L<i>-0".."L<i>-2", one per partition), as an application
+ *                                  would run them through broker restarts: a retriable error
+ *                                  retries the commit, an abortable one aborts and runs the
+ *                                  transaction again. Prints "acked L<i>" once each commit
+ *                                  returned success; exits 3 on a fatal error (printed).
  * Exit 0 on success, 1 with the client's error on stderr otherwise. It must never be taken
  * for the broker's check: it asserts only the client's answers.
  */
@@ -215,18 +221,73 @@ static int committed(const char *broker, const char *topic)
     return 0;
 }
 
+/* Handles a failed transactional call in loop(): 1 retry the commit, 2 abort and run the
+ * transaction again; exits on a fatal error. */
+static int failure(rd_kafka_error_t *e, const char *what)
+{
+    int verdict = rd_kafka_error_is_retriable(e) ? 1 : 2;
+    fprintf(stderr, "%s: %s (%s)%s%s\n", what, rd_kafka_error_string(e), rd_kafka_error_name(e),
+            rd_kafka_error_is_fatal(e) ? " fatal" : "",
+            rd_kafka_error_txn_requires_abort(e) ? " abortable" : "");
+    if (rd_kafka_error_is_fatal(e)) {
+        rd_kafka_error_destroy(e);
+        exit(3);
+    }
+    if (rd_kafka_error_txn_requires_abort(e))
+        verdict = 2;
+    rd_kafka_error_destroy(e);
+    return verdict;
+}
+
+static int loop(const char *broker, const char *topic, int n)
+{
+    rd_kafka_t *rk = producer(broker, "loop");
+    rd_kafka_error_t *e;
+    while ((e = rd_kafka_init_transactions(rk, 10000)) != NULL)
+        if (failure(e, "init_transactions") == 2)
+            exit(3);
+    for (int i = 0; i < n;) {
+        must(rd_kafka_begin_transaction(rk), "begin_transaction");
+        for (int j = 0; j < 3; j++) {
+            char v[32];
+            snprintf(v, sizeof v, "L%d-%d", i, j);
+            send_one(rk, topic, j, v);
+        }
+        int verdict = 0;
+        while ((e = rd_kafka_commit_transaction(rk, 10000)) != NULL) {
+            verdict = failure(e, "commit_transaction");
+            if (verdict == 2)
+                break;
+        }
+        if (verdict == 2) {
+            while ((e = rd_kafka_abort_transaction(rk, 10000)) != NULL)
+                if (failure(e, "abort_transaction") == 2)
+                    exit(3);
+            continue; /* the same i again: it was not committed */
+        }
+        printf("acked L%d\n", i);
+        fflush(stdout);
+        i++;
+    }
+    rd_kafka_destroy(rk);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 5 && strcmp(argv[3], "run") == 0)
         return run(argv[1], argv[2], atoi(argv[4]));
     if (argc >= 5 && strcmp(argv[3], "hang") == 0)
         return hang(argv[1], argv[2], argv[4]);
+    if (argc >= 5 && strcmp(argv[3], "loop") == 0)
+        return loop(argv[1], argv[2], atoi(argv[4]));
     if (argc >= 4 && strcmp(argv[3], "committed") == 0)
         return committed(argv[1], argv[2]);
     if (argc >= 4 && strcmp(argv[3], "offsets") == 0)
         return offsets(argv[1], argv[2]);
     if (argc >= 4 && strcmp(argv[3], "fence") == 0)
         return fence(argv[1], argv[2]);
-    fprintf(stderr, "usage: rdk_txn BROKER TOPIC run N | fence | hang MS | offsets | committed\n");
+    fprintf(stderr,
+            "usage: rdk_txn BROKER TOPIC run N | fence | hang MS | offsets | committed | loop N\n");
     return 2;
 }
