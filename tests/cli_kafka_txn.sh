@@ -20,6 +20,10 @@
 #   - hard bounces: the broker SIGKILLed and restarted three times under a producer that keeps
 #     committing small transactions: every acknowledged commit present exactly once, every
 #     transaction all-or-nothing, no transaction left open (no LSO pinned);
+#   - python3-confluent-kafka: a consume-transform-produce pipeline (assigned partitions, offsets
+#     sent in its transactions, every third aborted) SIGKILLed midway and restarted: its output
+#     exactly once; a producer left open pins read_committed readers until the broker's timeout
+#     aborts it, then they move on without its records;
 #   - `ringtail verify` clean after SIGTERM.
 # Runs over both network backends (--io uring, --io sync).
 #
@@ -34,7 +38,9 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-kafka-txn-XXXXXX")
 SERVE_PID=
 HANG_PID=
 LOOP_PID=
+PIPE_PID=
 cleanup() {
+    [ -n "$PIPE_PID" ] && kill -KILL "$PIPE_PID" 2>/dev/null
     [ -n "$LOOP_PID" ] && kill -KILL "$LOOP_PID" 2>/dev/null
     [ -n "$HANG_PID" ] && kill -KILL "$HANG_PID" 2>/dev/null
     [ -n "$SERVE_PID" ] && kill -KILL "$SERVE_PID" 2>/dev/null
@@ -237,6 +243,70 @@ run txn list "$D"
 expect "bounces: no transaction left open, no LSO pinned" 0 "no open transactions"
 run verify "$D"
 expect "bounces: verify clean" 0
+
+# python3-confluent-kafka (tests/kafka/py_txn.py, /usr/bin/python3 as tools/setup.sh installs it):
+# a consume-transform-produce pipeline SIGKILLed midway and restarted -> exactly once; then a
+# transactional producer left open pins read_committed readers until the broker's timeout.
+PY="/usr/bin/python3 $(dirname "$0")/kafka/py_txn.py"
+D=$T/data-py
+PORT=$(free_port)
+run topic create "$D" in --partitions 3
+run topic create "$D" out --partitions 3
+serve_start "$D" --transaction-max-timeout-ms 60000
+$PY "127.0.0.1:$PORT" fill in 300 >"$T/out" 2>"$T/err"
+RC=$?
+expect "python: 300 input records" 0 "filled 300"
+$PY "127.0.0.1:$PORT" pipe in out g 50 >"$T/pipe1.out" 2>"$T/pipe1.err" &
+PIPE_PID=$!
+for i in $(seq 1 300); do [ "$(grep -c committed "$T/pipe1.out")" -ge 4 ] && break; sleep 0.1; done
+kill -KILL "$PIPE_PID"
+wait "$PIPE_PID" 2>/dev/null
+PIPE_PID=
+if grep -q committed "$T/pipe1.out" && ! grep -q done "$T/pipe1.out"; then
+    ok "python: the pipeline SIGKILLed midway ($(tail -1 "$T/pipe1.out"))"
+else
+    cp "$T/pipe1.err" "$T/err"
+    bad "python: the pipeline SIGKILLed midway"
+fi
+timeout 300 $PY "127.0.0.1:$PORT" pipe in out g >"$T/out" 2>"$T/err"
+RC=$?
+expect "python: the restarted pipeline finishes (the group's committed offsets at the ends)" 0 \
+    "^done$"
+read_all read_committed out >"$T/rc"
+seq 0 299 | sed 's/^/x-v/' >"$T/want"
+same_once "python: the output read_committed is every input record transformed, exactly once" \
+    "$T/want" "$T/rc"
+read_all read_uncommitted out >"$T/ru"
+if [ "$(wc -l <"$T/ru")" -gt 300 ]; then
+    ok "python: (read_uncommitted also holds the aborted and killed transactions' output)"
+else
+    bad "python: (read_uncommitted also holds the aborted and killed transactions' output)"
+fi
+$PY "127.0.0.1:$PORT" hang out 10000 >"$T/hang.out" 2>"$T/hang.err" &
+HANG_PID=$!
+for i in $(seq 1 300); do grep -q open "$T/hang.out" && break; sleep 0.1; done
+$PY "127.0.0.1:$PORT" after out >"$T/out" 2>"$T/err"
+RC=$?
+expect "python: a transaction committed behind the open one" 0 "after committed"
+kcat -b "127.0.0.1:$PORT" -C -t out -p 0 -o beginning -e -q -X isolation.level=read_committed \
+    -f '%s\n' >"$T/pinned" 2>>"$T/kcat.err"
+if ! grep -qE '^(after|h[0-4])$' "$T/pinned"; then
+    ok "python: while the producer's transaction is open, read_committed stops before it"
+else
+    bad "python: while the producer's transaction is open, read_committed stops before it"
+fi
+timeout 120 $PY "127.0.0.1:$PORT" wait out >"$T/out" 2>"$T/err"
+RC=$?
+expect "python: a read_committed reader waits until the broker's timeout aborts it, then moves on" \
+    0 "^waited [0-9]+$"
+if ! grep -qE '^h[0-4]$' "$T/out"; then ok "python: ... and never sees its records"; else
+    bad "python: ... and never sees its records"; fi
+kill -KILL "$HANG_PID"
+wait "$HANG_PID" 2>/dev/null
+HANG_PID=
+serve_stop "python: serve exits 0 on SIGTERM"
+run verify "$D"
+expect "python: verify clean" 0
 
 # A transaction timeout above the broker's maximum: the producer cannot initialise.
 D=$T/data-max
