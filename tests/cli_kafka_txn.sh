@@ -24,6 +24,7 @@
 #     sent in its transactions, every third aborted) SIGKILLed midway and restarted: its output
 #     exactly once; a producer left open pins read_committed readers until the broker's timeout
 #     aborts it, then they move on without its records;
+#   - plain offset commits of a consumer without group membership survive a broker SIGKILL;
 #   - `ringtail verify` clean after SIGTERM.
 # Runs over both network backends (--io uring, --io sync).
 #
@@ -304,6 +305,15 @@ if ! grep -qE '^h[0-4]$' "$T/out"; then ok "python: ... and never sees its recor
 kill -KILL "$HANG_PID"
 wait "$HANG_PID" 2>/dev/null
 HANG_PID=
+$PY "127.0.0.1:$PORT" commit in plain 7 >"$T/out" 2>"$T/err"
+RC=$?
+expect "python: a consumer without group membership commits offsets (OffsetCommit) and reads them back" \
+    0 "^committed 7 7 7$"
+serve_kill
+serve_start "$D" --transaction-max-timeout-ms 60000
+$PY "127.0.0.1:$PORT" committed in plain >"$T/out" 2>"$T/err"
+RC=$?
+expect "python: ... and they survive a broker SIGKILL and restart" 0 "^committed 7 7 7$"
 serve_stop "python: serve exits 0 on SIGTERM"
 run verify "$D"
 expect "python: verify clean" 0

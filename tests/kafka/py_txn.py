@@ -18,6 +18,10 @@ usage:
                                           when every partition's committed offset is its end.
                                           SLOW_MS sleeps that long in each transaction (so a
                                           SIGKILL lands inside one).
+  py_txn.py BROKER commit TOPIC GROUP OFF a consumer of GROUP (assigned, no membership) commits
+                                          OFF for TOPIC-0 .. TOPIC-2 (OffsetCommit) and asks it
+                                          back (OffsetFetch); prints "committed OFF OFF OFF"
+  py_txn.py BROKER committed TOPIC GROUP  just asks; prints "committed A B C"
   py_txn.py BROKER hang TOPIC TIMEOUT_MS  a transactional producer (transaction.timeout.ms
                                           TIMEOUT_MS) writes "h0".."h4" to partition 0, prints
                                           "open" and never ends its transaction
@@ -109,6 +113,17 @@ def pipe(broker, src, dst, group, slow_ms):
     print("done", flush=True)
 
 
+def commit(broker, topic, group, off):
+    c = Consumer({"bootstrap.servers": broker, "group.id": group, "enable.auto.commit": False})
+    parts = [TopicPartition(topic, i, 0) for i in range(3)]
+    c.assign(parts)
+    if off is not None:
+        c.commit(offsets=[TopicPartition(topic, i, off) for i in range(3)], asynchronous=False)
+    got = c.committed([TopicPartition(topic, i) for i in range(3)], timeout=10)
+    print("committed " + " ".join(str(tp.offset) for tp in got), flush=True)
+    c.close()
+
+
 def hang(broker, topic, timeout_ms):
     p = Producer(
         {
@@ -168,6 +183,10 @@ def main():
         elif mode == "pipe":
             pipe(broker, sys.argv[3], sys.argv[4], sys.argv[5],
                  int(sys.argv[6]) if len(sys.argv) > 6 else 0)
+        elif mode == "commit":
+            commit(broker, sys.argv[3], sys.argv[4], int(sys.argv[5]))
+        elif mode == "committed":
+            commit(broker, sys.argv[3], sys.argv[4], None)
         elif mode == "hang":
             hang(broker, sys.argv[3], sys.argv[4])
         elif mode == "after":

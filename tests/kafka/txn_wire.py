@@ -14,6 +14,8 @@ Each check prints "ok - ..." or "FAIL - ..."; exit 1 if any failed. Checks:
     embedded NUL, INVALID_REQUEST (42); the right one commits (NONE);
   - AddOffsetsToTxn / EndTxn for an id never initialised: INVALID_TXN_STATE (48);
   - InitProducerId with a transaction timeout of 0: INVALID_TRANSACTION_TIMEOUT (50);
+  - OffsetCommit v2 with generation 5 (no group membership is served): ILLEGAL_GENERATION (22),
+    nothing stored; with generation -1: NONE, and OffsetFetch v1 returns it;
   - a truncated AddPartitionsToTxn body, and one claiming 2^31-1 topics, close the connection
     and the broker goes on answering new connections.
 """
@@ -215,6 +217,24 @@ def main():
     check(e == 48, "EndTxn for an id never initialised: INVALID_TXN_STATE (%d)" % e)
     err, _, _ = init_pid(c, "wire", 0)
     check(err == 50, "InitProducerId with timeout 0: INVALID_TRANSACTION_TIMEOUT (%d)" % err)
+
+    def offset_commit(gen, off):
+        body = kstr("wg") + s32(gen) + kstr("") + s64(-1) + s32(1) + kstr(topic) + s32(1)
+        body += s32(2) + s64(off) + kstr("md")
+        r = c.call(8, 2, body)  # [name [partition error]]
+        (ln,) = struct.unpack(">h", r[4:6])
+        return struct.unpack(">ih", r[6 + ln + 4 : 6 + ln + 10])[1]
+
+    def offset_fetch():
+        r = c.call(9, 1, kstr("wg") + s32(1) + kstr(topic) + s32(1) + s32(2))
+        (ln,) = struct.unpack(">h", r[4:6])
+        return struct.unpack(">iq", r[6 + ln + 4 : 6 + ln + 16])[1]
+
+    e = offset_commit(5, 11)
+    check(e == 22 and offset_fetch() == -1,
+          "OffsetCommit with generation 5: ILLEGAL_GENERATION (%d), nothing stored" % e)
+    e = offset_commit(-1, 11)
+    check(e == 0 and offset_fetch() == 11, "OffsetCommit with generation -1: stored (%d)" % e)
 
     body = kstr("wire") + s64(pid) + s16(epoch) + s32(1) + kstr(topic) + s32(2) + s32(0)
     r = c.call(24, 1, body)  # one partition short

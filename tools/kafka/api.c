@@ -10,8 +10,8 @@
  *   KA2  first_flexible is taken from Kafka's "flexibleVersions" of the request JSON (request and
  *        response agree for every API here).
  *   KA3  Only APIs with a working handler are advertised: issue 12's, and of issue 13's the
- *        transactional ones (handle_txn.c) and OffsetFetch v1-5 (handle_offsets.c); the group
- *        membership APIs and OffsetCommit are advertised = false.
+ *        transactional ones (handle_txn.c), OffsetFetch v1-5 and OffsetCommit v2-7
+ *        (handle_offsets.c); the group membership APIs are advertised = false.
  */
 #include "tools/kafka/api.h"
 
@@ -26,7 +26,7 @@ static const struct kafka_api api_table[] = {
     {KAFKA_FETCH, "Fetch", 4, 11, 4, 11, 12, true},
     {KAFKA_LIST_OFFSETS, "ListOffsets", 1, 3, 1, 3, 6, true},
     {KAFKA_METADATA, "Metadata", 0, 4, 0, 4, 9, true},
-    {KAFKA_OFFSET_COMMIT, "OffsetCommit", 2, 7, 2, 7, 8, false},
+    {KAFKA_OFFSET_COMMIT, "OffsetCommit", 2, 7, 2, 7, 8, true},
     {KAFKA_OFFSET_FETCH, "OffsetFetch", 1, 7, 1, 5, 6, true},
     {KAFKA_FIND_COORDINATOR, "FindCoordinator", 0, 3, 0, 2, 3, true},
     {KAFKA_JOIN_GROUP, "JoinGroup", 0, 5, 0, 5, 6, false},

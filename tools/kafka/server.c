@@ -286,6 +286,8 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
         return kafka_handle_txn(s, body_at);
     if (key == KAFKA_OFFSET_FETCH) /* issue 13: handle_offsets.c decodes its own */
         return kafka_handle_offset_fetch(s, body_at);
+    if (key == KAFKA_OFFSET_COMMIT)
+        return kafka_handle_offset_commit(s, body_at);
     rc = decode_body(s, body_at);
     if (rc)
         return refuse(s, rc == RT_E_LIMIT ? "request arrays too large"
