@@ -4,7 +4,8 @@
 # mirrors; the server prints its listening line; kcat reads metadata, produces and consumes
 # (every codec, acks=0 too); the network bounds hold from outside (tests/kafka/serve_bounds.py:
 # a 2^31-1 frame, a negative size, a frame over --request-max-bytes, garbage, an unknown API key
-# and a truncated frame each close that connection only, while a fresh one is still answered;
+# a truncated frame and a produce of more than 65536 batches each close that connection only,
+# while a fresh one is still answered;
 # pipelined requests are answered in order; an idle connection is closed after --idle-ms and a
 # talking one is not; a connection beyond --connections-max is closed at accept), each with its
 # log line; SIGTERM stops it with exit 0, and `ringtail verify` finds the directory healthy.
@@ -72,7 +73,7 @@ run serve "$T/x" --threads 0
 expect "serve --threads 0 is a usage error" 2 "bad value"
 [ ! -e "$T/x" ] && ok "a usage error creates nothing" || bad "a usage error creates nothing"
 
-MAXREQ=1048576
+MAXREQ=8388608
 IDLE_MS=1500
 CONNS=6
 for io in uring sync; do
@@ -115,7 +116,7 @@ for io in uring sync; do
 
     # Bounds, each with a healthy connection checked after it.
     for c in frame-max frame-negative "frame-over $MAXREQ" garbage unknown-key truncated \
-        "pipelining 12" "pipelining 40"; do
+        "pipelining 12" "pipelining 40" "produce-batches 65537"; do
         # shellcheck disable=SC2086
         timeout 60 $PY "$BOUNDS" "$PORT" $c >"$T/out" 2>"$T/err"
         RC=$?
@@ -127,6 +128,9 @@ for io in uring sync; do
         bad "[$io] an oversized frame is logged"
     grep -q "unknown API key" "$T/srv.err" && ok "[$io] an unknown API key is logged" ||
         bad "[$io] an unknown API key is logged"
+    grep -q "batches (at most 65536 per request)" "$T/srv.err" &&
+        ok "[$io] a produce of too many batches is logged" ||
+        bad "[$io] a produce of too many batches is logged"
     timeout 60 $PY "$BOUNDS" "$PORT" idle $IDLE_MS >"$T/out" 2>"$T/err"
     RC=$?
     expect "[$io] an idle connection is closed after --idle-ms, a talking one is not" 0
@@ -172,6 +176,36 @@ if start_server "$T/data-copy" --zero-copy false; then
 else
     bad "--zero-copy false server starts"
 fi
+
+# ---- --zero-copy sendmsg: records from the mapping by plain sendmsg (no user-space copy)
+if start_server "$T/data-sendmsg" --zero-copy sendmsg; then
+    seq 1 1000 | timeout 30 kcat -b 127.0.0.1:$PORT -P -t c >/dev/null 2>&1
+    timeout 30 kcat -b 127.0.0.1:$PORT -C -t c -e -q >"$T/out" 2>"$T/err"
+    [ "$(wc -l <"$T/out")" -eq 1000 ] && ok "--zero-copy sendmsg serves the same records" ||
+        bad "--zero-copy sendmsg serves the same records"
+    stop_server
+    grep -qE " 0 bytes sent zero-copy, [1-9][0-9]* sent by sendmsg from the mapping, 0 copied" \
+        "$T/srv.err" && ok "--zero-copy sendmsg sends from the mapping, copies nothing" ||
+        bad "--zero-copy sendmsg sends from the mapping, copies nothing"
+else
+    bad "--zero-copy sendmsg server starts"
+fi
+
+# ---- RT_KAFKA_IO picks the network backend; SIGINT stops as SIGTERM does
+RT_KAFKA_IO=sync "$RT" serve "$T/data-env" --listen 127.0.0.1:0 >"$T/srv.out" 2>"$T/srv.err" &
+SRV_PID=$!
+for _ in $(seq 1 100); do grep -q "listening on" "$T/srv.out" && break; sleep 0.05; done
+grep -q "network on epoll" "$T/srv.err" && ok "RT_KAFKA_IO=sync runs the loops on epoll" ||
+    bad "RT_KAFKA_IO=sync runs the loops on epoll"
+kill -INT "$SRV_PID"
+wait "$SRV_PID"
+RC=$?
+SRV_PID=
+expect "SIGINT: exit 0" 0
+grep -q "stopped cleanly" "$T/srv.err" && ok "SIGINT: clean stop" || bad "SIGINT: clean stop"
+RT_KAFKA_IO=bogus "$RT" serve "$T/data-env" >"$T/out" 2>"$T/err"
+RC=$?
+expect "RT_KAFKA_IO=bogus is a usage error" 2 "RT_KAFKA_IO"
 
 # ---- a non-loopback address warns (and still serves)
 "$RT" serve "$T/data-any" --listen 0.0.0.0:0 >"$T/srv.out" 2>"$T/srv.err" &

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tools/kafka/metrics.h"
 #include "tools/kafka/server.h"
 
 static void serve_usage(FILE *out)
@@ -61,9 +62,13 @@ static void serve_usage(FILE *out)
             "  --io MODE                  auto|uring|sync: network loop on io_uring or epoll\n"
             "                             (auto: io_uring when it can be set up; the\n"
             "                             environment variable RT_KAFKA_IO sets the default)\n"
-            "  --zero-copy B              send fetched records from the segment mapping with\n"
-            "                             SEND_ZC / MSG_ZEROCOPY (true); false copies them into\n"
-            "                             the response buffer (for comparison)\n"
+            "  --metrics HOST:PORT        serve Prometheus metrics at http://HOST:PORT/metrics\n"
+            "                             (off; port 0 picks one, printed at start)\n"
+            "  --zero-copy MODE           true: fetched records go from the segment mapping to\n"
+            "                             the socket with SEND_ZC / MSG_ZEROCOPY (true);\n"
+            "                             sendmsg: a plain sendmsg from the mapping (no copy in\n"
+            "                             user space, the kernel copies); false: copied into\n"
+            "                             the response buffer first (for comparison)\n"
             "\n"
             "Exit status: 0 after a signal, 1 when the engine or the socket cannot be set up,\n"
             "2 usage error.\n");
@@ -140,6 +145,7 @@ int cmd_serve(int argc, char **argv)
     static char listen_host[256] = "127.0.0.1", adv_host[256] = "";
     uint16_t adv_port = 0;
     const char *dir = NULL;
+    const char *metrics_addr = NULL;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -194,9 +200,17 @@ int cmd_serve(int argc, char **argv)
                      ((eo.segment_size_bytes = u), true);
             else if (strcmp(a, "--io") == 0)
                 ok = parse_io(v, &so.net.io);
-            else if (strcmp(a, "--zero-copy") == 0)
-                ok = parse_bool(v, &so.zero_copy);
-            else
+            else if (strcmp(a, "--metrics") == 0)
+                ok = kafka_metrics_check_addr(v) == 0 && ((metrics_addr = v), true);
+            else if (strcmp(a, "--zero-copy") == 0) {
+                so.net.zero_copy = true;
+                if (strcmp(v, "sendmsg") == 0) {
+                    so.zero_copy = true;
+                    so.net.zero_copy = false;
+                } else {
+                    ok = parse_bool(v, &so.zero_copy);
+                }
+            } else
                 return cli_usage("serve", "unknown option %s", a);
             if (!ok)
                 return cli_usage("serve", "bad value '%s' for %s", v, a);
@@ -212,6 +226,7 @@ int cmd_serve(int argc, char **argv)
     so.advertise_host = adv_host[0] ? adv_host : "127.0.0.1";
     so.advertise_port = adv_port;
     eo.transaction_timeout_max_ms = so.transaction_max_timeout_ms;
+    so.engine = eo;
     if (!is_loopback(listen_host))
         fprintf(stderr,
                 "ringtail serve: warning: listening on %s, not loopback: there is no "
@@ -227,21 +242,55 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
+    /* --metrics: counter sets for the loop threads plus the shard threads that finish
+     * produces (kafka_metrics_thread binds one per thread); served once the server runs. */
+    struct kafka_metrics *metrics = NULL;
+    if (metrics_addr) {
+        uint32_t sets = so.net.threads + 64;
+        if (sets > KAFKA_METRICS_LOOPS_MAX)
+            sets = KAFKA_METRICS_LOOPS_MAX;
+        if (kafka_metrics_create(sets, &metrics) != 0) {
+            cli_fail("serve", "cannot allocate the metrics counters");
+            return CLI_EXIT_FAIL;
+        }
+        so.metrics = metrics;
+    }
     rt_engine *e = NULL;
     int code = cli_engine_open("serve", dir, true, &eo, &e, NULL);
-    if (code != CLI_EXIT_OK)
+    if (code != CLI_EXIT_OK) {
+        kafka_metrics_destroy(metrics);
         return code;
+    }
     struct kafka_server *srv = NULL;
     int rc = kafka_server_start(e, &so, &srv);
     if (rc) {
         cli_fail("serve", "cannot listen on %s:%u: %s", listen_host, so.net.port, rt_strerror(rc));
         cli_engine_close("serve", e);
+        kafka_metrics_destroy(metrics);
         return CLI_EXIT_FAIL;
+    }
+    if (metrics) {
+        kafka_metrics_attach_server(metrics, srv);
+        rc = kafka_metrics_serve(metrics, metrics_addr, e, dir);
+        if (rc) {
+            cli_fail("serve", "--metrics %s: %s", metrics_addr,
+                     rc == RT_E_INVALID_ARGUMENT ? "not an IPv4 HOST:PORT" : rt_strerror(rc));
+            kafka_server_stop(srv);
+            cli_engine_close("serve", e);
+            kafka_metrics_destroy(metrics);
+            return rc == RT_E_INVALID_ARGUMENT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+        }
+        fprintf(stderr, "ringtail serve: metrics at http://%.*s:%u/metrics\n",
+                (int)(strrchr(metrics_addr, ':') - metrics_addr), metrics_addr,
+                kafka_metrics_port(metrics));
     }
     bool v6 = strchr(listen_host, ':') != NULL;
     fprintf(stderr, "ringtail serve: %s: network on %s (%u loop thread%s), %s, broker id %d\n", dir,
             kafka_server_backend(srv), so.net.threads, so.net.threads == 1 ? "" : "s",
-            so.zero_copy ? "zero-copy fetch" : "copying fetch", so.broker_id);
+            !so.zero_copy      ? "fetch copies records"
+            : so.net.zero_copy ? "zero-copy fetch (SEND_ZC / MSG_ZEROCOPY)"
+                               : "fetch by sendmsg from the mapping",
+            so.broker_id);
     printf("listening on %s%s%s:%u\n", v6 ? "[" : "", listen_host, v6 ? "]" : "",
            kafka_server_port(srv));
     fflush(stdout);
@@ -263,13 +312,23 @@ int cmd_serve(int argc, char **argv)
     uint64_t zc = atomic_load(&nc->payload_bytes_zero_copy);
     uint64_t plain = atomic_load(&nc->payload_bytes_sendmsg);
     uint64_t copied = atomic_load(&st->fetch_bytes_copied);
+    uint64_t notifs = atomic_load(&nc->zc_notifications);
+    uint64_t kcopied = atomic_load(&nc->zc_kernel_copied);
+    kafka_metrics_stop(metrics); /* no scrape reads the server or the engine after this */
     kafka_server_stop(srv);
     fprintf(stderr,
             "ringtail serve: %" PRIu64 " connections, %" PRIu64
             " requests; fetched records: %" PRIu64 " bytes sent zero-copy, %" PRIu64
             " sent by sendmsg from the mapping, %" PRIu64 " copied in user space\n",
             conns, reqs, zc, plain, copied);
+    if (notifs)
+        fprintf(stderr,
+                "ringtail serve: %" PRIu64 " zero-copy completions, %" PRIu64
+                " of which the kernel reports it copied (loopback delivers to a local socket "
+                "by copying)\n",
+                notifs, kcopied);
     code = cli_engine_close("serve", e);
+    kafka_metrics_destroy(metrics);
     if (code == CLI_EXIT_OK)
         fprintf(stderr, "ringtail serve: stopped cleanly\n");
     return code;

@@ -144,6 +144,23 @@ def check_connections_max(port, n):
     healthy(port)  # room again
 
 
+def check_produce_batches(port, n):
+    """A produce whose record set is n tiny batches (lengths that tile it) beyond the per-request
+    bound closes the connection; the broker keeps serving."""
+    batch = struct.pack(">qi", 0, 49) + b"\0" * 49  # 61 bytes: a batch header's length only
+    client = b"x"
+    topic = b"bounds"
+    body = struct.pack(">hhih", 0, 3, 11, len(client)) + client
+    body += struct.pack(">hhi", -1, 1, 1000)  # transactional id null, acks 1, timeout
+    body += struct.pack(">ih", 1, len(topic)) + topic + struct.pack(">ii", 1, 0)
+    records = batch * n
+    body += struct.pack(">i", len(records)) + records
+    s = connect(port)
+    s.sendall(struct.pack(">i", len(body)) + body)
+    assert closed_by_server(s, 10), "a produce of %d batches was not refused" % n
+    healthy(port)
+
+
 def main():
     port = int(sys.argv[1])
     check = sys.argv[2]
@@ -162,6 +179,8 @@ def main():
         check_unknown_key(port)
     elif check == "truncated":
         check_truncated(port)
+    elif check == "produce-batches":
+        check_produce_batches(port, int(args[0]))
     elif check == "pipelining":
         check_pipelining(port, int(args[0]))
     elif check == "idle":

@@ -51,9 +51,11 @@ struct kafka_slot {
     size_t resp_bytes;
     struct kp_arena resp;
     struct kp_writer w;
-    struct kp_hole holes[KAFKA_HOLES_MAX];
-    struct net_slice slices[KAFKA_HOLES_MAX];
-    rt_fetch *fetches[KAFKA_HOLES_MAX];
+    /* Fetch only: grown to the partitions a fetch names (at most KAFKA_HOLES_MAX), reused. */
+    struct kp_hole *holes;
+    struct net_slice *slices;
+    rt_fetch **fetches;
+    uint32_t holes_cap;
     uint32_t fetch_count;
     /* Produce in flight. */
     struct kafka_produce_op *ops;
@@ -61,8 +63,10 @@ struct kafka_slot {
     _Atomic uint32_t ops_pending;
     const struct kmsg_produce_response *produce_resp;
     bool acks_none;
+    int16_t api_versions_error; /* NONE, or UNSUPPORTED_VERSION (answered at v0) */
     /* Long poll. */
     int64_t poll_started_ms;
+    uint64_t started_ns; /* the frame was complete (latency in --metrics) */
 };
 
 /* Handlers: each returns a net verdict. */
@@ -78,6 +82,9 @@ enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s);
 /* Fetch: first call and retries of a parked one (expired: answer with what there is). */
 enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expired);
 
+/* Makes room for `n` record slices (clamped to KAFKA_HOLES_MAX) before a fetch response is
+ * begun. 0 or -ENOMEM. */
+int kafka_holes_reserve(struct kafka_slot *s, uint64_t n);
 /* Starts the response frame (size + header) in the slot's writer. */
 void kafka_response_begin(struct kafka_slot *s);
 /* Ends the frame and points the net request at it (holes become slices). NET_DONE, or

@@ -87,10 +87,12 @@ static int16_t create_one(struct kafka_slot *s, const struct kmsg_create_topics_
     case RT_E_INVALID_TOPIC:
         *message = "invalid topic name";
         return KAFKA_INVALID_TOPIC_EXCEPTION;
-    case RT_E_INVALID_ARGUMENT:
-    case RT_E_LIMIT:
+    case RT_E_INVALID_ARGUMENT: /* partitions beyond partitions_max */
         *message = rt_error_detail();
         return KAFKA_INVALID_PARTITIONS;
+    case RT_E_LIMIT: /* topics_max */
+        *message = rt_error_detail();
+        return KAFKA_POLICY_VIOLATION;
     default:
         *message = rt_error_detail();
         return kafka_error_from_rt(rc);

@@ -70,7 +70,7 @@ enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expir
         parts += (uint64_t)(q->topics[t].partitions_count > 0 ? q->topics[t].partitions_count : 0);
     size_t need = (size_t)q->topics_count * sizeof(struct kmsg_fetch_topic_response) +
                   (size_t)parts * sizeof(struct kmsg_fetch_partition_response);
-    if (kafka_resp_reserve(s, need) != 0)
+    if (kafka_resp_reserve(s, need) != 0 || kafka_holes_reserve(s, parts) != 0)
         return NET_CLOSE;
     int32_t nt = q->topics_count > 0 ? q->topics_count : 0;
     struct kmsg_fetch_topic_response *topics = kafka_alloc(s, (size_t)nt, sizeof(*topics));
@@ -112,7 +112,7 @@ enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expir
             int64_t limit = qp->partition_max_bytes;
             if (limit > budget)
                 limit = budget;
-            if ((limit <= 0 && any_data) || s->fetch_count == KAFKA_HOLES_MAX) {
+            if ((limit <= 0 && any_data) || s->fetch_count == s->holes_cap) {
                 partition_edges(srv->engine, name, part, r); /* KF2: no room left */
                 continue;
             }

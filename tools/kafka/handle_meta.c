@@ -21,8 +21,7 @@
 
 enum net_verdict kafka_handle_api_versions(struct kafka_slot *s)
 {
-    int16_t err = KAFKA_NONE;
-    (void)kmsg_api_versions_response_version(s->header.api_version, &err);
+    int16_t err = s->api_versions_error;
     struct kmsg_api_version_range table[64];
     struct kmsg_api_versions_response m = {
         .error_code = err,
@@ -248,13 +247,35 @@ static size_t broker_configs(const struct kafka_server *srv, struct config_kv *o
     snprintf(out[n++].value, sizeof(out[0].value), "%" PRId32, o->transaction_max_timeout_ms);
     out[n].name = "default.replication.factor";
     snprintf(out[n++].value, sizeof(out[0].value), "1");
+    const struct rt_options *e = &o->engine;
+    out[n].name = "message.max.bytes";
+    snprintf(out[n++].value, sizeof(out[0].value), "%u", e->batch_size_max_bytes);
+    out[n].name = "log.segment.bytes";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRIu64, e->segment_size_bytes);
+    out[n].name = "log.retention.ms";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRId64, e->retention_ms);
+    out[n].name = "log.retention.bytes";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRId64, e->retention_bytes);
     return n;
 }
 
 /* A topic's configs: the engine's per-partition behaviour (every topic shares them). */
-static size_t topic_configs(struct config_kv *out)
+static size_t topic_configs(const struct kafka_server *srv, struct config_kv *out)
 {
+    const struct rt_options *e = &srv->opts.engine;
     size_t n = 0;
+    out[n].name = "segment.bytes";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRIu64, e->segment_size_bytes);
+    out[n].name = "segment.ms";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRId64, e->segment_ms);
+    out[n].name = "retention.ms";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRId64, e->retention_ms);
+    out[n].name = "retention.bytes";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRId64, e->retention_bytes);
+    out[n].name = "max.message.bytes";
+    snprintf(out[n++].value, sizeof(out[0].value), "%u", e->batch_size_max_bytes);
+    out[n].name = "index.interval.bytes";
+    snprintf(out[n++].value, sizeof(out[0].value), "%u", e->index_interval_bytes);
     out[n].name = "cleanup.policy";
     snprintf(out[n++].value, sizeof(out[0].value), "delete");
     out[n].name = "compression.type";
@@ -280,7 +301,7 @@ enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s)
 {
     struct kafka_server *srv = s->server;
     const struct kmsg_describe_configs_request *q = &s->msg.describe_configs;
-    size_t per = 16 * (sizeof(struct kmsg_describe_configs_entry) + 64);
+    size_t per = 24 * (sizeof(struct kmsg_describe_configs_entry) + 64);
     if (kafka_resp_reserve(s, (size_t)(q->resources_count > 0 ? q->resources_count : 0) *
                                   (per + sizeof(struct kmsg_describe_configs_result))) != 0)
         return NET_CLOSE;
@@ -292,7 +313,7 @@ enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s)
         o->resource_type = r->resource_type;
         o->resource_name = r->resource_name;
         o->error_message = (struct kp_str){NULL, -1};
-        struct config_kv kv[16];
+        struct config_kv kv[24];
         size_t n = 0;
         int8_t source = 5; /* DEFAULT_CONFIG */
         if (r->resource_type == KAFKA_RESOURCE_BROKER) {
@@ -313,7 +334,7 @@ enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s)
                 o->error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;
             }
-            n = topic_configs(kv);
+            n = topic_configs(srv, kv);
         } else {
             o->error_code = KAFKA_INVALID_REQUEST;
             o->error_message = kp_str_of("only BROKER and TOPIC resources have configs here");

@@ -2,7 +2,8 @@
  * handle_produce.c — Produce v3-7: each partition's record set (one or more RecordBatch v2, as
  * the client encoded them, inside the request frame) goes to rt_append_batch_async, which
  * validates it (magic, sizes, CRC, counts and offset deltas, codec) on the loop thread and
- * queues it to the partition's shard; the shard stamps the base offset in place and calls back
+ * queues it to the partition's shard; the broker stamps the leader epoch (0) and the shard the
+ * base offset in place (neither is covered by the CRC); the shard calls back
  * once the round is acknowledged under the engine's sync mode (durable under sync=always). The
  * last callback encodes the answer and hands the request back to its loop (net_req_complete).
  * acks=0 is appended the same way and answered with nothing. No thread waits for a disk.
@@ -16,6 +17,8 @@
  *        batches; the producer rules are the engine's (duplicates answered NONE with the
  *        original offset, OUT_OF_ORDER_SEQUENCE_NUMBER 45, INVALID_PRODUCER_EPOCH 47,
  *        UNKNOWN_PRODUCER_ID 59, CORRUPT_MESSAGE 2 for a batch that fails validation).
+ *   KP4  At most KAFKA_PRODUCE_BATCHES_MAX batches per request (more closes the connection,
+ *        logged): the ops array is bounded.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,6 +28,9 @@
 #include "tools/kafka/handle.h"
 
 #define BATCH_HEADER_MIN 61 /* RecordBatch v2 header (docs/format.md) */
+/* Each batch in flight takes an rt_append_op (~0.5 KiB): a 100 MiB request of 61-byte batches
+ * would otherwise make the broker hold ~0.9 GiB of ops for it. */
+#define KAFKA_PRODUCE_BATCHES_MAX 65536u
 
 static uint32_t load_be32(const uint8_t *p)
 {
@@ -115,6 +121,13 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
                 batches += (uint64_t)n;
         }
     }
+    if (batches > KAFKA_PRODUCE_BATCHES_MAX) {
+        fprintf(stderr,
+                "ringtail serve: connection %" PRIu64 ": a produce request of %" PRIu64
+                " batches (at most %u per request); closing\n",
+                s->req->conn_id, batches, KAFKA_PRODUCE_BATCHES_MAX);
+        return NET_CLOSE;
+    }
     size_t need = (size_t)q->topics_count * sizeof(struct kmsg_produce_topic_response) +
                   (size_t)parts * sizeof(struct kmsg_produce_partition_response) + 64;
     if (kafka_resp_reserve(s, need) != 0)
@@ -154,6 +167,8 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
             topic_err = KAFKA_INVALID_REQUIRED_ACKS;
         } else if (!kafka_topic_name(qt->name, name)) {
             topic_err = KAFKA_INVALID_TOPIC_EXCEPTION;
+        } else if (strncmp(name, "__", 2) == 0) {
+            topic_err = KAFKA_INVALID_TOPIC_EXCEPTION; /* "Cannot append to internal topic" */
         } else {
             int rc = kafka_topic_ensure(srv, name, strncmp(name, "__", 2) != 0, &partitions);
             if (rc)
@@ -190,6 +205,9 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
             bool first = true;
             while (at < end) {
                 size_t len = (size_t)load_be32(at + 8) + 12;
+                /* The broker stamps the partition leader epoch (bytes 12..15, outside the CRC):
+                 * this single broker's only epoch, 0. The shard stamps the base offset. */
+                memset(at + 12, 0, 4);
                 struct kafka_produce_op *op = &s->ops[op_index];
                 op->slot = s;
                 op->resp = r;

@@ -31,6 +31,9 @@
  *        another connection.
  *   KN5  The receive buffer grows only to the largest frame seen (at most request_max_bytes + 4)
  *        and slot buffers to the largest frame they held: no allocation per request once warm.
+ *        Buffers grown past NET_KEEP_BYTES are given back once empty (a receive buffer) or
+ *        released (a slot's frame), so one large request does not pin its memory for the life
+ *        of the connection.
  */
 #include "net.h"
 
@@ -61,12 +64,21 @@
 #ifndef MSG_ZEROCOPY
 #define MSG_ZEROCOPY 0x4000000
 #endif
+/* Kernel 6.2+ (liburing 2.3's headers predate them): ask the notification to say whether the
+ * kernel copied after all. */
+#ifndef IORING_SEND_ZC_REPORT_USAGE
+#define IORING_SEND_ZC_REPORT_USAGE (1U << 3)
+#endif
+#ifndef IORING_NOTIF_USAGE_ZC_COPIED
+#define IORING_NOTIF_USAGE_ZC_COPIED (1U << 31)
+#endif
 
 #define NET_RBUF_INITIAL_BYTES (64u << 10)
 #define NET_RING_ENTRIES       256
 #define NET_CQ_ENTRIES         8192
 #define NET_EPOLL_EVENTS       128
-#define NET_TICK_MS            200 /* idle scans and deadline checks at least this often */
+#define NET_TICK_MS            200        /* idle scans and deadline checks at least this often */
+#define NET_KEEP_BYTES         (4u << 20) /* larger buffers are freed once empty (KN5) */
 
 enum slot_state {
     SLOT_FREE = 0,
@@ -143,6 +155,7 @@ struct net_loop {
     struct net_op accept_op, event_op, cancel_op;
     uint64_t event_buf;
     bool accept_armed, event_armed;
+    bool zc_no_report;       /* the kernel refused IORING_SEND_ZC_REPORT_USAGE: sent without it */
     int64_t accept_retry_ms; /* after EMFILE and friends: re-arm then, not in a spin */
 
     pthread_mutex_t lock; /* the completion list */
@@ -164,8 +177,11 @@ struct net {
     struct net_loop *loops;
     uint32_t loop_count;
     uint16_t port;
+    int listen_fd; /* one socket; every loop accepts on it (the kernel hands each connection
+                      to one waiting loop) */
     bool uring;
     _Atomic bool stopping;
+    int64_t drain_ms; /* set by net_stop before `stopping` (release) */
     _Atomic uint64_t next_conn_id;
     struct net_counters counters;
 };
@@ -227,6 +243,11 @@ static void slot_release(struct net_conn *c, struct net_slot *s)
     s->req.slice_count = 0;
     s->req.no_response = false;
     s->notifs_pending = 0;
+    if (s->frame_cap > NET_KEEP_BYTES) {
+        free(s->req.frame);
+        s->req.frame = NULL;
+        s->frame_cap = 0;
+    }
 }
 
 static void park(struct net_loop *l, struct net_slot *s)
@@ -320,6 +341,10 @@ static void conn_parse(struct net_conn *c)
             return;
         }
         if (avail < 4 + (size_t)size) {
+            /* An armed io_uring recv points into the buffer: it must not move now (the recv's
+             * completion parses again and makes room then). */
+            if (c->recv_armed && c->loop->uring)
+                return;
             if (rbuf_reserve(c, 4 + (size_t)size - avail) != 0) {
                 net_log("connection %" PRIu64 ": no memory for a %" PRId32 "-byte frame; closing",
                         c->id, size);
@@ -353,8 +378,16 @@ static void conn_parse(struct net_conn *c)
         memcpy(s->req.frame, c->rbuf + c->roff + 4, (size_t)size);
         s->req.frame_len = (size_t)size;
         c->roff += 4 + (size_t)size;
-        if (c->roff == c->rlen)
+        if (c->roff == c->rlen) {
             c->roff = c->rlen = 0;
+            if (c->rcap > NET_KEEP_BYTES && !c->recv_armed) {
+                uint8_t *b = realloc(c->rbuf, NET_RBUF_INITIAL_BYTES);
+                if (b) {
+                    c->rbuf = b;
+                    c->rcap = NET_RBUF_INITIAL_BYTES;
+                }
+            }
+        }
         c->count++;
         s->state = SLOT_PENDING; /* the hook runs now; slot_verdict sets the real state */
         s->req.deadline_ms = 0;
@@ -898,9 +931,11 @@ static void loop_arm_send(struct net_conn *c, struct net_slot *s)
     s->msg.msg_iovlen = s->iov_count - s->iov_pos;
     struct io_uring_sqe *sqe = uring_sqe(l);
     bool zc = n->opts.zero_copy && s->req.slice_count > 0;
-    if (zc)
+    if (zc) {
         io_uring_prep_sendmsg_zc(sqe, c->fd, &s->msg, MSG_NOSIGNAL);
-    else
+        if (!l->zc_no_report)
+            sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
+    } else
         io_uring_prep_sendmsg(sqe, c->fd, &s->msg, MSG_NOSIGNAL);
     io_uring_sqe_set_data(sqe, &s->send_op);
     c->ops_outstanding++;
@@ -931,6 +966,8 @@ static void uring_cqe(struct net_loop *l, struct io_uring_cqe *cqe)
     case OP_EVENT:
         l->event_armed = false;
         loop_handle_event(l, false);
+        if (cqe->res == -ECANCELED)
+            return;
         if (cqe->res >= 0 || cqe->res == -EINTR || cqe->res == -EAGAIN)
             uring_arm_event(l);
         else
@@ -951,6 +988,9 @@ static void uring_cqe(struct net_loop *l, struct io_uring_cqe *cqe)
         struct net_conn *c = op->conn;
         struct net_slot *s = op->slot;
         if (cqe->flags & IORING_CQE_F_NOTIF) {
+            count_add(&n->counters.zc_notifications, 1);
+            if (!l->zc_no_report && ((uint32_t)cqe->res & IORING_NOTIF_USAGE_ZC_COPIED))
+                count_add(&n->counters.zc_kernel_copied, 1);
             assert(s->notifs_pending > 0);
             s->notifs_pending--;
             assert(c->ops_outstanding > 0);
@@ -970,7 +1010,10 @@ static void uring_cqe(struct net_loop *l, struct io_uring_cqe *cqe)
             return;
         }
         if (cqe->res < 0) {
-            if (cqe->res == -EAGAIN || cqe->res == -EINTR) {
+            if (cqe->res == -EAGAIN || cqe->res == -EINTR ||
+                (cqe->res == -EINVAL && !l->zc_no_report && s->req.slice_count > 0)) {
+                if (cqe->res == -EINVAL)
+                    l->zc_no_report = true; /* an older kernel: no usage report */
                 c->send_armed = true;
                 loop_arm_send(c, s);
                 return;
@@ -1035,7 +1078,7 @@ static void uring_run(struct net_loop *l)
         loop_tick(l);
         if (atomic_load_explicit(&l->net->stopping, memory_order_acquire) && !l->stopping) {
             l->stopping = true;
-            l->stop_deadline_ms = net_now_ms() + 5000;
+            l->stop_deadline_ms = net_now_ms() + l->net->drain_ms;
             if (l->listen_fd >= 0) {
                 if (l->accept_armed) {
                     struct io_uring_sqe *sqe = uring_sqe(l);
@@ -1057,8 +1100,33 @@ static void uring_run(struct net_loop *l)
         }
         loop_sweep(l);
     }
-    /* Nothing refers to a connection any more; the accept and event reads may still be armed.
-     * The ring's exit cancels them. */
+    /* Nothing refers to a connection any more; the accept and the eventfd read may still be
+     * armed. They are cancelled and reaped here, and the ring is closed on this thread. */
+    struct io_uring_sqe *sqe = uring_sqe(l);
+    io_uring_prep_cancel(sqe, &l->accept_op, IORING_ASYNC_CANCEL_ALL);
+    io_uring_sqe_set_data(sqe, &l->cancel_op);
+    sqe = uring_sqe(l);
+    io_uring_prep_cancel(sqe, &l->event_op, IORING_ASYNC_CANCEL_ALL);
+    io_uring_sqe_set_data(sqe, &l->cancel_op);
+    int64_t until = net_now_ms() + 1000;
+    while ((l->accept_armed || l->event_armed) && net_now_ms() < until) {
+        struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = 50 * 1000000};
+        struct io_uring_cqe *cqe = NULL;
+        (void)io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &ts, NULL);
+        unsigned head, seen = 0;
+        io_uring_for_each_cqe(&l->ring, head, cqe)
+        {
+            seen++;
+            struct net_op *op = io_uring_cqe_get_data(cqe);
+            if (op == &l->accept_op && !(cqe->flags & IORING_CQE_F_MORE))
+                l->accept_armed = false;
+            else if (op == &l->event_op)
+                l->event_armed = false;
+        }
+        io_uring_cq_advance(&l->ring, seen);
+    }
+    io_uring_queue_exit(&l->ring);
+    l->ring_open = false;
 }
 
 /* ---- epoll backend ---- */
@@ -1096,6 +1164,9 @@ static void epoll_read_errqueue(struct net_conn *c)
             if (ee->ee_origin != SO_EE_ORIGIN_ZEROCOPY)
                 continue;
             /* [ee_info, ee_data] are done; TCP reports them in order. */
+            count_add(&c->loop->net->counters.zc_notifications, 1);
+            if (ee->ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
+                count_add(&c->loop->net->counters.zc_kernel_copied, 1);
             if ((uint64_t)ee->ee_data + 1 > c->zc_seq_done)
                 c->zc_seq_done = (uint64_t)ee->ee_data + 1;
         }
@@ -1217,11 +1288,10 @@ static void epoll_run(struct net_loop *l)
         loop_sweep(l);
         if (atomic_load_explicit(&l->net->stopping, memory_order_acquire) && !l->stopping) {
             l->stopping = true;
-            l->stop_deadline_ms = net_now_ms() + 5000;
+            l->stop_deadline_ms = net_now_ms() + l->net->drain_ms;
             if (l->listen_fd >= 0) {
                 epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->listen_fd, NULL);
-                close(l->listen_fd);
-                l->listen_fd = -1;
+                l->listen_fd = -1; /* net's: closed by net_free */
             }
             loop_handle_event(l, true);
         }
@@ -1239,21 +1309,48 @@ static void epoll_run(struct net_loop *l)
 
 /* ---- set-up ---- */
 
+/* Registers the listening socket and the eventfd with the loop's epoll set. */
+static int epoll_setup(struct net_loop *l)
+{
+    /* EPOLLEXCLUSIVE: one loop is woken per incoming connection, not all of them. */
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = &l->accept_op};
+    struct epoll_event eev = {.events = EPOLLIN, .data.ptr = &l->event_op};
+    if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->listen_fd, &ev) != 0 ||
+        epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->event_fd, &eev) != 0)
+        return -errno;
+    return 0;
+}
+
+/* The ring is made, used and closed on the loop thread alone (a single issuer: its task work
+ * runs there and nowhere else). */
 static void *loop_main(void *arg)
 {
     struct net_loop *l = arg;
-    if (l->uring)
-        uring_run(l);
-    else
-        epoll_run(l);
+    if (l->uring) {
+        struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE, .cq_entries = NET_CQ_ENTRIES};
+        int rc = io_uring_queue_init_params(NET_RING_ENTRIES, &l->ring, &p);
+        if (rc == 0) {
+            l->ring_open = true;
+            uring_run(l);
+            return NULL;
+        }
+        net_log("loop %u: io_uring_queue_init failed (%s); this loop runs on epoll", l->index,
+                strerror(-rc));
+        l->uring = false;
+        l->epfd = epoll_create1(EPOLL_CLOEXEC);
+        if (l->epfd < 0 || epoll_setup(l) != 0) {
+            net_log("loop %u: no epoll either (%s); the loop is lost", l->index, strerror(errno));
+            abort();
+        }
+    }
+    epoll_run(l);
     return NULL;
 }
 
-static int listen_socket(const struct net_options *o, uint16_t port, int *fd_out,
-                         uint16_t *port_out)
+static int listen_socket(const struct net_options *o, int *fd_out, uint16_t *port_out)
 {
     char service[8];
-    snprintf(service, sizeof(service), "%u", port);
+    snprintf(service, sizeof(service), "%u", o->port);
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
                              .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
@@ -1270,7 +1367,6 @@ static int listen_socket(const struct net_options *o, uint16_t port, int *fd_out
         }
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
         if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1024) != 0) {
             rc = -errno;
             close(fd);
@@ -1305,12 +1401,7 @@ static int loop_init(struct net *n, struct net_loop *l, uint32_t index, bool uri
     if (l->event_fd < 0)
         return -errno;
     if (uring) {
-        struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE, .cq_entries = NET_CQ_ENTRIES};
-        int rc = io_uring_queue_init_params(NET_RING_ENTRIES, &l->ring, &p);
-        if (rc < 0)
-            return rc;
-        l->ring_open = true;
-        l->uring = true;
+        l->uring = true; /* the ring itself is made by the loop thread (loop_main) */
         return 0;
     }
     l->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -1325,8 +1416,6 @@ static void loop_destroy(struct net_loop *l)
         io_uring_queue_exit(&l->ring);
     if (l->epfd >= 0)
         close(l->epfd);
-    if (l->listen_fd >= 0)
-        close(l->listen_fd);
     if (l->event_fd >= 0)
         close(l->event_fd);
     pthread_mutex_destroy(&l->lock);
@@ -1336,6 +1425,8 @@ static void net_free(struct net *n)
 {
     for (uint32_t i = 0; i < n->loop_count; i++)
         loop_destroy(&n->loops[i]);
+    if (n->listen_fd >= 0)
+        close(n->listen_fd);
     free(n->loops);
     free(n);
 }
@@ -1366,43 +1457,32 @@ int net_start(const struct net_options *opts, const struct net_hooks *hooks, str
         return -ENOMEM;
     n->opts = *opts;
     n->hooks = *hooks;
+    n->listen_fd = -1;
     n->loops = calloc(opts->threads, sizeof(*n->loops));
     if (!n->loops) {
         free(n);
         return -ENOMEM;
     }
+    /* The probe makes (and closes) a ring on this thread: io_uring is set up where it can. */
     bool uring = opts->io != NET_IO_SYNC && uring_usable();
     if (opts->io == NET_IO_URING && !uring) {
         free(n->loops);
         free(n);
         return -ENOSYS;
     }
-    int rc = 0;
+    int rc = listen_socket(opts, &n->listen_fd, &n->port);
+    if (rc)
+        goto err_free;
     for (uint32_t i = 0; i < opts->threads; i++) {
         n->loop_count = i + 1;
         rc = loop_init(n, &n->loops[i], i, uring);
-        if (rc && uring && i == 0 && opts->io == NET_IO_AUTO) {
-            loop_destroy(&n->loops[0]);
-            memset(&n->loops[0], 0, sizeof(n->loops[0]));
-            uring = false; /* io_uring_queue_init failed: the epoll fallback */
-            rc = loop_init(n, &n->loops[i], i, false);
-        }
         if (rc)
             goto err_free;
-        uint16_t port = 0;
-        rc = listen_socket(opts, i == 0 ? opts->port : n->port, &n->loops[i].listen_fd, &port);
-        if (rc)
-            goto err_free;
-        if (i == 0)
-            n->port = port;
+        n->loops[i].listen_fd = n->listen_fd;
         if (!uring) {
-            struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &n->loops[i].accept_op};
-            struct epoll_event eev = {.events = EPOLLIN, .data.ptr = &n->loops[i].event_op};
-            if (epoll_ctl(n->loops[i].epfd, EPOLL_CTL_ADD, n->loops[i].listen_fd, &ev) != 0 ||
-                epoll_ctl(n->loops[i].epfd, EPOLL_CTL_ADD, n->loops[i].event_fd, &eev) != 0) {
-                rc = -errno;
+            rc = epoll_setup(&n->loops[i]);
+            if (rc)
                 goto err_free;
-            }
         }
     }
     n->uring = uring;
@@ -1445,7 +1525,7 @@ const struct net_counters *net_counters_get(const struct net *n)
 
 void net_stop(struct net *n, int64_t drain_ms)
 {
-    (void)drain_ms;
+    n->drain_ms = drain_ms > 0 ? drain_ms : 0;
     atomic_store_explicit(&n->stopping, true, memory_order_release);
     for (uint32_t i = 0; i < n->loop_count; i++) {
         uint64_t one = 1;

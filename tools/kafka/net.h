@@ -6,9 +6,10 @@
  * server's request hook, and the server hands back the response bytes — a buffer it built plus
  * out-of-line slices (segment bytes of a fetch) that the loop sends without copying them.
  *
- * Threads: `threads` loop threads, each with its own ring (or epoll set), its own listening
- * socket on the same address (SO_REUSEPORT: the kernel spreads connections over the loops) and
- * its own connections. A connection lives on one loop for its whole life. The only cross-thread
+ * Threads: `threads` loop threads, each with its own ring (or epoll set) and
+ * its own connections; they share one listening socket and each waits on it (a multishot accept,
+ * or EPOLLEXCLUSIVE), so the kernel hands every connection to one loop. A connection lives on
+ * one loop for its whole life. The only cross-thread
  * entry points are net_req_complete (a produce finished on a shard thread) and net_wake (an
  * append published data; a long-poll fetch may now be answered), both through the loop's
  * eventfd.
@@ -107,6 +108,10 @@ struct net_counters {
     _Atomic uint64_t payload_bytes_sendmsg;   /* slice bytes sent by plain sendmsg from the
                                                  mapping (the kernel copies; user space does
                                                  not) */
+    _Atomic uint64_t zc_notifications;        /* zero-copy completions the kernel reported */
+    _Atomic uint64_t zc_kernel_copied;        /* ... of which say the kernel copied the pages
+                                                 after all (loopback delivers to a local socket
+                                                 by copying: still no user-space copy) */
 };
 
 struct net;

@@ -18,15 +18,25 @@
  */
 #include "tools/kafka/server.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tools/kafka/handle.h"
 #include "tools/kafka/handle_txn.h"
+#include "tools/kafka/metrics.h"
+
+static uint64_t server_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 void kafka_server_options_init(struct kafka_server_options *o)
 {
@@ -45,6 +55,7 @@ void kafka_server_options_init(struct kafka_server_options *o)
     o->num_partitions = 1;
     o->auto_create_topics = true;
     o->transaction_max_timeout_ms = 900000;
+    rt_options_init(&o->engine);
     o->zero_copy = true;
 }
 
@@ -141,9 +152,31 @@ void kafka_count_error(struct kafka_slot *s, int16_t code)
         atomic_fetch_add_explicit(&s->server->stats.errors_by_api[key], 1, memory_order_relaxed);
 }
 
+int kafka_holes_reserve(struct kafka_slot *s, uint64_t n)
+{
+    if (n > KAFKA_HOLES_MAX)
+        n = KAFKA_HOLES_MAX;
+    if (n <= s->holes_cap)
+        return 0;
+    assert(s->fetch_count == 0); /* nothing points into the arrays while they move */
+    struct kp_hole *h = realloc(s->holes, n * sizeof(*h));
+    if (h)
+        s->holes = h;
+    struct net_slice *sl = realloc(s->slices, n * sizeof(*sl));
+    if (sl)
+        s->slices = sl;
+    rt_fetch **f = realloc(s->fetches, n * sizeof(*f));
+    if (f)
+        s->fetches = f;
+    if (!h || !sl || !f)
+        return -ENOMEM;
+    s->holes_cap = (uint32_t)n;
+    return 0;
+}
+
 void kafka_response_begin(struct kafka_slot *s)
 {
-    kp_writer_reset(&s->w, s->holes, KAFKA_HOLES_MAX);
+    kp_writer_reset(&s->w, s->holes, s->holes_cap);
     (void)kafka_frame_begin(&s->w);
     kafka_response_header_encode(&s->w, s->header.api_key, s->header.api_version,
                                  s->header.correlation_id);
@@ -165,6 +198,9 @@ enum net_verdict kafka_response_end(struct kafka_slot *s)
     s->req->out_len = s->w.len;
     s->req->slices = s->slices;
     s->req->slice_count = s->w.holes_count;
+    if (s->server->opts.metrics)
+        kafka_metrics_request(kafka_metrics_thread(s->server->opts.metrics), s->header.api_key,
+                              s->header.api_version, server_now_ns() - s->started_ns);
     return NET_DONE;
 }
 
@@ -177,7 +213,7 @@ static int hook_slot_init(void *ctx, struct net_req *req)
         return -ENOMEM;
     s->server = ctx;
     s->req = req;
-    kp_writer_init(&s->w, s->holes, KAFKA_HOLES_MAX);
+    kp_writer_init(&s->w, NULL, 0);
     req->user = s;
     return 0;
 }
@@ -191,6 +227,9 @@ static void hook_slot_free(void *ctx, struct net_req *req)
     kp_writer_free(&s->w);
     free(s->arena_buf);
     free(s->resp_buf);
+    free(s->holes);
+    free(s->slices);
+    free(s->fetches);
     free(s->ops);
     free(s);
     req->user = NULL;
@@ -256,6 +295,7 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
     struct kafka_slot *s = req->user;
     s->fetch_count = 0;
     s->acks_none = false;
+    s->started_ns = srv->opts.metrics ? server_now_ns() : 0;
     struct kp_reader r;
     kp_reader_init(&r, req->frame, req->frame_len);
     memset(&s->header, 0, sizeof(s->header));
@@ -275,7 +315,7 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
                 return refuse(s, "ApiVersions body does not decode");
         }
         s->header.api_version = v; /* the answer's version (v0 for one we do not know) */
-        (void)err;
+        s->api_versions_error = err;
         return kafka_handle_api_versions(s);
     }
     if (!kafka_api_find(key))
@@ -350,7 +390,9 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
         return -ENOMEM;
     srv->engine = engine;
     srv->opts = *opts;
-    srv->opts.net.zero_copy = opts->zero_copy;
+    /* Slices exist only when zero_copy; net.zero_copy picks SEND_ZC/MSG_ZEROCOPY for them
+     * (else a plain sendmsg from the mapping: the kernel copies, user space does not). */
+    srv->opts.net.zero_copy = opts->zero_copy && opts->net.zero_copy;
     snprintf(srv->advertise_host, sizeof(srv->advertise_host), "%s", opts->advertise_host);
     struct net_hooks hooks = {
         .ctx = srv,

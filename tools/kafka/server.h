@@ -13,8 +13,11 @@
 #include "engine/ringtail.h"
 #include "tools/kafka/net.h"
 
+struct kafka_metrics; /* tools/kafka/metrics.h */
+
 struct kafka_server_options {
     struct net_options net;
+    struct kafka_metrics *metrics;  /* --metrics: requests counted there (NULL: none) */
     int32_t broker_id;              /* broker.id (0) */
     const char *advertise_host;     /* what Metadata/FindCoordinator tell clients ("127.0.0.1") */
     uint16_t advertise_port;        /* 0: the port the server listens on */
@@ -22,8 +25,10 @@ struct kafka_server_options {
     bool auto_create_topics;        /* auto.create.topics.enable (true) */
     bool accept_replication_factor; /* accept (and report as 1) replication factors > 1 */
     int32_t transaction_max_timeout_ms; /* transaction.max.timeout.ms (as the engine's) */
-    bool zero_copy;                     /* fetch records sent from the mapping (true); false copies
-                                           them into the response buffer (the bench's comparison) */
+    struct rt_options engine; /* what the engine was opened with (DescribeConfigs reports it);
+                                 rt_options_init's defaults unless the caller copies its own */
+    bool zero_copy;           /* fetch records sent from the mapping (true); false copies
+                                 them into the response buffer (the bench's comparison) */
 };
 
 void kafka_server_options_init(struct kafka_server_options *o);
