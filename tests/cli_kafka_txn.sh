@@ -24,6 +24,9 @@
 #     sent in its transactions, every third aborted) SIGKILLed midway and restarted: its output
 #     exactly once; a producer left open pins read_committed readers until the broker's timeout
 #     aborts it, then they move on without its records;
+#   - kafkajs 2.2.4: 9 transactions with sendOffsets, a third aborted: read_committed returns
+#     exactly the committed records, the group's offset is the last committed one's; a second
+#     producer with the same transactionalId fences the first;
 #   - plain offset commits of a consumer without group membership survive a broker SIGKILL;
 #   - `ringtail verify` clean after SIGTERM.
 # Runs over both network backends (--io uring, --io sync).
@@ -317,6 +320,31 @@ expect "python: ... and they survive a broker SIGKILL and restart" 0 "^committed
 serve_stop "python: serve exits 0 on SIGTERM"
 run verify "$D"
 expect "python: verify clean" 0
+
+# kafkajs 2.2.4 (tests/kafka/node, installed by tools/setup.sh): transactions with sendOffsets, a
+# third aborted, and fencing (tests/kafka/node/kafkajs_txn.test.js); the output read back here.
+D=$T/data-js
+PORT=$(free_port)
+run topic create "$D" seed --partitions 1
+serve_start "$D" --transaction-max-timeout-ms 60000
+NODE_DIR=$(cd "$(dirname "$0")/kafka/node" && pwd)
+if [ -f "$NODE_DIR/node_modules/kafkajs/package.json" ]; then
+    (cd "$NODE_DIR" && RT_BROKER="127.0.0.1:$PORT" RT_KAFKAJS_OUT="$T/js.out" \
+        timeout 300 node --test kafkajs_txn.test.js) >"$T/out" 2>"$T/err"
+    RC=$?
+    expect "kafkajs: transactions with sendOffsets (group offset = last commit) and fencing" 0 \
+        "# fail 0"
+else
+    RC=1
+    echo "kafkajs is not installed in $NODE_DIR (run tools/setup.sh)" >"$T/err"
+    bad "kafkajs: transactions with sendOffsets (group offset = last commit) and fencing"
+fi
+read_all read_committed jstx >"$T/rc"
+same_once "kafkajs: read_committed returns exactly the committed records, once each" \
+    "$T/js.out" "$T/rc"
+serve_stop "kafkajs: serve exits 0 on SIGTERM"
+run verify "$D"
+expect "kafkajs: verify clean" 0
 
 # A transaction timeout above the broker's maximum: the producer cannot initialise.
 D=$T/data-max
