@@ -266,22 +266,40 @@ enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at
                   : q.generation >= 0 ? KAFKA_ILLEGAL_GENERATION
                                       : KAFKA_NONE;
     rt_engine *e = s->server->engine;
-    kafka_response_begin(s);
-    if (v >= 3)
-        kp_write_i32(&s->w, 0); /* throttle_time_ms */
-    kp_write_array_len(&s->w, q.topics_count);
+    /* Pass 1: each partition's code; the valid ones gathered for one durable write. */
+    size_t total = 0;
+    for (int32_t t = 0; t < q.topics_count; t++)
+        total += (size_t)q.topics[t].count;
+    size_t meta_bytes = 0;
+    for (int32_t t = 0; t < q.topics_count; t++)
+        for (int32_t i = 0; i < q.topics[t].count; i++)
+            meta_bytes +=
+                (q.topics[t].parts[i].metadata.len > 0 ? (size_t)q.topics[t].parts[i].metadata.len
+                                                       : 0) +
+                1;
+    size_t topics = q.topics_count > 0 ? (size_t)q.topics_count : 0;
+    int16_t *codes = total ? calloc(total, sizeof(*codes)) : NULL;
+    struct rt_offset *offs = total ? calloc(total, sizeof(*offs)) : NULL;
+    char *names = topics ? calloc(topics, RT_TOPIC_NAME_MAX + 1) : NULL;
+    char *meta = meta_bytes ? malloc(meta_bytes) : NULL;
+    if ((total && (!codes || !offs)) || (topics && !names) || (meta_bytes && !meta)) {
+        free(codes);
+        free(offs);
+        free(names);
+        free(meta);
+        fprintf(stderr, "ringtail serve: OffsetCommit: out of memory; closing\n");
+        return NET_CLOSE;
+    }
+    size_t k = 0, n = 0, mat = 0;
     for (int32_t t = 0; t < q.topics_count; t++) {
         const struct oc_topic *tp = &q.topics[t];
-        char name[RT_TOPIC_NAME_MAX + 1];
+        char *name = names + (size_t)t * (RT_TOPIC_NAME_MAX + 1);
         bool name_ok = kafka_topic_name(tp->name, name);
         uint32_t parts = 0;
         bool known = name_ok && rt_topic_describe(e, name, &parts) == 0;
-        kp_write_string(&s->w, tp->name);
-        kp_write_array_len(&s->w, tp->count);
-        for (int32_t i = 0; i < tp->count; i++) {
+        for (int32_t i = 0; i < tp->count; i++, k++) {
             const struct oc_part *pp = &tp->parts[i];
             int16_t code = all;
-            char md[GROUP_METADATA_BYTES_MAX + 1];
             if (code == KAFKA_NONE &&
                 (!known || pp->partition < 0 || (uint32_t)pp->partition >= parts))
                 code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
@@ -291,27 +309,48 @@ enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at
                      (pp->offset < 0 || (pp->metadata.len > 0 &&
                                          memchr(pp->metadata.ptr, 0, (size_t)pp->metadata.len))))
                 code = KAFKA_INVALID_REQUEST;
-            if (code == KAFKA_NONE) {
-                size_t ml = pp->metadata.len > 0 ? (size_t)pp->metadata.len : 0;
-                memcpy(md, pp->metadata.ptr, ml);
-                md[ml] = 0;
-                struct rt_offset o = {.topic = name,
-                                      .partition = (uint32_t)pp->partition,
-                                      .offset = pp->offset,
-                                      .metadata = md};
-                /* Durable before the answer; one write per partition (simple consumers commit
-                 * few partitions at a time). */
-                rc = rt_group_commit_offsets(e, group, &o, 1);
-                if (rc) {
-                    code = kafka_error_from_rt(rc);
-                    fprintf(stderr, "ringtail serve: OffsetCommit for group '%s': %s: %s\n", group,
-                            rt_strerror(rc), rt_error_detail());
-                }
-            }
-            kp_write_i32(&s->w, pp->partition);
+            codes[k] = code;
+            if (code != KAFKA_NONE)
+                continue;
+            size_t ml = pp->metadata.len > 0 ? (size_t)pp->metadata.len : 0;
+            memcpy(meta + mat, pp->metadata.ptr, ml);
+            meta[mat + ml] = 0;
+            offs[n++] = (struct rt_offset){.topic = name,
+                                           .partition = (uint32_t)pp->partition,
+                                           .offset = pp->offset,
+                                           .metadata = meta + mat};
+            mat += ml + 1;
+        }
+    }
+    /* One durable write for every valid partition, before the answer. */
+    int16_t stored = KAFKA_NONE;
+    if (n) {
+        rc = rt_group_commit_offsets(e, group, offs, n);
+        if (rc) {
+            stored = kafka_error_from_rt(rc);
+            fprintf(stderr, "ringtail serve: OffsetCommit for group '%s': %s: %s\n", group,
+                    rt_strerror(rc), rt_error_detail());
+        }
+    }
+    /* Pass 2: the answer. */
+    kafka_response_begin(s);
+    if (v >= 3)
+        kp_write_i32(&s->w, 0); /* throttle_time_ms */
+    kp_write_array_len(&s->w, q.topics_count);
+    k = 0;
+    for (int32_t t = 0; t < q.topics_count; t++) {
+        kp_write_string(&s->w, q.topics[t].name);
+        kp_write_array_len(&s->w, q.topics[t].count);
+        for (int32_t i = 0; i < q.topics[t].count; i++, k++) {
+            int16_t code = codes[k] == KAFKA_NONE ? stored : codes[k];
+            kp_write_i32(&s->w, q.topics[t].parts[i].partition);
             kp_write_i16(&s->w, code);
             kafka_count_error(s, code);
         }
     }
+    free(codes);
+    free(offs);
+    free(names);
+    free(meta);
     return kafka_response_end(s);
 }
