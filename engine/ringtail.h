@@ -257,10 +257,12 @@ int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
  * assigned base offset into bytes 0..7 of `batch` (the CRC does not cover them), so the
  * caller's buffer must be writable and stay untouched until the call returns. A batch with a
  * producer id (>= 0) is held to the producer rules (see "Producers" below); an exact duplicate
- * returns 0 with the original base offset and appends nothing. Transactional and control batches
- * are refused (RT_E_UNSUPPORTED) until transactions exist.
+ * returns 0 with the original base offset and appends nothing. A control batch is refused
+ * (RT_E_INVALID_ARGUMENT: markers are the coordinator's); a transactional batch is accepted only
+ * for a partition its producer's transactional id has added to its ongoing transaction (see
+ * "Transactions over the wire"), else RT_E_INVALID_TXN_STATE.
  * Errors: as rt_append, plus RT_E_CORRUPT, RT_E_UNSUPPORTED, RT_E_OUT_OF_ORDER_SEQUENCE,
- * RT_E_INVALID_PRODUCER_EPOCH, RT_E_UNKNOWN_PRODUCER_ID. */
+ * RT_E_INVALID_PRODUCER_EPOCH, RT_E_UNKNOWN_PRODUCER_ID, RT_E_INVALID_TXN_STATE. */
 int rt_append_batch(rt_engine *engine, const char *topic, uint32_t partition, void *batch,
                     size_t len, int64_t *base_offset_out);
 
