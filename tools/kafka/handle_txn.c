@@ -35,33 +35,15 @@
 
 /* ---- decoding ---- */
 
-struct txn_topic_req {
-    struct kp_str name;
-    int32_t count;
-    int32_t *partitions;     /* AddPartitionsToTxn */
-    int64_t *offsets;        /* TxnOffsetCommit */
-    struct kp_str *metadata; /* TxnOffsetCommit, nullable each */
-};
-
-struct txn_req {
-    struct kp_str transactional_id;
-    struct kp_str group;
-    int64_t producer_id;
-    int16_t producer_epoch;
-    bool committed;
-    int32_t topics_count;
-    struct txn_topic_req *topics;
-};
-
-static int decode_topics(struct kp_reader *r, struct kp_arena *a, struct txn_req *q, bool offsets,
-                         int16_t version)
+static int decode_topics(struct kp_reader *r, struct kp_arena *a, struct kafka_txn_request *q,
+                         bool offsets, int16_t version)
 {
     q->topics_count = kp_read_array_len(r, 6);
     if (q->topics_count < 0)
         q->topics_count = 0; /* a null array (not valid here): nothing asked */
     q->topics = kp_arena_array(r, a, q->topics_count, sizeof(*q->topics));
     for (int32_t t = 0; t < q->topics_count && !r->err; t++) {
-        struct txn_topic_req *tp = &q->topics[t];
+        struct kafka_txn_topic *tp = &q->topics[t];
         tp->name = kp_read_string(r);
         tp->count = kp_read_array_len(r, offsets ? 14 : 4);
         if (tp->count < 0)
@@ -86,17 +68,16 @@ static int decode_topics(struct kp_reader *r, struct kp_arena *a, struct txn_req
     return r->err;
 }
 
-/* The request body of the slot's (key, version), decoded into q; 0 or the reader's error. */
-static int decode(struct kafka_slot *s, struct kp_reader *r, struct txn_req *q)
+int kafka_txn_request_decode(struct kp_reader *r, int16_t api_key, int16_t v, struct kp_arena *a,
+                             struct kafka_txn_request *q)
 {
     memset(q, 0, sizeof(*q));
-    int16_t v = s->header.api_version;
-    switch (s->header.api_key) {
+    switch (api_key) {
     case KAFKA_ADD_PARTITIONS_TO_TXN:
         q->transactional_id = kp_read_string(r);
         q->producer_id = kp_read_i64(r);
         q->producer_epoch = kp_read_i16(r);
-        decode_topics(r, &s->arena, q, false, v);
+        decode_topics(r, a, q, false, v);
         break;
     case KAFKA_ADD_OFFSETS_TO_TXN:
         q->transactional_id = kp_read_string(r);
@@ -115,7 +96,7 @@ static int decode(struct kafka_slot *s, struct kp_reader *r, struct txn_req *q)
         q->group = kp_read_string(r);
         q->producer_id = kp_read_i64(r);
         q->producer_epoch = kp_read_i16(r);
-        decode_topics(r, &s->arena, q, true, v);
+        decode_topics(r, a, q, true, v);
         break;
     default:
         return RT_E_UNSUPPORTED;
@@ -125,7 +106,7 @@ static int decode(struct kafka_slot *s, struct kp_reader *r, struct txn_req *q)
 }
 
 /* Decodes with the slot's arena, growing it as decode_body in server.c does. */
-static int decode_with_arena(struct kafka_slot *s, size_t body_at, struct txn_req *q)
+static int decode_with_arena(struct kafka_slot *s, size_t body_at, struct kafka_txn_request *q)
 {
     for (;;) {
         if (!s->arena_buf) {
@@ -137,7 +118,8 @@ static int decode_with_arena(struct kafka_slot *s, size_t body_at, struct txn_re
         kp_arena_init(&s->arena, s->arena_buf, s->arena_bytes);
         struct kp_reader r;
         kp_reader_init(&r, s->req->frame + body_at, s->req->frame_len - body_at);
-        int rc = decode(s, &r, q);
+        int rc =
+            kafka_txn_request_decode(&r, s->header.api_key, s->header.api_version, &s->arena, q);
         if (rc != RT_E_LIMIT || s->arena_bytes >= KAFKA_ARENA_MAX_BYTES)
             return rc;
         size_t bigger = s->arena_bytes * 2;
@@ -211,7 +193,7 @@ static enum net_verdict answer_code(struct kafka_slot *s, int16_t code)
 
 /* The per-partition answer of AddPartitionsToTxn and TxnOffsetCommit (same shape at these
  * versions): throttle, then [name [partition error]]. codes[t][i] per partition. */
-static enum net_verdict answer_partitions(struct kafka_slot *s, const struct txn_req *q,
+static enum net_verdict answer_partitions(struct kafka_slot *s, const struct kafka_txn_request *q,
                                           int16_t *const *codes)
 {
     kafka_response_begin(s);
@@ -230,7 +212,7 @@ static enum net_verdict answer_partitions(struct kafka_slot *s, const struct txn
 }
 
 /* codes[t] arrays for every topic of q, all set to `code`; NULL when the arena is full. */
-static int16_t **codes_alloc(struct kafka_slot *s, const struct txn_req *q, int16_t code)
+static int16_t **codes_alloc(struct kafka_slot *s, const struct kafka_txn_request *q, int16_t code)
 {
     size_t need = (size_t)q->topics_count * (sizeof(int16_t *) + 8);
     for (int32_t t = 0; t < q->topics_count; t++)
@@ -276,7 +258,7 @@ enum net_verdict kafka_handle_init_producer_id_txn(struct kafka_slot *s)
     return kafka_response_end(s);
 }
 
-static enum net_verdict add_partitions(struct kafka_slot *s, const struct txn_req *q)
+static enum net_verdict add_partitions(struct kafka_slot *s, const struct kafka_txn_request *q)
 {
     rt_engine *e = s->server->engine;
     char id[TXN_ID_BYTES_MAX + 1];
@@ -335,7 +317,7 @@ static enum net_verdict add_partitions(struct kafka_slot *s, const struct txn_re
     return answer_partitions(s, q, codes);
 }
 
-static enum net_verdict add_offsets(struct kafka_slot *s, const struct txn_req *q)
+static enum net_verdict add_offsets(struct kafka_slot *s, const struct kafka_txn_request *q)
 {
     char id[TXN_ID_BYTES_MAX + 1], group[TXN_ID_BYTES_MAX + 1];
     if (!name_of(q->transactional_id, id) || !name_of(q->group, group))
@@ -346,7 +328,7 @@ static enum net_verdict add_offsets(struct kafka_slot *s, const struct txn_req *
     return answer_code(s, txn_error(rc));
 }
 
-static enum net_verdict end_txn(struct kafka_slot *s, const struct txn_req *q)
+static enum net_verdict end_txn(struct kafka_slot *s, const struct kafka_txn_request *q)
 {
     char id[TXN_ID_BYTES_MAX + 1];
     if (!name_of(q->transactional_id, id))
@@ -358,7 +340,7 @@ static enum net_verdict end_txn(struct kafka_slot *s, const struct txn_req *q)
     return answer_code(s, txn_error(rc));
 }
 
-static enum net_verdict txn_offset_commit(struct kafka_slot *s, const struct txn_req *q)
+static enum net_verdict txn_offset_commit(struct kafka_slot *s, const struct kafka_txn_request *q)
 {
     rt_engine *e = s->server->engine;
     char id[TXN_ID_BYTES_MAX + 1], group[TXN_ID_BYTES_MAX + 1];
@@ -438,7 +420,7 @@ bool kafka_txn_api(int16_t key)
 
 enum net_verdict kafka_handle_txn(struct kafka_slot *s, size_t body_at)
 {
-    struct txn_req q;
+    struct kafka_txn_request q;
     int rc = decode_with_arena(s, body_at, &q);
     if (rc) {
         refuse_log(s,

@@ -11,6 +11,33 @@
 
 #include "tools/kafka/handle.h"
 
+/* A decoded AddPartitionsToTxn v0-1, AddOffsetsToTxn v0-1, EndTxn v0-1 or TxnOffsetCommit v0-2
+ * request (the fields its API has; strings point into the request frame, arrays into the
+ * arena). */
+struct kafka_txn_topic {
+    struct kp_str name;
+    int32_t count;
+    int32_t *partitions;     /* AddPartitionsToTxn, TxnOffsetCommit */
+    int64_t *offsets;        /* TxnOffsetCommit */
+    struct kp_str *metadata; /* TxnOffsetCommit, nullable each */
+};
+
+struct kafka_txn_request {
+    struct kp_str transactional_id;
+    struct kp_str group; /* AddOffsetsToTxn, TxnOffsetCommit */
+    int64_t producer_id;
+    int16_t producer_epoch;
+    bool committed; /* EndTxn */
+    int32_t topics_count;
+    struct kafka_txn_topic *topics;
+};
+
+/* Decodes the body of (api_key, version): 0, the reader's error (truncation, a bad length, an
+ * array count the bytes left cannot hold, bytes left over), RT_E_LIMIT (arena full), or
+ * RT_E_UNSUPPORTED for another key. Never reads outside the reader's bytes. */
+int kafka_txn_request_decode(struct kp_reader *r, int16_t api_key, int16_t version,
+                             struct kp_arena *a, struct kafka_txn_request *out);
+
 /* AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit: handled by kafka_handle_txn. */
 bool kafka_txn_api(int16_t key);
 
