@@ -69,17 +69,18 @@ static uint8_t arena_mem[1 << 16];
 static int decode(const struct buf *b, size_t n, int16_t key, int16_t v,
                   struct kafka_txn_request *q, size_t arena_bytes)
 {
-    /* A copy of exactly n bytes on the heap, so a read past them is ASan's to see. */
-    uint8_t *copy = malloc(n ? n : 1);
+    /* A copy of exactly n bytes on the heap, so a read past them is ASan's to see; it lives
+     * until the next decode (the decoded strings point into it). */
+    static uint8_t *copy;
+    free(copy);
+    copy = malloc(n ? n : 1);
     assert_non_null(copy);
     memcpy(copy, b->b, n);
     struct kp_arena a;
     kp_arena_init(&a, arena_mem, arena_bytes);
     struct kp_reader r;
     kp_reader_init(&r, copy, n);
-    int rc = kafka_txn_request_decode(&r, key, v, &a, q);
-    free(copy);
-    return rc;
+    return kafka_txn_request_decode(&r, key, v, &a, q);
 }
 
 /* Every strict prefix and one byte more fail; the whole body decodes. */
