@@ -171,6 +171,20 @@ static int internal_topics_check(const struct log *lg)
 
 /* ---- open, close, stats ---- */
 
+/* The log's check of a client's transactional batch (coordinator.c CO7). */
+static int txn_verify_append(void *ctx, const char *topic, uint32_t partition, int64_t producer_id,
+                             int16_t producer_epoch)
+{
+    rt_engine *e = ctx;
+    struct coordinator *c = txn_coordinator(&e->txn);
+    if (!c)
+        return error_set(RT_E_INVALID_TXN_STATE,
+                         "producer %" PRId64 " holds no transaction: a transactional batch "
+                         "needs its partition added first (no transaction was ever started)",
+                         producer_id);
+    return coordinator_verify(c, NULL, producer_id, producer_epoch, topic, partition);
+}
+
 /* rt_open, and rt_test_open with a fault plan (the fault injector's backend, for tests only:
  * ringtail_test.h). */
 static int engine_open(const char *dir, const struct rt_options *opts_in,
@@ -226,6 +240,7 @@ static int engine_open(const char *dir, const struct rt_options *opts_in,
         rc = txn_start(&e->txn, &e->log);
     if (rc)
         goto err_log;
+    log_txn_verify_set(&e->log, txn_verify_append, e, true);
     *out = e;
     return 0;
 
@@ -572,4 +587,167 @@ int rt_append_batch_async(rt_engine *e, const char *topic, uint32_t partition, v
     if (!e)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch_async: NULL engine");
     return log_append_batch_async(&e->log, topic, partition, batch, len, storage, fn, ctx);
+}
+
+/* ---- transactions over the wire ---- */
+
+static int txn_wire_check(rt_engine *e, const char *id, const char *what)
+{
+    if (!e || !id)
+        return error_set(RT_E_INVALID_ARGUMENT, "%s: NULL argument", what);
+    if (!*id || strlen(id) > TXN_ID_MAX_BYTES)
+        return error_set(RT_E_INVALID_ARGUMENT, "%s: transactional ids are 1..%d bytes", what,
+                         TXN_ID_MAX_BYTES);
+    return log_refuse_if_read_only(&e->log, what);
+}
+
+/* The coordinator, which must exist already (an id that was never initialised has none). */
+static int txn_wire_coordinator(rt_engine *e, const char *id, struct coordinator **out)
+{
+    *out = txn_coordinator(&e->txn);
+    if (!*out)
+        return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
+    return 0;
+}
+
+int rt_txn_init_producer(rt_engine *e, const char *id, int32_t timeout_ms, int64_t *producer_id_out,
+                         int16_t *epoch_out)
+{
+    error_clear();
+    int rc = txn_wire_check(e, id, "rt_txn_init_producer");
+    if (rc)
+        return rc;
+    if (!producer_id_out || !epoch_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_init_producer: NULL argument");
+    const struct rt_options *o = log_options(&e->log);
+    if (timeout_ms <= 0 || timeout_ms > o->transaction_timeout_max_ms)
+        return error_set(RT_E_INVALID_TRANSACTION_TIMEOUT,
+                         "transaction timeout %d ms is not within 1..%d ms "
+                         "(transaction_timeout_max_ms)",
+                         timeout_ms, o->transaction_timeout_max_ms);
+    struct coordinator *c = NULL;
+    rc = txn_coordinator_create(&e->txn, &c);
+    if (rc)
+        return rc;
+    return coordinator_init(c, id, timeout_ms, NULL, NULL, producer_id_out, epoch_out);
+}
+
+int rt_txn_add_partitions(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                          const struct rt_topic_partition *partitions, size_t count)
+{
+    error_clear();
+    int rc = txn_wire_check(e, id, "rt_txn_add_partitions");
+    if (rc)
+        return rc;
+    if ((!partitions && count) || count > TXN_LOG_PARTITIONS_MAX)
+        return error_set(count > TXN_LOG_PARTITIONS_MAX ? RT_E_TXN_PARTITIONS_FULL
+                                                        : RT_E_INVALID_ARGUMENT,
+                         "rt_txn_add_partitions: %zu partitions (a transaction holds at most "
+                         "%d)",
+                         count, TXN_LOG_PARTITIONS_MAX);
+    for (size_t i = 0; i < count; i++) {
+        if (!partitions[i].topic)
+            return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_add_partitions: NULL topic");
+        rc = log_client_topic_check(partitions[i].topic);
+        if (rc)
+            return rc;
+        if (!log_partition(&e->log, partitions[i].topic, partitions[i].partition))
+            return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "no partition %s-%u",
+                             partitions[i].topic, partitions[i].partition);
+    }
+    struct coordinator *c = NULL;
+    rc = txn_wire_coordinator(e, id, &c);
+    if (rc || count == 0)
+        return rc;
+    struct txn_log_partition *tp = calloc(count, sizeof(*tp));
+    if (!tp)
+        return error_set(-ENOMEM, "rt_txn_add_partitions: out of memory");
+    for (size_t i = 0; i < count; i++) {
+        snprintf(tp[i].topic, sizeof(tp[i].topic), "%s", partitions[i].topic);
+        tp[i].partition = partitions[i].partition;
+    }
+    rc = coordinator_add_partitions(c, id, producer_id, epoch, tp, (uint32_t)count);
+    free(tp);
+    return rc;
+}
+
+static int txn_group_check(const char *group, const char *what)
+{
+    if (!group || !*group || strlen(group) > GROUP_NAME_MAX_BYTES)
+        return error_set(RT_E_INVALID_ARGUMENT, "%s: group names are 1..%d bytes", what,
+                         GROUP_NAME_MAX_BYTES);
+    return 0;
+}
+
+int rt_txn_add_offsets(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                       const char *group)
+{
+    error_clear();
+    int rc = txn_wire_check(e, id, "rt_txn_add_offsets");
+    if (rc == 0)
+        rc = txn_group_check(group, "rt_txn_add_offsets");
+    if (rc)
+        return rc;
+    struct coordinator *c = NULL;
+    rc = txn_wire_coordinator(e, id, &c);
+    if (rc)
+        return rc;
+    struct group_manager *g = NULL;
+    rc = txn_groups_create(&e->txn, &g);
+    if (rc)
+        return rc; /* the real cause; the detail names what failed */
+    struct txn_log_partition tp = {.partition = group_partition_for(group)};
+    snprintf(tp.topic, sizeof(tp.topic), "%s", GROUP_OFFSETS_TOPIC);
+    return coordinator_add_partitions(c, id, producer_id, epoch, &tp, 1);
+}
+
+int rt_txn_commit_offsets(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                          const char *group, const struct rt_offset *offsets, size_t count)
+{
+    error_clear();
+    int rc = txn_wire_check(e, id, "rt_txn_commit_offsets");
+    if (rc == 0)
+        rc = txn_group_check(group, "rt_txn_commit_offsets");
+    if (rc)
+        return rc;
+    if (!offsets && count)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_commit_offsets: NULL offsets");
+    rc = group_offsets_check_known(&e->log, offsets, count);
+    if (rc)
+        return rc;
+    struct coordinator *c = NULL;
+    rc = txn_wire_coordinator(e, id, &c);
+    if (rc)
+        return rc;
+    struct group_manager *g = txn_groups(&e->txn);
+    if (!g)
+        return error_set(RT_E_INVALID_TXN_STATE,
+                         "group '%s' was not added to the transaction (AddOffsetsToTxn)", group);
+    rc = coordinator_verify(c, id, producer_id, epoch, GROUP_OFFSETS_TOPIC,
+                            group_partition_for(group));
+    if (rc)
+        return rc;
+    return group_txn_commit_offsets(g, producer_id, epoch, group, offsets, count);
+}
+
+int rt_txn_end(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch, bool commit)
+{
+    error_clear();
+    int rc = txn_wire_check(e, id, "rt_txn_end");
+    if (rc)
+        return rc;
+    struct coordinator *c = NULL;
+    rc = txn_wire_coordinator(e, id, &c);
+    if (rc)
+        return rc;
+    return coordinator_end_keep_epoch(c, id, producer_id, epoch, commit);
+}
+
+int rt_txn_verify_set(rt_engine *e, bool on)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_verify_set: NULL engine");
+    log_txn_verify_enable(&e->log, on);
+    return 0;
 }

@@ -323,16 +323,15 @@ int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
  * Control batches (attribute bit 5: COMMIT/ABORT markers) are written only by the transaction
  * coordinator: RT_E_INVALID_ARGUMENT, as Kafka refuses them from clients. A transactional batch
  * (bit 4) needs a producer id, an epoch and a base sequence >= 0 (else RT_E_INVALID_ARGUMENT);
- * it is appended under the producer rules like any producer batch and opens a transaction for
- * its producer in that partition, which pins the partition's last stable offset until a marker
- * of that producer ends it. Only the coordinator writes markers, so such a transaction ends
- * when the coordinator holds it (a transactional rt_producer of that producer id) or when an
- * operator releases it with rt_txn_abort_partition; the next writable rt_open reconciles it
- * with the coordinator as the Transactions section says (an empty transaction log leaves it
- * open).
+ * it is accepted only for a partition its producer's transactional id has added to its
+ * ongoing transaction (rt_txn_add_partitions, or a transactional rt_producer; see
+ * "Transactions over the wire"), else RT_E_INVALID_TXN_STATE; it is then appended under the
+ * producer rules like any producer batch and opens a transaction for its producer in that
+ * partition, which pins the partition's last stable offset until the coordinator's marker ends
+ * it (or an operator releases it with rt_txn_abort_partition).
  * Errors: as rt_append (RT_E_INVALID_ARGUMENT for a NULL batch), plus RT_E_CORRUPT (the batch
  * fails validation; rt_error_detail names the rule), RT_E_OUT_OF_ORDER_SEQUENCE,
- * RT_E_INVALID_PRODUCER_EPOCH, RT_E_UNKNOWN_PRODUCER_ID, RT_E_PRODUCERS_FULL (the partition
+ * RT_E_INVALID_PRODUCER_EPOCH, RT_E_UNKNOWN_PRODUCER_ID, RT_E_INVALID_TXN_STATE, RT_E_PRODUCERS_FULL (the partition
  * tracks producers_max producers, none of which it may evict), -ENOMEM (checking a compressed
  * batch's records). */
 int rt_append_batch(rt_engine *engine, const char *topic, uint32_t partition, void *batch,
@@ -958,6 +957,81 @@ typedef void (*rt_append_done_fn)(void *ctx, int err, int64_t base_offset, bool 
  * RT_E_IO_FAILED (sticky). */
 int rt_append_batch_async(rt_engine *engine, const char *topic, uint32_t partition, void *batch,
                           size_t len, struct rt_append_op *op, rt_append_done_fn done, void *ctx);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Transactions over the wire (what `ringtail serve` needs for Kafka's transactional APIs)   */
+/* ---------------------------------------------------------------------------------------- */
+
+/*
+ * The coordinator behind rt_producer_* (see Transactions), driven by a remote producer that
+ * keeps its own sequences: Kafka's InitProducerId (with a transactional id), AddPartitionsToTxn,
+ * AddOffsetsToTxn, TxnOffsetCommit and EndTxn. As Kafka clients before KIP-890 part 2 expect,
+ * the producer keeps its id and epoch from one transaction to the next (only InitProducerId, a
+ * fence and a timeout bump it), and every transactional batch handed to rt_append_batch(_async)
+ * is verified instead (KIP-890 part 1): its producer's transactional id must be Ongoing at the
+ * batch's epoch with the partition added, else RT_E_INVALID_TXN_STATE
+ * (RT_E_INVALID_PRODUCER_EPOCH for an older or a newer epoch, as the partition answers).
+ * Transactions past their timeout are aborted by the coordinator's timer, which bumps the epoch:
+ * the producer is then fenced. All calls are thread-safe; the (pid, epoch) pair is the one
+ * rt_txn_init_producer returned. Common errors: RT_E_INVALID_ARGUMENT (NULL, an id empty or over
+ * 1024 bytes), RT_E_READ_ONLY, RT_E_CLOSED, RT_E_IO_FAILED, -errno.
+ */
+
+/* A partition named in rt_txn_add_partitions. */
+struct rt_topic_partition {
+    const char *topic;
+    uint32_t partition;
+};
+
+/* InitProducerId: finds or creates the id's producer id, bumps its epoch (fencing any older
+ * instance: its requests get RT_E_PRODUCER_FENCED), completes a Prepare* transaction and aborts
+ * an Ongoing one (markers durable before it returns). timeout_ms is the transaction timeout:
+ * 1..opts.transaction_timeout_max_ms, else RT_E_INVALID_TRANSACTION_TIMEOUT. Errors also
+ * RT_E_CONCURRENT_TRANSACTIONS, RT_E_PRODUCER_IDS_EXHAUSTED. */
+int rt_txn_init_producer(rt_engine *engine, const char *transactional_id, int32_t timeout_ms,
+                         int64_t *producer_id_out, int16_t *epoch_out);
+
+/* AddPartitionsToTxn: the transaction becomes (or stays) Ongoing with these partitions added,
+ * durably, before this returns. Every partition must exist (RT_E_UNKNOWN_TOPIC_OR_PARTITION
+ * naming the first that does not; nothing is added) and be a client topic
+ * (RT_E_INTERNAL_TOPIC). Errors also RT_E_INVALID_TXN_STATE (not initialised),
+ * RT_E_PRODUCER_FENCED, RT_E_INVALID_PRODUCER_EPOCH, RT_E_CONCURRENT_TRANSACTIONS (the previous
+ * transaction is still completing), RT_E_TXN_PARTITIONS_FULL (more partitions than a transaction
+ * holds). */
+int rt_txn_add_partitions(rt_engine *engine, const char *transactional_id, int64_t producer_id,
+                          int16_t epoch, const struct rt_topic_partition *partitions, size_t count);
+
+/* AddOffsetsToTxn: adds the group's `__consumer_offsets` partition to the transaction (so
+ * rt_txn_commit_offsets may follow). Errors as rt_txn_add_partitions; RT_E_INVALID_ARGUMENT for
+ * an empty group name or one over 1024 bytes. */
+int rt_txn_add_offsets(rt_engine *engine, const char *transactional_id, int64_t producer_id,
+                       int16_t epoch, const char *group);
+
+/* TxnOffsetCommit: the group's offsets written into the transaction, pending (invisible to
+ * rt_group_fetch_offsets, RT_E_UNSTABLE_OFFSET_COMMIT with require_stable) until its COMMIT
+ * marker; dropped by an abort. The group must have been added (rt_txn_add_offsets), else
+ * RT_E_INVALID_TXN_STATE. Errors also RT_E_PRODUCER_FENCED, RT_E_INVALID_PRODUCER_EPOCH,
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION (an offset for a partition that does not exist; nothing is
+ * written). */
+int rt_txn_commit_offsets(rt_engine *engine, const char *transactional_id, int64_t producer_id,
+                          int16_t epoch, const char *group, const struct rt_offset *offsets,
+                          size_t count);
+
+/* EndTxn: commits or aborts the open transaction: Prepare* durable, then a COMMIT or ABORT
+ * marker into every partition added (pending offsets applied or dropped), durable before this
+ * returns; the producer keeps its id and epoch. With nothing open (nothing added since the last
+ * end, or a retried EndTxn) it returns 0 and writes nothing — unless the last end had the other
+ * outcome: RT_E_INVALID_TXN_STATE (an abort retried after its commit went through is never
+ * answered as aborted). Errors: RT_E_INVALID_TXN_STATE (not initialised), RT_E_PRODUCER_FENCED (an
+ * older epoch: fenced by a newer instance, or the transaction timed out and was aborted),
+ * RT_E_INVALID_PRODUCER_EPOCH, RT_E_CONCURRENT_TRANSACTIONS. */
+int rt_txn_end(rt_engine *engine, const char *transactional_id, int64_t producer_id, int16_t epoch,
+               bool commit);
+
+/* The verification of transactional batches in rt_append_batch(_async) (see above) is on from
+ * rt_open; tools and tests that write raw transactional batches with no coordinator behind
+ * them may turn it off. Errors: RT_E_INVALID_ARGUMENT. */
+int rt_txn_verify_set(rt_engine *engine, bool on);
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

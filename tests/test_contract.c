@@ -90,6 +90,8 @@ static void test_producer_table_full_is_producers_full(void **state)
     struct tu_fixture *f = *state;
     f->o.producers_max = 2;
     tu_fixture_open(f);
+    /* Raw transactional batches with no coordinator behind them: the partition's rules alone. */
+    assert_int_equal(rt_txn_verify_set(f->e, false), 0);
     assert_int_equal(rt_topic_create(f->e, "t", 1), 0);
     assert_int_equal(txn_batch_append(f->e, "t", 101), 0);
     assert_int_equal(txn_batch_append(f->e, "t", 102), 0);

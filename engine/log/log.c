@@ -526,6 +526,12 @@ static int append_batch_check(struct log *lg, const char *topic, uint32_t partit
     if (h.producer_id >= 0 && (h.producer_epoch < 0 || h.base_sequence < 0))
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: a batch with a producer id "
                                                 "needs an epoch and a base sequence >= 0");
+    if (batch_is_transactional(&h) && lg->txn_verify &&
+        atomic_load_explicit(&lg->txn_verify_on, memory_order_acquire)) {
+        rc = lg->txn_verify(lg->txn_verify_ctx, topic, partition, h.producer_id, h.producer_epoch);
+        if (rc)
+            return rc; /* the detail names the transactional id and the partition */
+    }
     *p_out = p;
     *h_out = h;
     return 0;
@@ -1184,4 +1190,19 @@ void log_stats(struct log *lg, struct rt_stats *out)
     out->read_only = lg->opts.read_only;
     out->opened_unclean = !lg->clean_at_open;
     out->tail_bytes_ignored = lg->recovery.truncated_bytes;
+}
+
+void log_txn_verify_set(struct log *lg,
+                        int (*fn)(void *ctx, const char *topic, uint32_t partition,
+                                  int64_t producer_id, int16_t producer_epoch),
+                        void *ctx, bool on)
+{
+    lg->txn_verify = fn;
+    lg->txn_verify_ctx = ctx;
+    atomic_store_explicit(&lg->txn_verify_on, on, memory_order_release);
+}
+
+void log_txn_verify_enable(struct log *lg, bool on)
+{
+    atomic_store_explicit(&lg->txn_verify_on, on, memory_order_release);
 }

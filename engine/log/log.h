@@ -57,8 +57,14 @@ struct log {
     _Atomic int write_error;
     _Atomic bool closing;
     struct engine_counters counters;
-    struct fetch_pool *fetches;         /* rt_fetch handles, at most opts.fetches_max open */
-    struct publish_watch watch;         /* rt_append_watch_set; the shards call it per round */
+    struct fetch_pool *fetches; /* rt_fetch handles, at most opts.fetches_max open */
+    struct publish_watch watch; /* rt_append_watch_set; the shards call it per round */
+    /* Asked before a client's transactional batch is queued (log_txn_verify_set): 0 or the
+     * refusal. NULL: every transactional batch is accepted (the partition's rules still run). */
+    int (*txn_verify)(void *ctx, const char *topic, uint32_t partition, int64_t producer_id,
+                      int16_t producer_epoch);
+    void *txn_verify_ctx;
+    _Atomic bool txn_verify_on;
     struct partition_recovery recovery; /* summed over partitions at open */
     bool clean_at_open;                 /* the clean-shutdown marker was there */
 };
@@ -83,6 +89,14 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
 /* Step 2: every catalogued topic's partitions opened (the newest segment recovered unless the
  * marker was there) and handed to the shards. */
 int log_open_topics(struct log *lg);
+
+/* The composition root's check of client transactional batches (coordinator.c CO7): set once
+ * before the log serves clients; `on` may change at any time (rt_txn_verify_set). */
+void log_txn_verify_set(struct log *lg,
+                        int (*fn)(void *ctx, const char *topic, uint32_t partition,
+                                  int64_t producer_id, int16_t producer_epoch),
+                        void *ctx, bool on);
+void log_txn_verify_enable(struct log *lg, bool on);
 
 /* Step 3: the shard threads started (not for a read-only log). */
 int log_start(struct log *lg);

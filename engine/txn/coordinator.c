@@ -18,20 +18,33 @@
  *   Empty/Complete* idle past transactional_id_expiration_ms --> Dead (tombstone; forgotten)
  *
  * Invariants (tests name them):
- *   CO1. Every transition is durable in __transaction_state before anything depends on it:
- *        Ongoing (with its partitions) before the producer writes to a partition; Prepare*
- *        before the first marker; Complete* only after every marker is durable.
- *   CO2. A Prepare* state found at open (or left by a failed round) is completed with the same
- *        outcome; it is never flipped. So a transaction is all-or-nothing across partitions.
- *   CO3. The epoch is bumped at every transaction end, and markers carry the bumped epoch: once a
- *        marker is in a partition, any write of the finished epoch there is rejected (KIP-890).
- *   CO4. A request with an older epoch, or another producer id, than the id's current one is
- *        RT_E_PRODUCER_FENCED; a request while the id is completing (Prepare*) is
- *        RT_E_CONCURRENT_TRANSACTIONS.
- *   CO5. An Ongoing transaction older than its timeout is aborted with an epoch bump by the timer
- *        (unless parked as hanging by check-back), so no LSO is pinned forever.
- *   CO6. The transaction log stays bounded: when it holds many more records than live ids, the
- *        live state is re-appended in a fresh segment and everything older is deleted.
+ *   C1. Every transition is durable in __transaction_state before anything depends on it:
+ *       Ongoing (with its partitions) before the producer writes to a partition; Prepare*
+ *       before the first marker; Complete* only after every marker is durable.
+ *   C2. A Prepare* state found at open (or left by a failed round) is completed with the same
+ *       outcome; it is never flipped. So a transaction is all-or-nothing across partitions.
+ *   C3. The epoch is bumped at every transaction end (except as CO7 says), and markers carry
+ *       the bumped epoch: once a marker is in a partition, any write of the finished epoch
+ *       there is rejected (KIP-890).
+ *   C4. A request with an older epoch, or another producer id, than the id's current one is
+ *       RT_E_PRODUCER_FENCED; a request while the id is completing (Prepare*) is
+ *       RT_E_CONCURRENT_TRANSACTIONS.
+ *   C5. An Ongoing transaction older than its timeout is aborted with an epoch bump by the timer
+ *       (unless parked as hanging by check-back), so no LSO is pinned forever.
+ *   C6. The transaction log stays bounded: when it holds many more records than live ids, the
+ *       live state is re-appended in a fresh segment and everything older is deleted.
+ *   C7. Kafka clients (EndTxn v0-v4, before KIP-890 part 2) keep their epoch across
+ *       transactions: coordinator_end_keep_epoch ends a transaction with markers at the current
+ *       epoch and leaves the identity as it is (a fence or a timeout still bumps it, CO4/CO5). In
+ *       place of CO3's bump, a transactional batch from outside is accepted only for a partition
+ *       its producer's id holds in an Ongoing transaction at that very epoch
+ *       (coordinator_verify, KIP-890 part 1), so a write after the end cannot open a
+ *       transaction no coordinator knows of. Caveat: a batch checked just before its
+ *       transaction's markers and appended just after them opens such a transaction (the check
+ *       runs on the caller's thread, the markers on the shards); a well-behaved client never
+ *       ends a transaction with a produce unanswered, and the next open aborts it (COR3).
+ *   C8. Every id with a producer id >= 0 is in pid_buckets under that id, re-indexed whenever
+ *       its value is adopted (transition, finish, replay) and unlinked when it is removed.
  *
  * Reconciliation with the partitions (a partition may lose a marker the coordinator counted on,
  * e.g. a torn tail of its newest segment; docs/format.md G.5). For a transaction open in a
@@ -105,6 +118,8 @@ struct txn_meta {
     rt_txn_check_fn check_fn; /* the live producer's handler, if any */
     void *check_ctx;
     struct txn_meta *next;
+    int64_t pid_key; /* the producer id it is indexed under in pid_buckets (-1: none; CO8) */
+    struct txn_meta *pid_next;
 };
 
 struct coordinator {
@@ -114,6 +129,7 @@ struct coordinator {
     struct partition *log;
     pthread_mutex_t table_lock;
     struct txn_meta *buckets[COORD_BUCKETS];
+    struct txn_meta *pid_buckets[COORD_BUCKETS]; /* the same ids by producer id (CO8) */
     uint32_t live;
     uint64_t log_records;     /* appended since the last compaction (or replayed) */
     uint32_t async_in_flight; /* Complete* records handed to the log, not yet written */
@@ -165,6 +181,7 @@ static struct txn_meta *meta_get(struct coordinator *c, const char *id, bool cre
             m->v.producer_id = -1;
             m->v.producer_epoch = -1;
             m->v.state = TXN_EMPTY;
+            m->pid_key = -1;
             m->next = c->buckets[b];
             c->buckets[b] = m;
             c->live++;
@@ -193,6 +210,26 @@ static void meta_put(struct coordinator *c, struct txn_meta *m)
 }
 
 /* Unlinks a Dead id; memory goes with the last reference. Caller holds m->lock and a ref. */
+static uint32_t pid_bucket_of(int64_t pid)
+{
+    uint64_t x = (uint64_t)pid * 0x9e3779b97f4a7c15ULL;
+    return (uint32_t)(x >> 40) % COORD_BUCKETS;
+}
+
+/* Caller holds the table lock. */
+static void pid_unlink_locked(struct coordinator *c, struct txn_meta *m)
+{
+    if (m->pid_key < 0)
+        return;
+    struct txn_meta **pp = &c->pid_buckets[pid_bucket_of(m->pid_key)];
+    while (*pp && *pp != m)
+        pp = &(*pp)->pid_next;
+    if (*pp)
+        *pp = m->pid_next;
+    m->pid_key = -1;
+    m->pid_next = NULL;
+}
+
 static void meta_remove(struct coordinator *c, struct txn_meta *m)
 {
     pthread_mutex_lock(&c->table_lock);
@@ -204,6 +241,23 @@ static void meta_remove(struct coordinator *c, struct txn_meta *m)
         c->live--;
     }
     m->removed = true;
+    pid_unlink_locked(c, m);
+    pthread_mutex_unlock(&c->table_lock);
+}
+
+/* CO8: re-indexes m under its current producer id. Caller holds m->lock. */
+static void pid_index(struct coordinator *c, struct txn_meta *m)
+{
+    pthread_mutex_lock(&c->table_lock);
+    if (m->pid_key != m->v.producer_id && !m->removed) {
+        pid_unlink_locked(c, m);
+        if (m->v.producer_id >= 0) {
+            uint32_t b = pid_bucket_of(m->v.producer_id);
+            m->pid_key = m->v.producer_id;
+            m->pid_next = c->pid_buckets[b];
+            c->pid_buckets[b] = m;
+        }
+    }
     pthread_mutex_unlock(&c->table_lock);
 }
 
@@ -353,6 +407,7 @@ static int transition(struct coordinator *c, struct txn_meta *m, struct txn_log_
     if (next->partitions != m->v.partitions)
         free(m->v.partitions);
     m->v = *next;
+    pid_index(c, m);
     return 0;
 }
 
@@ -433,19 +488,22 @@ static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_
     free(m->v.partitions);
     m->v = next;
     m->part_capacity = 0;
+    pid_index(c, m);
     return 0;
 }
 
 /* Two-phase end of m's open transaction. Caller holds m->lock. */
-static int end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bool fence)
+static int end_locked_as(struct coordinator *c, struct txn_meta *m, bool commit, bool fence,
+                         bool bump)
 {
     assert(m->v.state == TXN_ONGOING || is_prepare(m->v.state));
+    assert(bump || !fence); /* a fence always bumps */
     int16_t marker_epoch = m->v.producer_epoch;
     int64_t next_pid = m->v.producer_id;
     int16_t next_epoch = m->v.producer_epoch;
     int rc;
     if (m->v.state == TXN_ONGOING) {
-        rc = next_identity(c, m, &marker_epoch, &next_pid, &next_epoch);
+        rc = bump ? next_identity(c, m, &marker_epoch, &next_pid, &next_epoch) : 0;
         if (rc)
             return rc;
         struct txn_log_value prep = m->v;
@@ -465,7 +523,7 @@ static int end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bo
     } else {
         /* Completing a Prepare* found at open: its epoch is already the markers' epoch. */
         commit = m->v.state == TXN_PREPARE_COMMIT;
-        if (m->v.producer_epoch >= INT16_MAX - 1) {
+        if (m->v.producer_epoch >= INT16_MAX - 1 && bump) {
             next_epoch = 0;
             rc = producer_registry_allocate(c->producers, &next_pid);
             if (rc)
@@ -475,7 +533,14 @@ static int end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bo
     return finish(c, m, commit, next_pid, next_epoch);
 }
 
+static int end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bool fence)
+{
+    return end_locked_as(c, m, commit, fence, true);
+}
+
 /* ---- operations ---- */
+
+static bool holds_partition(const struct txn_meta *m, const char *topic, uint32_t partition);
 
 static int fenced(const struct txn_meta *m, int64_t pid, int16_t epoch)
 {
@@ -604,8 +669,8 @@ int coordinator_add_partitions(struct coordinator *c, const char *id, int64_t pi
     return rc;
 }
 
-int coordinator_end(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
-                    int64_t *producer_id_out, int16_t *epoch_out)
+static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
+                  bool bump, int64_t *producer_id_out, int16_t *epoch_out)
 {
     struct txn_meta *m = meta_get(c, id, false);
     if (!m)
@@ -615,11 +680,22 @@ int coordinator_end(struct coordinator *c, const char *id, int64_t pid, int16_t 
     if (rc == 0) {
         switch (m->v.state) {
         case TXN_ONGOING:
-            rc = end_locked(c, m, commit, false);
+            rc = end_locked_as(c, m, commit, false, bump);
             break;
-        case TXN_EMPTY:
         case TXN_COMPLETE_COMMIT:
         case TXN_COMPLETE_ABORT:
+            /* CO7: at the same epoch a wire client's Complete* is its own last end, so the
+             * other outcome asked now cannot be a retry of it: an abort retried after its
+             * commit went through must not be told it aborted (as Kafka: INVALID_TXN_STATE). */
+            if (!bump && commit != (m->v.state == TXN_COMPLETE_COMMIT)) {
+                rc = error_set(RT_E_INVALID_TXN_STATE,
+                               "transactional id '%s': its last transaction is %s; nothing is "
+                               "open to %s",
+                               id, txn_state_name(m->v.state), commit ? "commit" : "abort");
+                break;
+            }
+            /* fall through */
+        case TXN_EMPTY:
             /* Nothing was added: an empty transaction ends locally, epoch unchanged. */
             break;
         default:
@@ -632,6 +708,63 @@ int coordinator_end(struct coordinator *c, const char *id, int64_t pid, int16_t 
         *producer_id_out = m->v.producer_id;
         *epoch_out = m->v.producer_epoch;
     }
+    pthread_mutex_unlock(&m->lock);
+    meta_put(c, m);
+    return rc;
+}
+
+int coordinator_end(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
+                    int64_t *producer_id_out, int16_t *epoch_out)
+{
+    return end_op(c, id, pid, epoch, commit, true, producer_id_out, epoch_out);
+}
+
+int coordinator_end_keep_epoch(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                               bool commit)
+{
+    int64_t pid_out;
+    int16_t epoch_out;
+    return end_op(c, id, pid, epoch, commit, false, &pid_out, &epoch_out);
+}
+
+int coordinator_verify(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                       const char *topic, uint32_t partition)
+{
+    struct txn_meta *m = NULL;
+    if (id) {
+        m = meta_get(c, id, false);
+    } else {
+        pthread_mutex_lock(&c->table_lock);
+        for (m = c->pid_buckets[pid_bucket_of(pid)]; m && m->pid_key != pid; m = m->pid_next)
+            ;
+        if (m)
+            m->refs++;
+        pthread_mutex_unlock(&c->table_lock);
+    }
+    if (!m)
+        return error_set(RT_E_INVALID_TXN_STATE,
+                         "producer %" PRId64 " holds no transaction: a transactional batch "
+                         "needs its partition added first (AddPartitionsToTxn; CO7)",
+                         pid);
+    pthread_mutex_lock(&m->lock);
+    int rc = 0;
+    if (m->removed || m->v.producer_id != pid)
+        rc = error_set(id ? RT_E_PRODUCER_FENCED : RT_E_INVALID_TXN_STATE,
+                       "transactional id '%s' no longer holds producer %" PRId64, m->id, pid);
+    else if (epoch < m->v.producer_epoch)
+        /* Asked by producer id (an append): the partition's own answer to an older epoch. */
+        rc = error_set(id ? RT_E_PRODUCER_FENCED : RT_E_INVALID_PRODUCER_EPOCH,
+                       "transactional id '%s': producer %" PRId64 " epoch %d is fenced by "
+                       "epoch %d (CO4)",
+                       m->id, pid, epoch, m->v.producer_epoch);
+    else if (epoch > m->v.producer_epoch)
+        rc = error_set(RT_E_INVALID_PRODUCER_EPOCH,
+                       "transactional id '%s': epoch %d is newer than the coordinator's %d", m->id,
+                       epoch, m->v.producer_epoch);
+    else if (m->v.state != TXN_ONGOING || !holds_partition(m, topic, partition))
+        rc = error_set(RT_E_INVALID_TXN_STATE,
+                       "transactional id '%s' (%s) has not added %s-%u to its transaction (CO7)",
+                       m->id, txn_state_name(m->v.state), topic, partition);
     pthread_mutex_unlock(&m->lock);
     meta_put(c, m);
     return rc;
@@ -1133,6 +1266,7 @@ static int replay_record(struct coordinator *c, const struct rt_record_view *r,
     free(m->v.partitions);
     m->v = v;
     m->last_check_ms = v.start_ms;
+    pid_index(c, m);
     meta_put(c, m);
     return 0;
 }

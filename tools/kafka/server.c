@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "tools/kafka/handle.h"
+#include "tools/kafka/handle_txn.h"
 #include "tools/kafka/metrics.h"
 
 static uint64_t server_now_ns(void)
@@ -321,6 +322,12 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
         return refuse(s, "unknown API key");
     if (!kafka_api_supported(key, s->header.api_version))
         return refuse(s, "API version not supported (see ApiVersions)");
+    if (kafka_txn_api(key)) /* issue 13: handle_txn.c decodes its own requests */
+        return kafka_handle_txn(s, body_at);
+    if (key == KAFKA_OFFSET_FETCH) /* issue 13: handle_offsets.c decodes its own */
+        return kafka_handle_offset_fetch(s, body_at);
+    if (key == KAFKA_OFFSET_COMMIT)
+        return kafka_handle_offset_commit(s, body_at);
     rc = decode_body(s, body_at);
     if (rc)
         return refuse(s, rc == KP_E_LIMIT ? "request arrays too large"
