@@ -1,11 +1,12 @@
 #!/bin/bash
 # capture.sh — records the golden request frames in tests/kafka/golden/ from the real clients'
 # own encoders: kcat and python3-confluent-kafka (librdkafka 2.0.2) and kafkajs 2.2.4, each
-# talking through proxy.py to librdkafka's mock cluster (mock_cluster.c, clamped to ringtail's
-# API table). The mock is only a traffic source. Not run by the test suite (the goldens are
-# committed); re-run by hand after changing the API table:
-#   bash tests/kafka/capture/capture.sh        (needs kcat librdkafka-dev python3-confluent-kafka,
-#                                              node + `npm install kafkajs@2.2.4` in a scratch dir)
+# talking through proxy.py to librdkafka's mock cluster (mock_cluster.c). The proxy answers
+# ApiVersions from ringtail's API table, so the clients pick the versions ringtail offers. The
+# mock is only a traffic source. Not run by the test suite (the goldens are committed); re-run by
+# hand after changing the API table:
+#   bash tests/kafka/capture/capture.sh   (needs kcat, librdkafka-dev, python3-confluent-kafka,
+#                                         node; KAFKAJS_DIR=a dir with kafkajs@2.2.4 installed)
 # Keeps, per scenario, the first request frame of each API key as
 # golden/<scenario>.<ApiName>.bin (the frame without its 4-byte size: header + body).
 set -euo pipefail
@@ -31,12 +32,13 @@ run() {
     shift
     sleep 3600 | "$work/mock" golden:3 >"$work/mock.$name" 2>/dev/null &
     local mock=$!
-    for _ in $(seq 50); do grep -q bootstrap "$work/mock.$name" && break; sleep 0.1; done
+    for _ in $(seq 300); do grep -q bootstrap "$work/mock.$name" && break; sleep 0.1; done
     local up
     up=$(sed -n 's/^bootstrap [^:]*:\([0-9]*\).*/\1/p' "$work/mock.$name")
     local port
     port=$(free_port)
-    /usr/bin/python3 "$here/proxy.py" "$port" "$up" "$work/cap.$name" >"$work/proxy.$name" &
+    /usr/bin/python3 "$here/proxy.py" "$port" "$up" "$work/cap.$name" "$work/mock.$name" \
+        >"$work/proxy.$name" &
     local proxy=$!
     for _ in $(seq 50); do grep -q ready "$work/proxy.$name" && break; sleep 0.1; done
     B=127.0.0.1:$port
