@@ -30,7 +30,7 @@ free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("12
 run() {
     local name=$1
     shift
-    sleep 3600 | "$work/mock" golden:3 >"$work/mock.$name" 2>/dev/null &
+    "$work/mock" golden:3 </dev/null >"$work/mock.$name" 2>/dev/null &
     local mock=$!
     for _ in $(seq 300); do grep -q bootstrap "$work/mock.$name" && break; sleep 0.1; done
     local up

@@ -3,7 +3,7 @@
  * librdkafka's mock cluster (one broker) with the topics named on the command line, prints
  * ringtail's API table (tools/kafka/api.c) as "api KEY MIN MAX" lines for proxy.py — which
  * answers ApiVersions from it, so the clients negotiate exactly the versions they would with
- * `ringtail serve` — then "bootstrap HOST:PORT", and runs until stdin closes. Built and run by
+ * `ringtail serve` — then "bootstrap HOST:PORT", and runs until killed. Built and run by
  * capture.sh.
  */
 #include <stdio.h>
@@ -47,10 +47,6 @@ int main(int argc, char **argv)
     }
     printf("bootstrap %s\n", rd_kafka_mock_cluster_bootstraps(mc));
     fflush(stdout);
-    char buf[64];
-    while (read(0, buf, sizeof buf) > 0)
-        ;
-    rd_kafka_mock_cluster_destroy(mc);
-    rd_kafka_destroy(rk);
-    return 0;
+    for (;;) /* until SIGTERM: a traffic source needs no orderly shutdown */
+        pause();
 }

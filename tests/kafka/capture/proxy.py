@@ -14,7 +14,9 @@ A version past 3 is answered at v0 with UNSUPPORTED_VERSION, as Kafka (and ringt
 
 The 2.0.2 mock has Metadata 0-2 only and OffsetFetch 0-5: Metadata v3/v4 requests go to it as
 v2 (v4's trailing allow_auto_topic_creation dropped) and its v2 answers come back with the v3+
-throttle_time_ms in front (the only difference); OffsetFetch is offered up to v5.
+throttle_time_ms in front (the only difference), and with controller_id set to the first broker
+(the mock answers one that is not in its broker list; admin requests and kafkajs's
+InitProducerId go to the controller); OffsetFetch is offered up to v5.
 
 usage: proxy.py LISTEN UPSTREAM OUTDIR TABLE   (prints "ready" once listening)
 """
@@ -78,6 +80,22 @@ def api_versions_answer(corr, version):
     return struct.pack(">i", len(f)) + f
 
 
+def fix_controller(body):
+    """body: a Metadata v2 response body. Returns it with controller_id = first broker's id."""
+    def nstr(p):
+        (n,) = struct.unpack(">h", body[p:p + 2])
+        return p + 2 + max(n, 0)
+    (count,) = struct.unpack(">i", body[:4])
+    p, first = 4, -1
+    for i in range(count):
+        (node,) = struct.unpack(">i", body[p:p + 4])
+        first = node if i == 0 else first
+        p = nstr(p + 4) + 4
+        p = nstr(p)
+    p = nstr(p)  # cluster_id
+    return body[:p] + struct.pack(">i", first) + body[p + 4:]
+
+
 def client_to_server(c, s, lock, translated):
     try:
         for f in frames(c):
@@ -115,7 +133,7 @@ def server_to_client(s, c, lock, translated):
             (corr,) = struct.unpack(">i", f[:4])
             if corr in translated:
                 translated.discard(corr)
-                f = f[:4] + struct.pack(">i", 0) + f[4:]
+                f = f[:4] + struct.pack(">i", 0) + fix_controller(f[4:])
             with lock:
                 c.sendall(struct.pack(">i", len(f)) + f)
     except OSError:
