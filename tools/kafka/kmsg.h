@@ -133,7 +133,8 @@ int kmsg_metadata_request_decode(struct kp_reader *r, int16_t version, struct kp
 int kmsg_metadata_response_encode(struct kp_writer *w, int16_t version,
                                   const struct kmsg_metadata_response *m);
 
-/* ---- Produce (0), v3-7 (record format v2 only) ---- */
+/* ---- Produce (0), v0-7: advertised from v0 for librdkafka's codec check (api.c KA4); the
+ * server accepts record format v2 (magic 2) only ---- */
 
 struct kmsg_produce_partition {
     int32_t index;
@@ -147,7 +148,7 @@ struct kmsg_produce_topic {
 };
 
 struct kmsg_produce_request {
-    struct kp_str transactional_id; /* nullable */
+    struct kp_str transactional_id; /* v3+, nullable; null before */
     int16_t acks;
     int32_t timeout_ms;
     struct kmsg_produce_topic *topics;
@@ -158,7 +159,7 @@ struct kmsg_produce_partition_response {
     int32_t index;
     int16_t error_code;
     int64_t base_offset;
-    int64_t log_append_time_ms; /* -1 unless LogAppendTime */
+    int64_t log_append_time_ms; /* v2+; -1 unless LogAppendTime */
     int64_t log_start_offset;   /* v5+ */
 };
 
@@ -171,7 +172,7 @@ struct kmsg_produce_topic_response {
 struct kmsg_produce_response {
     const struct kmsg_produce_topic_response *responses;
     int32_t responses_count;
-    int32_t throttle_time_ms;
+    int32_t throttle_time_ms; /* v1+ */
 };
 
 int kmsg_produce_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
