@@ -1,14 +1,27 @@
 /*
- * engine.c — rt_open/rt_close, options, the directory lock, topics, appends, stats.
+ * engine.c — the composition root: rt_open/rt_close, options, the directory lock, stats, and
+ * the thin rt_* entry points that take an rt_engine and hand over to the layers.
+ *
+ * Layers (docs/architecture.md): client/ (producer, consumer) → txn/ (coordinator, group
+ * offsets, producer registry) → log/ (topics, partitions, segments, shards, fetch) → base/,
+ * index/, io/. This file composes them; nothing below it calls back up, and it holds no
+ * policy of its own beyond validating a call's arguments and clearing the thread's error
+ * detail (every public call starts with error_clear; internal calls never clear it).
  *
  * Open: validate options → take the lock (flock on <dir>/.lock, exclusive, non-blocking: it
- * conflicts across processes and across handles in one process) → load the catalogue → note
- * and remove the clean-shutdown marker (durably, before anything is written) → open every
- * partition (recovering the newest segment unless the marker was there) → start the shards.
- * Close: stop the shards (every queued append finishes) → seal the active segments → if no
- * write ever failed, write the clean-shutdown marker → release the lock.
+ * conflicts across processes and across handles in one process) → open the producer registry
+ * → the log (catalogue, clean-shutdown marker, partitions) → raise the registry past the
+ * partitions' ids → start the shards → the transaction layer (group offsets, then the
+ * coordinator, which finishes every Prepare*). Close: refuse while producers or consumers are
+ * open → the coordinator → the shards (every queued append finishes) → the group manager →
+ * seal the partitions and write the clean-shutdown marker if no write failed → release the
+ * lock.
  *
- * This file never touches io_uring or segment bytes directly.
+ * EN1. The engine is freed only while no producer or consumer of it is open: each is counted
+ *      from before its open to the very end of its close (client_enter here; the handle's close
+ *      decrements its count last), and rt_close returns RT_E_HANDLES_OPEN, changing nothing,
+ *      while any count is non-zero. Fetches hold reference-counted segments instead and may
+ *      outlive the engine.
  */
 #include "engine.h"
 
@@ -23,16 +36,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "consumer.h"
 #include "coordinator.h"
 #include "error.h"
+#include "fetch.h"
 #include "fsutil.h"
 #include "group.h"
-#include "records.h"
+#include "producer.h"
+#include "ringtail_test.h"
+#include "txn_log.h"
 
 #define SHARDS_MAX 64
-
-static const struct topic *topic_find(rt_engine *e, const char *name);
-#define RETENTION_CHECK_MS 1000
 
 void rt_options_init(struct rt_options *o)
 {
@@ -60,7 +74,6 @@ void rt_options_init(struct rt_options *o)
     o->txn_check_interval_ms = 60 * 1000;
     o->txn_check_max = 15;
     o->txn_park_hanging = false;
-    o->fault_injector = NULL;
 }
 
 static int options_check(const struct rt_options *o)
@@ -81,8 +94,7 @@ static int options_check(const struct rt_options *o)
     CHECK(o->sync_mode <= RT_SYNC_NONE, "sync_mode");
     CHECK(o->sync_mode != RT_SYNC_INTERVAL || o->sync_interval_ms > 0,
           "sync_interval_ms must be > 0 under RT_SYNC_INTERVAL");
-    CHECK(o->io_backend <= RT_IO_FAULT, "io_backend");
-    CHECK(o->io_backend != RT_IO_FAULT || o->fault_injector, "RT_IO_FAULT needs fault_injector");
+    CHECK(o->io_backend <= RT_IO_SYNC, "io_backend");
     CHECK(o->io_queue_depth >= 4 && o->io_queue_depth <= 4096, "io_queue_depth must be 4..4096");
     CHECK(o->shard_count <= SHARDS_MAX, "shard_count must be <= 64");
     CHECK(o->request_queue_depth >= 1 && o->request_queue_depth <= (1u << 20),
@@ -101,12 +113,11 @@ static int options_check(const struct rt_options *o)
     return 0;
 }
 
-static int lock_dir(rt_engine *e)
+static int lock_dir(rt_engine *e, const char *dir, bool read_only)
 {
     char path[SEGMENT_PATH_BYTES];
-    if (snprintf(path, sizeof(path), "%s/%s", e->dir, META_LOCK_FILE) >= (int)sizeof(path))
+    if (snprintf(path, sizeof(path), "%s/%s", dir, META_LOCK_FILE) >= (int)sizeof(path))
         return -ENAMETOOLONG;
-    bool read_only = e->opts.read_only;
     e->lock_fd = read_only ? open(path, O_RDONLY | O_CLOEXEC)
                            : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (e->lock_fd < 0 && read_only && errno == ENOENT)
@@ -121,7 +132,7 @@ static int lock_dir(rt_engine *e)
         e->lock_fd = -1;
         if (err == EWOULDBLOCK)
             return error_set(RT_E_DIRECTORY_LOCKED,
-                             "%s: the data directory is already open%s (lock held on %s)", e->dir,
+                             "%s: the data directory is already open%s (lock held on %s)", dir,
                              read_only ? " for writing" : "", path);
         return error_set(-err, "%s: flock: %s", path, strerror(err));
     }
@@ -134,92 +145,13 @@ static int lock_dir(rt_engine *e)
     return 0;
 }
 
-static uint32_t default_shards(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1)
-        n = 1;
-    return n > SHARDS_MAX ? SHARDS_MAX : (uint32_t)n;
-}
-
-static void recovery_add(struct partition_recovery *sum, const struct partition_recovery *r)
-{
-    sum->segments_opened += r->segments_opened;
-    sum->recovered |= r->recovered;
-    sum->truncated_bytes += r->truncated_bytes;
-    sum->indexes_rebuilt += r->indexes_rebuilt;
-    sum->snapshots_rejected += r->snapshots_rejected;
-    sum->batches_replayed += r->batches_replayed;
-}
-
-static int add_partition_call(struct shard *s, void *arg)
-{
-    return shard_add_partition(s, arg);
-}
-
-/* Builds a topic's partitions and hands each to a shard (round-robin over all partitions of
- * the engine, so partitions of one topic spread over shards). */
-static int topic_build(rt_engine *e, struct topic *t, const char *name, uint32_t partitions,
-                       bool clean, bool shards_running)
-{
-    memset(t, 0, sizeof(*t));
-    snprintf(t->name, sizeof(t->name), "%s", name);
-    t->partitions = calloc(partitions, sizeof(*t->partitions));
-    if (!t->partitions)
-        return -ENOMEM;
-    int rc = 0;
-    uint32_t opened = 0;
-    /* Internal topics (__transaction_state, __consumer_offsets) hold little: small segments,
-     * so they do not preallocate a user-sized segment each. */
-    struct partition_config cfg = e->pcfg;
-    if (meta_topic_name_internal(name)) {
-        uint64_t small = 8u << 20;
-        if (small < e->opts.batch_size_max_bytes)
-            small = e->opts.batch_size_max_bytes;
-        if (cfg.segment.capacity_bytes > small)
-            cfg.segment.capacity_bytes = small;
-        cfg.retention_bytes = -1;
-        cfg.retention_ms = -1;
-    }
-    for (; opened < partitions; opened++) {
-        struct partition_recovery rec;
-        rc = partition_open(&t->partitions[opened], e->dir, name, opened, &cfg, clean, &rec);
-        if (rc)
-            break;
-        recovery_add(&e->recovery, &rec);
-    }
-    if (rc == 0) {
-        for (uint32_t i = 0; i < partitions && rc == 0; i++) {
-            struct shard *s = &e->shards[(e->partitions_total + i) % e->shard_count];
-            if (shards_running) {
-                struct shard_request req = {.kind = SHARD_REQ_CALL};
-                req.fn = add_partition_call;
-                req.arg = &t->partitions[i];
-                rc = shard_submit(s, &req);
-            } else {
-                rc = shard_add_partition(s, &t->partitions[i]);
-            }
-        }
-    }
-    if (rc) {
-        for (uint32_t i = 0; i < opened; i++)
-            partition_close(&t->partitions[i], false);
-        free(t->partitions);
-        t->partitions = NULL;
-        return rc;
-    }
-    t->partition_count = partitions;
-    e->partitions_total += partitions;
-    return 0;
-}
-
 /* The catalogue's internal topics must have the shape the engine writes them with: an older
  * version let clients create them (rt_topic_create("__consumer_offsets", 1)), and the managers
  * would then fail later with a code that names no file. */
-static int internal_topics_check(rt_engine *e)
+static int internal_topics_check(const struct log *lg)
 {
-    for (uint32_t i = 0; i < e->catalogue.count; i++) {
-        const struct meta_topic *mt = &e->catalogue.topics[i];
+    for (uint32_t i = 0; i < lg->catalogue.count; i++) {
+        const struct meta_topic *mt = &lg->catalogue.topics[i];
         uint32_t want = 0;
         if (strcmp(mt->name, TXN_LOG_TOPIC) == 0)
             want = 1;
@@ -229,111 +161,18 @@ static int internal_topics_check(rt_engine *e)
             return error_set(RT_E_CORRUPT,
                              "%s/%s: internal topic %s has %u partition%s; the engine keeps it "
                              "with %u (was it created by a client?)",
-                             e->dir, META_FILE, mt->name, mt->partitions,
+                             lg->dir, META_FILE, mt->name, mt->partitions,
                              mt->partitions == 1 ? "" : "s", want);
     }
     return 0;
 }
 
-/* ---- producer ids: never handed out twice ---- */
+/* ---- open, close, stats ---- */
 
-struct pid_max {
-    int64_t max;
-};
-
-static int pid_max_entry(void *ctx, const struct producer_entry *pe)
-{
-    struct pid_max *m = ctx;
-    if (pe->producer_id > m->max)
-        m->max = pe->producer_id;
-    return 0;
-}
-
-/* The largest producer id partition p knows: its producer table (snapshot + replayed tail)
- * always, and when `scan_logs` every batch header of every segment as well (what expiry or
- * eviction dropped from the table). Runs at open, before the shards start. Cost of the scan:
- * one 61-byte header read per batch (a page touched per batch at most). */
-static int64_t partition_producer_id_max(struct partition *p, bool scan_logs)
-{
-    struct pid_max m = {.max = -1};
-    (void)producer_table_each(&p->producers, pid_max_entry, &m);
-    if (!scan_logs)
-        return m.max;
-    for (uint32_t i = 0; i < p->segment_count; i++) {
-        const struct segment *seg = p->segments[i];
-        uint64_t end = atomic_load_explicit(&seg->readable_bytes, memory_order_acquire);
-        if (end > seg->map_bytes)
-            end = seg->map_bytes;
-        uint64_t pos = 0;
-        while (pos < end) {
-            const char *why = NULL;
-            struct batch_header h;
-            int64_t size = batch_size_at(seg->map + pos, (size_t)(end - pos), &why);
-            if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
-                break; /* open validated what it trusts; nothing past this is acknowledged */
-            if (h.producer_id > m.max)
-                m.max = h.producer_id;
-            pos += (uint64_t)size;
-        }
-    }
-    return m.max;
-}
-
-/* Raises the producer-id allocator past every id the partitions know. producers.meta alone
- * is not enough: a deleted (or older) copy would hand out an id some partition still holds
- * state for, and that producer's first batch would be acknowledged as a duplicate of the old
- * one's and never stored. The logs are walked only when the file was missing. */
-static int producer_ids_from_partitions(rt_engine *e)
-{
-    bool missing = !producer_registry_found(&e->producers);
-    int64_t max = -1;
-    uint32_t n = atomic_load(&e->topic_count);
-    for (uint32_t t = 0; t < n; t++)
-        for (uint32_t i = 0; i < e->topics[t].partition_count; i++) {
-            int64_t m = partition_producer_id_max(&e->topics[t].partitions[i], missing);
-            if (m > max)
-                max = m;
-        }
-    return producer_registry_raise(&e->producers, max + 1);
-}
-
-static void engine_free(rt_engine *e)
-{
-    if (e->producers_open)
-        producer_registry_close(&e->producers);
-    meta_catalogue_free(&e->catalogue);
-    free(e->topics);
-    free(e->shards);
-    if (e->lock_fd >= 0)
-        close(e->lock_fd); /* releases the flock */
-    pthread_mutex_destroy(&e->admin_lock);
-    pthread_mutex_destroy(&e->internal_lock);
-    free(e);
-}
-
-static void shards_stop(rt_engine *e)
-{
-    for (uint32_t i = 0; i < e->shard_count; i++)
-        shard_stop(&e->shards[i]);
-}
-
-static int close_topics(rt_engine *e, bool seal)
-{
-    int first = 0;
-    uint32_t n = atomic_load(&e->topic_count);
-    for (uint32_t t = 0; t < n; t++) {
-        for (uint32_t i = 0; i < e->topics[t].partition_count; i++) {
-            int rc = partition_close(&e->topics[t].partitions[i], seal);
-            if (rc && !first)
-                first = rc;
-        }
-        free(e->topics[t].partitions);
-    }
-    atomic_store(&e->topic_count, 0);
-    return first;
-}
-
-int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
+/* rt_open, and rt_test_open with a fault plan (the fault injector's backend, for tests only:
+ * ringtail_test.h). */
+static int engine_open(const char *dir, const struct rt_options *opts_in,
+                       struct io_fault_plan *faults, rt_engine **out)
 {
     error_clear();
     if (!dir || !*dir || !out)
@@ -362,157 +201,92 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
     rt_engine *e = calloc(1, sizeof(*e));
     if (!e)
         return -ENOMEM;
-    snprintf(e->dir, sizeof(e->dir), "%s", dir);
     e->lock_fd = -1;
-    e->opts = *opts_in;
-    pthread_mutex_init(&e->admin_lock, NULL);
-    pthread_mutex_init(&e->internal_lock, NULL);
-    atomic_init(&e->write_error, 0);
-    atomic_init(&e->closing, false);
-    atomic_init(&e->topic_count, 0);
-
-    e->pcfg.segment.capacity_bytes = e->opts.segment_size_bytes;
-    e->pcfg.segment.index_size_max_bytes = e->opts.index_size_max_bytes;
-    e->pcfg.segment.index_interval_bytes = e->opts.index_interval_bytes;
-    e->pcfg.segment.read_only = e->opts.read_only;
-    e->pcfg.segment_ms = e->opts.segment_ms;
-    e->pcfg.retention_bytes = e->opts.retention_bytes;
-    e->pcfg.retention_ms = e->opts.retention_ms;
-    e->pcfg.producers_max = e->opts.producers_max;
-    e->pcfg.is_named = producer_registry_is_named;
-    e->pcfg.named_ctx = &e->producers;
-
-    e->env.sync_mode = e->opts.sync_mode;
-    e->env.sync_interval_ms = e->opts.sync_interval_ms;
-    e->env.sync_interval_bytes = e->opts.sync_interval_bytes;
-    e->env.request_queue_depth = e->opts.request_queue_depth;
-    e->env.retention_check_ms = RETENTION_CHECK_MS;
-    e->env.producer_id_expiration_ms = e->opts.producer_id_expiration_ms;
-    e->env.io.kind = (enum io_kind)e->opts.io_backend;
-    e->env.io.queue_depth = e->opts.io_queue_depth;
-    e->env.io.fault = e->opts.fault_injector;
-    e->env.write_error = &e->write_error;
-    e->env.counters = &e->counters;
-    e->env.read_only = e->opts.read_only;
-    if (e->opts.read_only)
-        e->env.io.kind = IO_KIND_SYNC; /* no writes: no ring to set up */
-
-    rc = lock_dir(e);
+    rc = lock_dir(e, dir, opts_in->read_only);
     if (rc)
-        goto err_free;
-    rc = meta_load(e->dir, &e->catalogue);
+        goto err_unlock;
+    /* The registry first: partitions ask it which producer ids are named while they replay. */
+    rc = txn_registry_open(&e->txn, dir);
     if (rc)
-        goto err_free;
-    rc = producer_registry_open(&e->producers, e->dir);
-    e->producers_open = true;
+        goto err_txn;
+    rc = log_init(&e->log, dir, opts_in, faults, producer_registry_is_named, &e->txn.producers);
     if (rc)
-        goto err_free;
-
-    char marker[SEGMENT_PATH_BYTES + 32];
-    snprintf(marker, sizeof(marker), "%s/%s", e->dir, META_CLEAN_FILE);
-    bool clean = fs_exists(marker);
-    e->clean_at_open = clean;
-    if (clean && !e->opts.read_only) {
-        /* Gone before the first write: a crash from here on must trigger recovery. */
-        if (unlink(marker) != 0 || (rc = fs_fsync_dir(e->dir)) != 0) {
-            rc = rc ? rc : -errno;
-            error_set(rc, "%s: cannot remove: %s", marker, strerror(-rc));
-            goto err_free;
-        }
-    }
-
-    /* topics_max bounds the user's topics; the internal ones get slots of their own (and so
-     * does any "__" topic an older version let a client create). */
-    uint32_t user_topics = 0, internal_topics = 0;
-    for (uint32_t i = 0; i < e->catalogue.count; i++) {
-        if (meta_topic_name_internal(e->catalogue.topics[i].name))
-            internal_topics++;
-        else
-            user_topics++;
-    }
-    e->topics_capacity = e->opts.topics_max + INTERNAL_TOPICS_MAX + internal_topics;
-    e->topics = calloc(e->topics_capacity, sizeof(*e->topics));
-    e->shard_count = e->opts.shard_count ? e->opts.shard_count : default_shards();
-    e->shards = calloc(e->shard_count, sizeof(*e->shards));
-    if (!e->topics || !e->shards) {
-        rc = -ENOMEM;
-        goto err_free;
-    }
-    uint32_t inited = 0;
-    for (; inited < e->shard_count; inited++) {
-        rc = shard_init(&e->shards[inited], inited, &e->env);
-        if (rc) {
-            shard_stop(&e->shards[inited]);
-            break;
-        }
-    }
-    if (rc) {
-        e->shard_count = inited;
-        goto err_shards;
-    }
-    if (user_topics > e->opts.topics_max) {
-        rc = error_set(RT_E_LIMIT, "%s: %u topics exceed topics_max %u", e->dir, user_topics,
-                       e->opts.topics_max);
-        goto err_shards;
-    }
-    rc = internal_topics_check(e);
+        goto err_txn;
+    e->log_open = true;
+    rc = internal_topics_check(&e->log);
+    if (rc == 0)
+        rc = log_open_topics(&e->log);
+    if (rc == 0)
+        rc = txn_registry_raise(&e->txn, &e->log);
+    if (rc == 0)
+        rc = log_start(&e->log);
+    if (rc == 0)
+        rc = txn_start(&e->txn, &e->log);
     if (rc)
-        goto err_shards;
-    for (uint32_t i = 0; i < e->catalogue.count; i++) {
-        const struct meta_topic *mt = &e->catalogue.topics[i];
-        rc = topic_build(e, &e->topics[i], mt->name, mt->partitions, clean, false);
-        if (rc)
-            goto err_topics;
-        atomic_store_explicit(&e->topic_count, i + 1, memory_order_release);
-    }
-    if (!e->opts.read_only) { /* a read-only engine allocates no id and writes no file */
-        rc = producer_ids_from_partitions(e);
-        if (rc)
-            goto err_topics;
-    }
-    for (uint32_t i = 0; i < e->shard_count && !e->opts.read_only; i++) {
-        rc = shard_start(&e->shards[i]);
-        if (rc)
-            goto err_topics;
-    }
-    /* Internal state: consumer offsets first (the coordinator completes transactions that
-     * carry offsets), then the coordinator, which finishes every Prepare* before we return. */
-    if (topic_find(e, GROUP_OFFSETS_TOPIC)) {
-        rc = group_manager_open(e, &e->groups);
-        if (rc)
-            goto err_internal;
-    }
-    if (topic_find(e, TXN_LOG_TOPIC)) {
-        rc = coordinator_open(e, false, &e->coordinator);
-        if (rc)
-            goto err_internal;
-        /* A transactional id that never wrote to a partition has its id only in the log (a
-         * read-only engine allocates no id and writes no file). */
-        if (!e->opts.read_only)
-            rc = producer_registry_raise(&e->producers,
-                                         coordinator_producer_id_max(e->coordinator) + 1);
-        if (rc)
-            goto err_internal;
-    }
+        goto err_log;
     *out = e;
     return 0;
 
-err_internal:
-    coordinator_close(e->coordinator);
-    e->coordinator = NULL;
-    if (e->groups)
-        group_manager_close(e->groups);
-    e->groups = NULL;
-
-err_topics:
-    shards_stop(e);
-    close_topics(e, false);
-    goto err_free;
-err_shards:
-    shards_stop(e);
-err_free:
-    engine_free(e);
+err_log:
+    txn_stop(&e->txn);
+    log_stop(&e->log);
+err_txn:
+    txn_close(&e->txn);
+    if (e->log_open)
+        (void)log_close(&e->log, false);
+err_unlock:
+    if (e->lock_fd >= 0)
+        close(e->lock_fd); /* releases the flock */
+    free(e);
     return rc;
+}
+
+int rt_open(const char *dir, const struct rt_options *opts, rt_engine **out)
+{
+    return engine_open(dir, opts, NULL, out);
+}
+
+int rt_test_open(const char *dir, const struct rt_options *opts, struct io_fault_plan *faults,
+                 rt_engine **out)
+{
+    if (!faults) {
+        error_clear();
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_test_open: a fault plan is required");
+    }
+    return engine_open(dir, opts, faults, out);
+}
+
+/* ---- client handles (EN1) ---- */
+
+/* The count and the flag form a Dekker pair (sequentially consistent atomics): an opener adds
+ * itself and then looks at the flag, rt_close sets the flag and then looks at the counts, so
+ * at least one of the two sees the other. */
+static int client_enter(rt_engine *e, _Atomic uint32_t *n)
+{
+    uint32_t before = atomic_fetch_add(n, 1);
+    assert(before < UINT32_MAX);
+    (void)before;
+    if (atomic_load(&e->clients_stopping)) {
+        atomic_fetch_sub(n, 1);
+        return error_set(RT_E_CLOSED, "%s: the engine is closing", e->log.dir);
+    }
+    return 0;
+}
+
+/* 0 when no producer or consumer is open (and none can open any more); else
+ * RT_E_HANDLES_OPEN with the engine left exactly as it was. */
+static int clients_stop(rt_engine *e)
+{
+    atomic_store(&e->clients_stopping, true);
+    uint32_t producers = atomic_load(&e->producers_open_count);
+    uint32_t consumers = atomic_load(&e->consumers_open_count);
+    if (producers == 0 && consumers == 0)
+        return 0;
+    atomic_store(&e->clients_stopping, false);
+    return error_set(RT_E_HANDLES_OPEN,
+                     "rt_close: %u producer(s) and %u consumer(s) of %s are still open: close "
+                     "them first (the engine was left open)",
+                     producers, consumers, e->log.dir);
 }
 
 int rt_close(rt_engine *e)
@@ -520,33 +294,16 @@ int rt_close(rt_engine *e)
     error_clear();
     if (!e)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_close: NULL engine");
-    /* The coordinator's timer writes through the shards: stop it first. */
-    coordinator_close(e->coordinator);
-    e->coordinator = NULL;
-    atomic_store(&e->closing, true);
-    shards_stop(e);
-    if (e->groups)
-        group_manager_close(e->groups);
-    e->groups = NULL;
-    int werr = atomic_load(&e->write_error);
-    int rc = close_topics(e, werr == 0 && !e->opts.read_only);
-    if (werr == 0 && rc == 0 && !e->opts.read_only) {
-        char marker[SEGMENT_PATH_BYTES + 32];
-        snprintf(marker, sizeof(marker), "%s/%s", e->dir, META_CLEAN_FILE);
-        int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0 || fsync(fd) != 0)
-            rc = -errno;
-        if (fd >= 0)
-            close(fd);
-        if (rc == 0)
-            rc = fs_fsync_dir(e->dir);
-    }
-    engine_free(e);
-    if (werr)
-        return error_set(RT_E_IO_FAILED,
-                         "a write or fdatasync failed while open (%s); the next "
-                         "open recovers",
-                         rt_strerror(werr));
+    int busy = clients_stop(e);
+    if (busy)
+        return busy;
+    txn_stop(&e->txn); /* the coordinator's timer writes through the shards: first */
+    log_stop(&e->log);
+    txn_close(&e->txn);
+    int rc = log_close(&e->log, true);
+    if (e->lock_fd >= 0)
+        close(e->lock_fd); /* releases the flock */
+    free(e);
     return rc;
 }
 
@@ -556,107 +313,21 @@ int rt_stats_get(rt_engine *e, struct rt_stats *out)
     if (!e || !out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_stats_get: NULL argument");
     memset(out, 0, sizeof(*out));
-    out->rounds = atomic_load_explicit(&e->counters.rounds, memory_order_relaxed);
-    out->batches_appended =
-        atomic_load_explicit(&e->counters.batches_appended, memory_order_relaxed);
-    out->bytes_appended = atomic_load_explicit(&e->counters.bytes_appended, memory_order_relaxed);
-    out->fdatasyncs = atomic_load_explicit(&e->counters.fdatasyncs, memory_order_relaxed);
-    out->segments_rolled = atomic_load_explicit(&e->counters.segments_rolled, memory_order_relaxed);
-    out->segments_deleted =
-        atomic_load_explicit(&e->counters.segments_deleted, memory_order_relaxed);
-    out->duplicates = atomic_load_explicit(&e->counters.duplicates, memory_order_relaxed);
-    out->producers_expired =
-        atomic_load_explicit(&e->counters.producers_expired, memory_order_relaxed);
-    out->snapshots_written =
-        atomic_load_explicit(&e->counters.snapshots_written, memory_order_relaxed);
-    out->snapshots_rejected = e->recovery.snapshots_rejected;
-    out->shard_count = e->shard_count;
-    out->io_backend = shard_backend_name(&e->shards[0]);
-    out->read_only = e->opts.read_only;
-    out->opened_unclean = !e->clean_at_open;
-    out->tail_bytes_ignored = e->recovery.truncated_bytes;
+    log_stats(&e->log, out);
     return 0;
 }
 
-bool engine_read_only(const rt_engine *e)
+struct log *engine_log(rt_engine *e)
 {
-    return e->opts.read_only;
+    return &e->log;
 }
 
-int engine_refuse_if_read_only(const rt_engine *e, const char *what)
+struct txn *engine_txn(rt_engine *e)
 {
-    if (!e->opts.read_only)
-        return 0;
-    return error_set(RT_E_READ_ONLY, "%s: %s refused: the engine was opened read-only", e->dir,
-                     what);
-}
-
-const struct partition_recovery *engine_recovery(const rt_engine *e)
-{
-    return &e->recovery;
+    return &e->txn;
 }
 
 /* ---- topics ---- */
-
-static const struct topic *topic_find(rt_engine *e, const char *name)
-{
-    uint32_t n = atomic_load_explicit(&e->topic_count, memory_order_acquire);
-    for (uint32_t i = 0; i < n; i++)
-        if (strcmp(e->topics[i].name, name) == 0)
-            return &e->topics[i];
-    return NULL;
-}
-
-/* Creates a topic under admin_lock. User topics count against topics_max; internal ones use
- * the slots reserved for them. */
-static int topic_create(rt_engine *e, const char *name, uint32_t partitions)
-{
-    if (e->opts.read_only)
-        return engine_refuse_if_read_only(e, "rt_topic_create");
-    if (atomic_load(&e->closing))
-        return error_set(RT_E_CLOSED, "the engine is closing");
-    bool internal = meta_topic_name_internal(name);
-    pthread_mutex_lock(&e->admin_lock);
-    int rc = 0;
-    uint32_t n = atomic_load(&e->topic_count);
-    if (topic_find(e, name)) {
-        rc = error_set(RT_E_TOPIC_ALREADY_EXISTS, "topic '%s' already exists", name);
-        goto out;
-    }
-    uint32_t users = 0;
-    for (uint32_t i = 0; i < n; i++)
-        users += !meta_topic_name_internal(e->topics[i].name);
-    if (!internal && users >= e->opts.topics_max) {
-        rc = error_set(RT_E_LIMIT, "topics_max (%u) reached", e->opts.topics_max);
-        goto out;
-    }
-    if (n >= e->topics_capacity) { /* only internal topics get here: two at most */
-        rc = error_set(RT_E_LIMIT, "no slot left for internal topic '%s' (%u topics)", name, n);
-        goto out;
-    }
-    /* Directories and first segments first, then the catalogue: a crash in between leaves
-     * unreferenced directories (harmless, reused by a later create), never a topic without
-     * its partitions. */
-    rc = topic_build(e, &e->topics[n], name, partitions, false, true);
-    if (rc)
-        goto out;
-    rc = meta_add_topic(&e->catalogue, name, partitions);
-    if (rc == 0)
-        rc = meta_store(e->dir, &e->catalogue);
-    if (rc) {
-        error_set(rc, "%s/%s: cannot store the topic catalogue: %s", e->dir, META_FILE,
-                  rt_strerror(rc));
-        /* The partitions are attached to shards already; keep them usable but unlisted
-         * would be worse than failing loudly: leave the engine's write side failed. */
-        int expected = 0;
-        atomic_compare_exchange_strong(&e->write_error, &expected, rc);
-        goto out;
-    }
-    atomic_store_explicit(&e->topic_count, n + 1, memory_order_release);
-out:
-    pthread_mutex_unlock(&e->admin_lock);
-    return rc;
-}
 
 int rt_topic_create(rt_engine *e, const char *name, uint32_t partitions)
 {
@@ -670,27 +341,11 @@ int rt_topic_create(rt_engine *e, const char *name, uint32_t partitions)
                          "topic name '%s': names beginning with '__' are reserved for the "
                          "engine's internal topics",
                          name);
-    if (partitions == 0 || partitions > e->opts.partitions_max)
-        return error_set(RT_E_INVALID_ARGUMENT, "partitions must be 1..%u, got %u",
-                         e->opts.partitions_max, partitions);
-    return topic_create(e, name, partitions);
-}
-
-int engine_internal_topic_create(rt_engine *e, const char *name, uint32_t partitions)
-{
-    assert(meta_topic_name_internal(name));
-    assert(partitions > 0);
-    return topic_create(e, name, partitions);
-}
-
-int engine_client_topic_check(const char *topic)
-{
-    if (meta_topic_name_internal(topic))
-        return error_set(RT_E_INTERNAL_TOPIC,
-                         "topic '%s' is internal: only the engine writes it (names beginning "
-                         "with '__' are reserved)",
-                         topic);
-    return 0;
+    uint32_t max = log_options(&e->log)->partitions_max;
+    if (partitions == 0 || partitions > max)
+        return error_set(RT_E_INVALID_ARGUMENT, "partitions must be 1..%u, got %u", max,
+                         partitions);
+    return log_topic_create(&e->log, name, partitions);
 }
 
 int rt_topic_describe(rt_engine *e, const char *name, uint32_t *partitions_out)
@@ -698,11 +353,7 @@ int rt_topic_describe(rt_engine *e, const char *name, uint32_t *partitions_out)
     error_clear();
     if (!e || !name || !partitions_out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_describe: NULL argument");
-    const struct topic *t = topic_find(e, name);
-    if (!t)
-        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", name);
-    *partitions_out = t->partition_count;
-    return 0;
+    return log_topic_describe(&e->log, name, partitions_out);
 }
 
 int rt_topic_list(rt_engine *e, int (*fn)(void *ctx, const char *name, uint32_t partitions),
@@ -711,123 +362,10 @@ int rt_topic_list(rt_engine *e, int (*fn)(void *ctx, const char *name, uint32_t 
     error_clear();
     if (!e || !fn)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_list: NULL argument");
-    uint32_t n = atomic_load_explicit(&e->topic_count, memory_order_acquire);
-    for (uint32_t i = 0; i < n; i++) {
-        if (meta_topic_name_internal(e->topics[i].name))
-            continue; /* internal topics (transaction log, consumer offsets) */
-        int rc = fn(ctx, e->topics[i].name, e->topics[i].partition_count);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    return log_topic_list(&e->log, fn, ctx);
 }
 
-struct partition *engine_partition(rt_engine *e, const char *topic, uint32_t partition)
-{
-    if (!topic) {
-        error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "NULL topic");
-        return NULL;
-    }
-    const struct topic *t = topic_find(e, topic);
-    if (!t) {
-        error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", topic);
-        return NULL;
-    }
-    if (partition >= t->partition_count) {
-        error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION,
-                  "topic '%s' has %u partitions; %u is out of "
-                  "range",
-                  topic, t->partition_count, partition);
-        return NULL;
-    }
-    return &t->partitions[partition];
-}
-
-/* ---- appends ---- */
-
-int engine_append(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
-                  const struct batch_header *h, int64_t *base_offset_out, bool *duplicate_out)
-{
-    if (atomic_load_explicit(&e->closing, memory_order_relaxed))
-        return error_set(RT_E_CLOSED, "the engine is closing");
-    int werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
-    if (werr)
-        return error_set(RT_E_IO_FAILED, "the write side failed earlier (%s); close and reopen",
-                         rt_strerror(werr));
-    struct shard_request req = {
-        .kind = SHARD_REQ_APPEND, .partition = p, .batch = batch, .len = len, .header = *h};
-    int rc = shard_submit(p->shard, &req);
-    if (rc) {
-        werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
-        if (rc == RT_E_IO_FAILED)
-            return error_set(rc,
-                             "append to %s failed: %s; the engine's write side is now "
-                             "failed until reopened",
-                             p->dir, werr ? rt_strerror(werr) : "unknown");
-        if (req.rule)
-            return error_set(rc, "append to %s: producer %" PRId64 " epoch %d sequence %d: %s",
-                             p->dir, h->producer_id, h->producer_epoch, h->base_sequence, req.rule);
-        return error_set(rc, "append to %s: %s", p->dir, rt_strerror(rc));
-    }
-    if (base_offset_out)
-        *base_offset_out = req.base_offset;
-    if (duplicate_out)
-        *duplicate_out = req.duplicate;
-    return 0;
-}
-
-/* Each calling thread encodes its batches in its own buffer, kept between calls (no allocation
- * once it is big enough) and freed when the thread exits; beside it, the buffer rt_append_batch
- * decompresses a caller's compressed batch into to check its records. */
-struct encode_buffer {
-    uint8_t *buf;
-    size_t cap;
-    struct compression_buffer scratch;
-};
-static pthread_key_t encode_key;
-static pthread_once_t encode_once = PTHREAD_ONCE_INIT;
-
-static void encode_buffer_free(void *p)
-{
-    struct encode_buffer *b = p;
-    free(b->buf);
-    compression_buffer_free(&b->scratch);
-    free(b);
-}
-
-static void encode_key_create(void)
-{
-    (void)pthread_key_create(&encode_key, encode_buffer_free);
-}
-
-static struct encode_buffer *encode_state(void)
-{
-    pthread_once(&encode_once, encode_key_create);
-    struct encode_buffer *b = pthread_getspecific(encode_key);
-    if (!b) {
-        b = calloc(1, sizeof(*b));
-        if (!b || pthread_setspecific(encode_key, b) != 0) {
-            free(b);
-            return NULL;
-        }
-    }
-    return b;
-}
-
-static uint8_t *encode_buffer_get(size_t size)
-{
-    struct encode_buffer *b = encode_state();
-    if (!b)
-        return NULL;
-    if (size > b->cap) {
-        uint8_t *n = realloc(b->buf, size);
-        if (!n)
-            return NULL;
-        b->buf = n;
-        b->cap = size;
-    }
-    return b->buf;
-}
+/* ---- appends and reads ---- */
 
 int rt_append(rt_engine *e, const char *topic, uint32_t partition, const struct rt_record *records,
               size_t count, int64_t *base_offset_out)
@@ -835,536 +373,65 @@ int rt_append(rt_engine *e, const char *topic, uint32_t partition, const struct 
     error_clear();
     if (!e)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append: NULL engine");
-    if (e->opts.read_only)
-        return engine_refuse_if_read_only(e, "rt_append");
-    if (!records || count == 0)
-        return error_set(RT_E_INVALID_ARGUMENT, "rt_append: no records");
-    if (count > INT32_MAX)
-        return error_set(RT_E_INVALID_ARGUMENT, "rt_append: too many records");
-    int rc = engine_client_topic_check(topic);
-    if (rc)
-        return rc;
-    struct partition *p = engine_partition(e, topic, partition);
-    if (!p)
-        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
-    int64_t now = fs_now_ms();
-    int64_t base_ts = -1;
-    uint64_t size = BATCH_HEADER_BYTES;
-    for (size_t i = 0; i < count; i++) {
-        const struct rt_record *r = &records[i];
-        if (r->key_len < -1 || r->value_len < -1 || (r->key_len > 0 && !r->key) ||
-            (r->value_len > 0 && !r->value) || (r->header_count > 0 && !r->headers))
-            return error_set(RT_E_INVALID_ARGUMENT,
-                             "record %zu: lengths must be >= -1 and non-empty data non-NULL", i);
-        if (r->timestamp_ms < -1)
-            return error_set(RT_E_INVALID_ARGUMENT, "record %zu: timestamp must be >= -1", i);
-        int64_t ts = r->timestamp_ms < 0 ? now : r->timestamp_ms;
-        if (base_ts < 0)
-            base_ts = ts;
-        struct rt_record tmp = *r;
-        tmp.timestamp_ms = ts;
-        size += record_encoded_size(&tmp, (int32_t)i, ts - base_ts);
-        if (size > e->opts.batch_size_max_bytes)
-            return error_set(RT_E_RECORD_TOO_LARGE,
-                             "batch of %zu records exceeds batch_size_max_bytes (%u)", count,
-                             e->opts.batch_size_max_bytes);
-    }
-    uint8_t *buf = encode_buffer_get(size);
-    if (!buf)
-        return error_set(-ENOMEM, "rt_append: no memory for a %" PRIu64 "-byte batch", size);
-    struct batch_builder b;
-    rc = batch_builder_init(&b, buf, size, 0, -1, -1, -1);
-    for (size_t i = 0; i < count && rc == 0; i++) {
-        struct rt_record tmp = records[i];
-        if (tmp.timestamp_ms < 0)
-            tmp.timestamp_ms = now;
-        rc = batch_builder_add(&b, &tmp);
-    }
-    size_t len = 0;
-    if (rc == 0)
-        rc = batch_builder_finish(&b, &len);
-    if (rc)
-        return error_set(rc, "encoding the batch: %s", rt_strerror(rc));
-    struct batch_header h;
-    const char *why = NULL;
-    rc = batch_header_parse(buf, len, &h, &why);
-    assert(rc == 0);
-    return engine_append(e, p, buf, len, &h, base_offset_out, NULL);
+    return log_append_records(&e->log, topic, partition, records, count, base_offset_out);
 }
 
 int rt_append_batch(rt_engine *e, const char *topic, uint32_t partition, void *batch, size_t len,
                     int64_t *base_offset_out)
 {
     error_clear();
-    if (!e || !batch)
-        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: NULL argument");
-    if (e->opts.read_only)
-        return engine_refuse_if_read_only(e, "rt_append_batch");
-    int rc = engine_client_topic_check(topic);
-    if (rc)
-        return rc;
-    struct partition *p = engine_partition(e, topic, partition);
-    if (!p)
-        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
-    struct batch_header h;
-    const char *why = NULL;
-    int64_t size = batch_size_at(batch, len, &why);
-    if (size < 0)
-        return error_set(RT_E_CORRUPT, "rt_append_batch: %s", why);
-    if ((size_t)size != len)
-        return error_set(RT_E_CORRUPT,
-                         "rt_append_batch: batch length field says %" PRId64
-                         " bytes but %zu were given",
-                         size, len);
-    rc = batch_validate(batch, len, e->opts.batch_size_max_bytes, &h, &why);
-    if (rc)
-        return error_set(rc, "rt_append_batch: %s", why ? why : rt_strerror(rc));
-    if (h.record_count == 0)
-        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: empty batch");
-    if ((h.attributes & BATCH_ATTR_COMPRESSION_MASK) != BATCH_COMPRESSION_NONE) {
-        /* batch_validate checked an uncompressed batch's records; a compressed one's are
-         * decompressed and held to the same rules before anything is appended (Kafka's
-         * LogValidator), so counts and offset deltas that disagree never reach the log. */
-        struct encode_buffer *b = encode_state();
-        if (!b)
-            return error_set(-ENOMEM, "rt_append_batch: no memory to check the records");
-        rc = records_validate(batch, len, &h, &b->scratch, NULL, NULL, &why);
-        if (rc == -ENOMEM)
-            return error_set(rc, "rt_append_batch: out of memory decompressing the records");
-        if (rc)
-            return error_set(rc, "rt_append_batch: compressed records: %s",
-                             why ? why : rt_strerror(rc));
-    }
-    if (batch_is_control(&h))
-        return error_set(RT_E_INVALID_ARGUMENT,
-                         "rt_append_batch: control batches are written by the transaction "
-                         "coordinator, not by clients (as Kafka)");
-    if (batch_is_transactional(&h) && h.producer_id < 0)
-        return error_set(RT_E_INVALID_ARGUMENT,
-                         "rt_append_batch: a transactional batch needs a producer id");
-    if (h.producer_id >= 0 && (h.producer_epoch < 0 || h.base_sequence < 0))
-        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: a batch with a producer id "
-                                                "needs an epoch and a base sequence >= 0");
-    return engine_append(e, p, batch, len, &h, base_offset_out, NULL);
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: NULL engine");
+    return log_append_batch(&e->log, topic, partition, batch, len, base_offset_out);
 }
 
-/* ---- maintenance ---- */
-
-static int retention_call(struct shard *s, void *arg)
-{
-    (void)arg;
-    int total = 0;
-    uint32_t expired = 0;
-    int64_t now = fs_now_ms();
-    for (uint32_t i = 0; i < s->partition_count; i++) {
-        int n = partition_enforce_retention(s->partitions[i], now);
-        if (n < 0)
-            return n;
-        total += n;
-        expired += producer_table_expire(&s->partitions[i]->producers, now,
-                                         s->env.producer_id_expiration_ms);
-    }
-    atomic_fetch_add_explicit(&s->env.counters->segments_deleted, (uint64_t)total,
-                              memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->env.counters->producers_expired, expired, memory_order_relaxed);
-    return 0;
-}
-
-int engine_enforce_retention(rt_engine *e)
-{
-    for (uint32_t i = 0; i < e->shard_count; i++) {
-        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = retention_call};
-        int rc = shard_submit(&e->shards[i], &req);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-/* ---- producers ---- */
-
-int engine_producer_allocate(rt_engine *e, int64_t *producer_id_out)
-{
-    return producer_registry_allocate(&e->producers, producer_id_out);
-}
-
-int engine_producer_open_name(rt_engine *e, const char *name, int64_t *producer_id_out,
-                              int16_t *epoch_out)
-{
-    return producer_registry_open_name(&e->producers, name, producer_id_out, epoch_out);
-}
-
-int engine_append_async(rt_engine *e, struct shard_request *req)
-{
-    if (atomic_load_explicit(&e->closing, memory_order_relaxed))
-        return error_set(RT_E_CLOSED, "the engine is closing");
-    int werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
-    if (werr)
-        return error_set(RT_E_IO_FAILED, "the write side failed earlier (%s); close and reopen",
-                         rt_strerror(werr));
-    return shard_submit_async(req->partition->shard, req);
-}
-
-struct last_sequence_call {
-    struct partition *partition;
-    int64_t producer_id;
-    int64_t sequence;
-};
-
-static int last_sequence_call(struct shard *s, void *arg)
-{
-    (void)s;
-    struct last_sequence_call *c = arg;
-    const struct producer_entry *pe = producer_table_find(&c->partition->producers, c->producer_id);
-    c->sequence = (pe && pe->batch_count) ? pe->batches[pe->batch_count - 1].last_seq : -1;
-    return 0;
-}
-
-int engine_producer_last_sequence(rt_engine *e, struct partition *p, int64_t producer_id,
-                                  int64_t *sequence_out)
-{
-    (void)e;
-    struct last_sequence_call c = {.partition = p, .producer_id = producer_id, .sequence = -1};
-    struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = last_sequence_call, .arg = &c};
-    int rc = shard_submit(p->shard, &req);
-    if (rc)
-        return rc;
-    *sequence_out = c.sequence;
-    return 0;
-}
-
-static int snapshot_call(struct shard *s, void *arg)
-{
-    (void)arg;
-    for (uint32_t i = 0; i < s->partition_count; i++) {
-        struct partition *p = s->partitions[i];
-        uint32_t before = p->snapshots_written;
-        int rc = partition_snapshot_producers(p);
-        if (rc)
-            return rc;
-        atomic_fetch_add_explicit(&s->env.counters->snapshots_written,
-                                  p->snapshots_written - before, memory_order_relaxed);
-    }
-    return 0;
-}
-
-int engine_snapshot_producers(rt_engine *e)
-{
-    for (uint32_t i = 0; i < e->shard_count; i++) {
-        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = snapshot_call};
-        int rc = shard_submit(&e->shards[i], &req);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-/* ---- transactions open in the partitions ---- */
-
-struct open_txns_call {
-    struct partition *only; /* NULL: every partition of the shard */
-    struct engine_open_txn *txns;
-    size_t count, capacity;
-};
-
-static int open_txn_collect(void *ctx, const struct partition *p, const struct open_txn *t,
-                            int16_t epoch)
-{
-    struct open_txns_call *c = ctx;
-    if (c->count == c->capacity) {
-        size_t cap = c->capacity ? c->capacity * 2 : 16;
-        struct engine_open_txn *a = realloc(c->txns, cap * sizeof(*a));
-        if (!a)
-            return -ENOMEM;
-        c->txns = a;
-        c->capacity = cap;
-    }
-    c->txns[c->count++] = (struct engine_open_txn){.topic = p->topic,
-                                                   .partition = p->id,
-                                                   .producer_id = t->producer_id,
-                                                   .producer_epoch = epoch,
-                                                   .first_offset = t->first_offset};
-    return 0;
-}
-
-static int open_txns_call(struct shard *s, void *arg)
-{
-    struct open_txns_call *c = arg;
-    if (c->only)
-        return partition_each_open_txn(c->only, open_txn_collect, c);
-    for (uint32_t i = 0; i < s->partition_count; i++) {
-        int rc = partition_each_open_txn(s->partitions[i], open_txn_collect, c);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-int engine_open_txns(rt_engine *e, struct partition *only, struct engine_open_txn **out,
-                     size_t *count_out)
-{
-    struct open_txns_call c = {.only = only};
-    int rc = 0;
-    for (uint32_t i = 0; rc == 0 && i < e->shard_count; i++) {
-        if (only && only->shard != &e->shards[i])
-            continue;
-        if (e->opts.read_only) { /* no shard thread runs and nothing writes: read in place */
-            rc = open_txns_call(&e->shards[i], &c);
-            continue;
-        }
-        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = open_txns_call, .arg = &c};
-        rc = shard_submit(&e->shards[i], &req);
-    }
-    if (rc) {
-        free(c.txns);
-        return rc;
-    }
-    *out = c.txns;
-    *count_out = c.count;
-    return 0;
-}
-
-/* ---- transaction markers ---- */
-
-struct marker_slot {
-    struct shard_request req;
-    uint8_t bytes[CONTROL_BATCH_BYTES];
-};
-
-int engine_write_markers(rt_engine *e, struct marker_spec *specs, size_t n)
+int rt_fetch_start(rt_engine *e, const char *topic, uint32_t partition, int64_t offset,
+                   size_t max_bytes, enum rt_isolation isolation, rt_fetch **out)
 {
     error_clear();
-    if (n == 0)
-        return 0;
-    if (atomic_load_explicit(&e->closing, memory_order_relaxed))
-        return error_set(RT_E_CLOSED, "the engine is closing");
-    int werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
-    if (werr)
-        return error_set(RT_E_IO_FAILED, "the write side failed earlier (%s); close and reopen",
-                         rt_strerror(werr));
-    struct marker_slot *slots = calloc(n, sizeof(*slots));
-    struct shard_request **by_shard = calloc(n, sizeof(*by_shard));
-    if (!slots || !by_shard) {
-        free(slots);
-        free(by_shard);
-        return -ENOMEM;
-    }
-    int64_t now = fs_now_ms();
-    int first = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct marker_spec *m = &specs[i];
-        m->result = 0;
-        m->offset = -1;
-        struct partition *p = engine_partition(e, m->topic, m->partition);
-        if (!p || m->producer_id < 0 || m->producer_epoch < 0 ||
-            (m->type != CONTROL_COMMIT && m->type != CONTROL_ABORT)) {
-            m->result = p ? RT_E_INVALID_ARGUMENT : RT_E_UNKNOWN_TOPIC_OR_PARTITION;
-            if (!first)
-                first = m->result;
-            continue;
-        }
-        struct marker_slot *sl = &slots[i];
-        control_batch_build(sl->bytes, m->producer_id, m->producer_epoch,
-                            (enum control_type)m->type, m->coordinator_epoch, now);
-        const char *why = NULL;
-        int rc = batch_header_parse(sl->bytes, CONTROL_BATCH_BYTES, &sl->req.header, &why);
-        assert(rc == 0);
-        (void)rc;
-        sl->req.kind = SHARD_REQ_APPEND;
-        sl->req.partition = p;
-        sl->req.batch = sl->bytes;
-        sl->req.len = CONTROL_BATCH_BYTES;
-        sl->req.coordinator_epoch = m->coordinator_epoch;
-        sl->req.marker_type = m->type;
-        sl->req.force_sync = true;
-    }
-    /* Hand each shard its markers in one go (one round), then wait for every shard. Shards are
-     * served one after another here, but each shard's round starts as soon as it is queued:
-     * the waits overlap with the other shards' rounds only from the second shard on. */
-    for (uint32_t s = 0; s < e->shard_count; s++) {
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++)
-            if (specs[i].result == 0 && slots[i].req.partition &&
-                slots[i].req.partition->shard == &e->shards[s])
-                by_shard[k++] = &slots[i].req;
-        if (k)
-            shard_submit_many(&e->shards[s], by_shard, k);
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (specs[i].result != 0 || !slots[i].req.partition)
-            continue;
-        specs[i].result = slots[i].req.result;
-        specs[i].offset = slots[i].req.base_offset;
-        if (specs[i].result && !first) {
-            first = specs[i].result;
-            if (slots[i].req.rule)
-                error_set(first, "marker for producer %" PRId64 " on %s: %s", specs[i].producer_id,
-                          slots[i].req.partition->dir, slots[i].req.rule);
-            else
-                error_set(first, "marker for producer %" PRId64 " on %s: %s", specs[i].producer_id,
-                          slots[i].req.partition->dir, rt_strerror(first));
-        }
-    }
-    free(slots);
-    free(by_shard);
-    return first;
+    if (!e || !out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_fetch_start: NULL argument");
+    return log_fetch_start(&e->log, topic, partition, offset, max_bytes, isolation, out);
 }
 
-/* ---- internal topics: coordinator-origin appends, roll, delete-before ---- */
-
-/* The coordinator-origin append behind engine_append_coordinator and engine_append_forced. */
-static int append_internal(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
-                           bool force_sync, int64_t *base_offset_out)
+int rt_list_offsets(rt_engine *e, const char *topic, uint32_t partition, int64_t spec,
+                    enum rt_isolation isolation, int64_t *offset_out)
 {
-    struct batch_header h;
-    const char *why = NULL;
-    int rc = batch_validate(batch, len, e->opts.batch_size_max_bytes, &h, &why);
+    error_clear();
+    if (!e || !offset_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_list_offsets: NULL argument");
+    return log_list_offsets(&e->log, topic, partition, spec, isolation, offset_out);
+}
+
+/* ---- clients ---- */
+
+int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts, rt_producer **out)
+{
+    error_clear();
+    if (!e || !out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_open: NULL argument");
+    *out = NULL;
+    int rc = client_enter(e, &e->producers_open_count);
     if (rc)
-        return error_set(rc, "coordinator append to %s: %s", p->dir, why ? why : rt_strerror(rc));
-    if (batch_is_control(&h))
-        return error_set(RT_E_INVALID_ARGUMENT, "coordinator append: markers go through "
-                                                "engine_write_markers");
-    if (atomic_load_explicit(&e->closing, memory_order_relaxed))
-        return error_set(RT_E_CLOSED, "the engine is closing");
-    int werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
-    if (werr)
-        return error_set(RT_E_IO_FAILED, "the write side failed earlier (%s); close and reopen",
-                         rt_strerror(werr));
-    struct shard_request req = {.kind = SHARD_REQ_APPEND,
-                                .partition = p,
-                                .batch = batch,
-                                .len = len,
-                                .header = h,
-                                .coordinator = true,
-                                .force_sync = force_sync};
-    rc = shard_submit(p->shard, &req);
-    if (rc == RT_E_IO_FAILED) {
-        /* Name the cause (-ENOSPC, -EIO, ...) the write side failed with, as engine_append. */
-        werr = atomic_load_explicit(&e->write_error, memory_order_acquire);
-        return error_set(rc,
-                         "coordinator append to %s failed: %s; the engine's write side is "
-                         "now failed until reopened",
-                         p->dir, werr ? rt_strerror(werr) : "unknown");
-    }
+        return rc;
+    rc = producer_open(&e->log, &e->txn, opts, &e->producers_open_count, out);
     if (rc)
-        return error_set(rc, "coordinator append to %s: %s", p->dir,
-                         req.rule ? req.rule : rt_strerror(rc));
-    if (base_offset_out)
-        *base_offset_out = req.base_offset;
-    return 0;
-}
-
-int engine_append_coordinator(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
-                              int64_t *base_offset_out)
-{
-    return append_internal(e, p, batch, len, false, base_offset_out);
-}
-
-static int roll_call(struct shard *s, void *arg)
-{
-    struct partition *p = arg;
-    (void)s;
-    if (p->active->size_bytes == 0)
-        return 0;
-    /* An append earlier in this round already wrote to the active segment: roll in a later
-     * round (a roll must not seal a segment with writes in flight). */
-    if (p->round_touched)
-        return -EAGAIN;
-    return partition_roll_now(p);
-}
-
-int engine_roll(rt_engine *e, struct partition *p)
-{
-    (void)e;
-    for (;;) {
-        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = roll_call, .arg = p};
-        int rc = shard_submit(p->shard, &req);
-        if (rc != -EAGAIN)
-            return rc;
-    }
-}
-
-struct delete_before_call {
-    struct partition *p;
-    int64_t offset;
-};
-
-static int delete_before_call(struct shard *s, void *arg)
-{
-    struct delete_before_call *c = arg;
-    int n = partition_delete_before(c->p, c->offset);
-    if (n > 0)
-        atomic_fetch_add_explicit(&s->env.counters->segments_deleted, (uint64_t)n,
-                                  memory_order_relaxed);
-    return n;
-}
-
-int engine_delete_before(rt_engine *e, struct partition *p, int64_t offset)
-{
-    (void)e;
-    struct delete_before_call c = {.p = p, .offset = offset};
-    struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = delete_before_call, .arg = &c};
-    return shard_submit(p->shard, &req);
-}
-
-int engine_append_forced(rt_engine *e, struct partition *p, uint8_t *batch, size_t len,
-                         int64_t *base_offset_out)
-{
-    return append_internal(e, p, batch, len, true, base_offset_out);
-}
-
-const struct rt_options *engine_options(const rt_engine *e)
-{
-    return &e->opts;
-}
-
-struct coordinator *engine_coordinator(rt_engine *e)
-{
-    pthread_mutex_lock(&e->internal_lock);
-    struct coordinator *c = e->coordinator;
-    pthread_mutex_unlock(&e->internal_lock);
-    if (!c)
-        error_set(RT_E_INVALID_TXN_STATE, "no transaction has ever been started in %s", e->dir);
-    return c;
-}
-
-int engine_coordinator_create(rt_engine *e, struct coordinator **out)
-{
-    int rc = 0;
-    pthread_mutex_lock(&e->internal_lock);
-    if (!e->coordinator && e->opts.read_only) {
-        rc = engine_refuse_if_read_only(e, "a transaction coordinator");
-    } else if (!e->coordinator) {
-        rc = coordinator_open(e, true, &e->coordinator);
-        if (rc)
-            e->coordinator = NULL;
-    }
-    *out = e->coordinator;
-    pthread_mutex_unlock(&e->internal_lock);
+        atomic_fetch_sub(&e->producers_open_count, 1);
     return rc;
 }
 
-struct group_manager *engine_group_manager(rt_engine *e)
+int rt_consumer_open(rt_engine *e, const struct rt_consumer_options *opts, rt_consumer **out)
 {
-    pthread_mutex_lock(&e->internal_lock);
-    struct group_manager *g = e->groups;
-    pthread_mutex_unlock(&e->internal_lock);
-    return g;
-}
-
-int engine_group_manager_create(rt_engine *e, struct group_manager **out)
-{
-    int rc = 0;
-    pthread_mutex_lock(&e->internal_lock);
-    if (!e->groups) {
-        rc = engine_internal_topic_create(e, GROUP_OFFSETS_TOPIC, GROUP_OFFSETS_PARTITIONS);
-        if (rc == 0 || rc == RT_E_TOPIC_ALREADY_EXISTS)
-            rc = group_manager_open(e, &e->groups);
-        if (rc)
-            e->groups = NULL;
-    }
-    *out = e->groups;
-    pthread_mutex_unlock(&e->internal_lock);
+    error_clear();
+    if (!e || !out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_open: NULL argument");
+    *out = NULL;
+    int rc = client_enter(e, &e->consumers_open_count);
+    if (rc)
+        return rc;
+    rc = consumer_open(&e->log, &e->txn, opts, &e->consumers_open_count, out);
+    if (rc)
+        atomic_fetch_sub(&e->consumers_open_count, 1);
     return rc;
 }
 
@@ -1375,10 +442,10 @@ int rt_txn_set_check_handler(rt_engine *e, rt_txn_check_fn fn, void *ctx)
     error_clear();
     if (!e)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_set_check_handler: NULL engine");
-    if (e->opts.read_only)
-        return engine_refuse_if_read_only(e, "rt_txn_set_check_handler");
+    if (log_read_only(&e->log))
+        return log_refuse_if_read_only(&e->log, "rt_txn_set_check_handler");
     struct coordinator *c = NULL;
-    int rc = engine_coordinator_create(e, &c);
+    int rc = txn_coordinator_create(&e->txn, &c);
     if (rc)
         return rc;
     return coordinator_set_check_handler(c, fn, ctx);
@@ -1389,7 +456,7 @@ int rt_txn_list(rt_engine *e, int (*fn)(void *ctx, const struct rt_txn_info *txn
     error_clear();
     if (!e || !fn)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_list: NULL argument");
-    struct coordinator *c = engine_coordinator(e);
+    struct coordinator *c = txn_coordinator(&e->txn);
     if (!c)
         return 0; /* no transaction log: nothing to list */
     return coordinator_list(c, fn, ctx);
@@ -1400,9 +467,9 @@ int rt_txn_abort(rt_engine *e, const char *transactional_id)
     error_clear();
     if (!e || !transactional_id)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_abort: NULL argument");
-    if (e->opts.read_only)
-        return engine_refuse_if_read_only(e, "rt_txn_abort");
-    struct coordinator *c = engine_coordinator(e);
+    if (log_read_only(&e->log))
+        return log_refuse_if_read_only(&e->log, "rt_txn_abort");
+    struct coordinator *c = txn_coordinator(&e->txn);
     if (!c)
         return error_set(RT_E_UNKNOWN_PRODUCER_ID, "no transactional id '%s'", transactional_id);
     return coordinator_abort(c, transactional_id);
@@ -1414,9 +481,9 @@ int rt_txn_list_partitions(rt_engine *e, int (*fn)(void *ctx, const struct rt_pa
     error_clear();
     if (!e || !fn)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_list_partitions: NULL argument");
-    struct coordinator *c = engine_coordinator(e);
+    struct coordinator *c = txn_coordinator(&e->txn);
     error_clear(); /* no coordinator: every open transaction is one it does not know */
-    return coordinator_list_partitions(e, c, fn, ctx);
+    return coordinator_list_partitions(&e->log, c, fn, ctx);
 }
 
 int rt_txn_abort_partition(rt_engine *e, const char *topic, uint32_t partition, int64_t producer_id,
@@ -1430,9 +497,10 @@ int rt_txn_abort_partition(rt_engine *e, const char *topic, uint32_t partition, 
                          "rt_txn_abort_partition: producer id %" PRId64
                          " must be >= 0 and epoch %d >= -1",
                          producer_id, (int)producer_epoch);
-    struct coordinator *c = engine_coordinator(e);
+    struct coordinator *c = txn_coordinator(&e->txn);
     error_clear();
-    return coordinator_abort_partition(e, c, topic, partition, producer_id, producer_epoch);
+    return coordinator_abort_partition(&e->log, c, txn_groups(&e->txn), topic, partition,
+                                       producer_id, producer_epoch);
 }
 
 int rt_group_commit_offsets(rt_engine *e, const char *group, const struct rt_offset *offsets,
@@ -1441,13 +509,13 @@ int rt_group_commit_offsets(rt_engine *e, const char *group, const struct rt_off
     error_clear();
     if (!e || !group || !*group || (!offsets && count))
         return error_set(RT_E_INVALID_ARGUMENT, "rt_group_commit_offsets: NULL argument");
-    if (e->opts.read_only)
-        return engine_refuse_if_read_only(e, "rt_group_commit_offsets");
-    int rc = group_offsets_check_known(e, offsets, count);
+    if (log_read_only(&e->log))
+        return log_refuse_if_read_only(&e->log, "rt_group_commit_offsets");
+    int rc = group_offsets_check_known(&e->log, offsets, count);
     if (rc)
         return rc;
     struct group_manager *g = NULL;
-    rc = engine_group_manager_create(e, &g);
+    rc = txn_groups_create(&e->txn, &g);
     if (rc)
         return rc; /* the real cause; the detail names what failed */
     return group_commit(g, group, offsets, count);
@@ -1459,10 +527,47 @@ int rt_group_fetch_offsets(rt_engine *e, const char *group, const char *topic, u
     error_clear();
     if (!e || !group || !topic || !offset_out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_group_fetch_offsets: NULL argument");
-    struct group_manager *g = engine_group_manager(e);
+    struct group_manager *g = txn_groups(&e->txn);
     if (!g) {
         *offset_out = -1;
         return 0;
     }
     return group_fetch(g, group, topic, partition, require_stable, offset_out);
+}
+
+/* ---- broker support ---- */
+
+int rt_producer_id_allocate(rt_engine *e, int64_t *producer_id_out, int16_t *epoch_out)
+{
+    error_clear();
+    if (!e || !producer_id_out || !epoch_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_id_allocate: NULL argument");
+    int rc = log_refuse_if_read_only(&e->log, "rt_producer_id_allocate");
+    if (rc)
+        return rc;
+    int64_t id = -1;
+    rc = txn_producer_allocate(&e->txn, &id);
+    if (rc)
+        return error_set(rc, "rt_producer_id_allocate: %s", rt_strerror(rc));
+    *producer_id_out = id;
+    *epoch_out = 0;
+    return 0;
+}
+
+int rt_append_watch_set(rt_engine *e, void (*fn)(void *ctx), void *ctx)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_watch_set: NULL engine");
+    log_watch_set(&e->log, fn, ctx);
+    return 0;
+}
+
+int rt_append_batch_async(rt_engine *e, const char *topic, uint32_t partition, void *batch,
+                          size_t len, struct rt_append_op *storage, rt_append_done_fn fn, void *ctx)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch_async: NULL engine");
+    return log_append_batch_async(&e->log, topic, partition, batch, len, storage, fn, ctx);
 }

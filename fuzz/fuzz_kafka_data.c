@@ -23,7 +23,7 @@ static void check_frame(struct kp_writer *w, size_t at)
 {
     int rc = kafka_frame_end(w, at);
     if (rc != 0) {
-        KCHECK(rc == RT_E_LIMIT || rc == -12 || rc == RT_E_INVALID_ARGUMENT);
+        KCHECK(rc == KP_E_LIMIT || rc == -12 || rc == RT_E_INVALID_ARGUMENT);
         return;
     }
     uint32_t size = (uint32_t)w->buf[at] << 24 | (uint32_t)w->buf[at + 1] << 16 |

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kp_arena_init(&a, kf_arena_buf, sizeof kf_arena_buf);
     union kmsg_request req;
     rc = kmsg_request_decode(&r, h.api_key, h.api_version, &a, &req);
-    KCHECK(rc == 0 || rc == RT_E_CORRUPT || rc == RT_E_LIMIT || rc == RT_E_UNSUPPORTED);
+    KCHECK(rc == 0 || rc == RT_E_CORRUPT || rc == KP_E_LIMIT || rc == RT_E_UNSUPPORTED);
     if (rc == RT_E_UNSUPPORTED) /* whatever is advertised has a decoder (KA1) */
         KCHECK(!kafka_api_supported(h.api_key, h.api_version));
     if (h.api_key == KAFKA_API_VERSIONS) {

@@ -1,14 +1,14 @@
 /*
  * fuzz_producers.c — libFuzzer target for the producer-id registry parser (producers.meta, see
- * engine/producer_registry.c and docs/format.md §A.5). It must never read out of bounds; what it
- * accepts must have unique, valid names with ids below the recorded block end.
+ * engine/txn/producer_registry.c and docs/format.md §A.5). It must never read out of bounds; what
+ * it accepts must have unique, valid names with ids below the recorded block end.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/producer_registry.h"
+#include "producer_registry.h"
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \

@@ -2,7 +2,7 @@
  * kafka_fuzz.h — shared harness of the fuzz_kafka_* targets (one per API group). Input layout:
  * byte 0 picks an API of the group (mod its size), byte 1 a version (codec_min + b mod
  * (range + 2), so one version past the codec's max is tried too: it must be RT_E_UNSUPPORTED),
- * byte 2 the arena size (small ones reach RT_E_LIMIT), the rest is the request body. The
+ * byte 2 the arena size (small ones reach KP_E_LIMIT), the rest is the request body. The
  * decoder must return one of its documented codes, never read outside the input (ASan: libFuzzer
  * hands exactly-sized buffers), and every string it returns must point inside the input. What
  * it accepts is handed to the target's `respond` to exercise the response encoders.
@@ -75,7 +75,7 @@ static inline int kf_run(const uint8_t *data, size_t size, const int16_t *keys, 
         KCHECK(rc == RT_E_UNSUPPORTED);
         return 0;
     }
-    KCHECK(rc == 0 || rc == RT_E_CORRUPT || rc == RT_E_LIMIT);
+    KCHECK(rc == 0 || rc == RT_E_CORRUPT || rc == KP_E_LIMIT);
     KCHECK(a.used_bytes <= a.size_bytes);
     KCHECK(r.p >= kf_data && r.p <= kf_data + kf_size);
     if (rc != 0)

@@ -28,6 +28,7 @@
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 static int setup(void **state)
 {
@@ -376,7 +377,7 @@ static void test_retention_while_fetch_held(void **state)
     memcpy(copy, hv->data, held_len);
     for (int i = 1; i < 600; i++)
         append_n(f->e, "ret", 0, i * 10, 10, 1000 + i);
-    assert_int_equal(engine_enforce_retention(f->e), 0);
+    assert_int_equal(log_enforce_retention(engine_log(f->e)), 0);
     char *first = log_path(f->dir, "ret", 0, 0);
     assert_false(fs_exists_for_test(first));       /* unlinked ... */
     assert_memory_equal(hv->data, copy, held_len); /* ... but still mapped for the holder */
@@ -420,7 +421,7 @@ static void test_roll_by_age_and_time_retention(void **state)
     char *second = log_path(f->dir, "age", 0, 5);
     /* (The shard's own once-a-second retention may already have run: either way, after this
      * call both old segments are gone.) */
-    assert_int_equal(engine_enforce_retention(f->e), 0);
+    assert_int_equal(log_enforce_retention(engine_log(f->e)), 0);
     int64_t start = -1;
     assert_int_equal(
         rt_list_offsets(f->e, "age", 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start), 0);
@@ -453,7 +454,7 @@ static void test_recovery_truncated_tail(void **state)
     tu_truncate(log, size - 7); /* tear the last batch */
     drop_clean_marker(f);
     tu_fixture_open(f);
-    assert_true(engine_recovery(f->e)->recovered);
+    assert_true(log_recovery(engine_log(f->e))->recovered);
     assert_int_equal(read_all(f->e, "c", 0, 0, 0), 76);
     append_n(f->e, "c", 0, 76, 4, 1000);
     reopen(f);
@@ -476,7 +477,7 @@ static void test_recovery_flipped_byte(void **state)
     drop_clean_marker(f);
     tu_fixture_open(f);
     assert_int_equal(read_all(f->e, "c", 0, 0, 0), 76);
-    assert_true(engine_recovery(f->e)->truncated_bytes > 0);
+    assert_true(log_recovery(engine_log(f->e))->truncated_bytes > 0);
     free(log);
 }
 
@@ -493,7 +494,7 @@ static void test_recovery_appended_garbage(void **state)
     assert_int_equal(tu_system("printf 'garbage-garbage-garbage' >> '%s'", log), 0);
     drop_clean_marker(f);
     tu_fixture_open(f);
-    assert_int_equal(engine_recovery(f->e)->truncated_bytes, 23);
+    assert_int_equal(log_recovery(engine_log(f->e))->truncated_bytes, 23);
     assert_int_equal(read_all(f->e, "g", 0, 0, 0), 20);
     /* New appends land where the garbage was, and a later crash-recovery still agrees. */
     append_n(f->e, "g", 0, 20, 4, 1000);
@@ -545,7 +546,7 @@ static void test_crash_sigkill(void **state)
     waitpid(pid, &status, 0);
     assert_true(WIFSIGNALED(status));
     tu_fixture_open(f);
-    assert_true(engine_recovery(f->e)->recovered);
+    assert_true(log_recovery(engine_log(f->e))->recovered);
     int64_t n = read_all(f->e, "k", 0, 0, 0);
     assert_true(n >= acked + 1);
 }
@@ -742,8 +743,9 @@ static void test_bad_input(void **state)
     assert_int_equal(rt_open(f->dir, &bad, &e), RT_E_INVALID_ARGUMENT);
     assert_int_equal(rt_open(NULL, &f->o, &e), RT_E_INVALID_ARGUMENT);
     bad = f->o;
-    bad.io_backend = RT_IO_FAULT;
+    bad.io_backend = (enum rt_io_backend)3; /* the fault injector's: not a public backend */
     assert_int_equal(rt_open(f->dir, &bad, &e), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_test_open(f->dir, &f->o, NULL, &e), RT_E_INVALID_ARGUMENT);
     tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "in", 2), 0);
     struct rt_record r = {.key_len = -1, .value = "v", .value_len = 1, .timestamp_ms = 1};
@@ -776,7 +778,8 @@ static void test_bad_input(void **state)
     assert_int_equal(off, 0);
     assert_string_equal(rt_strerror(RT_E_CORRUPT) + 0 == NULL ? "" : "ok", "ok");
     for (int c = RT_E_LAST; c <= RT_E_FIRST; c++)
-        assert_string_not_equal(rt_strerror(c), "unknown error code");
+        if (c != -10011 && c != -10012 && c != -10015) /* retired numbers */
+            assert_string_not_equal(rt_strerror(c), "unknown error code");
 }
 
 /* A valid batch built by rt_append's encoder can be appended as bytes too, and its base offset
@@ -849,10 +852,8 @@ static void run_fault(struct tu_fixture *f, enum io_op_type op, int err)
     plan.rules[0] = (struct io_fault_rule){.mode = IO_FAULT_ONCE, .op = op, .nth = 3, .error = err};
     plan.rule_count = 1;
     struct rt_options o = f->o;
-    o.io_backend = RT_IO_FAULT;
-    o.fault_injector = &plan;
     o.shard_count = 1;
-    assert_int_equal(rt_open(f->dir, &o, &f->e), 0);
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &f->e), 0);
     if (rt_topic_create(f->e, "fault", 1) != 0)
         assert_int_equal(rt_topic_describe(f->e, "fault", &(uint32_t){0}), 0);
     int64_t before = -1;
@@ -878,7 +879,7 @@ static void run_fault(struct tu_fixture *f, enum io_op_type op, int err)
      * nothing; after a failed fdatasync the unacknowledged batch may or may not survive (its
      * bytes reached the page cache), as with any storage system. */
     tu_fixture_open(f);
-    assert_true(engine_recovery(f->e)->recovered);
+    assert_true(log_recovery(engine_log(f->e))->recovered);
     int64_t n = read_all(f->e, "fault", 0, 0, 0);
     if (op == IO_OP_WRITE)
         assert_int_equal(n, before + 2);

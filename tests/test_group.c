@@ -1,9 +1,10 @@
 /*
- * test_group.c — consumer-group offsets (engine/group.c) and the consumer (engine/consumer.c):
- * the `__consumer_offsets` record codec against Kafka's byte layout, group placement by Java's
- * String.hashCode, plain and transactional commits (pending until the marker, UNSTABLE while
- * pending, stale epochs fenced), replay after a restart reproducing the live state (G4),
- * checkpoint compaction (G6), and the consumer over plain and transactional partitions.
+ * test_group.c — consumer-group offsets (engine/txn/group.c) and the consumer
+ * (engine/client/consumer.c): the `__consumer_offsets` record codec against Kafka's byte layout,
+ * group placement by Java's String.hashCode, plain and transactional commits (pending until the
+ * marker, UNSTABLE while pending, stale epochs fenced), replay after a restart reproducing the live
+ * state (GO4), checkpoint compaction (GO6), and the consumer over plain and transactional
+ * partitions.
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback.
  */
@@ -85,7 +86,7 @@ static void reopen_engine(struct fixture *f)
 static struct group_manager *groups(struct fixture *f)
 {
     struct group_manager *g = NULL;
-    if (engine_group_manager_create(f->e, &g) != 0)
+    if (txn_groups_create(engine_txn(f->e), &g) != 0)
         fprintf(stderr, "group manager: %s\n", rt_error_detail());
     assert_non_null(g);
     return g;
@@ -131,7 +132,7 @@ static void finish_txn(struct fixture *f, struct group_manager *g, const char *g
                             .producer_epoch = epoch,
                             .coordinator_epoch = 0,
                             .type = commit ? CONTROL_COMMIT : CONTROL_ABORT};
-    int rc = engine_write_markers(f->e, &m, 1);
+    int rc = log_write_markers(engine_log(f->e), &m, 1);
     if (rc)
         fprintf(stderr, "marker: %s\n", rt_error_detail());
     assert_int_equal(rc, 0);
@@ -142,7 +143,7 @@ static void finish_txn(struct fixture *f, struct group_manager *g, const char *g
 static int64_t new_pid(struct fixture *f)
 {
     int64_t pid = -1;
-    assert_int_equal(engine_producer_allocate(f->e, &pid), 0);
+    assert_int_equal(txn_producer_allocate(engine_txn(f->e), &pid), 0);
     assert_true(pid >= 0);
     return pid;
 }
@@ -294,9 +295,9 @@ static void test_plain_commit_fetch_and_restart(void **state)
     assert_int_equal(group_commit(g, "g1", &bad, 0), RT_E_INVALID_ARGUMENT);
     assert_int_equal(fetched(g, "g1", "t", 0, true, NULL), 11);
 
-    /* G4: a restart replays to the same state. */
+    /* GO4: a restart replays to the same state. */
     reopen_engine(f);
-    g = engine_group_manager(f->e);
+    g = txn_groups(engine_txn(f->e));
     assert_non_null(g);
     assert_int_equal(fetched(g, "g1", "t", 0, true, NULL), 11);
     assert_int_equal(fetched(g, "g1", "t", 1, true, NULL), 20);
@@ -315,7 +316,7 @@ static void test_txn_offsets_pending_until_marker(void **state)
     commit1(g, "cg", "t", 0, 5);
     int64_t a = new_pid(f), b = new_pid(f);
 
-    /* G2: pending offsets are invisible to a committed read and make a stable read UNSTABLE. */
+    /* GO2: pending offsets are invisible to a committed read and make a stable read UNSTABLE. */
     assert_int_equal(txn_commit1(g, a, 0, "cg", "t", 0, 8), 0);
     assert_int_equal(txn_commit1(g, a, 0, "cg", "t", 0, 9), 0); /* replaces its own */
     assert_int_equal(txn_commit1(g, b, 0, "cg", "t", 1, 100), 0);
@@ -340,7 +341,7 @@ static void test_txn_offsets_pending_until_marker(void **state)
     group_txn_complete(g, 999999, false);
     assert_int_equal(fetched(g, "cg", "t", 0, true, NULL), 9);
 
-    /* G3: a plain commit written after a transactional one wins, whenever the marker comes. */
+    /* GO3: a plain commit written after a transactional one wins, whenever the marker comes. */
     assert_int_equal(txn_commit1(g, a, 1, "cg", "t", 0, 50), 0);
     commit1(g, "cg", "t", 0, 60);
     fetched(g, "cg", "t", 0, true, &rc);
@@ -349,7 +350,7 @@ static void test_txn_offsets_pending_until_marker(void **state)
     assert_int_equal(fetched(g, "cg", "t", 0, true, NULL), 60);
 
     reopen_engine(f);
-    g = engine_group_manager(f->e);
+    g = txn_groups(engine_txn(f->e));
     assert_non_null(g);
     assert_int_equal(fetched(g, "cg", "t", 0, true, NULL), 60);
     assert_int_equal(fetched(g, "cg", "t", 1, true, NULL), -1);
@@ -404,7 +405,7 @@ static void test_replay_equals_live(void **state)
     assert_int_equal(txn_commit1(g, open, 0, "beta", "t", 1, 30), 0);
     assert_int_equal(txn_commit1(g, open, 0, "delta", "t", 0, 31), 0);
     assert_int_equal(txn_commit1(g, late, 0, "gamma", "t", 0, 40), 0);
-    commit1(g, "gamma", "t", 0, 41); /* after `late`'s record: wins over it (G3) */
+    commit1(g, "gamma", "t", 0, 41); /* after `late`'s record: wins over it (GO3) */
     finish_txn(f, g, "alpha", committed, 0, true);
     finish_txn(f, NULL, "beta", committed, 0, true); /* marker only: complete once below */
     group_txn_complete(g, committed, true);
@@ -425,16 +426,16 @@ static void test_replay_equals_live(void **state)
 
     /* A second manager replaying the same log agrees with the live one. */
     struct group_manager *replayed = NULL;
-    assert_int_equal(group_manager_open(f->e, &replayed), 0);
+    assert_int_equal(group_manager_open(engine_log(f->e), &replayed), 0);
     assert_same_state(g, replayed);
     group_manager_close(replayed);
 
     /* So does the engine's own after a restart; the open transaction stays pending until the
      * coordinator finishes it. */
     struct group_manager *before = NULL;
-    assert_int_equal(group_manager_open(f->e, &before), 0);
+    assert_int_equal(group_manager_open(engine_log(f->e), &before), 0);
     reopen_engine(f);
-    g = engine_group_manager(f->e);
+    g = txn_groups(engine_txn(f->e));
     assert_non_null(g);
     assert_same_state(before, g);
     group_manager_close(before);
@@ -455,7 +456,7 @@ static void test_tombstone_and_corrupt_records(void **state)
     commit1(g, "cg", "t", 0, 5);
     commit1(g, "cg", "t", 1, 6);
     uint32_t k = group_partition_for("cg");
-    struct partition *p = engine_partition(f->e, GROUP_OFFSETS_TOPIC, k);
+    struct partition *p = log_partition(engine_log(f->e), GROUP_OFFSETS_TOPIC, k);
     assert_non_null(p);
 
     /* A tombstone for (cg, t, 0), as Kafka writes when offsets expire. */
@@ -474,9 +475,9 @@ static void test_tombstone_and_corrupt_records(void **state)
         .key = key, .key_len = (int32_t)key_len, .value_len = -1, .timestamp_ms = 1};
     assert_int_equal(batch_builder_add(&b, &r), 0);
     assert_int_equal(batch_builder_finish(&b, &len), 0);
-    assert_int_equal(engine_append_coordinator(f->e, p, buf, len, NULL), 0);
+    assert_int_equal(log_append_coordinator(engine_log(f->e), p, buf, len, NULL), 0);
     struct group_manager *replayed = NULL;
-    assert_int_equal(group_manager_open(f->e, &replayed), 0);
+    assert_int_equal(group_manager_open(engine_log(f->e), &replayed), 0);
     assert_int_equal(fetched(replayed, "cg", "t", 0, true, NULL), -1);
     assert_int_equal(fetched(replayed, "cg", "t", 1, true, NULL), 6);
     group_manager_close(replayed);
@@ -491,15 +492,15 @@ static void test_tombstone_and_corrupt_records(void **state)
                            .timestamp_ms = 1};
     assert_int_equal(batch_builder_add(&b, &r), 0);
     assert_int_equal(batch_builder_finish(&b, &len), 0);
-    assert_int_equal(engine_append_coordinator(f->e, p, buf, len, NULL), 0);
-    assert_int_equal(group_manager_open(f->e, &replayed), RT_E_CORRUPT);
+    assert_int_equal(log_append_coordinator(engine_log(f->e), p, buf, len, NULL), 0);
+    assert_int_equal(group_manager_open(engine_log(f->e), &replayed), RT_E_CORRUPT);
     assert_non_null(strstr(rt_error_detail(), ".log"));
     assert_null(replayed);
 }
 
 /* ---- compaction --------------------------------------------------------------------------- */
 
-static int64_t log_start(struct fixture *f, uint32_t k)
+static int64_t offsets_log_start(struct fixture *f, uint32_t k)
 {
     int64_t off = -1;
     assert_int_equal(rt_list_offsets(f->e, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_EARLIEST,
@@ -518,15 +519,15 @@ static void test_compaction_by_checkpoint(void **state)
     uint32_t k = group_partition_for("cg");
     int64_t pid = new_pid(f);
     commit1(g, "cg", "t", 0, 0);
-    /* G6: while a transaction has offsets pending in the partition nothing is dropped. */
+    /* GO6: while a transaction has offsets pending in the partition nothing is dropped. */
     assert_int_equal(txn_commit1(g, pid, 0, "cg", "t", 1, 77), 0);
     for (int i = 1; i <= 200; i++)
         commit1(g, "cg", "t", 0, i);
-    assert_int_equal(log_start(f, k), 0);
+    assert_int_equal(offsets_log_start(f, k), 0);
     finish_txn(f, g, "cg", pid, 0, true); /* complete: may compact right away */
     for (int i = 201; i <= 400; i++)
         commit1(g, "cg", "t", 0, i);
-    int64_t start = log_start(f, k);
+    int64_t start = offsets_log_start(f, k);
     assert_true(start > 0);
     int64_t hw = 0;
     assert_int_equal(
@@ -538,12 +539,12 @@ static void test_compaction_by_checkpoint(void **state)
 
     /* The compacted log replays to the same state, in a second manager and after a restart. */
     struct group_manager *replayed = NULL;
-    assert_int_equal(group_manager_open(f->e, &replayed), 0);
+    assert_int_equal(group_manager_open(engine_log(f->e), &replayed), 0);
     assert_int_equal(fetched(replayed, "cg", "t", 0, true, NULL), 400);
     assert_int_equal(fetched(replayed, "cg", "t", 1, true, NULL), 77);
     group_manager_close(replayed);
     reopen_engine(f);
-    g = engine_group_manager(f->e);
+    g = txn_groups(engine_txn(f->e));
     assert_non_null(g);
     assert_int_equal(fetched(g, "cg", "t", 0, true, NULL), 400);
     assert_int_equal(fetched(g, "cg", "t", 1, true, NULL), 77);
@@ -624,7 +625,7 @@ static void test_consumer_plain(void **state)
     assert_int_equal(n, 2);
     assert_int_equal(ps[0].offset, 3);
     assert_int_equal(ps[1].offset, 5);
-    assert_int_equal(rt_consumer_positions(c, ps, 1, &n), RT_E_LIMIT);
+    assert_int_equal(rt_consumer_positions(c, ps, 1, &n), RT_E_BUFFER_TOO_SMALL);
     assert_int_equal(n, 1);
     assert_int_equal(rt_consumer_rewind_to_committed(c), 0);
     assert_int_equal(rt_consumer_position(c, "t", 0, &pos), 0);
@@ -691,7 +692,7 @@ static void data_marker(struct fixture *f, int64_t pid, int16_t epoch, bool comm
                             .producer_id = pid,
                             .producer_epoch = epoch,
                             .type = commit ? CONTROL_COMMIT : CONTROL_ABORT};
-    assert_int_equal(engine_write_markers(f->e, &m, 1), 0);
+    assert_int_equal(log_write_markers(engine_log(f->e), &m, 1), 0);
 }
 
 /* Polls until RT_E_END; returns the values seen joined by ','. */

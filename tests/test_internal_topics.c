@@ -36,6 +36,7 @@
 #include "io/io.h"
 #include "meta.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 #include "txn_log.h"
 
 static int setup(void **state)
@@ -250,7 +251,7 @@ static void test_bad_txn_log_record_names_file_and_offset(void **state)
     tu_fixture_open(f);
     rt_producer *tp = txn_producer(f->e, "tx");
     rt_producer_close(tp);
-    struct partition *log = engine_partition(f->e, TXN_LOG_TOPIC, 0);
+    struct partition *log = log_partition(engine_log(f->e), TXN_LOG_TOPIC, 0);
     assert_non_null(log);
     int64_t end = 0;
     assert_int_equal(
@@ -258,7 +259,7 @@ static void test_bad_txn_log_record_names_file_and_offset(void **state)
     assert_true(end > 0);
     uint8_t buf[256];
     size_t len = plain_batch(buf, sizeof buf, "oops"); /* null key */
-    assert_int_equal(engine_append_coordinator(f->e, log, buf, len, NULL), 0);
+    assert_int_equal(log_append_coordinator(engine_log(f->e), log, buf, len, NULL), 0);
     tu_fixture_close(f);
 
     rt_engine *e = NULL;
@@ -296,11 +297,11 @@ static void test_bad_group_record_open_and_verify_agree(void **state)
     tu_fixture_close(f);
     expect_verify_clean(f->dir);
     tu_fixture_open(f);
-    struct partition *gp = engine_partition(f->e, GROUP_OFFSETS_TOPIC, 2);
+    struct partition *gp = log_partition(engine_log(f->e), GROUP_OFFSETS_TOPIC, 2);
     assert_non_null(gp);
     uint8_t buf[256];
     size_t len = plain_batch(buf, sizeof buf, "oops"); /* null key */
-    assert_int_equal(engine_append_coordinator(f->e, gp, buf, len, NULL), 0);
+    assert_int_equal(log_append_coordinator(engine_log(f->e), gp, buf, len, NULL), 0);
     tu_fixture_close(f);
     rt_engine *e = NULL;
     assert_int_equal(rt_open(f->dir, &f->o, &e), RT_E_CORRUPT);
@@ -381,8 +382,8 @@ static void test_deleted_producers_meta_expired_producer(void **state)
     send_one(p, "t", 0, "first");
     assert_int_equal(rt_producer_close(p), 0);
     usleep(20 * 1000);
-    assert_int_equal(engine_enforce_retention(f->e), 0);
-    assert_int_equal(engine_snapshot_producers(f->e), 0);
+    assert_int_equal(log_enforce_retention(engine_log(f->e)), 0);
+    assert_int_equal(log_snapshot_producers(engine_log(f->e)), 0);
     tu_fixture_close(f);
     char *meta = tu_path("%s/producers.meta", f->dir);
     assert_int_equal(unlink(meta), 0);
@@ -442,7 +443,7 @@ static void test_internal_topics_do_not_count_against_topics_max(void **state)
     f->o.topics_max = 1;
     tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "a", 1), 0);
-    assert_int_equal(rt_topic_create(f->e, "b", 1), RT_E_LIMIT);
+    assert_int_equal(rt_topic_create(f->e, "b", 1), RT_E_TOPICS_FULL);
     struct rt_offset off = {.topic = "a", .partition = 0, .offset = 3};
     int rc = rt_group_commit_offsets(f->e, "g", &off, 1);
     if (rc)
@@ -456,13 +457,13 @@ static void test_internal_topics_do_not_count_against_topics_max(void **state)
     assert_int_equal(rt_producer_commit(p, -1), 0);
     rt_producer_close(p);
     /* Still only one user topic allowed. */
-    assert_int_equal(rt_topic_create(f->e, "b", 1), RT_E_LIMIT);
+    assert_int_equal(rt_topic_create(f->e, "b", 1), RT_E_TOPICS_FULL);
     tu_fixture_close(f);
     tu_fixture_open(f); /* 1 user topic + 2 internal ones within topics_max 1 */
     int64_t got = -1;
     assert_int_equal(rt_group_fetch_offsets(f->e, "g", "a", 0, true, &got), 0);
     assert_int_equal(got, 3);
-    assert_int_equal(rt_topic_create(f->e, "b", 1), RT_E_LIMIT);
+    assert_int_equal(rt_topic_create(f->e, "b", 1), RT_E_TOPICS_FULL);
     tu_fixture_close(f);
 }
 
@@ -481,10 +482,8 @@ static void test_enospc_passes_through(void **state)
         .mode = IO_FAULT_FOREVER, .op = IO_OP_WRITE, .nth = 1, .error = ENOSPC};
     plan.rule_count = 1;
     struct rt_options o = f->o;
-    o.io_backend = RT_IO_FAULT;
-    o.fault_injector = &plan;
     rt_engine *e = NULL;
-    assert_int_equal(rt_open(f->dir, &o, &e), 0);
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
     struct rt_offset off = {.topic = "a", .partition = 0, .offset = 3};
     int rc = rt_group_commit_offsets(e, "g", &off, 1);
     assert_int_not_equal(rc, 0);

@@ -1,7 +1,7 @@
 /*
  * test_kafka_kmsg.c — the request decoders (tools/kafka/kmsg_*.c) against hostile input written
  * from outside: inner array counts that lie (KP4: refused before the arena is touched), an arena
- * too small for honest arrays (KP6: RT_E_LIMIT), trailing bytes, nulls where none is allowed,
+ * too small for honest arrays (KP6: KP_E_LIMIT), trailing bytes, nulls where none is allowed,
  * versions outside the codec range, and the request header's v1/v2 choice (KH1), including the
  * correlation id surviving a truncated header.
  */
@@ -85,7 +85,7 @@ static void test_lying_inner_count(void **state)
     assert_int_equal(decode_produce(b, n, sizeof arena_buf, &p, &a), RT_E_CORRUPT);
 }
 
-/* KP6: honest arrays that do not fit the arena are RT_E_LIMIT, never an overflow. */
+/* KP6: honest arrays that do not fit the arena are KP_E_LIMIT, never an overflow. */
 static void test_arena_too_small(void **state)
 {
     (void)state;
@@ -93,7 +93,7 @@ static void test_arena_too_small(void **state)
     struct kmsg_produce_request p;
     struct kp_arena a;
     size_t n = produce_body(b, 100, 100);
-    assert_int_equal(decode_produce(b, n, 256, &p, &a), RT_E_LIMIT);
+    assert_int_equal(decode_produce(b, n, 256, &p, &a), KP_E_LIMIT);
     assert_true(a.used_bytes <= 256);
     assert_int_equal(decode_produce(b, n, sizeof arena_buf, &p, &a), 0);
     assert_int_equal(p.topics[0].partitions_count, 100);

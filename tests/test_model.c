@@ -7,7 +7,7 @@
  * the consumer groups' offsets (plain and transactional) is driven by random operation
  * sequences, and the engine is compared with it after every step. The test is written from
  * outside: it only uses what the public contract (ringtail.h, README) promises, plus the
- * batch builder to hand-encode RecordBatches for rt_append_batch and engine_enforce_retention
+ * batch builder to hand-encode RecordBatches for rt_append_batch and log_enforce_retention
  * to run retention now rather than on the shard's timer.
  *
  * Every record's key, value, length and timestamp are derived from a 64-bit id, so a record
@@ -38,7 +38,7 @@
  *   group_commit   rt_group_commit_offsets
  *   contract       calls outside the contract must fail at the call (issue 10 #12): a send to
  *                  partition -2; offsets for an unknown topic or partition 99
- *   retention      engine_enforce_retention (when this session has retention_bytes)
+ *   retention      log_enforce_retention (when this session has retention_bytes)
  *   reopen         producers closed (an open transaction left Ongoing), rt_close, every .log
  *                  <= segment_size_bytes, rt_verify clean, rt_open with new random options;
  *                  transactional ids re-initialised (what was left open is aborted)
@@ -102,6 +102,7 @@
 #include "io/io.h"
 #include "murmur2.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 /* ---- limits of the model ---- */
 
@@ -2004,9 +2005,9 @@ static void op_retention(struct model *m)
 {
     if (m->o.retention_bytes < 0)
         return;
-    int rc = engine_enforce_retention(m->e);
+    int rc = log_enforce_retention(engine_log(m->e));
     if (rc < 0)
-        DIVERGE_RC(m, rc, "engine_enforce_retention");
+        DIVERGE_RC(m, rc, "log_enforce_retention");
     for (uint32_t mp = 0; mp < m->nparts; mp++)
         m->touched[mp] = true;
 }
@@ -2162,11 +2163,7 @@ static void child_main(struct model *m, uint64_t id0, uint64_t rng, struct io_fa
 {
     child_plan = plan;
     m->o.retention_bytes = -1; /* the parent could not tell retention from loss */
-    if (plan) {
-        m->o.io_backend = RT_IO_FAULT;
-        m->o.fault_injector = plan;
-    }
-    int rc = rt_open(m->dir, &m->o, &m->e);
+    int rc = plan ? rt_test_open(m->dir, &m->o, plan, &m->e) : rt_open(m->dir, &m->o, &m->e);
     if (rc)
         child_fail(rc, "rt_open");
     struct child_app a[2];

@@ -1,6 +1,6 @@
 /*
- * test_producer.c — exactly-once appends: every producer sequence rule (R1-R7 of
- * engine/producer_state.c) through the engine, fencing by epoch, expiry and the table bound,
+ * test_producer.c — exactly-once appends: every producer sequence rule (PS1-PS7 of
+ * engine/log/producer_state.c) through the engine, fencing by epoch, expiry and the table bound,
  * snapshots (clean close, unclean replay, a corrupt snapshot rejected), a property test that
  * snapshot-plus-replay equals a full replay over random histories, the embedded producer API,
  * and a crash test: a child sends under a producer name and is SIGKILLed at a random point; the
@@ -54,11 +54,11 @@ static int pappend(rt_engine *e, const char *topic, uint32_t part, int64_t pid, 
     struct batch_header h;
     const char *why = NULL;
     assert_int_equal(batch_header_parse(buf, len, &h, &why), 0);
-    struct partition *p = engine_partition(e, topic, part);
+    struct partition *p = log_partition(engine_log(e), topic, part);
     assert_non_null(p);
     int64_t b0 = -2;
     bool d = false;
-    int rc = engine_append(e, p, buf, len, &h, &b0, &d);
+    int rc = log_append(engine_log(e), p, buf, len, &h, &b0, &d);
     if (base)
         *base = b0;
     if (dup)
@@ -83,10 +83,10 @@ static void test_sequence_rules(void **state)
     assert_int_equal(rt_topic_create(f->e, "s", 1), 0);
     int64_t base;
     bool dup;
-    /* R4: an unknown producer must start at 0. */
+    /* PS4: an unknown producer must start at 0. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 5, 1, 1, &base, &dup), RT_E_UNKNOWN_PRODUCER_ID);
-    assert_non_null(strstr(rt_error_detail(), "R4"));
-    /* R6: contiguous sequences append. */
+    assert_non_null(strstr(rt_error_detail(), "PS4"));
+    /* PS6: contiguous sequences append. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 0, 3, 1, &base, &dup), 0);
     assert_int_equal(base, 0);
     assert_false(dup);
@@ -95,7 +95,7 @@ static void test_sequence_rules(void **state)
         assert_int_equal(base, i * 3);
     }
     assert_int_equal(hw(f->e, "s", 0), 21);
-    /* R2: an exact retry of each of the last 5 batches returns its original offset. */
+    /* PS2: an exact retry of each of the last 5 batches returns its original offset. */
     for (int i = 2; i < 7; i++) {
         assert_int_equal(pappend(f->e, "s", 0, 7, 0, i * 3, 3, 1, &base, &dup), 0);
         assert_true(dup);
@@ -104,22 +104,22 @@ static void test_sequence_rules(void **state)
     assert_int_equal(hw(f->e, "s", 0), 21); /* nothing appended */
     /* Older than the window: out of order. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 3, 3, 1, &base, &dup), RT_E_OUT_OF_ORDER_SEQUENCE);
-    /* R7: a gap, or an overlapping but different batch. */
+    /* PS7: a gap, or an overlapping but different batch. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 22, 1, 1, &base, &dup),
                      RT_E_OUT_OF_ORDER_SEQUENCE);
-    assert_non_null(strstr(rt_error_detail(), "R7"));
+    assert_non_null(strstr(rt_error_detail(), "PS7"));
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 18, 2, 1, &base, &dup),
                      RT_E_OUT_OF_ORDER_SEQUENCE);
-    /* R5: a new epoch starts at 0. */
+    /* PS5: a new epoch starts at 0. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 1, 21, 1, 1, &base, &dup),
                      RT_E_OUT_OF_ORDER_SEQUENCE);
-    assert_non_null(strstr(rt_error_detail(), "R5"));
+    assert_non_null(strstr(rt_error_detail(), "PS5"));
     assert_int_equal(pappend(f->e, "s", 0, 7, 1, 0, 2, 1, &base, &dup), 0);
     assert_int_equal(base, 21);
-    /* R1: the old epoch is fenced from now on. */
+    /* PS1: the old epoch is fenced from now on. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 21, 1, 1, &base, &dup),
                      RT_E_INVALID_PRODUCER_EPOCH);
-    assert_non_null(strstr(rt_error_detail(), "R1"));
+    assert_non_null(strstr(rt_error_detail(), "PS1"));
     /* Another producer is independent. */
     assert_int_equal(pappend(f->e, "s", 0, 8, 0, 0, 1, 1, &base, &dup), 0);
     assert_int_equal(base, 23);
@@ -180,7 +180,7 @@ static void test_expiry_and_bound(void **state)
     assert_int_equal(pappend(f->e, "x", 0, 1, 0, 0, 1, now - 120 * 1000, NULL, NULL), 0);
     for (int pid = 2; pid <= 4; pid++)
         assert_int_equal(pappend(f->e, "x", 0, pid, 0, 0, 1, now, NULL, NULL), 0);
-    assert_int_equal(engine_enforce_retention(f->e), 0);
+    assert_int_equal(log_enforce_retention(engine_log(f->e)), 0);
     struct rt_stats st;
     rt_stats_get(f->e, &st);
     assert_int_equal(st.producers_expired, 1);
@@ -224,7 +224,7 @@ static void test_state_survives_restart(void **state)
     char *pdir = tu_path("%s/r-0", f->dir);
     assert_int_equal(count_snapshots(pdir), 1);
     tu_fixture_open(f);
-    assert_int_equal(engine_partition(f->e, "r", 0)->recovery.snapshot_offset, 20);
+    assert_int_equal(log_partition(engine_log(f->e), "r", 0)->recovery.snapshot_offset, 20);
     assert_int_equal(pappend(f->e, "r", 0, 3, 0, 18, 2, 1, &base, &dup), 0);
     assert_true(dup);
     assert_int_equal(base, 18);
@@ -238,8 +238,8 @@ static void test_state_survives_restart(void **state)
     char *snap = tu_path("%s/%020d.snapshot", pdir, 22);
     unlink(snap); /* as if the crash happened before the close wrote it */
     tu_fixture_open(f);
-    assert_int_equal(engine_partition(f->e, "r", 0)->recovery.snapshot_offset, 20);
-    assert_int_equal(engine_partition(f->e, "r", 0)->recovery.batches_replayed, 1);
+    assert_int_equal(log_partition(engine_log(f->e), "r", 0)->recovery.snapshot_offset, 20);
+    assert_int_equal(log_partition(engine_log(f->e), "r", 0)->recovery.batches_replayed, 1);
     assert_int_equal(pappend(f->e, "r", 0, 3, 0, 20, 2, 1, &base, &dup), 0);
     assert_true(dup);
     assert_int_equal(base, 20);
@@ -248,7 +248,7 @@ static void test_state_survives_restart(void **state)
     char *snap22 = tu_path("%s/%020d.snapshot", pdir, 22);
     tu_flip_byte(snap22, 12, 0x10);
     tu_fixture_open(f);
-    assert_int_equal(engine_recovery(f->e)->snapshots_rejected, 1);
+    assert_int_equal(log_recovery(engine_log(f->e))->snapshots_rejected, 1);
     struct rt_stats st;
     rt_stats_get(f->e, &st);
     assert_int_equal(st.snapshots_rejected, 1);
@@ -275,7 +275,7 @@ struct model_producer {
 static void export_last(rt_engine *e, const char *topic, int64_t pid, int16_t *epoch,
                         int32_t *last_seq, int64_t *last_off)
 {
-    struct partition *p = engine_partition(e, topic, 0);
+    struct partition *p = log_partition(engine_log(e), topic, 0);
     const struct producer_entry *pe = producer_table_find(&p->producers, pid);
     assert_non_null(pe);
     *epoch = pe->epoch;
@@ -311,7 +311,7 @@ static void test_snapshot_replay_property(void **state)
                 model[pid].epoch++;
                 model[pid].next_seq = 0;
             } else if (kind == 1) {
-                assert_int_equal(engine_snapshot_producers(f->e), 0);
+                assert_int_equal(log_snapshot_producers(engine_log(f->e)), 0);
                 continue;
             }
             int n = 1 + rand_r(&seed) % 7;
@@ -351,7 +351,7 @@ static void test_snapshot_replay_property(void **state)
         tu_fixture_close(f);
         remove_all_snapshots(pdir);
         tu_fixture_open(f); /* full replay */
-        assert_int_equal(engine_partition(f->e, "prop", 0)->recovery.snapshot_offset, -1);
+        assert_int_equal(log_partition(engine_log(f->e), "prop", 0)->recovery.snapshot_offset, -1);
         for (int pid = 0; pid < 5; pid++) {
             if (model[pid].next_seq == 0)
                 continue;

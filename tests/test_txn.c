@@ -1,9 +1,9 @@
 /*
  * test_txn.c — the transaction coordinator end to end: every transition and error of the state
- * machine (coordinator.c, C1-C6), zombie fencing by a second instance, the timeout abort,
+ * machine (coordinator.c, CO1-CO6), zombie fencing by a second instance, the timeout abort,
  * each check-back outcome, transactional offsets, an I/O fault at every step of commit and abort
- * followed by a reopen (all-or-nothing across partitions, C2), and the transaction log staying
- * bounded (C6).
+ * followed by a reopen (all-or-nothing across partitions, CO2), and the transaction log staying
+ * bounded (CO6).
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback.
  */
@@ -26,6 +26,7 @@
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 static rt_producer *txn_producer(rt_engine *e, const char *id, int32_t timeout_ms)
 {
@@ -128,7 +129,7 @@ static void test_commit_and_abort(void **state)
     for (int part = 0; part < 3; part++)
         assert_int_equal(count_records(f->e, "out", part, RT_READ_COMMITTED), 1);
     rt_producer_id(p, NULL, &epoch);
-    assert_int_equal(epoch, epoch0 + 1); /* C3: bumped at the transaction's end */
+    assert_int_equal(epoch, epoch0 + 1); /* CO3: bumped at the transaction's end */
     /* Ongoing -> PrepareAbort -> CompleteAbort */
     assert_int_equal(rt_producer_begin(p), 0);
     for (int part = 0; part < 3; part++)
@@ -229,7 +230,7 @@ static void test_timeout_aborts(void **state)
     int64_t lso = -1, hw = -1;
     rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
     assert_int_equal(lso, 0);
-    /* The coordinator's timer aborts it (C5); wait for the LSO to move, bounded. */
+    /* The coordinator's timer aborts it (CO5); wait for the LSO to move, bounded. */
     for (int i = 0; i < 200 && lso == 0; i++) {
         usleep(20 * 1000);
         rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
@@ -370,7 +371,7 @@ static void test_check_back_unknown_parked(void **state)
 /* ---- crashes and faults at every step ---- */
 
 /* Runs one transaction over 3 partitions with an I/O fault injected at the nth write (or
- * fdatasync); whatever step it hits, after a reopen the transaction is all-or-nothing (C2). */
+ * fdatasync); whatever step it hits, after a reopen the transaction is all-or-nothing (CO2). */
 static int faults_acknowledged, faults_failed, faults_committed_after_failure;
 
 static void fault_case(struct tu_fixture *f, enum io_op_type op, uint64_t nth, bool commit)
@@ -382,10 +383,8 @@ static void fault_case(struct tu_fixture *f, enum io_op_type op, uint64_t nth, b
         (struct io_fault_rule){.mode = IO_FAULT_FOREVER, .op = op, .nth = nth, .error = EIO};
     plan.rule_count = 1;
     struct rt_options o = f->o;
-    o.io_backend = RT_IO_FAULT;
-    o.fault_injector = &plan;
     rt_engine *e = NULL;
-    assert_int_equal(rt_open(f->dir, &o, &e), 0);
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
     int rc = rt_topic_create(e, "out", 3);
     if (rc == 0) {
         struct rt_producer_options po;
@@ -463,7 +462,7 @@ static void test_fault_at_every_step(void **state)
     assert_true(faults_committed_after_failure > 0);
 }
 
-/* C4 and C2: when phase two fails (here: the markers' fdatasync), the id stays PrepareCommit;
+/* CO4 and CO2: when phase two fails (here: the markers' fdatasync), the id stays PrepareCommit;
  * a producer request meanwhile is RT_E_CONCURRENT_TRANSACTIONS, and the next open completes the
  * commit with the same outcome. */
 static void test_concurrent_transactions_and_completion(void **state)
@@ -472,11 +471,9 @@ static void test_concurrent_transactions_and_completion(void **state)
     struct io_fault_plan plan;
     memset(&plan, 0, sizeof(plan));
     struct rt_options o = f->o;
-    o.io_backend = RT_IO_FAULT;
-    o.fault_injector = &plan;
     o.shard_count = 1;
     rt_engine *e = NULL;
-    assert_int_equal(rt_open(f->dir, &o, &e), 0);
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
     assert_int_equal(rt_topic_create(e, "out", 2), 0);
     rt_producer *p = txn_producer(e, "tx-c", 10000);
     assert_int_equal(rt_producer_begin(p), 0);
@@ -501,7 +498,7 @@ static void test_concurrent_transactions_and_completion(void **state)
     rt_close(e);
     io_fault_plan_release(&plan);
     (void)seen;
-    tu_fixture_open(f); /* C2: PrepareCommit found at open is committed */
+    tu_fixture_open(f); /* CO2: PrepareCommit found at open is committed */
     assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 1);
     int64_t lso = -1, hw = -1;
     rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
@@ -509,7 +506,7 @@ static void test_concurrent_transactions_and_completion(void **state)
     assert_int_equal(lso, hw);
 }
 
-/* C6: many transactions do not grow the transaction log without bound. */
+/* CO6: many transactions do not grow the transaction log without bound. */
 static void test_log_compaction(void **state)
 {
     struct tu_fixture *f = *state;
@@ -521,7 +518,7 @@ static void test_log_compaction(void **state)
         assert_int_equal(send_value(p, "out", 0, "x"), 0);
         assert_int_equal(rt_producer_commit(p, -1), 0);
     }
-    coordinator_tick(engine_coordinator(f->e));
+    coordinator_tick(txn_coordinator(engine_txn(f->e)));
     int64_t start = -1, end = -1;
     rt_list_offsets(f->e, TXN_LOG_TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start);
     rt_list_offsets(f->e, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);

@@ -1,6 +1,6 @@
 /*
  * test_txn_partition.c — the partition side of transactions: transactional batches and
- * COMMIT/ABORT markers written through the coordinator's marker API (engine_write_markers), the
+ * COMMIT/ABORT markers written through the coordinator's marker API (log_write_markers), the
  * last stable offset (an open transaction pins it, its marker releases it), the .txnindex and the
  * aborted list a read_committed fetch returns, fencing of stale markers, markers durable whatever
  * the sync mode, and recovery rebuilding the LSO and the .txnindex exactly as they were.
@@ -71,7 +71,7 @@ static int marker(rt_engine *e, uint32_t part, int64_t pid, int16_t epoch, int t
                             .producer_epoch = epoch,
                             .coordinator_epoch = coordinator_epoch,
                             .type = type};
-    int rc = engine_write_markers(e, &m, 1);
+    int rc = log_write_markers(engine_log(e), &m, 1);
     if (offset)
         *offset = m.offset;
     return rc;
@@ -213,7 +213,7 @@ static void test_stale_markers_rejected(void **state)
     struct marker_spec bad[2] = {
         {.topic = "t", .partition = 5, .producer_id = 9, .producer_epoch = 4, .type = 1},
         {.topic = "t", .partition = 0, .producer_id = 9, .producer_epoch = 4, .type = 7}};
-    assert_int_not_equal(engine_write_markers(f->e, bad, 2), 0);
+    assert_int_not_equal(log_write_markers(engine_log(f->e), bad, 2), 0);
     assert_int_equal(bad[0].result, RT_E_UNKNOWN_TOPIC_OR_PARTITION);
     assert_int_equal(bad[1].result, RT_E_INVALID_ARGUMENT);
 }
@@ -234,7 +234,7 @@ static void test_markers_across_shards(void **state)
                                      .producer_epoch = 0,
                                      .coordinator_epoch = 1,
                                      .type = CONTROL_COMMIT};
-    assert_int_equal(engine_write_markers(f->e, ms, 4), 0);
+    assert_int_equal(log_write_markers(engine_log(f->e), ms, 4), 0);
     for (uint32_t p = 0; p < 4; p++) {
         assert_int_equal(ms[p].result, 0);
         assert_int_equal(ms[p].offset, 2);

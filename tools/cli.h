@@ -38,6 +38,7 @@ int cmd_demo(int argc, char **argv);
 int cmd_murmur2(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_txn(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* Prints "ringtail CMD: <msg>" and a hint to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -50,10 +51,6 @@ int cli_fail_rt(const char *cmd, int rc, const char *fmt, ...)
 /* Strict decimal parsing: the whole string, no sign for unsigned, range-checked. */
 bool cli_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);
 bool cli_parse_i64(const char *s, int64_t *out);
-
-/* The rule rt_topic_create enforces ([a-zA-Z0-9._-]{1,249}, not "." or ".."), checked up front
- * so that a bad name never reaches (and never creates) a data directory. */
-bool cli_topic_name_valid(const char *name);
 
 /* Opens the engine on dir. When `create` is false the directory must already hold a catalogue
  * (ringtail.meta), so a mistyped path is an error instead of a fresh empty directory. When

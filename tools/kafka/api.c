@@ -222,19 +222,21 @@ int16_t kafka_error_from_rt(int rc)
         return KAFKA_KAFKA_STORAGE_ERROR;
     case RT_E_CLOSED:
         return KAFKA_NOT_LEADER_OR_FOLLOWER; /* retriable: the client retries elsewhere/later */
-    case RT_E_QUEUE_FULL:
     case RT_E_TIMED_OUT:
         return KAFKA_REQUEST_TIMED_OUT;
-    case RT_E_LIMIT:
-        return KAFKA_POLICY_VIOLATION;
+    case RT_E_TOPICS_FULL:
+    case RT_E_PRODUCERS_FULL:
+    case RT_E_PRODUCER_IDS_EXHAUSTED:
+    case RT_E_TXN_PARTITIONS_FULL:
+    case RT_E_PRODUCER_PARTITIONS_FULL:
+    case RT_E_CONSUMER_PARTITIONS_FULL:
+        return KAFKA_POLICY_VIOLATION; /* one of the engine's limits (docs/limits.md) */
     case RT_E_UNSUPPORTED:
         return KAFKA_UNSUPPORTED_FOR_MESSAGE_FORMAT;
     case RT_E_UNSUPPORTED_COMPRESSION:
         return KAFKA_UNSUPPORTED_COMPRESSION_TYPE;
     case RT_E_OUT_OF_ORDER_SEQUENCE:
         return KAFKA_OUT_OF_ORDER_SEQUENCE_NUMBER;
-    case RT_E_DUPLICATE_SEQUENCE:
-        return KAFKA_DUPLICATE_SEQUENCE_NUMBER;
     case RT_E_INVALID_PRODUCER_EPOCH:
         return KAFKA_INVALID_PRODUCER_EPOCH;
     case RT_E_PRODUCER_FENCED:

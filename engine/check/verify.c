@@ -1,0 +1,832 @@
+/*
+ * verify.c — rt_verify(): an offline check of a whole data directory, for operators (`ringtail
+ * verify`) and tests. It reads, never writes: files are opened O_RDONLY and mapped PROT_READ,
+ * the lock file is never created, nothing is renamed, truncated or rebuilt.
+ *
+ * What is checked (docs/format.md is normative for every layout named here):
+ *   1. `<dir>/.lock` is not held (flock, and POSIX/OFD record locks) by a running engine;
+ *      verify holds it (LOCK_EX) itself while it reads, so an engine cannot start mid-check.
+ *   2. `ringtail.meta` parses (meta_parse: magic, version, CRC, names, sizes).
+ *   3. For every topic and partition, `<topic>-<p>/` exists and holds only files named by a
+ *      20-digit base offset (`.log`, `.index`, `.timeindex`, `.txnindex`, `.snapshot`) or
+ *      `*.tmp`; anything else is a warning.
+ *   4. Each `.log` is walked batch by batch (batch_size_at, batch_validate: lengths, magic, CRC,
+ *      every record of uncompressed batches; compressed batches are decompressed and their
+ *      records checked by the reader's own code, rt_records over a fetch of the batch). Offsets
+ *      are dense: the first batch's baseOffset is the file name's base, every next batch starts
+ *      at the previous lastOffset + 1, and each segment starts where the previous one ended (a
+ *      gap is reported on the segment that ends short, as rt_open names it). A zero-filled tail
+ *      after the last batch is preallocated space only in the newest segment of a directory
+ *      without the clean-shutdown marker.
+ *   5. Indexes, .txnindex files and snapshots are judged by the checks rt_open makes
+ *      (engine/log/segment_check.c, docs/format.md §I), so verify reports exactly what open would
+ *      refuse or repair: each `.index` / `.timeindex` has whole entries, no zero tail (same
+ *      exception as above), and passes segment_check_run (SC2, SC3); a missing one is reported
+ *      (open rebuilds it). Each `.txnindex` passes txn_index_check (X1-X8, a torn entry
+ *      included) and SC4 (txn_walk_compare: one entry per ABORT marker); a missing one is an
+ *      empty index. Index files without their `.log` are orphans. Every `.snapshot` must decode,
+ *      and none may be past the partition's end offset. A missing `ringtail.meta` beside
+ *      partition directories is a problem.
+ *   6. Every batch of the internal topics passes the record rules their replay at open applies
+ *      (txn_log_batch_check for __transaction_state, group_batch_check for __consumer_offsets),
+ *      so verify reports exactly the records that make rt_open fail.
+ *   7. `producers.meta` parses; a directory with topics but no `producers.meta` lost it.
+ *
+ * Every problem is reported once through fn as "FILE: offset N: what" (or "FILE: what" when no
+ * byte offset applies); warnings are reported as "warning: FILE: what" and do not fail. All
+ * input is untrusted: only batch.h's validated accessors and the index/meta checkers read it,
+ * and every length is checked first. Cost: one sequential read of every file (the .log three
+ * times: its own walk with CRCs, then segment_check_run and the SC4 walk, which read headers).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "error.h"
+#include "records.h"
+#include "fetch.h"
+#include "index/offset_index.h"
+#include "index/producer_snapshot.h"
+#include "index/time_index.h"
+#include "index/txn_index.h"
+#include "meta.h"
+#include "group.h"
+#include "producer_registry.h"
+#include "segment_check.h"
+#include "ringtail.h"
+#include "txn_log.h"
+
+/* Must match tools/cli.h until it moves to ringtail.h. */
+#define VERIFY_PATH_BYTES    4096
+#define VERIFY_MESSAGE_BYTES 1024
+#define BASE_DIGITS          20
+
+struct verifier {
+    const char *dir;
+    bool clean; /* the clean-shutdown marker is there: no segment may have preallocated space */
+    void (*fn)(void *ctx, const char *problem);
+    void *ctx;
+    struct rt_verify_counts counts;
+};
+
+struct log_result {
+    int64_t last_offset;   /* -1 when the segment holds no valid batch */
+    int64_t max_timestamp; /* largest batch maxTimestamp, -1 when none */
+    uint64_t data_bytes;   /* end of the last valid batch */
+};
+
+enum file_kind { KIND_LOG, KIND_INDEX, KIND_TIMEINDEX, KIND_TXNINDEX, KIND_SNAPSHOT, KIND_COUNT };
+
+static const char *const kind_ext[KIND_COUNT] = {"log", "index", "timeindex", "txnindex",
+                                                 "snapshot"};
+
+struct segment_files {
+    int64_t base_offset;
+    bool has[KIND_COUNT];
+};
+
+/* ---- reporting ------------------------------------------------------------------------- */
+
+static void report(struct verifier *v, bool warning, const char *file, int64_t offset,
+                   const char *fmt, va_list ap)
+{
+    char what[VERIFY_MESSAGE_BYTES];
+    char msg[VERIFY_MESSAGE_BYTES + VERIFY_PATH_BYTES + 64];
+    vsnprintf(what, sizeof what, fmt, ap);
+    if (offset >= 0)
+        snprintf(msg, sizeof msg, "%s%s: offset %" PRId64 ": %s", warning ? "warning: " : "", file,
+                 offset, what);
+    else
+        snprintf(msg, sizeof msg, "%s%s: %s", warning ? "warning: " : "", file, what);
+    if (warning)
+        v->counts.warnings++;
+    else
+        v->counts.problems++;
+    if (v->fn)
+        v->fn(v->ctx, msg);
+}
+
+__attribute__((format(printf, 4, 5))) static void problem(struct verifier *v, const char *file,
+                                                          int64_t offset, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report(v, false, file, offset, fmt, ap);
+    va_end(ap);
+}
+
+__attribute__((format(printf, 3, 4))) static void warning(struct verifier *v, const char *file,
+                                                          const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report(v, true, file, -1, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- files ----------------------------------------------------------------------------- */
+
+struct mapped {
+    const uint8_t *buf;
+    size_t len;
+    void *map; /* NULL for an empty file */
+};
+
+/* Maps path read-only. Returns 0 or -errno (reported by the caller). */
+static int map_file(const char *path, struct mapped *m)
+{
+    static const uint8_t empty[1];
+    *m = (struct mapped){.buf = empty};
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return -EINVAL;
+    }
+    if (st.st_size > 0) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = -errno;
+            close(fd);
+            return e;
+        }
+        m->map = p;
+        m->buf = p;
+        m->len = (size_t)st.st_size;
+    }
+    close(fd);
+    return 0;
+}
+
+static void unmap_file(struct mapped *m)
+{
+    if (m->map)
+        munmap(m->map, m->len);
+    m->map = NULL;
+}
+
+static bool all_zero(const uint8_t *p, size_t n, size_t *first_nonzero)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i]) {
+            if (first_nonzero)
+                *first_nonzero = i;
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool path_join(char *buf, size_t cap, const char *a, const char *b)
+{
+    int n = snprintf(buf, cap, "%s/%s", a, b);
+    return n >= 0 && (size_t)n < cap;
+}
+
+/* ---- segment name parsing -------------------------------------------------------------- */
+
+/* "<20 digits>.<ext>" → base and kind. Returns false for any other name. *overflow is set when
+ * the digits are there but the value does not fit an int64. */
+static bool parse_segment_name(const char *name, int64_t *base, enum file_kind *kind,
+                               bool *overflow)
+{
+    *overflow = false;
+    for (int i = 0; i < BASE_DIGITS; i++)
+        if (name[i] < '0' || name[i] > '9')
+            return false;
+    if (name[BASE_DIGITS] != '.')
+        return false;
+    const char *ext = name + BASE_DIGITS + 1;
+    int k;
+    for (k = 0; k < KIND_COUNT; k++)
+        if (strcmp(ext, kind_ext[k]) == 0)
+            break;
+    if (k == KIND_COUNT)
+        return false;
+    int64_t v = 0;
+    for (int i = 0; i < BASE_DIGITS; i++) {
+        int d = name[i] - '0';
+        if (v > (INT64_MAX - d) / 10) {
+            *overflow = true;
+            return true;
+        }
+        v = v * 10 + d;
+    }
+    *base = v;
+    *kind = (enum file_kind)k;
+    return true;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* ---- .log ------------------------------------------------------------------------------ */
+
+/* A compressed batch's records, decoded by the reader's own code (rt_records over a fetch of
+ * just this batch): the codec stream and V11-V14 on the decompressed records. batch_validate
+ * stops at the records of a compressed batch. */
+static int check_compressed(struct verifier *v, const char *path, size_t pos, const uint8_t *batch,
+                            size_t size, int64_t base_offset)
+{
+    rt_fetch *f = NULL;
+    int rc = fetch_from_bytes(&f, batch, size, RT_READ_UNCOMMITTED, NULL, 0);
+    if (rc != 0)
+        return rc;
+    struct rt_records it;
+    rc = records_init(&it, f, base_offset);
+    struct rt_record_view r;
+    while (rc == 0)
+        rc = records_next(&it, &r);
+    if (rc == RT_E_CORRUPT) {
+        /* The detail names the batch by its position in these bytes: restate it. */
+        const char *d = rt_error_detail();
+        const char *why = strstr(d, "offset 0: ");
+        problem(v, path, (int64_t)pos, "batch: %s", why ? why + 10 : d);
+    }
+    rt_fetch_release(f);
+    return rc == RT_E_END || rc == RT_E_CORRUPT ? 0 : rc;
+}
+
+/* Walks one .log. expected_base is where the previous segment ended (-1 for the first).
+ * Returns 0 or -ENOMEM; problems go to fn. */
+static int check_log(struct verifier *v, const char *path, int64_t seg_base, int64_t expected_base,
+                     const char *prev_path, uint64_t prev_bytes, bool newest, struct log_result *r)
+{
+    r->last_offset = -1;
+    r->max_timestamp = -1;
+    r->data_bytes = 0;
+
+    struct mapped m;
+    int rc = map_file(path, &m);
+    if (rc != 0) {
+        problem(v, path, -1, "cannot read: %s", strerror(-rc));
+        return 0;
+    }
+    if (expected_base >= 0 && seg_base != expected_base)
+        problem(v, prev_path, (int64_t)prev_bytes,
+                "segment ends at offset %" PRId64 " but the next segment (%s) begins at %" PRId64
+                " (%s)",
+                expected_base, path, seg_base,
+                expected_base < seg_base ? "records are missing" : "segments overlap");
+
+    int64_t next = seg_base; /* the baseOffset the next batch must have */
+    size_t pos = 0;
+    int internal = strstr(path, "/" TXN_LOG_TOPIC "-")         ? 1
+                   : strstr(path, "/" GROUP_OFFSETS_TOPIC "-") ? 2
+                                                               : 0;
+    while (pos < m.len) {
+        size_t left = m.len - pos;
+        size_t nz = 0;
+        if (left < BATCH_LOG_OVERHEAD_BYTES ||
+            all_zero(m.buf + pos, BATCH_LOG_OVERHEAD_BYTES, NULL)) {
+            if (all_zero(m.buf + pos, left, &nz)) {
+                if (!newest || v->clean)
+                    problem(v, path, (int64_t)pos,
+                            "zero-filled tail of %zu bytes after the last batch (only the "
+                            "newest segment of a directory that was not closed cleanly is "
+                            "preallocated)",
+                            left);
+            } else if (left < BATCH_LOG_OVERHEAD_BYTES) {
+                problem(v, path, (int64_t)pos, "%zu trailing bytes, too few for a batch", left);
+            } else {
+                problem(v, path, (int64_t)(pos + nz),
+                        "non-zero bytes after a zero-filled gap starting at offset %zu", pos);
+            }
+            break;
+        }
+        const char *why = NULL;
+        int64_t size = batch_size_at(m.buf + pos, left, &why);
+        if (size < 0) {
+            problem(v, path, (int64_t)pos, "%s (%zu bytes from here not checked)",
+                    why ? why : "bad batch length", left);
+            break;
+        }
+        struct batch_header h;
+        rc = batch_validate(m.buf + pos, (size_t)size, 0, &h, &why);
+        if (rc != 0) {
+            problem(v, path, (int64_t)pos, "batch: %s", why ? why : rt_strerror(rc));
+            /* The length field is in bounds, so the next batch's position is still known. Its
+             * offsets cannot be trusted: resynchronise continuity on the next good batch. */
+            next = -1;
+            pos += (size_t)size;
+            continue;
+        }
+        /* Internal topics: the record rules their replay at open applies (one check each). */
+        const char *what = NULL;
+        if (internal == 1 && txn_log_batch_check(m.buf + pos, (size_t)size, &h, &what, &why))
+            problem(v, path, (int64_t)pos, "%s record: %s: %s", TXN_LOG_TOPIC, what, why);
+        if (internal == 2 && group_batch_check(m.buf + pos, (size_t)size, &h, &what, &why))
+            problem(v, path, (int64_t)pos, "%s %s: %s", GROUP_OFFSETS_TOPIC, what, why);
+        if (next >= 0 && h.base_offset != next)
+            problem(v, path, (int64_t)pos, "baseOffset %" PRId64 ", expected %" PRId64 " (%s)",
+                    h.base_offset, next,
+                    pos == 0 ? "the segment's base offset from its file name"
+                             : "the previous batch's lastOffset + 1");
+        if ((h.attributes & BATCH_ATTR_COMPRESSION_MASK) != 0 && !batch_is_control(&h) &&
+            check_compressed(v, path, pos, m.buf + pos, (size_t)size, h.base_offset) == -ENOMEM) {
+            unmap_file(&m);
+            return -ENOMEM;
+        }
+        int64_t last = batch_last_offset(&h);
+        if (h.max_timestamp > r->max_timestamp)
+            r->max_timestamp = h.max_timestamp;
+        r->last_offset = last;
+        next = last + 1;
+        v->counts.batches++;
+        v->counts.records += (uint64_t)h.record_count;
+        pos += (size_t)size;
+        r->data_bytes = pos;
+    }
+    if (m.len == 0 && !newest)
+        warning(v, path, "empty segment that is not the newest");
+    v->counts.bytes += m.len;
+    unmap_file(&m);
+    return 0;
+}
+
+/* ---- indexes --------------------------------------------------------------------------- */
+
+static size_t live_entries(const uint8_t *buf, size_t entries, size_t entry_bytes)
+{
+    while (entries > 0 && all_zero(buf + (entries - 1) * entry_bytes, entry_bytes, NULL))
+        entries--;
+    return entries;
+}
+
+/* Maps an index file of fixed-size entries and checks its shape: whole entries, and no
+ * zero-filled (untrimmed) tail unless it is the newest segment's. False when it cannot be read
+ * (reported); else *live is the number of entries before any zero tail. */
+static bool map_index(struct verifier *v, const char *path, size_t entry_bytes, bool newest,
+                      struct mapped *m, size_t *live)
+{
+    int rc = map_file(path, m);
+    if (rc != 0) {
+        problem(v, path, -1, "cannot read: %s", strerror(-rc));
+        return false;
+    }
+    v->counts.bytes += m->len;
+    size_t total = m->len / entry_bytes;
+    if (m->len % entry_bytes)
+        problem(v, path, (int64_t)(total * entry_bytes), "size %zu is not a multiple of %zu",
+                m->len, entry_bytes);
+    *live = live_entries(m->buf, total, entry_bytes);
+    if (*live < total && (!newest || v->clean))
+        problem(v, path, (int64_t)(*live * entry_bytes),
+                "%zu zero-filled entries at the end: the index of a sealed segment was not "
+                "trimmed",
+                total - *live);
+    return true;
+}
+
+/* Index entries beyond their shape are judged by segment_check_run, the check open makes
+ * (SC2, SC3): verify reports exactly what open would rebuild. */
+static void check_indexes(struct verifier *v, const char *log_path, const char *index_path,
+                          const char *time_path, int64_t seg_base, bool newest)
+{
+    struct mapped log, oidx = {0}, tidx = {0};
+    size_t olive = 0, tlive = 0;
+    bool has_oidx =
+        index_path && map_index(v, index_path, OFFSET_INDEX_ENTRY_BYTES, newest, &oidx, &olive);
+    bool has_tidx =
+        time_path && map_index(v, time_path, TIME_INDEX_ENTRY_BYTES, newest, &tidx, &tlive);
+    if ((has_oidx || has_tidx) && map_file(log_path, &log) == 0) {
+        struct segment_check chk;
+        segment_check_run(log.buf, log.len, seg_base, newest && !v->clean,
+                          has_oidx ? oidx.buf : NULL, (uint32_t)olive, has_tidx ? tidx.buf : NULL,
+                          (uint32_t)tlive, &chk);
+        if (has_oidx && chk.oidx_bad != SEGMENT_CHECK_SOUND)
+            problem(v, index_path, (int64_t)chk.oidx_bad * OFFSET_INDEX_ENTRY_BYTES,
+                    "entry %" PRIu32 ": %s (open rebuilds it)", chk.oidx_bad, chk.oidx_why);
+        if (has_tidx && chk.tidx_bad != SEGMENT_CHECK_SOUND)
+            problem(v, time_path, (int64_t)chk.tidx_bad * TIME_INDEX_ENTRY_BYTES,
+                    "entry %" PRIu32 ": %s (open rebuilds it)", chk.tidx_bad, chk.tidx_why);
+        unmap_file(&log);
+    }
+    if (has_oidx)
+        unmap_file(&oidx);
+    if (has_tidx)
+        unmap_file(&tidx);
+}
+
+/* A .txnindex: its shape (X1-X8, txn_index_check; a torn entry is damage wherever it is) and
+ * SC4, the check open makes (txn_walk_compare): one entry per ABORT marker of the segment. A
+ * missing file is an empty index. Open rebuilds one that fails either. */
+static void check_txn_index(struct verifier *v, struct txn_walk *w, const char *log_path,
+                            const char *path, bool present, int64_t seg_base)
+{
+    bool shaped = true;
+    if (present) {
+        struct mapped m;
+        int rc = map_file(path, &m);
+        if (rc != 0) {
+            problem(v, path, -1, "cannot read: %s", strerror(-rc));
+            return;
+        }
+        v->counts.bytes += m.len;
+        const char *why = NULL;
+        uint32_t bad = 0;
+        if (txn_index_check(m.buf, m.len, seg_base, &why, &bad) != 0) {
+            problem(v, path, (int64_t)bad * TXN_INDEX_ENTRY_BYTES, "entry %" PRIu32 ": %s", bad,
+                    why ? why : "invalid");
+            shaped = false;
+        }
+        unmap_file(&m);
+    }
+    struct mapped log;
+    if (map_file(log_path, &log) != 0)
+        return; /* reported by check_log */
+    struct txn_index idx = TXN_INDEX_INIT;
+    bool loaded = shaped && txn_index_open(&idx, path, seg_base, 0, NULL, NULL) == 0;
+    if (loaded) {
+        const char *why = NULL;
+        uint32_t bad = 0;
+        if (txn_walk_compare(w, log.buf, log.len, &idx, &why, &bad) == -EBADMSG)
+            problem(v, path, (int64_t)bad * TXN_INDEX_ENTRY_BYTES,
+                    "entry %" PRIu32 ": %s (open rebuilds it)%s", bad, why,
+                    present ? "" : " (the file is missing)");
+    } else {
+        (void)txn_walk_rebuild(w, log.buf, log.len, NULL, false);
+    }
+    txn_index_close(&idx);
+    unmap_file(&log);
+}
+
+/* ---- partitions ------------------------------------------------------------------------ */
+
+static int cmp_segments(const void *a, const void *b)
+{
+    const struct segment_files *x = a, *y = b;
+    return x->base_offset < y->base_offset ? -1 : x->base_offset > y->base_offset;
+}
+
+static int find_or_add(struct segment_files **segs, size_t *count, size_t *cap, int64_t base)
+{
+    for (size_t i = 0; i < *count; i++)
+        if ((*segs)[i].base_offset == base)
+            return (int)i;
+    if (*count == *cap) {
+        size_t n = *cap ? *cap * 2 : 16;
+        struct segment_files *p = realloc(*segs, n * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        *segs = p;
+        *cap = n;
+    }
+    (*segs)[*count] = (struct segment_files){.base_offset = base};
+    return (int)(*count)++;
+}
+
+static int check_partition(struct verifier *v, const char *pdir)
+{
+    DIR *d = opendir(pdir);
+    if (!d) {
+        problem(v, pdir, -1, "partition directory %s",
+                errno == ENOENT ? "missing" : strerror(errno));
+        return 0;
+    }
+    struct segment_files *segs = NULL;
+    size_t count = 0, cap = 0;
+    int rc = 0;
+    struct dirent *de;
+    char path[VERIFY_PATH_BYTES];
+    int64_t snapshot_max = -1; /* the newest sound snapshot */
+    while ((de = readdir(d)) != NULL) {
+        const char *name = de->d_name;
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || has_suffix(name, ".tmp"))
+            continue;
+        int64_t base = 0;
+        enum file_kind kind = KIND_LOG;
+        bool overflow = false;
+        if (!path_join(path, sizeof path, pdir, name))
+            continue;
+        if (!parse_segment_name(name, &base, &kind, &overflow)) {
+            warning(v, path, "unexpected file in a partition directory");
+            continue;
+        }
+        if (overflow) {
+            problem(v, path, -1, "base offset in the file name does not fit a 64-bit offset");
+            continue;
+        }
+        if (kind == KIND_SNAPSHOT) {
+            /* Producer-state snapshots are named by offset, not by segment: check alone. */
+            const char *why = NULL;
+            size_t bad = 0;
+            int src = producer_snapshot_read(path, NULL, NULL, &why, &bad);
+            if (src == -EBADMSG)
+                problem(v, path, (int64_t)bad, "%s (open removes it)",
+                        why ? why : "invalid snapshot");
+            else if (src != 0)
+                problem(v, path, -1, "cannot read: %s", strerror(-src));
+            else if (base > snapshot_max)
+                snapshot_max = base;
+            continue;
+        }
+        int i = find_or_add(&segs, &count, &cap, base);
+        if (i < 0) {
+            rc = i;
+            break;
+        }
+        segs[i].has[kind] = true;
+    }
+    closedir(d);
+    if (rc != 0) {
+        free(segs);
+        return rc;
+    }
+    qsort(segs, count, sizeof *segs, cmp_segments);
+
+    /* The newest segment is the one with the largest base that has a log. */
+    int64_t newest_base = -1;
+    for (size_t i = 0; i < count; i++)
+        if (segs[i].has[KIND_LOG])
+            newest_base = segs[i].base_offset;
+
+    struct log_result r = {0};
+    int64_t expected = -1;
+    char prev_path[VERIFY_PATH_BYTES] = "";
+    uint64_t prev_bytes = 0;
+    struct txn_walk w;
+    bool walking = false;
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        const struct segment_files *s = &segs[i];
+        char name[BASE_DIGITS + 16];
+        if (!s->has[KIND_LOG]) {
+            for (int k = KIND_INDEX; k <= KIND_TXNINDEX; k++) {
+                if (!s->has[k])
+                    continue;
+                snprintf(name, sizeof name, "%0*" PRId64 ".%s", BASE_DIGITS, s->base_offset,
+                         kind_ext[k]);
+                if (path_join(path, sizeof path, pdir, name))
+                    problem(v, path, -1,
+                            "index without a log segment (%0*" PRId64 ".log); open removes it",
+                            BASE_DIGITS, s->base_offset);
+            }
+            continue; /* a .snapshot alone is normal: snapshots are named by offset */
+        }
+        bool newest = s->base_offset == newest_base;
+        v->counts.segments++;
+        if (!walking) {
+            txn_walk_init(&w, s->base_offset);
+            walking = true;
+        }
+        char log_path[VERIFY_PATH_BYTES], index_path[VERIFY_PATH_BYTES],
+            time_path[VERIFY_PATH_BYTES], txn_path[VERIFY_PATH_BYTES];
+        snprintf(name, sizeof name, "%0*" PRId64 ".log", BASE_DIGITS, s->base_offset);
+        if (!path_join(log_path, sizeof log_path, pdir, name))
+            continue;
+        rc = check_log(v, log_path, s->base_offset, expected, prev_path, prev_bytes, newest, &r);
+        if (rc != 0)
+            break;
+        expected = r.last_offset >= 0 ? r.last_offset + 1 : s->base_offset;
+        snprintf(prev_path, sizeof prev_path, "%s", log_path);
+        prev_bytes = r.data_bytes;
+
+        snprintf(name, sizeof name, "%0*" PRId64 ".index", BASE_DIGITS, s->base_offset);
+        bool ok = path_join(index_path, sizeof index_path, pdir, name);
+        snprintf(name, sizeof name, "%0*" PRId64 ".timeindex", BASE_DIGITS, s->base_offset);
+        ok = ok && path_join(time_path, sizeof time_path, pdir, name);
+        snprintf(name, sizeof name, "%0*" PRId64 ".txnindex", BASE_DIGITS, s->base_offset);
+        ok = ok && path_join(txn_path, sizeof txn_path, pdir, name);
+        if (!ok)
+            continue;
+        /* The engine creates both indexes with the log; open rebuilds a missing one. */
+        if (!s->has[KIND_INDEX])
+            problem(v, index_path, -1, "missing (open rebuilds it from the log)");
+        if (!s->has[KIND_TIMEINDEX])
+            problem(v, time_path, -1, "missing (open rebuilds it from the log)");
+        check_indexes(v, log_path, s->has[KIND_INDEX] ? index_path : NULL,
+                      s->has[KIND_TIMEINDEX] ? time_path : NULL, s->base_offset, newest);
+        check_txn_index(v, &w, log_path, txn_path, s->has[KIND_TXNINDEX], s->base_offset);
+    }
+    if (walking)
+        txn_walk_free(&w);
+    /* Snapshots describe the log up to their offset: one past the log's end is stale (the tail
+     * it saw is gone) and open removes it. */
+    if (rc == 0 && snapshot_max >= 0 && expected >= 0 && snapshot_max > expected) {
+        char name[BASE_DIGITS + 16];
+        snprintf(name, sizeof name, "%0*" PRId64 ".snapshot", BASE_DIGITS, snapshot_max);
+        if (path_join(path, sizeof path, pdir, name))
+            problem(v, path, -1,
+                    "snapshot at offset %" PRId64 " is past the log's end offset %" PRId64
+                    " (open removes it)",
+                    snapshot_max, expected);
+    }
+    free(segs);
+    return rc;
+}
+
+/* ---- directory ------------------------------------------------------------------------- */
+
+/* Files the engine keeps at the top of a data directory. */
+static bool top_level_known(const char *name)
+{
+    return strcmp(name, META_FILE) == 0 || strcmp(name, META_LOCK_FILE) == 0 ||
+           strcmp(name, PRODUCER_REGISTRY_FILE) == 0 || strcmp(name, META_CLEAN_FILE) == 0 ||
+           has_suffix(name, ".tmp") || strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+}
+
+/* True when name is "<topic>-<p>" for a catalogued topic and p < its partition count. */
+static bool is_partition_dir(const struct meta_catalogue *cat, const char *name)
+{
+    const char *dash = strrchr(name, '-');
+    if (!dash || dash == name || dash[1] == '\0')
+        return false;
+    char *end = NULL;
+    errno = 0;
+    unsigned long p = strtoul(dash + 1, &end, 10);
+    if (errno || *end || dash[1] < '0' || dash[1] > '9')
+        return false;
+    size_t n = (size_t)(dash - name);
+    for (uint32_t i = 0; i < cat->count; i++)
+        if (strlen(cat->topics[i].name) == n && memcmp(cat->topics[i].name, name, n) == 0 &&
+            p < cat->topics[i].partitions)
+            return true;
+    return false;
+}
+
+static int load_catalogue(struct verifier *v, struct meta_catalogue *cat, bool *ok)
+{
+    char path[VERIFY_PATH_BYTES];
+    *ok = false;
+    if (!path_join(path, sizeof path, v->dir, META_FILE))
+        return -ENAMETOOLONG;
+    struct mapped m;
+    int rc = map_file(path, &m);
+    char orphan[256];
+    if (rc == -ENOENT && meta_orphan_partition(v->dir, orphan, sizeof orphan)) {
+        problem(v, path, -1, "missing, but the directory holds partition data (%s/)", orphan);
+        return 0;
+    }
+    if (rc == -ENOENT) {
+        warning(v, path, "missing: the directory has no topics");
+        *ok = true;
+        return 0;
+    }
+    if (rc != 0) {
+        problem(v, path, -1, "cannot read: %s", strerror(-rc));
+        return 0;
+    }
+    v->counts.bytes += m.len;
+    const char *why = NULL;
+    size_t bad = 0;
+    rc = meta_parse(m.buf, m.len, cat, &why, &bad);
+    unmap_file(&m);
+    if (rc == -ENOMEM)
+        return rc;
+    if (rc != 0) {
+        problem(v, path, (int64_t)bad, "%s", why ? why : "corrupt catalogue");
+        return 0;
+    }
+    *ok = true;
+    return 0;
+}
+
+/* Takes dir/.lock without creating it. Returns the fd (or -1 when there is no lock file),
+ * RT_E_DIRECTORY_LOCKED, or -errno. */
+static int take_lock(const char *dir)
+{
+    char path[VERIFY_PATH_BYTES];
+    if (!path_join(path, sizeof path, dir, META_LOCK_FILE))
+        return -ENAMETOOLONG;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return errno == ENOENT ? -1 : -errno;
+    /* Shared, as a read-only rt_open: readers coexist, a writer's exclusive lock excludes us. */
+    if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        return e == EWOULDBLOCK ? RT_E_DIRECTORY_LOCKED : -e;
+    }
+    /* An engine that locks with fcntl record locks instead would not conflict with flock:
+     * ask for those too. F_GETLK needs no write access. */
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    if (fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK) {
+        close(fd);
+        return RT_E_DIRECTORY_LOCKED;
+    }
+    return fd;
+}
+
+int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *problem), void *ctx,
+                          struct rt_verify_counts *out)
+{
+    error_clear();
+    if (out)
+        *out = (struct rt_verify_counts){0};
+    if (!dir || !*dir)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_verify: no directory");
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return error_set(-errno, "%s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return error_set(-ENOTDIR, "%s: not a directory", dir);
+
+    int lock_fd = take_lock(dir);
+    if (lock_fd == RT_E_DIRECTORY_LOCKED)
+        return error_set(RT_E_DIRECTORY_LOCKED,
+                         "%s/%s is held by a running engine; verify needs a closed directory", dir,
+                         META_LOCK_FILE);
+    if (lock_fd < -1)
+        return error_set(lock_fd, "%s/%s: %s", dir, META_LOCK_FILE, strerror(-lock_fd));
+
+    struct verifier v = {.dir = dir, .fn = fn, .ctx = ctx};
+    char clean_path[VERIFY_PATH_BYTES];
+    v.clean = path_join(clean_path, sizeof clean_path, dir, META_CLEAN_FILE) &&
+              access(clean_path, F_OK) == 0;
+    struct meta_catalogue cat = {0};
+    bool cat_ok = false;
+    int rc = load_catalogue(&v, &cat, &cat_ok);
+    char path[VERIFY_PATH_BYTES];
+    if (rc == 0 && path_join(path, sizeof path, dir, PRODUCER_REGISTRY_FILE)) {
+        struct mapped m;
+        int mrc = map_file(path, &m);
+        if (mrc == 0) {
+            v.counts.bytes += m.len;
+            int64_t block_end = 0;
+            struct producer_name *names = NULL;
+            uint32_t n = 0;
+            const char *why = NULL;
+            size_t bad = 0;
+            mrc = producer_registry_parse(m.buf, m.len, &block_end, &names, &n, &why, &bad);
+            unmap_file(&m);
+            free(names);
+            if (mrc == RT_E_CORRUPT)
+                problem(&v, path, (int64_t)bad, "%s", why);
+            else if (mrc == -ENOMEM)
+                rc = mrc;
+        } else if (mrc != -ENOENT) {
+            problem(&v, path, -1, "cannot read: %s", strerror(-mrc));
+        } else if (cat_ok && cat.count > 0) {
+            /* rt_open writes the file at every open (engine.c, producer_ids_from_partitions),
+             * so a directory with topics and no file has lost it: the next open derives the
+             * producer ids from the partitions and rewrites it. */
+            problem(&v, path, -1,
+                    "missing: the producer-id allocator is gone (named producers forgotten); "
+                    "rt_open rebuilds it above every producer id the partitions know");
+        }
+    }
+    if (rc == 0 && cat_ok) {
+        v.counts.topics = cat.count;
+        for (uint32_t t = 0; t < cat.count && rc == 0; t++) {
+            for (uint32_t p = 0; p < cat.topics[t].partitions && rc == 0; p++) {
+                if (meta_partition_dir(path, sizeof path, dir, cat.topics[t].name, p) != 0) {
+                    problem(&v, dir, -1, "partition directory name too long for %s-%" PRIu32,
+                            cat.topics[t].name, p);
+                    continue;
+                }
+                v.counts.partitions++;
+                rc = check_partition(&v, path);
+            }
+        }
+        DIR *d = rc == 0 ? opendir(dir) : NULL;
+        if (d) {
+            struct dirent *de;
+            while ((de = readdir(d)) != NULL) {
+                if (top_level_known(de->d_name) || is_partition_dir(&cat, de->d_name))
+                    continue;
+                if (path_join(path, sizeof path, dir, de->d_name))
+                    warning(&v, path, "unexpected entry in the data directory");
+            }
+            closedir(d);
+        }
+    }
+    meta_catalogue_free(&cat);
+    if (lock_fd >= 0) {
+        flock(lock_fd, LOCK_UN);
+        close(lock_fd);
+    }
+    if (out)
+        *out = v.counts;
+    if (rc != 0)
+        return error_set(rc, "%s: verify stopped: %s", dir, strerror(-rc));
+    if (v.counts.problems > 0)
+        return error_set(RT_E_CORRUPT, "%s: %" PRIu64 " problem%s found", dir, v.counts.problems,
+                         v.counts.problems == 1 ? "" : "s");
+    return 0;
+}
+
+int rt_verify(const char *dir, void (*fn)(void *ctx, const char *problem), void *ctx)
+{
+    return rt_verify_with_counts(dir, fn, ctx, NULL);
+}

@@ -1,0 +1,1092 @@
+/*
+ * producer.c — the client-side producer embedders call: rt_producer_open/send/flush/close.
+ *
+ * Like a Kafka producer, it keeps one open batch per partition and encodes each record into it
+ * as it is sent (one copy, from the caller's buffers into the batch). A batch is closed when it
+ * reaches batch_size_bytes or batch_records_max records, when its oldest record is linger_ms
+ * old, when a named producer's sequence jumps or its null-key records enter the next span, or
+ * on flush; closed batches are sealed (header and CRC, on the sender thread)
+ * and handed to the partition's shard asynchronously, at most max_in_flight per partition at a
+ * time, in order, so the partition sees each producer's sequences in order.
+ *
+ * Placement of partition -1: murmur2 of the key; a null key goes to the sticky partition (moved
+ * on per closed batch), except a named producer's record with its own sequence id, which goes to
+ * (id / RT_NAMED_NULL_KEY_SPAN) % partitions. Named dedup is per partition by highest sequence,
+ * so exactly-once across reruns needs the partition to be a pure function of the id; the id
+ * itself stays the record's sequence in that partition. (A denser per-partition numbering, e.g.
+ * id / partitions, would break the rule for a producer that also sends keyed records to the same
+ * partition under their raw ids: only the identity keeps every partition's sequences increasing
+ * for any mix of keyed and null-key records.)
+ *
+ * Threads: the caller's thread encodes; one sender thread per producer seals and hands over
+ * batches and runs the linger timer; completions arrive on shard threads, which only record the
+ * outcome and wake the sender (a shard thread must never wait on a shard queue). Delivery
+ * callbacks run on the sender thread, outside the producer's lock.
+ *
+ * Errors: there is no retriable append error in an embedded engine — a full queue is
+ * back-pressure (the sender waits), and write failures are sticky — so the first failed batch
+ * makes the producer's error sticky: later sends fail with it, and batches already in flight
+ * behind it report their own outcome (typically RT_E_OUT_OF_ORDER_SEQUENCE).
+ */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "batch.h"
+#include "coordinator.h"
+#include "error.h"
+#include "fsutil.h"
+#include "group.h"
+#include "log.h"
+#include "murmur2.h"
+#include "producer.h"
+#include "txn.h"
+
+#define PRODUCER_PARTITIONS_MAX 4096
+
+struct record_cb {
+    rt_delivery_fn fn;
+    void *ctx;
+};
+
+struct pbatch {
+    struct shard_request req; /* handed to the shard; completion lands here */
+    struct rt_producer *producer;
+    struct ppart *pp;
+    uint8_t *buf;
+    size_t cap;
+    struct batch_builder b;
+    int32_t base_seq;
+    int32_t count;
+    int64_t last_seq;  /* named producers: the highest sequence id in the batch */
+    int64_t opened_ms; /* monotonic, for linger */
+    struct record_cb *cbs;
+    uint32_t cbs_cap;
+    bool completed;
+    bool skip; /* named producer: records at or below the persisted sequence, never sent */
+    struct pbatch *next;
+};
+
+struct ppart {
+    struct partition *part;
+    int64_t next_seq; /* the next sequence to assign (contiguous for anonymous producers) */
+    int64_t last_seq; /* the last sequence accepted by send (named producers) */
+    struct pbatch *open;
+    struct pbatch *ready_head, *ready_tail;   /* closed, waiting for an in-flight slot */
+    struct pbatch *flight_head, *flight_tail; /* handed over, in order */
+    uint32_t in_flight;
+};
+
+struct sticky_topic {
+    char name[RT_TOPIC_NAME_MAX + 1];
+    uint32_t partition; /* where null-key records go until that batch closes */
+};
+
+struct rt_producer {
+    struct log *log;
+    struct txn *txn_layer;
+    _Atomic uint32_t *open_count; /* the engine's census of open producers (EN1 in engine.c) */
+    struct rt_producer_options opts;
+    char name[PRODUCER_NAME_MAX + 1];
+    bool named;
+    int64_t producer_id;
+    int16_t epoch;
+
+    pthread_mutex_t lock;
+    pthread_cond_t sender_wake; /* work for the sender */
+    pthread_cond_t changed;     /* a batch completed, memory freed, or flush progress */
+    pthread_t sender;
+    bool stopping;
+
+    struct ppart *parts;
+    uint32_t part_count, part_capacity;
+    struct sticky_topic *sticky;
+    uint32_t sticky_count, sticky_capacity;
+
+    /* transactions */
+    bool transactional;
+    char txn_id[TXN_ID_MAX_BYTES + 1];
+    struct coordinator *coordinator;
+    enum { TXN_UNINITIALISED, TXN_READY, TXN_IN_TXN, TXN_FATAL } txn;
+    struct partition **txn_parts; /* partitions of the open transaction */
+    bool *txn_added;              /* ... and whether the coordinator has recorded each yet */
+    uint32_t txn_part_count, txn_part_capacity;
+
+    uint64_t memory_bytes; /* buffers of batches not yet acknowledged */
+    uint32_t outstanding;  /* batches open, ready or in flight */
+    int sticky_error;
+    int first_error; /* since the last flush */
+    bool flush_requested;
+};
+
+void rt_producer_options_init(struct rt_producer_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->batch_size_bytes = 16 * 1024;
+    o->linger_ms = 5;
+    o->max_in_flight = 5;
+    o->buffer_memory_bytes = 32u << 20;
+}
+
+static int64_t mono_ms(void)
+{
+    return fs_monotonic_ms();
+}
+
+static bool txn_partition_added(const struct rt_producer *p, const struct partition *part);
+static int txn_add_pending(struct rt_producer *p);
+
+/* ---- batches ---- */
+
+static void batch_free(struct rt_producer *p, struct pbatch *b)
+{
+    p->memory_bytes -= b->cap;
+    free(b->buf);
+    free(b->cbs);
+    free(b);
+}
+
+static struct ppart *part_find(struct rt_producer *p, struct partition *part)
+{
+    for (uint32_t i = 0; i < p->part_count; i++)
+        if (p->parts[i].part == part)
+            return &p->parts[i];
+    return NULL;
+}
+
+/* Moves the partition's open batch to its ready queue and wakes the sender. */
+static void close_open_batch(struct rt_producer *p, struct ppart *pp)
+{
+    struct pbatch *b = pp->open;
+    if (!b)
+        return;
+    pp->open = NULL;
+    if (pp->ready_tail)
+        pp->ready_tail->next = b;
+    else
+        pp->ready_head = b;
+    pp->ready_tail = b;
+    pthread_cond_signal(&p->sender_wake);
+}
+
+static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int32_t base_seq)
+{
+    size_t cap = p->opts.batch_size_bytes;
+    if (need + BATCH_HEADER_BYTES > cap)
+        cap = need + BATCH_HEADER_BYTES;
+    /* Back-pressure: wait while the producer's buffers are full and something can drain. */
+    while (p->memory_bytes + cap > p->opts.buffer_memory_bytes && p->outstanding > 0 &&
+           !p->sticky_error) {
+        for (uint32_t i = 0; i < p->part_count; i++)
+            close_open_batch(p, &p->parts[i]);
+        pthread_cond_wait(&p->changed, &p->lock);
+    }
+    if (p->sticky_error)
+        return p->sticky_error;
+    struct pbatch *b = calloc(1, sizeof(*b));
+    if (!b)
+        return -ENOMEM;
+    b->buf = malloc(cap);
+    b->cbs_cap = 64;
+    b->cbs = malloc(b->cbs_cap * sizeof(*b->cbs));
+    if (!b->buf || !b->cbs) {
+        free(b->buf);
+        free(b->cbs);
+        free(b);
+        return -ENOMEM;
+    }
+    b->cap = cap;
+    b->producer = p;
+    b->pp = pp;
+    b->base_seq = base_seq;
+    b->opened_ms = mono_ms();
+    int rc = batch_builder_init(&b->b, b->buf, cap, p->transactional ? BATCH_ATTR_TRANSACTIONAL : 0,
+                                p->producer_id, p->epoch, base_seq);
+    assert(rc == 0);
+    (void)rc;
+    p->memory_bytes += cap;
+    p->outstanding++;
+    pp->open = b;
+    pthread_cond_signal(&p->sender_wake); /* its linger deadline may be the nearest */
+    return 0;
+}
+
+/* ---- completion (shard thread) and delivery (sender thread) ---- */
+
+static void on_batch_done(struct shard_request *req)
+{
+    struct pbatch *b = (struct pbatch *)req;
+    struct rt_producer *p = b->producer;
+    pthread_mutex_lock(&p->lock);
+    b->completed = true;
+    pthread_cond_signal(&p->sender_wake);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Delivers completed batches at the head of each partition's in-flight queue, in order. Called
+ * with the lock held; drops it around the callbacks. */
+static void deliver_completed(struct rt_producer *p)
+{
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        struct ppart *pp = &p->parts[i];
+        while (pp->flight_head && pp->flight_head->completed) {
+            struct pbatch *b = pp->flight_head;
+            pp->flight_head = b->next;
+            if (!pp->flight_head)
+                pp->flight_tail = NULL;
+            pp->in_flight--;
+            int err = b->req.result;
+            if (err) {
+                if (!p->sticky_error)
+                    p->sticky_error = err;
+                if (!p->first_error)
+                    p->first_error = err;
+            }
+            pthread_mutex_unlock(&p->lock);
+            for (int32_t r = 0; r < b->count; r++) {
+                if (!b->cbs[r].fn)
+                    continue; /* the ctx is still kept for on_batch */
+                int64_t off = -1;
+                if (!err && b->req.base_offset >= 0)
+                    off = b->req.base_offset + r;
+                b->cbs[r].fn(b->cbs[r].ctx, err, err ? -1 : off, !err && b->req.duplicate);
+            }
+            if (p->opts.on_batch && b->count > 0)
+                p->opts.on_batch(p->opts.on_batch_ctx, err, err ? -1 : b->req.base_offset,
+                                 (uint32_t)b->count, !err && b->req.duplicate, b->cbs[0].ctx,
+                                 b->cbs[b->count - 1].ctx);
+            pthread_mutex_lock(&p->lock);
+            batch_free(p, b);
+            p->outstanding--;
+            pthread_cond_broadcast(&p->changed);
+        }
+    }
+}
+
+/* Seals ready batches and hands them over while in-flight slots are free. Lock held. */
+static void dispatch_ready(struct rt_producer *p)
+{
+    /* A transaction's partitions are added (durably, in one coordinator call) before their
+     * first batch goes out; if that fails, their batches fail with it. */
+    int add_rc = p->transactional && p->txn != TXN_UNINITIALISED ? txn_add_pending(p) : 0;
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        struct ppart *pp = &p->parts[i];
+        bool pending = p->transactional && pp->ready_head && !txn_partition_added(p, pp->part);
+        if (pending && add_rc == 0)
+            continue; /* noted while the coordinator call ran: added on the next pass */
+        while (pending && pp->ready_head) {
+            struct pbatch *b = pp->ready_head;
+            pp->ready_head = b->next;
+            if (!pp->ready_head)
+                pp->ready_tail = NULL;
+            b->next = NULL;
+            b->req.result = add_rc;
+            b->completed = true;
+            if (pp->flight_tail)
+                pp->flight_tail->next = b;
+            else
+                pp->flight_head = b;
+            pp->flight_tail = b;
+            pp->in_flight++;
+        }
+        while (pp->ready_head && pp->in_flight < p->opts.max_in_flight) {
+            struct pbatch *b = pp->ready_head;
+            pp->ready_head = b->next;
+            if (!pp->ready_head)
+                pp->ready_tail = NULL;
+            b->next = NULL;
+            if (b->skip) {
+                /* Acknowledged as duplicates, in order with the batches around them. */
+                b->req.result = 0;
+                b->req.duplicate = true;
+                b->req.base_offset = -1;
+                b->completed = true;
+                if (pp->flight_tail)
+                    pp->flight_tail->next = b;
+                else
+                    pp->flight_head = b;
+                pp->flight_tail = b;
+                pp->in_flight++;
+                continue;
+            }
+            if (p->named) {
+                /* Kafka's header implies contiguous sequences (baseSequence + i); a named
+                 * producer's ids may have gaps. Partitions deduplicate named producers by the
+                 * highest sequence only, so the batch is stamped to end exactly at its highest
+                 * id: baseSequence = last - (count - 1), which is >= its real first id, so a
+                 * batch wholly above the persisted sequence still starts above it. */
+                b->b.base_sequence = (int32_t)(b->last_seq - (b->count - 1));
+            }
+            size_t len = 0;
+            int rc = batch_builder_finish(&b->b, &len);
+            const char *why = NULL;
+            if (rc == 0)
+                rc = batch_header_parse(b->buf, len, &b->req.header, &why);
+            memset(&b->req, 0, offsetof(struct shard_request, header));
+            b->req.kind = SHARD_REQ_APPEND;
+            b->req.partition = pp->part;
+            b->req.batch = b->buf;
+            b->req.len = len;
+            b->req.on_done = on_batch_done;
+            b->req.owner = b;
+            if (pp->flight_tail)
+                pp->flight_tail->next = b;
+            else
+                pp->flight_head = b;
+            pp->flight_tail = b;
+            pp->in_flight++;
+            if (rc == 0 && p->sticky_error)
+                rc = p->sticky_error;
+            if (rc == 0) {
+                pthread_mutex_unlock(&p->lock);
+                rc = log_append_async(p->log, &b->req); /* may wait on a full shard queue */
+                pthread_mutex_lock(&p->lock);
+            }
+            if (rc) {
+                b->req.result = rc;
+                b->completed = true;
+            }
+        }
+    }
+}
+
+static bool any_open_expired(struct rt_producer *p, int64_t now, int64_t *next_due)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        struct pbatch *b = p->parts[i].open;
+        if (!b)
+            continue;
+        int64_t due = b->opened_ms + p->opts.linger_ms;
+        if (due <= now || p->flush_requested) {
+            close_open_batch(p, &p->parts[i]);
+            any = true;
+        } else if (due < *next_due) {
+            *next_due = due;
+        }
+    }
+    return any;
+}
+
+static void *sender_main(void *arg)
+{
+    struct rt_producer *p = arg;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        int64_t now = mono_ms();
+        int64_t next_due = now + 1000;
+        any_open_expired(p, now, &next_due);
+        dispatch_ready(p);
+        deliver_completed(p);
+        bool idle = p->outstanding == 0;
+        if (p->stopping && idle)
+            break;
+        bool work = false;
+        for (uint32_t i = 0; i < p->part_count && !work; i++) {
+            struct ppart *pp = &p->parts[i];
+            work = (pp->ready_head && pp->in_flight < p->opts.max_in_flight) ||
+                   (pp->flight_head && pp->flight_head->completed);
+        }
+        if (work)
+            continue;
+        int64_t wait_ms = next_due - mono_ms();
+        if (wait_ms < 1)
+            wait_ms = 1;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += wait_ms / 1000;
+        ts.tv_nsec += (wait_ms % 1000) * 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&p->sender_wake, &p->lock, &ts);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* ---- public API ---- */
+
+int producer_open(struct log *lg, struct txn *t, const struct rt_producer_options *opts_in,
+                  _Atomic uint32_t *open_count, rt_producer **out)
+{
+    if (!out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_open: NULL argument");
+    *out = NULL;
+    int ro = log_refuse_if_read_only(lg, "rt_producer_open");
+    if (ro)
+        return ro;
+    struct rt_producer_options opts;
+    if (opts_in)
+        opts = *opts_in;
+    else
+        rt_producer_options_init(&opts);
+    if (opts.max_in_flight < 1 || opts.max_in_flight > 5)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "max_in_flight must be 1..5 (Kafka's limit for "
+                         "idempotence), got %u",
+                         opts.max_in_flight);
+    if (opts.batch_size_bytes < 128)
+        return error_set(RT_E_INVALID_ARGUMENT, "batch_size_bytes must be >= 128");
+    if (opts.batch_size_bytes > lg->opts.batch_size_max_bytes)
+        opts.batch_size_bytes = lg->opts.batch_size_max_bytes; /* the engine's limit caps it */
+    if (opts.buffer_memory_bytes < opts.batch_size_bytes)
+        return error_set(RT_E_INVALID_ARGUMENT, "buffer_memory_bytes below batch_size_bytes");
+    if (opts.linger_ms > 60000)
+        return error_set(RT_E_INVALID_ARGUMENT, "linger_ms must be <= 60000");
+    if (opts.transaction_timeout_ms < 0)
+        return error_set(RT_E_INVALID_TRANSACTION_TIMEOUT,
+                         "transaction_timeout_ms %d: must be 0 (the default, 60000) or "
+                         "1..transaction_timeout_max_ms (%d)",
+                         opts.transaction_timeout_ms, lg->opts.transaction_timeout_max_ms);
+    struct rt_producer *p = calloc(1, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    p->log = lg;
+    p->txn_layer = t;
+    p->open_count = open_count;
+    p->opts = opts;
+    int rc = 0;
+    if (opts.transactional_id) {
+        if (opts.name) {
+            free(p);
+            return error_set(RT_E_INVALID_ARGUMENT,
+                             "a producer is either named or transactional, not both");
+        }
+        size_t n = strlen(opts.transactional_id);
+        if (n == 0 || n > TXN_ID_MAX_BYTES) {
+            free(p);
+            return error_set(RT_E_INVALID_ARGUMENT, "transactional ids are 1..%d bytes",
+                             TXN_ID_MAX_BYTES);
+        }
+        /* The id is the key of its `__transaction_state` records, which hold UTF-8 (format.md
+         * G.3 TLK5): refuse it here rather than at the first coordinator write. */
+        uint8_t key[TXN_ID_MAX_BYTES + 8];
+        size_t key_len = 0;
+        if (txn_log_key_encode(opts.transactional_id, key, sizeof(key), &key_len) != 0) {
+            free(p);
+            return error_set(RT_E_INVALID_ARGUMENT,
+                             "transactional_id is not valid UTF-8 (shortest form, no "
+                             "surrogates, at most U+10FFFF)");
+        }
+        memcpy(p->txn_id, opts.transactional_id, n + 1);
+        p->opts.transactional_id = p->txn_id;
+        p->transactional = true;
+        p->producer_id = -1;
+        p->epoch = -1;
+        rc = 0; /* the id comes from rt_producer_init_transactions */
+    } else if (opts.name) {
+        if (strlen(opts.name) > PRODUCER_NAME_MAX) {
+            free(p);
+            return error_set(RT_E_INVALID_ARGUMENT, "producer names are at most 249 bytes");
+        }
+        snprintf(p->name, sizeof(p->name), "%s", opts.name);
+        p->opts.name = p->name;
+        p->named = true;
+        rc = txn_producer_open_name(t, opts.name, &p->producer_id, &p->epoch);
+    } else {
+        p->epoch = 0;
+        rc = txn_producer_allocate(t, &p->producer_id);
+    }
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->sender_wake, NULL);
+    pthread_cond_init(&p->changed, NULL);
+    rc = pthread_create(&p->sender, NULL, sender_main, p);
+    if (rc) {
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+        return -rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int rt_producer_id(const rt_producer *p, int64_t *producer_id_out, int16_t *epoch_out)
+{
+    if (!p)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_id: NULL producer");
+    if (producer_id_out)
+        *producer_id_out = p->producer_id;
+    if (epoch_out)
+        *epoch_out = p->epoch;
+    return 0;
+}
+
+static struct ppart *part_get(struct rt_producer *p, struct partition *part, int *err)
+{
+    struct ppart *pp = part_find(p, part);
+    if (pp)
+        return pp;
+    if (p->part_count == PRODUCER_PARTITIONS_MAX) {
+        *err = error_set(RT_E_PRODUCER_PARTITIONS_FULL,
+                         "a producer writes to at most %d partitions", PRODUCER_PARTITIONS_MAX);
+        return NULL;
+    }
+    if (p->part_count == p->part_capacity) {
+        /* Batches point at their ppart: grow only while none exists yet would be fragile, so
+         * the array is allocated once at its maximum on first use. */
+        if (!p->parts) {
+            p->parts = calloc(PRODUCER_PARTITIONS_MAX, sizeof(*p->parts));
+            if (!p->parts) {
+                *err = -ENOMEM;
+                return NULL;
+            }
+            p->part_capacity = PRODUCER_PARTITIONS_MAX;
+        }
+    }
+    int64_t last = -1;
+    if (p->named) {
+        /* Continue after what the partition already holds for this name. */
+        pthread_mutex_unlock(&p->lock);
+        int rc = log_producer_last_sequence(p->log, part, p->producer_id, &last);
+        pthread_mutex_lock(&p->lock);
+        if (rc) {
+            *err = rc;
+            return NULL;
+        }
+        if ((pp = part_find(p, part)) != NULL)
+            return pp;
+    }
+    pp = &p->parts[p->part_count++];
+    memset(pp, 0, sizeof(*pp));
+    pp->part = part;
+    pp->last_seq = last;
+    pp->next_seq = last + 1;
+    return pp;
+}
+
+static uint32_t sticky_partition(struct rt_producer *p, const char *topic, uint32_t count)
+{
+    for (uint32_t i = 0; i < p->sticky_count; i++)
+        if (strcmp(p->sticky[i].name, topic) == 0)
+            return p->sticky[i].partition % count;
+    if (p->sticky_count == p->sticky_capacity) {
+        uint32_t cap = p->sticky_capacity ? p->sticky_capacity * 2 : 8;
+        struct sticky_topic *s = realloc(p->sticky, cap * sizeof(*s));
+        if (!s)
+            return 0;
+        p->sticky = s;
+        p->sticky_capacity = cap;
+    }
+    struct sticky_topic *st = &p->sticky[p->sticky_count++];
+    snprintf(st->name, sizeof(st->name), "%s", topic);
+    st->partition = 0;
+    return 0;
+}
+
+static void sticky_advance(struct rt_producer *p, const char *topic)
+{
+    for (uint32_t i = 0; i < p->sticky_count; i++)
+        if (strcmp(p->sticky[i].name, topic) == 0)
+            p->sticky[i].partition++;
+}
+
+/* ---- transactions ---- */
+
+/* Notes a partition as part of the open transaction on its first send. The coordinator hears of
+ * it (durably) before the partition's first batch is handed over, together with every other
+ * partition noted meanwhile: one transaction-log write for all of them (Kafka's producer batches
+ * AddPartitionsToTxn the same way). Lock held. */
+static int txn_note_partition(struct rt_producer *p, struct partition *part)
+{
+    for (uint32_t i = 0; i < p->txn_part_count; i++)
+        if (p->txn_parts[i] == part)
+            return 0;
+    if (p->txn_part_count == p->txn_part_capacity) {
+        uint32_t cap = p->txn_part_capacity ? p->txn_part_capacity * 2 : 16;
+        struct partition **a = realloc(p->txn_parts, cap * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        p->txn_parts = a;
+        bool *b = realloc(p->txn_added, cap * sizeof(*b));
+        if (!b)
+            return -ENOMEM;
+        p->txn_added = b;
+        p->txn_part_capacity = cap;
+    }
+    p->txn_added[p->txn_part_count] = false;
+    p->txn_parts[p->txn_part_count++] = part;
+    return 0;
+}
+
+static bool txn_partition_added(const struct rt_producer *p, const struct partition *part)
+{
+    for (uint32_t i = 0; i < p->txn_part_count; i++)
+        if (p->txn_parts[i] == part)
+            return p->txn_added[i];
+    return false;
+}
+
+/* Adds every noted partition the coordinator does not know yet, in one call. Lock held; dropped
+ * around the coordinator call (only this thread and the caller's append to txn_parts). */
+static int txn_add_pending(struct rt_producer *p)
+{
+    uint32_t n = 0, count = p->txn_part_count;
+    for (uint32_t i = 0; i < count; i++)
+        n += !p->txn_added[i];
+    if (n == 0)
+        return 0;
+    struct txn_log_partition *tp = calloc(n, sizeof(*tp));
+    uint32_t *idx = calloc(n, sizeof(*idx));
+    if (!tp || !idx) {
+        free(tp);
+        free(idx);
+        return -ENOMEM;
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (p->txn_added[i])
+            continue;
+        size_t tl = strnlen(p->txn_parts[i]->topic, RT_TOPIC_NAME_MAX);
+        memcpy(tp[k].topic, p->txn_parts[i]->topic, tl);
+        tp[k].topic[tl] = 0;
+        tp[k].partition = p->txn_parts[i]->id;
+        idx[k++] = i;
+    }
+    int64_t pid = p->producer_id;
+    int16_t epoch = p->epoch;
+    pthread_mutex_unlock(&p->lock);
+    int rc = coordinator_add_partitions(p->coordinator, p->txn_id, pid, epoch, tp, n);
+    pthread_mutex_lock(&p->lock);
+    if (rc == 0) {
+        for (uint32_t j = 0; j < n; j++)
+            if (idx[j] < p->txn_part_count)
+                p->txn_added[idx[j]] = true;
+    } else if (rc == RT_E_PRODUCER_FENCED || rc == RT_E_INVALID_PRODUCER_EPOCH) {
+        p->txn = TXN_FATAL;
+    }
+    free(tp);
+    free(idx);
+    return rc;
+}
+
+/* A new epoch (or producer id): every partition's sequences start again at 0. */
+static void adopt_identity(struct rt_producer *p, int64_t pid, int16_t epoch)
+{
+    p->producer_id = pid;
+    p->epoch = epoch;
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        p->parts[i].next_seq = 0;
+        p->parts[i].last_seq = -1;
+    }
+}
+
+int rt_producer_init_transactions(rt_producer *p, int32_t timeout_ms)
+{
+    error_clear();
+    if (!p)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_init_transactions: NULL producer");
+    if (!p->transactional)
+        return error_set(RT_E_INVALID_TXN_STATE, "the producer has no transactional_id");
+    pthread_mutex_lock(&p->lock);
+    bool in_txn = p->txn == TXN_IN_TXN;
+    pthread_mutex_unlock(&p->lock);
+    if (in_txn) /* Kafka: IllegalStateException; re-initialising would abort the open one */
+        return error_set(RT_E_INVALID_TXN_STATE,
+                         "rt_producer_init_transactions: a transaction is open; commit or "
+                         "abort it first (nothing was aborted)");
+    int32_t txn_timeout =
+        p->opts.transaction_timeout_ms > 0 ? p->opts.transaction_timeout_ms : 60000;
+    const struct rt_options *o = log_options(p->log);
+    if (txn_timeout > o->transaction_timeout_max_ms)
+        return error_set(RT_E_INVALID_TRANSACTION_TIMEOUT,
+                         "transaction_timeout_ms %d exceeds the engine's maximum %d", txn_timeout,
+                         o->transaction_timeout_max_ms);
+    (void)timeout_ms;
+    int rc = rt_producer_flush(p, -1);
+    if (rc && rc != p->sticky_error)
+        return rc;
+    struct coordinator *c = NULL;
+    rc = txn_coordinator_create(p->txn_layer, &c);
+    if (rc)
+        return rc; /* the real cause; the detail names what failed */
+    int64_t pid;
+    int16_t epoch;
+    rc = coordinator_init(c, p->txn_id, txn_timeout, p->opts.check_fn, p->opts.check_ctx, &pid,
+                          &epoch);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&p->lock);
+    p->coordinator = c;
+    adopt_identity(p, pid, epoch);
+    p->sticky_error = 0;
+    p->first_error = 0;
+    p->txn = TXN_READY;
+    p->txn_part_count = 0;
+    pthread_mutex_unlock(&p->lock);
+    return 0;
+}
+
+int rt_producer_begin(rt_producer *p)
+{
+    error_clear();
+    if (!p)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_begin: NULL producer");
+    pthread_mutex_lock(&p->lock);
+    int rc = 0;
+    if (!p->transactional || p->txn == TXN_UNINITIALISED)
+        rc = error_set(RT_E_INVALID_TXN_STATE, "call rt_producer_init_transactions first");
+    else if (p->txn == TXN_FATAL)
+        rc = error_set(RT_E_PRODUCER_FENCED, "the producer was fenced; close it");
+    else if (p->txn == TXN_IN_TXN)
+        rc = error_set(RT_E_INVALID_TXN_STATE, "a transaction is already open");
+    else {
+        p->txn = TXN_IN_TXN;
+        p->txn_part_count = 0;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_offset *offsets,
+                             size_t count)
+{
+    error_clear();
+    if (!p || !group || !*group || (!offsets && count))
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_send_offsets: NULL argument");
+    if (strlen(group) > GROUP_NAME_MAX_BYTES)
+        return error_set(RT_E_INVALID_ARGUMENT, "group names are at most %d bytes",
+                         GROUP_NAME_MAX_BYTES);
+    int rc = group_offsets_check_known(p->log, offsets, count);
+    if (rc)
+        return rc;
+    struct group_manager *g = NULL;
+    rc = txn_groups_create(p->txn_layer, &g);
+    if (rc)
+        return rc; /* the real cause; the detail names what failed */
+    struct partition *gp = log_partition(p->log, GROUP_OFFSETS_TOPIC, group_partition_for(group));
+    if (!gp)
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "no %s-%u", GROUP_OFFSETS_TOPIC,
+                         group_partition_for(group));
+    pthread_mutex_lock(&p->lock);
+    if (!p->transactional || p->txn != TXN_IN_TXN)
+        rc = error_set(RT_E_INVALID_TXN_STATE, "send_offsets needs an open transaction");
+    if (rc == 0)
+        rc = txn_note_partition(p, gp);
+    if (rc == 0)
+        rc = txn_add_pending(p); /* before the offsets are written (CO1) */
+    int64_t pid = p->producer_id;
+    int16_t epoch = p->epoch;
+    pthread_mutex_unlock(&p->lock);
+    if (rc)
+        return rc;
+    return group_txn_commit_offsets(g, pid, epoch, group, offsets, count);
+}
+
+static int end_txn(rt_producer *p, bool commit, int32_t timeout_ms)
+{
+    if (!p)
+        return error_set(RT_E_INVALID_ARGUMENT, "NULL producer");
+    pthread_mutex_lock(&p->lock);
+    int state = p->txn;
+    pthread_mutex_unlock(&p->lock);
+    if (!p->transactional || state == TXN_UNINITIALISED || state == TXN_READY)
+        return error_set(RT_E_INVALID_TXN_STATE, "no open transaction to %s",
+                         commit ? "commit" : "abort");
+    if (state == TXN_FATAL)
+        return error_set(RT_E_PRODUCER_FENCED, "the producer was fenced; close it");
+    int frc = rt_producer_flush(p, timeout_ms);
+    if (frc == RT_E_TIMED_OUT)
+        return frc;
+    if (frc == RT_E_PRODUCER_FENCED || frc == RT_E_INVALID_PRODUCER_EPOCH) {
+        pthread_mutex_lock(&p->lock);
+        p->txn = TXN_FATAL;
+        pthread_mutex_unlock(&p->lock);
+        return error_set(RT_E_PRODUCER_FENCED, "the producer was fenced: %s", rt_strerror(frc));
+    }
+    if (commit && frc)
+        return error_set(frc, "a record of the transaction failed (%s): abort it",
+                         rt_strerror(frc));
+    int64_t pid;
+    int16_t epoch;
+    int rc =
+        coordinator_end(p->coordinator, p->txn_id, p->producer_id, p->epoch, commit, &pid, &epoch);
+    pthread_mutex_lock(&p->lock);
+    if (rc == 0) {
+        adopt_identity(p, pid, epoch); /* CO3: the epoch is bumped at every transaction end */
+        p->txn = TXN_READY;
+        p->txn_part_count = 0;
+        p->sticky_error = 0;
+        p->first_error = 0;
+    } else if (rc == RT_E_PRODUCER_FENCED) {
+        p->txn = TXN_FATAL;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+int rt_producer_commit(rt_producer *p, int32_t timeout_ms)
+{
+    error_clear();
+    return end_txn(p, true, timeout_ms);
+}
+
+int rt_producer_abort(rt_producer *p, int32_t timeout_ms)
+{
+    error_clear();
+    return end_txn(p, false, timeout_ms);
+}
+
+int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
+                     const struct rt_producer_message *msg, rt_delivery_fn on_delivery, void *ctx)
+{
+    error_clear();
+    if (!p || !topic || !msg)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_send: NULL argument");
+    const struct rt_record *rec = &msg->record;
+    if (rec->key_len < -1 || rec->value_len < -1 || (rec->key_len > 0 && !rec->key) ||
+        (rec->value_len > 0 && !rec->value) || (rec->header_count > 0 && !rec->headers) ||
+        rec->timestamp_ms < -1)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_send: invalid record lengths, "
+                                                "pointers or timestamp");
+    if (msg->sequence < -1 || msg->sequence > INT32_MAX)
+        return error_set(RT_E_INVALID_ARGUMENT, "sequence must be -1 or 0..INT32_MAX");
+    if (msg->sequence >= 0 && !p->named)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "only named producers supply their own sequence ids");
+    if (partition < -1)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_producer_send: partition %d (a partition number, or -1 to let the "
+                         "producer place the record)",
+                         partition);
+    int rc = log_client_topic_check(topic);
+    if (rc)
+        return rc;
+    uint32_t count = 0;
+    rc = log_topic_describe(p->log, topic, &count);
+    if (rc)
+        return rc;
+    bool sticky = false, spanned = false;
+    if (partition < 0) {
+        if (rec->key_len >= 0) {
+            partition = (int32_t)murmur2_partition(rec->key, (size_t)rec->key_len, count);
+        } else if (p->named && msg->sequence >= 0) {
+            /* A rerun must place each record where the first run did, or the partition's
+             * dedup (by highest sequence) drops or repeats it: a pure function of the id. */
+            partition = (int32_t)(((uint64_t)msg->sequence / RT_NAMED_NULL_KEY_SPAN) % count);
+            spanned = true;
+        } else {
+            pthread_mutex_lock(&p->lock);
+            partition = (int32_t)sticky_partition(p, topic, count);
+            pthread_mutex_unlock(&p->lock);
+            sticky = true;
+        }
+    }
+    struct partition *part = log_partition(p->log, topic, (uint32_t)partition);
+    if (!part)
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION,
+                         "rt_producer_send: %s has %u partitions, no partition %d", topic, count,
+                         partition);
+
+    struct rt_record r = *rec;
+    if (r.timestamp_ms < 0)
+        r.timestamp_ms = fs_now_ms();
+    pthread_mutex_lock(&p->lock);
+    if (p->sticky_error) {
+        rc = error_set(p->sticky_error, "the producer failed earlier: %s",
+                       rt_strerror(p->sticky_error));
+        goto out;
+    }
+    if (p->transactional) {
+        if (p->txn != TXN_IN_TXN) {
+            rc = error_set(RT_E_INVALID_TXN_STATE,
+                           "a transactional producer sends only inside a transaction "
+                           "(rt_producer_begin)");
+            goto out;
+        }
+        rc = txn_note_partition(p, part);
+        if (rc)
+            goto out;
+    }
+    struct ppart *pp = part_get(p, part, &rc);
+    if (!pp)
+        goto out;
+    int64_t seq = msg->sequence >= 0 ? msg->sequence : pp->next_seq;
+    if (spanned && pp->open && pp->open->count > 0 &&
+        pp->open->last_seq / RT_NAMED_NULL_KEY_SPAN != seq / RT_NAMED_NULL_KEY_SPAN)
+        close_open_batch(p, pp); /* a batch holds one span: its records are consecutive ids */
+    if (p->named) {
+        if (seq <= pp->last_seq) {
+            /* Pulsar's rule: at or below the highest sequence already sent or persisted, the
+             * record is acknowledged as a duplicate and not appended. */
+            if (pp->open && !pp->open->skip)
+                close_open_batch(p, pp);
+            if (!pp->open) {
+                struct pbatch *d = calloc(1, sizeof(*d));
+                if (!d || !(d->cbs = malloc(64 * sizeof(*d->cbs)))) {
+                    free(d);
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                d->cbs_cap = 64;
+                d->skip = true;
+                d->producer = p;
+                d->pp = pp;
+                d->opened_ms = mono_ms();
+                p->outstanding++;
+                pp->open = d;
+            }
+            struct pbatch *d = pp->open;
+            if ((uint32_t)d->count == d->cbs_cap) {
+                struct record_cb *c = realloc(d->cbs, 2 * d->cbs_cap * sizeof(*c));
+                if (!c) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                d->cbs = c;
+                d->cbs_cap *= 2;
+            }
+            d->cbs[d->count++] = (struct record_cb){.fn = on_delivery, .ctx = ctx};
+            d->last_seq = seq;
+            if (p->opts.batch_records_max && (uint32_t)d->count >= p->opts.batch_records_max)
+                close_open_batch(p, pp);
+            rc = 0;
+            goto out;
+        }
+        if (pp->open && pp->open->skip)
+            close_open_batch(p, pp);
+        if (seq > INT32_MAX) {
+            rc = error_set(RT_E_OUT_OF_ORDER_SEQUENCE, "named producer sequences end at INT32_MAX");
+            goto out;
+        }
+    } else {
+        seq = seq > INT32_MAX ? 0 : seq; /* anonymous sequences wrap, as Kafka's */
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!pp->open) {
+            size_t need = record_encoded_size(&r, 0, 0);
+            if (need + BATCH_HEADER_BYTES > p->log->opts.batch_size_max_bytes) {
+                rc = error_set(RT_E_RECORD_TOO_LARGE,
+                               "a %zu-byte record exceeds batch_size_max_bytes (%u)", need,
+                               p->log->opts.batch_size_max_bytes);
+                goto out;
+            }
+            rc = open_batch(p, pp, need, (int32_t)seq);
+            if (rc)
+                goto out;
+        }
+        struct pbatch *b = pp->open;
+        rc = batch_builder_add(&b->b, &r);
+        if (rc == -ENOSPC && b->count > 0) {
+            close_open_batch(p, pp);
+            if (sticky)
+                sticky_advance(p, topic);
+            continue;
+        }
+        if (rc) {
+            error_set(rc, "rt_producer_send: cannot encode the record: %s", rt_strerror(rc));
+            goto out;
+        }
+        if ((uint32_t)b->count == b->cbs_cap) {
+            struct record_cb *c = realloc(b->cbs, 2 * b->cbs_cap * sizeof(*c));
+            if (!c) {
+                rc = -ENOMEM; /* the record is encoded but has no callback slot: fatal */
+                p->sticky_error = rc;
+                goto out;
+            }
+            b->cbs = c;
+            b->cbs_cap *= 2;
+        }
+        b->cbs[b->count++] = (struct record_cb){.fn = on_delivery, .ctx = ctx};
+        b->last_seq = seq;
+        pp->last_seq = seq;
+        pp->next_seq = seq + 1;
+        if (b->b.len >= p->opts.batch_size_bytes ||
+            (p->opts.batch_records_max && (uint32_t)b->count >= p->opts.batch_records_max)) {
+            close_open_batch(p, pp);
+            if (sticky)
+                sticky_advance(p, topic);
+        }
+        break;
+    }
+out:
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+int rt_producer_flush(rt_producer *p, int32_t timeout_ms)
+{
+    error_clear();
+    if (!p)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_flush: NULL producer");
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : mono_ms() + timeout_ms;
+    pthread_mutex_lock(&p->lock);
+    for (uint32_t i = 0; i < p->part_count; i++)
+        close_open_batch(p, &p->parts[i]);
+    pthread_cond_signal(&p->sender_wake);
+    int rc = 0;
+    while (p->outstanding > 0) {
+        if (mono_ms() >= deadline) {
+            rc = error_set(RT_E_TIMED_OUT, "flush: %u batches still outstanding", p->outstanding);
+            break;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 10 * 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&p->changed, &p->lock, &ts);
+    }
+    if (rc == 0 && p->first_error) {
+        rc = error_set(p->first_error, "a batch failed: %s", rt_strerror(p->first_error));
+        p->first_error = 0;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+int rt_producer_last_sequence(rt_producer *p, const char *topic, uint32_t partition,
+                              int64_t *sequence_out)
+{
+    error_clear();
+    if (!p || !topic || !sequence_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_last_sequence: NULL argument");
+    struct partition *part = log_partition(p->log, topic, partition);
+    if (!part)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    return log_producer_last_sequence(p->log, part, p->producer_id, sequence_out);
+}
+
+int rt_producer_close(rt_producer *p)
+{
+    error_clear();
+    if (!p)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_close: NULL producer");
+    int rc = rt_producer_flush(p, -1);
+    if (p->coordinator)
+        coordinator_release(p->coordinator, p->txn_id);
+    pthread_mutex_lock(&p->lock);
+    p->stopping = true;
+    pthread_cond_signal(&p->sender_wake);
+    pthread_mutex_unlock(&p->lock);
+    pthread_join(p->sender, NULL);
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        assert(!p->parts[i].open && !p->parts[i].ready_head && !p->parts[i].flight_head);
+    }
+    free(p->parts);
+    free(p->sticky);
+    free(p->txn_parts);
+    free(p->txn_added);
+    pthread_cond_destroy(&p->sender_wake);
+    pthread_cond_destroy(&p->changed);
+    pthread_mutex_destroy(&p->lock);
+    _Atomic uint32_t *open_count = p->open_count;
+    free(p);
+    uint32_t before = atomic_fetch_sub(open_count, 1); /* last: rt_close may free the engine */
+    assert(before > 0);
+    (void)before;
+    return rc;
+}

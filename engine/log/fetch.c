@@ -1,0 +1,344 @@
+/*
+ * fetch.c — zero-copy reads of one partition: fetch_partition_start (behind rt_fetch_start and
+ * log_fetch_start), rt_fetch_get, rt_fetch_release and fetch_partition_list_offsets (behind
+ * rt_list_offsets). It never looks a topic up: the log layer (log.c) does.
+ *
+ * A fetch runs on the caller's thread: a lock-free snapshot of the partition's watermarks, one
+ * short mutex hold to reference the segment holding the offset, a binary search of its offset
+ * index and a walk over at most index_interval_bytes of batch headers, then a walk over the
+ * headers of the batches it returns (to stop on a whole batch within max_bytes). No payload byte
+ * is copied: the view points into the segment's read-only mapping, which stays mapped until
+ * rt_fetch_release even if retention deletes the segment meanwhile.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "error.h"
+#include "fetch.h"
+#include "partition.h"
+
+/* The bound a reader at `isolation` may read to, with its segment and position. */
+static void read_bound(const struct partition_watermarks *w, enum rt_isolation isolation,
+                       int64_t *offset, int64_t *segment_base, uint64_t *position)
+{
+    if (isolation == RT_READ_COMMITTED) {
+        *offset = w->last_stable_offset;
+        *segment_base = w->lso_segment_base;
+        *position = w->lso_position;
+    } else {
+        *offset = w->high_watermark;
+        *segment_base = w->hw_segment_base;
+        *position = w->hw_position;
+    }
+}
+
+/* Readable end of `seg` for a reader bounded at (bound_base, bound_pos). */
+static uint64_t readable_end(struct segment *seg, int64_t bound_base, uint64_t bound_pos)
+{
+    if (seg->base_offset == bound_base)
+        return bound_pos;
+    return atomic_load_explicit(&seg->readable_bytes, memory_order_acquire);
+}
+
+/* Last offset of the whole batches in [start, end) of seg (headers were checked by the walk). */
+static int64_t last_offset_of(const struct segment *seg, uint64_t start, uint64_t end)
+{
+    int64_t last = -1;
+    uint64_t pos = start;
+    while (pos < end) {
+        const char *why = NULL;
+        struct batch_header h;
+        int64_t size = batch_size_at(seg->map + pos, end - pos, &why);
+        if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
+            break;
+        last = batch_last_offset(&h);
+        pos += (uint64_t)size;
+    }
+    return last;
+}
+
+static int add_aborted(void *ctx, const struct txn_index_entry *entry)
+{
+    struct rt_fetch *f = ctx;
+    if (f->view.aborted_count == f->aborted_capacity) {
+        size_t cap = f->aborted_capacity ? f->aborted_capacity * 2 : 8;
+        struct rt_aborted_txn *a = realloc(f->aborted, cap * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        f->aborted = a;
+        f->aborted_capacity = cap;
+    }
+    f->aborted[f->view.aborted_count++] = (struct rt_aborted_txn){
+        .producer_id = entry->producer_id, .first_offset = entry->first_offset};
+    return 0;
+}
+
+static int cmp_aborted(const void *a, const void *b)
+{
+    const struct rt_aborted_txn *x = a, *y = b;
+    if (x->first_offset != y->first_offset)
+        return x->first_offset < y->first_offset ? -1 : 1;
+    return x->producer_id < y->producer_id ? -1 : x->producer_id > y->producer_id;
+}
+
+/* The aborted transactions overlapping [start, upper): from the segment holding start onwards,
+ * each segment's .txnindex, until an entry proves no later abort can overlap (its last stable
+ * offset >= upper), sorted by first offset (DESIGN §5; Kafka's collectAbortedTransactions). */
+static int collect_aborted(struct rt_fetch *f, struct partition *p, struct segment *first,
+                           int64_t start, int64_t upper)
+{
+    struct segment *seg = first;
+    segment_ref(seg);
+    int rc = 0;
+    while (seg) {
+        bool stop = false;
+        rc = txn_index_collect(&seg->txns, start, upper, add_aborted, f, &stop);
+        struct segment *next = (rc || stop) ? NULL : partition_segment_after(p, seg->base_offset);
+        segment_unref(seg);
+        seg = next;
+    }
+    if (rc)
+        return error_set(rc, "%s: collecting aborted transactions: %s", p->dir, rt_strerror(rc));
+    if (f->view.aborted_count > 1)
+        qsort(f->aborted, f->view.aborted_count, sizeof(*f->aborted), cmp_aborted);
+    f->view.aborted = f->aborted;
+    return 0;
+}
+
+int fetch_partition_start(struct partition *p, int64_t offset, size_t max_bytes,
+                          enum rt_isolation isolation, rt_fetch **out)
+{
+    if (!out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_fetch_start: NULL argument");
+    *out = NULL;
+    if (isolation != RT_READ_COMMITTED && isolation != RT_READ_UNCOMMITTED)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_fetch_start: unknown isolation %d",
+                         (int)isolation);
+    struct partition_watermarks w;
+    partition_watermarks(p, &w);
+    int64_t bound, bound_base;
+    uint64_t bound_pos;
+    read_bound(&w, isolation, &bound, &bound_base, &bound_pos);
+    if (offset < w.log_start_offset || offset > bound)
+        return error_set(RT_E_OFFSET_OUT_OF_RANGE,
+                         "%s: offset %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]", p->dir,
+                         offset, w.log_start_offset, bound);
+    struct rt_fetch *f = calloc(1, sizeof(*f));
+    if (!f)
+        return -ENOMEM;
+    f->view.high_watermark = w.high_watermark;
+    f->view.last_stable_offset = w.last_stable_offset;
+    f->view.log_start_offset = w.log_start_offset;
+    f->view.segment_path = "";
+    f->view.isolation = isolation;
+    if (offset == bound) {
+        *out = f;
+        return 0;
+    }
+    struct segment *seg = NULL;
+    int rc = partition_segment_for(p, offset, &seg);
+    if (rc) {
+        free(f);
+        return error_set(rc, "%s: offset %" PRId64 " was deleted by retention", p->dir, offset);
+    }
+    uint64_t end = readable_end(seg, bound_base, bound_pos);
+    uint64_t start = 0;
+    rc = segment_find_batch(seg, offset, end, &start);
+    if (rc) {
+        if (rc == RT_E_OFFSET_OUT_OF_RANGE)
+            error_set(rc, "%s: no batch holds offset %" PRId64, seg->log_path, offset);
+        segment_unref(seg);
+        free(f);
+        return rc;
+    }
+    /* Whole batches up to max_bytes, but at least one (as Kafka, so a big batch is never
+     * stuck). A damaged header past the first batch ends the fetch early; the next fetch from
+     * there reports it. */
+    uint64_t pos = start, last_start = start;
+    bool first = true;
+    while (pos < end) {
+        const char *why = NULL;
+        int64_t size = batch_size_at(seg->map + pos, end - pos, &why);
+        if (size < 0) {
+            if (first) {
+                rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos, why);
+                segment_unref(seg);
+                free(f);
+                return rc;
+            }
+            break;
+        }
+        if (!first && pos + (uint64_t)size - start > max_bytes)
+            break;
+        last_start = pos;
+        pos += (uint64_t)size;
+        if (first) {
+            first = false;
+            /* Skip to the last indexed batch start that still fits, so the walk covers at most
+             * index_interval_bytes of headers, not the whole max_bytes: a fetch's cost does not
+             * grow with how many (small) batches it returns. */
+            uint64_t target = start + max_bytes < start ? UINT64_MAX : start + max_bytes;
+            uint64_t jump = segment_batch_floor(seg, target < end ? target : end);
+            if (jump > pos && jump < end)
+                pos = jump;
+        }
+    }
+    if (isolation == RT_READ_COMMITTED && pos > start) {
+        rc = collect_aborted(f, p, seg, offset, last_offset_of(seg, last_start, pos) + 1);
+        if (rc) {
+            segment_unref(seg);
+            rt_fetch_release(f);
+            return rc;
+        }
+    }
+    f->segment = seg;
+    f->view.data = seg->map + start;
+    f->view.size_bytes = pos - start;
+    f->view.segment_path = seg->log_path;
+    f->view.segment_position = start;
+    *out = f;
+    return 0;
+}
+
+const struct rt_fetch_view *rt_fetch_get(const rt_fetch *f)
+{
+    return f ? &f->view : NULL;
+}
+
+void rt_fetch_release(rt_fetch *f)
+{
+    if (!f)
+        return;
+    if (f->segment)
+        segment_unref(f->segment);
+    free(f->aborted);
+    free(f->aborted_producers);
+    compression_buffer_free(&f->decompressed);
+    free(f);
+}
+
+int fetch_from_bytes(rt_fetch **out, const uint8_t *data, size_t len, enum rt_isolation isolation,
+                     const struct rt_aborted_txn *aborted, size_t aborted_count)
+{
+    struct rt_fetch *f = calloc(1, sizeof(*f));
+    if (!f)
+        return -ENOMEM;
+    if (aborted_count > 0) {
+        f->aborted = malloc(aborted_count * sizeof(*f->aborted));
+        if (!f->aborted) {
+            free(f);
+            return -ENOMEM;
+        }
+        memcpy(f->aborted, aborted, aborted_count * sizeof(*f->aborted));
+        f->aborted_capacity = aborted_count;
+    }
+    f->view.data = data;
+    f->view.size_bytes = len;
+    f->view.isolation = isolation;
+    f->view.aborted = f->aborted;
+    f->view.aborted_count = aborted_count;
+    f->view.segment_path = "(memory)";
+    *out = f;
+    return 0;
+}
+
+/* First record with timestamp >= ts in the batch at p (validated), or its base offset when
+ * the records are compressed (a consumer filters the rest, as Kafka's broker answers). */
+static int64_t first_record_at_or_after(const uint8_t *p, size_t len, int64_t ts, int64_t bound)
+{
+    struct batch_header h;
+    const char *why = NULL;
+    if (batch_validate(p, len, 0, &h, &why) != 0)
+        return -1;
+    if ((h.attributes & BATCH_ATTR_COMPRESSION_MASK) != 0 ||
+        (h.attributes & BATCH_ATTR_LOG_APPEND_TIME))
+        return h.base_offset;
+    const uint8_t *r = p + BATCH_HEADER_BYTES, *end = p + len;
+    for (int32_t i = 0; i < h.record_count; i++) {
+        struct record_view rv;
+        int n = record_decode(r, end, &rv, &why);
+        if (n <= 0)
+            return -1;
+        int64_t off = h.base_offset + rv.offset_delta;
+        if (off >= bound)
+            return -1;
+        if (h.base_timestamp + rv.timestamp_delta >= ts)
+            return off;
+        r += n;
+    }
+    return -1;
+}
+
+int fetch_partition_list_offsets(struct partition *p, int64_t spec, enum rt_isolation isolation,
+                                 int64_t *offset_out)
+{
+    if (!offset_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_list_offsets: NULL argument");
+    if (spec < RT_OFFSET_EARLIEST)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_list_offsets: spec %" PRId64 " is neither -2, -1 nor a timestamp",
+                         spec);
+    if (isolation != RT_READ_COMMITTED && isolation != RT_READ_UNCOMMITTED)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_list_offsets: unknown isolation");
+    struct partition_watermarks w;
+    partition_watermarks(p, &w);
+    int64_t bound, bound_base;
+    uint64_t bound_pos;
+    read_bound(&w, isolation, &bound, &bound_base, &bound_pos);
+    if (spec == RT_OFFSET_EARLIEST) {
+        *offset_out = w.log_start_offset;
+        return 0;
+    }
+    if (spec == RT_OFFSET_LATEST) {
+        *offset_out = bound;
+        return 0;
+    }
+    int64_t off = w.log_start_offset;
+    while (off < bound) {
+        struct segment *seg = NULL;
+        if (partition_segment_for(p, off, &seg) != 0) {
+            /* Retention moved the start meanwhile: begin again from the new start. */
+            partition_watermarks(p, &w);
+            if (w.log_start_offset <= off)
+                break;
+            off = w.log_start_offset;
+            continue;
+        }
+        bool last = seg->base_offset == bound_base;
+        uint64_t end = readable_end(seg, bound_base, bound_pos);
+        int64_t next = last ? bound : seg->next_offset;
+        if (atomic_load_explicit(&seg->max_timestamp_ms, memory_order_acquire) >= spec || last) {
+            uint64_t pos = 0;
+            int rc = segment_find_timestamp(seg, spec, end, &pos);
+            while (rc == 0 && pos < end) {
+                const char *why = NULL;
+                int64_t size = batch_size_at(seg->map + pos, end - pos, &why);
+                if (size < 0) {
+                    rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
+                                   why);
+                    break;
+                }
+                int64_t found = first_record_at_or_after(seg->map + pos, (size_t)size, spec, bound);
+                if (found >= 0) {
+                    segment_unref(seg);
+                    *offset_out = found;
+                    return 0;
+                }
+                pos += (uint64_t)size;
+            }
+            if (rc != 0 && rc != RT_E_END) {
+                segment_unref(seg);
+                return rc;
+            }
+        }
+        segment_unref(seg);
+        if (last)
+            break;
+        off = next;
+    }
+    *offset_out = bound;
+    return 0;
+}

@@ -1,0 +1,1166 @@
+/*
+ * log.c — the log layer's front (log.h): the topic table, the shards, open and close of the
+ * partitions, and the services the layers above write and maintain the log through.
+ *
+ * Open (log_init → log_open_topics → log_start, run by engine.c): options into partition and
+ * shard configuration → load the catalogue → note and remove the clean-shutdown marker
+ * (durably, before anything is written) → open every partition (recovering the newest segment
+ * unless the marker was there) → start the shards. Close (log_stop → log_close): stop the
+ * shards (every queued append finishes) → seal the active segments → if no write ever failed,
+ * write the clean-shutdown marker.
+ *
+ * This file never touches io_uring or segment bytes directly, and never calls up into the
+ * transaction layer, the clients or the public API (LG3 in log.h).
+ */
+#include "log.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "fetch.h"
+#include "fsutil.h"
+#include "records.h"
+
+#define SHARDS_MAX         64
+#define RETENTION_CHECK_MS 1000
+
+static const struct topic *topic_find(struct log *lg, const char *name);
+
+static uint32_t default_shards(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        n = 1;
+    return n > SHARDS_MAX ? SHARDS_MAX : (uint32_t)n;
+}
+
+static void recovery_add(struct partition_recovery *sum, const struct partition_recovery *r)
+{
+    sum->segments_opened += r->segments_opened;
+    sum->recovered |= r->recovered;
+    sum->truncated_bytes += r->truncated_bytes;
+    sum->indexes_rebuilt += r->indexes_rebuilt;
+    sum->snapshots_rejected += r->snapshots_rejected;
+    sum->batches_replayed += r->batches_replayed;
+}
+
+static int add_partition_call(struct shard *s, void *arg)
+{
+    return shard_add_partition(s, arg);
+}
+
+/* Builds a topic's partitions and hands each to a shard (round-robin over all partitions of
+ * the engine, so partitions of one topic spread over shards). */
+static int topic_build(struct log *lg, struct topic *t, const char *name, uint32_t partitions,
+                       bool clean, bool shards_running)
+{
+    memset(t, 0, sizeof(*t));
+    snprintf(t->name, sizeof(t->name), "%s", name);
+    t->partitions = calloc(partitions, sizeof(*t->partitions));
+    if (!t->partitions)
+        return -ENOMEM;
+    int rc = 0;
+    uint32_t opened = 0;
+    /* Internal topics (__transaction_state, __consumer_offsets) hold little: small segments,
+     * so they do not preallocate a user-sized segment each. */
+    struct partition_config cfg = lg->pcfg;
+    if (meta_topic_name_internal(name)) {
+        uint64_t small = 8u << 20;
+        if (small < lg->opts.batch_size_max_bytes)
+            small = lg->opts.batch_size_max_bytes;
+        if (cfg.segment.capacity_bytes > small)
+            cfg.segment.capacity_bytes = small;
+        cfg.retention_bytes = -1;
+        cfg.retention_ms = -1;
+    }
+    for (; opened < partitions; opened++) {
+        struct partition_recovery rec;
+        rc = partition_open(&t->partitions[opened], lg->dir, name, opened, &cfg, clean, &rec);
+        if (rc)
+            break;
+        recovery_add(&lg->recovery, &rec);
+    }
+    if (rc == 0) {
+        for (uint32_t i = 0; i < partitions && rc == 0; i++) {
+            struct shard *s = &lg->shards[(lg->partitions_total + i) % lg->shard_count];
+            if (shards_running) {
+                struct shard_request req = {.kind = SHARD_REQ_CALL};
+                req.fn = add_partition_call;
+                req.arg = &t->partitions[i];
+                rc = shard_submit(s, &req);
+            } else {
+                rc = shard_add_partition(s, &t->partitions[i]);
+            }
+        }
+    }
+    if (rc) {
+        for (uint32_t i = 0; i < opened; i++)
+            partition_close(&t->partitions[i], false);
+        free(t->partitions);
+        t->partitions = NULL;
+        return rc;
+    }
+    t->partition_count = partitions;
+    lg->partitions_total += partitions;
+    return 0;
+}
+
+struct pid_max {
+    int64_t max;
+};
+
+static int pid_max_entry(void *ctx, const struct producer_entry *pe)
+{
+    struct pid_max *m = ctx;
+    if (pe->producer_id > m->max)
+        m->max = pe->producer_id;
+    return 0;
+}
+
+/* The largest producer id partition p knows: its producer table (snapshot + replayed tail)
+ * always, and when `scan_logs` every batch header of every segment as well (what expiry or
+ * eviction dropped from the table). Runs at open, before the shards start. Cost of the scan:
+ * one 61-byte header read per batch (a page touched per batch at most). */
+static int64_t partition_producer_id_max(struct partition *p, bool scan_logs)
+{
+    struct pid_max m = {.max = -1};
+    (void)producer_table_each(&p->producers, pid_max_entry, &m);
+    if (!scan_logs)
+        return m.max;
+    for (uint32_t i = 0; i < p->segment_count; i++) {
+        const struct segment *seg = p->segments[i];
+        uint64_t end = atomic_load_explicit(&seg->readable_bytes, memory_order_acquire);
+        if (end > seg->map_bytes)
+            end = seg->map_bytes;
+        uint64_t pos = 0;
+        while (pos < end) {
+            const char *why = NULL;
+            struct batch_header h;
+            int64_t size = batch_size_at(seg->map + pos, (size_t)(end - pos), &why);
+            if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
+                break; /* open validated what it trusts; nothing past this is acknowledged */
+            if (h.producer_id > m.max)
+                m.max = h.producer_id;
+            pos += (uint64_t)size;
+        }
+    }
+    return m.max;
+}
+
+static void shards_stop(struct log *lg)
+{
+    if (lg->shards_stopped)
+        return;
+    lg->shards_stopped = true;
+    for (uint32_t i = 0; i < lg->shard_count; i++)
+        shard_stop(&lg->shards[i]);
+}
+
+static int close_topics(struct log *lg, bool seal)
+{
+    int first = 0;
+    uint32_t n = atomic_load(&lg->topic_count);
+    for (uint32_t t = 0; t < n; t++) {
+        for (uint32_t i = 0; i < lg->topics[t].partition_count; i++) {
+            int rc = partition_close(&lg->topics[t].partitions[i], seal);
+            if (rc && !first)
+                first = rc;
+        }
+        free(lg->topics[t].partitions);
+    }
+    atomic_store(&lg->topic_count, 0);
+    return first;
+}
+
+static const struct topic *topic_find(struct log *lg, const char *name)
+{
+    uint32_t n = atomic_load_explicit(&lg->topic_count, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(lg->topics[i].name, name) == 0)
+            return &lg->topics[i];
+    return NULL;
+}
+
+/* Creates a topic under admin_lock. User topics count against topics_max; internal ones use
+ * the slots reserved for them. */
+int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
+{
+    if (lg->opts.read_only)
+        return log_refuse_if_read_only(lg, "rt_topic_create");
+    if (atomic_load(&lg->closing))
+        return error_set(RT_E_CLOSED, "the engine is closing");
+    bool internal = meta_topic_name_internal(name);
+    pthread_mutex_lock(&lg->admin_lock);
+    int rc = 0;
+    uint32_t n = atomic_load(&lg->topic_count);
+    if (topic_find(lg, name)) {
+        rc = error_set(RT_E_TOPIC_ALREADY_EXISTS, "topic '%s' already exists", name);
+        goto out;
+    }
+    uint32_t users = 0;
+    for (uint32_t i = 0; i < n; i++)
+        users += !meta_topic_name_internal(lg->topics[i].name);
+    if (!internal && users >= lg->opts.topics_max) {
+        rc = error_set(RT_E_TOPICS_FULL, "topics_max (%u) reached", lg->opts.topics_max);
+        goto out;
+    }
+    if (n >= lg->topics_capacity) { /* only internal topics get here: two at most */
+        rc = error_set(RT_E_TOPICS_FULL, "no slot left for internal topic '%s' (%u topics)", name,
+                       n);
+        goto out;
+    }
+    /* Directories and first segments first, then the catalogue: a crash in between leaves
+     * unreferenced directories (harmless, reused by a later create), never a topic without
+     * its partitions. */
+    rc = topic_build(lg, &lg->topics[n], name, partitions, false, true);
+    if (rc)
+        goto out;
+    rc = meta_add_topic(&lg->catalogue, name, partitions);
+    if (rc == 0)
+        rc = meta_store(lg->dir, &lg->catalogue);
+    if (rc) {
+        error_set(rc, "%s/%s: cannot store the topic catalogue: %s", lg->dir, META_FILE,
+                  rt_strerror(rc));
+        /* The partitions are attached to shards already; keep them usable but unlisted
+         * would be worse than failing loudly: leave the engine's write side failed. */
+        int expected = 0;
+        atomic_compare_exchange_strong(&lg->write_error, &expected, rc);
+        goto out;
+    }
+    atomic_store_explicit(&lg->topic_count, n + 1, memory_order_release);
+out:
+    pthread_mutex_unlock(&lg->admin_lock);
+    return rc;
+}
+
+int log_internal_topic_create(struct log *lg, const char *name, uint32_t partitions)
+{
+    assert(meta_topic_name_internal(name));
+    assert(partitions > 0);
+    return log_topic_create(lg, name, partitions);
+}
+
+int log_client_topic_check(const char *topic)
+{
+    if (meta_topic_name_internal(topic))
+        return error_set(RT_E_INTERNAL_TOPIC,
+                         "topic '%s' is internal: only the engine writes it (names beginning "
+                         "with '__' are reserved)",
+                         topic);
+    return 0;
+}
+
+bool log_topic_exists(struct log *lg, const char *name)
+{
+    return topic_find(lg, name) != NULL;
+}
+
+int log_topic_describe(struct log *lg, const char *name, uint32_t *partitions_out)
+{
+    const struct topic *t = topic_find(lg, name);
+    if (!t)
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", name);
+    *partitions_out = t->partition_count;
+    return 0;
+}
+
+int log_topic_list(struct log *lg, int (*fn)(void *ctx, const char *name, uint32_t partitions),
+                   void *ctx)
+{
+    uint32_t n = atomic_load_explicit(&lg->topic_count, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++) {
+        if (meta_topic_name_internal(lg->topics[i].name))
+            continue; /* internal topics (transaction log, consumer offsets) */
+        int rc = fn(ctx, lg->topics[i].name, lg->topics[i].partition_count);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+struct partition *log_partition(struct log *lg, const char *topic, uint32_t partition)
+{
+    if (!topic) {
+        error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "NULL topic");
+        return NULL;
+    }
+    const struct topic *t = topic_find(lg, topic);
+    if (!t) {
+        error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", topic);
+        return NULL;
+    }
+    if (partition >= t->partition_count) {
+        error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION,
+                  "topic '%s' has %u partitions; %u is out of "
+                  "range",
+                  topic, t->partition_count, partition);
+        return NULL;
+    }
+    return &t->partitions[partition];
+}
+
+/* ---- reads ---- */
+
+int log_fetch_start(struct log *lg, const char *topic, uint32_t partition, int64_t offset,
+                    size_t max_bytes, enum rt_isolation isolation, rt_fetch **out)
+{
+    if (out)
+        *out = NULL;
+    struct partition *p = log_partition(lg, topic, partition);
+    if (!p)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    return fetch_partition_start(p, offset, max_bytes, isolation, out);
+}
+
+int log_list_offsets(struct log *lg, const char *topic, uint32_t partition, int64_t spec,
+                     enum rt_isolation isolation, int64_t *offset_out)
+{
+    struct partition *p = log_partition(lg, topic, partition);
+    if (!p)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    return fetch_partition_list_offsets(p, spec, isolation, offset_out);
+}
+
+/* ---- appends ---- */
+
+int log_append(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
+               const struct batch_header *h, int64_t *base_offset_out, bool *duplicate_out)
+{
+    int rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    struct shard_request req = {
+        .kind = SHARD_REQ_APPEND, .partition = p, .batch = batch, .len = len, .header = *h};
+    rc = shard_submit(p->shard, &req);
+    if (rc) {
+        int werr = atomic_load_explicit(&lg->write_error, memory_order_acquire);
+        if (rc == RT_E_IO_FAILED)
+            return error_set(rc,
+                             "append to %s failed: %s; the engine's write side is now "
+                             "failed until reopened",
+                             p->dir, werr ? rt_strerror(werr) : "unknown");
+        if (req.rule)
+            return error_set(rc, "append to %s: producer %" PRId64 " epoch %d sequence %d: %s",
+                             p->dir, h->producer_id, h->producer_epoch, h->base_sequence, req.rule);
+        return error_set(rc, "append to %s: %s", p->dir, rt_strerror(rc));
+    }
+    if (base_offset_out)
+        *base_offset_out = req.base_offset;
+    if (duplicate_out)
+        *duplicate_out = req.duplicate;
+    return 0;
+}
+
+/* Each calling thread encodes its batches in its own buffer, kept between calls (no allocation
+ * once it is big enough) and freed when the thread exits; beside it, the buffer rt_append_batch
+ * decompresses a caller's compressed batch into to check its records. */
+struct encode_buffer {
+    uint8_t *buf;
+    size_t cap;
+    struct compression_buffer scratch;
+};
+static pthread_key_t encode_key;
+static pthread_once_t encode_once = PTHREAD_ONCE_INIT;
+
+static void encode_buffer_free(void *p)
+{
+    struct encode_buffer *b = p;
+    free(b->buf);
+    compression_buffer_free(&b->scratch);
+    free(b);
+}
+
+static void encode_key_create(void)
+{
+    (void)pthread_key_create(&encode_key, encode_buffer_free);
+}
+
+static struct encode_buffer *encode_state(void)
+{
+    pthread_once(&encode_once, encode_key_create);
+    struct encode_buffer *b = pthread_getspecific(encode_key);
+    if (!b) {
+        b = calloc(1, sizeof(*b));
+        if (!b || pthread_setspecific(encode_key, b) != 0) {
+            free(b);
+            return NULL;
+        }
+    }
+    return b;
+}
+
+static uint8_t *encode_buffer_get(size_t size)
+{
+    struct encode_buffer *b = encode_state();
+    if (!b)
+        return NULL;
+    if (size > b->cap) {
+        uint8_t *n = realloc(b->buf, size);
+        if (!n)
+            return NULL;
+        b->buf = n;
+        b->cap = size;
+    }
+    return b->buf;
+}
+
+int log_append_records(struct log *lg, const char *topic, uint32_t partition,
+                       const struct rt_record *records, size_t count, int64_t *base_offset_out)
+{
+    if (lg->opts.read_only)
+        return log_refuse_if_read_only(lg, "rt_append");
+    if (!records || count == 0)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append: no records");
+    if (count > INT32_MAX)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append: too many records");
+    int rc = log_client_topic_check(topic);
+    if (rc)
+        return rc;
+    struct partition *p = log_partition(lg, topic, partition);
+    if (!p)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    int64_t now = fs_now_ms();
+    int64_t base_ts = -1;
+    uint64_t size = BATCH_HEADER_BYTES;
+    for (size_t i = 0; i < count; i++) {
+        const struct rt_record *r = &records[i];
+        if (r->key_len < -1 || r->value_len < -1 || (r->key_len > 0 && !r->key) ||
+            (r->value_len > 0 && !r->value) || (r->header_count > 0 && !r->headers))
+            return error_set(RT_E_INVALID_ARGUMENT,
+                             "record %zu: lengths must be >= -1 and non-empty data non-NULL", i);
+        if (r->timestamp_ms < -1)
+            return error_set(RT_E_INVALID_ARGUMENT, "record %zu: timestamp must be >= -1", i);
+        int64_t ts = r->timestamp_ms < 0 ? now : r->timestamp_ms;
+        if (base_ts < 0)
+            base_ts = ts;
+        struct rt_record tmp = *r;
+        tmp.timestamp_ms = ts;
+        size += record_encoded_size(&tmp, (int32_t)i, ts - base_ts);
+        if (size > lg->opts.batch_size_max_bytes)
+            return error_set(RT_E_RECORD_TOO_LARGE,
+                             "batch of %zu records exceeds batch_size_max_bytes (%u)", count,
+                             lg->opts.batch_size_max_bytes);
+    }
+    uint8_t *buf = encode_buffer_get(size);
+    if (!buf)
+        return error_set(-ENOMEM, "rt_append: no memory for a %" PRIu64 "-byte batch", size);
+    struct batch_builder b;
+    rc = batch_builder_init(&b, buf, size, 0, -1, -1, -1);
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        struct rt_record tmp = records[i];
+        if (tmp.timestamp_ms < 0)
+            tmp.timestamp_ms = now;
+        rc = batch_builder_add(&b, &tmp);
+    }
+    size_t len = 0;
+    if (rc == 0)
+        rc = batch_builder_finish(&b, &len);
+    if (rc)
+        return error_set(rc, "encoding the batch: %s", rt_strerror(rc));
+    struct batch_header h;
+    const char *why = NULL;
+    rc = batch_header_parse(buf, len, &h, &why);
+    assert(rc == 0);
+    return log_append(lg, p, buf, len, &h, base_offset_out, NULL);
+}
+
+/* The checks every client batch passes before it is queued (log_append_batch and
+ * log_append_batch_async): *p_out and *h_out are filled on success. */
+static int append_batch_check(struct log *lg, const char *topic, uint32_t partition, void *batch,
+                              size_t len, struct partition **p_out, struct batch_header *h_out)
+{
+    if (!batch)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: NULL batch");
+    if (lg->opts.read_only)
+        return log_refuse_if_read_only(lg, "rt_append_batch");
+    int rc = log_client_topic_check(topic);
+    if (rc)
+        return rc;
+    struct partition *p = log_partition(lg, topic, partition);
+    if (!p)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    struct batch_header h;
+    const char *why = NULL;
+    int64_t size = batch_size_at(batch, len, &why);
+    if (size < 0)
+        return error_set(RT_E_CORRUPT, "rt_append_batch: %s", why);
+    if ((size_t)size != len)
+        return error_set(RT_E_CORRUPT,
+                         "rt_append_batch: batch length field says %" PRId64
+                         " bytes but %zu were given",
+                         size, len);
+    rc = batch_validate(batch, len, lg->opts.batch_size_max_bytes, &h, &why);
+    if (rc)
+        return error_set(rc, "rt_append_batch: %s", why ? why : rt_strerror(rc));
+    if (h.record_count == 0)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: empty batch");
+    if ((h.attributes & BATCH_ATTR_COMPRESSION_MASK) != BATCH_COMPRESSION_NONE) {
+        /* batch_validate checked an uncompressed batch's records; a compressed one's are
+         * decompressed and held to the same rules before anything is appended (Kafka's
+         * LogValidator), so counts and offset deltas that disagree never reach the log. */
+        struct encode_buffer *b = encode_state();
+        if (!b)
+            return error_set(-ENOMEM, "rt_append_batch: no memory to check the records");
+        rc = records_validate(batch, len, &h, &b->scratch, NULL, NULL, &why);
+        if (rc == -ENOMEM)
+            return error_set(rc, "rt_append_batch: out of memory decompressing the records");
+        if (rc)
+            return error_set(rc, "rt_append_batch: compressed records: %s",
+                             why ? why : rt_strerror(rc));
+    }
+    if (batch_is_control(&h))
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_append_batch: control batches are written by the transaction "
+                         "coordinator, not by clients (as Kafka)");
+    if (batch_is_transactional(&h) && h.producer_id < 0)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_append_batch: a transactional batch needs a producer id");
+    if (h.producer_id >= 0 && (h.producer_epoch < 0 || h.base_sequence < 0))
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: a batch with a producer id "
+                                                "needs an epoch and a base sequence >= 0");
+    *p_out = p;
+    *h_out = h;
+    return 0;
+}
+
+int log_append_batch(struct log *lg, const char *topic, uint32_t partition, void *batch, size_t len,
+                     int64_t *base_offset_out)
+{
+    struct partition *p = NULL;
+    struct batch_header h;
+    int rc = append_batch_check(lg, topic, partition, batch, len, &p, &h);
+    if (rc)
+        return rc;
+    return log_append(lg, p, batch, len, &h, base_offset_out, NULL);
+}
+
+/* What an rt_append_op holds: the shard request (which the shard links into its queue) and
+ * the caller's completion. */
+struct append_op {
+    struct shard_request req;
+    rt_append_done_fn fn;
+    void *ctx;
+};
+_Static_assert(sizeof(struct append_op) <= sizeof(struct rt_append_op),
+               "rt_append_op must hold an append_op");
+_Static_assert(_Alignof(struct append_op) <= _Alignof(struct rt_append_op),
+               "rt_append_op must be aligned for an append_op");
+
+/* Runs on the shard thread once the round that held the batch is done (durable under
+ * sync=always) or failed. */
+static void append_op_done(struct shard_request *req)
+{
+    struct append_op *op = (struct append_op *)req;
+    assert(op->fn);
+    int rc = req->result;
+    int64_t base = rc ? -1 : req->base_offset;
+    bool dup = rc ? false : req->duplicate;
+    rt_append_done_fn fn = op->fn;
+    void *ctx = op->ctx;
+    fn(ctx, rc, base, dup); /* may reuse the op: nothing of it is touched after this */
+}
+
+int log_append_batch_async(struct log *lg, const char *topic, uint32_t partition, void *batch,
+                           size_t len, struct rt_append_op *storage, rt_append_done_fn fn,
+                           void *ctx)
+{
+    if (!storage || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch_async: NULL argument");
+    struct partition *p = NULL;
+    struct batch_header h;
+    int rc = append_batch_check(lg, topic, partition, batch, len, &p, &h);
+    if (rc)
+        return rc;
+    struct append_op *op = (struct append_op *)storage;
+    memset(op, 0, sizeof(*op));
+    op->req.kind = SHARD_REQ_APPEND;
+    op->req.partition = p;
+    op->req.batch = batch;
+    op->req.len = len;
+    op->req.header = h;
+    op->req.on_done = append_op_done;
+    op->fn = fn;
+    op->ctx = ctx;
+    rc = log_append_async(lg, &op->req);
+    if (rc)
+        return error_set(rc, "append to %s: %s", p->dir, rt_strerror(rc));
+    return 0;
+}
+
+void log_watch_set(struct log *lg, void (*fn)(void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&lg->watch.lock);
+    lg->watch.fn = fn;
+    lg->watch.ctx = fn ? ctx : NULL;
+    pthread_mutex_unlock(&lg->watch.lock);
+}
+
+/* ---- maintenance ---- */
+
+static int retention_call(struct shard *s, void *arg)
+{
+    (void)arg;
+    return shard_enforce_retention(s);
+}
+
+int log_enforce_retention(struct log *lg)
+{
+    for (uint32_t i = 0; i < lg->shard_count; i++) {
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = retention_call};
+        int rc = shard_submit(&lg->shards[i], &req);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- producers ---- */
+
+int log_append_async(struct log *lg, struct shard_request *req)
+{
+    int rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    return shard_submit_async(req->partition->shard, req);
+}
+
+struct last_sequence_call {
+    struct partition *partition;
+    int64_t producer_id;
+    int64_t sequence;
+};
+
+static int last_sequence_call(struct shard *s, void *arg)
+{
+    (void)s;
+    struct last_sequence_call *c = arg;
+    const struct producer_entry *pe = producer_table_find(&c->partition->producers, c->producer_id);
+    c->sequence = (pe && pe->batch_count) ? pe->batches[pe->batch_count - 1].last_seq : -1;
+    return 0;
+}
+
+int log_producer_last_sequence(struct log *lg, struct partition *p, int64_t producer_id,
+                               int64_t *sequence_out)
+{
+    (void)lg;
+    struct last_sequence_call c = {.partition = p, .producer_id = producer_id, .sequence = -1};
+    struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = last_sequence_call, .arg = &c};
+    int rc = shard_submit(p->shard, &req);
+    if (rc)
+        return rc;
+    *sequence_out = c.sequence;
+    return 0;
+}
+
+static int snapshot_call(struct shard *s, void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < s->partition_count; i++) {
+        struct partition *p = s->partitions[i];
+        uint32_t before = p->snapshots_written;
+        int rc = partition_snapshot_producers(p);
+        if (rc)
+            return rc;
+        atomic_fetch_add_explicit(&s->env.counters->snapshots_written,
+                                  p->snapshots_written - before, memory_order_relaxed);
+    }
+    return 0;
+}
+
+int log_snapshot_producers(struct log *lg)
+{
+    for (uint32_t i = 0; i < lg->shard_count; i++) {
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = snapshot_call};
+        int rc = shard_submit(&lg->shards[i], &req);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- transactions open in the partitions ---- */
+
+struct open_txns_call {
+    struct partition *only; /* NULL: every partition of the shard */
+    struct log_open_txn *txns;
+    size_t count, capacity;
+};
+
+static int open_txn_collect(void *ctx, const struct partition *p, const struct open_txn *t,
+                            int16_t epoch)
+{
+    struct open_txns_call *c = ctx;
+    if (c->count == c->capacity) {
+        size_t cap = c->capacity ? c->capacity * 2 : 16;
+        struct log_open_txn *a = realloc(c->txns, cap * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        c->txns = a;
+        c->capacity = cap;
+    }
+    c->txns[c->count++] = (struct log_open_txn){.topic = p->topic,
+                                                .partition = p->id,
+                                                .producer_id = t->producer_id,
+                                                .producer_epoch = epoch,
+                                                .first_offset = t->first_offset};
+    return 0;
+}
+
+static int open_txns_call(struct shard *s, void *arg)
+{
+    struct open_txns_call *c = arg;
+    if (c->only)
+        return partition_each_open_txn(c->only, open_txn_collect, c);
+    for (uint32_t i = 0; i < s->partition_count; i++) {
+        int rc = partition_each_open_txn(s->partitions[i], open_txn_collect, c);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int log_open_txns(struct log *lg, struct partition *only, struct log_open_txn **out,
+                  size_t *count_out)
+{
+    struct open_txns_call c = {.only = only};
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < lg->shard_count; i++) {
+        if (only && only->shard != &lg->shards[i])
+            continue;
+        if (lg->opts.read_only) { /* no shard thread runs and nothing writes: read in place */
+            rc = open_txns_call(&lg->shards[i], &c);
+            continue;
+        }
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = open_txns_call, .arg = &c};
+        rc = shard_submit(&lg->shards[i], &req);
+    }
+    if (rc) {
+        free(c.txns);
+        return rc;
+    }
+    *out = c.txns;
+    *count_out = c.count;
+    return 0;
+}
+
+/* ---- transaction markers ---- */
+
+struct marker_slot {
+    struct shard_request req;
+    uint8_t bytes[CONTROL_BATCH_BYTES];
+};
+
+int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n)
+{
+    if (n == 0)
+        return 0;
+    int first = log_write_check(lg);
+    if (first)
+        return first;
+    struct marker_slot *slots = calloc(n, sizeof(*slots));
+    struct shard_request **by_shard = calloc(n, sizeof(*by_shard));
+    if (!slots || !by_shard) {
+        free(slots);
+        free(by_shard);
+        return -ENOMEM;
+    }
+    int64_t now = fs_now_ms();
+    for (size_t i = 0; i < n; i++) {
+        struct marker_spec *m = &specs[i];
+        m->result = 0;
+        m->offset = -1;
+        struct partition *p = log_partition(lg, m->topic, m->partition);
+        if (!p || m->producer_id < 0 || m->producer_epoch < 0 ||
+            (m->type != CONTROL_COMMIT && m->type != CONTROL_ABORT)) {
+            m->result = p ? RT_E_INVALID_ARGUMENT : RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+            if (!first)
+                first = m->result;
+            continue;
+        }
+        struct marker_slot *sl = &slots[i];
+        control_batch_build(sl->bytes, m->producer_id, m->producer_epoch,
+                            (enum control_type)m->type, m->coordinator_epoch, now);
+        const char *why = NULL;
+        int rc = batch_header_parse(sl->bytes, CONTROL_BATCH_BYTES, &sl->req.header, &why);
+        assert(rc == 0);
+        (void)rc;
+        sl->req.kind = SHARD_REQ_APPEND;
+        sl->req.partition = p;
+        sl->req.batch = sl->bytes;
+        sl->req.len = CONTROL_BATCH_BYTES;
+        sl->req.coordinator_epoch = m->coordinator_epoch;
+        sl->req.marker_type = m->type;
+        sl->req.force_sync = true;
+    }
+    /* Hand each shard its markers in one go (one round), then wait for every shard. Shards are
+     * served one after another here, but each shard's round starts as soon as it is queued:
+     * the waits overlap with the other shards' rounds only from the second shard on. */
+    for (uint32_t s = 0; s < lg->shard_count; s++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (specs[i].result == 0 && slots[i].req.partition &&
+                slots[i].req.partition->shard == &lg->shards[s])
+                by_shard[k++] = &slots[i].req;
+        if (k)
+            shard_submit_many(&lg->shards[s], by_shard, k);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (specs[i].result != 0 || !slots[i].req.partition)
+            continue;
+        specs[i].result = slots[i].req.result;
+        specs[i].offset = slots[i].req.base_offset;
+        if (specs[i].result && !first) {
+            first = specs[i].result;
+            if (slots[i].req.rule)
+                error_set(first, "marker for producer %" PRId64 " on %s: %s", specs[i].producer_id,
+                          slots[i].req.partition->dir, slots[i].req.rule);
+            else
+                error_set(first, "marker for producer %" PRId64 " on %s: %s", specs[i].producer_id,
+                          slots[i].req.partition->dir, rt_strerror(first));
+        }
+    }
+    free(slots);
+    free(by_shard);
+    return first;
+}
+
+/* ---- internal topics: coordinator-origin appends, roll, delete-before ---- */
+
+/* The coordinator-origin append behind log_append_coordinator and log_append_forced. */
+static int append_internal(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
+                           bool force_sync, int64_t *base_offset_out)
+{
+    struct batch_header h;
+    const char *why = NULL;
+    int rc = batch_validate(batch, len, lg->opts.batch_size_max_bytes, &h, &why);
+    if (rc)
+        return error_set(rc, "coordinator append to %s: %s", p->dir, why ? why : rt_strerror(rc));
+    if (batch_is_control(&h))
+        return error_set(RT_E_INVALID_ARGUMENT, "coordinator append: markers go through "
+                                                "log_write_markers");
+    rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    struct shard_request req = {.kind = SHARD_REQ_APPEND,
+                                .partition = p,
+                                .batch = batch,
+                                .len = len,
+                                .header = h,
+                                .coordinator = true,
+                                .force_sync = force_sync};
+    rc = shard_submit(p->shard, &req);
+    if (rc == RT_E_IO_FAILED) {
+        /* Name the cause (-ENOSPC, -EIO, ...) the write side failed with, as log_append. */
+        int werr = atomic_load_explicit(&lg->write_error, memory_order_acquire);
+        return error_set(rc,
+                         "coordinator append to %s failed: %s; the engine's write side is "
+                         "now failed until reopened",
+                         p->dir, werr ? rt_strerror(werr) : "unknown");
+    }
+    if (rc)
+        return error_set(rc, "coordinator append to %s: %s", p->dir,
+                         req.rule ? req.rule : rt_strerror(rc));
+    if (base_offset_out)
+        *base_offset_out = req.base_offset;
+    return 0;
+}
+
+int log_append_coordinator(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
+                           int64_t *base_offset_out)
+{
+    return append_internal(lg, p, batch, len, false, base_offset_out);
+}
+
+static int roll_call(struct shard *s, void *arg)
+{
+    struct partition *p = arg;
+    (void)s;
+    if (p->active->size_bytes == 0)
+        return 0;
+    /* An append earlier in this round already wrote to the active segment: roll in a later
+     * round (a roll must not seal a segment with writes in flight). */
+    if (p->round_touched)
+        return -EAGAIN;
+    return partition_roll_now(p);
+}
+
+int log_roll(struct log *lg, struct partition *p)
+{
+    (void)lg;
+    for (;;) {
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = roll_call, .arg = p};
+        int rc = shard_submit(p->shard, &req);
+        if (rc != -EAGAIN)
+            return rc;
+    }
+}
+
+struct delete_before_call {
+    struct partition *p;
+    int64_t offset;
+};
+
+static int delete_before_call(struct shard *s, void *arg)
+{
+    struct delete_before_call *c = arg;
+    int n = partition_delete_before(c->p, c->offset);
+    if (n > 0)
+        atomic_fetch_add_explicit(&s->env.counters->segments_deleted, (uint64_t)n,
+                                  memory_order_relaxed);
+    return n;
+}
+
+int log_delete_before(struct log *lg, struct partition *p, int64_t offset)
+{
+    (void)lg;
+    struct delete_before_call c = {.p = p, .offset = offset};
+    struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = delete_before_call, .arg = &c};
+    return shard_submit(p->shard, &req);
+}
+
+int log_append_forced(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
+                      int64_t *base_offset_out)
+{
+    return append_internal(lg, p, batch, len, true, base_offset_out);
+}
+
+const struct rt_options *log_options(const struct log *lg)
+{
+    return &lg->opts;
+}
+
+/* ---- lifecycle ---- */
+
+int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
+             struct io_fault_plan *faults, producer_named_fn is_named, void *named_ctx)
+{
+    memset(lg, 0, sizeof(*lg));
+    snprintf(lg->dir, sizeof(lg->dir), "%s", dir);
+    lg->opts = *opts;
+    pthread_mutex_init(&lg->admin_lock, NULL);
+    pthread_mutex_init(&lg->watch.lock, NULL);
+    atomic_init(&lg->write_error, 0);
+    atomic_init(&lg->closing, false);
+    atomic_init(&lg->topic_count, 0);
+
+    lg->pcfg.segment.capacity_bytes = lg->opts.segment_size_bytes;
+    lg->pcfg.segment.index_size_max_bytes = lg->opts.index_size_max_bytes;
+    lg->pcfg.segment.index_interval_bytes = lg->opts.index_interval_bytes;
+    lg->pcfg.segment.read_only = lg->opts.read_only;
+    lg->pcfg.segment_ms = lg->opts.segment_ms;
+    lg->pcfg.retention_bytes = lg->opts.retention_bytes;
+    lg->pcfg.retention_ms = lg->opts.retention_ms;
+    lg->pcfg.producers_max = lg->opts.producers_max;
+    lg->pcfg.is_named = is_named;
+    lg->pcfg.named_ctx = named_ctx;
+
+    lg->env.sync_mode = lg->opts.sync_mode;
+    lg->env.sync_interval_ms = lg->opts.sync_interval_ms;
+    lg->env.sync_interval_bytes = lg->opts.sync_interval_bytes;
+    lg->env.request_queue_depth = lg->opts.request_queue_depth;
+    lg->env.retention_check_ms = RETENTION_CHECK_MS;
+    lg->env.producer_id_expiration_ms = lg->opts.producer_id_expiration_ms;
+    lg->env.io.kind = faults ? IO_KIND_FAULT : (enum io_kind)lg->opts.io_backend;
+    lg->env.io.queue_depth = lg->opts.io_queue_depth;
+    lg->env.io.fault = faults;
+    lg->env.write_error = &lg->write_error;
+    lg->env.counters = &lg->counters;
+    lg->env.watch = &lg->watch;
+    lg->env.read_only = lg->opts.read_only;
+    if (lg->opts.read_only)
+        lg->env.io.kind = IO_KIND_SYNC; /* no writes: no ring to set up */
+
+    int rc = meta_load(lg->dir, &lg->catalogue);
+    if (rc)
+        goto err;
+
+    char marker[SEGMENT_PATH_BYTES + 32];
+    snprintf(marker, sizeof(marker), "%s/%s", lg->dir, META_CLEAN_FILE);
+    lg->clean_at_open = fs_exists(marker);
+    if (lg->clean_at_open && !lg->opts.read_only) {
+        /* Gone before the first write: a crash from here on must trigger recovery. */
+        if (unlink(marker) != 0 || (rc = fs_fsync_dir(lg->dir)) != 0) {
+            rc = rc ? rc : -errno;
+            error_set(rc, "%s: cannot remove: %s", marker, strerror(-rc));
+            goto err;
+        }
+    }
+
+    /* topics_max bounds the user's topics; the internal ones get slots of their own (and so
+     * does any "__" topic an older version let a client create). */
+    uint32_t user_topics = 0, internal_topics = 0;
+    for (uint32_t i = 0; i < lg->catalogue.count; i++) {
+        if (meta_topic_name_internal(lg->catalogue.topics[i].name))
+            internal_topics++;
+        else
+            user_topics++;
+    }
+    lg->topics_capacity = lg->opts.topics_max + INTERNAL_TOPICS_MAX + internal_topics;
+    lg->topics = calloc(lg->topics_capacity, sizeof(*lg->topics));
+    lg->shard_count = lg->opts.shard_count ? lg->opts.shard_count : default_shards();
+    lg->shards = calloc(lg->shard_count, sizeof(*lg->shards));
+    if (!lg->topics || !lg->shards) {
+        rc = -ENOMEM;
+        lg->shard_count = 0;
+        goto err;
+    }
+    uint32_t inited = 0;
+    for (; inited < lg->shard_count; inited++) {
+        rc = shard_init(&lg->shards[inited], inited, &lg->env);
+        if (rc) {
+            shard_stop(&lg->shards[inited]);
+            break;
+        }
+    }
+    if (rc) {
+        lg->shard_count = inited;
+        goto err;
+    }
+    if (user_topics > lg->opts.topics_max) {
+        rc = error_set(RT_E_TOPICS_FULL, "%s: %u topics exceed topics_max %u", lg->dir, user_topics,
+                       lg->opts.topics_max);
+        goto err;
+    }
+    return 0;
+err:
+    (void)log_close(lg, false);
+    return rc;
+}
+
+int log_open_topics(struct log *lg)
+{
+    for (uint32_t i = 0; i < lg->catalogue.count; i++) {
+        const struct meta_topic *mt = &lg->catalogue.topics[i];
+        int rc =
+            topic_build(lg, &lg->topics[i], mt->name, mt->partitions, lg->clean_at_open, false);
+        if (rc)
+            return rc;
+        atomic_store_explicit(&lg->topic_count, i + 1, memory_order_release);
+    }
+    return 0;
+}
+
+int log_start(struct log *lg)
+{
+    assert(!lg->shards_started);
+    if (lg->opts.read_only)
+        return 0;
+    for (uint32_t i = 0; i < lg->shard_count; i++) {
+        int rc = shard_start(&lg->shards[i]);
+        if (rc)
+            return rc;
+    }
+    lg->shards_started = true;
+    return 0;
+}
+
+int64_t log_producer_id_max(struct log *lg, bool scan_logs)
+{
+    int64_t max = -1;
+    uint32_t n = atomic_load(&lg->topic_count);
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t i = 0; i < lg->topics[t].partition_count; i++) {
+            int64_t m = partition_producer_id_max(&lg->topics[t].partitions[i], scan_logs);
+            if (m > max)
+                max = m;
+        }
+    return max;
+}
+
+void log_stop(struct log *lg)
+{
+    atomic_store(&lg->closing, true);
+    shards_stop(lg);
+}
+
+int log_close(struct log *lg, bool seal)
+{
+    shards_stop(lg); /* idempotent: a log_init error path has no running shard */
+    int werr = atomic_load(&lg->write_error);
+    bool sealed = seal && lg->shards_started && werr == 0 && !lg->opts.read_only;
+    int rc = close_topics(lg, sealed);
+    if (sealed && rc == 0) {
+        char marker[SEGMENT_PATH_BYTES + 32];
+        snprintf(marker, sizeof(marker), "%s/%s", lg->dir, META_CLEAN_FILE);
+        int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0 || fsync(fd) != 0)
+            rc = -errno;
+        if (fd >= 0)
+            close(fd);
+        if (rc == 0)
+            rc = fs_fsync_dir(lg->dir);
+    }
+    meta_catalogue_free(&lg->catalogue);
+    free(lg->topics);
+    free(lg->shards);
+    lg->topics = NULL;
+    lg->shards = NULL;
+    lg->shard_count = 0;
+    pthread_mutex_destroy(&lg->admin_lock);
+    pthread_mutex_destroy(&lg->watch.lock);
+    if (werr)
+        return error_set(RT_E_IO_FAILED,
+                         "a write or fdatasync failed while open (%s); the next "
+                         "open recovers",
+                         rt_strerror(werr));
+    return rc;
+}
+
+/* ---- options, state ---- */
+
+bool log_read_only(const struct log *lg)
+{
+    return lg->opts.read_only;
+}
+
+int log_refuse_if_read_only(const struct log *lg, const char *what)
+{
+    if (!lg->opts.read_only)
+        return 0;
+    return error_set(RT_E_READ_ONLY, "%s: %s refused: the engine was opened read-only", lg->dir,
+                     what);
+}
+
+int log_write_check(struct log *lg)
+{
+    if (atomic_load_explicit(&lg->closing, memory_order_relaxed))
+        return error_set(RT_E_CLOSED, "the engine is closing");
+    int werr = atomic_load_explicit(&lg->write_error, memory_order_acquire);
+    if (werr)
+        return error_set(RT_E_IO_FAILED, "the write side failed earlier (%s); close and reopen",
+                         rt_strerror(werr));
+    return 0;
+}
+
+const struct partition_recovery *log_recovery(const struct log *lg)
+{
+    return &lg->recovery;
+}
+
+void log_stats(struct log *lg, struct rt_stats *out)
+{
+    const struct engine_counters *c = &lg->counters;
+    out->rounds = atomic_load_explicit(&c->rounds, memory_order_relaxed);
+    out->batches_appended = atomic_load_explicit(&c->batches_appended, memory_order_relaxed);
+    out->bytes_appended = atomic_load_explicit(&c->bytes_appended, memory_order_relaxed);
+    out->fdatasyncs = atomic_load_explicit(&c->fdatasyncs, memory_order_relaxed);
+    out->segments_rolled = atomic_load_explicit(&c->segments_rolled, memory_order_relaxed);
+    out->segments_deleted = atomic_load_explicit(&c->segments_deleted, memory_order_relaxed);
+    out->duplicates = atomic_load_explicit(&c->duplicates, memory_order_relaxed);
+    out->producers_expired = atomic_load_explicit(&c->producers_expired, memory_order_relaxed);
+    out->snapshots_written = atomic_load_explicit(&c->snapshots_written, memory_order_relaxed);
+    out->snapshots_rejected = lg->recovery.snapshots_rejected;
+    out->shard_count = lg->shard_count;
+    out->io_backend = shard_backend_name(&lg->shards[0]);
+    out->read_only = lg->opts.read_only;
+    out->opened_unclean = !lg->clean_at_open;
+    out->tail_bytes_ignored = lg->recovery.truncated_bytes;
+}

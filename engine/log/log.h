@@ -1,0 +1,245 @@
+/*
+ * log.h — the log layer's front: the topic table, the shards that group-commit into the
+ * partitions, and the services every layer above calls (append, markers, roll, delete-before,
+ * retention, snapshots, the open-transaction census). Internal; the public face is ringtail.h.
+ *
+ * The log knows nothing of transactions' coordinator, consumer groups or clients: those are
+ * the layers above (txn/, client/), and they reach the disk only through these calls. Nothing
+ * here includes a header from txn/, client/, check/ or engine.h.
+ *
+ * LG1. The topic table is append-only with a fixed capacity allocated at open: a topic is fully
+ *      built before it is published by a release store of topic_count, so lookups from any
+ *      thread take no lock. Topic creation is serialised by admin_lock.
+ * LG2. Every write service refuses once `closing` is set or `write_error` is non-zero
+ *      (log_write_check): a failed write leaves the write side failed until reopened.
+ * LG3. Calls that return an error set the thread's error detail but never clear it: only the
+ *      public rt_* entry points (engine.c, client/) clear it, so an internal call made on a
+ *      caller's behalf never erases the caller's detail.
+ */
+#ifndef RT_LOG_H
+#define RT_LOG_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "meta.h"
+#include "partition.h"
+#include "ringtail.h"
+#include "shard.h"
+
+struct topic {
+    char name[RT_TOPIC_NAME_MAX + 1];
+    uint32_t partition_count;
+    struct partition *partitions;
+};
+
+struct log {
+    char dir[SEGMENT_PATH_BYTES];
+    struct rt_options opts;
+    struct partition_config pcfg;
+    struct shard_env env;
+
+    pthread_mutex_t admin_lock;
+    struct meta_catalogue catalogue;
+    struct topic *topics;     /* topics_capacity slots */
+    uint32_t topics_capacity; /* topics_max user topics + the internal ones */
+    _Atomic uint32_t topic_count;
+    uint32_t partitions_total; /* for shard assignment */
+
+    struct shard *shards;
+    uint32_t shard_count;
+    bool shards_started;
+    bool shards_stopped;
+
+    _Atomic int write_error;
+    _Atomic bool closing;
+    struct engine_counters counters;
+    struct publish_watch watch;         /* rt_append_watch_set; the shards call it per round */
+    struct partition_recovery recovery; /* summed over partitions at open */
+    bool clean_at_open;                 /* the clean-shutdown marker was there */
+};
+
+/* Internal topics the engine creates itself (__transaction_state, __consumer_offsets): slots
+ * beyond topics_max. */
+#define INTERNAL_TOPICS_MAX 2
+
+/* ---- lifecycle (the composition root, engine.c, runs these in order) ---- */
+
+/* Step 1: options into the partition and shard configuration, the catalogue loaded, the
+ * clean-shutdown marker noted and removed (durably, before anything is written), the topic
+ * table and the shards allocated and initialised (not started). `faults` (tests only, else
+ * NULL) puts every shard on the fault-injecting io backend. `is_named` answers whether a
+ * producer id belongs to a named producer (the txn layer's registry); it is called while
+ * partitions replay. On error everything is released. */
+int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
+             struct io_fault_plan *faults, producer_named_fn is_named, void *named_ctx);
+
+/* Step 2: every catalogued topic's partitions opened (the newest segment recovered unless the
+ * marker was there) and handed to the shards. */
+int log_open_topics(struct log *lg);
+
+/* Step 3: the shard threads started (not for a read-only log). */
+int log_start(struct log *lg);
+
+/* The largest producer id the partitions know (-1 when none): their producer tables, and when
+ * `scan_logs` every batch header of every segment. Runs between steps 2 and 3. */
+int64_t log_producer_id_max(struct log *lg, bool scan_logs);
+
+/* Marks the log closing (every later write is refused with RT_E_CLOSED) and stops the shards:
+ * every queued request finishes first. */
+void log_stop(struct log *lg);
+
+/* Closes every partition and frees the log. With `seal` (a clean close) and no write ever
+ * failed, active segments are sealed and the clean-shutdown marker written; without it (the
+ * error path of an open) nothing is. Returns the first error, or RT_E_IO_FAILED naming the
+ * cause when the write side had failed. */
+int log_close(struct log *lg, bool seal);
+
+/* ---- topics ---- */
+
+/* Creates a topic (validated by the caller) under admin_lock. User topics count against
+ * topics_max; internal ones use the slots reserved for them. */
+int log_topic_create(struct log *lg, const char *name, uint32_t partitions);
+
+/* Creates an internal topic (a name beginning with "__"): not counted against topics_max, and
+ * the only way such a topic comes to exist. Errors as rt_topic_create. */
+int log_internal_topic_create(struct log *lg, const char *name, uint32_t partitions);
+
+/* True when the topic exists. */
+bool log_topic_exists(struct log *lg, const char *name);
+
+/* The partition count of `name`, or RT_E_UNKNOWN_TOPIC_OR_PARTITION. */
+int log_topic_describe(struct log *lg, const char *name, uint32_t *partitions_out);
+
+/* Calls fn for each user topic in creation order; stops at fn's first non-zero return. */
+int log_topic_list(struct log *lg, int (*fn)(void *ctx, const char *name, uint32_t partitions),
+                   void *ctx);
+
+/* 0 when clients may write to `topic`; RT_E_INTERNAL_TOPIC (detail set) for an internal topic.
+ * Every client append path (rt_append, rt_append_batch, rt_producer_send) asks this. */
+int log_client_topic_check(const char *topic);
+
+/* The partition, or NULL (with the thread's error detail set). */
+struct partition *log_partition(struct log *lg, const char *topic, uint32_t partition);
+
+/* ---- options, state ---- */
+
+const struct rt_options *log_options(const struct log *lg);
+bool log_read_only(const struct log *lg);
+
+/* RT_E_READ_ONLY with a detail naming the directory and `what` was refused, when the log is
+ * read-only; else 0. */
+int log_refuse_if_read_only(const struct log *lg, const char *what);
+
+/* 0, or RT_E_CLOSED / RT_E_IO_FAILED (detail set) when the write side is closing or failed
+ * (LG2). */
+int log_write_check(struct log *lg);
+
+/* What the last open recovered (tests and the demo). */
+const struct partition_recovery *log_recovery(const struct log *lg);
+
+/* The counters and shape rt_stats reports. */
+void log_stats(struct log *lg, struct rt_stats *out);
+
+/* ---- reads ---- */
+
+/* rt_fetch_start and rt_list_offsets for the layers that read the log on their own behalf:
+ * the same contract, and the caller's error detail is not cleared (LG3). */
+int log_fetch_start(struct log *lg, const char *topic, uint32_t partition, int64_t offset,
+                    size_t max_bytes, enum rt_isolation isolation, rt_fetch **out);
+int log_list_offsets(struct log *lg, const char *topic, uint32_t partition, int64_t spec,
+                     enum rt_isolation isolation, int64_t *offset_out);
+
+/* ---- appends ---- */
+
+/* Encodes `count` records as one batch and appends it (rt_append's contract). */
+int log_append_records(struct log *lg, const char *topic, uint32_t partition,
+                       const struct rt_record *records, size_t count, int64_t *base_offset_out);
+
+/* Validates and appends a client's encoded batch (rt_append_batch's contract). */
+int log_append_batch(struct log *lg, const char *topic, uint32_t partition, void *batch, size_t len,
+                     int64_t *base_offset_out);
+
+/* rt_append_batch_async's contract: checked as log_append_batch, then queued; fn reports. */
+int log_append_batch_async(struct log *lg, const char *topic, uint32_t partition, void *batch,
+                           size_t len, struct rt_append_op *storage, rt_append_done_fn fn,
+                           void *ctx);
+
+/* rt_append_watch_set's contract. */
+void log_watch_set(struct log *lg, void (*fn)(void *ctx), void *ctx);
+
+/* Appends an encoded, validated batch whose header is parsed, waiting for the outcome. For a
+ * batch with a producer id, the producer rules apply; *duplicate_out (may be NULL) says the
+ * batch was a duplicate and nothing was appended. */
+int log_append(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
+               const struct batch_header *h, int64_t *base_offset_out, bool *duplicate_out);
+
+/* Queues a prepared append request (kind APPEND, partition, batch, len, header, on_done) and
+ * returns without waiting; on_done runs on the shard thread with the outcome. */
+int log_append_async(struct log *lg, struct shard_request *req);
+
+/* Appends a batch on behalf of the coordinator or the group manager (Kafka's "coordinator
+ * origin": the producer rules do not apply). */
+int log_append_coordinator(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
+                           int64_t *base_offset_out);
+
+/* As log_append_coordinator, and the batch's file is fdatasynced in its round whatever the
+ * sync mode (the transaction log's decisions). */
+int log_append_forced(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
+                      int64_t *base_offset_out);
+
+/* The last sequence the partition has for a producer (-1: none), read on its shard thread. */
+int log_producer_last_sequence(struct log *lg, struct partition *p, int64_t producer_id,
+                               int64_t *sequence_out);
+
+/* ---- transaction markers and open transactions ---- */
+
+/* One transaction marker to write (the coordinator's marker API). */
+struct marker_spec {
+    const char *topic;
+    uint32_t partition;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    int32_t coordinator_epoch;
+    int type;       /* CONTROL_COMMIT or CONTROL_ABORT */
+    int result;     /* out: 0 or the rule that rejected it */
+    int64_t offset; /* out: where the marker landed */
+};
+
+/* Writes every marker in specs: the markers of one shard go out in one group-commit round, all
+ * fdatasynced whatever the sync mode. Returns 0 when all landed, else the first failure (each
+ * spec's result says which). */
+int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n);
+
+/* A transaction open in one partition, as its producer state holds it (log_open_txns). */
+struct log_open_txn {
+    const char *topic; /* the partition's own name: valid while the log is open */
+    uint32_t partition;
+    int64_t producer_id;
+    int16_t producer_epoch; /* the producer's epoch in that partition; -1 unknown */
+    int64_t first_offset;   /* the transaction's first offset: the LSO it pins */
+};
+
+/* Every transaction open in the partitions of the log (or, when `only` is set, in that one
+ * partition), read on the shard threads. *out is malloc'd (free it); *count_out may be 0. */
+int log_open_txns(struct log *lg, struct partition *only, struct log_open_txn **out,
+                  size_t *count_out);
+
+/* ---- maintenance ---- */
+
+/* Rolls the partition to a new, empty segment now (unless its active segment is empty). */
+int log_roll(struct log *lg, struct partition *p);
+
+/* Deletes every whole segment whose records all lie below `offset` (never the active one) and
+ * moves the log start to the first remaining offset. Returns the number deleted or an error. */
+int log_delete_before(struct log *lg, struct partition *p, int64_t offset);
+
+/* Writes a producer-state snapshot of every partition now, on the shard threads (tests). */
+int log_snapshot_producers(struct log *lg);
+
+/* Runs retention and producer expiry on every partition now, on the shard threads (tests and
+ * the retention timer's work, on demand). */
+int log_enforce_retention(struct log *lg);
+
+#endif /* RT_LOG_H */

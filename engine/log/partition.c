@@ -1,0 +1,912 @@
+/*
+ * partition.c — the segment list of one topic-partition, its rolls, retention, and the
+ * published watermarks (see partition.h for the invariants PA1-PA4 and the locking rules).
+ *
+ * Costs: opening reads the directory once and scans only the newest segment after a crash;
+ * a roll costs one fdatasync of the old segment plus creating and preallocating the next;
+ * readers pay one short mutex hold and a binary search to find their segment.
+ */
+#include "partition.h"
+
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "fsutil.h"
+#include "index/producer_snapshot.h"
+#include "meta.h"
+#include "segment_check.h"
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Parses "<20 digits>.<ext>" into the base offset; false for any other name. */
+static bool parse_segment_name(const char *name, const char *ext, int64_t *base_out)
+{
+    size_t n = strlen(name), e = strlen(ext);
+    if (n != 20 + 1 + e || name[20] != '.' || strcmp(name + 21, ext) != 0)
+        return false;
+    int64_t v = 0;
+    for (int i = 0; i < 20; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return false;
+        if (v > (INT64_MAX - (name[i] - '0')) / 10)
+            return false;
+        v = v * 10 + (name[i] - '0');
+    }
+    *base_out = v;
+    return true;
+}
+
+static int segments_push(struct partition *p, struct segment *seg)
+{
+    if (p->segment_count == p->segment_capacity) {
+        uint32_t cap = p->segment_capacity ? p->segment_capacity * 2 : 16;
+        struct segment **s = realloc(p->segments, (size_t)cap * sizeof(*s));
+        if (!s)
+            return -ENOMEM;
+        p->segments = s;
+        p->segment_capacity = cap;
+    }
+    p->segments[p->segment_count++] = seg;
+    return 0;
+}
+
+/* Collects the base offsets of `<base>.log` files; removes orphans: index files of every kind
+ * (.index, .timeindex, .txnindex) whose log is gone (a crash during retention or compaction
+ * leaves them) and `*.tmp` / `*.deleted` leftovers of an interrupted write or deletion — unless
+ * read_only (then nothing is removed, and a missing directory is a partition without segments). */
+static int list_segments(const char *dir, bool read_only, int64_t **bases_out, uint32_t *count_out)
+{
+    DIR *d = opendir(dir);
+    if (!d && read_only && errno == ENOENT) {
+        *bases_out = NULL;
+        *count_out = 0;
+        return 0;
+    }
+    if (!d)
+        return error_set(-errno, "%s: cannot open directory: %s", dir, strerror(errno));
+    int64_t *bases = NULL;
+    uint32_t count = 0, cap = 0;
+    int rc = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        int64_t base;
+        if (!parse_segment_name(de->d_name, "log", &base))
+            continue;
+        if (count == cap) {
+            cap = cap ? cap * 2 : 16;
+            int64_t *b = realloc(bases, (size_t)cap * sizeof(*b));
+            if (!b) {
+                rc = -ENOMEM;
+                break;
+            }
+            bases = b;
+        }
+        bases[count++] = base;
+    }
+    if (rc == 0) {
+        rewinddir(d);
+        if (count > 1)
+            qsort(bases, count, sizeof(*bases), cmp_i64);
+        while ((de = readdir(d)) != NULL) {
+            int64_t base;
+            char path[SEGMENT_PATH_BYTES];
+            size_t len = strlen(de->d_name);
+            bool leftover = (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0) ||
+                            (len > 8 && strcmp(de->d_name + len - 8, ".deleted") == 0);
+            if (leftover) {
+                /* A snapshot or rewrite that never got renamed, or a deletion cut short. */
+                if (!read_only &&
+                    snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) < (int)sizeof(path))
+                    unlink(path);
+                continue;
+            }
+            if (!parse_segment_name(de->d_name, "index", &base) &&
+                !parse_segment_name(de->d_name, "timeindex", &base) &&
+                !parse_segment_name(de->d_name, "txnindex", &base))
+                continue;
+            if (count > 0 && bsearch(&base, bases, count, sizeof(*bases), cmp_i64))
+                continue;
+            if (!read_only &&
+                snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) < (int)sizeof(path))
+                unlink(path);
+        }
+    }
+    closedir(d);
+    if (rc) {
+        free(bases);
+        return rc;
+    }
+    *bases_out = bases;
+    *count_out = count;
+    return 0;
+}
+
+/* ---- open transactions and the aborted-transaction index ---- */
+
+static int open_txn_add(struct partition *p, int64_t pid, int64_t first_offset,
+                        int64_t segment_base, uint64_t position)
+{
+    if (p->open_txn_count == p->open_txn_capacity) {
+        uint32_t cap = p->open_txn_capacity ? p->open_txn_capacity * 2 : 8;
+        struct open_txn *a = realloc(p->open_txns, (size_t)cap * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        p->open_txns = a;
+        p->open_txn_capacity = cap;
+    }
+    /* Transactions start in offset order, so this is an append but for snapshot loads. */
+    uint32_t i = p->open_txn_count;
+    while (i > 0 && p->open_txns[i - 1].first_offset > first_offset) {
+        p->open_txns[i] = p->open_txns[i - 1];
+        i--;
+    }
+    p->open_txns[i] = (struct open_txn){.producer_id = pid,
+                                        .first_offset = first_offset,
+                                        .segment_base = segment_base,
+                                        .position = position};
+    p->open_txn_count++;
+    return 0;
+}
+
+static void open_txn_remove(struct partition *p, int64_t pid)
+{
+    for (uint32_t i = 0; i < p->open_txn_count; i++) {
+        if (p->open_txns[i].producer_id != pid)
+            continue;
+        memmove(p->open_txns + i, p->open_txns + i + 1,
+                (size_t)(p->open_txn_count - i - 1) * sizeof(*p->open_txns));
+        p->open_txn_count--;
+        return;
+    }
+}
+
+int partition_each_open_txn(const struct partition *p,
+                            int (*fn)(void *ctx, const struct partition *p,
+                                      const struct open_txn *t, int16_t epoch),
+                            void *ctx)
+{
+    for (uint32_t i = 0; i < p->open_txn_count; i++) {
+        const struct open_txn *t = &p->open_txns[i];
+        const struct producer_entry *pe = producer_table_find(&p->producers, t->producer_id);
+        /* An open transaction keeps its producer in the table (never evicted or expired
+         * while open); -1 would mean the two disagree, and callers then leave it alone. */
+        int rc = fn(ctx, p, t, pe ? pe->epoch : -1);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The ABORT entry for a transaction ended by the marker h (Kafka's CompletedTxn + the LSO
+ * after it: the first offset of the oldest transaction still open, else the marker + 1). */
+static struct txn_index_entry abort_entry(const struct partition *p, const struct batch_header *h,
+                                          int64_t txn_first_offset)
+{
+    struct txn_index_entry e = {.producer_id = h->producer_id,
+                                .first_offset =
+                                    txn_first_offset >= 0 ? txn_first_offset : h->base_offset,
+                                .last_offset = h->base_offset};
+    e.last_stable_offset = p->open_txn_count ? p->open_txns[0].first_offset : h->base_offset + 1;
+    return e;
+}
+
+int partition_note_txn(struct partition *p, const struct batch_header *h, uint64_t position,
+                       bool txn_started, int64_t txn_first_offset, int marker_type)
+{
+    if (txn_started)
+        return open_txn_add(p, h->producer_id, h->base_offset, p->active->base_offset, position);
+    if (!batch_is_control(h))
+        return 0;
+    open_txn_remove(p, h->producer_id);
+    if (marker_type != CONTROL_ABORT)
+        return 0;
+    struct txn_index_entry e = abort_entry(p, h, txn_first_offset);
+    int rc = txn_index_append(&p->active->txns, &e);
+    if (rc)
+        return error_set(rc, "%s: appending to the aborted-transaction index: %s", p->dir,
+                         strerror(-rc));
+    return 0;
+}
+
+/* ---- producer state: snapshots and replay ---- */
+
+static int load_snapshot_entry(void *ctx, const struct producer_snapshot_entry *se)
+{
+    struct partition *p = ctx;
+    struct producer_entry e;
+    memset(&e, 0, sizeof(e));
+    e.producer_id = se->producer_id;
+    e.epoch = se->epoch;
+    e.coordinator_epoch = se->coordinator_epoch;
+    e.current_txn_first_offset = se->current_txn_first_offset;
+    e.last_timestamp_ms = se->timestamp_ms;
+    if (se->last_sequence >= 0 && se->last_offset >= 0) {
+        /* Kafka's snapshots keep only the last batch: the window refills from later appends. */
+        e.batch_count = 1;
+        int64_t first = (int64_t)se->last_sequence - se->offset_delta;
+        e.batches[0].first_seq = (int32_t)(first < 0 ? first + INT32_MAX + 1 : first);
+        e.batches[0].last_seq = se->last_sequence;
+        e.batches[0].first_offset = se->last_offset - se->offset_delta;
+        e.batches[0].offset_delta = se->offset_delta;
+        e.batches[0].timestamp_ms = se->timestamp_ms;
+    }
+    return producer_table_load(&p->producers, &e);
+}
+
+struct snapshot_export {
+    struct producer_snapshot_entry *entries;
+    uint32_t count;
+};
+
+static int export_entry(void *ctx, const struct producer_entry *e)
+{
+    struct snapshot_export *x = ctx;
+    struct producer_snapshot_entry *se = &x->entries[x->count++];
+    memset(se, 0, sizeof(*se));
+    se->producer_id = e->producer_id;
+    se->epoch = e->epoch < 0 ? 0 : e->epoch;
+    se->coordinator_epoch = e->coordinator_epoch;
+    se->current_txn_first_offset = e->current_txn_first_offset;
+    se->timestamp_ms = e->last_timestamp_ms;
+    if (e->batch_count > 0) {
+        const struct producer_batch *b = &e->batches[e->batch_count - 1];
+        se->last_sequence = b->last_seq;
+        se->last_offset = b->first_offset + b->offset_delta;
+        se->offset_delta = b->offset_delta;
+    } else {
+        se->last_sequence = -1;
+        se->last_offset = -1;
+        se->offset_delta = 0;
+    }
+    return 0;
+}
+
+int partition_snapshot_producers(struct partition *p)
+{
+    if (p->snapshot_offset == p->next_offset)
+        return 0;
+    struct snapshot_export x = {0};
+    x.entries = calloc(p->producers.count ? p->producers.count : 1, sizeof(*x.entries));
+    if (!x.entries)
+        return -ENOMEM;
+    producer_table_each(&p->producers, export_entry, &x);
+    int rc = producer_snapshot_write(p->dir, p->next_offset, x.entries, x.count);
+    free(x.entries);
+    if (rc)
+        return error_set(rc, "%s/%020" PRId64 ".snapshot: cannot write: %s", p->dir, p->next_offset,
+                         strerror(-rc));
+    int64_t previous = p->snapshot_offset;
+    p->snapshot_offset = p->next_offset;
+    p->snapshots_written++;
+    if (previous >= 0)
+        (void)producer_snapshot_remove_before(p->dir, previous); /* keep the two newest */
+    return 0;
+}
+
+/* One replayed producer batch: the same state changes the live append path makes. ABORT
+ * markers at or after rebuild_txns_from re-create their .txnindex entries (the newest segment's
+ * index was cut there by recovery); earlier ones are already in their sealed indexes. */
+static int replay_batch(struct partition *p, struct segment *seg, const struct batch_header *h,
+                        uint64_t pos, size_t size, int64_t rebuild_txns_from)
+{
+    if (!batch_is_control(h)) {
+        const struct producer_entry *pe = producer_table_find(&p->producers, h->producer_id);
+        bool had_txn = pe && pe->current_txn_first_offset >= 0;
+        /* baseSequence -1: a coordinator-origin batch (offset commits), no sequence state. */
+        int rc = h->base_sequence < 0 ? producer_table_update_coordinator(&p->producers, h)
+                                      : producer_table_update(&p->producers, h);
+        if (rc)
+            return rc;
+        if (batch_is_transactional(h) && !had_txn)
+            return open_txn_add(p, h->producer_id, h->base_offset, seg->base_offset, pos);
+        return 0;
+    }
+    int type = control_batch_type(seg->map + pos, size);
+    int32_t coordinator_epoch = -1;
+    {
+        struct record_view rv;
+        const char *why = NULL;
+        enum control_type t;
+        if (record_decode(seg->map + pos + BATCH_HEADER_BYTES, seg->map + pos + size, &rv, &why) >
+            0)
+            (void)control_record_parse(rv.key, rv.key_len, rv.value, rv.value_len, &t,
+                                       &coordinator_epoch, &why);
+    }
+    int64_t txn_first = -1;
+    int rc = producer_table_end_txn(&p->producers, h, coordinator_epoch, &txn_first);
+    if (rc)
+        return rc;
+    open_txn_remove(p, h->producer_id);
+    if (type == CONTROL_ABORT && h->base_offset >= rebuild_txns_from) {
+        struct txn_index_entry e = abort_entry(p, h, txn_first);
+        rc = txn_index_append(&seg->txns, &e);
+        if (rc)
+            return error_set(rc, "%s: rebuilding the aborted-transaction index: %s", seg->log_path,
+                             strerror(-rc));
+    }
+    return 0;
+}
+
+/* After loading and replay: where each still-open transaction's first batch is. */
+static int locate_open_txns(struct partition *p)
+{
+    for (uint32_t i = 0; i < p->open_txn_count; i++) {
+        struct open_txn *t = &p->open_txns[i];
+        struct segment *seg = NULL;
+        int rc = partition_segment_for(p, t->first_offset, &seg);
+        if (rc) {
+            /* Retention removed its start: pin the LSO at the log start instead. */
+            t->first_offset = p->segments[0]->base_offset;
+            t->segment_base = p->segments[0]->base_offset;
+            t->position = 0;
+            continue;
+        }
+        uint64_t pos = 0;
+        rc = segment_find_batch(seg, t->first_offset, seg->size_bytes, &pos);
+        t->segment_base = seg->base_offset;
+        t->position = rc == 0 ? pos : 0;
+        segment_unref(seg);
+    }
+    return 0;
+}
+
+/* Replays producer batches from `from` to the log end into the producer table. */
+static int replay_producers(struct partition *p, int64_t from, struct partition_recovery *rec,
+                            int64_t rebuild_txns_from)
+{
+    for (uint32_t i = 0; i < p->segment_count; i++) {
+        struct segment *seg = p->segments[i];
+        if (seg->next_offset <= from)
+            continue;
+        uint64_t pos = 0;
+        if (from > seg->base_offset && segment_find_batch(seg, from, seg->size_bytes, &pos) != 0)
+            continue;
+        while (pos < seg->size_bytes) {
+            const char *why = NULL;
+            struct batch_header h;
+            int64_t size = batch_size_at(seg->map + pos, seg->size_bytes - pos, &why);
+            if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
+                return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
+                                 why);
+            if (h.producer_id >= 0 && h.base_offset >= from) {
+                int rc = replay_batch(p, seg, &h, pos, (size_t)size, rebuild_txns_from);
+                if (rc)
+                    return rc;
+                rec->batches_replayed++;
+            }
+            pos += (uint64_t)size;
+        }
+    }
+    return 0;
+}
+
+/* Loads the newest sound snapshot at or below the log end, then replays the log after it. A
+ * corrupt snapshot is reported (recovery counters) and removed, and an older one (or a full
+ * replay) is used instead. */
+static int load_producers(struct partition *p, struct partition_recovery *rec)
+{
+    int rc =
+        producer_table_init(&p->producers, p->cfg.producers_max, p->cfg.is_named, p->cfg.named_ctx);
+    if (rc)
+        return rc;
+    int64_t log_start = p->segments[0]->base_offset;
+    int64_t from = log_start;
+    rec->snapshot_offset = -1;
+    int64_t *offsets = NULL;
+    uint32_t n = 0;
+    rc = producer_snapshot_list(p->dir, &offsets, &n);
+    if (rc)
+        return error_set(rc, "%s: cannot list snapshots: %s", p->dir, strerror(-rc));
+    for (uint32_t k = n; k-- > 0;) {
+        if (offsets[k] > p->next_offset) {
+            /* Past the log end (the tail was truncated): it describes batches that are gone. */
+            if (!p->cfg.segment.read_only)
+                (void)producer_snapshot_remove(p->dir, offsets[k]);
+            continue;
+        }
+        char path[SEGMENT_PATH_BYTES + 64];
+        snprintf(path, sizeof(path), "%s/%020" PRId64 ".snapshot", p->dir, offsets[k]);
+        const char *why = NULL;
+        size_t bad = 0;
+        rc = producer_snapshot_read(path, load_snapshot_entry, p, &why, &bad);
+        if (rc == 0) {
+            rec->snapshot_offset = offsets[k];
+            p->snapshot_offset = offsets[k];
+            from = offsets[k] > log_start ? offsets[k] : log_start;
+            /* The older ones are not loaded but are checked as verify checks them: a damaged
+             * one is removed now rather than reported on every verify (defect 10). */
+            for (uint32_t old = 0; old < k; old++) {
+                snprintf(path, sizeof(path), "%s/%020" PRId64 ".snapshot", p->dir, offsets[old]);
+                if (producer_snapshot_read(path, NULL, NULL, &why, &bad) == -EBADMSG) {
+                    rec->snapshots_rejected++;
+                    if (!p->cfg.segment.read_only)
+                        (void)producer_snapshot_remove(p->dir, offsets[old]);
+                }
+            }
+            break;
+        }
+        if (rc != -EBADMSG && rc != -ENOENT) {
+            free(offsets);
+            return error_set(rc, "%s: cannot read: %s", path, strerror(-rc));
+        }
+        rec->snapshots_rejected++;
+        error_set(RT_E_CORRUPT, "%s: offset %zu: %s (removed; using an older snapshot or the log)",
+                  path, bad, why ? why : "unreadable");
+        if (!p->cfg.segment.read_only)
+            (void)producer_snapshot_remove(p->dir, offsets[k]);
+        producer_table_free(&p->producers);
+        rc = producer_table_init(&p->producers, p->cfg.producers_max, p->cfg.is_named,
+                                 p->cfg.named_ctx);
+        if (rc) {
+            free(offsets);
+            return rc;
+        }
+    }
+    free(offsets);
+    /* Transactions open at the snapshot join the open list; replay adds and ends the rest. */
+    for (uint32_t i = 0; i < p->producers.capacity; i++) {
+        const struct producer_entry *e = p->producers.slots[i];
+        if (e && e->current_txn_first_offset >= 0) {
+            rc = open_txn_add(p, e->producer_id, e->current_txn_first_offset, -1, 0);
+            if (rc)
+                return rc;
+        }
+    }
+    /* After a crash the newest segment's .txnindex is rebuilt from `from` on (it was cut to
+     * its valid prefix at open; entries past `from` are dropped and replayed). */
+    int64_t rebuild_txns_from = INT64_MAX;
+    if (rec->recovered) {
+        struct segment *newest = p->segments[p->segment_count - 1];
+        rebuild_txns_from = from > newest->base_offset ? from : newest->base_offset;
+        rc = txn_index_truncate_to(&newest->txns, rebuild_txns_from);
+        if (rc)
+            return error_set(rc, "%s: cutting the aborted-transaction index: %s", newest->log_path,
+                             strerror(-rc));
+    }
+    rc = replay_producers(p, from, rec, rebuild_txns_from);
+    if (rc)
+        return rc;
+    return locate_open_txns(p);
+}
+
+/* Rebuilds the .txnindex of every segment from index `from` on, walking the whole log from
+ * its start so each aborted transaction's first offset is known (SC4 in segment_check.c). */
+static int rebuild_txn_indexes(struct partition *p, uint32_t from)
+{
+    for (uint32_t i = from; i < p->segment_count; i++) {
+        struct segment *seg = p->segments[i];
+        char path[SEGMENT_PATH_BYTES];
+        snprintf(path, sizeof(path), "%.*stxnindex", (int)(strlen(seg->log_path) - 3),
+                 seg->log_path);
+        bool read_only = p->cfg.segment.read_only; /* rebuilt in memory, nothing written */
+        if (read_only ? !seg->txns.memory : !seg->txns.writable) {
+            txn_index_close(&seg->txns);
+            int rc = txn_index_open(
+                &seg->txns, path, seg->base_offset,
+                (read_only ? TXN_INDEX_MEMORY : TXN_INDEX_WRITABLE) | TXN_INDEX_REPAIR, NULL, NULL);
+            if (rc)
+                return error_set(rc, "%s: cannot rebuild: %s", path, strerror(-rc));
+        }
+        int rc = txn_index_truncate_to(&seg->txns, INT64_MIN);
+        if (rc)
+            return error_set(rc, "%s: cannot rebuild: %s", path, strerror(-rc));
+    }
+    struct txn_walk w;
+    txn_walk_init(&w, p->segments[0]->base_offset);
+    int rc = 0;
+    for (uint32_t i = 0; i < p->segment_count && rc == 0; i++) {
+        struct segment *seg = p->segments[i];
+        rc = txn_walk_rebuild(&w, seg->map, seg->size_bytes, &seg->txns, i >= from);
+        if (rc == 0 && i >= from)
+            rc = txn_index_sync(&seg->txns);
+        if (rc)
+            rc = error_set(rc, "%s: rebuilding the aborted-transaction index: %s", seg->log_path,
+                           strerror(-rc));
+    }
+    txn_walk_free(&w);
+    if (rc == 0 && !p->cfg.segment.read_only)
+        rc = fs_fsync_dir(p->dir);
+    return rc;
+}
+
+/* SC4 for every segment, the check verify makes too: a .txnindex that is missing, short, torn
+ * or wrong would let read_committed serve aborted records, so it is rebuilt from the log.
+ * Cost: one walk of every batch header of the partition at each open. */
+static int check_txn_indexes(struct partition *p, struct partition_recovery *rec)
+{
+    struct txn_walk w;
+    txn_walk_init(&w, p->segments[0]->base_offset);
+    uint32_t bad = p->segment_count;
+    int rc = 0;
+    for (uint32_t i = 0; i < p->segment_count; i++) {
+        struct segment *seg = p->segments[i];
+        rc = txn_walk_compare(&w, seg->map, seg->size_bytes, &seg->txns, NULL, NULL);
+        if (rc == -EBADMSG) {
+            bad = i;
+            rc = 0;
+            break;
+        }
+        if (rc)
+            break;
+    }
+    txn_walk_free(&w);
+    if (rc)
+        return rc;
+    if (bad < p->segment_count) {
+        rec->indexes_rebuilt += p->segment_count - bad;
+        return rebuild_txn_indexes(p, bad);
+    }
+    return 0;
+}
+
+int partition_open(struct partition *p, const char *data_dir, const char *topic, uint32_t id,
+                   const struct partition_config *cfg, bool clean, struct partition_recovery *rec)
+{
+    memset(p, 0, sizeof(*p));
+    memset(rec, 0, sizeof(*rec));
+    p->id = id;
+    p->cfg = *cfg;
+    snprintf(p->topic, sizeof(p->topic), "%s", topic);
+    int rc = meta_partition_dir(p->dir, sizeof(p->dir), data_dir, topic, id);
+    if (rc)
+        return rc;
+    pthread_mutex_init(&p->segments_lock, NULL);
+    if (cfg->segment.read_only) {
+        /* Read-only: nothing is created (see list_segments and segment_create). */
+    } else if (mkdir(p->dir, 0755) == 0) {
+        rc = fs_fsync_dir(data_dir);
+        if (rc)
+            return rc;
+    } else if (errno != EEXIST) {
+        return error_set(-errno, "%s: cannot create: %s", p->dir, strerror(errno));
+    }
+    int64_t *bases = NULL;
+    uint32_t count = 0;
+    rc = list_segments(p->dir, cfg->segment.read_only, &bases, &count);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < count; i++) {
+        bool newest = i + 1 == count;
+        struct segment *seg = NULL;
+        struct segment_recovery srec;
+        rc = segment_open(&seg, p->dir, bases[i], &cfg->segment, newest, newest && !clean, &srec);
+        if (rc)
+            break;
+        if (newest && !clean)
+            rec->recovered = true;
+        rec->truncated_bytes += srec.truncated_bytes;
+        rec->segments_opened++;
+        if (i > 0) {
+            struct segment *prev = p->segments[p->segment_count - 1];
+            if (prev->next_offset != seg->base_offset) {
+                /* L1 (docs/format.md A.1): offsets are dense across segments. A gap means a
+                 * sealed segment lost whole batches; an overlap means a name or a log is wrong. */
+                rc =
+                    error_set(RT_E_CORRUPT,
+                              "%s: offset %" PRIu64 ": segment ends at offset %" PRId64
+                              " but the next segment begins at %" PRId64 " (%s)",
+                              prev->log_path, prev->size_bytes, prev->next_offset, seg->base_offset,
+                              prev->next_offset < seg->base_offset ? "records are missing"
+                                                                   : "segments overlap");
+                segment_unref(seg);
+                break;
+            }
+        }
+        rc = segments_push(p, seg);
+        if (rc) {
+            segment_unref(seg);
+            break;
+        }
+    }
+    free(bases);
+    if (rc == 0 && p->segment_count == 0) {
+        struct segment *seg = NULL;
+        rc = segment_create(&seg, p->dir, 0, &cfg->segment);
+        if (rc == 0) {
+            rc = segments_push(p, seg);
+            if (rc)
+                segment_unref(seg);
+        }
+    }
+    if (rc) {
+        partition_close(p, false);
+        return rc;
+    }
+    p->active = p->segments[p->segment_count - 1];
+    p->next_offset = p->active->next_offset;
+    p->snapshot_offset = -1;
+    rc = load_producers(p, rec);
+    if (rc == 0)
+        rc = check_txn_indexes(p, rec);
+    if (rc) {
+        partition_close(p, false);
+        return rc;
+    }
+    p->recovery = *rec;
+    atomic_init(&p->seq, 0);
+    partition_publish(p);
+    return 0;
+}
+
+int partition_close(struct partition *p, bool seal)
+{
+    int rc = 0;
+    if (seal && p->active)
+        rc = segment_seal(p->active);
+    if (seal && p->active && rc == 0 && p->producers.slots)
+        rc = partition_snapshot_producers(p);
+    producer_table_free(&p->producers);
+    free(p->open_txns);
+    p->open_txns = NULL;
+    p->open_txn_count = p->open_txn_capacity = 0;
+    pthread_mutex_lock(&p->segments_lock);
+    for (uint32_t i = 0; i < p->segment_count; i++)
+        segment_unref(p->segments[i]);
+    free(p->segments);
+    p->segments = NULL;
+    p->segment_count = p->segment_capacity = 0;
+    p->active = NULL;
+    pthread_mutex_unlock(&p->segments_lock);
+    pthread_mutex_destroy(&p->segments_lock);
+    return rc;
+}
+
+/* The roll decision for a batch of size_bytes whose last offset is last_offset_delta past the
+ * partition's next offset. It counts what this round has already placed in the active segment
+ * (round_bytes; next_offset is already advanced past those batches), not only what earlier rounds
+ * left there, so a round never carries a segment past its capacity (PAR1), past INT32_MAX bytes
+ * (PAR2: index positions are i32) or past base + INT32_MAX offsets (PAR3: index relative offsets
+ * are i32); an empty segment takes any batch the options allow (PAR4). PAR1-PAR4 are the writer's
+ * side of docs/format.md A.1 L5. */
+bool partition_roll_needed(const struct partition_roll_state *st, uint64_t size_bytes,
+                           int32_t last_offset_delta)
+{
+    assert(size_bytes > 0);
+    assert(last_offset_delta >= 0);
+    assert(st->next_offset >= st->base_offset);
+    uint64_t used = st->size_bytes + st->round_bytes;
+    if (used == 0)
+        return false; /* an empty segment takes any batch the options allow (PAR4) */
+    uint64_t cap =
+        st->capacity_bytes < SEGMENT_SIZE_MAX_BYTES ? st->capacity_bytes : SEGMENT_SIZE_MAX_BYTES;
+    if (used > cap || cap - used < size_bytes)
+        return true; /* PAR1, PAR2 */
+    if (st->next_offset - st->base_offset > (int64_t)INT32_MAX - last_offset_delta)
+        return true; /* PAR3 */
+    return false;
+}
+
+static bool needs_roll(const struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
+                       int64_t now_ms)
+{
+    const struct segment *a = p->active;
+    struct partition_roll_state st = {
+        .size_bytes = a->size_bytes,
+        .round_bytes = p->round_touched ? p->round_bytes : 0,
+        .capacity_bytes =
+            a->cfg.capacity_bytes < a->map_bytes ? a->cfg.capacity_bytes : a->map_bytes,
+        .base_offset = a->base_offset,
+        .next_offset = p->next_offset,
+    };
+    if (partition_roll_needed(&st, size_bytes, last_offset_delta))
+        return true;
+    if (st.size_bytes + st.round_bytes == 0)
+        return false;
+    if (segment_index_full(a))
+        return true;
+    if (p->cfg.segment_ms > 0 && now_ms - a->created_ms >= p->cfg.segment_ms)
+        return true;
+    return false;
+}
+
+static int partition_roll(struct partition *p)
+{
+    struct segment *old = p->active;
+    assert(!p->round_touched);
+    assert(old->next_offset == p->next_offset);
+    int rc = segment_seal(old); /* PA2: sealed and synced before the next one exists */
+    if (rc)
+        return rc;
+    rc = partition_snapshot_producers(p); /* as Kafka: a snapshot at every roll */
+    if (rc)
+        return rc;
+    struct segment *seg = NULL;
+    rc = segment_create(&seg, p->dir, p->next_offset, &p->cfg.segment);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&p->segments_lock);
+    rc = segments_push(p, seg);
+    pthread_mutex_unlock(&p->segments_lock);
+    if (rc) {
+        segment_delete(seg);
+        segment_unref(seg);
+        return rc;
+    }
+    p->active = seg;
+    return 0;
+}
+
+int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
+                        int64_t now_ms)
+{
+    if (!needs_roll(p, size_bytes, last_offset_delta, now_ms)) {
+        /* Fits: PAR1-PAR3 hold for this batch on top of the round's (options guarantee that an
+         * empty segment holds the largest batch allowed). */
+        assert(segment_free_bytes(p->active) >=
+               size_bytes + (p->round_touched ? p->round_bytes : 0));
+        return 0;
+    }
+    if (p->round_touched)
+        return 1;
+    return partition_roll(p);
+}
+
+void partition_publish(struct partition *p)
+{
+    struct segment *a = p->active;
+    segment_publish(a);
+    uint64_t s = atomic_load_explicit(&p->seq, memory_order_relaxed);
+    atomic_store_explicit(&p->seq, s + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&p->pub_hw, p->next_offset, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_hw_segment_base, a->base_offset, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_hw_position, a->size_bytes, memory_order_relaxed);
+    /* LSO = min(first offset of the oldest open transaction, high watermark) (DESIGN §5). */
+    int64_t log_start = p->segments[0]->base_offset;
+    if (p->open_txn_count > 0 && p->open_txns[0].first_offset < log_start) {
+        /* Retention passed the transaction's start: the LSO never goes below the log start. */
+        atomic_store_explicit(&p->pub_lso, log_start, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_segment_base, log_start, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_position, 0, memory_order_relaxed);
+    } else if (p->open_txn_count > 0 && p->open_txns[0].first_offset < p->next_offset) {
+        const struct open_txn *t = &p->open_txns[0];
+        atomic_store_explicit(&p->pub_lso, t->first_offset, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_segment_base, t->segment_base, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_position, t->position, memory_order_relaxed);
+    } else {
+        atomic_store_explicit(&p->pub_lso, p->next_offset, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_segment_base, a->base_offset, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_position, a->size_bytes, memory_order_relaxed);
+    }
+    atomic_store_explicit(&p->pub_log_start, p->segments[0]->base_offset, memory_order_relaxed);
+    atomic_store_explicit(&p->seq, s + 2, memory_order_release);
+}
+
+void partition_watermarks(struct partition *p, struct partition_watermarks *out)
+{
+    for (;;) {
+        uint64_t s1 = atomic_load_explicit(&p->seq, memory_order_acquire);
+        if (s1 & 1)
+            continue;
+        out->high_watermark = atomic_load_explicit(&p->pub_hw, memory_order_relaxed);
+        out->hw_segment_base = atomic_load_explicit(&p->pub_hw_segment_base, memory_order_relaxed);
+        out->hw_position = atomic_load_explicit(&p->pub_hw_position, memory_order_relaxed);
+        out->last_stable_offset = atomic_load_explicit(&p->pub_lso, memory_order_relaxed);
+        out->lso_segment_base =
+            atomic_load_explicit(&p->pub_lso_segment_base, memory_order_relaxed);
+        out->lso_position = atomic_load_explicit(&p->pub_lso_position, memory_order_relaxed);
+        out->log_start_offset = atomic_load_explicit(&p->pub_log_start, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&p->seq, memory_order_relaxed) == s1)
+            return;
+    }
+}
+
+int partition_segment_for(struct partition *p, int64_t offset, struct segment **out)
+{
+    pthread_mutex_lock(&p->segments_lock);
+    uint32_t lo = 0, hi = p->segment_count;
+    while (lo < hi) { /* first segment with base > offset */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (p->segments[mid]->base_offset <= offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) {
+        pthread_mutex_unlock(&p->segments_lock);
+        return RT_E_OFFSET_OUT_OF_RANGE;
+    }
+    struct segment *seg = p->segments[lo - 1];
+    segment_ref(seg);
+    pthread_mutex_unlock(&p->segments_lock);
+    *out = seg;
+    return 0;
+}
+
+struct segment *partition_segment_after(struct partition *p, int64_t base_offset)
+{
+    struct segment *found = NULL;
+    pthread_mutex_lock(&p->segments_lock);
+    for (uint32_t i = 0; i < p->segment_count; i++) {
+        if (p->segments[i]->base_offset > base_offset) {
+            found = p->segments[i];
+            segment_ref(found);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->segments_lock);
+    return found;
+}
+
+/* Removes the oldest segment (never the active one). */
+static int delete_oldest(struct partition *p)
+{
+    assert(p->segment_count > 1);
+    pthread_mutex_lock(&p->segments_lock);
+    struct segment *seg = p->segments[0];
+    memmove(p->segments, p->segments + 1, (size_t)(p->segment_count - 1) * sizeof(*p->segments));
+    p->segment_count--;
+    pthread_mutex_unlock(&p->segments_lock);
+    partition_publish(p); /* PA4: the log start moves before the files go */
+    int rc = segment_delete(seg);
+    segment_unref(seg); /* a fetch still holding it keeps the mapping alive */
+    return rc;
+}
+
+int partition_enforce_retention(struct partition *p, int64_t now_ms)
+{
+    int deleted = 0;
+    if (p->cfg.retention_bytes >= 0) {
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < p->segment_count; i++)
+            total += p->segments[i]->size_bytes;
+        /* As Kafka: delete the oldest while the excess over the limit is at least its size,
+         * so the log never drops below retention_bytes. */
+        while (p->segment_count > 1 && total > (uint64_t)p->cfg.retention_bytes) {
+            uint64_t oldest = p->segments[0]->size_bytes;
+            if (total - (uint64_t)p->cfg.retention_bytes < oldest)
+                break;
+            int rc = delete_oldest(p);
+            if (rc)
+                return rc;
+            total -= oldest;
+            deleted++;
+        }
+    }
+    if (p->cfg.retention_ms >= 0) {
+        while (p->segment_count > 1) {
+            struct segment *s = p->segments[0];
+            int64_t ts = atomic_load_explicit(&s->max_timestamp_ms, memory_order_relaxed);
+            if (ts < 0)
+                ts = s->created_ms;
+            if (now_ms - ts <= p->cfg.retention_ms)
+                break;
+            int rc = delete_oldest(p);
+            if (rc)
+                return rc;
+            deleted++;
+        }
+    }
+    return deleted;
+}
+
+int partition_roll_now(struct partition *p)
+{
+    assert(p->active->size_bytes > 0);
+    return partition_roll(p);
+}
+
+int partition_delete_before(struct partition *p, int64_t offset)
+{
+    int deleted = 0;
+    while (p->segment_count > 1 && p->segments[0]->next_offset <= offset) {
+        int rc = delete_oldest(p);
+        if (rc)
+            return rc;
+        deleted++;
+    }
+    return deleted;
+}

@@ -1,0 +1,191 @@
+/*
+ * partition.h — one topic-partition: its ordered list of segments, its log end, and the
+ * watermarks readers see.
+ *
+ * Writer state (next_offset, the active segment, rolls, retention) is touched only by the
+ * partition's shard thread. Readers use two things only: the published watermarks, read
+ * lock-free through a sequence counter (partition_watermarks), and the segment list, under a
+ * mutex held just long enough to take a reference on one segment (the writer takes that mutex
+ * only to add or remove a segment). So a fetch never waits for a write round.
+ *
+ * Invariants (tests name them):
+ *   PA1. Offsets are dense: segment i+1's base == segment i's last offset + 1.
+ *   PA2. Every segment but the newest is sealed: fdatasynced, trimmed, indexes synced. So
+ *        recovery after a crash needs to scan only the newest segment.
+ *   PA3. high_watermark <= next_offset; bytes below the published position of the high
+ *        watermark are acknowledged and never change until retention deletes their segment.
+ *   PA4. log_start_offset == base offset of the oldest segment.
+ */
+#ifndef RT_PARTITION_H
+#define RT_PARTITION_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "producer_state.h"
+#include "segment.h"
+
+struct shard;
+
+/* A transaction open in this partition: its producer and where its first batch is. */
+struct open_txn {
+    int64_t producer_id;
+    int64_t first_offset;
+    int64_t segment_base;
+    uint64_t position;
+};
+
+struct partition_config {
+    struct segment_config segment;
+    int64_t segment_ms;         /* roll by age; <= 0 never */
+    int64_t retention_bytes;    /* -1 unlimited */
+    int64_t retention_ms;       /* -1 unlimited */
+    uint32_t producers_max;     /* producer table bound */
+    producer_named_fn is_named; /* the engine's named-producer registry */
+    void *named_ctx;
+};
+
+struct partition_watermarks {
+    int64_t high_watermark;
+    int64_t hw_segment_base; /* segment holding the high watermark's position */
+    uint64_t hw_position;    /* bytes of that segment below the high watermark */
+    int64_t last_stable_offset;
+    int64_t lso_segment_base;
+    uint64_t lso_position;
+    int64_t log_start_offset;
+};
+
+struct partition_recovery {
+    uint32_t segments_opened;
+    bool recovered;           /* the newest segment was scanned */
+    uint64_t truncated_bytes; /* torn/corrupt tail dropped */
+    uint32_t indexes_rebuilt;
+    uint32_t snapshots_rejected; /* corrupt producer snapshots reported and removed */
+    int64_t snapshot_offset;     /* the snapshot producer state was loaded from, -1 none */
+    uint64_t batches_replayed;   /* producer batches replayed after it */
+};
+
+struct partition {
+    char dir[SEGMENT_PATH_BYTES];
+    char topic[256];
+    uint32_t id;
+    struct shard *shard;
+    struct partition_config cfg;
+
+    pthread_mutex_t segments_lock; /* guards segments[] and segment_count */
+    struct segment **segments;
+    uint32_t segment_count;
+    uint32_t segment_capacity;
+
+    /* writer (shard thread) only */
+    struct producer_table producers;
+    struct partition_recovery recovery; /* what open found and did (tests, tools) */
+    struct segment *active;
+    int64_t next_offset;
+    uint64_t round_position; /* where this round's writes start in the active segment */
+    uint64_t round_bytes;
+    uint32_t round_batches;
+    bool round_touched;
+    bool round_deferred;        /* a request was pushed to the next round; keep order */
+    bool unsynced;              /* written since the last fdatasync (sync=interval) */
+    bool round_force_sync;      /* a marker in this round: fdatasync whatever the sync mode */
+    int64_t snapshot_offset;    /* newest producer snapshot written or loaded, -1 none */
+    struct open_txn *open_txns; /* sorted by first_offset: [0] pins the LSO */
+    uint32_t open_txn_count, open_txn_capacity;
+    uint32_t snapshots_written;
+
+    /* published (seqlock: odd while the writer updates) */
+    _Atomic uint64_t seq;
+    _Atomic int64_t pub_hw;
+    _Atomic int64_t pub_hw_segment_base;
+    _Atomic uint64_t pub_hw_position;
+    _Atomic int64_t pub_lso;
+    _Atomic int64_t pub_lso_segment_base;
+    _Atomic uint64_t pub_lso_position;
+    _Atomic int64_t pub_log_start;
+};
+
+/* Opens (creating if needed) the partition directory and its segments. clean: the engine shut
+ * down cleanly, so the newest segment is trusted; otherwise it is scanned and repaired. */
+int partition_open(struct partition *p, const char *data_dir, const char *topic, uint32_t id,
+                   const struct partition_config *cfg, bool clean, struct partition_recovery *rec);
+
+/* Seals the active segment (clean shutdown) when seal is true; releases everything. */
+int partition_close(struct partition *p, bool seal);
+
+/* No segment grows past this, whatever segment_size_bytes says: index positions are i32. */
+#define SEGMENT_SIZE_MAX_BYTES ((uint64_t)INT32_MAX)
+
+/* What the size and offset part of the roll decision looks at (a plain struct so the rule can be
+ * tested without writing gigabytes). */
+struct partition_roll_state {
+    uint64_t size_bytes;     /* bytes in the active segment before this round */
+    uint64_t round_bytes;    /* bytes this round has already placed in it */
+    uint64_t capacity_bytes; /* the segment's capacity (segment_size_bytes, or the mapping) */
+    int64_t base_offset;     /* the active segment's base offset */
+    int64_t next_offset;     /* the partition's next offset, past this round's batches */
+};
+
+/* True when a batch of size_bytes whose last offset is next_offset + last_offset_delta does not
+ * belong in the active segment: it would carry the segment past min(capacity_bytes,
+ * SEGMENT_SIZE_MAX_BYTES) bytes, or an offset past base_offset + INT32_MAX (the offset index
+ * stores i32 relative offsets). An empty segment takes any batch (the options guarantee that a
+ * segment holds the largest batch allowed). */
+bool partition_roll_needed(const struct partition_roll_state *st, uint64_t size_bytes,
+                           int32_t last_offset_delta);
+
+/* Writer: ensures the active segment can take a batch of `size_bytes` with the given
+ * lastOffsetDelta on top of what this round already placed there (rolling if it is full by size,
+ * relative offset, index or age). Returns 0, 1 when the roll must wait because this round
+ * already wrote to the active segment (the caller defers the request), or a negative error. */
+int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
+                        int64_t now_ms);
+
+/* Writer: after a round's bytes are acknowledged, publish the new high watermark and last
+ * stable offset (the first offset of the oldest open transaction, or the high watermark), with
+ * the byte position of each. */
+void partition_publish(struct partition *p);
+
+/* Writer: the transactional side of a batch just written at `position` of the active segment
+ * (after segment_note_append): a transactional batch that opened a transaction (txn_started)
+ * joins the open list; a marker closes its producer's transaction (txn_first_offset: the first
+ * offset of the transaction it ended, -1 if none) and an ABORT marker appends its entry to the
+ * segment's .txnindex. Returns 0 or -errno (the engine's write side then fails). */
+int partition_note_txn(struct partition *p, const struct batch_header *h, uint64_t position,
+                       bool txn_started, int64_t txn_first_offset, int marker_type);
+
+/* Writer: calls fn for every transaction open in the partition, oldest first, with its
+ * producer's epoch here; stops at (and returns) fn's first non-zero result. O(open). */
+int partition_each_open_txn(const struct partition *p,
+                            int (*fn)(void *ctx, const struct partition *p,
+                                      const struct open_txn *t, int16_t epoch),
+                            void *ctx);
+
+/* Reader: a consistent snapshot of the watermarks. */
+void partition_watermarks(struct partition *p, struct partition_watermarks *out);
+
+/* Reader: a referenced segment containing `offset` (the last one whose base <= offset), or
+ * RT_E_OFFSET_OUT_OF_RANGE when offset is below the oldest. */
+int partition_segment_for(struct partition *p, int64_t offset, struct segment **out);
+
+/* Reader: a referenced segment that follows the one starting at base_offset, or NULL. */
+struct segment *partition_segment_after(struct partition *p, int64_t base_offset);
+
+/* Writer: writes `<next_offset>.snapshot` of the producer table (and keeps only the two newest
+ * snapshots). Done at every roll and at clean close. */
+int partition_snapshot_producers(struct partition *p);
+
+/* Writer: rolls to a new segment now (the active one must not be empty). */
+int partition_roll_now(struct partition *p);
+
+/* Writer: deletes whole segments whose next offset is <= offset (never the active one). Returns
+ * the number deleted or a negative error. */
+int partition_delete_before(struct partition *p, int64_t offset);
+
+/* Writer: removes whole segments past retention (never the active one). Returns the number
+ * deleted or a negative error. */
+int partition_enforce_retention(struct partition *p, int64_t now_ms);
+
+#endif /* RT_PARTITION_H */

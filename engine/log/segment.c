@@ -1,0 +1,766 @@
+/*
+ * segment.c — one `<base>.log` with its indexes: create, open, recover, note appends, publish,
+ * seal, find batches for readers, delete. See segment.h for the concurrency contract.
+ *
+ * Index entries follow Kafka's LogSegment.append: when more than index_interval_bytes of log
+ * were appended since the last entry, the batch about to be counted is indexed as
+ * (its last offset, its start position), and the time index gets (max timestamp so far, offset
+ * of that timestamp). Recovery replays exactly the same rule, so rebuilt indexes are identical.
+ *
+ * Costs: recovery reads and CRCs the whole scanned segment (and checks its tail for non-zero
+ * bytes to tell a torn write from preallocation); finding a batch is one binary search of the
+ * offset index plus a walk of at most index_interval_bytes of batch headers.
+ */
+#include "segment.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "error.h"
+#include "fsutil.h"
+#include "meta.h"
+#include "segment_check.h"
+
+static int segment_paths(struct segment *seg, const char *partition_dir, char *index_path,
+                         char *time_path)
+{
+    int rc = meta_segment_file(seg->log_path, SEGMENT_PATH_BYTES, partition_dir, seg->base_offset,
+                               "log");
+    if (rc == 0)
+        rc = meta_segment_file(index_path, SEGMENT_PATH_BYTES, partition_dir, seg->base_offset,
+                               "index");
+    if (rc == 0)
+        rc = meta_segment_file(time_path, SEGMENT_PATH_BYTES, partition_dir, seg->base_offset,
+                               "timeindex");
+    return rc;
+}
+
+static struct segment *segment_alloc(int64_t base_offset, const struct segment_config *cfg)
+{
+    struct segment *seg = calloc(1, sizeof(*seg));
+    if (!seg)
+        return NULL;
+    seg->base_offset = base_offset;
+    seg->fd = -1;
+    seg->oidx.file.fd = -1;
+    seg->tidx.file.fd = -1;
+    seg->txns.fd = -1;
+    seg->next_offset = base_offset;
+    seg->max_timestamp_offset = base_offset;
+    atomic_init(&seg->max_timestamp_ms, -1);
+    atomic_init(&seg->refs, 1);
+    atomic_init(&seg->doomed, false);
+    atomic_init(&seg->readable_bytes, 0);
+    atomic_init(&seg->oidx_published, 0);
+    atomic_init(&seg->tidx_published, 0);
+    seg->cfg = *cfg;
+    seg->created_ms = fs_now_ms();
+    return seg;
+}
+
+static void segment_free(struct segment *seg)
+{
+    if (seg->map)
+        munmap((void *)seg->map, seg->map_bytes);
+    /* An active segment let go without a seal (a failed open, a close after a write error):
+     * give its preallocated space back. Every byte ever written lies below size_bytes, so this
+     * cuts only never-written blocks; a crash leaves them to recovery instead. */
+    if (seg->fd >= 0 && seg->preallocated && !seg->sealed)
+        (void)!ftruncate(seg->fd, (off_t)seg->size_bytes);
+    if (seg->fd >= 0)
+        close(seg->fd);
+    /* Safe on closed indexes; a sealed index has no descriptor but still a mapping. */
+    offset_index_close(&seg->oidx);
+    time_index_close(&seg->tidx);
+    txn_index_close(&seg->txns);
+    free(seg);
+}
+
+/* A sealed segment is served from its mappings alone: its log descriptor goes (the indexes
+ * drop theirs when sealed or opened read-only). So open descriptors are bounded by the active
+ * segments (4 each), not by the segments in the directory (docs/limits.md). */
+static void segment_drop_fd(struct segment *seg)
+{
+    if (seg->fd >= 0)
+        close(seg->fd);
+    seg->fd = -1;
+}
+
+static int txn_path(const struct segment *seg, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%.*stxnindex", (int)(strlen(seg->log_path) - 3), seg->log_path);
+    return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+/* Opens the segment's .txnindex: writable for the active segment, repaired (cut to its valid
+ * prefix) when the segment is being recovered or the file is damaged, read-only otherwise (a
+ * missing file is an empty index, as Kafka creates it lazily). Whether its entries are the
+ * segment's ABORT markers is checked by the partition (check_txn_indexes). */
+static int open_txns(struct segment *seg, bool writable, bool repair)
+{
+    char path[SEGMENT_PATH_BYTES];
+    int rc = txn_path(seg, path, sizeof(path));
+    if (rc)
+        return rc;
+    const char *why = NULL;
+    uint32_t bad = 0;
+    unsigned flags =
+        (writable ? TXN_INDEX_WRITABLE : 0) | (writable && repair ? TXN_INDEX_REPAIR : 0);
+    if (seg->cfg.read_only)
+        flags = TXN_INDEX_MEMORY | (repair ? TXN_INDEX_REPAIR : 0); /* changes stay in memory */
+    rc = txn_index_open(&seg->txns, path, seg->base_offset, flags, &why, &bad);
+    if (rc == -EBADMSG && !repair) {
+        /* Derived data (SC4 in segment_check.c): cut it to its valid prefix; the partition
+         * then finds it short of its segment's ABORT markers and rebuilds it. */
+        unsigned fix = seg->cfg.read_only ? TXN_INDEX_MEMORY : TXN_INDEX_WRITABLE;
+        rc = txn_index_open(&seg->txns, path, seg->base_offset, fix | TXN_INDEX_REPAIR, &why, &bad);
+    }
+    if (rc == -EBADMSG)
+        return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": entry %u: %s", path,
+                         (uint64_t)bad * TXN_INDEX_ENTRY_BYTES, bad, why ? why : "damaged");
+    if (rc)
+        return error_set(rc, "%s: cannot open: %s", path, strerror(-rc));
+    return 0;
+}
+
+/* Extends the log file to `bytes` with real blocks where the file system can (so appends do not
+ * allocate), sparse otherwise. */
+static int preallocate(int fd, uint64_t bytes)
+{
+    if (fallocate(fd, 0, 0, (off_t)bytes) == 0)
+        return 0;
+    if (errno != EOPNOTSUPP && errno != ENOSYS)
+        return -errno;
+    return ftruncate(fd, (off_t)bytes) == 0 ? 0 : -errno;
+}
+
+/* Index capacity: index_size_max_bytes, but no more than a segment can fill (one entry per
+ * index_interval_bytes of log), since writable indexes reserve their blocks up front. */
+static size_t index_capacity(const struct segment_config *cfg)
+{
+    uint64_t entries = cfg->capacity_bytes / cfg->index_interval_bytes + 2;
+    uint64_t bytes = entries * TIME_INDEX_ENTRY_BYTES; /* the larger of the two entry sizes */
+    return bytes < cfg->index_size_max_bytes ? (size_t)bytes : cfg->index_size_max_bytes;
+}
+
+static int map_log(struct segment *seg, uint64_t bytes)
+{
+    if (seg->map) {
+        munmap((void *)seg->map, seg->map_bytes);
+        seg->map = NULL;
+        seg->map_bytes = 0;
+    }
+    if (bytes == 0)
+        return 0;
+    void *m = mmap(NULL, bytes, PROT_READ, MAP_SHARED, seg->fd, 0);
+    if (m == MAP_FAILED)
+        return -errno;
+    seg->map = m;
+    seg->map_bytes = bytes;
+    return 0;
+}
+
+/* Read-only engines: empty writable indexes in memory (replaced files are never touched). */
+static int memory_indexes(struct segment *seg)
+{
+    offset_index_close(&seg->oidx);
+    time_index_close(&seg->tidx);
+    int rc = offset_index_open_memory(&seg->oidx, seg->base_offset, index_capacity(&seg->cfg));
+    if (rc == 0)
+        rc = time_index_open_memory(&seg->tidx, seg->base_offset, index_capacity(&seg->cfg));
+    if (rc)
+        return error_set(rc, "%s: cannot build indexes in memory: %s", seg->log_path,
+                         strerror(-rc));
+    return 0;
+}
+
+int segment_create(struct segment **out, const char *partition_dir, int64_t base_offset,
+                   const struct segment_config *cfg)
+{
+    assert(base_offset >= 0);
+    assert(cfg->capacity_bytes > BATCH_HEADER_BYTES);
+    struct segment *seg = segment_alloc(base_offset, cfg);
+    if (!seg)
+        return -ENOMEM;
+    char index_path[SEGMENT_PATH_BYTES], time_path[SEGMENT_PATH_BYTES];
+    int rc = segment_paths(seg, partition_dir, index_path, time_path);
+    if (rc)
+        goto err;
+    if (cfg->read_only) {
+        rc = memory_indexes(seg);
+        if (rc == 0)
+            rc = open_txns(seg, false, false);
+        if (rc) {
+            segment_free(seg);
+            return rc;
+        }
+        seg->sealed = true;
+        segment_publish(seg);
+        *out = seg;
+        return 0;
+    }
+    seg->fd = open(seg->log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (seg->fd < 0) {
+        rc = error_set(-errno, "%s: cannot create: %s", seg->log_path, strerror(errno));
+        goto err;
+    }
+    rc = preallocate(seg->fd, cfg->capacity_bytes);
+    if (rc) {
+        error_set(rc, "%s: cannot preallocate %" PRIu64 " bytes: %s", seg->log_path,
+                  cfg->capacity_bytes, strerror(-rc));
+        goto err;
+    }
+    seg->preallocated = true;
+    rc = map_log(seg, cfg->capacity_bytes);
+    if (rc)
+        goto err;
+    unlink(index_path);
+    unlink(time_path);
+    rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), true, 0);
+    if (rc) {
+        error_set(rc, "%s: cannot create: %s", index_path, strerror(-rc));
+        goto err;
+    }
+    rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg), true, 0);
+    if (rc) {
+        error_set(rc, "%s: cannot create: %s", time_path, strerror(-rc));
+        goto err;
+    }
+    char txns[SEGMENT_PATH_BYTES];
+    if (txn_path(seg, txns, sizeof(txns)) == 0)
+        unlink(txns); /* a leftover of an earlier life of this base offset */
+    rc = open_txns(seg, true, false);
+    if (rc)
+        goto err;
+    rc = fs_fsync_dir(partition_dir);
+    if (rc)
+        goto err;
+    seg->oidx_map = seg->oidx.file.map;
+    seg->tidx_map = seg->tidx.file.map;
+    *out = seg;
+    return 0;
+err:
+    segment_free(seg);
+    if (rc != -ENAMETOOLONG) {
+        /* Leave nothing half made (a roll that met EMFILE is retried by the next append). */
+        const char *exts[] = {"log", "index", "timeindex", "txnindex"};
+        char path[SEGMENT_PATH_BYTES];
+        for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
+            if (meta_segment_file(path, sizeof(path), partition_dir, base_offset, exts[i]) == 0)
+                (void)unlink(path);
+    }
+    return rc;
+}
+
+void segment_note_append(struct segment *seg, const struct batch_header *h, uint64_t position,
+                         uint64_t size_bytes)
+{
+    assert(position == seg->size_bytes);
+    assert(h->base_offset == seg->next_offset);
+    int64_t last = batch_last_offset(h);
+    if (h->max_timestamp > atomic_load_explicit(&seg->max_timestamp_ms, memory_order_relaxed)) {
+        atomic_store_explicit(&seg->max_timestamp_ms, h->max_timestamp, memory_order_relaxed);
+        seg->max_timestamp_offset = last;
+    }
+    if (seg->bytes_since_index > seg->cfg.index_interval_bytes) {
+        /* Both appends can only fail when full (the partition rolls before that) or on a
+         * non-increasing entry, which the offset and position checks above rule out. */
+        int rc = offset_index_append(&seg->oidx, last, (uint32_t)position);
+        assert(rc == 0 || rc == -ENOSPC);
+        rc = time_index_append(&seg->tidx,
+                               atomic_load_explicit(&seg->max_timestamp_ms, memory_order_relaxed),
+                               seg->max_timestamp_offset);
+        assert(rc == 0 || rc == -ENOSPC);
+        (void)rc;
+        seg->bytes_since_index = 0;
+    }
+    seg->bytes_since_index += size_bytes;
+    seg->size_bytes = position + size_bytes;
+    seg->next_offset = last + 1;
+}
+
+void segment_publish(struct segment *seg)
+{
+    atomic_store_explicit(&seg->oidx_published, seg->oidx.file.entries, memory_order_release);
+    atomic_store_explicit(&seg->tidx_published, seg->tidx.file.entries, memory_order_release);
+    atomic_store_explicit(&seg->readable_bytes, seg->size_bytes, memory_order_release);
+}
+
+uint64_t segment_free_bytes(const struct segment *seg)
+{
+    uint64_t cap =
+        seg->cfg.capacity_bytes > seg->map_bytes ? seg->map_bytes : seg->cfg.capacity_bytes;
+    return cap > seg->size_bytes ? cap - seg->size_bytes : 0;
+}
+
+bool segment_index_full(const struct segment *seg)
+{
+    return offset_index_full(&seg->oidx) || time_index_full(&seg->tidx);
+}
+
+int segment_seal(struct segment *seg)
+{
+    if (seg->sealed)
+        return 0;
+    if (fdatasync(seg->fd) != 0)
+        return error_set(-errno, "%s: fdatasync: %s", seg->log_path, strerror(errno));
+    int64_t max_ts = atomic_load_explicit(&seg->max_timestamp_ms, memory_order_relaxed);
+    if (max_ts >= 0) {
+        int rc = time_index_append(&seg->tidx, max_ts, seg->max_timestamp_offset);
+        if (rc == -ENOSPC) {
+            /* A full time index keeps its last entry; lookups then scan a little further. */
+        }
+    }
+    if (ftruncate(seg->fd, (off_t)seg->size_bytes) != 0)
+        return error_set(-errno, "%s: ftruncate: %s", seg->log_path, strerror(errno));
+    int rc = offset_index_seal(&seg->oidx);
+    if (rc == 0)
+        rc = time_index_seal(&seg->tidx);
+    if (rc == 0)
+        rc = txn_index_seal(&seg->txns);
+    if (rc)
+        return error_set(rc, "%s: sealing indexes: %s", seg->log_path, strerror(-rc));
+    if (fdatasync(seg->fd) != 0)
+        return error_set(-errno, "%s: fdatasync: %s", seg->log_path, strerror(errno));
+    seg->sealed = true;
+    segment_drop_fd(seg);
+    segment_publish(seg);
+    return 0;
+}
+
+/* A torn write's first bytes (its header) are non-zero, so a window much smaller than a batch
+ * still tells it from preallocated zeros; truncated_bytes is then a lower bound. */
+#define RECOVERY_TAIL_WINDOW_BYTES (2u << 20)
+
+static bool all_zero(const uint8_t *p, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+/* Walks the log from 0 (to `limit`), validating each batch, rebuilding the indexes. A batch that
+ * stops the walk is reported in *rec (the caller cuts the tail there); a CRC-valid batch whose
+ * offsets the index cannot hold is not a torn write and fails the scan with RT_E_CORRUPT. */
+static int segment_scan(struct segment *seg, uint64_t limit, struct segment_recovery *rec)
+{
+    offset_index_reset(&seg->oidx);
+    time_index_reset(&seg->tidx);
+    seg->size_bytes = 0;
+    seg->next_offset = seg->base_offset;
+    seg->bytes_since_index = 0;
+    atomic_store_explicit(&seg->max_timestamp_ms, -1, memory_order_relaxed);
+    seg->max_timestamp_offset = seg->base_offset;
+    memset(rec, 0, sizeof(*rec));
+    uint64_t pos = 0;
+    while (pos < limit) {
+        const char *why = NULL;
+        int64_t size = batch_size_at(seg->map + pos, limit - pos, &why);
+        if (size < 0) {
+            rec->why = why;
+            break;
+        }
+        struct batch_header h;
+        int rc = batch_validate(seg->map + pos, (size_t)size, 0, &h, &why);
+        if (rc) {
+            rec->why = why;
+            break;
+        }
+        if (h.base_offset != seg->next_offset) {
+            rec->why = "batch base offset is not the next offset";
+            break;
+        }
+        if (pos + (uint64_t)size > INT32_MAX) {
+            rec->why = "segment larger than 2 GiB (index positions are i32)";
+            break;
+        }
+        if (batch_last_offset(&h) - seg->base_offset > INT32_MAX)
+            return error_set(RT_E_CORRUPT,
+                             "%s: offset %" PRIu64 ": batch ends at offset %" PRId64
+                             ", beyond the segment's base + INT32_MAX (offset index entries "
+                             "are i32); not repaired",
+                             seg->log_path, pos, batch_last_offset(&h));
+        segment_note_append(seg, &h, pos, (uint64_t)size);
+        pos += (uint64_t)size;
+    }
+    rec->valid_bytes = pos;
+    rec->next_offset = seg->next_offset;
+    /* Tell a torn write from preallocated zeros by looking at a bounded window after the last
+     * valid batch (a torn batch is at most one batch long; reading a whole preallocated 1 GiB
+     * segment would make every crash recovery slow). Everything after pos is cut and re-zeroed
+     * anyway. */
+    uint64_t window =
+        limit - pos < RECOVERY_TAIL_WINDOW_BYTES ? limit - pos : RECOVERY_TAIL_WINDOW_BYTES;
+    if (pos < limit && !all_zero(seg->map + pos, window)) {
+        uint64_t end = pos + window;
+        while (end > pos && seg->map[end - 1] == 0)
+            end--;
+        rec->truncated_bytes = end - pos;
+    } else {
+        rec->why = NULL; /* only preallocated zeros followed the last batch */
+    }
+    return 0;
+}
+
+/* Checks a sealed index against the log; false if it must be rebuilt. */
+static bool indexes_sound(struct segment *seg)
+{
+    const char *why = NULL;
+    uint32_t bad = 0;
+    if (offset_index_check(seg->oidx.file.map,
+                           (size_t)seg->oidx.file.entries * OFFSET_INDEX_ENTRY_BYTES,
+                           seg->size_bytes, &why, &bad) != 0)
+        return false;
+    if (time_index_check(seg->tidx.file.map,
+                         (size_t)seg->tidx.file.entries * TIME_INDEX_ENTRY_BYTES, &why, &bad) != 0)
+        return false;
+    return true;
+}
+
+int segment_open(struct segment **out, const char *partition_dir, int64_t base_offset,
+                 const struct segment_config *cfg, bool active, bool recover,
+                 struct segment_recovery *rec)
+{
+    struct segment_recovery local;
+    if (!rec)
+        rec = &local;
+    memset(rec, 0, sizeof(*rec));
+    struct segment *seg = segment_alloc(base_offset, cfg);
+    if (!seg)
+        return -ENOMEM;
+    char index_path[SEGMENT_PATH_BYTES], time_path[SEGMENT_PATH_BYTES];
+    int rc = segment_paths(seg, partition_dir, index_path, time_path);
+    if (rc)
+        goto err;
+    bool read_only = cfg->read_only;
+    if (read_only)
+        active = false; /* served as it is: never extended or preallocated */
+    seg->fd = open(seg->log_path, (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    if (seg->fd < 0) {
+        rc = error_set(-errno, "%s: cannot open: %s", seg->log_path, strerror(errno));
+        goto err;
+    }
+    struct stat st;
+    if (fstat(seg->fd, &st) != 0) {
+        rc = -errno;
+        goto err;
+    }
+    uint64_t file_bytes = (uint64_t)st.st_size;
+    if (file_bytes > INT32_MAX && !recover) {
+        rc = error_set(RT_E_CORRUPT, "%s: offset 0: segment larger than 2 GiB", seg->log_path);
+        goto err;
+    }
+    rc = map_log(seg, file_bytes);
+    if (rc)
+        goto err;
+
+    /* A writable index is reopened at capacity; its live entries are those the clean trim
+     * left (file size / entry size). Recovery resets them anyway. */
+    bool writable_index = (active || recover) && !read_only;
+    bool rebuild_indexes = false;
+    if (read_only && recover) {
+        rc = memory_indexes(seg); /* the scan below rebuilds them */
+        if (rc)
+            goto err;
+    } else {
+        rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg),
+                               writable_index, UINT32_MAX);
+        if (rc == 0)
+            rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg),
+                                 writable_index, UINT32_MAX);
+    }
+    if ((rc == -EBADMSG || rc == -ENOENT) && read_only) {
+        /* Rebuilt in memory by the scan below; a read-only open never cuts, so scanning a
+         * sealed log here changes nothing on disk. */
+        rc = memory_indexes(seg);
+        if (rc)
+            goto err;
+        recover = true;
+    } else if (rc == -EBADMSG || rc == -ENOENT) {
+        /* Missing or misshapen index: derived data, rebuild it from the log. */
+        offset_index_close(&seg->oidx); /* safe when closed; a read-only one has no fd */
+        time_index_close(&seg->tidx);
+        unlink(index_path);
+        unlink(time_path);
+        rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), true, 0);
+        if (rc == 0)
+            rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg), true, 0);
+        /* Rebuilt below: by the recovery scan when the segment is recovered anyway, else only
+         * from a log that is whole (a sealed log is never cut because an index was lost). */
+        rebuild_indexes = !recover;
+        writable_index = true;
+    }
+    if (rc) {
+        error_set(rc, "%s: cannot open indexes: %s", seg->log_path, strerror(-rc));
+        goto err;
+    }
+    rc = open_txns(seg, (active || recover) && !read_only, recover);
+    if (rc)
+        goto err;
+
+    if (recover) {
+        rc = segment_scan(seg, file_bytes, rec);
+        if (rc)
+            goto err;
+        if (seg->size_bytes < file_bytes && !read_only) {
+            /* Cut the tail off and let the file system zero it: leftover bytes past a shorter
+             * rewrite must never parse as batches at the next recovery. */
+            if (ftruncate(seg->fd, (off_t)seg->size_bytes) != 0) {
+                rc = error_set(-errno, "%s: ftruncate: %s", seg->log_path, strerror(errno));
+                goto err;
+            }
+            file_bytes = seg->size_bytes;
+        }
+    } else {
+        seg->size_bytes = file_bytes;
+        /* SC1, SC2, SC3: the check verify makes too (segment_check.c). A damaged log is refused,
+         * never cut; damaged indexes are rebuilt from a whole log. */
+        struct segment_check chk;
+        segment_check_run(seg->map, file_bytes, base_offset, false, seg->oidx.file.map,
+                          seg->oidx.file.entries, seg->tidx.file.map, seg->tidx.file.entries, &chk);
+        if (chk.log_rc) {
+            rc = error_set(RT_E_CORRUPT,
+                           "%s: offset %" PRIu64 ": %s (a sealed or cleanly closed segment must "
+                           "hold whole valid batches to its end; not repaired)",
+                           seg->log_path, chk.log_bad_position, chk.log_why);
+            goto err;
+        }
+        if (rebuild_indexes || !indexes_sound(seg) || chk.oidx_bad != SEGMENT_CHECK_SOUND ||
+            chk.tidx_bad != SEGMENT_CHECK_SOUND) {
+            /* Rebuild only from a log that is whole: a sealed segment (SC1) must consist of
+             * valid batches to its last byte. A damaged one is reported, never cut. */
+            uint64_t pos = 0;
+            int64_t expect = base_offset;
+            const char *why = NULL;
+            while (pos < file_bytes) {
+                struct batch_header h;
+                int64_t size = batch_size_at(seg->map + pos, file_bytes - pos, &why);
+                if (size < 0 || batch_validate(seg->map + pos, (size_t)size, 0, &h, &why) != 0)
+                    break;
+                if (h.base_offset != expect) {
+                    why = "batch base offset is not the next offset";
+                    break;
+                }
+                expect = batch_last_offset(&h) + 1;
+                pos += (uint64_t)size;
+            }
+            if (pos != file_bytes) {
+                rc = error_set(RT_E_CORRUPT,
+                               "%s: offset %" PRIu64 ": %s (a sealed segment must hold whole "
+                               "valid batches to its end; not repaired)",
+                               seg->log_path, pos, why ? why : "damaged batch");
+                goto err;
+            }
+            /* Rebuild from the log: needs writable indexes (in memory when read-only). */
+            if (read_only) {
+                rc = memory_indexes(seg);
+            } else {
+                offset_index_close(&seg->oidx);
+                time_index_close(&seg->tidx);
+                unlink(index_path);
+                unlink(time_path);
+                rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg),
+                                       true, 0);
+                if (rc == 0)
+                    rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg),
+                                         true, 0);
+                writable_index = true; /* sealed again below, so the rebuilt files are trimmed */
+            }
+            if (rc)
+                goto err;
+            rc = segment_scan(seg, file_bytes, rec);
+            if (rc)
+                goto err;
+        } else {
+            /* Trust the cleanly sealed segment: its end and largest timestamp from the walk. */
+            atomic_store_explicit(&seg->max_timestamp_ms, chk.max_timestamp, memory_order_relaxed);
+            seg->max_timestamp_offset = chk.max_timestamp_offset;
+            seg->next_offset = chk.next_offset;
+            uint64_t last_indexed = 0;
+            if (seg->oidx.file.entries > 0) {
+                int64_t off;
+                uint32_t p;
+                offset_index_entry(&seg->oidx, seg->oidx.file.entries - 1, &off, &p);
+                last_indexed = p;
+            }
+            seg->bytes_since_index = file_bytes - last_indexed;
+        }
+    }
+
+    if (active) {
+        uint64_t cap =
+            cfg->capacity_bytes > seg->size_bytes ? cfg->capacity_bytes : seg->size_bytes;
+        if (cap > file_bytes) {
+            rc = preallocate(seg->fd, cap);
+            if (rc) {
+                error_set(rc, "%s: cannot preallocate: %s", seg->log_path, strerror(-rc));
+                goto err;
+            }
+        }
+        seg->preallocated = true;
+        rc = map_log(seg, cap);
+        if (rc)
+            goto err;
+        seg->cfg.capacity_bytes = cap;
+        if (fdatasync(seg->fd) != 0) {
+            rc = -errno;
+            goto err;
+        }
+    } else {
+        if (writable_index) {
+            /* A recovered or rebuilt older segment is sealed again so its files are trimmed. */
+            rc = offset_index_seal(&seg->oidx);
+            if (rc == 0)
+                rc = time_index_seal(&seg->tidx);
+            if (rc == 0)
+                rc = txn_index_seal(&seg->txns);
+            if (rc)
+                goto err;
+        }
+        seg->sealed = true;
+        segment_drop_fd(seg);
+    }
+    seg->oidx_map = seg->oidx.file.map;
+    seg->tidx_map = seg->tidx.file.map;
+    segment_publish(seg);
+    *out = seg;
+    return 0;
+err:
+    segment_free(seg);
+    return rc;
+}
+
+/* A reader's view of an index: the mapping (stable for the segment's life: sealing trims the
+ * file but never remaps) limited to the published entries. Built field by field so a reader
+ * never reads the writer's live counters. */
+static struct offset_index offset_view(struct segment *seg)
+{
+    uint32_t n = atomic_load_explicit(&seg->oidx_published, memory_order_acquire);
+    struct offset_index v = {
+        .file = index_file_view(seg->oidx_map, n, OFFSET_INDEX_ENTRY_BYTES, seg->base_offset)};
+    return v;
+}
+
+static struct time_index time_view(struct segment *seg)
+{
+    uint32_t n = atomic_load_explicit(&seg->tidx_published, memory_order_acquire);
+    struct time_index v = {
+        .file = index_file_view(seg->tidx_map, n, TIME_INDEX_ENTRY_BYTES, seg->base_offset)};
+    return v;
+}
+
+int segment_find_batch(struct segment *seg, int64_t offset, uint64_t end, uint64_t *pos_out)
+{
+    if (end > seg->map_bytes)
+        end = seg->map_bytes;
+    struct offset_index view = offset_view(seg);
+    int64_t idx_offset = seg->base_offset;
+    uint32_t idx_pos = 0;
+    offset_index_lookup(&view, offset, &idx_offset, &idx_pos);
+    uint64_t pos = idx_pos;
+    while (pos < end) {
+        const char *why = NULL;
+        struct batch_header h;
+        int64_t size = batch_size_at(seg->map + pos, end - pos, &why);
+        if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
+            return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos, why);
+        if (batch_last_offset(&h) >= offset) {
+            *pos_out = pos;
+            return 0;
+        }
+        pos += (uint64_t)size;
+    }
+    return RT_E_OFFSET_OUT_OF_RANGE;
+}
+
+uint64_t segment_batch_floor(struct segment *seg, uint64_t position)
+{
+    struct offset_index view = offset_view(seg);
+    uint32_t lo = 0, hi = view.file.entries; /* first entry whose position > position */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int64_t off;
+        uint32_t pos;
+        offset_index_entry(&view, mid, &off, &pos);
+        if (pos <= position)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return 0;
+    int64_t off;
+    uint32_t pos;
+    offset_index_entry(&view, lo - 1, &off, &pos);
+    return pos;
+}
+
+int segment_find_timestamp(struct segment *seg, int64_t ts_ms, uint64_t end, uint64_t *pos_out)
+{
+    if (end > seg->map_bytes)
+        end = seg->map_bytes;
+    struct time_index tview = time_view(seg);
+    int64_t found = 0, floor_offset = seg->base_offset;
+    (void)time_index_lookup(&tview, ts_ms, &found, &floor_offset);
+    uint64_t pos = 0;
+    if (floor_offset > seg->base_offset && segment_find_batch(seg, floor_offset, end, &pos) != 0)
+        pos = 0;
+    while (pos < end) {
+        const char *why = NULL;
+        struct batch_header h;
+        int64_t size = batch_size_at(seg->map + pos, end - pos, &why);
+        if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
+            return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos, why);
+        if (h.max_timestamp >= ts_ms) {
+            *pos_out = pos;
+            return 0;
+        }
+        pos += (uint64_t)size;
+    }
+    return RT_E_END;
+}
+
+void segment_ref(struct segment *seg)
+{
+    int before = atomic_fetch_add_explicit(&seg->refs, 1, memory_order_relaxed);
+    assert(before > 0);
+    (void)before;
+}
+
+void segment_unref(struct segment *seg)
+{
+    int before = atomic_fetch_sub_explicit(&seg->refs, 1, memory_order_acq_rel);
+    assert(before > 0);
+    if (before == 1)
+        segment_free(seg);
+}
+
+int segment_delete(struct segment *seg)
+{
+    char dir[SEGMENT_PATH_BYTES];
+    snprintf(dir, sizeof(dir), "%s", seg->log_path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    char path[SEGMENT_PATH_BYTES];
+    int rc = 0;
+    const char *exts[] = {"log", "index", "timeindex", "txnindex"};
+    for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+        if (meta_segment_file(path, sizeof(path), dir, seg->base_offset, exts[i]) == 0 &&
+            unlink(path) != 0 && errno != ENOENT && rc == 0)
+            rc = -errno;
+    }
+    atomic_store_explicit(&seg->doomed, true, memory_order_release);
+    int src = fs_fsync_dir(dir);
+    return rc ? rc : src;
+}

@@ -1,0 +1,318 @@
+/*
+ * segment_check.c — the checks rt_open and rt_verify share (see segment_check.h for what each
+ * decides and why there is only one copy). Rules, docs/format.md being normative:
+ *
+ *   SC1  a sealed segment is whole batches to its last byte; their headers parse (V1-V5) and
+ *        baseOffsets are dense from the file name's base. (Payload CRCs are not read here:
+ *        readers check every batch before serving it, verify checks all of them.)
+ *   SC2  every .index entry is the start position of a walked batch whose offsets contain the
+ *        entry's offset; entries beyond the data are stale.
+ *   SC3  every .timeindex entry's offset lies in the segment and its timestamp is not above the
+ *        largest batch maxTimestamp.
+ *   SC4  a .txnindex holds exactly one entry per ABORT marker of its segment, in marker order:
+ *        producerId and lastOffset of the marker, firstOffset of the transaction's first batch
+ *        in the partition (the marker's own offset when the transaction had no data here), and
+ *        lastStableOffset = the first offset of the oldest transaction still open after the
+ *        marker, else marker + 1. A marker whose record does not parse may have been an ABORT:
+ *        its entry is optional, and a rebuild writes one. When the partition's log start is
+ *        above 0 a transaction may have begun before it: then firstOffset and lastStableOffset
+ *        can only be bounded (firstOffset <= what the walk saw, lastStableOffset <= what the
+ *        walk computes).
+ *
+ * SC1-SC4 are the checks behind docs/format.md I (OV1 walks SC1, OV2 is SC2 and SC3, OV3 is SC4).
+ */
+#include "segment_check.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "error.h"
+#include "index/offset_index.h"
+#include "index/time_index.h"
+
+static bool zero_from(const uint8_t *p, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+void segment_check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offset,
+                       bool zero_tail_ok, const uint8_t *oidx, uint32_t oidx_entries,
+                       const uint8_t *tidx, uint32_t tidx_entries, struct segment_check *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->next_offset = base_offset;
+    out->max_timestamp = -1;
+    out->max_timestamp_offset = base_offset;
+    out->oidx_bad = out->tidx_bad = SEGMENT_CHECK_SOUND;
+
+    /* SC2 shape first (monotonic, no zero entries): then entries are sorted by position and
+     * can be matched against the walk in one pass. */
+    const char *why = NULL;
+    uint32_t bad = 0;
+    bool oidx_shaped = offset_index_check(oidx, (size_t)oidx_entries * OFFSET_INDEX_ENTRY_BYTES,
+                                          log_bytes, &why, &bad) == 0;
+    if (!oidx_shaped) {
+        out->oidx_bad = bad;
+        out->oidx_why = why ? why : "invalid";
+    }
+    uint32_t j = 0; /* next .index entry to match */
+
+    uint64_t pos = 0;
+    int64_t expect = base_offset;
+    while (pos < log_bytes) {
+        uint64_t left = log_bytes - pos;
+        if (zero_from(log + pos, left < 12 ? left : 12)) {
+            if (zero_from(log + pos, left) && zero_tail_ok)
+                break;
+            out->log_rc = RT_E_CORRUPT;
+            out->log_why = "zero-filled bytes where a batch should start (only the newest "
+                           "segment after a crash has preallocated space)";
+            break;
+        }
+        struct batch_header h;
+        int64_t size = batch_size_at(log + pos, (size_t)left, &why);
+        if (size < 0 || batch_header_parse(log + pos, (size_t)size, &h, &why) != 0) {
+            out->log_rc = RT_E_CORRUPT;
+            out->log_why = why ? why : "bad batch header";
+            break;
+        }
+        if (h.base_offset != expect) {
+            out->log_rc = RT_E_CORRUPT;
+            out->log_why = pos == 0 ? "first batch's baseOffset is not the segment's base offset "
+                                      "(its file name)"
+                                    : "batch baseOffset is not the previous batch's lastOffset + 1";
+            break;
+        }
+        int64_t last = batch_last_offset(&h);
+        if (last - base_offset > INT32_MAX) {
+            out->log_rc = RT_E_CORRUPT;
+            out->log_why = "batch ends beyond the segment's base offset + 2^31 - 1 (offset index "
+                           "entries are i32)";
+            break;
+        }
+        if (oidx_shaped && out->oidx_bad == SEGMENT_CHECK_SOUND) {
+            for (; j < oidx_entries; j++) {
+                const uint8_t *e = oidx + (size_t)j * OFFSET_INDEX_ENTRY_BYTES;
+                uint32_t p = be32_load(e + 4);
+                int64_t off = base_offset + (int32_t)be32_load(e);
+                if (p > pos)
+                    break;
+                if (p < pos || off < h.base_offset || off > last) {
+                    out->oidx_bad = j;
+                    out->oidx_why = p < pos ? "entry points inside a batch, not at its start"
+                                            : "entry's offset is outside the batch it points at";
+                    break;
+                }
+            }
+        }
+        if (h.max_timestamp > out->max_timestamp) {
+            out->max_timestamp = h.max_timestamp;
+            out->max_timestamp_offset = last;
+        }
+        expect = last + 1;
+        pos += (uint64_t)size;
+    }
+    out->log_bad_position = out->log_rc ? pos : 0;
+    out->data_bytes = pos;
+    out->next_offset = expect;
+    if (oidx_shaped && out->oidx_bad == SEGMENT_CHECK_SOUND && j < oidx_entries) {
+        out->oidx_bad = j;
+        out->oidx_why = be32_load(oidx + (size_t)j * OFFSET_INDEX_ENTRY_BYTES + 4) < pos
+                            ? "entry points inside a batch, not at its start"
+                            : "entry points beyond the segment's last batch";
+    }
+
+    if (time_index_check(tidx, (size_t)tidx_entries * TIME_INDEX_ENTRY_BYTES, &why, &bad) != 0) {
+        out->tidx_bad = bad;
+        out->tidx_why = why ? why : "invalid";
+        return;
+    }
+    for (uint32_t i = 0; i < tidx_entries; i++) {
+        const uint8_t *e = tidx + (size_t)i * TIME_INDEX_ENTRY_BYTES;
+        int64_t ts = (int64_t)be64_load(e);
+        int64_t off = base_offset + (int32_t)be32_load(e + 8);
+        if (off >= expect) {
+            out->tidx_bad = i;
+            out->tidx_why = "entry's offset is beyond the segment's last offset";
+            return;
+        }
+        if (ts > out->max_timestamp) {
+            out->tidx_bad = i;
+            out->tidx_why = "entry's timestamp is above every batch's maxTimestamp";
+            return;
+        }
+    }
+}
+
+/* ---- SC4 --------------------------------------------------------------------------------- */
+
+void txn_walk_init(struct txn_walk *w, int64_t log_start)
+{
+    memset(w, 0, sizeof(*w));
+    w->complete = log_start == 0;
+}
+
+void txn_walk_free(struct txn_walk *w)
+{
+    free(w->open);
+    memset(w, 0, sizeof(*w));
+}
+
+static int walk_open_index(const struct txn_walk *w, int64_t pid)
+{
+    for (uint32_t i = 0; i < w->count; i++)
+        if (w->open[i].producer_id == pid)
+            return (int)i;
+    return -1;
+}
+
+static int walk_begin(struct txn_walk *w, int64_t pid, int64_t first)
+{
+    if (w->count == w->capacity) {
+        uint32_t cap = w->capacity ? w->capacity * 2 : 8;
+        struct txn_walk_open *o = realloc(w->open, (size_t)cap * sizeof(*o));
+        if (!o)
+            return -ENOMEM;
+        w->open = o;
+        w->capacity = cap;
+    }
+    w->open[w->count++] = (struct txn_walk_open){pid, first}; /* batches come in offset order */
+    return 0;
+}
+
+/* complete: the walk saw every transaction's start (exact firstOffset and LSO); unknown: the
+ * marker's type could not be read, so the entry is optional. */
+typedef int (*txn_expect_fn)(void *ctx, const struct txn_index_entry *expected, bool complete,
+                             bool unknown);
+
+/* Walks one segment, calling fn with the entry SC4 requires for each ABORT marker. */
+static int walk_segment(struct txn_walk *w, const uint8_t *log, uint64_t log_bytes,
+                        txn_expect_fn fn, void *ctx)
+{
+    uint64_t pos = 0;
+    while (pos < log_bytes) {
+        const char *why = NULL;
+        struct batch_header h;
+        int64_t size = batch_size_at(log + pos, (size_t)(log_bytes - pos), &why);
+        if (size < 0 || batch_header_parse(log + pos, (size_t)size, &h, &why) != 0)
+            return 0; /* the end of the data (or damage the log check reports) */
+        pos += (uint64_t)size;
+        if (h.producer_id < 0 || !batch_is_transactional(&h))
+            continue;
+        int i = walk_open_index(w, h.producer_id);
+        if (!batch_is_control(&h)) {
+            if (i < 0) {
+                int rc = walk_begin(w, h.producer_id, h.base_offset);
+                if (rc)
+                    return rc;
+            }
+            continue;
+        }
+        int64_t first = -1;
+        if (i >= 0) {
+            first = w->open[i].first_offset;
+            memmove(w->open + i, w->open + i + 1, (w->count - (uint32_t)i - 1) * sizeof(*w->open));
+            w->count--;
+        }
+        /* A marker whose record does not parse (payload damage: readers refuse the batch) may
+         * have been an ABORT: its entry may be there or not; a rebuild writes one, so that
+         * read_committed never serves what it may have aborted. */
+        int type = control_batch_type(log + pos - (uint64_t)size, (size_t)size);
+        if (type == CONTROL_COMMIT)
+            continue;
+        struct txn_index_entry e = {
+            .producer_id = h.producer_id,
+            .first_offset = first >= 0 ? first : h.base_offset,
+            .last_offset = h.base_offset,
+            .last_stable_offset = w->count ? w->open[0].first_offset : h.base_offset + 1,
+        };
+        int rc = fn(ctx, &e, w->complete, type != CONTROL_ABORT);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+struct compare_ctx {
+    const struct txn_index *idx;
+    uint32_t k;
+    const char *why;
+};
+
+static int compare_one(void *ctx, const struct txn_index_entry *want, bool complete, bool unknown)
+{
+    struct compare_ctx *c = ctx;
+    uint32_t n = c->idx ? txn_index_count(c->idx) : 0;
+    if (unknown) {
+        struct txn_index_entry next;
+        if (c->k >= n)
+            return 0;
+        txn_index_get(c->idx, c->k, &next);
+        if (next.last_offset != want->last_offset)
+            return 0; /* no entry for it: acceptable */
+    }
+    if (c->k >= n) {
+        c->why = "an ABORT marker has no entry (the index is missing or short)";
+        return -EBADMSG;
+    }
+    struct txn_index_entry got;
+    txn_index_get(c->idx, c->k, &got);
+    if (got.producer_id != want->producer_id || got.last_offset != want->last_offset) {
+        c->why = "entry does not match the segment's next ABORT marker";
+        return -EBADMSG;
+    }
+    if (complete ? got.first_offset != want->first_offset : got.first_offset > want->first_offset) {
+        c->why = "entry's firstOffset is not the aborted transaction's first offset";
+        return -EBADMSG;
+    }
+    if (complete ? got.last_stable_offset != want->last_stable_offset
+                 : got.last_stable_offset > want->last_stable_offset) {
+        c->why = "entry's lastStableOffset is not the LSO after the ABORT marker";
+        return -EBADMSG;
+    }
+    c->k++;
+    return 0;
+}
+
+int txn_walk_compare(struct txn_walk *w, const uint8_t *log, uint64_t log_bytes,
+                     const struct txn_index *idx, const char **why, uint32_t *bad_entry)
+{
+    struct compare_ctx c = {.idx = idx};
+    int rc = walk_segment(w, log, log_bytes, compare_one, &c);
+    if (rc == 0 && idx && c.k < txn_index_count(idx)) {
+        c.why = "entry for no ABORT marker of the segment";
+        rc = -EBADMSG;
+    }
+    if (rc == -EBADMSG) {
+        if (why)
+            *why = c.why;
+        if (bad_entry)
+            *bad_entry = c.k;
+    }
+    return rc;
+}
+
+struct rebuild_ctx {
+    struct txn_index *idx;
+    bool rebuild;
+};
+
+static int rebuild_one(void *ctx, const struct txn_index_entry *want, bool complete, bool unknown)
+{
+    (void)complete;
+    (void)unknown;
+    struct rebuild_ctx *r = ctx;
+    return r->rebuild ? txn_index_append(r->idx, want) : 0;
+}
+
+int txn_walk_rebuild(struct txn_walk *w, const uint8_t *log, uint64_t log_bytes,
+                     struct txn_index *idx, bool rebuild)
+{
+    struct rebuild_ctx r = {.idx = idx, .rebuild = rebuild};
+    return walk_segment(w, log, log_bytes, rebuild_one, &r);
+}

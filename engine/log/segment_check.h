@@ -1,0 +1,86 @@
+/*
+ * segment_check.h — the one check that rt_open and rt_verify share for a segment's files.
+ *
+ * Open and verify must agree (issue 10, defect 10): for every directory, verify reports a
+ * problem exactly when open would refuse or repair, and what open repaired is no longer
+ * reported. So both decide with these functions, over the same bytes:
+ *
+ *   segment_check_run  — one walk of a .log's batch headers (lengths, magic, base offsets dense
+ *                        from the file name's base; no payload CRC, which readers and verify
+ *                        check) and the cross-check of its .index and .timeindex entries
+ *                        against the batches walked. A bad log is refused by open; a bad index
+ *                        is rebuilt by open. Both are problems for verify.
+ *   txn_walk_segment   — the aborted-transaction rule SC4: a segment's .txnindex holds exactly
+ *                        one entry per ABORT marker in the segment, in order, each with the
+ *                        marker's producer id and offset, the transaction's first offset in the
+ *                        partition and the LSO after the marker (as partition.c writes it). The
+ *                        walk carries the open transactions from segment to segment, so it runs
+ *                        over a partition's segments in order from its log start. Open rebuilds a
+ *                        .txnindex that breaks SC4 (missing, short, torn, wrong entries); verify
+ *                        reports it.
+ *
+ * Pure functions over bytes: they never read outside the buffers they are given and never
+ * allocate except txn_walk's open-transaction list. Cost: one read of every batch header of the
+ * segment (and the one record of each control batch), plus O(entries) for the indexes.
+ */
+#ifndef RT_SEGMENT_CHECK_H
+#define RT_SEGMENT_CHECK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "index/txn_index.h"
+
+#define SEGMENT_CHECK_SOUND UINT32_MAX /* an index with no bad entry */
+
+struct segment_check {
+    int log_rc;          /* 0, or RT_E_CORRUPT: the walk stopped at a bad header */
+    const char *log_why; /* static reason when log_rc != 0 */
+    uint64_t log_bad_position;
+    uint64_t data_bytes;   /* end of the last batch walked */
+    int64_t next_offset;   /* last offset walked + 1 (the base when none) */
+    int64_t max_timestamp; /* largest batch maxTimestamp, -1 when none */
+    int64_t max_timestamp_offset;
+    uint32_t oidx_bad; /* first bad .index entry, or SEGMENT_CHECK_SOUND */
+    const char *oidx_why;
+    uint32_t tidx_bad; /* first bad .timeindex entry, or SEGMENT_CHECK_SOUND */
+    const char *tidx_why;
+};
+
+/* Walks log[0, log_bytes) of the segment starting at base_offset. zero_tail_ok: a zero-filled
+ * tail after the last batch is preallocated space (the newest segment after a crash), not
+ * damage. oidx/tidx are the live entries of the indexes (8 and 12 bytes each). */
+void segment_check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offset,
+                       bool zero_tail_ok, const uint8_t *oidx, uint32_t oidx_entries,
+                       const uint8_t *tidx, uint32_t tidx_entries, struct segment_check *out);
+
+/* The open transactions of a partition, carried from segment to segment. */
+struct txn_walk {
+    struct txn_walk_open *open; /* ascending by first_offset */
+    uint32_t count;
+    uint32_t capacity;
+    bool complete; /* the walk began at offset 0: every transaction's start was seen */
+};
+
+struct txn_walk_open {
+    int64_t producer_id;
+    int64_t first_offset;
+};
+
+/* log_start: the base offset of the partition's first segment. */
+void txn_walk_init(struct txn_walk *w, int64_t log_start);
+void txn_walk_free(struct txn_walk *w);
+
+/* Compares one segment's .txnindex entries (idx, NULL for none) with SC4. Segments must come in
+ * order. Returns 0 when they agree, -EBADMSG (*why, *bad_entry: the first entry that is wrong
+ * or missing) when they do not, -ENOMEM. Stops at the first unparsable batch header. */
+int txn_walk_compare(struct txn_walk *w, const uint8_t *log, uint64_t log_bytes,
+                     const struct txn_index *idx, const char **why, uint32_t *bad_entry);
+
+/* As txn_walk_compare, but appends the entries SC4 requires to idx (writable, emptied by the
+ * caller) when rebuild is true, or only advances the walk when it is false. Returns 0 or the
+ * first error of txn_index_append, -ENOMEM. */
+int txn_walk_rebuild(struct txn_walk *w, const uint8_t *log, uint64_t log_bytes,
+                     struct txn_index *idx, bool rebuild);
+
+#endif /* RT_SEGMENT_CHECK_H */

@@ -1,0 +1,635 @@
+/*
+ * shard.c — the group-commit loop (see shard.h).
+ *
+ * One round:
+ *   1. take every request queued so far (plus those deferred by the last round);
+ *   2. run CALL requests; for each APPEND in arrival order: make room in the partition's active
+ *      segment (rolling if needed — a roll waits for the next round if this round already wrote
+ *      to that segment), assign offsets, stamp the base offset into the batch;
+ *   3. queue one write per touched segment (its batches as one iovec list, split only past
+ *      IOV_MAX) and, under sync=always, one fdatasync per touched file ordered after it;
+ *   4. submit once and reap everything;
+ *   5. on success note the batches in the segments (indexes), publish the new high watermarks
+ *      (release) and release every waiter; on any failure set the engine's sticky write error
+ *      and fail the round's requests without publishing anything.
+ * So readers never see bytes that are not acknowledged, and one fdatasync serves every batch
+ * of every producer that landed in that file during the round.
+ */
+#include "shard.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "fsutil.h"
+#include "partition.h"
+
+#define SHARD_IOV_MAX 1024 /* IOV_MAX on Linux */
+
+int shard_init(struct shard *s, uint32_t id, const struct shard_env *env)
+{
+    memset(s, 0, sizeof(*s));
+    s->id = id;
+    s->env = *env;
+    pthread_mutex_init(&s->lock, NULL);
+    /* The shard's timed waits are on CLOCK_MONOTONIC (wall-clock jumps must not stall or
+     * spin it): the condition variable must use the same clock. */
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->has_work, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_cond_init(&s->has_room, NULL);
+    pthread_cond_init(&s->done, NULL);
+    s->iov_capacity = env->request_queue_depth * 2 + 16;
+    s->iov = calloc(s->iov_capacity, sizeof(*s->iov));
+    s->cqes = calloc(env->io.queue_depth, sizeof(*s->cqes));
+    if (!s->iov || !s->cqes)
+        return -ENOMEM;
+    int rc = io_ring_open(&env->io, &s->ring);
+    if (rc)
+        return error_set(rc, "shard %u: cannot set up the io backend: %s", id, strerror(-rc));
+    return 0;
+}
+
+const char *shard_backend_name(const struct shard *s)
+{
+    return s->ring ? io_ring_backend_name(s->ring) : "none";
+}
+
+int shard_add_partition(struct shard *s, struct partition *p)
+{
+    if (s->partition_count == s->partition_capacity) {
+        uint32_t cap = s->partition_capacity ? s->partition_capacity * 2 : 16;
+        struct partition **a = realloc(s->partitions, (size_t)cap * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        s->partitions = a;
+        s->partition_capacity = cap;
+    }
+    s->partitions[s->partition_count++] = p;
+    p->shard = s;
+    return 0;
+}
+
+/* Publishes a request's outcome: after this the caller may free it. */
+static void complete(struct shard_request *r, int result)
+{
+    r->result = result;
+    void (*on_done)(struct shard_request *) = r->on_done;
+    if (on_done) {
+        on_done(r);
+        return;
+    }
+    atomic_store_explicit(&r->done, true, memory_order_release);
+}
+
+static int sticky_error(struct shard *s)
+{
+    return atomic_load_explicit(s->env.write_error, memory_order_acquire);
+}
+
+static void set_sticky(struct shard *s, int rc)
+{
+    int expected = 0;
+    atomic_compare_exchange_strong(s->env.write_error, &expected, rc);
+}
+
+/* Tells the engine's append watch (if any) that watermarks moved: one call per round. */
+static void shard_notify_watch(struct shard *s)
+{
+    struct publish_watch *w = s->env.watch;
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->lock);
+    if (w->fn)
+        w->fn(w->ctx);
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* Runs queued ops to completion; returns 0 or the first error seen. */
+static int run_io(struct shard *s, const char **what)
+{
+    int first = 0;
+    int rc = io_submit(s->ring);
+    if (rc) {
+        first = rc;
+        *what = "submit";
+    }
+    while (io_pending(s->ring) > 0) {
+        unsigned want = io_pending(s->ring);
+        if (want > s->env.io.queue_depth)
+            want = s->env.io.queue_depth;
+        int n = io_reap(s->ring, s->cqes, s->env.io.queue_depth, want);
+        if (n < 0) {
+            if (n == -EINTR)
+                continue;
+            if (!first) {
+                first = n;
+                *what = "reap";
+            }
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            if (s->cqes[i].op == IO_OP_FDATASYNC && s->cqes[i].result >= 0)
+                atomic_fetch_add_explicit(&s->env.counters->fdatasyncs, 1, memory_order_relaxed);
+            if (s->cqes[i].result < 0 && !first) {
+                first = (int)s->cqes[i].result;
+                *what = s->cqes[i].op == IO_OP_WRITE ? "write" : "fdatasync";
+            }
+        }
+    }
+    return first;
+}
+
+/* Under sync=interval: fdatasync every partition written since the last sync. */
+static int sync_dirty(struct shard *s, int64_t now_ms)
+{
+    s->last_sync_ms = now_ms;
+    s->bytes_since_sync = 0;
+    bool any = false;
+    for (uint32_t i = 0; i < s->partition_count; i++) {
+        struct partition *p = s->partitions[i];
+        if (p->unsynced) {
+            p->unsynced = false;
+            if (p->active->sealed)
+                continue; /* the seal synced it (a roll that failed after sealing) */
+            int rc = io_queue_fdatasync(s->ring, p->active->fd, i);
+            if (rc == -EBUSY) {
+                const char *what = "";
+                rc = run_io(s, &what);
+                if (rc)
+                    return rc;
+                rc = io_queue_fdatasync(s->ring, p->active->fd, i);
+            }
+            if (rc)
+                return rc;
+            any = true;
+        }
+    }
+    if (!any)
+        return 0;
+    const char *what = "";
+    return run_io(s, &what);
+}
+
+int shard_enforce_retention(struct shard *s)
+{
+    int64_t wall_ms = fs_now_ms();
+    int first = 0;
+    for (uint32_t i = 0; i < s->partition_count; i++) {
+        struct partition *p = s->partitions[i];
+        int n = partition_enforce_retention(p, wall_ms);
+        if (n > 0)
+            atomic_fetch_add_explicit(&s->env.counters->segments_deleted, (uint64_t)n,
+                                      memory_order_relaxed);
+        else if (n < 0 && !first)
+            first = n;
+        uint32_t expired =
+            producer_table_expire(&p->producers, wall_ms, s->env.producer_id_expiration_ms);
+        if (expired)
+            atomic_fetch_add_explicit(&s->env.counters->producers_expired, expired,
+                                      memory_order_relaxed);
+    }
+    return first;
+}
+
+/* The shard's periodic housekeeping. A failure (a segment that cannot be deleted) is retried
+ * at the next period; partition_enforce_retention set the detail. */
+static void run_retention(struct shard *s, int64_t now_ms)
+{
+    s->last_retention_ms = now_ms;
+    (void)shard_enforce_retention(s);
+}
+
+/* One round over `list`; returns requests to defer to the next round through *deferred. */
+static void run_round(struct shard *s, struct shard_request *list, struct shard_request **deferred)
+{
+    struct shard_request *included = NULL, **included_tail = &included;
+    struct shard_request *defer = NULL, **defer_tail = &defer;
+    struct partition *touched[64];
+    uint32_t touched_count = 0;
+    uint32_t ops = 0, iov_used = 0;
+    int64_t now_ms = fs_now_ms();
+    const uint32_t depth = s->env.io.queue_depth;
+    const bool sync_always = s->env.sync_mode == RT_SYNC_ALWAYS;
+
+    /* CALL requests first, before any append of this round has advanced a partition's
+     * tentative state: a call (retention, roll, snapshot) may publish watermarks, which must
+     * only ever describe acknowledged bytes. */
+    struct shard_request *appends = NULL, **appends_tail = &appends;
+    for (struct shard_request *r = list, *next; r; r = next) {
+        next = r->next;
+        r->next = NULL;
+        if (r->kind == SHARD_REQ_CALL) {
+            complete(r, r->fn(s, r->arg));
+            continue;
+        }
+        *appends_tail = r;
+        appends_tail = &r->next;
+    }
+    for (struct shard_request *r = appends, *next; r; r = next) {
+        next = r->next;
+        r->next = NULL;
+        struct partition *p = r->partition;
+        int err = sticky_error(s);
+        if (err) {
+            complete(r, RT_E_IO_FAILED);
+            continue;
+        }
+        bool new_partition = !p->round_touched;
+        if (p->round_deferred || iov_used + 1 > s->iov_capacity ||
+            (new_partition && (touched_count == 64 || ops + 2 > depth))) {
+            p->round_deferred = true;
+            *defer_tail = r;
+            defer_tail = &r->next;
+            continue;
+        }
+        struct segment *was_active = p->active;
+        uint32_t snapshots_before = p->snapshots_written;
+        int rc = partition_make_room(p, r->len, r->header.last_offset_delta, now_ms);
+        if (p->active != was_active)
+            atomic_fetch_add_explicit(&s->env.counters->segments_rolled, 1, memory_order_relaxed);
+        if (p->snapshots_written != snapshots_before)
+            atomic_fetch_add_explicit(&s->env.counters->snapshots_written,
+                                      p->snapshots_written - snapshots_before,
+                                      memory_order_relaxed);
+        if (rc == 1) {
+            p->round_deferred = true;
+            *defer_tail = r;
+            defer_tail = &r->next;
+            continue;
+        }
+        if (rc == -EMFILE || rc == -ENFILE) {
+            /* Out of descriptors while rolling: nothing of this batch was written and the
+             * partition is consistent (the old segment sealed, no new one left behind), so
+             * only this append fails; the next one retries the roll (docs/limits.md). */
+            complete(r, rc);
+            continue;
+        }
+        if (rc < 0) {
+            set_sticky(s, rc);
+            complete(r, RT_E_IO_FAILED);
+            continue;
+        }
+        r->txn_started = false;
+        r->txn_first_offset = -1;
+        if (r->header.producer_id >= 0 && batch_is_control(&r->header)) {
+            /* A transaction marker: epoch and coordinator-epoch fencing, then it ends the
+             * producer's transaction in this partition. */
+            const char *rule = NULL;
+            int verdict =
+                producer_table_check_marker(&p->producers, &r->header, r->coordinator_epoch, &rule);
+            r->rule = rule;
+            if (verdict < 0) {
+                complete(r, verdict);
+                continue;
+            }
+            r->header.base_offset = p->next_offset;
+            int urc = producer_table_end_txn(&p->producers, &r->header, r->coordinator_epoch,
+                                             &r->txn_first_offset);
+            if (urc) {
+                complete(r, urc);
+                continue;
+            }
+        } else if (r->header.producer_id >= 0 && r->coordinator) {
+            const char *rule = NULL;
+            int verdict = producer_table_check_coordinator(&p->producers, &r->header, &rule);
+            r->rule = rule;
+            if (verdict < 0) {
+                complete(r, verdict);
+                continue;
+            }
+            r->header.base_offset = p->next_offset;
+            const struct producer_entry *pe =
+                producer_table_find(&p->producers, r->header.producer_id);
+            r->txn_started =
+                batch_is_transactional(&r->header) && !(pe && pe->current_txn_first_offset >= 0);
+            int urc = producer_table_update_coordinator(&p->producers, &r->header);
+            if (urc) {
+                complete(r, urc);
+                continue;
+            }
+        } else if (r->header.producer_id >= 0) {
+            /* Producer rules run here, in append order, against the state every earlier batch
+             * of this round has already updated. */
+            int64_t dup = -1;
+            const char *rule = NULL;
+            int verdict = producer_table_check(&p->producers, &r->header, &dup, &rule);
+            r->rule = rule;
+            if (verdict == PRODUCER_DUPLICATE) {
+                r->duplicate = true;
+                r->base_offset = dup;
+                atomic_fetch_add_explicit(&s->env.counters->duplicates, 1, memory_order_relaxed);
+                complete(r, 0);
+                continue;
+            }
+            if (verdict < 0) {
+                complete(r, verdict);
+                continue;
+            }
+            r->header.base_offset = p->next_offset;
+            const struct producer_entry *pe =
+                producer_table_find(&p->producers, r->header.producer_id);
+            r->txn_started =
+                batch_is_transactional(&r->header) && !(pe && pe->current_txn_first_offset >= 0);
+            int urc = producer_table_update(&p->producers, &r->header);
+            if (urc) {
+                r->rule = "the partition's producer table is full of producers with open "
+                          "transactions";
+                complete(r, urc);
+                continue;
+            }
+        }
+        if (new_partition) {
+            p->round_force_sync = false;
+            p->round_touched = true;
+            p->round_position = p->active->size_bytes;
+            p->round_bytes = 0;
+            p->round_batches = 0;
+            touched[touched_count++] = p;
+            ops += 2; /* its write and (under sync=always, or for markers) its fdatasync */
+        }
+        if (r->force_sync)
+            p->round_force_sync = true;
+        r->base_offset = p->next_offset;
+        r->header.base_offset = p->next_offset;
+        batch_stamp_base_offset(r->batch, p->next_offset);
+        p->next_offset += (int64_t)r->header.last_offset_delta + 1;
+        p->round_bytes += r->len;
+        p->round_batches++;
+        if (p->round_batches > 1 && (p->round_batches - 1) % SHARD_IOV_MAX == 0)
+            ops++;
+        iov_used++;
+        *included_tail = r;
+        included_tail = &r->next;
+    }
+
+    int rc = 0;
+    const char *what = "";
+    if (touched_count > 0) {
+        /* Lay out each partition's iovecs contiguously, in arrival order. */
+        uint32_t at = 0;
+        for (uint32_t t = 0; t < touched_count && rc == 0; t++) {
+            struct partition *p = touched[t];
+            uint32_t first = at;
+            for (struct shard_request *r = included; r; r = r->next)
+                if (r->partition == p)
+                    s->iov[at++] = (struct iovec){.iov_base = r->batch, .iov_len = r->len};
+            uint64_t off = p->round_position;
+            for (uint32_t i = first; i < at && rc == 0; i += SHARD_IOV_MAX) {
+                uint32_t n = at - i < SHARD_IOV_MAX ? at - i : SHARD_IOV_MAX;
+                uint64_t bytes = 0;
+                for (uint32_t k = i; k < i + n; k++)
+                    bytes += s->iov[k].iov_len;
+                rc = io_queue_write(s->ring, p->active->fd, s->iov + i, n, off, t);
+                off += bytes;
+            }
+            if (rc == 0 && (sync_always || p->round_force_sync))
+                rc = io_queue_fdatasync(s->ring, p->active->fd, t);
+        }
+        if (rc) {
+            /* Drain what was queued so the ring is empty for the next round. */
+            what = "queue";
+            const char *ignored = "";
+            (void)run_io(s, &ignored);
+        } else {
+            rc = run_io(s, &what);
+        }
+        if (rc)
+            set_sticky(s, rc);
+    }
+
+    if (rc == 0) {
+        uint64_t bytes = 0, batches = 0;
+        for (struct shard_request *r = included; r; r = r->next) {
+            struct partition *p = r->partition;
+            uint64_t position = p->active->size_bytes;
+            segment_note_append(p->active, &r->header, position, r->len);
+            p->unsynced = !sync_always && !p->round_force_sync;
+            if (r->header.producer_id >= 0 && rc == 0) {
+                int trc = partition_note_txn(p, &r->header, position, r->txn_started,
+                                             r->txn_first_offset, r->marker_type);
+                if (trc) {
+                    set_sticky(s, trc);
+                    rc = trc;
+                }
+            }
+            bytes += r->len;
+            batches++;
+        }
+        for (uint32_t t = 0; t < touched_count; t++)
+            partition_publish(touched[t]);
+        if (touched_count > 0)
+            shard_notify_watch(s);
+        if (touched_count > 0) {
+            atomic_fetch_add_explicit(&s->env.counters->rounds, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&s->env.counters->batches_appended, batches,
+                                      memory_order_relaxed);
+            atomic_fetch_add_explicit(&s->env.counters->bytes_appended, bytes,
+                                      memory_order_relaxed);
+        }
+        s->bytes_since_sync += bytes;
+    }
+    for (struct shard_request *r = included, *next; r; r = next) {
+        next = r->next;
+        complete(r, rc ? RT_E_IO_FAILED : 0);
+    }
+    for (uint32_t t = 0; t < touched_count; t++)
+        touched[t]->round_touched = false;
+    for (struct shard_request *r = defer; r; r = r->next)
+        r->partition->round_deferred = false;
+    *deferred = defer;
+}
+
+static void *shard_main(void *arg)
+{
+    struct shard *s = arg;
+    struct shard_request *deferred = NULL;
+    s->last_sync_ms = fs_monotonic_ms();
+    s->last_retention_ms = s->last_sync_ms;
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        while (!s->head && !deferred && !s->stopping) {
+            int64_t now = fs_monotonic_ms();
+            int64_t wait_ms = s->env.retention_check_ms;
+            if (s->env.sync_mode == RT_SYNC_INTERVAL && s->bytes_since_sync > 0) {
+                int64_t due = s->last_sync_ms + s->env.sync_interval_ms - now;
+                if (due < wait_ms)
+                    wait_ms = due;
+            }
+            int64_t retention_due = s->last_retention_ms + s->env.retention_check_ms - now;
+            if (retention_due < wait_ms)
+                wait_ms = retention_due;
+            if (wait_ms <= 0)
+                break;
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_sec += wait_ms / 1000;
+            ts.tv_nsec += (wait_ms % 1000) * 1000000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&s->has_work, &s->lock, &ts);
+            if (!s->head && !s->stopping)
+                break; /* a timer is due: fall through to the timed work */
+        }
+        struct shard_request *list = s->head;
+        s->head = s->tail = NULL;
+        s->queued = 0;
+        bool stopping = s->stopping;
+        pthread_cond_broadcast(&s->has_room);
+        pthread_mutex_unlock(&s->lock);
+
+        if (deferred) {
+            struct shard_request *d = deferred;
+            while (d->next)
+                d = d->next;
+            d->next = list;
+            list = deferred;
+            deferred = NULL;
+        }
+        if (list)
+            run_round(s, list, &deferred);
+
+        int64_t now = fs_monotonic_ms();
+        if (s->env.sync_mode == RT_SYNC_INTERVAL && s->bytes_since_sync > 0 && !sticky_error(s) &&
+            (now - s->last_sync_ms >= (int64_t)s->env.sync_interval_ms ||
+             (s->env.sync_interval_bytes > 0 &&
+              s->bytes_since_sync >= s->env.sync_interval_bytes))) {
+            int rc = sync_dirty(s, now);
+            if (rc)
+                set_sticky(s, rc);
+        }
+        if (now - s->last_retention_ms >= (int64_t)s->env.retention_check_ms && !sticky_error(s))
+            run_retention(s, now);
+
+        pthread_mutex_lock(&s->lock);
+        pthread_cond_broadcast(&s->done);
+        if (stopping && !s->head && !deferred)
+            break;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+int shard_start(struct shard *s)
+{
+    int rc = pthread_create(&s->thread, NULL, shard_main, s);
+    if (rc)
+        return -rc;
+    s->started = true;
+    return 0;
+}
+
+void shard_stop(struct shard *s)
+{
+    if (s->started) {
+        pthread_mutex_lock(&s->lock);
+        s->stopping = true;
+        pthread_cond_broadcast(&s->has_work);
+        pthread_mutex_unlock(&s->lock);
+        pthread_join(s->thread, NULL);
+        s->started = false;
+    }
+    if (s->ring)
+        io_ring_close(s->ring);
+    s->ring = NULL;
+    free(s->iov);
+    free(s->cqes);
+    free(s->partitions);
+    s->iov = NULL;
+    s->cqes = NULL;
+    s->partitions = NULL;
+    pthread_cond_destroy(&s->has_work);
+    pthread_cond_destroy(&s->has_room);
+    pthread_cond_destroy(&s->done);
+    pthread_mutex_destroy(&s->lock);
+}
+
+static int enqueue_locked(struct shard *s, struct shard_request *req)
+{
+    if (s->env.read_only)
+        return error_set(RT_E_READ_ONLY, "the engine was opened read-only: nothing is written");
+    while (!s->stopping && s->queued >= s->env.request_queue_depth)
+        pthread_cond_wait(&s->has_room, &s->lock);
+    if (s->stopping)
+        return error_set(RT_E_CLOSED, "the engine is closing");
+    if (s->tail)
+        s->tail->next = req;
+    else
+        s->head = req;
+    s->tail = req;
+    s->queued++;
+    pthread_cond_signal(&s->has_work);
+    return 0;
+}
+
+int shard_submit_async(struct shard *s, struct shard_request *req)
+{
+    assert(req->on_done);
+    atomic_init(&req->done, false);
+    req->next = NULL;
+    req->result = 0;
+    req->duplicate = false;
+    req->rule = NULL;
+    pthread_mutex_lock(&s->lock);
+    int rc = enqueue_locked(s, req);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n)
+{
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < n; i++) {
+        struct shard_request *req = reqs[i];
+        atomic_init(&req->done, false);
+        req->next = NULL;
+        req->result = 0;
+        req->duplicate = false;
+        req->rule = NULL;
+        req->on_done = NULL;
+        int rc = enqueue_locked(s, req);
+        if (rc) {
+            /* Closing: the ones already queued still run; report this and the rest closed. */
+            for (size_t k = i; k < n; k++) {
+                reqs[k]->result = rc;
+                atomic_store_explicit(&reqs[k]->done, true, memory_order_release);
+            }
+            break;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        while (!atomic_load_explicit(&reqs[i]->done, memory_order_acquire))
+            pthread_cond_wait(&s->done, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+int shard_submit(struct shard *s, struct shard_request *req)
+{
+    atomic_init(&req->done, false);
+    req->next = NULL;
+    req->result = 0;
+    req->duplicate = false;
+    req->rule = NULL;
+    req->on_done = NULL;
+    pthread_mutex_lock(&s->lock);
+    int rc = enqueue_locked(s, req);
+    if (rc) {
+        pthread_mutex_unlock(&s->lock);
+        return rc;
+    }
+    while (!atomic_load_explicit(&req->done, memory_order_acquire))
+        pthread_cond_wait(&s->done, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+    return req->result;
+}

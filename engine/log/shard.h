@@ -1,0 +1,147 @@
+/*
+ * shard.h — a writer thread that owns a set of partitions and one io ring, and turns the
+ * appends queued while its previous round was in flight into the next group-commit round.
+ *
+ * Callers hand requests to a shard through a bounded FIFO (callers block when it is full:
+ * back-pressure, never unbounded growth) and wait until their request is done. Requests live
+ * in the caller's stack frame; the shard never allocates per request. Only the shard thread
+ * touches its partitions' writer state, so the write path takes no lock but the queue's.
+ */
+#ifndef RT_SHARD_H
+#define RT_SHARD_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "batch.h"
+#include "io/io.h"
+#include "ringtail.h"
+
+struct partition;
+struct shard;
+
+/* Counters shared by every shard of an engine (relaxed atomics). */
+struct engine_counters {
+    _Atomic uint64_t rounds;
+    _Atomic uint64_t batches_appended;
+    _Atomic uint64_t bytes_appended;
+    _Atomic uint64_t fdatasyncs;
+    _Atomic uint64_t segments_rolled;
+    _Atomic uint64_t segments_deleted;
+    _Atomic uint64_t duplicates;
+    _Atomic uint64_t producers_expired;
+    _Atomic uint64_t snapshots_written;
+    _Atomic uint64_t snapshots_rejected;
+};
+
+/* Who hears that a round published new high watermarks (rt_append_watch_set). The shard calls
+ * fn under lock, so a caller that clears it knows no call is running once it has. */
+struct publish_watch {
+    pthread_mutex_t lock;
+    void (*fn)(void *ctx);
+    void *ctx;
+};
+
+struct shard_env {
+    enum rt_sync_mode sync_mode;
+    uint32_t sync_interval_ms;
+    uint64_t sync_interval_bytes;
+    uint32_t request_queue_depth;
+    uint32_t retention_check_ms;
+    int64_t producer_id_expiration_ms;
+    struct io_options io;
+    _Atomic int *write_error; /* sticky: first write/fsync failure of the engine */
+    struct engine_counters *counters;
+    bool read_only; /* a read-only engine: every request is refused with RT_E_READ_ONLY */
+    struct publish_watch *watch; /* may be NULL (tests building a shard alone) */
+};
+
+enum shard_request_kind {
+    SHARD_REQ_APPEND = 0,
+    SHARD_REQ_CALL = 1, /* run fn(shard, arg) on the shard thread before the round */
+};
+
+struct shard_request {
+    enum shard_request_kind kind;
+    struct partition *partition;
+    uint8_t *batch; /* APPEND: encoded, validated batch; base offset stamped by the shard */
+    size_t len;
+    struct batch_header header; /* parsed by the caller */
+    int (*fn)(struct shard *shard, void *arg);
+    void *arg;
+    int64_t base_offset; /* out: assigned, or the original offset of a duplicate (or -1) */
+    int result;          /* out */
+    bool duplicate;      /* out: a producer batch that was already appended */
+    const char *rule;    /* out: the producer-state rule that rejected the batch */
+    /* Asynchronous completion: called once on the shard thread after the out fields are set.
+     * The request must stay valid until then; it may be freed or reused inside the callback. */
+    void (*on_done)(struct shard_request *req);
+    void *owner;
+    /* Transaction markers (control batches written by the coordinator's marker API). */
+    int32_t coordinator_epoch;
+    int marker_type;  /* enum control_type */
+    bool force_sync;  /* fdatasync this batch's file in its round whatever the sync mode */
+    bool coordinator; /* coordinator origin: epoch fencing only, no sequence rules */
+    /* Set by the shard between check and apply. */
+    bool txn_started;
+    int64_t txn_first_offset;
+    _Atomic bool done; /* release-stored by the shard after result */
+    struct shard_request *next;
+};
+
+struct shard {
+    uint32_t id;
+    struct shard_env env;
+    io_ring *ring;
+    pthread_t thread;
+    bool started;
+    pthread_mutex_t lock;
+    pthread_cond_t has_work;
+    pthread_cond_t has_room;
+    pthread_cond_t done;
+    struct shard_request *head, *tail;
+    uint32_t queued;
+    bool stopping;
+
+    /* shard thread only */
+    struct partition **partitions;
+    uint32_t partition_count, partition_capacity;
+    struct iovec *iov;
+    uint32_t iov_capacity;
+    struct io_completion *cqes;
+    int64_t last_sync_ms;
+    uint64_t bytes_since_sync;
+    int64_t last_retention_ms;
+};
+
+/* Opens the shard's io ring; the thread starts with shard_start. */
+int shard_init(struct shard *s, uint32_t id, const struct shard_env *env);
+int shard_start(struct shard *s);
+/* Finishes every queued request, stops the thread, closes the ring. */
+void shard_stop(struct shard *s);
+const char *shard_backend_name(const struct shard *s);
+
+/* Before shard_start, or from the shard thread (a SHARD_REQ_CALL). */
+int shard_add_partition(struct shard *s, struct partition *p);
+
+/* Retention, then producer expiry, over every partition of the shard: what its timer runs each
+ * retention period, and what log_enforce_retention runs on demand. On the shard thread (a
+ * SHARD_REQ_CALL) or before shard_start. Returns the first partition's error (every partition
+ * is still visited), else 0. */
+int shard_enforce_retention(struct shard *s);
+
+/* Queues req and waits until the shard has run it. Returns req->result (RT_E_CLOSED after
+ * shard_stop began). */
+int shard_submit(struct shard *s, struct shard_request *req);
+
+/* Queues req (which must have on_done set) and returns at once; blocks only while the queue is
+ * full. Returns 0, or RT_E_CLOSED without queuing (on_done is then not called). */
+int shard_submit_async(struct shard *s, struct shard_request *req);
+
+/* Queues n requests at once (so they share the next round) and waits for all of them. Returns
+ * 0 when every request ran (each has its own result), or RT_E_CLOSED if none was queued. */
+int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n);
+
+#endif /* RT_SHARD_H */

@@ -1,0 +1,1269 @@
+/*
+ * coordinator.c — the transaction coordinator (see coordinator.h).
+ *
+ * State machine of one transactional id (Kafka's TransactionState; the function behind each
+ * transition in brackets):
+ *
+ *            init [coordinator_init]                 add partitions [coordinator_add_partitions]
+ *   (none) ----------------------------> Empty ------------------------------------> Ongoing
+ *                                          ^  ^                                       |   |
+ *        CompleteCommit / CompleteAbort ---+  |                 end(commit) [complete]|   |end(abort),
+ *              (next add -> Ongoing)          |                                       v   |timeout,
+ *                                             |                            PrepareCommit  |check-back
+ *                                             |                                  |        v
+ *                                             |           markers, then  CompleteCommit  PrepareAbort
+ *                                             |                                           |
+ *                                             +------------ CompleteAbort <---------------+
+ *   Ongoing --(init by a newer instance)--> PrepareEpochFence --> PrepareAbort --> CompleteAbort
+ *   Empty/Complete* idle past transactional_id_expiration_ms --> Dead (tombstone; forgotten)
+ *
+ * Invariants (tests name them):
+ *   CO1. Every transition is durable in __transaction_state before anything depends on it:
+ *        Ongoing (with its partitions) before the producer writes to a partition; Prepare*
+ *        before the first marker; Complete* only after every marker is durable.
+ *   CO2. A Prepare* state found at open (or left by a failed round) is completed with the same
+ *        outcome; it is never flipped. So a transaction is all-or-nothing across partitions.
+ *   CO3. The epoch is bumped at every transaction end, and markers carry the bumped epoch: once a
+ *        marker is in a partition, any write of the finished epoch there is rejected (KIP-890).
+ *   CO4. A request with an older epoch, or another producer id, than the id's current one is
+ *        RT_E_PRODUCER_FENCED; a request while the id is completing (Prepare*) is
+ *        RT_E_CONCURRENT_TRANSACTIONS.
+ *   CO5. An Ongoing transaction older than its timeout is aborted with an epoch bump by the timer
+ *        (unless parked as hanging by check-back), so no LSO is pinned forever.
+ *   CO6. The transaction log stays bounded: when it holds many more records than live ids, the
+ *        live state is re-appended in a fresh segment and everything older is deleted.
+ *
+ * Reconciliation with the partitions (a partition may lose a marker the coordinator counted on,
+ * e.g. a torn tail of its newest segment; docs/format.md G.5). For a transaction open in a
+ * partition — producer P at epoch E there, first offset F — with the id holding P (if any):
+ *   COR1. The id is Ongoing at epoch E, or Prepare* at the epoch its markers carry (E + 1, or E
+ *         when the epoch was exhausted), and lists the partition: the transaction is live. Open
+ *         leaves it to its producer, its timeout (CO5) or rt_txn_abort.
+ *   COR2. The id is CompleteCommit or CompleteAbort at epoch E + 1 — the bump that ended this very
+ *         transaction (CO3) — so its outcome is recorded: the partition gets a COMMIT or ABORT
+ *         marker at epoch E + 1, as the lost one was.
+ *   COR3. Otherwise (no id holds P; the id is at an epoch other than E / E + 1, or Empty, or
+ *         Ongoing without this partition) the coordinator holds no open transaction there and no
+ *         commit of it can be known: an ABORT marker at epoch E (its .txnindex entry included).
+ *         A commit whose marker was lost and whose id has moved on since is aborted: a double
+ *         fault (a durable marker lost, then more work on the id) that nothing recorded.
+ *   COR4. An empty transaction log (the coordinator's state lost, or none ever written) decides
+ *         nothing: such transactions stay open, listed by rt_txn_list_partitions.
+ *   COR5. Reconciliation runs in coordinator_open before CO2 completes the Prepare* ids (COR1
+ *         leaves their transactions to CO2; a stale epoch's transaction in one of their
+ *         partitions is aborted first, else CO2's marker would close it as part of the later
+ *         transaction) and before the timer starts and rt_open returns; its markers are durable
+ *         (log_write_markers), so a second open finds nothing to do. A marker into
+ *         __consumer_offsets applies or drops the producer's pending offsets, as finish() does.
+ *   COR6. An operator can always release a pinned LSO (rt_txn_abort_partition): a live (COR1)
+ *         transaction is aborted through the coordinator in all its partitions (all-or-nothing);
+ *         any other gets an ABORT marker at the partition's epoch for P, in that partition alone.
+ *
+ * Costs of reconciliation: one shard call per shard to collect the open transactions, a scan of
+ * the ids per open transaction (O(open x ids), at open only), one marker round per shard.
+ *
+ * Costs: each transaction writes 3 log records (Ongoing, Prepare*, Complete*; more when
+ * partitions are added later) and one marker per partition; commit waits for Prepare* and the
+ * markers, while Complete* rides a later round. The writes of concurrent transactions share
+ * group-commit rounds. The timer scans every id each tick (O(ids)).
+ */
+#include "coordinator.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "error.h"
+#include "fetch.h"
+#include "fsutil.h"
+#include "records.h"
+#include "group.h"
+#include "log.h"
+#include "producer_registry.h"
+
+#define COORD_BUCKETS             1024
+#define COORD_TICK_MS             50
+#define COORD_COMPACT_MIN_RECORDS 4096
+#define COORDINATOR_EPOCH         0 /* one coordinator per data directory, guarded by the lock file */
+
+struct txn_meta {
+    char id[TXN_ID_MAX_BYTES + 1];
+    pthread_mutex_t lock; /* serialises operations on this id; held across its log writes */
+    int refs;             /* table lookups in flight (under the table lock) */
+    bool removed;
+    struct txn_log_value v; /* partitions owned */
+    uint32_t part_capacity;
+    int64_t last_check_ms;
+    rt_txn_check_fn check_fn; /* the live producer's handler, if any */
+    void *check_ctx;
+    struct txn_meta *next;
+};
+
+struct coordinator {
+    struct log *lg;
+    struct producer_registry *producers;
+    _Atomic(struct group_manager *) groups; /* NULL until consumer offsets exist (TX2) */
+    struct partition *log;
+    pthread_mutex_t table_lock;
+    struct txn_meta *buckets[COORD_BUCKETS];
+    uint32_t live;
+    uint64_t log_records;     /* appended since the last compaction (or replayed) */
+    uint32_t async_in_flight; /* Complete* records handed to the log, not yet written */
+    rt_txn_check_fn check_fn; /* engine-wide handler */
+    void *check_ctx;
+    pthread_t timer;
+    bool timer_running;
+    pthread_mutex_t timer_lock;
+    pthread_cond_t timer_cv;
+    bool stopping;
+};
+
+static struct group_manager *coordinator_groups(struct coordinator *c)
+{
+    return atomic_load_explicit(&c->groups, memory_order_acquire);
+}
+
+void coordinator_attach_groups(struct coordinator *c, struct group_manager *groups)
+{
+    assert(groups);
+    struct group_manager *expected = NULL;
+    bool set = atomic_compare_exchange_strong(&c->groups, &expected, groups);
+    assert(set || expected == groups); /* TX1: created once */
+    (void)set;
+}
+
+static uint32_t bucket_of(const char *id)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h % COORD_BUCKETS;
+}
+
+/* ---- the table ---- */
+
+static struct txn_meta *meta_get(struct coordinator *c, const char *id, bool create)
+{
+    pthread_mutex_lock(&c->table_lock);
+    uint32_t b = bucket_of(id);
+    struct txn_meta *m = c->buckets[b];
+    while (m && strcmp(m->id, id) != 0)
+        m = m->next;
+    if (!m && create) {
+        m = calloc(1, sizeof(*m));
+        if (m) {
+            snprintf(m->id, sizeof(m->id), "%s", id);
+            pthread_mutex_init(&m->lock, NULL);
+            m->v.producer_id = -1;
+            m->v.producer_epoch = -1;
+            m->v.state = TXN_EMPTY;
+            m->next = c->buckets[b];
+            c->buckets[b] = m;
+            c->live++;
+        }
+    }
+    if (m)
+        m->refs++;
+    pthread_mutex_unlock(&c->table_lock);
+    return m;
+}
+
+static void meta_free(struct txn_meta *m)
+{
+    free(m->v.partitions);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+static void meta_put(struct coordinator *c, struct txn_meta *m)
+{
+    pthread_mutex_lock(&c->table_lock);
+    bool free_it = --m->refs == 0 && m->removed;
+    pthread_mutex_unlock(&c->table_lock);
+    if (free_it)
+        meta_free(m);
+}
+
+/* Unlinks a Dead id; memory goes with the last reference. Caller holds m->lock and a ref. */
+static void meta_remove(struct coordinator *c, struct txn_meta *m)
+{
+    pthread_mutex_lock(&c->table_lock);
+    struct txn_meta **pp = &c->buckets[bucket_of(m->id)];
+    while (*pp && *pp != m)
+        pp = &(*pp)->next;
+    if (*pp) {
+        *pp = m->next;
+        c->live--;
+    }
+    m->removed = true;
+    pthread_mutex_unlock(&c->table_lock);
+}
+
+/* A snapshot of the table: every id, each with a reference taken under the table lock, so the
+ * caller can visit them without it (ids created meanwhile are not in it; removed ones stay valid
+ * until their reference is put). Returns the malloc'd array (the caller puts each reference and
+ * frees it) and its length in *n_out, or NULL when out of memory. O(ids + COORD_BUCKETS). */
+static struct txn_meta **table_snapshot(struct coordinator *c, uint32_t *n_out)
+{
+    pthread_mutex_lock(&c->table_lock);
+    uint32_t cap = c->live ? c->live : 1;
+    struct txn_meta **all = malloc((size_t)cap * sizeof(*all));
+    uint32_t n = 0;
+    for (uint32_t b = 0; all && b < COORD_BUCKETS; b++)
+        for (struct txn_meta *m = c->buckets[b]; m; m = m->next) {
+            assert(n < cap); /* live counts exactly the linked ids */
+            m->refs++;
+            all[n++] = m;
+        }
+    assert(!all || n == c->live);
+    pthread_mutex_unlock(&c->table_lock);
+    *n_out = n;
+    return all;
+}
+
+/* ---- the log ---- */
+
+/* Encodes one transaction-log record (value NULL: a tombstone) as a batch in a malloc'd buffer
+ * placed `offset` bytes into the allocation (room for a caller's header). */
+static int log_encode(const char *id, const struct txn_log_value *v, size_t offset,
+                      uint8_t **alloc_out, size_t *len_out)
+{
+    uint8_t key[2 + 2 + TXN_ID_MAX_BYTES];
+    size_t key_len = 0;
+    int rc = txn_log_key_encode(id, key, sizeof(key), &key_len);
+    if (rc)
+        return rc;
+    size_t value_len = v ? txn_log_value_size(v) : 0;
+    uint8_t *value = v ? malloc(value_len) : NULL;
+    if (v && !value)
+        return -ENOMEM;
+    if (v && (rc = txn_log_value_encode(v, value, value_len, &value_len)) != 0) {
+        free(value);
+        return rc;
+    }
+    struct rt_record r = {.key = key,
+                          .key_len = (int32_t)key_len,
+                          .value = value,
+                          .value_len = v ? (int32_t)value_len : -1,
+                          .timestamp_ms = fs_now_ms()};
+    size_t cap = BATCH_HEADER_BYTES + record_encoded_size(&r, 0, 0);
+    uint8_t *alloc = malloc(offset + cap);
+    if (!alloc) {
+        free(value);
+        return -ENOMEM;
+    }
+    struct batch_builder b;
+    size_t len = 0;
+    rc = batch_builder_init(&b, alloc + offset, cap, 0, -1, -1, -1);
+    if (rc == 0)
+        rc = batch_builder_add(&b, &r);
+    if (rc == 0)
+        rc = batch_builder_finish(&b, &len);
+    free(value);
+    if (rc) {
+        free(alloc);
+        return rc;
+    }
+    *alloc_out = alloc;
+    *len_out = len;
+    return 0;
+}
+
+/* Appends one record to the transaction log, durably, waiting for it. */
+static int log_write(struct coordinator *c, const char *id, const struct txn_log_value *v)
+{
+    uint8_t *batch = NULL;
+    size_t len = 0;
+    int rc = log_encode(id, v, 0, &batch, &len);
+    if (rc == 0)
+        rc = log_append_forced(c->lg, c->log, batch, len, NULL);
+    free(batch);
+    if (rc == 0)
+        __atomic_add_fetch(&c->log_records, 1, __ATOMIC_RELAXED);
+    return rc;
+}
+
+/* An asynchronous log write: the request and the batch bytes in one allocation. */
+struct async_write {
+    struct shard_request req;
+    struct coordinator *c;
+};
+
+static void async_write_done(struct shard_request *r)
+{
+    struct async_write *w = (struct async_write *)r;
+    struct coordinator *c = w->c;
+    if (r->result == 0)
+        __atomic_add_fetch(&c->log_records, 1, __ATOMIC_RELAXED);
+    /* A failure leaves the engine's write side failed (sticky): the id's Prepare* record is
+     * then the last durable one and the next open completes it again (CO2). */
+    free(w);
+    __atomic_sub_fetch(&c->async_in_flight, 1, __ATOMIC_RELEASE);
+}
+
+/* Appends one record without waiting (fdatasynced in its round). Safe for Complete* records:
+ * anything that depends on them (the id's next Ongoing record) goes to the same log partition
+ * later, so it can be durable only if this one is. */
+static int log_write_async(struct coordinator *c, const char *id, const struct txn_log_value *v)
+{
+    uint8_t *alloc = NULL;
+    size_t len = 0;
+    int rc = log_encode(id, v, sizeof(struct async_write), &alloc, &len);
+    if (rc)
+        return rc;
+    struct async_write *w = (struct async_write *)alloc;
+    memset(w, 0, sizeof(*w));
+    uint8_t *batch = alloc + sizeof(struct async_write);
+    const char *why = NULL;
+    rc = batch_header_parse(batch, len, &w->req.header, &why);
+    assert(rc == 0);
+    w->c = c;
+    w->req.kind = SHARD_REQ_APPEND;
+    w->req.partition = c->log;
+    w->req.batch = batch;
+    w->req.len = len;
+    w->req.coordinator = true;
+    w->req.force_sync = true;
+    w->req.on_done = async_write_done;
+    __atomic_add_fetch(&c->async_in_flight, 1, __ATOMIC_ACQUIRE);
+    rc = log_append_async(c->lg, &w->req);
+    if (rc) {
+        __atomic_sub_fetch(&c->async_in_flight, 1, __ATOMIC_RELEASE);
+        free(alloc);
+    }
+    return rc;
+}
+
+/* Writes m's value with `state` (and whatever else the caller changed in `next`), and adopts it
+ * in memory only once it is durable (CO1). */
+static int transition(struct coordinator *c, struct txn_meta *m, struct txn_log_value *next)
+{
+    next->last_update_ms = fs_now_ms();
+    int rc = log_write(c, m->id, next);
+    if (rc)
+        return rc;
+    if (next->partitions != m->v.partitions)
+        free(m->v.partitions);
+    m->v = *next;
+    return 0;
+}
+
+static bool is_prepare(enum txn_state s)
+{
+    return s == TXN_PREPARE_COMMIT || s == TXN_PREPARE_ABORT || s == TXN_PREPARE_EPOCH_FENCE;
+}
+
+/* The epoch a finished transaction's markers carry and the producer's next (id, epoch). */
+static int next_identity(struct coordinator *c, const struct txn_meta *m, int16_t *marker_epoch,
+                         int64_t *next_pid, int16_t *next_epoch)
+{
+    if (m->v.producer_epoch < INT16_MAX - 1) {
+        *marker_epoch = (int16_t)(m->v.producer_epoch + 1);
+        *next_pid = m->v.producer_id;
+        *next_epoch = *marker_epoch;
+        return 0;
+    }
+    /* Epoch exhausted: markers close the old id at its last epoch; a fresh id takes over. */
+    *marker_epoch = m->v.producer_epoch;
+    *next_epoch = 0;
+    return producer_registry_allocate(c->producers, next_pid);
+}
+
+/* Phase two of a commit or abort whose Prepare* is durable: markers into every partition (one
+ * round per shard), pending offsets applied or dropped, then Complete* (CO1, CO2). */
+static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_t next_pid,
+                  int16_t next_epoch)
+{
+    uint32_t n = m->v.partition_count;
+    struct marker_spec *specs = calloc(n ? n : 1, sizeof(*specs));
+    if (!specs)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        specs[i] = (struct marker_spec){.topic = m->v.partitions[i].topic,
+                                        .partition = m->v.partitions[i].partition,
+                                        .producer_id = m->v.producer_id,
+                                        .producer_epoch = m->v.producer_epoch,
+                                        .coordinator_epoch = COORDINATOR_EPOCH,
+                                        .type = commit ? CONTROL_COMMIT : CONTROL_ABORT};
+    int rc = n ? log_write_markers(c->lg, specs, n) : 0;
+    if (rc) {
+        /* A marker rejected for a stale epoch means a newer epoch already wrote there: the
+         * partition has moved on and this marker is moot. Anything else stops here: the state
+         * stays Prepare* and the next open (or retry) completes it (CO2). */
+        bool only_stale = true;
+        for (uint32_t i = 0; i < n; i++)
+            if (specs[i].result && specs[i].result != RT_E_INVALID_PRODUCER_EPOCH)
+                only_stale = false;
+        if (!only_stale) {
+            free(specs);
+            return rc;
+        }
+    }
+    struct group_manager *groups = coordinator_groups(c);
+    for (uint32_t i = 0; i < n && groups; i++) {
+        if (strcmp(m->v.partitions[i].topic, GROUP_OFFSETS_TOPIC) == 0) {
+            group_txn_complete(groups, m->v.producer_id, commit);
+            break; /* completes every pending offset of the producer */
+        }
+    }
+    free(specs);
+    struct txn_log_value next = m->v;
+    next.state = commit ? TXN_COMPLETE_COMMIT : TXN_COMPLETE_ABORT;
+    next.partitions = NULL;
+    next.partition_count = 0;
+    next.producer_id = next_pid;
+    next.producer_epoch = next_epoch;
+    next.start_ms = -1;
+    next.check_count = 0;
+    next.hanging = false;
+    next.last_update_ms = fs_now_ms();
+    /* The markers are durable: the outcome is decided. Complete* may ride a later round
+     * (DESIGN §3 "Commit path"), so commit does not wait for a third fdatasync. */
+    rc = log_write_async(c, m->id, &next);
+    if (rc)
+        return rc;
+    free(m->v.partitions);
+    m->v = next;
+    m->part_capacity = 0;
+    return 0;
+}
+
+/* Two-phase end of m's open transaction. Caller holds m->lock. */
+static int end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bool fence)
+{
+    assert(m->v.state == TXN_ONGOING || is_prepare(m->v.state));
+    int16_t marker_epoch = m->v.producer_epoch;
+    int64_t next_pid = m->v.producer_id;
+    int16_t next_epoch = m->v.producer_epoch;
+    int rc;
+    if (m->v.state == TXN_ONGOING) {
+        rc = next_identity(c, m, &marker_epoch, &next_pid, &next_epoch);
+        if (rc)
+            return rc;
+        struct txn_log_value prep = m->v;
+        if (fence) {
+            prep.state = TXN_PREPARE_EPOCH_FENCE;
+            prep.producer_epoch = marker_epoch;
+            rc = transition(c, m, &prep);
+            if (rc)
+                return rc;
+            prep = m->v;
+        }
+        prep.state = commit ? TXN_PREPARE_COMMIT : TXN_PREPARE_ABORT;
+        prep.producer_epoch = marker_epoch;
+        rc = transition(c, m, &prep);
+        if (rc)
+            return rc;
+    } else {
+        /* Completing a Prepare* found at open: its epoch is already the markers' epoch. */
+        commit = m->v.state == TXN_PREPARE_COMMIT;
+        if (m->v.producer_epoch >= INT16_MAX - 1) {
+            next_epoch = 0;
+            rc = producer_registry_allocate(c->producers, &next_pid);
+            if (rc)
+                return rc;
+        }
+    }
+    return finish(c, m, commit, next_pid, next_epoch);
+}
+
+/* ---- operations ---- */
+
+static int fenced(const struct txn_meta *m, int64_t pid, int16_t epoch)
+{
+    if (pid != m->v.producer_id || epoch < m->v.producer_epoch)
+        return error_set(RT_E_PRODUCER_FENCED,
+                         "transactional id '%s': producer %" PRId64 " epoch %d is fenced by "
+                         "producer %" PRId64 " epoch %d (CO4)",
+                         m->id, pid, epoch, m->v.producer_id, m->v.producer_epoch);
+    if (epoch > m->v.producer_epoch)
+        return error_set(RT_E_INVALID_PRODUCER_EPOCH,
+                         "transactional id '%s': epoch %d is newer than the coordinator's %d",
+                         m->id, epoch, m->v.producer_epoch);
+    return 0;
+}
+
+int coordinator_init(struct coordinator *c, const char *id, int32_t timeout_ms,
+                     rt_txn_check_fn check_fn, void *check_ctx, int64_t *producer_id_out,
+                     int16_t *epoch_out)
+{
+    if (!id || !*id || strlen(id) > TXN_ID_MAX_BYTES)
+        return error_set(RT_E_INVALID_ARGUMENT, "transactional ids are 1..%d bytes",
+                         TXN_ID_MAX_BYTES);
+    struct txn_meta *m = meta_get(c, id, true);
+    if (!m)
+        return -ENOMEM;
+    pthread_mutex_lock(&m->lock);
+    int rc = 0;
+    if (m->v.state == TXN_ONGOING) {
+        rc = end_locked(c, m, false, true); /* fence the previous instance and abort */
+    } else if (is_prepare(m->v.state)) {
+        rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+    }
+    if (rc == 0) {
+        struct txn_log_value next = m->v;
+        next.partitions = NULL;
+        next.partition_count = 0;
+        if (next.producer_id < 0) {
+            rc = producer_registry_allocate(c->producers, &next.producer_id);
+            next.producer_epoch = 0;
+        } else if (next.producer_epoch >= INT16_MAX - 1) {
+            rc = producer_registry_allocate(c->producers, &next.producer_id);
+            next.producer_epoch = 0;
+        } else {
+            next.producer_epoch++;
+        }
+        next.state = TXN_EMPTY;
+        next.timeout_ms = timeout_ms;
+        next.start_ms = -1;
+        next.check_count = 0;
+        next.hanging = false;
+        if (rc == 0)
+            rc = transition(c, m, &next);
+    }
+    if (rc == 0) {
+        m->check_fn = check_fn;
+        m->check_ctx = check_ctx;
+        *producer_id_out = m->v.producer_id;
+        *epoch_out = m->v.producer_epoch;
+    }
+    pthread_mutex_unlock(&m->lock);
+    meta_put(c, m);
+    return rc;
+}
+
+int coordinator_add_partitions(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                               const struct txn_log_partition *parts, uint32_t count)
+{
+    struct txn_meta *m = meta_get(c, id, false);
+    if (!m)
+        return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
+    pthread_mutex_lock(&m->lock);
+    int rc;
+    if (is_prepare(m->v.state) && pid == m->v.producer_id &&
+        (epoch == m->v.producer_epoch || epoch + 1 == m->v.producer_epoch))
+        /* The same instance, whose transaction is between its phases (Prepare* carries the
+         * bumped epoch): not a zombie, just early (CO4). */
+        rc = error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                       "transactional id '%s' is completing its previous transaction", id);
+    else
+        rc = fenced(m, pid, epoch);
+    if (rc == 0 && m->v.state == TXN_DEAD)
+        rc = error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' expired", id);
+    if (rc == 0) {
+        /* The new set: the current one (if Ongoing) plus what is not in it yet. */
+        uint32_t have = m->v.state == TXN_ONGOING ? m->v.partition_count : 0;
+        struct txn_log_partition *set = malloc((size_t)(have + count) * sizeof(*set));
+        if (!set)
+            rc = -ENOMEM;
+        uint32_t n = have;
+        if (set && have)
+            memcpy(set, m->v.partitions, (size_t)have * sizeof(*set));
+        for (uint32_t i = 0; set && i < count; i++) {
+            bool found = false;
+            for (uint32_t k = 0; k < n && !found; k++)
+                found = set[k].partition == parts[i].partition &&
+                        strcmp(set[k].topic, parts[i].topic) == 0;
+            if (!found)
+                set[n++] = parts[i];
+        }
+        if (set && n == have && m->v.state == TXN_ONGOING) {
+            free(set); /* nothing new */
+        } else if (set) {
+            if (n > TXN_LOG_PARTITIONS_MAX) {
+                free(set);
+                rc = error_set(RT_E_TXN_PARTITIONS_FULL,
+                               "a transaction spans at most %d partitions", TXN_LOG_PARTITIONS_MAX);
+            } else {
+                struct txn_log_value next = m->v;
+                next.partitions = set;
+                next.partition_count = n;
+                if (m->v.state != TXN_ONGOING) {
+                    next.start_ms = fs_now_ms();
+                    next.check_count = 0;
+                    next.hanging = false;
+                    m->last_check_ms = next.start_ms;
+                }
+                next.state = TXN_ONGOING;
+                rc = transition(c, m, &next);
+                if (rc)
+                    free(set);
+            }
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    meta_put(c, m);
+    return rc;
+}
+
+int coordinator_end(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
+                    int64_t *producer_id_out, int16_t *epoch_out)
+{
+    struct txn_meta *m = meta_get(c, id, false);
+    if (!m)
+        return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
+    pthread_mutex_lock(&m->lock);
+    int rc = fenced(m, pid, epoch);
+    if (rc == 0) {
+        switch (m->v.state) {
+        case TXN_ONGOING:
+            rc = end_locked(c, m, commit, false);
+            break;
+        case TXN_EMPTY:
+        case TXN_COMPLETE_COMMIT:
+        case TXN_COMPLETE_ABORT:
+            /* Nothing was added: an empty transaction ends locally, epoch unchanged. */
+            break;
+        default:
+            rc = error_set(RT_E_CONCURRENT_TRANSACTIONS, "transactional id '%s' is %s", id,
+                           txn_state_name(m->v.state));
+            break;
+        }
+    }
+    if (rc == 0) {
+        *producer_id_out = m->v.producer_id;
+        *epoch_out = m->v.producer_epoch;
+    }
+    pthread_mutex_unlock(&m->lock);
+    meta_put(c, m);
+    return rc;
+}
+
+void coordinator_release(struct coordinator *c, const char *id)
+{
+    struct txn_meta *m = meta_get(c, id, false);
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->check_fn = NULL;
+    m->check_ctx = NULL;
+    pthread_mutex_unlock(&m->lock);
+    meta_put(c, m);
+}
+
+int coordinator_set_check_handler(struct coordinator *c, rt_txn_check_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&c->table_lock);
+    c->check_fn = fn;
+    c->check_ctx = ctx;
+    pthread_mutex_unlock(&c->table_lock);
+    return 0;
+}
+
+int coordinator_abort(struct coordinator *c, const char *id)
+{
+    struct txn_meta *m = meta_get(c, id, false);
+    if (!m)
+        return error_set(RT_E_UNKNOWN_PRODUCER_ID, "no transactional id '%s'", id);
+    pthread_mutex_lock(&m->lock);
+    int rc;
+    if (m->v.state == TXN_ONGOING)
+        rc = end_locked(c, m, false, true);
+    else if (is_prepare(m->v.state))
+        rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+    else
+        rc = error_set(RT_E_INVALID_TXN_STATE,
+                       "transactional id '%s' has no open transaction (%s); a partition still "
+                       "pinned by its producer %" PRId64 " is released by "
+                       "rt_txn_abort_partition",
+                       id, txn_state_name(m->v.state), m->v.producer_id);
+    pthread_mutex_unlock(&m->lock);
+    meta_put(c, m);
+    return rc;
+}
+
+/* ---- open transactions in the partitions: reconciliation (COR1-COR6) ---- */
+
+/* The id whose producer id is pid, with a reference (meta_put it), or NULL. O(ids). */
+static struct txn_meta *meta_by_producer(struct coordinator *c, int64_t pid)
+{
+    pthread_mutex_lock(&c->table_lock);
+    struct txn_meta *found = NULL;
+    for (uint32_t b = 0; !found && b < COORD_BUCKETS; b++)
+        for (struct txn_meta *m = c->buckets[b]; m && !found; m = m->next)
+            if (!m->removed && m->v.producer_id == pid)
+                found = m;
+    if (found)
+        found->refs++;
+    pthread_mutex_unlock(&c->table_lock);
+    return found;
+}
+
+static bool holds_partition(const struct txn_meta *m, const char *topic, uint32_t partition)
+{
+    for (uint32_t i = 0; i < m->v.partition_count; i++)
+        if (m->v.partitions[i].partition == partition &&
+            strcmp(m->v.partitions[i].topic, topic) == 0)
+            return true;
+    return false;
+}
+
+/* COR1: the coordinator holds t open in t's partition (Ongoing at t's epoch, or Prepare* at the
+ * epoch its markers carry). Caller holds m->lock. */
+static bool is_live(const struct txn_meta *m, const struct log_open_txn *t)
+{
+    if (!holds_partition(m, t->topic, t->partition))
+        return false;
+    if (m->v.state == TXN_ONGOING)
+        return m->v.producer_epoch == t->producer_epoch;
+    return is_prepare(m->v.state) && (m->v.producer_epoch == t->producer_epoch ||
+                                      m->v.producer_epoch == t->producer_epoch + 1);
+}
+
+enum reconcile_outcome { RECONCILE_LEAVE, RECONCILE_COMMIT, RECONCILE_ABORT };
+
+/* What open does with t (COR1-COR4); m is the id holding t's producer id (NULL: none), locked.
+ * *marker_epoch_out: the epoch the marker carries. */
+static enum reconcile_outcome reconcile_outcome_of(const struct txn_meta *m,
+                                                   const struct log_open_txn *t,
+                                                   int16_t *marker_epoch_out)
+{
+    *marker_epoch_out = t->producer_epoch;
+    if (t->producer_epoch < 0)
+        return RECONCILE_LEAVE; /* the partition's table disagrees with its open list */
+    if (m && is_live(m, t))
+        return RECONCILE_LEAVE; /* COR1 */
+    if (m && (int32_t)m->v.producer_epoch == (int32_t)t->producer_epoch + 1 &&
+        (m->v.state == TXN_COMPLETE_COMMIT || m->v.state == TXN_COMPLETE_ABORT)) {
+        *marker_epoch_out = m->v.producer_epoch; /* COR2: the bump that ended it (CO3) */
+        return m->v.state == TXN_COMPLETE_COMMIT ? RECONCILE_COMMIT : RECONCILE_ABORT;
+    }
+    return RECONCILE_ABORT; /* COR3 */
+}
+
+/* After the marker of producer pid is durable in a __consumer_offsets partition: its pending
+ * offsets follow the outcome (GO4), as finish() does for a live transaction. */
+static void offsets_follow_marker(struct group_manager *groups, const char *topic, int64_t pid,
+                                  bool commit)
+{
+    if (groups && strcmp(topic, GROUP_OFFSETS_TOPIC) == 0)
+        group_txn_complete(groups, pid, commit);
+}
+
+/* COR5: run by coordinator_open before CO2, before the timer starts and before rt_open returns. */
+static int reconcile(struct coordinator *c)
+{
+    if (__atomic_load_n(&c->log_records, __ATOMIC_RELAXED) == 0)
+        return 0; /* COR4: an empty transaction log decides nothing */
+    struct log_open_txn *txns = NULL;
+    size_t n = 0;
+    int rc = log_open_txns(c->lg, NULL, &txns, &n);
+    if (rc || n == 0)
+        return rc;
+    struct marker_spec *specs = calloc(n, sizeof(*specs));
+    if (!specs) {
+        free(txns);
+        return -ENOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct log_open_txn *t = &txns[i];
+        struct txn_meta *m = meta_by_producer(c, t->producer_id);
+        if (m)
+            pthread_mutex_lock(&m->lock);
+        int16_t marker_epoch = -1;
+        enum reconcile_outcome o = reconcile_outcome_of(m, t, &marker_epoch);
+        if (m) {
+            pthread_mutex_unlock(&m->lock);
+            meta_put(c, m);
+        }
+        if (o == RECONCILE_LEAVE)
+            continue;
+        specs[k++] =
+            (struct marker_spec){.topic = t->topic,
+                                 .partition = t->partition,
+                                 .producer_id = t->producer_id,
+                                 .producer_epoch = marker_epoch,
+                                 .coordinator_epoch = COORDINATOR_EPOCH,
+                                 .type = o == RECONCILE_COMMIT ? CONTROL_COMMIT : CONTROL_ABORT};
+    }
+    rc = k ? log_write_markers(c->lg, specs, k) : 0;
+    for (size_t i = 0; i < k; i++) {
+        if (specs[i].result == 0)
+            offsets_follow_marker(coordinator_groups(c), specs[i].topic, specs[i].producer_id,
+                                  specs[i].type == CONTROL_COMMIT);
+        else if (specs[i].result != RT_E_INVALID_PRODUCER_EPOCH && rc == 0)
+            rc = specs[i].result;
+    }
+    if (rc == RT_E_INVALID_PRODUCER_EPOCH)
+        rc = 0; /* only stale markers: a newer epoch already wrote there, nothing is pinned */
+    free(specs);
+    free(txns);
+    return rc;
+}
+
+int coordinator_list_partitions(struct log *lg, struct coordinator *c,
+                                int (*fn)(void *ctx, const struct rt_partition_txn *txn), void *ctx)
+{
+    struct log_open_txn *txns = NULL;
+    size_t n = 0;
+    int rc = log_open_txns(lg, NULL, &txns, &n);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const struct log_open_txn *t = &txns[i];
+        struct rt_partition_txn info = {.topic = t->topic,
+                                        .partition = t->partition,
+                                        .producer_id = t->producer_id,
+                                        .producer_epoch = t->producer_epoch,
+                                        .first_offset = t->first_offset,
+                                        .last_stable_offset = -1,
+                                        .high_watermark = -1};
+        (void)log_list_offsets(lg, t->topic, t->partition, RT_OFFSET_LATEST, RT_READ_COMMITTED,
+                               &info.last_stable_offset);
+        (void)log_list_offsets(lg, t->topic, t->partition, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
+                               &info.high_watermark);
+        struct txn_meta *m = c ? meta_by_producer(c, t->producer_id) : NULL;
+        if (m) {
+            pthread_mutex_lock(&m->lock);
+            info.transactional_id = m->id; /* the reference keeps it until meta_put */
+            info.coordinator_state = txn_state_name(m->v.state);
+            info.live = is_live(m, t);
+            pthread_mutex_unlock(&m->lock);
+        }
+        rc = fn(ctx, &info);
+        if (m)
+            meta_put(c, m);
+    }
+    free(txns);
+    return rc;
+}
+
+int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct group_manager *groups,
+                                const char *topic, uint32_t partition, int64_t producer_id,
+                                int16_t producer_epoch)
+{
+    struct partition *p = log_partition(lg, topic, partition);
+    if (!p)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION; /* log_partition set the detail */
+    struct log_open_txn *txns = NULL;
+    size_t n = 0;
+    int rc = log_open_txns(lg, p, &txns, &n);
+    if (rc)
+        return rc;
+    struct log_open_txn t = {.producer_epoch = -1};
+    bool open = false;
+    for (size_t i = 0; i < n && !open; i++) {
+        if (txns[i].producer_id == producer_id) {
+            t = txns[i];
+            open = true;
+        }
+    }
+    free(txns);
+    if (!open)
+        return error_set(RT_E_INVALID_TXN_STATE,
+                         "%s-%" PRIu32 ": producer %" PRId64 " has no open transaction there",
+                         topic, partition, producer_id);
+    if (t.producer_epoch < 0 || (producer_epoch >= 0 && producer_epoch != t.producer_epoch))
+        return error_set(RT_E_INVALID_PRODUCER_EPOCH,
+                         "%s-%" PRIu32 ": producer %" PRId64 " is at epoch %d there, not %d", topic,
+                         partition, producer_id, (int)t.producer_epoch, (int)producer_epoch);
+    struct txn_meta *m = c ? meta_by_producer(c, producer_id) : NULL;
+    if (m)
+        pthread_mutex_lock(&m->lock);
+    if (m && is_live(m, &t)) {
+        /* COR6: the coordinator's own transaction ends everywhere at once (all-or-nothing). */
+        if (m->v.state == TXN_ONGOING)
+            rc = end_locked(c, m, false, true);
+        else
+            rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+    } else {
+        /* COR6: a transaction nobody will end: its ABORT marker at the partition's epoch. The
+         * id's lock (when an id holds the producer) keeps the coordinator out meanwhile. */
+        struct marker_spec spec = {.topic = p->topic,
+                                   .partition = partition,
+                                   .producer_id = producer_id,
+                                   .producer_epoch = t.producer_epoch,
+                                   .coordinator_epoch = COORDINATOR_EPOCH,
+                                   .type = CONTROL_ABORT};
+        rc = log_write_markers(lg, &spec, 1);
+        if (rc == 0)
+            offsets_follow_marker(groups, p->topic, producer_id, false);
+    }
+    if (m) {
+        pthread_mutex_unlock(&m->lock);
+        meta_put(c, m);
+    }
+    return rc;
+}
+
+/* ---- listing ---- */
+
+struct list_entry {
+    struct txn_meta *m;
+};
+
+int coordinator_list(struct coordinator *c, int (*fn)(void *ctx, const struct rt_txn_info *txn),
+                     void *ctx)
+{
+    uint32_t n = 0;
+    struct txn_meta **all = table_snapshot(c, &n); /* fn runs without the table lock */
+    if (!all)
+        return -ENOMEM;
+    int rc = 0;
+    int64_t now = fs_now_ms();
+    for (uint32_t i = 0; i < n; i++) {
+        struct txn_meta *m = all[i];
+        if (rc == 0) {
+            pthread_mutex_lock(&m->lock);
+            uint32_t pc = m->v.partition_count;
+            const char **topics = calloc(pc ? pc : 1, sizeof(*topics));
+            uint32_t *ids = calloc(pc ? pc : 1, sizeof(*ids));
+            int64_t *pinned = calloc(pc ? pc : 1, sizeof(*pinned));
+            if (!topics || !ids || !pinned) {
+                rc = -ENOMEM;
+            } else {
+                bool open = m->v.state == TXN_ONGOING || is_prepare(m->v.state);
+                for (uint32_t k = 0; k < pc; k++) {
+                    topics[k] = m->v.partitions[k].topic;
+                    ids[k] = m->v.partitions[k].partition;
+                    pinned[k] = -1;
+                    int64_t lso = -1;
+                    if (open && log_list_offsets(c->lg, topics[k], ids[k], RT_OFFSET_LATEST,
+                                                 RT_READ_COMMITTED, &lso) == 0) {
+                        int64_t hw = -1;
+                        log_list_offsets(c->lg, topics[k], ids[k], RT_OFFSET_LATEST,
+                                         RT_READ_UNCOMMITTED, &hw);
+                        pinned[k] = lso < hw ? lso : -1;
+                    }
+                }
+                struct rt_txn_info info = {
+                    .transactional_id = m->id,
+                    .producer_id = m->v.producer_id,
+                    .epoch = m->v.producer_epoch,
+                    .state = txn_state_name(m->v.state),
+                    .age_ms = m->v.start_ms >= 0 && open ? now - m->v.start_ms : 0,
+                    .timeout_ms = m->v.timeout_ms,
+                    .check_count = m->v.check_count,
+                    .hanging = m->v.hanging,
+                    .partition_count = pc,
+                    .partition_topics = topics,
+                    .partition_ids = ids,
+                    .pinned_lso = pinned,
+                };
+                if (m->v.state != TXN_DEAD)
+                    rc = fn(ctx, &info);
+            }
+            free(topics);
+            free(ids);
+            free(pinned);
+            pthread_mutex_unlock(&m->lock);
+        }
+        meta_put(c, m);
+    }
+    free(all);
+    return rc;
+}
+
+/* ---- the timer: timeouts, check-back, expiry, compaction ---- */
+
+static void tick_one(struct coordinator *c, struct txn_meta *m, int64_t now)
+{
+    const struct rt_options *o = log_options(c->lg);
+    pthread_mutex_lock(&m->lock);
+    if (m->removed) {
+        pthread_mutex_unlock(&m->lock);
+        return;
+    }
+    if (m->v.state == TXN_ONGOING && !m->v.hanging) {
+        rt_txn_check_fn check = m->check_fn ? m->check_fn : c->check_fn;
+        void *check_ctx = m->check_fn ? m->check_ctx : c->check_ctx;
+        if (check && now - m->v.start_ms >= (int64_t)o->txn_check_interval_ms &&
+            now - m->last_check_ms >= (int64_t)o->txn_check_interval_ms) {
+            m->last_check_ms = now;
+            enum rt_txn_check_result r =
+                check(check_ctx, m->id, m->v.producer_id, m->v.producer_epoch);
+            if (r == RT_TXN_CHECK_COMMIT) {
+                (void)end_locked(c, m, true, false);
+            } else if (r == RT_TXN_CHECK_ROLLBACK) {
+                (void)end_locked(c, m, false, true);
+            } else {
+                struct txn_log_value next = m->v;
+                next.check_count++;
+                bool exhausted = next.check_count >= o->txn_check_max;
+                if (exhausted && o->txn_park_hanging)
+                    next.hanging = true;
+                if (transition(c, m, &next) == 0 && exhausted && !o->txn_park_hanging)
+                    (void)end_locked(c, m, false, true);
+            }
+        } else if (now - m->v.start_ms > m->v.timeout_ms) {
+            (void)end_locked(c, m, false, true); /* CO5 */
+        }
+    } else if (is_prepare(m->v.state)) {
+        /* A phase two that failed earlier (e.g. the engine could not write): retry it. */
+        (void)end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+    } else if ((m->v.state == TXN_EMPTY || m->v.state == TXN_COMPLETE_COMMIT ||
+                m->v.state == TXN_COMPLETE_ABORT) &&
+               now - m->v.last_update_ms > o->transactional_id_expiration_ms && !m->check_fn) {
+        if (log_write(c, m->id, NULL) == 0) { /* tombstone */
+            m->v.state = TXN_DEAD;
+            meta_remove(c, m);
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* CO6: re-append every live value in a fresh segment, then drop everything older. */
+static void compact(struct coordinator *c)
+{
+    if (__atomic_load_n(&c->log_records, __ATOMIC_RELAXED) <
+        COORD_COMPACT_MIN_RECORDS + 2ull * c->live)
+        return;
+    if (log_roll(c->lg, c->log) != 0)
+        return;
+    int64_t checkpoint = -1;
+    if (log_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
+                         &checkpoint) != 0)
+        return;
+    uint32_t n = 0;
+    struct txn_meta **all = table_snapshot(c, &n);
+    if (!all)
+        return;
+    int rc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct txn_meta *m = all[i];
+        pthread_mutex_lock(&m->lock);
+        if (rc == 0 && !m->removed)
+            rc = log_write(c, m->id, &m->v);
+        pthread_mutex_unlock(&m->lock);
+        meta_put(c, m);
+    }
+    free(all);
+    if (rc == 0 && log_delete_before(c->lg, c->log, checkpoint) >= 0)
+        __atomic_store_n(&c->log_records, n, __ATOMIC_RELAXED);
+}
+
+void coordinator_tick(struct coordinator *c)
+{
+    uint32_t n = 0;
+    struct txn_meta **all = table_snapshot(c, &n);
+    if (!all)
+        return;
+    int64_t now = fs_now_ms();
+    for (uint32_t i = 0; i < n; i++) {
+        tick_one(c, all[i], now);
+        meta_put(c, all[i]);
+    }
+    free(all);
+    compact(c);
+}
+
+static void *timer_main(void *arg)
+{
+    struct coordinator *c = arg;
+    pthread_mutex_lock(&c->timer_lock);
+    while (!c->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += COORD_TICK_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&c->timer_cv, &c->timer_lock, &ts);
+        if (c->stopping)
+            break;
+        pthread_mutex_unlock(&c->timer_lock);
+        coordinator_tick(c);
+        pthread_mutex_lock(&c->timer_lock);
+    }
+    pthread_mutex_unlock(&c->timer_lock);
+    return NULL;
+}
+
+/* ---- open: replay the log, finish what was left ---- */
+
+/* Where a replayed record lies, for the detail of RT_E_CORRUPT: the segment file and the byte
+ * position of its batch, as every other damaged batch is reported. */
+struct replay_at {
+    const struct rt_fetch_view *view;
+    const uint8_t *batch;
+};
+
+static int replay_corrupt(const struct replay_at *at, const struct rt_record_view *r,
+                          const char *what, const char *why)
+{
+    uint64_t pos = at->view->segment_position;
+    if (at->batch && at->batch >= at->view->data)
+        pos += (uint64_t)(at->batch - at->view->data);
+    return error_set(RT_E_CORRUPT,
+                     "%s: offset %" PRIu64 ": %s record at log offset %" PRId64 ": %s: %s",
+                     at->view->segment_path, pos, TXN_LOG_TOPIC, r->offset, what, why);
+}
+
+static int replay_record(struct coordinator *c, const struct rt_record_view *r,
+                         const struct replay_at *at)
+{
+    char id[TXN_ID_MAX_BYTES + 1];
+    const char *what = NULL, *why = NULL;
+    /* The one check rt_verify runs too (txn_log_batch_check), so both judge a record alike. */
+    int rc = txn_log_record_check(r->key, r->key_len, r->value, r->value_len, &what, &why);
+    if (rc == RT_E_CORRUPT)
+        return replay_corrupt(at, r, what, why ? why : "invalid");
+    if (rc)
+        return rc;
+    rc = txn_log_key_decode(r->key, (size_t)r->key_len, id, &why);
+    assert(rc == 0);
+    __atomic_add_fetch(&c->log_records, 1, __ATOMIC_RELAXED);
+    struct txn_meta *m = meta_get(c, id, r->value != NULL);
+    if (!r->value) { /* tombstone */
+        if (m) {
+            meta_remove(c, m);
+            meta_put(c, m);
+        }
+        return 0;
+    }
+    if (!m)
+        return -ENOMEM;
+    struct txn_log_value v;
+    rc = txn_log_value_decode(r->value, (size_t)r->value_len, &v, &why);
+    if (rc) {
+        meta_put(c, m);
+        if (rc == RT_E_CORRUPT)
+            return replay_corrupt(at, r, "bad value", why ? why : rt_strerror(rc));
+        return error_set(rc, "%s offset %" PRId64 ": bad value: %s", TXN_LOG_TOPIC, r->offset,
+                         why ? why : rt_strerror(rc));
+    }
+    free(m->v.partitions);
+    m->v = v;
+    m->last_check_ms = v.start_ms;
+    meta_put(c, m);
+    return 0;
+}
+
+static int replay(struct coordinator *c)
+{
+    int64_t offset = 0, end = 0;
+    int rc =
+        log_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &offset);
+    if (rc == 0)
+        rc = log_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);
+    while (rc == 0 && offset < end) {
+        rt_fetch *f = NULL;
+        rc = log_fetch_start(c->lg, TXN_LOG_TOPIC, 0, offset, 1 << 20, RT_READ_UNCOMMITTED, &f);
+        if (rc)
+            break;
+        struct rt_records it;
+        struct rt_record_view r;
+        records_init(&it, f, offset);
+        int64_t before = offset;
+        while (rc == 0 && (rc = records_next(&it, &r)) == 0) {
+            struct replay_at at = {.view = rt_fetch_get(f), .batch = it.batch};
+            rc = replay_record(c, &r, &at);
+            offset = r.offset + 1;
+        }
+        if (rc == RT_E_END)
+            rc = 0;
+        if (rc == 0 && offset == before) {
+            /* Only control records (none are written here) or an empty fetch: step over it. */
+            offset = end;
+        }
+        rt_fetch_release(f);
+    }
+    return rc;
+}
+
+int coordinator_open(struct log *lg, struct producer_registry *producers,
+                     struct group_manager *groups, bool create, struct coordinator **out)
+{
+    struct coordinator *c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->lg = lg;
+    c->producers = producers;
+    atomic_init(&c->groups, groups);
+    pthread_mutex_init(&c->table_lock, NULL);
+    pthread_mutex_init(&c->timer_lock, NULL);
+    pthread_cond_init(&c->timer_cv, NULL);
+    int rc = 0;
+    if (create) {
+        rc = log_internal_topic_create(lg, TXN_LOG_TOPIC, 1);
+        if (rc == RT_E_TOPIC_ALREADY_EXISTS)
+            rc = 0;
+    }
+    if (rc == 0) {
+        c->log = log_partition(lg, TXN_LOG_TOPIC, 0);
+        if (!c->log)
+            rc = RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    if (rc == 0)
+        rc = replay(c);
+    /* COR5 before CO2: a stale epoch's transaction in a partition is aborted before a Prepare*
+     * completion's marker could close it as that later transaction's (a read-only open writes
+     * no marker). */
+    bool read_only = log_read_only(lg);
+    if (rc == 0 && !read_only)
+        rc = reconcile(c);
+    /* CO2: finish every transaction a crash left between its phases (not on a read-only engine:
+     * it writes nothing, so those stay as they are for rt_txn_list and the next writer). */
+    for (uint32_t b = 0; rc == 0 && !read_only && b < COORD_BUCKETS; b++) {
+        for (struct txn_meta *m = c->buckets[b]; rc == 0 && m; m = m->next) {
+            pthread_mutex_lock(&m->lock);
+            if (m->v.state == TXN_PREPARE_EPOCH_FENCE) {
+                struct txn_log_value next = m->v;
+                next.state = TXN_PREPARE_ABORT;
+                rc = transition(c, m, &next);
+            }
+            if (rc == 0 && is_prepare(m->v.state))
+                rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+            pthread_mutex_unlock(&m->lock);
+        }
+    }
+    if (rc == 0 && !read_only) {
+        rc = -pthread_create(&c->timer, NULL, timer_main, c);
+        c->timer_running = rc == 0;
+    }
+    if (rc) {
+        coordinator_close(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+int64_t coordinator_producer_id_max(struct coordinator *c)
+{
+    int64_t max = -1;
+    pthread_mutex_lock(&c->table_lock);
+    for (uint32_t b = 0; b < COORD_BUCKETS; b++)
+        for (struct txn_meta *m = c->buckets[b]; m; m = m->next)
+            if (m->v.producer_id > max)
+                max = m->v.producer_id;
+    pthread_mutex_unlock(&c->table_lock);
+    return max;
+}
+
+void coordinator_close(struct coordinator *c)
+{
+    if (!c)
+        return;
+    if (c->timer_running) {
+        pthread_mutex_lock(&c->timer_lock);
+        c->stopping = true;
+        pthread_cond_broadcast(&c->timer_cv);
+        pthread_mutex_unlock(&c->timer_lock);
+        pthread_join(c->timer, NULL);
+    }
+    /* Complete* records still queued finish on the shard threads: wait for them (after the
+     * timer, which can queue more, has stopped). */
+    while (__atomic_load_n(&c->async_in_flight, __ATOMIC_ACQUIRE) > 0)
+        usleep(1000);
+    for (uint32_t b = 0; b < COORD_BUCKETS; b++) {
+        struct txn_meta *m = c->buckets[b];
+        while (m) {
+            struct txn_meta *next = m->next;
+            meta_free(m);
+            m = next;
+        }
+    }
+    pthread_mutex_destroy(&c->table_lock);
+    pthread_mutex_destroy(&c->timer_lock);
+    pthread_cond_destroy(&c->timer_cv);
+    free(c);
+}

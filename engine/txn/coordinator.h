@@ -1,0 +1,81 @@
+/*
+ * coordinator.h — the transaction coordinator: transactional ids, their state machine, the
+ * transaction log `__transaction_state`, two-phase commit through the partitions' marker API,
+ * timeouts, check-back and expiry. The state machine and its invariants are at the top of
+ * coordinator.c. Internal; the public face is the Transactions section of ringtail.h.
+ *
+ * The coordinator is created at engine open when the transaction log exists (it replays it and
+ * finishes every Prepare* transaction before the engine is handed out), or lazily at the first
+ * rt_producer_init_transactions. It runs one timer thread. Operations on different
+ * transactional ids run concurrently (their log writes and markers share group-commit rounds);
+ * operations on one id are serialised by that id's lock.
+ */
+#ifndef RT_COORDINATOR_H
+#define RT_COORDINATOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ringtail.h"
+#include "txn_log.h"
+
+struct coordinator;
+
+/* Opens the coordinator of engine e: replays the transaction log (creating the topic when
+ * `create`), completes Prepare* transactions, aborts fenced ones, starts the timer. */
+struct group_manager;
+struct log;
+struct producer_registry;
+
+int coordinator_open(struct log *lg, struct producer_registry *producers,
+                     struct group_manager *groups, bool create, struct coordinator **out);
+
+/* The group manager created after the coordinator (TX2 in txn.h): transactions that carry
+ * offsets complete them through it from now on. */
+void coordinator_attach_groups(struct coordinator *c, struct group_manager *groups);
+void coordinator_close(struct coordinator *c);
+
+/* The largest producer id any transactional id of the log holds (-1 when none): open keeps the
+ * producer-id allocator above it. */
+int64_t coordinator_producer_id_max(struct coordinator *c);
+
+/* InitProducerId for a transactional id: fences the previous instance (epoch bump), finishes
+ * or aborts what it left open, and returns the producer id and the new epoch. */
+int coordinator_init(struct coordinator *c, const char *transactional_id, int32_t timeout_ms,
+                     rt_txn_check_fn check_fn, void *check_ctx, int64_t *producer_id_out,
+                     int16_t *epoch_out);
+
+/* AddPartitionsToTxn: the transaction becomes (or stays) Ongoing with these partitions added,
+ * durably, before the producer writes to them. */
+int coordinator_add_partitions(struct coordinator *c, const char *transactional_id,
+                               int64_t producer_id, int16_t epoch,
+                               const struct txn_log_partition *parts, uint32_t count);
+
+/* EndTxn: two-phase commit or abort. On success *epoch_out is the producer's next epoch (bumped
+ * at every transaction end), and *producer_id_out its id (new if the epoch was exhausted). */
+int coordinator_end(struct coordinator *c, const char *transactional_id, int64_t producer_id,
+                    int16_t epoch, bool commit, int64_t *producer_id_out, int16_t *epoch_out);
+
+/* The producer is closing: forget its check-back handler. */
+void coordinator_release(struct coordinator *c, const char *transactional_id);
+
+int coordinator_set_check_handler(struct coordinator *c, rt_txn_check_fn fn, void *ctx);
+int coordinator_list(struct coordinator *c, int (*fn)(void *ctx, const struct rt_txn_info *txn),
+                     void *ctx);
+int coordinator_abort(struct coordinator *c, const char *transactional_id);
+
+/* Every transaction open in a partition of e (rt_txn_list_partitions), with what the
+ * coordinator c (NULL: none) knows of its producer id. fn runs with no lock held. */
+int coordinator_list_partitions(struct log *lg, struct coordinator *c,
+                                int (*fn)(void *ctx, const struct rt_partition_txn *txn),
+                                void *ctx);
+
+/* rt_txn_abort_partition (COR6); c may be NULL (no transaction log). */
+int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct group_manager *groups,
+                                const char *topic, uint32_t partition, int64_t producer_id,
+                                int16_t producer_epoch);
+
+/* Runs one timer pass now (timeouts, check-back, expiry, compaction) — tests. */
+void coordinator_tick(struct coordinator *c);
+
+#endif /* RT_COORDINATOR_H */

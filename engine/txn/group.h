@@ -1,0 +1,70 @@
+/*
+ * group.h — consumer-group offsets in the internal topic `__consumer_offsets` (Kafka's
+ * GroupMetadataManager, offsets part): plain commits, transactional commits held pending per
+ * producer until the transaction's marker, and stable fetches. docs/format.md §H is normative
+ * for the records.
+ *
+ * The group manager is created at engine open (after the topics exist) and replays the whole
+ * topic into memory; it writes through log_append_coordinator. The transaction coordinator
+ * calls group_partition_for (the partition it must add to the transaction and mark),
+ * group_txn_commit_offsets (while the transaction is Ongoing) and group_txn_complete (after the
+ * marker is durable). Thread-safe (one mutex).
+ */
+#ifndef RT_GROUP_H
+#define RT_GROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtail.h"
+
+#define GROUP_OFFSETS_TOPIC      "__consumer_offsets"
+#define GROUP_OFFSETS_PARTITIONS 4
+#define GROUP_NAME_MAX_BYTES     1024
+
+struct group_manager;
+
+/* Replays `__consumer_offsets` (which the engine created). Returns 0, RT_E_CORRUPT (a record
+ * that does not parse: names the file and offset), -ENOMEM. */
+struct log;
+
+int group_manager_open(struct log *lg, struct group_manager **out);
+void group_manager_close(struct group_manager *g);
+
+/* Kafka's placement: abs(java String.hashCode(group)) % GROUP_OFFSETS_PARTITIONS. */
+uint32_t group_partition_for(const char *group);
+
+/* What the public commit calls check first (group_commit itself stores any topic name): every
+ * offset names an existing topic and partition. 0 or RT_E_UNKNOWN_TOPIC_OR_PARTITION naming it. */
+int group_offsets_check_known(struct log *lg, const struct rt_offset *offsets, size_t count);
+
+/* Plain commit: durable before it returns. */
+int group_commit(struct group_manager *g, const char *group, const struct rt_offset *offsets,
+                 size_t count);
+
+/* Transactional commit for producer (pid, epoch): written as a transactional batch into the
+ * group's partition, held pending until group_txn_complete. The coordinator has already added
+ * (GROUP_OFFSETS_TOPIC, group_partition_for(group)) to the transaction. */
+int group_txn_commit_offsets(struct group_manager *g, int64_t producer_id, int16_t epoch,
+                             const char *group, const struct rt_offset *offsets, size_t count);
+
+/* After the transaction's marker is durable in the group's partition: apply (commit) or drop
+ * (abort) every offset the producer has pending. */
+void group_txn_complete(struct group_manager *g, int64_t producer_id, bool commit);
+
+/* The committed offset or -1; RT_E_UNSTABLE_OFFSET_COMMIT when require_stable and a
+ * transactional commit for it is pending. */
+int group_fetch(struct group_manager *g, const char *group, const char *topic, uint32_t partition,
+                bool require_stable, int64_t *offset_out);
+
+struct batch_header;
+/* The rules a validated batch of __consumer_offsets must pass when the group manager replays it
+ * at open (and what rt_verify runs, so both judge it alike): uncompressed; a control batch's
+ * record parses as a marker; every other record decodes, with a non-null offset key (or a key
+ * version the manager skips) and a null or decodable value. 0, or RT_E_CORRUPT with *what (the
+ * part) and *why. */
+int group_batch_check(const uint8_t *batch, size_t size, const struct batch_header *h,
+                      const char **what, const char **why);
+
+#endif /* RT_GROUP_H */

@@ -1,0 +1,335 @@
+/*
+ * cmd_serve.c — `ringtail serve DIR`: a single-node Kafka broker over the engine (tools/kafka/).
+ * Parses the command line into kafka_server_options, opens the engine (creating DIR if needed),
+ * starts the server, prints `listening on HOST:PORT` once it accepts connections, and waits for
+ * SIGTERM or SIGINT; then it stops accepting, lets the requests in flight finish (or fail),
+ * closes the engine cleanly and exits 0. It owns the process's signal disposition and nothing
+ * of the protocol. Signals are blocked in every thread and taken with sigwait here, so no
+ * handler ever runs inside the engine or the loops.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "tools/kafka/metrics.h"
+#include "tools/kafka/server.h"
+
+static void serve_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: ringtail serve DIR [OPTIONS]\n"
+            "\n"
+            "Serves DIR (created if missing) as a single-node Kafka broker: kcat, librdkafka,\n"
+            "confluent-kafka-python and kafkajs produce and consume with it. Prints\n"
+            "'listening on HOST:PORT' once it accepts connections; SIGTERM or SIGINT stop it\n"
+            "(in-flight requests are answered, the engine is closed cleanly, exit 0).\n"
+            "No authentication or TLS yet: keep it on loopback.\n"
+            "\n"
+            "Options (default; the Kafka broker config each mirrors):\n"
+            "  --listen HOST:PORT         address to listen on (127.0.0.1:9092; listeners)\n"
+            "  --advertise HOST:PORT      address told to clients in Metadata/FindCoordinator\n"
+            "                             (127.0.0.1 and the listening port;\n"
+            "                             advertised.listeners)\n"
+            "  --broker-id N              this broker's node id (0; broker.id / node.id)\n"
+            "  --threads N                network loop threads (one per core;\n"
+            "                             num.network.threads)\n"
+            "  --connections-max N        open connections at most; more are closed at accept\n"
+            "                             (1024; max.connections)\n"
+            "  --request-max-bytes N      largest request frame; a bigger one closes its\n"
+            "                             connection (104857600; socket.request.max.bytes)\n"
+            "  --in-flight-max N          requests read ahead per connection before reading\n"
+            "                             pauses (16; queued.max.requests, per connection)\n"
+            "  --idle-ms N                close connections silent this long (600000;\n"
+            "                             connections.max.idle.ms)\n"
+            "  --num-partitions N         partitions of auto-created topics (1; num.partitions)\n"
+            "  --auto-create-topics B     create unknown topics on Metadata and Produce (true;\n"
+            "                             auto.create.topics.enable)\n"
+            "  --accept-replication-factor  accept CreateTopics replication factors > 1 and\n"
+            "                             create one replica (off: INVALID_REPLICATION_FACTOR;\n"
+            "                             for test suites written for 3-broker clusters)\n"
+            "  --transaction-max-timeout-ms N  largest transaction timeout (900000;\n"
+            "                             transaction.max.timeout.ms)\n"
+            "  --sync MODE                always|interval|none: acknowledge produce after\n"
+            "                             fdatasync, or not (always; log.flush.interval.*)\n"
+            "  --segment-bytes N          segment size (67108864; log.segment.bytes)\n"
+            "  --io MODE                  auto|uring|sync: network loop on io_uring or epoll\n"
+            "                             (auto: io_uring when it can be set up; the\n"
+            "                             environment variable RT_KAFKA_IO sets the default)\n"
+            "  --metrics HOST:PORT        serve Prometheus metrics at http://HOST:PORT/metrics\n"
+            "                             (off; port 0 picks one, printed at start)\n"
+            "  --zero-copy MODE           true: fetched records go from the segment mapping to\n"
+            "                             the socket with SEND_ZC / MSG_ZEROCOPY (true);\n"
+            "                             sendmsg: a plain sendmsg from the mapping (no copy in\n"
+            "                             user space, the kernel copies); false: copied into\n"
+            "                             the response buffer first (for comparison)\n"
+            "\n"
+            "Exit status: 0 after a signal, 1 when the engine or the socket cannot be set up,\n"
+            "2 usage error.\n");
+}
+
+/* HOST:PORT, [V6]:PORT. host_out gets a NUL-terminated copy. */
+static bool parse_host_port(const char *s, char *host_out, size_t cap, uint16_t *port_out)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s)
+        return false;
+    const char *h = s;
+    size_t hl = (size_t)(colon - s);
+    if (h[0] == '[') {
+        if (hl < 3 || h[hl - 1] != ']')
+            return false;
+        h++;
+        hl -= 2;
+    }
+    if (hl == 0 || hl >= cap)
+        return false;
+    memcpy(host_out, h, hl);
+    host_out[hl] = 0;
+    uint32_t port = 0;
+    if (!cli_parse_u32(colon + 1, 0, 65535, &port))
+        return false;
+    *port_out = (uint16_t)port;
+    return true;
+}
+
+static bool parse_bool(const char *s, bool *out)
+{
+    if (strcmp(s, "true") == 0 || strcmp(s, "on") == 0 || strcmp(s, "1") == 0) {
+        *out = true;
+        return true;
+    }
+    if (strcmp(s, "false") == 0 || strcmp(s, "off") == 0 || strcmp(s, "0") == 0) {
+        *out = false;
+        return true;
+    }
+    return false;
+}
+
+static bool parse_io(const char *s, enum net_io *out)
+{
+    if (strcmp(s, "auto") == 0)
+        *out = NET_IO_AUTO;
+    else if (strcmp(s, "uring") == 0 || strcmp(s, "io_uring") == 0)
+        *out = NET_IO_URING;
+    else if (strcmp(s, "sync") == 0 || strcmp(s, "epoll") == 0)
+        *out = NET_IO_SYNC;
+    else
+        return false;
+    return true;
+}
+
+static bool is_loopback(const char *host)
+{
+    return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0 ||
+           strcmp(host, "localhost") == 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct kafka_server_options so;
+    kafka_server_options_init(&so);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    so.net.threads = cores > 0 ? (uint32_t)cores : 1;
+    const char *env_io = getenv("RT_KAFKA_IO");
+    if (env_io && *env_io && !parse_io(env_io, &so.net.io))
+        return cli_usage("serve", "RT_KAFKA_IO must be auto, uring or sync, not '%s'", env_io);
+    struct rt_options eo;
+    cli_options_init(&eo);
+    static char listen_host[256] = "127.0.0.1", adv_host[256] = "";
+    uint16_t adv_port = 0;
+    const char *dir = NULL;
+    const char *metrics_addr = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            serve_usage(stdout);
+            return CLI_EXIT_OK;
+        }
+        if (strcmp(a, "--accept-replication-factor") == 0) {
+            so.accept_replication_factor = true;
+            continue;
+        }
+        if (a[0] == '-' && a[1] == '-') {
+            if (i + 1 >= argc)
+                return cli_usage("serve", "%s needs a value", a);
+            const char *v = argv[++i];
+            uint32_t u = 0;
+            bool ok = true;
+            if (strcmp(a, "--listen") == 0)
+                ok = parse_host_port(v, listen_host, sizeof(listen_host), &so.net.port);
+            else if (strcmp(a, "--advertise") == 0)
+                ok = parse_host_port(v, adv_host, sizeof(adv_host), &adv_port);
+            else if (strcmp(a, "--broker-id") == 0)
+                ok = cli_parse_u32(v, 0, INT32_MAX, &u) && ((so.broker_id = (int32_t)u), true);
+            else if (strcmp(a, "--threads") == 0)
+                ok = cli_parse_u32(v, 1, 256, &so.net.threads);
+            else if (strcmp(a, "--connections-max") == 0)
+                ok = cli_parse_u32(v, 1, 1000000, &so.net.connections_max);
+            else if (strcmp(a, "--request-max-bytes") == 0)
+                ok = cli_parse_u32(v, 64, INT32_MAX, &so.net.request_max_bytes);
+            else if (strcmp(a, "--in-flight-max") == 0)
+                ok = cli_parse_u32(v, 1, 1024, &so.net.in_flight_max);
+            else if (strcmp(a, "--idle-ms") == 0)
+                ok = cli_parse_u32(v, 1, INT32_MAX, &u) && ((so.net.idle_max_ms = u), true);
+            else if (strcmp(a, "--num-partitions") == 0)
+                ok = cli_parse_u32(v, 1, eo.partitions_max, &so.num_partitions);
+            else if (strcmp(a, "--auto-create-topics") == 0)
+                ok = parse_bool(v, &so.auto_create_topics);
+            else if (strcmp(a, "--transaction-max-timeout-ms") == 0)
+                ok = cli_parse_u32(v, 1, INT32_MAX, &u) &&
+                     ((so.transaction_max_timeout_ms = (int32_t)u), true);
+            else if (strcmp(a, "--sync") == 0) {
+                if (strcmp(v, "always") == 0)
+                    eo.sync_mode = RT_SYNC_ALWAYS;
+                else if (strcmp(v, "interval") == 0)
+                    eo.sync_mode = RT_SYNC_INTERVAL;
+                else if (strcmp(v, "none") == 0)
+                    eo.sync_mode = RT_SYNC_NONE;
+                else
+                    ok = false;
+            } else if (strcmp(a, "--segment-bytes") == 0)
+                ok = cli_parse_u32(v, 1u << 16, UINT32_MAX, &u) &&
+                     ((eo.segment_size_bytes = u), true);
+            else if (strcmp(a, "--io") == 0)
+                ok = parse_io(v, &so.net.io);
+            else if (strcmp(a, "--metrics") == 0)
+                ok = kafka_metrics_check_addr(v) == 0 && ((metrics_addr = v), true);
+            else if (strcmp(a, "--zero-copy") == 0) {
+                so.net.zero_copy = true;
+                if (strcmp(v, "sendmsg") == 0) {
+                    so.zero_copy = true;
+                    so.net.zero_copy = false;
+                } else {
+                    ok = parse_bool(v, &so.zero_copy);
+                }
+            } else
+                return cli_usage("serve", "unknown option %s", a);
+            if (!ok)
+                return cli_usage("serve", "bad value '%s' for %s", v, a);
+            continue;
+        }
+        if (dir)
+            return cli_usage("serve", "unexpected argument '%s'", a);
+        dir = a;
+    }
+    if (!dir)
+        return cli_usage("serve", "missing DIR");
+    so.net.host = listen_host;
+    so.advertise_host = adv_host[0] ? adv_host : "127.0.0.1";
+    so.advertise_port = adv_port;
+    eo.transaction_timeout_max_ms = so.transaction_max_timeout_ms;
+    so.engine = eo;
+    if (!is_loopback(listen_host))
+        fprintf(stderr,
+                "ringtail serve: warning: listening on %s, not loopback: there is no "
+                "authentication or TLS yet — anyone who reaches this port can read and write "
+                "every topic\n",
+                listen_host);
+
+    /* Every thread made from here on (engine shards, loops) inherits the mask. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+    /* --metrics: counter sets for the loop threads plus the shard threads that finish
+     * produces (kafka_metrics_thread binds one per thread); served once the server runs. */
+    struct kafka_metrics *metrics = NULL;
+    if (metrics_addr) {
+        uint32_t sets = so.net.threads + 64;
+        if (sets > KAFKA_METRICS_LOOPS_MAX)
+            sets = KAFKA_METRICS_LOOPS_MAX;
+        if (kafka_metrics_create(sets, &metrics) != 0) {
+            cli_fail("serve", "cannot allocate the metrics counters");
+            return CLI_EXIT_FAIL;
+        }
+        so.metrics = metrics;
+    }
+    rt_engine *e = NULL;
+    int code = cli_engine_open("serve", dir, true, &eo, &e, NULL);
+    if (code != CLI_EXIT_OK) {
+        kafka_metrics_destroy(metrics);
+        return code;
+    }
+    struct kafka_server *srv = NULL;
+    int rc = kafka_server_start(e, &so, &srv);
+    if (rc) {
+        cli_fail("serve", "cannot listen on %s:%u: %s", listen_host, so.net.port, rt_strerror(rc));
+        cli_engine_close("serve", e);
+        kafka_metrics_destroy(metrics);
+        return CLI_EXIT_FAIL;
+    }
+    if (metrics) {
+        kafka_metrics_attach_server(metrics, srv);
+        rc = kafka_metrics_serve(metrics, metrics_addr, e, dir);
+        if (rc) {
+            cli_fail("serve", "--metrics %s: %s", metrics_addr,
+                     rc == RT_E_INVALID_ARGUMENT ? "not an IPv4 HOST:PORT" : rt_strerror(rc));
+            kafka_server_stop(srv);
+            cli_engine_close("serve", e);
+            kafka_metrics_destroy(metrics);
+            return rc == RT_E_INVALID_ARGUMENT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+        }
+        fprintf(stderr, "ringtail serve: metrics at http://%.*s:%u/metrics\n",
+                (int)(strrchr(metrics_addr, ':') - metrics_addr), metrics_addr,
+                kafka_metrics_port(metrics));
+    }
+    bool v6 = strchr(listen_host, ':') != NULL;
+    fprintf(stderr, "ringtail serve: %s: network on %s (%u loop thread%s), %s, broker id %d\n", dir,
+            kafka_server_backend(srv), so.net.threads, so.net.threads == 1 ? "" : "s",
+            !so.zero_copy      ? "fetch copies records"
+            : so.net.zero_copy ? "zero-copy fetch (SEND_ZC / MSG_ZEROCOPY)"
+                               : "fetch by sendmsg from the mapping",
+            so.broker_id);
+    printf("listening on %s%s%s:%u\n", v6 ? "[" : "", listen_host, v6 ? "]" : "",
+           kafka_server_port(srv));
+    fflush(stdout);
+
+    sigset_t wait_set;
+    sigemptyset(&wait_set);
+    sigaddset(&wait_set, SIGTERM);
+    sigaddset(&wait_set, SIGINT);
+    int sig = 0;
+    while (sigwait(&wait_set, &sig) != 0)
+        ;
+    fprintf(stderr, "ringtail serve: %s: stopping (answering requests in flight)\n",
+            strsignal(sig));
+    /* The counters are read before the stop frees them; the loops are idle by then except for
+     * what is in flight, which the summary does not need to the byte. */
+    const struct net_counters *nc = kafka_server_net_counters(srv);
+    const struct kafka_server_stats *st = kafka_server_stats_get(srv);
+    uint64_t conns = atomic_load(&nc->connections_accepted), reqs = atomic_load(&nc->requests);
+    uint64_t zc = atomic_load(&nc->payload_bytes_zero_copy);
+    uint64_t plain = atomic_load(&nc->payload_bytes_sendmsg);
+    uint64_t copied = atomic_load(&st->fetch_bytes_copied);
+    uint64_t notifs = atomic_load(&nc->zc_notifications);
+    uint64_t kcopied = atomic_load(&nc->zc_kernel_copied);
+    kafka_metrics_stop(metrics); /* no scrape reads the server or the engine after this */
+    kafka_server_stop(srv);
+    fprintf(stderr,
+            "ringtail serve: %" PRIu64 " connections, %" PRIu64
+            " requests; fetched records: %" PRIu64 " bytes sent zero-copy, %" PRIu64
+            " sent by sendmsg from the mapping, %" PRIu64 " copied in user space\n",
+            conns, reqs, zc, plain, copied);
+    if (notifs)
+        fprintf(stderr,
+                "ringtail serve: %" PRIu64 " zero-copy completions, %" PRIu64
+                " of which the kernel reports it copied (loopback delivers to a local socket "
+                "by copying)\n",
+                notifs, kcopied);
+    code = cli_engine_close("serve", e);
+    kafka_metrics_destroy(metrics);
+    if (code == CLI_EXIT_OK)
+        fprintf(stderr, "ringtail serve: stopped cleanly\n");
+    return code;
+}

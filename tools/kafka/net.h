@@ -1,0 +1,143 @@
+/*
+ * net.h — the broker's network loop: listening sockets, connections, Kafka framing (a 4-byte
+ * big-endian size before every request and response), pipelining and the bounds on all of it,
+ * over io_uring (accept, recv, sendmsg / sendmsg_zc) or, where io_uring cannot be set up, over
+ * epoll with non-blocking sockets. It knows nothing of the Kafka APIs: a whole frame goes to the
+ * server's request hook, and the server hands back the response bytes — a buffer it built plus
+ * out-of-line slices (segment bytes of a fetch) that the loop sends without copying them.
+ *
+ * Threads: `threads` loop threads, each with its own ring (or epoll set) and
+ * its own connections; they share one listening socket and each waits on it (a multishot accept,
+ * or EPOLLEXCLUSIVE), so the kernel hands every connection to one loop. A connection lives on
+ * one loop for its whole life. The only cross-thread
+ * entry points are net_req_complete (a produce finished on a shard thread) and net_wake (an
+ * append published data; a long-poll fetch may now be answered), both through the loop's
+ * eventfd.
+ */
+#ifndef RT_KAFKA_NET_H
+#define RT_KAFKA_NET_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum net_io {
+    NET_IO_AUTO = 0,  /* io_uring, falling back to epoll when it cannot be set up */
+    NET_IO_URING = 1, /* io_uring or fail */
+    NET_IO_SYNC = 2,  /* epoll + non-blocking sockets */
+};
+
+struct net_options {
+    const char *host;           /* listen address (numeric IPv4 or IPv6, or "localhost") */
+    uint16_t port;              /* 0: the kernel picks one (net_port tells which) */
+    uint32_t threads;           /* loop threads (>= 1) */
+    uint32_t connections_max;   /* over all loops; a connection beyond it is closed at once */
+    uint32_t request_max_bytes; /* socket.request.max.bytes: a bigger frame closes the conn */
+    uint32_t in_flight_max;     /* requests parsed and not yet answered, per connection */
+    int64_t idle_max_ms;        /* connections.max.idle.ms: a silent connection is closed */
+    enum net_io io;
+    bool zero_copy; /* send out-of-line slices with SEND_ZC / MSG_ZEROCOPY (else sendmsg) */
+};
+
+/* One out-of-line run of response bytes: `len` bytes at `ptr` go on the wire right before the
+ * response buffer's byte `at`. The memory must stay valid (and unchanged) until the server's
+ * release hook runs for the request. */
+struct net_slice {
+    size_t at;
+    uint32_t len;
+    const void *ptr;
+};
+
+/* One request slot of a connection (in_flight_max of them, reused). */
+struct net_req {
+    /* The request frame without its size prefix; valid until the release hook. Writable: a
+     * produce's batches are appended from it in place. */
+    uint8_t *frame;
+    size_t frame_len;
+    /* The response, set by the server when it answers: the whole frame (its 4-byte size first,
+     * counting the slices too) with slices sent in between. no_response: acks=0 produce,
+     * nothing is sent. */
+    const uint8_t *out;
+    size_t out_len;
+    const struct net_slice *slices;
+    size_t slice_count;
+    bool no_response;
+    /* Long poll: when the request hook answers NET_PARK, the loop calls the retry hook on
+     * every wake and once the monotonic clock passes deadline_ms (then with expired set). */
+    int64_t deadline_ms;
+    void *user;       /* the server's per-slot state (made by the slot hooks) */
+    uint64_t conn_id; /* for log lines */
+};
+
+/* What the request and retry hooks answer. */
+enum net_verdict {
+    NET_DONE = 0,    /* the response is set; send it when its turn comes */
+    NET_PENDING = 1, /* the server calls net_req_complete later (any thread) */
+    NET_PARK = 2,    /* a long poll: retry on wakes, until deadline_ms */
+    NET_CLOSE = 3,   /* a protocol violation: close the connection (logged by the server) */
+};
+
+struct net_hooks {
+    void *ctx;
+    /* Per slot, at connection set-up and tear-down. */
+    int (*slot_init)(void *ctx, struct net_req *req);
+    void (*slot_free)(void *ctx, struct net_req *req);
+    /* A whole frame arrived (on the loop thread). */
+    enum net_verdict (*request)(void *ctx, struct net_req *req);
+    /* A parked request: answer now, park again, or (expired) answer with what there is. */
+    enum net_verdict (*retry)(void *ctx, struct net_req *req, bool expired);
+    /* The response is on the wire (and, zero-copy, the kernel let go of the slices), or the
+     * connection closed: drop what the request held (fetches, buffers). Loop thread. */
+    void (*release)(void *ctx, struct net_req *req);
+};
+
+/* Counters over all loops (relaxed atomics; metrics and the bench read them). */
+struct net_counters {
+    _Atomic uint64_t connections_accepted;
+    _Atomic uint64_t connections_open;
+    _Atomic uint64_t connections_refused_max; /* closed at accept: --connections-max */
+    _Atomic uint64_t connections_closed_idle;
+    _Atomic uint64_t connections_closed_oversize; /* socket.request.max.bytes */
+    _Atomic uint64_t connections_closed_protocol; /* a bad frame or a NET_CLOSE */
+    _Atomic uint64_t requests;
+    _Atomic uint64_t bytes_in;
+    _Atomic uint64_t bytes_out;
+    _Atomic uint64_t in_flight_stalls;        /* reads paused at in_flight_max */
+    _Atomic uint64_t payload_bytes_zero_copy; /* slice bytes handed to SEND_ZC/MSG_ZEROCOPY */
+    _Atomic uint64_t payload_bytes_sendmsg;   /* slice bytes sent by plain sendmsg from the
+                                                 mapping (the kernel copies; user space does
+                                                 not) */
+    _Atomic uint64_t zc_notifications;        /* zero-copy completions the kernel reported */
+    _Atomic uint64_t zc_kernel_copied;        /* ... of which say the kernel copied the pages
+                                                 after all (loopback delivers to a local socket
+                                                 by copying: still no user-space copy) */
+};
+
+struct net;
+
+/* Binds and listens (every loop's socket), starts the loop threads. On return the broker
+ * accepts connections. Errors: -errno (bind, listen, ring/epoll set-up), -EINVAL (options). */
+int net_start(const struct net_options *opts, const struct net_hooks *hooks, struct net **out);
+
+/* The port the listening sockets are bound to. */
+uint16_t net_port(const struct net *n);
+/* "io_uring" or "epoll": what the loops run on. */
+const char *net_backend_name(const struct net *n);
+const struct net_counters *net_counters_get(const struct net *n);
+
+/* Stops accepting, stops reading new requests, finishes the requests in flight (parked ones are
+ * retried as expired; pending ones are waited for), sends their answers (for at most
+ * drain_ms), closes every connection and joins the loops. Frees n. */
+void net_stop(struct net *n, int64_t drain_ms);
+
+/* Hands a NET_PENDING request back to its loop with its response set. Any thread. */
+void net_req_complete(struct net_req *req);
+
+/* Wakes every loop that has parked requests (any thread; cheap when none has). */
+void net_wake(struct net *n);
+
+/* The monotonic clock in ms (deadlines). */
+int64_t net_now_ms(void);
+
+#endif /* RT_KAFKA_NET_H */
