@@ -64,6 +64,11 @@ uint64_t mem_hwm_bytes(void);
 /* Bytes the allocator has handed out: jemalloc "stats.allocated" when jemalloc is linked,
  * else mallinfo2's in-use bytes. *source names which. */
 uint64_t mem_heap_bytes(const char **source);
+/* Allocations made so far by the whole process and the bytes they asked for (rounded up to
+ * jemalloc's size classes): the sum over every small bin and large extent class of
+ * nrequests (x the class size). 0, or -1 when jemalloc is not linked. Costs a stats refresh
+ * (~100 us): call it around a measured loop, not inside it. */
+int mem_alloc_totals(uint64_t *count_out, uint64_t *bytes_out);
 
 /* ---- progress line (stderr) and the RSS sampler; one background thread ---- */
 void progress_start(void);

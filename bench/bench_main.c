@@ -57,7 +57,7 @@ struct bench_opts {
     bool quick;
     bool keep;
     bool no_limit; /* profiling: leave the limits out of the process */
-    bool run_w1, run_w2, run_r1, run_fetch, run_w3, run_w4, run_mem, run_serve;
+    bool run_w1, run_w2, run_r1, run_fetch, run_w3, run_w4, run_mem, run_hot, run_serve;
     double serve_seconds;
     const char *ringtail_path; /* the CLI that runs `serve`; default: beside this program */
     bool peer_rocksdb, peer_lmdb, peer_sqlite;
@@ -81,6 +81,7 @@ struct bench_opts {
     uint32_t mem_producers_max; /* the churn's producers_max; 0 = engine default */
     uint32_t mem_live;          /* live producers for bytes per producer id */
     uint32_t mem_partitions;
+    uint64_t hot_ops; /* H: measured operations per row */
 };
 
 static struct bench_opts opt;
@@ -907,6 +908,171 @@ static void run_w4(void)
 }
 
 /* M: memory per producer id and per partition, and the heap under producer-id churn. */
+/* ---------------------------------------------------------------------------------------- */
+/* H: the hot path's allocations (STYLE rule 8)                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+struct hot_mark {
+    uint64_t ns, allocs, bytes;
+};
+
+static void hot_mark(struct hot_mark *m)
+{
+    mem_alloc_totals(&m->allocs, &m->bytes);
+    m->ns = bench_now_ns();
+}
+
+/* Fills r from two marks around `ops` operations: rec/s = operations per second; the note
+ * carries what the hot path costs per operation in time, allocator calls and bytes asked. */
+static void hot_row(struct row *r, const struct hot_mark *a, const struct hot_mark *b, uint64_t ops,
+                    const char *unit)
+{
+    double s = (double)(b->ns - a->ns) / 1e9;
+    r->seconds = s;
+    r->records = ops;
+    r->rec_s = (double)ops / s;
+    r->p50_us = s / (double)ops * 1e9; /* ns per op */
+    double allocs = (double)(b->allocs - a->allocs) / (double)ops;
+    double bytes = (double)(b->bytes - a->bytes) / (double)ops;
+    r->bytes_per_item = bytes;
+    snprintf(r->note, sizeof(r->note), "per %s: %.0f ns, %.2f allocations, %.0f B allocated", unit,
+             r->p50_us, allocs, bytes);
+    printf("  H %-22s %s\n", r->config, r->note);
+}
+
+static void run_hot(void)
+{
+    char dir[PATH_MAX];
+    struct row *rp = row_new("H", "ringtail", "producer batch", "H", KIND_SUBJECT);
+    struct row *ra = row_new("H", "ringtail", "rt_append batch", "H", KIND_SUBJECT);
+    struct row *rf = row_new("H", "ringtail", "fetch 1 MiB", "H", KIND_SUBJECT);
+    struct row *rt = row_new("H", "ringtail", "txn commit (1 part.)", "H", KIND_SUBJECT);
+    if (fresh_dir(dir, sizeof(dir), "H", "ringtail", "", rp) != 0)
+        return;
+    struct rt_options o;
+    rt_options_init(&o);
+    o.sync_mode = RT_SYNC_NONE;
+    rt_engine *e = NULL;
+    int rc = rt_open(dir, &o, &e);
+    if (rc == 0)
+        rc = rt_topic_create(e, "hot", 1);
+    if (rc) {
+        row_fail(rp, "open", rc, rt_error_detail());
+        if (e)
+            rt_close(e);
+        return;
+    }
+    uint64_t heap0 = mem_heap_bytes(NULL);
+    /* 1. producer batches: 16 records of 100 B each, closed by count */
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.batch_records_max = BENCH_BATCH_RECORDS;
+    po.linger_ms = 1000;
+    rt_producer *p = NULL;
+    rc = rt_producer_open(e, &po, &p);
+    struct rt_record recs[BENCH_BATCH_RECORDS];
+    struct hot_mark a, b;
+    uint64_t ops = opt.hot_ops;
+    for (int pass = 0; pass < 2 && rc == 0; pass++) { /* pass 0 warms up */
+        uint64_t n = pass ? ops : ops / 4 + 1;
+        if (pass)
+            hot_mark(&a);
+        for (uint64_t i = 0; i < n && rc == 0; i++) {
+            bench_records_make(recs, BENCH_BATCH_RECORDS, 100, i);
+            for (uint32_t k = 0; k < BENCH_BATCH_RECORDS && rc == 0; k++) {
+                struct rt_producer_message m = {.record = recs[k], .sequence = -1};
+                rc = rt_producer_send(p, "hot", 0, &m, NULL, NULL);
+            }
+        }
+        if (rc == 0)
+            rc = rt_producer_flush(p, -1);
+        if (pass)
+            hot_mark(&b);
+    }
+    if (p)
+        rt_producer_close(p);
+    if (rc)
+        row_fail(rp, "producer", rc, rt_error_detail());
+    else
+        hot_row(rp, &a, &b, ops, "batch");
+    /* 2. rt_append: the same batch through the synchronous call */
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        uint64_t n = pass ? ops : ops / 4 + 1;
+        if (pass)
+            hot_mark(&a);
+        for (uint64_t i = 0; i < n && rc == 0; i++) {
+            bench_records_make(recs, BENCH_BATCH_RECORDS, 100, i);
+            rc = rt_append(e, "hot", 0, recs, BENCH_BATCH_RECORDS, NULL);
+        }
+        if (pass)
+            hot_mark(&b);
+    }
+    if (rc)
+        row_fail(ra, "rt_append", rc, rt_error_detail());
+    else
+        hot_row(ra, &a, &b, ops, "batch");
+    /* 3. fetches of up to 1 MiB at random offsets of what 1 and 2 wrote */
+    int64_t end = 0;
+    if (rc == 0)
+        rc = rt_list_offsets(e, "hot", 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);
+    uint64_t x = 88172645463325252ull;
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        uint64_t n = pass ? ops : ops / 4 + 1;
+        if (pass)
+            hot_mark(&a);
+        for (uint64_t i = 0; i < n && rc == 0; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            rt_fetch *f = NULL;
+            rc = rt_fetch_start(e, "hot", 0, (int64_t)(x % (uint64_t)end), 1u << 20,
+                                RT_READ_UNCOMMITTED, &f);
+            if (rc == 0)
+                rt_fetch_release(f);
+        }
+        if (pass)
+            hot_mark(&b);
+    }
+    if (rc)
+        row_fail(rf, "fetch", rc, rt_error_detail());
+    else
+        hot_row(rf, &a, &b, ops, "fetch");
+    /* 4. transactions of one batch in one partition: PrepareCommit, a COMMIT marker,
+     * CompleteCommit (what the coordinator and the markers cost) */
+    po.transactional_id = "hot-txn";
+    p = NULL;
+    if (rc == 0)
+        rc = rt_producer_open(e, &po, &p);
+    if (rc == 0)
+        rc = rt_producer_init_transactions(p, -1);
+    uint64_t txns = ops / 16 + 1;
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        uint64_t n = pass ? txns : txns / 4 + 1;
+        if (pass)
+            hot_mark(&a);
+        for (uint64_t i = 0; i < n && rc == 0; i++) {
+            rc = rt_producer_begin(p);
+            bench_records_make(recs, BENCH_BATCH_RECORDS, 100, i);
+            for (uint32_t k = 0; k < BENCH_BATCH_RECORDS && rc == 0; k++) {
+                struct rt_producer_message m = {.record = recs[k], .sequence = -1};
+                rc = rt_producer_send(p, "hot", 0, &m, NULL, NULL);
+            }
+            if (rc == 0)
+                rc = rt_producer_commit(p, -1);
+        }
+        if (pass)
+            hot_mark(&b);
+    }
+    if (p)
+        rt_producer_close(p);
+    if (rc)
+        row_fail(rt, "txn", rc, rt_error_detail());
+    else
+        hot_row(rt, &a, &b, txns, "txn");
+    row_memory(rp, heap0);
+    rt_close(e);
+    if (!opt.keep)
+        bench_rmtree(dir);
+}
+
 static void run_mem(void)
 {
     char dir[PATH_MAX], config[40];
@@ -1307,7 +1473,8 @@ static void print_table(FILE *out)
         fmt(an, sizeof(an), r->anon_peak_mb, "%.0f");
         fmt(hp, sizeof(hp), r->heap_mb, "%.1f");
         fmt(hk, sizeof(hk), r->heap_peak_mb, "%.1f");
-        if (strcmp(r->workload, "F") == 0) { /* fetch rows: calls/s; ns per call in the note */
+        if (strcmp(r->workload, "F") == 0 ||
+            strcmp(r->workload, "H") == 0) { /* calls/s; ns per call in the note */
             fmt(mb, sizeof(mb), NAN, "");
             fmt(p50, sizeof(p50), NAN, "");
             fmt(rl, sizeof(rl), NAN, "");
@@ -1316,13 +1483,16 @@ static void print_table(FILE *out)
                 r->workload, r->system, r->config, mb, rl, rp, rs, p50, p99, p999, ss, rps, an, hp,
                 hk, r->note);
     }
-    fprintf(out, "\nMB/s = value bytes (10^6) per second; F rows: rec/s = fetch calls per second"
-                 " (zero-copy: nothing is read).\nxlimit = MB/s over the limit's; xpeer ="
-                 " over the best peer's in the same group. anonMB = peak RSS less page cache\n"
-                 "(RssAnon+RssShmem); heapMB = allocator bytes held at the end of the workload"
-                 " (before close);\nheapPk = the allocator's peak during it (sampled every 50"
-                 " ms); both over the workload's start. W3/W4 p50/p99/p99.9 = commit call\n"
-                 "latency; W4 rec/s = records/s (txn/s in the note); M rows: see the notes.\n");
+    fprintf(out,
+            "\nMB/s = value bytes (10^6) per second; F rows: rec/s = fetch calls per second"
+            " (zero-copy: nothing is read).\nxlimit = MB/s over the limit's; xpeer ="
+            " over the best peer's in the same group. anonMB = peak RSS less page cache\n"
+            "(RssAnon+RssShmem); heapMB = allocator bytes held at the end of the workload"
+            " (before close);\nheapPk = the allocator's peak during it (sampled every 50"
+            " ms); both over the workload's start. W3/W4 p50/p99/p99.9 = commit call\n"
+            "latency; W4 rec/s = records/s (txn/s in the note); M rows: see the notes; H rows:\n"
+            "operations/s, and per operation the time, allocator calls and bytes asked\n"
+            "(jemalloc's nrequests over every size class, whole process).\n");
 }
 
 static const struct row *find_row(const char *workload, const char *system, const char *config)
@@ -1673,7 +1843,7 @@ static void usage(FILE *out)
             "  --quick            small sizes; finishes in well under a minute\n"
             "  --json FILE        write every row as JSON\n"
             "  --plot FILE        write a PNG chart (gnuplot)\n"
-            "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,serve (default: all)\n"
+            "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve (default: all)\n"
             "  --peers LIST       comma list of rocksdb,lmdb,sqlite or 'none' (default: all)\n"
             "  --w1-bytes N       W1 value bytes (and the peers' R1 data) [1G; quick 32M]\n"
             "  --r1-bytes N       R1 ringtail log size [4G; quick 64M]\n"
@@ -1882,6 +2052,7 @@ static void parse_args(int argc, char **argv)
     opt.run_w3 = !only || list_has(only, "w3");
     opt.run_w4 = !only || list_has(only, "w4");
     opt.run_mem = !only || list_has(only, "mem");
+    opt.run_hot = !only || list_has(only, "hot");
     opt.run_serve = !only || list_has(only, "serve");
     opt.serve_seconds = serves > 0 ? serves : opt.quick ? 0.5 : 5.0;
     opt.peer_rocksdb = !peers || list_has(peers, "rocksdb");
@@ -1894,6 +2065,7 @@ static void parse_args(int argc, char **argv)
     opt.membw_bytes = opt.quick ? 64u << 20 : 1u << 30;
     opt.fetch_log_bytes = opt.quick ? 8u << 20 : 64u << 20;
     opt.fetch_calls = opt.quick ? 20000 : 200000;
+    opt.hot_ops = opt.quick ? 20000 : 200000;
     opt.w3_seconds = w3s > 0 ? w3s : opt.quick ? 1.0 : 5.0;
     opt.w4_seconds = w4s > 0 ? w4s : opt.quick ? 0.5 : 5.0;
     opt.fsync_probes = opt.quick ? 100 : 1000;
@@ -2000,6 +2172,8 @@ int main(int argc, char **argv)
         run_w4();
     if (opt.run_mem)
         run_mem();
+    if (opt.run_hot)
+        run_hot();
     if (opt.run_serve)
         run_serve();
     progress_stop();

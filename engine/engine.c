@@ -74,6 +74,7 @@ void rt_options_init(struct rt_options *o)
     o->txn_check_interval_ms = 60 * 1000;
     o->txn_check_max = 15;
     o->txn_park_hanging = false;
+    o->fetches_max = LOG_FETCHES_MAX_DEFAULT;
 }
 
 static int options_check(const struct rt_options *o)
@@ -109,6 +110,7 @@ static int options_check(const struct rt_options *o)
     CHECK(o->txn_check_interval_ms > 0, "txn_check_interval_ms must be > 0");
     CHECK(o->txn_check_max >= 1, "txn_check_max must be >= 1");
     CHECK(o->retention_ms >= -1, "retention_ms must be >= -1");
+    CHECK(o->fetches_max <= (1u << 20), "fetches_max must be 0 (default) .. 1048576");
 #undef CHECK
     return 0;
 }

@@ -116,7 +116,8 @@ enum rt_error {
     RT_E_CONSUMER_PARTITIONS_FULL = -10032, /* a consumer handle is assigned 65536 partitions */
     RT_E_BUFFER_TOO_SMALL = -10033,         /* a caller's output array is shorter than the answer */
     RT_E_HANDLES_OPEN = -10034,             /* rt_close while producers or consumers are open */
-    RT_E_LAST = -10034,
+    RT_E_FETCHES_FULL = -10035,             /* opts.fetches_max fetches are open */
+    RT_E_LAST = -10035,
 };
 
 /* Names any code: RT_E_*, -errno, or 0. Never NULL. */
@@ -173,6 +174,8 @@ struct rt_options {
     uint32_t txn_check_max;                 /* unknown answers before rollback (15) */
     bool txn_park_hanging; /* after check_max: park and report instead of rollback */
     bool read_only;        /* open for reading only (false); see rt_open */
+    uint32_t fetches_max;  /* rt_fetch handles open at once, consumers' included; beyond it
+                              rt_fetch_start fails with RT_E_FETCHES_FULL (4096; 0 = the default) */
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -517,10 +520,12 @@ struct rt_fetch_view {
  * under read_committed). At most one segment is returned per call; call again from the next
  * offset. The segment stays mapped until rt_fetch_release(), even if retention deletes it or
  * the engine is closed first (a fetch may outlive rt_close). rt_fetch_get returns the view
- * (NULL for a NULL fetch); rt_fetch_release(NULL) does nothing.
+ * (NULL for a NULL fetch); rt_fetch_release(NULL) does nothing. A handle is recycled at
+ * rt_fetch_release, so a warm fetch allocates nothing.
  * Errors: RT_E_INVALID_ARGUMENT (NULL engine or out, an unknown isolation),
  * RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic included), RT_E_OFFSET_OUT_OF_RANGE (below the log
- * start or above the bound), RT_E_CORRUPT (a batch header in the way is damaged), -ENOMEM. */
+ * start or above the bound), RT_E_CORRUPT (a batch header in the way is damaged),
+ * RT_E_FETCHES_FULL (opts.fetches_max fetches are open: release one), -ENOMEM. */
 int rt_fetch_start(rt_engine *engine, const char *topic, uint32_t partition, int64_t offset,
                    size_t max_bytes, enum rt_isolation isolation, rt_fetch **out);
 const struct rt_fetch_view *rt_fetch_get(const rt_fetch *fetch);

@@ -2,9 +2,11 @@
  * txn_index.c — a segment's aborted-transaction index, `<base>.txnindex` (docs/format.md §E).
  *
  * This module owns one .txnindex file and an in-memory copy of its entries: it loads and checks
- * them at open, appends with pwrite at the end of the file, truncates for recovery and answers
- * "which aborted transactions overlap this fetch" without touching the file. It never reads the
- * log, never includes engine/ and never decides durability: txn_index_sync is the caller's call.
+ * them at open, appends with pwrite at the end of the file (or stages an entry whose write the
+ * engine's group-commit round makes through its io ring, then commits or drops it), truncates
+ * for recovery and answers "which aborted transactions overlap this fetch" without touching the
+ * file. It never reads the log, never includes engine/ and never decides durability: txn_index_sync
+ * is the caller's call.
  *
  *     entry i, 34 bytes, big-endian, at byte i * 34 (Kafka's AbortedTxn):
  *     +0   version           i16   0 (AbortedTxn.CURRENT_VERSION)
@@ -346,6 +348,7 @@ int txn_index_append(struct txn_index *idx, const struct txn_index_entry *entry)
     assert(entry != NULL);
     if (!idx->writable && !idx->memory)
         return -EROFS;
+    assert(idx->staged == 0); /* a staged append is committed or dropped first */
     uint32_t n = atomic_load_explicit(&idx->count, memory_order_relaxed);
     assert(idx->file_bytes == (uint64_t)n * TXN_INDEX_ENTRY_BYTES); /* XI3 */
     const struct txn_index_entry *prev = n > 0 ? slot_at(idx, n - 1) : NULL;
@@ -379,6 +382,51 @@ int txn_index_append(struct txn_index *idx, const struct txn_index_entry *entry)
     idx->file_bytes += TXN_INDEX_ENTRY_BYTES;
     publish(idx, n + 1);
     return 0;
+}
+
+int txn_index_stage(struct txn_index *idx, const struct txn_index_entry *entry,
+                    uint8_t out[TXN_INDEX_ENTRY_BYTES], uint64_t *file_offset_out)
+{
+    assert(idx != NULL);
+    assert(entry != NULL);
+    if (!idx->writable && !idx->memory)
+        return -EROFS;
+    uint32_t n = atomic_load_explicit(&idx->count, memory_order_relaxed);
+    assert(idx->file_bytes == (uint64_t)n * TXN_INDEX_ENTRY_BYTES); /* I3 */
+    uint32_t at = n + idx->staged;
+    const struct txn_index_entry *prev = at > 0 ? slot_at(idx, at - 1) : NULL;
+    if (entry_rule(entry, prev, idx->base_offset) != NULL)
+        return -EINVAL;
+    if (at >= TXN_INDEX_ENTRIES_MAX)
+        return -EFBIG;
+    int rc = store_slot(idx, at, entry); /* past count: readers never look there (I4) */
+    if (rc)
+        return rc;
+    txn_index_entry_encode(out, entry);
+    *file_offset_out = idx->file_bytes + (uint64_t)idx->staged * TXN_INDEX_ENTRY_BYTES;
+    idx->staged++;
+    return 0;
+}
+
+void txn_index_commit_staged(struct txn_index *idx)
+{
+    uint32_t n = atomic_load_explicit(&idx->count, memory_order_relaxed);
+    assert((uint64_t)n + idx->staged <= TXN_INDEX_ENTRIES_MAX);
+    idx->file_bytes += (uint64_t)idx->staged * TXN_INDEX_ENTRY_BYTES;
+    publish(idx, n + idx->staged);
+    idx->staged = 0;
+    assert(idx->file_bytes == (uint64_t)atomic_load_explicit(&idx->count, memory_order_relaxed) *
+                                  TXN_INDEX_ENTRY_BYTES); /* I3 */
+}
+
+void txn_index_drop_staged(struct txn_index *idx)
+{
+    if (idx->staged == 0)
+        return;
+    idx->staged = 0;
+    /* The caller's writes of them may have landed: keep the file whole published entries. */
+    if (idx->fd >= 0)
+        (void)!ftruncate(idx->fd, (off_t)idx->file_bytes);
 }
 
 int txn_index_sync(struct txn_index *idx)

@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "coordinator.h"
@@ -462,6 +465,133 @@ static void test_fault_at_every_step(void **state)
     assert_true(faults_committed_after_failure > 0);
 }
 
+/* What a child that aborted one transaction under a fault plan saw before it was killed. */
+struct abort_seen {
+    int abort_rc;
+    int64_t hw, lso;        /* after the abort returned */
+    uint64_t writes_before; /* writes the ring made before the abort */
+    uint64_t writes_after;  /* and once it returned */
+    uint64_t faults;
+};
+
+/* Forks a child that opens the engine over the fault injector (write `nth` fails once; 0: no
+ * fault), writes one transactional record, aborts, reports what it saw through a pipe and dies by
+ * SIGKILL: no rt_close may tidy up after a failed round. */
+static struct abort_seen abort_in_child(struct tu_fixture *f, uint64_t nth)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        struct io_fault_plan plan;
+        memset(&plan, 0, sizeof(plan));
+        if (nth) {
+            plan.rules[0] = (struct io_fault_rule){
+                .mode = IO_FAULT_ONCE, .op = IO_OP_WRITE, .nth = nth, .error = EIO};
+            plan.rule_count = 1;
+        }
+        struct rt_options o = f->o;
+        o.shard_count = 1;
+        rt_engine *e = NULL;
+        if (rt_test_open(f->dir, &o, &plan, &e))
+            _exit(2);
+        struct rt_producer_options po;
+        rt_producer_options_init(&po);
+        po.transactional_id = "tx-index";
+        po.transaction_timeout_ms = 60000;
+        po.linger_ms = 1;
+        rt_producer *p = NULL;
+        if (rt_producer_open(e, &po, &p) || rt_producer_init_transactions(p, -1) ||
+            rt_producer_begin(p))
+            _exit(3);
+        struct rt_producer_message m = {
+            .record = {.key_len = -1, .value = "aborted", .value_len = 7, .timestamp_ms = -1},
+            .sequence = -1};
+        if (rt_producer_send(p, "ab", 0, &m, NULL, NULL) || rt_producer_flush(p, -1))
+            _exit(4);
+        /* The shard completed the flush after its writes: the counters are settled. */
+        struct abort_seen seen = {.writes_before = plan.writes_seen};
+        seen.abort_rc = rt_producer_abort(p, -1);
+        seen.writes_after = plan.writes_seen;
+        seen.faults = plan.faults_injected;
+        rt_list_offsets(e, "ab", 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &seen.hw);
+        rt_list_offsets(e, "ab", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &seen.lso);
+        if (write(fds[1], &seen, sizeof(seen)) != sizeof(seen))
+            _exit(5);
+        raise(SIGKILL);
+        _exit(6);
+    }
+    close(fds[1]);
+    struct abort_seen seen;
+    memset(&seen, 0, sizeof(seen));
+    ssize_t got = read(fds[0], &seen, sizeof(seen));
+    close(fds[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFEXITED(status))
+        fail_msg("the child failed at step %d", WEXITSTATUS(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+    assert_int_equal(got, (ssize_t)sizeof(seen));
+    return seen;
+}
+
+/* SH4, PA5: a write of every step of an abort fails in turn — the PrepareAbort record, the ABORT
+ * marker, the marker's .txnindex entry (written by the marker's round since this change; main
+ * wrote it with a plain pwrite after the round and published the marker even when that failed,
+ * which moved the LSO past the aborted batch with no aborted-transaction entry), and what follows.
+ * Whenever the abort is reported failed its marker is not published: the high watermark stays at
+ * the data batch and the transaction still pins the LSO. After the process dies and the engine
+ * reopens and the application's producer is initialised again, the abort completes and the
+ * aborted record is never readable at read_committed. */
+static void test_abort_fault_publishes_nothing(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "ab", 1), 0);
+    tu_fixture_close(f);
+    char *clean = tu_path("%s.clean", f->dir);
+    assert_int_equal(tu_system("cp -a '%s' '%s'", f->dir, clean), 0);
+    struct abort_seen dry = abort_in_child(f, 0);
+    assert_int_equal(dry.abort_rc, 0);
+    assert_int_equal(dry.faults, 0);
+    assert_true(dry.writes_after >= dry.writes_before + 3); /* PrepareAbort, marker, .txnindex */
+    int failed = 0;
+    for (uint64_t nth = dry.writes_before + 1; nth <= dry.writes_after + 1; nth++) {
+        assert_int_equal(tu_system("rm -rf '%s' && cp -a '%s' '%s'", f->dir, clean, f->dir), 0);
+        struct abort_seen seen = abort_in_child(f, nth);
+        if (seen.abort_rc != 0) {
+            failed++;
+            assert_int_equal(seen.faults, 1);
+            assert_int_equal(seen.hw, 1);  /* the data batch, not the failed marker */
+            assert_int_equal(seen.lso, 0); /* the transaction still pins the LSO */
+        }
+        /* The application restarts: its producer's init ends whatever the old one left open
+         * (a PrepareAbort found at recovery is completed; an Ongoing one is fenced and aborted). */
+        tu_fixture_open(f);
+        rt_producer *again = txn_producer(f->e, "tx-index", 60000);
+        int64_t lso = -1, hw = -1;
+        for (int wait = 0; wait < 300; wait++) {
+            rt_list_offsets(f->e, "ab", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
+            rt_list_offsets(f->e, "ab", 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &hw);
+            if (lso == hw)
+                break;
+            usleep(20 * 1000);
+        }
+        if (lso != hw)
+            fail_msg("write #%" PRIu64 " failed: the transaction still pins the LSO at %" PRId64
+                     " (high watermark %" PRId64 ") after the reopen",
+                     nth, lso, hw);
+        assert_int_equal(count_records(f->e, "ab", 0, RT_READ_COMMITTED), 0);
+        assert_int_equal(count_records(f->e, "ab", 0, RT_READ_UNCOMMITTED), 1);
+        assert_int_equal(rt_producer_close(again), 0);
+        tu_fixture_close(f);
+    }
+    assert_true(failed >= 2); /* at least the marker's and its .txnindex entry's writes */
+    tu_system("rm -rf '%s'", clean);
+    free(clean);
+}
+
 /* CO4 and CO2: when phase two fails (here: the markers' fdatasync), the id stays PrepareCommit;
  * a producer request meanwhile is RT_E_CONCURRENT_TRANSACTIONS, and the next open completes the
  * commit with the same outcome. */
@@ -667,6 +797,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_check_back_unknown_parked, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_fault_at_every_step, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_abort_fault_publishes_nothing, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_transactions_and_completion,
                                         tu_fixture_setup, tu_fixture_teardown),

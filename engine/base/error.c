@@ -103,6 +103,8 @@ const char *rt_strerror(int code)
     case RT_E_HANDLES_OPEN:
         return "RT_E_HANDLES_OPEN: producers or consumers of this engine are still open; close "
                "them first";
+    case RT_E_FETCHES_FULL:
+        return "RT_E_FETCHES_FULL: fetches_max fetches are open; release one";
     default:
         break;
     }

@@ -49,6 +49,7 @@
 #include "txn.h"
 
 #define PRODUCER_PARTITIONS_MAX 4096
+#define TXN_ADD_ON_STACK        4 /* partitions added in one call from the stack: ~1 KiB */
 
 struct record_cb {
     rt_delivery_fn fn;
@@ -120,6 +121,11 @@ struct rt_producer {
 
     uint64_t memory_bytes; /* buffers of batches not yet acknowledged */
     uint32_t outstanding;  /* batches open, ready or in flight */
+    /* PR1: acknowledged batches of batch_size_bytes, kept with their buffer and callback array
+     * for the next batch (Kafka's BufferPool): once warm, a batch costs no allocation.
+     * memory_bytes + pooled_bytes <= buffer_memory_bytes, but for one batch larger than it. */
+    struct pbatch *pool;
+    uint64_t pooled_bytes;
     int sticky_error;
     int first_error; /* since the last flush */
     bool flush_requested;
@@ -144,12 +150,71 @@ static int txn_add_pending(struct rt_producer *p);
 
 /* ---- batches ---- */
 
-static void batch_free(struct rt_producer *p, struct pbatch *b)
+static void batch_destroy(struct pbatch *b)
 {
-    p->memory_bytes -= b->cap;
     free(b->buf);
     free(b->cbs);
     free(b);
+}
+
+/* An acknowledged batch: back to the pool when it has the standard size, else freed. */
+static void batch_free(struct rt_producer *p, struct pbatch *b)
+{
+    assert(p->memory_bytes >= b->cap);
+    p->memory_bytes -= b->cap;
+    if (b->buf && b->cap == p->opts.batch_size_bytes) {
+        b->next = p->pool;
+        p->pool = b;
+        p->pooled_bytes += b->cap;
+        assert(p->memory_bytes + p->pooled_bytes <= p->opts.buffer_memory_bytes); /* PR1 */
+        return;
+    }
+    batch_destroy(b);
+}
+
+/* Frees pooled batches until `cap` more bytes fit beside those in use and pooled (PR1). */
+static void pool_trim(struct rt_producer *p, size_t cap)
+{
+    while (p->pool && p->memory_bytes + p->pooled_bytes + cap > p->opts.buffer_memory_bytes) {
+        struct pbatch *b = p->pool;
+        p->pool = b->next;
+        p->pooled_bytes -= b->cap;
+        batch_destroy(b);
+    }
+}
+
+/* A batch with a buffer of `cap` bytes: from the pool when it has the standard size, else new
+ * (three allocations: only while the pool warms up, and for batches larger than standard). */
+static struct pbatch *batch_take(struct rt_producer *p, size_t cap)
+{
+    if (cap == p->opts.batch_size_bytes && p->pool) {
+        struct pbatch *b = p->pool;
+        p->pool = b->next;
+        p->pooled_bytes -= b->cap;
+        assert(b->cap == cap);
+        uint8_t *buf = b->buf;
+        struct record_cb *cbs = b->cbs;
+        uint32_t cbs_cap = b->cbs_cap;
+        memset(b, 0, sizeof(*b));
+        b->buf = buf;
+        b->cap = cap;
+        b->cbs = cbs;
+        b->cbs_cap = cbs_cap;
+        return b;
+    }
+    pool_trim(p, cap);
+    struct pbatch *b = calloc(1, sizeof(*b));
+    if (!b)
+        return NULL;
+    b->buf = malloc(cap);
+    b->cbs_cap = 64;
+    b->cbs = malloc(b->cbs_cap * sizeof(*b->cbs));
+    if (!b->buf || !b->cbs) {
+        batch_destroy(b);
+        return NULL;
+    }
+    b->cap = cap;
+    return b;
 }
 
 static struct ppart *part_find(struct rt_producer *p, struct partition *part)
@@ -189,19 +254,10 @@ static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int3
     }
     if (p->sticky_error)
         return p->sticky_error;
-    struct pbatch *b = calloc(1, sizeof(*b));
+    struct pbatch *b = batch_take(p, cap);
     if (!b)
         return -ENOMEM;
-    b->buf = malloc(cap);
-    b->cbs_cap = 64;
-    b->cbs = malloc(b->cbs_cap * sizeof(*b->cbs));
-    if (!b->buf || !b->cbs) {
-        free(b->buf);
-        free(b->cbs);
-        free(b);
-        return -ENOMEM;
-    }
-    b->cap = cap;
+    assert(b->cap == cap && b->buf && b->cbs && b->count == 0);
     b->producer = p;
     b->pp = pp;
     b->base_seq = base_seq;
@@ -637,12 +693,20 @@ static int txn_add_pending(struct rt_producer *p)
         n += !p->txn_added[i];
     if (n == 0)
         return 0;
-    struct txn_log_partition *tp = calloc(n, sizeof(*tp));
-    uint32_t *idx = calloc(n, sizeof(*idx));
-    if (!tp || !idx) {
-        free(tp);
-        free(idx);
-        return -ENOMEM;
+    /* Up to TXN_ADD_ON_STACK partitions at once (the common case) from the stack: a
+     * transaction's first send costs no allocation (STYLE rule 8); more allocate once. */
+    struct txn_log_partition stack_tp[TXN_ADD_ON_STACK];
+    uint32_t stack_idx[TXN_ADD_ON_STACK];
+    struct txn_log_partition *tp = stack_tp;
+    uint32_t *idx = stack_idx;
+    if (n > TXN_ADD_ON_STACK) {
+        tp = calloc(n, sizeof(*tp));
+        idx = calloc(n, sizeof(*idx));
+        if (!tp || !idx) {
+            free(tp);
+            free(idx);
+            return -ENOMEM;
+        }
     }
     uint32_t k = 0;
     for (uint32_t i = 0; i < count; i++) {
@@ -666,8 +730,10 @@ static int txn_add_pending(struct rt_producer *p)
     } else if (rc == RT_E_PRODUCER_FENCED || rc == RT_E_INVALID_PRODUCER_EPOCH) {
         p->txn = TXN_FATAL;
     }
-    free(tp);
-    free(idx);
+    if (tp != stack_tp) {
+        free(tp);
+        free(idx);
+    }
     return rc;
 }
 
@@ -1075,6 +1141,11 @@ int rt_producer_close(rt_producer *p)
     pthread_join(p->sender, NULL);
     for (uint32_t i = 0; i < p->part_count; i++) {
         assert(!p->parts[i].open && !p->parts[i].ready_head && !p->parts[i].flight_head);
+    }
+    while (p->pool) {
+        struct pbatch *b = p->pool;
+        p->pool = b->next;
+        batch_destroy(b);
     }
     free(p->parts);
     free(p->sticky);

@@ -28,6 +28,8 @@
 #include "ringtail.h"
 #include "shard.h"
 
+struct fetch_pool;
+
 struct topic {
     char name[RT_TOPIC_NAME_MAX + 1];
     uint32_t partition_count;
@@ -55,6 +57,7 @@ struct log {
     _Atomic int write_error;
     _Atomic bool closing;
     struct engine_counters counters;
+    struct fetch_pool *fetches;         /* rt_fetch handles, at most opts.fetches_max open */
     struct publish_watch watch;         /* rt_append_watch_set; the shards call it per round */
     struct partition_recovery recovery; /* summed over partitions at open */
     bool clean_at_open;                 /* the clean-shutdown marker was there */
@@ -63,6 +66,8 @@ struct log {
 /* Internal topics the engine creates itself (__transaction_state, __consumer_offsets): slots
  * beyond topics_max. */
 #define INTERNAL_TOPICS_MAX 2
+
+#define LOG_FETCHES_MAX_DEFAULT 4096
 
 /* ---- lifecycle (the composition root, engine.c, runs these in order) ---- */
 

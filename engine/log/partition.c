@@ -202,21 +202,44 @@ static struct txn_index_entry abort_entry(const struct partition *p, const struc
     return e;
 }
 
-int partition_note_txn(struct partition *p, const struct batch_header *h, uint64_t position,
-                       bool txn_started, int64_t txn_first_offset, int marker_type)
+int partition_reserve_txn(struct partition *p)
 {
-    if (txn_started)
-        return open_txn_add(p, h->producer_id, h->base_offset, p->active->base_offset, position);
+    if (p->open_txn_count < p->open_txn_capacity)
+        return 0;
+    uint32_t cap = p->open_txn_capacity ? p->open_txn_capacity * 2 : 8;
+    struct open_txn *a = realloc(p->open_txns, (size_t)cap * sizeof(*a));
+    if (!a)
+        return -ENOMEM;
+    p->open_txns = a;
+    p->open_txn_capacity = cap;
+    return 0;
+}
+
+int partition_place_txn(struct partition *p, const struct batch_header *h, uint64_t position,
+                        bool txn_started, int64_t txn_first_offset, int marker_type,
+                        struct partition_txn_write *w)
+{
+    assert(h->base_offset >= p->active->base_offset);
+    assert(position >= p->active->size_bytes);
+    w->staged = false;
+    if (txn_started) {
+        assert(p->open_txn_count < p->open_txn_capacity); /* partition_reserve_txn */
+        int rc = open_txn_add(p, h->producer_id, h->base_offset, p->active->base_offset, position);
+        assert(rc == 0);
+        return rc;
+    }
     if (!batch_is_control(h))
         return 0;
     open_txn_remove(p, h->producer_id);
     if (marker_type != CONTROL_ABORT)
         return 0;
     struct txn_index_entry e = abort_entry(p, h, txn_first_offset);
-    int rc = txn_index_append(&p->active->txns, &e);
+    int rc = txn_index_stage(&p->active->txns, &e, w->bytes, &w->file_offset);
     if (rc)
-        return error_set(rc, "%s: appending to the aborted-transaction index: %s", p->dir,
+        return error_set(rc, "%s: staging the aborted-transaction index entry: %s", p->dir,
                          strerror(-rc));
+    w->fd = p->active->txns.fd;
+    w->staged = true;
     return 0;
 }
 
@@ -275,6 +298,9 @@ static int export_entry(void *ctx, const struct producer_entry *e)
 
 int partition_snapshot_producers(struct partition *p)
 {
+    if (p->frozen) /* PA5: the table may hold batches that were reported failed */
+        return error_set(RT_E_IO_FAILED, "%s: a write round failed: no snapshot until reopen",
+                         p->dir);
     if (p->snapshot_offset == p->next_offset)
         return 0;
     struct snapshot_export x = {0};
@@ -741,6 +767,8 @@ static int partition_roll(struct partition *p)
 int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
                         int64_t now_ms)
 {
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5 */
     if (!needs_roll(p, size_bytes, last_offset_delta, now_ms)) {
         /* Fits: PAR1-PAR3 hold for this batch on top of the round's (options guarantee that an
          * empty segment holds the largest batch allowed). */
@@ -753,9 +781,16 @@ int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_o
     return partition_roll(p);
 }
 
+void partition_freeze(struct partition *p)
+{
+    p->frozen = true;
+}
+
 void partition_publish(struct partition *p)
 {
+    assert(!p->frozen); /* PA5 */
     struct segment *a = p->active;
+    assert(a->size_bytes >= atomic_load_explicit(&a->readable_bytes, memory_order_relaxed));
     segment_publish(a);
     uint64_t s = atomic_load_explicit(&p->seq, memory_order_relaxed);
     atomic_store_explicit(&p->seq, s + 1, memory_order_relaxed);
@@ -858,6 +893,8 @@ static int delete_oldest(struct partition *p)
 
 int partition_enforce_retention(struct partition *p, int64_t now_ms)
 {
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5: a deletion publishes the log start */
     int deleted = 0;
     if (p->cfg.retention_bytes >= 0) {
         uint64_t total = 0;
@@ -895,12 +932,16 @@ int partition_enforce_retention(struct partition *p, int64_t now_ms)
 
 int partition_roll_now(struct partition *p)
 {
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5: the active segment and next offset disagree */
     assert(p->active->size_bytes > 0);
     return partition_roll(p);
 }
 
 int partition_delete_before(struct partition *p, int64_t offset)
 {
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5 */
     int deleted = 0;
     while (p->segment_count > 1 && p->segments[0]->next_offset <= offset) {
         int rc = delete_oldest(p);
