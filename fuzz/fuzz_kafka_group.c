@@ -2,7 +2,8 @@
  * fuzz_kafka_group.c — libFuzzer target for issue 13's request decoders (transactions:
  * AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit; groups: OffsetCommit,
  * OffsetFetch, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, ListGroups, DescribeGroups;
- * tools/kafka/kmsg_txn.c, kmsg_group.c), input layout in kafka_fuzz.h. What decodes is answered
+ * KIP-664: DescribeProducers, DescribeTransactions, ListTransactions; tools/kafka/kmsg_txn.c,
+ * kmsg_group.c, kmsg_ops.c), input layout in kafka_fuzz.h. What decodes is answered
  * through the matching response encoder, echoing the request's topics, members and bytes.
  */
 #include "fuzz/kafka_fuzz.h"
@@ -124,6 +125,45 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
         static const struct kmsg_list_groups_group g = {{"g", 1}, {"consumer", 8}};
         struct kmsg_list_groups_response m = {0, 0, &g, 1};
         rc = kmsg_list_groups_response_encode(w, version, &m);
+        break;
+    }
+    case KAFKA_DESCRIBE_PRODUCERS: {
+        const struct kmsg_describe_producers_request *q = &req->describe_producers;
+        static struct kmsg_describe_producers_topic t[4096];
+        static const struct kmsg_producer_state ps = {1, 0, 5, 10, -1};
+        static const struct kmsg_describe_producers_partition dp = {0, 0, &ps, 1};
+        int32_t n = q->topics_count > 4096 ? 4096 : q->topics_count;
+        for (int32_t i = 0; i < n; i++) {
+            kf_str_inside(q->topics[i].name);
+            t[i] = (struct kmsg_describe_producers_topic){q->topics[i].name, &dp, 1};
+        }
+        struct kmsg_describe_producers_response m = {0, t, n};
+        rc = kmsg_describe_producers_response_encode(w, version, &m);
+        break;
+    }
+    case KAFKA_DESCRIBE_TRANSACTIONS: {
+        const struct kmsg_describe_transactions_request *q = &req->describe_transactions;
+        static struct kmsg_transaction_state t[4096];
+        int32_t n = q->transactional_ids_count > 4096 ? 4096 : q->transactional_ids_count;
+        for (int32_t i = 0; i < n; i++) {
+            kf_str_inside(q->transactional_ids[i]);
+            t[i] = (struct kmsg_transaction_state){
+                0, q->transactional_ids[i], {"Empty", 5}, 60000, -1, 1, 0, NULL, 0};
+        }
+        struct kmsg_describe_transactions_response m = {0, t, n};
+        rc = kmsg_describe_transactions_response_encode(w, version, &m);
+        break;
+    }
+    case KAFKA_LIST_TRANSACTIONS: {
+        const struct kmsg_list_transactions_request *q = &req->list_transactions;
+        static struct kmsg_listed_transaction t[4096];
+        int32_t n = q->state_filters_count > 4096 ? 4096 : q->state_filters_count;
+        for (int32_t i = 0; i < n; i++) {
+            kf_str_inside(q->state_filters[i]);
+            t[i] = (struct kmsg_listed_transaction){{"t", 1}, 1, q->state_filters[i]};
+        }
+        struct kmsg_list_transactions_response m = {0, 0, t, n};
+        rc = kmsg_list_transactions_response_encode(w, version, &m);
         break;
     }
     default: {

@@ -49,6 +49,10 @@ static const struct kafka_api api_table[] = {
     {KAFKA_END_TXN, "EndTxn", 0, 1, 0, 1, 3, false},
     {KAFKA_TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 2, 0, 2, 3, false},
     {KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 2, 0, 2, 4, true},
+    /* KIP-664 operator APIs (issue 13): flexible from v0 */
+    {KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, false},
+    {KAFKA_DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0, 0, 0, 0, false},
+    {KAFKA_LIST_TRANSACTIONS, "ListTransactions", 0, 1, 0, 1, 0, false},
 };
 
 #define API_COUNT (sizeof api_table / sizeof api_table[0])

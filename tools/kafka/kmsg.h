@@ -793,6 +793,107 @@ int kmsg_describe_groups_request_decode(struct kp_reader *r, int16_t version, st
 int kmsg_describe_groups_response_encode(struct kp_writer *w, int16_t version,
                                          const struct kmsg_describe_groups_response *m);
 
+/* ---- KIP-664 operator APIs: DescribeProducers (61) v0, DescribeTransactions (65) v0,
+ * ListTransactions (66) v0-1; all flexible (compact forms, tagged fields) ---- */
+
+struct kmsg_describe_producers_request {
+    struct kmsg_txn_topic *topics; /* name + partition indexes */
+    int32_t topics_count;
+};
+
+struct kmsg_producer_state {
+    int64_t producer_id;
+    int32_t producer_epoch; /* int32 on this wire */
+    int32_t last_sequence;
+    int64_t last_timestamp;
+    int64_t current_txn_start_timestamp; /* -1: no open transaction */
+};
+
+struct kmsg_describe_producers_partition {
+    int32_t partition_index;
+    int16_t error_code;
+    const struct kmsg_producer_state *active_producers;
+    int32_t active_producers_count;
+};
+
+struct kmsg_describe_producers_topic {
+    struct kp_str name;
+    const struct kmsg_describe_producers_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_describe_producers_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_describe_producers_topic *topics;
+    int32_t topics_count;
+};
+
+int kmsg_describe_producers_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                           struct kmsg_describe_producers_request *out);
+int kmsg_describe_producers_response_encode(struct kp_writer *w, int16_t version,
+                                            const struct kmsg_describe_producers_response *m);
+
+struct kmsg_describe_transactions_request {
+    struct kp_str *transactional_ids;
+    int32_t transactional_ids_count;
+};
+
+struct kmsg_transaction_partitions {
+    struct kp_str name;
+    const int32_t *partition_indexes;
+    int32_t partition_indexes_count;
+};
+
+struct kmsg_transaction_state {
+    int16_t error_code;
+    struct kp_str transactional_id;
+    struct kp_str transaction_state; /* "Ongoing", "PrepareCommit", ... (Kafka's names) */
+    int32_t transaction_timeout_ms;
+    int64_t transaction_start_time_ms;
+    int64_t producer_id;
+    int32_t producer_epoch;
+    const struct kmsg_transaction_partitions *topic_partitions;
+    int32_t topic_partitions_count;
+};
+
+struct kmsg_describe_transactions_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_transaction_state *transaction_states;
+    int32_t transaction_states_count;
+};
+
+int kmsg_describe_transactions_request_decode(struct kp_reader *r, int16_t version,
+                                              struct kp_arena *a,
+                                              struct kmsg_describe_transactions_request *out);
+int kmsg_describe_transactions_response_encode(struct kp_writer *w, int16_t version,
+                                               const struct kmsg_describe_transactions_response *m);
+
+struct kmsg_list_transactions_request {
+    struct kp_str *state_filters;
+    int32_t state_filters_count;
+    int64_t *producer_id_filters;
+    int32_t producer_id_filters_count;
+    int64_t duration_filter_ms; /* v1+; -1 before */
+};
+
+struct kmsg_listed_transaction {
+    struct kp_str transactional_id;
+    int64_t producer_id;
+    struct kp_str transaction_state;
+};
+
+struct kmsg_list_transactions_response {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    const struct kmsg_listed_transaction *transaction_states;
+    int32_t transaction_states_count;
+};
+
+int kmsg_list_transactions_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                          struct kmsg_list_transactions_request *out);
+int kmsg_list_transactions_response_encode(struct kp_writer *w, int16_t version,
+                                           const struct kmsg_list_transactions_response *m);
+
 /* ---- any request by key (fuzz targets and the server's dispatch share it) ---- */
 
 /* The largest decoded request struct: a union the server can keep one of per connection. */
@@ -819,6 +920,9 @@ union kmsg_request {
     struct kmsg_leave_group_request leave_group;
     struct kmsg_list_groups_request list_groups;
     struct kmsg_describe_groups_request describe_groups;
+    struct kmsg_describe_producers_request describe_producers;
+    struct kmsg_describe_transactions_request describe_transactions;
+    struct kmsg_list_transactions_request list_transactions;
 };
 
 /* Decodes the body of (key, version) into the matching member of `out`. RT_E_UNSUPPORTED for a

@@ -196,6 +196,13 @@ int kmsg_request_decode(struct kp_reader *r, int16_t api_key, int16_t version, s
         return kmsg_list_groups_request_decode(r, version, a, &out->list_groups);
     case KAFKA_DESCRIBE_GROUPS:
         return kmsg_describe_groups_request_decode(r, version, a, &out->describe_groups);
+    case KAFKA_DESCRIBE_PRODUCERS:
+        return kmsg_describe_producers_request_decode(r, version, a, &out->describe_producers);
+    case KAFKA_DESCRIBE_TRANSACTIONS:
+        return kmsg_describe_transactions_request_decode(r, version, a,
+                                                         &out->describe_transactions);
+    case KAFKA_LIST_TRANSACTIONS:
+        return kmsg_list_transactions_request_decode(r, version, a, &out->list_transactions);
     default:
         return RT_E_UNSUPPORTED;
     }
