@@ -12,6 +12,13 @@
  *   KA3  Only APIs with a working handler are advertised: issue 12's, and of issue 13's the
  *        transactional ones (handle_txn.c), OffsetFetch v1-5 and OffsetCommit v2-7
  *        (handle_offsets.c); the group membership APIs are advertised = false.
+ *   KA4  Produce is advertised from v0, though only record format v2 (magic 2) is accepted:
+ *        librdkafka up to 2.11 (Debian's 2.0.2 included) sends gzip, snappy and lz4 batches
+ *        uncompressed unless the broker's Produce range reaches down to v0 (its codec check
+ *        asks "is Produce v0..0 supported?" for those three; zstd asks for v7). Clients still
+ *        pick v7 (librdkafka: the highest both have; kafkajs: min(its max, ours)); a v0-2
+ *        request decodes (no transactional_id) and its non-v2 batches are refused by the
+ *        server's batch validation (CORRUPT_MESSAGE), as Kafka 4 refuses message formats 0-1.
  */
 #include "tools/kafka/api.h"
 
@@ -22,7 +29,7 @@
 
 /* key, name, codec min/max, advertised min/max, first flexible, advertised */
 static const struct kafka_api api_table[] = {
-    {KAFKA_PRODUCE, "Produce", 3, 7, 3, 7, 9, true},
+    {KAFKA_PRODUCE, "Produce", 0, 7, 0, 7, 9, true}, /* from 0: KA4 */
     {KAFKA_FETCH, "Fetch", 4, 11, 4, 11, 12, true},
     {KAFKA_LIST_OFFSETS, "ListOffsets", 1, 3, 1, 3, 6, true},
     {KAFKA_METADATA, "Metadata", 0, 4, 0, 4, 9, true},
@@ -44,6 +51,10 @@ static const struct kafka_api api_table[] = {
     {KAFKA_END_TXN, "EndTxn", 0, 1, 0, 1, 3, true},
     {KAFKA_TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 2, 0, 2, 3, true},
     {KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 2, 0, 2, 4, true},
+    /* KIP-664 operator APIs (issue 13): flexible from v0 */
+    {KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, false},
+    {KAFKA_DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0, 0, 0, 0, false},
+    {KAFKA_LIST_TRANSACTIONS, "ListTransactions", 0, 1, 0, 1, 0, false},
 };
 
 #define API_COUNT (sizeof api_table / sizeof api_table[0])

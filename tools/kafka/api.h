@@ -39,6 +39,9 @@ enum kafka_api_key {
     KAFKA_END_TXN = 26,
     KAFKA_TXN_OFFSET_COMMIT = 28,
     KAFKA_DESCRIBE_CONFIGS = 32,
+    KAFKA_DESCRIBE_PRODUCERS = 61,
+    KAFKA_DESCRIBE_TRANSACTIONS = 65,
+    KAFKA_LIST_TRANSACTIONS = 66,
 };
 
 /* Kafka's error codes (org.apache.kafka.common.protocol.Errors), as they go on the wire. */

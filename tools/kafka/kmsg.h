@@ -133,7 +133,8 @@ int kmsg_metadata_request_decode(struct kp_reader *r, int16_t version, struct kp
 int kmsg_metadata_response_encode(struct kp_writer *w, int16_t version,
                                   const struct kmsg_metadata_response *m);
 
-/* ---- Produce (0), v3-7 (record format v2 only) ---- */
+/* ---- Produce (0), v0-7: advertised from v0 for librdkafka's codec check (api.c KA4); the
+ * server accepts record format v2 (magic 2) only ---- */
 
 struct kmsg_produce_partition {
     int32_t index;
@@ -147,7 +148,7 @@ struct kmsg_produce_topic {
 };
 
 struct kmsg_produce_request {
-    struct kp_str transactional_id; /* nullable */
+    struct kp_str transactional_id; /* v3+, nullable; null before */
     int16_t acks;
     int32_t timeout_ms;
     struct kmsg_produce_topic *topics;
@@ -158,7 +159,7 @@ struct kmsg_produce_partition_response {
     int32_t index;
     int16_t error_code;
     int64_t base_offset;
-    int64_t log_append_time_ms; /* -1 unless LogAppendTime */
+    int64_t log_append_time_ms; /* v2+; -1 unless LogAppendTime */
     int64_t log_start_offset;   /* v5+ */
 };
 
@@ -171,7 +172,7 @@ struct kmsg_produce_topic_response {
 struct kmsg_produce_response {
     const struct kmsg_produce_topic_response *responses;
     int32_t responses_count;
-    int32_t throttle_time_ms;
+    int32_t throttle_time_ms; /* v1+ */
 };
 
 int kmsg_produce_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
@@ -477,6 +478,422 @@ int kmsg_describe_configs_request_decode(struct kp_reader *r, int16_t version, s
 int kmsg_describe_configs_response_encode(struct kp_writer *w, int16_t version,
                                           const struct kmsg_describe_configs_response *m);
 
+/* ==== issue 13: transactions and groups over the wire (codecs only; api.h keeps them
+ * unadvertised until their handlers exist). None of these versions is flexible except
+ * OffsetFetch v6-7. ==== */
+
+/* ---- AddPartitionsToTxn (24), v0-1 ---- */
+
+struct kmsg_txn_topic {
+    struct kp_str name;
+    int32_t *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_add_partitions_to_txn_request {
+    struct kp_str transactional_id;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    struct kmsg_txn_topic *topics;
+    int32_t topics_count;
+};
+
+/* A partition and its error: the answer shape of AddPartitionsToTxn, TxnOffsetCommit and
+ * OffsetCommit. */
+struct kmsg_partition_error {
+    int32_t partition_index;
+    int16_t error_code;
+};
+
+struct kmsg_topic_errors {
+    struct kp_str name;
+    const struct kmsg_partition_error *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_add_partitions_to_txn_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_topic_errors *results;
+    int32_t results_count;
+};
+
+int kmsg_add_partitions_to_txn_request_decode(struct kp_reader *r, int16_t version,
+                                              struct kp_arena *a,
+                                              struct kmsg_add_partitions_to_txn_request *out);
+int kmsg_add_partitions_to_txn_response_encode(struct kp_writer *w, int16_t version,
+                                               const struct kmsg_add_partitions_to_txn_response *m);
+
+/* ---- AddOffsetsToTxn (25), v0-1 ---- */
+
+struct kmsg_add_offsets_to_txn_request {
+    struct kp_str transactional_id;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    struct kp_str group_id;
+};
+
+/* throttle + error: the answer shape of AddOffsetsToTxn, EndTxn, Heartbeat, LeaveGroup. */
+struct kmsg_error_response {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+};
+
+int kmsg_add_offsets_to_txn_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                           struct kmsg_add_offsets_to_txn_request *out);
+int kmsg_add_offsets_to_txn_response_encode(struct kp_writer *w, int16_t version,
+                                            const struct kmsg_error_response *m);
+
+/* ---- EndTxn (26), v0-1 ---- */
+
+struct kmsg_end_txn_request {
+    struct kp_str transactional_id;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    bool committed;
+};
+
+int kmsg_end_txn_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                struct kmsg_end_txn_request *out);
+int kmsg_end_txn_response_encode(struct kp_writer *w, int16_t version,
+                                 const struct kmsg_error_response *m);
+
+/* ---- TxnOffsetCommit (28), v0-2 and OffsetCommit (8), v2-7 ---- */
+
+struct kmsg_commit_partition {
+    int32_t partition_index;
+    int64_t committed_offset;
+    int32_t committed_leader_epoch;   /* TxnOffsetCommit v2+, OffsetCommit v6+; -1 before */
+    struct kp_str committed_metadata; /* nullable */
+};
+
+struct kmsg_commit_topic {
+    struct kp_str name;
+    struct kmsg_commit_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_txn_offset_commit_request {
+    struct kp_str transactional_id;
+    struct kp_str group_id;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    struct kmsg_commit_topic *topics;
+    int32_t topics_count;
+};
+
+/* The answer of TxnOffsetCommit and OffsetCommit: throttle (TxnOffsetCommit always,
+ * OffsetCommit v3+), topics of partition errors. */
+struct kmsg_commit_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_topic_errors *topics;
+    int32_t topics_count;
+};
+
+int kmsg_txn_offset_commit_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                          struct kmsg_txn_offset_commit_request *out);
+int kmsg_txn_offset_commit_response_encode(struct kp_writer *w, int16_t version,
+                                           const struct kmsg_commit_response *m);
+
+struct kmsg_offset_commit_request {
+    struct kp_str group_id;
+    int32_t generation_id;
+    struct kp_str member_id;
+    struct kp_str group_instance_id; /* v7+, nullable; null before */
+    int64_t retention_time_ms;       /* v2-4; -1 after */
+    struct kmsg_commit_topic *topics;
+    int32_t topics_count;
+};
+
+int kmsg_offset_commit_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                      struct kmsg_offset_commit_request *out);
+int kmsg_offset_commit_response_encode(struct kp_writer *w, int16_t version,
+                                       const struct kmsg_commit_response *m);
+
+/* ---- OffsetFetch (9), v1-7; v6+ flexible ---- */
+
+struct kmsg_offset_fetch_request {
+    struct kp_str group_id;
+    struct kmsg_txn_topic *topics; /* name + partition indexes */
+    int32_t topics_count;          /* -1 = all the group's offsets (v2+ null) */
+    bool require_stable;           /* v7+ */
+};
+
+struct kmsg_offset_fetch_partition {
+    int32_t partition_index;
+    int64_t committed_offset;
+    int32_t committed_leader_epoch; /* v5+ */
+    struct kp_str metadata;         /* nullable */
+    int16_t error_code;
+};
+
+struct kmsg_offset_fetch_topic {
+    struct kp_str name;
+    const struct kmsg_offset_fetch_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_offset_fetch_response {
+    int32_t throttle_time_ms; /* v3+ */
+    const struct kmsg_offset_fetch_topic *topics;
+    int32_t topics_count;
+    int16_t error_code; /* v2+ */
+};
+
+int kmsg_offset_fetch_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                     struct kmsg_offset_fetch_request *out);
+int kmsg_offset_fetch_response_encode(struct kp_writer *w, int16_t version,
+                                      const struct kmsg_offset_fetch_response *m);
+
+/* ---- JoinGroup (11), v0-5 ---- */
+
+struct kmsg_join_group_protocol {
+    struct kp_str name;
+    struct kp_bytes metadata;
+};
+
+struct kmsg_join_group_request {
+    struct kp_str group_id;
+    int32_t session_timeout_ms;
+    int32_t rebalance_timeout_ms; /* v1+; = session_timeout_ms before */
+    struct kp_str member_id;
+    struct kp_str group_instance_id; /* v5+, nullable */
+    struct kp_str protocol_type;
+    struct kmsg_join_group_protocol *protocols;
+    int32_t protocols_count;
+};
+
+struct kmsg_join_group_member {
+    struct kp_str member_id;
+    struct kp_str group_instance_id; /* v5+, nullable */
+    struct kp_bytes metadata;
+};
+
+struct kmsg_join_group_response {
+    int32_t throttle_time_ms; /* v2+ */
+    int16_t error_code;
+    int32_t generation_id;
+    struct kp_str protocol_name;
+    struct kp_str leader;
+    struct kp_str member_id;
+    const struct kmsg_join_group_member *members;
+    int32_t members_count;
+};
+
+int kmsg_join_group_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                   struct kmsg_join_group_request *out);
+int kmsg_join_group_response_encode(struct kp_writer *w, int16_t version,
+                                    const struct kmsg_join_group_response *m);
+
+/* ---- SyncGroup (14), v0-3 ---- */
+
+struct kmsg_sync_group_assignment {
+    struct kp_str member_id;
+    struct kp_bytes assignment;
+};
+
+struct kmsg_sync_group_request {
+    struct kp_str group_id;
+    int32_t generation_id;
+    struct kp_str member_id;
+    struct kp_str group_instance_id; /* v3+, nullable */
+    struct kmsg_sync_group_assignment *assignments;
+    int32_t assignments_count;
+};
+
+struct kmsg_sync_group_response {
+    int32_t throttle_time_ms; /* v1+ */
+    int16_t error_code;
+    struct kp_bytes assignment;
+};
+
+int kmsg_sync_group_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                   struct kmsg_sync_group_request *out);
+int kmsg_sync_group_response_encode(struct kp_writer *w, int16_t version,
+                                    const struct kmsg_sync_group_response *m);
+
+/* ---- Heartbeat (12), v0-3 and LeaveGroup (13), v0-1 ---- */
+
+struct kmsg_heartbeat_request {
+    struct kp_str group_id;
+    int32_t generation_id;
+    struct kp_str member_id;
+    struct kp_str group_instance_id; /* v3+, nullable */
+};
+
+int kmsg_heartbeat_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                  struct kmsg_heartbeat_request *out);
+/* Heartbeat and LeaveGroup answers: throttle (v1+), error_code. */
+int kmsg_heartbeat_response_encode(struct kp_writer *w, int16_t version,
+                                   const struct kmsg_error_response *m);
+
+struct kmsg_leave_group_request {
+    struct kp_str group_id;
+    struct kp_str member_id;
+};
+
+int kmsg_leave_group_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                    struct kmsg_leave_group_request *out);
+int kmsg_leave_group_response_encode(struct kp_writer *w, int16_t version,
+                                     const struct kmsg_error_response *m);
+
+/* ---- ListGroups (16), v0-2 and DescribeGroups (15), v0-2 ---- */
+
+struct kmsg_list_groups_request {
+    int unused; /* v0-2 carry no fields */
+};
+
+struct kmsg_list_groups_group {
+    struct kp_str group_id;
+    struct kp_str protocol_type;
+};
+
+struct kmsg_list_groups_response {
+    int32_t throttle_time_ms; /* v1+ */
+    int16_t error_code;
+    const struct kmsg_list_groups_group *groups;
+    int32_t groups_count;
+};
+
+int kmsg_list_groups_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                    struct kmsg_list_groups_request *out);
+int kmsg_list_groups_response_encode(struct kp_writer *w, int16_t version,
+                                     const struct kmsg_list_groups_response *m);
+
+struct kmsg_describe_groups_request {
+    struct kp_str *groups;
+    int32_t groups_count;
+};
+
+struct kmsg_describe_groups_member {
+    struct kp_str member_id;
+    struct kp_str client_id;
+    struct kp_str client_host;
+    struct kp_bytes member_metadata;
+    struct kp_bytes member_assignment;
+};
+
+struct kmsg_describe_groups_group {
+    int16_t error_code;
+    struct kp_str group_id;
+    struct kp_str group_state;
+    struct kp_str protocol_type;
+    struct kp_str protocol_data;
+    const struct kmsg_describe_groups_member *members;
+    int32_t members_count;
+};
+
+struct kmsg_describe_groups_response {
+    int32_t throttle_time_ms; /* v1+ */
+    const struct kmsg_describe_groups_group *groups;
+    int32_t groups_count;
+};
+
+int kmsg_describe_groups_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                        struct kmsg_describe_groups_request *out);
+int kmsg_describe_groups_response_encode(struct kp_writer *w, int16_t version,
+                                         const struct kmsg_describe_groups_response *m);
+
+/* ---- KIP-664 operator APIs: DescribeProducers (61) v0, DescribeTransactions (65) v0,
+ * ListTransactions (66) v0-1; all flexible (compact forms, tagged fields) ---- */
+
+struct kmsg_describe_producers_request {
+    struct kmsg_txn_topic *topics; /* name + partition indexes */
+    int32_t topics_count;
+};
+
+struct kmsg_producer_state {
+    int64_t producer_id;
+    int32_t producer_epoch; /* int32 on this wire */
+    int32_t last_sequence;
+    int64_t last_timestamp;
+    int64_t current_txn_start_timestamp; /* -1: no open transaction */
+};
+
+struct kmsg_describe_producers_partition {
+    int32_t partition_index;
+    int16_t error_code;
+    const struct kmsg_producer_state *active_producers;
+    int32_t active_producers_count;
+};
+
+struct kmsg_describe_producers_topic {
+    struct kp_str name;
+    const struct kmsg_describe_producers_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_describe_producers_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_describe_producers_topic *topics;
+    int32_t topics_count;
+};
+
+int kmsg_describe_producers_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                           struct kmsg_describe_producers_request *out);
+int kmsg_describe_producers_response_encode(struct kp_writer *w, int16_t version,
+                                            const struct kmsg_describe_producers_response *m);
+
+struct kmsg_describe_transactions_request {
+    struct kp_str *transactional_ids;
+    int32_t transactional_ids_count;
+};
+
+struct kmsg_transaction_partitions {
+    struct kp_str name;
+    const int32_t *partition_indexes;
+    int32_t partition_indexes_count;
+};
+
+struct kmsg_transaction_state {
+    int16_t error_code;
+    struct kp_str transactional_id;
+    struct kp_str transaction_state; /* "Ongoing", "PrepareCommit", ... (Kafka's names) */
+    int32_t transaction_timeout_ms;
+    int64_t transaction_start_time_ms;
+    int64_t producer_id;
+    int32_t producer_epoch;
+    const struct kmsg_transaction_partitions *topic_partitions;
+    int32_t topic_partitions_count;
+};
+
+struct kmsg_describe_transactions_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_transaction_state *transaction_states;
+    int32_t transaction_states_count;
+};
+
+int kmsg_describe_transactions_request_decode(struct kp_reader *r, int16_t version,
+                                              struct kp_arena *a,
+                                              struct kmsg_describe_transactions_request *out);
+int kmsg_describe_transactions_response_encode(struct kp_writer *w, int16_t version,
+                                               const struct kmsg_describe_transactions_response *m);
+
+struct kmsg_list_transactions_request {
+    struct kp_str *state_filters;
+    int32_t state_filters_count;
+    int64_t *producer_id_filters;
+    int32_t producer_id_filters_count;
+    int64_t duration_filter_ms; /* v1+; -1 before */
+};
+
+struct kmsg_listed_transaction {
+    struct kp_str transactional_id;
+    int64_t producer_id;
+    struct kp_str transaction_state;
+};
+
+struct kmsg_list_transactions_response {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    const struct kmsg_listed_transaction *transaction_states;
+    int32_t transaction_states_count;
+};
+
+int kmsg_list_transactions_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                          struct kmsg_list_transactions_request *out);
+int kmsg_list_transactions_response_encode(struct kp_writer *w, int16_t version,
+                                           const struct kmsg_list_transactions_response *m);
+
 /* ---- any request by key (fuzz targets and the server's dispatch share it) ---- */
 
 /* The largest decoded request struct: a union the server can keep one of per connection. */
@@ -491,6 +908,21 @@ union kmsg_request {
     struct kmsg_create_topics_request create_topics;
     struct kmsg_delete_topics_request delete_topics;
     struct kmsg_describe_configs_request describe_configs;
+    struct kmsg_add_partitions_to_txn_request add_partitions_to_txn;
+    struct kmsg_add_offsets_to_txn_request add_offsets_to_txn;
+    struct kmsg_end_txn_request end_txn;
+    struct kmsg_txn_offset_commit_request txn_offset_commit;
+    struct kmsg_offset_commit_request offset_commit;
+    struct kmsg_offset_fetch_request offset_fetch;
+    struct kmsg_join_group_request join_group;
+    struct kmsg_sync_group_request sync_group;
+    struct kmsg_heartbeat_request heartbeat;
+    struct kmsg_leave_group_request leave_group;
+    struct kmsg_list_groups_request list_groups;
+    struct kmsg_describe_groups_request describe_groups;
+    struct kmsg_describe_producers_request describe_producers;
+    struct kmsg_describe_transactions_request describe_transactions;
+    struct kmsg_list_transactions_request list_transactions;
 };
 
 /* Decodes the body of (key, version) into the matching member of `out`. RT_E_UNSUPPORTED for a

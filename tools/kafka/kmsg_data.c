@@ -1,13 +1,14 @@
 /*
- * kmsg_data.c — the data-path codecs: Produce (v3-7), Fetch (v4-11), ListOffsets (v1-3). It owns
- * their byte layouts; it must never copy record bytes on decode (a produced batch stays a
- * kp_bytes into the request) and never copy fetched segment bytes on encode unless the caller
- * hands them inline (otherwise they become a hole, KP8). None of these versions is flexible.
+ * kmsg_data.c — the data-path codecs: Produce (v0-7, see api.c KA4), Fetch (v4-11), ListOffsets
+ * (v1-3). It owns their byte layouts; it must never copy record bytes on decode (a produced batch
+ * stays a kp_bytes into the request) and never copy fetched segment bytes on encode unless the
+ * caller hands them inline (otherwise they become a hole, KP8). None of these versions is flexible.
  *
- *   Produce request: transactional_id NSTRING, acks i16, timeout_ms i32,
+ *   Produce request: transactional_id NSTRING (v3+), acks i16, timeout_ms i32,
  *     topic_data [name STRING, partition_data [index i32, records NULLABLE_BYTES]]
  *   Produce response: responses [name STRING, partitions [index i32, error_code i16,
- *     base_offset i64, log_append_time_ms i64, log_start_offset i64 (v5+)]], throttle_time_ms i32
+ *     base_offset i64, log_append_time_ms i64 (v2+), log_start_offset i64 (v5+)]],
+ *     throttle_time_ms i32 (v1+)
  *
  *   Fetch request: replica_id i32, max_wait_ms i32, min_bytes i32, max_bytes i32,
  *     isolation_level i8, session_id i32 (v7+), session_epoch i32 (v7+),
@@ -44,7 +45,10 @@ int kmsg_produce_request_decode(struct kp_reader *r, int16_t version, struct kp_
     int rc = kmsg_version_check(KAFKA_PRODUCE, version);
     if (rc)
         return rc;
-    out->transactional_id = kp_read_nullable_string(r);
+    out->transactional_id.ptr = NULL;
+    out->transactional_id.len = -1;
+    if (version >= 3)
+        out->transactional_id = kp_read_nullable_string(r);
     out->acks = kp_read_i16(r);
     out->timeout_ms = kp_read_i32(r);
     out->topics_count = kp_read_array_len(r, 2 + 4); /* KD1 */
@@ -80,12 +84,14 @@ int kmsg_produce_response_encode(struct kp_writer *w, int16_t version,
             kp_write_i32(w, p->index);
             kp_write_i16(w, p->error_code);
             kp_write_i64(w, p->base_offset);
-            kp_write_i64(w, p->log_append_time_ms);
+            if (version >= 2)
+                kp_write_i64(w, p->log_append_time_ms);
             if (version >= 5)
                 kp_write_i64(w, p->log_start_offset);
         }
     }
-    kp_write_i32(w, m->throttle_time_ms);
+    if (version >= 1)
+        kp_write_i32(w, m->throttle_time_ms);
     return w->err;
 }
 

@@ -171,6 +171,38 @@ int kmsg_request_decode(struct kp_reader *r, int16_t api_key, int16_t version, s
         return kmsg_delete_topics_request_decode(r, version, a, &out->delete_topics);
     case KAFKA_DESCRIBE_CONFIGS:
         return kmsg_describe_configs_request_decode(r, version, a, &out->describe_configs);
+    case KAFKA_ADD_PARTITIONS_TO_TXN:
+        return kmsg_add_partitions_to_txn_request_decode(r, version, a,
+                                                         &out->add_partitions_to_txn);
+    case KAFKA_ADD_OFFSETS_TO_TXN:
+        return kmsg_add_offsets_to_txn_request_decode(r, version, a, &out->add_offsets_to_txn);
+    case KAFKA_END_TXN:
+        return kmsg_end_txn_request_decode(r, version, a, &out->end_txn);
+    case KAFKA_TXN_OFFSET_COMMIT:
+        return kmsg_txn_offset_commit_request_decode(r, version, a, &out->txn_offset_commit);
+    case KAFKA_OFFSET_COMMIT:
+        return kmsg_offset_commit_request_decode(r, version, a, &out->offset_commit);
+    case KAFKA_OFFSET_FETCH:
+        return kmsg_offset_fetch_request_decode(r, version, a, &out->offset_fetch);
+    case KAFKA_JOIN_GROUP:
+        return kmsg_join_group_request_decode(r, version, a, &out->join_group);
+    case KAFKA_SYNC_GROUP:
+        return kmsg_sync_group_request_decode(r, version, a, &out->sync_group);
+    case KAFKA_HEARTBEAT:
+        return kmsg_heartbeat_request_decode(r, version, a, &out->heartbeat);
+    case KAFKA_LEAVE_GROUP:
+        return kmsg_leave_group_request_decode(r, version, a, &out->leave_group);
+    case KAFKA_LIST_GROUPS:
+        return kmsg_list_groups_request_decode(r, version, a, &out->list_groups);
+    case KAFKA_DESCRIBE_GROUPS:
+        return kmsg_describe_groups_request_decode(r, version, a, &out->describe_groups);
+    case KAFKA_DESCRIBE_PRODUCERS:
+        return kmsg_describe_producers_request_decode(r, version, a, &out->describe_producers);
+    case KAFKA_DESCRIBE_TRANSACTIONS:
+        return kmsg_describe_transactions_request_decode(r, version, a,
+                                                         &out->describe_transactions);
+    case KAFKA_LIST_TRANSACTIONS:
+        return kmsg_list_transactions_request_decode(r, version, a, &out->list_transactions);
     default:
         return RT_E_UNSUPPORTED;
     }

@@ -1,5 +1,8 @@
 /*
- * kmsg_int.h — helpers shared by the kmsg_*.c codecs (not part of the codec interface).
+ * kmsg_int.h — helpers shared by the kmsg_*.c codecs (not part of the codec interface): the
+ * version check against api.c's codec range, the "consumed whole" end of a decode, and the least
+ * wire sizes used for KP4's array-count checks. It holds no state and must never be included
+ * outside tools/kafka/kmsg_*.c.
  */
 #ifndef RT_KAFKA_KMSG_INT_H
 #define RT_KAFKA_KMSG_INT_H

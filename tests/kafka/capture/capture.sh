@@ -1,11 +1,12 @@
 #!/bin/bash
 # capture.sh — records the golden request frames in tests/kafka/golden/ from the real clients'
 # own encoders: kcat and python3-confluent-kafka (librdkafka 2.0.2) and kafkajs 2.2.4, each
-# talking through proxy.py to librdkafka's mock cluster (mock_cluster.c, clamped to ringtail's
-# API table). The mock is only a traffic source. Not run by the test suite (the goldens are
-# committed); re-run by hand after changing the API table:
-#   bash tests/kafka/capture/capture.sh        (needs kcat librdkafka-dev python3-confluent-kafka,
-#                                              node + `npm install kafkajs@2.2.4` in a scratch dir)
+# talking through proxy.py to librdkafka's mock cluster (mock_cluster.c). The proxy answers
+# ApiVersions from ringtail's API table, so the clients pick the versions ringtail offers. The
+# mock is only a traffic source. Not run by the test suite (the goldens are committed); re-run by
+# hand after changing the API table:
+#   bash tests/kafka/capture/capture.sh   (needs kcat, librdkafka-dev, python3-confluent-kafka,
+#                                         node; KAFKAJS_DIR=a dir with kafkajs@2.2.4 installed)
 # Keeps, per scenario, the first request frame of each API key as
 # golden/<scenario>.<ApiName>.bin (the frame without its 4-byte size: header + body).
 set -euo pipefail
@@ -29,14 +30,15 @@ free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("12
 run() {
     local name=$1
     shift
-    sleep 3600 | "$work/mock" golden:3 >"$work/mock.$name" 2>/dev/null &
+    "$work/mock" golden:3 </dev/null >"$work/mock.$name" 2>/dev/null &
     local mock=$!
-    for _ in $(seq 50); do grep -q bootstrap "$work/mock.$name" && break; sleep 0.1; done
+    for _ in $(seq 300); do grep -q bootstrap "$work/mock.$name" && break; sleep 0.1; done
     local up
     up=$(sed -n 's/^bootstrap [^:]*:\([0-9]*\).*/\1/p' "$work/mock.$name")
     local port
     port=$(free_port)
-    /usr/bin/python3 "$here/proxy.py" "$port" "$up" "$work/cap.$name" >"$work/proxy.$name" &
+    /usr/bin/python3 "$here/proxy.py" "$port" "$up" "$work/cap.$name" "$work/mock.$name" \
+        >"$work/proxy.$name" &
     local proxy=$!
     for _ in $(seq 50); do grep -q ready "$work/proxy.$name" && break; sleep 0.1; done
     B=127.0.0.1:$port
@@ -45,16 +47,17 @@ run() {
     wait $proxy $mock 2>/dev/null || true
 }
 
-records() { for i in 0 1 2 3 4; do echo "key$i:value$i"; done; }
+# Compressible values: librdkafka sends a batch uncompressed when compression does not shrink it.
+records() { for i in 0 1 2 3 4; do echo "key$i:$(printf "value$i-%.0s" $(seq 30))"; done; }
 run kcat_metadata 'kcat -b $B -L -m 5'
 for z in none gzip snappy lz4 zstd; do
-    run "kcat_produce_$z" 'records | kcat -b $B -P -t golden -p 0 -K: -z '$z' -X acks=all -m 5'
+    run "kcat_produce_$z" 'records | kcat -b $B -P -t golden -p 0 -K: -z '$z' -X acks=all -X linger.ms=500 -m 5'
 done
-run kcat_idempotent 'records | kcat -b $B -P -t golden -p 1 -K: -z zstd -X enable.idempotence=true -m 5'
-run kcat_consume 'records | kcat -b $B -P -t golden -p 0 -K: -m 5 && kcat -b $B -C -t golden -p 0 -o beginning -c 5 -e -X isolation.level=read_committed -m 5'
+run kcat_idempotent 'records | kcat -b $B -P -t golden -p 1 -K: -z zstd -X enable.idempotence=true -X linger.ms=500 -m 5'
+run kcat_consume 'records | kcat -b $B -P -t golden -p 0 -K: -X linger.ms=500 -m 5 && kcat -b $B -C -t golden -p 0 -o beginning -c 5 -e -X isolation.level=read_committed -m 5'
 run py_admin '/usr/bin/python3 $here/clients.py admin $B'
 run py_txn '/usr/bin/python3 $here/clients.py txn $B'
-run py_group 'records | kcat -b $B -P -t golden -p 0 -K: -m 5 && /usr/bin/python3 $here/clients.py group $B'
+run py_group 'records | kcat -b $B -P -t golden -p 0 -K: -X linger.ms=500 -m 5 && /usr/bin/python3 $here/clients.py group $B'
 for s in produce admin consume txn; do
     run "kafkajs_$s" 'NODE_PATH=$KAFKAJS_DIR/node_modules node $here/clients.js '$s' $B'
 done

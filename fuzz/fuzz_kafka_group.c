@@ -1,0 +1,203 @@
+/*
+ * fuzz_kafka_group.c — libFuzzer target for issue 13's request decoders (transactions:
+ * AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit; groups: OffsetCommit,
+ * OffsetFetch, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, ListGroups, DescribeGroups;
+ * KIP-664: DescribeProducers, DescribeTransactions, ListTransactions; tools/kafka/kmsg_txn.c,
+ * kmsg_group.c, kmsg_ops.c), input layout in kafka_fuzz.h. What decodes is answered
+ * through the matching response encoder, echoing the request's topics, members and bytes.
+ */
+#include "fuzz/kafka_fuzz.h"
+
+static struct kmsg_topic_errors topic_errors[4096];
+static struct kmsg_partition_error part_error = {0, 0};
+
+static int32_t echo_txn_topics(const struct kmsg_txn_topic *t, int32_t n)
+{
+    n = n > 4096 ? 4096 : n;
+    for (int32_t i = 0; i < n; i++) {
+        kf_str_inside(t[i].name);
+        topic_errors[i] = (struct kmsg_topic_errors){t[i].name, &part_error, 1};
+    }
+    return n < 0 ? 0 : n;
+}
+
+static int32_t echo_commit_topics(const struct kmsg_commit_topic *t, int32_t n)
+{
+    n = n > 4096 ? 4096 : n;
+    for (int32_t i = 0; i < n; i++) {
+        kf_str_inside(t[i].name);
+        for (int32_t j = 0; j < t[i].partitions_count; j++)
+            kf_str_inside(t[i].partitions[j].committed_metadata);
+        topic_errors[i] = (struct kmsg_topic_errors){t[i].name, &part_error, 1};
+    }
+    return n;
+}
+
+static void respond(int16_t key, int16_t version, const union kmsg_request *req,
+                    struct kp_writer *w)
+{
+    size_t at = kafka_frame_begin(w);
+    KCHECK(kafka_response_header_encode(w, key, version, 3) == 0);
+    struct kmsg_error_response er = {0, 0};
+    int rc = 0;
+    switch (key) {
+    case KAFKA_ADD_PARTITIONS_TO_TXN: {
+        const struct kmsg_add_partitions_to_txn_request *q = &req->add_partitions_to_txn;
+        kf_str_inside(q->transactional_id);
+        struct kmsg_add_partitions_to_txn_response m = {
+            0, topic_errors, echo_txn_topics(q->topics, q->topics_count)};
+        rc = kmsg_add_partitions_to_txn_response_encode(w, version, &m);
+        break;
+    }
+    case KAFKA_ADD_OFFSETS_TO_TXN:
+        kf_str_inside(req->add_offsets_to_txn.group_id);
+        rc = kmsg_add_offsets_to_txn_response_encode(w, version, &er);
+        break;
+    case KAFKA_END_TXN:
+        kf_str_inside(req->end_txn.transactional_id);
+        rc = kmsg_end_txn_response_encode(w, version, &er);
+        break;
+    case KAFKA_TXN_OFFSET_COMMIT: {
+        const struct kmsg_txn_offset_commit_request *q = &req->txn_offset_commit;
+        struct kmsg_commit_response m = {0, topic_errors,
+                                         echo_commit_topics(q->topics, q->topics_count)};
+        rc = kmsg_txn_offset_commit_response_encode(w, version, &m);
+        break;
+    }
+    case KAFKA_OFFSET_COMMIT: {
+        const struct kmsg_offset_commit_request *q = &req->offset_commit;
+        kf_str_inside(q->group_instance_id);
+        struct kmsg_commit_response m = {0, topic_errors,
+                                         echo_commit_topics(q->topics, q->topics_count)};
+        rc = kmsg_offset_commit_response_encode(w, version, &m);
+        break;
+    }
+    case KAFKA_OFFSET_FETCH: {
+        const struct kmsg_offset_fetch_request *q = &req->offset_fetch;
+        kf_str_inside(q->group_id);
+        static struct kmsg_offset_fetch_topic t[4096];
+        static const struct kmsg_offset_fetch_partition p = {0, 5, -1, {NULL, -1}, 0};
+        int32_t n = q->topics_count > 4096 ? 4096 : q->topics_count;
+        for (int32_t i = 0; i < n; i++) {
+            kf_str_inside(q->topics[i].name);
+            t[i] = (struct kmsg_offset_fetch_topic){q->topics[i].name, &p, 1};
+        }
+        struct kmsg_offset_fetch_response m = {0, t, n < 0 ? 0 : n, 0};
+        rc = kmsg_offset_fetch_response_encode(w, version, &m);
+        break;
+    }
+    case KAFKA_JOIN_GROUP: {
+        const struct kmsg_join_group_request *q = &req->join_group;
+        static struct kmsg_join_group_member mb[4096];
+        int32_t n = q->protocols_count > 4096 ? 4096 : q->protocols_count;
+        for (int32_t i = 0; i < n; i++) {
+            kf_str_inside(q->protocols[i].name);
+            kf_bytes_inside(q->protocols[i].metadata);
+            mb[i] = (struct kmsg_join_group_member){q->member_id, q->group_instance_id,
+                                                    q->protocols[i].metadata};
+        }
+        struct kmsg_join_group_response m = {
+            0,  0, 1, n ? q->protocols[0].name : q->protocol_type, q->member_id, q->member_id,
+            mb, n};
+        rc = kmsg_join_group_response_encode(w, version, &m);
+        break;
+    }
+    case KAFKA_SYNC_GROUP: {
+        const struct kmsg_sync_group_request *q = &req->sync_group;
+        struct kp_bytes b = {NULL, 0};
+        if (q->assignments_count > 0) {
+            kf_bytes_inside(q->assignments[0].assignment);
+            b = q->assignments[0].assignment;
+        }
+        struct kmsg_sync_group_response m = {0, 0, b};
+        rc = kmsg_sync_group_response_encode(w, version, &m);
+        break;
+    }
+    case KAFKA_HEARTBEAT:
+        kf_str_inside(req->heartbeat.group_instance_id);
+        rc = kmsg_heartbeat_response_encode(w, version, &er);
+        break;
+    case KAFKA_LEAVE_GROUP:
+        kf_str_inside(req->leave_group.member_id);
+        rc = kmsg_leave_group_response_encode(w, version, &er);
+        break;
+    case KAFKA_LIST_GROUPS: {
+        static const struct kmsg_list_groups_group g = {{"g", 1}, {"consumer", 8}};
+        struct kmsg_list_groups_response m = {0, 0, &g, 1};
+        rc = kmsg_list_groups_response_encode(w, version, &m);
+        break;
+    }
+    case KAFKA_DESCRIBE_PRODUCERS: {
+        const struct kmsg_describe_producers_request *q = &req->describe_producers;
+        static struct kmsg_describe_producers_topic t[4096];
+        static const struct kmsg_producer_state ps = {1, 0, 5, 10, -1};
+        static const struct kmsg_describe_producers_partition dp = {0, 0, &ps, 1};
+        int32_t n = q->topics_count > 4096 ? 4096 : q->topics_count;
+        for (int32_t i = 0; i < n; i++) {
+            kf_str_inside(q->topics[i].name);
+            t[i] = (struct kmsg_describe_producers_topic){q->topics[i].name, &dp, 1};
+        }
+        struct kmsg_describe_producers_response m = {0, t, n};
+        rc = kmsg_describe_producers_response_encode(w, version, &m);
+        break;
+    }
+    case KAFKA_DESCRIBE_TRANSACTIONS: {
+        const struct kmsg_describe_transactions_request *q = &req->describe_transactions;
+        static struct kmsg_transaction_state t[4096];
+        int32_t n = q->transactional_ids_count > 4096 ? 4096 : q->transactional_ids_count;
+        for (int32_t i = 0; i < n; i++) {
+            kf_str_inside(q->transactional_ids[i]);
+            t[i] = (struct kmsg_transaction_state){
+                0, q->transactional_ids[i], {"Empty", 5}, 60000, -1, 1, 0, NULL, 0};
+        }
+        struct kmsg_describe_transactions_response m = {0, t, n};
+        rc = kmsg_describe_transactions_response_encode(w, version, &m);
+        break;
+    }
+    case KAFKA_LIST_TRANSACTIONS: {
+        const struct kmsg_list_transactions_request *q = &req->list_transactions;
+        static struct kmsg_listed_transaction t[4096];
+        int32_t n = q->state_filters_count > 4096 ? 4096 : q->state_filters_count;
+        for (int32_t i = 0; i < n; i++) {
+            kf_str_inside(q->state_filters[i]);
+            t[i] = (struct kmsg_listed_transaction){{"t", 1}, 1, q->state_filters[i]};
+        }
+        struct kmsg_list_transactions_response m = {0, 0, t, n};
+        rc = kmsg_list_transactions_response_encode(w, version, &m);
+        break;
+    }
+    default: {
+        const struct kmsg_describe_groups_request *q = &req->describe_groups;
+        static struct kmsg_describe_groups_group g[4096];
+        int32_t n = q->groups_count > 4096 ? 4096 : q->groups_count;
+        for (int32_t i = 0; i < n; i++) {
+            kf_str_inside(q->groups[i]);
+            g[i] = (struct kmsg_describe_groups_group){
+                0, q->groups[i], {"Empty", 5}, {"", 0}, {"", 0}, NULL, 0};
+        }
+        struct kmsg_describe_groups_response m = {0, g, n};
+        rc = kmsg_describe_groups_response_encode(w, version, &m);
+        break;
+    }
+    }
+    KCHECK(rc == 0 || rc == -12);
+    if (rc == 0)
+        KCHECK(kafka_frame_end(w, at) == 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const int16_t keys[] = {KAFKA_ADD_PARTITIONS_TO_TXN,
+                                   KAFKA_ADD_OFFSETS_TO_TXN,
+                                   KAFKA_END_TXN,
+                                   KAFKA_TXN_OFFSET_COMMIT,
+                                   KAFKA_OFFSET_COMMIT,
+                                   KAFKA_OFFSET_FETCH,
+                                   KAFKA_JOIN_GROUP,
+                                   KAFKA_SYNC_GROUP,
+                                   KAFKA_HEARTBEAT,
+                                   KAFKA_LEAVE_GROUP,
+                                   KAFKA_LIST_GROUPS,
+                                   KAFKA_DESCRIBE_GROUPS};
+    return kf_run(data, size, keys, sizeof keys / sizeof keys[0], respond);
+}
