@@ -289,6 +289,12 @@ int cmd_serve(int argc, char **argv)
                 " of which the kernel reports it copied (loopback delivers to a local socket "
                 "by copying)\n",
                 notifs, kcopied);
+    struct rt_stats es;
+    if (rt_stats_get(e, &es) == 0)
+        fprintf(stderr,
+                "ringtail serve: engine: %" PRIu64 " batches appended in %" PRIu64
+                " group-commit rounds, %" PRIu64 " fdatasyncs, %" PRIu64 " duplicates\n",
+                es.batches_appended, es.rounds, es.fdatasyncs, es.duplicates);
     code = cli_engine_close("serve", e);
     if (code == CLI_EXIT_OK)
         fprintf(stderr, "ringtail serve: stopped cleanly\n");

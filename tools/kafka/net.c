@@ -31,7 +31,7 @@
  *        another connection.
  *   KN5  The receive buffer grows only to the largest frame seen (at most request_max_bytes + 4)
  *        and slot buffers to the largest frame they held: no allocation per request once warm.
- *        Buffers grown past NET_KEEP_BYTES are given back once empty (a receive buffer) or
+ *        Buffers grown past NET_KEEP_BYTES (16 MiB) are given back once empty (a receive buffer) or
  *        released (a slot's frame), so one large request does not pin its memory for the life
  *        of the connection.
  */
@@ -77,8 +77,8 @@
 #define NET_RING_ENTRIES       256
 #define NET_CQ_ENTRIES         8192
 #define NET_EPOLL_EVENTS       128
-#define NET_TICK_MS            200        /* idle scans and deadline checks at least this often */
-#define NET_KEEP_BYTES         (4u << 20) /* larger buffers are freed once empty (KN5) */
+#define NET_TICK_MS            200         /* idle scans and deadline checks at least this often */
+#define NET_KEEP_BYTES         (16u << 20) /* larger buffers are freed once empty (KN5) */
 
 enum slot_state {
     SLOT_FREE = 0,
