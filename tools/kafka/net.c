@@ -726,13 +726,16 @@ void net_req_complete(struct net_req *req)
     struct net_slot *s = (struct net_slot *)req;
     struct net_conn *c = s->send_op.conn;
     struct net_loop *l = c->loop;
+    /* The eventfd is written under the lock: once the loop has taken this slot off the list
+     * (under the same lock) nothing here touches the loop again, so a loop that then finishes
+     * and is freed by net_stop is never written to. */
     pthread_mutex_lock(&l->lock);
     s->next_done = l->done_head;
     l->done_head = s;
-    pthread_mutex_unlock(&l->lock);
     uint64_t one = 1;
     ssize_t w = write(l->event_fd, &one, sizeof(one));
     (void)w; /* a full eventfd counter still wakes the loop */
+    pthread_mutex_unlock(&l->lock);
 }
 
 void net_wake(struct net *n)
@@ -1416,6 +1419,9 @@ static void loop_destroy(struct net_loop *l)
         io_uring_queue_exit(&l->ring);
     if (l->epfd >= 0)
         close(l->epfd);
+    /* A net_req_complete still inside its critical section finishes before the eventfd goes. */
+    pthread_mutex_lock(&l->lock);
+    pthread_mutex_unlock(&l->lock);
     if (l->event_fd >= 0)
         close(l->event_fd);
     pthread_mutex_destroy(&l->lock);
@@ -1473,6 +1479,8 @@ int net_start(const struct net_options *opts, const struct net_hooks *hooks, str
     int rc = listen_socket(opts, &n->listen_fd, &n->port);
     if (rc)
         goto err_free;
+    if (hooks->bound)
+        hooks->bound(hooks->ctx, n->port); /* before pthread_create: seen by every loop */
     for (uint32_t i = 0; i < opts->threads; i++) {
         n->loop_count = i + 1;
         rc = loop_init(n, &n->loops[i], i, uring);

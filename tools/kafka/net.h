@@ -90,6 +90,9 @@ struct net_hooks {
     /* The response is on the wire (and, zero-copy, the kernel let go of the slices), or the
      * connection closed: drop what the request held (fetches, buffers). Loop thread. */
     void (*release)(void *ctx, struct net_req *req);
+    /* Optional: the listening socket is bound to `port`; called once by net_start before any
+     * loop thread runs (so what it sets is seen by every request hook). */
+    void (*bound)(void *ctx, uint16_t port);
 };
 
 /* Counters over all loops (relaxed atomics; metrics and the bench read them). */
