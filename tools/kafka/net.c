@@ -242,6 +242,7 @@ static void slot_release(struct net_conn *c, struct net_slot *s)
     s->req.slices = NULL;
     s->req.slice_count = 0;
     s->req.no_response = false;
+    s->req.close_reason = NULL;
     s->notifs_pending = 0;
     if (s->frame_cap > NET_KEEP_BYTES) {
         free(s->req.frame);
@@ -512,6 +513,13 @@ static void conn_pump_send(struct net_conn *c)
         struct net_slot *s = slot_at(c, c->sent);
         if (s->state != SLOT_READY)
             return;
+        if (s->req.close_reason) {
+            net_log("connection %" PRIu64 " from %s: %s; closing", c->id, c->peer,
+                    s->req.close_reason);
+            s->req.no_response = true;
+            conn_close(c, NULL);
+            return;
+        }
         if (s->req.no_response) {
             slot_sent(c, s);
             continue;

@@ -63,6 +63,9 @@ struct net_req {
     const struct net_slice *slices;
     size_t slice_count;
     bool no_response;
+    /* Close the connection when this request's turn comes instead of answering (Kafka's
+     * answer to a failed acks=0 produce: the client learns of it by the close). */
+    const char *close_reason;
     /* Long poll: when the request hook answers NET_PARK, the loop calls the retry hook on
      * every wake and once the monotonic clock passes deadline_ms (then with expired set). */
     int64_t deadline_ms;
