@@ -29,6 +29,13 @@
  *        stall); a connection silent for idle_max_ms with nothing in flight is closed (logged); a
  *        connection beyond connections_max is closed at accept (logged). None of them touches
  *        another connection.
+ *   KN6  Memory: a frame over 64 KiB reserves its size in net's queued_bytes when its size
+ *        field is read, before its body is buffered, and gives it back when its slot is
+ *        released (or its connection freed). A reservation that would pass queued_max_bytes
+ *        (unless nothing is reserved at all, so one frame always proceeds) pauses that
+ *        connection's reading, logged once per wait, and is retried every tick: many
+ *        connections sending large frames at once cannot run the broker out of memory, and
+ *        all-or-nothing reservations cannot deadlock.
  *   KN5  The receive buffer grows only to the largest frame seen (at most request_max_bytes + 4)
  *        and slot buffers to the largest frame they held: no allocation per request once warm.
  *        Buffers grown past NET_KEEP_BYTES (16 MiB) are given back once empty (a receive buffer) or
@@ -112,6 +119,7 @@ struct net_slot {
     size_t iov_cap, iov_count, iov_pos;
     struct msghdr msg;
     uint32_t notifs_pending; /* zero-copy notifications still to come (either backend) */
+    uint64_t reserved;       /* KN6: bytes of queued_bytes this slot's frame holds */
     uint64_t zc_seq_last;    /* epoll: the last MSG_ZEROCOPY id used for this slot */
     struct net_slot *next_done;
     struct net_slot *next_parked, *prev_parked;
@@ -131,8 +139,10 @@ struct net_conn {
     bool recv_armed, send_armed;
     bool closing, eof;
     bool stall_logged;
-    uint32_t ops_outstanding; /* io_uring: SQEs whose last CQE has not arrived */
-    uint32_t pending;         /* slots in SLOT_PENDING */
+    bool mem_wait, mem_logged; /* KN6: waiting for queued_bytes room */
+    uint64_t reserved;         /* KN6: held for the frame being received */
+    uint32_t ops_outstanding;  /* io_uring: SQEs whose last CQE has not arrived */
+    uint32_t pending;          /* slots in SLOT_PENDING */
     struct net_op recv_op;
     int64_t last_active_ms;
     uint64_t zc_seq_next, zc_seq_done; /* epoll: MSG_ZEROCOPY ids issued / notified */
@@ -231,9 +241,30 @@ static void conn_progress(struct net_conn *c);
 
 /* ---- slots ---- */
 
+/* KN6: takes `bytes` of the shared bound, or fails (nothing taken). */
+static bool queued_reserve(struct net *n, uint64_t bytes)
+{
+    uint64_t cur = atomic_load_explicit(&n->counters.queued_bytes, memory_order_relaxed);
+    for (;;) {
+        if (n->opts.queued_max_bytes && cur > 0 && cur + bytes > n->opts.queued_max_bytes)
+            return false;
+        if (atomic_compare_exchange_weak_explicit(&n->counters.queued_bytes, &cur, cur + bytes,
+                                                  memory_order_relaxed, memory_order_relaxed))
+            return true;
+    }
+}
+
+static void queued_release(struct net *n, uint64_t *bytes)
+{
+    if (*bytes)
+        atomic_fetch_sub_explicit(&n->counters.queued_bytes, *bytes, memory_order_relaxed);
+    *bytes = 0;
+}
+
 static void slot_release(struct net_conn *c, struct net_slot *s)
 {
     struct net *n = c->loop->net;
+    queued_release(n, &s->reserved);
     if (s->state != SLOT_FREE)
         n->hooks.release(n->hooks.ctx, &s->req);
     s->state = SLOT_FREE;
@@ -341,6 +372,25 @@ static void conn_parse(struct net_conn *c)
             conn_close(c, NULL);
             return;
         }
+        if ((size_t)size > NET_RBUF_INITIAL_BYTES && c->reserved == 0) {
+            if (!queued_reserve(n, (uint64_t)size)) { /* KN6 */
+                if (!c->mem_logged)
+                    net_log("connection %" PRIu64 " from %s: a %" PRId32
+                            "-byte request waits: %" PRIu64
+                            " request bytes are held (--queued-max-request-bytes %" PRIu64 ")",
+                            c->id, c->peer, size,
+                            atomic_load_explicit(&n->counters.queued_bytes, memory_order_relaxed),
+                            n->opts.queued_max_bytes);
+                c->mem_logged = true;
+                if (!c->mem_wait)
+                    count_add(&n->counters.memory_stalls, 1);
+                c->mem_wait = true;
+                return;
+            }
+            c->reserved = (uint64_t)size;
+            c->mem_wait = false;
+            c->mem_logged = false;
+        }
         if (avail < 4 + (size_t)size) {
             /* An armed io_uring recv points into the buffer: it must not move now (the recv's
              * completion parses again and makes room then). */
@@ -378,6 +428,8 @@ static void conn_parse(struct net_conn *c)
         }
         memcpy(s->req.frame, c->rbuf + c->roff + 4, (size_t)size);
         s->req.frame_len = (size_t)size;
+        s->reserved = c->reserved; /* KN6: the slot holds it now */
+        c->reserved = 0;
         c->roff += 4 + (size_t)size;
         if (c->roff == c->rlen) {
             c->roff = c->rlen = 0;
@@ -560,7 +612,8 @@ static void conn_progress(struct net_conn *c)
     if (c->closing)
         return;
     if (c->loop->uring) {
-        if (!c->loop->stopping && !c->recv_armed && c->count < c->loop->net->opts.in_flight_max)
+        if (!c->loop->stopping && !c->recv_armed && !c->mem_wait &&
+            c->count < c->loop->net->opts.in_flight_max)
             loop_arm_recv(c);
     } else {
         epoll_update(c);
@@ -582,6 +635,7 @@ static void conn_free(struct net_conn *c)
         free(s->req.frame);
         free(s->iov);
     }
+    queued_release(n, &c->reserved);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -826,6 +880,13 @@ static void loop_tick(struct net_loop *l)
     if (now < l->next_idle_scan_ms)
         return;
     l->next_idle_scan_ms = now + NET_TICK_MS;
+    for (struct net_conn *c = l->conns; c; c = c->next) /* KN6: retry waiting reservations */
+        if (c->mem_wait && !c->closing) {
+            c->mem_wait = false;
+            conn_progress(c);
+            if (c->mem_wait)
+                c->last_active_ms = now; /* waiting for the broker is not idleness */
+        }
     int64_t idle = l->net->opts.idle_max_ms;
     if (idle <= 0)
         return;
@@ -1147,7 +1208,8 @@ static void epoll_update(struct net_conn *c)
     if (c->closing)
         return;
     uint32_t want = 0;
-    if (c->recv_armed && !c->loop->stopping && c->count < c->loop->net->opts.in_flight_max)
+    if (c->recv_armed && !c->loop->stopping && !c->mem_wait &&
+        c->count < c->loop->net->opts.in_flight_max)
         want |= EPOLLIN;
     if (c->send_armed)
         want |= EPOLLOUT;

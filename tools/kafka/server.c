@@ -38,6 +38,7 @@ void kafka_server_options_init(struct kafka_server_options *o)
     o->net.request_max_bytes = 100u << 20;
     o->net.in_flight_max = 16;
     o->net.idle_max_ms = 600000;
+    o->net.queued_max_bytes = 512u << 20;
     o->net.io = NET_IO_AUTO;
     o->net.zero_copy = true;
     o->broker_id = 0;
