@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ringtail.h"
 
@@ -63,6 +64,11 @@ uint64_t mem_hwm_bytes(void);
 /* Bytes the allocator has handed out: jemalloc "stats.allocated" when jemalloc is linked,
  * else mallinfo2's in-use bytes. *source names which. */
 uint64_t mem_heap_bytes(const char **source);
+/* Allocations made so far by the whole process and the bytes they asked for (rounded up to
+ * jemalloc's size classes): the sum over every small bin and large extent class of
+ * nrequests (x the class size). 0, or -1 when jemalloc is not linked. Costs a stats refresh
+ * (~100 us): call it around a measured loop, not inside it. */
+int mem_alloc_totals(uint64_t *count_out, uint64_t *bytes_out);
 
 /* ---- progress line (stderr) and the RSS sampler; one background thread ---- */
 void progress_start(void);
@@ -201,5 +207,41 @@ struct mem_part_result {
     char errmsg[256];
 };
 int mem_partitions(const char *dir, uint32_t partitions, struct mem_part_result *out);
+
+/* ---- the serve workload S (bench_serve.c): `ringtail serve` driven by librdkafka ---- */
+struct serve_proc {
+    pid_t pid;
+    uint16_t port;
+    char broker[32];     /* "127.0.0.1:PORT" */
+    char log_path[4200]; /* DIR.serve.log: the server's stdout and stderr */
+};
+/* Starts `RINGTAIL serve DIR --listen 127.0.0.1:<free port> [EXTRA]` (EXTRA: one
+ * "--option value" or NULL) and waits for its "listening on" line; the log (DIR.serve.log) is
+ * appended to. Errors: -ECHILD (it exited; see log_path), -ETIMEDOUT (20 s), -errno. */
+int serve_proc_start(struct serve_proc *sp, const char *ringtail, const char *dir,
+                     const char *extra_arg);
+/* SIGTERM and wait (SIGKILL after 30 s: -ETIMEDOUT); -ECHILD unless it exited 0. */
+int serve_proc_stop(struct serve_proc *sp);
+
+struct serve_result {
+    double seconds;
+    uint64_t records, bytes;        /* acknowledged (produce) or read (consume) values */
+    double p50_us, p99_us, p999_us; /* produce: produce call to delivery report */
+    uint64_t checksum;
+    char errmsg[256];
+};
+struct serve_produce_args {
+    const char *broker, *topic;
+    uint32_t producers, partitions;
+    double seconds;
+};
+/* `producers` idempotent librdkafka producers (acks=all, 1 KiB values, producer i to partition
+ * i mod partitions) streaming for `seconds`; the clock stops at the last acknowledgement. */
+int serve_produce(const struct serve_produce_args *args, struct serve_result *out);
+/* One read_committed librdkafka consumer reads `records` records of every partition from 0. */
+int serve_consume(const char *broker, const char *topic, uint32_t partitions, uint64_t records,
+                  struct serve_result *out);
+/* A plain TCP transfer of `bytes` over 127.0.0.1, sender and receiver threads, 1 MiB calls. */
+int serve_loopback_limit(uint64_t bytes, struct serve_result *out);
 
 #endif /* RT_BENCH_H */

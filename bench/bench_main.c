@@ -16,6 +16,10 @@
  *       fdatasync p50 (measured here); peer: RocksDB TransactionDB
  *   M   memory: short-lived producer ids (the heap must plateau), bytes per producer id and per
  *       partition; every row also reports peak anonymous RSS and the engine heap (peak, end)
+ *   S   serve (bench_serve.c): `ringtail serve` in its own process, librdkafka producers over
+ *       loopback (idempotent, acks=all, 1 and 16 producers) beside the in-process W2 figure of
+ *       this run at the same producer count, and a read_committed librdkafka consumer beside
+ *       the loopback limit (a plain TCP transfer of the same bytes) measured here
  *
  * MB/s everywhere is value bytes (10^6) per second, so stores with different per-record overhead
  * compare on what the user asked them to keep. The write limit writes chunks of ringtail's
@@ -23,6 +27,8 @@
  * never asserted: the exit status says only whether every workload ran.
  */
 #include "bench.h"
+
+#include <librdkafka/rdkafka.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,7 +57,9 @@ struct bench_opts {
     bool quick;
     bool keep;
     bool no_limit; /* profiling: leave the limits out of the process */
-    bool run_w1, run_w2, run_r1, run_fetch, run_w3, run_w4, run_mem;
+    bool run_w1, run_w2, run_r1, run_fetch, run_w3, run_w4, run_mem, run_hot, run_serve;
+    double serve_seconds;
+    const char *ringtail_path; /* the CLI that runs `serve`; default: beside this program */
     bool peer_rocksdb, peer_lmdb, peer_sqlite;
     uint64_t w1_bytes;
     uint64_t r1_bytes;
@@ -73,6 +81,7 @@ struct bench_opts {
     uint32_t mem_producers_max; /* the churn's producers_max; 0 = engine default */
     uint32_t mem_live;          /* live producers for bytes per producer id */
     uint32_t mem_partitions;
+    uint64_t hot_ops; /* H: measured operations per row */
 };
 
 static struct bench_opts opt;
@@ -732,6 +741,7 @@ static void run_fetch(void)
 }
 
 static const struct row *find_row(const char *workload, const char *system, const char *config);
+static const char *rd_version(void);
 
 /* Prepares a fresh scratch directory for a workload; returns 0 or fails the row. */
 static int fresh_dir(char *dir, size_t n, const char *workload, const char *system,
@@ -898,6 +908,171 @@ static void run_w4(void)
 }
 
 /* M: memory per producer id and per partition, and the heap under producer-id churn. */
+/* ---------------------------------------------------------------------------------------- */
+/* H: the hot path's allocations (STYLE rule 8)                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+struct hot_mark {
+    uint64_t ns, allocs, bytes;
+};
+
+static void hot_mark(struct hot_mark *m)
+{
+    mem_alloc_totals(&m->allocs, &m->bytes);
+    m->ns = bench_now_ns();
+}
+
+/* Fills r from two marks around `ops` operations: rec/s = operations per second; the note
+ * carries what the hot path costs per operation in time, allocator calls and bytes asked. */
+static void hot_row(struct row *r, const struct hot_mark *a, const struct hot_mark *b, uint64_t ops,
+                    const char *unit)
+{
+    double s = (double)(b->ns - a->ns) / 1e9;
+    r->seconds = s;
+    r->records = ops;
+    r->rec_s = (double)ops / s;
+    r->p50_us = s / (double)ops * 1e9; /* ns per op */
+    double allocs = (double)(b->allocs - a->allocs) / (double)ops;
+    double bytes = (double)(b->bytes - a->bytes) / (double)ops;
+    r->bytes_per_item = bytes;
+    snprintf(r->note, sizeof(r->note), "per %s: %.0f ns, %.2f allocations, %.0f B allocated", unit,
+             r->p50_us, allocs, bytes);
+    printf("  H %-22s %s\n", r->config, r->note);
+}
+
+static void run_hot(void)
+{
+    char dir[PATH_MAX];
+    struct row *rp = row_new("H", "ringtail", "producer batch", "H", KIND_SUBJECT);
+    struct row *ra = row_new("H", "ringtail", "rt_append batch", "H", KIND_SUBJECT);
+    struct row *rf = row_new("H", "ringtail", "fetch 1 MiB", "H", KIND_SUBJECT);
+    struct row *rt = row_new("H", "ringtail", "txn commit (1 part.)", "H", KIND_SUBJECT);
+    if (fresh_dir(dir, sizeof(dir), "H", "ringtail", "", rp) != 0)
+        return;
+    struct rt_options o;
+    rt_options_init(&o);
+    o.sync_mode = RT_SYNC_NONE;
+    rt_engine *e = NULL;
+    int rc = rt_open(dir, &o, &e);
+    if (rc == 0)
+        rc = rt_topic_create(e, "hot", 1);
+    if (rc) {
+        row_fail(rp, "open", rc, rt_error_detail());
+        if (e)
+            rt_close(e);
+        return;
+    }
+    uint64_t heap0 = mem_heap_bytes(NULL);
+    /* 1. producer batches: 16 records of 100 B each, closed by count */
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.batch_records_max = BENCH_BATCH_RECORDS;
+    po.linger_ms = 1000;
+    rt_producer *p = NULL;
+    rc = rt_producer_open(e, &po, &p);
+    struct rt_record recs[BENCH_BATCH_RECORDS];
+    struct hot_mark a, b;
+    uint64_t ops = opt.hot_ops;
+    for (int pass = 0; pass < 2 && rc == 0; pass++) { /* pass 0 warms up */
+        uint64_t n = pass ? ops : ops / 4 + 1;
+        if (pass)
+            hot_mark(&a);
+        for (uint64_t i = 0; i < n && rc == 0; i++) {
+            bench_records_make(recs, BENCH_BATCH_RECORDS, 100, i);
+            for (uint32_t k = 0; k < BENCH_BATCH_RECORDS && rc == 0; k++) {
+                struct rt_producer_message m = {.record = recs[k], .sequence = -1};
+                rc = rt_producer_send(p, "hot", 0, &m, NULL, NULL);
+            }
+        }
+        if (rc == 0)
+            rc = rt_producer_flush(p, -1);
+        if (pass)
+            hot_mark(&b);
+    }
+    if (p)
+        rt_producer_close(p);
+    if (rc)
+        row_fail(rp, "producer", rc, rt_error_detail());
+    else
+        hot_row(rp, &a, &b, ops, "batch");
+    /* 2. rt_append: the same batch through the synchronous call */
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        uint64_t n = pass ? ops : ops / 4 + 1;
+        if (pass)
+            hot_mark(&a);
+        for (uint64_t i = 0; i < n && rc == 0; i++) {
+            bench_records_make(recs, BENCH_BATCH_RECORDS, 100, i);
+            rc = rt_append(e, "hot", 0, recs, BENCH_BATCH_RECORDS, NULL);
+        }
+        if (pass)
+            hot_mark(&b);
+    }
+    if (rc)
+        row_fail(ra, "rt_append", rc, rt_error_detail());
+    else
+        hot_row(ra, &a, &b, ops, "batch");
+    /* 3. fetches of up to 1 MiB at random offsets of what 1 and 2 wrote */
+    int64_t end = 0;
+    if (rc == 0)
+        rc = rt_list_offsets(e, "hot", 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);
+    uint64_t x = 88172645463325252ull;
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        uint64_t n = pass ? ops : ops / 4 + 1;
+        if (pass)
+            hot_mark(&a);
+        for (uint64_t i = 0; i < n && rc == 0; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            rt_fetch *f = NULL;
+            rc = rt_fetch_start(e, "hot", 0, (int64_t)(x % (uint64_t)end), 1u << 20,
+                                RT_READ_UNCOMMITTED, &f);
+            if (rc == 0)
+                rt_fetch_release(f);
+        }
+        if (pass)
+            hot_mark(&b);
+    }
+    if (rc)
+        row_fail(rf, "fetch", rc, rt_error_detail());
+    else
+        hot_row(rf, &a, &b, ops, "fetch");
+    /* 4. transactions of one batch in one partition: PrepareCommit, a COMMIT marker,
+     * CompleteCommit (what the coordinator and the markers cost) */
+    po.transactional_id = "hot-txn";
+    p = NULL;
+    if (rc == 0)
+        rc = rt_producer_open(e, &po, &p);
+    if (rc == 0)
+        rc = rt_producer_init_transactions(p, -1);
+    uint64_t txns = ops / 16 + 1;
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        uint64_t n = pass ? txns : txns / 4 + 1;
+        if (pass)
+            hot_mark(&a);
+        for (uint64_t i = 0; i < n && rc == 0; i++) {
+            rc = rt_producer_begin(p);
+            bench_records_make(recs, BENCH_BATCH_RECORDS, 100, i);
+            for (uint32_t k = 0; k < BENCH_BATCH_RECORDS && rc == 0; k++) {
+                struct rt_producer_message m = {.record = recs[k], .sequence = -1};
+                rc = rt_producer_send(p, "hot", 0, &m, NULL, NULL);
+            }
+            if (rc == 0)
+                rc = rt_producer_commit(p, -1);
+        }
+        if (pass)
+            hot_mark(&b);
+    }
+    if (p)
+        rt_producer_close(p);
+    if (rc)
+        row_fail(rt, "txn", rc, rt_error_detail());
+    else
+        hot_row(rt, &a, &b, txns, "txn");
+    row_memory(rp, heap0);
+    rt_close(e);
+    if (!opt.keep)
+        bench_rmtree(dir);
+}
+
 static void run_mem(void)
 {
     char dir[PATH_MAX], config[40];
@@ -982,6 +1157,257 @@ static void run_mem(void)
     }
 }
 
+/* S: `ringtail serve` driven by librdkafka, read against this run's in-process W2 (produce)
+ * and the loopback limit (consume). */
+static void ringtail_cli_path(char *out, size_t n)
+{
+    if (opt.ringtail_path) {
+        snprintf(out, n, "%s", opt.ringtail_path);
+        return;
+    }
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (len <= 0) {
+        snprintf(out, n, "ringtail");
+        return;
+    }
+    self[len] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = 0;
+    snprintf(out, n, "%s/ringtail", self);
+}
+
+static int serve_dir_prepare(const char *dir, uint32_t partitions, char *err, size_t errlen)
+{
+    bench_rmtree(dir);
+    int rc = bench_mkdir(dir);
+    if (rc) {
+        snprintf(err, errlen, "mkdir %s", dir);
+        return rc;
+    }
+    struct rt_options o;
+    rt_options_init(&o);
+    rt_engine *e = NULL;
+    rc = rt_open(dir, &o, &e);
+    if (rc == 0) {
+        rc = rt_topic_create(e, BENCH_TOPIC, partitions);
+        int rc2 = rt_close(e);
+        rc = rc ? rc : rc2;
+    }
+    if (rc)
+        snprintf(err, errlen, "creating topic %s: %s", BENCH_TOPIC, rt_error_detail());
+    return rc;
+}
+
+static void serve_row_fill(struct row *r, const struct serve_result *sr, bool latency)
+{
+    r->seconds = sr->seconds;
+    r->records = sr->records;
+    r->bytes = sr->bytes;
+    r->mb_s = sr->seconds > 0 ? (double)sr->bytes / 1e6 / sr->seconds : NAN;
+    r->rec_s = sr->seconds > 0 ? (double)sr->records / sr->seconds : NAN;
+    r->has_latency = latency;
+    r->p50_us = sr->p50_us;
+    r->p99_us = sr->p99_us;
+    r->p999_us = sr->p999_us;
+}
+
+static double serve_cpu_client_s = NAN, serve_cpu_server_s = NAN; /* during the consume */
+
+/* CPU seconds (user + system) of a process (/proc/PID/stat; pid 0: this one), or NAN. */
+static double proc_cpu_s(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), pid ? "/proc/%d/stat" : "/proc/self/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NAN;
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    unsigned long long ut = 0, st = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return NAN;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* The bytes the server's stop summary says it sent zero-copy / by sendmsg / copied. */
+static void serve_log_fetch_bytes(const char *log, uint64_t *zc, uint64_t *plain, uint64_t *copied)
+{
+    *zc = *plain = *copied = 0;
+    FILE *f = fopen(log, "r");
+    if (!f)
+        return;
+    char line[1024];
+    while (fgets(line, sizeof(line), f)) {
+        const char *p = strstr(line, "fetched records: ");
+        unsigned long long a, b, c;
+        if (p && sscanf(p,
+                        "fetched records: %llu bytes sent zero-copy, %llu sent by sendmsg from "
+                        "the mapping, %llu copied",
+                        &a, &b, &c) == 3) {
+            *zc = a; /* the last run's (the log is appended to) */
+            *plain = b;
+            *copied = c;
+        }
+    }
+    fclose(f);
+}
+
+/* The consume of the p16 log again, from a server started with --zero-copy false (fetched
+ * records copied into the response buffer): zero-copy's gain as a ratio, measured here. */
+static void serve_copy_path(const char *ringtail, const char *dir, struct serve_proc *sp,
+                            uint64_t records)
+{
+    struct row *zc_row = (struct row *)find_row("S", "serve", "consume read_committed");
+    uint64_t zc, plain, copied;
+    serve_log_fetch_bytes(sp->log_path, &zc, &plain, &copied);
+    if (zc_row)
+        snprintf(zc_row->note, sizeof(zc_row->note),
+                 "read_committed, %u partitions; server: %.0f MB sent zero-copy, %.0f MB "
+                 "copied; CPU s client %.2f, server %.2f",
+                 BENCH_PARTITIONS_W2, zc / 1e6, copied / 1e6, serve_cpu_client_s,
+                 serve_cpu_server_s);
+    struct row *c = row_new("S", "serve", "consume, copying fetch", "S/consume", KIND_SUBJECT);
+    c->producers = 1;
+    int rc = serve_proc_start(sp, ringtail, dir, "--zero-copy false");
+    if (rc) {
+        row_fail(c, "start --zero-copy false", rc, sp->log_path);
+        return;
+    }
+    progress_phase("S serve consume, copying fetch");
+    struct serve_result cr;
+    rc = serve_consume(sp->broker, BENCH_TOPIC, BENCH_PARTITIONS_W2, records, &cr);
+    serve_row_fill(c, &cr, false);
+    int src = serve_proc_stop(sp);
+    serve_log_fetch_bytes(sp->log_path, &zc, &plain, &copied);
+    double ratio = zc_row && c->mb_s > 0 ? zc_row->mb_s / c->mb_s : NAN;
+    snprintf(c->note, sizeof(c->note),
+             "server --zero-copy false: %.0f MB copied in user space; zero-copy/copying = %.2f",
+             copied / 1e6, ratio);
+    if (rc)
+        row_fail(c, "consume", rc, cr.errmsg);
+    else if (src)
+        row_fail(c, "SIGTERM exit status", src, sp->log_path);
+}
+
+static void run_serve(void)
+{
+    static const uint32_t counts[] = {1, 16};
+    char ringtail[PATH_MAX];
+    ringtail_cli_path(ringtail, sizeof(ringtail));
+    for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+        uint32_t n = counts[k];
+        char config[40], group[24], w2group[24];
+        snprintf(config, sizeof(config), "p%u", n);
+        snprintf(group, sizeof(group), "S/p%u", n);
+        snprintf(w2group, sizeof(w2group), "W2/p%u", n);
+        const struct row *w2 = find_row("W2", "ringtail", config);
+        if (!w2 || isnan(w2->mb_s)) {
+            write_workload(&sink_ringtail, "W2", config, w2group, KIND_SUBJECT, true,
+                           BENCH_PARTITIONS_W2, n, opt.w2_seconds, opt.w2_bytes_max, false, NULL,
+                           NULL);
+            w2 = find_row("W2", "ringtail", config);
+        }
+        /* The in-process figure the served one is read against (the "limit" of its group). */
+        struct row *ref = row_new("S", "in-proc", config, group, KIND_LIMIT);
+        ref->producers = n;
+        if (w2 && !isnan(w2->mb_s)) {
+            ref->mb_s = w2->mb_s;
+            ref->rec_s = w2->rec_s;
+            ref->seconds = w2->seconds;
+            ref->has_latency = true;
+            ref->p50_us = w2->p50_us;
+            ref->p99_us = w2->p99_us;
+            ref->p999_us = w2->p999_us;
+            snprintf(ref->note, sizeof(ref->note),
+                     "W2 %s of this run: rt_append of 16-record batches in this process", config);
+        } else {
+            ref->mb_s = NAN;
+            snprintf(ref->note, sizeof(ref->note), "W2 %s did not run", config);
+        }
+
+        char rconfig[40];
+        snprintf(rconfig, sizeof(rconfig), "produce p%u", n);
+        struct row *r = row_new("S", "serve", rconfig, group, KIND_SUBJECT);
+        r->producers = n;
+        char dir[PATH_MAX], err[256] = "";
+        system_dir(dir, sizeof(dir), "S", "serve", config);
+        int rc = serve_dir_prepare(dir, BENCH_PARTITIONS_W2, err, sizeof(err));
+        if (rc) {
+            row_fail(r, "prepare", rc, err);
+            continue;
+        }
+        settle();
+        struct serve_proc sp;
+        rc = serve_proc_start(&sp, ringtail, dir, NULL);
+        if (rc) {
+            snprintf(err, sizeof(err), "%s serve: see %s", ringtail, sp.log_path);
+            row_fail(r, "start", rc, err);
+            continue;
+        }
+        char label[96];
+        snprintf(label, sizeof(label), "S serve produce p%u", n);
+        progress_phase(label);
+        mem_reset_peak();
+        struct serve_produce_args a = {.broker = sp.broker,
+                                       .topic = BENCH_TOPIC,
+                                       .producers = n,
+                                       .partitions = BENCH_PARTITIONS_W2,
+                                       .seconds = opt.serve_seconds};
+        struct serve_result sr;
+        rc = serve_produce(&a, &sr);
+        serve_row_fill(r, &sr, true);
+        snprintf(r->note, sizeof(r->note),
+                 "librdkafka %s, idempotent, acks=all, 1 KiB values; latency = produce call to "
+                 "delivery report",
+                 rd_version());
+        if (rc)
+            row_fail(r, "produce", rc, sr.errmsg);
+        if (rc == 0 && k + 1 == sizeof(counts) / sizeof(counts[0])) {
+            struct row *c =
+                row_new("S", "serve", "consume read_committed", "S/consume", KIND_SUBJECT);
+            c->producers = 1;
+            progress_phase("S serve consume read_committed");
+            struct serve_result cr;
+            double cpu_client0 = proc_cpu_s(0), cpu_server0 = proc_cpu_s(sp.pid);
+            int crc = serve_consume(sp.broker, BENCH_TOPIC, BENCH_PARTITIONS_W2, sr.records, &cr);
+            serve_cpu_client_s = proc_cpu_s(0) - cpu_client0;
+            serve_cpu_server_s = proc_cpu_s(sp.pid) - cpu_server0;
+            serve_row_fill(c, &cr, false);
+            snprintf(c->note, sizeof(c->note),
+                     "one librdkafka consumer, isolation.level=read_committed, %u partitions",
+                     BENCH_PARTITIONS_W2);
+            if (crc)
+                row_fail(c, "consume", crc, cr.errmsg);
+            struct row *l = row_new("S", "loopback", "tcp, same bytes", "S/consume", KIND_LIMIT);
+            progress_phase("S loopback limit");
+            struct serve_result lr;
+            int lrc = serve_loopback_limit(cr.bytes ? cr.bytes : sr.bytes, &lr);
+            serve_row_fill(l, &lr, false);
+            l->rec_s = NAN; /* bytes, not records */
+            snprintf(l->note, sizeof(l->note),
+                     "plain TCP over 127.0.0.1, 1 MiB send/recv, sender and receiver threads");
+            if (lrc)
+                row_fail(l, "loopback", lrc, "");
+        }
+        rc = serve_proc_stop(&sp);
+        if (rc) {
+            snprintf(err, sizeof(err), "see %s", sp.log_path);
+            row_fail(r, "SIGTERM exit status", rc, err);
+        } else if (k + 1 == sizeof(counts) / sizeof(counts[0]) && !isnan(r->mb_s)) {
+            serve_copy_path(ringtail, dir, &sp, sr.records);
+        }
+        if (!opt.keep) {
+            bench_rmtree(dir);
+            unlink(sp.log_path);
+        }
+    }
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* ratios, table, JSON, chart                                                                */
 /* ---------------------------------------------------------------------------------------- */
@@ -1047,7 +1473,8 @@ static void print_table(FILE *out)
         fmt(an, sizeof(an), r->anon_peak_mb, "%.0f");
         fmt(hp, sizeof(hp), r->heap_mb, "%.1f");
         fmt(hk, sizeof(hk), r->heap_peak_mb, "%.1f");
-        if (strcmp(r->workload, "F") == 0) { /* fetch rows: calls/s; ns per call in the note */
+        if (strcmp(r->workload, "F") == 0 ||
+            strcmp(r->workload, "H") == 0) { /* calls/s; ns per call in the note */
             fmt(mb, sizeof(mb), NAN, "");
             fmt(p50, sizeof(p50), NAN, "");
             fmt(rl, sizeof(rl), NAN, "");
@@ -1056,13 +1483,16 @@ static void print_table(FILE *out)
                 r->workload, r->system, r->config, mb, rl, rp, rs, p50, p99, p999, ss, rps, an, hp,
                 hk, r->note);
     }
-    fprintf(out, "\nMB/s = value bytes (10^6) per second; F rows: rec/s = fetch calls per second"
-                 " (zero-copy: nothing is read).\nxlimit = MB/s over the limit's; xpeer ="
-                 " over the best peer's in the same group. anonMB = peak RSS less page cache\n"
-                 "(RssAnon+RssShmem); heapMB = allocator bytes held at the end of the workload"
-                 " (before close);\nheapPk = the allocator's peak during it (sampled every 50"
-                 " ms); both over the workload's start. W3/W4 p50/p99/p99.9 = commit call\n"
-                 "latency; W4 rec/s = records/s (txn/s in the note); M rows: see the notes.\n");
+    fprintf(out,
+            "\nMB/s = value bytes (10^6) per second; F rows: rec/s = fetch calls per second"
+            " (zero-copy: nothing is read).\nxlimit = MB/s over the limit's; xpeer ="
+            " over the best peer's in the same group. anonMB = peak RSS less page cache\n"
+            "(RssAnon+RssShmem); heapMB = allocator bytes held at the end of the workload"
+            " (before close);\nheapPk = the allocator's peak during it (sampled every 50"
+            " ms); both over the workload's start. W3/W4 p50/p99/p99.9 = commit call\n"
+            "latency; W4 rec/s = records/s (txn/s in the note); M rows: see the notes; H rows:\n"
+            "operations/s, and per operation the time, allocator calls and bytes asked\n"
+            "(jemalloc's nrequests over every size class, whole process).\n");
 }
 
 static const struct row *find_row(const char *workload, const char *system, const char *config)
@@ -1125,6 +1555,21 @@ static void print_targets(FILE *out)
                     "  producer-id churn heap bounded:         %+.2f MB over the 2nd half  %s\n",
                     rows[i].growth_2nd_mb, strstr(rows[i].note, "plateau") ? "met" : "MISSED");
     }
+    r = find_row("S", "serve", "produce p16");
+    if (r)
+        fprintf(out, "  S produce p16 >= 0.80 of in-process W2 p16: %.2f  %s\n", r->ratio_limit,
+                r->ratio_limit >= 0.8 ? "met" : "MISSED");
+    r = find_row("S", "serve", "produce p1");
+    if (r)
+        fprintf(out, "  S produce p1 / in-process W2 p1 (no target): %.2f\n", r->ratio_limit);
+    r = find_row("S", "serve", "consume read_committed");
+    if (r)
+        fprintf(out, "  S consume >= 0.80 of the loopback limit: %.2f  %s\n", r->ratio_limit,
+                r->ratio_limit >= 0.8 ? "met" : "MISSED");
+    const struct row *cp = find_row("S", "serve", "consume, copying fetch");
+    if (r && cp && cp->mb_s > 0 && !isnan(r->mb_s))
+        fprintf(out, "  S consume zero-copy / copying fetch (no target): %.2f\n",
+                r->mb_s / cp->mb_s);
     const struct row *a = find_row("F", "ringtail", "100 B, 1 batch");
     const struct row *b = find_row("F", "ringtail", "10240 B, 1 batch");
     if (a && b && a->p50_us > 0)
@@ -1388,6 +1833,9 @@ static void usage(FILE *out)
             "      TransactionDB as the peer\n"
             "  M   memory: producer-id churn (heap plateau), bytes per producer id and per\n"
             "      partition\n"
+            "  S   serve: `ringtail serve` with librdkafka producers over loopback (idempotent,\n"
+            "      acks=all, 1 and 16) beside in-process W2, and a read_committed consumer\n"
+            "      beside the loopback limit (plain TCP, same bytes)\n"
             "\n"
             "options:\n"
             "  --dir DIR          make the scratch directory under DIR (default: /work or /tmp,\n"
@@ -1395,7 +1843,7 @@ static void usage(FILE *out)
             "  --quick            small sizes; finishes in well under a minute\n"
             "  --json FILE        write every row as JSON\n"
             "  --plot FILE        write a PNG chart (gnuplot)\n"
-            "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem (default: all)\n"
+            "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve (default: all)\n"
             "  --peers LIST       comma list of rocksdb,lmdb,sqlite or 'none' (default: all)\n"
             "  --w1-bytes N       W1 value bytes (and the peers' R1 data) [1G; quick 32M]\n"
             "  --r1-bytes N       R1 ringtail log size [4G; quick 64M]\n"
@@ -1411,6 +1859,8 @@ static void usage(FILE *out)
             "  --mem-producers N  short-lived producer ids in M [1M; quick 50K, producers_max\n"
             "                     8192 so the table fills]\n"
             "  --mem-live N       live producers for bytes per producer id [10K; quick 2K]\n"
+            "  --serve-seconds S  each S producer configuration's run time [5; quick 0.5]\n"
+            "  --ringtail PATH    the ringtail CLI S starts (default: beside this program)\n"
             "  --keep             keep the scratch directory\n"
             "  --no-limit         skip the limits (for profiling the engine alone)\n"
             "  --help\n"
@@ -1473,6 +1923,8 @@ static void parse_args(int argc, char **argv)
         O_MEMP,
         O_MEML,
         O_W4T,
+        O_SERVES,
+        O_RINGTAIL,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -1496,13 +1948,15 @@ static void parse_args(int argc, char **argv)
         {"mem-producers", required_argument, NULL, O_MEMP},
         {"mem-live", required_argument, NULL, O_MEML},
         {"w4-txn-max", required_argument, NULL, O_W4T},
+        {"serve-seconds", required_argument, NULL, O_SERVES},
+        {"ringtail", required_argument, NULL, O_RINGTAIL},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
     const char *only = NULL, *peers = NULL, *producers = NULL, *w4producers = NULL;
     uint64_t w1 = 0, r1 = 0, w2b = 0, memp = 0, meml = 0;
     int64_t w4t = -1;
-    double w2s = 0, w3s = 0, w4s = 0;
+    double w2s = 0, w3s = 0, w4s = 0, serves = 0;
     opt.limit_queue_depth = 32;
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -1571,6 +2025,12 @@ static void parse_args(int argc, char **argv)
         case O_W4T:
             w4t = (int64_t)parse_size(optarg);
             break;
+        case O_SERVES:
+            serves = atof(optarg);
+            break;
+        case O_RINGTAIL:
+            opt.ringtail_path = optarg;
+            break;
         case 'h':
         case O_HELP:
             usage(stdout);
@@ -1592,6 +2052,9 @@ static void parse_args(int argc, char **argv)
     opt.run_w3 = !only || list_has(only, "w3");
     opt.run_w4 = !only || list_has(only, "w4");
     opt.run_mem = !only || list_has(only, "mem");
+    opt.run_hot = !only || list_has(only, "hot");
+    opt.run_serve = !only || list_has(only, "serve");
+    opt.serve_seconds = serves > 0 ? serves : opt.quick ? 0.5 : 5.0;
     opt.peer_rocksdb = !peers || list_has(peers, "rocksdb");
     opt.peer_lmdb = !peers || list_has(peers, "lmdb");
     opt.peer_sqlite = !peers || list_has(peers, "sqlite");
@@ -1602,6 +2065,7 @@ static void parse_args(int argc, char **argv)
     opt.membw_bytes = opt.quick ? 64u << 20 : 1u << 30;
     opt.fetch_log_bytes = opt.quick ? 8u << 20 : 64u << 20;
     opt.fetch_calls = opt.quick ? 20000 : 200000;
+    opt.hot_ops = opt.quick ? 20000 : 200000;
     opt.w3_seconds = w3s > 0 ? w3s : opt.quick ? 1.0 : 5.0;
     opt.w4_seconds = w4s > 0 ? w4s : opt.quick ? 0.5 : 5.0;
     opt.fsync_probes = opt.quick ? 100 : 1000;
@@ -1708,6 +2172,10 @@ int main(int argc, char **argv)
         run_w4();
     if (opt.run_mem)
         run_mem();
+    if (opt.run_hot)
+        run_hot();
+    if (opt.run_serve)
+        run_serve();
     progress_stop();
     double total_s = (double)(bench_now_ns() - t0) / 1e9;
     compute_ratios();
@@ -1728,4 +2196,9 @@ int main(int argc, char **argv)
     else
         printf("kept %s\n", scratch);
     return failures ? 1 : 0;
+}
+
+static const char *rd_version(void)
+{
+    return rd_kafka_version_str();
 }

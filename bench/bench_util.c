@@ -185,6 +185,62 @@ uint64_t mem_heap_bytes(const char **source)
     return mi.uordblks + mi.hblkhd;
 }
 
+static uint64_t mallctl_u64(const char *name)
+{
+    uint64_t v = 0;
+    size_t sz = sizeof(v);
+    if (mallctl(name, &v, &sz, NULL, 0) != 0)
+        return 0;
+    return v;
+}
+
+static size_t mallctl_size(const char *name)
+{
+    size_t v = 0;
+    size_t sz = sizeof(v);
+    if (mallctl(name, &v, &sz, NULL, 0) != 0)
+        return 0;
+    return v;
+}
+
+int mem_alloc_totals(uint64_t *count_out, uint64_t *bytes_out)
+{
+    *count_out = *bytes_out = 0;
+    if (!mallctl)
+        return -1;
+    /* This thread's cache keeps its counts until flushed; other threads' caches (a producer's
+     * sender, the shards) merge theirs as they fill and drain, so a long loop is accurate to a
+     * few cached allocations. */
+    mallctl("thread.tcache.flush", NULL, NULL, NULL, 0);
+    uint64_t epoch = 1;
+    size_t sz = sizeof(epoch);
+    mallctl("epoch", &epoch, &sz, &epoch, sz);
+    unsigned nbins = 0, nlextents = 0;
+    sz = sizeof(nbins);
+    if (mallctl("arenas.nbins", &nbins, &sz, NULL, 0) != 0)
+        return -1;
+    sz = sizeof(nlextents);
+    if (mallctl("arenas.nlextents", &nlextents, &sz, NULL, 0) != 0)
+        return -1;
+    char name[96];
+    /* 4096 is MALLCTL_ARENAS_ALL: the merged statistics of every arena (tcaches included). */
+    for (unsigned j = 0; j < nbins; j++) {
+        snprintf(name, sizeof(name), "stats.arenas.4096.bins.%u.nrequests", j);
+        uint64_t n = mallctl_u64(name);
+        snprintf(name, sizeof(name), "arenas.bin.%u.size", j);
+        *count_out += n;
+        *bytes_out += n * mallctl_size(name);
+    }
+    for (unsigned j = 0; j < nlextents; j++) {
+        snprintf(name, sizeof(name), "stats.arenas.4096.lextents.%u.nrequests", j);
+        uint64_t n = mallctl_u64(name);
+        snprintf(name, sizeof(name), "arenas.lextent.%u.size", j);
+        *count_out += n;
+        *bytes_out += n * mallctl_size(name);
+    }
+    return 0;
+}
+
 /* ---- progress ---- */
 
 static pthread_t progress_thread;

@@ -12,12 +12,20 @@
  * conflicts across processes and across handles in one process) → open the producer registry
  * → the log (catalogue, clean-shutdown marker, partitions) → raise the registry past the
  * partitions' ids → start the shards → the transaction layer (group offsets, then the
- * coordinator, which finishes every Prepare*). Close: the coordinator → the shards (every
- * queued append finishes) → the group manager → seal the partitions and write the
- * clean-shutdown marker if no write failed → release the lock.
+ * coordinator, which finishes every Prepare*). Close: refuse while producers or consumers are
+ * open → the coordinator → the shards (every queued append finishes) → the group manager →
+ * seal the partitions and write the clean-shutdown marker if no write failed → release the
+ * lock.
+ *
+ * EN1. The engine is freed only while no producer or consumer of it is open: each is counted
+ *      from before its open to the very end of its close (client_enter here; the handle's close
+ *      decrements its count last), and rt_close returns RT_E_HANDLES_OPEN, changing nothing,
+ *      while any count is non-zero. Fetches hold reference-counted segments instead and may
+ *      outlive the engine.
  */
 #include "engine.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -35,6 +43,7 @@
 #include "fsutil.h"
 #include "group.h"
 #include "producer.h"
+#include "ringtail_test.h"
 #include "txn_log.h"
 
 #define SHARDS_MAX 64
@@ -65,7 +74,7 @@ void rt_options_init(struct rt_options *o)
     o->txn_check_interval_ms = 60 * 1000;
     o->txn_check_max = 15;
     o->txn_park_hanging = false;
-    o->fault_injector = NULL;
+    o->fetches_max = LOG_FETCHES_MAX_DEFAULT;
 }
 
 static int options_check(const struct rt_options *o)
@@ -86,8 +95,7 @@ static int options_check(const struct rt_options *o)
     CHECK(o->sync_mode <= RT_SYNC_NONE, "sync_mode");
     CHECK(o->sync_mode != RT_SYNC_INTERVAL || o->sync_interval_ms > 0,
           "sync_interval_ms must be > 0 under RT_SYNC_INTERVAL");
-    CHECK(o->io_backend <= RT_IO_FAULT, "io_backend");
-    CHECK(o->io_backend != RT_IO_FAULT || o->fault_injector, "RT_IO_FAULT needs fault_injector");
+    CHECK(o->io_backend <= RT_IO_SYNC, "io_backend");
     CHECK(o->io_queue_depth >= 4 && o->io_queue_depth <= 4096, "io_queue_depth must be 4..4096");
     CHECK(o->shard_count <= SHARDS_MAX, "shard_count must be <= 64");
     CHECK(o->request_queue_depth >= 1 && o->request_queue_depth <= (1u << 20),
@@ -102,6 +110,7 @@ static int options_check(const struct rt_options *o)
     CHECK(o->txn_check_interval_ms > 0, "txn_check_interval_ms must be > 0");
     CHECK(o->txn_check_max >= 1, "txn_check_max must be >= 1");
     CHECK(o->retention_ms >= -1, "retention_ms must be >= -1");
+    CHECK(o->fetches_max <= (1u << 20), "fetches_max must be 0 (default) .. 1048576");
 #undef CHECK
     return 0;
 }
@@ -162,7 +171,24 @@ static int internal_topics_check(const struct log *lg)
 
 /* ---- open, close, stats ---- */
 
-int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
+/* The log's check of a client's transactional batch (coordinator.c CO7). */
+static int txn_verify_append(void *ctx, const char *topic, uint32_t partition, int64_t producer_id,
+                             int16_t producer_epoch)
+{
+    rt_engine *e = ctx;
+    struct coordinator *c = txn_coordinator(&e->txn);
+    if (!c)
+        return error_set(RT_E_INVALID_TXN_STATE,
+                         "producer %" PRId64 " holds no transaction: a transactional batch "
+                         "needs its partition added first (no transaction was ever started)",
+                         producer_id);
+    return coordinator_verify(c, NULL, producer_id, producer_epoch, topic, partition);
+}
+
+/* rt_open, and rt_test_open with a fault plan (the fault injector's backend, for tests only:
+ * ringtail_test.h). */
+static int engine_open(const char *dir, const struct rt_options *opts_in,
+                       struct io_fault_plan *faults, rt_engine **out)
 {
     error_clear();
     if (!dir || !*dir || !out)
@@ -199,7 +225,7 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
     rc = txn_registry_open(&e->txn, dir);
     if (rc)
         goto err_txn;
-    rc = log_init(&e->log, dir, opts_in, producer_registry_is_named, &e->txn.producers);
+    rc = log_init(&e->log, dir, opts_in, faults, producer_registry_is_named, &e->txn.producers);
     if (rc)
         goto err_txn;
     e->log_open = true;
@@ -214,6 +240,7 @@ int rt_open(const char *dir, const struct rt_options *opts_in, rt_engine **out)
         rc = txn_start(&e->txn, &e->log);
     if (rc)
         goto err_log;
+    log_txn_verify_set(&e->log, txn_verify_append, e, true);
     *out = e;
     return 0;
 
@@ -231,11 +258,62 @@ err_unlock:
     return rc;
 }
 
+int rt_open(const char *dir, const struct rt_options *opts, rt_engine **out)
+{
+    return engine_open(dir, opts, NULL, out);
+}
+
+int rt_test_open(const char *dir, const struct rt_options *opts, struct io_fault_plan *faults,
+                 rt_engine **out)
+{
+    if (!faults) {
+        error_clear();
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_test_open: a fault plan is required");
+    }
+    return engine_open(dir, opts, faults, out);
+}
+
+/* ---- client handles (EN1) ---- */
+
+/* The count and the flag form a Dekker pair (sequentially consistent atomics): an opener adds
+ * itself and then looks at the flag, rt_close sets the flag and then looks at the counts, so
+ * at least one of the two sees the other. */
+static int client_enter(rt_engine *e, _Atomic uint32_t *n)
+{
+    uint32_t before = atomic_fetch_add(n, 1);
+    assert(before < UINT32_MAX);
+    (void)before;
+    if (atomic_load(&e->clients_stopping)) {
+        atomic_fetch_sub(n, 1);
+        return error_set(RT_E_CLOSED, "%s: the engine is closing", e->log.dir);
+    }
+    return 0;
+}
+
+/* 0 when no producer or consumer is open (and none can open any more); else
+ * RT_E_HANDLES_OPEN with the engine left exactly as it was. */
+static int clients_stop(rt_engine *e)
+{
+    atomic_store(&e->clients_stopping, true);
+    uint32_t producers = atomic_load(&e->producers_open_count);
+    uint32_t consumers = atomic_load(&e->consumers_open_count);
+    if (producers == 0 && consumers == 0)
+        return 0;
+    atomic_store(&e->clients_stopping, false);
+    return error_set(RT_E_HANDLES_OPEN,
+                     "rt_close: %u producer(s) and %u consumer(s) of %s are still open: close "
+                     "them first (the engine was left open)",
+                     producers, consumers, e->log.dir);
+}
+
 int rt_close(rt_engine *e)
 {
     error_clear();
     if (!e)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_close: NULL engine");
+    int busy = clients_stop(e);
+    if (busy)
+        return busy;
     txn_stop(&e->txn); /* the coordinator's timer writes through the shards: first */
     log_stop(&e->log);
     txn_close(&e->txn);
@@ -349,7 +427,14 @@ int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts, rt_pr
     error_clear();
     if (!e || !out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_open: NULL argument");
-    return producer_open(&e->log, &e->txn, opts, out);
+    *out = NULL;
+    int rc = client_enter(e, &e->producers_open_count);
+    if (rc)
+        return rc;
+    rc = producer_open(&e->log, &e->txn, opts, &e->producers_open_count, out);
+    if (rc)
+        atomic_fetch_sub(&e->producers_open_count, 1);
+    return rc;
 }
 
 int rt_consumer_open(rt_engine *e, const struct rt_consumer_options *opts, rt_consumer **out)
@@ -357,7 +442,14 @@ int rt_consumer_open(rt_engine *e, const struct rt_consumer_options *opts, rt_co
     error_clear();
     if (!e || !out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_open: NULL argument");
-    return consumer_open(&e->log, &e->txn, opts, out);
+    *out = NULL;
+    int rc = client_enter(e, &e->consumers_open_count);
+    if (rc)
+        return rc;
+    rc = consumer_open(&e->log, &e->txn, opts, &e->consumers_open_count, out);
+    if (rc)
+        atomic_fetch_sub(&e->consumers_open_count, 1);
+    return rc;
 }
 
 /* ---- public wrappers: transactions admin and group offsets ---- */
@@ -495,4 +587,167 @@ int rt_append_batch_async(rt_engine *e, const char *topic, uint32_t partition, v
     if (!e)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch_async: NULL engine");
     return log_append_batch_async(&e->log, topic, partition, batch, len, storage, fn, ctx);
+}
+
+/* ---- transactions over the wire ---- */
+
+static int txn_wire_check(rt_engine *e, const char *id, const char *what)
+{
+    if (!e || !id)
+        return error_set(RT_E_INVALID_ARGUMENT, "%s: NULL argument", what);
+    if (!*id || strlen(id) > TXN_ID_MAX_BYTES)
+        return error_set(RT_E_INVALID_ARGUMENT, "%s: transactional ids are 1..%d bytes", what,
+                         TXN_ID_MAX_BYTES);
+    return log_refuse_if_read_only(&e->log, what);
+}
+
+/* The coordinator, which must exist already (an id that was never initialised has none). */
+static int txn_wire_coordinator(rt_engine *e, const char *id, struct coordinator **out)
+{
+    *out = txn_coordinator(&e->txn);
+    if (!*out)
+        return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
+    return 0;
+}
+
+int rt_txn_init_producer(rt_engine *e, const char *id, int32_t timeout_ms, int64_t *producer_id_out,
+                         int16_t *epoch_out)
+{
+    error_clear();
+    int rc = txn_wire_check(e, id, "rt_txn_init_producer");
+    if (rc)
+        return rc;
+    if (!producer_id_out || !epoch_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_init_producer: NULL argument");
+    const struct rt_options *o = log_options(&e->log);
+    if (timeout_ms <= 0 || timeout_ms > o->transaction_timeout_max_ms)
+        return error_set(RT_E_INVALID_TRANSACTION_TIMEOUT,
+                         "transaction timeout %d ms is not within 1..%d ms "
+                         "(transaction_timeout_max_ms)",
+                         timeout_ms, o->transaction_timeout_max_ms);
+    struct coordinator *c = NULL;
+    rc = txn_coordinator_create(&e->txn, &c);
+    if (rc)
+        return rc;
+    return coordinator_init(c, id, timeout_ms, NULL, NULL, producer_id_out, epoch_out);
+}
+
+int rt_txn_add_partitions(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                          const struct rt_topic_partition *partitions, size_t count)
+{
+    error_clear();
+    int rc = txn_wire_check(e, id, "rt_txn_add_partitions");
+    if (rc)
+        return rc;
+    if ((!partitions && count) || count > TXN_LOG_PARTITIONS_MAX)
+        return error_set(count > TXN_LOG_PARTITIONS_MAX ? RT_E_TXN_PARTITIONS_FULL
+                                                        : RT_E_INVALID_ARGUMENT,
+                         "rt_txn_add_partitions: %zu partitions (a transaction holds at most "
+                         "%d)",
+                         count, TXN_LOG_PARTITIONS_MAX);
+    for (size_t i = 0; i < count; i++) {
+        if (!partitions[i].topic)
+            return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_add_partitions: NULL topic");
+        rc = log_client_topic_check(partitions[i].topic);
+        if (rc)
+            return rc;
+        if (!log_partition(&e->log, partitions[i].topic, partitions[i].partition))
+            return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "no partition %s-%u",
+                             partitions[i].topic, partitions[i].partition);
+    }
+    struct coordinator *c = NULL;
+    rc = txn_wire_coordinator(e, id, &c);
+    if (rc || count == 0)
+        return rc;
+    struct txn_log_partition *tp = calloc(count, sizeof(*tp));
+    if (!tp)
+        return error_set(-ENOMEM, "rt_txn_add_partitions: out of memory");
+    for (size_t i = 0; i < count; i++) {
+        snprintf(tp[i].topic, sizeof(tp[i].topic), "%s", partitions[i].topic);
+        tp[i].partition = partitions[i].partition;
+    }
+    rc = coordinator_add_partitions(c, id, producer_id, epoch, tp, (uint32_t)count);
+    free(tp);
+    return rc;
+}
+
+static int txn_group_check(const char *group, const char *what)
+{
+    if (!group || !*group || strlen(group) > GROUP_NAME_MAX_BYTES)
+        return error_set(RT_E_INVALID_ARGUMENT, "%s: group names are 1..%d bytes", what,
+                         GROUP_NAME_MAX_BYTES);
+    return 0;
+}
+
+int rt_txn_add_offsets(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                       const char *group)
+{
+    error_clear();
+    int rc = txn_wire_check(e, id, "rt_txn_add_offsets");
+    if (rc == 0)
+        rc = txn_group_check(group, "rt_txn_add_offsets");
+    if (rc)
+        return rc;
+    struct coordinator *c = NULL;
+    rc = txn_wire_coordinator(e, id, &c);
+    if (rc)
+        return rc;
+    struct group_manager *g = NULL;
+    rc = txn_groups_create(&e->txn, &g);
+    if (rc)
+        return rc; /* the real cause; the detail names what failed */
+    struct txn_log_partition tp = {.partition = group_partition_for(group)};
+    snprintf(tp.topic, sizeof(tp.topic), "%s", GROUP_OFFSETS_TOPIC);
+    return coordinator_add_partitions(c, id, producer_id, epoch, &tp, 1);
+}
+
+int rt_txn_commit_offsets(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                          const char *group, const struct rt_offset *offsets, size_t count)
+{
+    error_clear();
+    int rc = txn_wire_check(e, id, "rt_txn_commit_offsets");
+    if (rc == 0)
+        rc = txn_group_check(group, "rt_txn_commit_offsets");
+    if (rc)
+        return rc;
+    if (!offsets && count)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_commit_offsets: NULL offsets");
+    rc = group_offsets_check_known(&e->log, offsets, count);
+    if (rc)
+        return rc;
+    struct coordinator *c = NULL;
+    rc = txn_wire_coordinator(e, id, &c);
+    if (rc)
+        return rc;
+    struct group_manager *g = txn_groups(&e->txn);
+    if (!g)
+        return error_set(RT_E_INVALID_TXN_STATE,
+                         "group '%s' was not added to the transaction (AddOffsetsToTxn)", group);
+    rc = coordinator_verify(c, id, producer_id, epoch, GROUP_OFFSETS_TOPIC,
+                            group_partition_for(group));
+    if (rc)
+        return rc;
+    return group_txn_commit_offsets(g, producer_id, epoch, group, offsets, count);
+}
+
+int rt_txn_end(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch, bool commit)
+{
+    error_clear();
+    int rc = txn_wire_check(e, id, "rt_txn_end");
+    if (rc)
+        return rc;
+    struct coordinator *c = NULL;
+    rc = txn_wire_coordinator(e, id, &c);
+    if (rc)
+        return rc;
+    return coordinator_end_keep_epoch(c, id, producer_id, epoch, commit);
+}
+
+int rt_txn_verify_set(rt_engine *e, bool on)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_verify_set: NULL engine");
+    log_txn_verify_enable(&e->log, on);
+    return 0;
 }

@@ -18,6 +18,11 @@ struct rt_engine {
     bool log_open;
     struct log log;
     struct txn txn;
+    /* Client handles open on this engine (EN1 in engine.c): rt_close refuses while any is
+     * open, and clients_stopping turns new opens away while rt_close looks. */
+    _Atomic uint32_t producers_open_count;
+    _Atomic uint32_t consumers_open_count;
+    _Atomic bool clients_stopping;
 };
 
 /* The layers of an open engine. */

@@ -5,8 +5,9 @@
  * bytes it keeps on disk are Kafka's RecordBatch v2 (docs/format.md is the normative copy).
  *
  * Conventions (as in LMDB):
- *   - Handles are opaque (rt_engine, rt_fetch); options and values are plain structs. Options
- *     structs are filled with defaults by their _init call, so new fields never break callers.
+ *   - Handles are opaque (rt_engine, rt_producer, rt_consumer, rt_fetch); options and values
+ *     are plain structs. Options structs are filled with defaults by their _init call, so new
+ *     fields never break callers.
  *   - Every function that acts returns int: 0 on success, a negative code on failure. OS
  *     failures pass through as -errno; engine conditions use the RT_E_* codes below, which live
  *     in their own range (-10000 and below) so they never collide with errno values.
@@ -14,10 +15,32 @@
  *     detailed message (which file, which offset, which rule) after a failure.
  *   - Predicates return bool. Nothing returns "1 for success".
  *
- * Threads: an rt_engine is shared by all threads of a process; every rt_* call on it is
- * thread-safe. An rt_fetch (and an rt_records iterator over it) belongs to the thread that
- * made it until it is released. Only one process may open a data directory for writing at a
- * time (read-only handles, opts.read_only, share it with each other).
+ * Threads (each call below adds its own rules where it has any):
+ *   - An rt_engine is shared by all threads of a process; every rt_* call on it is thread-safe,
+ *     except rt_close, which must not overlap any other call on the engine or on its handles.
+ *   - An rt_producer: rt_producer_send and rt_producer_flush of an anonymous or named producer
+ *     may run on any number of threads at once (they serialise on the producer's lock; each
+ *     thread's records keep their order within a partition, and a flush reports a failed batch
+ *     to only one of the threads flushing at the time). Every other call — rt_producer_close,
+ *     and all calls of a transactional producer (init_transactions, begin, send, send_offsets,
+ *     commit, abort) — is one thread at a time with no other call on that producer running.
+ *     Delivery callbacks (rt_delivery_fn, rt_batch_delivery_fn) run on the producer's own sender
+ *     thread, one at a time, in offset order per partition, outside the producer's lock; they
+ *     must not call any rt_producer_* function of that producer (flush, commit, abort and close
+ *     wait for that very thread, and send may wait for buffer memory it frees) and should not
+ *     block, since the producer's next deliveries and hand-overs wait for them.
+ *   - An rt_consumer is used by one thread at a time (any thread, but calls must not overlap);
+ *     it runs no callbacks and no thread of its own.
+ *   - An rt_fetch (and an rt_records iterator over it) belongs to the thread that made it until
+ *     it is released. A check-back handler (rt_txn_check_fn) runs on the coordinator's timer
+ *     thread; rt_topic_list, rt_txn_list, rt_txn_list_partitions and rt_verify call their fn on
+ *     the caller's thread, before they return.
+ *   - Only one process may open a data directory for writing at a time (read-only handles,
+ *     opts.read_only, share it with each other).
+ *
+ * Lifetimes: rt_close refuses (RT_E_HANDLES_OPEN, nothing closed) while producers or consumers
+ * of the engine are open; a fetch may outlive rt_close (it keeps its segment mapped until
+ * rt_fetch_release). A handle used after its close is undefined behaviour, as in LMDB.
  *
  * Caveats:
  *   - Pointers handed out by rt_fetch point into read-only memory maps of segment files; they
@@ -63,11 +86,12 @@ enum rt_error {
     RT_E_IO_FAILED = -10008,        /* sticky: an earlier write/fsync failed; reopen */
     RT_E_CLOSED = -10009,           /* the engine is closing or closed */
     RT_E_END = -10010,              /* not an error: an iterator has no more items */
-    RT_E_QUEUE_FULL = -10011,       /* a bounded queue or table is full */
-    RT_E_LIMIT = -10012,            /* a configured limit (topics, partitions) was hit */
-    RT_E_UNSUPPORTED = -10013,      /* a feature this build or format version lacks */
+    /* -10011 (RT_E_QUEUE_FULL), -10012 (RT_E_LIMIT) and -10015 (RT_E_DUPLICATE_SEQUENCE) are
+     * retired: no call returned them (full queues block; duplicates are acknowledged), and each
+     * limit has its own code below. The numbers stay unused; rt_strerror calls them unknown. */
+    RT_E_UNSUPPORTED = -10013, /* a record type or format version this build does not know;
+                                * returned by no public call today (see docs/limits.md) */
     RT_E_OUT_OF_ORDER_SEQUENCE = -10014,
-    RT_E_DUPLICATE_SEQUENCE = -10015,
     RT_E_INVALID_PRODUCER_EPOCH = -10016,
     RT_E_PRODUCER_FENCED = -10017,
     RT_E_UNKNOWN_PRODUCER_ID = -10018,
@@ -75,13 +99,25 @@ enum rt_error {
     RT_E_CONCURRENT_TRANSACTIONS = -10020,
     RT_E_INVALID_TRANSACTION_TIMEOUT = -10021,
     RT_E_UNSTABLE_OFFSET_COMMIT = -10022,
-    RT_E_UNSUPPORTED_COMPRESSION = -10023,
+    RT_E_UNSUPPORTED_COMPRESSION = -10023, /* a compression codec other than 0-4 (internal codec
+                                            * calls; a batch carrying one is RT_E_CORRUPT) */
     RT_E_TIMED_OUT = -10024,
     RT_E_INTERNAL_TOPIC = -10025, /* names beginning with "__" are the engine's; clients may not
                                    * create them or write to them (Kafka's "Cannot append to
                                    * internal topic") */
     RT_E_READ_ONLY = -10026,      /* a write to an engine opened with opts.read_only */
-    RT_E_LAST = -10026,
+    /* One code per limit (as LMDB's MDB_MAP_FULL, MDB_READERS_FULL): */
+    RT_E_TOPICS_FULL = -10027,              /* opts.topics_max user topics exist */
+    RT_E_PRODUCERS_FULL = -10028,           /* a partition's producer table (opts.producers_max)
+                                             * holds only producers it may not evict */
+    RT_E_PRODUCER_IDS_EXHAUSTED = -10029,   /* the 63-bit producer id space is used up */
+    RT_E_TXN_PARTITIONS_FULL = -10030,      /* a transaction spans 100000 partitions */
+    RT_E_PRODUCER_PARTITIONS_FULL = -10031, /* a producer handle writes to 4096 partitions */
+    RT_E_CONSUMER_PARTITIONS_FULL = -10032, /* a consumer handle is assigned 65536 partitions */
+    RT_E_BUFFER_TOO_SMALL = -10033,         /* a caller's output array is shorter than the answer */
+    RT_E_HANDLES_OPEN = -10034,             /* rt_close while producers or consumers are open */
+    RT_E_FETCHES_FULL = -10035,             /* opts.fetches_max fetches are open */
+    RT_E_LAST = -10035,
 };
 
 /* Names any code: RT_E_*, -errno, or 0. Never NULL. */
@@ -108,7 +144,6 @@ enum rt_io_backend {
     RT_IO_AUTO = 0,  /* io_uring, falling back to sync when it cannot be set up */
     RT_IO_URING = 1, /* io_uring or fail */
     RT_IO_SYNC = 2,  /* pwritev + fdatasync on the shard thread */
-    RT_IO_FAULT = 3, /* sync backend wrapped by the fault injector (tests) */
 };
 
 struct rt_options {
@@ -138,8 +173,9 @@ struct rt_options {
     uint32_t txn_check_interval_ms;         /* check-back an Ongoing transaction this old (60 s) */
     uint32_t txn_check_max;                 /* unknown answers before rollback (15) */
     bool txn_park_hanging; /* after check_max: park and report instead of rollback */
-    void *fault_injector;  /* struct io_fault_plan * for RT_IO_FAULT; else NULL */
     bool read_only;        /* open for reading only (false); see rt_open */
+    uint32_t fetches_max;  /* rt_fetch handles open at once, consumers' included; beyond it
+                              rt_fetch_start fails with RT_E_FETCHES_FULL (4096; 0 = the default) */
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -167,13 +203,29 @@ void rt_options_init(struct rt_options *opts);
  * rt_group_commit_offsets, rt_consumer_commit; reads (rt_fetch*, rt_list_offsets, records,
  * consumers without commits, rt_topic_*, rt_txn_list, rt_group_fetch_offsets, rt_stats_get)
  * work as usual, and rt_close writes nothing.
- * Errors: RT_E_INVALID_ARGUMENT, RT_E_DIRECTORY_LOCKED, RT_E_CORRUPT (metadata), -errno. */
+ * Errors: RT_E_INVALID_ARGUMENT (NULL or empty dir, NULL out, an option out of bounds: see
+ * docs/limits.md), RT_E_DIRECTORY_LOCKED, RT_E_CORRUPT (the catalogue, producers.meta, a segment
+ * or an internal topic's records fail their checks; the detail names the file and offset),
+ * RT_E_TOPICS_FULL (the catalogue holds more user topics than topics_max), -ENAMETOOLONG,
+ * -ENOENT (read-only, no such dir), -ENOMEM, -errno. */
 int rt_open(const char *dir, const struct rt_options *opts, rt_engine **out);
 
 /* Flushes, trims the active segments and indexes, writes the clean-shutdown marker, releases
- * the lock and frees the engine. Waits for appends in flight. All fetches must be released
- * first. Returns the sticky write error if there was one (the directory is still left
- * consistent; the next open recovers). */
+ * the lock and frees the engine. Waits for appends in flight; must not overlap any other call on
+ * the engine or its handles.
+ * Open handles: the engine counts its producers and consumers. While any is open rt_close does
+ * nothing and returns RT_E_HANDLES_OPEN (the detail counts them): the engine, the handles and
+ * their views stay usable; close them and call rt_close again. (Closing them for the caller
+ * would leave its pointers dangling; freeing the engine under them was a use-after-free.) Only
+ * a refused rt_close may overlap other calls: an rt_producer_open or rt_consumer_open that
+ * overlaps it may fail with RT_E_CLOSED, and nothing else notices it. Fetches are
+ * not counted: one still held keeps its segment mapped, and its view and records stay readable
+ * until rt_fetch_release, which may come after rt_close.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_HANDLES_OPEN, RT_E_IO_FAILED (the sticky write
+ * error, if there was one: the directory is still left consistent and the next open recovers),
+ * -errno (trimming the active segments, writing the clean-shutdown marker or syncing the
+ * directory); on every return but RT_E_INVALID_ARGUMENT and RT_E_HANDLES_OPEN the engine is
+ * freed. */
 int rt_close(rt_engine *engine);
 
 /* Engine-wide counters for tests, tools and benchmarks. */
@@ -189,12 +241,13 @@ struct rt_stats {
     uint64_t snapshots_written;
     uint64_t snapshots_rejected; /* corrupt snapshot files found at open, removed */
     uint32_t shard_count;
-    const char *io_backend; /* "io_uring", "sync" or "fault" */
+    const char *io_backend; /* "io_uring", "sync" (or "fault" under the test-only injector) */
     bool read_only;         /* opened with opts.read_only */
     bool opened_unclean;    /* no clean-shutdown marker at open: newest segments were scanned */
     uint64_t tail_bytes_ignored; /* non-zero bytes past the last valid batch of newest segments:
                                     cut at open, or, read-only, left on disk and never served */
 };
+/* Errors: RT_E_INVALID_ARGUMENT (NULL). */
 int rt_stats_get(rt_engine *engine, struct rt_stats *out);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -206,15 +259,21 @@ int rt_stats_get(rt_engine *engine, struct rt_stats *out);
 /* Creates a topic with `partitions` partitions (1..partitions_max), persisted before return.
  * Names beginning with "__" are reserved for the engine's internal topics (__transaction_state,
  * __consumer_offsets), which it creates itself and which do not count against topics_max.
- * Errors: RT_E_INVALID_TOPIC, RT_E_INTERNAL_TOPIC (a reserved name), RT_E_INVALID_ARGUMENT,
- * RT_E_TOPIC_ALREADY_EXISTS, RT_E_LIMIT. */
+ * Errors: RT_E_INVALID_TOPIC (NULL included), RT_E_INTERNAL_TOPIC (a reserved name),
+ * RT_E_INVALID_ARGUMENT (NULL engine; partitions 0 or above partitions_max),
+ * RT_E_TOPIC_ALREADY_EXISTS, RT_E_TOPICS_FULL (topics_max user topics exist), RT_E_READ_ONLY,
+ * RT_E_CLOSED, -errno (creating the partitions' directories and first segments, e.g. -ENOSPC
+ * from preallocation or -EMFILE, or storing the catalogue; a catalogue that cannot be stored
+ * also fails the engine's write side: RT_E_IO_FAILED for later appends). */
 int rt_topic_create(rt_engine *engine, const char *name, uint32_t partitions);
 
-/* Partition count of a topic. Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION. */
+/* Partition count of a topic. Errors: RT_E_INVALID_ARGUMENT (NULL),
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION. */
 int rt_topic_describe(rt_engine *engine, const char *name, uint32_t *partitions_out);
 
-/* Calls fn once per topic, in creation order. Stops early (returning fn's value) if fn
- * returns non-zero. */
+/* Calls fn once per user topic (internal topics are not listed), in creation order, on the
+ * caller's thread. Stops early (returning fn's value) if fn returns non-zero. Errors:
+ * RT_E_INVALID_ARGUMENT (NULL engine or fn), or fn's value. */
 int rt_topic_list(rt_engine *engine, int (*fn)(void *ctx, const char *name, uint32_t partitions),
                   void *ctx);
 
@@ -245,8 +304,11 @@ struct rt_record {
  * record's offset. Appends from many threads are group-committed.
  * Internal topics (names beginning with "__") are written only by the engine: RT_E_INTERNAL_TOPIC
  * (also for rt_append_batch and rt_producer_send).
- * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_INTERNAL_TOPIC, RT_E_INVALID_ARGUMENT (count 0 or
- * bad lengths), RT_E_RECORD_TOO_LARGE, RT_E_IO_FAILED, RT_E_CLOSED, -errno. */
+ * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic included), RT_E_INTERNAL_TOPIC,
+ * RT_E_INVALID_ARGUMENT (NULL engine or records, count 0 or above INT32_MAX, bad lengths or
+ * pointers, a timestamp below -1), RT_E_RECORD_TOO_LARGE, RT_E_READ_ONLY, RT_E_IO_FAILED,
+ * RT_E_CLOSED, -ENOMEM, -errno (a segment roll that cannot open its files: -EMFILE, -ENOSPC;
+ * see docs/limits.md for which of them leave the write side failed). */
 int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
               const struct rt_record *records, size_t count, int64_t *base_offset_out);
 
@@ -257,10 +319,21 @@ int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
  * assigned base offset into bytes 0..7 of `batch` (the CRC does not cover them), so the
  * caller's buffer must be writable and stay untouched until the call returns. A batch with a
  * producer id (>= 0) is held to the producer rules (see "Producers" below); an exact duplicate
- * returns 0 with the original base offset and appends nothing. Transactional and control batches
- * are refused (RT_E_UNSUPPORTED) until transactions exist.
- * Errors: as rt_append, plus RT_E_CORRUPT, RT_E_UNSUPPORTED, RT_E_OUT_OF_ORDER_SEQUENCE,
- * RT_E_INVALID_PRODUCER_EPOCH, RT_E_UNKNOWN_PRODUCER_ID. */
+ * returns 0 with the original base offset and appends nothing.
+ * Control batches (attribute bit 5: COMMIT/ABORT markers) are written only by the transaction
+ * coordinator: RT_E_INVALID_ARGUMENT, as Kafka refuses them from clients. A transactional batch
+ * (bit 4) needs a producer id, an epoch and a base sequence >= 0 (else RT_E_INVALID_ARGUMENT);
+ * it is accepted only for a partition its producer's transactional id has added to its
+ * ongoing transaction (rt_txn_add_partitions, or a transactional rt_producer; see
+ * "Transactions over the wire"), else RT_E_INVALID_TXN_STATE; it is then appended under the
+ * producer rules like any producer batch and opens a transaction for its producer in that
+ * partition, which pins the partition's last stable offset until the coordinator's marker ends
+ * it (or an operator releases it with rt_txn_abort_partition).
+ * Errors: as rt_append (RT_E_INVALID_ARGUMENT for a NULL batch), plus RT_E_CORRUPT (the batch
+ * fails validation; rt_error_detail names the rule), RT_E_OUT_OF_ORDER_SEQUENCE,
+ * RT_E_INVALID_PRODUCER_EPOCH, RT_E_UNKNOWN_PRODUCER_ID, RT_E_INVALID_TXN_STATE, RT_E_PRODUCERS_FULL (the partition
+ * tracks producers_max producers, none of which it may evict), -ENOMEM (checking a compressed
+ * batch's records). */
 int rt_append_batch(rt_engine *engine, const char *topic, uint32_t partition, void *batch,
                     size_t len, int64_t *base_offset_out);
 
@@ -331,14 +404,21 @@ struct rt_producer_options {
 void rt_producer_options_init(struct rt_producer_options *opts);
 
 /* Opens a producer. Allocates a producer id (anonymous) or recovers the name's id and bumps
- * its epoch durably (named). Errors: RT_E_INVALID_ARGUMENT (an option out of range; a
- * transactional_id empty, over 1024 bytes or not valid UTF-8), RT_E_INVALID_TRANSACTION_TIMEOUT
- * (transaction_timeout_ms negative; one above transaction_timeout_max_ms fails at
- * rt_producer_init_transactions),
- * RT_E_LIMIT, -errno. */
+ * its epoch durably (named); a transactional producer gets its id from
+ * rt_producer_init_transactions. Starts the producer's sender thread. The engine counts the
+ * producer until rt_producer_close (rt_close refuses while it is open).
+ * Errors: RT_E_INVALID_ARGUMENT (NULL engine or out; an option out of range; both name and
+ * transactional_id; a name over 249 bytes or not printable; a transactional_id empty, over 1024
+ * bytes or not valid UTF-8), RT_E_INVALID_TRANSACTION_TIMEOUT (transaction_timeout_ms negative;
+ * one above transaction_timeout_max_ms fails at rt_producer_init_transactions), RT_E_READ_ONLY,
+ * RT_E_CLOSED (overlapping an rt_close), RT_E_PRODUCER_IDS_EXHAUSTED, -ENOMEM, -errno (storing
+ * producers.meta durably when a new block of ids or a name's epoch is taken; starting the
+ * thread). */
 int rt_producer_open(rt_engine *engine, const struct rt_producer_options *opts, rt_producer **out);
 
-/* The producer's id and epoch (for tools and tests). */
+/* The producer's id and epoch (for tools and tests; -1 and -1 for a transactional producer
+ * before rt_producer_init_transactions). Either output may be NULL. Errors:
+ * RT_E_INVALID_ARGUMENT (NULL producer). */
 int rt_producer_id(const rt_producer *p, int64_t *producer_id_out, int16_t *epoch_out);
 
 /* Outcome of one record, delivered once: err 0 with its offset (offset -1 for a named
@@ -364,25 +444,45 @@ struct rt_producer_message {
  * a null key goes round-robin per batch, except for a named producer's record with its own
  * sequence id, placed by RT_NAMED_NULL_KEY_SPAN). Copies the record into the partition's open
  * batch; never waits for the disk, but blocks while buffer_memory_bytes are in use
- * (back-pressure). on_delivery (may be NULL) runs later on an engine thread and must not block.
+ * (back-pressure). on_delivery (may be NULL) runs later on the producer's sender thread (see
+ * Threads at the top) and must not block. A named producer's record whose sequence is at or
+ * below one already sent or persisted for that partition is not an error: it is acknowledged as
+ * a duplicate (on_delivery's duplicate true) and not appended. Errors that arrive later (the
+ * batch's append failed: RT_E_IO_FAILED, RT_E_CLOSED, RT_E_OUT_OF_ORDER_SEQUENCE, fencing, ...)
+ * go to on_delivery and rt_producer_flush/commit, and make the producer's error sticky.
  * Errors (immediate): RT_E_UNKNOWN_TOPIC_OR_PARTITION (no such topic, or partition >= its
- * count), RT_E_INVALID_ARGUMENT (partition < -1, bad record lengths or pointers, a sequence
- * from an anonymous producer), RT_E_RECORD_TOO_LARGE, RT_E_OUT_OF_ORDER_SEQUENCE (a sequence
- * not above the previous one), RT_E_CLOSED, or the producer's sticky error after a fatal
- * failure. */
+ * count), RT_E_INTERNAL_TOPIC, RT_E_INVALID_ARGUMENT (NULL producer, topic or msg; partition <
+ * -1, bad record lengths, pointers or timestamp; a sequence below -1 or above INT32_MAX, or one
+ * from an anonymous or transactional producer), RT_E_RECORD_TOO_LARGE (one record alone
+ * exceeds batch_size_max_bytes), RT_E_INVALID_TXN_STATE (a transactional producer outside a
+ * transaction), RT_E_PRODUCER_PARTITIONS_FULL (a producer writes to at most 4096 partitions),
+ * -ENOMEM, or the producer's sticky error after a failed batch (which code the batch failed
+ * with, e.g. RT_E_IO_FAILED or RT_E_PRODUCER_FENCED). */
 int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
                      const struct rt_producer_message *msg, rt_delivery_fn on_delivery, void *ctx);
 
 /* Hands every open batch over and waits until all are acknowledged (or timeout_ms, -1 = no
- * limit: RT_E_TIMED_OUT). Returns the first delivery error since the last flush, if any. */
+ * limit: RT_E_TIMED_OUT). Returns the first delivery error since the last flush, if any.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_TIMED_OUT (batches are still outstanding; they go
+ * on and a later flush waits for them), or the first batch error since the last flush (any code
+ * an append returns: RT_E_IO_FAILED, RT_E_CLOSED, RT_E_OUT_OF_ORDER_SEQUENCE,
+ * RT_E_INVALID_PRODUCER_EPOCH, RT_E_PRODUCERS_FULL, RT_E_PRODUCER_FENCED or
+ * RT_E_INVALID_TXN_STATE from the coordinator for a transactional producer, -errno, ...). */
 int rt_producer_flush(rt_producer *p, int32_t timeout_ms);
 
 /* For a named producer: the highest sequence the partition has persisted for it (-1: none).
- * What a restarted process uses to skip what is already stored. */
+ * What a restarted process uses to skip what is already stored. (For an anonymous producer: the
+ * last sequence the partition holds for its id.) Errors: RT_E_INVALID_ARGUMENT (NULL),
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_CLOSED. */
 int rt_producer_last_sequence(rt_producer *p, const char *topic, uint32_t partition,
                               int64_t *sequence_out);
 
-/* Flushes, then frees the producer. */
+/* Flushes (waiting without a time limit), stops the sender thread and frees the producer; a
+ * transactional producer's id is released by the coordinator, and an open transaction is left
+ * to its timeout (or to the next instance's rt_producer_init_transactions). Must not run while any
+ * other call on the producer runs, nor from one of its callbacks. The producer is freed whatever
+ * the result. Errors: RT_E_INVALID_ARGUMENT (NULL), or what the final flush returned (see
+ * rt_producer_flush; never RT_E_TIMED_OUT). */
 int rt_producer_close(rt_producer *p);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -417,9 +517,14 @@ struct rt_fetch_view {
 /* Reads whole batches starting at the batch containing `offset`, bounded by `max_bytes`
  * (but always at least one whole batch, as Kafka does) and by the high watermark (or the LSO
  * under read_committed). At most one segment is returned per call; call again from the next
- * offset. The segment stays mapped until rt_fetch_release(), even if retention deletes it.
- * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_OFFSET_OUT_OF_RANGE (below the log start or
- * above the bound), RT_E_CORRUPT (a batch header in the way is damaged). */
+ * offset. The segment stays mapped until rt_fetch_release(), even if retention deletes it or
+ * the engine is closed first (a fetch may outlive rt_close). rt_fetch_get returns the view
+ * (NULL for a NULL fetch); rt_fetch_release(NULL) does nothing. A handle is recycled at
+ * rt_fetch_release, so a warm fetch allocates nothing.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL engine or out, an unknown isolation),
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic included), RT_E_OFFSET_OUT_OF_RANGE (below the log
+ * start or above the bound), RT_E_CORRUPT (a batch header in the way is damaged),
+ * RT_E_FETCHES_FULL (opts.fetches_max fetches are open: release one), -ENOMEM. */
 int rt_fetch_start(rt_engine *engine, const char *topic, uint32_t partition, int64_t offset,
                    size_t max_bytes, enum rt_isolation isolation, rt_fetch **out);
 const struct rt_fetch_view *rt_fetch_get(const rt_fetch *fetch);
@@ -431,7 +536,8 @@ void rt_fetch_release(rt_fetch *fetch);
 /* spec = RT_OFFSET_EARLIEST (log start), RT_OFFSET_LATEST (high watermark, or LSO under
  * read_committed), or a timestamp in ms >= 0: the first offset whose record timestamp is >= it,
  * or the latest offset if none is.
- * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_INVALID_ARGUMENT. */
+ * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_INVALID_ARGUMENT (NULL, an unknown isolation, a
+ * spec below -2), RT_E_CORRUPT (a batch header in the way of a timestamp lookup is damaged). */
 int rt_list_offsets(rt_engine *engine, const char *topic, uint32_t partition, int64_t spec,
                     enum rt_isolation isolation, int64_t *offset_out);
 
@@ -493,10 +599,12 @@ int rt_records_init(struct rt_records *it, const rt_fetch *fetch, int64_t start_
 int rt_records_next(struct rt_records *it, struct rt_record_view *out);
 
 /* The offset to fetch from next (Kafka's nextFetchOffset): past every batch the iterator has
- * walked, including markers and skipped aborted batches, so a consumer never stalls behind them. */
+ * walked, including markers and skipped aborted batches, so a consumer never stalls behind them.
+ * -1 for a NULL iterator. */
 int64_t rt_records_next_offset(const struct rt_records *it);
 
-/* Decodes header `index` (< header_count) of a record view. */
+/* Decodes header `index` (< header_count) of a record view. Errors: RT_E_INVALID_ARGUMENT
+ * (NULL, index out of range), RT_E_CORRUPT (the headers do not decode). */
 int rt_record_header(const struct rt_record_view *rec, uint32_t index, struct rt_header *out);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -515,7 +623,7 @@ int rt_record_header(const struct rt_record_view *rec, uint32_t index, struct rt
  * at every transaction end (KIP-890), so a late write from a finished transaction can never join
  * the next one; a write, marker or offset commit from an older epoch is rejected.
  *
- * rt_open reconciles the partitions with the coordinator (coordinator.c, R1-R6): a transaction
+ * rt_open reconciles the partitions with the coordinator (engine/txn/coordinator.c, COR1-COR6): a transaction
  * still open in a partition (its marker lost, e.g. a torn tail) whose producer the coordinator
  * last completed gets that outcome's marker again (COMMIT for CompleteCommit, ABORT for
  * CompleteAbort); one the coordinator does not hold open there (no id holds the producer id, or
@@ -526,8 +634,14 @@ int rt_record_header(const struct rt_record_view *rec, uint32_t index, struct rt
  * (a later transaction or init) can no longer be told from an aborted one; it is aborted.
  */
 
-/* rt_txn_check_fn (declared with the producer options) is called on a coordinator thread; it
- * must not block for long and must not call the producer. */
+/* rt_txn_check_fn (declared with the producer options) is called on the coordinator's timer
+ * thread; it must not block for long and must not call the producer.
+ *
+ * Writes the calls below make (transaction-log records, markers, offsets) fail as appends do:
+ * RT_E_IO_FAILED (the write side failed), RT_E_CLOSED (the engine is closing), -ENOMEM, -errno;
+ * "write errors" below means these. A call that needs the transaction coordinator or the group
+ * offsets and finds none creates them on first use, with their internal topics; that creation
+ * fails the same way (the real cause, never a blanket -EIO). */
 
 struct rt_offset {
     const char *topic;
@@ -538,40 +652,67 @@ struct rt_offset {
 
 /* Finds or creates the transactional id's producer id, bumps its epoch (fencing any older
  * instance), and finishes what a previous instance left: a Prepare* transaction is completed,
- * an Ongoing one is aborted. Needs opts.transactional_id. Errors: RT_E_INVALID_TXN_STATE (not a
- * transactional producer, or a transaction of this producer is open: commit or abort it first;
- * nothing is aborted), RT_E_INVALID_TRANSACTION_TIMEOUT, RT_E_CONCURRENT_TRANSACTIONS, -errno.
+ * an Ongoing one is aborted. Needs opts.transactional_id. Flushes first. timeout_ms is not
+ * used by this version: the call waits as long as the flush and the coordinator's writes take.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_INVALID_TXN_STATE (not a transactional producer,
+ * or a transaction of this producer is open: commit or abort it first; nothing is aborted),
+ * RT_E_INVALID_TRANSACTION_TIMEOUT (transaction_timeout_ms above transaction_timeout_max_ms),
+ * RT_E_PRODUCER_IDS_EXHAUSTED, a batch error the flush returned, write errors.
  */
 int rt_producer_init_transactions(rt_producer *p, int32_t timeout_ms);
 
 /* Starts a transaction (local: the coordinator hears of it with the first partition). Sends
  * inside it note their partitions; the coordinator records every partition noted so far in one
  * durable write just before their first batches are handed over, so a fencing or state error
- * from it arrives through the delivery callbacks and rt_producer_flush/commit. Errors:
- * RT_E_INVALID_TXN_STATE (not initialised, or one already open), RT_E_PRODUCER_FENCED. */
+ * from it arrives through the delivery callbacks and rt_producer_flush/commit. Writes nothing.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_INVALID_TXN_STATE (not a transactional producer,
+ * not initialised, or one already open), RT_E_PRODUCER_FENCED (an earlier call found the
+ * producer fenced: close it). */
 int rt_producer_begin(rt_producer *p);
 
 /* Adds consumer offsets of `group` to the open transaction: they become visible (to
- * rt_group_fetch_offsets) only if it commits. Errors: RT_E_INVALID_TXN_STATE,
- * RT_E_PRODUCER_FENCED, RT_E_INVALID_ARGUMENT, RT_E_UNKNOWN_TOPIC_OR_PARTITION (an offset for a
- * topic or partition that does not exist; nothing is added, the transaction stays open). */
+ * rt_group_fetch_offsets) only if it commits. The group's `__consumer_offsets` partition joins
+ * the transaction (one durable coordinator write), then the offsets are written, pending.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL producer or offsets, no offsets, a group empty, over 1024
+ * bytes or not valid UTF-8; an offset below 0, a topic NULL, empty or over 249 bytes, metadata over
+ * its maximum), RT_E_UNKNOWN_TOPIC_OR_PARTITION (an offset for a topic or partition that does not
+ * exist; nothing is added, the transaction stays open), RT_E_INVALID_TXN_STATE (not transactional,
+ * no transaction open, or the producer was fenced earlier), from the coordinator
+ * RT_E_PRODUCER_FENCED, RT_E_INVALID_PRODUCER_EPOCH, RT_E_CONCURRENT_TRANSACTIONS and
+ * RT_E_TXN_PARTITIONS_FULL, write errors. */
 int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_offset *offsets,
                              size_t count);
 
 /* Flushes, then commits: PrepareCommit durable, COMMIT markers into every partition of the
  * transaction in one round per shard (pending offsets applied), then CompleteCommit. Returns
  * once the markers are durable. After an error the transaction must be aborted (or, if fenced,
- * the producer closed). Errors: RT_E_INVALID_TXN_STATE, RT_E_PRODUCER_FENCED,
- * RT_E_TIMED_OUT, a delivery error of one of its records, -errno. */
+ * the producer closed). timeout_ms (-1: no limit) bounds the flush only; the coordinator's
+ * writes after it are waited for.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_INVALID_TXN_STATE (not transactional, or no
+ * transaction open), RT_E_PRODUCER_FENCED (a newer instance or the coordinator's timeout or
+ * check-back fenced it: close the producer), RT_E_TIMED_OUT (the flush did not finish: nothing
+ * was committed, the transaction stays open), a delivery error of one of its records (nothing
+ * committed: abort), RT_E_CONCURRENT_TRANSACTIONS (the id's previous transaction is still
+ * between its phases), RT_E_INVALID_PRODUCER_EPOCH, RT_E_PRODUCER_IDS_EXHAUSTED (a new id for
+ * the next transaction when the epoch runs out), write errors (PrepareCommit or markers: the
+ * next open completes what is durable). */
 int rt_producer_commit(rt_producer *p, int32_t timeout_ms);
 
 /* Aborts: records already handed over are written and then aborted (ABORT markers and .txnindex
- * entries); pending offsets are dropped. */
+ * entries); pending offsets are dropped. A delivery error of the transaction's records does not
+ * stop an abort. timeout_ms bounds the flush only, as for rt_producer_commit.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_INVALID_TXN_STATE (not transactional, or no
+ * transaction open), RT_E_PRODUCER_FENCED, RT_E_TIMED_OUT (the flush did not finish: the
+ * transaction stays open; abort again), RT_E_CONCURRENT_TRANSACTIONS,
+ * RT_E_INVALID_PRODUCER_EPOCH, RT_E_PRODUCER_IDS_EXHAUSTED, write errors. */
 int rt_producer_abort(rt_producer *p, int32_t timeout_ms);
 
 /* Registers a check-back handler for transactions of this engine whose producer is gone or does
  * not answer (e.g. after a restart). A producer's own opts.check_fn takes precedence for its
- * transactional id while it is open. NULL removes it. */
+ * transactional id while it is open. NULL removes it. fn runs on the coordinator's timer thread.
+ * Creates the transaction coordinator (and `__transaction_state`) if the engine has none yet.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL engine), RT_E_READ_ONLY, and creating the coordinator's
+ * write errors. */
 int rt_txn_set_check_handler(rt_engine *engine, rt_txn_check_fn fn, void *ctx);
 
 /* One transactional id as the coordinator sees it (rt_txn_list). */
@@ -590,13 +731,18 @@ struct rt_txn_info {
     const int64_t *pinned_lso; /* per partition: the LSO this transaction pins (-1: none) */
 };
 
-/* Calls fn for every transactional id that is not Dead; stops on a non-zero return. fn runs
- * while that id is locked: it must not call rt_txn_abort or a producer of the same id. */
+/* Calls fn for every transactional id that is not Dead, on the caller's thread; stops on a
+ * non-zero return. fn runs while that id is locked: it must not call rt_txn_abort or a producer
+ * of the same id. An engine without a transaction log lists nothing. Errors:
+ * RT_E_INVALID_ARGUMENT (NULL engine or fn), -ENOMEM, or fn's value. */
 int rt_txn_list(rt_engine *engine, int (*fn)(void *ctx, const struct rt_txn_info *txn), void *ctx);
 
 /* Aborts the transactional id's open transaction now (operator tooling for hanging
- * transactions): fences its producer (epoch bump) and writes ABORT markers. Errors:
- * RT_E_INVALID_TXN_STATE (nothing open), RT_E_UNKNOWN_PRODUCER_ID (no such id). */
+ * transactions): fences its producer (epoch bump) and writes ABORT markers; a transaction
+ * between its phases (PrepareCommit/PrepareAbort) is completed as it was decided. Errors:
+ * RT_E_INVALID_ARGUMENT (NULL), RT_E_READ_ONLY, RT_E_INVALID_TXN_STATE (nothing open; the detail
+ * names the producer id for rt_txn_abort_partition), RT_E_UNKNOWN_PRODUCER_ID (no such id),
+ * RT_E_PRODUCER_IDS_EXHAUSTED, write errors. */
 int rt_txn_abort(rt_engine *engine, const char *transactional_id);
 
 /* One transaction open in one partition (rt_txn_list_partitions), as the partition's producer
@@ -645,14 +791,18 @@ int rt_txn_abort_partition(rt_engine *engine, const char *topic, uint32_t partit
 /* ---------------------------------------------------------------------------------------- */
 
 /* Commits offsets for a group (not transactional), durably, in `__consumer_offsets`. Any
- * offset >= 0 of an existing partition is stored (as Kafka does). Errors: RT_E_INVALID_ARGUMENT,
- * RT_E_UNKNOWN_TOPIC_OR_PARTITION (an offset for a topic or partition that does not exist;
- * nothing is committed), -errno. */
+ * offset >= 0 of an existing partition is stored (as Kafka does). Creates `__consumer_offsets`
+ * on first use. Errors: RT_E_INVALID_ARGUMENT (NULL engine; a group NULL, empty, over 1024
+ * bytes or not valid UTF-8; no offsets; an offset below 0, a topic NULL, empty or over 249 bytes,
+ * metadata over 4096 bytes), RT_E_UNKNOWN_TOPIC_OR_PARTITION (an offset for a topic or partition
+ * that does not exist; nothing is committed), RT_E_READ_ONLY, write errors (see Transactions). */
 int rt_group_commit_offsets(rt_engine *engine, const char *group, const struct rt_offset *offsets,
                             size_t count);
 
-/* The committed offset of (group, topic, partition), or -1 when none. With require_stable, a
- * transactional commit still pending for it returns RT_E_UNSTABLE_OFFSET_COMMIT. */
+/* The committed offset of (group, topic, partition), or -1 when none (also for an unknown
+ * topic or partition, and before anything was ever committed). With require_stable, a
+ * transactional commit still pending for it returns RT_E_UNSTABLE_OFFSET_COMMIT. Errors:
+ * RT_E_INVALID_ARGUMENT (NULL), RT_E_UNSTABLE_OFFSET_COMMIT. */
 int rt_group_fetch_offsets(rt_engine *engine, const char *group, const char *topic,
                            uint32_t partition, bool require_stable, int64_t *offset_out);
 
@@ -666,9 +816,21 @@ struct rt_consumer_options {
 };
 void rt_consumer_options_init(struct rt_consumer_options *opts);
 
+/* Opens a consumer with no partitions assigned (opts NULL: the defaults). With auto_commit and a
+ * group, positions are committed every 5 s from rt_consumer_poll and once more by
+ * rt_consumer_close. The engine counts the consumer until rt_consumer_close (rt_close refuses
+ * while it is open). Errors: RT_E_INVALID_ARGUMENT (NULL engine or out, an unknown isolation, a
+ * group empty or over 1024 bytes), RT_E_READ_ONLY (auto_commit with a group on a read-only
+ * engine), RT_E_CLOSED (overlapping an rt_close), -ENOMEM. */
 int rt_consumer_open(rt_engine *engine, const struct rt_consumer_options *opts, rt_consumer **out);
 
-/* Assigns partitions; each starts at the group's committed offset (stable), else the log start. */
+/* Assigns partitions (adding to those already assigned; one assigned again starts over); each
+ * starts at the group's committed offset (stable: a pending transactional commit is waited for
+ * up to 2 s), else the log start. Every partition is resolved before anything changes, so an
+ * error leaves the assignment as it was (-ENOMEM aside, which may leave some added).
+ * Errors: RT_E_INVALID_ARGUMENT (NULL consumer or topic, NULL partitions with count > 0),
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_CONSUMER_PARTITIONS_FULL (more than 65536 partitions
+ * in all), RT_E_UNSTABLE_OFFSET_COMMIT (still pending after 2 s), -ENOMEM. */
 int rt_consumer_assign(rt_consumer *c, const char *topic, const uint32_t *partitions, size_t count);
 
 /* The next record of the assigned partitions (round-robin over partitions with data), or
@@ -678,32 +840,49 @@ int rt_consumer_assign(rt_consumer *c, const char *topic, const uint32_t *partit
  * auto.offset.reset=earliest). A position above the high watermark (a seek, or a committed
  * offset, beyond the end) is RT_E_OFFSET_OUT_OF_RANGE, with the partition, position and high
  * watermark in rt_error_detail(): Kafka's auto.offset.reset=none. The position is left as it is;
- * seek (e.g. to RT_OFFSET_LATEST) to go on. */
+ * seek (e.g. to RT_OFFSET_LATEST) to go on. timeout_ms < 0 waits without a limit; a consumer
+ * with nothing assigned waits out its timeout. topic_out and partition_out may be NULL.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL consumer or out), RT_E_END (nothing within timeout_ms),
+ * RT_E_OFFSET_OUT_OF_RANGE, RT_E_CORRUPT (a damaged batch: none of its records is returned and
+ * the position stays before it; the detail names the file and byte position), -ENOMEM, or an
+ * auto-commit's error (see rt_consumer_commit) when one was due. */
 int rt_consumer_poll(rt_consumer *c, struct rt_record_view *out, const char **topic_out,
                      uint32_t *partition_out, int32_t timeout_ms);
 
 /* Sets the position of an assigned partition: an offset >= 0, RT_OFFSET_EARLIEST or
  * RT_OFFSET_LATEST. Any offset is accepted here (as Kafka's seek); one above the high watermark
  * makes the next poll return RT_E_OFFSET_OUT_OF_RANGE and rt_consumer_commit refuse it.
- * Errors: RT_E_INVALID_ARGUMENT (not assigned), RT_E_UNKNOWN_TOPIC_OR_PARTITION. */
+ * Errors: RT_E_INVALID_ARGUMENT (NULL, not assigned, an offset below -2). */
 int rt_consumer_seek(rt_consumer *c, const char *topic, uint32_t partition, int64_t offset);
+
+/* The position (the next offset poll returns from) of an assigned partition. Errors:
+ * RT_E_INVALID_ARGUMENT (NULL, not assigned). */
 int rt_consumer_position(rt_consumer *c, const char *topic, uint32_t partition,
                          int64_t *offset_out);
 
 /* Rewinds every assigned partition to the group's committed offset (what a consume-transform-
- * produce loop does after rt_producer_abort). */
+ * produce loop does after rt_producer_abort); a partition without a committed offset goes to
+ * the log start. All positions are resolved first: an error changes none. Errors:
+ * RT_E_INVALID_ARGUMENT (NULL), RT_E_UNSTABLE_OFFSET_COMMIT (still pending after 2 s),
+ * -ENOMEM. */
 int rt_consumer_rewind_to_committed(rt_consumer *c);
 
 /* Commits the current positions for the group (non-transactional). A position is never
  * committed above its partition's high watermark: RT_E_OFFSET_OUT_OF_RANGE, nothing committed.
- * Errors: RT_E_INVALID_ARGUMENT (no group), RT_E_OFFSET_OUT_OF_RANGE,
- * RT_E_UNKNOWN_TOPIC_OR_PARTITION, -errno. */
+ * With nothing assigned it commits nothing and returns 0. Creates `__consumer_offsets` on first
+ * use. Errors: RT_E_INVALID_ARGUMENT (NULL, no group), RT_E_READ_ONLY, RT_E_OFFSET_OUT_OF_RANGE,
+ * write errors (see Transactions). */
 int rt_consumer_commit(rt_consumer *c);
 
-/* Current positions as rt_offset entries (for rt_producer_send_offsets). Writes up to max;
- * returns the count in *count_out. Topic pointers stay valid until close. */
+/* Current positions as rt_offset entries (for rt_producer_send_offsets), in assignment order.
+ * Writes up to max; returns the count written in *count_out. Topic pointers stay valid until
+ * close. Errors: RT_E_INVALID_ARGUMENT (NULL consumer or count_out, NULL out with max > 0),
+ * RT_E_BUFFER_TOO_SMALL (more partitions are assigned than max: the first max were written). */
 int rt_consumer_positions(rt_consumer *c, struct rt_offset *out, size_t max, size_t *count_out);
 
+/* Commits the positions once more if auto_commit is on, releases the consumer's fetches (the
+ * last polled view is invalid from here on) and frees it, whatever the commit returned.
+ * rt_consumer_close(NULL) returns 0. Errors: the final auto-commit's (see rt_consumer_commit). */
 int rt_consumer_close(rt_consumer *c);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -739,8 +918,9 @@ int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *pro
 /* Allocates a fresh producer id (durably: ids are never reused, across restarts too) with epoch
  * 0, for an idempotent producer that keeps its own sequences (Kafka's InitProducerId without a
  * transactional id). Batches stamped with it are held to the producer rules by
- * rt_append_batch. Thread-safe. Errors: RT_E_INVALID_ARGUMENT, RT_E_READ_ONLY, RT_E_LIMIT (the
- * id space is exhausted), -errno (writing the allocation block). */
+ * rt_append_batch. Thread-safe. Errors: RT_E_INVALID_ARGUMENT, RT_E_READ_ONLY,
+ * RT_E_PRODUCER_IDS_EXHAUSTED (the id space is exhausted), -errno (writing the allocation block).
+ */
 int rt_producer_id_allocate(rt_engine *engine, int64_t *producer_id_out, int16_t *epoch_out);
 
 /* Registers fn to be called after every group-commit round that published new high watermarks
@@ -777,6 +957,81 @@ typedef void (*rt_append_done_fn)(void *ctx, int err, int64_t base_offset, bool 
  * RT_E_IO_FAILED (sticky). */
 int rt_append_batch_async(rt_engine *engine, const char *topic, uint32_t partition, void *batch,
                           size_t len, struct rt_append_op *op, rt_append_done_fn done, void *ctx);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Transactions over the wire (what `ringtail serve` needs for Kafka's transactional APIs)   */
+/* ---------------------------------------------------------------------------------------- */
+
+/*
+ * The coordinator behind rt_producer_* (see Transactions), driven by a remote producer that
+ * keeps its own sequences: Kafka's InitProducerId (with a transactional id), AddPartitionsToTxn,
+ * AddOffsetsToTxn, TxnOffsetCommit and EndTxn. As Kafka clients before KIP-890 part 2 expect,
+ * the producer keeps its id and epoch from one transaction to the next (only InitProducerId, a
+ * fence and a timeout bump it), and every transactional batch handed to rt_append_batch(_async)
+ * is verified instead (KIP-890 part 1): its producer's transactional id must be Ongoing at the
+ * batch's epoch with the partition added, else RT_E_INVALID_TXN_STATE
+ * (RT_E_INVALID_PRODUCER_EPOCH for an older or a newer epoch, as the partition answers).
+ * Transactions past their timeout are aborted by the coordinator's timer, which bumps the epoch:
+ * the producer is then fenced. All calls are thread-safe; the (pid, epoch) pair is the one
+ * rt_txn_init_producer returned. Common errors: RT_E_INVALID_ARGUMENT (NULL, an id empty or over
+ * 1024 bytes), RT_E_READ_ONLY, RT_E_CLOSED, RT_E_IO_FAILED, -errno.
+ */
+
+/* A partition named in rt_txn_add_partitions. */
+struct rt_topic_partition {
+    const char *topic;
+    uint32_t partition;
+};
+
+/* InitProducerId: finds or creates the id's producer id, bumps its epoch (fencing any older
+ * instance: its requests get RT_E_PRODUCER_FENCED), completes a Prepare* transaction and aborts
+ * an Ongoing one (markers durable before it returns). timeout_ms is the transaction timeout:
+ * 1..opts.transaction_timeout_max_ms, else RT_E_INVALID_TRANSACTION_TIMEOUT. Errors also
+ * RT_E_CONCURRENT_TRANSACTIONS, RT_E_PRODUCER_IDS_EXHAUSTED. */
+int rt_txn_init_producer(rt_engine *engine, const char *transactional_id, int32_t timeout_ms,
+                         int64_t *producer_id_out, int16_t *epoch_out);
+
+/* AddPartitionsToTxn: the transaction becomes (or stays) Ongoing with these partitions added,
+ * durably, before this returns. Every partition must exist (RT_E_UNKNOWN_TOPIC_OR_PARTITION
+ * naming the first that does not; nothing is added) and be a client topic
+ * (RT_E_INTERNAL_TOPIC). Errors also RT_E_INVALID_TXN_STATE (not initialised),
+ * RT_E_PRODUCER_FENCED, RT_E_INVALID_PRODUCER_EPOCH, RT_E_CONCURRENT_TRANSACTIONS (the previous
+ * transaction is still completing), RT_E_TXN_PARTITIONS_FULL (more partitions than a transaction
+ * holds). */
+int rt_txn_add_partitions(rt_engine *engine, const char *transactional_id, int64_t producer_id,
+                          int16_t epoch, const struct rt_topic_partition *partitions, size_t count);
+
+/* AddOffsetsToTxn: adds the group's `__consumer_offsets` partition to the transaction (so
+ * rt_txn_commit_offsets may follow). Errors as rt_txn_add_partitions; RT_E_INVALID_ARGUMENT for
+ * an empty group name or one over 1024 bytes. */
+int rt_txn_add_offsets(rt_engine *engine, const char *transactional_id, int64_t producer_id,
+                       int16_t epoch, const char *group);
+
+/* TxnOffsetCommit: the group's offsets written into the transaction, pending (invisible to
+ * rt_group_fetch_offsets, RT_E_UNSTABLE_OFFSET_COMMIT with require_stable) until its COMMIT
+ * marker; dropped by an abort. The group must have been added (rt_txn_add_offsets), else
+ * RT_E_INVALID_TXN_STATE. Errors also RT_E_PRODUCER_FENCED, RT_E_INVALID_PRODUCER_EPOCH,
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION (an offset for a partition that does not exist; nothing is
+ * written). */
+int rt_txn_commit_offsets(rt_engine *engine, const char *transactional_id, int64_t producer_id,
+                          int16_t epoch, const char *group, const struct rt_offset *offsets,
+                          size_t count);
+
+/* EndTxn: commits or aborts the open transaction: Prepare* durable, then a COMMIT or ABORT
+ * marker into every partition added (pending offsets applied or dropped), durable before this
+ * returns; the producer keeps its id and epoch. With nothing open (nothing added since the last
+ * end, or a retried EndTxn) it returns 0 and writes nothing — unless the last end had the other
+ * outcome: RT_E_INVALID_TXN_STATE (an abort retried after its commit went through is never
+ * answered as aborted). Errors: RT_E_INVALID_TXN_STATE (not initialised), RT_E_PRODUCER_FENCED (an
+ * older epoch: fenced by a newer instance, or the transaction timed out and was aborted),
+ * RT_E_INVALID_PRODUCER_EPOCH, RT_E_CONCURRENT_TRANSACTIONS. */
+int rt_txn_end(rt_engine *engine, const char *transactional_id, int64_t producer_id, int16_t epoch,
+               bool commit);
+
+/* The verification of transactional batches in rt_append_batch(_async) (see above) is on from
+ * rt_open; tools and tests that write raw transactional batches with no coordinator behind
+ * them may turn it off. Errors: RT_E_INVALID_ARGUMENT. */
+int rt_txn_verify_set(rt_engine *engine, bool on);
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -1,5 +1,5 @@
 /*
- * fuzz_batch.c — libFuzzer target for engine/batch.c, the parser every byte from disk or from a
+ * fuzz_batch.c — libFuzzer target for engine/log/batch.c, the parser every byte from disk or from a
  * caller goes through first.
  *
  * The input is read as a segment: batches back to back. For each, batch_size_at,
@@ -13,8 +13,8 @@
  * copied into an exact-size heap buffer so ASan catches any read past its end.
  *
  * Build: see CMakeLists.txt (-DRT_FUZZ=ON with clang) or
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iengine -I. -msse4.2 \
- *     engine/crc32c.c engine/batch.c fuzz/fuzz_batch.c -o /tmp/fb
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iengine -Iengine/log -I. \
+ *     -msse4.2 index/crc32c.c engine/log/batch.c fuzz/fuzz_batch.c -o /tmp/fb
  *   /tmp/fb -max_total_time=60 fuzz/corpus/batch
  * Seeds: fuzz/corpus/batch, written by fuzz/gen_batch_corpus.c.
  */

@@ -1,7 +1,7 @@
 /*
  * fuzz_control.c — libFuzzer target for transaction markers: control_record_parse
- * (engine/batch.c, docs/format.md §B.6) and the record iterator's handling of control and
- * transactional batches (engine/records.c, rules F1-F4).
+ * (engine/log/batch.c, docs/format.md §B.6) and the record iterator's handling of control and
+ * transactional batches (engine/log/records.c, rules RC1-RC4).
  *
  * The input is used three ways:
  *   1. Split into a key and a value at every point up to 16 bytes, at the middle and at a point

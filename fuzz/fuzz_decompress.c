@@ -1,5 +1,5 @@
 /*
- * fuzz_decompress.c — libFuzzer target for engine/compression.c (docs/format.md §F). The first
+ * fuzz_decompress.c — libFuzzer target for engine/log/compression.c (docs/format.md §F). The first
  * input byte picks the codec (low 3 bits: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd, 5-7 unknown);
  * the rest is decompressed with a 1 MiB bound into a buffer reused across inputs. It must never
  * crash, never report more than the bound, never hold more than bound + 1 bytes of output, and

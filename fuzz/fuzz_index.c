@@ -114,7 +114,7 @@ static void fuzz_offset(const uint8_t *data, size_t size, int64_t base)
     uint32_t n = (uint32_t)(size / 8);
     struct offset_index idx = OFFSET_INDEX_INIT;
     CHECK(offset_index_open(&idx, path, base, 0, false, 0) == 0);
-    CHECK(idx.entries == n);
+    CHECK(idx.file.entries == n);
     offset_expect(data, n, base, INT64_MIN, &idx);
     offset_expect(data, n, base, base - 1, &idx);
     offset_expect(data, n, base, INT64_MAX, &idx);
@@ -131,13 +131,13 @@ static void fuzz_offset(const uint8_t *data, size_t size, int64_t base)
         while (keep < n && base + (int32_t)be32(data + 8 * keep) < cut)
             keep++;
         offset_index_truncate_offset(&idx, cut);
-        CHECK(idx.entries == keep);
+        CHECK(idx.file.entries == keep);
     }
     offset_index_close(&idx);
 
     /* Writable reopen of the same bytes: one more entry, seal, still valid. */
     CHECK(offset_index_open(&idx, path, base, size + 64, true, UINT32_MAX) == 0);
-    CHECK(idx.entries == n);
+    CHECK(idx.file.entries == n);
     int64_t next_off = n ? base + (int32_t)be32(data + 8 * (n - 1)) + 1 : base;
     uint32_t next_pos = n ? be32(data + 8 * (n - 1) + 4) + 1 : 0;
     rc = offset_index_append(&idx, next_off, next_pos);
@@ -201,7 +201,7 @@ static void fuzz_time(const uint8_t *data, size_t size, int64_t base)
     uint32_t n = (uint32_t)(size / 12);
     struct time_index idx = TIME_INDEX_INIT;
     CHECK(time_index_open(&idx, path, base, 0, false, 0) == 0);
-    CHECK(idx.entries == n);
+    CHECK(idx.file.entries == n);
     CHECK(time_index_max_timestamp(&idx) == (n ? be64_signed(data + 12 * (n - 1)) : -1));
     time_expect(data, n, base, INT64_MIN, &idx);
     time_expect(data, n, base, INT64_MAX, &idx);
@@ -218,7 +218,7 @@ static void fuzz_time(const uint8_t *data, size_t size, int64_t base)
         while (keep < n && base + (int32_t)be32(data + 12 * keep + 8) < cut)
             keep++;
         time_index_truncate_offset(&idx, cut);
-        CHECK(idx.entries == keep);
+        CHECK(idx.file.entries == keep);
     }
     time_index_close(&idx);
 
@@ -226,7 +226,7 @@ static void fuzz_time(const uint8_t *data, size_t size, int64_t base)
     int64_t last_ts = time_index_max_timestamp(&idx);
     int64_t last_off = n ? base + (int32_t)be32(data + 12 * (n - 1) + 8) : base;
     rc = time_index_append(&idx, last_ts, last_off); /* not a new maximum: ignored */
-    CHECK(rc == 0 && idx.entries == n);
+    CHECK(rc == 0 && idx.file.entries == n);
     if (last_ts < INT64_MAX)
         CHECK(time_index_append(&idx, last_ts + 1, last_off) == 0);
     CHECK(time_index_seal(&idx) == 0);

@@ -1,6 +1,6 @@
 /*
  * fuzz_meta.c — libFuzzer target for the topic catalogue parser (ringtail.meta, see
- * engine/meta.h and docs/format.md). meta_parse must never read out of bounds; whatever it
+ * engine/log/meta.h and docs/format.md). meta_parse must never read out of bounds; whatever it
  * accepts must serialise back to exactly the input bytes (the format has one encoding per
  * catalogue) and re-parse to the same topics.
  */

@@ -1,6 +1,6 @@
 /*
  * fuzz_offsets.c — libFuzzer target for the `__consumer_offsets` record codec in
- * engine/group.c (docs/format.md §H). The first input byte picks the decoder (even: key, odd:
+ * engine/txn/group.c (docs/format.md §H). The first input byte picks the decoder (even: key, odd:
  * value); the rest is the record's key or value bytes. A decoder must never read outside its
  * input, and whatever it accepts must re-encode to exactly the same bytes (the layouts have no
  * optional or padding bytes). The Java hash behind group placement runs over the same bytes

@@ -1,7 +1,7 @@
 /*
  * fuzz_producers.c — libFuzzer target for the producer-id registry parser (producers.meta, see
- * engine/producer_registry.c and docs/format.md §A.5). It must never read out of bounds; what it
- * accepts must have unique, valid names with ids below the recorded block end.
+ * engine/txn/producer_registry.c and docs/format.md §A.5). It must never read out of bounds; what
+ * it accepts must have unique, valid names with ids below the recorded block end.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,13 +1,13 @@
 /*
  * fuzz_segment_check.c — libFuzzer target for the check rt_open and rt_verify share
- * (engine/segment_check.c): the batch-header walk of a .log with the cross-check of its .index
- * and .timeindex entries, and the aborted-transaction walk (rule T1) over the same log.
+ * (engine/log/segment_check.c): the batch-header walk of a .log with the cross-check of its .index
+ * and .timeindex entries, and the aborted-transaction walk (rule SC4) over the same log.
  *
  * Input: byte 0 = flags (bit 0: a zero tail is preallocation), bytes 1-2 and 3-4 = the lengths
  * (big-endian, clamped) of the .index and .timeindex bytes that follow; the rest is the .log.
  * Properties: nothing is read outside the buffers (ASan); a walk that succeeds ends inside the
- * log with next_offset >= base; the .txnindex the T1 walk rebuilds from a log is accepted by
- * the T1 comparison over the same log (what open writes, verify and the next open accept).
+ * log with next_offset >= base; the .txnindex the SC4 walk rebuilds from a log is accepted by
+ * the SC4 comparison over the same log (what open writes, verify and the next open accept).
  */
 #include <assert.h>
 #include <errno.h>
@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (chk.log_rc != 0)
         CHECK(chk.log_why != NULL && chk.log_bad_position <= log_len);
 
-    /* T1: rebuild an in-memory .txnindex from the log, then compare it with a fresh walk. */
+    /* SC4: rebuild an in-memory .txnindex from the log, then compare it with a fresh walk. */
     struct txn_index idx;
     memset(&idx, 0, sizeof(idx));
     int rc = txn_index_open(&idx, "/nonexistent-fuzz-dir/00000000000000000000.txnindex",

@@ -1,9 +1,9 @@
 /*
- * fuzz_txn_log.c — libFuzzer target for engine/txn_log.c (docs/format.md §G). The first input
+ * fuzz_txn_log.c — libFuzzer target for engine/txn/txn_log.c (docs/format.md §G). The first input
  * byte chooses the decoder (even: key, odd: value); the rest, copied to an exact-size buffer so
  * ASan sees any read past the end, is the record. Whatever decodes must re-encode (ringtail's
  * version 0x7201), and the re-encoded bytes must decode to the same fields; for a key, to the
- * same bytes. A failure must leave no allocation behind and name a rule (K1-K5, R1-R14).
+ * same bytes. A failure must leave no allocation behind and name a rule (TLK1-TLK5, TLV1-TLV14).
  */
 #include <errno.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
  * broker batches. Not part of any build target (CMake only globs fuzz/fuzz_*.c); run by hand
  * after changing the format:
  *
- *   gcc -std=c11 -D_GNU_SOURCE -Iengine -I. -msse4.2 engine/crc32c.c engine/batch.c \
- *     fuzz/gen_batch_corpus.c -o /tmp/gen && /tmp/gen fuzz/corpus/batch
+ *   gcc -std=c11 -D_GNU_SOURCE -Iengine -Iengine/log -I. -msse4.2 index/crc32c.c \
+ *     engine/log/batch.c fuzz/gen_batch_corpus.c -o /tmp/gen && /tmp/gen fuzz/corpus/batch
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * crc32c.c — CRC-32C (Castagnoli), the checksum of Kafka's RecordBatch v2 (docs/format.md
- * §RecordBatch: CRC over bytes [21, end) of a batch) and of ringtail's own files.
+ * §B.3: CRC over bytes [21, end) of a batch) and of ringtail's own files.
  *
  * Definition: reflected polynomial 0x82F63B78, register preset to 0xFFFFFFFF, final XOR
  * 0xFFFFFFFF, no byte swapping — the same function as java.util.zip.CRC32C, Kafka's Crc32C,

@@ -3,6 +3,7 @@
  */
 #include "index/index_file.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -10,11 +11,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int index_file_open(const char *path, size_t entry_bytes, size_t capacity_bytes, bool writable,
-                    uint32_t live_entries, struct index_file *out)
+static void closed(struct index_file *f, size_t entry_bytes, int64_t base_offset)
 {
-    memset(out, 0, sizeof(*out));
-    out->fd = -1;
+    memset(f, 0, sizeof(*f));
+    f->fd = -1;
+    f->entry_bytes = (uint32_t)entry_bytes;
+    f->base_offset = base_offset;
+}
+
+void index_file_assert(const struct index_file *f)
+{
+    assert(f->entry_bytes > 0 || f->map_bytes == 0); /* a closed or never-opened one */
+    assert(f->entries <= f->entries_max);            /* IF1 */
+    assert(!f->writable || f->map_bytes == (size_t)f->entries_max * f->entry_bytes); /* IF2 */
+    assert(f->map_bytes >= (size_t)f->entries * f->entry_bytes);                     /* IF3 */
+    assert((f->map == NULL) == (f->map_bytes == 0));                                 /* IF4 */
+}
+
+int index_file_open(struct index_file *out, const char *path, size_t entry_bytes,
+                    int64_t base_offset, size_t capacity_bytes, bool writable,
+                    uint32_t live_entries)
+{
+    assert(out != NULL && path != NULL);
+    assert(entry_bytes > 0 && entry_bytes <= UINT32_MAX);
+    closed(out, entry_bytes, base_offset);
+    if (base_offset < 0 || base_offset > INDEX_FILE_BASE_OFFSET_MAX)
+        return -EINVAL;
     uint64_t capacity_entries = capacity_bytes / entry_bytes;
     if (writable && (capacity_entries == 0 || capacity_bytes > INDEX_FILE_BYTES_MAX))
         return -EINVAL;
@@ -85,6 +107,8 @@ int index_file_open(const char *path, size_t entry_bytes, size_t capacity_bytes,
     out->map_bytes = map_bytes;
     out->entries_max = entries_max;
     out->entries = live;
+    out->writable = writable;
+    index_file_assert(out);
     return 0;
 
 err_close:
@@ -92,37 +116,81 @@ err_close:
     return rc;
 }
 
-int index_file_seal(int fd, uint8_t **map, size_t *map_bytes, size_t live_bytes, bool *trimmed)
+struct index_file index_file_view(const uint8_t *map, uint32_t entries, size_t entry_bytes,
+                                  int64_t base_offset)
 {
-    *trimmed = false;
-    if (live_bytes > 0 && msync(*map, live_bytes, MS_SYNC) != 0)
+    struct index_file v;
+    closed(&v, entry_bytes, base_offset);
+    if (entries > 0) {
+        v.map = (uint8_t *)map; /* never written through: writable stays false */
+        v.map_bytes = (size_t)entries * entry_bytes;
+        v.entries = v.entries_max = entries;
+    }
+    index_file_assert(&v);
+    return v;
+}
+
+void index_file_keep(struct index_file *f, uint32_t keep)
+{
+    index_file_assert(f);
+    assert(keep <= f->entries);
+    f->entries = keep;
+}
+
+int index_file_seal(struct index_file *f)
+{
+    index_file_assert(f);
+    if (!f->writable)
+        return 0;
+    if (f->fd < 0)
+        return -EBADF; /* an in-memory index has no file to seal */
+    size_t live_bytes = (size_t)f->entries * f->entry_bytes;
+    if (live_bytes > 0 && msync(f->map, live_bytes, MS_SYNC) != 0)
         return -errno;
-    if (ftruncate(fd, (off_t)live_bytes) != 0)
+    if (ftruncate(f->fd, (off_t)live_bytes) != 0)
         return -errno;
-    *trimmed = true;
-    if (fdatasync(fd) != 0)
+    /* The mapping now reaches past the end of the file: read-only from here on. */
+    f->writable = false;
+    f->entries_max = f->entries;
+    if (fdatasync(f->fd) != 0)
         return -errno;
     size_t page_bytes = (size_t)sysconf(_SC_PAGESIZE);
     size_t keep_bytes = (live_bytes + page_bytes - 1) / page_bytes * page_bytes;
-    size_t mapped_bytes = (*map_bytes + page_bytes - 1) / page_bytes * page_bytes;
-    if (keep_bytes > 0 && mprotect(*map, keep_bytes, PROT_READ) != 0)
+    size_t mapped_bytes = (f->map_bytes + page_bytes - 1) / page_bytes * page_bytes;
+    if (keep_bytes > 0 && mprotect(f->map, keep_bytes, PROT_READ) != 0)
         return -errno;
-    if (mapped_bytes > keep_bytes && munmap(*map + keep_bytes, mapped_bytes - keep_bytes) != 0)
+    if (mapped_bytes > keep_bytes && munmap(f->map + keep_bytes, mapped_bytes - keep_bytes) != 0)
         return -errno;
     if (live_bytes == 0)
-        *map = NULL;
-    *map_bytes = live_bytes;
+        f->map = NULL;
+    f->map_bytes = live_bytes;
     /* Sealed: served from the mapping alone, so the descriptor goes (see index_file_open). */
-    close(fd);
+    close(f->fd);
+    f->fd = -1;
+    index_file_assert(f);
+    return 0;
+}
+
+int index_file_sync(const struct index_file *f)
+{
+    index_file_assert(f);
+    if (!f->writable || f->entries == 0)
+        return 0;
+    if (msync(f->map, (size_t)f->entries * f->entry_bytes, MS_SYNC) != 0)
+        return -errno;
     return 0;
 }
 
 /* An in-memory index: an anonymous writable mapping of capacity_bytes, no file, no descriptor.
  * Read-only opens rebuild a damaged or untrusted index here instead of in its file. */
-int index_file_open_memory(size_t entry_bytes, size_t capacity_bytes, struct index_file *out)
+int index_file_open_memory(struct index_file *out, size_t entry_bytes, int64_t base_offset,
+                           size_t capacity_bytes)
 {
-    memset(out, 0, sizeof(*out));
-    out->fd = -1;
+    assert(out != NULL);
+    assert(entry_bytes > 0 && entry_bytes <= UINT32_MAX);
+    closed(out, entry_bytes, base_offset);
+    if (base_offset < 0 || base_offset > INDEX_FILE_BASE_OFFSET_MAX)
+        return -EINVAL;
     uint64_t capacity_entries = capacity_bytes / entry_bytes;
     if (capacity_entries == 0 || capacity_bytes > INDEX_FILE_BYTES_MAX)
         return -EINVAL;
@@ -134,16 +202,19 @@ int index_file_open_memory(size_t entry_bytes, size_t capacity_bytes, struct ind
     out->map_bytes = map_bytes;
     out->entries_max = (uint32_t)capacity_entries;
     out->entries = 0;
+    out->writable = true;
+    index_file_assert(out);
     return 0;
 }
 
-void index_file_close(int fd, uint8_t *map, size_t map_bytes, bool writable, size_t live_bytes)
+void index_file_close(struct index_file *f)
 {
-    if (map != NULL)
-        munmap(map, map_bytes);
-    if (fd >= 0) {
-        if (writable)
-            (void)!ftruncate(fd, (off_t)live_bytes);
-        close(fd);
+    if (f->map != NULL)
+        munmap(f->map, f->map_bytes);
+    if (f->fd >= 0) {
+        if (f->writable)
+            (void)!ftruncate(f->fd, (off_t)((size_t)f->entries * f->entry_bytes));
+        close(f->fd);
     }
+    closed(f, f->entry_bytes, f->base_offset);
 }

@@ -1,9 +1,20 @@
 /*
  * index_file.h — the file side shared by the offset and time indexes: open (or create) an index
- * file of fixed-size entries, size it and map it. A writable index is sized to its capacity with
- * its blocks reserved (fallocate), so a store through the mapping can never hit a hole the file
- * system cannot fill (that would be SIGBUS, not an error); a read-only one is mapped as it is.
- * Knows nothing of what the entries mean. Errors are -errno; a misshapen file is -EBADMSG.
+ * file of fixed-size entries, size it, map it, count its live entries, seal, sync and close it. A
+ * writable index is sized to its capacity with its blocks reserved (fallocate), so a store through
+ * the mapping can never hit a hole the file system cannot fill (that would be SIGBUS, not an
+ * error); a read-only one is mapped as it is. Knows nothing of what the entries mean: the owning
+ * module (offset_index.c, time_index.c) reads and writes them through map and decides what to
+ * append. Errors are -errno; a misshapen file is -EBADMSG.
+ *
+ * Invariants (kept here and by the owners, asserted by index_file_assert; never asserted of bytes
+ * read from disk):
+ *   IF1. entries <= entries_max.
+ *   IF2. writable: map_bytes == entries_max * entry_bytes and the file is at least that long.
+ *   IF3. map_bytes >= entries * entry_bytes (read-only: equal until truncate/reset hide entries).
+ *   IF4. map == NULL iff map_bytes == 0.
+ *   IF5. map never moves between open and close: seal shrinks the mapping in place, so a pointer
+ *        to the live entries taken at any time stays valid until close (lock-free readers).
  */
 #ifndef RT_INDEX_FILE_H
 #define RT_INDEX_FILE_H
@@ -14,41 +25,69 @@
 
 /* Kafka addresses indexes with int positions. */
 #define INDEX_FILE_BYTES_MAX ((uint64_t)INT32_MAX)
+/* base + INT32_MAX (the largest relative offset) must not overflow an int64. */
+#define INDEX_FILE_BASE_OFFSET_MAX (INT64_MAX - INT32_MAX)
+
+/* A closed index: close is a no-op on it (see OFFSET_INDEX_INIT). */
+/* clang-format off */
+#define INDEX_FILE_INIT {.fd = -1}
+/* clang-format on */
 
 struct index_file {
-    int fd;
-    uint8_t *map; /* NULL when map_bytes is 0 */
-    size_t map_bytes;
-    uint32_t entries_max;
-    uint32_t entries; /* live entries */
+    int fd;               /* -1 when read-only, sealed, in memory or closed */
+    uint8_t *map;         /* NULL when map_bytes is 0 */
+    size_t map_bytes;     /* mapped length (capacity when writable, file size when not) */
+    uint32_t entries_max; /* capacity */
+    uint32_t entries;     /* live entries */
+    uint32_t entry_bytes;
+    int64_t base_offset; /* the segment's: entries hold offsets relative to it */
+    bool writable;
 };
 
-/* Opens `path`. writable: created if missing, sized to capacity_bytes (rounded down to whole
- * entries, or to the live entries if they need more) and mapped read-write; live_entries says how
- * many existing entries are valid (UINT32_MAX: file size / entry_bytes); what follows them reads
- * as zeros. Read-only: the whole file is mapped as it is and the descriptor closed at once
- * (out->fd is -1: the mapping is all a reader needs). Returns 0, -EINVAL (capacity below one
- * entry or above INDEX_FILE_BYTES_MAX when writable), -EFBIG, -EBADMSG (a size that is not whole
- * entries when the whole file is taken; live_entries beyond the file) or -errno. On failure
- * nothing stays open. */
-int index_file_open(const char *path, size_t entry_bytes, size_t capacity_bytes, bool writable,
-                    uint32_t live_entries, struct index_file *out);
-
-/* Seals a writable index whose first live_bytes are its entries: msync them, trim the file to
- * them, fdatasync (so it reopens with exactly its entries), then shrink the mapping in place —
- * never remap, so the address lock-free readers hold stays valid: the live pages become
- * read-only and the rest is unmapped (*map becomes NULL when nothing is live). *trimmed is set
- * once the file is cut: from then on the index is read-only whatever fails later. On success fd
- * is closed (a sealed index holds no descriptor); on failure it stays open. 0 or -errno. */
-int index_file_seal(int fd, uint8_t **map, size_t *map_bytes, size_t live_bytes, bool *trimmed);
+/* Opens `path` for the segment at base_offset. writable: created if missing, sized to
+ * capacity_bytes (rounded down to whole entries, or to the live entries if they need more) and
+ * mapped read-write; live_entries says how many existing entries are valid (UINT32_MAX: file size
+ * / entry_bytes); what follows them reads as zeros. Read-only: the whole file is mapped as it is
+ * and the descriptor closed at once (fd is -1: the mapping is all a reader needs). Returns 0,
+ * -EINVAL (base_offset < 0 or > INDEX_FILE_BASE_OFFSET_MAX; capacity below one entry or above
+ * INDEX_FILE_BYTES_MAX when writable), -EFBIG, -EBADMSG (a size that is not whole entries when
+ * the whole file is taken; live_entries beyond the file) or -errno. On failure nothing stays
+ * open and f is closed (INDEX_FILE_INIT, base_offset kept). */
+int index_file_open(struct index_file *f, const char *path, size_t entry_bytes, int64_t base_offset,
+                    size_t capacity_bytes, bool writable, uint32_t live_entries);
 
 /* An index held in memory only (anonymous mapping of capacity_bytes, rounded down to whole
- * entries; fd -1, nothing on disk). Returns 0, -EINVAL (below one entry or above
- * INDEX_FILE_BYTES_MAX) or -errno from mmap. */
-int index_file_open_memory(size_t entry_bytes, size_t capacity_bytes, struct index_file *out);
+ * entries; fd -1, nothing on disk), writable and empty. Returns 0, -EINVAL (as index_file_open
+ * for a writable index) or -errno from mmap. Sealing it is not supported; close unmaps it. */
+int index_file_open_memory(struct index_file *f, size_t entry_bytes, int64_t base_offset,
+                           size_t capacity_bytes);
 
-/* Unmaps and closes; a writable index is trimmed to live_bytes first, as Kafka does on close
- * (a failure only leaves a zero tail that recovery handles). */
-void index_file_close(int fd, uint8_t *map, size_t map_bytes, bool writable, size_t live_bytes);
+/* A read-only view of the first `entries` entries at map (a mapping another index_file owns, e.g.
+ * the published prefix a lock-free reader may use): no descriptor, nothing to close. */
+struct index_file index_file_view(const uint8_t *map, uint32_t entries, size_t entry_bytes,
+                                  int64_t base_offset);
+
+/* Asserts IF1-IF4. */
+void index_file_assert(const struct index_file *f);
+
+/* Keeps the first `keep` live entries (keep <= entries): only the in-memory count changes; on a
+ * writable index the file follows at seal/close. */
+void index_file_keep(struct index_file *f, uint32_t keep);
+
+/* Seals a writable index: msync its live entries, trim the file to them, fdatasync (so it reopens
+ * with exactly its entries), then shrink the mapping in place — never remap (IF5): the live pages
+ * become read-only and the rest is unmapped (map becomes NULL when nothing is live). Once the file
+ * is cut the index is read-only whatever fails later. On success fd is closed (a sealed index
+ * holds no descriptor); on failure it stays open. A no-op returning 0 on a read-only index.
+ * Returns 0 or -errno. */
+int index_file_seal(struct index_file *f);
+
+/* msync(MS_SYNC) of the live entries; 0 when read-only or empty. Returns 0 or -errno. */
+int index_file_sync(const struct index_file *f);
+
+/* Unmaps and closes; a writable index is trimmed to its live entries first, as Kafka does on
+ * close (no fsync, errors ignored: a failure only leaves a zero tail that recovery handles).
+ * Leaves f closed (INDEX_FILE_INIT, base_offset and entry_bytes kept); safe on a closed one. */
+void index_file_close(struct index_file *f);
 
 #endif /* RT_INDEX_FILE_H */

@@ -1,105 +1,65 @@
 /*
- * offset_index.c — a segment's sparse offset index, `<base>.index` (docs/format.md §Offset index,
- * docs/format-parts/index.md is the draft of that section).
+ * offset_index.c — a segment's sparse offset index, `<base>.index` (docs/format.md §C.1,
+ * normative; §C.3 the life cycle it shares with the time index).
  *
- * This module owns one index file: its preallocation, its read-write or read-only mapping, the
- * in-memory count of live entries, the binary search over them and the trim at seal. It never
- * reads the log, never includes engine/, knows nothing about io_uring and never fsyncs per append:
- * an index is derived data that recovery rebuilds from the log, so a crash may leave it stale or
- * untrimmed, never wrong in a way recovery cannot see.
+ * This module owns what the entries of one index file mean: their encoding, the append rule and the
+ * binary search over them. The file itself (preallocation, mapping, live count, trim at seal,
+ * close) is index_file's (index/index_file.h, invariants IF1-IF5), shared with the time index. It
+ * never reads the log, never includes engine/, knows nothing about io_uring and never fsyncs per
+ * append: an index is derived data that recovery rebuilds from the log, so a crash may leave it
+ * stale or untrimmed, never wrong in a way recovery cannot see.
  *
  *     entry i, 8 bytes, big-endian, at byte i * 8:
  *     +0  relativeOffset  i32   offset - base_offset, 0 <= relativeOffset <= INT32_MAX
  *     +4  position        i32   byte position in `<base>.log` of a batch, 0 <= position
  *
- * Invariants (kept by this module, asserted; never asserted of bytes read from disk):
- *   I1. entries <= entries_max.
- *   I2. writable: map_bytes == entries_max * 8 and the file is at least that long.
- *   I3. read-only: map_bytes == entries * 8 (until truncate/reset hide entries).
- *   I4. map == NULL iff map_bytes == 0.
- *   I5. entries appended by this module have strictly increasing offsets and positions
- *       (a writable reopen takes entries from disk unchecked: offset_index_check validates them).
- *   I6. map never moves between open and close: seal shrinks the mapping in place, so a pointer
- *       to the live entries taken at any time stays valid until close (lock-free readers).
+ * Invariants (kept by this module, asserted; never asserted of bytes read from disk), beside
+ * index_file's IF1-IF5:
+ *   OI1. entries appended by this module have strictly increasing offsets and positions
+ *        (a writable reopen takes entries from disk unchecked: offset_index_check validates them).
  *
  * Costs: append O(1) through the mapping; lookup and truncate O(log n), searching Kafka's "warm
  * section" (the last 8 KiB of entries) first so that tail lookups touch the same few pages.
  */
 #include "index/offset_index.h"
+#include "index/byte_order.h"
 #include "index/index_file.h"
 
 #include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 _Static_assert(OFFSET_INDEX_ENTRY_BYTES == 8, "Kafka offset index entries are 8 bytes");
 
-/* Kafka keeps the index size in an int and relative offsets in an i32. */
-#define INDEX_BYTES_MAX ((uint64_t)INT32_MAX)
-/* base + INT32_MAX must not overflow an int64. */
-#define BASE_OFFSET_MAX (INT64_MAX - INT32_MAX)
 /* Kafka's warm section: lookups near the tail stay within the last 8 KiB of the file. */
 #define WARM_ENTRIES (8192u / OFFSET_INDEX_ENTRY_BYTES)
 
-static uint32_t load_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-static void store_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-/* Two's-complement reinterpretation without implementation-defined conversion. */
-static int32_t as_i32(uint32_t v)
-{
-    return v <= (uint32_t)INT32_MAX ? (int32_t)v : (int32_t)(v - 0x80000000u) + INT32_MIN;
-}
-
 static int32_t rel_at(const uint8_t *buf, uint32_t i)
 {
-    return as_i32(load_be32(buf + (size_t)i * OFFSET_INDEX_ENTRY_BYTES));
+    return u32_as_i32(be32_load(buf + (size_t)i * OFFSET_INDEX_ENTRY_BYTES));
 }
 
 static uint32_t pos_at(const uint8_t *buf, uint32_t i)
 {
-    return load_be32(buf + (size_t)i * OFFSET_INDEX_ENTRY_BYTES + 4);
-}
-
-static void assert_invariants(const struct offset_index *idx)
-{
-    assert(idx->entries <= idx->entries_max);            /* I1 */
-    assert((idx->map == NULL) == (idx->map_bytes == 0)); /* I4 */
-    assert(!idx->writable ||
-           idx->map_bytes == (size_t)idx->entries_max * OFFSET_INDEX_ENTRY_BYTES); /* I2 */
-    assert(idx->map_bytes >= (size_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES);
+    return be32_load(buf + (size_t)i * OFFSET_INDEX_ENTRY_BYTES + 4);
 }
 
 /* Number of live entries with relativeOffset <= rel_target, assuming sorted entries (on
  * unsorted bytes the answer is meaningless but every read stays inside [0, entries)). */
 static uint32_t count_le(const struct offset_index *idx, int64_t rel_target)
 {
-    uint32_t n = idx->entries;
+    uint32_t n = idx->file.entries;
     if (n == 0)
         return 0;
     uint32_t lo = 0;
     uint32_t hi = n;
     uint32_t hot = n > WARM_ENTRIES ? n - WARM_ENTRIES : 0;
-    if ((int64_t)rel_at(idx->map, hot) <= rel_target)
+    if ((int64_t)rel_at(idx->file.map, hot) <= rel_target)
         lo = hot + 1;
     else
         hi = hot;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if ((int64_t)rel_at(idx->map, mid) <= rel_target)
+        if ((int64_t)rel_at(idx->file.map, mid) <= rel_target)
             lo = mid + 1;
         else
             hi = mid;
@@ -108,169 +68,110 @@ static uint32_t count_le(const struct offset_index *idx, int64_t rel_target)
     return lo;
 }
 
-static void reset_struct(struct offset_index *idx, int64_t base_offset)
-{
-    memset(idx, 0, sizeof(*idx));
-    idx->fd = -1;
-    idx->base_offset = base_offset;
-}
-
 int offset_index_open_memory(struct offset_index *idx, int64_t base_offset, size_t capacity_bytes)
 {
     assert(idx != NULL);
-    reset_struct(idx, base_offset);
-    if (base_offset < 0 || base_offset > BASE_OFFSET_MAX)
-        return -EINVAL;
-    struct index_file file;
-    int rc = index_file_open_memory(OFFSET_INDEX_ENTRY_BYTES, capacity_bytes, &file);
-    if (rc)
-        return rc;
-    idx->map = file.map;
-    idx->map_bytes = file.map_bytes;
-    idx->entries_max = file.entries_max;
-    idx->entries = 0;
-    idx->writable = true;
-    assert_invariants(idx);
-    return 0;
+    return index_file_open_memory(&idx->file, OFFSET_INDEX_ENTRY_BYTES, base_offset,
+                                  capacity_bytes);
 }
 
 int offset_index_open(struct offset_index *idx, const char *path, int64_t base_offset,
                       size_t capacity_bytes, bool writable, uint32_t live_entries)
 {
     assert(idx != NULL);
-    assert(path != NULL);
-    reset_struct(idx, base_offset);
-    if (base_offset < 0 || base_offset > BASE_OFFSET_MAX)
-        return -EINVAL;
-    struct index_file file;
-    int rc = index_file_open(path, OFFSET_INDEX_ENTRY_BYTES, capacity_bytes, writable, live_entries,
-                             &file);
-    if (rc)
-        return rc;
-    idx->fd = file.fd;
-    idx->map = file.map;
-    idx->map_bytes = file.map_bytes;
-    idx->entries_max = file.entries_max;
-    idx->entries = file.entries;
-    idx->writable = writable;
-    assert_invariants(idx);
-    return 0;
+    return index_file_open(&idx->file, path, OFFSET_INDEX_ENTRY_BYTES, base_offset, capacity_bytes,
+                           writable, live_entries);
 }
 
 int offset_index_append(struct offset_index *idx, int64_t offset, uint32_t position)
 {
-    assert_invariants(idx);
-    if (!idx->writable)
+    index_file_assert(&idx->file);
+    if (!idx->file.writable)
         return -EROFS;
-    if (offset < idx->base_offset || offset - idx->base_offset > INT32_MAX)
+    if (offset < idx->file.base_offset || offset - idx->file.base_offset > INT32_MAX)
         return -EINVAL;
     if (position > (uint32_t)INT32_MAX)
         return -EINVAL;
-    int32_t rel = (int32_t)(offset - idx->base_offset);
-    if (idx->entries > 0) {
-        uint32_t last = idx->entries - 1;
-        if (rel <= rel_at(idx->map, last) || position <= pos_at(idx->map, last))
+    int32_t rel = (int32_t)(offset - idx->file.base_offset);
+    if (idx->file.entries > 0) {
+        uint32_t last = idx->file.entries - 1;
+        if (rel <= rel_at(idx->file.map, last) || position <= pos_at(idx->file.map, last))
             return -EINVAL;
     }
-    if (idx->entries >= idx->entries_max)
+    if (idx->file.entries >= idx->file.entries_max)
         return -ENOSPC;
 
-    uint8_t *p = idx->map + (size_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES;
-    store_be32(p, (uint32_t)rel);
-    store_be32(p + 4, position);
-    idx->entries++;
-    assert(rel_at(idx->map, idx->entries - 1) == rel); /* I5, read back */
-    assert(pos_at(idx->map, idx->entries - 1) == position);
+    uint8_t *p = idx->file.map + (size_t)idx->file.entries * OFFSET_INDEX_ENTRY_BYTES;
+    be32_store(p, (uint32_t)rel);
+    be32_store(p + 4, position);
+    idx->file.entries++;
+    assert(rel_at(idx->file.map, idx->file.entries - 1) == rel); /* OI1, read back */
+    assert(pos_at(idx->file.map, idx->file.entries - 1) == position);
     return 0;
 }
 
 bool offset_index_full(const struct offset_index *idx)
 {
-    assert_invariants(idx);
-    return idx->entries >= idx->entries_max;
+    index_file_assert(&idx->file);
+    return idx->file.entries >= idx->file.entries_max;
 }
 
 void offset_index_lookup(const struct offset_index *idx, int64_t target, int64_t *offset_out,
                          uint32_t *position_out)
 {
-    assert_invariants(idx);
+    index_file_assert(&idx->file);
     assert(offset_out != NULL && position_out != NULL);
-    *offset_out = idx->base_offset;
+    *offset_out = idx->file.base_offset;
     *position_out = 0;
-    if (target < idx->base_offset)
+    if (target < idx->file.base_offset)
         return;
-    uint32_t n = count_le(idx, target - idx->base_offset);
+    uint32_t n = count_le(idx, target - idx->file.base_offset);
     if (n == 0)
         return;
-    *offset_out = idx->base_offset + rel_at(idx->map, n - 1);
-    *position_out = pos_at(idx->map, n - 1);
+    *offset_out = idx->file.base_offset + rel_at(idx->file.map, n - 1);
+    *position_out = pos_at(idx->file.map, n - 1);
 }
 
 void offset_index_entry(const struct offset_index *idx, uint32_t i, int64_t *offset_out,
                         uint32_t *position_out)
 {
-    assert_invariants(idx);
-    assert(i < idx->entries);
-    *offset_out = idx->base_offset + rel_at(idx->map, i);
-    *position_out = pos_at(idx->map, i);
+    index_file_assert(&idx->file);
+    assert(i < idx->file.entries);
+    *offset_out = idx->file.base_offset + rel_at(idx->file.map, i);
+    *position_out = pos_at(idx->file.map, i);
 }
 
 void offset_index_truncate_offset(struct offset_index *idx, int64_t offset)
 {
-    assert_invariants(idx);
-    if (offset <= idx->base_offset) {
-        idx->entries = 0;
+    index_file_assert(&idx->file);
+    if (offset <= idx->file.base_offset) {
+        index_file_keep(&idx->file, 0);
         return;
     }
     /* Entries with relativeOffset < offset - base survive, i.e. those <= offset - base - 1. */
-    uint32_t keep = count_le(idx, offset - idx->base_offset - 1);
-    assert(keep <= idx->entries);
-    idx->entries = keep;
+    uint32_t keep = count_le(idx, offset - idx->file.base_offset - 1);
+    index_file_keep(&idx->file, keep);
 }
 
 void offset_index_reset(struct offset_index *idx)
 {
-    assert_invariants(idx);
-    idx->entries = 0;
+    index_file_keep(&idx->file, 0);
 }
 
 int offset_index_seal(struct offset_index *idx)
 {
-    assert_invariants(idx);
-    if (!idx->writable)
-        return 0;
-    bool trimmed = false;
-    int rc = index_file_seal(idx->fd, &idx->map, &idx->map_bytes,
-                             (size_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES, &trimmed);
-    if (trimmed) {
-        /* The mapping now reaches past the end of the file: read-only from here on. */
-        idx->writable = false;
-        idx->entries_max = idx->entries;
-    }
-    if (rc == 0) {
-        idx->fd = -1; /* closed by index_file_seal: the mapping serves readers */
-        assert_invariants(idx);
-    }
-    return rc;
+    return index_file_seal(&idx->file);
 }
 
 int offset_index_sync(const struct offset_index *idx)
 {
-    assert_invariants(idx);
-    if (!idx->writable || idx->entries == 0)
-        return 0;
-    if (msync(idx->map, (size_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES, MS_SYNC) != 0)
-        return -errno;
-    return 0;
+    return index_file_sync(&idx->file);
 }
 
 void offset_index_close(struct offset_index *idx)
 {
-    if (idx == NULL)
-        return;
-    index_file_close(idx->fd, idx->map, idx->map_bytes, idx->writable,
-                     (size_t)idx->entries * OFFSET_INDEX_ENTRY_BYTES);
-    reset_struct(idx, idx->base_offset);
+    if (idx != NULL)
+        index_file_close(&idx->file);
 }
 
 int offset_index_check(const uint8_t *buf, size_t len, uint64_t log_size_bytes, const char **why,
@@ -284,9 +185,9 @@ int offset_index_check(const uint8_t *buf, size_t len, uint64_t log_size_bytes, 
         bad = n;
         goto out;
     }
-    if (len > INDEX_BYTES_MAX) {
+    if (len > INDEX_FILE_BYTES_MAX) {
         reason = "larger than Kafka's 2 GiB index limit";
-        bad = INDEX_BYTES_MAX / OFFSET_INDEX_ENTRY_BYTES;
+        bad = INDEX_FILE_BYTES_MAX / OFFSET_INDEX_ENTRY_BYTES;
         goto out;
     }
     assert(n <= UINT32_MAX);

@@ -1,7 +1,7 @@
 /*
  * offset_index.h — a segment's sparse offset index, `<base>.index`, in Kafka's format:
  * 8-byte entries (relativeOffset i32 BE, position i32 BE), both strictly increasing.
- * docs/format.md §Offset index is normative.
+ * docs/format.md §C.1 is normative.
  *
  * The file is preallocated to its capacity and mmap'd; entries are written through the mapping
  * (an index is derived data: recovery rebuilds it from the log, so it needs no fsync per append;
@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "index/index_file.h"
+
 #define OFFSET_INDEX_ENTRY_BYTES 8
 
 /* A closed index: close is a no-op on it. offset_index_open leaves the struct in this state when
@@ -23,17 +25,13 @@
  * (successful or not) and twice. A struct that was only zeroed has fd 0: use this initialiser
  * (or set fd = -1) before closing one that may never have been opened. */
 /* clang-format off */
-#define OFFSET_INDEX_INIT {.fd = -1}
+#define OFFSET_INDEX_INIT {.file = INDEX_FILE_INIT}
 /* clang-format on */
 
+/* The file, its mapping and the live count are index_file's (index/index_file.h, IF1-IF5);
+ * readers take entries from file.map[0 .. file.entries). */
 struct offset_index {
-    int fd;
-    uint8_t *map;
-    size_t map_bytes;     /* mapped length (capacity when writable, file size when not) */
-    uint32_t entries_max; /* capacity */
-    uint32_t entries;     /* live entries */
-    int64_t base_offset;
-    bool writable;
+    struct index_file file;
 };
 
 /* Opens or creates `path`. writable: the file is sized (ftruncate) to capacity_bytes rounded
@@ -83,8 +81,8 @@ void offset_index_reset(struct offset_index *idx);
 
 /* msync(MS_SYNC) + ftruncate to entries * 8 + fdatasync, then shrinks the mapping in place: the
  * pages holding the live entries stay mapped at the same address, now read-only, the rest is
- * unmapped (nothing stays mapped when empty). So idx->map never moves between open and close and
- * readers holding it stay valid. A no-op returning 0 on a read-only index. Returns 0 or -errno;
+ * unmapped (nothing stays mapped when empty). So idx->file.map never moves between open and close
+ * and readers holding it stay valid. A no-op returning 0 on a read-only index. Returns 0 or -errno;
  * once the ftruncate has succeeded the index is read-only even if a later step fails. */
 int offset_index_seal(struct offset_index *idx);
 

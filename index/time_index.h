@@ -5,7 +5,7 @@
  * offset O, first reached in O's batch, so every record with timestamp > T comes after O.
  * Entries are offered whenever an offset-index entry is added (the segment's max timestamp so
  * far and the offset where it was reached) and kept only if they raise the max; and once at seal
- * for the segment's max timestamp. docs/format.md §Time index is normative.
+ * for the segment's max timestamp. docs/format.md §C.2 is normative.
  *
  * Same life cycle and rules as offset_index.h: preallocated, mmap'd, derived data rebuilt by
  * recovery, trimmed at seal. Never includes engine/; errors are -errno / -EBADMSG.
@@ -17,21 +17,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "index/index_file.h"
+
 #define TIME_INDEX_ENTRY_BYTES 12
 
 /* A closed index; same rules as OFFSET_INDEX_INIT. */
 /* clang-format off */
-#define TIME_INDEX_INIT {.fd = -1}
+#define TIME_INDEX_INIT {.file = INDEX_FILE_INIT}
 /* clang-format on */
 
+/* As struct offset_index: the file side is index_file's (IF1-IF5). */
 struct time_index {
-    int fd;
-    uint8_t *map;
-    size_t map_bytes;
-    uint32_t entries_max;
-    uint32_t entries;
-    int64_t base_offset;
-    bool writable;
+    struct index_file file;
 };
 
 /* As offset_index_open, with 12-byte entries (capacity_bytes rounded down to a multiple of 12). */

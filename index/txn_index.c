@@ -2,9 +2,11 @@
  * txn_index.c — a segment's aborted-transaction index, `<base>.txnindex` (docs/format.md §E).
  *
  * This module owns one .txnindex file and an in-memory copy of its entries: it loads and checks
- * them at open, appends with pwrite at the end of the file, truncates for recovery and answers
- * "which aborted transactions overlap this fetch" without touching the file. It never reads the
- * log, never includes engine/ and never decides durability: txn_index_sync is the caller's call.
+ * them at open, appends with pwrite at the end of the file (or stages an entry whose write the
+ * engine's group-commit round makes through its io ring, then commits or drops it), truncates
+ * for recovery and answers "which aborted transactions overlap this fetch" without touching the
+ * file. It never reads the log, never includes engine/ and never decides durability: txn_index_sync
+ * is the caller's call.
  *
  *     entry i, 34 bytes, big-endian, at byte i * 34 (Kafka's AbortedTxn):
  *     +0   version           i16   0 (AbortedTxn.CURRENT_VERSION)
@@ -27,12 +29,12 @@
  *       the signature of a file extended by a crash before its data reached the disk.
  *
  * Invariants (kept here, asserted):
- *   I1. count <= TXN_INDEX_ENTRIES_MAX; entries [0, count) satisfy X2-X7 pairwise.
- *   I2. chunk c, once allocated, holds TXN_INDEX_CHUNK0_ENTRIES << c entries and never moves or
- *       is freed before close; chunks [0, chunk_of(count - 1)] are allocated.
- *   I3. writable: file_bytes == count * 34 after every successful call.
- *   I4. an entry's slot is written before the count that covers it is published (release), so
- *       readers (acquire) never see a partial entry.
+ *   XI1. count <= TXN_INDEX_ENTRIES_MAX; entries [0, count) satisfy X2-X7 pairwise.
+ *   XI2. chunk c, once allocated, holds TXN_INDEX_CHUNK0_ENTRIES << c entries and never moves or
+ *        is freed before close; chunks [0, chunk_of(count - 1)] are allocated.
+ *   XI3. writable: file_bytes == count * 34 after every successful call.
+ *   XI4. an entry's slot is written before the count that covers it is published (release), so
+ *        readers (acquire) never see a partial entry.
  *
  * Why memory and not mmap: aborts are rare, so a segment's entries are a few KB; decoding them
  * once makes collect a binary search over host-endian structs, and chunks that never move let
@@ -40,6 +42,7 @@
  * EOF would SIGBUS a reader racing a truncation). Cost: 32 bytes of memory per entry.
  */
 #include "index/txn_index.h"
+#include "index/byte_order.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -63,46 +66,22 @@ _Static_assert((uint64_t)TXN_INDEX_CHUNK0_ENTRIES *((1ull << TXN_INDEX_CHUNKS) -
 /* Entries read per pread at open. */
 #define READ_ENTRIES 256
 
-static uint64_t load_be64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void store_be64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--) {
-        p[i] = (uint8_t)v;
-        v >>= 8;
-    }
-}
-
-/* Two's-complement reinterpretation without implementation-defined conversion. */
-static int64_t as_i64(uint64_t v)
-{
-    int64_t out;
-    memcpy(&out, &v, sizeof(out));
-    return out;
-}
-
 static void decode(const uint8_t *p, struct txn_index_entry *e)
 {
-    e->producer_id = as_i64(load_be64(p + OFF_PRODUCER_ID));
-    e->first_offset = as_i64(load_be64(p + OFF_FIRST));
-    e->last_offset = as_i64(load_be64(p + OFF_LAST));
-    e->last_stable_offset = as_i64(load_be64(p + OFF_LSO));
+    e->producer_id = u64_as_i64(be64_load(p + OFF_PRODUCER_ID));
+    e->first_offset = u64_as_i64(be64_load(p + OFF_FIRST));
+    e->last_offset = u64_as_i64(be64_load(p + OFF_LAST));
+    e->last_stable_offset = u64_as_i64(be64_load(p + OFF_LSO));
 }
 
 void txn_index_entry_encode(uint8_t out[TXN_INDEX_ENTRY_BYTES], const struct txn_index_entry *e)
 {
     out[OFF_VERSION] = 0;
     out[OFF_VERSION + 1] = TXN_INDEX_VERSION;
-    store_be64(out + OFF_PRODUCER_ID, (uint64_t)e->producer_id);
-    store_be64(out + OFF_FIRST, (uint64_t)e->first_offset);
-    store_be64(out + OFF_LAST, (uint64_t)e->last_offset);
-    store_be64(out + OFF_LSO, (uint64_t)e->last_stable_offset);
+    be64_store(out + OFF_PRODUCER_ID, (uint64_t)e->producer_id);
+    be64_store(out + OFF_FIRST, (uint64_t)e->first_offset);
+    be64_store(out + OFF_LAST, (uint64_t)e->last_offset);
+    be64_store(out + OFF_LSO, (uint64_t)e->last_stable_offset);
 }
 
 /* X3-X7 for one decoded entry; prev is the previous entry or NULL. Returns a reason or NULL. */
@@ -192,7 +171,7 @@ static const struct txn_index_entry *slot_at(const struct txn_index *idx, uint32
     uint32_t slot;
     unsigned c = chunk_of(i, &slot);
     struct txn_index_entry *chunk = atomic_load_explicit(&idx->chunks[c], memory_order_acquire);
-    assert(chunk != NULL); /* I2 */
+    assert(chunk != NULL); /* XI2 */
     return &chunk[slot];
 }
 
@@ -214,7 +193,7 @@ static int store_slot(struct txn_index *idx, uint32_t i, const struct txn_index_
 
 static void publish(struct txn_index *idx, uint32_t count)
 {
-    assert(count <= TXN_INDEX_ENTRIES_MAX); /* I1 */
+    assert(count <= TXN_INDEX_ENTRIES_MAX); /* XI1 */
     atomic_store_explicit(&idx->count, count, memory_order_release);
 }
 
@@ -369,8 +348,9 @@ int txn_index_append(struct txn_index *idx, const struct txn_index_entry *entry)
     assert(entry != NULL);
     if (!idx->writable && !idx->memory)
         return -EROFS;
+    assert(idx->staged == 0); /* a staged append is committed or dropped first */
     uint32_t n = atomic_load_explicit(&idx->count, memory_order_relaxed);
-    assert(idx->file_bytes == (uint64_t)n * TXN_INDEX_ENTRY_BYTES); /* I3 */
+    assert(idx->file_bytes == (uint64_t)n * TXN_INDEX_ENTRY_BYTES); /* XI3 */
     const struct txn_index_entry *prev = n > 0 ? slot_at(idx, n - 1) : NULL;
     if (entry_rule(entry, prev, idx->base_offset) != NULL)
         return -EINVAL;
@@ -379,7 +359,7 @@ int txn_index_append(struct txn_index *idx, const struct txn_index_entry *entry)
 
     uint8_t buf[TXN_INDEX_ENTRY_BYTES];
     txn_index_entry_encode(buf, entry);
-    /* The slot first (it may need memory), the file second, the count last (I4). */
+    /* The slot first (it may need memory), the file second, the count last (XI4). */
     int rc = store_slot(idx, n, entry);
     if (rc)
         return rc;
@@ -404,6 +384,51 @@ int txn_index_append(struct txn_index *idx, const struct txn_index_entry *entry)
     return 0;
 }
 
+int txn_index_stage(struct txn_index *idx, const struct txn_index_entry *entry,
+                    uint8_t out[TXN_INDEX_ENTRY_BYTES], uint64_t *file_offset_out)
+{
+    assert(idx != NULL);
+    assert(entry != NULL);
+    if (!idx->writable && !idx->memory)
+        return -EROFS;
+    uint32_t n = atomic_load_explicit(&idx->count, memory_order_relaxed);
+    assert(idx->file_bytes == (uint64_t)n * TXN_INDEX_ENTRY_BYTES); /* I3 */
+    uint32_t at = n + idx->staged;
+    const struct txn_index_entry *prev = at > 0 ? slot_at(idx, at - 1) : NULL;
+    if (entry_rule(entry, prev, idx->base_offset) != NULL)
+        return -EINVAL;
+    if (at >= TXN_INDEX_ENTRIES_MAX)
+        return -EFBIG;
+    int rc = store_slot(idx, at, entry); /* past count: readers never look there (I4) */
+    if (rc)
+        return rc;
+    txn_index_entry_encode(out, entry);
+    *file_offset_out = idx->file_bytes + (uint64_t)idx->staged * TXN_INDEX_ENTRY_BYTES;
+    idx->staged++;
+    return 0;
+}
+
+void txn_index_commit_staged(struct txn_index *idx)
+{
+    uint32_t n = atomic_load_explicit(&idx->count, memory_order_relaxed);
+    assert((uint64_t)n + idx->staged <= TXN_INDEX_ENTRIES_MAX);
+    idx->file_bytes += (uint64_t)idx->staged * TXN_INDEX_ENTRY_BYTES;
+    publish(idx, n + idx->staged);
+    idx->staged = 0;
+    assert(idx->file_bytes == (uint64_t)atomic_load_explicit(&idx->count, memory_order_relaxed) *
+                                  TXN_INDEX_ENTRY_BYTES); /* I3 */
+}
+
+void txn_index_drop_staged(struct txn_index *idx)
+{
+    if (idx->staged == 0)
+        return;
+    idx->staged = 0;
+    /* The caller's writes of them may have landed: keep the file whole published entries. */
+    if (idx->fd >= 0)
+        (void)!ftruncate(idx->fd, (off_t)idx->file_bytes);
+}
+
 int txn_index_sync(struct txn_index *idx)
 {
     assert(idx != NULL);
@@ -414,7 +439,7 @@ int txn_index_sync(struct txn_index *idx)
     return 0;
 }
 
-/* Number of entries with lastOffset < offset (lastOffset is strictly increasing, I1). */
+/* Number of entries with lastOffset < offset (lastOffset is strictly increasing, XI1). */
 static uint32_t count_below(const struct txn_index *idx, uint32_t n, int64_t offset)
 {
     uint32_t lo = 0, hi = n;

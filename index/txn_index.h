@@ -67,6 +67,7 @@ struct txn_index {
     bool memory; /* TXN_INDEX_MEMORY: changes stay in memory */
     int64_t base_offset;
     uint64_t file_bytes;    /* writer only: bytes of whole entries in the file */
+    uint32_t staged;        /* writer only: entries stored past count, not yet in the file */
     _Atomic uint32_t count; /* published entries */
     struct txn_index_entry *_Atomic chunks[TXN_INDEX_CHUNKS];
 };
@@ -95,6 +96,19 @@ int txn_index_open(struct txn_index *idx, const char *path, int64_t base_offset,
  * (TXN_INDEX_ENTRIES_MAX reached), -ENOMEM, or -errno from pwrite (the partial entry is cut off
  * again when possible; nothing is published). Writer only. */
 int txn_index_append(struct txn_index *idx, const struct txn_index_entry *entry);
+
+/* The append split in three for a writer whose file writes go through its own io ring (the
+ * engine's group-commit round): txn_index_stage checks the entry as txn_index_append does
+ * (against the last staged entry, if any), stores it past the published count, encodes it into
+ * out and says where in the file it belongs (*file_offset_out; the caller writes it there when
+ * idx->fd >= 0). Nothing is published and the file is not touched. txn_index_commit_staged then
+ * publishes every staged entry (the caller wrote them all); txn_index_drop_staged forgets them
+ * (the caller's writes failed) and cuts the file back to its published entries, best effort.
+ * Returns (stage) 0, -EINVAL, -EROFS, -EFBIG or -ENOMEM, as txn_index_append. Writer only. */
+int txn_index_stage(struct txn_index *idx, const struct txn_index_entry *entry,
+                    uint8_t out[TXN_INDEX_ENTRY_BYTES], uint64_t *file_offset_out);
+void txn_index_commit_staged(struct txn_index *idx);
+void txn_index_drop_staged(struct txn_index *idx);
 
 /* fdatasync of the file; 0 on a read-only index. Returns 0 or -errno. Writer only. */
 int txn_index_sync(struct txn_index *idx);

@@ -4,7 +4,7 @@
  * then hand over to the backend's vtable (io_backend.h).
  *
  * It owns the round: the table of queued operations with their copied iovecs, the per-fd
- * chains that order an fdatasync after the writes queued before it (invariant I4 in
+ * chains that order an fdatasync after the writes queued before it (invariant IO4 in
  * io_backend.h), and the FIFO of completions waiting for io_reap. It never talks to the kernel
  * about data itself (that is the backends' job), never includes engine/ headers and knows
  * nothing about what the bytes mean.
@@ -306,7 +306,7 @@ int io_submit(io_ring *ring)
     int rc = ring->backend_ops->submit(ring);
     if (rc < 0) {
         /* Nothing went out: the first op of each fd still owed a completion reports the
-         * failure, the rest of its chain is cancelled behind it (I4). */
+         * failure, the rest of its chain is cancelled behind it (IO4). */
         for (uint32_t i = 0; i < ring->op_count; i++) {
             struct io_op *op = &ring->ops[i];
             if (!op->completed)

@@ -8,13 +8,13 @@
  * through io_op_complete(). Internal to io/: nothing outside io/ includes this file.
  *
  * Invariants (asserted in io.c):
- *   I1. ops[0 .. op_count) are the round's operations in queue order; op_count <= queue_depth.
- *   I2. A round is either queuing (submitted == false) or in flight (submitted == true); new
- *       ops are accepted only while queuing; the round ends (op_count back to 0) when every op
- *       has been reaped.
- *   I3. Each op completes exactly once; completions pending reap <= op_count.
- *   I4. For every fd the ops of the round form one chain in queue order
- *       (chain_head/chain_next); a failed op makes every later op of its chain -ECANCELED.
+ *   IO1. ops[0 .. op_count) are the round's operations in queue order; op_count <= queue_depth.
+ *   IO2. A round is either queuing (submitted == false) or in flight (submitted == true); new
+ *        ops are accepted only while queuing; the round ends (op_count back to 0) when every op
+ *        has been reaped.
+ *   IO3. Each op completes exactly once; completions pending reap <= op_count.
+ *   IO4. For every fd the ops of the round form one chain in queue order
+ *        (chain_head/chain_next); a failed op makes every later op of its chain -ECANCELED.
  */
 #ifndef RT_IO_BACKEND_H
 #define RT_IO_BACKEND_H
@@ -49,7 +49,7 @@ struct io_op {
     unsigned iov_count;
     uint64_t bytes_requested;
     uint64_t bytes_done;
-    /* Chain of this fd's ops in queue order (I4). */
+    /* Chain of this fd's ops in queue order (IO4). */
     uint32_t chain_head;
     uint32_t chain_next;
     bool chain_failed; /* meaningful on the head: some op of the chain failed for real */

@@ -28,8 +28,9 @@ bad=$(nm -D --defined-only "$so" | awk '{print $3}' | grep -v '^rt_' || true)
 n=$(nm -D --defined-only "$so" | wc -l)
 [ "$n" -ge 40 ] || fail "libringtail.so exports only $n symbols: the public API is missing"
 # every call ringtail.h declares is exported
+exports=$(nm -D --defined-only "$so" | awk '{print $3}')
 for f in $(grep -oE '\brt_[a-z0-9_]+\(' "$SRC/engine/ringtail.h" | tr -d '(' | sort -u); do
-    nm -D --defined-only "$so" | awk '{print $3}' | grep -qx "$f" || fail "ringtail.h declares $f but libringtail.so does not export it"
+    grep -qx "$f" <<<"$exports" || fail "ringtail.h declares $f but libringtail.so does not export it"
 done
 echo "ok: libringtail.so exports $n symbols, all rt_*, every one ringtail.h declares"
 
@@ -167,10 +168,11 @@ int main(int argc, char **argv)
 }
 EOF
 cc -std=c11 -o "$TMP/prog_shared" "$TMP/prog.c" $(pkg-config --cflags --libs ringtail)
-LD_LIBRARY_PATH=$(pkg-config --variable=libdir ringtail) "$TMP/prog_shared" "$TMP/d1" shared | grep -q "shared ok" || fail "shared program"
-ldd "$TMP/prog_shared" | grep -q libringtail.so || fail "shared program does not link libringtail.so"
+LD_LIBRARY_PATH=$(pkg-config --variable=libdir ringtail) "$TMP/prog_shared" "$TMP/d1" shared | grep "shared ok" >/dev/null || fail "shared program"
+deps=$(ldd "$TMP/prog_shared") # captured first: grep -q would close the pipe under pipefail
+grep -q libringtail.so <<<"$deps" || fail "shared program does not link libringtail.so"
 cc -std=c11 -static -o "$TMP/prog_static" "$TMP/prog.c" $(pkg-config --static --cflags --libs ringtail) 2>"$TMP/static.log" ||
     { cat "$TMP/static.log"; fail "static link from pkg-config --static --libs ringtail: $(pkg-config --static --libs ringtail)"; }
-"$TMP/prog_static" "$TMP/d2" static | grep -q "static ok" || fail "static program"
+"$TMP/prog_static" "$TMP/d2" static | grep "static ok" >/dev/null || fail "static program"
 if ldd "$TMP/prog_static" >/dev/null 2>&1; then fail "the static program is dynamic"; fi
 echo "ok: static and shared programs built from pkg-config alone ($(pkg-config --static --libs ringtail))"

@@ -35,6 +35,11 @@
 #   clang-format -i            rewrites files     -> the root .clang-format parses
 #   cmake --install / pkg-config  into a scratch --prefix, the .pc pointed at it
 #   bench commands in a tree configured -DRT_BENCH=OFF (the ASan tree): not built there
+#   ringtail serve DIR ... &   the broker runs until SIGTERM -> in the background on free ports
+#                              (for 9092/9100) and its own directory; the kcat/curl lines run
+#                              against it; `kill %1` is SIGTERM to it, exit 0 and verify clean
+# The Kafka broker section's table of APIs and versions is compared with the ApiVersions answer
+# of the broker the block starts (tests/kafka/api_versions.py).
 # The named-producer import is also rerun at 2000 lines on a 3-partition topic: two runs of the
 # README's `seq ... | ringtail produce DIR orders --producer-name importer` must store every line
 # exactly once (issue 10, defect 2).
@@ -49,6 +54,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-readme-XXXXXX")
 HANG_PID=
 cleanup() {
     if [ -n "$HANG_PID" ]; then kill -9 "$HANG_PID" 2>/dev/null; wait "$HANG_PID" 2>/dev/null; fi
+    if [ -n "${BROKER_PID:-}" ]; then kill -9 "$BROKER_PID" 2>/dev/null; wait "$BROKER_PID" 2>/dev/null; fi
     rm -rf "$T"
 }
 trap cleanup EXIT
@@ -314,6 +320,94 @@ ref_check() {
     done
 }
 
+# ---- the Kafka broker block: `ringtail serve DIR ... &`, clients against it, `kill %1` -------
+# The broker runs in the background on its own data directory ($T/broker: DIR in that one
+# line) and on free ports in place of the README's 9092 and 9100; the client lines run against
+# it as written otherwise; `kill %1` is SIGTERM to it, which must end it with exit 0.
+BROKER_PID=
+KPORT=
+MPORT=
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+broker_subst() {
+    sed -E -e 's/[[:space:]]+#.*$//' -e 's/[[:space:]]*&[[:space:]]*$//' \
+        -e "s/127\.0\.0\.1:9092/127.0.0.1:$KPORT/g" -e "s/127\.0\.0\.1:9100/127.0.0.1:$MPORT/g" <<<"$1"
+}
+broker_start() { # CMD WHERE
+    KPORT=$(free_port)
+    MPORT=$(free_port)
+    exception "$1" "runs until SIGTERM: started in the background on free ports and $T/broker"
+    local line
+    line=$(broker_subst "$1" | sed -E 's#(^|[^A-Za-z0-9_])DIR([^A-Za-z0-9_]|$)#\1"$T/broker"\2#')
+    line=${line/#ringtail /\"\$RT\" }
+    (cd "$T" && eval "exec $line") >"$T/broker.log" 2>&1 &
+    BROKER_PID=$!
+    local i
+    for i in $(seq 1 200); do
+        grep -q "listening on" "$T/broker.log" && break
+        kill -0 "$BROKER_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    cp "$T/broker.log" "$T/out"
+    : >"$T/err"
+    RC=0
+    grep -q "listening on 127.0.0.1:$KPORT" "$T/broker.log" || RC=1
+    expect "$2: \`$1\` prints listening on" 0
+    # The README's table of APIs and versions is what this broker advertises (ApiVersions v0).
+    python3 "$SRC/tests/kafka/api_versions.py" 127.0.0.1 "$KPORT" >"$T/advertised" 2>"$T/err"
+    awk -F'|' '/^## Kafka broker/ {k = 1} /^## / && !/Kafka broker/ {k = 0}
+        k && $2 ~ /^ *[0-9]+ *$/ && match($4, /[0-9]+-[0-9]+/) {
+            split(substr($4, RSTART, RLENGTH), v, "-")
+            printf "%d %d %d\n", $2, v[1], v[2] }' "$README" | sort -n >"$T/table"
+    sort -n "$T/advertised" >"$T/advertised.sorted"
+    cp "$T/table" "$T/out"
+    RC=0
+    [ -s "$T/table" ] && cmp -s "$T/table" "$T/advertised.sorted" || RC=1
+    expect "$2: ... the README's table of APIs and versions is what the broker advertises" 0
+}
+broker_run() { # CMD WHERE
+    if [ -z "$BROKER_PID" ]; then
+        RC=1
+        bad "$2: \`$1\`: the broker line before it did not start"
+        return
+    fi
+    local line
+    line=$(broker_subst "$1")
+    (cd "$T" && eval "timeout 60 $line") >"$T/out" 2>"$T/err"
+    RC=$?
+    case $1 in
+    *' -L'*) expect "$2: \`$1\` lists one broker" 0 "1 brokers?:" ;;
+    *' -C '*)
+        expect "$2: \`$1\` exits 0" 0
+        check "$2: ... and reads the 1000 records produced above" test "$(wc -l <"$T/out")" -eq 1000
+        ;;
+    *) expect "$2: \`$1\` exits 0" 0 ;;
+    esac
+}
+broker_stop() { # CMD WHERE
+    exception "$1" "%1 is the broker started above: SIGTERM to it"
+    if [ -z "$BROKER_PID" ]; then
+        RC=1
+        bad "$2: \`$1\`: no broker is running"
+        return
+    fi
+    kill -TERM "$BROKER_PID"
+    local i
+    for i in $(seq 1 300); do
+        kill -0 "$BROKER_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$BROKER_PID" 2>/dev/null
+    wait "$BROKER_PID"
+    RC=$?
+    BROKER_PID=
+    cp "$T/broker.log" "$T/out"
+    expect "$2: \`$1\`: the broker exits 0 on SIGTERM" 0
+    run verify "$T/broker"
+    expect "$2: ... and ringtail verify of its directory is clean" 0
+}
+
 cover() { # CMD KIND WHERE
     local cmd=$1 kind=$2 where=$3
     case $cmd in
@@ -333,6 +427,19 @@ cover() { # CMD KIND WHERE
         exception "$cmd" "perf needs perf_event access and builds its own tree; checked: its usage"
         (cd "$SRC" && bash tools/perf.sh --help) >"$T/out" 2>&1
         check "$where: \`$cmd\`: tools/perf.sh prints its usage" grep -q "usage: tools/perf.sh WORKLOAD" "$T/out"
+        ;;
+    'ringtail serve DIR '*'&'*)
+        broker_start "$cmd" "$where"
+        ;;
+    'ringtail serve DIR')
+        exception "$cmd" "a mention: the broker runs until SIGTERM; the Kafka broker block starts it"
+        ref_check "$cmd" "$where"
+        ;;
+    'kcat '* | *'| kcat '* | 'curl '*)
+        broker_run "$cmd" "$where"
+        ;;
+    'kill %1')
+        broker_stop "$cmd" "$where"
         ;;
     'ringtail '*DIR* | *'| ringtail '* | './build/release/ringtail '* | 'build/release/ringtail '* | \
         'ringtail demo'* | 'ringtail bench --'*)
@@ -378,6 +485,13 @@ cover() { # CMD KIND WHERE
             >"$T/out" 2>"$T/err"
         RC=$?
         expect "$where: \`$cmd\` (2 s) exits 0" 0
+        ;;
+    'RT_TEST_FILTER='*)
+        (cd "$T" && eval "$(subst "$cmd")") >"$T/out" 2>"$T/err"
+        RC=$?
+        expect "$where: \`$cmd\` exits 0" 0
+        check "$where: ... and ran at least one case" \
+            bash -c "grep -q 'RUN' '$T/out' || grep -q 'Passed' '$T/out'"
         ;;
     'cmake --install build/release')
         INSTALL_CMD=$cmd # run, with --prefix, before the C blocks

@@ -1,7 +1,7 @@
 /*
  * test_batch.c — RecordBatch v2 codec: varints, a batch derived by hand from the format, real
  * Kafka broker batches reproduced byte for byte, control markers, round trips, and every
- * validation rule (V1-V15 at the top of engine/batch.c) rejecting what it must.
+ * validation rule (V1-V15 at the top of engine/log/batch.c) rejecting what it must.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -194,7 +194,7 @@ static void test_varint_rejects(void **state)
  *   record 0: timestamp 1700000000000, key "k1", value "v", header "h" = "x"
  *   record 1: timestamp 1700000000010, key null, value null, no headers
  * The CRC was computed with a bit-at-a-time CRC-32C (reflected 0x82F63B78, init and final XOR
- * 0xFFFFFFFF) over bytes 21..81, independently of engine/crc32c.c. */
+ * 0xFFFFFFFF) over bytes 21..81, independently of index/crc32c.c. */
 static const uint8_t golden[82] = {
     /* @0  baseOffset i64 = 0 (stamped by the partition later) */
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,

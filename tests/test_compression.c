@@ -1,5 +1,5 @@
 /*
- * test_compression.c — Kafka's batch codecs (engine/compression.c, docs/format.md §F): batches
+ * test_compression.c — Kafka's batch codecs (engine/log/compression.c, docs/format.md §F): batches
  * compressed by another Kafka client (IBM/sarama record_test.go recordBatchTestCases: gzip, raw
  * snappy, lz4) checked with batch_validate and decoded; round trips of every codec at sizes
  * around block boundaries; the xerial snappy and LZ4 frame headers Kafka's Java client writes;

@@ -15,9 +15,9 @@
  *   - after a repairing open and a clean close, rt_verify is clean.
  * Each case pins today's outcome precisely (the `expect` column of the table below).
  *
- * Power loss: the engine runs over RT_IO_FAULT with sync=always and a plan that tracks unsynced
- * writes; after N acknowledged appends the power is lost (io_fault_power_loss, or an
- * IO_FAULT_POWER_LOSS rule at the Nth write or fdatasync). Every acknowledged batch must
+ * Power loss: the engine runs over the fault injector (rt_test_open) with sync=always and a plan
+ * that tracks unsynced writes; after N acknowledged appends the power is lost (io_fault_power_loss,
+ * or an IO_FAULT_POWER_LOSS rule at the Nth write or fdatasync). Every acknowledged batch must
  * survive, nothing unacknowledged may appear unless it was synced, and rt_verify must be clean
  * after the recovering reopen. Limitation of the model: only the log writes of group-commit
  * rounds go through io/ and are rolled back; segment creation and preallocation, sealing,
@@ -46,6 +46,7 @@
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 #define TOPIC             "c"
 #define BATCHES           150
@@ -298,8 +299,8 @@ static const struct corruption_case cases[] = {
     /* newest .log with the clean marker: trusted at open, checked by readers. */
     {T_NEWEST_LOG_CLEAN, D_FLIP, W_BATCH, 80, 0x02, E_READ_CORRUPT, 1, "record bytes"},
     /* sealed .log: never repaired. Payload damage (under the CRC) is refused by readers; a
-     * header that no longer parses is refused by open, which walks every header (L2 in
-     * engine/segment_check.c, the check rt_verify shares). */
+     * header that no longer parses is refused by open, which walks every header (SC1 in
+     * engine/log/segment_check.c, the check rt_verify shares). */
     {T_SEALED_LOG, D_FLIP, W_BATCH, 18, 0x80, E_READ_CORRUPT, 1, "crc"},
     {T_SEALED_LOG, D_FLIP, W_BATCH, 30, 0x10, E_READ_CORRUPT, 1, "baseTimestamp (CRC)"},
     {T_SEALED_LOG, D_FLIP, W_BATCH, 80, 0x02, E_READ_CORRUPT, 1, "record bytes"},
@@ -557,7 +558,7 @@ static void test_corruption_matrix(void **state)
  * .log lost its tail (truncated mid-batch, or at a batch boundary) is silently "recovered" at the
  * first rt_open instead of being reported. L2 says only the newest segment can have a torn tail; a
  * sealed one is corruption. What happens: the sealed .index now points past the shorter log (O5
- * fails), so segment_open() (engine/segment.c, the `!indexes_sound(seg)` branch of the
+ * fails), so segment_open() (engine/log/segment.c, the `!indexes_sound(seg)` branch of the
  * non-recovering path) rebuilds the indexes with segment_scan(), which stops at the torn batch like
  * R2 and sets size_bytes there without reporting anything. rt_open returns 0; offsets 128..255
  * (acknowledged, below the high watermark 600) are gone and rt_fetch_start answers
@@ -589,11 +590,9 @@ static void power_loss_run(struct io_fault_plan *plan, int batches, bool expect_
     char *dir = tu_mkdtemp();
     struct rt_options o;
     options(&o);
-    o.io_backend = RT_IO_FAULT;
-    o.fault_injector = plan;
     o.sync_mode = RT_SYNC_ALWAYS;
     rt_engine *e = NULL;
-    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_test_open(dir, &o, plan, &e), 0);
     assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);
     int64_t acked = 0;
     int rc = 0;
@@ -696,15 +695,8 @@ static void test_power_loss_torn_sectors(void **state)
     }
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-    if (argc > 1 && strcmp(argv[1], "--engine-bugs") == 0) {
-        /* Runs the tests pinned as ENGINE BUG; they fail until the engine is fixed. */
-        const struct CMUnitTest bugs[] = {
-            cmocka_unit_test(test_sealed_log_truncated_is_reported),
-        };
-        return cmocka_run_group_tests(bugs, NULL, NULL);
-    }
     fprintf(stderr, "io backend under test: %s\n", tu_backend());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corruption_matrix),

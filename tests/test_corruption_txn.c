@@ -166,7 +166,7 @@ static void test_sealed_txnindex(void **state)
     char *path = find_file(dir, "t-0", ".txnindex", true);
     assert_non_null(path);
     /* A bad version byte breaks X1: verify reports the file, and open rebuilds the index from
-     * the segment's ABORT markers (T1, engine/segment_check.c) byte for byte; verify is then
+     * the segment's ABORT markers (SC4, engine/log/segment_check.c) byte for byte; verify is then
      * clean (issue 10, defects 6 and 10). */
     size_t len = 0;
     uint8_t *orig = tu_read_file(path, &len);

@@ -1,9 +1,10 @@
 /*
- * test_group.c — consumer-group offsets (engine/group.c) and the consumer (engine/consumer.c):
- * the `__consumer_offsets` record codec against Kafka's byte layout, group placement by Java's
- * String.hashCode, plain and transactional commits (pending until the marker, UNSTABLE while
- * pending, stale epochs fenced), replay after a restart reproducing the live state (G4),
- * checkpoint compaction (G6), and the consumer over plain and transactional partitions.
+ * test_group.c — consumer-group offsets (engine/txn/group.c) and the consumer
+ * (engine/client/consumer.c): the `__consumer_offsets` record codec against Kafka's byte layout,
+ * group placement by Java's String.hashCode, plain and transactional commits (pending until the
+ * marker, UNSTABLE while pending, stale epochs fenced), replay after a restart reproducing the live
+ * state (GO4), checkpoint compaction (GO6), and the consumer over plain and transactional
+ * partitions.
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback.
  */
@@ -294,7 +295,7 @@ static void test_plain_commit_fetch_and_restart(void **state)
     assert_int_equal(group_commit(g, "g1", &bad, 0), RT_E_INVALID_ARGUMENT);
     assert_int_equal(fetched(g, "g1", "t", 0, true, NULL), 11);
 
-    /* G4: a restart replays to the same state. */
+    /* GO4: a restart replays to the same state. */
     reopen_engine(f);
     g = txn_groups(engine_txn(f->e));
     assert_non_null(g);
@@ -315,7 +316,7 @@ static void test_txn_offsets_pending_until_marker(void **state)
     commit1(g, "cg", "t", 0, 5);
     int64_t a = new_pid(f), b = new_pid(f);
 
-    /* G2: pending offsets are invisible to a committed read and make a stable read UNSTABLE. */
+    /* GO2: pending offsets are invisible to a committed read and make a stable read UNSTABLE. */
     assert_int_equal(txn_commit1(g, a, 0, "cg", "t", 0, 8), 0);
     assert_int_equal(txn_commit1(g, a, 0, "cg", "t", 0, 9), 0); /* replaces its own */
     assert_int_equal(txn_commit1(g, b, 0, "cg", "t", 1, 100), 0);
@@ -340,7 +341,7 @@ static void test_txn_offsets_pending_until_marker(void **state)
     group_txn_complete(g, 999999, false);
     assert_int_equal(fetched(g, "cg", "t", 0, true, NULL), 9);
 
-    /* G3: a plain commit written after a transactional one wins, whenever the marker comes. */
+    /* GO3: a plain commit written after a transactional one wins, whenever the marker comes. */
     assert_int_equal(txn_commit1(g, a, 1, "cg", "t", 0, 50), 0);
     commit1(g, "cg", "t", 0, 60);
     fetched(g, "cg", "t", 0, true, &rc);
@@ -404,7 +405,7 @@ static void test_replay_equals_live(void **state)
     assert_int_equal(txn_commit1(g, open, 0, "beta", "t", 1, 30), 0);
     assert_int_equal(txn_commit1(g, open, 0, "delta", "t", 0, 31), 0);
     assert_int_equal(txn_commit1(g, late, 0, "gamma", "t", 0, 40), 0);
-    commit1(g, "gamma", "t", 0, 41); /* after `late`'s record: wins over it (G3) */
+    commit1(g, "gamma", "t", 0, 41); /* after `late`'s record: wins over it (GO3) */
     finish_txn(f, g, "alpha", committed, 0, true);
     finish_txn(f, NULL, "beta", committed, 0, true); /* marker only: complete once below */
     group_txn_complete(g, committed, true);
@@ -518,7 +519,7 @@ static void test_compaction_by_checkpoint(void **state)
     uint32_t k = group_partition_for("cg");
     int64_t pid = new_pid(f);
     commit1(g, "cg", "t", 0, 0);
-    /* G6: while a transaction has offsets pending in the partition nothing is dropped. */
+    /* GO6: while a transaction has offsets pending in the partition nothing is dropped. */
     assert_int_equal(txn_commit1(g, pid, 0, "cg", "t", 1, 77), 0);
     for (int i = 1; i <= 200; i++)
         commit1(g, "cg", "t", 0, i);
@@ -624,7 +625,7 @@ static void test_consumer_plain(void **state)
     assert_int_equal(n, 2);
     assert_int_equal(ps[0].offset, 3);
     assert_int_equal(ps[1].offset, 5);
-    assert_int_equal(rt_consumer_positions(c, ps, 1, &n), RT_E_LIMIT);
+    assert_int_equal(rt_consumer_positions(c, ps, 1, &n), RT_E_BUFFER_TOO_SMALL);
     assert_int_equal(n, 1);
     assert_int_equal(rt_consumer_rewind_to_committed(c), 0);
     assert_int_equal(rt_consumer_position(c, "t", 0, &pos), 0);
@@ -677,6 +678,8 @@ static int64_t txn_batch(struct fixture *f, int64_t pid, int16_t epoch, int32_t 
     size_t len = 0;
     assert_int_equal(batch_builder_finish(&b, &len), 0);
     int64_t base = -1;
+    /* Raw transactional batches with no coordinator behind them: the partition's rules alone. */
+    assert_int_equal(rt_txn_verify_set(f->e, false), 0);
     int rc = rt_append_batch(f->e, "tx", 0, buf, len, &base);
     if (rc)
         fprintf(stderr, "append: %s\n", rt_error_detail());

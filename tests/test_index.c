@@ -2,7 +2,8 @@
  * test_index.c — the offset index and the time index (index/offset_index.c, index/time_index.c):
  * lookups at every boundary, capacity, misuse, truncation, seal and reopen, the exact bytes of
  * Kafka's encoding, and the pure checkers against each corruption class. Pure file tests: they
- * run once, not once per io backend. Invariant numbers (I1..I5) refer to the tops of the .c files.
+ * run once, not once per io backend. Invariant numbers refer to the tops of the .c files
+ * (IF1-IF5 index_file.h, OI1 offset_index.c, TI1-TI2 time_index.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -95,12 +96,12 @@ static void fill3(struct offset_index *idx)
     assert_int_equal(offset_index_append(idx, BASE + 10, 100), 0);
     assert_int_equal(offset_index_append(idx, BASE + 20, 200), 0);
     assert_int_equal(offset_index_append(idx, BASE + 30, 300), 0);
-    assert_int_equal(idx->entries, 3);
+    assert_int_equal(idx->file.entries, 3);
 }
 
 static void expect_fill3(const struct offset_index *idx)
 {
-    assert_int_equal(idx->entries, 3);
+    assert_int_equal(idx->file.entries, 3);
     expect_lookup(idx, INT64_MIN, BASE, 0);
     expect_lookup(idx, BASE - 1, BASE, 0);
     expect_lookup(idx, BASE, BASE, 0);
@@ -128,8 +129,8 @@ static void test_offset_empty_lookup(void **state)
     struct fixture *f = *state;
     struct offset_index idx;
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 80, true, UINT32_MAX), 0);
-    assert_int_equal(idx.entries, 0);
-    assert_int_equal(idx.entries_max, 10);
+    assert_int_equal(idx.file.entries, 0);
+    assert_int_equal(idx.file.entries_max, 10);
     assert_int_equal(tu_file_size(f->index_path), 80); /* preallocated */
     assert_false(offset_index_full(&idx));
     expect_lookup(&idx, INT64_MIN, BASE, 0);
@@ -158,7 +159,7 @@ static void test_offset_full_at_capacity(void **state)
     struct offset_index idx;
     /* 27 bytes round down to 3 entries. */
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 27, true, UINT32_MAX), 0);
-    assert_int_equal(idx.entries_max, 3);
+    assert_int_equal(idx.file.entries_max, 3);
     assert_int_equal(tu_file_size(f->index_path), 24);
     assert_int_equal(offset_index_append(&idx, BASE + 10, 100), 0);
     assert_int_equal(offset_index_append(&idx, BASE + 20, 200), 0);
@@ -166,7 +167,7 @@ static void test_offset_full_at_capacity(void **state)
     assert_int_equal(offset_index_append(&idx, BASE + 30, 300), 0);
     assert_true(offset_index_full(&idx));
     assert_int_equal(offset_index_append(&idx, BASE + 40, 400), -ENOSPC);
-    assert_int_equal(idx.entries, 3);
+    assert_int_equal(idx.file.entries, 3);
     expect_fill3(&idx); /* a full index answers like any other */
     offset_index_close(&idx);
 }
@@ -179,15 +180,15 @@ static void test_offset_append_misuse(void **state)
     assert_int_equal(offset_index_append(&idx, BASE - 1, 10), -EINVAL);
     assert_int_equal(offset_index_append(&idx, (int64_t)BASE + INT32_MAX + 1, 10), -EINVAL);
     assert_int_equal(offset_index_append(&idx, BASE + 1, (uint32_t)INT32_MAX + 1), -EINVAL);
-    assert_int_equal(idx.entries, 0);
+    assert_int_equal(idx.file.entries, 0);
     assert_int_equal(offset_index_append(&idx, BASE + 10, 100), 0);
     assert_int_equal(offset_index_append(&idx, BASE + 10, 200), -EINVAL); /* equal offset */
     assert_int_equal(offset_index_append(&idx, BASE + 9, 200), -EINVAL);  /* smaller offset */
     assert_int_equal(offset_index_append(&idx, BASE + 11, 100), -EINVAL); /* equal position */
     assert_int_equal(offset_index_append(&idx, BASE + 11, 99), -EINVAL);  /* smaller position */
-    assert_int_equal(idx.entries, 1);
+    assert_int_equal(idx.file.entries, 1);
     assert_int_equal(offset_index_append(&idx, (int64_t)BASE + INT32_MAX, INT32_MAX), 0);
-    assert_int_equal(idx.entries, 2);
+    assert_int_equal(idx.file.entries, 2);
     offset_index_close(&idx);
 }
 
@@ -215,27 +216,27 @@ static void test_offset_truncate(void **state)
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 4096, true, UINT32_MAX), 0);
     fill3(&idx);
     offset_index_truncate_offset(&idx, BASE + 31); /* past the last entry: nothing */
-    assert_int_equal(idx.entries, 3);
+    assert_int_equal(idx.file.entries, 3);
     offset_index_truncate_offset(&idx, BASE + 30); /* at an entry: it goes */
-    assert_int_equal(idx.entries, 2);
+    assert_int_equal(idx.file.entries, 2);
     expect_lookup(&idx, BASE + 30, BASE + 20, 200);
     offset_index_truncate_offset(&idx, BASE + 15); /* between entries */
-    assert_int_equal(idx.entries, 1);
+    assert_int_equal(idx.file.entries, 1);
     expect_lookup(&idx, BASE + 30, BASE + 10, 100);
     /* appends resume after the cut, with offsets the dropped entries had */
     assert_int_equal(offset_index_append(&idx, BASE + 12, 150), 0);
     expect_lookup(&idx, BASE + 13, BASE + 12, 150);
     offset_index_truncate_offset(&idx, BASE + 10);
-    assert_int_equal(idx.entries, 0);
+    assert_int_equal(idx.file.entries, 0);
     fill3(&idx);
     offset_index_truncate_offset(&idx, BASE); /* at base: everything */
-    assert_int_equal(idx.entries, 0);
+    assert_int_equal(idx.file.entries, 0);
     fill3(&idx);
     offset_index_truncate_offset(&idx, INT64_MIN);
-    assert_int_equal(idx.entries, 0);
+    assert_int_equal(idx.file.entries, 0);
     fill3(&idx);
     offset_index_truncate_offset(&idx, INT64_MAX);
-    assert_int_equal(idx.entries, 3);
+    assert_int_equal(idx.file.entries, 3);
     offset_index_close(&idx);
     assert_int_equal(tu_file_size(f->index_path), 24);
 }
@@ -247,7 +248,7 @@ static void test_offset_reset(void **state)
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 4096, true, UINT32_MAX), 0);
     fill3(&idx);
     offset_index_reset(&idx);
-    assert_int_equal(idx.entries, 0);
+    assert_int_equal(idx.file.entries, 0);
     expect_lookup(&idx, BASE + 30, BASE, 0);
     fill3(&idx);
     expect_fill3(&idx);
@@ -262,7 +263,7 @@ static void test_offset_seal_and_reopen(void **state)
     fill3(&idx);
     assert_int_equal(offset_index_seal(&idx), 0);
     assert_int_equal(tu_file_size(f->index_path), 24);
-    assert_false(idx.writable);
+    assert_false(idx.file.writable);
     assert_true(offset_index_full(&idx));
     assert_int_equal(offset_index_append(&idx, BASE + 40, 400), -EROFS);
     assert_int_equal(offset_index_seal(&idx), 0); /* sealing twice is a no-op */
@@ -272,36 +273,36 @@ static void test_offset_seal_and_reopen(void **state)
     assert_int_equal(tu_file_size(f->index_path), 24);
 
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 0, false, 0), 0);
-    assert_false(idx.writable);
-    assert_int_equal(idx.map_bytes, 24);
+    assert_false(idx.file.writable);
+    assert_int_equal(idx.file.map_bytes, 24);
     expect_fill3(&idx);
     offset_index_close(&idx);
 
     /* writable reopen after a clean trim: all entries, capacity restored, appends continue */
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 4096, true, UINT32_MAX), 0);
-    assert_int_equal(idx.entries_max, 512);
+    assert_int_equal(idx.file.entries_max, 512);
     assert_int_equal(tu_file_size(f->index_path), 4096);
     expect_fill3(&idx);
     assert_int_equal(offset_index_append(&idx, BASE + 40, 400), 0);
     assert_int_equal(offset_index_seal(&idx), 0);
-    assert_int_equal(idx.entries, 4);
+    assert_int_equal(idx.file.entries, 4);
     offset_index_close(&idx);
     assert_int_equal(tu_file_size(f->index_path), 32);
 }
 
 static void test_offset_seal_keeps_address(void **state)
 {
-    /* I6: lock-free readers keep a pointer to the mapping; sealing must not move it. 600 entries
+    /* IF5: lock-free readers keep a pointer to the mapping; sealing must not move it. 600 entries
      * span two pages, so the kept head and the unmapped tail both get exercised. */
     struct fixture *f = *state;
     struct offset_index idx;
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 65536, true, UINT32_MAX), 0);
     for (uint32_t i = 0; i < 600; i++)
         assert_int_equal(offset_index_append(&idx, BASE + 1 + i, 100 * (i + 1)), 0);
-    const uint8_t *reader = idx.map;
+    const uint8_t *reader = idx.file.map;
     assert_int_equal(offset_index_seal(&idx), 0);
-    assert_ptr_equal(idx.map, reader);
-    assert_int_equal(idx.map_bytes, 4800);
+    assert_ptr_equal(idx.file.map, reader);
+    assert_int_equal(idx.file.map_bytes, 4800);
     assert_int_equal(tu_file_size(f->index_path), 4800);
     /* the last entry, read through the pointer taken before the seal */
     static const uint8_t last[8] = {0, 0, 0x02, 0x58, 0, 0, 0xEA, 0x60}; /* rel 600, pos 60000 */
@@ -313,7 +314,7 @@ static void test_offset_seal_keeps_address(void **state)
     /* an empty index seals to nothing mapped */
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 65536, true, 0), 0);
     assert_int_equal(offset_index_seal(&idx), 0);
-    assert_null(idx.map);
+    assert_null(idx.file.map);
     assert_int_equal(tu_file_size(f->index_path), 0);
     expect_lookup(&idx, BASE + 5, BASE, 0);
     offset_index_close(&idx);
@@ -328,11 +329,11 @@ static void test_offset_reopen_fewer_live_entries(void **state)
     offset_index_close(&idx);
 
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 4096, true, 5), -EBADMSG);
-    assert_int_equal(idx.fd, -1); /* a failed open leaves a closed struct */
+    assert_int_equal(idx.file.fd, -1); /* a failed open leaves a closed struct */
     offset_index_close(&idx);
 
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 4096, true, 1), 0);
-    assert_int_equal(idx.entries, 1);
+    assert_int_equal(idx.file.entries, 1);
     expect_lookup(&idx, BASE + 30, BASE + 10, 100);
     /* the slots past the live entries read as zeros again (no stale entries survive) */
     size_t len;
@@ -355,7 +356,7 @@ static void test_offset_capacity_smaller_than_live(void **state)
     fill3(&idx);
     offset_index_close(&idx);
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 16, true, UINT32_MAX), 0);
-    assert_int_equal(idx.entries_max, 3);
+    assert_int_equal(idx.file.entries_max, 3);
     assert_true(offset_index_full(&idx));
     expect_fill3(&idx);
     offset_index_close(&idx);
@@ -397,9 +398,9 @@ static void test_offset_open_errors(void **state)
     /* an empty file opens read-only with nothing mapped */
     write_file(f->index_path, NULL, 0);
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 0, false, 0), 0);
-    assert_null(idx.map);
-    assert_int_equal(idx.map_bytes, 0);
-    assert_int_equal(idx.entries, 0);
+    assert_null(idx.file.map);
+    assert_int_equal(idx.file.map_bytes, 0);
+    assert_int_equal(idx.file.entries, 0);
     assert_true(offset_index_full(&idx));
     expect_lookup(&idx, BASE + 100, BASE, 0);
     assert_int_equal(offset_index_seal(&idx), 0);
@@ -423,7 +424,7 @@ static void test_offset_close_safety(void **state)
     struct offset_index idx = OFFSET_INDEX_INIT;
     offset_index_close(&idx);
     offset_index_close(&idx);
-    assert_int_equal(idx.fd, -1);
+    assert_int_equal(idx.file.fd, -1);
     offset_index_close(NULL);
 }
 
@@ -454,9 +455,9 @@ static void test_offset_many_entries_match_linear_scan(void **state)
         expect_lookup(&idx, t, want_off, want_pos);
     }
     offset_index_truncate_offset(&idx, BASE + 1 + 3 * 4500);
-    assert_int_equal(idx.entries, 4500);
+    assert_int_equal(idx.file.entries, 4500);
     offset_index_truncate_offset(&idx, BASE + 3 * 100);
-    assert_int_equal(idx.entries, 100);
+    assert_int_equal(idx.file.entries, 100);
     offset_index_close(&idx);
 }
 
@@ -554,12 +555,12 @@ static void tfill3(struct time_index *idx)
     assert_int_equal(time_index_append(idx, 100, BASE + 10), 0);
     assert_int_equal(time_index_append(idx, 200, BASE + 20), 0);
     assert_int_equal(time_index_append(idx, 300, BASE + 30), 0);
-    assert_int_equal(idx->entries, 3);
+    assert_int_equal(idx->file.entries, 3);
 }
 
 static void expect_tfill3(const struct time_index *idx)
 {
-    assert_int_equal(idx->entries, 3);
+    assert_int_equal(idx->file.entries, 3);
     assert_int_equal(time_index_max_timestamp(idx), 300);
     expect_time(idx, INT64_MIN, 0, BASE + 10, BASE);
     expect_time(idx, -1, 0, BASE + 10, BASE);
@@ -583,7 +584,7 @@ static void test_time_empty_lookup(void **state)
     struct fixture *f = *state;
     struct time_index idx;
     assert_int_equal(time_index_open(&idx, f->time_path, BASE, 120, true, UINT32_MAX), 0);
-    assert_int_equal(idx.entries_max, 10);
+    assert_int_equal(idx.file.entries_max, 10);
     assert_int_equal(time_index_max_timestamp(&idx), -1);
     expect_time(&idx, INT64_MIN, -ENOENT, BASE, BASE);
     expect_time(&idx, 0, -ENOENT, BASE, BASE);
@@ -611,23 +612,23 @@ static void test_time_ignores_non_increasing(void **state)
     /* NO_TIMESTAMP (-1) and below are never indexed (Kafka's lastEntry starts at -1) */
     assert_int_equal(time_index_append(&idx, -1, BASE + 1), 0);
     assert_int_equal(time_index_append(&idx, INT64_MIN, BASE + 1), 0);
-    assert_int_equal(idx.entries, 0);
+    assert_int_equal(idx.file.entries, 0);
     assert_int_equal(time_index_append(&idx, 0, BASE), 0); /* 0 is a timestamp; base is legal */
-    assert_int_equal(idx.entries, 1);
+    assert_int_equal(idx.file.entries, 1);
     assert_int_equal(time_index_append(&idx, 100, BASE + 10), 0);
     assert_int_equal(time_index_append(&idx, 100, BASE + 11), 0); /* equal: ignored */
     assert_int_equal(time_index_append(&idx, 50, BASE + 12), 0);  /* older: ignored */
-    assert_int_equal(idx.entries, 2);
+    assert_int_equal(idx.file.entries, 2);
     assert_int_equal(time_index_max_timestamp(&idx), 100);
     /* a larger timestamp at the same offset is a new entry (offsets only non-decreasing) */
     assert_int_equal(time_index_append(&idx, 150, BASE + 10), 0);
-    assert_int_equal(idx.entries, 3);
+    assert_int_equal(idx.file.entries, 3);
     /* offsets may not go back, even when the append would be ignored */
     assert_int_equal(time_index_append(&idx, 200, BASE + 9), -EINVAL);
     assert_int_equal(time_index_append(&idx, 10, BASE + 9), -EINVAL);
     assert_int_equal(time_index_append(&idx, 200, BASE - 1), -EINVAL);
     assert_int_equal(time_index_append(&idx, 200, (int64_t)BASE + INT32_MAX + 1), -EINVAL);
-    assert_int_equal(idx.entries, 3);
+    assert_int_equal(idx.file.entries, 3);
     assert_int_equal(time_index_append(&idx, INT64_MAX, (int64_t)BASE + INT32_MAX), 0);
     assert_int_equal(time_index_max_timestamp(&idx), INT64_MAX);
     time_index_close(&idx);
@@ -638,11 +639,11 @@ static void test_time_full_reserves_last_slot(void **state)
     struct fixture *f = *state;
     struct time_index idx;
     assert_int_equal(time_index_open(&idx, f->time_path, BASE, 36 + 11, true, UINT32_MAX), 0);
-    assert_int_equal(idx.entries_max, 3);
+    assert_int_equal(idx.file.entries_max, 3);
     assert_int_equal(time_index_append(&idx, 100, BASE + 10), 0);
     assert_false(time_index_full(&idx));
     assert_int_equal(time_index_append(&idx, 200, BASE + 20), 0);
-    assert_true(time_index_full(&idx)); /* I5: roll now, one slot left for the seal */
+    assert_true(time_index_full(&idx)); /* TI2: roll now, one slot left for the seal */
     assert_int_equal(time_index_append(&idx, 300, BASE + 30), 0);
     assert_true(time_index_full(&idx));
     assert_int_equal(time_index_append(&idx, 400, BASE + 40), -ENOSPC);
@@ -660,27 +661,27 @@ static void test_time_truncate_and_reset(void **state)
     assert_int_equal(time_index_open(&idx, f->time_path, BASE, 4096, true, UINT32_MAX), 0);
     tfill3(&idx);
     time_index_truncate_offset(&idx, BASE + 31);
-    assert_int_equal(idx.entries, 3);
+    assert_int_equal(idx.file.entries, 3);
     time_index_truncate_offset(&idx, BASE + 30); /* at an entry */
-    assert_int_equal(idx.entries, 2);
+    assert_int_equal(idx.file.entries, 2);
     assert_int_equal(time_index_max_timestamp(&idx), 200);
     time_index_truncate_offset(&idx, BASE + 15); /* between */
-    assert_int_equal(idx.entries, 1);
+    assert_int_equal(idx.file.entries, 1);
     expect_time(&idx, 150, -ENOENT, BASE + 10, BASE + 10);
     /* a timestamp that was dropped may be indexed again */
     assert_int_equal(time_index_append(&idx, 120, BASE + 12), 0);
-    assert_int_equal(idx.entries, 2);
+    assert_int_equal(idx.file.entries, 2);
     time_index_truncate_offset(&idx, BASE);
-    assert_int_equal(idx.entries, 0);
+    assert_int_equal(idx.file.entries, 0);
     tfill3(&idx);
     time_index_reset(&idx);
-    assert_int_equal(idx.entries, 0);
+    assert_int_equal(idx.file.entries, 0);
     assert_int_equal(time_index_max_timestamp(&idx), -1);
     tfill3(&idx);
     /* equal offsets: truncation drops every entry at or past the offset */
     assert_int_equal(time_index_append(&idx, 400, BASE + 30), 0);
     time_index_truncate_offset(&idx, BASE + 30);
-    assert_int_equal(idx.entries, 2);
+    assert_int_equal(idx.file.entries, 2);
     time_index_close(&idx);
 }
 
@@ -690,9 +691,9 @@ static void test_time_seal_and_reopen(void **state)
     struct time_index idx;
     assert_int_equal(time_index_open(&idx, f->time_path, BASE, 4096, true, UINT32_MAX), 0);
     tfill3(&idx);
-    const uint8_t *reader = idx.map;
+    const uint8_t *reader = idx.file.map;
     assert_int_equal(time_index_seal(&idx), 0);
-    assert_ptr_equal(idx.map, reader); /* I6 */
+    assert_ptr_equal(idx.file.map, reader); /* IF5 */
     assert_int_equal(tu_file_size(f->time_path), 36);
     assert_int_equal(time_index_append(&idx, 400, BASE + 40), -EROFS);
     assert_true(time_index_full(&idx));
@@ -704,7 +705,7 @@ static void test_time_seal_and_reopen(void **state)
     time_index_close(&idx);
 
     assert_int_equal(time_index_open(&idx, f->time_path, BASE, 4096, true, UINT32_MAX), 0);
-    assert_int_equal(idx.entries_max, 341);
+    assert_int_equal(idx.file.entries_max, 341);
     expect_tfill3(&idx);
     time_index_close(&idx);
 
@@ -831,7 +832,7 @@ static void test_time_open_errors(void **state)
     assert_int_equal(time_index_open(&idx, f->time_path, BASE, 11, true, UINT32_MAX), -EINVAL);
     write_file(f->time_path, NULL, 0);
     assert_int_equal(time_index_open(&idx, f->time_path, BASE, 0, false, 0), 0);
-    assert_null(idx.map);
+    assert_null(idx.file.map);
     expect_time(&idx, 5, -ENOENT, BASE, BASE);
     time_index_close(&idx);
     static const uint8_t odd[13] = {0};

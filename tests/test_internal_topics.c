@@ -36,6 +36,7 @@
 #include "io/io.h"
 #include "meta.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 #include "txn_log.h"
 
 static int setup(void **state)
@@ -442,7 +443,7 @@ static void test_internal_topics_do_not_count_against_topics_max(void **state)
     f->o.topics_max = 1;
     tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "a", 1), 0);
-    assert_int_equal(rt_topic_create(f->e, "b", 1), RT_E_LIMIT);
+    assert_int_equal(rt_topic_create(f->e, "b", 1), RT_E_TOPICS_FULL);
     struct rt_offset off = {.topic = "a", .partition = 0, .offset = 3};
     int rc = rt_group_commit_offsets(f->e, "g", &off, 1);
     if (rc)
@@ -456,13 +457,13 @@ static void test_internal_topics_do_not_count_against_topics_max(void **state)
     assert_int_equal(rt_producer_commit(p, -1), 0);
     rt_producer_close(p);
     /* Still only one user topic allowed. */
-    assert_int_equal(rt_topic_create(f->e, "b", 1), RT_E_LIMIT);
+    assert_int_equal(rt_topic_create(f->e, "b", 1), RT_E_TOPICS_FULL);
     tu_fixture_close(f);
     tu_fixture_open(f); /* 1 user topic + 2 internal ones within topics_max 1 */
     int64_t got = -1;
     assert_int_equal(rt_group_fetch_offsets(f->e, "g", "a", 0, true, &got), 0);
     assert_int_equal(got, 3);
-    assert_int_equal(rt_topic_create(f->e, "b", 1), RT_E_LIMIT);
+    assert_int_equal(rt_topic_create(f->e, "b", 1), RT_E_TOPICS_FULL);
     tu_fixture_close(f);
 }
 
@@ -481,10 +482,8 @@ static void test_enospc_passes_through(void **state)
         .mode = IO_FAULT_FOREVER, .op = IO_OP_WRITE, .nth = 1, .error = ENOSPC};
     plan.rule_count = 1;
     struct rt_options o = f->o;
-    o.io_backend = RT_IO_FAULT;
-    o.fault_injector = &plan;
     rt_engine *e = NULL;
-    assert_int_equal(rt_open(f->dir, &o, &e), 0);
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
     struct rt_offset off = {.topic = "a", .partition = 0, .offset = 3};
     int rc = rt_group_commit_offsets(e, "g", &off, 1);
     assert_int_not_equal(rc, 0);

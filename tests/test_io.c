@@ -134,7 +134,7 @@ static const struct io_completion *find(const struct io_completion *c, unsigned 
     const struct io_completion *hit = NULL;
     for (unsigned i = 0; i < n; i++) {
         if (c[i].user_data == ud) {
-            assert_null(hit); /* exactly one completion per op (I3) */
+            assert_null(hit); /* exactly one completion per op (IO3) */
             hit = &c[i];
         }
     }
@@ -187,7 +187,7 @@ static void test_open_einval(void **state)
 
 /* Three files, writes interleaved across them, each file's fdatasync queued after its writes
  * (and one file gets a second write after its sync, then a second sync): every op completes
- * once, each fdatasync after the writes before it (I4), and the bytes on disk are the bytes
+ * once, each fdatasync after the writes before it (IO4), and the bytes on disk are the bytes
  * queued. */
 static void test_multi_file_round(void **state)
 {
@@ -321,7 +321,7 @@ static void test_many_iovecs(void **state)
 }
 
 /* A round holds exactly queue_depth ops; one more is -EBUSY; so is queuing while a submitted
- * round is not fully reaped (I2). After the last reap the ring takes a new round. */
+ * round is not fully reaped (IO2). After the last reap the ring takes a new round. */
 static void test_queue_depth_and_busy(void **state)
 {
     (void)state;
@@ -402,7 +402,7 @@ static void test_einval(void **state)
 }
 
 /* A write to a closed fd fails with -EBADF from the kernel itself; the fdatasync behind it is
- * -ECANCELED, while another file's chain in the same round is untouched (I4). */
+ * -ECANCELED, while another file's chain in the same round is untouched (IO4). */
 static void test_bad_fd_cancels_its_chain_only(void **state)
 {
     (void)state;

@@ -84,7 +84,7 @@ static void test_error_is_sticky(void **state)
     assert_int_equal(kp_read_i8(&r), 0);
     assert_int_equal(kp_read_i16(&r), 0);
     assert_ptr_equal(r.p, at);
-    kp_fail(&r, RT_E_LIMIT);
+    kp_fail(&r, KP_E_LIMIT);
     assert_int_equal(r.err, RT_E_CORRUPT);
 }
 
@@ -376,11 +376,11 @@ static void test_arena_limit(void **state)
     assert_null(kp_arena_array(&r, &a, 0, 8));
     assert_int_equal(r.err, 0);
     assert_null(kp_arena_array(&r, &a, 4, 8)); /* 8 + 32 used, 32 more do not fit */
-    assert_int_equal(r.err, RT_E_LIMIT);
+    assert_int_equal(r.err, KP_E_LIMIT);
     kp_arena_reset(&a);
     r = rd(none, 0);
     assert_null(kp_arena_array(&r, &a, INT32_MAX, 1 << 20));
-    assert_int_equal(r.err, RT_E_LIMIT);
+    assert_int_equal(r.err, KP_E_LIMIT);
 }
 
 /* Writer and reader agree on every form; nullable forms write null, others the empty string. */
@@ -469,7 +469,7 @@ static void test_holes(void **state)
     assert_int_equal(holes[1].len, 5);
     assert_true(kp_writer_wire_bytes(&w) == 6 + 105);
     kp_write_hole(&w, 1, NULL);
-    assert_int_equal(w.err, RT_E_LIMIT);
+    assert_int_equal(w.err, KP_E_LIMIT);
     kp_writer_free(&w);
 }
 

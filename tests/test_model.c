@@ -102,6 +102,7 @@
 #include "io/io.h"
 #include "murmur2.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 /* ---- limits of the model ---- */
 
@@ -2162,11 +2163,7 @@ static void child_main(struct model *m, uint64_t id0, uint64_t rng, struct io_fa
 {
     child_plan = plan;
     m->o.retention_bytes = -1; /* the parent could not tell retention from loss */
-    if (plan) {
-        m->o.io_backend = RT_IO_FAULT;
-        m->o.fault_injector = plan;
-    }
-    int rc = rt_open(m->dir, &m->o, &m->e);
+    int rc = plan ? rt_test_open(m->dir, &m->o, plan, &m->e) : rt_open(m->dir, &m->o, &m->e);
     if (rc)
         child_fail(rc, "rt_open");
     struct child_app a[2];

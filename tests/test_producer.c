@@ -1,6 +1,6 @@
 /*
- * test_producer.c — exactly-once appends: every producer sequence rule (R1-R7 of
- * engine/producer_state.c) through the engine, fencing by epoch, expiry and the table bound,
+ * test_producer.c — exactly-once appends: every producer sequence rule (PS1-PS7 of
+ * engine/log/producer_state.c) through the engine, fencing by epoch, expiry and the table bound,
  * snapshots (clean close, unclean replay, a corrupt snapshot rejected), a property test that
  * snapshot-plus-replay equals a full replay over random histories, the embedded producer API,
  * and a crash test: a child sends under a producer name and is SIGKILLed at a random point; the
@@ -83,10 +83,10 @@ static void test_sequence_rules(void **state)
     assert_int_equal(rt_topic_create(f->e, "s", 1), 0);
     int64_t base;
     bool dup;
-    /* R4: an unknown producer must start at 0. */
+    /* PS4: an unknown producer must start at 0. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 5, 1, 1, &base, &dup), RT_E_UNKNOWN_PRODUCER_ID);
-    assert_non_null(strstr(rt_error_detail(), "R4"));
-    /* R6: contiguous sequences append. */
+    assert_non_null(strstr(rt_error_detail(), "PS4"));
+    /* PS6: contiguous sequences append. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 0, 3, 1, &base, &dup), 0);
     assert_int_equal(base, 0);
     assert_false(dup);
@@ -95,7 +95,7 @@ static void test_sequence_rules(void **state)
         assert_int_equal(base, i * 3);
     }
     assert_int_equal(hw(f->e, "s", 0), 21);
-    /* R2: an exact retry of each of the last 5 batches returns its original offset. */
+    /* PS2: an exact retry of each of the last 5 batches returns its original offset. */
     for (int i = 2; i < 7; i++) {
         assert_int_equal(pappend(f->e, "s", 0, 7, 0, i * 3, 3, 1, &base, &dup), 0);
         assert_true(dup);
@@ -104,22 +104,22 @@ static void test_sequence_rules(void **state)
     assert_int_equal(hw(f->e, "s", 0), 21); /* nothing appended */
     /* Older than the window: out of order. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 3, 3, 1, &base, &dup), RT_E_OUT_OF_ORDER_SEQUENCE);
-    /* R7: a gap, or an overlapping but different batch. */
+    /* PS7: a gap, or an overlapping but different batch. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 22, 1, 1, &base, &dup),
                      RT_E_OUT_OF_ORDER_SEQUENCE);
-    assert_non_null(strstr(rt_error_detail(), "R7"));
+    assert_non_null(strstr(rt_error_detail(), "PS7"));
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 18, 2, 1, &base, &dup),
                      RT_E_OUT_OF_ORDER_SEQUENCE);
-    /* R5: a new epoch starts at 0. */
+    /* PS5: a new epoch starts at 0. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 1, 21, 1, 1, &base, &dup),
                      RT_E_OUT_OF_ORDER_SEQUENCE);
-    assert_non_null(strstr(rt_error_detail(), "R5"));
+    assert_non_null(strstr(rt_error_detail(), "PS5"));
     assert_int_equal(pappend(f->e, "s", 0, 7, 1, 0, 2, 1, &base, &dup), 0);
     assert_int_equal(base, 21);
-    /* R1: the old epoch is fenced from now on. */
+    /* PS1: the old epoch is fenced from now on. */
     assert_int_equal(pappend(f->e, "s", 0, 7, 0, 21, 1, 1, &base, &dup),
                      RT_E_INVALID_PRODUCER_EPOCH);
-    assert_non_null(strstr(rt_error_detail(), "R1"));
+    assert_non_null(strstr(rt_error_detail(), "PS1"));
     /* Another producer is independent. */
     assert_int_equal(pappend(f->e, "s", 0, 8, 0, 0, 1, 1, &base, &dup), 0);
     assert_int_equal(base, 23);
@@ -471,6 +471,80 @@ static void test_idempotent_producer_api(void **state)
     free(log.offsets);
 }
 
+/* PR1: batches are recycled through the producer's pool, bounded by buffer_memory_bytes
+ * (here two standard batches): sends block while both are in flight (back-pressure, never an
+ * error), records larger than a batch get their own buffer (which trims the pool to stay in
+ * the bound), and every record lands once, in order, with its own bytes — a recycled buffer
+ * never leaks an earlier batch's records. */
+static void test_batch_pool_reuse(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "pool", 1), 0);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.batch_size_bytes = 1024;
+    po.buffer_memory_bytes = 2048;
+    po.linger_ms = 0;
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    enum { N = 2000 };
+    static char big[1500];
+    struct delivery_log log = {.offsets = calloc(N, sizeof(int64_t))};
+    pthread_mutex_init(&log.lock, NULL);
+    struct delivery_ctx *ctx = calloc(N, sizeof(*ctx));
+    for (int i = 0; i < N; i++) {
+        char val[16];
+        int len = snprintf(val, sizeof(val), "%d", i);
+        struct rt_producer_message m = {
+            .record = {.key_len = -1, .value = val, .value_len = len, .timestamp_ms = -1},
+            .sequence = -1};
+        if (i % 101 == 100) { /* a record larger than a batch: its own buffer */
+            memset(big, 'a' + i % 26, sizeof(big));
+            memcpy(big, val, (size_t)len);
+            m.record.value = big;
+            m.record.value_len = (int32_t)sizeof(big);
+        }
+        ctx[i] = (struct delivery_ctx){.log = &log, .index = i};
+        assert_int_equal(rt_producer_send(p, "pool", 0, &m, on_delivery, &ctx[i]), 0);
+    }
+    assert_int_equal(rt_producer_flush(p, -1), 0);
+    assert_int_equal(log.delivered, N);
+    assert_int_equal(log.errors, 0);
+    assert_int_equal(hw(f->e, "pool", 0), N);
+    int64_t next = 0;
+    while (next < N) {
+        rt_fetch *fh = NULL;
+        assert_int_equal(rt_fetch_start(f->e, "pool", 0, next, 64 * 1024, RT_READ_UNCOMMITTED, &fh),
+                         0);
+        struct rt_records it;
+        struct rt_record_view r;
+        rt_records_init(&it, fh, next);
+        int rc;
+        while ((rc = rt_records_next(&it, &r)) == 0) {
+            assert_int_equal(r.offset, next);
+            assert_int_equal(log.offsets[next], next); /* sent in order, one partition */
+            char want[16];
+            int len = snprintf(want, sizeof(want), "%" PRId64, next);
+            if (next % 101 == 100) {
+                assert_int_equal(r.value_len, (int)sizeof(big));
+                assert_memory_equal(r.value, want, (size_t)len);
+                assert_int_equal(((const char *)r.value)[sizeof(big) - 1], 'a' + next % 26);
+            } else {
+                assert_int_equal(r.value_len, len);
+                assert_memory_equal(r.value, want, (size_t)len);
+            }
+            next++;
+        }
+        assert_int_equal(rc, RT_E_END);
+        rt_fetch_release(fh);
+    }
+    assert_int_equal(rt_producer_close(p), 0);
+    free(ctx);
+    free(log.offsets);
+    tu_fixture_close(f);
+}
+
 static void test_named_producer_fencing_and_dedup(void **state)
 {
     struct tu_fixture *f = *state;
@@ -668,6 +742,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_snapshot_replay_property, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_idempotent_producer_api, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_batch_pool_reuse, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_named_producer_fencing_and_dedup, tu_fixture_setup,
                                         tu_fixture_teardown),

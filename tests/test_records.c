@@ -1,6 +1,6 @@
 /*
- * test_records.c — the record iterator (engine/records.c) over fetches built from raw bytes
- * (fetch_from_bytes): read_committed filtering by the aborted list (DESIGN §5, rules F1-F4 at the
+ * test_records.c — the record iterator (engine/log/records.c) over fetches built from raw bytes
+ * (fetch_from_bytes): read_committed filtering by the aborted list (DESIGN §5, rules RC1-RC4 at the
  * top of records.c, Kafka's CompletedFetch), control records never yielded, compressed batches of
  * every codec decoded and checked (a damaged or oversized one is RT_E_CORRUPT naming its
  * position, and none of its records is served), start offsets inside batches, no reallocation
@@ -289,7 +289,7 @@ static void expect_offsets(const uint8_t *data, size_t len, enum rt_isolation is
 
 /* ---- cases --------------------------------------------------------------------------------- */
 
-/* F1-F4: three producers interleaved; B aborts, A commits, C is idempotent only. */
+/* RC1-RC4: three producers interleaved; B aborts, A commits, C is idempotent only. */
 static void test_interleaved_transactions(void **state)
 {
     (void)state;
@@ -316,7 +316,7 @@ static void test_interleaved_transactions(void **state)
 }
 
 /* An aborted transaction that began before the fetch: its entry's firstOffset lies below the
- * fetch's first batch, and the first batch taken pulls it in (F1). */
+ * fetch's first batch, and the first batch taken pulls it in (RC1). */
 static void test_aborted_txn_spans_fetch_start(void **state)
 {
     (void)state;
@@ -341,7 +341,7 @@ static void test_aborted_txn_spans_fetch_start(void **state)
 }
 
 /* A producer aborts, then commits a later transaction, then aborts and commits again: its ABORT
- * marker takes it out of the set (F2), so the later transactions are returned. */
+ * marker takes it out of the set (RC2), so the later transactions are returned. */
 static void test_abort_then_commit(void **state)
 {
     (void)state;
@@ -363,7 +363,7 @@ static void test_abort_then_commit(void **state)
     /* Starting past the first abort: the list no longer holds it (its marker is below start). */
     int64_t want5[] = {7, 9};
     expect_offsets(l.buf, l.len, RT_READ_COMMITTED, aborted + 1, 1, 5, want5, 2);
-    /* Iterating from a later start over the same fetch still sees the early markers (F1-F3 run
+    /* Iterating from a later start over the same fetch still sees the early markers (RC1-RC3 run
      * over batches below the start offset). */
     expect_offsets(l.buf, l.len, RT_READ_COMMITTED, aborted, 2, 5, want5, 2);
     int64_t want3[] = {3, 4, 7, 9};
@@ -371,7 +371,7 @@ static void test_abort_then_commit(void **state)
     tlog_free(&l);
 }
 
-/* Non-transactional batches of a producer in the aborted set are returned (F3 needs the
+/* Non-transactional batches of a producer in the aborted set are returned (RC3 needs the
  * transactional bit), as are batches without a producer id. */
 static void test_non_transactional_of_aborted_producer(void **state)
 {

@@ -15,30 +15,30 @@
  *   - SIGKILL after a random number of acknowledged commits (plus a random few ms, so the kill
  *     often lands inside a transaction or inside the commit protocol);
  *   - SIGKILL after a random delay from the fork (which may land inside rt_open's recovery);
- *   - power loss: the child's engine runs over the fault injector (RT_IO_FAULT) with an
+ *   - power loss: the child's engine runs over the fault injector (rt_test_open) with an
  *     IO_FAULT_POWER_LOSS rule at a random Nth fdatasync or write, sometimes keeping a random
  *     whole-sector prefix of unsynced writes; the file contents roll back to the last sync, the
  *     engine fails with RT_E_IO_FAILED and the child _exits at once (a dead machine runs no
  *     close). Preallocation and index writes bypass io/ and count as durable (io.h).
  *
  * After each child the parent reopens the directory (normal backend) and checks:
- *   T1. Recovery opens the directory.
- *   T2. Once open transactions time out, the LSO of every out partition reaches its high
- *       watermark (no hanging transaction), within a bound.
- *   T3. The group's committed offsets are stable (no transactional commit left pending).
- *   T4. No acknowledged commit is lost: each committed offset of in-P is >= the highest the
- *       child was told was committed, and never goes backwards between checks.
- *   T5. out-P under read_committed is exactly "in-P-0", "in-P-1", ... "in-P-(c-1)" in order,
- *       where c is the group's committed offset for in-P: no duplicate, no gap, nothing of an
- *       aborted or open transaction, and the offsets commit and the output are all-or-nothing
- *       together (a transaction spans several out partitions and the offsets).
- *   T6. out-P under read_uncommitted holds only well-formed "in-P-O" values (aborted data may
- *       be there; it must be hidden by T5).
- *   T7. The input is intact: in-P holds RECORDS records and its LSO equals its high watermark.
- *   T8. rt_close succeeds, then rt_verify reports the directory healthy.
+ *   TR1. Recovery opens the directory.
+ *   TR2. Once open transactions time out, the LSO of every out partition reaches its high
+ *        watermark (no hanging transaction), within a bound.
+ *   TR3. The group's committed offsets are stable (no transactional commit left pending).
+ *   TR4. No acknowledged commit is lost: each committed offset of in-P is >= the highest the
+ *        child was told was committed, and never goes backwards between checks.
+ *   TR5. out-P under read_committed is exactly "in-P-0", "in-P-1", ... "in-P-(c-1)" in order,
+ *        where c is the group's committed offset for in-P: no duplicate, no gap, nothing of an
+ *        aborted or open transaction, and the offsets commit and the output are all-or-nothing
+ *        together (a transaction spans several out partitions and the offsets).
+ *   TR6. out-P under read_uncommitted holds only well-formed "in-P-O" values (aborted data may
+ *        be there; it must be hidden by TR5).
+ *   TR7. The input is intact: in-P holds RECORDS records and its LSO equals its high watermark.
+ *   TR8. rt_close succeeds, then rt_verify reports the directory healthy.
  * The child itself checks that the consumer yields the input records in order with their own
  * values (a wrong record makes it exit with CHILD_EXIT_WRONG_RECORD).
- * A seed ends when the child exits 0 (then T5 with c == RECORDS: output == input exactly once)
+ * A seed ends when the child exits 0 (then TR5 with c == RECORDS: output == input exactly once)
  * or its iteration budget is spent.
  *
  * Modes (environment):
@@ -74,6 +74,7 @@
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 #define PARTS          3u
 #define GROUP          "torture"
@@ -82,7 +83,7 @@
 #define SEGMENT_BYTES  (64u * 1024u)
 #define POLL_MAX       24    /* records per transaction: 1..POLL_MAX */
 #define ABORT_PERCENT  20    /* transactions the child aborts on purpose */
-#define LSO_WAIT_MS    10000 /* T2 bound: a timed-out transaction is aborted well before */
+#define LSO_WAIT_MS    10000 /* TR2 bound: a timed-out transaction is aborted well before */
 #define CHILD_HANG_MS  60000 /* a child that neither finishes nor reports for this long hangs */
 #define VALUE_MAX      48
 
@@ -271,12 +272,8 @@ static void child_main(const char *dir, int64_t records, uint64_t rng, struct io
 {
     struct rt_options o;
     torture_options(&o);
-    if (plan) {
-        o.io_backend = RT_IO_FAULT;
-        o.fault_injector = plan;
-    }
     rt_engine *e = NULL;
-    child_check(rt_open(dir, &o, &e), "rt_open", plan);
+    child_check(plan ? rt_test_open(dir, &o, plan, &e) : rt_open(dir, &o, &e), "rt_open", plan);
     struct rt_consumer_options co;
     rt_consumer_options_init(&co);
     co.group = GROUP;
@@ -630,7 +627,7 @@ static bool settled(rt_engine *e, int64_t lso[PARTS], int64_t hw[PARTS], int sta
     return ok;
 }
 
-/* Reopens the directory and checks T1-T8. Returns false when it could not be opened. */
+/* Reopens the directory and checks TR1-TR8. Returns false when it could not be opened. */
 static bool check(struct scenario *s)
 {
     struct rt_options o;
@@ -638,10 +635,10 @@ static bool check(struct scenario *s)
     rt_engine *e = NULL;
     int rc = rt_open(s->dir, &o, &e);
     if (rc) {
-        anomaly(s, "T1: rt_open after the crash: %s (%s)", rt_strerror(rc), rt_error_detail());
+        anomaly(s, "TR1: rt_open after the crash: %s (%s)", rt_strerror(rc), rt_error_detail());
         return false;
     }
-    /* T2, T3: an open transaction (the killed child's) is aborted by the coordinator's timer
+    /* TR2, TR3: an open transaction (the killed child's) is aborted by the coordinator's timer
      * after TXN_TIMEOUT_MS; until then the LSO and the group's offsets may be pinned. */
     int64_t lso[PARTS], hw[PARTS];
     int stable_rc[PARTS];
@@ -652,15 +649,15 @@ static bool check(struct scenario *s)
     for (uint32_t part = 0; part < PARTS; part++)
         if (lso[part] != hw[part])
             anomaly(s,
-                    "T2: out-%u LSO %" PRId64 " stays below its high watermark %" PRId64
+                    "TR2: out-%u LSO %" PRId64 " stays below its high watermark %" PRId64
                     " %d ms after reopen (transaction timeout %d ms)",
                     part, lso[part], hw[part], LSO_WAIT_MS, TXN_TIMEOUT_MS);
     for (uint32_t part = 0; part < PARTS; part++) {
-        /* T3, T4 */
+        /* TR3, TR4 */
         int64_t c = -1;
         rc = rt_group_fetch_offsets(e, GROUP, "in", part, true, &c);
         if (rc) {
-            anomaly(s, "T3: group offset of in-%u still %s %d ms after reopen (%s)", part,
+            anomaly(s, "TR3: group offset of in-%u still %s %d ms after reopen (%s)", part,
                     rt_strerror(rc), LSO_WAIT_MS, rt_error_detail());
             rt_txn_list(e, print_txn, NULL);
             rc = rt_group_fetch_offsets(e, GROUP, "in", part, false, &c);
@@ -668,56 +665,56 @@ static bool check(struct scenario *s)
         if (c < 0)
             c = 0;
         if (c < s->acked[part])
-            anomaly(s, "T4: in-%u committed offset %" PRId64 " is below the acknowledged %" PRId64,
+            anomaly(s, "TR4: in-%u committed offset %" PRId64 " is below the acknowledged %" PRId64,
                     part, c, s->acked[part]);
         if (c < s->committed[part])
-            anomaly(s, "T4: in-%u committed offset went back from %" PRId64 " to %" PRId64, part,
+            anomaly(s, "TR4: in-%u committed offset went back from %" PRId64 " to %" PRId64, part,
                     s->committed[part], c);
         if (c > s->cfg->records)
-            anomaly(s, "T4: in-%u committed offset %" PRId64 " beyond the input (%" PRId64 ")",
+            anomaly(s, "TR4: in-%u committed offset %" PRId64 " beyond the input (%" PRId64 ")",
                     part, c, s->cfg->records);
         s->committed[part] = c;
-        /* T5 */
+        /* TR5 */
         struct out_check oc = {.s = s, .isolation = "read_committed", .part = part, .exact = true};
         int64_t bound = 0;
         rc = read_partition(e, "out", part, RT_READ_COMMITTED, check_out_record, &oc, &bound);
         if (rc)
-            anomaly(s, "T5: reading out-%u read_committed: %s (%s)", part, rt_strerror(rc),
+            anomaly(s, "TR5: reading out-%u read_committed: %s (%s)", part, rt_strerror(rc),
                     rc == RT_E_END ? "the iterator made no progress" : rt_error_detail());
         if (oc.expect != c)
             anomaly(s,
-                    "T5: out-%u read_committed ends at in-%u-%" PRId64 " but the group committed "
+                    "TR5: out-%u read_committed ends at in-%u-%" PRId64 " but the group committed "
                     "in-%u up to %" PRId64 " (offsets and output not atomic)",
                     part, part, oc.expect - 1, part, c);
-        /* T6 */
+        /* TR6 */
         struct out_check ou = {.s = s, .isolation = "read_uncommitted", .part = part};
         rc = read_partition(e, "out", part, RT_READ_UNCOMMITTED, check_out_record, &ou, &bound);
         if (rc)
-            anomaly(s, "T6: reading out-%u read_uncommitted: %s (%s)", part, rt_strerror(rc),
+            anomaly(s, "TR6: reading out-%u read_uncommitted: %s (%s)", part, rt_strerror(rc),
                     rc == RT_E_END ? "the iterator made no progress" : rt_error_detail());
         if (ou.count < oc.count)
             anomaly(s,
-                    "T6: out-%u shows %" PRId64 " records read_uncommitted, %" PRId64
+                    "TR6: out-%u shows %" PRId64 " records read_uncommitted, %" PRId64
                     " read_committed",
                     part, ou.count, oc.count);
         s->hidden_records += ou.count - oc.count;
-        /* T7 */
+        /* TR7 */
         int64_t in_count = 0, in_lso = -1, in_hw = -1;
         rc = read_partition(e, "in", part, RT_READ_COMMITTED, count_record, &in_count, &bound);
         rt_list_offsets(e, "in", part, RT_OFFSET_LATEST, RT_READ_COMMITTED, &in_lso);
         rt_list_offsets(e, "in", part, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &in_hw);
         if (rc || in_count != s->cfg->records || in_lso != in_hw || in_hw != s->cfg->records)
-            anomaly(s, "T7: in-%u holds %" PRId64 " records, LSO %" PRId64 ", HW %" PRId64 " (%s)",
+            anomaly(s, "TR7: in-%u holds %" PRId64 " records, LSO %" PRId64 ", HW %" PRId64 " (%s)",
                     part, in_count, in_lso, in_hw, rt_strerror(rc));
     }
-    /* T8 */
+    /* TR8 */
     rc = rt_close(e);
     if (rc)
-        anomaly(s, "T8: rt_close: %s (%s)", rt_strerror(rc), rt_error_detail());
+        anomaly(s, "TR8: rt_close: %s (%s)", rt_strerror(rc), rt_error_detail());
     struct verify_log vl = {.s = s};
     rc = rt_verify(s->dir, on_problem, &vl);
     if (rc)
-        anomaly(s, "T8: rt_verify: %s, %d problems (listed above)", rt_strerror(rc), vl.problems);
+        anomaly(s, "TR8: rt_verify: %s, %d problems (listed above)", rt_strerror(rc), vl.problems);
     bool complete = true;
     for (uint32_t part = 0; part < PARTS; part++)
         complete = complete && s->committed[part] == s->cfg->records;

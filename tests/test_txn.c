@@ -1,9 +1,9 @@
 /*
  * test_txn.c — the transaction coordinator end to end: every transition and error of the state
- * machine (coordinator.c, C1-C6), zombie fencing by a second instance, the timeout abort,
+ * machine (coordinator.c, CO1-CO6), zombie fencing by a second instance, the timeout abort,
  * each check-back outcome, transactional offsets, an I/O fault at every step of commit and abort
- * followed by a reopen (all-or-nothing across partitions, C2), and the transaction log staying
- * bounded (C6).
+ * followed by a reopen (all-or-nothing across partitions, CO2), and the transaction log staying
+ * bounded (CO6).
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback.
  */
@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "coordinator.h"
@@ -26,6 +29,7 @@
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 static rt_producer *txn_producer(rt_engine *e, const char *id, int32_t timeout_ms)
 {
@@ -128,7 +132,7 @@ static void test_commit_and_abort(void **state)
     for (int part = 0; part < 3; part++)
         assert_int_equal(count_records(f->e, "out", part, RT_READ_COMMITTED), 1);
     rt_producer_id(p, NULL, &epoch);
-    assert_int_equal(epoch, epoch0 + 1); /* C3: bumped at the transaction's end */
+    assert_int_equal(epoch, epoch0 + 1); /* CO3: bumped at the transaction's end */
     /* Ongoing -> PrepareAbort -> CompleteAbort */
     assert_int_equal(rt_producer_begin(p), 0);
     for (int part = 0; part < 3; part++)
@@ -229,7 +233,7 @@ static void test_timeout_aborts(void **state)
     int64_t lso = -1, hw = -1;
     rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
     assert_int_equal(lso, 0);
-    /* The coordinator's timer aborts it (C5); wait for the LSO to move, bounded. */
+    /* The coordinator's timer aborts it (CO5); wait for the LSO to move, bounded. */
     for (int i = 0; i < 200 && lso == 0; i++) {
         usleep(20 * 1000);
         rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
@@ -370,7 +374,7 @@ static void test_check_back_unknown_parked(void **state)
 /* ---- crashes and faults at every step ---- */
 
 /* Runs one transaction over 3 partitions with an I/O fault injected at the nth write (or
- * fdatasync); whatever step it hits, after a reopen the transaction is all-or-nothing (C2). */
+ * fdatasync); whatever step it hits, after a reopen the transaction is all-or-nothing (CO2). */
 static int faults_acknowledged, faults_failed, faults_committed_after_failure;
 
 static void fault_case(struct tu_fixture *f, enum io_op_type op, uint64_t nth, bool commit)
@@ -382,10 +386,8 @@ static void fault_case(struct tu_fixture *f, enum io_op_type op, uint64_t nth, b
         (struct io_fault_rule){.mode = IO_FAULT_FOREVER, .op = op, .nth = nth, .error = EIO};
     plan.rule_count = 1;
     struct rt_options o = f->o;
-    o.io_backend = RT_IO_FAULT;
-    o.fault_injector = &plan;
     rt_engine *e = NULL;
-    assert_int_equal(rt_open(f->dir, &o, &e), 0);
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
     int rc = rt_topic_create(e, "out", 3);
     if (rc == 0) {
         struct rt_producer_options po;
@@ -463,7 +465,134 @@ static void test_fault_at_every_step(void **state)
     assert_true(faults_committed_after_failure > 0);
 }
 
-/* C4 and C2: when phase two fails (here: the markers' fdatasync), the id stays PrepareCommit;
+/* What a child that aborted one transaction under a fault plan saw before it was killed. */
+struct abort_seen {
+    int abort_rc;
+    int64_t hw, lso;        /* after the abort returned */
+    uint64_t writes_before; /* writes the ring made before the abort */
+    uint64_t writes_after;  /* and once it returned */
+    uint64_t faults;
+};
+
+/* Forks a child that opens the engine over the fault injector (write `nth` fails once; 0: no
+ * fault), writes one transactional record, aborts, reports what it saw through a pipe and dies by
+ * SIGKILL: no rt_close may tidy up after a failed round. */
+static struct abort_seen abort_in_child(struct tu_fixture *f, uint64_t nth)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        struct io_fault_plan plan;
+        memset(&plan, 0, sizeof(plan));
+        if (nth) {
+            plan.rules[0] = (struct io_fault_rule){
+                .mode = IO_FAULT_ONCE, .op = IO_OP_WRITE, .nth = nth, .error = EIO};
+            plan.rule_count = 1;
+        }
+        struct rt_options o = f->o;
+        o.shard_count = 1;
+        rt_engine *e = NULL;
+        if (rt_test_open(f->dir, &o, &plan, &e))
+            _exit(2);
+        struct rt_producer_options po;
+        rt_producer_options_init(&po);
+        po.transactional_id = "tx-index";
+        po.transaction_timeout_ms = 60000;
+        po.linger_ms = 1;
+        rt_producer *p = NULL;
+        if (rt_producer_open(e, &po, &p) || rt_producer_init_transactions(p, -1) ||
+            rt_producer_begin(p))
+            _exit(3);
+        struct rt_producer_message m = {
+            .record = {.key_len = -1, .value = "aborted", .value_len = 7, .timestamp_ms = -1},
+            .sequence = -1};
+        if (rt_producer_send(p, "ab", 0, &m, NULL, NULL) || rt_producer_flush(p, -1))
+            _exit(4);
+        /* The shard completed the flush after its writes: the counters are settled. */
+        struct abort_seen seen = {.writes_before = plan.writes_seen};
+        seen.abort_rc = rt_producer_abort(p, -1);
+        seen.writes_after = plan.writes_seen;
+        seen.faults = plan.faults_injected;
+        rt_list_offsets(e, "ab", 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &seen.hw);
+        rt_list_offsets(e, "ab", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &seen.lso);
+        if (write(fds[1], &seen, sizeof(seen)) != sizeof(seen))
+            _exit(5);
+        raise(SIGKILL);
+        _exit(6);
+    }
+    close(fds[1]);
+    struct abort_seen seen;
+    memset(&seen, 0, sizeof(seen));
+    ssize_t got = read(fds[0], &seen, sizeof(seen));
+    close(fds[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFEXITED(status))
+        fail_msg("the child failed at step %d", WEXITSTATUS(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+    assert_int_equal(got, (ssize_t)sizeof(seen));
+    return seen;
+}
+
+/* SH4, PA5: a write of every step of an abort fails in turn — the PrepareAbort record, the ABORT
+ * marker, the marker's .txnindex entry (written by the marker's round since this change; main
+ * wrote it with a plain pwrite after the round and published the marker even when that failed,
+ * which moved the LSO past the aborted batch with no aborted-transaction entry), and what follows.
+ * Whenever the abort is reported failed its marker is not published: the high watermark stays at
+ * the data batch and the transaction still pins the LSO. After the process dies and the engine
+ * reopens and the application's producer is initialised again, the abort completes and the
+ * aborted record is never readable at read_committed. */
+static void test_abort_fault_publishes_nothing(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "ab", 1), 0);
+    tu_fixture_close(f);
+    char *clean = tu_path("%s.clean", f->dir);
+    assert_int_equal(tu_system("cp -a '%s' '%s'", f->dir, clean), 0);
+    struct abort_seen dry = abort_in_child(f, 0);
+    assert_int_equal(dry.abort_rc, 0);
+    assert_int_equal(dry.faults, 0);
+    assert_true(dry.writes_after >= dry.writes_before + 3); /* PrepareAbort, marker, .txnindex */
+    int failed = 0;
+    for (uint64_t nth = dry.writes_before + 1; nth <= dry.writes_after + 1; nth++) {
+        assert_int_equal(tu_system("rm -rf '%s' && cp -a '%s' '%s'", f->dir, clean, f->dir), 0);
+        struct abort_seen seen = abort_in_child(f, nth);
+        if (seen.abort_rc != 0) {
+            failed++;
+            assert_int_equal(seen.faults, 1);
+            assert_int_equal(seen.hw, 1);  /* the data batch, not the failed marker */
+            assert_int_equal(seen.lso, 0); /* the transaction still pins the LSO */
+        }
+        /* The application restarts: its producer's init ends whatever the old one left open
+         * (a PrepareAbort found at recovery is completed; an Ongoing one is fenced and aborted). */
+        tu_fixture_open(f);
+        rt_producer *again = txn_producer(f->e, "tx-index", 60000);
+        int64_t lso = -1, hw = -1;
+        for (int wait = 0; wait < 300; wait++) {
+            rt_list_offsets(f->e, "ab", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
+            rt_list_offsets(f->e, "ab", 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &hw);
+            if (lso == hw)
+                break;
+            usleep(20 * 1000);
+        }
+        if (lso != hw)
+            fail_msg("write #%" PRIu64 " failed: the transaction still pins the LSO at %" PRId64
+                     " (high watermark %" PRId64 ") after the reopen",
+                     nth, lso, hw);
+        assert_int_equal(count_records(f->e, "ab", 0, RT_READ_COMMITTED), 0);
+        assert_int_equal(count_records(f->e, "ab", 0, RT_READ_UNCOMMITTED), 1);
+        assert_int_equal(rt_producer_close(again), 0);
+        tu_fixture_close(f);
+    }
+    assert_true(failed >= 2); /* at least the marker's and its .txnindex entry's writes */
+    tu_system("rm -rf '%s'", clean);
+    free(clean);
+}
+
+/* CO4 and CO2: when phase two fails (here: the markers' fdatasync), the id stays PrepareCommit;
  * a producer request meanwhile is RT_E_CONCURRENT_TRANSACTIONS, and the next open completes the
  * commit with the same outcome. */
 static void test_concurrent_transactions_and_completion(void **state)
@@ -472,11 +601,9 @@ static void test_concurrent_transactions_and_completion(void **state)
     struct io_fault_plan plan;
     memset(&plan, 0, sizeof(plan));
     struct rt_options o = f->o;
-    o.io_backend = RT_IO_FAULT;
-    o.fault_injector = &plan;
     o.shard_count = 1;
     rt_engine *e = NULL;
-    assert_int_equal(rt_open(f->dir, &o, &e), 0);
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
     assert_int_equal(rt_topic_create(e, "out", 2), 0);
     rt_producer *p = txn_producer(e, "tx-c", 10000);
     assert_int_equal(rt_producer_begin(p), 0);
@@ -501,7 +628,7 @@ static void test_concurrent_transactions_and_completion(void **state)
     rt_close(e);
     io_fault_plan_release(&plan);
     (void)seen;
-    tu_fixture_open(f); /* C2: PrepareCommit found at open is committed */
+    tu_fixture_open(f); /* CO2: PrepareCommit found at open is committed */
     assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 1);
     int64_t lso = -1, hw = -1;
     rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
@@ -509,7 +636,7 @@ static void test_concurrent_transactions_and_completion(void **state)
     assert_int_equal(lso, hw);
 }
 
-/* C6: many transactions do not grow the transaction log without bound. */
+/* CO6: many transactions do not grow the transaction log without bound. */
 static void test_log_compaction(void **state)
 {
     struct tu_fixture *f = *state;
@@ -670,6 +797,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_check_back_unknown_parked, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_fault_at_every_step, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_abort_fault_publishes_nothing, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_transactions_and_completion,
                                         tu_fixture_setup, tu_fixture_teardown),

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers/test_util.h"
 #include "index/txn_index.h"
@@ -224,6 +225,59 @@ static void test_append_rules(void **state)
     assert_int_equal(txn_index_append(&idx, &below), -EINVAL);
     txn_index_close(&idx);
     free(other);
+}
+
+/* The staged append the group-commit round uses: a staged entry is checked like an append
+ * (against the one staged before it), invisible to readers and absent from the file until the
+ * caller has written its bytes and commits; a drop forgets it and cuts the caller's write off. */
+static void test_staged_append(void **state)
+{
+    struct fixture *f = *state;
+    struct txn_index idx = TXN_INDEX_INIT;
+    open_rw(&idx, f->path, 0);
+    struct txn_index_entry first = txn(1, 0, 10, 11);
+    assert_int_equal(txn_index_append(&idx, &first), 0);
+    struct txn_index_entry a = txn(2, 11, 20, 21), b = txn(3, 15, 30, 31);
+    uint8_t bytes_a[34], bytes_b[34];
+    uint64_t off_a = 0, off_b = 0;
+    assert_int_equal(txn_index_stage(&idx, &a, bytes_a, &off_a), 0);
+    assert_int_equal(off_a, 34);
+    struct txn_index_entry not_after_a = txn(4, 12, 20, 21); /* X6 against the staged entry */
+    uint8_t junk[34];
+    uint64_t off_junk = 0;
+    assert_int_equal(txn_index_stage(&idx, &not_after_a, junk, &off_junk), -EINVAL);
+    assert_int_equal(txn_index_stage(&idx, &b, bytes_b, &off_b), 0);
+    assert_int_equal(off_b, 68);
+    assert_int_equal(txn_index_count(&idx), 1); /* readers see only the published entry */
+    assert_int_equal(tu_file_size(f->path), 34);
+    /* The caller writes them where it was told, then commits. */
+    assert_int_equal(pwrite(idx.fd, bytes_a, 34, (off_t)off_a), 34);
+    assert_int_equal(pwrite(idx.fd, bytes_b, 34, (off_t)off_b), 34);
+    txn_index_commit_staged(&idx);
+    assert_int_equal(txn_index_count(&idx), 3);
+    struct txn_index_entry got;
+    txn_index_get(&idx, 2, &got);
+    assert_int_equal(got.producer_id, 3);
+    assert_int_equal(got.last_offset, 30);
+    /* A dropped entry: the caller's write landed, the file is cut back to whole published
+     * entries, and the next append takes its place. */
+    struct txn_index_entry c = txn(5, 31, 40, 41);
+    uint8_t bytes_c[34];
+    uint64_t off_c = 0;
+    assert_int_equal(txn_index_stage(&idx, &c, bytes_c, &off_c), 0);
+    assert_int_equal(pwrite(idx.fd, bytes_c, 34, (off_t)off_c), 34);
+    txn_index_drop_staged(&idx);
+    assert_int_equal(txn_index_count(&idx), 3);
+    assert_int_equal(tu_file_size(f->path), 3 * 34);
+    struct txn_index_entry d = txn(6, 35, 45, 46);
+    assert_int_equal(txn_index_append(&idx, &d), 0);
+    txn_index_close(&idx);
+    /* What is on disk is exactly the committed entries and the last append. */
+    assert_int_equal(txn_index_open(&idx, f->path, 0, 0, NULL, NULL), 0);
+    assert_int_equal(txn_index_count(&idx), 4);
+    txn_index_get(&idx, 3, &got);
+    assert_int_equal(got.producer_id, 6);
+    txn_index_close(&idx);
 }
 
 /* AbortedTxn's layout (Kafka testAbortedTxnSerde values), byte for byte. */
@@ -535,6 +589,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_collect_kafka_cases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_collect_callback_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_truncate_kafka_case, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_staged_append, setup, teardown),
         cmocka_unit_test_setup_teardown(test_append_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exact_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_and_append, setup, teardown),

@@ -1,9 +1,9 @@
 /*
- * test_txn_log.c — the `__transaction_state` codec (engine/txn_log.c, docs/format.md §G): the
+ * test_txn_log.c — the `__transaction_state` codec (engine/txn/txn_log.c, docs/format.md §G): the
  * exact bytes of a key and of a value (derived by hand from Kafka's TransactionLogKey.json and
  * TransactionLogValue.json), Kafka v0 values built by hand, round trips over every state and
- * over 0, 1 and many partitions, every truncation, and each rule (K1-K5, R1-R14) broken once on
- * both the decode and the encode side. Pure codec tests: no engine, no files.
+ * over 0, 1 and many partitions, every truncation, and each rule (TLK1-TLK5, TLV1-TLV14) broken
+ * once on both the decode and the encode side. Pure codec tests: no engine, no files.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -159,7 +159,7 @@ static void assert_same_value(const struct txn_log_value *a, const struct txn_lo
     assert_int_equal(a->hanging, b->hanging);
 }
 
-/* Decoding must fail with RT_E_CORRUPT and a reason starting with `rule` ("R7 "). */
+/* Decoding must fail with RT_E_CORRUPT and a reason starting with `rule` ("TLV7 "). */
 static void expect_value_corrupt(const uint8_t *buf, size_t len, const char *rule)
 {
     struct txn_log_value v;
@@ -293,45 +293,45 @@ static void test_key_encode_rejects(void **state)
 static void test_key_truncations(void **state)
 {
     (void)state;
-    expect_key_corrupt(KEY_TX1, 0, "K1 ");
-    expect_key_corrupt(KEY_TX1, 1, "K1 ");
+    expect_key_corrupt(KEY_TX1, 0, "TLK1 ");
+    expect_key_corrupt(KEY_TX1, 1, "TLK1 ");
     for (size_t len = 2; len < sizeof(KEY_TX1); len++)
-        expect_key_corrupt(KEY_TX1, len, "K3 ");
+        expect_key_corrupt(KEY_TX1, len, "TLK3 ");
 }
 
 static void test_key_rules(void **state)
 {
     (void)state;
-    /* K1 version */
+    /* TLK1 version */
     const uint8_t v1[] = {0x00, 0x01, 0x00, 0x01, 0x61};
-    expect_key_corrupt(v1, sizeof(v1), "K1 ");
+    expect_key_corrupt(v1, sizeof(v1), "TLK1 ");
     const uint8_t vneg[] = {0xFF, 0xFF, 0x00, 0x01, 0x61};
-    expect_key_corrupt(vneg, sizeof(vneg), "K1 ");
-    /* K2 null, empty, too long (1025) */
+    expect_key_corrupt(vneg, sizeof(vneg), "TLK1 ");
+    /* TLK2 null, empty, too long (1025) */
     const uint8_t null_id[] = {0x00, 0x00, 0xFF, 0xFF};
-    expect_key_corrupt(null_id, sizeof(null_id), "K2 ");
+    expect_key_corrupt(null_id, sizeof(null_id), "TLK2 ");
     const uint8_t empty_id[] = {0x00, 0x00, 0x00, 0x00};
-    expect_key_corrupt(empty_id, sizeof(empty_id), "K2 ");
+    expect_key_corrupt(empty_id, sizeof(empty_id), "TLK2 ");
     static uint8_t big[4 + TXN_ID_MAX_BYTES + 1];
     memset(big, 'x', sizeof(big));
     big[0] = 0x00;
     big[1] = 0x00;
     big[2] = (uint8_t)((TXN_ID_MAX_BYTES + 1) >> 8);
     big[3] = (uint8_t)(TXN_ID_MAX_BYTES + 1);
-    expect_key_corrupt(big, sizeof(big), "K2 ");
+    expect_key_corrupt(big, sizeof(big), "TLK2 ");
     /* ...while exactly TXN_ID_MAX_BYTES is accepted */
     big[2] = (uint8_t)(TXN_ID_MAX_BYTES >> 8);
     big[3] = (uint8_t)TXN_ID_MAX_BYTES;
     char id[TXN_ID_MAX_BYTES + 1];
     assert_int_equal(txn_log_key_decode(big, sizeof(big) - 1, id, NULL), 0);
     assert_int_equal(strlen(id), TXN_ID_MAX_BYTES);
-    /* K3 trailing byte */
+    /* TLK3 trailing byte */
     const uint8_t trailing[] = {0x00, 0x00, 0x00, 0x01, 0x61, 0x00};
-    expect_key_corrupt(trailing, sizeof(trailing), "K3 ");
-    /* K4 NUL inside the id */
+    expect_key_corrupt(trailing, sizeof(trailing), "TLK3 ");
+    /* TLK4 NUL inside the id */
     const uint8_t nul[] = {0x00, 0x00, 0x00, 0x03, 0x61, 0x00, 0x62};
-    expect_key_corrupt(nul, sizeof(nul), "K4 ");
-    /* K5: stray continuation, truncated sequence, overlong '/', surrogate, above U+10FFFF */
+    expect_key_corrupt(nul, sizeof(nul), "TLK4 ");
+    /* TLK5: stray continuation, truncated sequence, overlong '/', surrogate, above U+10FFFF */
     const uint8_t bad[][7] = {
         {0x00, 0x00, 0x00, 0x03, 0x61, 0x80, 0x62}, {0x00, 0x00, 0x00, 0x03, 0x61, 0x62, 0xC3},
         {0x00, 0x00, 0x00, 0x03, 0x61, 0xC0, 0xAF}, {0x00, 0x00, 0x00, 0x03, 0xED, 0xA0, 0x80},
@@ -339,9 +339,9 @@ static void test_key_rules(void **state)
         {0x00, 0x00, 0x00, 0x03, 0xFF, 0x61, 0x61},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        expect_key_corrupt(bad[i], sizeof(bad[i]), "K5 ");
+        expect_key_corrupt(bad[i], sizeof(bad[i]), "TLK5 ");
     const uint8_t astral[] = {0x00, 0x00, 0x00, 0x04, 0xF4, 0x90, 0x80, 0x80}; /* U+110000 */
-    expect_key_corrupt(astral, sizeof(astral), "K5 ");
+    expect_key_corrupt(astral, sizeof(astral), "TLK5 ");
     const uint8_t max_cp[] = {0x00, 0x00, 0x00, 0x04, 0xF4, 0x8F, 0xBF, 0xBF}; /* U+10FFFF */
     assert_int_equal(txn_log_key_decode(max_cp, sizeof(max_cp), id, NULL), 0);
 }
@@ -552,7 +552,7 @@ static void test_value_kafka_v0(void **state)
     /* a v0 value carrying ringtail's extension bytes is trailing garbage to v0 */
     uint8_t longer[sizeof(KAFKA_V0_COMPLETE) + 5] = {0};
     memcpy(longer, KAFKA_V0_COMPLETE, sizeof(KAFKA_V0_COMPLETE));
-    expect_value_corrupt(longer, sizeof(longer), "R13 ");
+    expect_value_corrupt(longer, sizeof(longer), "TLV13 ");
 }
 
 static void test_value_truncations(void **state)
@@ -574,7 +574,7 @@ static void test_value_truncations(void **state)
             uint8_t *copy = malloc(len ? len : 1);
             assert_non_null(copy);
             memcpy(copy, vecs[i].b, len);
-            expect_value_corrupt(copy, len, len < 2 ? "R1 " : "R2 ");
+            expect_value_corrupt(copy, len, len < 2 ? "TLV1 " : "TLV2 ");
             free(copy);
             checked++;
         }
@@ -587,59 +587,59 @@ static void test_value_rules(void **state)
     (void)state;
     uint8_t b[sizeof(VALUE_EX) + 8];
 
-    /* R1 */
-    expect_value_corrupt(VALUE_EX, 0, "R1 zero-length");
+    /* TLV1 */
+    expect_value_corrupt(VALUE_EX, 0, "TLV1 zero-length");
     patched(b, 0, (const uint8_t[]){0x00, 0x01}, 2); /* Kafka's flexible v1 */
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R1 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV1 ");
     patched(b, 0, (const uint8_t[]){0x72, 0x02}, 2);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R1 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV1 ");
     patched(b, 0, (const uint8_t[]){0xFF, 0xFF}, 2);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R1 ");
-    /* R3 producer_id -2 (and -1 is fine) */
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV1 ");
+    /* TLV3 producer_id -2 (and -1 is fine) */
     patched(b, 2, (const uint8_t[]){0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE}, 8);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R3 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV3 ");
     struct txn_log_value d;
     patched(b, 2, (const uint8_t[]){0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, 8);
     assert_int_equal(txn_log_value_decode(b, sizeof(VALUE_EX), &d, NULL), 0);
     assert_int_equal(d.producer_id, -1);
     txn_log_value_free(&d);
-    /* R4 epoch -2 */
+    /* TLV4 epoch -2 */
     patched(b, 10, (const uint8_t[]){0xFF, 0xFE}, 2);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R4 ");
-    /* R5 timeout -1 */
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV4 ");
+    /* TLV5 timeout -1 */
     patched(b, 12, (const uint8_t[]){0xFF, 0xFF, 0xFF, 0xFF}, 4);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R5 ");
-    /* R6 state 8 and -1 */
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV5 ");
+    /* TLV6 state 8 and -1 */
     patched(b, EX_STATE, (const uint8_t[]){8}, 1);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R6 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV6 ");
     patched(b, EX_STATE, (const uint8_t[]){0xFF}, 1);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R6 ");
-    /* R7 topic count -2 and above the limit */
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV6 ");
+    /* TLV7 topic count -2 and above the limit */
     patched(b, EX_TOPIC_COUNT, (const uint8_t[]){0xFF, 0xFF, 0xFF, 0xFE}, 4);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R7 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV7 ");
     patched(b, EX_TOPIC_COUNT, (const uint8_t[]){0x7F, 0xFF, 0xFF, 0xFF}, 4);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R7 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV7 ");
     /* ...a count the bytes cannot hold is caught before anything is allocated */
     patched(b, EX_TOPIC_COUNT, (const uint8_t[]){0x00, 0x00, 0x00, 0x10}, 4);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R2 ");
-    /* R8 a list in state Empty; null in state Ongoing */
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV2 ");
+    /* TLV8 a list in state Empty; null in state Ongoing */
     patched(b, EX_STATE, (const uint8_t[]){TXN_EMPTY}, 1);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R8 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV8 ");
     uint8_t e[sizeof(KAFKA_V0_EMPTY)];
     memcpy(e, KAFKA_V0_EMPTY, sizeof(e));
     e[16] = TXN_ONGOING;
-    expect_value_corrupt(e, sizeof(e), "R8 ");
-    /* R9 "..", a space, an empty name, a NUL, a length above 249 */
+    expect_value_corrupt(e, sizeof(e), "TLV8 ");
+    /* TLV9 "..", a space, an empty name, a NUL, a length above 249 */
     patched(b, EX_TOPIC1, (const uint8_t[]){'o', 'r', 'd', 'e', 'r', ' '}, 6);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R9 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV9 ");
     patched(b, EX_TOPIC1, (const uint8_t[]){'o', 'r', 'd', 0, 'r', 's'}, 6);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R9 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV9 ");
     patched(b, EX_TOPIC1_LEN, (const uint8_t[]){0x00, 0x00}, 2);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R9 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV9 ");
     patched(b, EX_TOPIC1_LEN, (const uint8_t[]){0xFF, 0xFF}, 2);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R9 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV9 ");
     patched(b, EX_TOPIC1_LEN, (const uint8_t[]){0x00, 250}, 2);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R9 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV9 ");
     uint8_t dots[64];
     struct wb w = {dots, 0};
     whead(&w, 1);
@@ -647,38 +647,38 @@ static void test_value_rules(void **state)
     w32(&w, 1);
     w32(&w, 0);
     wtail(&w);
-    expect_value_corrupt(dots, w.n, "R9 ");
+    expect_value_corrupt(dots, w.n, "TLV9 ");
     dots[21 + 2 + 1] = 'a'; /* ".a" is a valid name */
     assert_int_equal(txn_log_value_decode(dots, w.n, &d, NULL), 0);
     assert_string_equal(d.partitions[0].topic, ".a");
     txn_log_value_free(&d);
-    /* R10 an empty and a null id list */
+    /* TLV10 an empty and a null id list */
     uint8_t r10[64];
     w = (struct wb){r10, 0};
     whead(&w, 1);
     wstr(&w, "t");
     w32(&w, 0);
     wtail(&w);
-    expect_value_corrupt(r10, w.n, "R10 ");
+    expect_value_corrupt(r10, w.n, "TLV10 ");
     memset(r10 + 21 + 3, 0xFF, 4); /* the id count (after head and "t") becomes -1 */
-    expect_value_corrupt(r10, w.n, "R10 ");
-    /* R11 a negative partition id */
+    expect_value_corrupt(r10, w.n, "TLV10 ");
+    /* TLV11 a negative partition id */
     patched(b, EX_ID2, (const uint8_t[]){0x80, 0x00, 0x00, 0x00}, 4);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R11 ");
-    /* R12 check_count -1, an unknown flag */
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV11 ");
+    /* TLV12 check_count -1, an unknown flag */
     patched(b, EX_CHECK_COUNT, (const uint8_t[]){0xFF, 0xFF, 0xFF, 0xFF}, 4);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R12 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV12 ");
     patched(b, EX_FLAGS, (const uint8_t[]){0x03}, 1);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R12 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV12 ");
     patched(b, EX_FLAGS, (const uint8_t[]){0x80}, 1);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R12 ");
-    /* R13 one trailing byte */
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV12 ");
+    /* TLV13 one trailing byte */
     patched(b, 0, (const uint8_t[]){0x72}, 1);
     b[sizeof(VALUE_EX)] = 0;
-    expect_value_corrupt(b, sizeof(VALUE_EX) + 1, "R13 ");
-    /* R14 orders-0 twice in one entry; a-1 twice across two entries of "a" */
+    expect_value_corrupt(b, sizeof(VALUE_EX) + 1, "TLV13 ");
+    /* TLV14 orders-0 twice in one entry; a-1 twice across two entries of "a" */
     patched(b, EX_ID1_1, (const uint8_t[]){0x00, 0x00, 0x00, 0x00}, 4);
-    expect_value_corrupt(b, sizeof(VALUE_EX), "R14 ");
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV14 ");
     uint8_t r14[96];
     w = (struct wb){r14, 0};
     whead(&w, 3);
@@ -693,12 +693,12 @@ static void test_value_rules(void **state)
     w32(&w, 1);
     w32(&w, 1);
     wtail(&w);
-    expect_value_corrupt(r14, w.n, "R14 ");
+    expect_value_corrupt(r14, w.n, "TLV14 ");
     r14[w.n - 21 - 1] = 2; /* a-2 instead: a set again */
     assert_int_equal(txn_log_value_decode(r14, w.n, &d, NULL), 0);
     assert_int_equal(d.partition_count, 4);
     txn_log_value_free(&d);
-    /* R14 with two pairs only (the short path) */
+    /* TLV14 with two pairs only (the short path) */
     uint8_t two[64];
     w = (struct wb){two, 0};
     whead(&w, 1);
@@ -707,13 +707,13 @@ static void test_value_rules(void **state)
     w32(&w, 9);
     w32(&w, 9);
     wtail(&w);
-    expect_value_corrupt(two, w.n, "R14 ");
+    expect_value_corrupt(two, w.n, "TLV14 ");
 }
 
 static void test_value_too_many_pairs(void **state)
 {
     (void)state;
-    /* R7: TXN_LOG_PARTITIONS_MAX + 1 pairs over two topics */
+    /* TLV7: TXN_LOG_PARTITIONS_MAX + 1 pairs over two topics */
     uint32_t first = TXN_LOG_PARTITIONS_MAX / 2 + 1;
     uint32_t second = TXN_LOG_PARTITIONS_MAX - first + 1;
     size_t size = 21 + 2 * (2 + 1 + 4) + 4 * (size_t)(first + second) + 21;
@@ -731,7 +731,7 @@ static void test_value_too_many_pairs(void **state)
         w32(&w, i);
     wtail(&w);
     assert_int_equal(w.n, size);
-    expect_value_corrupt(buf, size, "R7 ");
+    expect_value_corrupt(buf, size, "TLV7 ");
     free(buf);
 }
 
@@ -748,21 +748,21 @@ static void test_value_encode_rejects(void **state)
         mutation;                                                                                  \
         assert_int_equal(txn_log_value_encode(&v, buf, sizeof(buf), &len), RT_E_INVALID_ARGUMENT); \
     } while (0)
-    REJECT(v.producer_id = -2);                                  /* R3 */
-    REJECT(v.producer_epoch = -2);                               /* R4 */
-    REJECT(v.timeout_ms = -1);                                   /* R5 */
-    REJECT(v.state = (enum txn_state)8);                         /* R6 */
-    REJECT(v.partition_count = TXN_LOG_PARTITIONS_MAX + 1);      /* R7 */
-    REJECT(v.state = TXN_EMPTY);                                 /* R8 */
+    REJECT(v.producer_id = -2);                                  /* TLV3 */
+    REJECT(v.producer_epoch = -2);                               /* TLV4 */
+    REJECT(v.timeout_ms = -1);                                   /* TLV5 */
+    REJECT(v.state = (enum txn_state)8);                         /* TLV6 */
+    REJECT(v.partition_count = TXN_LOG_PARTITIONS_MAX + 1);      /* TLV7 */
+    REJECT(v.state = TXN_EMPTY);                                 /* TLV8 */
     REJECT(v.partitions = NULL);                                 /* no array */
-    REJECT(parts[1] = part("..", 0));                            /* R9 */
-    REJECT(parts[1] = part("a/b", 0));                           /* R9 */
-    REJECT(parts[1] = part("", 0));                              /* R9 */
-    REJECT(memset(parts[1].topic, 'a', sizeof(parts[1].topic))); /* R9: not terminated */
-    REJECT(parts[1].partition = (uint32_t)INT32_MAX + 1);        /* R11 */
-    REJECT(v.check_count = (uint32_t)INT32_MAX + 1);             /* R12 */
-    REJECT(parts[1] = part("orders", 0));                        /* R14 */
-    REJECT(parts[2] = part("orders", 0));                        /* R14, not adjacent */
+    REJECT(parts[1] = part("..", 0));                            /* TLV9 */
+    REJECT(parts[1] = part("a/b", 0));                           /* TLV9 */
+    REJECT(parts[1] = part("", 0));                              /* TLV9 */
+    REJECT(memset(parts[1].topic, 'a', sizeof(parts[1].topic))); /* TLV9: not terminated */
+    REJECT(parts[1].partition = (uint32_t)INT32_MAX + 1);        /* TLV11 */
+    REJECT(v.check_count = (uint32_t)INT32_MAX + 1);             /* TLV12 */
+    REJECT(parts[1] = part("orders", 0));                        /* TLV14 */
+    REJECT(parts[2] = part("orders", 0));                        /* TLV14, not adjacent */
 #undef REJECT
     /* a 249-byte topic name is fine */
     v = example_value(parts);

@@ -55,6 +55,8 @@ static int64_t txn_append(rt_engine *e, uint32_t part, int64_t pid, int16_t epoc
     size_t len = 0;
     assert_int_equal(batch_builder_finish(&b, &len), 0);
     int64_t base = -1;
+    /* Raw transactional batches with no coordinator behind them: the partition's rules alone. */
+    assert_int_equal(rt_txn_verify_set(e, false), 0);
     int rc = rt_append_batch(e, "t", part, buf, len, &base);
     if (rc)
         fprintf(stderr, "append: %s\n", rt_error_detail());

@@ -1,8 +1,8 @@
 /*
  * test_txn_reconcile.c — a transaction whose marker a data partition lost (issue 10, defect 9)
  * never pins the LSO for good: rt_open reconciles the partitions' open transactions with the
- * coordinator (coordinator.c, R1-R5), and an operator can release whatever it cannot decide
- * through rt_txn_abort_partition (R6).
+ * coordinator (coordinator.c, COR1-COR5), and an operator can release whatever it cannot decide
+ * through rt_txn_abort_partition (COR6).
  *
  * Every case is driven from outside: transactions through the producer API, then the marker is
  * cut off the data partition's newest .log while the directory is closed and the clean-shutdown
@@ -192,7 +192,7 @@ static void lose_transaction_log(const char *dir)
     free(pdir);
 }
 
-/* ---- R2: the coordinator completed it, the partition lost the marker ---- */
+/* ---- COR2: the coordinator completed it, the partition lost the marker ---- */
 
 static void test_lost_commit_marker_is_rewritten_at_open(void **state)
 {
@@ -247,7 +247,7 @@ static void test_lost_abort_marker_is_rewritten_at_open(void **state)
     tu_fixture_close(f);
 }
 
-/* R3: the id moved on after the lost marker (a later transaction elsewhere): the outcome of the
+/* COR3: the id moved on after the lost marker (a later transaction elsewhere): the outcome of the
  * old one is no longer recorded, and it is aborted rather than left pinning the LSO. */
 static void test_lost_marker_of_an_older_epoch_is_aborted(void **state)
 {
@@ -268,9 +268,9 @@ static void test_lost_marker_of_an_older_epoch_is_aborted(void **state)
     tu_fixture_close(f);
 }
 
-/* R3 before C2: a partition lost the ABORT marker of an older transaction (and what followed
+/* COR3 before CO2: a partition lost the ABORT marker of an older transaction (and what followed
  * it), while the transaction log lost the CompleteCommit of the same producer's next one, which
- * open then completes (C2). Its COMMIT marker must not commit the older, aborted records: open
+ * open then completes (CO2). Its COMMIT marker must not commit the older, aborted records: open
  * aborts the stale epoch's transaction first. */
 static void test_stale_epoch_aborted_before_prepare_completes(void **state)
 {
@@ -296,7 +296,7 @@ static void test_stale_epoch_aborted_before_prepare_completes(void **state)
     tu_fixture_close(f);
 }
 
-/* R2 + R5 in __consumer_offsets: the offsets a committed transaction sent become stable when
+/* COR2 + COR5 in __consumer_offsets: the offsets a committed transaction sent become stable when
  * the lost COMMIT marker of the group's offsets partition is rewritten at open. */
 static void test_lost_offsets_marker_applies_the_offsets(void **state)
 {
@@ -339,7 +339,7 @@ static void test_lost_offsets_marker_applies_the_offsets(void **state)
     tu_fixture_close(f);
 }
 
-/* ---- R4 + R6: nothing left to reconcile with; the operator releases it ---- */
+/* ---- COR4 + COR6: nothing left to reconcile with; the operator releases it ---- */
 
 struct seen {
     int count;
@@ -382,7 +382,7 @@ static void test_coordinator_state_lost_released_by_operator(void **state)
     lose_transaction_log(f->dir);
     tu_fixture_open(f);
     int64_t hw = offset_of(f->e, "t", 0, RT_READ_UNCOMMITTED);
-    /* R4: no coordinator state to decide with: the transaction stays open and is listed. */
+    /* COR4: no coordinator state to decide with: the transaction stays open and is listed. */
     assert_true(offset_of(f->e, "t", 0, RT_READ_COMMITTED) < hw);
     struct seen s = {0};
     assert_int_equal(rt_txn_list_partitions(f->e, collect, &s), 0);
@@ -435,7 +435,7 @@ static void test_coordinator_state_lost_released_by_operator(void **state)
     tu_fixture_close(f);
 }
 
-/* R1 + R6: a transaction the coordinator holds open is live — open leaves it alone, and the
+/* COR1 + COR6: a transaction the coordinator holds open is live — open leaves it alone, and the
  * operator's partition abort ends it through the coordinator in all its partitions. */
 static void test_live_transaction_aborted_everywhere(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * test_verify.c — rt_verify (engine/verify.c): a healthy multi-segment directory passes; each
+ * test_verify.c — rt_verify (engine/check/verify.c): a healthy multi-segment directory passes; each
  * kind of damage is reported once with the file and byte offset and makes it fail (a flipped
  * byte in a sealed segment, a zero-filled tail in a sealed segment, a missing middle segment,
  * an index entry that points inside a batch, a missing partition directory, a damaged

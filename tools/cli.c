@@ -88,23 +88,6 @@ bool cli_parse_i64(const char *s, int64_t *out)
     return true;
 }
 
-bool cli_topic_name_valid(const char *name)
-{
-    size_t n = strlen(name);
-    if (n == 0 || n > RT_TOPIC_NAME_MAX)
-        return false;
-    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '.' || c == '_' || c == '-';
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
 int cli_engine_open(const char *cmd, const char *dir, bool create, const struct rt_options *opts,
                     rt_engine **out, bool *created_out)
 {

@@ -52,10 +52,6 @@ int cli_fail_rt(const char *cmd, int rc, const char *fmt, ...)
 bool cli_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);
 bool cli_parse_i64(const char *s, int64_t *out);
 
-/* The rule rt_topic_create enforces ([a-zA-Z0-9._-]{1,249}, not "." or ".."), checked up front
- * so that a bad name never reaches (and never creates) a data directory. */
-bool cli_topic_name_valid(const char *name);
-
 /* Opens the engine on dir. When `create` is false the directory must already hold a catalogue
  * (ringtail.meta), so a mistyped path is an error instead of a fresh empty directory. When
  * `create` is true a missing directory is made and *created_out tells the caller so it can

@@ -46,10 +46,9 @@
 #define EOS_OPEN_WHEN_KILLED    2 /* records of the transaction left open by the kill */
 #define EOS_GROUP               "demo-upper"
 #define EOS_TXN_ID              "demo-upper-pipeline"
-#define EOS_SEGMENT_BYTES                                                                          \
-    (4u << 20) /* small preallocation: recovery after the kill                                     \
-                  scans each active segment to its end */
-#define EOS_POLL_MS 200
+/* A small preallocation: recovery after the kill scans each active segment to its end. */
+#define EOS_SEGMENT_BYTES (4u << 20)
+#define EOS_POLL_MS       200
 
 struct demo {
     char dir[PATH_MAX];

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tools/kafka/metrics.h"
 #include "tools/kafka/server.h"
 
 static void serve_usage(FILE *out)
@@ -64,6 +65,8 @@ static void serve_usage(FILE *out)
             "  --io MODE                  auto|uring|sync: network loop on io_uring or epoll\n"
             "                             (auto: io_uring when it can be set up; the\n"
             "                             environment variable RT_KAFKA_IO sets the default)\n"
+            "  --metrics HOST:PORT        serve Prometheus metrics at http://HOST:PORT/metrics\n"
+            "                             (off; port 0 picks one, printed at start)\n"
             "  --zero-copy MODE           true: fetched records go from the segment mapping to\n"
             "                             the socket with SEND_ZC / MSG_ZEROCOPY (true);\n"
             "                             sendmsg: a plain sendmsg from the mapping (no copy in\n"
@@ -145,6 +148,7 @@ int cmd_serve(int argc, char **argv)
     static char listen_host[256] = "127.0.0.1", adv_host[256] = "";
     uint16_t adv_port = 0;
     const char *dir = NULL;
+    const char *metrics_addr = NULL;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -203,6 +207,8 @@ int cmd_serve(int argc, char **argv)
                      ((eo.segment_size_bytes = u), true);
             else if (strcmp(a, "--io") == 0)
                 ok = parse_io(v, &so.net.io);
+            else if (strcmp(a, "--metrics") == 0)
+                ok = kafka_metrics_check_addr(v) == 0 && ((metrics_addr = v), true);
             else if (strcmp(a, "--zero-copy") == 0) {
                 so.net.zero_copy = true;
                 if (strcmp(v, "sendmsg") == 0) {
@@ -243,16 +249,47 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
+    /* --metrics: counter sets for the loop threads plus the shard threads that finish
+     * produces (kafka_metrics_thread binds one per thread); served once the server runs. */
+    struct kafka_metrics *metrics = NULL;
+    if (metrics_addr) {
+        uint32_t sets = so.net.threads + 64;
+        if (sets > KAFKA_METRICS_LOOPS_MAX)
+            sets = KAFKA_METRICS_LOOPS_MAX;
+        if (kafka_metrics_create(sets, &metrics) != 0) {
+            cli_fail("serve", "cannot allocate the metrics counters");
+            return CLI_EXIT_FAIL;
+        }
+        so.metrics = metrics;
+    }
     rt_engine *e = NULL;
     int code = cli_engine_open("serve", dir, true, &eo, &e, NULL);
-    if (code != CLI_EXIT_OK)
+    if (code != CLI_EXIT_OK) {
+        kafka_metrics_destroy(metrics);
         return code;
+    }
     struct kafka_server *srv = NULL;
     int rc = kafka_server_start(e, &so, &srv);
     if (rc) {
         cli_fail("serve", "cannot listen on %s:%u: %s", listen_host, so.net.port, rt_strerror(rc));
         cli_engine_close("serve", e);
+        kafka_metrics_destroy(metrics);
         return CLI_EXIT_FAIL;
+    }
+    if (metrics) {
+        kafka_metrics_attach_server(metrics, srv);
+        rc = kafka_metrics_serve(metrics, metrics_addr, e, dir);
+        if (rc) {
+            cli_fail("serve", "--metrics %s: %s", metrics_addr,
+                     rc == RT_E_INVALID_ARGUMENT ? "not an IPv4 HOST:PORT" : rt_strerror(rc));
+            kafka_server_stop(srv);
+            cli_engine_close("serve", e);
+            kafka_metrics_destroy(metrics);
+            return rc == RT_E_INVALID_ARGUMENT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+        }
+        fprintf(stderr, "ringtail serve: metrics at http://%.*s:%u/metrics\n",
+                (int)(strrchr(metrics_addr, ':') - metrics_addr), metrics_addr,
+                kafka_metrics_port(metrics));
     }
     bool v6 = strchr(listen_host, ':') != NULL;
     fprintf(stderr, "ringtail serve: %s: network on %s (%u loop thread%s), %s, broker id %d\n", dir,
@@ -284,6 +321,7 @@ int cmd_serve(int argc, char **argv)
     uint64_t copied = atomic_load(&st->fetch_bytes_copied);
     uint64_t notifs = atomic_load(&nc->zc_notifications);
     uint64_t kcopied = atomic_load(&nc->zc_kernel_copied);
+    kafka_metrics_stop(metrics); /* no scrape reads the server or the engine after this */
     kafka_server_stop(srv);
     fprintf(stderr,
             "ringtail serve: %" PRIu64 " connections, %" PRIu64
@@ -303,6 +341,7 @@ int cmd_serve(int argc, char **argv)
                 " group-commit rounds, %" PRIu64 " fdatasyncs, %" PRIu64 " duplicates\n",
                 es.batches_appended, es.rounds, es.fdatasyncs, es.duplicates);
     code = cli_engine_close("serve", e);
+    kafka_metrics_destroy(metrics);
     if (code == CLI_EXIT_OK)
         fprintf(stderr, "ringtail serve: stopped cleanly\n");
     return code;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "meta.h" /* meta_topic_name_valid: the rule rt_topic_create enforces, checked up front */
 
 static void topic_usage(FILE *out)
 {
@@ -69,7 +70,7 @@ static int topic_create(int argc, char **argv)
     if (!cli_parse_u32(partitions_arg, 1, UINT32_MAX, &partitions))
         return cli_usage("topic", "create: --partitions must be a whole number >= 1, not '%s'",
                          partitions_arg);
-    if (!cli_topic_name_valid(topic))
+    if (!meta_topic_name_valid(topic))
         return cli_usage("topic",
                          "create: invalid topic name '%s': use 1..%d characters of "
                          "[a-zA-Z0-9._-], not '.' or '..'",

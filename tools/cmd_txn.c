@@ -20,7 +20,7 @@
  * rt_txn_abort_partition, an ABORT marker goes into that partition (or, when the coordinator
  * holds the transaction open, it is aborted everywhere as by id). Opening the engine may itself
  * finish transactions (a Prepare* left by a crash is completed; a partition's transaction the
- * coordinator completed gets its marker again, R1-R5 in engine/coordinator.c; one past its
+ * coordinator completed gets its marker again, COR1-COR5 in engine/txn/coordinator.c; one past its
  * timeout is aborted by the coordinator's timer), so what `list` shows is the state after open.
  */
 #include <errno.h>
@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "meta.h" /* meta_topic_name_valid: the rule rt_topic_create enforces, checked up front */
 
 #define TXN_ID_ARG_MAX_BYTES 1024 /* the coordinator's limit (txn_log.h) */
 
@@ -469,7 +470,7 @@ static int txn_abort(int argc, char **argv)
             id = optarg;
             break;
         case 'T':
-            if (!cli_topic_name_valid(optarg))
+            if (!meta_topic_name_valid(optarg))
                 return cli_usage("txn", "abort: --topic '%s' is not a valid topic name", optarg);
             topic = optarg;
             break;

@@ -1,6 +1,6 @@
 /*
  * cmd_verify.c — `ringtail verify DIR`: runs the engine's offline check (rt_verify, in
- * engine/verify.c) over a closed data directory and turns its report into output and an exit
+ * engine/check/verify.c) over a closed data directory and turns its report into output and an exit
  * status. The checks themselves live in the engine so tests and embedders get the same ones.
  */
 #include <inttypes.h>

@@ -8,6 +8,14 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config git python3 util-linux liburing-dev libjemalloc-dev
           libcmocka-dev libbenchmark-dev clang clang-format libclang-rt-14-dev llvm zlib1g-dev libsnappy-dev
           liblz4-dev libzstd-dev librocksdb-dev liblmdb-dev libsqlite3-dev gnuplot-nox)
+# The Kafka broker's real-client tests and its metrics (issue 12): kcat, librdkafka for the C test
+# programs and the serve bench, Debian's confluent-kafka under /usr/bin/python3, libmicrohttpd for
+# --metrics, promtool (prometheus) to check a scrape, iproute2 for `ss -K`. Node and npm (for
+# kafkajs) only when missing: a machine with another node (nodesource's) keeps it.
+packages+=(kcat librdkafka-dev python3-confluent-kafka libmicrohttpd-dev prometheus iproute2)
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -19,6 +27,13 @@ if ((${#missing[@]})); then
     if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# kafkajs, pinned by tests/kafka/node/package-lock.json, into that directory (git-ignored
+# node_modules): `npm ci` installs exactly the locked version, only when it is not there yet.
+if [ ! -f tests/kafka/node/node_modules/kafkajs/package.json ]; then
+    echo "setup: installing kafkajs (npm ci in tests/kafka/node)"
+    (cd tests/kafka/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
 jobs=$(nproc)

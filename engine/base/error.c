@@ -58,16 +58,10 @@ const char *rt_strerror(int code)
         return "RT_E_CLOSED: the engine is closing or closed";
     case RT_E_END:
         return "RT_E_END: no more items";
-    case RT_E_QUEUE_FULL:
-        return "RT_E_QUEUE_FULL: a bounded queue or table is full";
-    case RT_E_LIMIT:
-        return "RT_E_LIMIT: a configured limit was reached";
     case RT_E_UNSUPPORTED:
         return "RT_E_UNSUPPORTED: not supported by this build or version";
     case RT_E_OUT_OF_ORDER_SEQUENCE:
         return "RT_E_OUT_OF_ORDER_SEQUENCE: sequence number is not the next expected one";
-    case RT_E_DUPLICATE_SEQUENCE:
-        return "RT_E_DUPLICATE_SEQUENCE: duplicate sequence number";
     case RT_E_INVALID_PRODUCER_EPOCH:
         return "RT_E_INVALID_PRODUCER_EPOCH: producer epoch is older than the current one";
     case RT_E_PRODUCER_FENCED:
@@ -91,6 +85,26 @@ const char *rt_strerror(int code)
                "engine creates and writes them";
     case RT_E_READ_ONLY:
         return "RT_E_READ_ONLY: the engine was opened read-only";
+    case RT_E_TOPICS_FULL:
+        return "RT_E_TOPICS_FULL: topics_max user topics exist";
+    case RT_E_PRODUCERS_FULL:
+        return "RT_E_PRODUCERS_FULL: the partition's producer table (producers_max) holds only "
+               "producers it may not evict (open transactions, named producers)";
+    case RT_E_PRODUCER_IDS_EXHAUSTED:
+        return "RT_E_PRODUCER_IDS_EXHAUSTED: no producer id is left to allocate";
+    case RT_E_TXN_PARTITIONS_FULL:
+        return "RT_E_TXN_PARTITIONS_FULL: a transaction spans at most 100000 partitions";
+    case RT_E_PRODUCER_PARTITIONS_FULL:
+        return "RT_E_PRODUCER_PARTITIONS_FULL: a producer writes to at most 4096 partitions";
+    case RT_E_CONSUMER_PARTITIONS_FULL:
+        return "RT_E_CONSUMER_PARTITIONS_FULL: a consumer is assigned at most 65536 partitions";
+    case RT_E_BUFFER_TOO_SMALL:
+        return "RT_E_BUFFER_TOO_SMALL: the output array is shorter than the answer";
+    case RT_E_HANDLES_OPEN:
+        return "RT_E_HANDLES_OPEN: producers or consumers of this engine are still open; close "
+               "them first";
+    case RT_E_FETCHES_FULL:
+        return "RT_E_FETCHES_FULL: fetches_max fetches are open; release one";
     default:
         break;
     }

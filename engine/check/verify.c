@@ -19,11 +19,11 @@
  *      after the last batch is preallocated space only in the newest segment of a directory
  *      without the clean-shutdown marker.
  *   5. Indexes, .txnindex files and snapshots are judged by the checks rt_open makes
- *      (engine/segment_check.c, docs/format.md §I), so verify reports exactly what open would
+ *      (engine/log/segment_check.c, docs/format.md §I), so verify reports exactly what open would
  *      refuse or repair: each `.index` / `.timeindex` has whole entries, no zero tail (same
- *      exception as above), and passes segment_check_run (I1, I2); a missing one is reported
+ *      exception as above), and passes segment_check_run (SC2, SC3); a missing one is reported
  *      (open rebuilds it). Each `.txnindex` passes txn_index_check (X1-X8, a torn entry
- *      included) and T1 (txn_walk_compare: one entry per ABORT marker); a missing one is an
+ *      included) and SC4 (txn_walk_compare: one entry per ABORT marker); a missing one is an
  *      empty index. Index files without their `.log` are orphans. Every `.snapshot` must decode,
  *      and none may be past the partition's end offset. A missing `ringtail.meta` beside
  *      partition directories is a problem.
@@ -36,7 +36,7 @@
  * byte offset applies); warnings are reported as "warning: FILE: what" and do not fail. All
  * input is untrusted: only batch.h's validated accessors and the index/meta checkers read it,
  * and every length is checked first. Cost: one sequential read of every file (the .log three
- * times: its own walk with CRCs, then segment_check_run and the T1 walk, which read headers).
+ * times: its own walk with CRCs, then segment_check_run and the SC4 walk, which read headers).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -400,7 +400,7 @@ static bool map_index(struct verifier *v, const char *path, size_t entry_bytes, 
 }
 
 /* Index entries beyond their shape are judged by segment_check_run, the check open makes
- * (I1, I2): verify reports exactly what open would rebuild. */
+ * (SC2, SC3): verify reports exactly what open would rebuild. */
 static void check_indexes(struct verifier *v, const char *log_path, const char *index_path,
                           const char *time_path, int64_t seg_base, bool newest)
 {
@@ -430,7 +430,7 @@ static void check_indexes(struct verifier *v, const char *log_path, const char *
 }
 
 /* A .txnindex: its shape (X1-X8, txn_index_check; a torn entry is damage wherever it is) and
- * T1, the check open makes (txn_walk_compare): one entry per ABORT marker of the segment. A
+ * SC4, the check open makes (txn_walk_compare): one entry per ABORT marker of the segment. A
  * missing file is an empty index. Open rebuilds one that fails either. */
 static void check_txn_index(struct verifier *v, struct txn_walk *w, const char *log_path,
                             const char *path, bool present, int64_t seg_base)

@@ -3,20 +3,20 @@
  * per partition, and at most one rt_fetch held per partition at a time, from which records are
  * yielded through rt_records_next (so under read_committed aborted and open transactions are
  * never returned, and control records are skipped). It owns its fetches and positions; it never
- * writes anything but offset commits through the group manager (engine/group.c).
+ * writes anything but offset commits through the group manager (engine/txn/group.c).
  *
  * Positions (Kafka's): the position is the offset of the next record to return. After a record
  * it is that record's offset + 1. When a fetch is exhausted the position moves to the end of
  * that fetch — one past the last offset of its last batch, computed from the batch headers —
  * even when the fetch held only markers or aborted batches, so the consumer never sticks behind
  * a control batch. Invariants:
- *   K1. A partition's fetch, if held, starts at or below its position and iterating it yields
- *       only offsets >= the position.
- *   K2. The position never moves backwards except by seek / rewind / assign.
- *   K3. A record view stays valid until the next poll (the fetch behind it is released only
- *       when a later poll finds it exhausted, or by seek / rewind / close).
- *   K4. A position above the high watermark is never read from and never committed:
- *       rt_consumer_poll and rt_consumer_commit return RT_E_OFFSET_OUT_OF_RANGE naming it.
+ *   CN1. A partition's fetch, if held, starts at or below its position and iterating it yields
+ *        only offsets >= the position.
+ *   CN2. The position never moves backwards except by seek / rewind / assign.
+ *   CN3. A record view stays valid until the next poll (the fetch behind it is released only
+ *        when a later poll finds it exhausted, or by seek / rewind / close).
+ *   CN4. A position above the high watermark is never read from and never committed:
+ *        rt_consumer_poll and rt_consumer_commit return RT_E_OFFSET_OUT_OF_RANGE naming it.
  *
  * Polling is round-robin over the assigned partitions, one record per call; a partition with
  * nothing readable is passed over. When no partition has a record, poll sleeps in 1 ms steps
@@ -25,7 +25,7 @@
  * A position below the log start (retention deleted it) is reset to the log start (Kafka's
  * auto.offset.reset=earliest); one at the readable end (the high watermark, or the LSO under
  * read_committed) waits for the log to grow. One above the high watermark can only come from a
- * seek or a committed offset beyond the end: poll reports it (K4).
+ * seek or a committed offset beyond the end: poll reports it (CN4).
  *
  * Starting offsets come from the group (stable fetch, retried up to CONSUMER_UNSTABLE_WAIT_MS
  * while a transactional commit is pending, then RT_E_UNSTABLE_OFFSET_COMMIT), else the log
@@ -35,6 +35,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -67,7 +68,8 @@ struct consumer_partition {
 struct rt_consumer {
     struct log *log;
     struct txn *txn;
-    char *group; /* owned; NULL = no group */
+    _Atomic uint32_t *open_count; /* the engine's census of open consumers (EN1 in engine.c) */
+    char *group;                  /* owned; NULL = no group */
     enum rt_isolation isolation;
     bool auto_commit;
     uint32_t fetch_max_bytes;
@@ -111,7 +113,7 @@ static struct consumer_partition *find_part(rt_consumer *c, const char *topic, u
 }
 
 int consumer_open(struct log *lg, struct txn *t, const struct rt_consumer_options *opts,
-                  rt_consumer **out)
+                  _Atomic uint32_t *open_count, rt_consumer **out)
 {
     if (!out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_consumer_open: NULL argument");
@@ -136,6 +138,7 @@ int consumer_open(struct log *lg, struct txn *t, const struct rt_consumer_option
         return -ENOMEM;
     c->log = lg;
     c->txn = t;
+    c->open_count = open_count;
     c->isolation = opts->isolation;
     c->auto_commit = opts->auto_commit && opts->group;
     c->fetch_max_bytes =
@@ -195,7 +198,7 @@ int rt_consumer_assign(rt_consumer *c, const char *topic, const uint32_t *partit
     if (rc)
         return rc;
     if (c->count + count > CONSUMER_PARTITIONS_MAX)
-        return error_set(RT_E_LIMIT, "rt_consumer_assign: over %d partitions",
+        return error_set(RT_E_CONSUMER_PARTITIONS_FULL, "rt_consumer_assign: over %d partitions",
                          CONSUMER_PARTITIONS_MAX);
     /* Everything is resolved before anything changes: a failure leaves the assignment as it
      * was. */
@@ -286,7 +289,7 @@ static int start_fetch(rt_consumer *c, struct consumer_partition *cp)
                                        RT_READ_UNCOMMITTED, &hw);
                 if (lrc)
                     return lrc;
-                if (cp->position > hw) /* K4: nothing will ever be written there first */
+                if (cp->position > hw) /* CN4: nothing will ever be written there first */
                     return error_set(RT_E_OFFSET_OUT_OF_RANGE,
                                      "%s-%u: position %" PRId64 " is beyond the high watermark "
                                      "%" PRId64 "; seek to go on",
@@ -328,7 +331,7 @@ static int next_from(rt_consumer *c, struct consumer_partition *cp, struct rt_re
         }
         int rc = records_next(&cp->it, out);
         if (rc == 0) {
-            assert(out->offset >= cp->position); /* K1 */
+            assert(out->offset >= cp->position); /* CN1 */
             cp->position = out->offset + 1;
             return 0;
         }
@@ -455,8 +458,8 @@ int rt_consumer_positions(rt_consumer *c, struct rt_offset *out, size_t max, siz
                                     .metadata = NULL};
     *count_out = n;
     if (n < c->count)
-        return error_set(RT_E_LIMIT, "rt_consumer_positions: %zu assigned, room for %zu", c->count,
-                         max);
+        return error_set(RT_E_BUFFER_TOO_SMALL, "rt_consumer_positions: %zu assigned, room for %zu",
+                         c->count, max);
     return 0;
 }
 
@@ -478,7 +481,7 @@ int rt_consumer_commit(rt_consumer *c)
     size_t n = 0;
     int rc = rt_consumer_positions(c, offsets, c->count, &n);
     assert(rc == 0 && n == c->count);
-    for (size_t i = 0; i < n && rc == 0; i++) { /* K4 */
+    for (size_t i = 0; i < n && rc == 0; i++) { /* CN4 */
         int64_t hw = 0;
         rc = log_list_offsets(c->log, offsets[i].topic, offsets[i].partition, RT_OFFSET_LATEST,
                               RT_READ_UNCOMMITTED, &hw);
@@ -512,6 +515,10 @@ int rt_consumer_close(rt_consumer *c)
     }
     free(c->parts);
     free(c->group);
+    _Atomic uint32_t *open_count = c->open_count;
     free(c);
+    uint32_t before = atomic_fetch_sub(open_count, 1); /* last: rt_close may free the engine */
+    assert(before > 0);
+    (void)before;
     return rc;
 }

@@ -33,6 +33,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -48,6 +49,7 @@
 #include "txn.h"
 
 #define PRODUCER_PARTITIONS_MAX 4096
+#define TXN_ADD_ON_STACK        4 /* partitions added in one call from the stack: ~1 KiB */
 
 struct record_cb {
     rt_delivery_fn fn;
@@ -90,6 +92,7 @@ struct sticky_topic {
 struct rt_producer {
     struct log *log;
     struct txn *txn_layer;
+    _Atomic uint32_t *open_count; /* the engine's census of open producers (EN1 in engine.c) */
     struct rt_producer_options opts;
     char name[PRODUCER_NAME_MAX + 1];
     bool named;
@@ -118,6 +121,11 @@ struct rt_producer {
 
     uint64_t memory_bytes; /* buffers of batches not yet acknowledged */
     uint32_t outstanding;  /* batches open, ready or in flight */
+    /* PR1: acknowledged batches of batch_size_bytes, kept with their buffer and callback array
+     * for the next batch (Kafka's BufferPool): once warm, a batch costs no allocation.
+     * memory_bytes + pooled_bytes <= buffer_memory_bytes, but for one batch larger than it. */
+    struct pbatch *pool;
+    uint64_t pooled_bytes;
     int sticky_error;
     int first_error; /* since the last flush */
     bool flush_requested;
@@ -142,12 +150,71 @@ static int txn_add_pending(struct rt_producer *p);
 
 /* ---- batches ---- */
 
-static void batch_free(struct rt_producer *p, struct pbatch *b)
+static void batch_destroy(struct pbatch *b)
 {
-    p->memory_bytes -= b->cap;
     free(b->buf);
     free(b->cbs);
     free(b);
+}
+
+/* An acknowledged batch: back to the pool when it has the standard size, else freed. */
+static void batch_free(struct rt_producer *p, struct pbatch *b)
+{
+    assert(p->memory_bytes >= b->cap);
+    p->memory_bytes -= b->cap;
+    if (b->buf && b->cap == p->opts.batch_size_bytes) {
+        b->next = p->pool;
+        p->pool = b;
+        p->pooled_bytes += b->cap;
+        assert(p->memory_bytes + p->pooled_bytes <= p->opts.buffer_memory_bytes); /* PR1 */
+        return;
+    }
+    batch_destroy(b);
+}
+
+/* Frees pooled batches until `cap` more bytes fit beside those in use and pooled (PR1). */
+static void pool_trim(struct rt_producer *p, size_t cap)
+{
+    while (p->pool && p->memory_bytes + p->pooled_bytes + cap > p->opts.buffer_memory_bytes) {
+        struct pbatch *b = p->pool;
+        p->pool = b->next;
+        p->pooled_bytes -= b->cap;
+        batch_destroy(b);
+    }
+}
+
+/* A batch with a buffer of `cap` bytes: from the pool when it has the standard size, else new
+ * (three allocations: only while the pool warms up, and for batches larger than standard). */
+static struct pbatch *batch_take(struct rt_producer *p, size_t cap)
+{
+    if (cap == p->opts.batch_size_bytes && p->pool) {
+        struct pbatch *b = p->pool;
+        p->pool = b->next;
+        p->pooled_bytes -= b->cap;
+        assert(b->cap == cap);
+        uint8_t *buf = b->buf;
+        struct record_cb *cbs = b->cbs;
+        uint32_t cbs_cap = b->cbs_cap;
+        memset(b, 0, sizeof(*b));
+        b->buf = buf;
+        b->cap = cap;
+        b->cbs = cbs;
+        b->cbs_cap = cbs_cap;
+        return b;
+    }
+    pool_trim(p, cap);
+    struct pbatch *b = calloc(1, sizeof(*b));
+    if (!b)
+        return NULL;
+    b->buf = malloc(cap);
+    b->cbs_cap = 64;
+    b->cbs = malloc(b->cbs_cap * sizeof(*b->cbs));
+    if (!b->buf || !b->cbs) {
+        batch_destroy(b);
+        return NULL;
+    }
+    b->cap = cap;
+    return b;
 }
 
 static struct ppart *part_find(struct rt_producer *p, struct partition *part)
@@ -187,19 +254,10 @@ static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int3
     }
     if (p->sticky_error)
         return p->sticky_error;
-    struct pbatch *b = calloc(1, sizeof(*b));
+    struct pbatch *b = batch_take(p, cap);
     if (!b)
         return -ENOMEM;
-    b->buf = malloc(cap);
-    b->cbs_cap = 64;
-    b->cbs = malloc(b->cbs_cap * sizeof(*b->cbs));
-    if (!b->buf || !b->cbs) {
-        free(b->buf);
-        free(b->cbs);
-        free(b);
-        return -ENOMEM;
-    }
-    b->cap = cap;
+    assert(b->cap == cap && b->buf && b->cbs && b->count == 0);
     b->producer = p;
     b->pp = pp;
     b->base_seq = base_seq;
@@ -413,7 +471,7 @@ static void *sender_main(void *arg)
 /* ---- public API ---- */
 
 int producer_open(struct log *lg, struct txn *t, const struct rt_producer_options *opts_in,
-                  rt_producer **out)
+                  _Atomic uint32_t *open_count, rt_producer **out)
 {
     if (!out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_open: NULL argument");
@@ -449,6 +507,7 @@ int producer_open(struct log *lg, struct txn *t, const struct rt_producer_option
         return -ENOMEM;
     p->log = lg;
     p->txn_layer = t;
+    p->open_count = open_count;
     p->opts = opts;
     int rc = 0;
     if (opts.transactional_id) {
@@ -464,7 +523,7 @@ int producer_open(struct log *lg, struct txn *t, const struct rt_producer_option
                              TXN_ID_MAX_BYTES);
         }
         /* The id is the key of its `__transaction_state` records, which hold UTF-8 (format.md
-         * K5): refuse it here rather than at the first coordinator write. */
+         * G.3 TLK5): refuse it here rather than at the first coordinator write. */
         uint8_t key[TXN_ID_MAX_BYTES + 8];
         size_t key_len = 0;
         if (txn_log_key_encode(opts.transactional_id, key, sizeof(key), &key_len) != 0) {
@@ -526,8 +585,8 @@ static struct ppart *part_get(struct rt_producer *p, struct partition *part, int
     if (pp)
         return pp;
     if (p->part_count == PRODUCER_PARTITIONS_MAX) {
-        *err = error_set(RT_E_LIMIT, "a producer writes to at most %d partitions",
-                         PRODUCER_PARTITIONS_MAX);
+        *err = error_set(RT_E_PRODUCER_PARTITIONS_FULL,
+                         "a producer writes to at most %d partitions", PRODUCER_PARTITIONS_MAX);
         return NULL;
     }
     if (p->part_count == p->part_capacity) {
@@ -634,12 +693,20 @@ static int txn_add_pending(struct rt_producer *p)
         n += !p->txn_added[i];
     if (n == 0)
         return 0;
-    struct txn_log_partition *tp = calloc(n, sizeof(*tp));
-    uint32_t *idx = calloc(n, sizeof(*idx));
-    if (!tp || !idx) {
-        free(tp);
-        free(idx);
-        return -ENOMEM;
+    /* Up to TXN_ADD_ON_STACK partitions at once (the common case) from the stack: a
+     * transaction's first send costs no allocation (STYLE rule 8); more allocate once. */
+    struct txn_log_partition stack_tp[TXN_ADD_ON_STACK];
+    uint32_t stack_idx[TXN_ADD_ON_STACK];
+    struct txn_log_partition *tp = stack_tp;
+    uint32_t *idx = stack_idx;
+    if (n > TXN_ADD_ON_STACK) {
+        tp = calloc(n, sizeof(*tp));
+        idx = calloc(n, sizeof(*idx));
+        if (!tp || !idx) {
+            free(tp);
+            free(idx);
+            return -ENOMEM;
+        }
     }
     uint32_t k = 0;
     for (uint32_t i = 0; i < count; i++) {
@@ -663,8 +730,10 @@ static int txn_add_pending(struct rt_producer *p)
     } else if (rc == RT_E_PRODUCER_FENCED || rc == RT_E_INVALID_PRODUCER_EPOCH) {
         p->txn = TXN_FATAL;
     }
-    free(tp);
-    free(idx);
+    if (tp != stack_tp) {
+        free(tp);
+        free(idx);
+    }
     return rc;
 }
 
@@ -772,7 +841,7 @@ int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_
     if (rc == 0)
         rc = txn_note_partition(p, gp);
     if (rc == 0)
-        rc = txn_add_pending(p); /* before the offsets are written (C1) */
+        rc = txn_add_pending(p); /* before the offsets are written (CO1) */
     int64_t pid = p->producer_id;
     int16_t epoch = p->epoch;
     pthread_mutex_unlock(&p->lock);
@@ -811,7 +880,7 @@ static int end_txn(rt_producer *p, bool commit, int32_t timeout_ms)
         coordinator_end(p->coordinator, p->txn_id, p->producer_id, p->epoch, commit, &pid, &epoch);
     pthread_mutex_lock(&p->lock);
     if (rc == 0) {
-        adopt_identity(p, pid, epoch); /* C3: the epoch is bumped at every transaction end */
+        adopt_identity(p, pid, epoch); /* CO3: the epoch is bumped at every transaction end */
         p->txn = TXN_READY;
         p->txn_part_count = 0;
         p->sticky_error = 0;
@@ -1073,6 +1142,11 @@ int rt_producer_close(rt_producer *p)
     for (uint32_t i = 0; i < p->part_count; i++) {
         assert(!p->parts[i].open && !p->parts[i].ready_head && !p->parts[i].flight_head);
     }
+    while (p->pool) {
+        struct pbatch *b = p->pool;
+        p->pool = b->next;
+        batch_destroy(b);
+    }
     free(p->parts);
     free(p->sticky);
     free(p->txn_parts);
@@ -1080,6 +1154,10 @@ int rt_producer_close(rt_producer *p)
     pthread_cond_destroy(&p->sender_wake);
     pthread_cond_destroy(&p->changed);
     pthread_mutex_destroy(&p->lock);
+    _Atomic uint32_t *open_count = p->open_count;
     free(p);
+    uint32_t before = atomic_fetch_sub(open_count, 1); /* last: rt_close may free the engine */
+    assert(before > 0);
+    (void)before;
     return rc;
 }

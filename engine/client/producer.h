@@ -6,14 +6,18 @@
 #ifndef RT_PRODUCER_H
 #define RT_PRODUCER_H
 
+#include <stdint.h>
+
 #include "ringtail.h"
 
 struct log;
 struct txn;
 
 /* rt_producer_open's contract (ringtail.h), on the log and transaction layer it writes
- * through. The caller's error detail is not cleared. */
+ * through. `open_count` is the engine's census of open producers (EN1 in engine.c): counted by the
+ * caller before the call, decremented by the close as its very last step. The caller's error
+ * detail is not cleared. */
 int producer_open(struct log *lg, struct txn *t, const struct rt_producer_options *opts,
-                  rt_producer **out);
+                  _Atomic uint32_t *open_count, rt_producer **out);
 
 #endif /* RT_PRODUCER_H */

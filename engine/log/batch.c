@@ -1,8 +1,9 @@
 /*
  * batch.c — Kafka RecordBatch v2: the bytes every ringtail segment holds. This module encodes
  * batches and control (COMMIT/ABORT) markers, decodes records and headers, and decides whether
- * a run of bytes is a valid batch. docs/format.md §RecordBatch (docs/format-parts/batch.md) is
- * the normative copy of what follows; the two must agree.
+ * a run of bytes is a valid batch. docs/format.md §B (B.2 the batch, B.4-B.6 records, headers and
+ * control batches, B.7 the validation rules V1-V15) is the normative copy of what follows; the
+ * two must agree.
  *
  * It owns: the byte layout, zigzag varints, the CRC rule and the numbered validation rules
  * below. It must never allocate, never read outside [buf, buf+len) of a caller's buffer, never
@@ -58,7 +59,7 @@
  *       maxTimestamp for every record)
  *   V15 control batches: uncompressed, recordCount 1, exactly 78 bytes, key and value as above
  * Compressed batches are checked through V10 only: their records need a decompressor, so
- * batch_validate leaves V11-V14 to records_validate (engine/records.h), which decompresses the
+ * batch_validate leaves V11-V14 to records_validate (engine/log/records.h), which decompresses the
  * section and applies the same batch_records_check. Every append from outside the engine
  * (rt_append_batch) goes through both, so a compressed batch is held to the same rules.
  *

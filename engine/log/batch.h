@@ -1,12 +1,12 @@
 /*
  * batch.h — Kafka RecordBatch v2: encode, decode, validate; records, headers, zigzag varints;
- * control (COMMIT/ABORT marker) batches. docs/format.md §RecordBatch is the normative layout.
+ * control (COMMIT/ABORT marker) batches. docs/format.md §B is the normative layout.
  *
  * Everything here works on caller-owned byte buffers and never allocates. Decoders treat their
  * input as untrusted: they never read outside [buf, buf+len) and report damage as RT_E_CORRUPT
  * with a static reason string in *why (`why` may be NULL; the string names the rule, not the
- * record index). The validation rules V1-V15 are numbered in engine/batch.c and
- * docs/format-parts/batch.md §7.
+ * record index). The validation rules V1-V15 are numbered in engine/log/batch.c and
+ * docs/format.md §B.7.
  */
 #ifndef RT_BATCH_H
 #define RT_BATCH_H
@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "index/byte_order.h"
 #include "ringtail.h"
 
 #define BATCH_HEADER_BYTES       61
@@ -74,36 +75,7 @@ struct batch_header {
     int32_t record_count;
 };
 
-/* ---- big-endian helpers (inline: they are on every hot path) ---- */
-static inline uint16_t be16_load(const uint8_t *p)
-{
-    return (uint16_t)((uint16_t)p[0] << 8 | p[1]);
-}
-static inline uint32_t be32_load(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static inline uint64_t be64_load(const uint8_t *p)
-{
-    return (uint64_t)be32_load(p) << 32 | be32_load(p + 4);
-}
-static inline void be16_store(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static inline void be32_store(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-static inline void be64_store(uint8_t *p, uint64_t v)
-{
-    be32_store(p, (uint32_t)(v >> 32));
-    be32_store(p + 4, (uint32_t)v);
-}
+/* Big-endian helpers: be16_load .. be64_store (index/byte_order.h, one copy for the tree). */
 
 /* ---- zigzag varints (Kafka / protobuf sint32, sint64). ---- */
 #define VARINT_MAX_BYTES  5

@@ -55,6 +55,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "index/byte_order.h"
 #include "ringtail.h"
 
 #define XERIAL_HEADER_BYTES 16
@@ -239,19 +240,6 @@ static int gzip_compress(struct compression_contexts *cx, const uint8_t *src, si
 
 /* ---- snappy ---- */
 
-static uint32_t load_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-static void store_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
 /* Appends one raw snappy stream's output; the declared length is checked before any write. */
 static int snappy_block(const uint8_t *blk, size_t blen, struct compression_buffer *out,
                         size_t max_bytes, size_t limit, const char **why)
@@ -289,7 +277,7 @@ static int snappy_decompress(const uint8_t *src, size_t len, struct compression_
             p += XERIAL_HEADER_BYTES;
             continue;
         }
-        uint32_t blen = load_be32(p);
+        uint32_t blen = be32_load(p);
         p += 4;
         if (blen == 0 || blen > (uint64_t)(end - p))
             return corrupt(why, "snappy: xerial block length out of range");
@@ -311,8 +299,8 @@ static int snappy_xerial_compress(const uint8_t *src, size_t len, struct compres
         return rc;
     uint8_t *o = out->data;
     memcpy(o, xerial_magic, sizeof(xerial_magic));
-    store_be32(o + 8, XERIAL_VERSION);
-    store_be32(o + 12, XERIAL_COMPATIBLE);
+    be32_store(o + 8, XERIAL_VERSION);
+    be32_store(o + 12, XERIAL_COMPATIBLE);
     size_t pos = XERIAL_HEADER_BYTES;
     for (size_t done = 0; done < len;) {
         size_t n = len - done < XERIAL_BLOCK_BYTES ? len - done : XERIAL_BLOCK_BYTES;
@@ -320,7 +308,7 @@ static int snappy_xerial_compress(const uint8_t *src, size_t len, struct compres
         if (snappy_compress((const char *)src + done, n, (char *)o + pos + 4, &clen) != SNAPPY_OK)
             return -ENOMEM; /* only "buffer too small", which the bound rules out */
         assert(clen > 0 && clen <= INT32_MAX);
-        store_be32(o + pos, (uint32_t)clen);
+        be32_store(o + pos, (uint32_t)clen);
         pos += 4 + clen;
         done += n;
     }

@@ -1,7 +1,7 @@
 /*
  * compression.h — the records section of a RecordBatch v2 through Kafka's codecs: decompress
  * (gzip, snappy, lz4, zstd) for the record iterator, compress for producers that ask for it.
- * docs/format.md §F is normative for the framings; engine/compression.c repeats them.
+ * docs/format.md §F is normative for the framings; engine/log/compression.c repeats them.
  *
  * Framings, as Kafka's clients write them: gzip is an RFC 1952 stream (concatenated members are
  * accepted on read, as java.util.zip.GZIPInputStream does); snappy is xerial snappy-java framing

@@ -8,8 +8,17 @@
  * index and a walk over at most index_interval_bytes of batch headers, then a walk over the
  * headers of the batches it returns (to stop on a whole batch within max_bytes). No payload byte
  * is copied: the view points into the segment's read-only mapping, which stays mapped until
- * rt_fetch_release even if retention deletes the segment meanwhile.
+ * rt_fetch_release even if retention deletes the segment meanwhile. Handles come from the
+ * engine's fetch pool (FP1-FP3 in fetch.h): a warm fetch allocates nothing.
+ *
+ * Invariants (asserted):
+ *   FE1. A fetch's range is whole batches, [start, pos) within the segment's readable end for
+ *       its isolation, starting at the batch holding the requested offset; empty only when the
+ *       offset is the bound.
+ *   FE2. The aborted list handed out is sorted by first offset, and only read_committed fetches
+ *       have one.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -19,6 +28,88 @@
 #include "error.h"
 #include "fetch.h"
 #include "partition.h"
+
+struct fetch_pool *fetch_pool_create(uint32_t capacity)
+{
+    assert(capacity > 0);
+    struct fetch_pool *fp = calloc(1, sizeof(*fp));
+    if (!fp)
+        return NULL;
+    pthread_mutex_init(&fp->lock, NULL);
+    fp->capacity = capacity;
+    return fp;
+}
+
+static void fetch_free(struct rt_fetch *f)
+{
+    free(f->aborted);
+    free(f->aborted_producers);
+    compression_buffer_free(&f->decompressed);
+    free(f);
+}
+
+void fetch_pool_destroy(struct fetch_pool *fp)
+{
+    if (!fp)
+        return;
+    pthread_mutex_lock(&fp->lock);
+    uint32_t listed = 0;
+    while (fp->free) {
+        struct rt_fetch *f = fp->free;
+        fp->free = f->next;
+        fetch_free(f);
+        listed++;
+    }
+    assert(listed + fp->open == fp->made); /* FP2 */
+    bool last = fp->open == 0;
+    fp->orphaned = true;
+    pthread_mutex_unlock(&fp->lock);
+    if (last) { /* FP4: else the last rt_fetch_release frees it */
+        pthread_mutex_destroy(&fp->lock);
+        free(fp);
+    }
+}
+
+/* A handle from the pool, reset as calloc would leave it but for the lists it keeps; or
+ * RT_E_FETCHES_FULL (FP1), -ENOMEM. */
+static int fetch_take(struct fetch_pool *fp, struct rt_fetch **out)
+{
+    pthread_mutex_lock(&fp->lock);
+    if (fp->open == fp->capacity) {
+        uint32_t cap = fp->capacity;
+        pthread_mutex_unlock(&fp->lock);
+        return error_set(RT_E_FETCHES_FULL,
+                         "rt_fetch_start: %u fetches are open (fetches_max); release one first",
+                         cap);
+    }
+    struct rt_fetch *f = fp->free;
+    if (f) {
+        fp->free = f->next;
+    } else {
+        f = calloc(1, sizeof(*f)); /* once per new high of fetches open at once */
+        if (!f) {
+            pthread_mutex_unlock(&fp->lock);
+            return -ENOMEM;
+        }
+        fp->made++;
+    }
+    fp->open++;
+    assert(fp->open <= fp->capacity); /* FP1 */
+    pthread_mutex_unlock(&fp->lock);
+    assert(f->segment == NULL && f->decompressed.data == NULL); /* FP3 */
+    struct rt_aborted_txn *aborted = f->aborted;
+    size_t aborted_capacity = f->aborted_capacity;
+    int64_t *producers = f->aborted_producers;
+    size_t producer_capacity = f->aborted_producer_capacity;
+    memset(f, 0, sizeof(*f));
+    f->pool = fp;
+    f->aborted = aborted;
+    f->aborted_capacity = aborted_capacity;
+    f->aborted_producers = producers;
+    f->aborted_producer_capacity = producer_capacity;
+    *out = f;
+    return 0;
+}
 
 /* The bound a reader at `isolation` may read to, with its segment and position. */
 static void read_bound(const struct partition_watermarks *w, enum rt_isolation isolation,
@@ -105,11 +196,14 @@ static int collect_aborted(struct rt_fetch *f, struct partition *p, struct segme
     if (f->view.aborted_count > 1)
         qsort(f->aborted, f->view.aborted_count, sizeof(*f->aborted), cmp_aborted);
     f->view.aborted = f->aborted;
+    for (size_t i = 1; i < f->view.aborted_count; i++)
+        assert(f->aborted[i - 1].first_offset <= f->aborted[i].first_offset); /* FE2 */
+    assert(f->view.isolation == RT_READ_COMMITTED);
     return 0;
 }
 
-int fetch_partition_start(struct partition *p, int64_t offset, size_t max_bytes,
-                          enum rt_isolation isolation, rt_fetch **out)
+int fetch_partition_start(struct fetch_pool *fp, struct partition *p, int64_t offset,
+                          size_t max_bytes, enum rt_isolation isolation, rt_fetch **out)
 {
     if (!out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_fetch_start: NULL argument");
@@ -126,9 +220,10 @@ int fetch_partition_start(struct partition *p, int64_t offset, size_t max_bytes,
         return error_set(RT_E_OFFSET_OUT_OF_RANGE,
                          "%s: offset %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]", p->dir,
                          offset, w.log_start_offset, bound);
-    struct rt_fetch *f = calloc(1, sizeof(*f));
-    if (!f)
-        return -ENOMEM;
+    struct rt_fetch *f = NULL;
+    int rc = fetch_take(fp, &f);
+    if (rc)
+        return rc;
     f->view.high_watermark = w.high_watermark;
     f->view.last_stable_offset = w.last_stable_offset;
     f->view.log_start_offset = w.log_start_offset;
@@ -139,9 +234,9 @@ int fetch_partition_start(struct partition *p, int64_t offset, size_t max_bytes,
         return 0;
     }
     struct segment *seg = NULL;
-    int rc = partition_segment_for(p, offset, &seg);
+    rc = partition_segment_for(p, offset, &seg);
     if (rc) {
-        free(f);
+        rt_fetch_release(f);
         return error_set(rc, "%s: offset %" PRId64 " was deleted by retention", p->dir, offset);
     }
     uint64_t end = readable_end(seg, bound_base, bound_pos);
@@ -151,7 +246,7 @@ int fetch_partition_start(struct partition *p, int64_t offset, size_t max_bytes,
         if (rc == RT_E_OFFSET_OUT_OF_RANGE)
             error_set(rc, "%s: no batch holds offset %" PRId64, seg->log_path, offset);
         segment_unref(seg);
-        free(f);
+        rt_fetch_release(f);
         return rc;
     }
     /* Whole batches up to max_bytes, but at least one (as Kafka, so a big batch is never
@@ -166,7 +261,7 @@ int fetch_partition_start(struct partition *p, int64_t offset, size_t max_bytes,
             if (first) {
                 rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos, why);
                 segment_unref(seg);
-                free(f);
+                rt_fetch_release(f);
                 return rc;
             }
             break;
@@ -194,6 +289,11 @@ int fetch_partition_start(struct partition *p, int64_t offset, size_t max_bytes,
             return rc;
         }
     }
+    /* FE1 */
+    assert(pos > start);
+    assert(pos <= end);
+    assert(end <= seg->map_bytes);
+    assert((int64_t)be64_load(seg->map + start) <= offset); /* the batch holding offset */
     f->segment = seg;
     f->view.data = seg->map + start;
     f->view.size_bytes = pos - start;
@@ -208,16 +308,49 @@ const struct rt_fetch_view *rt_fetch_get(const rt_fetch *f)
     return f ? &f->view : NULL;
 }
 
+/* Lists kept by a pooled handle are bounded: a longer one is freed (FP3's "small lists"). */
+#define FETCH_KEEP_ENTRIES_MAX 256
+
 void rt_fetch_release(rt_fetch *f)
 {
     if (!f)
         return;
     if (f->segment)
         segment_unref(f->segment);
-    free(f->aborted);
-    free(f->aborted_producers);
-    compression_buffer_free(&f->decompressed);
-    free(f);
+    f->segment = NULL;
+    struct fetch_pool *fp = f->pool;
+    if (!fp) {
+        fetch_free(f);
+        return;
+    }
+    compression_buffer_free(&f->decompressed); /* FP3 */
+    memset(&f->decompressed, 0, sizeof(f->decompressed));
+    if (f->aborted_capacity > FETCH_KEEP_ENTRIES_MAX) {
+        free(f->aborted);
+        f->aborted = NULL;
+        f->aborted_capacity = 0;
+    }
+    if (f->aborted_producer_capacity > FETCH_KEEP_ENTRIES_MAX) {
+        free(f->aborted_producers);
+        f->aborted_producers = NULL;
+        f->aborted_producer_capacity = 0;
+    }
+    pthread_mutex_lock(&fp->lock);
+    assert(fp->open > 0);
+    fp->open--;
+    if (fp->orphaned) { /* FP4: the engine is gone */
+        bool last = fp->open == 0;
+        pthread_mutex_unlock(&fp->lock);
+        fetch_free(f);
+        if (last) {
+            pthread_mutex_destroy(&fp->lock);
+            free(fp);
+        }
+        return;
+    }
+    f->next = fp->free;
+    fp->free = f;
+    pthread_mutex_unlock(&fp->lock);
 }
 
 int fetch_from_bytes(rt_fetch **out, const uint8_t *data, size_t len, enum rt_isolation isolation,

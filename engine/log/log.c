@@ -209,11 +209,12 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
     for (uint32_t i = 0; i < n; i++)
         users += !meta_topic_name_internal(lg->topics[i].name);
     if (!internal && users >= lg->opts.topics_max) {
-        rc = error_set(RT_E_LIMIT, "topics_max (%u) reached", lg->opts.topics_max);
+        rc = error_set(RT_E_TOPICS_FULL, "topics_max (%u) reached", lg->opts.topics_max);
         goto out;
     }
     if (n >= lg->topics_capacity) { /* only internal topics get here: two at most */
-        rc = error_set(RT_E_LIMIT, "no slot left for internal topic '%s' (%u topics)", name, n);
+        rc = error_set(RT_E_TOPICS_FULL, "no slot left for internal topic '%s' (%u topics)", name,
+                       n);
         goto out;
     }
     /* Directories and first segments first, then the catalogue: a crash in between leaves
@@ -316,7 +317,7 @@ int log_fetch_start(struct log *lg, const char *topic, uint32_t partition, int64
     struct partition *p = log_partition(lg, topic, partition);
     if (!p)
         return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
-    return fetch_partition_start(p, offset, max_bytes, isolation, out);
+    return fetch_partition_start(lg->fetches, p, offset, max_bytes, isolation, out);
 }
 
 int log_list_offsets(struct log *lg, const char *topic, uint32_t partition, int64_t spec,
@@ -525,6 +526,12 @@ static int append_batch_check(struct log *lg, const char *topic, uint32_t partit
     if (h.producer_id >= 0 && (h.producer_epoch < 0 || h.base_sequence < 0))
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: a batch with a producer id "
                                                 "needs an epoch and a base sequence >= 0");
+    if (batch_is_transactional(&h) && lg->txn_verify &&
+        atomic_load_explicit(&lg->txn_verify_on, memory_order_acquire)) {
+        rc = lg->txn_verify(lg->txn_verify_ctx, topic, partition, h.producer_id, h.producer_epoch);
+        if (rc)
+            return rc; /* the detail names the transactional id and the partition */
+    }
     *p_out = p;
     *h_out = h;
     return 0;
@@ -610,15 +617,21 @@ static int retention_call(struct shard *s, void *arg)
     return shard_enforce_retention(s);
 }
 
-int log_enforce_retention(struct log *lg)
+/* Runs fn on every shard's thread in turn, waiting for each; the first error stops it. */
+static int each_shard(struct log *lg, int (*fn)(struct shard *s, void *arg))
 {
     for (uint32_t i = 0; i < lg->shard_count; i++) {
-        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = retention_call};
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = fn};
         int rc = shard_submit(&lg->shards[i], &req);
         if (rc)
             return rc;
     }
     return 0;
+}
+
+int log_enforce_retention(struct log *lg)
+{
+    return each_shard(lg, retention_call);
 }
 
 /* ---- producers ---- */
@@ -676,13 +689,7 @@ static int snapshot_call(struct shard *s, void *arg)
 
 int log_snapshot_producers(struct log *lg)
 {
-    for (uint32_t i = 0; i < lg->shard_count; i++) {
-        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = snapshot_call};
-        int rc = shard_submit(&lg->shards[i], &req);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    return each_shard(lg, snapshot_call);
 }
 
 /* ---- transactions open in the partitions ---- */
@@ -757,6 +764,8 @@ struct marker_slot {
     uint8_t bytes[CONTROL_BATCH_BYTES];
 };
 
+#define MARKERS_ON_STACK 8 /* about 3 KiB of stack */
+
 int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n)
 {
     if (n == 0)
@@ -764,12 +773,21 @@ int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n)
     int first = log_write_check(lg);
     if (first)
         return first;
-    struct marker_slot *slots = calloc(n, sizeof(*slots));
-    struct shard_request **by_shard = calloc(n, sizeof(*by_shard));
-    if (!slots || !by_shard) {
-        free(slots);
-        free(by_shard);
-        return -ENOMEM;
+    /* A transaction of up to MARKERS_ON_STACK partitions (the common case) writes its markers
+     * without allocating (STYLE rule 8); a larger one allocates its slots once. */
+    struct marker_slot stack_slots[MARKERS_ON_STACK];
+    struct shard_request *stack_by_shard[MARKERS_ON_STACK];
+    struct marker_slot *slots = stack_slots;
+    struct shard_request **by_shard = stack_by_shard;
+    memset(stack_slots, 0, sizeof(stack_slots));
+    if (n > MARKERS_ON_STACK) {
+        slots = calloc(n, sizeof(*slots));
+        by_shard = calloc(n, sizeof(*by_shard));
+        if (!slots || !by_shard) {
+            free(slots);
+            free(by_shard);
+            return -ENOMEM;
+        }
     }
     int64_t now = fs_now_ms();
     for (size_t i = 0; i < n; i++) {
@@ -826,8 +844,10 @@ int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n)
                           slots[i].req.partition->dir, rt_strerror(first));
         }
     }
-    free(slots);
-    free(by_shard);
+    if (slots != stack_slots) {
+        free(slots);
+        free(by_shard);
+    }
     return first;
 }
 
@@ -939,11 +959,13 @@ const struct rt_options *log_options(const struct log *lg)
 /* ---- lifecycle ---- */
 
 int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
-             producer_named_fn is_named, void *named_ctx)
+             struct io_fault_plan *faults, producer_named_fn is_named, void *named_ctx)
 {
     memset(lg, 0, sizeof(*lg));
     snprintf(lg->dir, sizeof(lg->dir), "%s", dir);
     lg->opts = *opts;
+    if (lg->opts.fetches_max == 0)
+        lg->opts.fetches_max = LOG_FETCHES_MAX_DEFAULT;
     pthread_mutex_init(&lg->admin_lock, NULL);
     pthread_mutex_init(&lg->watch.lock, NULL);
     atomic_init(&lg->write_error, 0);
@@ -967,9 +989,9 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->env.request_queue_depth = lg->opts.request_queue_depth;
     lg->env.retention_check_ms = RETENTION_CHECK_MS;
     lg->env.producer_id_expiration_ms = lg->opts.producer_id_expiration_ms;
-    lg->env.io.kind = (enum io_kind)lg->opts.io_backend;
+    lg->env.io.kind = faults ? IO_KIND_FAULT : (enum io_kind)lg->opts.io_backend;
     lg->env.io.queue_depth = lg->opts.io_queue_depth;
-    lg->env.io.fault = lg->opts.fault_injector;
+    lg->env.io.fault = faults;
     lg->env.write_error = &lg->write_error;
     lg->env.counters = &lg->counters;
     lg->env.watch = &lg->watch;
@@ -977,7 +999,11 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     if (lg->opts.read_only)
         lg->env.io.kind = IO_KIND_SYNC; /* no writes: no ring to set up */
 
-    int rc = meta_load(lg->dir, &lg->catalogue);
+    int rc = -ENOMEM;
+    lg->fetches = fetch_pool_create(lg->opts.fetches_max);
+    if (!lg->fetches)
+        goto err;
+    rc = meta_load(lg->dir, &lg->catalogue);
     if (rc)
         goto err;
 
@@ -1024,7 +1050,7 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
         goto err;
     }
     if (user_topics > lg->opts.topics_max) {
-        rc = error_set(RT_E_LIMIT, "%s: %u topics exceed topics_max %u", lg->dir, user_topics,
+        rc = error_set(RT_E_TOPICS_FULL, "%s: %u topics exceed topics_max %u", lg->dir, user_topics,
                        lg->opts.topics_max);
         goto err;
     }
@@ -1098,6 +1124,8 @@ int log_close(struct log *lg, bool seal)
             rc = fs_fsync_dir(lg->dir);
     }
     meta_catalogue_free(&lg->catalogue);
+    fetch_pool_destroy(lg->fetches); /* FP4: fetches still open keep it until released */
+    lg->fetches = NULL;
     free(lg->topics);
     free(lg->shards);
     lg->topics = NULL;
@@ -1162,4 +1190,19 @@ void log_stats(struct log *lg, struct rt_stats *out)
     out->read_only = lg->opts.read_only;
     out->opened_unclean = !lg->clean_at_open;
     out->tail_bytes_ignored = lg->recovery.truncated_bytes;
+}
+
+void log_txn_verify_set(struct log *lg,
+                        int (*fn)(void *ctx, const char *topic, uint32_t partition,
+                                  int64_t producer_id, int16_t producer_epoch),
+                        void *ctx, bool on)
+{
+    lg->txn_verify = fn;
+    lg->txn_verify_ctx = ctx;
+    atomic_store_explicit(&lg->txn_verify_on, on, memory_order_release);
+}
+
+void log_txn_verify_enable(struct log *lg, bool on)
+{
+    atomic_store_explicit(&lg->txn_verify_on, on, memory_order_release);
 }

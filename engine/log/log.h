@@ -28,6 +28,8 @@
 #include "ringtail.h"
 #include "shard.h"
 
+struct fetch_pool;
+
 struct topic {
     char name[RT_TOPIC_NAME_MAX + 1];
     uint32_t partition_count;
@@ -55,7 +57,14 @@ struct log {
     _Atomic int write_error;
     _Atomic bool closing;
     struct engine_counters counters;
-    struct publish_watch watch;         /* rt_append_watch_set; the shards call it per round */
+    struct fetch_pool *fetches; /* rt_fetch handles, at most opts.fetches_max open */
+    struct publish_watch watch; /* rt_append_watch_set; the shards call it per round */
+    /* Asked before a client's transactional batch is queued (log_txn_verify_set): 0 or the
+     * refusal. NULL: every transactional batch is accepted (the partition's rules still run). */
+    int (*txn_verify)(void *ctx, const char *topic, uint32_t partition, int64_t producer_id,
+                      int16_t producer_epoch);
+    void *txn_verify_ctx;
+    _Atomic bool txn_verify_on;
     struct partition_recovery recovery; /* summed over partitions at open */
     bool clean_at_open;                 /* the clean-shutdown marker was there */
 };
@@ -64,19 +73,30 @@ struct log {
  * beyond topics_max. */
 #define INTERNAL_TOPICS_MAX 2
 
+#define LOG_FETCHES_MAX_DEFAULT 4096
+
 /* ---- lifecycle (the composition root, engine.c, runs these in order) ---- */
 
 /* Step 1: options into the partition and shard configuration, the catalogue loaded, the
  * clean-shutdown marker noted and removed (durably, before anything is written), the topic
- * table and the shards allocated and initialised (not started). `is_named` answers whether a
+ * table and the shards allocated and initialised (not started). `faults` (tests only, else
+ * NULL) puts every shard on the fault-injecting io backend. `is_named` answers whether a
  * producer id belongs to a named producer (the txn layer's registry); it is called while
  * partitions replay. On error everything is released. */
 int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
-             producer_named_fn is_named, void *named_ctx);
+             struct io_fault_plan *faults, producer_named_fn is_named, void *named_ctx);
 
 /* Step 2: every catalogued topic's partitions opened (the newest segment recovered unless the
  * marker was there) and handed to the shards. */
 int log_open_topics(struct log *lg);
+
+/* The composition root's check of client transactional batches (coordinator.c CO7): set once
+ * before the log serves clients; `on` may change at any time (rt_txn_verify_set). */
+void log_txn_verify_set(struct log *lg,
+                        int (*fn)(void *ctx, const char *topic, uint32_t partition,
+                                  int64_t producer_id, int16_t producer_epoch),
+                        void *ctx, bool on);
+void log_txn_verify_enable(struct log *lg, bool on);
 
 /* Step 3: the shard threads started (not for a read-only log). */
 int log_start(struct log *lg);

@@ -1,6 +1,6 @@
 /*
  * meta.h — the data directory's topic catalogue, `<dir>/ringtail.meta`, and the directory's
- * other small files (lock, clean-shutdown marker). docs/format.md §Data directory is normative.
+ * other small files (lock, clean-shutdown marker). docs/format.md §A is normative.
  *
  * ringtail.meta (all integers big-endian):
  *   offset  size  field

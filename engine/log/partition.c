@@ -1,6 +1,6 @@
 /*
  * partition.c — the segment list of one topic-partition, its rolls, retention, and the
- * published watermarks (see partition.h for the invariants P1-P4 and the locking rules).
+ * published watermarks (see partition.h for the invariants PA1-PA4 and the locking rules).
  *
  * Costs: opening reads the directory once and scans only the newest segment after a crash;
  * a roll costs one fdatasync of the old segment plus creating and preallocating the next;
@@ -202,21 +202,44 @@ static struct txn_index_entry abort_entry(const struct partition *p, const struc
     return e;
 }
 
-int partition_note_txn(struct partition *p, const struct batch_header *h, uint64_t position,
-                       bool txn_started, int64_t txn_first_offset, int marker_type)
+int partition_reserve_txn(struct partition *p)
 {
-    if (txn_started)
-        return open_txn_add(p, h->producer_id, h->base_offset, p->active->base_offset, position);
+    if (p->open_txn_count < p->open_txn_capacity)
+        return 0;
+    uint32_t cap = p->open_txn_capacity ? p->open_txn_capacity * 2 : 8;
+    struct open_txn *a = realloc(p->open_txns, (size_t)cap * sizeof(*a));
+    if (!a)
+        return -ENOMEM;
+    p->open_txns = a;
+    p->open_txn_capacity = cap;
+    return 0;
+}
+
+int partition_place_txn(struct partition *p, const struct batch_header *h, uint64_t position,
+                        bool txn_started, int64_t txn_first_offset, int marker_type,
+                        struct partition_txn_write *w)
+{
+    assert(h->base_offset >= p->active->base_offset);
+    assert(position >= p->active->size_bytes);
+    w->staged = false;
+    if (txn_started) {
+        assert(p->open_txn_count < p->open_txn_capacity); /* partition_reserve_txn */
+        int rc = open_txn_add(p, h->producer_id, h->base_offset, p->active->base_offset, position);
+        assert(rc == 0);
+        return rc;
+    }
     if (!batch_is_control(h))
         return 0;
     open_txn_remove(p, h->producer_id);
     if (marker_type != CONTROL_ABORT)
         return 0;
     struct txn_index_entry e = abort_entry(p, h, txn_first_offset);
-    int rc = txn_index_append(&p->active->txns, &e);
+    int rc = txn_index_stage(&p->active->txns, &e, w->bytes, &w->file_offset);
     if (rc)
-        return error_set(rc, "%s: appending to the aborted-transaction index: %s", p->dir,
+        return error_set(rc, "%s: staging the aborted-transaction index entry: %s", p->dir,
                          strerror(-rc));
+    w->fd = p->active->txns.fd;
+    w->staged = true;
     return 0;
 }
 
@@ -275,6 +298,9 @@ static int export_entry(void *ctx, const struct producer_entry *e)
 
 int partition_snapshot_producers(struct partition *p)
 {
+    if (p->frozen) /* PA5: the table may hold batches that were reported failed */
+        return error_set(RT_E_IO_FAILED, "%s: a write round failed: no snapshot until reopen",
+                         p->dir);
     if (p->snapshot_offset == p->next_offset)
         return 0;
     struct snapshot_export x = {0};
@@ -482,7 +508,7 @@ static int load_producers(struct partition *p, struct partition_recovery *rec)
 }
 
 /* Rebuilds the .txnindex of every segment from index `from` on, walking the whole log from
- * its start so each aborted transaction's first offset is known (T1 in segment_check.c). */
+ * its start so each aborted transaction's first offset is known (SC4 in segment_check.c). */
 static int rebuild_txn_indexes(struct partition *p, uint32_t from)
 {
     for (uint32_t i = from; i < p->segment_count; i++) {
@@ -521,7 +547,7 @@ static int rebuild_txn_indexes(struct partition *p, uint32_t from)
     return rc;
 }
 
-/* T1 for every segment, the check verify makes too: a .txnindex that is missing, short, torn
+/* SC4 for every segment, the check verify makes too: a .txnindex that is missing, short, torn
  * or wrong would let read_committed serve aborted records, so it is rebuilt from the log.
  * Cost: one walk of every batch header of the partition at each open. */
 static int check_txn_indexes(struct partition *p, struct partition_recovery *rec)
@@ -591,8 +617,8 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
         if (i > 0) {
             struct segment *prev = p->segments[p->segment_count - 1];
             if (prev->next_offset != seg->base_offset) {
-                /* L1: offsets are dense across segments. A gap means a sealed segment lost
-                 * whole batches; an overlap means a name or a log is wrong. */
+                /* L1 (docs/format.md A.1): offsets are dense across segments. A gap means a
+                 * sealed segment lost whole batches; an overlap means a name or a log is wrong. */
                 rc =
                     error_set(RT_E_CORRUPT,
                               "%s: offset %" PRIu64 ": segment ends at offset %" PRId64
@@ -666,9 +692,10 @@ int partition_close(struct partition *p, bool seal)
 /* The roll decision for a batch of size_bytes whose last offset is last_offset_delta past the
  * partition's next offset. It counts what this round has already placed in the active segment
  * (round_bytes; next_offset is already advanced past those batches), not only what earlier rounds
- * left there, so a round never carries a segment past its capacity (R1), past INT32_MAX bytes
- * (R2: index positions are i32) or past base + INT32_MAX offsets (R3: index relative offsets are
- * i32). */
+ * left there, so a round never carries a segment past its capacity (PAR1), past INT32_MAX bytes
+ * (PAR2: index positions are i32) or past base + INT32_MAX offsets (PAR3: index relative offsets
+ * are i32); an empty segment takes any batch the options allow (PAR4). PAR1-PAR4 are the writer's
+ * side of docs/format.md A.1 L5. */
 bool partition_roll_needed(const struct partition_roll_state *st, uint64_t size_bytes,
                            int32_t last_offset_delta)
 {
@@ -677,13 +704,13 @@ bool partition_roll_needed(const struct partition_roll_state *st, uint64_t size_
     assert(st->next_offset >= st->base_offset);
     uint64_t used = st->size_bytes + st->round_bytes;
     if (used == 0)
-        return false; /* an empty segment takes any batch the options allow (R4) */
+        return false; /* an empty segment takes any batch the options allow (PAR4) */
     uint64_t cap =
         st->capacity_bytes < SEGMENT_SIZE_MAX_BYTES ? st->capacity_bytes : SEGMENT_SIZE_MAX_BYTES;
     if (used > cap || cap - used < size_bytes)
-        return true; /* R1, R2 */
+        return true; /* PAR1, PAR2 */
     if (st->next_offset - st->base_offset > (int64_t)INT32_MAX - last_offset_delta)
-        return true; /* R3 */
+        return true; /* PAR3 */
     return false;
 }
 
@@ -715,7 +742,7 @@ static int partition_roll(struct partition *p)
     struct segment *old = p->active;
     assert(!p->round_touched);
     assert(old->next_offset == p->next_offset);
-    int rc = segment_seal(old); /* P2: sealed and synced before the next one exists */
+    int rc = segment_seal(old); /* PA2: sealed and synced before the next one exists */
     if (rc)
         return rc;
     rc = partition_snapshot_producers(p); /* as Kafka: a snapshot at every roll */
@@ -740,8 +767,10 @@ static int partition_roll(struct partition *p)
 int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
                         int64_t now_ms)
 {
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5 */
     if (!needs_roll(p, size_bytes, last_offset_delta, now_ms)) {
-        /* Fits: R1-R3 hold for this batch on top of the round's (options guarantee that an
+        /* Fits: PAR1-PAR3 hold for this batch on top of the round's (options guarantee that an
          * empty segment holds the largest batch allowed). */
         assert(segment_free_bytes(p->active) >=
                size_bytes + (p->round_touched ? p->round_bytes : 0));
@@ -752,9 +781,16 @@ int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_o
     return partition_roll(p);
 }
 
+void partition_freeze(struct partition *p)
+{
+    p->frozen = true;
+}
+
 void partition_publish(struct partition *p)
 {
+    assert(!p->frozen); /* PA5 */
     struct segment *a = p->active;
+    assert(a->size_bytes >= atomic_load_explicit(&a->readable_bytes, memory_order_relaxed));
     segment_publish(a);
     uint64_t s = atomic_load_explicit(&p->seq, memory_order_relaxed);
     atomic_store_explicit(&p->seq, s + 1, memory_order_relaxed);
@@ -840,18 +876,6 @@ struct segment *partition_segment_after(struct partition *p, int64_t base_offset
     return found;
 }
 
-uint32_t partition_segments(struct partition *p, struct segment **out, uint32_t max)
-{
-    pthread_mutex_lock(&p->segments_lock);
-    uint32_t n = p->segment_count < max ? p->segment_count : max;
-    for (uint32_t i = 0; i < n; i++) {
-        out[i] = p->segments[i];
-        segment_ref(out[i]);
-    }
-    pthread_mutex_unlock(&p->segments_lock);
-    return n;
-}
-
 /* Removes the oldest segment (never the active one). */
 static int delete_oldest(struct partition *p)
 {
@@ -861,7 +885,7 @@ static int delete_oldest(struct partition *p)
     memmove(p->segments, p->segments + 1, (size_t)(p->segment_count - 1) * sizeof(*p->segments));
     p->segment_count--;
     pthread_mutex_unlock(&p->segments_lock);
-    partition_publish(p); /* P4: the log start moves before the files go */
+    partition_publish(p); /* PA4: the log start moves before the files go */
     int rc = segment_delete(seg);
     segment_unref(seg); /* a fetch still holding it keeps the mapping alive */
     return rc;
@@ -869,6 +893,8 @@ static int delete_oldest(struct partition *p)
 
 int partition_enforce_retention(struct partition *p, int64_t now_ms)
 {
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5: a deletion publishes the log start */
     int deleted = 0;
     if (p->cfg.retention_bytes >= 0) {
         uint64_t total = 0;
@@ -906,12 +932,16 @@ int partition_enforce_retention(struct partition *p, int64_t now_ms)
 
 int partition_roll_now(struct partition *p)
 {
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5: the active segment and next offset disagree */
     assert(p->active->size_bytes > 0);
     return partition_roll(p);
 }
 
 int partition_delete_before(struct partition *p, int64_t offset)
 {
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5 */
     int deleted = 0;
     while (p->segment_count > 1 && p->segments[0]->next_offset <= offset) {
         int rc = delete_oldest(p);

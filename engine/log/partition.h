@@ -9,12 +9,16 @@
  * only to add or remove a segment). So a fetch never waits for a write round.
  *
  * Invariants (tests name them):
- *   P1. Offsets are dense: segment i+1's base == segment i's last offset + 1.
- *   P2. Every segment but the newest is sealed: fdatasynced, trimmed, indexes synced. So
- *       recovery after a crash needs to scan only the newest segment.
- *   P3. high_watermark <= next_offset; bytes below the published position of the high
- *       watermark are acknowledged and never change until retention deletes their segment.
- *   P4. log_start_offset == base offset of the oldest segment.
+ *   PA1. Offsets are dense: segment i+1's base == segment i's last offset + 1.
+ *   PA2. Every segment but the newest is sealed: fdatasynced, trimmed, indexes synced. So
+ *        recovery after a crash needs to scan only the newest segment.
+ *   PA3. high_watermark <= next_offset; bytes below the published position of the high
+ *        watermark are acknowledged and never change until retention deletes their segment.
+ *   PA4. log_start_offset == base offset of the oldest segment.
+ *   PA5. A partition whose write round failed is frozen until the engine is reopened: its
+ *        writer state (next offset, producer table, open transactions, active segment) may
+ *        describe batches that were reported failed, so nothing of it is ever published, rolled,
+ *        deleted or snapshotted again; readers keep the last acknowledged watermarks.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -91,6 +95,7 @@ struct partition {
     bool round_deferred;        /* a request was pushed to the next round; keep order */
     bool unsynced;              /* written since the last fdatasync (sync=interval) */
     bool round_force_sync;      /* a marker in this round: fdatasync whatever the sync mode */
+    bool frozen;                /* PA5: a round that wrote here failed; writer calls refuse */
     int64_t snapshot_offset;    /* newest producer snapshot written or loaded, -1 none */
     struct open_txn *open_txns; /* sorted by first_offset: [0] pins the LSO */
     uint32_t open_txn_count, open_txn_capacity;
@@ -145,16 +150,37 @@ int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_o
 
 /* Writer: after a round's bytes are acknowledged, publish the new high watermark and last
  * stable offset (the first offset of the oldest open transaction, or the high watermark), with
- * the byte position of each. */
+ * the byte position of each. Never on a frozen partition (PA5). */
 void partition_publish(struct partition *p);
 
-/* Writer: the transactional side of a batch just written at `position` of the active segment
- * (after segment_note_append): a transactional batch that opened a transaction (txn_started)
- * joins the open list; a marker closes its producer's transaction (txn_first_offset: the first
- * offset of the transaction it ended, -1 if none) and an ABORT marker appends its entry to the
- * segment's .txnindex. Returns 0 or -errno (the engine's write side then fails). */
-int partition_note_txn(struct partition *p, const struct batch_header *h, uint64_t position,
-                       bool txn_started, int64_t txn_first_offset, int marker_type);
+/* Writer: a round that placed batches here failed (PA5). From now on partition_make_room,
+ * partition_roll_now, partition_delete_before, partition_enforce_retention and
+ * partition_snapshot_producers return RT_E_IO_FAILED and nothing is published. */
+void partition_freeze(struct partition *p);
+
+/* Writer, at placement (before the round's io): room for one more open transaction, so that
+ * partition_place_txn cannot fail for a batch that starts one. Returns 0 or -ENOMEM (nothing
+ * changed). */
+int partition_reserve_txn(struct partition *p);
+
+/* The .txnindex write an ABORT marker's round makes through its io ring. */
+struct partition_txn_write {
+    bool staged;          /* an entry to write */
+    int fd;               /* the .txnindex file, or -1 (an in-memory index: nothing to write) */
+    uint64_t file_offset; /* where */
+    uint8_t bytes[TXN_INDEX_ENTRY_BYTES];
+};
+
+/* Writer, at placement, in append order: the transactional side of a batch placed at `position`
+ * of the active segment with its base offset assigned. A transactional batch that opens a
+ * transaction (txn_started) joins the open list (room reserved by partition_reserve_txn); a
+ * marker closes its producer's transaction (txn_first_offset: the first offset of the transaction
+ * it ended, -1 if none), and an ABORT marker stages its .txnindex entry into *w for the round to
+ * write and the publish to commit (txn_index_commit_staged) or a failure to drop. Returns 0, or
+ * the staging error (the open list may have changed: the caller fails the round, PA5). */
+int partition_place_txn(struct partition *p, const struct batch_header *h, uint64_t position,
+                        bool txn_started, int64_t txn_first_offset, int marker_type,
+                        struct partition_txn_write *w);
 
 /* Writer: calls fn for every transaction open in the partition, oldest first, with its
  * producer's epoch here; stops at (and returns) fn's first non-zero result. O(open). */
@@ -172,9 +198,6 @@ int partition_segment_for(struct partition *p, int64_t offset, struct segment **
 
 /* Reader: a referenced segment that follows the one starting at base_offset, or NULL. */
 struct segment *partition_segment_after(struct partition *p, int64_t base_offset);
-
-/* Reader: references to all segments in order into out (up to max); returns the count. */
-uint32_t partition_segments(struct partition *p, struct segment **out, uint32_t max);
 
 /* Writer: writes `<next_offset>.snapshot` of the producer table (and keeps only the two newest
  * snapshots). Done at every roll and at clean close. */

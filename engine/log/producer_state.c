@@ -1,17 +1,17 @@
 /*
- * producer_state.c — the per-partition producer table (see producer_state.h for S1-S3).
+ * producer_state.c — the per-partition producer table (see producer_state.h for PST1-PST3).
  *
  * Rules, in the order they are applied to a batch (Kafka's ProducerAppendInfo for anonymous
  * producers; Pulsar's producer-name dedup for named ones):
- *   R1. epoch < entry.epoch                          -> RT_E_INVALID_PRODUCER_EPOCH
- *   R2. (firstSeq, lastSeq) equals one of the last 5  -> duplicate (original offset)
- *   R3. named: lastSeq <= highest persisted           -> duplicate (offset -1 if outside window)
- *       named: firstSeq > highest persisted           -> append (gaps allowed, any epoch >= ours)
- *       named: otherwise (straddles)                  -> RT_E_OUT_OF_ORDER_SEQUENCE
- *   R4. unknown producer id: firstSeq must be 0       -> else RT_E_UNKNOWN_PRODUCER_ID
- *   R5. epoch > entry.epoch: firstSeq must be 0       -> else RT_E_OUT_OF_ORDER_SEQUENCE
- *   R6. same epoch: firstSeq == lastSeq + 1 (wrapping past INT32_MAX to 0) -> append
- *   R7. anything else                                 -> RT_E_OUT_OF_ORDER_SEQUENCE
+ *   PS1. epoch < entry.epoch                           -> RT_E_INVALID_PRODUCER_EPOCH
+ *   PS2. (firstSeq, lastSeq) equals one of the last 5  -> duplicate (original offset)
+ *   PS3. named: lastSeq <= highest persisted           -> duplicate (offset -1 if outside window)
+ *        named: firstSeq > highest persisted           -> append (gaps allowed, any epoch >= ours)
+ *        named: otherwise (straddles)                  -> RT_E_OUT_OF_ORDER_SEQUENCE
+ *   PS4. unknown producer id: firstSeq must be 0       -> else RT_E_UNKNOWN_PRODUCER_ID
+ *   PS5. epoch > entry.epoch: firstSeq must be 0       -> else RT_E_OUT_OF_ORDER_SEQUENCE
+ *   PS6. same epoch: firstSeq == lastSeq + 1 (wrapping past INT32_MAX to 0) -> append
+ *   PS7. anything else                                 -> RT_E_OUT_OF_ORDER_SEQUENCE
  *
  * Costs: check and update are O(1) expected (one hash probe sequence); eviction scans at most
  * EVICT_SCAN entries.
@@ -140,7 +140,7 @@ static bool evict_one(struct producer_table *t)
 static struct producer_entry *insert(struct producer_table *t, int64_t pid, int *err)
 {
     if (t->count >= t->max && !evict_one(t)) {
-        *err = RT_E_LIMIT;
+        *err = RT_E_PRODUCERS_FULL;
         return NULL;
     }
     if ((t->count + 1) * 4 > t->capacity * 3 && (*err = grow(t)) != 0)
@@ -184,14 +184,14 @@ int producer_table_check(const struct producer_table *t, const struct batch_head
         return RT_E_OUT_OF_ORDER_SEQUENCE;
     }
     if (e && e->epoch >= 0 && h->producer_epoch < e->epoch) {
-        *rule = "R1: epoch older than the producer's current epoch (fenced)";
+        *rule = "PS1: epoch older than the producer's current epoch (fenced)";
         return RT_E_INVALID_PRODUCER_EPOCH;
     }
     if (e && h->producer_epoch == e->epoch) {
         for (uint8_t i = 0; i < e->batch_count; i++) {
             if (e->batches[i].first_seq == first && e->batches[i].last_seq == last) {
                 *dup_offset = e->batches[i].first_offset;
-                *rule = "R2: duplicate of one of the last 5 batches";
+                *rule = "PS2: duplicate of one of the last 5 batches";
                 return PRODUCER_DUPLICATE;
             }
         }
@@ -199,7 +199,7 @@ int producer_table_check(const struct producer_table *t, const struct batch_head
     bool monotonic = e ? e->monotonic : (t->is_named && t->is_named(t->named_ctx, h->producer_id));
     if (monotonic) {
         if (h->base_sequence + (int64_t)h->last_offset_delta > INT32_MAX) {
-            *rule = "R3: named producer sequences must stay <= INT32_MAX";
+            *rule = "PS3: named producer sequences must stay <= INT32_MAX";
             return RT_E_OUT_OF_ORDER_SEQUENCE;
         }
         int32_t highest = (e && e->batch_count) ? e->batches[e->batch_count - 1].last_seq : -1;
@@ -207,44 +207,57 @@ int producer_table_check(const struct producer_table *t, const struct batch_head
             for (uint8_t i = 0; i < (e ? e->batch_count : 0); i++)
                 if (e->batches[i].first_seq == first && e->batches[i].last_seq == last)
                     *dup_offset = e->batches[i].first_offset;
-            *rule = "R3: named producer sequence at or below the highest persisted";
+            *rule = "PS3: named producer sequence at or below the highest persisted";
             return PRODUCER_DUPLICATE;
         }
         if (first > highest)
             return PRODUCER_APPEND;
-        *rule = "R3: named producer batch straddles the highest persisted sequence";
+        *rule = "PS3: named producer batch straddles the highest persisted sequence";
         return RT_E_OUT_OF_ORDER_SEQUENCE;
     }
     if (!e || e->batch_count == 0) {
         if (first != 0) {
-            *rule = "R4: a producer id unknown to this partition must start at sequence 0";
+            *rule = "PS4: a producer id unknown to this partition must start at sequence 0";
             return RT_E_UNKNOWN_PRODUCER_ID;
         }
         return PRODUCER_APPEND;
     }
     if (h->producer_epoch > e->epoch) {
         if (first != 0) {
-            *rule = "R5: a new epoch must start at sequence 0";
+            *rule = "PS5: a new epoch must start at sequence 0";
             return RT_E_OUT_OF_ORDER_SEQUENCE;
         }
         return PRODUCER_APPEND;
     }
     if (first == next_seq(e->batches[e->batch_count - 1].last_seq))
         return PRODUCER_APPEND;
-    *rule = "R7: sequence is not the next expected one";
+    *rule = "PS7: sequence is not the next expected one";
     return RT_E_OUT_OF_ORDER_SEQUENCE;
+}
+
+/* The entry of h's producer (inserted if new: *err on a full table), moved to h's epoch: a new
+ * epoch starts a new sequence space, so an anonymous producer's dedup window is emptied (a named
+ * one keeps it: its sequences run across epochs). The writer's common first step (PST3). */
+static struct producer_entry *entry_at_epoch(struct producer_table *t, const struct batch_header *h,
+                                             int *err)
+{
+    struct producer_entry *e = (struct producer_entry *)producer_table_find(t, h->producer_id);
+    if (!e && !(e = insert(t, h->producer_id, err)))
+        return NULL;
+    if (h->producer_epoch != e->epoch && !e->monotonic)
+        e->batch_count = 0;
+    e->epoch = h->producer_epoch;
+    assert(e->batch_count <= PRODUCER_BATCHES_KEPT);
+    return e;
 }
 
 int producer_table_update(struct producer_table *t, const struct batch_header *h)
 {
     assert(h->producer_id >= 0);
     int err = 0;
-    struct producer_entry *e = (struct producer_entry *)producer_table_find(t, h->producer_id);
-    if (!e && !(e = insert(t, h->producer_id, &err)))
+    struct producer_entry *e = entry_at_epoch(t, h, &err);
+    if (!e)
         return err;
-    if (h->producer_epoch != e->epoch && !e->monotonic)
-        e->batch_count = 0; /* a new epoch starts a new sequence space */
-    e->epoch = h->producer_epoch;
     if (batch_is_control(h)) {
         e->current_txn_first_offset = -1;
     } else {
@@ -332,12 +345,10 @@ int producer_table_end_txn(struct producer_table *t, const struct batch_header *
 {
     int err = 0;
     struct producer_entry *e = (struct producer_entry *)producer_table_find(t, h->producer_id);
-    if (!e && !(e = insert(t, h->producer_id, &err)))
+    /* The transaction's first offset as it was before the marker moves the epoch. */
+    *txn_first_offset_out = e ? e->current_txn_first_offset : -1;
+    if (!(e = entry_at_epoch(t, h, &err)))
         return err;
-    *txn_first_offset_out = e->current_txn_first_offset;
-    if (h->producer_epoch != e->epoch && !e->monotonic)
-        e->batch_count = 0;
-    e->epoch = h->producer_epoch;
     e->current_txn_first_offset = -1;
     e->coordinator_epoch = coordinator_epoch;
     e->last_timestamp_ms = h->max_timestamp;
@@ -350,7 +361,7 @@ int producer_table_check_coordinator(const struct producer_table *t, const struc
 {
     const struct producer_entry *e = producer_table_find(t, h->producer_id);
     if (e && e->epoch >= 0 && h->producer_epoch < e->epoch) {
-        *rule = "R1: epoch older than the producer's current epoch (fenced)";
+        *rule = "PS1: epoch older than the producer's current epoch (fenced)";
         return RT_E_INVALID_PRODUCER_EPOCH;
     }
     return 0;
@@ -359,12 +370,9 @@ int producer_table_check_coordinator(const struct producer_table *t, const struc
 int producer_table_update_coordinator(struct producer_table *t, const struct batch_header *h)
 {
     int err = 0;
-    struct producer_entry *e = (struct producer_entry *)producer_table_find(t, h->producer_id);
-    if (!e && !(e = insert(t, h->producer_id, &err)))
+    struct producer_entry *e = entry_at_epoch(t, h, &err);
+    if (!e)
         return err;
-    if (h->producer_epoch != e->epoch && !e->monotonic)
-        e->batch_count = 0;
-    e->epoch = h->producer_epoch;
     if (batch_is_transactional(h) && e->current_txn_first_offset < 0)
         e->current_txn_first_offset = h->base_offset;
     e->last_timestamp_ms = h->max_timestamp;

@@ -13,10 +13,10 @@
  * Snapshots (index/producer_snapshot.h) persist it; replaying batches rebuilds it.
  *
  * Invariants:
- *   S1. At most one entry per producer id; count <= max.
- *   S2. An entry's batches are in append order, at most PRODUCER_BATCHES_KEPT of them, and
- *       their offsets and sequences increase.
- *   S3. check() never changes the table; update() is the only writer of an entry's batches.
+ *   PST1. At most one entry per producer id; count <= max.
+ *   PST2. An entry's batches are in append order, at most PRODUCER_BATCHES_KEPT of them, and
+ *         their offsets and sequences increase.
+ *   PST3. check() never changes the table; update() is the only writer of an entry's batches.
  */
 #ifndef RT_PRODUCER_STATE_H
 #define RT_PRODUCER_STATE_H
@@ -92,10 +92,10 @@ int producer_table_end_txn(struct producer_table *t, const struct batch_header *
                            int32_t coordinator_epoch, int64_t *txn_first_offset_out);
 
 /* Records a batch appended at h->base_offset (live appends after check(), and log replay).
- * Returns 0 or -ENOMEM / RT_E_LIMIT (no room and nothing evictable). */
+ * Returns 0 or -ENOMEM / RT_E_PRODUCERS_FULL (no room and nothing evictable). */
 int producer_table_update(struct producer_table *t, const struct batch_header *h);
 
-/* A coordinator-origin batch (offset commits in __consumer_offsets): epoch fencing only (R1);
+/* A coordinator-origin batch (offset commits in __consumer_offsets): epoch fencing only (PS1);
  * update records the epoch and opens the transaction without touching the sequence window. */
 int producer_table_check_coordinator(const struct producer_table *t, const struct batch_header *h,
                                      const char **rule);

@@ -30,16 +30,16 @@
  * consumeAbortedTransactionsUpTo / isBatchAborted / containsAbortMarker:
  *
  *   for each batch with a producer id (producerId >= 0), in log order:
- *     F1  every aborted entry with firstOffset <= batch.lastOffset not taken yet is taken
- *         (the list is sorted by firstOffset) and its producer joins the aborted-producer set;
- *     F2  an ABORT marker removes its producer from the set (a COMMIT changes nothing);
- *     F3  a transactional data batch whose producer is in the set is skipped entirely;
+ *     RC1  every aborted entry with firstOffset <= batch.lastOffset not taken yet is taken
+ *          (the list is sorted by firstOffset) and its producer joins the aborted-producer set;
+ *     RC2  an ABORT marker removes its producer from the set (a COMMIT changes nothing);
+ *     RC3  a transactional data batch whose producer is in the set is skipped entirely;
  *   and under either isolation:
- *     F4  control batches are never yielded; records below the start offset are skipped.
+ *     RC4  control batches are never yielded; records below the start offset are skipped.
  *
- * F1-F3 run on every batch of the fetch, including batches wholly below the start offset (as
+ * RC1-RC3 run on every batch of the fetch, including batches wholly below the start offset (as
  * Kafka's consumer runs them over every batch of a fetch response), so a start offset past a
- * marker still sees the marker. Under read_uncommitted only F4 applies.
+ * marker still sees the marker. Under read_uncommitted only RC4 applies.
  *
  * The filtering state (the aborted-producer set and the next aborted entry) and the
  * decompression buffer live in the rt_fetch, not in the caller's rt_records, so iterating
@@ -98,7 +98,7 @@ int records_init(struct rt_records *it, const rt_fetch *fetch, int64_t start_off
     assert(f == (const struct rt_fetch *)fetch);
     f->aborted_producer_count = 0;
     f->next_aborted = 0;
-    /* The engine sorts the aborted list (DESIGN §5); F1 relies on it. */
+    /* The engine sorts the aborted list (DESIGN §5); RC1 relies on it. */
     for (size_t i = 1; i < it->view->aborted_count; i++)
         assert(it->view->aborted[i - 1].first_offset <= it->view->aborted[i].first_offset);
     return 0;
@@ -117,7 +117,7 @@ static int corrupt_at(const struct rt_records *it, const uint8_t *at, const char
                      position_of(it, at), what, why ? why : "invalid batch");
 }
 
-/* ---- the aborted-producer set (F1, F2) -------------------------------------------------- */
+/* ---- the aborted-producer set (RC1, RC2) -------------------------------------------------- */
 
 static bool producer_set_contains(const struct rt_fetch *f, int64_t producer_id)
 {
@@ -155,7 +155,7 @@ static void producer_set_remove(struct rt_fetch *f, int64_t producer_id)
     }
 }
 
-/* F1: takes every aborted entry that begins at or before last_offset. */
+/* RC1: takes every aborted entry that begins at or before last_offset. */
 static int take_aborted_up_to(struct rt_fetch *f, int64_t last_offset)
 {
     const struct rt_fetch_view *v = &f->view;
@@ -267,7 +267,7 @@ static int next_batch(struct rt_records *it)
         if (batch_last_offset(&h) + 1 > it->next_offset)
             it->next_offset = batch_last_offset(&h) + 1;
         if (committed && h.producer_id >= 0) {
-            rc = take_aborted_up_to(f, batch_last_offset(&h)); /* F1 */
+            rc = take_aborted_up_to(f, batch_last_offset(&h)); /* RC1 */
             if (rc)
                 return rc;
             if (batch_is_control(&h)) {
@@ -276,13 +276,13 @@ static int next_batch(struct rt_records *it)
                 if (rc)
                     return rc;
                 if (type == CONTROL_ABORT)
-                    producer_set_remove(f, h.producer_id); /* F2 */
+                    producer_set_remove(f, h.producer_id); /* RC2 */
             } else if (batch_is_transactional(&h) && producer_set_contains(f, h.producer_id)) {
-                continue; /* F3 */
+                continue; /* RC3 */
             }
         }
         if (batch_is_control(&h) || batch_last_offset(&h) < it->start_offset)
-            continue; /* F4 */
+            continue; /* RC4 */
         const uint8_t *rec_pos = batch + BATCH_HEADER_BYTES, *rec_end = batch + size;
         if ((h.attributes & BATCH_ATTR_COMPRESSION_MASK) != BATCH_COMPRESSION_NONE) {
             rc = decompress_batch(it, batch, (size_t)size, &h, &rec_pos, &rec_end);

@@ -51,8 +51,8 @@ static struct segment *segment_alloc(int64_t base_offset, const struct segment_c
         return NULL;
     seg->base_offset = base_offset;
     seg->fd = -1;
-    seg->oidx.fd = -1;
-    seg->tidx.fd = -1;
+    seg->oidx.file.fd = -1;
+    seg->tidx.file.fd = -1;
     seg->txns.fd = -1;
     seg->next_offset = base_offset;
     seg->max_timestamp_offset = base_offset;
@@ -119,7 +119,7 @@ static int open_txns(struct segment *seg, bool writable, bool repair)
         flags = TXN_INDEX_MEMORY | (repair ? TXN_INDEX_REPAIR : 0); /* changes stay in memory */
     rc = txn_index_open(&seg->txns, path, seg->base_offset, flags, &why, &bad);
     if (rc == -EBADMSG && !repair) {
-        /* Derived data (T1 in segment_check.c): cut it to its valid prefix; the partition
+        /* Derived data (SC4 in segment_check.c): cut it to its valid prefix; the partition
          * then finds it short of its segment's ABORT markers and rebuilds it. */
         unsigned fix = seg->cfg.read_only ? TXN_INDEX_MEMORY : TXN_INDEX_WRITABLE;
         rc = txn_index_open(&seg->txns, path, seg->base_offset, fix | TXN_INDEX_REPAIR, &why, &bad);
@@ -244,8 +244,8 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
     rc = fs_fsync_dir(partition_dir);
     if (rc)
         goto err;
-    seg->oidx_map = seg->oidx.map;
-    seg->tidx_map = seg->tidx.map;
+    seg->oidx_map = seg->oidx.file.map;
+    seg->tidx_map = seg->tidx.file.map;
     *out = seg;
     return 0;
 err:
@@ -290,8 +290,8 @@ void segment_note_append(struct segment *seg, const struct batch_header *h, uint
 
 void segment_publish(struct segment *seg)
 {
-    atomic_store_explicit(&seg->oidx_published, seg->oidx.entries, memory_order_release);
-    atomic_store_explicit(&seg->tidx_published, seg->tidx.entries, memory_order_release);
+    atomic_store_explicit(&seg->oidx_published, seg->oidx.file.entries, memory_order_release);
+    atomic_store_explicit(&seg->tidx_published, seg->tidx.file.entries, memory_order_release);
     atomic_store_explicit(&seg->readable_bytes, seg->size_bytes, memory_order_release);
 }
 
@@ -417,11 +417,12 @@ static bool indexes_sound(struct segment *seg)
 {
     const char *why = NULL;
     uint32_t bad = 0;
-    if (offset_index_check(seg->oidx.map, (size_t)seg->oidx.entries * OFFSET_INDEX_ENTRY_BYTES,
+    if (offset_index_check(seg->oidx.file.map,
+                           (size_t)seg->oidx.file.entries * OFFSET_INDEX_ENTRY_BYTES,
                            seg->size_bytes, &why, &bad) != 0)
         return false;
-    if (time_index_check(seg->tidx.map, (size_t)seg->tidx.entries * TIME_INDEX_ENTRY_BYTES, &why,
-                         &bad) != 0)
+    if (time_index_check(seg->tidx.file.map,
+                         (size_t)seg->tidx.file.entries * TIME_INDEX_ENTRY_BYTES, &why, &bad) != 0)
         return false;
     return true;
 }
@@ -522,11 +523,11 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         }
     } else {
         seg->size_bytes = file_bytes;
-        /* L2, I1, I2: the check verify makes too (segment_check.c). A damaged log is refused,
+        /* SC1, SC2, SC3: the check verify makes too (segment_check.c). A damaged log is refused,
          * never cut; damaged indexes are rebuilt from a whole log. */
         struct segment_check chk;
-        segment_check_run(seg->map, file_bytes, base_offset, false, seg->oidx.map,
-                          seg->oidx.entries, seg->tidx.map, seg->tidx.entries, &chk);
+        segment_check_run(seg->map, file_bytes, base_offset, false, seg->oidx.file.map,
+                          seg->oidx.file.entries, seg->tidx.file.map, seg->tidx.file.entries, &chk);
         if (chk.log_rc) {
             rc = error_set(RT_E_CORRUPT,
                            "%s: offset %" PRIu64 ": %s (a sealed or cleanly closed segment must "
@@ -536,7 +537,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         }
         if (rebuild_indexes || !indexes_sound(seg) || chk.oidx_bad != SEGMENT_CHECK_SOUND ||
             chk.tidx_bad != SEGMENT_CHECK_SOUND) {
-            /* Rebuild only from a log that is whole: a sealed segment (L2) must consist of
+            /* Rebuild only from a log that is whole: a sealed segment (SC1) must consist of
              * valid batches to its last byte. A damaged one is reported, never cut. */
             uint64_t pos = 0;
             int64_t expect = base_offset;
@@ -586,10 +587,10 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
             seg->max_timestamp_offset = chk.max_timestamp_offset;
             seg->next_offset = chk.next_offset;
             uint64_t last_indexed = 0;
-            if (seg->oidx.entries > 0) {
+            if (seg->oidx.file.entries > 0) {
                 int64_t off;
                 uint32_t p;
-                offset_index_entry(&seg->oidx, seg->oidx.entries - 1, &off, &p);
+                offset_index_entry(&seg->oidx, seg->oidx.file.entries - 1, &off, &p);
                 last_indexed = p;
             }
             seg->bytes_since_index = file_bytes - last_indexed;
@@ -629,8 +630,8 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         seg->sealed = true;
         segment_drop_fd(seg);
     }
-    seg->oidx_map = seg->oidx.map;
-    seg->tidx_map = seg->tidx.map;
+    seg->oidx_map = seg->oidx.file.map;
+    seg->tidx_map = seg->tidx.file.map;
     segment_publish(seg);
     *out = seg;
     return 0;
@@ -645,24 +646,16 @@ err:
 static struct offset_index offset_view(struct segment *seg)
 {
     uint32_t n = atomic_load_explicit(&seg->oidx_published, memory_order_acquire);
-    struct offset_index v = {.fd = -1, .base_offset = seg->base_offset};
-    if (n > 0) {
-        v.map = (uint8_t *)seg->oidx_map;
-        v.map_bytes = (size_t)n * OFFSET_INDEX_ENTRY_BYTES;
-        v.entries = v.entries_max = n;
-    }
+    struct offset_index v = {
+        .file = index_file_view(seg->oidx_map, n, OFFSET_INDEX_ENTRY_BYTES, seg->base_offset)};
     return v;
 }
 
 static struct time_index time_view(struct segment *seg)
 {
     uint32_t n = atomic_load_explicit(&seg->tidx_published, memory_order_acquire);
-    struct time_index v = {.fd = -1, .base_offset = seg->base_offset};
-    if (n > 0) {
-        v.map = (uint8_t *)seg->tidx_map;
-        v.map_bytes = (size_t)n * TIME_INDEX_ENTRY_BYTES;
-        v.entries = v.entries_max = n;
-    }
+    struct time_index v = {
+        .file = index_file_view(seg->tidx_map, n, TIME_INDEX_ENTRY_BYTES, seg->base_offset)};
     return v;
 }
 
@@ -693,7 +686,7 @@ int segment_find_batch(struct segment *seg, int64_t offset, uint64_t end, uint64
 uint64_t segment_batch_floor(struct segment *seg, uint64_t position)
 {
     struct offset_index view = offset_view(seg);
-    uint32_t lo = 0, hi = view.entries; /* first entry whose position > position */
+    uint32_t lo = 0, hi = view.file.entries; /* first entry whose position > position */
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         int64_t off;

@@ -2,21 +2,24 @@
  * segment_check.c — the checks rt_open and rt_verify share (see segment_check.h for what each
  * decides and why there is only one copy). Rules, docs/format.md being normative:
  *
- *   L2  a sealed segment is whole batches to its last byte; their headers parse (V1-V5) and
- *       baseOffsets are dense from the file name's base. (Payload CRCs are not read here:
- *       readers check every batch before serving it, verify checks all of them.)
- *   I1  every .index entry is the start position of a walked batch whose offsets contain the
- *       entry's offset; entries beyond the data are stale.
- *   I2  every .timeindex entry's offset lies in the segment and its timestamp is not above the
- *       largest batch maxTimestamp.
- *   T1  a .txnindex holds exactly one entry per ABORT marker of its segment, in marker order:
- *       producerId and lastOffset of the marker, firstOffset of the transaction's first batch
- *       in the partition (the marker's own offset when the transaction had no data here), and
- *       lastStableOffset = the first offset of the oldest transaction still open after the
- *       marker, else marker + 1. A marker whose record does not parse may have been an ABORT:
- *       its entry is optional, and a rebuild writes one. When the partition's log start is above 0
- * a transaction may have begun before it: then firstOffset and lastStableOffset can only be bounded
- *       (firstOffset <= what the walk saw, lastStableOffset <= what the walk computes).
+ *   SC1  a sealed segment is whole batches to its last byte; their headers parse (V1-V5) and
+ *        baseOffsets are dense from the file name's base. (Payload CRCs are not read here:
+ *        readers check every batch before serving it, verify checks all of them.)
+ *   SC2  every .index entry is the start position of a walked batch whose offsets contain the
+ *        entry's offset; entries beyond the data are stale.
+ *   SC3  every .timeindex entry's offset lies in the segment and its timestamp is not above the
+ *        largest batch maxTimestamp.
+ *   SC4  a .txnindex holds exactly one entry per ABORT marker of its segment, in marker order:
+ *        producerId and lastOffset of the marker, firstOffset of the transaction's first batch
+ *        in the partition (the marker's own offset when the transaction had no data here), and
+ *        lastStableOffset = the first offset of the oldest transaction still open after the
+ *        marker, else marker + 1. A marker whose record does not parse may have been an ABORT:
+ *        its entry is optional, and a rebuild writes one. When the partition's log start is
+ *        above 0 a transaction may have begun before it: then firstOffset and lastStableOffset
+ *        can only be bounded (firstOffset <= what the walk saw, lastStableOffset <= what the
+ *        walk computes).
+ *
+ * SC1-SC4 are the checks behind docs/format.md I (OV1 walks SC1, OV2 is SC2 and SC3, OV3 is SC4).
  */
 #include "segment_check.h"
 
@@ -47,7 +50,7 @@ void segment_check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offs
     out->max_timestamp_offset = base_offset;
     out->oidx_bad = out->tidx_bad = SEGMENT_CHECK_SOUND;
 
-    /* I1 shape first (monotonic, no zero entries): then entries are sorted by position and
+    /* SC2 shape first (monotonic, no zero entries): then entries are sorted by position and
      * can be matched against the walk in one pass. */
     const char *why = NULL;
     uint32_t bad = 0;
@@ -146,7 +149,7 @@ void segment_check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offs
     }
 }
 
-/* ---- T1 ---------------------------------------------------------------------------------- */
+/* ---- SC4 --------------------------------------------------------------------------------- */
 
 void txn_walk_init(struct txn_walk *w, int64_t log_start)
 {
@@ -187,7 +190,7 @@ static int walk_begin(struct txn_walk *w, int64_t pid, int64_t first)
 typedef int (*txn_expect_fn)(void *ctx, const struct txn_index_entry *expected, bool complete,
                              bool unknown);
 
-/* Walks one segment, calling fn with the entry T1 requires for each ABORT marker. */
+/* Walks one segment, calling fn with the entry SC4 requires for each ABORT marker. */
 static int walk_segment(struct txn_walk *w, const uint8_t *log, uint64_t log_bytes,
                         txn_expect_fn fn, void *ctx)
 {

@@ -10,13 +10,13 @@
  *                        check) and the cross-check of its .index and .timeindex entries
  *                        against the batches walked. A bad log is refused by open; a bad index
  *                        is rebuilt by open. Both are problems for verify.
- *   txn_walk_segment   — the aborted-transaction rule T1: a segment's .txnindex holds exactly
+ *   txn_walk_segment   — the aborted-transaction rule SC4: a segment's .txnindex holds exactly
  *                        one entry per ABORT marker in the segment, in order, each with the
  *                        marker's producer id and offset, the transaction's first offset in the
  *                        partition and the LSO after the marker (as partition.c writes it). The
  *                        walk carries the open transactions from segment to segment, so it runs
  *                        over a partition's segments in order from its log start. Open rebuilds a
- *                        .txnindex that breaks T1 (missing, short, torn, wrong entries); verify
+ *                        .txnindex that breaks SC4 (missing, short, torn, wrong entries); verify
  *                        reports it.
  *
  * Pure functions over bytes: they never read outside the buffers they are given and never
@@ -71,13 +71,13 @@ struct txn_walk_open {
 void txn_walk_init(struct txn_walk *w, int64_t log_start);
 void txn_walk_free(struct txn_walk *w);
 
-/* Compares one segment's .txnindex entries (idx, NULL for none) with T1. Segments must come in
+/* Compares one segment's .txnindex entries (idx, NULL for none) with SC4. Segments must come in
  * order. Returns 0 when they agree, -EBADMSG (*why, *bad_entry: the first entry that is wrong
  * or missing) when they do not, -ENOMEM. Stops at the first unparsable batch header. */
 int txn_walk_compare(struct txn_walk *w, const uint8_t *log, uint64_t log_bytes,
                      const struct txn_index *idx, const char **why, uint32_t *bad_entry);
 
-/* As txn_walk_compare, but appends the entries T1 requires to idx (writable, emptied by the
+/* As txn_walk_compare, but appends the entries SC4 requires to idx (writable, emptied by the
  * caller) when rebuild is true, or only advances the walk when it is false. Returns 0 or the
  * first error of txn_index_append, -ENOMEM. */
 int txn_walk_rebuild(struct txn_walk *w, const uint8_t *log, uint64_t log_bytes,

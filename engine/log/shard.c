@@ -5,15 +5,21 @@
  *   1. take every request queued so far (plus those deferred by the last round);
  *   2. run CALL requests; for each APPEND in arrival order: make room in the partition's active
  *      segment (rolling if needed — a roll waits for the next round if this round already wrote
- *      to that segment), assign offsets, stamp the base offset into the batch;
+ *      to that segment), run the producer rules, assign offsets, stamp the base offset into the
+ *      batch, and note its transactional side (an ABORT marker stages its .txnindex entry);
  *   3. queue one write per touched segment (its batches as one iovec list, split only past
- *      IOV_MAX) and, under sync=always, one fdatasync per touched file ordered after it;
+ *      IOV_MAX), one per staged .txnindex entry and, under sync=always or for markers, one
+ *      fdatasync per touched segment ordered after its write;
  *   4. submit once and reap everything;
- *   5. on success note the batches in the segments (indexes), publish the new high watermarks
- *      (release) and release every waiter; on any failure set the engine's sticky write error
- *      and fail the round's requests without publishing anything.
- * So readers never see bytes that are not acknowledged, and one fdatasync serves every batch
- * of every producer that landed in that file during the round.
+ *   5. on success note the batches in the segments (indexes), commit the .txnindex entries,
+ *      publish the new high watermarks (release) and release every waiter; on any failure
+ *      (placement's transactional bookkeeping, a write, an fdatasync) set the engine's sticky
+ *      write error, freeze the round's partitions (PA5), drop the staged entries, zero the
+ *      round's bytes and fail the round's requests without publishing anything.
+ * Steps 1, 2, 3-4 and 5 are the stages round_admit, round_place, round_io and round_publish
+ * (invariants SH1-SH4 below). So readers never see bytes that are not acknowledged, before or
+ * after a reopen, and one fdatasync serves every batch of every producer that landed in that
+ * file during the round.
  */
 #include "shard.h"
 
@@ -200,252 +206,433 @@ int shard_enforce_retention(struct shard *s)
     return first;
 }
 
-/* The shard's periodic housekeeping. A failure (a segment that cannot be deleted) is retried
- * at the next period; partition_enforce_retention set the detail. */
+/* The shard's periodic housekeeping. A failure (a segment that cannot be deleted, a frozen
+ * partition) is retried at the next period; partition_enforce_retention set the detail. */
 static void run_retention(struct shard *s, int64_t now_ms)
 {
     s->last_retention_ms = now_ms;
     (void)shard_enforce_retention(s);
 }
 
-/* One round over `list`; returns requests to defer to the next round through *deferred. */
-static void run_round(struct shard *s, struct shard_request *list, struct shard_request **deferred)
-{
-    struct shard_request *included = NULL, **included_tail = &included;
-    struct shard_request *defer = NULL, **defer_tail = &defer;
-    struct partition *touched[64];
-    uint32_t touched_count = 0;
-    uint32_t ops = 0, iov_used = 0;
-    int64_t now_ms = fs_now_ms();
-    const uint32_t depth = s->env.io.queue_depth;
-    const bool sync_always = s->env.sync_mode == RT_SYNC_ALWAYS;
+/* ---- one round, in four stages: admission, placement, io, publish ----
+ *
+ * A round's state lives in `struct round` on the shard thread's stack. Each stage asserts what
+ * it takes and what it leaves:
+ *   SH1. After admission no CALL request is left and every request was completed or passed on
+ *        exactly once (CALLs run before any append of the round moved a partition's state).
+ *   SH2. After placement every included request has its offsets assigned and stamped, belongs
+ *        to a touched partition, and the round fits the ring (ops <= queue depth) and the iovec
+ *        array; a touched partition's round_bytes is the sum of its included batches.
+ *   SH3. The io stage leaves the ring empty whatever happened.
+ *   SH4. Publish runs only when placement (producer rules, the open-transaction list, staging
+ *        an ABORT marker's .txnindex entry) and every write and fdatasync of the round (the
+ *        .txnindex entries included) succeeded, and publish itself cannot fail; otherwise no
+ * touched partition is published again (PA5), the round's bytes are overwritten with zeros (so a
+ * reopen does not find them either) and every included request gets RT_E_IO_FAILED. An append
+ * reported failed is never visible.
+ */
 
-    /* CALL requests first, before any append of this round has advanced a partition's
-     * tentative state: a call (retention, roll, snapshot) may publish watermarks, which must
-     * only ever describe acknowledged bytes. */
+#define ROUND_PARTITIONS_MAX 64
+
+struct round {
+    struct shard_request *included, **included_tail;
+    struct shard_request *deferred, **deferred_tail;
+    struct partition *touched[ROUND_PARTITIONS_MAX];
+    uint32_t touched_count;
+    uint32_t included_count;
+    uint32_t ops;      /* ring operations the io stage will queue */
+    uint32_t iov_used; /* iovecs the io stage will use */
+    int64_t now_ms;
+    bool sync_always;
+    int failed; /* placement failed the whole round (sticky already set), or 0 */
+};
+
+static void round_defer(struct round *rd, struct shard_request *r)
+{
+    r->partition->round_deferred = true;
+    *rd->deferred_tail = r;
+    rd->deferred_tail = &r->next;
+}
+
+/* Admission: runs CALL requests (before any append of this round has advanced a partition's
+ * tentative state: a call such as retention, roll or snapshot may publish watermarks, which must
+ * only ever describe acknowledged bytes) and returns the appends, in arrival order. */
+static struct shard_request *round_admit(struct shard *s, struct shard_request *list)
+{
+    assert(list != NULL);
     struct shard_request *appends = NULL, **appends_tail = &appends;
     for (struct shard_request *r = list, *next; r; r = next) {
         next = r->next;
         r->next = NULL;
+        assert(r->kind == SHARD_REQ_CALL || r->kind == SHARD_REQ_APPEND);
         if (r->kind == SHARD_REQ_CALL) {
+            assert(r->fn != NULL);
             complete(r, r->fn(s, r->arg));
             continue;
         }
+        assert(r->partition != NULL && r->partition->shard == s);
         *appends_tail = r;
         appends_tail = &r->next;
     }
+    for (const struct shard_request *r = appends; r; r = r->next)
+        assert(r->kind == SHARD_REQ_APPEND); /* SH1 */
+    return appends;
+}
+
+/* The producer side of one append: runs the rules for its kind (marker, coordinator batch,
+ * producer batch) against the state every earlier batch of this round already updated, and
+ * updates that state. Returns 0 to place the batch, or 1 when r was completed (rejected, or a
+ * duplicate answered with its original offsets). */
+static int place_producer(struct shard *s, struct partition *p, struct shard_request *r)
+{
+    r->txn_started = false;
+    r->txn_first_offset = -1;
+    if (r->header.producer_id < 0)
+        return 0;
+    const char *rule = NULL;
+    if (batch_is_control(&r->header)) {
+        /* A transaction marker: epoch and coordinator-epoch fencing, then it ends the
+         * producer's transaction in this partition. */
+        int verdict =
+            producer_table_check_marker(&p->producers, &r->header, r->coordinator_epoch, &rule);
+        r->rule = rule;
+        if (verdict < 0) {
+            complete(r, verdict);
+            return 1;
+        }
+        r->header.base_offset = p->next_offset;
+        int urc = producer_table_end_txn(&p->producers, &r->header, r->coordinator_epoch,
+                                         &r->txn_first_offset);
+        if (urc) {
+            complete(r, urc);
+            return 1;
+        }
+        return 0;
+    }
+    int verdict;
+    if (r->coordinator) {
+        verdict = producer_table_check_coordinator(&p->producers, &r->header, &rule);
+    } else {
+        int64_t dup = -1;
+        verdict = producer_table_check(&p->producers, &r->header, &dup, &rule);
+        if (verdict == PRODUCER_DUPLICATE) {
+            r->rule = rule;
+            r->duplicate = true;
+            r->base_offset = dup;
+            atomic_fetch_add_explicit(&s->env.counters->duplicates, 1, memory_order_relaxed);
+            complete(r, 0);
+            return 1;
+        }
+    }
+    r->rule = rule;
+    if (verdict < 0) {
+        complete(r, verdict);
+        return 1;
+    }
+    r->header.base_offset = p->next_offset;
+    const struct producer_entry *pe = producer_table_find(&p->producers, r->header.producer_id);
+    r->txn_started =
+        batch_is_transactional(&r->header) && !(pe && pe->current_txn_first_offset >= 0);
+    int urc = r->coordinator ? producer_table_update_coordinator(&p->producers, &r->header)
+                             : producer_table_update(&p->producers, &r->header);
+    if (urc) {
+        if (!r->coordinator)
+            r->rule = "the partition's producer table is full of producers with open "
+                      "transactions";
+        complete(r, urc);
+        return 1;
+    }
+    return 0;
+}
+
+/* Placement of one append: defer it (keeping the partition's order), fail it, or give it its
+ * offsets and its place in the partition's part of the round. */
+static void place_one(struct shard *s, struct round *rd, struct shard_request *r)
+{
+    struct partition *p = r->partition;
+    assert(r->len >= BATCH_HEADER_BYTES);
+    assert(r->batch != NULL);
+    if (sticky_error(s)) {
+        complete(r, RT_E_IO_FAILED);
+        return;
+    }
+    const uint32_t depth = s->env.io.queue_depth;
+    bool new_partition = !p->round_touched;
+    /* Ops this batch adds: a new partition's write and fdatasync; another write when its
+     * batches pass a multiple of IOV_MAX; an ABORT marker's .txnindex entry (and its iovec). */
+    uint32_t extra = r->header.producer_id >= 0 && batch_is_control(&r->header) &&
+                     r->marker_type == CONTROL_ABORT;
+    uint32_t split = !new_partition && p->round_batches % SHARD_IOV_MAX == 0;
+    uint32_t need_ops = (new_partition ? 2 : 0) + split + extra;
+    if (p->round_deferred || rd->iov_used + 1 + extra > s->iov_capacity ||
+        rd->ops + need_ops > depth ||
+        (new_partition && rd->touched_count == ROUND_PARTITIONS_MAX)) {
+        round_defer(rd, r);
+        return;
+    }
+    struct segment *was_active = p->active;
+    uint32_t snapshots_before = p->snapshots_written;
+    int rc = partition_make_room(p, r->len, r->header.last_offset_delta, rd->now_ms);
+    if (p->active != was_active)
+        atomic_fetch_add_explicit(&s->env.counters->segments_rolled, 1, memory_order_relaxed);
+    if (p->snapshots_written != snapshots_before)
+        atomic_fetch_add_explicit(&s->env.counters->snapshots_written,
+                                  p->snapshots_written - snapshots_before, memory_order_relaxed);
+    if (rc == 1) {
+        round_defer(rd, r);
+        return;
+    }
+    if (rc == -EMFILE || rc == -ENFILE) {
+        /* Out of descriptors while rolling: nothing of this batch was written and the
+         * partition is consistent (the old segment sealed, no new one left behind), so only
+         * this append fails; the next one retries the roll (docs/limits.md). */
+        complete(r, rc);
+        return;
+    }
+    if (rc < 0) {
+        /* A failed roll may leave the partition half-rolled: freeze it (PA5). */
+        set_sticky(s, rc);
+        partition_freeze(p);
+        complete(r, RT_E_IO_FAILED);
+        return;
+    }
+    if (r->header.producer_id >= 0 && batch_is_transactional(&r->header)) {
+        /* Before the producer rules change anything: a batch that opens a transaction must
+         * find room in the open list once it has passed them. */
+        int trc = partition_reserve_txn(p);
+        if (trc) {
+            complete(r, trc);
+            return;
+        }
+    }
+    if (place_producer(s, p, r))
+        return;
+    if (new_partition) {
+        p->round_force_sync = false;
+        p->round_touched = true;
+        p->round_position = p->active->size_bytes;
+        p->round_bytes = 0;
+        p->round_batches = 0;
+        rd->touched[rd->touched_count++] = p;
+        rd->ops += 2; /* its write and (under sync=always, or for markers) its fdatasync */
+    }
+    if (r->force_sync)
+        p->round_force_sync = true;
+    r->txn_write.staged = false;
+    if (r->header.producer_id >= 0) {
+        int trc =
+            partition_place_txn(p, &r->header, p->round_position + p->round_bytes, r->txn_started,
+                                r->txn_first_offset, r->marker_type, &r->txn_write);
+        if (trc) {
+            /* The open list may have changed: the whole round fails, nothing is written. */
+            set_sticky(s, trc);
+            partition_freeze(p);
+            rd->failed = trc;
+            complete(r, RT_E_IO_FAILED);
+            return;
+        }
+        if (r->txn_write.staged) {
+            rd->ops++;
+            rd->iov_used++;
+        }
+    }
+    r->base_offset = p->next_offset;
+    r->header.base_offset = p->next_offset;
+    batch_stamp_base_offset(r->batch, p->next_offset);
+    p->next_offset += (int64_t)r->header.last_offset_delta + 1;
+    p->round_bytes += r->len;
+    p->round_batches++;
+    if (p->round_batches > 1 && (p->round_batches - 1) % SHARD_IOV_MAX == 0)
+        rd->ops++;
+    rd->iov_used++;
+    rd->included_count++;
+    *rd->included_tail = r;
+    rd->included_tail = &r->next;
+}
+
+/* Placement: every append of the round, in arrival order. */
+static void round_place(struct shard *s, struct round *rd, struct shard_request *appends)
+{
+    assert(rd->included == NULL && rd->touched_count == 0);
     for (struct shard_request *r = appends, *next; r; r = next) {
         next = r->next;
         r->next = NULL;
-        struct partition *p = r->partition;
-        int err = sticky_error(s);
-        if (err) {
-            complete(r, RT_E_IO_FAILED);
-            continue;
-        }
-        bool new_partition = !p->round_touched;
-        if (p->round_deferred || iov_used + 1 > s->iov_capacity ||
-            (new_partition && (touched_count == 64 || ops + 2 > depth))) {
-            p->round_deferred = true;
-            *defer_tail = r;
-            defer_tail = &r->next;
-            continue;
-        }
-        struct segment *was_active = p->active;
-        uint32_t snapshots_before = p->snapshots_written;
-        int rc = partition_make_room(p, r->len, r->header.last_offset_delta, now_ms);
-        if (p->active != was_active)
-            atomic_fetch_add_explicit(&s->env.counters->segments_rolled, 1, memory_order_relaxed);
-        if (p->snapshots_written != snapshots_before)
-            atomic_fetch_add_explicit(&s->env.counters->snapshots_written,
-                                      p->snapshots_written - snapshots_before,
-                                      memory_order_relaxed);
-        if (rc == 1) {
-            p->round_deferred = true;
-            *defer_tail = r;
-            defer_tail = &r->next;
-            continue;
-        }
-        if (rc == -EMFILE || rc == -ENFILE) {
-            /* Out of descriptors while rolling: nothing of this batch was written and the
-             * partition is consistent (the old segment sealed, no new one left behind), so
-             * only this append fails; the next one retries the roll (docs/limits.md). */
-            complete(r, rc);
-            continue;
-        }
-        if (rc < 0) {
-            set_sticky(s, rc);
-            complete(r, RT_E_IO_FAILED);
-            continue;
-        }
-        r->txn_started = false;
-        r->txn_first_offset = -1;
-        if (r->header.producer_id >= 0 && batch_is_control(&r->header)) {
-            /* A transaction marker: epoch and coordinator-epoch fencing, then it ends the
-             * producer's transaction in this partition. */
-            const char *rule = NULL;
-            int verdict =
-                producer_table_check_marker(&p->producers, &r->header, r->coordinator_epoch, &rule);
-            r->rule = rule;
-            if (verdict < 0) {
-                complete(r, verdict);
-                continue;
-            }
-            r->header.base_offset = p->next_offset;
-            int urc = producer_table_end_txn(&p->producers, &r->header, r->coordinator_epoch,
-                                             &r->txn_first_offset);
-            if (urc) {
-                complete(r, urc);
-                continue;
-            }
-        } else if (r->header.producer_id >= 0 && r->coordinator) {
-            const char *rule = NULL;
-            int verdict = producer_table_check_coordinator(&p->producers, &r->header, &rule);
-            r->rule = rule;
-            if (verdict < 0) {
-                complete(r, verdict);
-                continue;
-            }
-            r->header.base_offset = p->next_offset;
-            const struct producer_entry *pe =
-                producer_table_find(&p->producers, r->header.producer_id);
-            r->txn_started =
-                batch_is_transactional(&r->header) && !(pe && pe->current_txn_first_offset >= 0);
-            int urc = producer_table_update_coordinator(&p->producers, &r->header);
-            if (urc) {
-                complete(r, urc);
-                continue;
-            }
-        } else if (r->header.producer_id >= 0) {
-            /* Producer rules run here, in append order, against the state every earlier batch
-             * of this round has already updated. */
-            int64_t dup = -1;
-            const char *rule = NULL;
-            int verdict = producer_table_check(&p->producers, &r->header, &dup, &rule);
-            r->rule = rule;
-            if (verdict == PRODUCER_DUPLICATE) {
-                r->duplicate = true;
-                r->base_offset = dup;
-                atomic_fetch_add_explicit(&s->env.counters->duplicates, 1, memory_order_relaxed);
-                complete(r, 0);
-                continue;
-            }
-            if (verdict < 0) {
-                complete(r, verdict);
-                continue;
-            }
-            r->header.base_offset = p->next_offset;
-            const struct producer_entry *pe =
-                producer_table_find(&p->producers, r->header.producer_id);
-            r->txn_started =
-                batch_is_transactional(&r->header) && !(pe && pe->current_txn_first_offset >= 0);
-            int urc = producer_table_update(&p->producers, &r->header);
-            if (urc) {
-                r->rule = "the partition's producer table is full of producers with open "
-                          "transactions";
-                complete(r, urc);
-                continue;
-            }
-        }
-        if (new_partition) {
-            p->round_force_sync = false;
-            p->round_touched = true;
-            p->round_position = p->active->size_bytes;
-            p->round_bytes = 0;
-            p->round_batches = 0;
-            touched[touched_count++] = p;
-            ops += 2; /* its write and (under sync=always, or for markers) its fdatasync */
-        }
-        if (r->force_sync)
-            p->round_force_sync = true;
-        r->base_offset = p->next_offset;
-        r->header.base_offset = p->next_offset;
-        batch_stamp_base_offset(r->batch, p->next_offset);
-        p->next_offset += (int64_t)r->header.last_offset_delta + 1;
-        p->round_bytes += r->len;
-        p->round_batches++;
-        if (p->round_batches > 1 && (p->round_batches - 1) % SHARD_IOV_MAX == 0)
-            ops++;
-        iov_used++;
-        *included_tail = r;
-        included_tail = &r->next;
+        place_one(s, rd, r);
     }
+    /* SH2 */
+    assert(rd->touched_count <= ROUND_PARTITIONS_MAX);
+    assert(rd->ops <= s->env.io.queue_depth);
+    assert(rd->iov_used <= s->iov_capacity);
+#ifndef NDEBUG
+    for (uint32_t t = 0; t < rd->touched_count; t++) {
+        const struct partition *p = rd->touched[t];
+        uint64_t bytes = 0;
+        for (const struct shard_request *r = rd->included; r; r = r->next)
+            if (r->partition == p) {
+                assert(r->base_offset == r->header.base_offset);
+                assert((int64_t)be64_load(r->batch + BATCH_OFF_BASE_OFFSET) == r->base_offset);
+                bytes += r->len;
+            }
+        assert(p->round_touched);
+        assert(bytes == p->round_bytes);
+    }
+#endif
+}
 
+/* Io: one write per touched segment (its batches as one iovec list, split only past IOV_MAX)
+ * and, under sync=always or for markers, one fdatasync ordered after it; submit once and reap
+ * everything. Returns 0 or the first error (*what names the operation). */
+static int round_io(struct shard *s, struct round *rd, const char **what)
+{
+    assert(rd->touched_count > 0);
+    assert(io_pending(s->ring) == 0);
     int rc = 0;
-    const char *what = "";
-    if (touched_count > 0) {
-        /* Lay out each partition's iovecs contiguously, in arrival order. */
-        uint32_t at = 0;
-        for (uint32_t t = 0; t < touched_count && rc == 0; t++) {
-            struct partition *p = touched[t];
-            uint32_t first = at;
-            for (struct shard_request *r = included; r; r = r->next)
-                if (r->partition == p)
-                    s->iov[at++] = (struct iovec){.iov_base = r->batch, .iov_len = r->len};
-            uint64_t off = p->round_position;
-            for (uint32_t i = first; i < at && rc == 0; i += SHARD_IOV_MAX) {
-                uint32_t n = at - i < SHARD_IOV_MAX ? at - i : SHARD_IOV_MAX;
-                uint64_t bytes = 0;
-                for (uint32_t k = i; k < i + n; k++)
-                    bytes += s->iov[k].iov_len;
-                rc = io_queue_write(s->ring, p->active->fd, s->iov + i, n, off, t);
-                off += bytes;
-            }
-            if (rc == 0 && (sync_always || p->round_force_sync))
-                rc = io_queue_fdatasync(s->ring, p->active->fd, t);
+    /* Lay out each partition's iovecs contiguously, in arrival order. */
+    uint32_t at = 0;
+    for (uint32_t t = 0; t < rd->touched_count && rc == 0; t++) {
+        struct partition *p = rd->touched[t];
+        uint32_t first = at;
+        for (struct shard_request *r = rd->included; r; r = r->next)
+            if (r->partition == p)
+                s->iov[at++] = (struct iovec){.iov_base = r->batch, .iov_len = r->len};
+        assert(at - first == p->round_batches);
+        uint32_t batches_end = at;
+        uint64_t off = p->round_position;
+        for (uint32_t i = first; i < batches_end && rc == 0; i += SHARD_IOV_MAX) {
+            uint32_t n = batches_end - i < SHARD_IOV_MAX ? batches_end - i : SHARD_IOV_MAX;
+            uint64_t bytes = 0;
+            for (uint32_t k = i; k < i + n; k++)
+                bytes += s->iov[k].iov_len;
+            rc = io_queue_write(s->ring, p->active->fd, s->iov + i, n, off, t);
+            off += bytes;
         }
-        if (rc) {
-            /* Drain what was queued so the ring is empty for the next round. */
-            what = "queue";
-            const char *ignored = "";
-            (void)run_io(s, &ignored);
-        } else {
-            rc = run_io(s, &what);
+        /* ABORT markers' .txnindex entries, staged at placement (not synced: recovery rebuilds
+         * the newest segment's index from its markers, and a seal syncs it). */
+        for (struct shard_request *r = rd->included; r && rc == 0; r = r->next) {
+            if (r->partition != p || !r->txn_write.staged || r->txn_write.fd < 0)
+                continue;
+            assert(at < s->iov_capacity);
+            s->iov[at] = (struct iovec){.iov_base = r->txn_write.bytes,
+                                        .iov_len = sizeof(r->txn_write.bytes)};
+            rc = io_queue_write(s->ring, r->txn_write.fd, s->iov + at, 1, r->txn_write.file_offset,
+                                t);
+            at++;
         }
-        if (rc)
-            set_sticky(s, rc);
+        if (rc == 0 && (rd->sync_always || p->round_force_sync))
+            rc = io_queue_fdatasync(s->ring, p->active->fd, t);
     }
+    if (rc) {
+        /* Drain what was queued so the ring is empty for the next round. */
+        *what = "queue";
+        const char *ignored = "";
+        (void)run_io(s, &ignored);
+    } else {
+        rc = run_io(s, what);
+    }
+    assert(io_pending(s->ring) == 0); /* SH3 */
+    return rc;
+}
 
-    if (rc == 0) {
-        uint64_t bytes = 0, batches = 0;
-        for (struct shard_request *r = included; r; r = r->next) {
-            struct partition *p = r->partition;
-            uint64_t position = p->active->size_bytes;
-            segment_note_append(p->active, &r->header, position, r->len);
-            p->unsynced = !sync_always && !p->round_force_sync;
-            if (r->header.producer_id >= 0 && rc == 0) {
-                int trc = partition_note_txn(p, &r->header, position, r->txn_started,
-                                             r->txn_first_offset, r->marker_type);
-                if (trc) {
-                    set_sticky(s, trc);
-                    rc = trc;
-                }
+/* A failed round's bytes may have landed (a write that succeeded beside one that failed, a
+ * write whose fdatasync failed, a torn write): overwrite every touched partition's part of the
+ * round with zeros and sync it, so that recovery at the next open finds preallocated zeros
+ * there and not batches whose appends were reported failed. Best effort: if the device refuses
+ * even this, those bytes may reappear at the next open (docs/limits.md). */
+static void round_erase(struct shard *s, struct round *rd)
+{
+    static const uint8_t zeros[64 * 1024];
+    assert(io_pending(s->ring) == 0);
+    const char *ignored = "";
+    for (uint32_t t = 0; t < rd->touched_count; t++) {
+        struct partition *p = rd->touched[t];
+        uint64_t off = p->round_position, end = p->round_position + p->round_bytes;
+        while (off < end) {
+            uint64_t len = end - off < sizeof(zeros) ? end - off : sizeof(zeros);
+            struct iovec *v = &s->iov[t % s->iov_capacity];
+            *v = (struct iovec){.iov_base = (void *)zeros, .iov_len = (size_t)len};
+            int rc = io_queue_write(s->ring, p->active->fd, v, 1, off, t);
+            if (rc == -EBUSY) {
+                (void)run_io(s, &ignored);
+                continue;
             }
-            bytes += r->len;
-            batches++;
+            if (rc)
+                break;
+            (void)run_io(s, &ignored); /* one at a time: v is reused */
+            off += len;
         }
-        for (uint32_t t = 0; t < touched_count; t++)
-            partition_publish(touched[t]);
-        if (touched_count > 0)
-            shard_notify_watch(s);
-        if (touched_count > 0) {
-            atomic_fetch_add_explicit(&s->env.counters->rounds, 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&s->env.counters->batches_appended, batches,
-                                      memory_order_relaxed);
-            atomic_fetch_add_explicit(&s->env.counters->bytes_appended, bytes,
-                                      memory_order_relaxed);
-        }
-        s->bytes_since_sync += bytes;
+        if (io_queue_fdatasync(s->ring, p->active->fd, t) == 0)
+            (void)run_io(s, &ignored);
     }
-    for (struct shard_request *r = included, *next; r; r = next) {
+    assert(io_pending(s->ring) == 0);
+}
+
+/* Publish: note each batch in its segment (indexes), commit the staged .txnindex entries and
+ * publish every touched partition's watermarks (release). Nothing here can fail: everything
+ * fallible ran at placement or in the io stage (SH4). */
+static void round_publish(struct shard *s, struct round *rd)
+{
+    assert(rd->touched_count > 0);
+    assert(rd->included != NULL);
+    uint64_t bytes = 0, batches = 0;
+    for (struct shard_request *r = rd->included; r; r = r->next) {
+        struct partition *p = r->partition;
+        uint64_t position = p->active->size_bytes;
+        assert(position >= p->round_position);
+        assert(position + r->len <= p->round_position + p->round_bytes);
+        segment_note_append(p->active, &r->header, position, r->len);
+        p->unsynced = !rd->sync_always && !p->round_force_sync;
+        bytes += r->len;
+        batches++;
+    }
+    assert(batches == rd->included_count);
+    for (uint32_t t = 0; t < rd->touched_count; t++) {
+        struct partition *p = rd->touched[t];
+        assert(p->active->size_bytes == p->round_position + p->round_bytes);
+        assert(p->active->next_offset == p->next_offset);
+        txn_index_commit_staged(&p->active->txns);
+        partition_publish(p);
+    }
+    shard_notify_watch(s); /* one call per round that published */
+    atomic_fetch_add_explicit(&s->env.counters->rounds, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->env.counters->batches_appended, batches, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->env.counters->bytes_appended, bytes, memory_order_relaxed);
+    s->bytes_since_sync += bytes;
+}
+
+/* One round over `list`; returns requests to defer to the next round through *deferred. */
+static void run_round(struct shard *s, struct shard_request *list, struct shard_request **deferred)
+{
+    struct round rd = {.now_ms = fs_now_ms(), .sync_always = s->env.sync_mode == RT_SYNC_ALWAYS};
+    rd.included_tail = &rd.included;
+    rd.deferred_tail = &rd.deferred;
+
+    round_place(s, &rd, round_admit(s, list));
+
+    int rc = rd.failed;
+    if (rd.touched_count > 0) {
+        const char *what = "";
+        if (rc == 0)
+            rc = round_io(s, &rd, &what);
+        if (rc == 0) {
+            round_publish(s, &rd);
+        } else {
+            set_sticky(s, rc);
+            for (uint32_t t = 0; t < rd.touched_count; t++) {
+                partition_freeze(rd.touched[t]); /* PA5, SH4 */
+                txn_index_drop_staged(&rd.touched[t]->active->txns);
+            }
+            round_erase(s, &rd);
+        }
+    }
+    for (struct shard_request *r = rd.included, *next; r; r = next) {
         next = r->next;
         complete(r, rc ? RT_E_IO_FAILED : 0);
     }
-    for (uint32_t t = 0; t < touched_count; t++)
-        touched[t]->round_touched = false;
-    for (struct shard_request *r = defer; r; r = r->next)
+    for (uint32_t t = 0; t < rd.touched_count; t++)
+        rd.touched[t]->round_touched = false;
+    for (struct shard_request *r = rd.deferred; r; r = r->next)
         r->partition->round_deferred = false;
-    *deferred = defer;
+    *deferred = rd.deferred;
 }
 
 static void *shard_main(void *arg)

@@ -17,6 +17,7 @@
 
 #include "batch.h"
 #include "io/io.h"
+#include "partition.h"
 #include "ringtail.h"
 
 struct partition;
@@ -87,6 +88,8 @@ struct shard_request {
     /* Set by the shard between check and apply. */
     bool txn_started;
     int64_t txn_first_offset;
+    struct partition_txn_write
+        txn_write;     /* an ABORT marker's .txnindex entry, written by the round */
     _Atomic bool done; /* release-stored by the shard after result */
     struct shard_request *next;
 };

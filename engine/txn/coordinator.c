@@ -7,11 +7,12 @@
  *            init [coordinator_init]                 add partitions [coordinator_add_partitions]
  *   (none) ----------------------------> Empty ------------------------------------> Ongoing
  *                                          ^  ^                                       |   |
- *        CompleteCommit / CompleteAbort ---+  |                 end(commit) [complete]|
- * |end(abort), (next add -> Ongoing)          |                                       v   |timeout,
- *                                             |                            PrepareCommit
- * |check-back |                                  |        v |           markers, then
- * CompleteCommit  PrepareAbort |                                           |
+ *        CompleteCommit / CompleteAbort ---+  |                 end(commit) [complete]|   |end(abort),
+ *              (next add -> Ongoing)          |                                       v   |timeout,
+ *                                             |                            PrepareCommit  |check-back
+ *                                             |                                  |        v
+ *                                             |           markers, then  CompleteCommit  PrepareAbort
+ *                                             |                                           |
  *                                             +------------ CompleteAbort <---------------+
  *   Ongoing --(init by a newer instance)--> PrepareEpochFence --> PrepareAbort --> CompleteAbort
  *   Empty/Complete* idle past transactional_id_expiration_ms --> Dead (tombstone; forgotten)
@@ -22,8 +23,9 @@
  *       before the first marker; Complete* only after every marker is durable.
  *   C2. A Prepare* state found at open (or left by a failed round) is completed with the same
  *       outcome; it is never flipped. So a transaction is all-or-nothing across partitions.
- *   C3. The epoch is bumped at every transaction end, and markers carry the bumped epoch: once a
- *       marker is in a partition, any write of the finished epoch there is rejected (KIP-890).
+ *   C3. The epoch is bumped at every transaction end (except as CO7 says), and markers carry
+ *       the bumped epoch: once a marker is in a partition, any write of the finished epoch
+ *       there is rejected (KIP-890).
  *   C4. A request with an older epoch, or another producer id, than the id's current one is
  *       RT_E_PRODUCER_FENCED; a request while the id is completing (Prepare*) is
  *       RT_E_CONCURRENT_TRANSACTIONS.
@@ -31,32 +33,44 @@
  *       (unless parked as hanging by check-back), so no LSO is pinned forever.
  *   C6. The transaction log stays bounded: when it holds many more records than live ids, the
  *       live state is re-appended in a fresh segment and everything older is deleted.
+ *   C7. Kafka clients (EndTxn v0-v4, before KIP-890 part 2) keep their epoch across
+ *       transactions: coordinator_end_keep_epoch ends a transaction with markers at the current
+ *       epoch and leaves the identity as it is (a fence or a timeout still bumps it, CO4/CO5). In
+ *       place of CO3's bump, a transactional batch from outside is accepted only for a partition
+ *       its producer's id holds in an Ongoing transaction at that very epoch
+ *       (coordinator_verify, KIP-890 part 1), so a write after the end cannot open a
+ *       transaction no coordinator knows of. Caveat: a batch checked just before its
+ *       transaction's markers and appended just after them opens such a transaction (the check
+ *       runs on the caller's thread, the markers on the shards); a well-behaved client never
+ *       ends a transaction with a produce unanswered, and the next open aborts it (COR3).
+ *   C8. Every id with a producer id >= 0 is in pid_buckets under that id, re-indexed whenever
+ *       its value is adopted (transition, finish, replay) and unlinked when it is removed.
  *
  * Reconciliation with the partitions (a partition may lose a marker the coordinator counted on,
  * e.g. a torn tail of its newest segment; docs/format.md G.5). For a transaction open in a
  * partition — producer P at epoch E there, first offset F — with the id holding P (if any):
- *   R1. The id is Ongoing at epoch E, or Prepare* at the epoch its markers carry (E + 1, or E
- *       when the epoch was exhausted), and lists the partition: the transaction is live. Open
- *       leaves it to its producer, its timeout (C5) or rt_txn_abort.
- *   R2. The id is CompleteCommit or CompleteAbort at epoch E + 1 — the bump that ended this very
- *       transaction (C3) — so its outcome is recorded: the partition gets a COMMIT or ABORT
- *       marker at epoch E + 1, as the lost one was.
- *   R3. Otherwise (no id holds P; the id is at an epoch other than E / E + 1, or Empty, or
- *       Ongoing without this partition) the coordinator holds no open transaction there and no
- *       commit of it can be known: an ABORT marker at epoch E (its .txnindex entry included).
- *       A commit whose marker was lost and whose id has moved on since is aborted: a double
- *       fault (a durable marker lost, then more work on the id) that nothing recorded.
- *   R4. An empty transaction log (the coordinator's state lost, or none ever written) decides
- *       nothing: such transactions stay open, listed by rt_txn_list_partitions.
- *   R5. Reconciliation runs in coordinator_open before C2 completes the Prepare* ids (R1
- *       leaves their transactions to C2; a stale epoch's transaction in one of their partitions
- *       is aborted first, else C2's marker would close it as part of the later transaction) and
- *       before the timer starts and rt_open returns; its markers are durable
- * (log_write_markers), so a second open finds nothing to do. A marker into __consumer_offsets
- * applies or drops the producer's pending offsets, as finish() does. R6. An operator can always
- * release a pinned LSO (rt_txn_abort_partition): a live (R1) transaction is aborted through the
- * coordinator in all its partitions (all-or-nothing); any other gets an ABORT marker at the
- * partition's epoch for P, in that partition alone.
+ *   COR1. The id is Ongoing at epoch E, or Prepare* at the epoch its markers carry (E + 1, or E
+ *         when the epoch was exhausted), and lists the partition: the transaction is live. Open
+ *         leaves it to its producer, its timeout (CO5) or rt_txn_abort.
+ *   COR2. The id is CompleteCommit or CompleteAbort at epoch E + 1 — the bump that ended this very
+ *         transaction (CO3) — so its outcome is recorded: the partition gets a COMMIT or ABORT
+ *         marker at epoch E + 1, as the lost one was.
+ *   COR3. Otherwise (no id holds P; the id is at an epoch other than E / E + 1, or Empty, or
+ *         Ongoing without this partition) the coordinator holds no open transaction there and no
+ *         commit of it can be known: an ABORT marker at epoch E (its .txnindex entry included).
+ *         A commit whose marker was lost and whose id has moved on since is aborted: a double
+ *         fault (a durable marker lost, then more work on the id) that nothing recorded.
+ *   COR4. An empty transaction log (the coordinator's state lost, or none ever written) decides
+ *         nothing: such transactions stay open, listed by rt_txn_list_partitions.
+ *   COR5. Reconciliation runs in coordinator_open before CO2 completes the Prepare* ids (COR1
+ *         leaves their transactions to CO2; a stale epoch's transaction in one of their
+ *         partitions is aborted first, else CO2's marker would close it as part of the later
+ *         transaction) and before the timer starts and rt_open returns; its markers are durable
+ *         (log_write_markers), so a second open finds nothing to do. A marker into
+ *         __consumer_offsets applies or drops the producer's pending offsets, as finish() does.
+ *   COR6. An operator can always release a pinned LSO (rt_txn_abort_partition): a live (COR1)
+ *         transaction is aborted through the coordinator in all its partitions (all-or-nothing);
+ *         any other gets an ABORT marker at the partition's epoch for P, in that partition alone.
  *
  * Costs of reconciliation: one shard call per shard to collect the open transactions, a scan of
  * the ids per open transaction (O(open x ids), at open only), one marker round per shard.
@@ -104,6 +118,8 @@ struct txn_meta {
     rt_txn_check_fn check_fn; /* the live producer's handler, if any */
     void *check_ctx;
     struct txn_meta *next;
+    int64_t pid_key; /* the producer id it is indexed under in pid_buckets (-1: none; CO8) */
+    struct txn_meta *pid_next;
 };
 
 struct coordinator {
@@ -113,6 +129,7 @@ struct coordinator {
     struct partition *log;
     pthread_mutex_t table_lock;
     struct txn_meta *buckets[COORD_BUCKETS];
+    struct txn_meta *pid_buckets[COORD_BUCKETS]; /* the same ids by producer id (CO8) */
     uint32_t live;
     uint64_t log_records;     /* appended since the last compaction (or replayed) */
     uint32_t async_in_flight; /* Complete* records handed to the log, not yet written */
@@ -164,6 +181,7 @@ static struct txn_meta *meta_get(struct coordinator *c, const char *id, bool cre
             m->v.producer_id = -1;
             m->v.producer_epoch = -1;
             m->v.state = TXN_EMPTY;
+            m->pid_key = -1;
             m->next = c->buckets[b];
             c->buckets[b] = m;
             c->live++;
@@ -192,6 +210,26 @@ static void meta_put(struct coordinator *c, struct txn_meta *m)
 }
 
 /* Unlinks a Dead id; memory goes with the last reference. Caller holds m->lock and a ref. */
+static uint32_t pid_bucket_of(int64_t pid)
+{
+    uint64_t x = (uint64_t)pid * 0x9e3779b97f4a7c15ULL;
+    return (uint32_t)(x >> 40) % COORD_BUCKETS;
+}
+
+/* Caller holds the table lock. */
+static void pid_unlink_locked(struct coordinator *c, struct txn_meta *m)
+{
+    if (m->pid_key < 0)
+        return;
+    struct txn_meta **pp = &c->pid_buckets[pid_bucket_of(m->pid_key)];
+    while (*pp && *pp != m)
+        pp = &(*pp)->pid_next;
+    if (*pp)
+        *pp = m->pid_next;
+    m->pid_key = -1;
+    m->pid_next = NULL;
+}
+
 static void meta_remove(struct coordinator *c, struct txn_meta *m)
 {
     pthread_mutex_lock(&c->table_lock);
@@ -203,7 +241,46 @@ static void meta_remove(struct coordinator *c, struct txn_meta *m)
         c->live--;
     }
     m->removed = true;
+    pid_unlink_locked(c, m);
     pthread_mutex_unlock(&c->table_lock);
+}
+
+/* CO8: re-indexes m under its current producer id. Caller holds m->lock. */
+static void pid_index(struct coordinator *c, struct txn_meta *m)
+{
+    pthread_mutex_lock(&c->table_lock);
+    if (m->pid_key != m->v.producer_id && !m->removed) {
+        pid_unlink_locked(c, m);
+        if (m->v.producer_id >= 0) {
+            uint32_t b = pid_bucket_of(m->v.producer_id);
+            m->pid_key = m->v.producer_id;
+            m->pid_next = c->pid_buckets[b];
+            c->pid_buckets[b] = m;
+        }
+    }
+    pthread_mutex_unlock(&c->table_lock);
+}
+
+/* A snapshot of the table: every id, each with a reference taken under the table lock, so the
+ * caller can visit them without it (ids created meanwhile are not in it; removed ones stay valid
+ * until their reference is put). Returns the malloc'd array (the caller puts each reference and
+ * frees it) and its length in *n_out, or NULL when out of memory. O(ids + COORD_BUCKETS). */
+static struct txn_meta **table_snapshot(struct coordinator *c, uint32_t *n_out)
+{
+    pthread_mutex_lock(&c->table_lock);
+    uint32_t cap = c->live ? c->live : 1;
+    struct txn_meta **all = malloc((size_t)cap * sizeof(*all));
+    uint32_t n = 0;
+    for (uint32_t b = 0; all && b < COORD_BUCKETS; b++)
+        for (struct txn_meta *m = c->buckets[b]; m; m = m->next) {
+            assert(n < cap); /* live counts exactly the linked ids */
+            m->refs++;
+            all[n++] = m;
+        }
+    assert(!all || n == c->live);
+    pthread_mutex_unlock(&c->table_lock);
+    *n_out = n;
+    return all;
 }
 
 /* ---- the log ---- */
@@ -281,7 +358,7 @@ static void async_write_done(struct shard_request *r)
     if (r->result == 0)
         __atomic_add_fetch(&c->log_records, 1, __ATOMIC_RELAXED);
     /* A failure leaves the engine's write side failed (sticky): the id's Prepare* record is
-     * then the last durable one and the next open completes it again (C2). */
+     * then the last durable one and the next open completes it again (CO2). */
     free(w);
     __atomic_sub_fetch(&c->async_in_flight, 1, __ATOMIC_RELEASE);
 }
@@ -320,7 +397,7 @@ static int log_write_async(struct coordinator *c, const char *id, const struct t
 }
 
 /* Writes m's value with `state` (and whatever else the caller changed in `next`), and adopts it
- * in memory only once it is durable (C1). */
+ * in memory only once it is durable (CO1). */
 static int transition(struct coordinator *c, struct txn_meta *m, struct txn_log_value *next)
 {
     next->last_update_ms = fs_now_ms();
@@ -330,6 +407,7 @@ static int transition(struct coordinator *c, struct txn_meta *m, struct txn_log_
     if (next->partitions != m->v.partitions)
         free(m->v.partitions);
     m->v = *next;
+    pid_index(c, m);
     return 0;
 }
 
@@ -355,7 +433,7 @@ static int next_identity(struct coordinator *c, const struct txn_meta *m, int16_
 }
 
 /* Phase two of a commit or abort whose Prepare* is durable: markers into every partition (one
- * round per shard), pending offsets applied or dropped, then Complete* (C1, C2). */
+ * round per shard), pending offsets applied or dropped, then Complete* (CO1, CO2). */
 static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_t next_pid,
                   int16_t next_epoch)
 {
@@ -374,7 +452,7 @@ static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_
     if (rc) {
         /* A marker rejected for a stale epoch means a newer epoch already wrote there: the
          * partition has moved on and this marker is moot. Anything else stops here: the state
-         * stays Prepare* and the next open (or retry) completes it (C2). */
+         * stays Prepare* and the next open (or retry) completes it (CO2). */
         bool only_stale = true;
         for (uint32_t i = 0; i < n; i++)
             if (specs[i].result && specs[i].result != RT_E_INVALID_PRODUCER_EPOCH)
@@ -410,19 +488,22 @@ static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_
     free(m->v.partitions);
     m->v = next;
     m->part_capacity = 0;
+    pid_index(c, m);
     return 0;
 }
 
 /* Two-phase end of m's open transaction. Caller holds m->lock. */
-static int end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bool fence)
+static int end_locked_as(struct coordinator *c, struct txn_meta *m, bool commit, bool fence,
+                         bool bump)
 {
     assert(m->v.state == TXN_ONGOING || is_prepare(m->v.state));
+    assert(bump || !fence); /* a fence always bumps */
     int16_t marker_epoch = m->v.producer_epoch;
     int64_t next_pid = m->v.producer_id;
     int16_t next_epoch = m->v.producer_epoch;
     int rc;
     if (m->v.state == TXN_ONGOING) {
-        rc = next_identity(c, m, &marker_epoch, &next_pid, &next_epoch);
+        rc = bump ? next_identity(c, m, &marker_epoch, &next_pid, &next_epoch) : 0;
         if (rc)
             return rc;
         struct txn_log_value prep = m->v;
@@ -442,7 +523,7 @@ static int end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bo
     } else {
         /* Completing a Prepare* found at open: its epoch is already the markers' epoch. */
         commit = m->v.state == TXN_PREPARE_COMMIT;
-        if (m->v.producer_epoch >= INT16_MAX - 1) {
+        if (m->v.producer_epoch >= INT16_MAX - 1 && bump) {
             next_epoch = 0;
             rc = producer_registry_allocate(c->producers, &next_pid);
             if (rc)
@@ -452,14 +533,21 @@ static int end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bo
     return finish(c, m, commit, next_pid, next_epoch);
 }
 
+static int end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bool fence)
+{
+    return end_locked_as(c, m, commit, fence, true);
+}
+
 /* ---- operations ---- */
+
+static bool holds_partition(const struct txn_meta *m, const char *topic, uint32_t partition);
 
 static int fenced(const struct txn_meta *m, int64_t pid, int16_t epoch)
 {
     if (pid != m->v.producer_id || epoch < m->v.producer_epoch)
         return error_set(RT_E_PRODUCER_FENCED,
                          "transactional id '%s': producer %" PRId64 " epoch %d is fenced by "
-                         "producer %" PRId64 " epoch %d (C4)",
+                         "producer %" PRId64 " epoch %d (CO4)",
                          m->id, pid, epoch, m->v.producer_id, m->v.producer_epoch);
     if (epoch > m->v.producer_epoch)
         return error_set(RT_E_INVALID_PRODUCER_EPOCH,
@@ -528,7 +616,7 @@ int coordinator_add_partitions(struct coordinator *c, const char *id, int64_t pi
     if (is_prepare(m->v.state) && pid == m->v.producer_id &&
         (epoch == m->v.producer_epoch || epoch + 1 == m->v.producer_epoch))
         /* The same instance, whose transaction is between its phases (Prepare* carries the
-         * bumped epoch): not a zombie, just early (C4). */
+         * bumped epoch): not a zombie, just early (CO4). */
         rc = error_set(RT_E_CONCURRENT_TRANSACTIONS,
                        "transactional id '%s' is completing its previous transaction", id);
     else
@@ -557,8 +645,8 @@ int coordinator_add_partitions(struct coordinator *c, const char *id, int64_t pi
         } else if (set) {
             if (n > TXN_LOG_PARTITIONS_MAX) {
                 free(set);
-                rc = error_set(RT_E_LIMIT, "a transaction spans at most %d partitions",
-                               TXN_LOG_PARTITIONS_MAX);
+                rc = error_set(RT_E_TXN_PARTITIONS_FULL,
+                               "a transaction spans at most %d partitions", TXN_LOG_PARTITIONS_MAX);
             } else {
                 struct txn_log_value next = m->v;
                 next.partitions = set;
@@ -581,8 +669,8 @@ int coordinator_add_partitions(struct coordinator *c, const char *id, int64_t pi
     return rc;
 }
 
-int coordinator_end(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
-                    int64_t *producer_id_out, int16_t *epoch_out)
+static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
+                  bool bump, int64_t *producer_id_out, int16_t *epoch_out)
 {
     struct txn_meta *m = meta_get(c, id, false);
     if (!m)
@@ -592,11 +680,22 @@ int coordinator_end(struct coordinator *c, const char *id, int64_t pid, int16_t 
     if (rc == 0) {
         switch (m->v.state) {
         case TXN_ONGOING:
-            rc = end_locked(c, m, commit, false);
+            rc = end_locked_as(c, m, commit, false, bump);
             break;
-        case TXN_EMPTY:
         case TXN_COMPLETE_COMMIT:
         case TXN_COMPLETE_ABORT:
+            /* CO7: at the same epoch a wire client's Complete* is its own last end, so the
+             * other outcome asked now cannot be a retry of it: an abort retried after its
+             * commit went through must not be told it aborted (as Kafka: INVALID_TXN_STATE). */
+            if (!bump && commit != (m->v.state == TXN_COMPLETE_COMMIT)) {
+                rc = error_set(RT_E_INVALID_TXN_STATE,
+                               "transactional id '%s': its last transaction is %s; nothing is "
+                               "open to %s",
+                               id, txn_state_name(m->v.state), commit ? "commit" : "abort");
+                break;
+            }
+            /* fall through */
+        case TXN_EMPTY:
             /* Nothing was added: an empty transaction ends locally, epoch unchanged. */
             break;
         default:
@@ -609,6 +708,63 @@ int coordinator_end(struct coordinator *c, const char *id, int64_t pid, int16_t 
         *producer_id_out = m->v.producer_id;
         *epoch_out = m->v.producer_epoch;
     }
+    pthread_mutex_unlock(&m->lock);
+    meta_put(c, m);
+    return rc;
+}
+
+int coordinator_end(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
+                    int64_t *producer_id_out, int16_t *epoch_out)
+{
+    return end_op(c, id, pid, epoch, commit, true, producer_id_out, epoch_out);
+}
+
+int coordinator_end_keep_epoch(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                               bool commit)
+{
+    int64_t pid_out;
+    int16_t epoch_out;
+    return end_op(c, id, pid, epoch, commit, false, &pid_out, &epoch_out);
+}
+
+int coordinator_verify(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                       const char *topic, uint32_t partition)
+{
+    struct txn_meta *m = NULL;
+    if (id) {
+        m = meta_get(c, id, false);
+    } else {
+        pthread_mutex_lock(&c->table_lock);
+        for (m = c->pid_buckets[pid_bucket_of(pid)]; m && m->pid_key != pid; m = m->pid_next)
+            ;
+        if (m)
+            m->refs++;
+        pthread_mutex_unlock(&c->table_lock);
+    }
+    if (!m)
+        return error_set(RT_E_INVALID_TXN_STATE,
+                         "producer %" PRId64 " holds no transaction: a transactional batch "
+                         "needs its partition added first (AddPartitionsToTxn; CO7)",
+                         pid);
+    pthread_mutex_lock(&m->lock);
+    int rc = 0;
+    if (m->removed || m->v.producer_id != pid)
+        rc = error_set(id ? RT_E_PRODUCER_FENCED : RT_E_INVALID_TXN_STATE,
+                       "transactional id '%s' no longer holds producer %" PRId64, m->id, pid);
+    else if (epoch < m->v.producer_epoch)
+        /* Asked by producer id (an append): the partition's own answer to an older epoch. */
+        rc = error_set(id ? RT_E_PRODUCER_FENCED : RT_E_INVALID_PRODUCER_EPOCH,
+                       "transactional id '%s': producer %" PRId64 " epoch %d is fenced by "
+                       "epoch %d (CO4)",
+                       m->id, pid, epoch, m->v.producer_epoch);
+    else if (epoch > m->v.producer_epoch)
+        rc = error_set(RT_E_INVALID_PRODUCER_EPOCH,
+                       "transactional id '%s': epoch %d is newer than the coordinator's %d", m->id,
+                       epoch, m->v.producer_epoch);
+    else if (m->v.state != TXN_ONGOING || !holds_partition(m, topic, partition))
+        rc = error_set(RT_E_INVALID_TXN_STATE,
+                       "transactional id '%s' (%s) has not added %s-%u to its transaction (CO7)",
+                       m->id, txn_state_name(m->v.state), topic, partition);
     pthread_mutex_unlock(&m->lock);
     meta_put(c, m);
     return rc;
@@ -657,7 +813,7 @@ int coordinator_abort(struct coordinator *c, const char *id)
     return rc;
 }
 
-/* ---- open transactions in the partitions: reconciliation (R1-R6) ---- */
+/* ---- open transactions in the partitions: reconciliation (COR1-COR6) ---- */
 
 /* The id whose producer id is pid, with a reference (meta_put it), or NULL. O(ids). */
 static struct txn_meta *meta_by_producer(struct coordinator *c, int64_t pid)
@@ -683,7 +839,7 @@ static bool holds_partition(const struct txn_meta *m, const char *topic, uint32_
     return false;
 }
 
-/* R1: the coordinator holds t open in t's partition (Ongoing at t's epoch, or Prepare* at the
+/* COR1: the coordinator holds t open in t's partition (Ongoing at t's epoch, or Prepare* at the
  * epoch its markers carry). Caller holds m->lock. */
 static bool is_live(const struct txn_meta *m, const struct log_open_txn *t)
 {
@@ -697,7 +853,7 @@ static bool is_live(const struct txn_meta *m, const struct log_open_txn *t)
 
 enum reconcile_outcome { RECONCILE_LEAVE, RECONCILE_COMMIT, RECONCILE_ABORT };
 
-/* What open does with t (R1-R4); m is the id holding t's producer id (NULL: none), locked.
+/* What open does with t (COR1-COR4); m is the id holding t's producer id (NULL: none), locked.
  * *marker_epoch_out: the epoch the marker carries. */
 static enum reconcile_outcome reconcile_outcome_of(const struct txn_meta *m,
                                                    const struct log_open_txn *t,
@@ -707,17 +863,17 @@ static enum reconcile_outcome reconcile_outcome_of(const struct txn_meta *m,
     if (t->producer_epoch < 0)
         return RECONCILE_LEAVE; /* the partition's table disagrees with its open list */
     if (m && is_live(m, t))
-        return RECONCILE_LEAVE; /* R1 */
+        return RECONCILE_LEAVE; /* COR1 */
     if (m && (int32_t)m->v.producer_epoch == (int32_t)t->producer_epoch + 1 &&
         (m->v.state == TXN_COMPLETE_COMMIT || m->v.state == TXN_COMPLETE_ABORT)) {
-        *marker_epoch_out = m->v.producer_epoch; /* R2: the bump that ended it (C3) */
+        *marker_epoch_out = m->v.producer_epoch; /* COR2: the bump that ended it (CO3) */
         return m->v.state == TXN_COMPLETE_COMMIT ? RECONCILE_COMMIT : RECONCILE_ABORT;
     }
-    return RECONCILE_ABORT; /* R3 */
+    return RECONCILE_ABORT; /* COR3 */
 }
 
 /* After the marker of producer pid is durable in a __consumer_offsets partition: its pending
- * offsets follow the outcome (G4), as finish() does for a live transaction. */
+ * offsets follow the outcome (GO4), as finish() does for a live transaction. */
 static void offsets_follow_marker(struct group_manager *groups, const char *topic, int64_t pid,
                                   bool commit)
 {
@@ -725,11 +881,11 @@ static void offsets_follow_marker(struct group_manager *groups, const char *topi
         group_txn_complete(groups, pid, commit);
 }
 
-/* R5: run by coordinator_open before C2, before the timer starts and before rt_open returns. */
+/* COR5: run by coordinator_open before CO2, before the timer starts and before rt_open returns. */
 static int reconcile(struct coordinator *c)
 {
     if (__atomic_load_n(&c->log_records, __ATOMIC_RELAXED) == 0)
-        return 0; /* R4: an empty transaction log decides nothing */
+        return 0; /* COR4: an empty transaction log decides nothing */
     struct log_open_txn *txns = NULL;
     size_t n = 0;
     int rc = log_open_txns(c->lg, NULL, &txns, &n);
@@ -845,13 +1001,13 @@ int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct gr
     if (m)
         pthread_mutex_lock(&m->lock);
     if (m && is_live(m, &t)) {
-        /* R6: the coordinator's own transaction ends everywhere at once (all-or-nothing). */
+        /* COR6: the coordinator's own transaction ends everywhere at once (all-or-nothing). */
         if (m->v.state == TXN_ONGOING)
             rc = end_locked(c, m, false, true);
         else
             rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
     } else {
-        /* R6: a transaction nobody will end: its ABORT marker at the partition's epoch. The
+        /* COR6: a transaction nobody will end: its ABORT marker at the partition's epoch. The
          * id's lock (when an id holds the producer) keeps the coordinator out meanwhile. */
         struct marker_spec spec = {.topic = p->topic,
                                    .partition = partition,
@@ -879,20 +1035,10 @@ struct list_entry {
 int coordinator_list(struct coordinator *c, int (*fn)(void *ctx, const struct rt_txn_info *txn),
                      void *ctx)
 {
-    /* Snapshot the ids (with refs) so fn runs without the table lock. */
-    pthread_mutex_lock(&c->table_lock);
     uint32_t n = 0;
-    struct txn_meta **all = malloc((size_t)(c->live ? c->live : 1) * sizeof(*all));
-    if (!all) {
-        pthread_mutex_unlock(&c->table_lock);
+    struct txn_meta **all = table_snapshot(c, &n); /* fn runs without the table lock */
+    if (!all)
         return -ENOMEM;
-    }
-    for (uint32_t b = 0; b < COORD_BUCKETS; b++)
-        for (struct txn_meta *m = c->buckets[b]; m; m = m->next) {
-            m->refs++;
-            all[n++] = m;
-        }
-    pthread_mutex_unlock(&c->table_lock);
     int rc = 0;
     int64_t now = fs_now_ms();
     for (uint32_t i = 0; i < n; i++) {
@@ -980,7 +1126,7 @@ static void tick_one(struct coordinator *c, struct txn_meta *m, int64_t now)
                     (void)end_locked(c, m, false, true);
             }
         } else if (now - m->v.start_ms > m->v.timeout_ms) {
-            (void)end_locked(c, m, false, true); /* C5 */
+            (void)end_locked(c, m, false, true); /* CO5 */
         }
     } else if (is_prepare(m->v.state)) {
         /* A phase two that failed earlier (e.g. the engine could not write): retry it. */
@@ -996,7 +1142,7 @@ static void tick_one(struct coordinator *c, struct txn_meta *m, int64_t now)
     pthread_mutex_unlock(&m->lock);
 }
 
-/* C6: re-append every live value in a fresh segment, then drop everything older. */
+/* CO6: re-append every live value in a fresh segment, then drop everything older. */
 static void compact(struct coordinator *c)
 {
     if (__atomic_load_n(&c->log_records, __ATOMIC_RELAXED) <
@@ -1008,15 +1154,8 @@ static void compact(struct coordinator *c)
     if (log_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
                          &checkpoint) != 0)
         return;
-    pthread_mutex_lock(&c->table_lock);
     uint32_t n = 0;
-    struct txn_meta **all = malloc((size_t)(c->live ? c->live : 1) * sizeof(*all));
-    for (uint32_t b = 0; all && b < COORD_BUCKETS; b++)
-        for (struct txn_meta *m = c->buckets[b]; m; m = m->next) {
-            m->refs++;
-            all[n++] = m;
-        }
-    pthread_mutex_unlock(&c->table_lock);
+    struct txn_meta **all = table_snapshot(c, &n);
     if (!all)
         return;
     int rc = 0;
@@ -1035,15 +1174,8 @@ static void compact(struct coordinator *c)
 
 void coordinator_tick(struct coordinator *c)
 {
-    pthread_mutex_lock(&c->table_lock);
     uint32_t n = 0;
-    struct txn_meta **all = malloc((size_t)(c->live ? c->live : 1) * sizeof(*all));
-    for (uint32_t b = 0; all && b < COORD_BUCKETS; b++)
-        for (struct txn_meta *m = c->buckets[b]; m; m = m->next) {
-            m->refs++;
-            all[n++] = m;
-        }
-    pthread_mutex_unlock(&c->table_lock);
+    struct txn_meta **all = table_snapshot(c, &n);
     if (!all)
         return;
     int64_t now = fs_now_ms();
@@ -1134,6 +1266,7 @@ static int replay_record(struct coordinator *c, const struct rt_record_view *r,
     free(m->v.partitions);
     m->v = v;
     m->last_check_ms = v.start_ms;
+    pid_index(c, m);
     meta_put(c, m);
     return 0;
 }
@@ -1195,13 +1328,13 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
     }
     if (rc == 0)
         rc = replay(c);
-    /* R5 before C2: a stale epoch's transaction in a partition is aborted before a Prepare*
+    /* COR5 before CO2: a stale epoch's transaction in a partition is aborted before a Prepare*
      * completion's marker could close it as that later transaction's (a read-only open writes
      * no marker). */
     bool read_only = log_read_only(lg);
     if (rc == 0 && !read_only)
         rc = reconcile(c);
-    /* C2: finish every transaction a crash left between its phases (not on a read-only engine:
+    /* CO2: finish every transaction a crash left between its phases (not on a read-only engine:
      * it writes nothing, so those stay as they are for rt_txn_list and the next writer). */
     for (uint32_t b = 0; rc == 0 && !read_only && b < COORD_BUCKETS; b++) {
         for (struct txn_meta *m = c->buckets[b]; rc == 0 && m; m = m->next) {

@@ -56,6 +56,22 @@ int coordinator_add_partitions(struct coordinator *c, const char *transactional_
 int coordinator_end(struct coordinator *c, const char *transactional_id, int64_t producer_id,
                     int16_t epoch, bool commit, int64_t *producer_id_out, int16_t *epoch_out);
 
+/* EndTxn as Kafka clients before KIP-890 part 2 send it (CO7): the transaction ends with
+ * markers at the current epoch, and the producer keeps its id and epoch. An id with nothing
+ * open answers 0 without writing when Empty or when its last end had the same outcome (a
+ * retried EndTxn), RT_E_INVALID_TXN_STATE when it had the other one. */
+int coordinator_end_keep_epoch(struct coordinator *c, const char *transactional_id,
+                               int64_t producer_id, int16_t epoch, bool commit);
+
+/* CO7: may producer (pid, epoch) write transactional data into (topic, partition) now? 0 when
+ * the id holding pid (or `transactional_id`, if not NULL) is Ongoing at that epoch with the
+ * partition added; RT_E_INVALID_TXN_STATE (not added, nothing open, no such producer),
+ * RT_E_PRODUCER_FENCED (an older epoch or another producer id; asked by producer id alone, as
+ * an append asks: RT_E_INVALID_PRODUCER_EPOCH, the partition's own answer),
+ * RT_E_INVALID_PRODUCER_EPOCH (a newer epoch than the coordinator's). */
+int coordinator_verify(struct coordinator *c, const char *transactional_id, int64_t producer_id,
+                       int16_t epoch, const char *topic, uint32_t partition);
+
 /* The producer is closing: forget its check-back handler. */
 void coordinator_release(struct coordinator *c, const char *transactional_id);
 
@@ -70,7 +86,7 @@ int coordinator_list_partitions(struct log *lg, struct coordinator *c,
                                 int (*fn)(void *ctx, const struct rt_partition_txn *txn),
                                 void *ctx);
 
-/* rt_txn_abort_partition (R6); c may be NULL (no transaction log). */
+/* rt_txn_abort_partition (COR6); c may be NULL (no transaction log). */
 int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct group_manager *groups,
                                 const char *topic, uint32_t partition, int64_t producer_id,
                                 int16_t producer_epoch);

@@ -25,23 +25,23 @@
  * TxnOffsetCommit), appended with log_append_coordinator, which fences stale epochs.
  *
  * Invariants (tests name them):
- *   G1. Nothing is applied before its record is appended (acknowledged under the sync mode).
- *   G2. A key is unstable iff some producer holds a pending offset for it; a producer holds at
- *       most one pending offset per key (a later one in the same transaction replaces it).
- *   G3. A pending offset becomes the committed one only if the key has none or the committed
- *       one's record lies earlier in the log (Kafka's CommitRecordMetadataAndOffset.olderThan),
- *       so the moment group_txn_complete runs relative to later plain commits does not matter.
- *   G4. Replay applies the same rules at the same log positions as the live path (a marker in
- *       partition k resolves the producer's pending offsets of partition k), so a restart
- *       reproduces the live state, including transactions still open at a crash.
- *   G5. An entry exists iff it is committed or pending; memory is bounded by what is stored.
- *   G6. Compaction runs only when no pending offset lives in the partition; its checkpoint
- *       restates every live key of the partition, so dropping the log before it changes nothing
- *       a replay computes (a crash anywhere in it leaves a log that replays to the same state).
+ *   GO1. Nothing is applied before its record is appended (acknowledged under the sync mode).
+ *   GO2. A key is unstable iff some producer holds a pending offset for it; a producer holds at
+ *        most one pending offset per key (a later one in the same transaction replaces it).
+ *   GO3. A pending offset becomes the committed one only if the key has none or the committed
+ *        one's record lies earlier in the log (Kafka's CommitRecordMetadataAndOffset.olderThan),
+ *        so the moment group_txn_complete runs relative to later plain commits does not matter.
+ *   GO4. Replay applies the same rules at the same log positions as the live path (a marker in
+ *        partition k resolves the producer's pending offsets of partition k), so a restart
+ *        reproduces the live state, including transactions still open at a crash.
+ *   GO5. An entry exists iff it is committed or pending; memory is bounded by what is stored.
+ *   GO6. Compaction runs only when no pending offset lives in the partition; its checkpoint
+ *        restates every live key of the partition, so dropping the log before it changes nothing
+ *        a replay computes (a crash anywhere in it leaves a log that replays to the same state).
  *
  * Costs: commits and fetches are O(1) expected (chained hash on group, topic, partition); a
  * completion is O(offsets of that producer). One mutex serialises everything, held across the
- * append so that log order equals apply order (G4).
+ * append so that log order equals apply order (GO4).
  */
 #include <assert.h>
 #include <errno.h>
@@ -387,10 +387,10 @@ struct offset_entry {
     int64_t offset;
     int32_t leader_epoch;
     int64_t commit_timestamp;
-    int64_t log_offset; /* where the committed value's record is (G3) */
+    int64_t log_offset; /* where the committed value's record is (GO3) */
     char *metadata;
     uint16_t metadata_len;
-    struct pending_item *pending; /* G2 */
+    struct pending_item *pending; /* GO2 */
     char key[];                   /* group bytes, then topic bytes */
 };
 
@@ -403,7 +403,7 @@ struct pending_producer {
 struct partition_stats {
     uint64_t records_in_log; /* data records from the log start (or the last checkpoint) */
     uint64_t live;           /* committed keys */
-    uint64_t pending;        /* pending items (G6 blocks compaction while > 0) */
+    uint64_t pending;        /* pending items (GO6 blocks compaction while > 0) */
 };
 
 struct group_manager {
@@ -496,7 +496,7 @@ static int entry_get(struct group_manager *g, const uint8_t *group, size_t group
     return 0;
 }
 
-/* G5: drops an entry that is neither committed nor pending. */
+/* GO5: drops an entry that is neither committed nor pending. */
 static void entry_release_if_unused(struct group_manager *g, struct offset_entry *x)
 {
     if (x->committed || x->pending)
@@ -524,7 +524,7 @@ static int dup_metadata(const uint8_t *s, uint16_t len, char **out)
 }
 
 /* A committed value replaces the entry's (plain commits, replayed plain records, and pending
- * items that pass G3). Takes ownership of metadata. */
+ * items that pass GO3). Takes ownership of metadata. */
 static void entry_set(struct group_manager *g, struct offset_entry *x, int64_t offset,
                       int32_t leader_epoch, int64_t commit_timestamp, int64_t log_offset,
                       char *metadata, uint16_t metadata_len)
@@ -564,7 +564,7 @@ static struct pending_producer **producer_slot(struct group_manager *g, int64_t 
     return pp;
 }
 
-/* G2: adds (or replaces) the producer's pending offset for x. Takes ownership of metadata. */
+/* GO2: adds (or replaces) the producer's pending offset for x. Takes ownership of metadata. */
 static int pending_add(struct group_manager *g, int64_t producer_id, struct offset_entry *x,
                        int64_t offset, int32_t leader_epoch, int64_t commit_timestamp,
                        int64_t log_offset, char *metadata, uint16_t metadata_len)
@@ -635,7 +635,7 @@ static void pending_complete(struct group_manager *g, int64_t producer_id, bool 
         *ep = it->next_in_entry;
         assert(g->stats[x->offsets_partition].pending > 0);
         g->stats[x->offsets_partition].pending--;
-        if (commit && (!x->committed || x->log_offset < it->log_offset)) { /* G3 */
+        if (commit && (!x->committed || x->log_offset < it->log_offset)) { /* GO3 */
             entry_set(g, x, it->offset, it->leader_epoch, it->commit_timestamp, it->log_offset,
                       it->metadata, it->metadata_len);
             it->metadata = NULL;
@@ -880,7 +880,7 @@ static int commit_locked(struct group_manager *g, const char *group,
     return apply_commit(g, group, offsets, count, base, now, producer_id);
 }
 
-/* ---- compaction (G6) ---- */
+/* ---- compaction (GO6) ---- */
 
 static uint32_t segment_count_of(struct partition *p)
 {
@@ -981,7 +981,7 @@ static void maybe_compact(struct group_manager *g, uint32_t k)
     struct partition *p = log_partition(g->lg, GROUP_OFFSETS_TOPIC, k);
     if (!p || segment_count_of(p) < GROUP_COMPACT_SEGMENTS_MIN)
         return;
-    /* A failure leaves a log that still replays to the same state (G6); the commit that got us
+    /* A failure leaves a log that still replays to the same state (GO6); the commit that got us
      * here succeeded, and a sticky write error surfaces on the next append. */
     (void)compact_partition(g, k);
 }

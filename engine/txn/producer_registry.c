@@ -168,7 +168,7 @@ static int allocate_locked(struct producer_registry *r, int64_t *out)
 {
     if (r->next_id >= r->block_end) {
         if (r->block_end > INT64_MAX - PRODUCER_ID_BLOCK)
-            return error_set(RT_E_LIMIT, "producer ids exhausted");
+            return error_set(RT_E_PRODUCER_IDS_EXHAUSTED, "producer ids exhausted");
         int rc = registry_store(r, r->next_id + PRODUCER_ID_BLOCK);
         if (rc)
             return rc;

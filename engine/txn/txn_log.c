@@ -8,7 +8,7 @@
  * A pure codec over caller buffers: it owns no state, never touches the engine, and treats every
  * byte it decodes as untrusted (never reads outside [buf, buf + len), reports damage as
  * RT_E_CORRUPT with a static reason that starts with the rule's number). The only allocation is
- * the decoded partitions array and the sort behind the duplicate check (R14).
+ * the decoded partitions array and the sort behind the duplicate check (TLV14).
  *
  *     All integers big-endian, two's complement. STRING = i16 length + bytes (not nullable).
  *
@@ -35,30 +35,30 @@
  *
  * Validity (decode checks in this order and reports the first failure; encode refuses with
  * RT_E_INVALID_ARGUMENT whatever would break them, so everything written here decodes):
- *   K1.  key: at least 2 bytes and version == 0.
- *   K2.  key: id length (i16) in 1..TXN_ID_MAX_BYTES (negative = null: Kafka's string is not
- *        nullable; 0: Kafka never registers an empty transactional id).
- *   K3.  key: exactly 4 + id length bytes (truncated or trailing bytes are corrupt).
- *   K4.  key: no NUL byte in the id (ringtail hands ids around as C strings).
- *   K5.  key: the id is valid UTF-8 (shortest form, no surrogates, <= U+10FFFF); Kafka encodes a
- *        Java String, which is always valid UTF-8.
- *   R1.  value: at least 2 bytes (a zero-length value is not a value: a tombstone is a *null*
- *        value, which the caller sees before decoding) and version 0 or 0x7201.
- *   R2.  value: every field is whole (a short value is "truncated", naming the field).
- *   R3.  producer_id >= -1.
- *   R4.  producer_epoch >= -1.
- *   R5.  transaction_timeout_ms >= 0.
- *   R6.  transaction_status in 0..7.
- *   R7.  topic count is -1 or 0..TXN_LOG_PARTITIONS_MAX, and the (topic, partition) pairs
- *        number at most TXN_LOG_PARTITIONS_MAX.
- *   R8.  the partitions are null exactly when the state is Empty (Kafka's valueToBytes writes
- *        null for Empty and refuses partitions there; a list, possibly empty, otherwise).
- *   R9.  each topic is a valid topic name: 1..249 bytes of [a-zA-Z0-9._-], not "." or "..".
- *   R10. each partition id count is >= 1 (not null, not empty: Kafka groups by topic).
- *   R11. each partition id >= 0.
- *   R12. version 0x7201: check_count >= 0, flags & 0xFE == 0.
- *   R13. no bytes after the last field.
- *   R14. no (topic, partition) appears twice (the partitions are a set).
+ *   TLK1.  key: at least 2 bytes and version == 0.
+ *   TLK2.  key: id length (i16) in 1..TXN_ID_MAX_BYTES (negative = null: Kafka's string is not
+ *          nullable; 0: Kafka never registers an empty transactional id).
+ *   TLK3.  key: exactly 4 + id length bytes (truncated or trailing bytes are corrupt).
+ *   TLK4.  key: no NUL byte in the id (ringtail hands ids around as C strings).
+ *   TLK5.  key: the id is valid UTF-8 (shortest form, no surrogates, <= U+10FFFF); Kafka encodes a
+ *          Java String, which is always valid UTF-8.
+ *   TLV1.  value: at least 2 bytes (a zero-length value is not a value: a tombstone is a *null*
+ *          value, which the caller sees before decoding) and version 0 or 0x7201.
+ *   TLV2.  value: every field is whole (a short value is "truncated", naming the field).
+ *   TLV3.  producer_id >= -1.
+ *   TLV4.  producer_epoch >= -1.
+ *   TLV5.  transaction_timeout_ms >= 0.
+ *   TLV6.  transaction_status in 0..7.
+ *   TLV7.  topic count is -1 or 0..TXN_LOG_PARTITIONS_MAX, and the (topic, partition) pairs
+ *          number at most TXN_LOG_PARTITIONS_MAX.
+ *   TLV8.  the partitions are null exactly when the state is Empty (Kafka's valueToBytes writes
+ *          null for Empty and refuses partitions there; a list, possibly empty, otherwise).
+ *   TLV9.  each topic is a valid topic name: 1..249 bytes of [a-zA-Z0-9._-], not "." or "..".
+ *   TLV10. each partition id count is >= 1 (not null, not empty: Kafka groups by topic).
+ *   TLV11. each partition id >= 0.
+ *   TLV12. version 0x7201: check_count >= 0, flags & 0xFE == 0.
+ *   TLV13. no bytes after the last field.
+ *   TLV14. no (topic, partition) appears twice (the partitions are a set).
  * The timestamps are not constrained (Kafka writes -1 for "no transaction started").
  *
  * Decode flattens Kafka's {topic, [ids]} into (topic, partition) pairs in the order read; encode
@@ -68,7 +68,7 @@
  *
  * Costs: decode walks the partitions twice (validate and count without allocating, then fill an
  * array of exactly that many pairs: at most 254 bytes of memory per 4 input bytes, capped by
- * R7) and sorts pointers for R14, O(n log n); encode likewise sorts for R14.
+ * TLV7) and sorts pointers for TLV14, O(n log n); encode likewise sorts for TLV14.
  */
 #include "txn_log.h"
 
@@ -134,7 +134,7 @@ const char *txn_state_name(enum txn_state state)
     return "Unknown";
 }
 
-/* K5: strict UTF-8 (RFC 3629): shortest form, no surrogates, nothing above U+10FFFF. */
+/* TLK5: strict UTF-8 (RFC 3629): shortest form, no surrogates, nothing above U+10FFFF. */
 static bool utf8_valid(const uint8_t *s, size_t n)
 {
     size_t i = 0;
@@ -185,9 +185,9 @@ int txn_log_key_encode(const char *transactional_id, uint8_t *buf, size_t cap, s
         return RT_E_INVALID_ARGUMENT;
     size_t n = strnlen(transactional_id, TXN_ID_MAX_BYTES + 1);
     if (n == 0 || n > TXN_ID_MAX_BYTES)
-        return RT_E_INVALID_ARGUMENT; /* K2 */
+        return RT_E_INVALID_ARGUMENT; /* TLK2 */
     if (!utf8_valid((const uint8_t *)transactional_id, n))
-        return RT_E_INVALID_ARGUMENT; /* K5 (K4 holds: a C string) */
+        return RT_E_INVALID_ARGUMENT; /* TLK5 (TLK4 holds: a C string) */
     if (cap < KEY_HEADER_BYTES + n)
         return -ENOSPC;
     assert(buf);
@@ -204,33 +204,33 @@ int txn_log_key_decode(const uint8_t *buf, size_t len, char *id_out, const char 
     assert(buf || len == 0);
     id_out[0] = '\0';
     if (len < 2)
-        return corrupt(why, "K1 key truncated (version)");
+        return corrupt(why, "TLK1 key truncated (version)");
     if ((int16_t)be16_load(buf) != KEY_VERSION)
-        return corrupt(why, "K1 key version is not 0");
+        return corrupt(why, "TLK1 key version is not 0");
     if (len < KEY_HEADER_BYTES)
-        return corrupt(why, "K3 key truncated (id length)");
+        return corrupt(why, "TLK3 key truncated (id length)");
     int16_t n = (int16_t)be16_load(buf + 2);
     if (n < 0)
-        return corrupt(why, "K2 transactional id is null");
+        return corrupt(why, "TLK2 transactional id is null");
     if (n == 0)
-        return corrupt(why, "K2 transactional id is empty");
+        return corrupt(why, "TLK2 transactional id is empty");
     if (n > TXN_ID_MAX_BYTES)
-        return corrupt(why, "K2 transactional id longer than TXN_ID_MAX_BYTES");
+        return corrupt(why, "TLK2 transactional id longer than TXN_ID_MAX_BYTES");
     if (len < KEY_HEADER_BYTES + (size_t)n)
-        return corrupt(why, "K3 key truncated (transactional id)");
+        return corrupt(why, "TLK3 key truncated (transactional id)");
     if (len > KEY_HEADER_BYTES + (size_t)n)
-        return corrupt(why, "K3 trailing bytes after the key");
+        return corrupt(why, "TLK3 trailing bytes after the key");
     const uint8_t *id = buf + KEY_HEADER_BYTES;
     if (memchr(id, 0, (size_t)n))
-        return corrupt(why, "K4 NUL byte in the transactional id");
+        return corrupt(why, "TLK4 NUL byte in the transactional id");
     if (!utf8_valid(id, (size_t)n))
-        return corrupt(why, "K5 transactional id is not valid UTF-8");
+        return corrupt(why, "TLK5 transactional id is not valid UTF-8");
     memcpy(id_out, id, (size_t)n);
     id_out[n] = '\0';
     return 0;
 }
 
-/* ---- value: the partitions set (R14) ---- */
+/* ---- value: the partitions set (TLV14) ---- */
 
 static size_t topic_len(const struct txn_log_partition *p)
 {
@@ -286,32 +286,32 @@ size_t txn_log_value_size(const struct txn_log_value *v)
     return size;
 }
 
-/* Everything encode refuses: the write-side image of R3-R14. */
+/* Everything encode refuses: the write-side image of TLV3-TLV14. */
 static int value_check(const struct txn_log_value *v)
 {
     if (v->producer_id < -1 || v->producer_epoch < -1 || v->timeout_ms < 0)
-        return RT_E_INVALID_ARGUMENT; /* R3, R4, R5 */
+        return RT_E_INVALID_ARGUMENT; /* TLV3, TLV4, TLV5 */
     if ((unsigned)v->state > TXN_PREPARE_EPOCH_FENCE)
-        return RT_E_INVALID_ARGUMENT; /* R6 */
+        return RT_E_INVALID_ARGUMENT; /* TLV6 */
     if (v->partition_count > TXN_LOG_PARTITIONS_MAX)
-        return RT_E_INVALID_ARGUMENT; /* R7 */
+        return RT_E_INVALID_ARGUMENT; /* TLV7 */
     if (v->state == TXN_EMPTY && v->partition_count > 0)
-        return RT_E_INVALID_ARGUMENT; /* R8 */
+        return RT_E_INVALID_ARGUMENT; /* TLV8 */
     if (v->partition_count > 0 && !v->partitions)
         return RT_E_INVALID_ARGUMENT;
     for (uint32_t i = 0; i < v->partition_count; i++) {
         const struct txn_log_partition *p = &v->partitions[i];
         if (topic_len(p) > RT_TOPIC_NAME_MAX || !meta_topic_name_valid(p->topic))
-            return RT_E_INVALID_ARGUMENT; /* R9 */
+            return RT_E_INVALID_ARGUMENT; /* TLV9 */
         if (p->partition > INT32_MAX)
-            return RT_E_INVALID_ARGUMENT; /* R11 */
+            return RT_E_INVALID_ARGUMENT; /* TLV11 */
     }
     if (v->check_count > INT32_MAX)
-        return RT_E_INVALID_ARGUMENT; /* R12 */
+        return RT_E_INVALID_ARGUMENT; /* TLV12 */
     int rc = partitions_repeat(v->partitions, v->partition_count);
     if (rc < 0)
         return rc;
-    return rc ? RT_E_INVALID_ARGUMENT : 0; /* R14 */
+    return rc ? RT_E_INVALID_ARGUMENT : 0; /* TLV14 */
 }
 
 int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap, size_t *len_out)
@@ -351,7 +351,7 @@ int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap
             be32_store(p, v->partitions[i].partition);
         topics++;
     }
-    /* R8: Kafka writes null for Empty, a (possibly empty) list for every other state. */
+    /* TLV8: Kafka writes null for Empty, a (possibly empty) list for every other state. */
     be32_store(topic_count_at, v->state == TXN_EMPTY ? UINT32_MAX : (uint32_t)topics);
     be64_store(p, (uint64_t)v->last_update_ms);
     be64_store(p + 8, (uint64_t)v->start_ms);
@@ -367,8 +367,8 @@ int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap
 /* ---- value: decode ---- */
 
 /*
- * Walks the topic entries at *pos (R2, R7, R9-R11). With parts == NULL it only validates and
- * counts the pairs into *pairs_out; with parts it fills parts[0..*pairs_out) from bytes that
+ * Walks the topic entries at *pos (TLV2, TLV7, TLV9-TLV11). With parts == NULL it only validates
+ * and counts the pairs into *pairs_out; with parts it fills parts[0..*pairs_out) from bytes that
  * have already passed the first walk. Leaves *pos after the last entry.
  */
 static int walk_partitions(const uint8_t *buf, size_t len, size_t *pos, int32_t topics,
@@ -378,33 +378,33 @@ static int walk_partitions(const uint8_t *buf, size_t len, size_t *pos, int32_t 
     uint32_t pairs = 0;
     for (int32_t t = 0; t < topics; t++) {
         if (len - at < 2)
-            return corrupt(why, "R2 value truncated (topic length)");
+            return corrupt(why, "TLV2 value truncated (topic length)");
         int16_t n = (int16_t)be16_load(buf + at);
         at += 2;
         if (n <= 0 || n > RT_TOPIC_NAME_MAX)
-            return corrupt(why, "R9 topic name null, empty or longer than 249 bytes");
+            return corrupt(why, "TLV9 topic name null, empty or longer than 249 bytes");
         if (len - at < (size_t)n)
-            return corrupt(why, "R2 value truncated (topic name)");
+            return corrupt(why, "TLV2 value truncated (topic name)");
         char topic[RT_TOPIC_NAME_MAX + 1];
         memcpy(topic, buf + at, (size_t)n);
         topic[n] = '\0';
         at += (size_t)n;
         if (memchr(topic, 0, (size_t)n) || !meta_topic_name_valid(topic))
-            return corrupt(why, "R9 invalid topic name");
+            return corrupt(why, "TLV9 invalid topic name");
         if (len - at < 4)
-            return corrupt(why, "R2 value truncated (partition id count)");
+            return corrupt(why, "TLV2 value truncated (partition id count)");
         int32_t ids = (int32_t)be32_load(buf + at);
         at += 4;
         if (ids <= 0)
-            return corrupt(why, "R10 topic with a null or empty partition id list");
+            return corrupt(why, "TLV10 topic with a null or empty partition id list");
         if ((size_t)ids > (len - at) / 4)
-            return corrupt(why, "R2 value truncated (partition ids)");
+            return corrupt(why, "TLV2 value truncated (partition ids)");
         if ((uint32_t)ids > TXN_LOG_PARTITIONS_MAX - pairs)
-            return corrupt(why, "R7 more than TXN_LOG_PARTITIONS_MAX partitions");
+            return corrupt(why, "TLV7 more than TXN_LOG_PARTITIONS_MAX partitions");
         for (int32_t k = 0; k < ids; k++, at += 4) {
             int32_t id = (int32_t)be32_load(buf + at);
             if (id < 0)
-                return corrupt(why, "R11 negative partition id");
+                return corrupt(why, "TLV11 negative partition id");
             if (parts) {
                 memcpy(parts[pairs].topic, topic, (size_t)n + 1);
                 parts[pairs].partition = (uint32_t)id;
@@ -424,14 +424,14 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
     assert(buf || len == 0);
     memset(out, 0, sizeof(*out));
     if (len == 0)
-        return corrupt(why, "R1 zero-length value (a tombstone is a null value)");
+        return corrupt(why, "TLV1 zero-length value (a tombstone is a null value)");
     if (len < 2)
-        return corrupt(why, "R1 value truncated (version)");
+        return corrupt(why, "TLV1 value truncated (version)");
     int16_t version = (int16_t)be16_load(buf + V_OFF_VERSION);
     if (version != VALUE_VERSION_KAFKA_V0 && version != VALUE_VERSION_RINGTAIL)
-        return corrupt(why, "R1 unknown value version (only Kafka's 0 and ringtail's 0x7201)");
+        return corrupt(why, "TLV1 unknown value version (only Kafka's 0 and ringtail's 0x7201)");
     if (len < VALUE_HEAD_BYTES)
-        return corrupt(why, "R2 value truncated (fixed fields)");
+        return corrupt(why, "TLV2 value truncated (fixed fields)");
 
     int64_t producer_id = (int64_t)be64_load(buf + V_OFF_PRODUCER_ID);
     int16_t epoch = (int16_t)be16_load(buf + V_OFF_EPOCH);
@@ -439,19 +439,19 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
     int8_t state = (int8_t)buf[V_OFF_STATE];
     int32_t topics = (int32_t)be32_load(buf + V_OFF_TOPIC_COUNT);
     if (producer_id < -1)
-        return corrupt(why, "R3 producer_id below -1");
+        return corrupt(why, "TLV3 producer_id below -1");
     if (epoch < -1)
-        return corrupt(why, "R4 producer_epoch below -1");
+        return corrupt(why, "TLV4 producer_epoch below -1");
     if (timeout_ms < 0)
-        return corrupt(why, "R5 negative transaction_timeout_ms");
+        return corrupt(why, "TLV5 negative transaction_timeout_ms");
     if (state < TXN_EMPTY || state > TXN_PREPARE_EPOCH_FENCE)
-        return corrupt(why, "R6 transaction_status out of range 0..7");
+        return corrupt(why, "TLV6 transaction_status out of range 0..7");
     if (topics < -1 || topics > TXN_LOG_PARTITIONS_MAX)
-        return corrupt(why, "R7 topic count out of range");
+        return corrupt(why, "TLV7 topic count out of range");
     if ((topics == -1) != (state == TXN_EMPTY))
-        return corrupt(why, "R8 partitions must be null exactly when the state is Empty");
+        return corrupt(why, "TLV8 partitions must be null exactly when the state is Empty");
     if (topics > 0 && (size_t)topics > (len - VALUE_HEAD_BYTES) / TOPIC_ENTRY_MIN_BYTES)
-        return corrupt(why, "R2 value truncated (topic entries)");
+        return corrupt(why, "TLV2 value truncated (topic entries)");
 
     size_t at = VALUE_HEAD_BYTES;
     uint32_t pairs = 0;
@@ -460,9 +460,9 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
         return rc;
     size_t ext = version == VALUE_VERSION_RINGTAIL ? VALUE_EXT_BYTES : 0;
     if (len - at < VALUE_TAIL_BYTES)
-        return corrupt(why, "R2 value truncated (timestamps)");
+        return corrupt(why, "TLV2 value truncated (timestamps)");
     if (len - at - VALUE_TAIL_BYTES < ext)
-        return corrupt(why, "R2 value truncated (check_count, flags)");
+        return corrupt(why, "TLV2 value truncated (check_count, flags)");
     const uint8_t *tail = buf + at;
     int32_t check_count = 0;
     uint8_t flags = 0;
@@ -470,12 +470,12 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
         check_count = (int32_t)be32_load(tail + VALUE_TAIL_BYTES);
         flags = tail[VALUE_TAIL_BYTES + 4];
         if (check_count < 0)
-            return corrupt(why, "R12 negative check_count");
+            return corrupt(why, "TLV12 negative check_count");
         if (flags & (uint8_t)~FLAG_HANGING)
-            return corrupt(why, "R12 unknown flags set");
+            return corrupt(why, "TLV12 unknown flags set");
     }
     if (len - at != VALUE_TAIL_BYTES + ext)
-        return corrupt(why, "R13 trailing bytes after the value");
+        return corrupt(why, "TLV13 trailing bytes after the value");
 
     struct txn_log_partition *parts = NULL;
     if (pairs > 0) {
@@ -490,7 +490,7 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
         rc = partitions_repeat(parts, pairs);
         if (rc) {
             free(parts);
-            return rc < 0 ? rc : corrupt(why, "R14 a (topic, partition) pair appears twice");
+            return rc < 0 ? rc : corrupt(why, "TLV14 a (topic, partition) pair appears twice");
         }
     }
 

@@ -10,8 +10,8 @@
  *           -- Kafka's value v0 -- and, in ringtail's value version 0x7201 only, check_count
  *           i32 and flags i8 (bit 0: hanging), which the check-back needs to survive restarts.
  *           (Not 1: Kafka's own value v1 is a flexible version with different bytes; a Kafka
- *           broker refuses 0x7201 instead of misreading it.) Validity rules K1-K5, R1-R14 are
- *           numbered in txn_log.c and docs/format.md §G.
+ *           broker refuses 0x7201 instead of misreading it.) Validity rules TLK1-TLK5 and
+ *           TLV1-TLV14 are numbered in txn_log.c and docs/format.md G.3.
  *
  * A pure codec over caller buffers: decoders treat bytes as untrusted, never read out of
  * bounds, and return RT_E_CORRUPT with a static reason. It never touches the engine.

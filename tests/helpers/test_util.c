@@ -1,6 +1,6 @@
 /*
- * test_util.c — scratch directories, backend selection and file helpers for the tests. Test
- * support only: aborts on failure instead of returning errors.
+ * test_util.c — scratch directories, backend selection, the RT_TEST_FILTER case filter and file
+ * helpers for the tests. Test support only: aborts on failure instead of returning errors.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +20,17 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* RT_TEST_FILTER=pattern runs only the cases of a test program whose names match it (cmocka's
+ * test filter: `*` matches any run of characters, `?` one character), e.g.
+ * RT_TEST_FILTER='test_fetch_*' build/release/test_contract. Every test program links this file,
+ * so the filter is set here, before main, and no program has to ask for it. */
+__attribute__((constructor)) static void tu_test_filter_from_env(void)
+{
+    const char *pattern = getenv("RT_TEST_FILTER");
+    if (pattern && *pattern)
+        cmocka_set_test_filter(pattern);
+}
 
 static void die(const char *what, const char *path)
 {

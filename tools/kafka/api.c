@@ -9,7 +9,9 @@
  *        codec_min..codec_max, so whatever is advertised can be decoded.
  *   KA2  first_flexible is taken from Kafka's "flexibleVersions" of the request JSON (request and
  *        response agree for every API here).
- *   KA3  Only issue 12's APIs are advertised; issue 13's have codecs and advertised = false.
+ *   KA3  Only APIs with a working handler are advertised: issue 12's, and of issue 13's the
+ *        transactional ones (handle_txn.c), OffsetFetch v1-5 and OffsetCommit v2-7
+ *        (handle_offsets.c); the group membership APIs are advertised = false.
  */
 #include "tools/kafka/api.h"
 
@@ -24,8 +26,8 @@ static const struct kafka_api api_table[] = {
     {KAFKA_FETCH, "Fetch", 4, 11, 4, 11, 12, true},
     {KAFKA_LIST_OFFSETS, "ListOffsets", 1, 3, 1, 3, 6, true},
     {KAFKA_METADATA, "Metadata", 0, 4, 0, 4, 9, true},
-    {KAFKA_OFFSET_COMMIT, "OffsetCommit", 2, 7, 2, 7, 8, false},
-    {KAFKA_OFFSET_FETCH, "OffsetFetch", 1, 7, 1, 7, 6, false},
+    {KAFKA_OFFSET_COMMIT, "OffsetCommit", 2, 7, 2, 7, 8, true},
+    {KAFKA_OFFSET_FETCH, "OffsetFetch", 1, 7, 1, 5, 6, true},
     {KAFKA_FIND_COORDINATOR, "FindCoordinator", 0, 3, 0, 2, 3, true},
     {KAFKA_JOIN_GROUP, "JoinGroup", 0, 5, 0, 5, 6, false},
     {KAFKA_HEARTBEAT, "Heartbeat", 0, 3, 0, 3, 4, false},
@@ -37,10 +39,10 @@ static const struct kafka_api api_table[] = {
     {KAFKA_CREATE_TOPICS, "CreateTopics", 0, 4, 0, 4, 5, true},
     {KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 3, 0, 3, 4, true},
     {KAFKA_INIT_PRODUCER_ID, "InitProducerId", 0, 4, 0, 1, 2, true},
-    {KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 1, 0, 1, 3, false},
-    {KAFKA_ADD_OFFSETS_TO_TXN, "AddOffsetsToTxn", 0, 1, 0, 1, 3, false},
-    {KAFKA_END_TXN, "EndTxn", 0, 1, 0, 1, 3, false},
-    {KAFKA_TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 2, 0, 2, 3, false},
+    {KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 1, 0, 1, 3, true},
+    {KAFKA_ADD_OFFSETS_TO_TXN, "AddOffsetsToTxn", 0, 1, 0, 1, 3, true},
+    {KAFKA_END_TXN, "EndTxn", 0, 1, 0, 1, 3, true},
+    {KAFKA_TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 2, 0, 2, 3, true},
     {KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 2, 0, 2, 4, true},
 };
 
@@ -215,19 +217,21 @@ int16_t kafka_error_from_rt(int rc)
         return KAFKA_KAFKA_STORAGE_ERROR;
     case RT_E_CLOSED:
         return KAFKA_NOT_LEADER_OR_FOLLOWER; /* retriable: the client retries elsewhere/later */
-    case RT_E_QUEUE_FULL:
     case RT_E_TIMED_OUT:
         return KAFKA_REQUEST_TIMED_OUT;
-    case RT_E_LIMIT:
-        return KAFKA_POLICY_VIOLATION;
+    case RT_E_TOPICS_FULL:
+    case RT_E_PRODUCERS_FULL:
+    case RT_E_PRODUCER_IDS_EXHAUSTED:
+    case RT_E_TXN_PARTITIONS_FULL:
+    case RT_E_PRODUCER_PARTITIONS_FULL:
+    case RT_E_CONSUMER_PARTITIONS_FULL:
+        return KAFKA_POLICY_VIOLATION; /* one of the engine's limits (docs/limits.md) */
     case RT_E_UNSUPPORTED:
         return KAFKA_UNSUPPORTED_FOR_MESSAGE_FORMAT;
     case RT_E_UNSUPPORTED_COMPRESSION:
         return KAFKA_UNSUPPORTED_COMPRESSION_TYPE;
     case RT_E_OUT_OF_ORDER_SEQUENCE:
         return KAFKA_OUT_OF_ORDER_SEQUENCE_NUMBER;
-    case RT_E_DUPLICATE_SEQUENCE:
-        return KAFKA_DUPLICATE_SEQUENCE_NUMBER;
     case RT_E_INVALID_PRODUCER_EPOCH:
         return KAFKA_INVALID_PRODUCER_EPOCH;
     case RT_E_PRODUCER_FENCED:

@@ -66,6 +66,7 @@ struct kafka_slot {
     int16_t api_versions_error; /* NONE, or UNSUPPORTED_VERSION (answered at v0) */
     /* Long poll. */
     int64_t poll_started_ms;
+    uint64_t started_ns; /* the frame was complete (latency in --metrics) */
 };
 
 /* Handlers: each returns a net verdict. */

@@ -90,7 +90,7 @@ static int16_t create_one(struct kafka_slot *s, const struct kmsg_create_topics_
     case RT_E_INVALID_ARGUMENT: /* partitions beyond partitions_max */
         *message = rt_error_detail();
         return KAFKA_INVALID_PARTITIONS;
-    case RT_E_LIMIT: /* topics_max */
+    case RT_E_TOPICS_FULL: /* topics_max */
         *message = rt_error_detail();
         return KAFKA_POLICY_VIOLATION;
     default:

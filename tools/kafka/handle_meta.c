@@ -10,14 +10,14 @@
  *   KM1  Every broker id in an answer is opts.broker_id and every address the advertised one,
  *        so a client never learns of a broker that does not exist (kafkajs sends
  *        InitProducerId to the controller).
- *   KM2  A transactional InitProducerId is refused (issue 13 brings transactions over the
- *        wire); nothing is allocated for it.
+ *   KM2  A transactional InitProducerId is handle_txn.c's (the engine's coordinator).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "tools/kafka/handle.h"
+#include "tools/kafka/handle_txn.h"
 
 enum net_verdict kafka_handle_api_versions(struct kafka_slot *s)
 {
@@ -197,8 +197,7 @@ enum net_verdict kafka_handle_init_producer_id(struct kafka_slot *s)
     const struct kmsg_init_producer_id_request *q = &s->msg.init_producer_id;
     struct kmsg_init_producer_id_response m = {.producer_id = -1, .producer_epoch = -1};
     if (q->transactional_id.len >= 0) {
-        /* KM2: transactions over the wire are issue 13's. */
-        m.error_code = KAFKA_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+        return kafka_handle_init_producer_id_txn(s); /* KM2: handle_txn.c */
     } else {
         int64_t id = -1;
         int16_t epoch = -1;

@@ -8,13 +8,13 @@
  * header; the whole rest of the frame must be the body (trailing bytes are RT_E_CORRUPT).
  * Strings and bytes point into the request buffer, arrays into the arena (valid until the
  * arena is reset). Returns 0, RT_E_CORRUPT (malformed: truncated, a length that lies, a null
- * where none is allowed), RT_E_LIMIT (the arena is too small for the arrays) or RT_E_UNSUPPORTED
+ * where none is allowed), KP_E_LIMIT (the arena is too small for the arrays) or RT_E_UNSUPPORTED
  * (a version outside the codec's range, api.h codec_min..codec_max). A decoder never allocates.
  *
  * Encoders: `int kmsg_<api>_response_encode(struct kp_writer *, int16_t version,
  * const struct kmsg_<api>_response *)` write the body only (after kafka_response_header_encode).
  * Returns 0, RT_E_UNSUPPORTED (version), RT_E_INVALID_ARGUMENT (a string over 32767 bytes),
- * RT_E_LIMIT (hole table full) or -ENOMEM.
+ * KP_E_LIMIT (hole table full) or -ENOMEM.
  *
  * A whole response frame: `size_t at = kafka_frame_begin(w); kafka_response_header_encode(...);
  * kmsg_..._response_encode(...); kafka_frame_end(w, at);`, then send writer bytes with the holes
@@ -49,7 +49,7 @@ int kafka_response_header_encode(struct kp_writer *w, int16_t api_key, int16_t a
                                  int32_t correlation_id);
 /* Reserves the 4-byte frame size; returns its position for kafka_frame_end. */
 size_t kafka_frame_begin(struct kp_writer *w);
-/* Patches the frame size (writer bytes and holes after `at`). Returns 0, RT_E_LIMIT if the frame
+/* Patches the frame size (writer bytes and holes after `at`). Returns 0, KP_E_LIMIT if the frame
  * exceeds INT32_MAX, or the writer's sticky error. */
 int kafka_frame_end(struct kp_writer *w, size_t at);
 

@@ -75,7 +75,7 @@ int kafka_frame_end(struct kp_writer *w, size_t at)
             holes_after += w->holes[i].len;
     uint64_t size = (uint64_t)(w->len - at - 4) + holes_after; /* KH2 */
     if (size > INT32_MAX) {
-        w->err = RT_E_LIMIT;
+        w->err = KP_E_LIMIT;
         return w->err;
     }
     kp_writer_patch_i32(w, at, (int32_t)size);

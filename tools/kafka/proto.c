@@ -35,7 +35,7 @@
  *   KP5  Varints are bounded: at most 5 bytes (int32/uint32) or 10 (int64), and the last byte may
  *        carry no bits beyond the type's width; anything longer is corrupt, never wrapped.
  *   KP6  Decoding never allocates: arrays live in the caller's arena (8-byte aligned, zeroed);
- *        an arena that cannot hold them is RT_E_LIMIT and the request is refused.
+ *        an arena that cannot hold them is KP_E_LIMIT and the request is refused.
  *   KP7  The writer grows geometrically up to len_max; a failed growth is a sticky -ENOMEM and
  *        nothing is written after it. Written bytes never move relative to each other.
  *   KP8  Holes are recorded in writing order (non-decreasing `at`), and holes_bytes is their
@@ -341,7 +341,7 @@ void *kp_arena_array(struct kp_reader *r, struct kp_arena *a, int32_t count, siz
     size_t start = (a->used_bytes + 7) & ~(size_t)7;
     if ((size_t)count > (SIZE_MAX - 8) / elem_size || start > a->size_bytes ||
         (size_t)count * elem_size > a->size_bytes - start) {
-        kp_fail(r, RT_E_LIMIT);
+        kp_fail(r, KP_E_LIMIT);
         return NULL;
     }
     void *p = a->base + start;
@@ -626,7 +626,7 @@ void kp_write_hole(struct kp_writer *w, uint32_t len, void *ref)
     if (w->err)
         return;
     if (w->holes_count >= w->holes_max) {
-        w->err = RT_E_LIMIT;
+        w->err = KP_E_LIMIT;
         return;
     }
     assert(w->holes_count == 0 || w->holes[w->holes_count - 1].at <= w->len); /* KP8 */

@@ -5,7 +5,7 @@
  * nothing here knows about any API. The rules the primitives keep are KP1..KP8 at the top of
  * proto.c.
  *
- * Errors: the reader and writer carry `err` (0, RT_E_CORRUPT for malformed input, RT_E_LIMIT for
+ * Errors: the reader and writer carry `err` (0, RT_E_CORRUPT for malformed input, KP_E_LIMIT for
  * an arena or hole table that is full, -ENOMEM for a writer that could not grow). The first
  * error sticks; every later call returns 0/empty and leaves it, so a decoder reads a whole
  * message and checks once at the end.
@@ -18,6 +18,10 @@
 #include <stdint.h>
 
 #include "engine/ringtail.h"
+
+/* The codec's own code for "a bound of the codec was reached" (the arena, the hole table, a
+ * frame past its size): the engine's RT_E_LIMIT it used to borrow is retired (docs/limits.md). */
+#define KP_E_LIMIT (-20001)
 
 /* A string or byte string pointing INTO the request buffer; len -1 is null. Never copied. */
 struct kp_str {
@@ -35,7 +39,7 @@ struct kp_reader {
     int err; /* sticky: 0 or the first error */
 };
 
-/* A fixed buffer with a bump pointer, reset per request. Overflow is RT_E_LIMIT (KP6). */
+/* A fixed buffer with a bump pointer, reset per request. Overflow is KP_E_LIMIT (KP6). */
 struct kp_arena {
     uint8_t *base;
     size_t size_bytes;
@@ -146,7 +150,7 @@ static inline void kp_arena_reset(struct kp_arena *a)
 }
 
 /* `count` elements of `elem_size` bytes, zeroed, aligned for any scalar; NULL for count 0 (and
- * for count < 0). On overflow sets r->err = RT_E_LIMIT and returns NULL. */
+ * for count < 0). On overflow sets r->err = KP_E_LIMIT and returns NULL. */
 void *kp_arena_array(struct kp_reader *r, struct kp_arena *a, int32_t count, size_t elem_size);
 
 /* ---- writer ---- */

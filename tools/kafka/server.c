@@ -25,8 +25,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tools/kafka/handle.h"
+#include "tools/kafka/handle_txn.h"
+#include "tools/kafka/metrics.h"
+
+static uint64_t server_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 void kafka_server_options_init(struct kafka_server_options *o)
 {
@@ -126,7 +136,7 @@ int kafka_topic_ensure(struct kafka_server *srv, const char *topic, bool allow,
         server_log("created topic '%s' with %u partition(s) (auto.create.topics.enable)", topic,
                    srv->opts.num_partitions);
     } else if (rc != RT_E_TOPIC_ALREADY_EXISTS) {
-        return rc; /* RT_E_INVALID_TOPIC, RT_E_INTERNAL_TOPIC, RT_E_LIMIT, ... */
+        return rc; /* RT_E_INVALID_TOPIC, RT_E_INTERNAL_TOPIC, KP_E_LIMIT, ... */
     }
     rc = rt_topic_describe(srv->engine, topic, &parts);
     if (rc == 0)
@@ -189,6 +199,9 @@ enum net_verdict kafka_response_end(struct kafka_slot *s)
     s->req->out_len = s->w.len;
     s->req->slices = s->slices;
     s->req->slice_count = s->w.holes_count;
+    if (s->server->opts.metrics)
+        kafka_metrics_request(kafka_metrics_thread(s->server->opts.metrics), s->header.api_key,
+                              s->header.api_version, server_now_ns() - s->started_ns);
     return NET_DONE;
 }
 
@@ -254,7 +267,7 @@ static int decode_body(struct kafka_slot *s, size_t body_at)
         kp_reader_init(&r, s->req->frame + body_at, s->req->frame_len - body_at);
         int rc =
             kmsg_request_decode(&r, s->header.api_key, s->header.api_version, &s->arena, &s->msg);
-        if (rc != RT_E_LIMIT || s->arena_bytes >= KAFKA_ARENA_MAX_BYTES)
+        if (rc != KP_E_LIMIT || s->arena_bytes >= KAFKA_ARENA_MAX_BYTES)
             return rc;
         size_t bigger = s->arena_bytes * 2;
         uint8_t *b = realloc(s->arena_buf, bigger);
@@ -283,6 +296,7 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
     struct kafka_slot *s = req->user;
     s->fetch_count = 0;
     s->acks_none = false;
+    s->started_ns = srv->opts.metrics ? server_now_ns() : 0;
     struct kp_reader r;
     kp_reader_init(&r, req->frame, req->frame_len);
     memset(&s->header, 0, sizeof(s->header));
@@ -309,9 +323,15 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
         return refuse(s, "unknown API key");
     if (!kafka_api_supported(key, s->header.api_version))
         return refuse(s, "API version not supported (see ApiVersions)");
+    if (kafka_txn_api(key)) /* issue 13: handle_txn.c decodes its own requests */
+        return kafka_handle_txn(s, body_at);
+    if (key == KAFKA_OFFSET_FETCH) /* issue 13: handle_offsets.c decodes its own */
+        return kafka_handle_offset_fetch(s, body_at);
+    if (key == KAFKA_OFFSET_COMMIT)
+        return kafka_handle_offset_commit(s, body_at);
     rc = decode_body(s, body_at);
     if (rc)
-        return refuse(s, rc == RT_E_LIMIT ? "request arrays too large"
+        return refuse(s, rc == KP_E_LIMIT ? "request arrays too large"
                                           : "request body does not decode");
     switch (key) {
     case KAFKA_METADATA:

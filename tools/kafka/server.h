@@ -13,8 +13,11 @@
 #include "engine/ringtail.h"
 #include "tools/kafka/net.h"
 
+struct kafka_metrics; /* tools/kafka/metrics.h */
+
 struct kafka_server_options {
     struct net_options net;
+    struct kafka_metrics *metrics;  /* --metrics: requests counted there (NULL: none) */
     int32_t broker_id;              /* broker.id (0) */
     const char *advertise_host;     /* what Metadata/FindCoordinator tell clients ("127.0.0.1") */
     uint16_t advertise_port;        /* 0: the port the server listens on */

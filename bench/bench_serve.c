@@ -1,0 +1,508 @@
+/*
+ * bench_serve.c — the serve workload S: `ringtail serve` in its own process on a fresh data
+ * directory, driven over loopback by librdkafka (librdkafka-dev), the client most Kafka
+ * programs sit on, plus the loopback limit those figures are read against.
+ *
+ *   produce: `producers` librdkafka producers (one rd_kafka_t and one thread each, so one
+ *            connection and one idempotent producer id each), enable.idempotence=true,
+ *            acks=all, 1 KiB values, producer i to partition i mod partitions, each streaming
+ *            as fast as the broker acknowledges for `seconds`; MB/s of acknowledged values from
+ *            the common start to the last acknowledgement; latency = produce call to delivery
+ *            report.
+ *   consume: one librdkafka consumer at isolation.level=read_committed, assigned every
+ *            partition from offset 0, reads everything produced; MB/s of values.
+ *   limit:   a plain TCP transfer of the same number of bytes over 127.0.0.1 (one sender, one
+ *            receiver thread, 1 MiB writes and reads): the most any loopback protocol can move.
+ *
+ * It owns the server process it starts (killed if it does not stop on SIGTERM) and nothing
+ * else; it never asserts a figure (bench_main.c prints the ratios and targets).
+ */
+#include "bench.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <librdkafka/rdkafka.h>
+
+#define SERVE_START_TIMEOUT_MS 20000
+#define SERVE_STOP_TIMEOUT_MS  30000
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int free_port(uint16_t *out)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(sa);
+    int rc = 0;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) != 0)
+        rc = -errno;
+    close(fd);
+    *out = ntohs(sa.sin_port);
+    return rc;
+}
+
+/* ---- the server process ------------------------------------------------------------------ */
+
+int serve_proc_start(struct serve_proc *sp, const char *ringtail, const char *dir,
+                     const char *extra_arg)
+{
+    memset(sp, 0, sizeof(*sp));
+    int rc = free_port(&sp->port);
+    if (rc)
+        return rc;
+    snprintf(sp->broker, sizeof(sp->broker), "127.0.0.1:%u", (unsigned)sp->port);
+    snprintf(sp->log_path, sizeof(sp->log_path), "%s.serve.log", dir);
+    int log = open(sp->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log < 0)
+        return -errno;
+    pid_t pid = fork();
+    if (pid < 0) {
+        rc = -errno;
+        close(log);
+        return rc;
+    }
+    if (pid == 0) {
+        dup2(log, 1);
+        dup2(log, 2);
+        if (extra_arg) { /* "--option value" */
+            char opt[64];
+            const char *sp_at = strchr(extra_arg, ' ');
+            size_t n = sp_at ? (size_t)(sp_at - extra_arg) : strlen(extra_arg);
+            snprintf(opt, sizeof(opt), "%.*s", (int)n, extra_arg);
+            execl(ringtail, "ringtail", "serve", dir, "--listen", sp->broker, opt,
+                  sp_at ? sp_at + 1 : "", (char *)NULL);
+        } else {
+            execl(ringtail, "ringtail", "serve", dir, "--listen", sp->broker, (char *)NULL);
+        }
+        dprintf(2, "exec %s: %s\n", ringtail, strerror(errno));
+        _exit(127);
+    }
+    close(log);
+    sp->pid = pid;
+    char want[64];
+    snprintf(want, sizeof(want), "listening on %s", sp->broker);
+    for (int waited = 0; waited < SERVE_START_TIMEOUT_MS; waited += 20) {
+        FILE *f = fopen(sp->log_path, "r");
+        if (f) {
+            char line[512];
+            bool up = false;
+            while (fgets(line, sizeof(line), f))
+                if (strstr(line, want))
+                    up = true;
+            fclose(f);
+            if (up)
+                return 0;
+        }
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            sp->pid = 0;
+            return -ECHILD; /* it exited: its log says why */
+        }
+        sleep_ms(20);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    sp->pid = 0;
+    return -ETIMEDOUT;
+}
+
+int serve_proc_stop(struct serve_proc *sp)
+{
+    if (sp->pid <= 0)
+        return 0;
+    kill(sp->pid, SIGTERM);
+    int status = 0;
+    for (int waited = 0; waited < SERVE_STOP_TIMEOUT_MS; waited += 20) {
+        pid_t w = waitpid(sp->pid, &status, WNOHANG);
+        if (w == sp->pid) {
+            sp->pid = 0;
+            return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ECHILD;
+        }
+        sleep_ms(20);
+    }
+    kill(sp->pid, SIGKILL);
+    waitpid(sp->pid, NULL, 0);
+    sp->pid = 0;
+    return -ETIMEDOUT;
+}
+
+/* ---- producers ---------------------------------------------------------------------------- */
+
+struct producer {
+    const struct serve_produce_args *args;
+    uint32_t id;
+    pthread_t thread;
+    struct hist *lat;
+    uint64_t delivered, failed, bytes;
+    uint64_t end_ns;
+    char errmsg[200];
+    _Atomic bool *go;
+    uint64_t deadline_ns;
+};
+
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+    struct producer *p = opaque;
+    (void)rk;
+    if (m->err) {
+        if (!p->failed)
+            snprintf(p->errmsg, sizeof(p->errmsg), "delivery: %s", rd_kafka_err2str(m->err));
+        p->failed++;
+        return;
+    }
+    uint64_t t0 = (uint64_t)(uintptr_t)m->_private;
+    hist_add(p->lat, bench_now_ns() - t0);
+    p->delivered++;
+    p->bytes += m->len;
+    progress_add(m->len);
+}
+
+static rd_kafka_conf_t *conf_new(const char *broker, char *err, size_t errlen)
+{
+    rd_kafka_conf_t *c = rd_kafka_conf_new();
+    if (rd_kafka_conf_set(c, "bootstrap.servers", broker, err, errlen) != RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(c);
+        return NULL;
+    }
+    return c;
+}
+
+static int conf_set(rd_kafka_conf_t *c, const char *k, const char *v, char *err, size_t errlen)
+{
+    return rd_kafka_conf_set(c, k, v, err, errlen) == RD_KAFKA_CONF_OK ? 0 : -EINVAL;
+}
+
+static void *producer_main(void *arg)
+{
+    struct producer *p = arg;
+    const struct serve_produce_args *a = p->args;
+    char err[256] = "";
+    rd_kafka_conf_t *c = conf_new(a->broker, err, sizeof(err));
+    if (!c || conf_set(c, "enable.idempotence", "true", err, sizeof(err)) ||
+        conf_set(c, "acks", "all", err, sizeof(err)) ||
+        conf_set(c, "linger.ms", "5", err, sizeof(err)) ||
+        conf_set(c, "batch.size", "1000000", err, sizeof(err)) ||
+        conf_set(c, "queue.buffering.max.kbytes", "8192", err, sizeof(err)) ||
+        conf_set(c, "message.timeout.ms", "60000", err, sizeof(err))) {
+        snprintf(p->errmsg, sizeof(p->errmsg), "conf: %s", err);
+        p->failed++;
+        if (c)
+            rd_kafka_conf_destroy(c);
+        return NULL;
+    }
+    rd_kafka_conf_set_dr_msg_cb(c, on_delivery);
+    rd_kafka_conf_set_opaque(c, p);
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof(err));
+    if (!rk) {
+        snprintf(p->errmsg, sizeof(p->errmsg), "rd_kafka_new: %s", err);
+        p->failed++;
+        return NULL;
+    }
+    /* Metadata and the producer id before the clock starts: the run measures records. */
+    const struct rd_kafka_metadata *md = NULL;
+    if (rd_kafka_metadata(rk, 0, NULL, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+        rd_kafka_metadata_destroy(md);
+    while (!atomic_load_explicit(p->go, memory_order_acquire))
+        sched_yield();
+    int32_t partition = (int32_t)(p->id % a->partitions);
+    uint64_t n = 0;
+    for (;;) {
+        uint64_t now = bench_now_ns();
+        if (now >= p->deadline_ns || p->failed)
+            break;
+        /* 1 KiB values sliced from the shared pool, never copied (the pool outlives rk). */
+        size_t at = (size_t)((n * 4099 + p->id * 65537) % (BENCH_POOL_BYTES - BENCH_VALUE_BYTES));
+        rd_kafka_resp_err_t e = rd_kafka_producev(
+            rk, RD_KAFKA_V_TOPIC(a->topic), RD_KAFKA_V_PARTITION(partition),
+            RD_KAFKA_V_VALUE(bench_pool + at, BENCH_VALUE_BYTES), RD_KAFKA_V_MSGFLAGS(0),
+            RD_KAFKA_V_OPAQUE((void *)(uintptr_t)now), RD_KAFKA_V_END);
+        if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+            rd_kafka_poll(rk, 1);
+            continue;
+        }
+        if (e) {
+            snprintf(p->errmsg, sizeof(p->errmsg), "produce: %s", rd_kafka_err2str(e));
+            p->failed++;
+            break;
+        }
+        n++;
+        if ((n & 63) == 0)
+            rd_kafka_poll(rk, 0);
+    }
+    rd_kafka_flush(rk, 60000);
+    rd_kafka_poll(rk, 0);
+    p->end_ns = bench_now_ns();
+    if (rd_kafka_outq_len(rk) > 0 && !p->errmsg[0])
+        snprintf(p->errmsg, sizeof(p->errmsg), "%d records not acknowledged after 60 s",
+                 rd_kafka_outq_len(rk));
+    rd_kafka_destroy(rk);
+    return NULL;
+}
+
+int serve_produce(const struct serve_produce_args *a, struct serve_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    struct producer *ps = calloc(a->producers, sizeof(*ps));
+    struct hist *all = calloc(1, sizeof(*all));
+    if (!ps || !all) {
+        free(ps);
+        free(all);
+        return -ENOMEM;
+    }
+    _Atomic bool go = false;
+    uint32_t started = 0;
+    int rc = 0;
+    for (; started < a->producers; started++) {
+        struct producer *p = &ps[started];
+        p->args = a;
+        p->id = started;
+        p->go = &go;
+        p->deadline_ns = UINT64_MAX;
+        p->lat = calloc(1, sizeof(*p->lat));
+        if (!p->lat || pthread_create(&p->thread, NULL, producer_main, p) != 0) {
+            free(p->lat);
+            rc = -EAGAIN;
+            break;
+        }
+    }
+    /* Let every producer fetch metadata and its producer id before the clock starts. */
+    sleep_ms(500);
+    uint64_t t0 = bench_now_ns();
+    for (uint32_t i = 0; i < started; i++)
+        ps[i].deadline_ns = t0 + (uint64_t)(a->seconds * 1e9);
+    atomic_store_explicit(&go, true, memory_order_release);
+    uint64_t end = t0;
+    for (uint32_t i = 0; i < started; i++) {
+        pthread_join(ps[i].thread, NULL);
+        hist_merge(all, ps[i].lat);
+        out->records += ps[i].delivered;
+        out->bytes += ps[i].bytes;
+        if (ps[i].end_ns > end)
+            end = ps[i].end_ns;
+        if ((ps[i].failed || ps[i].errmsg[0]) && !out->errmsg[0]) {
+            snprintf(out->errmsg, sizeof(out->errmsg), "producer %u: %s", i, ps[i].errmsg);
+            rc = rc ? rc : -EIO;
+        }
+        free(ps[i].lat);
+    }
+    out->seconds = (double)(end - t0) / 1e9;
+    out->p50_us = hist_quantile_ns(all, 0.50) / 1e3;
+    out->p99_us = hist_quantile_ns(all, 0.99) / 1e3;
+    out->p999_us = hist_quantile_ns(all, 0.999) / 1e3;
+    free(all);
+    free(ps);
+    return rc;
+}
+
+/* ---- the consumer ------------------------------------------------------------------------- */
+
+int serve_consume(const char *broker, const char *topic, uint32_t partitions, uint64_t records,
+                  struct serve_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    char err[256] = "";
+    rd_kafka_conf_t *c = conf_new(broker, err, sizeof(err));
+    if (!c || conf_set(c, "group.id", "ringtail-bench", err, sizeof(err)) ||
+        conf_set(c, "isolation.level", "read_committed", err, sizeof(err)) ||
+        conf_set(c, "enable.auto.commit", "false", err, sizeof(err)) ||
+        conf_set(c, "fetch.max.bytes", "52428800", err, sizeof(err)) ||
+        conf_set(c, "fetch.message.max.bytes", "8388608", err, sizeof(err)) ||
+        conf_set(c, "queued.max.messages.kbytes", "262144", err, sizeof(err)) ||
+        conf_set(c, "fetch.wait.max.ms", "100", err, sizeof(err))) {
+        snprintf(out->errmsg, sizeof(out->errmsg), "consumer conf: %s", err);
+        if (c)
+            rd_kafka_conf_destroy(c);
+        return -EINVAL;
+    }
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof(err));
+    if (!rk) {
+        snprintf(out->errmsg, sizeof(out->errmsg), "rd_kafka_new: %s", err);
+        return -EINVAL;
+    }
+    rd_kafka_poll_set_consumer(rk);
+    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new((int)partitions);
+    for (uint32_t p = 0; p < partitions; p++)
+        rd_kafka_topic_partition_list_add(parts, topic, (int32_t)p)->offset = 0;
+    int rc = 0;
+    uint64_t t0 = bench_now_ns();
+    if (rd_kafka_assign(rk, parts) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        snprintf(out->errmsg, sizeof(out->errmsg), "assign failed");
+        rc = -EIO;
+    }
+    /* Batches of messages from the consumer queue: one call per up to 4096 records, so the
+     * figure is the client's and the broker's, not a per-message poll's. */
+    rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(rk);
+    enum { BATCH = 4096 };
+    rd_kafka_message_t **msgs = calloc(BATCH, sizeof(*msgs));
+    if (!q || !msgs) {
+        snprintf(out->errmsg, sizeof(out->errmsg), "no consumer queue");
+        rc = rc ? rc : -ENOMEM;
+    }
+    uint64_t idle_since = bench_now_ns(), sum = 0;
+    while (rc == 0 && out->records < records) {
+        ssize_t n = rd_kafka_consume_batch_queue(q, 100, msgs, BATCH);
+        uint64_t now = bench_now_ns();
+        if (n <= 0) {
+            if (now - idle_since > 30ull * 1000000000ull) {
+                snprintf(out->errmsg, sizeof(out->errmsg),
+                         "nothing for 30 s after %" PRIu64 " of %" PRIu64 " records", out->records,
+                         records);
+                rc = -ETIMEDOUT;
+            }
+            continue;
+        }
+        idle_since = now;
+        for (ssize_t i = 0; i < n; i++) {
+            rd_kafka_message_t *m = msgs[i];
+            if (m->err) {
+                if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && rc == 0) {
+                    snprintf(out->errmsg, sizeof(out->errmsg), "consume: %s",
+                             rd_kafka_message_errstr(m));
+                    rc = -EIO;
+                }
+            } else {
+                out->records++;
+                out->bytes += m->len;
+                if (m->len >= 8) {
+                    uint64_t v;
+                    memcpy(&v, m->payload, sizeof(v)); /* read the value, as a consumer would */
+                    sum += v;
+                }
+            }
+            rd_kafka_message_destroy(m);
+        }
+        progress_add((uint64_t)n * BENCH_VALUE_BYTES);
+    }
+    free(msgs);
+    if (q)
+        rd_kafka_queue_destroy(q);
+    out->seconds = (double)(bench_now_ns() - t0) / 1e9;
+    out->checksum = sum;
+    rd_kafka_topic_partition_list_destroy(parts);
+    rd_kafka_consumer_close(rk);
+    rd_kafka_destroy(rk);
+    return rc;
+}
+
+/* ---- the loopback limit ------------------------------------------------------------------- */
+
+struct lb_recv {
+    int fd;
+    uint64_t bytes;
+    uint64_t sum;
+    int rc;
+};
+
+static void *lb_receiver(void *arg)
+{
+    struct lb_recv *r = arg;
+    size_t cap = 1u << 20;
+    uint8_t *buf = malloc(cap);
+    if (!buf) {
+        r->rc = -ENOMEM;
+        return NULL;
+    }
+    for (;;) {
+        ssize_t n = recv(r->fd, buf, cap, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            r->rc = -errno;
+            break;
+        }
+        if (n == 0)
+            break;
+        r->bytes += (uint64_t)n;
+        r->sum += buf[0]; /* the bytes arrive in user space, as a client's would */
+    }
+    free(buf);
+    return NULL;
+}
+
+int serve_loopback_limit(uint64_t bytes, struct serve_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (ls < 0)
+        return -errno;
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(sa);
+    int rc = 0, cs = -1, as = -1;
+    if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1) ||
+        getsockname(ls, (struct sockaddr *)&sa, &len)) {
+        rc = -errno;
+        goto out;
+    }
+    cs = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (cs < 0 || connect(cs, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        rc = -errno;
+        goto out;
+    }
+    as = accept(ls, NULL, NULL);
+    if (as < 0) {
+        rc = -errno;
+        goto out;
+    }
+    struct lb_recv r = {.fd = as};
+    pthread_t th;
+    if (pthread_create(&th, NULL, lb_receiver, &r) != 0) {
+        rc = -EAGAIN;
+        goto out;
+    }
+    uint64_t t0 = bench_now_ns(), sent = 0;
+    while (sent < bytes) {
+        size_t chunk = bytes - sent < (1u << 20) ? (size_t)(bytes - sent) : (1u << 20);
+        size_t at = (size_t)(sent % (BENCH_POOL_BYTES - (1u << 20) + 1)) & ~(size_t)4095;
+        if (at + chunk > sizeof(bench_pool))
+            at = 0;
+        ssize_t n = send(cs, bench_pool + at, chunk, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = -errno;
+            break;
+        }
+        sent += (uint64_t)n;
+        progress_add((uint64_t)n);
+    }
+    shutdown(cs, SHUT_WR);
+    pthread_join(th, NULL);
+    out->seconds = (double)(bench_now_ns() - t0) / 1e9;
+    out->bytes = r.bytes;
+    out->checksum = r.sum;
+    if (!rc)
+        rc = r.rc;
+    if (!rc && r.bytes != bytes)
+        rc = -EIO;
+out:
+    if (as >= 0)
+        close(as);
+    if (cs >= 0)
+        close(cs);
+    close(ls);
+    return rc;
+}

@@ -1,0 +1,31 @@
+/*
+ * ringtail_test.h — hooks into libringtail that exist only for its own tests, fuzz targets,
+ * benchmarks and tools that need them. It is never installed (CMakeLists.txt installs
+ * ringtail.h alone) and embedders must not include it: nothing here is part of the contract,
+ * and any of it may change without notice.
+ *
+ * What it must never do: declare anything an embedder needs, or change the behaviour of the
+ * calls in ringtail.h for a program that does not call what it declares.
+ */
+#ifndef RINGTAIL_TEST_H
+#define RINGTAIL_TEST_H
+
+#include "ringtail.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct io_fault_plan; /* io/io.h: which write or fdatasync fails, how, and power loss */
+
+/* rt_open over the fault-injecting io backend: the synchronous backend whose every write and
+ * fdatasync first consults `faults` (not owned; it must outlive the engine). opts.io_backend is
+ * ignored (the backend is the fault injector's), rt_stats_get reports io_backend "fault". Errors:
+ * those of rt_open, and RT_E_INVALID_ARGUMENT for a NULL plan. */
+int rt_test_open(const char *dir, const struct rt_options *opts, struct io_fault_plan *faults,
+                 rt_engine **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RINGTAIL_TEST_H */

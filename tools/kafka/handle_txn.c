@@ -1,0 +1,440 @@
+/*
+ * handle_txn.c — Kafka's transactional APIs mapped onto the engine's coordinator (the
+ * "Transactions over the wire" calls of ringtail.h): InitProducerId with a transactional id
+ * (v0-1), AddPartitionsToTxn v0-1, AddOffsetsToTxn v0-1, TxnOffsetCommit v0-2 and EndTxn v0-1.
+ * None of these versions is flexible, so this file decodes the requests and encodes the answers
+ * itself (k/codec had no codecs for them yet): strings point into the request frame, arrays go
+ * into the slot's arena. It owns the mapping of engine errors to the Kafka codes these versions
+ * define, and never writes records except through those engine calls.
+ *
+ * Invariants:
+ *   KT1  A fenced producer is answered INVALID_PRODUCER_EPOCH (47): PRODUCER_FENCED (90) only
+ *        exists from InitProducerId v4 / EndTxn v2, which are not advertised.
+ *   KT2  EndTxn is answered only once the engine returned, i.e. after every marker is durable;
+ *        a commit acknowledged is visible to read_committed readers of every partition.
+ *   KT3  AddPartitionsToTxn answers every partition it was asked: UNKNOWN_TOPIC_OR_PARTITION for
+ *        one that does not exist, OPERATION_NOT_ATTEMPTED (55) for the others of that request
+ *        (nothing is added), else the one outcome of the engine call for all.
+ *   KT4  A request whose strings cannot be names (null, embedded NUL, too long) is answered
+ *        with an error code and changes nothing; one whose bytes do not decode closes the
+ *        connection (as every other API here).
+ *   KT5  These handlers run on the loop thread and wait for the engine's durable writes
+ *        (Ongoing, Prepare*, markers: one group-commit round each); the loop's other
+ *        connections wait meanwhile. Known cost, not a correctness issue.
+ */
+#include "tools/kafka/handle_txn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TXN_ID_BYTES_MAX 1024 /* the engine's limit on transactional ids and group names */
+
+/* ---- decoding ---- */
+
+static int decode_topics(struct kp_reader *r, struct kp_arena *a, struct kafka_txn_request *q,
+                         bool offsets, int16_t version)
+{
+    q->topics_count = kp_read_array_len(r, 6);
+    if (q->topics_count < 0)
+        q->topics_count = 0; /* a null array (not valid here): nothing asked */
+    q->topics = kp_arena_array(r, a, q->topics_count, sizeof(*q->topics));
+    for (int32_t t = 0; t < q->topics_count && !r->err; t++) {
+        struct kafka_txn_topic *tp = &q->topics[t];
+        tp->name = kp_read_string(r);
+        tp->count = kp_read_array_len(r, offsets ? 14 : 4);
+        if (tp->count < 0)
+            tp->count = 0;
+        if (offsets) {
+            tp->partitions = kp_arena_array(r, a, tp->count, sizeof(*tp->partitions));
+            tp->offsets = kp_arena_array(r, a, tp->count, sizeof(*tp->offsets));
+            tp->metadata = kp_arena_array(r, a, tp->count, sizeof(*tp->metadata));
+            for (int32_t i = 0; i < tp->count && !r->err; i++) {
+                tp->partitions[i] = kp_read_i32(r);
+                tp->offsets[i] = kp_read_i64(r);
+                if (version >= 2)
+                    (void)kp_read_i32(r); /* committed_leader_epoch: one broker, unused */
+                tp->metadata[i] = kp_read_nullable_string(r);
+            }
+        } else {
+            tp->partitions = kp_arena_array(r, a, tp->count, sizeof(*tp->partitions));
+            for (int32_t i = 0; i < tp->count && !r->err; i++)
+                tp->partitions[i] = kp_read_i32(r);
+        }
+    }
+    return r->err;
+}
+
+int kafka_txn_request_decode(struct kp_reader *r, int16_t api_key, int16_t v, struct kp_arena *a,
+                             struct kafka_txn_request *q)
+{
+    memset(q, 0, sizeof(*q));
+    switch (api_key) {
+    case KAFKA_ADD_PARTITIONS_TO_TXN:
+        q->transactional_id = kp_read_string(r);
+        q->producer_id = kp_read_i64(r);
+        q->producer_epoch = kp_read_i16(r);
+        decode_topics(r, a, q, false, v);
+        break;
+    case KAFKA_ADD_OFFSETS_TO_TXN:
+        q->transactional_id = kp_read_string(r);
+        q->producer_id = kp_read_i64(r);
+        q->producer_epoch = kp_read_i16(r);
+        q->group = kp_read_string(r);
+        break;
+    case KAFKA_END_TXN:
+        q->transactional_id = kp_read_string(r);
+        q->producer_id = kp_read_i64(r);
+        q->producer_epoch = kp_read_i16(r);
+        q->committed = kp_read_bool(r);
+        break;
+    case KAFKA_TXN_OFFSET_COMMIT:
+        q->transactional_id = kp_read_string(r);
+        q->group = kp_read_string(r);
+        q->producer_id = kp_read_i64(r);
+        q->producer_epoch = kp_read_i16(r);
+        decode_topics(r, a, q, true, v);
+        break;
+    default:
+        return RT_E_UNSUPPORTED;
+    }
+    kp_expect_end(r);
+    return r->err;
+}
+
+/* Decodes with the slot's arena, growing it as decode_body in server.c does. */
+static int decode_with_arena(struct kafka_slot *s, size_t body_at, struct kafka_txn_request *q)
+{
+    for (;;) {
+        if (!s->arena_buf) {
+            s->arena_buf = malloc(KAFKA_ARENA_MIN_BYTES);
+            if (!s->arena_buf)
+                return -ENOMEM;
+            s->arena_bytes = KAFKA_ARENA_MIN_BYTES;
+        }
+        kp_arena_init(&s->arena, s->arena_buf, s->arena_bytes);
+        struct kp_reader r;
+        kp_reader_init(&r, s->req->frame + body_at, s->req->frame_len - body_at);
+        int rc =
+            kafka_txn_request_decode(&r, s->header.api_key, s->header.api_version, &s->arena, q);
+        if (rc != KP_E_LIMIT || s->arena_bytes >= KAFKA_ARENA_MAX_BYTES)
+            return rc;
+        size_t bigger = s->arena_bytes * 2;
+        uint8_t *b = realloc(s->arena_buf, bigger);
+        if (!b)
+            return -ENOMEM;
+        s->arena_buf = b;
+        s->arena_bytes = bigger;
+    }
+}
+
+/* ---- errors and names ---- */
+
+/* KT1: the Kafka code for an engine error at these versions. */
+static int16_t txn_error(int rc)
+{
+    switch (rc) {
+    case RT_E_PRODUCER_FENCED:
+    case RT_E_INVALID_PRODUCER_EPOCH:
+        return KAFKA_INVALID_PRODUCER_EPOCH;
+    case RT_E_INVALID_ARGUMENT:
+    case RT_E_TXN_PARTITIONS_FULL:
+        return KAFKA_INVALID_REQUEST;
+    default:
+        return kafka_error_from_rt(rc);
+    }
+}
+
+static void log_refusal(struct kafka_slot *s, const char *id, int rc)
+{
+    /* Fencing and state errors are the clients' business; anything else is the broker's. */
+    if (rc == RT_E_PRODUCER_FENCED || rc == RT_E_INVALID_PRODUCER_EPOCH ||
+        rc == RT_E_INVALID_TXN_STATE || rc == RT_E_CONCURRENT_TRANSACTIONS ||
+        rc == RT_E_INVALID_TRANSACTION_TIMEOUT || rc == RT_E_UNKNOWN_TOPIC_OR_PARTITION)
+        return;
+    fprintf(stderr, "ringtail serve: %s for '%s': %s: %s\n", kafka_api_name(s->header.api_key), id,
+            rt_strerror(rc), rt_error_detail());
+}
+
+/* KT4: a NUL-terminated copy of a name (1..TXN_ID_BYTES_MAX bytes, no NUL inside) into out
+ * (TXN_ID_BYTES_MAX + 1 bytes); false when it cannot be one. */
+static bool name_of(struct kp_str n, char *out)
+{
+    if (n.len <= 0 || n.len > TXN_ID_BYTES_MAX || memchr(n.ptr, 0, (size_t)n.len))
+        return false;
+    memcpy(out, n.ptr, (size_t)n.len);
+    out[n.len] = 0;
+    return true;
+}
+
+static void refuse_log(struct kafka_slot *s, const char *why)
+{
+    atomic_fetch_add_explicit(&s->server->stats.requests_refused, 1, memory_order_relaxed);
+    fprintf(stderr,
+            "ringtail serve: connection %" PRIu64 ": %s (%s v%d, correlation id %" PRId32
+            "); closing\n",
+            s->req->conn_id, why, kafka_api_name(s->header.api_key), s->header.api_version,
+            s->header.correlation_id);
+}
+
+/* ---- the answers ---- */
+
+static enum net_verdict answer_code(struct kafka_slot *s, int16_t code)
+{
+    kafka_count_error(s, code);
+    kafka_response_begin(s);
+    kp_write_i32(&s->w, 0); /* throttle_time_ms */
+    kp_write_i16(&s->w, code);
+    return kafka_response_end(s);
+}
+
+/* The per-partition answer of AddPartitionsToTxn and TxnOffsetCommit (same shape at these
+ * versions): throttle, then [name [partition error]]. codes[t][i] per partition. */
+static enum net_verdict answer_partitions(struct kafka_slot *s, const struct kafka_txn_request *q,
+                                          int16_t *const *codes)
+{
+    kafka_response_begin(s);
+    kp_write_i32(&s->w, 0);
+    kp_write_array_len(&s->w, q->topics_count);
+    for (int32_t t = 0; t < q->topics_count; t++) {
+        kp_write_string(&s->w, q->topics[t].name);
+        kp_write_array_len(&s->w, q->topics[t].count);
+        for (int32_t i = 0; i < q->topics[t].count; i++) {
+            kp_write_i32(&s->w, q->topics[t].partitions[i]);
+            kp_write_i16(&s->w, codes[t][i]);
+            kafka_count_error(s, codes[t][i]);
+        }
+    }
+    return kafka_response_end(s);
+}
+
+/* codes[t] arrays for every topic of q, all set to `code`; NULL when the arena is full. */
+static int16_t **codes_alloc(struct kafka_slot *s, const struct kafka_txn_request *q, int16_t code)
+{
+    size_t need = (size_t)q->topics_count * (sizeof(int16_t *) + 8);
+    for (int32_t t = 0; t < q->topics_count; t++)
+        need += (size_t)q->topics[t].count * sizeof(int16_t) + 8;
+    if (kafka_resp_reserve(s, need + 64) != 0)
+        return NULL;
+    static int16_t *none[1];
+    int16_t **codes =
+        q->topics_count ? kafka_alloc(s, (size_t)q->topics_count, sizeof(*codes)) : none;
+    for (int32_t t = 0; codes && t < q->topics_count; t++) {
+        int32_t n = q->topics[t].count;
+        codes[t] = n ? kafka_alloc(s, (size_t)n, sizeof(int16_t)) : NULL;
+        if (n && !codes[t])
+            return NULL;
+        for (int32_t i = 0; i < n; i++)
+            codes[t][i] = code;
+    }
+    return codes;
+}
+
+/* ---- handlers ---- */
+
+enum net_verdict kafka_handle_init_producer_id_txn(struct kafka_slot *s)
+{
+    const struct kmsg_init_producer_id_request *q = &s->msg.init_producer_id;
+    struct kmsg_init_producer_id_response m = {.producer_id = -1, .producer_epoch = -1};
+    char id[TXN_ID_BYTES_MAX + 1];
+    if (!name_of(q->transactional_id, id)) {
+        m.error_code = KAFKA_INVALID_REQUEST;
+    } else {
+        int rc = rt_txn_init_producer(s->server->engine, id, q->transaction_timeout_ms,
+                                      &m.producer_id, &m.producer_epoch);
+        if (rc) {
+            log_refusal(s, id, rc);
+            m.error_code = txn_error(rc);
+            m.producer_id = -1;
+            m.producer_epoch = -1;
+        }
+    }
+    kafka_count_error(s, m.error_code);
+    kafka_response_begin(s);
+    kmsg_init_producer_id_response_encode(&s->w, s->header.api_version, &m);
+    return kafka_response_end(s);
+}
+
+static enum net_verdict add_partitions(struct kafka_slot *s, const struct kafka_txn_request *q)
+{
+    rt_engine *e = s->server->engine;
+    char id[TXN_ID_BYTES_MAX + 1];
+    bool id_ok = name_of(q->transactional_id, id);
+    int16_t **codes = codes_alloc(s, q, KAFKA_NONE);
+    size_t total = 0;
+    for (int32_t t = 0; t < q->topics_count; t++)
+        total += (size_t)q->topics[t].count;
+    struct rt_topic_partition *tp = total ? calloc(total, sizeof(*tp)) : NULL;
+    size_t topics = q->topics_count > 0 ? (size_t)q->topics_count : 0;
+    char *names = topics ? calloc(topics, RT_TOPIC_NAME_MAX + 1) : NULL;
+    if (!codes || (total && !tp) || (q->topics_count && !names)) {
+        free(tp);
+        free(names);
+        refuse_log(s, "out of memory");
+        return NET_CLOSE;
+    }
+    /* KT3: every partition checked first. */
+    bool failed = !id_ok;
+    size_t n = 0;
+    for (int32_t t = 0; t < q->topics_count; t++) {
+        char *name = names + (size_t)t * (RT_TOPIC_NAME_MAX + 1);
+        bool name_ok = kafka_topic_name(q->topics[t].name, name);
+        uint32_t parts = 0;
+        bool known = name_ok && rt_topic_describe(e, name, &parts) == 0;
+        for (int32_t i = 0; i < q->topics[t].count; i++) {
+            int32_t p = q->topics[t].partitions[i];
+            if (!name_ok || (name[0] == '_' && name[1] == '_')) {
+                codes[t][i] = KAFKA_INVALID_TOPIC_EXCEPTION;
+                failed = true;
+            } else if (!known || p < 0 || (uint32_t)p >= parts) {
+                codes[t][i] = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+                failed = true;
+            } else {
+                tp[n++] = (struct rt_topic_partition){.topic = name, .partition = (uint32_t)p};
+            }
+        }
+    }
+    int16_t outcome = KAFKA_NONE;
+    if (!id_ok) {
+        outcome = KAFKA_INVALID_REQUEST;
+    } else if (failed) {
+        outcome = KAFKA_OPERATION_NOT_ATTEMPTED;
+    } else {
+        int rc = rt_txn_add_partitions(e, id, q->producer_id, q->producer_epoch, tp, n);
+        if (rc)
+            log_refusal(s, id, rc);
+        outcome = txn_error(rc);
+    }
+    for (int32_t t = 0; t < q->topics_count; t++)
+        for (int32_t i = 0; i < q->topics[t].count; i++)
+            if (codes[t][i] == KAFKA_NONE)
+                codes[t][i] = outcome;
+    free(tp);
+    free(names);
+    return answer_partitions(s, q, codes);
+}
+
+static enum net_verdict add_offsets(struct kafka_slot *s, const struct kafka_txn_request *q)
+{
+    char id[TXN_ID_BYTES_MAX + 1], group[TXN_ID_BYTES_MAX + 1];
+    if (!name_of(q->transactional_id, id) || !name_of(q->group, group))
+        return answer_code(s, KAFKA_INVALID_REQUEST);
+    int rc = rt_txn_add_offsets(s->server->engine, id, q->producer_id, q->producer_epoch, group);
+    if (rc)
+        log_refusal(s, id, rc);
+    return answer_code(s, txn_error(rc));
+}
+
+static enum net_verdict end_txn(struct kafka_slot *s, const struct kafka_txn_request *q)
+{
+    char id[TXN_ID_BYTES_MAX + 1];
+    if (!name_of(q->transactional_id, id))
+        return answer_code(s, KAFKA_INVALID_REQUEST);
+    /* KT2: returns once the markers are durable. */
+    int rc = rt_txn_end(s->server->engine, id, q->producer_id, q->producer_epoch, q->committed);
+    if (rc)
+        log_refusal(s, id, rc);
+    return answer_code(s, txn_error(rc));
+}
+
+static enum net_verdict txn_offset_commit(struct kafka_slot *s, const struct kafka_txn_request *q)
+{
+    rt_engine *e = s->server->engine;
+    char id[TXN_ID_BYTES_MAX + 1], group[TXN_ID_BYTES_MAX + 1];
+    bool ok = name_of(q->transactional_id, id) && name_of(q->group, group);
+    int16_t **codes = codes_alloc(s, q, ok ? KAFKA_NONE : KAFKA_INVALID_REQUEST);
+    size_t total = 0;
+    for (int32_t t = 0; t < q->topics_count; t++)
+        total += (size_t)q->topics[t].count;
+    struct rt_offset *offs = total ? calloc(total, sizeof(*offs)) : NULL;
+    size_t topics = q->topics_count > 0 ? (size_t)q->topics_count : 0;
+    char *names = topics ? calloc(topics, RT_TOPIC_NAME_MAX + 1) : NULL;
+    /* Metadata strings NUL-terminated: at most 32767 bytes each, copied into one buffer. */
+    size_t meta_bytes = 0;
+    for (int32_t t = 0; t < q->topics_count; t++)
+        for (int32_t i = 0; i < q->topics[t].count; i++)
+            meta_bytes +=
+                (size_t)(q->topics[t].metadata[i].len > 0 ? q->topics[t].metadata[i].len : 0) + 1;
+    char *meta = meta_bytes ? malloc(meta_bytes) : NULL;
+    if (!codes || (total && !offs) || (q->topics_count && !names) || (meta_bytes && !meta)) {
+        free(offs);
+        free(names);
+        free(meta);
+        refuse_log(s, "out of memory");
+        return NET_CLOSE;
+    }
+    size_t n = 0, mat = 0;
+    for (int32_t t = 0; ok && t < q->topics_count; t++) {
+        char *name = names + (size_t)t * (RT_TOPIC_NAME_MAX + 1);
+        bool name_ok = kafka_topic_name(q->topics[t].name, name);
+        uint32_t parts = 0;
+        bool known = name_ok && rt_topic_describe(e, name, &parts) == 0;
+        for (int32_t i = 0; i < q->topics[t].count; i++) {
+            int32_t p = q->topics[t].partitions[i];
+            struct kp_str md = q->topics[t].metadata[i];
+            if (!known || p < 0 || (uint32_t)p >= parts) {
+                codes[t][i] = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+            } else if (md.len > 0 && memchr(md.ptr, 0, (size_t)md.len)) {
+                codes[t][i] = KAFKA_INVALID_REQUEST;
+            } else if (q->topics[t].offsets[i] < 0) {
+                codes[t][i] = KAFKA_INVALID_REQUEST;
+            } else {
+                const char *mp = NULL;
+                if (md.len >= 0) {
+                    memcpy(meta + mat, md.ptr, (size_t)md.len);
+                    meta[mat + (size_t)md.len] = 0;
+                    mp = meta + mat;
+                    mat += (size_t)md.len + 1;
+                }
+                offs[n++] = (struct rt_offset){.topic = name,
+                                               .partition = (uint32_t)p,
+                                               .offset = q->topics[t].offsets[i],
+                                               .metadata = mp};
+            }
+        }
+    }
+    if (ok && n) {
+        int rc = rt_txn_commit_offsets(e, id, q->producer_id, q->producer_epoch, group, offs, n);
+        if (rc)
+            log_refusal(s, id, rc);
+        int16_t code = txn_error(rc);
+        for (int32_t t = 0; t < q->topics_count; t++)
+            for (int32_t i = 0; i < q->topics[t].count; i++)
+                if (codes[t][i] == KAFKA_NONE)
+                    codes[t][i] = code;
+    }
+    free(offs);
+    free(names);
+    free(meta);
+    return answer_partitions(s, q, codes);
+}
+
+bool kafka_txn_api(int16_t key)
+{
+    return key == KAFKA_ADD_PARTITIONS_TO_TXN || key == KAFKA_ADD_OFFSETS_TO_TXN ||
+           key == KAFKA_END_TXN || key == KAFKA_TXN_OFFSET_COMMIT;
+}
+
+enum net_verdict kafka_handle_txn(struct kafka_slot *s, size_t body_at)
+{
+    struct kafka_txn_request q;
+    int rc = decode_with_arena(s, body_at, &q);
+    if (rc) {
+        refuse_log(s,
+                   rc == KP_E_LIMIT ? "request arrays too large" : "request body does not decode");
+        return NET_CLOSE;
+    }
+    switch (s->header.api_key) {
+    case KAFKA_ADD_PARTITIONS_TO_TXN:
+        return add_partitions(s, &q);
+    case KAFKA_ADD_OFFSETS_TO_TXN:
+        return add_offsets(s, &q);
+    case KAFKA_END_TXN:
+        return end_txn(s, &q);
+    default:
+        return txn_offset_commit(s, &q);
+    }
+}
