@@ -6,7 +6,8 @@
 # a 2^31-1 frame, a negative size, a frame over --request-max-bytes, garbage, an unknown API key
 # a truncated frame and a produce of more than 65536 batches each close that connection only,
 # while a fresh one is still answered;
-# pipelined requests are answered in order; an idle connection is closed after --idle-ms and a
+# pipelined requests are answered in order; a large request waits while others hold
+# --queued-max-request-bytes, and is answered once they are; an idle connection is closed after --idle-ms and a
 # talking one is not; a connection beyond --connections-max is closed at accept), each with its
 # log line; SIGTERM stops it with exit 0, and `ringtail verify` finds the directory healthy.
 # A non-loopback listen address prints the no-authentication warning.
@@ -79,7 +80,8 @@ CONNS=6
 for io in uring sync; do
     D=$T/data-$io
     if ! start_server "$D" --io "$io" --idle-ms $IDLE_MS --connections-max $CONNS \
-        --request-max-bytes $MAXREQ --threads 2 --in-flight-max 4; then
+        --request-max-bytes $MAXREQ --threads 2 --in-flight-max 4 \
+        --queued-max-request-bytes 3145728; then
         RC=1
         bad "[$io] server prints its listening line"
         continue
@@ -116,7 +118,7 @@ for io in uring sync; do
 
     # Bounds, each with a healthy connection checked after it.
     for c in frame-max frame-negative "frame-over $MAXREQ" garbage unknown-key truncated \
-        "pipelining 12" "pipelining 40" "produce-batches 65537"; do
+        "pipelining 12" "pipelining 40" "produce-batches 65537" "queued 2097152"; do
         # shellcheck disable=SC2086
         timeout 60 $PY "$BOUNDS" "$PORT" $c >"$T/out" 2>"$T/err"
         RC=$?
@@ -128,6 +130,9 @@ for io in uring sync; do
         bad "[$io] an oversized frame is logged"
     grep -q "unknown API key" "$T/srv.err" && ok "[$io] an unknown API key is logged" ||
         bad "[$io] an unknown API key is logged"
+    grep -q "request bytes are held (--queued-max-request-bytes 3145728)" "$T/srv.err" &&
+        ok "[$io] a request over --queued-max-request-bytes waits, logged" ||
+        bad "[$io] a request over --queued-max-request-bytes waits, logged"
     grep -q "batches (at most 65536 per request)" "$T/srv.err" &&
         ok "[$io] a produce of too many batches is logged" ||
         bad "[$io] a produce of too many batches is logged"

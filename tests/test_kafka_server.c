@@ -10,7 +10,8 @@
  *     (duplicate → NONE with the original offset, OUT_OF_ORDER_SEQUENCE_NUMBER 45,
  *     UNKNOWN_PRODUCER_ID 59, INVALID_PRODUCER_EPOCH 47), a corrupt CRC → CORRUPT_MESSAGE 2 with
  *     nothing appended, an internal topic → INVALID_TOPIC_EXCEPTION 17, acks 2 →
- *     INVALID_REQUIRED_ACKS 21;
+ *     INVALID_REQUIRED_ACKS 21; acks=0 is not answered, and a failed acks=0 produce closes the
+ *     connection;
  *   - Produce stamps the leader epoch 0 (the client's -1 is not kept);
  *   - Fetch returns the segment's bytes exactly, OFFSET_OUT_OF_RANGE 1 past the end, and a long
  *     poll at the end is answered with a record appended while it waited; read_committed
@@ -227,6 +228,22 @@ static int16_t produce(struct fx *x, const char *topic, int32_t partition, int16
     return err;
 }
 
+/* Produce v7 with acks=0: nothing is read back. */
+static void produce_noack(struct fx *x, const char *topic, const uint8_t *batch, size_t len)
+{
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_PRODUCE, 7);
+    kp_write_nullable_string(&w, (struct kp_str){NULL, -1});
+    kp_write_i16(&w, 0);
+    kp_write_i32(&w, 30000);
+    kp_write_array_len(&w, 1);
+    kp_write_string(&w, kp_str_of(topic));
+    kp_write_array_len(&w, 1);
+    kp_write_i32(&w, 0);
+    kp_write_bytes(&w, (struct kp_bytes){batch, (int32_t)len});
+    req_send(x, &w);
+}
+
 static int64_t hw_of(struct fx *x, const char *topic, uint32_t p)
 {
     int64_t off = -1;
@@ -351,6 +368,23 @@ static void test_produce_rules(void **state)
                      KAFKA_INVALID_TOPIC_EXCEPTION);
     assert_int_equal(produce(x, "p", 7, 1, b, len, &base), KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
     assert_int_equal(hw_of(x, "p", 0), 4); /* nothing of the refused batches landed */
+
+    /* acks=0: no answer (the next request's answer comes first), the records land; a failed
+     * one closes the connection (Kafka's way of telling an acks=0 client). */
+    len = make_batch(b, sizeof(b), -1, -1, -1, 2);
+    produce_noack(x, "p", b, len);
+    len = make_batch(b, sizeof(b), -1, -1, -1, 1);
+    assert_int_equal(produce(x, "p", 0, 1, b, len, &base), KAFKA_NONE); /* reads its own answer */
+    assert_int_equal(base, 6);
+    len = make_batch(b, sizeof(b), -1, -1, -1, 2);
+    b[len - 1] ^= 0x5a;
+    produce_noack(x, "p", b, len);
+    uint8_t *cbuf = NULL;
+    struct kp_reader cr;
+    assert_int_equal(resp_read(x, &cbuf, &cr, false), -1); /* closed, nothing answered */
+    close(x->sock);
+    x->sock = -1;
+    assert_int_equal(hw_of(x, "p", 0), 7);
 
     /* Auto-created on produce, with num.partitions (2). */
     len = make_batch(b, sizeof(b), -1, -1, -1, 2);

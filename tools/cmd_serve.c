@@ -46,6 +46,9 @@ static void serve_usage(FILE *out)
             "                             connection (104857600; socket.request.max.bytes)\n"
             "  --in-flight-max N          requests read ahead per connection before reading\n"
             "                             pauses (16; queued.max.requests, per connection)\n"
+            "  --queued-max-request-bytes N  request bytes (of frames over 64 KiB) held at once\n"
+            "                             over all connections; a larger frame waits to be read\n"
+            "                             (536870912; queued.max.request.bytes; 0: no bound)\n"
             "  --idle-ms N                close connections silent this long (600000;\n"
             "                             connections.max.idle.ms)\n"
             "  --num-partitions N         partitions of auto-created topics (1; num.partitions)\n"
@@ -162,6 +165,7 @@ int cmd_serve(int argc, char **argv)
                 return cli_usage("serve", "%s needs a value", a);
             const char *v = argv[++i];
             uint32_t u = 0;
+            int64_t q64 = 0;
             bool ok = true;
             if (strcmp(a, "--listen") == 0)
                 ok = parse_host_port(v, listen_host, sizeof(listen_host), &so.net.port);
@@ -177,6 +181,9 @@ int cmd_serve(int argc, char **argv)
                 ok = cli_parse_u32(v, 64, INT32_MAX, &so.net.request_max_bytes);
             else if (strcmp(a, "--in-flight-max") == 0)
                 ok = cli_parse_u32(v, 1, 1024, &so.net.in_flight_max);
+            else if (strcmp(a, "--queued-max-request-bytes") == 0)
+                ok = cli_parse_i64(v, &q64) && q64 >= 0 &&
+                     ((so.net.queued_max_bytes = (uint64_t)q64), true);
             else if (strcmp(a, "--idle-ms") == 0)
                 ok = cli_parse_u32(v, 1, INT32_MAX, &u) && ((so.net.idle_max_ms = u), true);
             else if (strcmp(a, "--num-partitions") == 0)
@@ -327,6 +334,12 @@ int cmd_serve(int argc, char **argv)
                 " of which the kernel reports it copied (loopback delivers to a local socket "
                 "by copying)\n",
                 notifs, kcopied);
+    struct rt_stats es;
+    if (rt_stats_get(e, &es) == 0)
+        fprintf(stderr,
+                "ringtail serve: engine: %" PRIu64 " batches appended in %" PRIu64
+                " group-commit rounds, %" PRIu64 " fdatasyncs, %" PRIu64 " duplicates\n",
+                es.batches_appended, es.rounds, es.fdatasyncs, es.duplicates);
     code = cli_engine_close("serve", e);
     kafka_metrics_destroy(metrics);
     if (code == CLI_EXIT_OK)

@@ -161,6 +161,50 @@ def check_produce_batches(port, n):
     healthy(port)
 
 
+def produce_frame(corr, topic, batch_bytes):
+    """A Produce v3 frame carrying one 'batch' of batch_bytes bytes whose length field tiles the
+    record set (the content fails the batch checks, so it is answered with an error code)."""
+    client = b"x"
+    body = struct.pack(">hhih", 0, 3, corr, len(client)) + client
+    body += struct.pack(">hhi", -1, 1, 1000)
+    body += struct.pack(">ih", 1, len(topic)) + topic + struct.pack(">ii", 1, 0)
+    batch = struct.pack(">qi", 0, batch_bytes - 12) + b"\0" * (batch_bytes - 12)
+    body += struct.pack(">i", len(batch)) + batch
+    return struct.pack(">i", len(body)) + body
+
+
+def check_queued(port, big):
+    """With --queued-max-request-bytes below two big frames: while A holds the bound with a
+    frame it has not finished sending, B's complete frame is not taken (no answer); once A's
+    frame is whole and answered, B's is read and answered."""
+    healthy(port)  # creates nothing, but proves the broker is up
+    fa = produce_frame(21, b"queued", big)
+    fb = produce_frame(22, b"queued", big)
+    a = connect(port)
+    a.sendall(fa[:-1000])
+    time.sleep(0.3)
+    b = connect(port)
+    b.sendall(fb)
+    b.settimeout(0.3)
+    # A keeps trickling its frame (so it is not closed as idle) but does not finish it.
+    for i in range(5):
+        try:
+            data = b.recv(100)
+            raise AssertionError("B was answered while A held the bound: %r" % data[:16])
+        except socket.timeout:
+            pass
+        a.sendall(fa[-1000 + i * 100:-1000 + (i + 1) * 100])
+    a.sendall(fa[-500:])
+    corr, _ = read_response(a)
+    assert corr == 21, corr
+    b.settimeout(10)
+    corr, _ = read_response(b)
+    assert corr == 22, corr
+    a.close()
+    b.close()
+    healthy(port)
+
+
 def main():
     port = int(sys.argv[1])
     check = sys.argv[2]
@@ -179,6 +223,8 @@ def main():
         check_unknown_key(port)
     elif check == "truncated":
         check_truncated(port)
+    elif check == "queued":
+        check_queued(port, int(args[0]))
     elif check == "produce-batches":
         check_produce_batches(port, int(args[0]))
     elif check == "pipelining":

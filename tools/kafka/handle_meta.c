@@ -239,6 +239,8 @@ static size_t broker_configs(const struct kafka_server *srv, struct config_kv *o
     snprintf(out[n++].value, sizeof(out[0].value), "%u", o->net.request_max_bytes);
     out[n].name = "connections.max.idle.ms";
     snprintf(out[n++].value, sizeof(out[0].value), "%" PRId64, o->net.idle_max_ms);
+    out[n].name = "queued.max.request.bytes";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRIu64, o->net.queued_max_bytes);
     out[n].name = "max.connections";
     snprintf(out[n++].value, sizeof(out[0].value), "%u", o->net.connections_max);
     out[n].name = "num.network.threads";

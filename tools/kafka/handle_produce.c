@@ -19,6 +19,8 @@
  *        UNKNOWN_PRODUCER_ID 59, CORRUPT_MESSAGE 2 for a batch that fails validation).
  *   KP4  At most KAFKA_PRODUCE_BATCHES_MAX batches per request (more closes the connection,
  *        logged): the ops array is bounded.
+ *   KP5  An acks=0 produce that fails in any partition closes its connection when its turn
+ *        comes (Kafka does the same: there is no answer to carry the error).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -52,11 +54,19 @@ static int16_t produce_error(int rc)
 
 static void produce_finish(struct kafka_slot *s)
 {
+    const struct kmsg_produce_response *m = s->produce_resp;
     if (s->acks_none) {
+        /* KP5: acks=0 has no answer to carry an error; a failure closes the connection. */
         s->req->no_response = true;
+        for (int32_t t = 0; t < m->responses_count; t++)
+            for (int32_t p = 0; p < m->responses[t].partitions_count; p++)
+                if (m->responses[t].partitions[p].error_code != KAFKA_NONE) {
+                    kafka_count_error(s, m->responses[t].partitions[p].error_code);
+                    s->req->close_reason = "an acks=0 produce failed (as Kafka, the connection "
+                                           "is closed so the client learns of it)";
+                }
         return;
     }
-    const struct kmsg_produce_response *m = s->produce_resp;
     for (int32_t t = 0; t < m->responses_count; t++)
         for (int32_t p = 0; p < m->responses[t].partitions_count; p++)
             kafka_count_error(s, m->responses[t].partitions[p].error_code);

@@ -29,9 +29,16 @@
  *        stall); a connection silent for idle_max_ms with nothing in flight is closed (logged); a
  *        connection beyond connections_max is closed at accept (logged). None of them touches
  *        another connection.
+ *   KN6  Memory: a frame over 64 KiB reserves its size in net's queued_bytes when its size
+ *        field is read, before its body is buffered, and gives it back when its slot is
+ *        released (or its connection freed). A reservation that would pass queued_max_bytes
+ *        (unless nothing is reserved at all, so one frame always proceeds) pauses that
+ *        connection's reading, logged once per wait, and is retried every tick: many
+ *        connections sending large frames at once cannot run the broker out of memory, and
+ *        all-or-nothing reservations cannot deadlock.
  *   KN5  The receive buffer grows only to the largest frame seen (at most request_max_bytes + 4)
  *        and slot buffers to the largest frame they held: no allocation per request once warm.
- *        Buffers grown past NET_KEEP_BYTES are given back once empty (a receive buffer) or
+ *        Buffers grown past NET_KEEP_BYTES (16 MiB) are given back once empty (a receive buffer) or
  *        released (a slot's frame), so one large request does not pin its memory for the life
  *        of the connection.
  */
@@ -77,8 +84,8 @@
 #define NET_RING_ENTRIES       256
 #define NET_CQ_ENTRIES         8192
 #define NET_EPOLL_EVENTS       128
-#define NET_TICK_MS            200        /* idle scans and deadline checks at least this often */
-#define NET_KEEP_BYTES         (4u << 20) /* larger buffers are freed once empty (KN5) */
+#define NET_TICK_MS            200         /* idle scans and deadline checks at least this often */
+#define NET_KEEP_BYTES         (16u << 20) /* larger buffers are freed once empty (KN5) */
 
 enum slot_state {
     SLOT_FREE = 0,
@@ -112,6 +119,7 @@ struct net_slot {
     size_t iov_cap, iov_count, iov_pos;
     struct msghdr msg;
     uint32_t notifs_pending; /* zero-copy notifications still to come (either backend) */
+    uint64_t reserved;       /* KN6: bytes of queued_bytes this slot's frame holds */
     uint64_t zc_seq_last;    /* epoll: the last MSG_ZEROCOPY id used for this slot */
     struct net_slot *next_done;
     struct net_slot *next_parked, *prev_parked;
@@ -131,8 +139,10 @@ struct net_conn {
     bool recv_armed, send_armed;
     bool closing, eof;
     bool stall_logged;
-    uint32_t ops_outstanding; /* io_uring: SQEs whose last CQE has not arrived */
-    uint32_t pending;         /* slots in SLOT_PENDING */
+    bool mem_wait, mem_logged; /* KN6: waiting for queued_bytes room */
+    uint64_t reserved;         /* KN6: held for the frame being received */
+    uint32_t ops_outstanding;  /* io_uring: SQEs whose last CQE has not arrived */
+    uint32_t pending;          /* slots in SLOT_PENDING */
     struct net_op recv_op;
     int64_t last_active_ms;
     uint64_t zc_seq_next, zc_seq_done; /* epoll: MSG_ZEROCOPY ids issued / notified */
@@ -231,9 +241,30 @@ static void conn_progress(struct net_conn *c);
 
 /* ---- slots ---- */
 
+/* KN6: takes `bytes` of the shared bound, or fails (nothing taken). */
+static bool queued_reserve(struct net *n, uint64_t bytes)
+{
+    uint64_t cur = atomic_load_explicit(&n->counters.queued_bytes, memory_order_relaxed);
+    for (;;) {
+        if (n->opts.queued_max_bytes && cur > 0 && cur + bytes > n->opts.queued_max_bytes)
+            return false;
+        if (atomic_compare_exchange_weak_explicit(&n->counters.queued_bytes, &cur, cur + bytes,
+                                                  memory_order_relaxed, memory_order_relaxed))
+            return true;
+    }
+}
+
+static void queued_release(struct net *n, uint64_t *bytes)
+{
+    if (*bytes)
+        atomic_fetch_sub_explicit(&n->counters.queued_bytes, *bytes, memory_order_relaxed);
+    *bytes = 0;
+}
+
 static void slot_release(struct net_conn *c, struct net_slot *s)
 {
     struct net *n = c->loop->net;
+    queued_release(n, &s->reserved);
     if (s->state != SLOT_FREE)
         n->hooks.release(n->hooks.ctx, &s->req);
     s->state = SLOT_FREE;
@@ -242,6 +273,7 @@ static void slot_release(struct net_conn *c, struct net_slot *s)
     s->req.slices = NULL;
     s->req.slice_count = 0;
     s->req.no_response = false;
+    s->req.close_reason = NULL;
     s->notifs_pending = 0;
     if (s->frame_cap > NET_KEEP_BYTES) {
         free(s->req.frame);
@@ -340,6 +372,25 @@ static void conn_parse(struct net_conn *c)
             conn_close(c, NULL);
             return;
         }
+        if ((size_t)size > NET_RBUF_INITIAL_BYTES && c->reserved == 0) {
+            if (!queued_reserve(n, (uint64_t)size)) { /* KN6 */
+                if (!c->mem_logged)
+                    net_log("connection %" PRIu64 " from %s: a %" PRId32
+                            "-byte request waits: %" PRIu64
+                            " request bytes are held (--queued-max-request-bytes %" PRIu64 ")",
+                            c->id, c->peer, size,
+                            atomic_load_explicit(&n->counters.queued_bytes, memory_order_relaxed),
+                            n->opts.queued_max_bytes);
+                c->mem_logged = true;
+                if (!c->mem_wait)
+                    count_add(&n->counters.memory_stalls, 1);
+                c->mem_wait = true;
+                return;
+            }
+            c->reserved = (uint64_t)size;
+            c->mem_wait = false;
+            c->mem_logged = false;
+        }
         if (avail < 4 + (size_t)size) {
             /* An armed io_uring recv points into the buffer: it must not move now (the recv's
              * completion parses again and makes room then). */
@@ -377,6 +428,8 @@ static void conn_parse(struct net_conn *c)
         }
         memcpy(s->req.frame, c->rbuf + c->roff + 4, (size_t)size);
         s->req.frame_len = (size_t)size;
+        s->reserved = c->reserved; /* KN6: the slot holds it now */
+        c->reserved = 0;
         c->roff += 4 + (size_t)size;
         if (c->roff == c->rlen) {
             c->roff = c->rlen = 0;
@@ -512,6 +565,13 @@ static void conn_pump_send(struct net_conn *c)
         struct net_slot *s = slot_at(c, c->sent);
         if (s->state != SLOT_READY)
             return;
+        if (s->req.close_reason) {
+            net_log("connection %" PRIu64 " from %s: %s; closing", c->id, c->peer,
+                    s->req.close_reason);
+            s->req.no_response = true;
+            conn_close(c, NULL);
+            return;
+        }
         if (s->req.no_response) {
             slot_sent(c, s);
             continue;
@@ -552,7 +612,8 @@ static void conn_progress(struct net_conn *c)
     if (c->closing)
         return;
     if (c->loop->uring) {
-        if (!c->loop->stopping && !c->recv_armed && c->count < c->loop->net->opts.in_flight_max)
+        if (!c->loop->stopping && !c->recv_armed && !c->mem_wait &&
+            c->count < c->loop->net->opts.in_flight_max)
             loop_arm_recv(c);
     } else {
         epoll_update(c);
@@ -574,6 +635,7 @@ static void conn_free(struct net_conn *c)
         free(s->req.frame);
         free(s->iov);
     }
+    queued_release(n, &c->reserved);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -726,13 +788,16 @@ void net_req_complete(struct net_req *req)
     struct net_slot *s = (struct net_slot *)req;
     struct net_conn *c = s->send_op.conn;
     struct net_loop *l = c->loop;
+    /* The eventfd is written under the lock: once the loop has taken this slot off the list
+     * (under the same lock) nothing here touches the loop again, so a loop that then finishes
+     * and is freed by net_stop is never written to. */
     pthread_mutex_lock(&l->lock);
     s->next_done = l->done_head;
     l->done_head = s;
-    pthread_mutex_unlock(&l->lock);
     uint64_t one = 1;
     ssize_t w = write(l->event_fd, &one, sizeof(one));
     (void)w; /* a full eventfd counter still wakes the loop */
+    pthread_mutex_unlock(&l->lock);
 }
 
 void net_wake(struct net *n)
@@ -815,6 +880,13 @@ static void loop_tick(struct net_loop *l)
     if (now < l->next_idle_scan_ms)
         return;
     l->next_idle_scan_ms = now + NET_TICK_MS;
+    for (struct net_conn *c = l->conns; c; c = c->next) /* KN6: retry waiting reservations */
+        if (c->mem_wait && !c->closing) {
+            c->mem_wait = false;
+            conn_progress(c);
+            if (c->mem_wait)
+                c->last_active_ms = now; /* waiting for the broker is not idleness */
+        }
     int64_t idle = l->net->opts.idle_max_ms;
     if (idle <= 0)
         return;
@@ -1136,7 +1208,8 @@ static void epoll_update(struct net_conn *c)
     if (c->closing)
         return;
     uint32_t want = 0;
-    if (c->recv_armed && !c->loop->stopping && c->count < c->loop->net->opts.in_flight_max)
+    if (c->recv_armed && !c->loop->stopping && !c->mem_wait &&
+        c->count < c->loop->net->opts.in_flight_max)
         want |= EPOLLIN;
     if (c->send_armed)
         want |= EPOLLOUT;
@@ -1416,6 +1489,9 @@ static void loop_destroy(struct net_loop *l)
         io_uring_queue_exit(&l->ring);
     if (l->epfd >= 0)
         close(l->epfd);
+    /* A net_req_complete still inside its critical section finishes before the eventfd goes. */
+    pthread_mutex_lock(&l->lock);
+    pthread_mutex_unlock(&l->lock);
     if (l->event_fd >= 0)
         close(l->event_fd);
     pthread_mutex_destroy(&l->lock);
@@ -1473,6 +1549,8 @@ int net_start(const struct net_options *opts, const struct net_hooks *hooks, str
     int rc = listen_socket(opts, &n->listen_fd, &n->port);
     if (rc)
         goto err_free;
+    if (hooks->bound)
+        hooks->bound(hooks->ctx, n->port); /* before pthread_create: seen by every loop */
     for (uint32_t i = 0; i < opts->threads; i++) {
         n->loop_count = i + 1;
         rc = loop_init(n, &n->loops[i], i, uring);

@@ -36,6 +36,9 @@ struct net_options {
     uint32_t request_max_bytes; /* socket.request.max.bytes: a bigger frame closes the conn */
     uint32_t in_flight_max;     /* requests parsed and not yet answered, per connection */
     int64_t idle_max_ms;        /* connections.max.idle.ms: a silent connection is closed */
+    uint64_t queued_max_bytes;  /* queued.max.request.bytes: request bytes (of frames over
+                                   64 KiB) held over all connections at once; a frame that
+                                   would pass it waits to be read. 0 = no bound */
     enum net_io io;
     bool zero_copy; /* send out-of-line slices with SEND_ZC / MSG_ZEROCOPY (else sendmsg) */
 };
@@ -63,6 +66,9 @@ struct net_req {
     const struct net_slice *slices;
     size_t slice_count;
     bool no_response;
+    /* Close the connection when this request's turn comes instead of answering (Kafka's
+     * answer to a failed acks=0 produce: the client learns of it by the close). */
+    const char *close_reason;
     /* Long poll: when the request hook answers NET_PARK, the loop calls the retry hook on
      * every wake and once the monotonic clock passes deadline_ms (then with expired set). */
     int64_t deadline_ms;
@@ -90,6 +96,9 @@ struct net_hooks {
     /* The response is on the wire (and, zero-copy, the kernel let go of the slices), or the
      * connection closed: drop what the request held (fetches, buffers). Loop thread. */
     void (*release)(void *ctx, struct net_req *req);
+    /* Optional: the listening socket is bound to `port`; called once by net_start before any
+     * loop thread runs (so what it sets is seen by every request hook). */
+    void (*bound)(void *ctx, uint16_t port);
 };
 
 /* Counters over all loops (relaxed atomics; metrics and the bench read them). */
@@ -104,6 +113,8 @@ struct net_counters {
     _Atomic uint64_t bytes_in;
     _Atomic uint64_t bytes_out;
     _Atomic uint64_t in_flight_stalls;        /* reads paused at in_flight_max */
+    _Atomic uint64_t memory_stalls;           /* reads paused at queued_max_bytes */
+    _Atomic uint64_t queued_bytes;            /* request bytes held now (frames > 64 KiB) */
     _Atomic uint64_t payload_bytes_zero_copy; /* slice bytes handed to SEND_ZC/MSG_ZEROCOPY */
     _Atomic uint64_t payload_bytes_sendmsg;   /* slice bytes sent by plain sendmsg from the
                                                  mapping (the kernel copies; user space does

@@ -48,6 +48,7 @@ void kafka_server_options_init(struct kafka_server_options *o)
     o->net.request_max_bytes = 100u << 20;
     o->net.in_flight_max = 16;
     o->net.idle_max_ms = 600000;
+    o->net.queued_max_bytes = 512u << 20;
     o->net.io = NET_IO_AUTO;
     o->net.zero_copy = true;
     o->broker_id = 0;
@@ -373,6 +374,12 @@ static enum net_verdict hook_retry(void *ctx, struct net_req *req, bool expired)
     return kafka_handle_fetch(s, true, expired);
 }
 
+static void hook_bound(void *ctx, uint16_t port)
+{
+    struct kafka_server *srv = ctx;
+    srv->advertise_port = srv->opts.advertise_port ? srv->opts.advertise_port : port;
+}
+
 static void on_append_watch(void *ctx)
 {
     struct kafka_server *srv = ctx;
@@ -401,13 +408,13 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
         .request = hook_request,
         .retry = hook_retry,
         .release = hook_release,
+        .bound = hook_bound,
     };
     int rc = net_start(&srv->opts.net, &hooks, &srv->net);
     if (rc) {
         free(srv);
         return rc;
     }
-    srv->advertise_port = opts->advertise_port ? opts->advertise_port : net_port(srv->net);
     rt_append_watch_set(engine, on_append_watch, srv);
     *out = srv;
     return 0;
