@@ -21,11 +21,13 @@
         }                                                                                          \
     } while (0)
 
-static void check_why(const char *why, char letter)
+/* A refusal names the rule it broke: TLK<n> for keys, TLV<n> for values (txn_log.c). */
+static void check_why(const char *why, const char *prefix)
 {
+    size_t n = strlen(prefix);
     CHECK(why != NULL);
-    CHECK(why[0] == letter);
-    CHECK(why[1] >= '1' && why[1] <= '9');
+    CHECK(strncmp(why, prefix, n) == 0);
+    CHECK(why[n] >= '1' && why[n] <= '9');
 }
 
 static void fuzz_key(const uint8_t *buf, size_t len)
@@ -35,7 +37,7 @@ static void fuzz_key(const uint8_t *buf, size_t len)
     int rc = txn_log_key_decode(buf, len, id, &why);
     if (rc) {
         CHECK(rc == RT_E_CORRUPT);
-        check_why(why, 'K');
+        check_why(why, "TLK");
         return;
     }
     uint8_t again[TXN_ID_MAX_BYTES + 4];
@@ -71,7 +73,7 @@ static void fuzz_value(const uint8_t *buf, size_t len)
         CHECK(rc == RT_E_CORRUPT || rc == -ENOMEM);
         CHECK(v.partitions == NULL);
         if (rc == RT_E_CORRUPT)
-            check_why(why, 'R');
+            check_why(why, "TLV");
         return;
     }
     CHECK(v.partition_count == 0 || v.partitions != NULL);
