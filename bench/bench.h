@@ -143,7 +143,7 @@ struct limit_result {
  * its share of chunks to every file, then fdatasyncs every file (so exactly `syncs` fdatasyncs in
  * all, the cadence the engine used). With syncs == 0, writes go queue_depth at a time, unsynced. */
 int limit_write(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_bytes,
-                uint64_t syncs, uint32_t queue_depth, struct limit_result *out);
+                uint64_t syncs, uint32_t queue_depth, bool prewritten, struct limit_result *out);
 
 /* Memory read bandwidth of bench_checksum over a buffer of `bytes`, best of `passes`, bytes/s. */
 double limit_memory_read_bps(size_t bytes, int passes);
@@ -173,7 +173,7 @@ int txn_w4_run(const char *dir, uint32_t threads, uint32_t partitions, double se
 int txn_w4_rocksdb_run(const char *dir, uint32_t threads, uint32_t partitions, double seconds,
                        struct txn_run_result *out);
 /* `count` rounds of a 4 KiB pwrite + fdatasync into a preallocated file under dir. */
-int fdatasync_probe(const char *dir, uint32_t count, struct hist *out);
+int fdatasync_probe(const char *dir, uint32_t count, bool prewritten, struct hist *out);
 
 /* ---- memory probes (bench_txn.c) ---- */
 #define MEM_SAMPLES 20

@@ -10,8 +10,9 @@
  *       transaction's 10 records, then PrepareCommit, markers, CompleteCommit).
  *       txn_w4_rocksdb_run: the same 10 records per RocksDB TransactionDB transaction
  *       (pessimistic, WAL fdatasynced at commit).
- *       fdatasync_probe: the disk's own fdatasync latency, 4 KiB pwrite + fdatasync into a
- *       preallocated file (as ringtail preallocates its segments).
+ *       fdatasync_probe: the disk's own fdatasync latency, 4 KiB pwrite + fdatasync into a file
+ *       whose blocks were written before (an overwrite: the true limit) or one preallocated
+ *       with fallocate (as ringtail preallocates its segments today).
  *   M   mem_producer_churn: short-lived anonymous idempotent producers (open, send one record,
  *       close), heap sampled as they go; mem_producers_live: heap per live producer and per
  *       producer id the engine still tracks after close; mem_partitions: heap per partition.
@@ -381,7 +382,7 @@ int txn_w4_rocksdb_run(const char *dir, uint32_t threads, uint32_t partitions, d
 /* the disk's fdatasync                                                                      */
 /* ---------------------------------------------------------------------------------------- */
 
-int fdatasync_probe(const char *dir, uint32_t count, struct hist *out)
+int fdatasync_probe(const char *dir, uint32_t count, bool prewritten, struct hist *out)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/fdatasync-probe", dir);
@@ -389,10 +390,18 @@ int fdatasync_probe(const char *dir, uint32_t count, struct hist *out)
     if (fd < 0)
         return -errno;
     size_t file_bytes = (size_t)count * 4096;
-    int rc = posix_fallocate(fd, 0, (off_t)file_bytes);
+    static uint8_t block[4096];
+    int rc = 0;
+    if (prewritten) { /* every block written once: the probe's writes are overwrites */
+        memset(block, 0, sizeof(block));
+        for (uint32_t i = 0; rc == 0 && i < count; i++)
+            if (pwrite(fd, block, sizeof(block), (off_t)i * 4096) != (ssize_t)sizeof(block))
+                rc = errno ? errno : EIO;
+    } else {
+        rc = posix_fallocate(fd, 0, (off_t)file_bytes);
+    }
     if (rc == 0 && fsync(fd) != 0)
         rc = errno;
-    static uint8_t block[4096];
     for (uint32_t i = 0; rc == 0 && i < count; i++) {
         memcpy(block, bench_pool + (i * 64u) % BENCH_POOL_BYTES, sizeof(block));
         uint64_t t0 = bench_now_ns();
