@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# cli_kafka_groups.sh — consumer groups over the wire (group_coord.c, handle_group.c) with real
+# clients: python3-confluent-kafka consumers (librdkafka 2.0.2 underneath, tests/kafka/
+# py_groups.py) subscribing to a 6-partition topic as one group, each committing every record it
+# consumes (OffsetCommit with its generation):
+#   - three members: the partitions are split among them, each partition owned by exactly one
+#     member, every partition owned (range assignor: two each);
+#   - one leaves (LeaveGroup): the other two take over its partitions (three each);
+#   - one is SIGKILLed: after its session timeout (3 s) the last one owns all six;
+#   - across all of it every record is consumed exactly once (commits carry the ownership over);
+#   - DescribeGroups says Stable with one member and the range protocol; ListGroups names the
+#     group;
+#   - the committed offsets (OffsetFetch) are every partition's end, and survive a broker
+#     restart: a new member after it consumes only the records produced since.
+# Runs over both network backends (--io uring, --io sync).
+#
+# usage: bash tests/cli_kafka_groups.sh /path/to/ringtail
+# Each check prints "ok" or "FAIL"; the last line is "N passed, M failed"; exit 1 on any failure.
+set -u
+
+RT=${1:?usage: cli_kafka_groups.sh /path/to/ringtail}
+PY=/usr/bin/python3
+G=$(dirname "$0")/kafka/py_groups.py
+T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-kafka-groups-XXXXXX")
+. "$(dirname "$0")/helpers/cli_harness.sh"
+. "$(dirname "$0")/kafka/harness.sh"
+declare -A MPID MFD
+cleanup() {
+    local n
+    for n in "${!MPID[@]}"; do
+        kill -KILL "${MPID[$n]}" 2>/dev/null
+    done
+    wait 2>/dev/null
+    serve_cleanup
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+# start_member NAME: a group member in the background; its stdin is a fifo ("leave" ends it).
+start_member() {
+    local n=$1 fd
+    mkfifo "$T/$n.in"
+    $PY "$G" "$BROKER" member gt grp "$n" 3000 <"$T/$n.in" >"$T/$n.log" 2>&1 &
+    MPID[$n]=$!
+    exec {fd}>"$T/$n.in"
+    MFD[$n]=$fd
+}
+
+leave_member() {
+    local n=$1
+    echo leave >&"${MFD[$n]}"
+    wait "${MPID[$n]}" 2>/dev/null
+    exec {MFD[$n]}>&-
+    unset "MPID[$n]"
+}
+
+kill_member() {
+    local n=$1
+    kill -KILL "${MPID[$n]}"
+    wait "${MPID[$n]}" 2>/dev/null
+    exec {MFD[$n]}>&-
+    unset "MPID[$n]"
+}
+
+# owned NAME: the partitions NAME holds now ("" after a revoke), comma-separated.
+owned() {
+    grep -E '^(assigned|revoked) ' "$T/$1.log" | tail -1 | awk '$1 == "assigned" {print $3}'
+}
+
+# split_ok WANT_EACH NAME..: every partition 0-5 owned by exactly one of NAME.., each NAME
+# holding WANT_EACH.
+split_ok() {
+    local each=$1 n all=""
+    shift
+    for n in "$@"; do
+        local o
+        o=$(owned "$n")
+        [ "$(echo "$o" | tr ',' '\n' | grep -c .)" -eq "$each" ] || return 1
+        all="$all,$o"
+    done
+    [ "$(echo "$all" | tr ',' '\n' | grep . | sort -n | tr '\n' ' ')" = "0 1 2 3 4 5 " ]
+}
+
+# consumed: every value consumed by any member, one a line.
+consumed() {
+    cat "$T"/*.log | awk '$1 == "got" {print $5}'
+}
+
+# wait_for SECONDS COMMAND..: until the command succeeds.
+wait_for() {
+    local s=$1 i
+    shift
+    for i in $(seq 1 $((s * 5))); do
+        "$@" && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+count_is() { [ "$(consumed | sort -u | wc -l)" -eq "$1" ]; }
+
+once_ok() { # DESC N: exactly v0..v<N-1> consumed, each once
+    seq 0 $(($2 - 1)) | sed 's/^/v/' | sort >"$T/want"
+    consumed | sort >"$T/got"
+    if cmp -s "$T/want" "$T/got"; then
+        ok "$1"
+    else
+        RC=1
+        echo "want $2, got $(wc -l <"$T/got") ($(uniq -d "$T/got" | wc -l) repeated)" >"$T/err"
+        : >"$T/out"
+        bad "$1"
+    fi
+}
+
+fill() { # FROM COUNT: records v<FROM>.. into the 6 partitions (value i to partition i % 6)
+    $PY - "$BROKER" "$1" "$2" <<'PYEOF' >/dev/null 2>>"$T/fill.err"
+import sys
+from confluent_kafka import Producer
+p = Producer({"bootstrap.servers": sys.argv[1], "enable.idempotence": True})
+a, n = int(sys.argv[2]), int(sys.argv[3])
+for i in range(a, a + n):
+    p.produce("gt", value=("v%d" % i).encode(), partition=i % 6)
+    p.poll(0)
+sys.exit(0 if p.flush(30) == 0 else 1)
+PYEOF
+}
+
+scenario() {
+    local io=$1
+    D=$T/data-$io
+    rm -f "$T"/*.log "$T"/*.in
+    run topic create "$D" gt --partitions 6
+    expect "[$io] a 6-partition topic" 0
+    serve_start "$D" --io "$io"
+    SERVE_PORT=$PORT
+    fill 0 300
+
+
+    start_member A
+    start_member B
+    start_member C
+    RC=1
+    if wait_for 40 split_ok 2 A B C; then RC=0; fi
+    : >"$T/out"
+    grep -h -E '^(assigned|revoked)' "$T"/[ABC].log >"$T/err"
+    expect "[$io] three members: each owns two partitions, every partition owned once" 0
+    wait_for 30 count_is 300
+    once_ok "[$io] three members: the 300 records consumed once each across the group" 300
+
+    leave_member C
+    RC=1
+    if wait_for 30 split_ok 3 A B; then RC=0; fi
+    grep -h -E '^(assigned|revoked)' "$T"/[AB].log >"$T/err"
+    expect "[$io] C leaves: A and B own three partitions each, every partition owned once" 0
+    fill 300 300
+    wait_for 30 count_is 600
+    once_ok "[$io] after the leave: all 600 records consumed once each" 600
+
+    kill_member B
+    RC=1
+    if wait_for 40 split_ok 6 A; then RC=0; fi
+    grep -h -E '^(assigned|revoked)' "$T/A.log" >"$T/err"
+    expect "[$io] B SIGKILLed: after its session timeout A owns all six partitions" 0
+    fill 600 300
+    wait_for 30 count_is 900
+    once_ok "[$io] after the kill: all 900 records consumed once each" 900
+
+    $PY "$G" "$BROKER" describe grp >"$T/out" 2>"$T/err"
+    RC=$?
+    expect "[$io] DescribeGroups: Stable, one member, protocol range" 0 \
+        "^state Stable members 1 protocol range$"
+    expect "[$io] ListGroups names the group" 0 "^listed$"
+
+    leave_member A
+    $PY "$G" "$BROKER" committed gt grp 6 >"$T/out" 2>"$T/err"
+    RC=$?
+    expect "[$io] committed offsets: 150 on every partition" 0 \
+        "^committed 150 150 150 150 150 150$"
+    serve_stop "[$io] serve exits 0 on SIGTERM"
+    serve_start "$D" --io "$io"
+    $PY "$G" "$BROKER" committed gt grp 6 >"$T/out" 2>"$T/err"
+    RC=$?
+    expect "[$io] committed offsets survive a broker restart" 0 \
+        "^committed 150 150 150 150 150 150$"
+    fill 900 60
+    start_member E
+    wait_for 30 count_is 960
+    sleep 1
+    once_ok "[$io] a member after the restart resumes at the committed offsets: 960 once each" 960
+    leave_member E
+    serve_stop "[$io] serve exits 0 on SIGTERM after the restart"
+    unset SERVE_PORT
+    serve_verify "$D"
+}
+
+scenario uring
+scenario sync
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
