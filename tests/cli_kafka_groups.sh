@@ -12,7 +12,12 @@
 #     group;
 #   - the committed offsets (OffsetFetch) are every partition's end, and survive a broker
 #     restart: a new member after it consumes only the records produced since.
-# Runs over both network backends (--io uring, --io sync).
+# Both network backends (--io uring, --io sync). Then, on the default backend:
+#   - kafkajs 2.2.4 (tests/kafka/node/kafkajs_groups.test.js): a group consumer's
+#     consume-transform-produce with sendOffsets in its transactions, a third aborted: output
+#     exactly once, the group's committed offsets the last committed transaction's;
+#   - tests/kafka/py_txn.py's pipeline with subscribe() instead of assign() (py_groups.py
+#     pipe), SIGKILLed midway and restarted: it rejoins the group, its output exactly once.
 #
 # usage: bash tests/cli_kafka_groups.sh /path/to/ringtail
 # Each check prints "ok" or "FAIL"; the last line is "N passed, M failed"; exit 1 on any failure.
@@ -195,6 +200,70 @@ scenario() {
 
 scenario uring
 scenario sync
+
+# ---- kafkajs 2.2.4: consume-transform-produce in a group, exactly once -----------------------
+NODE_DIR=$(cd "$(dirname "$0")/kafka/node" && pwd)
+D=$T/data-js
+serve_start "$D"
+if [ -f "$NODE_DIR/node_modules/kafkajs/package.json" ]; then
+    (cd "$NODE_DIR" && RT_BROKER=$BROKER timeout 300 node --test --test-reporter=tap \
+        kafkajs_groups.test.js) >"$T/out" 2>"$T/err"
+    RC=$?
+else
+    RC=1
+    echo "kafkajs is not installed in tests/kafka/node (tools/setup.sh runs npm ci there)" >"$T/out"
+fi
+expect "kafkajs: a group consumer's consume-transform-produce with sendOffsets, a third aborted: output exactly once, the group's offsets the last commit's" 0 "^# fail 0$"
+serve_stop "kafkajs part: serve exits 0 on SIGTERM"
+
+# ---- python: the transactional pipeline with subscribe(), SIGKILLed midway -------------------
+D=$T/data-pipe
+run topic create "$D" pin --partitions 3
+expect "pipeline: a 3-partition input topic" 0
+run topic create "$D" pout --partitions 3
+expect "pipeline: a 3-partition output topic" 0
+serve_start "$D"
+$PY - "$BROKER" <<'PYEOF' >/dev/null 2>"$T/err"
+import sys
+from confluent_kafka import Producer
+p = Producer({"bootstrap.servers": sys.argv[1], "enable.idempotence": True})
+for i in range(300):
+    p.produce("pin", value=("v%d" % i).encode(), partition=i % 3)
+    p.poll(0)
+sys.exit(0 if p.flush(30) == 0 else 1)
+PYEOF
+RC=$?
+: >"$T/out"
+expect "pipeline: 300 input records" 0
+$PY "$G" "$BROKER" pipe pin pout pg 50 >"$T/pipe1.out" 2>"$T/pipe1.err" &
+MPID[pipe]=$!
+for i in $(seq 1 300); do [ "$(grep -c committed "$T/pipe1.out")" -ge 4 ] && break; sleep 0.1; done
+kill -KILL "${MPID[pipe]}"
+wait "${MPID[pipe]}" 2>/dev/null
+unset "MPID[pipe]"
+RC=0
+if grep -q committed "$T/pipe1.out" && ! grep -q done "$T/pipe1.out"; then
+    ok "pipeline (subscribe): SIGKILLed midway ($(tail -1 "$T/pipe1.out"))"
+else
+    cp "$T/pipe1.err" "$T/err"
+    cp "$T/pipe1.out" "$T/out"
+    RC=1
+    bad "pipeline (subscribe): SIGKILLed midway"
+fi
+timeout 300 $PY "$G" "$BROKER" pipe pin pout pg >"$T/out" 2>"$T/err"
+RC=$?
+expect "pipeline (subscribe): restarted, it rejoins the group and finishes" 0 "^done$"
+$PY "$G" "$BROKER" read pout 3 >"$T/pout" 2>"$T/err"
+seq 0 299 | sed 's/^/x-v/' | sort >"$T/want"
+RC=0
+if cmp -s "$T/want" <(sort "$T/pout"); then
+    ok "pipeline (subscribe): read_committed output is x-v0..x-v299, each exactly once"
+else
+    RC=1
+    echo "want 300, got $(wc -l <"$T/pout") ($(sort "$T/pout" | uniq -d | wc -l) repeated)" >"$T/out"
+    bad "pipeline (subscribe): read_committed output is x-v0..x-v299, each exactly once"
+fi
+serve_stop "pipeline part: serve exits 0 on SIGTERM"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -3,11 +3,11 @@
  * selection, the leader's assignment handed out by SyncGroup, session and rebalance timeouts.
  * It owns every group's state in memory (a restart forgets members; they rejoin, and committed
  * offsets stay in the engine's __consumer_offsets, which this file never touches). It never
- * blocks, never talks to sockets and never runs a thread: the handlers call it on a loop thread
- * under its one mutex, and the timers are evaluated lazily — every call into a group first
- * expires what is due at `now` (gc_tick), and a parked JoinGroup / SyncGroup carries the
- * group's next deadline, so net.c's deadline scan (every NET_TICK_MS) drives the timers while
- * members wait.
+ * blocks and never talks to sockets: the handlers call it on a loop thread under its one mutex.
+ * Timers: every call into a group first expires what is due at `now` (gc_tick), and one small
+ * timer thread (KG8) runs every group's timers each GROUP_TICK_MS and, when that changed
+ * anything, calls the server's wake (net_wake) so parked JoinGroups and SyncGroups are retried.
+ * No thread per group.
  *
  * State machine (Kafka's):
  *
@@ -45,6 +45,8 @@
  *        GROUP_SESSION_MAX_MS] (INVALID_SESSION_TIMEOUT), group ids of 1..GROUP_ID_BYTES_MAX
  *        bytes without NUL (INVALID_GROUP_ID). Out of memory answers COORDINATOR_NOT_AVAILABLE
  *        and changes nothing.
+ *   KG8  The timer thread holds the mutex only while it ticks and calls wake without it; it is
+ *        stopped (group_coord_timer_stop) before the network it wakes.
  *   Static membership (group.instance.id) is not served: such a member is a dynamic one.
  */
 #include "tools/kafka/group_coord.h"
@@ -53,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tools/kafka/api.h"
 
@@ -104,6 +107,12 @@ struct gc_group {
 
 struct group_coord {
     pthread_mutex_t mu;
+    pthread_cond_t cv; /* the timer thread's sleep (monotonic) */
+    pthread_t timer;
+    bool timer_running;
+    bool stopping;
+    void (*wake)(void *ctx);
+    void *wake_ctx;
     struct gc_group *groups;
     int32_t groups_count;
     uint64_t next_member; /* member ids: "<client id>-<n>" */
@@ -115,6 +124,11 @@ struct group_coord *group_coord_new(void)
     if (!gc)
         return NULL;
     pthread_mutex_init(&gc->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&gc->cv, &ca);
+    pthread_condattr_destroy(&ca);
     return gc;
 }
 
@@ -155,6 +169,8 @@ void group_coord_free(struct group_coord *gc)
 {
     if (!gc)
         return;
+    group_coord_timer_stop(gc);
+    pthread_cond_destroy(&gc->cv);
     while (gc->groups) {
         struct gc_group *g = gc->groups;
         gc->groups = g->next;
@@ -325,8 +341,6 @@ static bool try_complete_join(struct gc_group *g, int64_t now, bool force)
         g->state = GC_EMPTY;
         free(g->leader);
         g->leader = NULL;
-        free(g->protocol_type);
-        g->protocol_type = NULL;
         return true;
     }
     const char *p = choose_protocol(g);
@@ -374,10 +388,69 @@ static bool gc_tick(struct gc_group *g, int64_t now)
     return changed;
 }
 
-static void gc_tick_all(struct group_coord *gc, int64_t now)
+static bool gc_tick_all(struct group_coord *gc, int64_t now)
 {
+    bool changed = false;
     for (struct gc_group *g = gc->groups; g; g = g->next)
-        (void)gc_tick(g, now);
+        changed |= gc_tick(g, now);
+    return changed;
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* KG8: the one timer thread. Every GROUP_TICK_MS it runs every group's timers; when that
+ * changed a group (a member expired, a rebalance completed or timed out) it wakes the parked
+ * requests, which then find their answer. It never touches a socket. */
+static void *timer_main(void *arg)
+{
+    struct group_coord *gc = arg;
+    pthread_mutex_lock(&gc->mu);
+    while (!gc->stopping) {
+        bool changed = gc_tick_all(gc, mono_ms());
+        if (changed) {
+            pthread_mutex_unlock(&gc->mu);
+            gc->wake(gc->wake_ctx);
+            pthread_mutex_lock(&gc->mu);
+            continue;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += (long)GROUP_TICK_MS * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&gc->cv, &gc->mu, &ts);
+    }
+    pthread_mutex_unlock(&gc->mu);
+    return NULL;
+}
+
+int group_coord_timer_start(struct group_coord *gc, void (*wake)(void *ctx), void *ctx)
+{
+    gc->wake = wake;
+    gc->wake_ctx = ctx;
+    gc->stopping = false;
+    int rc = pthread_create(&gc->timer, NULL, timer_main, gc);
+    if (rc)
+        return -rc;
+    gc->timer_running = true;
+    return 0;
+}
+
+void group_coord_timer_stop(struct group_coord *gc)
+{
+    if (!gc->timer_running)
+        return;
+    pthread_mutex_lock(&gc->mu);
+    gc->stopping = true;
+    pthread_cond_signal(&gc->cv);
+    pthread_mutex_unlock(&gc->mu);
+    pthread_join(gc->timer, NULL);
+    gc->timer_running = false;
 }
 
 static bool protocols_compatible(const struct gc_group *g, const struct gc_member *self,
@@ -579,8 +652,13 @@ void group_coord_join(struct group_coord *gc, const struct kmsg_join_group_reque
         m->next = g->members;
         g->members = m;
         g->members_count++;
-        if (!g->protocol_type)
-            g->protocol_type = str_dup(q->protocol_type);
+        if (g->members_count == 1) { /* the first member sets the type (kept while Empty) */
+            char *t = str_dup(q->protocol_type);
+            if (t) {
+                free(g->protocol_type);
+                g->protocol_type = t;
+            }
+        }
     } else if (!member_set_protocols(m, q)) {
         return join_error(out, KAFKA_COORDINATOR_NOT_AVAILABLE, q->member_id);
     }
@@ -807,7 +885,7 @@ int32_t group_coord_describe(struct group_coord *gc, struct kp_str group_id, int
         out->group_state = kstr("Dead");
         return 0;
     }
-    (void)gc_tick(g, now);
+    (void)gc_tick(g, now); /* the timer thread wakes what this changed within a tick */
     out->group_state = kstr(gc_state_names[g->state]);
     if (g->protocol_type)
         out->protocol_type = kstr(g->protocol_type);

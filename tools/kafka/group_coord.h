@@ -3,8 +3,8 @@
  * LeaveGroup, ListGroups and DescribeGroups (handle_group.c) and OffsetCommit's generation check
  * (handle_offsets.c). Membership lives in memory only: after a restart every member rejoins
  * (offsets stay the engine's __consumer_offsets). One mutex guards every group; each call takes
- * the current monotonic time and first runs the group's timers (session and rebalance timeouts),
- * so no thread of its own exists. Results point into the coordinator's memory and stay valid only
+ * the current monotonic time and first runs the group's timers (session and rebalance timeouts);
+ * one small timer thread runs them too, every GROUP_TICK_MS, and wakes parked requests. Results point into the coordinator's memory and stay valid only
  * until group_coord_unlock: the handler encodes its answer between lock and unlock.
  */
 #ifndef RT_KAFKA_GROUP_COORD_H
@@ -24,8 +24,16 @@
 
 struct group_coord;
 
+#define GROUP_TICK_MS 100 /* the timer thread's period (timeouts are this late at most) */
+
 struct group_coord *group_coord_new(void);
+/* Stops the timer thread (if running) and frees everything. */
 void group_coord_free(struct group_coord *gc);
+/* Starts the one timer thread: it runs the groups' timers every GROUP_TICK_MS and calls
+ * wake(ctx) (without the lock) when a group changed. 0 or -errno. */
+int group_coord_timer_start(struct group_coord *gc, void (*wake)(void *ctx), void *ctx);
+/* Joins the timer thread; no wake runs once it returns. Idempotent. */
+void group_coord_timer_stop(struct group_coord *gc);
 
 void group_coord_lock(struct group_coord *gc);
 void group_coord_unlock(struct group_coord *gc);

@@ -428,6 +428,13 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
         free(srv);
         return rc;
     }
+    rc = group_coord_timer_start(srv->groups, on_append_watch, srv); /* wakes parked joins */
+    if (rc) {
+        net_stop(srv->net, 0);
+        group_coord_free(srv->groups);
+        free(srv);
+        return rc;
+    }
     srv->advertise_port = opts->advertise_port ? opts->advertise_port : net_port(srv->net);
     rt_append_watch_set(engine, on_append_watch, srv);
     *out = srv;
@@ -459,7 +466,8 @@ void kafka_server_stop(struct kafka_server *s)
     /* The watch goes first: once rt_append_watch_set returns no call into net is running.
      * Parked fetches are answered by net_stop itself (as expired). */
     rt_append_watch_set(s->engine, NULL, NULL);
-    net_stop(s->net, 5000);      /* every produce completion has arrived when it returns */
-    group_coord_free(s->groups); /* after net_stop: parked joins are answered by it */
+    group_coord_timer_stop(s->groups); /* its wake calls into net */
+    net_stop(s->net, 5000);            /* every produce completion has arrived when it returns */
+    group_coord_free(s->groups);       /* after net_stop: parked joins are answered by it */
     free(s);
 }
