@@ -8,6 +8,11 @@
 #   - one leaves (LeaveGroup): the other two take over its partitions (three each);
 #   - one is SIGKILLed: after its session timeout (3 s) the last one owns all six;
 #   - across all of it every record is consumed exactly once (commits carry the ownership over);
+#   - the group APIs at the byte level (tests/kafka/group_wire.py): MEMBER_ID_REQUIRED,
+#     INCONSISTENT_GROUP_PROTOCOL, INVALID_SESSION_TIMEOUT, UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
+#     REBALANCE_IN_PROGRESS where Kafka answers them, OffsetCommit's generation check, parked
+#     joins and follower syncs answered in pipelining order, session and rebalance timeouts,
+#     a truncated request closing only its connection;
 #   - DescribeGroups says Stable with one member and the range protocol; ListGroups names the
 #     group;
 #   - the committed offsets (OffsetFetch) are every partition's end, and survive a broker
@@ -169,6 +174,11 @@ scenario() {
     fill 600 300
     wait_for 30 count_is 900
     once_ok "[$io] after the kill: all 900 records consumed once each" 900
+
+    python3 "$(dirname "$0")/kafka/group_wire.py" "$BROKER" >"$T/out" 2>"$T/err"
+    RC=$?
+    expect "[$io] byte-level checks of the group APIs (group_wire.py: codes, parking, timeouts) pass" 0 \
+        "^all passed$"
 
     $PY "$G" "$BROKER" describe grp >"$T/out" 2>"$T/err"
     RC=$?
