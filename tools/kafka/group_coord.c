@@ -18,8 +18,8 @@
  *     │ expires                │   Empty                                        CompletingRebalance
  *     │                        │ join / leave / session expiry                     │  leader's
  *     └────────────────────────┴───────────────────── Stable ◄─────────────────────┘  SyncGroup
- *   Dead: an empty group with no committed membership left is forgotten (DescribeGroups answers
- *   "Dead" for a group it does not hold, as Kafka).
+ *   Dead: a group the coordinator does not hold (DescribeGroups answers "Dead" for it, as Kafka
+ *   for a deleted group). Groups are never deleted here: an Empty group stays (GROUP_COUNT_MAX).
  *
  * Invariants:
  *   KG1  A generation is answered to a member only once every member of that generation has
