@@ -321,7 +321,8 @@ enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at
             if (code != KAFKA_NONE)
                 continue;
             size_t ml = pp->metadata.len > 0 ? (size_t)pp->metadata.len : 0;
-            memcpy(meta + mat, pp->metadata.ptr, ml);
+            if (ml) /* a null metadata has no pointer (kafkajs's group commits) */
+                memcpy(meta + mat, pp->metadata.ptr, ml);
             meta[mat + ml] = 0;
             offs[n++] = (struct rt_offset){.topic = name,
                                            .partition = (uint32_t)pp->partition,
