@@ -297,7 +297,8 @@ static void test_api_versions_answer(void **state)
         assert_true(kafka_api_supported(t[i].api_key, t[i].max_version));
         assert_false(kafka_api_supported(t[i].api_key, (int16_t)(t[i].max_version + 1)));
     }
-    assert_false(kafka_api_supported(KAFKA_JOIN_GROUP, 0)); /* issue 13: not advertised yet */
+    assert_true(kafka_api_supported(KAFKA_JOIN_GROUP, 0)); /* issue 13: handle_group.c */
+    assert_false(kafka_api_supported(KAFKA_JOIN_GROUP, 6));
     assert_false(kafka_api_supported(KAFKA_PRODUCE, 8));
     assert_false(kafka_api_supported(99, 0));
     /* the encoders refuse versions outside the codec range */

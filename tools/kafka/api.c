@@ -11,7 +11,7 @@
  *        response agree for every API here).
  *   KA3  Only APIs with a working handler are advertised: issue 12's, and of issue 13's the
  *        transactional ones (handle_txn.c), OffsetFetch v1-5 and OffsetCommit v2-7
- *        (handle_offsets.c); the group membership APIs are advertised = false.
+ *        (handle_offsets.c), and the group membership APIs (handle_group.c, group_coord.c).
  *   KA4  Produce is advertised from v0, though only record format v2 (magic 2) is accepted:
  *        librdkafka up to 2.11 (Debian's 2.0.2 included) sends gzip, snappy and lz4 batches
  *        uncompressed unless the broker's Produce range reaches down to v0 (its codec check
@@ -36,12 +36,12 @@ static const struct kafka_api api_table[] = {
     {KAFKA_OFFSET_COMMIT, "OffsetCommit", 2, 7, 2, 7, 8, true},
     {KAFKA_OFFSET_FETCH, "OffsetFetch", 1, 7, 1, 5, 6, true},
     {KAFKA_FIND_COORDINATOR, "FindCoordinator", 0, 3, 0, 2, 3, true},
-    {KAFKA_JOIN_GROUP, "JoinGroup", 0, 5, 0, 5, 6, false},
-    {KAFKA_HEARTBEAT, "Heartbeat", 0, 3, 0, 3, 4, false},
-    {KAFKA_LEAVE_GROUP, "LeaveGroup", 0, 1, 0, 1, 4, false},
-    {KAFKA_SYNC_GROUP, "SyncGroup", 0, 3, 0, 3, 4, false},
-    {KAFKA_DESCRIBE_GROUPS, "DescribeGroups", 0, 2, 0, 2, 5, false},
-    {KAFKA_LIST_GROUPS, "ListGroups", 0, 2, 0, 2, 3, false},
+    {KAFKA_JOIN_GROUP, "JoinGroup", 0, 5, 0, 5, 6, true},
+    {KAFKA_HEARTBEAT, "Heartbeat", 0, 3, 0, 3, 4, true},
+    {KAFKA_LEAVE_GROUP, "LeaveGroup", 0, 1, 0, 1, 4, true},
+    {KAFKA_SYNC_GROUP, "SyncGroup", 0, 3, 0, 3, 4, true},
+    {KAFKA_DESCRIBE_GROUPS, "DescribeGroups", 0, 2, 0, 2, 5, true},
+    {KAFKA_LIST_GROUPS, "ListGroups", 0, 2, 0, 2, 3, true},
     {KAFKA_API_VERSIONS, "ApiVersions", 0, 3, 0, 3, 3, true},
     {KAFKA_CREATE_TOPICS, "CreateTopics", 0, 4, 0, 4, 5, true},
     {KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 3, 0, 3, 4, true},

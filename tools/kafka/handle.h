@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "engine/ringtail.h"
+#include "tools/kafka/group_coord.h"
 #include "tools/kafka/kmsg.h"
 #include "tools/kafka/net.h"
 #include "tools/kafka/server.h"
@@ -29,6 +30,7 @@ struct kafka_server {
     char advertise_host[256];
     uint16_t advertise_port;
     struct kafka_server_stats stats;
+    struct group_coord *groups; /* consumer groups (group_coord.c) */
 };
 
 /* One produce batch in the engine: the op, and where its outcome goes. */
@@ -81,6 +83,16 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s);
 enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s);
 /* Fetch: first call and retries of a parked one (expired: answer with what there is). */
 enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expired);
+
+/* Consumer groups (handle_group.c): JoinGroup and a follower's SyncGroup park; their retries
+ * go to kafka_handle_group_retry. */
+enum net_verdict kafka_handle_join_group(struct kafka_slot *s);
+enum net_verdict kafka_handle_sync_group(struct kafka_slot *s);
+enum net_verdict kafka_handle_heartbeat(struct kafka_slot *s);
+enum net_verdict kafka_handle_leave_group(struct kafka_slot *s);
+enum net_verdict kafka_handle_list_groups(struct kafka_slot *s);
+enum net_verdict kafka_handle_describe_groups(struct kafka_slot *s);
+enum net_verdict kafka_handle_group_retry(struct kafka_slot *s, bool expired);
 
 /* Makes room for `n` record slices (clamped to KAFKA_HOLES_MAX) before a fetch response is
  * begun. 0 or -ENOMEM. */

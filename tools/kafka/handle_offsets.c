@@ -1,7 +1,7 @@
 /*
  * handle_offsets.c — OffsetFetch v1-5: a group's committed offsets from the engine's
  * `__consumer_offsets` (rt_group_fetch_offsets), for the partitions the client names; and
- * OffsetCommit v2-7 for consumers that do not use group membership (generation -1), stored
+ * OffsetCommit v2-7 (checked against the group's membership by group_coord.c), stored
  * durably by rt_group_commit_offsets before the answer. It decodes its requests and encodes
  * its answers itself (none of these versions is flexible; k/codec had no codec yet), and writes
  * nothing but those commits.
@@ -18,8 +18,11 @@
  *   KO4  A group name that cannot be one (null, empty, embedded NUL, over 1024 bytes) is
  *        answered INVALID_GROUP_ID (24) for every partition; bytes that do not decode close the
  *        connection.
- *   KO5  OffsetCommit stores only generation -1 commits (no membership is served); any other
- *        generation is ILLEGAL_GENERATION (22) for every partition and nothing is stored.
+ *   KO5  OffsetCommit stores a commit only when group_coord_commit_check allows it: a simple
+ *        consumer's (generation -1, no member id) while the group has no members, or a member's
+ *        of the group's current generation outside CompletingRebalance; else ILLEGAL_GENERATION
+ *        (22), UNKNOWN_MEMBER_ID (25) or REBALANCE_IN_PROGRESS (27) for every partition and
+ *        nothing is stored.
  *        Metadata over 4096 bytes is OFFSET_METADATA_TOO_LARGE (12), a negative offset or a NUL
  *        in the metadata INVALID_REQUEST (42), each for its partition alone.
  */
@@ -259,12 +262,17 @@ enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at
         memcpy(group, q.group.ptr, (size_t)q.group.len);
         group[q.group.len] = 0;
     }
-    /* KO5: no group membership is served, so only a simple consumer's commit (generation -1,
-     * as Kafka allows for a group that does not use its group management) is stored; any other
-     * generation is ILLEGAL_GENERATION, as Kafka answers for a group it does not know. */
-    int16_t all = !group_ok           ? KAFKA_INVALID_GROUP_ID
-                  : q.generation >= 0 ? KAFKA_ILLEGAL_GENERATION
-                                      : KAFKA_NONE;
+    /* KO5: the generation and member are checked against the group (group_coord.c). */
+    int16_t all = KAFKA_INVALID_GROUP_ID;
+    if (group_ok) {
+        bool wake = false;
+        group_coord_lock(s->server->groups);
+        all = group_coord_commit_check(s->server->groups, q.group, q.generation, q.member,
+                                       net_now_ms(), &wake);
+        group_coord_unlock(s->server->groups);
+        if (wake)
+            net_wake(s->server->net);
+    }
     rt_engine *e = s->server->engine;
     /* Pass 1: each partition's code; the valid ones gathered for one durable write. */
     size_t total = 0;
@@ -313,7 +321,8 @@ enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at
             if (code != KAFKA_NONE)
                 continue;
             size_t ml = pp->metadata.len > 0 ? (size_t)pp->metadata.len : 0;
-            memcpy(meta + mat, pp->metadata.ptr, ml);
+            if (ml) /* a null metadata has no pointer (kafkajs's group commits) */
+                memcpy(meta + mat, pp->metadata.ptr, ml);
             meta[mat + ml] = 0;
             offs[n++] = (struct rt_offset){.topic = name,
                                            .partition = (uint32_t)pp->partition,

@@ -2,9 +2,9 @@
  * handle_txn.c — Kafka's transactional APIs mapped onto the engine's coordinator (the
  * "Transactions over the wire" calls of ringtail.h): InitProducerId with a transactional id
  * (v0-1), AddPartitionsToTxn v0-1, AddOffsetsToTxn v0-1, TxnOffsetCommit v0-2 and EndTxn v0-1.
- * None of these versions is flexible, so this file decodes the requests and encodes the answers
- * itself (k/codec had no codecs for them yet): strings point into the request frame, arrays go
- * into the slot's arena. It owns the mapping of engine errors to the Kafka codes these versions
+ * Requests are decoded by kmsg_txn.c's codecs (kafka_txn_request_decode reshapes them for the
+ * handlers; strings point into the request frame, arrays go into the slot's arena); the answers
+ * (none of these versions is flexible) are still encoded here. It owns the mapping of engine errors to the Kafka codes these versions
  * define, and never writes records except through those engine calls.
  *
  * Invariants:
@@ -33,75 +33,84 @@
 
 #define TXN_ID_BYTES_MAX 1024 /* the engine's limit on transactional ids and group names */
 
-/* ---- decoding ---- */
-
-static int decode_topics(struct kp_reader *r, struct kp_arena *a, struct kafka_txn_request *q,
-                         bool offsets, int16_t version)
-{
-    q->topics_count = kp_read_array_len(r, 6);
-    if (q->topics_count < 0)
-        q->topics_count = 0; /* a null array (not valid here): nothing asked */
-    q->topics = kp_arena_array(r, a, q->topics_count, sizeof(*q->topics));
-    for (int32_t t = 0; t < q->topics_count && !r->err; t++) {
-        struct kafka_txn_topic *tp = &q->topics[t];
-        tp->name = kp_read_string(r);
-        tp->count = kp_read_array_len(r, offsets ? 14 : 4);
-        if (tp->count < 0)
-            tp->count = 0;
-        if (offsets) {
-            tp->partitions = kp_arena_array(r, a, tp->count, sizeof(*tp->partitions));
-            tp->offsets = kp_arena_array(r, a, tp->count, sizeof(*tp->offsets));
-            tp->metadata = kp_arena_array(r, a, tp->count, sizeof(*tp->metadata));
-            for (int32_t i = 0; i < tp->count && !r->err; i++) {
-                tp->partitions[i] = kp_read_i32(r);
-                tp->offsets[i] = kp_read_i64(r);
-                if (version >= 2)
-                    (void)kp_read_i32(r); /* committed_leader_epoch: one broker, unused */
-                tp->metadata[i] = kp_read_nullable_string(r);
-            }
-        } else {
-            tp->partitions = kp_arena_array(r, a, tp->count, sizeof(*tp->partitions));
-            for (int32_t i = 0; i < tp->count && !r->err; i++)
-                tp->partitions[i] = kp_read_i32(r);
-        }
-    }
-    return r->err;
-}
+/* ---- decoding: kmsg_txn.c's codecs, their answer reshaped for the handlers ---- */
 
 int kafka_txn_request_decode(struct kp_reader *r, int16_t api_key, int16_t v, struct kp_arena *a,
                              struct kafka_txn_request *q)
 {
     memset(q, 0, sizeof(*q));
+    int rc;
     switch (api_key) {
-    case KAFKA_ADD_PARTITIONS_TO_TXN:
-        q->transactional_id = kp_read_string(r);
-        q->producer_id = kp_read_i64(r);
-        q->producer_epoch = kp_read_i16(r);
-        decode_topics(r, a, q, false, v);
+    case KAFKA_ADD_PARTITIONS_TO_TXN: {
+        struct kmsg_add_partitions_to_txn_request m = {0};
+        rc = kmsg_add_partitions_to_txn_request_decode(r, v, a, &m);
+        if (rc)
+            return rc;
+        q->transactional_id = m.transactional_id;
+        q->producer_id = m.producer_id;
+        q->producer_epoch = m.producer_epoch;
+        q->topics_count = m.topics_count;
+        q->topics = kp_arena_array(r, a, m.topics_count, sizeof(*q->topics));
+        for (int32_t t = 0; t < m.topics_count && !r->err; t++)
+            q->topics[t] = (struct kafka_txn_topic){.name = m.topics[t].name,
+                                                    .count = m.topics[t].partitions_count,
+                                                    .partitions = m.topics[t].partitions};
         break;
-    case KAFKA_ADD_OFFSETS_TO_TXN:
-        q->transactional_id = kp_read_string(r);
-        q->producer_id = kp_read_i64(r);
-        q->producer_epoch = kp_read_i16(r);
-        q->group = kp_read_string(r);
+    }
+    case KAFKA_ADD_OFFSETS_TO_TXN: {
+        struct kmsg_add_offsets_to_txn_request m = {0};
+        rc = kmsg_add_offsets_to_txn_request_decode(r, v, a, &m);
+        if (rc)
+            return rc;
+        q->transactional_id = m.transactional_id;
+        q->producer_id = m.producer_id;
+        q->producer_epoch = m.producer_epoch;
+        q->group = m.group_id;
         break;
-    case KAFKA_END_TXN:
-        q->transactional_id = kp_read_string(r);
-        q->producer_id = kp_read_i64(r);
-        q->producer_epoch = kp_read_i16(r);
-        q->committed = kp_read_bool(r);
+    }
+    case KAFKA_END_TXN: {
+        struct kmsg_end_txn_request m = {0};
+        rc = kmsg_end_txn_request_decode(r, v, a, &m);
+        if (rc)
+            return rc;
+        q->transactional_id = m.transactional_id;
+        q->producer_id = m.producer_id;
+        q->producer_epoch = m.producer_epoch;
+        q->committed = m.committed;
         break;
-    case KAFKA_TXN_OFFSET_COMMIT:
-        q->transactional_id = kp_read_string(r);
-        q->group = kp_read_string(r);
-        q->producer_id = kp_read_i64(r);
-        q->producer_epoch = kp_read_i16(r);
-        decode_topics(r, a, q, true, v);
+    }
+    case KAFKA_TXN_OFFSET_COMMIT: {
+        struct kmsg_txn_offset_commit_request m = {0};
+        rc = kmsg_txn_offset_commit_request_decode(r, v, a, &m);
+        if (rc)
+            return rc;
+        q->transactional_id = m.transactional_id;
+        q->group = m.group_id;
+        q->producer_id = m.producer_id;
+        q->producer_epoch = m.producer_epoch;
+        q->topics_count = m.topics_count;
+        q->topics = kp_arena_array(r, a, m.topics_count, sizeof(*q->topics));
+        for (int32_t t = 0; t < m.topics_count && !r->err; t++) {
+            struct kafka_txn_topic *tp = &q->topics[t];
+            int32_t n = m.topics[t].partitions_count;
+            tp->name = m.topics[t].name;
+            tp->count = n;
+            tp->partitions = kp_arena_array(r, a, n, sizeof(*tp->partitions));
+            tp->offsets = kp_arena_array(r, a, n, sizeof(*tp->offsets));
+            tp->metadata = kp_arena_array(r, a, n, sizeof(*tp->metadata));
+            for (int32_t i = 0; i < n && !r->err; i++) {
+                tp->partitions[i] = m.topics[t].partitions[i].partition_index;
+                tp->offsets[i] = m.topics[t].partitions[i].committed_offset;
+                tp->metadata[i] = m.topics[t].partitions[i].committed_metadata;
+            }
+        }
         break;
+    }
     default:
         return RT_E_UNSUPPORTED;
     }
-    kp_expect_end(r);
+    if (r->err) /* the reshaped arrays did not fit the arena */
+        memset(q, 0, sizeof(*q));
     return r->err;
 }
 

@@ -1,6 +1,7 @@
 /*
  * handle_txn.h — the transactional APIs' handlers (handle_txn.c): what server.c's dispatch and
- * handle_meta.c's InitProducerId call. They decode their own requests (no kmsg codec yet).
+ * handle_meta.c's InitProducerId call. Their requests are decoded by kmsg_txn.c's codecs,
+ * reshaped into kafka_txn_request.
  */
 #ifndef RT_KAFKA_HANDLE_TXN_H
 #define RT_KAFKA_HANDLE_TXN_H
@@ -32,7 +33,7 @@ struct kafka_txn_request {
     struct kafka_txn_topic *topics;
 };
 
-/* Decodes the body of (api_key, version): 0, the reader's error (truncation, a bad length, an
+/* Decodes the body of (api_key, version) with kmsg_txn.c's decoder: 0, the reader's error (truncation, a bad length, an
  * array count the bytes left cannot hold, bytes left over), KP_E_LIMIT (arena full), or
  * RT_E_UNSUPPORTED for another key. Never reads outside the reader's bytes. */
 int kafka_txn_request_decode(struct kp_reader *r, int16_t api_key, int16_t version,

@@ -352,6 +352,18 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
         return kafka_handle_delete_topics(s);
     case KAFKA_DESCRIBE_CONFIGS:
         return kafka_handle_describe_configs(s);
+    case KAFKA_JOIN_GROUP:
+        return kafka_handle_join_group(s);
+    case KAFKA_SYNC_GROUP:
+        return kafka_handle_sync_group(s);
+    case KAFKA_HEARTBEAT:
+        return kafka_handle_heartbeat(s);
+    case KAFKA_LEAVE_GROUP:
+        return kafka_handle_leave_group(s);
+    case KAFKA_LIST_GROUPS:
+        return kafka_handle_list_groups(s);
+    case KAFKA_DESCRIBE_GROUPS:
+        return kafka_handle_describe_groups(s);
     default:
         return refuse(s, "API advertised without a handler");
     }
@@ -361,7 +373,8 @@ static enum net_verdict hook_retry(void *ctx, struct net_req *req, bool expired)
 {
     (void)ctx;
     struct kafka_slot *s = req->user;
-    /* Only fetches park. The body is decoded again: the arena may have been reused. */
+    /* Fetches, JoinGroups and SyncGroups park. The body is decoded again: the arena may have
+     * been reused. */
     size_t body_at = 0;
     struct kp_reader r;
     kp_reader_init(&r, req->frame, req->frame_len);
@@ -371,6 +384,8 @@ static enum net_verdict hook_retry(void *ctx, struct net_req *req, bool expired)
     body_at = (size_t)(r.p - req->frame);
     if (decode_body(s, body_at) != 0)
         return NET_CLOSE;
+    if (h.api_key == KAFKA_JOIN_GROUP || h.api_key == KAFKA_SYNC_GROUP)
+        return kafka_handle_group_retry(s, expired);
     return kafka_handle_fetch(s, true, expired);
 }
 
@@ -397,6 +412,11 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
         return -ENOMEM;
     srv->engine = engine;
     srv->opts = *opts;
+    srv->groups = group_coord_new();
+    if (!srv->groups) {
+        free(srv);
+        return -ENOMEM;
+    }
     /* Slices exist only when zero_copy; net.zero_copy picks SEND_ZC/MSG_ZEROCOPY for them
      * (else a plain sendmsg from the mapping: the kernel copies, user space does not). */
     srv->opts.net.zero_copy = opts->zero_copy && opts->net.zero_copy;
@@ -412,6 +432,14 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     };
     int rc = net_start(&srv->opts.net, &hooks, &srv->net);
     if (rc) {
+        group_coord_free(srv->groups);
+        free(srv);
+        return rc;
+    }
+    rc = group_coord_timer_start(srv->groups, on_append_watch, srv); /* wakes parked joins */
+    if (rc) {
+        net_stop(srv->net, 0);
+        group_coord_free(srv->groups);
         free(srv);
         return rc;
     }
@@ -445,6 +473,8 @@ void kafka_server_stop(struct kafka_server *s)
     /* The watch goes first: once rt_append_watch_set returns no call into net is running.
      * Parked fetches are answered by net_stop itself (as expired). */
     rt_append_watch_set(s->engine, NULL, NULL);
-    net_stop(s->net, 5000); /* every produce completion has arrived when it returns */
+    group_coord_timer_stop(s->groups); /* its wake calls into net */
+    net_stop(s->net, 5000);            /* every produce completion has arrived when it returns */
+    group_coord_free(s->groups);       /* after net_stop: parked joins are answered by it */
     free(s);
 }

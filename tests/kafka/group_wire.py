@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""group_wire.py — the group membership APIs of `ringtail serve` at the byte level, as a broken or
+hostile client would use them (for tests/cli_kafka_groups.sh). Standard library only.
+
+usage: group_wire.py HOST:PORT      (the broker auto-creates topics: topic "gw" is made)
+
+Each check prints "ok - ..." or "FAIL - ..."; exit 1 if any failed. Checks (Kafka's codes):
+  - JoinGroup v5 without a member id: MEMBER_ID_REQUIRED (79) with a fresh id; with it: NONE,
+    generation 1, this member the leader, its metadata echoed in the member list;
+  - a join sharing no protocol, or of another protocol type: INCONSISTENT_GROUP_PROTOCOL (23);
+    a session timeout of 10 ms: INVALID_SESSION_TIMEOUT (26); an id never handed out:
+    UNKNOWN_MEMBER_ID (25); an empty group id: INVALID_GROUP_ID (24);
+  - Heartbeat of another generation: ILLEGAL_GENERATION (22); the leader's SyncGroup: NONE and
+    its assignment; OffsetCommit of the generation: NONE, of another: 22, of an unknown member:
+    25, a simple (generation -1) commit while the group has members: 25;
+  - a second member's join parks; the first member's heartbeat gets REBALANCE_IN_PROGRESS (27),
+    its rejoin completes generation 2 for both (same leader, the leader's list has 2 members,
+    the follower's none); a request pipelined behind the parked join is answered after it;
+  - a follower's SyncGroup waits for the leader's and gets what the leader assigned it; a
+    SyncGroup of an old generation: 22;
+  - LeaveGroup: NONE, then UNKNOWN_MEMBER_ID; the remaining member must rejoin (27);
+  - a member that stops heart-beating is removed after its session timeout (DescribeGroups:
+    Empty, no members); one that does not rejoin is dropped at the rebalance timeout and the
+    waiting member's join is answered without it;
+  - JoinGroup v0 without a member id joins at once (no MEMBER_ID_REQUIRED before v4);
+  - DescribeGroups of an unknown group: "Dead"; ListGroups names the groups;
+  - a truncated JoinGroup closes the connection, and the broker answers a new one.
+"""
+import socket
+import struct
+import sys
+import time
+
+failed = 0
+
+
+def check(cond, desc):
+    global failed
+    print(("ok   - " if cond else "FAIL - ") + desc, flush=True)
+    if not cond:
+        failed += 1
+
+
+def s16(v):
+    return struct.pack(">h", v)
+
+
+def s32(v):
+    return struct.pack(">i", v)
+
+
+def s64(v):
+    return struct.pack(">q", v)
+
+
+def kstr(s):
+    if s is None:
+        return s16(-1)
+    b = s.encode() if isinstance(s, str) else s
+    return s16(len(b)) + b
+
+
+def kbytes(b):
+    return s32(len(b)) + b
+
+
+class R:
+    def __init__(self, b):
+        self.b, self.i = b, 0
+
+    def i16(self):
+        v = struct.unpack_from(">h", self.b, self.i)[0]
+        self.i += 2
+        return v
+
+    def i32(self):
+        v = struct.unpack_from(">i", self.b, self.i)[0]
+        self.i += 4
+        return v
+
+    def str(self):
+        n = self.i16()
+        if n < 0:
+            return None
+        v = self.b[self.i:self.i + n].decode()
+        self.i += n
+        return v
+
+    def bytes(self):
+        n = self.i32()
+        if n < 0:
+            return None
+        v = self.b[self.i:self.i + n]
+        self.i += n
+        return v
+
+
+class Conn:
+    def __init__(self, addr):
+        host, port = addr.rsplit(":", 1)
+        self.s = socket.create_connection((host, int(port)), timeout=15)
+        self.corr = 0
+
+    def send(self, key, ver, body):
+        self.corr += 1
+        frame = s16(key) + s16(ver) + s32(self.corr) + kstr("group_wire") + body
+        self.s.sendall(s32(len(frame)) + frame)
+        return self.corr
+
+    def recv(self):
+        """(correlation id, body) or None when the connection closed."""
+        n = self._read(4)
+        if n is None:
+            return None
+        data = self._read(struct.unpack(">i", n)[0])
+        if data is None:
+            return None
+        return struct.unpack(">i", data[:4])[0], R(data[4:])
+
+    def call(self, key, ver, body):
+        self.send(key, ver, body)
+        got = self.recv()
+        return got[1] if got else None
+
+    def _read(self, n):
+        out = b""
+        while len(out) < n:
+            try:
+                c = self.s.recv(n - len(out))
+            except (ConnectionError, socket.timeout):
+                return None
+            if not c:
+                return None
+            out += c
+        return out
+
+
+JOIN, HEARTBEAT, LEAVE, SYNC, DESCRIBE, LIST, COMMIT = 11, 12, 13, 14, 15, 16, 8
+
+
+def join_body(group, member, session=6000, rebalance=6000, ptype="consumer",
+              protocols=(("range", b"meta"),), version=5):
+    b = kstr(group) + s32(session)
+    if version >= 1:
+        b += s32(rebalance)
+    b += kstr(member)
+    if version >= 5:
+        b += kstr(None)
+    b += kstr(ptype) + s32(len(protocols))
+    for name, meta in protocols:
+        b += kstr(name) + kbytes(meta)
+    return b
+
+
+def join_resp(r, version=5):
+    out = {}
+    if version >= 2:
+        r.i32()
+    out["err"] = r.i16()
+    out["gen"] = r.i32()
+    out["protocol"] = r.str()
+    out["leader"] = r.str()
+    out["member"] = r.str()
+    n = r.i32()
+    out["members"] = []
+    for _ in range(max(n, 0)):
+        mid = r.str()
+        if version >= 5:
+            r.str()
+        out["members"].append((mid, r.bytes()))
+    return out
+
+
+def heartbeat(c, group, gen, member):
+    r = c.call(HEARTBEAT, 3, kstr(group) + s32(gen) + kstr(member) + kstr(None))
+    r.i32()
+    return r.i16()
+
+
+def sync_body(group, gen, member, assignments=()):
+    b = kstr(group) + s32(gen) + kstr(member) + kstr(None) + s32(len(assignments))
+    for mid, a in assignments:
+        b += kstr(mid) + kbytes(a)
+    return b
+
+
+def sync_resp(r):
+    r.i32()
+    return r.i16(), r.bytes()
+
+
+def commit(c, group, gen, member):
+    b = kstr(group) + s32(gen) + kstr(member) + s64(-1) + s32(1) + kstr("gw") + s32(1)
+    b += s32(0) + s64(5) + kstr("")
+    r = c.call(COMMIT, 2, b)
+    r.i32()  # topics
+    r.str()
+    r.i32()
+    r.i32()
+    return r.i16()
+
+
+def describe(c, group):
+    r = c.call(DESCRIBE, 0, s32(1) + kstr(group))
+    r.i32()
+    err = r.i16()
+    r.str()
+    state = r.str()
+    r.str()
+    r.str()
+    n = r.i32()
+    return err, state, n
+
+
+def join2(c, group, **kw):
+    """MEMBER_ID_REQUIRED, then the join with the id: sends the second join, returns the id."""
+    first = join_resp(c.call(JOIN, 5, join_body(group, "", **kw)))
+    c.send(JOIN, 5, join_body(group, first["member"], **kw))
+    return first
+
+
+def main():
+    addr = sys.argv[1]
+    a = Conn(addr)
+    a.call(3, 4, s32(1) + kstr("gw") + b"\x01")  # Metadata v4: auto-creates the commits' topic
+    first = join_resp(a.call(JOIN, 5, join_body("gw1", "")))
+    check(first["err"] == 79 and first["member"], "JoinGroup v5 without a member id: MEMBER_ID_REQUIRED (79) with an id")
+    A = first["member"]
+    r = join_resp(a.call(JOIN, 5, join_body("gw1", A)))
+    check(r["err"] == 0 and r["gen"] == 1 and r["leader"] == A and r["protocol"] == "range"
+          and r["members"] == [(A, b"meta")],
+          "the join with that id: NONE, generation 1, leader, protocol range, its metadata echoed")
+
+    b = Conn(addr)
+    r = join_resp(b.call(JOIN, 5, join_body("gw1", "", protocols=(("roundrobin", b""),))))
+    check(r["err"] == 23, "a join sharing no protocol with the members: INCONSISTENT_GROUP_PROTOCOL (23)")
+    r = join_resp(b.call(JOIN, 5, join_body("gw1", "", ptype="connect")))
+    check(r["err"] == 23, "a join of another protocol type: INCONSISTENT_GROUP_PROTOCOL (23)")
+    r = join_resp(b.call(JOIN, 5, join_body("gw1", "", session=10)))
+    check(r["err"] == 26, "a 10 ms session timeout: INVALID_SESSION_TIMEOUT (26)")
+    r = join_resp(b.call(JOIN, 5, join_body("gw1", "nobody-1")))
+    check(r["err"] == 25, "a member id never handed out: UNKNOWN_MEMBER_ID (25)")
+    r = join_resp(b.call(JOIN, 5, join_body("", "")))
+    check(r["err"] == 24, "an empty group id: INVALID_GROUP_ID (24)")
+
+    check(heartbeat(a, "gw1", 7, A) == 22, "Heartbeat of generation 7: ILLEGAL_GENERATION (22)")
+    err, asg = sync_resp(a.call(SYNC, 3, sync_body("gw1", 1, A, [(A, b"A1")])))
+    check(err == 0 and asg == b"A1", "the leader's SyncGroup: NONE and its own assignment")
+    check(heartbeat(a, "gw1", 1, A) == 0, "Heartbeat of the generation: NONE")
+    check(commit(a, "gw1", 1, A) == 0, "OffsetCommit of the generation and member: NONE")
+    check(commit(a, "gw1", 0, A) == 22, "OffsetCommit of another generation: ILLEGAL_GENERATION (22)")
+    check(commit(a, "gw1", 1, "nobody-2") == 25, "OffsetCommit of an unknown member: UNKNOWN_MEMBER_ID (25)")
+    check(commit(a, "gw1", -1, "") == 25, "a simple commit (generation -1) while the group has members: 25")
+
+    # A second member: its join parks until A rejoins; a request pipelined behind it waits.
+    fb = join2(b, "gw1")
+    B = fb["member"]
+    check(fb["err"] == 79, "the second member gets its id (79)")
+    behind = b.send(LIST, 0, b"")
+    time.sleep(0.3)
+    check(heartbeat(a, "gw1", 1, A) == 27, "the first member's heartbeat during the rebalance: REBALANCE_IN_PROGRESS (27)")
+    ra = join_resp(a.call(JOIN, 5, join_body("gw1", A)))
+    got = b.recv()
+    rb = join_resp(got[1]) if got else {"err": -1}
+    check(ra["err"] == 0 and ra["gen"] == 2 and ra["leader"] == A and len(ra["members"]) == 2,
+          "the rejoin completes generation 2: the leader gets both members")
+    check(rb["err"] == 0 and rb["gen"] == 2 and rb["leader"] == A and rb["members"] == [] and rb["member"] == B,
+          "the parked join is answered: generation 2, same leader, no member list for a follower")
+    nxt = b.recv()
+    check(got is not None and nxt is not None and got[0] == behind - 1 and nxt[0] == behind,
+          "the request pipelined behind the parked join is answered after it")
+
+    check(sync_resp(a.call(SYNC, 3, sync_body("gw1", 1, A)))[0] == 22, "SyncGroup of the old generation: ILLEGAL_GENERATION (22)")
+    b.send(SYNC, 3, sync_body("gw1", 2, B))
+    time.sleep(0.3)
+    err, asg = sync_resp(a.call(SYNC, 3, sync_body("gw1", 2, A, [(A, b"a2"), (B, b"b2")])))
+    got = b.recv()
+    errb, asgb = sync_resp(got[1]) if got else (-1, None)
+    check(err == 0 and asg == b"a2", "the leader's SyncGroup of generation 2: its assignment")
+    check(errb == 0 and asgb == b"b2", "the follower's waiting SyncGroup gets what the leader assigned it")
+
+    r = b.call(LEAVE, 1, kstr("gw1") + kstr(B))
+    r.i32()
+    check(r.i16() == 0, "LeaveGroup: NONE")
+    r = b.call(LEAVE, 1, kstr("gw1") + kstr(B))
+    r.i32()
+    check(r.i16() == 25, "LeaveGroup again: UNKNOWN_MEMBER_ID (25)")
+    check(heartbeat(a, "gw1", 2, A) == 27, "after the leave the remaining member must rejoin (27)")
+    ra = join_resp(a.call(JOIN, 5, join_body("gw1", A, session=1000)))
+    check(ra["err"] == 0 and ra["gen"] == 3 and ra["members"] == [(A, b"meta")], "its rejoin: generation 3, alone")
+
+    # Session timeout: A goes silent (session 1 s).
+    state = None
+    for _ in range(50):
+        time.sleep(0.2)
+        err, state, n = describe(b, "gw1")
+        if state == "Empty":
+            break
+    check(state == "Empty" and n == 0, "a member silent past its session timeout is removed: Empty, no members")
+
+    # Rebalance timeout: C stays Stable but does not rejoin when D joins.
+    c = Conn(addr)
+    fc = join_resp(c.call(JOIN, 5, join_body("gw2", "", session=30000, rebalance=1000)))
+    C = fc["member"]
+    rc = join_resp(c.call(JOIN, 5, join_body("gw2", C, session=30000, rebalance=1000)))
+    sync_resp(c.call(SYNC, 3, sync_body("gw2", rc["gen"], C, [(C, b"c")])))
+    d = Conn(addr)
+    fd = join2(d, "gw2", session=30000, rebalance=1000)
+    got = d.recv()
+    rd = join_resp(got[1]) if got else {"err": -1}
+    check(rd["err"] == 0 and rd["leader"] == fd["member"] and [m for m, _ in rd["members"]] == [fd["member"]],
+          "a member that does not rejoin is dropped at the rebalance timeout; the waiting join is answered without it")
+    check(heartbeat(c, "gw2", rc["gen"], C) == 25, "the dropped member's heartbeat: UNKNOWN_MEMBER_ID (25)")
+
+    e = Conn(addr)
+    r = join_resp(e.call(JOIN, 0, join_body("gw3", "", version=0)), version=0)
+    check(r["err"] == 0 and r["member"] and r["gen"] == 1, "JoinGroup v0 without a member id joins at once (NONE, generation 1)")
+
+    err, state, n = describe(e, "never-seen")
+    check(err == 0 and state == "Dead" and n == 0, "DescribeGroups of an unknown group: Dead")
+    r = e.call(LIST, 0, b"")
+    err = r.i16()
+    names = [(r.str(), r.str())[0] for _ in range(r.i32())]
+    check(err == 0 and {"gw1", "gw2", "gw3"} <= set(names), "ListGroups names the groups")
+
+    bad = Conn(addr)
+    bad.send(JOIN, 5, join_body("gw4", "")[:9])
+    check(bad.recv() is None, "a truncated JoinGroup closes the connection")
+    f = Conn(addr)
+    r = join_resp(f.call(JOIN, 5, join_body("gw4", "")))
+    check(r["err"] == 79, "and the broker answers a new connection")
+
+    print("%s" % ("all passed" if failed == 0 else "%d failed" % failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
