@@ -236,6 +236,67 @@ def main():
     e = offset_commit(-1, 11)
     check(e == 0 and offset_fetch() == 11, "OffsetCommit with generation -1: stored (%d)" % e)
 
+    # OffsetFetch v7's require_stable (KO6): a transactional commit pending for the partition
+    # answers UNSTABLE_OFFSET_COMMIT (88) until its marker; v5 answers the committed offset.
+    def uvar(n):
+        out = b""
+        while True:
+            b = n & 0x7F
+            n >>= 7
+            if n:
+                out += bytes([b | 0x80])
+            else:
+                return out + bytes([b])
+
+    def cstr(x):
+        b = x.encode()
+        return uvar(len(b) + 1) + b
+
+    def offset_fetch_v7(stable):
+        c.corr += 1
+        hdr = s16(9) + s16(7) + s32(c.corr) + kstr("txn_wire") + b"\x00"  # header v2
+        body = cstr("wg") + uvar(2) + cstr(topic) + uvar(2) + s32(2) + b"\x00"
+        body += bytes([1 if stable else 0]) + b"\x00"
+        frame = hdr + body
+        c.s.sendall(s32(len(frame)) + frame)
+        r = c.recv()
+        off = 1 + 4  # response header v1's tags, throttle
+        off += 1  # topics: one
+        off += 1 + len(topic.encode())  # compact name
+        off += 1  # partitions: one
+        p_, o, _ = struct.unpack(">iqi", r[off : off + 16])
+        off += 16
+        off += 1 if r[off] == 0 else r[off]  # metadata (compact nullable: "" is length 1)
+        (err,) = struct.unpack(">h", r[off : off + 2])
+        return o, err
+
+    def offset_fetch_v5():
+        r = c.call(9, 5, kstr("wg") + s32(1) + kstr(topic) + s32(1) + s32(2))
+        # throttle, [name [partition offset leader_epoch metadata error]], error
+        (ln,) = struct.unpack(">h", r[8:10])
+        (o,) = struct.unpack(">q", r[10 + ln + 8 : 10 + ln + 16])
+        return o
+
+    err, pid2, epoch2 = init_pid(c, "wire-offsets")
+    r = c.call(25, 1, kstr("wire-offsets") + s64(pid2) + s16(epoch2) + kstr("wg"))
+    e = struct.unpack(">ih", r[:6])[1]
+    check(err == 0 and e == 0, "AddOffsetsToTxn of group wg: NONE (%d)" % e)
+    body = kstr("wire-offsets") + kstr("wg") + s64(pid2) + s16(epoch2) + s32(1) + kstr(topic)
+    body += s32(1) + s32(2) + s64(20) + kstr("")
+    r = c.call(28, 0, body)
+    (ln,) = struct.unpack(">h", r[8:10])
+    e = struct.unpack(">ih", r[10 + ln + 4 : 10 + ln + 10])[1]
+    check(e == 0, "TxnOffsetCommit of offset 20: NONE (%d), pending until the marker" % e)
+    o, e = offset_fetch_v7(True)
+    check(e == 88, "OffsetFetch v7 require_stable while it is pending: UNSTABLE_OFFSET_COMMIT (%d)" % e)
+    o, e = offset_fetch_v7(False)
+    check(e == 0 and o == 11, "OffsetFetch v7 without require_stable: the committed 11 (%d, %d)" % (o, e))
+    check(offset_fetch_v5() == 11, "OffsetFetch v5: the committed 11")
+    e = end_txn(c, "wire-offsets", pid2, epoch2, True)
+    check(e == 0, "EndTxn commit of the offsets: NONE (%d)" % e)
+    o, e = offset_fetch_v7(True)
+    check(e == 0 and o == 20, "OffsetFetch v7 require_stable after the marker: 20 (%d, %d)" % (o, e))
+
     body = kstr("wire") + s64(pid) + s16(epoch) + s32(1) + kstr(topic) + s32(2) + s32(0)
     r = c.call(24, 1, body)  # one partition short
     check(r is None, "a truncated AddPartitionsToTxn closes the connection")

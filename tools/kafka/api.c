@@ -34,7 +34,7 @@ static const struct kafka_api api_table[] = {
     {KAFKA_LIST_OFFSETS, "ListOffsets", 1, 3, 1, 3, 6, true},
     {KAFKA_METADATA, "Metadata", 0, 4, 0, 4, 9, true},
     {KAFKA_OFFSET_COMMIT, "OffsetCommit", 2, 7, 2, 7, 8, true},
-    {KAFKA_OFFSET_FETCH, "OffsetFetch", 1, 7, 1, 5, 6, true},
+    {KAFKA_OFFSET_FETCH, "OffsetFetch", 1, 7, 1, 7, 6, true},
     {KAFKA_FIND_COORDINATOR, "FindCoordinator", 0, 3, 0, 2, 3, true},
     {KAFKA_JOIN_GROUP, "JoinGroup", 0, 5, 0, 5, 6, true},
     {KAFKA_HEARTBEAT, "Heartbeat", 0, 3, 0, 3, 4, true},

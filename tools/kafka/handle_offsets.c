@@ -1,15 +1,17 @@
 /*
- * handle_offsets.c — OffsetFetch v1-5: a group's committed offsets from the engine's
+ * handle_offsets.c — OffsetFetch v1-7: a group's committed offsets from the engine's
  * `__consumer_offsets` (rt_group_fetch_offsets), for the partitions the client names; and
  * OffsetCommit v2-7 (checked against the group's membership by group_coord.c), stored
- * durably by rt_group_commit_offsets before the answer. It decodes its requests and encodes
- * its answers itself (none of these versions is flexible; k/codec had no codec yet), and writes
- * nothing but those commits.
+ * durably by rt_group_commit_offsets before the answer. OffsetFetch requests are decoded by
+ * kmsg_txn.c's codec (v6+ flexible); OffsetCommit's are decoded here; it writes nothing but
+ * those commits.
  *
  * Invariants:
  *   KO1  An offset is answered only once it is committed: a transactional commit still pending
  *        (its transaction open) is not returned (the previous committed offset, or -1, is), as
- *        Kafka answers these versions (require_stable arrives with v7, not advertised).
+ *        Kafka answers v1-6. KO6: with v7's require_stable set, a partition whose transactional
+ *        commit is pending answers UNSTABLE_OFFSET_COMMIT (88) instead, which clients retry
+ *        until the transaction's marker lands (KIP-447).
  *   KO2  Every partition asked is answered: -1 with NONE when nothing is committed (as Kafka),
  *        UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist.
  *   KO3  A null topic array ("all the group's partitions", v2+) is answered with the top-level
@@ -38,41 +40,8 @@
 #define GROUP_BYTES_MAX          1024
 #define GROUP_METADATA_BYTES_MAX 4096 /* Kafka's offset.metadata.max.bytes default */
 
-struct of_topic {
-    struct kp_str name;
-    int32_t count;
-    int32_t *partitions;
-};
-
-struct of_req {
-    struct kp_str group;
-    int32_t topics_count; /* -1: null (all) */
-    struct of_topic *topics;
-};
-
-static int decode(struct kp_reader *r, struct kp_arena *a, int16_t version, struct of_req *q)
-{
-    memset(q, 0, sizeof(*q));
-    q->group = kp_read_string(r);
-    q->topics_count = version >= 2 ? kp_read_nullable_array_len(r, 6) : kp_read_array_len(r, 6);
-    if (q->topics_count < 0 && version < 2)
-        q->topics_count = 0;
-    if (q->topics_count > 0)
-        q->topics = kp_arena_array(r, a, q->topics_count, sizeof(*q->topics));
-    for (int32_t t = 0; t < q->topics_count && !r->err; t++) {
-        q->topics[t].name = kp_read_string(r);
-        q->topics[t].count = kp_read_array_len(r, 4);
-        if (q->topics[t].count < 0)
-            q->topics[t].count = 0;
-        q->topics[t].partitions = kp_arena_array(r, a, q->topics[t].count, sizeof(int32_t));
-        for (int32_t i = 0; i < q->topics[t].count && !r->err; i++)
-            q->topics[t].partitions[i] = kp_read_i32(r);
-    }
-    kp_expect_end(r);
-    return r->err;
-}
-
-static int decode_with_arena(struct kafka_slot *s, size_t body_at, struct of_req *q)
+static int decode_with_arena(struct kafka_slot *s, size_t body_at,
+                             struct kmsg_offset_fetch_request *q)
 {
     for (;;) {
         if (!s->arena_buf) {
@@ -84,7 +53,8 @@ static int decode_with_arena(struct kafka_slot *s, size_t body_at, struct of_req
         kp_arena_init(&s->arena, s->arena_buf, s->arena_bytes);
         struct kp_reader r;
         kp_reader_init(&r, s->req->frame + body_at, s->req->frame_len - body_at);
-        int rc = decode(&r, &s->arena, s->header.api_version, q);
+        memset(q, 0, sizeof(*q));
+        int rc = kmsg_offset_fetch_request_decode(&r, s->header.api_version, &s->arena, q);
         if (rc != KP_E_LIMIT || s->arena_bytes >= KAFKA_ARENA_MAX_BYTES)
             return rc;
         size_t bigger = s->arena_bytes * 2;
@@ -98,7 +68,7 @@ static int decode_with_arena(struct kafka_slot *s, size_t body_at, struct of_req
 
 enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
 {
-    struct of_req q;
+    struct kmsg_offset_fetch_request q;
     int16_t v = s->header.api_version;
     int rc = decode_with_arena(s, body_at, &q);
     if (rc) {
@@ -109,12 +79,13 @@ enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
                 s->req->conn_id, v);
         return NET_CLOSE;
     }
+    bool flex = kafka_api_flexible(KAFKA_OFFSET_FETCH, v);
     char group[GROUP_BYTES_MAX + 1];
-    bool group_ok = q.group.len > 0 && q.group.len <= GROUP_BYTES_MAX &&
-                    !memchr(q.group.ptr, 0, (size_t)q.group.len);
+    bool group_ok = q.group_id.len > 0 && q.group_id.len <= GROUP_BYTES_MAX &&
+                    !memchr(q.group_id.ptr, 0, (size_t)q.group_id.len);
     if (group_ok) {
-        memcpy(group, q.group.ptr, (size_t)q.group.len);
-        group[q.group.len] = 0;
+        memcpy(group, q.group_id.ptr, (size_t)q.group_id.len);
+        group[q.group_id.len] = 0;
     }
     rt_engine *e = s->server->engine;
     kafka_response_begin(s);
@@ -123,19 +94,19 @@ enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
     int16_t top = KAFKA_NONE;
     if (q.topics_count < 0) {
         top = KAFKA_INVALID_REQUEST; /* KO3 */
-        kp_write_array_len(&s->w, 0);
+        kp_write_alen(&s->w, flex, 0);
     } else {
-        kp_write_array_len(&s->w, q.topics_count);
+        kp_write_alen(&s->w, flex, q.topics_count);
     }
     for (int32_t t = 0; t < q.topics_count; t++) {
-        const struct of_topic *tp = &q.topics[t];
+        const struct kmsg_txn_topic *tp = &q.topics[t];
         char name[RT_TOPIC_NAME_MAX + 1];
         bool name_ok = kafka_topic_name(tp->name, name);
         uint32_t parts = 0;
         bool known = name_ok && rt_topic_describe(e, name, &parts) == 0;
-        kp_write_string(&s->w, tp->name);
-        kp_write_array_len(&s->w, tp->count);
-        for (int32_t i = 0; i < tp->count; i++) {
+        kp_write_str(&s->w, flex, tp->name);
+        kp_write_alen(&s->w, flex, tp->partitions_count);
+        for (int32_t i = 0; i < tp->partitions_count; i++) {
             int32_t p = tp->partitions[i];
             int64_t off = -1;
             int16_t code = KAFKA_NONE;
@@ -144,27 +115,33 @@ enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
             } else if (!known || p < 0 || (uint32_t)p >= parts) {
                 code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION; /* KO2 */
             } else {
-                rc = rt_group_fetch_offsets(e, group, name, (uint32_t)p, false, &off); /* KO1 */
+                /* KO1; with require_stable (v7) a pending transactional commit is
+                 * UNSTABLE_OFFSET_COMMIT (88), which the client retries (KO6) */
+                rc = rt_group_fetch_offsets(e, group, name, (uint32_t)p, q.require_stable, &off);
                 if (rc) {
                     code = kafka_error_from_rt(rc);
                     off = -1;
-                    fprintf(stderr, "ringtail serve: OffsetFetch for group '%s': %s: %s\n", group,
-                            rt_strerror(rc), rt_error_detail());
+                    if (rc != RT_E_UNSTABLE_OFFSET_COMMIT)
+                        fprintf(stderr, "ringtail serve: OffsetFetch for group '%s': %s: %s\n",
+                                group, rt_strerror(rc), rt_error_detail());
                 }
             }
             kp_write_i32(&s->w, p);
             kp_write_i64(&s->w, off);
             if (v >= 5)
                 kp_write_i32(&s->w, -1); /* committed_leader_epoch: not kept */
-            kp_write_nullable_string(&s->w, kp_str_of(""));
+            kp_write_nstr(&s->w, flex, kp_str_of(""));
             kp_write_i16(&s->w, code);
+            kp_write_tags(&s->w, flex);
             kafka_count_error(s, code);
         }
+        kp_write_tags(&s->w, flex);
     }
     if (v >= 2) {
         kp_write_i16(&s->w, top);
         kafka_count_error(s, top);
     }
+    kp_write_tags(&s->w, flex);
     return kafka_response_end(s);
 }
 
