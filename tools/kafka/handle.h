@@ -97,6 +97,16 @@ enum net_verdict kafka_handle_group_retry(struct kafka_slot *s, bool expired);
 /* Makes room for `n` record slices (clamped to KAFKA_HOLES_MAX) before a fetch response is
  * begun. 0 or -ENOMEM. */
 int kafka_holes_reserve(struct kafka_slot *s, uint64_t n);
+
+/* A request body decoder: reads the body from r, its arrays into a (KP_E_LIMIT when they do not
+ * fit). */
+typedef int (*kafka_body_decode_fn)(struct kp_reader *r, struct kp_arena *a, void *ctx);
+
+/* Runs `decode` over the request's body (frame bytes from body_at) with the slot's arena,
+ * growing it (doubling, up to KAFKA_ARENA_MAX_BYTES) and decoding again when the arrays did not
+ * fit (KS2). Returns decode's result, or -ENOMEM. Every handler that decodes its own body uses
+ * it. */
+int kafka_slot_decode(struct kafka_slot *s, size_t body_at, kafka_body_decode_fn decode, void *ctx);
 /* Starts the response frame (size + header) in the slot's writer. */
 void kafka_response_begin(struct kafka_slot *s);
 /* Ends the frame and points the net request at it (holes become slices). NET_DONE, or

@@ -40,30 +40,23 @@
 #define GROUP_BYTES_MAX          1024
 #define GROUP_METADATA_BYTES_MAX 4096 /* Kafka's offset.metadata.max.bytes default */
 
+struct fetch_decode {
+    int16_t version;
+    struct kmsg_offset_fetch_request *q;
+};
+
+static int fetch_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
+{
+    struct fetch_decode *d = ctx;
+    memset(d->q, 0, sizeof(*d->q));
+    return kmsg_offset_fetch_request_decode(r, d->version, a, d->q);
+}
+
 static int decode_with_arena(struct kafka_slot *s, size_t body_at,
                              struct kmsg_offset_fetch_request *q)
 {
-    for (;;) {
-        if (!s->arena_buf) {
-            s->arena_buf = malloc(KAFKA_ARENA_MIN_BYTES);
-            if (!s->arena_buf)
-                return -ENOMEM;
-            s->arena_bytes = KAFKA_ARENA_MIN_BYTES;
-        }
-        kp_arena_init(&s->arena, s->arena_buf, s->arena_bytes);
-        struct kp_reader r;
-        kp_reader_init(&r, s->req->frame + body_at, s->req->frame_len - body_at);
-        memset(q, 0, sizeof(*q));
-        int rc = kmsg_offset_fetch_request_decode(&r, s->header.api_version, &s->arena, q);
-        if (rc != KP_E_LIMIT || s->arena_bytes >= KAFKA_ARENA_MAX_BYTES)
-            return rc;
-        size_t bigger = s->arena_bytes * 2;
-        uint8_t *b = realloc(s->arena_buf, bigger);
-        if (!b)
-            return -ENOMEM;
-        s->arena_buf = b;
-        s->arena_bytes = bigger;
-    }
+    struct fetch_decode d = {.version = s->header.api_version, .q = q};
+    return kafka_slot_decode(s, body_at, fetch_decode, &d);
 }
 
 enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
@@ -200,30 +193,23 @@ static int oc_decode(struct kp_reader *r, struct kp_arena *a, int16_t v, struct 
     return r->err;
 }
 
+struct commit_decode {
+    int16_t version;
+    struct oc_req *q;
+};
+
+static int commit_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
+{
+    struct commit_decode *d = ctx;
+    return oc_decode(r, a, d->version, d->q);
+}
+
 enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at)
 {
     struct oc_req q;
     int16_t v = s->header.api_version;
-    int rc;
-    for (;;) { /* the arena grows as decode_body's does */
-        if (!s->arena_buf) {
-            s->arena_buf = malloc(KAFKA_ARENA_MIN_BYTES);
-            if (!s->arena_buf)
-                return NET_CLOSE;
-            s->arena_bytes = KAFKA_ARENA_MIN_BYTES;
-        }
-        kp_arena_init(&s->arena, s->arena_buf, s->arena_bytes);
-        struct kp_reader r;
-        kp_reader_init(&r, s->req->frame + body_at, s->req->frame_len - body_at);
-        rc = oc_decode(&r, &s->arena, v, &q);
-        if (rc != KP_E_LIMIT || s->arena_bytes >= KAFKA_ARENA_MAX_BYTES)
-            break;
-        uint8_t *b = realloc(s->arena_buf, s->arena_bytes * 2);
-        if (!b)
-            return NET_CLOSE;
-        s->arena_buf = b;
-        s->arena_bytes *= 2;
-    }
+    struct commit_decode d = {.version = v, .q = &q};
+    int rc = kafka_slot_decode(s, body_at, commit_decode, &d);
     if (rc) {
         atomic_fetch_add_explicit(&s->server->stats.requests_refused, 1, memory_order_relaxed);
         fprintf(stderr,

@@ -114,30 +114,22 @@ int kafka_txn_request_decode(struct kp_reader *r, int16_t api_key, int16_t v, st
     return r->err;
 }
 
-/* Decodes with the slot's arena, growing it as decode_body in server.c does. */
+struct txn_decode {
+    struct kafka_slot *s;
+    struct kafka_txn_request *q;
+};
+
+static int txn_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
+{
+    struct txn_decode *d = ctx;
+    return kafka_txn_request_decode(r, d->s->header.api_key, d->s->header.api_version, a, d->q);
+}
+
+/* Decodes with the slot's arena (kafka_slot_decode grows it). */
 static int decode_with_arena(struct kafka_slot *s, size_t body_at, struct kafka_txn_request *q)
 {
-    for (;;) {
-        if (!s->arena_buf) {
-            s->arena_buf = malloc(KAFKA_ARENA_MIN_BYTES);
-            if (!s->arena_buf)
-                return -ENOMEM;
-            s->arena_bytes = KAFKA_ARENA_MIN_BYTES;
-        }
-        kp_arena_init(&s->arena, s->arena_buf, s->arena_bytes);
-        struct kp_reader r;
-        kp_reader_init(&r, s->req->frame + body_at, s->req->frame_len - body_at);
-        int rc =
-            kafka_txn_request_decode(&r, s->header.api_key, s->header.api_version, &s->arena, q);
-        if (rc != KP_E_LIMIT || s->arena_bytes >= KAFKA_ARENA_MAX_BYTES)
-            return rc;
-        size_t bigger = s->arena_bytes * 2;
-        uint8_t *b = realloc(s->arena_buf, bigger);
-        if (!b)
-            return -ENOMEM;
-        s->arena_buf = b;
-        s->arena_bytes = bigger;
-    }
+    struct txn_decode d = {.s = s, .q = q};
+    return kafka_slot_decode(s, body_at, txn_decode, &d);
 }
 
 /* ---- errors and names ---- */

@@ -252,8 +252,7 @@ static void hook_release(void *ctx, struct net_req *req)
     kp_arena_reset(&s->resp);
 }
 
-/* Decodes the body into s->msg, growing the arena when its arrays did not fit (KS2). */
-static int decode_body(struct kafka_slot *s, size_t body_at)
+int kafka_slot_decode(struct kafka_slot *s, size_t body_at, kafka_body_decode_fn decode, void *ctx)
 {
     for (;;) {
         if (!s->arena_buf) {
@@ -265,8 +264,7 @@ static int decode_body(struct kafka_slot *s, size_t body_at)
         kp_arena_init(&s->arena, s->arena_buf, s->arena_bytes);
         struct kp_reader r;
         kp_reader_init(&r, s->req->frame + body_at, s->req->frame_len - body_at);
-        int rc =
-            kmsg_request_decode(&r, s->header.api_key, s->header.api_version, &s->arena, &s->msg);
+        int rc = decode(&r, &s->arena, ctx);
         if (rc != KP_E_LIMIT || s->arena_bytes >= KAFKA_ARENA_MAX_BYTES)
             return rc;
         size_t bigger = s->arena_bytes * 2;
@@ -276,6 +274,18 @@ static int decode_body(struct kafka_slot *s, size_t body_at)
         s->arena_buf = b;
         s->arena_bytes = bigger;
     }
+}
+
+static int decode_msg(struct kp_reader *r, struct kp_arena *a, void *ctx)
+{
+    struct kafka_slot *s = ctx;
+    return kmsg_request_decode(r, s->header.api_key, s->header.api_version, a, &s->msg);
+}
+
+/* Decodes the body into s->msg (KS2). */
+static int decode_body(struct kafka_slot *s, size_t body_at)
+{
+    return kafka_slot_decode(s, body_at, decode_msg, s);
 }
 
 static enum net_verdict refuse(struct kafka_slot *s, const char *why)
