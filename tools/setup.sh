@@ -12,7 +12,7 @@ packages=(build-essential cmake pkg-config git python3 util-linux liburing-dev l
 # programs and the serve bench, Debian's confluent-kafka under /usr/bin/python3, libmicrohttpd for
 # --metrics, promtool (prometheus) to check a scrape, iproute2 for `ss -K`. Node and npm (for
 # kafkajs) only when missing: a machine with another node (nodesource's) keeps it.
-packages+=(kcat librdkafka-dev python3-confluent-kafka libmicrohttpd-dev prometheus iproute2)
+packages+=(kcat librdkafka-dev python3-confluent-kafka libmicrohttpd-dev prometheus iproute2 curl)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     packages+=(nodejs npm)
 fi
