@@ -155,16 +155,20 @@ struct txn_run_result {
     uint64_t fdatasyncs, rounds, batches;   /* engine stats deltas (ringtail) */
     uint64_t heap_end_bytes;                /* allocator bytes before close */
     struct hist *commit_lat;                /* per commit call; filled when non-NULL */
+    uint64_t *commits_each;                 /* W3 timed: each producer's count, when non-NULL */
     char errmsg[256];
 };
 
 /* W3: `threads` transactional producers (ids "w3-<i>"), thread i -> partition i mod partitions,
- * sending 16 x 1 KiB records per batch through rt_producer_send and committing every
- * commit_interval_ms, for `seconds`; sync=always. transactional false: the same with idempotent
- * producers that rt_producer_flush instead of committing (the baseline for the cost of
- * transactions). */
+ * sending 16 x 1 KiB records per batch through rt_producer_send and committing after every
+ * batches_per_txn batches; sync=always. transactional false: the same with idempotent producers
+ * that rt_producer_flush instead of committing (the baseline for the cost of transactions).
+ * seconds > 0: run for that long and write each producer's count of commits (flushes) to
+ * commits_each[threads] when non-NULL; seconds == 0: producer i ends exactly commits_each[i]
+ * (the baseline's counts: the same bytes at the same cadence). -EINVAL for neither. */
 int txn_w3_run(const char *dir, uint32_t threads, uint32_t partitions, double seconds,
-               uint32_t commit_interval_ms, bool transactional, struct txn_run_result *out);
+               uint32_t batches_per_txn, bool transactional, uint64_t *commits_each,
+               struct txn_run_result *out);
 /* W4: `threads` transactional producers looping begin / 5 records (1 KiB) to partition i and 5
  * to i+1 (mod partitions) / commit; sync=always; at most commits_max transactions (0: none). */
 int txn_w4_run(const char *dir, uint32_t threads, uint32_t partitions, double seconds,
@@ -196,6 +200,7 @@ struct mem_live_result {
     uint64_t heap_live_bytes;   /* heap growth with `live` producers open, one record each */
     uint64_t anon_live_bytes;   /* anonymous RSS growth (includes the sender threads' stacks) */
     uint64_t heap_closed_bytes; /* after closing them: what the engine keeps per producer id */
+    int64_t threads_live;       /* threads of this process with them open, less before (or -1) */
     char errmsg[256];
 };
 int mem_producers_live(const char *dir, uint32_t live, uint32_t partitions,

@@ -4,7 +4,14 @@
  *
  *   W3  txn_w3_run: W2's shape (1 KiB values, 16 records per producer batch, sync=always, thread
  *       i -> partition i mod P) with every thread a transactional producer (transactional_id
- *       "w3-<i>") that sends through rt_producer_send and commits every commit_interval_ms.
+ *       "w3-<i>") that sends through rt_producer_send and commits after every batches_per_txn
+ *       batches; its baseline is the same with idempotent producers that flush instead. The
+ *       baseline runs for a time and records how many transactions each producer ended; the
+ *       transactional run then ends exactly as many per producer, so the two carry the same
+ *       producers, the same bytes and the same commit (flush) cadence, and their MB/s ratio is
+ *       the cost of the transactions alone. (A cadence in time would not do: rt_producer_send
+ *       returns at memory speed until buffer_memory_bytes is full, so a 100 ms window filled
+ *       the 32 MiB buffer and the commit then drained it for a second.)
  *   W4  txn_w4_run: small transactions, begin / 5 records to each of 2 partitions / commit, in a
  *       loop per thread; commit latency = the rt_producer_commit call (it flushes the
  *       transaction's 10 records, then PrepareCommit, markers, CompleteCommit).
@@ -50,9 +57,10 @@ struct txn_run {
     rocksdb_writeoptions_t *rdb_wopts;
     rocksdb_transaction_options_t *rdb_topts;
     uint32_t partitions;
-    uint32_t commit_interval_ms; /* W3; 0 = W4 */
-    bool transactional;          /* false: W3's baseline, idempotent producers that flush */
-    uint64_t commits_max;        /* 0 = none; claimed before each begin */
+    uint32_t batches_per_txn;     /* W3; 0 = W4 */
+    bool transactional;           /* false: W3's baseline, idempotent producers that flush */
+    uint64_t commits_max;         /* 0 = none; claimed before each begin */
+    const uint64_t *commits_each; /* W3: producer i ends exactly commits_each[i]; NULL = time */
     _Atomic uint64_t commits_claimed;
     uint64_t deadline_ns; /* written before `go` */
     _Atomic int error;
@@ -92,27 +100,23 @@ static int send_records(rt_producer *p, uint32_t partition, const struct rt_reco
     return 0;
 }
 
-/* One transaction of W3 (send 16-record batches until the interval ends) or W4 (5 records to
- * each of two partitions). Returns the value bytes it sent, or a negative code. */
-static int64_t txn_body(struct txn_thread *t, uint64_t txn_start_ns)
+/* One transaction of W3 (batches_per_txn 16-record batches to the thread's partition) or W4
+ * (5 records to each of two partitions). Returns the value bytes it sent, or a negative code. */
+static int64_t txn_body(struct txn_thread *t)
 {
     struct txn_run *run = t->run;
     struct rt_record recs[BENCH_BATCH_RECORDS];
     int64_t bytes = 0;
-    if (run->commit_interval_ms) {
+    if (run->batches_per_txn) {
         uint32_t part = t->id % run->partitions;
-        uint64_t until = txn_start_ns + (uint64_t)run->commit_interval_ms * 1000000u;
-        if (until > run->deadline_ns)
-            until = run->deadline_ns;
-        uint64_t k = 0;
-        do {
+        for (uint64_t k = 0; k < run->batches_per_txn; k++) {
             bench_records_make(recs, BENCH_BATCH_RECORDS, BENCH_VALUE_BYTES,
-                               ((uint64_t)t->id << 40) | (t->commits << 16) | k++);
+                               ((uint64_t)t->id << 40) | (t->commits << 16) | k);
             int rc = send_records(t->producer, part, recs, BENCH_BATCH_RECORDS);
             if (rc)
                 return rc;
             bytes += BENCH_BATCH_VALUE_BYTES;
-        } while (bench_now_ns() < until);
+        }
         return bytes;
     }
     uint32_t a = t->id % run->partitions, b = (t->id + 1) % run->partitions;
@@ -130,7 +134,9 @@ static void *ringtail_txn_main(void *arg)
     while (!atomic_load_explicit(&run->go, memory_order_acquire))
         sched_yield();
     uint64_t now = bench_now_ns();
-    while (now < run->deadline_ns && !atomic_load_explicit(&run->error, memory_order_relaxed)) {
+    while (!atomic_load_explicit(&run->error, memory_order_relaxed)) {
+        if (run->commits_each ? t->commits >= run->commits_each[t->id] : now >= run->deadline_ns)
+            break;
         if (run->commits_max && atomic_fetch_add(&run->commits_claimed, 1) >= run->commits_max)
             break;
         int rc = run->transactional ? rt_producer_begin(t->producer) : 0;
@@ -138,7 +144,7 @@ static void *ringtail_txn_main(void *arg)
             run_fail(run, "rt_producer_begin", rc, rt_error_detail());
             break;
         }
-        int64_t sent = txn_body(t, now);
+        int64_t sent = txn_body(t);
         if (sent < 0) {
             run_fail(run, "rt_producer_send", (int)sent, rt_error_detail());
             if (run->transactional)
@@ -230,7 +236,7 @@ static int run_threads(struct txn_run *run, struct txn_thread *ts, uint32_t thre
         }
     }
     uint64_t t0 = bench_now_ns();
-    run->deadline_ns = t0 + (uint64_t)(seconds * 1e9);
+    run->deadline_ns = seconds > 0 ? t0 + (uint64_t)(seconds * 1e9) : UINT64_MAX;
     atomic_store_explicit(&run->go, true, memory_order_release);
     uint64_t end = t0;
     for (uint32_t i = 0; i < started; i++) {
@@ -242,6 +248,8 @@ static int run_threads(struct txn_run *run, struct txn_thread *ts, uint32_t thre
         out->value_bytes += ts[i].value_bytes;
         if (ts[i].end_ns > end)
             end = ts[i].end_ns;
+        if (out->commits_each)
+            out->commits_each[i] = ts[i].commits;
     }
     out->seconds = (double)(end - t0) / 1e9;
     int rc = atomic_load(&run->error);
@@ -255,8 +263,8 @@ static int run_threads(struct txn_run *run, struct txn_thread *ts, uint32_t thre
 /* ---------------------------------------------------------------------------------------- */
 
 static int ringtail_txn(const char *dir, uint32_t threads, uint32_t partitions, double seconds,
-                        uint32_t commit_interval_ms, bool transactional, uint64_t commits_max,
-                        struct txn_run_result *out)
+                        uint32_t batches_per_txn, bool transactional, uint64_t commits_max,
+                        const uint64_t *commits_each, struct txn_run_result *out)
 {
     struct rt_options o;
     rt_options_init(&o);
@@ -271,9 +279,10 @@ static int ringtail_txn(const char *dir, uint32_t threads, uint32_t partitions, 
     struct txn_thread *ts = calloc(threads, sizeof(*ts));
     struct txn_run run = {.engine = e,
                           .partitions = partitions,
-                          .commit_interval_ms = commit_interval_ms,
+                          .batches_per_txn = batches_per_txn,
                           .transactional = transactional,
                           .commits_max = commits_max,
+                          .commits_each = commits_each,
                           .err_lock = PTHREAD_MUTEX_INITIALIZER};
     if (!ts)
         rc = -ENOMEM;
@@ -282,7 +291,7 @@ static int ringtail_txn(const char *dir, uint32_t threads, uint32_t partitions, 
     uint32_t opened = 0;
     for (; rc == 0 && opened < threads; opened++) {
         char id[32];
-        snprintf(id, sizeof(id), "%s-%u", commit_interval_ms ? "w3" : "w4", opened);
+        snprintf(id, sizeof(id), "%s-%u", batches_per_txn ? "w3" : "w4", opened);
         struct rt_producer_options po;
         rt_producer_options_init(&po);
         po.transactional_id = transactional ? id : NULL;
@@ -326,16 +335,24 @@ static int ringtail_txn(const char *dir, uint32_t threads, uint32_t partitions, 
 }
 
 int txn_w3_run(const char *dir, uint32_t threads, uint32_t partitions, double seconds,
-               uint32_t commit_interval_ms, bool transactional, struct txn_run_result *out)
+               uint32_t batches_per_txn, bool transactional, uint64_t *commits_each,
+               struct txn_run_result *out)
 {
-    return ringtail_txn(dir, threads, partitions, seconds,
-                        commit_interval_ms ? commit_interval_ms : 1, transactional, 0, out);
+    if (batches_per_txn == 0 || (seconds <= 0 && !commits_each))
+        return -EINVAL;
+    if (seconds > 0) { /* timed: record each producer's count for the run that must match it */
+        out->commits_each = commits_each;
+        return ringtail_txn(dir, threads, partitions, seconds, batches_per_txn, transactional, 0,
+                            NULL, out);
+    }
+    return ringtail_txn(dir, threads, partitions, 0, batches_per_txn, transactional, 0,
+                        commits_each, out);
 }
 
 int txn_w4_run(const char *dir, uint32_t threads, uint32_t partitions, double seconds,
                uint64_t commits_max, struct txn_run_result *out)
 {
-    return ringtail_txn(dir, threads, partitions, seconds, 0, true, commits_max, out);
+    return ringtail_txn(dir, threads, partitions, seconds, 0, true, commits_max, NULL, out);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -548,6 +565,21 @@ int mem_producer_churn(const char *dir, uint64_t producers, uint32_t threads,
     return rc ? rc : crc;
 }
 
+/* This process's thread count (the Threads: line of /proc/self/status), or -1. */
+static long proc_threads(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    long n = -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "Threads: %ld", &n) == 1)
+            break;
+    fclose(f);
+    return n;
+}
+
 int mem_producers_live(const char *dir, uint32_t live, uint32_t partitions,
                        struct mem_live_result *out)
 {
@@ -568,6 +600,7 @@ int mem_producers_live(const char *dir, uint32_t live, uint32_t partitions,
     uint64_t heap0 = mem_heap_bytes(NULL);
     mem_reset_peak();
     uint64_t anon0 = mem_peak_anon_bytes();
+    long threads0 = proc_threads();
     uint32_t opened = 0;
     for (; opened < live && rc == 0; opened++) {
         rc = rt_producer_open(e, &po, &ps[opened]);
@@ -584,6 +617,8 @@ int mem_producers_live(const char *dir, uint32_t live, uint32_t partitions,
     out->live = opened;
     out->heap_live_bytes = mem_heap_bytes(NULL) - heap0;
     out->anon_live_bytes = mem_peak_anon_bytes() - anon0;
+    long threads1 = proc_threads();
+    out->threads_live = threads0 >= 0 && threads1 >= 0 ? threads1 - threads0 : -1;
     for (uint32_t i = 0; i < opened; i++) {
         int crc = rt_producer_close(ps[i]);
         if (crc && !rc)
