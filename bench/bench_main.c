@@ -79,6 +79,7 @@ struct bench_opts {
     uint32_t limit_queue_depth;
     double w3_seconds;
     uint32_t w3_txn_batches; /* producer batches per W3 transaction (per flush in the baseline) */
+    uint32_t w3_pairs;       /* W3: pairs of (baseline, transactional) runs, alternating order */
     double w4_seconds;
     uint64_t w4_txn_max; /* per ringtail configuration; 0 = no cap */
     uint32_t w4_producers[PRODUCER_SETS_MAX];
@@ -808,11 +809,35 @@ static void txn_row_fill(struct row *r, const struct txn_run_result *t, struct h
 }
 
 /* W3: W2's shape at 16 producers, each producer ending a transaction after every
- * w3_txn_batches batches. The idempotent baseline (flush instead of commit) runs first, for
- * w3_seconds; the transactional run then ends exactly as many transactions per producer as the
- * baseline flushed, so both carry the same producers, bytes and cadence (checked when the goal
- * is read) and 1 - W3/idem is what the transactions cost. Also beside W2 p16 of this run (run
- * here, ringtail only, when W2 did not run with 16 producers). */
+ * w3_txn_batches batches, against the same producers idempotent (flush instead of commit). They
+ * run in w3_pairs pairs: in each, the first runs for w3_seconds and the second then ends exactly
+ * as many transactions per producer, so both carry the same producers, bytes and cadence
+ * (checked when the goal is read); the pairs alternate which goes first (idem first in even
+ * pairs), so neither gains from running second on a shared disk. Each row sums its runs, and
+ * 1 - W3/idem is what the transactions cost. Also beside W2 p16 of this run (run here, ringtail
+ * only, when W2 did not run with 16 producers). */
+struct w3_acc {
+    struct row *row;
+    struct hist *lat;
+    struct txn_run_result sum;
+    uint64_t heap_end_over_start;
+    int rc;
+};
+
+static void w3_add(struct w3_acc *a, const struct txn_run_result *t, uint64_t heap0)
+{
+    a->sum.seconds += t->seconds;
+    a->sum.commits += t->commits;
+    a->sum.records += t->records;
+    a->sum.value_bytes += t->value_bytes;
+    a->sum.fdatasyncs += t->fdatasyncs;
+    a->sum.rounds += t->rounds;
+    a->sum.batches += t->batches;
+    uint64_t held = t->heap_end_bytes > heap0 ? t->heap_end_bytes - heap0 : 0;
+    if (held > a->heap_end_over_start)
+        a->heap_end_over_start = held;
+}
+
 static void run_w3(void)
 {
     const uint32_t n = 16;
@@ -822,52 +847,70 @@ static void run_w3(void)
                        BENCH_PARTITIONS_W2, n, opt.w3_seconds, opt.w2_bytes_max, false, NULL, NULL);
         w2 = find_row("W2", "ringtail", "p16");
     }
-    uint64_t commits_each[16] = {0};
-    double idem_mb = NAN;
     double txn_kib = (double)opt.w3_txn_batches * BENCH_BATCH_VALUE_BYTES / 1024.0;
+    struct w3_acc acc[2]; /* [0] idempotent baseline, [1] transactional */
+    memset(acc, 0, sizeof(acc));
     for (int txn = 0; txn < 2; txn++) {
         char config[40];
         snprintf(config, sizeof(config), "p16 %s/%.0f KiB", txn ? "commit" : "idem flush", txn_kib);
-        struct row *r = row_new("W3", "ringtail", config, "W3", KIND_SUBJECT);
-        r->producers = n;
-        r->batches_per_txn = opt.w3_txn_batches;
-        char dir[PATH_MAX];
-        if (fresh_dir(dir, sizeof(dir), "W3", "ringtail", txn ? "txn" : "idem", r))
-            break;
-        if (txn && isnan(idem_mb)) { /* nothing to match: the baseline failed */
-            row_fail(r, "run", -ECANCELED, "the idempotent baseline did not run");
-            break;
+        acc[txn].row = row_new("W3", "ringtail", config, "W3", KIND_SUBJECT);
+        acc[txn].row->producers = n;
+        acc[txn].row->batches_per_txn = opt.w3_txn_batches;
+        acc[txn].lat = calloc(1, sizeof(struct hist));
+        acc[txn].rc = acc[txn].lat ? 0 : -ENOMEM;
+    }
+    double anon_peak = 0, heap_peak[2] = {0, 0};
+    for (uint32_t pair = 0; pair < opt.w3_pairs && !acc[0].rc && !acc[1].rc; pair++) {
+        uint64_t commits_each[16] = {0};
+        for (int k = 0; k < 2 && !acc[0].rc && !acc[1].rc; k++) {
+            int txn = (int)(pair & 1) ^ k; /* even pairs: idem first */
+            struct w3_acc *a = &acc[txn];
+            char dir[PATH_MAX];
+            a->rc = fresh_dir(dir, sizeof(dir), "W3", "ringtail", txn ? "txn" : "idem", a->row);
+            if (a->rc)
+                break;
+            uint64_t heap0 = mem_heap_bytes(NULL);
+            struct txn_run_result t = {.commit_lat = a->lat};
+            a->rc = txn_w3_run(dir, n, BENCH_PARTITIONS_W2, k ? 0 : opt.w3_seconds,
+                               opt.w3_txn_batches, txn == 1, commits_each, &t);
+            if (a->rc)
+                row_fail(a->row, "run", a->rc, t.errmsg);
+            else
+                w3_add(a, &t, heap0);
+            row_memory(a->row, heap0);
+            if (a->row->anon_peak_mb > anon_peak)
+                anon_peak = a->row->anon_peak_mb;
+            if (a->row->heap_peak_mb > heap_peak[txn])
+                heap_peak[txn] = a->row->heap_peak_mb;
+            if (!opt.keep)
+                bench_rmtree(dir);
         }
-        uint64_t heap0 = mem_heap_bytes(NULL);
-        struct hist *lat = calloc(1, sizeof(*lat));
-        struct txn_run_result t = {.commit_lat = lat};
-        int rc = lat ? txn_w3_run(dir, n, BENCH_PARTITIONS_W2, txn ? 0 : opt.w3_seconds,
-                                  opt.w3_txn_batches, txn == 1, commits_each, &t)
-                     : -ENOMEM;
-        if (rc) {
-            row_fail(r, "run", rc, t.errmsg);
-        } else {
-            txn_row_fill(r, &t, lat);
+    }
+    for (int txn = 0; txn < 2; txn++) {
+        struct w3_acc *a = &acc[txn];
+        struct row *r = a->row;
+        if (a->rc == 0 && a->sum.commits) {
+            txn_row_fill(r, &a->sum, a->lat);
             double ratio = w2 && w2->mb_s > 0 ? r->mb_s / w2->mb_s : NAN;
-            double per_round = t.rounds ? (double)t.batches / (double)t.rounds : 0.0;
+            double per_round = a->sum.rounds ? (double)a->sum.batches / (double)a->sum.rounds : 0.0;
             if (txn)
                 snprintf(r->note, sizeof(r->note),
                          "overhead 1 - W3/idem = %.2f %%; W3/W2 p16 = %.2f; %.1f commits/s; "
-                         "latency = commit call (flush + 2PC); %.1f batches/round",
-                         100.0 * (1.0 - r->mb_s / idem_mb), ratio, r->txn_s, per_round);
+                         "latency = commit call (flush + 2PC); %.1f batches/round; %u runs",
+                         100.0 * (1.0 - r->mb_s / acc[0].row->mb_s), ratio, r->txn_s, per_round,
+                         opt.w3_pairs);
             else
                 snprintf(r->note, sizeof(r->note),
                          "baseline: idempotent rt_producer_send, flush per %.0f KiB; /W2 p16 = "
-                         "%.2f; latency = flush call; %.1f batches/round",
-                         txn_kib, ratio, per_round);
-            if (!txn)
-                idem_mb = r->mb_s;
+                         "%.2f; latency = flush call; %.1f batches/round; %u runs",
+                         txn_kib, ratio, per_round, opt.w3_pairs);
+        } else if (a->rc == 0) {
+            row_fail(r, "run", -ECANCELED, "did not run: the other W3 row failed");
         }
-        row_memory(r, heap0);
-        r->heap_mb = t.heap_end_bytes > heap0 ? (double)(t.heap_end_bytes - heap0) / 1e6 : 0;
-        free(lat);
-        if (!opt.keep)
-            bench_rmtree(dir);
+        r->anon_peak_mb = anon_peak;
+        r->heap_peak_mb = heap_peak[txn];
+        r->heap_mb = (double)a->heap_end_over_start / 1e6;
+        free(a->lat);
     }
 }
 
@@ -1687,11 +1730,13 @@ static const struct row *best_of(const struct row *r, enum row_kind kind)
     return best;
 }
 
-static const char *goal_ran_text(bool selected, const char *what)
+/* Marks g not measured because a row is missing: it failed (the row says why) or never ran
+ * (which options leave it out: `how`). */
+static void goal_absent(struct goal *g, const char *workload, const char *system,
+                        const char *config, const char *how)
 {
-    static char buf[96];
-    snprintf(buf, sizeof(buf), "%s %s", what, selected ? "failed (see its row)" : "did not run");
-    return buf;
+    const struct row *r = find_row(workload, system, config);
+    goal_set(g, NAN, "%s %s %s %s", workload, system, config, r ? "failed (see its row)" : how);
 }
 
 static void goals_w1(void)
@@ -1700,7 +1745,7 @@ static void goals_w1(void)
     const struct row *r = row_ran("W1", "ringtail", "");
     const struct row *l = r ? best_of(r, KIND_LIMIT) : NULL;
     if (!r)
-        goal_set(g, NAN, "%s", goal_ran_text(opt.run_w1, "W1"));
+        goal_absent(g, "W1", "ringtail", "", "did not run (--only)");
     else if (!l)
         goal_set(g, NAN, "no W1 limit row (--no-limit?)");
     else
@@ -1720,9 +1765,9 @@ static void goals_w2(void)
         const struct row *r = row_ran("W2", "ringtail", config);
         const struct row *p = r ? best_of(r, KIND_PEER) : NULL;
         if (!r)
-            goal_set(g, NAN, "W2 %s did not run (--producers)", config);
+            goal_absent(g, "W2", "ringtail", config, "did not run (--only, --producers)");
         else if (!p)
-            goal_set(g, NAN, "no peer ran at W2 %s (--peers)", config);
+            goal_set(g, NAN, "no peer ran at W2 %s (it ran outside W2, or --peers)", config);
         else
             goal_set(g, r->ratio_peer, "W2 %s %.1f MB/s; best peer at %s: %s %.1f MB/s", config,
                      r->mb_s, config, p->system, p->mb_s);
@@ -1738,9 +1783,9 @@ static void goals_w2(void)
         const struct row *fal = find_row("W2", "limit-falloc", config);
         const struct row *l = r ? best_of(r, KIND_LIMIT) : NULL;
         if (!r)
-            goal_set(g, NAN, "W2 %s did not run (--producers)", config);
+            goal_absent(g, "W2", "ringtail", config, "did not run (--only, --producers)");
         else if (!l)
-            goal_set(g, NAN, "no W2 %s limit row (--no-limit?)", config);
+            goal_set(g, NAN, "no limit row for W2 %s (it ran outside W2, or --no-limit)", config);
         else
             goal_set(g, r->ratio_limit,
                      "W2 %s %.1f MB/s; limit %.1f (pre-written), %.1f (fallocate'd) MB/s: the "
@@ -1755,15 +1800,16 @@ static void goals_w3(void)
     g->percent = true;
     const struct row *t = NULL, *b = NULL;
     for (uint32_t i = 0; i < row_count; i++) {
-        if (strcmp(rows[i].workload, "W3") != 0 || isnan(rows[i].mb_s))
+        if (strcmp(rows[i].workload, "W3") != 0)
             continue;
         if (strstr(rows[i].config, "commit"))
             t = &rows[i];
         else if (strstr(rows[i].config, "idem"))
             b = &rows[i];
     }
-    if (!t || !b) {
-        goal_set(g, NAN, "%s", goal_ran_text(opt.run_w3, b ? "W3 (transactional)" : "W3 idem"));
+    const struct row *absent = !b || isnan(b->mb_s) ? b : t;
+    if (!t || !b || isnan(t->mb_s) || isnan(b->mb_s)) {
+        goal_absent(g, "W3", "ringtail", absent ? absent->config : "p16", "did not run (--only)");
         return;
     }
     /* comparable only with the same producers, the same bytes and the same cadence */
@@ -1789,7 +1835,7 @@ static void goals_w4(void)
     const struct row *r = row_ran("W4", "ringtail", "p1");
     const struct row *fs = find_row("W4", "disk", "4K overwrite+fdatasync");
     if (!r)
-        goal_set(g, NAN, "%s", goal_ran_text(opt.run_w4, "W4 ringtail p1"));
+        goal_absent(g, "W4", "ringtail", "p1", "did not run (--only, --w4-producers)");
     else if (!fs || !fs->has_latency)
         goal_set(g, NAN, "the overwrite fdatasync probe failed");
     else
@@ -1806,7 +1852,7 @@ static void goals_w4(void)
         r = row_ran("W4", "ringtail", config);
         const struct row *p = find_row("W4", "rocksdb", config);
         if (!r)
-            goal_set(g, NAN, "W4 ringtail %s did not run (--w4-producers)", config);
+            goal_absent(g, "W4", "ringtail", config, "did not run (--only, --w4-producers)");
         else if (!p || isnan(p->mb_s) || !(p->txn_s > 0))
             goal_set(g, NAN, "W4 rocksdb %s %s", config,
                      opt.peer_rocksdb ? "failed (see its row)" : "did not run (--peers)");
@@ -1815,7 +1861,7 @@ static void goals_w4(void)
         else
             goal_set(g, r->txn_s / p->txn_s,
                      "ringtail %.0f txn/s (%" PRIu64 "), RocksDB TransactionDB %.0f txn/s (%" PRIu64
-                     "), %u producers each, 10 records per txn",
+                     "), %u producer(s) each, 10 records per txn",
                      r->txn_s, r->commits, p->txn_s, p->commits, r->producers);
     }
 }
@@ -1834,7 +1880,7 @@ static void goals_other(void)
         if (rc && ru && ru->mb_s > 0)
             goal_set(g, rc->mb_s / ru->mb_s, "%.1f vs %.1f MB/s", rc->mb_s, ru->mb_s);
         else
-            goal_set(g, NAN, "%s", goal_ran_text(opt.run_r1, "R1"));
+            goal_absent(g, "R1", "ringtail", rc ? c2 : c1, "did not run (--only)");
     }
     /* F: the fetch call's cost does not grow with the bytes it returns (zero-copy); 25 % for
      * noise: a copying fetch would be ~90x at one batch */
@@ -1851,7 +1897,8 @@ static void goals_other(void)
                      "%.0f vs %.0f ns per call (%" PRIu64 " vs %" PRIu64 " B returned)", b->p50_us,
                      a->p50_us, b->bytes, a->bytes);
         else
-            goal_set(g, NAN, "%s", goal_ran_text(opt.run_fetch, "F"));
+            goal_absent(g, "F", "ringtail", a ? fetch_cfg[m][1] : fetch_cfg[m][0],
+                        "did not run (--only)");
     }
     /* S: the broker over loopback against the engine in process and against TCP itself */
     struct goal *g = goal_add("S produce p16 / in-process W2 p16", 0.8, false);
@@ -1859,20 +1906,20 @@ static void goals_other(void)
     if (r && !isnan(r->ratio_limit))
         goal_set(g, r->ratio_limit, "serve %.1f MB/s (librdkafka, acks=all)", r->mb_s);
     else
-        goal_set(g, NAN, "%s", goal_ran_text(opt.run_serve, "S produce p16 or W2 p16"));
+        goal_absent(g, "S", "serve", "produce p16", "did not run (--only)");
     g = goal_add("S consume / loopback limit", 0.8, false);
     r = row_ran("S", "serve", "consume read_committed");
     if (r && !isnan(r->ratio_limit))
         goal_set(g, r->ratio_limit, "serve %.1f MB/s (librdkafka read_committed)", r->mb_s);
     else
-        goal_set(g, NAN, "%s", goal_ran_text(opt.run_serve, "S consume or the loopback limit"));
+        goal_absent(g, "S", "serve", "consume read_committed", "did not run (--only)");
     /* heap */
     g = goal_add("engine heap peak, W2 p64 (MB)", 64 * 1.048576, true);
     r = row_ran("W2", "ringtail", "p64");
     if (r && !isnan(r->heap_peak_mb))
         goal_set(g, r->heap_peak_mb, "64 producers x 4 partitions, rt_append; target 64 MiB");
     else
-        goal_set(g, NAN, "W2 p64 did not run (--producers)");
+        goal_absent(g, "W2", "ringtail", "p64", "did not run (--only, --producers)");
     const struct row *churn = NULL, *live = NULL;
     for (uint32_t i = 0; i < row_count; i++) {
         if (strcmp(rows[i].workload, "M") != 0)
@@ -1890,20 +1937,23 @@ static void goals_other(void)
                  churn->config, churn->growth_2nd_mb);
     } else {
         g->target = 1.0;
-        goal_set(g, NAN, "%s", goal_ran_text(opt.run_mem, "M churn"));
+        goal_absent(g, "M", "ringtail", churn ? churn->config : "(short-lived ids)",
+                    "did not run (--only)");
     }
     g = goal_add("M open producer heap (KiB)", 32, true);
     if (live && !isnan(live->heap_open_per_item))
         goal_set(g, live->heap_open_per_item / 1024, "%s, idle after one record each",
                  live->config);
     else
-        goal_set(g, NAN, "%s", goal_ran_text(opt.run_mem, "M live producers"));
+        goal_absent(g, "M", "ringtail", live ? live->config : "(live producers)",
+                    "did not run (--only)");
     g = goal_add("M threads per open producer", 0, true);
     if (live && !isnan(live->threads_per_item))
         goal_set(g, live->threads_per_item, "%s: %.0f threads more with them open", live->config,
                  live->threads_per_item * (double)live->records);
     else
-        goal_set(g, NAN, "%s", goal_ran_text(opt.run_mem, "M live producers"));
+        goal_absent(g, "M", "ringtail", live ? live->config : "(live producers)",
+                    "did not run (--only)");
 }
 
 static void compute_goals(void)
@@ -1933,7 +1983,7 @@ static void goal_by(const struct goal *g, char *buf, size_t n)
     else if (!g->at_most && g->value > 0)
         snprintf(buf, n, " by %.2fx", g->target / g->value);
     else
-        snprintf(buf, n, " by %g", fabs(g->value - g->target));
+        snprintf(buf, n, " by %.2f", fabs(g->value - g->target));
 }
 
 /* One line per goal, fixed columns (tests/cli_bench.sh parses them):
@@ -2249,8 +2299,8 @@ static void usage(FILE *out)
             "  --w2-bytes-max N   cap on each W2 configuration's bytes [4G; quick 256M]\n"
             "  --producers LIST   W2 producer counts [1,4,16,64]\n"
             "  --limit-qd N       W1 limit: io_uring writes in flight [32]\n"
-            "  --w3-seconds S     W3 baseline's run time; W3 then ends as many transactions\n"
-            "                     per producer [5; quick 1]\n"
+            "  --w3-seconds S     each W3 pair's first run; the second then ends as many\n"
+            "                     transactions per producer [5; quick 1]\n"
             "  --w3-txn-batches N 16-record batches per W3 transaction (and baseline flush) [64]\n"
             "  --w4-seconds S     each W4 configuration's run time [5; quick 0.5]\n"
             "  --w4-producers L   W4 producer counts [1,4,16,64]\n"
@@ -2482,6 +2532,7 @@ static void parse_args(int argc, char **argv)
      * (docs/bench.md) no longer does; the cap stays for bounding a run by work, not time. */
     opt.w4_txn_max = w4t >= 0 ? (uint64_t)w4t : 0;
     opt.w3_txn_batches = w3b ? (uint32_t)w3b : 64;
+    opt.w3_pairs = 2;
     opt.mem_producers = memp ? memp : opt.quick ? 50000 : 1000000;
     /* quick: a table small enough that 50k ids fill it, so the plateau shows */
     opt.mem_producers_max = opt.quick && !memp ? 8192 : 0;
