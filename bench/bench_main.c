@@ -916,8 +916,8 @@ static void run_w3(void)
 
 /* The disk's own fdatasync latency (4 KiB pwrite + fdatasync), into a file whose blocks were
  * written before (an overwrite) and into a fallocate'd one: the yardstick for W4's commit
- * latency. Each probe runs in two halves, just before and just after ringtail's first W4
- * configuration (the one the 1-producer goal reads), into the same histogram, so the yardstick
+ * latency. Each probe runs in two halves, just before and just after ringtail's 1-producer W4
+ * configuration (the one the goal reads; else the first), into the same histogram, so the yardstick
  * and the commit latency it divides come from the same stretch of time on a shared disk. */
 struct fsync_probe {
     struct row *row;
@@ -957,7 +957,7 @@ static void fsync_probe_half(struct fsync_probe *p, bool prewritten, uint32_t ro
 }
 
 /* Fills the probe's row; returns its p50 in microseconds (NAN on failure). */
-static double fsync_probe_finish(struct fsync_probe *p, bool prewritten)
+static double fsync_probe_finish(struct fsync_probe *p, bool prewritten, uint32_t around)
 {
     struct row *r = p->row;
     double p50 = NAN;
@@ -972,7 +972,7 @@ static double fsync_probe_finish(struct fsync_probe *p, bool prewritten)
         snprintf(r->note, sizeof(r->note),
                  "%u x (4 KiB pwrite + fdatasync) into a %s file, half just before and half just"
                  " after ringtail W4 p%u; rec/s = fdatasyncs/s",
-                 p->rounds, prewritten ? "pre-written" : "fallocate'd", opt.w4_producers[0]);
+                 p->rounds, prewritten ? "pre-written" : "fallocate'd", around);
     }
     free(p->lat);
     p->lat = NULL;
@@ -1025,6 +1025,14 @@ static void run_w4_one(uint32_t n, int sys, double fsync_p50_us, bool later_fill
 
 static void run_w4(void)
 {
+    /* The probe brackets the 1-producer configuration (the goal's), else the first; that one
+     * runs first, then the rest in the order given. */
+    uint32_t first = 0;
+    for (uint32_t k = 0; k < opt.w4_sets; k++)
+        if (opt.w4_producers[k] == 1) {
+            first = k;
+            break;
+        }
     uint32_t half = opt.fsync_probes / 2 ? opt.fsync_probes / 2 : 1;
     struct fsync_probe over, falloc;
     fsync_probe_start(&over, true);
@@ -1032,26 +1040,27 @@ static void run_w4(void)
     fsync_probe_half(&over, true, half);
     fsync_probe_half(&falloc, false, half);
     double fsync_p50_us = NAN;
-    for (uint32_t k = 0; k < opt.w4_sets; k++) {
+    for (uint32_t i = 0; i < opt.w4_sets; i++) {
+        uint32_t k = i == 0 ? first : i <= first ? i - 1 : i;
         uint32_t n = opt.w4_producers[k];
         for (int sys = 0; sys < 2; sys++) {
             if (sys == 1 && !opt.peer_rocksdb)
                 break;
             struct row *r = NULL;
-            run_w4_one(n, sys, fsync_p50_us, k == 0 && sys == 0, &r);
-            if (k == 0 && sys == 0) { /* the second halves, then the yardstick is known */
+            run_w4_one(n, sys, fsync_p50_us, i == 0 && sys == 0, &r);
+            if (i == 0 && sys == 0) { /* the second halves, then the yardstick is known */
                 fsync_probe_half(&over, true, opt.fsync_probes - half);
                 fsync_probe_half(&falloc, false, opt.fsync_probes - half);
-                fsync_p50_us = fsync_probe_finish(&over, true);
-                fsync_probe_finish(&falloc, false);
+                fsync_p50_us = fsync_probe_finish(&over, true, n);
+                fsync_probe_finish(&falloc, false, n);
                 if (!isnan(r->mb_s))
                     w4_note(r, fsync_p50_us);
             }
         }
     }
     if (opt.w4_sets == 0) {
-        fsync_probe_finish(&over, true);
-        fsync_probe_finish(&falloc, false);
+        fsync_probe_finish(&over, true, 0);
+        fsync_probe_finish(&falloc, false, 0);
     }
 }
 
