@@ -1699,7 +1699,7 @@ static struct goal *goal_add(const char *name, double target, bool at_most)
     }
     struct goal *g = &goals[goal_count++];
     memset(g, 0, sizeof(*g));
-    snprintf(g->name, sizeof(g->name), "%s", name);
+    snprintf(g->name, sizeof(g->name), "%.*s", GOAL_NAME_WIDTH, name); /* the column's width */
     g->target = target;
     g->at_most = at_most;
     g->value = NAN;
@@ -1754,6 +1754,8 @@ static void goal_absent(struct goal *g, const char *workload, const char *system
     goal_set(g, NAN, "%s %s %s %s", workload, system, config, r ? "failed (see its row)" : how);
 }
 
+/* W1 over its best limit row; a second W1 subject row (a config other than the producer's
+ * "", e.g. one through rt_append) gets a line of its own when the run has one. */
 static void goals_w1(void)
 {
     struct goal *g = goal_add("W1 / buffered-write limit", 0.9, false);
@@ -1766,6 +1768,25 @@ static void goals_w1(void)
     else
         goal_set(g, r->ratio_limit, "W1 %.1f MB/s; the best W1 limit: row W1 %s, %.1f MB/s",
                  r->mb_s, l->system, l->mb_s);
+    for (uint32_t i = 0; i < row_count; i++) {
+        r = &rows[i];
+        bool main_row = strcmp(r->config, "") == 0;
+        if (strcmp(r->workload, "W1") != 0 || strcmp(r->system, "ringtail") != 0 ||
+            r->kind != KIND_SUBJECT || main_row)
+            continue;
+        char name[48];
+        snprintf(name, sizeof(name), "W1 %.16s / buffered-write limit", r->config);
+        g = goal_add(name, 0.9, false);
+        l = isnan(r->mb_s) ? NULL : best_of(r, KIND_LIMIT);
+        if (isnan(r->mb_s))
+            goal_set(g, NAN, "W1 ringtail %s failed (see its row)", r->config);
+        else if (!l)
+            goal_set(g, NAN, "no W1 limit row (--no-limit?)");
+        else
+            goal_set(g, r->mb_s / l->mb_s,
+                     "W1 %s %.1f MB/s; the best W1 limit: row W1 %s, %.1f MB/s", r->config, r->mb_s,
+                     l->system, l->mb_s);
+    }
 }
 
 static void goals_w2(void)
