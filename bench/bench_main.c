@@ -2098,6 +2098,11 @@ static int write_json(const char *path, const char *machine, double total_s)
     json_num(f, "w1_bytes", (double)opt.w1_bytes, true);
     json_num(f, "r1_bytes", (double)opt.r1_bytes, true);
     json_num(f, "w2_seconds", opt.w2_seconds, true);
+    json_num(f, "w3_seconds", opt.w3_seconds, true);
+    json_num(f, "w3_txn_batches", opt.w3_txn_batches, true);
+    json_num(f, "w3_pairs", opt.w3_pairs, true);
+    json_num(f, "w4_seconds", opt.w4_seconds, true);
+    json_num(f, "w4_txn_max", (double)opt.w4_txn_max, true);
     json_num(f, "total_seconds", total_s, false);
     fprintf(f, ",\n  \"failures\": %d,\n  \"rows\": [\n", failures);
     bool first = true;
