@@ -23,6 +23,7 @@
 #include "index/producer_snapshot.h"
 #include "meta.h"
 #include "segment_check.h"
+#include "segment_pool.h"
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -669,6 +670,14 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
 int partition_close(struct partition *p, bool seal)
 {
     int rc = 0;
+    if (p->spare_bytes > 0 && !p->cfg.segment.read_only) {
+        /* PA6: the spare holds deleted records; it does not outlive the engine. */
+        char spare[SEGMENT_PATH_BYTES];
+        if (snprintf(spare, sizeof(spare), "%s/%s", p->dir, PARTITION_SPARE_NAME) <
+            (int)sizeof(spare))
+            (void)unlink(spare);
+        p->spare_bytes = 0;
+    }
     if (seal && p->active)
         rc = segment_seal(p->active);
     if (seal && p->active && rc == 0 && p->producers.slots)
@@ -749,7 +758,22 @@ static int partition_roll(struct partition *p)
     if (rc)
         return rc;
     struct segment *seg = NULL;
-    rc = segment_create(&seg, p->dir, p->next_offset, &p->cfg.segment);
+    rc = -ENOENT;
+    if (p->spare_bytes > 0) {
+        /* PA6: the recycled file, its blocks already written (RS1). On failure it is gone and
+         * the roll makes a new file as before. */
+        char spare[SEGMENT_PATH_BYTES];
+        if (snprintf(spare, sizeof(spare), "%s/%s", p->dir, PARTITION_SPARE_NAME) <
+            (int)sizeof(spare))
+            rc = segment_create_recycled(&seg, p->dir, p->next_offset, &p->cfg.segment, spare,
+                                         p->spare_bytes);
+        p->spare_bytes = 0;
+        if (rc == 0)
+            atomic_fetch_add_explicit(&p->cfg.segment.pool->stats.recycled, 1,
+                                      memory_order_relaxed);
+    }
+    if (rc)
+        rc = segment_create(&seg, p->dir, p->next_offset, &p->cfg.segment);
     if (rc)
         return rc;
     pthread_mutex_lock(&p->segments_lock);
@@ -886,6 +910,23 @@ static int delete_oldest(struct partition *p)
     p->segment_count--;
     pthread_mutex_unlock(&p->segments_lock);
     partition_publish(p); /* PA4: the log start moves before the files go */
+    /* PA6: keep the file for the next roll when nothing can read it any more: out of the list,
+     * so no fetch can take a reference, and none holds one (its mapping would change under it).
+     * A file smaller than the lead saves less than the rename and fsync cost. */
+    if (p->cfg.segment.pool && p->spare_bytes == 0 &&
+        atomic_load_explicit(&seg->refs, memory_order_acquire) == 1 &&
+        seg->size_bytes >= segment_pool_lead_bytes(p->cfg.segment.capacity_bytes)) {
+        char spare[SEGMENT_PATH_BYTES];
+        uint64_t bytes = 0;
+        if (snprintf(spare, sizeof(spare), "%s/%s", p->dir, PARTITION_SPARE_NAME) <
+                (int)sizeof(spare) &&
+            segment_recycle(seg, spare, &bytes) == 0) {
+            p->spare_bytes = bytes;
+            segment_unref(seg);
+            return 0;
+        }
+        (void)unlink(spare); /* a half-done recycle: delete the rest as below */
+    }
     int rc = segment_delete(seg);
     segment_unref(seg); /* a fetch still holding it keeps the mapping alive */
     return rc;

@@ -19,6 +19,10 @@
  *        writer state (next offset, producer table, open transactions, active segment) may
  *        describe batches that were reported failed, so nothing of it is ever published, rolled,
  *        deleted or snapshotted again; readers keep the last acknowledged watermarks.
+ *   PA6. At most one recycled segment file is kept per partition (PARTITION_SPARE_NAME in its
+ *        directory): a segment retention deletes becomes it when no reader holds the segment
+ *        and the engine pre-writes (sync other than none); the next roll renames it into place
+ *        (docs/format.md A.3). An open removes a leftover one (a *.tmp), so a crash loses it.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -32,6 +36,10 @@
 #include "segment.h"
 
 struct shard;
+
+/* The recycled segment file kept for the next roll (PA6); a *.tmp, so open and verify treat
+ * a leftover as a removable leftover. */
+#define PARTITION_SPARE_NAME "recycled.log.tmp"
 
 /* A transaction open in this partition: its producer and where its first batch is. */
 struct open_txn {
@@ -100,6 +108,9 @@ struct partition {
     struct open_txn *open_txns; /* sorted by first_offset: [0] pins the LSO */
     uint32_t open_txn_count, open_txn_capacity;
     uint32_t snapshots_written;
+
+    /* PA6: size of the recycled log at PARTITION_SPARE_NAME, 0 = none. */
+    uint64_t spare_bytes;
 
     /* published (seqlock: odd while the writer updates) */
     _Atomic uint64_t seq;

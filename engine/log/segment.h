@@ -26,12 +26,16 @@
 
 #define SEGMENT_PATH_BYTES 4096
 
+struct segment_pool;
+
 struct segment_config {
     uint64_t capacity_bytes;       /* preallocation of an active segment */
     uint32_t index_size_max_bytes; /* capacity of each index */
     uint32_t index_interval_bytes; /* log bytes between offset-index entries */
     bool read_only; /* open for reading only: files are never created, written, truncated or
                        preallocated; indexes that must be rebuilt are rebuilt in memory */
+    struct segment_pool *pool; /* pre-writes active segments ahead of the writer (SG1-SG3);
+                                  NULL: none (sync=none, read-only, tools) */
 };
 
 struct segment_recovery {
@@ -39,6 +43,7 @@ struct segment_recovery {
     uint64_t truncated_bytes; /* non-zero bytes dropped after them (a torn or corrupt tail) */
     int64_t next_offset;      /* last valid offset + 1 (base when empty) */
     const char *why;          /* why the scan stopped early, or NULL at a clean end */
+    bool stale; /* a recycled file's stale batches followed the last one (cut, not counted) */
 };
 
 struct segment {
@@ -66,6 +71,12 @@ struct segment {
     _Atomic int refs;
     _Atomic bool doomed; /* unlinked; close the mapping with the last reference */
     struct segment_config cfg;
+    /* Pre-writing (segment_pool.c; SG1-SG3 in segment.c). */
+    _Atomic uint64_t zero_frontier; /* [0, frontier) holds written, fdatasynced blocks */
+    _Atomic uint64_t writer_end;    /* end of what the writer queued; UINT64_MAX once sealing */
+    _Atomic uint64_t zero_busy;     /* start of the chunk the pool is writing, or UINT64_MAX */
+    _Atomic bool zero_queued;       /* a pool job for this segment exists */
+    uint64_t claimed_bytes;         /* writer: writer_end as it last stored it */
 };
 
 /* Creates a new, empty active segment at base_offset in partition_dir: files created,
@@ -86,6 +97,20 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
 int segment_open(struct segment **out, const char *partition_dir, int64_t base_offset,
                  const struct segment_config *cfg, bool active, bool recover,
                  struct segment_recovery *rec);
+
+/* Writer (shard thread), before queuing writes that end at `end_bytes`: makes sure no zero write
+ * of the pre-writer overlaps them (SG1, SG2), counts the bytes that land past the pre-written
+ * frontier, and asks the pool for more when the frontier is less than half its lead ahead. */
+void segment_claim(struct segment *seg, uint64_t end_bytes);
+
+/* Creates the active segment at base_offset from a recycled file (`spare_path`, a former
+ * segment's .log that retention let go): renamed into place, extended to capacity, the
+ * directory fsynced. Its first `spare_bytes` are written blocks holding stale batches of the
+ * segment it was (base offsets below base_offset: docs/format.md A.3 RS1). On failure the
+ * spare is unlinked and the caller falls back to segment_create. */
+int segment_create_recycled(struct segment **out, const char *partition_dir, int64_t base_offset,
+                            const struct segment_config *cfg, const char *spare_path,
+                            uint64_t spare_bytes);
 
 /* Writer: account a batch just written at `position` (index entries, timestamps). Not yet
  * visible to readers. */
@@ -123,5 +148,11 @@ void segment_unref(struct segment *seg);
 
 /* Unlinks the segment's files now; memory goes with the last reference. */
 int segment_delete(struct segment *seg);
+
+/* Retention, for a segment no reader holds (refs == 1, out of the partition's list): renames its
+ * .log to spare_path for reuse as a later segment (segment_create_recycled) and unlinks its
+ * indexes; the directory is fsynced. *bytes_out: the file's size. Falls back to nothing: on
+ * failure the caller deletes the segment as usual. */
+int segment_recycle(struct segment *seg, const char *spare_path, uint64_t *bytes_out);
 
 #endif /* RT_SEGMENT_H */

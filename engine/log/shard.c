@@ -459,6 +459,11 @@ static void round_place(struct shard *s, struct round *rd, struct shard_request 
         r->next = NULL;
         place_one(s, rd, r);
     }
+    /* SG1 (segment.c): the pre-writer keeps off what this round is about to write. */
+    for (uint32_t t = 0; t < rd->touched_count; t++) {
+        struct partition *p = rd->touched[t];
+        segment_claim(p->active, p->round_position + p->round_bytes);
+    }
     /* SH2 */
     assert(rd->touched_count <= ROUND_PARTITIONS_MAX);
     assert(rd->ops <= s->env.io.queue_depth);

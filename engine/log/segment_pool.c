@@ -1,0 +1,182 @@
+/*
+ * segment_pool.c — the pre-writer thread (see segment_pool.h for what it owns and must never
+ * do). Why a thread and not the shard's idle time: a chunk's zeros are worthless until they are
+ * fdatasynced (the extent conversion is the metadata a later fdatasync would otherwise commit),
+ * and an fdatasync of a chunk takes milliseconds; on the shard it would delay the next round by
+ * that much, and a round that arrives while it runs would wait behind it. The thread costs one
+ * stack, and it competes for the disk with the writers: it writes every byte of a segment once
+ * more (as zeros) and fdatasyncs once per chunk.
+ *
+ * Invariants (the claim protocol is in segment.c: SG1-SG3):
+ *   SP1  a chunk starts at or above the segment's writer end as read after the chunk was
+ *        claimed (zero_busy stored first, seq_cst), so the writer either sees the claim and waits
+ *        for the write to finish, or the pool sees the writer's end and skips the chunk.
+ *   SP2  the frontier only grows and is stored only after the chunk's fdatasync returned 0.
+ *   SP3  a segment has at most one job (zero_queued), so the queue bounds the work in flight.
+ *   SP4  the pool never writes past the segment's capacity (the file's preallocated size), so
+ *        it never changes a file's size.
+ *
+ * Costs: one write of zeros per byte appended (from one static 1 MiB zero buffer: no heap),
+ * one fdatasync per chunk, and the page cache those zeros occupy until the writer overwrites
+ * them (at most the lead per segment being written).
+ */
+#include "segment_pool.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "segment.h"
+
+static const uint8_t zeros[SEGMENT_POOL_CHUNK_BYTES];
+
+uint64_t segment_pool_lead_bytes(uint64_t capacity_bytes)
+{
+    uint64_t lead = capacity_bytes / 8;
+    if (lead < SEGMENT_POOL_LEAD_MIN_BYTES)
+        lead = SEGMENT_POOL_LEAD_MIN_BYTES;
+    if (lead > SEGMENT_POOL_LEAD_MAX_BYTES)
+        lead = SEGMENT_POOL_LEAD_MAX_BYTES;
+    return lead;
+}
+
+static uint64_t page_up(uint64_t n)
+{
+    return (n + 4095u) & ~(uint64_t)4095u;
+}
+
+/* Writes zeros ahead of seg's writer until it is `lead` ahead or the segment is sealing. */
+static void prewrite(struct segment_pool *pool, struct segment *seg, int fd)
+{
+    uint64_t cap =
+        seg->map_bytes < seg->cfg.capacity_bytes ? seg->map_bytes : seg->cfg.capacity_bytes;
+    uint64_t lead = segment_pool_lead_bytes(seg->cfg.capacity_bytes);
+    for (;;) {
+        uint64_t end = atomic_load(&seg->writer_end);
+        if (end == UINT64_MAX)
+            return; /* sealing (SG3) */
+        uint64_t frontier = atomic_load_explicit(&seg->zero_frontier, memory_order_acquire);
+        uint64_t start = frontier > page_up(end) ? frontier : page_up(end);
+        uint64_t goal = page_up(end) + lead < cap ? page_up(end) + lead : cap;
+        if (start >= goal)
+            return;
+        uint64_t len =
+            goal - start < SEGMENT_POOL_CHUNK_BYTES ? goal - start : SEGMENT_POOL_CHUNK_BYTES;
+        atomic_store(&seg->zero_busy, start); /* SP1: claim, then look */
+        if (atomic_load(&seg->writer_end) > start) {
+            atomic_store(&seg->zero_busy, UINT64_MAX);
+            continue; /* the writer got there first: start again above it */
+        }
+        uint64_t done = 0;
+        while (done < len) {
+            ssize_t n = pwrite(fd, zeros, (size_t)(len - done), (off_t)(start + done));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            done += (uint64_t)n;
+        }
+        atomic_store(&seg->zero_busy, UINT64_MAX);
+        if (done < len)
+            return; /* best effort: the writer falls back to the unwritten blocks (counted) */
+        if (fdatasync(fd) != 0)
+            return;
+        assert(start + len <= cap);                                                    /* SP4 */
+        atomic_store_explicit(&seg->zero_frontier, start + len, memory_order_release); /* SP2 */
+        atomic_fetch_add_explicit(&pool->stats.bytes_written, len, memory_order_relaxed);
+        atomic_fetch_add_explicit(&pool->stats.fdatasyncs, 1, memory_order_relaxed);
+    }
+}
+
+static void *pool_main(void *arg)
+{
+    struct segment_pool *pool = arg;
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        while (pool->count == 0 && !pool->stop)
+            pthread_cond_wait(&pool->wake, &pool->lock);
+        if (pool->stop)
+            break;
+        struct segment_pool_job job = pool->jobs[pool->head];
+        pool->head = (pool->head + 1) % SEGMENT_POOL_JOBS_MAX;
+        pool->count--;
+        pthread_mutex_unlock(&pool->lock);
+        prewrite(pool, job.seg, job.fd);
+        atomic_store_explicit(&job.seg->zero_queued, false, memory_order_release); /* SP3 */
+        close(job.fd);
+        segment_unref(job.seg);
+        pthread_mutex_lock(&pool->lock);
+    }
+    /* Stopping: the queued jobs are dropped, their references released. */
+    while (pool->count > 0) {
+        struct segment_pool_job job = pool->jobs[pool->head];
+        pool->head = (pool->head + 1) % SEGMENT_POOL_JOBS_MAX;
+        pool->count--;
+        atomic_store_explicit(&job.seg->zero_queued, false, memory_order_release);
+        close(job.fd);
+        segment_unref(job.seg);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+int segment_pool_start(struct segment_pool *pool)
+{
+    assert(!pool->started);
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->wake, NULL);
+    pool->head = pool->count = 0;
+    pool->stop = false;
+    int rc = pthread_create(&pool->thread, NULL, pool_main, pool);
+    if (rc) {
+        pthread_cond_destroy(&pool->wake);
+        pthread_mutex_destroy(&pool->lock);
+        return -rc;
+    }
+    pool->started = true;
+    return 0;
+}
+
+void segment_pool_stop(struct segment_pool *pool)
+{
+    if (!pool->started)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    pool->stop = true;
+    pthread_cond_signal(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
+    pthread_join(pool->thread, NULL);
+    pthread_cond_destroy(&pool->wake);
+    pthread_mutex_destroy(&pool->lock);
+    pool->started = false;
+}
+
+bool segment_pool_request(struct segment_pool *pool, struct segment *seg)
+{
+    assert(pool->started);
+    assert(seg->fd >= 0);
+    if (atomic_exchange_explicit(&seg->zero_queued, true, memory_order_acq_rel))
+        return true; /* SP3: already queued */
+    int fd = fcntl(seg->fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+        atomic_store_explicit(&seg->zero_queued, false, memory_order_release);
+        return false;
+    }
+    pthread_mutex_lock(&pool->lock);
+    bool ok = pool->count < SEGMENT_POOL_JOBS_MAX && !pool->stop;
+    if (ok) {
+        segment_ref(seg);
+        pool->jobs[(pool->head + pool->count) % SEGMENT_POOL_JOBS_MAX] =
+            (struct segment_pool_job){.seg = seg, .fd = fd};
+        pool->count++;
+        pthread_cond_signal(&pool->wake);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    if (!ok) {
+        close(fd);
+        atomic_store_explicit(&seg->zero_queued, false, memory_order_release);
+        atomic_fetch_add_explicit(&pool->stats.dropped, 1, memory_order_relaxed);
+    }
+    return ok;
+}

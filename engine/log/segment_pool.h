@@ -1,0 +1,72 @@
+/*
+ * segment_pool.h — the pre-writer: one background thread per writable engine that writes
+ * zeros (and fdatasyncs them) into each active segment a bounded distance ahead of its writer,
+ * so that the writer's own fdatasync flushes data into blocks that are already written and
+ * commits no extent metadata (issue 14 item 2; docs/format.md A.3).
+ *
+ * It owns only the zeroing thread, its bounded job queue and its counters. It never writes at
+ * or below a segment's writer end (the claim protocol in segment.c, SG1-SG3), never extends or
+ * truncates a file, never decides rolls or deletions, and is never on a shard's round: a shard
+ * only pushes a job (one mutex hold, no syscall but a dup) when its segment's pre-written
+ * frontier is less than half the lead ahead of it.
+ */
+#ifndef RT_SEGMENT_POOL_H
+#define RT_SEGMENT_POOL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct segment;
+
+/* Jobs queued at most; a request beyond it is dropped (counted) and made again at the writer's
+ * next claim. One job per segment at a time, so this bounds the partitions being pre-written
+ * at once, not the partitions of the engine. */
+#define SEGMENT_POOL_JOBS_MAX 1024u
+
+/* The most a segment is pre-written ahead of its writer: 16 MiB, or an eighth of a small
+ * segment (at least 64 KiB). One zero write of at most SEGMENT_POOL_CHUNK_BYTES is followed by
+ * one fdatasync. */
+#define SEGMENT_POOL_LEAD_MAX_BYTES (16u << 20)
+#define SEGMENT_POOL_LEAD_MIN_BYTES (64u << 10)
+#define SEGMENT_POOL_CHUNK_BYTES    (1u << 20)
+
+struct segment_pool_stats {
+    _Atomic uint64_t bytes_written; /* zeros written ahead of writers */
+    _Atomic uint64_t fdatasyncs;    /* the pool's own, one per chunk */
+    _Atomic uint64_t missed_bytes;  /* appended bytes that landed past a segment's frontier */
+    _Atomic uint64_t dropped;       /* requests refused because the queue was full */
+    _Atomic uint64_t recycled;      /* segment files renamed into place instead of created */
+};
+
+struct segment_pool_job {
+    struct segment *seg; /* one reference held by the job */
+    int fd;              /* the pool's dup of the segment's log descriptor */
+};
+
+struct segment_pool {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    struct segment_pool_job jobs[SEGMENT_POOL_JOBS_MAX];
+    uint32_t head, count;
+    bool stop;
+    bool started;
+    struct segment_pool_stats stats;
+};
+
+/* Starts the thread. Returns 0 or -errno. */
+int segment_pool_start(struct segment_pool *pool);
+
+/* Stops the thread after the chunk in progress; drops queued jobs (their references go). */
+void segment_pool_stop(struct segment_pool *pool);
+
+/* Bytes a segment of capacity_bytes is kept pre-written ahead of its writer. */
+uint64_t segment_pool_lead_bytes(uint64_t capacity_bytes);
+
+/* Writer (shard thread): queue seg for pre-writing. Takes a reference and a dup of seg->fd.
+ * Never blocks but on the queue's mutex; false when the queue is full or the dup failed. */
+bool segment_pool_request(struct segment_pool *pool, struct segment *seg);
+
+#endif /* RT_SEGMENT_POOL_H */
