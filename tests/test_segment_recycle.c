@@ -229,6 +229,51 @@ static void test_prewrite_stays_ahead(void **state)
     tu_rmdir_free(dir);
 }
 
+/* PA7: once the active segment is half full, the pre-writer writes the head of the next
+ * segment's file; the roll renames it into place, so the first batches of the next segment land
+ * on written blocks (no missed byte), and no stray file is left behind. */
+static void test_roll_takes_the_prewritten_next_segment(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    o.retention_bytes = -1;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);
+    char *next_file = tu_path("%s/" TOPIC "-0/next.log.tmp", dir);
+    int64_t next = 0;
+    while (!fs_exists_for_test(next_file) || tu_file_size(next_file) < 64 * 1024) {
+        append_acked(e, &next);
+        assert_int_equal(stats(e).segments_rolled, 0); /* ready well before the roll */
+        if (next > 40 * RECORDS_PER_BATCH)
+            usleep(1000); /* past half: give the pre-writer its turn (bounded by progress) */
+    }
+    /* Its fdatasync comes after its last byte: wait for the count to move (progress, not time). */
+    uint64_t syncs = stats(e).prewrite_fdatasyncs;
+    for (int i = 0; i < 5000 && stats(e).prewrite_fdatasyncs == syncs; i++)
+        usleep(1000);
+    usleep(10 * 1000);
+    for (;;) {
+        uint64_t missed = stats(e).prewrite_missed_bytes;
+        uint64_t rolled = stats(e).segments_rolled;
+        append_acked(e, &next);
+        if (stats(e).segments_rolled > rolled) {
+            /* The rolling batch went to the renamed file, inside its pre-written head. */
+            assert_int_equal(stats(e).prewrite_missed_bytes, missed);
+            break;
+        }
+    }
+    assert_false(fs_exists_for_test(next_file));
+    int64_t start = -1;
+    assert_int_equal(read_back(e, &start), next);
+    assert_int_equal(rt_close(e), 0);
+    expect_verify_clean(dir, "after a clean close");
+    free(next_file);
+    tu_rmdir_free(dir);
+}
+
 /* sync=none: nothing is pre-written (no fdatasync on the write path to speed up). */
 static void test_no_prewrite_without_sync(void **state)
 {
@@ -439,6 +484,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prewrite_stays_ahead),
         cmocka_unit_test(test_no_prewrite_without_sync),
+        cmocka_unit_test(test_roll_takes_the_prewritten_next_segment),
         cmocka_unit_test(test_recycled_segment_serves_only_new_batches),
         cmocka_unit_test(test_power_loss_in_recycled_segment),
         cmocka_unit_test(test_sigkill_in_recycled_segment),

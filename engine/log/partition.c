@@ -678,6 +678,13 @@ int partition_close(struct partition *p, bool seal)
             (void)unlink(spare);
         p->spare_bytes = 0;
     }
+    if (atomic_load_explicit(&p->next_ready_bytes, memory_order_acquire) > 0 &&
+        !p->cfg.segment.read_only) {
+        char next[SEGMENT_PATH_BYTES]; /* PA7: zeros; an open would remove it anyway */
+        if (snprintf(next, sizeof(next), "%s/%s", p->dir, SEGMENT_POOL_NEXT_NAME) <
+            (int)sizeof(next))
+            (void)unlink(next);
+    }
     if (seal && p->active)
         rc = segment_seal(p->active);
     if (seal && p->active && rc == 0 && p->producers.slots)
@@ -772,6 +779,16 @@ static int partition_roll(struct partition *p)
             atomic_fetch_add_explicit(&p->cfg.segment.pool->stats.recycled, 1,
                                       memory_order_relaxed);
     }
+    uint64_t next_ready = atomic_load_explicit(&p->next_ready_bytes, memory_order_acquire);
+    if (rc && next_ready > 0) {
+        /* PA7: the pre-written head of the next segment (zeros, fdatasynced). */
+        char next[SEGMENT_PATH_BYTES];
+        if (snprintf(next, sizeof(next), "%s/%s", p->dir, SEGMENT_POOL_NEXT_NAME) <
+            (int)sizeof(next))
+            rc = segment_create_recycled(&seg, p->dir, p->next_offset, &p->cfg.segment, next,
+                                         next_ready);
+        atomic_store_explicit(&p->next_ready_bytes, 0, memory_order_relaxed);
+    }
     if (rc)
         rc = segment_create(&seg, p->dir, p->next_offset, &p->cfg.segment);
     if (rc)
@@ -786,6 +803,20 @@ static int partition_roll(struct partition *p)
     }
     p->active = seg;
     return 0;
+}
+
+void partition_prepare_next(struct partition *p)
+{
+    struct segment_pool *pool = p->cfg.segment.pool;
+    if (!pool || p->spare_bytes > 0 || p->frozen)
+        return; /* no pre-writer, or the recycled file is next (PA6) */
+    const struct segment *a = p->active;
+    if (a->claimed_bytes < a->cfg.capacity_bytes / 2 ||
+        atomic_load_explicit(&p->next_ready_bytes, memory_order_acquire) > 0 ||
+        atomic_load_explicit(&p->next_queued, memory_order_acquire))
+        return;
+    (void)segment_pool_request_next(pool, p->dir, segment_pool_lead_bytes(a->cfg.capacity_bytes),
+                                    &p->next_ready_bytes, &p->next_queued);
 }
 
 int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,

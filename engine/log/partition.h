@@ -23,6 +23,10 @@
  *        directory): a segment retention deletes becomes it when no reader holds the segment
  *        and the engine pre-writes (sync other than none); the next roll renames it into place
  *        (docs/format.md A.3). An open removes a leftover one (a *.tmp), so a crash loses it.
+ *   PA7. Without a recycled file, once the active segment is half full the pre-writer writes
+ *        the head of the next segment's file (its lead, zeros, fdatasynced); the roll renames
+ *        it into place when it is ready, and creates a file as before when it is not (the
+ *        bytes then written into unwritten blocks are counted: prewrite_missed_bytes).
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -111,6 +115,10 @@ struct partition {
 
     /* PA6: size of the recycled log at PARTITION_SPARE_NAME, 0 = none. */
     uint64_t spare_bytes;
+    /* PA7: bytes the pre-writer wrote (and fdatasynced) at the head of SEGMENT_POOL_NEXT_NAME,
+     * 0 = none ready; next_queued while it works on it. */
+    _Atomic uint64_t next_ready_bytes;
+    _Atomic bool next_queued;
 
     /* published (seqlock: odd while the writer updates) */
     _Atomic uint64_t seq;
@@ -163,6 +171,10 @@ int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_o
  * stable offset (the first offset of the oldest open transaction, or the high watermark), with
  * the byte position of each. Never on a frozen partition (PA5). */
 void partition_publish(struct partition *p);
+
+/* Writer (shard thread, after placing a round): asks the pre-writer for the next segment's
+ * head when PA7 says it is time. */
+void partition_prepare_next(struct partition *p);
 
 /* Writer: a round that placed batches here failed (PA5). From now on partition_make_room,
  * partition_roll_now, partition_delete_before, partition_enforce_retention and

@@ -25,6 +25,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "segment.h"
@@ -89,6 +90,49 @@ static void prewrite(struct segment_pool *pool, struct segment *seg, int fd)
     }
 }
 
+/* The head of a next segment: a file of job->bytes zeros, fdatasynced, in job->dir. */
+static void prewrite_next(struct segment_pool *pool, const struct segment_pool_job *job)
+{
+    char path[SEGMENT_PATH_BYTES];
+    int plen = snprintf(path, sizeof(path), "%s/%s", job->dir, SEGMENT_POOL_NEXT_NAME);
+    if (plen < 0 || (size_t)plen >= sizeof(path))
+        return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return; /* best effort: the roll creates the file itself (its bytes count as missed) */
+    uint64_t done = 0;
+    while (done < job->bytes) {
+        uint64_t len = job->bytes - done < SEGMENT_POOL_CHUNK_BYTES ? job->bytes - done
+                                                                    : SEGMENT_POOL_CHUNK_BYTES;
+        ssize_t n = pwrite(fd, zeros, (size_t)len, (off_t)done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        done += (uint64_t)n;
+    }
+    bool ok = done == job->bytes && fdatasync(fd) == 0;
+    close(fd);
+    if (!ok) {
+        (void)unlink(path);
+        return;
+    }
+    atomic_fetch_add_explicit(&pool->stats.bytes_written, job->bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&pool->stats.fdatasyncs, 1, memory_order_relaxed);
+    atomic_store_explicit(job->ready, job->bytes, memory_order_release);
+}
+
+static void job_done(struct segment_pool_job *job)
+{
+    if (!job->seg) {
+        atomic_store_explicit(job->queued, false, memory_order_release);
+        return;
+    }
+    atomic_store_explicit(&job->seg->zero_queued, false, memory_order_release); /* SP3 */
+    close(job->fd);
+    segment_unref(job->seg);
+}
+
 static void *pool_main(void *arg)
 {
     struct segment_pool *pool = arg;
@@ -102,10 +146,11 @@ static void *pool_main(void *arg)
         pool->head = (pool->head + 1) % SEGMENT_POOL_JOBS_MAX;
         pool->count--;
         pthread_mutex_unlock(&pool->lock);
-        prewrite(pool, job.seg, job.fd);
-        atomic_store_explicit(&job.seg->zero_queued, false, memory_order_release); /* SP3 */
-        close(job.fd);
-        segment_unref(job.seg);
+        if (job.seg)
+            prewrite(pool, job.seg, job.fd);
+        else
+            prewrite_next(pool, &job);
+        job_done(&job);
         pthread_mutex_lock(&pool->lock);
     }
     /* Stopping: the queued jobs are dropped, their references released. */
@@ -113,9 +158,7 @@ static void *pool_main(void *arg)
         struct segment_pool_job job = pool->jobs[pool->head];
         pool->head = (pool->head + 1) % SEGMENT_POOL_JOBS_MAX;
         pool->count--;
-        atomic_store_explicit(&job.seg->zero_queued, false, memory_order_release);
-        close(job.fd);
-        segment_unref(job.seg);
+        job_done(&job);
     }
     pthread_mutex_unlock(&pool->lock);
     return NULL;
@@ -176,6 +219,29 @@ bool segment_pool_request(struct segment_pool *pool, struct segment *seg)
     if (!ok) {
         close(fd);
         atomic_store_explicit(&seg->zero_queued, false, memory_order_release);
+        atomic_fetch_add_explicit(&pool->stats.dropped, 1, memory_order_relaxed);
+    }
+    return ok;
+}
+
+bool segment_pool_request_next(struct segment_pool *pool, const char *dir, uint64_t bytes,
+                               _Atomic uint64_t *ready, _Atomic bool *queued)
+{
+    assert(pool->started);
+    assert(bytes > 0);
+    if (atomic_exchange_explicit(queued, true, memory_order_acq_rel))
+        return true;
+    pthread_mutex_lock(&pool->lock);
+    bool ok = pool->count < SEGMENT_POOL_JOBS_MAX && !pool->stop;
+    if (ok) {
+        pool->jobs[(pool->head + pool->count) % SEGMENT_POOL_JOBS_MAX] = (struct segment_pool_job){
+            .seg = NULL, .fd = -1, .dir = dir, .bytes = bytes, .ready = ready, .queued = queued};
+        pool->count++;
+        pthread_cond_signal(&pool->wake);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    if (!ok) {
+        atomic_store_explicit(queued, false, memory_order_release);
         atomic_fetch_add_explicit(&pool->stats.dropped, 1, memory_order_relaxed);
     }
     return ok;

@@ -4,6 +4,10 @@
  * so that the writer's own fdatasync flushes data into blocks that are already written and
  * commits no extent metadata (issue 14 item 2; docs/format.md A.3).
  *
+ * It also writes the head of the next segment's file before the roll needs it (a partition's
+ * next.log.tmp: its first lead bytes, zeroed and fdatasynced), so a roll renames a file whose
+ * first blocks are written instead of creating one whose every block is unwritten.
+ *
  * It owns only the zeroing thread, its bounded job queue and its counters. It never writes at
  * or below a segment's writer end (the claim protocol in segment.c, SG1-SG3), never extends or
  * truncates a file, never decides rolls or deletions, and is never on a shard's round: a shard
@@ -41,8 +45,15 @@ struct segment_pool_stats {
 };
 
 struct segment_pool_job {
-    struct segment *seg; /* one reference held by the job */
+    struct segment *seg; /* one reference held by the job; NULL for a next-segment file */
     int fd;              /* the pool's dup of the segment's log descriptor */
+    /* A next-segment file (seg == NULL): `bytes` of zeros written and fdatasynced to
+     * dir/SEGMENT_POOL_NEXT_NAME (dir owned by the partition, which outlives the pool's run),
+     * then *ready = bytes. */
+    const char *dir;
+    uint64_t bytes;
+    _Atomic uint64_t *ready;
+    _Atomic bool *queued;
 };
 
 struct segment_pool {
@@ -68,5 +79,16 @@ uint64_t segment_pool_lead_bytes(uint64_t capacity_bytes);
 /* Writer (shard thread): queue seg for pre-writing. Takes a reference and a dup of seg->fd.
  * Never blocks but on the queue's mutex; false when the queue is full or the dup failed. */
 bool segment_pool_request(struct segment_pool *pool, struct segment *seg);
+
+/* The next segment's pre-written head in a partition directory: a *.tmp, so an open removes a
+ * leftover and verify skips it. */
+#define SEGMENT_POOL_NEXT_NAME "next.log.tmp"
+
+/* Writer (shard thread): have the pool write the first `bytes` of the next segment's file,
+ * dir/SEGMENT_POOL_NEXT_NAME (zeros, fdatasynced), then store bytes in *ready; *queued is true
+ * meanwhile. The roll renames the file into place (segment_create_recycled). false when the
+ * queue is full. */
+bool segment_pool_request_next(struct segment_pool *pool, const char *dir, uint64_t bytes,
+                               _Atomic uint64_t *ready, _Atomic bool *queued);
 
 #endif /* RT_SEGMENT_POOL_H */

@@ -463,6 +463,7 @@ static void round_place(struct shard *s, struct round *rd, struct shard_request 
     for (uint32_t t = 0; t < rd->touched_count; t++) {
         struct partition *p = rd->touched[t];
         segment_claim(p->active, p->round_position + p->round_bytes);
+        partition_prepare_next(p); /* PA7 */
     }
     /* SH2 */
     assert(rd->touched_count <= ROUND_PARTITIONS_MAX);
