@@ -33,19 +33,19 @@
 #include "ringtail_test.h"
 
 #define TOPIC             "seg"
-#define RECORDS_PER_BATCH 8
+#define RECORDS_PER_BATCH 16
 #define VALUE_BYTES       1000
 
 static void options(struct rt_options *o)
 {
     tu_options(o);
-    o->segment_size_bytes = 256 * 1024; /* pre-write lead: 64 KiB (segment_pool_lead_bytes) */
+    o->segment_size_bytes = 1024 * 1024; /* pre-write lead: 128 KiB (segment_pool_lead_bytes) */
     o->batch_size_max_bytes = 32 * 1024;
     o->index_interval_bytes = 4096;
     o->shard_count = 1;
     o->sync_mode = RT_SYNC_ALWAYS;
     o->retention_ms = -1;
-    o->retention_bytes = 256 * 1024; /* retention leaves about one sealed segment */
+    o->retention_bytes = 1024 * 1024; /* retention leaves about one sealed segment */
     o->producer_id_expiration_ms = INT64_MAX / 4;
 }
 
@@ -202,25 +202,25 @@ static void test_prewrite_stays_ahead(void **state)
     assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);
     int64_t next = 0;
     append_acked(e, &next); /* the first segment's first bytes: nobody pre-wrote them */
-    /* Wait (bounded by progress, not by a clock) for the first chunk: 64 KiB ahead. */
-    for (int i = 0; i < 20000 && stats(e).prewrite_bytes < 60 * 1024; i++)
+    /* Wait (bounded by progress, not by a clock) for the first chunk: 128 KiB ahead. */
+    for (int i = 0; i < 20000 && stats(e).prewrite_bytes < 120 * 1024; i++)
         usleep(1000);
     struct rt_stats st = stats(e);
-    assert_true(st.prewrite_bytes >= 60 * 1024);
+    assert_true(st.prewrite_bytes >= 120 * 1024);
     assert_true(st.prewrite_fdatasyncs >= 1);
     uint64_t missed = st.prewrite_missed_bytes;
     assert_true(missed > 0);
-    /* Two batches (16 KiB) fit in the lead: no byte of them is missed. */
+    /* Two batches (32 KiB) fit in the lead: no byte of them is missed. */
     append_acked(e, &next);
     append_acked(e, &next);
     assert_int_equal(stats(e).prewrite_missed_bytes, missed);
     /* Many more, across rolls: every record reads back as written. */
-    for (int i = 0; i < 120; i++)
+    for (int i = 0; i < 200; i++)
         append_acked(e, &next);
     int64_t start = -1;
     assert_int_equal(read_back(e, &start), next);
     assert_int_equal(start, 0);
-    assert_true(stats(e).segments_rolled >= 3);
+    assert_true(stats(e).segments_rolled >= 2);
     assert_int_equal(rt_close(e), 0);
     expect_verify_clean(dir, "after a clean close");
     assert_int_equal(rt_open(dir, &o, &e), 0);
@@ -244,10 +244,10 @@ static void test_roll_takes_the_prewritten_next_segment(void **state)
     assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);
     char *next_file = tu_path("%s/" TOPIC "-0/next.log.tmp", dir);
     int64_t next = 0;
-    while (!fs_exists_for_test(next_file) || tu_file_size(next_file) < 64 * 1024) {
+    while (!fs_exists_for_test(next_file) || tu_file_size(next_file) < 128 * 1024) {
         append_acked(e, &next);
         assert_int_equal(stats(e).segments_rolled, 0); /* ready well before the roll */
-        if (next > 40 * RECORDS_PER_BATCH)
+        if (next > 20 * RECORDS_PER_BATCH)
             usleep(1000); /* past half: give the pre-writer its turn (bounded by progress) */
     }
     /* Its fdatasync comes after its last byte: wait for the count to move (progress, not time). */
@@ -274,25 +274,37 @@ static void test_roll_takes_the_prewritten_next_segment(void **state)
     tu_rmdir_free(dir);
 }
 
-/* sync=none: nothing is pre-written (no fdatasync on the write path to speed up). */
-static void test_no_prewrite_without_sync(void **state)
+/* Nothing is pre-written under sync=none (no fdatasync on the write path to speed up) nor for
+ * segments under SEGMENT_POOL_SEGMENT_MIN_BYTES (1 MiB). */
+static void no_prewrite(enum rt_sync_mode mode, uint64_t segment_bytes)
 {
-    (void)state;
     char *dir = tu_mkdtemp();
     struct rt_options o;
     options(&o);
-    o.sync_mode = RT_SYNC_NONE;
+    o.sync_mode = mode;
+    o.segment_size_bytes = segment_bytes;
     rt_engine *e = NULL;
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);
     int64_t next = 0;
-    for (int i = 0; i < 40; i++)
+    for (int i = 0; i < 80; i++)
         append_acked(e, &next);
     struct rt_stats st = stats(e);
+    assert_true(st.segments_rolled >= 1);
     assert_int_equal(st.prewrite_bytes, 0);
     assert_int_equal(st.prewrite_missed_bytes, 0);
+    assert_int_equal(st.segments_recycled, 0);
+    int64_t start = -1;
+    assert_int_equal(read_back(e, &start), next);
     assert_int_equal(rt_close(e), 0);
     tu_rmdir_free(dir);
+}
+
+static void test_no_prewrite_without_sync_or_for_small_segments(void **state)
+{
+    (void)state;
+    no_prewrite(RT_SYNC_NONE, 1024 * 1024);
+    no_prewrite(RT_SYNC_ALWAYS, 512 * 1024);
 }
 
 /* PA6, RS1: retention's file becomes the next segment; its stale batches (offsets from 0) are
@@ -393,7 +405,7 @@ static void test_power_loss_in_recycled_segment(void **state)
                 free(p);
         }
         assert_non_null(newest);
-        assert_true(tu_file_size(newest) > 128 * 1024);
+        assert_true(tu_file_size(newest) > 512 * 1024);
         free(newest);
 
         expect_verify_clean(dir, "after the power loss");
@@ -483,7 +495,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prewrite_stays_ahead),
-        cmocka_unit_test(test_no_prewrite_without_sync),
+        cmocka_unit_test(test_no_prewrite_without_sync_or_for_small_segments),
         cmocka_unit_test(test_roll_takes_the_prewritten_next_segment),
         cmocka_unit_test(test_recycled_segment_serves_only_new_batches),
         cmocka_unit_test(test_power_loss_in_recycled_segment),

@@ -978,7 +978,8 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->pcfg.segment.read_only = lg->opts.read_only;
     /* Pre-writing buys nothing without fdatasyncs on the write path, and costs a second write
      * of every byte: only durable modes get it (segment_pool.h). */
-    if (!lg->opts.read_only && lg->opts.sync_mode != RT_SYNC_NONE)
+    if (!lg->opts.read_only && lg->opts.sync_mode != RT_SYNC_NONE &&
+        lg->opts.segment_size_bytes >= SEGMENT_POOL_SEGMENT_MIN_BYTES)
         lg->pcfg.segment.pool = &lg->pool;
     lg->pcfg.segment_ms = lg->opts.segment_ms;
     lg->pcfg.retention_bytes = lg->opts.retention_bytes;

@@ -22,8 +22,10 @@
  *   SG2  the frontier is a lower bound: [0, zero_frontier) are written blocks that were
  *        fdatasynced; bytes the writer appends past it are counted (pool missed_bytes) and land
  *        in unwritten extents, as every append did before pre-writing.
- *   SG3  sealing stores writer_end = UINT64_MAX and waits for the pool's chunk to finish before
- *        its trim, so the pool never writes into a sealed (trimmed) file.
+ *   SG3  sealing stores writer_end = UINT64_MAX and waits until the pool uses the descriptor no
+ *        more (fd_busy clear: its chunk's write and fdatasync done) before its trim and close, so
+ *        the pool never writes into a sealed (trimmed) file and never holds a descriptor of its
+ *        own (it uses the segment's, kept alive by its reference and by fd_busy).
  * A recycled file (segment_recycle, segment_create_recycled) starts with its frontier at its old
  * size: those blocks are written, and hold the stale batches of the segment it was (RS1).
  */
@@ -83,6 +85,7 @@ static struct segment *segment_alloc(int64_t base_offset, const struct segment_c
     atomic_init(&seg->zero_frontier, 0);
     atomic_init(&seg->writer_end, 0);
     atomic_init(&seg->zero_busy, UINT64_MAX);
+    atomic_init(&seg->fd_busy, false);
     atomic_init(&seg->zero_queued, false);
     seg->cfg = *cfg;
     seg->created_ms = fs_now_ms();
@@ -391,11 +394,11 @@ void segment_claim(struct segment *seg, uint64_t end_bytes)
         (void)segment_pool_request(seg->cfg.pool, seg);
 }
 
-/* SG3: no zero write after this returns (and none in progress). */
+/* SG3: no zero write or fdatasync of the pool after this returns (and none in progress). */
 static void claim_all(struct segment *seg)
 {
     atomic_store(&seg->writer_end, UINT64_MAX);
-    while (atomic_load(&seg->zero_busy) != UINT64_MAX)
+    while (atomic_load(&seg->zero_busy) != UINT64_MAX || atomic_load(&seg->fd_busy))
         sched_yield();
 }
 

@@ -75,6 +75,7 @@ struct segment {
     _Atomic uint64_t zero_frontier; /* [0, frontier) holds written, fdatasynced blocks */
     _Atomic uint64_t writer_end;    /* end of what the writer queued; UINT64_MAX once sealing */
     _Atomic uint64_t zero_busy;     /* start of the chunk the pool is writing, or UINT64_MAX */
+    _Atomic bool fd_busy;           /* the pool is using fd (write or fdatasync) */
     _Atomic bool zero_queued;       /* a pool job for this segment exists */
     uint64_t claimed_bytes;         /* writer: writer_end as it last stored it */
 };

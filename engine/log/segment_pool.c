@@ -39,7 +39,7 @@ uint64_t segment_pool_lead_bytes(uint64_t capacity_bytes)
         lead = SEGMENT_POOL_LEAD_MIN_BYTES;
     if (lead > SEGMENT_POOL_LEAD_MAX_BYTES)
         lead = SEGMENT_POOL_LEAD_MAX_BYTES;
-    return lead;
+    return lead < capacity_bytes ? lead : capacity_bytes;
 }
 
 static uint64_t page_up(uint64_t n)
@@ -48,7 +48,7 @@ static uint64_t page_up(uint64_t n)
 }
 
 /* Writes zeros ahead of seg's writer until it is `lead` ahead or the segment is sealing. */
-static void prewrite(struct segment_pool *pool, struct segment *seg, int fd)
+static void prewrite(struct segment_pool *pool, struct segment *seg)
 {
     uint64_t cap =
         seg->map_bytes < seg->cfg.capacity_bytes ? seg->map_bytes : seg->cfg.capacity_bytes;
@@ -64,11 +64,17 @@ static void prewrite(struct segment_pool *pool, struct segment *seg, int fd)
             return;
         uint64_t len =
             goal - start < SEGMENT_POOL_CHUNK_BYTES ? goal - start : SEGMENT_POOL_CHUNK_BYTES;
+        atomic_store(&seg->fd_busy, true);    /* SG3: the descriptor stays open ... */
         atomic_store(&seg->zero_busy, start); /* SP1: claim, then look */
-        if (atomic_load(&seg->writer_end) > start) {
+        uint64_t now = atomic_load(&seg->writer_end);
+        if (now == UINT64_MAX || now > start) {
             atomic_store(&seg->zero_busy, UINT64_MAX);
-            continue; /* the writer got there first: start again above it */
+            atomic_store(&seg->fd_busy, false);
+            if (now == UINT64_MAX)
+                return; /* sealing: the descriptor may go */
+            continue;   /* the writer got there first: start again above it */
         }
+        int fd = seg->fd; /* ... until fd_busy is cleared (seal waits for it) */
         uint64_t done = 0;
         while (done < len) {
             ssize_t n = pwrite(fd, zeros, (size_t)(len - done), (off_t)(start + done));
@@ -79,10 +85,10 @@ static void prewrite(struct segment_pool *pool, struct segment *seg, int fd)
             done += (uint64_t)n;
         }
         atomic_store(&seg->zero_busy, UINT64_MAX);
-        if (done < len)
+        bool synced = done == len && fdatasync(fd) == 0;
+        atomic_store(&seg->fd_busy, false);
+        if (!synced)
             return; /* best effort: the writer falls back to the unwritten blocks (counted) */
-        if (fdatasync(fd) != 0)
-            return;
         assert(start + len <= cap);                                                    /* SP4 */
         atomic_store_explicit(&seg->zero_frontier, start + len, memory_order_release); /* SP2 */
         atomic_fetch_add_explicit(&pool->stats.bytes_written, len, memory_order_relaxed);
@@ -129,7 +135,6 @@ static void job_done(struct segment_pool_job *job)
         return;
     }
     atomic_store_explicit(&job->seg->zero_queued, false, memory_order_release); /* SP3 */
-    close(job->fd);
     segment_unref(job->seg);
 }
 
@@ -147,7 +152,7 @@ static void *pool_main(void *arg)
         pool->count--;
         pthread_mutex_unlock(&pool->lock);
         if (job.seg)
-            prewrite(pool, job.seg, job.fd);
+            prewrite(pool, job.seg);
         else
             prewrite_next(pool, &job);
         job_done(&job);
@@ -201,23 +206,17 @@ bool segment_pool_request(struct segment_pool *pool, struct segment *seg)
     assert(seg->fd >= 0);
     if (atomic_exchange_explicit(&seg->zero_queued, true, memory_order_acq_rel))
         return true; /* SP3: already queued */
-    int fd = fcntl(seg->fd, F_DUPFD_CLOEXEC, 0);
-    if (fd < 0) {
-        atomic_store_explicit(&seg->zero_queued, false, memory_order_release);
-        return false;
-    }
     pthread_mutex_lock(&pool->lock);
     bool ok = pool->count < SEGMENT_POOL_JOBS_MAX && !pool->stop;
     if (ok) {
         segment_ref(seg);
         pool->jobs[(pool->head + pool->count) % SEGMENT_POOL_JOBS_MAX] =
-            (struct segment_pool_job){.seg = seg, .fd = fd};
+            (struct segment_pool_job){.seg = seg};
         pool->count++;
         pthread_cond_signal(&pool->wake);
     }
     pthread_mutex_unlock(&pool->lock);
     if (!ok) {
-        close(fd);
         atomic_store_explicit(&seg->zero_queued, false, memory_order_release);
         atomic_fetch_add_explicit(&pool->stats.dropped, 1, memory_order_relaxed);
     }
@@ -235,7 +234,7 @@ bool segment_pool_request_next(struct segment_pool *pool, const char *dir, uint6
     bool ok = pool->count < SEGMENT_POOL_JOBS_MAX && !pool->stop;
     if (ok) {
         pool->jobs[(pool->head + pool->count) % SEGMENT_POOL_JOBS_MAX] = (struct segment_pool_job){
-            .seg = NULL, .fd = -1, .dir = dir, .bytes = bytes, .ready = ready, .queued = queued};
+            .seg = NULL, .dir = dir, .bytes = bytes, .ready = ready, .queued = queued};
         pool->count++;
         pthread_cond_signal(&pool->wake);
     }

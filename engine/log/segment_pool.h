@@ -11,7 +11,7 @@
  * It owns only the zeroing thread, its bounded job queue and its counters. It never writes at
  * or below a segment's writer end (the claim protocol in segment.c, SG1-SG3), never extends or
  * truncates a file, never decides rolls or deletions, and is never on a shard's round: a shard
- * only pushes a job (one mutex hold, no syscall but a dup) when its segment's pre-written
+ * only pushes a job (one mutex hold, no syscall) when its segment's pre-written
  * frontier is less than half the lead ahead of it.
  */
 #ifndef RT_SEGMENT_POOL_H
@@ -36,6 +36,11 @@ struct segment;
 #define SEGMENT_POOL_LEAD_MIN_BYTES (64u << 10)
 #define SEGMENT_POOL_CHUNK_BYTES    (1u << 20)
 
+/* Segments smaller than this are not pre-written at all: one rolls every few hundred KiB, and
+ * a roll (an fdatasync of the old segment, a directory fsync) costs more than the extent commits
+ * pre-writing would save; the lead would also be most of the file. */
+#define SEGMENT_POOL_SEGMENT_MIN_BYTES (1u << 20)
+
 struct segment_pool_stats {
     _Atomic uint64_t bytes_written; /* zeros written ahead of writers */
     _Atomic uint64_t fdatasyncs;    /* the pool's own, one per chunk */
@@ -46,7 +51,6 @@ struct segment_pool_stats {
 
 struct segment_pool_job {
     struct segment *seg; /* one reference held by the job; NULL for a next-segment file */
-    int fd;              /* the pool's dup of the segment's log descriptor */
     /* A next-segment file (seg == NULL): `bytes` of zeros written and fdatasynced to
      * dir/SEGMENT_POOL_NEXT_NAME (dir owned by the partition, which outlives the pool's run),
      * then *ready = bytes. */
@@ -73,11 +77,13 @@ int segment_pool_start(struct segment_pool *pool);
 /* Stops the thread after the chunk in progress; drops queued jobs (their references go). */
 void segment_pool_stop(struct segment_pool *pool);
 
-/* Bytes a segment of capacity_bytes is kept pre-written ahead of its writer. */
+/* Bytes a segment of capacity_bytes is kept pre-written ahead of its writer (never more than
+ * the segment). */
 uint64_t segment_pool_lead_bytes(uint64_t capacity_bytes);
 
-/* Writer (shard thread): queue seg for pre-writing. Takes a reference and a dup of seg->fd.
- * Never blocks but on the queue's mutex; false when the queue is full or the dup failed. */
+/* Writer (shard thread): queue seg for pre-writing. Takes a reference; the pool writes through
+ * seg->fd (SG3 keeps it open while it does). Never blocks but on the queue's mutex; false when
+ * the queue is full. */
 bool segment_pool_request(struct segment_pool *pool, struct segment *seg);
 
 /* The next segment's pre-written head in a partition directory: a *.tmp, so an open removes a
