@@ -246,7 +246,7 @@ struct rt_stats {
     bool opened_unclean;    /* no clean-shutdown marker at open: newest segments were scanned */
     uint64_t tail_bytes_ignored; /* non-zero bytes past the last valid batch of newest segments:
                                     cut at open, or, read-only, left on disk and never served */
-    /* Pre-writing (sync other than none; docs/format.md A.3): zeros written and fdatasynced
+    /* Pre-writing (sync other than none; docs/format.md A.6): zeros written and fdatasynced
      * ahead of the writers by the engine's pre-writer thread (not counted in fdatasyncs), the
      * appended bytes that still landed in blocks nobody pre-wrote (a new partition's first
      * segment, a writer faster than the pre-writer), and rolls that reused a segment file

@@ -3,7 +3,7 @@
  * pre-writer keeps zeros written ahead of the writer (SG1-SG3, SP1-SP4), retention recycles a
  * segment file for the next roll (PA6), and a recycled file's stale batches are never served,
  * after a clean close, a power loss (with torn sectors) or a SIGKILL (RS1-RS3, SC5 in
- * docs/format.md A.3). Every record's value names its offset, so a stale batch served in place
+ * docs/format.md A.6). Every record's value names its offset, so a stale batch served in place
  * of a new one, or a lost acknowledged one, shows as a wrong value or a gap.
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file once over io_uring and once over the sync fallback;

@@ -7,7 +7,7 @@
  * header (verify decodes compressed records). In every case verify reports the damage, open
  * repairs it, read_committed serves no aborted record, and verify is clean afterwards.
  *
- * Recycled segments (issue 14; docs/format.md A.3 RS1-RS3, SC5): after a crash, the newest
+ * Recycled segments (issue 14; docs/format.md A.6 RS1-RS3, SC5): after a crash, the newest
  * segment may hold stale batches of the segment its file was, after its own last batch (right
  * there, or after a torn new batch): both agree it is the log's end, not damage (verify clean,
  * open counts no torn tail, no stale batch served). A torn tail with no stale batch after it is
@@ -432,7 +432,7 @@ static void test_lost_index_never_cuts_a_sealed_log(void **state)
     tu_rmdir_free(dir);
 }
 
-/* ---- the tail of a recycled segment (docs/format.md A.3 RS1-RS3, SC5) ---- */
+/* ---- the tail of a recycled segment (docs/format.md A.6 RS1-RS3, SC5) ---- */
 
 /* The log's end offset of a cleanly closed dir (open, list, close: nothing changes). */
 static int64_t end_offset(const char *dir)

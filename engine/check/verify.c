@@ -272,7 +272,7 @@ static int check_compressed(struct verifier *v, const char *path, size_t pos, co
 
 /* SC5 (segment_check.c): in the newest segment of a directory that was not closed cleanly,
  * the log ends at the first position that is not the next batch; when what follows is a
- * recycled file's stale batches (docs/format.md A.3 RS3) open cuts it without counting it as a
+ * recycled file's stale batches (docs/format.md A.6 RS3) open cuts it without counting it as a
  * torn tail, so verify reports nothing. Only called where a batch is due at pos. */
 static bool stale_tail(const struct verifier *v, const struct mapped *m, size_t pos, int64_t next,
                        bool newest)

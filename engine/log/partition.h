@@ -22,7 +22,7 @@
  *   PA6. At most one recycled segment file is kept per partition (PARTITION_SPARE_NAME in its
  *        directory): a segment retention deletes becomes it when no reader holds the segment
  *        and the engine pre-writes (sync other than none); the next roll renames it into place
- *        (docs/format.md A.3). An open removes a leftover one (a *.tmp), so a crash loses it.
+ *        (docs/format.md A.6). An open removes a leftover one (a *.tmp), so a crash loses it.
  *   PA7. Without a recycled file, once the active segment is half full the pre-writer writes
  *        the head of the next segment's file (its lead, zeros, fdatasynced); the roll renames
  *        it into place when it is ready, and creates a file as before when it is not (the

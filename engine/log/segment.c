@@ -11,7 +11,7 @@
  * bytes to tell a torn write from preallocation); finding a batch is one binary search of the
  * offset index plus a walk of at most index_interval_bytes of batch headers.
  *
- * Pre-writing (issue 14 item 2; docs/format.md A.3). An active segment is fallocate'd to its
+ * Pre-writing (issue 14 item 2; docs/format.md A.6). An active segment is fallocate'd to its
  * capacity as before (so ENOSPC comes at the roll, not mid-round), and, when the engine has a
  * pre-writer (cfg.pool), zeros are written and fdatasynced into it ahead of the writer by
  * segment_pool.c, so the writer's fdatasync finds written blocks. The writer and the pool share

@@ -107,7 +107,7 @@ void segment_claim(struct segment *seg, uint64_t end_bytes);
 /* Creates the active segment at base_offset from a recycled file (`spare_path`, a former
  * segment's .log that retention let go): renamed into place, extended to capacity, the
  * directory fsynced. Its first `spare_bytes` are written blocks holding stale batches of the
- * segment it was (base offsets below base_offset: docs/format.md A.3 RS1). On failure the
+ * segment it was (base offsets below base_offset: docs/format.md A.6 RS1). On failure the
  * spare is unlinked and the caller falls back to segment_create. */
 int segment_create_recycled(struct segment **out, const char *partition_dir, int64_t base_offset,
                             const struct segment_config *cfg, const char *spare_path,

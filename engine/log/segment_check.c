@@ -21,7 +21,7 @@
  *
  * SC1-SC4 are the checks behind docs/format.md I (OV1 walks SC1, OV2 is SC2 and SC3, OV3 is SC4).
  *
- *   SC5  (docs/format.md A.3 RS3) past the last batch of the newest segment of a directory that
+ *   SC5  (docs/format.md A.6 RS3) past the last batch of the newest segment of a directory that
  *        was not closed cleanly lie zeros, stale batches of a recycled file, or a torn write:
  *        the log ends there whichever it is, and segment_tail_classify tells the three apart the
  *        same way for open (which counts only a torn tail in tail_bytes_ignored) and verify

@@ -55,7 +55,7 @@ void segment_check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offs
                        const uint8_t *tidx, uint32_t tidx_entries, struct segment_check *out);
 
 /* What follows the last batch of the newest segment of a directory that was not closed cleanly
- * (docs/format.md A.3 RS3). The log ends there in every case; this says only how open counts
+ * (docs/format.md A.6 RS3). The log ends there in every case; this says only how open counts
  * it and whether verify reports it. */
 enum segment_tail {
     SEGMENT_TAIL_ZERO,  /* zeros up to the window's end: preallocated or pre-written space */
