@@ -48,7 +48,6 @@
 #include "fsutil.h"
 #include "meta.h"
 #include "segment_check.h"
-#include "segment_pool.h"
 
 static int segment_paths(struct segment *seg, const char *partition_dir, char *index_path,
                          char *time_path)
@@ -369,29 +368,6 @@ uint64_t segment_free_bytes(const struct segment *seg)
 bool segment_index_full(const struct segment *seg)
 {
     return offset_index_full(&seg->oidx) || time_index_full(&seg->tidx);
-}
-
-void segment_claim(struct segment *seg, uint64_t end_bytes)
-{
-    assert(!seg->sealed);
-    if (!seg->cfg.pool || end_bytes <= seg->claimed_bytes)
-        return;
-    atomic_store(&seg->writer_end, end_bytes); /* SG1: store, then look */
-    while (atomic_load(&seg->zero_busy) < end_bytes)
-        sched_yield(); /* the pool is writing one chunk where this write goes: one pwrite */
-    uint64_t frontier = atomic_load_explicit(&seg->zero_frontier, memory_order_acquire);
-    if (end_bytes > frontier) { /* SG2: appended into blocks nobody pre-wrote */
-        uint64_t from = frontier > seg->claimed_bytes ? frontier : seg->claimed_bytes;
-        atomic_fetch_add_explicit(&seg->cfg.pool->stats.missed_bytes, end_bytes - from,
-                                  memory_order_relaxed);
-    }
-    seg->claimed_bytes = end_bytes;
-    uint64_t cap =
-        seg->cfg.capacity_bytes > seg->map_bytes ? seg->map_bytes : seg->cfg.capacity_bytes;
-    uint64_t lead = segment_pool_lead_bytes(seg->cfg.capacity_bytes);
-    if (frontier < cap && frontier < end_bytes + lead / 2 &&
-        !atomic_load_explicit(&seg->zero_queued, memory_order_acquire))
-        (void)segment_pool_request(seg->cfg.pool, seg);
 }
 
 /* SG3: no zero write or fdatasync of the pool after this returns (and none in progress). */

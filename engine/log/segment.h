@@ -99,11 +99,6 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
                  const struct segment_config *cfg, bool active, bool recover,
                  struct segment_recovery *rec);
 
-/* Writer (shard thread), before queuing writes that end at `end_bytes`: makes sure no zero write
- * of the pre-writer overlaps them (SG1, SG2), counts the bytes that land past the pre-written
- * frontier, and asks the pool for more when the frontier is less than half its lead ahead. */
-void segment_claim(struct segment *seg, uint64_t end_bytes);
-
 /* Creates the active segment at base_offset from a recycled file (`spare_path`, a former
  * segment's .log that retention let go): renamed into place, extended to capacity, the
  * directory fsynced. Its first `spare_bytes` are written blocks holding stale batches of the

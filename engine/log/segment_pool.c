@@ -25,6 +25,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -202,7 +203,8 @@ void segment_pool_stop(struct segment_pool *pool)
 
 bool segment_pool_request(struct segment_pool *pool, struct segment *seg)
 {
-    assert(pool->started);
+    if (!pool->started)
+        return false; /* not running (yet): the writer writes into unwritten blocks, counted */
     assert(seg->fd >= 0);
     if (atomic_exchange_explicit(&seg->zero_queued, true, memory_order_acq_rel))
         return true; /* SP3: already queued */
@@ -226,7 +228,8 @@ bool segment_pool_request(struct segment_pool *pool, struct segment *seg)
 bool segment_pool_request_next(struct segment_pool *pool, const char *dir, uint64_t bytes,
                                _Atomic uint64_t *ready, _Atomic bool *queued)
 {
-    assert(pool->started);
+    if (!pool->started)
+        return false;
     assert(bytes > 0);
     if (atomic_exchange_explicit(queued, true, memory_order_acq_rel))
         return true;
@@ -244,4 +247,28 @@ bool segment_pool_request_next(struct segment_pool *pool, const char *dir, uint6
         atomic_fetch_add_explicit(&pool->stats.dropped, 1, memory_order_relaxed);
     }
     return ok;
+}
+
+/* SG1, SG2 (segment.c): the writer's side of the claim protocol. */
+void segment_pool_claim(struct segment *seg, uint64_t end_bytes)
+{
+    assert(!seg->sealed);
+    if (!seg->cfg.pool || end_bytes <= seg->claimed_bytes)
+        return;
+    atomic_store(&seg->writer_end, end_bytes); /* SG1: store, then look */
+    while (atomic_load(&seg->zero_busy) < end_bytes)
+        sched_yield(); /* the pool is writing one chunk where this write goes: one pwrite */
+    uint64_t frontier = atomic_load_explicit(&seg->zero_frontier, memory_order_acquire);
+    if (end_bytes > frontier) { /* SG2: appended into blocks nobody pre-wrote */
+        uint64_t from = frontier > seg->claimed_bytes ? frontier : seg->claimed_bytes;
+        atomic_fetch_add_explicit(&seg->cfg.pool->stats.missed_bytes, end_bytes - from,
+                                  memory_order_relaxed);
+    }
+    seg->claimed_bytes = end_bytes;
+    uint64_t cap =
+        seg->cfg.capacity_bytes > seg->map_bytes ? seg->map_bytes : seg->cfg.capacity_bytes;
+    uint64_t lead = segment_pool_lead_bytes(seg->cfg.capacity_bytes);
+    if (frontier < cap && frontier < end_bytes + lead / 2 &&
+        !atomic_load_explicit(&seg->zero_queued, memory_order_acquire))
+        (void)segment_pool_request(seg->cfg.pool, seg);
 }

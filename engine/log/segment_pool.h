@@ -97,4 +97,9 @@ bool segment_pool_request(struct segment_pool *pool, struct segment *seg);
 bool segment_pool_request_next(struct segment_pool *pool, const char *dir, uint64_t bytes,
                                _Atomic uint64_t *ready, _Atomic bool *queued);
 
+/* Writer (shard thread), before queuing writes that end at `end_bytes`: makes sure no zero write
+ * of the pre-writer overlaps them (SG1, SG2), counts the bytes that land past the pre-written
+ * frontier, and asks seg's pool for more when the frontier is less than half its lead ahead. */
+void segment_pool_claim(struct segment *seg, uint64_t end_bytes);
+
 #endif /* RT_SEGMENT_POOL_H */

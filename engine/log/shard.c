@@ -35,6 +35,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "partition.h"
+#include "segment_pool.h"
 
 #define SHARD_IOV_MAX 1024 /* IOV_MAX on Linux */
 
@@ -462,7 +463,7 @@ static void round_place(struct shard *s, struct round *rd, struct shard_request 
     /* SG1 (segment.c): the pre-writer keeps off what this round is about to write. */
     for (uint32_t t = 0; t < rd->touched_count; t++) {
         struct partition *p = rd->touched[t];
-        segment_claim(p->active, p->round_position + p->round_bytes);
+        segment_pool_claim(p->active, p->round_position + p->round_bytes);
         partition_prepare_next(p); /* PA7 */
     }
     /* SH2 */
