@@ -17,7 +17,9 @@
  *      at the previous lastOffset + 1, and each segment starts where the previous one ended (a
  *      gap is reported on the segment that ends short, as rt_open names it). A zero-filled tail
  *      after the last batch is preallocated space only in the newest segment of a directory
- *      without the clean-shutdown marker.
+ *      without the clean-shutdown marker; so is a tail of stale batches of a recycled segment
+ *      file (SC5, docs/format.md A.6 RS3: segment_tail_classify decides, as it does for open),
+ *      and the indexes and the SC4 walk of that segment then stop where its log ends.
  *   5. Indexes, .txnindex files and snapshots are judged by the checks rt_open makes
  *      (engine/log/segment_check.c, docs/format.md §I), so verify reports exactly what open would
  *      refuse or repair: each `.index` / `.timeindex` has whole entries, no zero tail (same

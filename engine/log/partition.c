@@ -3,7 +3,8 @@
  * published watermarks (see partition.h for the invariants PA1-PA4 and the locking rules).
  *
  * Costs: opening reads the directory once and scans only the newest segment after a crash;
- * a roll costs one fdatasync of the old segment plus creating and preallocating the next;
+ * a roll costs one fdatasync of the old segment plus creating and preallocating the next (or
+ * renaming the recycled or pre-written file into place, PA6/PA7, and extending it);
  * readers pay one short mutex hold and a binary search to find their segment.
  */
 #include "partition.h"

@@ -18,6 +18,9 @@
  *                        over a partition's segments in order from its log start. Open rebuilds a
  *                        .txnindex that breaks SC4 (missing, short, torn, wrong entries); verify
  *                        reports it.
+ *   segment_tail_classify — SC5: what follows the newest segment's last batch after a crash
+ *                        (zeros, a recycled file's stale batches, a torn write); open cuts all
+ *                        three and counts only a torn one, verify reports only a torn one.
  *
  * Pure functions over bytes: they never read outside the buffers they are given and never
  * allocate except txn_walk's open-transaction list. Cost: one read of every batch header of the
