@@ -15,6 +15,10 @@
  *   SP3  a segment has at most one job (zero_queued), so the queue bounds the work in flight.
  *   SP4  the pool never writes past the segment's capacity (the file's preallocated size), so
  *        it never changes a file's size.
+ *   SP5  a segment is pre-written only once its writer has appended SEGMENT_POOL_LEAD_MIN_BYTES
+ *        to it, and never more than max(that, what the writer has appended) ahead of it (up to
+ *        segment_pool_lead_bytes): the zeros never exceed the data by more than that minimum per
+ *        written segment, so a topic of many lightly written partitions pays (almost) nothing.
  *
  * Costs: one write of zeros per byte appended (from one static 1 MiB zero buffer: no heap),
  * one fdatasync per chunk, and the page cache those zeros occupy until the writer overwrites
@@ -48,16 +52,24 @@ static uint64_t page_up(uint64_t n)
     return (n + 4095u) & ~(uint64_t)4095u;
 }
 
-/* Writes zeros ahead of seg's writer until it is `lead` ahead or the segment is sealing. */
+uint64_t segment_pool_lead_at(uint64_t capacity_bytes, uint64_t end_bytes)
+{
+    uint64_t lead = segment_pool_lead_bytes(capacity_bytes);
+    uint64_t grown =
+        end_bytes > SEGMENT_POOL_LEAD_MIN_BYTES ? end_bytes : SEGMENT_POOL_LEAD_MIN_BYTES;
+    return grown < lead ? grown : lead;
+}
+
+/* Writes zeros ahead of seg's writer until it is its lead ahead or the segment is sealing. */
 static void prewrite(struct segment_pool *pool, struct segment *seg)
 {
     uint64_t cap =
         seg->map_bytes < seg->cfg.capacity_bytes ? seg->map_bytes : seg->cfg.capacity_bytes;
-    uint64_t lead = segment_pool_lead_bytes(seg->cfg.capacity_bytes);
     for (;;) {
         uint64_t end = atomic_load(&seg->writer_end);
         if (end == UINT64_MAX)
             return; /* sealing (SG3) */
+        uint64_t lead = segment_pool_lead_at(seg->cfg.capacity_bytes, end);
         uint64_t frontier = atomic_load_explicit(&seg->zero_frontier, memory_order_acquire);
         uint64_t start = frontier > page_up(end) ? frontier : page_up(end);
         uint64_t goal = page_up(end) + lead < cap ? page_up(end) + lead : cap;
@@ -267,8 +279,11 @@ void segment_pool_claim(struct segment *seg, uint64_t end_bytes)
     seg->claimed_bytes = end_bytes;
     uint64_t cap =
         seg->cfg.capacity_bytes > seg->map_bytes ? seg->map_bytes : seg->cfg.capacity_bytes;
-    uint64_t lead = segment_pool_lead_bytes(seg->cfg.capacity_bytes);
-    if (frontier < cap && frontier < end_bytes + lead / 2 &&
+    /* SP5: nothing for a segment that has taken less than the smallest lead (a partition written
+     * once costs no zeros), then a lead that grows with what the writer wrote, up to the cap. */
+    uint64_t lead = segment_pool_lead_at(seg->cfg.capacity_bytes, end_bytes);
+    if (end_bytes >= SEGMENT_POOL_LEAD_MIN_BYTES && frontier < cap &&
+        frontier < end_bytes + lead / 2 &&
         !atomic_load_explicit(&seg->zero_queued, memory_order_acquire))
         (void)segment_pool_request(seg->cfg.pool, seg);
 }

@@ -81,6 +81,10 @@ void segment_pool_stop(struct segment_pool *pool);
  * the segment). */
 uint64_t segment_pool_lead_bytes(uint64_t capacity_bytes);
 
+/* The lead for a writer at end_bytes (SP5): max(SEGMENT_POOL_LEAD_MIN_BYTES, end_bytes), at most
+ * segment_pool_lead_bytes(capacity_bytes). */
+uint64_t segment_pool_lead_at(uint64_t capacity_bytes, uint64_t end_bytes);
+
 /* Writer (shard thread): queue seg for pre-writing. Takes a reference; the pool writes through
  * seg->fd (SG3 keeps it open while it does). Never blocks but on the queue's mutex; false when
  * the queue is full. */
