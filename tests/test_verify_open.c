@@ -7,6 +7,12 @@
  * header (verify decodes compressed records). In every case verify reports the damage, open
  * repairs it, read_committed serves no aborted record, and verify is clean afterwards.
  *
+ * Recycled segments (issue 14; docs/format.md A.6 RS1-RS3, SC5): after a crash, the newest
+ * segment may hold stale batches of the segment its file was, after its own last batch (right
+ * there, or after a torn new batch): both agree it is the log's end, not damage (verify clean,
+ * open counts no torn tail, no stale batch served). A torn tail with no stale batch after it is
+ * still reported and cut; stale bytes in a cleanly closed directory are damage to both.
+ *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file once over io_uring and once over the sync fallback.
  */
 #include <setjmp.h>
@@ -426,6 +432,165 @@ static void test_lost_index_never_cuts_a_sealed_log(void **state)
     tu_rmdir_free(dir);
 }
 
+/* ---- the tail of a recycled segment (docs/format.md A.6 RS1-RS3, SC5) ---- */
+
+/* The log's end offset of a cleanly closed dir (open, list, close: nothing changes). */
+static int64_t end_offset(const char *dir)
+{
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    int64_t end = -1;
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end), 0);
+    assert_int_equal(rt_close(e), 0);
+    return end;
+}
+
+static void append_bytes(const char *path, const uint8_t *bytes, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, bytes, len), (ssize_t)len);
+    close(fd);
+}
+
+/* Makes the newest segment of a clean dir look like a recycled file after a crash: after its
+ * batches, `torn` bytes of a new batch that did not finish (a copy of the head of its own last
+ * batch, base offset set to the log's end), then the whole oldest segment: stale batches whose
+ * base offsets are below the newest segment's (RS1). Removes the clean-shutdown marker unless
+ * keep_clean. Returns the newest log's path; *size_out its size before. */
+static char *make_stale_tail(const char *dir, int64_t end, size_t torn, bool keep_clean,
+                             size_t *size_out)
+{
+    char names[64][64];
+    unsigned n = files(dir, ".log", names, 64);
+    assert_true(n >= 2);
+    char *newest = file_path(dir, names[n - 1]);
+    char *oldest = file_path(dir, names[0]);
+    size_t new_len = 0, old_len = 0;
+    uint8_t *new_bytes = tu_read_file(newest, &new_len);
+    uint8_t *old_bytes = tu_read_file(oldest, &old_len);
+    assert_true(new_len > 61 && old_len > 61);
+    *size_out = new_len;
+    if (torn > 0) {
+        /* The head of the newest segment's last batch, re-stamped as the next one. */
+        size_t pos = 0, last = 0;
+        while (pos < new_len) {
+            last = pos;
+            pos += 12 + (size_t)be32_of(new_bytes + pos + 8);
+        }
+        uint8_t head[256];
+        assert_true(torn <= sizeof(head) && last + torn <= new_len);
+        memcpy(head, new_bytes + last, torn);
+        for (int i = 0; i < 8; i++)
+            head[i] = (uint8_t)((uint64_t)end >> (56 - 8 * i));
+        append_bytes(newest, head, torn);
+    }
+    append_bytes(newest, old_bytes, old_len);
+    free(new_bytes);
+    free(old_bytes);
+    free(oldest);
+    if (!keep_clean) {
+        char *marker = tu_path("%s/.clean_shutdown", dir);
+        assert_int_equal(unlink(marker), 0);
+        free(marker);
+    }
+    return newest;
+}
+
+/* SC5: what verify and open agree on for a crashed directory whose newest segment has stale
+ * batches after its last one (with or without a torn new batch between): not damage. Verify is
+ * clean, open counts no torn tail, serves every record up to the old end and none beyond, cuts
+ * the stale bytes, and the log goes on densely. */
+static void expect_stale_tail_is_the_end(size_t torn)
+{
+    char *dir = build();
+    int64_t end = end_offset(dir);
+    size_t size = 0;
+    char *newest = make_stale_tail(dir, end, torn, false, &size);
+    assert_true(tu_file_size(newest) > size + torn);
+    struct reports r = {0};
+    int rc = rt_verify(dir, collect, &r);
+    if (rc != 0)
+        fail_msg("verify reports a stale tail as damage:\n%s", r.all);
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    struct rt_stats st;
+    assert_int_equal(rt_stats_get(e, &st), 0);
+    assert_true(st.opened_unclean);
+    assert_int_equal(st.tail_bytes_ignored, 0);
+    int64_t hw = -1;
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &hw), 0);
+    assert_int_equal(hw, end); /* no stale batch became part of the log */
+    struct rt_record rec = {.key_len = -1, .value = "after", .value_len = 5, .timestamp_ms = -1};
+    int64_t base = -1;
+    assert_int_equal(rt_append(e, TOPIC, 0, &rec, 1, &base), 0);
+    assert_int_equal(base, end);
+    assert_int_equal(rt_close(e), 0);
+    r = (struct reports){0};
+    rc = rt_verify(dir, collect, &r);
+    if (rc != 0)
+        fail_msg("verify after open still reports:\n%s", r.all);
+    free(newest);
+    tu_rmdir_free(dir);
+}
+
+static void test_stale_batches_after_the_last_batch(void **state)
+{
+    (void)state;
+    expect_stale_tail_is_the_end(0); /* a stale batch starts right where the log ends */
+}
+
+static void test_torn_batch_then_stale_batches(void **state)
+{
+    (void)state;
+    expect_stale_tail_is_the_end(40); /* a torn new batch's head, then stale batches */
+}
+
+/* A torn tail with no stale batch after it is still reported by verify and cut by open, as
+ * before recycling existed. */
+static void test_torn_tail_without_stale_batches(void **state)
+{
+    (void)state;
+    char *dir = build();
+    char names[64][64];
+    unsigned n = files(dir, ".log", names, 64);
+    char *newest = file_path(dir, names[n - 1]);
+    uint8_t junk[300];
+    memset(junk, 0x5a, sizeof(junk));
+    append_bytes(newest, junk, sizeof(junk));
+    char *marker = tu_path("%s/.clean_shutdown", dir);
+    assert_int_equal(unlink(marker), 0);
+    expect_reported_then_repaired(dir, names[n - 1], true);
+    free(marker);
+    free(newest);
+    tu_rmdir_free(dir);
+}
+
+/* In a cleanly closed directory the newest segment was trimmed: stale bytes after its batches
+ * are damage there (SC1), refused by open and reported by verify alike. */
+static void test_stale_tail_in_a_clean_directory_is_damage(void **state)
+{
+    (void)state;
+    char *dir = build();
+    int64_t end = end_offset(dir);
+    size_t size = 0;
+    char *newest = make_stale_tail(dir, end, 0, true, &size);
+    struct reports r = {0};
+    assert_int_equal(rt_verify(dir, collect, &r), RT_E_CORRUPT);
+    assert_non_null(strstr(r.all, newest));
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), RT_E_CORRUPT);
+    assert_true(tu_file_size(newest) > size); /* refused, never cut */
+    free(newest);
+    tu_rmdir_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -437,6 +602,10 @@ int main(void)
         cmocka_unit_test(test_damaged_older_snapshot),
         cmocka_unit_test(test_verify_decodes_compressed),
         cmocka_unit_test(test_lost_index_never_cuts_a_sealed_log),
+        cmocka_unit_test(test_stale_batches_after_the_last_batch),
+        cmocka_unit_test(test_torn_batch_then_stale_batches),
+        cmocka_unit_test(test_torn_tail_without_stale_batches),
+        cmocka_unit_test(test_stale_tail_in_a_clean_directory_is_damage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,9 @@
  *      at the previous lastOffset + 1, and each segment starts where the previous one ended (a
  *      gap is reported on the segment that ends short, as rt_open names it). A zero-filled tail
  *      after the last batch is preallocated space only in the newest segment of a directory
- *      without the clean-shutdown marker.
+ *      without the clean-shutdown marker; so is a tail of stale batches of a recycled segment
+ *      file (SC5, docs/format.md A.6 RS3: segment_tail_classify decides, as it does for open),
+ *      and the indexes and the SC4 walk of that segment then stop where its log ends.
  *   5. Indexes, .txnindex files and snapshots are judged by the checks rt_open makes
  *      (engine/log/segment_check.c, docs/format.md §I), so verify reports exactly what open would
  *      refuse or repair: each `.index` / `.timeindex` has whole entries, no zero tail (same
@@ -84,6 +86,8 @@ struct log_result {
     int64_t last_offset;   /* -1 when the segment holds no valid batch */
     int64_t max_timestamp; /* largest batch maxTimestamp, -1 when none */
     uint64_t data_bytes;   /* end of the last valid batch */
+    uint64_t log_bytes;    /* the log's extent: the file, or data_bytes when a stale tail
+                              (SC5) follows it */
 };
 
 enum file_kind { KIND_LOG, KIND_INDEX, KIND_TIMEINDEX, KIND_TXNINDEX, KIND_SNAPSHOT, KIND_COUNT };
@@ -268,6 +272,26 @@ static int check_compressed(struct verifier *v, const char *path, size_t pos, co
     return rc == RT_E_END || rc == RT_E_CORRUPT ? 0 : rc;
 }
 
+/* SC5 (segment_check.c): in the newest segment of a directory that was not closed cleanly,
+ * the log ends at the first position that is not the next batch; when what follows is a
+ * recycled file's stale batches (docs/format.md A.6 RS3) open cuts it without counting it as a
+ * torn tail, so verify reports nothing. Only called where a batch is due at pos. */
+static bool stale_tail(const struct verifier *v, const struct mapped *m, size_t pos, int64_t next,
+                       bool newest)
+{
+    if (!newest || v->clean || next < 0)
+        return false;
+    struct batch_header h;
+    const char *why = NULL;
+    int64_t size = batch_size_at(m->buf + pos, m->len - pos, &why);
+    if (size > 0 && batch_validate(m->buf + pos, (size_t)size, 0, &h, &why) == 0 &&
+        h.base_offset == next)
+        return false; /* the next batch: the log goes on */
+    uint64_t found = 0;
+    return segment_tail_classify(m->buf, m->len, pos, SEGMENT_TAIL_WINDOW_BYTES, next, &found) ==
+           SEGMENT_TAIL_STALE;
+}
+
 /* Walks one .log. expected_base is where the previous segment ended (-1 for the first).
  * Returns 0 or -ENOMEM; problems go to fn. */
 static int check_log(struct verifier *v, const char *path, int64_t seg_base, int64_t expected_base,
@@ -276,6 +300,7 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
     r->last_offset = -1;
     r->max_timestamp = -1;
     r->data_bytes = 0;
+    r->log_bytes = UINT64_MAX;
 
     struct mapped m;
     int rc = map_file(path, &m);
@@ -298,6 +323,10 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
     while (pos < m.len) {
         size_t left = m.len - pos;
         size_t nz = 0;
+        if (stale_tail(v, &m, pos, next, newest)) {
+            r->log_bytes = pos; /* SC5: the log ends here, as open ends it */
+            break;
+        }
         if (left < BATCH_LOG_OVERHEAD_BYTES ||
             all_zero(m.buf + pos, BATCH_LOG_OVERHEAD_BYTES, NULL)) {
             if (all_zero(m.buf + pos, left, &nz)) {
@@ -402,7 +431,7 @@ static bool map_index(struct verifier *v, const char *path, size_t entry_bytes, 
 /* Index entries beyond their shape are judged by segment_check_run, the check open makes
  * (SC2, SC3): verify reports exactly what open would rebuild. */
 static void check_indexes(struct verifier *v, const char *log_path, const char *index_path,
-                          const char *time_path, int64_t seg_base, bool newest)
+                          const char *time_path, int64_t seg_base, bool newest, uint64_t log_bytes)
 {
     struct mapped log, oidx = {0}, tidx = {0};
     size_t olive = 0, tlive = 0;
@@ -412,9 +441,9 @@ static void check_indexes(struct verifier *v, const char *log_path, const char *
         time_path && map_index(v, time_path, TIME_INDEX_ENTRY_BYTES, newest, &tidx, &tlive);
     if ((has_oidx || has_tidx) && map_file(log_path, &log) == 0) {
         struct segment_check chk;
-        segment_check_run(log.buf, log.len, seg_base, newest && !v->clean,
-                          has_oidx ? oidx.buf : NULL, (uint32_t)olive, has_tidx ? tidx.buf : NULL,
-                          (uint32_t)tlive, &chk);
+        segment_check_run(log.buf, log.len < log_bytes ? log.len : log_bytes, seg_base,
+                          newest && !v->clean, has_oidx ? oidx.buf : NULL, (uint32_t)olive,
+                          has_tidx ? tidx.buf : NULL, (uint32_t)tlive, &chk);
         if (has_oidx && chk.oidx_bad != SEGMENT_CHECK_SOUND)
             problem(v, index_path, (int64_t)chk.oidx_bad * OFFSET_INDEX_ENTRY_BYTES,
                     "entry %" PRIu32 ": %s (open rebuilds it)", chk.oidx_bad, chk.oidx_why);
@@ -433,7 +462,7 @@ static void check_indexes(struct verifier *v, const char *log_path, const char *
  * SC4, the check open makes (txn_walk_compare): one entry per ABORT marker of the segment. A
  * missing file is an empty index. Open rebuilds one that fails either. */
 static void check_txn_index(struct verifier *v, struct txn_walk *w, const char *log_path,
-                            const char *path, bool present, int64_t seg_base)
+                            const char *path, bool present, int64_t seg_base, uint64_t log_bytes)
 {
     bool shaped = true;
     if (present) {
@@ -455,18 +484,19 @@ static void check_txn_index(struct verifier *v, struct txn_walk *w, const char *
     }
     struct mapped log;
     if (map_file(log_path, &log) != 0)
-        return; /* reported by check_log */
+        return;                                                     /* reported by check_log */
+    size_t len = log.len < log_bytes ? log.len : (size_t)log_bytes; /* SC5: not a stale tail */
     struct txn_index idx = TXN_INDEX_INIT;
     bool loaded = shaped && txn_index_open(&idx, path, seg_base, 0, NULL, NULL) == 0;
     if (loaded) {
         const char *why = NULL;
         uint32_t bad = 0;
-        if (txn_walk_compare(w, log.buf, log.len, &idx, &why, &bad) == -EBADMSG)
+        if (txn_walk_compare(w, log.buf, len, &idx, &why, &bad) == -EBADMSG)
             problem(v, path, (int64_t)bad * TXN_INDEX_ENTRY_BYTES,
                     "entry %" PRIu32 ": %s (open rebuilds it)%s", bad, why,
                     present ? "" : " (the file is missing)");
     } else {
-        (void)txn_walk_rebuild(w, log.buf, log.len, NULL, false);
+        (void)txn_walk_rebuild(w, log.buf, len, NULL, false);
     }
     txn_index_close(&idx);
     unmap_file(&log);
@@ -616,8 +646,10 @@ static int check_partition(struct verifier *v, const char *pdir)
         if (!s->has[KIND_TIMEINDEX])
             problem(v, time_path, -1, "missing (open rebuilds it from the log)");
         check_indexes(v, log_path, s->has[KIND_INDEX] ? index_path : NULL,
-                      s->has[KIND_TIMEINDEX] ? time_path : NULL, s->base_offset, newest);
-        check_txn_index(v, &w, log_path, txn_path, s->has[KIND_TXNINDEX], s->base_offset);
+                      s->has[KIND_TIMEINDEX] ? time_path : NULL, s->base_offset, newest,
+                      r.log_bytes);
+        check_txn_index(v, &w, log_path, txn_path, s->has[KIND_TXNINDEX], s->base_offset,
+                        r.log_bytes);
     }
     if (walking)
         txn_walk_free(&w);

@@ -976,6 +976,11 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->pcfg.segment.index_size_max_bytes = lg->opts.index_size_max_bytes;
     lg->pcfg.segment.index_interval_bytes = lg->opts.index_interval_bytes;
     lg->pcfg.segment.read_only = lg->opts.read_only;
+    /* Pre-writing buys nothing without fdatasyncs on the write path, and costs a second write
+     * of every byte: only durable modes get it (segment_pool.h). */
+    if (!lg->opts.read_only && lg->opts.sync_mode != RT_SYNC_NONE &&
+        lg->opts.segment_size_bytes >= SEGMENT_POOL_SEGMENT_MIN_BYTES)
+        lg->pcfg.segment.pool = &lg->pool;
     lg->pcfg.segment_ms = lg->opts.segment_ms;
     lg->pcfg.retention_bytes = lg->opts.retention_bytes;
     lg->pcfg.retention_ms = lg->opts.retention_ms;
@@ -1078,6 +1083,11 @@ int log_start(struct log *lg)
     assert(!lg->shards_started);
     if (lg->opts.read_only)
         return 0;
+    if (lg->pcfg.segment.pool) {
+        int rc = segment_pool_start(&lg->pool); /* before any round can ask it */
+        if (rc)
+            return error_set(rc, "cannot start the segment pre-writer: %s", strerror(-rc));
+    }
     for (uint32_t i = 0; i < lg->shard_count; i++) {
         int rc = shard_start(&lg->shards[i]);
         if (rc)
@@ -1108,7 +1118,8 @@ void log_stop(struct log *lg)
 
 int log_close(struct log *lg, bool seal)
 {
-    shards_stop(lg); /* idempotent: a log_init error path has no running shard */
+    shards_stop(lg);              /* idempotent: a log_init error path has no running shard */
+    segment_pool_stop(&lg->pool); /* no round runs now: nothing asks it any more */
     int werr = atomic_load(&lg->write_error);
     bool sealed = seal && lg->shards_started && werr == 0 && !lg->opts.read_only;
     int rc = close_topics(lg, sealed);
@@ -1190,6 +1201,11 @@ void log_stats(struct log *lg, struct rt_stats *out)
     out->read_only = lg->opts.read_only;
     out->opened_unclean = !lg->clean_at_open;
     out->tail_bytes_ignored = lg->recovery.truncated_bytes;
+    const struct segment_pool_stats *ps = &lg->pool.stats;
+    out->prewrite_bytes = atomic_load_explicit(&ps->bytes_written, memory_order_relaxed);
+    out->prewrite_fdatasyncs = atomic_load_explicit(&ps->fdatasyncs, memory_order_relaxed);
+    out->prewrite_missed_bytes = atomic_load_explicit(&ps->missed_bytes, memory_order_relaxed);
+    out->segments_recycled = atomic_load_explicit(&ps->recycled, memory_order_relaxed);
 }
 
 void log_txn_verify_set(struct log *lg,

@@ -3,7 +3,8 @@
  * published watermarks (see partition.h for the invariants PA1-PA4 and the locking rules).
  *
  * Costs: opening reads the directory once and scans only the newest segment after a crash;
- * a roll costs one fdatasync of the old segment plus creating and preallocating the next;
+ * a roll costs one fdatasync of the old segment plus creating and preallocating the next (or
+ * renaming the recycled or pre-written file into place, PA6/PA7, and extending it);
  * readers pay one short mutex hold and a binary search to find their segment.
  */
 #include "partition.h"
@@ -23,6 +24,7 @@
 #include "index/producer_snapshot.h"
 #include "meta.h"
 #include "segment_check.h"
+#include "segment_pool.h"
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -669,6 +671,21 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
 int partition_close(struct partition *p, bool seal)
 {
     int rc = 0;
+    if (p->spare_bytes > 0 && !p->cfg.segment.read_only) {
+        /* PA6: the spare holds deleted records; it does not outlive the engine. */
+        char spare[SEGMENT_PATH_BYTES];
+        if (snprintf(spare, sizeof(spare), "%s/%s", p->dir, PARTITION_SPARE_NAME) <
+            (int)sizeof(spare))
+            (void)unlink(spare);
+        p->spare_bytes = 0;
+    }
+    if (atomic_load_explicit(&p->next_ready_bytes, memory_order_acquire) > 0 &&
+        !p->cfg.segment.read_only) {
+        char next[SEGMENT_PATH_BYTES]; /* PA7: zeros; an open would remove it anyway */
+        if (snprintf(next, sizeof(next), "%s/%s", p->dir, SEGMENT_POOL_NEXT_NAME) <
+            (int)sizeof(next))
+            (void)unlink(next);
+    }
     if (seal && p->active)
         rc = segment_seal(p->active);
     if (seal && p->active && rc == 0 && p->producers.slots)
@@ -749,7 +766,32 @@ static int partition_roll(struct partition *p)
     if (rc)
         return rc;
     struct segment *seg = NULL;
-    rc = segment_create(&seg, p->dir, p->next_offset, &p->cfg.segment);
+    rc = -ENOENT;
+    if (p->spare_bytes > 0) {
+        /* PA6: the recycled file, its blocks already written (RS1). On failure it is gone and
+         * the roll makes a new file as before. */
+        char spare[SEGMENT_PATH_BYTES];
+        if (snprintf(spare, sizeof(spare), "%s/%s", p->dir, PARTITION_SPARE_NAME) <
+            (int)sizeof(spare))
+            rc = segment_create_recycled(&seg, p->dir, p->next_offset, &p->cfg.segment, spare,
+                                         p->spare_bytes);
+        p->spare_bytes = 0;
+        if (rc == 0)
+            atomic_fetch_add_explicit(&p->cfg.segment.pool->stats.recycled, 1,
+                                      memory_order_relaxed);
+    }
+    uint64_t next_ready = atomic_load_explicit(&p->next_ready_bytes, memory_order_acquire);
+    if (rc && next_ready > 0) {
+        /* PA7: the pre-written head of the next segment (zeros, fdatasynced). */
+        char next[SEGMENT_PATH_BYTES];
+        if (snprintf(next, sizeof(next), "%s/%s", p->dir, SEGMENT_POOL_NEXT_NAME) <
+            (int)sizeof(next))
+            rc = segment_create_recycled(&seg, p->dir, p->next_offset, &p->cfg.segment, next,
+                                         next_ready);
+        atomic_store_explicit(&p->next_ready_bytes, 0, memory_order_relaxed);
+    }
+    if (rc)
+        rc = segment_create(&seg, p->dir, p->next_offset, &p->cfg.segment);
     if (rc)
         return rc;
     pthread_mutex_lock(&p->segments_lock);
@@ -762,6 +804,20 @@ static int partition_roll(struct partition *p)
     }
     p->active = seg;
     return 0;
+}
+
+void partition_prepare_next(struct partition *p)
+{
+    struct segment_pool *pool = p->cfg.segment.pool;
+    if (!pool || p->spare_bytes > 0 || p->frozen)
+        return; /* no pre-writer, or the recycled file is next (PA6) */
+    const struct segment *a = p->active;
+    if (a->claimed_bytes < a->cfg.capacity_bytes / 2 ||
+        atomic_load_explicit(&p->next_ready_bytes, memory_order_acquire) > 0 ||
+        atomic_load_explicit(&p->next_queued, memory_order_acquire))
+        return;
+    (void)segment_pool_request_next(pool, p->dir, segment_pool_lead_bytes(a->cfg.capacity_bytes),
+                                    &p->next_ready_bytes, &p->next_queued);
 }
 
 int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
@@ -886,6 +942,23 @@ static int delete_oldest(struct partition *p)
     p->segment_count--;
     pthread_mutex_unlock(&p->segments_lock);
     partition_publish(p); /* PA4: the log start moves before the files go */
+    /* PA6: keep the file for the next roll when nothing can read it any more: out of the list,
+     * so no fetch can take a reference, and none holds one (its mapping would change under it).
+     * A file smaller than the lead saves less than the rename and fsync cost. */
+    if (p->cfg.segment.pool && p->spare_bytes == 0 &&
+        atomic_load_explicit(&seg->refs, memory_order_acquire) == 1 &&
+        seg->size_bytes >= segment_pool_lead_bytes(p->cfg.segment.capacity_bytes)) {
+        char spare[SEGMENT_PATH_BYTES];
+        uint64_t bytes = 0;
+        if (snprintf(spare, sizeof(spare), "%s/%s", p->dir, PARTITION_SPARE_NAME) <
+                (int)sizeof(spare) &&
+            segment_recycle(seg, spare, &bytes) == 0) {
+            p->spare_bytes = bytes;
+            segment_unref(seg);
+            return 0;
+        }
+        (void)unlink(spare); /* a half-done recycle: delete the rest as below */
+    }
     int rc = segment_delete(seg);
     segment_unref(seg); /* a fetch still holding it keeps the mapping alive */
     return rc;

@@ -19,6 +19,14 @@
  *        writer state (next offset, producer table, open transactions, active segment) may
  *        describe batches that were reported failed, so nothing of it is ever published, rolled,
  *        deleted or snapshotted again; readers keep the last acknowledged watermarks.
+ *   PA6. At most one recycled segment file is kept per partition (PARTITION_SPARE_NAME in its
+ *        directory): a segment retention deletes becomes it when no reader holds the segment
+ *        and the engine pre-writes (sync other than none); the next roll renames it into place
+ *        (docs/format.md A.6). An open removes a leftover one (a *.tmp), so a crash loses it.
+ *   PA7. Without a recycled file, once the active segment is half full the pre-writer writes
+ *        the head of the next segment's file (its lead, zeros, fdatasynced); the roll renames
+ *        it into place when it is ready, and creates a file as before when it is not (the
+ *        bytes then written into unwritten blocks are counted: prewrite_missed_bytes).
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -32,6 +40,10 @@
 #include "segment.h"
 
 struct shard;
+
+/* The recycled segment file kept for the next roll (PA6); a *.tmp, so open and verify treat
+ * a leftover as a removable leftover. */
+#define PARTITION_SPARE_NAME "recycled.log.tmp"
 
 /* A transaction open in this partition: its producer and where its first batch is. */
 struct open_txn {
@@ -101,6 +113,13 @@ struct partition {
     uint32_t open_txn_count, open_txn_capacity;
     uint32_t snapshots_written;
 
+    /* PA6: size of the recycled log at PARTITION_SPARE_NAME, 0 = none. */
+    uint64_t spare_bytes;
+    /* PA7: bytes the pre-writer wrote (and fdatasynced) at the head of SEGMENT_POOL_NEXT_NAME,
+     * 0 = none ready; next_queued while it works on it. */
+    _Atomic uint64_t next_ready_bytes;
+    _Atomic bool next_queued;
+
     /* published (seqlock: odd while the writer updates) */
     _Atomic uint64_t seq;
     _Atomic int64_t pub_hw;
@@ -152,6 +171,10 @@ int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_o
  * stable offset (the first offset of the oldest open transaction, or the high watermark), with
  * the byte position of each. Never on a frozen partition (PA5). */
 void partition_publish(struct partition *p);
+
+/* Writer (shard thread, after placing a round): asks the pre-writer for the next segment's
+ * head when PA7 says it is time. */
+void partition_prepare_next(struct partition *p);
 
 /* Writer: a round that placed batches here failed (PA5). From now on partition_make_room,
  * partition_roll_now, partition_delete_before, partition_enforce_retention and

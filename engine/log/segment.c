@@ -10,6 +10,24 @@
  * Costs: recovery reads and CRCs the whole scanned segment (and checks its tail for non-zero
  * bytes to tell a torn write from preallocation); finding a batch is one binary search of the
  * offset index plus a walk of at most index_interval_bytes of batch headers.
+ *
+ * Pre-writing (issue 14 item 2; docs/format.md A.6). An active segment is fallocate'd to its
+ * capacity as before (so ENOSPC comes at the roll, not mid-round), and, when the engine has a
+ * pre-writer (cfg.pool), zeros are written and fdatasynced into it ahead of the writer by
+ * segment_pool.c, so the writer's fdatasync finds written blocks. The writer and the pool share
+ * the file through three atomics, and these invariants:
+ *   SG1  the writer stores writer_end (seq_cst) before it queues any write below it, then waits
+ *        while the pool's claimed chunk (zero_busy) starts below that end: so no zero write ever
+ *        lands on a byte the writer has queued (with SP1 in segment_pool.c, a Dekker pair).
+ *   SG2  the frontier is a lower bound: [0, zero_frontier) are written blocks that were
+ *        fdatasynced; bytes the writer appends past it are counted (pool missed_bytes) and land
+ *        in unwritten extents, as every append did before pre-writing.
+ *   SG3  sealing stores writer_end = UINT64_MAX and waits until the pool uses the descriptor no
+ *        more (fd_busy clear: its chunk's write and fdatasync done) before its trim and close, so
+ *        the pool never writes into a sealed (trimmed) file and never holds a descriptor of its
+ *        own (it uses the segment's, kept alive by its reference and by fd_busy).
+ * A recycled file (segment_recycle, segment_create_recycled) starts with its frontier at its old
+ * size: those blocks are written, and hold the stale batches of the segment it was (RS1).
  */
 #include "segment.h"
 
@@ -21,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,6 +81,11 @@ static struct segment *segment_alloc(int64_t base_offset, const struct segment_c
     atomic_init(&seg->readable_bytes, 0);
     atomic_init(&seg->oidx_published, 0);
     atomic_init(&seg->tidx_published, 0);
+    atomic_init(&seg->zero_frontier, 0);
+    atomic_init(&seg->writer_end, 0);
+    atomic_init(&seg->zero_busy, UINT64_MAX);
+    atomic_init(&seg->fd_busy, false);
+    atomic_init(&seg->zero_queued, false);
     seg->cfg = *cfg;
     seg->created_ms = fs_now_ms();
     return seg;
@@ -183,8 +207,10 @@ static int memory_indexes(struct segment *seg)
     return 0;
 }
 
-int segment_create(struct segment **out, const char *partition_dir, int64_t base_offset,
-                   const struct segment_config *cfg)
+/* segment_create, and segment_create_recycled when spare_path is set. */
+static int create_segment(struct segment **out, const char *partition_dir, int64_t base_offset,
+                          const struct segment_config *cfg, const char *spare_path,
+                          uint64_t spare_bytes)
 {
     assert(base_offset >= 0);
     assert(cfg->capacity_bytes > BATCH_HEADER_BYTES);
@@ -208,11 +234,34 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
         *out = seg;
         return 0;
     }
-    seg->fd = open(seg->log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (spare_path) {
+        /* RS1: a former segment's log becomes this one. Its written blocks are kept (that is
+         * the point: no zeros to write, no extents to convert); its stale batches all have base
+         * offsets below base_offset, so recovery and verify end the log where they begin. */
+        assert(spare_bytes > 0);
+        if (rename(spare_path, seg->log_path) != 0) {
+            rc = error_set(-errno, "%s: cannot rename to %s: %s", spare_path, seg->log_path,
+                           strerror(errno));
+            (void)unlink(spare_path);
+            goto err;
+        }
+        seg->fd = open(seg->log_path, O_RDWR | O_CLOEXEC);
+        if (seg->fd >= 0 && spare_bytes > cfg->capacity_bytes &&
+            ftruncate(seg->fd, (off_t)cfg->capacity_bytes) != 0) {
+            close(seg->fd);
+            seg->fd = -1;
+        }
+        if (spare_bytes > cfg->capacity_bytes)
+            spare_bytes = cfg->capacity_bytes;
+    } else {
+        seg->fd = open(seg->log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    }
     if (seg->fd < 0) {
         rc = error_set(-errno, "%s: cannot create: %s", seg->log_path, strerror(errno));
         goto err;
     }
+    atomic_store_explicit(&seg->zero_frontier, spare_bytes,
+                          memory_order_relaxed); /* SG2: a new file has no written block */
     rc = preallocate(seg->fd, cfg->capacity_bytes);
     if (rc) {
         error_set(rc, "%s: cannot preallocate %" PRIu64 " bytes: %s", seg->log_path,
@@ -261,6 +310,20 @@ err:
     return rc;
 }
 
+int segment_create(struct segment **out, const char *partition_dir, int64_t base_offset,
+                   const struct segment_config *cfg)
+{
+    return create_segment(out, partition_dir, base_offset, cfg, NULL, 0);
+}
+
+int segment_create_recycled(struct segment **out, const char *partition_dir, int64_t base_offset,
+                            const struct segment_config *cfg, const char *spare_path,
+                            uint64_t spare_bytes)
+{
+    assert(!cfg->read_only);
+    return create_segment(out, partition_dir, base_offset, cfg, spare_path, spare_bytes);
+}
+
 void segment_note_append(struct segment *seg, const struct batch_header *h, uint64_t position,
                          uint64_t size_bytes)
 {
@@ -307,10 +370,19 @@ bool segment_index_full(const struct segment *seg)
     return offset_index_full(&seg->oidx) || time_index_full(&seg->tidx);
 }
 
+/* SG3: no zero write or fdatasync of the pool after this returns (and none in progress). */
+static void claim_all(struct segment *seg)
+{
+    atomic_store(&seg->writer_end, UINT64_MAX);
+    while (atomic_load(&seg->zero_busy) != UINT64_MAX || atomic_load(&seg->fd_busy))
+        sched_yield();
+}
+
 int segment_seal(struct segment *seg)
 {
     if (seg->sealed)
         return 0;
+    claim_all(seg);
     if (fdatasync(seg->fd) != 0)
         return error_set(-errno, "%s: fdatasync: %s", seg->log_path, strerror(errno));
     int64_t max_ts = atomic_load_explicit(&seg->max_timestamp_ms, memory_order_relaxed);
@@ -339,15 +411,7 @@ int segment_seal(struct segment *seg)
 
 /* A torn write's first bytes (its header) are non-zero, so a window much smaller than a batch
  * still tells it from preallocated zeros; truncated_bytes is then a lower bound. */
-#define RECOVERY_TAIL_WINDOW_BYTES (2u << 20)
-
-static bool all_zero(const uint8_t *p, uint64_t n)
-{
-    for (uint64_t i = 0; i < n; i++)
-        if (p[i])
-            return false;
-    return true;
-}
+#define RECOVERY_TAIL_WINDOW_BYTES SEGMENT_TAIL_WINDOW_BYTES
 
 /* Walks the log from 0 (to `limit`), validating each batch, rebuilding the indexes. A batch that
  * stops the walk is reported in *rec (the caller cuts the tail there); a CRC-valid batch whose
@@ -401,13 +465,19 @@ static int segment_scan(struct segment *seg, uint64_t limit, struct segment_reco
      * anyway. */
     uint64_t window =
         limit - pos < RECOVERY_TAIL_WINDOW_BYTES ? limit - pos : RECOVERY_TAIL_WINDOW_BYTES;
-    if (pos < limit && !all_zero(seg->map + pos, window)) {
+    uint64_t found = 0;
+    enum segment_tail tail = segment_tail_classify(seg->map, limit, pos, window, seg->next_offset,
+                                                   &found); /* SC5, as verify decides */
+    if (tail == SEGMENT_TAIL_TORN) {
         uint64_t end = pos + window;
         while (end > pos && seg->map[end - 1] == 0)
             end--;
         rec->truncated_bytes = end - pos;
     } else {
-        rec->why = NULL; /* only preallocated zeros followed the last batch */
+        /* Only preallocated or pre-written zeros, or a recycled file's stale batches (RS1),
+         * followed the last batch: the end of the log, not damage. */
+        rec->stale = tail == SEGMENT_TAIL_STALE;
+        rec->why = NULL;
     }
     return 0;
 }
@@ -598,6 +668,10 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     }
 
     if (active) {
+        /* SG2: what lies below the data is written; what lies past it may be preallocated. */
+        atomic_store_explicit(&seg->zero_frontier, seg->size_bytes, memory_order_relaxed);
+        atomic_store_explicit(&seg->writer_end, seg->size_bytes, memory_order_relaxed);
+        seg->claimed_bytes = seg->size_bytes;
         uint64_t cap =
             cfg->capacity_bytes > seg->size_bytes ? cfg->capacity_bytes : seg->size_bytes;
         if (cap > file_bytes) {
@@ -763,4 +837,30 @@ int segment_delete(struct segment *seg)
     atomic_store_explicit(&seg->doomed, true, memory_order_release);
     int src = fs_fsync_dir(dir);
     return rc ? rc : src;
+}
+
+int segment_recycle(struct segment *seg, const char *spare_path, uint64_t *bytes_out)
+{
+    assert(seg->sealed);
+    assert(atomic_load_explicit(&seg->refs, memory_order_acquire) == 1);
+    char dir[SEGMENT_PATH_BYTES];
+    snprintf(dir, sizeof(dir), "%s", seg->log_path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    struct stat st;
+    if (stat(seg->log_path, &st) != 0)
+        return -errno;
+    if (rename(seg->log_path, spare_path) != 0)
+        return -errno;
+    /* The indexes go as in segment_delete; the log lives on under spare_path (RS2: a name no
+     * reader or open ever takes for a segment, removed at open as a leftover *.tmp). */
+    char path[SEGMENT_PATH_BYTES];
+    const char *exts[] = {"index", "timeindex", "txnindex"};
+    for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
+        if (meta_segment_file(path, sizeof(path), dir, seg->base_offset, exts[i]) == 0)
+            (void)unlink(path);
+    atomic_store_explicit(&seg->doomed, true, memory_order_release);
+    *bytes_out = (uint64_t)st.st_size;
+    return fs_fsync_dir(dir);
 }

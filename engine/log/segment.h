@@ -8,7 +8,11 @@
  * log, trims it and its indexes to their live sizes and never remaps, so a reader holding the
  * old mapping stays safe. Segments are reference counted: the partition's list holds one
  * reference and every fetch one more; a deleted segment's files are unlinked at once and its
- * mapping is released with the last reference.
+ * mapping is released with the last reference. Under a pre-writer (cfg.pool) the preallocated
+ * space ahead of the writer is also written with zeros by segment_pool.c (SG1-SG3 in segment.c),
+ * and an active segment may be a recycled file whose stale batches follow its own
+ * (docs/format.md A.6); retention may rename a deleted segment's log instead of unlinking it
+ * (segment_recycle).
  *
  * This module never decides when to roll or delete (partition.c does) and never talks to
  * io_uring directly (the shard queues writes on segment->fd through io/).
@@ -26,12 +30,16 @@
 
 #define SEGMENT_PATH_BYTES 4096
 
+struct segment_pool;
+
 struct segment_config {
     uint64_t capacity_bytes;       /* preallocation of an active segment */
     uint32_t index_size_max_bytes; /* capacity of each index */
     uint32_t index_interval_bytes; /* log bytes between offset-index entries */
     bool read_only; /* open for reading only: files are never created, written, truncated or
                        preallocated; indexes that must be rebuilt are rebuilt in memory */
+    struct segment_pool *pool; /* pre-writes active segments ahead of the writer (SG1-SG3);
+                                  NULL: none (sync=none, read-only, tools) */
 };
 
 struct segment_recovery {
@@ -39,6 +47,7 @@ struct segment_recovery {
     uint64_t truncated_bytes; /* non-zero bytes dropped after them (a torn or corrupt tail) */
     int64_t next_offset;      /* last valid offset + 1 (base when empty) */
     const char *why;          /* why the scan stopped early, or NULL at a clean end */
+    bool stale; /* a recycled file's stale batches followed the last one (cut, not counted) */
 };
 
 struct segment {
@@ -66,6 +75,13 @@ struct segment {
     _Atomic int refs;
     _Atomic bool doomed; /* unlinked; close the mapping with the last reference */
     struct segment_config cfg;
+    /* Pre-writing (segment_pool.c; SG1-SG3 in segment.c). */
+    _Atomic uint64_t zero_frontier; /* [0, frontier) holds written, fdatasynced blocks */
+    _Atomic uint64_t writer_end;    /* end of what the writer queued; UINT64_MAX once sealing */
+    _Atomic uint64_t zero_busy;     /* start of the chunk the pool is writing, or UINT64_MAX */
+    _Atomic bool fd_busy;           /* the pool is using fd (write or fdatasync) */
+    _Atomic bool zero_queued;       /* a pool job for this segment exists */
+    uint64_t claimed_bytes;         /* writer: writer_end as it last stored it */
 };
 
 /* Creates a new, empty active segment at base_offset in partition_dir: files created,
@@ -86,6 +102,15 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
 int segment_open(struct segment **out, const char *partition_dir, int64_t base_offset,
                  const struct segment_config *cfg, bool active, bool recover,
                  struct segment_recovery *rec);
+
+/* Creates the active segment at base_offset from a recycled file (`spare_path`, a former
+ * segment's .log that retention let go): renamed into place, extended to capacity, the
+ * directory fsynced. Its first `spare_bytes` are written blocks holding stale batches of the
+ * segment it was (base offsets below base_offset: docs/format.md A.6 RS1). On failure the
+ * spare is unlinked and the caller falls back to segment_create. */
+int segment_create_recycled(struct segment **out, const char *partition_dir, int64_t base_offset,
+                            const struct segment_config *cfg, const char *spare_path,
+                            uint64_t spare_bytes);
 
 /* Writer: account a batch just written at `position` (index entries, timestamps). Not yet
  * visible to readers. */
@@ -123,5 +148,11 @@ void segment_unref(struct segment *seg);
 
 /* Unlinks the segment's files now; memory goes with the last reference. */
 int segment_delete(struct segment *seg);
+
+/* Retention, for a segment no reader holds (refs == 1, out of the partition's list): renames its
+ * .log to spare_path for reuse as a later segment (segment_create_recycled) and unlinks its
+ * indexes; the directory is fsynced. *bytes_out: the file's size. Falls back to nothing: on
+ * failure the caller deletes the segment as usual. */
+int segment_recycle(struct segment *seg, const char *spare_path, uint64_t *bytes_out);
 
 #endif /* RT_SEGMENT_H */

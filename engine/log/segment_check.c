@@ -20,6 +20,13 @@
  *        walk computes).
  *
  * SC1-SC4 are the checks behind docs/format.md I (OV1 walks SC1, OV2 is SC2 and SC3, OV3 is SC4).
+ *
+ *   SC5  (docs/format.md A.6 RS3) past the last batch of the newest segment of a directory that
+ *        was not closed cleanly lie zeros, stale batches of a recycled file, or a torn write:
+ *        the log ends there whichever it is, and segment_tail_classify tells the three apart the
+ *        same way for open (which counts only a torn tail in tail_bytes_ignored) and verify
+ *        (which reports only a torn tail). A stale batch is never part of the log: its
+ *        baseOffset is below the segment's base, so it can never be the next offset (RS1).
  */
 #include "segment_check.h"
 
@@ -38,6 +45,31 @@ static bool zero_from(const uint8_t *p, uint64_t n)
         if (p[i])
             return false;
     return true;
+}
+
+enum segment_tail segment_tail_classify(const uint8_t *log, uint64_t log_bytes, uint64_t pos,
+                                        uint64_t window, int64_t next_offset, uint64_t *found_at)
+{
+    *found_at = log_bytes;
+    if (pos >= log_bytes)
+        return SEGMENT_TAIL_ZERO;
+    uint64_t end = log_bytes - pos < window ? log_bytes : pos + window;
+    if (zero_from(log + pos, end - pos))
+        return SEGMENT_TAIL_ZERO;
+    for (uint64_t q = pos; q + BATCH_HEADER_BYTES <= end; q++) {
+        if (log[q + BATCH_OFF_MAGIC] != 2)
+            continue;
+        uint64_t size = (uint64_t)be32_load(log + q + BATCH_OFF_LENGTH) + BATCH_LOG_OVERHEAD_BYTES;
+        if (size < BATCH_HEADER_BYTES || size > log_bytes - q)
+            continue;
+        struct batch_header h;
+        const char *why = NULL;
+        if (batch_validate(log + q, (size_t)size, 0, &h, &why) != 0)
+            continue;
+        *found_at = q;
+        return h.base_offset < next_offset ? SEGMENT_TAIL_STALE : SEGMENT_TAIL_TORN;
+    }
+    return SEGMENT_TAIL_TORN;
 }
 
 void segment_check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offset,

@@ -18,6 +18,9 @@
  *                        over a partition's segments in order from its log start. Open rebuilds a
  *                        .txnindex that breaks SC4 (missing, short, torn, wrong entries); verify
  *                        reports it.
+ *   segment_tail_classify — SC5: what follows the newest segment's last batch after a crash
+ *                        (zeros, a recycled file's stale batches, a torn write); open cuts all
+ *                        three and counts only a torn one, verify reports only a torn one.
  *
  * Pure functions over bytes: they never read outside the buffers they are given and never
  * allocate except txn_walk's open-transaction list. Cost: one read of every batch header of the
@@ -53,6 +56,30 @@ struct segment_check {
 void segment_check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offset,
                        bool zero_tail_ok, const uint8_t *oidx, uint32_t oidx_entries,
                        const uint8_t *tidx, uint32_t tidx_entries, struct segment_check *out);
+
+/* What follows the last batch of the newest segment of a directory that was not closed cleanly
+ * (docs/format.md A.6 RS3). The log ends there in every case; this says only how open counts
+ * it and whether verify reports it. */
+enum segment_tail {
+    SEGMENT_TAIL_ZERO,  /* zeros up to the window's end: preallocated or pre-written space */
+    SEGMENT_TAIL_STALE, /* the first CRC-valid batch after it has a baseOffset below the log's
+                           next offset: stale bytes of a recycled file (and before them, at most
+                           the rest of a batch that was being overwritten, or a torn one) */
+    SEGMENT_TAIL_TORN,  /* anything else: a torn write, or damage followed by batches the cut
+                           drops */
+};
+
+/* The window open and verify classify (and a torn write is looked for in): a stale batch
+ * boundary lies within one batch of the log's end, and batches are at most batch_size_max_bytes
+ * (1 MiB by default); a larger stale batch straddling the end reads as a torn tail. */
+#define SEGMENT_TAIL_WINDOW_BYTES (2u << 20)
+
+/* Classifies log[pos, pos + window) (bounded by log_bytes) for a log whose next offset is
+ * next_offset: a byte-by-byte search for the first position holding a CRC-valid batch
+ * (batch_validate), from pos. *found_at: where that batch starts (log_bytes when none). Cost:
+ * one pass over the window, a CRC only where the magic byte and length fit. */
+enum segment_tail segment_tail_classify(const uint8_t *log, uint64_t log_bytes, uint64_t pos,
+                                        uint64_t window, int64_t next_offset, uint64_t *found_at);
 
 /* The open transactions of a partition, carried from segment to segment. */
 struct txn_walk {

@@ -35,6 +35,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "partition.h"
+#include "segment_pool.h"
 
 #define SHARD_IOV_MAX 1024 /* IOV_MAX on Linux */
 
@@ -458,6 +459,12 @@ static void round_place(struct shard *s, struct round *rd, struct shard_request 
         next = r->next;
         r->next = NULL;
         place_one(s, rd, r);
+    }
+    /* SG1 (segment.c): the pre-writer keeps off what this round is about to write. */
+    for (uint32_t t = 0; t < rd->touched_count; t++) {
+        struct partition *p = rd->touched[t];
+        segment_pool_claim(p->active, p->round_position + p->round_bytes);
+        partition_prepare_next(p); /* PA7 */
     }
     /* SH2 */
     assert(rd->touched_count <= ROUND_PARTITIONS_MAX);

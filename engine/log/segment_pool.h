@@ -1,0 +1,109 @@
+/*
+ * segment_pool.h — the pre-writer: one background thread per writable engine that writes
+ * zeros (and fdatasyncs them) into each active segment a bounded distance ahead of its writer,
+ * so that the writer's own fdatasync flushes data into blocks that are already written and
+ * commits no extent metadata (issue 14 item 2; docs/format.md A.6).
+ *
+ * It also writes the head of the next segment's file before the roll needs it (a partition's
+ * next.log.tmp: its first lead bytes, zeroed and fdatasynced), so a roll renames a file whose
+ * first blocks are written instead of creating one whose every block is unwritten.
+ *
+ * It owns only the zeroing thread, its bounded job queue and its counters. It never writes at
+ * or below a segment's writer end (the claim protocol in segment.c, SG1-SG3), never extends or
+ * truncates a file, never decides rolls or deletions, and is never on a shard's round: a shard
+ * only pushes a job (one mutex hold, no syscall) when its segment's pre-written
+ * frontier is less than half the lead ahead of it.
+ */
+#ifndef RT_SEGMENT_POOL_H
+#define RT_SEGMENT_POOL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct segment;
+
+/* Jobs queued at most; a request beyond it is dropped (counted) and made again at the writer's
+ * next claim. One job per segment at a time, so this bounds the partitions being pre-written
+ * at once, not the partitions of the engine. */
+#define SEGMENT_POOL_JOBS_MAX 1024u
+
+/* The most a segment is pre-written ahead of its writer: 16 MiB, or an eighth of a small
+ * segment (at least 64 KiB). One zero write of at most SEGMENT_POOL_CHUNK_BYTES is followed by
+ * one fdatasync. */
+#define SEGMENT_POOL_LEAD_MAX_BYTES (16u << 20)
+#define SEGMENT_POOL_LEAD_MIN_BYTES (64u << 10)
+#define SEGMENT_POOL_CHUNK_BYTES    (1u << 20)
+
+/* Segments smaller than this are not pre-written at all: one rolls every few hundred KiB, and
+ * a roll (an fdatasync of the old segment, a directory fsync) costs more than the extent commits
+ * pre-writing would save; the lead would also be most of the file. */
+#define SEGMENT_POOL_SEGMENT_MIN_BYTES (1u << 20)
+
+struct segment_pool_stats {
+    _Atomic uint64_t bytes_written; /* zeros written ahead of writers */
+    _Atomic uint64_t fdatasyncs;    /* the pool's own, one per chunk */
+    _Atomic uint64_t missed_bytes;  /* appended bytes that landed past a segment's frontier */
+    _Atomic uint64_t dropped;       /* requests refused because the queue was full */
+    _Atomic uint64_t recycled;      /* segment files renamed into place instead of created */
+};
+
+struct segment_pool_job {
+    struct segment *seg; /* one reference held by the job; NULL for a next-segment file */
+    /* A next-segment file (seg == NULL): `bytes` of zeros written and fdatasynced to
+     * dir/SEGMENT_POOL_NEXT_NAME (dir owned by the partition, which outlives the pool's run),
+     * then *ready = bytes. */
+    const char *dir;
+    uint64_t bytes;
+    _Atomic uint64_t *ready;
+    _Atomic bool *queued;
+};
+
+struct segment_pool {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    struct segment_pool_job jobs[SEGMENT_POOL_JOBS_MAX];
+    uint32_t head, count;
+    bool stop;
+    bool started;
+    struct segment_pool_stats stats;
+};
+
+/* Starts the thread. Returns 0 or -errno. */
+int segment_pool_start(struct segment_pool *pool);
+
+/* Stops the thread after the chunk in progress; drops queued jobs (their references go). */
+void segment_pool_stop(struct segment_pool *pool);
+
+/* Bytes a segment of capacity_bytes is kept pre-written ahead of its writer (never more than
+ * the segment). */
+uint64_t segment_pool_lead_bytes(uint64_t capacity_bytes);
+
+/* The lead for a writer at end_bytes (SP5): max(SEGMENT_POOL_LEAD_MIN_BYTES, end_bytes), at most
+ * segment_pool_lead_bytes(capacity_bytes). */
+uint64_t segment_pool_lead_at(uint64_t capacity_bytes, uint64_t end_bytes);
+
+/* Writer (shard thread): queue seg for pre-writing. Takes a reference; the pool writes through
+ * seg->fd (SG3 keeps it open while it does). Never blocks but on the queue's mutex; false when
+ * the queue is full. */
+bool segment_pool_request(struct segment_pool *pool, struct segment *seg);
+
+/* The next segment's pre-written head in a partition directory: a *.tmp, so an open removes a
+ * leftover and verify skips it. */
+#define SEGMENT_POOL_NEXT_NAME "next.log.tmp"
+
+/* Writer (shard thread): have the pool write the first `bytes` of the next segment's file,
+ * dir/SEGMENT_POOL_NEXT_NAME (zeros, fdatasynced), then store bytes in *ready; *queued is true
+ * meanwhile. The roll renames the file into place (segment_create_recycled). false when the
+ * queue is full. */
+bool segment_pool_request_next(struct segment_pool *pool, const char *dir, uint64_t bytes,
+                               _Atomic uint64_t *ready, _Atomic bool *queued);
+
+/* Writer (shard thread), before queuing writes that end at `end_bytes`: makes sure no zero write
+ * of the pre-writer overlaps them (SG1, SG2), counts the bytes that land past the pre-written
+ * frontier, and asks seg's pool for more when the frontier is less than half its lead ahead. */
+void segment_pool_claim(struct segment *seg, uint64_t end_bytes);
+
+#endif /* RT_SEGMENT_POOL_H */
