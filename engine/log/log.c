@@ -672,6 +672,56 @@ int log_producer_last_sequence(struct log *lg, struct partition *p, int64_t prod
     return 0;
 }
 
+struct producer_state_call {
+    struct partition *partition;
+    int64_t producer_id;
+    struct log_producer_view view;
+};
+
+static int producer_state_call(struct shard *s, void *arg)
+{
+    (void)s;
+    struct producer_state_call *c = arg;
+    const struct producer_entry *pe = producer_table_find(&c->partition->producers, c->producer_id);
+    c->view = (struct log_producer_view){.known = pe != NULL,
+                                         .epoch = pe ? pe->epoch : -1,
+                                         .last_sequence = -1,
+                                         .txn_first_offset = pe ? pe->current_txn_first_offset
+                                                                : -1};
+    if (pe && pe->batch_count)
+        c->view.last_sequence = pe->batches[pe->batch_count - 1].last_seq;
+    return 0;
+}
+
+int log_producer_state(struct log *lg, struct partition *p, int64_t producer_id,
+                       struct log_producer_view *out)
+{
+    struct producer_state_call c = {.partition = p, .producer_id = producer_id};
+    int rc = 0;
+    if (lg->opts.read_only) { /* no shard thread runs and nothing writes: read in place */
+        rc = producer_state_call(p->shard, &c);
+    } else {
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = producer_state_call, .arg = &c};
+        rc = shard_submit(p->shard, &req);
+    }
+    if (rc)
+        return rc;
+    *out = c.view;
+    return 0;
+}
+
+static int sync_unsynced_call(struct shard *s, void *arg)
+{
+    (void)arg;
+    return shard_sync_unsynced(s);
+}
+
+int log_sync_unsynced(struct log *lg)
+{
+    int rc = log_write_check(lg);
+    return rc ? rc : each_shard(lg, sync_unsynced_call);
+}
+
 static int snapshot_call(struct shard *s, void *arg)
 {
     (void)arg;
@@ -815,7 +865,8 @@ int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n)
         sl->req.len = CONTROL_BATCH_BYTES;
         sl->req.coordinator_epoch = m->coordinator_epoch;
         sl->req.marker_type = m->type;
-        sl->req.force_sync = true;
+        sl->req.force_sync = !m->lazy;
+        sl->req.lazy_sync = m->lazy;
     }
     /* Hand each shard its markers in one go (one round), then wait for every shard. Shards are
      * served one after another here, but each shard's round starts as soon as it is queued:

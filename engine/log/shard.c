@@ -185,6 +185,11 @@ static int sync_dirty(struct shard *s, int64_t now_ms)
     return run_io(s, &what);
 }
 
+int shard_sync_unsynced(struct shard *s)
+{
+    return sync_dirty(s, fs_monotonic_ms());
+}
+
 int shard_enforce_retention(struct shard *s)
 {
     int64_t wall_ms = fs_now_ms();
@@ -230,6 +235,11 @@ static void run_retention(struct shard *s, int64_t now_ms)
  * touched partition is published again (PA5), the round's bytes are overwritten with zeros (so a
  * reopen does not find them either) and every included request gets RT_E_IO_FAILED. An append
  * reported failed is never visible.
+ *   SH5. A partition whose batches in a round are all lazy markers (a transaction decided by a
+ *        durable coordinator record, coordinator.c CO9) is written but not fdatasynced, and
+ *        published once written: it stays `unsynced` until the next round that syncs its file
+ *        (which covers it: same file, earlier bytes), a seal, or shard_sync_unsynced. A lost
+ *        lazy marker is rewritten at open from the coordinator's record (COR7).
  */
 
 #define ROUND_PARTITIONS_MAX 64
@@ -409,6 +419,7 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         return;
     if (new_partition) {
         p->round_force_sync = false;
+        p->round_lazy_only = true;
         p->round_touched = true;
         p->round_position = p->active->size_bytes;
         p->round_bytes = 0;
@@ -418,6 +429,8 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
     }
     if (r->force_sync)
         p->round_force_sync = true;
+    if (!r->lazy_sync)
+        p->round_lazy_only = false;
     r->txn_write.staged = false;
     if (r->header.producer_id >= 0) {
         int trc =
@@ -479,6 +492,12 @@ static void round_place(struct shard *s, struct round *rd, struct shard_request 
 #endif
 }
 
+/* Whether the io stage fdatasyncs p's file this round (SH5: not for lazy markers alone). */
+static bool round_syncs(const struct round *rd, const struct partition *p)
+{
+    return (rd->sync_always && !p->round_lazy_only) || p->round_force_sync;
+}
+
 /* Io: one write per touched segment (its batches as one iovec list, split only past IOV_MAX)
  * and, under sync=always or for markers, one fdatasync ordered after it; submit once and reap
  * everything. Returns 0 or the first error (*what names the operation). */
@@ -518,7 +537,7 @@ static int round_io(struct shard *s, struct round *rd, const char **what)
                                 t);
             at++;
         }
-        if (rc == 0 && (rd->sync_always || p->round_force_sync))
+        if (rc == 0 && round_syncs(rd, p))
             rc = io_queue_fdatasync(s->ring, p->active->fd, t);
     }
     if (rc) {
@@ -580,7 +599,7 @@ static void round_publish(struct shard *s, struct round *rd)
         assert(position >= p->round_position);
         assert(position + r->len <= p->round_position + p->round_bytes);
         segment_note_append(p->active, &r->header, position, r->len);
-        p->unsynced = !rd->sync_always && !p->round_force_sync;
+        p->unsynced = !round_syncs(rd, p);
         bytes += r->len;
         batches++;
     }

@@ -84,6 +84,9 @@ struct shard_request {
     int32_t coordinator_epoch;
     int marker_type;  /* enum control_type */
     bool force_sync;  /* fdatasync this batch's file in its round whatever the sync mode */
+    /* A marker of a transaction already decided (coordinator.c CO9): published once written;
+     * its file is fdatasynced only if another batch of the round needs it (SH5). */
+    bool lazy_sync;
     bool coordinator; /* coordinator origin: epoch fencing only, no sequence rules */
     /* Set by the shard between check and apply. */
     bool txn_started;
@@ -142,6 +145,10 @@ int shard_submit(struct shard *s, struct shard_request *req);
 /* Queues req (which must have on_done set) and returns at once; blocks only while the queue is
  * full. Returns 0, or RT_E_CLOSED without queuing (on_done is then not called). */
 int shard_submit_async(struct shard *s, struct shard_request *req);
+
+/* Fdatasyncs every partition of the shard written without a sync since its last one (lazy
+ * markers, SH5; sync=interval's unsynced tail). On the shard thread (a SHARD_REQ_CALL). */
+int shard_sync_unsynced(struct shard *s);
 
 /* Queues n requests at once (so they share the next round) and waits for all of them. Returns
  * 0 when every request ran (each has its own result), or RT_E_CLOSED if none was queued. */

@@ -120,6 +120,22 @@ struct txn_meta {
     struct txn_meta *next;
     int64_t pid_key; /* the producer id it is indexed under in pid_buckets (-1: none; CO8) */
     struct txn_meta *pid_next;
+    /* CO9: a one-round commit is between queuing its PrepareCommit and adopting it (the id's
+     * lock is dropped meanwhile, so the producer's sender can run); `decided` is broadcast
+     * when it clears. */
+    bool deciding;
+    pthread_cond_t decided;
+};
+
+/* COR7: a one-round decision record replayed at open (PrepareCommit or PrepareAbort with
+ * one_round), kept until reconciliation has run. */
+struct decision {
+    int64_t producer_id; /* the producer the transaction's data carries */
+    int16_t txn_epoch;   /* ... and its epoch */
+    int16_t marker_epoch;
+    bool commit;
+    uint32_t partition_count;
+    struct txn_log_partition *partitions;
 };
 
 struct coordinator {
@@ -140,7 +156,12 @@ struct coordinator {
     pthread_mutex_t timer_lock;
     pthread_cond_t timer_cv;
     bool stopping;
+    struct decision *decisions; /* COR7, open only: in log order */
+    size_t decision_count, decision_capacity;
 };
+
+static const struct decision *decision_find(const struct coordinator *c, int64_t pid,
+                                            int16_t epoch, const char *topic, uint32_t partition);
 
 static struct group_manager *coordinator_groups(struct coordinator *c)
 {
@@ -178,6 +199,7 @@ static struct txn_meta *meta_get(struct coordinator *c, const char *id, bool cre
         if (m) {
             snprintf(m->id, sizeof(m->id), "%s", id);
             pthread_mutex_init(&m->lock, NULL);
+            pthread_cond_init(&m->decided, NULL);
             m->v.producer_id = -1;
             m->v.producer_epoch = -1;
             m->v.state = TXN_EMPTY;
@@ -196,6 +218,7 @@ static struct txn_meta *meta_get(struct coordinator *c, const char *id, bool cre
 static void meta_free(struct txn_meta *m)
 {
     free(m->v.partitions);
+    pthread_cond_destroy(&m->decided);
     pthread_mutex_destroy(&m->lock);
     free(m);
 }
@@ -396,6 +419,74 @@ static int log_write_async(struct coordinator *c, const char *id, const struct t
     return rc;
 }
 
+/* A log write queued now and waited for later (CO9: the PrepareCommit rides the same rounds as
+ * the transaction's last data). The request, its waiter and the batch bytes in one allocation. */
+struct wait_write {
+    struct shard_request req;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+};
+
+static void wait_write_done(struct shard_request *r)
+{
+    struct wait_write *w = (struct wait_write *)r;
+    pthread_mutex_lock(&w->mu);
+    w->done = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu); /* w is the waiter's from here on */
+}
+
+/* Queues one record, fdatasynced in its round; log_write_wait collects the outcome. */
+static int log_write_start(struct coordinator *c, const char *id, const struct txn_log_value *v,
+                           struct wait_write **out)
+{
+    uint8_t *alloc = NULL;
+    size_t len = 0;
+    int rc = log_encode(id, v, sizeof(struct wait_write), &alloc, &len);
+    if (rc)
+        return rc;
+    struct wait_write *w = (struct wait_write *)alloc;
+    memset(w, 0, sizeof(*w));
+    uint8_t *batch = alloc + sizeof(struct wait_write);
+    const char *why = NULL;
+    rc = batch_header_parse(batch, len, &w->req.header, &why);
+    assert(rc == 0);
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->req.kind = SHARD_REQ_APPEND;
+    w->req.partition = c->log;
+    w->req.batch = batch;
+    w->req.len = len;
+    w->req.coordinator = true;
+    w->req.force_sync = true;
+    w->req.on_done = wait_write_done;
+    rc = log_append_async(c->lg, &w->req);
+    if (rc) {
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->mu);
+        free(alloc);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+static int log_write_wait(struct coordinator *c, struct wait_write *w)
+{
+    pthread_mutex_lock(&w->mu);
+    while (!w->done)
+        pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+    int rc = w->req.result;
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+    if (rc == 0)
+        __atomic_add_fetch(&c->log_records, 1, __ATOMIC_RELAXED);
+    return rc;
+}
+
 /* Writes m's value with `state` (and whatever else the caller changed in `next`), and adopts it
  * in memory only once it is durable (CO1). */
 static int transition(struct coordinator *c, struct txn_meta *m, struct txn_log_value *next)
@@ -434,20 +525,22 @@ static int next_identity(struct coordinator *c, const struct txn_meta *m, int16_
 
 /* Phase two of a commit or abort whose Prepare* is durable: markers into every partition (one
  * round per shard), pending offsets applied or dropped, then Complete* (CO1, CO2). */
-static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_t next_pid,
-                  int16_t next_epoch)
+static int finish_as(struct coordinator *c, struct txn_meta *m, bool commit, int64_t next_pid,
+                     int16_t next_epoch, bool lazy, const bool *skip)
 {
-    uint32_t n = m->v.partition_count;
-    struct marker_spec *specs = calloc(n ? n : 1, sizeof(*specs));
+    uint32_t count = m->v.partition_count, n = 0;
+    struct marker_spec *specs = calloc(count ? count : 1, sizeof(*specs));
     if (!specs)
         return -ENOMEM;
-    for (uint32_t i = 0; i < n; i++)
-        specs[i] = (struct marker_spec){.topic = m->v.partitions[i].topic,
-                                        .partition = m->v.partitions[i].partition,
-                                        .producer_id = m->v.producer_id,
-                                        .producer_epoch = m->v.producer_epoch,
-                                        .coordinator_epoch = COORDINATOR_EPOCH,
-                                        .type = commit ? CONTROL_COMMIT : CONTROL_ABORT};
+    for (uint32_t i = 0; i < count; i++)
+        if (!skip || !skip[i]) /* CO10: a partition whose marker is there already */
+            specs[n++] = (struct marker_spec){.topic = m->v.partitions[i].topic,
+                                              .partition = m->v.partitions[i].partition,
+                                              .producer_id = m->v.producer_id,
+                                              .producer_epoch = m->v.producer_epoch,
+                                              .coordinator_epoch = COORDINATOR_EPOCH,
+                                              .type = commit ? CONTROL_COMMIT : CONTROL_ABORT,
+                                              .lazy = lazy};
     int rc = n ? log_write_markers(c->lg, specs, n) : 0;
     if (rc) {
         /* A marker rejected for a stale epoch means a newer epoch already wrote there: the
@@ -474,6 +567,7 @@ static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_
     next.state = commit ? TXN_COMPLETE_COMMIT : TXN_COMPLETE_ABORT;
     next.partitions = NULL;
     next.partition_count = 0;
+    next.one_round = false;
     next.producer_id = next_pid;
     next.producer_epoch = next_epoch;
     next.start_ms = -1;
@@ -492,10 +586,19 @@ static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_
     return 0;
 }
 
+static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_t next_pid,
+                  int16_t next_epoch)
+{
+    return finish_as(c, m, commit, next_pid, next_epoch, false, NULL);
+}
+
 /* Two-phase end of m's open transaction. Caller holds m->lock. */
 static int end_locked_as(struct coordinator *c, struct txn_meta *m, bool commit, bool fence,
                          bool bump)
 {
+    if (m->deciding) /* CO9: its producer is committing it in one round right now */
+        return error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                         "transactional id '%s' is committing its transaction", m->id);
     assert(m->v.state == TXN_ONGOING || is_prepare(m->v.state));
     assert(bump || !fence); /* a fence always bumps */
     int16_t marker_epoch = m->v.producer_epoch;
@@ -587,6 +690,7 @@ int coordinator_init(struct coordinator *c, const char *id, int32_t timeout_ms,
             next.producer_epoch++;
         }
         next.state = TXN_EMPTY;
+        next.one_round = false;
         next.timeout_ms = timeout_ms;
         next.start_ms = -1;
         next.check_count = 0;
@@ -605,68 +709,103 @@ int coordinator_init(struct coordinator *c, const char *id, int32_t timeout_ms,
     return rc;
 }
 
-int coordinator_add_partitions(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
-                               const struct txn_log_partition *parts, uint32_t count)
+/* Adds parts to m's transaction (Ongoing from now on), durably or (CO9) in memory only. Caller
+ * holds m->lock. */
+static int add_locked(struct coordinator *c, struct txn_meta *m, int64_t pid, int16_t epoch,
+                      const struct txn_log_partition *parts, uint32_t count, bool durable)
 {
-    struct txn_meta *m = meta_get(c, id, false);
-    if (!m)
-        return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
-    pthread_mutex_lock(&m->lock);
     int rc;
     if (is_prepare(m->v.state) && pid == m->v.producer_id &&
         (epoch == m->v.producer_epoch || epoch + 1 == m->v.producer_epoch))
         /* The same instance, whose transaction is between its phases (Prepare* carries the
          * bumped epoch): not a zombie, just early (CO4). */
-        rc = error_set(RT_E_CONCURRENT_TRANSACTIONS,
-                       "transactional id '%s' is completing its previous transaction", id);
-    else
-        rc = fenced(m, pid, epoch);
+        return error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                         "transactional id '%s' is completing its previous transaction", m->id);
+    rc = fenced(m, pid, epoch);
     if (rc == 0 && m->v.state == TXN_DEAD)
-        rc = error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' expired", id);
-    if (rc == 0) {
-        /* The new set: the current one (if Ongoing) plus what is not in it yet. */
-        uint32_t have = m->v.state == TXN_ONGOING ? m->v.partition_count : 0;
-        struct txn_log_partition *set = malloc((size_t)(have + count) * sizeof(*set));
-        if (!set)
-            rc = -ENOMEM;
-        uint32_t n = have;
-        if (set && have)
-            memcpy(set, m->v.partitions, (size_t)have * sizeof(*set));
-        for (uint32_t i = 0; set && i < count; i++) {
-            bool found = false;
-            for (uint32_t k = 0; k < n && !found; k++)
-                found = set[k].partition == parts[i].partition &&
-                        strcmp(set[k].topic, parts[i].topic) == 0;
-            if (!found)
-                set[n++] = parts[i];
-        }
-        if (set && n == have && m->v.state == TXN_ONGOING) {
-            free(set); /* nothing new */
-        } else if (set) {
-            if (n > TXN_LOG_PARTITIONS_MAX) {
-                free(set);
-                rc = error_set(RT_E_TXN_PARTITIONS_FULL,
-                               "a transaction spans at most %d partitions", TXN_LOG_PARTITIONS_MAX);
-            } else {
-                struct txn_log_value next = m->v;
-                next.partitions = set;
-                next.partition_count = n;
-                if (m->v.state != TXN_ONGOING) {
-                    next.start_ms = fs_now_ms();
-                    next.check_count = 0;
-                    next.hanging = false;
-                    m->last_check_ms = next.start_ms;
-                }
-                next.state = TXN_ONGOING;
-                rc = transition(c, m, &next);
-                if (rc)
-                    free(set);
-            }
+        rc = error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' expired", m->id);
+    if (rc)
+        return rc;
+    /* The new set: the current one (if Ongoing) plus what is not in it yet. */
+    uint32_t have = m->v.state == TXN_ONGOING ? m->v.partition_count : 0;
+    struct txn_log_partition *set = malloc((size_t)(have + count) * sizeof(*set));
+    if (!set)
+        return -ENOMEM;
+    uint32_t n = have;
+    if (have)
+        memcpy(set, m->v.partitions, (size_t)have * sizeof(*set));
+    for (uint32_t i = 0; i < count; i++) {
+        bool found = false;
+        for (uint32_t k = 0; k < n && !found; k++)
+            found = set[k].partition == parts[i].partition &&
+                    strcmp(set[k].topic, parts[i].topic) == 0;
+        if (!found) {
+            set[n] = parts[i];
+            set[n++].last_sequence = -1; /* filled in by a one-round commit's PrepareCommit */
         }
     }
+    if (n == have && m->v.state == TXN_ONGOING) {
+        free(set); /* nothing new */
+        return 0;
+    }
+    if (m->deciding) {
+        free(set);
+        return error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                         "transactional id '%s' is committing its transaction", m->id);
+    }
+    if (n > TXN_LOG_PARTITIONS_MAX) {
+        free(set);
+        return error_set(RT_E_TXN_PARTITIONS_FULL, "a transaction spans at most %d partitions",
+                         TXN_LOG_PARTITIONS_MAX);
+    }
+    struct txn_log_value next = m->v;
+    next.partitions = set;
+    next.partition_count = n;
+    next.one_round = false;
+    if (m->v.state != TXN_ONGOING) {
+        next.start_ms = fs_now_ms();
+        next.check_count = 0;
+        next.hanging = false;
+        m->last_check_ms = next.start_ms;
+    }
+    next.state = TXN_ONGOING;
+    if (durable) {
+        rc = transition(c, m, &next);
+        if (rc)
+            free(set);
+        return rc;
+    }
+    /* CO9: the transactional batch records the participation; the coordinator only needs it
+     * in memory (for verify, the timeout and the commit). */
+    next.last_update_ms = fs_now_ms();
+    free(m->v.partitions);
+    m->v = next;
+    return 0;
+}
+
+static int add_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                  const struct txn_log_partition *parts, uint32_t count, bool durable)
+{
+    struct txn_meta *m = meta_get(c, id, false);
+    if (!m)
+        return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
+    pthread_mutex_lock(&m->lock);
+    int rc = add_locked(c, m, pid, epoch, parts, count, durable);
     pthread_mutex_unlock(&m->lock);
     meta_put(c, m);
     return rc;
+}
+
+int coordinator_add_partitions(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                               const struct txn_log_partition *parts, uint32_t count)
+{
+    return add_op(c, id, pid, epoch, parts, count, true);
+}
+
+int coordinator_join(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                     const struct txn_log_partition *parts, uint32_t count)
+{
+    return add_op(c, id, pid, epoch, parts, count, false);
 }
 
 static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
@@ -725,6 +864,116 @@ int coordinator_end_keep_epoch(struct coordinator *c, const char *id, int64_t pi
     int64_t pid_out;
     int16_t epoch_out;
     return end_op(c, id, pid, epoch, commit, false, &pid_out, &epoch_out);
+}
+
+/* CO9: the one-round commit. */
+int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                                 const struct txn_log_partition *seqs, uint32_t seq_count,
+                                 int (*wait_data)(void *ctx), void *ctx, int64_t *producer_id_out,
+                                 int16_t *epoch_out, bool *aborted_out)
+{
+    *aborted_out = false;
+    struct txn_meta *m = meta_get(c, id, false);
+    if (!m)
+        return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
+    pthread_mutex_lock(&m->lock);
+    int rc = m->deciding ? error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                                     "transactional id '%s' is committing its transaction", id)
+                         : fenced(m, pid, epoch);
+    bool empty = false;
+    if (rc == 0 && m->v.state != TXN_ONGOING) {
+        empty = m->v.state == TXN_EMPTY || m->v.state == TXN_COMPLETE_COMMIT ||
+                m->v.state == TXN_COMPLETE_ABORT;
+        if (!empty)
+            rc = error_set(RT_E_CONCURRENT_TRANSACTIONS, "transactional id '%s' is %s", id,
+                           txn_state_name(m->v.state));
+    }
+    if (rc || empty) {
+        /* Nothing was joined: an empty transaction ends locally, epoch unchanged. */
+        if (rc == 0)
+            rc = wait_data(ctx);
+        if (rc == 0) {
+            *producer_id_out = m->v.producer_id;
+            *epoch_out = m->v.producer_epoch;
+        }
+        pthread_mutex_unlock(&m->lock);
+        meta_put(c, m);
+        return rc;
+    }
+    int16_t marker_epoch = m->v.producer_epoch;
+    int64_t next_pid = m->v.producer_id;
+    int16_t next_epoch = m->v.producer_epoch;
+    rc = next_identity(c, m, &marker_epoch, &next_pid, &next_epoch);
+    struct txn_log_value prep = m->v;
+    prep.partitions = NULL;
+    if (rc == 0 && m->v.partition_count) {
+        prep.partitions = malloc((size_t)m->v.partition_count * sizeof(*prep.partitions));
+        if (!prep.partitions)
+            rc = -ENOMEM;
+    }
+    for (uint32_t i = 0; rc == 0 && i < m->v.partition_count; i++) {
+        prep.partitions[i] = m->v.partitions[i];
+        prep.partitions[i].last_sequence = -1; /* not checked unless the producer names it */
+        for (uint32_t k = 0; k < seq_count; k++)
+            if (seqs[k].partition == prep.partitions[i].partition &&
+                strcmp(seqs[k].topic, prep.partitions[i].topic) == 0)
+                prep.partitions[i].last_sequence = seqs[k].last_sequence;
+    }
+    prep.state = TXN_PREPARE_COMMIT;
+    prep.producer_epoch = marker_epoch;
+    prep.one_round = true;
+    prep.txn_epoch = m->v.producer_epoch;
+    prep.last_update_ms = fs_now_ms();
+    struct wait_write *w = NULL;
+    if (rc == 0)
+        rc = log_write_start(c, m->id, &prep, &w);
+    if (rc) {
+        free(prep.partitions);
+        pthread_mutex_unlock(&m->lock);
+        meta_put(c, m);
+        return rc;
+    }
+    /* The decision round: the PrepareCommit and the producer's last batches are in flight
+     * together; the lock is dropped so the producer's sender can run (CO9). */
+    m->deciding = true;
+    pthread_mutex_unlock(&m->lock);
+    int data_rc = wait_data(ctx);
+    int prep_rc = log_write_wait(c, w);
+    pthread_mutex_lock(&m->lock);
+    m->deciding = false;
+    pthread_cond_broadcast(&m->decided);
+    if (prep_rc) {
+        /* Not decided: the engine's write side has failed (sticky); the transaction stays
+         * Ongoing and the next open reconciles it (COR3). */
+        free(prep.partitions);
+        rc = prep_rc;
+    } else {
+        free(m->v.partitions);
+        m->v = prep; /* durable: the outcome is decided by CO10's rule */
+        pid_index(c, m);
+        if (data_rc == 0) {
+            rc = finish_as(c, m, true, next_pid, next_epoch, true, NULL);
+        } else {
+            /* Some data never landed: CO10 decides abort, and the coordinator writes it down
+             * (PrepareAbort) before any marker. */
+            struct txn_log_value next = m->v;
+            next.state = TXN_PREPARE_ABORT;
+            rc = transition(c, m, &next);
+            if (rc == 0)
+                rc = finish(c, m, false, next_pid, next_epoch);
+            if (rc == 0) {
+                *aborted_out = true;
+                rc = data_rc;
+            }
+        }
+    }
+    if (rc == 0 || *aborted_out) {
+        *producer_id_out = m->v.producer_id;
+        *epoch_out = m->v.producer_epoch;
+    }
+    pthread_mutex_unlock(&m->lock);
+    meta_put(c, m);
+    return rc;
 }
 
 int coordinator_verify(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
@@ -847,6 +1096,8 @@ static bool is_live(const struct txn_meta *m, const struct log_open_txn *t)
         return false;
     if (m->v.state == TXN_ONGOING)
         return m->v.producer_epoch == t->producer_epoch;
+    if (is_prepare(m->v.state) && m->v.one_round)
+        return m->v.txn_epoch == t->producer_epoch; /* COR1: the epoch its data carries */
     return is_prepare(m->v.state) && (m->v.producer_epoch == t->producer_epoch ||
                                       m->v.producer_epoch == t->producer_epoch + 1);
 }
@@ -904,6 +1155,14 @@ static int reconcile(struct coordinator *c)
             pthread_mutex_lock(&m->lock);
         int16_t marker_epoch = -1;
         enum reconcile_outcome o = reconcile_outcome_of(m, t, &marker_epoch);
+        const struct decision *d =
+            decision_find(c, t->producer_id, t->producer_epoch, t->topic, t->partition);
+        if (d && o != RECONCILE_LEAVE) {
+            /* COR7: a one-round decision names this transaction and the id has moved on
+             * since (else COR1 left it to CO10): its outcome stands, whatever came later. */
+            o = d->commit ? RECONCILE_COMMIT : RECONCILE_ABORT;
+            marker_epoch = d->marker_epoch;
+        }
         if (m) {
             pthread_mutex_unlock(&m->lock);
             meta_put(c, m);
@@ -930,6 +1189,59 @@ static int reconcile(struct coordinator *c)
         rc = 0; /* only stale markers: a newer epoch already wrote there, nothing is pinned */
     free(specs);
     free(txns);
+    return rc;
+}
+
+/* CO10 at open: completes m's one-round Prepare* (found as its last durable record). For a
+ * PrepareCommit each partition is looked at: its marker already there (the producer's epoch
+ * there has moved past the data's, or, at the data's epoch, its transaction is closed with the
+ * data up to the recorded sequence in) is skipped; the data up to the recorded sequence with
+ * the transaction still open needs its marker; anything else is data that never became
+ * durable, and the whole transaction is aborted instead (PrepareAbort first). Caller holds
+ * m->lock. */
+static int complete_one_round(struct coordinator *c, struct txn_meta *m)
+{
+    assert(m->v.one_round && is_prepare(m->v.state));
+    bool commit = m->v.state == TXN_PREPARE_COMMIT;
+    uint32_t n = m->v.partition_count;
+    bool *skip = calloc(n ? n : 1, sizeof(*skip));
+    if (!skip)
+        return -ENOMEM;
+    int rc = 0;
+    int16_t e = m->v.txn_epoch;
+    for (uint32_t i = 0; rc == 0 && commit && i < n; i++) {
+        const struct txn_log_partition *tp = &m->v.partitions[i];
+        struct partition *p = log_partition(c->lg, tp->topic, tp->partition);
+        if (!p)
+            continue; /* the marker write reports it */
+        struct log_producer_view pv;
+        rc = log_producer_state(c->lg, p, m->v.producer_id, &pv);
+        if (rc)
+            break;
+        int32_t seq = tp->last_sequence;
+        bool open = pv.known && pv.epoch == e && pv.txn_first_offset >= 0;
+        bool upto = pv.known && pv.epoch == e && pv.last_sequence >= seq;
+        if (pv.known && (pv.epoch > e || (seq >= 0 && upto && !open))) {
+            skip[i] = true; /* its marker is there */
+        } else if (seq >= 0 && !(open && upto)) {
+            commit = false; /* data that never became durable: never acknowledged */
+        }
+    }
+    if (rc == 0 && !commit && m->v.state == TXN_PREPARE_COMMIT) {
+        memset(skip, 0, (n ? n : 1) * sizeof(*skip));
+        struct txn_log_value next = m->v;
+        next.state = TXN_PREPARE_ABORT;
+        rc = transition(c, m, &next);
+    }
+    int64_t next_pid = m->v.producer_id;
+    int16_t next_epoch = m->v.producer_epoch;
+    if (rc == 0 && m->v.producer_epoch == m->v.txn_epoch) {
+        next_epoch = 0; /* the epoch was exhausted (next_identity): a fresh id takes over */
+        rc = producer_registry_allocate(c->producers, &next_pid);
+    }
+    if (rc == 0)
+        rc = finish_as(c, m, commit, next_pid, next_epoch, false, skip);
+    free(skip);
     return rc;
 }
 
@@ -1100,7 +1412,7 @@ static void tick_one(struct coordinator *c, struct txn_meta *m, int64_t now)
 {
     const struct rt_options *o = log_options(c->lg);
     pthread_mutex_lock(&m->lock);
-    if (m->removed) {
+    if (m->removed || m->deciding) { /* CO9: a commit in flight ends it either way */
         pthread_mutex_unlock(&m->lock);
         return;
     }
@@ -1134,7 +1446,9 @@ static void tick_one(struct coordinator *c, struct txn_meta *m, int64_t now)
     } else if ((m->v.state == TXN_EMPTY || m->v.state == TXN_COMPLETE_COMMIT ||
                 m->v.state == TXN_COMPLETE_ABORT) &&
                now - m->v.last_update_ms > o->transactional_id_expiration_ms && !m->check_fn) {
-        if (log_write(c, m->id, NULL) == 0) { /* tombstone */
+        /* CO11: the id's last markers may still be lazy; make them durable before the record
+         * that could repair them goes. */
+        if (log_sync_unsynced(c->lg) == 0 && log_write(c, m->id, NULL) == 0) { /* tombstone */
             m->v.state = TXN_DEAD;
             meta_remove(c, m);
         }
@@ -1162,12 +1476,19 @@ static void compact(struct coordinator *c)
     for (uint32_t i = 0; i < n; i++) {
         struct txn_meta *m = all[i];
         pthread_mutex_lock(&m->lock);
+        while (m->deciding) /* its PrepareCommit is queued: re-append what it decided */
+            pthread_cond_wait(&m->decided, &m->lock);
         if (rc == 0 && !m->removed)
             rc = log_write(c, m->id, &m->v);
         pthread_mutex_unlock(&m->lock);
         meta_put(c, m);
     }
     free(all);
+    /* CO11: every marker of a transaction decided in the records about to go is written
+     * (each id was re-appended after its last commit finished); make the lazy ones durable
+     * before the records that could repair them are deleted. */
+    if (rc == 0)
+        rc = log_sync_unsynced(c->lg);
     if (rc == 0 && log_delete_before(c->lg, c->log, checkpoint) >= 0)
         __atomic_store_n(&c->log_records, n, __ATOMIC_RELAXED);
 }
@@ -1230,6 +1551,60 @@ static int replay_corrupt(const struct replay_at *at, const struct rt_record_vie
                      at->view->segment_path, pos, TXN_LOG_TOPIC, r->offset, what, why);
 }
 
+/* COR7: keeps a copy of a one-round decision record for reconciliation. */
+static int decision_note(struct coordinator *c, const struct txn_log_value *v)
+{
+    if (c->decision_count == c->decision_capacity) {
+        size_t cap = c->decision_capacity ? c->decision_capacity * 2 : 16;
+        struct decision *a = realloc(c->decisions, cap * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        c->decisions = a;
+        c->decision_capacity = cap;
+    }
+    struct decision d = {.producer_id = v->producer_id,
+                         .txn_epoch = v->txn_epoch,
+                         .marker_epoch = v->producer_epoch,
+                         .commit = v->state == TXN_PREPARE_COMMIT,
+                         .partition_count = v->partition_count};
+    if (v->partition_count) {
+        d.partitions = malloc((size_t)v->partition_count * sizeof(*d.partitions));
+        if (!d.partitions)
+            return -ENOMEM;
+        memcpy(d.partitions, v->partitions, (size_t)v->partition_count * sizeof(*d.partitions));
+    }
+    c->decisions[c->decision_count++] = d;
+    return 0;
+}
+
+static void decisions_free(struct coordinator *c)
+{
+    for (size_t i = 0; i < c->decision_count; i++)
+        free(c->decisions[i].partitions);
+    free(c->decisions);
+    c->decisions = NULL;
+    c->decision_count = c->decision_capacity = 0;
+}
+
+/* COR7: the newest one-round decision of the transaction whose data producer pid wrote at
+ * `epoch` into (topic, partition), or NULL. At most one transaction has data at one (pid,
+ * epoch) (CO3: the epoch is bumped at every one-round end), so the newest record for the pair
+ * is its outcome (a PrepareAbort after its PrepareCommit: CO10). */
+static const struct decision *decision_find(const struct coordinator *c, int64_t pid,
+                                            int16_t epoch, const char *topic, uint32_t partition)
+{
+    for (size_t i = c->decision_count; i-- > 0;) {
+        const struct decision *d = &c->decisions[i];
+        if (d->producer_id != pid || d->txn_epoch != epoch)
+            continue;
+        for (uint32_t k = 0; k < d->partition_count; k++)
+            if (d->partitions[k].partition == partition &&
+                strcmp(d->partitions[k].topic, topic) == 0)
+                return d;
+    }
+    return NULL;
+}
+
 static int replay_record(struct coordinator *c, const struct rt_record_view *r,
                          const struct replay_at *at)
 {
@@ -1262,6 +1637,14 @@ static int replay_record(struct coordinator *c, const struct rt_record_view *r,
             return replay_corrupt(at, r, "bad value", why ? why : rt_strerror(rc));
         return error_set(rc, "%s offset %" PRId64 ": bad value: %s", TXN_LOG_TOPIC, r->offset,
                          why ? why : rt_strerror(rc));
+    }
+    if (v.one_round && (v.state == TXN_PREPARE_COMMIT || v.state == TXN_PREPARE_ABORT)) {
+        rc = decision_note(c, &v);
+        if (rc) {
+            txn_log_value_free(&v);
+            meta_put(c, m);
+            return rc;
+        }
     }
     free(m->v.partitions);
     m->v = v;
@@ -1334,6 +1717,7 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
     bool read_only = log_read_only(lg);
     if (rc == 0 && !read_only)
         rc = reconcile(c);
+    decisions_free(c); /* COR7 needs them only for reconciliation */
     /* CO2: finish every transaction a crash left between its phases (not on a read-only engine:
      * it writes nothing, so those stay as they are for rt_txn_list and the next writer). */
     for (uint32_t b = 0; rc == 0 && !read_only && b < COORD_BUCKETS; b++) {
@@ -1344,7 +1728,9 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
                 next.state = TXN_PREPARE_ABORT;
                 rc = transition(c, m, &next);
             }
-            if (rc == 0 && is_prepare(m->v.state))
+            if (rc == 0 && is_prepare(m->v.state) && m->v.one_round)
+                rc = complete_one_round(c, m);
+            else if (rc == 0 && is_prepare(m->v.state))
                 rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
             pthread_mutex_unlock(&m->lock);
         }
@@ -1396,6 +1782,7 @@ void coordinator_close(struct coordinator *c)
             m = next;
         }
     }
+    decisions_free(c);
     pthread_mutex_destroy(&c->table_lock);
     pthread_mutex_destroy(&c->timer_lock);
     pthread_cond_destroy(&c->timer_cv);
