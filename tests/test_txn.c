@@ -609,11 +609,10 @@ static void test_concurrent_transactions_and_completion(void **state)
     assert_int_equal(rt_producer_begin(p), 0);
     assert_int_equal(send_value(p, "out", 0, "prepared"), 0);
     assert_int_equal(rt_producer_flush(p, -1), 0);
-    /* Fail from the second fdatasync on: PrepareCommit is durable, its markers are not. */
-    plan.rules[0] = (struct io_fault_rule){.mode = IO_FAULT_FOREVER,
-                                           .op = IO_OP_FDATASYNC,
-                                           .nth = plan.fdatasyncs_seen + 2,
-                                           .error = EIO};
+    /* Fail from the second write on: the PrepareCommit is durable (CO9: the data was flushed
+     * already, so it is the decision round's only write), its markers are not written. */
+    plan.rules[0] = (struct io_fault_rule){
+        .mode = IO_FAULT_FOREVER, .op = IO_OP_WRITE, .nth = plan.writes_seen + 2, .error = EIO};
     plan.rule_count = 1;
     assert_int_not_equal(rt_producer_commit(p, -1), 0);
     struct txn_seen seen = {0};
@@ -628,7 +627,7 @@ static void test_concurrent_transactions_and_completion(void **state)
     rt_close(e);
     io_fault_plan_release(&plan);
     (void)seen;
-    tu_fixture_open(f); /* CO2: PrepareCommit found at open is committed */
+    tu_fixture_open(f); /* CO10: a PrepareCommit found at open with its data in is committed */
     assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 1);
     int64_t lso = -1, hw = -1;
     rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
@@ -643,7 +642,9 @@ static void test_log_compaction(void **state)
     tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "out", 1), 0);
     rt_producer *p = txn_producer(f->e, "tx-many", 10000);
-    for (int i = 0; i < 1600; i++) {
+    /* 2 records per transaction (CO9: PrepareCommit, CompleteCommit): past the 4096 at which
+     * compaction starts. */
+    for (int i = 0; i < 2100; i++) {
         assert_int_equal(rt_producer_begin(p), 0);
         assert_int_equal(send_value(p, "out", 0, "x"), 0);
         assert_int_equal(rt_producer_commit(p, -1), 0);
@@ -663,7 +664,7 @@ static void test_log_compaction(void **state)
     assert_int_equal(rt_producer_begin(p), 0);
     assert_int_equal(send_value(p, "out", 0, "after"), 0);
     assert_int_equal(rt_producer_commit(p, -1), 0);
-    assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 1601);
+    assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 2101);
     assert_int_equal(rt_producer_close(p), 0);
 }
 
