@@ -885,9 +885,9 @@ static int commit_txn(rt_producer *p, int32_t timeout_ms)
         tp[i].partition = p->txn_parts[i]->id;
         const struct ppart *pp = part_find(p, p->txn_parts[i]);
         /* Sequences are assigned at send: next_seq - 1 is the transaction's last one there. */
-        tp[i].last_sequence =
-            pp && pp->next_seq > 0 && pp->next_seq - 1 <= INT32_MAX ? (int32_t)(pp->next_seq - 1)
-                                                                    : -1;
+        tp[i].last_sequence = pp && pp->next_seq > 0 && pp->next_seq - 1 <= INT32_MAX
+                                  ? (int32_t)(pp->next_seq - 1)
+                                  : -1;
     }
     int64_t pid = p->producer_id;
     int16_t epoch = p->epoch;

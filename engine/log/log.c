@@ -683,11 +683,11 @@ static int producer_state_call(struct shard *s, void *arg)
     (void)s;
     struct producer_state_call *c = arg;
     const struct producer_entry *pe = producer_table_find(&c->partition->producers, c->producer_id);
-    c->view = (struct log_producer_view){.known = pe != NULL,
-                                         .epoch = pe ? pe->epoch : -1,
-                                         .last_sequence = -1,
-                                         .txn_first_offset = pe ? pe->current_txn_first_offset
-                                                                : -1};
+    c->view =
+        (struct log_producer_view){.known = pe != NULL,
+                                   .epoch = pe ? pe->epoch : -1,
+                                   .last_sequence = -1,
+                                   .txn_first_offset = pe ? pe->current_txn_first_offset : -1};
     if (pe && pe->batch_count)
         c->view.last_sequence = pe->batches[pe->batch_count - 1].last_seq;
     return 0;

@@ -249,9 +249,9 @@ int log_open_txns(struct log *lg, struct partition *only, struct log_open_txn **
 
 /* A producer as one partition's producer table holds it (log_producer_state). */
 struct log_producer_view {
-    bool known;              /* the table has an entry for the producer */
-    int16_t epoch;           /* its epoch there (-1 unknown) */
-    int64_t last_sequence;   /* the last sequence of its newest batch (-1: none) */
+    bool known;               /* the table has an entry for the producer */
+    int16_t epoch;            /* its epoch there (-1 unknown) */
+    int64_t last_sequence;    /* the last sequence of its newest batch (-1: none) */
     int64_t txn_first_offset; /* its open transaction's first offset (-1: none open) */
 };
 

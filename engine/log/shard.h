@@ -82,8 +82,8 @@ struct shard_request {
     void *owner;
     /* Transaction markers (control batches written by the coordinator's marker API). */
     int32_t coordinator_epoch;
-    int marker_type;  /* enum control_type */
-    bool force_sync;  /* fdatasync this batch's file in its round whatever the sync mode */
+    int marker_type; /* enum control_type */
+    bool force_sync; /* fdatasync this batch's file in its round whatever the sync mode */
     /* A marker of a transaction already decided (coordinator.c CO9): published once written;
      * its file is fdatasynced only if another batch of the round needs it (SH5). */
     bool lazy_sync;

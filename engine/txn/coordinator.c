@@ -160,8 +160,8 @@ struct coordinator {
     size_t decision_count, decision_capacity;
 };
 
-static const struct decision *decision_find(const struct coordinator *c, int64_t pid,
-                                            int16_t epoch, const char *topic, uint32_t partition);
+static const struct decision *decision_find(const struct coordinator *c, int64_t pid, int16_t epoch,
+                                            const char *topic, uint32_t partition);
 
 static struct group_manager *coordinator_groups(struct coordinator *c)
 {
@@ -737,8 +737,8 @@ static int add_locked(struct coordinator *c, struct txn_meta *m, int64_t pid, in
     for (uint32_t i = 0; i < count; i++) {
         bool found = false;
         for (uint32_t k = 0; k < n && !found; k++)
-            found = set[k].partition == parts[i].partition &&
-                    strcmp(set[k].topic, parts[i].topic) == 0;
+            found =
+                set[k].partition == parts[i].partition && strcmp(set[k].topic, parts[i].topic) == 0;
         if (!found) {
             set[n] = parts[i];
             set[n++].last_sequence = -1; /* filled in by a one-round commit's PrepareCommit */
@@ -1590,8 +1590,8 @@ static void decisions_free(struct coordinator *c)
  * `epoch` into (topic, partition), or NULL. At most one transaction has data at one (pid,
  * epoch) (CO3: the epoch is bumped at every one-round end), so the newest record for the pair
  * is its outcome (a PrepareAbort after its PrepareCommit: CO10). */
-static const struct decision *decision_find(const struct coordinator *c, int64_t pid,
-                                            int16_t epoch, const char *topic, uint32_t partition)
+static const struct decision *decision_find(const struct coordinator *c, int64_t pid, int16_t epoch,
+                                            const char *topic, uint32_t partition)
 {
     for (size_t i = c->decision_count; i-- > 0;) {
         const struct decision *d = &c->decisions[i];

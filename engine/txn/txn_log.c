@@ -87,16 +87,16 @@
 #include "batch.h"
 #include "meta.h"
 
-#define KEY_VERSION            0
-#define VALUE_VERSION_KAFKA_V0 0
-#define VALUE_VERSION_RINGTAIL 0x7201
+#define KEY_VERSION             0
+#define VALUE_VERSION_KAFKA_V0  0
+#define VALUE_VERSION_RINGTAIL  0x7201
 #define VALUE_VERSION_ONE_ROUND 0x7202
-#define KEY_HEADER_BYTES       4  /* version + id length */
-#define VALUE_HEAD_BYTES       21 /* version .. topic count */
-#define VALUE_TAIL_BYTES       16 /* the two timestamps */
-#define VALUE_EXT_BYTES        5  /* check_count + flags */
-#define TOPIC_ENTRY_MIN_BYTES  11 /* i16 length, 1-byte name, i32 count, one i32 id */
-#define FLAG_HANGING           0x01
+#define KEY_HEADER_BYTES        4  /* version + id length */
+#define VALUE_HEAD_BYTES        21 /* version .. topic count */
+#define VALUE_TAIL_BYTES        16 /* the two timestamps */
+#define VALUE_EXT_BYTES         5  /* check_count + flags */
+#define TOPIC_ENTRY_MIN_BYTES   11 /* i16 length, 1-byte name, i32 count, one i32 id */
+#define FLAG_HANGING            0x01
 
 /* Offsets of the fixed head of a value. */
 #define V_OFF_VERSION     0
