@@ -515,6 +515,43 @@ static void power_scenario(rt_engine *e, bool commit_t1, int *rc_t1, int *rc_t2)
     rt_producer_close(p);
 }
 
+/* A reader beside the scenario: whether read_committed ever showed T1 in a partition while the
+ * machine was alive (an observation made after the power went is not counted). */
+struct power_watch {
+    rt_engine *e;
+    struct io_fault_plan *plan;
+    bool seen_t1;
+};
+
+/* T1's record readable at read_committed in `part` (0 on any error: a dead machine's pages). */
+static int64_t t1_visible(rt_engine *e, uint32_t part)
+{
+    int64_t lso = -1;
+    if (rt_list_offsets(e, "out", part, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso) || lso < 2)
+        return 0; /* T1's data at 0, its marker at 1 */
+    rt_fetch *fh = NULL;
+    if (rt_fetch_start(e, "out", part, 0, 1 << 16, RT_READ_COMMITTED, &fh))
+        return 0;
+    struct rt_records it;
+    struct rt_record_view r;
+    rt_records_init(&it, fh, 0);
+    int64_t n = 0;
+    while (rt_records_next(&it, &r) == 0)
+        n += r.value_len == 2 && memcmp(r.value, "t1", 2) == 0;
+    rt_fetch_release(fh);
+    return n;
+}
+
+/* Runs on the shard thread right after each round published (rt_append_watch_set), before the
+ * shard does anything else: every visibility is observed before the next op can lose power. */
+static void power_watch_round(void *arg)
+{
+    struct power_watch *w = arg;
+    for (uint32_t part = 0; part < 3; part++)
+        if (t1_visible(w->e, part) > 0 && !w->plan->power_lost)
+            w->seen_t1 = true;
+}
+
 /* Returns the writes and fdatasyncs the injector saw. */
 static void power_case(struct tu_fixture *f, enum io_op_type op, uint64_t nth, bool commit_t1,
                        struct power_stats *st, uint64_t *writes_out, uint64_t *syncs_out)
@@ -532,10 +569,14 @@ static void power_case(struct tu_fixture *f, enum io_op_type op, uint64_t nth, b
     rt_engine *e = NULL;
     assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
     int rc_t1 = -1, rc_t2 = -1;
-    if (rt_topic_create(e, "out", 3) == 0)
+    struct power_watch watch = {.e = e, .plan = &plan};
+    if (rt_topic_create(e, "out", 3) == 0) {
+        assert_int_equal(rt_append_watch_set(e, power_watch_round, &watch), 0);
         power_scenario(e, commit_t1, &rc_t1, &rc_t2);
+    }
     usleep(20 * 1000); /* let the asynchronous Complete* records land (or not) */
     assert_int_equal(io_fault_power_loss(&plan), 0); /* no-op when a rule already fired */
+    assert_int_equal(rt_append_watch_set(e, NULL, NULL), 0);
     assert_int_equal(plan.power_loss_error, 0);
     if (writes_out)
         *writes_out = plan.writes_seen;
@@ -589,6 +630,9 @@ static void power_case(struct tu_fixture *f, enum io_op_type op, uint64_t nth, b
                  commit_t1 ? "commit" : "abort");
     if (!commit_t1 && t1[0] != 0)
         fail_msg("power loss at %s #%" PRIu64 ": T1 was aborted and is readable", where, nth);
+    if (watch.seen_t1 && t1[0] != 1)
+        fail_msg("power loss at %s #%" PRIu64 ": a reader saw T1 committed, and it is undone",
+                 where, nth);
     if (rc_t2 == 0 && t2 != 1)
         fail_msg("power loss at %s #%" PRIu64 ": T2's acknowledged commit is lost", where, nth);
     if (commit_t1 && rc_t1 != 0 && t1[0] == 1)
