@@ -386,10 +386,13 @@ static void async_write_done(struct shard_request *r)
     __atomic_sub_fetch(&c->async_in_flight, 1, __ATOMIC_RELEASE);
 }
 
-/* Appends one record without waiting (fdatasynced in its round). Safe for Complete* records:
- * anything that depends on them (the id's next Ongoing record) goes to the same log partition
- * later, so it can be durable only if this one is. */
-static int log_write_async(struct coordinator *c, const char *id, const struct txn_log_value *v)
+/* Appends one record without waiting (fdatasynced in its round, or with `lazy` only with the
+ * log's next fdatasync: SH5). Safe for Complete* records: anything that depends on them (the
+ * id's next record) goes to the same log partition later, so it can be durable only if this one
+ * is; and after a one-round commit nothing depends on it at all (CO10 completes the
+ * PrepareCommit again from the partitions' state, finding every marker there). */
+static int log_write_async(struct coordinator *c, const char *id, const struct txn_log_value *v,
+                           bool lazy)
 {
     uint8_t *alloc = NULL;
     size_t len = 0;
@@ -408,7 +411,8 @@ static int log_write_async(struct coordinator *c, const char *id, const struct t
     w->req.batch = batch;
     w->req.len = len;
     w->req.coordinator = true;
-    w->req.force_sync = true;
+    w->req.force_sync = !lazy;
+    w->req.lazy_sync = lazy;
     w->req.on_done = async_write_done;
     __atomic_add_fetch(&c->async_in_flight, 1, __ATOMIC_ACQUIRE);
     rc = log_append_async(c->lg, &w->req);
@@ -574,9 +578,10 @@ static int finish_as(struct coordinator *c, struct txn_meta *m, bool commit, int
     next.check_count = 0;
     next.hanging = false;
     next.last_update_ms = fs_now_ms();
-    /* The markers are durable: the outcome is decided. Complete* may ride a later round
-     * (DESIGN §3 "Commit path"), so commit does not wait for a third fdatasync. */
-    rc = log_write_async(c, m->id, &next);
+    /* The outcome is decided (the markers are durable, or CO9's decision round was). Complete*
+     * rides a later round (DESIGN §3 "Commit path"): commit does not wait for it, and after a
+     * one-round commit it is not even fdatasynced on its own (CO10 repeats it if lost). */
+    rc = log_write_async(c, m->id, &next, lazy && m->v.one_round);
     if (rc)
         return rc;
     free(m->v.partitions);
