@@ -1,84 +1,131 @@
 /*
- * coordinator.c — the transaction coordinator (see coordinator.h).
+ * coordinator.c — the transaction coordinator (see coordinator.h). It owns the transactional ids,
+ * their state machine, the records of __transaction_state (docs/format.md G) and the order in
+ * which a transaction's records, data and markers may become durable. It never writes a
+ * partition but through the log's marker and append calls, and never lets a marker be written
+ * before the decision it carries is durable.
  *
  * State machine of one transactional id (Kafka's TransactionState; the function behind each
- * transition in brackets):
+ * transition in brackets; [mem] = held in memory only, no record written):
  *
- *            init [coordinator_init]                 add partitions [coordinator_add_partitions]
- *   (none) ----------------------------> Empty ------------------------------------> Ongoing
- *                                          ^  ^                                       |   |
- *        CompleteCommit / CompleteAbort ---+  |                 end(commit) [complete]|   |end(abort),
- *              (next add -> Ongoing)          |                                       v   |timeout,
- *                                             |                            PrepareCommit  |check-back
- *                                             |                                  |        v
- *                                             |           markers, then  CompleteCommit  PrepareAbort
- *                                             |                                           |
- *                                             +------------ CompleteAbort <---------------+
+ *          init [coordinator_init]         join [coordinator_join, mem] / add [.._add_partitions]
+ *   (none) -----------------------> Empty ------------------------------------------> Ongoing
+ *                                    ^  ^                                              |  |  |
+ *   CompleteCommit/CompleteAbort ----+  |   commit in one round [coordinator_commit_   |  |  |
+ *      (next join -> Ongoing)           |   one_round]: PrepareCommit (0x7202) beside  |  |  |
+ *                                       |   the last data; markers once both durable   v  |  |
+ *                                       |                              PrepareCommit(1R)  |  |
+ *                                       |                  data failed |     | markers    |  |
+ *                                       |                              v     v            |  |
+ *                                       |              PrepareAbort(1R)  CompleteCommit   |  |
+ *                                       |   end(commit) [end_locked]: PrepareCommit,      |  |
+ *                                       |   durable markers, CompleteCommit  <------------+  |
+ *                                       |   end(abort), timeout, check-back:                 |
+ *                                       +------ CompleteAbort <-- PrepareAbort <-------------+
  *   Ongoing --(init by a newer instance)--> PrepareEpochFence --> PrepareAbort --> CompleteAbort
  *   Empty/Complete* idle past transactional_id_expiration_ms --> Dead (tombstone; forgotten)
  *
  * Invariants (tests name them):
- *   C1. Every transition is durable in __transaction_state before anything depends on it:
- *       Ongoing (with its partitions) before the producer writes to a partition; Prepare*
- *       before the first marker; Complete* only after every marker is durable.
- *   C2. A Prepare* state found at open (or left by a failed round) is completed with the same
- *       outcome; it is never flipped. So a transaction is all-or-nothing across partitions.
- *   C3. The epoch is bumped at every transaction end (except as CO7 says), and markers carry
- *       the bumped epoch: once a marker is in a partition, any write of the finished epoch
- *       there is rejected (KIP-890).
- *   C4. A request with an older epoch, or another producer id, than the id's current one is
- *       RT_E_PRODUCER_FENCED; a request while the id is completing (Prepare*) is
- *       RT_E_CONCURRENT_TRANSACTIONS.
- *   C5. An Ongoing transaction older than its timeout is aborted with an epoch bump by the timer
- *       (unless parked as hanging by check-back), so no LSO is pinned forever.
- *   C6. The transaction log stays bounded: when it holds many more records than live ids, the
- *       live state is re-appended in a fresh segment and everything older is deleted.
- *   C7. Kafka clients (EndTxn v0-v4, before KIP-890 part 2) keep their epoch across
- *       transactions: coordinator_end_keep_epoch ends a transaction with markers at the current
- *       epoch and leaves the identity as it is (a fence or a timeout still bumps it, CO4/CO5). In
- *       place of CO3's bump, a transactional batch from outside is accepted only for a partition
- *       its producer's id holds in an Ongoing transaction at that very epoch
- *       (coordinator_verify, KIP-890 part 1), so a write after the end cannot open a
- *       transaction no coordinator knows of. Caveat: a batch checked just before its
- *       transaction's markers and appended just after them opens such a transaction (the check
- *       runs on the caller's thread, the markers on the shards); a well-behaved client never
- *       ends a transaction with a produce unanswered, and the next open aborts it (COR3).
- *   C8. Every id with a producer id >= 0 is in pid_buckets under that id, re-indexed whenever
- *       its value is adopted (transition, finish, replay) and unlinked when it is removed.
+ *   CO1. Every durable transition is in __transaction_state before anything depends on it:
+ *        Prepare* before the first marker (one-round: before the first marker and together
+ *        with the last data, CO9); a wire client's Ongoing (coordinator_add_partitions) before
+ *        its producer writes to the partition; Complete* only after every marker is written.
+ *        The in-process producer's Ongoing is never written (CO9).
+ *   CO2. A Prepare* state found at open (or left by a failed round) is completed with the same
+ *        outcome; it is never flipped — except a one-round PrepareCommit whose data is not all
+ *        durable, which CO10 turns into PrepareAbort (that commit was never acknowledged). So a
+ *        transaction is all-or-nothing across partitions.
+ *   CO3. The epoch is bumped at every transaction end (except as CO7 says), and markers carry
+ *        the bumped epoch: once a marker is in a partition, any write of the finished epoch
+ *        there is rejected (KIP-890). So at most one transaction has data at one (id, epoch).
+ *   CO4. A request with an older epoch, or another producer id, than the id's current one is
+ *        RT_E_PRODUCER_FENCED; a request while the id is completing (Prepare*, or a one-round
+ *        commit in flight) is RT_E_CONCURRENT_TRANSACTIONS.
+ *   CO5. An Ongoing transaction older than its timeout is aborted with an epoch bump by the timer
+ *        (unless parked as hanging by check-back), so no LSO is pinned forever. An Ongoing held
+ *        only in memory dies with the process; its partitions are reconciled at the next open
+ *        (COR3), so no LSO hangs across a crash either.
+ *   CO6. The transaction log stays bounded: when it holds many more records than live ids, the
+ *        live state is re-appended in a fresh segment and everything older is deleted (CO11).
+ *   CO7. Kafka clients (EndTxn v0-v4, before KIP-890 part 2) keep their epoch across
+ *        transactions: coordinator_end_keep_epoch ends a transaction with markers at the current
+ *        epoch and leaves the identity as it is (a fence or a timeout still bumps it, CO4/CO5). In
+ *        place of CO3's bump, a transactional batch from outside is accepted only for a partition
+ *        its producer's id holds in an Ongoing transaction at that very epoch
+ *        (coordinator_verify, KIP-890 part 1), so a write after the end cannot open a
+ *        transaction no coordinator knows of. Such transactions keep the durable protocol
+ *        (durable Ongoing, PrepareCommit, durable markers): several of them share one epoch, so
+ *        only the durable records tell a lost marker from the next transaction. Caveat: a batch
+ *        checked just before its transaction's markers and appended just after them opens such
+ *        a transaction (the check runs on the caller's thread, the markers on the shards); a
+ *        well-behaved client never ends a transaction with a produce unanswered, and the next
+ *        open aborts it (COR3).
+ *   CO8. Every id with a producer id >= 0 is in pid_buckets under that id, re-indexed whenever
+ *        its value is adopted (transition, finish, replay) and unlinked when it is removed.
+ *   CO9. One durable round (rt_producer_commit): (a) a partition joins in memory only — the
+ *        transactional batch (producer id, epoch, transactional bit) records the participation;
+ *        (b) commit queues a PrepareCommit (value 0x7202: the markers' epoch, the data's epoch
+ *        txn_epoch, and per partition the producer's last sequence in the transaction) and, at
+ *        the same time, the producer hands over its last batches; the id is `deciding`
+ *        meanwhile (its lock dropped so the producer's sender can run; every other operation is
+ *        refused, the timer skips it, compaction waits); (c) the outcome is decided once the
+ *        PrepareCommit and every batch are durable — only then are the markers written, lazily
+ *        (published once written, no fdatasync of their own: shard.c SH5), and commit returns
+ *        once they are visible; CompleteCommit follows, lazily too. If a batch failed after the
+ *        PrepareCommit was durable, PrepareAbort (0x7202) is written durably, then ABORT markers.
+ *   CO10. A one-round Prepare* found as an id's last value at open is completed from the
+ *        partitions' state (complete_one_round; format.md G.6 R1): a partition whose producer
+ *        state is past the data's epoch, or at it with the transaction closed and the recorded
+ *        sequence in, has its marker; one with the transaction open and the sequence in needs
+ *        it; anything else is data that never became durable, and the whole transaction aborts.
+ *   CO11. A lazy marker is durable once its file's next fdatasync (or a seal) ran. Before a
+ *        record that could repair it is deleted (compaction, CO6; expiry to Dead) every
+ *        partition written since its last fdatasync is fdatasynced (log_sync_unsynced).
  *
- * Reconciliation with the partitions (a partition may lose a marker the coordinator counted on,
- * e.g. a torn tail of its newest segment; docs/format.md G.5). For a transaction open in a
- * partition — producer P at epoch E there, first offset F — with the id holding P (if any):
+ * Reconciliation with the partitions (a partition may lose a marker the coordinator counted on:
+ * a lazy one at power loss, CO9; a torn tail; docs/format.md G.5, G.6). For a transaction open in
+ * a partition — producer P at epoch E there, first offset F — with the id holding P (if any):
  *   COR1. The id is Ongoing at epoch E, or Prepare* at the epoch its markers carry (E + 1, or E
- *         when the epoch was exhausted), and lists the partition: the transaction is live. Open
- *         leaves it to its producer, its timeout (CO5) or rt_txn_abort.
+ *         when the epoch was exhausted) — a one-round Prepare* only when its txn_epoch is E —
+ *         and lists the partition: the transaction is live. Open leaves it to its producer, its
+ *         timeout (CO5), rt_txn_abort, or CO2/CO10.
  *   COR2. The id is CompleteCommit or CompleteAbort at epoch E + 1 — the bump that ended this very
  *         transaction (CO3) — so its outcome is recorded: the partition gets a COMMIT or ABORT
  *         marker at epoch E + 1, as the lost one was.
  *   COR3. Otherwise (no id holds P; the id is at an epoch other than E / E + 1, or Empty, or
- *         Ongoing without this partition) the coordinator holds no open transaction there and no
- *         commit of it can be known: an ABORT marker at epoch E (its .txnindex entry included).
- *         A commit whose marker was lost and whose id has moved on since is aborted: a double
- *         fault (a durable marker lost, then more work on the id) that nothing recorded.
+ *         Ongoing without this partition, or a one-round Prepare* of another txn_epoch) the
+ *         coordinator holds no open transaction there and no commit of it can be known (COR7
+ *         aside): an ABORT marker at epoch E (its .txnindex entry included). This is how the
+ *         transaction of an in-process producer that died with its process ends (CO5).
  *   COR4. An empty transaction log (the coordinator's state lost, or none ever written) decides
  *         nothing: such transactions stay open, listed by rt_txn_list_partitions.
- *   COR5. Reconciliation runs in coordinator_open before CO2 completes the Prepare* ids (COR1
- *         leaves their transactions to CO2; a stale epoch's transaction in one of their
- *         partitions is aborted first, else CO2's marker would close it as part of the later
+ *   COR5. Reconciliation runs in coordinator_open before CO2/CO10 complete the Prepare* ids (COR1
+ *         leaves their transactions to them; a stale epoch's transaction in one of their
+ *         partitions is aborted first, else their marker would close it as part of the later
  *         transaction) and before the timer starts and rt_open returns; its markers are durable
  *         (log_write_markers), so a second open finds nothing to do. A marker into
  *         __consumer_offsets applies or drops the producer's pending offsets, as finish() does.
  *   COR6. An operator can always release a pinned LSO (rt_txn_abort_partition): a live (COR1)
  *         transaction is aborted through the coordinator in all its partitions (all-or-nothing);
  *         any other gets an ABORT marker at the partition's epoch for P, in that partition alone.
+ *   COR7. Before COR2/COR3: the newest one-round decision record the log still holds for (P,
+ *         txn_epoch E) naming the partition decides it (COMMIT or ABORT at that record's marker
+ *         epoch), unless it is the id's last value (COR1, then CO10). A lazy marker lost after
+ *         the id moved on (its next transaction's records are newer) is repaired so; CO11 keeps
+ *         the record until the marker is durable. The records are collected by replay and freed
+ *         after reconciliation.
  *
  * Costs of reconciliation: one shard call per shard to collect the open transactions, a scan of
- * the ids per open transaction (O(open x ids), at open only), one marker round per shard.
+ * the ids per open transaction (O(open x ids)) and of the one-round decisions replayed
+ * (O(open x decisions)), at open only; one marker round per shard; for each one-round Prepare*
+ * left at open, one shard call per partition (log_producer_state).
  *
- * Costs: each transaction writes 3 log records (Ongoing, Prepare*, Complete*; more when
- * partitions are added later) and one marker per partition; commit waits for Prepare* and the
- * markers, while Complete* rides a later round. The writes of concurrent transactions share
- * group-commit rounds. The timer scans every id each tick (O(ids)).
+ * Costs: a one-round commit writes 2 log records (PrepareCommit with its data, CompleteCommit
+ * lazily) and one marker per partition; commit waits for one round (the data and the
+ * PrepareCommit, fdatasynced in parallel on their shards, in sequence where they share one) and
+ * one write (the markers). Abort and the wire path write Ongoing (wire only), Prepare* and
+ * Complete* and wait for Prepare* and the durable markers. The writes of concurrent
+ * transactions share group-commit rounds. The timer scans every id each tick (O(ids)).
  */
 #include "coordinator.h"
 
