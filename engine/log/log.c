@@ -815,6 +815,7 @@ struct marker_slot {
 };
 
 #define MARKERS_ON_STACK 8 /* about 3 KiB of stack */
+#define SHARDS_ON_STACK  64
 
 int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n)
 {
@@ -868,18 +869,32 @@ int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n)
         sl->req.force_sync = !m->lazy;
         sl->req.lazy_sync = m->lazy;
     }
-    /* Hand each shard its markers in one go (one round), then wait for every shard. Shards are
-     * served one after another here, but each shard's round starts as soon as it is queued:
-     * the waits overlap with the other shards' rounds only from the second shard on. */
+    /* Hand each shard its markers in one go (one round), every shard before waiting for any,
+     * so the shards' rounds run in parallel; by_shard holds them grouped by shard. */
+    size_t k = 0, first_of[SHARDS_ON_STACK + 1], *first_at = first_of;
+    if (lg->shard_count > SHARDS_ON_STACK &&
+        !(first_at = calloc(lg->shard_count + 1, sizeof(*first_at)))) {
+        if (slots != stack_slots) {
+            free(slots);
+            free(by_shard);
+        }
+        return -ENOMEM;
+    }
     for (uint32_t s = 0; s < lg->shard_count; s++) {
-        size_t k = 0;
+        first_at[s] = k;
         for (size_t i = 0; i < n; i++)
             if (specs[i].result == 0 && slots[i].req.partition &&
                 slots[i].req.partition->shard == &lg->shards[s])
                 by_shard[k++] = &slots[i].req;
-        if (k)
-            shard_submit_many(&lg->shards[s], by_shard, k);
+        if (k > first_at[s])
+            shard_enqueue_many(&lg->shards[s], by_shard + first_at[s], k - first_at[s]);
     }
+    first_at[lg->shard_count] = k;
+    for (uint32_t s = 0; s < lg->shard_count; s++)
+        if (first_at[s + 1] > first_at[s])
+            shard_wait_many(&lg->shards[s], by_shard + first_at[s], first_at[s + 1] - first_at[s]);
+    if (first_at != first_of)
+        free(first_at);
     for (size_t i = 0; i < n; i++) {
         if (specs[i].result != 0 || !slots[i].req.partition)
             continue;

@@ -792,7 +792,7 @@ int shard_submit_async(struct shard *s, struct shard_request *req)
     return rc;
 }
 
-int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n)
+void shard_enqueue_many(struct shard *s, struct shard_request **reqs, size_t n)
 {
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < n; i++) {
@@ -813,10 +813,22 @@ int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n)
             break;
         }
     }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void shard_wait_many(struct shard *s, struct shard_request **reqs, size_t n)
+{
+    pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < n; i++)
         while (!atomic_load_explicit(&reqs[i]->done, memory_order_acquire))
             pthread_cond_wait(&s->done, &s->lock);
     pthread_mutex_unlock(&s->lock);
+}
+
+int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n)
+{
+    shard_enqueue_many(s, reqs, n);
+    shard_wait_many(s, reqs, n);
     return 0;
 }
 

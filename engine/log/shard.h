@@ -154,4 +154,10 @@ int shard_sync_unsynced(struct shard *s);
  * 0 when every request ran (each has its own result), or RT_E_CLOSED if none was queued. */
 int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n);
 
+/* shard_submit_many in two steps, so a caller can queue on several shards before waiting for
+ * any (their rounds then run in parallel): queue the n requests (a closing shard reports
+ * RT_E_CLOSED in each request not queued), then wait until all n ran. */
+void shard_enqueue_many(struct shard *s, struct shard_request **reqs, size_t n);
+void shard_wait_many(struct shard *s, struct shard_request **reqs, size_t n);
+
 #endif /* RT_SHARD_H */
