@@ -399,9 +399,8 @@ static void test_one_round_prepare_commit_with_missing_data_aborts(void **state)
 
 /* COR2 + COR5 in __consumer_offsets: the offsets a committed transaction sent become stable when
  * the lost COMMIT marker of the group's offsets partition is rewritten at open. */
-static void test_lost_offsets_marker_applies_the_offsets(void **state)
+static void lost_offsets_marker(struct tu_fixture *f, bool also_complete)
 {
-    struct tu_fixture *f = *state;
     tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "in", 1), 0);
     assert_int_equal(rt_topic_create(f->e, "out", 1), 0);
@@ -431,6 +430,8 @@ static void test_lost_offsets_marker_applies_the_offsets(void **state)
         }
     }
     assert_int_equal(cut, 1);
+    if (also_complete)
+        cut_last_batches(f->dir, "__transaction_state", 0, 1);
     tu_fixture_open(f);
     int64_t committed = -1;
     /* Before the fix: RT_E_UNSTABLE_OFFSET_COMMIT forever. */
@@ -438,6 +439,20 @@ static void test_lost_offsets_marker_applies_the_offsets(void **state)
     assert_int_equal(committed, 42);
     assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 2);
     tu_fixture_close(f);
+}
+
+static void test_lost_offsets_marker_applies_the_offsets(void **state)
+{
+    lost_offsets_marker(*state, false);
+}
+
+/* CO10 + COR5 in __consumer_offsets: the CompleteCommit is lost too, so open completes the
+ * one-round PrepareCommit: out-0 keeps its marker (skipped), the offsets partition gets its
+ * COMMIT, and the producer's pending offsets are applied (found by the crash torture: they were
+ * left pending when a partition listed before them was skipped). */
+static void test_lost_offsets_marker_and_complete_applies_the_offsets(void **state)
+{
+    lost_offsets_marker(*state, true);
 }
 
 /* ---- COR4 + COR6: nothing left to reconcile with; the operator releases it ---- */
@@ -576,6 +591,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lost_abort_marker_is_rewritten_at_open,
                                         tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_lost_marker_of_an_older_epoch_is_aborted,
+                                        tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_lost_offsets_marker_and_complete_applies_the_offsets,
                                         tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_lazy_marker_lost_after_the_id_moved_on,
                                         tu_fixture_setup, tu_fixture_teardown),

@@ -967,13 +967,17 @@ int log_append_coordinator(struct log *lg, struct partition *p, uint8_t *batch, 
 static int roll_call(struct shard *s, void *arg)
 {
     struct partition *p = arg;
-    (void)s;
     if (p->active->size_bytes == 0)
         return 0;
     /* An append earlier in this round already wrote to the active segment: roll in a later
      * round (a roll must not seal a segment with writes in flight). */
     if (p->round_touched)
         return -EAGAIN;
+    if (p->unsynced) { /* SH5: lazy bytes durable through the ring before the seal */
+        int rc = shard_sync_unsynced(s);
+        if (rc)
+            return rc;
+    }
     return partition_roll_now(p);
 }
 

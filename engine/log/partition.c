@@ -764,6 +764,12 @@ static int partition_roll(struct partition *p)
     return 0;
 }
 
+bool partition_roll_due(const struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
+                        int64_t now_ms)
+{
+    return needs_roll(p, size_bytes, last_offset_delta, now_ms);
+}
+
 int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
                         int64_t now_ms)
 {

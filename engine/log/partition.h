@@ -149,6 +149,11 @@ bool partition_roll_needed(const struct partition_roll_state *st, uint64_t size_
 int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
                         int64_t now_ms);
 
+/* Writer: whether partition_make_room would roll the active segment for such a batch now (by
+ * size, relative offset, index or age), whatever this round placed. */
+bool partition_roll_due(const struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
+                        int64_t now_ms);
+
 /* Writer: after a round's bytes are acknowledged, publish the new high watermark and last
  * stable offset (the first offset of the oldest open transaction, or the high watermark), with
  * the byte position of each. Never on a frozen partition (PA5). */

@@ -380,6 +380,23 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         round_defer(rd, r);
         return;
     }
+    if (p->unsynced && !p->round_touched && rd->sync_always &&
+        partition_roll_due(p, r->len, r->header.last_offset_delta, rd->now_ms)) {
+        /* SH5: a lazy marker is made durable through the ring before its segment is sealed
+         * (the seal syncs with a plain fdatasync, and the producer snapshot taken at the roll
+         * describes the state after the marker). The ring is empty during placement (SH3). */
+        const char *what = "";
+        int src = io_queue_fdatasync(s->ring, p->active->fd, 0);
+        if (src == 0)
+            src = run_io(s, &what);
+        if (src) {
+            set_sticky(s, src);
+            partition_freeze(p);
+            complete(r, RT_E_IO_FAILED);
+            return;
+        }
+        p->unsynced = false;
+    }
     struct segment *was_active = p->active;
     uint32_t snapshots_before = p->snapshots_written;
     int rc = partition_make_room(p, r->len, r->header.last_offset_delta, rd->now_ms);

@@ -607,7 +607,7 @@ static int finish_as(struct coordinator *c, struct txn_meta *m, bool commit, int
         }
     }
     struct group_manager *groups = coordinator_groups(c);
-    for (uint32_t i = 0; i < n && groups; i++) {
+    for (uint32_t i = 0; i < count && groups; i++) { /* skipped ones too (CO10) */
         if (strcmp(m->v.partitions[i].topic, GROUP_OFFSETS_TOPIC) == 0) {
             group_txn_complete(groups, m->v.producer_id, commit);
             break; /* completes every pending offset of the producer */
