@@ -681,7 +681,8 @@ int rt_producer_begin(rt_producer *p);
 
 /* Adds consumer offsets of `group` to the open transaction: they become visible (to
  * rt_group_fetch_offsets) only if it commits. The group's `__consumer_offsets` partition joins
- * the transaction (one durable coordinator write), then the offsets are written, pending.
+ * the transaction (in memory: no coordinator write), then the offsets are written durably,
+ * pending.
  * Errors: RT_E_INVALID_ARGUMENT (NULL producer or offsets, no offsets, a group empty, over 1024
  * bytes or not valid UTF-8; an offset below 0, a topic NULL, empty or over 249 bytes, metadata over
  * its maximum), RT_E_UNKNOWN_TOPIC_OR_PARTITION (an offset for a topic or partition that does not
@@ -692,19 +693,21 @@ int rt_producer_begin(rt_producer *p);
 int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_offset *offsets,
                              size_t count);
 
-/* Flushes, then commits: PrepareCommit durable, COMMIT markers into every partition of the
- * transaction in one round per shard (pending offsets applied), then CompleteCommit. Returns
- * once the markers are durable. After an error the transaction must be aborted (or, if fenced,
- * the producer closed). timeout_ms (-1: no limit) bounds the flush only; the coordinator's
- * writes after it are waited for.
+/* Commits in one durable round (docs/format.md G.6): the transaction's last batches and a
+ * PrepareCommit naming each partition's last sequence go out together; once both are durable,
+ * COMMIT markers go into every partition (pending offsets applied) without an fdatasync of their
+ * own, and the call returns once they are visible to read_committed readers; CompleteCommit
+ * follows. timeout_ms (-1: no limit) bounds the wait for the last batches.
  * Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_INVALID_TXN_STATE (not transactional, or no
  * transaction open), RT_E_PRODUCER_FENCED (a newer instance or the coordinator's timeout or
- * check-back fenced it: close the producer), RT_E_TIMED_OUT (the flush did not finish: nothing
- * was committed, the transaction stays open), a delivery error of one of its records (nothing
- * committed: abort), RT_E_CONCURRENT_TRANSACTIONS (the id's previous transaction is still
- * between its phases), RT_E_INVALID_PRODUCER_EPOCH, RT_E_PRODUCER_IDS_EXHAUSTED (a new id for
- * the next transaction when the epoch runs out), write errors (PrepareCommit or markers: the
- * next open completes what is durable). */
+ * check-back fenced it: close the producer), a delivery error of a record that failed before
+ * the commit (nothing committed, the transaction stays open: abort it), RT_E_TIMED_OUT or a
+ * delivery error of one of the last batches (they failed or did not finish in time after the
+ * PrepareCommit went out: the transaction is aborted, the producer is ready for the next one,
+ * and a batch still in flight fails), RT_E_CONCURRENT_TRANSACTIONS (the id's previous
+ * transaction is still between its phases), RT_E_INVALID_PRODUCER_EPOCH,
+ * RT_E_PRODUCER_IDS_EXHAUSTED (a new id for the next transaction when the epoch runs out),
+ * write errors (PrepareCommit or markers: the next open completes what is durable). */
 int rt_producer_commit(rt_producer *p, int32_t timeout_ms);
 
 /* Aborts: records already handed over are written and then aborted (ABORT markers and .txnindex

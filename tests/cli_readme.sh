@@ -612,8 +612,12 @@ for entry in "${LATE[@]}"; do
     where=${entry#*$'\t'}
     [[ $cmd == *'txn list'* ]] || continue
     late_run "$cmd" "$where" "$D"
-    check "$where: ... shows the hanging transaction, Ongoing" grep -qE "^$TXN_ID	.*Ongoing" "$T/out"
-    check "$where: ... and the LSO it pins" grep -qE "orders-[0-9]\(LSO [0-9]+\)" "$T/out"
+    # The killed producer's partition joined without a coordinator record (coordinator.c CO9):
+    # the read-only listing shows it pinned, by ID, whose last state is Empty.
+    check "$where: ... shows the hanging transaction's partition, pinned by $TXN_ID" \
+        grep -qE "^orders	[0-9]+	[0-9]+	[0-9]+	[0-9]+	[0-9]+	[0-9]+	$TXN_ID	Empty$" "$T/out"
+    check "$where: ... and the LSO it pins (below the high watermark)" \
+        awk -F'\t' -v id="$TXN_ID" '$8 == id && $6 < $7 { found = 1 } END { exit !found }' "$T/out"
     late_run "$cmd" "$where (pinned directory)" "$PD"
     check "$where: ... shows the pinned partition with its producer id" \
         grep -qE "^t	0	$PINNED_ID	" "$T/out"
@@ -645,6 +649,15 @@ for entry in "${LATE[@]}"; do
         ;;
     esac
 done
+
+# README: the next writing open aborts the transaction of a producer that died with its process.
+"$RT" recover "$D" >/dev/null 2>&1
+"$RT" txn list "$D" >"$T/out" 2>&1
+check "README: a writing open aborts the dead producer's transaction (nothing open after it)" \
+    grep -q "no open transactions" "$T/out"
+"$RT" consume "$D" orders --isolation read_committed >"$T/out" 2>&1
+check "README: ... and its records are not served to read_committed" \
+    test "$(grep -c hanging "$T/out")" -eq 0
 
 # ---- 3. the C blocks, built against `cmake --install build/release` with pkg-config -----------
 P=$T/prefix

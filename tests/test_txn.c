@@ -55,8 +55,10 @@ static int send_value(rt_producer *p, const char *topic, int32_t part, const cha
     return rt_producer_send(p, topic, part, &m, NULL, NULL);
 }
 
-/* Records of a partition readable at `iso`, counted. */
-static int64_t count_records(rt_engine *e, const char *topic, uint32_t part, enum rt_isolation iso)
+/* Records of a partition readable at `iso` whose value is `value` (NULL: every record),
+ * counted. */
+static int64_t count_value(rt_engine *e, const char *topic, uint32_t part, enum rt_isolation iso,
+                           const char *value)
 {
     int64_t bound = 0, from = 0, n = 0;
     assert_int_equal(rt_list_offsets(e, topic, part, RT_OFFSET_LATEST, iso, &bound), 0);
@@ -70,7 +72,8 @@ static int64_t count_records(rt_engine *e, const char *topic, uint32_t part, enu
         rt_records_init(&it, fh, from);
         int rc;
         while ((rc = rt_records_next(&it, &r)) == 0)
-            n++;
+            n += !value || (r.value_len == (int32_t)strlen(value) &&
+                            memcmp(r.value, value, strlen(value)) == 0);
         assert_int_equal(rc, RT_E_END);
         /* Advance past the whole fetch (markers and aborted batches included). */
         uint64_t pos = 0;
@@ -85,6 +88,11 @@ static int64_t count_records(rt_engine *e, const char *topic, uint32_t part, enu
         from = next;
     }
     return n;
+}
+
+static int64_t count_records(rt_engine *e, const char *topic, uint32_t part, enum rt_isolation iso)
+{
+    return count_value(e, topic, part, iso, NULL);
 }
 
 struct txn_seen {
@@ -465,6 +473,202 @@ static void test_fault_at_every_step(void **state)
     assert_true(faults_committed_after_failure > 0);
 }
 
+/* ---- power loss at every write and every fdatasync of the one-round protocol (CO9-CO11) ----
+ *
+ * One scenario, run over the fault injector with unsynced writes tracked: a producer commits (or
+ * aborts) T1 over partitions 0, 1 and 2 of "out" (on two shards, so its data, its PrepareCommit
+ * and its markers are spread over both), then commits T2 in partition 0 alone. Its data goes out
+ * at commit (linger 10 s): the decision round carries the data and the PrepareCommit together.
+ * The power is lost at the Nth write or fdatasync of the engine's life (every N up to one past the
+ * last op of a fault-free run), or, in the case past the end, once both commits returned: then
+ * every marker written without its own fdatasync (SH5) is gone from the disk. After a reopen on
+ * the real backend each transaction is all-or-nothing, an acknowledged outcome is kept (T1's
+ * markers in partitions 1 and 2 are repaired from its PrepareCommit while T2's records are newer:
+ * COR7), and nothing pins an LSO. */
+struct power_stats {
+    int acked_t1, acked_t2, failed, committed_at_reopen, aborted_at_reopen;
+};
+
+static void power_scenario(rt_engine *e, bool commit_t1, int *rc_t1, int *rc_t2)
+{
+    *rc_t1 = *rc_t2 = -1;
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "tx-power";
+    po.transaction_timeout_ms = 300;
+    po.linger_ms = 10000;
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(e, &po, &p), 0);
+    int rc = rt_producer_init_transactions(p, -1);
+    if (rc == 0)
+        rc = rt_producer_begin(p);
+    for (int part = 0; rc == 0 && part < 3; part++)
+        rc = send_value(p, "out", part, "t1");
+    if (rc == 0)
+        rc = *rc_t1 = commit_t1 ? rt_producer_commit(p, -1) : rt_producer_abort(p, -1);
+    if (rc == 0)
+        rc = rt_producer_begin(p);
+    if (rc == 0)
+        rc = send_value(p, "out", 0, "t2");
+    if (rc == 0)
+        *rc_t2 = rt_producer_commit(p, -1);
+    rt_producer_close(p);
+}
+
+/* A reader beside the scenario: whether read_committed ever showed T1 in a partition while the
+ * machine was alive (an observation made after the power went is not counted). */
+struct power_watch {
+    rt_engine *e;
+    struct io_fault_plan *plan;
+    bool seen_t1;
+};
+
+/* T1's record readable at read_committed in `part` (0 on any error: a dead machine's pages). */
+static int64_t t1_visible(rt_engine *e, uint32_t part)
+{
+    int64_t lso = -1;
+    if (rt_list_offsets(e, "out", part, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso) || lso < 2)
+        return 0; /* T1's data at 0, its marker at 1 */
+    rt_fetch *fh = NULL;
+    if (rt_fetch_start(e, "out", part, 0, 1 << 16, RT_READ_COMMITTED, &fh))
+        return 0;
+    struct rt_records it;
+    struct rt_record_view r;
+    rt_records_init(&it, fh, 0);
+    int64_t n = 0;
+    while (rt_records_next(&it, &r) == 0)
+        n += r.value_len == 2 && memcmp(r.value, "t1", 2) == 0;
+    rt_fetch_release(fh);
+    return n;
+}
+
+/* Runs on the shard thread right after each round published (rt_append_watch_set), before the
+ * shard does anything else: every visibility is observed before the next op can lose power. */
+static void power_watch_round(void *arg)
+{
+    struct power_watch *w = arg;
+    for (uint32_t part = 0; part < 3; part++)
+        if (t1_visible(w->e, part) > 0 && !w->plan->power_lost)
+            w->seen_t1 = true;
+}
+
+/* Returns the writes and fdatasyncs the injector saw. */
+static void power_case(struct tu_fixture *f, enum io_op_type op, uint64_t nth, bool commit_t1,
+                       struct power_stats *st, uint64_t *writes_out, uint64_t *syncs_out)
+{
+    tu_system("rm -rf '%s'", f->dir);
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    plan.track_unsynced = true;
+    if (nth) {
+        plan.rules[0] = (struct io_fault_rule){.mode = IO_FAULT_POWER_LOSS, .op = op, .nth = nth};
+        plan.rule_count = 1;
+    }
+    struct rt_options o = f->o;
+    o.shard_count = 2;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
+    int rc_t1 = -1, rc_t2 = -1;
+    struct power_watch watch = {.e = e, .plan = &plan};
+    if (rt_topic_create(e, "out", 3) == 0) {
+        assert_int_equal(rt_append_watch_set(e, power_watch_round, &watch), 0);
+        power_scenario(e, commit_t1, &rc_t1, &rc_t2);
+    }
+    usleep(20 * 1000); /* let the asynchronous Complete* records land (or not) */
+    assert_int_equal(io_fault_power_loss(&plan), 0); /* no-op when a rule already fired */
+    assert_int_equal(rt_append_watch_set(e, NULL, NULL), 0);
+    assert_int_equal(plan.power_loss_error, 0);
+    if (writes_out)
+        *writes_out = plan.writes_seen;
+    if (syncs_out)
+        *syncs_out = plan.fdatasyncs_seen;
+    /* The machine is dead: a write fails, so the close seals nothing (as a real crash). */
+    struct rt_record dead = {.key_len = -1, .value = "x", .value_len = 1, .timestamp_ms = -1};
+    int64_t base = -1;
+    assert_int_not_equal(rt_append(e, "out", 0, &dead, 1, &base), 0);
+    assert_int_not_equal(rt_close(e), 0);
+    io_fault_plan_release(&plan);
+    st->acked_t1 += rc_t1 == 0;
+    st->acked_t2 += rc_t2 == 0;
+    st->failed += rc_t1 != 0 || rc_t2 != 0;
+
+    tu_fixture_open(f);
+    uint32_t parts = 0;
+    if (rt_topic_describe(f->e, "out", &parts) != 0) {
+        assert_int_equal(rt_close(f->e), 0);
+        f->e = NULL;
+        return;
+    }
+    const char *where = op == IO_OP_WRITE ? "write" : "fdatasync";
+    int64_t t1[3], t2 = 0;
+    bool settled = false;
+    for (int wait = 0; wait < 100 && !settled; wait++) {
+        settled = true;
+        for (uint32_t part = 0; part < 3; part++) {
+            int64_t lso = -1, hw = -1;
+            assert_int_equal(
+                rt_list_offsets(f->e, "out", part, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso), 0);
+            assert_int_equal(
+                rt_list_offsets(f->e, "out", part, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &hw), 0);
+            settled = settled && lso == hw;
+        }
+        if (!settled)
+            usleep(20 * 1000);
+    }
+    if (!settled)
+        fail_msg("power loss at %s #%" PRIu64 " (T1 %s): an LSO stays pinned", where, nth,
+                 commit_t1 ? "commit" : "abort");
+    for (uint32_t part = 0; part < 3; part++)
+        t1[part] = count_value(f->e, "out", part, RT_READ_COMMITTED, "t1");
+    t2 = count_value(f->e, "out", 0, RT_READ_COMMITTED, "t2");
+    if (!(t1[0] == t1[1] && t1[1] == t1[2]) || t1[0] > 1 || t2 > 1)
+        fail_msg("power loss at %s #%" PRIu64 " (T1 %s): T1 seen %" PRId64 "/%" PRId64 "/%" PRId64
+                 ", T2 %" PRId64 " (all-or-nothing, once)",
+                 where, nth, commit_t1 ? "commit" : "abort", t1[0], t1[1], t1[2], t2);
+    if (rc_t1 == 0 && t1[0] != (commit_t1 ? 1 : 0))
+        fail_msg("power loss at %s #%" PRIu64 ": T1's acknowledged %s is lost", where, nth,
+                 commit_t1 ? "commit" : "abort");
+    if (!commit_t1 && t1[0] != 0)
+        fail_msg("power loss at %s #%" PRIu64 ": T1 was aborted and is readable", where, nth);
+    if (watch.seen_t1 && t1[0] != 1)
+        fail_msg("power loss at %s #%" PRIu64 ": a reader saw T1 committed, and it is undone",
+                 where, nth);
+    if (rc_t2 == 0 && t2 != 1)
+        fail_msg("power loss at %s #%" PRIu64 ": T2's acknowledged commit is lost", where, nth);
+    if (commit_t1 && rc_t1 != 0 && t1[0] == 1)
+        st->committed_at_reopen++; /* the PrepareCommit was durable with the data: CO10 */
+    if (commit_t1 && rc_t1 != 0 && t1[0] == 0 && rc_t1 != -1)
+        st->aborted_at_reopen++;
+    assert_int_equal(rt_close(f->e), 0);
+    f->e = NULL;
+}
+
+static void test_power_loss_at_every_step(void **state)
+{
+    struct tu_fixture *f = *state;
+    for (int commit = 1; commit >= 0; commit--) {
+        struct power_stats st = {0};
+        uint64_t writes = 0, syncs = 0;
+        power_case(f, IO_OP_WRITE, 0, commit, &st, &writes, &syncs); /* past the end */
+        assert_int_equal(st.acked_t1, 1);
+        assert_int_equal(st.acked_t2, 1);
+        for (uint64_t nth = 1; nth <= writes + 1; nth++)
+            power_case(f, IO_OP_WRITE, nth, commit, &st, NULL, NULL);
+        for (uint64_t nth = 1; nth <= syncs + 1; nth++)
+            power_case(f, IO_OP_FDATASYNC, nth, commit, &st, NULL, NULL);
+        fprintf(stderr,
+                "power loss, T1 %s: %" PRIu64 " writes and %" PRIu64 " fdatasyncs swept; T1 "
+                "acknowledged %d, T2 %d, %d failed (%d committed at reopen, %d aborted)\n",
+                commit ? "commit" : "abort", writes, syncs, st.acked_t1, st.acked_t2, st.failed,
+                st.committed_at_reopen, st.aborted_at_reopen);
+        /* The sweep reaches every phase: cases that failed before, inside and after T1. */
+        assert_true(st.failed > 0);
+        assert_true(st.acked_t1 > 1);
+        if (commit)
+            assert_true(st.committed_at_reopen > 0);
+    }
+}
+
 /* What a child that aborted one transaction under a fault plan saw before it was killed. */
 struct abort_seen {
     int abort_rc;
@@ -609,11 +813,10 @@ static void test_concurrent_transactions_and_completion(void **state)
     assert_int_equal(rt_producer_begin(p), 0);
     assert_int_equal(send_value(p, "out", 0, "prepared"), 0);
     assert_int_equal(rt_producer_flush(p, -1), 0);
-    /* Fail from the second fdatasync on: PrepareCommit is durable, its markers are not. */
-    plan.rules[0] = (struct io_fault_rule){.mode = IO_FAULT_FOREVER,
-                                           .op = IO_OP_FDATASYNC,
-                                           .nth = plan.fdatasyncs_seen + 2,
-                                           .error = EIO};
+    /* Fail from the second write on: the PrepareCommit is durable (CO9: the data was flushed
+     * already, so it is the decision round's only write), its markers are not written. */
+    plan.rules[0] = (struct io_fault_rule){
+        .mode = IO_FAULT_FOREVER, .op = IO_OP_WRITE, .nth = plan.writes_seen + 2, .error = EIO};
     plan.rule_count = 1;
     assert_int_not_equal(rt_producer_commit(p, -1), 0);
     struct txn_seen seen = {0};
@@ -628,7 +831,7 @@ static void test_concurrent_transactions_and_completion(void **state)
     rt_close(e);
     io_fault_plan_release(&plan);
     (void)seen;
-    tu_fixture_open(f); /* CO2: PrepareCommit found at open is committed */
+    tu_fixture_open(f); /* CO10: a PrepareCommit found at open with its data in is committed */
     assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 1);
     int64_t lso = -1, hw = -1;
     rt_list_offsets(f->e, "out", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso);
@@ -643,7 +846,9 @@ static void test_log_compaction(void **state)
     tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "out", 1), 0);
     rt_producer *p = txn_producer(f->e, "tx-many", 10000);
-    for (int i = 0; i < 1600; i++) {
+    /* 2 records per transaction (CO9: PrepareCommit, CompleteCommit): past the 4096 at which
+     * compaction starts. */
+    for (int i = 0; i < 2100; i++) {
         assert_int_equal(rt_producer_begin(p), 0);
         assert_int_equal(send_value(p, "out", 0, "x"), 0);
         assert_int_equal(rt_producer_commit(p, -1), 0);
@@ -663,7 +868,7 @@ static void test_log_compaction(void **state)
     assert_int_equal(rt_producer_begin(p), 0);
     assert_int_equal(send_value(p, "out", 0, "after"), 0);
     assert_int_equal(rt_producer_commit(p, -1), 0);
-    assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 1601);
+    assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 2101);
     assert_int_equal(rt_producer_close(p), 0);
 }
 
@@ -799,6 +1004,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fault_at_every_step, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_abort_fault_publishes_nothing, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_power_loss_at_every_step, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_transactions_and_completion,
                                         tu_fixture_setup, tu_fixture_teardown),

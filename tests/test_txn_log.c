@@ -591,7 +591,7 @@ static void test_value_rules(void **state)
     expect_value_corrupt(VALUE_EX, 0, "TLV1 zero-length");
     patched(b, 0, (const uint8_t[]){0x00, 0x01}, 2); /* Kafka's flexible v1 */
     expect_value_corrupt(b, sizeof(VALUE_EX), "TLV1 ");
-    patched(b, 0, (const uint8_t[]){0x72, 0x02}, 2);
+    patched(b, 0, (const uint8_t[]){0x72, 0x03}, 2);
     expect_value_corrupt(b, sizeof(VALUE_EX), "TLV1 ");
     patched(b, 0, (const uint8_t[]){0xFF, 0xFF}, 2);
     expect_value_corrupt(b, sizeof(VALUE_EX), "TLV1 ");
@@ -771,6 +771,75 @@ static void test_value_encode_rejects(void **state)
     round_trip(&v);
 }
 
+/* Version 0x7202 (a transaction decided in one durable round, coordinator.c CO9): txn_epoch and
+ * one last_sequence per pair round-trip in pair order; older versions decode with last_sequence
+ * -1; TLV15 is refused on both sides; every truncation is TLV2. */
+static void test_value_one_round(void **state)
+{
+    (void)state;
+    struct txn_log_partition parts[3];
+    struct txn_log_value v = example_value(parts);
+    v.state = TXN_PREPARE_COMMIT;
+    v.one_round = true;
+    v.txn_epoch = 4;
+    parts[0].last_sequence = 7;
+    parts[1].last_sequence = -1;
+    parts[2].last_sequence = 123456;
+    uint8_t buf[512];
+    size_t len = 0;
+    assert_int_equal(txn_log_value_encode(&v, buf, sizeof(buf), &len), 0);
+    assert_int_equal(len, txn_log_value_size(&v));
+    assert_int_equal(buf[0], 0x72);
+    assert_int_equal(buf[1], 0x02);
+    struct txn_log_value d;
+    const char *why = NULL;
+    assert_int_equal(txn_log_value_decode(buf, len, &d, &why), 0);
+    assert_same_value(&v, &d);
+    assert_true(d.one_round);
+    assert_int_equal(d.txn_epoch, 4);
+    assert_int_equal(d.partitions[0].last_sequence, 7);
+    assert_int_equal(d.partitions[1].last_sequence, -1);
+    assert_int_equal(d.partitions[2].last_sequence, 123456);
+    txn_log_value_free(&d);
+    for (size_t n = 0; n < len; n++)
+        expect_value_corrupt(buf, n, n < 2 ? "TLV1 " : "TLV2 ");
+    uint8_t longer[520];
+    memcpy(longer, buf, len);
+    longer[len] = 0;
+    expect_value_corrupt(longer, len + 1, "TLV13 ");
+    /* TLV15: a negative txn_epoch, a last_sequence below -1, a state that decides nothing */
+    uint8_t bad[512];
+    size_t seq_at = len - 12, epoch_at = len - 14;
+    memcpy(bad, buf, len);
+    bad[epoch_at] = 0xFF;
+    bad[epoch_at + 1] = 0xFF;
+    expect_value_corrupt(bad, len, "TLV15 ");
+    memcpy(bad, buf, len);
+    memcpy(bad + seq_at, (const uint8_t[]){0xFF, 0xFF, 0xFF, 0xFE}, 4);
+    expect_value_corrupt(bad, len, "TLV15 ");
+    memcpy(bad, buf, len);
+    bad[16] = TXN_ONGOING;
+    expect_value_corrupt(bad, len, "TLV15 ");
+    /* encode refuses what decode would */
+    v.txn_epoch = -1;
+    assert_int_equal(txn_log_value_encode(&v, buf, sizeof(buf), &len), RT_E_INVALID_ARGUMENT);
+    v.txn_epoch = 4;
+    parts[1].last_sequence = -2;
+    assert_int_equal(txn_log_value_encode(&v, buf, sizeof(buf), &len), RT_E_INVALID_ARGUMENT);
+    parts[1].last_sequence = -1;
+    v.state = TXN_ONGOING;
+    assert_int_equal(txn_log_value_encode(&v, buf, sizeof(buf), &len), RT_E_INVALID_ARGUMENT);
+    /* without one_round: version 0x7201, and sequences are not written (decoded as -1) */
+    v.one_round = false;
+    assert_int_equal(txn_log_value_encode(&v, buf, sizeof(buf), &len), 0);
+    assert_int_equal(buf[1], 0x01);
+    assert_int_equal(txn_log_value_decode(buf, len, &d, &why), 0);
+    assert_false(d.one_round);
+    assert_int_equal(d.txn_epoch, -1);
+    assert_int_equal(d.partitions[0].last_sequence, -1);
+    txn_log_value_free(&d);
+}
+
 static void test_state_names(void **state)
 {
     (void)state;
@@ -803,6 +872,7 @@ int main(void)
         cmocka_unit_test(test_value_rules),
         cmocka_unit_test(test_value_too_many_pairs),
         cmocka_unit_test(test_value_encode_rejects),
+        cmocka_unit_test(test_value_one_round),
         cmocka_unit_test(test_state_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

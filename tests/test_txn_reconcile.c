@@ -1,8 +1,8 @@
 /*
  * test_txn_reconcile.c — a transaction whose marker a data partition lost (issue 10, defect 9)
  * never pins the LSO for good: rt_open reconciles the partitions' open transactions with the
- * coordinator (coordinator.c, COR1-COR5), and an operator can release whatever it cannot decide
- * through rt_txn_abort_partition (COR6).
+ * coordinator (coordinator.c, COR1-COR5, COR7, CO10), and an operator can release whatever it
+ * cannot decide through rt_txn_abort_partition (COR6).
  *
  * Every case is driven from outside: transactions through the producer API, then the marker is
  * cut off the data partition's newest .log while the directory is closed and the clean-shutdown
@@ -296,11 +296,111 @@ static void test_stale_epoch_aborted_before_prepare_completes(void **state)
     tu_fixture_close(f);
 }
 
-/* COR2 + COR5 in __consumer_offsets: the offsets a committed transaction sent become stable when
- * the lost COMMIT marker of the group's offsets partition is rewritten at open. */
-static void test_lost_offsets_marker_applies_the_offsets(void **state)
+/* With the directory closed: cuts the last `k` batches of the partition's newest .log (and the
+ * clean-shutdown file), as a power loss that took the tail leaves it. */
+static void cut_last_batches(const char *dir, const char *topic, uint32_t part, int k)
+{
+    char *log = newest_log(dir, topic, part);
+    size_t len = 0;
+    uint8_t *bytes = tu_read_file(log, &len);
+    size_t starts[4096], n = 0, pos = 0;
+    while (pos + 61 <= len && be32_of(bytes + pos + 8) != 0 && n < 4096) {
+        starts[n++] = pos;
+        pos += 12 + be32_of(bytes + pos + 8);
+    }
+    assert_true((size_t)k <= n);
+    free(bytes);
+    tu_truncate(log, starts[n - (size_t)k]);
+    free(log);
+    char *clean = tu_path("%s/.clean_shutdown", dir);
+    unlink(clean);
+    free(clean);
+}
+
+/* COR7: a one-round commit's marker is written lazily (CO9); lost after the id moved on (its
+ * next transaction, elsewhere, is durable and newer in the log), it is rewritten from the
+ * PrepareCommit that decided it — not aborted as COR3 would, which would undo an acknowledged
+ * commit. */
+static void test_lazy_marker_lost_after_the_id_moved_on(void **state)
 {
     struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "t", 2), 0);
+    const int32_t both[] = {0, 1}, p1[] = {1};
+    run_txn(f->e, "tx-m", "t", both, 2, 4, true);
+    run_txn(f->e, "tx-m", "t", p1, 1, 2, true);
+    tu_fixture_close(f);
+
+    lose_marker(f->dir, "t", 0); /* the first transaction's COMMIT in t-0 */
+    tu_fixture_open(f);
+    assert_int_equal(offset_of(f->e, "t", 0, RT_READ_COMMITTED),
+                     offset_of(f->e, "t", 0, RT_READ_UNCOMMITTED));
+    assert_int_equal(count_records(f->e, "t", 0, RT_READ_COMMITTED), 4);
+    assert_int_equal(count_records(f->e, "t", 1, RT_READ_COMMITTED), 6);
+    tu_fixture_close(f);
+    tu_fixture_open(f); /* written durably at open */
+    assert_int_equal(count_records(f->e, "t", 0, RT_READ_COMMITTED), 4);
+    tu_fixture_close(f);
+}
+
+/* CO10: the id's last record is a one-round PrepareCommit (its CompleteCommit lost) and both
+ * markers are lost: the data is in every partition up to the recorded sequence, so open
+ * commits it. */
+static void test_one_round_prepare_commit_completed_from_the_data(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "t", 2), 0);
+    const int32_t both[] = {0, 1};
+    run_txn(f->e, "tx-r", "t", both, 2, 3, true);
+    tu_fixture_close(f);
+
+    cut_last_batches(f->dir, "t", 0, 1);                   /* its COMMIT marker */
+    cut_last_batches(f->dir, "t", 1, 1);                   /* its COMMIT marker */
+    cut_last_batches(f->dir, "__transaction_state", 0, 1); /* its CompleteCommit */
+    tu_fixture_open(f);
+    for (uint32_t part = 0; part < 2; part++) {
+        assert_int_equal(offset_of(f->e, "t", part, RT_READ_COMMITTED),
+                         offset_of(f->e, "t", part, RT_READ_UNCOMMITTED));
+        assert_int_equal(count_records(f->e, "t", part, RT_READ_COMMITTED), 3);
+    }
+    tu_fixture_close(f);
+}
+
+/* CO10: as above, but t-1 lost the transaction's data too (its decision round never completed
+ * there, so the commit was never acknowledged and no marker of it exists): open aborts the
+ * whole transaction instead, and t-0's records never become readable at read_committed. */
+static void test_one_round_prepare_commit_with_missing_data_aborts(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "t", 2), 0);
+    const int32_t both[] = {0, 1};
+    run_txn(f->e, "tx-x", "t", both, 2, 3, true);
+    tu_fixture_close(f);
+
+    cut_last_batches(f->dir, "t", 0, 1); /* the marker: the data stays */
+    cut_last_batches(f->dir, "t", 1, 2); /* the marker and the data */
+    cut_last_batches(f->dir, "__transaction_state", 0, 1);
+    tu_fixture_open(f);
+    for (uint32_t part = 0; part < 2; part++) {
+        assert_int_equal(offset_of(f->e, "t", part, RT_READ_COMMITTED),
+                         offset_of(f->e, "t", part, RT_READ_UNCOMMITTED));
+        assert_int_equal(count_records(f->e, "t", part, RT_READ_COMMITTED), 0);
+    }
+    assert_int_equal(count_records(f->e, "t", 0, RT_READ_UNCOMMITTED), 3);
+    tu_fixture_close(f);
+    tu_fixture_open(f); /* the abort is durable: nothing changes at a second open */
+    assert_int_equal(count_records(f->e, "t", 0, RT_READ_COMMITTED), 0);
+    assert_int_equal(offset_of(f->e, "t", 0, RT_READ_COMMITTED),
+                     offset_of(f->e, "t", 0, RT_READ_UNCOMMITTED));
+    tu_fixture_close(f);
+}
+
+/* COR2 + COR5 in __consumer_offsets: the offsets a committed transaction sent become stable when
+ * the lost COMMIT marker of the group's offsets partition is rewritten at open. */
+static void lost_offsets_marker(struct tu_fixture *f, bool also_complete)
+{
     tu_fixture_open(f);
     assert_int_equal(rt_topic_create(f->e, "in", 1), 0);
     assert_int_equal(rt_topic_create(f->e, "out", 1), 0);
@@ -330,6 +430,8 @@ static void test_lost_offsets_marker_applies_the_offsets(void **state)
         }
     }
     assert_int_equal(cut, 1);
+    if (also_complete)
+        cut_last_batches(f->dir, "__transaction_state", 0, 1);
     tu_fixture_open(f);
     int64_t committed = -1;
     /* Before the fix: RT_E_UNSTABLE_OFFSET_COMMIT forever. */
@@ -337,6 +439,20 @@ static void test_lost_offsets_marker_applies_the_offsets(void **state)
     assert_int_equal(committed, 42);
     assert_int_equal(count_records(f->e, "out", 0, RT_READ_COMMITTED), 2);
     tu_fixture_close(f);
+}
+
+static void test_lost_offsets_marker_applies_the_offsets(void **state)
+{
+    lost_offsets_marker(*state, false);
+}
+
+/* CO10 + COR5 in __consumer_offsets: the CompleteCommit is lost too, so open completes the
+ * one-round PrepareCommit: out-0 keeps its marker (skipped), the offsets partition gets its
+ * COMMIT, and the producer's pending offsets are applied (found by the crash torture: they were
+ * left pending when a partition listed before them was skipped). */
+static void test_lost_offsets_marker_and_complete_applies_the_offsets(void **state)
+{
+    lost_offsets_marker(*state, true);
 }
 
 /* ---- COR4 + COR6: nothing left to reconcile with; the operator releases it ---- */
@@ -475,6 +591,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lost_abort_marker_is_rewritten_at_open,
                                         tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_lost_marker_of_an_older_epoch_is_aborted,
+                                        tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_lost_offsets_marker_and_complete_applies_the_offsets,
+                                        tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_lazy_marker_lost_after_the_id_moved_on,
+                                        tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_one_round_prepare_commit_completed_from_the_data,
+                                        tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_one_round_prepare_commit_with_missing_data_aborts,
                                         tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_stale_epoch_aborted_before_prepare_completes,
                                         tu_fixture_setup, tu_fixture_teardown),

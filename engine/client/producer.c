@@ -651,9 +651,10 @@ static void sticky_advance(struct rt_producer *p, const char *topic)
 /* ---- transactions ---- */
 
 /* Notes a partition as part of the open transaction on its first send. The coordinator hears of
- * it (durably) before the partition's first batch is handed over, together with every other
- * partition noted meanwhile: one transaction-log write for all of them (Kafka's producer batches
- * AddPartitionsToTxn the same way). Lock held. */
+ * it before the partition's first batch is handed over, together with every other partition
+ * noted meanwhile, in one call (Kafka's producer batches AddPartitionsToTxn the same way). The
+ * call writes nothing (coordinator.c CO9): the transactional batch itself records the
+ * participation. Lock held. */
 static int txn_note_partition(struct rt_producer *p, struct partition *part)
 {
     for (uint32_t i = 0; i < p->txn_part_count; i++)
@@ -716,12 +717,13 @@ static int txn_add_pending(struct rt_producer *p)
         memcpy(tp[k].topic, p->txn_parts[i]->topic, tl);
         tp[k].topic[tl] = 0;
         tp[k].partition = p->txn_parts[i]->id;
+        tp[k].last_sequence = -1;
         idx[k++] = i;
     }
     int64_t pid = p->producer_id;
     int16_t epoch = p->epoch;
     pthread_mutex_unlock(&p->lock);
-    int rc = coordinator_add_partitions(p->coordinator, p->txn_id, pid, epoch, tp, n);
+    int rc = coordinator_join(p->coordinator, p->txn_id, pid, epoch, tp, n);
     pthread_mutex_lock(&p->lock);
     if (rc == 0) {
         for (uint32_t j = 0; j < n; j++)
@@ -841,13 +843,91 @@ int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_
     if (rc == 0)
         rc = txn_note_partition(p, gp);
     if (rc == 0)
-        rc = txn_add_pending(p); /* before the offsets are written (CO1) */
+        rc = txn_add_pending(p); /* before the offsets are written (CO9) */
     int64_t pid = p->producer_id;
     int16_t epoch = p->epoch;
     pthread_mutex_unlock(&p->lock);
     if (rc)
         return rc;
     return group_txn_commit_offsets(g, pid, epoch, group, offsets, count);
+}
+
+/* The last step of the decision round (coordinator.c CO9): the transaction's last batches handed
+ * over and acknowledged, while the PrepareCommit is in flight. */
+struct commit_wait {
+    rt_producer *p;
+    int32_t timeout_ms;
+};
+
+static int commit_wait_data(void *ctx)
+{
+    struct commit_wait *w = ctx;
+    return rt_producer_flush(w->p, w->timeout_ms);
+}
+
+/* Commit in one durable round (CO9): every noted partition joined, each one's last sequence
+ * named in the PrepareCommit, which goes out together with the last batches. */
+static int commit_txn(rt_producer *p, int32_t timeout_ms)
+{
+    pthread_mutex_lock(&p->lock);
+    int rc = p->sticky_error ? p->sticky_error : p->first_error;
+    if (rc == 0)
+        rc = txn_add_pending(p);
+    uint32_t n = p->txn_part_count;
+    struct txn_log_partition stack_tp[TXN_ADD_ON_STACK];
+    struct txn_log_partition *tp = stack_tp;
+    if (rc == 0 && n > TXN_ADD_ON_STACK && !(tp = calloc(n, sizeof(*tp))))
+        rc = -ENOMEM;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        size_t tl = strnlen(p->txn_parts[i]->topic, RT_TOPIC_NAME_MAX);
+        memcpy(tp[i].topic, p->txn_parts[i]->topic, tl);
+        tp[i].topic[tl] = 0;
+        tp[i].partition = p->txn_parts[i]->id;
+        const struct ppart *pp = part_find(p, p->txn_parts[i]);
+        /* Sequences are assigned at send: next_seq - 1 is the transaction's last one there. */
+        tp[i].last_sequence = pp && pp->next_seq > 0 && pp->next_seq - 1 <= INT32_MAX
+                                  ? (int32_t)(pp->next_seq - 1)
+                                  : -1;
+    }
+    int64_t pid = p->producer_id;
+    int16_t epoch = p->epoch;
+    pthread_mutex_unlock(&p->lock);
+    if (rc) {
+        if (tp != stack_tp)
+            free(tp);
+        if (rc == RT_E_PRODUCER_FENCED || rc == RT_E_INVALID_PRODUCER_EPOCH) {
+            pthread_mutex_lock(&p->lock);
+            p->txn = TXN_FATAL;
+            pthread_mutex_unlock(&p->lock);
+            return error_set(RT_E_PRODUCER_FENCED, "the producer was fenced: %s", rt_strerror(rc));
+        }
+        return error_set(rc, "a record of the transaction failed (%s): abort it", rt_strerror(rc));
+    }
+    struct commit_wait w = {.p = p, .timeout_ms = timeout_ms};
+    int64_t next_pid = pid;
+    int16_t next_epoch = epoch;
+    bool aborted = false;
+    rc = coordinator_commit_one_round(p->coordinator, p->txn_id, pid, epoch, tp, n,
+                                      commit_wait_data, &w, &next_pid, &next_epoch, &aborted);
+    if (tp != stack_tp)
+        free(tp);
+    bool fenced = rc == RT_E_PRODUCER_FENCED || rc == RT_E_INVALID_PRODUCER_EPOCH;
+    pthread_mutex_lock(&p->lock);
+    if (rc == 0 || aborted) {
+        adopt_identity(p, next_pid, next_epoch); /* CO3: the epoch is bumped at every end */
+        p->txn = TXN_READY;
+        p->txn_part_count = 0;
+        p->sticky_error = 0;
+        p->first_error = 0;
+    }
+    if (fenced)
+        p->txn = TXN_FATAL;
+    pthread_mutex_unlock(&p->lock);
+    if (aborted)
+        return error_set(fenced ? RT_E_PRODUCER_FENCED : rc,
+                         "a record of the transaction failed (%s): the transaction was aborted",
+                         rt_strerror(rc));
+    return rc;
 }
 
 static int end_txn(rt_producer *p, bool commit, int32_t timeout_ms)
@@ -862,6 +942,8 @@ static int end_txn(rt_producer *p, bool commit, int32_t timeout_ms)
                          commit ? "commit" : "abort");
     if (state == TXN_FATAL)
         return error_set(RT_E_PRODUCER_FENCED, "the producer was fenced; close it");
+    if (commit)
+        return commit_txn(p, timeout_ms);
     int frc = rt_producer_flush(p, timeout_ms);
     if (frc == RT_E_TIMED_OUT)
         return frc;

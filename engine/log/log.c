@@ -672,6 +672,56 @@ int log_producer_last_sequence(struct log *lg, struct partition *p, int64_t prod
     return 0;
 }
 
+struct producer_state_call {
+    struct partition *partition;
+    int64_t producer_id;
+    struct log_producer_view view;
+};
+
+static int producer_state_call(struct shard *s, void *arg)
+{
+    (void)s;
+    struct producer_state_call *c = arg;
+    const struct producer_entry *pe = producer_table_find(&c->partition->producers, c->producer_id);
+    c->view =
+        (struct log_producer_view){.known = pe != NULL,
+                                   .epoch = pe ? pe->epoch : -1,
+                                   .last_sequence = -1,
+                                   .txn_first_offset = pe ? pe->current_txn_first_offset : -1};
+    if (pe && pe->batch_count)
+        c->view.last_sequence = pe->batches[pe->batch_count - 1].last_seq;
+    return 0;
+}
+
+int log_producer_state(struct log *lg, struct partition *p, int64_t producer_id,
+                       struct log_producer_view *out)
+{
+    struct producer_state_call c = {.partition = p, .producer_id = producer_id};
+    int rc = 0;
+    if (lg->opts.read_only) { /* no shard thread runs and nothing writes: read in place */
+        rc = producer_state_call(p->shard, &c);
+    } else {
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = producer_state_call, .arg = &c};
+        rc = shard_submit(p->shard, &req);
+    }
+    if (rc)
+        return rc;
+    *out = c.view;
+    return 0;
+}
+
+static int sync_unsynced_call(struct shard *s, void *arg)
+{
+    (void)arg;
+    return shard_sync_unsynced(s);
+}
+
+int log_sync_unsynced(struct log *lg)
+{
+    int rc = log_write_check(lg);
+    return rc ? rc : each_shard(lg, sync_unsynced_call);
+}
+
 static int snapshot_call(struct shard *s, void *arg)
 {
     (void)arg;
@@ -765,6 +815,7 @@ struct marker_slot {
 };
 
 #define MARKERS_ON_STACK 8 /* about 3 KiB of stack */
+#define SHARDS_ON_STACK  64
 
 int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n)
 {
@@ -815,20 +866,35 @@ int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n)
         sl->req.len = CONTROL_BATCH_BYTES;
         sl->req.coordinator_epoch = m->coordinator_epoch;
         sl->req.marker_type = m->type;
-        sl->req.force_sync = true;
+        sl->req.force_sync = !m->lazy;
+        sl->req.lazy_sync = m->lazy;
     }
-    /* Hand each shard its markers in one go (one round), then wait for every shard. Shards are
-     * served one after another here, but each shard's round starts as soon as it is queued:
-     * the waits overlap with the other shards' rounds only from the second shard on. */
+    /* Hand each shard its markers in one go (one round), every shard before waiting for any,
+     * so the shards' rounds run in parallel; by_shard holds them grouped by shard. */
+    size_t k = 0, first_of[SHARDS_ON_STACK + 1], *first_at = first_of;
+    if (lg->shard_count > SHARDS_ON_STACK &&
+        !(first_at = calloc(lg->shard_count + 1, sizeof(*first_at)))) {
+        if (slots != stack_slots) {
+            free(slots);
+            free(by_shard);
+        }
+        return -ENOMEM;
+    }
     for (uint32_t s = 0; s < lg->shard_count; s++) {
-        size_t k = 0;
+        first_at[s] = k;
         for (size_t i = 0; i < n; i++)
             if (specs[i].result == 0 && slots[i].req.partition &&
                 slots[i].req.partition->shard == &lg->shards[s])
                 by_shard[k++] = &slots[i].req;
-        if (k)
-            shard_submit_many(&lg->shards[s], by_shard, k);
+        if (k > first_at[s])
+            shard_enqueue_many(&lg->shards[s], by_shard + first_at[s], k - first_at[s]);
     }
+    first_at[lg->shard_count] = k;
+    for (uint32_t s = 0; s < lg->shard_count; s++)
+        if (first_at[s + 1] > first_at[s])
+            shard_wait_many(&lg->shards[s], by_shard + first_at[s], first_at[s + 1] - first_at[s]);
+    if (first_at != first_of)
+        free(first_at);
     for (size_t i = 0; i < n; i++) {
         if (specs[i].result != 0 || !slots[i].req.partition)
             continue;
@@ -901,13 +967,17 @@ int log_append_coordinator(struct log *lg, struct partition *p, uint8_t *batch, 
 static int roll_call(struct shard *s, void *arg)
 {
     struct partition *p = arg;
-    (void)s;
     if (p->active->size_bytes == 0)
         return 0;
     /* An append earlier in this round already wrote to the active segment: roll in a later
      * round (a roll must not seal a segment with writes in flight). */
     if (p->round_touched)
         return -EAGAIN;
+    if (p->unsynced) { /* SH5: lazy bytes durable through the ring before the seal */
+        int rc = shard_sync_unsynced(s);
+        if (rc)
+            return rc;
+    }
     return partition_roll_now(p);
 }
 

@@ -224,13 +224,15 @@ struct marker_spec {
     int16_t producer_epoch;
     int32_t coordinator_epoch;
     int type;       /* CONTROL_COMMIT or CONTROL_ABORT */
+    bool lazy;      /* the outcome is decided by a durable record: no fdatasync (SH5) */
     int result;     /* out: 0 or the rule that rejected it */
     int64_t offset; /* out: where the marker landed */
 };
 
 /* Writes every marker in specs: the markers of one shard go out in one group-commit round, all
- * fdatasynced whatever the sync mode. Returns 0 when all landed, else the first failure (each
- * spec's result says which). */
+ * fdatasynced whatever the sync mode, except `lazy` ones: those are published once written and
+ * become durable with their file's next fdatasync (shard.c SH5). Returns 0 when all landed,
+ * else the first failure (each spec's result says which). */
 int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n);
 
 /* A transaction open in one partition, as its producer state holds it (log_open_txns). */
@@ -246,6 +248,22 @@ struct log_open_txn {
  * partition), read on the shard threads. *out is malloc'd (free it); *count_out may be 0. */
 int log_open_txns(struct log *lg, struct partition *only, struct log_open_txn **out,
                   size_t *count_out);
+
+/* A producer as one partition's producer table holds it (log_producer_state). */
+struct log_producer_view {
+    bool known;               /* the table has an entry for the producer */
+    int16_t epoch;            /* its epoch there (-1 unknown) */
+    int64_t last_sequence;    /* the last sequence of its newest batch (-1: none) */
+    int64_t txn_first_offset; /* its open transaction's first offset (-1: none open) */
+};
+
+/* The producer's state in p, read on its shard thread (in place on a read-only log). */
+int log_producer_state(struct log *lg, struct partition *p, int64_t producer_id,
+                       struct log_producer_view *out);
+
+/* Fdatasyncs every partition written since its last fdatasync (lazy markers, SH5), on every
+ * shard; returns once all are durable. */
+int log_sync_unsynced(struct log *lg);
 
 /* ---- maintenance ---- */
 

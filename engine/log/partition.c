@@ -820,6 +820,12 @@ void partition_prepare_next(struct partition *p)
                                     &p->next_ready_bytes, &p->next_queued);
 }
 
+bool partition_roll_due(const struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
+                        int64_t now_ms)
+{
+    return needs_roll(p, size_bytes, last_offset_delta, now_ms);
+}
+
 int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
                         int64_t now_ms)
 {

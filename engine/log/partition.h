@@ -107,6 +107,7 @@ struct partition {
     bool round_deferred;        /* a request was pushed to the next round; keep order */
     bool unsynced;              /* written since the last fdatasync (sync=interval) */
     bool round_force_sync;      /* a marker in this round: fdatasync whatever the sync mode */
+    bool round_lazy_only;       /* every batch of this round is a lazy marker (SH5) */
     bool frozen;                /* PA5: a round that wrote here failed; writer calls refuse */
     int64_t snapshot_offset;    /* newest producer snapshot written or loaded, -1 none */
     struct open_txn *open_txns; /* sorted by first_offset: [0] pins the LSO */
@@ -165,6 +166,11 @@ bool partition_roll_needed(const struct partition_roll_state *st, uint64_t size_
  * relative offset, index or age). Returns 0, 1 when the roll must wait because this round
  * already wrote to the active segment (the caller defers the request), or a negative error. */
 int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
+                        int64_t now_ms);
+
+/* Writer: whether partition_make_room would roll the active segment for such a batch now (by
+ * size, relative offset, index or age), whatever this round placed. */
+bool partition_roll_due(const struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
                         int64_t now_ms);
 
 /* Writer: after a round's bytes are acknowledged, publish the new high watermark and last

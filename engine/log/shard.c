@@ -186,6 +186,11 @@ static int sync_dirty(struct shard *s, int64_t now_ms)
     return run_io(s, &what);
 }
 
+int shard_sync_unsynced(struct shard *s)
+{
+    return sync_dirty(s, fs_monotonic_ms());
+}
+
 int shard_enforce_retention(struct shard *s)
 {
     int64_t wall_ms = fs_now_ms();
@@ -231,6 +236,11 @@ static void run_retention(struct shard *s, int64_t now_ms)
  * touched partition is published again (PA5), the round's bytes are overwritten with zeros (so a
  * reopen does not find them either) and every included request gets RT_E_IO_FAILED. An append
  * reported failed is never visible.
+ *   SH5. A partition whose batches in a round are all lazy markers (a transaction decided by a
+ *        durable coordinator record, coordinator.c CO9) is written but not fdatasynced, and
+ *        published once written: it stays `unsynced` until the next round that syncs its file
+ *        (which covers it: same file, earlier bytes), a seal, or shard_sync_unsynced. A lost
+ *        lazy marker is rewritten at open from the coordinator's record (COR7).
  */
 
 #define ROUND_PARTITIONS_MAX 64
@@ -371,6 +381,23 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         round_defer(rd, r);
         return;
     }
+    if (p->unsynced && !p->round_touched && rd->sync_always &&
+        partition_roll_due(p, r->len, r->header.last_offset_delta, rd->now_ms)) {
+        /* SH5: a lazy marker is made durable through the ring before its segment is sealed
+         * (the seal syncs with a plain fdatasync, and the producer snapshot taken at the roll
+         * describes the state after the marker). The ring is empty during placement (SH3). */
+        const char *what = "";
+        int src = io_queue_fdatasync(s->ring, p->active->fd, 0);
+        if (src == 0)
+            src = run_io(s, &what);
+        if (src) {
+            set_sticky(s, src);
+            partition_freeze(p);
+            complete(r, RT_E_IO_FAILED);
+            return;
+        }
+        p->unsynced = false;
+    }
     struct segment *was_active = p->active;
     uint32_t snapshots_before = p->snapshots_written;
     int rc = partition_make_room(p, r->len, r->header.last_offset_delta, rd->now_ms);
@@ -410,6 +437,7 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         return;
     if (new_partition) {
         p->round_force_sync = false;
+        p->round_lazy_only = true;
         p->round_touched = true;
         p->round_position = p->active->size_bytes;
         p->round_bytes = 0;
@@ -419,6 +447,8 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
     }
     if (r->force_sync)
         p->round_force_sync = true;
+    if (!r->lazy_sync)
+        p->round_lazy_only = false;
     r->txn_write.staged = false;
     if (r->header.producer_id >= 0) {
         int trc =
@@ -486,6 +516,12 @@ static void round_place(struct shard *s, struct round *rd, struct shard_request 
 #endif
 }
 
+/* Whether the io stage fdatasyncs p's file this round (SH5: not for lazy markers alone). */
+static bool round_syncs(const struct round *rd, const struct partition *p)
+{
+    return (rd->sync_always && !p->round_lazy_only) || p->round_force_sync;
+}
+
 /* Io: one write per touched segment (its batches as one iovec list, split only past IOV_MAX)
  * and, under sync=always or for markers, one fdatasync ordered after it; submit once and reap
  * everything. Returns 0 or the first error (*what names the operation). */
@@ -525,7 +561,7 @@ static int round_io(struct shard *s, struct round *rd, const char **what)
                                 t);
             at++;
         }
-        if (rc == 0 && (rd->sync_always || p->round_force_sync))
+        if (rc == 0 && round_syncs(rd, p))
             rc = io_queue_fdatasync(s->ring, p->active->fd, t);
     }
     if (rc) {
@@ -587,7 +623,7 @@ static void round_publish(struct shard *s, struct round *rd)
         assert(position >= p->round_position);
         assert(position + r->len <= p->round_position + p->round_bytes);
         segment_note_append(p->active, &r->header, position, r->len);
-        p->unsynced = !rd->sync_always && !p->round_force_sync;
+        p->unsynced = !round_syncs(rd, p);
         bytes += r->len;
         batches++;
     }
@@ -780,7 +816,7 @@ int shard_submit_async(struct shard *s, struct shard_request *req)
     return rc;
 }
 
-int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n)
+void shard_enqueue_many(struct shard *s, struct shard_request **reqs, size_t n)
 {
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < n; i++) {
@@ -801,10 +837,22 @@ int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n)
             break;
         }
     }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void shard_wait_many(struct shard *s, struct shard_request **reqs, size_t n)
+{
+    pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < n; i++)
         while (!atomic_load_explicit(&reqs[i]->done, memory_order_acquire))
             pthread_cond_wait(&s->done, &s->lock);
     pthread_mutex_unlock(&s->lock);
+}
+
+int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n)
+{
+    shard_enqueue_many(s, reqs, n);
+    shard_wait_many(s, reqs, n);
     return 0;
 }
 

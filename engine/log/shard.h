@@ -82,8 +82,11 @@ struct shard_request {
     void *owner;
     /* Transaction markers (control batches written by the coordinator's marker API). */
     int32_t coordinator_epoch;
-    int marker_type;  /* enum control_type */
-    bool force_sync;  /* fdatasync this batch's file in its round whatever the sync mode */
+    int marker_type; /* enum control_type */
+    bool force_sync; /* fdatasync this batch's file in its round whatever the sync mode */
+    /* A marker of a transaction already decided (coordinator.c CO9): published once written;
+     * its file is fdatasynced only if another batch of the round needs it (SH5). */
+    bool lazy_sync;
     bool coordinator; /* coordinator origin: epoch fencing only, no sequence rules */
     /* Set by the shard between check and apply. */
     bool txn_started;
@@ -143,8 +146,18 @@ int shard_submit(struct shard *s, struct shard_request *req);
  * full. Returns 0, or RT_E_CLOSED without queuing (on_done is then not called). */
 int shard_submit_async(struct shard *s, struct shard_request *req);
 
+/* Fdatasyncs every partition of the shard written without a sync since its last one (lazy
+ * markers, SH5; sync=interval's unsynced tail). On the shard thread (a SHARD_REQ_CALL). */
+int shard_sync_unsynced(struct shard *s);
+
 /* Queues n requests at once (so they share the next round) and waits for all of them. Returns
  * 0 when every request ran (each has its own result), or RT_E_CLOSED if none was queued. */
 int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n);
+
+/* shard_submit_many in two steps, so a caller can queue on several shards before waiting for
+ * any (their rounds then run in parallel): queue the n requests (a closing shard reports
+ * RT_E_CLOSED in each request not queued), then wait until all n ran. */
+void shard_enqueue_many(struct shard *s, struct shard_request **reqs, size_t n);
+void shard_wait_many(struct shard *s, struct shard_request **reqs, size_t n);
 
 #endif /* RT_SHARD_H */

@@ -1,84 +1,131 @@
 /*
- * coordinator.c — the transaction coordinator (see coordinator.h).
+ * coordinator.c — the transaction coordinator (see coordinator.h). It owns the transactional ids,
+ * their state machine, the records of __transaction_state (docs/format.md G) and the order in
+ * which a transaction's records, data and markers may become durable. It never writes a
+ * partition but through the log's marker and append calls, and never lets a marker be written
+ * before the decision it carries is durable.
  *
  * State machine of one transactional id (Kafka's TransactionState; the function behind each
- * transition in brackets):
+ * transition in brackets; [mem] = held in memory only, no record written):
  *
- *            init [coordinator_init]                 add partitions [coordinator_add_partitions]
- *   (none) ----------------------------> Empty ------------------------------------> Ongoing
- *                                          ^  ^                                       |   |
- *        CompleteCommit / CompleteAbort ---+  |                 end(commit) [complete]|   |end(abort),
- *              (next add -> Ongoing)          |                                       v   |timeout,
- *                                             |                            PrepareCommit  |check-back
- *                                             |                                  |        v
- *                                             |           markers, then  CompleteCommit  PrepareAbort
- *                                             |                                           |
- *                                             +------------ CompleteAbort <---------------+
+ *          init [coordinator_init]         join [coordinator_join, mem] / add [.._add_partitions]
+ *   (none) -----------------------> Empty ------------------------------------------> Ongoing
+ *                                    ^  ^                                              |  |  |
+ *   CompleteCommit/CompleteAbort ----+  |   commit in one round [coordinator_commit_   |  |  |
+ *      (next join -> Ongoing)           |   one_round]: PrepareCommit (0x7202) beside  |  |  |
+ *                                       |   the last data; markers once both durable   v  |  |
+ *                                       |                              PrepareCommit(1R)  |  |
+ *                                       |                  data failed |     | markers    |  |
+ *                                       |                              v     v            |  |
+ *                                       |              PrepareAbort(1R)  CompleteCommit   |  |
+ *                                       |   end(commit) [end_locked]: PrepareCommit,      |  |
+ *                                       |   durable markers, CompleteCommit  <------------+  |
+ *                                       |   end(abort), timeout, check-back:                 |
+ *                                       +------ CompleteAbort <-- PrepareAbort <-------------+
  *   Ongoing --(init by a newer instance)--> PrepareEpochFence --> PrepareAbort --> CompleteAbort
  *   Empty/Complete* idle past transactional_id_expiration_ms --> Dead (tombstone; forgotten)
  *
  * Invariants (tests name them):
- *   C1. Every transition is durable in __transaction_state before anything depends on it:
- *       Ongoing (with its partitions) before the producer writes to a partition; Prepare*
- *       before the first marker; Complete* only after every marker is durable.
- *   C2. A Prepare* state found at open (or left by a failed round) is completed with the same
- *       outcome; it is never flipped. So a transaction is all-or-nothing across partitions.
- *   C3. The epoch is bumped at every transaction end (except as CO7 says), and markers carry
- *       the bumped epoch: once a marker is in a partition, any write of the finished epoch
- *       there is rejected (KIP-890).
- *   C4. A request with an older epoch, or another producer id, than the id's current one is
- *       RT_E_PRODUCER_FENCED; a request while the id is completing (Prepare*) is
- *       RT_E_CONCURRENT_TRANSACTIONS.
- *   C5. An Ongoing transaction older than its timeout is aborted with an epoch bump by the timer
- *       (unless parked as hanging by check-back), so no LSO is pinned forever.
- *   C6. The transaction log stays bounded: when it holds many more records than live ids, the
- *       live state is re-appended in a fresh segment and everything older is deleted.
- *   C7. Kafka clients (EndTxn v0-v4, before KIP-890 part 2) keep their epoch across
- *       transactions: coordinator_end_keep_epoch ends a transaction with markers at the current
- *       epoch and leaves the identity as it is (a fence or a timeout still bumps it, CO4/CO5). In
- *       place of CO3's bump, a transactional batch from outside is accepted only for a partition
- *       its producer's id holds in an Ongoing transaction at that very epoch
- *       (coordinator_verify, KIP-890 part 1), so a write after the end cannot open a
- *       transaction no coordinator knows of. Caveat: a batch checked just before its
- *       transaction's markers and appended just after them opens such a transaction (the check
- *       runs on the caller's thread, the markers on the shards); a well-behaved client never
- *       ends a transaction with a produce unanswered, and the next open aborts it (COR3).
- *   C8. Every id with a producer id >= 0 is in pid_buckets under that id, re-indexed whenever
- *       its value is adopted (transition, finish, replay) and unlinked when it is removed.
+ *   CO1. Every durable transition is in __transaction_state before anything depends on it:
+ *        Prepare* before the first marker (one-round: before the first marker and together
+ *        with the last data, CO9); a wire client's Ongoing (coordinator_add_partitions) before
+ *        its producer writes to the partition; Complete* only after every marker is written.
+ *        The in-process producer's Ongoing is never written (CO9).
+ *   CO2. A Prepare* state found at open (or left by a failed round) is completed with the same
+ *        outcome; it is never flipped — except a one-round PrepareCommit whose data is not all
+ *        durable, which CO10 turns into PrepareAbort (that commit was never acknowledged). So a
+ *        transaction is all-or-nothing across partitions.
+ *   CO3. The epoch is bumped at every transaction end (except as CO7 says), and markers carry
+ *        the bumped epoch: once a marker is in a partition, any write of the finished epoch
+ *        there is rejected (KIP-890). So at most one transaction has data at one (id, epoch).
+ *   CO4. A request with an older epoch, or another producer id, than the id's current one is
+ *        RT_E_PRODUCER_FENCED; a request while the id is completing (Prepare*, or a one-round
+ *        commit in flight) is RT_E_CONCURRENT_TRANSACTIONS.
+ *   CO5. An Ongoing transaction older than its timeout is aborted with an epoch bump by the timer
+ *        (unless parked as hanging by check-back), so no LSO is pinned forever. An Ongoing held
+ *        only in memory dies with the process; its partitions are reconciled at the next open
+ *        (COR3), so no LSO hangs across a crash either.
+ *   CO6. The transaction log stays bounded: when it holds many more records than live ids, the
+ *        live state is re-appended in a fresh segment and everything older is deleted (CO11).
+ *   CO7. Kafka clients (EndTxn v0-v4, before KIP-890 part 2) keep their epoch across
+ *        transactions: coordinator_end_keep_epoch ends a transaction with markers at the current
+ *        epoch and leaves the identity as it is (a fence or a timeout still bumps it, CO4/CO5). In
+ *        place of CO3's bump, a transactional batch from outside is accepted only for a partition
+ *        its producer's id holds in an Ongoing transaction at that very epoch
+ *        (coordinator_verify, KIP-890 part 1), so a write after the end cannot open a
+ *        transaction no coordinator knows of. Such transactions keep the durable protocol
+ *        (durable Ongoing, PrepareCommit, durable markers): several of them share one epoch, so
+ *        only the durable records tell a lost marker from the next transaction. Caveat: a batch
+ *        checked just before its transaction's markers and appended just after them opens such
+ *        a transaction (the check runs on the caller's thread, the markers on the shards); a
+ *        well-behaved client never ends a transaction with a produce unanswered, and the next
+ *        open aborts it (COR3).
+ *   CO8. Every id with a producer id >= 0 is in pid_buckets under that id, re-indexed whenever
+ *        its value is adopted (transition, finish, replay) and unlinked when it is removed.
+ *   CO9. One durable round (rt_producer_commit): (a) a partition joins in memory only — the
+ *        transactional batch (producer id, epoch, transactional bit) records the participation;
+ *        (b) commit queues a PrepareCommit (value 0x7202: the markers' epoch, the data's epoch
+ *        txn_epoch, and per partition the producer's last sequence in the transaction) and, at
+ *        the same time, the producer hands over its last batches; the id is `deciding`
+ *        meanwhile (its lock dropped so the producer's sender can run; every other operation is
+ *        refused, the timer skips it, compaction waits); (c) the outcome is decided once the
+ *        PrepareCommit and every batch are durable — only then are the markers written, lazily
+ *        (published once written, no fdatasync of their own: shard.c SH5), and commit returns
+ *        once they are visible; CompleteCommit follows, lazily too. If a batch failed after the
+ *        PrepareCommit was durable, PrepareAbort (0x7202) is written durably, then ABORT markers.
+ *   CO10. A one-round Prepare* found as an id's last value at open is completed from the
+ *        partitions' state (complete_one_round; format.md G.6 R1): a partition whose producer
+ *        state is past the data's epoch, or at it with the transaction closed and the recorded
+ *        sequence in, has its marker; one with the transaction open and the sequence in needs
+ *        it; anything else is data that never became durable, and the whole transaction aborts.
+ *   CO11. A lazy marker is durable once its file's next fdatasync (or a seal) ran. Before a
+ *        record that could repair it is deleted (compaction, CO6; expiry to Dead) every
+ *        partition written since its last fdatasync is fdatasynced (log_sync_unsynced).
  *
- * Reconciliation with the partitions (a partition may lose a marker the coordinator counted on,
- * e.g. a torn tail of its newest segment; docs/format.md G.5). For a transaction open in a
- * partition — producer P at epoch E there, first offset F — with the id holding P (if any):
+ * Reconciliation with the partitions (a partition may lose a marker the coordinator counted on:
+ * a lazy one at power loss, CO9; a torn tail; docs/format.md G.5, G.6). For a transaction open in
+ * a partition — producer P at epoch E there, first offset F — with the id holding P (if any):
  *   COR1. The id is Ongoing at epoch E, or Prepare* at the epoch its markers carry (E + 1, or E
- *         when the epoch was exhausted), and lists the partition: the transaction is live. Open
- *         leaves it to its producer, its timeout (CO5) or rt_txn_abort.
+ *         when the epoch was exhausted) — a one-round Prepare* only when its txn_epoch is E —
+ *         and lists the partition: the transaction is live. Open leaves it to its producer, its
+ *         timeout (CO5), rt_txn_abort, or CO2/CO10.
  *   COR2. The id is CompleteCommit or CompleteAbort at epoch E + 1 — the bump that ended this very
  *         transaction (CO3) — so its outcome is recorded: the partition gets a COMMIT or ABORT
  *         marker at epoch E + 1, as the lost one was.
  *   COR3. Otherwise (no id holds P; the id is at an epoch other than E / E + 1, or Empty, or
- *         Ongoing without this partition) the coordinator holds no open transaction there and no
- *         commit of it can be known: an ABORT marker at epoch E (its .txnindex entry included).
- *         A commit whose marker was lost and whose id has moved on since is aborted: a double
- *         fault (a durable marker lost, then more work on the id) that nothing recorded.
+ *         Ongoing without this partition, or a one-round Prepare* of another txn_epoch) the
+ *         coordinator holds no open transaction there and no commit of it can be known (COR7
+ *         aside): an ABORT marker at epoch E (its .txnindex entry included). This is how the
+ *         transaction of an in-process producer that died with its process ends (CO5).
  *   COR4. An empty transaction log (the coordinator's state lost, or none ever written) decides
  *         nothing: such transactions stay open, listed by rt_txn_list_partitions.
- *   COR5. Reconciliation runs in coordinator_open before CO2 completes the Prepare* ids (COR1
- *         leaves their transactions to CO2; a stale epoch's transaction in one of their
- *         partitions is aborted first, else CO2's marker would close it as part of the later
+ *   COR5. Reconciliation runs in coordinator_open before CO2/CO10 complete the Prepare* ids (COR1
+ *         leaves their transactions to them; a stale epoch's transaction in one of their
+ *         partitions is aborted first, else their marker would close it as part of the later
  *         transaction) and before the timer starts and rt_open returns; its markers are durable
  *         (log_write_markers), so a second open finds nothing to do. A marker into
  *         __consumer_offsets applies or drops the producer's pending offsets, as finish() does.
  *   COR6. An operator can always release a pinned LSO (rt_txn_abort_partition): a live (COR1)
  *         transaction is aborted through the coordinator in all its partitions (all-or-nothing);
  *         any other gets an ABORT marker at the partition's epoch for P, in that partition alone.
+ *   COR7. Before COR2/COR3: the newest one-round decision record the log still holds for (P,
+ *         txn_epoch E) naming the partition decides it (COMMIT or ABORT at that record's marker
+ *         epoch), unless it is the id's last value (COR1, then CO10). A lazy marker lost after
+ *         the id moved on (its next transaction's records are newer) is repaired so; CO11 keeps
+ *         the record until the marker is durable. The records are collected by replay and freed
+ *         after reconciliation.
  *
  * Costs of reconciliation: one shard call per shard to collect the open transactions, a scan of
- * the ids per open transaction (O(open x ids), at open only), one marker round per shard.
+ * the ids per open transaction (O(open x ids)) and of the one-round decisions replayed
+ * (O(open x decisions)), at open only; one marker round per shard; for each one-round Prepare*
+ * left at open, one shard call per partition (log_producer_state).
  *
- * Costs: each transaction writes 3 log records (Ongoing, Prepare*, Complete*; more when
- * partitions are added later) and one marker per partition; commit waits for Prepare* and the
- * markers, while Complete* rides a later round. The writes of concurrent transactions share
- * group-commit rounds. The timer scans every id each tick (O(ids)).
+ * Costs: a one-round commit writes 2 log records (PrepareCommit with its data, CompleteCommit
+ * lazily) and one marker per partition; commit waits for one round (the data and the
+ * PrepareCommit, fdatasynced in parallel on their shards, in sequence where they share one) and
+ * one write (the markers). Abort and the wire path write Ongoing (wire only), Prepare* and
+ * Complete* and wait for Prepare* and the durable markers. The writes of concurrent
+ * transactions share group-commit rounds. The timer scans every id each tick (O(ids)).
  */
 #include "coordinator.h"
 
@@ -120,6 +167,22 @@ struct txn_meta {
     struct txn_meta *next;
     int64_t pid_key; /* the producer id it is indexed under in pid_buckets (-1: none; CO8) */
     struct txn_meta *pid_next;
+    /* CO9: a one-round commit is between queuing its PrepareCommit and adopting it (the id's
+     * lock is dropped meanwhile, so the producer's sender can run); `decided` is broadcast
+     * when it clears. */
+    bool deciding;
+    pthread_cond_t decided;
+};
+
+/* COR7: a one-round decision record replayed at open (PrepareCommit or PrepareAbort with
+ * one_round), kept until reconciliation has run. */
+struct decision {
+    int64_t producer_id; /* the producer the transaction's data carries */
+    int16_t txn_epoch;   /* ... and its epoch */
+    int16_t marker_epoch;
+    bool commit;
+    uint32_t partition_count;
+    struct txn_log_partition *partitions;
 };
 
 struct coordinator {
@@ -140,7 +203,12 @@ struct coordinator {
     pthread_mutex_t timer_lock;
     pthread_cond_t timer_cv;
     bool stopping;
+    struct decision *decisions; /* COR7, open only: in log order */
+    size_t decision_count, decision_capacity;
 };
+
+static const struct decision *decision_find(const struct coordinator *c, int64_t pid, int16_t epoch,
+                                            const char *topic, uint32_t partition);
 
 static struct group_manager *coordinator_groups(struct coordinator *c)
 {
@@ -178,6 +246,7 @@ static struct txn_meta *meta_get(struct coordinator *c, const char *id, bool cre
         if (m) {
             snprintf(m->id, sizeof(m->id), "%s", id);
             pthread_mutex_init(&m->lock, NULL);
+            pthread_cond_init(&m->decided, NULL);
             m->v.producer_id = -1;
             m->v.producer_epoch = -1;
             m->v.state = TXN_EMPTY;
@@ -196,6 +265,7 @@ static struct txn_meta *meta_get(struct coordinator *c, const char *id, bool cre
 static void meta_free(struct txn_meta *m)
 {
     free(m->v.partitions);
+    pthread_cond_destroy(&m->decided);
     pthread_mutex_destroy(&m->lock);
     free(m);
 }
@@ -363,10 +433,13 @@ static void async_write_done(struct shard_request *r)
     __atomic_sub_fetch(&c->async_in_flight, 1, __ATOMIC_RELEASE);
 }
 
-/* Appends one record without waiting (fdatasynced in its round). Safe for Complete* records:
- * anything that depends on them (the id's next Ongoing record) goes to the same log partition
- * later, so it can be durable only if this one is. */
-static int log_write_async(struct coordinator *c, const char *id, const struct txn_log_value *v)
+/* Appends one record without waiting (fdatasynced in its round, or with `lazy` only with the
+ * log's next fdatasync: SH5). Safe for Complete* records: anything that depends on them (the
+ * id's next record) goes to the same log partition later, so it can be durable only if this one
+ * is; and after a one-round commit nothing depends on it at all (CO10 completes the
+ * PrepareCommit again from the partitions' state, finding every marker there). */
+static int log_write_async(struct coordinator *c, const char *id, const struct txn_log_value *v,
+                           bool lazy)
 {
     uint8_t *alloc = NULL;
     size_t len = 0;
@@ -385,7 +458,8 @@ static int log_write_async(struct coordinator *c, const char *id, const struct t
     w->req.batch = batch;
     w->req.len = len;
     w->req.coordinator = true;
-    w->req.force_sync = true;
+    w->req.force_sync = !lazy;
+    w->req.lazy_sync = lazy;
     w->req.on_done = async_write_done;
     __atomic_add_fetch(&c->async_in_flight, 1, __ATOMIC_ACQUIRE);
     rc = log_append_async(c->lg, &w->req);
@@ -393,6 +467,74 @@ static int log_write_async(struct coordinator *c, const char *id, const struct t
         __atomic_sub_fetch(&c->async_in_flight, 1, __ATOMIC_RELEASE);
         free(alloc);
     }
+    return rc;
+}
+
+/* A log write queued now and waited for later (CO9: the PrepareCommit rides the same rounds as
+ * the transaction's last data). The request, its waiter and the batch bytes in one allocation. */
+struct wait_write {
+    struct shard_request req;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+};
+
+static void wait_write_done(struct shard_request *r)
+{
+    struct wait_write *w = (struct wait_write *)r;
+    pthread_mutex_lock(&w->mu);
+    w->done = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu); /* w is the waiter's from here on */
+}
+
+/* Queues one record, fdatasynced in its round; log_write_wait collects the outcome. */
+static int log_write_start(struct coordinator *c, const char *id, const struct txn_log_value *v,
+                           struct wait_write **out)
+{
+    uint8_t *alloc = NULL;
+    size_t len = 0;
+    int rc = log_encode(id, v, sizeof(struct wait_write), &alloc, &len);
+    if (rc)
+        return rc;
+    struct wait_write *w = (struct wait_write *)alloc;
+    memset(w, 0, sizeof(*w));
+    uint8_t *batch = alloc + sizeof(struct wait_write);
+    const char *why = NULL;
+    rc = batch_header_parse(batch, len, &w->req.header, &why);
+    assert(rc == 0);
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->req.kind = SHARD_REQ_APPEND;
+    w->req.partition = c->log;
+    w->req.batch = batch;
+    w->req.len = len;
+    w->req.coordinator = true;
+    w->req.force_sync = true;
+    w->req.on_done = wait_write_done;
+    rc = log_append_async(c->lg, &w->req);
+    if (rc) {
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->mu);
+        free(alloc);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+static int log_write_wait(struct coordinator *c, struct wait_write *w)
+{
+    pthread_mutex_lock(&w->mu);
+    while (!w->done)
+        pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+    int rc = w->req.result;
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+    if (rc == 0)
+        __atomic_add_fetch(&c->log_records, 1, __ATOMIC_RELAXED);
     return rc;
 }
 
@@ -434,20 +576,22 @@ static int next_identity(struct coordinator *c, const struct txn_meta *m, int16_
 
 /* Phase two of a commit or abort whose Prepare* is durable: markers into every partition (one
  * round per shard), pending offsets applied or dropped, then Complete* (CO1, CO2). */
-static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_t next_pid,
-                  int16_t next_epoch)
+static int finish_as(struct coordinator *c, struct txn_meta *m, bool commit, int64_t next_pid,
+                     int16_t next_epoch, bool lazy, const bool *skip)
 {
-    uint32_t n = m->v.partition_count;
-    struct marker_spec *specs = calloc(n ? n : 1, sizeof(*specs));
+    uint32_t count = m->v.partition_count, n = 0;
+    struct marker_spec *specs = calloc(count ? count : 1, sizeof(*specs));
     if (!specs)
         return -ENOMEM;
-    for (uint32_t i = 0; i < n; i++)
-        specs[i] = (struct marker_spec){.topic = m->v.partitions[i].topic,
-                                        .partition = m->v.partitions[i].partition,
-                                        .producer_id = m->v.producer_id,
-                                        .producer_epoch = m->v.producer_epoch,
-                                        .coordinator_epoch = COORDINATOR_EPOCH,
-                                        .type = commit ? CONTROL_COMMIT : CONTROL_ABORT};
+    for (uint32_t i = 0; i < count; i++)
+        if (!skip || !skip[i]) /* CO10: a partition whose marker is there already */
+            specs[n++] = (struct marker_spec){.topic = m->v.partitions[i].topic,
+                                              .partition = m->v.partitions[i].partition,
+                                              .producer_id = m->v.producer_id,
+                                              .producer_epoch = m->v.producer_epoch,
+                                              .coordinator_epoch = COORDINATOR_EPOCH,
+                                              .type = commit ? CONTROL_COMMIT : CONTROL_ABORT,
+                                              .lazy = lazy};
     int rc = n ? log_write_markers(c->lg, specs, n) : 0;
     if (rc) {
         /* A marker rejected for a stale epoch means a newer epoch already wrote there: the
@@ -463,7 +607,7 @@ static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_
         }
     }
     struct group_manager *groups = coordinator_groups(c);
-    for (uint32_t i = 0; i < n && groups; i++) {
+    for (uint32_t i = 0; i < count && groups; i++) { /* skipped ones too (CO10) */
         if (strcmp(m->v.partitions[i].topic, GROUP_OFFSETS_TOPIC) == 0) {
             group_txn_complete(groups, m->v.producer_id, commit);
             break; /* completes every pending offset of the producer */
@@ -474,15 +618,17 @@ static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_
     next.state = commit ? TXN_COMPLETE_COMMIT : TXN_COMPLETE_ABORT;
     next.partitions = NULL;
     next.partition_count = 0;
+    next.one_round = false;
     next.producer_id = next_pid;
     next.producer_epoch = next_epoch;
     next.start_ms = -1;
     next.check_count = 0;
     next.hanging = false;
     next.last_update_ms = fs_now_ms();
-    /* The markers are durable: the outcome is decided. Complete* may ride a later round
-     * (DESIGN §3 "Commit path"), so commit does not wait for a third fdatasync. */
-    rc = log_write_async(c, m->id, &next);
+    /* The outcome is decided (the markers are durable, or CO9's decision round was). Complete*
+     * rides a later round (DESIGN §3 "Commit path"): commit does not wait for it, and after a
+     * one-round commit it is not even fdatasynced on its own (CO10 repeats it if lost). */
+    rc = log_write_async(c, m->id, &next, lazy && m->v.one_round);
     if (rc)
         return rc;
     free(m->v.partitions);
@@ -492,10 +638,19 @@ static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_
     return 0;
 }
 
+static int finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_t next_pid,
+                  int16_t next_epoch)
+{
+    return finish_as(c, m, commit, next_pid, next_epoch, false, NULL);
+}
+
 /* Two-phase end of m's open transaction. Caller holds m->lock. */
 static int end_locked_as(struct coordinator *c, struct txn_meta *m, bool commit, bool fence,
                          bool bump)
 {
+    if (m->deciding) /* CO9: its producer is committing it in one round right now */
+        return error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                         "transactional id '%s' is committing its transaction", m->id);
     assert(m->v.state == TXN_ONGOING || is_prepare(m->v.state));
     assert(bump || !fence); /* a fence always bumps */
     int16_t marker_epoch = m->v.producer_epoch;
@@ -587,6 +742,7 @@ int coordinator_init(struct coordinator *c, const char *id, int32_t timeout_ms,
             next.producer_epoch++;
         }
         next.state = TXN_EMPTY;
+        next.one_round = false;
         next.timeout_ms = timeout_ms;
         next.start_ms = -1;
         next.check_count = 0;
@@ -605,68 +761,103 @@ int coordinator_init(struct coordinator *c, const char *id, int32_t timeout_ms,
     return rc;
 }
 
-int coordinator_add_partitions(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
-                               const struct txn_log_partition *parts, uint32_t count)
+/* Adds parts to m's transaction (Ongoing from now on), durably or (CO9) in memory only. Caller
+ * holds m->lock. */
+static int add_locked(struct coordinator *c, struct txn_meta *m, int64_t pid, int16_t epoch,
+                      const struct txn_log_partition *parts, uint32_t count, bool durable)
 {
-    struct txn_meta *m = meta_get(c, id, false);
-    if (!m)
-        return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
-    pthread_mutex_lock(&m->lock);
     int rc;
     if (is_prepare(m->v.state) && pid == m->v.producer_id &&
         (epoch == m->v.producer_epoch || epoch + 1 == m->v.producer_epoch))
         /* The same instance, whose transaction is between its phases (Prepare* carries the
          * bumped epoch): not a zombie, just early (CO4). */
-        rc = error_set(RT_E_CONCURRENT_TRANSACTIONS,
-                       "transactional id '%s' is completing its previous transaction", id);
-    else
-        rc = fenced(m, pid, epoch);
+        return error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                         "transactional id '%s' is completing its previous transaction", m->id);
+    rc = fenced(m, pid, epoch);
     if (rc == 0 && m->v.state == TXN_DEAD)
-        rc = error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' expired", id);
-    if (rc == 0) {
-        /* The new set: the current one (if Ongoing) plus what is not in it yet. */
-        uint32_t have = m->v.state == TXN_ONGOING ? m->v.partition_count : 0;
-        struct txn_log_partition *set = malloc((size_t)(have + count) * sizeof(*set));
-        if (!set)
-            rc = -ENOMEM;
-        uint32_t n = have;
-        if (set && have)
-            memcpy(set, m->v.partitions, (size_t)have * sizeof(*set));
-        for (uint32_t i = 0; set && i < count; i++) {
-            bool found = false;
-            for (uint32_t k = 0; k < n && !found; k++)
-                found = set[k].partition == parts[i].partition &&
-                        strcmp(set[k].topic, parts[i].topic) == 0;
-            if (!found)
-                set[n++] = parts[i];
-        }
-        if (set && n == have && m->v.state == TXN_ONGOING) {
-            free(set); /* nothing new */
-        } else if (set) {
-            if (n > TXN_LOG_PARTITIONS_MAX) {
-                free(set);
-                rc = error_set(RT_E_TXN_PARTITIONS_FULL,
-                               "a transaction spans at most %d partitions", TXN_LOG_PARTITIONS_MAX);
-            } else {
-                struct txn_log_value next = m->v;
-                next.partitions = set;
-                next.partition_count = n;
-                if (m->v.state != TXN_ONGOING) {
-                    next.start_ms = fs_now_ms();
-                    next.check_count = 0;
-                    next.hanging = false;
-                    m->last_check_ms = next.start_ms;
-                }
-                next.state = TXN_ONGOING;
-                rc = transition(c, m, &next);
-                if (rc)
-                    free(set);
-            }
+        rc = error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' expired", m->id);
+    if (rc)
+        return rc;
+    /* The new set: the current one (if Ongoing) plus what is not in it yet. */
+    uint32_t have = m->v.state == TXN_ONGOING ? m->v.partition_count : 0;
+    struct txn_log_partition *set = malloc((size_t)(have + count) * sizeof(*set));
+    if (!set)
+        return -ENOMEM;
+    uint32_t n = have;
+    if (have)
+        memcpy(set, m->v.partitions, (size_t)have * sizeof(*set));
+    for (uint32_t i = 0; i < count; i++) {
+        bool found = false;
+        for (uint32_t k = 0; k < n && !found; k++)
+            found =
+                set[k].partition == parts[i].partition && strcmp(set[k].topic, parts[i].topic) == 0;
+        if (!found) {
+            set[n] = parts[i];
+            set[n++].last_sequence = -1; /* filled in by a one-round commit's PrepareCommit */
         }
     }
+    if (n == have && m->v.state == TXN_ONGOING) {
+        free(set); /* nothing new */
+        return 0;
+    }
+    if (m->deciding) {
+        free(set);
+        return error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                         "transactional id '%s' is committing its transaction", m->id);
+    }
+    if (n > TXN_LOG_PARTITIONS_MAX) {
+        free(set);
+        return error_set(RT_E_TXN_PARTITIONS_FULL, "a transaction spans at most %d partitions",
+                         TXN_LOG_PARTITIONS_MAX);
+    }
+    struct txn_log_value next = m->v;
+    next.partitions = set;
+    next.partition_count = n;
+    next.one_round = false;
+    if (m->v.state != TXN_ONGOING) {
+        next.start_ms = fs_now_ms();
+        next.check_count = 0;
+        next.hanging = false;
+        m->last_check_ms = next.start_ms;
+    }
+    next.state = TXN_ONGOING;
+    if (durable) {
+        rc = transition(c, m, &next);
+        if (rc)
+            free(set);
+        return rc;
+    }
+    /* CO9: the transactional batch records the participation; the coordinator only needs it
+     * in memory (for verify, the timeout and the commit). */
+    next.last_update_ms = fs_now_ms();
+    free(m->v.partitions);
+    m->v = next;
+    return 0;
+}
+
+static int add_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                  const struct txn_log_partition *parts, uint32_t count, bool durable)
+{
+    struct txn_meta *m = meta_get(c, id, false);
+    if (!m)
+        return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
+    pthread_mutex_lock(&m->lock);
+    int rc = add_locked(c, m, pid, epoch, parts, count, durable);
     pthread_mutex_unlock(&m->lock);
     meta_put(c, m);
     return rc;
+}
+
+int coordinator_add_partitions(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                               const struct txn_log_partition *parts, uint32_t count)
+{
+    return add_op(c, id, pid, epoch, parts, count, true);
+}
+
+int coordinator_join(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                     const struct txn_log_partition *parts, uint32_t count)
+{
+    return add_op(c, id, pid, epoch, parts, count, false);
 }
 
 static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
@@ -725,6 +916,116 @@ int coordinator_end_keep_epoch(struct coordinator *c, const char *id, int64_t pi
     int64_t pid_out;
     int16_t epoch_out;
     return end_op(c, id, pid, epoch, commit, false, &pid_out, &epoch_out);
+}
+
+/* CO9: the one-round commit. */
+int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                                 const struct txn_log_partition *seqs, uint32_t seq_count,
+                                 int (*wait_data)(void *ctx), void *ctx, int64_t *producer_id_out,
+                                 int16_t *epoch_out, bool *aborted_out)
+{
+    *aborted_out = false;
+    struct txn_meta *m = meta_get(c, id, false);
+    if (!m)
+        return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
+    pthread_mutex_lock(&m->lock);
+    int rc = m->deciding ? error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                                     "transactional id '%s' is committing its transaction", id)
+                         : fenced(m, pid, epoch);
+    bool empty = false;
+    if (rc == 0 && m->v.state != TXN_ONGOING) {
+        empty = m->v.state == TXN_EMPTY || m->v.state == TXN_COMPLETE_COMMIT ||
+                m->v.state == TXN_COMPLETE_ABORT;
+        if (!empty)
+            rc = error_set(RT_E_CONCURRENT_TRANSACTIONS, "transactional id '%s' is %s", id,
+                           txn_state_name(m->v.state));
+    }
+    if (rc || empty) {
+        /* Nothing was joined: an empty transaction ends locally, epoch unchanged. */
+        if (rc == 0)
+            rc = wait_data(ctx);
+        if (rc == 0) {
+            *producer_id_out = m->v.producer_id;
+            *epoch_out = m->v.producer_epoch;
+        }
+        pthread_mutex_unlock(&m->lock);
+        meta_put(c, m);
+        return rc;
+    }
+    int16_t marker_epoch = m->v.producer_epoch;
+    int64_t next_pid = m->v.producer_id;
+    int16_t next_epoch = m->v.producer_epoch;
+    rc = next_identity(c, m, &marker_epoch, &next_pid, &next_epoch);
+    struct txn_log_value prep = m->v;
+    prep.partitions = NULL;
+    if (rc == 0 && m->v.partition_count) {
+        prep.partitions = malloc((size_t)m->v.partition_count * sizeof(*prep.partitions));
+        if (!prep.partitions)
+            rc = -ENOMEM;
+    }
+    for (uint32_t i = 0; rc == 0 && i < m->v.partition_count; i++) {
+        prep.partitions[i] = m->v.partitions[i];
+        prep.partitions[i].last_sequence = -1; /* not checked unless the producer names it */
+        for (uint32_t k = 0; k < seq_count; k++)
+            if (seqs[k].partition == prep.partitions[i].partition &&
+                strcmp(seqs[k].topic, prep.partitions[i].topic) == 0)
+                prep.partitions[i].last_sequence = seqs[k].last_sequence;
+    }
+    prep.state = TXN_PREPARE_COMMIT;
+    prep.producer_epoch = marker_epoch;
+    prep.one_round = true;
+    prep.txn_epoch = m->v.producer_epoch;
+    prep.last_update_ms = fs_now_ms();
+    struct wait_write *w = NULL;
+    if (rc == 0)
+        rc = log_write_start(c, m->id, &prep, &w);
+    if (rc) {
+        free(prep.partitions);
+        pthread_mutex_unlock(&m->lock);
+        meta_put(c, m);
+        return rc;
+    }
+    /* The decision round: the PrepareCommit and the producer's last batches are in flight
+     * together; the lock is dropped so the producer's sender can run (CO9). */
+    m->deciding = true;
+    pthread_mutex_unlock(&m->lock);
+    int data_rc = wait_data(ctx);
+    int prep_rc = log_write_wait(c, w);
+    pthread_mutex_lock(&m->lock);
+    m->deciding = false;
+    pthread_cond_broadcast(&m->decided);
+    if (prep_rc) {
+        /* Not decided: the engine's write side has failed (sticky); the transaction stays
+         * Ongoing and the next open reconciles it (COR3). */
+        free(prep.partitions);
+        rc = prep_rc;
+    } else {
+        free(m->v.partitions);
+        m->v = prep; /* durable: the outcome is decided by CO10's rule */
+        pid_index(c, m);
+        if (data_rc == 0) {
+            rc = finish_as(c, m, true, next_pid, next_epoch, true, NULL);
+        } else {
+            /* Some data never landed: CO10 decides abort, and the coordinator writes it down
+             * (PrepareAbort) before any marker. */
+            struct txn_log_value next = m->v;
+            next.state = TXN_PREPARE_ABORT;
+            rc = transition(c, m, &next);
+            if (rc == 0)
+                rc = finish(c, m, false, next_pid, next_epoch);
+            if (rc == 0) {
+                *aborted_out = true;
+                rc = data_rc;
+            }
+        }
+    }
+    if (rc == 0 || *aborted_out) {
+        *producer_id_out = m->v.producer_id;
+        *epoch_out = m->v.producer_epoch;
+    }
+    pthread_mutex_unlock(&m->lock);
+    meta_put(c, m);
+    return rc;
 }
 
 int coordinator_verify(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
@@ -847,6 +1148,8 @@ static bool is_live(const struct txn_meta *m, const struct log_open_txn *t)
         return false;
     if (m->v.state == TXN_ONGOING)
         return m->v.producer_epoch == t->producer_epoch;
+    if (is_prepare(m->v.state) && m->v.one_round)
+        return m->v.txn_epoch == t->producer_epoch; /* COR1: the epoch its data carries */
     return is_prepare(m->v.state) && (m->v.producer_epoch == t->producer_epoch ||
                                       m->v.producer_epoch == t->producer_epoch + 1);
 }
@@ -904,6 +1207,14 @@ static int reconcile(struct coordinator *c)
             pthread_mutex_lock(&m->lock);
         int16_t marker_epoch = -1;
         enum reconcile_outcome o = reconcile_outcome_of(m, t, &marker_epoch);
+        const struct decision *d =
+            decision_find(c, t->producer_id, t->producer_epoch, t->topic, t->partition);
+        if (d && o != RECONCILE_LEAVE) {
+            /* COR7: a one-round decision names this transaction and the id has moved on
+             * since (else COR1 left it to CO10): its outcome stands, whatever came later. */
+            o = d->commit ? RECONCILE_COMMIT : RECONCILE_ABORT;
+            marker_epoch = d->marker_epoch;
+        }
         if (m) {
             pthread_mutex_unlock(&m->lock);
             meta_put(c, m);
@@ -930,6 +1241,59 @@ static int reconcile(struct coordinator *c)
         rc = 0; /* only stale markers: a newer epoch already wrote there, nothing is pinned */
     free(specs);
     free(txns);
+    return rc;
+}
+
+/* CO10 at open: completes m's one-round Prepare* (found as its last durable record). For a
+ * PrepareCommit each partition is looked at: its marker already there (the producer's epoch
+ * there has moved past the data's, or, at the data's epoch, its transaction is closed with the
+ * data up to the recorded sequence in) is skipped; the data up to the recorded sequence with
+ * the transaction still open needs its marker; anything else is data that never became
+ * durable, and the whole transaction is aborted instead (PrepareAbort first). Caller holds
+ * m->lock. */
+static int complete_one_round(struct coordinator *c, struct txn_meta *m)
+{
+    assert(m->v.one_round && is_prepare(m->v.state));
+    bool commit = m->v.state == TXN_PREPARE_COMMIT;
+    uint32_t n = m->v.partition_count;
+    bool *skip = calloc(n ? n : 1, sizeof(*skip));
+    if (!skip)
+        return -ENOMEM;
+    int rc = 0;
+    int16_t e = m->v.txn_epoch;
+    for (uint32_t i = 0; rc == 0 && commit && i < n; i++) {
+        const struct txn_log_partition *tp = &m->v.partitions[i];
+        struct partition *p = log_partition(c->lg, tp->topic, tp->partition);
+        if (!p)
+            continue; /* the marker write reports it */
+        struct log_producer_view pv;
+        rc = log_producer_state(c->lg, p, m->v.producer_id, &pv);
+        if (rc)
+            break;
+        int32_t seq = tp->last_sequence;
+        bool open = pv.known && pv.epoch == e && pv.txn_first_offset >= 0;
+        bool upto = pv.known && pv.epoch == e && pv.last_sequence >= seq;
+        if (pv.known && (pv.epoch > e || (seq >= 0 && upto && !open))) {
+            skip[i] = true; /* its marker is there */
+        } else if (seq >= 0 && !(open && upto)) {
+            commit = false; /* data that never became durable: never acknowledged */
+        }
+    }
+    if (rc == 0 && !commit && m->v.state == TXN_PREPARE_COMMIT) {
+        memset(skip, 0, (n ? n : 1) * sizeof(*skip));
+        struct txn_log_value next = m->v;
+        next.state = TXN_PREPARE_ABORT;
+        rc = transition(c, m, &next);
+    }
+    int64_t next_pid = m->v.producer_id;
+    int16_t next_epoch = m->v.producer_epoch;
+    if (rc == 0 && m->v.producer_epoch == m->v.txn_epoch) {
+        next_epoch = 0; /* the epoch was exhausted (next_identity): a fresh id takes over */
+        rc = producer_registry_allocate(c->producers, &next_pid);
+    }
+    if (rc == 0)
+        rc = finish_as(c, m, commit, next_pid, next_epoch, false, skip);
+    free(skip);
     return rc;
 }
 
@@ -1100,7 +1464,7 @@ static void tick_one(struct coordinator *c, struct txn_meta *m, int64_t now)
 {
     const struct rt_options *o = log_options(c->lg);
     pthread_mutex_lock(&m->lock);
-    if (m->removed) {
+    if (m->removed || m->deciding) { /* CO9: a commit in flight ends it either way */
         pthread_mutex_unlock(&m->lock);
         return;
     }
@@ -1134,7 +1498,9 @@ static void tick_one(struct coordinator *c, struct txn_meta *m, int64_t now)
     } else if ((m->v.state == TXN_EMPTY || m->v.state == TXN_COMPLETE_COMMIT ||
                 m->v.state == TXN_COMPLETE_ABORT) &&
                now - m->v.last_update_ms > o->transactional_id_expiration_ms && !m->check_fn) {
-        if (log_write(c, m->id, NULL) == 0) { /* tombstone */
+        /* CO11: the id's last markers may still be lazy; make them durable before the record
+         * that could repair them goes. */
+        if (log_sync_unsynced(c->lg) == 0 && log_write(c, m->id, NULL) == 0) { /* tombstone */
             m->v.state = TXN_DEAD;
             meta_remove(c, m);
         }
@@ -1162,12 +1528,19 @@ static void compact(struct coordinator *c)
     for (uint32_t i = 0; i < n; i++) {
         struct txn_meta *m = all[i];
         pthread_mutex_lock(&m->lock);
+        while (m->deciding) /* its PrepareCommit is queued: re-append what it decided */
+            pthread_cond_wait(&m->decided, &m->lock);
         if (rc == 0 && !m->removed)
             rc = log_write(c, m->id, &m->v);
         pthread_mutex_unlock(&m->lock);
         meta_put(c, m);
     }
     free(all);
+    /* CO11: every marker of a transaction decided in the records about to go is written
+     * (each id was re-appended after its last commit finished); make the lazy ones durable
+     * before the records that could repair them are deleted. */
+    if (rc == 0)
+        rc = log_sync_unsynced(c->lg);
     if (rc == 0 && log_delete_before(c->lg, c->log, checkpoint) >= 0)
         __atomic_store_n(&c->log_records, n, __ATOMIC_RELAXED);
 }
@@ -1230,6 +1603,60 @@ static int replay_corrupt(const struct replay_at *at, const struct rt_record_vie
                      at->view->segment_path, pos, TXN_LOG_TOPIC, r->offset, what, why);
 }
 
+/* COR7: keeps a copy of a one-round decision record for reconciliation. */
+static int decision_note(struct coordinator *c, const struct txn_log_value *v)
+{
+    if (c->decision_count == c->decision_capacity) {
+        size_t cap = c->decision_capacity ? c->decision_capacity * 2 : 16;
+        struct decision *a = realloc(c->decisions, cap * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        c->decisions = a;
+        c->decision_capacity = cap;
+    }
+    struct decision d = {.producer_id = v->producer_id,
+                         .txn_epoch = v->txn_epoch,
+                         .marker_epoch = v->producer_epoch,
+                         .commit = v->state == TXN_PREPARE_COMMIT,
+                         .partition_count = v->partition_count};
+    if (v->partition_count) {
+        d.partitions = malloc((size_t)v->partition_count * sizeof(*d.partitions));
+        if (!d.partitions)
+            return -ENOMEM;
+        memcpy(d.partitions, v->partitions, (size_t)v->partition_count * sizeof(*d.partitions));
+    }
+    c->decisions[c->decision_count++] = d;
+    return 0;
+}
+
+static void decisions_free(struct coordinator *c)
+{
+    for (size_t i = 0; i < c->decision_count; i++)
+        free(c->decisions[i].partitions);
+    free(c->decisions);
+    c->decisions = NULL;
+    c->decision_count = c->decision_capacity = 0;
+}
+
+/* COR7: the newest one-round decision of the transaction whose data producer pid wrote at
+ * `epoch` into (topic, partition), or NULL. At most one transaction has data at one (pid,
+ * epoch) (CO3: the epoch is bumped at every one-round end), so the newest record for the pair
+ * is its outcome (a PrepareAbort after its PrepareCommit: CO10). */
+static const struct decision *decision_find(const struct coordinator *c, int64_t pid, int16_t epoch,
+                                            const char *topic, uint32_t partition)
+{
+    for (size_t i = c->decision_count; i-- > 0;) {
+        const struct decision *d = &c->decisions[i];
+        if (d->producer_id != pid || d->txn_epoch != epoch)
+            continue;
+        for (uint32_t k = 0; k < d->partition_count; k++)
+            if (d->partitions[k].partition == partition &&
+                strcmp(d->partitions[k].topic, topic) == 0)
+                return d;
+    }
+    return NULL;
+}
+
 static int replay_record(struct coordinator *c, const struct rt_record_view *r,
                          const struct replay_at *at)
 {
@@ -1262,6 +1689,14 @@ static int replay_record(struct coordinator *c, const struct rt_record_view *r,
             return replay_corrupt(at, r, "bad value", why ? why : rt_strerror(rc));
         return error_set(rc, "%s offset %" PRId64 ": bad value: %s", TXN_LOG_TOPIC, r->offset,
                          why ? why : rt_strerror(rc));
+    }
+    if (v.one_round && (v.state == TXN_PREPARE_COMMIT || v.state == TXN_PREPARE_ABORT)) {
+        rc = decision_note(c, &v);
+        if (rc) {
+            txn_log_value_free(&v);
+            meta_put(c, m);
+            return rc;
+        }
     }
     free(m->v.partitions);
     m->v = v;
@@ -1334,6 +1769,7 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
     bool read_only = log_read_only(lg);
     if (rc == 0 && !read_only)
         rc = reconcile(c);
+    decisions_free(c); /* COR7 needs them only for reconciliation */
     /* CO2: finish every transaction a crash left between its phases (not on a read-only engine:
      * it writes nothing, so those stay as they are for rt_txn_list and the next writer). */
     for (uint32_t b = 0; rc == 0 && !read_only && b < COORD_BUCKETS; b++) {
@@ -1344,7 +1780,9 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
                 next.state = TXN_PREPARE_ABORT;
                 rc = transition(c, m, &next);
             }
-            if (rc == 0 && is_prepare(m->v.state))
+            if (rc == 0 && is_prepare(m->v.state) && m->v.one_round)
+                rc = complete_one_round(c, m);
+            else if (rc == 0 && is_prepare(m->v.state))
                 rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
             pthread_mutex_unlock(&m->lock);
         }
@@ -1396,6 +1834,7 @@ void coordinator_close(struct coordinator *c)
             m = next;
         }
     }
+    decisions_free(c);
     pthread_mutex_destroy(&c->table_lock);
     pthread_mutex_destroy(&c->timer_lock);
     pthread_cond_destroy(&c->timer_cv);

@@ -29,9 +29,13 @@
  *     21    ...   per topic: topic STRING, partition id count i32 (>= 1), partition ids i32 each
  *     ...   8     last_update_ms       i64
  *     ...   8     start_ms             i64
- *     -- version 0x7201 only --
+ *     -- versions 0x7201 and 0x7202 --
  *     ...   4     check_count          i32
  *     ...   1     flags                i8   bit 0 hanging; bits 1-7 zero
+ *     -- version 0x7202 only (a transaction decided in one durable round, coordinator.c CO9) --
+ *     ...   2     txn_epoch            i16  the epoch of the transaction's data, >= 0
+ *     ...   4*n   last_sequence        i32  one per (topic, partition) pair, in the order the
+ *                                           pairs are read; -1 = not checked, else >= 0
  *
  * Validity (decode checks in this order and reports the first failure; encode refuses with
  * RT_E_INVALID_ARGUMENT whatever would break them, so everything written here decodes):
@@ -59,6 +63,8 @@
  *   TLV12. version 0x7201: check_count >= 0, flags & 0xFE == 0.
  *   TLV13. no bytes after the last field.
  *   TLV14. no (topic, partition) appears twice (the partitions are a set).
+ *   TLV15. version 0x7202: txn_epoch >= 0, each last_sequence >= -1, and the state is one
+ *          that decides (PrepareCommit, PrepareAbort, CompleteCommit or CompleteAbort).
  * The timestamps are not constrained (Kafka writes -1 for "no transaction started").
  *
  * Decode flattens Kafka's {topic, [ids]} into (topic, partition) pairs in the order read; encode
@@ -81,15 +87,16 @@
 #include "batch.h"
 #include "meta.h"
 
-#define KEY_VERSION            0
-#define VALUE_VERSION_KAFKA_V0 0
-#define VALUE_VERSION_RINGTAIL 0x7201
-#define KEY_HEADER_BYTES       4  /* version + id length */
-#define VALUE_HEAD_BYTES       21 /* version .. topic count */
-#define VALUE_TAIL_BYTES       16 /* the two timestamps */
-#define VALUE_EXT_BYTES        5  /* check_count + flags */
-#define TOPIC_ENTRY_MIN_BYTES  11 /* i16 length, 1-byte name, i32 count, one i32 id */
-#define FLAG_HANGING           0x01
+#define KEY_VERSION             0
+#define VALUE_VERSION_KAFKA_V0  0
+#define VALUE_VERSION_RINGTAIL  0x7201
+#define VALUE_VERSION_ONE_ROUND 0x7202
+#define KEY_HEADER_BYTES        4  /* version + id length */
+#define VALUE_HEAD_BYTES        21 /* version .. topic count */
+#define VALUE_TAIL_BYTES        16 /* the two timestamps */
+#define VALUE_EXT_BYTES         5  /* check_count + flags */
+#define TOPIC_ENTRY_MIN_BYTES   11 /* i16 length, 1-byte name, i32 count, one i32 id */
+#define FLAG_HANGING            0x01
 
 /* Offsets of the fixed head of a value. */
 #define V_OFF_VERSION     0
@@ -283,7 +290,15 @@ size_t txn_log_value_size(const struct txn_log_value *v)
             size += 2 + topic_len(&v->partitions[i]) + 4; /* topic STRING + id count */
         size += 4;
     }
+    if (v->one_round)
+        size += 2 + 4 * (size_t)v->partition_count; /* txn_epoch, last_sequence each */
     return size;
+}
+
+static bool state_decides(enum txn_state s)
+{
+    return s == TXN_PREPARE_COMMIT || s == TXN_PREPARE_ABORT || s == TXN_COMPLETE_COMMIT ||
+           s == TXN_COMPLETE_ABORT;
 }
 
 /* Everything encode refuses: the write-side image of TLV3-TLV14. */
@@ -308,6 +323,11 @@ static int value_check(const struct txn_log_value *v)
     }
     if (v->check_count > INT32_MAX)
         return RT_E_INVALID_ARGUMENT; /* TLV12 */
+    if (v->one_round && (v->txn_epoch < 0 || !state_decides(v->state)))
+        return RT_E_INVALID_ARGUMENT; /* TLV15 */
+    for (uint32_t i = 0; v->one_round && i < v->partition_count; i++)
+        if (v->partitions[i].last_sequence < -1)
+            return RT_E_INVALID_ARGUMENT; /* TLV15 */
     int rc = partitions_repeat(v->partitions, v->partition_count);
     if (rc < 0)
         return rc;
@@ -327,7 +347,7 @@ int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap
     assert(buf);
 
     uint8_t *p = buf;
-    be16_store(p + V_OFF_VERSION, VALUE_VERSION_RINGTAIL);
+    be16_store(p + V_OFF_VERSION, v->one_round ? VALUE_VERSION_ONE_ROUND : VALUE_VERSION_RINGTAIL);
     be64_store(p + V_OFF_PRODUCER_ID, (uint64_t)v->producer_id);
     be16_store(p + V_OFF_EPOCH, (uint16_t)v->producer_epoch);
     be32_store(p + V_OFF_TIMEOUT, (uint32_t)v->timeout_ms);
@@ -358,6 +378,12 @@ int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap
     be32_store(p + 16, v->check_count);
     p[20] = v->hanging ? FLAG_HANGING : 0;
     p += VALUE_TAIL_BYTES + VALUE_EXT_BYTES;
+    if (v->one_round) {
+        be16_store(p, (uint16_t)v->txn_epoch);
+        p += 2;
+        for (uint32_t k = 0; k < v->partition_count; k++, p += 4)
+            be32_store(p, (uint32_t)v->partitions[k].last_sequence);
+    }
 
     assert((size_t)(p - buf) == size);
     *len_out = size;
@@ -428,8 +454,10 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
     if (len < 2)
         return corrupt(why, "TLV1 value truncated (version)");
     int16_t version = (int16_t)be16_load(buf + V_OFF_VERSION);
-    if (version != VALUE_VERSION_KAFKA_V0 && version != VALUE_VERSION_RINGTAIL)
-        return corrupt(why, "TLV1 unknown value version (only Kafka's 0 and ringtail's 0x7201)");
+    if (version != VALUE_VERSION_KAFKA_V0 && version != VALUE_VERSION_RINGTAIL &&
+        version != VALUE_VERSION_ONE_ROUND)
+        return corrupt(why, "TLV1 unknown value version (only Kafka's 0 and ringtail's 0x7201, "
+                            "0x7202)");
     if (len < VALUE_HEAD_BYTES)
         return corrupt(why, "TLV2 value truncated (fixed fields)");
 
@@ -458,7 +486,9 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
     int rc = walk_partitions(buf, len, &at, topics < 0 ? 0 : topics, NULL, &pairs, why);
     if (rc)
         return rc;
-    size_t ext = version == VALUE_VERSION_RINGTAIL ? VALUE_EXT_BYTES : 0;
+    bool one_round = version == VALUE_VERSION_ONE_ROUND;
+    size_t ext = version != VALUE_VERSION_KAFKA_V0 ? VALUE_EXT_BYTES : 0;
+    size_t round_bytes = one_round ? 2 + 4 * (size_t)pairs : 0;
     if (len - at < VALUE_TAIL_BYTES)
         return corrupt(why, "TLV2 value truncated (timestamps)");
     if (len - at - VALUE_TAIL_BYTES < ext)
@@ -474,7 +504,21 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
         if (flags & (uint8_t)~FLAG_HANGING)
             return corrupt(why, "TLV12 unknown flags set");
     }
-    if (len - at != VALUE_TAIL_BYTES + ext)
+    int16_t txn_epoch = -1;
+    if (one_round) {
+        const uint8_t *r = tail + VALUE_TAIL_BYTES + ext;
+        if (len - at - VALUE_TAIL_BYTES - ext < round_bytes)
+            return corrupt(why, "TLV2 value truncated (txn_epoch, last sequences)");
+        txn_epoch = (int16_t)be16_load(r);
+        if (txn_epoch < 0)
+            return corrupt(why, "TLV15 negative txn_epoch");
+        if (!state_decides((enum txn_state)state))
+            return corrupt(why, "TLV15 a one-round value in a state that decides nothing");
+        for (uint32_t k = 0; k < pairs; k++)
+            if ((int32_t)be32_load(r + 2 + 4 * (size_t)k) < -1)
+                return corrupt(why, "TLV15 last_sequence below -1");
+    }
+    if (len - at != VALUE_TAIL_BYTES + ext + round_bytes)
         return corrupt(why, "TLV13 trailing bytes after the value");
 
     struct txn_log_partition *parts = NULL;
@@ -487,6 +531,9 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
         rc = walk_partitions(buf, len, &at, topics, parts, &again, why);
         assert(rc == 0);
         assert(again == pairs);
+        const uint8_t *seqs = tail + VALUE_TAIL_BYTES + ext + 2;
+        for (uint32_t k = 0; k < pairs; k++)
+            parts[k].last_sequence = one_round ? (int32_t)be32_load(seqs + 4 * (size_t)k) : -1;
         rc = partitions_repeat(parts, pairs);
         if (rc) {
             free(parts);
@@ -504,6 +551,8 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
     out->start_ms = (int64_t)be64_load(tail + 8);
     out->check_count = (uint32_t)check_count;
     out->hanging = (flags & FLAG_HANGING) != 0;
+    out->one_round = one_round;
+    out->txn_epoch = txn_epoch;
     return 0;
 }
 

@@ -11,7 +11,9 @@
  *           i32 and flags i8 (bit 0: hanging), which the check-back needs to survive restarts.
  *           (Not 1: Kafka's own value v1 is a flexible version with different bytes; a Kafka
  *           broker refuses 0x7201 instead of misreading it.) Validity rules TLK1-TLK5 and
- *           TLV1-TLV14 are numbered in txn_log.c and docs/format.md G.3.
+ *           TLV1-TLV14 are numbered in txn_log.c and docs/format.md G.3. Value version 0x7202
+ *           (a transaction decided in one durable round) is 0x7201 followed by txn_epoch i16
+ *           and one last_sequence i32 per (topic, partition) pair in the order read (TLV15).
  *
  * A pure codec over caller buffers: decoders treat bytes as untrusted, never read out of
  * bounds, and return RT_E_CORRUPT with a static reason. It never touches the engine.
@@ -43,6 +45,9 @@ enum txn_state {
 struct txn_log_partition {
     char topic[RT_TOPIC_NAME_MAX + 1];
     uint32_t partition;
+    /* Value version 0x7202 (one_round) only: the producer's last sequence in this partition in
+     * the transaction, -1 when not checked (coordinator.c CO9). Decoded as -1 otherwise. */
+    int32_t last_sequence;
 };
 
 struct txn_log_value {
@@ -56,6 +61,11 @@ struct txn_log_value {
     int64_t start_ms;
     uint32_t check_count;
     bool hanging;
+    /* Value version 0x7202, written exactly when one_round is set (coordinator.c CO9): the
+     * record decides a transaction committed in one durable round; txn_epoch is the epoch its
+     * data carries and each partition has its last_sequence. Decoded as false / -1 otherwise. */
+    bool one_round;
+    int16_t txn_epoch;
 };
 
 const char *txn_state_name(enum txn_state state);
@@ -67,11 +77,11 @@ int txn_log_key_encode(const char *transactional_id, uint8_t *buf, size_t cap, s
 int txn_log_key_decode(const uint8_t *buf, size_t len, char *id_out, const char **why);
 
 size_t txn_log_value_size(const struct txn_log_value *v);
-/* Writes value version 0x7201 (partitions null when state is TXN_EMPTY). 0, -ENOSPC,
+/* Writes value version 0x7201, or 0x7202 when one_round is set (partitions null when state is TXN_EMPTY). 0, -ENOSPC,
  * RT_E_INVALID_ARGUMENT (a field out of range, partitions in state Empty, a repeated pair) or
  * -ENOMEM (the repeated-pair check sorts). */
 int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap, size_t *len_out);
-/* Reads value version 0 (Kafka's v0: check_count 0, hanging false) or 0x7201 (ringtail). A
+/* Reads value version 0 (Kafka's v0: check_count 0, hanging false), 0x7201 or 0x7202. A
  * zero-length value is RT_E_CORRUPT: tombstones (null values) are the caller's to recognise.
  * 0, RT_E_CORRUPT or -ENOMEM; on failure *out holds no allocation. */
 int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *out,
