@@ -96,7 +96,7 @@ enum row_kind { KIND_SUBJECT, KIND_LIMIT, KIND_PEER, KIND_NA };
 
 struct row {
     char workload[8];
-    char system[16];
+    char system[20];
     char config[40];
     char group[24]; /* rows compared with each other: same group */
     enum row_kind kind;
@@ -461,7 +461,18 @@ static void run_w1(void)
          * (io_uring hands small buffered writes to io-wq workers); compute_ratios takes the
          * best limit row of the group. */
         limit_row("W1", "", "W1", 1, d.batches_appended, encoded_batch_bytes, 0, true, true);
+        limit_row("W1", "", "W1", 1, d.batches_appended, encoded_batch_bytes, 0, false, true);
     }
+    /* The same appends by rt_append from the producer's own thread: no client-side batching
+     * thread, and an idle shard runs the round on the caller (SH5 in shard.c). */
+    struct row *ra = NULL;
+    struct rt_stats da = {0};
+    if (write_workload(&sink_ringtail_append, "W1", "rt_append", "W1", KIND_SUBJECT, false, 1, 1, 0,
+                       opt.w1_bytes, false, &da, &ra) == 0 &&
+        da.batches_appended)
+        snprintf(ra->note, sizeof(ra->note),
+                 "%s, %u shards, %" PRIu64 " rounds, batch %zu B on disk", da.io_backend,
+                 da.shard_count, da.rounds, (size_t)(da.bytes_appended / da.batches_appended));
     for (uint32_t i = 0; i < peer_count; i++)
         write_workload(peers_enabled[i], "W1", "", "W1", KIND_PEER, false, 1, 1, 0, opt.w1_bytes,
                        true, NULL, NULL);

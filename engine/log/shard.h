@@ -77,8 +77,13 @@ struct shard_request {
     bool duplicate;      /* out: a producer batch that was already appended */
     const char *rule;    /* out: the producer-state rule that rejected the batch */
     /* Asynchronous completion: called once on the shard thread after the out fields are set.
-     * The request must stay valid until then; it may be freed or reused inside the callback. */
+     * The request must stay valid until then; it may be freed or reused inside the callback.
+     * With may_run_inline it may instead run on the submitting thread, before
+     * shard_submit_async returns (SH5 in shard.c). */
     void (*on_done)(struct shard_request *req);
+    /* shard_submit_async only: the submitter holds no lock on_done takes and accepts running
+     * the round itself when the shard is idle (SH5). shard_submit always accepts it. */
+    bool may_run_inline;
     void *owner;
     /* Transaction markers (control batches written by the coordinator's marker API). */
     int32_t coordinator_epoch;
@@ -107,8 +112,15 @@ struct shard {
     struct shard_request *head, *tail;
     uint32_t queued;
     bool stopping;
+    /* Who runs rounds (SH5 in shard.c), under lock: the shard thread while it works through a
+     * list (thread_busy), or one submitter running its own append (inline_running); never
+     * both. thread_waits_inline: the shard thread waits for an inline round to end. */
+    bool thread_busy;
+    bool inline_running;
+    bool thread_waits_inline;
 
-    /* shard thread only */
+    /* The round's state: touched only by whoever runs rounds (the shard thread, or an inline
+     * submitter while inline_running), handed over under lock. */
     struct partition **partitions;
     uint32_t partition_count, partition_capacity;
     struct iovec *iov;
@@ -135,12 +147,15 @@ int shard_add_partition(struct shard *s, struct partition *p);
  * is still visited), else 0. */
 int shard_enforce_retention(struct shard *s);
 
-/* Queues req and waits until the shard has run it. Returns req->result (RT_E_CLOSED after
- * shard_stop began). */
+/* Queues req and waits until the shard has run it, or (an APPEND, when the shard is idle) runs
+ * its round on the calling thread (SH5). Returns req->result (RT_E_CLOSED after shard_stop
+ * began). */
 int shard_submit(struct shard *s, struct shard_request *req);
 
 /* Queues req (which must have on_done set) and returns at once; blocks only while the queue is
- * full. Returns 0, or RT_E_CLOSED without queuing (on_done is then not called). */
+ * full. With req->may_run_inline and an idle shard, runs the round on the calling thread and
+ * calls on_done before returning (SH5). Returns 0, or RT_E_CLOSED without queuing (on_done is
+ * then not called). */
 int shard_submit_async(struct shard *s, struct shard_request *req);
 
 /* Queues n requests at once (so they share the next round) and waits for all of them. Returns
