@@ -246,6 +246,10 @@ struct rt_stats {
     bool opened_unclean;    /* no clean-shutdown marker at open: newest segments were scanned */
     uint64_t tail_bytes_ignored; /* non-zero bytes past the last valid batch of newest segments:
                                     cut at open, or, read-only, left on disk and never served */
+    uint64_t rounds_inline;      /* of `rounds`, those run on the appending thread: an append that
+                               found its shard idle (rt_append, a producer's batch) is written
+                               by the caller, without waking the shard thread (sync=none and
+                               sync=always; never under sync=interval) */
 };
 /* Errors: RT_E_INVALID_ARGUMENT (NULL). */
 int rt_stats_get(rt_engine *engine, struct rt_stats *out);

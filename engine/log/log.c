@@ -1190,6 +1190,7 @@ void log_stats(struct log *lg, struct rt_stats *out)
     out->read_only = lg->opts.read_only;
     out->opened_unclean = !lg->clean_at_open;
     out->tail_bytes_ignored = lg->recovery.truncated_bytes;
+    out->rounds_inline = atomic_load_explicit(&c->rounds_inline, memory_order_relaxed);
 }
 
 void log_txn_verify_set(struct log *lg,

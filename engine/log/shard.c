@@ -611,6 +611,8 @@ static void round_publish(struct shard *s, struct round *rd)
     }
     shard_notify_watch(s); /* one call per round that published */
     atomic_fetch_add_explicit(&s->env.counters->rounds, 1, memory_order_relaxed);
+    if (s->round_inline)
+        atomic_fetch_add_explicit(&s->env.counters->rounds_inline, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->env.counters->batches_appended, batches, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->env.counters->bytes_appended, bytes, memory_order_relaxed);
     s->bytes_since_sync += bytes;
@@ -802,7 +804,9 @@ static void run_inline_locked(struct shard *s, struct shard_request *req)
     s->inline_running = true;
     pthread_mutex_unlock(&s->lock);
     struct shard_request *deferred = NULL;
-    run_round(s, req, &deferred);
+    s->round_inline = true;       /* counted by round_publish if the round publishes */
+    run_round(s, req, &deferred); /* req may be freed by its on_done: not touched after */
+    s->round_inline = false;
     pthread_mutex_lock(&s->lock);
     assert(s->inline_running && !s->thread_busy);
     s->inline_running = false;

@@ -35,6 +35,7 @@ struct engine_counters {
     _Atomic uint64_t producers_expired;
     _Atomic uint64_t snapshots_written;
     _Atomic uint64_t snapshots_rejected;
+    _Atomic uint64_t rounds_inline; /* rounds run by a submitter (SH5 in shard.c) */
 };
 
 /* Who hears that a round published new high watermarks (rt_append_watch_set). The shard calls
@@ -123,6 +124,7 @@ struct shard {
      * submitter while inline_running), handed over under lock. */
     struct partition **partitions;
     uint32_t partition_count, partition_capacity;
+    bool round_inline; /* the round running is an inline one (stats) */
     struct iovec *iov;
     uint32_t iov_capacity;
     struct io_completion *cqes;
