@@ -1499,7 +1499,7 @@ static void fmt(char *buf, size_t n, double v, const char *f)
 
 static void print_table(FILE *out)
 {
-    fprintf(out, "\n%-3s %-12s %-22s %9s %7s %7s %10s %9s %9s %9s %8s %8s %7s %7s %7s  %s\n", "wl",
+    fprintf(out, "\n%-3s %-16s %-22s %9s %7s %7s %10s %9s %9s %9s %8s %8s %7s %7s %7s  %s\n", "wl",
             "system", "config", "MB/s", "xlimit", "xpeer", "rec/s", "p50 us", "p99 us", "p99.9 us",
             "sync/s", "rec/sync", "anonMB", "heapMB", "heapPk", "note");
     for (uint32_t i = 0; i < row_count; i++) {
@@ -1526,7 +1526,7 @@ static void print_table(FILE *out)
             fmt(p50, sizeof(p50), NAN, "");
             fmt(rl, sizeof(rl), NAN, "");
         }
-        fprintf(out, "%-3s %-12s %-22s %9s %7s %7s %10s %9s %9s %9s %8s %8s %7s %7s %7s  %s\n",
+        fprintf(out, "%-3s %-16s %-22s %9s %7s %7s %10s %9s %9s %9s %8s %8s %7s %7s %7s  %s\n",
                 r->workload, r->system, r->config, mb, rl, rp, rs, p50, p99, p999, ss, rps, an, hp,
                 hk, r->note);
     }
