@@ -308,7 +308,9 @@ struct rt_record {
  * record's offset. Appends from many threads are group-committed. An append that finds its
  * partition's shard idle (no round running, none queued) is written on the calling thread, with
  * no hand-over to the shard thread and back (not under RT_SYNC_INTERVAL; rt_stats.rounds_inline
- * counts such rounds); appends arriving meanwhile queue for the shard thread as usual.
+ * counts such rounds); appends arriving meanwhile queue for the shard thread as usual. That
+ * thread then also pays what falls in its round, a segment roll included (which fdatasyncs the
+ * sealed segment).
  * Internal topics (names beginning with "__") are written only by the engine: RT_E_INTERNAL_TOPIC
  * (also for rt_append_batch and rt_producer_send).
  * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic included), RT_E_INTERNAL_TOPIC,
