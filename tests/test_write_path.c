@@ -233,9 +233,10 @@ static void test_round_never_overfills_segment(void **state)
 /* ---- SH5: an append that finds its shard idle is written by the caller ------------------- */
 
 /* One thread alone, one record per rt_append, 64 KiB segments (so rounds roll segments): under
- * sync=none and sync=always every round ran on the appending thread (rt_stats.rounds_inline
- * counts each of them) and everything reads back in order, before and after a reopen; under
- * sync=interval, whose timer belongs to the shard thread, none did. */
+ * sync=none and sync=always the rounds ran on the appending thread (rt_stats.rounds_inline
+ * counts them: all but the few that met the shard busy with the engine's own work) and
+ * everything reads back in order, before and after a reopen; under sync=interval, whose timer
+ * belongs to the shard thread, none did. */
 static void test_lone_appender_rounds_run_inline(void **state)
 {
     struct tu_fixture *f = *state;
@@ -266,7 +267,10 @@ static void test_lone_appender_rounds_run_inline(void **state)
             assert_int_equal(inline_rounds, 0);
         } else {
             assert_int_equal(rounds, THREADS * APPENDS_PER_THREAD); /* one append a round */
-            assert_int_equal(inline_rounds, rounds);
+            /* All but a few: the engine's own work (its timers, a request of another engine
+             * thread) may hold the shard at the moment an append arrives, which then queues. */
+            assert_true(inline_rounds <= rounds);
+            assert_true(inline_rounds * 100 >= rounds * 98);
         }
         assert_all_read_back(f->e);
         reopen(f);

@@ -36,7 +36,8 @@
  *        round state (partitions' writer state, iov, cqes, the ring) is handed between them
  *        under s->lock. An inline round holds exactly one APPEND and starts only with the queue
  *        empty, so arrival order per partition is kept; what it defers goes to the queue's
- *        head for the shard thread.
+ *        head for the shard thread. No inline round starts while the shard thread waits for
+ *        one to end (it then has queued work or a due timer), so it is never starved.
  */
 #include "shard.h"
 
@@ -791,8 +792,12 @@ static int enqueue_locked(struct shard *s, struct shard_request *req)
 /* SH5: may req run as its own round on the calling thread now? Lock held. */
 static bool inline_allowed_locked(const struct shard *s, const struct shard_request *req)
 {
-    return req->kind == SHARD_REQ_APPEND && !s->thread_busy && !s->inline_running && !s->head &&
-           !s->stopping && !s->env.read_only && s->env.sync_mode != RT_SYNC_INTERVAL;
+    /* thread_waits_inline: the shard thread has work waiting for the inline round to end (a
+     * queued request or a due timer): the next round is its, so a caller appending in a tight
+     * loop cannot starve it. */
+    return req->kind == SHARD_REQ_APPEND && !s->thread_busy && !s->inline_running &&
+           !s->thread_waits_inline && !s->head && !s->stopping && !s->env.read_only &&
+           s->env.sync_mode != RT_SYNC_INTERVAL;
 }
 
 /* Runs req's round on the calling thread (SH5). Called and returns with the lock held; drops it
