@@ -121,6 +121,8 @@ struct sink {
 };
 
 extern const struct sink_ops sink_ringtail, sink_rocksdb, sink_lmdb, sink_sqlite;
+/* ringtail appending with rt_append even when not durable (W1's "rt_append" row). */
+extern const struct sink_ops sink_ringtail_append;
 
 /* The ringtail sink's engine (for stats and fetch-based reads). */
 rt_engine *sink_ringtail_engine(struct sink *s);
@@ -144,6 +146,12 @@ struct limit_result {
  * all, the cadence the engine used). With syncs == 0, writes go queue_depth at a time, unsynced. */
 int limit_write(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_bytes,
                 uint64_t syncs, uint32_t queue_depth, bool prewritten, struct limit_result *out);
+/* The same chunks, rounds and fdatasyncs as limit_write, written by plain pwritev on the calling
+ * thread: each round's share of one file as one pwritev (one iovec per chunk), then (syncs > 0)
+ * an fdatasync of every file. */
+int limit_write_pwritev(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_bytes,
+                        uint64_t syncs, uint32_t queue_depth, bool prewritten,
+                        struct limit_result *out);
 
 /* Memory read bandwidth of bench_checksum over a buffer of `bytes`, best of `passes`, bytes/s. */
 double limit_memory_read_bps(size_t bytes, int passes);

@@ -8,8 +8,14 @@
  *     and into fallocate'd files (unwritten extents: each fdatasync also commits extent
  *     metadata, as ringtail's fallocate'd segments do today). Ratios use the better of the two.
  *   - the read limit: memory read bandwidth of the same checksum loop R1 runs over values.
+ *   - the same write limit by plain pwritev on the calling thread (limit_write_pwritev; issue 14
+ *     item 4): io_uring hands small buffered writes to kernel io-wq workers, so for unsynced
+ *     rounds a pwritev of the round's chunks (one iovec each, one call per file per round) may
+ *     be faster; W1's ratio is taken against the faster of the two.
  * It never touches the engine. Costs: one io_uring_enter per batch of writes and one per round of
- * fdatasyncs; the buffer is reused for every chunk (the page cache copy is what is measured).
+ * fdatasyncs (pwritev: one call per file per round, split past IOV_MAX, and one fdatasync per
+ * file per round); the buffer is reused for every chunk (the page cache copy is what is
+ * measured).
  */
 #include "bench.h"
 
@@ -21,10 +27,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define LIMIT_FILES_MAX 64
 #define LIMIT_RING      1024
+#define LIMIT_IOV_MAX   1024 /* IOV_MAX on Linux */
 
 struct limit_state {
     struct io_uring ring;
@@ -105,6 +113,123 @@ static int prewrite(int fd, uint64_t bytes)
     return fdatasync(fd) == 0 ? 0 : -errno;
 }
 
+/* Creates dir/limit-<f>.dat for f < files, each pre-written (zeroes, fdatasynced) or
+ * fallocate'd to per_file bytes. Returns 0 or -errno (fds opened so far stay in fds[]). */
+static int limit_files_open(const char *dir, uint32_t files, uint64_t per_file, bool prewritten,
+                            int *fds)
+{
+    int rc = 0;
+    for (uint32_t f = 0; f < files && rc == 0; f++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/limit-%u.dat", dir, f);
+        fds[f] = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+        /* (a pre-written file is written again from offset 0: overwrites of written blocks) */
+        if (fds[f] < 0)
+            rc = -errno;
+        else if (prewritten)
+            rc = prewrite(fds[f], per_file);
+        else if (fallocate(fds[f], 0, 0, (off_t)per_file) != 0)
+            rc = -errno;
+    }
+    return rc;
+}
+
+/* Writes `n` chunks (the same buffer each) at *pos of fd with pwritev, IOV_MAX iovecs a call at
+ * most, finishing short transfers. Returns 0 or -errno. */
+static int pwritev_chunks(int fd, uint64_t *pos, const uint8_t *buf, size_t chunk_bytes, uint64_t n,
+                          struct iovec *iov)
+{
+    while (n > 0) {
+        unsigned k = n < LIMIT_IOV_MAX ? (unsigned)n : LIMIT_IOV_MAX;
+        for (unsigned i = 0; i < k; i++)
+            iov[i] = (struct iovec){.iov_base = (void *)buf, .iov_len = chunk_bytes};
+        uint64_t want = (uint64_t)k * chunk_bytes, done = 0;
+        struct iovec *v = iov;
+        unsigned left = k;
+        while (done < want) {
+            ssize_t w = pwritev(fd, v, (int)left, (off_t)(*pos + done));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return w < 0 ? -errno : -EIO;
+            done += (uint64_t)w;
+            /* Skip what landed: whole iovecs, then into the next one. */
+            size_t adv = (size_t)w;
+            while (left > 0 && adv >= v->iov_len) {
+                adv -= v->iov_len;
+                v++;
+                left--;
+            }
+            if (left > 0) {
+                v->iov_base = (uint8_t *)v->iov_base + adv;
+                v->iov_len -= adv;
+            }
+        }
+        *pos += want;
+        n -= k;
+    }
+    return 0;
+}
+
+int limit_write_pwritev(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_bytes,
+                        uint64_t syncs, uint32_t queue_depth, bool prewritten,
+                        struct limit_result *out)
+{
+    if (files == 0 || files > LIMIT_FILES_MAX || chunk_bytes == 0 || queue_depth == 0)
+        return -EINVAL;
+    int fds[LIMIT_FILES_MAX];
+    uint64_t pos[LIMIT_FILES_MAX] = {0};
+    for (uint32_t f = 0; f < LIMIT_FILES_MAX; f++)
+        fds[f] = -1;
+    uint8_t *buf = aligned_alloc(4096, (chunk_bytes + 4095) & ~(size_t)4095);
+    struct iovec *iov = calloc(LIMIT_IOV_MAX, sizeof(*iov));
+    if (!buf || !iov) {
+        free(buf);
+        free(iov);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < chunk_bytes; i++)
+        buf[i] = bench_pool[i % BENCH_POOL_BYTES];
+    uint64_t per_file = (chunks + files - 1) / files * chunk_bytes;
+    int rc = limit_files_open(dir, files, per_file, prewritten, fds);
+    uint64_t t0 = bench_now_ns();
+    uint64_t done = 0;
+    /* Rounds as limit_write makes them: syncs/files rounds with an fdatasync of every file, or
+     * queue_depth chunks a round unsynced. A round's chunks go round-robin over the files, so
+     * file f gets its share as one pwritev. */
+    uint64_t rounds =
+        syncs > 0 ? (syncs / files ? syncs / files : 1) : (chunks + queue_depth - 1) / queue_depth;
+    for (uint64_t r = 0; r < rounds && rc == 0; r++) {
+        uint64_t t_round = bench_now_ns();
+        uint64_t n = syncs > 0 ? (r + 1) * chunks / rounds - r * chunks / rounds
+                               : (chunks - done < queue_depth ? chunks - done : queue_depth);
+        for (uint32_t f = 0; f < files && rc == 0; f++) {
+            uint64_t share = n / files + (f < n % files ? 1 : 0);
+            rc = pwritev_chunks(fds[f], &pos[f], buf, chunk_bytes, share, iov);
+        }
+        for (uint32_t f = 0; f < files && rc == 0 && syncs > 0; f++) {
+            if (fdatasync(fds[f]) != 0)
+                rc = -errno;
+            else
+                out->fdatasyncs++;
+        }
+        if (rc)
+            break;
+        done += n;
+        progress_add(n * BENCH_BATCH_VALUE_BYTES);
+        if (out->round_latency)
+            hist_add(out->round_latency, bench_now_ns() - t_round);
+    }
+    out->seconds = (double)(bench_now_ns() - t0) / 1e9;
+    out->chunks = done;
+    for (uint32_t f = 0; f < files; f++)
+        if (fds[f] >= 0)
+            close(fds[f]);
+    free(iov);
+    free(buf);
+    return rc;
+}
+
 int limit_write(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_bytes,
                 uint64_t syncs, uint32_t queue_depth, bool prewritten, struct limit_result *out)
 {
@@ -127,18 +252,7 @@ int limit_write(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_b
         return rc;
     }
     uint64_t per_file = (chunks + files - 1) / files * chunk_bytes;
-    for (uint32_t f = 0; f < files && rc == 0; f++) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof(path), "%s/limit-%u.dat", dir, f);
-        st.fds[f] = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-        /* (a pre-written file is written again from offset 0: overwrites of written blocks) */
-        if (st.fds[f] < 0)
-            rc = -errno;
-        else if (prewritten)
-            rc = prewrite(st.fds[f], per_file);
-        else if (fallocate(st.fds[f], 0, 0, (off_t)per_file) != 0)
-            rc = -errno;
-    }
+    rc = limit_files_open(dir, files, per_file, prewritten, st.fds);
     uint64_t t0 = bench_now_ns();
     uint64_t done = 0;
     if (rc == 0 && syncs > 0) {

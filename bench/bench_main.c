@@ -104,7 +104,7 @@ enum row_kind { KIND_SUBJECT, KIND_LIMIT, KIND_PEER, KIND_NA };
 
 struct row {
     char workload[8];
-    char system[16];
+    char system[20];
     char config[40];
     char group[24]; /* rows compared with each other: same group */
     enum row_kind kind;
@@ -382,16 +382,19 @@ static int write_workload(const struct sink_ops *ops, const char *workload, cons
     return rc;
 }
 
-/* One write-limit row: same chunks, same fdatasync count, into pre-written or fallocate'd files. */
+/* One write-limit row: same chunks, same fdatasync count, into pre-written or fallocate'd files,
+ * by io_uring or (by_pwritev, row "limit-pwritev") by plain pwritev on this thread. */
 static void limit_row(const char *workload, const char *config, const char *group, uint32_t files,
-                      uint64_t chunks, size_t chunk_bytes, uint64_t syncs, bool prewritten)
+                      uint64_t chunks, size_t chunk_bytes, uint64_t syncs, bool prewritten,
+                      bool by_pwritev)
 {
     if (opt.no_limit)
         return;
     char dir[PATH_MAX];
     system_dir(dir, sizeof(dir), workload, "limit", config);
     bench_rmtree(dir);
-    const char *name = prewritten ? "limit" : "limit-falloc";
+    const char *name = by_pwritev ? (prewritten ? "limit-pwritev" : "limit-pwv-falloc")
+                                  : (prewritten ? "limit" : "limit-falloc");
     struct row *r = row_new(workload, name, config, group, KIND_LIMIT);
     r->producers = files;
     int rc = bench_mkdir(dir);
@@ -406,11 +409,16 @@ static void limit_row(const char *workload, const char *config, const char *grou
     mem_reset_peak();
     struct hist *lat = calloc(1, sizeof(*lat));
     struct limit_result lr = {.round_latency = lat};
-    rc = lat ? limit_write(dir, files, chunks, chunk_bytes, syncs, opt.limit_queue_depth,
-                           prewritten, &lr)
-             : -ENOMEM;
+    if (!lat)
+        rc = -ENOMEM;
+    else if (by_pwritev)
+        rc = limit_write_pwritev(dir, files, chunks, chunk_bytes, syncs, opt.limit_queue_depth,
+                                 prewritten, &lr);
+    else
+        rc = limit_write(dir, files, chunks, chunk_bytes, syncs, opt.limit_queue_depth, prewritten,
+                         &lr);
     if (rc) {
-        row_fail(r, "io_uring writes", rc, dir);
+        row_fail(r, by_pwritev ? "pwritev writes" : "io_uring writes", rc, dir);
     } else {
         r->seconds = lr.seconds;
         r->records = lr.chunks * BENCH_BATCH_RECORDS;
@@ -427,9 +435,10 @@ static void limit_row(const char *workload, const char *config, const char *grou
             r->p999_us = hist_quantile_ns(lat, 0.999) / 1e3;
         }
         snprintf(r->note, sizeof(r->note),
-                 "%" PRIu64 " x %zu B io_uring writes to %u %s file(s), %" PRIu64 " fdatasyncs%s",
-                 lr.chunks, chunk_bytes, files, prewritten ? "pre-written" : "fallocate'd",
-                 lr.fdatasyncs, syncs ? "; latency = one round" : "");
+                 "%" PRIu64 " x %zu B %s to %u %s file(s), %" PRIu64 " fdatasyncs%s", lr.chunks,
+                 chunk_bytes, by_pwritev ? "pwritev'd" : "io_uring writes", files,
+                 prewritten ? "pre-written" : "fallocate'd", lr.fdatasyncs,
+                 syncs ? "; latency = one round" : "");
     }
     row_memory(r, mem_heap_bytes(NULL));
     free(lat);
@@ -443,8 +452,8 @@ static void limit_row(const char *workload, const char *config, const char *grou
 static void limit_workload(const char *workload, const char *config, const char *group,
                            uint32_t files, uint64_t chunks, size_t chunk_bytes, uint64_t syncs)
 {
-    limit_row(workload, config, group, files, chunks, chunk_bytes, syncs, true);
-    limit_row(workload, config, group, files, chunks, chunk_bytes, syncs, false);
+    limit_row(workload, config, group, files, chunks, chunk_bytes, syncs, true, false);
+    limit_row(workload, config, group, files, chunks, chunk_bytes, syncs, false, false);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -464,7 +473,22 @@ static void run_w1(void)
         snprintf(r->note, sizeof(r->note), "%s, %u shards, %" PRIu64 " rounds, batch %zu B on disk",
                  d.io_backend, d.shard_count, d.rounds, encoded_batch_bytes);
         limit_workload("W1", "", "W1", 1, d.batches_appended, encoded_batch_bytes, 0);
+        /* Issue 14 item 4: W1's limit is the faster of io_uring and pwritev for the same bytes
+         * (io_uring hands small buffered writes to io-wq workers); compute_ratios takes the
+         * best limit row of the group. */
+        limit_row("W1", "", "W1", 1, d.batches_appended, encoded_batch_bytes, 0, true, true);
+        limit_row("W1", "", "W1", 1, d.batches_appended, encoded_batch_bytes, 0, false, true);
     }
+    /* The same appends by rt_append from the producer's own thread: no client-side batching
+     * thread, and an idle shard runs the round on the caller (SH5 in shard.c). */
+    struct row *ra = NULL;
+    struct rt_stats da = {0};
+    if (write_workload(&sink_ringtail_append, "W1", "rt_append", "W1", KIND_SUBJECT, false, 1, 1, 0,
+                       opt.w1_bytes, false, &da, &ra) == 0 &&
+        da.batches_appended)
+        snprintf(ra->note, sizeof(ra->note),
+                 "%s, %u shards, %" PRIu64 " rounds, batch %zu B on disk", da.io_backend,
+                 da.shard_count, da.rounds, (size_t)(da.bytes_appended / da.batches_appended));
     for (uint32_t i = 0; i < peer_count; i++)
         write_workload(peers_enabled[i], "W1", "", "W1", KIND_PEER, false, 1, 1, 0, opt.w1_bytes,
                        true, NULL, NULL);
@@ -1618,7 +1642,7 @@ static void fmt(char *buf, size_t n, double v, const char *f)
 
 static void print_table(FILE *out)
 {
-    fprintf(out, "\n%-3s %-12s %-22s %9s %7s %7s %10s %9s %9s %9s %8s %8s %7s %7s %7s  %s\n", "wl",
+    fprintf(out, "\n%-3s %-16s %-22s %9s %7s %7s %10s %9s %9s %9s %8s %8s %7s %7s %7s  %s\n", "wl",
             "system", "config", "MB/s", "xlimit", "xpeer", "rec/s", "p50 us", "p99 us", "p99.9 us",
             "sync/s", "rec/sync", "anonMB", "heapMB", "heapPk", "note");
     for (uint32_t i = 0; i < row_count; i++) {
@@ -1645,7 +1669,7 @@ static void print_table(FILE *out)
             fmt(p50, sizeof(p50), NAN, "");
             fmt(rl, sizeof(rl), NAN, "");
         }
-        fprintf(out, "%-3s %-12s %-22s %9s %7s %7s %10s %9s %9s %9s %8s %8s %7s %7s %7s  %s\n",
+        fprintf(out, "%-3s %-16s %-22s %9s %7s %7s %10s %9s %9s %9s %8s %8s %7s %7s %7s  %s\n",
                 r->workload, r->system, r->config, mb, rl, rp, rs, p50, p99, p999, ss, rps, an, hp,
                 hk, r->note);
     }

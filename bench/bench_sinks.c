@@ -15,7 +15,9 @@
  *     transaction per batch on one shared connection behind a mutex (SQLite has one writer at a
  *     time; a mutex hands it over without busy-waiting); durable = synchronous=FULL (WAL synced
  *     at every commit), else synchronous=OFF.
- *   - ringtail: rt_append of the batch (no key: the offset is the key), sync=always or none.
+ *   - ringtail: rt_append of the batch (no key: the offset is the key), sync=always or none;
+ *     W1 through the asynchronous producer (rt_producer_send), and (sink_ringtail_append,
+ *     W1's "rt_append" row) through rt_append from the caller's thread.
  * Reads go through RocksDB's iterator, LMDB's cursor, a SQLite SELECT and ringtail's
  * rt_fetch_start/rt_records_next, each touching every value byte or only keys and lengths.
  */
@@ -61,7 +63,8 @@ struct rt_sink {
     rt_producer *p;
 };
 
-static int rt_sink_open(struct sink *s, const char *dir, bool durable, uint32_t partitions)
+static int rt_sink_open_as(struct sink *s, const char *dir, bool durable, uint32_t partitions,
+                           bool use_producer)
 {
     struct rt_options o;
     rt_options_init(&o);
@@ -83,7 +86,7 @@ static int rt_sink_open(struct sink *s, const char *dir, bool durable, uint32_t 
         free(rs);
         return rc;
     }
-    if (!durable) {
+    if (!durable && use_producer) {
         struct rt_producer_options po;
         rt_producer_options_init(&po);
         /* 16 records of BENCH_VALUE_BYTES per batch, as the synchronous path sends them. */
@@ -98,6 +101,17 @@ static int rt_sink_open(struct sink *s, const char *dir, bool durable, uint32_t 
     }
     s->impl = rs;
     return 0;
+}
+
+static int rt_sink_open(struct sink *s, const char *dir, bool durable, uint32_t partitions)
+{
+    return rt_sink_open_as(s, dir, durable, partitions, true);
+}
+
+/* W1's rt_append row: the synchronous call from the caller's thread, page cache only. */
+static int rt_sink_open_append(struct sink *s, const char *dir, bool durable, uint32_t partitions)
+{
+    return rt_sink_open_as(s, dir, durable, partitions, false);
 }
 
 static int rt_sink_append(struct sink *s, uint32_t partition, const struct rt_record *recs,
@@ -188,6 +202,8 @@ rt_engine *sink_ringtail_engine(struct sink *s)
 
 const struct sink_ops sink_ringtail = {"ringtail",   rt_sink_open,  rt_sink_append,
                                        rt_sink_read, rt_sink_close, rt_sink_flush};
+const struct sink_ops sink_ringtail_append = {"ringtail",   rt_sink_open_append, rt_sink_append,
+                                              rt_sink_read, rt_sink_close,       rt_sink_flush};
 
 /* ================================ RocksDB ================================ */
 

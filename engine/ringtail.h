@@ -255,6 +255,10 @@ struct rt_stats {
     uint64_t prewrite_fdatasyncs;
     uint64_t prewrite_missed_bytes;
     uint64_t segments_recycled;
+    uint64_t rounds_inline;      /* of `rounds`, those run on the appending thread: an append that
+                               found its shard idle (rt_append, a producer's batch) is written
+                               by the caller, without waking the shard thread (sync=none and
+                               sync=always; never under sync=interval) */
 };
 /* Errors: RT_E_INVALID_ARGUMENT (NULL). */
 int rt_stats_get(rt_engine *engine, struct rt_stats *out);
@@ -310,7 +314,12 @@ struct rt_record {
 /* Encodes `count` records as one RecordBatch v2 without a producer id (producerId -1) and
  * appends it to the partition. Returns once the batch is acknowledged under the engine's sync
  * mode (durable under RT_SYNC_ALWAYS); *base_offset_out (may be NULL) receives the first
- * record's offset. Appends from many threads are group-committed.
+ * record's offset. Appends from many threads are group-committed. An append that finds its
+ * partition's shard idle (no round running, none queued) is written on the calling thread, with
+ * no hand-over to the shard thread and back (not under RT_SYNC_INTERVAL; rt_stats.rounds_inline
+ * counts such rounds); appends arriving meanwhile queue for the shard thread as usual. That
+ * thread then also pays what falls in its round, a segment roll included (which fdatasyncs the
+ * sealed segment).
  * Internal topics (names beginning with "__") are written only by the engine: RT_E_INTERNAL_TOPIC
  * (also for rt_append_batch and rt_producer_send).
  * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic included), RT_E_INTERNAL_TOPIC,

@@ -91,6 +91,8 @@ int io_ring_open(const struct io_options *opts, io_ring **out)
         return -EINVAL;
     if (opts->kind == IO_KIND_FAULT && !opts->fault)
         return -EINVAL;
+    if (opts->unsynced_rounds != IO_UNSYNCED_INLINE && opts->unsynced_rounds != IO_UNSYNCED_RING)
+        return -EINVAL;
 
     io_ring *ring = calloc(1, sizeof(*ring));
     if (!ring)
@@ -141,6 +143,12 @@ const char *io_ring_backend_name(const io_ring *ring)
     assert(ring);
     assert(ring->backend_ops);
     return ring->backend_ops->name;
+}
+
+uint64_t io_ring_inline_rounds(const io_ring *ring)
+{
+    assert(ring);
+    return ring->inline_rounds;
 }
 
 static int queue_check(const io_ring *ring, int fd)

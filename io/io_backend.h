@@ -94,6 +94,8 @@ struct io_ring {
     struct io_completion *cq;
     uint32_t cq_head;
     uint32_t cq_count;
+    uint64_t
+        inline_rounds; /* io_uring rounds run by pwritev on the caller (io_ring_inline_rounds) */
 };
 
 /* io.c helpers for backends. */
@@ -126,6 +128,9 @@ struct io_sync_hooks {
 void io_sync_run_round(io_ring *ring, const struct io_sync_hooks *hooks, void *ctx);
 ssize_t io_sync_pwritev_plain(void *ctx, struct io_op *op);
 int io_sync_fdatasync_plain(void *ctx, struct io_op *op);
+/* The plain hooks (pwritev, fdatasync): the sync backend, and the io_uring backend's inline
+ * rounds (IO_UNSYNCED_INLINE in io.h). */
+extern const struct io_sync_hooks io_sync_hooks_plain;
 
 extern const struct io_backend_ops io_backend_uring;
 extern const struct io_backend_ops io_backend_sync;

@@ -4,7 +4,8 @@
  * stopped) and fdatasync for syncs, and buffers the completions for io_reap.
  *
  * It is what IO_KIND_AUTO falls back to when io_uring cannot be set up, and the executor the
- * fault injector (io_fault.c) drives through its hooks. Semantics match io_uring.c: each op
+ * fault injector (io_fault.c) drives through its hooks; the io_uring backend runs its rounds
+ * without an fdatasync through it too (IO_UNSYNCED_INLINE in io.h). Semantics match io_uring.c: each op
  * completes once with its final result; after an op of an fd fails, every later op of that fd in
  * the round completes -ECANCELED (the io_uring backend gets this from IOSQE_IO_LINK). It never
  * includes engine/ headers.
@@ -105,7 +106,7 @@ static void sync_close(io_ring *ring)
     (void)ring;
 }
 
-static const struct io_sync_hooks plain_hooks = {
+const struct io_sync_hooks io_sync_hooks_plain = {
     .begin_op = NULL,
     .pwritev = io_sync_pwritev_plain,
     .fdatasync = io_sync_fdatasync_plain,
@@ -113,7 +114,7 @@ static const struct io_sync_hooks plain_hooks = {
 
 static int sync_submit(io_ring *ring)
 {
-    io_sync_run_round(ring, &plain_hooks, NULL);
+    io_sync_run_round(ring, &io_sync_hooks_plain, NULL);
     return 0;
 }
 

@@ -34,8 +34,14 @@
  * /tmp/iobench/ringbench.c): with a per-file fdatasync, 1 file: io_uring 1.80 / 1.22 GB/s vs
  * sync 1.67 / 0.44; 4 files: io_uring 2.19 / 2.15 vs sync 1.34 / 1.48 (chains of different files
  * overlap). Without fdatasync, 1 file: io_uring 4.45 GB/s vs sync 13.95 GB/s — buffered writes
- * on ext4 are punted to io-wq workers, a pwritev from the page cache is just a copy. Worth
- * knowing for sync=none/interval; not acted on here.
+ * on ext4 are punted to io-wq workers, a pwritev from the page cache is just a copy.
+ *
+ * Rounds without an fdatasync therefore run inline (IO_UNSYNCED_INLINE, the default; issue 14
+ * item 4): uring_submit hands such a round to the synchronous executor (io_sync.c, the plain
+ * pwritev hooks) and it is complete when io_submit returns; nothing enters the ring. The rule is
+ * by content, not by size: no fdatasync in the round. A round with one keeps the ring (its
+ * fdatasyncs of different files overlap, and a sync=always round pays the disk anyway). A
+ * broken ring stays broken for inline rounds too (sticky, as above).
  */
 #include "io/io_backend.h"
 
@@ -47,6 +53,7 @@
 
 struct uring_state {
     struct io_uring uring;
+    bool unsynced_inline; /* IO_UNSYNCED_INLINE: rounds without fdatasync run by pwritev */
     uint32_t sqes_out;    /* SQEs prepared and not yet reaped (submitted or not) */
     uint32_t unsubmitted; /* of those, not yet taken by io_uring_submit */
     int broken;           /* 0, or the -errno a failed submit left the ring in (sticky) */
@@ -292,6 +299,7 @@ static int uring_open(io_ring *ring, const struct io_options *opts)
             goto err_exit;
         }
     }
+    st->unsynced_inline = opts->unsynced_rounds == IO_UNSYNCED_INLINE;
     ring->backend = st;
     return 0;
 
@@ -325,6 +333,14 @@ static void uring_close(io_ring *ring)
     ring->backend = NULL;
 }
 
+static bool round_has_fdatasync(const io_ring *ring)
+{
+    for (uint32_t i = 0; i < ring->op_count; i++)
+        if (ring->ops[i].type == IO_OP_FDATASYNC)
+            return true;
+    return false;
+}
+
 static int uring_submit(io_ring *ring)
 {
     struct uring_state *st = state_of(ring);
@@ -332,6 +348,14 @@ static int uring_submit(io_ring *ring)
         return st->broken;
     assert(st->sqes_out == 0);
     assert(st->requeue_count == 0);
+    if (st->unsynced_inline && !round_has_fdatasync(ring)) {
+        /* Buffered writes only: a copy into the page cache on this thread beats a hop to an
+         * io-wq worker (see the top of the file). Completes every op before returning. */
+        io_sync_run_round(ring, &io_sync_hooks_plain, NULL);
+        assert(ring->uncompleted == 0);
+        ring->inline_rounds++;
+        return 0;
+    }
     for (uint32_t i = 0; i < ring->op_count; i++) {
         if (ring->ops[i].chain_head == i)
             prep_chain(st, ring, i);

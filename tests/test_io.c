@@ -173,6 +173,10 @@ static void test_open_einval(void **state)
     assert_int_equal(io_ring_open(&o, &ring), -EINVAL);
     o.kind = IO_KIND_FAULT; /* needs a plan */
     assert_int_equal(io_ring_open(&o, &ring), -EINVAL);
+    o.kind = IO_KIND_SYNC;
+    o.unsynced_rounds = (enum io_unsynced_rounds)7;
+    assert_int_equal(io_ring_open(&o, &ring), -EINVAL);
+    o.unsynced_rounds = IO_UNSYNCED_INLINE;
 
     o.kind = IO_KIND_AUTO;
     assert_int_equal(io_ring_open(&o, &ring), 0);
@@ -1134,6 +1138,156 @@ static void test_uring_submit_failure_is_sticky(void **state)
     tu_rmdir_free(dir);
 }
 
+/* ---- io_uring rounds without an fdatasync run inline (IO_UNSYNCED_INLINE) ---- */
+
+/* Opens an io_uring ring with the given rule for unsynced rounds; false when io_uring is
+ * unavailable here (skipped with a message). */
+static bool open_uring_rule(enum io_unsynced_rounds rule, uint32_t depth, io_ring **out)
+{
+    struct io_options o = {.kind = IO_KIND_URING, .queue_depth = depth, .unsynced_rounds = rule};
+    int rc = io_ring_open(&o, out);
+    if (rc == -EPERM || rc == -ENOSYS || rc == -ENOMEM) {
+        print_message("  io_uring unavailable here (%s): skipping\n", strerror(-rc));
+        return false;
+    }
+    assert_int_equal(rc, 0);
+    assert_string_equal(io_ring_backend_name(*out), "io_uring");
+    return true;
+}
+
+/* The default rule: a round of writes only (two files, several writes each) is written by
+ * pwritev during io_submit, so every completion is there before any wait (reap with min 0
+ * collects them all) and io_ring_inline_rounds counts it; a round holding an fdatasync goes to
+ * the ring and is not counted; IO_UNSYNCED_RING sends every round to the ring; the other
+ * backends never count. The bytes on disk are the bytes queued either way. */
+static void test_uring_unsynced_round_runs_inline(void **state)
+{
+    (void)state;
+    enum { CHUNK = 64 * 1024, WRITES = 3 };
+    static uint8_t data[2][WRITES * CHUNK];
+    fill_pattern(data[0], sizeof(data[0]), 31);
+    fill_pattern(data[1], sizeof(data[1]), 32);
+    const enum io_unsynced_rounds rules[] = {IO_UNSYNCED_INLINE, IO_UNSYNCED_RING};
+    for (size_t k = 0; k < N_ELEMS(rules); k++) {
+        io_ring *ring;
+        if (!open_uring_rule(rules[k], 16, &ring))
+            return;
+        bool inline_rule = rules[k] == IO_UNSYNCED_INLINE;
+        char *dir = tu_mkdtemp();
+        int fds[2] = {open_file(dir, "a"), open_file(dir, "b")};
+        /* Round 1: writes only, interleaved over the two files, the last ones first. */
+        for (int w = WRITES - 1; w >= 0; w--)
+            for (int f = 0; f < 2; f++) {
+                struct iovec iov = {data[f] + w * CHUNK, CHUNK};
+                assert_int_equal(io_queue_write(ring, fds[f], &iov, 1, (uint64_t)w * CHUNK,
+                                                (uint64_t)(f * 10 + w)),
+                                 0);
+            }
+        assert_int_equal(io_submit(ring), 0);
+        struct io_completion c[2 * WRITES + 2];
+        if (inline_rule) {
+            assert_int_equal(io_ring_inline_rounds(ring), 1);
+            /* Complete when io_submit returned: nothing left to wait for. */
+            assert_int_equal(io_reap(ring, c, 2 * WRITES, 0), 2 * WRITES);
+            assert_int_equal(io_pending(ring), 0);
+        } else {
+            reap_all(ring, c, 2 * WRITES);
+            assert_int_equal(io_ring_inline_rounds(ring), 0);
+        }
+        for (int f = 0; f < 2; f++)
+            for (int w = 0; w < WRITES; w++)
+                assert_int_equal(find(c, 2 * WRITES, (uint64_t)(f * 10 + w))->result, CHUNK);
+        /* Round 2: a write and an fdatasync per file: through the ring, in order (IO4). */
+        for (int f = 0; f < 2; f++) {
+            struct iovec iov = {data[f], CHUNK};
+            assert_int_equal(io_queue_write(ring, fds[f], &iov, 1, 0, (uint64_t)f), 0);
+            assert_int_equal(io_queue_fdatasync(ring, fds[f], 100 + (uint64_t)f), 0);
+        }
+        assert_int_equal(io_submit(ring), 0);
+        reap_all(ring, c, 4);
+        assert_int_equal(io_ring_inline_rounds(ring), inline_rule ? 1 : 0);
+        for (int f = 0; f < 2; f++) {
+            assert_int_equal(find(c, 4, (uint64_t)f)->result, CHUNK);
+            assert_int_equal(find(c, 4, 100 + (uint64_t)f)->result, 0);
+            assert_true(position_of(c, 4, (uint64_t)f) < position_of(c, 4, 100 + (uint64_t)f));
+            assert_file_equals(fds[f], data[f], sizeof(data[f]));
+            close(fds[f]);
+        }
+        io_ring_close(ring);
+        tu_rmdir_free(dir);
+    }
+    /* The other backends run every round inline by nature and never count. */
+    const enum io_kind others[] = {IO_KIND_SYNC, IO_KIND_FAULT};
+    for (size_t k = 0; k < N_ELEMS(others); k++) {
+        io_ring *ring;
+        assert_true(open_ring(others[k], 8, NULL, &ring));
+        char *dir = tu_mkdtemp();
+        int fd = open_file(dir, "x");
+        struct iovec iov = {data[0], CHUNK};
+        assert_int_equal(io_queue_write(ring, fd, &iov, 1, 0, 1), 0);
+        assert_int_equal(io_submit(ring), 0);
+        struct io_completion one[1];
+        reap_all(ring, one, 1);
+        assert_int_equal(io_ring_inline_rounds(ring), 0);
+        close(fd);
+        io_ring_close(ring);
+        tu_rmdir_free(dir);
+    }
+}
+
+/* An inline round keeps the failure rules of the ring (IO4): with RLIMIT_FSIZE inside the second
+ * of three writes to one file, the first lands whole, the second reports -EFBIG after its short
+ * transfer (the prefix up to the limit stays on disk, as a kernel short write leaves it), the
+ * third is -ECANCELED without being executed, and another file's writes in the same round are
+ * untouched. A bad fd fails only its own chain. */
+static void test_uring_inline_round_failures(void **state)
+{
+    (void)state;
+    enum { LIMIT = 10000, CHUNK = 8192 };
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_sa;
+    assert_int_equal(sigaction(SIGXFSZ, &ign, &old_sa), 0);
+    struct rlimit old_rl;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old_rl), 0);
+    static uint8_t data[3 * CHUNK];
+    fill_pattern(data, sizeof(data), 41);
+    io_ring *ring;
+    if (!open_uring_rule(IO_UNSYNCED_INLINE, 8, &ring)) {
+        assert_int_equal(sigaction(SIGXFSZ, &old_sa, NULL), 0);
+        return;
+    }
+    char *dir = tu_mkdtemp();
+    int fd = open_file(dir, "limited");
+    int other = open_file(dir, "other");
+    struct rlimit rl = {.rlim_cur = LIMIT, .rlim_max = old_rl.rlim_max};
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &rl), 0);
+    for (int w = 0; w < 3; w++) {
+        struct iovec iov = {data + w * CHUNK, CHUNK};
+        assert_int_equal(io_queue_write(ring, fd, &iov, 1, (uint64_t)w * CHUNK, (uint64_t)w), 0);
+    }
+    struct iovec small = {data, 100};
+    assert_int_equal(io_queue_write(ring, other, &small, 1, 0, 20), 0);
+    assert_int_equal(io_queue_write(ring, 9999, &small, 1, 0, 30), 0); /* not an open fd */
+    assert_int_equal(io_queue_write(ring, 9999, &small, 1, 100, 31), 0);
+    assert_int_equal(io_submit(ring), 0);
+    assert_int_equal(io_ring_inline_rounds(ring), 1);
+    struct io_completion c[6];
+    assert_int_equal(io_reap(ring, c, 6, 0), 6);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old_rl), 0);
+    assert_int_equal(find(c, 6, 0)->result, CHUNK);
+    assert_int_equal(find(c, 6, 1)->result, -EFBIG);
+    assert_int_equal(find(c, 6, 2)->result, -ECANCELED);
+    assert_int_equal(find(c, 6, 20)->result, 100);
+    assert_int_equal(find(c, 6, 30)->result, -EBADF);
+    assert_int_equal(find(c, 6, 31)->result, -ECANCELED);
+    assert_file_equals(fd, data, LIMIT);
+    assert_file_equals(other, data, 100);
+    close(fd);
+    close(other);
+    io_ring_close(ring);
+    tu_rmdir_free(dir);
+    assert_int_equal(sigaction(SIGXFSZ, &old_sa, NULL), 0);
+}
+
 /* A full round over many files: 32 files x (write + fdatasync) = queue_depth 64 chains of two,
  * then 32 x two writes; every byte lands where it was queued. */
 static void test_full_depth_many_files(void **state)
@@ -1207,6 +1361,8 @@ int main(void)
         cmocka_unit_test(test_full_depth_many_files),
         cmocka_unit_test(test_auto_fallback_seccomp),
         cmocka_unit_test(test_uring_submit_failure_is_sticky),
+        cmocka_unit_test(test_uring_unsynced_round_runs_inline),
+        cmocka_unit_test(test_uring_inline_round_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

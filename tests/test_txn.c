@@ -481,7 +481,7 @@ static void test_fault_at_every_step(void **state)
  * at commit (linger 10 s): the decision round carries the data and the PrepareCommit together.
  * The power is lost at the Nth write or fdatasync of the engine's life (every N up to one past the
  * last op of a fault-free run), or, in the case past the end, once both commits returned: then
- * every marker written without its own fdatasync (SH5) is gone from the disk. After a reopen on
+ * every marker written without its own fdatasync (SH6) is gone from the disk. After a reopen on
  * the real backend each transaction is all-or-nothing, an acknowledged outcome is kept (T1's
  * markers in partitions 1 and 2 are repaired from its PrepareCommit while T2's records are newer:
  * COR7), and nothing pins an LSO. */

@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,153 @@ static void test_round_never_overfills_segment(void **state)
     assert_verify_clean(f->dir);
     tu_fixture_open(f);
     assert_all_read_back(f->e); /* after reopen */
+}
+
+/* ---- SH5: an append that finds its shard idle is written by the caller ------------------- */
+
+/* One thread alone, one record per rt_append, 64 KiB segments (so rounds roll segments): under
+ * sync=none and sync=always the rounds ran on the appending thread (rt_stats.rounds_inline
+ * counts them: all but the few that met the shard busy with the engine's own work) and
+ * everything reads back in order, before and after a reopen; under sync=interval, whose timer
+ * belongs to the shard thread, none did. */
+static void test_lone_appender_rounds_run_inline(void **state)
+{
+    struct tu_fixture *f = *state;
+    const enum rt_sync_mode modes[] = {RT_SYNC_NONE, RT_SYNC_ALWAYS, RT_SYNC_INTERVAL};
+    for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+        f->o.sync_mode = modes[m];
+        f->o.shard_count = 1;
+        tu_fixture_open(f);
+        assert_int_equal(rt_topic_create(f->e, TOPIC, 1), 0);
+        struct rt_stats before, after;
+        rt_stats_get(f->e, &before);
+        /* Every thread's share written by this one thread, in id order: the layout
+         * assert_all_read_back expects, with one appender at a time. */
+        for (int id = 0; id < THREADS; id++) {
+            struct appender a = {.e = f->e, .id = id};
+            appender_main(&a);
+            assert_int_equal(a.failures, 0);
+        }
+        rt_stats_get(f->e, &after);
+        uint64_t rounds = after.rounds - before.rounds;
+        uint64_t inline_rounds = after.rounds_inline - before.rounds_inline;
+        fprintf(stderr, "sync mode %d: %" PRIu64 " rounds, %" PRIu64 " inline, %" PRIu64 " rolls\n",
+                (int)modes[m], rounds, inline_rounds, after.segments_rolled);
+        assert_int_equal(after.batches_appended - before.batches_appended,
+                         THREADS * APPENDS_PER_THREAD);
+        assert_true(after.segments_rolled > 0);
+        if (modes[m] == RT_SYNC_INTERVAL) {
+            assert_int_equal(inline_rounds, 0);
+        } else {
+            assert_int_equal(rounds, THREADS * APPENDS_PER_THREAD); /* one append a round */
+            /* All but a few: the engine's own work (its timers, a request of another engine
+             * thread) may hold the shard at the moment an append arrives, which then queues. */
+            assert_true(inline_rounds <= rounds);
+            assert_true(inline_rounds * 100 >= rounds * 98);
+        }
+        assert_all_read_back(f->e);
+        reopen(f);
+        assert_all_read_back(f->e);
+        tu_fixture_close(f);
+        assert_verify_clean(f->dir);
+        tu_rmdir_free(f->dir);
+        f->dir = tu_mkdtemp();
+    }
+}
+
+struct producer_side {
+    rt_engine *e;
+    int failures;
+    _Atomic int delivered;
+    _Atomic int64_t last_offset;
+    _Atomic int out_of_order;
+};
+
+static void on_delivery(void *ctx, int err, int64_t offset, bool duplicate)
+{
+    struct producer_side *ps = ctx;
+    if (err || duplicate)
+        ps->failures++;
+    if (offset <= atomic_load(&ps->last_offset))
+        atomic_fetch_add(&ps->out_of_order, 1);
+    atomic_store(&ps->last_offset, offset);
+    atomic_fetch_add(&ps->delivered, 1);
+}
+
+/* The producer as thread THREADS - 1: its records, in order, through rt_producer_send. */
+static void *producer_main(void *arg)
+{
+    struct producer_side *ps = arg;
+    rt_producer *p = NULL;
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    if (rt_producer_open(ps->e, &po, &p) != 0) {
+        ps->failures++;
+        return NULL;
+    }
+    char value[RECORD_BYTES];
+    for (int seq = 0; seq < APPENDS_PER_THREAD; seq++) {
+        record_value(value, THREADS - 1, seq);
+        struct rt_producer_message m = {.record = {.key_len = -1,
+                                                   .value = value,
+                                                   .value_len = RECORD_BYTES,
+                                                   .timestamp_ms = 1000},
+                                        .sequence = -1};
+        if (rt_producer_send(p, TOPIC, 0, &m, on_delivery, ps) != 0)
+            ps->failures++;
+    }
+    if (rt_producer_flush(p, -1) != 0)
+        ps->failures++;
+    if (rt_producer_close(p) != 0)
+        ps->failures++;
+    return NULL;
+}
+
+/* Appenders racing for one shard, some rounds run by a caller, the rest by the shard thread:
+ * seven rt_append threads and one asynchronous producer (its batches may run inline on its
+ * sender) into one partition, under sync=none and sync=always. Every record is there exactly
+ * once and in its thread's order, offsets dense; the producer's deliveries all succeed, in
+ * offset order; rounds still carry several batches (group commit holds), and inline rounds are
+ * a subset of rounds. */
+static void test_inline_and_shard_rounds_interleave(void **state)
+{
+    struct tu_fixture *f = *state;
+    const enum rt_sync_mode modes[] = {RT_SYNC_NONE, RT_SYNC_ALWAYS};
+    for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+        f->o.sync_mode = modes[m];
+        f->o.shard_count = 1;
+        tu_fixture_open(f);
+        assert_int_equal(rt_topic_create(f->e, TOPIC, 1), 0);
+        pthread_t th[THREADS];
+        struct appender args[THREADS - 1];
+        struct producer_side ps = {.e = f->e, .last_offset = -1};
+        for (int i = 0; i < THREADS - 1; i++) {
+            args[i] = (struct appender){.e = f->e, .id = i};
+            assert_int_equal(pthread_create(&th[i], NULL, appender_main, &args[i]), 0);
+        }
+        assert_int_equal(pthread_create(&th[THREADS - 1], NULL, producer_main, &ps), 0);
+        for (int i = 0; i < THREADS; i++)
+            pthread_join(th[i], NULL);
+        for (int i = 0; i < THREADS - 1; i++)
+            assert_int_equal(args[i].failures, 0);
+        assert_int_equal(ps.failures, 0);
+        assert_int_equal(atomic_load(&ps.delivered), APPENDS_PER_THREAD);
+        assert_int_equal(atomic_load(&ps.out_of_order), 0);
+        struct rt_stats st;
+        rt_stats_get(f->e, &st);
+        fprintf(stderr,
+                "sync mode %d: %" PRIu64 " batches, %" PRIu64 " rounds, %" PRIu64 " inline\n",
+                (int)modes[m], st.batches_appended, st.rounds, st.rounds_inline);
+        assert_true(st.rounds_inline <= st.rounds);
+        assert_true(st.rounds < st.batches_appended);
+        assert_all_read_back(f->e);
+        reopen(f);
+        assert_all_read_back(f->e);
+        tu_fixture_close(f);
+        assert_verify_clean(f->dir);
+        tu_rmdir_free(f->dir);
+        f->dir = tu_mkdtemp();
+    }
 }
 
 /* ---- the roll rule at the i32 limits (no 2 GiB written) ---------------------------------- */
@@ -528,6 +676,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_never_overfills_segment, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_lone_appender_rounds_run_inline, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_inline_and_shard_rounds_interleave, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test(test_roll_rule_limits),
         cmocka_unit_test_setup_teardown(test_segment_size_option_bound, tu_fixture_setup,

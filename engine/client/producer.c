@@ -379,8 +379,20 @@ static void dispatch_ready(struct rt_producer *p)
                  * batch wholly above the persisted sequence still starts above it. */
                 b->b.base_sequence = (int32_t)(b->last_seq - (b->count - 1));
             }
+            if (pp->flight_tail)
+                pp->flight_tail->next = b;
+            else
+                pp->flight_head = b;
+            pp->flight_tail = b;
+            pp->in_flight++;
+            int rc = p->sticky_error;
+            /* The batch is the sender's alone now (only this thread walks the in-flight list):
+             * seal it (the CRC over the whole batch) and hand it over without p->lock, so the
+             * caller's sends are not held up behind the CRC. */
+            pthread_mutex_unlock(&p->lock);
             size_t len = 0;
-            int rc = batch_builder_finish(&b->b, &len);
+            if (rc == 0)
+                rc = batch_builder_finish(&b->b, &len);
             const char *why = NULL;
             if (rc == 0)
                 rc = batch_header_parse(b->buf, len, &b->req.header, &why);
@@ -390,20 +402,13 @@ static void dispatch_ready(struct rt_producer *p)
             b->req.batch = b->buf;
             b->req.len = len;
             b->req.on_done = on_batch_done;
+            /* Called without p->lock, which is all on_batch_done takes: an idle shard may run
+             * the round on this thread (SH5 in shard.c) — no shard thread wake-up. */
+            b->req.may_run_inline = true;
             b->req.owner = b;
-            if (pp->flight_tail)
-                pp->flight_tail->next = b;
-            else
-                pp->flight_head = b;
-            pp->flight_tail = b;
-            pp->in_flight++;
-            if (rc == 0 && p->sticky_error)
-                rc = p->sticky_error;
-            if (rc == 0) {
-                pthread_mutex_unlock(&p->lock);
+            if (rc == 0)
                 rc = log_append_async(p->log, &b->req); /* may wait on a full shard queue */
-                pthread_mutex_lock(&p->lock);
-            }
+            pthread_mutex_lock(&p->lock);
             if (rc) {
                 b->req.result = rc;
                 b->completed = true;

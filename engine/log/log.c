@@ -973,7 +973,7 @@ static int roll_call(struct shard *s, void *arg)
      * round (a roll must not seal a segment with writes in flight). */
     if (p->round_touched)
         return -EAGAIN;
-    if (p->unsynced) { /* SH5: lazy bytes durable through the ring before the seal */
+    if (p->unsynced) { /* SH6: lazy bytes durable through the ring before the seal */
         int rc = shard_sync_unsynced(s);
         if (rc)
             return rc;
@@ -1276,6 +1276,7 @@ void log_stats(struct log *lg, struct rt_stats *out)
     out->prewrite_fdatasyncs = atomic_load_explicit(&ps->fdatasyncs, memory_order_relaxed);
     out->prewrite_missed_bytes = atomic_load_explicit(&ps->missed_bytes, memory_order_relaxed);
     out->segments_recycled = atomic_load_explicit(&ps->recycled, memory_order_relaxed);
+    out->rounds_inline = atomic_load_explicit(&c->rounds_inline, memory_order_relaxed);
 }
 
 void log_txn_verify_set(struct log *lg,

@@ -224,14 +224,14 @@ struct marker_spec {
     int16_t producer_epoch;
     int32_t coordinator_epoch;
     int type;       /* CONTROL_COMMIT or CONTROL_ABORT */
-    bool lazy;      /* the outcome is decided by a durable record: no fdatasync (SH5) */
+    bool lazy;      /* the outcome is decided by a durable record: no fdatasync (SH6) */
     int result;     /* out: 0 or the rule that rejected it */
     int64_t offset; /* out: where the marker landed */
 };
 
 /* Writes every marker in specs: the markers of one shard go out in one group-commit round, all
  * fdatasynced whatever the sync mode, except `lazy` ones: those are published once written and
- * become durable with their file's next fdatasync (shard.c SH5). Returns 0 when all landed,
+ * become durable with their file's next fdatasync (shard.c SH6). Returns 0 when all landed,
  * else the first failure (each spec's result says which). */
 int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n);
 
@@ -261,7 +261,7 @@ struct log_producer_view {
 int log_producer_state(struct log *lg, struct partition *p, int64_t producer_id,
                        struct log_producer_view *out);
 
-/* Fdatasyncs every partition written since its last fdatasync (lazy markers, SH5), on every
+/* Fdatasyncs every partition written since its last fdatasync (lazy markers, SH6), on every
  * shard; returns once all are durable. */
 int log_sync_unsynced(struct log *lg);
 

@@ -107,7 +107,7 @@ struct partition {
     bool round_deferred;        /* a request was pushed to the next round; keep order */
     bool unsynced;              /* written since the last fdatasync (sync=interval) */
     bool round_force_sync;      /* a marker in this round: fdatasync whatever the sync mode */
-    bool round_lazy_only;       /* every batch of this round is a lazy marker (SH5) */
+    bool round_lazy_only;       /* every batch of this round is a lazy marker (SH6) */
     bool frozen;                /* PA5: a round that wrote here failed; writer calls refuse */
     int64_t snapshot_offset;    /* newest producer snapshot written or loaded, -1 none */
     struct open_txn *open_txns; /* sorted by first_offset: [0] pins the LSO */

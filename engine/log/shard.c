@@ -20,6 +20,24 @@
  * (invariants SH1-SH4 below). So readers never see bytes that are not acknowledged, before or
  * after a reopen, and one fdatasync serves every batch of every producer that landed in that
  * file during the round.
+ *
+ * Who runs a round (issue 14 item 4: a lone producer without thread hops). Normally the shard
+ * thread. But when an APPEND arrives at an idle shard — no round running, nothing queued, not
+ * stopping — the submitter runs that one-request round on its own thread (shard_submit always;
+ * shard_submit_async when the request says may_run_inline), so a lone caller pays no wake-up of
+ * the shard thread and no wake-up back: with io_uring's inline rounds (io.h, IO_UNSYNCED_INLINE)
+ * an rt_append under sync=none is one pwritev on the caller's thread. Appends that arrive while
+ * it runs queue as usual and the shard thread takes them after it (group commit is unchanged:
+ * whoever runs a round, the next one holds everything queued meanwhile). Not under
+ * sync=interval, whose timer and byte trigger belong to the shard thread.
+ *   SH5. At most one thread runs rounds of a shard at a time: the shard thread from taking a
+ *        list until it re-locks after the round and its timed work (thread_busy), an inline
+ *        submitter from the idle check until it re-locks after its round (inline_running); the
+ *        round state (partitions' writer state, iov, cqes, the ring) is handed between them
+ *        under s->lock. An inline round holds exactly one APPEND and starts only with the queue
+ *        empty, so arrival order per partition is kept; what it defers goes to the queue's
+ *        head for the shard thread. No inline round starts while the shard thread waits for
+ *        one to end (it then has queued work or a due timer), so it is never starved.
  */
 #include "shard.h"
 
@@ -236,7 +254,7 @@ static void run_retention(struct shard *s, int64_t now_ms)
  * touched partition is published again (PA5), the round's bytes are overwritten with zeros (so a
  * reopen does not find them either) and every included request gets RT_E_IO_FAILED. An append
  * reported failed is never visible.
- *   SH5. A partition whose batches in a round are all lazy markers (a transaction decided by a
+ *   SH6. A partition whose batches in a round are all lazy markers (a transaction decided by a
  *        durable coordinator record, coordinator.c CO9) is written but not fdatasynced, and
  *        published once written: it stays `unsynced` until the next round that syncs its file
  *        (which covers it: same file, earlier bytes), a seal, or shard_sync_unsynced. A lost
@@ -383,7 +401,7 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
     }
     if (p->unsynced && !p->round_touched && rd->sync_always &&
         partition_roll_due(p, r->len, r->header.last_offset_delta, rd->now_ms)) {
-        /* SH5: a lazy marker is made durable through the ring before its segment is sealed
+        /* SH6: a lazy marker is made durable through the ring before its segment is sealed
          * (the seal syncs with a plain fdatasync, and the producer snapshot taken at the roll
          * describes the state after the marker). The ring is empty during placement (SH3). */
         const char *what = "";
@@ -516,7 +534,7 @@ static void round_place(struct shard *s, struct round *rd, struct shard_request 
 #endif
 }
 
-/* Whether the io stage fdatasyncs p's file this round (SH5: not for lazy markers alone). */
+/* Whether the io stage fdatasyncs p's file this round (SH6: not for lazy markers alone). */
 static bool round_syncs(const struct round *rd, const struct partition *p)
 {
     return (rd->sync_always && !p->round_lazy_only) || p->round_force_sync;
@@ -637,6 +655,8 @@ static void round_publish(struct shard *s, struct round *rd)
     }
     shard_notify_watch(s); /* one call per round that published */
     atomic_fetch_add_explicit(&s->env.counters->rounds, 1, memory_order_relaxed);
+    if (s->round_inline)
+        atomic_fetch_add_explicit(&s->env.counters->rounds_inline, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->env.counters->batches_appended, batches, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->env.counters->bytes_appended, bytes, memory_order_relaxed);
     s->bytes_since_sync += bytes;
@@ -686,7 +706,14 @@ static void *shard_main(void *arg)
     s->last_retention_ms = s->last_sync_ms;
     pthread_mutex_lock(&s->lock);
     for (;;) {
-        while (!s->head && !deferred && !s->stopping) {
+        while (s->inline_running || (!s->head && !deferred && !s->stopping)) {
+            if (s->inline_running) {
+                /* A submitter runs a round (SH5): its end signals has_work. */
+                s->thread_waits_inline = true;
+                pthread_cond_wait(&s->has_work, &s->lock);
+                s->thread_waits_inline = false;
+                continue;
+            }
             int64_t now = fs_monotonic_ms();
             int64_t wait_ms = s->env.retention_check_ms;
             if (s->env.sync_mode == RT_SYNC_INTERVAL && s->bytes_since_sync > 0) {
@@ -708,9 +735,11 @@ static void *shard_main(void *arg)
                 ts.tv_nsec -= 1000000000;
             }
             pthread_cond_timedwait(&s->has_work, &s->lock, &ts);
-            if (!s->head && !s->stopping)
+            if (!s->head && !s->stopping && !s->inline_running)
                 break; /* a timer is due: fall through to the timed work */
         }
+        assert(!s->inline_running);
+        s->thread_busy = true; /* SH5 */
         struct shard_request *list = s->head;
         s->head = s->tail = NULL;
         s->queued = 0;
@@ -742,6 +771,7 @@ static void *shard_main(void *arg)
             run_retention(s, now);
 
         pthread_mutex_lock(&s->lock);
+        s->thread_busy = false;
         pthread_cond_broadcast(&s->done);
         if (stopping && !s->head && !deferred)
             break;
@@ -802,6 +832,47 @@ static int enqueue_locked(struct shard *s, struct shard_request *req)
     return 0;
 }
 
+/* SH5: may req run as its own round on the calling thread now? Lock held. */
+static bool inline_allowed_locked(const struct shard *s, const struct shard_request *req)
+{
+    /* thread_waits_inline: the shard thread has work waiting for the inline round to end (a
+     * queued request or a due timer): the next round is its, so a caller appending in a tight
+     * loop cannot starve it. */
+    return req->kind == SHARD_REQ_APPEND && !s->thread_busy && !s->inline_running &&
+           !s->thread_waits_inline && !s->head && !s->stopping && !s->env.read_only &&
+           s->env.sync_mode != RT_SYNC_INTERVAL;
+}
+
+/* Runs req's round on the calling thread (SH5). Called and returns with the lock held; drops it
+ * for the round. Whatever the round deferred goes to the head of the queue for the shard
+ * thread, which is woken only when there is something for it (work, or it waits on us). */
+static void run_inline_locked(struct shard *s, struct shard_request *req)
+{
+    assert(inline_allowed_locked(s, req));
+    s->inline_running = true;
+    pthread_mutex_unlock(&s->lock);
+    struct shard_request *deferred = NULL;
+    s->round_inline = true;       /* counted by round_publish if the round publishes */
+    run_round(s, req, &deferred); /* req may be freed by its on_done: not touched after */
+    s->round_inline = false;
+    pthread_mutex_lock(&s->lock);
+    assert(s->inline_running && !s->thread_busy);
+    s->inline_running = false;
+    if (deferred) {
+        struct shard_request *last = deferred;
+        uint32_t n = 1;
+        for (; last->next; last = last->next)
+            n++;
+        last->next = s->head;
+        if (!s->head)
+            s->tail = last;
+        s->head = deferred;
+        s->queued += n;
+    }
+    if (s->head || s->stopping || s->thread_waits_inline)
+        pthread_cond_signal(&s->has_work);
+}
+
 int shard_submit_async(struct shard *s, struct shard_request *req)
 {
     assert(req->on_done);
@@ -811,7 +882,11 @@ int shard_submit_async(struct shard *s, struct shard_request *req)
     req->duplicate = false;
     req->rule = NULL;
     pthread_mutex_lock(&s->lock);
-    int rc = enqueue_locked(s, req);
+    int rc = 0;
+    if (req->may_run_inline && inline_allowed_locked(s, req))
+        run_inline_locked(s, req); /* on_done has run */
+    else
+        rc = enqueue_locked(s, req);
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
@@ -865,10 +940,14 @@ int shard_submit(struct shard *s, struct shard_request *req)
     req->rule = NULL;
     req->on_done = NULL;
     pthread_mutex_lock(&s->lock);
-    int rc = enqueue_locked(s, req);
-    if (rc) {
-        pthread_mutex_unlock(&s->lock);
-        return rc;
+    if (inline_allowed_locked(s, req)) {
+        run_inline_locked(s, req); /* done, unless the round deferred it to the shard thread */
+    } else {
+        int rc = enqueue_locked(s, req);
+        if (rc) {
+            pthread_mutex_unlock(&s->lock);
+            return rc;
+        }
     }
     while (!atomic_load_explicit(&req->done, memory_order_acquire))
         pthread_cond_wait(&s->done, &s->lock);

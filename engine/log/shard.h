@@ -35,6 +35,7 @@ struct engine_counters {
     _Atomic uint64_t producers_expired;
     _Atomic uint64_t snapshots_written;
     _Atomic uint64_t snapshots_rejected;
+    _Atomic uint64_t rounds_inline; /* rounds run by a submitter (SH5 in shard.c) */
 };
 
 /* Who hears that a round published new high watermarks (rt_append_watch_set). The shard calls
@@ -77,15 +78,20 @@ struct shard_request {
     bool duplicate;      /* out: a producer batch that was already appended */
     const char *rule;    /* out: the producer-state rule that rejected the batch */
     /* Asynchronous completion: called once on the shard thread after the out fields are set.
-     * The request must stay valid until then; it may be freed or reused inside the callback. */
+     * The request must stay valid until then; it may be freed or reused inside the callback.
+     * With may_run_inline it may instead run on the submitting thread, before
+     * shard_submit_async returns (SH5 in shard.c). */
     void (*on_done)(struct shard_request *req);
+    /* shard_submit_async only: the submitter holds no lock on_done takes and accepts running
+     * the round itself when the shard is idle (SH5). shard_submit always accepts it. */
+    bool may_run_inline;
     void *owner;
     /* Transaction markers (control batches written by the coordinator's marker API). */
     int32_t coordinator_epoch;
     int marker_type; /* enum control_type */
     bool force_sync; /* fdatasync this batch's file in its round whatever the sync mode */
     /* A marker of a transaction already decided (coordinator.c CO9): published once written;
-     * its file is fdatasynced only if another batch of the round needs it (SH5). */
+     * its file is fdatasynced only if another batch of the round needs it (SH6). */
     bool lazy_sync;
     bool coordinator; /* coordinator origin: epoch fencing only, no sequence rules */
     /* Set by the shard between check and apply. */
@@ -110,10 +116,18 @@ struct shard {
     struct shard_request *head, *tail;
     uint32_t queued;
     bool stopping;
+    /* Who runs rounds (SH5 in shard.c), under lock: the shard thread while it works through a
+     * list (thread_busy), or one submitter running its own append (inline_running); never
+     * both. thread_waits_inline: the shard thread waits for an inline round to end. */
+    bool thread_busy;
+    bool inline_running;
+    bool thread_waits_inline;
 
-    /* shard thread only */
+    /* The round's state: touched only by whoever runs rounds (the shard thread, or an inline
+     * submitter while inline_running), handed over under lock. */
     struct partition **partitions;
     uint32_t partition_count, partition_capacity;
+    bool round_inline; /* the round running is an inline one (stats) */
     struct iovec *iov;
     uint32_t iov_capacity;
     struct io_completion *cqes;
@@ -138,16 +152,19 @@ int shard_add_partition(struct shard *s, struct partition *p);
  * is still visited), else 0. */
 int shard_enforce_retention(struct shard *s);
 
-/* Queues req and waits until the shard has run it. Returns req->result (RT_E_CLOSED after
- * shard_stop began). */
+/* Queues req and waits until the shard has run it, or (an APPEND, when the shard is idle) runs
+ * its round on the calling thread (SH5). Returns req->result (RT_E_CLOSED after shard_stop
+ * began). */
 int shard_submit(struct shard *s, struct shard_request *req);
 
 /* Queues req (which must have on_done set) and returns at once; blocks only while the queue is
- * full. Returns 0, or RT_E_CLOSED without queuing (on_done is then not called). */
+ * full. With req->may_run_inline and an idle shard, runs the round on the calling thread and
+ * calls on_done before returning (SH5). Returns 0, or RT_E_CLOSED without queuing (on_done is
+ * then not called). */
 int shard_submit_async(struct shard *s, struct shard_request *req);
 
 /* Fdatasyncs every partition of the shard written without a sync since its last one (lazy
- * markers, SH5; sync=interval's unsynced tail). On the shard thread (a SHARD_REQ_CALL). */
+ * markers, SH6; sync=interval's unsynced tail). On the shard thread (a SHARD_REQ_CALL). */
 int shard_sync_unsynced(struct shard *s);
 
 /* Queues n requests at once (so they share the next round) and waits for all of them. Returns

@@ -70,7 +70,7 @@
  *        meanwhile (its lock dropped so the producer's sender can run; every other operation is
  *        refused, the timer skips it, compaction waits); (c) the outcome is decided once the
  *        PrepareCommit and every batch are durable — only then are the markers written, lazily
- *        (published once written, no fdatasync of their own: shard.c SH5), and commit returns
+ *        (published once written, no fdatasync of their own: shard.c SH6), and commit returns
  *        once they are visible; CompleteCommit follows, lazily too. If a batch failed after the
  *        PrepareCommit was durable, PrepareAbort (0x7202) is written durably, then ABORT markers.
  *   CO10. A one-round Prepare* found as an id's last value at open is completed from the
@@ -434,7 +434,7 @@ static void async_write_done(struct shard_request *r)
 }
 
 /* Appends one record without waiting (fdatasynced in its round, or with `lazy` only with the
- * log's next fdatasync: SH5). Safe for Complete* records: anything that depends on them (the
+ * log's next fdatasync: SH6). Safe for Complete* records: anything that depends on them (the
  * id's next record) goes to the same log partition later, so it can be durable only if this one
  * is; and after a one-round commit nothing depends on it at all (CO10 completes the
  * PrepareCommit again from the partitions' state, finding every marker there). */
