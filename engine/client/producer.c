@@ -5,7 +5,7 @@
  * as it is sent (one copy, from the caller's buffers into the batch). A batch is closed when it
  * reaches batch_size_bytes or batch_records_max records, when its oldest record is linger_ms
  * old, when a named producer's sequence jumps or its null-key records enter the next span, or
- * on flush; closed batches are sealed (header and CRC, on the sender thread)
+ * on flush; closed batches are sealed (header and CRC, on a sender-pool thread)
  * and handed to the partition's shard asynchronously, at most max_in_flight per partition at a
  * time, in order, so the partition sees each producer's sequences in order.
  *
@@ -18,10 +18,22 @@
  * partition under their raw ids: only the identity keeps every partition's sequences increasing
  * for any mix of keyed and null-key records.)
  *
- * Threads: the caller's thread encodes; one sender thread per producer seals and hands over
- * batches and runs the linger timer; completions arrive on shard threads, which only record the
- * outcome and wake the sender (a shard thread must never wait on a shard queue). Delivery
- * callbacks run on the sender thread, outside the producer's lock.
+ * Threads: the caller's thread encodes; the producer has no thread of its own. Its send-side
+ * work — seal and hand over closed batches, close batches whose linger ran out, deliver — is one
+ * task on the engine's sender pool (sender_pool.c), run a pass at a time on one of a few threads
+ * shared by every producer; completions arrive on shard threads, which only record the outcome
+ * and wake the task (a shard thread must never wait on a shard queue nor run a callback).
+ * Delivery callbacks run in the task's pass on a pool thread, outside the producer's lock.
+ *
+ * PR2. The producer's task runs on one pool thread at a time (SP1), so its hand-overs and its
+ *      deliveries keep their order per partition as a sender thread of its own kept them. Every
+ *      change that gives the task work wakes it: a closed batch, a completion, a flush; a new
+ *      open batch arms its linger deadline.
+ * PR3. Per-partition state is allocated on the partition's first send and kept until close:
+ *      its sequences must survive idleness, or a later batch would be out of order.
+ * PR4. An idle producer (no batch open, ready or in flight) holds no batch buffer: the pool of
+ *      PR1 is emptied when the last batch is acknowledged, so an idle producer costs its struct
+ *      and ~100 B per partition written to (docs/limits.md), and no thread.
  *
  * Errors: there is no retriable append error in an embedded engine — a full queue is
  * back-pressure (the sender waits), and write failures are sticky — so the first failed batch
@@ -46,6 +58,7 @@
 #include "log.h"
 #include "murmur2.h"
 #include "producer.h"
+#include "sender_pool.h"
 #include "txn.h"
 
 #define PRODUCER_PARTITIONS_MAX 4096
@@ -100,12 +113,15 @@ struct rt_producer {
     int16_t epoch;
 
     pthread_mutex_t lock;
-    pthread_cond_t sender_wake; /* work for the sender */
-    pthread_cond_t changed;     /* a batch completed, memory freed, or flush progress */
-    pthread_t sender;
-    bool stopping;
+    pthread_cond_t changed; /* a batch completed, memory freed, or flush progress */
+    /* PR2: the producer's send-side work, run by the engine's sender pool (sender_pool.c) */
+    struct sender_pool *senders;
+    struct sender_task task;
 
-    struct ppart *parts;
+    /* PR3: one entry per partition written to, each allocated on its first send and kept
+     * (its sequences must survive idleness); the pointer array grows by doubling. Batches
+     * point at their entry, whose address never changes. */
+    struct ppart **parts;
     uint32_t part_count, part_capacity;
     struct sticky_topic *sticky;
     uint32_t sticky_count, sticky_capacity;
@@ -143,6 +159,16 @@ void rt_producer_options_init(struct rt_producer_options *o)
 static int64_t mono_ms(void)
 {
     return fs_monotonic_ms();
+}
+
+/* A producer's own delivery callback calling back into it would wait for the very pass that
+ * runs the callback (ringtail.h, Threads). */
+static int own_callback_refused(const char *call)
+{
+    return error_set(RT_E_INVALID_ARGUMENT,
+                     "%s: called from one of this producer's own delivery callbacks, which "
+                     "run inside its sender pass (call it from another thread)",
+                     call);
 }
 
 static bool txn_partition_added(const struct rt_producer *p, const struct partition *part);
@@ -220,8 +246,8 @@ static struct pbatch *batch_take(struct rt_producer *p, size_t cap)
 static struct ppart *part_find(struct rt_producer *p, struct partition *part)
 {
     for (uint32_t i = 0; i < p->part_count; i++)
-        if (p->parts[i].part == part)
-            return &p->parts[i];
+        if (p->parts[i]->part == part)
+            return p->parts[i];
     return NULL;
 }
 
@@ -237,7 +263,7 @@ static void close_open_batch(struct rt_producer *p, struct ppart *pp)
     else
         pp->ready_head = b;
     pp->ready_tail = b;
-    pthread_cond_signal(&p->sender_wake);
+    sender_pool_wake(p->senders, &p->task);
 }
 
 static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int32_t base_seq)
@@ -249,8 +275,10 @@ static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int3
     while (p->memory_bytes + cap > p->opts.buffer_memory_bytes && p->outstanding > 0 &&
            !p->sticky_error) {
         for (uint32_t i = 0; i < p->part_count; i++)
-            close_open_batch(p, &p->parts[i]);
+            close_open_batch(p, p->parts[i]);
+        sender_pool_blocking_begin(); /* a callback sending into another producer (SP4) */
         pthread_cond_wait(&p->changed, &p->lock);
+        sender_pool_blocking_end();
     }
     if (p->sticky_error)
         return p->sticky_error;
@@ -269,19 +297,22 @@ static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int3
     p->memory_bytes += cap;
     p->outstanding++;
     pp->open = b;
-    pthread_cond_signal(&p->sender_wake); /* its linger deadline may be the nearest */
+    sender_pool_arm(p->senders, &p->task, b->opened_ms + p->opts.linger_ms); /* its linger */
     return 0;
 }
 
-/* ---- completion (shard thread) and delivery (sender thread) ---- */
+/* ---- completion (shard thread) and delivery (sender pool) ---- */
 
+/* On the shard thread: records the outcome and wakes the producer's task. Both locks are held
+ * only for a moment (SP3), and the wake happens under the producer's lock: once it is dropped
+ * the pool may deliver the batch and a close may free the producer. */
 static void on_batch_done(struct shard_request *req)
 {
     struct pbatch *b = (struct pbatch *)req;
     struct rt_producer *p = b->producer;
     pthread_mutex_lock(&p->lock);
     b->completed = true;
-    pthread_cond_signal(&p->sender_wake);
+    sender_pool_wake(p->senders, &p->task);
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -290,7 +321,7 @@ static void on_batch_done(struct shard_request *req)
 static void deliver_completed(struct rt_producer *p)
 {
     for (uint32_t i = 0; i < p->part_count; i++) {
-        struct ppart *pp = &p->parts[i];
+        struct ppart *pp = p->parts[i];
         while (pp->flight_head && pp->flight_head->completed) {
             struct pbatch *b = pp->flight_head;
             pp->flight_head = b->next;
@@ -330,9 +361,19 @@ static void dispatch_ready(struct rt_producer *p)
 {
     /* A transaction's partitions are added (durably, in one coordinator call) before their
      * first batch goes out; if that fails, their batches fail with it. */
-    int add_rc = p->transactional && p->txn != TXN_UNINITIALISED ? txn_add_pending(p) : 0;
+    int add_rc = 0;
+    if (p->transactional && p->txn != TXN_UNINITIALISED) {
+        bool writes = false; /* txn_add_pending writes durably only when one is not added yet */
+        for (uint32_t i = 0; i < p->txn_part_count && !writes; i++)
+            writes = !p->txn_added[i];
+        if (writes)
+            sender_pool_blocking_begin(); /* SP4 */
+        add_rc = txn_add_pending(p);
+        if (writes)
+            sender_pool_blocking_end();
+    }
     for (uint32_t i = 0; i < p->part_count; i++) {
-        struct ppart *pp = &p->parts[i];
+        struct ppart *pp = p->parts[i];
         bool pending = p->transactional && pp->ready_head && !txn_partition_added(p, pp->part);
         if (pending && add_rc == 0)
             continue; /* noted while the coordinator call ran: added on the next pass */
@@ -401,7 +442,9 @@ static void dispatch_ready(struct rt_producer *p)
                 rc = p->sticky_error;
             if (rc == 0) {
                 pthread_mutex_unlock(&p->lock);
-                rc = log_append_async(p->log, &b->req); /* may wait on a full shard queue */
+                sender_pool_blocking_begin(); /* may wait on a full shard queue (SP4) */
+                rc = log_append_async(p->log, &b->req);
+                sender_pool_blocking_end();
                 pthread_mutex_lock(&p->lock);
             }
             if (rc) {
@@ -412,66 +455,64 @@ static void dispatch_ready(struct rt_producer *p)
     }
 }
 
-static bool any_open_expired(struct rt_producer *p, int64_t now, int64_t *next_due)
+/* Closes open batches whose linger ran out; the nearest deadline still ahead goes to next_due. */
+static void close_expired(struct rt_producer *p, int64_t now, int64_t *next_due)
 {
-    bool any = false;
     for (uint32_t i = 0; i < p->part_count; i++) {
-        struct pbatch *b = p->parts[i].open;
+        struct pbatch *b = p->parts[i]->open;
         if (!b)
             continue;
         int64_t due = b->opened_ms + p->opts.linger_ms;
-        if (due <= now || p->flush_requested) {
-            close_open_batch(p, &p->parts[i]);
-            any = true;
-        } else if (due < *next_due) {
+        if (due <= now)
+            close_open_batch(p, p->parts[i]);
+        else if (due < *next_due)
             *next_due = due;
-        }
     }
-    return any;
 }
 
-static void *sender_main(void *arg)
+/* PR4: an idle producer (nothing open, ready or in flight) gives its pooled batch buffers back,
+ * so what it holds is its struct and per-partition sequences (docs/limits.md). Lock held. */
+static void trim_if_idle(struct rt_producer *p)
 {
-    struct rt_producer *p = arg;
-    pthread_mutex_lock(&p->lock);
-    for (;;) {
-        int64_t now = mono_ms();
-        int64_t next_due = now + 1000;
-        any_open_expired(p, now, &next_due);
-        dispatch_ready(p);
-        deliver_completed(p);
-        bool idle = p->outstanding == 0;
-        if (p->stopping && idle)
-            break;
-        bool work = false;
-        for (uint32_t i = 0; i < p->part_count && !work; i++) {
-            struct ppart *pp = &p->parts[i];
-            work = (pp->ready_head && pp->in_flight < p->opts.max_in_flight) ||
-                   (pp->flight_head && pp->flight_head->completed);
-        }
-        if (work)
-            continue;
-        int64_t wait_ms = next_due - mono_ms();
-        if (wait_ms < 1)
-            wait_ms = 1;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += wait_ms / 1000;
-        ts.tv_nsec += (wait_ms % 1000) * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&p->sender_wake, &p->lock, &ts);
+    if (p->outstanding > 0)
+        return;
+    while (p->pool) {
+        struct pbatch *b = p->pool;
+        p->pool = b->next;
+        p->pooled_bytes -= b->cap;
+        batch_destroy(b);
     }
+    assert(p->pooled_bytes == 0);
+}
+
+/* The producer's task (PR2), one pass on a sender-pool thread: what a sender thread of its own
+ * did in one turn of its loop. Returns the nearest linger deadline, or -1 with nothing open. */
+static int64_t producer_pass(struct sender_task *t)
+{
+    struct rt_producer *p = (struct rt_producer *)((char *)t - offsetof(struct rt_producer, task));
+    pthread_mutex_lock(&p->lock);
+    int64_t next_due = INT64_MAX;
+    close_expired(p, mono_ms(), &next_due);
+    dispatch_ready(p);
+    deliver_completed(p);
+    bool work = false;
+    for (uint32_t i = 0; i < p->part_count && !work; i++) {
+        struct ppart *pp = p->parts[i];
+        work = (pp->ready_head && pp->in_flight < p->opts.max_in_flight) ||
+               (pp->flight_head && pp->flight_head->completed);
+    }
+    if (work)
+        sender_pool_wake(p->senders, t); /* SP1: runs again when this pass ends */
+    trim_if_idle(p);
     pthread_mutex_unlock(&p->lock);
-    return NULL;
+    return next_due == INT64_MAX ? -1 : next_due;
 }
 
 /* ---- public API ---- */
 
-int producer_open(struct log *lg, struct txn *t, const struct rt_producer_options *opts_in,
-                  _Atomic uint32_t *open_count, rt_producer **out)
+int producer_open(struct log *lg, struct txn *t, struct sender_pool *senders,
+                  const struct rt_producer_options *opts_in, _Atomic uint32_t *open_count,
+                  rt_producer **out)
 {
     if (!out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_open: NULL argument");
@@ -507,6 +548,8 @@ int producer_open(struct log *lg, struct txn *t, const struct rt_producer_option
         return -ENOMEM;
     p->log = lg;
     p->txn_layer = t;
+    p->senders = senders;
+    sender_task_init(&p->task, producer_pass);
     p->open_count = open_count;
     p->opts = opts;
     int rc = 0;
@@ -556,15 +599,8 @@ int producer_open(struct log *lg, struct txn *t, const struct rt_producer_option
         return rc;
     }
     pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->sender_wake, NULL);
     pthread_cond_init(&p->changed, NULL);
-    rc = pthread_create(&p->sender, NULL, sender_main, p);
-    if (rc) {
-        pthread_mutex_destroy(&p->lock);
-        free(p);
-        return -rc;
-    }
-    *out = p;
+    *out = p; /* no thread of its own (PR2): its task joins the pool at its first wake */
     return 0;
 }
 
@@ -589,18 +625,6 @@ static struct ppart *part_get(struct rt_producer *p, struct partition *part, int
                          "a producer writes to at most %d partitions", PRODUCER_PARTITIONS_MAX);
         return NULL;
     }
-    if (p->part_count == p->part_capacity) {
-        /* Batches point at their ppart: grow only while none exists yet would be fragile, so
-         * the array is allocated once at its maximum on first use. */
-        if (!p->parts) {
-            p->parts = calloc(PRODUCER_PARTITIONS_MAX, sizeof(*p->parts));
-            if (!p->parts) {
-                *err = -ENOMEM;
-                return NULL;
-            }
-            p->part_capacity = PRODUCER_PARTITIONS_MAX;
-        }
-    }
     int64_t last = -1;
     if (p->named) {
         /* Continue after what the partition already holds for this name. */
@@ -614,8 +638,25 @@ static struct ppart *part_get(struct rt_producer *p, struct partition *part, int
         if ((pp = part_find(p, part)) != NULL)
             return pp;
     }
-    pp = &p->parts[p->part_count++];
-    memset(pp, 0, sizeof(*pp));
+    if (p->part_count == p->part_capacity) {
+        /* PR3: only the pointer array moves; batches point at the entries themselves. */
+        uint32_t cap = p->part_capacity ? p->part_capacity * 2 : 4;
+        if (cap > PRODUCER_PARTITIONS_MAX)
+            cap = PRODUCER_PARTITIONS_MAX;
+        struct ppart **a = realloc(p->parts, cap * sizeof(*a));
+        if (!a) {
+            *err = -ENOMEM;
+            return NULL;
+        }
+        p->parts = a;
+        p->part_capacity = cap;
+    }
+    pp = calloc(1, sizeof(*pp));
+    if (!pp) {
+        *err = -ENOMEM;
+        return NULL;
+    }
+    p->parts[p->part_count++] = pp;
     pp->part = part;
     pp->last_seq = last;
     pp->next_seq = last + 1;
@@ -743,8 +784,8 @@ static void adopt_identity(struct rt_producer *p, int64_t pid, int16_t epoch)
     p->producer_id = pid;
     p->epoch = epoch;
     for (uint32_t i = 0; i < p->part_count; i++) {
-        p->parts[i].next_seq = 0;
-        p->parts[i].last_seq = -1;
+        p->parts[i]->next_seq = 0;
+        p->parts[i]->last_seq = -1;
     }
 }
 
@@ -916,6 +957,8 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
         rec->timestamp_ms < -1)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_send: invalid record lengths, "
                                                 "pointers or timestamp");
+    if (sender_pool_in_task(&p->task))
+        return own_callback_refused("rt_producer_send");
     if (msg->sequence < -1 || msg->sequence > INT32_MAX)
         return error_set(RT_E_INVALID_ARGUMENT, "sequence must be -1 or 0..INT32_MAX");
     if (msg->sequence >= 0 && !p->named)
@@ -1086,11 +1129,14 @@ int rt_producer_flush(rt_producer *p, int32_t timeout_ms)
     error_clear();
     if (!p)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_flush: NULL producer");
+    if (sender_pool_in_task(&p->task))
+        return own_callback_refused("rt_producer_flush");
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : mono_ms() + timeout_ms;
     pthread_mutex_lock(&p->lock);
     for (uint32_t i = 0; i < p->part_count; i++)
-        close_open_batch(p, &p->parts[i]);
-    pthread_cond_signal(&p->sender_wake);
+        close_open_batch(p, p->parts[i]);
+    sender_pool_wake(p->senders, &p->task);
+    sender_pool_blocking_begin(); /* a callback flushing another producer (SP4) */
     int rc = 0;
     while (p->outstanding > 0) {
         if (mono_ms() >= deadline) {
@@ -1104,8 +1150,10 @@ int rt_producer_flush(rt_producer *p, int32_t timeout_ms)
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000;
         }
-        pthread_cond_timedwait(&p->changed, &p->lock, &ts);
+        if (pthread_cond_timedwait(&p->changed, &p->lock, &ts) == ETIMEDOUT)
+            sender_pool_wake(p->senders, &p->task); /* retries a pool thread that failed to start */
     }
+    sender_pool_blocking_end();
     if (rc == 0 && p->first_error) {
         rc = error_set(p->first_error, "a batch failed: %s", rt_strerror(p->first_error));
         p->first_error = 0;
@@ -1131,16 +1179,17 @@ int rt_producer_close(rt_producer *p)
     error_clear();
     if (!p)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_close: NULL producer");
+    if (sender_pool_in_task(&p->task))
+        return own_callback_refused("rt_producer_close"); /* nothing freed: it is in use */
     int rc = rt_producer_flush(p, -1);
     if (p->coordinator)
         coordinator_release(p->coordinator, p->txn_id);
-    pthread_mutex_lock(&p->lock);
-    p->stopping = true;
-    pthread_cond_signal(&p->sender_wake);
-    pthread_mutex_unlock(&p->lock);
-    pthread_join(p->sender, NULL);
+    /* SP5: nothing is in flight, so no shard thread wakes the task any more; this waits for a
+     * pass still finishing and takes the task out of the pool. */
+    sender_pool_detach(p->senders, &p->task);
     for (uint32_t i = 0; i < p->part_count; i++) {
-        assert(!p->parts[i].open && !p->parts[i].ready_head && !p->parts[i].flight_head);
+        assert(!p->parts[i]->open && !p->parts[i]->ready_head && !p->parts[i]->flight_head);
+        free(p->parts[i]);
     }
     while (p->pool) {
         struct pbatch *b = p->pool;
@@ -1151,7 +1200,6 @@ int rt_producer_close(rt_producer *p)
     free(p->sticky);
     free(p->txn_parts);
     free(p->txn_added);
-    pthread_cond_destroy(&p->sender_wake);
     pthread_cond_destroy(&p->changed);
     pthread_mutex_destroy(&p->lock);
     _Atomic uint32_t *open_count = p->open_count;
