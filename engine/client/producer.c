@@ -442,9 +442,9 @@ static void dispatch_ready(struct rt_producer *p)
                 rc = p->sticky_error;
             if (rc == 0) {
                 pthread_mutex_unlock(&p->lock);
-                sender_pool_blocking_begin(); /* may wait on a full shard queue (SP4) */
+                /* May wait on a full shard queue: back-pressure from the disk, which drains
+                 * without the pool, so no thread stands in (SP4). */
                 rc = log_append_async(p->log, &b->req);
-                sender_pool_blocking_end();
                 pthread_mutex_lock(&p->lock);
             }
             if (rc) {

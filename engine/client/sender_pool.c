@@ -24,8 +24,11 @@
  * SP4. Threads: a wake starts one while fewer than SENDER_POOL_THREADS_MIN are alive and none
  *      is idle; beyond that, one more starts (up to SENDER_POOL_THREADS_MAX) whenever work is
  *      queued, no thread is idle and every live thread is blocked (sender_pool_blocking_begin),
- *      so one task waiting for the disk, a full shard queue or another producer never holds up
- *      the others. A thread above the minimum that found no work for SENDER_POOL_IDLE_EXIT_MS
+ *      so a task waiting for a durable coordinator write or for another producer (a callback
+ *      sending into or flushing it) never holds up the others, and a pass that needs another
+ *      task's progress always finds a thread for it. A full shard queue is not such a wait: it
+ *      drains without the pool, and standing in for it would only start threads that queue on
+ *      it too. A thread above the minimum that found no work for SENDER_POOL_IDLE_EXIT_MS
  *      exits. A failed thread start leaves the work queued for the next wake to retry.
  * SP5. After sender_pool_detach returns the pool holds no reference to the task, and it is
  *      never queued again; its owner guarantees no wake after that (a closed producer has no
