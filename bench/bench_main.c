@@ -1147,8 +1147,8 @@ static void run_mem(void)
             r->records = l.live;
             r->bytes_per_item = (double)l.heap_closed_bytes / l.live;
             snprintf(r->note, sizeof(r->note),
-                     "per producer: %.0f B heap allocated while open, %.0f B anon RSS (with its "
-                     "sender thread); %.0f B heap kept per id after close",
+                     "per producer: %.0f B heap allocated while open, %.0f B anon RSS (no thread "
+                     "of its own: the engine's sender pool); %.0f B heap kept per id after close",
                      (double)l.heap_live_bytes / l.live, (double)l.anon_live_bytes / l.live,
                      (double)l.heap_closed_bytes / l.live);
         }
