@@ -31,9 +31,10 @@
  *     callback's call into another producer; at most 256; none before the first producer
  *     sends). A producer's callbacks run one at a time, in offset order per partition, outside
  *     the producer's lock, on whichever pool thread runs its turn. They may call
- *     rt_producer_send and rt_producer_flush of another producer (and any rt_* call on the
- *     engine); a call back into their own producer (send, flush, close; commit and abort flush)
- *     returns RT_E_INVALID_ARGUMENT, since it would wait for the turn running the callback. They
+ *     rt_producer_send and rt_producer_flush of another producer (and the engine's calls but
+ *     rt_close); a call back into their own producer (send, flush, close, and commit, which
+ *     flushes) returns RT_E_INVALID_ARGUMENT, since it would wait for the turn running the
+ *     callback (no other call on their own producer may be made from them either). They
  *     should not block: the pool's other producers wait for the threads they hold.
  *   - An rt_consumer is used by one thread at a time (any thread, but calls must not overlap);
  *     it runs no callbacks and no thread of its own.
