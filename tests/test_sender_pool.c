@@ -70,14 +70,15 @@ static int64_t hw(rt_engine *e, const char *topic, uint32_t part)
 }
 
 struct tally {
-    _Atomic uint32_t delivered, errors, bad_offsets, calls_off_caller;
+    _Atomic uint32_t delivered, errors, bad_offsets, duplicates, calls_off_caller;
     pthread_t caller;
 };
 
 static void tally_cb(void *ctx, int err, int64_t offset, bool duplicate)
 {
     struct tally *t = ctx;
-    (void)duplicate;
+    if (duplicate)
+        atomic_fetch_add(&t->duplicates, 1);
     if (err)
         atomic_fetch_add(&t->errors, 1);
     if (err ? offset != -1 : offset < 0)
@@ -143,7 +144,16 @@ static void test_many_producers_no_thread_each(void **state)
     assert_true(count_threads() <= threads0); /* rt_close stopped the pool */
 }
 
-/* PR2: a batch nobody flushes is closed by its linger deadline, on the pool's timer. */
+/* Waits (a bound for a hung test, not a latency assertion) until n deliveries were counted. */
+static void await_delivered(struct tally *t, uint32_t n)
+{
+    for (int i = 0; i < 10000 && atomic_load(&t->delivered) < n; i++)
+        usleep(1000);
+    assert_int_equal(atomic_load(&t->delivered), n);
+}
+
+/* PR2: a batch nobody flushes is closed by its linger deadline, on the pool's timer — also a
+ * named producer's batch of duplicates, which is acknowledged without being appended. */
 static void test_linger_without_flush(void **state)
 {
     struct tu_fixture *f = *state;
@@ -158,12 +168,28 @@ static void test_linger_without_flush(void **state)
     for (int round = 0; round < 3; round++) { /* the task sleeps between rounds, idle */
         struct rt_producer_message m = msg_of("lingering");
         assert_int_equal(rt_producer_send(p, "linger", 0, &m, tally_cb, &t), 0);
-        for (int i = 0; i < 10000 && atomic_load(&t.delivered) < (uint32_t)round + 1; i++)
-            usleep(1000); /* a bound for a hung test, not a latency assertion */
-        assert_int_equal(atomic_load(&t.delivered), round + 1);
+        await_delivered(&t, (uint32_t)round + 1);
         assert_int_equal(hw(f->e, "linger", 0), round + 1);
     }
     assert_int_equal(atomic_load(&t.errors), 0);
+    assert_int_equal(rt_producer_close(p), 0);
+
+    po.name = "lingering-name";
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    struct tally nt = {.caller = pthread_self()};
+    for (int64_t seq = 0; seq < 3; seq++) {
+        struct rt_producer_message m = msg_of("named");
+        m.sequence = seq;
+        assert_int_equal(rt_producer_send(p, "linger", 0, &m, tally_cb, &nt), 0);
+    }
+    await_delivered(&nt, 3);
+    struct rt_producer_message again = msg_of("named");
+    again.sequence = 1; /* at or below what was sent: a duplicate, never appended */
+    assert_int_equal(rt_producer_send(p, "linger", 0, &again, tally_cb, &nt), 0);
+    await_delivered(&nt, 4);
+    assert_int_equal(atomic_load(&nt.duplicates), 1);
+    assert_int_equal(atomic_load(&nt.errors), 0);
+    assert_int_equal(hw(f->e, "linger", 0), 3 + 3);
     assert_int_equal(rt_producer_close(p), 0);
     tu_fixture_close(f);
 }

@@ -144,7 +144,6 @@ struct rt_producer {
     uint64_t pooled_bytes;
     int sticky_error;
     int first_error; /* since the last flush */
-    bool flush_requested;
 };
 
 void rt_producer_options_init(struct rt_producer_options *o)
@@ -1045,6 +1044,7 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
                 d->opened_ms = mono_ms();
                 p->outstanding++;
                 pp->open = d;
+                sender_pool_arm(p->senders, &p->task, d->opened_ms + p->opts.linger_ms);
             }
             struct pbatch *d = pp->open;
             if ((uint32_t)d->count == d->cbs_cap) {
