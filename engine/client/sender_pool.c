@@ -29,7 +29,9 @@
  *      task's progress always finds a thread for it. A full shard queue is not such a wait: it
  *      drains without the pool, and standing in for it would only start threads that queue on
  *      it too. A thread above the minimum that found no work for SENDER_POOL_IDLE_EXIT_MS
- *      exits. A failed thread start leaves the work queued for the next wake to retry.
+ *      exits. A failed thread start leaves the work queued for the next wake to retry. A wake
+ *      on a shard thread may start a thread (a clone under the pool's lock, rare: below the
+ *      minimum or with every thread blocked); it never waits for anything.
  * SP5. After sender_pool_detach returns the pool holds no reference to the task, and it is
  *      never queued again; its owner guarantees no wake after that (a closed producer has no
  *      batch in flight).
