@@ -450,8 +450,9 @@ struct rt_producer_message {
 /* Queues one record for `partition` (or -1: murmur2 of the key as Kafka's default partitioner;
  * a null key goes round-robin per batch, except for a named producer's record with its own
  * sequence id, placed by RT_NAMED_NULL_KEY_SPAN). Copies the record into the partition's open
- * batch; never waits for the disk, but blocks while buffer_memory_bytes are in use
- * (back-pressure). on_delivery (may be NULL) runs later on a sender-pool thread (see Threads at
+ * batch, and hands a batch it fills over to the partition's shard on the calling thread; never
+ * waits for the disk, but blocks while buffer_memory_bytes are in use or the shard's request
+ * queue is full (back-pressure). on_delivery (may be NULL) runs later on a sender-pool thread (see Threads at
  * the top) and must not block. A named producer's record whose sequence is at or
  * below one already sent or persisted for that partition is not an error: it is acknowledged as
  * a duplicate (on_delivery's duplicate true) and not appended. Errors that arrive later (the

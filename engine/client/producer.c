@@ -5,8 +5,8 @@
  * as it is sent (one copy, from the caller's buffers into the batch). A batch is closed when it
  * reaches batch_size_bytes or batch_records_max records, when its oldest record is linger_ms
  * old, when a named producer's sequence jumps or its null-key records enter the next span, or
- * on flush; closed batches are sealed (header and CRC, on a sender-pool thread)
- * and handed to the partition's shard asynchronously, at most max_in_flight per partition at a
+ * on flush; closed batches are sealed (header and CRC) and handed to the partition's shard by
+ * the thread that closed them or by a sender-pool thread (PR5) asynchronously, at most max_in_flight per partition at a
  * time, in order, so the partition sees each producer's sequences in order.
  *
  * Placement of partition -1: murmur2 of the key; a null key goes to the sticky partition (moved
@@ -18,10 +18,11 @@
  * partition under their raw ids: only the identity keeps every partition's sequences increasing
  * for any mix of keyed and null-key records.)
  *
- * Threads: the caller's thread encodes; the producer has no thread of its own. Its send-side
- * work — seal and hand over closed batches, close batches whose linger ran out, deliver — is one
- * task on the engine's sender pool (sender_pool.c), run a pass at a time on one of a few threads
- * shared by every producer; completions arrive on shard threads, which only record the outcome
+ * Threads: the caller's thread encodes, and seals and hands over the batches its send or flush
+ * closed; the producer has no thread of its own. The rest of its send-side work — hand over
+ * what had to wait (a free in-flight slot, a transaction's coordinator write), close batches
+ * whose linger ran out, deliver — is one task on the engine's sender pool (sender_pool.c), run a
+ * pass at a time on one of a few threads shared by every producer; completions arrive on shard threads, which only record the outcome
  * and wake the task (a shard thread must never wait on a shard queue nor run a callback).
  * Delivery callbacks run in the task's pass on a pool thread, outside the producer's lock.
  *
@@ -34,6 +35,12 @@
  * PR4. An idle producer (no batch open, ready or in flight) holds no batch buffer: the pool of
  *      PR1 is emptied when the last batch is acknowledged, so an idle producer costs its struct
  *      and ~100 B per partition written to (docs/limits.md), and no thread.
+ * PR5. One thread at a time hands batches over (p->dispatching), so a partition's shard gets
+ *      them in ready-queue order whoever closed them. A send hands over on its own thread what
+ *      it closed unless that needs a coordinator write (a send never waits for the disk; it
+ *      may wait for a full shard queue, as for buffer memory); a flush hands over everything,
+ *      coordinator write included. This saves the wake and thread hop per batch that a sender
+ *      thread or pool pass costs; completions still wake the pool to deliver.
  *
  * Errors: there is no retriable append error in an embedded engine — a full queue is
  * back-pressure (the sender waits), and write failures are sticky — so the first failed batch
@@ -144,6 +151,9 @@ struct rt_producer {
     uint64_t pooled_bytes;
     int sticky_error;
     int first_error; /* since the last flush */
+    /* PR5: one thread hands batches over at a time (the pool's pass, a send or a flush); one
+     * that finds another doing it leaves its batches to it (dispatch_again). */
+    bool dispatching, dispatch_again;
 };
 
 void rt_producer_options_init(struct rt_producer_options *o)
@@ -171,6 +181,7 @@ static int own_callback_refused(const char *call)
 }
 
 static bool txn_partition_added(const struct rt_producer *p, const struct partition *part);
+static bool txn_write_pending(const struct rt_producer *p);
 static int txn_add_pending(struct rt_producer *p);
 
 /* ---- batches ---- */
@@ -250,19 +261,27 @@ static struct ppart *part_find(struct rt_producer *p, struct partition *part)
     return NULL;
 }
 
-/* Moves the partition's open batch to its ready queue and wakes the sender. */
-static void close_open_batch(struct rt_producer *p, struct ppart *pp)
+/* Moves the partition's open batch to its ready queue; with `wake`, the pool's pass hands it
+ * over, else the caller does (PR5). Returns whether a batch was closed. */
+static bool close_batch(struct rt_producer *p, struct ppart *pp, bool wake)
 {
     struct pbatch *b = pp->open;
     if (!b)
-        return;
+        return false;
     pp->open = NULL;
     if (pp->ready_tail)
         pp->ready_tail->next = b;
     else
         pp->ready_head = b;
     pp->ready_tail = b;
-    sender_pool_wake(p->senders, &p->task);
+    if (wake)
+        sender_pool_wake(p->senders, &p->task);
+    return true;
+}
+
+static void close_open_batch(struct rt_producer *p, struct ppart *pp)
+{
+    close_batch(p, pp, true);
 }
 
 static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int32_t base_seq)
@@ -275,6 +294,8 @@ static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int3
            !p->sticky_error) {
         for (uint32_t i = 0; i < p->part_count; i++)
             close_open_batch(p, p->parts[i]);
+        /* Batches this send closed without a wake (PR5) are handed over by the pool now. */
+        sender_pool_wake(p->senders, &p->task);
         sender_pool_blocking_begin(); /* a callback sending into another producer (SP4) */
         pthread_cond_wait(&p->changed, &p->lock);
         sender_pool_blocking_end();
@@ -355,16 +376,15 @@ static void deliver_completed(struct rt_producer *p)
     }
 }
 
-/* Seals ready batches and hands them over while in-flight slots are free. Lock held. */
-static void dispatch_ready(struct rt_producer *p)
+/* Seals ready batches and hands them over while in-flight slots are free. Lock held; dropped
+ * around the shard hand-over and the coordinator call, with p->dispatching set (PR5). */
+static void dispatch_ready_once(struct rt_producer *p)
 {
     /* A transaction's partitions are added (durably, in one coordinator call) before their
      * first batch goes out; if that fails, their batches fail with it. */
     int add_rc = 0;
     if (p->transactional && p->txn != TXN_UNINITIALISED) {
-        bool writes = false; /* txn_add_pending writes durably only when one is not added yet */
-        for (uint32_t i = 0; i < p->txn_part_count && !writes; i++)
-            writes = !p->txn_added[i];
+        bool writes = txn_write_pending(p); /* txn_add_pending writes only for one not added */
         if (writes)
             sender_pool_blocking_begin(); /* SP4 */
         add_rc = txn_add_pending(p);
@@ -384,6 +404,7 @@ static void dispatch_ready(struct rt_producer *p)
             b->next = NULL;
             b->req.result = add_rc;
             b->completed = true;
+            sender_pool_wake(p->senders, &p->task); /* to deliver */
             if (pp->flight_tail)
                 pp->flight_tail->next = b;
             else
@@ -403,6 +424,7 @@ static void dispatch_ready(struct rt_producer *p)
                 b->req.duplicate = true;
                 b->req.base_offset = -1;
                 b->completed = true;
+                sender_pool_wake(p->senders, &p->task); /* to deliver */
                 if (pp->flight_tail)
                     pp->flight_tail->next = b;
                 else
@@ -449,9 +471,63 @@ static void dispatch_ready(struct rt_producer *p)
             if (rc) {
                 b->req.result = rc;
                 b->completed = true;
+                sender_pool_wake(p->senders, &p->task); /* to deliver */
             }
         }
     }
+}
+
+/* PR5: ordering. Batches reach a partition's shard in the order they left its ready queue only
+ * if one thread at a time takes them from the queue and hands them over; the hand-over drops
+ * the lock, so a second caller meanwhile only asks the first to look again. Lock held. */
+static void dispatch_ready(struct rt_producer *p)
+{
+    if (p->dispatching) {
+        p->dispatch_again = true;
+        return;
+    }
+    p->dispatching = true;
+    do {
+        p->dispatch_again = false;
+        dispatch_ready_once(p);
+    } while (p->dispatch_again);
+    p->dispatching = false;
+}
+
+/* A partition has a batch to hand over and a free slot (and nobody is handing over: they will
+ * see it), or a completed batch to deliver. Lock held. */
+static bool has_work(const struct rt_producer *p)
+{
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        const struct ppart *pp = p->parts[i];
+        if ((!p->dispatching && pp->ready_head && pp->in_flight < p->opts.max_in_flight) ||
+            (pp->flight_head && pp->flight_head->completed))
+            return true;
+    }
+    return false;
+}
+
+/* Whether handing over would write to the coordinator (a transaction's partition not added
+ * yet): never on a send's thread, which must not wait for the disk. Lock held. */
+static bool txn_write_pending(const struct rt_producer *p)
+{
+    if (!p->transactional || p->txn == TXN_UNINITIALISED)
+        return false;
+    for (uint32_t i = 0; i < p->txn_part_count; i++)
+        if (!p->txn_added[i])
+            return true;
+    return false;
+}
+
+/* PR5: the batches a send or flush closed, handed over on the caller's thread — no wake and no
+ * thread hop per batch — unless that would write to the coordinator from a send; what cannot go
+ * now (no free slot, a pending coordinator write) is left to the pool. Lock held. */
+static void hand_over_closed(struct rt_producer *p, bool may_write)
+{
+    if (may_write || !txn_write_pending(p))
+        dispatch_ready(p);
+    if (has_work(p))
+        sender_pool_wake(p->senders, &p->task);
 }
 
 /* Closes open batches whose linger ran out; the nearest deadline still ahead goes to next_due. */
@@ -494,13 +570,7 @@ static int64_t producer_pass(struct sender_task *t)
     close_expired(p, mono_ms(), &next_due);
     dispatch_ready(p);
     deliver_completed(p);
-    bool work = false;
-    for (uint32_t i = 0; i < p->part_count && !work; i++) {
-        struct ppart *pp = p->parts[i];
-        work = (pp->ready_head && pp->in_flight < p->opts.max_in_flight) ||
-               (pp->flight_head && pp->flight_head->completed);
-    }
-    if (work)
+    if (has_work(p))
         sender_pool_wake(p->senders, t); /* SP1: runs again when this pass ends */
     trim_if_idle(p);
     pthread_mutex_unlock(&p->lock);
@@ -975,7 +1045,7 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
     rc = log_topic_describe(p->log, topic, &count);
     if (rc)
         return rc;
-    bool sticky = false, spanned = false;
+    bool sticky = false, spanned = false, closed = false;
     if (partition < 0) {
         if (rec->key_len >= 0) {
             partition = (int32_t)murmur2_partition(rec->key, (size_t)rec->key_len, count);
@@ -1023,13 +1093,14 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
     int64_t seq = msg->sequence >= 0 ? msg->sequence : pp->next_seq;
     if (spanned && pp->open && pp->open->count > 0 &&
         pp->open->last_seq / RT_NAMED_NULL_KEY_SPAN != seq / RT_NAMED_NULL_KEY_SPAN)
-        close_open_batch(p, pp); /* a batch holds one span: its records are consecutive ids */
+        closed |=
+            close_batch(p, pp, false); /* a batch holds one span: its records are consecutive ids */
     if (p->named) {
         if (seq <= pp->last_seq) {
             /* Pulsar's rule: at or below the highest sequence already sent or persisted, the
              * record is acknowledged as a duplicate and not appended. */
             if (pp->open && !pp->open->skip)
-                close_open_batch(p, pp);
+                closed |= close_batch(p, pp, false);
             if (!pp->open) {
                 struct pbatch *d = calloc(1, sizeof(*d));
                 if (!d || !(d->cbs = malloc(64 * sizeof(*d->cbs)))) {
@@ -1059,12 +1130,12 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
             d->cbs[d->count++] = (struct record_cb){.fn = on_delivery, .ctx = ctx};
             d->last_seq = seq;
             if (p->opts.batch_records_max && (uint32_t)d->count >= p->opts.batch_records_max)
-                close_open_batch(p, pp);
+                closed |= close_batch(p, pp, false);
             rc = 0;
             goto out;
         }
         if (pp->open && pp->open->skip)
-            close_open_batch(p, pp);
+            closed |= close_batch(p, pp, false);
         if (seq > INT32_MAX) {
             rc = error_set(RT_E_OUT_OF_ORDER_SEQUENCE, "named producer sequences end at INT32_MAX");
             goto out;
@@ -1088,7 +1159,7 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
         struct pbatch *b = pp->open;
         rc = batch_builder_add(&b->b, &r);
         if (rc == -ENOSPC && b->count > 0) {
-            close_open_batch(p, pp);
+            closed |= close_batch(p, pp, false);
             if (sticky)
                 sticky_advance(p, topic);
             continue;
@@ -1113,13 +1184,15 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
         pp->next_seq = seq + 1;
         if (b->b.len >= p->opts.batch_size_bytes ||
             (p->opts.batch_records_max && (uint32_t)b->count >= p->opts.batch_records_max)) {
-            close_open_batch(p, pp);
+            closed |= close_batch(p, pp, false);
             if (sticky)
                 sticky_advance(p, topic);
         }
         break;
     }
 out:
+    if (closed)
+        hand_over_closed(p, false); /* PR5: on this thread, unless it would write durably */
     pthread_mutex_unlock(&p->lock);
     return rc;
 }
@@ -1134,9 +1207,9 @@ int rt_producer_flush(rt_producer *p, int32_t timeout_ms)
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : mono_ms() + timeout_ms;
     pthread_mutex_lock(&p->lock);
     for (uint32_t i = 0; i < p->part_count; i++)
-        close_open_batch(p, p->parts[i]);
-    sender_pool_wake(p->senders, &p->task);
+        close_batch(p, p->parts[i], false);
     sender_pool_blocking_begin(); /* a callback flushing another producer (SP4) */
+    hand_over_closed(p, true);    /* PR5: a flush waits anyway, coordinator write included */
     int rc = 0;
     while (p->outstanding > 0) {
         if (mono_ms() >= deadline) {
