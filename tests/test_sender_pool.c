@@ -5,7 +5,8 @@
  * timer closes a batch nobody flushes; delivery callbacks run on a pool thread and may call
  * other producers (send into one under back-pressure, flush it) while a call back into their
  * own producer is refused with an error instead of a deadlock; close with batches still open
- * delivers them, or fails them when the disk fails, each callback exactly once; producers
+ * delivers them, or fails them when the disk fails, each callback exactly once; sends from
+ * several threads into one producer keep each thread's order (PR5); producers
  * opened, used and closed from several threads at once (the pool's attach and detach under
  * load; run under TSan too).
  *
@@ -357,6 +358,88 @@ static void test_close_fails_batches_on_io_error(void **state)
     io_fault_plan_release(&plan);
 }
 
+/* PR5: sends from several threads into one producer and one partition, with small batches so
+ * that the senders' own hand-overs race each other and the pool's: every record arrives, no
+ * batch is refused for its sequence, and each thread's records keep their order. */
+struct concurrent {
+    rt_producer *p;
+    uint32_t id;
+    struct tally *t;
+    int rc;
+};
+
+enum { CONC_THREADS = 8, CONC_EACH = 3000 };
+
+static void *concurrent_main(void *arg)
+{
+    struct concurrent *c = arg;
+    for (int i = 0; i < CONC_EACH && c->rc == 0; i++) {
+        char v[32];
+        snprintf(v, sizeof(v), "%u:%d", c->id, i);
+        struct rt_producer_message m = msg_of(v);
+        c->rc = rt_producer_send(c->p, "conc", 0, &m, tally_cb, c->t);
+    }
+    return NULL;
+}
+
+static void test_concurrent_sends_keep_order(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "conc", 1), 0);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.batch_size_bytes = 128; /* two or three records a batch: many hand-overs */
+    po.linger_ms = 1;
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    struct tally t = {.caller = pthread_self()};
+    struct concurrent cs[CONC_THREADS];
+    pthread_t th[CONC_THREADS];
+    for (uint32_t i = 0; i < CONC_THREADS; i++) {
+        cs[i] = (struct concurrent){.p = p, .id = i, .t = &t};
+        assert_int_equal(pthread_create(&th[i], NULL, concurrent_main, &cs[i]), 0);
+    }
+    for (uint32_t i = 0; i < CONC_THREADS; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(cs[i].rc, 0);
+    }
+    assert_int_equal(rt_producer_flush(p, -1), 0);
+    assert_int_equal(atomic_load(&t.delivered), CONC_THREADS * CONC_EACH);
+    assert_int_equal(atomic_load(&t.errors), 0);
+    assert_int_equal(hw(f->e, "conc", 0), CONC_THREADS * CONC_EACH);
+    int next_of[CONC_THREADS] = {0};
+    int64_t off = 0;
+    while (off < CONC_THREADS * CONC_EACH) {
+        rt_fetch *fh = NULL;
+        assert_int_equal(rt_fetch_start(f->e, "conc", 0, off, 1 << 20, RT_READ_UNCOMMITTED, &fh),
+                         0);
+        struct rt_records it;
+        struct rt_record_view r;
+        rt_records_init(&it, fh, off);
+        int rc;
+        while ((rc = rt_records_next(&it, &r)) == 0) {
+            char v[32];
+            assert_true(r.value_len > 0 && r.value_len < (int32_t)sizeof(v));
+            memcpy(v, r.value, (size_t)r.value_len);
+            v[r.value_len] = 0;
+            unsigned id = 0;
+            int i = -1;
+            assert_int_equal(sscanf(v, "%u:%d", &id, &i), 2);
+            assert_true(id < CONC_THREADS);
+            assert_int_equal(i, next_of[id]); /* in its thread's order, none lost or repeated */
+            next_of[id]++;
+            off = r.offset + 1;
+        }
+        assert_int_equal(rc, RT_E_END);
+        rt_fetch_release(fh);
+    }
+    for (uint32_t i = 0; i < CONC_THREADS; i++)
+        assert_int_equal(next_of[i], CONC_EACH);
+    assert_int_equal(rt_producer_close(p), 0);
+    tu_fixture_close(f);
+}
+
 /* SP1/SP5 under churn: threads open producers, send, and close them while other threads' do
  * the same, so tasks join and leave the pool while its threads run others' passes. */
 struct churn {
@@ -437,6 +520,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_close_delivers_open_batches, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_close_fails_batches_on_io_error, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_sends_keep_order, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_open_close_churn, tu_fixture_setup,
                                         tu_fixture_teardown),
