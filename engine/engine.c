@@ -218,6 +218,11 @@ static int engine_open(const char *dir, const struct rt_options *opts_in,
     if (!e)
         return -ENOMEM;
     e->lock_fd = -1;
+    rc = sender_pool_init(&e->senders); /* starts no thread: the first producer's wake does */
+    if (rc) {
+        free(e);
+        return rc;
+    }
     rc = lock_dir(e, dir, opts_in->read_only);
     if (rc)
         goto err_unlock;
@@ -254,6 +259,7 @@ err_txn:
 err_unlock:
     if (e->lock_fd >= 0)
         close(e->lock_fd); /* releases the flock */
+    sender_pool_destroy(&e->senders);
     free(e);
     return rc;
 }
@@ -314,7 +320,8 @@ int rt_close(rt_engine *e)
     int busy = clients_stop(e);
     if (busy)
         return busy;
-    txn_stop(&e->txn); /* the coordinator's timer writes through the shards: first */
+    sender_pool_destroy(&e->senders); /* no producer is open (EN1): its threads only exit */
+    txn_stop(&e->txn);                /* the coordinator's timer writes through the shards: first */
     log_stop(&e->log);
     txn_close(&e->txn);
     int rc = log_close(&e->log, true);
@@ -431,7 +438,7 @@ int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts, rt_pr
     int rc = client_enter(e, &e->producers_open_count);
     if (rc)
         return rc;
-    rc = producer_open(&e->log, &e->txn, opts, &e->producers_open_count, out);
+    rc = producer_open(&e->log, &e->txn, &e->senders, opts, &e->producers_open_count, out);
     if (rc)
         atomic_fetch_sub(&e->producers_open_count, 1);
     return rc;

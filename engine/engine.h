@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "ringtail.h"
+#include "sender_pool.h"
 #include "txn.h"
 
 struct rt_engine {
@@ -18,6 +19,7 @@ struct rt_engine {
     bool log_open;
     struct log log;
     struct txn txn;
+    struct sender_pool senders; /* the producers' send-side threads (sender_pool.c) */
     /* Client handles open on this engine (EN1 in engine.c): rt_close refuses while any is
      * open, and clients_stopping turns new opens away while rt_close looks. */
     _Atomic uint32_t producers_open_count;

@@ -24,11 +24,18 @@
  *     to only one of the threads flushing at the time). Every other call — rt_producer_close,
  *     and all calls of a transactional producer (init_transactions, begin, send, send_offsets,
  *     commit, abort) — is one thread at a time with no other call on that producer running.
- *     Delivery callbacks (rt_delivery_fn, rt_batch_delivery_fn) run on the producer's own sender
- *     thread, one at a time, in offset order per partition, outside the producer's lock; they
- *     must not call any rt_producer_* function of that producer (flush, commit, abort and close
- *     wait for that very thread, and send may wait for buffer memory it frees) and should not
- *     block, since the producer's next deliveries and hand-overs wait for them.
+ *     A producer has no thread of its own: its batches are sealed and handed over, its linger
+ *     timers run and its delivery callbacks (rt_delivery_fn, rt_batch_delivery_fn) run on the
+ *     engine's sender pool, a few threads shared by every producer of the engine (2 while there
+ *     is work, more only to stand in for ones blocked in a durable coordinator write or in a
+ *     callback's call into another producer; at most 256; none before the first producer
+ *     sends). A producer's callbacks run one at a time, in offset order per partition, outside
+ *     the producer's lock, on whichever pool thread runs its turn. They may call
+ *     rt_producer_send and rt_producer_flush of another producer (and the engine's calls but
+ *     rt_close); a call back into their own producer (send, flush, close, and commit, which
+ *     flushes) returns RT_E_INVALID_ARGUMENT, since it would wait for the turn running the
+ *     callback (no other call on their own producer may be made from them either). They
+ *     should not block: the pool's other producers wait for the threads they hold.
  *   - An rt_consumer is used by one thread at a time (any thread, but calls must not overlap);
  *     it runs no callbacks and no thread of its own.
  *   - An rt_fetch (and an rt_records iterator over it) belongs to the thread that made it until
@@ -423,15 +430,15 @@ void rt_producer_options_init(struct rt_producer_options *opts);
 
 /* Opens a producer. Allocates a producer id (anonymous) or recovers the name's id and bumps
  * its epoch durably (named); a transactional producer gets its id from
- * rt_producer_init_transactions. Starts the producer's sender thread. The engine counts the
+ * rt_producer_init_transactions. Starts no thread (the engine's sender pool does its sending,
+ * see Threads at the top). The engine counts the
  * producer until rt_producer_close (rt_close refuses while it is open).
  * Errors: RT_E_INVALID_ARGUMENT (NULL engine or out; an option out of range; both name and
  * transactional_id; a name over 249 bytes or not printable; a transactional_id empty, over 1024
  * bytes or not valid UTF-8), RT_E_INVALID_TRANSACTION_TIMEOUT (transaction_timeout_ms negative;
  * one above transaction_timeout_max_ms fails at rt_producer_init_transactions), RT_E_READ_ONLY,
  * RT_E_CLOSED (overlapping an rt_close), RT_E_PRODUCER_IDS_EXHAUSTED, -ENOMEM, -errno (storing
- * producers.meta durably when a new block of ids or a name's epoch is taken; starting the
- * thread). */
+ * producers.meta durably when a new block of ids or a name's epoch is taken). */
 int rt_producer_open(rt_engine *engine, const struct rt_producer_options *opts, rt_producer **out);
 
 /* The producer's id and epoch (for tools and tests; -1 and -1 for a transactional producer
@@ -461,15 +468,17 @@ struct rt_producer_message {
 /* Queues one record for `partition` (or -1: murmur2 of the key as Kafka's default partitioner;
  * a null key goes round-robin per batch, except for a named producer's record with its own
  * sequence id, placed by RT_NAMED_NULL_KEY_SPAN). Copies the record into the partition's open
- * batch; never waits for the disk, but blocks while buffer_memory_bytes are in use
- * (back-pressure). on_delivery (may be NULL) runs later on the producer's sender thread (see
- * Threads at the top) and must not block. A named producer's record whose sequence is at or
+ * batch, and hands a batch it fills over to the partition's shard on the calling thread; never
+ * waits for the disk, but blocks while buffer_memory_bytes are in use or the shard's request
+ * queue is full (back-pressure). on_delivery (may be NULL) runs later on a sender-pool thread (see Threads at
+ * the top) and must not block. A named producer's record whose sequence is at or
  * below one already sent or persisted for that partition is not an error: it is acknowledged as
  * a duplicate (on_delivery's duplicate true) and not appended. Errors that arrive later (the
  * batch's append failed: RT_E_IO_FAILED, RT_E_CLOSED, RT_E_OUT_OF_ORDER_SEQUENCE, fencing, ...)
  * go to on_delivery and rt_producer_flush/commit, and make the producer's error sticky.
  * Errors (immediate): RT_E_UNKNOWN_TOPIC_OR_PARTITION (no such topic, or partition >= its
- * count), RT_E_INTERNAL_TOPIC, RT_E_INVALID_ARGUMENT (NULL producer, topic or msg; partition <
+ * count), RT_E_INTERNAL_TOPIC, RT_E_INVALID_ARGUMENT (from one of the producer's own delivery
+ * callbacks; NULL producer, topic or msg; partition <
  * -1, bad record lengths, pointers or timestamp; a sequence below -1 or above INT32_MAX, or one
  * from an anonymous or transactional producer), RT_E_RECORD_TOO_LARGE (one record alone
  * exceeds batch_size_max_bytes), RT_E_INVALID_TXN_STATE (a transactional producer outside a
@@ -481,7 +490,8 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
 
 /* Hands every open batch over and waits until all are acknowledged (or timeout_ms, -1 = no
  * limit: RT_E_TIMED_OUT). Returns the first delivery error since the last flush, if any.
- * Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_TIMED_OUT (batches are still outstanding; they go
+ * Errors: RT_E_INVALID_ARGUMENT (NULL; called from one of the producer's own delivery
+ * callbacks), RT_E_TIMED_OUT (batches are still outstanding; they go
  * on and a later flush waits for them), or the first batch error since the last flush (any code
  * an append returns: RT_E_IO_FAILED, RT_E_CLOSED, RT_E_OUT_OF_ORDER_SEQUENCE,
  * RT_E_INVALID_PRODUCER_EPOCH, RT_E_PRODUCERS_FULL, RT_E_PRODUCER_FENCED or
@@ -495,12 +505,13 @@ int rt_producer_flush(rt_producer *p, int32_t timeout_ms);
 int rt_producer_last_sequence(rt_producer *p, const char *topic, uint32_t partition,
                               int64_t *sequence_out);
 
-/* Flushes (waiting without a time limit), stops the sender thread and frees the producer; a
+/* Flushes (waiting without a time limit), takes the producer off the sender pool and frees it; a
  * transactional producer's id is released by the coordinator, and an open transaction is left
  * to its timeout (or to the next instance's rt_producer_init_transactions). Must not run while any
- * other call on the producer runs, nor from one of its callbacks. The producer is freed whatever
- * the result. Errors: RT_E_INVALID_ARGUMENT (NULL), or what the final flush returned (see
- * rt_producer_flush; never RT_E_TIMED_OUT). */
+ * other call on the producer runs, nor from one of its callbacks (refused there with
+ * RT_E_INVALID_ARGUMENT, nothing freed). The producer is freed whatever the result otherwise.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL; from its own callback), or what the final flush returned
+ * (see rt_producer_flush; never RT_E_TIMED_OUT). */
 int rt_producer_close(rt_producer *p);
 
 /* ---------------------------------------------------------------------------------------- */

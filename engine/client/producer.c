@@ -5,8 +5,8 @@
  * as it is sent (one copy, from the caller's buffers into the batch). A batch is closed when it
  * reaches batch_size_bytes or batch_records_max records, when its oldest record is linger_ms
  * old, when a named producer's sequence jumps or its null-key records enter the next span, or
- * on flush; closed batches are sealed (header and CRC, on the sender thread)
- * and handed to the partition's shard asynchronously, at most max_in_flight per partition at a
+ * on flush; closed batches are sealed (header and CRC) and handed to the partition's shard by
+ * the thread that closed them or by a sender-pool thread (PR5) asynchronously, at most max_in_flight per partition at a
  * time, in order, so the partition sees each producer's sequences in order.
  *
  * Placement of partition -1: murmur2 of the key; a null key goes to the sticky partition (moved
@@ -18,10 +18,29 @@
  * partition under their raw ids: only the identity keeps every partition's sequences increasing
  * for any mix of keyed and null-key records.)
  *
- * Threads: the caller's thread encodes; one sender thread per producer seals and hands over
- * batches and runs the linger timer; completions arrive on shard threads, which only record the
- * outcome and wake the sender (a shard thread must never wait on a shard queue). Delivery
- * callbacks run on the sender thread, outside the producer's lock.
+ * Threads: the caller's thread encodes, and seals and hands over the batches its send or flush
+ * closed; the producer has no thread of its own. The rest of its send-side work — hand over
+ * what had to wait (a free in-flight slot, a transaction's coordinator write), close batches
+ * whose linger ran out, deliver — is one task on the engine's sender pool (sender_pool.c), run a
+ * pass at a time on one of a few threads shared by every producer; completions arrive on shard threads, which only record the outcome
+ * and wake the task (a shard thread must never wait on a shard queue nor run a callback).
+ * Delivery callbacks run in the task's pass on a pool thread, outside the producer's lock.
+ *
+ * PR2. The producer's task runs on one pool thread at a time (SN1), so its hand-overs and its
+ *      deliveries keep their order per partition as a sender thread of its own kept them. Every
+ *      change that gives the task work wakes it: a closed batch, a completion, a flush; a new
+ *      open batch arms its linger deadline.
+ * PR3. Per-partition state is allocated on the partition's first send and kept until close:
+ *      its sequences must survive idleness, or a later batch would be out of order.
+ * PR4. An idle producer (no batch open, ready or in flight) holds no batch buffer: the pool of
+ *      PR1 is emptied when the last batch is acknowledged, so an idle producer costs its struct
+ *      and ~100 B per partition written to (docs/limits.md), and no thread.
+ * PR5. One thread at a time hands batches over (p->dispatching), so a partition's shard gets
+ *      them in ready-queue order whoever closed them. A send hands over on its own thread what
+ *      it closed unless that needs a coordinator write (a send never waits for the disk; it
+ *      may wait for a full shard queue, as for buffer memory); a flush hands over everything,
+ *      coordinator write included. This saves the wake and thread hop per batch that a sender
+ *      thread or pool pass costs; completions still wake the pool to deliver.
  *
  * Errors: there is no retriable append error in an embedded engine — a full queue is
  * back-pressure (the sender waits), and write failures are sticky — so the first failed batch
@@ -46,6 +65,7 @@
 #include "log.h"
 #include "murmur2.h"
 #include "producer.h"
+#include "sender_pool.h"
 #include "txn.h"
 
 #define PRODUCER_PARTITIONS_MAX 4096
@@ -100,12 +120,15 @@ struct rt_producer {
     int16_t epoch;
 
     pthread_mutex_t lock;
-    pthread_cond_t sender_wake; /* work for the sender */
-    pthread_cond_t changed;     /* a batch completed, memory freed, or flush progress */
-    pthread_t sender;
-    bool stopping;
+    pthread_cond_t changed; /* a batch completed, memory freed, or flush progress */
+    /* PR2: the producer's send-side work, run by the engine's sender pool (sender_pool.c) */
+    struct sender_pool *senders;
+    struct sender_task task;
 
-    struct ppart *parts;
+    /* PR3: one entry per partition written to, each allocated on its first send and kept
+     * (its sequences must survive idleness); the pointer array grows by doubling. Batches
+     * point at their entry, whose address never changes. */
+    struct ppart **parts;
     uint32_t part_count, part_capacity;
     struct sticky_topic *sticky;
     uint32_t sticky_count, sticky_capacity;
@@ -128,7 +151,9 @@ struct rt_producer {
     uint64_t pooled_bytes;
     int sticky_error;
     int first_error; /* since the last flush */
-    bool flush_requested;
+    /* PR5: one thread hands batches over at a time (the pool's pass, a send or a flush); one
+     * that finds another doing it leaves its batches to it (dispatch_again). */
+    bool dispatching, dispatch_again;
 };
 
 void rt_producer_options_init(struct rt_producer_options *o)
@@ -145,7 +170,18 @@ static int64_t mono_ms(void)
     return fs_monotonic_ms();
 }
 
+/* A producer's own delivery callback calling back into it would wait for the very pass that
+ * runs the callback (ringtail.h, Threads). */
+static int own_callback_refused(const char *call)
+{
+    return error_set(RT_E_INVALID_ARGUMENT,
+                     "%s: called from one of this producer's own delivery callbacks, which "
+                     "run inside its sender pass (call it from another thread)",
+                     call);
+}
+
 static bool txn_partition_added(const struct rt_producer *p, const struct partition *part);
+static bool txn_write_pending(const struct rt_producer *p);
 static int txn_add_pending(struct rt_producer *p);
 
 /* ---- batches ---- */
@@ -220,24 +256,32 @@ static struct pbatch *batch_take(struct rt_producer *p, size_t cap)
 static struct ppart *part_find(struct rt_producer *p, struct partition *part)
 {
     for (uint32_t i = 0; i < p->part_count; i++)
-        if (p->parts[i].part == part)
-            return &p->parts[i];
+        if (p->parts[i]->part == part)
+            return p->parts[i];
     return NULL;
 }
 
-/* Moves the partition's open batch to its ready queue and wakes the sender. */
-static void close_open_batch(struct rt_producer *p, struct ppart *pp)
+/* Moves the partition's open batch to its ready queue; with `wake`, the pool's pass hands it
+ * over, else the caller does (PR5). Returns whether a batch was closed. */
+static bool close_batch(struct rt_producer *p, struct ppart *pp, bool wake)
 {
     struct pbatch *b = pp->open;
     if (!b)
-        return;
+        return false;
     pp->open = NULL;
     if (pp->ready_tail)
         pp->ready_tail->next = b;
     else
         pp->ready_head = b;
     pp->ready_tail = b;
-    pthread_cond_signal(&p->sender_wake);
+    if (wake)
+        sender_pool_wake(p->senders, &p->task);
+    return true;
+}
+
+static void close_open_batch(struct rt_producer *p, struct ppart *pp)
+{
+    close_batch(p, pp, true);
 }
 
 static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int32_t base_seq)
@@ -249,8 +293,12 @@ static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int3
     while (p->memory_bytes + cap > p->opts.buffer_memory_bytes && p->outstanding > 0 &&
            !p->sticky_error) {
         for (uint32_t i = 0; i < p->part_count; i++)
-            close_open_batch(p, &p->parts[i]);
+            close_open_batch(p, p->parts[i]);
+        /* Batches this send closed without a wake (PR5) are handed over by the pool now. */
+        sender_pool_wake(p->senders, &p->task);
+        sender_pool_blocking_begin(); /* a callback sending into another producer (SN4) */
         pthread_cond_wait(&p->changed, &p->lock);
+        sender_pool_blocking_end();
     }
     if (p->sticky_error)
         return p->sticky_error;
@@ -269,19 +317,22 @@ static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int3
     p->memory_bytes += cap;
     p->outstanding++;
     pp->open = b;
-    pthread_cond_signal(&p->sender_wake); /* its linger deadline may be the nearest */
+    sender_pool_arm(p->senders, &p->task, b->opened_ms + p->opts.linger_ms); /* its linger */
     return 0;
 }
 
-/* ---- completion (shard thread) and delivery (sender thread) ---- */
+/* ---- completion (shard thread) and delivery (sender pool) ---- */
 
+/* On the shard thread: records the outcome and wakes the producer's task. Both locks are held
+ * only for a moment (SN3), and the wake happens under the producer's lock: once it is dropped
+ * the pool may deliver the batch and a close may free the producer. */
 static void on_batch_done(struct shard_request *req)
 {
     struct pbatch *b = (struct pbatch *)req;
     struct rt_producer *p = b->producer;
     pthread_mutex_lock(&p->lock);
     b->completed = true;
-    pthread_cond_signal(&p->sender_wake);
+    sender_pool_wake(p->senders, &p->task);
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -290,7 +341,7 @@ static void on_batch_done(struct shard_request *req)
 static void deliver_completed(struct rt_producer *p)
 {
     for (uint32_t i = 0; i < p->part_count; i++) {
-        struct ppart *pp = &p->parts[i];
+        struct ppart *pp = p->parts[i];
         while (pp->flight_head && pp->flight_head->completed) {
             struct pbatch *b = pp->flight_head;
             pp->flight_head = b->next;
@@ -325,14 +376,23 @@ static void deliver_completed(struct rt_producer *p)
     }
 }
 
-/* Seals ready batches and hands them over while in-flight slots are free. Lock held. */
-static void dispatch_ready(struct rt_producer *p)
+/* Seals ready batches and hands them over while in-flight slots are free. Lock held; dropped
+ * around the shard hand-over and the coordinator call, with p->dispatching set (PR5). */
+static void dispatch_ready_once(struct rt_producer *p)
 {
     /* A transaction's partitions are added (durably, in one coordinator call) before their
      * first batch goes out; if that fails, their batches fail with it. */
-    int add_rc = p->transactional && p->txn != TXN_UNINITIALISED ? txn_add_pending(p) : 0;
+    int add_rc = 0;
+    if (p->transactional && p->txn != TXN_UNINITIALISED) {
+        bool writes = txn_write_pending(p); /* txn_add_pending writes only for one not added */
+        if (writes)
+            sender_pool_blocking_begin(); /* SN4 */
+        add_rc = txn_add_pending(p);
+        if (writes)
+            sender_pool_blocking_end();
+    }
     for (uint32_t i = 0; i < p->part_count; i++) {
-        struct ppart *pp = &p->parts[i];
+        struct ppart *pp = p->parts[i];
         bool pending = p->transactional && pp->ready_head && !txn_partition_added(p, pp->part);
         if (pending && add_rc == 0)
             continue; /* noted while the coordinator call ran: added on the next pass */
@@ -344,6 +404,7 @@ static void dispatch_ready(struct rt_producer *p)
             b->next = NULL;
             b->req.result = add_rc;
             b->completed = true;
+            sender_pool_wake(p->senders, &p->task); /* to deliver */
             if (pp->flight_tail)
                 pp->flight_tail->next = b;
             else
@@ -363,6 +424,7 @@ static void dispatch_ready(struct rt_producer *p)
                 b->req.duplicate = true;
                 b->req.base_offset = -1;
                 b->completed = true;
+                sender_pool_wake(p->senders, &p->task); /* to deliver */
                 if (pp->flight_tail)
                     pp->flight_tail->next = b;
                 else
@@ -406,77 +468,124 @@ static void dispatch_ready(struct rt_producer *p)
              * the round on this thread (SH5 in shard.c) — no shard thread wake-up. */
             b->req.may_run_inline = true;
             b->req.owner = b;
-            if (rc == 0)
-                rc = log_append_async(p->log, &b->req); /* may wait on a full shard queue */
+            if (rc == 0) /* may wait on a full shard queue: back-pressure from the disk, which
+                          * drains without the pool, so no thread stands in (SN4) */
+                rc = log_append_async(p->log, &b->req);
             pthread_mutex_lock(&p->lock);
             if (rc) {
                 b->req.result = rc;
                 b->completed = true;
+                sender_pool_wake(p->senders, &p->task); /* to deliver */
             }
         }
     }
 }
 
-static bool any_open_expired(struct rt_producer *p, int64_t now, int64_t *next_due)
+/* PR5: ordering. Batches reach a partition's shard in the order they left its ready queue only
+ * if one thread at a time takes them from the queue and hands them over; the hand-over drops
+ * the lock, so a second caller meanwhile only asks the first to look again. Lock held. */
+static void dispatch_ready(struct rt_producer *p)
 {
-    bool any = false;
+    if (p->dispatching) {
+        p->dispatch_again = true;
+        return;
+    }
+    p->dispatching = true;
+    do {
+        p->dispatch_again = false;
+        dispatch_ready_once(p);
+    } while (p->dispatch_again);
+    p->dispatching = false;
+}
+
+/* A partition has a batch to hand over and a free slot (and nobody is handing over: they will
+ * see it), or a completed batch to deliver. Lock held. */
+static bool has_work(const struct rt_producer *p)
+{
     for (uint32_t i = 0; i < p->part_count; i++) {
-        struct pbatch *b = p->parts[i].open;
+        const struct ppart *pp = p->parts[i];
+        if ((!p->dispatching && pp->ready_head && pp->in_flight < p->opts.max_in_flight) ||
+            (pp->flight_head && pp->flight_head->completed))
+            return true;
+    }
+    return false;
+}
+
+/* Whether handing over would write to the coordinator (a transaction's partition not added
+ * yet): never on a send's thread, which must not wait for the disk. Lock held. */
+static bool txn_write_pending(const struct rt_producer *p)
+{
+    if (!p->transactional || p->txn == TXN_UNINITIALISED)
+        return false;
+    for (uint32_t i = 0; i < p->txn_part_count; i++)
+        if (!p->txn_added[i])
+            return true;
+    return false;
+}
+
+/* PR5: the batches a send or flush closed, handed over on the caller's thread — no wake and no
+ * thread hop per batch — unless that would write to the coordinator from a send; what cannot go
+ * now (no free slot, a pending coordinator write) is left to the pool. Lock held. */
+static void hand_over_closed(struct rt_producer *p, bool may_write)
+{
+    if (may_write || !txn_write_pending(p))
+        dispatch_ready(p);
+    if (has_work(p))
+        sender_pool_wake(p->senders, &p->task);
+}
+
+/* Closes open batches whose linger ran out; the nearest deadline still ahead goes to next_due. */
+static void close_expired(struct rt_producer *p, int64_t now, int64_t *next_due)
+{
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        struct pbatch *b = p->parts[i]->open;
         if (!b)
             continue;
         int64_t due = b->opened_ms + p->opts.linger_ms;
-        if (due <= now || p->flush_requested) {
-            close_open_batch(p, &p->parts[i]);
-            any = true;
-        } else if (due < *next_due) {
+        if (due <= now)
+            close_open_batch(p, p->parts[i]);
+        else if (due < *next_due)
             *next_due = due;
-        }
     }
-    return any;
 }
 
-static void *sender_main(void *arg)
+/* PR4: an idle producer (nothing open, ready or in flight) gives its pooled batch buffers back,
+ * so what it holds is its struct and per-partition sequences (docs/limits.md). Lock held. */
+static void trim_if_idle(struct rt_producer *p)
 {
-    struct rt_producer *p = arg;
-    pthread_mutex_lock(&p->lock);
-    for (;;) {
-        int64_t now = mono_ms();
-        int64_t next_due = now + 1000;
-        any_open_expired(p, now, &next_due);
-        dispatch_ready(p);
-        deliver_completed(p);
-        bool idle = p->outstanding == 0;
-        if (p->stopping && idle)
-            break;
-        bool work = false;
-        for (uint32_t i = 0; i < p->part_count && !work; i++) {
-            struct ppart *pp = &p->parts[i];
-            work = (pp->ready_head && pp->in_flight < p->opts.max_in_flight) ||
-                   (pp->flight_head && pp->flight_head->completed);
-        }
-        if (work)
-            continue;
-        int64_t wait_ms = next_due - mono_ms();
-        if (wait_ms < 1)
-            wait_ms = 1;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += wait_ms / 1000;
-        ts.tv_nsec += (wait_ms % 1000) * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&p->sender_wake, &p->lock, &ts);
+    if (p->outstanding > 0)
+        return;
+    while (p->pool) {
+        struct pbatch *b = p->pool;
+        p->pool = b->next;
+        p->pooled_bytes -= b->cap;
+        batch_destroy(b);
     }
+    assert(p->pooled_bytes == 0);
+}
+
+/* The producer's task (PR2), one pass on a sender-pool thread: what a sender thread of its own
+ * did in one turn of its loop. Returns the nearest linger deadline, or -1 with nothing open. */
+static int64_t producer_pass(struct sender_task *t)
+{
+    struct rt_producer *p = (struct rt_producer *)((char *)t - offsetof(struct rt_producer, task));
+    pthread_mutex_lock(&p->lock);
+    int64_t next_due = INT64_MAX;
+    close_expired(p, mono_ms(), &next_due);
+    dispatch_ready(p);
+    deliver_completed(p);
+    if (has_work(p))
+        sender_pool_wake(p->senders, t); /* SN1: runs again when this pass ends */
+    trim_if_idle(p);
     pthread_mutex_unlock(&p->lock);
-    return NULL;
+    return next_due == INT64_MAX ? -1 : next_due;
 }
 
 /* ---- public API ---- */
 
-int producer_open(struct log *lg, struct txn *t, const struct rt_producer_options *opts_in,
-                  _Atomic uint32_t *open_count, rt_producer **out)
+int producer_open(struct log *lg, struct txn *t, struct sender_pool *senders,
+                  const struct rt_producer_options *opts_in, _Atomic uint32_t *open_count,
+                  rt_producer **out)
 {
     if (!out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_open: NULL argument");
@@ -512,6 +621,8 @@ int producer_open(struct log *lg, struct txn *t, const struct rt_producer_option
         return -ENOMEM;
     p->log = lg;
     p->txn_layer = t;
+    p->senders = senders;
+    sender_task_init(&p->task, producer_pass);
     p->open_count = open_count;
     p->opts = opts;
     int rc = 0;
@@ -561,15 +672,8 @@ int producer_open(struct log *lg, struct txn *t, const struct rt_producer_option
         return rc;
     }
     pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->sender_wake, NULL);
     pthread_cond_init(&p->changed, NULL);
-    rc = pthread_create(&p->sender, NULL, sender_main, p);
-    if (rc) {
-        pthread_mutex_destroy(&p->lock);
-        free(p);
-        return -rc;
-    }
-    *out = p;
+    *out = p; /* no thread of its own (PR2): its task joins the pool at its first wake */
     return 0;
 }
 
@@ -594,18 +698,6 @@ static struct ppart *part_get(struct rt_producer *p, struct partition *part, int
                          "a producer writes to at most %d partitions", PRODUCER_PARTITIONS_MAX);
         return NULL;
     }
-    if (p->part_count == p->part_capacity) {
-        /* Batches point at their ppart: grow only while none exists yet would be fragile, so
-         * the array is allocated once at its maximum on first use. */
-        if (!p->parts) {
-            p->parts = calloc(PRODUCER_PARTITIONS_MAX, sizeof(*p->parts));
-            if (!p->parts) {
-                *err = -ENOMEM;
-                return NULL;
-            }
-            p->part_capacity = PRODUCER_PARTITIONS_MAX;
-        }
-    }
     int64_t last = -1;
     if (p->named) {
         /* Continue after what the partition already holds for this name. */
@@ -619,8 +711,25 @@ static struct ppart *part_get(struct rt_producer *p, struct partition *part, int
         if ((pp = part_find(p, part)) != NULL)
             return pp;
     }
-    pp = &p->parts[p->part_count++];
-    memset(pp, 0, sizeof(*pp));
+    if (p->part_count == p->part_capacity) {
+        /* PR3: only the pointer array moves; batches point at the entries themselves. */
+        uint32_t cap = p->part_capacity ? p->part_capacity * 2 : 4;
+        if (cap > PRODUCER_PARTITIONS_MAX)
+            cap = PRODUCER_PARTITIONS_MAX;
+        struct ppart **a = realloc(p->parts, cap * sizeof(*a));
+        if (!a) {
+            *err = -ENOMEM;
+            return NULL;
+        }
+        p->parts = a;
+        p->part_capacity = cap;
+    }
+    pp = calloc(1, sizeof(*pp));
+    if (!pp) {
+        *err = -ENOMEM;
+        return NULL;
+    }
+    p->parts[p->part_count++] = pp;
     pp->part = part;
     pp->last_seq = last;
     pp->next_seq = last + 1;
@@ -750,8 +859,8 @@ static void adopt_identity(struct rt_producer *p, int64_t pid, int16_t epoch)
     p->producer_id = pid;
     p->epoch = epoch;
     for (uint32_t i = 0; i < p->part_count; i++) {
-        p->parts[i].next_seq = 0;
-        p->parts[i].last_seq = -1;
+        p->parts[i]->next_seq = 0;
+        p->parts[i]->last_seq = -1;
     }
 }
 
@@ -1003,6 +1112,8 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
         rec->timestamp_ms < -1)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_send: invalid record lengths, "
                                                 "pointers or timestamp");
+    if (sender_pool_in_task(&p->task))
+        return own_callback_refused("rt_producer_send");
     if (msg->sequence < -1 || msg->sequence > INT32_MAX)
         return error_set(RT_E_INVALID_ARGUMENT, "sequence must be -1 or 0..INT32_MAX");
     if (msg->sequence >= 0 && !p->named)
@@ -1020,7 +1131,7 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
     rc = log_topic_describe(p->log, topic, &count);
     if (rc)
         return rc;
-    bool sticky = false, spanned = false;
+    bool sticky = false, spanned = false, closed = false;
     if (partition < 0) {
         if (rec->key_len >= 0) {
             partition = (int32_t)murmur2_partition(rec->key, (size_t)rec->key_len, count);
@@ -1068,13 +1179,14 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
     int64_t seq = msg->sequence >= 0 ? msg->sequence : pp->next_seq;
     if (spanned && pp->open && pp->open->count > 0 &&
         pp->open->last_seq / RT_NAMED_NULL_KEY_SPAN != seq / RT_NAMED_NULL_KEY_SPAN)
-        close_open_batch(p, pp); /* a batch holds one span: its records are consecutive ids */
+        closed |=
+            close_batch(p, pp, false); /* a batch holds one span: its records are consecutive ids */
     if (p->named) {
         if (seq <= pp->last_seq) {
             /* Pulsar's rule: at or below the highest sequence already sent or persisted, the
              * record is acknowledged as a duplicate and not appended. */
             if (pp->open && !pp->open->skip)
-                close_open_batch(p, pp);
+                closed |= close_batch(p, pp, false);
             if (!pp->open) {
                 struct pbatch *d = calloc(1, sizeof(*d));
                 if (!d || !(d->cbs = malloc(64 * sizeof(*d->cbs)))) {
@@ -1089,6 +1201,7 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
                 d->opened_ms = mono_ms();
                 p->outstanding++;
                 pp->open = d;
+                sender_pool_arm(p->senders, &p->task, d->opened_ms + p->opts.linger_ms);
             }
             struct pbatch *d = pp->open;
             if ((uint32_t)d->count == d->cbs_cap) {
@@ -1103,12 +1216,12 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
             d->cbs[d->count++] = (struct record_cb){.fn = on_delivery, .ctx = ctx};
             d->last_seq = seq;
             if (p->opts.batch_records_max && (uint32_t)d->count >= p->opts.batch_records_max)
-                close_open_batch(p, pp);
+                closed |= close_batch(p, pp, false);
             rc = 0;
             goto out;
         }
         if (pp->open && pp->open->skip)
-            close_open_batch(p, pp);
+            closed |= close_batch(p, pp, false);
         if (seq > INT32_MAX) {
             rc = error_set(RT_E_OUT_OF_ORDER_SEQUENCE, "named producer sequences end at INT32_MAX");
             goto out;
@@ -1132,7 +1245,7 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
         struct pbatch *b = pp->open;
         rc = batch_builder_add(&b->b, &r);
         if (rc == -ENOSPC && b->count > 0) {
-            close_open_batch(p, pp);
+            closed |= close_batch(p, pp, false);
             if (sticky)
                 sticky_advance(p, topic);
             continue;
@@ -1157,13 +1270,15 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
         pp->next_seq = seq + 1;
         if (b->b.len >= p->opts.batch_size_bytes ||
             (p->opts.batch_records_max && (uint32_t)b->count >= p->opts.batch_records_max)) {
-            close_open_batch(p, pp);
+            closed |= close_batch(p, pp, false);
             if (sticky)
                 sticky_advance(p, topic);
         }
         break;
     }
 out:
+    if (closed)
+        hand_over_closed(p, false); /* PR5: on this thread, unless it would write durably */
     pthread_mutex_unlock(&p->lock);
     return rc;
 }
@@ -1173,11 +1288,14 @@ int rt_producer_flush(rt_producer *p, int32_t timeout_ms)
     error_clear();
     if (!p)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_flush: NULL producer");
+    if (sender_pool_in_task(&p->task))
+        return own_callback_refused("rt_producer_flush");
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : mono_ms() + timeout_ms;
     pthread_mutex_lock(&p->lock);
     for (uint32_t i = 0; i < p->part_count; i++)
-        close_open_batch(p, &p->parts[i]);
-    pthread_cond_signal(&p->sender_wake);
+        close_batch(p, p->parts[i], false);
+    sender_pool_blocking_begin(); /* a callback flushing another producer (SN4) */
+    hand_over_closed(p, true);    /* PR5: a flush waits anyway, coordinator write included */
     int rc = 0;
     while (p->outstanding > 0) {
         if (mono_ms() >= deadline) {
@@ -1191,8 +1309,10 @@ int rt_producer_flush(rt_producer *p, int32_t timeout_ms)
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000;
         }
-        pthread_cond_timedwait(&p->changed, &p->lock, &ts);
+        if (pthread_cond_timedwait(&p->changed, &p->lock, &ts) == ETIMEDOUT)
+            sender_pool_wake(p->senders, &p->task); /* retries a pool thread that failed to start */
     }
+    sender_pool_blocking_end();
     if (rc == 0 && p->first_error) {
         rc = error_set(p->first_error, "a batch failed: %s", rt_strerror(p->first_error));
         p->first_error = 0;
@@ -1218,16 +1338,17 @@ int rt_producer_close(rt_producer *p)
     error_clear();
     if (!p)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_close: NULL producer");
+    if (sender_pool_in_task(&p->task))
+        return own_callback_refused("rt_producer_close"); /* nothing freed: it is in use */
     int rc = rt_producer_flush(p, -1);
     if (p->coordinator)
         coordinator_release(p->coordinator, p->txn_id);
-    pthread_mutex_lock(&p->lock);
-    p->stopping = true;
-    pthread_cond_signal(&p->sender_wake);
-    pthread_mutex_unlock(&p->lock);
-    pthread_join(p->sender, NULL);
+    /* SN5: nothing is in flight, so no shard thread wakes the task any more; this waits for a
+     * pass still finishing and takes the task out of the pool. */
+    sender_pool_detach(p->senders, &p->task);
     for (uint32_t i = 0; i < p->part_count; i++) {
-        assert(!p->parts[i].open && !p->parts[i].ready_head && !p->parts[i].flight_head);
+        assert(!p->parts[i]->open && !p->parts[i]->ready_head && !p->parts[i]->flight_head);
+        free(p->parts[i]);
     }
     while (p->pool) {
         struct pbatch *b = p->pool;
@@ -1238,7 +1359,6 @@ int rt_producer_close(rt_producer *p)
     free(p->sticky);
     free(p->txn_parts);
     free(p->txn_added);
-    pthread_cond_destroy(&p->sender_wake);
     pthread_cond_destroy(&p->changed);
     pthread_mutex_destroy(&p->lock);
     _Atomic uint32_t *open_count = p->open_count;
