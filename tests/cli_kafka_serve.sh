@@ -46,6 +46,16 @@ start_server() {
     return 1
 }
 
+# server_bad NAME: a failure that may be the server's: also shows whether it still runs and the
+# tail of its stderr.
+server_bad() {
+    bad "$1"
+    kill -0 "$SRV_PID" 2>/dev/null && echo "       server still running" ||
+        echo "       server gone"
+    echo "       producer stderr: $(tail -c 600 "$T/perr" 2>/dev/null)"
+    echo "       server stderr: $(tail -c 1200 "$T/srv.err")"
+}
+
 # stop_server: SIGTERM, wait; sets RC to its exit status.
 stop_server() {
     kill -TERM "$SRV_PID"
@@ -171,10 +181,10 @@ done
 
 # ---- --zero-copy false: the comparison path copies (and still serves the same bytes)
 if start_server "$T/data-copy" --zero-copy false; then
-    seq 1 1000 | timeout 30 kcat -b 127.0.0.1:$PORT -P -t c >/dev/null 2>&1
+    seq 1 1000 | timeout 30 kcat -b 127.0.0.1:$PORT -P -t c >/dev/null 2>"$T/perr"
     timeout 30 kcat -b 127.0.0.1:$PORT -C -t c -e -q >"$T/out" 2>"$T/err"
     [ "$(wc -l <"$T/out")" -eq 1000 ] && ok "--zero-copy false serves the same records" ||
-        bad "--zero-copy false serves the same records"
+        server_bad "--zero-copy false serves the same records"
     stop_server
     grep -qE " 0 bytes sent zero-copy, .* [1-9][0-9]* copied in user space" "$T/srv.err" &&
         ok "--zero-copy false counts the copied bytes" || bad "--zero-copy false counts the copied bytes"
@@ -184,10 +194,10 @@ fi
 
 # ---- --zero-copy sendmsg: records from the mapping by plain sendmsg (no user-space copy)
 if start_server "$T/data-sendmsg" --zero-copy sendmsg; then
-    seq 1 1000 | timeout 30 kcat -b 127.0.0.1:$PORT -P -t c >/dev/null 2>&1
+    seq 1 1000 | timeout 30 kcat -b 127.0.0.1:$PORT -P -t c >/dev/null 2>"$T/perr"
     timeout 30 kcat -b 127.0.0.1:$PORT -C -t c -e -q >"$T/out" 2>"$T/err"
     [ "$(wc -l <"$T/out")" -eq 1000 ] && ok "--zero-copy sendmsg serves the same records" ||
-        bad "--zero-copy sendmsg serves the same records"
+        server_bad "--zero-copy sendmsg serves the same records"
     stop_server
     grep -qE " 0 bytes sent zero-copy, [1-9][0-9]* sent by sendmsg from the mapping, 0 copied" \
         "$T/srv.err" && ok "--zero-copy sendmsg sends from the mapping, copies nothing" ||
