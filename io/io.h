@@ -119,6 +119,10 @@ struct io_fault_plan {
  * -errno met while restoring (also kept in plan->power_loss_error). A second call is a no-op. */
 int io_fault_power_loss(struct io_fault_plan *plan);
 
+/* Whether the power is out (a rule fired or io_fault_power_loss ran): plan->power_lost read
+ * under the injector's lock, so any thread may ask while rings use the plan. */
+bool io_fault_power_is_lost(struct io_fault_plan *plan);
+
 /* Frees what the plan recorded (the unsynced ranges). Call once every ring using the plan is
  * closed; the plan can then be reused after zeroing its counters. */
 void io_fault_plan_release(struct io_fault_plan *plan);

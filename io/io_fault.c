@@ -276,6 +276,14 @@ int io_fault_power_loss(struct io_fault_plan *plan)
     return rc;
 }
 
+bool io_fault_power_is_lost(struct io_fault_plan *plan)
+{
+    pthread_mutex_lock(&fault_lock);
+    bool lost = plan->power_lost;
+    pthread_mutex_unlock(&fault_lock);
+    return lost;
+}
+
 void io_fault_plan_release(struct io_fault_plan *plan)
 {
     pthread_mutex_lock(&fault_lock);

@@ -548,7 +548,7 @@ static void power_watch_round(void *arg)
 {
     struct power_watch *w = arg;
     for (uint32_t part = 0; part < 3; part++)
-        if (t1_visible(w->e, part) > 0 && !w->plan->power_lost)
+        if (t1_visible(w->e, part) > 0 && !io_fault_power_is_lost(w->plan))
             w->seen_t1 = true;
 }
 
