@@ -8,7 +8,10 @@
  * delivers them, or fails them when the disk fails, each callback exactly once; sends from
  * several threads into one producer keep each thread's order (PR5); producers
  * opened, used and closed from several threads at once (the pool's attach and detach under
- * load; run under TSan too).
+ * load; run under TSan too); sends from several threads into one partition while the producer's
+ * buffer memory is full, each waiting with the lock dropped, still take one sequence per record
+ * (PR6) — anonymous, named (numbered by the producer or by their own ids) and, from one thread,
+ * transactional — every wait bounded by a watchdog so a hang fails instead of hanging CI.
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback.
  */
