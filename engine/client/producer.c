@@ -309,6 +309,22 @@ static bool memory_full(const struct rt_producer *p, size_t cap)
            !p->sticky_error;
 }
 
+/* Waits on p->changed for at most 10 ms; on a timeout wakes the producer's task again, which
+ * retries a pool thread that failed to start (SN4: the work stays queued for the next wake).
+ * Drops p->lock meanwhile. */
+static void wait_changed(struct rt_producer *p)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 10 * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    if (pthread_cond_timedwait(&p->changed, &p->lock, &ts) == ETIMEDOUT)
+        sender_pool_wake(p->senders, &p->task);
+}
+
 /* PR6: waits once for buffer memory to be freed, handing every open batch over so that it
  * can be. Drops p->lock: when it returns, whatever the caller read before — the partition's
  * open batch, its next or last sequence, the sticky error — may have been changed by another
@@ -320,7 +336,7 @@ static void memory_wait(struct rt_producer *p)
     /* Batches this send closed without a wake (PR5) are handed over by the pool now. */
     sender_pool_wake(p->senders, &p->task);
     sender_pool_blocking_begin(); /* a callback sending into another producer (SN4) */
-    pthread_cond_wait(&p->changed, &p->lock);
+    wait_changed(p);
     sender_pool_blocking_end();
 }
 
@@ -1346,15 +1362,7 @@ int rt_producer_flush(rt_producer *p, int32_t timeout_ms)
             rc = error_set(RT_E_TIMED_OUT, "flush: %u batches still outstanding", p->outstanding);
             break;
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 10 * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        if (pthread_cond_timedwait(&p->changed, &p->lock, &ts) == ETIMEDOUT)
-            sender_pool_wake(p->senders, &p->task); /* retries a pool thread that failed to start */
+        wait_changed(p);
     }
     sender_pool_blocking_end();
     if (rc == 0 && p->first_error) {
