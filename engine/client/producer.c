@@ -1213,6 +1213,7 @@ restart:
      * memory) drops it, so after it the send starts again here instead of trusting what it
      * read before: two threads waiting for memory for one partition would otherwise take the
      * same sequence, and the second would orphan the batch the first opened meanwhile. */
+    rc = 0;
     if (p->sticky_error) {
         rc = error_set(p->sticky_error, "the producer failed earlier: %s",
                        rt_strerror(p->sticky_error));
