@@ -8,7 +8,10 @@
  * delivers them, or fails them when the disk fails, each callback exactly once; sends from
  * several threads into one producer keep each thread's order (PR5); producers
  * opened, used and closed from several threads at once (the pool's attach and detach under
- * load; run under TSan too).
+ * load; run under TSan too); sends from several threads into one partition while the producer's
+ * buffer memory is full, each waiting with the lock dropped, still take one sequence per record
+ * (PR6) — anonymous, named (numbered by the producer or by their own ids) and, from one thread,
+ * transactional — every wait bounded by a watchdog so a hang fails instead of hanging CI.
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback.
  */
@@ -23,6 +26,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -507,6 +511,348 @@ static void test_open_close_churn(void **state)
     tu_fixture_close(f);
 }
 
+/* PR6: sends from several threads into one partition of one producer while its buffer memory
+ * is full, so every send waits for memory with the producer's lock dropped. Each record must
+ * come out once, in its thread's order, at contiguous offsets with no gap, no error and no
+ * duplicate acknowledgement, and flush must return: a sequence read before the wait and used
+ * after it would be taken twice (one record lost, or acknowledged as a duplicate of another's)
+ * and the batch opened meanwhile orphaned (never handed over, so flush and later sends hang).
+ * Every wait is bounded: a watchdog ends the process if a send, a join or a flush hangs. */
+enum { BP_THREADS = 6, BP_EACH = 1500, BP_HANG_S = 120 };
+
+static void bp_hang(int sig)
+{
+    (void)sig;
+    static const char msg[] = "test_sender_pool: back-pressure test hung (a send, join or flush "
+                              "did not return within its bound): FAIL\n";
+    ssize_t w = write(2, msg, sizeof(msg) - 1);
+    (void)w;
+    _exit(1);
+}
+
+struct bp_thread {
+    rt_producer *p;
+    uint32_t id;
+    int64_t seq_base, seq_step; /* named producers with their own ids; seq_step 0: -1 */
+    int rc;
+    char detail[256]; /* rt_error_detail() of a failed send */
+    /* Written by delivery callbacks, which run one at a time per producer (ringtail.h). */
+    _Atomic uint32_t delivered, errors, duplicates, out_of_order;
+    _Atomic int64_t last_offset;
+};
+
+static void bp_cb(void *ctx, int err, int64_t offset, bool duplicate)
+{
+    struct bp_thread *t = ctx;
+    if (err)
+        atomic_fetch_add(&t->errors, 1);
+    if (duplicate)
+        atomic_fetch_add(&t->duplicates, 1);
+    if (!err && !duplicate) {
+        if (offset <= atomic_load(&t->last_offset))
+            atomic_fetch_add(&t->out_of_order, 1);
+        atomic_store(&t->last_offset, offset);
+    }
+    atomic_fetch_add(&t->delivered, 1);
+}
+
+static void *bp_main(void *arg)
+{
+    struct bp_thread *t = arg;
+    for (int i = 0; i < BP_EACH && t->rc == 0; i++) {
+        char v[32];
+        snprintf(v, sizeof(v), "%u:%d", t->id, i);
+        struct rt_producer_message m = msg_of(v);
+        if (t->seq_step)
+            m.sequence = t->seq_base + (int64_t)i * t->seq_step;
+        t->rc = rt_producer_send(t->p, "bp", 0, &m, bp_cb, t);
+        if (t->rc)
+            snprintf(t->detail, sizeof(t->detail), "%s", rt_error_detail());
+    }
+    return NULL;
+}
+
+/* Runs BP_THREADS senders into bp-0 of p, flushes within a bound and checks each delivery:
+ * no error, no duplicate, each thread's offsets increasing. */
+static void bp_run(rt_producer *p, struct bp_thread *ts, int64_t seq_step)
+{
+    pthread_t th[BP_THREADS];
+    for (uint32_t i = 0; i < BP_THREADS; i++) {
+        ts[i] = (struct bp_thread){.p = p, .id = i, .seq_base = i, .seq_step = seq_step};
+        atomic_store(&ts[i].last_offset, -1);
+        assert_int_equal(pthread_create(&th[i], NULL, bp_main, &ts[i]), 0);
+    }
+    for (uint32_t i = 0; i < BP_THREADS; i++) {
+        pthread_join(th[i], NULL);
+        if (ts[i].rc)
+            print_message("thread %u: send failed: %s (%s)\n", i, rt_strerror(ts[i].rc),
+                          ts[i].detail);
+        assert_int_equal(ts[i].rc, 0);
+    }
+    int rc = rt_producer_flush(p, 60000);
+    if (rc)
+        print_message("flush: %s (%s)\n", rt_strerror(rc), rt_error_detail());
+    assert_int_equal(rc, 0);
+}
+
+/* Reads bp-0 from offset 0 to its high watermark: each record is "thread:index", offsets dense
+ * from 0; next_of counts each thread's records and must see them in order. */
+static int64_t bp_read(rt_engine *e, int next_of[BP_THREADS])
+{
+    int64_t end = hw(e, "bp", 0), off = 0;
+    while (off < end) {
+        rt_fetch *fh = NULL;
+        assert_int_equal(rt_fetch_start(e, "bp", 0, off, 1 << 20, RT_READ_UNCOMMITTED, &fh), 0);
+        struct rt_records it;
+        struct rt_record_view r;
+        rt_records_init(&it, fh, off);
+        int rc;
+        while ((rc = rt_records_next(&it, &r)) == 0) {
+            assert_int_equal(r.offset, off); /* contiguous */
+            char v[32];
+            assert_true(r.value_len > 0 && r.value_len < (int32_t)sizeof(v));
+            memcpy(v, r.value, (size_t)r.value_len);
+            v[r.value_len] = 0;
+            unsigned id = 0;
+            int i = -1;
+            assert_int_equal(sscanf(v, "%u:%d", &id, &i), 2);
+            assert_true(id < BP_THREADS);
+            assert_true(i >= next_of[id]); /* in its thread's order, never repeated */
+            next_of[id] = i + 1;
+            off++;
+        }
+        assert_int_equal(rc, RT_E_END);
+        rt_fetch_release(fh);
+    }
+    return off;
+}
+
+static rt_producer *bp_open(struct tu_fixture *f, const char *name)
+{
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "bp", 1), 0);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.batch_size_bytes = 128;    /* a few records a batch */
+    po.buffer_memory_bytes = 256; /* two batches: every thread's sends wait for memory */
+    po.linger_ms = 1;
+    po.name = name;
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    return p;
+}
+
+/* PR6 for an idempotent (anonymous) producer: the producer numbers the records. */
+static void test_backpressure_sequences_anonymous(void **state)
+{
+    struct tu_fixture *f = *state;
+    signal(SIGALRM, bp_hang);
+    alarm(BP_HANG_S);
+    rt_producer *p = bp_open(f, NULL);
+    struct bp_thread ts[BP_THREADS];
+    bp_run(p, ts, 0);
+    int next_of[BP_THREADS] = {0};
+    assert_int_equal(bp_read(f->e, next_of), BP_THREADS * BP_EACH);
+    for (uint32_t i = 0; i < BP_THREADS; i++) {
+        assert_int_equal(next_of[i], BP_EACH); /* every record stored once */
+        assert_int_equal(atomic_load(&ts[i].delivered), BP_EACH);
+        assert_int_equal(atomic_load(&ts[i].errors), 0);
+        assert_int_equal(atomic_load(&ts[i].duplicates), 0);
+        assert_int_equal(atomic_load(&ts[i].out_of_order), 0);
+    }
+    int64_t last = -2;
+    assert_int_equal(rt_producer_last_sequence(p, "bp", 0, &last), 0);
+    assert_int_equal(last, BP_THREADS * BP_EACH - 1); /* sequences 0.. with none taken twice */
+    assert_int_equal(rt_producer_close(p), 0);
+    tu_fixture_close(f);
+    alarm(0);
+}
+
+/* PR6 for a named producer numbering its records itself (sequence -1): the same, and a rerun
+ * of the name continues after the last sequence. */
+static void test_backpressure_sequences_named(void **state)
+{
+    struct tu_fixture *f = *state;
+    signal(SIGALRM, bp_hang);
+    alarm(BP_HANG_S);
+    rt_producer *p = bp_open(f, "bp-named");
+    struct bp_thread ts[BP_THREADS];
+    bp_run(p, ts, 0);
+    int next_of[BP_THREADS] = {0};
+    assert_int_equal(bp_read(f->e, next_of), BP_THREADS * BP_EACH);
+    for (uint32_t i = 0; i < BP_THREADS; i++) {
+        assert_int_equal(next_of[i], BP_EACH);
+        assert_int_equal(atomic_load(&ts[i].delivered), BP_EACH);
+        assert_int_equal(atomic_load(&ts[i].errors), 0);
+        assert_int_equal(atomic_load(&ts[i].duplicates), 0);
+        assert_int_equal(atomic_load(&ts[i].out_of_order), 0);
+    }
+    int64_t last = -2;
+    assert_int_equal(rt_producer_last_sequence(p, "bp", 0, &last), 0);
+    assert_int_equal(last, BP_THREADS * BP_EACH - 1);
+    assert_int_equal(rt_producer_close(p), 0);
+    tu_fixture_close(f);
+    alarm(0);
+}
+
+/* PR6 for a named producer with its own ids, with gaps: thread t sends t, t+T, t+2T, ... (T the
+ * thread count, doubled so that every other id is never used). Threads race, so an id may
+ * arrive after a higher one and is then, by the named rule (PS3), acknowledged as a duplicate
+ * and not stored; what must hold: every record is acknowledged once (stored or duplicate),
+ * none fails, the ids stored strictly increase in offset order (a check made before the wait
+ * and trusted after it would let a lower id in behind a higher one), and flush returns. */
+static void test_backpressure_sequences_named_own_ids(void **state)
+{
+    struct tu_fixture *f = *state;
+    signal(SIGALRM, bp_hang);
+    alarm(BP_HANG_S);
+    rt_producer *p = bp_open(f, "bp-ids");
+    struct bp_thread ts[BP_THREADS];
+    bp_run(p, ts, 2 * BP_THREADS);
+    uint32_t stored_by[BP_THREADS] = {0}, stored = 0;
+    int64_t end = hw(f->e, "bp", 0), off = 0, prev_id = -1;
+    while (off < end) {
+        rt_fetch *fh = NULL;
+        assert_int_equal(rt_fetch_start(f->e, "bp", 0, off, 1 << 20, RT_READ_UNCOMMITTED, &fh), 0);
+        struct rt_records it;
+        struct rt_record_view r;
+        rt_records_init(&it, fh, off);
+        int rc;
+        while ((rc = rt_records_next(&it, &r)) == 0) {
+            assert_int_equal(r.offset, off);
+            char v[32];
+            assert_true(r.value_len > 0 && r.value_len < (int32_t)sizeof(v));
+            memcpy(v, r.value, (size_t)r.value_len);
+            v[r.value_len] = 0;
+            unsigned id = 0;
+            int i = -1;
+            assert_int_equal(sscanf(v, "%u:%d", &id, &i), 2);
+            assert_true(id < BP_THREADS);
+            int64_t seq = (int64_t)id + (int64_t)i * 2 * BP_THREADS;
+            assert_true(seq > prev_id); /* the partition's ids only increase */
+            prev_id = seq;
+            stored_by[id]++;
+            stored++;
+            off++;
+        }
+        assert_int_equal(rc, RT_E_END);
+        rt_fetch_release(fh);
+    }
+    uint32_t dups = 0;
+    for (uint32_t i = 0; i < BP_THREADS; i++) {
+        assert_int_equal(atomic_load(&ts[i].delivered), BP_EACH);
+        assert_int_equal(atomic_load(&ts[i].errors), 0);
+        assert_int_equal(atomic_load(&ts[i].out_of_order), 0);
+        /* each record acknowledged once: stored, or a duplicate and not stored */
+        assert_int_equal(stored_by[i] + atomic_load(&ts[i].duplicates), BP_EACH);
+        dups += atomic_load(&ts[i].duplicates);
+    }
+    assert_int_equal(stored + dups, BP_THREADS * BP_EACH);
+    assert_true(stored > 0);
+    int64_t last = -2;
+    assert_int_equal(rt_producer_last_sequence(p, "bp", 0, &last), 0);
+    assert_int_equal(last, prev_id);
+    assert_int_equal(rt_producer_close(p), 0);
+    tu_fixture_close(f);
+    alarm(0);
+}
+
+/* PR6 for a transactional producer (one thread at a time, ringtail.h): its sends wait for
+ * buffer memory while the pool hands its batches over and joins its partitions to the
+ * transaction; after each wait the send starts again (the transaction's state re-read). Four
+ * transactions over two partitions, the third aborted: a read_committed reader sees every
+ * record of the committed ones once, in order, and none of the aborted one. */
+enum { BPTX_TXNS = 4, BPTX_EACH = 400, BPTX_ABORTED = 2 };
+
+static void bptx_read(rt_engine *e, uint32_t part)
+{
+    int64_t bound = 0, from = 0;
+    assert_int_equal(rt_list_offsets(e, "bptx", part, RT_OFFSET_LATEST, RT_READ_COMMITTED, &bound),
+                     0);
+    int next_k = 0, next_i = (int)part, seen = 0;
+    while (from < bound) {
+        rt_fetch *fh = NULL;
+        assert_int_equal(rt_fetch_start(e, "bptx", part, from, 1 << 20, RT_READ_COMMITTED, &fh), 0);
+        const struct rt_fetch_view *v = rt_fetch_get(fh);
+        struct rt_records it;
+        struct rt_record_view r;
+        rt_records_init(&it, fh, from);
+        int rc;
+        while ((rc = rt_records_next(&it, &r)) == 0) {
+            char s[32];
+            assert_true(r.value_len > 0 && r.value_len < (int32_t)sizeof(s));
+            memcpy(s, r.value, (size_t)r.value_len);
+            s[r.value_len] = 0;
+            int k = -1, i = -1;
+            assert_int_equal(sscanf(s, "%d:%d", &k, &i), 2);
+            if (next_i >= BPTX_EACH) { /* the previous transaction is complete */
+                next_k += 1 + (next_k + 1 == BPTX_ABORTED);
+                next_i = (int)part;
+            }
+            assert_int_equal(k, next_k); /* none of the aborted transaction, none repeated */
+            assert_int_equal(i, next_i);
+            next_i += 2;
+            seen++;
+        }
+        assert_int_equal(rc, RT_E_END);
+        /* Past the whole fetch, markers and the aborted transaction's batches included. */
+        uint64_t pos = 0;
+        int64_t next = from;
+        while (pos < v->size_bytes) {
+            next = (int64_t)be64_of(v->data + pos) + (int32_t)be32_of(v->data + pos + 23) + 1;
+            pos += 12 + be32_of(v->data + pos + 8);
+        }
+        rt_fetch_release(fh);
+        assert_true(next > from);
+        from = next;
+    }
+    assert_int_equal(next_k, BPTX_TXNS - 1);
+    assert_int_equal(next_i, BPTX_EACH + (int)part);
+    assert_int_equal(seen, (BPTX_TXNS - 1) * BPTX_EACH / 2);
+}
+
+static void test_backpressure_transactional(void **state)
+{
+    struct tu_fixture *f = *state;
+    signal(SIGALRM, bp_hang);
+    alarm(BP_HANG_S);
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "bptx", 2), 0);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.batch_size_bytes = 128;
+    po.buffer_memory_bytes = 256; /* two batches: sends wait for memory */
+    po.linger_ms = 1;
+    po.transactional_id = "bptx";
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), 0);
+    struct bp_thread t = {.p = p};
+    atomic_store(&t.last_offset, -1);
+    for (int k = 0; k < BPTX_TXNS; k++) {
+        assert_int_equal(rt_producer_begin(p), 0);
+        for (int i = 0; i < BPTX_EACH; i++) {
+            char v[32];
+            snprintf(v, sizeof(v), "%d:%d", k, i);
+            struct rt_producer_message m = msg_of(v);
+            /* bp_cb's offset order is per thread over one partition: count only, here */
+            assert_int_equal(rt_producer_send(p, "bptx", i % 2, &m, bp_cb, &t), 0);
+        }
+        if (k == BPTX_ABORTED)
+            assert_int_equal(rt_producer_abort(p, 60000), 0);
+        else
+            assert_int_equal(rt_producer_commit(p, 60000), 0);
+    }
+    assert_int_equal(atomic_load(&t.delivered), BPTX_TXNS * BPTX_EACH);
+    assert_int_equal(atomic_load(&t.errors), 0);
+    assert_int_equal(atomic_load(&t.duplicates), 0);
+    bptx_read(f->e, 0);
+    bptx_read(f->e, 1);
+    assert_int_equal(rt_producer_close(p), 0);
+    tu_fixture_close(f);
+    alarm(0);
+}
+
 int main(void)
 {
     fprintf(stderr, "io backend under test: %s\n", tu_backend());
@@ -524,6 +870,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_concurrent_sends_keep_order, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_open_close_churn, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_backpressure_sequences_anonymous, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_backpressure_sequences_named, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_backpressure_sequences_named_own_ids, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_backpressure_transactional, tu_fixture_setup,
                                         tu_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,6 +41,14 @@
  *      may wait for a full shard queue, as for buffer memory); a flush hands over everything,
  *      coordinator write included. This saves the wake and thread hop per batch that a sender
  *      thread or pool pass costs; completions still wake the pool to deliver.
+ * PR6. A send takes its decisions — the record's sequence, whether a named id is a duplicate,
+ *      which batch it joins — in one hold of p->lock. Where it must drop the lock midway (the
+ *      wait for buffer memory, a named producer's first look at a partition), it reads the
+ *      state again afterwards, never what it read before: sends from many threads into one
+ *      partition would otherwise reuse a sequence and orphan an open batch (flush never
+ *      returning). The other places that drop the lock hold what they work on privately: a
+ *      batch off the ready queue (dispatch, under p->dispatching), a delivered batch, copies
+ *      of the transaction's partitions.
  *
  * Errors: there is no retriable append error in an embedded engine — a full queue is
  * back-pressure (the sender waits), and write failures are sticky — so the first failed batch
@@ -284,22 +292,61 @@ static void close_open_batch(struct rt_producer *p, struct ppart *pp)
     close_batch(p, pp, true);
 }
 
-static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int32_t base_seq)
+/* The buffer a batch for a `need`-byte first record takes: the standard size, or one record's. */
+static size_t batch_cap_for(const struct rt_producer *p, size_t need)
 {
     size_t cap = p->opts.batch_size_bytes;
     if (need + BATCH_HEADER_BYTES > cap)
         cap = need + BATCH_HEADER_BYTES;
-    /* Back-pressure: wait while the producer's buffers are full and something can drain. */
-    while (p->memory_bytes + cap > p->opts.buffer_memory_bytes && p->outstanding > 0 &&
-           !p->sticky_error) {
-        for (uint32_t i = 0; i < p->part_count; i++)
-            close_open_batch(p, p->parts[i]);
-        /* Batches this send closed without a wake (PR5) are handed over by the pool now. */
-        sender_pool_wake(p->senders, &p->task);
-        sender_pool_blocking_begin(); /* a callback sending into another producer (SN4) */
-        pthread_cond_wait(&p->changed, &p->lock);
-        sender_pool_blocking_end();
+    return cap;
+}
+
+/* Back-pressure: a batch of `cap` bytes does not fit beside the buffers in use, and something
+ * can drain (a batch larger than buffer_memory_bytes goes alone once the rest has). Lock held. */
+static bool memory_full(const struct rt_producer *p, size_t cap)
+{
+    return p->memory_bytes + cap > p->opts.buffer_memory_bytes && p->outstanding > 0 &&
+           !p->sticky_error;
+}
+
+/* Waits on p->changed for at most 10 ms; on a timeout wakes the producer's task again, which
+ * retries a pool thread that failed to start (SN4: the work stays queued for the next wake).
+ * Drops p->lock meanwhile. */
+static void wait_changed(struct rt_producer *p)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 10 * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
     }
+    if (pthread_cond_timedwait(&p->changed, &p->lock, &ts) == ETIMEDOUT)
+        sender_pool_wake(p->senders, &p->task);
+}
+
+/* PR6: waits once for buffer memory to be freed, handing every open batch over so that it
+ * can be. Drops p->lock: when it returns, whatever the caller read before — the partition's
+ * open batch, its next or last sequence, the sticky error — may have been changed by another
+ * send, so the caller starts its decision again from the top (rt_producer_send). */
+static void memory_wait(struct rt_producer *p)
+{
+    for (uint32_t i = 0; i < p->part_count; i++)
+        close_open_batch(p, p->parts[i]);
+    /* Batches this send closed without a wake (PR5) are handed over by the pool now. */
+    sender_pool_wake(p->senders, &p->task);
+    sender_pool_blocking_begin(); /* a callback sending into another producer (SN4) */
+    wait_changed(p);
+    sender_pool_blocking_end();
+}
+
+/* Opens the partition's batch, starting at base_seq; never waits (the caller waited for memory
+ * with memory_wait and re-read its state first, PR6). Lock held throughout. */
+static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int32_t base_seq)
+{
+    size_t cap = batch_cap_for(p, need);
+    assert(!pp->open);
+    assert(!memory_full(p, cap));
     if (p->sticky_error)
         return p->sticky_error;
     struct pbatch *b = batch_take(p, cap);
@@ -693,14 +740,11 @@ static struct ppart *part_get(struct rt_producer *p, struct partition *part, int
     struct ppart *pp = part_find(p, part);
     if (pp)
         return pp;
-    if (p->part_count == PRODUCER_PARTITIONS_MAX) {
-        *err = error_set(RT_E_PRODUCER_PARTITIONS_FULL,
-                         "a producer writes to at most %d partitions", PRODUCER_PARTITIONS_MAX);
-        return NULL;
-    }
     int64_t last = -1;
     if (p->named) {
-        /* Continue after what the partition already holds for this name. */
+        /* Continue after what the partition already holds for this name. The lock is dropped
+         * around the lookup (PR6): another send may add this partition, or others, meanwhile,
+         * so the table is looked at again, and the limit checked, after it. */
         pthread_mutex_unlock(&p->lock);
         int rc = log_producer_last_sequence(p->log, part, p->producer_id, &last);
         pthread_mutex_lock(&p->lock);
@@ -710,6 +754,11 @@ static struct ppart *part_get(struct rt_producer *p, struct partition *part, int
         }
         if ((pp = part_find(p, part)) != NULL)
             return pp;
+    }
+    if (p->part_count == PRODUCER_PARTITIONS_MAX) {
+        *err = error_set(RT_E_PRODUCER_PARTITIONS_FULL,
+                         "a producer writes to at most %d partitions", PRODUCER_PARTITIONS_MAX);
+        return NULL;
     }
     if (p->part_count == p->part_capacity) {
         /* PR3: only the pointer array moves; batches point at the entries themselves. */
@@ -729,6 +778,7 @@ static struct ppart *part_get(struct rt_producer *p, struct partition *part, int
         *err = -ENOMEM;
         return NULL;
     }
+    assert(p->part_count < p->part_capacity);
     p->parts[p->part_count++] = pp;
     pp->part = part;
     pp->last_seq = last;
@@ -1157,6 +1207,13 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
     if (r.timestamp_ms < 0)
         r.timestamp_ms = fs_now_ms();
     pthread_mutex_lock(&p->lock);
+restart:
+    /* PR6: from here to the record's place in a batch, every decision (the sequence, a named
+     * duplicate, which batch) is taken under one hold of p->lock; the one wait (for buffer
+     * memory) drops it, so after it the send starts again here instead of trusting what it
+     * read before: two threads waiting for memory for one partition would otherwise take the
+     * same sequence, and the second would orphan the batch the first opened meanwhile. */
+    rc = 0;
     if (p->sticky_error) {
         rc = error_set(p->sticky_error, "the producer failed earlier: %s",
                        rt_strerror(p->sticky_error));
@@ -1238,6 +1295,10 @@ int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
                                p->log->opts.batch_size_max_bytes);
                 goto out;
             }
+            if (memory_full(p, batch_cap_for(p, need))) {
+                memory_wait(p);
+                goto restart;
+            }
             rc = open_batch(p, pp, need, (int32_t)seq);
             if (rc)
                 goto out;
@@ -1302,15 +1363,7 @@ int rt_producer_flush(rt_producer *p, int32_t timeout_ms)
             rc = error_set(RT_E_TIMED_OUT, "flush: %u batches still outstanding", p->outstanding);
             break;
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 10 * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        if (pthread_cond_timedwait(&p->changed, &p->lock, &ts) == ETIMEDOUT)
-            sender_pool_wake(p->senders, &p->task); /* retries a pool thread that failed to start */
+        wait_changed(p);
     }
     sender_pool_blocking_end();
     if (rc == 0 && p->first_error) {
