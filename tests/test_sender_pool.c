@@ -131,8 +131,13 @@ static void test_many_producers_no_thread_each(void **state)
     uint32_t threads_flushed = count_threads();
     print_message("threads: %u before, %u with %u producers open, %u after their flush\n", threads0,
                   threads_open, PRODUCERS, threads_flushed);
-    assert_true(threads_open <= threads0 + SENDER_POOL_THREADS_MIN);
-    assert_true(threads_flushed <= threads0 + SENDER_POOL_THREADS_MIN);
+    /* The pool's minimum, plus at most POOL_SLACK more: a stand-in (SN4) may start under load
+     * and a detached thread leaving for idleness is still listed for a moment. Either way a
+     * handful of threads for 2 000 producers, not one each (this failed 2 runs in 30 on a loaded
+     * machine with no slack: 3 before, 6 open). */
+    enum { POOL_SLACK = 2 };
+    assert_true(threads_open <= threads0 + SENDER_POOL_THREADS_MIN + POOL_SLACK);
+    assert_true(threads_flushed <= threads0 + SENDER_POOL_THREADS_MIN + POOL_SLACK);
     assert_int_equal(atomic_load(&t.delivered), PRODUCERS * EACH);
     assert_int_equal(atomic_load(&t.errors), 0);
     assert_int_equal(atomic_load(&t.bad_offsets), 0);
@@ -143,10 +148,17 @@ static void test_many_producers_no_thread_each(void **state)
     assert_int_equal(total, PRODUCERS * EACH);
     for (uint32_t i = 0; i < PRODUCERS; i++)
         assert_int_equal(rt_producer_close(ps[i]), 0);
-    assert_true(count_threads() <= threads0 + SENDER_POOL_THREADS_MIN);
+    assert_true(count_threads() <= threads0 + SENDER_POOL_THREADS_MIN + POOL_SLACK);
     free(ps);
     tu_fixture_close(f);
-    assert_true(count_threads() <= threads0); /* rt_close stopped the pool */
+    /* rt_close stopped the pool; a detached pool thread may still be listed for a moment after
+     * it decremented the count (bounded wait: a thread that never leaves fails). */
+    uint32_t left = count_threads();
+    for (int i = 0; i < 200 && left > threads0; i++) {
+        usleep(5000);
+        left = count_threads();
+    }
+    assert_true(left <= threads0);
 }
 
 /* Waits (a bound for a hung test, not a latency assertion) until n deliveries were counted. */
