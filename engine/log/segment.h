@@ -82,6 +82,7 @@ struct segment {
     _Atomic bool fd_busy;           /* the pool is using fd (write or fdatasync) */
     _Atomic bool zero_queued;       /* a pool job for this segment exists */
     uint64_t claimed_bytes;         /* writer: writer_end as it last stored it */
+    uint64_t writeback_bytes;       /* pool (sync=none): writeback started on [0, this), SP7 */
 };
 
 /* Creates a new, empty active segment at base_offset in partition_dir: files created,

@@ -1,6 +1,6 @@
 /*
  * segment_pool.h — the pre-writer: one background thread per writable engine that writes
- * zeros (and fdatasyncs them) into each active segment a bounded distance ahead of its writer,
+ * zeros (and, unless sync=none, fdatasyncs them) into each active segment a bounded distance ahead of its writer,
  * so that the writer's own fdatasync flushes data into blocks that are already written and
  * commits no extent metadata (issue 14 item 2; docs/format.md A.6).
  *
@@ -36,6 +36,10 @@ struct segment;
 #define SEGMENT_POOL_LEAD_MIN_BYTES (64u << 10)
 #define SEGMENT_POOL_CHUNK_BYTES    (1u << 20)
 
+/* Under sync=none, writeback is started on what lies this far below the writer's end (SP7): far
+ * enough that the writer's next partial page is not under writeback. */
+#define SEGMENT_POOL_WRITEBACK_BEHIND_BYTES (4u << 20)
+
 /* Segments smaller than this are not pre-written at all: one rolls every few hundred KiB, and
  * a roll (an fdatasync of the old segment, a directory fsync) costs more than the extent commits
  * pre-writing would save; the lead would also be most of the file. */
@@ -68,6 +72,10 @@ struct segment_pool {
     uint32_t head, count;
     bool stop;
     bool started;
+    /* fdatasync each chunk (sync=always/interval: the extent conversion is what the zeros buy)
+     * or not (sync=none: the zeros only put the pages in the page cache ahead of the writer,
+     * SP6). Set before segment_pool_start. */
+    bool sync_zeros;
     struct segment_pool_stats stats;
 };
 
