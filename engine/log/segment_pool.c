@@ -25,7 +25,7 @@
  *        fresh-page work, ext4_da_write_begin, moves off the round); the frontier then means
  *        "written", not "fdatasynced" (nothing under sync=none relies on the zeros' durability:
  *        past the log's end, zeros and unwritten blocks both read as zeros, L3).
- *   SP7  under sync=none each job first starts writeback (sync_file_range WRITE, which waits for
+ *   SP7  under sync=none each job, after its zeros, starts writeback (sync_file_range WRITE, which waits for
  *        nothing and promises nothing) of the segment up to 4 MiB below the writer's end, so
  *        the seal's fdatasync at a roll (L2) waits for a little dirty data, not the whole
  *        segment's. It uses seg->fd under fd_busy like a chunk (SG3).
@@ -93,8 +93,6 @@ static void start_writeback(struct segment *seg)
 /* Writes zeros ahead of seg's writer until it is its lead ahead or the segment is sealing. */
 static void prewrite(struct segment_pool *pool, struct segment *seg)
 {
-    if (!pool->sync_zeros)
-        start_writeback(seg); /* SP7 */
     uint64_t cap =
         seg->map_bytes < seg->cfg.capacity_bytes ? seg->map_bytes : seg->cfg.capacity_bytes;
     for (;;) {
@@ -197,9 +195,11 @@ static void *pool_main(void *arg)
         pool->head = (pool->head + 1) % SEGMENT_POOL_JOBS_MAX;
         pool->count--;
         pthread_mutex_unlock(&pool->lock);
-        if (job.seg)
+        if (job.seg) {
             prewrite(pool, job.seg);
-        else
+            if (!pool->sync_zeros)
+                start_writeback(job.seg); /* SP7: after the zeros, which the writer waits for */
+        } else
             prewrite_next(pool, &job);
         job_done(&job);
         pthread_mutex_lock(&pool->lock);
