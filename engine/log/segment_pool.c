@@ -25,10 +25,10 @@
  *        fresh-page work, ext4_da_write_begin, moves off the round); the frontier then means
  *        "written", not "fdatasynced" (nothing under sync=none relies on the zeros' durability:
  *        past the log's end, zeros and unwritten blocks both read as zeros, L3).
- *   SP7  under sync=none each job, after its zeros, starts writeback (sync_file_range WRITE, which waits for
- *        nothing and promises nothing) of the segment up to 4 MiB below the writer's end, so
- *        the seal's fdatasync at a roll (L2) waits for a little dirty data, not the whole
- *        segment's. It uses seg->fd under fd_busy like a chunk (SG3).
+ *   SP7  under sync=none each job, after its zeros, starts writeback (sync_file_range WRITE,
+ *        which waits for nothing and promises nothing) of the segment up to 4 MiB below the
+ *        writer's end, so the seal's fdatasync at a roll (L2) waits for a little dirty data,
+ *        not the whole segment's. It uses seg->fd under fd_busy like a chunk (SG3).
  *
  * Costs: one write of zeros per byte appended (from one static 1 MiB zero buffer: no heap;
  * under sync=none to the page cache only: the writer overwrites them long before writeback's
