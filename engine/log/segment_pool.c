@@ -19,7 +19,6 @@
  *        to it, and never more than max(that, what the writer has appended) ahead of it (up to
  *        segment_pool_lead_bytes): the zeros never exceed the data by more than that minimum per
  *        written segment, so a topic of many lightly written partitions pays (almost) nothing.
- *
  *   SP6  under sync=none (sync_zeros false) a chunk is written and not fdatasynced: the zeros are
  *        there to put the pages in the page cache before the writer needs them (the kernel's
  *        fresh-page work, ext4_da_write_begin, moves off the round); the frontier then means

@@ -1,8 +1,10 @@
 /*
  * segment_pool.h — the pre-writer: one background thread per writable engine that writes
- * zeros (and, unless sync=none, fdatasyncs them) into each active segment a bounded distance ahead of its writer,
- * so that the writer's own fdatasync flushes data into blocks that are already written and
- * commits no extent metadata (issue 14 item 2; docs/format.md A.6).
+ * zeros (and, unless sync=none, fdatasyncs them) into each active segment a bounded distance
+ * ahead of its writer, so that the writer's own fdatasync flushes data into blocks that are
+ * already written and commits no extent metadata (issue 14 item 2; docs/format.md A.6). Under
+ * sync=none the zeros only put the pages in the page cache ahead of the writer, and the thread
+ * starts writeback behind it (SP6, SP7 in segment_pool.c).
  *
  * It also writes the head of the next segment's file before the roll needs it (a partition's
  * next.log.tmp: its first lead bytes, zeroed and fdatasynced), so a roll renames a file whose
