@@ -280,8 +280,7 @@ static void test_roll_takes_the_prewritten_next_segment(void **state)
     tu_rmdir_free(dir);
 }
 
-/* Nothing is pre-written under sync=none (no fdatasync on the write path to speed up) nor for
- * segments under SEGMENT_POOL_SEGMENT_MIN_BYTES (1 MiB). */
+/* Nothing is pre-written for segments under SEGMENT_POOL_SEGMENT_MIN_BYTES (1 MiB). */
 static void no_prewrite(enum rt_sync_mode mode, uint64_t segment_bytes)
 {
     char *dir = tu_mkdtemp();
@@ -306,11 +305,48 @@ static void no_prewrite(enum rt_sync_mode mode, uint64_t segment_bytes)
     tu_rmdir_free(dir);
 }
 
-static void test_no_prewrite_without_sync_or_for_small_segments(void **state)
+static void test_no_prewrite_for_small_segments(void **state)
 {
     (void)state;
-    no_prewrite(RT_SYNC_NONE, 1024 * 1024);
     no_prewrite(RT_SYNC_ALWAYS, 512 * 1024);
+    no_prewrite(RT_SYNC_NONE, 512 * 1024);
+}
+
+/* SP6: under sync=none the zeros ahead of the writer are written but never fdatasynced (they only
+ * put the pages in the page cache before the writer needs them); the only fdatasyncs of the
+ * pre-writer are those of the next segments' heads (PA7), one per roll at most. Every record reads
+ * back, before and after a clean close, and the directory verifies clean. */
+static void test_sync_none_prewrites_without_fdatasync(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    o.sync_mode = RT_SYNC_NONE;
+    o.retention_bytes = -1;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);
+    int64_t next = 0;
+    for (int i = 0; i < 5; i++)
+        append_acked(e, &next); /* past SP5's 64 KiB */
+    for (int i = 0; i < 20000 && stats(e).prewrite_bytes < 60 * 1024; i++)
+        usleep(1000); /* bounded by progress, not by a clock */
+    assert_true(stats(e).prewrite_bytes >= 60 * 1024);
+    for (int i = 0; i < 200; i++)
+        append_acked(e, &next);
+    struct rt_stats st = stats(e);
+    assert_true(st.segments_rolled >= 2);
+    assert_true(st.prewrite_fdatasyncs <= st.segments_rolled + 1);
+    int64_t start = -1;
+    assert_int_equal(read_back(e, &start), next);
+    assert_int_equal(start, 0);
+    assert_int_equal(rt_close(e), 0);
+    expect_verify_clean(dir, "after a clean close under sync=none");
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(read_back(e, &start), next);
+    assert_int_equal(rt_close(e), 0);
+    tu_rmdir_free(dir);
 }
 
 /* PA6, RS1: retention's file becomes the next segment; its stale batches (offsets from 0) are
@@ -501,7 +537,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prewrite_stays_ahead),
-        cmocka_unit_test(test_no_prewrite_without_sync_or_for_small_segments),
+        cmocka_unit_test(test_no_prewrite_for_small_segments),
+        cmocka_unit_test(test_sync_none_prewrites_without_fdatasync),
         cmocka_unit_test(test_roll_takes_the_prewritten_next_segment),
         cmocka_unit_test(test_recycled_segment_serves_only_new_batches),
         cmocka_unit_test(test_power_loss_in_recycled_segment),

@@ -1046,11 +1046,13 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->pcfg.segment.index_size_max_bytes = lg->opts.index_size_max_bytes;
     lg->pcfg.segment.index_interval_bytes = lg->opts.index_interval_bytes;
     lg->pcfg.segment.read_only = lg->opts.read_only;
-    /* Pre-writing buys nothing without fdatasyncs on the write path, and costs a second write
-     * of every byte: only durable modes get it (segment_pool.h). */
-    if (!lg->opts.read_only && lg->opts.sync_mode != RT_SYNC_NONE &&
-        lg->opts.segment_size_bytes >= SEGMENT_POOL_SEGMENT_MIN_BYTES)
+    /* Pre-writing: under sync=always/interval the zeros are fdatasynced so the writer's
+     * fdatasyncs commit no extent metadata; under sync=none they are only written, so the page
+     * cache's work for fresh pages (ext4_da_write_begin) is done on the pre-writer's thread, not
+     * the round's, and writeback is started behind the writer (SP6, SP7; segment_pool.h). */
+    if (!lg->opts.read_only && lg->opts.segment_size_bytes >= SEGMENT_POOL_SEGMENT_MIN_BYTES)
         lg->pcfg.segment.pool = &lg->pool;
+    lg->pool.sync_zeros = lg->opts.sync_mode != RT_SYNC_NONE;
     lg->pcfg.segment_ms = lg->opts.segment_ms;
     lg->pcfg.retention_bytes = lg->opts.retention_bytes;
     lg->pcfg.retention_ms = lg->opts.retention_ms;

@@ -58,7 +58,7 @@ struct log {
     _Atomic int write_error;
     _Atomic bool closing;
     struct engine_counters counters;
-    struct segment_pool pool;   /* the pre-writer (segment_pool.h); started unless sync=none */
+    struct segment_pool pool;   /* the pre-writer (segment_pool.h); started for segments >= 1 MiB */
     struct fetch_pool *fetches; /* rt_fetch handles, at most opts.fetches_max open */
     struct publish_watch watch; /* rt_append_watch_set; the shards call it per round */
     /* Asked before a client's transactional batch is queued (log_txn_verify_set): 0 or the

@@ -20,8 +20,9 @@
  *        while the pool's claimed chunk (zero_busy) starts below that end: so no zero write ever
  *        lands on a byte the writer has queued (with SP1 in segment_pool.c, a Dekker pair).
  *   SG2  the frontier is a lower bound: [0, zero_frontier) are written blocks that were
- *        fdatasynced; bytes the writer appends past it are counted (pool missed_bytes) and land
- *        in unwritten extents, as every append did before pre-writing.
+ *        fdatasynced (under sync=none only written: SP6 in segment_pool.c); bytes the writer
+ *        appends past it are counted (pool missed_bytes) and land in unwritten extents, as
+ *        every append did before pre-writing.
  *   SG3  sealing stores writer_end = UINT64_MAX and waits until the pool uses the descriptor no
  *        more (fd_busy clear: its chunk's write and fdatasync done) before its trim and close, so
  *        the pool never writes into a sealed (trimmed) file and never holds a descriptor of its

@@ -76,12 +76,13 @@ struct segment {
     _Atomic bool doomed; /* unlinked; close the mapping with the last reference */
     struct segment_config cfg;
     /* Pre-writing (segment_pool.c; SG1-SG3 in segment.c). */
-    _Atomic uint64_t zero_frontier; /* [0, frontier) holds written, fdatasynced blocks */
+    _Atomic uint64_t zero_frontier; /* [0, frontier) written (and fdatasynced unless sync=none) */
     _Atomic uint64_t writer_end;    /* end of what the writer queued; UINT64_MAX once sealing */
     _Atomic uint64_t zero_busy;     /* start of the chunk the pool is writing, or UINT64_MAX */
     _Atomic bool fd_busy;           /* the pool is using fd (write or fdatasync) */
     _Atomic bool zero_queued;       /* a pool job for this segment exists */
     uint64_t claimed_bytes;         /* writer: writer_end as it last stored it */
+    uint64_t writeback_bytes;       /* pool (sync=none): writeback started on [0, this), SP7 */
 };
 
 /* Creates a new, empty active segment at base_offset in partition_dir: files created,

@@ -19,8 +19,20 @@
  *        to it, and never more than max(that, what the writer has appended) ahead of it (up to
  *        segment_pool_lead_bytes): the zeros never exceed the data by more than that minimum per
  *        written segment, so a topic of many lightly written partitions pays (almost) nothing.
+ *   SP6  under sync=none (sync_zeros false) a chunk is written and not fdatasynced: the zeros are
+ *        there to put the pages in the page cache before the writer needs them (the kernel's
+ *        fresh-page work, ext4_da_write_begin, moves off the round); the frontier then means
+ *        "written", not "fdatasynced" (nothing under sync=none relies on the zeros' durability:
+ *        past the log's end, zeros and unwritten blocks both read as zeros, L3).
+ *   SP7  under sync=none each job, after its zeros, starts writeback (sync_file_range WRITE,
+ *        which waits for nothing and promises nothing) of the segment up to 4 MiB below the
+ *        writer's end, so the seal's fdatasync at a roll (L2) waits for a little dirty data,
+ *        not the whole segment's. It uses seg->fd under fd_busy like a chunk (SG3).
  *
- * Costs: one write of zeros per byte appended (from one static 1 MiB zero buffer: no heap),
+ * Costs: one write of zeros per byte appended (from one static 1 MiB zero buffer: no heap;
+ * under sync=none to the page cache only: the writer overwrites them long before writeback's
+ * 30 s expiry, so the disk sees zeros only for the lead past a segment's end at its seal, at
+ * most 16 MiB a segment),
  * one fdatasync per chunk, and the page cache those zeros occupy until the writer overwrites
  * them (at most the lead per segment being written).
  */
@@ -58,6 +70,23 @@ uint64_t segment_pool_lead_at(uint64_t capacity_bytes, uint64_t end_bytes)
     uint64_t grown =
         end_bytes > SEGMENT_POOL_LEAD_MIN_BYTES ? end_bytes : SEGMENT_POOL_LEAD_MIN_BYTES;
     return grown < lead ? grown : lead;
+}
+
+/* SP7 (sync=none only): starts writeback (sync_file_range WRITE: no wait, no durability) of what
+ * the writer wrote up to SEGMENT_POOL_WRITEBACK_BEHIND_BYTES below its end, so the seal's
+ * fdatasync at the roll (L2) finds little dirty data left instead of the whole segment. */
+static void start_writeback(struct segment *seg)
+{
+    atomic_store(&seg->fd_busy, true); /* SG3: store, then look */
+    uint64_t end = atomic_load(&seg->writer_end);
+    if (end != UINT64_MAX && end > SEGMENT_POOL_WRITEBACK_BEHIND_BYTES) {
+        uint64_t upto = (end - SEGMENT_POOL_WRITEBACK_BEHIND_BYTES) & ~(uint64_t)4095u;
+        if (upto > seg->writeback_bytes &&
+            sync_file_range(seg->fd, (off_t)seg->writeback_bytes,
+                            (off_t)(upto - seg->writeback_bytes), SYNC_FILE_RANGE_WRITE) == 0)
+            seg->writeback_bytes = upto;
+    }
+    atomic_store(&seg->fd_busy, false);
 }
 
 /* Writes zeros ahead of seg's writer until it is its lead ahead or the segment is sealing. */
@@ -98,14 +127,15 @@ static void prewrite(struct segment_pool *pool, struct segment *seg)
             done += (uint64_t)n;
         }
         atomic_store(&seg->zero_busy, UINT64_MAX);
-        bool synced = done == len && fdatasync(fd) == 0;
+        bool synced = done == len && (!pool->sync_zeros || fdatasync(fd) == 0); /* SP6 */
         atomic_store(&seg->fd_busy, false);
         if (!synced)
             return; /* best effort: the writer falls back to the unwritten blocks (counted) */
         assert(start + len <= cap);                                                    /* SP4 */
         atomic_store_explicit(&seg->zero_frontier, start + len, memory_order_release); /* SP2 */
         atomic_fetch_add_explicit(&pool->stats.bytes_written, len, memory_order_relaxed);
-        atomic_fetch_add_explicit(&pool->stats.fdatasyncs, 1, memory_order_relaxed);
+        if (pool->sync_zeros)
+            atomic_fetch_add_explicit(&pool->stats.fdatasyncs, 1, memory_order_relaxed);
     }
 }
 
@@ -164,9 +194,11 @@ static void *pool_main(void *arg)
         pool->head = (pool->head + 1) % SEGMENT_POOL_JOBS_MAX;
         pool->count--;
         pthread_mutex_unlock(&pool->lock);
-        if (job.seg)
+        if (job.seg) {
             prewrite(pool, job.seg);
-        else
+            if (!pool->sync_zeros)
+                start_writeback(job.seg); /* SP7: after the zeros, which the writer waits for */
+        } else
             prewrite_next(pool, &job);
         job_done(&job);
         pthread_mutex_lock(&pool->lock);

@@ -1,8 +1,10 @@
 /*
  * segment_pool.h — the pre-writer: one background thread per writable engine that writes
- * zeros (and fdatasyncs them) into each active segment a bounded distance ahead of its writer,
- * so that the writer's own fdatasync flushes data into blocks that are already written and
- * commits no extent metadata (issue 14 item 2; docs/format.md A.6).
+ * zeros (and, unless sync=none, fdatasyncs them) into each active segment a bounded distance
+ * ahead of its writer, so that the writer's own fdatasync flushes data into blocks that are
+ * already written and commits no extent metadata (issue 14 item 2; docs/format.md A.6). Under
+ * sync=none the zeros only put the pages in the page cache ahead of the writer, and the thread
+ * starts writeback behind it (SP6, SP7 in segment_pool.c).
  *
  * It also writes the head of the next segment's file before the roll needs it (a partition's
  * next.log.tmp: its first lead bytes, zeroed and fdatasynced), so a roll renames a file whose
@@ -36,6 +38,10 @@ struct segment;
 #define SEGMENT_POOL_LEAD_MIN_BYTES (64u << 10)
 #define SEGMENT_POOL_CHUNK_BYTES    (1u << 20)
 
+/* Under sync=none, writeback is started on what lies this far below the writer's end (SP7): far
+ * enough that the writer's next partial page is not under writeback. */
+#define SEGMENT_POOL_WRITEBACK_BEHIND_BYTES (4u << 20)
+
 /* Segments smaller than this are not pre-written at all: one rolls every few hundred KiB, and
  * a roll (an fdatasync of the old segment, a directory fsync) costs more than the extent commits
  * pre-writing would save; the lead would also be most of the file. */
@@ -68,6 +74,10 @@ struct segment_pool {
     uint32_t head, count;
     bool stop;
     bool started;
+    /* fdatasync each chunk (sync=always/interval: the extent conversion is what the zeros buy)
+     * or not (sync=none: the zeros only put the pages in the page cache ahead of the writer,
+     * SP6). Set before segment_pool_start. */
+    bool sync_zeros;
     struct segment_pool_stats stats;
 };
 
