@@ -42,6 +42,11 @@
  *      coordinator write included. This saves the wake and thread hop per batch that a sender
  *      thread or pool pass costs; completions still wake the pool to deliver.
  *
+ * PR6. A commit hands its last batches over together with the coordinator's PrepareCommit (one
+ *      log_append_async_many, never an inline round), as the dispatcher while the commit's
+ *      thread waits for any other hand-over to end first, so PR5's order holds and every shard
+ *      involved gets its part of the decision in one round (coordinator.c CO9).
+ *
  * Errors: there is no retriable append error in an embedded engine — a full queue is
  * back-pressure (the sender waits), and write failures are sticky — so the first failed batch
  * makes the producer's error sticky: later sends fail with it, and batches already in flight
@@ -154,6 +159,20 @@ struct rt_producer {
     /* PR5: one thread hands batches over at a time (the pool's pass, a send or a flush); one
      * that finds another doing it leaves its batches to it (dispatch_again). */
     bool dispatching, dispatch_again;
+    /* PR6: a commit's hand-over in progress (on the committing thread's stack), or NULL. */
+    struct commit_handover *handover;
+    bool handover_waiting; /* a commit waits for another thread's hand-over to end */
+};
+
+/* PR6 (coordinator.c CO9): a commit's last batches and its PrepareCommit, gathered by the
+ * dispatcher and queued in one log_append_async_many, so where the PrepareCommit's shard also
+ * owns one of the transaction's partitions both go out in one round (one fdatasync round for the
+ * decision, not two in a row), and no batch of it runs an inline round (SH5) that would make the
+ * next partition's batch wait for this one's fdatasync. Touched only by the dispatcher. */
+struct commit_handover {
+    struct shard_request *reqs[LOG_APPEND_ASYNC_MANY_MAX];
+    size_t count;
+    struct shard_request *prep; /* queued with the first requests, then NULL */
 };
 
 void rt_producer_options_init(struct rt_producer_options *o)
@@ -376,6 +395,19 @@ static void deliver_completed(struct rt_producer *p)
     }
 }
 
+/* PR6: queues what a commit's hand-over gathered (the PrepareCommit with the first of it).
+ * Called without p->lock, by the dispatcher; a request refused completes with its error. */
+static void handover_submit(struct rt_producer *p, struct commit_handover *ho)
+{
+    if (ho->prep) {
+        ho->reqs[ho->count++] = ho->prep;
+        ho->prep = NULL;
+    }
+    if (ho->count)
+        (void)log_append_async_many(p->log, ho->reqs, ho->count);
+    ho->count = 0;
+}
+
 /* Seals ready batches and hands them over while in-flight slots are free. Lock held; dropped
  * around the shard hand-over and the coordinator call, with p->dispatching set (PR5). */
 static void dispatch_ready_once(struct rt_producer *p)
@@ -391,6 +423,7 @@ static void dispatch_ready_once(struct rt_producer *p)
         if (writes)
             sender_pool_blocking_end();
     }
+    struct commit_handover *ho = p->handover; /* PR6 */
     for (uint32_t i = 0; i < p->part_count; i++) {
         struct ppart *pp = p->parts[i];
         bool pending = p->transactional && pp->ready_head && !txn_partition_added(p, pp->part);
@@ -468,9 +501,18 @@ static void dispatch_ready_once(struct rt_producer *p)
              * the round on this thread (SH5 in shard.c) — no shard thread wake-up. */
             b->req.may_run_inline = true;
             b->req.owner = b;
-            if (rc == 0) /* may wait on a full shard queue: back-pressure from the disk, which
-                          * drains without the pool, so no thread stands in (SN4) */
+            if (rc == 0 && ho) {
+                /* PR6: gathered for one hand-over with the PrepareCommit (a slot kept for it);
+                 * from here the request completes through on_done whatever happens. */
+                b->req.may_run_inline = false;
+                if (ho->count + 1 >= LOG_APPEND_ASYNC_MANY_MAX)
+                    handover_submit(p, ho);
+                ho->reqs[ho->count++] = &b->req;
+            } else if (rc == 0) {
+                /* may wait on a full shard queue: back-pressure from the disk, which drains
+                 * without the pool, so no thread stands in (SN4) */
                 rc = log_append_async(p->log, &b->req);
+            }
             pthread_mutex_lock(&p->lock);
             if (rc) {
                 b->req.result = rc;
@@ -494,8 +536,16 @@ static void dispatch_ready(struct rt_producer *p)
     do {
         p->dispatch_again = false;
         dispatch_ready_once(p);
+        struct commit_handover *ho = p->handover;
+        if (ho && (ho->count || ho->prep)) {
+            pthread_mutex_unlock(&p->lock); /* as around any hand-over */
+            handover_submit(p, ho);
+            pthread_mutex_lock(&p->lock);
+        }
     } while (p->dispatch_again);
     p->dispatching = false;
+    if (p->handover_waiting)
+        pthread_cond_broadcast(&p->changed); /* PR6: a commit waits to dispatch itself */
 }
 
 /* A partition has a batch to hand over and a free slot (and nobody is handing over: they will
@@ -973,10 +1023,31 @@ struct commit_wait {
     int32_t timeout_ms;
 };
 
-static int commit_wait_data(void *ctx)
+/* PR6: hands the last batches over together with prep (may be NULL), as the dispatcher, then
+ * waits for them as a flush does. */
+static int commit_wait_data(void *ctx, struct shard_request *prep, bool *prep_queued_out)
 {
     struct commit_wait *w = ctx;
-    return rt_producer_flush(w->p, w->timeout_ms);
+    rt_producer *p = w->p;
+    struct commit_handover ho = {.count = 0, .prep = prep};
+    pthread_mutex_lock(&p->lock);
+    while (p->dispatching) { /* another thread is handing over: PR5's order first */
+        p->handover_waiting = true;
+        pthread_cond_wait(&p->changed, &p->lock);
+    }
+    p->handover_waiting = false;
+    for (uint32_t i = 0; i < p->part_count; i++)
+        close_batch(p, p->parts[i], false);
+    p->handover = &ho;
+    dispatch_ready(p); /* dispatching was false: this thread dispatches, prep goes out with it */
+    p->handover = NULL;
+    assert(ho.count == 0);
+    assert(!ho.prep);
+    if (has_work(p))
+        sender_pool_wake(p->senders, &p->task);
+    pthread_mutex_unlock(&p->lock);
+    *prep_queued_out = true;
+    return rt_producer_flush(p, w->timeout_ms);
 }
 
 /* Commit in one durable round (CO9): every noted partition joined, each one's last sequence

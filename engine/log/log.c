@@ -644,6 +644,35 @@ int log_append_async(struct log *lg, struct shard_request *req)
     return shard_submit_async(req->partition->shard, req);
 }
 
+int log_append_async_many(struct log *lg, struct shard_request **reqs, size_t n)
+{
+    assert(n <= LOG_APPEND_ASYNC_MANY_MAX);
+    int rc = log_write_check(lg);
+    if (rc) {
+        for (size_t i = 0; i < n; i++) {
+            reqs[i]->result = rc;
+            reqs[i]->on_done(reqs[i]);
+        }
+        return rc;
+    }
+    /* Each shard gets its requests in one hand-over (one round), in the callers' order. */
+    struct shard_request *group[LOG_APPEND_ASYNC_MANY_MAX];
+    bool taken[LOG_APPEND_ASYNC_MANY_MAX] = {false};
+    for (size_t i = 0; i < n; i++) {
+        if (taken[i])
+            continue;
+        struct shard *s = reqs[i]->partition->shard;
+        size_t k = 0;
+        for (size_t j = i; j < n; j++)
+            if (!taken[j] && reqs[j]->partition->shard == s) {
+                taken[j] = true;
+                group[k++] = reqs[j];
+            }
+        shard_submit_async_many(s, group, k);
+    }
+    return 0;
+}
+
 struct last_sequence_call {
     struct partition *partition;
     int64_t producer_id;
