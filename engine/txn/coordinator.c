@@ -66,7 +66,9 @@
  *        transactional batch (producer id, epoch, transactional bit) records the participation;
  *        (b) commit queues a PrepareCommit (value 0x7202: the markers' epoch, the data's epoch
  *        txn_epoch, and per partition the producer's last sequence in the transaction) and, at
- *        the same time, the producer hands over its last batches; the id is `deciding`
+ *        the same time, the producer hands over its last batches — in one hand-over with it
+ *        (producer.c PR6, log_append_async_many), so where they share a shard they share one
+ *        round, and no batch runs an inline round (shard.c SH5) ahead of the rest; the id is `deciding`
  *        meanwhile (its lock dropped so the producer's sender can run; every other operation is
  *        refused, the timer skips it, compaction waits); (c) the outcome is decided once the
  *        PrepareCommit and every batch are durable — only then are the markers written, lazily
