@@ -45,7 +45,10 @@
  * PR6. A commit hands its last batches over together with the coordinator's PrepareCommit (one
  *      log_append_async_many, never an inline round), as the dispatcher while the commit's
  *      thread waits for any other hand-over to end first, so PR5's order holds and every shard
- *      involved gets its part of the decision in one round (coordinator.c CO9).
+ *      involved gets its part of the decision in one round (coordinator.c CO9). It decides on
+ *      the shards' acknowledgements (every batch completed, its result read) rather than on
+ *      delivery, so the pool's delivery pass runs beside the marker round instead of before
+ *      it; the commit still returns only after every callback ran (as a flush).
  *
  * Errors: there is no retriable append error in an embedded engine — a full queue is
  * back-pressure (the sender waits), and write failures are sticky — so the first failed batch
@@ -162,6 +165,7 @@ struct rt_producer {
     /* PR6: a commit's hand-over in progress (on the committing thread's stack), or NULL. */
     struct commit_handover *handover;
     bool handover_waiting; /* a commit waits for another thread's hand-over to end */
+    bool acks_waiting;     /* a commit waits for its batches' acknowledgements (PR6) */
 };
 
 /* PR6 (coordinator.c CO9): a commit's last batches and its PrepareCommit, gathered by the
@@ -352,6 +356,8 @@ static void on_batch_done(struct shard_request *req)
     pthread_mutex_lock(&p->lock);
     b->completed = true;
     sender_pool_wake(p->senders, &p->task);
+    if (p->acks_waiting)
+        pthread_cond_broadcast(&p->changed); /* PR6: the commit goes on before delivery */
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -1021,10 +1027,43 @@ int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_
 struct commit_wait {
     rt_producer *p;
     int32_t timeout_ms;
+    bool acknowledged; /* every batch was handed over and acknowledged (PR6) */
 };
 
+/* Waits on p->changed for at most ms milliseconds; true on a timeout. Lock held. */
+static bool timed_wait_changed(struct rt_producer *p, long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += ms * 1000000;
+    while (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    return pthread_cond_timedwait(&p->changed, &p->lock, &ts) == ETIMEDOUT;
+}
+
+/* PR6: nothing open or waiting to go, every batch in flight completed by its shard; the first
+ * error of any of them (or one already delivered) goes to *err. Lock held. */
+static bool all_acknowledged(const struct rt_producer *p, int *err)
+{
+    *err = p->sticky_error ? p->sticky_error : p->first_error;
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        const struct ppart *pp = p->parts[i];
+        if (pp->open || pp->ready_head)
+            return false;
+        for (const struct pbatch *b = pp->flight_head; b; b = b->next) {
+            if (!b->completed)
+                return false;
+            if (b->req.result && !*err)
+                *err = b->req.result;
+        }
+    }
+    return true;
+}
+
 /* PR6: hands the last batches over together with prep (may be NULL), as the dispatcher, then
- * waits for them as a flush does. */
+ * waits until the shards acknowledged them (not for their delivery: wait_delivered). */
 static int commit_wait_data(void *ctx, struct shard_request *prep, bool *prep_queued_out)
 {
     struct commit_wait *w = ctx;
@@ -1045,15 +1084,43 @@ static int commit_wait_data(void *ctx, struct shard_request *prep, bool *prep_qu
     assert(!ho.prep);
     if (has_work(p))
         sender_pool_wake(p->senders, &p->task);
-    pthread_mutex_unlock(&p->lock);
     *prep_queued_out = true;
-    return rt_producer_flush(p, w->timeout_ms);
+    /* Every batch acknowledged by its shard: what decides (CO9); delivery may still run. */
+    int64_t deadline = w->timeout_ms < 0 ? INT64_MAX : mono_ms() + w->timeout_ms;
+    int rc = 0;
+    sender_pool_blocking_begin(); /* a callback committing another producer (SN4) */
+    while (!all_acknowledged(p, &rc)) {
+        if (mono_ms() >= deadline) {
+            rc = error_set(RT_E_TIMED_OUT, "commit: %u batches still outstanding", p->outstanding);
+            break;
+        }
+        p->acks_waiting = true;
+        timed_wait_changed(p, 10);
+    }
+    p->acks_waiting = false;
+    w->acknowledged = rc != RT_E_TIMED_OUT;
+    sender_pool_blocking_end();
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+/* PR6: after the decision, every batch delivered (its callbacks run and its error noted) before
+ * the commit returns and resets the transaction's error state. Lock held. */
+static void wait_delivered(struct rt_producer *p)
+{
+    sender_pool_blocking_begin();
+    while (p->outstanding > 0)
+        if (timed_wait_changed(p, 10))
+            sender_pool_wake(p->senders, &p->task); /* as flush: a pool thread failed to start */
+    sender_pool_blocking_end();
 }
 
 /* Commit in one durable round (CO9): every noted partition joined, each one's last sequence
  * named in the PrepareCommit, which goes out together with the last batches. */
 static int commit_txn(rt_producer *p, int32_t timeout_ms)
 {
+    if (sender_pool_in_task(&p->task)) /* it would wait for its own delivery (as flush) */
+        return own_callback_refused("rt_producer_commit");
     pthread_mutex_lock(&p->lock);
     int rc = p->sticky_error ? p->sticky_error : p->first_error;
     if (rc == 0)
@@ -1098,6 +1165,8 @@ static int commit_txn(rt_producer *p, int32_t timeout_ms)
         free(tp);
     bool fenced = rc == RT_E_PRODUCER_FENCED || rc == RT_E_INVALID_PRODUCER_EPOCH;
     pthread_mutex_lock(&p->lock);
+    if (w.acknowledged)
+        wait_delivered(p); /* mostly done beside the marker round already */
     if (rc == 0 || aborted) {
         adopt_identity(p, next_pid, next_epoch); /* CO3: the epoch is bumped at every end */
         p->txn = TXN_READY;
