@@ -915,6 +915,12 @@ int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n)
             if (specs[i].result == 0 && slots[i].req.partition &&
                 slots[i].req.partition->shard == &lg->shards[s])
                 by_shard[k++] = &slots[i].req;
+        /* A shard's lone lazy marker (a small transaction's) runs on this thread when the
+         * shard is idle (SH5): a pwritev here instead of a wake-up of the shard thread and
+         * one back; commit waits for exactly this round (coordinator.c CO9). */
+        if (k == first_at[s] + 1 && by_shard[first_at[s]]->lazy_sync &&
+            shard_try_inline(&lg->shards[s], by_shard[first_at[s]]))
+            continue;
         if (k > first_at[s])
             shard_enqueue_many(&lg->shards[s], by_shard + first_at[s], k - first_at[s]);
     }

@@ -891,6 +891,22 @@ int shard_submit_async(struct shard *s, struct shard_request *req)
     return rc;
 }
 
+bool shard_try_inline(struct shard *s, struct shard_request *req)
+{
+    atomic_init(&req->done, false);
+    req->next = NULL;
+    req->result = 0;
+    req->duplicate = false;
+    req->rule = NULL;
+    req->on_done = NULL;
+    pthread_mutex_lock(&s->lock);
+    bool ran = inline_allowed_locked(s, req);
+    if (ran)
+        run_inline_locked(s, req); /* done, or deferred to the shard thread's queue */
+    pthread_mutex_unlock(&s->lock);
+    return ran;
+}
+
 void shard_submit_async_many(struct shard *s, struct shard_request **reqs, size_t n)
 {
     size_t queued = 0;
