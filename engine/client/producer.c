@@ -43,7 +43,7 @@
  *      thread or pool pass costs; completions still wake the pool to deliver.
  *
  * PR6. A commit hands its last batches over together with the coordinator's PrepareCommit (one
- *      log_append_async_many, never an inline round), as the dispatcher while the commit's
+ *      log_append_async_many: at most its last lone request runs inline), as the dispatcher while the commit's
  *      thread waits for any other hand-over to end first, so PR5's order holds and every shard
  *      involved gets its part of the decision in one round (coordinator.c CO9). It decides on
  *      the shards' acknowledgements (every batch completed, its result read) rather than on
@@ -171,8 +171,9 @@ struct rt_producer {
 /* PR6 (coordinator.c CO9): a commit's last batches and its PrepareCommit, gathered by the
  * dispatcher and queued in one log_append_async_many, so where the PrepareCommit's shard also
  * owns one of the transaction's partitions both go out in one round (one fdatasync round for the
- * decision, not two in a row), and no batch of it runs an inline round (SH5) that would make the
- * next partition's batch wait for this one's fdatasync. Touched only by the dispatcher. */
+ * decision, not two in a row); only the last lone request may run its round on the committing
+ * thread (SH5), after every other shard has its part, so no partition's round waits for
+ * another's fdatasync. Touched only by the dispatcher. */
 struct commit_handover {
     struct shard_request *reqs[LOG_APPEND_ASYNC_MANY_MAX];
     size_t count;

@@ -655,9 +655,13 @@ int log_append_async_many(struct log *lg, struct shard_request **reqs, size_t n)
         }
         return rc;
     }
-    /* Each shard gets its requests in one hand-over (one round), in the callers' order. */
+    /* Each shard gets its requests in one hand-over (one round), in the callers' order; the
+     * last shard with a single request is held back and may run its round on this thread
+     * (SH5) while the others run on their shard threads — one thread hop less on the way
+     * there and back, and this thread would only wait meanwhile. */
     struct shard_request *group[LOG_APPEND_ASYNC_MANY_MAX];
     bool taken[LOG_APPEND_ASYNC_MANY_MAX] = {false};
+    struct shard_request *lone = NULL;
     for (size_t i = 0; i < n; i++) {
         if (taken[i])
             continue;
@@ -668,7 +672,19 @@ int log_append_async_many(struct log *lg, struct shard_request **reqs, size_t n)
                 taken[j] = true;
                 group[k++] = reqs[j];
             }
+        if (k == 1 && !lone) {
+            lone = group[0];
+            continue;
+        }
         shard_submit_async_many(s, group, k);
+    }
+    if (lone) {
+        lone->may_run_inline = true;
+        rc = shard_submit_async(lone->partition->shard, lone);
+        if (rc) { /* closing: not queued, on_done not called */
+            lone->result = rc;
+            lone->on_done(lone);
+        }
     }
     return 0;
 }
