@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,53 @@ static void test_commit_and_abort(void **state)
     assert_int_equal(rt_producer_close(p), 0);
     (void)seen;
     (void)pid;
+}
+
+/* PR6 (producer.c): commit decides on the shards' acknowledgements and delivers beside the
+ * marker round, yet every delivery callback of the transaction has run when it returns, each
+ * once and with its offset; a commit from one of the producer's own callbacks is refused. */
+struct commit_cbs {
+    rt_producer *self;
+    _Atomic int delivered;
+    _Atomic int failed;
+    _Atomic int own_commit_rc;
+};
+
+static void commit_cb(void *ctx, int err, int64_t offset, bool duplicate)
+{
+    struct commit_cbs *c = ctx;
+    (void)duplicate;
+    if (err || offset < 0)
+        atomic_fetch_add(&c->failed, 1);
+    if (atomic_load(&c->own_commit_rc) == 1) /* the first callback tries once */
+        atomic_store(&c->own_commit_rc, rt_producer_commit(c->self, 1000));
+    atomic_fetch_add(&c->delivered, 1);
+}
+
+static void test_commit_delivers_every_callback(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "cb", 2), 0);
+    rt_producer *p = txn_producer(f->e, "tx-cb", 10000);
+    struct commit_cbs c = {.self = p};
+    atomic_store(&c.own_commit_rc, 1);
+    for (int t = 0; t < 20; t++) {
+        assert_int_equal(rt_producer_begin(p), 0);
+        for (int k = 0; k < 10; k++) {
+            struct rt_producer_message m = {
+                .record = {.key_len = -1, .value = "v", .value_len = 1, .timestamp_ms = -1},
+                .sequence = -1};
+            assert_int_equal(rt_producer_send(p, "cb", k % 2, &m, commit_cb, &c), 0);
+        }
+        assert_int_equal(rt_producer_commit(p, -1), 0);
+        assert_int_equal(atomic_load(&c.delivered), (t + 1) * 10); /* all ran, each once */
+    }
+    assert_int_equal(atomic_load(&c.failed), 0);
+    assert_int_equal(atomic_load(&c.own_commit_rc), RT_E_INVALID_ARGUMENT);
+    for (int part = 0; part < 2; part++)
+        assert_int_equal(count_records(f->e, "cb", part, RT_READ_COMMITTED), 100);
+    assert_int_equal(rt_producer_close(p), 0);
 }
 
 static void test_errors(void **state)
@@ -987,6 +1035,8 @@ int main(void)
     fprintf(stderr, "io backend under test: %s\n", tu_backend());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_commit_and_abort, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_commit_delivers_every_callback, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_errors, tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_zombie_fencing, tu_fixture_setup, tu_fixture_teardown),

@@ -50,6 +50,14 @@
  *      batch off the ready queue (dispatch, under p->dispatching), a delivered batch, copies
  *      of the transaction's partitions.
  *
+ * PR6. A commit hands its last batches over together with the coordinator's PrepareCommit (one
+ *      log_append_async_many: at most its last lone request runs inline), as the dispatcher while the commit's
+ *      thread waits for any other hand-over to end first, so PR5's order holds and every shard
+ *      involved gets its part of the decision in one round (coordinator.c CO9). It decides on
+ *      the shards' acknowledgements (every batch completed, its result read) rather than on
+ *      delivery, so the pool's delivery pass runs beside the marker round instead of before
+ *      it; the commit still returns only after every callback ran (as a flush).
+ *
  * Errors: there is no retriable append error in an embedded engine — a full queue is
  * back-pressure (the sender waits), and write failures are sticky — so the first failed batch
  * makes the producer's error sticky: later sends fail with it, and batches already in flight
@@ -162,6 +170,22 @@ struct rt_producer {
     /* PR5: one thread hands batches over at a time (the pool's pass, a send or a flush); one
      * that finds another doing it leaves its batches to it (dispatch_again). */
     bool dispatching, dispatch_again;
+    /* PR6: a commit's hand-over in progress (on the committing thread's stack), or NULL. */
+    struct commit_handover *handover;
+    bool handover_waiting; /* a commit waits for another thread's hand-over to end */
+    bool acks_waiting;     /* a commit waits for its batches' acknowledgements (PR6) */
+};
+
+/* PR6 (coordinator.c CO9): a commit's last batches and its PrepareCommit, gathered by the
+ * dispatcher and queued in one log_append_async_many, so where the PrepareCommit's shard also
+ * owns one of the transaction's partitions both go out in one round (one fdatasync round for the
+ * decision, not two in a row); only the last lone request may run its round on the committing
+ * thread (SH5), after every other shard has its part, so no partition's round waits for
+ * another's fdatasync. Touched only by the dispatcher. */
+struct commit_handover {
+    struct shard_request *reqs[LOG_APPEND_ASYNC_MANY_MAX];
+    size_t count;
+    struct shard_request *prep; /* queued with the first requests, then NULL */
 };
 
 void rt_producer_options_init(struct rt_producer_options *o)
@@ -380,6 +404,8 @@ static void on_batch_done(struct shard_request *req)
     pthread_mutex_lock(&p->lock);
     b->completed = true;
     sender_pool_wake(p->senders, &p->task);
+    if (p->acks_waiting)
+        pthread_cond_broadcast(&p->changed); /* PR6: the commit goes on before delivery */
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -423,6 +449,19 @@ static void deliver_completed(struct rt_producer *p)
     }
 }
 
+/* PR6: queues what a commit's hand-over gathered (the PrepareCommit with the first of it).
+ * Called without p->lock, by the dispatcher; a request refused completes with its error. */
+static void handover_submit(struct rt_producer *p, struct commit_handover *ho)
+{
+    if (ho->prep) {
+        ho->reqs[ho->count++] = ho->prep;
+        ho->prep = NULL;
+    }
+    if (ho->count)
+        (void)log_append_async_many(p->log, ho->reqs, ho->count);
+    ho->count = 0;
+}
+
 /* Seals ready batches and hands them over while in-flight slots are free. Lock held; dropped
  * around the shard hand-over and the coordinator call, with p->dispatching set (PR5). */
 static void dispatch_ready_once(struct rt_producer *p)
@@ -438,6 +477,7 @@ static void dispatch_ready_once(struct rt_producer *p)
         if (writes)
             sender_pool_blocking_end();
     }
+    struct commit_handover *ho = p->handover; /* PR6 */
     for (uint32_t i = 0; i < p->part_count; i++) {
         struct ppart *pp = p->parts[i];
         bool pending = p->transactional && pp->ready_head && !txn_partition_added(p, pp->part);
@@ -515,9 +555,18 @@ static void dispatch_ready_once(struct rt_producer *p)
              * the round on this thread (SH5 in shard.c) — no shard thread wake-up. */
             b->req.may_run_inline = true;
             b->req.owner = b;
-            if (rc == 0) /* may wait on a full shard queue: back-pressure from the disk, which
-                          * drains without the pool, so no thread stands in (SN4) */
+            if (rc == 0 && ho) {
+                /* PR6: gathered for one hand-over with the PrepareCommit (a slot kept for it);
+                 * from here the request completes through on_done whatever happens. */
+                b->req.may_run_inline = false;
+                if (ho->count + 1 >= LOG_APPEND_ASYNC_MANY_MAX)
+                    handover_submit(p, ho);
+                ho->reqs[ho->count++] = &b->req;
+            } else if (rc == 0) {
+                /* may wait on a full shard queue: back-pressure from the disk, which drains
+                 * without the pool, so no thread stands in (SN4) */
                 rc = log_append_async(p->log, &b->req);
+            }
             pthread_mutex_lock(&p->lock);
             if (rc) {
                 b->req.result = rc;
@@ -541,8 +590,16 @@ static void dispatch_ready(struct rt_producer *p)
     do {
         p->dispatch_again = false;
         dispatch_ready_once(p);
+        struct commit_handover *ho = p->handover;
+        if (ho && (ho->count || ho->prep)) {
+            pthread_mutex_unlock(&p->lock); /* as around any hand-over */
+            handover_submit(p, ho);
+            pthread_mutex_lock(&p->lock);
+        }
     } while (p->dispatch_again);
     p->dispatching = false;
+    if (p->handover_waiting)
+        pthread_cond_broadcast(&p->changed); /* PR6: a commit waits to dispatch itself */
 }
 
 /* A partition has a batch to hand over and a free slot (and nobody is handing over: they will
@@ -1021,18 +1078,100 @@ int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_
 struct commit_wait {
     rt_producer *p;
     int32_t timeout_ms;
+    bool acknowledged; /* every batch was handed over and acknowledged (PR6) */
 };
 
-static int commit_wait_data(void *ctx)
+/* Waits on p->changed for at most ms milliseconds; true on a timeout. Lock held. */
+static bool timed_wait_changed(struct rt_producer *p, long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += ms * 1000000;
+    while (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    return pthread_cond_timedwait(&p->changed, &p->lock, &ts) == ETIMEDOUT;
+}
+
+/* PR6: nothing open or waiting to go, every batch in flight completed by its shard; the first
+ * error of any of them (or one already delivered) goes to *err. Lock held. */
+static bool all_acknowledged(const struct rt_producer *p, int *err)
+{
+    *err = p->sticky_error ? p->sticky_error : p->first_error;
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        const struct ppart *pp = p->parts[i];
+        if (pp->open || pp->ready_head)
+            return false;
+        for (const struct pbatch *b = pp->flight_head; b; b = b->next) {
+            if (!b->completed)
+                return false;
+            if (b->req.result && !*err)
+                *err = b->req.result;
+        }
+    }
+    return true;
+}
+
+/* PR6: hands the last batches over together with prep (may be NULL), as the dispatcher, then
+ * waits until the shards acknowledged them (not for their delivery: wait_delivered). */
+static int commit_wait_data(void *ctx, struct shard_request *prep, bool *prep_queued_out)
 {
     struct commit_wait *w = ctx;
-    return rt_producer_flush(w->p, w->timeout_ms);
+    rt_producer *p = w->p;
+    struct commit_handover ho = {.count = 0, .prep = prep};
+    pthread_mutex_lock(&p->lock);
+    while (p->dispatching) { /* another thread is handing over: PR5's order first */
+        p->handover_waiting = true;
+        pthread_cond_wait(&p->changed, &p->lock);
+    }
+    p->handover_waiting = false;
+    for (uint32_t i = 0; i < p->part_count; i++)
+        close_batch(p, p->parts[i], false);
+    p->handover = &ho;
+    dispatch_ready(p); /* dispatching was false: this thread dispatches, prep goes out with it */
+    p->handover = NULL;
+    assert(ho.count == 0);
+    assert(!ho.prep);
+    if (has_work(p))
+        sender_pool_wake(p->senders, &p->task);
+    *prep_queued_out = true;
+    /* Every batch acknowledged by its shard: what decides (CO9); delivery may still run. */
+    int64_t deadline = w->timeout_ms < 0 ? INT64_MAX : mono_ms() + w->timeout_ms;
+    int rc = 0;
+    sender_pool_blocking_begin(); /* a callback committing another producer (SN4) */
+    while (!all_acknowledged(p, &rc)) {
+        if (mono_ms() >= deadline) {
+            rc = error_set(RT_E_TIMED_OUT, "commit: %u batches still outstanding", p->outstanding);
+            break;
+        }
+        p->acks_waiting = true;
+        timed_wait_changed(p, 10);
+    }
+    p->acks_waiting = false;
+    w->acknowledged = rc != RT_E_TIMED_OUT;
+    sender_pool_blocking_end();
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+/* PR6: after the decision, every batch delivered (its callbacks run and its error noted) before
+ * the commit returns and resets the transaction's error state. Lock held. */
+static void wait_delivered(struct rt_producer *p)
+{
+    sender_pool_blocking_begin();
+    while (p->outstanding > 0)
+        if (timed_wait_changed(p, 10))
+            sender_pool_wake(p->senders, &p->task); /* as flush: a pool thread failed to start */
+    sender_pool_blocking_end();
 }
 
 /* Commit in one durable round (CO9): every noted partition joined, each one's last sequence
  * named in the PrepareCommit, which goes out together with the last batches. */
 static int commit_txn(rt_producer *p, int32_t timeout_ms)
 {
+    if (sender_pool_in_task(&p->task)) /* it would wait for its own delivery (as flush) */
+        return own_callback_refused("rt_producer_commit");
     pthread_mutex_lock(&p->lock);
     int rc = p->sticky_error ? p->sticky_error : p->first_error;
     if (rc == 0)
@@ -1077,6 +1216,8 @@ static int commit_txn(rt_producer *p, int32_t timeout_ms)
         free(tp);
     bool fenced = rc == RT_E_PRODUCER_FENCED || rc == RT_E_INVALID_PRODUCER_EPOCH;
     pthread_mutex_lock(&p->lock);
+    if (w.acknowledged)
+        wait_delivered(p); /* mostly done beside the marker round already */
     if (rc == 0 || aborted) {
         adopt_identity(p, next_pid, next_epoch); /* CO3: the epoch is bumped at every end */
         p->txn = TXN_READY;

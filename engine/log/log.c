@@ -644,6 +644,51 @@ int log_append_async(struct log *lg, struct shard_request *req)
     return shard_submit_async(req->partition->shard, req);
 }
 
+int log_append_async_many(struct log *lg, struct shard_request **reqs, size_t n)
+{
+    assert(n <= LOG_APPEND_ASYNC_MANY_MAX);
+    int rc = log_write_check(lg);
+    if (rc) {
+        for (size_t i = 0; i < n; i++) {
+            reqs[i]->result = rc;
+            reqs[i]->on_done(reqs[i]);
+        }
+        return rc;
+    }
+    /* Each shard gets its requests in one hand-over (one round), in the callers' order; the
+     * last shard with a single request is held back and may run its round on this thread
+     * (SH5) while the others run on their shard threads — one thread hop less on the way
+     * there and back, and this thread would only wait meanwhile. */
+    struct shard_request *group[LOG_APPEND_ASYNC_MANY_MAX];
+    bool taken[LOG_APPEND_ASYNC_MANY_MAX] = {false};
+    struct shard_request *lone = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (taken[i])
+            continue;
+        struct shard *s = reqs[i]->partition->shard;
+        size_t k = 0;
+        for (size_t j = i; j < n; j++)
+            if (!taken[j] && reqs[j]->partition->shard == s) {
+                taken[j] = true;
+                group[k++] = reqs[j];
+            }
+        if (k == 1 && !lone) {
+            lone = group[0];
+            continue;
+        }
+        shard_submit_async_many(s, group, k);
+    }
+    if (lone) {
+        lone->may_run_inline = true;
+        rc = shard_submit_async(lone->partition->shard, lone);
+        if (rc) { /* closing: not queued, on_done not called */
+            lone->result = rc;
+            lone->on_done(lone);
+        }
+    }
+    return 0;
+}
+
 struct last_sequence_call {
     struct partition *partition;
     int64_t producer_id;
@@ -886,6 +931,12 @@ int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n)
             if (specs[i].result == 0 && slots[i].req.partition &&
                 slots[i].req.partition->shard == &lg->shards[s])
                 by_shard[k++] = &slots[i].req;
+        /* A shard's lone lazy marker (a small transaction's) runs on this thread when the
+         * shard is idle (SH5): a pwritev here instead of a wake-up of the shard thread and
+         * one back; commit waits for exactly this round (coordinator.c CO9). */
+        if (k == first_at[s] + 1 && by_shard[first_at[s]]->lazy_sync &&
+            shard_try_inline(&lg->shards[s], by_shard[first_at[s]]))
+            continue;
         if (k > first_at[s])
             shard_enqueue_many(&lg->shards[s], by_shard + first_at[s], k - first_at[s]);
     }

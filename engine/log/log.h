@@ -200,6 +200,15 @@ int log_append(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
  * returns without waiting; on_done runs on the shard thread with the outcome. */
 int log_append_async(struct log *lg, struct shard_request *req);
 
+/* Queues up to LOG_APPEND_ASYNC_MANY_MAX prepared append requests (as log_append_async) so that
+ * the ones for one shard go out in one round (shard_submit_async_many; coordinator.c CO9). Once
+ * the others are queued, one shard's lone request may run its round on the calling thread when
+ * that shard is idle (SH5), so on_done may run on this thread: the caller must hold no lock
+ * on_done takes. Every request is either queued or completed with its error (on_done called
+ * before this returns); returns 0, or the error that refused all of them. */
+#define LOG_APPEND_ASYNC_MANY_MAX 64
+int log_append_async_many(struct log *lg, struct shard_request **reqs, size_t n);
+
 /* Appends a batch on behalf of the coordinator or the group manager (Kafka's "coordinator
  * origin": the producer rules do not apply). */
 int log_append_coordinator(struct log *lg, struct partition *p, uint8_t *batch, size_t len,

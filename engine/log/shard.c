@@ -891,6 +891,46 @@ int shard_submit_async(struct shard *s, struct shard_request *req)
     return rc;
 }
 
+bool shard_try_inline(struct shard *s, struct shard_request *req)
+{
+    atomic_init(&req->done, false);
+    req->next = NULL;
+    req->result = 0;
+    req->duplicate = false;
+    req->rule = NULL;
+    req->on_done = NULL;
+    pthread_mutex_lock(&s->lock);
+    bool ran = inline_allowed_locked(s, req);
+    if (ran)
+        run_inline_locked(s, req); /* done, or deferred to the shard thread's queue */
+    pthread_mutex_unlock(&s->lock);
+    return ran;
+}
+
+void shard_submit_async_many(struct shard *s, struct shard_request **reqs, size_t n)
+{
+    size_t queued = 0;
+    int rc = 0;
+    pthread_mutex_lock(&s->lock);
+    for (; queued < n; queued++) {
+        struct shard_request *req = reqs[queued];
+        assert(req->on_done);
+        atomic_init(&req->done, false);
+        req->next = NULL;
+        req->result = 0;
+        req->duplicate = false;
+        req->rule = NULL;
+        rc = enqueue_locked(s, req); /* never inline: the point is one round for all of them */
+        if (rc)
+            break;
+    }
+    pthread_mutex_unlock(&s->lock);
+    /* Closing (or read-only): the ones queued still run; the rest complete with the error, off
+     * the lock (on_done may take its owner's lock, which a shard thread may hold too). */
+    for (size_t k = queued; k < n; k++)
+        complete(reqs[k], rc);
+}
+
 void shard_enqueue_many(struct shard *s, struct shard_request **reqs, size_t n)
 {
     pthread_mutex_lock(&s->lock);

@@ -163,6 +163,19 @@ int shard_submit(struct shard *s, struct shard_request *req);
  * then not called). */
 int shard_submit_async(struct shard *s, struct shard_request *req);
 
+/* SH5 for a caller that waits with shard_wait_many: if the shard is idle, runs req (an APPEND,
+ * on_done cleared) as its own round on the calling thread and returns true — req is then done,
+ * or deferred to the shard thread's queue (a roll), so shard_wait_many still waits right;
+ * otherwise returns false and queues nothing. */
+bool shard_try_inline(struct shard *s, struct shard_request *req);
+
+/* Queues n asynchronous requests (each with on_done) under one hold of the shard's lock, so the
+ * next round the shard takes holds all of them (coordinator.c CO9: a commit's PrepareCommit and
+ * its last data batches on one shard share one round and one fdatasync per file). Never runs a
+ * round inline. A request that cannot be queued (closing, read-only) completes with its error
+ * (on_done called on this thread before the call returns); only a full queue blocks. */
+void shard_submit_async_many(struct shard *s, struct shard_request **reqs, size_t n);
+
 /* Fdatasyncs every partition of the shard written without a sync since its last one (lazy
  * markers, SH6; sync=interval's unsynced tail). On the shard thread (a SHARD_REQ_CALL). */
 int shard_sync_unsynced(struct shard *s);

@@ -66,7 +66,9 @@
  *        transactional batch (producer id, epoch, transactional bit) records the participation;
  *        (b) commit queues a PrepareCommit (value 0x7202: the markers' epoch, the data's epoch
  *        txn_epoch, and per partition the producer's last sequence in the transaction) and, at
- *        the same time, the producer hands over its last batches; the id is `deciding`
+ *        the same time, the producer hands over its last batches — in one hand-over with it
+ *        (producer.c PR6, log_append_async_many), so where they share a shard they share one
+ *        round, and no batch runs an inline round (shard.c SH5) ahead of the rest; the id is `deciding`
  *        meanwhile (its lock dropped so the producer's sender can run; every other operation is
  *        refused, the timer skips it, compaction waits); (c) the outcome is decided once the
  *        PrepareCommit and every batch are durable — only then are the markers written, lazily
@@ -488,9 +490,10 @@ static void wait_write_done(struct shard_request *r)
     pthread_mutex_unlock(&w->mu); /* w is the waiter's from here on */
 }
 
-/* Queues one record, fdatasynced in its round; log_write_wait collects the outcome. */
-static int log_write_start(struct coordinator *c, const char *id, const struct txn_log_value *v,
-                           struct wait_write **out)
+/* Builds one record's request, fdatasynced in its round, for the caller to queue (CO9: with the
+ * transaction's last data); log_write_wait collects the outcome. */
+static int log_write_prepare(struct coordinator *c, const char *id, const struct txn_log_value *v,
+                             struct wait_write **out)
 {
     uint8_t *alloc = NULL;
     size_t len = 0;
@@ -512,15 +515,16 @@ static int log_write_start(struct coordinator *c, const char *id, const struct t
     w->req.coordinator = true;
     w->req.force_sync = true;
     w->req.on_done = wait_write_done;
-    rc = log_append_async(c->lg, &w->req);
-    if (rc) {
-        pthread_cond_destroy(&w->cv);
-        pthread_mutex_destroy(&w->mu);
-        free(alloc);
-        return rc;
-    }
     *out = w;
     return 0;
+}
+
+/* Frees a prepared request that was never queued. */
+static void log_write_discard(struct wait_write *w)
+{
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
 }
 
 static int log_write_wait(struct coordinator *c, struct wait_write *w)
@@ -921,8 +925,10 @@ int coordinator_end_keep_epoch(struct coordinator *c, const char *id, int64_t pi
 /* CO9: the one-round commit. */
 int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
                                  const struct txn_log_partition *seqs, uint32_t seq_count,
-                                 int (*wait_data)(void *ctx), void *ctx, int64_t *producer_id_out,
-                                 int16_t *epoch_out, bool *aborted_out)
+                                 int (*wait_data)(void *ctx, struct shard_request *prep,
+                                                  bool *queued),
+                                 void *ctx, int64_t *producer_id_out, int16_t *epoch_out,
+                                 bool *aborted_out)
 {
     *aborted_out = false;
     struct txn_meta *m = meta_get(c, id, false);
@@ -942,8 +948,9 @@ int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t 
     }
     if (rc || empty) {
         /* Nothing was joined: an empty transaction ends locally, epoch unchanged. */
+        bool unused = false;
         if (rc == 0)
-            rc = wait_data(ctx);
+            rc = wait_data(ctx, NULL, &unused);
         if (rc == 0) {
             *producer_id_out = m->v.producer_id;
             *epoch_out = m->v.producer_epoch;
@@ -978,19 +985,27 @@ int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t 
     prep.last_update_ms = fs_now_ms();
     struct wait_write *w = NULL;
     if (rc == 0)
-        rc = log_write_start(c, m->id, &prep, &w);
+        rc = log_write_prepare(c, m->id, &prep, &w);
     if (rc) {
         free(prep.partitions);
         pthread_mutex_unlock(&m->lock);
         meta_put(c, m);
         return rc;
     }
-    /* The decision round: the PrepareCommit and the producer's last batches are in flight
-     * together; the lock is dropped so the producer's sender can run (CO9). */
+    /* The decision round: the producer queues the PrepareCommit together with its last batches
+     * (one round on a shard they share, CO9); the lock is dropped meanwhile. */
     m->deciding = true;
     pthread_mutex_unlock(&m->lock);
-    int data_rc = wait_data(ctx);
-    int prep_rc = log_write_wait(c, w);
+    bool prep_queued = false;
+    int data_rc = wait_data(ctx, &w->req, &prep_queued);
+    int prep_rc = 0;
+    if (!prep_queued) { /* the producer did not take it: queued alone, a round of its own */
+        prep_rc = log_append_async(c->lg, &w->req);
+        if (prep_rc)
+            log_write_discard(w);
+    }
+    if (prep_rc == 0)
+        prep_rc = log_write_wait(c, w);
     pthread_mutex_lock(&m->lock);
     m->deciding = false;
     pthread_cond_broadcast(&m->decided);

@@ -19,6 +19,8 @@
 #include "ringtail.h"
 #include "txn_log.h"
 
+struct shard_request;
+
 struct coordinator;
 
 /* Opens the coordinator of engine e: replays the transaction log (creating the topic when
@@ -56,19 +58,22 @@ int coordinator_add_partitions(struct coordinator *c, const char *transactional_
 int coordinator_join(struct coordinator *c, const char *transactional_id, int64_t producer_id,
                      int16_t epoch, const struct txn_log_partition *parts, uint32_t count);
 
-/* CO9: commit in one durable round. Queues the PrepareCommit naming, per partition, the
+/* CO9: commit in one durable round. Builds the PrepareCommit naming, per partition, the
  * producer's last sequence in the transaction (seqs: topic, partition, last_sequence; others
- * are not checked), then calls wait_data(ctx), which hands over the transaction's last batches
- * and returns once they are acknowledged (0) or failed; both rounds overlap. With both
+ * are not checked), then calls wait_data(ctx, prep, &queued), which hands over the transaction's
+ * last batches together with the PrepareCommit's request prep (log_append_async_many, so they
+ * share a round where they share a shard; it sets queued), and returns once the batches are
+ * acknowledged (0) or failed. If it leaves queued false, the PrepareCommit is queued after it
+ * returns. In an empty transaction prep is NULL. With both
  * durable, the markers are written without their own fdatasync and the call returns once they
  * are visible. If the data failed after the PrepareCommit was durable, the transaction is
  * aborted (PrepareAbort, markers), *aborted_out is set, the identity outputs are the next ones
  * and the data's error is returned. Other errors as coordinator_end. */
-int coordinator_commit_one_round(struct coordinator *c, const char *transactional_id,
-                                 int64_t producer_id, int16_t epoch,
-                                 const struct txn_log_partition *seqs, uint32_t seq_count,
-                                 int (*wait_data)(void *ctx), void *ctx, int64_t *producer_id_out,
-                                 int16_t *epoch_out, bool *aborted_out);
+int coordinator_commit_one_round(
+    struct coordinator *c, const char *transactional_id, int64_t producer_id, int16_t epoch,
+    const struct txn_log_partition *seqs, uint32_t seq_count,
+    int (*wait_data)(void *ctx, struct shard_request *prep, bool *queued), void *ctx,
+    int64_t *producer_id_out, int16_t *epoch_out, bool *aborted_out);
 
 /* EndTxn: two-phase commit or abort. On success *epoch_out is the producer's next epoch (bumped
  * at every transaction end), and *producer_id_out its id (new if the epoch was exhausted). */
