@@ -25,10 +25,11 @@
  *      refuse or repair: each `.index` / `.timeindex` has whole entries, no zero tail (same
  *      exception as above), and passes segment_check_run (SC2, SC3); a missing one is reported
  *      (open rebuilds it). Each `.txnindex` passes txn_index_check (X1-X8, a torn entry
- *      included) and SC4 (txn_walk_compare: one entry per ABORT marker); a missing one is an
- *      empty index. Index files without their `.log` are orphans. Every `.snapshot` must decode,
- *      and none may be past the partition's end offset. A missing `ringtail.meta` beside
- *      partition directories is a problem.
+ *      included) and SC4 (txn_walk_compare: one entry per ABORT marker; SC6: not reported, as
+ *      open keeps it, when its segment's log fails a CRC, which check_log reports); a missing
+ *      one is an empty index. Index files without their `.log` are orphans. Every `.snapshot`
+ *      must decode, and none may be past the partition's end offset. A missing `ringtail.meta`
+ *      beside partition directories is a problem.
  *   6. Every batch of the internal topics passes the record rules their replay at open applies
  *      (txn_log_batch_check for __transaction_state, group_batch_check for __consumer_offsets),
  *      so verify reports exactly the records that make rt_open fail.

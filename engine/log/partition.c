@@ -550,7 +550,9 @@ static int rebuild_txn_indexes(struct partition *p, uint32_t from)
 }
 
 /* SC4 for every segment, the check verify makes too: a .txnindex that is missing, short, torn
- * or wrong would let read_committed serve aborted records, so it is rebuilt from the log.
+ * or wrong would let read_committed serve aborted records, so it is rebuilt from the log —
+ * unless that segment's log fails a CRC (SC6: then the walk, not the index, may be wrong, and
+ * txn_walk_compare keeps this index and every later one).
  * Cost: one walk of every batch header of the partition at each open. */
 static int check_txn_indexes(struct partition *p, struct partition_recovery *rec)
 {

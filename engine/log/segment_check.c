@@ -19,7 +19,19 @@
  *        can only be bounded (firstOffset <= what the walk saw, lastStableOffset <= what the
  *        walk computes).
  *
- * SC1-SC4 are the checks behind docs/format.md I (OV1 walks SC1, OV2 is SC2 and SC3, OV3 is SC4).
+ *   SC6  SC4's walk reads headers, not their CRC, and a marker's producerId, attributes and
+ *        control type lie under the CRC: one flipped bit there makes the walk see a marker of
+ *        another producer, a COMMIT, or no marker at all. So when a segment's .txnindex
+ *        disagrees with the walk, the segment's batches are validated (batch_validate, CRC
+ *        included); if one fails, the disagreement may be the log's damage, not the index's,
+ *        and the index — written when the marker was whole — is kept: rebuilding it from the
+ *        damaged header would drop the entry that keeps read_committed from serving the aborted
+ *        transaction. The walk stops there (its state past a batch it cannot trust is unknown),
+ *        so the .txnindex files of the later segments are kept as they are too. Verify reports
+ *        the .log (its CRC), and readers refuse the damaged batch naming the file.
+ *
+ * SC1-SC4 are the checks behind docs/format.md I (OV1 walks SC1, OV2 is SC2 and SC3, OV3 is SC4;
+ * SC6 is OV3's exception for a log that fails a CRC).
  *
  *   SC5  (docs/format.md A.6 RS3) past the last batch of the newest segment of a directory that
  *        was not closed cleanly lie zeros, stale batches of a recycled file, or a torn write:
@@ -311,14 +323,37 @@ static int compare_one(void *ctx, const struct txn_index_entry *want, bool compl
     return 0;
 }
 
+bool segment_batches_valid(const uint8_t *log, uint64_t log_bytes)
+{
+    uint64_t pos = 0;
+    while (pos < log_bytes) {
+        const char *why = NULL;
+        struct batch_header h;
+        int64_t size = batch_size_at(log + pos, (size_t)(log_bytes - pos), &why);
+        if (size < 0)
+            return zero_from(log + pos, log_bytes - pos); /* preallocated space is no batch */
+        if (batch_validate(log + pos, (size_t)size, 0, &h, &why) != 0)
+            return false;
+        pos += (uint64_t)size;
+    }
+    return true;
+}
+
 int txn_walk_compare(struct txn_walk *w, const uint8_t *log, uint64_t log_bytes,
                      const struct txn_index *idx, const char **why, uint32_t *bad_entry)
 {
+    if (w->stopped)
+        return 0; /* SC6: past a damaged segment the indexes are kept as they are */
     struct compare_ctx c = {.idx = idx};
     int rc = walk_segment(w, log, log_bytes, compare_one, &c);
     if (rc == 0 && idx && c.k < txn_index_count(idx)) {
         c.why = "entry for no ABORT marker of the segment";
         rc = -EBADMSG;
+    }
+    if (rc == -EBADMSG && !segment_batches_valid(log, log_bytes)) {
+        /* SC6: the walk read a header the CRC does not vouch for; the index stays. */
+        w->stopped = true;
+        return 0;
     }
     if (rc == -EBADMSG) {
         if (why)

@@ -81,12 +81,18 @@ enum segment_tail {
 enum segment_tail segment_tail_classify(const uint8_t *log, uint64_t log_bytes, uint64_t pos,
                                         uint64_t window, int64_t next_offset, uint64_t *found_at);
 
+/* True when every batch of log[0, log_bytes) passes batch_validate (lengths, CRC, records),
+ * a zero-filled tail after the last one allowed (SC6). Cost: one read of every byte. */
+bool segment_batches_valid(const uint8_t *log, uint64_t log_bytes);
+
 /* The open transactions of a partition, carried from segment to segment. */
 struct txn_walk {
     struct txn_walk_open *open; /* ascending by first_offset */
     uint32_t count;
     uint32_t capacity;
     bool complete; /* the walk began at offset 0: every transaction's start was seen */
+    bool stopped;  /* SC6: a segment that fails a CRC disagreed with its index; later
+                      compares agree with whatever the indexes hold */
 };
 
 struct txn_walk_open {
@@ -100,7 +106,10 @@ void txn_walk_free(struct txn_walk *w);
 
 /* Compares one segment's .txnindex entries (idx, NULL for none) with SC4. Segments must come in
  * order. Returns 0 when they agree, -EBADMSG (*why, *bad_entry: the first entry that is wrong
- * or missing) when they do not, -ENOMEM. Stops at the first unparsable batch header. */
+ * or missing) when they do not, -ENOMEM. Stops at the first unparsable batch header. SC6: when
+ * they disagree and a batch of the segment fails batch_validate, returns 0 (the index is kept)
+ * and stops the walk: every later compare returns 0. Cost: a CRC over the segment, only when
+ * the index disagrees. */
 int txn_walk_compare(struct txn_walk *w, const uint8_t *log, uint64_t log_bytes,
                      const struct txn_index *idx, const char **why, uint32_t *bad_entry);
 
