@@ -85,9 +85,9 @@ struct io_fault_rule {
  * With `power_loss_keep_sectors`, each unsynced write instead keeps a random prefix of itself in
  * whole 512-byte sectors (file-aligned; 0 .. all of its sectors, drawn from
  * `power_loss_seed`): a partially persisted write, as a disk that lost power mid-flush leaves.
- * Limits: only writes and fdatasyncs that go through io/ (a ring, or io_fdatasync) are seen. Bytes written or files
- * created, preallocated, truncated or synced by plain syscalls are outside the model and count
- * as durable. */
+ * Limits: only writes and fdatasyncs that go through io/ (a ring, or io_fdatasync) are seen.
+ * Bytes written or files created, preallocated, truncated or synced by plain syscalls are
+ * outside the model and count as durable. */
 #define IO_FAULT_SECTOR_BYTES 512u
 struct io_fault_unsynced; /* private to io_fault.c */
 

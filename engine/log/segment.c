@@ -28,11 +28,13 @@
  *        the pool never writes into a sealed (trimmed) file and never holds a descriptor of its
  *        own (it uses the segment's, kept alive by its reference and by fd_busy).
  *   SG4  every fdatasync of a segment's log file outside the shard's rounds (the seal's two, an
- *        active reopen's, the pool's chunks) goes through io_fdatasync(cfg.faults, fd), on
- *        whatever thread runs it (the shard at a roll, the closing thread after the rings are
- *        gone, the pool's thread): under the fault injector a seal then makes the file durable
- *        in its model as on a real machine, and power loss never rolls back what a seal synced.
- *        Directory fsyncs and the index files' own syncs stay plain: the injector models neither
+ *        active reopen's, the pool's chunks), and of its .txnindex (whose ABORT entries the
+ *        rounds write through io/: segment_sync_txn_index, before txn_index_seal's own, then
+ *        no-op, fdatasync), goes through io_fdatasync(cfg.faults, fd), on whatever thread runs
+ *        it (the shard at a roll, the closing thread after the rings are gone, the pool's
+ *        thread): under the fault injector a seal then makes the file durable in its model as
+ *        on a real machine, and power loss never rolls back what a seal synced. Directory
+ *        fsyncs and the offset/time indexes' syncs stay plain: the injector models neither
  *        directory entries nor bytes written outside io/ (they count as durable, io.h).
  * A recycled file (segment_recycle, segment_create_recycled) starts with its frontier at its old
  * size: those blocks are written, and hold the stale batches of the segment it was (RS1).
@@ -387,6 +389,13 @@ static void claim_all(struct segment *seg)
         sched_yield();
 }
 
+int segment_sync_txn_index(struct segment *seg)
+{
+    if (!seg->txns.writable || seg->txns.fd < 0)
+        return 0;
+    return io_fdatasync(seg->cfg.faults, seg->txns.fd);
+}
+
 int segment_seal(struct segment *seg)
 {
     if (seg->sealed)
@@ -407,6 +416,8 @@ int segment_seal(struct segment *seg)
     rc = offset_index_seal(&seg->oidx);
     if (rc == 0)
         rc = time_index_seal(&seg->tidx);
+    if (rc == 0)
+        rc = segment_sync_txn_index(seg); /* SG4: its entries were written by the rounds */
     if (rc == 0)
         rc = txn_index_seal(&seg->txns);
     if (rc)
@@ -706,6 +717,8 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
             rc = offset_index_seal(&seg->oidx);
             if (rc == 0)
                 rc = time_index_seal(&seg->tidx);
+            if (rc == 0)
+                rc = segment_sync_txn_index(seg);
             if (rc == 0)
                 rc = txn_index_seal(&seg->txns);
             if (rc)

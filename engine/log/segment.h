@@ -125,6 +125,11 @@ void segment_note_append(struct segment *seg, const struct batch_header *h, uint
 /* Writer: make everything noted so far visible to readers (release stores). */
 void segment_publish(struct segment *seg);
 
+/* Writer: fdatasync of the segment's writable .txnindex through io_fdatasync (SG4 in segment.c),
+ * so the fault injector knows its entries written by the rounds are durable; 0 when it is not
+ * writable. Returns 0 or -errno. */
+int segment_sync_txn_index(struct segment *seg);
+
 /* Writer: seal for good (roll or close): fdatasync, trim log and indexes to their live sizes,
  * sync indexes. Readers holding the mapping are unaffected. */
 int segment_seal(struct segment *seg);
