@@ -291,6 +291,136 @@ static void test_power_loss_keeps_sealed_segments_sync_interval(void **state)
     sealed_segments_survive(RT_SYNC_INTERVAL, 64 * 1024);
 }
 
+/* Records of TOPIC-0 readable at `iso` whose value is `value`, counted over the whole log. */
+static int64_t count_value(rt_engine *e, enum rt_isolation iso, const char *value)
+{
+    int64_t bound = 0, from = 0, n = 0;
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_LATEST, iso, &bound), 0);
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_EARLIEST, iso, &from), 0);
+    while (from < bound) {
+        rt_fetch *fh = NULL;
+        assert_int_equal(rt_fetch_start(e, TOPIC, 0, from, 1 << 20, iso, &fh), 0);
+        const struct rt_fetch_view *v = rt_fetch_get(fh);
+        struct rt_records it;
+        struct rt_record_view r;
+        assert_int_equal(rt_records_init(&it, fh, from), 0);
+        int rc;
+        while ((rc = rt_records_next(&it, &r)) == 0)
+            n +=
+                r.value_len == (int32_t)strlen(value) && memcmp(r.value, value, strlen(value)) == 0;
+        assert_int_equal(rc, RT_E_END);
+        /* Past the whole fetch, markers and aborted batches included. */
+        uint64_t pos = 0;
+        int64_t next = from;
+        while (pos < v->size_bytes) {
+            next = (int64_t)be64_of(v->data + pos) + (int32_t)be32_of(v->data + pos + 23) + 1;
+            pos += 12 + be32_of(v->data + pos + 8);
+        }
+        rt_fetch_release(fh);
+        if (next <= from)
+            break;
+        from = next;
+    }
+    return n;
+}
+
+#define ABORTED_VALUE "aborted-in-segment-0"
+
+/* The child of test_power_loss_keeps_sealed_txnindex: an aborted transaction in segment 0 (its
+ * ABORT marker's .txnindex entry written by the round through io/, not synced by it), then
+ * appends across rolls, then power loss. */
+static void txn_power_loss_child(const char *dir, int fd)
+{
+    struct rt_options o;
+    options(&o, RT_SYNC_NONE, 64 * 1024);
+    struct io_fault_plan plan = {.track_unsynced = true};
+    rt_engine *e = NULL;
+    if (rt_test_open(dir, &o, &plan, &e) != 0 || rt_topic_create(e, TOPIC, 1) != 0)
+        _exit(2);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "seal-txn";
+    po.linger_ms = 1;
+    rt_producer *p = NULL;
+    if (rt_producer_open(e, &po, &p) != 0 || rt_producer_init_transactions(p, -1) != 0 ||
+        rt_producer_begin(p) != 0)
+        _exit(3);
+    struct rt_producer_message m = {.record = {.key_len = -1,
+                                               .value = ABORTED_VALUE,
+                                               .value_len = (int32_t)strlen(ABORTED_VALUE),
+                                               .timestamp_ms = -1},
+                                    .sequence = -1};
+    if (rt_producer_send(p, TOPIC, 0, &m, NULL, NULL) != 0 || rt_producer_abort(p, -1) != 0 ||
+        rt_producer_close(p) != 0)
+        _exit(4);
+    int64_t next = 0, base = -1, newest = -1;
+    if (rt_list_offsets(e, TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &next) != 0 || next < 2)
+        _exit(5);
+    while (list_segments(dir, &newest) < SEGMENTS_MIN || next < newest + 3 * RECORDS_PER_BATCH) {
+        if (append_batch(e, next, &base) != 0 || base != next)
+            _exit(6);
+        next += RECORDS_PER_BATCH;
+        if (next > 100000)
+            _exit(7);
+    }
+    if (io_fault_power_loss(&plan) != 0)
+        _exit(8);
+    struct child_report r = {.acked_end = next, .rolled_back_bytes = plan.rolled_back_bytes};
+    if (write(fd, &r, sizeof(r)) != (ssize_t)sizeof(r))
+        _exit(9);
+    _exit(0);
+}
+
+/* SG4 for the .txnindex: the seal syncs the aborted-transaction index the rounds wrote, so
+ * after power loss segment 0 still lists its aborted transaction: verify names nothing in it,
+ * read_committed hides the aborted record and read_uncommitted still has it. */
+static void test_power_loss_keeps_sealed_txnindex(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        txn_power_loss_child(dir, fds[1]);
+    }
+    close(fds[1]);
+    struct child_report r = {0};
+    ssize_t got = read(fds[0], &r, sizeof(r));
+    close(fds[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("the power-loss run failed (status %d)", status);
+    assert_int_equal(got, (ssize_t)sizeof(r));
+    assert_true(r.rolled_back_bytes > 0);
+    int64_t newest = -1;
+    assert_true(list_segments(dir, &newest) >= SEGMENTS_MIN);
+
+    struct problems p = {.newest = newest};
+    int rc = rt_verify(dir, on_problem, &p);
+    if ((rc != 0 && (rc != RT_E_CORRUPT || p.newest_index_count == 0)) || p.count != 0)
+        fail_msg("verify after the power loss: %s\n%s", rt_strerror(rc), p.text);
+
+    struct rt_options o;
+    options(&o, RT_SYNC_NONE, 64 * 1024);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    int64_t end = -1;
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end), 0);
+    assert_true(end >= newest);
+    assert_int_equal(count_value(e, RT_READ_UNCOMMITTED, ABORTED_VALUE), 1);
+    assert_int_equal(count_value(e, RT_READ_COMMITTED, ABORTED_VALUE), 0);
+    assert_int_equal(rt_close(e), 0);
+    p = (struct problems){.newest = -1};
+    rc = rt_verify(dir, on_problem, &p);
+    if (rc != 0 || p.count != 0)
+        fail_msg("verify after recovery: %s\n%s", rt_strerror(rc), p.text);
+    tu_rmdir_free(dir);
+}
+
 /* io_fdatasync outside any ring: with a plan it forgets what the file had unsynced, so power
  * loss keeps it; after the power is lost it fails with EIO; without a plan it is fdatasync. */
 static void test_io_fdatasync_is_seen_by_the_injector(void **state)
@@ -349,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_io_fdatasync_is_seen_by_the_injector),
         cmocka_unit_test(test_power_loss_keeps_sealed_segments_sync_none),
         cmocka_unit_test(test_power_loss_keeps_sealed_segments_sync_interval),
+        cmocka_unit_test(test_power_loss_keeps_sealed_txnindex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
