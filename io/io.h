@@ -85,9 +85,9 @@ struct io_fault_rule {
  * With `power_loss_keep_sectors`, each unsynced write instead keeps a random prefix of itself in
  * whole 512-byte sectors (file-aligned; 0 .. all of its sectors, drawn from
  * `power_loss_seed`): a partially persisted write, as a disk that lost power mid-flush leaves.
- * Limits: only writes and fdatasyncs that go through io/ are seen. Bytes written or files
- * created, preallocated, truncated or synced by plain syscalls are outside the model and count
- * as durable. */
+ * Limits: only writes and fdatasyncs that go through io/ (a ring, or io_fdatasync) are seen.
+ * Bytes written or files created, preallocated, truncated or synced by plain syscalls are
+ * outside the model and count as durable. */
 #define IO_FAULT_SECTOR_BYTES 512u
 struct io_fault_unsynced; /* private to io_fault.c */
 
@@ -126,6 +126,20 @@ bool io_fault_power_is_lost(struct io_fault_plan *plan);
 /* Frees what the plan recorded (the unsynced ranges). Call once every ring using the plan is
  * closed; the plan can then be reused after zeroing its counters. */
 void io_fault_plan_release(struct io_fault_plan *plan);
+
+/* A synchronous fdatasync of fd outside any ring's round, for the syncs the engine makes on
+ * threads that own no ring or after the rings closed: a segment's seal (at a roll on the shard
+ * thread, at close after the shards stopped), an active segment's reopen, the pre-writer's
+ * chunks (segment_pool.c, its own thread). It takes the fault plan, not a ring, because it
+ * must work from any thread and after io_ring_close: `plan` is the plan the engine's rings
+ * were opened with (IO_KIND_FAULT), or NULL for plain fdatasync(2).
+ * With a plan: once the power is lost it fails with -EIO and syncs nothing (a dead machine);
+ * otherwise it runs fdatasync under the injector's lock and, on success, forgets the file's
+ * unsynced ranges exactly as a ring's fdatasync does, so power loss later keeps what the call
+ * made durable. It is not counted in fdatasyncs_seen and no rule applies to it (so the op
+ * numbers of existing plans stay as they were); the lock serialises it with the fault
+ * backend's writes, which only a test pays. Thread-safe. Returns 0 or -errno. */
+int io_fdatasync(struct io_fault_plan *plan, int fd);
 
 /* How the io_uring backend runs a round that holds no fdatasync (sync=none and sync=interval
  * rounds). Buffered writes given to io_uring are handed by the kernel to io-wq worker threads

@@ -18,7 +18,8 @@
  * each write first reads the bytes it is about to replace (pread) and records them, per file
  * (device + inode; the file is kept open through a dup so a closed and reused fd number can
  * never point the restore at another file), with the file's size before its first unsynced
- * write. A successful fdatasync forgets the file's records. Power loss undoes the records
+ * write. A successful fdatasync (a ring's, or io_fdatasync's from any thread) forgets the
+ * file's records. Power loss undoes the records
  * newest first (optionally keeping a seeded random prefix of whole 512-byte sectors of each
  * write), truncates each file back to its size at the last sync, and fails every later op with
  * EIO. The plan may be shared by several rings on several threads (one per engine shard), so
@@ -494,6 +495,24 @@ static int fault_fdatasync(void *ctx, struct io_op *op)
             power_loss_locked(plan);
         }
     }
+    pthread_mutex_unlock(&fault_lock);
+    return rc;
+}
+
+int io_fdatasync(struct io_fault_plan *plan, int fd)
+{
+    if (fd < 0)
+        return -EBADF;
+    if (!plan)
+        return fdatasync(fd) == 0 ? 0 : -errno;
+    /* Under the lock, so no tracked write lands between the sync and the forgetting (it would
+     * be forgotten unsynced) and power loss never interleaves with it. */
+    pthread_mutex_lock(&fault_lock);
+    int rc;
+    if (plan->power_lost)
+        rc = -EIO;
+    else if ((rc = fdatasync(fd) == 0 ? 0 : -errno) == 0)
+        forget_file(plan, fd);
     pthread_mutex_unlock(&fault_lock);
     return rc;
 }

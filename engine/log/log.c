@@ -1104,6 +1104,8 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     if (!lg->opts.read_only && lg->opts.segment_size_bytes >= SEGMENT_POOL_SEGMENT_MIN_BYTES)
         lg->pcfg.segment.pool = &lg->pool;
     lg->pool.sync_zeros = lg->opts.sync_mode != RT_SYNC_NONE;
+    lg->pool.faults = faults; /* segment.c SG4 */
+    lg->pcfg.segment.faults = faults;
     lg->pcfg.segment_ms = lg->opts.segment_ms;
     lg->pcfg.retention_bytes = lg->opts.retention_bytes;
     lg->pcfg.retention_ms = lg->opts.retention_ms;

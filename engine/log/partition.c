@@ -538,7 +538,7 @@ static int rebuild_txn_indexes(struct partition *p, uint32_t from)
         struct segment *seg = p->segments[i];
         rc = txn_walk_rebuild(&w, seg->map, seg->size_bytes, &seg->txns, i >= from);
         if (rc == 0 && i >= from)
-            rc = txn_index_sync(&seg->txns);
+            rc = segment_sync_txn_index(seg); /* SG4 in segment.c */
         if (rc)
             rc = error_set(rc, "%s: rebuilding the aborted-transaction index: %s", seg->log_path,
                            strerror(-rc));

@@ -27,6 +27,15 @@
  *        more (fd_busy clear: its chunk's write and fdatasync done) before its trim and close, so
  *        the pool never writes into a sealed (trimmed) file and never holds a descriptor of its
  *        own (it uses the segment's, kept alive by its reference and by fd_busy).
+ *   SG4  every fdatasync of a segment's log file outside the shard's rounds (the seal's two, an
+ *        active reopen's, the pool's chunks), and of its .txnindex (whose ABORT entries the
+ *        rounds write through io/: segment_sync_txn_index, before txn_index_seal's own, then
+ *        no-op, fdatasync), goes through io_fdatasync(cfg.faults, fd), on whatever thread runs
+ *        it (the shard at a roll, the closing thread after the rings are gone, the pool's
+ *        thread): under the fault injector a seal then makes the file durable in its model as
+ *        on a real machine, and power loss never rolls back what a seal synced. Directory
+ *        fsyncs and the offset/time indexes' syncs stay plain: the injector models neither
+ *        directory entries nor bytes written outside io/ (they count as durable, io.h).
  * A recycled file (segment_recycle, segment_create_recycled) starts with its frontier at its old
  * size: those blocks are written, and hold the stale batches of the segment it was (RS1).
  */
@@ -49,6 +58,7 @@
 #include "fsutil.h"
 #include "meta.h"
 #include "segment_check.h"
+#include "io/io.h"
 
 static int segment_paths(struct segment *seg, const char *partition_dir, char *index_path,
                          char *time_path)
@@ -379,31 +389,42 @@ static void claim_all(struct segment *seg)
         sched_yield();
 }
 
+int segment_sync_txn_index(struct segment *seg)
+{
+    if (!seg->txns.writable || seg->txns.fd < 0)
+        return 0;
+    return io_fdatasync(seg->cfg.faults, seg->txns.fd);
+}
+
 int segment_seal(struct segment *seg)
 {
     if (seg->sealed)
         return 0;
     claim_all(seg);
-    if (fdatasync(seg->fd) != 0)
-        return error_set(-errno, "%s: fdatasync: %s", seg->log_path, strerror(errno));
+    int rc = io_fdatasync(seg->cfg.faults, seg->fd); /* SG4 */
+    if (rc)
+        return error_set(rc, "%s: fdatasync: %s", seg->log_path, strerror(-rc));
     int64_t max_ts = atomic_load_explicit(&seg->max_timestamp_ms, memory_order_relaxed);
     if (max_ts >= 0) {
-        int rc = time_index_append(&seg->tidx, max_ts, seg->max_timestamp_offset);
-        if (rc == -ENOSPC) {
+        int trc = time_index_append(&seg->tidx, max_ts, seg->max_timestamp_offset);
+        if (trc == -ENOSPC) {
             /* A full time index keeps its last entry; lookups then scan a little further. */
         }
     }
     if (ftruncate(seg->fd, (off_t)seg->size_bytes) != 0)
         return error_set(-errno, "%s: ftruncate: %s", seg->log_path, strerror(errno));
-    int rc = offset_index_seal(&seg->oidx);
+    rc = offset_index_seal(&seg->oidx);
     if (rc == 0)
         rc = time_index_seal(&seg->tidx);
+    if (rc == 0)
+        rc = segment_sync_txn_index(seg); /* SG4: its entries were written by the rounds */
     if (rc == 0)
         rc = txn_index_seal(&seg->txns);
     if (rc)
         return error_set(rc, "%s: sealing indexes: %s", seg->log_path, strerror(-rc));
-    if (fdatasync(seg->fd) != 0)
-        return error_set(-errno, "%s: fdatasync: %s", seg->log_path, strerror(errno));
+    rc = io_fdatasync(seg->cfg.faults, seg->fd); /* SG4: the trim */
+    if (rc)
+        return error_set(rc, "%s: fdatasync: %s", seg->log_path, strerror(-rc));
     seg->sealed = true;
     segment_drop_fd(seg);
     segment_publish(seg);
@@ -687,16 +708,17 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         if (rc)
             goto err;
         seg->cfg.capacity_bytes = cap;
-        if (fdatasync(seg->fd) != 0) {
-            rc = -errno;
+        rc = io_fdatasync(cfg->faults, seg->fd); /* SG4 */
+        if (rc)
             goto err;
-        }
     } else {
         if (writable_index) {
             /* A recovered or rebuilt older segment is sealed again so its files are trimmed. */
             rc = offset_index_seal(&seg->oidx);
             if (rc == 0)
                 rc = time_index_seal(&seg->tidx);
+            if (rc == 0)
+                rc = segment_sync_txn_index(seg);
             if (rc == 0)
                 rc = txn_index_seal(&seg->txns);
             if (rc)

@@ -31,6 +31,7 @@
 #define SEGMENT_PATH_BYTES 4096
 
 struct segment_pool;
+struct io_fault_plan;
 
 struct segment_config {
     uint64_t capacity_bytes;       /* preallocation of an active segment */
@@ -38,8 +39,10 @@ struct segment_config {
     uint32_t index_interval_bytes; /* log bytes between offset-index entries */
     bool read_only; /* open for reading only: files are never created, written, truncated or
                        preallocated; indexes that must be rebuilt are rebuilt in memory */
-    struct segment_pool *pool; /* pre-writes active segments ahead of the writer (SG1-SG3);
+    struct segment_pool *pool;    /* pre-writes active segments ahead of the writer (SG1-SG3);
                                   NULL: none (sync=none, read-only, tools) */
+    struct io_fault_plan *faults; /* the engine's fault plan (tests) or NULL: every fdatasync of
+                                     the log file goes through io_fdatasync (SG4) */
 };
 
 struct segment_recovery {
@@ -121,6 +124,11 @@ void segment_note_append(struct segment *seg, const struct batch_header *h, uint
 
 /* Writer: make everything noted so far visible to readers (release stores). */
 void segment_publish(struct segment *seg);
+
+/* Writer: fdatasync of the segment's writable .txnindex through io_fdatasync (SG4 in segment.c),
+ * so the fault injector knows its entries written by the rounds are durable; 0 when it is not
+ * writable. Returns 0 or -errno. */
+int segment_sync_txn_index(struct segment *seg);
 
 /* Writer: seal for good (roll or close): fdatasync, trim log and indexes to their live sizes,
  * sync indexes. Readers holding the mapping are unaffected. */

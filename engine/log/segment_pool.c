@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "io/io.h"
 #include "segment.h"
 
 static const uint8_t zeros[SEGMENT_POOL_CHUNK_BYTES];
@@ -127,7 +128,8 @@ static void prewrite(struct segment_pool *pool, struct segment *seg)
             done += (uint64_t)n;
         }
         atomic_store(&seg->zero_busy, UINT64_MAX);
-        bool synced = done == len && (!pool->sync_zeros || fdatasync(fd) == 0); /* SP6 */
+        bool synced = done == len &&
+                      (!pool->sync_zeros || io_fdatasync(seg->cfg.faults, fd) == 0); /* SP6, SG4 */
         atomic_store(&seg->fd_busy, false);
         if (!synced)
             return; /* best effort: the writer falls back to the unwritten blocks (counted) */
@@ -160,7 +162,7 @@ static void prewrite_next(struct segment_pool *pool, const struct segment_pool_j
             break;
         done += (uint64_t)n;
     }
-    bool ok = done == job->bytes && fdatasync(fd) == 0;
+    bool ok = done == job->bytes && io_fdatasync(pool->faults, fd) == 0; /* SG4 */
     close(fd);
     if (!ok) {
         (void)unlink(path);

@@ -78,6 +78,9 @@ struct segment_pool {
      * or not (sync=none: the zeros only put the pages in the page cache ahead of the writer,
      * SP6). Set before segment_pool_start. */
     bool sync_zeros;
+    /* The engine's fault plan (tests) or NULL: the pool's fdatasyncs go through io_fdatasync so
+     * the injector knows what they made durable (segment.c SG4). Set before segment_pool_start. */
+    struct io_fault_plan *faults;
     struct segment_pool_stats stats;
 };
 
