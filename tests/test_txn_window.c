@@ -1,0 +1,277 @@
+/*
+ * test_txn_window.c — the one-round commit's decision window held open (coordinator.c CO9,
+ * CO10; docs/format.md G.6). The power-loss sweep in test_txn.c loses power between two ops;
+ * this file stalls one op of the decision round in flight (io_fault.c IF1-IF3: the PrepareCommit's
+ * fdatasync, or one data partition's) and looks at the engine from outside while it waits: no
+ * read_committed reader may see the transaction and rt_producer_commit may not have returned,
+ * because the outcome is not decided until that fdatasync completes. Then the power is lost with
+ * the op still stalled (or, in the control case, the stall is released and the commit must
+ * complete), the engine is reopened on the real backend, and the transaction must be whole
+ * (committed in every partition or in none), an earlier committed one intact, and nothing a
+ * reader saw undone. It never asserts a time: the window is watched for a bounded while and the
+ * stall itself is bounded (IF1), so a broken engine fails instead of hanging.
+ *
+ * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback (the
+ * live phase always runs on the fault injector; the reopen uses RT_TEST_IO's backend).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers/test_util.h"
+#include "io/io.h"
+#include "ringtail.h"
+#include "ringtail_test.h"
+
+#define PARTS 3
+
+static int send_value(rt_producer *p, uint32_t part, const char *v)
+{
+    struct rt_producer_message m = {
+        .record = {.key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = -1},
+        .sequence = -1};
+    return rt_producer_send(p, "out", (int32_t)part, &m, NULL, NULL);
+}
+
+/* Records valued `value` that a read_committed reader of `part` gets; -1 on any error (never
+ * asserts: it also runs on shard threads, and against a machine that lost power). */
+static int64_t committed_count(rt_engine *e, uint32_t part, const char *value)
+{
+    int64_t bound = 0, from = 0, n = 0;
+    if (rt_list_offsets(e, "out", part, RT_OFFSET_LATEST, RT_READ_COMMITTED, &bound) ||
+        rt_list_offsets(e, "out", part, RT_OFFSET_EARLIEST, RT_READ_COMMITTED, &from))
+        return -1;
+    size_t len = strlen(value);
+    while (from < bound) {
+        rt_fetch *fh = NULL;
+        if (rt_fetch_start(e, "out", part, from, 1 << 20, RT_READ_COMMITTED, &fh))
+            return -1;
+        const struct rt_fetch_view *v = rt_fetch_get(fh);
+        struct rt_records it;
+        struct rt_record_view r;
+        rt_records_init(&it, fh, from);
+        int rc;
+        while ((rc = rt_records_next(&it, &r)) == 0)
+            n += r.value_len == (int32_t)len && memcmp(r.value, value, len) == 0;
+        /* Advance past the whole fetch (markers and aborted batches included). */
+        uint64_t pos = 0;
+        int64_t next = from;
+        while (pos + 27 <= v->size_bytes) {
+            next = (int64_t)be64_of(v->data + pos) + (int32_t)be32_of(v->data + pos + 23) + 1;
+            pos += 12 + be32_of(v->data + pos + 8);
+        }
+        rt_fetch_release(fh);
+        if (rc != RT_E_END || next <= from)
+            return rc != RT_E_END ? -1 : n;
+        from = next;
+    }
+    return n;
+}
+
+/* A reader hooked into every round a shard publishes (rt_append_watch_set): whether T1 was ever
+ * readable at read_committed while the power was on. */
+struct watch {
+    rt_engine *e;
+    struct io_fault_plan *plan;
+    atomic_bool seen_t1;
+};
+
+static void watch_round(void *arg)
+{
+    struct watch *w = arg;
+    for (uint32_t part = 0; part < PARTS; part++)
+        if (committed_count(w->e, part, "t1") > 0 && !io_fault_power_is_lost(w->plan))
+            atomic_store(&w->seen_t1, true);
+}
+
+struct committer {
+    rt_producer *p;
+    int rc;
+    atomic_bool returned;
+};
+
+static void *commit_main(void *arg)
+{
+    struct committer *c = arg;
+    c->rc = rt_producer_commit(c->p, -1);
+    atomic_store(&c->returned, true);
+    return NULL;
+}
+
+/* One case: T0 committed in every partition, then T1 over the same partitions, committed with
+ * the first fdatasync of a file whose path contains `stall_path` stalled. power_loss: the power
+ * goes while it is stalled; else the stall is released and the commit must succeed. */
+static void window_case(struct tu_fixture *f, const char *stall_path, bool power_loss)
+{
+    tu_system("rm -rf '%s'", f->dir);
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    plan.track_unsynced = true;
+    plan.stall_timeout_ms = 5000; /* IF1: far beyond the window below; a hang fails */
+    struct rt_options o = f->o;
+    o.shard_count = 2; /* the partitions and __transaction_state spread over two shards */
+    rt_engine *e = NULL;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
+    assert_int_equal(rt_topic_create(e, "out", PARTS), 0);
+
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "tx-window";
+    po.transaction_timeout_ms = 60000; /* the timer never aborts T1 in the window */
+    po.linger_ms = 10000;              /* the data goes out at commit, in the decision round */
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    for (uint32_t part = 0; part < PARTS; part++)
+        assert_int_equal(send_value(p, part, "t0"), 0);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    for (uint32_t part = 0; part < PARTS; part++)
+        assert_int_equal(send_value(p, part, "t1"), 0);
+
+    struct watch w = {.e = e, .plan = &plan};
+    assert_int_equal(rt_append_watch_set(e, watch_round, &w), 0);
+    struct io_fault_rule stall = {
+        .mode = IO_FAULT_STALL, .op = IO_OP_FDATASYNC, .nth = 1, .path_contains = stall_path};
+    assert_int_equal(io_fault_rule_add(&plan, &stall), 0);
+    struct committer c = {.p = p, .rc = -1};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, commit_main, &c), 0);
+    if (io_fault_stall_wait(&plan, 5000) != 0)
+        fail_msg("the commit never reached an fdatasync of '%s'", stall_path);
+
+    /* The window: the decision round is in flight. Watched for a bounded while (what a broken
+     * protocol shows here, markers of an undecided commit, shows within a round or two). */
+    bool returned_in_window = false;
+    int64_t seen_part = -1;
+    for (int i = 0; i < 40 && seen_part < 0 && !returned_in_window; i++) {
+        for (uint32_t part = 0; part < PARTS; part++)
+            if (committed_count(e, part, "t1") > 0)
+                seen_part = part;
+        if (atomic_load(&w.seen_t1) && seen_part < 0)
+            seen_part = PARTS; /* seen by the round hook, partition unknown */
+        returned_in_window = atomic_load(&c.returned);
+        usleep(5 * 1000);
+    }
+    /* Checked after the outcome, so a failing case still ends the commit thread first. */
+    if (power_loss)
+        assert_int_equal(io_fault_power_loss(&plan), 0);
+    io_fault_stall_release(&plan);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(rt_append_watch_set(e, NULL, NULL), 0);
+    if (seen_part >= 0)
+        fail_msg("fdatasync of '%s' stalled (decision round in flight): a read_committed reader "
+                 "saw T1 (partition %" PRId64 "%s) before the commit was decided",
+                 stall_path, seen_part, seen_part == PARTS ? ": round hook" : "");
+    if (returned_in_window)
+        fail_msg("fdatasync of '%s' stalled: rt_producer_commit returned %d before the decision "
+                 "round was durable",
+                 stall_path, c.rc);
+    assert_int_equal(plan.stalls, 1);
+    assert_int_equal(plan.stall_timeouts, 0); /* IF1: the window ended by the test, not by time */
+
+    if (!power_loss) {
+        /* Released: the round completes, the commit is decided and returns, all of T1 shows. */
+        assert_int_equal(c.rc, 0);
+        for (uint32_t part = 0; part < PARTS; part++)
+            assert_int_equal(committed_count(e, part, "t1"), 1);
+        rt_producer_close(p);
+        assert_int_equal(rt_close(e), 0);
+        io_fault_plan_release(&plan);
+        tu_fixture_open(f);
+        for (uint32_t part = 0; part < PARTS; part++)
+            assert_int_equal(committed_count(f->e, part, "t1"), 1);
+        tu_fixture_close(f);
+        return;
+    }
+
+    /* Power lost with the op stalled: it failed (IF3), so T1 was never acknowledged. */
+    assert_int_not_equal(c.rc, 0);
+    rt_producer_close(p);
+    assert_int_not_equal(rt_close(e), 0); /* a dead machine seals nothing */
+    assert_int_equal(plan.power_loss_error, 0);
+    io_fault_plan_release(&plan);
+    bool seen = atomic_load(&w.seen_t1);
+
+    tu_fixture_open(f);
+    bool settled = false;
+    for (int wait = 0; wait < 100 && !settled; wait++) {
+        settled = true;
+        for (uint32_t part = 0; part < PARTS; part++) {
+            int64_t lso = -1, hw = -1;
+            assert_int_equal(
+                rt_list_offsets(f->e, "out", part, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso), 0);
+            assert_int_equal(
+                rt_list_offsets(f->e, "out", part, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &hw), 0);
+            settled = settled && lso == hw;
+        }
+        if (!settled)
+            usleep(20 * 1000);
+    }
+    if (!settled)
+        fail_msg("power lost with '%s' stalled: an LSO stays pinned after reopen", stall_path);
+    int64_t t0[PARTS], t1[PARTS];
+    for (uint32_t part = 0; part < PARTS; part++) {
+        t0[part] = committed_count(f->e, part, "t0");
+        t1[part] = committed_count(f->e, part, "t1");
+        if (t0[part] != 1)
+            fail_msg("power lost with '%s' stalled: acknowledged T0 reads %" PRId64
+                     " times in partition %u",
+                     stall_path, t0[part], part);
+    }
+    if (!(t1[0] == t1[1] && t1[1] == t1[2]) || t1[0] < 0 || t1[0] > 1)
+        fail_msg("power lost with '%s' stalled: T1 reads %" PRId64 "/%" PRId64 "/%" PRId64
+                 " (all-or-nothing, once)",
+                 stall_path, t1[0], t1[1], t1[2]);
+    if (seen && t1[0] != 1)
+        fail_msg("power lost with '%s' stalled: a reader saw T1 committed, and it is undone",
+                 stall_path);
+    tu_fixture_close(f);
+}
+
+/* CO9(c): the PrepareCommit's fdatasync in flight decides nothing yet. */
+static void test_prepare_commit_stalled_then_power_loss(void **state)
+{
+    window_case(*state, "/__transaction_state-", true);
+}
+
+/* Control: the same stall released; the commit completes only then, and T1 is whole. */
+static void test_prepare_commit_stalled_then_released(void **state)
+{
+    window_case(*state, "/__transaction_state-", false);
+}
+
+/* CO9(c): each data partition's fdatasync of the decision round in flight decides nothing yet. */
+static void test_data_stalled_then_power_loss(void **state)
+{
+    for (uint32_t part = 0; part < PARTS; part++) {
+        char path[32];
+        snprintf(path, sizeof(path), "/out-%u/", part);
+        window_case(*state, path, true);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_prepare_commit_stalled_then_power_loss,
+                                        tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_prepare_commit_stalled_then_released, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_data_stalled_then_power_loss, tu_fixture_setup,
+                                        tu_fixture_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
