@@ -21,12 +21,16 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "helpers/test_util.h"
@@ -292,9 +296,121 @@ static void test_data_stalled_then_power_loss(void **state)
     }
 }
 
+/* ---- the stall rule itself (io_fault.c IF1-IF3), on one fault ring over two files ---- */
+
+struct submitter {
+    io_ring *ring;
+    struct io_completion done[2];
+    int got;
+};
+
+static void *submit_main(void *arg)
+{
+    struct submitter *sb = arg;
+    sb->got = io_submit(sb->ring) == 0 ? io_reap(sb->ring, sb->done, 2, 2) : -1;
+    return NULL;
+}
+
+/* Writes "abcd" at 0 of fd and fdatasyncs it in one round, on another thread. */
+static void round_start(struct submitter *sb, pthread_t *th, int fd)
+{
+    struct iovec iov = {.iov_base = "abcd", .iov_len = 4};
+    assert_int_equal(io_queue_write(sb->ring, fd, &iov, 1, 0, 1), 0);
+    assert_int_equal(io_queue_fdatasync(sb->ring, fd, 2), 0);
+    assert_int_equal(pthread_create(th, NULL, submit_main, sb), 0);
+}
+
+static int64_t result_of(const struct submitter *sb, uint64_t user_data)
+{
+    for (int i = 0; i < sb->got; i++)
+        if (sb->done[i].user_data == user_data)
+            return sb->done[i].result;
+    fail_msg("no completion for op %" PRIu64, user_data);
+    return 0;
+}
+
+static void test_stall_rule(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_system("mkdir -p '%s'", f->dir);
+    char hold[512], other[512];
+    snprintf(hold, sizeof(hold), "%s/hold-me.bin", f->dir);
+    snprintf(other, sizeof(other), "%s/other.bin", f->dir);
+    int hfd = open(hold, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    int ofd = open(other, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    assert_true(hfd >= 0 && ofd >= 0);
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    plan.track_unsynced = true;
+    plan.stall_timeout_ms = 5000;
+    struct io_options opts = {.kind = IO_KIND_FAULT, .queue_depth = 8, .fault = &plan};
+    io_ring *ring = NULL;
+    assert_int_equal(io_ring_open(&opts, &ring), 0);
+    struct io_fault_rule rule = {
+        .mode = IO_FAULT_STALL, .op = IO_OP_FDATASYNC, .nth = 1, .path_contains = "hold-me"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+
+    /* A file the pattern does not name is not held, nor counted by the rule. */
+    struct submitter sb = {.ring = ring};
+    pthread_t th;
+    round_start(&sb, &th, ofd);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(sb.got, 2);
+    assert_int_equal(result_of(&sb, 2), 0);
+    assert_int_equal(plan.stalls, 0);
+    assert_int_equal(plan.rules[0].seen, 0);
+
+    /* IF2: held, the fdatasync has not run: the write is still unsynced; released, it runs. */
+    round_start(&sb, &th, hfd);
+    assert_int_equal(io_fault_stall_wait(&plan, 5000), 0);
+    assert_int_equal(plan.unsynced_bytes, 4); /* ordered by io_fault_stall_wait's lock */
+    io_fault_stall_release(&plan);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(result_of(&sb, 2), 0);
+    assert_int_equal(plan.stalls, 1);
+    assert_int_equal(plan.stall_timeouts, 0);
+
+    /* IF1: a stall nobody releases ends by its timeout, and says so; the op then runs. */
+    plan.stall_timeout_ms = 20;
+    plan.rules[0].nth = 2; /* the rule's own count: hold-me's second fdatasync */
+    round_start(&sb, &th, hfd);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(result_of(&sb, 2), 0);
+    assert_int_equal(plan.stalls, 2);
+    assert_int_equal(plan.stall_timeouts, 1);
+    assert_int_equal(plan.unsynced_bytes, 0);
+
+    /* IF3: the power goes while an fdatasync is held: it fails, and its write is undone. */
+    plan.stall_timeout_ms = 5000;
+    plan.rules[0].nth = 3;
+    assert_int_equal(ftruncate(hfd, 0), 0); /* outside the model: counts as durable */
+    round_start(&sb, &th, hfd);
+    assert_int_equal(io_fault_stall_wait(&plan, 5000), 0);
+    assert_int_equal(io_fault_power_loss(&plan), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(result_of(&sb, 1), 4);
+    assert_int_equal(result_of(&sb, 2), -EIO);
+    assert_int_equal(plan.stall_timeouts, 1);
+    struct stat st;
+    assert_int_equal(fstat(hfd, &st), 0);
+    assert_int_equal(st.st_size, 0);
+
+    /* Nothing is stalled now: waiting for a stall times out instead of hanging. */
+    assert_int_equal(io_fault_stall_wait(&plan, 10), -ETIMEDOUT);
+    /* A full plan refuses another rule. */
+    while (plan.rule_count < IO_FAULT_RULES_MAX)
+        assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    assert_int_equal(io_fault_rule_add(&plan, &rule), -ENOSPC);
+    io_ring_close(ring);
+    io_fault_plan_release(&plan);
+    close(hfd);
+    close(ofd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_stall_rule, tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_prepare_commit_stalled_then_power_loss,
                                         tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_prepare_commit_stalled_then_released, tu_fixture_setup,
