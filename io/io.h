@@ -79,8 +79,9 @@ struct io_fault_rule {
     uint32_t short_bytes;
     /* NULL: the rule sees every op of its type, counted by the plan's counters (above). Else it
      * sees only ops on a file whose path (/proc/self/fd) contains this string, and counts them
-     * itself in `seen` (from its value when the rule was added): "the first fdatasync of a
-     * segment of __transaction_state-3 from now on". Not owned; must outlive the rings. */
+     * itself in `seen` (from its value when the rule was added; an op an earlier rule already
+     * took is not counted): "the first fdatasync of a file of __transaction_state-3 from now
+     * on". Not owned; must outlive the rings. */
     const char *path_contains;
     uint64_t seen;
 };
