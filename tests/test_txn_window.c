@@ -10,6 +10,10 @@
  * (committed in every partition or in none), an earlier committed one intact, and nothing a
  * reader saw undone. It never asserts a time: the window is watched for a bounded while and the
  * stall itself is bounded (IF1), so a broken engine fails instead of hanging.
+ * Shown to bite: with coordinator_commit_one_round's wait for the PrepareCommit moved after the
+ * markers (its error still returned), test_txn.c's sweep passes and this file fails ("a
+ * read_committed reader saw T1 ... before the commit was decided"); with commit_wait_data not
+ * waiting for the data's acknowledgements, the data-stalled cases fail the same way.
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback (the
  * live phase always runs on the fault injector; the reopen uses RT_TEST_IO's backend).
