@@ -65,6 +65,10 @@ enum io_fault_mode {
                                 `error`: a torn write */
     IO_FAULT_POWER_LOSS = 5, /* the Nth op (write or fdatasync) runs and reports its own result;
                                 then the power is lost: io_fault_power_loss() (below) */
+    IO_FAULT_STALL = 6,      /* the Nth op waits, before it runs, until io_fault_stall_release()
+                                or a power loss (then it fails with EIO, as every later op), at
+                                most plan->stall_timeout_ms (then it runs; stall_timeouts counts
+                                it, so a hung test fails instead of hanging): see below */
 };
 
 struct io_fault_rule {
@@ -73,6 +77,13 @@ struct io_fault_rule {
     uint64_t nth; /* 1-based */
     int error;    /* positive errno, e.g. EIO, ENOSPC */
     uint32_t short_bytes;
+    /* NULL: the rule sees every op of its type, counted by the plan's counters (above). Else it
+     * sees only ops on a file whose path (/proc/self/fd) contains this string, and counts them
+     * itself in `seen` (from its value when the rule was added; an op an earlier rule already
+     * took is not counted): "the first fdatasync of a file of __transaction_state-3 from now
+     * on". Not owned; must outlive the rings. */
+    const char *path_contains;
+    uint64_t seen;
 };
 
 /* Power loss. With `track_unsynced` set, every byte range a write lands is recorded per file
@@ -109,6 +120,12 @@ struct io_fault_plan {
     uint64_t kept_bytes;        /* unsynced bytes kept by power_loss_keep_sectors */
     uint64_t truncated_files;   /* files cut back to their size at the last sync */
     int power_loss_error;       /* first error while rolling back (-errno), 0 if none */
+    /* Stalls (IO_FAULT_STALL). 0 means 10 000 ms. */
+    uint32_t stall_timeout_ms;
+    uint32_t stalled;        /* ops waiting in a stall right now */
+    uint64_t stalls;         /* ops that entered a stall */
+    uint64_t stall_timeouts; /* stalls that ended by their timeout: a test's own failure */
+    uint64_t stall_releases; /* io_fault_stall_release() calls */
     /* Private: the record of unsynced writes (NULL until the first tracked write). */
     struct io_fault_unsynced *unsynced;
 };
@@ -122,6 +139,18 @@ int io_fault_power_loss(struct io_fault_plan *plan);
 /* Whether the power is out (a rule fired or io_fault_power_loss ran): plan->power_lost read
  * under the injector's lock, so any thread may ask while rings use the plan. */
 bool io_fault_power_is_lost(struct io_fault_plan *plan);
+
+/* Adds a rule while rings use the plan (under the injector's lock, so a shard thread never
+ * reads a half-written rule). Returns 0, or -ENOSPC when the plan holds IO_FAULT_RULES_MAX. */
+int io_fault_rule_add(struct io_fault_plan *plan, const struct io_fault_rule *rule);
+
+/* Stalls. A stalled op holds up its ring's thread (the fault backend runs a round in order on
+ * the thread that submits it) but not the injector: other rings run, and io_fault_power_loss()
+ * may be called while the op waits (the stall window: what the engine shows while a write or
+ * an fdatasync is in flight). io_fault_stall_wait() waits until at least one op is stalled;
+ * 0 or -ETIMEDOUT. io_fault_stall_release() lets every op stalled now run. */
+int io_fault_stall_wait(struct io_fault_plan *plan, uint32_t timeout_ms);
+void io_fault_stall_release(struct io_fault_plan *plan);
 
 /* Frees what the plan recorded (the unsynced ranges). Call once every ring using the plan is
  * closed; the plan can then be reused after zeroing its counters. */

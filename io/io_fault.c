@@ -12,6 +12,9 @@
  *            writes the remainder like any short write, so the caller sees success.
  *   TORN     (writes) the Nth write lands its first `short_bytes`, then reports `error`.
  *   POWER_LOSS  the Nth op runs and reports its own result; then the power is lost (below).
+ *   STALL    the Nth op waits before it runs (below).
+ * A rule with path_contains sees only ops on files whose /proc/self/fd link contains it, and
+ * counts them in its own `seen`; the plan's counters still count every op.
  * An `error` of 0 means EIO. It never includes engine/ headers and is meant for tests.
  *
  * POWER_LOSS (and io_fault_power_loss()) model a machine that dies: with plan->track_unsynced,
@@ -29,15 +32,29 @@
  * Cost: a tracked write reads as many bytes as it writes and keeps them in memory until the
  * next fdatasync of its file (an all-zero pre-image, e.g. a preallocated segment, is kept as a
  * flag, not bytes).
+ *
+ * STALL holds one op at the start of its execution, on its ring's thread, in a wait on
+ * fault_cond (which releases fault_lock, so other rings and io_fault_power_loss() run meanwhile)
+ * until io_fault_stall_release() bumps plan->stall_releases, a power loss, or the plan's
+ * timeout. The op then runs as usual, so after a power loss it fails with EIO and a stalled
+ * fdatasync never makes its file's writes durable. The invariants:
+ *   IF1. A stall is bounded: it ends by stall_timeout_ms at the latest (counted in
+ *        stall_timeouts, which a test asserts is 0), so no test can hang on a stall.
+ *   IF2. A stalled op has not run: nothing it would write has landed, nothing it would sync is
+ *        synced, until the stall ends.
+ *   IF3. Power loss wakes every stalled op; an op that wakes to a lost power fails with EIO.
+ * fault_cond is process-wide (as fault_lock) so that a plan stays a plain struct a test zeroes.
  */
 #include "io/io_backend.h"
 
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* One write landed since the file's last successful fdatasync. */
@@ -67,6 +84,32 @@ struct io_fault_unsynced {
 
 /* Guards every plan's counters and unsynced records, and each tracked write. */
 static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Signalled when an op enters a stall, at a release and at power loss (CLOCK_MONOTONIC). */
+static pthread_cond_t fault_cond;
+static pthread_once_t fault_cond_once = PTHREAD_ONCE_INIT;
+
+static void fault_cond_init(void)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&fault_cond, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+/* now + ms on CLOCK_MONOTONIC. */
+static struct timespec deadline_after(uint32_t ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
 
 struct fault_state {
     struct io_fault_plan *plan; /* not owned */
@@ -254,6 +297,8 @@ static void power_loss_locked(struct io_fault_plan *plan)
     if (plan->power_lost)
         return;
     plan->power_lost = true;
+    pthread_once(&fault_cond_once, fault_cond_init);
+    pthread_cond_broadcast(&fault_cond); /* IF3 */
     struct io_fault_unsynced *u = plan->unsynced;
     if (!u)
         return;
@@ -300,6 +345,75 @@ void io_fault_plan_release(struct io_fault_plan *plan)
     pthread_mutex_unlock(&fault_lock);
 }
 
+int io_fault_rule_add(struct io_fault_plan *plan, const struct io_fault_rule *rule)
+{
+    pthread_mutex_lock(&fault_lock);
+    int rc = 0;
+    if (plan->rule_count >= IO_FAULT_RULES_MAX)
+        rc = -ENOSPC;
+    else
+        plan->rules[plan->rule_count++] = *rule;
+    pthread_mutex_unlock(&fault_lock);
+    return rc;
+}
+
+int io_fault_stall_wait(struct io_fault_plan *plan, uint32_t timeout_ms)
+{
+    pthread_once(&fault_cond_once, fault_cond_init);
+    struct timespec until = deadline_after(timeout_ms);
+    pthread_mutex_lock(&fault_lock);
+    int rc = 0;
+    while (plan->stalled == 0 && rc == 0)
+        rc = pthread_cond_timedwait(&fault_cond, &fault_lock, &until);
+    rc = plan->stalled > 0 ? 0 : -ETIMEDOUT;
+    pthread_mutex_unlock(&fault_lock);
+    return rc;
+}
+
+void io_fault_stall_release(struct io_fault_plan *plan)
+{
+    pthread_once(&fault_cond_once, fault_cond_init);
+    pthread_mutex_lock(&fault_lock);
+    plan->stall_releases++;
+    pthread_cond_broadcast(&fault_cond);
+    pthread_mutex_unlock(&fault_lock);
+}
+
+/* Holds the op that hit a STALL rule (IF1-IF3). Called with fault_lock held; the wait drops it. */
+static void stall_locked(struct io_fault_plan *plan)
+{
+    pthread_once(&fault_cond_once, fault_cond_init);
+    uint64_t releases = plan->stall_releases;
+    struct timespec until =
+        deadline_after(plan->stall_timeout_ms ? plan->stall_timeout_ms : 10000u);
+    plan->stalls++;
+    plan->stalled++;
+    plan->faults_injected++;
+    pthread_cond_broadcast(&fault_cond); /* io_fault_stall_wait */
+    while (plan->stall_releases == releases && !plan->power_lost) {
+        if (pthread_cond_timedwait(&fault_cond, &fault_lock, &until) == ETIMEDOUT &&
+            plan->stall_releases == releases && !plan->power_lost) {
+            plan->stall_timeouts++; /* IF1 */
+            break;
+        }
+    }
+    plan->stalled--;
+}
+
+/* Whether the op's file path contains `pattern` (the /proc/self/fd link; false if unreadable). */
+static bool op_path_contains(const struct io_op *op, const char *pattern, char *path,
+                             size_t path_bytes, bool *resolved)
+{
+    if (!*resolved) {
+        char link[64];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", op->fd);
+        ssize_t n = readlink(link, path, path_bytes - 1);
+        path[n > 0 ? n : 0] = 0;
+        *resolved = true;
+    }
+    return strstr(path, pattern) != NULL;
+}
+
 static bool rule_matches(const struct io_fault_rule *rule, enum io_op_type type, uint64_t n)
 {
     if (rule->op != type || rule->nth == 0)
@@ -309,6 +423,7 @@ static bool rule_matches(const struct io_fault_rule *rule, enum io_op_type type,
         return false;
     case IO_FAULT_ONCE:
     case IO_FAULT_POWER_LOSS:
+    case IO_FAULT_STALL:
         return n == rule->nth;
     case IO_FAULT_FOREVER:
         return n >= rule->nth;
@@ -328,14 +443,27 @@ static void fault_begin_op(void *ctx, struct io_op *op)
     fs->armed_mode = IO_FAULT_NONE;
     uint32_t rule_count =
         plan->rule_count < IO_FAULT_RULES_MAX ? plan->rule_count : IO_FAULT_RULES_MAX;
+    char path[4096];
+    bool resolved = false;
     for (uint32_t i = 0; i < rule_count; i++) {
-        const struct io_fault_rule *rule = &plan->rules[i];
-        if (rule_matches(rule, op->type, n)) {
+        struct io_fault_rule *rule = &plan->rules[i];
+        uint64_t rule_n = n;
+        if (rule->path_contains) {
+            if (rule->op != op->type ||
+                !op_path_contains(op, rule->path_contains, path, sizeof(path), &resolved))
+                continue;
+            rule_n = ++rule->seen;
+        }
+        if (rule_matches(rule, op->type, rule_n)) {
             fs->armed_mode = rule->mode;
             fs->armed_error = rule->error > 0 ? rule->error : EIO;
             fs->armed_short_bytes = rule->short_bytes;
             break;
         }
+    }
+    if (fs->armed_mode == IO_FAULT_STALL) {
+        stall_locked(plan); /* IF2: before the op runs; it then runs as a plain op */
+        fs->armed_mode = IO_FAULT_NONE;
     }
     pthread_mutex_unlock(&fault_lock);
 }
@@ -441,6 +569,7 @@ static ssize_t fault_pwritev(void *ctx, struct io_op *op)
     switch (mode) {
     case IO_FAULT_NONE:
     case IO_FAULT_POWER_LOSS:
+    case IO_FAULT_STALL: /* served in fault_begin_op */
         break;
     case IO_FAULT_ONCE:
     case IO_FAULT_FOREVER:
