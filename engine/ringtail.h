@@ -253,8 +253,8 @@ struct rt_stats {
     bool opened_unclean;    /* no clean-shutdown marker at open: newest segments were scanned */
     uint64_t tail_bytes_ignored; /* non-zero bytes past the last valid batch of newest segments:
                                     cut at open, or, read-only, left on disk and never served */
-    /* Pre-writing (sync other than none; docs/format.md A.6): zeros written and fdatasynced
-     * ahead of the writers by the engine's pre-writer thread (not counted in fdatasyncs), the
+    /* Pre-writing (docs/format.md A.6): zeros written ahead of the writers by the engine's
+     * pre-writer thread, fdatasynced except under sync=none (not counted in fdatasyncs), the
      * appended bytes that still landed in blocks nobody pre-wrote (a new partition's first
      * segment, a writer faster than the pre-writer), and rolls that reused a segment file
      * retention let go instead of creating one. */
@@ -262,7 +262,7 @@ struct rt_stats {
     uint64_t prewrite_fdatasyncs;
     uint64_t prewrite_missed_bytes;
     uint64_t segments_recycled;
-    uint64_t rounds_inline;      /* of `rounds`, those run on the appending thread: an append that
+    uint64_t rounds_inline; /* of `rounds`, those run on the appending thread: an append that
                                found its shard idle (rt_append, a producer's batch) is written
                                by the caller, without waking the shard thread (sync=none and
                                sync=always; never under sync=interval) */
