@@ -462,6 +462,17 @@ static void handover_submit(struct rt_producer *p, struct commit_handover *ho)
     ho->count = 0;
 }
 
+/* Appends b to pp's in-flight list, the order its acknowledgements are delivered in. Lock held. */
+static void flight_push(struct ppart *pp, struct pbatch *b)
+{
+    if (pp->flight_tail)
+        pp->flight_tail->next = b;
+    else
+        pp->flight_head = b;
+    pp->flight_tail = b;
+    pp->in_flight++;
+}
+
 /* Seals ready batches and hands them over while in-flight slots are free. Lock held; dropped
  * around the shard hand-over and the coordinator call, with p->dispatching set (PR5). */
 static void dispatch_ready_once(struct rt_producer *p)
@@ -492,12 +503,7 @@ static void dispatch_ready_once(struct rt_producer *p)
             b->req.result = add_rc;
             b->completed = true;
             sender_pool_wake(p->senders, &p->task); /* to deliver */
-            if (pp->flight_tail)
-                pp->flight_tail->next = b;
-            else
-                pp->flight_head = b;
-            pp->flight_tail = b;
-            pp->in_flight++;
+            flight_push(pp, b);
         }
         while (pp->ready_head && pp->in_flight < p->opts.max_in_flight) {
             struct pbatch *b = pp->ready_head;
@@ -512,12 +518,7 @@ static void dispatch_ready_once(struct rt_producer *p)
                 b->req.base_offset = -1;
                 b->completed = true;
                 sender_pool_wake(p->senders, &p->task); /* to deliver */
-                if (pp->flight_tail)
-                    pp->flight_tail->next = b;
-                else
-                    pp->flight_head = b;
-                pp->flight_tail = b;
-                pp->in_flight++;
+                flight_push(pp, b);
                 continue;
             }
             if (p->named) {
@@ -528,12 +529,7 @@ static void dispatch_ready_once(struct rt_producer *p)
                  * batch wholly above the persisted sequence still starts above it. */
                 b->b.base_sequence = (int32_t)(b->last_seq - (b->count - 1));
             }
-            if (pp->flight_tail)
-                pp->flight_tail->next = b;
-            else
-                pp->flight_head = b;
-            pp->flight_tail = b;
-            pp->in_flight++;
+            flight_push(pp, b);
             int rc = p->sticky_error;
             /* The batch is the sender's alone now (only this thread walks the in-flight list):
              * seal it (the CRC over the whole batch) and hand it over without p->lock, so the
