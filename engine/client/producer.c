@@ -942,11 +942,16 @@ static int txn_add_pending(struct rt_producer *p)
     pthread_mutex_unlock(&p->lock);
     int rc = coordinator_join(p->coordinator, p->txn_id, pid, epoch, tp, n);
     pthread_mutex_lock(&p->lock);
-    if (rc == 0) {
+    /* The lock was dropped: if the transaction ended meanwhile (a new epoch, or a new producer
+     * id), the answer is about a transaction that is over. Its partitions' slots may already
+     * hold the next transaction's, which this call never joined, and a fence of the old epoch
+     * says nothing about the new one. */
+    bool same = p->producer_id == pid && p->epoch == epoch;
+    if (rc == 0 && same) {
         for (uint32_t j = 0; j < n; j++)
             if (idx[j] < p->txn_part_count)
                 p->txn_added[idx[j]] = true;
-    } else if (rc == RT_E_PRODUCER_FENCED || rc == RT_E_INVALID_PRODUCER_EPOCH) {
+    } else if (same && (rc == RT_E_PRODUCER_FENCED || rc == RT_E_INVALID_PRODUCER_EPOCH)) {
         p->txn = TXN_FATAL;
     }
     if (tp != stack_tp) {
