@@ -807,13 +807,7 @@ static void bptx_read(rt_engine *e, uint32_t part)
             seen++;
         }
         assert_int_equal(rc, RT_E_END);
-        /* Past the whole fetch, markers and the aborted transaction's batches included. */
-        uint64_t pos = 0;
-        int64_t next = from;
-        while (pos < v->size_bytes) {
-            next = (int64_t)be64_of(v->data + pos) + (int32_t)be32_of(v->data + pos + 23) + 1;
-            pos += 12 + be32_of(v->data + pos + 8);
-        }
+        int64_t next = tu_fetch_next_offset(v, from); /* markers and aborted batches included */
         rt_fetch_release(fh);
         assert_true(next > from);
         from = next;

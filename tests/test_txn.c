@@ -76,13 +76,7 @@ static int64_t count_value(rt_engine *e, const char *topic, uint32_t part, enum 
             n += !value || (r.value_len == (int32_t)strlen(value) &&
                             memcmp(r.value, value, strlen(value)) == 0);
         assert_int_equal(rc, RT_E_END);
-        /* Advance past the whole fetch (markers and aborted batches included). */
-        uint64_t pos = 0;
-        int64_t next = from;
-        while (pos < v->size_bytes) {
-            next = (int64_t)be64_of(v->data + pos) + (int32_t)be32_of(v->data + pos + 23) + 1;
-            pos += 12 + be32_of(v->data + pos + 8);
-        }
+        int64_t next = tu_fetch_next_offset(v, from); /* markers and aborted batches included */
         rt_fetch_release(fh);
         if (next <= from)
             break;

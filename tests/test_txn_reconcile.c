@@ -93,12 +93,7 @@ static int64_t count_records(rt_engine *e, const char *topic, uint32_t part, enu
         while ((rc = rt_records_next(&it, &r)) == 0)
             n++;
         assert_int_equal(rc, RT_E_END);
-        uint64_t pos = 0;
-        int64_t next = from;
-        while (pos < v->size_bytes) {
-            next = (int64_t)be64_of(v->data + pos) + (int32_t)be32_of(v->data + pos + 23) + 1;
-            pos += 12 + be32_of(v->data + pos + 8);
-        }
+        int64_t next = tu_fetch_next_offset(v, from); /* markers and aborted batches included */
         rt_fetch_release(fh);
         if (next <= from)
             break;

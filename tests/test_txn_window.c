@@ -72,13 +72,7 @@ static int64_t committed_count(rt_engine *e, uint32_t part, const char *value)
         int rc;
         while ((rc = rt_records_next(&it, &r)) == 0)
             n += r.value_len == (int32_t)len && memcmp(r.value, value, len) == 0;
-        /* Advance past the whole fetch (markers and aborted batches included). */
-        uint64_t pos = 0;
-        int64_t next = from;
-        while (pos + 27 <= v->size_bytes) {
-            next = (int64_t)be64_of(v->data + pos) + (int32_t)be32_of(v->data + pos + 23) + 1;
-            pos += 12 + be32_of(v->data + pos + 8);
-        }
+        int64_t next = tu_fetch_next_offset(v, from); /* markers and aborted batches included */
         rt_fetch_release(fh);
         if (rc != RT_E_END || next <= from)
             return rc != RT_E_END ? -1 : n;

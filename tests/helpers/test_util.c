@@ -153,6 +153,17 @@ uint32_t be32_of(const void *p)
     return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 }
 
+int64_t tu_fetch_next_offset(const struct rt_fetch_view *v, int64_t from)
+{
+    uint64_t pos = 0;
+    int64_t next = from;
+    while (pos + 27 <= v->size_bytes) {
+        next = (int64_t)be64_of(v->data + pos) + (int32_t)be32_of(v->data + pos + 23) + 1;
+        pos += 12 + be32_of(v->data + pos + 8);
+    }
+    return next;
+}
+
 uint64_t be64_of(const void *p)
 {
     const uint8_t *b = p;

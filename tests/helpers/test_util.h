@@ -55,5 +55,9 @@ bool fs_exists_for_test(const char *path);
 /* Big-endian loads from raw bytes. */
 uint64_t be64_of(const void *p);
 uint32_t be32_of(const void *p);
+/* The offset after the last batch of a fetch's bytes (Kafka batch headers: baseOffset at 0,
+ * batchLength at 8, lastOffsetDelta at 23), markers and aborted batches included, so a reader
+ * can go on from there; `from` when the fetch holds no whole batch header. */
+int64_t tu_fetch_next_offset(const struct rt_fetch_view *v, int64_t from);
 
 #endif
