@@ -59,6 +59,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (chk.log_rc != 0)
         CHECK(chk.log_why != NULL && chk.log_bad_position <= log_len);
 
+    /* SC5/SC6 (the tail after the log's end, and whether every batch is whole): what open and
+     * verify decide for a recycled or torn tail must be a position inside the log. */
+    uint64_t found = 0;
+    enum segment_tail tail = segment_tail_classify(
+        log, log_len, chk.data_bytes, SEGMENT_TAIL_WINDOW_BYTES, chk.next_offset, &found);
+    (void)tail;
+    CHECK(found <= log_len);
+    (void)segment_batches_valid(log, log_len);
+
     /* SC4: rebuild an in-memory .txnindex from the log, then compare it with a fresh walk. */
     struct txn_index idx;
     memset(&idx, 0, sizeof(idx));
