@@ -16,6 +16,9 @@
  *   - before that, a read-only open (opts.read_only, what consume and txn list use) changes no
  *     byte of the damaged copy, and either serves no aborted record or refuses as above;
  *   - open never crashes or trips an assertion (each case runs in a child process).
+ * And the crashed directory loses its newest segment's tail as a power loss would (cut, or zeros
+ * from a batch boundary past the last clean close): that is no damage (SC7), so verify must
+ * report no problem (its indexes past the end are warnings) and open must succeed.
  * Payload damage under a batch CRC is the one thing open does not look for (it would read every
  * byte of every segment at each open): there the reader must refuse the batch naming the file,
  * and verify must report that file, before and after.
@@ -194,7 +197,7 @@ static void print_reports(const char *what, const struct reports *r)
 
 /* ---- files and damages ------------------------------------------------------------------ */
 
-enum damage { TRUNCATE, DELETE, ZERO, FLIP, APPEND };
+enum damage { TRUNCATE, DELETE, ZERO, FLIP, APPEND, LOST_TAIL };
 
 struct file_case {
     char rel[256];  /* path relative to the directory */
@@ -351,7 +354,48 @@ static void damage(const char *path, enum damage d, uint64_t at, uint8_t mask)
         write_bytes(path, tu_file_size(path), junk, sizeof(junk));
         break;
     }
+    case LOST_TAIL: {
+        /* A power loss over preallocated blocks: the batches from `at` on read as zeros. */
+        size_t len = 0;
+        uint8_t *buf = tu_read_file(path, &len);
+        uint64_t end = at;
+        while (end + 12 <= len && be32_of(buf + end + 8) != 0)
+            end += 12 + (uint64_t)be32_of(buf + end + 8);
+        free(buf);
+        end = end < len ? end : len;
+        uint8_t *z = calloc(1, end > at ? end - at : 1);
+        write_bytes(path, at, z, end - at);
+        free(z);
+        break;
     }
+    }
+}
+
+/* Batch starts of a .log whose baseOffset is at least min_offset: the first, the middle and
+ * the last of them. */
+static unsigned batch_starts_from(const char *path, int64_t min_offset, uint64_t *out)
+{
+    size_t len = 0;
+    uint8_t *buf = tu_read_file(path, &len);
+    uint64_t starts[4096];
+    unsigned count = 0;
+    for (uint64_t pos = 0; pos + 12 <= len && count < 4096;) {
+        uint32_t l = be32_of(buf + pos + 8);
+        if (l == 0)
+            break;
+        if ((int64_t)be64_of(buf + pos) >= min_offset)
+            starts[count++] = pos;
+        pos += 12 + (uint64_t)l;
+    }
+    free(buf);
+    unsigned n = 0;
+    if (count > 0)
+        out[n++] = starts[0];
+    if (count > 2)
+        out[n++] = starts[count / 2];
+    if (count > 1)
+        out[n++] = starts[count - 1];
+    return n;
 }
 
 struct damage_case {
@@ -501,12 +545,18 @@ static int run_read_only(const char *dir, const char *name, const struct reports
     return result;
 }
 
-static int run_case(const char *dir, const char *name)
+static int run_case(const char *dir, const char *name, bool aftermath)
 {
     struct reports *before = calloc(1, sizeof(*before));
     struct reports *after = calloc(1, sizeof(*after));
     int result = -1;
     (void)rt_verify(dir, collect, before);
+    if (aftermath && before->problems != 0) {
+        /* SC7: what a crash leaves is no damage; verify warns, open repairs. */
+        fprintf(stderr, "  %s: verify reports a crash's lost tail as damage\n", name);
+        print_reports("verify", before);
+        goto out;
+    }
     if (run_read_only(dir, name, before) != 0)
         goto out;
     struct rt_options o;
@@ -609,7 +659,7 @@ static void copy_tree(const char *from, const char *to)
 
 /* Copies the template, damages the copy and runs the case in a child. True when it passed. */
 static bool one_case(const char *template_dir, const char *rel, enum damage d, uint64_t at,
-                     uint8_t mask, const char *name)
+                     uint8_t mask, const char *name, bool aftermath)
 {
     char *dir = tu_mkdtemp();
     copy_tree(template_dir, dir);
@@ -620,7 +670,7 @@ static bool one_case(const char *template_dir, const char *rel, enum damage d, u
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0)
-        _exit(run_case(dir, name) == 0 ? 0 : 1);
+        _exit(run_case(dir, name, aftermath) == 0 ? 0 : 1);
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -701,7 +751,37 @@ static void matrix(bool clean)
                      clean ? "clean" : "crashed", files[i].label, files[i].rel, ds[k].what,
                      ds[k].at);
             cases++;
-            if (!one_case(tpl, files[i].rel, ds[k].d, ds[k].at, 0x10, name)) {
+            if (!one_case(tpl, files[i].rel, ds[k].d, ds[k].at, 0x10, name, false)) {
+                failed++;
+                fprintf(stderr, "FAILED %s\n", name);
+            }
+        }
+    }
+    /* A crash that lost the newest segment's tail (SC7): the batches the crashed run appended
+     * after the last clean close (at or past the newest snapshot, which that close wrote) are
+     * cut or read as zeros, while the indexes keep their entries. No damage: verify reports no
+     * problem, open succeeds, and the generic checks follow. */
+    if (!clean) {
+        char snaps[256][64], logs[256][64];
+        unsigned ns = list_files(tpl, TOPIC "-0", ".snapshot", snaps, 256);
+        unsigned nl = list_files(tpl, TOPIC "-0", ".log", logs, 256);
+        assert_true(ns > 0 && nl > 0);
+        int64_t from = strtoll(snaps[ns - 1], NULL, 10);
+        char rel[256];
+        snprintf(rel, sizeof(rel), TOPIC "-0/%s", logs[nl - 1]);
+        char *path = tu_path("%s/%s", tpl, rel);
+        uint64_t cuts[3];
+        unsigned ncuts = batch_starts_from(path, from, cuts);
+        free(path);
+        assert_true(ncuts > 0);
+        for (unsigned k = 0; k < 2 * ncuts; k++) {
+            enum damage d = k % 2 ? LOST_TAIL : TRUNCATE;
+            char name[CASE_NAME_MAX];
+            snprintf(name, sizeof(name),
+                     "[crashed] lost tail of the newest .log (%s): %s at %" PRIu64, rel,
+                     d == LOST_TAIL ? "zeroed" : "truncated", cuts[k / 2]);
+            cases++;
+            if (!one_case(tpl, rel, d, cuts[k / 2], 0, name, true)) {
                 failed++;
                 fprintf(stderr, "FAILED %s\n", name);
             }
@@ -771,7 +851,7 @@ static void test_damage_abort_marker(void **state)
                          "[marker] ABORT marker at %" PRIu64 " of %s: byte %" PRIu64 " ^= 0x%02x",
                          at, rel, b, masks[k]);
                 cases++;
-                if (!one_case(tpl, rel, FLIP, at + b, masks[k], name)) {
+                if (!one_case(tpl, rel, FLIP, at + b, masks[k], name, false)) {
                     failed++;
                     fprintf(stderr, "FAILED %s\n", name);
                 }

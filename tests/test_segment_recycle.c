@@ -49,26 +49,9 @@ static void options(struct rt_options *o)
     o->producer_id_expiration_ms = INT64_MAX / 4;
 }
 
-/* A value that names its offset and whose length is fixed. */
-static void value_of(int64_t offset, char *buf)
-{
-    memset(buf, 'a' + (int)(offset % 26), VALUE_BYTES);
-    snprintf(buf, 32, "offset-%020" PRId64, offset);
-    buf[27] = '|';
-}
-
 static int append_batch(rt_engine *e, int64_t first, int64_t *base_out)
 {
-    static char vals[RECORDS_PER_BATCH][VALUE_BYTES];
-    struct rt_record recs[RECORDS_PER_BATCH];
-    for (int i = 0; i < RECORDS_PER_BATCH; i++) {
-        value_of(first + i, vals[i]);
-        recs[i] = (struct rt_record){.key_len = -1,
-                                     .value = vals[i],
-                                     .value_len = VALUE_BYTES,
-                                     .timestamp_ms = 1000000 + first + i};
-    }
-    return rt_append(e, TOPIC, 0, recs, RECORDS_PER_BATCH, base_out);
+    return tu_append_offset_batch(e, TOPIC, first, RECORDS_PER_BATCH, VALUE_BYTES, base_out);
 }
 
 /* Appends one batch at `*next` and advances it; fails the test unless it is acknowledged. */
@@ -112,7 +95,7 @@ static int64_t read_back(rt_engine *e, int64_t *start_out)
             if (rv.offset != offset)
                 fail_msg("record at offset %" PRId64 " where %" PRId64 " was due", rv.offset,
                          offset);
-            value_of(offset, want);
+            tu_value_of(offset, want, VALUE_BYTES);
             if (rv.value_len != VALUE_BYTES || memcmp(rv.value, want, VALUE_BYTES) != 0)
                 fail_msg("offset %" PRId64 " serves a value that is not its own: %.27s", offset,
                          (const char *)rv.value);

@@ -13,6 +13,14 @@
  * open counts no torn tail, no stale batch served). A torn tail with no stale batch after it is
  * still reported and cut; stale bytes in a cleanly closed directory are damage to both.
  *
+ * A crash that lost the newest segment's tail (SC7, docs/format.md I OV8): a SIGKILLed writer's
+ * newest .log is cut back (ftruncate, or zeroed from a batch boundary as a power loss over
+ * preallocated blocks leaves it) past index entries that survived — .index, .timeindex and the
+ * .txnindex entry of an ABORT marker. That is what a crash leaves, not damage: verify exits 0 and
+ * warns naming each of the three files and an offset; open drops the entries (read_committed
+ * serves no aborted record, the log goes on), and verify is silent afterwards. The same cut in a
+ * cleanly closed directory is damage: verify reports it, open rebuilds the index.
+ *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file once over io_uring and once over the sync fallback.
  */
 #include <setjmp.h>
@@ -29,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "batch.h"
@@ -591,6 +600,288 @@ static void test_stale_tail_in_a_clean_directory_is_damage(void **state)
     tu_rmdir_free(dir);
 }
 
+/* ---- a crash that lost the newest segment's tail (SC7) ------------------------------------ */
+
+struct all_reports {
+    unsigned problems, warnings;
+    char text[16384];
+};
+
+static void collect_all(void *ctx, const char *msg)
+{
+    struct all_reports *r = ctx;
+    if (strncmp(msg, "warning: ", 9) == 0)
+        r->warnings++;
+    else
+        r->problems++;
+    size_t n = strlen(r->text);
+    snprintf(r->text + n, sizeof(r->text) - n, "%s\n", msg);
+}
+
+/* The newest .log of dir: its name, where its batches end, and the first ABORT marker (a
+ * 78-byte control batch, attributes 0x30, control type 0 at byte 69) at or after offset
+ * `from`: its position and offset. Returns the number of ABORT markers at or after `from`. */
+static unsigned newest_aborts(const char *dir, int64_t from, char *name, size_t *data_end,
+                              size_t *marker_pos, int64_t *marker_offset)
+{
+    char names[64][64];
+    unsigned n = files(dir, ".log", names, 64);
+    assert_true(n >= 1);
+    snprintf(name, 64, "%s", names[n - 1]);
+    char *path = file_path(dir, name);
+    size_t len = 0;
+    uint8_t *buf = tu_read_file(path, &len);
+    free(path);
+    unsigned aborts = 0;
+    size_t pos = 0;
+    while (pos + 61 <= len) {
+        size_t size = 12 + (size_t)be32_of(buf + pos + 8);
+        if (size == 12 || pos + size > len)
+            break;
+        if ((int64_t)be64_of(buf + pos) >= from && size == 78 && buf[pos + 22] == 0x30 &&
+            buf[pos + 68] == 0 && buf[pos + 69] == 0 && aborts++ == 0) {
+            *marker_pos = pos;
+            *marker_offset = (int64_t)be64_of(buf + pos);
+        }
+        pos += size;
+    }
+    *data_end = pos;
+    free(buf);
+    return aborts;
+}
+
+/* A writer that dies as SIGKILL leaves it (no close): transactions, every other one aborted,
+ * until the newest segment holds two ABORT markers written after `from` (the end the clean
+ * close made durable). */
+static void crash_with_aborts_in_newest(const char *dir, int64_t from)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rt_options o;
+        options(&o);
+        rt_engine *e = NULL;
+        if (rt_open(dir, &o, &e) != 0)
+            _exit(2);
+        struct rt_producer_options po;
+        rt_producer_options_init(&po);
+        po.transactional_id = "tx";
+        po.linger_ms = 1;
+        rt_producer *p = NULL;
+        if (rt_producer_open(e, &po, &p) != 0 || rt_producer_init_transactions(p, -1) != 0)
+            _exit(3);
+        for (int i = 0; i < 400; i++) {
+            char name[64];
+            size_t end = 0, pos = 0;
+            int64_t off = 0;
+            if (newest_aborts(dir, from, name, &end, &pos, &off) >= 2)
+                _exit(0); /* no close: the newest segment stays as the crash left it */
+            bool abort = i % 2 == 0;
+            if (rt_producer_begin(p) != 0)
+                _exit(4);
+            for (int k = 0; k < 3; k++) {
+                char v[96];
+                snprintf(v, sizeof(v), "%s-late-%d-%d-padding-padding-padding",
+                         abort ? "abort" : "commit", i, k);
+                struct rt_producer_message m = {.record = {.key_len = -1,
+                                                           .value = v,
+                                                           .value_len = (int32_t)strlen(v),
+                                                           .timestamp_ms = -1},
+                                                .sequence = -1};
+                if (rt_producer_send(p, TOPIC, 0, &m, NULL, NULL) != 0)
+                    _exit(5);
+            }
+            if ((abort ? rt_producer_abort(p, -1) : rt_producer_commit(p, -1)) != 0)
+                _exit(6);
+        }
+        _exit(7);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("the crashing writer failed (status %d)", status);
+}
+
+/* Entries of an index file (8, 12 or 34 bytes each, zero entries are preallocation) that lie
+ * at or past the cut: .index by position, .timeindex by offset (bytes 8..11, relative),
+ * .txnindex by the marker's offset (lastOffset, bytes 18..25). */
+static unsigned entries_past(const char *path, size_t entry, int64_t base, size_t cut_pos,
+                             int64_t cut_offset)
+{
+    size_t len = 0;
+    uint8_t *buf = tu_read_file(path, &len);
+    unsigned past = 0;
+    for (size_t at = 0; at + entry <= len; at += entry) {
+        bool zero = true;
+        for (size_t i = 0; i < entry; i++)
+            zero = zero && buf[at + i] == 0;
+        if (zero)
+            continue;
+        if (entry == 8 && be32_of(buf + at + 4) >= cut_pos)
+            past++;
+        if (entry == 12 && base + (int32_t)be32_of(buf + at + 8) >= cut_offset)
+            past++;
+        if (entry == 34 && (int64_t)be64_of(buf + at + 18) >= cut_offset)
+            past++;
+    }
+    free(buf);
+    return past;
+}
+
+enum lost_tail { LOST_TRUNCATED, LOST_ZEROED };
+
+/* True when a line of text is a warning naming want and the log's end. */
+static bool warned(const char *text, const char *want)
+{
+    for (const char *line = text; *line;) {
+        const char *eol = strchr(line, '\n');
+        size_t n = eol ? (size_t)(eol - line) : strlen(line);
+        char buf[1024];
+        snprintf(buf, sizeof(buf), "%.*s", (int)n, line);
+        if (strncmp(buf, "warning: ", 9) == 0 && strstr(buf, want) &&
+            strstr(buf, "past the log's end"))
+            return true;
+        line += n + (eol ? 1 : 0);
+    }
+    return false;
+}
+
+/* Cuts dir's newest .log at its first ABORT marker at or after offset `from` (only what the
+ * crashed writer never made durable), the way a crash loses a tail; asserts that each index of
+ * the segment still holds entries past the cut (the case under test). Returns the log's name
+ * (static). */
+static const char *lose_tail(const char *dir, int64_t from, enum lost_tail how)
+{
+    static char name[64];
+    size_t end = 0, cut = 0;
+    int64_t cut_offset = 0;
+    assert_true(newest_aborts(dir, from, name, &end, &cut, &cut_offset) >= 2);
+    int64_t base = strtoll(name, NULL, 10);
+    char stem[64];
+    snprintf(stem, sizeof(stem), "%.20s", name);
+    const char *ext[3] = {"index", "timeindex", "txnindex"};
+    const size_t entry[3] = {8, 12, 34};
+    for (int k = 0; k < 3; k++) {
+        char *path = tu_path("%s/" TOPIC "-0/%s.%s", dir, stem, ext[k]);
+        if (entries_past(path, entry[k], base, cut, cut_offset) == 0)
+            fail_msg("%s holds no entry past the cut at byte %zu (offset %" PRId64 ")", path, cut,
+                     cut_offset);
+        free(path);
+    }
+    char *log = file_path(dir, name);
+    if (how == LOST_TRUNCATED) {
+        tu_truncate(log, cut);
+    } else {
+        uint8_t *zeros = calloc(1, end - cut);
+        int fd = open(log, O_WRONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(pwrite(fd, zeros, end - cut, (off_t)cut), (ssize_t)(end - cut));
+        close(fd);
+        free(zeros);
+    }
+    free(log);
+    return name;
+}
+
+/* Verify warns (exit 0) naming the three indexes of the newest segment; open drops their
+ * entries past the end; read_committed serves no aborted record; the log goes on at the cut;
+ * verify is silent afterwards. */
+static void expect_lost_tail_is_no_damage(enum lost_tail how)
+{
+    char *dir = build();
+    int64_t from = end_offset(dir);
+    crash_with_aborts_in_newest(dir, from);
+    const char *name = lose_tail(dir, from, how);
+    char stem[64];
+    snprintf(stem, sizeof(stem), "%.20s", name);
+    struct all_reports *r = calloc(1, sizeof(*r));
+    int rc = rt_verify(dir, collect_all, r);
+    if (rc != 0 || r->problems != 0)
+        fail_msg("verify reports a crash's lost tail as damage (%s):\n%s", rt_strerror(rc),
+                 r->text);
+    const char *ext[3] = {".index: offset ", ".timeindex: offset ", ".txnindex: offset "};
+    for (int k = 0; k < 3; k++) {
+        char want[96];
+        snprintf(want, sizeof(want), "%s%s", stem, ext[k]);
+        if (!warned(r->text, want))
+            fail_msg("verify gave no warning naming %s and an offset:\n%s", want, r->text);
+    }
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    rc = rt_open(dir, &o, &e);
+    if (rc != 0)
+        fail_msg("open: %s (%s)", rt_strerror(rc), rt_error_detail());
+    struct rt_stats st;
+    assert_int_equal(rt_stats_get(e, &st), 0);
+    assert_true(st.opened_unclean);
+    assert_int_equal(st.tail_bytes_ignored, 0); /* a lost tail is no torn write */
+    int64_t hw = -1;
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &hw), 0);
+    int64_t offset = 0, aborted = 0;
+    while (offset < hw) {
+        rt_fetch *f = NULL;
+        assert_int_equal(rt_fetch_start(e, TOPIC, 0, offset, 1 << 16, RT_READ_COMMITTED, &f), 0);
+        const struct rt_fetch_view *view = rt_fetch_get(f);
+        struct rt_records it;
+        assert_int_equal(rt_records_init(&it, f, offset), 0);
+        struct rt_record_view rv;
+        while ((rc = rt_records_next(&it, &rv)) == 0)
+            aborted += rv.value_len >= 5 && memcmp(rv.value, "abort", 5) == 0;
+        assert_int_equal(rc, RT_E_END);
+        int64_t next = tu_fetch_next_offset(view, offset);
+        int64_t lso = view->last_stable_offset;
+        rt_fetch_release(f);
+        if (next <= offset || next >= lso)
+            break;
+        offset = next;
+    }
+    assert_int_equal(aborted, 0);
+    struct rt_record rec = {.key_len = -1, .value = "after", .value_len = 5, .timestamp_ms = -1};
+    int64_t base = -1;
+    assert_int_equal(rt_append(e, TOPIC, 0, &rec, 1, &base), 0);
+    assert_int_equal(base, hw); /* the log goes on where the crash cut it */
+    assert_int_equal(rt_close(e), 0);
+    memset(r, 0, sizeof(*r));
+    rc = rt_verify(dir, collect_all, r);
+    if (rc != 0 || r->problems != 0 || r->warnings != 0)
+        fail_msg("verify after open still reports (%s):\n%s", rt_strerror(rc), r->text);
+    free(r);
+    tu_rmdir_free(dir);
+}
+
+static void test_lost_tail_truncated_is_no_damage(void **state)
+{
+    (void)state;
+    expect_lost_tail_is_no_damage(LOST_TRUNCATED);
+}
+
+static void test_lost_tail_zeroed_is_no_damage(void **state)
+{
+    (void)state;
+    expect_lost_tail_is_no_damage(LOST_ZEROED);
+}
+
+/* The same cut after a clean close: the newest segment was trimmed and synced, so its index
+ * past the log's end is damage (SC2), reported by verify and rebuilt by open. */
+static void test_lost_tail_in_a_clean_directory_is_damage(void **state)
+{
+    (void)state;
+    char *dir = build();
+    int64_t from = end_offset(dir);
+    crash_with_aborts_in_newest(dir, from);
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0); /* recovers, then closes cleanly */
+    assert_int_equal(rt_close(e), 0);
+    const char *name = lose_tail(dir, from, LOST_TRUNCATED);
+    char index[64];
+    snprintf(index, sizeof(index), "%.20s.index", name);
+    expect_reported_then_repaired(dir, index, true);
+    tu_rmdir_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -606,6 +897,9 @@ int main(void)
         cmocka_unit_test(test_torn_batch_then_stale_batches),
         cmocka_unit_test(test_torn_tail_without_stale_batches),
         cmocka_unit_test(test_stale_tail_in_a_clean_directory_is_damage),
+        cmocka_unit_test(test_lost_tail_truncated_is_no_damage),
+        cmocka_unit_test(test_lost_tail_zeroed_is_no_damage),
+        cmocka_unit_test(test_lost_tail_in_a_clean_directory_is_damage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

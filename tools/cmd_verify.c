@@ -19,9 +19,10 @@ static void verify_usage(FILE *out)
                  "log. Changes nothing.\n"
                  "\n"
                  "Healthy: prints one summary line and exits 0. Otherwise prints one problem per\n"
-                 "line ('FILE: offset N: what') and exits 1. Lines starting 'warning:' (stray\n"
-                 "files) do not fail the check. A directory locked by a running engine exits 1.\n"
-                 "Exit status 2: usage error.\n");
+                 "line ('FILE: offset N: what') and exits 1. Lines starting 'warning:' do not\n"
+                 "fail the check: stray files, and what a crash normally leaves in the newest\n"
+                 "segment, which the next open repairs (index entries past a lost tail).\n"
+                 "A directory locked by a running engine exits 1. Exit status 2: usage error.\n");
 }
 
 static void print_problem(void *ctx, const char *msg)

@@ -29,7 +29,11 @@
  *      open keeps it, when its segment's log fails a CRC, which check_log reports); a missing
  *      one is an empty index. Index files without their `.log` are orphans. Every `.snapshot`
  *      must decode, and none may be past the partition's end offset. A missing `ringtail.meta`
- *      beside partition directories is a problem.
+ *      beside partition directories is a problem. SC7 (segment_check.c): in the newest segment
+ *      of a directory that was not closed cleanly, .index, .timeindex and .txnindex entries past
+ *      the log's end are what a crash that lost the log's tail leaves: a warning naming the file
+ *      and the first such entry's byte offset, not a problem, as open drops them. (A snapshot
+ *      past the end stays a problem: one is written only once the log below it is durable.)
  *   6. Every batch of the internal topics passes the record rules their replay at open applies
  *      (txn_log_batch_check for __transaction_state, group_batch_check for __consumer_offsets),
  *      so verify reports exactly the records that make rt_open fail.
@@ -137,6 +141,16 @@ __attribute__((format(printf, 3, 4))) static void warning(struct verifier *v, co
     va_list ap;
     va_start(ap, fmt);
     report(v, true, file, -1, fmt, ap);
+    va_end(ap);
+}
+
+/* A warning at a byte offset of file: what open repairs as the normal aftermath of a crash. */
+__attribute__((format(printf, 4, 5))) static void warning_at(struct verifier *v, const char *file,
+                                                             int64_t offset, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report(v, true, file, offset, fmt, ap);
     va_end(ap);
 }
 
@@ -451,6 +465,19 @@ static void check_indexes(struct verifier *v, const char *log_path, const char *
         if (has_tidx && chk.tidx_bad != SEGMENT_CHECK_SOUND)
             problem(v, time_path, (int64_t)chk.tidx_bad * TIME_INDEX_ENTRY_BYTES,
                     "entry %" PRIu32 ": %s (open rebuilds it)", chk.tidx_bad, chk.tidx_why);
+        /* SC7: the newest segment after a crash; the entries before them were checked. */
+        if (has_oidx && chk.oidx_past_end > 0)
+            warning_at(
+                v, index_path, (int64_t)(olive - chk.oidx_past_end) * OFFSET_INDEX_ENTRY_BYTES,
+                "entry %zu and the %" PRIu32 " after it: past the log's end (byte %" PRIu64
+                ", offset %" PRId64 "), left by a crash that lost the log's tail; the next "
+                "open drops them",
+                olive - chk.oidx_past_end, chk.oidx_past_end - 1, chk.data_bytes, chk.next_offset);
+        if (has_tidx && chk.tidx_past_end > 0)
+            warning_at(v, time_path, (int64_t)(tlive - chk.tidx_past_end) * TIME_INDEX_ENTRY_BYTES,
+                       "entry %zu and the %" PRIu32 " after it: past the log's end (offset %" PRId64
+                       "), left by a crash that lost the log's tail; the next open drops them",
+                       tlive - chk.tidx_past_end, chk.tidx_past_end - 1, chk.next_offset);
         unmap_file(&log);
     }
     if (has_oidx)
@@ -463,7 +490,8 @@ static void check_indexes(struct verifier *v, const char *log_path, const char *
  * SC4, the check open makes (txn_walk_compare): one entry per ABORT marker of the segment. A
  * missing file is an empty index. Open rebuilds one that fails either. */
 static void check_txn_index(struct verifier *v, struct txn_walk *w, const char *log_path,
-                            const char *path, bool present, int64_t seg_base, uint64_t log_bytes)
+                            const char *path, bool present, int64_t seg_base, uint64_t log_bytes,
+                            bool newest, int64_t next_offset)
 {
     bool shaped = true;
     if (present) {
@@ -492,10 +520,19 @@ static void check_txn_index(struct verifier *v, struct txn_walk *w, const char *
     if (loaded) {
         const char *why = NULL;
         uint32_t bad = 0;
-        if (txn_walk_compare(w, log.buf, len, &idx, &why, &bad) == -EBADMSG)
+        /* SC7: entries of markers a crash took with the log's tail (newest segment only). */
+        uint32_t count = txn_index_count(&idx);
+        uint32_t past = newest && !v->clean ? txn_index_past_end(&idx, next_offset) : 0;
+        if (txn_walk_compare_prefix(w, log.buf, len, &idx, count - past, &why, &bad) == -EBADMSG)
             problem(v, path, (int64_t)bad * TXN_INDEX_ENTRY_BYTES,
                     "entry %" PRIu32 ": %s (open rebuilds it)%s", bad, why,
                     present ? "" : " (the file is missing)");
+        else if (past > 0)
+            warning_at(v, path, (int64_t)(count - past) * TXN_INDEX_ENTRY_BYTES,
+                       "entry %" PRIu32 " and the %" PRIu32 " after it: their ABORT markers are "
+                       "past the log's end (offset %" PRId64 "), lost with its tail in a crash; "
+                       "the next open drops them",
+                       count - past, past - 1, next_offset);
     } else {
         (void)txn_walk_rebuild(w, log.buf, len, NULL, false);
     }
@@ -650,7 +687,7 @@ static int check_partition(struct verifier *v, const char *pdir)
                       s->has[KIND_TIMEINDEX] ? time_path : NULL, s->base_offset, newest,
                       r.log_bytes);
         check_txn_index(v, &w, log_path, txn_path, s->has[KIND_TXNINDEX], s->base_offset,
-                        r.log_bytes);
+                        r.log_bytes, newest, expected);
     }
     if (walking)
         txn_walk_free(&w);

@@ -39,6 +39,21 @@
  *        same way for open (which counts only a torn tail in tail_bytes_ignored) and verify
  *        (which reports only a torn tail). A stale batch is never part of the log: its
  *        baseOffset is below the segment's base, so it can never be the next offset (RS1).
+ *
+ *   SC7  (docs/format.md I OV8) in that same newest segment of a directory not closed cleanly,
+ *        index entries past the log's end are what a crash leaves, not damage: the log's tail
+ *        was lost (a power loss rolls back what was not yet fdatasynced; a torn tail is cut)
+ *        while entries describing it survived (index pages written back on their own, the
+ *        .txnindex entry of a marker whose batch never became durable). A crash leaves them as
+ *        a suffix: .index entries whose position is at or past the end of the last batch *and*
+ *        whose offset is at or past the log's next offset, .timeindex entries whose offset is,
+ *        .txnindex entries whose marker is (txn_index_past_end). Open drops them (the newest
+ *        segment's indexes are rebuilt by the recovery scan, its .txnindex is cut and
+ *        replayed), verify reports them as a warning naming the file and the entry's byte
+ *        offset, and the entries before them are checked as always. In a sealed segment, or a
+ *        cleanly closed directory, entries past the end are damage (SC2-SC4) and still
+ *        reported. Not SC7: a producer snapshot past the log's end (OV5) — one is written only
+ *        after the log below it was fdatasynced (a seal, a clean close), so no crash leaves it.
  */
 #include "segment_check.h"
 
@@ -84,9 +99,46 @@ enum segment_tail segment_tail_classify(const uint8_t *log, uint64_t log_bytes, 
     return SEGMENT_TAIL_TORN;
 }
 
+static void check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offset,
+                      bool zero_tail_ok, const uint8_t *oidx, uint32_t oidx_entries,
+                      const uint8_t *tidx, uint32_t tidx_entries, struct segment_check *out);
+
+/* SC7: an .index entry at or past both ends of the walked log. */
+static bool oidx_past_end(const uint8_t *e, int64_t base_offset, const struct segment_check *walk)
+{
+    int64_t off = base_offset + (int32_t)be32_load(e);
+    return be32_load(e + 4) >= walk->data_bytes && off >= walk->next_offset;
+}
+
 void segment_check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offset,
                        bool zero_tail_ok, const uint8_t *oidx, uint32_t oidx_entries,
                        const uint8_t *tidx, uint32_t tidx_entries, struct segment_check *out)
+{
+    if (!zero_tail_ok || (oidx_entries == 0 && tidx_entries == 0)) {
+        check_run(log, log_bytes, base_offset, zero_tail_ok, oidx, oidx_entries, tidx, tidx_entries,
+                  out);
+        return;
+    }
+    /* SC7: where the log ends decides which entries are a crash's leftovers; the walk that
+     * knows it also matches the entries, so it runs twice. */
+    struct segment_check walk;
+    check_run(log, log_bytes, base_offset, true, NULL, 0, NULL, 0, &walk);
+    uint32_t o = oidx_entries, t = tidx_entries;
+    while (o > 0 &&
+           oidx_past_end(oidx + (size_t)(o - 1) * OFFSET_INDEX_ENTRY_BYTES, base_offset, &walk))
+        o--;
+    while (t > 0 &&
+           base_offset + (int32_t)be32_load(tidx + (size_t)(t - 1) * TIME_INDEX_ENTRY_BYTES + 8) >=
+               walk.next_offset)
+        t--;
+    check_run(log, log_bytes, base_offset, true, oidx, o, tidx, t, out);
+    out->oidx_past_end = oidx_entries - o;
+    out->tidx_past_end = tidx_entries - t;
+}
+
+static void check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offset,
+                      bool zero_tail_ok, const uint8_t *oidx, uint32_t oidx_entries,
+                      const uint8_t *tidx, uint32_t tidx_entries, struct segment_check *out)
 {
     memset(out, 0, sizeof(*out));
     out->next_offset = base_offset;
@@ -284,6 +336,7 @@ static int walk_segment(struct txn_walk *w, const uint8_t *log, uint64_t log_byt
 
 struct compare_ctx {
     const struct txn_index *idx;
+    uint32_t n; /* the entries compared: idx's first n */
     uint32_t k;
     const char *why;
 };
@@ -291,7 +344,7 @@ struct compare_ctx {
 static int compare_one(void *ctx, const struct txn_index_entry *want, bool complete, bool unknown)
 {
     struct compare_ctx *c = ctx;
-    uint32_t n = c->idx ? txn_index_count(c->idx) : 0;
+    uint32_t n = c->n;
     if (unknown) {
         struct txn_index_entry next;
         if (c->k >= n)
@@ -339,14 +392,36 @@ bool segment_batches_valid(const uint8_t *log, uint64_t log_bytes)
     return true;
 }
 
+uint32_t txn_index_past_end(const struct txn_index *idx, int64_t next_offset)
+{
+    uint32_t n = idx ? txn_index_count(idx) : 0, k = n;
+    struct txn_index_entry e;
+    while (k > 0) {
+        txn_index_get(idx, k - 1, &e);
+        if (e.last_offset < next_offset)
+            break;
+        k--;
+    }
+    return n - k;
+}
+
 int txn_walk_compare(struct txn_walk *w, const uint8_t *log, uint64_t log_bytes,
                      const struct txn_index *idx, const char **why, uint32_t *bad_entry)
 {
+    return txn_walk_compare_prefix(w, log, log_bytes, idx, idx ? txn_index_count(idx) : 0, why,
+                                   bad_entry);
+}
+
+int txn_walk_compare_prefix(struct txn_walk *w, const uint8_t *log, uint64_t log_bytes,
+                            const struct txn_index *idx, uint32_t entries, const char **why,
+                            uint32_t *bad_entry)
+{
     if (w->stopped)
         return 0; /* SC6: past a damaged segment the indexes are kept as they are */
-    struct compare_ctx c = {.idx = idx};
+    uint32_t count = idx ? txn_index_count(idx) : 0;
+    struct compare_ctx c = {.idx = idx, .n = entries < count ? entries : count};
     int rc = walk_segment(w, log, log_bytes, compare_one, &c);
-    if (rc == 0 && idx && c.k < txn_index_count(idx)) {
+    if (rc == 0 && c.k < c.n) {
         c.why = "entry for no ABORT marker of the segment";
         rc = -EBADMSG;
     }

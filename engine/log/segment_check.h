@@ -48,11 +48,19 @@ struct segment_check {
     const char *oidx_why;
     uint32_t tidx_bad; /* first bad .timeindex entry, or SEGMENT_CHECK_SOUND */
     const char *tidx_why;
+    /* SC7 (zero_tail_ok only): the last entries of each index that lie past the log's end —
+     * what a crash leaves when the log's tail is lost and its index entries are not. They are
+     * not checked (oidx_bad/tidx_bad judge the entries before them): open drops them, verify
+     * warns. Always 0 when zero_tail_ok is false: there they are damage. */
+    uint32_t oidx_past_end;
+    uint32_t tidx_past_end;
 };
 
 /* Walks log[0, log_bytes) of the segment starting at base_offset. zero_tail_ok: a zero-filled
  * tail after the last batch is preallocated space (the newest segment after a crash), not
- * damage. oidx/tidx are the live entries of the indexes (8 and 12 bytes each). */
+ * damage, and so are index entries past the log's end (SC7: counted in *_past_end, at the cost
+ * of a second header walk). oidx/tidx are the live entries of the indexes (8 and 12 bytes
+ * each). */
 void segment_check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offset,
                        bool zero_tail_ok, const uint8_t *oidx, uint32_t oidx_entries,
                        const uint8_t *tidx, uint32_t tidx_entries, struct segment_check *out);
@@ -112,6 +120,17 @@ void txn_walk_free(struct txn_walk *w);
  * the index disagrees. */
 int txn_walk_compare(struct txn_walk *w, const uint8_t *log, uint64_t log_bytes,
                      const struct txn_index *idx, const char **why, uint32_t *bad_entry);
+
+/* SC7: how many of idx's last entries have a marker (lastOffset) at or past next_offset, the
+ * log's end: in the newest segment after a crash, entries of markers the crash took with the
+ * log's tail. Open drops them (it cuts the newest .txnindex and replays); verify warns. */
+uint32_t txn_index_past_end(const struct txn_index *idx, int64_t next_offset);
+
+/* As txn_walk_compare, over idx's first `entries` entries only (the rest lie past the log's
+ * end, SC7). */
+int txn_walk_compare_prefix(struct txn_walk *w, const uint8_t *log, uint64_t log_bytes,
+                            const struct txn_index *idx, uint32_t entries, const char **why,
+                            uint32_t *bad_entry);
 
 /* As txn_walk_compare, but appends the entries SC4 requires to idx (writable, emptied by the
  * caller) when rebuild is true, or only advances the walk when it is false. Returns 0 or the

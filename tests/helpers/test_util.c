@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,37 @@ int64_t tu_fetch_next_offset(const struct rt_fetch_view *v, int64_t from)
         pos += 12 + be32_of(v->data + pos + 8);
     }
     return next;
+}
+
+void tu_value_of(int64_t offset, char *buf, size_t value_bytes)
+{
+    memset(buf, 'a' + (int)(offset % 26), value_bytes);
+    snprintf(buf, 32, "offset-%020" PRId64, offset);
+    buf[27] = '|';
+}
+
+int tu_append_offset_batch(rt_engine *e, const char *topic, int64_t first, int records,
+                           size_t value_bytes, int64_t *base_out)
+{
+    char *vals = malloc((size_t)records * value_bytes);
+    struct rt_record *recs = calloc((size_t)records, sizeof(*recs));
+    if (!vals || !recs) {
+        free(vals);
+        free(recs);
+        return -ENOMEM;
+    }
+    for (int i = 0; i < records; i++) {
+        char *v = vals + (size_t)i * value_bytes;
+        tu_value_of(first + i, v, value_bytes);
+        recs[i] = (struct rt_record){.key_len = -1,
+                                     .value = v,
+                                     .value_len = (int32_t)value_bytes,
+                                     .timestamp_ms = 1000000 + first + i};
+    }
+    int rc = rt_append(e, topic, 0, recs, (size_t)records, base_out);
+    free(vals);
+    free(recs);
+    return rc;
 }
 
 uint64_t be64_of(const void *p)

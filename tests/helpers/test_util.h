@@ -60,4 +60,14 @@ uint32_t be32_of(const void *p);
  * can go on from there; `from` when the fetch holds no whole batch header. */
 int64_t tu_fetch_next_offset(const struct rt_fetch_view *v, int64_t from);
 
+/* A record value that names its own offset: value_bytes (>= 28) bytes, "offset-<20 digits>|"
+ * then one letter chosen by the offset, so a reader can tell a value served at the wrong offset
+ * or a stale one. */
+void tu_value_of(int64_t offset, char *buf, size_t value_bytes);
+/* Appends one batch of `records` records to topic's partition 0 (rt_append): record i holds
+ * tu_value_of(first + i) and timestamp 1000000 + first + i. Returns rt_append's result, so a
+ * forked child can use it without cmocka. */
+int tu_append_offset_batch(rt_engine *e, const char *topic, int64_t first, int records,
+                           size_t value_bytes, int64_t *base_out);
+
 #endif
