@@ -488,8 +488,11 @@ struct rt_producer_message {
 int rt_producer_send(rt_producer *p, const char *topic, int32_t partition,
                      const struct rt_producer_message *msg, rt_delivery_fn on_delivery, void *ctx);
 
-/* Hands every open batch over and waits until all are acknowledged (or timeout_ms, -1 = no
- * limit: RT_E_TIMED_OUT). Returns the first delivery error since the last flush, if any.
+/* Hands every open batch over and waits until every record sent before the call is
+ * acknowledged and its delivery callback has run (or timeout_ms, -1 = no limit:
+ * RT_E_TIMED_OUT). As Kafka's flush and librdkafka's rd_kafka_flush: records that other threads
+ * send while it waits are not waited for, so it returns while they keep sending. Returns the
+ * first delivery error since the last flush, if any (which may be a later record's).
  * Errors: RT_E_INVALID_ARGUMENT (NULL; called from one of the producer's own delivery
  * callbacks), RT_E_TIMED_OUT (batches are still outstanding; they go
  * on and a later flush waits for them), or the first batch error since the last flush (any code
@@ -505,11 +508,12 @@ int rt_producer_flush(rt_producer *p, int32_t timeout_ms);
 int rt_producer_last_sequence(rt_producer *p, const char *topic, uint32_t partition,
                               int64_t *sequence_out);
 
-/* Flushes (waiting without a time limit), takes the producer off the sender pool and frees it; a
- * transactional producer's id is released by the coordinator, and an open transaction is left
- * to its timeout (or to the next instance's rt_producer_init_transactions). Must not run while any
- * other call on the producer runs, nor from one of its callbacks (refused there with
- * RT_E_INVALID_ARGUMENT, nothing freed). The producer is freed whatever the result otherwise.
+/* Flushes every batch (waiting without a time limit), takes the producer off the sender pool
+ * and frees it; a transactional producer's id is released by the coordinator, and an open
+ * transaction is left to its timeout (or to the next instance's rt_producer_init_transactions).
+ * Must not run while any other call on the producer runs, nor from one of its callbacks
+ * (refused there with RT_E_INVALID_ARGUMENT, nothing freed). The producer is freed whatever the
+ * result otherwise.
  * Errors: RT_E_INVALID_ARGUMENT (NULL; from its own callback), or what the final flush returned
  * (see rt_producer_flush; never RT_E_TIMED_OUT). */
 int rt_producer_close(rt_producer *p);

@@ -50,6 +50,17 @@
  *      batch off the ready queue (dispatch, under p->dispatching), a delivered batch, copies
  *      of the transaction's partitions.
  *
+ * PR7. A flush waits for the records sent before it, not for every batch (Kafka's flush,
+ *      librdkafka's rd_kafka_flush): batches are numbered as they open (per producer, in
+ *      order per partition), and a flush closes every open batch, takes the count opened so
+ *      far as its bound and waits until no batch numbered below it is outstanding — open,
+ *      ready, in flight or in delivery. Every record whose send returned before the flush
+ *      began is in such a batch; batches opened by sends on other threads meanwhile are not
+ *      waited for, so a flush returns while others keep sending. rt_producer_close,
+ *      init_transactions and abort wait for every batch (no other call may run then anyway);
+ *      commit has its own waits (all_acknowledged, wait_delivered), which also cover every
+ *      batch of the transaction. Cost: a scan of the producer's partitions per wake-up.
+ *
  * PR6. A commit hands its last batches over together with the coordinator's PrepareCommit (one
  *      log_append_async_many: at most its last lone request runs inline), as the dispatcher while the commit's
  *      thread waits for any other hand-over to end first, so PR5's order holds and every shard
@@ -103,6 +114,7 @@ struct pbatch {
     int32_t count;
     int64_t last_seq;  /* named producers: the highest sequence id in the batch */
     int64_t opened_ms; /* monotonic, for linger */
+    uint64_t number;   /* PR7: the producer's count of batches opened before this one */
     struct record_cb *cbs;
     uint32_t cbs_cap;
     bool completed;
@@ -160,6 +172,10 @@ struct rt_producer {
 
     uint64_t memory_bytes; /* buffers of batches not yet acknowledged */
     uint32_t outstanding;  /* batches open, ready or in flight */
+    /* PR7: batches opened so far (each gets the count before it as its number), and the number
+     * of the batch whose callbacks are running (UINT64_MAX for none; one at a time, PR2). */
+    uint64_t batches_opened;
+    uint64_t delivering;
     /* PR1: acknowledged batches of batch_size_bytes, kept with their buffer and callback array
      * for the next batch (Kafka's BufferPool): once warm, a batch costs no allocation.
      * memory_bytes + pooled_bytes <= buffer_memory_bytes, but for one batch larger than it. */
@@ -215,6 +231,7 @@ static int own_callback_refused(const char *call)
 static bool txn_partition_added(const struct rt_producer *p, const struct partition *part);
 static bool txn_write_pending(const struct rt_producer *p);
 static int txn_add_pending(struct rt_producer *p);
+static int producer_flush(rt_producer *p, int32_t timeout_ms, bool all);
 
 /* ---- batches ---- */
 
@@ -381,6 +398,7 @@ static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int3
     b->pp = pp;
     b->base_seq = base_seq;
     b->opened_ms = mono_ms();
+    b->number = p->batches_opened++; /* PR7 */
     int rc = batch_builder_init(&b->b, b->buf, cap, p->transactional ? BATCH_ATTR_TRANSACTIONAL : 0,
                                 p->producer_id, p->epoch, base_seq);
     assert(rc == 0);
@@ -428,6 +446,7 @@ static void deliver_completed(struct rt_producer *p)
                 if (!p->first_error)
                     p->first_error = err;
             }
+            p->delivering = b->number; /* PR7: still outstanding while its callbacks run */
             pthread_mutex_unlock(&p->lock);
             for (int32_t r = 0; r < b->count; r++) {
                 if (!b->cbs[r].fn)
@@ -442,6 +461,7 @@ static void deliver_completed(struct rt_producer *p)
                                  (uint32_t)b->count, !err && b->req.duplicate, b->cbs[0].ctx,
                                  b->cbs[b->count - 1].ctx);
             pthread_mutex_lock(&p->lock);
+            p->delivering = UINT64_MAX;
             batch_free(p, b);
             p->outstanding--;
             pthread_cond_broadcast(&p->changed);
@@ -771,6 +791,7 @@ int producer_open(struct log *lg, struct txn *t, struct sender_pool *senders,
         free(p);
         return rc;
     }
+    p->delivering = UINT64_MAX; /* PR7: no batch in delivery */
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->changed, NULL);
     *out = p; /* no thread of its own (PR2): its task joins the pool at its first wake */
@@ -994,7 +1015,7 @@ int rt_producer_init_transactions(rt_producer *p, int32_t timeout_ms)
                          "transaction_timeout_ms %d exceeds the engine's maximum %d", txn_timeout,
                          o->transaction_timeout_max_ms);
     (void)timeout_ms;
-    int rc = rt_producer_flush(p, -1);
+    int rc = producer_flush(p, -1, true);
     if (rc && rc != p->sticky_error)
         return rc;
     struct coordinator *c = NULL;
@@ -1250,7 +1271,7 @@ static int end_txn(rt_producer *p, bool commit, int32_t timeout_ms)
         return error_set(RT_E_PRODUCER_FENCED, "the producer was fenced; close it");
     if (commit)
         return commit_txn(p, timeout_ms);
-    int frc = rt_producer_flush(p, timeout_ms);
+    int frc = producer_flush(p, timeout_ms, true);
     if (frc == RT_E_TIMED_OUT)
         return frc;
     if (frc == RT_E_PRODUCER_FENCED || frc == RT_E_INVALID_PRODUCER_EPOCH) {
@@ -1398,6 +1419,7 @@ restart:
                 d->producer = p;
                 d->pp = pp;
                 d->opened_ms = mono_ms();
+                d->number = p->batches_opened++; /* PR7 */
                 p->outstanding++;
                 pp->open = d;
                 sender_pool_arm(p->senders, &p->task, d->opened_ms + p->opts.linger_ms);
@@ -1486,7 +1508,26 @@ out:
     return rc;
 }
 
-int rt_producer_flush(rt_producer *p, int32_t timeout_ms)
+/* PR7: the number of the oldest batch still outstanding (UINT64_MAX when none). A partition's
+ * batches are numbered in the order they opened and move open -> ready -> in flight, so its
+ * oldest is the first of those lists that is not empty. Lock held. */
+static uint64_t oldest_outstanding(const struct rt_producer *p)
+{
+    uint64_t oldest = p->delivering;
+    for (uint32_t i = 0; i < p->part_count; i++) {
+        const struct ppart *pp = p->parts[i];
+        const struct pbatch *b = pp->flight_head  ? pp->flight_head
+                                 : pp->ready_head ? pp->ready_head
+                                                  : pp->open;
+        if (b && b->number < oldest)
+            oldest = b->number;
+    }
+    return oldest;
+}
+
+/* Hands every open batch over and waits until every batch opened before this call (all: every
+ * batch) is delivered, or the timeout. PR7. */
+static int producer_flush(rt_producer *p, int32_t timeout_ms, bool all)
 {
     error_clear();
     if (!p)
@@ -1497,10 +1538,12 @@ int rt_producer_flush(rt_producer *p, int32_t timeout_ms)
     pthread_mutex_lock(&p->lock);
     for (uint32_t i = 0; i < p->part_count; i++)
         close_batch(p, p->parts[i], false);
+    /* Every record sent before this call is in a batch numbered below the bound. */
+    uint64_t bound = all ? UINT64_MAX : p->batches_opened;
     sender_pool_blocking_begin(); /* a callback flushing another producer (SN4) */
     hand_over_closed(p, true);    /* PR5: a flush waits anyway, coordinator write included */
     int rc = 0;
-    while (p->outstanding > 0) {
+    while (all ? p->outstanding > 0 : oldest_outstanding(p) < bound) {
         if (mono_ms() >= deadline) {
             rc = error_set(RT_E_TIMED_OUT, "flush: %u batches still outstanding", p->outstanding);
             break;
@@ -1514,6 +1557,11 @@ int rt_producer_flush(rt_producer *p, int32_t timeout_ms)
     }
     pthread_mutex_unlock(&p->lock);
     return rc;
+}
+
+int rt_producer_flush(rt_producer *p, int32_t timeout_ms)
+{
+    return producer_flush(p, timeout_ms, false);
 }
 
 int rt_producer_last_sequence(rt_producer *p, const char *topic, uint32_t partition,
@@ -1535,7 +1583,7 @@ int rt_producer_close(rt_producer *p)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_close: NULL producer");
     if (sender_pool_in_task(&p->task))
         return own_callback_refused("rt_producer_close"); /* nothing freed: it is in use */
-    int rc = rt_producer_flush(p, -1);
+    int rc = producer_flush(p, -1, true);
     if (p->coordinator)
         coordinator_release(p->coordinator, p->txn_id);
     /* SN5: nothing is in flight, so no shard thread wakes the task any more; this waits for a
