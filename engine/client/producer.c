@@ -924,7 +924,12 @@ static bool txn_partition_added(const struct rt_producer *p, const struct partit
 }
 
 /* Adds every noted partition the coordinator does not know yet, in one call. Lock held; dropped
- * around the coordinator call (only this thread and the caller's append to txn_parts). */
+ * around the coordinator call (only this thread and the caller's append to txn_parts). The pool's
+ * hand-over and the caller's send_offsets or commit may both be here for one partition at once
+ * (both joins are answered; an add is idempotent at the coordinator); a join answered after its
+ * transaction ended would be one the guard below ignores, though commit (which waits for the
+ * hand-over) and abort (whose flush waits for the batches behind the join) leave none.
+ * Driven by tests/test_producer_concurrency.c. */
 static int txn_add_pending(struct rt_producer *p)
 {
     uint32_t n = 0, count = p->txn_part_count;
