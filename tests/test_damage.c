@@ -269,6 +269,23 @@ static void add_partition(const char *dir, const char *sub, struct file_case *fi
     }
 }
 
+/* The positions of a .log's batches (up to max) whose baseOffset is at least min_offset, up to
+ * the first zero length (preallocated space). */
+static unsigned batch_starts(const uint8_t *buf, size_t len, int64_t min_offset, uint64_t *starts,
+                             unsigned max)
+{
+    unsigned count = 0;
+    for (uint64_t pos = 0; pos + 12 <= len && count < max;) {
+        uint32_t l = be32_of(buf + pos + 8);
+        if (l == 0)
+            break;
+        if ((int64_t)be64_of(buf + pos) >= min_offset)
+            starts[count++] = pos;
+        pos += 12 + (uint64_t)l;
+    }
+    return count;
+}
+
 /* Structural boundaries of a file: batch starts of a .log, entry starts of an index, the
  * header and first entries of a snapshot, halves of anything else. */
 static unsigned boundaries(const char *path, const char *kind, uint64_t *out, unsigned max)
@@ -278,14 +295,7 @@ static unsigned boundaries(const char *path, const char *kind, uint64_t *out, un
     unsigned n = 0;
     if (strcmp(kind, "log") == 0) {
         uint64_t starts[4096];
-        unsigned count = 0;
-        for (uint64_t pos = 0; pos + 12 <= len && count < 4096;) {
-            uint32_t l = be32_of(buf + pos + 8);
-            if (l == 0)
-                break;
-            starts[count++] = pos;
-            pos += 12 + (uint64_t)l;
-        }
+        unsigned count = batch_starts(buf, len, INT64_MIN, starts, 4096);
         /* The second batch, the middle one, the last one; and inside a record. */
         if (count > 1)
             out[n++] = starts[1];
@@ -378,15 +388,7 @@ static unsigned batch_starts_from(const char *path, int64_t min_offset, uint64_t
     size_t len = 0;
     uint8_t *buf = tu_read_file(path, &len);
     uint64_t starts[4096];
-    unsigned count = 0;
-    for (uint64_t pos = 0; pos + 12 <= len && count < 4096;) {
-        uint32_t l = be32_of(buf + pos + 8);
-        if (l == 0)
-            break;
-        if ((int64_t)be64_of(buf + pos) >= min_offset)
-            starts[count++] = pos;
-        pos += 12 + (uint64_t)l;
-    }
+    unsigned count = batch_starts(buf, len, min_offset, starts, 4096);
     free(buf);
     unsigned n = 0;
     if (count > 0)
