@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cli_basic.sh — end-to-end checks of the `ringtail` CLI through the built binary: topic create
 # and its usage errors, produce (plain, keyed with Kafka's murmur2 placement, sticky round-robin,
-# errors), consume (value, json, --from, --max), dump, verify (clean, corrupt, a lost tail, locked) and demo.
+# errors), consume (value, json, --from, --max), dump, verify (clean, corrupt, a crash's lost
+# tail, locked) and demo.
 #
 # usage: bash tests/cli_basic.sh /path/to/ringtail
 # Each check prints "ok" or "FAIL"; the last line is "N passed, M failed"; exit 1 on any failure.
