@@ -6,7 +6,7 @@
  * Input: byte 0 = flags (bit 0: a zero tail is preallocation), bytes 1-2 and 3-4 = the lengths
  * (big-endian, clamped) of the .index and .timeindex bytes that follow; the rest is the .log.
  * Properties: nothing is read outside the buffers (ASan); a walk that succeeds ends inside the
- * log with next_offset >= base; the .txnindex the SC4 walk rebuilds from a log is accepted by
+ * log with next_offset >= base; SC7's entries past the end are counted only with bit 0 set; the .txnindex the SC4 walk rebuilds from a log is accepted by
  * the SC4 comparison over the same log (what open writes, verify and the next open accept).
  */
 #include <assert.h>
@@ -58,6 +58,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(chk.next_offset >= BASE_OFFSET);
     if (chk.log_rc != 0)
         CHECK(chk.log_why != NULL && chk.log_bad_position <= log_len);
+    /* SC7: entries past the log's end are a suffix of each index, and only after a crash. */
+    CHECK(chk.oidx_past_end <= oidx_len / 8 && chk.tidx_past_end <= tidx_len / 12);
+    if (!(flags & 1))
+        CHECK(chk.oidx_past_end == 0 && chk.tidx_past_end == 0);
 
     /* SC5/SC6 (the tail after the log's end, and whether every batch is whole): what open and
      * verify decide for a recycled or torn tail must be a position inside the log. */
@@ -89,6 +93,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         bad);
                 CHECK(rc == 0);
             }
+            /* SC7 (verify's newest-segment compare): the entries past an end are a suffix, and
+             * comparing the rest reads only the index and the log. */
+            uint32_t count = txn_index_count(&idx);
+            uint32_t past = txn_index_past_end(&idx, chk.next_offset);
+            CHECK(past <= count);
+            txn_walk_init(&w, BASE_OFFSET);
+            (void)txn_walk_compare_prefix(&w, log, log_len, &idx, count - past, &why, &bad);
+            txn_walk_free(&w);
         }
         txn_index_close(&idx);
     }
