@@ -72,41 +72,9 @@ static struct rt_stats stats(rt_engine *e)
     return st;
 }
 
-/* Reads [log start, high watermark) and checks every record: dense offsets, each value naming
- * its own offset. Returns the high watermark; *start_out the log start. */
 static int64_t read_back(rt_engine *e, int64_t *start_out)
 {
-    int64_t start = -1, end = -1;
-    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start),
-                     0);
-    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end), 0);
-    int64_t offset = start;
-    char want[VALUE_BYTES];
-    while (offset < end) {
-        rt_fetch *f = NULL;
-        int rc = rt_fetch_start(e, TOPIC, 0, offset, 1 << 20, RT_READ_UNCOMMITTED, &f);
-        if (rc != 0)
-            fail_msg("fetch at %" PRId64 ": %s (%s)", offset, rt_strerror(rc), rt_error_detail());
-        struct rt_records it;
-        assert_int_equal(rt_records_init(&it, f, offset), 0);
-        struct rt_record_view rv;
-        int64_t before = offset;
-        while ((rc = rt_records_next(&it, &rv)) == 0) {
-            if (rv.offset != offset)
-                fail_msg("record at offset %" PRId64 " where %" PRId64 " was due", rv.offset,
-                         offset);
-            tu_value_of(offset, want, VALUE_BYTES);
-            if (rv.value_len != VALUE_BYTES || memcmp(rv.value, want, VALUE_BYTES) != 0)
-                fail_msg("offset %" PRId64 " serves a value that is not its own: %.27s", offset,
-                         (const char *)rv.value);
-            offset++;
-        }
-        assert_int_equal(rc, RT_E_END);
-        rt_fetch_release(f);
-        assert_true(offset > before);
-    }
-    *start_out = start;
-    return end;
+    return tu_read_back_offset_values(e, TOPIC, VALUE_BYTES, start_out);
 }
 
 struct problems {

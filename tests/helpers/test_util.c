@@ -196,6 +196,44 @@ int tu_append_offset_batch(rt_engine *e, const char *topic, int64_t first, int r
     return rc;
 }
 
+int64_t tu_read_back_offset_values(rt_engine *e, const char *topic, size_t value_bytes,
+                                   int64_t *start_out)
+{
+    int64_t start = -1, end = -1;
+    assert_int_equal(rt_list_offsets(e, topic, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start),
+                     0);
+    assert_int_equal(rt_list_offsets(e, topic, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end), 0);
+    char *want = malloc(value_bytes);
+    assert_non_null(want);
+    int64_t offset = start;
+    while (offset < end) {
+        rt_fetch *f = NULL;
+        int rc = rt_fetch_start(e, topic, 0, offset, 1 << 20, RT_READ_UNCOMMITTED, &f);
+        if (rc != 0)
+            fail_msg("fetch at %" PRId64 ": %s (%s)", offset, rt_strerror(rc), rt_error_detail());
+        struct rt_records it;
+        assert_int_equal(rt_records_init(&it, f, offset), 0);
+        struct rt_record_view rv;
+        int64_t before = offset;
+        while ((rc = rt_records_next(&it, &rv)) == 0) {
+            if (rv.offset != offset)
+                fail_msg("record at offset %" PRId64 " where %" PRId64 " was due", rv.offset,
+                         offset);
+            tu_value_of(offset, want, value_bytes);
+            if (rv.value_len != (int32_t)value_bytes || memcmp(rv.value, want, value_bytes) != 0)
+                fail_msg("offset %" PRId64 " serves a value that is not its own: %.27s", offset,
+                         (const char *)rv.value);
+            offset++;
+        }
+        assert_int_equal(rc, RT_E_END);
+        rt_fetch_release(f);
+        assert_true(offset > before);
+    }
+    free(want);
+    *start_out = start;
+    return end;
+}
+
 uint64_t be64_of(const void *p)
 {
     const uint8_t *b = p;

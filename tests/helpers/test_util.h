@@ -69,5 +69,10 @@ void tu_value_of(int64_t offset, char *buf, size_t value_bytes);
  * forked child can use it without cmocka. */
 int tu_append_offset_batch(rt_engine *e, const char *topic, int64_t first, int records,
                            size_t value_bytes, int64_t *base_out);
+/* Reads topic's partition 0 from its log start to its high watermark (read_uncommitted) and
+ * fails the test unless the offsets are dense and each record's value is tu_value_of(its
+ * offset), value_bytes long. Returns the high watermark; *start_out the log start. */
+int64_t tu_read_back_offset_values(rt_engine *e, const char *topic, size_t value_bytes,
+                                   int64_t *start_out);
 
 #endif
