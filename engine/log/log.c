@@ -735,6 +735,7 @@ static int producer_state_call(struct shard *s, void *arg)
                                    .txn_first_offset = pe ? pe->current_txn_first_offset : -1};
     if (pe && pe->batch_count)
         c->view.last_sequence = pe->batches[pe->batch_count - 1].last_seq;
+    c->view.unsynced = c->partition->unsynced;
     return 0;
 }
 
@@ -765,6 +766,15 @@ int log_sync_unsynced(struct log *lg)
 {
     int rc = log_write_check(lg);
     return rc ? rc : each_shard(lg, sync_unsynced_call);
+}
+
+int log_sync_unsynced_shard(struct log *lg, struct partition *p)
+{
+    int rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = sync_unsynced_call};
+    return shard_submit(p->shard, &req);
 }
 
 static int snapshot_call(struct shard *s, void *arg)

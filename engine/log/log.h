@@ -264,6 +264,7 @@ struct log_producer_view {
     int16_t epoch;            /* its epoch there (-1 unknown) */
     int64_t last_sequence;    /* the last sequence of its newest batch (-1: none) */
     int64_t txn_first_offset; /* its open transaction's first offset (-1: none open) */
+    bool unsynced;            /* the partition holds bytes written since its last fdatasync */
 };
 
 /* The producer's state in p, read on its shard thread (in place on a read-only log). */
@@ -273,6 +274,11 @@ int log_producer_state(struct log *lg, struct partition *p, int64_t producer_id,
 /* Fdatasyncs every partition written since its last fdatasync (lazy markers, SH6), on every
  * shard; returns once all are durable. */
 int log_sync_unsynced(struct log *lg);
+
+/* The same on p's shard only (every partition of that shard written since its last fdatasync,
+ * p among them): what a wire transaction's decision round runs for a partition whose data may
+ * not be durable yet (coordinator.c CO12). Costs nothing when the shard has nothing unsynced. */
+int log_sync_unsynced_shard(struct log *lg, struct partition *p);
 
 /* ---- maintenance ---- */
 

@@ -183,6 +183,7 @@ struct decision {
     int16_t txn_epoch;   /* ... and its epoch */
     int16_t marker_epoch;
     bool commit;
+    bool kept_epoch; /* 0x7203: identified per partition by first offset (COR8) */
     uint32_t partition_count;
     struct txn_log_partition *partitions;
 };
@@ -211,6 +212,8 @@ struct coordinator {
 
 static const struct decision *decision_find(const struct coordinator *c, int64_t pid, int16_t epoch,
                                             const char *topic, uint32_t partition);
+static const struct decision *decision_find_kept(const struct coordinator *c,
+                                                 const struct log_open_txn *t);
 
 static struct group_manager *coordinator_groups(struct coordinator *c)
 {
@@ -623,6 +626,7 @@ static int finish_as(struct coordinator *c, struct txn_meta *m, bool commit, int
     next.partitions = NULL;
     next.partition_count = 0;
     next.one_round = false;
+    next.kept_epoch = false;
     next.producer_id = next_pid;
     next.producer_epoch = next_epoch;
     next.start_ms = -1;
@@ -701,6 +705,82 @@ static int end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bo
 
 static bool holds_partition(const struct txn_meta *m, const char *topic, uint32_t partition);
 
+/* CO12: ends m's Ongoing wire transaction (its epoch kept, CO7) in one durable round. The
+ * decision record (0x7203: txn_epoch = marker epoch = the kept epoch, and per partition the
+ * producer's last sequence and the transaction's first offset there, read from the partition's
+ * producer state) is appended while every partition that may hold the data unsynced is
+ * fdatasynced (a commit only: an abort's data may vanish); once both are durable the outcome
+ * is decided, and the markers and Complete* follow lazily (SH6). Caller holds m->lock. */
+static int end_wire_locked(struct coordinator *c, struct txn_meta *m, bool commit)
+{
+    assert(m->v.state == TXN_ONGOING);
+    if (m->deciding)
+        return error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                         "transactional id '%s' is committing its transaction", m->id);
+    uint32_t n = m->v.partition_count;
+    struct txn_log_value prep = m->v;
+    prep.partitions = malloc((size_t)(n ? n : 1) * sizeof(*prep.partitions));
+    struct partition **dirty = calloc(n ? n : 1, sizeof(*dirty));
+    int rc = prep.partitions && dirty ? 0 : -ENOMEM;
+    uint32_t dirty_count = 0;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        struct txn_log_partition *tp = &prep.partitions[i];
+        *tp = m->v.partitions[i];
+        tp->last_sequence = -1;
+        tp->first_offset = -1;
+        struct partition *p = log_partition(c->lg, tp->topic, tp->partition);
+        if (!p)
+            continue; /* the marker write reports it */
+        struct log_producer_view pv;
+        rc = log_producer_state(c->lg, p, m->v.producer_id, &pv);
+        if (rc || !pv.known || pv.epoch != m->v.producer_epoch || pv.txn_first_offset < 0)
+            continue; /* nothing of this transaction there: no sequence to check (CO12) */
+        tp->first_offset = pv.txn_first_offset;
+        tp->last_sequence = pv.last_sequence > INT32_MAX ? INT32_MAX : (int32_t)pv.last_sequence;
+        if (pv.unsynced && commit)
+            dirty[dirty_count++] = p; /* a second one on the same shard then finds it synced */
+    }
+    prep.state = commit ? TXN_PREPARE_COMMIT : TXN_PREPARE_ABORT;
+    prep.one_round = true;
+    prep.kept_epoch = true;
+    prep.txn_epoch = m->v.producer_epoch; /* the markers carry it too (CO7) */
+    prep.last_update_ms = fs_now_ms();
+    struct wait_write *w = NULL;
+    if (rc == 0)
+        rc = log_write_prepare(c, m->id, &prep, &w);
+    if (rc == 0) {
+        rc = log_append_async(c->lg, &w->req);
+        if (rc)
+            log_write_discard(w);
+    }
+    if (rc) {
+        free(prep.partitions);
+        free(dirty);
+        return rc;
+    }
+    /* The decision round: the record's fdatasync and the data's run meanwhile. */
+    int data_rc = 0;
+    for (uint32_t k = 0; k < dirty_count; k++) {
+        int src = log_sync_unsynced_shard(c->lg, dirty[k]);
+        if (src && data_rc == 0)
+            data_rc = src;
+    }
+    free(dirty);
+    rc = log_write_wait(c, w);
+    if (rc == 0)
+        rc = data_rc;
+    if (rc) {
+        /* Not decided (the engine's write side has failed, sticky): nothing is adopted; the
+         * next open decides by R1 from what became durable (CO10, CO12). */
+        free(prep.partitions);
+        return rc;
+    }
+    free(m->v.partitions);
+    m->v = prep;
+    pid_index(c, m);
+    return finish_as(c, m, commit, m->v.producer_id, m->v.producer_epoch, true, NULL);
+}
+
 static int fenced(const struct txn_meta *m, int64_t pid, int16_t epoch)
 {
     if (pid != m->v.producer_id || epoch < m->v.producer_epoch)
@@ -747,6 +827,7 @@ int coordinator_init(struct coordinator *c, const char *id, int32_t timeout_ms,
         }
         next.state = TXN_EMPTY;
         next.one_round = false;
+        next.kept_epoch = false;
         next.timeout_ms = timeout_ms;
         next.start_ms = -1;
         next.check_count = 0;
@@ -797,7 +878,8 @@ static int add_locked(struct coordinator *c, struct txn_meta *m, int64_t pid, in
                 set[k].partition == parts[i].partition && strcmp(set[k].topic, parts[i].topic) == 0;
         if (!found) {
             set[n] = parts[i];
-            set[n++].last_sequence = -1; /* filled in by a one-round commit's PrepareCommit */
+            set[n].last_sequence = -1;  /* filled in by a one-round commit's PrepareCommit */
+            set[n++].first_offset = -1; /* ... or a wire end's (CO12) */
         }
     }
     if (n == have && m->v.state == TXN_ONGOING) {
@@ -818,6 +900,7 @@ static int add_locked(struct coordinator *c, struct txn_meta *m, int64_t pid, in
     next.partitions = set;
     next.partition_count = n;
     next.one_round = false;
+    next.kept_epoch = false;
     if (m->v.state != TXN_ONGOING) {
         next.start_ms = fs_now_ms();
         next.check_count = 0;
@@ -875,7 +958,7 @@ static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t ep
     if (rc == 0) {
         switch (m->v.state) {
         case TXN_ONGOING:
-            rc = end_locked_as(c, m, commit, false, bump);
+            rc = bump ? end_locked_as(c, m, commit, false, true) : end_wire_locked(c, m, commit);
             break;
         case TXN_COMPLETE_COMMIT:
         case TXN_COMPLETE_ABORT:
@@ -1163,6 +1246,15 @@ static bool is_live(const struct txn_meta *m, const struct log_open_txn *t)
         return false;
     if (m->v.state == TXN_ONGOING)
         return m->v.producer_epoch == t->producer_epoch;
+    if (is_prepare(m->v.state) && m->v.one_round && m->v.kept_epoch) {
+        /* COR8: at a kept epoch only the very transaction it recorded (its first offset) */
+        for (uint32_t i = 0; i < m->v.partition_count; i++)
+            if (m->v.partitions[i].partition == t->partition &&
+                strcmp(m->v.partitions[i].topic, t->topic) == 0)
+                return m->v.txn_epoch == t->producer_epoch &&
+                       m->v.partitions[i].first_offset == t->first_offset;
+        return false;
+    }
     if (is_prepare(m->v.state) && m->v.one_round)
         return m->v.txn_epoch == t->producer_epoch; /* COR1: the epoch its data carries */
     return is_prepare(m->v.state) && (m->v.producer_epoch == t->producer_epoch ||
@@ -1192,11 +1284,11 @@ static enum reconcile_outcome reconcile_outcome_of(const struct txn_meta *m,
 
 /* After the marker of producer pid is durable in a __consumer_offsets partition: its pending
  * offsets follow the outcome (GO4), as finish() does for a live transaction. */
-static void offsets_follow_marker(struct group_manager *groups, const char *topic, int64_t pid,
-                                  bool commit)
+static void offsets_follow_marker(struct group_manager *groups, const char *topic,
+                                  uint32_t partition, int64_t pid, bool commit)
 {
     if (groups && strcmp(topic, GROUP_OFFSETS_TOPIC) == 0)
-        group_txn_complete(groups, pid, commit);
+        group_txn_complete_partition(groups, pid, partition, commit);
 }
 
 /* COR5: run by coordinator_open before CO2, before the timer starts and before rt_open returns. */
@@ -1222,9 +1314,16 @@ static int reconcile(struct coordinator *c)
             pthread_mutex_lock(&m->lock);
         int16_t marker_epoch = -1;
         enum reconcile_outcome o = reconcile_outcome_of(m, t, &marker_epoch);
+        const struct decision *kept = decision_find_kept(c, t);
         const struct decision *d =
             decision_find(c, t->producer_id, t->producer_epoch, t->topic, t->partition);
-        if (d && o != RECONCILE_LEAVE) {
+        if (kept && !(m && m->v.kept_epoch && is_live(m, t))) {
+            /* COR8: a kept-epoch decision names this very transaction (its first offset in
+             * the partition): its outcome, whatever the id holds now (an Ongoing at the same
+             * epoch is a later transaction), unless the id's last value is that record (R1). */
+            o = kept->commit ? RECONCILE_COMMIT : RECONCILE_ABORT;
+            marker_epoch = kept->marker_epoch;
+        } else if (d && o != RECONCILE_LEAVE) {
             /* COR7: a one-round decision names this transaction and the id has moved on
              * since (else COR1 left it to CO10): its outcome stands, whatever came later. */
             o = d->commit ? RECONCILE_COMMIT : RECONCILE_ABORT;
@@ -1247,8 +1346,8 @@ static int reconcile(struct coordinator *c)
     rc = k ? log_write_markers(c->lg, specs, k) : 0;
     for (size_t i = 0; i < k; i++) {
         if (specs[i].result == 0)
-            offsets_follow_marker(coordinator_groups(c), specs[i].topic, specs[i].producer_id,
-                                  specs[i].type == CONTROL_COMMIT);
+            offsets_follow_marker(coordinator_groups(c), specs[i].topic, specs[i].partition,
+                                  specs[i].producer_id, specs[i].type == CONTROL_COMMIT);
         else if (specs[i].result != RT_E_INVALID_PRODUCER_EPOCH && rc == 0)
             rc = specs[i].result;
     }
@@ -1288,6 +1387,17 @@ static int complete_one_round(struct coordinator *c, struct txn_meta *m)
         int32_t seq = tp->last_sequence;
         bool open = pv.known && pv.epoch == e && pv.txn_first_offset >= 0;
         bool upto = pv.known && pv.epoch == e && pv.last_sequence >= seq;
+        if (m->v.kept_epoch) {
+            /* CO12 (R1 at a kept epoch): the open transaction is this one only if its first
+             * offset is the recorded one; reconciliation (COR8) has closed any other. */
+            if (tp->first_offset < 0)
+                skip[i] = true; /* it had no data there: nothing to mark */
+            else if (pv.known && (pv.epoch > e || (upto && !open)))
+                skip[i] = true; /* its marker is there */
+            else if (!(open && upto && pv.txn_first_offset == tp->first_offset))
+                commit = false; /* data that never became durable: never acknowledged */
+            continue;
+        }
         if (pv.known && (pv.epoch > e || (seq >= 0 && upto && !open))) {
             skip[i] = true; /* its marker is there */
         } else if (seq >= 0 && !(open && upto)) {
@@ -1302,7 +1412,7 @@ static int complete_one_round(struct coordinator *c, struct txn_meta *m)
     }
     int64_t next_pid = m->v.producer_id;
     int16_t next_epoch = m->v.producer_epoch;
-    if (rc == 0 && m->v.producer_epoch == m->v.txn_epoch) {
+    if (rc == 0 && !m->v.kept_epoch && m->v.producer_epoch == m->v.txn_epoch) {
         next_epoch = 0; /* the epoch was exhausted (next_identity): a fresh id takes over */
         rc = producer_registry_allocate(c->producers, &next_pid);
     }
@@ -1396,7 +1506,7 @@ int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct gr
                                    .type = CONTROL_ABORT};
         rc = log_write_markers(lg, &spec, 1);
         if (rc == 0)
-            offsets_follow_marker(groups, p->topic, producer_id, false);
+            offsets_follow_marker(groups, p->topic, partition, producer_id, false);
     }
     if (m) {
         pthread_mutex_unlock(&m->lock);
@@ -1633,6 +1743,7 @@ static int decision_note(struct coordinator *c, const struct txn_log_value *v)
                          .txn_epoch = v->txn_epoch,
                          .marker_epoch = v->producer_epoch,
                          .commit = v->state == TXN_PREPARE_COMMIT,
+                         .kept_epoch = v->kept_epoch,
                          .partition_count = v->partition_count};
     if (v->partition_count) {
         d.partitions = malloc((size_t)v->partition_count * sizeof(*d.partitions));
@@ -1662,11 +1773,35 @@ static const struct decision *decision_find(const struct coordinator *c, int64_t
 {
     for (size_t i = c->decision_count; i-- > 0;) {
         const struct decision *d = &c->decisions[i];
-        if (d->producer_id != pid || d->txn_epoch != epoch)
-            continue;
+        if (d->kept_epoch || d->producer_id != pid || d->txn_epoch != epoch)
+            continue; /* a kept-epoch record is found by its first offset only (COR8) */
         for (uint32_t k = 0; k < d->partition_count; k++)
             if (d->partitions[k].partition == partition &&
                 strcmp(d->partitions[k].topic, topic) == 0)
+                return d;
+    }
+    return NULL;
+}
+
+/* COR8: the newest kept-epoch decision (0x7203) of the transaction open as t: the same producer,
+ * its data's epoch, and t's partition with t's first offset. Offsets in a partition are unique
+ * but for a tail lost at power loss and written again: a record naming an offset whose data was
+ * lost was decided (R1, at the open that truncated it) before anything was written there again,
+ * so of two records naming one (P, E, partition, first offset) the newer names the data there
+ * now. NULL when none does. */
+static const struct decision *decision_find_kept(const struct coordinator *c,
+                                                 const struct log_open_txn *t)
+{
+    if (t->first_offset < 0)
+        return NULL;
+    for (size_t i = c->decision_count; i-- > 0;) {
+        const struct decision *d = &c->decisions[i];
+        if (!d->kept_epoch || d->producer_id != t->producer_id || d->txn_epoch != t->producer_epoch)
+            continue;
+        for (uint32_t k = 0; k < d->partition_count; k++)
+            if (d->partitions[k].first_offset == t->first_offset &&
+                d->partitions[k].partition == t->partition &&
+                strcmp(d->partitions[k].topic, t->topic) == 0)
                 return d;
     }
     return NULL;

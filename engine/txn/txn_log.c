@@ -36,6 +36,11 @@
  *     ...   2     txn_epoch            i16  the epoch of the transaction's data, >= 0
  *     ...   4*n   last_sequence        i32  one per (topic, partition) pair, in the order the
  *                                           pairs are read; -1 = not checked, else >= 0
+ *     -- version 0x7203 only (0x7202's fields, then: a wire transaction that kept its epoch,
+ *        coordinator.c CO12) --
+ *     ...   8*n   first_offset         i64  one per pair, in the same order: the offset of the
+ *                                           transaction's first batch in that partition; -1 =
+ *                                           it had none there, else >= 0
  *
  * Validity (decode checks in this order and reports the first failure; encode refuses with
  * RT_E_INVALID_ARGUMENT whatever would break them, so everything written here decodes):
@@ -65,6 +70,7 @@
  *   TLV14. no (topic, partition) appears twice (the partitions are a set).
  *   TLV15. version 0x7202: txn_epoch >= 0, each last_sequence >= -1, and the state is one
  *          that decides (PrepareCommit, PrepareAbort, CompleteCommit or CompleteAbort).
+ *   TLV16. version 0x7203: TLV15, and each first_offset >= -1.
  * The timestamps are not constrained (Kafka writes -1 for "no transaction started").
  *
  * Decode flattens Kafka's {topic, [ids]} into (topic, partition) pairs in the order read; encode
@@ -87,16 +93,17 @@
 #include "batch.h"
 #include "meta.h"
 
-#define KEY_VERSION             0
-#define VALUE_VERSION_KAFKA_V0  0
-#define VALUE_VERSION_RINGTAIL  0x7201
-#define VALUE_VERSION_ONE_ROUND 0x7202
-#define KEY_HEADER_BYTES        4  /* version + id length */
-#define VALUE_HEAD_BYTES        21 /* version .. topic count */
-#define VALUE_TAIL_BYTES        16 /* the two timestamps */
-#define VALUE_EXT_BYTES         5  /* check_count + flags */
-#define TOPIC_ENTRY_MIN_BYTES   11 /* i16 length, 1-byte name, i32 count, one i32 id */
-#define FLAG_HANGING            0x01
+#define KEY_VERSION              0
+#define VALUE_VERSION_KAFKA_V0   0
+#define VALUE_VERSION_RINGTAIL   0x7201
+#define VALUE_VERSION_ONE_ROUND  0x7202
+#define VALUE_VERSION_KEPT_EPOCH 0x7203
+#define KEY_HEADER_BYTES         4  /* version + id length */
+#define VALUE_HEAD_BYTES         21 /* version .. topic count */
+#define VALUE_TAIL_BYTES         16 /* the two timestamps */
+#define VALUE_EXT_BYTES          5  /* check_count + flags */
+#define TOPIC_ENTRY_MIN_BYTES    11 /* i16 length, 1-byte name, i32 count, one i32 id */
+#define FLAG_HANGING             0x01
 
 /* Offsets of the fixed head of a value. */
 #define V_OFF_VERSION     0
@@ -292,6 +299,8 @@ size_t txn_log_value_size(const struct txn_log_value *v)
     }
     if (v->one_round)
         size += 2 + 4 * (size_t)v->partition_count; /* txn_epoch, last_sequence each */
+    if (v->one_round && v->kept_epoch)
+        size += 8 * (size_t)v->partition_count; /* first_offset each */
     return size;
 }
 
@@ -328,6 +337,11 @@ static int value_check(const struct txn_log_value *v)
     for (uint32_t i = 0; v->one_round && i < v->partition_count; i++)
         if (v->partitions[i].last_sequence < -1)
             return RT_E_INVALID_ARGUMENT; /* TLV15 */
+    if (v->kept_epoch && !v->one_round)
+        return RT_E_INVALID_ARGUMENT; /* 0x7203 extends 0x7202 */
+    for (uint32_t i = 0; v->kept_epoch && i < v->partition_count; i++)
+        if (v->partitions[i].first_offset < -1)
+            return RT_E_INVALID_ARGUMENT; /* TLV16 */
     int rc = partitions_repeat(v->partitions, v->partition_count);
     if (rc < 0)
         return rc;
@@ -347,7 +361,9 @@ int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap
     assert(buf);
 
     uint8_t *p = buf;
-    be16_store(p + V_OFF_VERSION, v->one_round ? VALUE_VERSION_ONE_ROUND : VALUE_VERSION_RINGTAIL);
+    be16_store(p + V_OFF_VERSION, v->kept_epoch  ? VALUE_VERSION_KEPT_EPOCH
+                                  : v->one_round ? VALUE_VERSION_ONE_ROUND
+                                                 : VALUE_VERSION_RINGTAIL);
     be64_store(p + V_OFF_PRODUCER_ID, (uint64_t)v->producer_id);
     be16_store(p + V_OFF_EPOCH, (uint16_t)v->producer_epoch);
     be32_store(p + V_OFF_TIMEOUT, (uint32_t)v->timeout_ms);
@@ -384,6 +400,9 @@ int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap
         for (uint32_t k = 0; k < v->partition_count; k++, p += 4)
             be32_store(p, (uint32_t)v->partitions[k].last_sequence);
     }
+    if (v->kept_epoch)
+        for (uint32_t k = 0; k < v->partition_count; k++, p += 8)
+            be64_store(p, (uint64_t)v->partitions[k].first_offset);
 
     assert((size_t)(p - buf) == size);
     *len_out = size;
@@ -455,9 +474,9 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
         return corrupt(why, "TLV1 value truncated (version)");
     int16_t version = (int16_t)be16_load(buf + V_OFF_VERSION);
     if (version != VALUE_VERSION_KAFKA_V0 && version != VALUE_VERSION_RINGTAIL &&
-        version != VALUE_VERSION_ONE_ROUND)
+        version != VALUE_VERSION_ONE_ROUND && version != VALUE_VERSION_KEPT_EPOCH)
         return corrupt(why, "TLV1 unknown value version (only Kafka's 0 and ringtail's 0x7201, "
-                            "0x7202)");
+                            "0x7202, 0x7203)");
     if (len < VALUE_HEAD_BYTES)
         return corrupt(why, "TLV2 value truncated (fixed fields)");
 
@@ -486,9 +505,11 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
     int rc = walk_partitions(buf, len, &at, topics < 0 ? 0 : topics, NULL, &pairs, why);
     if (rc)
         return rc;
-    bool one_round = version == VALUE_VERSION_ONE_ROUND;
+    bool kept_epoch = version == VALUE_VERSION_KEPT_EPOCH;
+    bool one_round = version == VALUE_VERSION_ONE_ROUND || kept_epoch;
     size_t ext = version != VALUE_VERSION_KAFKA_V0 ? VALUE_EXT_BYTES : 0;
     size_t round_bytes = one_round ? 2 + 4 * (size_t)pairs : 0;
+    size_t first_bytes = kept_epoch ? 8 * (size_t)pairs : 0;
     if (len - at < VALUE_TAIL_BYTES)
         return corrupt(why, "TLV2 value truncated (timestamps)");
     if (len - at - VALUE_TAIL_BYTES < ext)
@@ -518,7 +539,15 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
             if ((int32_t)be32_load(r + 2 + 4 * (size_t)k) < -1)
                 return corrupt(why, "TLV15 last_sequence below -1");
     }
-    if (len - at != VALUE_TAIL_BYTES + ext + round_bytes)
+    if (kept_epoch) {
+        const uint8_t *f = tail + VALUE_TAIL_BYTES + ext + round_bytes;
+        if (len - at - VALUE_TAIL_BYTES - ext - round_bytes < first_bytes)
+            return corrupt(why, "TLV2 value truncated (first offsets)");
+        for (uint32_t k = 0; k < pairs; k++)
+            if ((int64_t)be64_load(f + 8 * (size_t)k) < -1)
+                return corrupt(why, "TLV16 first_offset below -1");
+    }
+    if (len - at != VALUE_TAIL_BYTES + ext + round_bytes + first_bytes)
         return corrupt(why, "TLV13 trailing bytes after the value");
 
     struct txn_log_partition *parts = NULL;
@@ -532,8 +561,11 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
         assert(rc == 0);
         assert(again == pairs);
         const uint8_t *seqs = tail + VALUE_TAIL_BYTES + ext + 2;
-        for (uint32_t k = 0; k < pairs; k++)
+        const uint8_t *firsts = tail + VALUE_TAIL_BYTES + ext + round_bytes;
+        for (uint32_t k = 0; k < pairs; k++) {
             parts[k].last_sequence = one_round ? (int32_t)be32_load(seqs + 4 * (size_t)k) : -1;
+            parts[k].first_offset = kept_epoch ? (int64_t)be64_load(firsts + 8 * (size_t)k) : -1;
+        }
         rc = partitions_repeat(parts, pairs);
         if (rc) {
             free(parts);
@@ -552,6 +584,7 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
     out->check_count = (uint32_t)check_count;
     out->hanging = (flags & FLAG_HANGING) != 0;
     out->one_round = one_round;
+    out->kept_epoch = kept_epoch;
     out->txn_epoch = txn_epoch;
     return 0;
 }
