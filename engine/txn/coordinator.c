@@ -1920,6 +1920,9 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
     if (rc == 0 && !read_only)
         rc = reconcile(c);
     decisions_free(c); /* COR7 needs them only for reconciliation */
+    /* CO13: a durable Ongoing (a wire transaction's) survives the open only where every
+     * acknowledged produce was durable; otherwise its data may be gone, so it is fenced. */
+    bool acked_durable = log_options(lg)->sync_mode == RT_SYNC_ALWAYS;
     /* CO2: finish every transaction a crash left between its phases (not on a read-only engine:
      * it writes nothing, so those stay as they are for rt_txn_list and the next writer). */
     for (uint32_t b = 0; rc == 0 && !read_only && b < COORD_BUCKETS; b++) {
@@ -1934,6 +1937,8 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
                 rc = complete_one_round(c, m);
             else if (rc == 0 && is_prepare(m->v.state))
                 rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+            else if (rc == 0 && m->v.state == TXN_ONGOING && !acked_durable)
+                rc = end_locked(c, m, false, true); /* CO13: fenced, aborted */
             pthread_mutex_unlock(&m->lock);
         }
     }
