@@ -20,6 +20,9 @@
  *                                       |              PrepareAbort(1R)  CompleteCommit   |  |
  *                                       |   end(commit) [end_locked]: PrepareCommit,      |  |
  *                                       |   durable markers, CompleteCommit  <------------+  |
+ *                                       |   wire EndTxn [end_wire_locked, CO12]: Prepare*   |
+ *                                       |   (0x7203) in one round, markers and Complete*    |
+ *                                       |   lazily (commit and abort alike) <---------------+
  *                                       |   end(abort), timeout, check-back:                 |
  *                                       +------ CompleteAbort <-- PrepareAbort <-------------+
  *   Ongoing --(init by a newer instance)--> PrepareEpochFence --> PrepareAbort --> CompleteAbort
@@ -53,9 +56,9 @@
  *        place of CO3's bump, a transactional batch from outside is accepted only for a partition
  *        its producer's id holds in an Ongoing transaction at that very epoch
  *        (coordinator_verify, KIP-890 part 1), so a write after the end cannot open a
- *        transaction no coordinator knows of. Such transactions keep the durable protocol
- *        (durable Ongoing, PrepareCommit, durable markers): several of them share one epoch, so
- *        only the durable records tell a lost marker from the next transaction. Caveat: a batch
+ *        transaction no coordinator knows of. Several such transactions share one (producer
+ *        id, epoch), so (P, E) does not tell a lost marker from the next transaction: their
+ *        decision records name each partition's first offset instead (CO12, COR8). Caveat: a batch
  *        checked just before its transaction's markers and appended just after them opens such
  *        a transaction (the check runs on the caller's thread, the markers on the shards); a
  *        well-behaved client never ends a transaction with a produce unanswered, and the next
@@ -83,12 +86,36 @@
  *   CO11. A lazy marker is durable once its file's next fdatasync (or a seal) ran. Before a
  *        record that could repair it is deleted (compaction, CO6; expiry to Dead) every
  *        partition written since its last fdatasync is fdatasynced (log_sync_unsynced).
+ *   CO12. One durable round over the wire (rt_txn_end at a kept epoch, CO7; end_wire_locked):
+ *        (a) AddPartitionsToTxn stays durable (an Ongoing record before the client may write
+ *        the partition: the transaction survives a restart, as in Kafka, and verification has
+ *        the partitions after a reopen); it is not on EndTxn's path; (b) EndTxn reads, for each
+ *        partition of the transaction, the producer's state there (the client has every produce
+ *        answer before it sends EndTxn): the open transaction's first offset F and the last
+ *        sequence S (-1 and -1 where it wrote nothing), and appends Prepare* as a 0x7203 value
+ *        (txn_epoch = producer_epoch = the kept epoch E, per partition S and F); (c) for a
+ *        commit, every partition that holds bytes not yet fdatasynced is fdatasynced
+ *        (log_sync_unsynced_shard) while that record's round runs, so the data up to S is
+ *        durable together with the decision (nothing extra where it already is: sync=always);
+ *        an abort's data need not be durable; (d) once both are durable the outcome is
+ *        decided; the markers are written lazily (SH6) and EndTxn returns once they are
+ *        visible; Complete* follows lazily (CO9). An EndTxn that fails before (d) adopts
+ *        nothing (the write side is then failed, sticky) and the next open decides by R1.
+ *        A retried EndTxn after Complete* answers 0 only for the same outcome (end_op), and the
+ *        open that decided R1 wrote the outcome it decided, so a retry never turns an abort
+ *        into a success.
+ *   CO13. A durable Ongoing found at open (a wire transaction's, CO12(a)) stays live only under
+ *        sync=always, where every produce the client saw answered is durable. Under sync=none or
+ *        interval its acknowledged data may be gone with the page cache, so the open fences it
+ *        (PrepareEpochFence, ABORT markers, the epoch bumped): the client's retried EndTxn is
+ *        RT_E_PRODUCER_FENCED, never a success for a transaction the crash cut short.
  *
  * Reconciliation with the partitions (a partition may lose a marker the coordinator counted on:
  * a lazy one at power loss, CO9; a torn tail; docs/format.md G.5, G.6). For a transaction open in
  * a partition — producer P at epoch E there, first offset F — with the id holding P (if any):
  *   COR1. The id is Ongoing at epoch E, or Prepare* at the epoch its markers carry (E + 1, or E
- *         when the epoch was exhausted) — a one-round Prepare* only when its txn_epoch is E —
+ *         when the epoch was exhausted) — a one-round Prepare* only when its txn_epoch is E
+ *         (and, at a kept epoch, only for the transaction whose first offset it names: COR8) —
  *         and lists the partition: the transaction is live. Open leaves it to its producer, its
  *         timeout (CO5), rt_txn_abort, or CO2/CO10.
  *   COR2. The id is CompleteCommit or CompleteAbort at epoch E + 1 — the bump that ended this very
@@ -110,6 +137,19 @@
  *   COR6. An operator can always release a pinned LSO (rt_txn_abort_partition): a live (COR1)
  *         transaction is aborted through the coordinator in all its partitions (all-or-nothing);
  *         any other gets an ABORT marker at the partition's epoch for P, in that partition alone.
+ *   COR8. Before COR1 for a transaction whose first offset is F: the newest kept-epoch
+ *         decision record (0x7203) with producer P, txn_epoch E and (partition, F) among its
+ *         partitions decides it (COMMIT or ABORT at epoch E), whatever the id holds now — an
+ *         Ongoing at E listing the partition is then a later transaction, since every ended
+ *         wire transaction's record names F, is durable before any of its markers, and is kept
+ *         until they are (CO11) — unless the id's last value is that very record (COR1: then
+ *         CO10, where at a kept epoch a partition is *ready* only with the first offset F).
+ *         Exact: F identifies one transaction in a partition; an offset is written twice only
+ *         after a power loss cut the partition's tail, and the record naming the lost data was
+ *         decided (R1) at that open, before anything was written there again, so the newer of
+ *         two records naming one (P, E, partition, F) names the data there now. A kept-epoch
+ *         record is never matched by (P, E) alone (COR7 skips it), and a kept-epoch Prepare*
+ *         is live (COR1) only for the transaction whose F it names.
  *   COR7. Before COR2/COR3: the newest one-round decision record the log still holds for (P,
  *         txn_epoch E) naming the partition decides it (COMMIT or ABORT at that record's marker
  *         epoch), unless it is the id's last value (COR1, then CO10). A lazy marker lost after
@@ -122,11 +162,16 @@
  * (O(open x decisions)), at open only; one marker round per shard; for each one-round Prepare*
  * left at open, one shard call per partition (log_producer_state).
  *
+ * Costs of a wire EndTxn (CO12): one shard call per partition for its producer state, one
+ * fdatasync round for the decision record (and, beside it, one per shard holding unsynced data
+ * of the transaction: none under sync=always), one marker write per shard, no wait for
+ * Complete*. The AddPartitionsToTxn before it is one durable record per new partition set.
+ *
  * Costs: a one-round commit writes 2 log records (PrepareCommit with its data, CompleteCommit
  * lazily) and one marker per partition; commit waits for one round (the data and the
  * PrepareCommit, fdatasynced in parallel on their shards, in sequence where they share one) and
- * one write (the markers). Abort and the wire path write Ongoing (wire only), Prepare* and
- * Complete* and wait for Prepare* and the durable markers. The writes of concurrent
+ * one write (the markers). rt_producer_abort, timeouts and fences write Prepare* and Complete*
+ * and wait for Prepare* and the durable markers. The writes of concurrent
  * transactions share group-commit rounds. The timer scans every id each tick (O(ids)).
  */
 #include "coordinator.h"
