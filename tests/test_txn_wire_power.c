@@ -1,6 +1,6 @@
 /*
  * test_txn_wire_power.c — power loss at every step of wire transactions that keep their epoch
- * (coordinator.c CO7, CO12, COR8; docs/format.md G.6 W1-W4, R1, R4). It drives the wire API as
+ * (coordinator.c CO7, CO12, CO13, COR8; docs/format.md G.6 W1-W4, R1, R4). It drives the wire API as
  * `ringtail serve` does for a Kafka client at EndTxn v0-v4 — rt_txn_init_producer,
  * rt_txn_add_partitions, rt_append_batch of the client's own transactional batches at (producer
  * id P, epoch E), rt_txn_add_offsets / rt_txn_commit_offsets, rt_txn_end — for three
@@ -21,10 +21,18 @@
  *     CO12) and the reopen's second open appends nothing anywhere (every log end is unchanged);
  *   - an EndTxn retried after the reopen, as a client retries one that failed, answers 0 only if
  *     its transaction is then committed (commit) or aborted (abort): never a false success.
- * Shown to bite (see the report of issue 14 part 3): with decision_find_kept returning the
- * newest kept-epoch record of (P, E) naming the partition whatever its first offset, the sweep
- * fails ("T1's acknowledged commit is lost"); with the markers written before the decision
- * record is durable, it fails ("a reader saw T2 ... undone").
+ * test_end_decision_window holds the decision round open (IO_FAULT_STALL on the decision
+ * record's fdatasync, or under sync=none on a data partition's) and watches from outside: no
+ * read_committed reader sees the transaction and rt_txn_end has not returned; then the power
+ * goes with the op held (or, the control, the stall is released).
+ * Shown to bite, each with the engine broken on purpose: decision_find_kept matching a record by
+ * (P, E, partition) without the first offset ("newest record wins"): "T2 seen 2/0 times in
+ * t-0/t-2" and "T2's acknowledged commit is undone"; COR8 applied only after COR1 left nothing
+ * live: "T1 seen 0/2 times in t-0/t-1"; the markers written before the decision round: "a
+ * reader saw T1 committed, and it is undone" and, in the window, "a read_committed reader saw T2
+ * before its decision round was durable"; the decision round without the data's fdatasync
+ * (sync=none): "T1's acknowledged commit is undone"; no fence of a durable Ongoing at open under
+ * sync=none (CO13): "T1's retried EndTxn(commit) answered 0, and it is aborted".
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback (the
  * live phase always runs on the fault injector; the reopen uses RT_TEST_IO's backend).
@@ -37,6 +45,8 @@
 #include <cmocka.h>
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -140,7 +150,7 @@ static int64_t visible(rt_engine *e, uint32_t part, const char *tag)
 struct watch {
     rt_engine *e;
     struct io_fault_plan *plan;
-    bool seen[TXNS];
+    atomic_bool seen[TXNS];
 };
 
 static void watch_round(void *arg)
@@ -149,7 +159,7 @@ static void watch_round(void *arg)
     for (int t = 0; t < TXNS; t++)
         for (int k = 0; k < 2; k++)
             if (visible(w->e, PART_OF[t][k], TAG[t]) > 0 && !io_fault_power_is_lost(w->plan))
-                w->seen[t] = true;
+                atomic_store(&w->seen[t], true);
 }
 
 struct sweep_stats {
@@ -297,7 +307,7 @@ static void power_case(struct tu_fixture *f, enum rt_sync_mode sync, enum io_op_
                      COMMIT[t] ? "commit" : "abort");
         if (!COMMIT[t] && committed[t])
             fail_msg("%s: T%d was aborted and is readable", where, t + 1);
-        if (w.seen[t] && !committed[t])
+        if (atomic_load(&w.seen[t]) && !committed[t])
             fail_msg("%s: a reader saw T%d committed, and it is undone", where, t + 1);
         if (out.end_rc[t] != 0 && out.end_rc[t] != 1 && committed[t])
             st->committed_at_reopen++;
@@ -380,10 +390,141 @@ static void test_power_loss_torn_sectors(void **state)
         sweep(*state, RT_SYNC_NONE, seed, seed == 4);
 }
 
+/* ---- the decision window held open (as test_txn_window.c does for rt_producer_commit) ---- */
+
+struct ender {
+    rt_engine *e;
+    int64_t pid;
+    int16_t epoch;
+    int rc;
+    atomic_bool returned;
+};
+
+static void *end_main(void *arg)
+{
+    struct ender *x = arg;
+    x->rc = rt_txn_end(x->e, ID, x->pid, x->epoch, true);
+    atomic_store(&x->returned, true);
+    return NULL;
+}
+
+/* T1 committed over the wire, then T2 ("b" into t-0 and t-2) ended with commit while the first
+ * fdatasync of a file whose path holds `stall_path` is stalled: until it completes no
+ * read_committed reader may see T2 and rt_txn_end may not return (CO12(d)). Then the power goes
+ * with the op held (or, power_loss false, the stall is released and the end must succeed), and
+ * after the reopen T1 is intact and T2 whole, committed if a reader saw it, never acknowledged. */
+static void window_case(struct tu_fixture *f, enum rt_sync_mode sync, const char *stall_path,
+                        bool power_loss)
+{
+    char what[128];
+    snprintf(what, sizeof(what), "sync=%s, fdatasync of '%s' stalled in T2's EndTxn",
+             sync == RT_SYNC_ALWAYS ? "always" : "none", stall_path);
+    tu_system("rm -rf '%s'", f->dir);
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    plan.track_unsynced = true;
+    plan.stall_timeout_ms = 5000; /* far beyond the window below; a hang fails (IF1) */
+    struct rt_options o = f->o;
+    o.shard_count = 2;
+    o.sync_mode = sync;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
+    assert_int_equal(rt_topic_create(e, "t", PARTS), 0);
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    assert_int_equal(rt_txn_init_producer(e, ID, 60000, &pid, &epoch), 0);
+    int32_t seq[PARTS] = {0};
+    for (int t = 0; t < 2; t++) {
+        struct rt_topic_partition tp[2] = {{"t", PART_OF[t][0]}, {"t", PART_OF[t][1]}};
+        assert_int_equal(rt_txn_add_partitions(e, ID, pid, epoch, tp, 2), 0);
+        for (int k = 0; k < 2; k++) {
+            uint8_t buf[1024];
+            uint32_t part = PART_OF[t][k];
+            size_t len = txn_batch(buf, sizeof(buf), pid, epoch, seq[part], TAG[t]);
+            int64_t base = -1;
+            assert_int_equal(rt_append_batch(e, "t", part, buf, len, &base), 0);
+            seq[part] += RECORDS;
+        }
+        if (t == 0)
+            assert_int_equal(rt_txn_end(e, ID, pid, epoch, true), 0);
+    }
+    struct watch w = {.e = e, .plan = &plan};
+    assert_int_equal(rt_append_watch_set(e, watch_round, &w), 0);
+    struct io_fault_rule stall = {
+        .mode = IO_FAULT_STALL, .op = IO_OP_FDATASYNC, .nth = 1, .path_contains = stall_path};
+    assert_int_equal(io_fault_rule_add(&plan, &stall), 0);
+    struct ender x = {.e = e, .pid = pid, .epoch = epoch, .rc = -1};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, end_main, &x), 0);
+    if (io_fault_stall_wait(&plan, 5000) != 0)
+        fail_msg("%s: EndTxn never reached that fdatasync", what);
+    bool seen_in_window = false, returned_in_window = false;
+    for (int i = 0; i < 40 && !seen_in_window && !returned_in_window; i++) {
+        seen_in_window =
+            visible(e, 0, "b") > 0 || visible(e, 2, "b") > 0 || atomic_load(&w.seen[1]);
+        returned_in_window = atomic_load(&x.returned);
+        usleep(5 * 1000);
+    }
+    if (power_loss)
+        assert_int_equal(io_fault_power_loss(&plan), 0);
+    io_fault_stall_release(&plan);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(rt_append_watch_set(e, NULL, NULL), 0);
+    if (seen_in_window)
+        fail_msg("%s: a read_committed reader saw T2 before its decision round was durable", what);
+    if (returned_in_window)
+        fail_msg("%s: rt_txn_end returned %d before its decision round was durable", what, x.rc);
+    assert_int_equal(plan.stalls, 1);
+    assert_int_equal(plan.stall_timeouts, 0);
+    if (!power_loss) {
+        assert_int_equal(x.rc, 0);
+        assert_int_equal(visible(e, 0, "b"), RECORDS);
+        assert_int_equal(visible(e, 2, "b"), RECORDS);
+        assert_int_equal(rt_close(e), 0);
+        io_fault_plan_release(&plan);
+        f->o.sync_mode = sync;
+        tu_fixture_open(f);
+        assert_true(whole(f->e, 0, what));
+        assert_true(whole(f->e, 1, what));
+        tu_fixture_close(f);
+        return;
+    }
+    bool acked = x.rc == 0, seen = atomic_load(&w.seen[1]);
+    assert_int_not_equal(rt_close(e), 0);
+    assert_int_equal(plan.power_loss_error, 0);
+    io_fault_plan_release(&plan);
+    f->o.sync_mode = sync;
+    tu_fixture_open(f);
+    if (!whole(f->e, 0, what))
+        fail_msg("%s, power lost: T1's acknowledged commit is lost", what);
+    bool t2 = whole(f->e, 1, what);
+    if (seen && !t2)
+        fail_msg("%s, power lost: a reader saw T2 committed, and it is undone", what);
+    if (acked)
+        fail_msg("%s, power lost: rt_txn_end acknowledged T2 though its decision round never "
+                 "became durable",
+                 what);
+    tu_fixture_close(f);
+}
+
+/* CO12(d): the decision record's fdatasync in flight decides nothing yet; under sync=none the
+ * data's own fdatasync in the round (t-0's, t-2's) neither. Control: the same stall released. */
+static void test_end_decision_window(void **state)
+{
+    window_case(*state, RT_SYNC_ALWAYS, "/__transaction_state-", true);
+    window_case(*state, RT_SYNC_NONE, "/__transaction_state-", true);
+    window_case(*state, RT_SYNC_NONE, "/t-0/", true);
+    window_case(*state, RT_SYNC_NONE, "/t-2/", true);
+    window_case(*state, RT_SYNC_ALWAYS, "/__transaction_state-", false);
+    window_case(*state, RT_SYNC_NONE, "/t-2/", false);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_power_loss_at_every_step, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_end_decision_window, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_power_loss_sync_none, tu_fixture_setup,
                                         tu_fixture_teardown),
