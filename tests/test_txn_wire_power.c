@@ -44,6 +44,7 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -507,6 +508,61 @@ static void window_case(struct tu_fixture *f, enum rt_sync_mode sync, const char
     tu_fixture_close(f);
 }
 
+/* CO12(c, d): under sync=none the data's fdatasync in EndTxn's round fails (EIO, once): EndTxn
+ * fails, the engine's write side fails with it (sticky: the bytes may be lost, so neither a
+ * retried EndTxn nor anything else may answer success), and the reopen finds T2 whole. */
+static void test_end_data_sync_fails(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_system("rm -rf '%s'", f->dir);
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct rt_options o = f->o;
+    o.shard_count = 2;
+    o.sync_mode = RT_SYNC_NONE;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
+    assert_int_equal(rt_topic_create(e, "t", PARTS), 0);
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    assert_int_equal(rt_txn_init_producer(e, ID, 60000, &pid, &epoch), 0);
+    int32_t seq[PARTS] = {0};
+    for (int t = 0; t < 2; t++) {
+        struct rt_topic_partition tp[2] = {{"t", PART_OF[t][0]}, {"t", PART_OF[t][1]}};
+        assert_int_equal(rt_txn_add_partitions(e, ID, pid, epoch, tp, 2), 0);
+        for (int k = 0; k < 2; k++) {
+            uint8_t buf[1024];
+            uint32_t part = PART_OF[t][k];
+            size_t len = txn_batch(buf, sizeof(buf), pid, epoch, seq[part], TAG[t]);
+            int64_t base = -1;
+            assert_int_equal(rt_append_batch(e, "t", part, buf, len, &base), 0);
+            seq[part] += RECORDS;
+        }
+        if (t == 0)
+            assert_int_equal(rt_txn_end(e, ID, pid, epoch, true), 0);
+    }
+    struct io_fault_rule fail = {.mode = IO_FAULT_ONCE,
+                                 .op = IO_OP_FDATASYNC,
+                                 .nth = 1,
+                                 .error = EIO,
+                                 .path_contains = "/t-2/"};
+    assert_int_equal(io_fault_rule_add(&plan, &fail), 0);
+    assert_int_not_equal(rt_txn_end(e, ID, pid, epoch, true), 0);
+    assert_int_equal(plan.faults_injected, 1);
+    assert_int_equal(visible(e, 0, "b"), 0); /* no marker of an undecided commit */
+    assert_int_equal(visible(e, 2, "b"), 0);
+    assert_int_not_equal(rt_txn_end(e, ID, pid, epoch, true), 0); /* sticky */
+    struct rt_record r = {.key_len = -1, .value = "x", .value_len = 1, .timestamp_ms = -1};
+    int64_t base = -1;
+    assert_int_not_equal(rt_append(e, "t", 1, &r, 1, &base), 0);
+    (void)rt_close(e);
+    io_fault_plan_release(&plan);
+    tu_fixture_open(f);
+    assert_true(whole(f->e, 0, "data sync failed"));
+    (void)whole(f->e, 1, "data sync failed"); /* either outcome, but whole */
+    tu_fixture_close(f);
+}
+
 /* CO12(d): the decision record's fdatasync in flight decides nothing yet; under sync=none the
  * data's own fdatasync in the round (t-0's, t-2's) neither. Control: the same stall released. */
 static void test_end_decision_window(void **state)
@@ -523,6 +579,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_power_loss_at_every_step, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_end_data_sync_fails, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_end_decision_window, tu_fixture_setup,
                                         tu_fixture_teardown),
