@@ -95,7 +95,7 @@
  *        sequence S (-1 and -1 where it wrote nothing), and appends Prepare* as a 0x7203 value
  *        (txn_epoch = producer_epoch = the kept epoch E, per partition S and F); (c) for a
  *        commit, every partition that holds bytes not yet fdatasynced is fdatasynced
- *        (log_sync_unsynced_shard) while that record's round runs, so the data up to S is
+ *        (log_sync_unsynced_shards) while that record's round runs, so the data up to S is
  *        durable together with the decision (nothing extra where it already is: sync=always);
  *        an abort's data need not be durable; (d) once both are durable the outcome is
  *        decided; the markers are written lazily (SH6) and EndTxn returns once they are
@@ -765,26 +765,39 @@ static int end_wire_locked(struct coordinator *c, struct txn_meta *m, bool commi
     uint32_t n = m->v.partition_count;
     struct txn_log_value prep = m->v;
     prep.partitions = malloc((size_t)(n ? n : 1) * sizeof(*prep.partitions));
+    struct partition **parts = calloc(n ? n : 1, sizeof(*parts));
     struct partition **dirty = calloc(n ? n : 1, sizeof(*dirty));
-    int rc = prep.partitions && dirty ? 0 : -ENOMEM;
-    uint32_t dirty_count = 0;
+    struct log_producer_view *views = calloc(n ? n : 1, sizeof(*views));
+    uint32_t *at = calloc(n ? n : 1, sizeof(*at));
+    int rc = prep.partitions && parts && dirty && views && at ? 0 : -ENOMEM;
+    uint32_t dirty_count = 0, found = 0;
     for (uint32_t i = 0; rc == 0 && i < n; i++) {
         struct txn_log_partition *tp = &prep.partitions[i];
         *tp = m->v.partitions[i];
-        tp->last_sequence = -1;
+        tp->last_sequence = -1; /* nothing of this transaction there, unless its state says */
         tp->first_offset = -1;
         struct partition *p = log_partition(c->lg, tp->topic, tp->partition);
         if (!p)
             continue; /* the marker write reports it */
-        struct log_producer_view pv;
-        rc = log_producer_state(c->lg, p, m->v.producer_id, &pv);
-        if (rc || !pv.known || pv.epoch != m->v.producer_epoch || pv.txn_first_offset < 0)
-            continue; /* nothing of this transaction there: no sequence to check (CO12) */
-        tp->first_offset = pv.txn_first_offset;
-        tp->last_sequence = pv.last_sequence > INT32_MAX ? INT32_MAX : (int32_t)pv.last_sequence;
-        if (pv.unsynced && commit)
-            dirty[dirty_count++] = p; /* a second one on the same shard then finds it synced */
+        at[found] = i;
+        parts[found++] = p;
     }
+    /* One shard call per partition, the shards in parallel. */
+    if (rc == 0)
+        rc = log_producer_states(c->lg, parts, found, m->v.producer_id, views);
+    for (uint32_t k = 0; rc == 0 && k < found; k++) {
+        const struct log_producer_view *pv = &views[k];
+        struct txn_log_partition *tp = &prep.partitions[at[k]];
+        if (!pv->known || pv->epoch != m->v.producer_epoch || pv->txn_first_offset < 0)
+            continue;
+        tp->first_offset = pv->txn_first_offset;
+        tp->last_sequence = pv->last_sequence > INT32_MAX ? INT32_MAX : (int32_t)pv->last_sequence;
+        if (pv->unsynced && commit)
+            dirty[dirty_count++] = parts[k];
+    }
+    free(views);
+    free(at);
+    free(parts);
     prep.state = commit ? TXN_PREPARE_COMMIT : TXN_PREPARE_ABORT;
     prep.one_round = true;
     prep.kept_epoch = true;
@@ -804,12 +817,7 @@ static int end_wire_locked(struct coordinator *c, struct txn_meta *m, bool commi
         return rc;
     }
     /* The decision round: the record's fdatasync and the data's run meanwhile. */
-    int data_rc = 0;
-    for (uint32_t k = 0; k < dirty_count; k++) {
-        int src = log_sync_unsynced_shard(c->lg, dirty[k]);
-        if (src && data_rc == 0)
-            data_rc = src;
-    }
+    int data_rc = dirty_count ? log_sync_unsynced_shards(c->lg, dirty, dirty_count) : 0;
     free(dirty);
     rc = log_write_wait(c, w);
     if (rc == 0)
