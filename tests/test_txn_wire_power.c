@@ -21,6 +21,9 @@
  *     CO12) and the reopen's second open appends nothing anywhere (every log end is unchanged);
  *   - an EndTxn retried after the reopen, as a client retries one that failed, answers 0 only if
  *     its transaction is then committed (commit) or aborted (abort): never a false success.
+ * Beside the sweep, without the injector: a lazy marker cut off a closed directory, beside the
+ * next transaction at the same (P, E) and under it (COR8 before COR1); a failed data fdatasync in
+ * EndTxn's round makes the write side fail (sticky), so its retry cannot answer success.
  * test_end_decision_window holds the decision round open (IO_FAULT_STALL on the decision
  * record's fdatasync, or under sync=none on a data partition's) and watches from outside: no
  * read_committed reader sees the transaction and rt_txn_end has not returned; then the power
@@ -44,11 +47,13 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -508,6 +513,114 @@ static void window_case(struct tu_fixture *f, enum rt_sync_mode sync, const char
     tu_fixture_close(f);
 }
 
+/* ---- COR8 pinned without the injector: markers cut off with the directory closed ---- */
+
+/* With the directory closed: truncates dir/t-<part>'s newest .log at its first control batch
+ * (that marker and everything after it lost, as a torn tail leaves them) and removes the
+ * clean-shutdown file. */
+static void cut_at_first_marker(const char *dir, uint32_t part)
+{
+    char *pdir = tu_path("%s/t-%u", dir, part);
+    DIR *d = opendir(pdir);
+    assert_non_null(d);
+    char best[256] = "";
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t n = strlen(de->d_name);
+        if (n == 24 && strcmp(de->d_name + 20, ".log") == 0 && strcmp(de->d_name, best) > 0)
+            snprintf(best, sizeof(best), "%s", de->d_name);
+    }
+    closedir(d);
+    assert_true(best[0] != '\0');
+    char *log = tu_path("%s/%s", pdir, best);
+    size_t len = 0;
+    uint8_t *bytes = tu_read_file(log, &len);
+    size_t pos = 0, cut = len;
+    while (pos + 61 <= len && be32_of(bytes + pos + 8) != 0 && cut == len) {
+        if (bytes[pos + 22] & 0x20)
+            cut = pos;
+        pos += 12 + be32_of(bytes + pos + 8);
+    }
+    assert_true(cut < len);
+    free(bytes);
+    tu_truncate(log, cut);
+    free(log);
+    free(pdir);
+    char *clean = tu_path("%s/.clean_shutdown", dir);
+    unlink(clean);
+    free(clean);
+}
+
+/* T1 committed into t-0 and t-1, then T2 Ongoing at the same (P, E) with data in t-0 and t-2;
+ * the directory closed. */
+static void two_at_one_epoch(struct tu_fixture *f, int64_t *pid, int16_t *epoch)
+{
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "t", PARTS), 0);
+    assert_int_equal(rt_txn_init_producer(f->e, ID, 60000, pid, epoch), 0);
+    int32_t seq[PARTS] = {0};
+    for (int t = 0; t < 2; t++) {
+        struct rt_topic_partition tp[2] = {{"t", PART_OF[t][0]}, {"t", PART_OF[t][1]}};
+        assert_int_equal(rt_txn_add_partitions(f->e, ID, *pid, *epoch, tp, 2), 0);
+        for (int k = 0; k < 2; k++) {
+            uint8_t buf[1024];
+            uint32_t part = PART_OF[t][k];
+            size_t len = txn_batch(buf, sizeof(buf), *pid, *epoch, seq[part], TAG[t]);
+            int64_t base = -1;
+            assert_int_equal(rt_append_batch(f->e, "t", part, buf, len, &base), 0);
+            seq[part] += RECORDS;
+        }
+        if (t == 0)
+            assert_int_equal(rt_txn_end(f->e, ID, *pid, *epoch, true), 0);
+    }
+    tu_fixture_close(f);
+}
+
+/* COR8: T1's lazy marker lost in t-1 (which T2 does not touch) while T2 is Ongoing at the same
+ * (P, E): the open finds T1 open in t-1 with first offset 0, and T1's 0x7203 record naming
+ * (t-1, 0) commits it; T2 stays live (COR1, sync=always) and commits afterwards. Under the
+ * rules for 0x7201 records (G.5: the id is Ongoing, not Complete* at E + 1) it was aborted. */
+static void test_lost_marker_beside_next_transaction(void **state)
+{
+    struct tu_fixture *f = *state;
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    two_at_one_epoch(f, &pid, &epoch);
+    cut_at_first_marker(f->dir, 1);
+    tu_fixture_open(f);
+    assert_true(whole(f->e, 0, "T1's marker lost in t-1"));
+    assert_false(whole(f->e, 1, "T1's marker lost in t-1"));
+    assert_true(lso_settled(f->e) == false); /* T2 is open in t-0 and t-2 */
+    assert_int_equal(rt_txn_end(f->e, ID, pid, epoch, true), 0);
+    assert_true(whole(f->e, 1, "T2 committed after the reopen"));
+    assert_true(lso_settled(f->e));
+    tu_fixture_close(f);
+    tu_fixture_open(f); /* the markers the open wrote are durable */
+    assert_true(whole(f->e, 0, "second open"));
+    assert_true(whole(f->e, 1, "second open"));
+    tu_fixture_close(f);
+}
+
+/* COR8 before COR1: under sync=none T1's marker in t-0 is lost with T2's data after it (a power
+ * loss before T2's end), so t-0 holds T1 open at (P, E) while the id is Ongoing at E listing
+ * t-0. T1's record naming (t-0, its first offset) commits it there; T2 is fenced and aborted
+ * (CO13). Were T1's data left to the Ongoing T2 (COR1), the fence's ABORT would undo T1 in t-0. */
+static void test_lost_marker_under_next_transaction(void **state)
+{
+    struct tu_fixture *f = *state;
+    f->o.sync_mode = RT_SYNC_NONE;
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    two_at_one_epoch(f, &pid, &epoch);
+    cut_at_first_marker(f->dir, 0);
+    tu_fixture_open(f);
+    assert_true(whole(f->e, 0, "T1's marker and T2's data lost in t-0"));
+    assert_false(whole(f->e, 1, "T1's marker and T2's data lost in t-0"));
+    assert_true(lso_settled(f->e));
+    assert_int_equal(rt_txn_end(f->e, ID, pid, epoch, true), RT_E_PRODUCER_FENCED);
+    tu_fixture_close(f);
+}
+
 /* CO12(c, d): under sync=none the data's fdatasync in EndTxn's round fails (EIO, once): EndTxn
  * fails, the engine's write side fails with it (sticky: the bytes may be lost, so neither a
  * retried EndTxn nor anything else may answer success), and the reopen finds T2 whole. */
@@ -579,6 +692,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_power_loss_at_every_step, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_lost_marker_beside_next_transaction, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_lost_marker_under_next_transaction, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_end_data_sync_fails, tu_fixture_setup,
                                         tu_fixture_teardown),
