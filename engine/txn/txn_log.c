@@ -19,8 +19,9 @@
  *     4     n     transactional id          UTF-8, no NUL byte
  *
  *     value
- *     0     2     version              i16  = 0 (Kafka's v0) or 0x7201 (ringtail's; Kafka's
- *                                           own v1 is a flexible version and is not read)
+ *     0     2     version              i16  = 0 (Kafka's v0) or 0x7201, 0x7202, 0x7203
+ *                                           (ringtail's; Kafka's own v1 is a flexible
+ *                                           version and is not read)
  *     2     8     producer_id          i64
  *     10    2     producer_epoch       i16
  *     12    4     transaction_timeout_ms i32
@@ -29,10 +30,10 @@
  *     21    ...   per topic: topic STRING, partition id count i32 (>= 1), partition ids i32 each
  *     ...   8     last_update_ms       i64
  *     ...   8     start_ms             i64
- *     -- versions 0x7201 and 0x7202 --
+ *     -- versions 0x7201, 0x7202 and 0x7203 --
  *     ...   4     check_count          i32
  *     ...   1     flags                i8   bit 0 hanging; bits 1-7 zero
- *     -- version 0x7202 only (a transaction decided in one durable round, coordinator.c CO9) --
+ *     -- versions 0x7202 and 0x7203 (a transaction decided in one durable round, CO9, CO12) --
  *     ...   2     txn_epoch            i16  the epoch of the transaction's data, >= 0
  *     ...   4*n   last_sequence        i32  one per (topic, partition) pair, in the order the
  *                                           pairs are read; -1 = not checked, else >= 0
@@ -52,7 +53,7 @@
  *   TLK5.  key: the id is valid UTF-8 (shortest form, no surrogates, <= U+10FFFF); Kafka encodes a
  *          Java String, which is always valid UTF-8.
  *   TLV1.  value: at least 2 bytes (a zero-length value is not a value: a tombstone is a *null*
- *          value, which the caller sees before decoding) and version 0 or 0x7201.
+ *          value, which the caller sees before decoding) and version 0, 0x7201, 0x7202 or 0x7203.
  *   TLV2.  value: every field is whole (a short value is "truncated", naming the field).
  *   TLV3.  producer_id >= -1.
  *   TLV4.  producer_epoch >= -1.
@@ -65,7 +66,7 @@
  *   TLV9.  each topic is a valid topic name: 1..249 bytes of [a-zA-Z0-9._-], not "." or "..".
  *   TLV10. each partition id count is >= 1 (not null, not empty: Kafka groups by topic).
  *   TLV11. each partition id >= 0.
- *   TLV12. version 0x7201: check_count >= 0, flags & 0xFE == 0.
+ *   TLV12. versions 0x7201-0x7203: check_count >= 0, flags & 0xFE == 0.
  *   TLV13. no bytes after the last field.
  *   TLV14. no (topic, partition) appears twice (the partitions are a set).
  *   TLV15. version 0x7202: txn_epoch >= 0, each last_sequence >= -1, and the state is one
