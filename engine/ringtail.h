@@ -1053,9 +1053,11 @@ int rt_txn_commit_offsets(rt_engine *engine, const char *transactional_id, int64
                           int16_t epoch, const char *group, const struct rt_offset *offsets,
                           size_t count);
 
-/* EndTxn: commits or aborts the open transaction: Prepare* durable, then a COMMIT or ABORT
- * marker into every partition added (pending offsets applied or dropped), durable before this
- * returns; the producer keeps its id and epoch. With nothing open (nothing added since the last
+/* EndTxn: commits or aborts the open transaction in one durable round: the decision record
+ * (with, for a commit, any not yet fdatasynced data of the transaction) durable, then a COMMIT or
+ * ABORT marker into every partition added (pending offsets applied or dropped), visible to
+ * read_committed before this returns (durable with its file's next fdatasync; a lost one is
+ * rewritten at the next open from the decision record); the producer keeps its id and epoch. With nothing open (nothing added since the last
  * end, or a retried EndTxn) it returns 0 and writes nothing — unless the last end had the other
  * outcome: RT_E_INVALID_TXN_STATE (an abort retried after its commit went through is never
  * answered as aborted). Errors: RT_E_INVALID_TXN_STATE (not initialised), RT_E_PRODUCER_FENCED (an

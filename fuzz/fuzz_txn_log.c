@@ -2,8 +2,9 @@
  * fuzz_txn_log.c — libFuzzer target for engine/txn/txn_log.c (docs/format.md §G). The first input
  * byte chooses the decoder (even: key, odd: value); the rest, copied to an exact-size buffer so
  * ASan sees any read past the end, is the record. Whatever decodes must re-encode (ringtail's
- * version 0x7201), and the re-encoded bytes must decode to the same fields; for a key, to the
- * same bytes. A failure must leave no allocation behind and name a rule (TLK1-TLK5, TLV1-TLV14).
+ * version 0x7201, 0x7202 or 0x7203 as read), and the re-encoded bytes must decode to the same fields
+ * (0x7202's sequences and 0x7203's first offsets included); for a key, to the same bytes. A
+ * failure must leave no allocation behind and name a rule (TLK1-TLK5, TLV1-TLV16).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -57,11 +58,16 @@ static void same_fields(const struct txn_log_value *a, const struct txn_log_valu
     for (uint32_t i = 0; i < a->partition_count; i++) {
         CHECK(strcmp(a->partitions[i].topic, b->partitions[i].topic) == 0);
         CHECK(a->partitions[i].partition == b->partitions[i].partition);
+        CHECK(a->partitions[i].last_sequence == b->partitions[i].last_sequence);
+        CHECK(a->partitions[i].first_offset == b->partitions[i].first_offset);
     }
     CHECK(a->last_update_ms == b->last_update_ms);
     CHECK(a->start_ms == b->start_ms);
     CHECK(a->check_count == b->check_count);
     CHECK(a->hanging == b->hanging);
+    CHECK(a->one_round == b->one_round);
+    CHECK(a->kept_epoch == b->kept_epoch);
+    CHECK(a->txn_epoch == b->txn_epoch);
 }
 
 static void fuzz_value(const uint8_t *buf, size_t len)

@@ -2,7 +2,7 @@
  * test_txn_log.c — the `__transaction_state` codec (engine/txn/txn_log.c, docs/format.md §G): the
  * exact bytes of a key and of a value (derived by hand from Kafka's TransactionLogKey.json and
  * TransactionLogValue.json), Kafka v0 values built by hand, round trips over every state and
- * over 0, 1 and many partitions, every truncation, and each rule (TLK1-TLK5, TLV1-TLV14) broken
+ * over 0, 1 and many partitions, every truncation, and each rule (TLK1-TLK5, TLV1-TLV16) broken
  * once on both the decode and the encode side. Pure codec tests: no engine, no files.
  */
 #include <setjmp.h>
@@ -591,7 +591,7 @@ static void test_value_rules(void **state)
     expect_value_corrupt(VALUE_EX, 0, "TLV1 zero-length");
     patched(b, 0, (const uint8_t[]){0x00, 0x01}, 2); /* Kafka's flexible v1 */
     expect_value_corrupt(b, sizeof(VALUE_EX), "TLV1 ");
-    patched(b, 0, (const uint8_t[]){0x72, 0x03}, 2);
+    patched(b, 0, (const uint8_t[]){0x72, 0x04}, 2);
     expect_value_corrupt(b, sizeof(VALUE_EX), "TLV1 ");
     patched(b, 0, (const uint8_t[]){0xFF, 0xFF}, 2);
     expect_value_corrupt(b, sizeof(VALUE_EX), "TLV1 ");
@@ -840,6 +840,77 @@ static void test_value_one_round(void **state)
     txn_log_value_free(&d);
 }
 
+/* Version 0x7203 (a wire transaction decided in one round at a kept epoch, coordinator.c CO12):
+ * 0x7202 and one first_offset per pair, round-tripped in pair order; older versions decode with
+ * first_offset -1; TLV16 is refused on both sides; every truncation is TLV2; kept_epoch without
+ * one_round is refused by the encoder. */
+static void test_value_kept_epoch(void **state)
+{
+    (void)state;
+    struct txn_log_partition parts[3];
+    struct txn_log_value v = example_value(parts);
+    v.state = TXN_PREPARE_ABORT;
+    v.one_round = true;
+    v.kept_epoch = true;
+    v.txn_epoch = 3;
+    parts[0].last_sequence = 9;
+    parts[0].first_offset = 4000000000LL;
+    parts[1].last_sequence = -1;
+    parts[1].first_offset = -1;
+    parts[2].last_sequence = 5;
+    parts[2].first_offset = 0;
+    uint8_t buf[512];
+    size_t len = 0;
+    assert_int_equal(txn_log_value_encode(&v, buf, sizeof(buf), &len), 0);
+    assert_int_equal(len, txn_log_value_size(&v));
+    assert_int_equal(buf[0], 0x72);
+    assert_int_equal(buf[1], 0x03);
+    struct txn_log_value d;
+    const char *why = NULL;
+    assert_int_equal(txn_log_value_decode(buf, len, &d, &why), 0);
+    assert_same_value(&v, &d);
+    assert_true(d.one_round);
+    assert_true(d.kept_epoch);
+    assert_int_equal(d.txn_epoch, 3);
+    assert_int_equal(d.partitions[0].last_sequence, 9);
+    assert_int_equal(d.partitions[0].first_offset, 4000000000LL);
+    assert_int_equal(d.partitions[1].first_offset, -1);
+    assert_int_equal(d.partitions[2].first_offset, 0);
+    assert_int_equal(d.partitions[2].last_sequence, 5);
+    txn_log_value_free(&d);
+    for (size_t n = 0; n < len; n++)
+        expect_value_corrupt(buf, n, n < 2 ? "TLV1 " : "TLV2 ");
+    uint8_t longer[520];
+    memcpy(longer, buf, len);
+    longer[len] = 0;
+    expect_value_corrupt(longer, len + 1, "TLV13 ");
+    /* TLV16: a first_offset below -1 (the last pair's: the value's last 8 bytes) */
+    uint8_t bad[512];
+    memcpy(bad, buf, len);
+    memcpy(bad + len - 8, (const uint8_t[]){0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE}, 8);
+    expect_value_corrupt(bad, len, "TLV16 ");
+    /* TLV15 still holds: a state that decides nothing */
+    memcpy(bad, buf, len);
+    bad[16] = TXN_ONGOING;
+    expect_value_corrupt(bad, len, "TLV15 ");
+    /* encode refuses what decode would, and kept_epoch without one_round */
+    parts[1].first_offset = -2;
+    assert_int_equal(txn_log_value_encode(&v, buf, sizeof(buf), &len), RT_E_INVALID_ARGUMENT);
+    parts[1].first_offset = -1;
+    v.one_round = false;
+    assert_int_equal(txn_log_value_encode(&v, buf, sizeof(buf), &len), RT_E_INVALID_ARGUMENT);
+    /* 0x7202: first offsets are not written (decoded as -1) */
+    v.one_round = true;
+    v.kept_epoch = false;
+    assert_int_equal(txn_log_value_encode(&v, buf, sizeof(buf), &len), 0);
+    assert_int_equal(buf[1], 0x02);
+    assert_int_equal(txn_log_value_decode(buf, len, &d, &why), 0);
+    assert_false(d.kept_epoch);
+    assert_int_equal(d.partitions[0].first_offset, -1);
+    assert_int_equal(d.partitions[0].last_sequence, 9);
+    txn_log_value_free(&d);
+}
+
 static void test_state_names(void **state)
 {
     (void)state;
@@ -873,6 +944,7 @@ int main(void)
         cmocka_unit_test(test_value_too_many_pairs),
         cmocka_unit_test(test_value_encode_rejects),
         cmocka_unit_test(test_value_one_round),
+        cmocka_unit_test(test_value_kept_epoch),
         cmocka_unit_test(test_state_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -735,6 +735,7 @@ static int producer_state_call(struct shard *s, void *arg)
                                    .txn_first_offset = pe ? pe->current_txn_first_offset : -1};
     if (pe && pe->batch_count)
         c->view.last_sequence = pe->batches[pe->batch_count - 1].last_seq;
+    c->view.unsynced = c->partition->unsynced;
     return 0;
 }
 
@@ -755,6 +756,50 @@ int log_producer_state(struct log *lg, struct partition *p, int64_t producer_id,
     return 0;
 }
 
+int log_producer_states(struct log *lg, struct partition *const *parts, size_t n,
+                        int64_t producer_id, struct log_producer_view *out)
+{
+    if (n == 0)
+        return 0;
+    struct producer_state_call *calls = calloc(n, sizeof(*calls));
+    struct shard_request *reqs = calloc(n, sizeof(*reqs));
+    struct shard_request **by_shard = calloc(n, sizeof(*by_shard));
+    int rc = calls && reqs && by_shard ? 0 : -ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        calls[i] = (struct producer_state_call){.partition = parts[i], .producer_id = producer_id};
+        reqs[i] = (struct shard_request){
+            .kind = SHARD_REQ_CALL, .fn = producer_state_call, .arg = &calls[i]};
+        if (lg->opts.read_only) /* no shard thread runs and nothing writes: read in place */
+            reqs[i].result = producer_state_call(parts[i]->shard, &calls[i]);
+    }
+    /* Every shard's calls queued before waiting for any: the shards answer in parallel. */
+    for (uint32_t s = 0; rc == 0 && !lg->opts.read_only && s < lg->shard_count; s++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (parts[i]->shard == &lg->shards[s])
+                by_shard[k++] = &reqs[i];
+        if (k)
+            shard_enqueue_many(&lg->shards[s], by_shard, k);
+    }
+    for (uint32_t s = 0; rc == 0 && !lg->opts.read_only && s < lg->shard_count; s++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (parts[i]->shard == &lg->shards[s])
+                by_shard[k++] = &reqs[i];
+        if (k)
+            shard_wait_many(&lg->shards[s], by_shard, k);
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (reqs[i].result && !rc)
+            rc = reqs[i].result;
+        out[i] = calls[i].view;
+    }
+    free(by_shard);
+    free(reqs);
+    free(calls);
+    return rc;
+}
+
 static int sync_unsynced_call(struct shard *s, void *arg)
 {
     (void)arg;
@@ -765,6 +810,37 @@ int log_sync_unsynced(struct log *lg)
 {
     int rc = log_write_check(lg);
     return rc ? rc : each_shard(lg, sync_unsynced_call);
+}
+
+int log_sync_unsynced_shards(struct log *lg, struct partition *const *parts, size_t n)
+{
+    int rc = log_write_check(lg);
+    if (rc || n == 0)
+        return rc;
+    struct shard_request *reqs = calloc(lg->shard_count, sizeof(*reqs));
+    if (!reqs)
+        return -ENOMEM;
+    /* One call per shard holding one of the partitions, all queued before any is waited for. */
+    for (uint32_t s = 0; s < lg->shard_count; s++) {
+        bool holds = false;
+        for (size_t i = 0; i < n && !holds; i++)
+            holds = parts[i]->shard == &lg->shards[s];
+        if (!holds)
+            continue;
+        reqs[s] = (struct shard_request){.kind = SHARD_REQ_CALL, .fn = sync_unsynced_call};
+        struct shard_request *one = &reqs[s];
+        shard_enqueue_many(&lg->shards[s], &one, 1);
+    }
+    for (uint32_t s = 0; s < lg->shard_count; s++) {
+        if (reqs[s].kind != SHARD_REQ_CALL)
+            continue;
+        struct shard_request *one = &reqs[s];
+        shard_wait_many(&lg->shards[s], &one, 1);
+        if (reqs[s].result && !rc)
+            rc = reqs[s].result;
+    }
+    free(reqs);
+    return rc;
 }
 
 static int snapshot_call(struct shard *s, void *arg)

@@ -264,15 +264,28 @@ struct log_producer_view {
     int16_t epoch;            /* its epoch there (-1 unknown) */
     int64_t last_sequence;    /* the last sequence of its newest batch (-1: none) */
     int64_t txn_first_offset; /* its open transaction's first offset (-1: none open) */
+    bool unsynced;            /* the partition holds bytes written since its last fdatasync */
 };
 
 /* The producer's state in p, read on its shard thread (in place on a read-only log). */
 int log_producer_state(struct log *lg, struct partition *p, int64_t producer_id,
                        struct log_producer_view *out);
 
+/* log_producer_state for n partitions (any shards): every shard's calls are queued before any
+ * is waited for, so the shards answer in parallel (one wake-up per shard). out[i] is parts[i]'s
+ * view. 0, the first call's error, or -ENOMEM. */
+int log_producer_states(struct log *lg, struct partition *const *parts, size_t n,
+                        int64_t producer_id, struct log_producer_view *out);
+
 /* Fdatasyncs every partition written since its last fdatasync (lazy markers, SH6), on every
  * shard; returns once all are durable. */
 int log_sync_unsynced(struct log *lg);
+
+/* The same on the shards of parts[0..n) only (every partition of such a shard written since
+ * its last fdatasync, those among them), the shards in parallel: what a wire transaction's
+ * decision round runs for partitions whose data may not be durable yet (coordinator.c CO12).
+ * Costs one shard call per such shard, no fdatasync where nothing is unsynced. */
+int log_sync_unsynced_shards(struct log *lg, struct partition *const *parts, size_t n);
 
 /* ---- maintenance ---- */
 

@@ -206,7 +206,10 @@ static int sync_dirty(struct shard *s, int64_t now_ms)
 
 int shard_sync_unsynced(struct shard *s)
 {
-    return sync_dirty(s, fs_monotonic_ms());
+    int rc = sync_dirty(s, fs_monotonic_ms());
+    if (rc)
+        set_sticky(s, rc); /* the bytes it cleared `unsynced` for may be lost: never retried */
+    return rc;
 }
 
 int shard_enforce_retention(struct shard *s)

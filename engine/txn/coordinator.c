@@ -20,6 +20,9 @@
  *                                       |              PrepareAbort(1R)  CompleteCommit   |  |
  *                                       |   end(commit) [end_locked]: PrepareCommit,      |  |
  *                                       |   durable markers, CompleteCommit  <------------+  |
+ *                                       |   wire EndTxn [end_wire_locked, CO12]: Prepare*   |
+ *                                       |   (0x7203) in one round, markers and Complete*    |
+ *                                       |   lazily (commit and abort alike) <---------------+
  *                                       |   end(abort), timeout, check-back:                 |
  *                                       +------ CompleteAbort <-- PrepareAbort <-------------+
  *   Ongoing --(init by a newer instance)--> PrepareEpochFence --> PrepareAbort --> CompleteAbort
@@ -53,9 +56,9 @@
  *        place of CO3's bump, a transactional batch from outside is accepted only for a partition
  *        its producer's id holds in an Ongoing transaction at that very epoch
  *        (coordinator_verify, KIP-890 part 1), so a write after the end cannot open a
- *        transaction no coordinator knows of. Such transactions keep the durable protocol
- *        (durable Ongoing, PrepareCommit, durable markers): several of them share one epoch, so
- *        only the durable records tell a lost marker from the next transaction. Caveat: a batch
+ *        transaction no coordinator knows of. Several such transactions share one (producer
+ *        id, epoch), so (P, E) does not tell a lost marker from the next transaction: their
+ *        decision records name each partition's first offset instead (CO12, COR8). Caveat: a batch
  *        checked just before its transaction's markers and appended just after them opens such
  *        a transaction (the check runs on the caller's thread, the markers on the shards); a
  *        well-behaved client never ends a transaction with a produce unanswered, and the next
@@ -83,12 +86,36 @@
  *   CO11. A lazy marker is durable once its file's next fdatasync (or a seal) ran. Before a
  *        record that could repair it is deleted (compaction, CO6; expiry to Dead) every
  *        partition written since its last fdatasync is fdatasynced (log_sync_unsynced).
+ *   CO12. One durable round over the wire (rt_txn_end at a kept epoch, CO7; end_wire_locked):
+ *        (a) AddPartitionsToTxn stays durable (an Ongoing record before the client may write
+ *        the partition: the transaction survives a restart, as in Kafka, and verification has
+ *        the partitions after a reopen); it is not on EndTxn's path; (b) EndTxn reads, for each
+ *        partition of the transaction, the producer's state there (the client has every produce
+ *        answer before it sends EndTxn): the open transaction's first offset F and the last
+ *        sequence S (-1 and -1 where it wrote nothing), and appends Prepare* as a 0x7203 value
+ *        (txn_epoch = producer_epoch = the kept epoch E, per partition S and F); (c) for a
+ *        commit, every partition that holds bytes not yet fdatasynced is fdatasynced
+ *        (log_sync_unsynced_shards) while that record's round runs, so the data up to S is
+ *        durable together with the decision (nothing extra where it already is: sync=always);
+ *        an abort's data need not be durable; (d) once both are durable the outcome is
+ *        decided; the markers are written lazily (SH6) and EndTxn returns once they are
+ *        visible; Complete* follows lazily (CO9). An EndTxn that fails before (d) adopts
+ *        nothing (the write side is then failed, sticky) and the next open decides by R1.
+ *        A retried EndTxn after Complete* answers 0 only for the same outcome (end_op), and the
+ *        open that decided R1 wrote the outcome it decided, so a retry never turns an abort
+ *        into a success.
+ *   CO13. A durable Ongoing found at open (a wire transaction's, CO12(a)) stays live only under
+ *        sync=always, where every produce the client saw answered is durable. Under sync=none or
+ *        interval its acknowledged data may be gone with the page cache, so the open fences it
+ *        (PrepareEpochFence, ABORT markers, the epoch bumped): the client's retried EndTxn is
+ *        RT_E_PRODUCER_FENCED, never a success for a transaction the crash cut short.
  *
  * Reconciliation with the partitions (a partition may lose a marker the coordinator counted on:
  * a lazy one at power loss, CO9; a torn tail; docs/format.md G.5, G.6). For a transaction open in
  * a partition — producer P at epoch E there, first offset F — with the id holding P (if any):
  *   COR1. The id is Ongoing at epoch E, or Prepare* at the epoch its markers carry (E + 1, or E
- *         when the epoch was exhausted) — a one-round Prepare* only when its txn_epoch is E —
+ *         when the epoch was exhausted) — a one-round Prepare* only when its txn_epoch is E
+ *         (and, at a kept epoch, only for the transaction whose first offset it names: COR8) —
  *         and lists the partition: the transaction is live. Open leaves it to its producer, its
  *         timeout (CO5), rt_txn_abort, or CO2/CO10.
  *   COR2. The id is CompleteCommit or CompleteAbort at epoch E + 1 — the bump that ended this very
@@ -110,6 +137,19 @@
  *   COR6. An operator can always release a pinned LSO (rt_txn_abort_partition): a live (COR1)
  *         transaction is aborted through the coordinator in all its partitions (all-or-nothing);
  *         any other gets an ABORT marker at the partition's epoch for P, in that partition alone.
+ *   COR8. Before COR1 for a transaction whose first offset is F: the newest kept-epoch
+ *         decision record (0x7203) with producer P, txn_epoch E and (partition, F) among its
+ *         partitions decides it (COMMIT or ABORT at epoch E), whatever the id holds now — an
+ *         Ongoing at E listing the partition is then a later transaction, since every ended
+ *         wire transaction's record names F, is durable before any of its markers, and is kept
+ *         until they are (CO11) — unless the id's last value is that very record (COR1: then
+ *         CO10, where at a kept epoch a partition is *ready* only with the first offset F).
+ *         Exact: F identifies one transaction in a partition; an offset is written twice only
+ *         after a power loss cut the partition's tail, and the record naming the lost data was
+ *         decided (R1) at that open, before anything was written there again, so the newer of
+ *         two records naming one (P, E, partition, F) names the data there now. A kept-epoch
+ *         record is never matched by (P, E) alone (COR7 skips it), and a kept-epoch Prepare*
+ *         is live (COR1) only for the transaction whose F it names.
  *   COR7. Before COR2/COR3: the newest one-round decision record the log still holds for (P,
  *         txn_epoch E) naming the partition decides it (COMMIT or ABORT at that record's marker
  *         epoch), unless it is the id's last value (COR1, then CO10). A lazy marker lost after
@@ -122,11 +162,16 @@
  * (O(open x decisions)), at open only; one marker round per shard; for each one-round Prepare*
  * left at open, one shard call per partition (log_producer_state).
  *
+ * Costs of a wire EndTxn (CO12): one shard call per partition for its producer state, one
+ * fdatasync round for the decision record (and, beside it, one per shard holding unsynced data
+ * of the transaction: none under sync=always), one marker write per shard, no wait for
+ * Complete*. The AddPartitionsToTxn before it is one durable record per new partition set.
+ *
  * Costs: a one-round commit writes 2 log records (PrepareCommit with its data, CompleteCommit
  * lazily) and one marker per partition; commit waits for one round (the data and the
  * PrepareCommit, fdatasynced in parallel on their shards, in sequence where they share one) and
- * one write (the markers). Abort and the wire path write Ongoing (wire only), Prepare* and
- * Complete* and wait for Prepare* and the durable markers. The writes of concurrent
+ * one write (the markers). rt_producer_abort, timeouts and fences write Prepare* and Complete*
+ * and wait for Prepare* and the durable markers. The writes of concurrent
  * transactions share group-commit rounds. The timer scans every id each tick (O(ids)).
  */
 #include "coordinator.h"
@@ -183,6 +228,7 @@ struct decision {
     int16_t txn_epoch;   /* ... and its epoch */
     int16_t marker_epoch;
     bool commit;
+    bool kept_epoch; /* 0x7203: identified per partition by first offset (COR8) */
     uint32_t partition_count;
     struct txn_log_partition *partitions;
 };
@@ -211,6 +257,8 @@ struct coordinator {
 
 static const struct decision *decision_find(const struct coordinator *c, int64_t pid, int16_t epoch,
                                             const char *topic, uint32_t partition);
+static const struct decision *decision_find_kept(const struct coordinator *c,
+                                                 const struct log_open_txn *t);
 
 static struct group_manager *coordinator_groups(struct coordinator *c)
 {
@@ -623,6 +671,7 @@ static int finish_as(struct coordinator *c, struct txn_meta *m, bool commit, int
     next.partitions = NULL;
     next.partition_count = 0;
     next.one_round = false;
+    next.kept_epoch = false;
     next.producer_id = next_pid;
     next.producer_epoch = next_epoch;
     next.start_ms = -1;
@@ -701,6 +750,90 @@ static int end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bo
 
 static bool holds_partition(const struct txn_meta *m, const char *topic, uint32_t partition);
 
+/* CO12: ends m's Ongoing wire transaction (its epoch kept, CO7) in one durable round. The
+ * decision record (0x7203: txn_epoch = marker epoch = the kept epoch, and per partition the
+ * producer's last sequence and the transaction's first offset there, read from the partition's
+ * producer state) is appended while every partition that may hold the data unsynced is
+ * fdatasynced (a commit only: an abort's data may vanish); once both are durable the outcome
+ * is decided, and the markers and Complete* follow lazily (SH6). Caller holds m->lock. */
+static int end_wire_locked(struct coordinator *c, struct txn_meta *m, bool commit)
+{
+    assert(m->v.state == TXN_ONGOING);
+    if (m->deciding)
+        return error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                         "transactional id '%s' is committing its transaction", m->id);
+    uint32_t n = m->v.partition_count;
+    struct txn_log_value prep = m->v;
+    prep.partitions = malloc((size_t)(n ? n : 1) * sizeof(*prep.partitions));
+    struct partition **parts = calloc(n ? n : 1, sizeof(*parts));
+    struct partition **dirty = calloc(n ? n : 1, sizeof(*dirty));
+    struct log_producer_view *views = calloc(n ? n : 1, sizeof(*views));
+    uint32_t *at = calloc(n ? n : 1, sizeof(*at));
+    int rc = prep.partitions && parts && dirty && views && at ? 0 : -ENOMEM;
+    uint32_t dirty_count = 0, found = 0;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        struct txn_log_partition *tp = &prep.partitions[i];
+        *tp = m->v.partitions[i];
+        tp->last_sequence = -1; /* nothing of this transaction there, unless its state says */
+        tp->first_offset = -1;
+        struct partition *p = log_partition(c->lg, tp->topic, tp->partition);
+        if (!p)
+            continue; /* the marker write reports it */
+        at[found] = i;
+        parts[found++] = p;
+    }
+    /* One shard call per partition, the shards in parallel. */
+    if (rc == 0)
+        rc = log_producer_states(c->lg, parts, found, m->v.producer_id, views);
+    for (uint32_t k = 0; rc == 0 && k < found; k++) {
+        const struct log_producer_view *pv = &views[k];
+        struct txn_log_partition *tp = &prep.partitions[at[k]];
+        if (!pv->known || pv->epoch != m->v.producer_epoch || pv->txn_first_offset < 0)
+            continue;
+        tp->first_offset = pv->txn_first_offset;
+        tp->last_sequence = pv->last_sequence > INT32_MAX ? INT32_MAX : (int32_t)pv->last_sequence;
+        if (pv->unsynced && commit)
+            dirty[dirty_count++] = parts[k];
+    }
+    free(views);
+    free(at);
+    free(parts);
+    prep.state = commit ? TXN_PREPARE_COMMIT : TXN_PREPARE_ABORT;
+    prep.one_round = true;
+    prep.kept_epoch = true;
+    prep.txn_epoch = m->v.producer_epoch; /* the markers carry it too (CO7) */
+    prep.last_update_ms = fs_now_ms();
+    struct wait_write *w = NULL;
+    if (rc == 0)
+        rc = log_write_prepare(c, m->id, &prep, &w);
+    if (rc == 0) {
+        rc = log_append_async(c->lg, &w->req);
+        if (rc)
+            log_write_discard(w);
+    }
+    if (rc) {
+        free(prep.partitions);
+        free(dirty);
+        return rc;
+    }
+    /* The decision round: the record's fdatasync and the data's run meanwhile. */
+    int data_rc = dirty_count ? log_sync_unsynced_shards(c->lg, dirty, dirty_count) : 0;
+    free(dirty);
+    rc = log_write_wait(c, w);
+    if (rc == 0)
+        rc = data_rc;
+    if (rc) {
+        /* Not decided (the engine's write side has failed, sticky): nothing is adopted; the
+         * next open decides by R1 from what became durable (CO10, CO12). */
+        free(prep.partitions);
+        return rc;
+    }
+    free(m->v.partitions);
+    m->v = prep;
+    pid_index(c, m);
+    return finish_as(c, m, commit, m->v.producer_id, m->v.producer_epoch, true, NULL);
+}
+
 static int fenced(const struct txn_meta *m, int64_t pid, int16_t epoch)
 {
     if (pid != m->v.producer_id || epoch < m->v.producer_epoch)
@@ -747,6 +880,7 @@ int coordinator_init(struct coordinator *c, const char *id, int32_t timeout_ms,
         }
         next.state = TXN_EMPTY;
         next.one_round = false;
+        next.kept_epoch = false;
         next.timeout_ms = timeout_ms;
         next.start_ms = -1;
         next.check_count = 0;
@@ -797,7 +931,8 @@ static int add_locked(struct coordinator *c, struct txn_meta *m, int64_t pid, in
                 set[k].partition == parts[i].partition && strcmp(set[k].topic, parts[i].topic) == 0;
         if (!found) {
             set[n] = parts[i];
-            set[n++].last_sequence = -1; /* filled in by a one-round commit's PrepareCommit */
+            set[n].last_sequence = -1;  /* filled in by a one-round commit's PrepareCommit */
+            set[n++].first_offset = -1; /* ... or a wire end's (CO12) */
         }
     }
     if (n == have && m->v.state == TXN_ONGOING) {
@@ -818,6 +953,7 @@ static int add_locked(struct coordinator *c, struct txn_meta *m, int64_t pid, in
     next.partitions = set;
     next.partition_count = n;
     next.one_round = false;
+    next.kept_epoch = false;
     if (m->v.state != TXN_ONGOING) {
         next.start_ms = fs_now_ms();
         next.check_count = 0;
@@ -875,7 +1011,7 @@ static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t ep
     if (rc == 0) {
         switch (m->v.state) {
         case TXN_ONGOING:
-            rc = end_locked_as(c, m, commit, false, bump);
+            rc = bump ? end_locked_as(c, m, commit, false, true) : end_wire_locked(c, m, commit);
             break;
         case TXN_COMPLETE_COMMIT:
         case TXN_COMPLETE_ABORT:
@@ -1163,6 +1299,15 @@ static bool is_live(const struct txn_meta *m, const struct log_open_txn *t)
         return false;
     if (m->v.state == TXN_ONGOING)
         return m->v.producer_epoch == t->producer_epoch;
+    if (is_prepare(m->v.state) && m->v.one_round && m->v.kept_epoch) {
+        /* COR8: at a kept epoch only the very transaction it recorded (its first offset) */
+        for (uint32_t i = 0; i < m->v.partition_count; i++)
+            if (m->v.partitions[i].partition == t->partition &&
+                strcmp(m->v.partitions[i].topic, t->topic) == 0)
+                return m->v.txn_epoch == t->producer_epoch &&
+                       m->v.partitions[i].first_offset == t->first_offset;
+        return false;
+    }
     if (is_prepare(m->v.state) && m->v.one_round)
         return m->v.txn_epoch == t->producer_epoch; /* COR1: the epoch its data carries */
     return is_prepare(m->v.state) && (m->v.producer_epoch == t->producer_epoch ||
@@ -1192,11 +1337,11 @@ static enum reconcile_outcome reconcile_outcome_of(const struct txn_meta *m,
 
 /* After the marker of producer pid is durable in a __consumer_offsets partition: its pending
  * offsets follow the outcome (GO4), as finish() does for a live transaction. */
-static void offsets_follow_marker(struct group_manager *groups, const char *topic, int64_t pid,
-                                  bool commit)
+static void offsets_follow_marker(struct group_manager *groups, const char *topic,
+                                  uint32_t partition, int64_t pid, bool commit)
 {
     if (groups && strcmp(topic, GROUP_OFFSETS_TOPIC) == 0)
-        group_txn_complete(groups, pid, commit);
+        group_txn_complete_partition(groups, pid, partition, commit);
 }
 
 /* COR5: run by coordinator_open before CO2, before the timer starts and before rt_open returns. */
@@ -1222,9 +1367,16 @@ static int reconcile(struct coordinator *c)
             pthread_mutex_lock(&m->lock);
         int16_t marker_epoch = -1;
         enum reconcile_outcome o = reconcile_outcome_of(m, t, &marker_epoch);
+        const struct decision *kept = decision_find_kept(c, t);
         const struct decision *d =
             decision_find(c, t->producer_id, t->producer_epoch, t->topic, t->partition);
-        if (d && o != RECONCILE_LEAVE) {
+        if (kept && !(m && m->v.kept_epoch && is_live(m, t))) {
+            /* COR8: a kept-epoch decision names this very transaction (its first offset in
+             * the partition): its outcome, whatever the id holds now (an Ongoing at the same
+             * epoch is a later transaction), unless the id's last value is that record (R1). */
+            o = kept->commit ? RECONCILE_COMMIT : RECONCILE_ABORT;
+            marker_epoch = kept->marker_epoch;
+        } else if (d && o != RECONCILE_LEAVE) {
             /* COR7: a one-round decision names this transaction and the id has moved on
              * since (else COR1 left it to CO10): its outcome stands, whatever came later. */
             o = d->commit ? RECONCILE_COMMIT : RECONCILE_ABORT;
@@ -1247,8 +1399,8 @@ static int reconcile(struct coordinator *c)
     rc = k ? log_write_markers(c->lg, specs, k) : 0;
     for (size_t i = 0; i < k; i++) {
         if (specs[i].result == 0)
-            offsets_follow_marker(coordinator_groups(c), specs[i].topic, specs[i].producer_id,
-                                  specs[i].type == CONTROL_COMMIT);
+            offsets_follow_marker(coordinator_groups(c), specs[i].topic, specs[i].partition,
+                                  specs[i].producer_id, specs[i].type == CONTROL_COMMIT);
         else if (specs[i].result != RT_E_INVALID_PRODUCER_EPOCH && rc == 0)
             rc = specs[i].result;
     }
@@ -1288,6 +1440,17 @@ static int complete_one_round(struct coordinator *c, struct txn_meta *m)
         int32_t seq = tp->last_sequence;
         bool open = pv.known && pv.epoch == e && pv.txn_first_offset >= 0;
         bool upto = pv.known && pv.epoch == e && pv.last_sequence >= seq;
+        if (m->v.kept_epoch) {
+            /* CO12 (R1 at a kept epoch): the open transaction is this one only if its first
+             * offset is the recorded one; reconciliation (COR8) has closed any other. */
+            if (tp->first_offset < 0)
+                skip[i] = true; /* it had no data there: nothing to mark */
+            else if (pv.known && (pv.epoch > e || (upto && !open)))
+                skip[i] = true; /* its marker is there */
+            else if (!(open && upto && pv.txn_first_offset == tp->first_offset))
+                commit = false; /* data that never became durable: never acknowledged */
+            continue;
+        }
         if (pv.known && (pv.epoch > e || (seq >= 0 && upto && !open))) {
             skip[i] = true; /* its marker is there */
         } else if (seq >= 0 && !(open && upto)) {
@@ -1302,7 +1465,7 @@ static int complete_one_round(struct coordinator *c, struct txn_meta *m)
     }
     int64_t next_pid = m->v.producer_id;
     int16_t next_epoch = m->v.producer_epoch;
-    if (rc == 0 && m->v.producer_epoch == m->v.txn_epoch) {
+    if (rc == 0 && !m->v.kept_epoch && m->v.producer_epoch == m->v.txn_epoch) {
         next_epoch = 0; /* the epoch was exhausted (next_identity): a fresh id takes over */
         rc = producer_registry_allocate(c->producers, &next_pid);
     }
@@ -1396,7 +1559,7 @@ int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct gr
                                    .type = CONTROL_ABORT};
         rc = log_write_markers(lg, &spec, 1);
         if (rc == 0)
-            offsets_follow_marker(groups, p->topic, producer_id, false);
+            offsets_follow_marker(groups, p->topic, partition, producer_id, false);
     }
     if (m) {
         pthread_mutex_unlock(&m->lock);
@@ -1633,6 +1796,7 @@ static int decision_note(struct coordinator *c, const struct txn_log_value *v)
                          .txn_epoch = v->txn_epoch,
                          .marker_epoch = v->producer_epoch,
                          .commit = v->state == TXN_PREPARE_COMMIT,
+                         .kept_epoch = v->kept_epoch,
                          .partition_count = v->partition_count};
     if (v->partition_count) {
         d.partitions = malloc((size_t)v->partition_count * sizeof(*d.partitions));
@@ -1662,11 +1826,35 @@ static const struct decision *decision_find(const struct coordinator *c, int64_t
 {
     for (size_t i = c->decision_count; i-- > 0;) {
         const struct decision *d = &c->decisions[i];
-        if (d->producer_id != pid || d->txn_epoch != epoch)
-            continue;
+        if (d->kept_epoch || d->producer_id != pid || d->txn_epoch != epoch)
+            continue; /* a kept-epoch record is found by its first offset only (COR8) */
         for (uint32_t k = 0; k < d->partition_count; k++)
             if (d->partitions[k].partition == partition &&
                 strcmp(d->partitions[k].topic, topic) == 0)
+                return d;
+    }
+    return NULL;
+}
+
+/* COR8: the newest kept-epoch decision (0x7203) of the transaction open as t: the same producer,
+ * its data's epoch, and t's partition with t's first offset. Offsets in a partition are unique
+ * but for a tail lost at power loss and written again: a record naming an offset whose data was
+ * lost was decided (R1, at the open that truncated it) before anything was written there again,
+ * so of two records naming one (P, E, partition, first offset) the newer names the data there
+ * now. NULL when none does. */
+static const struct decision *decision_find_kept(const struct coordinator *c,
+                                                 const struct log_open_txn *t)
+{
+    if (t->first_offset < 0)
+        return NULL;
+    for (size_t i = c->decision_count; i-- > 0;) {
+        const struct decision *d = &c->decisions[i];
+        if (!d->kept_epoch || d->producer_id != t->producer_id || d->txn_epoch != t->producer_epoch)
+            continue;
+        for (uint32_t k = 0; k < d->partition_count; k++)
+            if (d->partitions[k].first_offset == t->first_offset &&
+                d->partitions[k].partition == t->partition &&
+                strcmp(d->partitions[k].topic, t->topic) == 0)
                 return d;
     }
     return NULL;
@@ -1785,6 +1973,9 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
     if (rc == 0 && !read_only)
         rc = reconcile(c);
     decisions_free(c); /* COR7 needs them only for reconciliation */
+    /* CO13: a durable Ongoing (a wire transaction's) survives the open only where every
+     * acknowledged produce was durable; otherwise its data may be gone, so it is fenced. */
+    bool acked_durable = log_options(lg)->sync_mode == RT_SYNC_ALWAYS;
     /* CO2: finish every transaction a crash left between its phases (not on a read-only engine:
      * it writes nothing, so those stay as they are for rt_txn_list and the next writer). */
     for (uint32_t b = 0; rc == 0 && !read_only && b < COORD_BUCKETS; b++) {
@@ -1799,6 +1990,8 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
                 rc = complete_one_round(c, m);
             else if (rc == 0 && is_prepare(m->v.state))
                 rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+            else if (rc == 0 && m->v.state == TXN_ONGOING && !acked_durable)
+                rc = end_locked(c, m, false, true); /* CO13: fenced, aborted */
             pthread_mutex_unlock(&m->lock);
         }
     }

@@ -1255,6 +1255,17 @@ void group_txn_complete(struct group_manager *g, int64_t producer_id, bool commi
     pthread_mutex_unlock(&g->lock);
 }
 
+void group_txn_complete_partition(struct group_manager *g, int64_t producer_id,
+                                  uint32_t offsets_partition, bool commit)
+{
+    if (!g || offsets_partition >= GROUP_OFFSETS_PARTITIONS)
+        return;
+    pthread_mutex_lock(&g->lock);
+    pending_complete(g, producer_id, commit, offsets_partition); /* GO4: that partition only */
+    maybe_compact(g, offsets_partition);
+    pthread_mutex_unlock(&g->lock);
+}
+
 int group_fetch(struct group_manager *g, const char *group, const char *topic, uint32_t partition,
                 bool require_stable, int64_t *offset_out)
 {

@@ -52,6 +52,11 @@ int group_txn_commit_offsets(struct group_manager *g, int64_t producer_id, int16
 /* After the transaction's marker is durable in the group's partition: apply (commit) or drop
  * (abort) every offset the producer has pending. */
 void group_txn_complete(struct group_manager *g, int64_t producer_id, bool commit);
+/* The same for the producer's pending offsets in one partition of __consumer_offsets only, as
+ * a marker there resolves them (GO4): what reconciliation (coordinator.c COR5) runs after the
+ * marker it wrote into that partition. */
+void group_txn_complete_partition(struct group_manager *g, int64_t producer_id,
+                                  uint32_t offsets_partition, bool commit);
 
 /* The committed offset or -1; RT_E_UNSTABLE_OFFSET_COMMIT when require_stable and a
  * transactional commit for it is pending. */

@@ -19,8 +19,9 @@
  *     4     n     transactional id          UTF-8, no NUL byte
  *
  *     value
- *     0     2     version              i16  = 0 (Kafka's v0) or 0x7201 (ringtail's; Kafka's
- *                                           own v1 is a flexible version and is not read)
+ *     0     2     version              i16  = 0 (Kafka's v0) or 0x7201, 0x7202, 0x7203
+ *                                           (ringtail's; Kafka's own v1 is a flexible
+ *                                           version and is not read)
  *     2     8     producer_id          i64
  *     10    2     producer_epoch       i16
  *     12    4     transaction_timeout_ms i32
@@ -29,13 +30,18 @@
  *     21    ...   per topic: topic STRING, partition id count i32 (>= 1), partition ids i32 each
  *     ...   8     last_update_ms       i64
  *     ...   8     start_ms             i64
- *     -- versions 0x7201 and 0x7202 --
+ *     -- versions 0x7201, 0x7202 and 0x7203 --
  *     ...   4     check_count          i32
  *     ...   1     flags                i8   bit 0 hanging; bits 1-7 zero
- *     -- version 0x7202 only (a transaction decided in one durable round, coordinator.c CO9) --
+ *     -- versions 0x7202 and 0x7203 (a transaction decided in one durable round, CO9, CO12) --
  *     ...   2     txn_epoch            i16  the epoch of the transaction's data, >= 0
  *     ...   4*n   last_sequence        i32  one per (topic, partition) pair, in the order the
  *                                           pairs are read; -1 = not checked, else >= 0
+ *     -- version 0x7203 only (0x7202's fields, then: a wire transaction that kept its epoch,
+ *        coordinator.c CO12) --
+ *     ...   8*n   first_offset         i64  one per pair, in the same order: the offset of the
+ *                                           transaction's first batch in that partition; -1 =
+ *                                           it had none there, else >= 0
  *
  * Validity (decode checks in this order and reports the first failure; encode refuses with
  * RT_E_INVALID_ARGUMENT whatever would break them, so everything written here decodes):
@@ -47,7 +53,7 @@
  *   TLK5.  key: the id is valid UTF-8 (shortest form, no surrogates, <= U+10FFFF); Kafka encodes a
  *          Java String, which is always valid UTF-8.
  *   TLV1.  value: at least 2 bytes (a zero-length value is not a value: a tombstone is a *null*
- *          value, which the caller sees before decoding) and version 0 or 0x7201.
+ *          value, which the caller sees before decoding) and version 0, 0x7201, 0x7202 or 0x7203.
  *   TLV2.  value: every field is whole (a short value is "truncated", naming the field).
  *   TLV3.  producer_id >= -1.
  *   TLV4.  producer_epoch >= -1.
@@ -60,11 +66,12 @@
  *   TLV9.  each topic is a valid topic name: 1..249 bytes of [a-zA-Z0-9._-], not "." or "..".
  *   TLV10. each partition id count is >= 1 (not null, not empty: Kafka groups by topic).
  *   TLV11. each partition id >= 0.
- *   TLV12. version 0x7201: check_count >= 0, flags & 0xFE == 0.
+ *   TLV12. versions 0x7201-0x7203: check_count >= 0, flags & 0xFE == 0.
  *   TLV13. no bytes after the last field.
  *   TLV14. no (topic, partition) appears twice (the partitions are a set).
  *   TLV15. version 0x7202: txn_epoch >= 0, each last_sequence >= -1, and the state is one
  *          that decides (PrepareCommit, PrepareAbort, CompleteCommit or CompleteAbort).
+ *   TLV16. version 0x7203: TLV15, and each first_offset >= -1.
  * The timestamps are not constrained (Kafka writes -1 for "no transaction started").
  *
  * Decode flattens Kafka's {topic, [ids]} into (topic, partition) pairs in the order read; encode
@@ -87,16 +94,17 @@
 #include "batch.h"
 #include "meta.h"
 
-#define KEY_VERSION             0
-#define VALUE_VERSION_KAFKA_V0  0
-#define VALUE_VERSION_RINGTAIL  0x7201
-#define VALUE_VERSION_ONE_ROUND 0x7202
-#define KEY_HEADER_BYTES        4  /* version + id length */
-#define VALUE_HEAD_BYTES        21 /* version .. topic count */
-#define VALUE_TAIL_BYTES        16 /* the two timestamps */
-#define VALUE_EXT_BYTES         5  /* check_count + flags */
-#define TOPIC_ENTRY_MIN_BYTES   11 /* i16 length, 1-byte name, i32 count, one i32 id */
-#define FLAG_HANGING            0x01
+#define KEY_VERSION              0
+#define VALUE_VERSION_KAFKA_V0   0
+#define VALUE_VERSION_RINGTAIL   0x7201
+#define VALUE_VERSION_ONE_ROUND  0x7202
+#define VALUE_VERSION_KEPT_EPOCH 0x7203
+#define KEY_HEADER_BYTES         4  /* version + id length */
+#define VALUE_HEAD_BYTES         21 /* version .. topic count */
+#define VALUE_TAIL_BYTES         16 /* the two timestamps */
+#define VALUE_EXT_BYTES          5  /* check_count + flags */
+#define TOPIC_ENTRY_MIN_BYTES    11 /* i16 length, 1-byte name, i32 count, one i32 id */
+#define FLAG_HANGING             0x01
 
 /* Offsets of the fixed head of a value. */
 #define V_OFF_VERSION     0
@@ -292,6 +300,8 @@ size_t txn_log_value_size(const struct txn_log_value *v)
     }
     if (v->one_round)
         size += 2 + 4 * (size_t)v->partition_count; /* txn_epoch, last_sequence each */
+    if (v->one_round && v->kept_epoch)
+        size += 8 * (size_t)v->partition_count; /* first_offset each */
     return size;
 }
 
@@ -328,6 +338,11 @@ static int value_check(const struct txn_log_value *v)
     for (uint32_t i = 0; v->one_round && i < v->partition_count; i++)
         if (v->partitions[i].last_sequence < -1)
             return RT_E_INVALID_ARGUMENT; /* TLV15 */
+    if (v->kept_epoch && !v->one_round)
+        return RT_E_INVALID_ARGUMENT; /* 0x7203 extends 0x7202 */
+    for (uint32_t i = 0; v->kept_epoch && i < v->partition_count; i++)
+        if (v->partitions[i].first_offset < -1)
+            return RT_E_INVALID_ARGUMENT; /* TLV16 */
     int rc = partitions_repeat(v->partitions, v->partition_count);
     if (rc < 0)
         return rc;
@@ -347,7 +362,9 @@ int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap
     assert(buf);
 
     uint8_t *p = buf;
-    be16_store(p + V_OFF_VERSION, v->one_round ? VALUE_VERSION_ONE_ROUND : VALUE_VERSION_RINGTAIL);
+    be16_store(p + V_OFF_VERSION, v->kept_epoch  ? VALUE_VERSION_KEPT_EPOCH
+                                  : v->one_round ? VALUE_VERSION_ONE_ROUND
+                                                 : VALUE_VERSION_RINGTAIL);
     be64_store(p + V_OFF_PRODUCER_ID, (uint64_t)v->producer_id);
     be16_store(p + V_OFF_EPOCH, (uint16_t)v->producer_epoch);
     be32_store(p + V_OFF_TIMEOUT, (uint32_t)v->timeout_ms);
@@ -384,6 +401,9 @@ int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap
         for (uint32_t k = 0; k < v->partition_count; k++, p += 4)
             be32_store(p, (uint32_t)v->partitions[k].last_sequence);
     }
+    if (v->kept_epoch)
+        for (uint32_t k = 0; k < v->partition_count; k++, p += 8)
+            be64_store(p, (uint64_t)v->partitions[k].first_offset);
 
     assert((size_t)(p - buf) == size);
     *len_out = size;
@@ -455,9 +475,9 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
         return corrupt(why, "TLV1 value truncated (version)");
     int16_t version = (int16_t)be16_load(buf + V_OFF_VERSION);
     if (version != VALUE_VERSION_KAFKA_V0 && version != VALUE_VERSION_RINGTAIL &&
-        version != VALUE_VERSION_ONE_ROUND)
+        version != VALUE_VERSION_ONE_ROUND && version != VALUE_VERSION_KEPT_EPOCH)
         return corrupt(why, "TLV1 unknown value version (only Kafka's 0 and ringtail's 0x7201, "
-                            "0x7202)");
+                            "0x7202, 0x7203)");
     if (len < VALUE_HEAD_BYTES)
         return corrupt(why, "TLV2 value truncated (fixed fields)");
 
@@ -486,9 +506,11 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
     int rc = walk_partitions(buf, len, &at, topics < 0 ? 0 : topics, NULL, &pairs, why);
     if (rc)
         return rc;
-    bool one_round = version == VALUE_VERSION_ONE_ROUND;
+    bool kept_epoch = version == VALUE_VERSION_KEPT_EPOCH;
+    bool one_round = version == VALUE_VERSION_ONE_ROUND || kept_epoch;
     size_t ext = version != VALUE_VERSION_KAFKA_V0 ? VALUE_EXT_BYTES : 0;
     size_t round_bytes = one_round ? 2 + 4 * (size_t)pairs : 0;
+    size_t first_bytes = kept_epoch ? 8 * (size_t)pairs : 0;
     if (len - at < VALUE_TAIL_BYTES)
         return corrupt(why, "TLV2 value truncated (timestamps)");
     if (len - at - VALUE_TAIL_BYTES < ext)
@@ -518,7 +540,15 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
             if ((int32_t)be32_load(r + 2 + 4 * (size_t)k) < -1)
                 return corrupt(why, "TLV15 last_sequence below -1");
     }
-    if (len - at != VALUE_TAIL_BYTES + ext + round_bytes)
+    if (kept_epoch) {
+        const uint8_t *f = tail + VALUE_TAIL_BYTES + ext + round_bytes;
+        if (len - at - VALUE_TAIL_BYTES - ext - round_bytes < first_bytes)
+            return corrupt(why, "TLV2 value truncated (first offsets)");
+        for (uint32_t k = 0; k < pairs; k++)
+            if ((int64_t)be64_load(f + 8 * (size_t)k) < -1)
+                return corrupt(why, "TLV16 first_offset below -1");
+    }
+    if (len - at != VALUE_TAIL_BYTES + ext + round_bytes + first_bytes)
         return corrupt(why, "TLV13 trailing bytes after the value");
 
     struct txn_log_partition *parts = NULL;
@@ -532,8 +562,11 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
         assert(rc == 0);
         assert(again == pairs);
         const uint8_t *seqs = tail + VALUE_TAIL_BYTES + ext + 2;
-        for (uint32_t k = 0; k < pairs; k++)
+        const uint8_t *firsts = tail + VALUE_TAIL_BYTES + ext + round_bytes;
+        for (uint32_t k = 0; k < pairs; k++) {
             parts[k].last_sequence = one_round ? (int32_t)be32_load(seqs + 4 * (size_t)k) : -1;
+            parts[k].first_offset = kept_epoch ? (int64_t)be64_load(firsts + 8 * (size_t)k) : -1;
+        }
         rc = partitions_repeat(parts, pairs);
         if (rc) {
             free(parts);
@@ -552,6 +585,7 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
     out->check_count = (uint32_t)check_count;
     out->hanging = (flags & FLAG_HANGING) != 0;
     out->one_round = one_round;
+    out->kept_epoch = kept_epoch;
     out->txn_epoch = txn_epoch;
     return 0;
 }

@@ -13,7 +13,9 @@
  *           broker refuses 0x7201 instead of misreading it.) Validity rules TLK1-TLK5 and
  *           TLV1-TLV14 are numbered in txn_log.c and docs/format.md G.3. Value version 0x7202
  *           (a transaction decided in one durable round) is 0x7201 followed by txn_epoch i16
- *           and one last_sequence i32 per (topic, partition) pair in the order read (TLV15).
+ *           and one last_sequence i32 per (topic, partition) pair in the order read (TLV15);
+ *           0x7203 (a wire transaction decided in one round at a kept epoch) is 0x7202
+ *           followed by one first_offset i64 per pair (TLV16).
  *
  * A pure codec over caller buffers: decoders treat bytes as untrusted, never read out of
  * bounds, and return RT_E_CORRUPT with a static reason. It never touches the engine.
@@ -48,6 +50,9 @@ struct txn_log_partition {
     /* Value version 0x7202 (one_round) only: the producer's last sequence in this partition in
      * the transaction, -1 when not checked (coordinator.c CO9). Decoded as -1 otherwise. */
     int32_t last_sequence;
+    /* Value version 0x7203 (kept_epoch) only: the offset of the transaction's first batch in
+     * this partition, -1 when it had none there (coordinator.c CO12). Decoded as -1 otherwise. */
+    int64_t first_offset;
 };
 
 struct txn_log_value {
@@ -65,6 +70,10 @@ struct txn_log_value {
      * record decides a transaction committed in one durable round; txn_epoch is the epoch its
      * data carries and each partition has its last_sequence. Decoded as false / -1 otherwise. */
     bool one_round;
+    /* Value version 0x7203, written exactly when kept_epoch is set (with one_round; coordinator.c
+     * CO12): a wire transaction that kept its epoch (CO7), so its data's (producer id, epoch)
+     * does not identify it; each partition's first_offset does. Decoded as false otherwise. */
+    bool kept_epoch;
     int16_t txn_epoch;
 };
 
@@ -77,11 +86,12 @@ int txn_log_key_encode(const char *transactional_id, uint8_t *buf, size_t cap, s
 int txn_log_key_decode(const uint8_t *buf, size_t len, char *id_out, const char **why);
 
 size_t txn_log_value_size(const struct txn_log_value *v);
-/* Writes value version 0x7201, or 0x7202 when one_round is set (partitions null when state is TXN_EMPTY). 0, -ENOSPC,
+/* Writes value version 0x7201, 0x7202 when one_round is set, 0x7203 when kept_epoch is too
+ * (partitions null when state is TXN_EMPTY). 0, -ENOSPC,
  * RT_E_INVALID_ARGUMENT (a field out of range, partitions in state Empty, a repeated pair) or
  * -ENOMEM (the repeated-pair check sorts). */
 int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap, size_t *len_out);
-/* Reads value version 0 (Kafka's v0: check_count 0, hanging false), 0x7201 or 0x7202. A
+/* Reads value version 0 (Kafka's v0: check_count 0, hanging false), 0x7201, 0x7202 or 0x7203. A
  * zero-length value is RT_E_CORRUPT: tombstones (null values) are the caller's to recognise.
  * 0, RT_E_CORRUPT or -ENOMEM; on failure *out holds no allocation. */
 int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *out,
