@@ -148,7 +148,9 @@ static void prewrite_next(struct segment_pool *pool, const struct segment_pool_j
     int plen = snprintf(path, sizeof(path), "%s/%s", job->dir, SEGMENT_POOL_NEXT_NAME);
     if (plen < 0 || (size_t)plen >= sizeof(path))
         return;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Its name needs no directory fsync: the roll that renames it into place fsyncs the
+     * directory (segment.c SG5), and an open removes a stray one. */
+    int fd = io_file_create(pool->faults, path, O_WRONLY | O_TRUNC, 0644);
     if (fd < 0)
         return; /* best effort: the roll creates the file itself (its bytes count as missed) */
     uint64_t done = 0;
@@ -165,7 +167,7 @@ static void prewrite_next(struct segment_pool *pool, const struct segment_pool_j
     bool ok = done == job->bytes && io_fdatasync(pool->faults, fd) == 0; /* SG4 */
     close(fd);
     if (!ok) {
-        (void)unlink(path);
+        (void)io_unlink(pool->faults, path);
         return;
     }
     atomic_fetch_add_explicit(&pool->stats.bytes_written, job->bytes, memory_order_relaxed);
