@@ -735,7 +735,9 @@ int io_fdatasync(struct io_fault_plan *plan, int fd)
  *        undoing it can always put the same inode back.
  *   IF6. Undo runs newest first and touches a name only while it still holds the inode the
  *        change left there (else it is skipped and counted), so it never removes a file some
- *        later, untracked step put there. */
+ *        later, untracked step put there. "The inode" is its device and inode number, which a
+ *        file system may give to a new file once the old one is freed: a replacement made by
+ *        a plain syscall after the old file was deleted may then be taken for it. */
 enum dir_change_kind {
     DIR_CHANGE_CREATE,
     DIR_CHANGE_MKDIR,

@@ -413,6 +413,7 @@ static void run_child(struct scenario *s, enum end_mode mode)
     memset(&plan, 0, sizeof(plan));
     if (mode == END_POWER_LOSS) {
         plan.track_unsynced = true;
+        plan.track_dirs = true;
         plan.power_loss_keep_sectors = rng_below(&s->rng, 2) == 0;
         plan.power_loss_seed = rng_next(&s->rng);
         bool on_write = rng_below(&s->rng, 3) == 0;
