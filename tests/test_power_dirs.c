@@ -526,7 +526,7 @@ static void check_topics(const char *dir, const struct topics_report *r, const c
 
 static void topics_sweep(enum io_op_type op)
 {
-    unsigned n = 1;
+    unsigned n = 1, undid = 0;
     for (; n <= SWEEP_MAX; n++) {
         char *dir = tu_mkdtemp();
         struct io_fault_rule rule = {.mode = IO_FAULT_POWER_LOSS, .op = op, .nth = n};
@@ -539,10 +539,15 @@ static void topics_sweep(enum io_op_type op)
             fail_msg("%s: the child failed (%d)", what, code);
         check_topics(dir, &r, what);
         tu_rmdir_free(dir);
+        undid += r.undone > 0;
         if (code == CHILD_NOT_REACHED)
             break;
     }
     assert_true(n > 3 && n <= SWEEP_MAX); /* the sweep saw the creates' steps, and ended */
+    /* At a change, the model undid names (that change at least); at an fsync, which runs
+     * before the power goes, what is left to undo is what the engine had not synced yet. */
+    if (op == IO_OP_DIR_ENTRY)
+        assert_true(undid > 0);
 }
 
 static void test_power_loss_in_topic_creation_at_every_directory_change(void **state)
@@ -644,7 +649,7 @@ static void check_rolls(const char *dir, const struct roll_report *r, const char
 static void rolls_sweep(enum io_op_type op, uint64_t segment_bytes)
 {
     roll_segment_bytes = segment_bytes;
-    unsigned n = 1;
+    unsigned n = 1, undid = 0;
     for (; n <= SWEEP_MAX; n++) {
         char *dir = tu_mkdtemp();
         struct io_fault_rule rule = {.mode = IO_FAULT_POWER_LOSS, .op = op, .nth = n};
@@ -658,10 +663,16 @@ static void rolls_sweep(enum io_op_type op, uint64_t segment_bytes)
             fail_msg("%s: the child failed (%d)", what, code);
         check_rolls(dir, &r, what);
         tu_rmdir_free(dir);
+        undid += r.undone > 0;
         if (code == CHILD_NOT_REACHED)
             break;
     }
     assert_true(n > ROLLS_SEGMENTS && n <= SWEEP_MAX);
+    if (op == IO_OP_DIR_ENTRY)
+        assert_true(undid > 0);
+    printf("# %s sweep, %" PRIu64 " KiB segments: %u power losses, %u undid directory changes\n",
+           op == IO_OP_DIR_ENTRY ? "directory-change" : "directory-fsync", segment_bytes / 1024, n,
+           undid);
 }
 
 static void test_power_loss_in_rolls_at_every_directory_change(void **state)

@@ -1134,9 +1134,24 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->fetches = fetch_pool_create(lg->opts.fetches_max);
     if (!lg->fetches)
         goto err;
+    char meta_path[SEGMENT_PATH_BYTES + 32];
+    snprintf(meta_path, sizeof(meta_path), "%s/%s", lg->dir, META_FILE);
+    bool fresh = !fs_exists(meta_path);
     rc = meta_load(lg->dir, &lg->catalogue);
     if (rc)
         goto err;
+    if (fresh && !lg->opts.read_only) {
+        /* A fresh directory gets its (empty) catalogue before any partition directory exists:
+         * meta_load refuses a directory that holds partition data but no catalogue (a lost
+         * catalogue), and a crash inside the first rt_topic_create, after its partition
+         * directories and before the catalogue, would otherwise leave exactly that
+         * (test_power_dirs.c). Later creates leave only unreferenced directories (below). */
+        rc = meta_store(faults, lg->dir, &lg->catalogue);
+        if (rc) {
+            error_set(rc, "%s: cannot create: %s", meta_path, rt_strerror(rc));
+            goto err;
+        }
+    }
 
     char marker[SEGMENT_PATH_BYTES + 32];
     snprintf(marker, sizeof(marker), "%s/%s", lg->dir, META_CLEAN_FILE);
