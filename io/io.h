@@ -137,6 +137,7 @@ struct io_fault_rule {
 #define IO_FAULT_SECTOR_BYTES 512u
 struct io_fault_unsynced; /* private to io_fault.c */
 struct io_fault_dirs;     /* private to io_fault.c */
+struct io_fault_wb;       /* private to io_fault.c */
 
 #define IO_FAULT_RULES_MAX 8
 struct io_fault_plan {
@@ -147,6 +148,15 @@ struct io_fault_plan {
     bool power_loss_keep_sectors;
     uint64_t power_loss_seed;
     bool track_dirs; /* the directory-entry model (above) */
+    /* Writeback errors as Linux reports them (errseq, 4.13+): an injected fdatasync failure
+     * (ONCE / FOREVER on IO_OP_FDATASYNC or IO_OP_FDATASYNC_DIRECT) loses the file's unsynced
+     * ranges for good (no later sync makes them durable; power loss rolls them back), and the
+     * next fdatasync through each *other* descriptor of the file fails with EIO once (after it
+     * ran), while the descriptor whose call failed is not told again: an error one caller
+     * swallows is then gone for every user of that descriptor. Descriptors are told apart by
+     * number (a dup shares the kernel's file and its error state; the injector cannot see
+     * that). */
+    bool writeback_errors;
     /* Counters the injector updates (readable by tests after the fact). */
     uint64_t writes_seen;
     uint64_t fdatasyncs_seen;
@@ -163,6 +173,7 @@ struct io_fault_plan {
     uint64_t dir_entries_unsynced; /* journaled directory changes not yet covered by a sync */
     uint64_t dir_entries_undone;   /* directory changes undone at power loss */
     uint64_t dir_undo_skipped;     /* undos skipped: the name no longer held what the change left */
+    uint64_t writeback_errors_reported; /* EIOs owed to other descriptors, reported (above) */
     /* Stalls (IO_FAULT_STALL). 0 means 10 000 ms. */
     uint32_t stall_timeout_ms;
     uint32_t stalled;        /* ops waiting in a stall right now */
@@ -173,6 +184,7 @@ struct io_fault_plan {
      * journal of unsynced directory changes (NULL until the first). */
     struct io_fault_unsynced *unsynced;
     struct io_fault_dirs *dirs;
+    struct io_fault_wb *wb;
 };
 
 /* Loses the power now: restores every unsynced range of every file written through a ring

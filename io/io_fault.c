@@ -77,6 +77,8 @@ struct unsynced_file {
     struct unsynced_range *ranges;
     size_t count;
     size_t cap;
+    size_t lost; /* ranges[0, lost) met a failed fdatasync (writeback_errors): no later sync
+                    makes them durable (IF7) */
 };
 
 struct io_fault_unsynced {
@@ -199,7 +201,8 @@ oom:
     free(old);
 }
 
-/* The file behind fd was synced: forget its ranges. Called with fault_lock held. */
+/* The file behind fd was synced: forget its ranges (but the lost ones, IF7). Called with
+ * fault_lock held. */
 static void forget_file(struct io_fault_plan *plan, int fd)
 {
     struct stat st;
@@ -209,10 +212,142 @@ static void forget_file(struct io_fault_plan *plan, int fd)
     struct unsynced_file *f = file_find(u, &st);
     if (!f)
         return;
-    for (size_t i = 0; i < f->count; i++)
+    for (size_t i = f->lost; i < f->count; i++) {
         plan->unsynced_bytes -= f->ranges[i].len;
+        free(f->ranges[i].old);
+    }
+    if (f->lost > 0) {
+        f->count = f->lost;
+        return;
+    }
+    free(f->ranges);
+    f->ranges = NULL;
+    f->count = 0;
     file_free(f);
     *f = u->files[--u->count];
+}
+
+/* ---- writeback errors (plan->writeback_errors), as Linux reports them since 4.13 (errseq):
+ *   IF7. An fdatasync that fails drops the file's dirty pages: its unsynced ranges are lost (no
+ *        later sync makes them durable; power loss rolls them back) and the file's error
+ *        sequence advances.
+ *   IF8. The error is reported once to each descriptor: the next fdatasync through any other
+ *        descriptor of the file that saw an older sequence fails with EIO (after running), then
+ *        that descriptor is up to date; the descriptor whose call failed has seen it.
+ * Descriptors are told apart by number and inode, and a descriptor's sequence is sampled the
+ * first time the injector sees it (a dup shares a kernel file and its sequence; the injector
+ * cannot tell, so the engine must not rely on dups). */
+struct wb_fd {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+    uint64_t seen;
+};
+
+struct wb_inode {
+    dev_t dev;
+    ino_t ino;
+    uint64_t seq;
+};
+
+struct io_fault_wb {
+    struct wb_fd *fds;
+    size_t fd_count, fd_cap;
+    struct wb_inode *inodes;
+    size_t inode_count, inode_cap;
+};
+
+static struct wb_inode *wb_inode_of(struct io_fault_wb *w, const struct stat *st, bool add)
+{
+    for (size_t i = 0; i < w->inode_count; i++)
+        if (w->inodes[i].dev == st->st_dev && w->inodes[i].ino == st->st_ino)
+            return &w->inodes[i];
+    if (!add)
+        return NULL;
+    if (w->inode_count == w->inode_cap) {
+        size_t cap = w->inode_cap ? w->inode_cap * 2 : 16;
+        struct wb_inode *n = realloc(w->inodes, cap * sizeof(*n));
+        if (!n)
+            return NULL;
+        w->inodes = n;
+        w->inode_cap = cap;
+    }
+    w->inodes[w->inode_count] = (struct wb_inode){.dev = st->st_dev, .ino = st->st_ino};
+    return &w->inodes[w->inode_count++];
+}
+
+/* The descriptor's record, made (with the inode's current sequence) the first time. */
+static struct wb_fd *wb_fd_of(struct io_fault_plan *plan, int fd, struct wb_inode **inode)
+{
+    struct stat st;
+    if (!plan->writeback_errors || fstat(fd, &st) != 0)
+        return NULL;
+    if (!plan->wb && !(plan->wb = calloc(1, sizeof(*plan->wb))))
+        return NULL;
+    struct io_fault_wb *w = plan->wb;
+    struct wb_inode *in = wb_inode_of(w, &st, true);
+    if (!in)
+        return NULL;
+    *inode = in;
+    for (size_t i = 0; i < w->fd_count; i++)
+        if (w->fds[i].fd == fd && w->fds[i].dev == st.st_dev && w->fds[i].ino == st.st_ino)
+            return &w->fds[i];
+    if (w->fd_count == w->fd_cap) {
+        size_t cap = w->fd_cap ? w->fd_cap * 2 : 16;
+        struct wb_fd *n = realloc(w->fds, cap * sizeof(*n));
+        if (!n)
+            return NULL;
+        w->fds = n;
+        w->fd_cap = cap;
+    }
+    w->fds[w->fd_count] =
+        (struct wb_fd){.fd = fd, .dev = st.st_dev, .ino = st.st_ino, .seen = in->seq};
+    return &w->fds[w->fd_count++];
+}
+
+/* Samples fd's sequence if it is new (every op through the injector calls it). */
+static void wb_observe(struct io_fault_plan *plan, int fd)
+{
+    struct wb_inode *in;
+    (void)wb_fd_of(plan, fd, &in);
+}
+
+/* An fdatasync through fd failed by injection (IF7). fault_lock held. */
+static void wb_failed(struct io_fault_plan *plan, int fd)
+{
+    struct wb_inode *in = NULL;
+    struct wb_fd *f = wb_fd_of(plan, fd, &in);
+    if (!f)
+        return;
+    f->seen = ++in->seq;
+    struct stat st;
+    if (plan->unsynced && fstat(fd, &st) == 0) {
+        struct unsynced_file *u = file_find(plan->unsynced, &st);
+        if (u)
+            u->lost = u->count;
+    }
+}
+
+/* An fdatasync through fd ran and returned rc: the error a newer sequence owes it (IF8). */
+static int wb_report(struct io_fault_plan *plan, int fd, int rc)
+{
+    struct wb_inode *in = NULL;
+    struct wb_fd *f = wb_fd_of(plan, fd, &in);
+    if (!f || f->seen == in->seq)
+        return rc;
+    f->seen = in->seq;
+    plan->writeback_errors_reported++;
+    return rc ? rc : -EIO;
+}
+
+static void wb_free_locked(struct io_fault_plan *plan)
+{
+    if (!plan->wb)
+        return;
+    free(plan->wb->fds);
+    free(plan->wb->inodes);
+    free(plan->wb);
+    plan->wb = NULL;
 }
 
 static int pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset)
@@ -353,6 +488,7 @@ void io_fault_plan_release(struct io_fault_plan *plan)
         plan->unsynced_bytes = 0;
     }
     dirs_free_locked(plan);
+    wb_free_locked(plan);
     pthread_mutex_unlock(&fault_lock);
 }
 
@@ -507,6 +643,7 @@ static void fault_begin_op(void *ctx, struct io_op *op)
     struct fault_state *fs = ctx;
     pthread_mutex_lock(&fault_lock);
     struct op_subject subj = {.fd = op->fd};
+    wb_observe(fs->plan, op->fd);
     struct armed a = decide_locked(fs->plan, op->type, &subj);
     fs->armed_mode = a.mode;
     fs->armed_error = a.error;
@@ -661,10 +798,12 @@ static int fault_fdatasync(void *ctx, struct io_op *op)
     } else if (mode == IO_FAULT_ONCE || mode == IO_FAULT_FOREVER) {
         plan->faults_injected++;
         rc = -fs->armed_error;
+        wb_failed(plan, op->fd);
     } else {
         rc = io_sync_fdatasync_plain(NULL, op);
         if (rc == 0)
             forget_file(plan, op->fd);
+        rc = wb_report(plan, op->fd, rc);
         if (mode == IO_FAULT_POWER_LOSS) {
             plan->faults_injected++;
             power_loss_locked(plan);
@@ -710,13 +849,17 @@ int io_fdatasync(struct io_fault_plan *plan, int fd)
      * be forgotten unsynced) and power loss never interleaves with it. */
     pthread_mutex_lock(&fault_lock);
     struct op_subject subj = {.fd = fd};
+    wb_observe(plan, fd);
     struct armed a;
     int rc = direct_begin_locked(plan, IO_OP_FDATASYNC_DIRECT, &subj, &a);
     if (rc == 0) {
         rc = fdatasync(fd) == 0 ? 0 : -errno;
         if (rc == 0)
             forget_file(plan, fd);
+        rc = wb_report(plan, fd, rc);
         direct_end_locked(plan, &a);
+    } else if (!plan->power_lost) {
+        wb_failed(plan, fd);
     }
     pthread_mutex_unlock(&fault_lock);
     return rc;

@@ -801,6 +801,77 @@ static void test_power_loss_at_seal_fdatasync(void **state)
     tu_rmdir_free(dir);
 }
 
+/* -- a failed fdatasync of the pre-writer (writeback_errors: Linux's errseq) -- */
+
+struct prewrite_report {
+    int64_t acked_end;
+    int failed_rc;
+    uint64_t rolled_at_failure;
+    uint64_t faults;
+};
+
+/* sync=always, 1 MiB segments (the pre-writer zeroes and fdatasyncs ahead of the writer through
+ * a descriptor of segment 0's log); its first such fdatasync fails. On Linux the error is then
+ * reported once per open file: if the pre-writer swallows it on the writer's own descriptor,
+ * the writer's next fdatasync succeeds although the pages written before it were dropped. */
+static void prewrite_child(const char *dir, const struct io_fault_rule *unused, int fd)
+{
+    (void)unused;
+    struct rt_options o;
+    options(&o, 1024 * 1024);
+    o.retention_bytes = -1;
+    struct io_fault_plan plan = {.track_unsynced = true, .writeback_errors = true};
+    plan.rules[plan.rule_count++] =
+        (struct io_fault_rule){.mode = IO_FAULT_ONCE,
+                               .op = IO_OP_FDATASYNC_DIRECT,
+                               .nth = 1,
+                               .error = EIO,
+                               .path_contains = "/" ROLL_TOPIC "-0" SEAL_SEGMENT};
+    rt_engine *e = NULL;
+    if (rt_test_open(dir, &o, &plan, &e) != 0 || rt_topic_create(e, ROLL_TOPIC, 1) != 0)
+        _exit(2);
+    struct prewrite_report r = {0};
+    int64_t next = 0;
+    uint64_t batch_bytes = (uint64_t)RECORDS_PER_BATCH * VALUE_BYTES;
+    for (uint64_t i = 0; i < 2 * (1024 * 1024) / batch_bytes; i++) {
+        int64_t base = -1;
+        int rc = append_batch(e, ROLL_TOPIC, 0, next, &base);
+        if (rc != 0) {
+            struct rt_stats st;
+            r.failed_rc = rc;
+            if (rt_stats_get(e, &st) == 0)
+                r.rolled_at_failure = st.segments_rolled;
+            break;
+        }
+        next += RECORDS_PER_BATCH;
+        r.acked_end = next;
+    }
+    r.faults = plan.faults_injected;
+    (void)io_fault_power_loss(&plan);
+    report(fd, &r, sizeof(r));
+    _exit(0);
+}
+
+/* The pre-writer's failed fdatasync reaches the writer: an append fails (sticky), before any
+ * roll (so it was not the seal's), and nothing acknowledged is lost to the power loss after. */
+static void test_prewriter_fdatasync_eio_reaches_the_writer(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct prewrite_report r;
+    assert_int_equal(run_child(prewrite_child, dir, NULL, &r, sizeof(r)), 0);
+    assert_int_equal(r.faults, 1);
+    if (r.failed_rc == 0)
+        fail_msg("the pre-writer's fdatasync failed and every append succeeded: the writeback "
+                 "error was swallowed");
+    assert_int_equal(r.failed_rc, RT_E_IO_FAILED);
+    assert_int_equal(r.rolled_at_failure, 0);
+    struct roll_report rr = {.acked_end = r.acked_end};
+    roll_segment_bytes = 1024 * 1024;
+    check_rolls(dir, &rr, "after the pre-writer's failed fdatasync");
+    tu_rmdir_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -819,6 +890,7 @@ int main(void)
         cmocka_unit_test(test_power_loss_in_rolls_at_every_directory_fsync),
         cmocka_unit_test(test_seal_fdatasync_eio_is_reported),
         cmocka_unit_test(test_power_loss_at_seal_fdatasync),
+        cmocka_unit_test(test_prewriter_fdatasync_eio_reaches_the_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
