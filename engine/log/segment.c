@@ -25,8 +25,9 @@
  *        every append did before pre-writing.
  *   SG3  sealing stores writer_end = UINT64_MAX and waits until the pool uses the descriptor no
  *        more (fd_busy clear: its chunk's write and fdatasync done) before its trim and close, so
- *        the pool never writes into a sealed (trimmed) file and never holds a descriptor of its
- *        own (it uses the segment's, kept alive by its reference and by fd_busy).
+ *        the pool never writes into a sealed (trimmed) file and holds no descriptor of its own
+ *        past fd_busy (it writes through the segment's, kept alive by its reference and by
+ *        fd_busy, and fdatasyncs through one it opens and closes inside fd_busy: SP8).
  *   SG4  every fdatasync of a segment's log file outside the shard's rounds (the seal's two, an
  *        active reopen's, the pool's chunks), and of its .txnindex (whose ABORT entries the
  *        rounds write through io/: segment_sync_txn_index, before txn_index_seal's own, then
