@@ -197,6 +197,9 @@ int io_fault_power_loss(struct io_fault_plan *plan);
  * under the injector's lock, so any thread may ask while rings use the plan. */
 bool io_fault_power_is_lost(struct io_fault_plan *plan);
 
+/* plan->faults_injected read under the injector's lock (any thread, while rings use the plan). */
+uint64_t io_fault_faults_injected(struct io_fault_plan *plan);
+
 /* Adds a rule while rings use the plan (under the injector's lock, so a shard thread never
  * reads a half-written rule). Returns 0, or -ENOSPC when the plan holds IO_FAULT_RULES_MAX. */
 int io_fault_rule_add(struct io_fault_plan *plan, const struct io_fault_rule *rule);

@@ -475,6 +475,14 @@ bool io_fault_power_is_lost(struct io_fault_plan *plan)
     return lost;
 }
 
+uint64_t io_fault_faults_injected(struct io_fault_plan *plan)
+{
+    pthread_mutex_lock(&fault_lock);
+    uint64_t n = plan->faults_injected;
+    pthread_mutex_unlock(&fault_lock);
+    return n;
+}
+
 void io_fault_plan_release(struct io_fault_plan *plan)
 {
     pthread_mutex_lock(&fault_lock);

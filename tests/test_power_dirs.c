@@ -588,12 +588,14 @@ struct roll_report {
 };
 
 static uint64_t roll_segment_bytes = 1024 * 1024;
+static bool roll_writeback_errors; /* the child's plan models Linux's writeback errors */
 
 static void rolls_child(const char *dir, const struct io_fault_rule *rule, int fd)
 {
     struct rt_options o;
     options(&o, roll_segment_bytes);
-    struct io_fault_plan plan = {.track_unsynced = true, .track_dirs = true};
+    struct io_fault_plan plan = {
+        .track_unsynced = true, .track_dirs = true, .writeback_errors = roll_writeback_errors};
     rt_engine *e = NULL;
     if (rt_test_open(dir, &o, &plan, &e) != 0 || rt_topic_create(e, ROLL_TOPIC, 1) != 0) {
         fprintf(stderr, "child: %s\n", rt_error_detail());
@@ -613,13 +615,13 @@ static void rolls_child(const char *dir, const struct io_fault_rule *rule, int f
     for (int64_t i = 0; i < batches && !io_fault_power_is_lost(&plan); i++) {
         int64_t base = -1;
         if (append_batch(e, ROLL_TOPIC, 0, next, &base) != 0)
-            break; /* the power went during this append: not acknowledged */
+            break; /* the power went, or an fdatasync failed: not acknowledged */
         if (base != next)
             _exit(4);
         next += RECORDS_PER_BATCH;
         r.acked_end = next;
     }
-    bool fired = io_fault_power_is_lost(&plan);
+    bool fired = io_fault_faults_injected(&plan) > 0; /* the rule's op came */
     struct rt_stats st;
     if (rt_stats_get(e, &st) == 0)
         r.rolled = st.segments_rolled;
@@ -646,18 +648,27 @@ static void check_rolls(const char *dir, const struct roll_report *r, const char
     verify_clean(dir, what);
 }
 
-static void rolls_sweep(enum io_op_type op, uint64_t segment_bytes)
+static const char *op_name(enum io_op_type op)
+{
+    return op == IO_OP_DIR_ENTRY          ? "directory change"
+           : op == IO_OP_DIR_FSYNC        ? "directory fsync"
+           : op == IO_OP_FDATASYNC_DIRECT ? "direct fdatasync"
+                                          : "ring op";
+}
+
+static void rolls_sweep_mode(enum io_op_type op, uint64_t segment_bytes, enum io_fault_mode mode)
 {
     roll_segment_bytes = segment_bytes;
+    roll_writeback_errors = mode == IO_FAULT_ONCE;
     unsigned n = 1, undid = 0;
     for (; n <= SWEEP_MAX; n++) {
         char *dir = tu_mkdtemp();
-        struct io_fault_rule rule = {.mode = IO_FAULT_POWER_LOSS, .op = op, .nth = n};
+        struct io_fault_rule rule = {.mode = mode, .op = op, .nth = n, .error = EIO};
         struct roll_report r;
         int code = run_child(rolls_child, dir, &rule, &r, sizeof(r));
         char what[128];
-        snprintf(what, sizeof(what), "power loss at %s #%u of the rolls (%" PRIu64 " KiB segments)",
-                 op == IO_OP_DIR_ENTRY ? "directory change" : "directory fsync", n,
+        snprintf(what, sizeof(what), "%s at %s #%u of the rolls (%" PRIu64 " KiB segments)",
+                 mode == IO_FAULT_ONCE ? "EIO" : "power loss", op_name(op), n,
                  segment_bytes / 1024);
         if (code != CHILD_POWER_LOST && code != CHILD_NOT_REACHED)
             fail_msg("%s: the child failed (%d)", what, code);
@@ -670,9 +681,15 @@ static void rolls_sweep(enum io_op_type op, uint64_t segment_bytes)
     assert_true(n > ROLLS_SEGMENTS && n <= SWEEP_MAX);
     if (op == IO_OP_DIR_ENTRY)
         assert_true(undid > 0);
-    printf("# %s sweep, %" PRIu64 " KiB segments: %u power losses, %u undid directory changes\n",
-           op == IO_OP_DIR_ENTRY ? "directory-change" : "directory-fsync", segment_bytes / 1024, n,
+    printf("# %s at every %s, %" PRIu64 " KiB segments: %u runs, %u undid directory changes\n",
+           mode == IO_FAULT_ONCE ? "EIO" : "power loss", op_name(op), segment_bytes / 1024, n,
            undid);
+    roll_writeback_errors = false;
+}
+
+static void rolls_sweep(enum io_op_type op, uint64_t segment_bytes)
+{
+    rolls_sweep_mode(op, segment_bytes, IO_FAULT_POWER_LOSS);
 }
 
 static void test_power_loss_in_rolls_at_every_directory_change(void **state)
@@ -687,6 +704,23 @@ static void test_power_loss_in_rolls_at_every_directory_fsync(void **state)
     (void)state;
     rolls_sweep(IO_OP_DIR_FSYNC, 1024 * 1024);
     rolls_sweep(IO_OP_DIR_FSYNC, 64 * 1024);
+}
+
+/* Every direct fdatasync of the rolls (the seals', the pre-writer's chunks and next file, the
+ * .txnindex's): power lost at it, or EIO from it under Linux's writeback-error rules (an error
+ * swallowed anywhere would let an acknowledged record go at the power loss that ends the run). */
+static void test_power_loss_in_rolls_at_every_direct_fdatasync(void **state)
+{
+    (void)state;
+    rolls_sweep_mode(IO_OP_FDATASYNC_DIRECT, 1024 * 1024, IO_FAULT_POWER_LOSS);
+    rolls_sweep_mode(IO_OP_FDATASYNC_DIRECT, 64 * 1024, IO_FAULT_POWER_LOSS);
+}
+
+static void test_eio_in_rolls_at_every_direct_fdatasync(void **state)
+{
+    (void)state;
+    rolls_sweep_mode(IO_OP_FDATASYNC_DIRECT, 1024 * 1024, IO_FAULT_ONCE);
+    rolls_sweep_mode(IO_OP_FDATASYNC_DIRECT, 64 * 1024, IO_FAULT_ONCE);
 }
 
 /* Power loss right after the append that followed the last roll returned: everything
@@ -888,6 +922,8 @@ int main(void)
         cmocka_unit_test(test_power_loss_right_after_rolls),
         cmocka_unit_test(test_power_loss_in_rolls_at_every_directory_change),
         cmocka_unit_test(test_power_loss_in_rolls_at_every_directory_fsync),
+        cmocka_unit_test(test_power_loss_in_rolls_at_every_direct_fdatasync),
+        cmocka_unit_test(test_eio_in_rolls_at_every_direct_fdatasync),
         cmocka_unit_test(test_seal_fdatasync_eio_is_reported),
         cmocka_unit_test(test_power_loss_at_seal_fdatasync),
         cmocka_unit_test(test_prewriter_fdatasync_eio_reaches_the_writer),
