@@ -16,6 +16,12 @@
  *     Chosen automatically when io_uring cannot be set up (EPERM, ENOSYS, ENOMEM), or on request.
  *   - fault (io_fault.c): wraps the sync backend and injects failures by plan (tests).
  *
+ * Beside the rings, a few synchronous calls take the fault plan instead of a ring, so the fault
+ * injector sees what the engine does outside its rounds: io_fdatasync, and the directory calls
+ * (io_file_create, io_rename, io_unlink, io_mkdir, io_fsync_dir) through which the engine
+ * changes and syncs directory entries (the directory-entry model below). With a NULL plan each
+ * is its plain syscall.
+ *
  * Round protocol (per ring):
  *     io_queue_write(...) and io_queue_fdatasync(...) any number of times (up to queue depth);
  *     io_submit(ring);
@@ -150,7 +156,7 @@ struct io_fault_plan {
     bool track_dirs; /* the directory-entry model (above) */
     /* Writeback errors as Linux reports them (errseq, 4.13+): an injected fdatasync failure
      * (ONCE / FOREVER on IO_OP_FDATASYNC or IO_OP_FDATASYNC_DIRECT) loses the file's unsynced
-     * ranges for good (no later sync makes them durable; power loss rolls them back), and the
+     * ranges (with track_unsynced) for good (no later sync makes them durable; power loss rolls them back), and the
      * next fdatasync through each *other* descriptor of the file fails with EIO once (after it
      * ran), while the descriptor whose call failed is not told again: an error one caller
      * swallows is then gone for every user of that descriptor. Descriptors are told apart by
@@ -180,8 +186,8 @@ struct io_fault_plan {
     uint64_t stalls;         /* ops that entered a stall */
     uint64_t stall_timeouts; /* stalls that ended by their timeout: a test's own failure */
     uint64_t stall_releases; /* io_fault_stall_release() calls */
-    /* Private: the record of unsynced writes (NULL until the first tracked write) and the
-     * journal of unsynced directory changes (NULL until the first). */
+    /* Private: the record of unsynced writes (NULL until the first tracked write), the
+     * journal of unsynced directory changes and the writeback-error state (NULL until used). */
     struct io_fault_unsynced *unsynced;
     struct io_fault_dirs *dirs;
     struct io_fault_wb *wb;
