@@ -42,6 +42,7 @@
 #include "fetch.h"
 #include "fsutil.h"
 #include "group.h"
+#include "io/io.h"
 #include "producer.h"
 #include "ringtail_test.h"
 #include "txn_log.h"
@@ -115,17 +116,23 @@ static int options_check(const struct rt_options *o)
     return 0;
 }
 
-static int lock_dir(rt_engine *e, const char *dir, bool read_only)
+/* The lock file holds only the writer's pid and serves flock: losing its name at a crash loses
+ * nothing (the next open creates it again), so its creation is not followed by a directory
+ * fsync (it goes through io_file_create so the fault injector's model covers it anyway). */
+static int lock_dir(rt_engine *e, const char *dir, bool read_only, struct io_fault_plan *faults)
 {
     char path[SEGMENT_PATH_BYTES];
     if (snprintf(path, sizeof(path), "%s/%s", dir, META_LOCK_FILE) >= (int)sizeof(path))
         return -ENAMETOOLONG;
-    e->lock_fd = read_only ? open(path, O_RDONLY | O_CLOEXEC)
-                           : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (e->lock_fd < 0 && read_only && errno == ENOENT)
-        return 0; /* never opened for writing: nothing to lock against, nothing created */
-    if (e->lock_fd < 0)
-        return error_set(-errno, "%s: cannot open: %s", path, strerror(errno));
+    e->lock_fd =
+        read_only ? open(path, O_RDONLY | O_CLOEXEC) : io_file_create(faults, path, O_RDWR, 0644);
+    int open_rc = e->lock_fd >= 0 ? 0 : read_only ? -errno : e->lock_fd;
+    if (open_rc) {
+        e->lock_fd = -1;
+        if (read_only && open_rc == -ENOENT)
+            return 0; /* never opened for writing: nothing to lock against, nothing created */
+        return error_set(open_rc, "%s: cannot open: %s", path, strerror(-open_rc));
+    }
     /* Writers take it exclusively, read-only handles shared: readers coexist, and a reader
      * never sees a log that a writer is changing (truncating, rolling, deleting). */
     if (flock(e->lock_fd, (read_only ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
@@ -223,11 +230,11 @@ static int engine_open(const char *dir, const struct rt_options *opts_in,
         free(e);
         return rc;
     }
-    rc = lock_dir(e, dir, opts_in->read_only);
+    rc = lock_dir(e, dir, opts_in->read_only, faults);
     if (rc)
         goto err_unlock;
     /* The registry first: partitions ask it which producer ids are named while they replay. */
-    rc = txn_registry_open(&e->txn, dir);
+    rc = txn_registry_open(&e->txn, dir, faults);
     if (rc)
         goto err_txn;
     rc = log_init(&e->log, dir, opts_in, faults, producer_registry_is_named, &e->txn.producers);

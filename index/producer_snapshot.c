@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "index/crc32c.h"
+#include "io/io.h"
 
 /* Kafka: VERSION_OFFSET 0, CRC_OFFSET 2, PRODUCER_ENTRIES_OFFSET 6 (where the CRC starts). */
 #define OFF_VERSION   0
@@ -425,16 +426,6 @@ static int snapshot_path(char *out, const char *dir, int64_t offset, const char 
     return 0;
 }
 
-static int fsync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc = fsync(fd) != 0 ? -errno : 0;
-    close(fd);
-    return rc;
-}
-
 static int write_all(int fd, const uint8_t *buf, size_t len)
 {
     size_t done = 0;
@@ -451,7 +442,7 @@ static int write_all(int fd, const uint8_t *buf, size_t len)
     return 0;
 }
 
-int producer_snapshot_write(const char *dir, int64_t offset,
+int producer_snapshot_write(struct io_fault_plan *faults, const char *dir, int64_t offset,
                             const struct producer_snapshot_entry *e, uint32_t n)
 {
     assert(dir != NULL);
@@ -475,28 +466,27 @@ int producer_snapshot_write(const char *dir, int64_t offset,
         goto err_free;
     assert(len == cap);
 
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = io_file_create(faults, tmp, O_WRONLY | O_TRUNC, 0644);
     if (fd < 0) {
-        rc = -errno;
+        rc = fd;
         goto err_free;
     }
     rc = write_all(fd, buf, len);
-    if (rc == 0 && fdatasync(fd) != 0)
-        rc = -errno;
+    if (rc == 0)
+        rc = io_fdatasync(faults, fd);
     if (close(fd) != 0 && rc == 0)
         rc = -errno;
     if (rc != 0)
         goto err_unlink;
-    if (rename(tmp, path) != 0) {
-        rc = -errno;
+    rc = io_rename(faults, tmp, path);
+    if (rc != 0)
         goto err_unlink;
-    }
     free(buf);
     /* The rename is durable only once the directory is. */
-    return fsync_dir(dir);
+    return io_fsync_dir(faults, dir);
 
 err_unlink:
-    unlink(tmp);
+    (void)io_unlink(faults, tmp);
 err_free:
     free(buf);
     return rc;
@@ -641,28 +631,27 @@ int producer_snapshot_list(const char *dir, int64_t **offsets_out, uint32_t *cou
     return 0;
 }
 
-static int unlink_one(const char *dir, int64_t offset)
+static int unlink_one(struct io_fault_plan *faults, const char *dir, int64_t offset)
 {
     char path[PATH_MAX];
     int rc = snapshot_path(path, dir, offset, "");
     if (rc != 0)
         return rc;
-    if (unlink(path) != 0 && errno != ENOENT)
-        return -errno;
-    return 0;
+    rc = io_unlink(faults, path);
+    return rc == -ENOENT ? 0 : rc;
 }
 
-int producer_snapshot_remove(const char *dir, int64_t offset)
+int producer_snapshot_remove(struct io_fault_plan *faults, const char *dir, int64_t offset)
 {
     assert(dir != NULL);
     if (offset < 0)
         return -EINVAL;
-    int rc = unlink_one(dir, offset);
-    return rc != 0 ? rc : fsync_dir(dir);
+    int rc = unlink_one(faults, dir, offset);
+    return rc != 0 ? rc : io_fsync_dir(faults, dir);
 }
 
 /* Removes the listed snapshots with (offset < bound) == below, then fsyncs dir once. */
-static int remove_side(const char *dir, int64_t bound, bool below)
+static int remove_side(struct io_fault_plan *faults, const char *dir, int64_t bound, bool below)
 {
     assert(dir != NULL);
     int64_t *offsets;
@@ -674,24 +663,24 @@ static int remove_side(const char *dir, int64_t bound, bool below)
     for (uint32_t i = 0; i < count && rc == 0; i++) {
         if ((offsets[i] < bound) != below)
             continue;
-        rc = unlink_one(dir, offsets[i]);
+        rc = unlink_one(faults, dir, offsets[i]);
         removed++;
     }
     free(offsets);
     if (removed > 0) {
-        int sync_rc = fsync_dir(dir);
+        int sync_rc = io_fsync_dir(faults, dir);
         if (rc == 0)
             rc = sync_rc;
     }
     return rc;
 }
 
-int producer_snapshot_remove_before(const char *dir, int64_t offset)
+int producer_snapshot_remove_before(struct io_fault_plan *faults, const char *dir, int64_t offset)
 {
-    return remove_side(dir, offset, true);
+    return remove_side(faults, dir, offset, true);
 }
 
-int producer_snapshot_remove_from(const char *dir, int64_t offset)
+int producer_snapshot_remove_from(struct io_fault_plan *faults, const char *dir, int64_t offset)
 {
-    return remove_side(dir, offset, false);
+    return remove_side(faults, dir, offset, false);
 }

@@ -69,7 +69,11 @@ int producer_snapshot_decode(const uint8_t *buf, size_t len, producer_snapshot_e
  * either the old state or the complete new file; a stale ".tmp" is ignored by list and replaced
  * by the next write of that offset. Returns 0; -EINVAL (offset < 0, or as encode); -ENOMEM;
  * -errno from open, write, fdatasync, rename, fsync (the .tmp is unlinked on failure). */
-int producer_snapshot_write(const char *dir, int64_t offset,
+struct io_fault_plan;
+/* `faults` (here and in the removals below): the engine's fault plan (tests) or NULL. The .tmp's
+ * creation, its fdatasync, the rename, the unlinks and the directory fsyncs go through io/'s
+ * calls with it (io.h), so the fault injector's directory-entry model sees them. */
+int producer_snapshot_write(struct io_fault_plan *faults, const char *dir, int64_t offset,
                             const struct producer_snapshot_entry *e, uint32_t n);
 
 /* Reads the file at path (any name) and decodes it as producer_snapshot_decode does.
@@ -89,13 +93,13 @@ int producer_snapshot_list(const char *dir, int64_t **offsets_out, uint32_t *cou
 /* Deletes `<dir>/<offset as 20 digits>.snapshot` and fsyncs dir. Deleting a missing snapshot
  * succeeds (Kafka's deleteIfExists). Returns 0, -EINVAL (offset < 0) or -errno from unlink and
  * the directory fsync. */
-int producer_snapshot_remove(const char *dir, int64_t offset);
+int producer_snapshot_remove(struct io_fault_plan *faults, const char *dir, int64_t offset);
 
 /* Deletes every listed snapshot with offset < `offset` (retention: Kafka's
  * deleteSnapshotsBefore) or >= `offset` (truncation: snapshots past the new log end), then
  * fsyncs dir once. Returns 0 or the first error as list and remove report it; deletion stops at
  * the first error. */
-int producer_snapshot_remove_before(const char *dir, int64_t offset);
-int producer_snapshot_remove_from(const char *dir, int64_t offset);
+int producer_snapshot_remove_before(struct io_fault_plan *faults, const char *dir, int64_t offset);
+int producer_snapshot_remove_from(struct io_fault_plan *faults, const char *dir, int64_t offset);
 
 #endif /* RT_PRODUCER_SNAPSHOT_H */

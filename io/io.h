@@ -16,6 +16,12 @@
  *     Chosen automatically when io_uring cannot be set up (EPERM, ENOSYS, ENOMEM), or on request.
  *   - fault (io_fault.c): wraps the sync backend and injects failures by plan (tests).
  *
+ * Beside the rings, a few synchronous calls take the fault plan instead of a ring, so the fault
+ * injector sees what the engine does outside its rounds: io_fdatasync, and the directory calls
+ * (io_file_create, io_rename, io_unlink, io_mkdir, io_fsync_dir) through which the engine
+ * changes and syncs directory entries (the directory-entry model below). With a NULL plan each
+ * is its plain syscall.
+ *
  * Round protocol (per ring):
  *     io_queue_write(...) and io_queue_fdatasync(...) any number of times (up to queue depth);
  *     io_submit(ring);
@@ -34,6 +40,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 typedef struct io_ring io_ring;
@@ -45,20 +52,30 @@ enum io_kind {
     IO_KIND_FAULT = 3, /* sync wrapped by the fault injector; needs io_options.fault */
 };
 
+/* What a fault rule names. The first two are a ring's ops; the others are the synchronous calls
+ * of io/ that take a plan instead of a ring (below), each counted in its own plan counter so that
+ * adding a kind never renumbers the ops of an existing plan. */
 enum io_op_type {
     IO_OP_WRITE = 0,
     IO_OP_FDATASYNC = 1,
+    IO_OP_FDATASYNC_DIRECT = 2, /* io_fdatasync: a seal's, a reopen's, a .txnindex's, the
+                                   pre-writer's, a replaced file's */
+    IO_OP_DIR_ENTRY = 3,        /* a directory entry changed: io_file_create (when it creates),
+                                   io_rename, io_unlink, io_mkdir */
+    IO_OP_DIR_FSYNC = 4,        /* io_fsync_dir */
 };
 
 /* Fault plan for IO_KIND_FAULT (the reliability work extends this). Counting is per op type,
  * starting at 1 with the first op of that type the ring executes: the injector increments
- * writes_seen / fdatasyncs_seen from whatever the plan holds (zero them to restart counting);
+ * writes_seen / fdatasyncs_seen (direct_fdatasyncs_seen, dir_entries_seen, dir_fsyncs_seen for
+ * the synchronous calls) from whatever the plan holds (zero them to restart counting);
  * ops cancelled by an earlier failure are not executed and not counted. The first matching rule
  * wins; SHORT and TORN apply to writes only; an `error` of 0 means EIO. One plan may be shared
  * by several rings (an engine opens one per shard): the injector serialises its bookkeeping. */
 enum io_fault_mode {
     IO_FAULT_NONE = 0,
-    IO_FAULT_ONCE = 1,       /* the Nth op fails with `error`; later ones succeed */
+    IO_FAULT_ONCE = 1,       /* the Nth op fails with `error` (doing nothing); later ones
+                                succeed */
     IO_FAULT_FOREVER = 2,    /* the Nth op and every later op of that type fail */
     IO_FAULT_SHORT = 3,      /* the Nth write transfers only `short_bytes` (then is requeued) */
     IO_FAULT_TORN = 4,       /* the Nth write lands only its first `short_bytes`, then reports
@@ -81,7 +98,8 @@ struct io_fault_rule {
      * sees only ops on a file whose path (/proc/self/fd) contains this string, and counts them
      * itself in `seen` (from its value when the rule was added; an op an earlier rule already
      * took is not counted): "the first fdatasync of a file of __transaction_state-3 from now
-     * on". Not owned; must outlive the rings. */
+     * on". For the directory calls it is matched against the path(s) they were given (either
+     * of a rename's two). Not owned; must outlive the rings. */
     const char *path_contains;
     uint64_t seen;
 };
@@ -98,9 +116,34 @@ struct io_fault_rule {
  * `power_loss_seed`): a partially persisted write, as a disk that lost power mid-flush leaves.
  * Limits: only writes and fdatasyncs that go through io/ (a ring, or io_fdatasync) are seen.
  * Bytes written or files created, preallocated, truncated or synced by plain syscalls are
- * outside the model and count as durable. */
+ * outside the model and count as durable.
+ *
+ * Directory entries. With `track_dirs` set, the directory calls below (io_file_create when it
+ * creates the name, io_rename, io_unlink, io_mkdir) are journaled in the order they ran, and a
+ * successful io_fsync_dir(D) forgets every journaled change of an entry in D (a rename needs
+ * both of its directories synced). Power loss, after rolling back the unsynced bytes, undoes
+ * every change still journaled, newest first, as ext4 or xfs may after a crash:
+ *   - a created file (or directory, with all it holds) is removed;
+ *   - a rename is reverted: the file gets its old name back, and a file the rename replaced
+ *     comes back under the new name;
+ *   - an unlinked file comes back.
+ * What was replaced or unlinked is kept alive until then by a hard link in the same
+ * directory, `.iofault-stash.<n>` (io_unlink renames the file there; io_rename links the
+ * victim there first), which the sync that makes the change durable (or io_fault_plan_release)
+ * removes. An undo first checks that the name still holds the inode the change left there;
+ * when a plain syscall changed it since, that undo is skipped and counted (dir_undo_skipped).
+ * Limits: only changes made through these calls are seen. Entries created, renamed or removed
+ * by plain syscalls (the offset and time indexes that index/ creates, the data directory
+ * itself) are outside the model and count as durable, and so does every directory fsync not
+ * made by io_fsync_dir. An fsync of a file is not taken to make its own name durable (POSIX
+ * does not promise it; ext4's journal often does): only io_fsync_dir of its directory does. The
+ * order between directories is not modelled beyond "newest first": a change survives exactly
+ * when its directory was synced after it. Metadata other than names (sizes set by ftruncate or
+ * fallocate, modes, times) is not modelled. */
 #define IO_FAULT_SECTOR_BYTES 512u
 struct io_fault_unsynced; /* private to io_fault.c */
+struct io_fault_dirs;     /* private to io_fault.c */
+struct io_fault_wb;       /* private to io_fault.c */
 
 #define IO_FAULT_RULES_MAX 8
 struct io_fault_plan {
@@ -110,24 +153,44 @@ struct io_fault_plan {
     bool track_unsynced;
     bool power_loss_keep_sectors;
     uint64_t power_loss_seed;
+    bool track_dirs; /* the directory-entry model (above) */
+    /* Writeback errors as Linux reports them (errseq, 4.13+): an injected fdatasync failure
+     * (ONCE / FOREVER on IO_OP_FDATASYNC or IO_OP_FDATASYNC_DIRECT) loses the file's unsynced
+     * ranges (with track_unsynced) for good (no later sync makes them durable; power loss rolls them back), and the
+     * next fdatasync through each *other* descriptor of the file fails with EIO once (after it
+     * ran), while the descriptor whose call failed is not told again: an error one caller
+     * swallows is then gone for every user of that descriptor. Descriptors are told apart by
+     * number (a dup shares the kernel's file and its error state; the injector cannot see
+     * that). */
+    bool writeback_errors;
     /* Counters the injector updates (readable by tests after the fact). */
     uint64_t writes_seen;
     uint64_t fdatasyncs_seen;
+    uint64_t direct_fdatasyncs_seen; /* io_fdatasync calls (IO_OP_FDATASYNC_DIRECT) */
+    uint64_t dir_entries_seen;       /* directory-entry changes (IO_OP_DIR_ENTRY) */
+    uint64_t dir_fsyncs_seen;        /* io_fsync_dir calls (IO_OP_DIR_FSYNC) */
     uint64_t faults_injected;
-    bool power_lost;            /* set by power loss; every op fails with EIO from then on */
-    uint64_t unsynced_bytes;    /* bytes currently recorded as written and not yet synced */
-    uint64_t rolled_back_bytes; /* bytes restored to their pre-write contents at power loss */
-    uint64_t kept_bytes;        /* unsynced bytes kept by power_loss_keep_sectors */
-    uint64_t truncated_files;   /* files cut back to their size at the last sync */
-    int power_loss_error;       /* first error while rolling back (-errno), 0 if none */
+    bool power_lost;               /* set by power loss; every op fails with EIO from then on */
+    uint64_t unsynced_bytes;       /* bytes currently recorded as written and not yet synced */
+    uint64_t rolled_back_bytes;    /* bytes restored to their pre-write contents at power loss */
+    uint64_t kept_bytes;           /* unsynced bytes kept by power_loss_keep_sectors */
+    uint64_t truncated_files;      /* files cut back to their size at the last sync */
+    int power_loss_error;          /* first error while rolling back (-errno), 0 if none */
+    uint64_t dir_entries_unsynced; /* journaled directory changes not yet covered by a sync */
+    uint64_t dir_entries_undone;   /* directory changes undone at power loss */
+    uint64_t dir_undo_skipped;     /* undos skipped: the name no longer held what the change left */
+    uint64_t writeback_errors_reported; /* EIOs owed to other descriptors, reported (above) */
     /* Stalls (IO_FAULT_STALL). 0 means 10 000 ms. */
     uint32_t stall_timeout_ms;
     uint32_t stalled;        /* ops waiting in a stall right now */
     uint64_t stalls;         /* ops that entered a stall */
     uint64_t stall_timeouts; /* stalls that ended by their timeout: a test's own failure */
     uint64_t stall_releases; /* io_fault_stall_release() calls */
-    /* Private: the record of unsynced writes (NULL until the first tracked write). */
+    /* Private: the record of unsynced writes (NULL until the first tracked write), the
+     * journal of unsynced directory changes and the writeback-error state (NULL until used). */
     struct io_fault_unsynced *unsynced;
+    struct io_fault_dirs *dirs;
+    struct io_fault_wb *wb;
 };
 
 /* Loses the power now: restores every unsynced range of every file written through a ring
@@ -139,6 +202,9 @@ int io_fault_power_loss(struct io_fault_plan *plan);
 /* Whether the power is out (a rule fired or io_fault_power_loss ran): plan->power_lost read
  * under the injector's lock, so any thread may ask while rings use the plan. */
 bool io_fault_power_is_lost(struct io_fault_plan *plan);
+
+/* plan->faults_injected read under the injector's lock (any thread, while rings use the plan). */
+uint64_t io_fault_faults_injected(struct io_fault_plan *plan);
 
 /* Adds a rule while rings use the plan (under the injector's lock, so a shard thread never
  * reads a half-written rule). Returns 0, or -ENOSPC when the plan holds IO_FAULT_RULES_MAX. */
@@ -152,23 +218,44 @@ int io_fault_rule_add(struct io_fault_plan *plan, const struct io_fault_rule *ru
 int io_fault_stall_wait(struct io_fault_plan *plan, uint32_t timeout_ms);
 void io_fault_stall_release(struct io_fault_plan *plan);
 
-/* Frees what the plan recorded (the unsynced ranges). Call once every ring using the plan is
+/* Frees what the plan recorded: the unsynced ranges, and the directory journal (its stash links
+ * are removed: the journaled changes stand, as after a clean shutdown). Call once every ring using the plan is
  * closed; the plan can then be reused after zeroing its counters. */
 void io_fault_plan_release(struct io_fault_plan *plan);
 
 /* A synchronous fdatasync of fd outside any ring's round, for the syncs the engine makes on
  * threads that own no ring or after the rings closed: a segment's seal (at a roll on the shard
  * thread, at close after the shards stopped), an active segment's reopen, the pre-writer's
- * chunks (segment_pool.c, its own thread). It takes the fault plan, not a ring, because it
- * must work from any thread and after io_ring_close: `plan` is the plan the engine's rings
- * were opened with (IO_KIND_FAULT), or NULL for plain fdatasync(2).
- * With a plan: once the power is lost it fails with -EIO and syncs nothing (a dead machine);
- * otherwise it runs fdatasync under the injector's lock and, on success, forgets the file's
- * unsynced ranges exactly as a ring's fdatasync does, so power loss later keeps what the call
- * made durable. It is not counted in fdatasyncs_seen and no rule applies to it (so the op
- * numbers of existing plans stay as they were); the lock serialises it with the fault
- * backend's writes, which only a test pays. Thread-safe. Returns 0 or -errno. */
+ * chunks (segment_pool.c, its own thread), a replaced file's (fsutil.c). It takes the fault
+ * plan, not a ring, because it must work from any thread and after io_ring_close: `plan` is
+ * the plan the engine's rings were opened with (IO_KIND_FAULT), or NULL for plain
+ * fdatasync(2).
+ * With a plan: the call is an op of kind IO_OP_FDATASYNC_DIRECT, counted in
+ * direct_fdatasyncs_seen (not in fdatasyncs_seen, so the op numbers of plans that name ring
+ * fdatasyncs stay as they were), and rules of that kind apply to it: ONCE / FOREVER fail it
+ * with their error, syncing nothing; POWER_LOSS runs it, then loses the power; STALL holds it.
+ * Once the power is lost it fails with -EIO and syncs nothing (a dead machine); otherwise it
+ * runs fdatasync under the injector's lock and, on success, forgets the file's unsynced ranges
+ * exactly as a ring's fdatasync does, so power loss later keeps what the call made durable. The
+ * lock serialises it with the fault backend's writes, which only a test pays. Thread-safe.
+ * Returns 0 or -errno. */
 int io_fdatasync(struct io_fault_plan *plan, int fd);
+
+/* Directory calls: the engine's changes of directory entries and its directory fsyncs, so the
+ * fault injector sees them (the directory-entry model above; op kinds IO_OP_DIR_ENTRY and
+ * IO_OP_DIR_FSYNC, which rules may name like any other). With a NULL plan each is the plain
+ * syscall. With a plan, each is counted, consults the rules (ONCE / FOREVER: fails with the
+ * rule's error and changes nothing; POWER_LOSS: runs, then the power is lost; STALL), fails
+ * with -EIO once the power is lost, and runs under the injector's lock; with track_dirs it is
+ * journaled as described above. Thread-safe. All return 0 or -errno, except io_file_create. */
+/* open(path, flags | O_CREAT, mode): returns the descriptor (>= 0) or -errno. It is a
+ * directory change (counted, journaled) only when the name did not exist. */
+int io_file_create(struct io_fault_plan *plan, const char *path, int flags, mode_t mode);
+int io_rename(struct io_fault_plan *plan, const char *from, const char *to);
+int io_unlink(struct io_fault_plan *plan, const char *path); /* -ENOENT when absent */
+int io_mkdir(struct io_fault_plan *plan, const char *path, mode_t mode);
+/* fsync(2) of directory `dir`: every change of its entries made before it is durable. */
+int io_fsync_dir(struct io_fault_plan *plan, const char *dir);
 
 /* How the io_uring backend runs a round that holds no fdatasync (sync=none and sync=interval
  * rounds). Buffered writes given to io_uring are handed by the kernel to io-wq worker threads

@@ -48,7 +48,10 @@
 #include "io/io_backend.h"
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +77,8 @@ struct unsynced_file {
     struct unsynced_range *ranges;
     size_t count;
     size_t cap;
+    size_t lost; /* ranges[0, lost) met a failed fdatasync (writeback_errors): no later sync
+                    makes them durable (IF7) */
 };
 
 struct io_fault_unsynced {
@@ -196,7 +201,8 @@ oom:
     free(old);
 }
 
-/* The file behind fd was synced: forget its ranges. Called with fault_lock held. */
+/* The file behind fd was synced: forget its ranges (but the lost ones, IF7). Called with
+ * fault_lock held. */
 static void forget_file(struct io_fault_plan *plan, int fd)
 {
     struct stat st;
@@ -206,10 +212,142 @@ static void forget_file(struct io_fault_plan *plan, int fd)
     struct unsynced_file *f = file_find(u, &st);
     if (!f)
         return;
-    for (size_t i = 0; i < f->count; i++)
+    for (size_t i = f->lost; i < f->count; i++) {
         plan->unsynced_bytes -= f->ranges[i].len;
+        free(f->ranges[i].old);
+    }
+    if (f->lost > 0) {
+        f->count = f->lost;
+        return;
+    }
+    free(f->ranges);
+    f->ranges = NULL;
+    f->count = 0;
     file_free(f);
     *f = u->files[--u->count];
+}
+
+/* ---- writeback errors (plan->writeback_errors), as Linux reports them since 4.13 (errseq):
+ *   IF7. An fdatasync that fails drops the file's dirty pages: its unsynced ranges are lost (no
+ *        later sync makes them durable; power loss rolls them back) and the file's error
+ *        sequence advances.
+ *   IF8. The error is reported once to each descriptor: the next fdatasync through any other
+ *        descriptor of the file that saw an older sequence fails with EIO (after running), then
+ *        that descriptor is up to date; the descriptor whose call failed has seen it.
+ * Descriptors are told apart by number and inode, and a descriptor's sequence is sampled the
+ * first time the injector sees it (a dup shares a kernel file and its sequence; the injector
+ * cannot tell, so the engine must not rely on dups). */
+struct wb_fd {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+    uint64_t seen;
+};
+
+struct wb_inode {
+    dev_t dev;
+    ino_t ino;
+    uint64_t seq;
+};
+
+struct io_fault_wb {
+    struct wb_fd *fds;
+    size_t fd_count, fd_cap;
+    struct wb_inode *inodes;
+    size_t inode_count, inode_cap;
+};
+
+static struct wb_inode *wb_inode_of(struct io_fault_wb *w, const struct stat *st, bool add)
+{
+    for (size_t i = 0; i < w->inode_count; i++)
+        if (w->inodes[i].dev == st->st_dev && w->inodes[i].ino == st->st_ino)
+            return &w->inodes[i];
+    if (!add)
+        return NULL;
+    if (w->inode_count == w->inode_cap) {
+        size_t cap = w->inode_cap ? w->inode_cap * 2 : 16;
+        struct wb_inode *n = realloc(w->inodes, cap * sizeof(*n));
+        if (!n)
+            return NULL;
+        w->inodes = n;
+        w->inode_cap = cap;
+    }
+    w->inodes[w->inode_count] = (struct wb_inode){.dev = st->st_dev, .ino = st->st_ino};
+    return &w->inodes[w->inode_count++];
+}
+
+/* The descriptor's record, made (with the inode's current sequence) the first time. */
+static struct wb_fd *wb_fd_of(struct io_fault_plan *plan, int fd, struct wb_inode **inode)
+{
+    struct stat st;
+    if (!plan->writeback_errors || fstat(fd, &st) != 0)
+        return NULL;
+    if (!plan->wb && !(plan->wb = calloc(1, sizeof(*plan->wb))))
+        return NULL;
+    struct io_fault_wb *w = plan->wb;
+    struct wb_inode *in = wb_inode_of(w, &st, true);
+    if (!in)
+        return NULL;
+    *inode = in;
+    for (size_t i = 0; i < w->fd_count; i++)
+        if (w->fds[i].fd == fd && w->fds[i].dev == st.st_dev && w->fds[i].ino == st.st_ino)
+            return &w->fds[i];
+    if (w->fd_count == w->fd_cap) {
+        size_t cap = w->fd_cap ? w->fd_cap * 2 : 16;
+        struct wb_fd *n = realloc(w->fds, cap * sizeof(*n));
+        if (!n)
+            return NULL;
+        w->fds = n;
+        w->fd_cap = cap;
+    }
+    w->fds[w->fd_count] =
+        (struct wb_fd){.fd = fd, .dev = st.st_dev, .ino = st.st_ino, .seen = in->seq};
+    return &w->fds[w->fd_count++];
+}
+
+/* Samples fd's sequence if it is new (every op through the injector calls it). */
+static void wb_observe(struct io_fault_plan *plan, int fd)
+{
+    struct wb_inode *in;
+    (void)wb_fd_of(plan, fd, &in);
+}
+
+/* An fdatasync through fd failed by injection (IF7). fault_lock held. */
+static void wb_failed(struct io_fault_plan *plan, int fd)
+{
+    struct wb_inode *in = NULL;
+    struct wb_fd *f = wb_fd_of(plan, fd, &in);
+    if (!f)
+        return;
+    f->seen = ++in->seq;
+    struct stat st;
+    if (plan->unsynced && fstat(fd, &st) == 0) {
+        struct unsynced_file *u = file_find(plan->unsynced, &st);
+        if (u)
+            u->lost = u->count;
+    }
+}
+
+/* An fdatasync through fd ran and returned rc: the error a newer sequence owes it (IF8). */
+static int wb_report(struct io_fault_plan *plan, int fd, int rc)
+{
+    struct wb_inode *in = NULL;
+    struct wb_fd *f = wb_fd_of(plan, fd, &in);
+    if (!f || f->seen == in->seq)
+        return rc;
+    f->seen = in->seq;
+    plan->writeback_errors_reported++;
+    return rc ? rc : -EIO;
+}
+
+static void wb_free_locked(struct io_fault_plan *plan)
+{
+    if (!plan->wb)
+        return;
+    free(plan->wb->fds);
+    free(plan->wb->inodes);
+    free(plan->wb);
+    plan->wb = NULL;
 }
 
 static int pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset)
@@ -291,7 +429,12 @@ static void roll_back_file(struct io_fault_plan *plan, struct unsynced_file *f, 
     }
 }
 
-/* The power goes out. Called with fault_lock held. */
+static void dirs_undo_locked(struct io_fault_plan *plan);
+static void dirs_free_locked(struct io_fault_plan *plan);
+
+/* The power goes out: the unsynced bytes are rolled back first (through descriptors, so names
+ * do not matter), then the unsynced directory changes (dirs_undo_locked). Called with
+ * fault_lock held. */
 static void power_loss_locked(struct io_fault_plan *plan)
 {
     if (plan->power_lost)
@@ -300,17 +443,19 @@ static void power_loss_locked(struct io_fault_plan *plan)
     pthread_once(&fault_cond_once, fault_cond_init);
     pthread_cond_broadcast(&fault_cond); /* IF3 */
     struct io_fault_unsynced *u = plan->unsynced;
-    if (!u)
-        return;
-    uint64_t rng = plan->power_loss_seed;
-    for (size_t i = 0; i < u->count; i++) {
-        roll_back_file(plan, &u->files[i], &rng);
-        file_free(&u->files[i]);
+    if (u) {
+        uint64_t rng = plan->power_loss_seed;
+        for (size_t i = 0; i < u->count; i++) {
+            roll_back_file(plan, &u->files[i], &rng);
+            file_free(&u->files[i]);
+        }
+        free(u->files);
+        free(u);
+        plan->unsynced = NULL;
+        plan->unsynced_bytes = 0;
     }
-    free(u->files);
-    free(u);
-    plan->unsynced = NULL;
-    plan->unsynced_bytes = 0;
+    dirs_undo_locked(plan);
+    dirs_free_locked(plan);
 }
 
 int io_fault_power_loss(struct io_fault_plan *plan)
@@ -330,6 +475,14 @@ bool io_fault_power_is_lost(struct io_fault_plan *plan)
     return lost;
 }
 
+uint64_t io_fault_faults_injected(struct io_fault_plan *plan)
+{
+    pthread_mutex_lock(&fault_lock);
+    uint64_t n = plan->faults_injected;
+    pthread_mutex_unlock(&fault_lock);
+    return n;
+}
+
 void io_fault_plan_release(struct io_fault_plan *plan)
 {
     pthread_mutex_lock(&fault_lock);
@@ -342,6 +495,8 @@ void io_fault_plan_release(struct io_fault_plan *plan)
         plan->unsynced = NULL;
         plan->unsynced_bytes = 0;
     }
+    dirs_free_locked(plan);
+    wb_free_locked(plan);
     pthread_mutex_unlock(&fault_lock);
 }
 
@@ -400,13 +555,24 @@ static void stall_locked(struct io_fault_plan *plan)
     plan->stalled--;
 }
 
-/* Whether the op's file path contains `pattern` (the /proc/self/fd link; false if unreadable). */
-static bool op_path_contains(const struct io_op *op, const char *pattern, char *path,
+/* What a rule is matched against: a ring op's or io_fdatasync's descriptor (its /proc/self/fd
+ * link), or the path(s) a directory call was given. */
+struct op_subject {
+    int fd;            /* >= 0: resolve the path from it */
+    const char *path;  /* else: the call's path */
+    const char *path2; /* and a rename's other path, or NULL */
+};
+
+/* Whether the op's file path contains `pattern` (false if unreadable). */
+static bool subject_contains(const struct op_subject *subj, const char *pattern, char *path,
                              size_t path_bytes, bool *resolved)
 {
+    if (subj->fd < 0)
+        return (subj->path && strstr(subj->path, pattern)) ||
+               (subj->path2 && strstr(subj->path2, pattern));
     if (!*resolved) {
         char link[64];
-        snprintf(link, sizeof(link), "/proc/self/fd/%d", op->fd);
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", subj->fd);
         ssize_t n = readlink(link, path, path_bytes - 1);
         path[n > 0 ? n : 0] = 0;
         *resolved = true;
@@ -434,13 +600,25 @@ static bool rule_matches(const struct io_fault_rule *rule, enum io_op_type type,
     return false;
 }
 
-static void fault_begin_op(void *ctx, struct io_op *op)
+struct armed {
+    enum io_fault_mode mode;
+    int error;
+    uint32_t short_bytes;
+};
+
+/* Counts the op (the plan's counter for its type) and takes the first matching rule's decision;
+ * a STALL is served here, before the op runs (IF2), and leaves the op plain. Called with
+ * fault_lock held. */
+static struct armed decide_locked(struct io_fault_plan *plan, enum io_op_type type,
+                                  const struct op_subject *subj)
 {
-    struct fault_state *fs = ctx;
-    struct io_fault_plan *plan = fs->plan;
-    pthread_mutex_lock(&fault_lock);
-    uint64_t n = op->type == IO_OP_WRITE ? ++plan->writes_seen : ++plan->fdatasyncs_seen;
-    fs->armed_mode = IO_FAULT_NONE;
+    uint64_t *counter = type == IO_OP_WRITE              ? &plan->writes_seen
+                        : type == IO_OP_FDATASYNC        ? &plan->fdatasyncs_seen
+                        : type == IO_OP_FDATASYNC_DIRECT ? &plan->direct_fdatasyncs_seen
+                        : type == IO_OP_DIR_ENTRY        ? &plan->dir_entries_seen
+                                                         : &plan->dir_fsyncs_seen;
+    uint64_t n = ++*counter;
+    struct armed a = {.mode = IO_FAULT_NONE};
     uint32_t rule_count =
         plan->rule_count < IO_FAULT_RULES_MAX ? plan->rule_count : IO_FAULT_RULES_MAX;
     char path[4096];
@@ -449,22 +627,35 @@ static void fault_begin_op(void *ctx, struct io_op *op)
         struct io_fault_rule *rule = &plan->rules[i];
         uint64_t rule_n = n;
         if (rule->path_contains) {
-            if (rule->op != op->type ||
-                !op_path_contains(op, rule->path_contains, path, sizeof(path), &resolved))
+            if (rule->op != type ||
+                !subject_contains(subj, rule->path_contains, path, sizeof(path), &resolved))
                 continue;
             rule_n = ++rule->seen;
         }
-        if (rule_matches(rule, op->type, rule_n)) {
-            fs->armed_mode = rule->mode;
-            fs->armed_error = rule->error > 0 ? rule->error : EIO;
-            fs->armed_short_bytes = rule->short_bytes;
+        if (rule_matches(rule, type, rule_n)) {
+            a.mode = rule->mode;
+            a.error = rule->error > 0 ? rule->error : EIO;
+            a.short_bytes = rule->short_bytes;
             break;
         }
     }
-    if (fs->armed_mode == IO_FAULT_STALL) {
+    if (a.mode == IO_FAULT_STALL) {
         stall_locked(plan); /* IF2: before the op runs; it then runs as a plain op */
-        fs->armed_mode = IO_FAULT_NONE;
+        a.mode = IO_FAULT_NONE;
     }
+    return a;
+}
+
+static void fault_begin_op(void *ctx, struct io_op *op)
+{
+    struct fault_state *fs = ctx;
+    pthread_mutex_lock(&fault_lock);
+    struct op_subject subj = {.fd = op->fd};
+    wb_observe(fs->plan, op->fd);
+    struct armed a = decide_locked(fs->plan, op->type, &subj);
+    fs->armed_mode = a.mode;
+    fs->armed_error = a.error;
+    fs->armed_short_bytes = a.short_bytes;
     pthread_mutex_unlock(&fault_lock);
 }
 
@@ -615,10 +806,12 @@ static int fault_fdatasync(void *ctx, struct io_op *op)
     } else if (mode == IO_FAULT_ONCE || mode == IO_FAULT_FOREVER) {
         plan->faults_injected++;
         rc = -fs->armed_error;
+        wb_failed(plan, op->fd);
     } else {
         rc = io_sync_fdatasync_plain(NULL, op);
         if (rc == 0)
             forget_file(plan, op->fd);
+        rc = wb_report(plan, op->fd, rc);
         if (mode == IO_FAULT_POWER_LOSS) {
             plan->faults_injected++;
             power_loss_locked(plan);
@@ -626,6 +819,32 @@ static int fault_fdatasync(void *ctx, struct io_op *op)
     }
     pthread_mutex_unlock(&fault_lock);
     return rc;
+}
+
+/* The start of a synchronous call (io_fdatasync, the directory calls): counted, the rules
+ * consulted. Returns 0 when the call should run (with *a saying whether a power loss follows
+ * it), or the error it fails with: -EIO once the power is lost, a ONCE / FOREVER rule's.
+ * Called with fault_lock held. */
+static int direct_begin_locked(struct io_fault_plan *plan, enum io_op_type type,
+                               const struct op_subject *subj, struct armed *a)
+{
+    *a = decide_locked(plan, type, subj);
+    if (plan->power_lost)
+        return -EIO;
+    if (a->mode == IO_FAULT_ONCE || a->mode == IO_FAULT_FOREVER) {
+        plan->faults_injected++;
+        return -a->error;
+    }
+    return 0;
+}
+
+/* The end of a call that ran: a POWER_LOSS rule now loses the power. fault_lock held. */
+static void direct_end_locked(struct io_fault_plan *plan, const struct armed *a)
+{
+    if (a->mode == IO_FAULT_POWER_LOSS) {
+        plan->faults_injected++;
+        power_loss_locked(plan);
+    }
 }
 
 int io_fdatasync(struct io_fault_plan *plan, int fd)
@@ -637,12 +856,530 @@ int io_fdatasync(struct io_fault_plan *plan, int fd)
     /* Under the lock, so no tracked write lands between the sync and the forgetting (it would
      * be forgotten unsynced) and power loss never interleaves with it. */
     pthread_mutex_lock(&fault_lock);
-    int rc;
-    if (plan->power_lost)
-        rc = -EIO;
-    else if ((rc = fdatasync(fd) == 0 ? 0 : -errno) == 0)
-        forget_file(plan, fd);
+    struct op_subject subj = {.fd = fd};
+    wb_observe(plan, fd);
+    struct armed a;
+    int rc = direct_begin_locked(plan, IO_OP_FDATASYNC_DIRECT, &subj, &a);
+    if (rc == 0) {
+        rc = fdatasync(fd) == 0 ? 0 : -errno;
+        if (rc == 0)
+            forget_file(plan, fd);
+        rc = wb_report(plan, fd, rc);
+        direct_end_locked(plan, &a);
+    } else if (!plan->power_lost) {
+        wb_failed(plan, fd);
+    }
     pthread_mutex_unlock(&fault_lock);
+    return rc;
+}
+
+/* ---- the directory-entry model (io.h: track_dirs) ----
+ * The journal holds, in the order they ran, the directory changes no io_fsync_dir has covered
+ * yet. Directories are named by a descriptor of their own (O_PATH, kept until the journal is
+ * freed) and matched by device and inode, so a sync of "a/b/../b" covers a change made through
+ * "a/b". The invariants:
+ *   IF4. A change leaves the journal only when every directory it touched was synced after it
+ *        (io_fsync_dir), when the power is lost (it is undone) or at io_fault_plan_release (it
+ *        stands).
+ *   IF5. What a journaled change removed from its name (an unlinked file, a file a rename
+ *        replaced) stays linked as the change's stash until the change leaves the journal, so
+ *        undoing it can always put the same inode back.
+ *   IF6. Undo runs newest first and touches a name only while it still holds the inode the
+ *        change left there (else it is skipped and counted), so it never removes a file some
+ *        later, untracked step put there. "The inode" is its device and inode number, which a
+ *        file system may give to a new file once the old one is freed: a replacement made by
+ *        a plain syscall after the old file was deleted may then be taken for it. */
+enum dir_change_kind {
+    DIR_CHANGE_CREATE,
+    DIR_CHANGE_MKDIR,
+    DIR_CHANGE_RENAME,
+    DIR_CHANGE_UNLINK,
+};
+
+struct dir_ref {
+    dev_t dev;
+    ino_t ino;
+    int fd; /* O_PATH | O_DIRECTORY */
+};
+
+struct dir_change {
+    enum dir_change_kind kind;
+    uint32_t dir;     /* refs index: the entry's directory (a rename's target directory) */
+    uint32_t old_dir; /* a rename's source directory */
+    char *name;       /* basename in dir */
+    char *old_name;   /* a rename's source basename */
+    char *stash;      /* basename in dir of the link keeping what was removed (IF5), or NULL */
+    dev_t dev;        /* the inode the change left at `name` (not for an unlink) */
+    ino_t ino;
+    bool pending;     /* dir not synced since */
+    bool old_pending; /* a rename's old_dir not synced since */
+};
+
+struct io_fault_dirs {
+    struct dir_ref *refs;
+    uint32_t ref_count;
+    uint32_t ref_cap;
+    struct dir_change *changes;
+    size_t count;
+    size_t cap;
+    uint64_t stash_seq;
+};
+
+/* Splits path into its directory (into buf) and its last component. */
+static int split_path(const char *path, char *buf, size_t cap, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        snprintf(buf, cap, ".");
+        *base = path;
+        return 0;
+    }
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    if (n >= cap)
+        return -ENAMETOOLONG;
+    memcpy(buf, path, n);
+    buf[n] = 0;
+    *base = slash + 1;
+    return **base ? 0 : -EINVAL;
+}
+
+static struct io_fault_dirs *dirs_get(struct io_fault_plan *plan)
+{
+    if (!plan->dirs)
+        plan->dirs = calloc(1, sizeof(*plan->dirs));
+    return plan->dirs;
+}
+
+/* The refs index of the directory holding path (opened once per directory); its basename in
+ * *base. Called with fault_lock held. */
+static int dir_ref_of(struct io_fault_plan *plan, const char *path, uint32_t *idx,
+                      const char **base)
+{
+    char dir[4096];
+    int rc = split_path(path, dir, sizeof(dir), base);
+    struct io_fault_dirs *d = dirs_get(plan);
+    if (rc == 0 && !d)
+        rc = -ENOMEM;
+    if (rc)
+        return rc;
+    int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        rc = -errno;
+        if (fd >= 0)
+            close(fd);
+        return rc;
+    }
+    for (uint32_t i = 0; i < d->ref_count; i++) {
+        if (d->refs[i].dev == st.st_dev && d->refs[i].ino == st.st_ino) {
+            close(fd);
+            *idx = i;
+            return 0;
+        }
+    }
+    if (d->ref_count == d->ref_cap) {
+        uint32_t cap = d->ref_cap ? d->ref_cap * 2 : 8;
+        struct dir_ref *r = realloc(d->refs, cap * sizeof(*r));
+        if (!r) {
+            close(fd);
+            return -ENOMEM;
+        }
+        d->refs = r;
+        d->ref_cap = cap;
+    }
+    d->refs[d->ref_count] = (struct dir_ref){.dev = st.st_dev, .ino = st.st_ino, .fd = fd};
+    *idx = d->ref_count++;
+    return 0;
+}
+
+/* Appends a change (taking ownership of its strings). fault_lock held. */
+static int journal_add(struct io_fault_plan *plan, const struct dir_change *c)
+{
+    struct io_fault_dirs *d = plan->dirs;
+    assert(d);
+    if (d->count == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 16;
+        struct dir_change *n = realloc(d->changes, cap * sizeof(*n));
+        if (!n)
+            return -ENOMEM;
+        d->changes = n;
+        d->cap = cap;
+    }
+    d->changes[d->count++] = *c;
+    plan->dir_entries_unsynced = d->count;
+    return 0;
+}
+
+static void change_free(struct dir_change *c)
+{
+    free(c->name);
+    free(c->old_name);
+    free(c->stash);
+    memset(c, 0, sizeof(*c));
+}
+
+/* A fresh stash name in directory ref `dir`. */
+static char *stash_name(struct io_fault_dirs *d)
+{
+    char buf[64];
+    snprintf(buf, sizeof(buf), ".iofault-stash.%ld.%" PRIu64, (long)getpid(), ++d->stash_seq);
+    return strdup(buf);
+}
+
+static bool name_holds(int dirfd, const char *name, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev &&
+           st.st_ino == ino;
+}
+
+/* rm -r of dirfd/name (a directory whose creation is undone). */
+static int remove_tree(int dirfd, const char *name, int depth)
+{
+    if (depth > 64)
+        return -ELOOP;
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    DIR *dh = fdopendir(fd);
+    if (!dh) {
+        int rc = -errno;
+        close(fd);
+        return rc;
+    }
+    int rc = 0;
+    struct dirent *de;
+    while ((de = readdir(dh)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        int r = S_ISDIR(st.st_mode) ? remove_tree(fd, de->d_name, depth + 1)
+                                    : (unlinkat(fd, de->d_name, 0) == 0 ? 0 : -errno);
+        if (r && rc == 0)
+            rc = r;
+    }
+    closedir(dh);
+    if (unlinkat(dirfd, name, AT_REMOVEDIR) != 0 && rc == 0)
+        rc = -errno;
+    return rc;
+}
+
+/* io_fsync_dir(D) succeeded: D's changes are durable (IF4). fault_lock held. */
+static void dirs_synced_locked(struct io_fault_plan *plan, const struct stat *dir_st)
+{
+    struct io_fault_dirs *d = plan->dirs;
+    if (!d)
+        return;
+    size_t kept = 0;
+    for (size_t i = 0; i < d->count; i++) {
+        struct dir_change *c = &d->changes[i];
+        const struct dir_ref *r = &d->refs[c->dir];
+        if (r->dev == dir_st->st_dev && r->ino == dir_st->st_ino)
+            c->pending = false;
+        if (c->kind == DIR_CHANGE_RENAME) {
+            const struct dir_ref *o = &d->refs[c->old_dir];
+            if (o->dev == dir_st->st_dev && o->ino == dir_st->st_ino)
+                c->old_pending = false;
+        }
+        if (c->pending || c->old_pending) {
+            d->changes[kept++] = *c;
+            continue;
+        }
+        if (c->stash)
+            (void)unlinkat(r->fd, c->stash, 0); /* the removal is durable now */
+        change_free(c);
+    }
+    d->count = kept;
+    plan->dir_entries_unsynced = kept;
+}
+
+/* Power loss: undoes every journaled change, newest first (IF6), then frees the journal.
+ * fault_lock held. */
+static void dirs_undo_locked(struct io_fault_plan *plan)
+{
+    struct io_fault_dirs *d = plan->dirs;
+    if (!d)
+        return;
+    for (size_t i = d->count; i-- > 0;) {
+        struct dir_change *c = &d->changes[i];
+        int fd = d->refs[c->dir].fd;
+        int rc = 0;
+        bool skipped = false;
+        switch (c->kind) {
+        case DIR_CHANGE_CREATE:
+            if (!(skipped = !name_holds(fd, c->name, c->dev, c->ino)))
+                rc = unlinkat(fd, c->name, 0) == 0 ? 0 : -errno;
+            break;
+        case DIR_CHANGE_MKDIR:
+            if (!(skipped = !name_holds(fd, c->name, c->dev, c->ino)))
+                rc = remove_tree(fd, c->name, 0);
+            break;
+        case DIR_CHANGE_RENAME:
+            if (!(skipped = !name_holds(fd, c->name, c->dev, c->ino))) {
+                rc = renameat(fd, c->name, d->refs[c->old_dir].fd, c->old_name) == 0 ? 0 : -errno;
+                if (rc == 0 && c->stash) {
+                    rc = renameat(fd, c->stash, fd, c->name) == 0 ? 0 : -errno;
+                    if (rc == 0) {
+                        free(c->stash);
+                        c->stash = NULL;
+                    }
+                }
+            }
+            break;
+        case DIR_CHANGE_UNLINK:
+            rc = renameat(fd, c->stash, fd, c->name) == 0 ? 0 : -errno;
+            if (rc == 0) {
+                free(c->stash);
+                c->stash = NULL;
+            }
+            break;
+        }
+        if (skipped)
+            plan->dir_undo_skipped++;
+        else if (rc)
+            note_error(plan, rc);
+        else
+            plan->dir_entries_undone++;
+        if (c->stash)
+            (void)unlinkat(fd, c->stash, 0);
+        change_free(c);
+    }
+    d->count = 0;
+    plan->dir_entries_unsynced = 0;
+}
+
+/* Frees the journal; its changes stand (stashes removed). fault_lock held. */
+static void dirs_free_locked(struct io_fault_plan *plan)
+{
+    struct io_fault_dirs *d = plan->dirs;
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->count; i++) {
+        if (d->changes[i].stash)
+            (void)unlinkat(d->refs[d->changes[i].dir].fd, d->changes[i].stash, 0);
+        change_free(&d->changes[i]);
+    }
+    for (uint32_t i = 0; i < d->ref_count; i++)
+        close(d->refs[i].fd);
+    free(d->changes);
+    free(d->refs);
+    free(d);
+    plan->dirs = NULL;
+    plan->dir_entries_unsynced = 0;
+}
+
+/* Journals a create or mkdir of path, which now holds st's inode. fault_lock held. */
+static void journal_created(struct io_fault_plan *plan, enum dir_change_kind kind, const char *path,
+                            const struct stat *st)
+{
+    uint32_t dir;
+    const char *base;
+    int rc = dir_ref_of(plan, path, &dir, &base);
+    struct dir_change c = {.kind = kind,
+                           .dir = dir,
+                           .name = rc == 0 ? strdup(base) : NULL,
+                           .dev = st->st_dev,
+                           .ino = st->st_ino,
+                           .pending = true};
+    if (rc == 0 && !c.name)
+        rc = -ENOMEM;
+    if (rc == 0)
+        rc = journal_add(plan, &c);
+    if (rc) {
+        note_error(plan, rc); /* the change goes unmodelled: it counts as durable */
+        change_free(&c);
+    }
+}
+
+int io_file_create(struct io_fault_plan *plan, const char *path, int flags, mode_t mode)
+{
+    if (!path)
+        return -EINVAL;
+    flags |= O_CREAT | O_CLOEXEC;
+    if (!plan) {
+        int fd = open(path, flags, mode);
+        return fd >= 0 ? fd : -errno;
+    }
+    pthread_mutex_lock(&fault_lock);
+    struct stat st;
+    int rc;
+    if (lstat(path, &st) == 0) {
+        /* No directory change: a plain open (a dead machine opens nothing, though). */
+        rc = plan->power_lost ? -EIO : open(path, flags, mode);
+        if (rc < 0 && !plan->power_lost)
+            rc = -errno;
+        pthread_mutex_unlock(&fault_lock);
+        return rc;
+    }
+    struct op_subject subj = {.fd = -1, .path = path};
+    struct armed a;
+    rc = direct_begin_locked(plan, IO_OP_DIR_ENTRY, &subj, &a);
+    if (rc == 0) {
+        rc = open(path, flags, mode);
+        if (rc < 0)
+            rc = -errno;
+        else if (plan->track_dirs && fstat(rc, &st) == 0)
+            journal_created(plan, DIR_CHANGE_CREATE, path, &st);
+        direct_end_locked(plan, &a);
+    }
+    pthread_mutex_unlock(&fault_lock);
+    return rc;
+}
+
+int io_mkdir(struct io_fault_plan *plan, const char *path, mode_t mode)
+{
+    if (!path)
+        return -EINVAL;
+    if (!plan)
+        return mkdir(path, mode) == 0 ? 0 : -errno;
+    pthread_mutex_lock(&fault_lock);
+    struct stat st;
+    int rc;
+    if (lstat(path, &st) == 0) {
+        rc = -EEXIST; /* no change, not counted */
+    } else {
+        struct op_subject subj = {.fd = -1, .path = path};
+        struct armed a;
+        rc = direct_begin_locked(plan, IO_OP_DIR_ENTRY, &subj, &a);
+        if (rc == 0) {
+            rc = mkdir(path, mode) == 0 ? 0 : -errno;
+            if (rc == 0 && plan->track_dirs && lstat(path, &st) == 0)
+                journal_created(plan, DIR_CHANGE_MKDIR, path, &st);
+            direct_end_locked(plan, &a);
+        }
+    }
+    pthread_mutex_unlock(&fault_lock);
+    return rc;
+}
+
+int io_unlink(struct io_fault_plan *plan, const char *path)
+{
+    if (!path)
+        return -EINVAL;
+    if (!plan)
+        return unlink(path) == 0 ? 0 : -errno;
+    pthread_mutex_lock(&fault_lock);
+    struct stat st;
+    int rc;
+    if (lstat(path, &st) != 0) {
+        rc = -errno; /* no change, not counted */
+        pthread_mutex_unlock(&fault_lock);
+        return rc;
+    }
+    struct op_subject subj = {.fd = -1, .path = path};
+    struct armed a;
+    rc = direct_begin_locked(plan, IO_OP_DIR_ENTRY, &subj, &a);
+    if (rc == 0) {
+        uint32_t dir;
+        const char *base;
+        struct dir_change c = {.kind = DIR_CHANGE_UNLINK, .pending = true};
+        bool tracked =
+            plan->track_dirs && !S_ISDIR(st.st_mode) && dir_ref_of(plan, path, &dir, &base) == 0 &&
+            (c.name = strdup(base)) != NULL && (c.stash = stash_name(plan->dirs)) != NULL;
+        if (tracked) {
+            /* IF5: the unlink is a rename to the stash, so undoing it is a rename back. */
+            c.dir = dir;
+            int fd = plan->dirs->refs[dir].fd;
+            rc = renameat(fd, c.name, fd, c.stash) == 0 ? 0 : -errno;
+            if (rc == 0 && journal_add(plan, &c) != 0) {
+                note_error(plan, -ENOMEM);
+                (void)unlinkat(fd, c.stash, 0);
+                change_free(&c);
+            } else if (rc) {
+                change_free(&c);
+            }
+        } else {
+            change_free(&c);
+            rc = unlink(path) == 0 ? 0 : -errno;
+        }
+        direct_end_locked(plan, &a);
+    }
+    pthread_mutex_unlock(&fault_lock);
+    return rc;
+}
+
+int io_rename(struct io_fault_plan *plan, const char *from, const char *to)
+{
+    if (!from || !to)
+        return -EINVAL;
+    if (!plan)
+        return rename(from, to) == 0 ? 0 : -errno;
+    pthread_mutex_lock(&fault_lock);
+    struct op_subject subj = {.fd = -1, .path = from, .path2 = to};
+    struct armed a;
+    int rc = direct_begin_locked(plan, IO_OP_DIR_ENTRY, &subj, &a);
+    if (rc) {
+        pthread_mutex_unlock(&fault_lock);
+        return rc;
+    }
+    struct stat src, dst;
+    struct dir_change c = {.kind = DIR_CHANGE_RENAME, .pending = true, .old_pending = true};
+    const char *base, *old_base;
+    bool tracked = plan->track_dirs && lstat(from, &src) == 0 &&
+                   dir_ref_of(plan, from, &c.old_dir, &old_base) == 0 &&
+                   dir_ref_of(plan, to, &c.dir, &base) == 0 && (c.name = strdup(base)) != NULL &&
+                   (c.old_name = strdup(old_base)) != NULL;
+    int dirfd = tracked ? plan->dirs->refs[c.dir].fd : -1;
+    if (tracked && lstat(to, &dst) == 0) {
+        if (dst.st_dev == src.st_dev && dst.st_ino == src.st_ino) {
+            tracked = false; /* two links of one file: rename does nothing */
+        } else if (!S_ISDIR(dst.st_mode)) {
+            c.stash = stash_name(plan->dirs); /* IF5: keep the victim */
+            if (c.stash && linkat(dirfd, c.name, dirfd, c.stash, 0) != 0) {
+                note_error(plan, -errno); /* unmodelled: its loss counts as durable */
+                free(c.stash);
+                c.stash = NULL;
+            }
+        }
+    }
+    rc = rename(from, to) == 0 ? 0 : -errno;
+    bool journaled = false;
+    if (rc == 0 && tracked) {
+        c.dev = src.st_dev;
+        c.ino = src.st_ino;
+        journaled = journal_add(plan, &c) == 0; /* the journal owns c now */
+        if (!journaled)
+            note_error(plan, -ENOMEM);
+    }
+    if (!journaled) {
+        if (c.stash)
+            (void)unlinkat(dirfd, c.stash, 0);
+        change_free(&c);
+    }
+    direct_end_locked(plan, &a);
+    pthread_mutex_unlock(&fault_lock);
+    return rc;
+}
+
+int io_fsync_dir(struct io_fault_plan *plan, const char *dir)
+{
+    if (!dir)
+        return -EINVAL;
+    int rc = 0;
+    struct armed a = {.mode = IO_FAULT_NONE};
+    if (plan) {
+        pthread_mutex_lock(&fault_lock);
+        struct op_subject subj = {.fd = -1, .path = dir};
+        rc = direct_begin_locked(plan, IO_OP_DIR_FSYNC, &subj, &a);
+    }
+    if (rc == 0) {
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0)
+            rc = -errno;
+        else if (fsync(fd) != 0 || fstat(fd, &st) != 0)
+            rc = -errno;
+        else if (plan)
+            dirs_synced_locked(plan, &st);
+        if (fd >= 0)
+            close(fd);
+        if (plan)
+            direct_end_locked(plan, &a);
+    }
+    if (plan)
+        pthread_mutex_unlock(&fault_lock);
     return rc;
 }
 

@@ -326,7 +326,7 @@ static void test_internal_topic_of_wrong_shape_names_catalogue(void **state)
     struct meta_catalogue cat;
     assert_int_equal(meta_load(f->dir, &cat), 0);
     assert_int_equal(meta_add_topic(&cat, GROUP_OFFSETS_TOPIC, 1), 0);
-    assert_int_equal(meta_store(f->dir, &cat), 0);
+    assert_int_equal(meta_store(NULL, f->dir, &cat), 0);
     meta_catalogue_free(&cat);
     rt_engine *e = NULL;
     assert_int_equal(rt_open(f->dir, &f->o, &e), RT_E_CORRUPT);

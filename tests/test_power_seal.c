@@ -106,7 +106,7 @@ static void power_loss_child(const char *dir, enum rt_sync_mode mode, uint64_t s
 {
     struct rt_options o;
     options(&o, mode, segment_bytes);
-    struct io_fault_plan plan = {.track_unsynced = true};
+    struct io_fault_plan plan = {.track_unsynced = true, .track_dirs = true};
     rt_engine *e = NULL;
     if (rt_test_open(dir, &o, &plan, &e) != 0 || rt_topic_create(e, TOPIC, 1) != 0)
         _exit(2);
@@ -286,7 +286,7 @@ static void txn_power_loss_child(const char *dir, int fd)
 {
     struct rt_options o;
     options(&o, RT_SYNC_NONE, 64 * 1024);
-    struct io_fault_plan plan = {.track_unsynced = true};
+    struct io_fault_plan plan = {.track_unsynced = true, .track_dirs = true};
     rt_engine *e = NULL;
     if (rt_test_open(dir, &o, &plan, &e) != 0 || rt_topic_create(e, TOPIC, 1) != 0)
         _exit(2);
@@ -386,7 +386,7 @@ static void test_io_fdatasync_is_seen_by_the_injector(void **state)
     fclose(fp);
     int fd = open(path, O_RDWR);
     assert_true(fd >= 0);
-    struct io_fault_plan plan = {.track_unsynced = true};
+    struct io_fault_plan plan = {.track_unsynced = true, .track_dirs = true};
     struct io_options opts = {.kind = IO_KIND_FAULT, .queue_depth = 8, .fault = &plan};
     io_ring *ring = NULL;
     assert_int_equal(io_ring_open(&opts, &ring), 0);

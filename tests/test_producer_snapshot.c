@@ -621,7 +621,7 @@ static void test_write_read_atomic(void **state)
     /* A stale .tmp from a crash is replaced, and nothing but the snapshot remains. */
     char *tmp = tu_path("%s/%020d.snapshot.tmp", dir, 4242);
     touch(tmp);
-    assert_int_equal(producer_snapshot_write(dir, 4242, in, 50), 0);
+    assert_int_equal(producer_snapshot_write(NULL, dir, 4242, in, 50), 0);
     assert_false(fs_exists_for_test(tmp));
     assert_int_equal(count_dir_entries(dir, NULL), 1);
     char *path = tu_path("%s/00000000000000004242.snapshot", dir);
@@ -648,13 +648,13 @@ static void test_write_read_atomic(void **state)
         assert_true(entry_eq(&got[i], &in[i]));
 
     /* Overwrite in place with fewer entries. */
-    assert_int_equal(producer_snapshot_write(dir, 4242, in, 0), 0);
+    assert_int_equal(producer_snapshot_write(NULL, dir, 4242, in, 0), 0);
     assert_int_equal(tu_file_size(path), 10);
     assert_int_equal(count_dir_entries(dir, NULL), 1);
 
     /* Offset 0 and the largest offset name the files as Kafka does. */
-    assert_int_equal(producer_snapshot_write(dir, 0, in, 1), 0);
-    assert_int_equal(producer_snapshot_write(dir, INT64_MAX, in, 1), 0);
+    assert_int_equal(producer_snapshot_write(NULL, dir, 0, in, 1), 0);
+    assert_int_equal(producer_snapshot_write(NULL, dir, INT64_MAX, in, 1), 0);
     char *p0 = tu_path("%s/00000000000000000000.snapshot", dir);
     char *pmax = tu_path("%s/09223372036854775807.snapshot", dir);
     assert_true(fs_exists_for_test(p0));
@@ -673,11 +673,11 @@ static void test_write_errors(void **state)
     (void)state;
     char *dir = tu_mkdtemp();
     struct producer_snapshot_entry e[2] = {sample_entry(), sample_entry()};
-    assert_int_equal(producer_snapshot_write(dir, -1, e, 1), -EINVAL);
-    assert_int_equal(producer_snapshot_write(dir, 5, e, 2), -EINVAL); /* duplicate id */
-    assert_int_equal(count_dir_entries(dir, NULL), 0);                /* nothing, not even a .tmp */
+    assert_int_equal(producer_snapshot_write(NULL, dir, -1, e, 1), -EINVAL);
+    assert_int_equal(producer_snapshot_write(NULL, dir, 5, e, 2), -EINVAL); /* duplicate id */
+    assert_int_equal(count_dir_entries(dir, NULL), 0); /* nothing, not even a .tmp */
     char *missing = tu_path("%s/missing", dir);
-    assert_int_equal(producer_snapshot_write(missing, 5, e, 1), -ENOENT);
+    assert_int_equal(producer_snapshot_write(NULL, missing, 5, e, 1), -ENOENT);
     free(missing);
     tu_rmdir_free(dir);
 }
@@ -705,7 +705,7 @@ static void test_read_errors(void **state)
 
     /* Damage on disk: flips and truncation are reported with the file's reason and offset. */
     struct producer_snapshot_entry in[3] = {varied_entry(1), varied_entry(2), varied_entry(3)};
-    assert_int_equal(producer_snapshot_write(dir, 7, in, 3), 0);
+    assert_int_equal(producer_snapshot_write(NULL, dir, 7, in, 3), 0);
     char *path = tu_path("%s/00000000000000000007.snapshot", dir);
     tu_flip_byte(path, 0, 0x02);
     assert_int_equal(producer_snapshot_read(path, never_fn, NULL, &why, &bad), -EBADMSG);
@@ -744,7 +744,7 @@ static void test_list(void **state)
     struct producer_snapshot_entry e = sample_entry();
     static const int64_t written[] = {1000, 0, INT64_MAX, 5, 999999};
     for (size_t i = 0; i < 5; i++)
-        assert_int_equal(producer_snapshot_write(dir, written[i], &e, 1), 0);
+        assert_int_equal(producer_snapshot_write(NULL, dir, written[i], &e, 1), 0);
     static const char *const junk[] = {
         "00000000000000000007.snapshot.tmp", /* an interrupted write */
         "7.snapshot",                        /* not 20 digits */
@@ -793,30 +793,30 @@ static void test_remove(void **state)
     char *dir = tu_mkdtemp();
     struct producer_snapshot_entry e = sample_entry();
     for (int64_t o = 0; o <= 50; o += 10)
-        assert_int_equal(producer_snapshot_write(dir, o, &e, 1), 0);
+        assert_int_equal(producer_snapshot_write(NULL, dir, o, &e, 1), 0);
     char *junk = tu_path("%s/00000000000000000005.snapshot.tmp", dir);
     touch(junk);
 
-    assert_int_equal(producer_snapshot_remove(dir, 20), 0);
-    assert_int_equal(producer_snapshot_remove(dir, 20), 0); /* already gone: still 0 */
-    assert_int_equal(producer_snapshot_remove(dir, 21), 0); /* never there */
-    assert_int_equal(producer_snapshot_remove(dir, -1), -EINVAL);
+    assert_int_equal(producer_snapshot_remove(NULL, dir, 20), 0);
+    assert_int_equal(producer_snapshot_remove(NULL, dir, 20), 0); /* already gone: still 0 */
+    assert_int_equal(producer_snapshot_remove(NULL, dir, 21), 0); /* never there */
+    assert_int_equal(producer_snapshot_remove(NULL, dir, -1), -EINVAL);
     expect_offsets(dir, (const int64_t[]){0, 10, 30, 40, 50}, 5);
 
-    assert_int_equal(producer_snapshot_remove_before(dir, 30), 0); /* 0 and 10 go; 30 stays */
+    assert_int_equal(producer_snapshot_remove_before(NULL, dir, 30), 0); /* 0 and 10 go; 30 stays */
     expect_offsets(dir, (const int64_t[]){30, 40, 50}, 3);
-    assert_int_equal(producer_snapshot_remove_from(dir, 40), 0); /* 40 and 50 go */
+    assert_int_equal(producer_snapshot_remove_from(NULL, dir, 40), 0); /* 40 and 50 go */
     expect_offsets(dir, (const int64_t[]){30}, 1);
-    assert_int_equal(producer_snapshot_remove_before(dir, 30), 0); /* nothing below 30 */
-    assert_int_equal(producer_snapshot_remove_from(dir, 31), 0);   /* nothing from 31 */
+    assert_int_equal(producer_snapshot_remove_before(NULL, dir, 30), 0); /* nothing below 30 */
+    assert_int_equal(producer_snapshot_remove_from(NULL, dir, 31), 0);   /* nothing from 31 */
     expect_offsets(dir, (const int64_t[]){30}, 1);
-    assert_int_equal(producer_snapshot_remove_from(dir, 0), 0);
+    assert_int_equal(producer_snapshot_remove_from(NULL, dir, 0), 0);
     expect_offsets(dir, NULL, 0);
     assert_true(fs_exists_for_test(junk)); /* not a snapshot name: left alone */
 
     char *missing = tu_path("%s/missing", dir);
-    assert_int_equal(producer_snapshot_remove_before(missing, 10), -ENOENT);
-    assert_int_equal(producer_snapshot_remove(missing, 10), -ENOENT); /* the dir fsync */
+    assert_int_equal(producer_snapshot_remove_before(NULL, missing, 10), -ENOENT);
+    assert_int_equal(producer_snapshot_remove(NULL, missing, 10), -ENOENT); /* the dir fsync */
     free(missing);
     free(junk);
     tu_rmdir_free(dir);

@@ -339,8 +339,10 @@ static void power_loss_child(const char *dir, uint64_t seed, int fd)
 {
     struct rt_options o;
     options(&o);
-    struct io_fault_plan plan = {
-        .track_unsynced = true, .power_loss_keep_sectors = seed > 1, .power_loss_seed = seed};
+    struct io_fault_plan plan = {.track_unsynced = true,
+                                 .track_dirs = true,
+                                 .power_loss_keep_sectors = seed > 1,
+                                 .power_loss_seed = seed};
     rt_engine *e = NULL;
     if (rt_test_open(dir, &o, &plan, &e) != 0 || rt_topic_create(e, TOPIC, 1) != 0)
         _exit(2);

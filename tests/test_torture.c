@@ -413,12 +413,19 @@ static void run_child(struct scenario *s, enum end_mode mode)
     memset(&plan, 0, sizeof(plan));
     if (mode == END_POWER_LOSS) {
         plan.track_unsynced = true;
+        plan.track_dirs = true;
         plan.power_loss_keep_sectors = rng_below(&s->rng, 2) == 0;
         plan.power_loss_seed = rng_next(&s->rng);
-        bool on_write = rng_below(&s->rng, 3) == 0;
-        plan.rules[0] = (struct io_fault_rule){.mode = IO_FAULT_POWER_LOSS,
-                                               .op = on_write ? IO_OP_WRITE : IO_OP_FDATASYNC,
-                                               .nth = 1 + rng_below(&s->rng, 160)};
+        /* A ring's write (1/3) or fdatasync (1/2), else a seal's or another direct fdatasync,
+         * or a directory change (a roll's, a snapshot's: the directory-entry model, io.h). */
+        uint64_t k = rng_below(&s->rng, 12);
+        enum io_op_type op = k < 4    ? IO_OP_WRITE
+                             : k < 10 ? IO_OP_FDATASYNC
+                             : k < 11 ? IO_OP_FDATASYNC_DIRECT
+                                      : IO_OP_DIR_ENTRY;
+        uint64_t range = op == IO_OP_WRITE || op == IO_OP_FDATASYNC ? 160 : 40;
+        plan.rules[0] = (struct io_fault_rule){
+            .mode = IO_FAULT_POWER_LOSS, .op = op, .nth = 1 + rng_below(&s->rng, range)};
         plan.rule_count = 1;
     }
     int64_t kill_after_acks = (int64_t)rng_below(&s->rng, 16);

@@ -602,6 +602,7 @@ static void power_case(struct tu_fixture *f, enum io_op_type op, uint64_t nth, b
     struct io_fault_plan plan;
     memset(&plan, 0, sizeof(plan));
     plan.track_unsynced = true;
+    plan.track_dirs = true;
     if (nth) {
         plan.rules[0] = (struct io_fault_rule){.mode = IO_FAULT_POWER_LOSS, .op = op, .nth = nth};
         plan.rule_count = 1;

@@ -4,6 +4,8 @@
  */
 #include "fsutil.h"
 
+#include "io/io.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -70,37 +72,32 @@ int fs_pwrite_all(int fd, const void *buf, size_t len, uint64_t offset)
     return 0;
 }
 
-int fs_fsync_dir(const char *dir)
+int fs_fsync_dir(struct io_fault_plan *faults, const char *dir)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc = fsync(fd) == 0 ? 0 : -errno;
-    close(fd);
-    return rc;
+    return io_fsync_dir(faults, dir);
 }
 
-int fs_replace_file(const char *dir, const char *tmp_name, const char *final_name, const void *buf,
-                    size_t len)
+int fs_replace_file(struct io_fault_plan *faults, const char *dir, const char *tmp_name,
+                    const char *final_name, const void *buf, size_t len)
 {
     char tmp[4096], fin[4096];
     if (snprintf(tmp, sizeof(tmp), "%s/%s", dir, tmp_name) >= (int)sizeof(tmp) ||
         snprintf(fin, sizeof(fin), "%s/%s", dir, final_name) >= (int)sizeof(fin))
         return -ENAMETOOLONG;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = io_file_create(faults, tmp, O_WRONLY | O_TRUNC, 0644);
     if (fd < 0)
-        return -errno;
+        return fd;
     int rc = fs_pwrite_all(fd, buf, len, 0);
-    if (rc == 0 && fdatasync(fd) != 0)
-        rc = -errno;
+    if (rc == 0)
+        rc = io_fdatasync(faults, fd);
     close(fd);
-    if (rc == 0 && rename(tmp, fin) != 0)
-        rc = -errno;
+    if (rc == 0)
+        rc = io_rename(faults, tmp, fin);
     if (rc) {
-        unlink(tmp);
+        (void)io_unlink(faults, tmp);
         return rc;
     }
-    return fs_fsync_dir(dir);
+    return io_fsync_dir(faults, dir);
 }
 
 bool fs_exists(const char *path)

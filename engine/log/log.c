@@ -27,6 +27,7 @@
 #include "error.h"
 #include "fetch.h"
 #include "fsutil.h"
+#include "io/io.h"
 #include "records.h"
 
 #define SHARDS_MAX         64
@@ -225,7 +226,7 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
         goto out;
     rc = meta_add_topic(&lg->catalogue, name, partitions);
     if (rc == 0)
-        rc = meta_store(lg->dir, &lg->catalogue);
+        rc = meta_store(lg->pcfg.segment.faults, lg->dir, &lg->catalogue);
     if (rc) {
         error_set(rc, "%s/%s: cannot store the topic catalogue: %s", lg->dir, META_FILE,
                   rt_strerror(rc));
@@ -1209,17 +1210,34 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->fetches = fetch_pool_create(lg->opts.fetches_max);
     if (!lg->fetches)
         goto err;
+    char meta_path[SEGMENT_PATH_BYTES + 32];
+    snprintf(meta_path, sizeof(meta_path), "%s/%s", lg->dir, META_FILE);
+    bool fresh = !fs_exists(meta_path);
     rc = meta_load(lg->dir, &lg->catalogue);
     if (rc)
         goto err;
+    if (fresh && !lg->opts.read_only) {
+        /* A fresh directory gets its (empty) catalogue before any partition directory exists:
+         * meta_load refuses a directory that holds partition data but no catalogue (a lost
+         * catalogue), and a crash inside the first rt_topic_create, after its partition
+         * directories and before the catalogue, would otherwise leave exactly that
+         * (test_power_dirs.c). Later creates leave only unreferenced directories (below). */
+        rc = meta_store(faults, lg->dir, &lg->catalogue);
+        if (rc) {
+            error_set(rc, "%s: cannot create: %s", meta_path, rt_strerror(rc));
+            goto err;
+        }
+    }
 
     char marker[SEGMENT_PATH_BYTES + 32];
     snprintf(marker, sizeof(marker), "%s/%s", lg->dir, META_CLEAN_FILE);
     lg->clean_at_open = fs_exists(marker);
     if (lg->clean_at_open && !lg->opts.read_only) {
         /* Gone before the first write: a crash from here on must trigger recovery. */
-        if (unlink(marker) != 0 || (rc = fs_fsync_dir(lg->dir)) != 0) {
-            rc = rc ? rc : -errno;
+        rc = io_unlink(faults, marker);
+        if (rc == 0)
+            rc = fs_fsync_dir(faults, lg->dir); /* its removal must be durable */
+        if (rc) {
             error_set(rc, "%s: cannot remove: %s", marker, strerror(-rc));
             goto err;
         }
@@ -1327,13 +1345,14 @@ int log_close(struct log *lg, bool seal)
     if (sealed && rc == 0) {
         char marker[SEGMENT_PATH_BYTES + 32];
         snprintf(marker, sizeof(marker), "%s/%s", lg->dir, META_CLEAN_FILE);
-        int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0 || fsync(fd) != 0)
+        int fd = io_file_create(lg->pcfg.segment.faults, marker, O_WRONLY | O_TRUNC, 0644);
+        rc = fd < 0 ? fd : 0;
+        if (fd >= 0 && fsync(fd) != 0)
             rc = -errno;
         if (fd >= 0)
             close(fd);
         if (rc == 0)
-            rc = fs_fsync_dir(lg->dir);
+            rc = fs_fsync_dir(lg->pcfg.segment.faults, lg->dir);
     }
     meta_catalogue_free(&lg->catalogue);
     fetch_pool_destroy(lg->fetches); /* FP4: fetches still open keep it until released */

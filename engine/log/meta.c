@@ -230,14 +230,14 @@ int meta_load(const char *dir, struct meta_catalogue *out)
     return rc;
 }
 
-int meta_store(const char *dir, const struct meta_catalogue *cat)
+int meta_store(struct io_fault_plan *faults, const char *dir, const struct meta_catalogue *cat)
 {
     uint8_t *buf = NULL;
     size_t len = 0;
     int rc = meta_serialise(cat, &buf, &len);
     if (rc)
         return rc;
-    rc = fs_replace_file(dir, META_TMP_FILE, META_FILE, buf, len);
+    rc = fs_replace_file(faults, dir, META_TMP_FILE, META_FILE, buf, len);
     free(buf);
     return rc;
 }

@@ -66,8 +66,10 @@ int meta_load(const char *dir, struct meta_catalogue *out);
  * reports it). */
 bool meta_orphan_partition(const char *dir, char *name_out, size_t cap);
 
-/* Atomically replaces dir/ringtail.meta. */
-int meta_store(const char *dir, const struct meta_catalogue *cat);
+/* Atomically replaces dir/ringtail.meta (fs_replace_file; `faults`: the engine's fault plan or
+ * NULL). */
+struct io_fault_plan;
+int meta_store(struct io_fault_plan *faults, const char *dir, const struct meta_catalogue *cat);
 
 /* Appends a topic (validates name and uniqueness). */
 int meta_add_topic(struct meta_catalogue *cat, const char *name, uint32_t partitions);

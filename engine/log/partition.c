@@ -22,6 +22,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "index/producer_snapshot.h"
+#include "io/io.h"
 #include "meta.h"
 #include "segment_check.h"
 #include "segment_pool.h"
@@ -310,7 +311,8 @@ int partition_snapshot_producers(struct partition *p)
     if (!x.entries)
         return -ENOMEM;
     producer_table_each(&p->producers, export_entry, &x);
-    int rc = producer_snapshot_write(p->dir, p->next_offset, x.entries, x.count);
+    int rc =
+        producer_snapshot_write(p->cfg.segment.faults, p->dir, p->next_offset, x.entries, x.count);
     free(x.entries);
     if (rc)
         return error_set(rc, "%s/%020" PRId64 ".snapshot: cannot write: %s", p->dir, p->next_offset,
@@ -319,7 +321,7 @@ int partition_snapshot_producers(struct partition *p)
     p->snapshot_offset = p->next_offset;
     p->snapshots_written++;
     if (previous >= 0)
-        (void)producer_snapshot_remove_before(p->dir, previous); /* keep the two newest */
+        (void)producer_snapshot_remove_before(p->cfg.segment.faults, p->dir, previous); /* 2 kept */
     return 0;
 }
 
@@ -441,7 +443,7 @@ static int load_producers(struct partition *p, struct partition_recovery *rec)
         if (offsets[k] > p->next_offset) {
             /* Past the log end (the tail was truncated): it describes batches that are gone. */
             if (!p->cfg.segment.read_only)
-                (void)producer_snapshot_remove(p->dir, offsets[k]);
+                (void)producer_snapshot_remove(p->cfg.segment.faults, p->dir, offsets[k]);
             continue;
         }
         char path[SEGMENT_PATH_BYTES + 64];
@@ -460,7 +462,7 @@ static int load_producers(struct partition *p, struct partition_recovery *rec)
                 if (producer_snapshot_read(path, NULL, NULL, &why, &bad) == -EBADMSG) {
                     rec->snapshots_rejected++;
                     if (!p->cfg.segment.read_only)
-                        (void)producer_snapshot_remove(p->dir, offsets[old]);
+                        (void)producer_snapshot_remove(p->cfg.segment.faults, p->dir, offsets[old]);
                 }
             }
             break;
@@ -473,7 +475,7 @@ static int load_producers(struct partition *p, struct partition_recovery *rec)
         error_set(RT_E_CORRUPT, "%s: offset %zu: %s (removed; using an older snapshot or the log)",
                   path, bad, why ? why : "unreadable");
         if (!p->cfg.segment.read_only)
-            (void)producer_snapshot_remove(p->dir, offsets[k]);
+            (void)producer_snapshot_remove(p->cfg.segment.faults, p->dir, offsets[k]);
         producer_table_free(&p->producers);
         rc = producer_table_init(&p->producers, p->cfg.producers_max, p->cfg.is_named,
                                  p->cfg.named_ctx);
@@ -545,7 +547,7 @@ static int rebuild_txn_indexes(struct partition *p, uint32_t from)
     }
     txn_walk_free(&w);
     if (rc == 0 && !p->cfg.segment.read_only)
-        rc = fs_fsync_dir(p->dir);
+        rc = fs_fsync_dir(p->cfg.segment.faults, p->dir);
     return rc;
 }
 
@@ -595,12 +597,12 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     pthread_mutex_init(&p->segments_lock, NULL);
     if (cfg->segment.read_only) {
         /* Read-only: nothing is created (see list_segments and segment_create). */
-    } else if (mkdir(p->dir, 0755) == 0) {
-        rc = fs_fsync_dir(data_dir);
+    } else if ((rc = io_mkdir(cfg->segment.faults, p->dir, 0755)) == 0) {
+        rc = fs_fsync_dir(cfg->segment.faults, data_dir); /* its name is durable */
         if (rc)
             return rc;
-    } else if (errno != EEXIST) {
-        return error_set(-errno, "%s: cannot create: %s", p->dir, strerror(errno));
+    } else if (rc != -EEXIST) {
+        return error_set(rc, "%s: cannot create: %s", p->dir, strerror(-rc));
     }
     int64_t *bases = NULL;
     uint32_t count = 0;
@@ -678,7 +680,7 @@ int partition_close(struct partition *p, bool seal)
         char spare[SEGMENT_PATH_BYTES];
         if (snprintf(spare, sizeof(spare), "%s/%s", p->dir, PARTITION_SPARE_NAME) <
             (int)sizeof(spare))
-            (void)unlink(spare);
+            (void)io_unlink(p->cfg.segment.faults, spare);
         p->spare_bytes = 0;
     }
     if (atomic_load_explicit(&p->next_ready_bytes, memory_order_acquire) > 0 &&
@@ -686,7 +688,7 @@ int partition_close(struct partition *p, bool seal)
         char next[SEGMENT_PATH_BYTES]; /* PA7: zeros; an open would remove it anyway */
         if (snprintf(next, sizeof(next), "%s/%s", p->dir, SEGMENT_POOL_NEXT_NAME) <
             (int)sizeof(next))
-            (void)unlink(next);
+            (void)io_unlink(p->cfg.segment.faults, next);
     }
     if (seal && p->active)
         rc = segment_seal(p->active);
@@ -965,7 +967,7 @@ static int delete_oldest(struct partition *p)
             segment_unref(seg);
             return 0;
         }
-        (void)unlink(spare); /* a half-done recycle: delete the rest as below */
+        (void)io_unlink(p->cfg.segment.faults, spare); /* a half-done recycle: as below */
     }
     int rc = segment_delete(seg);
     segment_unref(seg); /* a fetch still holding it keeps the mapping alive */

@@ -25,17 +25,26 @@
  *        every append did before pre-writing.
  *   SG3  sealing stores writer_end = UINT64_MAX and waits until the pool uses the descriptor no
  *        more (fd_busy clear: its chunk's write and fdatasync done) before its trim and close, so
- *        the pool never writes into a sealed (trimmed) file and never holds a descriptor of its
- *        own (it uses the segment's, kept alive by its reference and by fd_busy).
+ *        the pool never writes into a sealed (trimmed) file and holds no descriptor of its own
+ *        past fd_busy (it writes through the segment's, kept alive by its reference and by
+ *        fd_busy, and fdatasyncs through one it opens and closes inside fd_busy: SP8).
  *   SG4  every fdatasync of a segment's log file outside the shard's rounds (the seal's two, an
  *        active reopen's, the pool's chunks), and of its .txnindex (whose ABORT entries the
  *        rounds write through io/: segment_sync_txn_index, before txn_index_seal's own, then
  *        no-op, fdatasync), goes through io_fdatasync(cfg.faults, fd), on whatever thread runs
  *        it (the shard at a roll, the closing thread after the rings are gone, the pool's
  *        thread): under the fault injector a seal then makes the file durable in its model as
- *        on a real machine, and power loss never rolls back what a seal synced. Directory
- *        fsyncs and the offset/time indexes' syncs stay plain: the injector models neither
- *        directory entries nor bytes written outside io/ (they count as durable, io.h).
+ *        on a real machine, and power loss never rolls back what a seal synced. The offset/time
+ *        indexes' syncs stay plain: the injector does not model bytes written outside io/
+ *        (they count as durable, io.h).
+ *   SG5  every change of a segment's directory entries (the log created, a recycled or
+ *        pre-written file renamed into place, a log renamed to the spare, the indexes removed)
+ *        goes through io/'s directory calls with cfg.faults and is followed, before the call
+ *        returns, by io_fsync_dir of the partition directory: a segment that segment_create
+ *        returned, and a deletion segment_delete or segment_recycle reported, survive power
+ *        loss by name (the injector's directory-entry model, io.h, undoes what no directory
+ *        fsync covered). The indexes themselves are created by index/ with plain open(2),
+ *        outside that model; they are derived data that open rebuilds when missing.
  * A recycled file (segment_recycle, segment_create_recycled) starts with its frontier at its old
  * size: those blocks are written, and hold the stale batches of the segment it was (RS1).
  */
@@ -250,10 +259,10 @@ static int create_segment(struct segment **out, const char *partition_dir, int64
          * the point: no zeros to write, no extents to convert); its stale batches all have base
          * offsets below base_offset, so recovery and verify end the log where they begin. */
         assert(spare_bytes > 0);
-        if (rename(spare_path, seg->log_path) != 0) {
-            rc = error_set(-errno, "%s: cannot rename to %s: %s", spare_path, seg->log_path,
-                           strerror(errno));
-            (void)unlink(spare_path);
+        rc = io_rename(cfg->faults, spare_path, seg->log_path); /* SG5 */
+        if (rc) {
+            error_set(rc, "%s: cannot rename to %s: %s", spare_path, seg->log_path, strerror(-rc));
+            (void)io_unlink(cfg->faults, spare_path);
             goto err;
         }
         seg->fd = open(seg->log_path, O_RDWR | O_CLOEXEC);
@@ -264,11 +273,14 @@ static int create_segment(struct segment **out, const char *partition_dir, int64
         }
         if (spare_bytes > cfg->capacity_bytes)
             spare_bytes = cfg->capacity_bytes;
+        if (seg->fd < 0)
+            seg->fd = -errno;
     } else {
-        seg->fd = open(seg->log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        seg->fd = io_file_create(cfg->faults, seg->log_path, O_RDWR | O_TRUNC, 0644); /* SG5 */
     }
     if (seg->fd < 0) {
-        rc = error_set(-errno, "%s: cannot create: %s", seg->log_path, strerror(errno));
+        rc = error_set(seg->fd, "%s: cannot create: %s", seg->log_path, strerror(-seg->fd));
+        seg->fd = -1;
         goto err;
     }
     atomic_store_explicit(&seg->zero_frontier, spare_bytes,
@@ -283,8 +295,8 @@ static int create_segment(struct segment **out, const char *partition_dir, int64
     rc = map_log(seg, cfg->capacity_bytes);
     if (rc)
         goto err;
-    unlink(index_path);
-    unlink(time_path);
+    (void)io_unlink(cfg->faults, index_path);
+    (void)io_unlink(cfg->faults, time_path);
     rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), true, 0);
     if (rc) {
         error_set(rc, "%s: cannot create: %s", index_path, strerror(-rc));
@@ -297,11 +309,11 @@ static int create_segment(struct segment **out, const char *partition_dir, int64
     }
     char txns[SEGMENT_PATH_BYTES];
     if (txn_path(seg, txns, sizeof(txns)) == 0)
-        unlink(txns); /* a leftover of an earlier life of this base offset */
+        (void)io_unlink(cfg->faults, txns); /* a leftover of an earlier life of this base */
     rc = open_txns(seg, true, false);
     if (rc)
         goto err;
-    rc = fs_fsync_dir(partition_dir);
+    rc = fs_fsync_dir(cfg->faults, partition_dir); /* SG5: the new names are durable */
     if (rc)
         goto err;
     seg->oidx_map = seg->oidx.file.map;
@@ -316,7 +328,7 @@ err:
         char path[SEGMENT_PATH_BYTES];
         for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
             if (meta_segment_file(path, sizeof(path), partition_dir, base_offset, exts[i]) == 0)
-                (void)unlink(path);
+                (void)io_unlink(cfg->faults, path);
     }
     return rc;
 }
@@ -582,8 +594,8 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         /* Missing or misshapen index: derived data, rebuild it from the log. */
         offset_index_close(&seg->oidx); /* safe when closed; a read-only one has no fd */
         time_index_close(&seg->tidx);
-        unlink(index_path);
-        unlink(time_path);
+        (void)io_unlink(cfg->faults, index_path);
+        (void)io_unlink(cfg->faults, time_path);
         rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), true, 0);
         if (rc == 0)
             rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg), true, 0);
@@ -659,8 +671,8 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
             } else {
                 offset_index_close(&seg->oidx);
                 time_index_close(&seg->tidx);
-                unlink(index_path);
-                unlink(time_path);
+                (void)io_unlink(cfg->faults, index_path);
+                (void)io_unlink(cfg->faults, time_path);
                 rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg),
                                        true, 0);
                 if (rc == 0)
@@ -853,12 +865,14 @@ int segment_delete(struct segment *seg)
     int rc = 0;
     const char *exts[] = {"log", "index", "timeindex", "txnindex"};
     for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
-        if (meta_segment_file(path, sizeof(path), dir, seg->base_offset, exts[i]) == 0 &&
-            unlink(path) != 0 && errno != ENOENT && rc == 0)
-            rc = -errno;
+        if (meta_segment_file(path, sizeof(path), dir, seg->base_offset, exts[i]) == 0) {
+            int urc = io_unlink(seg->cfg.faults, path);
+            if (urc && urc != -ENOENT && rc == 0)
+                rc = urc;
+        }
     }
     atomic_store_explicit(&seg->doomed, true, memory_order_release);
-    int src = fs_fsync_dir(dir);
+    int src = fs_fsync_dir(seg->cfg.faults, dir); /* SG5 */
     return rc ? rc : src;
 }
 
@@ -874,16 +888,17 @@ int segment_recycle(struct segment *seg, const char *spare_path, uint64_t *bytes
     struct stat st;
     if (stat(seg->log_path, &st) != 0)
         return -errno;
-    if (rename(seg->log_path, spare_path) != 0)
-        return -errno;
+    int rc = io_rename(seg->cfg.faults, seg->log_path, spare_path);
+    if (rc)
+        return rc;
     /* The indexes go as in segment_delete; the log lives on under spare_path (RS2: a name no
      * reader or open ever takes for a segment, removed at open as a leftover *.tmp). */
     char path[SEGMENT_PATH_BYTES];
     const char *exts[] = {"index", "timeindex", "txnindex"};
     for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
         if (meta_segment_file(path, sizeof(path), dir, seg->base_offset, exts[i]) == 0)
-            (void)unlink(path);
+            (void)io_unlink(seg->cfg.faults, path);
     atomic_store_explicit(&seg->doomed, true, memory_order_release);
     *bytes_out = (uint64_t)st.st_size;
-    return fs_fsync_dir(dir);
+    return fs_fsync_dir(seg->cfg.faults, dir); /* SG5 */
 }

@@ -28,6 +28,14 @@
  *        which waits for nothing and promises nothing) of the segment up to 4 MiB below the
  *        writer's end, so the seal's fdatasync at a roll (L2) waits for a little dirty data,
  *        not the whole segment's. It uses seg->fd under fd_busy like a chunk (SG3).
+ *   SP8  a chunk's fdatasync goes through a descriptor the pool opens (read-only) for that call
+ *        and closes before clearing fd_busy, never through seg->fd: Linux reports a writeback
+ *        error once per open file (errseq), so an error the pool met on the writer's own open
+ *        file and set aside (a chunk is best effort) would be hidden from the writer's next
+ *        fdatasync, which would then succeed although pages of the round it covers were
+ *        dropped. On an open file of its own, the error stays owed to the writer's, whose
+ *        round then fails (sticky). Cost: an open and a close per chunk, beside its
+ *        milliseconds of fdatasync (io.h writeback_errors models it; test_power_dirs.c).
  *
  * Costs: one write of zeros per byte appended (from one static 1 MiB zero buffer: no heap;
  * under sync=none to the page cache only: the writer overwrites them long before writeback's
@@ -90,6 +98,17 @@ static void start_writeback(struct segment *seg)
     atomic_store(&seg->fd_busy, false);
 }
 
+/* SP8: fdatasync of seg's log through an open file of the pool's own. Called under fd_busy. */
+static bool sync_own(const struct segment *seg)
+{
+    int fd = open(seg->log_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool ok = io_fdatasync(seg->cfg.faults, fd) == 0;
+    close(fd);
+    return ok;
+}
+
 /* Writes zeros ahead of seg's writer until it is its lead ahead or the segment is sealing. */
 static void prewrite(struct segment_pool *pool, struct segment *seg)
 {
@@ -128,8 +147,7 @@ static void prewrite(struct segment_pool *pool, struct segment *seg)
             done += (uint64_t)n;
         }
         atomic_store(&seg->zero_busy, UINT64_MAX);
-        bool synced = done == len &&
-                      (!pool->sync_zeros || io_fdatasync(seg->cfg.faults, fd) == 0); /* SP6, SG4 */
+        bool synced = done == len && (!pool->sync_zeros || sync_own(seg)); /* SP6, SP8, SG4 */
         atomic_store(&seg->fd_busy, false);
         if (!synced)
             return; /* best effort: the writer falls back to the unwritten blocks (counted) */
@@ -148,7 +166,9 @@ static void prewrite_next(struct segment_pool *pool, const struct segment_pool_j
     int plen = snprintf(path, sizeof(path), "%s/%s", job->dir, SEGMENT_POOL_NEXT_NAME);
     if (plen < 0 || (size_t)plen >= sizeof(path))
         return;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Its name needs no directory fsync: the roll that renames it into place fsyncs the
+     * directory (segment.c SG5), and an open removes a stray one. */
+    int fd = io_file_create(pool->faults, path, O_WRONLY | O_TRUNC, 0644);
     if (fd < 0)
         return; /* best effort: the roll creates the file itself (its bytes count as missed) */
     uint64_t done = 0;
@@ -165,7 +185,7 @@ static void prewrite_next(struct segment_pool *pool, const struct segment_pool_j
     bool ok = done == job->bytes && io_fdatasync(pool->faults, fd) == 0; /* SG4 */
     close(fd);
     if (!ok) {
-        (void)unlink(path);
+        (void)io_unlink(pool->faults, path);
         return;
     }
     atomic_fetch_add_explicit(&pool->stats.bytes_written, job->bytes, memory_order_relaxed);

@@ -119,7 +119,8 @@ static int registry_store(struct producer_registry *r, int64_t block_end)
     }
     assert(pos == len);
     be32_store(buf + 6, crc32c(0, buf + 10, len - 10));
-    int rc = fs_replace_file(r->dir, PRODUCER_REGISTRY_TMP, PRODUCER_REGISTRY_FILE, buf, len);
+    int rc =
+        fs_replace_file(r->faults, r->dir, PRODUCER_REGISTRY_TMP, PRODUCER_REGISTRY_FILE, buf, len);
     free(buf);
     if (rc)
         return error_set(rc, "%s/%s: cannot store: %s", r->dir, PRODUCER_REGISTRY_FILE,
@@ -128,10 +129,12 @@ static int registry_store(struct producer_registry *r, int64_t block_end)
     return 0;
 }
 
-int producer_registry_open(struct producer_registry *r, const char *dir)
+int producer_registry_open(struct producer_registry *r, const char *dir,
+                           struct io_fault_plan *faults)
 {
     memset(r, 0, sizeof(*r));
     snprintf(r->dir, sizeof(r->dir), "%s", dir);
+    r->faults = faults;
     pthread_mutex_init(&r->lock, NULL);
     char path[4096 + 32];
     snprintf(path, sizeof(path), "%s/%s", dir, PRODUCER_REGISTRY_FILE);

@@ -35,8 +35,10 @@ struct producer_name {
     int16_t epoch;
 };
 
+struct io_fault_plan;
 struct producer_registry {
     char dir[4096];
+    struct io_fault_plan *faults; /* the engine's fault plan (tests) or NULL: fsutil.h */
     pthread_mutex_t lock;
     int64_t next_id;   /* next id to hand out */
     int64_t block_end; /* persisted: ids below it may have been handed out */
@@ -51,7 +53,8 @@ int producer_registry_parse(const uint8_t *buf, size_t len, int64_t *block_end,
                             struct producer_name **names, uint32_t *count, const char **why,
                             size_t *bad_offset);
 
-int producer_registry_open(struct producer_registry *r, const char *dir);
+int producer_registry_open(struct producer_registry *r, const char *dir,
+                           struct io_fault_plan *faults);
 void producer_registry_close(struct producer_registry *r);
 
 /* A fresh producer id (anonymous idempotent producer). */

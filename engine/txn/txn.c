@@ -14,11 +14,11 @@
 #include "group.h"
 #include "txn_log.h"
 
-int txn_registry_open(struct txn *t, const char *dir)
+int txn_registry_open(struct txn *t, const char *dir, struct io_fault_plan *faults)
 {
     memset(t, 0, sizeof(*t));
     pthread_mutex_init(&t->lock, NULL);
-    int rc = producer_registry_open(&t->producers, dir);
+    int rc = producer_registry_open(&t->producers, dir, faults);
     t->producers_open = true; /* closed by txn_close whatever open returned */
     return rc;
 }

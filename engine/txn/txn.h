@@ -35,7 +35,7 @@ struct txn {
 
 /* Opens the producer-id registry of `dir` (before the log opens: partitions ask it which ids
  * are named while they replay). */
-int txn_registry_open(struct txn *t, const char *dir);
+int txn_registry_open(struct txn *t, const char *dir, struct io_fault_plan *faults);
 
 /* Once the log's partitions are open, before its shards start (they change the producer tables
  * it reads): raises the registry past every id the partitions hold. */
