@@ -259,6 +259,15 @@ static void run_retention(struct shard *s, int64_t now_ms)
  *        published once written: it stays `unsynced` until the next round that syncs its file
  *        (which covers it: same file, earlier bytes), a seal, or shard_sync_unsynced. A lost
  *        lazy marker is rewritten at open from the coordinator's record (COR7).
+ *   SH7. Lazy first (sync=always, shard thread): of what the shard thread takes, the lazy
+ *        appends (SH6: markers and CompleteCommit records of decided transactions) run as a
+ *        round of their own ahead of the rest, and their waiters are released when it ends, so
+ *        a commit waiting for its markers to be visible no longer waits for the next round's
+ *        fdatasyncs of other producers' data (issue 14 item 6; the lazy round is a pwritev, a
+ *        few µs). A lazy append passes an earlier request only of another producer or another
+ *        partition (lazy_may_pass): a lazy batch is queued only after the decision it carries
+ *        is durable, so no request queued before it can be one it depends on, and the order of
+ *        one producer's batches in a partition is kept; CALLs still run before any append.
  */
 
 #define ROUND_PARTITIONS_MAX 64
@@ -698,6 +707,75 @@ static void run_round(struct shard *s, struct shard_request *list, struct shard_
     *deferred = rd.deferred;
 }
 
+/* SH7: may lazy request r go to the lazy round ahead of the non-lazy requests queued before
+ * it? Not if one of them is for the same partition and the same producer (coordinator records
+ * have none: then any coordinator record of that partition), so a producer's batches keep their
+ * order. O(earlier non-lazy requests). */
+static bool lazy_may_pass(const struct shard_request *r, const struct shard_request *earlier)
+{
+    for (const struct shard_request *e = earlier; e; e = e->next)
+        if (e->partition == r->partition && e->header.producer_id == r->header.producer_id)
+            return false;
+    return true;
+}
+
+/* SH7: splits list into the lazy round (CALLs and the lazy appends that may pass, in arrival
+ * order) and the rest (in arrival order). Returns the rest; *lazy gets the lazy round's list,
+ * or NULL when a split buys nothing (no lazy append, or nothing else). */
+static struct shard_request *split_lazy(struct shard_request *list, struct shard_request **lazy)
+{
+    struct shard_request *first = NULL, **first_tail = &first;
+    struct shard_request *rest = NULL, **rest_tail = &rest;
+    bool any_lazy = false, any_rest = false;
+    for (struct shard_request *r = list, *next; r; r = next) {
+        next = r->next;
+        r->next = NULL;
+        bool to_first =
+            r->kind == SHARD_REQ_CALL || (r->lazy_sync && !r->force_sync && lazy_may_pass(r, rest));
+        if (to_first) {
+            any_lazy |= r->kind == SHARD_REQ_APPEND;
+            *first_tail = r;
+            first_tail = &r->next;
+        } else {
+            any_rest = true;
+            *rest_tail = r;
+            rest_tail = &r->next;
+        }
+    }
+    if (any_lazy && any_rest) {
+        *lazy = first;
+        return rest;
+    }
+    /* No split: the CALLs first, as round_admit would run them anyway. */
+    *first_tail = rest;
+    *lazy = NULL;
+    return first;
+}
+
+/* Runs the rounds for what the shard thread took: under sync=always, lazy markers (SH6) ahead
+ * of the rest in a round of their own (SH7), whose waiters are released at once. */
+static void run_rounds(struct shard *s, struct shard_request *list, struct shard_request **deferred)
+{
+    struct shard_request *lazy = NULL;
+    if (s->env.sync_mode == RT_SYNC_ALWAYS)
+        list = split_lazy(list, &lazy);
+    if (lazy) {
+        struct shard_request *lazy_deferred = NULL;
+        run_round(s, lazy, &lazy_deferred);
+        pthread_mutex_lock(&s->lock);
+        pthread_cond_broadcast(&s->done); /* the markers' waiters: now, not after the rest */
+        pthread_mutex_unlock(&s->lock);
+        if (lazy_deferred) { /* ahead of the rest again: a partition's order is kept */
+            struct shard_request *d = lazy_deferred;
+            while (d->next)
+                d = d->next;
+            d->next = list;
+            list = lazy_deferred;
+        }
+    }
+    run_round(s, list, deferred);
+}
+
 static void *shard_main(void *arg)
 {
     struct shard *s = arg;
@@ -756,7 +834,7 @@ static void *shard_main(void *arg)
             deferred = NULL;
         }
         if (list)
-            run_round(s, list, &deferred);
+            run_rounds(s, list, &deferred);
 
         int64_t now = fs_monotonic_ms();
         if (s->env.sync_mode == RT_SYNC_INTERVAL && s->bytes_since_sync > 0 && !sticky_error(s) &&
