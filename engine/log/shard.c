@@ -45,8 +45,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,7 +73,6 @@ int shard_init(struct shard *s, uint32_t id, const struct shard_env *env)
     pthread_cond_init(&s->has_work, &attr);
     pthread_condattr_destroy(&attr);
     pthread_cond_init(&s->has_room, NULL);
-    pthread_cond_init(&s->done, NULL);
     s->iov_capacity = env->request_queue_depth * 2 + 16;
     s->iov = calloc(s->iov_capacity, sizeof(*s->iov));
     s->cqes = calloc(env->io.queue_depth, sizeof(*s->cqes));
@@ -103,6 +104,36 @@ int shard_add_partition(struct shard *s, struct partition *p)
     return 0;
 }
 
+/* SH8: a waiter of a request without on_done (shard_submit, shard_wait_many) sleeps on the
+ * request's own `done` word (a futex), and the round that completes the request wakes that
+ * waiter alone, at once: no broadcast to every waiter of the shard after the round's timed
+ * work, so a waiter whose request is still queued for the next round is not woken for this
+ * one. REQ_SLEEPING tells the completer a waiter is (about to be) asleep: only then a
+ * FUTEX_WAKE. The wake may reach the word after the waiter saw REQ_DONE and freed the request:
+ * a FUTEX_WAKE never reads or writes the word, so that costs at most a spurious wake-up of
+ * whoever waits at that address, which every futex user tolerates. */
+enum { REQ_PENDING = 0, REQ_DONE = 1, REQ_SLEEPING = 2 };
+
+static void req_mark_done(struct shard_request *r)
+{
+    if (atomic_exchange_explicit(&r->done, REQ_DONE, memory_order_acq_rel) == REQ_SLEEPING)
+        syscall(SYS_futex, (uint32_t *)&r->done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void req_wait(struct shard_request *r)
+{
+    uint32_t v = atomic_load_explicit(&r->done, memory_order_acquire);
+    while (v != REQ_DONE) {
+        if (v == REQ_PENDING &&
+            !atomic_compare_exchange_weak_explicit(&r->done, &v, REQ_SLEEPING, memory_order_acquire,
+                                                   memory_order_acquire))
+            continue; /* v reloaded: done meanwhile, or a spurious CAS failure */
+        /* Returns at once if the word is no longer REQ_SLEEPING (EAGAIN), or on a signal. */
+        syscall(SYS_futex, (uint32_t *)&r->done, FUTEX_WAIT_PRIVATE, REQ_SLEEPING, NULL, NULL, 0);
+        v = atomic_load_explicit(&r->done, memory_order_acquire);
+    }
+}
+
 /* Publishes a request's outcome: after this the caller may free it. */
 static void complete(struct shard_request *r, int result)
 {
@@ -112,7 +143,7 @@ static void complete(struct shard_request *r, int result)
         on_done(r);
         return;
     }
-    atomic_store_explicit(&r->done, true, memory_order_release);
+    req_mark_done(r);
 }
 
 static int sticky_error(struct shard *s)
@@ -761,10 +792,7 @@ static void run_rounds(struct shard *s, struct shard_request *list, struct shard
         list = split_lazy(list, &lazy);
     if (lazy) {
         struct shard_request *lazy_deferred = NULL;
-        run_round(s, lazy, &lazy_deferred);
-        pthread_mutex_lock(&s->lock);
-        pthread_cond_broadcast(&s->done); /* the markers' waiters: now, not after the rest */
-        pthread_mutex_unlock(&s->lock);
+        run_round(s, lazy, &lazy_deferred); /* its waiters are woken now (SH8) */
         if (lazy_deferred) { /* ahead of the rest again: a partition's order is kept */
             struct shard_request *d = lazy_deferred;
             while (d->next)
@@ -850,7 +878,6 @@ static void *shard_main(void *arg)
 
         pthread_mutex_lock(&s->lock);
         s->thread_busy = false;
-        pthread_cond_broadcast(&s->done);
         if (stopping && !s->head && !deferred)
             break;
     }
@@ -888,7 +915,6 @@ void shard_stop(struct shard *s)
     s->partitions = NULL;
     pthread_cond_destroy(&s->has_work);
     pthread_cond_destroy(&s->has_room);
-    pthread_cond_destroy(&s->done);
     pthread_mutex_destroy(&s->lock);
 }
 
@@ -954,7 +980,7 @@ static void run_inline_locked(struct shard *s, struct shard_request *req)
 int shard_submit_async(struct shard *s, struct shard_request *req)
 {
     assert(req->on_done);
-    atomic_init(&req->done, false);
+    atomic_init(&req->done, REQ_PENDING);
     req->next = NULL;
     req->result = 0;
     req->duplicate = false;
@@ -971,7 +997,7 @@ int shard_submit_async(struct shard *s, struct shard_request *req)
 
 bool shard_try_inline(struct shard *s, struct shard_request *req)
 {
-    atomic_init(&req->done, false);
+    atomic_init(&req->done, REQ_PENDING);
     req->next = NULL;
     req->result = 0;
     req->duplicate = false;
@@ -993,7 +1019,7 @@ void shard_submit_async_many(struct shard *s, struct shard_request **reqs, size_
     for (; queued < n; queued++) {
         struct shard_request *req = reqs[queued];
         assert(req->on_done);
-        atomic_init(&req->done, false);
+        atomic_init(&req->done, REQ_PENDING);
         req->next = NULL;
         req->result = 0;
         req->duplicate = false;
@@ -1014,7 +1040,7 @@ void shard_enqueue_many(struct shard *s, struct shard_request **reqs, size_t n)
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < n; i++) {
         struct shard_request *req = reqs[i];
-        atomic_init(&req->done, false);
+        atomic_init(&req->done, REQ_PENDING);
         req->next = NULL;
         req->result = 0;
         req->duplicate = false;
@@ -1025,7 +1051,7 @@ void shard_enqueue_many(struct shard *s, struct shard_request **reqs, size_t n)
             /* Closing: the ones already queued still run; report this and the rest closed. */
             for (size_t k = i; k < n; k++) {
                 reqs[k]->result = rc;
-                atomic_store_explicit(&reqs[k]->done, true, memory_order_release);
+                atomic_store_explicit(&reqs[k]->done, REQ_DONE, memory_order_release);
             }
             break;
         }
@@ -1035,11 +1061,9 @@ void shard_enqueue_many(struct shard *s, struct shard_request **reqs, size_t n)
 
 void shard_wait_many(struct shard *s, struct shard_request **reqs, size_t n)
 {
-    pthread_mutex_lock(&s->lock);
+    (void)s;
     for (size_t i = 0; i < n; i++)
-        while (!atomic_load_explicit(&reqs[i]->done, memory_order_acquire))
-            pthread_cond_wait(&s->done, &s->lock);
-    pthread_mutex_unlock(&s->lock);
+        req_wait(reqs[i]); /* SH8 */
 }
 
 int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n)
@@ -1051,7 +1075,7 @@ int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n)
 
 int shard_submit(struct shard *s, struct shard_request *req)
 {
-    atomic_init(&req->done, false);
+    atomic_init(&req->done, REQ_PENDING);
     req->next = NULL;
     req->result = 0;
     req->duplicate = false;
@@ -1067,8 +1091,7 @@ int shard_submit(struct shard *s, struct shard_request *req)
             return rc;
         }
     }
-    while (!atomic_load_explicit(&req->done, memory_order_acquire))
-        pthread_cond_wait(&s->done, &s->lock);
     pthread_mutex_unlock(&s->lock);
+    req_wait(req); /* SH8 */
     return req->result;
 }

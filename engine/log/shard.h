@@ -98,8 +98,8 @@ struct shard_request {
     bool txn_started;
     int64_t txn_first_offset;
     struct partition_txn_write
-        txn_write;     /* an ABORT marker's .txnindex entry, written by the round */
-    _Atomic bool done; /* release-stored by the shard after result */
+        txn_write;         /* an ABORT marker's .txnindex entry, written by the round */
+    _Atomic uint32_t done; /* after result: REQ_DONE, release (a futex word, SH8 in shard.c) */
     struct shard_request *next;
 };
 
@@ -112,7 +112,6 @@ struct shard {
     pthread_mutex_t lock;
     pthread_cond_t has_work;
     pthread_cond_t has_room;
-    pthread_cond_t done;
     struct shard_request *head, *tail;
     uint32_t queued;
     bool stopping;
