@@ -477,6 +477,8 @@ static void handover_submit(struct rt_producer *p, struct commit_handover *ho)
         ho->reqs[ho->count++] = ho->prep;
         ho->prep = NULL;
     }
+    for (size_t i = 0; i < ho->count; i++)
+        ho->reqs[i]->decision = true; /* SH9 in shard.c: one group commit for the decisions */
     if (ho->count)
         (void)log_append_async_many(p->log, ho->reqs, ho->count);
     ho->count = 0;
@@ -570,6 +572,7 @@ static void dispatch_ready_once(struct rt_producer *p)
             /* Called without p->lock, which is all on_batch_done takes: an idle shard may run
              * the round on this thread (SH5 in shard.c) — no shard thread wake-up. */
             b->req.may_run_inline = true;
+            b->req.decision = false;
             b->req.owner = b;
             if (rc == 0 && ho) {
                 /* PR6: gathered for one hand-over with the PrepareCommit (a slot kept for it);

@@ -45,8 +45,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,7 +73,6 @@ int shard_init(struct shard *s, uint32_t id, const struct shard_env *env)
     pthread_cond_init(&s->has_work, &attr);
     pthread_condattr_destroy(&attr);
     pthread_cond_init(&s->has_room, NULL);
-    pthread_cond_init(&s->done, NULL);
     s->iov_capacity = env->request_queue_depth * 2 + 16;
     s->iov = calloc(s->iov_capacity, sizeof(*s->iov));
     s->cqes = calloc(env->io.queue_depth, sizeof(*s->cqes));
@@ -103,6 +104,36 @@ int shard_add_partition(struct shard *s, struct partition *p)
     return 0;
 }
 
+/* SH8: a waiter of a request without on_done (shard_submit, shard_wait_many) sleeps on the
+ * request's own `done` word (a futex), and the round that completes the request wakes that
+ * waiter alone, at once: no broadcast to every waiter of the shard after the round's timed
+ * work, so a waiter whose request is still queued for the next round is not woken for this
+ * one. REQ_SLEEPING tells the completer a waiter is (about to be) asleep: only then a
+ * FUTEX_WAKE. The wake may reach the word after the waiter saw REQ_DONE and freed the request:
+ * a FUTEX_WAKE never reads or writes the word, so that costs at most a spurious wake-up of
+ * whoever waits at that address, which every futex user tolerates. */
+enum { REQ_PENDING = 0, REQ_DONE = 1, REQ_SLEEPING = 2 };
+
+static void req_mark_done(struct shard_request *r)
+{
+    if (atomic_exchange_explicit(&r->done, REQ_DONE, memory_order_acq_rel) == REQ_SLEEPING)
+        syscall(SYS_futex, (uint32_t *)&r->done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void req_wait(struct shard_request *r)
+{
+    uint32_t v = atomic_load_explicit(&r->done, memory_order_acquire);
+    while (v != REQ_DONE) {
+        if (v == REQ_PENDING &&
+            !atomic_compare_exchange_weak_explicit(&r->done, &v, REQ_SLEEPING, memory_order_acquire,
+                                                   memory_order_acquire))
+            continue; /* v reloaded: done meanwhile, or a spurious CAS failure */
+        /* Returns at once if the word is no longer REQ_SLEEPING (EAGAIN), or on a signal. */
+        syscall(SYS_futex, (uint32_t *)&r->done, FUTEX_WAIT_PRIVATE, REQ_SLEEPING, NULL, NULL, 0);
+        v = atomic_load_explicit(&r->done, memory_order_acquire);
+    }
+}
+
 /* Publishes a request's outcome: after this the caller may free it. */
 static void complete(struct shard_request *r, int result)
 {
@@ -112,7 +143,7 @@ static void complete(struct shard_request *r, int result)
         on_done(r);
         return;
     }
-    atomic_store_explicit(&r->done, true, memory_order_release);
+    req_mark_done(r);
 }
 
 static int sticky_error(struct shard *s)
@@ -124,6 +155,22 @@ static void set_sticky(struct shard *s, int rc)
 {
     int expected = 0;
     atomic_compare_exchange_strong(s->env.write_error, &expected, rc);
+}
+
+/* SH9: an append of a commit's decision (its last batches, its PrepareCommit), whose round
+ * must fdatasync. */
+static bool is_group_append(const struct shard_request *r)
+{
+    return r->kind == SHARD_REQ_APPEND && !r->lazy_sync && r->decision;
+}
+
+#define GROUP_WAIT_NS_MAX 400000u /* SH9: about one fdatasync of a cloud disk */
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Tells the engine's append watch (if any) that watermarks moved: one call per round. */
@@ -262,6 +309,31 @@ static void run_retention(struct shard *s, int64_t now_ms)
  *        published once written: it stays `unsynced` until the next round that syncs its file
  *        (which covers it: same file, earlier bytes), a seal, or shard_sync_unsynced. A lost
  *        lazy marker is rewritten at open from the coordinator's record (COR7).
+ *   SH7. Lazy first (sync=always, shard thread): of what the shard thread takes, the lazy
+ *        appends (SH6: markers and CompleteCommit records of decided transactions) run as a
+ *        round of their own ahead of the rest, and their waiters are released when it ends, so
+ *        a commit waiting for its markers to be visible no longer waits for the next round's
+ *        fdatasyncs of other producers' data (issue 14 item 6; the lazy round is a pwritev, a
+ *        few µs). A lazy append passes an earlier request only of another producer or another
+ *        partition (lazy_may_pass): a lazy batch is queued only after the decision it carries
+ *        is durable, so no request queued before it can be one it depends on, and the order of
+ *        one producer's batches in a partition is kept; CALLs still run before any append.
+ *   SH9. Decisions wait for their group (sync=always, shard thread). A one-round commit hands
+ *        its last batches and its PrepareCommit over together (producer.c PR6), marked
+ *        `decision`. Concurrent commits share files — every PrepareCommit lands in one of the
+ *        few __transaction_state partitions, and producers share data partitions — so they
+ *        could share those files' fdatasyncs, if they were in the same round. In a closed loop
+ *        they are not: the producers of one round come back (markers, next transaction) while
+ *        the next round already runs without them. So when a round that fdatasynced decision
+ *        appends ends, those plus the decision appends queued meanwhile are the group
+ *        (group_note), and a next round made only of decision appends waits — at most half the
+ *        last round's duration, never more than GROUP_WAIT_NS_MAX — until that many are queued;
+ *        only if some of them share a file (more appends than partitions), since appends to
+ *        files of their own share nothing and waiting would only delay them. Anything else
+ *        queued (a plain append, a lazy one, a CALL) ends the wait; nothing waits while
+ *        closing; no inline round (SH5) splits a group that is due. A lone producer is never
+ *        delayed: a round of one is no group. Plain appends form no groups: waiting for them
+ *        was measured to cost more than it shared (W2 p16, -15 %).
  */
 
 #define ROUND_PARTITIONS_MAX 64
@@ -665,8 +737,12 @@ static void round_publish(struct shard *s, struct round *rd)
     s->bytes_since_sync += bytes;
 }
 
-/* One round over `list`; returns requests to defer to the next round through *deferred. */
-static void run_round(struct shard *s, struct shard_request *list, struct shard_request **deferred)
+/* One round over `list`; returns requests to defer to the next round through *deferred, and
+ * how many decision appends it included in a round that fdatasynced (0 if none: SH9), whose
+ * partitions go to synced (may be NULL; ROUND_PARTITIONS_MAX entries) and *synced_count. */
+static uint32_t run_round(struct shard *s, struct shard_request *list,
+                          struct shard_request **deferred, struct partition **synced,
+                          uint32_t *synced_count)
 {
     struct round rd = {.now_ms = fs_now_ms(), .sync_always = s->env.sync_mode == RT_SYNC_ALWAYS};
     rd.included_tail = &rd.included;
@@ -690,8 +766,20 @@ static void run_round(struct shard *s, struct shard_request *list, struct shard_
             round_erase(s, &rd);
         }
     }
+    uint32_t durable = 0;
+    bool any_synced = false;
+    if (synced_count)
+        *synced_count = 0;
+    for (uint32_t t = 0; t < rd.touched_count && rc == 0; t++) {
+        if (!round_syncs(&rd, rd.touched[t]))
+            continue;
+        any_synced = true;
+        if (synced)
+            synced[(*synced_count)++] = rd.touched[t];
+    }
     for (struct shard_request *r = rd.included, *next; r; r = next) {
         next = r->next;
+        durable += any_synced && is_group_append(r);
         complete(r, rc ? RT_E_IO_FAILED : 0);
     }
     for (uint32_t t = 0; t < rd.touched_count; t++)
@@ -699,6 +787,132 @@ static void run_round(struct shard *s, struct shard_request *list, struct shard_
     for (struct shard_request *r = rd.deferred; r; r = r->next)
         r->partition->round_deferred = false;
     *deferred = rd.deferred;
+    return durable;
+}
+
+/* SH7: may lazy request r go to the lazy round ahead of the non-lazy requests queued before
+ * it? Not if one of them is for the same partition and the same producer (coordinator records
+ * have none: then any coordinator record of that partition), so a producer's batches keep their
+ * order. O(earlier non-lazy requests). */
+static bool lazy_may_pass(const struct shard_request *r, const struct shard_request *earlier)
+{
+    for (const struct shard_request *e = earlier; e; e = e->next)
+        if (e->partition == r->partition && e->header.producer_id == r->header.producer_id)
+            return false;
+    return true;
+}
+
+/* SH7: splits list into the lazy round (CALLs and the lazy appends that may pass, in arrival
+ * order) and the rest (in arrival order). Returns the rest; *lazy gets the lazy round's list,
+ * or NULL when a split buys nothing (no lazy append, or nothing else). */
+static struct shard_request *split_lazy(struct shard_request *list, struct shard_request **lazy)
+{
+    struct shard_request *first = NULL, **first_tail = &first;
+    struct shard_request *rest = NULL, **rest_tail = &rest;
+    bool any_lazy = false, any_rest = false;
+    for (struct shard_request *r = list, *next; r; r = next) {
+        next = r->next;
+        r->next = NULL;
+        bool to_first =
+            r->kind == SHARD_REQ_CALL || (r->lazy_sync && !r->force_sync && lazy_may_pass(r, rest));
+        if (to_first) {
+            any_lazy |= r->kind == SHARD_REQ_APPEND;
+            *first_tail = r;
+            first_tail = &r->next;
+        } else {
+            any_rest = true;
+            *rest_tail = r;
+            rest_tail = &r->next;
+        }
+    }
+    if (any_lazy && any_rest) {
+        *lazy = first;
+        return rest;
+    }
+    /* No split: the CALLs first, as round_admit would run them anyway. */
+    *first_tail = rest;
+    *lazy = NULL;
+    return first;
+}
+
+/* SH9: should the decision appends in list wait for the rest of their group? */
+static bool group_wait_due(struct shard *s, const struct shard_request *list)
+{
+    uint32_t n = 0;
+    for (const struct shard_request *r = list; r; r = r->next) {
+        if (!is_group_append(r))
+            return false;
+        n++;
+    }
+    pthread_mutex_lock(&s->lock);
+    bool wait = !s->stopping && n > 0 && n < s->group_target && s->group_until_ns != 0 &&
+                monotonic_ns() < s->group_until_ns;
+    pthread_mutex_unlock(&s->lock);
+    return wait;
+}
+
+/* SH9: after a round (begun at start_ns) that fdatasynced `durable` decision appends in the
+ * files of parts[0..n), with those queued meanwhile: the group is those appends, worth
+ * waiting for only if some of them share a file (more appends than partitions): appends to
+ * files of their own share no fdatasync, and waiting would only delay them. */
+static void group_note(struct shard *s, uint32_t durable, struct partition **parts, uint32_t n,
+                       uint64_t start_ns)
+{
+    if (durable == 0)
+        return;
+    uint64_t end = monotonic_ns();
+    uint64_t wait_ns = (end - start_ns) / 2;
+    if (wait_ns > GROUP_WAIT_NS_MAX)
+        wait_ns = GROUP_WAIT_NS_MAX;
+    pthread_mutex_lock(&s->lock);
+    uint32_t group = durable;
+    for (const struct shard_request *r = s->head; r; r = r->next) {
+        if (!is_group_append(r))
+            continue;
+        group++;
+        bool seen = false;
+        for (uint32_t i = 0; i < n && !seen; i++)
+            seen = parts[i] == r->partition;
+        if (!seen && n < ROUND_PARTITIONS_MAX)
+            parts[n++] = r->partition;
+    }
+    s->group_target = group > n ? group : 0;
+    s->group_until_ns = group > n ? end + wait_ns : 0;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Runs the rounds for what the shard thread took: under sync=always, lazy markers (SH6) ahead
+ * of the rest in a round of their own (SH7), whose waiters are released at once; the rest may
+ * be handed back through *held to wait for its group (SH9). */
+static void run_rounds(struct shard *s, struct shard_request *list, struct shard_request **deferred,
+                       struct shard_request **held)
+{
+    struct shard_request *lazy = NULL;
+    *held = NULL;
+    if (s->env.sync_mode == RT_SYNC_ALWAYS)
+        list = split_lazy(list, &lazy);
+    if (lazy) {
+        struct shard_request *lazy_deferred = NULL;
+        run_round(s, lazy, &lazy_deferred, NULL, NULL); /* its waiters: now (SH8) */
+        if (lazy_deferred) { /* ahead of the rest again: a partition's order is kept */
+            struct shard_request *d = lazy_deferred;
+            while (d->next)
+                d = d->next;
+            d->next = list;
+            list = lazy_deferred;
+        }
+    }
+    if (s->env.sync_mode == RT_SYNC_ALWAYS && group_wait_due(s, list)) {
+        *held = list; /* back to the queue's head: the round waits for its group (SH9) */
+        *deferred = NULL;
+        return;
+    }
+    uint64_t start_ns = monotonic_ns();
+    struct partition *parts[ROUND_PARTITIONS_MAX];
+    uint32_t part_count = 0;
+    uint32_t durable = run_round(s, list, deferred, parts, &part_count);
+    if (s->env.sync_mode == RT_SYNC_ALWAYS)
+        group_note(s, durable, parts, part_count, start_ns);
 }
 
 static void *shard_main(void *arg)
@@ -709,6 +923,17 @@ static void *shard_main(void *arg)
     s->last_retention_ms = s->last_sync_ms;
     pthread_mutex_lock(&s->lock);
     for (;;) {
+        /* SH9: decisions wait (bounded) for their group; anything else ends the wait. */
+        while (!s->inline_running && s->head && !deferred && !s->stopping &&
+               s->queued == s->queued_decisions && s->queued_decisions < s->group_target &&
+               s->group_until_ns != 0) {
+            uint64_t now_ns = monotonic_ns();
+            if (now_ns >= s->group_until_ns)
+                break;
+            struct timespec ts = {.tv_sec = (time_t)(s->group_until_ns / 1000000000u),
+                                  .tv_nsec = (long)(s->group_until_ns % 1000000000u)};
+            pthread_cond_timedwait(&s->has_work, &s->lock, &ts);
+        }
         while (s->inline_running || (!s->head && !deferred && !s->stopping)) {
             if (s->inline_running) {
                 /* A submitter runs a round (SH5): its end signals has_work. */
@@ -746,6 +971,7 @@ static void *shard_main(void *arg)
         struct shard_request *list = s->head;
         s->head = s->tail = NULL;
         s->queued = 0;
+        s->queued_decisions = 0;
         bool stopping = s->stopping;
         pthread_cond_broadcast(&s->has_room);
         pthread_mutex_unlock(&s->lock);
@@ -758,8 +984,9 @@ static void *shard_main(void *arg)
             list = deferred;
             deferred = NULL;
         }
+        struct shard_request *held = NULL;
         if (list)
-            run_round(s, list, &deferred);
+            run_rounds(s, list, &deferred, &held);
 
         int64_t now = fs_monotonic_ms();
         if (s->env.sync_mode == RT_SYNC_INTERVAL && s->bytes_since_sync > 0 && !sticky_error(s) &&
@@ -774,8 +1001,19 @@ static void *shard_main(void *arg)
             run_retention(s, now);
 
         pthread_mutex_lock(&s->lock);
+        if (held) { /* SH9: back at the head, in order, ahead of what queued meanwhile */
+            struct shard_request *last = held;
+            uint32_t n = 1;
+            for (; last->next; last = last->next)
+                n++;
+            last->next = s->head;
+            if (!s->head)
+                s->tail = last;
+            s->head = held;
+            s->queued += n;
+            s->queued_decisions += n;
+        }
         s->thread_busy = false;
-        pthread_cond_broadcast(&s->done);
         if (stopping && !s->head && !deferred)
             break;
     }
@@ -813,7 +1051,6 @@ void shard_stop(struct shard *s)
     s->partitions = NULL;
     pthread_cond_destroy(&s->has_work);
     pthread_cond_destroy(&s->has_room);
-    pthread_cond_destroy(&s->done);
     pthread_mutex_destroy(&s->lock);
 }
 
@@ -831,6 +1068,7 @@ static int enqueue_locked(struct shard *s, struct shard_request *req)
         s->head = req;
     s->tail = req;
     s->queued++;
+    s->queued_decisions += is_group_append(req);
     pthread_cond_signal(&s->has_work);
     return 0;
 }
@@ -841,9 +1079,12 @@ static bool inline_allowed_locked(const struct shard *s, const struct shard_requ
     /* thread_waits_inline: the shard thread has work waiting for the inline round to end (a
      * queued request or a due timer): the next round is its, so a caller appending in a tight
      * loop cannot starve it. */
+    /* SH9: nor while the shard expects a group back: a round of one would split it. */
+    bool group_due = s->group_target > 1 && s->group_until_ns != 0 && is_group_append(req) &&
+                     monotonic_ns() < s->group_until_ns;
     return req->kind == SHARD_REQ_APPEND && !s->thread_busy && !s->inline_running &&
            !s->thread_waits_inline && !s->head && !s->stopping && !s->env.read_only &&
-           s->env.sync_mode != RT_SYNC_INTERVAL;
+           s->env.sync_mode != RT_SYNC_INTERVAL && !group_due;
 }
 
 /* Runs req's round on the calling thread (SH5). Called and returns with the lock held; drops it
@@ -855,8 +1096,9 @@ static void run_inline_locked(struct shard *s, struct shard_request *req)
     s->inline_running = true;
     pthread_mutex_unlock(&s->lock);
     struct shard_request *deferred = NULL;
-    s->round_inline = true;       /* counted by round_publish if the round publishes */
-    run_round(s, req, &deferred); /* req may be freed by its on_done: not touched after */
+    s->round_inline = true; /* counted by round_publish if the round publishes */
+    /* req may be freed by its on_done: not touched after */
+    run_round(s, req, &deferred, NULL, NULL);
     s->round_inline = false;
     pthread_mutex_lock(&s->lock);
     assert(s->inline_running && !s->thread_busy);
@@ -871,6 +1113,8 @@ static void run_inline_locked(struct shard *s, struct shard_request *req)
             s->tail = last;
         s->head = deferred;
         s->queued += n;
+        for (const struct shard_request *r = deferred; r != last->next; r = r->next)
+            s->queued_decisions += is_group_append(r);
     }
     if (s->head || s->stopping || s->thread_waits_inline)
         pthread_cond_signal(&s->has_work);
@@ -879,7 +1123,7 @@ static void run_inline_locked(struct shard *s, struct shard_request *req)
 int shard_submit_async(struct shard *s, struct shard_request *req)
 {
     assert(req->on_done);
-    atomic_init(&req->done, false);
+    atomic_init(&req->done, REQ_PENDING);
     req->next = NULL;
     req->result = 0;
     req->duplicate = false;
@@ -896,7 +1140,7 @@ int shard_submit_async(struct shard *s, struct shard_request *req)
 
 bool shard_try_inline(struct shard *s, struct shard_request *req)
 {
-    atomic_init(&req->done, false);
+    atomic_init(&req->done, REQ_PENDING);
     req->next = NULL;
     req->result = 0;
     req->duplicate = false;
@@ -918,7 +1162,7 @@ void shard_submit_async_many(struct shard *s, struct shard_request **reqs, size_
     for (; queued < n; queued++) {
         struct shard_request *req = reqs[queued];
         assert(req->on_done);
-        atomic_init(&req->done, false);
+        atomic_init(&req->done, REQ_PENDING);
         req->next = NULL;
         req->result = 0;
         req->duplicate = false;
@@ -939,7 +1183,7 @@ void shard_enqueue_many(struct shard *s, struct shard_request **reqs, size_t n)
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < n; i++) {
         struct shard_request *req = reqs[i];
-        atomic_init(&req->done, false);
+        atomic_init(&req->done, REQ_PENDING);
         req->next = NULL;
         req->result = 0;
         req->duplicate = false;
@@ -950,7 +1194,7 @@ void shard_enqueue_many(struct shard *s, struct shard_request **reqs, size_t n)
             /* Closing: the ones already queued still run; report this and the rest closed. */
             for (size_t k = i; k < n; k++) {
                 reqs[k]->result = rc;
-                atomic_store_explicit(&reqs[k]->done, true, memory_order_release);
+                atomic_store_explicit(&reqs[k]->done, REQ_DONE, memory_order_release);
             }
             break;
         }
@@ -960,11 +1204,9 @@ void shard_enqueue_many(struct shard *s, struct shard_request **reqs, size_t n)
 
 void shard_wait_many(struct shard *s, struct shard_request **reqs, size_t n)
 {
-    pthread_mutex_lock(&s->lock);
+    (void)s;
     for (size_t i = 0; i < n; i++)
-        while (!atomic_load_explicit(&reqs[i]->done, memory_order_acquire))
-            pthread_cond_wait(&s->done, &s->lock);
-    pthread_mutex_unlock(&s->lock);
+        req_wait(reqs[i]); /* SH8 */
 }
 
 int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n)
@@ -976,7 +1218,7 @@ int shard_submit_many(struct shard *s, struct shard_request **reqs, size_t n)
 
 int shard_submit(struct shard *s, struct shard_request *req)
 {
-    atomic_init(&req->done, false);
+    atomic_init(&req->done, REQ_PENDING);
     req->next = NULL;
     req->result = 0;
     req->duplicate = false;
@@ -992,8 +1234,7 @@ int shard_submit(struct shard *s, struct shard_request *req)
             return rc;
         }
     }
-    while (!atomic_load_explicit(&req->done, memory_order_acquire))
-        pthread_cond_wait(&s->done, &s->lock);
     pthread_mutex_unlock(&s->lock);
+    req_wait(req); /* SH8 */
     return req->result;
 }

@@ -85,6 +85,9 @@ struct shard_request {
     /* shard_submit_async only: the submitter holds no lock on_done takes and accepts running
      * the round itself when the shard is idle (SH5). shard_submit always accepts it. */
     bool may_run_inline;
+    /* Part of a commit's decision (its last batches and its PrepareCommit, handed over
+     * together: producer.c PR6): the shard may hold it back for the rest of its group (SH9). */
+    bool decision;
     void *owner;
     /* Transaction markers (control batches written by the coordinator's marker API). */
     int32_t coordinator_epoch;
@@ -98,8 +101,8 @@ struct shard_request {
     bool txn_started;
     int64_t txn_first_offset;
     struct partition_txn_write
-        txn_write;     /* an ABORT marker's .txnindex entry, written by the round */
-    _Atomic bool done; /* release-stored by the shard after result */
+        txn_write;         /* an ABORT marker's .txnindex entry, written by the round */
+    _Atomic uint32_t done; /* after result: REQ_DONE, release (a futex word, SH8 in shard.c) */
     struct shard_request *next;
 };
 
@@ -112,10 +115,14 @@ struct shard {
     pthread_mutex_t lock;
     pthread_cond_t has_work;
     pthread_cond_t has_room;
-    pthread_cond_t done;
     struct shard_request *head, *tail;
     uint32_t queued;
+    uint32_t queued_decisions; /* of `queued`, a commit's decision appends (SH9 in shard.c) */
     bool stopping;
+    /* SH9, the shard thread's own (read and written under lock): how many durable appends the
+     * next round waits for, and until when (CLOCK_MONOTONIC ns; 0 = no wait). */
+    uint32_t group_target;
+    uint64_t group_until_ns;
     /* Who runs rounds (SH5 in shard.c), under lock: the shard thread while it works through a
      * list (thread_busy), or one submitter running its own append (inline_running); never
      * both. thread_waits_inline: the shard thread waits for an inline round to end. */
