@@ -650,6 +650,8 @@ static unsigned newest_aborts(const char *dir, int64_t from, char *name, size_t 
     return aborts;
 }
 
+static bool indexes_hold_entries_past(const char *dir, int64_t from);
+
 /* A writer that dies as SIGKILL leaves it (no close): transactions, every other one aborted,
  * until the newest segment holds two ABORT markers written after `from` (the end the clean
  * close made durable). */
@@ -670,11 +672,12 @@ static void crash_with_aborts_in_newest(const char *dir, int64_t from)
         rt_producer *p = NULL;
         if (rt_producer_open(e, &po, &p) != 0 || rt_producer_init_transactions(p, -1) != 0)
             _exit(3);
-        for (int i = 0; i < 400; i++) {
+        for (int i = 0; i < 2000; i++) {
             char name[64];
             size_t end = 0, pos = 0;
             int64_t off = 0;
-            if (newest_aborts(dir, from, name, &end, &pos, &off) >= 2)
+            if (newest_aborts(dir, from, name, &end, &pos, &off) >= 2 &&
+                indexes_hold_entries_past(dir, from))
                 _exit(0); /* no close: the newest segment stays as the crash left it */
             bool abort = i % 2 == 0;
             if (rt_producer_begin(p) != 0)
@@ -726,6 +729,30 @@ static unsigned entries_past(const char *path, size_t entry, int64_t base, size_
     }
     free(buf);
     return past;
+}
+
+/* Whether each index of dir's newest segment holds an entry at or past its first ABORT marker
+ * after `from` (where lose_tail cuts): how much follows that marker depends on how the
+ * producer's batches happened to group, so the crashing writer goes on until it does. */
+static bool indexes_hold_entries_past(const char *dir, int64_t from)
+{
+    char name[64];
+    size_t end = 0, cut = 0;
+    int64_t cut_offset = 0;
+    if (newest_aborts(dir, from, name, &end, &cut, &cut_offset) < 2)
+        return false;
+    int64_t base = strtoll(name, NULL, 10);
+    char stem[64];
+    snprintf(stem, sizeof(stem), "%.20s", name);
+    const char *ext[3] = {"index", "timeindex", "txnindex"};
+    const size_t entry[3] = {8, 12, 34};
+    bool all = true;
+    for (int k = 0; k < 3 && all; k++) {
+        char *path = tu_path("%s/" TOPIC "-0/%s.%s", dir, stem, ext[k]);
+        all = access(path, F_OK) == 0 && entries_past(path, entry[k], base, cut, cut_offset) > 0;
+        free(path);
+    }
+    return all;
 }
 
 enum lost_tail { LOST_TRUNCATED, LOST_ZEROED };

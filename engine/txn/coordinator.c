@@ -1689,8 +1689,11 @@ static void tick_one(struct coordinator *c, struct txn_meta *m, int64_t now)
 /* CO6: re-append every live value in a fresh segment, then drop everything older. */
 static void compact(struct coordinator *c)
 {
+    pthread_mutex_lock(&c->table_lock); /* live changes under it (meta_get, meta_remove) */
+    uint64_t live = c->live;
+    pthread_mutex_unlock(&c->table_lock);
     if (__atomic_load_n(&c->log_records, __ATOMIC_RELAXED) <
-        COORD_COMPACT_MIN_RECORDS + 2ull * c->live)
+        COORD_COMPACT_MIN_RECORDS + 2ull * live)
         return;
     if (log_roll(c->lg, c->log) != 0)
         return;
