@@ -11,6 +11,9 @@ bad() {
     echo "FAIL - $1"
     echo "       exit $RC; stdout: $(head -c 600 "$T/out")"
     echo "       stderr: $(head -c 600 "$T/err")"
+    # A traceback's cause is at its end.
+    [ "$(wc -c <"$T/err")" -gt 600 ] && echo "       stderr's end: $(tail -c 600 "$T/err")"
+    return 0
 }
 
 # run ARGS... : runs ringtail with stdin from $IN (default /dev/null), captures out/err/rc.

@@ -883,9 +883,11 @@ static void loop_tick(struct net_loop *l)
     for (struct net_conn *c = l->conns; c; c = c->next) /* KN6: retry waiting reservations */
         if (c->mem_wait && !c->closing) {
             c->mem_wait = false;
+            /* Waiting for the broker is not idleness, also on the tick its wait ends: a loop
+             * held up past idle_max_ms (a slow topic creation) must not close the connection
+             * whose request it has only now begun to read. */
+            c->last_active_ms = now;
             conn_progress(c);
-            if (c->mem_wait)
-                c->last_active_ms = now; /* waiting for the broker is not idleness */
         }
     int64_t idle = l->net->opts.idle_max_ms;
     if (idle <= 0)
