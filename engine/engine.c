@@ -217,8 +217,26 @@ static int engine_open(const char *dir, const struct rt_options *opts_in,
             return error_set(-errno, "%s: %s", dir, strerror(errno));
         if (!S_ISDIR(st.st_mode))
             return error_set(-ENOTDIR, "%s: not a directory", dir);
-    } else if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        return error_set(-errno, "%s: cannot create directory: %s", dir, strerror(errno));
+    } else if ((rc = io_mkdir(faults, dir, 0755)) == 0) {
+        /* A new data directory's own name is durable before anything is written in it: its
+         * parent is fsynced (that of "a/b" or "a/b/" is "a", of "b" ".", of "/b" "/"). */
+        char parent[SEGMENT_PATH_BYTES];
+        snprintf(parent, sizeof(parent), "%s", dir);
+        size_t len = strlen(parent);
+        while (len > 1 && parent[len - 1] == '/')
+            parent[--len] = '\0';
+        char *slash = strrchr(parent, '/');
+        if (!slash)
+            snprintf(parent, sizeof(parent), ".");
+        else if (slash == parent)
+            parent[1] = '\0';
+        else
+            *slash = '\0';
+        rc = fs_fsync_dir(faults, parent);
+        if (rc)
+            return error_set(rc, "%s: cannot fsync its parent directory %s", dir, parent);
+    } else if (rc != -EEXIST) {
+        return error_set(rc, "%s: cannot create directory: %s", dir, strerror(-rc));
     }
 
     rt_engine *e = calloc(1, sizeof(*e));

@@ -575,6 +575,49 @@ static void test_power_loss_right_after_topic_creation(void **state)
     tu_rmdir_free(dir);
 }
 
+/* The data directory rt_open creates is itself a directory entry: its parent is fsynced
+ * before anything is written in it, so an acknowledged record survives a power loss right
+ * after the first open (without that fsync the model undoes the mkdir and the whole directory
+ * is gone). */
+static void test_power_loss_after_first_open_keeps_the_new_directory(void **state)
+{
+    (void)state;
+    char *base = tu_mkdtemp();
+    char *dir = tu_path("%s/new-data", base);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rt_options o;
+        options(&o, 1024 * 1024);
+        struct io_fault_plan plan = {.track_unsynced = true, .track_dirs = true};
+        rt_engine *e = NULL;
+        struct rt_record rec = {.key_len = -1, .value = "kept", .value_len = 4, .timestamp_ms = -1};
+        int64_t off = -1;
+        if (rt_test_open(dir, &o, &plan, &e) != 0 || rt_topic_create(e, "t", 1) != 0 ||
+            rt_append(e, "t", 0, &rec, 1, &off) != 0 || off != 0)
+            _exit(2);
+        _exit(io_fault_power_loss(&plan) == 0 && plan.dir_entries_undone == 0 ? 0 : 3);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("the child failed (exit %d): 2 = open/create/append, 3 = power loss undid "
+                 "a directory change",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    struct rt_options o;
+    options(&o, 1024 * 1024);
+    rt_engine *e = NULL;
+    if (rt_open(dir, &o, &e) != 0)
+        fail_msg("the new data directory does not open after the power loss: %s",
+                 rt_error_detail());
+    int64_t hw = -1;
+    assert_int_equal(rt_list_offsets(e, "t", 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &hw), 0);
+    assert_int_equal(hw, 1);
+    assert_int_equal(rt_close(e), 0);
+    free(dir);
+    tu_rmdir_free(base);
+}
+
 /* -- rolls: new segments, the pre-written next file and the recycled spare renamed into place,
  * retention's deletions (1 MiB segments: the pre-writer runs; retention keeps two) -- */
 
@@ -917,6 +960,7 @@ int main(void)
         cmocka_unit_test(test_model_release_keeps_changes),
         cmocka_unit_test(test_rules_name_the_new_kinds),
         cmocka_unit_test(test_power_loss_right_after_topic_creation),
+        cmocka_unit_test(test_power_loss_after_first_open_keeps_the_new_directory),
         cmocka_unit_test(test_power_loss_in_topic_creation_at_every_directory_change),
         cmocka_unit_test(test_power_loss_in_topic_creation_at_every_directory_fsync),
         cmocka_unit_test(test_power_loss_right_after_rolls),

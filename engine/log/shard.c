@@ -329,8 +329,10 @@ static void run_retention(struct shard *s, int64_t now_ms)
  *        (group_note), and a next round made only of decision appends waits — at most half the
  *        last round's duration, never more than GROUP_WAIT_NS_MAX — until that many are queued;
  *        only if some of them share a file (more appends than partitions), since appends to
- *        files of their own share nothing and waiting would only delay them. Anything else
- *        queued (a plain append, a lazy one, a CALL) ends the wait; nothing waits while
+ *        files of their own share nothing and waiting would only delay them; never for more
+ *        than request_queue_depth (more could not be queued). A plain append or a CALL queued
+ *        ends the wait; a lazy one runs in a round of its own ahead of the held decisions
+ *        (SH7), which then wait out the same deadline; nothing waits while
  *        closing; no inline round (SH5) splits a group that is due. A lone producer is never
  *        delayed: a round of one is no group. Plain appends form no groups: waiting for them
  *        was measured to cost more than it shared (W2 p16, -15 %).
@@ -876,6 +878,10 @@ static void group_note(struct shard *s, uint32_t durable, struct partition **par
         if (!seen && n < ROUND_PARTITIONS_MAX)
             parts[n++] = r->partition;
     }
+    /* The queue holds at most request_queue_depth (submitters wait for room), so a
+     * larger group could never gather: every such round would wait the whole bound. */
+    if (group > s->env.request_queue_depth)
+        group = s->env.request_queue_depth;
     s->group_target = group > n ? group : 0;
     s->group_until_ns = group > n ? end + wait_ns : 0;
     pthread_mutex_unlock(&s->lock);
