@@ -96,6 +96,7 @@ struct io_ring {
     uint32_t cq_count;
     uint64_t
         inline_rounds; /* io_uring rounds run by pwritev on the caller (io_ring_inline_rounds) */
+    uint64_t inline_synced_rounds; /* of those, rounds that fdatasynced one file */
 };
 
 /* io.c helpers for backends. */

@@ -54,6 +54,7 @@
 struct uring_state {
     struct io_uring uring;
     bool unsynced_inline; /* IO_UNSYNCED_INLINE: rounds without fdatasync run by pwritev */
+    bool synced_inline;   /* IO_SYNCED_ONE_FILE_INLINE: rounds syncing one file run as syscalls */
     uint32_t sqes_out;    /* SQEs prepared and not yet reaped (submitted or not) */
     uint32_t unsubmitted; /* of those, not yet taken by io_uring_submit */
     int broken;           /* 0, or the -errno a failed submit left the ring in (sticky) */
@@ -300,6 +301,7 @@ static int uring_open(io_ring *ring, const struct io_options *opts)
         }
     }
     st->unsynced_inline = opts->unsynced_rounds == IO_UNSYNCED_INLINE;
+    st->synced_inline = opts->synced_rounds == IO_SYNCED_ONE_FILE_INLINE;
     ring->backend = st;
     return 0;
 
@@ -333,12 +335,20 @@ static void uring_close(io_ring *ring)
     ring->backend = NULL;
 }
 
-static bool round_has_fdatasync(const io_ring *ring)
+/* How many distinct fds the round fdatasyncs: 0, 1, or 2 meaning "two or more". O(ops). */
+static unsigned round_synced_fds(const io_ring *ring)
 {
-    for (uint32_t i = 0; i < ring->op_count; i++)
-        if (ring->ops[i].type == IO_OP_FDATASYNC)
-            return true;
-    return false;
+    int first = -1;
+    for (uint32_t i = 0; i < ring->op_count; i++) {
+        const struct io_op *op = &ring->ops[i];
+        if (op->type != IO_OP_FDATASYNC)
+            continue;
+        if (first < 0)
+            first = op->fd;
+        else if (op->fd != first)
+            return 2;
+    }
+    return first < 0 ? 0 : 1;
 }
 
 static int uring_submit(io_ring *ring)
@@ -348,12 +358,16 @@ static int uring_submit(io_ring *ring)
         return st->broken;
     assert(st->sqes_out == 0);
     assert(st->requeue_count == 0);
-    if (st->unsynced_inline && !round_has_fdatasync(ring)) {
+    unsigned synced_fds = round_synced_fds(ring);
+    if ((synced_fds == 0 && st->unsynced_inline) || (synced_fds == 1 && st->synced_inline)) {
         /* Buffered writes only: a copy into the page cache on this thread beats a hop to an
-         * io-wq worker (see the top of the file). Completes every op before returning. */
+         * io-wq worker; one file's fdatasync: the syscall here beats the linked SQE (see the
+         * top of the file). Completes every op before returning. */
         io_sync_run_round(ring, &io_sync_hooks_plain, NULL);
         assert(ring->uncompleted == 0);
         ring->inline_rounds++;
+        if (synced_fds == 1)
+            ring->inline_synced_rounds++;
         return 0;
     }
     for (uint32_t i = 0; i < ring->op_count; i++) {
