@@ -75,22 +75,26 @@ static int64_t run_fdatasync(struct io_op *op, const struct io_sync_hooks *hooks
     return rc;
 }
 
+void io_sync_run_op(io_ring *ring, struct io_op *op, const struct io_sync_hooks *hooks, void *ctx)
+{
+    assert(ring->submitted);
+    assert(!op->completed);
+    if (ring->ops[op->chain_head].chain_failed) {
+        io_op_complete(ring, op, -ECANCELED);
+        return;
+    }
+    if (hooks->begin_op)
+        hooks->begin_op(ctx, op);
+    int64_t result =
+        op->type == IO_OP_WRITE ? run_write(op, hooks, ctx) : run_fdatasync(op, hooks, ctx);
+    io_op_complete(ring, op, result);
+}
+
 void io_sync_run_round(io_ring *ring, const struct io_sync_hooks *hooks, void *ctx)
 {
     assert(ring->submitted);
-    for (uint32_t i = 0; i < ring->op_count; i++) {
-        struct io_op *op = &ring->ops[i];
-        assert(!op->completed);
-        if (ring->ops[op->chain_head].chain_failed) {
-            io_op_complete(ring, op, -ECANCELED);
-            continue;
-        }
-        if (hooks->begin_op)
-            hooks->begin_op(ctx, op);
-        int64_t result =
-            op->type == IO_OP_WRITE ? run_write(op, hooks, ctx) : run_fdatasync(op, hooks, ctx);
-        io_op_complete(ring, op, result);
-    }
+    for (uint32_t i = 0; i < ring->op_count; i++)
+        io_sync_run_op(ring, &ring->ops[i], hooks, ctx);
     assert(ring->uncompleted == 0);
 }
 

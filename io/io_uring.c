@@ -54,7 +54,7 @@
 struct uring_state {
     struct io_uring uring;
     bool unsynced_inline; /* IO_UNSYNCED_INLINE: rounds without fdatasync run by pwritev */
-    bool synced_inline;   /* IO_SYNCED_ONE_FILE_INLINE: rounds syncing one file run as syscalls */
+    bool synced_inline;   /* IO_SYNCED_INLINE: rounds syncing one file run as syscalls */
     uint32_t sqes_out;    /* SQEs prepared and not yet reaped (submitted or not) */
     uint32_t unsubmitted; /* of those, not yet taken by io_uring_submit */
     int broken;           /* 0, or the -errno a failed submit left the ring in (sticky) */
@@ -301,7 +301,7 @@ static int uring_open(io_ring *ring, const struct io_options *opts)
         }
     }
     st->unsynced_inline = opts->unsynced_rounds == IO_UNSYNCED_INLINE;
-    st->synced_inline = opts->synced_rounds == IO_SYNCED_ONE_FILE_INLINE;
+    st->synced_inline = opts->synced_rounds == IO_SYNCED_INLINE;
     ring->backend = st;
     return 0;
 
@@ -335,20 +335,59 @@ static void uring_close(io_ring *ring)
     ring->backend = NULL;
 }
 
-/* How many distinct fds the round fdatasyncs: 0, 1, or 2 meaning "two or more". O(ops). */
-static unsigned round_synced_fds(const io_ring *ring)
+/* How many distinct fds the round fdatasyncs: 0, 1, 2, or 3 meaning "three or more"; *last_sync
+ * is the index of the last fdatasync of the round (IO_NONE without one). O(ops). */
+static unsigned round_synced_fds(const io_ring *ring, uint32_t *last_sync)
 {
-    int first = -1;
+    int seen[2] = {-1, -1};
+    unsigned count = 0;
+    *last_sync = IO_NONE;
     for (uint32_t i = 0; i < ring->op_count; i++) {
         const struct io_op *op = &ring->ops[i];
         if (op->type != IO_OP_FDATASYNC)
             continue;
-        if (first < 0)
-            first = op->fd;
-        else if (op->fd != first)
-            return 2;
+        *last_sync = i;
+        if (op->fd == seen[0] || op->fd == seen[1])
+            continue;
+        if (count == 2)
+            return 3;
+        seen[count++] = op->fd;
     }
-    return first < 0 ? 0 : 1;
+    return count;
+}
+
+/* A round syncing two files, split (IO_SYNCED_INLINE): the writes of the file of the round's
+ * last fdatasync run here, that fdatasync goes to the ring (an io-wq worker runs it), and the
+ * rest of the round (the other file's writes and fdatasync, any unsynced writes) runs here
+ * meanwhile: two fdatasyncs in parallel without the ring's linked writes (io.h has the
+ * figures). Only when that fdatasync ends its fd's chain, so nothing of its fd waits behind it;
+ * false (nothing done) otherwise. Per-fd queue order and IO4 hold: each fd's ops run in order,
+ * on one side. The ring's op completes through uring_wait like any chain's. */
+static bool split_round(struct uring_state *st, io_ring *ring, uint32_t ring_index)
+{
+    struct io_op *sync_op = &ring->ops[ring_index];
+    assert(sync_op->type == IO_OP_FDATASYNC);
+    if (sync_op->chain_next != IO_NONE)
+        return false;
+    const int fd = sync_op->fd;
+    for (uint32_t i = sync_op->chain_head; i != ring_index; i = ring->ops[i].chain_next) {
+        if (ring->ops[i].type != IO_OP_WRITE)
+            return false; /* an earlier fdatasync of the same file: keep it simple, the ring */
+    }
+    for (uint32_t i = sync_op->chain_head; i != ring_index; i = ring->ops[i].chain_next)
+        io_sync_run_op(ring, &ring->ops[i], &io_sync_hooks_plain, NULL);
+    if (ring->ops[sync_op->chain_head].chain_failed) {
+        io_op_complete(ring, sync_op, -ECANCELED);
+    } else {
+        prep_op(st, ring, sync_op, false);
+        if (flush(st, ring) < 0)
+            return true; /* broken now: the op completed with the error (break_ring) */
+    }
+    for (uint32_t i = 0; i < ring->op_count; i++) {
+        if (ring->ops[i].fd != fd)
+            io_sync_run_op(ring, &ring->ops[i], &io_sync_hooks_plain, NULL);
+    }
+    return true;
 }
 
 static int uring_submit(io_ring *ring)
@@ -358,7 +397,12 @@ static int uring_submit(io_ring *ring)
         return st->broken;
     assert(st->sqes_out == 0);
     assert(st->requeue_count == 0);
-    unsigned synced_fds = round_synced_fds(ring);
+    uint32_t last_sync;
+    unsigned synced_fds = round_synced_fds(ring, &last_sync);
+    if (synced_fds == 2 && st->synced_inline && split_round(st, ring, last_sync)) {
+        ring->split_rounds++;
+        return st->broken < 0 ? st->broken : 0;
+    }
     if ((synced_fds == 0 && st->unsynced_inline) || (synced_fds == 1 && st->synced_inline)) {
         /* Buffered writes only: a copy into the page cache on this thread beats a hop to an
          * io-wq worker; one file's fdatasync: the syscall here beats the linked SQE (see the
