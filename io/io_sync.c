@@ -5,7 +5,8 @@
  *
  * It is what IO_KIND_AUTO falls back to when io_uring cannot be set up, and the executor the
  * fault injector (io_fault.c) drives through its hooks; the io_uring backend runs its rounds
- * without an fdatasync through it too (IO_UNSYNCED_INLINE in io.h). Semantics match io_uring.c: each op
+ * without an fdatasync through it too (IO_UNSYNCED_INLINE in io.h), and those syncing one or
+ * two files (IO_SYNCED_INLINE: io_sync_run_op runs a split round's ops but one). Semantics match io_uring.c: each op
  * completes once with its final result; after an op of an fd fails, every later op of that fd in
  * the round completes -ECANCELED (the io_uring backend gets this from IOSQE_IO_LINK). It never
  * includes engine/ headers.
