@@ -93,6 +93,8 @@ int io_ring_open(const struct io_options *opts, io_ring **out)
         return -EINVAL;
     if (opts->unsynced_rounds != IO_UNSYNCED_INLINE && opts->unsynced_rounds != IO_UNSYNCED_RING)
         return -EINVAL;
+    if (opts->synced_rounds != IO_SYNCED_INLINE && opts->synced_rounds != IO_SYNCED_RING)
+        return -EINVAL;
 
     io_ring *ring = calloc(1, sizeof(*ring));
     if (!ring)
@@ -149,6 +151,18 @@ uint64_t io_ring_inline_rounds(const io_ring *ring)
 {
     assert(ring);
     return ring->inline_rounds;
+}
+
+uint64_t io_ring_inline_synced_rounds(const io_ring *ring)
+{
+    assert(ring);
+    return ring->inline_synced_rounds;
+}
+
+uint64_t io_ring_split_rounds(const io_ring *ring)
+{
+    assert(ring);
+    return ring->split_rounds;
 }
 
 static int queue_check(const io_ring *ring, int fd)

@@ -271,11 +271,36 @@ enum io_unsynced_rounds {
     IO_UNSYNCED_RING = 1,   /* through io_uring, like every other round */
 };
 
+/* How the io_uring backend runs a round that fdatasyncs one or two files (sync=always rounds,
+ * issue 14 item 6). io_uring's linked write -> fdatasync goes through io-wq workers and costs
+ * more than the same calls made here. Measured on this machine (2 vCPU, virtio disk, ext4,
+ * shared and loaded; pre-written files, 2000 interleaved rounds per variant, two runs; the
+ * harness is in the issue-14 item-6 report, not in tree), p50 in us:
+ *                                          4 KiB        8 KiB     16 KiB
+ *   1 file: write+fdatasync linked (ring)  259 / 176    279       293 / 176
+ *           pwritev + fdatasync here       211 / 159    228       238 / 152
+ *   2 files: two linked chains (ring)      397 / 240    378       421 / 289
+ *           two in sequence here           439 / 328    471       490 / 307
+ *           writes here, one fdatasync on
+ *           the ring, the other here       226 (run 2)  328       238 (run 2)
+ * The rule (IO_SYNCED_INLINE): a round whose fdatasyncs all name one fd (with any writes, to
+ * any files) runs inline, in queue order, on the thread that calls io_submit. A round syncing
+ * exactly two fds is split: the writes of the fd of the round's last fdatasync run here, that
+ * fdatasync goes to the ring, and the rest of the round runs here while it is in flight (when
+ * that fdatasync is not the last op of its fd, or its fd syncs twice, the round keeps the ring).
+ * Three or more files keep the ring, whose chains overlap. Either way the round keeps the
+ * protocol above (one completion per op, per-fd order, -ECANCELED behind a failure). */
+enum io_synced_rounds {
+    IO_SYNCED_INLINE = 0, /* default: as above */
+    IO_SYNCED_RING = 1,   /* every round holding an fdatasync goes to io_uring */
+};
+
 struct io_options {
     enum io_kind kind;
     uint32_t queue_depth;                    /* max operations queued in one round (2 .. 32768) */
     struct io_fault_plan *fault;             /* IO_KIND_FAULT only; the ring does not own it */
     enum io_unsynced_rounds unsynced_rounds; /* io_uring only (above); other backends are inline */
+    enum io_synced_rounds synced_rounds;     /* io_uring only (above); other backends are inline */
 };
 
 struct io_completion {
@@ -287,7 +312,7 @@ struct io_completion {
 /* Creates a ring. With IO_KIND_AUTO, falls back to sync when io_uring_queue_init fails with
  * EPERM, ENOSYS or ENOMEM, or when the kernel's io_uring lacks WRITEV or FSYNC (EOPNOTSUPP).
  * Returns 0 or -errno: -EINVAL for bad options (queue_depth out of range, unknown kind or
- * unsynced_rounds, IO_KIND_FAULT without a plan), -ENOMEM, and with IO_KIND_URING io_uring's own error
+ * unsynced_rounds or synced_rounds, IO_KIND_FAULT without a plan), -ENOMEM, and with IO_KIND_URING io_uring's own error
  * (-EPERM, -ENOSYS, -ENOMEM, -EOPNOTSUPP, ...). */
 int io_ring_open(const struct io_options *opts, io_ring **out);
 void io_ring_close(io_ring *ring);
@@ -295,9 +320,14 @@ void io_ring_close(io_ring *ring);
 /* "io_uring", "sync" or "fault". */
 const char *io_ring_backend_name(const io_ring *ring);
 
-/* Rounds the io_uring backend ran inline by pwritev (IO_UNSYNCED_INLINE) since the ring opened;
- * 0 for the other backends, which run every round inline by nature. For tests and stats. */
+/* Rounds the io_uring backend ran inline (IO_UNSYNCED_INLINE: by pwritev; with
+ * IO_SYNCED_INLINE also those syncing one file, by pwritev and fdatasync) since the ring
+ * opened; 0 for the other backends, which run every round inline by nature. For tests and
+ * stats. io_ring_inline_synced_rounds counts the second kind alone; io_ring_split_rounds the
+ * rounds syncing two files that were split (IO_SYNCED_INLINE), not counted in the others. */
 uint64_t io_ring_inline_rounds(const io_ring *ring);
+uint64_t io_ring_inline_synced_rounds(const io_ring *ring);
+uint64_t io_ring_split_rounds(const io_ring *ring);
 
 /* Queues a write of the iovecs (total length > 0) at `offset` of fd. iov_count <= IOV_MAX; the
  * iovec array itself is copied, the buffers are not. Returns 0, -EBUSY when the round already

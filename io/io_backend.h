@@ -96,6 +96,8 @@ struct io_ring {
     uint32_t cq_count;
     uint64_t
         inline_rounds; /* io_uring rounds run by pwritev on the caller (io_ring_inline_rounds) */
+    uint64_t inline_synced_rounds; /* of those, rounds that fdatasynced one file */
+    uint64_t split_rounds; /* two files synced: one fdatasync on the ring, the rest inline */
 };
 
 /* io.c helpers for backends. */
@@ -126,6 +128,9 @@ struct io_sync_hooks {
     int (*fdatasync)(void *ctx, struct io_op *op);
 };
 void io_sync_run_round(io_ring *ring, const struct io_sync_hooks *hooks, void *ctx);
+/* One op of the round as io_sync_run_round runs it (-ECANCELED behind a failure of its fd): for
+ * the io_uring backend's split rounds, which run all but one op inline. */
+void io_sync_run_op(io_ring *ring, struct io_op *op, const struct io_sync_hooks *hooks, void *ctx);
 ssize_t io_sync_pwritev_plain(void *ctx, struct io_op *op);
 int io_sync_fdatasync_plain(void *ctx, struct io_op *op);
 /* The plain hooks (pwritev, fdatasync): the sync backend, and the io_uring backend's inline

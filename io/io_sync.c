@@ -5,7 +5,8 @@
  *
  * It is what IO_KIND_AUTO falls back to when io_uring cannot be set up, and the executor the
  * fault injector (io_fault.c) drives through its hooks; the io_uring backend runs its rounds
- * without an fdatasync through it too (IO_UNSYNCED_INLINE in io.h). Semantics match io_uring.c: each op
+ * without an fdatasync through it too (IO_UNSYNCED_INLINE in io.h), and those syncing one or
+ * two files (IO_SYNCED_INLINE: io_sync_run_op runs a split round's ops but one). Semantics match io_uring.c: each op
  * completes once with its final result; after an op of an fd fails, every later op of that fd in
  * the round completes -ECANCELED (the io_uring backend gets this from IOSQE_IO_LINK). It never
  * includes engine/ headers.
@@ -75,22 +76,26 @@ static int64_t run_fdatasync(struct io_op *op, const struct io_sync_hooks *hooks
     return rc;
 }
 
+void io_sync_run_op(io_ring *ring, struct io_op *op, const struct io_sync_hooks *hooks, void *ctx)
+{
+    assert(ring->submitted);
+    assert(!op->completed);
+    if (ring->ops[op->chain_head].chain_failed) {
+        io_op_complete(ring, op, -ECANCELED);
+        return;
+    }
+    if (hooks->begin_op)
+        hooks->begin_op(ctx, op);
+    int64_t result =
+        op->type == IO_OP_WRITE ? run_write(op, hooks, ctx) : run_fdatasync(op, hooks, ctx);
+    io_op_complete(ring, op, result);
+}
+
 void io_sync_run_round(io_ring *ring, const struct io_sync_hooks *hooks, void *ctx)
 {
     assert(ring->submitted);
-    for (uint32_t i = 0; i < ring->op_count; i++) {
-        struct io_op *op = &ring->ops[i];
-        assert(!op->completed);
-        if (ring->ops[op->chain_head].chain_failed) {
-            io_op_complete(ring, op, -ECANCELED);
-            continue;
-        }
-        if (hooks->begin_op)
-            hooks->begin_op(ctx, op);
-        int64_t result =
-            op->type == IO_OP_WRITE ? run_write(op, hooks, ctx) : run_fdatasync(op, hooks, ctx);
-        io_op_complete(ring, op, result);
-    }
+    for (uint32_t i = 0; i < ring->op_count; i++)
+        io_sync_run_op(ring, &ring->ops[i], hooks, ctx);
     assert(ring->uncompleted == 0);
 }
 

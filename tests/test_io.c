@@ -1073,7 +1073,10 @@ static void test_auto_fallback_seccomp(void **state)
 static int broken_ring_child(const char *dir)
 {
     io_ring *ring = NULL;
-    struct io_options o = {.kind = IO_KIND_URING, .queue_depth = 8};
+    /* IO_SYNCED_RING: the first round syncs one file, which would otherwise run inline and
+     * never meet the refused io_uring_enter. */
+    struct io_options o = {
+        .kind = IO_KIND_URING, .queue_depth = 8, .synced_rounds = IO_SYNCED_RING};
     int rc = io_ring_open(&o, &ring);
     if (rc == -EPERM || rc == -ENOSYS || rc == -ENOMEM)
         return 20;
@@ -1235,6 +1238,193 @@ static void test_uring_unsynced_round_runs_inline(void **state)
     }
 }
 
+/* ---- io_uring rounds syncing one or two files run inline (IO_SYNCED_INLINE) ---- */
+
+/* The default rule: a round whose fdatasyncs all name one file (here two writes and an
+ * fdatasync of "a", a write of "b" without one) runs as pwritev + fdatasync during io_submit:
+ * complete before any wait, counted by io_ring_inline_rounds and io_ring_inline_synced_rounds,
+ * a's fdatasync after a's writes. A round syncing two files is split (io_ring_split_rounds),
+ * one fdatasync on the ring, and completes in per-fd order. A failure in an inline synced round
+ * cancels the rest of its fd's chain, the sync included (IO4), and leaves the other file alone.
+ * IO_SYNCED_RING sends every such round to the ring. The bytes on disk are the bytes queued
+ * either way. */
+static void test_uring_synced_round_one_file_inline(void **state)
+{
+    (void)state;
+    enum { CHUNK = 16 * 1024 };
+    static uint8_t data[2][2 * CHUNK];
+    fill_pattern(data[0], sizeof(data[0]), 51);
+    fill_pattern(data[1], sizeof(data[1]), 52);
+    const enum io_synced_rounds rules[] = {IO_SYNCED_INLINE, IO_SYNCED_RING};
+    for (size_t k = 0; k < N_ELEMS(rules); k++) {
+        struct io_options o = {.kind = IO_KIND_URING, .queue_depth = 16, .synced_rounds = rules[k]};
+        io_ring *ring;
+        int rc = io_ring_open(&o, &ring);
+        if (rc == -EPERM || rc == -ENOSYS || rc == -ENOMEM) {
+            print_message("  io_uring unavailable here (%s): skipping\n", strerror(-rc));
+            return;
+        }
+        assert_int_equal(rc, 0);
+        bool inline_rule = rules[k] == IO_SYNCED_INLINE;
+        char *dir = tu_mkdtemp();
+        int fds[2] = {open_file(dir, "a"), open_file(dir, "b")};
+        /* Round 1: one file synced. */
+        struct iovec hi = {data[0] + CHUNK, CHUNK}, lo = {data[0], CHUNK};
+        struct iovec other = {data[1], 2 * CHUNK};
+        assert_int_equal(io_queue_write(ring, fds[0], &hi, 1, CHUNK, 1), 0);
+        assert_int_equal(io_queue_write(ring, fds[1], &other, 1, 0, 2), 0);
+        assert_int_equal(io_queue_write(ring, fds[0], &lo, 1, 0, 3), 0);
+        assert_int_equal(io_queue_fdatasync(ring, fds[0], 4), 0);
+        assert_int_equal(io_submit(ring), 0);
+        struct io_completion c[4];
+        if (inline_rule) {
+            assert_int_equal(io_ring_inline_rounds(ring), 1);
+            assert_int_equal(io_ring_inline_synced_rounds(ring), 1);
+            assert_int_equal(io_reap(ring, c, 4, 0), 4);
+            assert_int_equal(io_pending(ring), 0);
+        } else {
+            reap_all(ring, c, 4);
+            assert_int_equal(io_ring_inline_rounds(ring), 0);
+            assert_int_equal(io_ring_inline_synced_rounds(ring), 0);
+        }
+        assert_int_equal(find(c, 4, 1)->result, CHUNK);
+        assert_int_equal(find(c, 4, 2)->result, 2 * CHUNK);
+        assert_int_equal(find(c, 4, 3)->result, CHUNK);
+        assert_int_equal(find(c, 4, 4)->result, 0);
+        assert_true(position_of(c, 4, 1) < position_of(c, 4, 4));
+        assert_true(position_of(c, 4, 3) < position_of(c, 4, 4));
+        assert_file_equals(fds[0], data[0], sizeof(data[0]));
+        assert_file_equals(fds[1], data[1], sizeof(data[1]));
+        /* Round 2: two files synced: split under the default rule, not an inline round. */
+        for (int f = 0; f < 2; f++) {
+            struct iovec iov = {data[f], CHUNK};
+            assert_int_equal(io_queue_write(ring, fds[f], &iov, 1, 0, (uint64_t)f), 0);
+            assert_int_equal(io_queue_fdatasync(ring, fds[f], 100 + (uint64_t)f), 0);
+        }
+        assert_int_equal(io_submit(ring), 0);
+        reap_all(ring, c, 4);
+        assert_int_equal(io_ring_inline_synced_rounds(ring), inline_rule ? 1 : 0);
+        assert_int_equal(io_ring_split_rounds(ring), inline_rule ? 1 : 0);
+        for (int f = 0; f < 2; f++) {
+            assert_int_equal(find(c, 4, (uint64_t)f)->result, CHUNK);
+            assert_int_equal(find(c, 4, 100 + (uint64_t)f)->result, 0);
+            assert_true(position_of(c, 4, (uint64_t)f) < position_of(c, 4, 100 + (uint64_t)f));
+        }
+        /* Round 3: the synced file's write fails (not an open fd): its fdatasync is cancelled,
+         * the other file's write lands. */
+        assert_int_equal(io_queue_write(ring, 9999, &lo, 1, 0, 30), 0);
+        assert_int_equal(io_queue_fdatasync(ring, 9999, 31), 0);
+        assert_int_equal(io_queue_write(ring, fds[1], &lo, 1, 0, 32), 0);
+        assert_int_equal(io_submit(ring), 0);
+        reap_all(ring, c, 3);
+        assert_int_equal(io_ring_inline_synced_rounds(ring), inline_rule ? 2 : 0);
+        assert_int_equal(find(c, 3, 30)->result, -EBADF);
+        assert_int_equal(find(c, 3, 31)->result, -ECANCELED);
+        assert_int_equal(find(c, 3, 32)->result, CHUNK);
+        for (int f = 0; f < 2; f++)
+            close(fds[f]);
+        io_ring_close(ring);
+        tu_rmdir_free(dir);
+    }
+    /* An unknown rule is refused. */
+    struct io_options bad = {.kind = IO_KIND_URING, .queue_depth = 8, .synced_rounds = 7};
+    io_ring *ring = NULL;
+    assert_int_equal(io_ring_open(&bad, &ring), -EINVAL);
+    assert_null(ring);
+}
+
+/* A split round (two files synced, IO_SYNCED_INLINE): the fdatasync of the round's last synced
+ * file goes to the ring, the rest runs inline. Each side keeps IO4: a failed write (not an open
+ * fd) cancels its own fdatasync on whichever side it runs, the other file's write and sync
+ * succeed, an unsynced third file's write lands. A file synced twice in its chain, or three
+ * synced files, keep the ring (no split counted). */
+static void test_uring_split_round(void **state)
+{
+    (void)state;
+    enum { CHUNK = 8192 };
+    static uint8_t data[3][CHUNK];
+    for (int f = 0; f < 3; f++)
+        fill_pattern(data[f], CHUNK, 61 + (uint32_t)f);
+    io_ring *ring;
+    struct io_options o = {.kind = IO_KIND_URING, .queue_depth = 16};
+    int rc = io_ring_open(&o, &ring);
+    if (rc == -EPERM || rc == -ENOSYS || rc == -ENOMEM) {
+        print_message("  io_uring unavailable here (%s): skipping\n", strerror(-rc));
+        return;
+    }
+    assert_int_equal(rc, 0);
+    char *dir = tu_mkdtemp();
+    int fds[3] = {open_file(dir, "a"), open_file(dir, "b"), open_file(dir, "c")};
+    struct iovec iov[3] = {{data[0], CHUNK}, {data[1], CHUNK}, {data[2], CHUNK}};
+    struct io_completion c[8];
+    /* Both files good, plus an unsynced write to c. */
+    for (int f = 0; f < 2; f++) {
+        assert_int_equal(io_queue_write(ring, fds[f], &iov[f], 1, 0, (uint64_t)f), 0);
+        assert_int_equal(io_queue_fdatasync(ring, fds[f], 10 + (uint64_t)f), 0);
+    }
+    assert_int_equal(io_queue_write(ring, fds[2], &iov[2], 1, 0, 2), 0);
+    assert_int_equal(io_submit(ring), 0);
+    reap_all(ring, c, 5);
+    assert_int_equal(io_ring_split_rounds(ring), 1);
+    assert_int_equal(io_ring_inline_rounds(ring), 0);
+    for (int f = 0; f < 2; f++) {
+        assert_int_equal(find(c, 5, (uint64_t)f)->result, CHUNK);
+        assert_int_equal(find(c, 5, 10 + (uint64_t)f)->result, 0);
+        assert_true(position_of(c, 5, (uint64_t)f) < position_of(c, 5, 10 + (uint64_t)f));
+    }
+    assert_int_equal(find(c, 5, 2)->result, CHUNK);
+    for (int f = 0; f < 3; f++)
+        assert_file_equals(fds[f], data[f], CHUNK);
+    /* A failing file, first on the inline side (its sync queued first), then on the ring's. */
+    for (int side = 0; side < 2; side++) {
+        for (int k = 0; k < 2; k++) {
+            bool bad = (k == 0) == (side == 0);
+            int fd = bad ? 9999 : fds[1];
+            uint64_t base = bad ? 20 : 30;
+            assert_int_equal(io_queue_write(ring, fd, &iov[1], 1, 0, base), 0);
+            assert_int_equal(io_queue_fdatasync(ring, fd, base + 1), 0);
+        }
+        assert_int_equal(io_submit(ring), 0);
+        reap_all(ring, c, 4);
+        assert_int_equal(io_ring_split_rounds(ring), 2 + (uint64_t)side);
+        assert_int_equal(find(c, 4, 20)->result, -EBADF);
+        assert_int_equal(find(c, 4, 21)->result, -ECANCELED);
+        assert_int_equal(find(c, 4, 30)->result, CHUNK);
+        assert_int_equal(find(c, 4, 31)->result, 0);
+        assert_true(position_of(c, 4, 30) < position_of(c, 4, 31));
+    }
+    /* a synced twice (write, sync, write, sync) as the last synced file: the ring. */
+    assert_int_equal(io_queue_write(ring, fds[1], &iov[1], 1, 0, 40), 0);
+    assert_int_equal(io_queue_fdatasync(ring, fds[1], 41), 0);
+    assert_int_equal(io_queue_write(ring, fds[0], &iov[0], 1, 0, 42), 0);
+    assert_int_equal(io_queue_fdatasync(ring, fds[0], 43), 0);
+    assert_int_equal(io_queue_write(ring, fds[0], &iov[0], 1, 0, 44), 0);
+    assert_int_equal(io_queue_fdatasync(ring, fds[0], 45), 0);
+    assert_int_equal(io_submit(ring), 0);
+    reap_all(ring, c, 6);
+    assert_int_equal(io_ring_split_rounds(ring), 3);
+    for (uint64_t u = 40; u < 46; u++)
+        assert_true(find(c, 6, u)->result >= 0);
+    assert_true(position_of(c, 6, 43) < position_of(c, 6, 44));
+    assert_true(position_of(c, 6, 44) < position_of(c, 6, 45));
+    /* Three synced files: the ring. */
+    for (int f = 0; f < 3; f++) {
+        assert_int_equal(io_queue_write(ring, fds[f], &iov[f], 1, 0, 50 + (uint64_t)f), 0);
+        assert_int_equal(io_queue_fdatasync(ring, fds[f], 60 + (uint64_t)f), 0);
+    }
+    assert_int_equal(io_submit(ring), 0);
+    reap_all(ring, c, 6);
+    assert_int_equal(io_ring_split_rounds(ring), 3);
+    assert_int_equal(io_ring_inline_rounds(ring), 0);
+    for (int f = 0; f < 3; f++) {
+        assert_int_equal(find(c, 6, 50 + (uint64_t)f)->result, CHUNK);
+        assert_int_equal(find(c, 6, 60 + (uint64_t)f)->result, 0);
+        close(fds[f]);
+    }
+    io_ring_close(ring);
+    tu_rmdir_free(dir);
+}
+
 /* An inline round keeps the failure rules of the ring (IO4): with RLIMIT_FSIZE inside the second
  * of three writes to one file, the first lands whole, the second reports -EFBIG after its short
  * transfer (the prefix up to the limit stays on disk, as a kernel short write leaves it), the
@@ -1363,6 +1553,8 @@ int main(void)
         cmocka_unit_test(test_uring_submit_failure_is_sticky),
         cmocka_unit_test(test_uring_unsynced_round_runs_inline),
         cmocka_unit_test(test_uring_inline_round_failures),
+        cmocka_unit_test(test_uring_synced_round_one_file_inline),
+        cmocka_unit_test(test_uring_split_round),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
