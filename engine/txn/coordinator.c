@@ -113,11 +113,16 @@
  *        A retried EndTxn after Complete* answers 0 only for the same outcome (end_op), and the
  *        open that decided R1 wrote the outcome it decided, so a retry never turns an abort
  *        into a success.
- *   CO13. A durable Ongoing found at open (a wire transaction's, CO12(a)) stays live only under
- *        sync=always, where every produce the client saw answered is durable. Under sync=none or
- *        interval its acknowledged data may be gone with the page cache, so the open fences it
- *        (PrepareEpochFence, ABORT markers, the epoch bumped): the client's retried EndTxn is
- *        RT_E_PRODUCER_FENCED, never a success for a transaction the crash cut short.
+ *   CO13. A durable Ongoing found at open (a wire transaction's, CO12(a)) stays live only if
+ *        the run that wrote it acknowledged produces only once durable (sync=always: its value's
+ *        acked_durable flag, set by coordinator_add_partitions) and the opening run does too
+ *        (so a later open finds the flag of a value written by a run that kept it live:
+ *        by induction every run the transaction lived through was sync=always, and every
+ *        produce the client saw answered is durable). Otherwise (sync=none or interval then or
+ *        now, or a value written before the flag existed) its acknowledged data may be gone
+ *        with the page cache, so the open fences it (PrepareEpochFence, ABORT markers, the epoch
+ *        bumped): the client's retried EndTxn is RT_E_PRODUCER_FENCED, never a success for a
+ *        transaction the crash cut short.
  *
  * Reconciliation with the partitions (a partition may lose a marker the coordinator counted on:
  * a lazy one at power loss, CO9; a torn tail; docs/format.md G.5, G.6). For a transaction open in
@@ -971,6 +976,9 @@ static int add_locked(struct coordinator *c, struct txn_meta *m, int64_t pid, in
         m->last_check_ms = next.start_ms;
     }
     next.state = TXN_ONGOING;
+    /* CO13: whether this run acknowledges the producer's writes only once durable (kept by
+     * every later value of this Ongoing, a hanging park's included) */
+    next.acked_durable = log_options(c->lg)->sync_mode == RT_SYNC_ALWAYS;
     if (durable) {
         rc = transition(c, m, &next);
         if (rc)
@@ -1523,7 +1531,8 @@ static int complete_one_round(struct coordinator *c, struct txn_meta *m)
             break;
         int32_t seq = tp->last_sequence;
         bool open = pv.known && pv.epoch == e && pv.txn_first_offset >= 0;
-        bool upto = pv.known && pv.epoch == e && producer_seq_reached(pv.last_sequence, seq);
+        bool upto = pv.known && pv.epoch == e &&
+                    (seq < 0 || producer_seq_reached(pv.last_sequence, seq)); /* -1: not checked */
         /* R1(c): a producer unknown in the partition may have been evicted after this
          * decision's marker closed its transaction there (a table evicts only producers with no
          * transaction open, PST: producers_max); its data tells. */
@@ -2081,8 +2090,9 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
         rc = reconcile(c);
     decisions_free(c); /* COR7 needs them only for reconciliation */
     /* CO13: a durable Ongoing (a wire transaction's) survives the open only where every
-     * acknowledged produce was durable; otherwise its data may be gone, so it is fenced. */
-    bool acked_durable = log_options(lg)->sync_mode == RT_SYNC_ALWAYS;
+     * acknowledged produce was durable — in the run that wrote it (its acked_durable flag) and
+     * in this one; otherwise its data may be gone, so it is fenced. */
+    bool run_durable = log_options(lg)->sync_mode == RT_SYNC_ALWAYS;
     /* CO2: finish every transaction a crash left between its phases (not on a read-only engine:
      * it writes nothing, so those stay as they are for rt_txn_list and the next writer). */
     for (uint32_t b = 0; rc == 0 && !read_only && b < COORD_BUCKETS; b++) {
@@ -2097,7 +2107,7 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
                 rc = complete_one_round(c, m);
             else if (rc == 0 && is_prepare(m->v.state))
                 rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
-            else if (rc == 0 && m->v.state == TXN_ONGOING && !acked_durable)
+            else if (rc == 0 && m->v.state == TXN_ONGOING && !(run_durable && m->v.acked_durable))
                 rc = end_locked(c, m, false, true); /* CO13: fenced, aborted */
             pthread_mutex_unlock(&m->lock);
         }
