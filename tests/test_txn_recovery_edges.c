@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "producer_state.h"
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
@@ -196,17 +197,26 @@ static void test_control_in_process_default_table(void **state)
     run_in_process(*state, 65536);
 }
 
-/* CO13 keys on the sync mode of the open that finds the Ongoing, not of the run that wrote it. */
-static void test_sync_mode_changed_across_open(void **state)
+/* CO13 keys on the sync mode of the run that wrote the Ongoing (its acked_durable flag) and of
+ * the open that finds it. A wire transaction adds t-0 and t-1 and appends to both (acknowledged)
+ * under `first`; then power is lost (or the engine closes cleanly); the reopen runs under
+ * `reopen` and the client retries EndTxn(commit). It may succeed only when both runs are
+ * sync=always; otherwise it is fenced, and it never answers 0 with data gone. */
+static const char *sync_name(enum rt_sync_mode m)
 {
-    struct tu_fixture *f = *state;
+    return m == RT_SYNC_ALWAYS ? "always" : m == RT_SYNC_NONE ? "none" : "interval";
+}
+
+static void run_sync_modes(struct tu_fixture *f, enum rt_sync_mode first, enum rt_sync_mode reopen,
+                           bool power_loss, bool want_live)
+{
     tu_system("rm -rf '%s'", f->dir);
     struct io_fault_plan plan;
     memset(&plan, 0, sizeof(plan));
     plan.track_unsynced = true;
     struct rt_options o = f->o;
     o.shard_count = 2;
-    o.sync_mode = RT_SYNC_NONE;
+    o.sync_mode = first;
     rt_engine *e = NULL;
     assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
     assert_int_equal(rt_topic_create(e, "t", 2), 0);
@@ -221,21 +231,75 @@ static void test_sync_mode_changed_across_open(void **state)
         int64_t base = -1;
         assert_int_equal(rt_append_batch(e, "t", part, buf, len, &base), 0); /* acknowledged */
     }
-    assert_int_equal(io_fault_power_loss(&plan), 0); /* the page cache is gone */
-    assert_int_not_equal(rt_close(e), 0);
+    if (power_loss) {
+        assert_int_equal(io_fault_power_loss(&plan), 0); /* the page cache is gone */
+        assert_int_not_equal(rt_close(e), 0);
+    } else {
+        assert_int_equal(rt_close(e), 0);
+    }
     io_fault_plan_release(&plan);
 
     f->o.shard_count = 2;
-    f->o.sync_mode = getenv("REOPEN_NONE") ? RT_SYNC_NONE : RT_SYNC_ALWAYS;
+    f->o.sync_mode = reopen;
     tu_fixture_open(f);
     int rc = rt_txn_end(f->e, "wire", pid, epoch, true); /* the client's EndTxn after reconnect */
     int64_t n0 = visible(f->e, 0, "a"), n1 = visible(f->e, 1, "a");
-    printf("EndTxn(commit) after a sync=none power loss, reopened sync=always: rc=%d, records "
-           "visible %" PRId64 " in t-0, %" PRId64 " in t-1 (2 each acknowledged)\n",
-           rc, n0, n1);
+    printf("written sync=%s, %s, reopened sync=%s: EndTxn(commit) rc=%d, visible %" PRId64
+           " in t-0, %" PRId64 " in t-1 (2 each acknowledged)\n",
+           sync_name(first), power_loss ? "power lost" : "closed", sync_name(reopen), rc, n0, n1);
     tu_fixture_close(f);
     if (rc == 0 && (n0 != 2 || n1 != 2))
         fail_msg("EndTxn(commit) answered 0 for a transaction whose acknowledged data is gone");
+    if (want_live) {
+        assert_int_equal(rc, 0);
+    } else {
+        assert_int_equal(rc, RT_E_PRODUCER_FENCED);
+        assert_int_equal(n0, 0);
+        assert_int_equal(n1, 0);
+    }
+}
+
+static void test_sync_mode_changed_across_open(void **state)
+{
+    run_sync_modes(*state, RT_SYNC_NONE, RT_SYNC_ALWAYS, true, false);
+}
+
+static void test_sync_always_then_none_is_fenced(void **state)
+{
+    run_sync_modes(*state, RT_SYNC_ALWAYS, RT_SYNC_NONE, true, false);
+}
+
+static void test_sync_always_both_runs_stays_live(void **state)
+{
+    run_sync_modes(*state, RT_SYNC_ALWAYS, RT_SYNC_ALWAYS, true, true);
+}
+
+/* PST4 / R1: at a kept epoch a producer's sequence runs on past INT32_MAX to 0, so "the last
+ * sequence L has reached the recorded S" is read in wrap space. The plain L >= S that R1 used
+ * answers every case marked "wrap" below wrongly. */
+static void test_sequence_compare_at_wrap(void **state)
+{
+    (void)state;
+    /* no wrap */
+    assert_true(producer_seq_reached(5, 5));
+    assert_true(producer_seq_reached(6, 5));
+    assert_false(producer_seq_reached(4, 5));
+    assert_true(producer_seq_reached(INT32_MAX, INT32_MAX - 1));
+    assert_false(producer_seq_reached(INT32_MAX - 1, INT32_MAX));
+    /* wrap: L ran past INT32_MAX to a small number, S was recorded just before the wrap */
+    assert_true(producer_seq_reached(0, INT32_MAX));
+    assert_true(producer_seq_reached(3, INT32_MAX - 2));
+    /* wrap: S was recorded after the wrap, L is the state from before it (data lost) */
+    assert_false(producer_seq_reached(INT32_MAX, 0));
+    assert_false(producer_seq_reached(INT32_MAX - 2, 3));
+    /* the window: up to 2^30 - 1 behind counts as reached, further does not */
+    assert_true(producer_seq_reached((1 << 30) - 1, 0));
+    assert_false(producer_seq_reached(1 << 30, 0));
+    assert_true(producer_seq_reached(((int64_t)INT32_MAX + 1 + 100) % ((int64_t)INT32_MAX + 1),
+                                     INT32_MAX - 100));
+    /* none written / not recorded reaches nothing */
+    assert_false(producer_seq_reached(-1, 0));
+    assert_false(producer_seq_reached(0, -1));
 }
 
 int main(void)
@@ -250,6 +314,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_evicted_producer_in_process, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_control_in_process_default_table, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test(test_sequence_compare_at_wrap),
+        cmocka_unit_test_setup_teardown(test_sync_always_then_none_is_fenced, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_sync_always_both_runs_stays_live, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_sync_mode_changed_across_open, tu_fixture_setup,
                                         tu_fixture_teardown),
