@@ -174,7 +174,9 @@
  * Costs of reconciliation: one shard call per shard to collect the open transactions, a scan of
  * the ids per open transaction (O(open x ids)) and of the one-round decisions replayed
  * (O(open x decisions)), at open only; one marker round per shard; for each one-round Prepare*
- * left at open, one shard call per partition (log_producer_state).
+ * left at open, one shard call per partition (log_producer_state), and where the partition no
+ * longer knows the producer (evicted, CO10) one batch read at a kept epoch, or at a bumped
+ * epoch a scan of the partition's batch headers (O(partition bytes / batch)).
  *
  * Costs of a wire EndTxn (CO12): one shard call per partition for its producer state, one
  * fdatasync round for the decision record (and, beside it, one per shard holding unsynced data
