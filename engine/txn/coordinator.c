@@ -83,8 +83,8 @@
  *        state is past the data's epoch, or at it with the transaction closed and the recorded
  *        sequence in, has its marker; one with the transaction open and the sequence in needs
  *        it; anything else is data that never became durable, and the whole transaction aborts.
- *        A producer the partition does not know (its table evicted it: only once no transaction
- *        of it is open there, so a marker closed it, and only this decision's can have) has its
+ *        A producer the partition does not know (its table evicted or expired it: only once no
+ *        transaction of it is open there, producer_state.c, so a marker closed it, and only this decision's can have) has its
  *        marker if the partition holds its data: at a kept epoch the batch starting at the
  *        recorded first offset is a transactional data batch of (P, E) (batch_starting_at);
  *        at a bumped epoch a transactional data batch of (P, E) holds the recorded sequence
