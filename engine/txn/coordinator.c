@@ -84,14 +84,14 @@
  *        sequence in, has its marker; one with the transaction open and the sequence in needs
  *        it; anything else is data that never became durable, and the whole transaction aborts.
  *        A producer the partition does not know (its table evicted or expired it: only once no
- *        transaction of it is open there, producer_state.c, so a marker closed it, and only this decision's can have) has its
- *        marker if the partition holds its data: at a kept epoch the batch starting at the
- *        recorded first offset is a transactional data batch of (P, E) (batch_starting_at);
- *        at a bumped epoch a transactional data batch of (P, E) holds the recorded sequence
- *        (batch_with_sequence: a scan of the partition's headers, paid only here; CO3 makes it
- *        this transaction's). Sequences compare in wrap space (PST4). Reconciliation (COR1-COR8)
- *        sees only open transactions, whose producers are never evicted: "unknown" never
- *        enters it.
+ *        transaction of it is open there, producer_state.c, so a marker closed it, and only
+ *        this decision's can have) has its marker if the partition holds its data: at a kept
+ *        epoch the batch starting at the recorded first offset is a transactional data batch
+ *        of (P, E) (batch_starting_at); at a bumped epoch a transactional data batch of (P, E)
+ *        holds the recorded sequence (batch_with_sequence: a scan of the partition's headers,
+ *        paid only here; CO3 makes it this transaction's). Sequences compare in wrap space
+ *        (PST4). Reconciliation (COR1-COR8) sees only open transactions, whose producers are
+ *        never evicted: "unknown" never enters it.
  *   CO11. A lazy marker is durable once its file's next fdatasync (or a seal) ran. Before a
  *        record that could repair it is deleted (compaction, CO6; expiry to Dead) every
  *        partition written since its last fdatasync is fdatasynced (log_sync_unsynced).
