@@ -65,6 +65,7 @@ static void same_fields(const struct txn_log_value *a, const struct txn_log_valu
     CHECK(a->start_ms == b->start_ms);
     CHECK(a->check_count == b->check_count);
     CHECK(a->hanging == b->hanging);
+    CHECK(a->acked_durable == b->acked_durable);
     CHECK(a->one_round == b->one_round);
     CHECK(a->kept_epoch == b->kept_epoch);
     CHECK(a->txn_epoch == b->txn_epoch);

@@ -157,6 +157,7 @@ static void assert_same_value(const struct txn_log_value *a, const struct txn_lo
     assert_int_equal(a->start_ms, b->start_ms);
     assert_int_equal(a->check_count, b->check_count);
     assert_int_equal(a->hanging, b->hanging);
+    assert_int_equal(a->acked_durable, b->acked_durable);
 }
 
 /* Decoding must fail with RT_E_CORRUPT and a reason starting with `rule` ("TLV7 "). */
@@ -411,6 +412,7 @@ static void test_value_round_trips_each_state(void **state)
             .start_ms = INT64_MIN,
             .check_count = (uint32_t)s,
             .hanging = s & 1,
+            .acked_durable = (s & 2) != 0,
         };
         round_trip(&v); /* no partitions: null for Empty, an empty list otherwise */
         if (s != TXN_EMPTY) {
@@ -668,7 +670,9 @@ static void test_value_rules(void **state)
     /* TLV12 check_count -1, an unknown flag */
     patched(b, EX_CHECK_COUNT, (const uint8_t[]){0xFF, 0xFF, 0xFF, 0xFF}, 4);
     expect_value_corrupt(b, sizeof(VALUE_EX), "TLV12 ");
-    patched(b, EX_FLAGS, (const uint8_t[]){0x03}, 1);
+    patched(b, EX_FLAGS, (const uint8_t[]){0x07}, 1);
+    expect_value_corrupt(b, sizeof(VALUE_EX), "TLV12 ");
+    patched(b, EX_FLAGS, (const uint8_t[]){0x04}, 1);
     expect_value_corrupt(b, sizeof(VALUE_EX), "TLV12 ");
     patched(b, EX_FLAGS, (const uint8_t[]){0x80}, 1);
     expect_value_corrupt(b, sizeof(VALUE_EX), "TLV12 ");
@@ -774,6 +778,26 @@ static void test_value_encode_rejects(void **state)
 /* Version 0x7202 (a transaction decided in one durable round, coordinator.c CO9): txn_epoch and
  * one last_sequence per pair round-trip in pair order; older versions decode with last_sequence
  * -1; TLV15 is refused on both sides; every truncation is TLV2. */
+/* Flag bit 1 (acked_durable, coordinator.c CO13) decodes as written; VALUE_EX (flags 0x01)
+ * predates it and decodes false, so an old directory's Ongoing reads as not durable. */
+static void test_value_acked_durable_flag(void **state)
+{
+    (void)state;
+    struct txn_log_value d;
+    const char *why = NULL;
+    assert_int_equal(txn_log_value_decode(VALUE_EX, sizeof(VALUE_EX), &d, &why), 0);
+    assert_false(d.acked_durable);
+    assert_true(d.hanging);
+    txn_log_value_free(&d);
+    uint8_t b[sizeof(VALUE_EX)];
+    memcpy(b, VALUE_EX, sizeof(b));
+    b[74] = 0x02;
+    assert_int_equal(txn_log_value_decode(b, sizeof(b), &d, &why), 0);
+    assert_true(d.acked_durable);
+    assert_false(d.hanging);
+    txn_log_value_free(&d);
+}
+
 static void test_value_one_round(void **state)
 {
     (void)state;
@@ -943,6 +967,7 @@ int main(void)
         cmocka_unit_test(test_value_rules),
         cmocka_unit_test(test_value_too_many_pairs),
         cmocka_unit_test(test_value_encode_rejects),
+        cmocka_unit_test(test_value_acked_durable_flag),
         cmocka_unit_test(test_value_one_round),
         cmocka_unit_test(test_value_kept_epoch),
         cmocka_unit_test(test_state_names),

@@ -17,6 +17,8 @@
  *   PST2. An entry's batches are in append order, at most PRODUCER_BATCHES_KEPT of them, and
  *         their offsets and sequences increase.
  *   PST3. check() never changes the table; update() is the only writer of an entry's batches.
+ *   PST4. Sequences are compared in wrap space (producer_seq_reached), never with < or >=
+ *         across batches: at a kept epoch a producer's sequence runs on past INT32_MAX to 0.
  */
 #ifndef RT_PRODUCER_STATE_H
 #define RT_PRODUCER_STATE_H
@@ -61,6 +63,18 @@ struct producer_table {
     producer_named_fn is_named;
     void *named_ctx;
 };
+
+/* Has a producer whose last sequence is `last` written sequence `seq`? In wrap space (PST4):
+ * sequences run on past INT32_MAX to 0 (Kafka's DefaultRecordBatch.incrementSequence), so
+ * `last` has reached `seq` iff (last - seq) mod 2^31 < 2^30 — a window of 2^30 sequences
+ * behind `last`, far more than any producer has in flight. last < 0 (none written) or
+ * seq < 0 reaches nothing. */
+static inline bool producer_seq_reached(int64_t last, int64_t seq)
+{
+    if (last < 0 || seq < 0 || last > INT32_MAX || seq > INT32_MAX)
+        return false;
+    return (uint32_t)((last - seq) & 0x7FFFFFFF) < (UINT32_C(1) << 30);
+}
 
 enum producer_verdict {
     PRODUCER_APPEND = 0,    /* the batch is the producer's next: append it, then update() */

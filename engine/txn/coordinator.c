@@ -83,6 +83,15 @@
  *        state is past the data's epoch, or at it with the transaction closed and the recorded
  *        sequence in, has its marker; one with the transaction open and the sequence in needs
  *        it; anything else is data that never became durable, and the whole transaction aborts.
+ *        A producer the partition does not know (its table evicted or expired it: only once no
+ *        transaction of it is open there, producer_state.c, so a marker closed it, and only
+ *        this decision's can have) has its marker if the partition holds its data: at a kept
+ *        epoch the batch starting at the recorded first offset is a transactional data batch
+ *        of (P, E) (batch_starting_at); at a bumped epoch a transactional data batch of (P, E)
+ *        holds the recorded sequence (batch_with_sequence: a scan of the partition's headers,
+ *        paid only here; CO3 makes it this transaction's). Sequences compare in wrap space
+ *        (PST4). Reconciliation (COR1-COR8) sees only open transactions, whose producers are
+ *        never evicted: "unknown" never enters it.
  *   CO11. A lazy marker is durable once its file's next fdatasync (or a seal) ran. Before a
  *        record that could repair it is deleted (compaction, CO6; expiry to Dead) every
  *        partition written since its last fdatasync is fdatasynced (log_sync_unsynced).
@@ -104,11 +113,16 @@
  *        A retried EndTxn after Complete* answers 0 only for the same outcome (end_op), and the
  *        open that decided R1 wrote the outcome it decided, so a retry never turns an abort
  *        into a success.
- *   CO13. A durable Ongoing found at open (a wire transaction's, CO12(a)) stays live only under
- *        sync=always, where every produce the client saw answered is durable. Under sync=none or
- *        interval its acknowledged data may be gone with the page cache, so the open fences it
- *        (PrepareEpochFence, ABORT markers, the epoch bumped): the client's retried EndTxn is
- *        RT_E_PRODUCER_FENCED, never a success for a transaction the crash cut short.
+ *   CO13. A durable Ongoing found at open (a wire transaction's, CO12(a)) stays live only if
+ *        the run that wrote it acknowledged produces only once durable (sync=always: its value's
+ *        acked_durable flag, set by coordinator_add_partitions) and the opening run does too
+ *        (so a later open finds the flag of a value written by a run that kept it live:
+ *        by induction every run the transaction lived through was sync=always, and every
+ *        produce the client saw answered is durable). Otherwise (sync=none or interval then or
+ *        now, or a value written before the flag existed) its acknowledged data may be gone
+ *        with the page cache, so the open fences it (PrepareEpochFence, ABORT markers, the epoch
+ *        bumped): the client's retried EndTxn is RT_E_PRODUCER_FENCED, never a success for a
+ *        transaction the crash cut short.
  *
  * Reconciliation with the partitions (a partition may lose a marker the coordinator counted on:
  * a lazy one at power loss, CO9; a torn tail; docs/format.md G.5, G.6). For a transaction open in
@@ -160,7 +174,9 @@
  * Costs of reconciliation: one shard call per shard to collect the open transactions, a scan of
  * the ids per open transaction (O(open x ids)) and of the one-round decisions replayed
  * (O(open x decisions)), at open only; one marker round per shard; for each one-round Prepare*
- * left at open, one shard call per partition (log_producer_state).
+ * left at open, one shard call per partition (log_producer_state), and where the partition no
+ * longer knows the producer (evicted, CO10) one batch read at a kept epoch, or at a bumped
+ * epoch a scan of the partition's batch headers (O(partition bytes / batch)).
  *
  * Costs of a wire EndTxn (CO12): one shard call per partition for its producer state, one
  * fdatasync round for the decision record (and, beside it, one per shard holding unsynced data
@@ -195,6 +211,7 @@
 #include "group.h"
 #include "log.h"
 #include "producer_registry.h"
+#include "producer_state.h"
 
 #define COORD_BUCKETS             1024
 #define COORD_TICK_MS             50
@@ -961,6 +978,9 @@ static int add_locked(struct coordinator *c, struct txn_meta *m, int64_t pid, in
         m->last_check_ms = next.start_ms;
     }
     next.state = TXN_ONGOING;
+    /* CO13: whether this run acknowledges the producer's writes only once durable (kept by
+     * every later value of this Ongoing, a hanging park's included) */
+    next.acked_durable = log_options(c->lg)->sync_mode == RT_SYNC_ALWAYS;
     if (durable) {
         rc = transition(c, m, &next);
         if (rc)
@@ -1411,6 +1431,80 @@ static int reconcile(struct coordinator *c)
     return rc;
 }
 
+/* R1 for an evicted producer (CO10, format.md G.6): the header of the batch that starts at
+ * `offset` in the partition; *found is false when none starts there (the offset below the log
+ * start, at or past the high watermark, or inside a batch). One fetch of one batch. */
+static int batch_starting_at(struct coordinator *c, const char *topic, uint32_t partition,
+                             int64_t offset, struct batch_header *h, bool *found)
+{
+    *found = false;
+    int64_t start = 0, end = 0;
+    int rc =
+        log_list_offsets(c->lg, topic, partition, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start);
+    if (rc == 0)
+        rc = log_list_offsets(c->lg, topic, partition, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);
+    if (rc || offset < start || offset >= end)
+        return rc;
+    rt_fetch *f = NULL;
+    rc = log_fetch_start(c->lg, topic, partition, offset, 1, RT_READ_UNCOMMITTED, &f);
+    if (rc)
+        return rc;
+    const struct rt_fetch_view *v = rt_fetch_get(f);
+    const char *why = NULL;
+    if (v->size_bytes > 0 && batch_header_parse(v->data, v->size_bytes, h, &why) == 0)
+        *found = h->base_offset == offset;
+    else if (v->size_bytes > 0)
+        rc = error_set(RT_E_CORRUPT, "%s-%u: batch header at offset %" PRId64 ": %s", topic,
+                       partition, offset, why);
+    rt_fetch_release(f);
+    return rc;
+}
+
+/* R1 for an evicted producer at a bumped epoch (0x7202): does the partition hold a
+ * transactional data batch of (producer_id, epoch) whose sequence range contains seq (in wrap
+ * space, PST4)? A scan of the partition's batch headers from its log start to the high
+ * watermark: O(partition bytes / batch), one fetch per MiB, only where the producer was evicted
+ * and the id's last value is an undecided one-round PrepareCommit. */
+static int batch_with_sequence(struct coordinator *c, const char *topic, uint32_t partition,
+                               int64_t producer_id, int16_t epoch, int32_t seq, bool *found)
+{
+    *found = false;
+    int64_t offset = 0, end = 0;
+    int rc =
+        log_list_offsets(c->lg, topic, partition, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &offset);
+    if (rc == 0)
+        rc = log_list_offsets(c->lg, topic, partition, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);
+    while (rc == 0 && !*found && offset < end) {
+        rt_fetch *f = NULL;
+        rc = log_fetch_start(c->lg, topic, partition, offset, 1 << 20, RT_READ_UNCOMMITTED, &f);
+        if (rc)
+            break;
+        const struct rt_fetch_view *v = rt_fetch_get(f);
+        int64_t next = offset;
+        size_t pos = 0;
+        while (rc == 0 && !*found && pos < v->size_bytes) {
+            struct batch_header h;
+            const char *why = NULL;
+            if (batch_header_parse(v->data + pos, v->size_bytes - pos, &h, &why)) {
+                rc = error_set(RT_E_CORRUPT, "%s-%u: batch header near offset %" PRId64 ": %s",
+                               topic, partition, next, why);
+                break;
+            }
+            int32_t last = (int32_t)(((int64_t)h.base_sequence + h.last_offset_delta) & 0x7FFFFFFF);
+            *found = h.producer_id == producer_id && h.producer_epoch == epoch &&
+                     batch_is_transactional(&h) && !batch_is_control(&h) && h.base_sequence >= 0 &&
+                     producer_seq_reached(seq, h.base_sequence) && producer_seq_reached(last, seq);
+            next = batch_last_offset(&h) + 1;
+            pos += 12 + (size_t)h.length;
+        }
+        rt_fetch_release(f);
+        if (next <= offset)
+            break; /* nothing readable there */
+        offset = next;
+    }
+    return rc;
+}
+
 /* CO10 at open: completes m's one-round Prepare* (found as its last durable record). For a
  * PrepareCommit each partition is looked at: its marker already there (the producer's epoch
  * there has moved past the data's, or, at the data's epoch, its transaction is closed with the
@@ -1439,19 +1533,40 @@ static int complete_one_round(struct coordinator *c, struct txn_meta *m)
             break;
         int32_t seq = tp->last_sequence;
         bool open = pv.known && pv.epoch == e && pv.txn_first_offset >= 0;
-        bool upto = pv.known && pv.epoch == e && pv.last_sequence >= seq;
+        bool upto = pv.known && pv.epoch == e &&
+                    (seq < 0 || producer_seq_reached(pv.last_sequence, seq)); /* -1: not checked */
+        /* R1(c): a producer unknown in the partition may have been evicted after this
+         * decision's marker closed its transaction there (a table evicts only producers with no
+         * transaction open, PST: producers_max); its data tells. */
+        bool evicted_marked = false;
         if (m->v.kept_epoch) {
             /* CO12 (R1 at a kept epoch): the open transaction is this one only if its first
              * offset is the recorded one; reconciliation (COR8) has closed any other. */
+            if (!pv.known && tp->first_offset >= 0) {
+                struct batch_header h;
+                bool found = false;
+                rc = batch_starting_at(c, tp->topic, tp->partition, tp->first_offset, &h, &found);
+                if (rc)
+                    break;
+                evicted_marked = found && h.producer_id == m->v.producer_id &&
+                                 h.producer_epoch == e && batch_is_transactional(&h) &&
+                                 !batch_is_control(&h);
+            }
             if (tp->first_offset < 0)
                 skip[i] = true; /* it had no data there: nothing to mark */
-            else if (pv.known && (pv.epoch > e || (upto && !open)))
+            else if (evicted_marked || (pv.known && (pv.epoch > e || (upto && !open))))
                 skip[i] = true; /* its marker is there */
             else if (!(open && upto && pv.txn_first_offset == tp->first_offset))
                 commit = false; /* data that never became durable: never acknowledged */
             continue;
         }
-        if (pv.known && (pv.epoch > e || (seq >= 0 && upto && !open))) {
+        if (!pv.known && seq >= 0) {
+            rc = batch_with_sequence(c, tp->topic, tp->partition, m->v.producer_id, e, seq,
+                                     &evicted_marked);
+            if (rc)
+                break;
+        }
+        if (evicted_marked || (pv.known && (pv.epoch > e || (seq >= 0 && upto && !open)))) {
             skip[i] = true; /* its marker is there */
         } else if (seq >= 0 && !(open && upto)) {
             commit = false; /* data that never became durable: never acknowledged */
@@ -1977,8 +2092,9 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
         rc = reconcile(c);
     decisions_free(c); /* COR7 needs them only for reconciliation */
     /* CO13: a durable Ongoing (a wire transaction's) survives the open only where every
-     * acknowledged produce was durable; otherwise its data may be gone, so it is fenced. */
-    bool acked_durable = log_options(lg)->sync_mode == RT_SYNC_ALWAYS;
+     * acknowledged produce was durable — in the run that wrote it (its acked_durable flag) and
+     * in this one; otherwise its data may be gone, so it is fenced. */
+    bool run_durable = log_options(lg)->sync_mode == RT_SYNC_ALWAYS;
     /* CO2: finish every transaction a crash left between its phases (not on a read-only engine:
      * it writes nothing, so those stay as they are for rt_txn_list and the next writer). */
     for (uint32_t b = 0; rc == 0 && !read_only && b < COORD_BUCKETS; b++) {
@@ -1993,7 +2109,7 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
                 rc = complete_one_round(c, m);
             else if (rc == 0 && is_prepare(m->v.state))
                 rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
-            else if (rc == 0 && m->v.state == TXN_ONGOING && !acked_durable)
+            else if (rc == 0 && m->v.state == TXN_ONGOING && !(run_durable && m->v.acked_durable))
                 rc = end_locked(c, m, false, true); /* CO13: fenced, aborted */
             pthread_mutex_unlock(&m->lock);
         }

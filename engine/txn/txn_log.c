@@ -32,7 +32,10 @@
  *     ...   8     start_ms             i64
  *     -- versions 0x7201, 0x7202 and 0x7203 --
  *     ...   4     check_count          i32
- *     ...   1     flags                i8   bit 0 hanging; bits 1-7 zero
+ *     ...   1     flags                i8   bit 0 hanging; bit 1 acked_durable (an Ongoing
+ *                                           written by a run that acknowledged a produce only
+ *                                           once durable: sync=always; coordinator.c CO13);
+ *                                           bits 2-7 zero
  *     -- versions 0x7202 and 0x7203 (a transaction decided in one durable round, CO9, CO12) --
  *     ...   2     txn_epoch            i16  the epoch of the transaction's data, >= 0
  *     ...   4*n   last_sequence        i32  one per (topic, partition) pair, in the order the
@@ -66,7 +69,7 @@
  *   TLV9.  each topic is a valid topic name: 1..249 bytes of [a-zA-Z0-9._-], not "." or "..".
  *   TLV10. each partition id count is >= 1 (not null, not empty: Kafka groups by topic).
  *   TLV11. each partition id >= 0.
- *   TLV12. versions 0x7201-0x7203: check_count >= 0, flags & 0xFE == 0.
+ *   TLV12. versions 0x7201-0x7203: check_count >= 0, flags & 0xFC == 0.
  *   TLV13. no bytes after the last field.
  *   TLV14. no (topic, partition) appears twice (the partitions are a set).
  *   TLV15. version 0x7202: txn_epoch >= 0, each last_sequence >= -1, and the state is one
@@ -76,8 +79,8 @@
  *
  * Decode flattens Kafka's {topic, [ids]} into (topic, partition) pairs in the order read; encode
  * groups consecutive pairs of one topic into one topic entry, so encode(decode(x)) == x for a
- * 0x7201 value that lists each topic once. A Kafka v0 value decodes with check_count 0 and
- * hanging false.
+ * 0x7201 value that lists each topic once. A Kafka v0 value decodes with check_count 0,
+ * hanging false and acked_durable false.
  *
  * Costs: decode walks the partitions twice (validate and count without allocating, then fill an
  * array of exactly that many pairs: at most 254 bytes of memory per 4 input bytes, capped by
@@ -105,6 +108,7 @@
 #define VALUE_EXT_BYTES          5  /* check_count + flags */
 #define TOPIC_ENTRY_MIN_BYTES    11 /* i16 length, 1-byte name, i32 count, one i32 id */
 #define FLAG_HANGING             0x01
+#define FLAG_ACKED_DURABLE       0x02
 
 /* Offsets of the fixed head of a value. */
 #define V_OFF_VERSION     0
@@ -393,7 +397,8 @@ int txn_log_value_encode(const struct txn_log_value *v, uint8_t *buf, size_t cap
     be64_store(p, (uint64_t)v->last_update_ms);
     be64_store(p + 8, (uint64_t)v->start_ms);
     be32_store(p + 16, v->check_count);
-    p[20] = v->hanging ? FLAG_HANGING : 0;
+    p[20] =
+        (uint8_t)((v->hanging ? FLAG_HANGING : 0) | (v->acked_durable ? FLAG_ACKED_DURABLE : 0));
     p += VALUE_TAIL_BYTES + VALUE_EXT_BYTES;
     if (v->one_round) {
         be16_store(p, (uint16_t)v->txn_epoch);
@@ -523,7 +528,7 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
         flags = tail[VALUE_TAIL_BYTES + 4];
         if (check_count < 0)
             return corrupt(why, "TLV12 negative check_count");
-        if (flags & (uint8_t)~FLAG_HANGING)
+        if (flags & (uint8_t) ~(FLAG_HANGING | FLAG_ACKED_DURABLE))
             return corrupt(why, "TLV12 unknown flags set");
     }
     int16_t txn_epoch = -1;
@@ -584,6 +589,7 @@ int txn_log_value_decode(const uint8_t *buf, size_t len, struct txn_log_value *o
     out->start_ms = (int64_t)be64_load(tail + 8);
     out->check_count = (uint32_t)check_count;
     out->hanging = (flags & FLAG_HANGING) != 0;
+    out->acked_durable = (flags & FLAG_ACKED_DURABLE) != 0;
     out->one_round = one_round;
     out->kept_epoch = kept_epoch;
     out->txn_epoch = txn_epoch;

@@ -8,7 +8,8 @@
  *           partitions (i32 count, -1 = null; each: topic (i16 length + bytes),
  *           partition ids (i32 count + i32 each)), last_update_ms i64, start_ms i64
  *           -- Kafka's value v0 -- and, in ringtail's value version 0x7201 only, check_count
- *           i32 and flags i8 (bit 0: hanging), which the check-back needs to survive restarts.
+ *           i32 and flags i8 (bit 0: hanging, which the check-back needs to survive restarts;
+ *           bit 1: acked_durable, coordinator.c CO13).
  *           (Not 1: Kafka's own value v1 is a flexible version with different bytes; a Kafka
  *           broker refuses 0x7201 instead of misreading it.) Validity rules TLK1-TLK5 and
  *           TLV1-TLV14 are numbered in txn_log.c and docs/format.md G.3. Value version 0x7202
@@ -66,6 +67,11 @@ struct txn_log_value {
     int64_t start_ms;
     uint32_t check_count;
     bool hanging;
+    /* Flag bit 1 (0x7201-0x7203): the run that wrote this value acknowledged a produce only once
+     * it was durable (sync=always), so an Ongoing's acknowledged data survived a crash of that
+     * run (coordinator.c CO13). Decoded false from a Kafka v0 value and from values written before
+     * the flag existed. */
+    bool acked_durable;
     /* Value version 0x7202, written exactly when one_round is set (coordinator.c CO9): the
      * record decides a transaction committed in one durable round; txn_epoch is the epoch its
      * data carries and each partition has its last_sequence. Decoded as false / -1 otherwise. */
