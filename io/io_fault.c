@@ -38,11 +38,11 @@
  * until io_fault_stall_release() bumps plan->stall_releases, a power loss, or the plan's
  * timeout. The op then runs as usual, so after a power loss it fails with EIO and a stalled
  * fdatasync never makes its file's writes durable. The invariants:
- *   IF1. A stall is bounded: it ends by stall_timeout_ms at the latest (counted in
+ *   FI1. A stall is bounded: it ends by stall_timeout_ms at the latest (counted in
  *        stall_timeouts, which a test asserts is 0), so no test can hang on a stall.
- *   IF2. A stalled op has not run: nothing it would write has landed, nothing it would sync is
+ *   FI2. A stalled op has not run: nothing it would write has landed, nothing it would sync is
  *        synced, until the stall ends.
- *   IF3. Power loss wakes every stalled op; an op that wakes to a lost power fails with EIO.
+ *   FI3. Power loss wakes every stalled op; an op that wakes to a lost power fails with EIO.
  * fault_cond is process-wide (as fault_lock) so that a plan stays a plain struct a test zeroes.
  */
 #include "io/io_backend.h"
@@ -78,7 +78,7 @@ struct unsynced_file {
     size_t count;
     size_t cap;
     size_t lost; /* ranges[0, lost) met a failed fdatasync (writeback_errors): no later sync
-                    makes them durable (IF7) */
+                    makes them durable (FI7) */
 };
 
 struct io_fault_unsynced {
@@ -201,7 +201,7 @@ oom:
     free(old);
 }
 
-/* The file behind fd was synced: forget its ranges (but the lost ones, IF7). Called with
+/* The file behind fd was synced: forget its ranges (but the lost ones, FI7). Called with
  * fault_lock held. */
 static void forget_file(struct io_fault_plan *plan, int fd)
 {
@@ -228,10 +228,10 @@ static void forget_file(struct io_fault_plan *plan, int fd)
 }
 
 /* ---- writeback errors (plan->writeback_errors), as Linux reports them since 4.13 (errseq):
- *   IF7. An fdatasync that fails drops the file's dirty pages: its unsynced ranges are lost (no
+ *   FI7. An fdatasync that fails drops the file's dirty pages: its unsynced ranges are lost (no
  *        later sync makes them durable; power loss rolls them back) and the file's error
  *        sequence advances.
- *   IF8. The error is reported once to each descriptor: the next fdatasync through any other
+ *   FI8. The error is reported once to each descriptor: the next fdatasync through any other
  *        descriptor of the file that saw an older sequence fails with EIO (after running), then
  *        that descriptor is up to date; the descriptor whose call failed has seen it.
  * Descriptors are told apart by number and inode, and a descriptor's sequence is sampled the
@@ -312,7 +312,7 @@ static void wb_observe(struct io_fault_plan *plan, int fd)
     (void)wb_fd_of(plan, fd, &in);
 }
 
-/* An fdatasync through fd failed by injection (IF7). fault_lock held. */
+/* An fdatasync through fd failed by injection (FI7). fault_lock held. */
 static void wb_failed(struct io_fault_plan *plan, int fd)
 {
     struct wb_inode *in = NULL;
@@ -328,7 +328,7 @@ static void wb_failed(struct io_fault_plan *plan, int fd)
     }
 }
 
-/* An fdatasync through fd ran and returned rc: the error a newer sequence owes it (IF8). */
+/* An fdatasync through fd ran and returned rc: the error a newer sequence owes it (FI8). */
 static int wb_report(struct io_fault_plan *plan, int fd, int rc)
 {
     struct wb_inode *in = NULL;
@@ -441,7 +441,7 @@ static void power_loss_locked(struct io_fault_plan *plan)
         return;
     plan->power_lost = true;
     pthread_once(&fault_cond_once, fault_cond_init);
-    pthread_cond_broadcast(&fault_cond); /* IF3 */
+    pthread_cond_broadcast(&fault_cond); /* FI3 */
     struct io_fault_unsynced *u = plan->unsynced;
     if (u) {
         uint64_t rng = plan->power_loss_seed;
@@ -534,7 +534,7 @@ void io_fault_stall_release(struct io_fault_plan *plan)
     pthread_mutex_unlock(&fault_lock);
 }
 
-/* Holds the op that hit a STALL rule (IF1-IF3). Called with fault_lock held; the wait drops it. */
+/* Holds the op that hit a STALL rule (FI1-FI3). Called with fault_lock held; the wait drops it. */
 static void stall_locked(struct io_fault_plan *plan)
 {
     pthread_once(&fault_cond_once, fault_cond_init);
@@ -548,7 +548,7 @@ static void stall_locked(struct io_fault_plan *plan)
     while (plan->stall_releases == releases && !plan->power_lost) {
         if (pthread_cond_timedwait(&fault_cond, &fault_lock, &until) == ETIMEDOUT &&
             plan->stall_releases == releases && !plan->power_lost) {
-            plan->stall_timeouts++; /* IF1 */
+            plan->stall_timeouts++; /* FI1 */
             break;
         }
     }
@@ -607,7 +607,7 @@ struct armed {
 };
 
 /* Counts the op (the plan's counter for its type) and takes the first matching rule's decision;
- * a STALL is served here, before the op runs (IF2), and leaves the op plain. Called with
+ * a STALL is served here, before the op runs (FI2), and leaves the op plain. Called with
  * fault_lock held. */
 static struct armed decide_locked(struct io_fault_plan *plan, enum io_op_type type,
                                   const struct op_subject *subj)
@@ -640,7 +640,7 @@ static struct armed decide_locked(struct io_fault_plan *plan, enum io_op_type ty
         }
     }
     if (a.mode == IO_FAULT_STALL) {
-        stall_locked(plan); /* IF2: before the op runs; it then runs as a plain op */
+        stall_locked(plan); /* FI2: before the op runs; it then runs as a plain op */
         a.mode = IO_FAULT_NONE;
     }
     return a;
@@ -878,13 +878,13 @@ int io_fdatasync(struct io_fault_plan *plan, int fd)
  * yet. Directories are named by a descriptor of their own (O_PATH, kept until the journal is
  * freed) and matched by device and inode, so a sync of "a/b/../b" covers a change made through
  * "a/b". The invariants:
- *   IF4. A change leaves the journal only when every directory it touched was synced after it
+ *   FI4. A change leaves the journal only when every directory it touched was synced after it
  *        (io_fsync_dir), when the power is lost (it is undone) or at io_fault_plan_release (it
  *        stands).
- *   IF5. What a journaled change removed from its name (an unlinked file, a file a rename
+ *   FI5. What a journaled change removed from its name (an unlinked file, a file a rename
  *        replaced) stays linked as the change's stash until the change leaves the journal, so
  *        undoing it can always put the same inode back.
- *   IF6. Undo runs newest first and touches a name only while it still holds the inode the
+ *   FI6. Undo runs newest first and touches a name only while it still holds the inode the
  *        change left there (else it is skipped and counted), so it never removes a file some
  *        later, untracked step put there. "The inode" is its device and inode number, which a
  *        file system may give to a new file once the old one is freed: a replacement made by
@@ -908,7 +908,7 @@ struct dir_change {
     uint32_t old_dir; /* a rename's source directory */
     char *name;       /* basename in dir */
     char *old_name;   /* a rename's source basename */
-    char *stash;      /* basename in dir of the link keeping what was removed (IF5), or NULL */
+    char *stash;      /* basename in dir of the link keeping what was removed (FI5), or NULL */
     dev_t dev;        /* the inode the change left at `name` (not for an unlink) */
     ino_t ino;
     bool pending;     /* dir not synced since */
@@ -1066,7 +1066,7 @@ static int remove_tree(int dirfd, const char *name, int depth)
     return rc;
 }
 
-/* io_fsync_dir(D) succeeded: D's changes are durable (IF4). fault_lock held. */
+/* io_fsync_dir(D) succeeded: D's changes are durable (FI4). fault_lock held. */
 static void dirs_synced_locked(struct io_fault_plan *plan, const struct stat *dir_st)
 {
     struct io_fault_dirs *d = plan->dirs;
@@ -1095,7 +1095,7 @@ static void dirs_synced_locked(struct io_fault_plan *plan, const struct stat *di
     plan->dir_entries_unsynced = kept;
 }
 
-/* Power loss: undoes every journaled change, newest first (IF6), then frees the journal.
+/* Power loss: undoes every journaled change, newest first (FI6), then frees the journal.
  * fault_lock held. */
 static void dirs_undo_locked(struct io_fault_plan *plan)
 {
@@ -1279,7 +1279,7 @@ int io_unlink(struct io_fault_plan *plan, const char *path)
             plan->track_dirs && !S_ISDIR(st.st_mode) && dir_ref_of(plan, path, &dir, &base) == 0 &&
             (c.name = strdup(base)) != NULL && (c.stash = stash_name(plan->dirs)) != NULL;
         if (tracked) {
-            /* IF5: the unlink is a rename to the stash, so undoing it is a rename back. */
+            /* FI5: the unlink is a rename to the stash, so undoing it is a rename back. */
             c.dir = dir;
             int fd = plan->dirs->refs[dir].fd;
             rc = renameat(fd, c.name, fd, c.stash) == 0 ? 0 : -errno;
@@ -1326,7 +1326,7 @@ int io_rename(struct io_fault_plan *plan, const char *from, const char *to)
         if (dst.st_dev == src.st_dev && dst.st_ino == src.st_ino) {
             tracked = false; /* two links of one file: rename does nothing */
         } else if (!S_ISDIR(dst.st_mode)) {
-            c.stash = stash_name(plan->dirs); /* IF5: keep the victim */
+            c.stash = stash_name(plan->dirs); /* FI5: keep the victim */
             if (c.stash && linkat(dirfd, c.name, dirfd, c.stash, 0) != 0) {
                 note_error(plan, -errno); /* unmodelled: its loss counts as durable */
                 free(c.stash);

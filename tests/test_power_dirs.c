@@ -5,7 +5,7 @@
  *
  * Two halves. The first pins the model itself through io/'s calls on scratch files: a create,
  * rename, unlink or mkdir that no io_fsync_dir of its directory followed is undone at power loss
- * (IF4-IF6 in io_fault.c), one that was followed stays, and the rules count and fail the new op
+ * (FI4-FI6 in io_fault.c), one that was followed stays, and the rules count and fail the new op
  * kinds. The second drives the engine: power is lost at every directory change and at every
  * directory fsync that topic creation (the first, and a catalogue rewrite) and segment rolls
  * (new files, the pre-written next file and the recycled spare renamed into place, retention's
@@ -107,7 +107,7 @@ static void create_closed(struct io_fault_plan *plan, const char *path, const ch
 
 /* ---- the model ---- */
 
-/* IF4: a create survives exactly when a directory fsync followed it. */
+/* FI4: a create survives exactly when a directory fsync followed it. */
 static void test_model_create(void **state)
 {
     (void)state;
@@ -135,7 +135,7 @@ static void test_model_create(void **state)
     tu_rmdir_free(dir);
 }
 
-/* IF5, IF6: write-temp-then-rename without the directory fsync gives the old file back; with it,
+/* FI5, FI6: write-temp-then-rename without the directory fsync gives the old file back; with it,
  * the new one, and no stash is left behind. */
 static void test_model_rename(void **state)
 {
@@ -165,7 +165,7 @@ static void test_model_rename(void **state)
     }
 }
 
-/* IF5: an unlink without the directory fsync comes back; with it, it is gone for good. A missing
+/* FI5: an unlink without the directory fsync comes back; with it, it is gone for good. A missing
  * name is no change: -ENOENT, not counted. */
 static void test_model_unlink(void **state)
 {
@@ -221,7 +221,7 @@ static void test_model_mkdir(void **state)
     }
 }
 
-/* IF6: an undo never removes what a later, untracked step put under the name. */
+/* FI6: an undo never removes what a later, untracked step put under the name. */
 static void test_model_undo_skips_a_foreign_name(void **state)
 {
     (void)state;

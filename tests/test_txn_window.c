@@ -1,7 +1,7 @@
 /*
  * test_txn_window.c — the one-round commit's decision window held open (coordinator.c CO9,
  * CO10; docs/format.md G.6). The power-loss sweep in test_txn.c loses power between two ops;
- * this file stalls one op of the decision round in flight (io_fault.c IF1-IF3: the PrepareCommit's
+ * this file stalls one op of the decision round in flight (io_fault.c FI1-FI3: the PrepareCommit's
  * fdatasync, or one data partition's) and looks at the engine from outside while it waits: no
  * read_committed reader may see the transaction and rt_producer_commit may not have returned,
  * because the outcome is not decided until that fdatasync completes. Then the power is lost with
@@ -9,7 +9,7 @@
  * complete), the engine is reopened on the real backend, and the transaction must be whole
  * (committed in every partition or in none), an earlier committed one intact, and nothing a
  * reader saw undone. It never asserts a time: the window is watched for a bounded while and the
- * stall itself is bounded (IF1), so a broken engine fails instead of hanging.
+ * stall itself is bounded (FI1), so a broken engine fails instead of hanging.
  * Shown to bite: with coordinator_commit_one_round's wait for the PrepareCommit moved after the
  * markers (its error still returned), test_txn.c's sweep passes and this file fails ("a
  * read_committed reader saw T1 ... before the commit was decided"); with commit_wait_data not
@@ -126,7 +126,7 @@ static void window_case(struct tu_fixture *f, const char *stall_path, uint32_t m
     struct io_fault_plan plan;
     memset(&plan, 0, sizeof(plan));
     plan.track_unsynced = true;
-    plan.stall_timeout_ms = 5000; /* IF1: far beyond the window below; a hang fails */
+    plan.stall_timeout_ms = 5000; /* FI1: far beyond the window below; a hang fails */
     struct rt_options o = f->o;
     o.shard_count = 2; /* the partitions and __transaction_state spread over two shards */
     rt_engine *e = NULL;
@@ -190,7 +190,7 @@ static void window_case(struct tu_fixture *f, const char *stall_path, uint32_t m
         fail_msg("%s: rt_producer_commit returned %d before the decision round was durable", what,
                  c.rc);
     assert_int_equal(plan.stalls, 1);
-    assert_int_equal(plan.stall_timeouts, 0); /* IF1: the window ended by the test, not by time */
+    assert_int_equal(plan.stall_timeouts, 0); /* FI1: the window ended by the test, not by time */
 
     if (!power_loss) {
         /* Released: the round completes, the commit is decided and returns, all of T1 shows. */
@@ -207,7 +207,7 @@ static void window_case(struct tu_fixture *f, const char *stall_path, uint32_t m
         return;
     }
 
-    /* Power lost with the op stalled: it failed (IF3), so T1 must not be acknowledged (checked
+    /* Power lost with the op stalled: it failed (FI3), so T1 must not be acknowledged (checked
      * after the reopen, which says what an acknowledgement would have cost). */
     bool acked = c.rc == 0;
     rt_producer_close(p);
@@ -294,7 +294,7 @@ static void test_data_stalled_then_power_loss(void **state)
     }
 }
 
-/* ---- the stall rule itself (io_fault.c IF1-IF3), on one fault ring over two files ---- */
+/* ---- the stall rule itself (io_fault.c FI1-FI3), on one fault ring over two files ---- */
 
 struct submitter {
     io_ring *ring;
@@ -358,7 +358,7 @@ static void test_stall_rule(void **state)
     assert_int_equal(plan.stalls, 0);
     assert_int_equal(plan.rules[0].seen, 0);
 
-    /* IF2: held, the fdatasync has not run: the write is still unsynced; released, it runs. */
+    /* FI2: held, the fdatasync has not run: the write is still unsynced; released, it runs. */
     round_start(&sb, &th, hfd);
     assert_int_equal(io_fault_stall_wait(&plan, 5000), 0);
     assert_int_equal(plan.unsynced_bytes, 4); /* ordered by io_fault_stall_wait's lock */
@@ -368,7 +368,7 @@ static void test_stall_rule(void **state)
     assert_int_equal(plan.stalls, 1);
     assert_int_equal(plan.stall_timeouts, 0);
 
-    /* IF1: a stall nobody releases ends by its timeout, and says so; the op then runs. */
+    /* FI1: a stall nobody releases ends by its timeout, and says so; the op then runs. */
     plan.stall_timeout_ms = 20;
     plan.rules[0].nth = 2; /* the rule's own count: hold-me's second fdatasync */
     round_start(&sb, &th, hfd);
@@ -378,7 +378,7 @@ static void test_stall_rule(void **state)
     assert_int_equal(plan.stall_timeouts, 1);
     assert_int_equal(plan.unsynced_bytes, 0);
 
-    /* IF3: the power goes while an fdatasync is held: it fails, and its write is undone. */
+    /* FI3: the power goes while an fdatasync is held: it fails, and its write is undone. */
     plan.stall_timeout_ms = 5000;
     plan.rules[0].nth = 3;
     assert_int_equal(ftruncate(hfd, 0), 0); /* outside the model: counts as durable */

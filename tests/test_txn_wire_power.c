@@ -429,7 +429,7 @@ static void window_case(struct tu_fixture *f, enum rt_sync_mode sync, const char
     struct io_fault_plan plan;
     memset(&plan, 0, sizeof(plan));
     plan.track_unsynced = true;
-    plan.stall_timeout_ms = 5000; /* far beyond the window below; a hang fails (IF1) */
+    plan.stall_timeout_ms = 5000; /* far beyond the window below; a hang fails (FI1) */
     struct rt_options o = f->o;
     o.shard_count = 2;
     o.sync_mode = sync;

@@ -318,6 +318,10 @@ static void run_retention(struct shard *s, int64_t now_ms)
  *        partition (lazy_may_pass): a lazy batch is queued only after the decision it carries
  *        is durable, so no request queued before it can be one it depends on, and the order of
  *        one producer's batches in a partition is kept; CALLs still run before any append.
+ *   SH8. One wake per waiter: a synchronous waiter (shard_submit, shard_wait_many) sleeps on
+ *        its own request's futex word and is woken by the round that completes it, on every
+ *        path that completes a request (success, error, close); never by a broadcast to every
+ *        waiter of the shard (the protocol is at req_mark_done).
  *   SH9. Decisions wait for their group (sync=always, shard thread). A one-round commit hands
  *        its last batches and its PrepareCommit over together (producer.c PR6), marked
  *        `decision`. Concurrent commits share files — every PrepareCommit lands in one of the
