@@ -925,6 +925,26 @@ static void run_rounds(struct shard *s, struct shard_request *list, struct shard
         group_note(s, durable, parts, part_count, start_ns);
 }
 
+/* Puts a list the thread took back at the head of the queue, in order, ahead of what was queued
+ * since (SH9's held decisions, an inline round's deferred requests), counted as queued again.
+ * s->lock held. */
+static void requeue_front(struct shard *s, struct shard_request *list)
+{
+    if (!list)
+        return;
+    struct shard_request *last = list;
+    for (;; last = last->next) {
+        s->queued++;
+        s->queued_decisions += is_group_append(last);
+        if (!last->next)
+            break;
+    }
+    last->next = s->head;
+    if (!s->head)
+        s->tail = last;
+    s->head = list;
+}
+
 static void *shard_main(void *arg)
 {
     struct shard *s = arg;
@@ -1011,18 +1031,7 @@ static void *shard_main(void *arg)
             run_retention(s, now);
 
         pthread_mutex_lock(&s->lock);
-        if (held) { /* SH9: back at the head, in order, ahead of what queued meanwhile */
-            struct shard_request *last = held;
-            uint32_t n = 1;
-            for (; last->next; last = last->next)
-                n++;
-            last->next = s->head;
-            if (!s->head)
-                s->tail = last;
-            s->head = held;
-            s->queued += n;
-            s->queued_decisions += n;
-        }
+        requeue_front(s, held); /* SH9: back at the head, in order, ahead of what queued since */
         s->thread_busy = false;
         if (stopping && !s->head && !deferred)
             break;
@@ -1113,19 +1122,7 @@ static void run_inline_locked(struct shard *s, struct shard_request *req)
     pthread_mutex_lock(&s->lock);
     assert(s->inline_running && !s->thread_busy);
     s->inline_running = false;
-    if (deferred) {
-        struct shard_request *last = deferred;
-        uint32_t n = 1;
-        for (; last->next; last = last->next)
-            n++;
-        last->next = s->head;
-        if (!s->head)
-            s->tail = last;
-        s->head = deferred;
-        s->queued += n;
-        for (const struct shard_request *r = deferred; r != last->next; r = r->next)
-            s->queued_decisions += is_group_append(r);
-    }
+    requeue_front(s, deferred);
     if (s->head || s->stopping || s->thread_waits_inline)
         pthread_cond_signal(&s->has_work);
 }
