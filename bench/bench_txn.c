@@ -2,7 +2,7 @@
  * bench_txn.c — the transactional workloads and the memory probes of `ringtail-bench`, behind
  * plain functions that fill result structs (bench_main.c turns them into rows):
  *
- *   W3  txn_w3_run: W2's shape (1 KiB values, 16 records per producer batch, sync=always, thread
+ *   txn_w3_run (workload W3, bench_main.c): W2's shape (1 KiB values, 16 records per producer batch, sync=always, thread
  *       i -> partition i mod P) with every thread a transactional producer (transactional_id
  *       "w3-<i>") that sends through rt_producer_send and commits after every batches_per_txn
  *       batches; its baseline is the same with idempotent producers that flush instead. The
@@ -12,7 +12,7 @@
  *       the cost of the transactions alone. (A cadence in time would not do: rt_producer_send
  *       returns at memory speed until buffer_memory_bytes is full, so a 100 ms window filled
  *       the 32 MiB buffer and the commit then drained it for a second.)
- *   W4  txn_w4_run: small transactions, begin / 5 records to each of 2 partitions / commit, in a
+ *   txn_w4_run (workload W4): small transactions, begin / 5 records to each of 2 partitions / commit, in a
  *       loop per thread; commit latency = the rt_producer_commit call (it flushes the
  *       transaction's 10 records, then PrepareCommit, markers, CompleteCommit).
  *       txn_w4_rocksdb_run: the same 10 records per RocksDB TransactionDB transaction

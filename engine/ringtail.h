@@ -617,7 +617,7 @@ int rt_records_init(struct rt_records *it, const rt_fetch *fetch, int64_t start_
 
 /* Yields the next record: 0 with *out filled, RT_E_END when the fetch is exhausted, or an error.
  * Control records (COMMIT/ABORT markers) are never returned. Under RT_READ_COMMITTED the fetch's
- * aborted list filters as Kafka's consumer does (DESIGN §5): every transactional batch of an
+ * aborted list filters as Kafka's consumer does (architecture.md, Rules of the protocol): every transactional batch of an
  * aborted transaction is skipped; non-transactional batches are always returned. Every batch is
  * checked (CRC, header, every record) before any of its records is returned; compressed batches
  * (gzip, snappy, lz4, zstd) are decompressed and their records checked the same way.

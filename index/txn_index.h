@@ -138,7 +138,7 @@ void txn_index_get(const struct txn_index *idx, uint32_t i, struct txn_index_ent
  * was written every transaction starting below fetch_upper had already ended, so every later
  * abort (in this segment or the next) has firstOffset >= fetch_upper (Kafka's
  * TransactionIndex.collectAbortedTxns / UnifiedLog.collectAbortedTransactions). The caller
- * starts at the segment holding fetch_start and sorts the union by firstOffset (DESIGN §5).
+ * starts at the segment holding fetch_start and sorts the union by firstOffset (architecture.md, Rules of the protocol).
  * An empty range (fetch_upper <= fetch_start) reports nothing and sets *stop_out.
  * O(log n + reported). Returns 0 or the first nonzero return of fn (then *stop_out is false).
  * Any thread; lock-free. */

@@ -6,7 +6,7 @@
  * rt_append with small segments, closed cleanly, damaged, and then:
  *   - rt_verify (run first, on the closed directory) must report the damage: a non-zero
  *     problem count and a message naming the damaged file;
- *   - rt_open either repairs (docs/format.md R1-R3 and D1: a torn or corrupt tail of the newest
+ *   - rt_open either repairs (docs/format.md CR1-CR3 and D1: a torn or corrupt tail of the newest
  *     segment is truncated, an index is rebuilt; everything acknowledged before the damage is
  *     readable and equal to what was written) or fails with RT_E_CORRUPT whose
  *     rt_error_detail() names the file and a byte offset; it never crashes;
@@ -284,7 +284,7 @@ struct corruption_case {
 };
 
 static const struct corruption_case cases[] = {
-    /* newest .log, recovery: R1/R2 truncate at the first bad batch. */
+    /* newest .log, recovery: CR1/CR2 truncate at the first bad batch. */
     {T_NEWEST_LOG, D_FLIP, W_BATCH, 7, 0x01, E_RECOVER_PREFIX, 1, "baseOffset (R1 order)"},
     {T_NEWEST_LOG, D_FLIP, W_BATCH, 11, 0x04, E_RECOVER_PREFIX, 1, "length"},
     {T_NEWEST_LOG, D_FLIP, W_BATCH, 16, 0x01, E_RECOVER_PREFIX, 1, "magic"},
@@ -560,7 +560,7 @@ static void test_corruption_matrix(void **state)
  * sealed one is corruption. What happens: the sealed .index now points past the shorter log (O5
  * fails), so segment_open() (engine/log/segment.c, the `!indexes_sound(seg)` branch of the
  * non-recovering path) rebuilds the indexes with segment_scan(), which stops at the torn batch like
- * R2 and sets size_bytes there without reporting anything. rt_open returns 0; offsets 128..255
+ * CR2 and sets size_bytes there without reporting anything. rt_open returns 0; offsets 128..255
  * (acknowledged, below the high watermark 600) are gone and rt_fetch_start answers
  * RT_E_OFFSET_OUT_OF_RANGE for them (L1 broken: the next segment starts at 256); the rebuilt,
  * shorter index is written to disk, so the *second* rt_open fails with RT_E_CORRUPT "offset 8096:
@@ -679,7 +679,7 @@ static void test_power_loss_at_nth_fdatasync(void **state)
 }
 
 /* Torn sectors: the unsynced round keeps a random whole-sector prefix of its write. Recovery
- * must cut a partial batch (R1/R2) and keep every acknowledged one; a batch whose sectors all
+ * must cut a partial batch (CR1/CR2) and keep every acknowledged one; a batch whose sectors all
  * happened to persist may survive although it was never acknowledged (as on a real disk). */
 static void test_power_loss_torn_sectors(void **state)
 {

@@ -1,6 +1,6 @@
 /*
  * test_records.c — the record iterator (engine/log/records.c) over fetches built from raw bytes
- * (fetch_from_bytes): read_committed filtering by the aborted list (DESIGN §5, rules RC1-RC4 at the
+ * (fetch_from_bytes): read_committed filtering by the aborted list (architecture.md, Rules of the protocol, rules RC1-RC4 at the
  * top of records.c, Kafka's CompletedFetch), control records never yielded, compressed batches of
  * every codec decoded and checked (a damaged or oversized one is RT_E_CORRUPT naming its
  * position, and none of its records is served), start offsets inside batches, no reallocation
@@ -730,7 +730,7 @@ static void check_fetch(const struct tlog *l, const struct model *m, size_t k)
     int64_t upper = to > 0 ? l->b[to - 1].last + 1 : 0;
     if (upper < start)
         upper = start;
-    /* DESIGN §5: every aborted transaction with lastOffset >= start and firstOffset < upper, as
+    /* architecture.md, Rules of the protocol: every aborted transaction with lastOffset >= start and firstOffset < upper, as
      * the txn indexes hold them at this point (markers below hw), sorted by firstOffset. */
     struct rt_aborted_txn aborted[TLOG_BATCHES_MAX];
     size_t na = 0;

@@ -1,5 +1,5 @@
 /*
- * test_torture.c — crash torture of transactional consume-transform-produce (DESIGN §7).
+ * test_torture.c — crash torture of transactional consume-transform-produce (docs/torture.md).
  *
  * Per seed, a fresh data directory holds an input topic `in` (3 partitions, each pre-filled
  * with RECORDS values "src-P-O") and an empty output topic `out` (3 partitions). A forked child

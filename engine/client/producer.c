@@ -26,6 +26,10 @@
  * and wake the task (a shard thread must never wait on a shard queue nor run a callback).
  * Delivery callbacks run in the task's pass on a pool thread, outside the producer's lock.
  *
+ * PR1. Acknowledged batches of batch_size_bytes go back to a per-producer pool with their buffer
+ *      and callback array, and the next batch takes one from it (Kafka's BufferPool): once
+ *      warm, a batch costs no allocation. memory_bytes + pooled_bytes <= buffer_memory_bytes,
+ *      but for one batch larger than it.
  * PR2. The producer's task runs on one pool thread at a time (SN1), so its hand-overs and its
  *      deliveries keep their order per partition as a sender thread of its own kept them. Every
  *      change that gives the task work wakes it: a closed batch, a completion, a flush; a new
@@ -41,7 +45,7 @@
  *      may wait for a full shard queue, as for buffer memory); a flush hands over everything,
  *      coordinator write included. This saves the wake and thread hop per batch that a sender
  *      thread or pool pass costs; completions still wake the pool to deliver.
- * PR6. A send takes its decisions — the record's sequence, whether a named id is a duplicate,
+ * PR8. A send takes its decisions — the record's sequence, whether a named id is a duplicate,
  *      which batch it joins — in one hold of p->lock. Where it must drop the lock midway (the
  *      wait for buffer memory, a named producer's first look at a partition), it reads the
  *      state again afterwards, never what it read before: sends from many threads into one
@@ -366,7 +370,7 @@ static void wait_changed(struct rt_producer *p)
         sender_pool_wake(p->senders, &p->task);
 }
 
-/* PR6: waits once for buffer memory to be freed, handing every open batch over so that it
+/* PR8: waits once for buffer memory to be freed, handing every open batch over so that it
  * can be. Drops p->lock: when it returns, whatever the caller read before — the partition's
  * open batch, its next or last sequence, the sticky error — may have been changed by another
  * send, so the caller starts its decision again from the top (rt_producer_send). */
@@ -382,7 +386,7 @@ static void memory_wait(struct rt_producer *p)
 }
 
 /* Opens the partition's batch, starting at base_seq; never waits (the caller waited for memory
- * with memory_wait and re-read its state first, PR6). Lock held throughout. */
+ * with memory_wait and re-read its state first, PR8). Lock held throughout. */
 static int open_batch(struct rt_producer *p, struct ppart *pp, size_t need, int32_t base_seq)
 {
     size_t cap = batch_cap_for(p, need);

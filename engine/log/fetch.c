@@ -177,7 +177,7 @@ static int cmp_aborted(const void *a, const void *b)
 
 /* The aborted transactions overlapping [start, upper): from the segment holding start onwards,
  * each segment's .txnindex, until an entry proves no later abort can overlap (its last stable
- * offset >= upper), sorted by first offset (DESIGN §5; Kafka's collectAbortedTransactions). */
+ * offset >= upper), sorted by first offset (architecture.md, Rules of the protocol; Kafka's collectAbortedTransactions). */
 static int collect_aborted(struct rt_fetch *f, struct partition *p, struct segment *first,
                            int64_t start, int64_t upper)
 {

@@ -4,7 +4,7 @@
  *
  * A fetch owns what its iterator needs so that iterating never allocates once warm: the aborted
  * list it hands out, the set of producers whose aborted transactions are being skipped
- * (read_committed filtering, DESIGN §5), and the buffer compressed batches decompress into. One
+ * (read_committed filtering, architecture.md, Rules of the protocol), and the buffer compressed batches decompress into. One
  * iterator at a time per fetch (a fetch belongs to one thread).
  */
 #ifndef RT_FETCH_H

@@ -864,7 +864,7 @@ void partition_publish(struct partition *p)
     atomic_store_explicit(&p->pub_hw, p->next_offset, memory_order_relaxed);
     atomic_store_explicit(&p->pub_hw_segment_base, a->base_offset, memory_order_relaxed);
     atomic_store_explicit(&p->pub_hw_position, a->size_bytes, memory_order_relaxed);
-    /* LSO = min(first offset of the oldest open transaction, high watermark) (DESIGN §5). */
+    /* LSO = min(first offset of the oldest open transaction, high watermark) (architecture.md, Rules of the protocol). */
     int64_t log_start = p->segments[0]->base_offset;
     if (p->open_txn_count > 0 && p->open_txns[0].first_offset < log_start) {
         /* Retention passed the transaction's start: the LSO never goes below the log start. */

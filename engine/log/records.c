@@ -1,6 +1,6 @@
 /*
  * records.c — the record iterator over a fetch (rt_records_init / rt_records_next), the
- * consumer's read_committed filtering (DESIGN §5) and header decoding for record views.
+ * consumer's read_committed filtering (architecture.md, Rules of the protocol) and header decoding for record views.
  *
  * What it reads (docs/format.md §B is normative, §F for compressed sections):
  *
@@ -98,7 +98,7 @@ int records_init(struct rt_records *it, const rt_fetch *fetch, int64_t start_off
     assert(f == (const struct rt_fetch *)fetch);
     f->aborted_producer_count = 0;
     f->next_aborted = 0;
-    /* The engine sorts the aborted list (DESIGN §5); RC1 relies on it. */
+    /* The engine sorts the aborted list (architecture.md, Rules of the protocol); RC1 relies on it. */
     for (size_t i = 1; i < it->view->aborted_count; i++)
         assert(it->view->aborted[i - 1].first_offset <= it->view->aborted[i].first_offset);
     return 0;

@@ -696,7 +696,7 @@ static int finish_as(struct coordinator *c, struct txn_meta *m, bool commit, int
     next.hanging = false;
     next.last_update_ms = fs_now_ms();
     /* The outcome is decided (the markers are durable, or CO9's decision round was). Complete*
-     * rides a later round (DESIGN §3 "Commit path"): commit does not wait for it, and after a
+     * rides a later round (docs/architecture.md, the commit path): commit does not wait for it, and after a
      * one-round commit it is not even fdatasynced on its own (CO10 repeats it if lost). */
     rc = log_write_async(c, m->id, &next, lazy && m->v.one_round);
     if (rc)
