@@ -1066,10 +1066,6 @@ int rt_txn_commit_offsets(rt_engine *engine, const char *transactional_id, int64
 int rt_txn_end(rt_engine *engine, const char *transactional_id, int64_t producer_id, int16_t epoch,
                bool commit);
 
-/* The verification of transactional batches in rt_append_batch(_async) (see above) is on from
- * rt_open; tools and tests that write raw transactional batches with no coordinator behind
- * them may turn it off. Errors: RT_E_INVALID_ARGUMENT. */
-int rt_txn_verify_set(rt_engine *engine, bool on);
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -25,6 +25,11 @@ struct io_fault_plan; /* io/io.h: which write or fdatasync fails, how, and power
 int rt_test_open(const char *dir, const struct rt_options *opts, struct io_fault_plan *faults,
                  rt_engine **out);
 
+/* The verification of transactional batches in rt_append_batch(_async) (ringtail.h) is on from
+ * rt_open; tests that write raw transactional batches with no coordinator behind them may turn
+ * it off. Errors: RT_E_INVALID_ARGUMENT. */
+int rt_txn_verify_set(rt_engine *engine, bool on);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,6 +29,7 @@
 #include "index/crc32c.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 static int64_t high_watermark(rt_engine *e, const char *topic, uint32_t partition)
 {

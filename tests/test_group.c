@@ -29,6 +29,7 @@
 #include "group.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 #include "group_codec.h"
 

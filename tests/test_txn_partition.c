@@ -24,6 +24,7 @@
 #include "engine.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 static int setup(void **state)
 {

@@ -29,6 +29,7 @@
 #include "batch.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 static int setup(void **state)
 {

@@ -93,7 +93,7 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
 int log_open_topics(struct log *lg);
 
 /* The composition root's check of client transactional batches (coordinator.c CO7): set once
- * before the log serves clients; `on` may change at any time (rt_txn_verify_set). */
+ * before the log serves clients; `on` may change at any time (rt_txn_verify_set, ringtail_test.h). */
 void log_txn_verify_set(struct log *lg,
                         int (*fn)(void *ctx, const char *topic, uint32_t partition,
                                   int64_t producer_id, int16_t producer_epoch),
