@@ -364,7 +364,25 @@ static bool parse_sep(const char *s, char *out)
     return true;
 }
 
-int cmd_produce(int argc, char **argv)
+/* What the command line asked for. */
+struct produce_args {
+    struct rt_options opts;
+    bool fixed;
+    uint32_t fixed_partition;
+    bool keyed;
+    char sep;
+    uint32_t batch_records;
+    const char *producer_name;
+    const char *txn_id;
+    uint32_t txn_records;
+    bool txn_abort;
+    const char *dir;
+    const char *topic;
+};
+
+/* Step 1: the options and arguments. Returns CLI_EXIT_OK, or the exit code of a usage error
+ * (already reported) — `*help` is set when --help was printed. */
+static int produce_parse(int argc, char **argv, struct produce_args *a, bool *help)
 {
     static const struct option longopts[] = {
         {"partition", required_argument, NULL, 'p'},
@@ -378,70 +396,64 @@ int cmd_produce(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct rt_options opts;
-    cli_options_init(&opts);
-    bool fixed = false;
-    uint32_t fixed_partition = 0;
-    bool keyed = false;
-    char sep = 0;
-    uint32_t batch_records = BATCH_RECORDS_DEFAULT;
-    const char *producer_name = NULL;
-    const char *txn_id = NULL;
-    uint32_t txn_records = 0;
+    memset(a, 0, sizeof *a);
+    cli_options_init(&a->opts);
+    a->batch_records = BATCH_RECORDS_DEFAULT;
     bool txn_records_given = false;
-    bool txn_abort = false;
+    *help = false;
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":p:k:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'p':
-            if (!cli_parse_u32(optarg, 0, UINT32_MAX - 1, &fixed_partition))
+            if (!cli_parse_u32(optarg, 0, UINT32_MAX - 1, &a->fixed_partition))
                 return cli_usage("produce", "-p needs a partition number, not '%s'", optarg);
-            fixed = true;
+            a->fixed = true;
             break;
         case 'k':
-            if (!parse_sep(optarg, &sep))
+            if (!parse_sep(optarg, &a->sep))
                 return cli_usage("produce", "--key-sep needs one character, not '%s'", optarg);
-            keyed = true;
+            a->keyed = true;
             break;
         case 's':
             if (strcmp(optarg, "always") == 0)
-                opts.sync_mode = RT_SYNC_ALWAYS;
+                a->opts.sync_mode = RT_SYNC_ALWAYS;
             else if (strcmp(optarg, "interval") == 0)
-                opts.sync_mode = RT_SYNC_INTERVAL;
+                a->opts.sync_mode = RT_SYNC_INTERVAL;
             else if (strcmp(optarg, "none") == 0)
-                opts.sync_mode = RT_SYNC_NONE;
+                a->opts.sync_mode = RT_SYNC_NONE;
             else
                 return cli_usage("produce", "--sync must be always, interval or none, not '%s'",
                                  optarg);
             break;
         case 'b':
-            if (!cli_parse_u32(optarg, 1, BATCH_RECORDS_MAX, &batch_records))
+            if (!cli_parse_u32(optarg, 1, BATCH_RECORDS_MAX, &a->batch_records))
                 return cli_usage("produce", "--batch-records must be 1..%u, not '%s'",
                                  BATCH_RECORDS_MAX, optarg);
             break;
         case 'n':
             if (!*optarg || strlen(optarg) > 249)
                 return cli_usage("produce", "--producer-name needs 1..249 characters");
-            producer_name = optarg;
+            a->producer_name = optarg;
             break;
         case 't':
             if (!*optarg || strlen(optarg) > 1024)
                 return cli_usage("produce", "--txn-id needs 1..1024 bytes");
-            txn_id = optarg;
+            a->txn_id = optarg;
             break;
         case 'r':
-            if (!cli_parse_u32(optarg, 1, UINT32_MAX, &txn_records))
+            if (!cli_parse_u32(optarg, 1, UINT32_MAX, &a->txn_records))
                 return cli_usage("produce", "--txn-records must be 1..%u, not '%s'", UINT32_MAX,
                                  optarg);
             txn_records_given = true;
             break;
         case 'A':
-            txn_abort = true;
+            a->txn_abort = true;
             break;
         case 'h':
             produce_usage(stdout);
+            *help = true;
             return CLI_EXIT_OK;
         case ':':
             return cli_usage("produce", "option %s needs a value", argv[optind - 1]);
@@ -449,12 +461,12 @@ int cmd_produce(int argc, char **argv)
             return cli_usage("produce", "unknown option %s", argv[optind - 1]);
         }
     }
-    if (txn_id && producer_name)
+    if (a->txn_id && a->producer_name)
         return cli_usage("produce", "--txn-id and --producer-name exclude each other: a "
                                     "producer is either named or transactional");
-    if (!txn_id && txn_records_given)
+    if (!a->txn_id && txn_records_given)
         return cli_usage("produce", "--txn-records needs --txn-id");
-    if (!txn_id && txn_abort)
+    if (!a->txn_id && a->txn_abort)
         return cli_usage("produce", "--abort needs --txn-id");
     if (argc - optind < 1)
         return cli_usage("produce", "missing DIR");
@@ -462,94 +474,105 @@ int cmd_produce(int argc, char **argv)
         return cli_usage("produce", "missing TOPIC");
     if (argc - optind > 2)
         return cli_usage("produce", "unexpected argument '%s'", argv[optind + 2]);
-    const char *dir = argv[optind];
-    const char *topic = argv[optind + 1];
-    if (topic[0] == '_' && topic[1] == '_')
+    a->dir = argv[optind];
+    a->topic = argv[optind + 1];
+    if (a->topic[0] == '_' && a->topic[1] == '_')
         return cli_fail("produce",
                         "topic '%s' is internal: names beginning with '__' belong to the "
                         "engine (transaction log, consumer offsets) and clients cannot write them",
-                        topic);
+                        a->topic);
+    return CLI_EXIT_OK;
+}
 
-    struct producer pr = {.topic = topic,
-                          .batch_records_max = batch_records,
-                          .batch_size_max_bytes = opts.batch_size_max_bytes};
-    int ex = cli_engine_open("produce", dir, false, &opts, &pr.engine, NULL);
-    if (ex != CLI_EXIT_OK)
-        return ex;
-    int rc = rt_topic_describe(pr.engine, topic, &pr.partitions);
+/* Step 2: the engine is open; checks the topic and partition, and opens the transactional or
+ * named producer the arguments ask for. On failure everything opened here is closed again (the
+ * engine too) and the exit code returned. */
+static int produce_open(const struct produce_args *a, struct producer *pr, struct named_run *run,
+                        struct txn_run *txn)
+{
+    int rc = rt_topic_describe(pr->engine, a->topic, &pr->partitions);
     if (rc != 0) {
         if (rc == RT_E_UNKNOWN_TOPIC_OR_PARTITION)
-            cli_fail("produce", "no topic '%s' in %s", topic, dir);
+            cli_fail("produce", "no topic '%s' in %s", a->topic, a->dir);
         else
-            cli_fail_rt("produce", rc, "topic '%s' in %s", topic, dir);
-        rt_close(pr.engine);
+            cli_fail_rt("produce", rc, "topic '%s' in %s", a->topic, a->dir);
+        rt_close(pr->engine);
         return CLI_EXIT_FAIL;
     }
-    if (fixed && fixed_partition >= pr.partitions) {
-        rt_close(pr.engine);
+    if (a->fixed && a->fixed_partition >= pr->partitions) {
+        rt_close(pr->engine);
         return cli_usage("produce",
                          "partition %" PRIu32 " does not exist: %s has %" PRIu32
                          " partition%s (0..%" PRIu32 ")",
-                         fixed_partition, topic, pr.partitions, pr.partitions == 1 ? "" : "s",
-                         pr.partitions - 1);
+                         a->fixed_partition, a->topic, pr->partitions,
+                         pr->partitions == 1 ? "" : "s", pr->partitions - 1);
     }
-    pr.pending = calloc(pr.partitions, sizeof *pr.pending);
-    if (!pr.pending) {
-        rt_close(pr.engine);
+    pr->pending = calloc(pr->partitions, sizeof *pr->pending);
+    if (!pr->pending) {
+        rt_close(pr->engine);
         return cli_fail("produce", "out of memory");
     }
-    for (uint32_t p = 0; p < pr.partitions; p++)
-        pr.pending[p].estimate_bytes = BATCH_HEADER_BYTES;
+    for (uint32_t p = 0; p < pr->partitions; p++)
+        pr->pending[p].estimate_bytes = BATCH_HEADER_BYTES;
 
-    struct named_run run = {0};
-    struct txn_run txn = {.id = txn_id, .records_max = txn_records, .abort = txn_abort};
-    if (txn_id) {
+    if (a->txn_id) {
         struct rt_producer_options po;
         rt_producer_options_init(&po);
-        po.transactional_id = txn_id;
-        po.batch_records_max = batch_records;
-        rc = rt_producer_open(pr.engine, &po, &txn.producer);
-        if (rc == 0) {
-            rc = rt_producer_init_transactions(txn.producer, TXN_INIT_WAIT_MS);
-            if (rc != 0) {
-                cli_fail_rt("produce", rc, "initialising transactional id '%s' in %s", txn_id, dir);
-                rt_producer_close(txn.producer);
-                free(pr.pending);
-                rt_close(pr.engine);
-                return CLI_EXIT_FAIL;
-            }
-        } else {
-            cli_fail_rt("produce", rc, "opening transactional producer '%s' in %s", txn_id, dir);
-            free(pr.pending);
-            rt_close(pr.engine);
-            return CLI_EXIT_FAIL;
-        }
-    } else if (producer_name) {
-        struct rt_producer_options po;
-        rt_producer_options_init(&po);
-        po.name = producer_name;
-        po.on_batch = named_on_batch;
-        po.on_batch_ctx = &run;
-        po.batch_records_max = batch_records;
-        rc = rt_producer_open(pr.engine, &po, &run.producer);
+        po.transactional_id = a->txn_id;
+        po.batch_records_max = a->batch_records;
+        rc = rt_producer_open(pr->engine, &po, &txn->producer);
         if (rc != 0) {
-            cli_fail_rt("produce", rc, "opening producer '%s' in %s", producer_name, dir);
-            free(pr.pending);
-            rt_close(pr.engine);
-            return CLI_EXIT_FAIL;
+            cli_fail_rt("produce", rc, "opening transactional producer '%s' in %s", a->txn_id,
+                        a->dir);
+            goto err_free;
+        }
+        rc = rt_producer_init_transactions(txn->producer, TXN_INIT_WAIT_MS);
+        if (rc != 0) {
+            cli_fail_rt("produce", rc, "initialising transactional id '%s' in %s", a->txn_id,
+                        a->dir);
+            rt_producer_close(txn->producer);
+            txn->producer = NULL;
+            goto err_free;
+        }
+    } else if (a->producer_name) {
+        struct rt_producer_options po;
+        rt_producer_options_init(&po);
+        po.name = a->producer_name;
+        po.on_batch = named_on_batch;
+        po.on_batch_ctx = run;
+        po.batch_records_max = a->batch_records;
+        rc = rt_producer_open(pr->engine, &po, &run->producer);
+        if (rc != 0) {
+            cli_fail_rt("produce", rc, "opening producer '%s' in %s", a->producer_name, a->dir);
+            goto err_free;
         }
     }
+    return CLI_EXIT_OK;
 
+err_free:
+    free(pr->pending);
+    rt_close(pr->engine);
+    return CLI_EXIT_FAIL;
+}
+
+/* Step 3: every stdin line becomes a record (key before the separator with --key-sep), sent
+ * through the transactional or named producer, or batched per partition by hand. Returns
+ * CLI_EXIT_OK or the exit code of the first failure (reported). */
+static int produce_lines(const struct produce_args *a, struct producer *pr, struct named_run *run,
+                         struct txn_run *txn)
+{
     /* The largest record that fits alone in a batch the engine accepts. */
     size_t record_max_bytes =
-        pr.batch_size_max_bytes > BATCH_HEADER_BYTES + RECORD_OVERHEAD_MAX_BYTES
-            ? pr.batch_size_max_bytes - BATCH_HEADER_BYTES - RECORD_OVERHEAD_MAX_BYTES
+        pr->batch_size_max_bytes > BATCH_HEADER_BYTES + RECORD_OVERHEAD_MAX_BYTES
+            ? pr->batch_size_max_bytes - BATCH_HEADER_BYTES - RECORD_OVERHEAD_MAX_BYTES
             : 0;
+    int32_t partition = a->fixed ? (int32_t)a->fixed_partition : -1;
     char *line = NULL;
     size_t line_cap = 0;
     ssize_t n;
     uint64_t line_no = 0;
     int result = CLI_EXIT_OK;
+    int rc;
     while ((n = getline(&line, &line_cap, stdin)) != -1) {
         line_no++;
         size_t len = (size_t)n;
@@ -559,8 +582,8 @@ int cmd_produce(int argc, char **argv)
         int32_t key_len = -1;
         const char *value = line;
         size_t value_len = len;
-        if (keyed) {
-            char *at = memchr(line, sep, len);
+        if (a->keyed) {
+            char *at = memchr(line, a->sep, len);
             if (at) {
                 key = line;
                 key_len = (int32_t)(at - line);
@@ -574,26 +597,26 @@ int cmd_produce(int argc, char **argv)
                               "stdin line %" PRIu64 ": %zu bytes do not fit in one batch (at "
                               "most %zu bytes of key and value; batches are limited to %" PRIu32
                               " bytes)",
-                              line_no, rec_len, record_max_bytes, pr.batch_size_max_bytes);
+                              line_no, rec_len, record_max_bytes, pr->batch_size_max_bytes);
             break;
         }
-        if (txn.producer) {
-            rc = txn_send(&txn, topic, fixed ? (int32_t)fixed_partition : -1, key, key_len, value,
-                          (int32_t)value_len, line_no);
+        if (txn->producer) {
+            rc = txn_send(txn, a->topic, partition, key, key_len, value, (int32_t)value_len,
+                          line_no);
             if (rc != 0) {
-                if (txn.open && txn.in_txn > 0 && txn.last_line == line_no)
+                if (txn->open && txn->in_txn > 0 && txn->last_line == line_no)
                     result = cli_fail_rt(
                         "produce", rc, "%s the transaction of stdin lines %" PRIu64 "..%" PRIu64,
-                        txn.abort ? "aborting" : "committing", txn.first_line, txn.last_line);
+                        txn->abort ? "aborting" : "committing", txn->first_line, txn->last_line);
                 else
                     result = cli_fail_rt("produce", rc, "stdin line %" PRIu64, line_no);
                 break;
             }
             continue;
         }
-        if (run.producer) {
-            rc = named_send(&run, topic, fixed ? (int32_t)fixed_partition : -1, key, key_len, value,
-                            (int32_t)value_len, line_no);
+        if (run->producer) {
+            rc = named_send(run, a->topic, partition, key, key_len, value, (int32_t)value_len,
+                            line_no);
             if (rc != 0) {
                 result = cli_fail_rt("produce", rc, "stdin line %" PRIu64, line_no);
                 break;
@@ -601,13 +624,13 @@ int cmd_produce(int argc, char **argv)
             continue;
         }
         uint32_t p;
-        if (fixed)
-            p = fixed_partition;
+        if (a->fixed)
+            p = a->fixed_partition;
         else if (key)
-            p = murmur2_partition(key, (size_t)key_len, pr.partitions);
+            p = murmur2_partition(key, (size_t)key_len, pr->partitions);
         else
-            p = pr.sticky;
-        rc = add_record(&pr, p, !fixed && !key, key, key_len, value, (int32_t)value_len, line_no);
+            p = pr->sticky;
+        rc = add_record(pr, p, !a->fixed && !key, key, key_len, value, (int32_t)value_len, line_no);
         if (rc != 0) {
             if (rc == -ENOMEM)
                 cli_fail("produce", "out of memory at stdin line %" PRIu64, line_no);
@@ -617,81 +640,118 @@ int cmd_produce(int argc, char **argv)
     }
     if (result == CLI_EXIT_OK && ferror(stdin))
         result = cli_fail("produce", "reading stdin: %s", strerror(errno));
-    if (txn.producer) {
-        if (result == CLI_EXIT_OK && txn.open) {
-            rc = txn_end(&txn);
+    free(line);
+    return result;
+}
+
+/* Step 4: ends the last transaction, closes the producer, flushes the hand-made batches and
+ * closes the engine, keeping the first failure in `result`. */
+static int produce_finish(const struct produce_args *a, struct producer *pr, struct named_run *run,
+                          struct txn_run *txn, int result)
+{
+    int rc;
+    if (txn->producer) {
+        if (result == CLI_EXIT_OK && txn->open) {
+            rc = txn_end(txn);
             if (rc != 0)
                 result = cli_fail_rt(
                     "produce", rc, "%s the transaction of stdin lines %" PRIu64 "..%" PRIu64,
-                    txn.abort ? "aborting" : "committing", txn.first_line, txn.last_line);
+                    txn->abort ? "aborting" : "committing", txn->first_line, txn->last_line);
         }
-        txn_abandon(&txn);
-        rc = rt_producer_close(txn.producer);
+        txn_abandon(txn);
+        rc = rt_producer_close(txn->producer);
         if (rc != 0 && result == CLI_EXIT_OK)
-            result = cli_fail_rt("produce", rc, "transactional producer '%s'", txn_id);
-        pr.records = txn.records;
-        pr.batches = txn.ended;
+            result = cli_fail_rt("produce", rc, "transactional producer '%s'", a->txn_id);
+        pr->records = txn->records;
+        pr->batches = txn->ended;
     }
-    if (run.producer) {
-        rc = rt_producer_close(run.producer);
-        if (rc == 0 && run.error)
-            rc = run.error;
+    if (run->producer) {
+        rc = rt_producer_close(run->producer);
+        if (rc == 0 && run->error)
+            rc = run->error;
         if (rc != 0 && result == CLI_EXIT_OK)
-            result = cli_fail_rt("produce", rc, "producer '%s'", producer_name);
-        pr.records = run.acked - run.duplicates;
-        pr.batches = run.batches;
+            result = cli_fail_rt("produce", rc, "producer '%s'", a->producer_name);
+        pr->records = run->acked - run->duplicates;
+        pr->batches = run->batches;
     }
-    if (result == CLI_EXIT_OK && !run.producer && !txn.producer) {
-        for (uint32_t p = 0; p < pr.partitions; p++) {
-            if (flush_partition(&pr, p) != 0) {
+    if (result == CLI_EXIT_OK && !run->producer && !txn->producer) {
+        for (uint32_t p = 0; p < pr->partitions; p++) {
+            if (flush_partition(pr, p) != 0) {
                 result = CLI_EXIT_FAIL;
                 break;
             }
         }
     }
-    free(line);
-    for (uint32_t p = 0; p < pr.partitions; p++) {
-        free(pr.pending[p].items);
-        free(pr.pending[p].arena);
+    for (uint32_t p = 0; p < pr->partitions; p++) {
+        free(pr->pending[p].items);
+        free(pr->pending[p].arena);
     }
-    free(pr.pending);
-    free(pr.scratch);
-    int close_ex = cli_engine_close("produce", pr.engine);
+    free(pr->pending);
+    free(pr->scratch);
+    int close_ex = cli_engine_close("produce", pr->engine);
     if (result == CLI_EXIT_OK && close_ex != CLI_EXIT_OK)
         result = close_ex;
+    return result;
+}
 
-    if (result == CLI_EXIT_OK && txn.producer)
+/* Step 5: the closing line — what was stored, or what was stored before the error. */
+static void produce_report(const struct produce_args *a, const struct producer *pr,
+                           const struct named_run *run, const struct txn_run *txn, int result)
+{
+    if (result == CLI_EXIT_OK && txn->producer)
         printf("%s %" PRIu64 " record%s to %s in %" PRIu64 " transaction%s as transactional id "
                "'%s'\n",
-               txn.abort ? "aborted" : "committed", pr.records, pr.records == 1 ? "" : "s", topic,
-               txn.ended, txn.ended == 1 ? "" : "s", txn_id);
-    else if (result == CLI_EXIT_OK && run.producer)
+               txn->abort ? "aborted" : "committed", pr->records, pr->records == 1 ? "" : "s",
+               a->topic, txn->ended, txn->ended == 1 ? "" : "s", a->txn_id);
+    else if (result == CLI_EXIT_OK && run->producer)
         printf("produced %" PRIu64 " new record%s to %s as producer '%s' (%" PRIu64
                " duplicate%s acknowledged, not appended)\n",
-               pr.records, pr.records == 1 ? "" : "s", topic, producer_name, run.duplicates,
-               run.duplicates == 1 ? "" : "s");
-    else if (result == CLI_EXIT_OK) {
-        if (fixed)
-            printf("produced %" PRIu64 " record%s to %s (partition %" PRIu32 ") in %" PRIu64
-                   " batch%s\n",
-                   pr.records, pr.records == 1 ? "" : "s", topic, fixed_partition, pr.batches,
-                   pr.batches == 1 ? "" : "es");
-        else
-            printf("produced %" PRIu64 " record%s to %s (%" PRIu32 " partition%s) in %" PRIu64
-                   " batch%s\n",
-                   pr.records, pr.records == 1 ? "" : "s", topic, pr.partitions,
-                   pr.partitions == 1 ? "" : "s", pr.batches, pr.batches == 1 ? "" : "es");
-    } else if (txn.producer && txn.ended > 0) {
+               pr->records, pr->records == 1 ? "" : "s", a->topic, a->producer_name,
+               run->duplicates, run->duplicates == 1 ? "" : "s");
+    else if (result == CLI_EXIT_OK && a->fixed)
+        printf("produced %" PRIu64 " record%s to %s (partition %" PRIu32 ") in %" PRIu64
+               " batch%s\n",
+               pr->records, pr->records == 1 ? "" : "s", a->topic, a->fixed_partition, pr->batches,
+               pr->batches == 1 ? "" : "es");
+    else if (result == CLI_EXIT_OK)
+        printf("produced %" PRIu64 " record%s to %s (%" PRIu32 " partition%s) in %" PRIu64
+               " batch%s\n",
+               pr->records, pr->records == 1 ? "" : "s", a->topic, pr->partitions,
+               pr->partitions == 1 ? "" : "s", pr->batches, pr->batches == 1 ? "" : "es");
+    else if (txn->producer && txn->ended > 0)
         fprintf(stderr,
                 "ringtail produce: %" PRIu64 " transaction%s (%" PRIu64 " record%s) were %s "
                 "before the error\n",
-                txn.ended, txn.ended == 1 ? "" : "s", pr.records, pr.records == 1 ? "" : "s",
-                txn.abort ? "aborted" : "committed");
-    } else if (pr.records > 0 && !txn.producer) {
+                txn->ended, txn->ended == 1 ? "" : "s", pr->records, pr->records == 1 ? "" : "s",
+                txn->abort ? "aborted" : "committed");
+    else if (pr->records > 0 && !txn->producer)
         fprintf(stderr,
                 "ringtail produce: %" PRIu64 " record%s in %" PRIu64
                 " batch%s were appended before the error\n",
-                pr.records, pr.records == 1 ? "" : "s", pr.batches, pr.batches == 1 ? "" : "es");
-    }
+                pr->records, pr->records == 1 ? "" : "s", pr->batches,
+                pr->batches == 1 ? "" : "es");
+}
+
+int cmd_produce(int argc, char **argv)
+{
+    struct produce_args a;
+    bool help;
+    int ex = produce_parse(argc, argv, &a, &help);
+    if (ex != CLI_EXIT_OK || help)
+        return ex;
+    struct producer pr = {.topic = a.topic,
+                          .batch_records_max = a.batch_records,
+                          .batch_size_max_bytes = a.opts.batch_size_max_bytes};
+    ex = cli_engine_open("produce", a.dir, false, &a.opts, &pr.engine, NULL);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    struct named_run run = {0};
+    struct txn_run txn = {.id = a.txn_id, .records_max = a.txn_records, .abort = a.txn_abort};
+    ex = produce_open(&a, &pr, &run, &txn);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    int result = produce_lines(&a, &pr, &run, &txn);
+    result = produce_finish(&a, &pr, &run, &txn, result);
+    produce_report(&a, &pr, &run, &txn, result);
     return result;
 }
