@@ -70,6 +70,7 @@
 #include "meta.h"
 #include "group.h"
 #include "producer_registry.h"
+#include "recovery_point.h"
 #include "segment_check.h"
 #include "ringtail.h"
 #include "txn_log.h"
@@ -565,6 +566,97 @@ static int find_or_add(struct segment_files **segs, size_t *count, size_t *cap, 
     return (int)(*count)++;
 }
 
+/* The recovery point (docs/format.md A.7, PA8 in partition.h), judged as open judges it: one
+ * that fails RP1-RP5 is never trusted (open checks every segment and writes it again): a
+ * problem. One that claims more than the files hold — a recovery point past the log's end, a
+ * segment at or past the log start that the directory lacks, a .log shorter than recorded — is
+ * not trusted for those segments and is written again by open: a problem, except for the newest
+ * segment of a directory that was not closed cleanly (open scans that one whatever it says): a
+ * warning. A missing one beside sealed segments costs the next open a walk: a warning. Entries
+ * whose files merely changed are not reported: open checks those segments as verify does. */
+static void check_recovery_point(struct verifier *v, const char *pdir, bool present,
+                                 const struct segment_files *segs, size_t count,
+                                 int64_t newest_base, int64_t end_offset)
+{
+    char path[VERIFY_PATH_BYTES];
+    if (!path_join(path, sizeof path, pdir, RECOVERY_POINT_FILE))
+        return;
+    size_t logs = 0;
+    for (size_t i = 0; i < count; i++)
+        logs += segs[i].has[KIND_LOG];
+    if (!present) {
+        if (logs > 1)
+            warning(v, path, "missing: the next open checks every segment and writes it");
+        return;
+    }
+    struct recovery_point rp;
+    const char *why = NULL;
+    size_t bad = 0;
+    int rc = recovery_point_load(pdir, &rp, &why, &bad);
+    if (rc == RT_E_CORRUPT) {
+        problem(v, path, (int64_t)bad,
+                "%s (not trusted: open checks every segment and writes it "
+                "again)",
+                why ? why : "damaged");
+        return;
+    }
+    if (rc) {
+        problem(v, path, -1, "cannot read: %s", strerror(-rc));
+        return;
+    }
+    int64_t log_start = -1;
+    for (size_t i = 0; i < count && log_start < 0; i++)
+        if (segs[i].has[KIND_LOG])
+            log_start = segs[i].base_offset;
+    if (rp.count > 0 && end_offset >= 0 && rp.offset > end_offset) {
+        if (v->clean)
+            problem(v, path, 10,
+                    "recovery point %" PRId64 " is past the log's end offset %" PRId64
+                    " (open writes it again)",
+                    rp.offset, end_offset);
+        else
+            warning_at(v, path, 10,
+                       "recovery point %" PRId64 " is past the log's end offset %" PRId64
+                       " after a crash (open writes it again)",
+                       rp.offset, end_offset);
+    }
+    for (uint32_t i = 0; i < rp.count; i++) {
+        const struct recovery_segment *e = &rp.segments[i];
+        int64_t at = RECOVERY_POINT_HEADER_BYTES + (int64_t)i * RECOVERY_POINT_ENTRY_BYTES;
+        if (log_start < 0 || e->base_offset < log_start)
+            continue; /* retention removed it: stale, not wrong */
+        const struct segment_files *s = NULL;
+        for (size_t k = 0; k < count && !s; k++)
+            if (segs[k].base_offset == e->base_offset && segs[k].has[KIND_LOG])
+                s = &segs[k];
+        if (!s) {
+            problem(v, path, at,
+                    "names segment %0*" PRId64 ".log, which the directory does not hold (open "
+                    "writes it again)",
+                    BASE_DIGITS, e->base_offset);
+            continue;
+        }
+        char name[BASE_DIGITS + 16], log_path[VERIFY_PATH_BYTES];
+        snprintf(name, sizeof name, "%0*" PRId64 ".log", BASE_DIGITS, e->base_offset);
+        struct recovery_stamp now;
+        if (!path_join(log_path, sizeof log_path, pdir, name) || recovery_stamp(log_path, &now))
+            continue;
+        if (now.bytes >= e->files[RECOVERY_LOG].bytes)
+            continue;
+        if (e->base_offset == newest_base && !v->clean)
+            warning_at(v, path, at,
+                       "records %" PRIu64 " bytes of %s, which holds %" PRIu64
+                       " after a crash (open scans it and writes this again)",
+                       e->files[RECOVERY_LOG].bytes, name, now.bytes);
+        else
+            problem(v, path, at,
+                    "records %" PRIu64 " bytes of %s, which holds %" PRIu64
+                    " (open checks it and writes this again)",
+                    e->files[RECOVERY_LOG].bytes, name, now.bytes);
+    }
+    recovery_point_free(&rp);
+}
+
 static int check_partition(struct verifier *v, const char *pdir)
 {
     DIR *d = opendir(pdir);
@@ -579,6 +671,7 @@ static int check_partition(struct verifier *v, const char *pdir)
     struct dirent *de;
     char path[VERIFY_PATH_BYTES];
     int64_t snapshot_max = -1; /* the newest sound snapshot */
+    bool has_recovery_point = false;
     while ((de = readdir(d)) != NULL) {
         const char *name = de->d_name;
         if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || has_suffix(name, ".tmp"))
@@ -588,6 +681,10 @@ static int check_partition(struct verifier *v, const char *pdir)
         bool overflow = false;
         if (!path_join(path, sizeof path, pdir, name))
             continue;
+        if (strcmp(name, RECOVERY_POINT_FILE) == 0) {
+            has_recovery_point = true; /* checked below, once the segments are known */
+            continue;
+        }
         if (!parse_segment_name(name, &base, &kind, &overflow)) {
             warning(v, path, "unexpected file in a partition directory");
             continue;
@@ -702,6 +799,8 @@ static int check_partition(struct verifier *v, const char *pdir)
                     " (open removes it)",
                     snapshot_max, expected);
     }
+    if (rc == 0)
+        check_recovery_point(v, pdir, has_recovery_point, segs, count, newest_base, expected);
     free(segs);
     return rc;
 }

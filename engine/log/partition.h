@@ -81,6 +81,15 @@ struct partition_recovery {
     uint32_t snapshots_rejected; /* corrupt producer snapshots reported and removed */
     int64_t snapshot_offset;     /* the snapshot producer state was loaded from, -1 none */
     uint64_t batches_replayed;   /* producer batches replayed after it */
+    /* The recovery point (PA8, recovery_point.h). */
+    uint32_t segments_trusted;          /* opened on its word: nothing of them was read */
+    uint32_t segments_checked;          /* walked header by header (SC1-SC3), or scanned */
+    uint64_t bytes_checked;             /* log bytes those walks and scans covered */
+    uint32_t recovery_points_missing;   /* partitions with sealed segments and no checkpoint */
+    uint32_t recovery_points_damaged;   /* checkpoints that failed RP1-RP5 (not trusted) */
+    uint32_t recovery_point_mismatches; /* entries whose files changed since (checked instead) */
+    uint32_t recovery_point_past_end;   /* entries of segments the directory does not hold */
+    uint32_t recovery_points_written;   /* checkpoints this open stored */
 };
 
 struct partition {
@@ -120,6 +129,7 @@ struct partition {
      * 0 = none ready; next_queued while it works on it. */
     _Atomic uint64_t next_ready_bytes;
     _Atomic bool next_queued;
+    uint32_t recovery_points_written; /* PA8: checkpoints stored (tests) */
 
     /* published (seqlock: odd while the writer updates) */
     _Atomic uint64_t seq;
