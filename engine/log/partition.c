@@ -692,7 +692,7 @@ static void note_past_end(const struct partition *p, const struct recovery_point
     if (rp->count == 0)
         return;
     int64_t log_start = p->segments[0]->base_offset;
-    if (rp->offset > p->next_offset)
+    if (rp->offset > p->segments[p->segment_count - 1]->next_offset)
         rec->recovery_point_past_end++;
     for (uint32_t i = 0; i < rp->count; i++) {
         int64_t base = rp->segments[i].base_offset;
