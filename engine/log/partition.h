@@ -27,6 +27,13 @@
  *        the head of the next segment's file (its lead, zeros, fdatasynced); the roll renames
  *        it into place when it is ready, and creates a file as before when it is not (the
  *        bytes then written into unwritten blocks are counted: prewrite_missed_bytes).
+ *   PA8. The recovery point (`recovery-point`, docs/format.md A.7) names only sealed segments
+ *        that were checked (SC1-SC3, at their seal or by an open's walk) and whose files were
+ *        fdatasynced before it was written, with each file's size and mtime as they were then.
+ *        An open trusts a segment only when the checkpoint names it with exactly the stamps its
+ *        files have now (and the newest segment only after a clean shutdown): a changed,
+ *        unnamed or damaged entry costs a walk, never trust. Stored at every roll, at a clean
+ *        close, and by an open that checked a sealed segment no entry vouched for.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
