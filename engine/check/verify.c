@@ -39,6 +39,11 @@
  *      so verify reports exactly the records that make rt_open fail.
  *   7. `producers.meta` parses; a directory with topics but no `producers.meta` lost it.
  *
+ * When stderr is a terminal (and RINGTAIL_NO_PROGRESS is not set), a progress bar of the .log
+ * bytes walked is drawn over one line of stderr, at most every 100 ms, and cleared at the end;
+ * reports still go only through fn. The recovery point (docs/format.md A.7) is checked as open
+ * reads it, but never used to skip anything: verify is the full check.
+ *
  * Every problem is reported once through fn as "FILE: offset N: what" (or "FILE: what" when no
  * byte offset applies); warnings are reported as "warning: FILE: what" and do not fail. All
  * input is untrusted: only batch.h's validated accessors and the index/meta checkers read it,
@@ -57,6 +62,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "batch.h"
@@ -86,7 +92,68 @@ struct verifier {
     void (*fn)(void *ctx, const char *problem);
     void *ctx;
     struct rt_verify_counts counts;
+    /* The progress bar (stderr is a terminal): .log bytes walked of the directory's total. */
+    bool progress;
+    uint64_t progress_total_bytes;
+    uint64_t progress_done_bytes;
+    uint64_t progress_drawn_ns;
 };
+
+/* ---- progress (stderr a terminal, RINGTAIL_NO_PROGRESS unset) --------------------------- */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Draws "verify: [#####.....]  45%  1.21 of 2.70 GB" over the line, at most every 100 ms
+ * (always when final). Cost: one write(2) per draw. */
+static void progress_draw(struct verifier *v, bool final)
+{
+    if (!v->progress)
+        return;
+    uint64_t now = now_ns();
+    if (!final && now - v->progress_drawn_ns < 100000000ull)
+        return;
+    v->progress_drawn_ns = now;
+    uint64_t total = v->progress_total_bytes ? v->progress_total_bytes : 1;
+    uint64_t done = v->progress_done_bytes < total ? v->progress_done_bytes : total;
+    if (final)
+        done = total;
+    enum { WIDTH = 30 };
+    char bar[WIDTH + 1];
+    unsigned fill = (unsigned)((double)done / (double)total * WIDTH);
+    for (unsigned i = 0; i < WIDTH; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[WIDTH] = 0;
+    char line[160];
+    int n = snprintf(line, sizeof line, "\rverify: [%s] %3u%%  %.2f of %.2f GB%s", bar,
+                     (unsigned)(100.0 * (double)done / (double)total), (double)done / 1e9,
+                     (double)v->progress_total_bytes / 1e9, final ? "\r\033[K" : "");
+    if (n > 0)
+        (void)!write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+/* The .log bytes under pdir, for the bar's total (one stat per file, nothing read). */
+static uint64_t log_bytes_under(const char *pdir)
+{
+    DIR *d = opendir(pdir);
+    if (!d)
+        return 0;
+    uint64_t total = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        struct stat st;
+        if (len > 4 && strcmp(de->d_name + len - 4, ".log") == 0 &&
+            fstatat(dirfd(d), de->d_name, &st, 0) == 0)
+            total += (uint64_t)st.st_size;
+    }
+    closedir(d);
+    return total;
+}
 
 struct log_result {
     int64_t last_offset;   /* -1 when the segment holds no valid batch */
@@ -324,6 +391,8 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
         problem(v, path, -1, "cannot read: %s", strerror(-rc));
         return 0;
     }
+    v->progress_done_bytes += m.len;
+    progress_draw(v, false);
     if (expected_base >= 0 && seg_base != expected_base)
         problem(v, prev_path, (int64_t)prev_bytes,
                 "segment ends at offset %" PRId64 " but the next segment (%s) begins at %" PRId64
@@ -955,6 +1024,11 @@ int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *pro
                     "rt_open rebuilds it above every producer id the partitions know");
         }
     }
+    v.progress = isatty(STDERR_FILENO) && !getenv("RINGTAIL_NO_PROGRESS");
+    for (uint32_t t = 0; v.progress && rc == 0 && cat_ok && t < cat.count; t++)
+        for (uint32_t p = 0; p < cat.topics[t].partitions; p++)
+            if (meta_partition_dir(path, sizeof path, dir, cat.topics[t].name, p) == 0)
+                v.progress_total_bytes += log_bytes_under(path);
     if (rc == 0 && cat_ok) {
         v.counts.topics = cat.count;
         for (uint32_t t = 0; t < cat.count && rc == 0; t++) {
@@ -980,6 +1054,7 @@ int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *pro
             closedir(d);
         }
     }
+    progress_draw(&v, true); /* 100%, then the line is cleared for the report */
     meta_catalogue_free(&cat);
     if (lock_fd >= 0) {
         flock(lock_fd, LOCK_UN);
