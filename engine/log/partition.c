@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -605,6 +607,35 @@ static void vouch_sealed(struct partition *p, struct segment *seg, bool check)
     seg->vouched = true;
 }
 
+/* An active segment an open trusted and nothing was appended to: its bytes are what the stamps
+ * describe (the open's preallocation was trimmed away by the seal), only their mtimes moved.
+ * Gives each file its recorded mtime back; true when the stamps then match again. */
+static bool restore_stamps(struct partition *p, const struct segment *seg,
+                           const struct recovery_stamp want[RECOVERY_FILES])
+{
+    static const char *const exts[RECOVERY_FILES] = {"log", "index", "timeindex", "txnindex"};
+    struct recovery_stamp now[RECOVERY_FILES];
+    if (recovery_stamp_segment(p->dir, seg->base_offset, now) != 0)
+        return false;
+    for (int f = 0; f < RECOVERY_FILES; f++) {
+        if (now[f].bytes != want[f].bytes || (now[f].mtime_ns == RECOVERY_STAMP_MISSING) !=
+                                                 (want[f].mtime_ns == RECOVERY_STAMP_MISSING))
+            return false; /* the bytes differ: record it anew */
+        if (now[f].mtime_ns == want[f].mtime_ns || want[f].mtime_ns == RECOVERY_STAMP_MISSING)
+            continue;
+        char path[SEGMENT_PATH_BYTES];
+        if (meta_segment_file(path, sizeof(path), p->dir, seg->base_offset, exts[f]) != 0)
+            return false;
+        struct timespec ts[2] = {
+            {.tv_nsec = UTIME_OMIT},
+            {.tv_sec = want[f].mtime_ns / 1000000000, .tv_nsec = want[f].mtime_ns % 1000000000}};
+        if (want[f].mtime_ns < 0 || utimensat(AT_FDCWD, path, ts, 0) != 0)
+            return false;
+    }
+    return recovery_stamp_segment(p->dir, seg->base_offset, now) == 0 &&
+           recovery_stamps_equal(now, want);
+}
+
 /* Stores the recovery point: the longest run of vouched segments ending at the newest sealed
  * one (every segment of the run is sealed, PA2, so the run is dense, L1). The checkpoint is a
  * cache of checks: a failure to store it costs the next open a walk, nothing else, so callers
@@ -742,6 +773,9 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     struct recovery_point rp;
     load_recovery_point(p, count, clean, &rp, rec);
     uint32_t first_untrusted = count;
+    bool newest_trusted = false;
+    struct recovery_stamp newest_stamps[RECOVERY_FILES];
+    memset(newest_stamps, 0, sizeof(newest_stamps));
     for (uint32_t i = 0; i < count; i++) {
         bool newest = i + 1 == count;
         struct segment *seg = NULL;
@@ -758,6 +792,10 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
         rec->segments_opened++;
         if (srec.trusted) {
             rec->segments_trusted++;
+            newest_trusted = newest;
+            if (newest)
+                memcpy(newest_stamps, recovery_point_find(&rp, bases[i])->files,
+                       sizeof(newest_stamps));
             if (seg->sealed) {
                 seg->vouched = true; /* PA8: its stamps are the ones recorded */
                 memcpy(seg->stamps, recovery_point_find(&rp, bases[i])->files, sizeof(seg->stamps));
@@ -809,6 +847,8 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     }
     p->active = p->segments[p->segment_count - 1];
     p->next_offset = p->active->next_offset;
+    p->active_trusted_bytes = newest_trusted ? p->active->size_bytes : UINT64_MAX;
+    memcpy(p->active_trusted_stamps, newest_stamps, sizeof(newest_stamps));
     p->snapshot_offset = -1;
     rc = load_producers(p, rec);
     if (rc == 0)
@@ -858,8 +898,16 @@ int partition_close(struct partition *p, bool seal)
     if (seal && p->active && rc == 0 && p->producers.slots)
         rc = partition_snapshot_producers(p);
     if (seal && p->active && rc == 0 && p->active->sealed) {
-        vouch_sealed(p, p->active, true); /* PA8: the next clean open reads nothing */
-        (void)store_recovery_point(p);
+        /* PA8: the next clean open reads nothing. */
+        if (p->active->size_bytes == p->active_trusted_bytes &&
+            restore_stamps(p, p->active, p->active_trusted_stamps) &&
+            p->recovery_points_written == 0) {
+            /* Nothing appended since the open trusted it, and the checkpoint the open found
+             * (which names it) was not replaced since: it holds as it is. */
+        } else {
+            vouch_sealed(p, p->active, true);
+            (void)store_recovery_point(p);
+        }
     }
     producer_table_free(&p->producers);
     free(p->open_txns);

@@ -137,6 +137,12 @@ struct partition {
     _Atomic uint64_t next_ready_bytes;
     _Atomic bool next_queued;
     uint32_t recovery_points_written; /* PA8: checkpoints stored (tests) */
+    /* PA8: the active segment's size and stamps when an open trusted it (bytes UINT64_MAX:
+     * not trusted). A close that finds no byte appended gives its files back the mtimes they
+     * had (their bytes are the same: the open's preallocation was trimmed away again), so an
+     * idle open and close change no byte of the directory and the next open trusts it too. */
+    uint64_t active_trusted_bytes;
+    struct recovery_stamp active_trusted_stamps[RECOVERY_FILES];
 
     /* published (seqlock: odd while the writer updates) */
     _Atomic uint64_t seq;
