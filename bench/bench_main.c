@@ -23,6 +23,11 @@
  *       loopback (idempotent, acks=all, 1 and 16 producers) beside the in-process W2 figure of
  *       this run at the same producer count, and a read_committed librdkafka consumer beside
  *       the loopback limit (a plain TCP transfer of the same bytes) measured here
+ *   O   open (bench_open.c): rt_open after a clean close and after a SIGKILL (a 64 MiB tail),
+ *       warm and cold (posix_fadvise(DONTNEED) on every file first), 1 and 4 GB in one
+ *       partition (--open-gb 1,4,16 for the longer run) and 1 000 partitions of 3 MiB; each open
+ *       timed in a fresh probe process with its RssFile after the open (issue 21 item 8).
+ *       --open-probe-exe runs the same probe built against another libringtail (before/after)
  *
  * MB/s everywhere is value bytes (10^6) per second, so stores with different per-record overhead
  * compare on what the user asked them to keep. The write limit writes chunks of ringtail's
