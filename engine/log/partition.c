@@ -618,14 +618,21 @@ static bool restore_stamps(struct partition *p, const struct segment *seg,
     if (recovery_stamp_segment(p->dir, seg->base_offset, now) != 0)
         return false;
     for (int f = 0; f < RECOVERY_FILES; f++) {
+        char path[SEGMENT_PATH_BYTES];
+        if (meta_segment_file(path, sizeof(path), p->dir, seg->base_offset, exts[f]) != 0)
+            return false;
+        if (f == RECOVERY_TXNINDEX && want[f].mtime_ns == RECOVERY_STAMP_MISSING &&
+            now[f].mtime_ns != RECOVERY_STAMP_MISSING && now[f].bytes == 0) {
+            /* Created empty by the active open: a missing .txnindex is an empty one (E.3). */
+            if (io_unlink(p->cfg.segment.faults, path) != 0)
+                return false;
+            now[f] = want[f];
+        }
         if (now[f].bytes != want[f].bytes || (now[f].mtime_ns == RECOVERY_STAMP_MISSING) !=
                                                  (want[f].mtime_ns == RECOVERY_STAMP_MISSING))
             return false; /* the bytes differ: record it anew */
         if (now[f].mtime_ns == want[f].mtime_ns || want[f].mtime_ns == RECOVERY_STAMP_MISSING)
             continue;
-        char path[SEGMENT_PATH_BYTES];
-        if (meta_segment_file(path, sizeof(path), p->dir, seg->base_offset, exts[f]) != 0)
-            return false;
         struct timespec ts[2] = {
             {.tv_nsec = UTIME_OMIT},
             {.tv_sec = want[f].mtime_ns / 1000000000, .tv_nsec = want[f].mtime_ns % 1000000000}};
