@@ -600,7 +600,9 @@ static void vouch_sealed(struct partition *p, struct segment *seg, bool check)
 {
     if (seg->vouched || !seg->sealed)
         return;
-    if (check && !segment_check_sealed(seg))
+    bool trusted = seg == p->active && p->active_trusted_bytes != UINT64_MAX;
+    if (check && !segment_check_sealed(seg, trusted ? p->active_trusted_bytes : 0,
+                                       trusted ? p->active_trusted_next : seg->base_offset))
         return; /* never named: the next open checks it (and refuses what is wrong) */
     if (recovery_stamp_segment(p->dir, seg->base_offset, seg->stamps) != 0)
         return;
@@ -855,6 +857,7 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     p->active = p->segments[p->segment_count - 1];
     p->next_offset = p->active->next_offset;
     p->active_trusted_bytes = newest_trusted ? p->active->size_bytes : UINT64_MAX;
+    p->active_trusted_next = p->active->next_offset;
     memcpy(p->active_trusted_stamps, newest_stamps, sizeof(newest_stamps));
     p->snapshot_offset = -1;
     rc = load_producers(p, rec);
@@ -993,6 +996,7 @@ static int partition_roll(struct partition *p)
         return rc;
     vouch_sealed(p, old, true); /* PA8: checked once, at its seal */
     (void)store_recovery_point(p);
+    p->active_trusted_bytes = UINT64_MAX; /* the next active segment is new */
     struct segment *seg = NULL;
     rc = -ENOENT;
     if (p->spare_bytes > 0) {

@@ -142,6 +142,7 @@ struct partition {
      * had (their bytes are the same: the open's preallocation was trimmed away again), so an
      * idle open and close change no byte of the directory and the next open trusts it too. */
     uint64_t active_trusted_bytes;
+    int64_t active_trusted_next; /* its next offset then */
     struct recovery_stamp active_trusted_stamps[RECOVERY_FILES];
 
     /* published (seqlock: odd while the writer updates) */

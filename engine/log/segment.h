@@ -127,8 +127,11 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
 /* The check a seal makes before a recovery point may vouch for the segment (SC1-SC3 of
  * segment_check.c over its log and indexes, as an open without trust makes it): true when the
  * sealed segment's batches end exactly at its end and its indexes are sound. Reads every batch
- * header (the pages a seal just wrote, normally in the page cache). */
-bool segment_check_sealed(const struct segment *seg);
+ * header (the pages a seal just wrote, normally in the page cache). from_bytes > 0: the segment
+ * was vouched for up to that size (and from_offset) when this engine opened it, so only the
+ * batches after it are walked (SC1) and the indexes checked for structure (C.1/C.2 validity):
+ * a close or roll after a clean open does not read what the open did not. */
+bool segment_check_sealed(const struct segment *seg, uint64_t from_bytes, int64_t from_offset);
 
 /* Creates the active segment at base_offset from a recycled file (`spare_path`, a former
  * segment's .log that retention let go): renamed into place, extended to capacity, the
