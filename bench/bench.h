@@ -31,6 +31,9 @@
 #define BENCH_POOL_BYTES        (1u << 20) /* random bytes values are sliced from */
 #define BENCH_PARTITIONS_W2     4
 
+/* bench_open.c: `ringtail-bench --open-probe DIR [cold] [crash]`, one timed rt_open. */
+int bench_open_probe(int argc, char **argv);
+
 /* ---- clocks ---- */
 uint64_t bench_now_ns(void);
 

@@ -23,6 +23,11 @@
  *       loopback (idempotent, acks=all, 1 and 16 producers) beside the in-process W2 figure of
  *       this run at the same producer count, and a read_committed librdkafka consumer beside
  *       the loopback limit (a plain TCP transfer of the same bytes) measured here
+ *   O   open (bench_open.c): rt_open after a clean close and after a SIGKILL (a 64 MiB tail),
+ *       warm and cold (posix_fadvise(DONTNEED) on every file first), 1 and 4 GB in one
+ *       partition (--open-gb 1,4,16 for the longer run) and 1 000 partitions of 3 MiB; each open
+ *       timed in a fresh probe process with its RssFile after the open (issue 21 item 8).
+ *       --open-probe-exe runs the same probe built against another libringtail (before/after)
  *
  * MB/s everywhere is value bytes (10^6) per second, so stores with different per-record overhead
  * compare on what the user asked them to keep. The write limit writes chunks of ringtail's
@@ -47,7 +52,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------------------------------- */
@@ -63,7 +70,11 @@ struct bench_opts {
     bool quick;
     bool keep;
     bool no_limit; /* profiling: leave the limits out of the process */
-    bool run_w1, run_w2, run_r1, run_fetch, run_w3, run_w4, run_mem, run_hot, run_serve;
+    bool run_w1, run_w2, run_r1, run_fetch, run_w3, run_w4, run_mem, run_hot, run_serve, run_open;
+    uint64_t open_sizes[PRODUCER_SETS_MAX]; /* O: one-partition log sizes in GB */
+    uint32_t open_size_count;
+    uint32_t open_partitions;   /* O: the many-partition directory */
+    const char *open_probe_exe; /* O: the probe program (default: this one) */
     double serve_seconds;
     const char *ringtail_path; /* the CLI that runs `serve`; default: beside this program */
     bool peer_rocksdb, peer_lmdb, peer_sqlite;
@@ -1602,6 +1613,190 @@ static void run_serve(void)
 /* ratios, table, JSON, chart                                                                */
 /* ---------------------------------------------------------------------------------------- */
 
+/* ---------------------------------------------------------------------------------------- */
+/* O: open time and page cache after a clean close and after SIGKILL (bench_open.c)           */
+/* ---------------------------------------------------------------------------------------- */
+
+struct open_probe_result {
+    double open_s, close_s;
+    long rss_file_kb;
+};
+
+/* Runs the probe in a fresh process and parses its line. */
+static int open_probe_run(const char *dir, bool cold, bool crash, bool small,
+                          struct open_probe_result *out)
+{
+    char self[PATH_MAX];
+    const char *exe = opt.open_probe_exe;
+    if (!exe) {
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n <= 0)
+            return -errno;
+        self[n] = 0;
+        exe = self;
+    }
+    char cmd[3 * PATH_MAX];
+    snprintf(cmd, sizeof(cmd), "'%s' --open-probe '%s'%s%s%s", exe, dir, cold ? " cold" : "",
+             crash ? " crash" : "", small ? " small" : "");
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -errno;
+    char line[256] = "";
+    int unclean = 0;
+    bool got = fgets(line, sizeof(line), p) != NULL &&
+               sscanf(line, "open_s=%lf rss_file_kb=%ld close_s=%lf unclean=%d", &out->open_s,
+                      &out->rss_file_kb, &out->close_s, &unclean) == 4;
+    int status = pclose(p);
+    return got && status == 0 ? 0 : -EIO;
+}
+
+/* Appends ~bytes of 16 x 1 KiB batches round-robin over `partitions` (sync=none: the close seals
+ * and fdatasyncs every segment anyway). */
+static int open_fill(rt_engine *e, uint32_t partitions, uint64_t bytes, uint64_t salt)
+{
+    struct rt_record recs[BENCH_BATCH_RECORDS];
+    uint64_t done = 0;
+    for (uint64_t i = 0; done < bytes; i++) {
+        bench_records_make(recs, BENCH_BATCH_RECORDS, BENCH_VALUE_BYTES, salt + i);
+        int rc =
+            rt_append(e, BENCH_TOPIC, (uint32_t)(i % partitions), recs, BENCH_BATCH_RECORDS, NULL);
+        if (rc)
+            return rc;
+        done += BENCH_BATCH_VALUE_BYTES;
+        progress_add(BENCH_BATCH_VALUE_BYTES);
+    }
+    return 0;
+}
+
+static void open_options(struct rt_options *o, uint32_t partitions)
+{
+    rt_options_init(o);
+    o->sync_mode = RT_SYNC_NONE;
+    if (partitions > 1) {
+        /* Many small partitions: 1 MiB segments, so each has sealed segments and none
+         * preallocates a default 1 GiB. */
+        o->segment_size_bytes = 1u << 20;
+        o->batch_size_max_bytes = 64u << 10;
+    }
+}
+
+static int open_build(const char *dir, uint32_t partitions, uint64_t bytes)
+{
+    struct rt_options o;
+    open_options(&o, partitions);
+    rt_engine *e = NULL;
+    int rc = rt_open(dir, &o, &e);
+    if (rc == 0)
+        rc = rt_topic_create(e, BENCH_TOPIC, partitions);
+    if (rc == 0)
+        rc = open_fill(e, partitions, bytes, 1);
+    if (e) {
+        int crc = rt_close(e);
+        if (rc == 0)
+            rc = crc;
+    }
+    return rc;
+}
+
+/* A child opens dir, appends a tail and is SIGKILLed (the page cache keeps what it wrote). */
+static int open_crash(const char *dir, uint32_t partitions, uint64_t tail_bytes)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid == 0) {
+        struct rt_options o;
+        open_options(&o, partitions);
+        rt_engine *e = NULL;
+        if (rt_open(dir, &o, &e) != 0 || open_fill(e, partitions, tail_bytes, 77) != 0)
+            _exit(1);
+        raise(SIGKILL);
+        _exit(2);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid)
+        return -errno;
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? 0 : -ECHILD;
+}
+
+static void open_row(const char *label, const char *state, bool cold, uint64_t data_bytes,
+                     const char *dir, bool crash, bool small)
+{
+    char config[40];
+    snprintf(config, sizeof(config), "%s %s %s", label, state, cold ? "cold" : "warm");
+    struct row *r = row_new("O", "ringtail", config, "O", KIND_SUBJECT);
+    struct open_probe_result pr = {0};
+    int rc = 0;
+    if (!cold)
+        rc = open_probe_run(dir, false, crash, small, &pr); /* warms what an open reads */
+    if (rc == 0)
+        rc = open_probe_run(dir, cold, crash, small, &pr);
+    if (rc) {
+        row_fail(r, "open probe", rc, dir);
+        return;
+    }
+    r->seconds = pr.open_s;
+    r->mb_s = NAN;
+    r->bytes = data_bytes;
+    double rss_mb = (double)pr.rss_file_kb * 1024 / 1e6;
+    snprintf(r->note, sizeof(r->note),
+             "open %.3f s; RssFile after open %.1f MB (%.2f%% of %.2f GB)%s%.3f s", pr.open_s,
+             rss_mb, 100.0 * rss_mb * 1e6 / (double)data_bytes, (double)data_bytes / 1e9,
+             crash ? "; no close: " : "; close ", pr.close_s);
+    printf("  O %-26s open %8.3f s  RssFile %8.1f MB (%6.2f%% of the data)\n", config, pr.open_s,
+           rss_mb, 100.0 * rss_mb * 1e6 / (double)data_bytes);
+    fflush(stdout);
+}
+
+static void open_case(const char *label, uint32_t partitions, uint64_t bytes)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/open-%s", scratch, label);
+    for (char *c = dir + strlen(scratch) + 1; *c; c++)
+        if (*c == ' ')
+            *c = '-';
+    progress_phase(label);
+    int rc = open_build(dir, partitions, bytes);
+    if (rc) {
+        struct row *r = row_new("O", "ringtail", label, "O", KIND_SUBJECT);
+        row_fail(r, "build", rc, rt_error_detail());
+        return;
+    }
+    bool small = partitions > 1;
+    open_row(label, "clean", false, bytes, dir, false, small);
+    open_row(label, "clean", true, bytes, dir, false, small);
+    uint64_t tail = opt.quick ? 8u << 20 : 64u << 20;
+    rc = open_crash(dir, partitions, tail);
+    if (rc) {
+        struct row *r = row_new("O", "ringtail", label, "O", KIND_SUBJECT);
+        row_fail(r, "crash child", rc, "");
+    } else {
+        char state[32];
+        snprintf(state, sizeof(state), "kill+%uM", (unsigned)(tail >> 20));
+        open_row(label, state, false, bytes + tail, dir, true, small);
+        open_row(label, state, true, bytes + tail, dir, true, small);
+    }
+    bench_rmtree(dir);
+}
+
+static void run_open(void)
+{
+    for (uint32_t i = 0; i < opt.open_size_count; i++) {
+        char label[32];
+        if (opt.open_sizes[i] % 1000000000ull == 0)
+            snprintf(label, sizeof(label), "%" PRIu64 "GB",
+                     (uint64_t)(opt.open_sizes[i] / 1000000000ull));
+        else
+            snprintf(label, sizeof(label), "%" PRIu64 "MB", (uint64_t)(opt.open_sizes[i] >> 20));
+        open_case(label, 1, opt.open_sizes[i]);
+    }
+    char label[32];
+    uint64_t per = opt.quick ? 1536u << 10 : 3u << 20; /* 1 or 2 sealed 1 MiB segments each */
+    snprintf(label, sizeof(label), "%up", opt.open_partitions);
+    open_case(label, opt.open_partitions, per * opt.open_partitions);
+}
+
 static bool limit_matches(const struct row *limit, const struct row *r)
 {
     return strcmp(limit->group, r->group) == 0 || strcmp(limit->group, r->workload) == 0;
@@ -2387,6 +2582,9 @@ static void usage(FILE *out)
             "  --mem-live N       live producers for bytes per producer id [10K; quick 2K]\n"
             "  --serve-seconds S  each S producer configuration's run time [5; quick 0.5]\n"
             "  --ringtail PATH    the ringtail CLI S starts (default: beside this program)\n"
+            "  --open-gb LIST     O: one-partition log sizes in GB [1,4; quick: 64 MB each]\n"
+            "  --open-probe-exe P O: the program that times each open (bench/bench_open.c built\n"
+            "                     with -DBENCH_OPEN_PROBE_ONLY against another libringtail)\n"
             "  --keep             keep the scratch directory\n"
             "  --no-limit         skip the limits (for profiling the engine alone)\n"
             "  --help\n"
@@ -2453,6 +2651,8 @@ static void parse_args(int argc, char **argv)
         O_W4T,
         O_SERVES,
         O_RINGTAIL,
+        O_OPEN_GB,
+        O_OPEN_PROBE_EXE,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -2480,10 +2680,13 @@ static void parse_args(int argc, char **argv)
         {"w4-txn-max", required_argument, NULL, O_W4T},
         {"serve-seconds", required_argument, NULL, O_SERVES},
         {"ringtail", required_argument, NULL, O_RINGTAIL},
+        {"open-gb", required_argument, NULL, O_OPEN_GB},
+        {"open-probe-exe", required_argument, NULL, O_OPEN_PROBE_EXE},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
     const char *only = NULL, *peers = NULL, *producers = NULL, *w4producers = NULL;
+    const char *open_gb = NULL;
     uint64_t w1 = 0, r1 = 0, w2b = 0, memp = 0, meml = 0, w3b = 0;
     int64_t w4t = -1;
     double w2s = 0, w3s = 0, w4s = 0, serves = 0;
@@ -2575,6 +2778,12 @@ static void parse_args(int argc, char **argv)
         case O_RINGTAIL:
             opt.ringtail_path = optarg;
             break;
+        case O_OPEN_GB:
+            open_gb = optarg;
+            break;
+        case O_OPEN_PROBE_EXE:
+            opt.open_probe_exe = optarg;
+            break;
         case 'h':
         case O_HELP:
             usage(stdout);
@@ -2598,6 +2807,7 @@ static void parse_args(int argc, char **argv)
     opt.run_mem = !only || list_has(only, "mem");
     opt.run_hot = !only || list_has(only, "hot");
     opt.run_serve = !only || list_has(only, "serve");
+    opt.run_open = !only || list_has(only, "open");
     opt.serve_seconds = serves > 0 ? serves : opt.quick ? 0.5 : 5.0;
     opt.peer_rocksdb = !peers || list_has(peers, "rocksdb");
     opt.peer_lmdb = !peers || list_has(peers, "lmdb");
@@ -2626,6 +2836,19 @@ static void parse_args(int argc, char **argv)
     opt.mem_partitions = opt.quick ? 200 : 1000; /* creating 1000 takes ~20 s here */
     parse_counts(producers, "--producers", opt.producers, &opt.producer_sets);
     parse_counts(w4producers, "--w4-producers", opt.w4_producers, &opt.w4_sets);
+    uint32_t gbs[PRODUCER_SETS_MAX];
+    uint32_t ngb = 0;
+    if (open_gb)
+        parse_counts(open_gb, "--open-gb", gbs, &ngb);
+    if (ngb == 0) {
+        gbs[0] = 1; /* 16 GB is the documented longer run: --open-gb 1,4,16 */
+        gbs[1] = 4;
+        ngb = 2;
+    }
+    for (uint32_t i = 0; i < ngb; i++)
+        opt.open_sizes[i] = opt.quick ? (uint64_t)gbs[i] << 26 : (uint64_t)gbs[i] * 1000000000ull;
+    opt.open_size_count = ngb;
+    opt.open_partitions = opt.quick ? 100 : 1000;
 }
 
 static void machine_string(char *out, size_t n)
@@ -2676,6 +2899,8 @@ static int make_scratch(void)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "--open-probe") == 0)
+        return bench_open_probe(argc - 2, argv + 2); /* one timed open, in a fresh process */
     parse_args(argc, argv);
     if (opt.peer_rocksdb)
         peers_enabled[peer_count++] = &sink_rocksdb;
@@ -2722,6 +2947,8 @@ int main(int argc, char **argv)
         run_hot();
     if (opt.run_serve)
         run_serve();
+    if (opt.run_open)
+        run_open();
     progress_stop();
     double total_s = (double)(bench_now_ns() - t0) / 1e9;
     compute_ratios();

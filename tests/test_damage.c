@@ -6,7 +6,8 @@
  * producer, several sealed segments per partition and producer snapshots; once closed cleanly
  * and once left as a SIGKILLed process leaves it. rt_verify must find it clean. Then, for every
  * file kind (sealed and newest .log of a user topic and of the internal topics, .index,
- * .timeindex, .txnindex, .snapshot, producers.meta, ringtail.meta, the clean-shutdown marker)
+ * .timeindex, .txnindex, .snapshot, producers.meta, ringtail.meta, the clean-shutdown marker,
+ * the recovery point)
  * and every damage (truncation at structural boundaries and inside a record, delete, zero, a
  * flipped byte at several positions, appended garbage), a fresh copy is damaged and:
  *   - when rt_open refuses, it is RT_E_CORRUPT, its detail names a file, and rt_verify on the
@@ -719,6 +720,8 @@ static void matrix(bool clean)
     }
     add_file(files, &n, "producers.meta", "producers.meta", "producers.meta");
     add_file(files, &n, "ringtail.meta", "ringtail.meta", "ringtail.meta");
+    /* The recovery point (format.md A.7): never trusted when damaged, rewritten by open. */
+    add_file(files, &n, TOPIC "-0/recovery-point", "recovery point", "recovery-point");
     if (clean)
         add_file(files, &n, ".clean_shutdown", "clean-shutdown marker", "clean");
 

@@ -51,6 +51,14 @@ static void recovery_add(struct partition_recovery *sum, const struct partition_
     sum->indexes_rebuilt += r->indexes_rebuilt;
     sum->snapshots_rejected += r->snapshots_rejected;
     sum->batches_replayed += r->batches_replayed;
+    sum->segments_trusted += r->segments_trusted;
+    sum->segments_checked += r->segments_checked;
+    sum->bytes_checked += r->bytes_checked;
+    sum->recovery_points_missing += r->recovery_points_missing;
+    sum->recovery_points_damaged += r->recovery_points_damaged;
+    sum->recovery_point_mismatches += r->recovery_point_mismatches;
+    sum->recovery_point_past_end += r->recovery_point_past_end;
+    sum->recovery_points_written += r->recovery_points_written;
 }
 
 static int add_partition_call(struct shard *s, void *arg)

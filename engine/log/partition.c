@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -24,6 +26,7 @@
 #include "index/producer_snapshot.h"
 #include "io/io.h"
 #include "meta.h"
+#include "recovery_point.h"
 #include "segment_check.h"
 #include "segment_pool.h"
 
@@ -551,18 +554,24 @@ static int rebuild_txn_indexes(struct partition *p, uint32_t from)
     return rc;
 }
 
-/* SC4 for every segment, the check verify makes too: a .txnindex that is missing, short, torn
- * or wrong would let read_committed serve aborted records, so it is rebuilt from the log —
- * unless that segment's log fails a CRC (SC6: then the walk, not the index, may be wrong, and
- * txn_walk_compare keeps this index and every later one).
- * Cost: one walk of every batch header of the partition at each open. */
-static int check_txn_indexes(struct partition *p, struct partition_recovery *rec)
+/* SC4 for every segment the open did not trust, the check verify makes too: a .txnindex that is
+ * missing, short, torn or wrong would let read_committed serve aborted records, so it is rebuilt
+ * from the log — unless that segment's log fails a CRC (SC6: then the walk, not the index, may be
+ * wrong, and txn_walk_compare keeps this index and every later one). Segments before `from` were
+ * trusted on the recovery point's word (PA8: checked when sealed, their files unchanged since),
+ * so the walk starts at `from`, knowing nothing of transactions open before it (OV3: first
+ * offsets and LSOs are then only bounded above, as for a log that starts above 0); a disagreement
+ * rebuilds from the log start as before.
+ * Cost: one walk of every batch header from `from` on; none after a clean shutdown. */
+static int check_txn_indexes(struct partition *p, uint32_t from, struct partition_recovery *rec)
 {
+    if (from >= p->segment_count)
+        return 0;
     struct txn_walk w;
-    txn_walk_init(&w, p->segments[0]->base_offset);
+    txn_walk_init(&w, p->segments[from]->base_offset);
     uint32_t bad = p->segment_count;
     int rc = 0;
-    for (uint32_t i = 0; i < p->segment_count; i++) {
+    for (uint32_t i = from; i < p->segment_count; i++) {
         struct segment *seg = p->segments[i];
         rc = txn_walk_compare(&w, seg->map, seg->size_bytes, &seg->txns, NULL, NULL);
         if (rc == -EBADMSG) {
@@ -581,6 +590,167 @@ static int check_txn_indexes(struct partition *p, struct partition_recovery *rec
         return rebuild_txn_indexes(p, bad);
     }
     return 0;
+}
+
+/* ---- the recovery point (PA8; docs/format.md A.7) ---- */
+
+/* A sealed segment may be named by the recovery point once checked (check: run SC1-SC3 now, as
+ * at a seal; otherwise the caller just checked it) and stamped. Stamps are stat(2) calls. */
+static void vouch_sealed(struct partition *p, struct segment *seg, bool check)
+{
+    if (seg->vouched || !seg->sealed)
+        return;
+    bool trusted = seg == p->active && p->active_trusted_bytes != UINT64_MAX;
+    if (check && !segment_check_sealed(seg, trusted ? p->active_trusted_bytes : 0,
+                                       trusted ? p->active_trusted_next : seg->base_offset))
+        return; /* never named: the next open checks it (and refuses what is wrong) */
+    if (recovery_stamp_segment(p->dir, seg->base_offset, seg->stamps) != 0)
+        return;
+    seg->vouched = true;
+}
+
+/* An active segment an open trusted and nothing was appended to: its bytes are what the stamps
+ * describe (the open's preallocation was trimmed away by the seal), only their mtimes moved.
+ * Gives each file its recorded mtime back; true when the stamps then match again. */
+static bool restore_stamps(struct partition *p, const struct segment *seg,
+                           const struct recovery_stamp want[RECOVERY_FILES])
+{
+    static const char *const exts[RECOVERY_FILES] = {"log", "index", "timeindex", "txnindex"};
+    struct recovery_stamp now[RECOVERY_FILES];
+    if (recovery_stamp_segment(p->dir, seg->base_offset, now) != 0)
+        return false;
+    for (int f = 0; f < RECOVERY_FILES; f++) {
+        char path[SEGMENT_PATH_BYTES];
+        if (meta_segment_file(path, sizeof(path), p->dir, seg->base_offset, exts[f]) != 0)
+            return false;
+        if (f == RECOVERY_TXNINDEX && want[f].mtime_ns == RECOVERY_STAMP_MISSING &&
+            now[f].mtime_ns != RECOVERY_STAMP_MISSING && now[f].bytes == 0) {
+            /* Created empty by the active open: a missing .txnindex is an empty one (E.3). */
+            if (io_unlink(p->cfg.segment.faults, path) != 0)
+                return false;
+            now[f] = want[f];
+        }
+        if (now[f].bytes != want[f].bytes || (now[f].mtime_ns == RECOVERY_STAMP_MISSING) !=
+                                                 (want[f].mtime_ns == RECOVERY_STAMP_MISSING))
+            return false; /* the bytes differ: record it anew */
+        if (now[f].mtime_ns == want[f].mtime_ns || want[f].mtime_ns == RECOVERY_STAMP_MISSING)
+            continue;
+        struct timespec ts[2] = {
+            {.tv_nsec = UTIME_OMIT},
+            {.tv_sec = want[f].mtime_ns / 1000000000, .tv_nsec = want[f].mtime_ns % 1000000000}};
+        if (want[f].mtime_ns < 0 || utimensat(AT_FDCWD, path, ts, 0) != 0)
+            return false;
+    }
+    return recovery_stamp_segment(p->dir, seg->base_offset, now) == 0 &&
+           recovery_stamps_equal(now, want);
+}
+
+/* Stores the recovery point: the longest run of vouched segments ending at the newest sealed
+ * one (every segment of the run is sealed, PA2, so the run is dense, L1). The checkpoint is a
+ * cache of checks: a failure to store it costs the next open a walk, nothing else, so callers
+ * may ignore the result. */
+static int store_recovery_point(struct partition *p)
+{
+    if (p->cfg.segment.read_only)
+        return 0;
+    uint32_t end = p->segment_count;
+    while (end > 0 && !p->segments[end - 1]->sealed)
+        end--;
+    uint32_t start = end;
+    while (start > 0 && p->segments[start - 1]->vouched)
+        start--;
+    struct recovery_point rp = {.count = end - start};
+    rp.segments = calloc(rp.count ? rp.count : 1, sizeof(*rp.segments));
+    if (!rp.segments)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < rp.count; i++) {
+        const struct segment *seg = p->segments[start + i];
+        struct recovery_segment *e = &rp.segments[i];
+        assert(seg->sealed);
+        e->base_offset = seg->base_offset;
+        e->next_offset = seg->next_offset;
+        e->max_timestamp = atomic_load_explicit(&seg->max_timestamp_ms, memory_order_relaxed);
+        e->max_timestamp_offset = seg->max_timestamp_offset;
+        memcpy(e->files, seg->stamps, sizeof(e->files));
+    }
+    rp.offset = rp.count ? rp.segments[rp.count - 1].next_offset : 0;
+    int rc = recovery_point_store(p->cfg.segment.faults, p->dir, &rp);
+    free(rp.segments);
+    if (rc == 0)
+        p->recovery_points_written++;
+    return rc;
+}
+
+/* What the recovery point says of the segment at `base` of an open: trust (filled, returned)
+ * when it names the segment with the stamps its files have now. The newest segment is trusted
+ * only after a clean shutdown (after a crash it is scanned: R1-R3). */
+static const struct segment_trust *trust_for(struct partition *p, const struct recovery_point *rp,
+                                             int64_t base, bool newest, bool clean,
+                                             struct segment_trust *tr,
+                                             struct partition_recovery *rec)
+{
+    const struct recovery_segment *e = recovery_point_find(rp, base);
+    if (!e || (newest && !clean))
+        return NULL;
+    struct recovery_stamp now[RECOVERY_FILES];
+    if (recovery_stamp_segment(p->dir, base, now) != 0)
+        return NULL;
+    if (!recovery_stamps_equal(now, e->files)) {
+        rec->recovery_point_mismatches++;
+        if (now[RECOVERY_LOG].bytes < e->files[RECOVERY_LOG].bytes)
+            rec->recovery_point_past_end++; /* it claims bytes the file no longer holds */
+        return NULL;
+    }
+    tr->next_offset = e->next_offset;
+    tr->max_timestamp = e->max_timestamp;
+    tr->max_timestamp_offset = e->max_timestamp_offset;
+    return tr;
+}
+
+/* Loads the partition's recovery point for an open; counts a damaged or missing one (a partition
+ * with nothing sealed yet, fresh or never closed cleanly, has none to miss). */
+static void load_recovery_point(struct partition *p, uint32_t segments, bool clean,
+                                struct recovery_point *rp, struct partition_recovery *rec)
+{
+    memset(rp, 0, sizeof(*rp));
+    if (segments == 0)
+        return;
+    const char *why = NULL;
+    size_t bad = 0;
+    int rc = recovery_point_load(p->dir, rp, &why, &bad);
+    if (rc == -ENOENT && (segments > 1 || clean))
+        rec->recovery_points_missing++;
+    else if (rc && rc != -ENOENT)
+        rec->recovery_points_damaged++; /* never trusted: every segment is checked */
+}
+
+/* After an open: entries of segments the directory does not hold (at or past its log start) or
+ * a recovery point past the log's end claim more than the files hold. */
+static void note_past_end(const struct partition *p, const struct recovery_point *rp,
+                          struct partition_recovery *rec)
+{
+    if (rp->count == 0)
+        return;
+    int64_t log_start = p->segments[0]->base_offset;
+    if (rp->offset > p->segments[p->segment_count - 1]->next_offset)
+        rec->recovery_point_past_end++;
+    for (uint32_t i = 0; i < rp->count; i++) {
+        int64_t base = rp->segments[i].base_offset;
+        if (base < log_start)
+            continue; /* retention removed it: stale, not wrong */
+        uint32_t lo = 0, hi = p->segment_count;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (p->segments[mid]->base_offset < base)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == p->segment_count || p->segments[lo]->base_offset != base) {
+            rec->recovery_point_past_end++;
+            break;
+        }
+    }
 }
 
 int partition_open(struct partition *p, const char *data_dir, const char *topic, uint32_t id,
@@ -609,17 +779,42 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     rc = list_segments(p->dir, cfg->segment.read_only, &bases, &count);
     if (rc)
         return rc;
+    struct recovery_point rp;
+    load_recovery_point(p, count, clean, &rp, rec);
+    uint32_t first_untrusted = count;
+    bool newest_trusted = false;
+    struct recovery_stamp newest_stamps[RECOVERY_FILES];
+    memset(newest_stamps, 0, sizeof(newest_stamps));
     for (uint32_t i = 0; i < count; i++) {
         bool newest = i + 1 == count;
         struct segment *seg = NULL;
         struct segment_recovery srec;
-        rc = segment_open(&seg, p->dir, bases[i], &cfg->segment, newest, newest && !clean, &srec);
+        struct segment_trust tr;
+        const struct segment_trust *trust = trust_for(p, &rp, bases[i], newest, clean, &tr, rec);
+        rc = segment_open(&seg, p->dir, bases[i], &cfg->segment, newest, newest && !clean, trust,
+                          &srec);
         if (rc)
             break;
         if (newest && !clean)
             rec->recovered = true;
         rec->truncated_bytes += srec.truncated_bytes;
         rec->segments_opened++;
+        if (srec.trusted) {
+            rec->segments_trusted++;
+            newest_trusted = newest;
+            if (newest)
+                memcpy(newest_stamps, recovery_point_find(&rp, bases[i])->files,
+                       sizeof(newest_stamps));
+            if (seg->sealed) {
+                seg->vouched = true; /* PA8: its stamps are the ones recorded */
+                memcpy(seg->stamps, recovery_point_find(&rp, bases[i])->files, sizeof(seg->stamps));
+            }
+        } else {
+            rec->segments_checked++;
+            rec->bytes_checked += seg->size_bytes + srec.truncated_bytes;
+            if (first_untrusted == count)
+                first_untrusted = i;
+        }
         if (i > 0) {
             struct segment *prev = p->segments[p->segment_count - 1];
             if (prev->next_offset != seg->base_offset) {
@@ -643,6 +838,9 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
         }
     }
     free(bases);
+    if (rc == 0 && p->segment_count > 0)
+        note_past_end(p, &rp, rec);
+    recovery_point_free(&rp);
     if (rc == 0 && p->segment_count == 0) {
         struct segment *seg = NULL;
         rc = segment_create(&seg, p->dir, 0, &cfg->segment);
@@ -658,14 +856,29 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     }
     p->active = p->segments[p->segment_count - 1];
     p->next_offset = p->active->next_offset;
+    p->active_trusted_bytes = newest_trusted ? p->active->size_bytes : UINT64_MAX;
+    p->active_trusted_next = p->active->next_offset;
+    memcpy(p->active_trusted_stamps, newest_stamps, sizeof(newest_stamps));
     p->snapshot_offset = -1;
     rc = load_producers(p, rec);
     if (rc == 0)
-        rc = check_txn_indexes(p, rec);
+        rc = check_txn_indexes(p, first_untrusted, rec);
     if (rc) {
         partition_close(p, false);
         return rc;
     }
+    /* PA8: sealed segments this open checked (no checkpoint named them, or their files changed)
+     * are named now, so the next open reads none of them. */
+    bool store = rec->recovery_points_damaged > 0 || rec->recovery_point_past_end > 0;
+    for (uint32_t i = 0; i < p->segment_count && !cfg->segment.read_only; i++) {
+        struct segment *seg = p->segments[i];
+        if (seg->sealed && !seg->vouched) {
+            vouch_sealed(p, seg, false);
+            store = true;
+        }
+    }
+    if (store && store_recovery_point(p) == 0)
+        rec->recovery_points_written++;
     p->recovery = *rec;
     atomic_init(&p->seq, 0);
     partition_publish(p);
@@ -694,6 +907,18 @@ int partition_close(struct partition *p, bool seal)
         rc = segment_seal(p->active);
     if (seal && p->active && rc == 0 && p->producers.slots)
         rc = partition_snapshot_producers(p);
+    if (seal && p->active && rc == 0 && p->active->sealed) {
+        /* PA8: the next clean open reads nothing. */
+        if (p->active->size_bytes == p->active_trusted_bytes &&
+            restore_stamps(p, p->active, p->active_trusted_stamps) &&
+            p->recovery_points_written == 0) {
+            /* Nothing appended since the open trusted it, and the checkpoint the open found
+             * (which names it) was not replaced since: it holds as it is. */
+        } else {
+            vouch_sealed(p, p->active, true);
+            (void)store_recovery_point(p);
+        }
+    }
     producer_table_free(&p->producers);
     free(p->open_txns);
     p->open_txns = NULL;
@@ -769,6 +994,9 @@ static int partition_roll(struct partition *p)
     rc = partition_snapshot_producers(p); /* as Kafka: a snapshot at every roll */
     if (rc)
         return rc;
+    vouch_sealed(p, old, true); /* PA8: checked once, at its seal */
+    (void)store_recovery_point(p);
+    p->active_trusted_bytes = UINT64_MAX; /* the next active segment is new */
     struct segment *seg = NULL;
     rc = -ENOENT;
     if (p->spare_bytes > 0) {

@@ -27,6 +27,13 @@
  *        the head of the next segment's file (its lead, zeros, fdatasynced); the roll renames
  *        it into place when it is ready, and creates a file as before when it is not (the
  *        bytes then written into unwritten blocks are counted: prewrite_missed_bytes).
+ *   PA8. The recovery point (`recovery-point`, docs/format.md A.7) names only sealed segments
+ *        that were checked (SC1-SC3, at their seal or by an open's walk) and whose files were
+ *        fdatasynced before it was written, with each file's size and mtime as they were then.
+ *        An open trusts a segment only when the checkpoint names it with exactly the stamps its
+ *        files have now (and the newest segment only after a clean shutdown): a changed,
+ *        unnamed or damaged entry costs a walk, never trust. Stored at every roll, at a clean
+ *        close, and by an open that checked a sealed segment no entry vouched for.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -81,6 +88,15 @@ struct partition_recovery {
     uint32_t snapshots_rejected; /* corrupt producer snapshots reported and removed */
     int64_t snapshot_offset;     /* the snapshot producer state was loaded from, -1 none */
     uint64_t batches_replayed;   /* producer batches replayed after it */
+    /* The recovery point (PA8, recovery_point.h). */
+    uint32_t segments_trusted;          /* opened on its word: nothing of them was read */
+    uint32_t segments_checked;          /* walked header by header (SC1-SC3), or scanned */
+    uint64_t bytes_checked;             /* log bytes those walks and scans covered */
+    uint32_t recovery_points_missing;   /* partitions with sealed segments and no checkpoint */
+    uint32_t recovery_points_damaged;   /* checkpoints that failed RP1-RP5 (not trusted) */
+    uint32_t recovery_point_mismatches; /* entries whose files changed since (checked instead) */
+    uint32_t recovery_point_past_end;   /* entries of segments the directory does not hold */
+    uint32_t recovery_points_written;   /* checkpoints this open stored */
 };
 
 struct partition {
@@ -120,6 +136,14 @@ struct partition {
      * 0 = none ready; next_queued while it works on it. */
     _Atomic uint64_t next_ready_bytes;
     _Atomic bool next_queued;
+    uint32_t recovery_points_written; /* PA8: checkpoints stored (tests) */
+    /* PA8: the active segment's size and stamps when an open trusted it (bytes UINT64_MAX:
+     * not trusted). A close that finds no byte appended gives its files back the mtimes they
+     * had (their bytes are the same: the open's preallocation was trimmed away again), so an
+     * idle open and close change no byte of the directory and the next open trusts it too. */
+    uint64_t active_trusted_bytes;
+    int64_t active_trusted_next; /* its next offset then */
+    struct recovery_stamp active_trusted_stamps[RECOVERY_FILES];
 
     /* published (seqlock: odd while the writer updates) */
     _Atomic uint64_t seq;

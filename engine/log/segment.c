@@ -531,9 +531,230 @@ static bool indexes_sound(struct segment *seg)
     return true;
 }
 
+/* segment_open, step 1: the log's descriptor and its mapping (the whole file; nothing is read).
+ * *file_bytes_out: the file's size. */
+static int open_log(struct segment *seg, bool recover, uint64_t *file_bytes_out)
+{
+    seg->fd = open(seg->log_path, (seg->cfg.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    if (seg->fd < 0)
+        return error_set(-errno, "%s: cannot open: %s", seg->log_path, strerror(errno));
+    struct stat st;
+    if (fstat(seg->fd, &st) != 0)
+        return -errno;
+    uint64_t file_bytes = (uint64_t)st.st_size;
+    if (file_bytes > INT32_MAX && !recover)
+        return error_set(RT_E_CORRUPT, "%s: offset 0: segment larger than 2 GiB", seg->log_path);
+    *file_bytes_out = file_bytes;
+    return map_log(seg, file_bytes);
+}
+
+/* Closes and removes both indexes and opens them again empty and writable, to be rebuilt. */
+static int reset_indexes(struct segment *seg, const char *index_path, const char *time_path)
+{
+    offset_index_close(&seg->oidx); /* safe when closed; a read-only one has no fd */
+    time_index_close(&seg->tidx);
+    (void)io_unlink(seg->cfg.faults, index_path);
+    (void)io_unlink(seg->cfg.faults, time_path);
+    size_t cap = index_capacity(&seg->cfg);
+    int rc = offset_index_open(&seg->oidx, index_path, seg->base_offset, cap, true, 0);
+    if (rc == 0)
+        rc = time_index_open(&seg->tidx, time_path, seg->base_offset, cap, true, 0);
+    return rc;
+}
+
+/* What segment_open's index step decided. */
+struct open_state {
+    bool active;
+    bool recover;         /* the log is scanned (a read-only open may turn it on, below) */
+    bool writable_index;  /* the indexes are open for writing (sealed again when not active) */
+    bool rebuild_indexes; /* the indexes were missing or misshapen: rebuild from a whole log */
+};
+
+/* segment_open, step 2: the offset and time indexes. A writable index is reopened at capacity;
+ * its live entries are those the clean trim left (file size / entry size). A missing or
+ * misshapen one is derived data: rebuilt from the log (in memory when read-only). */
+static int open_indexes(struct segment *seg, const char *index_path, const char *time_path,
+                        struct open_state *st)
+{
+    bool read_only = seg->cfg.read_only;
+    size_t cap = index_capacity(&seg->cfg);
+    int rc;
+    if (read_only && st->recover) {
+        rc = memory_indexes(seg); /* the scan rebuilds them */
+        if (rc)
+            return rc;
+    } else {
+        rc = offset_index_open(&seg->oidx, index_path, seg->base_offset, cap, st->writable_index,
+                               UINT32_MAX);
+        if (rc == 0)
+            rc = time_index_open(&seg->tidx, time_path, seg->base_offset, cap, st->writable_index,
+                                 UINT32_MAX);
+    }
+    if ((rc == -EBADMSG || rc == -ENOENT) && read_only) {
+        /* Rebuilt in memory by the scan; a read-only open never cuts, so scanning a sealed log
+         * here changes nothing on disk. */
+        rc = memory_indexes(seg);
+        if (rc)
+            return rc;
+        st->recover = true;
+    } else if (rc == -EBADMSG || rc == -ENOENT) {
+        rc = reset_indexes(seg, index_path, time_path);
+        /* Rebuilt by the recovery scan when the segment is recovered anyway, else only from a
+         * log that is whole (a sealed log is never cut because an index was lost). */
+        st->rebuild_indexes = !st->recover;
+        st->writable_index = true;
+    }
+    if (rc)
+        return error_set(rc, "%s: cannot open indexes: %s", seg->log_path, strerror(-rc));
+    return 0;
+}
+
+/* segment_open, step 3 (recover): scan the log from byte 0, cut a torn or corrupt tail (and let
+ * the file system zero it: leftover bytes past a shorter rewrite must never parse as batches at
+ * the next recovery). */
+static int recover_log(struct segment *seg, uint64_t *file_bytes, struct segment_recovery *rec)
+{
+    int rc = segment_scan(seg, *file_bytes, rec);
+    if (rc)
+        return rc;
+    if (seg->size_bytes < *file_bytes && !seg->cfg.read_only) {
+        if (ftruncate(seg->fd, (off_t)seg->size_bytes) != 0)
+            return error_set(-errno, "%s: ftruncate: %s", seg->log_path, strerror(errno));
+        *file_bytes = seg->size_bytes;
+    }
+    return 0;
+}
+
+/* A checked segment's end and largest timestamp, from the check or the recovery point. */
+static void adopt_checked(struct segment *seg, uint64_t file_bytes, int64_t next_offset,
+                          int64_t max_timestamp, int64_t max_timestamp_offset)
+{
+    seg->size_bytes = file_bytes;
+    atomic_store_explicit(&seg->max_timestamp_ms, max_timestamp, memory_order_relaxed);
+    seg->max_timestamp_offset = max_timestamp_offset;
+    seg->next_offset = next_offset;
+    uint64_t last_indexed = 0;
+    if (seg->oidx.file.entries > 0) {
+        int64_t off;
+        uint32_t p;
+        offset_index_entry(&seg->oidx, seg->oidx.file.entries - 1, &off, &p); /* one page */
+        last_indexed = p;
+    }
+    seg->bytes_since_index = file_bytes - last_indexed;
+}
+
+/* Walks a sealed log's batches (headers only) from 0; true when they end exactly at its end. */
+static bool log_whole(const struct segment *seg, uint64_t file_bytes, uint64_t *pos_out,
+                      const char **why_out)
+{
+    uint64_t pos = 0;
+    int64_t expect = seg->base_offset;
+    const char *why = NULL;
+    while (pos < file_bytes) {
+        struct batch_header h;
+        int64_t size = batch_size_at(seg->map + pos, file_bytes - pos, &why);
+        if (size < 0 || batch_validate(seg->map + pos, (size_t)size, 0, &h, &why) != 0)
+            break;
+        if (h.base_offset != expect) {
+            why = "batch base offset is not the next offset";
+            break;
+        }
+        expect = batch_last_offset(&h) + 1;
+        pos += (uint64_t)size;
+    }
+    *pos_out = pos;
+    *why_out = why ? why : "damaged batch";
+    return pos == file_bytes;
+}
+
+/* segment_open, step 3 (a segment open trusts): SC1, SC2, SC3, the check verify makes too
+ * (segment_check.c). A damaged log is refused, never cut; damaged indexes are rebuilt from a
+ * whole log. Cost: one walk of every batch header (and a CRC of every batch when an index must
+ * be rebuilt). */
+static int check_log(struct segment *seg, const char *index_path, const char *time_path,
+                     uint64_t file_bytes, struct open_state *st, struct segment_recovery *rec)
+{
+    seg->size_bytes = file_bytes;
+    struct segment_check chk;
+    segment_check_run(seg->map, file_bytes, seg->base_offset, false, seg->oidx.file.map,
+                      seg->oidx.file.entries, seg->tidx.file.map, seg->tidx.file.entries, &chk);
+    if (chk.log_rc)
+        return error_set(RT_E_CORRUPT,
+                         "%s: offset %" PRIu64 ": %s (a sealed or cleanly closed segment must "
+                         "hold whole valid batches to its end; not repaired)",
+                         seg->log_path, chk.log_bad_position, chk.log_why);
+    if (!st->rebuild_indexes && indexes_sound(seg) && chk.oidx_bad == SEGMENT_CHECK_SOUND &&
+        chk.tidx_bad == SEGMENT_CHECK_SOUND) {
+        adopt_checked(seg, file_bytes, chk.next_offset, chk.max_timestamp,
+                      chk.max_timestamp_offset);
+        return 0;
+    }
+    /* Rebuild only from a log that is whole: a sealed segment (SC1) must consist of valid
+     * batches to its last byte. A damaged one is reported, never cut. */
+    uint64_t pos = 0;
+    const char *why = NULL;
+    if (!log_whole(seg, file_bytes, &pos, &why))
+        return error_set(RT_E_CORRUPT,
+                         "%s: offset %" PRIu64 ": %s (a sealed segment must hold whole "
+                         "valid batches to its end; not repaired)",
+                         seg->log_path, pos, why);
+    int rc;
+    if (seg->cfg.read_only) {
+        rc = memory_indexes(seg);
+    } else {
+        rc = reset_indexes(seg, index_path, time_path);
+        st->writable_index = true; /* sealed again below, so the rebuilt files are trimmed */
+    }
+    if (rc == 0)
+        rc = segment_scan(seg, file_bytes, rec);
+    return rc;
+}
+
+/* segment_open, step 4 (active): extend the log back to capacity and map it whole. */
+static int make_active(struct segment *seg, uint64_t file_bytes)
+{
+    /* SG2: what lies below the data is written; what lies past it may be preallocated. */
+    atomic_store_explicit(&seg->zero_frontier, seg->size_bytes, memory_order_relaxed);
+    atomic_store_explicit(&seg->writer_end, seg->size_bytes, memory_order_relaxed);
+    seg->claimed_bytes = seg->size_bytes;
+    uint64_t cap =
+        seg->cfg.capacity_bytes > seg->size_bytes ? seg->cfg.capacity_bytes : seg->size_bytes;
+    if (cap > file_bytes) {
+        int rc = preallocate(seg->fd, cap);
+        if (rc)
+            return error_set(rc, "%s: cannot preallocate: %s", seg->log_path, strerror(-rc));
+    }
+    seg->preallocated = true;
+    int rc = map_log(seg, cap);
+    if (rc)
+        return rc;
+    seg->cfg.capacity_bytes = cap;
+    return io_fdatasync(seg->cfg.faults, seg->fd); /* SG4 */
+}
+
+/* segment_open, step 4 (sealed): a recovered or rebuilt older segment is sealed again so its
+ * files are trimmed; then it keeps no log descriptor. */
+static int reseal(struct segment *seg, bool writable_index)
+{
+    if (writable_index) {
+        int rc = offset_index_seal(&seg->oidx);
+        if (rc == 0)
+            rc = time_index_seal(&seg->tidx);
+        if (rc == 0)
+            rc = segment_sync_txn_index(seg);
+        if (rc == 0)
+            rc = txn_index_seal(&seg->txns);
+        if (rc)
+            return rc;
+    }
+    seg->sealed = true;
+    segment_drop_fd(seg);
+    return 0;
+}
+
 int segment_open(struct segment **out, const char *partition_dir, int64_t base_offset,
                  const struct segment_config *cfg, bool active, bool recover,
-                 struct segment_recovery *rec)
+                 const struct segment_trust *trust, struct segment_recovery *rec)
 {
     struct segment_recovery local;
     if (!rec)
@@ -543,202 +764,36 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     if (!seg)
         return -ENOMEM;
     char index_path[SEGMENT_PATH_BYTES], time_path[SEGMENT_PATH_BYTES];
+    uint64_t file_bytes = 0;
+    struct open_state st = {
+        .active = active && !cfg->read_only, /* read-only: served as it is, never extended */
+        .recover = recover,
+    };
+    st.writable_index = (st.active || recover) && !cfg->read_only;
     int rc = segment_paths(seg, partition_dir, index_path, time_path);
+    if (rc == 0)
+        rc = open_log(seg, recover, &file_bytes);
+    if (rc == 0)
+        rc = open_indexes(seg, index_path, time_path, &st);
+    if (rc == 0)
+        rc = open_txns(seg, (st.active || st.recover) && !cfg->read_only, st.recover);
     if (rc)
         goto err;
-    bool read_only = cfg->read_only;
-    if (read_only)
-        active = false; /* served as it is: never extended or preallocated */
-    seg->fd = open(seg->log_path, (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
-    if (seg->fd < 0) {
-        rc = error_set(-errno, "%s: cannot open: %s", seg->log_path, strerror(errno));
-        goto err;
+    if (st.recover) {
+        rc = recover_log(seg, &file_bytes, rec);
+    } else if (trust && !st.rebuild_indexes && trust->next_offset >= base_offset) {
+        /* RP (recovery_point.h): checked at its seal and unchanged since; nothing is read. */
+        adopt_checked(seg, file_bytes, trust->next_offset, trust->max_timestamp,
+                      trust->max_timestamp_offset);
+        rec->trusted = true;
+    } else {
+        rc = check_log(seg, index_path, time_path, file_bytes, &st, rec);
     }
-    struct stat st;
-    if (fstat(seg->fd, &st) != 0) {
-        rc = -errno;
-        goto err;
-    }
-    uint64_t file_bytes = (uint64_t)st.st_size;
-    if (file_bytes > INT32_MAX && !recover) {
-        rc = error_set(RT_E_CORRUPT, "%s: offset 0: segment larger than 2 GiB", seg->log_path);
-        goto err;
-    }
-    rc = map_log(seg, file_bytes);
     if (rc)
         goto err;
-
-    /* A writable index is reopened at capacity; its live entries are those the clean trim
-     * left (file size / entry size). Recovery resets them anyway. */
-    bool writable_index = (active || recover) && !read_only;
-    bool rebuild_indexes = false;
-    if (read_only && recover) {
-        rc = memory_indexes(seg); /* the scan below rebuilds them */
-        if (rc)
-            goto err;
-    } else {
-        rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg),
-                               writable_index, UINT32_MAX);
-        if (rc == 0)
-            rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg),
-                                 writable_index, UINT32_MAX);
-    }
-    if ((rc == -EBADMSG || rc == -ENOENT) && read_only) {
-        /* Rebuilt in memory by the scan below; a read-only open never cuts, so scanning a
-         * sealed log here changes nothing on disk. */
-        rc = memory_indexes(seg);
-        if (rc)
-            goto err;
-        recover = true;
-    } else if (rc == -EBADMSG || rc == -ENOENT) {
-        /* Missing or misshapen index: derived data, rebuild it from the log. */
-        offset_index_close(&seg->oidx); /* safe when closed; a read-only one has no fd */
-        time_index_close(&seg->tidx);
-        (void)io_unlink(cfg->faults, index_path);
-        (void)io_unlink(cfg->faults, time_path);
-        rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg), true, 0);
-        if (rc == 0)
-            rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg), true, 0);
-        /* Rebuilt below: by the recovery scan when the segment is recovered anyway, else only
-         * from a log that is whole (a sealed log is never cut because an index was lost). */
-        rebuild_indexes = !recover;
-        writable_index = true;
-    }
-    if (rc) {
-        error_set(rc, "%s: cannot open indexes: %s", seg->log_path, strerror(-rc));
-        goto err;
-    }
-    rc = open_txns(seg, (active || recover) && !read_only, recover);
+    rc = st.active ? make_active(seg, file_bytes) : reseal(seg, st.writable_index);
     if (rc)
         goto err;
-
-    if (recover) {
-        rc = segment_scan(seg, file_bytes, rec);
-        if (rc)
-            goto err;
-        if (seg->size_bytes < file_bytes && !read_only) {
-            /* Cut the tail off and let the file system zero it: leftover bytes past a shorter
-             * rewrite must never parse as batches at the next recovery. */
-            if (ftruncate(seg->fd, (off_t)seg->size_bytes) != 0) {
-                rc = error_set(-errno, "%s: ftruncate: %s", seg->log_path, strerror(errno));
-                goto err;
-            }
-            file_bytes = seg->size_bytes;
-        }
-    } else {
-        seg->size_bytes = file_bytes;
-        /* SC1, SC2, SC3: the check verify makes too (segment_check.c). A damaged log is refused,
-         * never cut; damaged indexes are rebuilt from a whole log. */
-        struct segment_check chk;
-        segment_check_run(seg->map, file_bytes, base_offset, false, seg->oidx.file.map,
-                          seg->oidx.file.entries, seg->tidx.file.map, seg->tidx.file.entries, &chk);
-        if (chk.log_rc) {
-            rc = error_set(RT_E_CORRUPT,
-                           "%s: offset %" PRIu64 ": %s (a sealed or cleanly closed segment must "
-                           "hold whole valid batches to its end; not repaired)",
-                           seg->log_path, chk.log_bad_position, chk.log_why);
-            goto err;
-        }
-        if (rebuild_indexes || !indexes_sound(seg) || chk.oidx_bad != SEGMENT_CHECK_SOUND ||
-            chk.tidx_bad != SEGMENT_CHECK_SOUND) {
-            /* Rebuild only from a log that is whole: a sealed segment (SC1) must consist of
-             * valid batches to its last byte. A damaged one is reported, never cut. */
-            uint64_t pos = 0;
-            int64_t expect = base_offset;
-            const char *why = NULL;
-            while (pos < file_bytes) {
-                struct batch_header h;
-                int64_t size = batch_size_at(seg->map + pos, file_bytes - pos, &why);
-                if (size < 0 || batch_validate(seg->map + pos, (size_t)size, 0, &h, &why) != 0)
-                    break;
-                if (h.base_offset != expect) {
-                    why = "batch base offset is not the next offset";
-                    break;
-                }
-                expect = batch_last_offset(&h) + 1;
-                pos += (uint64_t)size;
-            }
-            if (pos != file_bytes) {
-                rc = error_set(RT_E_CORRUPT,
-                               "%s: offset %" PRIu64 ": %s (a sealed segment must hold whole "
-                               "valid batches to its end; not repaired)",
-                               seg->log_path, pos, why ? why : "damaged batch");
-                goto err;
-            }
-            /* Rebuild from the log: needs writable indexes (in memory when read-only). */
-            if (read_only) {
-                rc = memory_indexes(seg);
-            } else {
-                offset_index_close(&seg->oidx);
-                time_index_close(&seg->tidx);
-                (void)io_unlink(cfg->faults, index_path);
-                (void)io_unlink(cfg->faults, time_path);
-                rc = offset_index_open(&seg->oidx, index_path, base_offset, index_capacity(cfg),
-                                       true, 0);
-                if (rc == 0)
-                    rc = time_index_open(&seg->tidx, time_path, base_offset, index_capacity(cfg),
-                                         true, 0);
-                writable_index = true; /* sealed again below, so the rebuilt files are trimmed */
-            }
-            if (rc)
-                goto err;
-            rc = segment_scan(seg, file_bytes, rec);
-            if (rc)
-                goto err;
-        } else {
-            /* Trust the cleanly sealed segment: its end and largest timestamp from the walk. */
-            atomic_store_explicit(&seg->max_timestamp_ms, chk.max_timestamp, memory_order_relaxed);
-            seg->max_timestamp_offset = chk.max_timestamp_offset;
-            seg->next_offset = chk.next_offset;
-            uint64_t last_indexed = 0;
-            if (seg->oidx.file.entries > 0) {
-                int64_t off;
-                uint32_t p;
-                offset_index_entry(&seg->oidx, seg->oidx.file.entries - 1, &off, &p);
-                last_indexed = p;
-            }
-            seg->bytes_since_index = file_bytes - last_indexed;
-        }
-    }
-
-    if (active) {
-        /* SG2: what lies below the data is written; what lies past it may be preallocated. */
-        atomic_store_explicit(&seg->zero_frontier, seg->size_bytes, memory_order_relaxed);
-        atomic_store_explicit(&seg->writer_end, seg->size_bytes, memory_order_relaxed);
-        seg->claimed_bytes = seg->size_bytes;
-        uint64_t cap =
-            cfg->capacity_bytes > seg->size_bytes ? cfg->capacity_bytes : seg->size_bytes;
-        if (cap > file_bytes) {
-            rc = preallocate(seg->fd, cap);
-            if (rc) {
-                error_set(rc, "%s: cannot preallocate: %s", seg->log_path, strerror(-rc));
-                goto err;
-            }
-        }
-        seg->preallocated = true;
-        rc = map_log(seg, cap);
-        if (rc)
-            goto err;
-        seg->cfg.capacity_bytes = cap;
-        rc = io_fdatasync(cfg->faults, seg->fd); /* SG4 */
-        if (rc)
-            goto err;
-    } else {
-        if (writable_index) {
-            /* A recovered or rebuilt older segment is sealed again so its files are trimmed. */
-            rc = offset_index_seal(&seg->oidx);
-            if (rc == 0)
-                rc = time_index_seal(&seg->tidx);
-            if (rc == 0)
-                rc = segment_sync_txn_index(seg);
-            if (rc == 0)
-                rc = txn_index_seal(&seg->txns);
-            if (rc)
-                goto err;
-        }
-        seg->sealed = true;
-        segment_drop_fd(seg);
-    }
     seg->oidx_map = seg->oidx.file.map;
     seg->tidx_map = seg->tidx.file.map;
     segment_publish(seg);
@@ -747,6 +802,28 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
 err:
     segment_free(seg);
     return rc;
+}
+
+bool segment_check_sealed(const struct segment *seg, uint64_t from_bytes, int64_t from_offset)
+{
+    assert(seg->sealed);
+    assert(from_bytes <= seg->size_bytes);
+    if (!seg->map && seg->size_bytes > 0)
+        return false;
+    struct segment_check chk;
+    if (from_bytes > 0) {
+        /* [0, from_bytes) was checked at its earlier seal (and vouched for since): walk the
+         * batches appended after it, then the indexes' structure (their pages only). */
+        segment_check_run(seg->map + from_bytes, seg->size_bytes - from_bytes, from_offset, false,
+                          NULL, 0, NULL, 0, &chk);
+        return chk.log_rc == 0 && chk.data_bytes == seg->size_bytes - from_bytes &&
+               chk.next_offset == seg->next_offset && indexes_sound((struct segment *)seg);
+    }
+    segment_check_run(seg->map, seg->size_bytes, seg->base_offset, false, seg->oidx.file.map,
+                      seg->oidx.file.entries, seg->tidx.file.map, seg->tidx.file.entries, &chk);
+    return chk.log_rc == 0 && chk.data_bytes == seg->size_bytes &&
+           chk.next_offset == seg->next_offset && chk.oidx_bad == SEGMENT_CHECK_SOUND &&
+           chk.tidx_bad == SEGMENT_CHECK_SOUND && indexes_sound((struct segment *)seg);
 }
 
 /* A reader's view of an index: the mapping (stable for the segment's life: sealing trims the

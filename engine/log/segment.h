@@ -27,6 +27,7 @@
 #include "index/offset_index.h"
 #include "index/time_index.h"
 #include "index/txn_index.h"
+#include "recovery_point.h"
 
 #define SEGMENT_PATH_BYTES 4096
 
@@ -50,7 +51,16 @@ struct segment_recovery {
     uint64_t truncated_bytes; /* non-zero bytes dropped after them (a torn or corrupt tail) */
     int64_t next_offset;      /* last valid offset + 1 (base when empty) */
     const char *why;          /* why the scan stopped early, or NULL at a clean end */
-    bool stale; /* a recycled file's stale batches followed the last one (cut, not counted) */
+    bool stale;   /* a recycled file's stale batches followed the last one (cut, not counted) */
+    bool trusted; /* opened on a recovery point's word (segment_trust): nothing was read */
+};
+
+/* What a recovery point (recovery_point.h) recorded of a sealed segment whose files have not
+ * changed since: the segment's end and largest timestamp, as the check at its seal found them. */
+struct segment_trust {
+    int64_t next_offset;
+    int64_t max_timestamp;
+    int64_t max_timestamp_offset;
 };
 
 struct segment {
@@ -86,6 +96,10 @@ struct segment {
     _Atomic bool zero_queued;       /* a pool job for this segment exists */
     uint64_t claimed_bytes;         /* writer: writer_end as it last stored it */
     uint64_t writeback_bytes;       /* pool (sync=none): writeback started on [0, this), SP7 */
+    /* Recovery point (partition.c, PA8): set once the sealed segment was checked (at its seal,
+     * or by an open) or trusted, with its files' stamps as they were then. Writer only. */
+    bool vouched;
+    struct recovery_stamp stamps[RECOVERY_FILES];
 };
 
 /* Creates a new, empty active segment at base_offset in partition_dir: files created,
@@ -98,14 +112,26 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
 /* Opens an existing segment. active: it will be appended to (the log is extended back to
  * capacity and the indexes opened writable). recover: the log is scanned from the start, a
  * torn or corrupt tail is cut off (and the file re-zeroed past it), and the indexes rebuilt;
- * *rec reports what happened. Without recover, a sealed segment's indexes are checked and
- * rebuilt from the log if they fail the check. A sealed segment keeps no file descriptor (its
- * mappings serve readers). With cfg->read_only, `active` is ignored (nothing is preallocated)
- * and recover scans in memory: the log is read up to its last valid batch and nothing is cut;
- * *rec still says what lies beyond. */
+ * *rec reports what happened. Without recover: with `trust` (a recovery point vouches for the
+ * files, unchanged since the segment was checked at its seal) nothing of the log or its indexes
+ * is read — the mappings are made, the .txnindex is read (it is small) and the segment's end is
+ * trust's; without it, the sealed segment's log and indexes are checked (SC1-SC3, one walk of
+ * every batch header) and the indexes rebuilt from the log if they fail the check. A sealed
+ * segment keeps no file descriptor (its mappings serve readers). With cfg->read_only, `active`
+ * is ignored (nothing is preallocated) and recover scans in memory: the log is read up to its
+ * last valid batch and nothing is cut; *rec still says what lies beyond. */
 int segment_open(struct segment **out, const char *partition_dir, int64_t base_offset,
                  const struct segment_config *cfg, bool active, bool recover,
-                 struct segment_recovery *rec);
+                 const struct segment_trust *trust, struct segment_recovery *rec);
+
+/* The check a seal makes before a recovery point may vouch for the segment (SC1-SC3 of
+ * segment_check.c over its log and indexes, as an open without trust makes it): true when the
+ * sealed segment's batches end exactly at its end and its indexes are sound. Reads every batch
+ * header (the pages a seal just wrote, normally in the page cache). from_bytes > 0: the segment
+ * was vouched for up to that size (and from_offset) when this engine opened it, so only the
+ * batches after it are walked (SC1) and the indexes checked for structure (C.1/C.2 validity):
+ * a close or roll after a clean open does not read what the open did not. */
+bool segment_check_sealed(const struct segment *seg, uint64_t from_bytes, int64_t from_offset);
 
 /* Creates the active segment at base_offset from a recycled file (`spare_path`, a former
  * segment's .log that retention let go): renamed into place, extended to capacity, the
