@@ -47,6 +47,14 @@ int coordinator_init(struct coordinator *c, const char *transactional_id, int32_
                      rt_txn_check_fn check_fn, void *check_ctx, int64_t *producer_id_out,
                      int16_t *epoch_out);
 
+/* coordinator_init for a producer that names the identity it holds (KIP-360, CO14):
+ * expected_pid/expected_epoch -1 expect nothing (coordinator_init). RT_E_PRODUCER_FENCED when
+ * the id holds another identity (nothing changes). */
+int coordinator_init_expected(struct coordinator *c, const char *transactional_id,
+                              int32_t timeout_ms, rt_txn_check_fn check_fn, void *check_ctx,
+                              int64_t expected_pid, int16_t expected_epoch,
+                              int64_t *producer_id_out, int16_t *epoch_out);
+
 /* AddPartitionsToTxn: the transaction becomes (or stays) Ongoing with these partitions added,
  * durably, before the producer writes to them. */
 int coordinator_add_partitions(struct coordinator *c, const char *transactional_id,
