@@ -537,6 +537,16 @@ int rt_txn_list_partitions(rt_engine *e, int (*fn)(void *ctx, const struct rt_pa
     return coordinator_list_partitions(&e->log, c, fn, ctx);
 }
 
+int rt_partition_producers(rt_engine *e, const char *topic, uint32_t partition,
+                           int (*fn)(void *ctx, const struct rt_partition_producer *producer),
+                           void *ctx)
+{
+    error_clear();
+    if (!e || !topic || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_partition_producers: NULL argument");
+    return coordinator_partition_producers(&e->log, topic, partition, fn, ctx);
+}
+
 int rt_txn_abort_partition(rt_engine *e, const char *topic, uint32_t partition, int64_t producer_id,
                            int16_t producer_epoch)
 {

@@ -822,6 +822,27 @@ int rt_txn_list_partitions(rt_engine *engine,
 int rt_txn_abort_partition(rt_engine *engine, const char *topic, uint32_t partition,
                            int64_t producer_id, int16_t producer_epoch);
 
+/* One producer a partition's producer state holds (rt_partition_producers; what Kafka's
+ * DescribeProducers answers). */
+struct rt_partition_producer {
+    int64_t producer_id;
+    int16_t producer_epoch;
+    int32_t last_sequence;            /* of its newest batch (-1: none kept) */
+    int64_t last_timestamp_ms;        /* its newest batch's max timestamp */
+    int32_t coordinator_epoch;        /* of its last marker */
+    int64_t current_txn_first_offset; /* its open transaction's first offset (-1: none) */
+};
+
+/* Calls fn for every producer the partition's state holds (idempotent, transactional and named
+ * producers alike, until they expire or are evicted), in no particular order, on the caller's
+ * thread with no engine lock held; stops on a non-zero return and returns it. The table is
+ * copied on the partition's shard thread first (one shard call: it waits behind the shard's
+ * current round). Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_UNKNOWN_TOPIC_OR_PARTITION,
+ * RT_E_CLOSED, -ENOMEM, or fn's value. */
+int rt_partition_producers(rt_engine *engine, const char *topic, uint32_t partition,
+                           int (*fn)(void *ctx, const struct rt_partition_producer *producer),
+                           void *ctx);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Consumer groups                                                                           */
 /* ---------------------------------------------------------------------------------------- */

@@ -16,7 +16,11 @@
  *   - DescribeTransactions and ListTransactions (KIP-664, handle_ops.c KOP1-KOP2; skipped until
  *     advertised): every id asked answered in order (TRANSACTIONAL_ID_NOT_FOUND 105 for an
  *     unknown one), state, timeout, producer, start time and partitions grouped by topic; the
- *     list's state, producer id and duration filters.
+ *     list's state, producer id and duration filters;
+ *   - rt_partition_producers lists a partition's idempotent and transactional producers (last
+ *     sequence, timestamp, open transaction's first offset), and DescribeProducers answers
+ *     them per partition asked, UNKNOWN_TOPIC_OR_PARTITION (3) for one that does not exist
+ *     (the wire half skipped until advertised).
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback (the
  * stall test runs on the fault injector, whose rings are synchronous, whatever the backend).
@@ -703,6 +707,141 @@ static void test_operator_apis(void **state)
     kafka_server_stop(x.srv);
 }
 
+/* ---- the partitions' producer state (rt_partition_producers) and DescribeProducers ---- */
+
+struct seen_producers {
+    int n;
+    struct rt_partition_producer p[8];
+};
+
+static int collect_producer(void *ctx, const struct rt_partition_producer *pr)
+{
+    struct seen_producers *s = ctx;
+    if (s->n < 8)
+        s->p[s->n++] = *pr;
+    return 0;
+}
+
+static const struct rt_partition_producer *producer_of(const struct seen_producers *s, int64_t pid)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->p[i].producer_id == pid)
+            return &s->p[i];
+    return NULL;
+}
+
+static void test_partition_producers(void **state)
+{
+    struct tu_fixture *f = *state;
+    rt_engine *e = f->e;
+    int64_t idem = -1, tx = -1;
+    int16_t ie = -1, te = -1;
+    assert_int_equal(rt_producer_id_allocate(e, &idem, &ie), 0);
+    uint8_t buf[512];
+    int64_t base = -1;
+    size_t len = make_batch(buf, sizeof(buf), false, idem, ie, 0, 3);
+    assert_int_equal(rt_append_batch(e, "t", 0, buf, len, &base), 0);
+    assert_int_equal(rt_txn_init_producer(e, ID, 60000, &tx, &te), 0);
+    struct rt_topic_partition tp = {"t", 0};
+    assert_int_equal(rt_txn_add_partitions(e, ID, tx, te, &tp, 1), 0);
+    len = make_batch(buf, sizeof(buf), true, tx, te, 0, 2);
+    int64_t txn_base = -1;
+    assert_int_equal(rt_append_batch(e, "t", 0, buf, len, &txn_base), 0);
+    struct seen_producers seen = {0};
+    assert_int_equal(rt_partition_producers(e, "t", 0, collect_producer, &seen), 0);
+    assert_int_equal(seen.n, 2);
+    const struct rt_partition_producer *a = producer_of(&seen, idem), *b = producer_of(&seen, tx);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(a->last_sequence, 2);
+    assert_int_equal(a->current_txn_first_offset, -1);
+    assert_int_equal(a->last_timestamp_ms, 1000);
+    assert_int_equal(b->producer_epoch, te);
+    assert_int_equal(b->last_sequence, 1);
+    assert_int_equal(b->current_txn_first_offset, txn_base);
+    seen.n = 0;
+    assert_int_equal(rt_partition_producers(e, "t", 1, collect_producer, &seen), 0);
+    assert_int_equal(seen.n, 0);
+    assert_int_equal(rt_partition_producers(e, "t", 7, collect_producer, &seen),
+                     RT_E_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_int_equal(rt_partition_producers(e, NULL, 0, collect_producer, &seen),
+                     RT_E_INVALID_ARGUMENT);
+
+    if (!kafka_api_supported(KAFKA_DESCRIBE_PRODUCERS, 0)) {
+        fprintf(stderr, "skipped: DescribeProducers is not advertised yet (api.c)\n");
+        skip();
+    }
+    struct kafka_server_options so;
+    kafka_server_options_init(&so);
+    so.net.port = 0;
+    so.net.threads = 1;
+    so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
+    struct wire x = {0};
+    assert_int_equal(kafka_server_start(e, &so, &x.srv), 0);
+    int sock = dial(&x);
+    struct kp_writer w;
+    req_begin(&x, &w, KAFKA_DESCRIBE_PRODUCERS, 0);
+    kp_write_compact_array_len(&w, 2);
+    kp_write_compact_string(&w, kp_str_of("t"));
+    kp_write_compact_array_len(&w, 2);
+    kp_write_i32(&w, 0);
+    kp_write_i32(&w, 9);
+    kp_write_tags(&w, true);
+    kp_write_compact_string(&w, kp_str_of("nosuch"));
+    kp_write_compact_array_len(&w, 1);
+    kp_write_i32(&w, 0);
+    kp_write_tags(&w, true);
+    kp_write_tags(&w, true);
+    req_send(sock, &w);
+    uint8_t *rb = NULL;
+    struct kp_reader r;
+    resp_read(sock, &rb, &r, true);
+    (void)kp_read_i32(&r);
+    assert_int_equal(kp_read_compact_array_len(&r, 1), 2);
+    /* t: partition 0 with both producers, 9 unknown (KOP4; codec layout of kmsg_ops.c). */
+    assert_true(kp_str_eq(kp_read_compact_string(&r), "t"));
+    assert_int_equal(kp_read_compact_array_len(&r, 1), 2);
+    assert_int_equal(kp_read_i32(&r), 0);
+    assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
+    int32_t np = kp_read_compact_array_len(&r, 1);
+    assert_int_equal(np, 2);
+    bool saw_txn = false;
+    for (int32_t i = 0; i < np; i++) {
+        int64_t pid = kp_read_i64(&r);
+        (void)kp_read_i32(&r);
+        int32_t last_seq = kp_read_i32(&r);
+        (void)kp_read_i64(&r);
+        int64_t txn_start = kp_read_i64(&r);
+        kp_skip_tags(&r);
+        assert_true(pid == idem || pid == tx);
+        assert_int_equal(last_seq, pid == idem ? 2 : 1);
+        if (pid == tx) {
+            saw_txn = true;
+            assert_int_equal(txn_start, txn_base);
+        }
+    }
+    assert_true(saw_txn);
+    kp_skip_tags(&r);
+    assert_int_equal(kp_read_i32(&r), 9);
+    assert_int_equal(kp_read_i16(&r), KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_int_equal(kp_read_compact_array_len(&r, 1), 0);
+    kp_skip_tags(&r);
+    kp_skip_tags(&r);
+    assert_true(kp_str_eq(kp_read_compact_string(&r), "nosuch"));
+    assert_int_equal(kp_read_compact_array_len(&r, 1), 1);
+    assert_int_equal(kp_read_i32(&r), 0);
+    assert_int_equal(kp_read_i16(&r), KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_int_equal(kp_read_compact_array_len(&r, 1), 0);
+    kp_skip_tags(&r);
+    kp_skip_tags(&r);
+    kp_skip_tags(&r);
+    assert_int_equal(r.err, 0);
+    kp_expect_end(&r);
+    free(rb);
+    close(sock);
+    kafka_server_stop(x.srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -712,6 +851,7 @@ int main(void)
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_wire_init_expected, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_operator_apis, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_partition_producers, setup, tu_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

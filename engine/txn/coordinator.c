@@ -2225,3 +2225,67 @@ void coordinator_close(struct coordinator *c)
     pthread_cond_destroy(&c->timer_cv);
     free(c);
 }
+
+/* ---- producer state of a partition (rt_partition_producers) ---- */
+
+struct producers_call {
+    struct partition *p;
+    struct rt_partition_producer *out;
+    size_t count, capacity;
+};
+
+static int producers_each(void *ctx, const struct producer_entry *e)
+{
+    struct producers_call *c = ctx;
+    if (c->count == c->capacity) {
+        size_t cap = c->capacity ? c->capacity * 2 : 16;
+        struct rt_partition_producer *b = realloc(c->out, cap * sizeof(*b));
+        if (!b)
+            return -ENOMEM;
+        c->out = b;
+        c->capacity = cap;
+    }
+    struct rt_partition_producer *o = &c->out[c->count++];
+    *o = (struct rt_partition_producer){.producer_id = e->producer_id,
+                                        .producer_epoch = e->epoch,
+                                        .last_sequence = -1,
+                                        .last_timestamp_ms = e->last_timestamp_ms,
+                                        .coordinator_epoch = e->coordinator_epoch,
+                                        .current_txn_first_offset = e->current_txn_first_offset};
+    if (e->batch_count)
+        o->last_sequence = e->batches[e->batch_count - 1].last_seq;
+    return 0;
+}
+
+/* On the partition's shard thread: the table is the shard's alone. Copies, never calls out. */
+static int producers_collect(struct shard *s, void *arg)
+{
+    (void)s;
+    struct producers_call *c = arg;
+    return producer_table_each(&c->p->producers, producers_each, c);
+}
+
+int coordinator_partition_producers(struct log *lg, const char *topic, uint32_t partition,
+                                    int (*fn)(void *ctx, const struct rt_partition_producer *pr),
+                                    void *ctx)
+{
+    struct partition *p = log_partition(lg, topic, partition);
+    if (!p)
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "no partition %s-%u", topic, partition);
+    struct producers_call c = {.p = p};
+    int rc;
+    if (log_read_only(lg)) { /* no shard thread runs and nothing writes: read in place */
+        rc = producers_collect(p->shard, &c);
+    } else {
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = producers_collect, .arg = &c};
+        rc = shard_submit(p->shard, &req);
+        if (rc == 0)
+            rc = req.result;
+    }
+    if (rc)
+        error_set(rc, "listing the producers of %s-%u: %s", topic, partition, rt_strerror(rc));
+    for (size_t i = 0; rc == 0 && i < c.count; i++) /* fn on the caller's thread, no lock */
+        rc = fn(ctx, &c.out[i]);
+    free(c.out);
+    return rc;
+}

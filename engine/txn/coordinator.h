@@ -123,6 +123,12 @@ int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct gr
                                 const char *topic, uint32_t partition, int64_t producer_id,
                                 int16_t producer_epoch);
 
+/* rt_partition_producers: the partition's producer table, copied on its shard thread, then fn
+ * for each entry on the caller's thread. */
+int coordinator_partition_producers(struct log *lg, const char *topic, uint32_t partition,
+                                    int (*fn)(void *ctx, const struct rt_partition_producer *pr),
+                                    void *ctx);
+
 /* Runs one timer pass now (timeouts, check-back, expiry, compaction) — tests. */
 void coordinator_tick(struct coordinator *c);
 

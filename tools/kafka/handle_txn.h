@@ -48,8 +48,9 @@ enum net_verdict kafka_handle_txn(struct kafka_slot *s, size_t body_at);
 /* InitProducerId with a transactional id (the request decoded in s->msg.init_producer_id). */
 enum net_verdict kafka_handle_init_producer_id_txn(struct kafka_slot *s);
 
-/* KIP-664 (handle_ops.c): DescribeTransactions v0 and ListTransactions v0-1, the request
- * decoded in s->msg. */
+/* KIP-664 (handle_ops.c): DescribeProducers v0, DescribeTransactions v0 and ListTransactions
+ * v0-1, the request decoded in s->msg. */
+enum net_verdict kafka_handle_describe_producers(struct kafka_slot *s);
 enum net_verdict kafka_handle_describe_transactions(struct kafka_slot *s);
 enum net_verdict kafka_handle_list_transactions(struct kafka_slot *s);
 
