@@ -10,7 +10,8 @@
  *
  * Invariants:
  *   KT1  A fenced producer is answered INVALID_PRODUCER_EPOCH (47): PRODUCER_FENCED (90) only
- *        exists from InitProducerId v4 / EndTxn v2, which are not advertised.
+ *        exists from InitProducerId v4 / EndTxn v2, and is answered only by InitProducerId v4+
+ *        (EndTxn v2 is not served).
  *   KT2  EndTxn is answered only once the engine returned, i.e. after every marker is durable;
  *        a commit acknowledged is visible to read_committed readers of every partition.
  *   KT3  AddPartitionsToTxn answers every partition it was asked: UNKNOWN_TOPIC_OR_PARTITION for
