@@ -662,6 +662,11 @@ static int txn_init_core(rt_engine *e, const char *id, int32_t timeout_ms, int64
         return rc;
     if (!producer_id_out || !epoch_out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_init_producer: NULL argument");
+    if (expected_pid < -1 || expected_epoch < -1 || (expected_pid < 0) != (expected_epoch < 0))
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_txn_init_producer: expected producer %" PRId64 " epoch %d (both "
+                         "-1, or both >= 0)",
+                         expected_pid, expected_epoch);
     const struct rt_options *o = log_options(&e->log);
     if (timeout_ms <= 0 || timeout_ms > o->transaction_timeout_max_ms)
         return error_set(RT_E_INVALID_TRANSACTION_TIMEOUT,
@@ -672,11 +677,6 @@ static int txn_init_core(rt_engine *e, const char *id, int32_t timeout_ms, int64
     rc = txn_coordinator_create(&e->txn, &c);
     if (rc)
         return rc;
-    if (expected_pid < -1 || expected_epoch < -1 || (expected_pid < 0) != (expected_epoch < 0))
-        return error_set(RT_E_INVALID_ARGUMENT,
-                         "rt_txn_init_producer: expected producer %" PRId64 " epoch %d (both "
-                         "-1, or both >= 0)",
-                         expected_pid, expected_epoch);
     return coordinator_init_expected(c, id, timeout_ms, NULL, NULL, expected_pid, expected_epoch,
                                      producer_id_out, epoch_out);
 }

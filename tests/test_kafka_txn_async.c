@@ -549,6 +549,26 @@ static void test_wire_init_expected(void **state)
     assert_int_equal(p2, -1);
     assert_int_equal(wire_init(&x, s, 3, pid, (int16_t)(epoch + 5), &p2, &e2),
                      KAFKA_INVALID_PRODUCER_EPOCH);
+    /* An idempotent producer (no transactional id) naming its identity gets a fresh producer
+     * id, as Kafka answers it. */
+    struct kp_writer w;
+    req_begin(&x, &w, KAFKA_INIT_PRODUCER_ID, 4);
+    kp_write_compact_nullable_string(&w, (struct kp_str){NULL, -1});
+    kp_write_i32(&w, 60000);
+    kp_write_i64(&w, pid);
+    kp_write_i16(&w, epoch);
+    kp_write_tags(&w, true);
+    req_send(s, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    resp_read(s, &buf, &r, true);
+    (void)kp_read_i32(&r);
+    assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
+    int64_t fresh = kp_read_i64(&r);
+    assert_true(fresh >= 0 && fresh != pid);
+    assert_int_equal(kp_read_i16(&r), 0);
+    assert_int_equal(r.err, 0);
+    free(buf);
     close(s);
     kafka_server_stop(x.srv);
 }
