@@ -257,6 +257,17 @@ int serve_produce(const struct serve_produce_args *args, struct serve_result *ou
 /* One read_committed librdkafka consumer reads `records` records of every partition from 0. */
 int serve_consume(const char *broker, const char *topic, uint32_t partitions, uint64_t records,
                   struct serve_result *out);
+struct serve_txn_mix_args {
+    const char *broker, *plain_topic, *txn_topic;
+    uint32_t txn_producers, txn_partitions;
+    double seconds;
+};
+/* `txn_producers` transactional librdkafka producers commit one-record transactions into
+ * txn_topic (partitions 1..txn_partitions) in a loop while one plain producer (acks=all) sends to plain_topic partition 0 one
+ * record at a time for `seconds`; out's latency is the plain producer's, *commits the
+ * transactions committed meanwhile. */
+int serve_txn_mix(const struct serve_txn_mix_args *args, struct serve_result *out,
+                  uint64_t *commits);
 /* A plain TCP transfer of `bytes` over 127.0.0.1, sender and receiver threads, 1 MiB calls. */
 int serve_loopback_limit(uint64_t bytes, struct serve_result *out);
 

@@ -71,6 +71,7 @@ struct bench_opts {
     bool keep;
     bool no_limit; /* profiling: leave the limits out of the process */
     bool run_w1, run_w2, run_r1, run_fetch, run_w3, run_w4, run_mem, run_hot, run_serve, run_open;
+    bool run_txn_mix;
     uint64_t open_sizes[PRODUCER_SETS_MAX]; /* O: one-partition log sizes in GB */
     uint32_t open_size_count;
     uint32_t open_partitions;   /* O: the many-partition directory */
@@ -1495,6 +1496,58 @@ static void serve_copy_path(const char *ringtail, const char *dir, struct serve_
         row_fail(c, "SIGTERM exit status", src, sp->log_path);
 }
 
+/* S "txn mix": the plain producer's latency on one network loop (--threads 1) while 16
+ * transactional producers commit (issue 22 item 4: no transactional call holds the loop). */
+static void run_txn_mix(void)
+{
+    enum { TXN_PRODUCERS = 16 };
+    char ringtail[PATH_MAX], dir[PATH_MAX], err[256] = "";
+    ringtail_cli_path(ringtail, sizeof(ringtail));
+    struct row *r =
+        row_new("S", "serve", "produce p1 beside 16 txn, --threads 1", "S/txn-mix", KIND_SUBJECT);
+    r->producers = 1;
+    system_dir(dir, sizeof(dir), "S", "serve", "txn-mix");
+    int rc = serve_dir_prepare(dir, 1 + TXN_PRODUCERS, err, sizeof(err));
+    if (rc) {
+        row_fail(r, "prepare", rc, err);
+        return;
+    }
+    settle();
+    struct serve_proc sp;
+    rc = serve_proc_start(&sp, ringtail, dir, "--threads 1");
+    if (rc) {
+        snprintf(err, sizeof(err), "%s serve: see %s", ringtail, sp.log_path);
+        row_fail(r, "start", rc, err);
+        return;
+    }
+    progress_phase("S serve txn mix");
+    struct serve_txn_mix_args a = {.broker = sp.broker,
+                                   .plain_topic = BENCH_TOPIC,
+                                   .txn_topic = BENCH_TOPIC,
+                                   .txn_producers = TXN_PRODUCERS,
+                                   .txn_partitions = TXN_PRODUCERS,
+                                   .seconds = opt.serve_seconds};
+    struct serve_result sr;
+    uint64_t commits = 0;
+    rc = serve_txn_mix(&a, &sr, &commits);
+    serve_row_fill(r, &sr, true);
+    snprintf(r->note, sizeof(r->note),
+             "librdkafka %s: one record at a time, acks=all, each waited for, while %d "
+             "transactional producers committed %.0f txn/s on the same loop",
+             rd_version(), TXN_PRODUCERS, sr.seconds > 0 ? (double)commits / sr.seconds : 0.0);
+    if (rc)
+        row_fail(r, "txn mix", rc, sr.errmsg);
+    int src = serve_proc_stop(&sp);
+    if (src && !rc) {
+        snprintf(err, sizeof(err), "see %s", sp.log_path);
+        row_fail(r, "SIGTERM exit status", src, err);
+    }
+    if (!opt.keep) {
+        bench_rmtree(dir);
+        unlink(sp.log_path);
+    }
+}
+
 static void run_serve(void)
 {
     static const uint32_t counts[] = {1, 16};
@@ -2561,7 +2614,8 @@ static void usage(FILE *out)
             "  --quick            small sizes; finishes in well under a minute\n"
             "  --json FILE        write every row as JSON\n"
             "  --plot FILE        write a PNG chart (gnuplot)\n"
-            "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve (default: all)\n"
+            "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve,txnmix\n"
+            "                     (default: all)\n"
             "  --peers LIST       comma list of rocksdb,lmdb,sqlite or 'none' (default: all)\n"
             "  --w1-bytes N       W1 value bytes (and the peers' R1 data) [1G; quick 32M]\n"
             "  --r1-bytes N       R1 ringtail log size [4G; quick 64M]\n"
@@ -2808,6 +2862,7 @@ static void parse_args(int argc, char **argv)
     opt.run_hot = !only || list_has(only, "hot");
     opt.run_serve = !only || list_has(only, "serve");
     opt.run_open = !only || list_has(only, "open");
+    opt.run_txn_mix = !only || list_has(only, "txnmix");
     opt.serve_seconds = serves > 0 ? serves : opt.quick ? 0.5 : 5.0;
     opt.peer_rocksdb = !peers || list_has(peers, "rocksdb");
     opt.peer_lmdb = !peers || list_has(peers, "lmdb");
@@ -2949,6 +3004,8 @@ int main(int argc, char **argv)
         run_serve();
     if (opt.run_open)
         run_open();
+    if (opt.run_txn_mix)
+        run_txn_mix();
     progress_stop();
     double total_s = (double)(bench_now_ns() - t0) / 1e9;
     compute_ratios();

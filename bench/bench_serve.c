@@ -13,6 +13,10 @@
  *            partition from offset 0, reads everything produced; MB/s of values.
  *   limit:   a plain TCP transfer of the same number of bytes over 127.0.0.1 (one sender, one
  *            receiver thread, 1 MiB writes and reads): the most any loopback protocol can move.
+ *   txn mix: 16 librdkafka transactional producers commit one-record transactions in a loop
+ *            while one plain producer (acks=all, not idempotent) sends one 1 KiB record at a
+ *            time and waits for each: its latency on a server started with --threads 1 (every
+ *            connection on one network loop) shows whether transactional calls hold the loop.
  *
  * It owns the server process it starts (killed if it does not stop on SIGTERM) and nothing
  * else; it never asserts a figure (bench_main.c prints the ratios and targets).
@@ -504,5 +508,165 @@ out:
     if (cs >= 0)
         close(cs);
     close(ls);
+    return rc;
+}
+
+/* ---- the transactional mix: a plain producer's latency beside committing producers ------- */
+
+struct txn_worker {
+    const struct serve_txn_mix_args *args;
+    uint32_t id;
+    pthread_t thread;
+    _Atomic bool *stop;
+    _Atomic bool ready;
+    uint64_t commits;
+    char errmsg[200];
+};
+
+static void *txn_worker_main(void *arg)
+{
+    struct txn_worker *w = arg;
+    const struct serve_txn_mix_args *a = w->args;
+    char err[256] = "", tid[64];
+    snprintf(tid, sizeof(tid), "bench-txn-%u", w->id);
+    rd_kafka_conf_t *c = conf_new(a->broker, err, sizeof(err));
+    if (!c || conf_set(c, "transactional.id", tid, err, sizeof(err)) ||
+        conf_set(c, "linger.ms", "0", err, sizeof(err))) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "conf: %s", err);
+        if (c)
+            rd_kafka_conf_destroy(c);
+        atomic_store(&w->ready, true);
+        return NULL;
+    }
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof(err));
+    if (!rk) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "rd_kafka_new: %s", err);
+        atomic_store(&w->ready, true);
+        return NULL;
+    }
+    rd_kafka_error_t *e = rd_kafka_init_transactions(rk, 30000);
+    atomic_store(&w->ready, true);
+    int32_t partition = (int32_t)(1 + w->id % a->txn_partitions); /* 0 is the plain one's */
+    for (uint64_t n = 0; !e && !atomic_load(w->stop); n++) {
+        e = rd_kafka_begin_transaction(rk);
+        if (e)
+            break;
+        size_t at = (size_t)((n * 4099 + w->id * 65537) % (BENCH_POOL_BYTES - BENCH_VALUE_BYTES));
+        rd_kafka_resp_err_t pe =
+            rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(a->txn_topic), RD_KAFKA_V_PARTITION(partition),
+                              RD_KAFKA_V_VALUE(bench_pool + at, BENCH_VALUE_BYTES), RD_KAFKA_V_END);
+        if (pe) {
+            snprintf(w->errmsg, sizeof(w->errmsg), "produce: %s", rd_kafka_err2str(pe));
+            break;
+        }
+        e = rd_kafka_commit_transaction(rk, 30000);
+        if (!e)
+            w->commits++;
+    }
+    if (e) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "%s", rd_kafka_error_string(e));
+        rd_kafka_error_destroy(e);
+    }
+    rd_kafka_destroy(rk);
+    return NULL;
+}
+
+static void on_plain_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+    (void)rk;
+    *(int *)opaque = m->err ? (int)m->err : 1;
+}
+
+int serve_txn_mix(const struct serve_txn_mix_args *a, struct serve_result *out, uint64_t *commits)
+{
+    memset(out, 0, sizeof(*out));
+    *commits = 0;
+    struct txn_worker *ws = calloc(a->txn_producers, sizeof(*ws));
+    struct hist *lat = calloc(1, sizeof(*lat));
+    if (!ws || !lat) {
+        free(ws);
+        free(lat);
+        return -ENOMEM;
+    }
+    _Atomic bool stop = false;
+    uint32_t started = 0;
+    int rc = 0;
+    for (; started < a->txn_producers; started++) {
+        ws[started] = (struct txn_worker){.args = a, .id = started, .stop = &stop};
+        if (pthread_create(&ws[started].thread, NULL, txn_worker_main, &ws[started]) != 0) {
+            rc = -EAGAIN;
+            break;
+        }
+    }
+    for (uint32_t i = 0; i < started; i++)
+        while (!atomic_load(&ws[i].ready))
+            sleep_ms(10);
+    /* The plain producer: one record at a time, acks=all, each waited for (closed loop), so
+     * its latency is the broker's answer time with nothing of its own queued ahead. */
+    char err[256] = "";
+    int delivered = 0;
+    rd_kafka_conf_t *c = conf_new(a->broker, err, sizeof(err));
+    if (!c || conf_set(c, "acks", "all", err, sizeof(err)) ||
+        conf_set(c, "enable.idempotence", "false", err, sizeof(err)) ||
+        conf_set(c, "linger.ms", "0", err, sizeof(err))) {
+        snprintf(out->errmsg, sizeof(out->errmsg), "conf: %s", err);
+        if (c)
+            rd_kafka_conf_destroy(c);
+        rc = rc ? rc : -EINVAL;
+        c = NULL;
+    }
+    rd_kafka_t *rk = NULL;
+    if (c) {
+        rd_kafka_conf_set_dr_msg_cb(c, on_plain_delivery);
+        rd_kafka_conf_set_opaque(c, &delivered);
+        rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof(err));
+        if (!rk) {
+            snprintf(out->errmsg, sizeof(out->errmsg), "rd_kafka_new: %s", err);
+            rc = rc ? rc : -EINVAL;
+        }
+    }
+    uint64_t t0 = bench_now_ns(), deadline = t0 + (uint64_t)(a->seconds * 1e9);
+    for (uint64_t n = 0; rk && rc == 0 && bench_now_ns() < deadline; n++) {
+        delivered = 0;
+        uint64_t s = bench_now_ns();
+        rd_kafka_resp_err_t pe = rd_kafka_producev(
+            rk, RD_KAFKA_V_TOPIC(a->plain_topic), RD_KAFKA_V_PARTITION(0),
+            RD_KAFKA_V_VALUE(bench_pool + (n % 1024) * 64, BENCH_VALUE_BYTES), RD_KAFKA_V_END);
+        if (pe) {
+            snprintf(out->errmsg, sizeof(out->errmsg), "produce: %s", rd_kafka_err2str(pe));
+            rc = -EIO;
+            break;
+        }
+        while (!delivered)
+            rd_kafka_poll(rk, 100);
+        if (delivered != 1) {
+            snprintf(out->errmsg, sizeof(out->errmsg), "delivery: %s",
+                     rd_kafka_err2str((rd_kafka_resp_err_t)delivered));
+            rc = -EIO;
+            break;
+        }
+        hist_add(lat, bench_now_ns() - s);
+        out->records++;
+        out->bytes += BENCH_VALUE_BYTES;
+        progress_add(BENCH_VALUE_BYTES);
+    }
+    out->seconds = (double)(bench_now_ns() - t0) / 1e9;
+    if (rk)
+        rd_kafka_destroy(rk);
+    atomic_store(&stop, true);
+    for (uint32_t i = 0; i < started; i++) {
+        pthread_join(ws[i].thread, NULL);
+        *commits += ws[i].commits;
+        if (ws[i].errmsg[0] && !out->errmsg[0]) {
+            snprintf(out->errmsg, sizeof(out->errmsg), "transactional producer %u: %s", i,
+                     ws[i].errmsg);
+            rc = rc ? rc : -EIO;
+        }
+    }
+    out->p50_us = hist_quantile_ns(lat, 0.50) / 1e3;
+    out->p99_us = hist_quantile_ns(lat, 0.99) / 1e3;
+    out->p999_us = hist_quantile_ns(lat, 0.999) / 1e3;
+    free(lat);
+    free(ws);
     return rc;
 }

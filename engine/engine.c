@@ -27,6 +27,8 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -535,6 +537,16 @@ int rt_txn_list_partitions(rt_engine *e, int (*fn)(void *ctx, const struct rt_pa
     return coordinator_list_partitions(&e->log, c, fn, ctx);
 }
 
+int rt_partition_producers(rt_engine *e, const char *topic, uint32_t partition,
+                           int (*fn)(void *ctx, const struct rt_partition_producer *producer),
+                           void *ctx)
+{
+    error_clear();
+    if (!e || !topic || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_partition_producers: NULL argument");
+    return coordinator_partition_producers(&e->log, topic, partition, fn, ctx);
+}
+
 int rt_txn_abort_partition(rt_engine *e, const char *topic, uint32_t partition, int64_t producer_id,
                            int16_t producer_epoch)
 {
@@ -642,15 +654,19 @@ static int txn_wire_coordinator(rt_engine *e, const char *id, struct coordinator
     return 0;
 }
 
-int rt_txn_init_producer(rt_engine *e, const char *id, int32_t timeout_ms, int64_t *producer_id_out,
-                         int16_t *epoch_out)
+static int txn_init_core(rt_engine *e, const char *id, int32_t timeout_ms, int64_t expected_pid,
+                         int16_t expected_epoch, int64_t *producer_id_out, int16_t *epoch_out)
 {
-    error_clear();
     int rc = txn_wire_check(e, id, "rt_txn_init_producer");
     if (rc)
         return rc;
     if (!producer_id_out || !epoch_out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_init_producer: NULL argument");
+    if (expected_pid < -1 || expected_epoch < -1 || (expected_pid < 0) != (expected_epoch < 0))
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_txn_init_producer: expected producer %" PRId64 " epoch %d (both "
+                         "-1, or both >= 0)",
+                         expected_pid, expected_epoch);
     const struct rt_options *o = log_options(&e->log);
     if (timeout_ms <= 0 || timeout_ms > o->transaction_timeout_max_ms)
         return error_set(RT_E_INVALID_TRANSACTION_TIMEOUT,
@@ -661,13 +677,13 @@ int rt_txn_init_producer(rt_engine *e, const char *id, int32_t timeout_ms, int64
     rc = txn_coordinator_create(&e->txn, &c);
     if (rc)
         return rc;
-    return coordinator_init(c, id, timeout_ms, NULL, NULL, producer_id_out, epoch_out);
+    return coordinator_init_expected(c, id, timeout_ms, NULL, NULL, expected_pid, expected_epoch,
+                                     producer_id_out, epoch_out);
 }
 
-int rt_txn_add_partitions(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
-                          const struct rt_topic_partition *partitions, size_t count)
+static int txn_add_partitions_core(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                                   const struct rt_topic_partition *partitions, size_t count)
 {
-    error_clear();
     int rc = txn_wire_check(e, id, "rt_txn_add_partitions");
     if (rc)
         return rc;
@@ -711,10 +727,9 @@ static int txn_group_check(const char *group, const char *what)
     return 0;
 }
 
-int rt_txn_add_offsets(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
-                       const char *group)
+static int txn_add_offsets_core(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                                const char *group)
 {
-    error_clear();
     int rc = txn_wire_check(e, id, "rt_txn_add_offsets");
     if (rc == 0)
         rc = txn_group_check(group, "rt_txn_add_offsets");
@@ -733,10 +748,9 @@ int rt_txn_add_offsets(rt_engine *e, const char *id, int64_t producer_id, int16_
     return coordinator_add_partitions(c, id, producer_id, epoch, &tp, 1);
 }
 
-int rt_txn_commit_offsets(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
-                          const char *group, const struct rt_offset *offsets, size_t count)
+static int txn_commit_offsets_core(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                                   const char *group, const struct rt_offset *offsets, size_t count)
 {
-    error_clear();
     int rc = txn_wire_check(e, id, "rt_txn_commit_offsets");
     if (rc == 0)
         rc = txn_group_check(group, "rt_txn_commit_offsets");
@@ -762,9 +776,9 @@ int rt_txn_commit_offsets(rt_engine *e, const char *id, int64_t producer_id, int
     return group_txn_commit_offsets(g, producer_id, epoch, group, offsets, count);
 }
 
-int rt_txn_end(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch, bool commit)
+static int txn_end_core(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                        bool commit)
 {
-    error_clear();
     int rc = txn_wire_check(e, id, "rt_txn_end");
     if (rc)
         return rc;
@@ -773,6 +787,276 @@ int rt_txn_end(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
     if (rc)
         return rc;
     return coordinator_end_keep_epoch(c, id, producer_id, epoch, commit);
+}
+
+/* ---- the asynchronous forms (TX3 in txn.h) and the synchronous calls over them ---- */
+
+enum txn_call_kind {
+    CALL_INIT,
+    CALL_ADD_PARTITIONS,
+    CALL_ADD_OFFSETS,
+    CALL_COMMIT_OFFSETS,
+    CALL_END
+};
+
+/* What an rt_txn_op holds while its call is in flight. */
+struct txn_call {
+    struct txn_job job; /* first: the lane hands the job back */
+    rt_engine *e;
+    enum txn_call_kind kind;
+    const char *id;
+    const char *group;
+    const void *items; /* rt_topic_partition or rt_offset */
+    size_t count;
+    int64_t producer_id; /* the request's, or (init) the expected one */
+    int16_t epoch;
+    bool commit;
+    int32_t timeout_ms;
+    rt_txn_done_fn done;
+    void *ctx;
+};
+_Static_assert(sizeof(struct txn_call) <= sizeof(struct rt_txn_op), "rt_txn_op too small");
+_Static_assert(offsetof(struct txn_call, job) == 0, "the job opens the call");
+
+static void txn_call_run(struct txn_job *job, int err)
+{
+    struct txn_call *k = (struct txn_call *)job;
+    error_clear();
+    int64_t pid = k->kind == CALL_INIT ? -1 : k->producer_id;
+    int16_t epoch = k->kind == CALL_INIT ? -1 : k->epoch;
+    int rc = err;
+    if (rc == 0) {
+        switch (k->kind) {
+        case CALL_INIT:
+            rc = txn_init_core(k->e, k->id, k->timeout_ms, k->producer_id, k->epoch, &pid, &epoch);
+            if (rc) {
+                pid = -1;
+                epoch = -1;
+            }
+            break;
+        case CALL_ADD_PARTITIONS:
+            rc = txn_add_partitions_core(k->e, k->id, k->producer_id, k->epoch, k->items, k->count);
+            break;
+        case CALL_ADD_OFFSETS:
+            rc = txn_add_offsets_core(k->e, k->id, k->producer_id, k->epoch, k->group);
+            break;
+        case CALL_COMMIT_OFFSETS:
+            rc = txn_commit_offsets_core(k->e, k->id, k->producer_id, k->epoch, k->group, k->items,
+                                         k->count);
+            break;
+        case CALL_END:
+            rc = txn_end_core(k->e, k->id, k->producer_id, k->epoch, k->commit);
+            break;
+        }
+    } else {
+        error_set(rc, "%s", rt_strerror(rc));
+    }
+    rt_txn_done_fn done = k->done;
+    void *ctx = k->ctx;
+    done(ctx, rc, pid, epoch); /* the op may be freed inside: not touched after */
+}
+
+static int txn_call_submit(struct rt_txn_op *op, const struct txn_call *call, const char *what)
+{
+    error_clear();
+    if (!call->e || !call->id || !op || !call->done)
+        return error_set(RT_E_INVALID_ARGUMENT, "%s: NULL argument", what);
+    struct txn_call *k = (struct txn_call *)op;
+    *k = *call;
+    k->job.run = txn_call_run;
+    return txn_job_submit(&call->e->txn, call->id, &k->job);
+}
+
+int rt_txn_init_producer_async(rt_engine *e, const char *id, int32_t timeout_ms,
+                               int64_t expected_producer_id, int16_t expected_epoch,
+                               struct rt_txn_op *op, rt_txn_done_fn done, void *ctx)
+{
+    struct txn_call k = {.e = e,
+                         .kind = CALL_INIT,
+                         .id = id,
+                         .producer_id = expected_producer_id,
+                         .epoch = expected_epoch,
+                         .timeout_ms = timeout_ms,
+                         .done = done,
+                         .ctx = ctx};
+    return txn_call_submit(op, &k, "rt_txn_init_producer_async");
+}
+
+int rt_txn_add_partitions_async(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                                const struct rt_topic_partition *partitions, size_t count,
+                                struct rt_txn_op *op, rt_txn_done_fn done, void *ctx)
+{
+    struct txn_call k = {.e = e,
+                         .kind = CALL_ADD_PARTITIONS,
+                         .id = id,
+                         .items = partitions,
+                         .count = count,
+                         .producer_id = producer_id,
+                         .epoch = epoch,
+                         .done = done,
+                         .ctx = ctx};
+    return txn_call_submit(op, &k, "rt_txn_add_partitions_async");
+}
+
+int rt_txn_add_offsets_async(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                             const char *group, struct rt_txn_op *op, rt_txn_done_fn done,
+                             void *ctx)
+{
+    struct txn_call k = {.e = e,
+                         .kind = CALL_ADD_OFFSETS,
+                         .id = id,
+                         .group = group,
+                         .producer_id = producer_id,
+                         .epoch = epoch,
+                         .done = done,
+                         .ctx = ctx};
+    return txn_call_submit(op, &k, "rt_txn_add_offsets_async");
+}
+
+int rt_txn_commit_offsets_async(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                                const char *group, const struct rt_offset *offsets, size_t count,
+                                struct rt_txn_op *op, rt_txn_done_fn done, void *ctx)
+{
+    struct txn_call k = {.e = e,
+                         .kind = CALL_COMMIT_OFFSETS,
+                         .id = id,
+                         .group = group,
+                         .items = offsets,
+                         .count = count,
+                         .producer_id = producer_id,
+                         .epoch = epoch,
+                         .done = done,
+                         .ctx = ctx};
+    return txn_call_submit(op, &k, "rt_txn_commit_offsets_async");
+}
+
+int rt_txn_end_async(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch, bool commit,
+                     struct rt_txn_op *op, rt_txn_done_fn done, void *ctx)
+{
+    struct txn_call k = {.e = e,
+                         .kind = CALL_END,
+                         .id = id,
+                         .producer_id = producer_id,
+                         .epoch = epoch,
+                         .commit = commit,
+                         .done = done,
+                         .ctx = ctx};
+    return txn_call_submit(op, &k, "rt_txn_end_async");
+}
+
+/* A synchronous call: its asynchronous form, waited for; the lane's error detail is carried
+ * back to the caller's thread. */
+struct txn_wait {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool finished;
+    int err;
+    int64_t producer_id;
+    int16_t epoch;
+    char detail[ERROR_DETAIL_BYTES];
+};
+
+static void txn_wait_done(void *ctx, int err, int64_t producer_id, int16_t epoch)
+{
+    struct txn_wait *w = ctx;
+    pthread_mutex_lock(&w->mu);
+    if (err)
+        snprintf(w->detail, sizeof(w->detail), "%s", rt_error_detail());
+    w->err = err;
+    w->producer_id = producer_id;
+    w->epoch = epoch;
+    w->finished = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu); /* w is the waiter's from here on */
+}
+
+static void txn_wait_init(struct txn_wait *w)
+{
+    memset(w, 0, sizeof(*w));
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+}
+
+/* rc: what the submission returned. */
+static int txn_wait_end(struct txn_wait *w, int rc)
+{
+    if (rc == 0) {
+        pthread_mutex_lock(&w->mu);
+        while (!w->finished)
+            pthread_cond_wait(&w->cv, &w->mu);
+        pthread_mutex_unlock(&w->mu);
+        rc = w->err;
+        if (rc)
+            error_set(rc, "%s", w->detail);
+    }
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    return rc;
+}
+
+int rt_txn_init_producer_expected(rt_engine *e, const char *id, int32_t timeout_ms,
+                                  int64_t expected_producer_id, int16_t expected_epoch,
+                                  int64_t *producer_id_out, int16_t *epoch_out)
+{
+    if (!producer_id_out || !epoch_out) {
+        error_clear();
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_init_producer: NULL argument");
+    }
+    struct txn_wait w;
+    struct rt_txn_op op;
+    txn_wait_init(&w);
+    int rc = txn_wait_end(&w, rt_txn_init_producer_async(e, id, timeout_ms, expected_producer_id,
+                                                         expected_epoch, &op, txn_wait_done, &w));
+    if (rc == 0) {
+        *producer_id_out = w.producer_id;
+        *epoch_out = w.epoch;
+    }
+    return rc;
+}
+
+int rt_txn_init_producer(rt_engine *e, const char *id, int32_t timeout_ms, int64_t *producer_id_out,
+                         int16_t *epoch_out)
+{
+    return rt_txn_init_producer_expected(e, id, timeout_ms, -1, -1, producer_id_out, epoch_out);
+}
+
+int rt_txn_add_partitions(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                          const struct rt_topic_partition *partitions, size_t count)
+{
+    struct txn_wait w;
+    struct rt_txn_op op;
+    txn_wait_init(&w);
+    return txn_wait_end(&w, rt_txn_add_partitions_async(e, id, producer_id, epoch, partitions,
+                                                        count, &op, txn_wait_done, &w));
+}
+
+int rt_txn_add_offsets(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                       const char *group)
+{
+    struct txn_wait w;
+    struct rt_txn_op op;
+    txn_wait_init(&w);
+    return txn_wait_end(
+        &w, rt_txn_add_offsets_async(e, id, producer_id, epoch, group, &op, txn_wait_done, &w));
+}
+
+int rt_txn_commit_offsets(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
+                          const char *group, const struct rt_offset *offsets, size_t count)
+{
+    struct txn_wait w;
+    struct rt_txn_op op;
+    txn_wait_init(&w);
+    return txn_wait_end(&w, rt_txn_commit_offsets_async(e, id, producer_id, epoch, group, offsets,
+                                                        count, &op, txn_wait_done, &w));
+}
+
+int rt_txn_end(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch, bool commit)
+{
+    struct txn_wait w;
+    struct rt_txn_op op;
+    txn_wait_init(&w);
+    return txn_wait_end(
+        &w, rt_txn_end_async(e, id, producer_id, epoch, commit, &op, txn_wait_done, &w));
 }
 
 int rt_txn_verify_set(rt_engine *e, bool on)

@@ -822,6 +822,27 @@ int rt_txn_list_partitions(rt_engine *engine,
 int rt_txn_abort_partition(rt_engine *engine, const char *topic, uint32_t partition,
                            int64_t producer_id, int16_t producer_epoch);
 
+/* One producer a partition's producer state holds (rt_partition_producers; what Kafka's
+ * DescribeProducers answers). */
+struct rt_partition_producer {
+    int64_t producer_id;
+    int16_t producer_epoch;
+    int32_t last_sequence;            /* of its newest batch (-1: none kept) */
+    int64_t last_timestamp_ms;        /* its newest batch's max timestamp */
+    int32_t coordinator_epoch;        /* of its last marker */
+    int64_t current_txn_first_offset; /* its open transaction's first offset (-1: none) */
+};
+
+/* Calls fn for every producer the partition's state holds (idempotent, transactional and named
+ * producers alike, until they expire or are evicted), in no particular order, on the caller's
+ * thread with no engine lock held; stops on a non-zero return and returns it. The table is
+ * copied on the partition's shard thread first (one shard call: it waits behind the shard's
+ * current round). Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_UNKNOWN_TOPIC_OR_PARTITION,
+ * RT_E_CLOSED, -ENOMEM, or fn's value. */
+int rt_partition_producers(rt_engine *engine, const char *topic, uint32_t partition,
+                           int (*fn)(void *ctx, const struct rt_partition_producer *producer),
+                           void *ctx);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Consumer groups                                                                           */
 /* ---------------------------------------------------------------------------------------- */
@@ -1065,6 +1086,76 @@ int rt_txn_commit_offsets(rt_engine *engine, const char *transactional_id, int64
  * RT_E_INVALID_PRODUCER_EPOCH, RT_E_CONCURRENT_TRANSACTIONS. */
 int rt_txn_end(rt_engine *engine, const char *transactional_id, int64_t producer_id, int16_t epoch,
                bool commit);
+
+/* InitProducerId v3+ (KIP-360): rt_txn_init_producer for a producer that names the identity it
+ * holds, to recover from a fenced or failed transaction by an epoch bump instead of being
+ * fenced. expected_producer_id and expected_epoch are both -1 (expect nothing: exactly
+ * rt_txn_init_producer) or both >= 0. The epoch is bumped (an Ongoing transaction aborted, a
+ * Prepare* completed, as rt_txn_init_producer does) when the id holds exactly that identity or
+ * has never been given one; when it names the identity the id's last init (in this process)
+ * bumped from, with nothing done since, it is a retry of that init: the same identity is
+ * answered, nothing is bumped again. Anything else is RT_E_PRODUCER_FENCED and changes nothing.
+ * Errors also those of rt_txn_init_producer, RT_E_INVALID_ARGUMENT (one of the pair -1 and not
+ * the other). */
+int rt_txn_init_producer_expected(rt_engine *engine, const char *transactional_id,
+                                  int32_t timeout_ms, int64_t expected_producer_id,
+                                  int16_t expected_epoch, int64_t *producer_id_out,
+                                  int16_t *epoch_out);
+
+/*
+ * The asynchronous forms. Each call above writes durably (one group-commit round or more) and
+ * so waits for the disk; a broker's network thread must not. rt_txn_<call>_async queues the call
+ * and returns at once; `done` reports its outcome later, exactly once, with the error the
+ * synchronous call would have returned (rt_error_detail() inside done names the cause). The
+ * synchronous calls are these, waited for.
+ *
+ * Order: calls naming one transactional id run one at a time, in the order they were submitted
+ * (so a client's pipelined requests keep their order); calls on different ids run in parallel,
+ * and their writes share group-commit rounds. Threads: done runs on an engine thread (one of 16
+ * transaction lanes, picked by the id); it must not block, and must not make a transactional
+ * call of the engine's and wait for it (the lane would wait on itself); it may submit another
+ * asynchronous call and may free the op. Lifetimes: the op, the transactional id, and whatever
+ * the call points to (partitions and their topic names, group, offsets and their strings)
+ * must stay valid and untouched from the call until done has run. Back-pressure: at most 65 536
+ * calls wait over all lanes; beyond that the call blocks until one starts.
+ * Returns 0 (done will be called), or without calling done: RT_E_INVALID_ARGUMENT (NULL engine,
+ * id, op or done), RT_E_CLOSED (rt_close has begun), -errno (a lane thread could not start).
+ * Everything else, argument checks included, arrives through done. A call still queued when
+ * rt_close begins is reported RT_E_CLOSED without running; rt_close waits for the running ones.
+ */
+
+/* Storage for one asynchronous transactional call in flight, owned by the caller. */
+struct rt_txn_op {
+    uint64_t opaque[24];
+};
+
+/* The outcome of an asynchronous transactional call: err (0 or what its synchronous form
+ * returns); producer_id and epoch are the identity rt_txn_init_producer_async handed out (-1,
+ * -1 when it failed), for the other calls the request's. */
+typedef void (*rt_txn_done_fn)(void *ctx, int err, int64_t producer_id, int16_t epoch);
+
+/* rt_txn_init_producer_expected (expected -1, -1: rt_txn_init_producer), not waited for. */
+int rt_txn_init_producer_async(rt_engine *engine, const char *transactional_id, int32_t timeout_ms,
+                               int64_t expected_producer_id, int16_t expected_epoch,
+                               struct rt_txn_op *op, rt_txn_done_fn done, void *ctx);
+/* rt_txn_add_partitions, not waited for. */
+int rt_txn_add_partitions_async(rt_engine *engine, const char *transactional_id,
+                                int64_t producer_id, int16_t epoch,
+                                const struct rt_topic_partition *partitions, size_t count,
+                                struct rt_txn_op *op, rt_txn_done_fn done, void *ctx);
+/* rt_txn_add_offsets, not waited for. */
+int rt_txn_add_offsets_async(rt_engine *engine, const char *transactional_id, int64_t producer_id,
+                             int16_t epoch, const char *group, struct rt_txn_op *op,
+                             rt_txn_done_fn done, void *ctx);
+/* rt_txn_commit_offsets, not waited for. */
+int rt_txn_commit_offsets_async(rt_engine *engine, const char *transactional_id,
+                                int64_t producer_id, int16_t epoch, const char *group,
+                                const struct rt_offset *offsets, size_t count, struct rt_txn_op *op,
+                                rt_txn_done_fn done, void *ctx);
+/* rt_txn_end, not waited for: done runs once the markers are visible (as rt_txn_end returns). */
+int rt_txn_end_async(rt_engine *engine, const char *transactional_id, int64_t producer_id,
+                     int16_t epoch, bool commit, struct rt_txn_op *op, rt_txn_done_fn done,
+                     void *ctx);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

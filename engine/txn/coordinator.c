@@ -123,6 +123,16 @@
  *        with the page cache, so the open fences it (PrepareEpochFence, ABORT markers, the epoch
  *        bumped): the client's retried EndTxn is RT_E_PRODUCER_FENCED, never a success for a
  *        transaction the crash cut short.
+ *   CO14. KIP-360: an init naming the producer's (id, epoch) it expects (InitProducerId v3+,
+ *        a producer recovering from a fenced or failed transaction) bumps the epoch (aborting
+ *        an Ongoing transaction, completing a Prepare*) only when the id holds exactly that
+ *        identity, or when the id was never given one (a new id); when it names the identity
+ *        the last init bumped from and nothing happened since (the id Empty at the identity
+ *        that init handed out), it is a retry of that init and gets the same answer with no
+ *        second bump; anything else is RT_E_PRODUCER_FENCED and changes nothing (stricter than
+ *        Kafka, which aborts an Ongoing transaction of the same producer id before checking
+ *        the epoch). The last init's identities are held in memory only (as Kafka's
+ *        lastProducerEpoch): after a reopen a retry of an init that went through is fenced.
  *
  * Reconciliation with the partitions (a partition may lose a marker the coordinator counted on:
  * a lazy one at power loss, CO9; a torn tail; docs/format.md G.5, G.6). For a transaction open in
@@ -236,6 +246,10 @@ struct txn_meta {
      * when it clears. */
     bool deciding;
     pthread_cond_t decided;
+    /* CO14: the identity the last init bumped from and the one it handed out (-1: none since
+     * this process opened the coordinator). Memory only, as Kafka's lastProducerEpoch. */
+    int64_t init_from_pid, init_to_pid;
+    int16_t init_from_epoch, init_to_epoch;
 };
 
 /* COR7: a one-round decision record replayed at open (PrepareCommit or PrepareAbort with
@@ -318,6 +332,8 @@ static struct txn_meta *meta_get(struct coordinator *c, const char *id, bool cre
             m->v.producer_epoch = -1;
             m->v.state = TXN_EMPTY;
             m->pid_key = -1;
+            m->init_from_pid = -1; /* CO14 */
+            m->init_to_pid = -1;
             m->next = c->buckets[b];
             c->buckets[b] = m;
             c->live++;
@@ -865,9 +881,29 @@ static int fenced(const struct txn_meta *m, int64_t pid, int16_t epoch)
     return 0;
 }
 
-int coordinator_init(struct coordinator *c, const char *id, int32_t timeout_ms,
-                     rt_txn_check_fn check_fn, void *check_ctx, int64_t *producer_id_out,
-                     int16_t *epoch_out)
+/* CO14: may an init that names (expected_pid, expected_epoch) go on? 0 (bump), 1 (a retry of
+ * the init that already bumped from it: answer the identity it handed out, no bump), or
+ * RT_E_PRODUCER_FENCED. Caller holds m->lock. */
+static int init_expected_check(const struct txn_meta *m, int64_t expected_pid,
+                               int16_t expected_epoch)
+{
+    if (expected_pid < 0 || m->v.producer_id < 0)
+        return 0; /* nothing expected, or a new id: the producer recovers with a fresh one */
+    if (expected_pid == m->v.producer_id && expected_epoch == m->v.producer_epoch)
+        return 0;
+    if (m->init_from_pid >= 0 && expected_pid == m->init_from_pid &&
+        expected_epoch == m->init_from_epoch && m->v.state == TXN_EMPTY &&
+        m->v.producer_id == m->init_to_pid && m->v.producer_epoch == m->init_to_epoch)
+        return 1;
+    return error_set(RT_E_PRODUCER_FENCED,
+                     "transactional id '%s': InitProducerId expects producer %" PRId64
+                     " epoch %d, the coordinator holds producer %" PRId64 " epoch %d (CO14)",
+                     m->id, expected_pid, expected_epoch, m->v.producer_id, m->v.producer_epoch);
+}
+
+int coordinator_init_expected(struct coordinator *c, const char *id, int32_t timeout_ms,
+                              rt_txn_check_fn check_fn, void *check_ctx, int64_t expected_pid,
+                              int16_t expected_epoch, int64_t *producer_id_out, int16_t *epoch_out)
 {
     if (!id || !*id || strlen(id) > TXN_ID_MAX_BYTES)
         return error_set(RT_E_INVALID_ARGUMENT, "transactional ids are 1..%d bytes",
@@ -876,13 +912,21 @@ int coordinator_init(struct coordinator *c, const char *id, int32_t timeout_ms,
     if (!m)
         return -ENOMEM;
     pthread_mutex_lock(&m->lock);
-    int rc = 0;
-    if (m->v.state == TXN_ONGOING) {
+    int rc = init_expected_check(m, expected_pid, expected_epoch);
+    bool retry = rc == 1;
+    if (retry)
+        rc = 0;
+    if (rc == 0 && m->deciding)
+        rc = error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                       "transactional id '%s' is committing its transaction", m->id);
+    int64_t from_pid = m->v.producer_id;
+    int16_t from_epoch = m->v.producer_epoch;
+    if (rc == 0 && !retry && m->v.state == TXN_ONGOING) {
         rc = end_locked(c, m, false, true); /* fence the previous instance and abort */
-    } else if (is_prepare(m->v.state)) {
+    } else if (rc == 0 && !retry && is_prepare(m->v.state)) {
         rc = end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
     }
-    if (rc == 0) {
+    if (rc == 0 && !retry) {
         struct txn_log_value next = m->v;
         next.partitions = NULL;
         next.partition_count = 0;
@@ -904,6 +948,12 @@ int coordinator_init(struct coordinator *c, const char *id, int32_t timeout_ms,
         next.hanging = false;
         if (rc == 0)
             rc = transition(c, m, &next);
+        if (rc == 0) {
+            m->init_from_pid = from_pid;
+            m->init_from_epoch = from_epoch;
+            m->init_to_pid = m->v.producer_id;
+            m->init_to_epoch = m->v.producer_epoch;
+        }
     }
     if (rc == 0) {
         m->check_fn = check_fn;
@@ -914,6 +964,14 @@ int coordinator_init(struct coordinator *c, const char *id, int32_t timeout_ms,
     pthread_mutex_unlock(&m->lock);
     meta_put(c, m);
     return rc;
+}
+
+int coordinator_init(struct coordinator *c, const char *id, int32_t timeout_ms,
+                     rt_txn_check_fn check_fn, void *check_ctx, int64_t *producer_id_out,
+                     int16_t *epoch_out)
+{
+    return coordinator_init_expected(c, id, timeout_ms, check_fn, check_ctx, -1, -1,
+                                     producer_id_out, epoch_out);
 }
 
 /* Adds parts to m's transaction (Ongoing from now on), durably or (CO9) in memory only. Caller
@@ -2166,4 +2224,68 @@ void coordinator_close(struct coordinator *c)
     pthread_mutex_destroy(&c->timer_lock);
     pthread_cond_destroy(&c->timer_cv);
     free(c);
+}
+
+/* ---- producer state of a partition (rt_partition_producers) ---- */
+
+struct producers_call {
+    struct partition *p;
+    struct rt_partition_producer *out;
+    size_t count, capacity;
+};
+
+static int producers_each(void *ctx, const struct producer_entry *e)
+{
+    struct producers_call *c = ctx;
+    if (c->count == c->capacity) {
+        size_t cap = c->capacity ? c->capacity * 2 : 16;
+        struct rt_partition_producer *b = realloc(c->out, cap * sizeof(*b));
+        if (!b)
+            return -ENOMEM;
+        c->out = b;
+        c->capacity = cap;
+    }
+    struct rt_partition_producer *o = &c->out[c->count++];
+    *o = (struct rt_partition_producer){.producer_id = e->producer_id,
+                                        .producer_epoch = e->epoch,
+                                        .last_sequence = -1,
+                                        .last_timestamp_ms = e->last_timestamp_ms,
+                                        .coordinator_epoch = e->coordinator_epoch,
+                                        .current_txn_first_offset = e->current_txn_first_offset};
+    if (e->batch_count)
+        o->last_sequence = e->batches[e->batch_count - 1].last_seq;
+    return 0;
+}
+
+/* On the partition's shard thread: the table is the shard's alone. Copies, never calls out. */
+static int producers_collect(struct shard *s, void *arg)
+{
+    (void)s;
+    struct producers_call *c = arg;
+    return producer_table_each(&c->p->producers, producers_each, c);
+}
+
+int coordinator_partition_producers(struct log *lg, const char *topic, uint32_t partition,
+                                    int (*fn)(void *ctx, const struct rt_partition_producer *pr),
+                                    void *ctx)
+{
+    struct partition *p = log_partition(lg, topic, partition);
+    if (!p)
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "no partition %s-%u", topic, partition);
+    struct producers_call c = {.p = p};
+    int rc;
+    if (log_read_only(lg)) { /* no shard thread runs and nothing writes: read in place */
+        rc = producers_collect(p->shard, &c);
+    } else {
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = producers_collect, .arg = &c};
+        rc = shard_submit(p->shard, &req);
+        if (rc == 0)
+            rc = req.result;
+    }
+    if (rc)
+        error_set(rc, "listing the producers of %s-%u: %s", topic, partition, rt_strerror(rc));
+    for (size_t i = 0; rc == 0 && i < c.count; i++) /* fn on the caller's thread, no lock */
+        rc = fn(ctx, &c.out[i]);
+    free(c.out);
+    return rc;
 }

@@ -47,6 +47,14 @@ int coordinator_init(struct coordinator *c, const char *transactional_id, int32_
                      rt_txn_check_fn check_fn, void *check_ctx, int64_t *producer_id_out,
                      int16_t *epoch_out);
 
+/* coordinator_init for a producer that names the identity it holds (KIP-360, CO14):
+ * expected_pid/expected_epoch -1 expect nothing (coordinator_init). RT_E_PRODUCER_FENCED when
+ * the id holds another identity (nothing changes). */
+int coordinator_init_expected(struct coordinator *c, const char *transactional_id,
+                              int32_t timeout_ms, rt_txn_check_fn check_fn, void *check_ctx,
+                              int64_t expected_pid, int16_t expected_epoch,
+                              int64_t *producer_id_out, int16_t *epoch_out);
+
 /* AddPartitionsToTxn: the transaction becomes (or stays) Ongoing with these partitions added,
  * durably, before the producer writes to them. */
 int coordinator_add_partitions(struct coordinator *c, const char *transactional_id,
@@ -114,6 +122,12 @@ int coordinator_list_partitions(struct log *lg, struct coordinator *c,
 int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct group_manager *groups,
                                 const char *topic, uint32_t partition, int64_t producer_id,
                                 int16_t producer_epoch);
+
+/* rt_partition_producers: the partition's producer table, copied on its shard thread, then fn
+ * for each entry on the caller's thread. */
+int coordinator_partition_producers(struct log *lg, const char *topic, uint32_t partition,
+                                    int (*fn)(void *ctx, const struct rt_partition_producer *pr),
+                                    void *ctx);
 
 /* Runs one timer pass now (timeouts, check-back, expiry, compaction) — tests. */
 void coordinator_tick(struct coordinator *c);

@@ -7,6 +7,8 @@
 #include "txn.h"
 
 #include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coordinator.h"
@@ -18,6 +20,10 @@ int txn_registry_open(struct txn *t, const char *dir, struct io_fault_plan *faul
 {
     memset(t, 0, sizeof(*t));
     pthread_mutex_init(&t->lock, NULL);
+    pthread_mutex_init(&t->jobs_lock, NULL);
+    pthread_cond_init(&t->jobs_room, NULL);
+    for (uint32_t i = 0; i < TXN_LANES; i++)
+        pthread_cond_init(&t->lanes[i].ready, NULL);
     int rc = producer_registry_open(&t->producers, dir, faults);
     t->producers_open = true; /* closed by txn_close whatever open returned */
     return rc;
@@ -61,8 +67,107 @@ int txn_start(struct txn *t, struct log *log)
     return rc;
 }
 
+/* ---- the lanes of the asynchronous calls (TX3, TX4) ---- */
+
+struct lane_arg {
+    struct txn *t;
+    struct txn_lane *lane;
+};
+
+static void *lane_main(void *arg)
+{
+    struct txn *t = ((struct lane_arg *)arg)->t;
+    struct txn_lane *lane = ((struct lane_arg *)arg)->lane;
+    free(arg);
+    pthread_mutex_lock(&t->jobs_lock);
+    for (;;) {
+        while (!lane->head && !t->jobs_stopping)
+            pthread_cond_wait(&lane->ready, &t->jobs_lock);
+        struct txn_job *job = lane->head;
+        if (!job)
+            break; /* stopping, nothing queued */
+        lane->head = job->next;
+        if (!lane->head)
+            lane->tail = NULL;
+        assert(t->jobs_queued > 0);
+        t->jobs_queued--;
+        bool stopping = t->jobs_stopping;
+        pthread_cond_signal(&t->jobs_room);
+        pthread_mutex_unlock(&t->jobs_lock);
+        job->next = NULL;
+        job->run(job, stopping ? RT_E_CLOSED : 0); /* TX3: exactly once */
+        pthread_mutex_lock(&t->jobs_lock);
+    }
+    pthread_mutex_unlock(&t->jobs_lock);
+    return NULL;
+}
+
+static uint32_t lane_of(const char *key)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h % TXN_LANES;
+}
+
+int txn_job_submit(struct txn *t, const char *key, struct txn_job *job)
+{
+    assert(job && job->run);
+    struct txn_lane *lane = &t->lanes[lane_of(key ? key : "")];
+    pthread_mutex_lock(&t->jobs_lock);
+    while (t->jobs_queued >= TXN_JOBS_QUEUED_MAX && !t->jobs_stopping)
+        pthread_cond_wait(&t->jobs_room, &t->jobs_lock); /* TX4 */
+    int rc = 0;
+    if (t->jobs_stopping) {
+        rc = error_set(RT_E_CLOSED, "the engine is closing");
+    } else if (!lane->started) {
+        struct lane_arg *a = malloc(sizeof(*a));
+        rc = a ? 0 : -ENOMEM;
+        if (a) {
+            *a = (struct lane_arg){.t = t, .lane = lane};
+            rc = -pthread_create(&lane->thread, NULL, lane_main, a);
+            if (rc)
+                free(a);
+        }
+        if (rc)
+            error_set(rc, "cannot start a transaction lane thread: %s", strerror(-rc));
+        else
+            lane->started = true;
+    }
+    if (rc == 0) {
+        job->next = NULL;
+        if (lane->tail)
+            lane->tail->next = job;
+        else
+            lane->head = job;
+        lane->tail = job;
+        t->jobs_queued++;
+        pthread_cond_signal(&lane->ready);
+    }
+    pthread_mutex_unlock(&t->jobs_lock);
+    return rc;
+}
+
+static void lanes_stop(struct txn *t)
+{
+    pthread_mutex_lock(&t->jobs_lock);
+    t->jobs_stopping = true;
+    pthread_cond_broadcast(&t->jobs_room);
+    for (uint32_t i = 0; i < TXN_LANES; i++)
+        pthread_cond_signal(&t->lanes[i].ready);
+    pthread_mutex_unlock(&t->jobs_lock);
+    for (uint32_t i = 0; i < TXN_LANES; i++) {
+        if (!t->lanes[i].started)
+            continue;
+        pthread_join(t->lanes[i].thread, NULL); /* it reported what was queued (TX3) */
+        t->lanes[i].started = false;
+    }
+    assert(t->jobs_queued == 0);
+}
+
 void txn_stop(struct txn *t)
 {
+    lanes_stop(t);
     pthread_mutex_lock(&t->lock);
     struct coordinator *c = t->coordinator;
     t->coordinator = NULL;
@@ -80,6 +185,10 @@ void txn_close(struct txn *t)
         producer_registry_close(&t->producers);
     t->producers_open = false;
     pthread_mutex_destroy(&t->lock);
+    for (uint32_t i = 0; i < TXN_LANES; i++)
+        pthread_cond_destroy(&t->lanes[i].ready);
+    pthread_cond_destroy(&t->jobs_room);
+    pthread_mutex_destroy(&t->jobs_lock);
 }
 
 struct coordinator *txn_coordinator(struct txn *t)

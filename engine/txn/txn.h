@@ -11,6 +11,15 @@
  * TX2. The group manager is created before the coordinator at open (the coordinator completes
  *      transactions that carry offsets), and whenever it is created later the coordinator is
  *      told (coordinator_attach_groups).
+ * TX3. The asynchronous transactional calls (rt_txn_*_async) run as jobs on TXN_LANES lane
+ *      threads; a job goes to the lane its transactional id hashes to, and each lane runs its
+ *      jobs one at a time in submission order, so the jobs of one id run in the order they
+ *      were submitted (a client's pipelined requests keep their order), while different ids run
+ *      in parallel (their durable writes share group-commit rounds). A lane thread is started
+ *      at its first job. Every job submitted is run or reported exactly once: after txn_stop
+ *      began, a queued job and any later submission get RT_E_CLOSED without running.
+ * TX4. At most TXN_JOBS_QUEUED_MAX jobs wait over all lanes; a submission beyond it waits for
+ *      room (back-pressure, as a full shard queue makes an append wait).
  */
 #ifndef RT_TXN_H
 #define RT_TXN_H
@@ -24,6 +33,24 @@
 struct coordinator;
 struct group_manager;
 
+#define TXN_LANES           16
+#define TXN_JOBS_QUEUED_MAX 65536
+
+/* One asynchronous call, in storage the caller owns (no allocation per call). */
+struct txn_job {
+    struct txn_job *next;
+    /* Runs the call on a lane thread and reports it (err 0), or only reports err (RT_E_CLOSED:
+     * the engine is closing) without running it. Must not block but on the engine's writes. */
+    void (*run)(struct txn_job *job, int err);
+};
+
+struct txn_lane {
+    pthread_t thread;
+    bool started;
+    struct txn_job *head, *tail;
+    pthread_cond_t ready;
+};
+
 struct txn {
     struct log *log;
     struct producer_registry producers;
@@ -31,6 +58,12 @@ struct txn {
     pthread_mutex_t lock; /* creates the internal topics and their managers lazily */
     struct coordinator *coordinator;
     struct group_manager *groups;
+    /* TX3, TX4: the lanes of the asynchronous calls, under jobs_lock. */
+    pthread_mutex_t jobs_lock;
+    pthread_cond_t jobs_room;
+    struct txn_lane lanes[TXN_LANES];
+    uint32_t jobs_queued;
+    bool jobs_stopping;
 };
 
 /* Opens the producer-id registry of `dir` (before the log opens: partitions ask it which ids
@@ -45,7 +78,14 @@ int txn_registry_raise(struct txn *t, struct log *log);
  * coordinator finishes every Prepare* before this returns). */
 int txn_start(struct txn *t, struct log *log);
 
-/* Closes the coordinator (its timer writes through the shards: before the log stops). */
+/* Queues job to the lane of `key` (the transactional id; TX3), starting the lane's thread at its
+ * first job. 0 (job->run will be called exactly once, on the lane thread), RT_E_CLOSED (txn_stop
+ * began; run is not called) or -errno (the lane's thread could not be started). Blocks only
+ * while TXN_JOBS_QUEUED_MAX jobs wait (TX4). */
+int txn_job_submit(struct txn *t, const char *key, struct txn_job *job);
+
+/* Stops the lanes (queued jobs are reported RT_E_CLOSED, the running ones finish), then closes
+ * the coordinator (its timer writes through the shards: before the log stops). */
 void txn_stop(struct txn *t);
 
 /* Closes the group manager and the registry (after the log's shards stopped). */

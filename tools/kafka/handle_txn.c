@@ -4,12 +4,14 @@
  * (v0-1), AddPartitionsToTxn v0-1, AddOffsetsToTxn v0-1, TxnOffsetCommit v0-2 and EndTxn v0-1.
  * Requests are decoded by kmsg_txn.c's codecs (kafka_txn_request_decode reshapes them for the
  * handlers; strings point into the request frame, arrays go into the slot's arena); the answers
- * (none of these versions is flexible) are still encoded here. It owns the mapping of engine errors to the Kafka codes these versions
+ * (none of these versions is flexible) are still encoded here. InitProducerId v3+ carries the
+ * identity the producer holds (KIP-360), which goes to the engine as the expected one. It owns the mapping of engine errors to the Kafka codes these versions
  * define, and never writes records except through those engine calls.
  *
  * Invariants:
  *   KT1  A fenced producer is answered INVALID_PRODUCER_EPOCH (47): PRODUCER_FENCED (90) only
- *        exists from InitProducerId v4 / EndTxn v2, which are not advertised.
+ *        exists from InitProducerId v4 / EndTxn v2, and is answered only by InitProducerId v4+
+ *        (EndTxn v2 is not served).
  *   KT2  EndTxn is answered only once the engine returned, i.e. after every marker is durable;
  *        a commit acknowledged is visible to read_committed readers of every partition.
  *   KT3  AddPartitionsToTxn answers every partition it was asked: UNKNOWN_TOPIC_OR_PARTITION for
@@ -18,9 +20,17 @@
  *   KT4  A request whose strings cannot be names (null, embedded NUL, too long) is answered
  *        with an error code and changes nothing; one whose bytes do not decode closes the
  *        connection (as every other API here).
- *   KT5  These handlers run on the loop thread and wait for the engine's durable writes
- *        (Ongoing, Prepare*, markers: one group-commit round each); the loop's other
- *        connections wait meanwhile. Known cost, not a correctness issue.
+ *   KT5  No handler here waits for the disk on the loop thread: InitProducerId,
+ *        AddPartitionsToTxn, AddOffsetsToTxn and EndTxn check what they can on the loop thread,
+ *        hand the call to the engine's asynchronous form (rt_txn_*_async) and answer
+ *        NET_PENDING; the engine's done (on one of its transaction lanes) encodes the answer
+ *        and hands the request back (net_req_complete), so the loop's other connections run
+ *        meanwhile and net keeps the connection's answers in order. (TxnOffsetCommit still
+ *        calls rt_txn_commit_offsets on the loop thread.)
+ *   KT6  Everything an engine call in flight points to (its rt_txn_op, the NUL-terminated id
+ *        and group, the partitions and their names, the answer's codes, the request's arrays)
+ *        lives in the slot's arenas, which net's release hook resets only after the answer is
+ *        sent; one kafka_resp_reserve per request, before any of it is taken.
  */
 #include "tools/kafka/handle_txn.h"
 
@@ -212,14 +222,10 @@ static enum net_verdict answer_partitions(struct kafka_slot *s, const struct kaf
     return kafka_response_end(s);
 }
 
-/* codes[t] arrays for every topic of q, all set to `code`; NULL when the arena is full. */
-static int16_t **codes_alloc(struct kafka_slot *s, const struct kafka_txn_request *q, int16_t code)
+/* codes[t] arrays for every topic of q, all set to `code`, from the response arena as it is;
+ * NULL when it is full. */
+static int16_t **codes_fill(struct kafka_slot *s, const struct kafka_txn_request *q, int16_t code)
 {
-    size_t need = (size_t)q->topics_count * (sizeof(int16_t *) + 8);
-    for (int32_t t = 0; t < q->topics_count; t++)
-        need += (size_t)q->topics[t].count * sizeof(int16_t) + 8;
-    if (kafka_resp_reserve(s, need + 64) != 0)
-        return NULL;
     static int16_t *none[1];
     int16_t **codes =
         q->topics_count ? kafka_alloc(s, (size_t)q->topics_count, sizeof(*codes)) : none;
@@ -234,49 +240,148 @@ static int16_t **codes_alloc(struct kafka_slot *s, const struct kafka_txn_reques
     return codes;
 }
 
-/* ---- handlers ---- */
-
-enum net_verdict kafka_handle_init_producer_id_txn(struct kafka_slot *s)
+/* The response arena's bytes for codes_fill over q. */
+static size_t codes_bytes(const struct kafka_txn_request *q)
 {
-    const struct kmsg_init_producer_id_request *q = &s->msg.init_producer_id;
-    struct kmsg_init_producer_id_response m = {.producer_id = -1, .producer_epoch = -1};
+    size_t need = (size_t)q->topics_count * (sizeof(int16_t *) + 8);
+    for (int32_t t = 0; t < q->topics_count; t++)
+        need += (size_t)q->topics[t].count * sizeof(int16_t) + 8;
+    return need;
+}
+
+/* codes_fill after reserving the arena for it; NULL when the arena is full. */
+static int16_t **codes_alloc(struct kafka_slot *s, const struct kafka_txn_request *q, int16_t code)
+{
+    if (kafka_resp_reserve(s, codes_bytes(q) + 64) != 0)
+        return NULL;
+    return codes_fill(s, q, code);
+}
+
+/* ---- handlers: the engine's asynchronous calls (KT5) ---- */
+
+/* One transactional call in the engine, in the response arena (valid until net's release hook,
+ * which runs only after the answer is sent): the op and every string and array the call points
+ * to (KT6). */
+struct txn_call {
+    struct rt_txn_op op;
+    struct kafka_slot *s;
+    struct kafka_txn_request q; /* its arrays in the slot's decode arena, kept until release */
+    int16_t **codes;            /* AddPartitionsToTxn */
     char id[TXN_ID_BYTES_MAX + 1];
-    if (!name_of(q->transactional_id, id)) {
-        m.error_code = KAFKA_INVALID_REQUEST;
-    } else {
-        int rc = rt_txn_init_producer(s->server->engine, id, q->transaction_timeout_ms,
-                                      &m.producer_id, &m.producer_epoch);
-        if (rc) {
-            log_refusal(s, id, rc);
-            m.error_code = txn_error(rc);
-            m.producer_id = -1;
-            m.producer_epoch = -1;
-        }
-    }
+    char group[TXN_ID_BYTES_MAX + 1];
+};
+
+static struct txn_call *call_alloc(struct kafka_slot *s)
+{
+    struct txn_call *k = kafka_alloc(s, 1, sizeof(*k));
+    if (k)
+        k->s = s;
+    return k;
+}
+
+/* Hands the answer built in the slot's writer back to the loop (any thread). */
+static void call_complete(struct kafka_slot *s, enum net_verdict v)
+{
+    if (v != NET_DONE)
+        s->req->close_reason = "the transactional answer could not be encoded";
+    net_req_complete(s->req);
+}
+
+/* KT1 at InitProducerId: PRODUCER_FENCED exists from v4. */
+static int16_t init_error(const struct kafka_slot *s, int rc)
+{
+    if (rc == RT_E_PRODUCER_FENCED && s->header.api_version >= 4)
+        return KAFKA_PRODUCER_FENCED;
+    return txn_error(rc);
+}
+
+static enum net_verdict answer_init(struct kafka_slot *s, int16_t code, int64_t pid, int16_t epoch)
+{
+    struct kmsg_init_producer_id_response m = {
+        .error_code = code, .producer_id = code ? -1 : pid, .producer_epoch = code ? -1 : epoch};
     kafka_count_error(s, m.error_code);
     kafka_response_begin(s);
     kmsg_init_producer_id_response_encode(&s->w, s->header.api_version, &m);
     return kafka_response_end(s);
 }
 
-static enum net_verdict add_partitions(struct kafka_slot *s, const struct kafka_txn_request *q)
+/* On an engine lane thread (KT5). */
+static void init_done(void *ctx, int err, int64_t pid, int16_t epoch)
 {
-    rt_engine *e = s->server->engine;
-    char id[TXN_ID_BYTES_MAX + 1];
-    bool id_ok = name_of(q->transactional_id, id);
-    int16_t **codes = codes_alloc(s, q, KAFKA_NONE);
-    size_t total = 0;
-    for (int32_t t = 0; t < q->topics_count; t++)
-        total += (size_t)q->topics[t].count;
-    struct rt_topic_partition *tp = total ? calloc(total, sizeof(*tp)) : NULL;
-    size_t topics = q->topics_count > 0 ? (size_t)q->topics_count : 0;
-    char *names = topics ? calloc(topics, RT_TOPIC_NAME_MAX + 1) : NULL;
-    if (!codes || (total && !tp) || (q->topics_count && !names)) {
-        free(tp);
-        free(names);
+    struct txn_call *k = ctx;
+    struct kafka_slot *s = k->s;
+    if (err)
+        log_refusal(s, k->id, err);
+    call_complete(s, answer_init(s, err ? init_error(s, err) : KAFKA_NONE, pid, epoch));
+}
+
+enum net_verdict kafka_handle_init_producer_id_txn(struct kafka_slot *s)
+{
+    const struct kmsg_init_producer_id_request *q = &s->msg.init_producer_id;
+    if (kafka_resp_reserve(s, sizeof(struct txn_call) + 64) != 0) {
         refuse_log(s, "out of memory");
         return NET_CLOSE;
     }
+    struct txn_call *k = call_alloc(s);
+    if (!k || !name_of(q->transactional_id, k->id))
+        return answer_init(s, KAFKA_INVALID_REQUEST, -1, -1);
+    /* KIP-360 (v3+): the identity the producer holds, -1/-1 when it has none (v0-2 decode
+     * -1/-1). */
+    int rc = rt_txn_init_producer_async(s->server->engine, k->id, q->transaction_timeout_ms,
+                                        q->producer_id, q->producer_epoch, &k->op, init_done, k);
+    if (rc) {
+        log_refusal(s, k->id, rc);
+        return answer_init(s, init_error(s, rc), -1, -1);
+    }
+    return NET_PENDING;
+}
+
+/* KT3: the engine's outcome for every partition that passed the checks. */
+static enum net_verdict answer_added(struct txn_call *k, int err)
+{
+    if (err)
+        log_refusal(k->s, k->id, err);
+    int16_t outcome = txn_error(err);
+    for (int32_t t = 0; t < k->q.topics_count; t++)
+        for (int32_t i = 0; i < k->q.topics[t].count; i++)
+            if (k->codes[t][i] == KAFKA_NONE)
+                k->codes[t][i] = outcome;
+    return answer_partitions(k->s, &k->q, k->codes);
+}
+
+static void add_partitions_done(void *ctx, int err, int64_t pid, int16_t epoch)
+{
+    (void)pid;
+    (void)epoch;
+    struct txn_call *k = ctx;
+    call_complete(k->s, answer_added(k, err));
+}
+
+static enum net_verdict add_partitions(struct kafka_slot *s, const struct kafka_txn_request *q)
+{
+    rt_engine *e = s->server->engine;
+    size_t total = 0;
+    for (int32_t t = 0; t < q->topics_count; t++)
+        total += (size_t)q->topics[t].count;
+    size_t topics = q->topics_count > 0 ? (size_t)q->topics_count : 0;
+    /* One reservation for the whole call (a later one would reset the arena). */
+    size_t extra = sizeof(struct txn_call) + total * sizeof(struct rt_topic_partition) +
+                   topics * (RT_TOPIC_NAME_MAX + 1) + 64;
+    if (kafka_resp_reserve(s, codes_bytes(q) + extra) != 0) {
+        refuse_log(s, "out of memory");
+        return NET_CLOSE;
+    }
+    struct txn_call *k = call_alloc(s);
+    int16_t **codes = k ? codes_fill(s, q, KAFKA_NONE) : NULL;
+    struct rt_topic_partition *tp = total ? kafka_alloc(s, total, sizeof(*tp)) : NULL;
+    char *names = topics ? kafka_alloc(s, topics, RT_TOPIC_NAME_MAX + 1) : NULL;
+    if (!k || !codes || (total && !tp) || (topics && !names)) {
+        refuse_log(s, "out of memory");
+        return NET_CLOSE;
+    }
+    k->q = *q;
+    k->codes = codes;
+    bool id_ok = name_of(q->transactional_id, k->id);
     /* KT3: every partition checked first. */
     bool failed = !id_ok;
     size_t n = 0;
@@ -298,47 +403,61 @@ static enum net_verdict add_partitions(struct kafka_slot *s, const struct kafka_
             }
         }
     }
-    int16_t outcome = KAFKA_NONE;
-    if (!id_ok) {
-        outcome = KAFKA_INVALID_REQUEST;
-    } else if (failed) {
-        outcome = KAFKA_OPERATION_NOT_ATTEMPTED;
-    } else {
-        int rc = rt_txn_add_partitions(e, id, q->producer_id, q->producer_epoch, tp, n);
-        if (rc)
-            log_refusal(s, id, rc);
-        outcome = txn_error(rc);
+    if (!id_ok || failed) {
+        int16_t outcome = !id_ok ? KAFKA_INVALID_REQUEST : KAFKA_OPERATION_NOT_ATTEMPTED;
+        for (int32_t t = 0; t < q->topics_count; t++)
+            for (int32_t i = 0; i < q->topics[t].count; i++)
+                if (codes[t][i] == KAFKA_NONE)
+                    codes[t][i] = outcome;
+        return answer_partitions(s, q, codes);
     }
-    for (int32_t t = 0; t < q->topics_count; t++)
-        for (int32_t i = 0; i < q->topics[t].count; i++)
-            if (codes[t][i] == KAFKA_NONE)
-                codes[t][i] = outcome;
-    free(tp);
-    free(names);
-    return answer_partitions(s, q, codes);
+    int rc = rt_txn_add_partitions_async(e, k->id, q->producer_id, q->producer_epoch, tp, n, &k->op,
+                                         add_partitions_done, k);
+    return rc ? answer_added(k, rc) : NET_PENDING;
+}
+
+static enum net_verdict answer_outcome(struct txn_call *k, int err)
+{
+    if (err)
+        log_refusal(k->s, k->id, err);
+    return answer_code(k->s, txn_error(err));
+}
+
+static void code_done(void *ctx, int err, int64_t pid, int16_t epoch)
+{
+    (void)pid;
+    (void)epoch;
+    struct txn_call *k = ctx;
+    call_complete(k->s, answer_outcome(k, err));
 }
 
 static enum net_verdict add_offsets(struct kafka_slot *s, const struct kafka_txn_request *q)
 {
-    char id[TXN_ID_BYTES_MAX + 1], group[TXN_ID_BYTES_MAX + 1];
-    if (!name_of(q->transactional_id, id) || !name_of(q->group, group))
+    if (kafka_resp_reserve(s, sizeof(struct txn_call) + 64) != 0) {
+        refuse_log(s, "out of memory");
+        return NET_CLOSE;
+    }
+    struct txn_call *k = call_alloc(s);
+    if (!k || !name_of(q->transactional_id, k->id) || !name_of(q->group, k->group))
         return answer_code(s, KAFKA_INVALID_REQUEST);
-    int rc = rt_txn_add_offsets(s->server->engine, id, q->producer_id, q->producer_epoch, group);
-    if (rc)
-        log_refusal(s, id, rc);
-    return answer_code(s, txn_error(rc));
+    int rc = rt_txn_add_offsets_async(s->server->engine, k->id, q->producer_id, q->producer_epoch,
+                                      k->group, &k->op, code_done, k);
+    return rc ? answer_outcome(k, rc) : NET_PENDING;
 }
 
 static enum net_verdict end_txn(struct kafka_slot *s, const struct kafka_txn_request *q)
 {
-    char id[TXN_ID_BYTES_MAX + 1];
-    if (!name_of(q->transactional_id, id))
+    if (kafka_resp_reserve(s, sizeof(struct txn_call) + 64) != 0) {
+        refuse_log(s, "out of memory");
+        return NET_CLOSE;
+    }
+    struct txn_call *k = call_alloc(s);
+    if (!k || !name_of(q->transactional_id, k->id))
         return answer_code(s, KAFKA_INVALID_REQUEST);
-    /* KT2: returns once the markers are durable. */
-    int rc = rt_txn_end(s->server->engine, id, q->producer_id, q->producer_epoch, q->committed);
-    if (rc)
-        log_refusal(s, id, rc);
-    return answer_code(s, txn_error(rc));
+    /* KT2: answered once the markers are visible (the engine's done). */
+    int rc = rt_txn_end_async(s->server->engine, k->id, q->producer_id, q->producer_epoch,
+                              q->committed, &k->op, code_done, k);
+    return rc ? answer_outcome(k, rc) : NET_PENDING;
 }
 
 static enum net_verdict txn_offset_commit(struct kafka_slot *s, const struct kafka_txn_request *q)

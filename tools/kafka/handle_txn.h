@@ -48,6 +48,12 @@ enum net_verdict kafka_handle_txn(struct kafka_slot *s, size_t body_at);
 /* InitProducerId with a transactional id (the request decoded in s->msg.init_producer_id). */
 enum net_verdict kafka_handle_init_producer_id_txn(struct kafka_slot *s);
 
+/* KIP-664 (handle_ops.c): DescribeProducers v0, DescribeTransactions v0 and ListTransactions
+ * v0-1, the request decoded in s->msg. */
+enum net_verdict kafka_handle_describe_producers(struct kafka_slot *s);
+enum net_verdict kafka_handle_describe_transactions(struct kafka_slot *s);
+enum net_verdict kafka_handle_list_transactions(struct kafka_slot *s);
+
 /* OffsetFetch v1-5 (handle_offsets.c), decoding the body at body_at itself. */
 enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at);
 

@@ -374,6 +374,12 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
         return kafka_handle_list_groups(s);
     case KAFKA_DESCRIBE_GROUPS:
         return kafka_handle_describe_groups(s);
+    case KAFKA_DESCRIBE_PRODUCERS: /* handle_ops.c (KIP-664) */
+        return kafka_handle_describe_producers(s);
+    case KAFKA_DESCRIBE_TRANSACTIONS:
+        return kafka_handle_describe_transactions(s);
+    case KAFKA_LIST_TRANSACTIONS:
+        return kafka_handle_list_transactions(s);
     default:
         return refuse(s, "API advertised without a handler");
     }

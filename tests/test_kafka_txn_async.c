@@ -1,0 +1,877 @@
+/*
+ * test_kafka_txn_async.c — the asynchronous transactional calls (ringtail.h "Transactions over
+ * the wire", TX3/TX4 in engine/txn/txn.h), KIP-360's init with an expected identity (CO14 in
+ * coordinator.c), and the broker parking its transactional requests (KT5 in handle_txn.c):
+ *   - rt_txn_*_async calls submitted back to back for one id (init, add, end) run in submission
+ *     order, each reported exactly once on an engine thread, with the identity init handed out;
+ *   - rt_txn_init_producer_expected bumps the epoch for the identity the id holds, answers a
+ *     retry of the last init without a second bump, aborts an Ongoing transaction of that
+ *     identity (its records never readable), fences any other identity without changing
+ *     anything, and gives a new id a fresh producer;
+ *   - while one connection's EndTxn is held in its durable round (IO_FAULT_STALL on the
+ *     decision record's fdatasync), a produce on another connection of the same network loop
+ *     (--threads 1) is answered; then the EndTxn is answered NONE once the round is released;
+ *   - InitProducerId v3+ over the wire (once the lead advertises it: skipped until then) bumps
+ *     with the expected identity and answers a stale one PRODUCER_FENCED (90) at v4;
+ *   - DescribeTransactions and ListTransactions (KIP-664, handle_ops.c KOP1-KOP2; skipped until
+ *     advertised): every id asked answered in order (TRANSACTIONAL_ID_NOT_FOUND 105 for an
+ *     unknown one), state, timeout, producer, start time and partitions grouped by topic; the
+ *     list's state, producer id and duration filters;
+ *   - rt_partition_producers lists a partition's idempotent and transactional producers (last
+ *     sequence, timestamp, open transaction's first offset), and DescribeProducers answers
+ *     them per partition asked, UNKNOWN_TOPIC_OR_PARTITION (3) for one that does not exist
+ *     (the wire half skipped until advertised).
+ *
+ * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback (the
+ * stall test runs on the fault injector, whose rings are synchronous, whatever the backend).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "helpers/test_util.h"
+#include "io/io.h"
+#include "ringtail.h"
+#include "ringtail_test.h"
+#include "tools/kafka/api.h"
+#include "tools/kafka/kmsg.h"
+#include "tools/kafka/server.h"
+
+#define ID "tx-async"
+
+static int setup(void **state)
+{
+    int rc = tu_fixture_setup(state);
+    struct tu_fixture *f = *state;
+    f->o.transaction_timeout_max_ms = 60000;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, "t", 2), 0);
+    return rc;
+}
+
+/* A batch of n records in buf (transactional when txn), for (pid, epoch) from seq. */
+static size_t make_batch(uint8_t *buf, size_t cap, bool txn, int64_t pid, int16_t epoch,
+                         int32_t seq, int n)
+{
+    struct batch_builder b;
+    assert_int_equal(
+        batch_builder_init(&b, buf, cap, txn ? BATCH_ATTR_TRANSACTIONAL : 0, pid, epoch, seq), 0);
+    for (int i = 0; i < n; i++) {
+        char v[32];
+        snprintf(v, sizeof(v), "v%d", seq + i);
+        struct rt_record r = {
+            .key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = 1000};
+        assert_int_equal(batch_builder_add(&b, &r), 0);
+    }
+    size_t len = 0;
+    assert_int_equal(batch_builder_finish(&b, &len), 0);
+    return len;
+}
+
+static int committed_count(rt_engine *e, const char *topic, uint32_t part)
+{
+    struct rt_consumer_options co;
+    rt_consumer_options_init(&co);
+    co.isolation = RT_READ_COMMITTED;
+    rt_consumer *c = NULL;
+    assert_int_equal(rt_consumer_open(e, &co, &c), 0);
+    assert_int_equal(rt_consumer_assign(c, topic, &part, 1), 0);
+    int n = 0;
+    struct rt_record_view r;
+    const char *t;
+    uint32_t p;
+    while (rt_consumer_poll(c, &r, &t, &p, 0) == 0)
+        n++;
+    assert_int_equal(rt_consumer_close(c), 0);
+    return n;
+}
+
+/* ---- the asynchronous calls: order per id, exactly one report each (TX3) ---- */
+
+struct report {
+    _Atomic int calls;
+    int err;
+    int64_t pid;
+    int16_t epoch;
+    int order; /* the position among the reports (1-based) */
+    pthread_t thread;
+};
+
+static _Atomic int reports_seen;
+
+static void on_report(void *ctx, int err, int64_t pid, int16_t epoch)
+{
+    struct report *r = ctx;
+    r->err = err;
+    r->pid = pid;
+    r->epoch = epoch;
+    r->thread = pthread_self();
+    r->order = atomic_fetch_add(&reports_seen, 1) + 1;
+    atomic_fetch_add(&r->calls, 1);
+}
+
+static void wait_reports(int n)
+{
+    for (int i = 0; i < 10000 && atomic_load(&reports_seen) < n; i++)
+        usleep(1000);
+    assert_int_equal(atomic_load(&reports_seen), n);
+}
+
+static void test_async_order(void **state)
+{
+    struct tu_fixture *f = *state;
+    atomic_store(&reports_seen, 0);
+    struct rt_txn_op ops[4];
+    struct report r[4];
+    memset(r, 0, sizeof(r));
+    /* The identity is known ahead: a new id's first init is epoch 0 of the next producer id;
+     * add and end name it without waiting for the init's report. */
+    assert_int_equal(rt_txn_init_producer_async(f->e, ID, 60000, -1, -1, &ops[0], on_report, &r[0]),
+                     0);
+    wait_reports(1);
+    assert_int_equal(r[0].err, 0);
+    int64_t pid = r[0].pid;
+    int16_t epoch = r[0].epoch;
+    assert_true(pid >= 0);
+    assert_false(pthread_equal(r[0].thread, pthread_self())); /* an engine thread */
+    uint8_t buf[512];
+    size_t len = make_batch(buf, sizeof(buf), true, pid, epoch, 0, 3);
+    struct rt_topic_partition tp = {"t", 0};
+    assert_int_equal(
+        rt_txn_add_partitions_async(f->e, ID, pid, epoch, &tp, 1, &ops[1], on_report, &r[1]), 0);
+    wait_reports(2);
+    assert_int_equal(r[1].err, 0);
+    int64_t base = -1;
+    assert_int_equal(rt_append_batch(f->e, "t", 0, buf, len, &base), 0);
+    /* Pipelined: the end, then a second end of the same outcome (a retry: 0, nothing written),
+     * then an abort (the other outcome after the commit: RT_E_INVALID_TXN_STATE). Run out of
+     * order, the retry would find the transaction open and the abort would abort it. */
+    assert_int_equal(rt_txn_end_async(f->e, ID, pid, epoch, true, &ops[2], on_report, &r[2]), 0);
+    assert_int_equal(rt_txn_end_async(f->e, ID, pid, epoch, true, &ops[3], on_report, &r[3]), 0);
+    wait_reports(4);
+    struct rt_txn_op op_abort;
+    struct report ra;
+    memset(&ra, 0, sizeof(ra));
+    assert_int_equal(rt_txn_end_async(f->e, ID, pid, epoch, false, &op_abort, on_report, &ra), 0);
+    wait_reports(5);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(atomic_load(&r[i].calls), 1);
+    assert_int_equal(r[2].order, 3);
+    assert_int_equal(r[3].order, 4);
+    assert_int_equal(r[2].err, 0);
+    assert_int_equal(r[3].err, 0);
+    assert_int_equal(ra.err, RT_E_INVALID_TXN_STATE);
+    assert_int_equal(committed_count(f->e, "t", 0), 3);
+    /* Immediate errors: done is not called. */
+    assert_int_equal(rt_txn_end_async(f->e, NULL, pid, epoch, true, &op_abort, on_report, &ra),
+                     RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_txn_end_async(f->e, ID, pid, epoch, true, &op_abort, NULL, &ra),
+                     RT_E_INVALID_ARGUMENT);
+    assert_int_equal(atomic_load(&reports_seen), 5);
+    /* Argument errors of the call itself arrive through done. */
+    assert_int_equal(rt_txn_init_producer_async(f->e, ID, 0, -1, -1, &op_abort, on_report, &ra), 0);
+    wait_reports(6);
+    assert_int_equal(ra.err, RT_E_INVALID_TRANSACTION_TIMEOUT);
+    assert_int_equal(ra.pid, -1);
+}
+
+/* ---- KIP-360: init with the expected identity (CO14) ---- */
+
+static void test_init_expected(void **state)
+{
+    struct tu_fixture *f = *state;
+    rt_engine *e = f->e;
+    int64_t pid = -1, p2 = -1;
+    int16_t epoch = -1, e2 = -1;
+    assert_int_equal(rt_txn_init_producer(e, ID, 60000, &pid, &epoch), 0);
+    assert_int_equal(epoch, 0);
+    /* The identity held: bumped. */
+    assert_int_equal(rt_txn_init_producer_expected(e, ID, 60000, pid, 0, &p2, &e2), 0);
+    assert_int_equal(p2, pid);
+    assert_int_equal(e2, 1);
+    /* The same request again (its answer lost): a retry, the same answer, no second bump. */
+    assert_int_equal(rt_txn_init_producer_expected(e, ID, 60000, pid, 0, &p2, &e2), 0);
+    assert_int_equal(p2, pid);
+    assert_int_equal(e2, 1);
+    /* A transaction at epoch 1 with data. */
+    struct rt_topic_partition tp = {"t", 1};
+    assert_int_equal(rt_txn_add_partitions(e, ID, pid, 1, &tp, 1), 0);
+    uint8_t buf[512];
+    size_t len = make_batch(buf, sizeof(buf), true, pid, 1, 0, 4);
+    int64_t base = -1;
+    assert_int_equal(rt_append_batch(e, "t", 1, buf, len, &base), 0);
+    /* Stale identities are fenced and change nothing: the epoch the retry named (no longer a
+     * retry: the id has moved on), a newer epoch, another producer id. */
+    assert_int_equal(rt_txn_init_producer_expected(e, ID, 60000, pid, 0, &p2, &e2),
+                     RT_E_PRODUCER_FENCED);
+    assert_int_equal(rt_txn_init_producer_expected(e, ID, 60000, pid, 7, &p2, &e2),
+                     RT_E_PRODUCER_FENCED);
+    assert_int_equal(rt_txn_init_producer_expected(e, ID, 60000, pid + 100, 1, &p2, &e2),
+                     RT_E_PRODUCER_FENCED);
+    assert_int_equal(committed_count(e, "t", 1), 0);
+    /* The producer recovers: its Ongoing transaction is aborted, the epoch bumped past the
+     * fence's (markers at 2, the producer at 3). */
+    assert_int_equal(rt_txn_init_producer_expected(e, ID, 60000, pid, 1, &p2, &e2), 0);
+    assert_int_equal(p2, pid);
+    assert_int_equal(e2, 3);
+    assert_int_equal(rt_txn_end(e, ID, pid, 1, true), RT_E_PRODUCER_FENCED);
+    /* The aborted records never become readable; the next transaction's do. */
+    assert_int_equal(rt_txn_add_partitions(e, ID, pid, 3, &tp, 1), 0);
+    len = make_batch(buf, sizeof(buf), true, pid, 3, 0, 2);
+    assert_int_equal(rt_append_batch(e, "t", 1, buf, len, &base), 0);
+    assert_int_equal(rt_txn_end(e, ID, pid, 3, true), 0);
+    assert_int_equal(committed_count(e, "t", 1), 2);
+    /* A new id with an expected identity: a fresh producer (KIP-360's UNKNOWN_PRODUCER_ID
+     * recovery), as without one. */
+    assert_int_equal(rt_txn_init_producer_expected(e, "tx-new", 60000, pid, 3, &p2, &e2), 0);
+    assert_true(p2 != pid);
+    assert_int_equal(e2, 0);
+    /* Half a pair is an argument error. */
+    assert_int_equal(rt_txn_init_producer_expected(e, ID, 60000, pid, -1, &p2, &e2),
+                     RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_txn_init_producer_expected(e, ID, 60000, -1, 2, &p2, &e2),
+                     RT_E_INVALID_ARGUMENT);
+}
+
+/* ---- the broker: no transactional request waits on a loop thread (KT5) ---- */
+
+struct wire {
+    struct kafka_server *srv;
+    int32_t corr;
+};
+
+static int dial(struct wire *x)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(s >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(kafka_server_port(x->srv))};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(s, (struct sockaddr *)&a, sizeof(a)), 0);
+    int one = 1;
+    setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    struct timeval tv = {.tv_sec = 20};
+    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    return s;
+}
+
+static void req_begin(struct wire *x, struct kp_writer *w, int16_t key, int16_t version)
+{
+    kp_writer_init(w, NULL, 0);
+    (void)kafka_frame_begin(w);
+    kp_write_i16(w, key);
+    kp_write_i16(w, version);
+    kp_write_i32(w, ++x->corr);
+    kp_write_string(w, kp_str_of("test_kafka_txn_async"));
+    if (kafka_request_header_version(key, version) == 2)
+        kp_write_tags(w, true);
+}
+
+static void req_send(int sock, struct kp_writer *w)
+{
+    assert_int_equal(kafka_frame_end(w, 0), 0);
+    size_t sent = 0;
+    while (sent < w->len) {
+        ssize_t n = send(sock, w->buf + sent, w->len - sent, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        assert_true(n > 0);
+        sent += (size_t)n;
+    }
+    kp_writer_free(w);
+}
+
+/* One response into *buf (malloc'd); a reader past the correlation id (and the header's tags
+ * when flexible_header). */
+static void resp_read(int sock, uint8_t **buf, struct kp_reader *r, bool flexible_header)
+{
+    uint8_t hdr[4];
+    size_t got = 0;
+    while (got < 4) {
+        ssize_t n = recv(sock, hdr + got, 4 - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            fail_msg("the broker closed the connection (or 20 s passed) instead of answering");
+        got += (size_t)n;
+    }
+    uint32_t size =
+        (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
+    *buf = malloc(size);
+    got = 0;
+    while (got < size) {
+        ssize_t n = recv(sock, *buf + got, size - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        assert_true(n > 0);
+        got += (size_t)n;
+    }
+    kp_reader_init(r, *buf, size);
+    (void)kp_read_i32(r); /* correlation id */
+    if (flexible_header)
+        kp_skip_tags(r);
+}
+
+/* InitProducerId (v1, or v3+ with the expected identity): the error, *pid and *epoch. */
+static int16_t wire_init(struct wire *x, int sock, int16_t v, int64_t expected_pid,
+                         int16_t expected_epoch, int64_t *pid, int16_t *epoch)
+{
+    bool flex = v >= 2;
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_INIT_PRODUCER_ID, v);
+    kp_write_nstr(&w, flex, kp_str_of(ID));
+    kp_write_i32(&w, 60000);
+    if (v >= 3) {
+        kp_write_i64(&w, expected_pid);
+        kp_write_i16(&w, expected_epoch);
+    }
+    kp_write_tags(&w, flex);
+    req_send(sock, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    resp_read(sock, &buf, &r, flex);
+    (void)kp_read_i32(&r);
+    int16_t err = kp_read_i16(&r);
+    *pid = kp_read_i64(&r);
+    *epoch = kp_read_i16(&r);
+    assert_int_equal(r.err, 0);
+    free(buf);
+    return err;
+}
+
+static int16_t wire_add_partition(struct wire *x, int sock, int64_t pid, int16_t epoch,
+                                  const char *topic, int32_t part)
+{
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_ADD_PARTITIONS_TO_TXN, 1);
+    kp_write_string(&w, kp_str_of(ID));
+    kp_write_i64(&w, pid);
+    kp_write_i16(&w, epoch);
+    kp_write_array_len(&w, 1);
+    kp_write_string(&w, kp_str_of(topic));
+    kp_write_array_len(&w, 1);
+    kp_write_i32(&w, part);
+    req_send(sock, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    resp_read(sock, &buf, &r, false);
+    (void)kp_read_i32(&r);
+    assert_int_equal(kp_read_array_len(&r, 1), 1);
+    (void)kp_read_string(&r);
+    assert_int_equal(kp_read_array_len(&r, 1), 1);
+    assert_int_equal(kp_read_i32(&r), part);
+    int16_t err = kp_read_i16(&r);
+    assert_int_equal(r.err, 0);
+    free(buf);
+    return err;
+}
+
+static void send_produce(struct wire *x, int sock, const char *topic, int32_t part,
+                         const char *txn_id, const uint8_t *batch, size_t len)
+{
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_PRODUCE, 7);
+    kp_write_nullable_string(&w, txn_id ? kp_str_of(txn_id) : (struct kp_str){NULL, -1});
+    kp_write_i16(&w, -1);
+    kp_write_i32(&w, 30000);
+    kp_write_array_len(&w, 1);
+    kp_write_string(&w, kp_str_of(topic));
+    kp_write_array_len(&w, 1);
+    kp_write_i32(&w, part);
+    kp_write_bytes(&w, (struct kp_bytes){batch, (int32_t)len});
+    req_send(sock, &w);
+}
+
+static int16_t read_produce(int sock)
+{
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    resp_read(sock, &buf, &r, false);
+    assert_int_equal(kp_read_array_len(&r, 1), 1);
+    (void)kp_read_string(&r);
+    assert_int_equal(kp_read_array_len(&r, 1), 1);
+    (void)kp_read_i32(&r);
+    int16_t err = kp_read_i16(&r);
+    assert_int_equal(r.err, 0);
+    free(buf);
+    return err;
+}
+
+static void send_end(struct wire *x, int sock, int64_t pid, int16_t epoch, bool commit)
+{
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_END_TXN, 1);
+    kp_write_string(&w, kp_str_of(ID));
+    kp_write_i64(&w, pid);
+    kp_write_i16(&w, epoch);
+    kp_write_bool(&w, commit);
+    req_send(sock, &w);
+}
+
+static int16_t read_code(int sock)
+{
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    resp_read(sock, &buf, &r, false);
+    (void)kp_read_i32(&r);
+    int16_t err = kp_read_i16(&r);
+    assert_int_equal(r.err, 0);
+    free(buf);
+    return err;
+}
+
+#define PLAIN_PARTS 4
+
+static void test_end_txn_does_not_block_the_loop(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_close(f);
+    tu_system("rm -rf '%s'", f->dir);
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    plan.stall_timeout_ms = 8000; /* far beyond the wait below; a hang fails (FI1) */
+    struct rt_options o = f->o;
+    o.shard_count = 2;
+    o.sync_mode = RT_SYNC_ALWAYS;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
+    assert_int_equal(rt_topic_create(e, "t", 1), 0);
+    assert_int_equal(rt_topic_create(e, "plain", PLAIN_PARTS), 0);
+    struct kafka_server_options so;
+    kafka_server_options_init(&so);
+    so.net.port = 0;
+    so.net.threads = 1; /* every connection on one loop */
+    so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
+    so.auto_create_topics = false;
+    struct wire x = {0};
+    assert_int_equal(kafka_server_start(e, &so, &x.srv), 0);
+
+    int a = dial(&x);
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    assert_int_equal(wire_init(&x, a, 1, -1, -1, &pid, &epoch), KAFKA_NONE);
+    assert_int_equal(wire_add_partition(&x, a, pid, epoch, "t", 0), KAFKA_NONE);
+    uint8_t buf[512];
+    size_t len = make_batch(buf, sizeof(buf), true, pid, epoch, 0, 3);
+    send_produce(&x, a, "t", 0, ID, buf, len);
+    assert_int_equal(read_produce(a), KAFKA_NONE);
+
+    /* EndTxn held in its durable round: the decision record's fdatasync stalls. */
+    struct io_fault_rule stall = {.mode = IO_FAULT_STALL,
+                                  .op = IO_OP_FDATASYNC,
+                                  .nth = 1,
+                                  .path_contains = "__transaction_state"};
+    assert_int_equal(io_fault_rule_add(&plan, &stall), 0);
+    send_end(&x, a, pid, epoch, true);
+    if (io_fault_stall_wait(&plan, 5000) != 0)
+        fail_msg("EndTxn never reached its decision record's fdatasync");
+
+    /* Plain produces on other connections of the same loop, one per partition (the shard that
+     * holds __transaction_state is stalled; the other shard's partitions answer). */
+    int b[PLAIN_PARTS];
+    for (int p = 0; p < PLAIN_PARTS; p++) {
+        b[p] = dial(&x);
+        len = make_batch(buf, sizeof(buf), false, -1, -1, -1, 1);
+        send_produce(&x, b[p], "plain", p, NULL, buf, len);
+    }
+    struct pollfd pf[PLAIN_PARTS + 1];
+    for (int p = 0; p < PLAIN_PARTS; p++)
+        pf[p] = (struct pollfd){.fd = b[p], .events = POLLIN};
+    pf[PLAIN_PARTS] = (struct pollfd){.fd = a, .events = POLLIN};
+    int answered = 0;
+    for (int i = 0; i < 60 && answered == 0; i++) {
+        assert_true(poll(pf, PLAIN_PARTS, 50) >= 0);
+        for (int p = 0; p < PLAIN_PARTS; p++)
+            answered += (pf[p].revents & POLLIN) != 0;
+    }
+    bool end_answered = poll(&pf[PLAIN_PARTS], 1, 0) == 1;
+    uint32_t stalled = plan.stalled;
+    io_fault_stall_release(&plan);
+    if (answered == 0)
+        fail_msg("no produce on another connection of the loop was answered in 3 s while an "
+                 "EndTxn was held in its durable round (the loop thread waits for the disk)");
+    assert_false(end_answered); /* KT2: not before its round is durable */
+    assert_int_equal(stalled, 1);
+    assert_int_equal(read_code(a), KAFKA_NONE);
+    for (int p = 0; p < PLAIN_PARTS; p++) {
+        assert_int_equal(read_produce(b[p]), KAFKA_NONE);
+        close(b[p]);
+    }
+    assert_int_equal(committed_count(e, "t", 0), 3);
+    assert_int_equal(plan.stall_timeouts, 0);
+    close(a);
+    kafka_server_stop(x.srv);
+    assert_int_equal(rt_close(e), 0);
+    io_fault_plan_release(&plan);
+    tu_fixture_open(f);
+}
+
+/* InitProducerId v3-4 over the wire (KIP-360): advertised by the lead at merge. */
+static void test_wire_init_expected(void **state)
+{
+    struct tu_fixture *f = *state;
+    if (!kafka_api_supported(KAFKA_INIT_PRODUCER_ID, 4)) {
+        fprintf(stderr, "skipped: InitProducerId v3-4 are not advertised yet (api.c)\n");
+        skip();
+    }
+    struct kafka_server_options so;
+    kafka_server_options_init(&so);
+    so.net.port = 0;
+    so.net.threads = 1;
+    so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
+    struct wire x = {0};
+    assert_int_equal(kafka_server_start(f->e, &so, &x.srv), 0);
+    int s = dial(&x);
+    int64_t pid = -1, p2 = -1;
+    int16_t epoch = -1, e2 = -1;
+    assert_int_equal(wire_init(&x, s, 4, -1, -1, &pid, &epoch), KAFKA_NONE);
+    assert_int_equal(wire_init(&x, s, 4, pid, epoch, &p2, &e2), KAFKA_NONE);
+    assert_int_equal(p2, pid);
+    assert_int_equal(e2, epoch + 1);
+    assert_int_equal(wire_init(&x, s, 4, pid, (int16_t)(epoch + 5), &p2, &e2),
+                     KAFKA_PRODUCER_FENCED);
+    assert_int_equal(p2, -1);
+    assert_int_equal(wire_init(&x, s, 3, pid, (int16_t)(epoch + 5), &p2, &e2),
+                     KAFKA_INVALID_PRODUCER_EPOCH);
+    /* An idempotent producer (no transactional id) naming its identity gets a fresh producer
+     * id, as Kafka answers it. */
+    struct kp_writer w;
+    req_begin(&x, &w, KAFKA_INIT_PRODUCER_ID, 4);
+    kp_write_compact_nullable_string(&w, (struct kp_str){NULL, -1});
+    kp_write_i32(&w, 60000);
+    kp_write_i64(&w, pid);
+    kp_write_i16(&w, epoch);
+    kp_write_tags(&w, true);
+    req_send(s, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    resp_read(s, &buf, &r, true);
+    (void)kp_read_i32(&r);
+    assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
+    int64_t fresh = kp_read_i64(&r);
+    assert_true(fresh >= 0 && fresh != pid);
+    assert_int_equal(kp_read_i16(&r), 0);
+    assert_int_equal(r.err, 0);
+    free(buf);
+    close(s);
+    kafka_server_stop(x.srv);
+}
+
+/* ---- KIP-664 operator APIs (handle_ops.c, KOP1-KOP2): advertised by the lead at merge ---- */
+
+/* The wire tests below read the layouts kmsg_ops.c writes today. Kafka's released schemas
+ * differ in two places these read: DescribeTransactions' ProducerEpoch is int16 (kmsg_ops.c
+ * writes int32), and ListTransactions' answer has UnknownStateFilters between ErrorCode and
+ * TransactionStates. When the codec follows Kafka, these two readers follow it. */
+
+struct described {
+    int16_t err;
+    char state[32];
+    int32_t timeout_ms;
+    int64_t start_ms, pid;
+    int32_t epoch;
+    int32_t topics, parts;
+};
+
+static void describe_txns(struct wire *x, int sock, const char *const *ids, int n,
+                          struct described *out)
+{
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_DESCRIBE_TRANSACTIONS, 0);
+    kp_write_compact_array_len(&w, n);
+    for (int i = 0; i < n; i++)
+        kp_write_compact_string(&w, kp_str_of(ids[i]));
+    kp_write_tags(&w, true);
+    req_send(sock, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    resp_read(sock, &buf, &r, true);
+    (void)kp_read_i32(&r);
+    assert_int_equal(kp_read_compact_array_len(&r, 1), n);
+    for (int i = 0; i < n; i++) {
+        struct described *d = &out[i];
+        d->err = kp_read_i16(&r);
+        struct kp_str id = kp_read_compact_string(&r);
+        assert_true(kp_str_eq(id, ids[i])); /* KOP1: in the order asked */
+        struct kp_str st = kp_read_compact_string(&r);
+        snprintf(d->state, sizeof(d->state), "%.*s", st.len > 0 ? (int)st.len : 0,
+                 st.len > 0 ? st.ptr : "");
+        d->timeout_ms = kp_read_i32(&r);
+        d->start_ms = kp_read_i64(&r);
+        d->pid = kp_read_i64(&r);
+        d->epoch = kp_read_i32(&r);
+        d->topics = kp_read_compact_array_len(&r, 1);
+        d->parts = 0;
+        for (int32_t t = 0; t < d->topics; t++) {
+            struct kp_str name = kp_read_compact_string(&r);
+            assert_true(kp_str_eq(name, "t"));
+            int32_t np = kp_read_compact_array_len(&r, 4);
+            for (int32_t k = 0; k < np; k++)
+                assert_int_equal(kp_read_i32(&r), k);
+            d->parts += np;
+            kp_skip_tags(&r);
+        }
+        kp_skip_tags(&r);
+    }
+    kp_skip_tags(&r);
+    assert_int_equal(r.err, 0);
+    kp_expect_end(&r);
+    free(buf);
+}
+
+/* ListTransactions v1; returns the count listed, the ids joined by ',' into `ids`. */
+static int list_txns(struct wire *x, int sock, const char *state, int64_t pid, int64_t duration,
+                     char *ids, size_t cap)
+{
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_LIST_TRANSACTIONS, 1);
+    kp_write_compact_array_len(&w, state ? 1 : 0);
+    if (state)
+        kp_write_compact_string(&w, kp_str_of(state));
+    kp_write_compact_array_len(&w, pid >= 0 ? 1 : 0);
+    if (pid >= 0)
+        kp_write_i64(&w, pid);
+    kp_write_i64(&w, duration);
+    kp_write_tags(&w, true);
+    req_send(sock, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    resp_read(sock, &buf, &r, true);
+    (void)kp_read_i32(&r);
+    assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
+    int32_t n = kp_read_compact_array_len(&r, 1);
+    ids[0] = 0;
+    for (int32_t i = 0; i < n; i++) {
+        struct kp_str id = kp_read_compact_string(&r);
+        (void)kp_read_i64(&r);
+        (void)kp_read_compact_string(&r);
+        kp_skip_tags(&r);
+        size_t at = strlen(ids);
+        snprintf(ids + at, cap - at, "%s%.*s", at ? "," : "", (int)id.len, id.ptr);
+    }
+    kp_skip_tags(&r);
+    assert_int_equal(r.err, 0);
+    free(buf);
+    return n;
+}
+
+static void test_operator_apis(void **state)
+{
+    struct tu_fixture *f = *state;
+    if (!kafka_api_supported(KAFKA_DESCRIBE_TRANSACTIONS, 0) ||
+        !kafka_api_supported(KAFKA_LIST_TRANSACTIONS, 1)) {
+        fprintf(stderr, "skipped: DescribeTransactions / ListTransactions are not advertised "
+                        "yet (api.c)\n");
+        skip();
+    }
+    rt_engine *e = f->e;
+    int64_t pa = -1, pb = -1;
+    int16_t ea = -1, eb = -1;
+    assert_int_equal(rt_txn_init_producer(e, "tx-a", 45000, &pa, &ea), 0);
+    assert_int_equal(rt_txn_init_producer(e, "tx-b", 30000, &pb, &eb), 0);
+    struct rt_topic_partition tp[2] = {{"t", 0}, {"t", 1}};
+    assert_int_equal(rt_txn_add_partitions(e, "tx-a", pa, ea, tp, 2), 0);
+    usleep(30 * 1000); /* tx-a's transaction is older than the duration filter below */
+    struct kafka_server_options so;
+    kafka_server_options_init(&so);
+    so.net.port = 0;
+    so.net.threads = 1;
+    so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
+    struct wire x = {0};
+    assert_int_equal(kafka_server_start(e, &so, &x.srv), 0);
+    int s = dial(&x);
+    const char *ids[3] = {"tx-a", "nope", "tx-b"};
+    struct described d[3];
+    describe_txns(&x, s, ids, 3, d);
+    assert_int_equal(d[0].err, KAFKA_NONE);
+    assert_string_equal(d[0].state, "Ongoing");
+    assert_int_equal(d[0].timeout_ms, 45000);
+    assert_int_equal(d[0].pid, pa);
+    assert_int_equal(d[0].epoch, ea);
+    assert_true(d[0].start_ms > 1600000000000LL); /* wall clock */
+    assert_int_equal(d[0].topics, 1);             /* grouped by topic */
+    assert_int_equal(d[0].parts, 2);
+    assert_int_equal(d[1].err, 105); /* TRANSACTIONAL_ID_NOT_FOUND */
+    assert_int_equal(d[1].pid, -1);
+    assert_int_equal(d[2].err, KAFKA_NONE);
+    assert_string_equal(d[2].state, "Empty");
+    assert_int_equal(d[2].start_ms, -1);
+    assert_int_equal(d[2].topics, 0);
+    char listed[256];
+    assert_int_equal(list_txns(&x, s, NULL, -1, -1, listed, sizeof(listed)), 2);
+    assert_int_equal(list_txns(&x, s, "Ongoing", -1, -1, listed, sizeof(listed)), 1);
+    assert_string_equal(listed, "tx-a");
+    assert_int_equal(list_txns(&x, s, "Bogus", -1, -1, listed, sizeof(listed)), 0);
+    assert_int_equal(list_txns(&x, s, NULL, pb, -1, listed, sizeof(listed)), 1);
+    assert_string_equal(listed, "tx-b");
+    assert_int_equal(list_txns(&x, s, NULL, -1, 10, listed, sizeof(listed)), 1);
+    assert_string_equal(listed, "tx-a");
+    assert_int_equal(list_txns(&x, s, NULL, -1, 3600000, listed, sizeof(listed)), 0);
+    close(s);
+    kafka_server_stop(x.srv);
+}
+
+/* ---- the partitions' producer state (rt_partition_producers) and DescribeProducers ---- */
+
+struct seen_producers {
+    int n;
+    struct rt_partition_producer p[8];
+};
+
+static int collect_producer(void *ctx, const struct rt_partition_producer *pr)
+{
+    struct seen_producers *s = ctx;
+    if (s->n < 8)
+        s->p[s->n++] = *pr;
+    return 0;
+}
+
+static const struct rt_partition_producer *producer_of(const struct seen_producers *s, int64_t pid)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->p[i].producer_id == pid)
+            return &s->p[i];
+    return NULL;
+}
+
+static void test_partition_producers(void **state)
+{
+    struct tu_fixture *f = *state;
+    rt_engine *e = f->e;
+    int64_t idem = -1, tx = -1;
+    int16_t ie = -1, te = -1;
+    assert_int_equal(rt_producer_id_allocate(e, &idem, &ie), 0);
+    uint8_t buf[512];
+    int64_t base = -1;
+    size_t len = make_batch(buf, sizeof(buf), false, idem, ie, 0, 3);
+    assert_int_equal(rt_append_batch(e, "t", 0, buf, len, &base), 0);
+    assert_int_equal(rt_txn_init_producer(e, ID, 60000, &tx, &te), 0);
+    struct rt_topic_partition tp = {"t", 0};
+    assert_int_equal(rt_txn_add_partitions(e, ID, tx, te, &tp, 1), 0);
+    len = make_batch(buf, sizeof(buf), true, tx, te, 0, 2);
+    int64_t txn_base = -1;
+    assert_int_equal(rt_append_batch(e, "t", 0, buf, len, &txn_base), 0);
+    struct seen_producers seen = {0};
+    assert_int_equal(rt_partition_producers(e, "t", 0, collect_producer, &seen), 0);
+    assert_int_equal(seen.n, 2);
+    const struct rt_partition_producer *a = producer_of(&seen, idem), *b = producer_of(&seen, tx);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(a->last_sequence, 2);
+    assert_int_equal(a->current_txn_first_offset, -1);
+    assert_int_equal(a->last_timestamp_ms, 1000);
+    assert_int_equal(b->producer_epoch, te);
+    assert_int_equal(b->last_sequence, 1);
+    assert_int_equal(b->current_txn_first_offset, txn_base);
+    seen.n = 0;
+    assert_int_equal(rt_partition_producers(e, "t", 1, collect_producer, &seen), 0);
+    assert_int_equal(seen.n, 0);
+    assert_int_equal(rt_partition_producers(e, "t", 7, collect_producer, &seen),
+                     RT_E_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_int_equal(rt_partition_producers(e, NULL, 0, collect_producer, &seen),
+                     RT_E_INVALID_ARGUMENT);
+
+    if (!kafka_api_supported(KAFKA_DESCRIBE_PRODUCERS, 0)) {
+        fprintf(stderr, "skipped: DescribeProducers is not advertised yet (api.c)\n");
+        skip();
+    }
+    struct kafka_server_options so;
+    kafka_server_options_init(&so);
+    so.net.port = 0;
+    so.net.threads = 1;
+    so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
+    struct wire x = {0};
+    assert_int_equal(kafka_server_start(e, &so, &x.srv), 0);
+    int sock = dial(&x);
+    struct kp_writer w;
+    req_begin(&x, &w, KAFKA_DESCRIBE_PRODUCERS, 0);
+    kp_write_compact_array_len(&w, 2);
+    kp_write_compact_string(&w, kp_str_of("t"));
+    kp_write_compact_array_len(&w, 2);
+    kp_write_i32(&w, 0);
+    kp_write_i32(&w, 9);
+    kp_write_tags(&w, true);
+    kp_write_compact_string(&w, kp_str_of("nosuch"));
+    kp_write_compact_array_len(&w, 1);
+    kp_write_i32(&w, 0);
+    kp_write_tags(&w, true);
+    kp_write_tags(&w, true);
+    req_send(sock, &w);
+    uint8_t *rb = NULL;
+    struct kp_reader r;
+    resp_read(sock, &rb, &r, true);
+    (void)kp_read_i32(&r);
+    assert_int_equal(kp_read_compact_array_len(&r, 1), 2);
+    /* t: partition 0 with both producers, 9 unknown (KOP4; codec layout of kmsg_ops.c). */
+    assert_true(kp_str_eq(kp_read_compact_string(&r), "t"));
+    assert_int_equal(kp_read_compact_array_len(&r, 1), 2);
+    assert_int_equal(kp_read_i32(&r), 0);
+    assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
+    int32_t np = kp_read_compact_array_len(&r, 1);
+    assert_int_equal(np, 2);
+    bool saw_txn = false;
+    for (int32_t i = 0; i < np; i++) {
+        int64_t pid = kp_read_i64(&r);
+        (void)kp_read_i32(&r);
+        int32_t last_seq = kp_read_i32(&r);
+        (void)kp_read_i64(&r);
+        int64_t txn_start = kp_read_i64(&r);
+        kp_skip_tags(&r);
+        assert_true(pid == idem || pid == tx);
+        assert_int_equal(last_seq, pid == idem ? 2 : 1);
+        if (pid == tx) {
+            saw_txn = true;
+            assert_int_equal(txn_start, txn_base);
+        }
+    }
+    assert_true(saw_txn);
+    kp_skip_tags(&r);
+    assert_int_equal(kp_read_i32(&r), 9);
+    assert_int_equal(kp_read_i16(&r), KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_int_equal(kp_read_compact_array_len(&r, 1), 0);
+    kp_skip_tags(&r);
+    kp_skip_tags(&r);
+    assert_true(kp_str_eq(kp_read_compact_string(&r), "nosuch"));
+    assert_int_equal(kp_read_compact_array_len(&r, 1), 1);
+    assert_int_equal(kp_read_i32(&r), 0);
+    assert_int_equal(kp_read_i16(&r), KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_int_equal(kp_read_compact_array_len(&r, 1), 0);
+    kp_skip_tags(&r);
+    kp_skip_tags(&r);
+    kp_skip_tags(&r);
+    assert_int_equal(r.err, 0);
+    kp_expect_end(&r);
+    free(rb);
+    close(sock);
+    kafka_server_stop(x.srv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_async_order, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_init_expected, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_end_txn_does_not_block_the_loop, setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_wire_init_expected, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_operator_apis, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_partition_producers, setup, tu_fixture_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
