@@ -74,11 +74,16 @@ static int topic_build(struct log *lg, struct topic *t, const char *name, uint32
      * so they do not preallocate a user-sized segment each. */
     struct partition_config cfg = lg->pcfg;
     if (meta_topic_name_internal(name)) {
+        /* Never below the largest batch: the coordinator's records and a group's offsets must
+         * fit whatever segment size the user topics have (Kafka sizes these topics apart:
+         * offsets.topic.segment.bytes, transaction.state.log.segment.bytes). */
         uint64_t small = 8u << 20;
         if (small < lg->opts.batch_size_max_bytes)
             small = lg->opts.batch_size_max_bytes;
         if (cfg.segment.capacity_bytes > small)
             cfg.segment.capacity_bytes = small;
+        if (cfg.segment.capacity_bytes < lg->opts.batch_size_max_bytes)
+            cfg.segment.capacity_bytes = lg->opts.batch_size_max_bytes;
         cfg.retention_bytes = -1;
         cfg.retention_ms = -1;
     }
@@ -332,10 +337,32 @@ int log_list_offsets(struct log *lg, const char *topic, uint32_t partition, int6
 
 /* ---- appends ---- */
 
+/* F6 (issue 21): a batch larger than its partition's segment is refused, not the
+ * configuration, as Kafka's UnifiedLog refuses it (RecordBatchTooLargeException). Every append
+ * that reaches a shard passes here, so an empty segment holds any batch placed in it (PAR4). */
+static int segment_fit_check(const struct log *lg, const struct partition *p, size_t len)
+{
+    /* A user topic's limit is segment_size_bytes itself, also below one control batch (its
+     * files are at least that long, so markers fit: SEGMENT_FILE_MIN_BYTES); an internal
+     * topic's is its own segment size. */
+    uint64_t limit = p->cfg.segment.capacity_bytes;
+    if (!meta_topic_name_internal(p->topic) && lg->opts.segment_size_bytes < limit)
+        limit = lg->opts.segment_size_bytes;
+    if (len <= limit)
+        return 0;
+    return error_set(RT_E_RECORD_TOO_LARGE,
+                     "append to %s: a %zu-byte batch is larger than the segment size (%" PRIu64
+                     " bytes, segment_size_bytes)",
+                     p->dir, len, limit);
+}
+
 int log_append(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
                const struct batch_header *h, int64_t *base_offset_out, bool *duplicate_out)
 {
     int rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    rc = segment_fit_check(lg, p, len);
     if (rc)
         return rc;
     struct shard_request req = {
@@ -642,6 +669,9 @@ int log_append_async(struct log *lg, struct shard_request *req)
     int rc = log_write_check(lg);
     if (rc)
         return rc;
+    rc = segment_fit_check(lg, req->partition, req->len);
+    if (rc)
+        return rc;
     return shard_submit_async(req->partition->shard, req);
 }
 
@@ -663,6 +693,14 @@ int log_append_async_many(struct log *lg, struct shard_request **reqs, size_t n)
     struct shard_request *group[LOG_APPEND_ASYNC_MANY_MAX];
     bool taken[LOG_APPEND_ASYNC_MANY_MAX] = {false};
     struct shard_request *lone = NULL;
+    for (size_t i = 0; i < n; i++) {
+        int frc = segment_fit_check(lg, reqs[i]->partition, reqs[i]->len);
+        if (frc) { /* F6: this one only; the others go on */
+            taken[i] = true;
+            reqs[i]->result = frc;
+            reqs[i]->on_done(reqs[i]);
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         if (taken[i])
             continue;
@@ -1060,6 +1098,8 @@ static int append_internal(struct log *lg, struct partition *p, uint8_t *batch, 
         return error_set(RT_E_INVALID_ARGUMENT, "coordinator append: markers go through "
                                                 "log_write_markers");
     rc = log_write_check(lg);
+    if (rc == 0)
+        rc = segment_fit_check(lg, p, len);
     if (rc)
         return rc;
     struct shard_request req = {.kind = SHARD_REQ_APPEND,
@@ -1170,7 +1210,9 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     atomic_init(&lg->closing, false);
     atomic_init(&lg->topic_count, 0);
 
-    lg->pcfg.segment.capacity_bytes = lg->opts.segment_size_bytes;
+    lg->pcfg.segment.capacity_bytes = lg->opts.segment_size_bytes < SEGMENT_FILE_MIN_BYTES
+                                          ? SEGMENT_FILE_MIN_BYTES
+                                          : lg->opts.segment_size_bytes;
     lg->pcfg.segment.index_size_max_bytes = lg->opts.index_size_max_bytes;
     lg->pcfg.segment.index_interval_bytes = lg->opts.index_interval_bytes;
     lg->pcfg.segment.read_only = lg->opts.read_only;
