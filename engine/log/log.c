@@ -16,6 +16,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -195,6 +196,243 @@ static const struct topic *topic_find(struct log *lg, const char *name)
     return NULL;
 }
 
+/* ---- F4 (issue 21): a topic creation that fails or crashes leaves nothing behind ----
+ *
+ * Before a creation makes its first partition directory it makes its intent durable:
+ * `<dir>/topic-create.tmp` holds "ringtail topic create 1\n<name>\n<partitions>\nend\n",
+ * written, fdatasynced, its name fsynced into the data directory. Once the catalogue names the
+ * topic the intent is removed. A creation that fails removes the directories it made (every
+ * `<name>-<p>`, p < partitions: their files unlinked, each directory fsynced, then removed, the
+ * data directory fsynced), then the intent. A writing open that finds the intent (a crash, or a
+ * rollback that failed) does the same unless the catalogue names the topic (the creation was
+ * complete). The invariants (beside LG1-LG3 in log.h):
+ *   LG4  no `<name>-<p>` directory is created, or reused, before the intent naming it is
+ *          durable, so a directory a crashed creation made is always covered by an intent;
+ *   LG5  the intent is removed only after the catalogue names the topic durably or every
+ *          directory it covers is gone durably, so a crash at any step leaves either a complete
+ *          topic or an intent that the next open resolves;
+ *   LG6  an intent that does not parse (a torn write of it) covers nothing: no directory was
+ *          made after it (LG4 waits for its fdatasync), so open just removes it.
+ * A `<name>-<p>` directory that no catalogued topic owns is never a topic's data: a creation
+ * removes such leftovers (of a crash before this rule) under its intent before making its own, so
+ * a new topic never inherits a stale log. Verify skips the intent (a *.tmp). */
+#define LOG_CREATE_INTENT_FILE  "topic-create.tmp"
+#define LOG_CREATE_INTENT_MAGIC "ringtail topic create 1"
+
+static int intent_path(const struct log *lg, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%s/%s", lg->dir, LOG_CREATE_INTENT_FILE);
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+/* LG4: the intent for (name, partitions), durable on return. 0 or -errno. */
+static int intent_write(struct log *lg, const char *name, uint32_t partitions)
+{
+    struct io_fault_plan *faults = lg->pcfg.segment.faults;
+    char path[SEGMENT_PATH_BYTES + 32];
+    int rc = intent_path(lg, path, sizeof(path));
+    if (rc)
+        return rc;
+    char text[RT_TOPIC_NAME_MAX + 64];
+    int len = snprintf(text, sizeof(text), "%s\n%s\n%" PRIu32 "\nend\n", LOG_CREATE_INTENT_MAGIC,
+                       name, partitions);
+    assert(len > 0 && (size_t)len < sizeof(text));
+    int fd = io_file_create(faults, path, O_WRONLY | O_TRUNC, 0644);
+    if (fd < 0)
+        return error_set(fd, "%s: cannot create: %s", path, strerror(-fd));
+    rc = 0;
+    size_t done = 0;
+    while (done < (size_t)len && rc == 0) {
+        ssize_t n = write(fd, text + done, (size_t)len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            rc = n < 0 ? -errno : -EIO;
+        else
+            done += (size_t)n;
+    }
+    if (rc == 0)
+        rc = io_fdatasync(faults, fd);
+    close(fd);
+    if (rc == 0)
+        rc = fs_fsync_dir(faults, lg->dir);
+    if (rc) {
+        /* Nothing was made under it (LG4): take it back; if that fails too, it covers no
+         * directory, and the next create or open removes it. */
+        if (io_unlink(faults, path) == 0)
+            (void)fs_fsync_dir(faults, lg->dir);
+        return error_set(rc, "%s: cannot write: %s", path, strerror(-rc));
+    }
+    return 0;
+}
+
+/* Reads the intent: 0 with name and *partitions, -ENOENT (none), or RT_E_CORRUPT (torn or not
+ * ours: LG6). */
+static int intent_read(const struct log *lg, char *name, uint32_t *partitions)
+{
+    char path[SEGMENT_PATH_BYTES + 32];
+    int rc = intent_path(lg, path, sizeof(path));
+    if (rc)
+        return rc;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    char text[RT_TOPIC_NAME_MAX + 64];
+    ssize_t n = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (n < 0)
+        return -errno;
+    text[n] = 0;
+    char *save = NULL;
+    const char *magic = strtok_r(text, "\n", &save);
+    const char *topic = magic ? strtok_r(NULL, "\n", &save) : NULL;
+    const char *count = topic ? strtok_r(NULL, "\n", &save) : NULL;
+    const char *end = count ? strtok_r(NULL, "\n", &save) : NULL;
+    if (!end || strcmp(magic, LOG_CREATE_INTENT_MAGIC) != 0 || strcmp(end, "end") != 0 ||
+        !meta_topic_name_valid(topic) || strlen(topic) > RT_TOPIC_NAME_MAX)
+        return RT_E_CORRUPT;
+    char *stop = NULL;
+    errno = 0;
+    unsigned long v = strtoul(count, &stop, 10);
+    if (errno || *stop || count[0] < '0' || count[0] > '9' || v == 0 || v > UINT32_MAX)
+        return RT_E_CORRUPT;
+    memcpy(name, topic, strlen(topic) + 1);
+    *partitions = (uint32_t)v;
+    return 0;
+}
+
+static int intent_clear(struct log *lg)
+{
+    struct io_fault_plan *faults = lg->pcfg.segment.faults;
+    char path[SEGMENT_PATH_BYTES + 32];
+    int rc = intent_path(lg, path, sizeof(path));
+    if (rc == 0)
+        rc = io_unlink(faults, path);
+    if (rc == -ENOENT)
+        rc = 0;
+    if (rc == 0)
+        rc = fs_fsync_dir(faults, lg->dir);
+    if (rc)
+        return error_set(rc, "%s: cannot remove: %s", path, strerror(-rc));
+    return 0;
+}
+
+/* Removes one partition directory and what it holds (files only: a partition directory holds
+ * nothing else), durably: its entries are unlinked and the directory fsynced before it is
+ * removed (the fault injector's model, and ext4, then never bring a file back into it). Its
+ * own removal is made durable by the caller's fsync of the data directory. 0 when it is gone
+ * (or never was), else -errno with the error detail set. */
+static int partition_dir_remove(struct log *lg, const char *pdir)
+{
+    struct io_fault_plan *faults = lg->pcfg.segment.faults;
+    DIR *d = opendir(pdir);
+    if (!d)
+        return errno == ENOENT ? 0
+                               : error_set(-errno, "%s: cannot open: %s", pdir, strerror(errno));
+    /* Names first, then the unlinks: the directory changes under readdir otherwise. */
+    char **names = NULL;
+    size_t count = 0, cap = 0;
+    int rc = 0;
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (count == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            char **nn = realloc(names, ncap * sizeof(*nn));
+            if (!nn) {
+                rc = -ENOMEM;
+                break;
+            }
+            names = nn;
+            cap = ncap;
+        }
+        if (!(names[count] = strdup(de->d_name)))
+            rc = -ENOMEM;
+        else
+            count++;
+    }
+    closedir(d);
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        char path[SEGMENT_PATH_BYTES];
+        if (snprintf(path, sizeof(path), "%s/%s", pdir, names[i]) >= (int)sizeof(path))
+            rc = -ENAMETOOLONG;
+        else if ((rc = io_unlink(faults, path)) == -ENOENT)
+            rc = 0;
+        if (rc)
+            error_set(rc, "%s: cannot remove: %s", path, strerror(-rc));
+    }
+    for (size_t i = 0; i < count; i++)
+        free(names[i]);
+    free(names);
+    if (rc)
+        return rc == -ENOMEM ? error_set(rc, "%s: out of memory", pdir) : rc;
+    rc = fs_fsync_dir(faults, pdir);
+    if (rc == 0)
+        rc = io_rmdir(faults, pdir);
+    if (rc == -ENOENT)
+        rc = 0;
+    if (rc)
+        return error_set(rc, "%s: cannot remove: %s", pdir, strerror(-rc));
+    return 0;
+}
+
+/* Removes `<name>-<p>` for every p < partitions (none of them catalogued: the caller checked),
+ * then fsyncs the data directory. 0, or the first error (the rest are still tried). */
+static int partition_dirs_remove(struct log *lg, const char *name, uint32_t partitions)
+{
+    int first = 0;
+    bool removed = false;
+    for (uint32_t p = 0; p < partitions; p++) {
+        char pdir[SEGMENT_PATH_BYTES];
+        int rc = meta_partition_dir(pdir, sizeof(pdir), lg->dir, name, p);
+        if (rc == 0) {
+            if (!fs_exists(pdir))
+                continue;
+            rc = partition_dir_remove(lg, pdir);
+            removed = true;
+        }
+        if (rc && !first)
+            first = rc;
+    }
+    if (removed) {
+        int rc = fs_fsync_dir(lg->pcfg.segment.faults, lg->dir);
+        if (rc && !first)
+            first = error_set(rc, "%s: fsync: %s", lg->dir, strerror(-rc));
+    }
+    return first;
+}
+
+/* LG5, LG6: resolves an intent left by a crash or a failed rollback. `catalogued` says
+ * whether the topic it names is a complete topic. 0 when there is none left. */
+static int intent_resolve(struct log *lg, bool (*catalogued)(struct log *lg, const char *name))
+{
+    char name[RT_TOPIC_NAME_MAX + 1];
+    uint32_t partitions = 0;
+    int rc = intent_read(lg, name, &partitions);
+    if (rc == -ENOENT)
+        return 0;
+    if (rc == 0 && !catalogued(lg, name)) {
+        rc = partition_dirs_remove(lg, name, partitions);
+        if (rc)
+            return rc;
+    } else if (rc && rc != RT_E_CORRUPT) {
+        return error_set(rc, "%s/%s: cannot read: %s", lg->dir, LOG_CREATE_INTENT_FILE,
+                         strerror(-rc));
+    }
+    return intent_clear(lg);
+}
+
+static bool in_catalogue(struct log *lg, const char *name)
+{
+    return meta_find(&lg->catalogue, name) != NULL;
+}
+
+static bool in_topics(struct log *lg, const char *name)
+{
+    return topic_find(lg, name) != NULL;
+}
+
 /* Creates a topic under admin_lock. User topics count against topics_max; internal ones use
  * the slots reserved for them. */
 int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
@@ -223,12 +461,30 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
                        n);
         goto out;
     }
-    /* Directories and first segments first, then the catalogue: a crash in between leaves
-     * unreferenced directories (harmless, reused by a later create), never a topic without
-     * its partitions. */
-    rc = topic_build(lg, &lg->topics[n], name, partitions, false, true);
+    /* The intent, then directories and first segments, then the catalogue, then no intent: a
+     * crash in between leaves an intent the next open resolves (LG4, LG5), never a topic
+     * without its partitions; a failure removes what was made. */
+    rc = intent_resolve(lg, in_topics); /* a rollback that failed earlier */
+    if (rc == 0)
+        rc = intent_write(lg, name, partitions);
+    if (rc == 0)
+        rc = partition_dirs_remove(lg, name, partitions); /* uncatalogued leftovers */
     if (rc)
         goto out;
+    rc = topic_build(lg, &lg->topics[n], name, partitions, false, true);
+    if (rc) {
+        char cause[256];
+        snprintf(cause, sizeof(cause), "%s", rt_error_detail());
+        int rrc = partition_dirs_remove(lg, name, partitions);
+        if (rrc == 0)
+            rrc = intent_clear(lg);
+        if (rrc)
+            error_set(rc, "%s (and removing what it made failed: %s; the next open removes it)",
+                      cause, rt_error_detail());
+        else
+            error_set(rc, "%s", cause);
+        goto out;
+    }
     rc = meta_add_topic(&lg->catalogue, name, partitions);
     if (rc == 0)
         rc = meta_store(lg->pcfg.segment.faults, lg->dir, &lg->catalogue);
@@ -242,6 +498,9 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
         goto out;
     }
     atomic_store_explicit(&lg->topic_count, n + 1, memory_order_release);
+    /* LG5: the topic is catalogued durably; an intent this fails to remove names a complete
+     * topic, which the next open recognises (and a later create resolves first). */
+    (void)intent_clear(lg);
 out:
     pthread_mutex_unlock(&lg->admin_lock);
     return rc;
@@ -1269,6 +1528,13 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
             error_set(rc, "%s: cannot create: %s", meta_path, rt_strerror(rc));
             goto err;
         }
+    }
+
+    if (!lg->opts.read_only) {
+        /* F4, LG5: what a creation that crashed (or failed to clean up) left. */
+        rc = intent_resolve(lg, in_catalogue);
+        if (rc)
+            goto err;
     }
 
     char marker[SEGMENT_PATH_BYTES + 32];
