@@ -212,6 +212,7 @@ static void test_lead_follows_recent_rate(void **state)
     tu_options(&o);
     o.segment_size_bytes = 64u << 20; /* lead cap 8 MiB (an eighth) */
     o.shard_count = 1;
+    o.sync_mode = RT_SYNC_NONE; /* the burst must fit one rate window on a slow disk too */
     rt_engine *e = NULL;
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);

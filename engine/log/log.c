@@ -464,6 +464,17 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
     /* The intent, then directories and first segments, then the catalogue, then no intent: a
      * crash in between leaves an intent the next open resolves (LG4, LG5), never a topic
      * without its partitions; a failure removes what was made. */
+    char intent[SEGMENT_PATH_BYTES + 32];
+    if (intent_path(lg, intent, sizeof(intent)) == 0 && fs_exists(intent) &&
+        atomic_load_explicit(&lg->write_error, memory_order_acquire) != 0) {
+        /* The intent may name a topic whose catalogue update failed while its partitions are
+         * attached to the shards (below): only a reopen may remove them. */
+        rc = error_set(RT_E_IO_FAILED,
+                       "an earlier topic creation could not be completed or undone (%s); "
+                       "the engine's write side is failed until reopened",
+                       rt_strerror(atomic_load(&lg->write_error)));
+        goto out;
+    }
     rc = intent_resolve(lg, in_topics); /* a rollback that failed earlier */
     if (rc == 0)
         rc = intent_write(lg, name, partitions);
