@@ -69,7 +69,6 @@
 #include "fsutil.h"
 #include "meta.h"
 #include "segment_check.h"
-#include "segment_pool.h"
 #include "io/io.h"
 
 static int segment_paths(struct segment *seg, const char *partition_dir, char *index_path,
@@ -109,7 +108,7 @@ static struct segment *segment_alloc(int64_t base_offset, const struct segment_c
     atomic_init(&seg->zero_busy, UINT64_MAX);
     atomic_init(&seg->fd_busy, false);
     atomic_init(&seg->zero_queued, false);
-    atomic_init(&seg->lead_bytes, SEGMENT_POOL_LEAD_MIN_BYTES);
+    atomic_init(&seg->lead_bytes, 0); /* set by the writer's first claim (SP5) */
     seg->cfg = *cfg;
     seg->created_ms = fs_now_ms();
     return seg;
