@@ -28,6 +28,7 @@
 
 #include "helpers/test_util.h"
 #include "io/io.h"
+#include "log/log.h"
 #include "ringtail.h"
 #include "ringtail_test.h"
 
@@ -303,6 +304,50 @@ static void test_create_does_not_inherit_a_leftover(void **state)
     tu_rmdir_free(dir);
 }
 
+/* LG6: the intent's one encoding; a torn one (no "end" line) covers nothing, and an open
+ * removes it and nothing else. */
+static void test_intent_encoding_and_a_torn_intent(void **state)
+{
+    (void)state;
+    char text[LOG_CREATE_INTENT_BYTES_MAX];
+    size_t len = log_create_intent_format(text, "orders", 12);
+    assert_int_equal(len, strlen("ringtail topic create 1\norders\n12\nend\n"));
+    char name[RT_TOPIC_NAME_MAX + 1];
+    uint32_t parts = 0;
+    assert_int_equal(log_create_intent_parse(text, len, name, &parts), 0);
+    assert_string_equal(name, "orders");
+    assert_int_equal(parts, 12);
+    static const char *bad[] = {
+        "ringtail topic create 1\norders\n12\nen",     /* torn */
+        "ringtail topic create 1\norders\n012\nend\n", /* not the one encoding */
+        "ringtail topic create 1\norders\n0\nend\n",   /* no partitions */
+        "ringtail topic create 1\nor/ders\n1\nend\n",  /* not a topic name */
+        "ringtail topic create 1\norders\n1\nend\nx",  /* trailing bytes */
+        "ringtail topic create 2\norders\n1\nend\n",   /* another version */
+        "ringtail topic create 1\norders\n4294967296\nend\n",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(log_create_intent_parse(bad[i], strlen(bad[i]), name, &parts),
+                         RT_E_CORRUPT);
+    /* A torn intent beside the directory: the open removes it and leaves the topics alone. */
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_topic_create(e, TOPIC, PARTITIONS), 0);
+    assert_int_equal(rt_close(e), 0);
+    char *p = tu_path("%s/topic-create.tmp", dir);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(bad[0], f);
+    fclose(f);
+    free(p);
+    reopen_and_use(dir, "a torn intent", false);
+    assert_int_equal(partition_dirs(dir), PARTITIONS);
+    tu_rmdir_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_power_loss_at_every_directory_fsync),
         cmocka_unit_test(test_power_loss_at_every_direct_fdatasync),
         cmocka_unit_test(test_create_does_not_inherit_a_leftover),
+        cmocka_unit_test(test_intent_encoding_and_a_torn_intent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -219,6 +219,55 @@ static const struct topic *topic_find(struct log *lg, const char *name)
 #define LOG_CREATE_INTENT_FILE  "topic-create.tmp"
 #define LOG_CREATE_INTENT_MAGIC "ringtail topic create 1"
 
+size_t log_create_intent_format(char out[LOG_CREATE_INTENT_BYTES_MAX], const char *name,
+                                uint32_t partitions)
+{
+    assert(meta_topic_name_valid(name));
+    assert(partitions > 0);
+    int len = snprintf(out, LOG_CREATE_INTENT_BYTES_MAX, "%s\n%s\n%" PRIu32 "\nend\n",
+                       LOG_CREATE_INTENT_MAGIC, name, partitions);
+    assert(len > 0 && len < (int)LOG_CREATE_INTENT_BYTES_MAX);
+    return (size_t)len;
+}
+
+int log_create_intent_parse(const char *text, size_t len, char name[RT_TOPIC_NAME_MAX + 1],
+                            uint32_t *partitions)
+{
+    /* Input from disk: bounded scans only, then the one encoding (formatting what was read must
+     * give back exactly the input), so a torn or edited file is never half believed (LG6). */
+    size_t magic_len = strlen(LOG_CREATE_INTENT_MAGIC);
+    if (len < magic_len + 1 || len > LOG_CREATE_INTENT_BYTES_MAX ||
+        memcmp(text, LOG_CREATE_INTENT_MAGIC "\n", magic_len + 1) != 0)
+        return RT_E_CORRUPT;
+    size_t at = magic_len + 1;
+    const char *nl = memchr(text + at, '\n', len - at);
+    if (!nl || nl == text + at || (size_t)(nl - (text + at)) > RT_TOPIC_NAME_MAX)
+        return RT_E_CORRUPT;
+    size_t name_len = (size_t)(nl - (text + at));
+    char topic[RT_TOPIC_NAME_MAX + 1];
+    memcpy(topic, text + at, name_len);
+    topic[name_len] = 0;
+    if (strlen(topic) != name_len || !meta_topic_name_valid(topic))
+        return RT_E_CORRUPT;
+    at += name_len + 1;
+    uint64_t v = 0;
+    size_t digits = 0;
+    while (at < len && text[at] >= '0' && text[at] <= '9' && digits < 11) {
+        v = v * 10 + (uint64_t)(text[at] - '0');
+        at++;
+        digits++;
+    }
+    if (digits == 0 || v == 0 || v > UINT32_MAX)
+        return RT_E_CORRUPT;
+    char again[LOG_CREATE_INTENT_BYTES_MAX];
+    size_t again_len = log_create_intent_format(again, topic, (uint32_t)v);
+    if (again_len != len || memcmp(again, text, len) != 0)
+        return RT_E_CORRUPT;
+    memcpy(name, topic, name_len + 1);
+    *partitions = (uint32_t)v;
+    return 0;
+}
+
 static int intent_path(const struct log *lg, char *buf, size_t cap)
 {
     int n = snprintf(buf, cap, "%s/%s", lg->dir, LOG_CREATE_INTENT_FILE);
@@ -233,17 +282,15 @@ static int intent_write(struct log *lg, const char *name, uint32_t partitions)
     int rc = intent_path(lg, path, sizeof(path));
     if (rc)
         return rc;
-    char text[RT_TOPIC_NAME_MAX + 64];
-    int len = snprintf(text, sizeof(text), "%s\n%s\n%" PRIu32 "\nend\n", LOG_CREATE_INTENT_MAGIC,
-                       name, partitions);
-    assert(len > 0 && (size_t)len < sizeof(text));
+    char text[LOG_CREATE_INTENT_BYTES_MAX];
+    size_t len = log_create_intent_format(text, name, partitions);
     int fd = io_file_create(faults, path, O_WRONLY | O_TRUNC, 0644);
     if (fd < 0)
         return error_set(fd, "%s: cannot create: %s", path, strerror(-fd));
     rc = 0;
     size_t done = 0;
-    while (done < (size_t)len && rc == 0) {
-        ssize_t n = write(fd, text + done, (size_t)len - done);
+    while (done < len && rc == 0) {
+        ssize_t n = write(fd, text + done, len - done);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -277,28 +324,12 @@ static int intent_read(const struct log *lg, char *name, uint32_t *partitions)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    char text[RT_TOPIC_NAME_MAX + 64];
-    ssize_t n = read(fd, text, sizeof(text) - 1);
+    char text[LOG_CREATE_INTENT_BYTES_MAX + 1];
+    ssize_t n = read(fd, text, sizeof(text));
     close(fd);
     if (n < 0)
         return -errno;
-    text[n] = 0;
-    char *save = NULL;
-    const char *magic = strtok_r(text, "\n", &save);
-    const char *topic = magic ? strtok_r(NULL, "\n", &save) : NULL;
-    const char *count = topic ? strtok_r(NULL, "\n", &save) : NULL;
-    const char *end = count ? strtok_r(NULL, "\n", &save) : NULL;
-    if (!end || strcmp(magic, LOG_CREATE_INTENT_MAGIC) != 0 || strcmp(end, "end") != 0 ||
-        !meta_topic_name_valid(topic) || strlen(topic) > RT_TOPIC_NAME_MAX)
-        return RT_E_CORRUPT;
-    char *stop = NULL;
-    errno = 0;
-    unsigned long v = strtoul(count, &stop, 10);
-    if (errno || *stop || count[0] < '0' || count[0] > '9' || v == 0 || v > UINT32_MAX)
-        return RT_E_CORRUPT;
-    memcpy(name, topic, strlen(topic) + 1);
-    *partitions = (uint32_t)v;
-    return 0;
+    return log_create_intent_parse(text, (size_t)n, name, partitions);
 }
 
 static int intent_clear(struct log *lg)
