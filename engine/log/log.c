@@ -183,6 +183,14 @@ static int close_topics(struct log *lg, bool seal)
         }
         free(lg->topics[t].partitions);
     }
+    /* A topic whose catalogue update failed (log_topic_create) stays in the slot past the
+     * count, its partitions attached to the shards until they stopped: closed here. */
+    if (lg->topics && n < lg->topics_capacity && lg->topics[n].partitions) {
+        for (uint32_t i = 0; i < lg->topics[n].partition_count; i++)
+            (void)partition_close(&lg->topics[n].partitions[i], false);
+        free(lg->topics[n].partitions);
+        lg->topics[n].partitions = NULL;
+    }
     atomic_store(&lg->topic_count, 0);
     return first;
 }
@@ -496,8 +504,9 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
      * crash in between leaves an intent the next open resolves (LG4, LG5), never a topic
      * without its partitions; a failure removes what was made. */
     char intent[SEGMENT_PATH_BYTES + 32];
-    if (intent_path(lg, intent, sizeof(intent)) == 0 && fs_exists(intent) &&
-        atomic_load_explicit(&lg->write_error, memory_order_acquire) != 0) {
+    if (lg->topics[n].partitions ||
+        (intent_path(lg, intent, sizeof(intent)) == 0 && fs_exists(intent) &&
+         atomic_load_explicit(&lg->write_error, memory_order_acquire) != 0)) {
         /* The intent may name a topic whose catalogue update failed while its partitions are
          * attached to the shards (below): only a reopen may remove them. */
         rc = error_set(RT_E_IO_FAILED,
