@@ -89,8 +89,10 @@ static int options_check(const struct rt_options *o)
     } while (0)
     CHECK(o->batch_size_max_bytes >= CONTROL_BATCH_BYTES && o->batch_size_max_bytes <= (64u << 20),
           "batch_size_max_bytes must be 78 .. 64 MiB");
-    CHECK(o->segment_size_bytes >= o->batch_size_max_bytes,
-          "segment_size_bytes must be >= batch_size_max_bytes");
+    /* Kafka 3.x's segment.bytes bound (LogConfig: atLeast(LegacyRecord.RECORD_OVERHEAD_V0)): a
+     * segment smaller than a batch is a valid configuration; the batch is refused at the append
+     * (RT_E_RECORD_TOO_LARGE), as Kafka refuses it with RECORD_LIST_TOO_LARGE (issue 21 F6). */
+    CHECK(o->segment_size_bytes >= SEGMENT_SIZE_MIN_BYTES, "segment_size_bytes must be >= 14");
     CHECK(o->segment_size_bytes <= INT32_MAX,
           "segment_size_bytes must be < 2 GiB (positions are i32)");
     CHECK(o->index_size_max_bytes >= 4 * 12, "index_size_max_bytes must be >= 48");

@@ -154,7 +154,9 @@ enum rt_io_backend {
 };
 
 struct rt_options {
-    uint64_t segment_size_bytes;       /* roll when the next batch would not fit (1 GiB) */
+    uint64_t segment_size_bytes;       /* roll when the next batch would not fit (1 GiB; 14 ..
+                                          2^31-1, as Kafka's segment.bytes: a larger batch is
+                                          refused with RT_E_RECORD_TOO_LARGE; sparse on disk) */
     int64_t segment_ms;                /* roll when the active segment is older (7 days) */
     uint32_t index_size_max_bytes;     /* offset/time index capacity; roll when full (10 MiB) */
     uint32_t index_interval_bytes;     /* one offset-index entry per this many log bytes (4096) */
@@ -331,7 +333,8 @@ struct rt_record {
  * (also for rt_append_batch and rt_producer_send).
  * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic included), RT_E_INTERNAL_TOPIC,
  * RT_E_INVALID_ARGUMENT (NULL engine or records, count 0 or above INT32_MAX, bad lengths or
- * pointers, a timestamp below -1), RT_E_RECORD_TOO_LARGE, RT_E_READ_ONLY, RT_E_IO_FAILED,
+ * pointers, a timestamp below -1), RT_E_RECORD_TOO_LARGE (above batch_size_max_bytes, or
+ * larger than the partition's segment), RT_E_READ_ONLY, RT_E_IO_FAILED,
  * RT_E_CLOSED, -ENOMEM, -errno (a segment roll that cannot open its files: -EMFILE, -ENOSPC;
  * see docs/limits.md for which of them leave the write side failed). */
 int rt_append(rt_engine *engine, const char *topic, uint32_t partition,

@@ -26,6 +26,51 @@ void index_file_assert(const struct index_file *f)
     assert(!f->writable || f->map_bytes == (size_t)f->entries_max * f->entry_bytes); /* IF2 */
     assert(f->map_bytes >= (size_t)f->entries * f->entry_bytes);                     /* IF3 */
     assert((f->map == NULL) == (f->map_bytes == 0));                                 /* IF4 */
+    assert(f->reserved_bytes <= f->map_bytes);                                       /* IF6 */
+    assert(!f->writable || f->fd < 0 ||
+           (size_t)f->entries * f->entry_bytes <= f->reserved_bytes); /* IF6 */
+}
+
+/* fallocate [from, to) of fd: 0, or -errno; a file system without fallocate reserves nothing and
+ * reports 1 (the caller then counts the whole mapping as reserved, as before IF6). */
+static int reserve_range(int fd, size_t from, size_t to)
+{
+    if (to <= from)
+        return 0;
+    if (fallocate(fd, 0, (off_t)from, (off_t)(to - from)) == 0)
+        return 0;
+    if (errno == EOPNOTSUPP || errno == ENOSYS)
+        return 1;
+    return -errno;
+}
+
+int index_file_reserve(struct index_file *f, uint32_t entries)
+{
+    if (!f->writable || f->fd < 0)
+        return 0;
+    size_t need = (size_t)entries * f->entry_bytes;
+    if (need <= f->reserved_bytes)
+        return 0;
+    if (need > f->map_bytes)
+        need = f->map_bytes; /* past the capacity the owner's full check refuses the entry */
+    if (need <= f->reserved_bytes)
+        return 0;
+    size_t step = f->reserved_bytes;
+    if (step < INDEX_FILE_RESERVE_MIN_BYTES)
+        step = INDEX_FILE_RESERVE_MIN_BYTES;
+    if (step > INDEX_FILE_RESERVE_MAX_BYTES)
+        step = INDEX_FILE_RESERVE_MAX_BYTES;
+    size_t goal = (need + step - 1) / step * step;
+    if (goal < f->reserved_bytes + step)
+        goal = f->reserved_bytes + step;
+    if (goal > f->map_bytes)
+        goal = f->map_bytes;
+    int rc = reserve_range(f->fd, f->reserved_bytes, goal);
+    if (rc < 0)
+        return rc;
+    f->reserved_bytes = rc == 1 ? f->map_bytes : goal;
+    index_file_assert(f);
+    return 0;
 }
 
 int index_file_open(struct index_file *out, const char *path, size_t entry_bytes,
@@ -78,13 +123,21 @@ int index_file_open(struct index_file *out, const char *path, size_t entry_bytes
             rc = -errno;
             goto err_close;
         }
-        /* Reserve the blocks now: a store through the mapping into a hole the file system
-         * cannot fill (ENOSPC) would kill the process with SIGBUS instead of failing here. */
-        if (map_bytes > 0 && fallocate(fd, 0, 0, (off_t)map_bytes) != 0 && errno != EOPNOTSUPP &&
-            errno != ENOSYS) {
-            rc = -errno;
+    }
+    size_t reserved_bytes = map_bytes;
+    if (writable && map_bytes > 0) {
+        /* IF6: reserve the live entries and one window now: a store through the mapping into a
+         * hole the file system cannot fill (ENOSPC) would kill the process with SIGBUS instead
+         * of failing here; index_file_reserve grows it ahead of the appends. */
+        size_t goal = (size_t)live * entry_bytes + INDEX_FILE_RESERVE_MIN_BYTES;
+        goal = (goal + INDEX_FILE_RESERVE_MIN_BYTES - 1) / INDEX_FILE_RESERVE_MIN_BYTES *
+               INDEX_FILE_RESERVE_MIN_BYTES;
+        if (goal > map_bytes)
+            goal = map_bytes;
+        rc = reserve_range(fd, 0, goal);
+        if (rc < 0)
             goto err_close;
-        }
+        reserved_bytes = rc == 1 ? map_bytes : goal;
     }
     uint8_t *map = NULL;
     if (map_bytes > 0) {
@@ -105,6 +158,7 @@ int index_file_open(struct index_file *out, const char *path, size_t entry_bytes
     out->fd = fd;
     out->map = map;
     out->map_bytes = map_bytes;
+    out->reserved_bytes = reserved_bytes;
     out->entries_max = entries_max;
     out->entries = live;
     out->writable = writable;
@@ -123,7 +177,7 @@ struct index_file index_file_view(const uint8_t *map, uint32_t entries, size_t e
     closed(&v, entry_bytes, base_offset);
     if (entries > 0) {
         v.map = (uint8_t *)map; /* never written through: writable stays false */
-        v.map_bytes = (size_t)entries * entry_bytes;
+        v.map_bytes = v.reserved_bytes = (size_t)entries * entry_bytes;
         v.entries = v.entries_max = entries;
     }
     index_file_assert(&v);
@@ -163,7 +217,7 @@ int index_file_seal(struct index_file *f)
         return -errno;
     if (live_bytes == 0)
         f->map = NULL;
-    f->map_bytes = live_bytes;
+    f->map_bytes = f->reserved_bytes = live_bytes;
     /* Sealed: served from the mapping alone, so the descriptor goes (see index_file_open). */
     close(f->fd);
     f->fd = -1;
@@ -199,7 +253,7 @@ int index_file_open_memory(struct index_file *out, size_t entry_bytes, int64_t b
     if (m == MAP_FAILED)
         return -errno;
     out->map = m;
-    out->map_bytes = map_bytes;
+    out->map_bytes = out->reserved_bytes = map_bytes; /* memory: nothing to reserve (IF6) */
     out->entries_max = (uint32_t)capacity_entries;
     out->entries = 0;
     out->writable = true;

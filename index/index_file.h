@@ -1,9 +1,10 @@
 /*
  * index_file.h — the file side shared by the offset and time indexes: open (or create) an index
  * file of fixed-size entries, size it, map it, count its live entries, seal, sync and close it. A
- * writable index is sized to its capacity with its blocks reserved (fallocate), so a store through
- * the mapping can never hit a hole the file system cannot fill (that would be SIGBUS, not an
- * error); a read-only one is mapped as it is. Knows nothing of what the entries mean: the owning
+ * writable index is sized to its capacity (sparse) and its blocks are reserved (fallocate) a
+ * window ahead of its live entries (IF6), so a store through the mapping can never hit a hole the
+ * file system cannot fill (that would be SIGBUS, not an error) while an empty index costs one
+ * page of disk, not its capacity (issue 21 F2); a read-only one is mapped as it is. Knows nothing of what the entries mean: the owning
  * module (offset_index.c, time_index.c) reads and writes them through map and decides what to
  * append. Errors are -errno; a misshapen file is -EBADMSG.
  *
@@ -15,6 +16,10 @@
  *   IF4. map == NULL iff map_bytes == 0.
  *   IF5. map never moves between open and close: seal shrinks the mapping in place, so a pointer
  *        to the live entries taken at any time stays valid until close (lock-free readers).
+ *   IF6. reserved_bytes <= map_bytes, and a writable file-backed index stores an entry only below
+ *        reserved_bytes: [0, reserved_bytes) has its blocks allocated (index_file_reserve grows it
+ *        by a window of INDEX_FILE_RESERVE_MIN_BYTES doubling up to INDEX_FILE_RESERVE_MAX_BYTES;
+ *        where the file system has no fallocate the whole mapping counts as reserved, as before).
  */
 #ifndef RT_INDEX_FILE_H
 #define RT_INDEX_FILE_H
@@ -28,17 +33,25 @@
 /* base + INT32_MAX (the largest relative offset) must not overflow an int64. */
 #define INDEX_FILE_BASE_OFFSET_MAX (INT64_MAX - INT32_MAX)
 
+/* IF6: the reservation window ahead of the live entries. One page at first (an empty index costs
+ * 4 KiB of disk), doubling with each growth up to 64 KiB (one fallocate per 8192 offset-index
+ * entries, about 32 MiB of log at the default index interval, once it is written fast). */
+#define INDEX_FILE_RESERVE_MIN_BYTES ((size_t)4096)
+#define INDEX_FILE_RESERVE_MAX_BYTES ((size_t)64 << 10)
+
 /* A closed index: close is a no-op on it (see OFFSET_INDEX_INIT). */
 /* clang-format off */
 #define INDEX_FILE_INIT {.fd = -1}
 /* clang-format on */
 
 struct index_file {
-    int fd;               /* -1 when read-only, sealed, in memory or closed */
-    uint8_t *map;         /* NULL when map_bytes is 0 */
-    size_t map_bytes;     /* mapped length (capacity when writable, file size when not) */
-    uint32_t entries_max; /* capacity */
-    uint32_t entries;     /* live entries */
+    int fd;                /* -1 when read-only, sealed, in memory or closed */
+    uint8_t *map;          /* NULL when map_bytes is 0 */
+    size_t map_bytes;      /* mapped length (capacity when writable, file size when not) */
+    size_t reserved_bytes; /* IF6: [0, this) has its blocks allocated (== map_bytes unless a
+                              writable file-backed index) */
+    uint32_t entries_max;  /* capacity */
+    uint32_t entries;      /* live entries */
     uint32_t entry_bytes;
     int64_t base_offset; /* the segment's: entries hold offsets relative to it */
     bool writable;
@@ -67,7 +80,13 @@ int index_file_open_memory(struct index_file *f, size_t entry_bytes, int64_t bas
 struct index_file index_file_view(const uint8_t *map, uint32_t entries, size_t entry_bytes,
                                   int64_t base_offset);
 
-/* Asserts IF1-IF4. */
+/* IF6: makes sure the first `entries` entries of a writable file-backed index have their blocks
+ * allocated, growing the reservation by its window (never past the mapping). A no-op for other
+ * indexes and when already reserved. Returns 0, or -errno from fallocate (-ENOSPC: the disk is
+ * full; nothing changed, and nothing may be stored past reserved_bytes). */
+int index_file_reserve(struct index_file *f, uint32_t entries);
+
+/* Asserts IF1-IF4 and IF6. */
 void index_file_assert(const struct index_file *f);
 
 /* Keeps the first `keep` live entries (keep <= entries): only the in-memory count changes; on a

@@ -100,6 +100,10 @@ int offset_index_append(struct offset_index *idx, int64_t offset, uint32_t posit
     }
     if (idx->file.entries >= idx->file.entries_max)
         return -ENOSPC;
+    /* IF6: its blocks exist before the store (the engine reserves ahead of its appends, so this
+     * only fails when that failed too); a reservation that fails makes the index full. */
+    if (index_file_reserve(&idx->file, idx->file.entries + 1) != 0)
+        return -ENOSPC;
 
     uint8_t *p = idx->file.map + (size_t)idx->file.entries * OFFSET_INDEX_ENTRY_BYTES;
     be32_store(p, (uint32_t)rel);

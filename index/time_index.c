@@ -117,6 +117,10 @@ int time_index_append(struct time_index *idx, int64_t timestamp_ms, int64_t offs
         return 0;
     if (idx->file.entries >= idx->file.entries_max)
         return -ENOSPC;
+    /* IF6: its blocks exist before the store (the engine reserves ahead of its appends, so this
+     * only fails when that failed too); a reservation that fails makes the index full. */
+    if (index_file_reserve(&idx->file, idx->file.entries + 1) != 0)
+        return -ENOSPC;
 
     uint8_t *p = idx->file.map + (size_t)idx->file.entries * TIME_INDEX_ENTRY_BYTES;
     be64_store(p, (uint64_t)timestamp_ms);

@@ -119,14 +119,15 @@ struct io_fault_rule {
  * outside the model and count as durable.
  *
  * Directory entries. With `track_dirs` set, the directory calls below (io_file_create when it
- * creates the name, io_rename, io_unlink, io_mkdir) are journaled in the order they ran, and a
+ * creates the name, io_rename, io_unlink, io_mkdir, io_rmdir) are journaled in the order they ran, and a
  * successful io_fsync_dir(D) forgets every journaled change of an entry in D (a rename needs
  * both of its directories synced). Power loss, after rolling back the unsynced bytes, undoes
  * every change still journaled, newest first, as ext4 or xfs may after a crash:
  *   - a created file (or directory, with all it holds) is removed;
  *   - a rename is reverted: the file gets its old name back, and a file the rename replaced
  *     comes back under the new name;
- *   - an unlinked file comes back.
+ *   - an unlinked file comes back;
+ *   - a removed directory comes back, empty.
  * What was replaced or unlinked is kept alive until then by a hard link in the same
  * directory, `.iofault-stash.<n>` (io_unlink renames the file there; io_rename links the
  * victim there first), which the sync that makes the change durable (or io_fault_plan_release)
@@ -254,6 +255,9 @@ int io_file_create(struct io_fault_plan *plan, const char *path, int flags, mode
 int io_rename(struct io_fault_plan *plan, const char *from, const char *to);
 int io_unlink(struct io_fault_plan *plan, const char *path); /* -ENOENT when absent */
 int io_mkdir(struct io_fault_plan *plan, const char *path, mode_t mode);
+/* rmdir(2) of an empty directory. Journaled with track_dirs: power loss before a sync of its
+ * parent brings the directory back, empty (what it held was removed, and made durable, first). */
+int io_rmdir(struct io_fault_plan *plan, const char *path);
 /* fsync(2) of directory `dir`: every change of its entries made before it is durable. */
 int io_fsync_dir(struct io_fault_plan *plan, const char *dir);
 

@@ -894,6 +894,7 @@ enum dir_change_kind {
     DIR_CHANGE_MKDIR,
     DIR_CHANGE_RENAME,
     DIR_CHANGE_UNLINK,
+    DIR_CHANGE_RMDIR, /* undone by an mkdir: the directory was empty */
 };
 
 struct dir_ref {
@@ -1128,6 +1129,9 @@ static void dirs_undo_locked(struct io_fault_plan *plan)
                 }
             }
             break;
+        case DIR_CHANGE_RMDIR:
+            rc = mkdirat(fd, c->name, 0755) == 0 ? 0 : -errno;
+            break;
         case DIR_CHANGE_UNLINK:
             rc = renameat(fd, c->stash, fd, c->name) == 0 ? 0 : -errno;
             if (rc == 0) {
@@ -1249,6 +1253,47 @@ int io_mkdir(struct io_fault_plan *plan, const char *path, mode_t mode)
                 journal_created(plan, DIR_CHANGE_MKDIR, path, &st);
             direct_end_locked(plan, &a);
         }
+    }
+    pthread_mutex_unlock(&fault_lock);
+    return rc;
+}
+
+int io_rmdir(struct io_fault_plan *plan, const char *path)
+{
+    if (!path)
+        return -EINVAL;
+    if (!plan)
+        return rmdir(path) == 0 ? 0 : -errno;
+    pthread_mutex_lock(&fault_lock);
+    struct stat st;
+    int rc;
+    if (lstat(path, &st) != 0) {
+        rc = -errno; /* no change, not counted */
+        pthread_mutex_unlock(&fault_lock);
+        return rc;
+    }
+    struct op_subject subj = {.fd = -1, .path = path};
+    struct armed a;
+    rc = direct_begin_locked(plan, IO_OP_DIR_ENTRY, &subj, &a);
+    if (rc == 0) {
+        rc = rmdir(path) == 0 ? 0 : -errno;
+        if (rc == 0 && plan->track_dirs) {
+            uint32_t dir;
+            const char *base;
+            struct dir_change c = {.kind = DIR_CHANGE_RMDIR, .pending = true};
+            int jrc = dir_ref_of(plan, path, &dir, &base);
+            if (jrc == 0 && !(c.name = strdup(base)))
+                jrc = -ENOMEM;
+            if (jrc == 0) {
+                c.dir = dir;
+                jrc = journal_add(plan, &c);
+            }
+            if (jrc) {
+                note_error(plan, jrc); /* unmodelled: the removal counts as durable */
+                change_free(&c);
+            }
+        }
+        direct_end_locked(plan, &a);
     }
     pthread_mutex_unlock(&fault_lock);
     return rc;

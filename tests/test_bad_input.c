@@ -160,7 +160,7 @@ struct bad_option {
     }
 BAD(batch_small, o->batch_size_max_bytes = 77)
 BAD(batch_big, o->batch_size_max_bytes = (64u << 20) + 1)
-BAD(segment_below_batch, (o->segment_size_bytes = 1000, o->batch_size_max_bytes = 2000))
+BAD(segment_small, o->segment_size_bytes = 13) /* Kafka 3.x: segment.bytes >= 14 */
 BAD(segment_2gib, o->segment_size_bytes = (uint64_t)INT32_MAX + 1)
 BAD(segment_huge, o->segment_size_bytes = UINT64_MAX)
 BAD(index_small, o->index_size_max_bytes = 47)
@@ -192,7 +192,7 @@ static void test_options_bounds(void **state)
     static const struct bad_option bad[] = {
         {"batch_size_max_bytes < 78", bad_batch_small},
         {"batch_size_max_bytes > 64 MiB", bad_batch_big},
-        {"segment_size_bytes < batch_size_max_bytes", bad_segment_below_batch},
+        {"segment_size_bytes < 14", bad_segment_small},
         {"segment_size_bytes >= 2 GiB", bad_segment_2gib},
         {"segment_size_bytes UINT64_MAX", bad_segment_huge},
         {"index_size_max_bytes < 48", bad_index_small},

@@ -54,6 +54,9 @@ static void serve_usage(FILE *out)
             "  --num-partitions N         partitions of auto-created topics (1; num.partitions)\n"
             "  --auto-create-topics B     create unknown topics on Metadata and Produce (true;\n"
             "                             auto.create.topics.enable)\n"
+            "  --auto-create-max-per-request N  topics one request may auto-create, and one\n"
+            "                             connection a second (100); the rest are answered\n"
+            "                             UNKNOWN_TOPIC_OR_PARTITION until a later request\n"
             "  --accept-replication-factor  accept CreateTopics replication factors > 1 and\n"
             "                             create one replica (off: INVALID_REPLICATION_FACTOR;\n"
             "                             for test suites written for 3-broker clusters)\n"
@@ -190,6 +193,8 @@ int cmd_serve(int argc, char **argv)
                 ok = cli_parse_u32(v, 1, eo.partitions_max, &so.num_partitions);
             else if (strcmp(a, "--auto-create-topics") == 0)
                 ok = parse_bool(v, &so.auto_create_topics);
+            else if (strcmp(a, "--auto-create-max-per-request") == 0)
+                ok = cli_parse_u32(v, 0, 1u << 20, &so.auto_create_max_per_request);
             else if (strcmp(a, "--transaction-max-timeout-ms") == 0)
                 ok = cli_parse_u32(v, 1, INT32_MAX, &u) &&
                      ((so.transaction_max_timeout_ms = (int32_t)u), true);
@@ -203,7 +208,7 @@ int cmd_serve(int argc, char **argv)
                 else
                     ok = false;
             } else if (strcmp(a, "--segment-bytes") == 0)
-                ok = cli_parse_u32(v, 1u << 16, UINT32_MAX, &u) &&
+                ok = cli_parse_u32(v, 14, INT32_MAX, &u) && /* Kafka 3.x's segment.bytes */
                      ((eo.segment_size_bytes = u), true);
             else if (strcmp(a, "--io") == 0)
                 ok = parse_io(v, &so.net.io);

@@ -16,6 +16,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -82,11 +83,16 @@ static int topic_build(struct log *lg, struct topic *t, const char *name, uint32
      * so they do not preallocate a user-sized segment each. */
     struct partition_config cfg = lg->pcfg;
     if (meta_topic_name_internal(name)) {
+        /* Never below the largest batch: the coordinator's records and a group's offsets must
+         * fit whatever segment size the user topics have (Kafka sizes these topics apart:
+         * offsets.topic.segment.bytes, transaction.state.log.segment.bytes). */
         uint64_t small = 8u << 20;
         if (small < lg->opts.batch_size_max_bytes)
             small = lg->opts.batch_size_max_bytes;
         if (cfg.segment.capacity_bytes > small)
             cfg.segment.capacity_bytes = small;
+        if (cfg.segment.capacity_bytes < lg->opts.batch_size_max_bytes)
+            cfg.segment.capacity_bytes = lg->opts.batch_size_max_bytes;
         cfg.retention_bytes = -1;
         cfg.retention_ms = -1;
     }
@@ -185,6 +191,14 @@ static int close_topics(struct log *lg, bool seal)
         }
         free(lg->topics[t].partitions);
     }
+    /* A topic whose catalogue update failed (log_topic_create) stays in the slot past the
+     * count, its partitions attached to the shards until they stopped: closed here. */
+    if (lg->topics && n < lg->topics_capacity && lg->topics[n].partitions) {
+        for (uint32_t i = 0; i < lg->topics[n].partition_count; i++)
+            (void)partition_close(&lg->topics[n].partitions[i], false);
+        free(lg->topics[n].partitions);
+        lg->topics[n].partitions = NULL;
+    }
     atomic_store(&lg->topic_count, 0);
     return first;
 }
@@ -196,6 +210,274 @@ static const struct topic *topic_find(struct log *lg, const char *name)
         if (strcmp(lg->topics[i].name, name) == 0)
             return &lg->topics[i];
     return NULL;
+}
+
+/* ---- F4 (issue 21): a topic creation that fails or crashes leaves nothing behind ----
+ *
+ * Before a creation makes its first partition directory it makes its intent durable:
+ * `<dir>/topic-create.tmp` holds "ringtail topic create 1\n<name>\n<partitions>\nend\n",
+ * written, fdatasynced, its name fsynced into the data directory. Once the catalogue names the
+ * topic the intent is removed. A creation that fails removes the directories it made (every
+ * `<name>-<p>`, p < partitions: their files unlinked, each directory fsynced, then removed, the
+ * data directory fsynced), then the intent. A writing open that finds the intent (a crash, or a
+ * rollback that failed) does the same unless the catalogue names the topic (the creation was
+ * complete). The invariants (beside LG1-LG3 in log.h):
+ *   LG4  no `<name>-<p>` directory is created, or reused, before the intent naming it is
+ *          durable, so a directory a crashed creation made is always covered by an intent;
+ *   LG5  the intent is removed only after the catalogue names the topic durably or every
+ *          directory it covers is gone durably, so a crash at any step leaves either a complete
+ *          topic or an intent that the next open resolves;
+ *   LG6  an intent that does not parse (a torn write of it) covers nothing: no directory was
+ *          made after it (LG4 waits for its fdatasync), so open just removes it.
+ * A `<name>-<p>` directory that no catalogued topic owns is never a topic's data: a creation
+ * removes such leftovers (of a crash before this rule) under its intent before making its own, so
+ * a new topic never inherits a stale log. Verify skips the intent (a *.tmp). */
+#define LOG_CREATE_INTENT_FILE  "topic-create.tmp"
+#define LOG_CREATE_INTENT_MAGIC "ringtail topic create 1"
+
+size_t log_create_intent_format(char out[LOG_CREATE_INTENT_BYTES_MAX], const char *name,
+                                uint32_t partitions)
+{
+    assert(meta_topic_name_valid(name));
+    assert(partitions > 0);
+    int len = snprintf(out, LOG_CREATE_INTENT_BYTES_MAX, "%s\n%s\n%" PRIu32 "\nend\n",
+                       LOG_CREATE_INTENT_MAGIC, name, partitions);
+    assert(len > 0 && len < (int)LOG_CREATE_INTENT_BYTES_MAX);
+    return (size_t)len;
+}
+
+int log_create_intent_parse(const char *text, size_t len, char name[RT_TOPIC_NAME_MAX + 1],
+                            uint32_t *partitions)
+{
+    /* Input from disk: bounded scans only, then the one encoding (formatting what was read must
+     * give back exactly the input), so a torn or edited file is never half believed (LG6). */
+    size_t magic_len = strlen(LOG_CREATE_INTENT_MAGIC);
+    if (len < magic_len + 1 || len > LOG_CREATE_INTENT_BYTES_MAX ||
+        memcmp(text, LOG_CREATE_INTENT_MAGIC "\n", magic_len + 1) != 0)
+        return RT_E_CORRUPT;
+    size_t at = magic_len + 1;
+    const char *nl = memchr(text + at, '\n', len - at);
+    if (!nl || nl == text + at || (size_t)(nl - (text + at)) > RT_TOPIC_NAME_MAX)
+        return RT_E_CORRUPT;
+    size_t name_len = (size_t)(nl - (text + at));
+    char topic[RT_TOPIC_NAME_MAX + 1];
+    memcpy(topic, text + at, name_len);
+    topic[name_len] = 0;
+    if (strlen(topic) != name_len || !meta_topic_name_valid(topic))
+        return RT_E_CORRUPT;
+    at += name_len + 1;
+    uint64_t v = 0;
+    size_t digits = 0;
+    while (at < len && text[at] >= '0' && text[at] <= '9' && digits < 11) {
+        v = v * 10 + (uint64_t)(text[at] - '0');
+        at++;
+        digits++;
+    }
+    if (digits == 0 || v == 0 || v > UINT32_MAX)
+        return RT_E_CORRUPT;
+    char again[LOG_CREATE_INTENT_BYTES_MAX];
+    size_t again_len = log_create_intent_format(again, topic, (uint32_t)v);
+    if (again_len != len || memcmp(again, text, len) != 0)
+        return RT_E_CORRUPT;
+    memcpy(name, topic, name_len + 1);
+    *partitions = (uint32_t)v;
+    return 0;
+}
+
+static int intent_path(const struct log *lg, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%s/%s", lg->dir, LOG_CREATE_INTENT_FILE);
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+/* LG4: the intent for (name, partitions), durable on return. 0 or -errno. */
+static int intent_write(struct log *lg, const char *name, uint32_t partitions)
+{
+    struct io_fault_plan *faults = lg->pcfg.segment.faults;
+    char path[SEGMENT_PATH_BYTES + 32];
+    int rc = intent_path(lg, path, sizeof(path));
+    if (rc)
+        return rc;
+    char text[LOG_CREATE_INTENT_BYTES_MAX];
+    size_t len = log_create_intent_format(text, name, partitions);
+    int fd = io_file_create(faults, path, O_WRONLY | O_TRUNC, 0644);
+    if (fd < 0)
+        return error_set(fd, "%s: cannot create: %s", path, strerror(-fd));
+    rc = 0;
+    size_t done = 0;
+    while (done < len && rc == 0) {
+        ssize_t n = write(fd, text + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            rc = n < 0 ? -errno : -EIO;
+        else
+            done += (size_t)n;
+    }
+    if (rc == 0)
+        rc = io_fdatasync(faults, fd);
+    close(fd);
+    if (rc == 0)
+        rc = fs_fsync_dir(faults, lg->dir);
+    if (rc) {
+        /* Nothing was made under it (LG4): take it back; if that fails too, it covers no
+         * directory, and the next create or open removes it. */
+        if (io_unlink(faults, path) == 0)
+            (void)fs_fsync_dir(faults, lg->dir);
+        return error_set(rc, "%s: cannot write: %s", path, strerror(-rc));
+    }
+    return 0;
+}
+
+/* Reads the intent: 0 with name and *partitions, -ENOENT (none), or RT_E_CORRUPT (torn or not
+ * ours: LG6). */
+static int intent_read(const struct log *lg, char *name, uint32_t *partitions)
+{
+    char path[SEGMENT_PATH_BYTES + 32];
+    int rc = intent_path(lg, path, sizeof(path));
+    if (rc)
+        return rc;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    char text[LOG_CREATE_INTENT_BYTES_MAX + 1];
+    ssize_t n = read(fd, text, sizeof(text));
+    close(fd);
+    if (n < 0)
+        return -errno;
+    return log_create_intent_parse(text, (size_t)n, name, partitions);
+}
+
+static int intent_clear(struct log *lg)
+{
+    struct io_fault_plan *faults = lg->pcfg.segment.faults;
+    char path[SEGMENT_PATH_BYTES + 32];
+    int rc = intent_path(lg, path, sizeof(path));
+    if (rc == 0)
+        rc = io_unlink(faults, path);
+    if (rc == -ENOENT)
+        rc = 0;
+    if (rc == 0)
+        rc = fs_fsync_dir(faults, lg->dir);
+    if (rc)
+        return error_set(rc, "%s: cannot remove: %s", path, strerror(-rc));
+    return 0;
+}
+
+/* Removes one partition directory and what it holds (files only: a partition directory holds
+ * nothing else), durably: its entries are unlinked and the directory fsynced before it is
+ * removed (the fault injector's model, and ext4, then never bring a file back into it). Its
+ * own removal is made durable by the caller's fsync of the data directory. 0 when it is gone
+ * (or never was), else -errno with the error detail set. */
+static int partition_dir_remove(struct log *lg, const char *pdir)
+{
+    struct io_fault_plan *faults = lg->pcfg.segment.faults;
+    DIR *d = opendir(pdir);
+    if (!d)
+        return errno == ENOENT ? 0
+                               : error_set(-errno, "%s: cannot open: %s", pdir, strerror(errno));
+    /* Names first, then the unlinks: the directory changes under readdir otherwise. */
+    char **names = NULL;
+    size_t count = 0, cap = 0;
+    int rc = 0;
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (count == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            char **nn = realloc(names, ncap * sizeof(*nn));
+            if (!nn) {
+                rc = -ENOMEM;
+                break;
+            }
+            names = nn;
+            cap = ncap;
+        }
+        if (!(names[count] = strdup(de->d_name)))
+            rc = -ENOMEM;
+        else
+            count++;
+    }
+    closedir(d);
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        char path[SEGMENT_PATH_BYTES];
+        if (snprintf(path, sizeof(path), "%s/%s", pdir, names[i]) >= (int)sizeof(path))
+            rc = -ENAMETOOLONG;
+        else if ((rc = io_unlink(faults, path)) == -ENOENT)
+            rc = 0;
+        if (rc)
+            error_set(rc, "%s: cannot remove: %s", path, strerror(-rc));
+    }
+    for (size_t i = 0; i < count; i++)
+        free(names[i]);
+    free(names);
+    if (rc)
+        return rc == -ENOMEM ? error_set(rc, "%s: out of memory", pdir) : rc;
+    rc = fs_fsync_dir(faults, pdir);
+    if (rc == 0)
+        rc = io_rmdir(faults, pdir);
+    if (rc == -ENOENT)
+        rc = 0;
+    if (rc)
+        return error_set(rc, "%s: cannot remove: %s", pdir, strerror(-rc));
+    return 0;
+}
+
+/* Removes `<name>-<p>` for every p < partitions (none of them catalogued: the caller checked),
+ * then fsyncs the data directory. 0, or the first error (the rest are still tried). */
+static int partition_dirs_remove(struct log *lg, const char *name, uint32_t partitions)
+{
+    int first = 0;
+    bool removed = false;
+    for (uint32_t p = 0; p < partitions; p++) {
+        char pdir[SEGMENT_PATH_BYTES];
+        int rc = meta_partition_dir(pdir, sizeof(pdir), lg->dir, name, p);
+        if (rc == 0) {
+            if (!fs_exists(pdir))
+                continue;
+            rc = partition_dir_remove(lg, pdir);
+            removed = true;
+        }
+        if (rc && !first)
+            first = rc;
+    }
+    if (removed) {
+        int rc = fs_fsync_dir(lg->pcfg.segment.faults, lg->dir);
+        if (rc && !first)
+            first = error_set(rc, "%s: fsync: %s", lg->dir, strerror(-rc));
+    }
+    return first;
+}
+
+/* LG5, LG6: resolves an intent left by a crash or a failed rollback. `catalogued` says
+ * whether the topic it names is a complete topic. 0 when there is none left. */
+static int intent_resolve(struct log *lg, bool (*catalogued)(struct log *lg, const char *name))
+{
+    char name[RT_TOPIC_NAME_MAX + 1];
+    uint32_t partitions = 0;
+    int rc = intent_read(lg, name, &partitions);
+    if (rc == -ENOENT)
+        return 0;
+    if (rc == 0 && !catalogued(lg, name)) {
+        rc = partition_dirs_remove(lg, name, partitions);
+        if (rc)
+            return rc;
+    } else if (rc && rc != RT_E_CORRUPT) {
+        return error_set(rc, "%s/%s: cannot read: %s", lg->dir, LOG_CREATE_INTENT_FILE,
+                         strerror(-rc));
+    }
+    return intent_clear(lg);
+}
+
+static bool in_catalogue(struct log *lg, const char *name)
+{
+    return meta_find(&lg->catalogue, name) != NULL;
+}
+
+static bool in_topics(struct log *lg, const char *name)
+{
+    return topic_find(lg, name) != NULL;
 }
 
 /* Creates a topic under admin_lock. User topics count against topics_max; internal ones use
@@ -226,12 +508,42 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
                        n);
         goto out;
     }
-    /* Directories and first segments first, then the catalogue: a crash in between leaves
-     * unreferenced directories (harmless, reused by a later create), never a topic without
-     * its partitions. */
-    rc = topic_build(lg, &lg->topics[n], name, partitions, false, true);
+    /* The intent, then directories and first segments, then the catalogue, then no intent: a
+     * crash in between leaves an intent the next open resolves (LG4, LG5), never a topic
+     * without its partitions; a failure removes what was made. */
+    char intent[SEGMENT_PATH_BYTES + 32];
+    if (lg->topics[n].partitions ||
+        (intent_path(lg, intent, sizeof(intent)) == 0 && fs_exists(intent) &&
+         atomic_load_explicit(&lg->write_error, memory_order_acquire) != 0)) {
+        /* The intent may name a topic whose catalogue update failed while its partitions are
+         * attached to the shards (below): only a reopen may remove them. */
+        rc = error_set(RT_E_IO_FAILED,
+                       "an earlier topic creation could not be completed or undone (%s); "
+                       "the engine's write side is failed until reopened",
+                       rt_strerror(atomic_load(&lg->write_error)));
+        goto out;
+    }
+    rc = intent_resolve(lg, in_topics); /* a rollback that failed earlier */
+    if (rc == 0)
+        rc = intent_write(lg, name, partitions);
+    if (rc == 0)
+        rc = partition_dirs_remove(lg, name, partitions); /* uncatalogued leftovers */
     if (rc)
         goto out;
+    rc = topic_build(lg, &lg->topics[n], name, partitions, false, true);
+    if (rc) {
+        char cause[256];
+        snprintf(cause, sizeof(cause), "%s", rt_error_detail());
+        int rrc = partition_dirs_remove(lg, name, partitions);
+        if (rrc == 0)
+            rrc = intent_clear(lg);
+        if (rrc)
+            error_set(rc, "%s (and removing what it made failed: %s; the next open removes it)",
+                      cause, rt_error_detail());
+        else
+            error_set(rc, "%s", cause);
+        goto out;
+    }
     rc = meta_add_topic(&lg->catalogue, name, partitions);
     if (rc == 0)
         rc = meta_store(lg->pcfg.segment.faults, lg->dir, &lg->catalogue);
@@ -245,6 +557,9 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
         goto out;
     }
     atomic_store_explicit(&lg->topic_count, n + 1, memory_order_release);
+    /* LG5: the topic is catalogued durably; an intent this fails to remove names a complete
+     * topic, which the next open recognises (and a later create resolves first). */
+    (void)intent_clear(lg);
 out:
     pthread_mutex_unlock(&lg->admin_lock);
     return rc;
@@ -340,10 +655,32 @@ int log_list_offsets(struct log *lg, const char *topic, uint32_t partition, int6
 
 /* ---- appends ---- */
 
+/* F6 (issue 21): a batch larger than its partition's segment is refused, not the
+ * configuration, as Kafka's UnifiedLog refuses it (RecordBatchTooLargeException). Every append
+ * that reaches a shard passes here, so an empty segment holds any batch placed in it (PAR4). */
+static int segment_fit_check(const struct log *lg, const struct partition *p, size_t len)
+{
+    /* A user topic's limit is segment_size_bytes itself, also below one control batch (its
+     * files are at least that long, so markers fit: SEGMENT_FILE_MIN_BYTES); an internal
+     * topic's is its own segment size. */
+    uint64_t limit = p->cfg.segment.capacity_bytes;
+    if (!meta_topic_name_internal(p->topic) && lg->opts.segment_size_bytes < limit)
+        limit = lg->opts.segment_size_bytes;
+    if (len <= limit)
+        return 0;
+    return error_set(RT_E_RECORD_TOO_LARGE,
+                     "append to %s: a %zu-byte batch is larger than the segment size (%" PRIu64
+                     " bytes, segment_size_bytes)",
+                     p->dir, len, limit);
+}
+
 int log_append(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
                const struct batch_header *h, int64_t *base_offset_out, bool *duplicate_out)
 {
     int rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    rc = segment_fit_check(lg, p, len);
     if (rc)
         return rc;
     struct shard_request req = {
@@ -650,6 +987,9 @@ int log_append_async(struct log *lg, struct shard_request *req)
     int rc = log_write_check(lg);
     if (rc)
         return rc;
+    rc = segment_fit_check(lg, req->partition, req->len);
+    if (rc)
+        return rc;
     return shard_submit_async(req->partition->shard, req);
 }
 
@@ -671,6 +1011,14 @@ int log_append_async_many(struct log *lg, struct shard_request **reqs, size_t n)
     struct shard_request *group[LOG_APPEND_ASYNC_MANY_MAX];
     bool taken[LOG_APPEND_ASYNC_MANY_MAX] = {false};
     struct shard_request *lone = NULL;
+    for (size_t i = 0; i < n; i++) {
+        int frc = segment_fit_check(lg, reqs[i]->partition, reqs[i]->len);
+        if (frc) { /* F6: this one only; the others go on */
+            taken[i] = true;
+            reqs[i]->result = frc;
+            reqs[i]->on_done(reqs[i]);
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         if (taken[i])
             continue;
@@ -1068,6 +1416,8 @@ static int append_internal(struct log *lg, struct partition *p, uint8_t *batch, 
         return error_set(RT_E_INVALID_ARGUMENT, "coordinator append: markers go through "
                                                 "log_write_markers");
     rc = log_write_check(lg);
+    if (rc == 0)
+        rc = segment_fit_check(lg, p, len);
     if (rc)
         return rc;
     struct shard_request req = {.kind = SHARD_REQ_APPEND,
@@ -1178,7 +1528,9 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     atomic_init(&lg->closing, false);
     atomic_init(&lg->topic_count, 0);
 
-    lg->pcfg.segment.capacity_bytes = lg->opts.segment_size_bytes;
+    lg->pcfg.segment.capacity_bytes = lg->opts.segment_size_bytes < SEGMENT_FILE_MIN_BYTES
+                                          ? SEGMENT_FILE_MIN_BYTES
+                                          : lg->opts.segment_size_bytes;
     lg->pcfg.segment.index_size_max_bytes = lg->opts.index_size_max_bytes;
     lg->pcfg.segment.index_interval_bytes = lg->opts.index_interval_bytes;
     lg->pcfg.segment.read_only = lg->opts.read_only;
@@ -1235,6 +1587,13 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
             error_set(rc, "%s: cannot create: %s", meta_path, rt_strerror(rc));
             goto err;
         }
+    }
+
+    if (!lg->opts.read_only) {
+        /* F4, LG5: what a creation that crashed (or failed to clean up) left. */
+        rc = intent_resolve(lg, in_catalogue);
+        if (rc)
+            goto err;
     }
 
     char marker[SEGMENT_PATH_BYTES + 32];

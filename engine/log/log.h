@@ -303,4 +303,14 @@ int log_snapshot_producers(struct log *lg);
  * the retention timer's work, on demand). */
 int log_enforce_retention(struct log *lg);
 
+/* The topic-creation intent (F4; log.c LG4-LG6; docs/format.md A.2): its one encoding, at most
+ * LOG_CREATE_INTENT_BYTES_MAX bytes. format returns the length (name must be a valid topic name,
+ * partitions >= 1); parse returns 0 with the name and count, or RT_E_CORRUPT for anything that is
+ * not exactly what format writes (a torn write included). Exposed for fuzz/fuzz_create_intent.c. */
+#define LOG_CREATE_INTENT_BYTES_MAX 320u
+size_t log_create_intent_format(char out[LOG_CREATE_INTENT_BYTES_MAX], const char *name,
+                                uint32_t partitions);
+int log_create_intent_parse(const char *text, size_t len, char name[RT_TOPIC_NAME_MAX + 1],
+                            uint32_t *partitions);
+
 #endif /* RT_LOG_H */

@@ -1048,8 +1048,12 @@ void partition_prepare_next(struct partition *p)
         atomic_load_explicit(&p->next_ready_bytes, memory_order_acquire) > 0 ||
         atomic_load_explicit(&p->next_queued, memory_order_acquire))
         return;
-    (void)segment_pool_request_next(pool, p->dir, segment_pool_lead_bytes(a->cfg.capacity_bytes),
-                                    &p->next_ready_bytes, &p->next_queued);
+    /* The head is as long as the active segment's current lead (SP5): a slow partition's next
+     * file holds little, a fast one's the whole lead. */
+    uint64_t head = atomic_load_explicit(&a->lead_bytes, memory_order_relaxed);
+    uint64_t most = segment_pool_lead_bytes(a->cfg.capacity_bytes);
+    (void)segment_pool_request_next(pool, p->dir, head < most ? head : most, &p->next_ready_bytes,
+                                    &p->next_queued);
 }
 
 bool partition_roll_due(const struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
@@ -1058,21 +1062,31 @@ bool partition_roll_due(const struct partition *p, uint64_t size_bytes, int32_t 
     return needs_roll(p, size_bytes, last_offset_delta, now_ms);
 }
 
+/* IF6 (index_file.h): this batch and the round's earlier ones add at most one entry each to
+ * either index, and the seal one more time-index entry: their blocks are allocated before any is
+ * placed, so an index store never meets a hole the disk cannot fill. */
+static int reserve_index_room(struct partition *p)
+{
+    uint32_t batches = p->round_touched ? p->round_batches : 0;
+    return segment_reserve_indexes(p->active, batches + 2);
+}
+
 int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,
                         int64_t now_ms)
 {
     if (p->frozen)
         return RT_E_IO_FAILED; /* PA5 */
     if (!needs_roll(p, size_bytes, last_offset_delta, now_ms)) {
-        /* Fits: PAR1-PAR3 hold for this batch on top of the round's (options guarantee that an
-         * empty segment holds the largest batch allowed). */
+        /* Fits: PAR1-PAR3 hold for this batch on top of the round's (the append checks refuse a
+         * batch larger than a segment, so an empty segment holds every batch they accept). */
         assert(segment_free_bytes(p->active) >=
                size_bytes + (p->round_touched ? p->round_bytes : 0));
-        return 0;
+        return reserve_index_room(p);
     }
     if (p->round_touched)
         return 1;
-    return partition_roll(p);
+    int rc = partition_roll(p);
+    return rc ? rc : reserve_index_room(p);
 }
 
 void partition_freeze(struct partition *p)

@@ -167,6 +167,14 @@ int partition_close(struct partition *p, bool seal);
 /* No segment grows past this, whatever segment_size_bytes says: index positions are i32. */
 #define SEGMENT_SIZE_MAX_BYTES ((uint64_t)INT32_MAX)
 
+/* The smallest segment_size_bytes: Kafka 3.x's segment.bytes bound (LegacyRecord's v0 record
+ * overhead). A segment file is never smaller than one control batch (SEGMENT_FILE_MIN_BYTES), so
+ * markers always fit; a client batch larger than its partition's segment is refused at the
+ * append with RT_E_RECORD_TOO_LARGE (log.c segment_fit_check), so an empty segment holds every
+ * batch that reaches a shard (PAR4). */
+#define SEGMENT_SIZE_MIN_BYTES 14u
+#define SEGMENT_FILE_MIN_BYTES 78u /* CONTROL_BATCH_BYTES */
+
 /* What the size and offset part of the roll decision looks at (a plain struct so the rule can be
  * tested without writing gigabytes). */
 struct partition_roll_state {
@@ -180,8 +188,8 @@ struct partition_roll_state {
 /* True when a batch of size_bytes whose last offset is next_offset + last_offset_delta does not
  * belong in the active segment: it would carry the segment past min(capacity_bytes,
  * SEGMENT_SIZE_MAX_BYTES) bytes, or an offset past base_offset + INT32_MAX (the offset index
- * stores i32 relative offsets). An empty segment takes any batch (the options guarantee that a
- * segment holds the largest batch allowed). */
+ * stores i32 relative offsets). An empty segment takes any batch (the append checks refuse a
+ * batch larger than its partition's segment before it reaches a shard). */
 bool partition_roll_needed(const struct partition_roll_state *st, uint64_t size_bytes,
                            int32_t last_offset_delta);
 

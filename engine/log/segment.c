@@ -11,10 +11,12 @@
  * bytes to tell a torn write from preallocation); finding a batch is one binary search of the
  * offset index plus a walk of at most index_interval_bytes of batch headers.
  *
- * Pre-writing (issue 14 item 2; docs/format.md A.6). An active segment is fallocate'd to its
- * capacity as before (so ENOSPC comes at the roll, not mid-round), and, when the engine has a
- * pre-writer (cfg.pool), zeros are written and fdatasynced into it ahead of the writer by
- * segment_pool.c, so the writer's fdatasync finds written blocks. The writer and the pool share
+ * Pre-writing (issue 14 item 2, issue 21 F2; docs/format.md A.6). An active segment is extended
+ * to its capacity sparsely (extend_sparse: no block allocated for what nobody wrote, so an empty
+ * partition costs its index files), and, when the engine has a pre-writer (cfg.pool), zeros are
+ * written and fdatasynced into it a bounded window ahead of the writer by segment_pool.c (SP5:
+ * about a second of the segment's recent appends, at most 16 MiB), so the writer's fdatasync
+ * finds written blocks. The writer and the pool share
  * the file through three atomics, and these invariants:
  *   SG1  the writer stores writer_end (seq_cst) before it queues any write below it, then waits
  *        while the pool's claimed chunk (zero_busy) starts below that end: so no zero write ever
@@ -106,6 +108,7 @@ static struct segment *segment_alloc(int64_t base_offset, const struct segment_c
     atomic_init(&seg->zero_busy, UINT64_MAX);
     atomic_init(&seg->fd_busy, false);
     atomic_init(&seg->zero_queued, false);
+    atomic_init(&seg->lead_bytes, 0); /* set by the writer's first claim (SP5) */
     seg->cfg = *cfg;
     seg->created_ms = fs_now_ms();
     return seg;
@@ -176,14 +179,20 @@ static int open_txns(struct segment *seg, bool writable, bool repair)
     return 0;
 }
 
-/* Extends the log file to `bytes` with real blocks where the file system can (so appends do not
- * allocate), sparse otherwise. */
-static int preallocate(int fd, uint64_t bytes)
+/* Extends the log file to `bytes` (never shortens it), sparse: the mapping and the roll rule see
+ * a file of its capacity, but no block is allocated for what nobody wrote (issue 21 F2: a new or
+ * idle partition costs what it holds, as Kafka without log.preallocate). The pre-writer writes
+ * a bounded window of zeros ahead of the writer (SP5); past it the file is a hole, which reads
+ * as zeros (format.md A.6, L3) and is allocated by the write that lands there. Cost: a write into
+ * a hole allocates at write time (ENOSPC then fails that write, as it would under Kafka), where
+ * a fallocate'd file failed at the roll. */
+static int extend_sparse(int fd, uint64_t bytes)
 {
-    if (fallocate(fd, 0, 0, (off_t)bytes) == 0)
-        return 0;
-    if (errno != EOPNOTSUPP && errno != ENOSYS)
+    struct stat st;
+    if (fstat(fd, &st) != 0)
         return -errno;
+    if ((uint64_t)st.st_size >= bytes)
+        return 0;
     return ftruncate(fd, (off_t)bytes) == 0 ? 0 : -errno;
 }
 
@@ -285,9 +294,9 @@ static int create_segment(struct segment **out, const char *partition_dir, int64
     }
     atomic_store_explicit(&seg->zero_frontier, spare_bytes,
                           memory_order_relaxed); /* SG2: a new file has no written block */
-    rc = preallocate(seg->fd, cfg->capacity_bytes);
+    rc = extend_sparse(seg->fd, cfg->capacity_bytes);
     if (rc) {
-        error_set(rc, "%s: cannot preallocate %" PRIu64 " bytes: %s", seg->log_path,
+        error_set(rc, "%s: cannot extend to %" PRIu64 " bytes: %s", seg->log_path,
                   cfg->capacity_bytes, strerror(-rc));
         goto err;
     }
@@ -386,6 +395,16 @@ uint64_t segment_free_bytes(const struct segment *seg)
     uint64_t cap =
         seg->cfg.capacity_bytes > seg->map_bytes ? seg->map_bytes : seg->cfg.capacity_bytes;
     return cap > seg->size_bytes ? cap - seg->size_bytes : 0;
+}
+
+int segment_reserve_indexes(struct segment *seg, uint32_t entries_more)
+{
+    int rc = index_file_reserve(&seg->oidx.file, seg->oidx.file.entries + entries_more);
+    if (rc == 0)
+        rc = index_file_reserve(&seg->tidx.file, seg->tidx.file.entries + entries_more);
+    if (rc)
+        return error_set(rc, "%s: cannot reserve index blocks: %s", seg->log_path, strerror(-rc));
+    return 0;
 }
 
 bool segment_index_full(const struct segment *seg)
@@ -720,9 +739,9 @@ static int make_active(struct segment *seg, uint64_t file_bytes)
     uint64_t cap =
         seg->cfg.capacity_bytes > seg->size_bytes ? seg->cfg.capacity_bytes : seg->size_bytes;
     if (cap > file_bytes) {
-        int rc = preallocate(seg->fd, cap);
+        int rc = extend_sparse(seg->fd, cap);
         if (rc)
-            return error_set(rc, "%s: cannot preallocate: %s", seg->log_path, strerror(-rc));
+            return error_set(rc, "%s: cannot extend: %s", seg->log_path, strerror(-rc));
     }
     seg->preallocated = true;
     int rc = map_log(seg, cap);

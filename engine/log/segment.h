@@ -100,6 +100,10 @@ struct segment {
      * or by an open) or trusted, with its files' stamps as they were then. Writer only. */
     bool vouched;
     struct recovery_stamp stamps[RECOVERY_FILES];
+    _Atomic uint64_t lead_bytes; /* writer: how far ahead the pool keeps zeros now (SP5) */
+    int64_t rate_start_ms;       /* writer: the append-rate window's start (0: none yet) */
+    uint64_t rate_start_bytes;   /* writer: claimed_bytes at rate_start_ms */
+    uint64_t recent_bytes;       /* writer: bytes appended in the last whole rate window */
 };
 
 /* Creates a new, empty active segment at base_offset in partition_dir: files created,
@@ -163,6 +167,11 @@ int segment_seal(struct segment *seg);
 /* Writer: bytes still free in an active segment. */
 uint64_t segment_free_bytes(const struct segment *seg);
 bool segment_index_full(const struct segment *seg);
+
+/* Writer: allocates the blocks of the next `entries_more` entries of both indexes (index_file.h
+ * IF6) before a round may append them, so no store through an index mapping meets a hole the
+ * disk cannot fill. 0, or -errno (-ENOSPC) with the error detail naming the segment. */
+int segment_reserve_indexes(struct segment *seg, uint32_t entries_more);
 
 /* Reader: byte position of the batch that contains `offset`, searching [0, end). Uses only
  * published index entries. Returns 0, RT_E_OFFSET_OUT_OF_RANGE when no batch at or after

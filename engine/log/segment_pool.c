@@ -16,9 +16,14 @@
  *   SP4  the pool never writes past the segment's capacity (the file's preallocated size), so
  *        it never changes a file's size.
  *   SP5  a segment is pre-written only once its writer has appended SEGMENT_POOL_LEAD_MIN_BYTES
- *        to it, and never more than max(that, what the writer has appended) ahead of it (up to
- *        segment_pool_lead_bytes): the zeros never exceed the data by more than that minimum per
- *        written segment, so a topic of many lightly written partitions pays (almost) nothing.
+ *        to it, and never more than its current lead ahead of it: max(that minimum, what the
+ *        writer appended in the last SEGMENT_POOL_RATE_WINDOW_MS, counting the window in
+ *        progress), and never more than what it has appended to this segment nor
+ *        segment_pool_lead_bytes (issue 21 F2). The zeros never exceed the data by more than
+ *        that minimum per written segment, a slow writer's lead stays near the minimum however
+ *        full its segment, and a partition that goes idle gets no more zeros (the pool runs
+ *        only after an append): a topic of many lightly written partitions pays (almost)
+ *        nothing, and an empty one nothing (its log is sparse: segment.c extend_sparse).
  *   SP6  under sync=none (sync_zeros false) a chunk is written and not fdatasynced: the zeros are
  *        there to put the pages in the page cache before the writer needs them (the kernel's
  *        fresh-page work, ext4_da_write_begin, moves off the round); the frontier then means
@@ -51,6 +56,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io/io.h"
@@ -79,6 +85,42 @@ uint64_t segment_pool_lead_at(uint64_t capacity_bytes, uint64_t end_bytes)
     uint64_t grown =
         end_bytes > SEGMENT_POOL_LEAD_MIN_BYTES ? end_bytes : SEGMENT_POOL_LEAD_MIN_BYTES;
     return grown < lead ? grown : lead;
+}
+
+uint64_t segment_pool_lead_recent(uint64_t capacity_bytes, uint64_t end_bytes,
+                                  uint64_t recent_bytes)
+{
+    uint64_t lead = segment_pool_lead_at(capacity_bytes, end_bytes);
+    uint64_t want =
+        recent_bytes > SEGMENT_POOL_LEAD_MIN_BYTES ? recent_bytes : SEGMENT_POOL_LEAD_MIN_BYTES;
+    return want < lead ? want : lead;
+}
+
+static int64_t coarse_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* SP5: the writer's append rate over the last whole window (or the window in progress, when it
+ * holds more), in bytes per window; updates seg's window at most once per window. Writer only. */
+static uint64_t recent_appended(struct segment *seg, uint64_t end_bytes, int64_t now_ms)
+{
+    if (seg->rate_start_ms == 0) {
+        seg->rate_start_ms = now_ms;
+        seg->rate_start_bytes = seg->claimed_bytes;
+    }
+    uint64_t in_window = end_bytes - seg->rate_start_bytes;
+    int64_t elapsed = now_ms - seg->rate_start_ms;
+    if (elapsed >= SEGMENT_POOL_RATE_WINDOW_MS) {
+        /* Scaled to one window, so a writer idle for an hour has a rate near 0, not an hour's. */
+        seg->recent_bytes = in_window * SEGMENT_POOL_RATE_WINDOW_MS / (uint64_t)elapsed;
+        seg->rate_start_ms = now_ms;
+        seg->rate_start_bytes = end_bytes;
+        in_window = 0;
+    }
+    return in_window > seg->recent_bytes ? in_window : seg->recent_bytes;
 }
 
 /* SP7 (sync=none only): starts writeback (sync_file_range WRITE: no wait, no durability) of what
@@ -118,7 +160,7 @@ static void prewrite(struct segment_pool *pool, struct segment *seg)
         uint64_t end = atomic_load(&seg->writer_end);
         if (end == UINT64_MAX)
             return; /* sealing (SG3) */
-        uint64_t lead = segment_pool_lead_at(seg->cfg.capacity_bytes, end);
+        uint64_t lead = atomic_load_explicit(&seg->lead_bytes, memory_order_relaxed); /* SP5 */
         uint64_t frontier = atomic_load_explicit(&seg->zero_frontier, memory_order_acquire);
         uint64_t start = frontier > page_up(end) ? frontier : page_up(end);
         uint64_t goal = page_up(end) + lead < cap ? page_up(end) + lead : cap;
@@ -334,8 +376,10 @@ void segment_pool_claim(struct segment *seg, uint64_t end_bytes)
     uint64_t cap =
         seg->cfg.capacity_bytes > seg->map_bytes ? seg->map_bytes : seg->cfg.capacity_bytes;
     /* SP5: nothing for a segment that has taken less than the smallest lead (a partition written
-     * once costs no zeros), then a lead that grows with what the writer wrote, up to the cap. */
-    uint64_t lead = segment_pool_lead_at(seg->cfg.capacity_bytes, end_bytes);
+     * once costs no zeros), then a lead of about one rate window of its appends, up to the cap. */
+    uint64_t recent = recent_appended(seg, end_bytes, coarse_now_ms());
+    uint64_t lead = segment_pool_lead_recent(seg->cfg.capacity_bytes, end_bytes, recent);
+    atomic_store_explicit(&seg->lead_bytes, lead, memory_order_relaxed);
     if (end_bytes >= SEGMENT_POOL_LEAD_MIN_BYTES && frontier < cap &&
         frontier < end_bytes + lead / 2 &&
         !atomic_load_explicit(&seg->zero_queued, memory_order_acquire))

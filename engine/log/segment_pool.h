@@ -90,13 +90,25 @@ int segment_pool_start(struct segment_pool *pool);
 /* Stops the thread after the chunk in progress; drops queued jobs (their references go). */
 void segment_pool_stop(struct segment_pool *pool);
 
-/* Bytes a segment of capacity_bytes is kept pre-written ahead of its writer (never more than
- * the segment). */
+/* The append-rate window of SP5: a segment's lead is about what its writer appended in the
+ * last window (at least SEGMENT_POOL_LEAD_MIN_BYTES, at most segment_pool_lead_bytes). One
+ * second: long enough that the pool, which writes one chunk and fdatasyncs it per step, stays
+ * ahead of a writer at the disk's speed; short enough that a partition written at 100 KB/s keeps
+ * about 100 KB of zeros ahead, not 16 MiB. */
+#define SEGMENT_POOL_RATE_WINDOW_MS 1000
+
+/* Bytes a segment of capacity_bytes is kept pre-written ahead of its writer at most (never more
+ * than the segment). */
 uint64_t segment_pool_lead_bytes(uint64_t capacity_bytes);
 
 /* The lead for a writer at end_bytes (SP5): max(SEGMENT_POOL_LEAD_MIN_BYTES, end_bytes), at most
  * segment_pool_lead_bytes(capacity_bytes). */
 uint64_t segment_pool_lead_at(uint64_t capacity_bytes, uint64_t end_bytes);
+
+/* The lead for a writer at end_bytes that appended recent_bytes in the last rate window (SP5):
+ * max(SEGMENT_POOL_LEAD_MIN_BYTES, recent_bytes), at most segment_pool_lead_at(...). */
+uint64_t segment_pool_lead_recent(uint64_t capacity_bytes, uint64_t end_bytes,
+                                  uint64_t recent_bytes);
 
 /* Writer (shard thread): queue seg for pre-writing. Takes a reference; the pool writes through
  * seg->fd (SG3 keeps it open while it does). Never blocks but on the queue's mutex; false when

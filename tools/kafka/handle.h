@@ -9,6 +9,7 @@
 #ifndef RT_KAFKA_HANDLE_H
 #define RT_KAFKA_HANDLE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,9 +24,24 @@
 #define KAFKA_ARENA_MIN_BYTES (16u << 10)
 #define KAFKA_ARENA_MAX_BYTES (64u << 20)
 
+/* A connection's auto-creation budget (kafka_topic_ensure): KAFKA_CREATE_BUCKETS of them, a
+ * connection in the one its id picks (a collision makes two connections share one: still
+ * bounded). */
+#define KAFKA_CREATE_BUCKETS 1024
+struct kafka_create_bucket {
+    uint64_t conn_id;
+    double tokens;
+    int64_t refilled_ms;
+};
+
 struct kafka_server {
     rt_engine *engine;
     struct kafka_server_options opts;
+    pthread_mutex_t create_lock; /* the buckets and the failure log's rate */
+    struct kafka_create_bucket create_buckets[KAFKA_CREATE_BUCKETS];
+    int64_t create_failure_logged_ms;
+    int create_failure_logged_rc;
+    uint64_t create_failures_unlogged;
     struct net *net;
     char advertise_host[256];
     uint16_t advertise_port;
@@ -68,7 +84,8 @@ struct kafka_slot {
     int16_t api_versions_error; /* NONE, or UNSUPPORTED_VERSION (answered at v0) */
     /* Long poll. */
     int64_t poll_started_ms;
-    uint64_t started_ns; /* the frame was complete (latency in --metrics) */
+    uint64_t started_ns;   /* the frame was complete (latency in --metrics) */
+    uint32_t auto_created; /* topics this request auto-created (kafka_topic_ensure) */
 };
 
 /* Handlers: each returns a net verdict. */
@@ -123,9 +140,13 @@ void *kafka_alloc(struct kafka_slot *s, size_t count, size_t elem_size);
 bool kafka_topic_name(struct kp_str name, char *out);
 /* Copies a C string into the arena as a kp_str (the engine's names outlive nothing here). */
 struct kp_str kafka_str_dup(struct kafka_slot *s, const char *c);
-/* Makes sure the topic exists, creating it when auto.create.topics.enable (and `allow`).
- * 0, or an RT_E_* code (RT_E_UNKNOWN_TOPIC_OR_PARTITION when it does not and may not). */
-int kafka_topic_ensure(struct kafka_server *srv, const char *topic, bool allow,
+/* Makes sure the topic exists, creating it when auto.create.topics.enable (and `allow`), within
+ * the request's and the connection's auto-creation bounds (auto_create_max_per_request).
+ * 0, or an RT_E_* code: RT_E_UNKNOWN_TOPIC_OR_PARTITION when it does not exist and may not be
+ * created (now); a creation the engine refused is logged (with its cause, at most once per
+ * 10 s and cause) and answered by its code, an OS error (-ENOSPC, -EIO, ...) as RT_E_IO_FAILED
+ * (KAFKA_STORAGE_ERROR), a limit (RT_E_TOPICS_FULL) as itself (POLICY_VIOLATION). */
+int kafka_topic_ensure(struct kafka_slot *s, const char *topic, bool allow,
                        uint32_t *partitions_out);
 /* Counts an error code answered for the slot's API. */
 void kafka_count_error(struct kafka_slot *s, int16_t code);

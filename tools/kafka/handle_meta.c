@@ -147,7 +147,7 @@ enum net_verdict kafka_handle_metadata(struct kafka_slot *s)
             t->is_internal = strncmp(name, "__", 2) == 0;
             uint32_t n = 0;
             int rc =
-                kafka_topic_ensure(srv, name, q->allow_auto_topic_creation && !t->is_internal, &n);
+                kafka_topic_ensure(s, name, q->allow_auto_topic_creation && !t->is_internal, &n);
             if (rc) {
                 t->error_code = rc == RT_E_INVALID_TOPIC ? KAFKA_INVALID_TOPIC_EXCEPTION
                                                          : kafka_error_from_rt(rc);

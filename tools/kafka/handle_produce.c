@@ -180,7 +180,7 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
         } else if (strncmp(name, "__", 2) == 0) {
             topic_err = KAFKA_INVALID_TOPIC_EXCEPTION; /* "Cannot append to internal topic" */
         } else {
-            int rc = kafka_topic_ensure(srv, name, strncmp(name, "__", 2) != 0, &partitions);
+            int rc = kafka_topic_ensure(s, name, strncmp(name, "__", 2) != 0, &partitions);
             if (rc)
                 topic_err = produce_error(rc);
         }
@@ -227,8 +227,13 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
                                                &op->op, on_batch_done, op);
                 if (rc) {
                     atomic_fetch_sub_explicit(&s->ops_pending, 1, memory_order_relaxed);
+                    /* Within message.max.bytes but larger than a segment: Kafka's
+                     * RecordBatchTooLargeException (issue 21 F6). */
                     if (r->error_code == KAFKA_NONE)
-                        r->error_code = produce_error(rc);
+                        r->error_code = rc == RT_E_RECORD_TOO_LARGE &&
+                                                len <= srv->opts.engine.batch_size_max_bytes
+                                            ? KAFKA_RECORD_LIST_TOO_LARGE
+                                            : produce_error(rc);
                     fprintf(stderr,
                             "ringtail serve: connection %" PRIu64 ": produce to %s-%d refused: "
                             "%s (%s)\n",

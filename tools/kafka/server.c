@@ -55,6 +55,7 @@ void kafka_server_options_init(struct kafka_server_options *o)
     o->advertise_host = "127.0.0.1";
     o->num_partitions = 1;
     o->auto_create_topics = true;
+    o->auto_create_max_per_request = KAFKA_AUTO_CREATE_MAX_DEFAULT;
     o->transaction_max_timeout_ms = 900000;
     rt_options_init(&o->engine);
     o->zero_copy = true;
@@ -119,9 +120,71 @@ bool kafka_topic_name(struct kp_str name, char *out)
     return strlen(out) == (size_t)name.len; /* no NUL inside */
 }
 
-int kafka_topic_ensure(struct kafka_server *srv, const char *topic, bool allow,
+static int64_t server_now_ms(void)
+{
+    return (int64_t)(server_now_ns() / 1000000u);
+}
+
+/* Whether the slot's request and its connection may auto-create one more topic now; takes it
+ * when so. The request's count is reset when a request starts in the slot (hook_request). */
+static bool auto_create_take(struct kafka_slot *s)
+{
+    struct kafka_server *srv = s->server;
+    uint32_t max = srv->opts.auto_create_max_per_request;
+    if (max == 0)
+        return false;
+    if (s->auto_created >= max)
+        return false;
+    uint64_t conn = s->req ? s->req->conn_id : 0;
+    int64_t now = server_now_ms();
+    pthread_mutex_lock(&srv->create_lock);
+    struct kafka_create_bucket *b = &srv->create_buckets[conn % KAFKA_CREATE_BUCKETS];
+    if (b->conn_id != conn || b->refilled_ms == 0) {
+        *b = (struct kafka_create_bucket){.conn_id = conn, .tokens = max, .refilled_ms = now};
+    } else if (now > b->refilled_ms) {
+        b->tokens += (double)(now - b->refilled_ms) * max / 1000.0; /* max a second */
+        if (b->tokens > max)
+            b->tokens = max;
+        b->refilled_ms = now;
+    }
+    bool ok = b->tokens >= 1.0;
+    if (ok)
+        b->tokens -= 1.0;
+    pthread_mutex_unlock(&srv->create_lock);
+    if (ok)
+        s->auto_created++;
+    return ok;
+}
+
+/* A refused creation, logged with its cause: the first of each cause, then at most one line
+ * per 10 s (with the count of those not logged), so a client retrying cannot flood the log. */
+static void auto_create_failed(struct kafka_slot *s, const char *topic, int rc)
+{
+    struct kafka_server *srv = s->server;
+    atomic_fetch_add_explicit(&srv->stats.topics_auto_create_failed, 1, memory_order_relaxed);
+    int64_t now = server_now_ms();
+    pthread_mutex_lock(&srv->create_lock);
+    bool log = rc != srv->create_failure_logged_rc ||
+               now - srv->create_failure_logged_ms >= 10000 || srv->create_failure_logged_ms == 0;
+    uint64_t unlogged = srv->create_failures_unlogged;
+    if (log) {
+        srv->create_failure_logged_rc = rc;
+        srv->create_failure_logged_ms = now;
+        srv->create_failures_unlogged = 0;
+    } else {
+        srv->create_failures_unlogged++;
+    }
+    pthread_mutex_unlock(&srv->create_lock);
+    if (log)
+        server_log("connection %" PRIu64 ": cannot auto-create topic '%s': %s (%s)%s",
+                   s->req ? s->req->conn_id : 0, topic, rt_strerror(rc), rt_error_detail(),
+                   unlogged ? " (and earlier failures not logged)" : "");
+}
+
+int kafka_topic_ensure(struct kafka_slot *s, const char *topic, bool allow,
                        uint32_t *partitions_out)
 {
+    struct kafka_server *srv = s->server;
     uint32_t parts = 0;
     int rc = rt_topic_describe(srv->engine, topic, &parts);
     if (rc == 0) {
@@ -130,13 +193,22 @@ int kafka_topic_ensure(struct kafka_server *srv, const char *topic, bool allow,
     }
     if (rc != RT_E_UNKNOWN_TOPIC_OR_PARTITION || !allow || !srv->opts.auto_create_topics)
         return rc;
+    if (!auto_create_take(s)) {
+        atomic_fetch_add_explicit(&srv->stats.topics_auto_create_deferred, 1, memory_order_relaxed);
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION; /* retriable: a later request creates it */
+    }
     rc = rt_topic_create(srv->engine, topic, srv->opts.num_partitions);
     if (rc == 0) {
         atomic_fetch_add_explicit(&srv->stats.topics_auto_created, 1, memory_order_relaxed);
         server_log("created topic '%s' with %u partition(s) (auto.create.topics.enable)", topic,
                    srv->opts.num_partitions);
+    } else if (rc == RT_E_INVALID_TOPIC || rc == RT_E_INTERNAL_TOPIC) {
+        return rc;
     } else if (rc != RT_E_TOPIC_ALREADY_EXISTS) {
-        return rc; /* RT_E_INVALID_TOPIC, RT_E_INTERNAL_TOPIC, KP_E_LIMIT, ... */
+        auto_create_failed(s, topic, rc);
+        /* An OS error is the disk's (ENOSPC, EIO, ...): KAFKA_STORAGE_ERROR, as Kafka answers
+         * a log directory failure; the engine's limits keep their own codes (POLICY_VIOLATION). */
+        return rc > -4096 && rc < 0 ? RT_E_IO_FAILED : rc;
     }
     rc = rt_topic_describe(srv->engine, topic, &parts);
     if (rc == 0)
@@ -307,6 +379,7 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
     s->fetch_count = 0;
     s->acks_none = false;
     s->started_ns = srv->opts.metrics ? server_now_ns() : 0;
+    s->auto_created = 0; /* a new request: its own auto-creation bound */
     struct kp_reader r;
     kp_reader_init(&r, req->frame, req->frame_len);
     memset(&s->header, 0, sizeof(s->header));
@@ -428,8 +501,10 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
         return -ENOMEM;
     srv->engine = engine;
     srv->opts = *opts;
+    pthread_mutex_init(&srv->create_lock, NULL);
     srv->groups = group_coord_new();
     if (!srv->groups) {
+        pthread_mutex_destroy(&srv->create_lock);
         free(srv);
         return -ENOMEM;
     }
@@ -449,6 +524,7 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     int rc = net_start(&srv->opts.net, &hooks, &srv->net);
     if (rc) {
         group_coord_free(srv->groups);
+        pthread_mutex_destroy(&srv->create_lock);
         free(srv);
         return rc;
     }
@@ -456,6 +532,7 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     if (rc) {
         net_stop(srv->net, 0);
         group_coord_free(srv->groups);
+        pthread_mutex_destroy(&srv->create_lock);
         free(srv);
         return rc;
     }
@@ -492,5 +569,6 @@ void kafka_server_stop(struct kafka_server *s)
     group_coord_timer_stop(s->groups); /* its wake calls into net */
     net_stop(s->net, 5000);            /* every produce completion has arrived when it returns */
     group_coord_free(s->groups);       /* after net_stop: parked joins are answered by it */
+    pthread_mutex_destroy(&s->create_lock);
     free(s);
 }

@@ -15,6 +15,11 @@
 
 struct kafka_metrics; /* tools/kafka/metrics.h */
 
+/* A client names the few topics it uses in a Metadata or Produce request (librdkafka asks for
+ * the topics its application produces to); a request naming more unknown topics than this is
+ * not a client's but a scan's (issue 21: 100 000 names in one Metadata request created 1021). */
+#define KAFKA_AUTO_CREATE_MAX_DEFAULT 100u
+
 struct kafka_server_options {
     struct net_options net;
     struct kafka_metrics *metrics;  /* --metrics: requests counted there (NULL: none) */
@@ -29,6 +34,11 @@ struct kafka_server_options {
                                  rt_options_init's defaults unless the caller copies its own */
     bool zero_copy;           /* fetch records sent from the mapping (true); false copies
                                  them into the response buffer (the bench's comparison) */
+    /* Auto-created topics at most per request, and per connection a bucket of as many that
+     * refills at that many a second (100; --auto-create-max-per-request): a topic past either
+     * bound is answered UNKNOWN_TOPIC_OR_PARTITION (retriable: a client retries its metadata)
+     * and created by a later request. 0: no auto-creation at all. */
+    uint32_t auto_create_max_per_request;
 };
 
 void kafka_server_options_init(struct kafka_server_options *o);
@@ -45,6 +55,10 @@ struct kafka_server_stats {
     _Atomic uint64_t fetch_long_polls;   /* fetches parked to wait for data */
     _Atomic uint64_t topics_auto_created;
     _Atomic uint64_t requests_refused; /* connection closed: bad header, version, body */
+    /* Auto-creation (kafka_topic_ensure): topics answered UNKNOWN_TOPIC_OR_PARTITION past
+     * auto_create_max_per_request, and creations the engine refused. */
+    _Atomic uint64_t topics_auto_create_deferred;
+    _Atomic uint64_t topics_auto_create_failed;
 };
 
 struct kafka_server;
