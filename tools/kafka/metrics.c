@@ -457,7 +457,7 @@ static void render_loops(struct km_buf *b, const struct kafka_metrics *m)
     km_family(b, "ringtail_kafka_fetch_copied_bytes_total", "counter",
               "Fetched record bytes copied into a response buffer (--zero-copy false).");
     km_printf(b, "ringtail_kafka_fetch_copied_bytes_total %" PRIu64 "\n",
-              km_load(&st->fetch_bytes_copied));
+              km_load(&st->fetch_bytes_copied) + km_load(&nc->payload_bytes_copied));
     km_family(b, "ringtail_kafka_topics_auto_created_total", "counter",
               "Topics created by Metadata or Produce (auto.create.topics.enable).");
     km_printf(b, "ringtail_kafka_topics_auto_created_total %" PRIu64 "\n",

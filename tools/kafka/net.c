@@ -41,6 +41,20 @@
  *        Buffers grown past NET_KEEP_BYTES (16 MiB) are given back once empty (a receive buffer) or
  *        released (a slot's frame), so one large request does not pin its memory for the life
  *        of the connection.
+ *   KN7  Response memory: from its answer until its release a slot holds its response's bytes
+ *        — buffer and slices (the mapping pages a fetch pins) — in its connection's resp_held,
+ *        and its buffer's bytes (what is materialised) in net's queued_response_bytes. A
+ *        connection hands the server no further request (its reading pauses, its parked polls
+ *        are not retried) while its resp_held is at or above conn_max_response_bytes or net's
+ *        sum is at or above queued_max_response_bytes: Kafka mutes a channel until its response
+ *        is sent. The check precedes each request, so each loop passes a bound by at most one
+ *        answer (held buffers stay below queued_max_response_bytes + threads x the largest
+ *        answer), and one answer larger than a bound is still made and sent. Slices are not in
+ *        net's sum: never-reading clients of fetches cannot exhaust it for everyone else.
+ *   KN8  Copying (copy_slices: --zero-copy false, or a transport that cannot send from a
+ *        mapping): a slot's slices are copied through its connection's NET_STAGE_BYTES buffer
+ *        as the socket takes them, never into a buffer of the response's size, so a copying
+ *        fetch materialises at most NET_STAGE_BYTES per connection whatever its client reads.
  */
 #include "net.h"
 
@@ -84,8 +98,9 @@
 #define NET_RING_ENTRIES       256
 #define NET_CQ_ENTRIES         8192
 #define NET_EPOLL_EVENTS       128
-#define NET_TICK_MS            200         /* idle scans and deadline checks at least this often */
-#define NET_KEEP_BYTES         (16u << 20) /* larger buffers are freed once empty (KN5) */
+#define NET_TICK_MS            200          /* idle scans and deadline checks at least this often */
+#define NET_KEEP_BYTES         (16u << 20)  /* larger buffers are freed once empty (KN5) */
+#define NET_STAGE_BYTES        (128u << 10) /* a connection's copy buffer (KN8) */
 
 enum slot_state {
     SLOT_FREE = 0,
@@ -121,6 +136,9 @@ struct net_slot {
     uint32_t notifs_pending; /* zero-copy notifications still to come (either backend) */
     uint64_t reserved;       /* KN6: bytes of queued_bytes this slot's frame holds */
     uint64_t zc_seq_last;    /* epoll: the last MSG_ZEROCOPY id used for this slot */
+    uint64_t resp_held;      /* KN7: its answer's bytes, buffer and slices (the connection's) */
+    uint64_t resp_heap;      /* KN7: of which in its buffer (net's queued_response_bytes) */
+    bool staged;             /* KN8: sent through the connection's copy buffer */
     struct net_slot *next_done;
     struct net_slot *next_parked, *prev_parked;
     bool parked;
@@ -141,8 +159,14 @@ struct net_conn {
     bool stall_logged;
     bool mem_wait, mem_logged; /* KN6: waiting for queued_bytes room */
     uint64_t reserved;         /* KN6: held for the frame being received */
-    uint32_t ops_outstanding;  /* io_uring: SQEs whose last CQE has not arrived */
-    uint32_t pending;          /* slots in SLOT_PENDING */
+    uint64_t resp_held;        /* KN7: response bytes its slots hold */
+    uint8_t *stage;            /* KN8: the copy buffer (NET_STAGE_BYTES, made at first use) */
+    size_t stage_off, stage_len;
+    struct iovec stage_iov;   /* what is sent from it now */
+    bool resp_wait;           /* KN7: reading paused at a response bound */
+    bool resp_logged;         /* ... and the first such pause was logged */
+    uint32_t ops_outstanding; /* io_uring: SQEs whose last CQE has not arrived */
+    uint32_t pending;         /* slots in SLOT_PENDING */
     struct net_op recv_op;
     int64_t last_active_ms;
     uint64_t zc_seq_next, zc_seq_done; /* epoll: MSG_ZEROCOPY ids issued / notified */
@@ -174,6 +198,7 @@ struct net_loop {
     _Atomic bool wake_pending;
 
     struct net_slot *parked; /* loop thread only */
+    uint32_t resp_waiting;   /* KN7: connections here with resp_wait set */
     struct net_conn *conns;
     uint32_t conn_count;
     bool stopping;
@@ -193,6 +218,7 @@ struct net {
     _Atomic bool stopping;
     int64_t drain_ms; /* set by net_stop before `stopping` (release) */
     _Atomic uint64_t next_conn_id;
+    _Atomic bool resp_exhausted; /* KN7: net's response budget is full (logged at changes) */
     struct net_counters counters;
 };
 
@@ -261,10 +287,73 @@ static void queued_release(struct net *n, uint64_t *bytes)
     *bytes = 0;
 }
 
+/* KN7: the answer of slot s now holds its bytes (buffer and slices) until its release. */
+static void slot_hold_response(struct net_conn *c, struct net_slot *s)
+{
+    struct net *n = c->loop->net;
+    assert(s->resp_held == 0);
+    if (s->req.no_response || !s->req.out)
+        return;
+    uint64_t b = s->req.out_len;
+    for (size_t i = 0; i < s->req.slice_count; i++)
+        b += s->req.slices[i].len;
+    s->resp_held = b;
+    s->resp_heap = s->req.out_len;
+    c->resp_held += b;
+    count_add(&n->counters.queued_response_bytes, s->resp_heap);
+}
+
+static void slot_drop_response(struct net_conn *c, struct net_slot *s)
+{
+    struct net *n = c->loop->net;
+    if (s->resp_held == 0)
+        return;
+    assert(c->resp_held >= s->resp_held);
+    assert(s->resp_held >= s->resp_heap);
+    c->resp_held -= s->resp_held;
+    uint64_t was = atomic_fetch_sub_explicit(&n->counters.queued_response_bytes, s->resp_heap,
+                                             memory_order_relaxed);
+    uint64_t now = was - s->resp_heap;
+    s->resp_held = 0;
+    s->resp_heap = 0;
+    /* The state change is logged, not every pause: "recovered" once half the budget (at least) is free,
+     * so a budget that hovers at its bound does not print a line per request. */
+    uint64_t max = n->opts.queued_max_response_bytes;
+    if (max && now <= max / 2 && atomic_load_explicit(&n->resp_exhausted, memory_order_relaxed) &&
+        atomic_exchange_explicit(&n->resp_exhausted, false, memory_order_relaxed))
+        net_log("response memory recovered: %" PRIu64 " response bytes are held "
+                "(--queued-max-response-bytes %" PRIu64 "); paused connections read again",
+                now, max);
+}
+
+/* KN7: true when connection c may hand the server another request (or retry a parked one). */
+static bool conn_resp_room(struct net_conn *c)
+{
+    struct net *n = c->loop->net;
+    if (c->loop->stopping)
+        return true; /* the drain answers everything */
+    if (n->opts.conn_max_response_bytes && c->resp_held >= n->opts.conn_max_response_bytes)
+        return false;
+    uint64_t max = n->opts.queued_max_response_bytes;
+    if (!max)
+        return true;
+    uint64_t held = atomic_load_explicit(&n->counters.queued_response_bytes, memory_order_relaxed);
+    if (held < max)
+        return true;
+    if (!atomic_load_explicit(&n->resp_exhausted, memory_order_relaxed) &&
+        !atomic_exchange_explicit(&n->resp_exhausted, true, memory_order_relaxed))
+        net_log("response memory exhausted: %" PRIu64 " response bytes are held, unsent "
+                "(--queued-max-response-bytes %" PRIu64 "); connections pause reading until "
+                "their clients take them",
+                held, max);
+    return false;
+}
+
 static void slot_release(struct net_conn *c, struct net_slot *s)
 {
     struct net *n = c->loop->net;
     queued_release(n, &s->reserved);
+    slot_drop_response(c, s);
     if (s->state != SLOT_FREE)
         n->hooks.release(n->hooks.ctx, &s->req);
     s->state = SLOT_FREE;
@@ -275,6 +364,7 @@ static void slot_release(struct net_conn *c, struct net_slot *s)
     s->req.no_response = false;
     s->req.close_reason = NULL;
     s->notifs_pending = 0;
+    s->staged = false;
     if (s->frame_cap > NET_KEEP_BYTES) {
         free(s->req.frame);
         s->req.frame = NULL;
@@ -314,6 +404,7 @@ static void slot_verdict(struct net_conn *c, struct net_slot *s, enum net_verdic
     switch (v) {
     case NET_DONE:
         s->state = SLOT_READY;
+        slot_hold_response(c, s);
         break;
     case NET_PENDING:
         s->state = SLOT_PENDING;
@@ -413,6 +504,27 @@ static void conn_parse(struct net_conn *c)
             count_add(&n->counters.in_flight_stalls, 1);
             return;
         }
+        if (!conn_resp_room(c)) { /* KN7 */
+            if (!c->resp_wait) {
+                count_add(&n->counters.response_stalls, 1);
+                if (!c->resp_logged)
+                    net_log("connection %" PRIu64 " from %s: %" PRIu64
+                            " response bytes wait for the client to read them "
+                            "(--connection-max-response-bytes %" PRIu64
+                            ", --queued-max-response-bytes %" PRIu64
+                            "); reading paused (logged once per connection)",
+                            c->id, c->peer, c->resp_held, n->opts.conn_max_response_bytes,
+                            n->opts.queued_max_response_bytes);
+                c->resp_logged = true;
+            }
+            if (!c->resp_wait)
+                c->loop->resp_waiting++;
+            c->resp_wait = true;
+            return;
+        }
+        if (c->resp_wait)
+            c->loop->resp_waiting--;
+        c->resp_wait = false;
         struct net_slot *s = slot_at(c, c->count);
         assert(s->state == SLOT_FREE);
         if (s->frame_cap < (size_t)size || !s->req.frame) {
@@ -527,6 +639,46 @@ static bool slot_advance(struct net_slot *s, size_t n)
     return s->iov_pos == s->iov_count;
 }
 
+/* KN8: what goes on the wire next for slot s — its iovec window or, staged, the copy buffer,
+ * refilled from the window (the copy in user space) once the socket took all of it. */
+static void slot_send_window(struct net_conn *c, struct net_slot *s, struct iovec **iov,
+                             size_t *count)
+{
+    if (!s->staged) {
+        *iov = &s->iov[s->iov_pos];
+        *count = s->iov_count - s->iov_pos;
+        return;
+    }
+    assert(c->stage);
+    if (c->stage_off == c->stage_len) {
+        size_t k = 0;
+        for (size_t i = s->iov_pos; i < s->iov_count && k < NET_STAGE_BYTES; i++) {
+            size_t take = s->iov[i].iov_len;
+            if (take > NET_STAGE_BYTES - k)
+                take = NET_STAGE_BYTES - k;
+            memcpy(c->stage + k, s->iov[i].iov_base, take);
+            k += take;
+        }
+        assert(k > 0);
+        (void)slot_advance(s, k);
+        c->stage_off = 0;
+        c->stage_len = k;
+    }
+    c->stage_iov = (struct iovec){c->stage + c->stage_off, c->stage_len - c->stage_off};
+    *iov = &c->stage_iov;
+    *count = 1;
+}
+
+/* `n` bytes of what slot_send_window gave are on the wire; true when the slot is all sent. */
+static bool slot_sent_bytes(struct net_conn *c, struct net_slot *s, size_t n)
+{
+    if (!s->staged)
+        return slot_advance(s, n);
+    assert(n <= c->stage_len - c->stage_off);
+    c->stage_off += n;
+    return c->stage_off == c->stage_len && s->iov_pos == s->iov_count;
+}
+
 static uint64_t slot_slice_bytes(const struct net_slot *s)
 {
     uint64_t b = 0;
@@ -583,6 +735,13 @@ static void conn_pump_send(struct net_conn *c)
             conn_close(c, NULL);
             return;
         }
+        s->staged = c->loop->net->opts.copy_slices && s->req.slice_count > 0; /* KN8 */
+        if (s->staged && !c->stage && !(c->stage = malloc(NET_STAGE_BYTES))) {
+            net_log("connection %" PRIu64 ": no memory for its copy buffer; closing", c->id);
+            conn_close(c, NULL);
+            return;
+        }
+        c->stage_off = c->stage_len = 0;
         s->state = SLOT_SENDING;
         loop_arm_send(c, s);
         return;
@@ -612,7 +771,7 @@ static void conn_progress(struct net_conn *c)
     if (c->closing)
         return;
     if (c->loop->uring) {
-        if (!c->loop->stopping && !c->recv_armed && !c->mem_wait &&
+        if (!c->loop->stopping && !c->recv_armed && !c->mem_wait && !c->resp_wait &&
             c->count < c->loop->net->opts.in_flight_max)
             loop_arm_recv(c);
     } else {
@@ -626,6 +785,8 @@ static void conn_free(struct net_conn *c)
 {
     struct net_loop *l = c->loop;
     struct net *n = l->net;
+    if (c->resp_wait)
+        l->resp_waiting--;
     for (uint32_t i = 0; i < n->opts.in_flight_max; i++) {
         struct net_slot *s = &c->slots[i];
         if (s->parked)
@@ -648,6 +809,7 @@ static void conn_free(struct net_conn *c)
     atomic_fetch_sub_explicit(&n->counters.connections_open, 1, memory_order_relaxed);
     free(c->slots);
     free(c->rbuf);
+    free(c->stage);
     free(c);
 }
 
@@ -829,6 +991,7 @@ static void loop_handle_event(struct net_loop *l, bool all_parked)
         assert(c->pending > 0);
         c->pending--;
         s->state = SLOT_READY;
+        slot_hold_response(c, s);
         conn_progress(c);
     }
     bool woken = atomic_exchange_explicit(&l->wake_pending, false, memory_order_acq_rel);
@@ -839,7 +1002,7 @@ static void loop_handle_event(struct net_loop *l, bool all_parked)
     while (p) {
         struct net_slot *next = p->next_parked;
         bool expired = l->stopping || now >= p->req.deadline_ms;
-        if (woken || expired || all_parked) {
+        if ((woken || expired || all_parked) && conn_resp_room(p->send_op.conn)) { /* KN7 */
             unpark(l, p);
             struct net_conn *c = p->send_op.conn;
             enum net_verdict v = n->hooks.retry(n->hooks.ctx, &p->req, expired);
@@ -858,14 +1021,14 @@ static void loop_tick(struct net_loop *l)
     int64_t now = net_now_ms();
     bool any_expired = false;
     for (struct net_slot *p = l->parked; p; p = p->next_parked)
-        if (now >= p->req.deadline_ms)
+        if (now >= p->req.deadline_ms && conn_resp_room(p->send_op.conn))
             any_expired = true;
     if (any_expired) {
         /* Only the expired ones are retried: loop_handle_event checks each deadline. */
         struct net_slot *p = l->parked;
         while (p) {
             struct net_slot *next = p->next_parked;
-            if (now >= p->req.deadline_ms) {
+            if (now >= p->req.deadline_ms && conn_resp_room(p->send_op.conn)) { /* KN7 */
                 unpark(l, p);
                 struct net_conn *c = p->send_op.conn;
                 enum net_verdict v = l->net->hooks.retry(l->net->hooks.ctx, &p->req, true);
@@ -877,11 +1040,20 @@ static void loop_tick(struct net_loop *l)
             p = next;
         }
     }
+    /* KN7: room in net's response budget goes to the waiting connections at once, not at the
+     * next tick (their own releases wake the others; this is for the budget shared). */
+    uint64_t resp_max = l->net->opts.queued_max_response_bytes;
+    if (l->resp_waiting > 0 && resp_max &&
+        atomic_load_explicit(&l->net->counters.queued_response_bytes, memory_order_relaxed) <
+            resp_max)
+        for (struct net_conn *c = l->conns; c; c = c->next)
+            if (c->resp_wait && !c->closing)
+                conn_progress(c);
     if (now < l->next_idle_scan_ms)
         return;
     l->next_idle_scan_ms = now + NET_TICK_MS;
-    for (struct net_conn *c = l->conns; c; c = c->next) /* KN6: retry waiting reservations */
-        if (c->mem_wait && !c->closing) {
+    for (struct net_conn *c = l->conns; c; c = c->next) /* KN6, KN7: retry waiting ones */
+        if ((c->mem_wait || c->resp_wait) && !c->closing) {
             c->mem_wait = false;
             /* Waiting for the broker is not idleness, also on the tick its wait ends: a loop
              * held up past idle_max_ms (a slow topic creation) must not close the connection
@@ -925,6 +1097,8 @@ static int64_t loop_timeout_ms(struct net_loop *l)
     int64_t now = net_now_ms();
     int64_t t = NET_TICK_MS;
     for (struct net_slot *p = l->parked; p; p = p->next_parked) {
+        if (!conn_resp_room(p->send_op.conn))
+            continue; /* KN7: retried by the tick once there is room, not in a spin */
         int64_t d = p->req.deadline_ms - now;
         if (d < t)
             t = d < 0 ? 0 : d;
@@ -1001,10 +1175,13 @@ static void loop_arm_send(struct net_conn *c, struct net_slot *s)
         return;
     }
     memset(&s->msg, 0, sizeof(s->msg));
-    s->msg.msg_iov = &s->iov[s->iov_pos];
-    s->msg.msg_iovlen = s->iov_count - s->iov_pos;
+    struct iovec *iov;
+    size_t iov_count;
+    slot_send_window(c, s, &iov, &iov_count);
+    s->msg.msg_iov = iov;
+    s->msg.msg_iovlen = iov_count;
     struct io_uring_sqe *sqe = uring_sqe(l);
-    bool zc = n->opts.zero_copy && s->req.slice_count > 0;
+    bool zc = n->opts.zero_copy && s->req.slice_count > 0 && !s->staged;
     if (zc) {
         io_uring_prep_sendmsg_zc(sqe, c->fd, &s->msg, MSG_NOSIGNAL);
         if (!l->zc_no_report)
@@ -1100,13 +1277,15 @@ static void uring_cqe(struct net_loop *l, struct io_uring_cqe *cqe)
             return;
         }
         count_add(&n->counters.bytes_out, (uint64_t)cqe->res);
-        if (!slot_advance(s, (size_t)cqe->res)) {
+        if (!slot_sent_bytes(c, s, (size_t)cqe->res)) {
             c->send_armed = true;
             loop_arm_send(c, s);
             return;
         }
         uint64_t payload = slot_slice_bytes(s);
-        if (n->opts.zero_copy)
+        if (s->staged)
+            count_add(&n->counters.payload_bytes_copied, payload);
+        else if (n->opts.zero_copy)
             count_add(&n->counters.payload_bytes_zero_copy, payload);
         else
             count_add(&n->counters.payload_bytes_sendmsg, payload);
@@ -1210,7 +1389,7 @@ static void epoll_update(struct net_conn *c)
     if (c->closing)
         return;
     uint32_t want = 0;
-    if (c->recv_armed && !c->loop->stopping && !c->mem_wait &&
+    if (c->recv_armed && !c->loop->stopping && !c->mem_wait && !c->resp_wait &&
         c->count < c->loop->net->opts.in_flight_max)
         want |= EPOLLIN;
     if (c->send_armed)
@@ -1260,11 +1439,13 @@ static void epoll_try_send(struct net_conn *c)
     while (c->send_armed && !c->closing) {
         struct net_slot *s = slot_at(c, c->sent);
         assert(s->state == SLOT_SENDING);
-        struct msghdr msg = {.msg_iov = &s->iov[s->iov_pos],
-                             .msg_iovlen = s->iov_count - s->iov_pos};
+        struct iovec *iov;
+        size_t iov_count;
+        slot_send_window(c, s, &iov, &iov_count);
+        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = iov_count};
         if (msg.msg_iovlen > IOV_MAX)
             msg.msg_iovlen = IOV_MAX;
-        bool zc = c->zc_enabled && s->req.slice_count > 0;
+        bool zc = c->zc_enabled && s->req.slice_count > 0 && !s->staged;
         ssize_t w = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT | (zc ? MSG_ZEROCOPY : 0));
         if (w < 0) {
             if (errno == EAGAIN || errno == EINTR)
@@ -1284,10 +1465,12 @@ static void epoll_try_send(struct net_conn *c)
             s->notifs_pending = 1;
         }
         count_add(&n->counters.bytes_out, (uint64_t)w);
-        if (!slot_advance(s, (size_t)w))
+        if (!slot_sent_bytes(c, s, (size_t)w))
             continue;
         uint64_t payload = slot_slice_bytes(s);
-        if (s->notifs_pending)
+        if (s->staged)
+            count_add(&n->counters.payload_bytes_copied, payload);
+        else if (s->notifs_pending)
             count_add(&n->counters.payload_bytes_zero_copy, payload);
         else
             count_add(&n->counters.payload_bytes_sendmsg, payload);
