@@ -25,15 +25,16 @@
  *   KN3  A connection is freed only when no operation of the kernel (recv, send, notification)
  *        and no NET_PENDING request (a produce on a shard thread) refers to it.
  *   KN4  Bounds: a frame size < 0 or > request_max_bytes closes that connection (logged); at
- *        in_flight_max slots in use the connection stops reading (back-pressure, logged once per
- *        stall); a connection silent for idle_max_ms with nothing in flight is closed (logged); a
- *        connection beyond connections_max is closed at accept (logged). None of them touches
- *        another connection.
+ *        in_flight_max slots in use the connection stops reading (back-pressure; its first
+ *        pause is logged, every pause counted); a connection silent for idle_max_ms with
+ *        nothing in flight is closed (logged); a connection beyond connections_max is closed at
+ *        accept (logged). None of them touches another connection.
  *   KN6  Memory: a frame over 64 KiB reserves its size in net's queued_bytes when its size
  *        field is read, before its body is buffered, and gives it back when its slot is
  *        released (or its connection freed). A reservation that would pass queued_max_bytes
  *        (unless nothing is reserved at all, so one frame always proceeds) pauses that
- *        connection's reading, logged once per wait, and is retried every tick: many
+ *        connection's reading (counted per wait; logged at the connection's first wait, and
+ *        when net's budget is exhausted and again half free), and is retried every tick: many
  *        connections sending large frames at once cannot run the broker out of memory, and
  *        all-or-nothing reservations cannot deadlock.
  *   KN5  The receive buffer grows only to the largest frame seen (at most request_max_bytes + 4)
@@ -156,8 +157,10 @@ struct net_conn {
     uint32_t head, count, sent;
     bool recv_armed, send_armed;
     bool closing, eof;
-    bool stall_logged;
-    bool mem_wait, mem_logged; /* KN6: waiting for queued_bytes room */
+    bool stall_logged;         /* KN4: its first in-flight pause was logged (only the first) */
+    bool stall_paused;         /* ... and it is paused so now (pauses are counted, not logged) */
+    bool mem_wait, mem_logged; /* KN6: waiting for queued_bytes room; first wait logged */
+    bool mem_paused;           /* KN6: inside one wait (mem_wait is cleared by each retry) */
     uint64_t reserved;         /* KN6: held for the frame being received */
     uint64_t resp_held;        /* KN7: response bytes its slots hold */
     uint8_t *stage;            /* KN8: the copy buffer (NET_STAGE_BYTES, made at first use) */
@@ -219,6 +222,7 @@ struct net {
     int64_t drain_ms; /* set by net_stop before `stopping` (release) */
     _Atomic uint64_t next_conn_id;
     _Atomic bool resp_exhausted; /* KN7: net's response budget is full (logged at changes) */
+    _Atomic bool req_exhausted;  /* KN6: the same for queued_bytes */
     struct net_counters counters;
 };
 
@@ -282,9 +286,19 @@ static bool queued_reserve(struct net *n, uint64_t bytes)
 
 static void queued_release(struct net *n, uint64_t *bytes)
 {
-    if (*bytes)
+    if (!*bytes)
+        return;
+    uint64_t was =
         atomic_fetch_sub_explicit(&n->counters.queued_bytes, *bytes, memory_order_relaxed);
+    uint64_t now = was - *bytes;
     *bytes = 0;
+    /* Logged at state changes only: recovered once half the bound is free again. */
+    uint64_t max = n->opts.queued_max_bytes;
+    if (max && now <= max / 2 && atomic_load_explicit(&n->req_exhausted, memory_order_relaxed) &&
+        atomic_exchange_explicit(&n->req_exhausted, false, memory_order_relaxed))
+        net_log("request memory recovered: %" PRIu64 " request bytes are held "
+                "(--queued-max-request-bytes %" PRIu64 "); waiting requests are read again",
+                now, max);
 }
 
 /* KN7: the answer of slot s now holds its bytes (buffer and slices) until its release. */
@@ -465,22 +479,30 @@ static void conn_parse(struct net_conn *c)
         }
         if ((size_t)size > NET_RBUF_INITIAL_BYTES && c->reserved == 0) {
             if (!queued_reserve(n, (uint64_t)size)) { /* KN6 */
+                uint64_t held =
+                    atomic_load_explicit(&n->counters.queued_bytes, memory_order_relaxed);
+                if (!atomic_load_explicit(&n->req_exhausted, memory_order_relaxed) &&
+                    !atomic_exchange_explicit(&n->req_exhausted, true, memory_order_relaxed))
+                    net_log("request memory exhausted: %" PRIu64
+                            " request bytes are held (--queued-max-request-bytes %" PRIu64
+                            "); large requests wait to be read",
+                            held, n->opts.queued_max_bytes);
                 if (!c->mem_logged)
                     net_log("connection %" PRIu64 " from %s: a %" PRId32
                             "-byte request waits: %" PRIu64
-                            " request bytes are held (--queued-max-request-bytes %" PRIu64 ")",
-                            c->id, c->peer, size,
-                            atomic_load_explicit(&n->counters.queued_bytes, memory_order_relaxed),
-                            n->opts.queued_max_bytes);
+                            " request bytes are held (--queued-max-request-bytes %" PRIu64
+                            ") (logged once per connection)",
+                            c->id, c->peer, size, held, n->opts.queued_max_bytes);
                 c->mem_logged = true;
-                if (!c->mem_wait)
+                if (!c->mem_paused)
                     count_add(&n->counters.memory_stalls, 1);
+                c->mem_paused = true;
                 c->mem_wait = true;
                 return;
             }
             c->reserved = (uint64_t)size;
             c->mem_wait = false;
-            c->mem_logged = false;
+            c->mem_paused = false;
         }
         if (avail < 4 + (size_t)size) {
             /* An armed io_uring recv points into the buffer: it must not move now (the recv's
@@ -495,13 +517,15 @@ static void conn_parse(struct net_conn *c)
             return;
         }
         if (c->count == n->opts.in_flight_max) {
-            if (!c->stall_logged) {
+            if (!c->stall_logged)
                 net_log("connection %" PRIu64 " from %s: %u requests in flight (the per-connection "
-                        "bound); reading paused until one is answered",
+                        "bound); reading paused until one is answered (logged once per "
+                        "connection; ringtail_kafka_read_pauses_total counts every pause)",
                         c->id, c->peer, n->opts.in_flight_max);
-                c->stall_logged = true;
-            }
-            count_add(&n->counters.in_flight_stalls, 1);
+            c->stall_logged = true;
+            if (!c->stall_paused)
+                count_add(&n->counters.in_flight_stalls, 1);
+            c->stall_paused = true;
             return;
         }
         if (!conn_resp_room(c)) { /* KN7 */
@@ -698,7 +722,7 @@ static void conn_reap_slots(struct net_conn *c)
         c->head = (c->head + 1) % c->loop->net->opts.in_flight_max;
         c->count--;
         c->sent--;
-        c->stall_logged = false;
+        c->stall_paused = false; /* a slot is free: the next stall is a new pause */
     }
 }
 

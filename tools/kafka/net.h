@@ -119,8 +119,8 @@ struct net_counters {
     _Atomic uint64_t requests;
     _Atomic uint64_t bytes_in;
     _Atomic uint64_t bytes_out;
-    _Atomic uint64_t in_flight_stalls;        /* reads paused at in_flight_max */
-    _Atomic uint64_t memory_stalls;           /* reads paused at queued_max_bytes */
+    _Atomic uint64_t in_flight_stalls;        /* reads paused at in_flight_max (per pause) */
+    _Atomic uint64_t memory_stalls;           /* reads paused at queued_max_bytes (per pause) */
     _Atomic uint64_t queued_bytes;            /* request bytes held now (frames > 64 KiB) */
     _Atomic uint64_t response_stalls;         /* reads paused at a response bound (KN7, per
                                                  pause) */
