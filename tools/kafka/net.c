@@ -591,7 +591,8 @@ void net_conn_pump_send(struct net_conn *c)
             net_conn_close(c, NULL);
             return;
         }
-        s->staged = c->loop->net->opts.copy_slices && s->req.slice_count > 0; /* KN8 */
+        s->staged = (c->loop->net->opts.copy_slices || !c->transport->sends_mapped(c->tstate)) &&
+                    s->req.slice_count > 0; /* KN8 */
         if (s->staged && !c->stage && !(c->stage = malloc(NET_STAGE_BYTES))) {
             net_log("connection %" PRIu64 ": no memory for its copy buffer; closing", c->id);
             net_conn_close(c, NULL);
@@ -606,7 +607,7 @@ void net_conn_pump_send(struct net_conn *c)
 
 bool net_conn_reading_paused(const struct net_conn *c)
 {
-    return c->loop->stopping || c->mem_wait || c->resp_wait ||
+    return c->loop->stopping || c->handshaking || c->mem_wait || c->resp_wait ||
            c->count >= c->loop->net->opts.in_flight_max;
 }
 
@@ -658,6 +659,7 @@ static void conn_free(struct net_conn *c)
     if (c->next)
         c->next->prev = c->prev;
     l->conn_count--;
+    c->transport->close(c->tstate);
     if (c->fd >= 0)
         close(c->fd);
     atomic_fetch_sub_explicit(&n->counters.connections_open, 1, memory_order_relaxed);
@@ -735,6 +737,8 @@ void net_conn_new(struct net_loop *l, int fd, const struct sockaddr_storage *pee
     }
     c->loop = l;
     c->fd = fd;
+    c->transport = n->opts.transport ? n->opts.transport : &net_transport_tcp;
+    c->handshaking = true;
     c->slots = slots;
     c->id = atomic_fetch_add_explicit(&n->next_conn_id, 1, memory_order_relaxed) + 1;
     memcpy(c->peer, name, sizeof(c->peer));
@@ -755,7 +759,13 @@ void net_conn_new(struct net_loop *l, int fd, const struct sockaddr_storage *pee
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (net_rbuf_reserve(c, NET_RBUF_INITIAL_BYTES) != 0) {
+    int trc = c->transport->open(fd, &c->tstate);
+    if (trc != 0)
+        net_log("connection %" PRIu64 " from %s refused: the %s transport: %s", c->id, name,
+                c->transport->name, strerror(-trc));
+    if (trc != 0 || net_rbuf_reserve(c, NET_RBUF_INITIAL_BYTES) != 0) {
+        if (trc == 0)
+            c->transport->close(c->tstate);
         for (uint32_t j = 0; j < n->opts.in_flight_max; j++)
             n->hooks.slot_free(n->hooks.ctx, &slots[j].req);
         free(slots);
@@ -770,6 +780,30 @@ void net_conn_new(struct net_loop *l, int fd, const struct sockaddr_storage *pee
     l->conn_count++;
     atomic_fetch_add_explicit(&n->counters.connections_open, 1, memory_order_relaxed);
     l->backend->open_conn(c);
+    if (!c->closing)
+        net_conn_handshake(c); /* plain TCP: done at once */
+}
+
+void net_conn_handshake(struct net_conn *c)
+{
+    assert(c->handshaking);
+    enum net_want want = NET_WANT_NONE;
+    int rc = c->transport->handshake(c->tstate, &want);
+    if (rc == 0) {
+        c->handshaking = false;
+        c->last_active_ms = net_now_ms();
+        net_conn_progress(c);
+        return;
+    }
+    if (rc == -EAGAIN) {
+        c->hs_want = want;
+        c->loop->backend->update_conn(c);
+        return;
+    }
+    net_log("connection %" PRIu64 " from %s: %s handshake failed: %s; closing", c->id, c->peer,
+            c->transport->name, strerror(-rc));
+    net_count_add(&c->loop->net->counters.connections_closed_protocol, 1);
+    net_conn_close(c, NULL);
 }
 
 /* ---- completions handed back from other threads ---- */
@@ -1040,6 +1074,14 @@ int net_start(const struct net_options *opts, const struct net_hooks *hooks, str
     n->hooks = *hooks;
     n->listen_fd = -1;
     n->backend = uring ? &net_backend_uring : &net_backend_epoll;
+    const struct net_transport *t = opts->transport ? opts->transport : &net_transport_tcp;
+    if (n->backend->needs_raw_transport && !t->raw) {
+        if (opts->io == NET_IO_URING) {
+            free(n);
+            return -ENOTSUP; /* io_uring runs raw transports only (net_backend.h) */
+        }
+        n->backend = &net_backend_epoll;
+    }
     n->loops = calloc(opts->threads, sizeof(*n->loops));
     if (!n->loops) {
         free(n);

@@ -28,6 +28,8 @@ enum net_io {
     NET_IO_SYNC = 2,  /* epoll + non-blocking sockets */
 };
 
+struct net_transport; /* net_transport.h */
+
 struct net_options {
     const char *host;           /* listen address (numeric IPv4 or IPv6, or "localhost") */
     uint16_t port;              /* 0: the kernel picks one (net_port tells which) */
@@ -45,7 +47,9 @@ struct net_options {
                                            0 = no bound */
     uint64_t conn_max_response_bytes;   /* the same, per connection (KN7). 0 = no bound */
     enum net_io io;
-    bool zero_copy;   /* send out-of-line slices with SEND_ZC / MSG_ZEROCOPY (else sendmsg) */
+    bool zero_copy; /* send out-of-line slices with SEND_ZC / MSG_ZEROCOPY (else sendmsg) */
+    const struct net_transport *transport; /* what carries the bytes: NULL is plain TCP
+                                              (net_tcp.c); one that is not raw runs on epoll */
     bool copy_slices; /* copy slices through a bounded per-connection buffer instead of
                          sending from their memory (the copying comparison path; KN8) */
 };

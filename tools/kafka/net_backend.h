@@ -5,8 +5,11 @@
  * non-blocking sockets). It holds the structures both sides share and the two small interfaces
  * between them: struct net_backend (what the state machine asks of a backend) and the net_*
  * calls below (what a backend reports to the state machine). Backends own the socket I/O and
- * their waiting; they never frame, parse, bound or answer anything (net.c does). Nothing here
- * is seen outside tools/kafka/net*.c.
+ * their waiting; they never frame, parse, bound or answer anything (net.c does). A
+ * connection's bytes pass through its transport (net_transport.h: plain TCP in net_tcp.c):
+ * a readiness backend (epoll) calls the transport's read and writev, a completion backend
+ * (io_uring) does the socket's I/O itself and so runs only raw transports. Nothing here is seen
+ * outside tools/kafka/net*.c.
  */
 #ifndef RT_KAFKA_NET_BACKEND_H
 #define RT_KAFKA_NET_BACKEND_H
@@ -21,6 +24,7 @@
 #include <sys/uio.h>
 
 #include "tools/kafka/net.h"
+#include "tools/kafka/net_transport.h"
 
 #define NET_RBUF_INITIAL_BYTES (64u << 10)
 #define NET_TICK_MS            200          /* idle scans and deadline checks at least this often */
@@ -100,6 +104,11 @@ struct net_conn {
     uint32_t ep_events;                /* epoll: what is registered */
     bool in_send;                      /* epoll: inside epoll_try_send (no recursion) */
     bool zc_enabled;
+    const struct net_transport *transport;   /* what carries its bytes (net_transport.h) */
+    void *tstate;                            /* ... and that transport's own state */
+    bool handshaking;                        /* the transport's handshake is not done */
+    enum net_want hs_want;                   /* ... and waits for this readiness */
+    bool read_wants_write, write_wants_read; /* readiness backends: the opposite one asked */
 };
 
 struct net_loop {
@@ -157,6 +166,9 @@ struct net_backend {
     /* Zero-copy notifications still arrive (and are waited for) after a connection closed;
      * else a closed socket's pages are the kernel's to release (KN2, KN3). */
     bool notifs_outlive_close;
+    /* Does the socket's I/O itself (completions), so it runs only raw transports
+     * (net_transport.h); net_start picks epoll for the others. */
+    bool needs_raw_transport;
     /* True when this kernel has what the backend uses (probed on net_start's thread). */
     bool (*usable)(void);
     /* Per loop, on net_start's thread, after the loop's eventfd and listen_fd are set. */
@@ -195,6 +207,9 @@ static inline struct net_slot *net_slot_at(struct net_conn *c, uint32_t i)
 
 /* True when the connection must not read now (in-flight, request or response bounds, stop). */
 bool net_conn_reading_paused(const struct net_conn *c);
+/* One step of the transport's handshake (the readiness it waited for came): done, it goes on to
+ * net_conn_progress; still waiting, update_conn asks for what it wants; failed, it closes. */
+void net_conn_handshake(struct net_conn *c);
 /* Makes room for `need` more bytes at rbuf + rlen. 0 or -ENOMEM. */
 int net_rbuf_reserve(struct net_conn *c, size_t need);
 /* A new socket from accept (the peer's address if known): set up, or refused and closed. */

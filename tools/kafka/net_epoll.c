@@ -34,10 +34,15 @@ static void epoll_update(struct net_conn *c)
     if (c->closing)
         return;
     uint32_t want = 0;
-    if (c->recv_armed && !net_conn_reading_paused(c))
-        want |= EPOLLIN;
-    if (c->send_armed)
-        want |= EPOLLOUT;
+    if (c->handshaking) {
+        want = c->hs_want == NET_WANT_WRITE ? EPOLLOUT : EPOLLIN;
+    } else {
+        /* A transport may need the opposite readiness to go on (TLS: a read that must write). */
+        if (c->recv_armed && !net_conn_reading_paused(c))
+            want |= c->read_wants_write ? EPOLLOUT : EPOLLIN;
+        if (c->send_armed)
+            want |= c->write_wants_read ? EPOLLIN : EPOLLOUT;
+    }
     if (want == c->ep_events)
         return;
     struct epoll_event ev = {.events = want, .data.ptr = c};
@@ -86,24 +91,28 @@ static void epoll_try_send(struct net_conn *c)
         struct iovec *iov;
         size_t iov_count;
         net_slot_send_window(c, s, &iov, &iov_count);
-        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = iov_count};
-        if (msg.msg_iovlen > IOV_MAX)
-            msg.msg_iovlen = IOV_MAX;
+        if (iov_count > IOV_MAX)
+            iov_count = IOV_MAX;
         bool zc = c->zc_enabled && s->req.slice_count > 0 && !s->staged;
-        ssize_t w = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT | (zc ? MSG_ZEROCOPY : 0));
+        enum net_want tw = NET_WANT_WRITE;
+        ssize_t w =
+            c->transport->writev(c->tstate, iov, (int)iov_count, zc ? MSG_ZEROCOPY : 0, &tw);
         if (w < 0) {
-            if (errno == EAGAIN || errno == EINTR)
-                break; /* EPOLLOUT brings us back */
-            if (errno == ENOBUFS && zc) {
+            if (w == -EAGAIN || w == -EINTR) {
+                c->write_wants_read = w == -EAGAIN && tw == NET_WANT_READ;
+                break; /* the readiness asked for brings us back */
+            }
+            if (w == -ENOBUFS && zc) {
                 c->zc_enabled = false; /* the optmem limit: go on without zero copy */
                 continue;
             }
-            if (errno != EPIPE && errno != ECONNRESET)
+            if (w != -EPIPE && w != -ECONNRESET)
                 net_log("connection %" PRIu64 " from %s: send failed: %s; closing", c->id, c->peer,
-                        strerror(errno));
+                        strerror((int)-w));
             net_conn_close(c, NULL);
             return;
         }
+        c->write_wants_read = false;
         if (zc) {
             s->zc_seq_last = c->zc_seq_next++;
             s->notifs_pending = 1;
@@ -130,17 +139,25 @@ static void epoll_conn_event(struct net_conn *c, uint32_t events)
 {
     if (events & EPOLLERR)
         epoll_read_errqueue(c);
-    if ((events & EPOLLIN) && !c->closing) {
+    if (c->handshaking && !c->closing && (events & (EPOLLIN | EPOLLOUT))) {
+        net_conn_handshake(c); /* updates the interest, or goes on to progress */
+        return;
+    }
+    uint32_t read_on = c->read_wants_write ? EPOLLOUT : EPOLLIN;
+    uint32_t send_on = c->write_wants_read ? EPOLLIN : EPOLLOUT;
+    if ((events & read_on) && !c->closing && !c->handshaking) {
         if (net_rbuf_reserve(c, 4096) != 0) {
             net_conn_close(c, "out of memory for the receive buffer");
         } else {
-            ssize_t r = recv(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen, MSG_DONTWAIT);
-            net_conn_received(c, r < 0 ? -errno : r);
+            enum net_want tw = NET_WANT_READ;
+            ssize_t r = c->transport->read(c->tstate, c->rbuf + c->rlen, c->rcap - c->rlen, &tw);
+            c->read_wants_write = r == -EAGAIN && tw == NET_WANT_WRITE;
+            net_conn_received(c, r);
         }
     }
     if ((events & EPOLLHUP) && !(events & EPOLLIN) && !c->closing)
         net_conn_close(c, NULL);
-    if ((events & EPOLLOUT) && c->send_armed && !c->closing)
+    if ((events & send_on) && c->send_armed && !c->closing)
         epoll_try_send(c);
     net_conn_progress(c);
 }
@@ -241,7 +258,7 @@ static void epoll_loop_destroy(struct net_loop *l)
 static void epoll_open_conn(struct net_conn *c)
 {
     int one = 1;
-    if (c->loop->net->opts.zero_copy)
+    if (c->loop->net->opts.zero_copy && c->transport->raw && c->transport->sends_mapped(c->tstate))
         c->zc_enabled = setsockopt(c->fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) == 0;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     c->ep_events = EPOLLIN;
@@ -270,6 +287,7 @@ const struct net_backend net_backend_epoll = {
     .name = "epoll",
     .recv_holds_buffer = false,
     .notifs_outlive_close = false,
+    .needs_raw_transport = false,
     .usable = epoll_usable,
     .loop_init = epoll_loop_init,
     .loop_run = epoll_run,

@@ -363,15 +363,18 @@ static void uring_loop_destroy(struct net_loop *l)
     l->be = NULL;
 }
 
-static void uring_open_conn(struct net_conn *c)
-{
-    uring_arm_recv(c);
-}
-
 static void uring_update_conn(struct net_conn *c)
 {
+    assert(c->transport->raw);
     if (!c->recv_armed && !net_conn_reading_paused(c))
         uring_arm_recv(c);
+}
+
+/* Nothing to register: the first recv is armed once the (raw, so immediate) handshake is
+ * done and net_conn_progress updates the connection. */
+static void uring_open_conn(struct net_conn *c)
+{
+    uring_update_conn(c);
 }
 
 static void uring_close_conn(struct net_conn *c)
@@ -393,6 +396,7 @@ const struct net_backend net_backend_uring = {
     .name = "io_uring",
     .recv_holds_buffer = true,
     .notifs_outlive_close = true,
+    .needs_raw_transport = true,
     .usable = uring_usable,
     .loop_init = uring_loop_init,
     .loop_run = uring_loop_run,
