@@ -4,7 +4,8 @@
 # in Prometheus text format that `promtool check metrics` (Debian's prometheus package) accepts,
 # with the requests kcat made (by API and version, with latency histograms), bytes in and out,
 # connections, the partition's high watermark, LSO and log size, and the engine's round and
-# fdatasync counters; other paths answer 404; SIGTERM still exits 0 and verify is clean.
+# fdatasync counters; read pauses at a bound counted (and logged once per connection, not per
+# pause); other paths answer 404; SIGTERM still exits 0 and verify is clean.
 #
 # usage: bash tests/cli_kafka_metrics.sh /path/to/ringtail
 # Each check prints "ok" or "FAIL"; the last line is "N passed, M failed"; exit 1 on any failure.
@@ -22,7 +23,7 @@ trap cleanup EXIT
 
 D=$T/data
 MPORT=$(free_port)
-serve_start "$D" --metrics "127.0.0.1:$MPORT"
+serve_start "$D" --metrics "127.0.0.1:$MPORT" --in-flight-max 2
 seq 1 1000 >"$T/in"
 kcat -b "$BROKER" -P -t m -X acks=all <"$T/in" >"$T/out" 2>"$T/err"
 RC=$?
@@ -31,6 +32,12 @@ kcat -b "$BROKER" -C -t m -o beginning -e -q >"$T/consumed" 2>"$T/err"
 RC=$?
 expect "kcat consumes them" 0
 
+# 40 pipelined requests against --in-flight-max 2: reading pauses about 19 times on that one
+# connection; each pause is counted (ringtail_kafka_read_pauses_total), only a connection's first
+# is logged (issue 20 item 9: a line per paused read flooded the log).
+/usr/bin/python3 "$(dirname "$0")/kafka/serve_bounds.py" "$PORT" pipelining 40 >"$T/out" 2>"$T/err"
+RC=$?
+expect "40 pipelined requests are answered in order (--in-flight-max 2)" 0
 curl -sS -o "$T/scrape" -w '%{http_code} %{content_type}\n' "http://127.0.0.1:$MPORT/metrics" >"$T/out" 2>"$T/err"
 RC=$?
 expect "GET /metrics answers 200 text/plain version 0.0.4" 0 "^200 text/plain; version=0.0.4"
@@ -56,6 +63,25 @@ check_series "connections accepted" '^ringtail_kafka_connections_opened_total$' 
 check_series "engine rounds" '^ringtail_engine_rounds_total$' 0
 check_series "engine fdatasyncs (sync=always)" '^ringtail_engine_fdatasyncs_total$' 0
 check_series "the partition's log size" '^ringtail_partition_log_size_bytes\{topic="m",partition="0"\}$' 3000
+pauses=$(value 'ringtail_kafka_read_pauses_total{reason="in_flight"}')
+opened=$(value 'ringtail_kafka_connections_opened_total')
+lines=$(grep -c "requests in flight" "$T/serve.log")
+if [ "${pauses:-0}" -ge 10 ] && [ "$lines" -ge 1 ] && [ "$lines" -le "${opened:-0}" ]; then
+    ok "in-flight pauses counted ($pauses), logged once per connection at most ($lines lines, $opened connections)"
+else
+    RC=1
+    bad "in-flight pauses counted ('$pauses'), logged once per connection at most ($lines lines, '$opened' connections)"
+fi
+for r in request_memory response_memory; do
+    [ -n "$(value "ringtail_kafka_read_pauses_total{reason=\"$r\"}")" ] && ok "read pauses: the $r series is there" ||
+        { RC=1; bad "read pauses: the $r series is there"; }
+done
+if [ "$(value ringtail_kafka_queued_response_bytes)" = 0 ] && [ "$(value ringtail_kafka_queued_request_bytes)" = 0 ]; then
+    ok "nothing queued once every answer was taken (queued request and response bytes 0)"
+else
+    RC=1
+    bad "nothing queued once every answer was taken"
+fi
 hw=$(value 'ringtail_partition_high_watermark{topic="m",partition="0"}')
 lso=$(value 'ringtail_partition_last_stable_offset{topic="m",partition="0"}')
 if [ "$hw" = 1000 ] && [ "$lso" = 1000 ]; then

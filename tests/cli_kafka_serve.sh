@@ -9,7 +9,9 @@
 # pipelined requests are answered in order; a large request waits while others hold
 # --queued-max-request-bytes, and is answered once they are; an idle connection is closed after --idle-ms and a
 # talking one is not; a connection beyond --connections-max is closed at accept), each with its
-# log line; SIGTERM stops it with exit 0, and `ringtail verify` finds the directory healthy.
+# log line; answers clients do not read are bounded (8 never-reading clients x 16 fetches of
+# 2^31-1 bytes: VmRSS stays under the bound derived from --queued-max-response-bytes, in every
+# --zero-copy mode, then every answer is right); SIGTERM stops it with exit 0, and `ringtail verify` finds the directory healthy.
 # A non-loopback listen address prints the no-authentication warning.
 #
 # usage: bash tests/cli_kafka_serve.sh /path/to/ringtail
@@ -68,7 +70,8 @@ stop_server() {
 run serve --help
 expect "serve --help exits 0" 0 "usage: ringtail serve DIR"
 for opt in --listen --advertise --broker-id --threads --connections-max --request-max-bytes \
-    --in-flight-max --idle-ms --num-partitions --auto-create-topics --accept-replication-factor \
+    --in-flight-max --queued-max-request-bytes --queued-max-response-bytes \
+    --connection-max-response-bytes --idle-ms --num-partitions --auto-create-topics --accept-replication-factor \
     --transaction-max-timeout-ms --sync --segment-bytes --io --zero-copy; do
     grep -q -- "$opt" "$T/out" || bad "--help lists $opt"
 done
@@ -205,6 +208,46 @@ if start_server "$T/data-sendmsg" --zero-copy sendmsg; then
 else
     bad "--zero-copy sendmsg server starts"
 fi
+
+# ---- F1 (issue 21): response memory is bounded (net.c KN7, KN8). 8 connections pipeline 16
+# Fetch requests with max_bytes 2^31-1 for a topic of ~6 MB and never read: VmRSS stays under
+# the bound derived from --queued-max-response-bytes, the loop threads and the copy buffers
+# (serve_bounds.py response-memory) in every --zero-copy mode — with the records copied
+# (--zero-copy false) it grew by ~780 MB before — each connection pauses at
+# --connection-max-response-bytes (logged once), and then every answer is right. The last run
+# bounds all connections together at 1 byte: the budget is exhausted and recovers (logged).
+RESP_MAX=25165824
+for mode in "uring false 4194304 $RESP_MAX" "sync false 4194304 $RESP_MAX" \
+    "uring true 4194304 $RESP_MAX" "sync sendmsg 4194304 $RESP_MAX" "sync false 0 1"; do
+    set -- $mode
+    io=$1 zc=$2 conn_max=$3 all_max=$4
+    name="[$io, --zero-copy $zc, response bounds $conn_max/$all_max]"
+    if ! start_server "$T/data-resp-$io-$zc-$all_max" --io "$io" --zero-copy "$zc" --threads 2 \
+        --queued-max-response-bytes "$all_max" --connection-max-response-bytes "$conn_max"; then
+        bad "$name server starts"
+        continue
+    fi
+    "$PY" -c "import sys; sys.stdout.write(('x' * 999 + '\n') * 6000)" |
+        timeout 60 kcat -b 127.0.0.1:$PORT -P -t big >/dev/null 2>"$T/perr"
+    timeout 120 $PY "$BOUNDS" "$PORT" response-memory "$SRV_PID" big 6000 8 16 "$all_max" 2 \
+        >"$T/out" 2>"$T/err"
+    RC=$?
+    expect "$name 8 never-reading clients x 16 fetches: memory bounded, then every answer right" 0 "VmRSS"
+    echo "       $(cat "$T/out")"
+    if [ "$conn_max" -gt 0 ]; then
+        n=$(grep -c "response bytes wait for the client to read them" "$T/srv.err")
+        [ "$n" -ge 8 ] && [ "$n" -le 10 ] &&
+            ok "$name each connection's pause is logged once ($n lines)" ||
+            server_bad "$name each connection's pause is logged once ($n lines)"
+    else
+        grep -q "response memory exhausted: .* (--queued-max-response-bytes 1)" "$T/srv.err" &&
+            grep -q "response memory recovered" "$T/srv.err" &&
+            ok "$name the budget's exhaustion and recovery are logged" ||
+            server_bad "$name the budget's exhaustion and recovery are logged"
+    fi
+    stop_server
+    expect "$name SIGTERM: exit 0" 0
+done
 
 # ---- RT_KAFKA_IO picks the network backend; SIGINT stops as SIGTERM does
 RT_KAFKA_IO=sync "$RT" serve "$T/data-env" --listen 127.0.0.1:0 >"$T/srv.out" 2>"$T/srv.err" &

@@ -49,6 +49,13 @@ static void serve_usage(FILE *out)
             "  --queued-max-request-bytes N  request bytes (of frames over 64 KiB) held at once\n"
             "                             over all connections; a larger frame waits to be read\n"
             "                             (536870912; queued.max.request.bytes; 0: no bound)\n"
+            "  --queued-max-response-bytes N  response bytes answered and not yet taken by\n"
+            "                             their clients, over all connections; at the bound no\n"
+            "                             connection reads another request (536870912; 0: no\n"
+            "                             bound)\n"
+            "  --connection-max-response-bytes N  the same per connection: its reading pauses\n"
+            "                             while its client has this much unread (16777216; as\n"
+            "                             Kafka mutes a channel; 0: no bound)\n"
             "  --idle-ms N                close connections silent this long (600000;\n"
             "                             connections.max.idle.ms)\n"
             "  --num-partitions N         partitions of auto-created topics (1; num.partitions)\n"
@@ -73,8 +80,9 @@ static void serve_usage(FILE *out)
             "  --zero-copy MODE           true: fetched records go from the segment mapping to\n"
             "                             the socket with SEND_ZC / MSG_ZEROCOPY (true);\n"
             "                             sendmsg: a plain sendmsg from the mapping (no copy in\n"
-            "                             user space, the kernel copies); false: copied into\n"
-            "                             the response buffer first (for comparison)\n"
+            "                             user space, the kernel copies); false: copied in\n"
+            "                             user space, through a 128 KiB buffer per connection\n"
+            "                             as the socket drains (for comparison)\n"
             "\n"
             "Exit status: 0 after a signal, 1 when the engine or the socket cannot be set up,\n"
             "2 usage error.\n");
@@ -187,6 +195,12 @@ int cmd_serve(int argc, char **argv)
             else if (strcmp(a, "--queued-max-request-bytes") == 0)
                 ok = cli_parse_i64(v, &q64) && q64 >= 0 &&
                      ((so.net.queued_max_bytes = (uint64_t)q64), true);
+            else if (strcmp(a, "--queued-max-response-bytes") == 0)
+                ok = cli_parse_i64(v, &q64) && q64 >= 0 &&
+                     ((so.net.queued_max_response_bytes = (uint64_t)q64), true);
+            else if (strcmp(a, "--connection-max-response-bytes") == 0)
+                ok = cli_parse_i64(v, &q64) && q64 >= 0 &&
+                     ((so.net.conn_max_response_bytes = (uint64_t)q64), true);
             else if (strcmp(a, "--idle-ms") == 0)
                 ok = cli_parse_u32(v, 1, INT32_MAX, &u) && ((so.net.idle_max_ms = u), true);
             else if (strcmp(a, "--num-partitions") == 0)
@@ -323,7 +337,7 @@ int cmd_serve(int argc, char **argv)
     uint64_t conns = atomic_load(&nc->connections_accepted), reqs = atomic_load(&nc->requests);
     uint64_t zc = atomic_load(&nc->payload_bytes_zero_copy);
     uint64_t plain = atomic_load(&nc->payload_bytes_sendmsg);
-    uint64_t copied = atomic_load(&st->fetch_bytes_copied);
+    uint64_t copied = atomic_load(&st->fetch_bytes_copied) + atomic_load(&nc->payload_bytes_copied);
     uint64_t notifs = atomic_load(&nc->zc_notifications);
     uint64_t kcopied = atomic_load(&nc->zc_kernel_copied);
     kafka_metrics_stop(metrics); /* no scrape reads the server or the engine after this */

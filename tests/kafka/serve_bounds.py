@@ -205,6 +205,122 @@ def check_queued(port, big):
     healthy(port)
 
 
+def fetch_frame(corr, topic, max_bytes=0x7FFFFFFF):
+    """A Fetch v4 frame for partition 0 of topic from offset 0, max_bytes and partition_max_bytes
+    both max_bytes (2^31-1: "all you have"), no wait."""
+    client = b"serve_bounds"
+    body = struct.pack(">hhih", 1, 4, corr, len(client)) + client
+    body += struct.pack(">iiiib", -1, 0, 1, max_bytes, 0)  # replica, max_wait, min_bytes, max, iso
+    body += struct.pack(">ih", 1, len(topic)) + topic
+    body += struct.pack(">iiqi", 1, 0, 0, max_bytes)
+    return struct.pack(">i", len(body)) + body
+
+
+def fetch_records(body):
+    """(error, high watermark, records) of a Fetch v4 response to fetch_frame."""
+    off = 4 + 4  # correlation id, throttle_time_ms
+    assert struct.unpack(">i", body[off:off + 4])[0] == 1
+    off += 4
+    tl = struct.unpack(">h", body[off:off + 2])[0]
+    off += 2 + tl
+    assert struct.unpack(">i", body[off:off + 4])[0] == 1
+    off += 4
+    _, err, hw, _lso, aborted = struct.unpack(">ihqqi", body[off:off + 26])
+    off += 26 + (aborted * 16 if aborted > 0 else 0)
+    n = struct.unpack(">i", body[off:off + 4])[0]
+    off += 4
+    records = body[off:off + max(n, 0)]
+    assert len(records) == max(n, 0) and off + max(n, 0) == len(body), "trailing bytes"
+    return err, hw, records
+
+
+def count_records(records):
+    """Walks the record batches: returns the number of records; offsets must be contiguous."""
+    off, want, total = 0, 0, 0
+    while off < len(records):
+        base, length = struct.unpack(">qi", records[off:off + 12])
+        count = struct.unpack(">i", records[off + 57:off + 61])[0]
+        assert base == want, "batch at offset %d, expected %d" % (base, want)
+        want += count
+        total += count
+        off += 12 + length
+    assert off == len(records), "batches do not tile the records"
+    return total
+
+
+def vm_rss(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS for pid %d" % pid)
+
+
+def check_response_memory(port, pid, topic, records_want, conns, fetches, queued_max, threads):
+    """F1 (issue 21): conns connections each pipeline `fetches` Fetch requests with max_bytes
+    2^31-1 for everything in topic (R bytes per answer) and never read. The broker holds at most
+    --queued-max-response-bytes G of answers in its buffers, passed by at most one answer per
+    loop thread T (net.c KN7), and copies records only through a 128 KiB buffer per connection
+    (KN8): its VmRSS may grow by at most G + T * R + conns * 128 KiB + 32 MiB (receive buffers,
+    slots, allocator slack). Without the bounds it grows by conns * fetches * R. Then the clients
+    read (concurrently, as clients read their sockets): each gets all its answers, in order,
+    each with every record, byte for byte as a lone fetch got them."""
+    import threading
+    topic = topic.encode()
+    ref = connect(port)
+    ref.sendall(fetch_frame(1, topic))
+    corr, body = read_response(ref)
+    ref.close()
+    err, hw, want = fetch_records(body)
+    assert corr == 1 and err == 0, (corr, err)
+    assert hw == records_want and count_records(want) == records_want, (hw, records_want)
+    r = len(want)
+    bound = queued_max + threads * r + conns * (128 << 10) + (32 << 20)
+    unbounded = conns * fetches * r
+    assert unbounded > 2 * bound, "the test cannot tell: %d bytes unbounded, bound %d" % (
+        unbounded, bound)
+    time.sleep(0.5)
+    base = vm_rss(pid)
+    socks = []
+    for i in range(conns):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)  # before connect: a small window
+        s.settimeout(60)
+        s.connect((HOST, port))
+        s.sendall(b"".join(fetch_frame(1000 * i + k, topic) for k in range(fetches)))
+        socks.append(s)
+    peak = base
+    end = time.monotonic() + 3
+    while time.monotonic() < end:
+        peak = max(peak, vm_rss(pid))
+        time.sleep(0.05)
+    grew = peak - base
+    print("VmRSS %d -> peak %d: grew %d bytes (bound %d; %d answers of %d bytes unbounded: %d)" %
+          (base, peak, grew, bound, conns * fetches, r, unbounded))
+    assert grew <= bound, "the broker grew by %d bytes, above the bound %d" % (grew, bound)
+    problems = []
+
+    def reader(i, s):
+        try:
+            for k in range(fetches):
+                corr, body = read_response(s)
+                assert corr == 1000 * i + k, (corr, 1000 * i + k)
+                err, hw, got = fetch_records(body)
+                assert err == 0 and hw == records_want, (err, hw)
+                assert got == want, "connection %d answer %d differs from the reference" % (i, k)
+        except Exception as e:  # reported by the main thread
+            problems.append("connection %d: %r" % (i, e))
+        s.close()
+
+    readers = [threading.Thread(target=reader, args=(i, s)) for i, s in enumerate(socks)]
+    for t in readers:
+        t.start()
+    for t in readers:
+        t.join()
+    assert not problems, problems
+    healthy(port)
+
+
 def main():
     port = int(sys.argv[1])
     check = sys.argv[2]
@@ -231,6 +347,9 @@ def main():
         check_pipelining(port, int(args[0]))
     elif check == "idle":
         check_idle(port, int(args[0]))
+    elif check == "response-memory":
+        check_response_memory(port, int(args[0]), args[1], int(args[2]), int(args[3]),
+                              int(args[4]), int(args[5]), int(args[6]))
     elif check == "connections-max":
         check_connections_max(port, int(args[0]))
     else:

@@ -420,6 +420,27 @@ static void render_loops(struct km_buf *b, const struct kafka_metrics *m)
     for (int r = 0; r < KAFKA_REFUSE_COUNT; r++)
         km_printf(b, "ringtail_kafka_refusals_total{reason=\"%s\"} %" PRIu64 "\n",
                   km_refusal_names[r], refusals[r]);
+    /* Pauses are counted here, not logged each (net.c logs a connection's first pause and the
+     * budgets' exhaustion and recovery only). */
+    km_family(b, "ringtail_kafka_read_pauses_total", "counter",
+              "Times a connection stopped reading requests at a bound, by bound: in_flight "
+              "(--in-flight-max), request_memory (--queued-max-request-bytes), response_memory "
+              "(--connection-max-response-bytes or --queued-max-response-bytes: answers its "
+              "client has not read).");
+    km_printf(b, "ringtail_kafka_read_pauses_total{reason=\"in_flight\"} %" PRIu64 "\n",
+              nc ? km_load(&nc->in_flight_stalls) : 0);
+    km_printf(b, "ringtail_kafka_read_pauses_total{reason=\"request_memory\"} %" PRIu64 "\n",
+              nc ? km_load(&nc->memory_stalls) : 0);
+    km_printf(b, "ringtail_kafka_read_pauses_total{reason=\"response_memory\"} %" PRIu64 "\n",
+              nc ? km_load(&nc->response_stalls) : 0);
+    km_family(b, "ringtail_kafka_queued_request_bytes", "gauge",
+              "Request bytes (of frames over 64 KiB) held now, over all connections.");
+    km_printf(b, "ringtail_kafka_queued_request_bytes %" PRIu64 "\n",
+              nc ? km_load(&nc->queued_bytes) : 0);
+    km_family(b, "ringtail_kafka_queued_response_bytes", "gauge",
+              "Response bytes answered and not yet taken by their clients, over all connections.");
+    km_printf(b, "ringtail_kafka_queued_response_bytes %" PRIu64 "\n",
+              nc ? km_load(&nc->queued_response_bytes) : 0);
     uint32_t bound =
         atomic_load_explicit((_Atomic uint32_t *)&m->threads_bound, memory_order_relaxed);
     km_family(b, "ringtail_kafka_counting_threads", "gauge",
@@ -457,7 +478,7 @@ static void render_loops(struct km_buf *b, const struct kafka_metrics *m)
     km_family(b, "ringtail_kafka_fetch_copied_bytes_total", "counter",
               "Fetched record bytes copied into a response buffer (--zero-copy false).");
     km_printf(b, "ringtail_kafka_fetch_copied_bytes_total %" PRIu64 "\n",
-              km_load(&st->fetch_bytes_copied));
+              km_load(&st->fetch_bytes_copied) + km_load(&nc->payload_bytes_copied));
     km_family(b, "ringtail_kafka_topics_auto_created_total", "counter",
               "Topics created by Metadata or Produce (auto.create.topics.enable).");
     km_printf(b, "ringtail_kafka_topics_auto_created_total %" PRIu64 "\n",

@@ -1,9 +1,10 @@
 /*
- * net.c — the broker's network loop (see net.h): loop threads, connections, framing,
- * pipelining, bounds, and the two backends (io_uring; epoll with non-blocking sockets) behind
- * one small seam (the loop_* functions each backend implements: arm a recv, arm a send, run one
- * wait). It owns sockets, per-connection buffers and request slots; it never parses anything but
- * the 4-byte frame size, and never touches the engine.
+ * net.c — the broker's network loop (see net.h): the connection state machine — loop threads,
+ * connections, framing, pipelining, bounds, parked and pending requests — over an event backend
+ * (net_backend.h: io_uring in net_uring.c, epoll in net_epoll.c), which does the socket I/O and
+ * the waiting and reports back. It owns per-connection buffers and request slots; it never
+ * parses anything but the 4-byte frame size, never touches the engine, and has no code for one
+ * backend or another (a new backend is a file and a struct net_backend).
  *
  * A connection's requests live in a ring of in_flight_max slots, in arrival order:
  *
@@ -25,15 +26,16 @@
  *   KN3  A connection is freed only when no operation of the kernel (recv, send, notification)
  *        and no NET_PENDING request (a produce on a shard thread) refers to it.
  *   KN4  Bounds: a frame size < 0 or > request_max_bytes closes that connection (logged); at
- *        in_flight_max slots in use the connection stops reading (back-pressure, logged once per
- *        stall); a connection silent for idle_max_ms with nothing in flight is closed (logged); a
- *        connection beyond connections_max is closed at accept (logged). None of them touches
- *        another connection.
+ *        in_flight_max slots in use the connection stops reading (back-pressure; its first
+ *        pause is logged, every pause counted); a connection silent for idle_max_ms with
+ *        nothing in flight is closed (logged); a connection beyond connections_max is closed at
+ *        accept (logged). None of them touches another connection.
  *   KN6  Memory: a frame over 64 KiB reserves its size in net's queued_bytes when its size
  *        field is read, before its body is buffered, and gives it back when its slot is
  *        released (or its connection freed). A reservation that would pass queued_max_bytes
  *        (unless nothing is reserved at all, so one frame always proceeds) pauses that
- *        connection's reading, logged once per wait, and is retried every tick: many
+ *        connection's reading (counted per wait; logged at the connection's first wait, and
+ *        when net's budget is exhausted and again half free), and is retried every tick: many
  *        connections sending large frames at once cannot run the broker out of memory, and
  *        all-or-nothing reservations cannot deadlock.
  *   KN5  The receive buffer grows only to the largest frame seen (at most request_max_bytes + 4)
@@ -41,16 +43,28 @@
  *        Buffers grown past NET_KEEP_BYTES (16 MiB) are given back once empty (a receive buffer) or
  *        released (a slot's frame), so one large request does not pin its memory for the life
  *        of the connection.
+ *   KN7  Response memory: from its answer until its release a slot holds its response's bytes
+ *        — buffer and slices (the mapping pages a fetch pins) — in its connection's resp_held,
+ *        and its buffer's bytes (what is materialised) in net's queued_response_bytes. A
+ *        connection hands the server no further request (its reading pauses, its parked polls
+ *        are not retried) while its resp_held is at or above conn_max_response_bytes or net's
+ *        sum is at or above queued_max_response_bytes: Kafka mutes a channel until its response
+ *        is sent. The check precedes each request, so each loop passes a bound by at most one
+ *        answer (held buffers stay below queued_max_response_bytes + threads x the largest
+ *        answer), and one answer larger than a bound is still made and sent. Slices are not in
+ *        net's sum: never-reading clients of fetches cannot exhaust it for everyone else.
+ *   KN8  Copying (copy_slices: --zero-copy false, or a transport that cannot send from a
+ *        mapping): a slot's slices are copied through its connection's NET_STAGE_BYTES buffer
+ *        as the socket takes them, never into a buffer of the response's size, so a copying
+ *        fetch materialises at most NET_STAGE_BYTES per connection whatever its client reads.
  */
-#include "net.h"
+#include "tools/kafka/net_backend.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <linux/errqueue.h>
-#include <liburing.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -59,142 +73,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-
-#ifndef SO_ZEROCOPY
-#define SO_ZEROCOPY 60
-#endif
-#ifndef MSG_ZEROCOPY
-#define MSG_ZEROCOPY 0x4000000
-#endif
-/* Kernel 6.2+ (liburing 2.3's headers predate them): ask the notification to say whether the
- * kernel copied after all. */
-#ifndef IORING_SEND_ZC_REPORT_USAGE
-#define IORING_SEND_ZC_REPORT_USAGE (1U << 3)
-#endif
-#ifndef IORING_NOTIF_USAGE_ZC_COPIED
-#define IORING_NOTIF_USAGE_ZC_COPIED (1U << 31)
-#endif
-
-#define NET_RBUF_INITIAL_BYTES (64u << 10)
-#define NET_RING_ENTRIES       256
-#define NET_CQ_ENTRIES         8192
-#define NET_EPOLL_EVENTS       128
-#define NET_TICK_MS            200         /* idle scans and deadline checks at least this often */
-#define NET_KEEP_BYTES         (16u << 20) /* larger buffers are freed once empty (KN5) */
-
-enum slot_state {
-    SLOT_FREE = 0,
-    SLOT_PENDING, /* the server owns it (a produce in the engine) */
-    SLOT_PARKED,  /* a long poll */
-    SLOT_READY,   /* answered; waiting for its turn */
-    SLOT_SENDING,
-    SLOT_SENT, /* on the wire; maybe waiting for zero-copy notifications */
-};
-
-enum op_kind {
-    OP_ACCEPT = 1,
-    OP_EVENT,
-    OP_RECV,
-    OP_SEND,
-    OP_CANCEL,
-};
-
-struct net_op {
-    enum op_kind kind;
-    struct net_conn *conn;
-    struct net_slot *slot;
-};
-
-struct net_slot {
-    struct net_req req; /* first: the hooks see &slot->req */
-    enum slot_state state;
-    size_t frame_cap;
-    struct net_op send_op;
-    struct iovec *iov;
-    size_t iov_cap, iov_count, iov_pos;
-    struct msghdr msg;
-    uint32_t notifs_pending; /* zero-copy notifications still to come (either backend) */
-    uint64_t reserved;       /* KN6: bytes of queued_bytes this slot's frame holds */
-    uint64_t zc_seq_last;    /* epoll: the last MSG_ZEROCOPY id used for this slot */
-    struct net_slot *next_done;
-    struct net_slot *next_parked, *prev_parked;
-    bool parked;
-};
-
-struct net_conn {
-    struct net_loop *loop;
-    int fd;
-    uint64_t id;
-    char peer[64];
-    struct net_conn *next, *prev;
-    uint8_t *rbuf;
-    size_t roff, rlen, rcap; /* unparsed bytes are rbuf[roff, rlen) */
-    struct net_slot *slots;
-    uint32_t head, count, sent;
-    bool recv_armed, send_armed;
-    bool closing, eof;
-    bool stall_logged;
-    bool mem_wait, mem_logged; /* KN6: waiting for queued_bytes room */
-    uint64_t reserved;         /* KN6: held for the frame being received */
-    uint32_t ops_outstanding;  /* io_uring: SQEs whose last CQE has not arrived */
-    uint32_t pending;          /* slots in SLOT_PENDING */
-    struct net_op recv_op;
-    int64_t last_active_ms;
-    uint64_t zc_seq_next, zc_seq_done; /* epoll: MSG_ZEROCOPY ids issued / notified */
-    uint32_t ep_events;                /* epoll: what is registered */
-    bool in_send;                      /* epoll: inside epoll_try_send (no recursion) */
-    bool zc_enabled;
-};
-
-struct net_loop {
-    struct net *net;
-    uint32_t index;
-    pthread_t thread;
-    bool started;
-    int listen_fd;
-    int event_fd;
-    bool uring;
-    struct io_uring ring;
-    bool ring_open;
-    int epfd;
-    struct net_op accept_op, event_op, cancel_op;
-    uint64_t event_buf;
-    bool accept_armed, event_armed;
-    bool zc_no_report;       /* the kernel refused IORING_SEND_ZC_REPORT_USAGE: sent without it */
-    int64_t accept_retry_ms; /* after EMFILE and friends: re-arm then, not in a spin */
-
-    pthread_mutex_t lock; /* the completion list */
-    struct net_slot *done_head;
-    _Atomic uint32_t parked_count;
-    _Atomic bool wake_pending;
-
-    struct net_slot *parked; /* loop thread only */
-    struct net_conn *conns;
-    uint32_t conn_count;
-    bool stopping;
-    int64_t stop_deadline_ms;
-    int64_t next_idle_scan_ms;
-};
-
-struct net {
-    struct net_options opts;
-    struct net_hooks hooks;
-    struct net_loop *loops;
-    uint32_t loop_count;
-    uint16_t port;
-    int listen_fd; /* one socket; every loop accepts on it (the kernel hands each connection
-                      to one waiting loop) */
-    bool uring;
-    _Atomic bool stopping;
-    int64_t drain_ms; /* set by net_stop before `stopping` (release) */
-    _Atomic uint64_t next_conn_id;
-    struct net_counters counters;
-};
 
 /* ---- small helpers ---- */
 
@@ -205,8 +87,7 @@ int64_t net_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void net_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void net_log(const char *fmt, ...)
+void net_log(const char *fmt, ...)
 {
     char line[512];
     va_list ap;
@@ -216,28 +97,10 @@ static void net_log(const char *fmt, ...)
     fprintf(stderr, "ringtail serve: %s\n", line);
 }
 
-static void count_add(_Atomic uint64_t *c, uint64_t v)
-{
-    atomic_fetch_add_explicit(c, v, memory_order_relaxed);
-}
-
 static uint32_t be32_load(const uint8_t *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
-
-static struct net_slot *slot_at(struct net_conn *c, uint32_t i)
-{
-    return &c->slots[(c->head + i) % c->loop->net->opts.in_flight_max];
-}
-
-/* ---- backend seam ---- */
-
-static void loop_arm_recv(struct net_conn *c);
-static void loop_arm_send(struct net_conn *c, struct net_slot *s);
-static void conn_close(struct net_conn *c, const char *why);
-static void conn_maybe_free(struct net_conn *c);
-static void conn_progress(struct net_conn *c);
 
 /* ---- slots ---- */
 
@@ -256,15 +119,88 @@ static bool queued_reserve(struct net *n, uint64_t bytes)
 
 static void queued_release(struct net *n, uint64_t *bytes)
 {
-    if (*bytes)
+    if (!*bytes)
+        return;
+    uint64_t was =
         atomic_fetch_sub_explicit(&n->counters.queued_bytes, *bytes, memory_order_relaxed);
+    uint64_t now = was - *bytes;
     *bytes = 0;
+    /* Logged at state changes only: recovered once half the bound is free again. */
+    uint64_t max = n->opts.queued_max_bytes;
+    if (max && now <= max / 2 && atomic_load_explicit(&n->req_exhausted, memory_order_relaxed) &&
+        atomic_exchange_explicit(&n->req_exhausted, false, memory_order_relaxed))
+        net_log("request memory recovered: %" PRIu64 " request bytes are held "
+                "(--queued-max-request-bytes %" PRIu64 "); waiting requests are read again",
+                now, max);
+}
+
+/* KN7: the answer of slot s now holds its bytes (buffer and slices) until its release. */
+static void slot_hold_response(struct net_conn *c, struct net_slot *s)
+{
+    struct net *n = c->loop->net;
+    assert(s->resp_held == 0);
+    if (s->req.no_response || !s->req.out)
+        return;
+    uint64_t b = s->req.out_len;
+    for (size_t i = 0; i < s->req.slice_count; i++)
+        b += s->req.slices[i].len;
+    s->resp_held = b;
+    s->resp_heap = s->req.out_len;
+    c->resp_held += b;
+    net_count_add(&n->counters.queued_response_bytes, s->resp_heap);
+}
+
+static void slot_drop_response(struct net_conn *c, struct net_slot *s)
+{
+    struct net *n = c->loop->net;
+    if (s->resp_held == 0)
+        return;
+    assert(c->resp_held >= s->resp_held);
+    assert(s->resp_held >= s->resp_heap);
+    c->resp_held -= s->resp_held;
+    uint64_t was = atomic_fetch_sub_explicit(&n->counters.queued_response_bytes, s->resp_heap,
+                                             memory_order_relaxed);
+    uint64_t now = was - s->resp_heap;
+    s->resp_held = 0;
+    s->resp_heap = 0;
+    /* The state change is logged, not every pause: "recovered" once half the budget (at least) is free,
+     * so a budget that hovers at its bound does not print a line per request. */
+    uint64_t max = n->opts.queued_max_response_bytes;
+    if (max && now <= max / 2 && atomic_load_explicit(&n->resp_exhausted, memory_order_relaxed) &&
+        atomic_exchange_explicit(&n->resp_exhausted, false, memory_order_relaxed))
+        net_log("response memory recovered: %" PRIu64 " response bytes are held "
+                "(--queued-max-response-bytes %" PRIu64 "); paused connections read again",
+                now, max);
+}
+
+/* KN7: true when connection c may hand the server another request (or retry a parked one). */
+static bool conn_resp_room(struct net_conn *c)
+{
+    struct net *n = c->loop->net;
+    if (c->loop->stopping)
+        return true; /* the drain answers everything */
+    if (n->opts.conn_max_response_bytes && c->resp_held >= n->opts.conn_max_response_bytes)
+        return false;
+    uint64_t max = n->opts.queued_max_response_bytes;
+    if (!max)
+        return true;
+    uint64_t held = atomic_load_explicit(&n->counters.queued_response_bytes, memory_order_relaxed);
+    if (held < max)
+        return true;
+    if (!atomic_load_explicit(&n->resp_exhausted, memory_order_relaxed) &&
+        !atomic_exchange_explicit(&n->resp_exhausted, true, memory_order_relaxed))
+        net_log("response memory exhausted: %" PRIu64 " response bytes are held, unsent "
+                "(--queued-max-response-bytes %" PRIu64 "); connections pause reading until "
+                "their clients take them",
+                held, max);
+    return false;
 }
 
 static void slot_release(struct net_conn *c, struct net_slot *s)
 {
     struct net *n = c->loop->net;
     queued_release(n, &s->reserved);
+    slot_drop_response(c, s);
     if (s->state != SLOT_FREE)
         n->hooks.release(n->hooks.ctx, &s->req);
     s->state = SLOT_FREE;
@@ -275,6 +211,7 @@ static void slot_release(struct net_conn *c, struct net_slot *s)
     s->req.no_response = false;
     s->req.close_reason = NULL;
     s->notifs_pending = 0;
+    s->staged = false;
     if (s->frame_cap > NET_KEEP_BYTES) {
         free(s->req.frame);
         s->req.frame = NULL;
@@ -314,6 +251,7 @@ static void slot_verdict(struct net_conn *c, struct net_slot *s, enum net_verdic
     switch (v) {
     case NET_DONE:
         s->state = SLOT_READY;
+        slot_hold_response(c, s);
         break;
     case NET_PENDING:
         s->state = SLOT_PENDING;
@@ -327,15 +265,15 @@ static void slot_verdict(struct net_conn *c, struct net_slot *s, enum net_verdic
         /* The server answered nothing it needs to keep; what it holds goes at release. */
         s->state = SLOT_READY;
         s->req.no_response = true;
-        conn_close(c, "protocol error");
-        count_add(&c->loop->net->counters.connections_closed_protocol, 1);
+        net_conn_close(c, "protocol error");
+        net_count_add(&c->loop->net->counters.connections_closed_protocol, 1);
         break;
     }
 }
 
 /* ---- receiving and framing ---- */
 
-static int rbuf_reserve(struct net_conn *c, size_t need)
+int net_rbuf_reserve(struct net_conn *c, size_t need)
 {
     if (c->roff > 0 && (c->rcap - c->rlen < need || c->roff == c->rlen)) {
         memmove(c->rbuf, c->rbuf + c->roff, c->rlen - c->roff);
@@ -368,59 +306,90 @@ static void conn_parse(struct net_conn *c)
             net_log("connection %" PRIu64 " from %s: frame of %" PRId32
                     " bytes is outside 0..%u (socket.request.max.bytes); closing it",
                     c->id, c->peer, size, n->opts.request_max_bytes);
-            count_add(&n->counters.connections_closed_oversize, 1);
-            conn_close(c, NULL);
+            net_count_add(&n->counters.connections_closed_oversize, 1);
+            net_conn_close(c, NULL);
             return;
         }
         if ((size_t)size > NET_RBUF_INITIAL_BYTES && c->reserved == 0) {
             if (!queued_reserve(n, (uint64_t)size)) { /* KN6 */
+                uint64_t held =
+                    atomic_load_explicit(&n->counters.queued_bytes, memory_order_relaxed);
+                if (!atomic_load_explicit(&n->req_exhausted, memory_order_relaxed) &&
+                    !atomic_exchange_explicit(&n->req_exhausted, true, memory_order_relaxed))
+                    net_log("request memory exhausted: %" PRIu64
+                            " request bytes are held (--queued-max-request-bytes %" PRIu64
+                            "); large requests wait to be read",
+                            held, n->opts.queued_max_bytes);
                 if (!c->mem_logged)
                     net_log("connection %" PRIu64 " from %s: a %" PRId32
                             "-byte request waits: %" PRIu64
-                            " request bytes are held (--queued-max-request-bytes %" PRIu64 ")",
-                            c->id, c->peer, size,
-                            atomic_load_explicit(&n->counters.queued_bytes, memory_order_relaxed),
-                            n->opts.queued_max_bytes);
+                            " request bytes are held (--queued-max-request-bytes %" PRIu64
+                            ") (logged once per connection)",
+                            c->id, c->peer, size, held, n->opts.queued_max_bytes);
                 c->mem_logged = true;
-                if (!c->mem_wait)
-                    count_add(&n->counters.memory_stalls, 1);
+                if (!c->mem_paused)
+                    net_count_add(&n->counters.memory_stalls, 1);
+                c->mem_paused = true;
                 c->mem_wait = true;
                 return;
             }
             c->reserved = (uint64_t)size;
             c->mem_wait = false;
-            c->mem_logged = false;
+            c->mem_paused = false;
         }
         if (avail < 4 + (size_t)size) {
-            /* An armed io_uring recv points into the buffer: it must not move now (the recv's
+            /* An armed recv (io_uring's) points into the buffer: it must not move now (the recv's
              * completion parses again and makes room then). */
-            if (c->recv_armed && c->loop->uring)
+            if (c->recv_armed && c->loop->backend->recv_holds_buffer)
                 return;
-            if (rbuf_reserve(c, 4 + (size_t)size - avail) != 0) {
+            if (net_rbuf_reserve(c, 4 + (size_t)size - avail) != 0) {
                 net_log("connection %" PRIu64 ": no memory for a %" PRId32 "-byte frame; closing",
                         c->id, size);
-                conn_close(c, NULL);
+                net_conn_close(c, NULL);
             }
             return;
         }
         if (c->count == n->opts.in_flight_max) {
-            if (!c->stall_logged) {
+            if (!c->stall_logged)
                 net_log("connection %" PRIu64 " from %s: %u requests in flight (the per-connection "
-                        "bound); reading paused until one is answered",
+                        "bound); reading paused until one is answered (logged once per "
+                        "connection; ringtail_kafka_read_pauses_total counts every pause)",
                         c->id, c->peer, n->opts.in_flight_max);
-                c->stall_logged = true;
-            }
-            count_add(&n->counters.in_flight_stalls, 1);
+            c->stall_logged = true;
+            if (!c->stall_paused)
+                net_count_add(&n->counters.in_flight_stalls, 1);
+            c->stall_paused = true;
             return;
         }
-        struct net_slot *s = slot_at(c, c->count);
+        if (!conn_resp_room(c)) { /* KN7 */
+            if (!c->resp_wait) {
+                net_count_add(&n->counters.response_stalls, 1);
+                if (!c->resp_logged)
+                    net_log("connection %" PRIu64 " from %s: %" PRIu64
+                            " response bytes wait for the client to read them "
+                            "(--connection-max-response-bytes %" PRIu64
+                            ", --queued-max-response-bytes %" PRIu64
+                            "); reading paused (logged once per connection)",
+                            c->id, c->peer, c->resp_held, n->opts.conn_max_response_bytes,
+                            n->opts.queued_max_response_bytes);
+                c->resp_logged = true;
+            }
+            if (!c->resp_wait)
+                c->loop->resp_waiting++;
+            c->resp_wait = true;
+            return;
+        }
+        if (c->resp_wait)
+            c->loop->resp_waiting--;
+        c->resp_wait = false;
+        struct net_slot *s = net_slot_at(c, c->count);
         assert(s->state == SLOT_FREE);
         if (s->frame_cap < (size_t)size || !s->req.frame) {
             size_t cap = (size_t)size < 256 ? 256 : (size_t)size;
             uint8_t *f = realloc(s->req.frame, cap);
             if (!f) {
                 net_log("connection %" PRIu64 ": no memory for a request; closing", c->id);
-                conn_close(c, NULL);
+                net_conn_close(c, NULL);
                 return;
             }
             s->req.frame = f;
@@ -444,24 +413,24 @@ static void conn_parse(struct net_conn *c)
         c->count++;
         s->state = SLOT_PENDING; /* the hook runs now; slot_verdict sets the real state */
         s->req.deadline_ms = 0;
-        count_add(&n->counters.requests, 1);
+        net_count_add(&n->counters.requests, 1);
         enum net_verdict v = n->hooks.request(n->hooks.ctx, &s->req);
         slot_verdict(c, s, v);
     }
 }
 
 /* Called with bytes that arrived (n > 0), or 0 at EOF, or -errno. */
-static void conn_received(struct net_conn *c, ssize_t got)
+void net_conn_received(struct net_conn *c, ssize_t got)
 {
     if (got > 0) {
         c->rlen += (size_t)got;
         c->last_active_ms = net_now_ms();
-        count_add(&c->loop->net->counters.bytes_in, (uint64_t)got);
+        net_count_add(&c->loop->net->counters.bytes_in, (uint64_t)got);
         return;
     }
     if (got == 0) {
         c->eof = true;
-        conn_close(c, NULL);
+        net_conn_close(c, NULL);
         return;
     }
     if (got == -EAGAIN || got == -EINTR || got == -ENOBUFS)
@@ -469,7 +438,7 @@ static void conn_received(struct net_conn *c, ssize_t got)
     if (got != -ECONNRESET && got != -ECANCELED)
         net_log("connection %" PRIu64 " from %s: recv failed: %s; closing", c->id, c->peer,
                 strerror((int)-got));
-    conn_close(c, NULL);
+    net_conn_close(c, NULL);
 }
 
 /* ---- sending ---- */
@@ -527,7 +496,46 @@ static bool slot_advance(struct net_slot *s, size_t n)
     return s->iov_pos == s->iov_count;
 }
 
-static uint64_t slot_slice_bytes(const struct net_slot *s)
+/* KN8: what goes on the wire next for slot s — its iovec window or, staged, the copy buffer,
+ * refilled from the window (the copy in user space) once the socket took all of it. */
+void net_slot_send_window(struct net_conn *c, struct net_slot *s, struct iovec **iov, size_t *count)
+{
+    if (!s->staged) {
+        *iov = &s->iov[s->iov_pos];
+        *count = s->iov_count - s->iov_pos;
+        return;
+    }
+    assert(c->stage);
+    if (c->stage_off == c->stage_len) {
+        size_t k = 0;
+        for (size_t i = s->iov_pos; i < s->iov_count && k < NET_STAGE_BYTES; i++) {
+            size_t take = s->iov[i].iov_len;
+            if (take > NET_STAGE_BYTES - k)
+                take = NET_STAGE_BYTES - k;
+            memcpy(c->stage + k, s->iov[i].iov_base, take);
+            k += take;
+        }
+        assert(k > 0);
+        (void)slot_advance(s, k);
+        c->stage_off = 0;
+        c->stage_len = k;
+    }
+    c->stage_iov = (struct iovec){c->stage + c->stage_off, c->stage_len - c->stage_off};
+    *iov = &c->stage_iov;
+    *count = 1;
+}
+
+/* `n` bytes of what net_slot_send_window gave are on the wire; true when the slot is all sent. */
+bool net_slot_sent_bytes(struct net_conn *c, struct net_slot *s, size_t n)
+{
+    if (!s->staged)
+        return slot_advance(s, n);
+    assert(n <= c->stage_len - c->stage_off);
+    c->stage_off += n;
+    return c->stage_off == c->stage_len && s->iov_pos == s->iov_count;
+}
+
+uint64_t net_slot_slice_bytes(const struct net_slot *s)
 {
     uint64_t b = 0;
     for (size_t i = 0; i < s->req.slice_count; i++)
@@ -536,22 +544,22 @@ static uint64_t slot_slice_bytes(const struct net_slot *s)
 }
 
 /* Frees finished slots from the head, in ring order (KN2). */
-static void conn_reap_slots(struct net_conn *c)
+void net_conn_reap_slots(struct net_conn *c)
 {
     while (c->count > 0 && c->sent > 0) {
-        struct net_slot *s = slot_at(c, 0);
+        struct net_slot *s = net_slot_at(c, 0);
         if (s->state != SLOT_SENT || s->notifs_pending > 0)
             return;
         slot_release(c, s);
         c->head = (c->head + 1) % c->loop->net->opts.in_flight_max;
         c->count--;
         c->sent--;
-        c->stall_logged = false;
+        c->stall_paused = false; /* a slot is free: the next stall is a new pause */
     }
 }
 
 /* A slot's bytes are all on the wire. */
-static void slot_sent(struct net_conn *c, struct net_slot *s)
+void net_slot_sent(struct net_conn *c, struct net_slot *s)
 {
     s->state = SLOT_SENT;
     c->sent++;
@@ -559,65 +567,71 @@ static void slot_sent(struct net_conn *c, struct net_slot *s)
 }
 
 /* Starts the next send if its turn has come, and keeps the connection moving. */
-static void conn_pump_send(struct net_conn *c)
+void net_conn_pump_send(struct net_conn *c)
 {
     while (!c->send_armed && c->sent < c->count && !c->closing) {
-        struct net_slot *s = slot_at(c, c->sent);
+        struct net_slot *s = net_slot_at(c, c->sent);
         if (s->state != SLOT_READY)
             return;
         if (s->req.close_reason) {
             net_log("connection %" PRIu64 " from %s: %s; closing", c->id, c->peer,
                     s->req.close_reason);
             s->req.no_response = true;
-            conn_close(c, NULL);
+            net_conn_close(c, NULL);
             return;
         }
         if (s->req.no_response) {
-            slot_sent(c, s);
+            net_slot_sent(c, s);
             continue;
         }
         int rc = slot_build_iov(s);
         if (rc) {
             net_log("connection %" PRIu64 ": cannot send a response: %s; closing", c->id,
                     strerror(-rc));
-            conn_close(c, NULL);
+            net_conn_close(c, NULL);
             return;
         }
+        s->staged = (c->loop->net->opts.copy_slices || !c->transport->sends_mapped(c->tstate)) &&
+                    s->req.slice_count > 0; /* KN8 */
+        if (s->staged && !c->stage && !(c->stage = malloc(NET_STAGE_BYTES))) {
+            net_log("connection %" PRIu64 ": no memory for its copy buffer; closing", c->id);
+            net_conn_close(c, NULL);
+            return;
+        }
+        c->stage_off = c->stage_len = 0;
         s->state = SLOT_SENDING;
-        loop_arm_send(c, s);
+        c->loop->backend->arm_send(c, s);
         return;
     }
 }
 
-static void epoll_update(struct net_conn *c);
+bool net_conn_reading_paused(const struct net_conn *c)
+{
+    return c->loop->stopping || c->handshaking || c->mem_wait || c->resp_wait ||
+           c->count >= c->loop->net->opts.in_flight_max;
+}
 
 /* Parses what is buffered, sends what is due, frees what is done, reads more. Never frees the
- * connection itself (loop_sweep does, after the event that closed it), so callers may go on
+ * connection itself (net_loop_sweep does, after the event that closed it), so callers may go on
  * using it. */
-static void conn_progress(struct net_conn *c)
+void net_conn_progress(struct net_conn *c)
 {
     /* Until nothing moves: a send that completes at once (epoll) frees slots, which lets
      * buffered frames be parsed, whose answers may go out at once too. */
     for (;;) {
         uint32_t head = c->head, count = c->count, sent = c->sent;
         size_t roff = c->roff, rlen = c->rlen;
-        conn_reap_slots(c);
+        net_conn_reap_slots(c);
         conn_parse(c);
-        conn_pump_send(c);
-        conn_reap_slots(c);
+        net_conn_pump_send(c);
+        net_conn_reap_slots(c);
         if (c->closing || (head == c->head && count == c->count && sent == c->sent &&
                            roff == c->roff && rlen == c->rlen))
             break;
     }
     if (c->closing)
         return;
-    if (c->loop->uring) {
-        if (!c->loop->stopping && !c->recv_armed && !c->mem_wait &&
-            c->count < c->loop->net->opts.in_flight_max)
-            loop_arm_recv(c);
-    } else {
-        epoll_update(c);
-    }
+    c->loop->backend->update_conn(c);
 }
 
 /* ---- connections ---- */
@@ -626,6 +640,8 @@ static void conn_free(struct net_conn *c)
 {
     struct net_loop *l = c->loop;
     struct net *n = l->net;
+    if (c->resp_wait)
+        l->resp_waiting--;
     for (uint32_t i = 0; i < n->opts.in_flight_max; i++) {
         struct net_slot *s = &c->slots[i];
         if (s->parked)
@@ -643,11 +659,13 @@ static void conn_free(struct net_conn *c)
     if (c->next)
         c->next->prev = c->prev;
     l->conn_count--;
+    c->transport->close(c->tstate);
     if (c->fd >= 0)
         close(c->fd);
     atomic_fetch_sub_explicit(&n->counters.connections_open, 1, memory_order_relaxed);
     free(c->slots);
     free(c->rbuf);
+    free(c->stage);
     free(c);
 }
 
@@ -659,7 +677,7 @@ static void conn_maybe_free(struct net_conn *c)
     conn_free(c);
 }
 
-static void conn_close(struct net_conn *c, const char *why)
+void net_conn_close(struct net_conn *c, const char *why)
 {
     if (c->closing)
         return;
@@ -667,7 +685,7 @@ static void conn_close(struct net_conn *c, const char *why)
         net_log("connection %" PRIu64 " from %s: %s; closing", c->id, c->peer, why);
     c->closing = true;
     for (uint32_t i = 0; i < c->count; i++) {
-        struct net_slot *s = slot_at(c, i);
+        struct net_slot *s = net_slot_at(c, i);
         if (s->parked) {
             unpark(c->loop, s);
             s->state = SLOT_READY;
@@ -675,22 +693,10 @@ static void conn_close(struct net_conn *c, const char *why)
     }
     /* Outstanding recv/send come back with errors (or 0); notifications still arrive. */
     shutdown(c->fd, SHUT_RDWR);
-    if (!c->loop->uring)
-        epoll_ctl(c->loop->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-    if (c->loop->uring && c->ops_outstanding > 0) {
-        struct io_uring_sqe *sqe = io_uring_get_sqe(&c->loop->ring);
-        if (!sqe) {
-            io_uring_submit(&c->loop->ring);
-            sqe = io_uring_get_sqe(&c->loop->ring);
-        }
-        if (sqe) {
-            io_uring_prep_cancel_fd(sqe, c->fd, IORING_ASYNC_CANCEL_ALL);
-            io_uring_sqe_set_data(sqe, &c->loop->cancel_op);
-        }
-    }
+    c->loop->backend->close_conn(c);
 }
 
-static void conn_new(struct net_loop *l, int fd, const struct sockaddr_storage *peer)
+void net_conn_new(struct net_loop *l, int fd, const struct sockaddr_storage *peer)
 {
     struct net *n = l->net;
     uint64_t open = atomic_load_explicit(&n->counters.connections_open, memory_order_relaxed);
@@ -709,13 +715,13 @@ static void conn_new(struct net_loop *l, int fd, const struct sockaddr_storage *
         }
         snprintf(name, sizeof(name), "%s:%u", host, port);
     }
-    count_add(&n->counters.connections_accepted, 1);
+    net_count_add(&n->counters.connections_accepted, 1);
     if (open >= n->opts.connections_max || l->stopping) {
         if (!l->stopping) {
             net_log("connection from %s refused: %" PRIu64
                     " connections open (--connections-max %u)",
                     name, open, n->opts.connections_max);
-            count_add(&n->counters.connections_refused_max, 1);
+            net_count_add(&n->counters.connections_refused_max, 1);
         }
         close(fd);
         return;
@@ -731,6 +737,8 @@ static void conn_new(struct net_loop *l, int fd, const struct sockaddr_storage *
     }
     c->loop = l;
     c->fd = fd;
+    c->transport = n->opts.transport ? n->opts.transport : &net_transport_tcp;
+    c->handshaking = true;
     c->slots = slots;
     c->id = atomic_fetch_add_explicit(&n->next_conn_id, 1, memory_order_relaxed) + 1;
     memcpy(c->peer, name, sizeof(c->peer));
@@ -751,9 +759,13 @@ static void conn_new(struct net_loop *l, int fd, const struct sockaddr_storage *
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (n->opts.zero_copy && !l->uring)
-        c->zc_enabled = setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) == 0;
-    if (rbuf_reserve(c, NET_RBUF_INITIAL_BYTES) != 0) {
+    int trc = c->transport->open(fd, &c->tstate);
+    if (trc != 0)
+        net_log("connection %" PRIu64 " from %s refused: the %s transport: %s", c->id, name,
+                c->transport->name, strerror(-trc));
+    if (trc != 0 || net_rbuf_reserve(c, NET_RBUF_INITIAL_BYTES) != 0) {
+        if (trc == 0)
+            c->transport->close(c->tstate);
         for (uint32_t j = 0; j < n->opts.in_flight_max; j++)
             n->hooks.slot_free(n->hooks.ctx, &slots[j].req);
         free(slots);
@@ -767,18 +779,31 @@ static void conn_new(struct net_loop *l, int fd, const struct sockaddr_storage *
     l->conns = c;
     l->conn_count++;
     atomic_fetch_add_explicit(&n->counters.connections_open, 1, memory_order_relaxed);
-    if (!l->uring) {
-        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
-        c->ep_events = EPOLLIN;
-        if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
-            net_log("connection %" PRIu64 ": epoll_ctl: %s; closing", c->id, strerror(errno));
-            c->closing = true; /* loop_sweep frees it */
-            return;
-        }
-        c->recv_armed = true; /* level-triggered EPOLLIN stands for the armed recv */
+    l->backend->open_conn(c);
+    if (!c->closing)
+        net_conn_handshake(c); /* plain TCP: done at once */
+}
+
+void net_conn_handshake(struct net_conn *c)
+{
+    assert(c->handshaking);
+    enum net_want want = NET_WANT_NONE;
+    int rc = c->transport->handshake(c->tstate, &want);
+    if (rc == 0) {
+        c->handshaking = false;
+        c->last_active_ms = net_now_ms();
+        net_conn_progress(c);
         return;
     }
-    loop_arm_recv(c);
+    if (rc == -EAGAIN) {
+        c->hs_want = want;
+        c->loop->backend->update_conn(c);
+        return;
+    }
+    net_log("connection %" PRIu64 " from %s: %s handshake failed: %s; closing", c->id, c->peer,
+            c->transport->name, strerror(-rc));
+    net_count_add(&c->loop->net->counters.connections_closed_protocol, 1);
+    net_conn_close(c, NULL);
 }
 
 /* ---- completions handed back from other threads ---- */
@@ -815,7 +840,7 @@ void net_wake(struct net *n)
 }
 
 /* Runs the completions and, when woken by an append (or at a deadline), the parked slots. */
-static void loop_handle_event(struct net_loop *l, bool all_parked)
+void net_loop_handle_event(struct net_loop *l, bool all_parked)
 {
     struct net *n = l->net;
     pthread_mutex_lock(&l->lock);
@@ -829,7 +854,8 @@ static void loop_handle_event(struct net_loop *l, bool all_parked)
         assert(c->pending > 0);
         c->pending--;
         s->state = SLOT_READY;
-        conn_progress(c);
+        slot_hold_response(c, s);
+        net_conn_progress(c);
     }
     bool woken = atomic_exchange_explicit(&l->wake_pending, false, memory_order_acq_rel);
     if (!woken && !all_parked)
@@ -839,55 +865,64 @@ static void loop_handle_event(struct net_loop *l, bool all_parked)
     while (p) {
         struct net_slot *next = p->next_parked;
         bool expired = l->stopping || now >= p->req.deadline_ms;
-        if (woken || expired || all_parked) {
+        if ((woken || expired || all_parked) && conn_resp_room(p->send_op.conn)) { /* KN7 */
             unpark(l, p);
             struct net_conn *c = p->send_op.conn;
             enum net_verdict v = n->hooks.retry(n->hooks.ctx, &p->req, expired);
             if (v == NET_PARK && expired)
                 v = NET_DONE; /* the hook must answer an expired poll; never park forever */
             slot_verdict(c, p, v);
-            conn_progress(c);
+            net_conn_progress(c);
         }
         p = next;
     }
 }
 
 /* Deadlines of parked slots and idle connections. */
-static void loop_tick(struct net_loop *l)
+void net_loop_tick(struct net_loop *l)
 {
     int64_t now = net_now_ms();
     bool any_expired = false;
     for (struct net_slot *p = l->parked; p; p = p->next_parked)
-        if (now >= p->req.deadline_ms)
+        if (now >= p->req.deadline_ms && conn_resp_room(p->send_op.conn))
             any_expired = true;
     if (any_expired) {
-        /* Only the expired ones are retried: loop_handle_event checks each deadline. */
+        /* Only the expired ones are retried: net_loop_handle_event checks each deadline. */
         struct net_slot *p = l->parked;
         while (p) {
             struct net_slot *next = p->next_parked;
-            if (now >= p->req.deadline_ms) {
+            if (now >= p->req.deadline_ms && conn_resp_room(p->send_op.conn)) { /* KN7 */
                 unpark(l, p);
                 struct net_conn *c = p->send_op.conn;
                 enum net_verdict v = l->net->hooks.retry(l->net->hooks.ctx, &p->req, true);
                 if (v == NET_PARK)
                     v = NET_DONE;
                 slot_verdict(c, p, v);
-                conn_progress(c);
+                net_conn_progress(c);
             }
             p = next;
         }
     }
+    /* KN7: room in net's response budget goes to the waiting connections at once, not at the
+     * next tick (their own releases wake the others; this is for the budget shared). */
+    uint64_t resp_max = l->net->opts.queued_max_response_bytes;
+    if (l->resp_waiting > 0 && resp_max &&
+        atomic_load_explicit(&l->net->counters.queued_response_bytes, memory_order_relaxed) <
+            resp_max)
+        for (struct net_conn *c = l->conns; c; c = c->next)
+            if (c->resp_wait && !c->closing)
+                net_conn_progress(c);
     if (now < l->next_idle_scan_ms)
         return;
     l->next_idle_scan_ms = now + NET_TICK_MS;
-    for (struct net_conn *c = l->conns; c; c = c->next) /* KN6: retry waiting reservations */
-        if (c->mem_wait && !c->closing) {
+    for (struct net_conn *c = l->conns; c; c = c->next) /* KN6, KN7: retry waiting ones */
+        if ((c->mem_wait || c->resp_wait) && !c->closing) {
             c->mem_wait = false;
             /* Waiting for the broker is not idleness, also on the tick its wait ends: a loop
              * held up past idle_max_ms (a slow topic creation) must not close the connection
              * whose request it has only now begun to read. */
             c->last_active_ms = now;
-            conn_progress(c);
+            net_conn_progress(c);
         }
     int64_t idle = l->net->opts.idle_max_ms;
     if (idle <= 0)
@@ -898,527 +933,48 @@ static void loop_tick(struct net_loop *l)
             net_log("connection %" PRIu64 " from %s: idle for more than %" PRId64
                     " ms (connections.max.idle.ms); closing",
                     c->id, c->peer, idle);
-            count_add(&l->net->counters.connections_closed_idle, 1);
-            conn_close(c, NULL);
+            net_count_add(&l->net->counters.connections_closed_idle, 1);
+            net_conn_close(c, NULL);
         }
     }
 }
 
-/* Frees the connections that closed and that nothing refers to any more (KN3). Under epoll a
- * closed socket's zero-copy pages are the kernel's to release: nothing of ours is waited for. */
-static void loop_sweep(struct net_loop *l)
+/* Frees the connections that closed and that nothing refers to any more (KN3). Where
+ * notifications do not outlive a close (epoll) a closed socket's zero-copy pages are the
+ * kernel's to release: nothing of ours is waited for. */
+void net_loop_sweep(struct net_loop *l)
 {
     for (struct net_conn *c = l->conns, *next; c; c = next) {
         next = c->next;
         if (!c->closing)
             continue;
-        if (!l->uring)
+        if (!l->backend->notifs_outlive_close)
             for (uint32_t i = 0; i < c->count; i++)
-                slot_at(c, i)->notifs_pending = 0;
+                net_slot_at(c, i)->notifs_pending = 0;
         conn_maybe_free(c);
     }
 }
 
 /* The wait timeout: the nearest parked deadline, at most one tick. */
-static int64_t loop_timeout_ms(struct net_loop *l)
+int64_t net_loop_timeout_ms(struct net_loop *l)
 {
     int64_t now = net_now_ms();
     int64_t t = NET_TICK_MS;
     for (struct net_slot *p = l->parked; p; p = p->next_parked) {
+        if (!conn_resp_room(p->send_op.conn))
+            continue; /* KN7: retried by the tick once there is room, not in a spin */
         int64_t d = p->req.deadline_ms - now;
         if (d < t)
             t = d < 0 ? 0 : d;
     }
     return t;
 }
-
-/* ---- io_uring backend ---- */
-
-static struct io_uring_sqe *uring_sqe(struct net_loop *l)
-{
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
-    while (!sqe) {
-        int rc = io_uring_submit(&l->ring);
-        if (rc < 0 && rc != -EAGAIN && rc != -EBUSY && rc != -EINTR) {
-            net_log("io_uring_submit: %s", strerror(-rc));
-            abort(); /* the ring is the loop: nothing can go on without it */
-        }
-        sqe = io_uring_get_sqe(&l->ring);
-    }
-    return sqe;
-}
-
-static void uring_arm_accept(struct net_loop *l)
-{
-    if (l->accept_armed || l->stopping || l->listen_fd < 0)
-        return;
-    struct io_uring_sqe *sqe = uring_sqe(l);
-    io_uring_prep_multishot_accept(sqe, l->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    io_uring_sqe_set_data(sqe, &l->accept_op);
-    l->accept_armed = true;
-}
-
-static void uring_arm_event(struct net_loop *l)
-{
-    if (l->event_armed)
-        return;
-    struct io_uring_sqe *sqe = uring_sqe(l);
-    io_uring_prep_read(sqe, l->event_fd, &l->event_buf, sizeof(l->event_buf), 0);
-    io_uring_sqe_set_data(sqe, &l->event_op);
-    l->event_armed = true;
-}
-
-static void loop_arm_recv(struct net_conn *c)
-{
-    struct net_loop *l = c->loop;
-    if (!l->uring) {
-        c->recv_armed = true;
-        return;
-    }
-    if (c->recv_armed || c->closing)
-        return;
-    if (rbuf_reserve(c, 4096) != 0) {
-        conn_close(c, "out of memory for the receive buffer");
-        return;
-    }
-    struct io_uring_sqe *sqe = uring_sqe(l);
-    io_uring_prep_recv(sqe, c->fd, c->rbuf + c->rlen, c->rcap - c->rlen, 0);
-    io_uring_sqe_set_data(sqe, &c->recv_op);
-    c->recv_armed = true;
-    c->ops_outstanding++;
-}
-
-static void epoll_try_send(struct net_conn *c);
-
-static void loop_arm_send(struct net_conn *c, struct net_slot *s)
-{
-    struct net_loop *l = c->loop;
-    struct net *n = l->net;
-    c->send_armed = true;
-    if (!l->uring) {
-        if (!c->in_send)
-            epoll_try_send(c); /* what the socket does not take now waits for EPOLLOUT */
-        return;
-    }
-    memset(&s->msg, 0, sizeof(s->msg));
-    s->msg.msg_iov = &s->iov[s->iov_pos];
-    s->msg.msg_iovlen = s->iov_count - s->iov_pos;
-    struct io_uring_sqe *sqe = uring_sqe(l);
-    bool zc = n->opts.zero_copy && s->req.slice_count > 0;
-    if (zc) {
-        io_uring_prep_sendmsg_zc(sqe, c->fd, &s->msg, MSG_NOSIGNAL);
-        if (!l->zc_no_report)
-            sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
-    } else
-        io_uring_prep_sendmsg(sqe, c->fd, &s->msg, MSG_NOSIGNAL);
-    io_uring_sqe_set_data(sqe, &s->send_op);
-    c->ops_outstanding++;
-}
-
-static void uring_cqe(struct net_loop *l, struct io_uring_cqe *cqe)
-{
-    struct net_op *op = io_uring_cqe_get_data(cqe);
-    if (!op)
-        return;
-    struct net *n = l->net;
-    switch (op->kind) {
-    case OP_ACCEPT:
-        if (!(cqe->flags & IORING_CQE_F_MORE))
-            l->accept_armed = false;
-        if (cqe->res >= 0) {
-            struct sockaddr_storage peer;
-            socklen_t plen = sizeof(peer);
-            bool have = getpeername(cqe->res, (struct sockaddr *)&peer, &plen) == 0;
-            conn_new(l, cqe->res, have ? &peer : NULL);
-        } else if (cqe->res != -ECANCELED && !l->stopping) {
-            net_log("accept failed: %s; retrying in 100 ms", strerror(-cqe->res));
-            l->accept_retry_ms = net_now_ms() + 100;
-        }
-        if (!l->accept_armed && !l->stopping && l->accept_retry_ms == 0)
-            uring_arm_accept(l);
-        return;
-    case OP_EVENT:
-        l->event_armed = false;
-        loop_handle_event(l, false);
-        if (cqe->res == -ECANCELED)
-            return;
-        if (cqe->res >= 0 || cqe->res == -EINTR || cqe->res == -EAGAIN)
-            uring_arm_event(l);
-        else
-            net_log("loop %u: reading its eventfd failed: %s", l->index, strerror(-cqe->res));
-        return;
-    case OP_CANCEL:
-        return;
-    case OP_RECV: {
-        struct net_conn *c = op->conn;
-        assert(c->ops_outstanding > 0);
-        c->ops_outstanding--;
-        c->recv_armed = false;
-        conn_received(c, cqe->res);
-        conn_progress(c);
-        return;
-    }
-    case OP_SEND: {
-        struct net_conn *c = op->conn;
-        struct net_slot *s = op->slot;
-        if (cqe->flags & IORING_CQE_F_NOTIF) {
-            count_add(&n->counters.zc_notifications, 1);
-            if (!l->zc_no_report && ((uint32_t)cqe->res & IORING_NOTIF_USAGE_ZC_COPIED))
-                count_add(&n->counters.zc_kernel_copied, 1);
-            assert(s->notifs_pending > 0);
-            s->notifs_pending--;
-            assert(c->ops_outstanding > 0);
-            c->ops_outstanding--;
-            conn_progress(c);
-            return;
-        }
-        if (cqe->flags & IORING_CQE_F_MORE)
-            s->notifs_pending++; /* its notification CQE carries the op's last reference */
-        else {
-            assert(c->ops_outstanding > 0);
-            c->ops_outstanding--;
-        }
-        c->send_armed = false;
-        if (c->closing) {
-            conn_progress(c);
-            return;
-        }
-        if (cqe->res < 0) {
-            if (cqe->res == -EAGAIN || cqe->res == -EINTR ||
-                (cqe->res == -EINVAL && !l->zc_no_report && s->req.slice_count > 0)) {
-                if (cqe->res == -EINVAL)
-                    l->zc_no_report = true; /* an older kernel: no usage report */
-                c->send_armed = true;
-                loop_arm_send(c, s);
-                return;
-            }
-            if (cqe->res != -EPIPE && cqe->res != -ECONNRESET)
-                net_log("connection %" PRIu64 " from %s: send failed: %s; closing", c->id, c->peer,
-                        strerror(-cqe->res));
-            conn_close(c, NULL);
-            conn_progress(c);
-            return;
-        }
-        count_add(&n->counters.bytes_out, (uint64_t)cqe->res);
-        if (!slot_advance(s, (size_t)cqe->res)) {
-            c->send_armed = true;
-            loop_arm_send(c, s);
-            return;
-        }
-        uint64_t payload = slot_slice_bytes(s);
-        if (n->opts.zero_copy)
-            count_add(&n->counters.payload_bytes_zero_copy, payload);
-        else
-            count_add(&n->counters.payload_bytes_sendmsg, payload);
-        slot_sent(c, s);
-        conn_progress(c);
-        return;
-    }
-    }
-}
-
-static void uring_run(struct net_loop *l)
-{
-    uring_arm_event(l);
-    uring_arm_accept(l);
-    for (;;) {
-        if (l->stopping && l->conn_count == 0)
-            break;
-        if (l->stopping && net_now_ms() > l->stop_deadline_ms) {
-            for (struct net_conn *c = l->conns; c; c = c->next)
-                conn_close(c, NULL);
-            loop_sweep(l);
-        }
-        if (l->accept_retry_ms && net_now_ms() >= l->accept_retry_ms) {
-            l->accept_retry_ms = 0;
-            uring_arm_accept(l);
-        }
-        int64_t t = loop_timeout_ms(l);
-        struct __kernel_timespec ts = {.tv_sec = t / 1000, .tv_nsec = (t % 1000) * 1000000};
-        struct io_uring_cqe *cqe = NULL;
-        int rc = io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &ts, NULL);
-        if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
-            net_log("loop %u: io_uring wait failed: %s", l->index, strerror(-rc));
-            abort();
-        }
-        unsigned head, seen = 0;
-        io_uring_for_each_cqe(&l->ring, head, cqe)
-        {
-            seen++;
-            struct io_uring_cqe copy = *cqe;
-            uring_cqe(l, &copy);
-        }
-        io_uring_cq_advance(&l->ring, seen);
-        loop_tick(l);
-        if (atomic_load_explicit(&l->net->stopping, memory_order_acquire) && !l->stopping) {
-            l->stopping = true;
-            l->stop_deadline_ms = net_now_ms() + l->net->drain_ms;
-            if (l->listen_fd >= 0) {
-                if (l->accept_armed) {
-                    struct io_uring_sqe *sqe = uring_sqe(l);
-                    io_uring_prep_cancel(sqe, &l->accept_op, 0);
-                    io_uring_sqe_set_data(sqe, &l->cancel_op);
-                }
-            }
-            loop_handle_event(l, true); /* parked polls answer now */
-            for (struct net_conn *c = l->conns; c; c = c->next) {
-                if (c->count == 0)
-                    conn_close(c, NULL);
-                conn_progress(c);
-            }
-        }
-        if (l->stopping) {
-            for (struct net_conn *c = l->conns; c; c = c->next)
-                if (!c->closing && c->count == 0)
-                    conn_close(c, NULL);
-        }
-        loop_sweep(l);
-    }
-    /* Nothing refers to a connection any more; the accept and the eventfd read may still be
-     * armed. They are cancelled and reaped here, and the ring is closed on this thread. */
-    struct io_uring_sqe *sqe = uring_sqe(l);
-    io_uring_prep_cancel(sqe, &l->accept_op, IORING_ASYNC_CANCEL_ALL);
-    io_uring_sqe_set_data(sqe, &l->cancel_op);
-    sqe = uring_sqe(l);
-    io_uring_prep_cancel(sqe, &l->event_op, IORING_ASYNC_CANCEL_ALL);
-    io_uring_sqe_set_data(sqe, &l->cancel_op);
-    int64_t until = net_now_ms() + 1000;
-    while ((l->accept_armed || l->event_armed) && net_now_ms() < until) {
-        struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = 50 * 1000000};
-        struct io_uring_cqe *cqe = NULL;
-        (void)io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &ts, NULL);
-        unsigned head, seen = 0;
-        io_uring_for_each_cqe(&l->ring, head, cqe)
-        {
-            seen++;
-            struct net_op *op = io_uring_cqe_get_data(cqe);
-            if (op == &l->accept_op && !(cqe->flags & IORING_CQE_F_MORE))
-                l->accept_armed = false;
-            else if (op == &l->event_op)
-                l->event_armed = false;
-        }
-        io_uring_cq_advance(&l->ring, seen);
-    }
-    io_uring_queue_exit(&l->ring);
-    l->ring_open = false;
-}
-
-/* ---- epoll backend ---- */
-
-static void epoll_update(struct net_conn *c)
-{
-    if (c->closing)
-        return;
-    uint32_t want = 0;
-    if (c->recv_armed && !c->loop->stopping && !c->mem_wait &&
-        c->count < c->loop->net->opts.in_flight_max)
-        want |= EPOLLIN;
-    if (c->send_armed)
-        want |= EPOLLOUT;
-    if (want == c->ep_events)
-        return;
-    struct epoll_event ev = {.events = want, .data.ptr = c};
-    if (epoll_ctl(c->loop->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
-        c->ep_events = want;
-}
-
-/* Reads MSG_ZEROCOPY notifications off the socket's error queue. */
-static void epoll_read_errqueue(struct net_conn *c)
-{
-    for (;;) {
-        char control[128];
-        struct msghdr msg = {.msg_control = control, .msg_controllen = sizeof(control)};
-        ssize_t r = recvmsg(c->fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
-        if (r < 0)
-            break;
-        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-            if (!((cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) ||
-                  (cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR)))
-                continue;
-            const struct sock_extended_err *ee = (const void *)CMSG_DATA(cm);
-            if (ee->ee_origin != SO_EE_ORIGIN_ZEROCOPY)
-                continue;
-            /* [ee_info, ee_data] are done; TCP reports them in order. */
-            count_add(&c->loop->net->counters.zc_notifications, 1);
-            if (ee->ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
-                count_add(&c->loop->net->counters.zc_kernel_copied, 1);
-            if ((uint64_t)ee->ee_data + 1 > c->zc_seq_done)
-                c->zc_seq_done = (uint64_t)ee->ee_data + 1;
-        }
-    }
-    for (uint32_t i = 0; i < c->count; i++) {
-        struct net_slot *s = slot_at(c, i);
-        if (s->notifs_pending > 0 && s->zc_seq_last < c->zc_seq_done)
-            s->notifs_pending = 0;
-    }
-}
-
-static void epoll_try_send(struct net_conn *c)
-{
-    struct net *n = c->loop->net;
-    c->in_send = true;
-    while (c->send_armed && !c->closing) {
-        struct net_slot *s = slot_at(c, c->sent);
-        assert(s->state == SLOT_SENDING);
-        struct msghdr msg = {.msg_iov = &s->iov[s->iov_pos],
-                             .msg_iovlen = s->iov_count - s->iov_pos};
-        if (msg.msg_iovlen > IOV_MAX)
-            msg.msg_iovlen = IOV_MAX;
-        bool zc = c->zc_enabled && s->req.slice_count > 0;
-        ssize_t w = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT | (zc ? MSG_ZEROCOPY : 0));
-        if (w < 0) {
-            if (errno == EAGAIN || errno == EINTR)
-                break; /* EPOLLOUT brings us back */
-            if (errno == ENOBUFS && zc) {
-                c->zc_enabled = false; /* the optmem limit: go on without zero copy */
-                continue;
-            }
-            if (errno != EPIPE && errno != ECONNRESET)
-                net_log("connection %" PRIu64 " from %s: send failed: %s; closing", c->id, c->peer,
-                        strerror(errno));
-            conn_close(c, NULL);
-            return;
-        }
-        if (zc) {
-            s->zc_seq_last = c->zc_seq_next++;
-            s->notifs_pending = 1;
-        }
-        count_add(&n->counters.bytes_out, (uint64_t)w);
-        if (!slot_advance(s, (size_t)w))
-            continue;
-        uint64_t payload = slot_slice_bytes(s);
-        if (s->notifs_pending)
-            count_add(&n->counters.payload_bytes_zero_copy, payload);
-        else
-            count_add(&n->counters.payload_bytes_sendmsg, payload);
-        c->send_armed = false;
-        slot_sent(c, s);
-        conn_reap_slots(c);
-        conn_pump_send(c); /* arms the next slot's send (no recursion: in_send) */
-    }
-    c->in_send = false;
-}
-
-static void epoll_conn_event(struct net_conn *c, uint32_t events)
-{
-    if (events & EPOLLERR)
-        epoll_read_errqueue(c);
-    if ((events & EPOLLIN) && !c->closing) {
-        if (rbuf_reserve(c, 4096) != 0) {
-            conn_close(c, "out of memory for the receive buffer");
-        } else {
-            ssize_t r = recv(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen, MSG_DONTWAIT);
-            conn_received(c, r < 0 ? -errno : r);
-        }
-    }
-    if ((events & EPOLLHUP) && !(events & EPOLLIN) && !c->closing)
-        conn_close(c, NULL);
-    if ((events & EPOLLOUT) && c->send_armed && !c->closing)
-        epoll_try_send(c);
-    conn_progress(c);
-}
-
-static void epoll_accept(struct net_loop *l)
-{
-    for (;;) {
-        struct sockaddr_storage peer;
-        socklen_t plen = sizeof(peer);
-        int fd =
-            accept4(l->listen_fd, (struct sockaddr *)&peer, &plen, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) {
-            if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-                net_log("accept failed: %s", strerror(errno));
-            return;
-        }
-        conn_new(l, fd, &peer);
-    }
-}
-
-static void epoll_run(struct net_loop *l)
-{
-    struct epoll_event evs[NET_EPOLL_EVENTS];
-    for (;;) {
-        if (l->stopping && l->conn_count == 0)
-            break;
-        int64_t t = loop_timeout_ms(l);
-        int k = epoll_wait(l->epfd, evs, NET_EPOLL_EVENTS, (int)t);
-        if (k < 0 && errno != EINTR) {
-            net_log("loop %u: epoll_wait failed: %s", l->index, strerror(errno));
-            abort();
-        }
-        for (int i = 0; i < k; i++) {
-            void *p = evs[i].data.ptr;
-            if (p == &l->accept_op) {
-                epoll_accept(l);
-            } else if (p == &l->event_op) {
-                uint64_t v;
-                ssize_t r = read(l->event_fd, &v, sizeof(v));
-                (void)r;
-                loop_handle_event(l, false);
-            } else {
-                epoll_conn_event(p, evs[i].events);
-            }
-        }
-        loop_tick(l);
-        loop_sweep(l);
-        if (atomic_load_explicit(&l->net->stopping, memory_order_acquire) && !l->stopping) {
-            l->stopping = true;
-            l->stop_deadline_ms = net_now_ms() + l->net->drain_ms;
-            if (l->listen_fd >= 0) {
-                epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->listen_fd, NULL);
-                l->listen_fd = -1; /* net's: closed by net_free */
-            }
-            loop_handle_event(l, true);
-        }
-        if (l->stopping) {
-            bool late = net_now_ms() > l->stop_deadline_ms;
-            for (struct net_conn *c = l->conns, *next; c; c = next) {
-                next = c->next;
-                if (!c->closing && (c->count == 0 || late))
-                    conn_close(c, NULL);
-            }
-            loop_sweep(l);
-        }
-    }
-}
-
 /* ---- set-up ---- */
 
-/* Registers the listening socket and the eventfd with the loop's epoll set. */
-static int epoll_setup(struct net_loop *l)
-{
-    /* EPOLLEXCLUSIVE: one loop is woken per incoming connection, not all of them. */
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = &l->accept_op};
-    struct epoll_event eev = {.events = EPOLLIN, .data.ptr = &l->event_op};
-    if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->listen_fd, &ev) != 0 ||
-        epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->event_fd, &eev) != 0)
-        return -errno;
-    return 0;
-}
-
-/* The ring is made, used and closed on the loop thread alone (a single issuer: its task work
- * runs there and nowhere else). */
 static void *loop_main(void *arg)
 {
     struct net_loop *l = arg;
-    if (l->uring) {
-        struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE, .cq_entries = NET_CQ_ENTRIES};
-        int rc = io_uring_queue_init_params(NET_RING_ENTRIES, &l->ring, &p);
-        if (rc == 0) {
-            l->ring_open = true;
-            uring_run(l);
-            return NULL;
-        }
-        net_log("loop %u: io_uring_queue_init failed (%s); this loop runs on epoll", l->index,
-                strerror(-rc));
-        l->uring = false;
-        l->epfd = epoll_create1(EPOLL_CLOEXEC);
-        if (l->epfd < 0 || epoll_setup(l) != 0) {
-            net_log("loop %u: no epoll either (%s); the loop is lost", l->index, strerror(errno));
-            abort();
-        }
-    }
-    epoll_run(l);
+    l->backend->loop_run(l); /* io_uring may hand the loop to epoll (net_uring.c) */
     return NULL;
 }
 
@@ -1460,11 +1016,12 @@ static int listen_socket(const struct net_options *o, int *fd_out, uint16_t *por
     return rc;
 }
 
-static int loop_init(struct net *n, struct net_loop *l, uint32_t index, bool uring)
+static int loop_init(struct net *n, struct net_loop *l, uint32_t index)
 {
     l->net = n;
     l->index = index;
-    l->listen_fd = -1;
+    l->backend = n->backend;
+    l->listen_fd = n->listen_fd;
     l->event_fd = -1;
     l->epfd = -1;
     l->accept_op.kind = OP_ACCEPT;
@@ -1475,22 +1032,13 @@ static int loop_init(struct net *n, struct net_loop *l, uint32_t index, bool uri
     l->event_fd = eventfd(0, EFD_CLOEXEC);
     if (l->event_fd < 0)
         return -errno;
-    if (uring) {
-        l->uring = true; /* the ring itself is made by the loop thread (loop_main) */
-        return 0;
-    }
-    l->epfd = epoll_create1(EPOLL_CLOEXEC);
-    if (l->epfd < 0)
-        return -errno;
-    return 0;
+    return l->backend->loop_init(l);
 }
 
 static void loop_destroy(struct net_loop *l)
 {
-    if (l->ring_open)
-        io_uring_queue_exit(&l->ring);
-    if (l->epfd >= 0)
-        close(l->epfd);
+    if (l->backend)
+        l->backend->loop_destroy(l);
     /* A net_req_complete still inside its critical section finishes before the eventfd goes. */
     pthread_mutex_lock(&l->lock);
     pthread_mutex_unlock(&l->lock);
@@ -1509,44 +1057,35 @@ static void net_free(struct net *n)
     free(n);
 }
 
-/* True when io_uring here has what the loop uses (multishot accept, sendmsg_zc). */
-static bool uring_usable(void)
-{
-    struct io_uring_probe *probe = io_uring_get_probe();
-    if (!probe)
-        return false;
-    bool ok = io_uring_opcode_supported(probe, IORING_OP_ACCEPT) &&
-              io_uring_opcode_supported(probe, IORING_OP_RECV) &&
-              io_uring_opcode_supported(probe, IORING_OP_SENDMSG) &&
-              io_uring_opcode_supported(probe, IORING_OP_SENDMSG_ZC) &&
-              io_uring_opcode_supported(probe, IORING_OP_READ);
-    io_uring_free_probe(probe);
-    return ok;
-}
-
 int net_start(const struct net_options *opts, const struct net_hooks *hooks, struct net **out)
 {
     if (!opts || !hooks || !out || opts->threads == 0 || opts->in_flight_max == 0 ||
         opts->connections_max == 0 || !hooks->request || !hooks->retry || !hooks->release ||
         !hooks->slot_init || !hooks->slot_free)
         return -EINVAL;
+    /* The probe makes (and closes) a ring on this thread: io_uring is set up where it can. */
+    bool uring = opts->io != NET_IO_SYNC && net_backend_uring.usable();
+    if (opts->io == NET_IO_URING && !uring)
+        return -ENOSYS;
     struct net *n = calloc(1, sizeof(*n));
     if (!n)
         return -ENOMEM;
     n->opts = *opts;
     n->hooks = *hooks;
     n->listen_fd = -1;
+    n->backend = uring ? &net_backend_uring : &net_backend_epoll;
+    const struct net_transport *t = opts->transport ? opts->transport : &net_transport_tcp;
+    if (n->backend->needs_raw_transport && !t->raw) {
+        if (opts->io == NET_IO_URING) {
+            free(n);
+            return -ENOTSUP; /* io_uring runs raw transports only (net_backend.h) */
+        }
+        n->backend = &net_backend_epoll;
+    }
     n->loops = calloc(opts->threads, sizeof(*n->loops));
     if (!n->loops) {
         free(n);
         return -ENOMEM;
-    }
-    /* The probe makes (and closes) a ring on this thread: io_uring is set up where it can. */
-    bool uring = opts->io != NET_IO_SYNC && uring_usable();
-    if (opts->io == NET_IO_URING && !uring) {
-        free(n->loops);
-        free(n);
-        return -ENOSYS;
     }
     int rc = listen_socket(opts, &n->listen_fd, &n->port);
     if (rc)
@@ -1555,17 +1094,10 @@ int net_start(const struct net_options *opts, const struct net_hooks *hooks, str
         hooks->bound(hooks->ctx, n->port); /* before pthread_create: seen by every loop */
     for (uint32_t i = 0; i < opts->threads; i++) {
         n->loop_count = i + 1;
-        rc = loop_init(n, &n->loops[i], i, uring);
+        rc = loop_init(n, &n->loops[i], i);
         if (rc)
             goto err_free;
-        n->loops[i].listen_fd = n->listen_fd;
-        if (!uring) {
-            rc = epoll_setup(&n->loops[i]);
-            if (rc)
-                goto err_free;
-        }
     }
-    n->uring = uring;
     for (uint32_t i = 0; i < n->loop_count; i++) {
         rc = -pthread_create(&n->loops[i].thread, NULL, loop_main, &n->loops[i]);
         if (rc) {
@@ -1595,7 +1127,7 @@ uint16_t net_port(const struct net *n)
 
 const char *net_backend_name(const struct net *n)
 {
-    return n->uring ? "io_uring" : "epoll";
+    return n->backend->name;
 }
 
 const struct net_counters *net_counters_get(const struct net *n)

@@ -28,6 +28,8 @@ enum net_io {
     NET_IO_SYNC = 2,  /* epoll + non-blocking sockets */
 };
 
+struct net_transport; /* net_transport.h */
+
 struct net_options {
     const char *host;           /* listen address (numeric IPv4 or IPv6, or "localhost") */
     uint16_t port;              /* 0: the kernel picks one (net_port tells which) */
@@ -39,8 +41,17 @@ struct net_options {
     uint64_t queued_max_bytes;  /* queued.max.request.bytes: request bytes (of frames over
                                    64 KiB) held over all connections at once; a frame that
                                    would pass it waits to be read. 0 = no bound */
+    uint64_t queued_max_response_bytes; /* response bytes answered and not yet sent (and
+                                           released), over all connections: at or above it no
+                                           connection hands the server another request (KN7).
+                                           0 = no bound */
+    uint64_t conn_max_response_bytes;   /* the same, per connection (KN7). 0 = no bound */
     enum net_io io;
     bool zero_copy; /* send out-of-line slices with SEND_ZC / MSG_ZEROCOPY (else sendmsg) */
+    const struct net_transport *transport; /* what carries the bytes: NULL is plain TCP
+                                              (net_tcp.c); one that is not raw runs on epoll */
+    bool copy_slices; /* copy slices through a bounded per-connection buffer instead of
+                         sending from their memory (the copying comparison path; KN8) */
 };
 
 /* One out-of-line run of response bytes: `len` bytes at `ptr` go on the wire right before the
@@ -112,13 +123,17 @@ struct net_counters {
     _Atomic uint64_t requests;
     _Atomic uint64_t bytes_in;
     _Atomic uint64_t bytes_out;
-    _Atomic uint64_t in_flight_stalls;        /* reads paused at in_flight_max */
-    _Atomic uint64_t memory_stalls;           /* reads paused at queued_max_bytes */
+    _Atomic uint64_t in_flight_stalls;        /* reads paused at in_flight_max (per pause) */
+    _Atomic uint64_t memory_stalls;           /* reads paused at queued_max_bytes (per pause) */
     _Atomic uint64_t queued_bytes;            /* request bytes held now (frames > 64 KiB) */
+    _Atomic uint64_t response_stalls;         /* reads paused at a response bound (KN7, per
+                                                 pause) */
+    _Atomic uint64_t queued_response_bytes;   /* response bytes held now (KN7) */
     _Atomic uint64_t payload_bytes_zero_copy; /* slice bytes handed to SEND_ZC/MSG_ZEROCOPY */
     _Atomic uint64_t payload_bytes_sendmsg;   /* slice bytes sent by plain sendmsg from the
                                                  mapping (the kernel copies; user space does
                                                  not) */
+    _Atomic uint64_t payload_bytes_copied;    /* slice bytes copied in user space (KN8) */
     _Atomic uint64_t zc_notifications;        /* zero-copy completions the kernel reported */
     _Atomic uint64_t zc_kernel_copied;        /* ... of which say the kernel copied the pages
                                                  after all (loopback delivers to a local socket

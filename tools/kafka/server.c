@@ -49,6 +49,8 @@ void kafka_server_options_init(struct kafka_server_options *o)
     o->net.in_flight_max = 16;
     o->net.idle_max_ms = 600000;
     o->net.queued_max_bytes = 512u << 20;
+    o->net.queued_max_response_bytes = 512u << 20;
+    o->net.conn_max_response_bytes = 16u << 20;
     o->net.io = NET_IO_AUTO;
     o->net.zero_copy = true;
     o->broker_id = 0;
@@ -322,6 +324,11 @@ static void hook_release(void *ctx, struct net_req *req)
     release_fetches(s);
     kp_arena_reset(&s->arena);
     kp_arena_reset(&s->resp);
+    /* A response buffer grown past 1 MiB (records copied by --zero-copy false, a huge
+     * Metadata) is given back: kept, it would pin the largest answer per slot for the life of
+     * the connection, past net's bound on response bytes (net.c KN7). */
+    if (s->w.cap > (1u << 20))
+        kp_writer_free(&s->w);
 }
 
 int kafka_slot_decode(struct kafka_slot *s, size_t body_at, kafka_body_decode_fn decode, void *ctx)
@@ -511,6 +518,11 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     /* Slices exist only when zero_copy; net.zero_copy picks SEND_ZC/MSG_ZEROCOPY for them
      * (else a plain sendmsg from the mapping: the kernel copies, user space does not). */
     srv->opts.net.zero_copy = opts->zero_copy && opts->net.zero_copy;
+    /* zero_copy off: the handlers still answer with slices and net copies them through a
+     * bounded buffer per connection as the socket drains (net.c KN8), so a copying fetch never
+     * materialises a whole response. */
+    srv->opts.net.copy_slices = !opts->zero_copy;
+    srv->opts.zero_copy = true;
     snprintf(srv->advertise_host, sizeof(srv->advertise_host), "%s", opts->advertise_host);
     struct net_hooks hooks = {
         .ctx = srv,
