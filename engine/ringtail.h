@@ -153,6 +153,14 @@ enum rt_io_backend {
     RT_IO_SYNC = 2,  /* pwritev + fdatasync on the shard thread */
 };
 
+/* Which time a batch's maxTimestamp (and the time index, and timestamp lookups) carries:
+ * Kafka's message.timestamp.type. Appends from outside the engine are held to Kafka's
+ * LogValidator either way (see rt_append_batch). */
+enum rt_timestamp_type {
+    RT_TIMESTAMP_CREATE_TIME = 0,     /* the records' own timestamps; maxTimestamp = their max */
+    RT_TIMESTAMP_LOG_APPEND_TIME = 1, /* the engine's clock at append (attribute bit 3 set) */
+};
+
 struct rt_options {
     uint64_t segment_size_bytes;       /* roll when the next batch would not fit (1 GiB) */
     int64_t segment_ms;                /* roll when the active segment is older (7 days) */
@@ -183,6 +191,7 @@ struct rt_options {
     bool read_only;        /* open for reading only (false); see rt_open */
     uint32_t fetches_max;  /* rt_fetch handles open at once, consumers' included; beyond it
                               rt_fetch_start fails with RT_E_FETCHES_FULL (4096; 0 = the default) */
+    enum rt_timestamp_type message_timestamp_type; /* every user topic's (CREATE_TIME) */
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -337,12 +346,20 @@ struct rt_record {
 int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
               const struct rt_record *records, size_t count, int64_t *base_offset_out);
 
-/* Appends an already-encoded RecordBatch v2 (`len` bytes). The batch is validated (lengths,
- * magic, CRC, records — a compressed batch's records are decompressed and held to the same
- * rules: recordCount records, offset deltas 0..n-1, lastOffsetDelta = recordCount - 1,
- * timestamps <= maxTimestamp) and rejected with RT_E_CORRUPT if it fails. The engine writes the
- * assigned base offset into bytes 0..7 of `batch` (the CRC does not cover them), so the
- * caller's buffer must be writable and stay untouched until the call returns. A batch with a
+/* Appends an already-encoded RecordBatch v2 (`len` bytes). The batch is validated as Kafka's
+ * LogValidator validates a produce (lengths, magic, CRC, records — a compressed batch's
+ * records are decompressed and held to the same rules: recordCount records, offset deltas
+ * 0..n-1, lastOffsetDelta = recordCount - 1, representable timestamps) and rejected with
+ * RT_E_CORRUPT if it fails. The engine writes into the caller's buffer, not a copy: the
+ * assigned base offset into bytes 0..7 (the CRC does not cover them) and, where they are not
+ * already right, the timestamp fields with the CRC recomputed (docs/format.md B.7, V16-V17):
+ * under RT_TIMESTAMP_CREATE_TIME maxTimestamp becomes the largest record timestamp (a client's
+ * -1 or understated maximum is accepted and corrected, as Kafka does) and attribute bit 3 is
+ * cleared; under RT_TIMESTAMP_LOG_APPEND_TIME maxTimestamp becomes the engine's clock and bit 3
+ * is set. A batch whose header is already right is not rewritten and costs one CRC pass. So
+ * the caller's buffer must be writable and stay untouched until the call returns (for
+ * rt_append_batch_async: until its callback), and may differ from what was passed in bytes
+ * 0..7, 17..22 and 35..42 afterwards. A batch with a
  * producer id (>= 0) is held to the producer rules (see "Producers" below); an exact duplicate
  * returns 0 with the original base offset and appends nothing.
  * Control batches (attribute bit 5: COMMIT/ABORT markers) are written only by the transaction

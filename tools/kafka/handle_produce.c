@@ -39,6 +39,11 @@ static uint32_t load_be32(const uint8_t *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+static uint64_t load_be64(const uint8_t *p)
+{
+    return (uint64_t)load_be32(p) << 32 | load_be32(p + 4);
+}
+
 /* The Kafka error for an append failure. */
 static int16_t produce_error(int rc)
 {
@@ -235,6 +240,12 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
                             s->req->conn_id, name, qp->index, rt_strerror(rc), rt_error_detail());
                     break; /* later batches of this partition would be out of order */
                 }
+                /* The engine stamped the timestamps on this thread (V17, batch.c) and the
+                 * shard writes only bytes 0..7; the guard (KP2) keeps the answer unencoded
+                 * until this loop is done, so the field is ours to set. Kafka answers the
+                 * LogAppendTime it stamped, -1 under CreateTime. */
+                if (at[21 + 1] & 0x08)
+                    r->log_append_time_ms = (int64_t)load_be64(at + 35);
                 atomic_fetch_add_explicit(&srv->stats.produce_batches, 1, memory_order_relaxed);
                 atomic_fetch_add_explicit(&srv->stats.produce_bytes, len, memory_order_relaxed);
                 op_index++;
