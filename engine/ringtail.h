@@ -379,6 +379,48 @@ int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
 int rt_append_batch(rt_engine *engine, const char *topic, uint32_t partition, void *batch,
                     size_t len, int64_t *base_offset_out);
 
+/* ---- Kafka message sets of formats v0 and v1 (docs/format.md B.9) ---- */
+
+/* Converts a Kafka message set of format v0 or v1 (what Produce v0-2 carries, and clients that
+ * still write "magic 0/1" at later versions) into one RecordBatch v2, as Kafka's broker
+ * up-converts it: CRC-32 of every message checked, compressed wrappers (gzip, snappy, lz4)
+ * decompressed and their inner messages taken in order, the batch recompressed with the first
+ * wrapper's codec (uncompressed when none was), producer id, epoch and base sequence -1,
+ * offsets 0..n-1, record timestamps the messages' (v1) or -1 (v0). Pass the result to
+ * rt_append_batch, which validates and stamps it like any batch. Needs no engine; thread-safe
+ * (each thread keeps its own working memory: the decompressed set, at most 64 MiB, kept
+ * between calls only while it is below 4 MiB). *batch_out is malloc'd: free() it after the
+ * append (for rt_append_batch_async: in or after its callback). *magic_out (may be NULL): 0 or 1.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL out), RT_E_CORRUPT (the set fails a rule MS1-MS7;
+ * rt_error_detail names it), RT_E_UNSUPPORTED_COMPRESSION (a codec other than gzip, snappy,
+ * lz4), RT_E_RECORD_TOO_LARGE (the batch would exceed batch_max_bytes, or its records 64 MiB),
+ * -ENOMEM. */
+int rt_message_set_upconvert(const void *set, size_t len, size_t batch_max_bytes, void **batch_out,
+                             size_t *batch_len_out, int8_t *magic_out);
+
+struct rt_downconvert_result {
+    size_t size_bytes;   /* written to out */
+    size_t needed_bytes; /* when nothing was written: what the first batch needs; else 0 */
+    uint32_t batches;    /* v2 batches converted */
+    uint64_t messages;   /* legacy messages written */
+};
+
+/* The reverse, for consumers that read message format v0 (Fetch v0-1) or v1 (Fetch v2-3), as
+ * Kafka's broker down-converts: the whole, valid RecordBatch v2 batches in [batches, +len)
+ * (what rt_fetch_get returns) become messages of format `magic` in out[0, cap). Control batches
+ * are dropped (old consumers do not know them), record headers dropped, records below
+ * fetch_offset skipped; aborted transactional data is kept, as Kafka keeps it (these fetch
+ * versions read uncommitted). An uncompressed batch becomes plain messages, a compressed one
+ * one wrapper message of the same codec. Batches are converted whole while they fit: the first
+ * batch that does not fit ends the output, and when it is the first, result->needed_bytes says
+ * how much it needs. A partial batch at the end of the input is left alone. Thread-safe as
+ * rt_message_set_upconvert. Errors: RT_E_INVALID_ARGUMENT (magic not 0 or 1, NULL pointers),
+ * RT_E_CORRUPT (the first batch converted does not decode), RT_E_UNSUPPORTED_COMPRESSION (a
+ * zstd batch first: message formats 0/1 have no zstd), -ENOMEM; damage or zstd after some
+ * output ends the output there with 0. */
+int rt_message_set_downconvert(const void *batches, size_t len, int64_t fetch_offset, int8_t magic,
+                               void *out, size_t cap, struct rt_downconvert_result *result);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Producers: idempotent (Kafka) and named (Pulsar)                                          */
 /* ---------------------------------------------------------------------------------------- */

@@ -3,6 +3,7 @@
 level, with hand-built record batches (for tests/cli_kafka_oldformat.sh). Standard library only.
 
 usage: produce_wire.py HOST:PORT TOPIC CreateTime|LogAppendTime
+       produce_wire.py HOST:PORT TOPIC msgset WANT_FILE
 
 The broker runs with --log-message-timestamp-type as given. Checks (docs/format.md B.7, V16-V17):
   - CreateTime: RecordBatch v2 batches of three records (timestamps 1000, 1001, 1002) whose
@@ -14,12 +15,20 @@ The broker runs with --log-message-timestamp-type as given. Checks (docs/format.
     third record (the time index holds the recomputed max);
   - LogAppendTime: the answer's log_append_time is the broker's clock (within the test's
     window), the stored batch has attribute bit 3 set and that maxTimestamp, CRC valid.
+  - msgset: message sets v0/v1 (engine/log/msgset.c): magic 1 at Produce v2 plain and in a gzip
+    wrapper (relative inner offsets), magic 0 at Produce v3 (an old client at a new version) and
+    in a gzip wrapper at Produce v1, are accepted; the records they hold (key:value timestamp)
+    are written to WANT_FILE for the caller to compare with a modern consumer; a CRC mismatch,
+    mixed magics, a truncated message, nested compression, a bad or missing wrapper value and a
+    short message are CORRUPT_MESSAGE (2), zstd in a legacy message UNSUPPORTED_COMPRESSION_TYPE
+    (76).
 Each check prints "ok - ..." or "FAIL - ..."; exit 1 if any failed.
 """
 import socket
 import struct
 import sys
 import time
+import zlib
 
 failed = 0
 
@@ -177,10 +186,77 @@ def list_offset(c, topic, ts):
     return e, o
 
 
+def message(magic, key, value, ts=-1, attrs=0, offset=0):
+    """One legacy entry (offset, size, crc, magic, attributes, [timestamp], key, value)."""
+    body = bytes([magic, attrs])
+    if magic == 1:
+        body += s64(ts)
+    for f in (key, value):
+        body += s32(-1) if f is None else s32(len(f)) + f
+    m = struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF) + body
+    return s64(offset) + s32(len(m)) + m
+
+
+def gzip_bytes(b):
+    co = zlib.compressobj(6, zlib.DEFLATED, 31)
+    return co.compress(b) + co.flush()
+
+
+def msgset_mode(c, topic):
+    """Message sets v0/v1 up-converted (engine/log/msgset.c MS1-MS9): what each partition holds
+    afterwards is printed as 'key:value timestamp' lines to stdout-expected file argv[4]."""
+    want = []
+    # v1 plain at Produce v2
+    ms = b"".join(message(1, b"k%d" % i, b"v1-plain-%d" % i, ts=1000 + i, offset=i) for i in range(3))
+    res = produce(c, topic, ms, ver=2)
+    check(res is not None and res[0] == 0, "Produce v2, 3 magic-1 messages: accepted (%s)" % (res,))
+    want += ["k%d:v1-plain-%d %d" % (i, i, 1000 + i) for i in range(3)]
+    # v1 gzip wrapper: relative inner offsets, wrapper offset = last inner, timestamp = max
+    inner = b"".join(message(1, b"g%d" % i, b"v1-gzip-%d" % i, ts=2000 + i, offset=i) for i in range(4))
+    ms = message(1, None, gzip_bytes(inner), ts=2003, attrs=1, offset=3)
+    res = produce(c, topic, ms, ver=2)
+    check(res is not None and res[0] == 0, "Produce v2, a gzip wrapper of 4 magic-1 messages: accepted (%s)"
+          % (res,))
+    want += ["g%d:v1-gzip-%d %d" % (i, i, 2000 + i) for i in range(4)]
+    # v0 at Produce v3 (an old client at a new version), plain then gzip
+    ms = b"".join(message(0, b"z%d" % i, b"v0-plain-%d" % i) for i in range(2))
+    res = produce(c, topic, ms, ver=3)
+    check(res is not None and res[0] == 0, "Produce v3 carrying magic-0 messages: accepted (%s)" % (res,))
+    want += ["z%d:v0-plain-%d -1" % (i, i) for i in range(2)]
+    inner = b"".join(message(0, b"y%d" % i, b"v0-gzip-%d" % i, offset=i) for i in range(2))
+    res = produce(c, topic, message(0, None, gzip_bytes(inner), attrs=1, offset=1), ver=1)
+    check(res is not None and res[0] == 0, "Produce v1, a gzip wrapper of magic-0 messages: accepted (%s)"
+          % (res,))
+    want += ["y%d:v0-gzip-%d -1" % (i, i) for i in range(2)]
+    # refusals: nothing appended
+    good = message(1, b"x", b"refused", ts=5)
+    bad_crc = bytearray(good)
+    bad_crc[-1] ^= 1
+    cases = [
+        ("a crc mismatch", bytes(bad_crc), 2),
+        ("magic 0 and 1 in one set", good + message(0, b"x", b"y"), 2),
+        ("a truncated last message", good + good[:-3], 2),
+        ("codec 4 (zstd) in a magic-1 message", message(1, None, b"\x28\xb5\x2f\xfd", attrs=4), 76),
+        ("a compressed message inside a gzip wrapper",
+         message(1, None, gzip_bytes(message(1, None, gzip_bytes(good), attrs=1)), attrs=1), 2),
+        ("a gzip wrapper whose value is not gzip", message(1, None, b"not gzip", attrs=1), 2),
+        ("a gzip wrapper without a value", message(1, None, None, attrs=1), 2),
+        ("a message size of 13", s64(0) + s32(13) + b"\0" * 13, 2),
+    ]
+    for desc, ms, err in cases:
+        res = produce(c, topic, ms, ver=2)
+        check(res is not None and res[0] == err, "%s: refused with error %d (%s)" % (desc, err, res))
+    return want
+
+
 def main():
     addr, topic, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     c = Conn(addr)
-    if mode == "CreateTime":
+    if mode == "msgset":
+        want = msgset_mode(c, topic)
+        with open(sys.argv[4], "w") as f:
+            f.write("".join(w + "\n" for w in want))
+    elif mode == "CreateTime":
         sent = {}
         for claim in (-1, 1001, 5000, 1002):
             b = batch(claim)

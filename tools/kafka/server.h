@@ -44,7 +44,11 @@ struct kafka_server_stats {
     _Atomic uint64_t fetch_bytes_copied; /* ... of which copied into a buffer (zero_copy off) */
     _Atomic uint64_t fetch_long_polls;   /* fetches parked to wait for data */
     _Atomic uint64_t topics_auto_created;
-    _Atomic uint64_t requests_refused; /* connection closed: bad header, version, body */
+    _Atomic uint64_t requests_refused;            /* connection closed: bad header, version, body */
+    _Atomic uint64_t produce_upconverted_sets;    /* message sets v0/v1 converted to v2 */
+    _Atomic uint64_t produce_upconverted_bytes;   /* ... their bytes as received */
+    _Atomic uint64_t fetch_downconverted_batches; /* v2 batches converted for Fetch v0-3 */
+    _Atomic uint64_t fetch_downconverted_bytes;   /* ... the message bytes answered */
 };
 
 struct kafka_server;
