@@ -4,6 +4,7 @@ level, with hand-built record batches (for tests/cli_kafka_oldformat.sh). Standa
 
 usage: produce_wire.py HOST:PORT TOPIC CreateTime|LogAppendTime
        produce_wire.py HOST:PORT TOPIC msgset WANT_FILE
+       produce_wire.py HOST:PORT TOPIC fetch WANT_FILE   (skips unless Fetch v0 is advertised)
 
 The broker runs with --log-message-timestamp-type as given. Checks (docs/format.md B.7, V16-V17):
   - CreateTime: RecordBatch v2 batches of three records (timestamps 1000, 1001, 1002) whose
@@ -249,10 +250,100 @@ def msgset_mode(c, topic):
     return want
 
 
+def api_max(c, key):
+    """(min, max) version the broker advertises for `key` (ApiVersions v0), or None."""
+    r = c.call(18, 0, b"")
+    (err, n) = struct.unpack(">hi", r[:6])
+    for i in range(n):
+        k, lo, hi = struct.unpack(">hhh", r[6 + 6 * i:12 + 6 * i])
+        if k == key:
+            return lo, hi
+    return None
+
+
+def fetch_old(c, topic, ver, offset=0, max_bytes=1 << 20):
+    """Fetch v0-3 of partition 0: (error, high watermark, message-set bytes)."""
+    body = s32(-1) + s32(100) + s32(0)
+    if ver >= 3:
+        body += s32(max_bytes)
+    body += s32(1) + kstr(topic) + s32(1) + s32(0) + s64(offset) + s32(max_bytes)
+    r = c.call(1, ver, body)
+    off = 4 if ver >= 1 else 0
+    off += 4
+    (ln,) = struct.unpack(">h", r[off:off + 2])
+    off += 2 + ln + 4
+    p, e, hw = struct.unpack(">ihq", r[off:off + 14])
+    off += 14
+    (nb,) = struct.unpack(">i", r[off:off + 4])
+    return e, hw, r[off + 4:off + 4 + max(nb, 0)]
+
+
+def legacy_messages(data, out, wrapper=None):
+    """Flattens a message set (decompressing gzip wrappers) into (offset, magic, ts, key, value)."""
+    at = 0
+    while at + 12 <= len(data):
+        off, size = struct.unpack(">qi", data[at:at + 12])
+        m = data[at + 12:at + 12 + size]
+        at += 12 + size
+        (crc,) = struct.unpack(">I", m[:4])
+        check(crc == zlib.crc32(m[4:]) & 0xFFFFFFFF, "message at %d: CRC-32 valid" % off)
+        magic, attrs = m[4], m[5]
+        q = 6
+        ts = -1
+        if magic == 1:
+            (ts,) = struct.unpack(">q", m[q:q + 8])
+            q += 8
+        fields = []
+        for _ in range(2):
+            (n,) = struct.unpack(">i", m[q:q + 4])
+            q += 4
+            fields.append(None if n < 0 else m[q:q + n])
+            q += max(n, 0)
+        if attrs & 7 == 1:
+            legacy_messages(zlib.decompress(fields[1], 31), out, (off, magic))
+        elif attrs & 7:
+            out.append((off, magic, ts, b"<codec %d>" % (attrs & 7), b""))
+        else:
+            if wrapper and magic == 1:
+                off = wrapper[0] + off  # relative: fixed up below
+            out.append((off, magic, ts, fields[0], fields[1]))
+
+
+def fetch_mode(c, topic, want_file):
+    """Fetch v0-3 down-conversion (handle_fetch.c KF5): the records of `topic` (written by the
+    msgset mode) read at every old version are want_file's, in message format 0 (v0-1) or 1
+    (v2-3), CRCs valid, timestamps kept at v2-3."""
+    want = [l.rstrip("\n") for l in open(want_file)]
+    for ver in (0, 1, 2, 3):
+        e, hw, data = fetch_old(c, topic, ver)
+        msgs = []
+        legacy_messages(data, msgs)
+        magic = 1 if ver >= 2 else 0
+        got = ["%s:%s %d" % (m[3].decode(), m[4].decode(), m[2] if magic == 1 else -1)
+               for m in msgs]
+        exp = [w if magic == 1 else w.rsplit(" ", 1)[0] + " -1" for w in want]
+        check(e == 0 and hw == len(want), "Fetch v%d: no error, high watermark %d (%d, %d)"
+              % (ver, len(want), e, hw))
+        check(all(m[1] == magic for m in msgs), "Fetch v%d: every message has magic %d" % (ver, magic))
+        check(got == exp, "Fetch v%d: the records as produced (%d of %d)" % (ver, len(got), len(exp)))
+    # from the middle: nothing below the offset
+    e, hw, data = fetch_old(c, topic, 2, offset=5)
+    msgs = []
+    legacy_messages(data, msgs)
+    check(e == 0 and len(msgs) == len(want) - 5, "Fetch v2 from offset 5: %d messages (%d)"
+          % (len(want) - 5, len(msgs)))
+
+
 def main():
     addr, topic, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     c = Conn(addr)
-    if mode == "msgset":
+    if mode == "fetch":
+        rng = api_max(c, 1)
+        if rng is None or rng[0] > 0:
+            print("skip - the broker does not advertise Fetch v0-3 (%s)" % (rng,))
+            sys.exit(0)
+        fetch_mode(c, topic, sys.argv[4])
+    elif mode == "msgset":
         want = msgset_mode(c, topic)
         with open(sys.argv[4], "w") as f:
             f.write("".join(w + "\n" for w in want))
