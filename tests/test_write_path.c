@@ -649,7 +649,8 @@ static void test_append_batch_recomputes_max_timestamp(void **state)
 
 /* V17 under LogAppendTime (rt_options.message_timestamp_type, Kafka's
  * message.timestamp.type): every batch — rt_append_batch (any codec, any claimed max),
- * rt_append — is stored with attribute bit 3 set and maxTimestamp = the engine's clock at the
+ * rt_append, rt_producer — is stored with attribute bit 3 set and maxTimestamp = the engine's
+ * clock at the
  * append, and its records read back with that time. */
 static void test_log_append_time(void **state)
 {
@@ -675,10 +676,23 @@ static void test_log_append_time(void **state)
     assert_int_equal(rt_append(f->e, TOPIC, 0, &r, 1, &base), 0);
     assert_int_equal(base, next);
     next += 1;
+    /* An rt_producer's batch (engine/client/producer.c) too. */
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    rt_producer *prod = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &prod), 0);
+    struct rt_producer_message pm = {
+        .record = {.key_len = -1, .value = "p", .value_len = 1, .timestamp_ms = 9}, .sequence = -1};
+    assert_int_equal(rt_producer_send(prod, TOPIC, 0, &pm, NULL, NULL), 0);
+    assert_int_equal(rt_producer_flush(prod, 10000), 0);
+    assert_int_equal(rt_producer_close(prod), 0);
+    next += 1;
     struct timespec t1;
     clock_gettime(CLOCK_REALTIME, &t1);
     int64_t after = (int64_t)t1.tv_sec * 1000 + t1.tv_nsec / 1000000;
-    for (int64_t o = 0; o < next; o += 3) {
+    const int64_t firsts[] = {0, 3, 6, 9, 12, 15, 16}; /* five codecs, rt_append, rt_producer */
+    for (size_t i = 0; i < ARRAY_LEN(firsts); i++) {
+        int64_t o = firsts[i];
         int16_t attrs = 0;
         int64_t max_ts = -7;
         stored_header(f->e, o, &attrs, &max_ts);
