@@ -1,5 +1,6 @@
 /*
- * handle_fetch.c — Fetch v4-11 (v0-3: KF5) and ListOffsets v1-3 over rt_fetch_start / rt_list_offsets.
+ * handle_fetch.c — Fetch v4-11 (v0-3: KF5) and ListOffsets v1-3 over rt_fetch_start /
+ * rt_list_offsets.
  *
  * Fetch: per partition one rt_fetch (whole batches from one segment, starting at the batch that
  * holds fetch_offset, bounded by the high watermark or, read_committed, the LSO); the response

@@ -1,8 +1,9 @@
 /*
  * handle_produce.c — Produce: each partition's record set (one or more RecordBatch v2, as
  * the client encoded them, inside the request frame; or a message set v0/v1, KPC1) goes to
- * rt_append_batch_async, which validates it (magic, sizes, CRC, counts and offset deltas, codec) on the loop thread and
- * queues it to the partition's shard; the broker stamps the leader epoch (0) and the shard the
+ * rt_append_batch_async, which validates it (magic, sizes, CRC, counts and offset deltas,
+ * codec; maxTimestamp recomputed or LogAppendTime stamped: docs/format.md B.7 V16-V17) on the
+ * loop thread and queues it to the partition's shard; the broker stamps the leader epoch (0) and the shard the
  * base offset in place (neither is covered by the CRC); the shard calls back
  * once the round is acknowledged under the engine's sync mode (durable under sync=always). The
  * last callback encodes the answer and hands the request back to its loop (net_req_complete).
