@@ -388,6 +388,36 @@ static void test_downconvert_round_trip(void **state)
     msgset_scratch_free(&sc2);
 }
 
+/* MS10: transactional data is converted like any data (Fetch v0-3 read uncommitted: Kafka's
+ * down-conversion keeps aborted records too); only the marker after it is dropped. */
+static void test_downconvert_keeps_transactional_data(void **state)
+{
+    (void)state;
+    struct msgset_scratch sc = {0};
+    uint8_t data[1024];
+    struct batch_builder bb;
+    assert_int_equal(batch_builder_init(&bb, data, 512, BATCH_ATTR_TRANSACTIONAL, 7, 0, 0), 0);
+    struct rt_record r = {.key_len = -1, .value = "aborted", .value_len = 7, .timestamp_ms = 1};
+    assert_int_equal(batch_builder_add(&bb, &r), 0);
+    size_t l1 = 0;
+    assert_int_equal(batch_builder_finish(&bb, &l1), 0);
+    control_batch_build(data + l1, 7, 0, CONTROL_ABORT, 0, 2);
+    batch_stamp_base_offset(data + l1, 1);
+    uint8_t out[512];
+    size_t bytes = 0, needed = 0;
+    uint32_t batches = 0;
+    uint64_t messages = 0;
+    const char *why = NULL;
+    assert_int_equal(msgset_downconvert(&sc, data, l1 + CONTROL_BATCH_BYTES, 0, 1, out, sizeof out,
+                                        &bytes, &needed, &batches, &messages, &why),
+                     0);
+    assert_int_equal(batches, 1);
+    assert_int_equal(messages, 1);
+    assert_int_equal(bytes, 12 + 22 + 7);
+    assert_memory_equal(out + bytes - 7, "aborted", 7);
+    msgset_scratch_free(&sc);
+}
+
 /* The public wrappers: errors carry a detail, outputs are the caller's. */
 static void test_public_api(void **state)
 {
@@ -417,8 +447,11 @@ static void test_public_api(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_upconvert_plain),    cmocka_unit_test(test_upconvert_wrappers),
-        cmocka_unit_test(test_upconvert_refusals), cmocka_unit_test(test_downconvert_round_trip),
+        cmocka_unit_test(test_upconvert_plain),
+        cmocka_unit_test(test_upconvert_wrappers),
+        cmocka_unit_test(test_upconvert_refusals),
+        cmocka_unit_test(test_downconvert_round_trip),
+        cmocka_unit_test(test_downconvert_keeps_transactional_data),
         cmocka_unit_test(test_public_api),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
