@@ -78,6 +78,7 @@ void rt_options_init(struct rt_options *o)
     o->txn_check_max = 15;
     o->txn_park_hanging = false;
     o->fetches_max = LOG_FETCHES_MAX_DEFAULT;
+    o->message_timestamp_type = RT_TIMESTAMP_CREATE_TIME;
 }
 
 static int options_check(const struct rt_options *o)
@@ -116,6 +117,9 @@ static int options_check(const struct rt_options *o)
     CHECK(o->txn_check_max >= 1, "txn_check_max must be >= 1");
     CHECK(o->retention_ms >= -1, "retention_ms must be >= -1");
     CHECK(o->fetches_max <= (1u << 20), "fetches_max must be 0 (default) .. 1048576");
+    CHECK(o->message_timestamp_type == RT_TIMESTAMP_CREATE_TIME ||
+              o->message_timestamp_type == RT_TIMESTAMP_LOG_APPEND_TIME,
+          "message_timestamp_type must be RT_TIMESTAMP_CREATE_TIME or _LOG_APPEND_TIME");
 #undef CHECK
     return 0;
 }

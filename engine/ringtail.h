@@ -153,6 +153,14 @@ enum rt_io_backend {
     RT_IO_SYNC = 2,  /* pwritev + fdatasync on the shard thread */
 };
 
+/* Which time a batch's maxTimestamp (and the time index, and timestamp lookups) carries:
+ * Kafka's message.timestamp.type. Appends from outside the engine are held to Kafka's
+ * LogValidator either way (see rt_append_batch). */
+enum rt_timestamp_type {
+    RT_TIMESTAMP_CREATE_TIME = 0,     /* the records' own timestamps; maxTimestamp = their max */
+    RT_TIMESTAMP_LOG_APPEND_TIME = 1, /* the engine's clock at append (attribute bit 3 set) */
+};
+
 struct rt_options {
     uint64_t segment_size_bytes;       /* roll when the next batch would not fit (1 GiB; 14 ..
                                           2^31-1, as Kafka's segment.bytes: a larger batch is
@@ -185,6 +193,7 @@ struct rt_options {
     bool read_only;        /* open for reading only (false); see rt_open */
     uint32_t fetches_max;  /* rt_fetch handles open at once, consumers' included; beyond it
                               rt_fetch_start fails with RT_E_FETCHES_FULL (4096; 0 = the default) */
+    enum rt_timestamp_type message_timestamp_type; /* every user topic's (CREATE_TIME) */
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -340,12 +349,20 @@ struct rt_record {
 int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
               const struct rt_record *records, size_t count, int64_t *base_offset_out);
 
-/* Appends an already-encoded RecordBatch v2 (`len` bytes). The batch is validated (lengths,
- * magic, CRC, records — a compressed batch's records are decompressed and held to the same
- * rules: recordCount records, offset deltas 0..n-1, lastOffsetDelta = recordCount - 1,
- * timestamps <= maxTimestamp) and rejected with RT_E_CORRUPT if it fails. The engine writes the
- * assigned base offset into bytes 0..7 of `batch` (the CRC does not cover them), so the
- * caller's buffer must be writable and stay untouched until the call returns. A batch with a
+/* Appends an already-encoded RecordBatch v2 (`len` bytes). The batch is validated as Kafka's
+ * LogValidator validates a produce (lengths, magic, CRC, records — a compressed batch's
+ * records are decompressed and held to the same rules: recordCount records, offset deltas
+ * 0..n-1, lastOffsetDelta = recordCount - 1, representable timestamps) and rejected with
+ * RT_E_CORRUPT if it fails. The engine writes into the caller's buffer, not a copy: the
+ * assigned base offset into bytes 0..7 (the CRC does not cover them) and, where they are not
+ * already right, the timestamp fields with the CRC recomputed (docs/format.md B.7, V16-V17):
+ * under RT_TIMESTAMP_CREATE_TIME maxTimestamp becomes the largest record timestamp (a client's
+ * -1 or understated maximum is accepted and corrected, as Kafka does) and attribute bit 3 is
+ * cleared; under RT_TIMESTAMP_LOG_APPEND_TIME maxTimestamp becomes the engine's clock and bit 3
+ * is set. A batch whose header is already right is not rewritten and costs one CRC pass. So
+ * the caller's buffer must be writable and stay untouched until the call returns (for
+ * rt_append_batch_async: until its callback), and may differ from what was passed in bytes
+ * 0..7, 17..22 and 35..42 afterwards. A batch with a
  * producer id (>= 0) is held to the producer rules (see "Producers" below); an exact duplicate
  * returns 0 with the original base offset and appends nothing.
  * Control batches (attribute bit 5: COMMIT/ABORT markers) are written only by the transaction
@@ -364,6 +381,48 @@ int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
  * batch's records). */
 int rt_append_batch(rt_engine *engine, const char *topic, uint32_t partition, void *batch,
                     size_t len, int64_t *base_offset_out);
+
+/* ---- Kafka message sets of formats v0 and v1 (docs/format.md B.9) ---- */
+
+/* Converts a Kafka message set of format v0 or v1 (what Produce v0-2 carries, and clients that
+ * still write "magic 0/1" at later versions) into one RecordBatch v2, as Kafka's broker
+ * up-converts it: CRC-32 of every message checked, compressed wrappers (gzip, snappy, lz4)
+ * decompressed and their inner messages taken in order, the batch recompressed with the first
+ * wrapper's codec (uncompressed when none was), producer id, epoch and base sequence -1,
+ * offsets 0..n-1, record timestamps the messages' (v1) or -1 (v0). Pass the result to
+ * rt_append_batch, which validates and stamps it like any batch. Needs no engine; thread-safe
+ * (each thread keeps its own working memory: the decompressed set, at most 64 MiB, kept
+ * between calls only while it is below 4 MiB). *batch_out is malloc'd: free() it after the
+ * append (for rt_append_batch_async: in or after its callback). *magic_out (may be NULL): 0 or 1.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL out), RT_E_CORRUPT (the set fails a rule MS1-MS7;
+ * rt_error_detail names it), RT_E_UNSUPPORTED_COMPRESSION (a codec other than gzip, snappy,
+ * lz4), RT_E_RECORD_TOO_LARGE (the batch would exceed batch_max_bytes, or its records 64 MiB),
+ * -ENOMEM. */
+int rt_message_set_upconvert(const void *set, size_t len, size_t batch_max_bytes, void **batch_out,
+                             size_t *batch_len_out, int8_t *magic_out);
+
+struct rt_downconvert_result {
+    size_t size_bytes;   /* written to out */
+    size_t needed_bytes; /* when nothing was written: what the first batch needs; else 0 */
+    uint32_t batches;    /* v2 batches converted */
+    uint64_t messages;   /* legacy messages written */
+};
+
+/* The reverse, for consumers that read message format v0 (Fetch v0-1) or v1 (Fetch v2-3), as
+ * Kafka's broker down-converts: the whole, valid RecordBatch v2 batches in [batches, +len)
+ * (what rt_fetch_get returns) become messages of format `magic` in out[0, cap). Control batches
+ * are dropped (old consumers do not know them), record headers dropped, records below
+ * fetch_offset skipped; aborted transactional data is kept, as Kafka keeps it (these fetch
+ * versions read uncommitted). An uncompressed batch becomes plain messages, a compressed one
+ * one wrapper message of the same codec. Batches are converted whole while they fit: the first
+ * batch that does not fit ends the output, and when it is the first, result->needed_bytes says
+ * how much it needs. A partial batch at the end of the input is left alone. Thread-safe as
+ * rt_message_set_upconvert. Errors: RT_E_INVALID_ARGUMENT (magic not 0 or 1, NULL pointers),
+ * RT_E_CORRUPT (the first batch converted does not decode), RT_E_UNSUPPORTED_COMPRESSION (a
+ * zstd batch first: message formats 0/1 have no zstd), -ENOMEM; damage or zstd after some
+ * output ends the output there with 0. */
+int rt_message_set_downconvert(const void *batches, size_t len, int64_t fetch_offset, int8_t magic,
+                               void *out, size_t cap, struct rt_downconvert_result *result);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Producers: idempotent (Kafka) and named (Pulsar)                                          */

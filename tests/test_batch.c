@@ -1,7 +1,7 @@
 /*
  * test_batch.c — RecordBatch v2 codec: varints, a batch derived by hand from the format, real
  * Kafka broker batches reproduced byte for byte, control markers, round trips, and every
- * validation rule (V1-V15 at the top of engine/log/batch.c) rejecting what it must.
+ * validation rule (V1-V17 at the top of engine/log/batch.c) rejecting what it must.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -1049,6 +1049,65 @@ static void test_builder_timestamps(void **state)
     assert_string_equal(why, "record timestamp overflows");
 }
 
+/* V16-V17: an append measures the records' max instead of comparing (a maxTimestamp of -1 or
+ * below a record is accepted), and batch_stamp_timestamps makes the header true, sealing the
+ * CRC again only when a field changes. */
+static void test_append_rules_v16_v17(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    struct batch_builder b;
+    assert_int_equal(batch_builder_init(&b, buf, sizeof buf, 0, -1, -1, -1), 0);
+    const int64_t ts[] = {100, 50, 300, 200};
+    for (size_t i = 0; i < ARRAY_LEN(ts); i++) {
+        struct rt_record r = {.key_len = -1, .value = "v", .value_len = 1, .timestamp_ms = ts[i]};
+        assert_int_equal(batch_builder_add(&b, &r), 0);
+    }
+    size_t len;
+    assert_int_equal(batch_builder_finish(&b, &len), 0);
+    const char *why = NULL;
+    struct batch_header h;
+    int64_t m = 0;
+    /* Right already: measured 300, nothing to stamp, not one byte changes. */
+    assert_int_equal(batch_validate_append(buf, len, 0, &h, &m, &why), 0);
+    assert_int_equal(m, 300);
+    uint8_t copy[256];
+    memcpy(copy, buf, len);
+    assert_false(batch_stamp_timestamps(buf, len, &h, false, m));
+    assert_memory_equal(buf, copy, len);
+    const int64_t claims[] = {-1, 0, 299, 1000};
+    for (size_t i = 0; i < ARRAY_LEN(claims); i++) {
+        be64_store(buf + BATCH_OFF_MAX_TIMESTAMP, (uint64_t)claims[i]);
+        batch_seal_crc(buf, len);
+        if (claims[i] < 300) /* the read rule still refuses it */
+            assert_int_equal(batch_validate(buf, len, 0, &h, &why), RT_E_CORRUPT);
+        m = 0;
+        assert_int_equal(batch_validate_append(buf, len, 0, &h, &m, &why), 0);
+        assert_int_equal(m, 300);
+        assert_true(batch_stamp_timestamps(buf, len, &h, false, m));
+        assert_int_equal(h.max_timestamp, 300);
+        assert_memory_equal(buf, copy, len); /* exactly the builder's bytes again, CRC too */
+        assert_int_equal(batch_validate(buf, len, 0, &h, &why), 0);
+    }
+    /* LogAppendTime: bit 3 set, maxTimestamp the clock; CRC sealed; idempotent. */
+    assert_true(batch_stamp_timestamps(buf, len, &h, true, 12345));
+    assert_int_equal(h.attributes, BATCH_ATTR_LOG_APPEND_TIME);
+    assert_int_equal(be64_load(buf + BATCH_OFF_MAX_TIMESTAMP), 12345);
+    assert_int_equal(batch_validate(buf, len, 0, &h, &why), 0);
+    assert_false(batch_stamp_timestamps(buf, len, &h, true, 12345));
+    /* Back to CreateTime clears the bit and takes the measured max. */
+    assert_int_equal(batch_validate_append(buf, len, 0, &h, &m, &why), 0);
+    assert_int_equal(m, 300);
+    assert_true(batch_stamp_timestamps(buf, len, &h, false, m));
+    assert_memory_equal(buf, copy, len);
+    /* V16 keeps the overflow rule, whatever the timestamp type. */
+    be16_store(buf + BATCH_OFF_ATTRIBUTES, BATCH_ATTR_LOG_APPEND_TIME);
+    be64_store(buf + BATCH_OFF_BASE_TIMESTAMP, (uint64_t)INT64_MAX - 10);
+    batch_seal_crc(buf, len);
+    assert_int_equal(batch_validate_append(buf, len, 0, &h, &m, &why), RT_E_CORRUPT);
+    assert_string_equal(why, "record timestamp overflows");
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Corruption                                                                                */
 /* ---------------------------------------------------------------------------------------- */
@@ -1266,6 +1325,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_null_and_empty),
         cmocka_unit_test(test_builder_errors),
         cmocka_unit_test(test_builder_timestamps),
+        cmocka_unit_test(test_append_rules_v16_v17),
         cmocka_unit_test(test_flip_every_byte),
         cmocka_unit_test(test_structural_rules),
         cmocka_unit_test(test_truncation_every_length),

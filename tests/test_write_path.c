@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "batch.h"
@@ -41,6 +42,8 @@
 #include "helpers/test_util.h"
 #include "partition.h"
 #include "ringtail.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 #define TOPIC "w"
 
@@ -513,7 +516,6 @@ static const struct liar LIARS[] = {
     {"offset deltas 0, 0, 1", 3, 2, {0, 0, 1}, 1002},
     {"offset deltas 1, 2, 3 (a gap before the first)", 3, 2, {1, 2, 3}, 1002},
     {"lastOffsetDelta 5 with three records", 3, 5, {0, 1, 2}, 1002},
-    {"a record newer than maxTimestamp", 3, 2, {0, 1, 2}, 1001},
 };
 
 static const int CODECS[] = {BATCH_COMPRESSION_NONE, BATCH_COMPRESSION_GZIP,
@@ -559,6 +561,158 @@ static void test_append_batch_refuses_disagreeing_counts(void **state)
     assert_int_equal(rt_close(f->e), 0);
     f->e = NULL;
     assert_verify_clean(f->dir);
+}
+
+/* ---- Kafka's LogValidator: maxTimestamp recomputed, LogAppendTime (batch.c V16-V17) -------- */
+
+struct ts_seen {
+    int64_t n;
+    int64_t ts[128];
+};
+
+static void collect_ts(void *ctx, const struct rt_record_view *r)
+{
+    struct ts_seen *s = ctx;
+    assert_true(s->n < 128);
+    s->ts[s->n++] = r->timestamp_ms;
+}
+
+/* The stored header of the batch holding `offset` (partition 0): attributes and maxTimestamp. */
+static void stored_header(rt_engine *e, int64_t offset, int16_t *attributes, int64_t *max_ts)
+{
+    rt_fetch *fh = NULL;
+    assert_int_equal(rt_fetch_start(e, TOPIC, 0, offset, 1, RT_READ_UNCOMMITTED, &fh), 0);
+    const struct rt_fetch_view *v = rt_fetch_get(fh);
+    assert_true(v->size_bytes >= BATCH_HEADER_BYTES);
+    struct batch_header h;
+    const char *why = NULL;
+    assert_int_equal(batch_header_parse(v->data, v->size_bytes, &h, &why), 0);
+    assert_true(offset >= h.base_offset && offset <= batch_last_offset(&h));
+    /* The stored CRC holds: a rewritten header was sealed again. */
+    assert_int_equal(batch_validate(v->data, (size_t)h.length + 12, 0, NULL, &why), 0);
+    *attributes = h.attributes;
+    *max_ts = h.max_timestamp;
+    rt_fetch_release(fh);
+}
+
+/* V16-V17 under CreateTime: a batch whose maxTimestamp is -1, understated or overstated is
+ * accepted (Kafka's LogValidator) and stored with maxTimestamp = its records' max (1002), for
+ * every codec; a batch already right is not rewritten (its bytes, CRC included, are what the
+ * caller passed). The time index is fed the true max: a lookup of 1002 finds the batch. */
+static void test_append_batch_recomputes_max_timestamp(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, 1), 0);
+    uint8_t records[1024], batch[4096], copy[4096];
+    const int64_t claims[] = {-1, 1001, 1000, 0, 5000, 1002};
+    int64_t next = 0;
+    for (size_t c = 0; c < ARRAY_LEN(CODECS); c++) {
+        for (size_t i = 0; i < ARRAY_LEN(claims); i++) {
+            size_t rlen = three_records(records, 0, 1, 2);
+            size_t len =
+                make_batch(batch, sizeof(batch), CODECS[c], records, rlen, 3, 2, claims[i]);
+            memcpy(copy, batch, len);
+            int64_t base = -7;
+            int rc = rt_append_batch(f->e, TOPIC, 0, batch, len, &base);
+            if (rc)
+                fprintf(stderr, "codec %d max %" PRId64 ": %s\n", CODECS[c], claims[i],
+                        rt_error_detail());
+            assert_int_equal(rc, 0);
+            assert_int_equal(base, next);
+            /* In place: bytes 8.. are the caller's unless the header had to change. */
+            if (claims[i] == 1002)
+                assert_memory_equal(batch + 8, copy + 8, len - 8);
+            else
+                assert_int_equal(be64_of(batch + BATCH_OFF_MAX_TIMESTAMP), 1002);
+            int16_t attrs = -1;
+            int64_t max_ts = -7;
+            stored_header(f->e, next, &attrs, &max_ts);
+            assert_int_equal(max_ts, 1002);
+            assert_int_equal(attrs, CODECS[c]);
+            next += 3;
+        }
+    }
+    int64_t found = -1;
+    assert_int_equal(rt_list_offsets(f->e, TOPIC, 0, 1002, RT_READ_UNCOMMITTED, &found), 0);
+    assert_int_equal(found, 2); /* the first batch's third record */
+    struct ts_seen seen = {0};
+    assert_int_equal(read_partition(f->e, 0, collect_ts, &seen), next);
+    for (int64_t k = 0; k < seen.n; k++)
+        assert_int_equal(seen.ts[k], 1000 + k % 3);
+    reopen(f);
+    assert_int_equal(read_partition(f->e, 0, NULL, NULL), next);
+    assert_int_equal(rt_close(f->e), 0);
+    f->e = NULL;
+    assert_verify_clean(f->dir);
+}
+
+/* V17 under LogAppendTime (rt_options.message_timestamp_type, Kafka's
+ * message.timestamp.type): every batch — rt_append_batch (any codec, any claimed max),
+ * rt_append, rt_producer — is stored with attribute bit 3 set and maxTimestamp = the engine's
+ * clock at the
+ * append, and its records read back with that time. */
+static void test_log_append_time(void **state)
+{
+    struct tu_fixture *f = *state;
+    f->o.message_timestamp_type = RT_TIMESTAMP_LOG_APPEND_TIME;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, 1), 0);
+    uint8_t records[1024], batch[4096];
+    int64_t next = 0;
+    struct timespec t0;
+    clock_gettime(CLOCK_REALTIME, &t0);
+    int64_t before = (int64_t)t0.tv_sec * 1000 + t0.tv_nsec / 1000000;
+    for (size_t c = 0; c < ARRAY_LEN(CODECS); c++) {
+        size_t rlen = three_records(records, 0, 1, 2);
+        size_t len = make_batch(batch, sizeof(batch), CODECS[c], records, rlen, 3, 2, -1);
+        int64_t base = -7;
+        assert_int_equal(rt_append_batch(f->e, TOPIC, 0, batch, len, &base), 0);
+        assert_int_equal(base, next);
+        next += 3;
+    }
+    struct rt_record r = {.key_len = -1, .value = "x", .value_len = 1, .timestamp_ms = 7};
+    int64_t base = -7;
+    assert_int_equal(rt_append(f->e, TOPIC, 0, &r, 1, &base), 0);
+    assert_int_equal(base, next);
+    next += 1;
+    /* An rt_producer's batch (engine/client/producer.c) too. */
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    rt_producer *prod = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &prod), 0);
+    struct rt_producer_message pm = {
+        .record = {.key_len = -1, .value = "p", .value_len = 1, .timestamp_ms = 9}, .sequence = -1};
+    assert_int_equal(rt_producer_send(prod, TOPIC, 0, &pm, NULL, NULL), 0);
+    assert_int_equal(rt_producer_flush(prod, 10000), 0);
+    assert_int_equal(rt_producer_close(prod), 0);
+    next += 1;
+    struct timespec t1;
+    clock_gettime(CLOCK_REALTIME, &t1);
+    int64_t after = (int64_t)t1.tv_sec * 1000 + t1.tv_nsec / 1000000;
+    const int64_t firsts[] = {0, 3, 6, 9, 12, 15, 16}; /* five codecs, rt_append, rt_producer */
+    for (size_t i = 0; i < ARRAY_LEN(firsts); i++) {
+        int64_t o = firsts[i];
+        int16_t attrs = 0;
+        int64_t max_ts = -7;
+        stored_header(f->e, o, &attrs, &max_ts);
+        assert_true(attrs & BATCH_ATTR_LOG_APPEND_TIME);
+        assert_true(max_ts >= before && max_ts <= after);
+    }
+    struct ts_seen seen = {0};
+    assert_int_equal(read_partition(f->e, 0, collect_ts, &seen), next);
+    for (int64_t k = 0; k < seen.n; k++)
+        assert_true(seen.ts[k] >= before && seen.ts[k] <= after);
+    /* An unknown timestamp type is refused at open. */
+    assert_int_equal(rt_close(f->e), 0);
+    f->e = NULL;
+    assert_verify_clean(f->dir);
+    struct rt_options bad;
+    rt_options_init(&bad);
+    bad.message_timestamp_type = (enum rt_timestamp_type)2;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(f->dir, &bad, &e), RT_E_INVALID_ARGUMENT);
+    assert_null(e);
 }
 
 /* ---- an index-overflowing batch already on disk ------------------------------------------ */
@@ -686,6 +840,10 @@ int main(void)
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_append_batch_refuses_disagreeing_counts,
                                         tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_append_batch_recomputes_max_timestamp,
+                                        tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_log_append_time, tu_fixture_setup,
+                                        tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_open_reports_index_overflow_clean, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_open_reports_index_overflow_after_crash,

@@ -72,6 +72,9 @@ static void serve_usage(FILE *out)
             "  --sync MODE                always|interval|none: acknowledge produce after\n"
             "                             fdatasync, or not (always; log.flush.interval.*)\n"
             "  --segment-bytes N          segment size (67108864; log.segment.bytes)\n"
+            "  --log-message-timestamp-type T  CreateTime|LogAppendTime: a batch's max\n"
+            "                             timestamp is its records' or the broker's clock\n"
+            "                             (CreateTime; log.message.timestamp.type)\n"
             "  --io MODE                  auto|uring|sync: network loop on io_uring or epoll\n"
             "                             (auto: io_uring when it can be set up; the\n"
             "                             environment variable RT_KAFKA_IO sets the default)\n"
@@ -219,6 +222,13 @@ int cmd_serve(int argc, char **argv)
                     eo.sync_mode = RT_SYNC_INTERVAL;
                 else if (strcmp(v, "none") == 0)
                     eo.sync_mode = RT_SYNC_NONE;
+                else
+                    ok = false;
+            } else if (strcmp(a, "--log-message-timestamp-type") == 0) {
+                if (strcmp(v, "CreateTime") == 0)
+                    eo.message_timestamp_type = RT_TIMESTAMP_CREATE_TIME;
+                else if (strcmp(v, "LogAppendTime") == 0)
+                    eo.message_timestamp_type = RT_TIMESTAMP_LOG_APPEND_TIME;
                 else
                     ok = false;
             } else if (strcmp(a, "--segment-bytes") == 0)

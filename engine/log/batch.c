@@ -2,7 +2,7 @@
  * batch.c — Kafka RecordBatch v2: the bytes every ringtail segment holds. This module encodes
  * batches and control (COMMIT/ABORT) markers, decodes records and headers, and decides whether
  * a run of bytes is a valid batch. docs/format.md §B (B.2 the batch, B.4-B.6 records, headers and
- * control batches, B.7 the validation rules V1-V15) is the normative copy of what follows; the
+ * control batches, B.7 the validation rules V1-V17) is the normative copy of what follows; the
  * two must agree.
  *
  * It owns: the byte layout, zigzag varints, the CRC rule and the numbered validation rules
@@ -63,12 +63,21 @@
  * section and applies the same batch_records_check. Every append from outside the engine
  * (rt_append_batch) goes through both, so a compressed batch is held to the same rules.
  *
- * On V14: a Kafka broker does not reject a batch whose maxTimestamp disagrees with its records;
- * LogValidator recomputes the maximum and rewrites maxTimestamp (and the CRC) in place. ringtail
- * does not rewrite CRC-covered bytes of a caller's batch, so it rejects the one case that would
- * break its time index (a record newer than maxTimestamp) and accepts an overstated maximum,
- * which only makes a timestamp lookup scan one batch further. Everything ringtail (and any Kafka
- * broker) writes has maxTimestamp == max(record timestamps).
+ * Appends from outside the engine (rt_append_batch, the broker's Produce) are held to Kafka's
+ * LogValidator instead of V14 (batch_validate_append, records_validate_append):
+ *   V16 every record's baseTimestamp + timestampDelta is representable (whatever the batch's
+ *       timestamp type); their maximum M is measured, not compared: a maxTimestamp of -1 or
+ *       below a record's timestamp is accepted, as Kafka accepts it
+ *   V17 the engine then makes the header true (batch_stamp_timestamps): under CreateTime,
+ *       maxTimestamp = M and attribute bit 3 cleared; under LogAppendTime, maxTimestamp = the
+ *       engine's clock and bit 3 set. The CRC is recomputed only when attributes or
+ *       maxTimestamp changed, so a batch whose header is already right costs no second CRC.
+ * So everything ringtail writes (and any Kafka broker writes) satisfies V14 with
+ * maxTimestamp == max(record timestamps) under CreateTime, and the read path keeps V14 as a
+ * rejection: a disk batch that breaks it is damage. One departure from Kafka: a client batch
+ * that arrives with bit 3 set under CreateTime gets M from its records' own deltas (Kafka takes
+ * the batch's maxTimestamp for every record there), so its records never read back newer than
+ * the stored maxTimestamp.
  */
 #include "batch.h"
 
@@ -491,12 +500,17 @@ void control_batch_build(uint8_t out[CONTROL_BATCH_BYTES], int64_t producer_id,
 /* Validation                                                                                */
 /* ---------------------------------------------------------------------------------------- */
 
-int batch_records_check(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
-                        const char **why)
+/* V10-V15 over [p, end). max_out NULL: the read rule (V14 rejects a CreateTime record above
+ * maxTimestamp). max_out set: the append rule (V16): every record's baseTimestamp +
+ * timestampDelta must be representable, whatever the batch's timestamp type, and their maximum
+ * is reported instead of compared. */
+static int records_check(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
+                         int64_t *max_out, const char **why)
 {
     assert(p <= end);
     assert(h->record_count >= 0);
-    bool create_time = (h->attributes & BATCH_ATTR_LOG_APPEND_TIME) == 0;
+    bool create_time = max_out != NULL || (h->attributes & BATCH_ATTR_LOG_APPEND_TIME) == 0;
+    int64_t max_ts = INT64_MIN;
     /* A record takes at least BATCH_RECORD_MIN_BYTES: a count the bytes cannot hold fails before
      * any record is decoded (a recordCount of INT32_MAX over a few bytes costs nothing). */
     if ((size_t)(end - p) / BATCH_RECORD_MIN_BYTES < (size_t)h->record_count)
@@ -517,8 +531,10 @@ int batch_records_check(const struct batch_header *h, const uint8_t *p, const ui
             int64_t ts;
             if (__builtin_add_overflow(h->base_timestamp, r.timestamp_delta, &ts))
                 return fail(why, "record timestamp overflows");
-            if (ts > h->max_timestamp)
+            if (max_out == NULL && ts > h->max_timestamp)
                 return fail(why, "record timestamp above maxTimestamp");
+            if (ts > max_ts)
+                max_ts = ts;
         }
         if (batch_is_control(h)) { /* V15 */
             enum control_type type;
@@ -531,11 +547,27 @@ int batch_records_check(const struct batch_header *h, const uint8_t *p, const ui
     }
     if (p != end)
         return fail(why, "bytes after the last record"); /* V11 */
+    if (max_out)
+        *max_out = max_ts;
     return 0;
 }
 
-int batch_validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
-                   struct batch_header *out, const char **why)
+int batch_records_check(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
+                        const char **why)
+{
+    return records_check(h, p, end, NULL, why);
+}
+
+int batch_records_max_timestamp(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
+                                int64_t *max_timestamp_out, const char **why)
+{
+    assert(max_timestamp_out != NULL);
+    return records_check(h, p, end, max_timestamp_out, why);
+}
+
+/* batch_validate (max_out NULL) and batch_validate_append (max_out set: V16 instead of V14). */
+static int validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
+                    struct batch_header *out, int64_t *max_out, const char **why)
 {
     struct batch_header h;
     int rc = batch_header_parse(buf, len, &h, why); /* V1-V5 */
@@ -569,13 +601,46 @@ int batch_validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
             return fail(why, "control batch is not 78 bytes");
     }
     if (codec == BATCH_COMPRESSION_NONE) {
-        rc = batch_records_check(&h, buf + BATCH_HEADER_BYTES, buf + len, why); /* V11-V15 */
+        rc = records_check(&h, buf + BATCH_HEADER_BYTES, buf + len, max_out, why); /* V11-V16 */
         if (rc < 0)
             return rc;
     }
     if (out)
         *out = h;
     return 0;
+}
+
+int batch_validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
+                   struct batch_header *out, const char **why)
+{
+    return validate(buf, len, max_size_bytes, out, NULL, why);
+}
+
+int batch_validate_append(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
+                          struct batch_header *out, int64_t *records_max_timestamp_out,
+                          const char **why)
+{
+    assert(records_max_timestamp_out != NULL);
+    *records_max_timestamp_out = INT64_MIN;
+    return validate(buf, len, max_size_bytes, out, records_max_timestamp_out, why);
+}
+
+bool batch_stamp_timestamps(uint8_t *buf, size_t len, struct batch_header *h, bool log_append_time,
+                            int64_t max_timestamp)
+{
+    assert(len == (size_t)BATCH_LOG_OVERHEAD_BYTES + (size_t)h->length);
+    assert(!batch_is_control(h));
+    int16_t attributes = (int16_t)((h->attributes & ~BATCH_ATTR_LOG_APPEND_TIME) |
+                                   (log_append_time ? BATCH_ATTR_LOG_APPEND_TIME : 0));
+    if (attributes == h->attributes && max_timestamp == h->max_timestamp)
+        return false; /* V17: a header that is already right costs no CRC */
+    be16_store(buf + BATCH_OFF_ATTRIBUTES, (uint16_t)attributes);
+    be64_store(buf + BATCH_OFF_MAX_TIMESTAMP, (uint64_t)max_timestamp);
+    batch_seal_crc(buf, len);
+    h->attributes = attributes;
+    h->max_timestamp = max_timestamp;
+    h->crc = be32_load(buf + BATCH_OFF_CRC);
+    return true;
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -5,7 +5,7 @@
  * Everything here works on caller-owned byte buffers and never allocates. Decoders treat their
  * input as untrusted: they never read outside [buf, buf+len) and report damage as RT_E_CORRUPT
  * with a static reason string in *why (`why` may be NULL; the string names the rule, not the
- * record index). The validation rules V1-V15 are numbered in engine/log/batch.c and
+ * record index). The validation rules V1-V17 are numbered in engine/log/batch.c and
  * docs/format.md §B.7.
  */
 #ifndef RT_BATCH_H
@@ -114,6 +114,22 @@ int64_t batch_size_at(const uint8_t *buf, size_t len, const char **why);
 int batch_validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
                    struct batch_header *out, const char **why);
 
+/* batch_validate for a batch handed in to be appended (Kafka's LogValidator; V16 instead of
+ * V14): the same rules, except that record timestamps are measured, not compared with
+ * maxTimestamp. For an uncompressed batch *records_max_timestamp_out is the largest
+ * baseTimestamp + timestampDelta of its records; for a compressed one it is INT64_MIN and
+ * records_validate_append (records.h) measures it. Same errors as batch_validate. O(size). */
+int batch_validate_append(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
+                          struct batch_header *out, int64_t *records_max_timestamp_out,
+                          const char **why);
+
+/* V17: makes the timestamp fields of a validated, non-control batch at buf (len = 12 + length)
+ * say what the engine decided: attribute bit 3 = log_append_time, maxTimestamp = max_timestamp.
+ * Rewrites buf and recomputes the CRC only when one of them changes (returns true then) and
+ * updates *h to match; a header that is already right costs nothing (returns false). */
+bool batch_stamp_timestamps(uint8_t *buf, size_t len, struct batch_header *h, bool log_append_time,
+                            int64_t max_timestamp);
+
 /* Smallest record: length, attributes, timestampDelta, offsetDelta, keyLength, valueLength and
  * headerCount, one byte each. */
 #define BATCH_RECORD_MIN_BYTES 7
@@ -126,6 +142,11 @@ int batch_validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
  * batch's marker record. Returns 0 or RT_E_CORRUPT with a static *why. O(end - p). */
 int batch_records_check(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
                         const char **why);
+
+/* batch_records_check with V16 instead of V14 (appends): *max_timestamp_out = the largest
+ * baseTimestamp + timestampDelta of the records, whatever the batch's timestamp type. */
+int batch_records_max_timestamp(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
+                                int64_t *max_timestamp_out, const char **why);
 
 static inline bool batch_is_control(const struct batch_header *h)
 {

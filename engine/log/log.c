@@ -815,7 +815,18 @@ int log_append_records(struct log *lg, const char *topic, uint32_t partition,
     const char *why = NULL;
     rc = batch_header_parse(buf, len, &h, &why);
     assert(rc == 0);
+    assert(h.max_timestamp >= h.base_timestamp);
+    log_stamp_timestamps(lg, buf, len, &h, b.max_timestamp); /* LogAppendTime: a second CRC */
     return log_append(lg, p, buf, len, &h, base_offset_out, NULL);
+}
+
+bool log_stamp_timestamps(const struct log *lg, uint8_t *batch, size_t len, struct batch_header *h,
+                          int64_t records_max_timestamp)
+{
+    assert(records_max_timestamp != INT64_MIN); /* measured: recordCount >= 1 */
+    if (lg->opts.message_timestamp_type == RT_TIMESTAMP_LOG_APPEND_TIME)
+        return batch_stamp_timestamps(batch, len, h, true, fs_now_ms());
+    return batch_stamp_timestamps(batch, len, h, false, records_max_timestamp);
 }
 
 /* The checks every client batch passes before it is queued (log_append_batch and
@@ -843,19 +854,21 @@ static int append_batch_check(struct log *lg, const char *topic, uint32_t partit
                          "rt_append_batch: batch length field says %" PRId64
                          " bytes but %zu were given",
                          size, len);
-    rc = batch_validate(batch, len, lg->opts.batch_size_max_bytes, &h, &why);
+    int64_t records_max_ts = INT64_MIN;
+    rc =
+        batch_validate_append(batch, len, lg->opts.batch_size_max_bytes, &h, &records_max_ts, &why);
     if (rc)
         return error_set(rc, "rt_append_batch: %s", why ? why : rt_strerror(rc));
     if (h.record_count == 0)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: empty batch");
     if ((h.attributes & BATCH_ATTR_COMPRESSION_MASK) != BATCH_COMPRESSION_NONE) {
-        /* batch_validate checked an uncompressed batch's records; a compressed one's are
-         * decompressed and held to the same rules before anything is appended (Kafka's
+        /* batch_validate_append checked an uncompressed batch's records; a compressed one's
+         * are decompressed and held to the same rules before anything is appended (Kafka's
          * LogValidator), so counts and offset deltas that disagree never reach the log. */
         struct encode_buffer *b = encode_state();
         if (!b)
             return error_set(-ENOMEM, "rt_append_batch: no memory to check the records");
-        rc = records_validate(batch, len, &h, &b->scratch, NULL, NULL, &why);
+        rc = records_validate_append(batch, len, &h, &b->scratch, &records_max_ts, &why);
         if (rc == -ENOMEM)
             return error_set(rc, "rt_append_batch: out of memory decompressing the records");
         if (rc)
@@ -878,6 +891,8 @@ static int append_batch_check(struct log *lg, const char *topic, uint32_t partit
         if (rc)
             return rc; /* the detail names the transactional id and the partition */
     }
+    /* V17, last: nothing is rewritten in a batch that is refused. */
+    log_stamp_timestamps(lg, batch, len, &h, records_max_ts);
     *p_out = p;
     *h_out = h;
     return 0;

@@ -190,6 +190,13 @@ int log_append_batch_async(struct log *lg, const char *topic, uint32_t partition
 /* rt_append_watch_set's contract. */
 void log_watch_set(struct log *lg, void (*fn)(void *ctx), void *ctx);
 
+/* V17 (batch.c) for a user-topic batch about to be appended: under the engine's
+ * message_timestamp_type, makes attribute bit 3 and maxTimestamp true (LogAppendTime: the
+ * clock now; CreateTime: records_max_timestamp, the records' largest timestamp), rewriting
+ * the batch and its CRC only when they change (returns true then) and updating *h. */
+bool log_stamp_timestamps(const struct log *lg, uint8_t *batch, size_t len, struct batch_header *h,
+                          int64_t records_max_timestamp);
+
 /* Appends an encoded, validated batch whose header is parsed, waiting for the outcome. For a
  * batch with a producer id, the producer rules apply; *duplicate_out (may be NULL) says the
  * batch was a duplicate and nothing was appended. */

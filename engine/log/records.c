@@ -189,9 +189,10 @@ static int marker_type(const struct rt_records *it, const uint8_t *batch, size_t
 
 _Static_assert(RECORDS_DECOMPRESSED_MAX_BYTES == (size_t)64 << 20, "the reason string says 64 MiB");
 
-int records_validate(const uint8_t *batch, size_t len, const struct batch_header *h,
-                     struct compression_buffer *scratch, const uint8_t **rec_pos,
-                     const uint8_t **rec_end, const char **why)
+/* records_validate (max_out NULL) and records_validate_append (V16: max_out set). */
+static int validate_records(const uint8_t *batch, size_t len, const struct batch_header *h,
+                            struct compression_buffer *scratch, const uint8_t **rec_pos,
+                            const uint8_t **rec_end, int64_t *max_out, const char **why)
 {
     assert(len >= BATCH_HEADER_BYTES);
     assert((size_t)BATCH_LOG_OVERHEAD_BYTES + (size_t)h->length == len);
@@ -215,7 +216,8 @@ int records_validate(const uint8_t *batch, size_t len, const struct batch_header
         if (scratch->len == 0)
             p = end = (const uint8_t *)""; /* never NULL arithmetic */
     }
-    int rc = batch_records_check(h, p, end, why); /* V10-V15 */
+    int rc = max_out ? batch_records_max_timestamp(h, p, end, max_out, why) /* V10-V16 */
+                     : batch_records_check(h, p, end, why);                 /* V10-V15 */
     if (rc)
         return rc;
     if (rec_pos)
@@ -223,6 +225,21 @@ int records_validate(const uint8_t *batch, size_t len, const struct batch_header
     if (rec_end)
         *rec_end = end;
     return 0;
+}
+
+int records_validate(const uint8_t *batch, size_t len, const struct batch_header *h,
+                     struct compression_buffer *scratch, const uint8_t **rec_pos,
+                     const uint8_t **rec_end, const char **why)
+{
+    return validate_records(batch, len, h, scratch, rec_pos, rec_end, NULL, why);
+}
+
+int records_validate_append(const uint8_t *batch, size_t len, const struct batch_header *h,
+                            struct compression_buffer *scratch, int64_t *records_max_timestamp_out,
+                            const char **why)
+{
+    assert(records_max_timestamp_out != NULL);
+    return validate_records(batch, len, h, scratch, NULL, NULL, records_max_timestamp_out, why);
 }
 
 /* Decompresses the validated batch at `batch` into the fetch's buffer and checks its records;

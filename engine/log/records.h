@@ -33,6 +33,12 @@ int records_validate(const uint8_t *batch, size_t len, const struct batch_header
                      struct compression_buffer *scratch, const uint8_t **rec_pos,
                      const uint8_t **rec_end, const char **why);
 
+/* records_validate for an append (V16 instead of V14, batch.c): the records' largest timestamp
+ * goes to *records_max_timestamp_out instead of being compared with maxTimestamp. */
+int records_validate_append(const uint8_t *batch, size_t len, const struct batch_header *h,
+                            struct compression_buffer *scratch, int64_t *records_max_timestamp_out,
+                            const char **why);
+
 /* rt_records_init and rt_records_next for the layers that iterate on their own behalf: the
  * same contract, and the caller's error detail is not cleared (LG3 in log.h). */
 int records_init(struct rt_records *it, const rt_fetch *fetch, int64_t start_offset);

@@ -147,7 +147,9 @@ def check_connections_max(port, n):
 def check_produce_batches(port, n):
     """A produce whose record set is n tiny batches (lengths that tile it) beyond the per-request
     bound closes the connection; the broker keeps serving."""
-    batch = struct.pack(">qi", 0, 49) + b"\0" * 49  # 61 bytes: a batch header's length only
+    # 61 bytes: a batch header's length and magic 2 only (magic 0/1 would make the record set
+    # a message set v0/v1, converted as one batch: handle_produce.c KPC1)
+    batch = struct.pack(">qii", 0, 49, 0) + b"\2" + b"\0" * 44
     client = b"x"
     topic = b"bounds"
     body = struct.pack(">hhih", 0, 3, 11, len(client)) + client

@@ -54,7 +54,8 @@ struct kafka_produce_op {
     struct rt_append_op op;
     struct kafka_slot *slot;
     struct kmsg_produce_partition_response *resp;
-    bool first; /* the partition's first batch: its base offset is the answer */
+    bool first;      /* the partition's first batch: its base offset is the answer */
+    void *converted; /* an up-converted message set's batch (KPC1), freed by its callback */
 };
 
 struct kafka_slot {

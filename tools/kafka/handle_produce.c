@@ -1,8 +1,9 @@
 /*
- * handle_produce.c — Produce v3-7: each partition's record set (one or more RecordBatch v2, as
- * the client encoded them, inside the request frame) goes to rt_append_batch_async, which
- * validates it (magic, sizes, CRC, counts and offset deltas, codec) on the loop thread and
- * queues it to the partition's shard; the broker stamps the leader epoch (0) and the shard the
+ * handle_produce.c — Produce: each partition's record set (one or more RecordBatch v2, as
+ * the client encoded them, inside the request frame; or a message set v0/v1, KPC1) goes to
+ * rt_append_batch_async, which validates it (magic, sizes, CRC, counts and offset deltas,
+ * codec; maxTimestamp recomputed or LogAppendTime stamped: docs/format.md B.7 V16-V17) on the
+ * loop thread and queues it to the partition's shard; the broker stamps the leader epoch (0) and the shard the
  * base offset in place (neither is covered by the CRC); the shard calls back
  * once the round is acknowledged under the engine's sync mode (durable under sync=always). The
  * last callback encodes the answer and hands the request back to its loop (net_req_complete).
@@ -21,6 +22,14 @@
  *        logged): the ops array is bounded.
  *   KP5  An acks=0 produce that fails in any partition closes its connection when its turn
  *        comes (Kafka does the same: there is no answer to carry the error).
+ *   KPC1  A partition whose records are a message set of format v0/v1 (byte 16, the magic, below
+ *        2: Produce v0-2, or an old client at v3+) is up-converted to one RecordBatch v2
+ *        (rt_message_set_upconvert: Kafka's up-conversion, recompressed with the set's codec)
+ *        and appended like a client batch; the converted copy is the op's and is freed by its
+ *        callback (or at once when the append is refused). At most
+ *        KAFKA_PRODUCE_CONVERTED_MAX_BYTES of converted batches per request: a partition beyond
+ *        it is answered MESSAGE_TOO_LARGE, so a request of many small compressed sets cannot
+ *        make the broker hold many full-size batches.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,10 +42,18 @@
 /* Each batch in flight takes an rt_append_op (~0.5 KiB): a 100 MiB request of 61-byte batches
  * would otherwise make the broker hold ~0.9 GiB of ops for it. */
 #define KAFKA_PRODUCE_BATCHES_MAX 65536u
+/* KPC1: converted message sets held by one request. */
+#define KAFKA_PRODUCE_CONVERTED_MAX_BYTES ((size_t)64 << 20)
+#define MSGSET_MAGIC_AT                   16 /* the magic of a v0/v1 message and of a v2 batch */
 
 static uint32_t load_be32(const uint8_t *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint64_t load_be64(const uint8_t *p)
+{
+    return (uint64_t)load_be32(p) << 32 | load_be32(p + 4);
 }
 
 /* The Kafka error for an append failure. */
@@ -82,6 +99,8 @@ static void on_batch_done(void *ctx, int err, int64_t base_offset, bool duplicat
     struct kafka_produce_op *op = ctx;
     struct kafka_slot *s = op->slot;
     (void)duplicate;
+    free(op->converted); /* KPC1: the engine is done with it */
+    op->converted = NULL;
     if (err) {
         if (op->resp->error_code == KAFKA_NONE)
             op->resp->error_code = produce_error(err);
@@ -95,9 +114,18 @@ static void on_batch_done(void *ctx, int err, int64_t base_offset, bool duplicat
     }
 }
 
-/* Counts the batches in a record set; -1 when the lengths do not tile it exactly. */
+/* KPC1: a record set of message format v0/v1 (its first entry's magic below 2). */
+static bool is_message_set(struct kp_bytes rec)
+{
+    return rec.ptr && rec.len > MSGSET_MAGIC_AT && rec.ptr[MSGSET_MAGIC_AT] < 2;
+}
+
+/* Counts the batches in a record set; -1 when the lengths do not tile it exactly. A message
+ * set counts as the one batch it is converted to (its own rules are checked then). */
 static int64_t count_batches(struct kp_bytes rec)
 {
+    if (is_message_set(rec))
+        return 1;
     if (rec.len < BATCH_HEADER_MIN || !rec.ptr)
         return -1;
     int64_t n = 0;
@@ -160,6 +188,7 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
 
     atomic_store_explicit(&s->ops_pending, 1, memory_order_relaxed); /* KP2: the guard */
     uint32_t op_index = 0;
+    size_t converted_bytes = 0; /* KPC1 */
     for (int32_t t = 0; t < q->topics_count; t++) {
         const struct kmsg_produce_topic *qt = &q->topics[t];
         struct kmsg_produce_topic_response *rt = &topics[t];
@@ -212,6 +241,33 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
                 r->log_start_offset = log_start;
             uint8_t *at = (uint8_t *)qp->records.ptr; /* into the slot's frame: writable */
             const uint8_t *end = at + qp->records.len;
+            void *converted = NULL;
+            if (is_message_set(qp->records)) { /* KPC1 */
+                size_t clen = 0;
+                int rc = converted_bytes >= KAFKA_PRODUCE_CONVERTED_MAX_BYTES
+                             ? RT_E_RECORD_TOO_LARGE
+                             : rt_message_set_upconvert(qp->records.ptr, (size_t)qp->records.len,
+                                                        srv->opts.engine.batch_size_max_bytes,
+                                                        &converted, &clen, NULL);
+                if (rc) {
+                    r->error_code = produce_error(rc);
+                    fprintf(stderr,
+                            "ringtail serve: connection %" PRIu64 ": produce to %s-%d: message "
+                            "set v0/v1 refused: %s (%s)\n",
+                            s->req->conn_id, name, qp->index, rt_strerror(rc),
+                            converted_bytes >= KAFKA_PRODUCE_CONVERTED_MAX_BYTES
+                                ? "the request's converted sets reached 64 MiB"
+                                : rt_error_detail());
+                    continue;
+                }
+                converted_bytes += clen;
+                atomic_fetch_add_explicit(&srv->stats.produce_upconverted_sets, 1,
+                                          memory_order_relaxed);
+                atomic_fetch_add_explicit(&srv->stats.produce_upconverted_bytes,
+                                          (uint64_t)qp->records.len, memory_order_relaxed);
+                at = converted;
+                end = at + clen;
+            }
             bool first = true;
             while (at < end) {
                 size_t len = (size_t)load_be32(at + 8) + 12;
@@ -222,11 +278,14 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
                 op->slot = s;
                 op->resp = r;
                 op->first = first;
+                op->converted = converted;
                 atomic_fetch_add_explicit(&s->ops_pending, 1, memory_order_relaxed);
                 int rc = rt_append_batch_async(srv->engine, name, (uint32_t)qp->index, at, len,
                                                &op->op, on_batch_done, op);
                 if (rc) {
                     atomic_fetch_sub_explicit(&s->ops_pending, 1, memory_order_relaxed);
+                    free(converted); /* KPC1: refused, no callback comes */
+                    op->converted = NULL;
                     /* Within message.max.bytes but larger than a segment: Kafka's
                      * RecordBatchTooLargeException (issue 21 F6). */
                     if (r->error_code == KAFKA_NONE)
@@ -240,6 +299,12 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
                             s->req->conn_id, name, qp->index, rt_strerror(rc), rt_error_detail());
                     break; /* later batches of this partition would be out of order */
                 }
+                /* The engine stamped the timestamps on this thread (V17, batch.c) and the
+                 * shard writes only bytes 0..7; the guard (KP2) keeps the answer unencoded
+                 * until this loop is done, so the field is ours to set. Kafka answers the
+                 * LogAppendTime it stamped, -1 under CreateTime. */
+                if (at[21 + 1] & 0x08)
+                    r->log_append_time_ms = (int64_t)load_be64(at + 35);
                 atomic_fetch_add_explicit(&srv->stats.produce_batches, 1, memory_order_relaxed);
                 atomic_fetch_add_explicit(&srv->stats.produce_bytes, len, memory_order_relaxed);
                 op_index++;

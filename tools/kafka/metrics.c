@@ -483,6 +483,23 @@ static void render_loops(struct km_buf *b, const struct kafka_metrics *m)
               "Topics created by Metadata or Produce (auto.create.topics.enable).");
     km_printf(b, "ringtail_kafka_topics_auto_created_total %" PRIu64 "\n",
               km_load(&st->topics_auto_created));
+    /* Message format conversions (engine/log/msgset.c): what old clients cost the broker. */
+    km_family(b, "ringtail_kafka_produce_upconverted_sets_total", "counter",
+              "Produced message sets of format v0/v1 converted to RecordBatch v2.");
+    km_printf(b, "ringtail_kafka_produce_upconverted_sets_total %" PRIu64 "\n",
+              km_load(&st->produce_upconverted_sets));
+    km_family(b, "ringtail_kafka_produce_upconverted_bytes_total", "counter",
+              "Bytes of those message sets as received.");
+    km_printf(b, "ringtail_kafka_produce_upconverted_bytes_total %" PRIu64 "\n",
+              km_load(&st->produce_upconverted_bytes));
+    km_family(b, "ringtail_kafka_fetch_downconverted_batches_total", "counter",
+              "RecordBatch v2 batches converted to message format v0/v1 for Fetch v0-3.");
+    km_printf(b, "ringtail_kafka_fetch_downconverted_batches_total %" PRIu64 "\n",
+              km_load(&st->fetch_downconverted_batches));
+    km_family(b, "ringtail_kafka_fetch_downconverted_bytes_total", "counter",
+              "Message bytes those conversions answered.");
+    km_printf(b, "ringtail_kafka_fetch_downconverted_bytes_total %" PRIu64 "\n",
+              km_load(&st->fetch_downconverted_bytes));
 }
 
 static void render_engine_stats(struct km_buf *b, rt_engine *e)

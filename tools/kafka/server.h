@@ -59,6 +59,10 @@ struct kafka_server_stats {
      * auto_create_max_per_request, and creations the engine refused. */
     _Atomic uint64_t topics_auto_create_deferred;
     _Atomic uint64_t topics_auto_create_failed;
+    _Atomic uint64_t produce_upconverted_sets;    /* message sets v0/v1 converted to v2 */
+    _Atomic uint64_t produce_upconverted_bytes;   /* ... their bytes as received */
+    _Atomic uint64_t fetch_downconverted_batches; /* v2 batches converted for Fetch v0-3 */
+    _Atomic uint64_t fetch_downconverted_bytes;   /* ... the message bytes answered */
 };
 
 struct kafka_server;
