@@ -14,9 +14,12 @@
  *        OFFSET_OUT_OF_RANGE (1) with the partition's high watermark, LSO and log start;
  *        between the LSO and the high watermark under read_committed it is an empty answer, not
  *        an error (the records are there, just not stable yet).
- *   KF2  Sizes: the response's max_bytes bounds the sum of the partitions' records, except that
- *        the first partition with data gets at least one whole batch (Kafka's rule, so a batch
- *        larger than max_bytes never stalls a consumer); partition_max_bytes bounds each.
+ *   KF2  Sizes: the response's max_bytes, capped by the broker's fetch_max_bytes (Kafka's
+ *        fetch.max.bytes, 55 MiB), bounds the sum of the partitions' records, except that the
+ *        first partition with data gets at least one whole batch (KIP-74, so a batch larger than
+ *        max_bytes never stalls a consumer); partition_max_bytes bounds each. A later partition
+ *        whose first batch does not fit what is left is answered empty, error NONE, with its
+ *        watermarks (the client fetches it next time).
  *   KF3  aborted_transactions is null under read_uncommitted and, read_committed, the engine's
  *        sorted list for the returned range (pointing into the held fetch).
  *   KF4  preferred_read_replica is -1; fetch sessions are not kept: session_id 0 (v7+), which
@@ -77,7 +80,10 @@ enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expir
     if (nt > 0 && !topics)
         return NET_CLOSE;
 
+    /* KF2: the client's max_bytes, capped by the broker's fetch.max.bytes whatever it asks. */
     int64_t budget = q->max_bytes > 0 ? q->max_bytes : INT32_MAX;
+    if (budget > (int64_t)srv->opts.fetch_max_bytes)
+        budget = (int64_t)srv->opts.fetch_max_bytes;
     uint64_t total = 0;
     bool any_data = false;
     for (int32_t t = 0; t < nt; t++) {
@@ -130,6 +136,13 @@ enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expir
                 continue;
             }
             const struct rt_fetch_view *v = rt_fetch_get(f);
+            if (any_data && v->size_bytes > (uint64_t)limit) {
+                /* KF2: past the first partition with data only whole batches that fit are
+                 * answered; the engine's one-batch minimum is the first partition's alone. */
+                partition_edges(srv->engine, name, part, r);
+                rt_fetch_release(f);
+                continue;
+            }
             r->high_watermark = v->high_watermark;
             r->last_stable_offset = v->last_stable_offset;
             r->log_start_offset = v->log_start_offset;

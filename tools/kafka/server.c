@@ -58,6 +58,7 @@ void kafka_server_options_init(struct kafka_server_options *o)
     o->transaction_max_timeout_ms = 900000;
     rt_options_init(&o->engine);
     o->zero_copy = true;
+    o->fetch_max_bytes = 55u << 20;
 }
 
 static void server_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -430,6 +431,8 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     /* Slices exist only when zero_copy; net.zero_copy picks SEND_ZC/MSG_ZEROCOPY for them
      * (else a plain sendmsg from the mapping: the kernel copies, user space does not). */
     srv->opts.net.zero_copy = opts->zero_copy && opts->net.zero_copy;
+    if (srv->opts.fetch_max_bytes == 0)
+        srv->opts.fetch_max_bytes = 55u << 20; /* options not from kafka_server_options_init */
     snprintf(srv->advertise_host, sizeof(srv->advertise_host), "%s", opts->advertise_host);
     struct net_hooks hooks = {
         .ctx = srv,

@@ -29,6 +29,9 @@ struct kafka_server_options {
                                  rt_options_init's defaults unless the caller copies its own */
     bool zero_copy;           /* fetch records sent from the mapping (true); false copies
                                  them into the response buffer (the bench's comparison) */
+    uint32_t fetch_max_bytes; /* fetch.max.bytes: a Fetch response's records at most, whatever
+                                 the client asks, but for KIP-74's first batch (55 MiB;
+                                 0 = the default) */
 };
 
 void kafka_server_options_init(struct kafka_server_options *o);
