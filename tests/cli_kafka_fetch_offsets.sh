@@ -8,6 +8,9 @@
 #     still gets the first partition's first batch whole.
 #   - The broker's --fetch-max-bytes (fetch.max.bytes) caps a fetch whatever the client asks
 #     (issue 21): a client asking 2^31-1 gets at most the cap.
+#   - ListOffsets by timestamp (KF5): the first record at or after T, its offset and its own
+#     timestamp (inside a batch, inside a gzip batch); none at or after T: offset -1,
+#     timestamp -1; -2 and -1 keep answering the log start and the end with timestamp -1.
 # After each part, SIGTERM exits 0 and `ringtail verify` is clean.
 #
 # usage: bash tests/cli_kafka_fetch_offsets.sh /path/to/ringtail
@@ -38,6 +41,8 @@ py() {
 D=$T/data
 run topic create "$D" budget --partitions 4
 expect "a 4-partition topic" 0
+run topic create "$D" times --partitions 1
+expect "a 1-partition topic" 0
 
 # ---- the response-wide budget (KIP-74) --------------------------------------------------------
 serve_start "$D"
@@ -55,6 +60,15 @@ grep -q "^partition 0: .* 1 batches" "$T/out" && grep -q "^total [0-9]* bytes" "
 py "partition_max_bytes 400000: each partition one batch at most" \
     budget "$PORT" budget 4 10000000 400000 57671680
 
+# ---- ListOffsets by timestamp (A2) ------------------------------------------------------------
+py "records at 1000, 2000, 3000 (one batch) and 4000, 5000 (gzip)" times "$BROKER" times
+py "T=1500: offset 1 with its timestamp 2000" list "$PORT" times 1500 1 2000
+py "T=2000: offset 1, timestamp 2000" list "$PORT" times 2000 1 2000
+py "T=0: offset 0, timestamp 1000" list "$PORT" times 0 0 1000
+py "T=4500 (inside the gzip batch): offset 4, timestamp 5000" list "$PORT" times 4500 4 5000
+py "T=5001 (after every record): offset -1, timestamp -1" list "$PORT" times 5001 -1 -1
+py "T=-2 (earliest): offset 0, timestamp -1" list "$PORT" times -2 0 -1
+py "T=-1 (latest): offset 5, timestamp -1" list "$PORT" times -1 5 -1
 serve_stop
 serve_verify "$D"
 

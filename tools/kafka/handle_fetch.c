@@ -24,6 +24,10 @@
  *        sorted list for the returned range (pointing into the held fetch).
  *   KF4  preferred_read_replica is -1; fetch sessions are not kept: session_id 0 (v7+), which
  *        clients take as "full fetch every time".
+ *   KF5  ListOffsets by timestamp answers Kafka's fetchOffsetByTimestamp: the first record at
+ *        or after the timestamp below the HW (LSO under read_committed), its offset and its
+ *        timestamp; none: offset -1, timestamp -1. Earliest (-2) and latest (-1) answer the
+ *        log start or the HW/LSO with timestamp -1.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -244,12 +248,18 @@ enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s)
                 kafka_count_error(s, r->error_code);
                 continue;
             }
-            int64_t off = -1;
-            int rc = rt_list_offsets(srv->engine, name, (uint32_t)qp->partition_index,
-                                     qp->timestamp, iso, &off);
+            int64_t off = -1, ts = -1;
+            int rc =
+                qp->timestamp >= 0
+                    ? rt_list_offsets_by_timestamp(srv->engine, name, (uint32_t)qp->partition_index,
+                                                   qp->timestamp, iso, &off, &ts)
+                    : rt_list_offsets(srv->engine, name, (uint32_t)qp->partition_index,
+                                      qp->timestamp, iso, &off);
             r->error_code = kafka_error_from_rt(rc);
-            if (rc == 0)
+            if (rc == 0) { /* KF5 */
                 r->offset = off;
+                r->timestamp = ts;
+            }
             kafka_count_error(s, r->error_code);
         }
     }
