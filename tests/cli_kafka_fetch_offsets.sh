@@ -11,6 +11,10 @@
 #   - ListOffsets by timestamp (KF5): the first record at or after T, its offset and its own
 #     timestamp (inside a batch, inside a gzip batch); none at or after T: offset -1,
 #     timestamp -1; -2 and -1 keep answering the log start and the end with timestamp -1.
+#   - A record without a timestamp (A4): librdkafka writes the batch's maxTimestamp as 0, so the
+#     segment's time index holds the one entry (0, 0), all zero bytes; after a clean shutdown
+#     `ringtail verify` exits 0 (it took the entry for zero fill and exited 1), dump lists the
+#     entry, a restart serves the record, and ListOffsets T=0 answers -1 (its timestamp is -1).
 # After each part, SIGTERM exits 0 and `ringtail verify` is clean.
 #
 # usage: bash tests/cli_kafka_fetch_offsets.sh /path/to/ringtail
@@ -85,6 +89,25 @@ grep -q "^total 300[0-9][0-9][0-9] bytes" "$T/out" && ok "one 300 KB batch: $(ta
     bad "one 300 KB batch answered under the cap"
 serve_stop
 serve_verify "$D"
+
+# ---- a record without a timestamp (A4) ------------------------------------------------------
+D2=$T/notime
+run topic create "$D2" nt --partitions 1
+expect "a 1-partition topic" 0
+serve_start "$D2"
+py "one record produced with timestamp -1" notime "$BROKER" nt
+serve_stop
+run verify "$D2"
+expect "verify exits 0 after a clean shutdown: the time index's (0, 0) entry is an entry" 0 \
+    "healthy"
+run dump "$D2/nt-0/00000000000000000000.timeindex"
+expect "dump lists the entry (timestamp 0, offset 0)" 0 "^entry 0: timestamp 0 offset 0 "
+serve_start "$D2"
+py "after a restart, ListOffsets T=0 answers -1 (the record's timestamp is -1)" \
+    list "$PORT" nt 0 -1 -1
+py "after a restart, latest is 1" list "$PORT" nt -1 1 -1
+serve_stop
+serve_verify "$D2"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

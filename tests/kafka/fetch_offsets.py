@@ -18,6 +18,9 @@ usage: fetch_offsets.py COMMAND ARGS; exit 0 = passed, the reason on stderr othe
         gzip-compressed at 4000, 5000
   list PORT TOPIC TIMESTAMP OFFSET RECORD_TIMESTAMP
         ListOffsets v2 (read_uncommitted) for TIMESTAMP answers OFFSET and RECORD_TIMESTAMP
+  notime BROKER TOPIC
+        one record with timestamp -1 to partition 0 (librdkafka writes the batch's
+        maxTimestamp as 0, so the segment's time index gets the entry (0, base offset))
 """
 import socket
 import struct
@@ -191,8 +194,17 @@ def cmd_list(port, topic, timestamp, offset, record_ts):
              % (timestamp, off, ts, offset, record_ts))
 
 
+def cmd_notime(broker, topic):
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": broker})
+    p.produce(topic, b"no timestamp", partition=0, timestamp=-1)
+    if p.flush(30) != 0:
+        fail("produce did not finish")
+
+
 def main(argv):
-    cmds = {"fill": cmd_fill, "budget": cmd_budget, "times": cmd_times, "list": cmd_list}
+    cmds = {"fill": cmd_fill, "budget": cmd_budget, "times": cmd_times, "list": cmd_list,
+            "notime": cmd_notime}
     if len(argv) < 2 or argv[1] not in cmds:
         fail(__doc__)
     cmds[argv[1]](*argv[2:])
