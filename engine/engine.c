@@ -460,6 +460,20 @@ int rt_list_offsets(rt_engine *e, const char *topic, uint32_t partition, int64_t
     return log_list_offsets(&e->log, topic, partition, spec, isolation, offset_out);
 }
 
+int rt_list_offsets_by_timestamp(rt_engine *e, const char *topic, uint32_t partition,
+                                 int64_t timestamp_ms, enum rt_isolation isolation,
+                                 int64_t *offset_out, int64_t *timestamp_out)
+{
+    error_clear();
+    if (!e || !offset_out || !timestamp_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_list_offsets_by_timestamp: NULL argument");
+    struct partition *p = topic ? log_partition(&e->log, topic, partition) : NULL;
+    if (!p)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    return fetch_partition_offset_for_timestamp(p, timestamp_ms, isolation, offset_out,
+                                                timestamp_out);
+}
+
 /* ---- clients ---- */
 
 int rt_producer_open(rt_engine *e, const struct rt_producer_options *opts, rt_producer **out)

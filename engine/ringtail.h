@@ -636,6 +636,20 @@ void rt_fetch_release(rt_fetch *fetch);
 int rt_list_offsets(rt_engine *engine, const char *topic, uint32_t partition, int64_t spec,
                     enum rt_isolation isolation, int64_t *offset_out);
 
+/* What Kafka's ListOffsets answers for a timestamp (its fetchOffsetByTimestamp): the first
+ * record whose timestamp is >= timestamp_ms, below the high watermark (the LSO under
+ * read_committed): *offset_out is its offset and *timestamp_out its timestamp (a LogAppendTime
+ * batch's records carry the batch's max timestamp; a compressed batch is decompressed to find
+ * the record). When no record is, both are -1 and the call returns 0 (rt_list_offsets answers
+ * the bound instead). Cost: the time index narrows the search to one index interval of a
+ * segment; a compressed batch in the way is decompressed into a buffer allocated for the call.
+ * Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic included), RT_E_INVALID_ARGUMENT (NULL
+ * engine or outputs, an unknown isolation, timestamp_ms < 0), RT_E_CORRUPT (a batch in the way
+ * is damaged), -ENOMEM. */
+int rt_list_offsets_by_timestamp(rt_engine *engine, const char *topic, uint32_t partition,
+                                 int64_t timestamp_ms, enum rt_isolation isolation,
+                                 int64_t *offset_out, int64_t *timestamp_out);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Record iteration over a fetch                                                             */
 /* ---------------------------------------------------------------------------------------- */

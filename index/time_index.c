@@ -202,6 +202,17 @@ void time_index_close(struct time_index *idx)
         index_file_close(&idx->file);
 }
 
+uint32_t time_index_live_entries(const uint8_t *buf, uint32_t entries, bool trimmed)
+{
+    uint32_t keep = trimmed && entries > 0 ? 1 : 0; /* entry 0 may be (0, base): real */
+    while (entries > keep) {
+        if (ts_at(buf, entries - 1) != 0 || rel_at(buf, entries - 1) != 0)
+            break;
+        entries--;
+    }
+    return entries;
+}
+
 int time_index_check(const uint8_t *buf, size_t len, const char **why, uint32_t *bad_entry)
 {
     const char *reason = NULL;

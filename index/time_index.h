@@ -84,4 +84,14 @@ void time_index_close(struct time_index *idx);
  * *bad_entry as offset_index_check (including the "zero entry" reason). Pure. */
 int time_index_check(const uint8_t *buf, size_t len, const char **why, uint32_t *bad_entry);
 
+/* How many of a time index file's `entries` whole entries are entries, not zero fill, by the
+ * rule time_index_check applies (an all-zero entry after the first is fill): trailing all-zero
+ * entries are fill, except entry 0 of a `trimmed` file (a sealed segment's, or any segment's
+ * after a clean close: rt_open reads such a file whole), which is the real entry (timestamp 0,
+ * base offset) a batch whose maxTimestamp is 0 puts there (librdkafka writes maxTimestamp 0 for
+ * records without a timestamp, -1). In a file that may be preallocated (the newest segment's
+ * after a crash) an all-zero entry 0 cannot be told from fill and counts as fill: recovery
+ * rebuilds that index anyway. verify and dump count entries with it. Pure, O(entries). */
+uint32_t time_index_live_entries(const uint8_t *buf, uint32_t entries, bool trimmed);
+
 #endif /* RT_TIME_INDEX_H */

@@ -32,6 +32,7 @@
 #   ringtail-bench --plot      6 minutes          -> --quick at cli_bench.sh's sizes, chart written
 #   rt_bench_micro             -> --benchmark_min_time=0.001;  RT_TORTURE_SECONDS=600 -> 2
 #   tools/perf.sh, perf report needs perf and its own tree -> its usage
+#   tools/conformance.sh       librdkafka's suite: apt-get source, a build, half an hour -> its usage
 #   clang-format -i            rewrites files     -> the root .clang-format parses
 #   cmake --install / pkg-config  into a scratch --prefix, the .pc pointed at it
 #   bench commands in a tree configured -DRT_BENCH=OFF (the ASan tree): not built there
@@ -422,6 +423,11 @@ cover() { # CMD KIND WHERE
     '.ci/run')
         exception "$cmd" "what CI runs: the whole test suite"
         check "$where: \`$cmd\` runs exactly ./tools/test.sh" grep -qx 'exec ./tools/test.sh' "$SRC/.ci/run"
+        ;;
+    'tools/conformance.sh' | 'tools/conformance.sh '*)
+        exception "$cmd" "librdkafka's own suite against a broker (apt-get source, a build, half an hour); checked: its usage"
+        (cd "$SRC" && bash tools/conformance.sh --help) >"$T/out" 2>&1
+        check "$where: \`$cmd\`: tools/conformance.sh prints its usage" grep -q "usage: tools/conformance.sh" "$T/out"
         ;;
     'tools/perf.sh' | 'tools/perf.sh '* | 'perf '*)
         exception "$cmd" "perf needs perf_event access and builds its own tree; checked: its usage"

@@ -824,6 +824,31 @@ static void test_time_check(void **state)
     assert_int_equal(time_index_check(buf, 12, NULL, NULL), 0);
 }
 
+/* format.md T5, time_index_live_entries: the rule verify and dump count entries by, the one
+ * time_index_check applies — a trimmed file's all-zero entry 0 is the entry (0, base) a batch
+ * with maxTimestamp 0 leaves (issue 20 A4: verify took it for zero fill and exited 1); trailing
+ * all-zero entries after it are fill; in a file that may be preallocated entry 0 is fill too. */
+static void test_time_live_entries(void **state)
+{
+    (void)state;
+    uint8_t buf[48] = {0};
+    assert_int_equal(time_index_live_entries(buf, 0, true), 0);
+    assert_int_equal(time_index_live_entries(buf, 1, true), 1); /* the one entry (0, base) */
+    assert_int_equal(time_index_check(buf, 12, NULL, NULL), 0);
+    assert_int_equal(time_index_live_entries(buf, 1, false), 0); /* may be preallocated */
+    assert_int_equal(time_index_live_entries(buf, 4, true), 1);
+    assert_int_equal(time_index_live_entries(buf, 4, false), 0);
+    put_te(buf, 1, 200, 20);
+    assert_int_equal(time_index_live_entries(buf, 4, true), 2);
+    assert_int_equal(time_index_live_entries(buf, 4, false), 2);
+    assert_int_equal(time_index_check(buf, 24, NULL, NULL), 0);
+    put_te(buf, 3, 0, 1); /* not all zero: an entry (check judges it) */
+    assert_int_equal(time_index_live_entries(buf, 4, false), 4);
+    put_te(buf, 0, 1, 0);
+    put_te(buf, 3, 0, 0);
+    assert_int_equal(time_index_live_entries(buf, 4, false), 2);
+}
+
 static void test_time_open_errors(void **state)
 {
     struct fixture *f = *state;
@@ -872,6 +897,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_time_kafka_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_time_many_entries_match_linear_scan, setup, teardown),
         cmocka_unit_test(test_time_check),
+        cmocka_unit_test(test_time_live_entries),
         cmocka_unit_test_setup_teardown(test_time_open_errors, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

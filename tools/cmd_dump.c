@@ -257,7 +257,14 @@ static int dump_time_index(struct dump_file *f)
                 "size %zu is not a multiple of %d; the partial entry is ignored", f->len,
                 TIME_INDEX_ENTRY_BYTES);
     size_t total = f->len / TIME_INDEX_ENTRY_BYTES;
+    /* Verify's rule (time_index_live_entries): a file without a zero tail was trimmed, and its
+     * all-zero entry 0 is the entry (timestamp 0, base offset); in an untrimmed one it is fill. */
     size_t live = live_entries(f->buf, total, TIME_INDEX_ENTRY_BYTES);
+    if (total <= UINT32_MAX) {
+        live = time_index_live_entries(f->buf, (uint32_t)total, true);
+        if (live < total)
+            live = time_index_live_entries(f->buf, (uint32_t)total, false);
+    }
     for (size_t i = 0; i < live; i++) {
         const uint8_t *e = f->buf + i * TIME_INDEX_ENTRY_BYTES;
         int64_t ts = (int64_t)be64_load(e);

@@ -75,6 +75,9 @@ static void serve_usage(FILE *out)
             "  --log-message-timestamp-type T  CreateTime|LogAppendTime: a batch's max\n"
             "                             timestamp is its records' or the broker's clock\n"
             "                             (CreateTime; log.message.timestamp.type)\n"
+            "  --fetch-max-bytes N        record bytes of one Fetch response at most, whatever\n"
+            "                             the client asks; the first batch is sent whole even\n"
+            "                             if larger (57671680; fetch.max.bytes)\n"
             "  --io MODE                  auto|uring|sync: network loop on io_uring or epoll\n"
             "                             (auto: io_uring when it can be set up; the\n"
             "                             environment variable RT_KAFKA_IO sets the default)\n"
@@ -234,6 +237,8 @@ int cmd_serve(int argc, char **argv)
             } else if (strcmp(a, "--segment-bytes") == 0)
                 ok = cli_parse_u32(v, 14, INT32_MAX, &u) && /* Kafka 3.x's segment.bytes */
                      ((eo.segment_size_bytes = u), true);
+            else if (strcmp(a, "--fetch-max-bytes") == 0)
+                ok = cli_parse_u32(v, 1024, INT32_MAX, &so.fetch_max_bytes);
             else if (strcmp(a, "--io") == 0)
                 ok = parse_io(v, &so.net.io);
             else if (strcmp(a, "--metrics") == 0)

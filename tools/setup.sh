@@ -13,6 +13,9 @@ packages=(build-essential cmake pkg-config git python3 util-linux liburing-dev l
 # --metrics, promtool (prometheus) to check a scrape, iproute2 for `ss -K`. Node and npm (for
 # kafkajs) only when missing: a machine with another node (nodesource's) keeps it.
 packages+=(kcat librdkafka-dev python3-confluent-kafka libmicrohttpd-dev prometheus iproute2 curl)
+# tools/conformance.sh unpacks librdkafka's Debian source package (dpkg-source) and builds its
+# test-runner (g++); it adds the deb-src entry and fetches the source itself.
+packages+=(dpkg-dev g++)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     packages+=(nodejs npm)
 fi

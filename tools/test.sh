@@ -6,6 +6,8 @@
 #   3. the threaded engine tests under TSan (the model-based test and the concurrent write path
 #      among them);
 #   4. every libFuzzer target for a short, bounded time over its seed corpus (clang);
+#   and, after step 1, librdkafka's own transaction, idempotence, offset and group tests against
+#   `ringtail serve` (tools/conformance.sh --subset ci, each test one count);
 # and prints one closing line "N passed, M failed". Longer fuzzing: see README.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +61,22 @@ else
 fi
 
 run_ctest "release" build/release -E '^fuzz_'
+
+# librdkafka's own suite, its transaction, idempotence, offset and group tests, against a fresh
+# `ringtail serve` of the Release tree (tools/conformance.sh; the full run is in the README).
+echo "== conformance (librdkafka's suite: the ci subset)"
+clog=$(mktemp)
+./tools/conformance.sh --subset ci 2>&1 | tee "$clog"
+cline=$(grep -Ex '[0-9]+ passed, [0-9]+ failed' "$clog" | tail -1)
+if [ -n "$cline" ]; then
+    passed=$((passed + ${cline%% *}))
+    cfailed=${cline#*, }
+    failed=$((failed + ${cfailed%% *}))
+else
+    echo "conformance: no result line"
+    failed=$((failed + 1))
+fi
+rm -f "$clog"
 
 if build build/asan -DCMAKE_BUILD_TYPE=Debug -DRT_SANITIZE=ON -DRT_BENCH=OFF; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -23,7 +23,8 @@
  *   5. Indexes, .txnindex files and snapshots are judged by the checks rt_open makes
  *      (engine/log/segment_check.c, docs/format.md §I), so verify reports exactly what open would
  *      refuse or repair: each `.index` / `.timeindex` has whole entries, no zero tail (same
- *      exception as above), and passes segment_check_run (SC2, SC3); a missing one is reported
+ *      exception as above; a trimmed time index's all-zero entry 0 is an entry, format.md T5,
+ *      time_index_live_entries), and passes segment_check_run (SC2, SC3); a missing one is reported
  *      (open rebuilds it). Each `.txnindex` passes txn_index_check (X1-X8, a torn entry
  *      included) and SC4 (txn_walk_compare: one entry per ABORT marker; SC6: not reported, as
  *      open keeps it, when its segment's log fails a CRC, which check_log reports); a missing
@@ -504,8 +505,13 @@ static bool map_index(struct verifier *v, const char *path, size_t entry_bytes, 
     if (m->len % entry_bytes)
         problem(v, path, (int64_t)(total * entry_bytes), "size %zu is not a multiple of %zu",
                 m->len, entry_bytes);
-    *live = live_entries(m->buf, total, entry_bytes);
-    if (*live < total && (!newest || v->clean))
+    /* A sealed or cleanly closed segment's index was trimmed: open reads it whole, and the
+     * time index's entry 0 may be all zero, (timestamp 0, base offset), and real. */
+    bool trimmed = !newest || v->clean;
+    *live = entry_bytes == TIME_INDEX_ENTRY_BYTES && total <= UINT32_MAX
+                ? time_index_live_entries(m->buf, (uint32_t)total, trimmed)
+                : live_entries(m->buf, total, entry_bytes);
+    if (*live < total && trimmed)
         problem(v, path, (int64_t)(*live * entry_bytes),
                 "%zu zero-filled entries at the end: the index of a sealed segment was not "
                 "trimmed",

@@ -378,31 +378,128 @@ int fetch_from_bytes(rt_fetch **out, const uint8_t *data, size_t len, enum rt_is
     return 0;
 }
 
-/* First record with timestamp >= ts in the batch at p (validated), or its base offset when
- * the records are compressed (a consumer filters the rest, as Kafka's broker answers). */
-static int64_t first_record_at_or_after(const uint8_t *p, size_t len, int64_t ts, int64_t bound)
+/* Kafka's FileRecords.searchForTimestamp over the batch at p[0, len): the first record below
+ * `bound` whose timestamp is >= ts. 0 with its offset and timestamp; RT_E_END when none is (or
+ * the next record is at the bound); RT_E_CORRUPT with *why; -ENOMEM. A compressed batch is
+ * decompressed into *scratch (bounded by RECORDS_DECOMPRESSED_MAX_BYTES), because the record
+ * Kafka answers may be any of its records; a LogAppendTime batch's records all carry its max
+ * timestamp. */
+static int first_record_at_or_after(const uint8_t *p, size_t len, int64_t ts, int64_t bound,
+                                    struct compression_buffer *scratch, int64_t *offset_out,
+                                    int64_t *timestamp_out, const char **why)
 {
     struct batch_header h;
-    const char *why = NULL;
-    if (batch_validate(p, len, 0, &h, &why) != 0)
-        return -1;
-    if ((h.attributes & BATCH_ATTR_COMPRESSION_MASK) != 0 ||
-        (h.attributes & BATCH_ATTR_LOG_APPEND_TIME))
-        return h.base_offset;
+    if (batch_validate(p, len, 0, &h, why) != 0)
+        return RT_E_CORRUPT;
     const uint8_t *r = p + BATCH_HEADER_BYTES, *end = p + len;
+    enum batch_compression codec =
+        (enum batch_compression)(h.attributes & BATCH_ATTR_COMPRESSION_MASK);
+    if (codec != BATCH_COMPRESSION_NONE) {
+        /* The reader's bound (records.h RECORDS_DECOMPRESSED_MAX_BYTES, 64 MiB; records.h is
+         * not included here: it includes fetch.h). Each record is then decoded with bounds. */
+        int rc = compression_decompress(codec, p + BATCH_HEADER_BYTES, len - BATCH_HEADER_BYTES,
+                                        scratch, (size_t)64 << 20, why);
+        if (rc)
+            return rc == -ENOMEM ? rc : RT_E_CORRUPT;
+        r = scratch->data;
+        end = r + scratch->len;
+        if (scratch->len == 0)
+            r = end = (const uint8_t *)"";
+    }
+    bool append_time = (h.attributes & BATCH_ATTR_LOG_APPEND_TIME) != 0;
     for (int32_t i = 0; i < h.record_count; i++) {
         struct record_view rv;
-        int n = record_decode(r, end, &rv, &why);
+        int n = record_decode(r, end, &rv, why);
         if (n <= 0)
-            return -1;
+            return RT_E_CORRUPT;
         int64_t off = h.base_offset + rv.offset_delta;
         if (off >= bound)
-            return -1;
-        if (h.base_timestamp + rv.timestamp_delta >= ts)
-            return off;
+            return RT_E_END;
+        int64_t rts = h.max_timestamp;
+        if (!append_time && __builtin_add_overflow(h.base_timestamp, rv.timestamp_delta, &rts)) {
+            *why = "record timestamp overflows";
+            return RT_E_CORRUPT;
+        }
+        if (rts >= ts) {
+            assert(off >= h.base_offset);
+            *offset_out = off;
+            *timestamp_out = rts;
+            return 0;
+        }
         r += n;
     }
-    return -1;
+    return RT_E_END;
+}
+
+int fetch_partition_offset_for_timestamp(struct partition *p, int64_t ts,
+                                         enum rt_isolation isolation, int64_t *offset_out,
+                                         int64_t *timestamp_out)
+{
+    if (!offset_out || !timestamp_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_list_offsets_by_timestamp: NULL argument");
+    if (ts < 0)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_list_offsets_by_timestamp: timestamp %" PRId64 " is below 0", ts);
+    if (isolation != RT_READ_COMMITTED && isolation != RT_READ_UNCOMMITTED)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_list_offsets_by_timestamp: unknown isolation");
+    *offset_out = -1;
+    *timestamp_out = -1;
+    struct partition_watermarks w;
+    partition_watermarks(p, &w);
+    int64_t bound, bound_base;
+    uint64_t bound_pos;
+    read_bound(&w, isolation, &bound, &bound_base, &bound_pos);
+    struct compression_buffer scratch = COMPRESSION_BUFFER_INIT;
+    int rc = RT_E_END;
+    int64_t off = w.log_start_offset;
+    while (off < bound && rc == RT_E_END) {
+        struct segment *seg = NULL;
+        if (partition_segment_for(p, off, &seg) != 0) {
+            /* Retention moved the start meanwhile: begin again from the new start. */
+            partition_watermarks(p, &w);
+            if (w.log_start_offset <= off)
+                break;
+            off = w.log_start_offset;
+            continue;
+        }
+        bool last = seg->base_offset == bound_base;
+        uint64_t end = readable_end(seg, bound_base, bound_pos);
+        int64_t next = last ? bound : seg->next_offset;
+        if (atomic_load_explicit(&seg->max_timestamp_ms, memory_order_acquire) >= ts || last) {
+            uint64_t pos = 0;
+            int found = segment_find_timestamp(seg, ts, end, &pos);
+            if (found != 0 && found != RT_E_END)
+                rc = found;
+            while (found == 0 && rc == RT_E_END && pos < end) {
+                const char *why = "damaged batch";
+                int64_t size = batch_size_at(seg->map + pos, end - pos, &why);
+                if (size < 0)
+                    rc = RT_E_CORRUPT;
+                else
+                    rc = first_record_at_or_after(seg->map + pos, (size_t)size, ts, bound, &scratch,
+                                                  offset_out, timestamp_out, &why);
+                if (rc == RT_E_CORRUPT)
+                    rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
+                                   why);
+                else if (rc == -ENOMEM)
+                    rc = error_set(rc, "%s: offset %" PRIu64 ": out of memory decompressing",
+                                   seg->log_path, pos);
+                pos += size > 0 ? (uint64_t)size : 0;
+            }
+        }
+        segment_unref(seg);
+        if (last)
+            break;
+        off = next;
+    }
+    compression_buffer_free(&scratch);
+    if (rc == RT_E_END) {
+        *offset_out = -1;
+        *timestamp_out = -1;
+        return 0;
+    }
+    assert(rc != 0 || (*offset_out >= w.log_start_offset && *offset_out < bound));
+    return rc;
 }
 
 int fetch_partition_list_offsets(struct partition *p, int64_t spec, enum rt_isolation isolation,
@@ -429,49 +526,9 @@ int fetch_partition_list_offsets(struct partition *p, int64_t spec, enum rt_isol
         *offset_out = bound;
         return 0;
     }
-    int64_t off = w.log_start_offset;
-    while (off < bound) {
-        struct segment *seg = NULL;
-        if (partition_segment_for(p, off, &seg) != 0) {
-            /* Retention moved the start meanwhile: begin again from the new start. */
-            partition_watermarks(p, &w);
-            if (w.log_start_offset <= off)
-                break;
-            off = w.log_start_offset;
-            continue;
-        }
-        bool last = seg->base_offset == bound_base;
-        uint64_t end = readable_end(seg, bound_base, bound_pos);
-        int64_t next = last ? bound : seg->next_offset;
-        if (atomic_load_explicit(&seg->max_timestamp_ms, memory_order_acquire) >= spec || last) {
-            uint64_t pos = 0;
-            int rc = segment_find_timestamp(seg, spec, end, &pos);
-            while (rc == 0 && pos < end) {
-                const char *why = NULL;
-                int64_t size = batch_size_at(seg->map + pos, end - pos, &why);
-                if (size < 0) {
-                    rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
-                                   why);
-                    break;
-                }
-                int64_t found = first_record_at_or_after(seg->map + pos, (size_t)size, spec, bound);
-                if (found >= 0) {
-                    segment_unref(seg);
-                    *offset_out = found;
-                    return 0;
-                }
-                pos += (uint64_t)size;
-            }
-            if (rc != 0 && rc != RT_E_END) {
-                segment_unref(seg);
-                return rc;
-            }
-        }
-        segment_unref(seg);
-        if (last)
-            break;
-        off = next;
-    }
-    *offset_out = bound;
-    return 0;
+    int64_t found_ts = -1;
+    int rc = fetch_partition_offset_for_timestamp(p, spec, isolation, offset_out, &found_ts);
+    if (rc == 0 && *offset_out < 0)
+        *offset_out = bound; /* none at or after spec: the bound, as documented */
+    return rc;
 }

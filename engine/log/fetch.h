@@ -73,5 +73,9 @@ int fetch_partition_start(struct fetch_pool *fp, struct partition *p, int64_t of
                           size_t max_bytes, enum rt_isolation isolation, rt_fetch **out);
 int fetch_partition_list_offsets(struct partition *p, int64_t spec, enum rt_isolation isolation,
                                  int64_t *offset_out);
+/* rt_list_offsets_by_timestamp on one partition: same contract. */
+int fetch_partition_offset_for_timestamp(struct partition *p, int64_t ts,
+                                         enum rt_isolation isolation, int64_t *offset_out,
+                                         int64_t *timestamp_out);
 
 #endif /* RT_FETCH_H */

@@ -15,9 +15,12 @@
  *        OFFSET_OUT_OF_RANGE (1) with the partition's high watermark, LSO and log start;
  *        between the LSO and the high watermark under read_committed it is an empty answer, not
  *        an error (the records are there, just not stable yet).
- *   KF2  Sizes: the response's max_bytes bounds the sum of the partitions' records, except that
- *        the first partition with data gets at least one whole batch (Kafka's rule, so a batch
- *        larger than max_bytes never stalls a consumer); partition_max_bytes bounds each.
+ *   KF2  Sizes: the response's max_bytes, capped by the broker's fetch_max_bytes (Kafka's
+ *        fetch.max.bytes, 55 MiB), bounds the sum of the partitions' records, except that the
+ *        first partition with data gets at least one whole batch (KIP-74, so a batch larger than
+ *        max_bytes never stalls a consumer); partition_max_bytes bounds each. A later partition
+ *        whose first batch does not fit what is left is answered empty, error NONE, with its
+ *        watermarks (the client fetches it next time).
  *   KF3  aborted_transactions is null under read_uncommitted and, read_committed, the engine's
  *        sorted list for the returned range (pointing into the held fetch).
  *   KF4  preferred_read_replica is -1; fetch sessions are not kept: session_id 0 (v7+), which
@@ -28,6 +31,10 @@
  *        encoder copies; counted in fetch_downconverted_batches/bytes. Control batches are
  *        dropped (a fetch that finds only them goes on after them, up to 16 times); these
  *        versions read uncommitted, so aborted data is served, as Kafka serves it.
+ *   KF6  ListOffsets by timestamp answers Kafka's fetchOffsetByTimestamp: the first record at
+ *        or after the timestamp below the HW (LSO under read_committed), its offset and its
+ *        timestamp; none: offset -1, timestamp -1. Earliest (-2) and latest (-1) answer the
+ *        log start or the HW/LSO with timestamp -1.
  */
 #include <assert.h>
 #include <stddef.h>
@@ -299,7 +306,10 @@ enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expir
     if (nt > 0 && !topics)
         return NET_CLOSE;
 
+    /* KF2: the client's max_bytes, capped by the broker's fetch.max.bytes whatever it asks. */
     int64_t budget = q->max_bytes > 0 ? q->max_bytes : INT32_MAX;
+    if (budget > (int64_t)srv->opts.fetch_max_bytes)
+        budget = (int64_t)srv->opts.fetch_max_bytes;
     uint64_t total = 0;
     bool any_data = false;
     for (int32_t t = 0; t < nt; t++) {
@@ -352,6 +362,13 @@ enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expir
                 continue;
             }
             const struct rt_fetch_view *v = rt_fetch_get(f);
+            if (any_data && v->size_bytes > (uint64_t)limit) {
+                /* KF2: past the first partition with data only whole batches that fit are
+                 * answered; the engine's one-batch minimum is the first partition's alone. */
+                partition_edges(srv->engine, name, part, r);
+                rt_fetch_release(f);
+                continue;
+            }
             r->high_watermark = v->high_watermark;
             r->last_stable_offset = v->last_stable_offset;
             r->log_start_offset = v->log_start_offset;
@@ -453,12 +470,18 @@ enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s)
                 kafka_count_error(s, r->error_code);
                 continue;
             }
-            int64_t off = -1;
-            int rc = rt_list_offsets(srv->engine, name, (uint32_t)qp->partition_index,
-                                     qp->timestamp, iso, &off);
+            int64_t off = -1, ts = -1;
+            int rc =
+                qp->timestamp >= 0
+                    ? rt_list_offsets_by_timestamp(srv->engine, name, (uint32_t)qp->partition_index,
+                                                   qp->timestamp, iso, &off, &ts)
+                    : rt_list_offsets(srv->engine, name, (uint32_t)qp->partition_index,
+                                      qp->timestamp, iso, &off);
             r->error_code = kafka_error_from_rt(rc);
-            if (rc == 0)
+            if (rc == 0) { /* KF6 */
                 r->offset = off;
+                r->timestamp = ts;
+            }
             kafka_count_error(s, r->error_code);
         }
     }

@@ -61,6 +61,7 @@ void kafka_server_options_init(struct kafka_server_options *o)
     o->transaction_max_timeout_ms = 900000;
     rt_options_init(&o->engine);
     o->zero_copy = true;
+    o->fetch_max_bytes = 55u << 20;
 }
 
 static void server_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -523,6 +524,8 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
      * materialises a whole response. */
     srv->opts.net.copy_slices = !opts->zero_copy;
     srv->opts.zero_copy = true;
+    if (srv->opts.fetch_max_bytes == 0)
+        srv->opts.fetch_max_bytes = 55u << 20; /* options not from kafka_server_options_init */
     snprintf(srv->advertise_host, sizeof(srv->advertise_host), "%s", opts->advertise_host);
     struct net_hooks hooks = {
         .ctx = srv,

@@ -39,6 +39,9 @@ struct kafka_server_options {
      * bound is answered UNKNOWN_TOPIC_OR_PARTITION (retriable: a client retries its metadata)
      * and created by a later request. 0: no auto-creation at all. */
     uint32_t auto_create_max_per_request;
+    uint32_t fetch_max_bytes; /* fetch.max.bytes: a Fetch response's records at most, whatever
+                                 the client asks, but for KIP-74's first batch (55 MiB;
+                                 0 = the default) */
 };
 
 void kafka_server_options_init(struct kafka_server_options *o);
