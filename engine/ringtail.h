@@ -842,6 +842,41 @@ int rt_group_commit_offsets(rt_engine *engine, const char *group, const struct r
 int rt_group_fetch_offsets(rt_engine *engine, const char *group, const char *topic,
                            uint32_t partition, bool require_stable, int64_t *offset_out);
 
+/* Kafka's offset.metadata.max.bytes default: the longest metadata a commit may carry. */
+#define RT_OFFSET_METADATA_MAX_BYTES 4096
+
+/* A committed offset as OffsetFetch answers it. */
+struct rt_committed_offset {
+    int64_t offset;              /* -1 when nothing is committed */
+    int32_t leader_epoch;        /* -1: not kept */
+    int64_t commit_timestamp_ms; /* -1 when nothing is committed */
+    bool pending;                /* a transactional commit for it is pending */
+    size_t metadata_len;
+    char metadata[RT_OFFSET_METADATA_MAX_BYTES + 1]; /* NUL-terminated; "" for none */
+};
+
+/* rt_group_fetch_offsets with the committed value's metadata (what the commit's
+ * rt_offset.metadata held; "" for NULL), leader epoch and commit time. Metadata a record
+ * written by another broker holds beyond RT_OFFSET_METADATA_MAX_BYTES is cut there. Errors:
+ * RT_E_INVALID_ARGUMENT (NULL), RT_E_UNSTABLE_OFFSET_COMMIT (require_stable; out->pending). */
+int rt_group_fetch_offset(rt_engine *engine, const char *group, const char *topic,
+                          uint32_t partition, bool require_stable, struct rt_committed_offset *out);
+
+/* Calls fn for every committed offset of `group` (any order; a key with only a transactional
+ * commit pending is not one), on the caller's thread, under the group manager's lock: fn must
+ * not call the engine and must not block. fn returns 0 to go on; anything else stops the walk and
+ * is returned. Costs O(every key of every group). Errors: RT_E_INVALID_ARGUMENT (NULL), -ENOMEM,
+ * fn's. */
+typedef int (*rt_group_offset_fn)(void *ctx, const char *topic, uint32_t partition,
+                                  const struct rt_committed_offset *offset);
+int rt_group_list_offsets(rt_engine *engine, const char *group, rt_group_offset_fn fn, void *ctx);
+
+/* Calls fn once for every group with a committed offset, in byte order of the names, under the
+ * same rules as rt_group_list_offsets. O(keys log keys). Errors: RT_E_INVALID_ARGUMENT (NULL),
+ * -ENOMEM, fn's. */
+typedef int (*rt_group_name_fn)(void *ctx, const char *group);
+int rt_group_list(rt_engine *engine, rt_group_name_fn fn, void *ctx);
+
 typedef struct rt_consumer rt_consumer;
 
 struct rt_consumer_options {

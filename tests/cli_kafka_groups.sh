@@ -17,6 +17,11 @@
 #     group;
 #   - the committed offsets (OffsetFetch) are every partition's end, and survive a broker
 #     restart: a new member after it consumes only the records produced since.
+# Offsets as Kafka keeps them (tests/kafka/rdk_offsets.c on librdkafka, librdkafka's test 0099):
+#   - a commit's metadata is answered by OffsetFetch (rd_kafka_committed), for plain and
+#     transactional commits, after a restart too; 5000 bytes are OFFSET_METADATA_TOO_LARGE;
+#   - group_wire.py offsets: the same at the byte level, and a null topic array answering every
+#     committed offset of the group.
 # Both network backends (--io uring, --io sync). Then, on the default backend:
 #   - kafkajs 2.2.4 (tests/kafka/node/kafkajs_groups.test.js): a group consumer's
 #     consume-transform-produce with sendOffsets in its transactions, a third aborted: output
@@ -210,6 +215,44 @@ scenario() {
 
 scenario uring
 scenario sync
+
+# ---- offsets as Kafka keeps them (A3; issue 20 item 5) -----------------------------------------
+BIN=$(cd "$(dirname "$RT")" && pwd)
+RDK=$BIN/rdk_offsets
+if [ ! -x "$RDK" ]; then
+    RDK=$T/rdk_offsets
+    cc -O1 -Wall -Wextra -Werror -o "$RDK" "$(dirname "$0")/kafka/rdk_offsets.c" \
+        $(pkg-config --cflags --libs rdkafka) || { echo "FAIL - cannot build rdk_offsets"; exit 1; }
+fi
+D=$T/data-offsets
+run topic create "$D" ot --partitions 3
+expect "offsets: a 3-partition topic" 0
+serve_start "$D"
+SERVE_PORT=$PORT
+"$RDK" "$BROKER" ot og commit >"$T/out" 2>"$T/err"
+RC=$?
+expect "librdkafka (0099): a commit with 5000 bytes of metadata is refused OFFSET_METADATA_TOO_LARGE" 0 \
+    "^commit result OFFSET_METADATA_TOO_LARGE$"
+"$RDK" "$BROKER" ot og txn >"$T/out" 2>"$T/err"
+RC=$?
+expect "librdkafka: send_offsets_to_transaction with metadata commits" 0
+"$RDK" "$BROKER" ot og fetch >"$T/out" 2>"$T/err"
+RC=$?
+expect "librdkafka (0099): rd_kafka_committed answers the metadata of a plain commit" 0 \
+    "^committed 0 7 m-0099$"
+expect "librdkafka: ... and of a transactional one (TxnOffsetCommit)" 0 "^committed 2 3 txn-meta$"
+expect "librdkafka: the partition whose metadata was too large has no commit" 0 "^committed 1 -1001 -$"
+python3 "$(dirname "$0")/kafka/group_wire.py" "$BROKER" offsets >"$T/out" 2>"$T/err"
+RC=$?
+expect "byte-level offsets (group_wire.py offsets: metadata, 4096/4097 bytes, null topic array)" 0 \
+    "^all passed$"
+serve_stop "offsets part: serve exits 0 on SIGTERM"
+serve_start "$D"
+"$RDK" "$BROKER" ot og fetch >"$T/out" 2>"$T/err"
+RC=$?
+expect "offsets: the metadata survives a broker restart" 0 "^committed 2 3 txn-meta$"
+serve_stop "offsets part: serve exits 0 on SIGTERM after the restart"
+unset SERVE_PORT
 
 # ---- kafkajs 2.2.4: consume-transform-produce in a group, exactly once -----------------------
 NODE_DIR=$(cd "$(dirname "$0")/kafka/node" && pwd)

@@ -306,6 +306,103 @@ static void test_plain_commit_fetch_and_restart(void **state)
     assert_int_equal(fetched(g, "g2", "t", 1, true, NULL), -1);
 }
 
+/* A3: the metadata a commit carries is answered by rt_group_fetch_offset, for plain and
+ * transactional commits, after a restart too; rt_group_list_offsets and rt_group_list walk what
+ * is committed (issue 20 item 5: OffsetFetch of a null topic array, Empty groups listed). */
+struct walked {
+    char what[8][64];
+    int count;
+};
+
+static int walk_offset(void *ctx, const char *topic, uint32_t partition,
+                       const struct rt_committed_offset *o)
+{
+    struct walked *w = ctx;
+    assert_true(w->count < 8);
+    snprintf(w->what[w->count++], sizeof(w->what[0]), "%.20s-%u@%" PRId64 ":%.10s", topic,
+             partition, o->offset, o->metadata_len > 10 ? "bbb" : o->metadata);
+    return 0;
+}
+
+static int walk_group(void *ctx, const char *group)
+{
+    struct walked *w = ctx;
+    assert_true(w->count < 8);
+    snprintf(w->what[w->count++], sizeof(w->what[0]), "%s", group);
+    return 0;
+}
+
+static int walk_cmp(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+static void test_commit_metadata_fetched_and_listed(void **state)
+{
+    struct fixture *f = *state;
+    open_engine(f);
+    struct rt_committed_offset c;
+    assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 0, true, &c), 0);
+    assert_int_equal(c.offset, -1);
+    assert_string_equal(c.metadata, "");
+    struct walked w = {0};
+    assert_int_equal(rt_group_list(f->e, walk_group, &w), 0); /* no offsets topic yet */
+    assert_int_equal(w.count, 0);
+    assert_int_equal(rt_topic_create(f->e, "t", 3), 0);
+    char big[RT_OFFSET_METADATA_MAX_BYTES + 2];
+    memset(big, 'b', sizeof(big) - 1);
+    big[sizeof(big) - 1] = 0;
+    struct rt_offset os[] = {{.topic = "t", .partition = 0, .offset = 10, .metadata = "m-0"},
+                             {.topic = "t", .partition = 1, .offset = 20},
+                             {.topic = "t", .partition = 2, .offset = 30, .metadata = big}};
+    assert_int_equal(rt_group_commit_offsets(f->e, "mg", os, 3), RT_E_INVALID_ARGUMENT);
+    big[RT_OFFSET_METADATA_MAX_BYTES] = 0; /* exactly the maximum */
+    assert_int_equal(rt_group_commit_offsets(f->e, "mg", os, 3), 0);
+    assert_int_equal(rt_group_commit_offsets(f->e, "other", os, 1), 0);
+    int64_t pid = new_pid(f);
+    struct group_manager *g = groups(f);
+    struct rt_offset t = {.topic = "t", .partition = 1, .offset = 21, .metadata = "txn-m"};
+    assert_int_equal(group_txn_commit_offsets(g, pid, 0, "mg", &t, 1), 0);
+    assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 1, true, &c),
+                     RT_E_UNSTABLE_OFFSET_COMMIT);
+    assert_true(c.pending);
+    assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 1, false, &c), 0);
+    assert_true(c.pending);
+    assert_int_equal(c.offset, 20);
+    assert_string_equal(c.metadata, "");
+    finish_txn(f, g, "mg", pid, 0, true);
+    for (int round = 0; round < 2; round++) { /* live, then replayed (GO4) */
+        assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 0, true, &c), 0);
+        assert_int_equal(c.offset, 10);
+        assert_string_equal(c.metadata, "m-0");
+        assert_int_equal(c.metadata_len, 3);
+        assert_true(c.commit_timestamp_ms > 0);
+        assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 1, true, &c), 0);
+        assert_int_equal(c.offset, 21);
+        assert_string_equal(c.metadata, "txn-m");
+        assert_false(c.pending);
+        assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 2, true, &c), 0);
+        assert_int_equal(c.metadata_len, RT_OFFSET_METADATA_MAX_BYTES);
+        assert_memory_equal(c.metadata, big, RT_OFFSET_METADATA_MAX_BYTES);
+        memset(&w, 0, sizeof(w));
+        assert_int_equal(rt_group_list_offsets(f->e, "mg", walk_offset, &w), 0);
+        assert_int_equal(w.count, 3);
+        qsort(w.what, (size_t)w.count, sizeof(w.what[0]), walk_cmp);
+        assert_string_equal(w.what[0], "t-0@10:m-0");
+        assert_string_equal(w.what[1], "t-1@21:txn-m");
+        assert_int_equal(strncmp(w.what[2], "t-2@30:bbb", 10), 0);
+        memset(&w, 0, sizeof(w));
+        assert_int_equal(rt_group_list(f->e, walk_group, &w), 0);
+        assert_int_equal(w.count, 2);
+        assert_string_equal(w.what[0], "mg");
+        assert_string_equal(w.what[1], "other");
+        reopen_engine(f);
+    }
+    assert_int_equal(rt_group_list(NULL, walk_group, &w), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_group_list_offsets(f->e, "mg", NULL, &w), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 0, true, NULL), RT_E_INVALID_ARGUMENT);
+}
+
 /* ---- transactional commits ---------------------------------------------------------------- */
 
 static void test_txn_offsets_pending_until_marker(void **state)
@@ -817,6 +914,7 @@ int main(void)
         cmocka_unit_test(test_java_hash_vectors),
         cmocka_unit_test(test_codec_kafka_layout),
         cmocka_unit_test_setup_teardown(test_plain_commit_fetch_and_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_metadata_fetched_and_listed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_txn_offsets_pending_until_marker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_epoch_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replay_equals_live, setup, teardown),

@@ -64,7 +64,7 @@
 #define GROUP_VALUE_VERSION        3
 #define GROUP_VALUE_VERSION_MAX    3
 #define GROUP_STRING_MAX_BYTES     INT16_MAX
-#define GROUP_METADATA_MAX_BYTES   4096 /* Kafka's offset.metadata.max.bytes default */
+#define GROUP_METADATA_MAX_BYTES   RT_OFFSET_METADATA_MAX_BYTES
 #define GROUP_BUCKETS_INITIAL      64
 #define GROUP_PRODUCER_BUCKETS     64
 #define GROUP_REPLAY_FETCH_BYTES   (1u << 20)
@@ -1264,6 +1264,139 @@ void group_txn_complete_partition(struct group_manager *g, int64_t producer_id,
     pending_complete(g, producer_id, commit, offsets_partition); /* GO4: that partition only */
     maybe_compact(g, offsets_partition);
     pthread_mutex_unlock(&g->lock);
+}
+
+/* x's committed value into out (the caller holds the lock). Metadata longer than the public
+ * buffer (only a record another broker wrote with a larger offset.metadata.max.bytes can be) is
+ * cut at RT_OFFSET_METADATA_MAX_BYTES. */
+static void committed_copy(const struct offset_entry *x, struct rt_committed_offset *out)
+{
+    out->pending = x && x->pending;
+    if (!x || !x->committed)
+        return;
+    out->offset = x->offset;
+    out->leader_epoch = x->leader_epoch;
+    out->commit_timestamp_ms = x->commit_timestamp;
+    size_t n = x->metadata_len;
+    if (n > RT_OFFSET_METADATA_MAX_BYTES)
+        n = RT_OFFSET_METADATA_MAX_BYTES;
+    if (n)
+        memcpy(out->metadata, x->metadata, n);
+    out->metadata[n] = 0;
+    out->metadata_len = n;
+}
+
+static void committed_none(struct rt_committed_offset *out)
+{
+    out->offset = -1;
+    out->leader_epoch = -1;
+    out->commit_timestamp_ms = -1;
+    out->metadata_len = 0;
+    out->metadata[0] = 0;
+    out->pending = false;
+}
+
+int group_fetch_committed(struct group_manager *g, const char *group, const char *topic,
+                          uint32_t partition, bool require_stable, struct rt_committed_offset *out)
+{
+    if (!g || !group || !topic || !out)
+        return error_set(RT_E_INVALID_ARGUMENT, "group_fetch: NULL argument");
+    committed_none(out);
+    if (partition > (uint32_t)INT32_MAX)
+        return 0;
+    size_t gl = strlen(group), tl = strlen(topic);
+    if (gl > GROUP_STRING_MAX_BYTES || tl > GROUP_STRING_MAX_BYTES)
+        return 0;
+    pthread_mutex_lock(&g->lock);
+    uint64_t h =
+        key_hash((const uint8_t *)group, gl, (const uint8_t *)topic, tl, (int32_t)partition);
+    struct offset_entry *x = entry_find(g, (const uint8_t *)group, gl, (const uint8_t *)topic, tl,
+                                        (int32_t)partition, h);
+    int rc = 0;
+    if (x && require_stable && x->pending) {
+        out->pending = true;
+        rc = error_set(
+            RT_E_UNSTABLE_OFFSET_COMMIT,
+            "group %s: %s-%u has a transactional offset commit pending (producer %" PRId64 ")",
+            group, topic, partition, x->pending->producer_id);
+    } else {
+        committed_copy(x, out);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return rc;
+}
+
+int group_offsets_each(struct group_manager *g, const char *group, group_offset_fn fn, void *ctx)
+{
+    if (!g || !group || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "group_offsets_each: NULL argument");
+    size_t gl = strlen(group);
+    struct rt_committed_offset *o = malloc(sizeof(*o));
+    if (!o)
+        return -ENOMEM;
+    char topic[RT_TOPIC_NAME_MAX + 1];
+    int rc = 0;
+    pthread_mutex_lock(&g->lock);
+    /* O(every key of every group): the table is keyed by (group, topic, partition). */
+    for (size_t b = 0; b < g->bucket_count && rc == 0; b++) {
+        for (struct offset_entry *x = g->buckets[b]; x && rc == 0; x = x->next) {
+            if (!x->committed || x->group_len != gl || memcmp(x->key, group, gl) != 0 ||
+                x->topic_len > RT_TOPIC_NAME_MAX)
+                continue;
+            memcpy(topic, x->key + gl, x->topic_len);
+            topic[x->topic_len] = 0;
+            committed_none(o);
+            committed_copy(x, o);
+            rc = fn(ctx, topic, (uint32_t)x->partition, o);
+        }
+    }
+    pthread_mutex_unlock(&g->lock);
+    free(o);
+    return rc;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    const struct offset_entry *x = *(const struct offset_entry *const *)a;
+    const struct offset_entry *y = *(const struct offset_entry *const *)b;
+    size_t n = x->group_len < y->group_len ? x->group_len : y->group_len;
+    int c = memcmp(x->key, y->key, n);
+    if (c)
+        return c;
+    return (x->group_len > y->group_len) - (x->group_len < y->group_len);
+}
+
+int group_names_each(struct group_manager *g, group_name_fn fn, void *ctx)
+{
+    if (!g || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "group_names_each: NULL argument");
+    char name[GROUP_NAME_MAX_BYTES + 1];
+    int rc = 0;
+    pthread_mutex_lock(&g->lock);
+    /* O(keys log keys): the distinct groups of the committed keys, in byte order. */
+    struct offset_entry **all = g->entry_count ? malloc(g->entry_count * sizeof(*all)) : NULL;
+    if (g->entry_count && !all) {
+        pthread_mutex_unlock(&g->lock);
+        return -ENOMEM;
+    }
+    size_t n = 0;
+    for (size_t b = 0; b < g->bucket_count; b++)
+        for (struct offset_entry *x = g->buckets[b]; x; x = x->next)
+            if (x->committed && x->group_len > 0 && x->group_len <= GROUP_NAME_MAX_BYTES)
+                all[n++] = x;
+    assert(n <= g->entry_count);
+    if (n)
+        qsort(all, n, sizeof(*all), name_cmp);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (i > 0 && name_cmp(&all[i - 1], &all[i]) == 0)
+            continue;
+        memcpy(name, all[i]->key, all[i]->group_len);
+        name[all[i]->group_len] = 0;
+        rc = fn(ctx, name);
+    }
+    pthread_mutex_unlock(&g->lock);
+    free(all);
+    return rc;
 }
 
 int group_fetch(struct group_manager *g, const char *group, const char *topic, uint32_t partition,

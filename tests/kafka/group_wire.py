@@ -3,6 +3,13 @@
 hostile client would use them (for tests/cli_kafka_groups.sh). Standard library only.
 
 usage: group_wire.py HOST:PORT      (the broker auto-creates topics: topic "gw" is made)
+       group_wire.py HOST:PORT offsets
+                                   OffsetCommit / OffsetFetch only (topics "gwo", "gwo2"): the
+                                   metadata a commit carries is answered by OffsetFetch (A3), up
+                                   to 4096 bytes, OFFSET_METADATA_TOO_LARGE (12) beyond for that
+                                   partition alone; a null topic array (v2+) answers every
+                                   committed offset of the group, sorted (INVALID_GROUP_ID for
+                                   an empty group id)
 
 Each check prints "ok - ..." or "FAIL - ..."; exit 1 if any failed. Checks (Kafka's codes):
   - JoinGroup v5 without a member id: MEMBER_ID_REQUIRED (79) with a fresh id; with it: NONE,
@@ -219,8 +226,91 @@ def join2(c, group, **kw):
     return first
 
 
+FETCH_OFFSETS = 9
+
+
+def commit_md(c, group, parts, version=2):
+    """OffsetCommit v2 of parts [(topic, partition, offset, metadata)] as a simple consumer;
+    the codes in request order."""
+    topics = {}
+    for t, p, o, m in parts:
+        topics.setdefault(t, []).append((p, o, m))
+    b = kstr(group) + s32(-1) + kstr("") + s64(-1) + s32(len(topics))
+    for t, ps in topics.items():
+        b += kstr(t) + s32(len(ps))
+        for p, o, m in ps:
+            b += s32(p) + s64(o) + kstr(m)
+    r = c.call(COMMIT, version, b)
+    codes = []
+    for _ in range(r.i32()):
+        r.str()
+        for _ in range(r.i32()):
+            r.i32()
+            codes.append(r.i16())
+    return codes
+
+
+def fetch_offsets(c, group, topics, version=2):
+    """OffsetFetch v1/v2: topics {name: [partitions]} or None (all of the group's).
+    ({(topic, partition): (offset, metadata, err)}, top-level error or None, topic order)."""
+    if topics is None:
+        b = kstr(group) + s32(-1)
+    else:
+        b = kstr(group) + s32(len(topics))
+        for t, ps in topics.items():
+            b += kstr(t) + s32(len(ps)) + b"".join(s32(p) for p in ps)
+    r = c.call(FETCH_OFFSETS, version, b)
+    out, order = {}, []
+    for _ in range(r.i32()):
+        t = r.str()
+        for _ in range(r.i32()):
+            p = r.i32()
+            o = struct.unpack(">q", s32(r.i32()) + s32(r.i32()))[0]
+            m = r.str()
+            out[(t, p)] = (o, m, r.i16())
+            order.append((t, p))
+    top = r.i16() if version >= 2 else None
+    return out, top, order
+
+
+def offsets_main(addr):
+    """A3 and issue 20 item 5: commit metadata stored and answered; a null topic array answers
+    every committed offset of the group."""
+    a = Conn(addr)
+    a.call(3, 4, s32(2) + kstr("gwo") + kstr("gwo2") + b"\x01")  # auto-creates both topics
+    time.sleep(0.2)
+    codes = commit_md(a, "gwo-g", [("gwo", 0, 11, "abc"), ("gwo2", 0, 5, None)])
+    check(codes == [0, 0], "OffsetCommit v2 with metadata \"abc\" and a null one: NONE for both")
+    got, _, _ = fetch_offsets(a, "gwo-g", {"gwo": [0], "gwo2": [0]}, version=1)
+    check(got.get(("gwo", 0)) == (11, "abc", 0),
+          "OffsetFetch v1 answers the committed metadata \"abc\" (A3), got %r" % (got.get(("gwo", 0)),))
+    check(got.get(("gwo2", 0)) == (5, "", 0), "a null metadata is answered as \"\" (as Kafka stores it)")
+    codes = commit_md(a, "gwo-g", [("gwo", 0, 12, "m" * 4096)])
+    got, _, _ = fetch_offsets(a, "gwo-g", {"gwo": [0]})
+    check(codes == [0] and got.get(("gwo", 0)) == (12, "m" * 4096, 0),
+          "metadata of 4096 bytes (offset.metadata.max.bytes) is stored and answered whole")
+    codes = commit_md(a, "gwo-g", [("gwo", 0, 13, "m" * 4097), ("gwo2", 0, 6, "ok")])
+    got, _, _ = fetch_offsets(a, "gwo-g", {"gwo": [0], "gwo2": [0]})
+    check(codes == [12, 0], "metadata of 4097 bytes: OFFSET_METADATA_TOO_LARGE (12) for that partition alone, got %r" % codes)
+    check(got.get(("gwo", 0)) == (12, "m" * 4096, 0) and got.get(("gwo2", 0)) == (6, "ok", 0),
+          "the refused partition keeps its offset, the other is stored")
+    got, top, order = fetch_offsets(a, "gwo-g", None)
+    check(top == 0 and got == {("gwo", 0): (12, "m" * 4096, 0), ("gwo2", 0): (6, "ok", 0)},
+          "OffsetFetch v2 with a null topic array: every committed offset of the group, got top %r %r"
+          % (top, sorted(got)))
+    check(order == [("gwo", 0), ("gwo2", 0)], "sorted by topic and partition")
+    got, top, _ = fetch_offsets(a, "gwo-never", None)
+    check(top == 0 and got == {}, "a null topic array for a group with no commits: no topics, NONE")
+    got, top, _ = fetch_offsets(a, "", None)
+    check(top == 24, "a null topic array with an empty group id: INVALID_GROUP_ID (24), got %r" % top)
+    print("%s" % ("all passed" if failed == 0 else "%d failed" % failed))
+    sys.exit(1 if failed else 0)
+
+
 def main():
     addr = sys.argv[1]
+    if len(sys.argv) > 2 and sys.argv[2] == "offsets":
+        return offsets_main(addr)
     a = Conn(addr)
     a.call(3, 4, s32(1) + kstr("gw") + b"\x01")  # Metadata v4: auto-creates the commits' topic
     first = join_resp(a.call(JOIN, 5, join_body("gw1", "")))
