@@ -17,6 +17,13 @@
 #     group;
 #   - the committed offsets (OffsetFetch) are every partition's end, and survive a broker
 #     restart: a new member after it consumes only the records produced since.
+# The scenario runs with --group-initial-rebalance-delay-ms 0 --group-min-session-timeout-ms 1000
+# (its 3 s / 1 s session timeouts); then Kafka's defaults (A5, issue 20 item 5):
+#   - group_wire.py defaults: session timeouts outside 6000..1800000 ms INVALID_SESSION_TIMEOUT;
+#     two joins 1 s apart into an empty group answered together in generation 1 after the
+#     3 s initial rebalance delay and its one extension;
+#   - two librdkafka members started 1 s apart get three partitions each from their first
+#     assignment on (librdkafka's test 0113: no member first owns everything).
 # Offsets as Kafka keeps them (tests/kafka/rdk_offsets.c on librdkafka, librdkafka's test 0099):
 #   - a commit's metadata is answered by OffsetFetch (rd_kafka_committed), for plain and
 #     transactional commits, after a restart too; 5000 bytes are OFFSET_METADATA_TOO_LARGE;
@@ -51,11 +58,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_member NAME: a group member in the background; its stdin is a fifo ("leave" ends it).
+# start_member NAME [TOPIC GROUP SESSION_MS]: a group member in the background (gt, grp, 3000);
+# its stdin is a fifo ("leave" ends it).
 start_member() {
     local n=$1 fd
     mkfifo "$T/$n.in"
-    $PY "$G" "$BROKER" member gt grp "$n" 3000 <"$T/$n.in" >"$T/$n.log" 2>&1 &
+    $PY "$G" "$BROKER" member "${2:-gt}" "${3:-grp}" "$n" "${4:-3000}" <"$T/$n.in" >"$T/$n.log" 2>&1 &
     MPID[$n]=$!
     exec {fd}>"$T/$n.in"
     MFD[$n]=$fd
@@ -140,13 +148,18 @@ sys.exit(0 if p.flush(30) == 0 else 1)
 PYEOF
 }
 
+# The membership scenario predates Kafka's group defaults: its members use 3 s (and group_wire.py
+# 1 s) session timeouts and expect a lone first member to be answered at once, so it runs with
+# both lowered; the defaults are checked below.
+LOW="--group-initial-rebalance-delay-ms 0 --group-min-session-timeout-ms 1000"
+
 scenario() {
     local io=$1
     D=$T/data-$io
     rm -f "$T"/*.log "$T"/*.in
     run topic create "$D" gt --partitions 6
     expect "[$io] a 6-partition topic" 0
-    serve_start "$D" --io "$io"
+    serve_start "$D" --io "$io" $LOW
     SERVE_PORT=$PORT
     fill 0 300
 
@@ -197,7 +210,7 @@ scenario() {
     expect "[$io] committed offsets: 150 on every partition" 0 \
         "^committed 150 150 150 150 150 150$"
     serve_stop "[$io] serve exits 0 on SIGTERM"
-    serve_start "$D" --io "$io"
+    serve_start "$D" --io "$io" $LOW
     $PY "$G" "$BROKER" committed gt grp 6 >"$T/out" 2>"$T/err"
     RC=$?
     expect "[$io] committed offsets survive a broker restart" 0 \
@@ -215,6 +228,33 @@ scenario() {
 
 scenario uring
 scenario sync
+
+# ---- Kafka's group defaults: initial rebalance delay (A5), session timeout bounds -------------
+D=$T/data-defaults
+run topic create "$D" gt --partitions 6
+expect "defaults: a 6-partition topic" 0
+serve_start "$D"
+python3 "$(dirname "$0")/kafka/group_wire.py" "$BROKER" defaults >"$T/out" 2>"$T/err"
+RC=$?
+expect "byte-level defaults (group_wire.py defaults: session 6000..1800000 ms, two joins 1 s apart in one generation)" 0 \
+    "^all passed$"
+rm -f "$T"/*.log "$T"/*.in
+start_member P gt dgrp 10000
+sleep 1
+start_member Q gt dgrp 10000
+RC=1
+if wait_for 40 split_ok 3 P Q; then RC=0; fi
+grep -h -E '^(assigned|revoked)' "$T"/[PQ].log >"$T/err"
+: >"$T/out"
+expect "librdkafka (0113): two members 1 s apart: three partitions each" 0
+first_of() { grep -m1 -E '^assigned ' "$T/$1.log" | awk '{print $3}'; }
+RC=0
+[ "$(first_of P | tr ',' '\n' | grep -c .)" -eq 3 ] && [ "$(first_of Q | tr ',' '\n' | grep -c .)" -eq 3 ] || RC=1
+[ "$(grep -c -E '^assigned ' "$T/P.log")" -eq 1 ] || RC=1
+expect "... from their first assignment on: one generation, no member ever held all six" 0
+leave_member P
+leave_member Q
+serve_stop "defaults part: serve exits 0 on SIGTERM"
 
 # ---- offsets as Kafka keeps them (A3; issue 20 item 5) -----------------------------------------
 BIN=$(cd "$(dirname "$RT")" && pwd)
@@ -275,7 +315,7 @@ run topic create "$D" pin --partitions 3
 expect "pipeline: a 3-partition input topic" 0
 run topic create "$D" pout --partitions 3
 expect "pipeline: a 3-partition output topic" 0
-serve_start "$D"
+serve_start "$D" --group-min-session-timeout-ms 1000 # py_groups.py pipe: 3 s sessions
 $PY - "$BROKER" <<'PYEOF' >/dev/null 2>"$T/err"
 import sys
 from confluent_kafka import Producer

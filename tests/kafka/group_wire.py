@@ -3,6 +3,12 @@
 hostile client would use them (for tests/cli_kafka_groups.sh). Standard library only.
 
 usage: group_wire.py HOST:PORT      (the broker auto-creates topics: topic "gw" is made)
+       group_wire.py HOST:PORT defaults
+                                   against a broker with Kafka's group defaults: session
+                                   timeouts below 6000 or above 1800000 ms are
+                                   INVALID_SESSION_TIMEOUT (26); two members joining an empty
+                                   group 1 s apart both land in generation 1, answered after the
+                                   initial rebalance delay (3 s) and its one extension (A5)
        group_wire.py HOST:PORT offsets
                                    OffsetCommit / OffsetFetch only (topics "gwo", "gwo2"): the
                                    metadata a commit carries is answered by OffsetFetch (A3), up
@@ -307,8 +313,43 @@ def offsets_main(addr):
     sys.exit(1 if failed else 0)
 
 
+def defaults_main(addr):
+    """A broker with Kafka's group defaults: the initial rebalance delay (A5, 3000 ms) and the
+    session timeout bounds (6000 .. 1800000 ms)."""
+    c = Conn(addr)
+    for ms, want in ((5999, 26), (1800001, 26), (6000, 79), (1800000, 79)):
+        r = join_resp(c.call(JOIN, 5, join_body("gwd-s%d" % ms, "", session=ms)))
+        check(r["err"] == want, "a session timeout of %d ms: %d, got %d" % (ms, want, r["err"]))
+    # Two members 1 s apart into an empty group: one generation, both in it.
+    x, y = Conn(addr), Conn(addr)
+    fx = join2(x, "gwd", session=10000, rebalance=10000)
+    t0 = time.time()
+    time.sleep(1.0)
+    fy = join2(y, "gwd", session=10000, rebalance=10000)
+    gx, gy = x.recv(), y.recv()
+    took = time.time() - t0
+    rx = join_resp(gx[1]) if gx else {"err": -1}
+    ry = join_resp(gy[1]) if gy else {"err": -1}
+    both = sorted([fx["member"], fy["member"]])
+    check(rx["err"] == 0 and ry["err"] == 0 and rx["gen"] == 1 and ry["gen"] == 1,
+          "two members joining 1 s apart are both answered generation 1 (got %r %r)"
+          % (rx.get("gen"), ry.get("gen")))
+    leader = rx if rx.get("members") else ry
+    check(sorted(m for m, _ in leader.get("members", [])) == both,
+          "the leader's member list holds both members")
+    check(5.5 <= took < 8.5, "the first join waited group.initial.rebalance.delay.ms, extended "
+          "once by the second member: 3 + 3 s (answered after %.1f s)" % took)
+    err, state, n = describe(c, "gwd")
+    check(state == "CompletingRebalance" and n == 2, "DescribeGroups: CompletingRebalance with 2 "
+          "members, got %s %d" % (state, n))
+    print("%s" % ("all passed" if failed == 0 else "%d failed" % failed))
+    sys.exit(1 if failed else 0)
+
+
 def main():
     addr = sys.argv[1]
+    if len(sys.argv) > 2 and sys.argv[2] == "defaults":
+        return defaults_main(addr)
     if len(sys.argv) > 2 and sys.argv[2] == "offsets":
         return offsets_main(addr)
     a = Conn(addr)

@@ -41,12 +41,18 @@
  *        that did not rejoin.
  *   KG6  Results point into coordinator memory and are valid only until group_coord_unlock.
  *   KG7  Bounds: GROUP_COUNT_MAX groups (COORDINATOR_NOT_AVAILABLE), GROUP_MEMBERS_MAX members
- *        (GROUP_MAX_SIZE_REACHED), session timeouts in [GROUP_SESSION_MIN_MS,
- *        GROUP_SESSION_MAX_MS] (INVALID_SESSION_TIMEOUT), group ids of 1..GROUP_ID_BYTES_MAX
+ *        (GROUP_MAX_SIZE_REACHED), session timeouts in [group.min.session.timeout.ms,
+ *        group.max.session.timeout.ms] (INVALID_SESSION_TIMEOUT, group_coord_options), group ids of 1..GROUP_ID_BYTES_MAX
  *        bytes without NUL (INVALID_GROUP_ID). Out of memory answers COORDINATOR_NOT_AVAILABLE
  *        and changes nothing.
  *   KG8  The timer thread holds the mutex only while it ticks and calls wake without it; it is
  *        stopped (group_coord_timer_stop) before the network it wakes.
+ *   KG9  The first rebalance of an Empty group completes no sooner than
+ *        group.initial.rebalance.delay.ms after it began, and only at the end of a delay; a
+ *        delay during which a new member joined is followed by another, up to max(rebalance
+ *        timeout, delay) from the start (Kafka's InitialDelayedJoin), so members starting
+ *        together land in one generation. The parked joins wait for that bound and are woken
+ *        when the join completes.
  *   Static membership (group.instance.id) is not served: such a member is a dynamic one.
  */
 #include "tools/kafka/group_coord.h"
@@ -102,10 +108,16 @@ struct gc_group {
     int32_t members_count;
     struct gc_pending *pending;
     int64_t rebalance_deadline_ms;
+    /* KG9: the first rebalance of an Empty group waits (Kafka's InitialDelayedJoin). */
+    int32_t initial_delay_ms; /* group.initial.rebalance.delay.ms */
+    int64_t initial_until_ms; /* 0: no initial delay running */
+    int64_t initial_hard_ms;  /* no extension past this: start + max(rebalance timeout, delay) */
+    bool new_member_added;    /* a member joined during the current delay */
     struct gc_group *next;
 };
 
 struct group_coord {
+    struct group_coord_options opts;
     pthread_mutex_t mu;
     pthread_cond_t cv; /* the timer thread's sleep (monotonic) */
     pthread_t timer;
@@ -118,11 +130,23 @@ struct group_coord {
     uint64_t next_member; /* member ids: "<client id>-<n>" */
 };
 
-struct group_coord *group_coord_new(void)
+void group_coord_options_init(struct group_coord_options *o)
+{
+    *o =
+        (struct group_coord_options){.initial_rebalance_delay_ms = GROUP_INITIAL_REBALANCE_DELAY_MS,
+                                     .session_timeout_min_ms = GROUP_SESSION_MIN_MS,
+                                     .session_timeout_max_ms = GROUP_SESSION_MAX_MS};
+}
+
+struct group_coord *group_coord_new(const struct group_coord_options *o)
 {
     struct group_coord *gc = calloc(1, sizeof(*gc));
     if (!gc)
         return NULL;
+    if (o)
+        gc->opts = *o;
+    else
+        group_coord_options_init(&gc->opts);
     pthread_mutex_init(&gc->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -305,6 +329,7 @@ static const char *choose_protocol(const struct gc_group *g)
 
 static void prepare_rebalance(struct gc_group *g, int64_t now)
 {
+    bool from_empty = g->state == GC_EMPTY;
     int32_t rb = 0;
     for (struct gc_member *m = g->members; m; m = m->next) {
         if (m->rebalance_ms > rb)
@@ -315,8 +340,15 @@ static void prepare_rebalance(struct gc_group *g, int64_t now)
         if (!m->waiter)
             m->joined = false;
     }
-    if (g->state != GC_PREPARING)
+    if (g->state != GC_PREPARING) {
         g->rebalance_deadline_ms = now + rb;
+        if (from_empty && g->initial_delay_ms > 0) { /* KG9 */
+            g->initial_until_ms = now + g->initial_delay_ms;
+            g->initial_hard_ms = now + (rb > g->initial_delay_ms ? rb : g->initial_delay_ms);
+            g->new_member_added = false;
+            g->rebalance_deadline_ms = g->initial_hard_ms; /* what parked joins wait for */
+        }
+    }
     g->state = GC_PREPARING;
 }
 
@@ -325,6 +357,18 @@ static bool try_complete_join(struct gc_group *g, int64_t now, bool force)
 {
     if (g->state != GC_PREPARING)
         return false;
+    if (g->initial_until_ms) { /* KG9: only the delay's end completes it */
+        if (now < g->initial_until_ms)
+            return false;
+        if (g->new_member_added && now < g->initial_hard_ms) { /* another delay, bounded */
+            g->new_member_added = false;
+            int64_t next = now + g->initial_delay_ms;
+            g->initial_until_ms = next < g->initial_hard_ms ? next : g->initial_hard_ms;
+            return false;
+        }
+        g->initial_until_ms = 0;
+        force = true; /* as Kafka's DelayedJoin completing: who has not joined is dropped */
+    }
     if (!force)
         for (struct gc_member *m = g->members; m; m = m->next)
             if (!m->joined)
@@ -582,8 +626,8 @@ void group_coord_join(struct group_coord *gc, const struct kmsg_join_group_reque
     memset(out, 0, sizeof(*out));
     if (!group_id_ok(q->group_id))
         return join_error(out, KAFKA_INVALID_GROUP_ID, q->member_id);
-    if (q->session_timeout_ms < GROUP_SESSION_MIN_MS ||
-        q->session_timeout_ms > GROUP_SESSION_MAX_MS)
+    if (q->session_timeout_ms < gc->opts.session_timeout_min_ms ||
+        q->session_timeout_ms > gc->opts.session_timeout_max_ms)
         return join_error(out, KAFKA_INVALID_SESSION_TIMEOUT, q->member_id);
     if (q->protocol_type.len <= 0 || q->protocols_count <= 0)
         return join_error(out, KAFKA_INCONSISTENT_GROUP_PROTOCOL, q->member_id);
@@ -605,6 +649,7 @@ void group_coord_join(struct group_coord *gc, const struct kmsg_join_group_reque
             return join_error(out, KAFKA_COORDINATOR_NOT_AVAILABLE, q->member_id);
         }
         g->state = GC_EMPTY;
+        g->initial_delay_ms = gc->opts.initial_rebalance_delay_ms;
         g->next = gc->groups;
         gc->groups = g;
         gc->groups_count++;
@@ -672,6 +717,8 @@ void group_coord_join(struct group_coord *gc, const struct kmsg_join_group_reque
     m->last_seen_ms = now;
     m->joined = true;
     m->waiter = waiter;
+    if (fresh)
+        g->new_member_added = true; /* KG9: extends a running initial delay */
     if (g->state != GC_PREPARING) {
         prepare_rebalance(g, now);
         out->wake = true; /* followers waiting in SyncGroup learn of the rebalance */

@@ -18,15 +18,25 @@
 #define GROUP_ID_BYTES_MAX     1024
 #define GROUP_COUNT_MAX        10000   /* groups held at once (COORDINATOR_NOT_AVAILABLE beyond) */
 #define GROUP_MEMBERS_MAX      1000    /* members per group (GROUP_MAX_SIZE_REACHED beyond) */
-#define GROUP_SESSION_MIN_MS   1000    /* group.min.session.timeout.ms */
-#define GROUP_SESSION_MAX_MS   1800000 /* group.max.session.timeout.ms */
 #define GROUP_REBALANCE_MAX_MS 1800000 /* a longer rebalance timeout is clamped to this */
 
 struct group_coord;
 
 #define GROUP_TICK_MS 100 /* the timer thread's period (timeouts are this late at most) */
 
-struct group_coord *group_coord_new(void);
+/* The broker's group settings, under Kafka's names (ringtail serve --group-...). */
+struct group_coord_options {
+    int32_t initial_rebalance_delay_ms; /* group.initial.rebalance.delay.ms (3000; 0: none) */
+    int32_t session_timeout_min_ms;     /* group.min.session.timeout.ms (6000) */
+    int32_t session_timeout_max_ms;     /* group.max.session.timeout.ms (1800000) */
+};
+#define GROUP_INITIAL_REBALANCE_DELAY_MS 3000
+#define GROUP_SESSION_MIN_MS             6000
+#define GROUP_SESSION_MAX_MS             1800000
+void group_coord_options_init(struct group_coord_options *o);
+
+/* A coordinator with these settings (NULL: the defaults). NULL when out of memory. */
+struct group_coord *group_coord_new(const struct group_coord_options *o);
 /* Stops the timer thread (if running) and frees everything. */
 void group_coord_free(struct group_coord *gc);
 /* Starts the one timer thread: it runs the groups' timers every GROUP_TICK_MS and calls

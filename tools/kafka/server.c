@@ -58,6 +58,7 @@ void kafka_server_options_init(struct kafka_server_options *o)
     o->transaction_max_timeout_ms = 900000;
     rt_options_init(&o->engine);
     o->zero_copy = true;
+    group_coord_options_init(&o->groups);
 }
 
 static void server_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -422,7 +423,7 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
         return -ENOMEM;
     srv->engine = engine;
     srv->opts = *opts;
-    srv->groups = group_coord_new();
+    srv->groups = group_coord_new(&opts->groups);
     if (!srv->groups) {
         free(srv);
         return -ENOMEM;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "engine/ringtail.h"
+#include "tools/kafka/group_coord.h"
 #include "tools/kafka/net.h"
 
 struct kafka_metrics; /* tools/kafka/metrics.h */
@@ -29,6 +30,7 @@ struct kafka_server_options {
                                  rt_options_init's defaults unless the caller copies its own */
     bool zero_copy;           /* fetch records sent from the mapping (true); false copies
                                  them into the response buffer (the bench's comparison) */
+    struct group_coord_options groups; /* --group-...: group_coord_options_init's defaults */
 };
 
 void kafka_server_options_init(struct kafka_server_options *o);
