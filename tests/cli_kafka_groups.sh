@@ -28,7 +28,8 @@
 #   - a commit's metadata is answered by OffsetFetch (rd_kafka_committed), for plain and
 #     transactional commits, after a restart too; 5000 bytes are OFFSET_METADATA_TOO_LARGE;
 #   - group_wire.py offsets: the same at the byte level, and a null topic array answering every
-#     committed offset of the group.
+#     committed offset of the group; a group with only committed offsets listed and described
+#     as Empty (and, by confluent_kafka's AdminClient, after a restart).
 # Both network backends (--io uring, --io sync). Then, on the default backend:
 #   - kafkajs 2.2.4 (tests/kafka/node/kafkajs_groups.test.js): a group consumer's
 #     consume-transform-produce with sendOffsets in its transactions, a third aborted: output
@@ -291,6 +292,11 @@ serve_start "$D"
 "$RDK" "$BROKER" ot og fetch >"$T/out" 2>"$T/err"
 RC=$?
 expect "offsets: the metadata survives a broker restart" 0 "^committed 2 3 txn-meta$"
+$PY "$G" "$BROKER" describe og >"$T/out" 2>"$T/err"
+RC=$?
+expect "confluent_kafka: a group with only committed offsets is described Empty after the restart" 0 \
+    "^state Empty members 0 protocol $"
+expect "confluent_kafka: ... and listed (ListGroups)" 0 "^listed$"
 serve_stop "offsets part: serve exits 0 on SIGTERM after the restart"
 unset SERVE_PORT
 

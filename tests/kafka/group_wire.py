@@ -15,7 +15,8 @@ usage: group_wire.py HOST:PORT      (the broker auto-creates topics: topic "gw" 
                                    to 4096 bytes, OFFSET_METADATA_TOO_LARGE (12) beyond for that
                                    partition alone; a null topic array (v2+) answers every
                                    committed offset of the group, sorted (INVALID_GROUP_ID for
-                                   an empty group id)
+                                   an empty group id); a group with only committed offsets is
+                                   listed (ListGroups) and described (DescribeGroups) as Empty
 
 Each check prints "ok - ..." or "FAIL - ..."; exit 1 if any failed. Checks (Kafka's codes):
   - JoinGroup v5 without a member id: MEMBER_ID_REQUIRED (79) with a fresh id; with it: NONE,
@@ -309,6 +310,17 @@ def offsets_main(addr):
     check(top == 0 and got == {}, "a null topic array for a group with no commits: no topics, NONE")
     got, top, _ = fetch_offsets(a, "", None)
     check(top == 24, "a null topic array with an empty group id: INVALID_GROUP_ID (24), got %r" % top)
+    r = a.call(LIST, 0, b"")
+    err = r.i16()
+    listed = [(r.str(), r.str()) for _ in range(r.i32())]
+    check(err == 0 and ("gwo-g", "") in listed,
+          "ListGroups names a group that only committed offsets, protocol type \"\" (got %r)" % listed)
+    check(sum(1 for g, _ in listed if g == "gwo-g") == 1, "... once")
+    err, state, n = describe(a, "gwo-g")
+    check(err == 0 and state == "Empty" and n == 0,
+          "DescribeGroups of it: Empty, no members (got %r %r %r)" % (err, state, n))
+    err, state, n = describe(a, "gwo-never")
+    check(state == "Dead", "a group with neither members nor offsets is still Dead")
     print("%s" % ("all passed" if failed == 0 else "%d failed" % failed))
     sys.exit(1 if failed else 0)
 

@@ -900,6 +900,11 @@ int16_t group_coord_commit_check(struct group_coord *gc, struct kp_str group_id,
     return KAFKA_NONE;
 }
 
+bool group_coord_holds(struct group_coord *gc, struct kp_str group_id)
+{
+    return group_find(gc, group_id) != NULL;
+}
+
 int32_t group_coord_list(struct group_coord *gc, int64_t now, struct kmsg_list_groups_group *out,
                          int32_t cap)
 {

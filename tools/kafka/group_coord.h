@@ -94,6 +94,9 @@ int16_t group_coord_leave(struct group_coord *gc, const struct kmsg_leave_group_
 int16_t group_coord_commit_check(struct group_coord *gc, struct kp_str group_id, int32_t generation,
                                  struct kp_str member_id, int64_t now_ms, bool *wake);
 
+/* True when the coordinator holds the group (in any state). */
+bool group_coord_holds(struct group_coord *gc, struct kp_str group_id);
+
 /* ListGroups / DescribeGroups: fill at most `cap` entries, return how many there are. */
 int32_t group_coord_list(struct group_coord *gc, int64_t now_ms, struct kmsg_list_groups_group *out,
                          int32_t cap);
