@@ -13,6 +13,12 @@
 #   - group_wire.py offsets: the same at the byte level, and a null topic array answering every
 #     committed offset of the group; a group with only committed offsets listed and described
 #     as Empty (and, by confluent_kafka's AdminClient, after a restart).
+# Membership persisted in __consumer_offsets (group_coord.c KG10):
+#   - group_wire.py persist1 / persist2: a member's generation, id and assignment answered after
+#     a broker restart (heartbeat NONE, its SyncGroup its assignment, Stable);
+#   - two librdkafka members keep their partitions across a broker restart: no revoke, no new
+#     assignment 8 s after it (main's broker forgot the group: they rejoined, and for a moment
+#     both owned the same partitions).
 #
 # usage: bash tests/cli_kafka_group_defaults.sh /path/to/ringtail
 # Each check prints "ok" or "FAIL"; the last line is "N passed, M failed"; exit 1 on any failure.
@@ -165,6 +171,49 @@ expect "confluent_kafka: a group with only committed offsets is described Empty 
     "^state Empty members 0 protocol $"
 expect "confluent_kafka: ... and listed (ListGroups)" 0 "^listed$"
 serve_stop "offsets part: serve exits 0 on SIGTERM after the restart"
+unset SERVE_PORT
+
+# ---- group membership survives a broker restart (KG10) -----------------------------------------
+D=$T/data-persist
+run topic create "$D" gt --partitions 6
+expect "persist: a 6-partition topic" 0
+serve_start "$D" --group-initial-rebalance-delay-ms 0
+SERVE_PORT=$PORT
+python3 "$(dirname "$0")/kafka/group_wire.py" "$BROKER" persist1 >"$T/p1" 2>"$T/err"
+RC=$?
+cp "$T/p1" "$T/out"
+expect "persist: a member of gwp joins and syncs its assignment" 0 "^member "
+rm -f "$T"/*.log "$T"/*.in
+start_member P gt pgrp 10000
+start_member Q gt pgrp 10000
+RC=1
+if wait_for 40 split_ok 3 P Q; then RC=0; fi
+grep -h -E '^(assigned|revoked)' "$T"/[PQ].log >"$T/err"
+: >"$T/out"
+expect "persist: two librdkafka members own three partitions each" 0
+sleep 2
+changes() { grep -c -E '^(assigned|revoked) ' "$T/$1.log"; }
+BEFORE_P=$(changes P)
+BEFORE_Q=$(changes Q)
+serve_stop "persist: serve exits 0 on SIGTERM with the members running"
+serve_start "$D" --group-initial-rebalance-delay-ms 0
+set -- $(grep '^member ' "$T/p1")
+python3 "$(dirname "$0")/kafka/group_wire.py" "$BROKER" persist2 "${2:-x}" "${4:-0}" >"$T/out" 2>"$T/err"
+RC=$?
+expect "persist: after the restart the member keeps its generation and assignment (group_wire.py persist2)" 0 \
+    "^all passed$"
+sleep 8
+RC=0
+[ "$(changes P)" -eq "$BEFORE_P" ] && [ "$(changes Q)" -eq "$BEFORE_Q" ] || RC=1
+grep -h -E '^(assigned|revoked)' "$T"/[PQ].log >"$T/err"
+expect "persist: 8 s after the restart neither librdkafka member was revoked or reassigned (no rebalance, no shared partitions)" 0
+$PY "$G" "$BROKER" describe pgrp >"$T/out" 2>"$T/err"
+RC=$?
+expect "persist: the group is Stable with both members after the restart" 0 \
+    "^state Stable members 2 protocol range$"
+leave_member P
+leave_member Q
+serve_stop "persist: serve exits 0 on SIGTERM after the restart"
 unset SERVE_PORT
 
 echo "$passed passed, $failed failed"

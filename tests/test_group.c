@@ -403,6 +403,76 @@ static void test_commit_metadata_fetched_and_listed(void **state)
     assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 0, true, NULL), RT_E_INVALID_ARGUMENT);
 }
 
+/* KG10's storage (docs/format.md H.6): a group's membership as Kafka's GroupMetadataValue,
+ * the latest per group kept, and replayed by a reopen. */
+static int walk_meta(void *ctx, const char *group, const struct rt_group_metadata *md)
+{
+    struct walked *w = ctx;
+    assert_true(w->count < 8);
+    char members[40] = "";
+    for (size_t i = 0; i < md->members_count && i < 2; i++) {
+        const struct rt_group_member *m = &md->members[i];
+        size_t at = strlen(members);
+        snprintf(members + at, sizeof(members) - at, "%.4s/%.4s/%.*s/%.*s/%d;", m->member_id,
+                 m->group_instance_id ? m->group_instance_id : "-", (int)m->subscription_len,
+                 (const char *)m->subscription, (int)m->assignment_len, (const char *)m->assignment,
+                 (int)m->session_timeout_ms);
+    }
+    snprintf(w->what[w->count++], sizeof(w->what[0]), "%.8s %.8s %d %.6s %.4s %s", group,
+             md->protocol_type, (int)md->generation, md->protocol ? md->protocol : "-",
+             md->leader ? md->leader : "-", members);
+    return 0;
+}
+
+static void test_group_metadata_stored_and_replayed(void **state)
+{
+    struct fixture *f = *state;
+    open_engine(f);
+    struct rt_group_member ms[] = {{.member_id = "m1",
+                                    .client_id = "c1",
+                                    .client_host = "",
+                                    .rebalance_timeout_ms = 9000,
+                                    .session_timeout_ms = 6000,
+                                    .subscription = "s1",
+                                    .subscription_len = 2,
+                                    .assignment = "a1",
+                                    .assignment_len = 2},
+                                   {.member_id = "m2",
+                                    .group_instance_id = "i2",
+                                    .client_id = "c2",
+                                    .client_host = "h",
+                                    .session_timeout_ms = 7000}};
+    struct rt_group_metadata md = {.protocol_type = "consumer",
+                                   .generation = 3,
+                                   .protocol = "range",
+                                   .leader = "m1",
+                                   .members = ms,
+                                   .members_count = 2};
+    assert_int_equal(rt_group_store_metadata(f->e, "sg", &md), 0);
+    md.generation = 4; /* the latest record wins */
+    assert_int_equal(rt_group_store_metadata(f->e, "sg", &md), 0);
+    struct rt_group_metadata empty = {.protocol_type = "consumer", .generation = 7};
+    assert_int_equal(rt_group_store_metadata(f->e, "eg", &empty), 0);
+    struct rt_group_metadata bad = md;
+    bad.protocol_type = NULL;
+    assert_int_equal(rt_group_store_metadata(f->e, "sg", &bad), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_group_store_metadata(f->e, "", &md), RT_E_INVALID_ARGUMENT);
+    for (int round = 0; round < 2; round++) { /* live, then replayed */
+        struct walked w = {0};
+        assert_int_equal(rt_group_list_metadata(f->e, walk_meta, &w), 0);
+        assert_int_equal(w.count, 2);
+        qsort(w.what, (size_t)w.count, sizeof(w.what[0]), walk_cmp);
+        assert_string_equal(w.what[0], "eg consumer 7 - - ");
+        assert_string_equal(w.what[1], "sg consumer 4 range m1 m1/-/s1/a1/6000;m2/i2///7000;");
+        reopen_engine(f);
+    }
+    /* Offsets and metadata share the partitions without mixing. */
+    struct walked w = {0};
+    assert_int_equal(rt_group_list_offsets(f->e, "sg", walk_offset, &w), 0);
+    assert_int_equal(w.count, 0);
+    assert_int_equal(rt_group_list_metadata(f->e, NULL, &w), RT_E_INVALID_ARGUMENT);
+}
+
 /* ---- transactional commits ---------------------------------------------------------------- */
 
 static void test_txn_offsets_pending_until_marker(void **state)
@@ -915,6 +985,7 @@ int main(void)
         cmocka_unit_test(test_codec_kafka_layout),
         cmocka_unit_test_setup_teardown(test_plain_commit_fetch_and_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_metadata_fetched_and_listed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_metadata_stored_and_replayed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_txn_offsets_pending_until_marker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_epoch_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replay_equals_live, setup, teardown),

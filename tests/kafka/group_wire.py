@@ -9,6 +9,11 @@ usage: group_wire.py HOST:PORT      (the broker auto-creates topics: topic "gw" 
                                    INVALID_SESSION_TIMEOUT (26); two members joining an empty
                                    group 1 s apart both land in generation 1, answered after the
                                    initial rebalance delay (3 s) and its one extension (A5)
+       group_wire.py HOST:PORT persist1    a member of "gwp" joins and syncs an assignment;
+                                   prints "member ID generation N"
+       group_wire.py HOST:PORT persist2 ID N
+                                   after a broker restart: that member's heartbeat is NONE, its
+                                   SyncGroup answers its assignment, the group is Stable (KG10)
        group_wire.py HOST:PORT offsets
                                    OffsetCommit / OffsetFetch only (topics "gwo", "gwo2"): the
                                    metadata a commit carries is answered by OffsetFetch (A3), up
@@ -358,8 +363,41 @@ def defaults_main(addr):
     sys.exit(1 if failed else 0)
 
 
+def persist1_main(addr):
+    """Before a broker restart: one member of "gwp" in a Stable generation with an assignment."""
+    c = Conn(addr)
+    c.call(3, 4, s32(1) + kstr("gw") + b"\x01")  # Metadata v4: auto-creates the commits' topic
+    f = join_resp(c.call(JOIN, 5, join_body("gwp", "", session=30000, rebalance=30000)))
+    r = join_resp(c.call(JOIN, 5, join_body("gwp", f["member"], session=30000, rebalance=30000)))
+    err, asg = sync_resp(c.call(SYNC, 3, sync_body("gwp", r["gen"], f["member"],
+                                                    [(f["member"], b"asg-P")])))
+    check(r["err"] == 0 and err == 0 and asg == b"asg-P", "a member joins and syncs its assignment")
+    check(heartbeat(c, "gwp", r["gen"], f["member"]) == 0, "its heartbeat: NONE")
+    print("member %s generation %d" % (f["member"], r["gen"]), flush=True)
+    sys.exit(1 if failed else 0)
+
+
+def persist2_main(addr, member, gen):
+    """After the restart: the same member, generation and assignment (KG10)."""
+    c = Conn(addr)
+    check(heartbeat(c, "gwp", gen, member) == 0,
+          "after a broker restart the member's heartbeat of its generation is NONE (no rebalance)")
+    err, asg = sync_resp(c.call(SYNC, 3, sync_body("gwp", gen, member)))
+    check(err == 0 and asg == b"asg-P", "its SyncGroup answers the assignment it had (got %r %r)" % (err, asg))
+    err, state, n = describe(c, "gwp")
+    check(state == "Stable" and n == 1, "DescribeGroups: Stable with its member (got %s %d)" % (state, n))
+    check(commit(c, "gwp", gen, member) == 0, "OffsetCommit of that generation and member: NONE")
+    check(heartbeat(c, "gwp", gen + 1, member) == 22, "another generation is still ILLEGAL_GENERATION")
+    print("%s" % ("all passed" if failed == 0 else "%d failed" % failed))
+    sys.exit(1 if failed else 0)
+
+
 def main():
     addr = sys.argv[1]
+    if len(sys.argv) > 2 and sys.argv[2] == "persist1":
+        return persist1_main(addr)
+    if len(sys.argv) > 4 and sys.argv[2] == "persist2":
+        return persist2_main(addr, sys.argv[3], int(sys.argv[4]))
     if len(sys.argv) > 2 and sys.argv[2] == "defaults":
         return defaults_main(addr)
     if len(sys.argv) > 2 and sys.argv[2] == "offsets":

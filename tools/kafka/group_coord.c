@@ -1,8 +1,8 @@
 /*
  * group_coord.c — the consumer-group coordinator: group membership, generations, protocol
  * selection, the leader's assignment handed out by SyncGroup, session and rebalance timeouts.
- * It owns every group's state in memory (a restart forgets members; they rejoin, and committed
- * offsets stay in the engine's __consumer_offsets, which this file never touches). It never
+ * It owns every group's state in memory; the membership is persisted through an injected store
+ * (KG10, the engine's __consumer_offsets, which this file never touches itself). It never
  * blocks and never talks to sockets: the handlers call it on a loop thread under its one mutex.
  * Timers: every call into a group first expires what is due at `now` (gc_tick), and one small
  * timer thread (KG8) runs every group's timers each GROUP_TICK_MS and, when that changed
@@ -53,10 +53,17 @@
  *        timeout, delay) from the start (Kafka's InitialDelayedJoin), so members starting
  *        together land in one generation. The parked joins wait for that bound and are woken
  *        when the join completes.
+ *   KG10 A group's membership is persisted (the store, rt_group_store_metadata: Kafka's
+ *        GroupMetadataValue in __consumer_offsets) when its leader's assignment makes it Stable
+ *        and when its last member leaves; at start every persisted group is restored, so a
+ *        broker restart keeps generations and assignments: a member that heartbeats within
+ *        its session timeout keeps its partitions without a rebalance. Expiries the timer
+ *        finds are not persisted (after a restart those members expire again).
  *   Static membership (group.instance.id) is not served: such a member is a dynamic one.
  */
 #include "tools/kafka/group_coord.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +125,8 @@ struct gc_group {
 
 struct group_coord {
     struct group_coord_options opts;
+    group_coord_store_fn store; /* KG10 */
+    void *store_ctx;
     pthread_mutex_t mu;
     pthread_cond_t cv; /* the timer thread's sleep (monotonic) */
     pthread_t timer;
@@ -602,6 +611,8 @@ static void fill_join(struct gc_group *g, struct gc_member *m,
     out->resp.members_count = i;
 }
 
+static void group_persist(struct group_coord *gc, struct gc_group *g);
+
 static void join_error(struct group_join_result *out, int16_t code, struct kp_str member_id)
 {
     out->done = true;
@@ -821,6 +832,7 @@ void group_coord_sync(struct group_coord *gc, const struct kmsg_sync_group_reque
         free(copies);
         g->state = GC_STABLE;
         out->wake = true;
+        group_persist(gc, g); /* KG10 */
     }
     if (g->state == GC_STABLE) {
         if (m->assignment)
@@ -875,6 +887,8 @@ int16_t group_coord_leave(struct group_coord *gc, const struct kmsg_leave_group_
     if (!g->members && g->state != GC_PREPARING)
         g->state = GC_EMPTY;
     (void)try_complete_join(g, now, false);
+    if (g->state == GC_EMPTY)
+        group_persist(gc, g); /* KG10: a restart must not bring its members back */
     return KAFKA_NONE;
 }
 
@@ -898,6 +912,110 @@ int16_t group_coord_commit_check(struct group_coord *gc, struct kp_str group_id,
     if (g->state == GC_COMPLETING)
         return KAFKA_REBALANCE_IN_PROGRESS;
     return KAFKA_NONE;
+}
+
+void group_coord_set_store(struct group_coord *gc, group_coord_store_fn fn, void *ctx)
+{
+    gc->store = fn;
+    gc->store_ctx = ctx;
+}
+
+/* KG10: the group's membership to the store, as Kafka's storeGroup writes it. */
+static void group_persist(struct group_coord *gc, struct gc_group *g)
+{
+    if (!gc->store)
+        return;
+    struct rt_group_member *ms =
+        g->members_count ? calloc((size_t)g->members_count, sizeof(*ms)) : NULL;
+    if (g->members_count && !ms)
+        return; /* out of memory: a restart finds the previous generation (KG10) */
+    size_t i = 0;
+    for (struct gc_member *m = g->members; m; m = m->next, i++) {
+        const struct gc_protocol *p = member_protocol(m, g->protocol);
+        ms[i] = (struct rt_group_member){.member_id = m->id,
+                                         .client_id = m->client_id ? m->client_id : "",
+                                         .client_host = "",
+                                         .rebalance_timeout_ms = m->rebalance_ms,
+                                         .session_timeout_ms = m->session_ms,
+                                         .subscription = p ? p->meta : NULL,
+                                         .subscription_len = p ? (size_t)p->meta_len : 0,
+                                         .assignment = m->assignment,
+                                         .assignment_len =
+                                             m->assignment ? (size_t)m->assignment_len : 0};
+    }
+    struct rt_group_metadata md = {.protocol_type = g->protocol_type ? g->protocol_type : "",
+                                   .generation = g->generation,
+                                   .protocol = g->protocol,
+                                   .leader = g->leader,
+                                   .current_state_timestamp_ms = -1,
+                                   .members = ms,
+                                   .members_count = i};
+    (void)gc->store(gc->store_ctx, g->id, &md);
+    free(ms);
+}
+
+int group_coord_restore(struct group_coord *gc, const char *group,
+                        const struct rt_group_metadata *md, int64_t now)
+{
+    struct kp_str id = kstr(group);
+    if (!group_id_ok(id))
+        return -EINVAL;
+    if (group_find(gc, id))
+        return -EEXIST;
+    struct gc_group *g = calloc(1, sizeof(*g));
+    if (!g || !(g->id = strdup(group)) || !(g->protocol_type = strdup(md->protocol_type))) {
+        if (g)
+            free(g->id);
+        free(g);
+        return -ENOMEM;
+    }
+    g->initial_delay_ms = gc->opts.initial_rebalance_delay_ms;
+    g->generation = md->generation;
+    bool stable = md->members_count > 0 && md->protocol && md->leader;
+    for (size_t i = 0; stable && i < md->members_count; i++) {
+        const struct rt_group_member *rm = &md->members[i];
+        struct gc_member *m = calloc(1, sizeof(*m));
+        struct gc_protocol *p = calloc(1, sizeof(*p));
+        if (!m || !p || !(m->id = strdup(rm->member_id)) ||
+            !(m->client_id = strdup(rm->client_id)) || !(p->name = strdup(md->protocol)) ||
+            !(p->meta = malloc(rm->subscription_len + 1)) ||
+            !(m->assignment = malloc(rm->assignment_len + 1))) {
+            if (p) {
+                free(p->name);
+                free(p->meta);
+            }
+            free(p);
+            if (m)
+                member_free(m);
+            group_free(g);
+            return -ENOMEM;
+        }
+        if (rm->subscription_len)
+            memcpy(p->meta, rm->subscription, rm->subscription_len);
+        p->meta_len = (int32_t)rm->subscription_len;
+        if (rm->assignment_len)
+            memcpy(m->assignment, rm->assignment, rm->assignment_len);
+        m->assignment_len = (int32_t)rm->assignment_len;
+        m->protocols = p;
+        m->protocols_count = 1;
+        m->session_ms = rm->session_timeout_ms;
+        m->rebalance_ms =
+            rm->rebalance_timeout_ms > 0 ? rm->rebalance_timeout_ms : rm->session_timeout_ms;
+        m->last_seen_ms = now; /* a full session from the restart (as Kafka's load) */
+        m->joined = true;
+        m->next = g->members;
+        g->members = m;
+        g->members_count++;
+    }
+    if (stable && (!(g->protocol = strdup(md->protocol)) || !(g->leader = strdup(md->leader)))) {
+        group_free(g);
+        return -ENOMEM;
+    }
+    g->state = stable ? GC_STABLE : GC_EMPTY;
+    g->next = gc->groups;
+    gc->groups = g;
+    gc->groups_count++;
+    return 0;
 }
 
 bool group_coord_holds(struct group_coord *gc, struct kp_str group_id)

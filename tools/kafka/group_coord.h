@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine/ringtail.h"
 #include "tools/kafka/kmsg.h"
 
 #define GROUP_ID_BYTES_MAX     1024
@@ -93,6 +94,18 @@ int16_t group_coord_leave(struct group_coord *gc, const struct kmsg_leave_group_
  * members. Else ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS, as Kafka. */
 int16_t group_coord_commit_check(struct group_coord *gc, struct kp_str group_id, int32_t generation,
                                  struct kp_str member_id, int64_t now_ms, bool *wake);
+
+/* KG10: where a group's membership is persisted (rt_group_store_metadata's shape): called under
+ * the coordinator's lock when a generation's assignment is set (Stable) and when the last
+ * member leaves (Empty). Its failure is logged by it and changes nothing here. */
+typedef int (*group_coord_store_fn)(void *ctx, const char *group,
+                                    const struct rt_group_metadata *md);
+void group_coord_set_store(struct group_coord *gc, group_coord_store_fn fn, void *ctx);
+/* Recreates a group from its persisted metadata (at start, before serving): Stable with its
+ * members (each given a full session timeout from now to heartbeat) when it has members, a
+ * protocol and a leader, else Empty. 0, or -ENOMEM / -EEXIST (already held). */
+int group_coord_restore(struct group_coord *gc, const char *group,
+                        const struct rt_group_metadata *md, int64_t now_ms);
 
 /* True when the coordinator holds the group (in any state). */
 bool group_coord_holds(struct group_coord *gc, struct kp_str group_id);

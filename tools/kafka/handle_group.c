@@ -20,6 +20,7 @@
  *        Empty with no protocol type and no members, as Kafka answers a group loaded from its
  *        offsets alone; lock order: the coordinator's, then the engine's group manager's.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -251,4 +252,34 @@ enum net_verdict kafka_handle_describe_groups(struct kafka_slot *s)
     kmsg_describe_groups_response_encode(&s->w, s->header.api_version, &m);
     group_coord_unlock(gc);
     return kafka_response_end(s);
+}
+
+/* ---- KG10: the coordinator's store and its restore at start ---- */
+
+static int store_group(void *ctx, const char *group, const struct rt_group_metadata *md)
+{
+    struct kafka_server *srv = ctx;
+    int rc = rt_group_store_metadata(srv->engine, group, md);
+    if (rc)
+        fprintf(stderr, "ringtail serve: storing group '%s' (generation %d): %s: %s\n", group,
+                (int)md->generation, rt_strerror(rc), rt_error_detail());
+    return rc;
+}
+
+static int restore_group(void *ctx, const char *group, const struct rt_group_metadata *md)
+{
+    struct kafka_server *srv = ctx;
+    int rc = group_coord_restore(srv->groups, group, md, net_now_ms());
+    if (rc == -ENOMEM)
+        return rc;
+    return 0; /* a name the coordinator cannot hold is left to the offsets (KH3) */
+}
+
+int kafka_groups_open(struct kafka_server *srv)
+{
+    group_coord_lock(srv->groups);
+    int rc = rt_group_list_metadata(srv->engine, restore_group, srv);
+    group_coord_set_store(srv->groups, store_group, srv);
+    group_coord_unlock(srv->groups);
+    return rc;
 }

@@ -424,7 +424,8 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     srv->engine = engine;
     srv->opts = *opts;
     srv->groups = group_coord_new(&opts->groups);
-    if (!srv->groups) {
+    if (!srv->groups || kafka_groups_open(srv) != 0) {
+        group_coord_free(srv->groups);
         free(srv);
         return -ENOMEM;
     }
