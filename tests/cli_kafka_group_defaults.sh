@@ -19,6 +19,7 @@
 #   - two librdkafka members keep their partitions across a broker restart: no revoke, no new
 #     assignment 8 s after it (main's broker forgot the group: they rejoined, and for a moment
 #     both owned the same partitions).
+# Static membership (KIP-345, group_coord.c KG11): group_wire.py static.
 #
 # usage: bash tests/cli_kafka_group_defaults.sh /path/to/ringtail
 # Each check prints "ok" or "FAIL"; the last line is "N passed, M failed"; exit 1 on any failure.
@@ -211,6 +212,10 @@ $PY "$G" "$BROKER" describe pgrp >"$T/out" 2>"$T/err"
 RC=$?
 expect "persist: the group is Stable with both members after the restart" 0 \
     "^state Stable members 2 protocol range$"
+python3 "$(dirname "$0")/kafka/group_wire.py" "$BROKER" static >"$T/out" 2>"$T/err"
+RC=$?
+expect "static membership (group_wire.py static: no rebalance on an instance's rejoin, FENCED_INSTANCE_ID for the old id)" 0 \
+    "^all passed$"
 leave_member P
 leave_member Q
 serve_stop "persist: serve exits 0 on SIGTERM after the restart"

@@ -9,6 +9,10 @@ usage: group_wire.py HOST:PORT      (the broker auto-creates topics: topic "gw" 
                                    INVALID_SESSION_TIMEOUT (26); two members joining an empty
                                    group 1 s apart both land in generation 1, answered after the
                                    initial rebalance delay (3 s) and its one extension (A5)
+       group_wire.py HOST:PORT static      KIP-345: a static member needs no member id; the
+                                   instance rejoining gets a new id in the same generation and
+                                   its assignment without a rebalance; the old id is
+                                   FENCED_INSTANCE_ID (82) in Heartbeat, OffsetCommit, JoinGroup
        group_wire.py HOST:PORT persist1    a member of "gwp" joins and syncs an assignment;
                                    prints "member ID generation N"
        group_wire.py HOST:PORT persist2 ID N
@@ -392,8 +396,61 @@ def persist2_main(addr, member, gen):
     sys.exit(1 if failed else 0)
 
 
+def join_static(group, member, instance, session=10000):
+    b = kstr(group) + s32(session) + s32(session) + kstr(member) + kstr(instance)
+    return b + kstr("consumer") + s32(1) + kstr("range") + kbytes(b"meta")
+
+
+def commit_v7(c, group, gen, member, instance):
+    b = kstr(group) + s32(gen) + kstr(member) + kstr(instance) + s32(1) + kstr("gw") + s32(1)
+    b += s32(0) + s64(5) + s32(-1) + kstr("")
+    r = c.call(COMMIT, 7, b)
+    r.i32()  # throttle
+    r.i32()
+    r.str()
+    r.i32()
+    r.i32()
+    return r.i16()
+
+
+def static_main(addr):
+    """KIP-345 static membership (KG11)."""
+    a = Conn(addr)
+    a.call(3, 4, s32(1) + kstr("gw") + b"\x01")  # auto-creates the commits' topic
+    r = join_resp(a.call(JOIN, 5, join_static("gws", "", "inst-a")))
+    check(r["err"] == 0 and r["member"] and r["gen"] == 1,
+          "a static member (group.instance.id) joins without MEMBER_ID_REQUIRED: generation 1 (got %r)" % r["err"])
+    old = r["member"]
+    err, asg = sync_resp(a.call(SYNC, 3, sync_body("gws", 1, old, [(old, b"asg-a")])))
+    check(err == 0 and asg == b"asg-a", "its SyncGroup: its assignment")
+    b = Conn(addr)  # the same instance restarted: no member id
+    t0 = time.time()
+    r2 = join_resp(b.call(JOIN, 5, join_static("gws", "", "inst-a")))
+    check(r2["err"] == 0 and r2["gen"] == 1 and r2["member"] != old and time.time() - t0 < 1.0,
+          "the instance rejoining gets a new member id in the same generation at once (no rebalance)")
+    check(r2["leader"] == r2["member"], "... and stays the leader under its new id")
+    new = r2["member"]
+    err, asg = sync_resp(b.call(SYNC, 3, sync_body("gws", 1, new)))
+    check(err == 0 and asg == b"asg-a", "its SyncGroup with the new id: the assignment it had (got %r %r)" % (err, asg))
+    r = a.call(HEARTBEAT, 3, kstr("gws") + s32(1) + kstr(old) + kstr("inst-a"))
+    r.i32()
+    check(r.i16() == 82, "the old member id's heartbeat with the instance: FENCED_INSTANCE_ID (82)")
+    check(heartbeat(a, "gws", 1, old) == 25, "... without it: UNKNOWN_MEMBER_ID (25)")
+    check(commit_v7(a, "gws", 1, old, "inst-a") == 82, "OffsetCommit v7 of the old id: FENCED_INSTANCE_ID (82)")
+    check(commit_v7(b, "gws", 1, new, "inst-a") == 0, "OffsetCommit v7 of the new id: NONE")
+    r = join_resp(a.call(JOIN, 5, join_static("gws", old, "inst-a")))
+    check(r["err"] == 82, "a JoinGroup of the old id with the instance: FENCED_INSTANCE_ID (82)")
+    r = b.call(HEARTBEAT, 3, kstr("gws") + s32(1) + kstr(new) + kstr("inst-a"))
+    r.i32()
+    check(r.i16() == 0, "the new id's heartbeat: NONE (the group stayed Stable)")
+    print("%s" % ("all passed" if failed == 0 else "%d failed" % failed))
+    sys.exit(1 if failed else 0)
+
+
 def main():
     addr = sys.argv[1]
+    if len(sys.argv) > 2 and sys.argv[2] == "static":
+        return static_main(addr)
     if len(sys.argv) > 2 and sys.argv[2] == "persist1":
         return persist1_main(addr)
     if len(sys.argv) > 4 and sys.argv[2] == "persist2":

@@ -59,7 +59,13 @@
  *        broker restart keeps generations and assignments: a member that heartbeats within
  *        its session timeout keeps its partitions without a rebalance. Expiries the timer
  *        finds are not persisted (after a restart those members expire again).
- *   Static membership (group.instance.id) is not served: such a member is a dynamic one.
+ *   KG11 Static membership (KIP-345): a JoinGroup v5+ with a group.instance.id needs no
+ *        MEMBER_ID_REQUIRED round; one whose instance is a member and carries no member id
+ *        replaces that member's id with a new one (the old id is fenced: a JoinGroup,
+ *        SyncGroup, Heartbeat or OffsetCommit naming the instance with another member id is
+ *        FENCED_INSTANCE_ID, 82) and, while the group is Stable and its subscription is the
+ *        same, is answered at once with the current generation, without a rebalance: its
+ *        SyncGroup gets the assignment it had. LeaveGroup v0-1 names no instance.
  */
 #include "tools/kafka/group_coord.h"
 
@@ -85,6 +91,7 @@ struct gc_protocol {
 
 struct gc_member {
     char *id;
+    char *instance_id; /* KG11: group.instance.id of a static member; NULL: dynamic */
     char *client_id;
     int32_t session_ms;
     int32_t rebalance_ms;
@@ -173,6 +180,7 @@ static void member_free(struct gc_member *m)
     }
     free(m->protocols);
     free(m->id);
+    free(m->instance_id);
     free(m->client_id);
     free(m->assignment);
     free(m);
@@ -268,6 +276,23 @@ static struct gc_member *member_find(struct gc_group *g, struct kp_str id)
         if (str_eq(id, m->id))
             return m;
     return NULL;
+}
+
+static struct gc_member *member_by_instance(struct gc_group *g, struct kp_str iid)
+{
+    if (iid.len <= 0)
+        return NULL;
+    for (struct gc_member *m = g->members; m; m = m->next)
+        if (m->instance_id && str_eq(iid, m->instance_id))
+            return m;
+    return NULL;
+}
+
+/* KG11: a request naming a static member's instance with another member id is fenced. */
+static bool instance_fenced(struct gc_group *g, struct kp_str iid, struct kp_str member_id)
+{
+    struct gc_member *x = member_by_instance(g, iid);
+    return x && !str_eq(member_id, x->id);
 }
 
 static struct gc_pending **pending_find(struct gc_group *g, struct kp_str id)
@@ -603,7 +628,7 @@ static void fill_join(struct gc_group *g, struct gc_member *m,
         const struct gc_protocol *p = member_protocol(x, g->protocol);
         members[i] = (struct kmsg_join_group_member){
             .member_id = kstr(x->id),
-            .group_instance_id = {NULL, -1},
+            .group_instance_id = x->instance_id ? kstr(x->instance_id) : (struct kp_str){NULL, -1},
             .metadata = p ? (struct kp_bytes){p->meta, p->meta_len} : (struct kp_bytes){NULL, 0},
         };
     }
@@ -621,6 +646,22 @@ static void join_error(struct group_join_result *out, int16_t code, struct kp_st
     out->resp.protocol_name = (struct kp_str){"", 0};
     out->resp.leader = (struct kp_str){"", 0};
     out->resp.member_id = member_id.len >= 0 ? member_id : (struct kp_str){"", 0};
+}
+
+/* The join carries the chosen protocol with the metadata the member has for it. */
+static bool same_subscription(const struct gc_group *g, const struct gc_member *m,
+                              const struct kmsg_join_group_request *q)
+{
+    const struct gc_protocol *p = member_protocol(m, g->protocol);
+    if (!p || !str_eq(q->protocol_type, g->protocol_type))
+        return false;
+    for (int32_t i = 0; i < q->protocols_count; i++) {
+        struct kp_bytes md = q->protocols[i].metadata;
+        int32_t len = md.len > 0 ? md.len : 0;
+        if (str_eq(q->protocols[i].name, g->protocol))
+            return len == p->meta_len && (len == 0 || memcmp(md.ptr, p->meta, (size_t)len) == 0);
+    }
+    return false;
 }
 
 int32_t group_coord_members_count(struct group_coord *gc, struct kp_str group_id)
@@ -665,7 +706,38 @@ void group_coord_join(struct group_coord *gc, const struct kmsg_join_group_reque
         gc->groups = g;
         gc->groups_count++;
     }
-    struct gc_member *m = member_find(g, q->member_id);
+    struct kp_str iid = version >= 5 ? q->group_instance_id : (struct kp_str){NULL, -1};
+    struct gc_member *sm = member_by_instance(g, iid);
+    if (sm && q->member_id.len > 0 && !str_eq(q->member_id, sm->id))
+        return join_error(out, KAFKA_FENCED_INSTANCE_ID, q->member_id); /* KG11 */
+    if (sm && q->member_id.len <= 0) {
+        /* KG11: the instance rejoins: a new member id, the old one fenced. */
+        char *id = new_member_id(gc, client_id);
+        if (!id)
+            return join_error(out, KAFKA_COORDINATOR_NOT_AVAILABLE, q->member_id);
+        if (g->leader && strcmp(g->leader, sm->id) == 0) {
+            char *l = strdup(id);
+            if (!l) {
+                free(id);
+                return join_error(out, KAFKA_COORDINATOR_NOT_AVAILABLE, q->member_id);
+            }
+            free(g->leader);
+            g->leader = l;
+        }
+        free(sm->id);
+        sm->id = id;
+        sm->last_seen_ms = now;
+        if (g->state == GC_STABLE && same_subscription(g, sm, q)) { /* no rebalance */
+            for (struct gc_member *x = g->members; x; x = x->next)
+                if (x->waiter == waiter)
+                    x->waiter = NULL;
+            sm->waiter = waiter;
+            group_persist(gc, g);
+            fill_join(g, sm, members, members_cap, out);
+            return;
+        }
+    }
+    struct gc_member *m = sm ? sm : member_find(g, q->member_id);
     struct gc_pending **pend = m ? NULL : pending_find(g, q->member_id);
     if (!m && !pend && q->member_id.len > 0)
         return join_error(out, KAFKA_UNKNOWN_MEMBER_ID, q->member_id);
@@ -673,7 +745,7 @@ void group_coord_join(struct group_coord *gc, const struct kmsg_join_group_reque
         return join_error(out, KAFKA_INCONSISTENT_GROUP_PROTOCOL, q->member_id);
     if (!m && g->members_count >= GROUP_MEMBERS_MAX)
         return join_error(out, KAFKA_GROUP_MAX_SIZE_REACHED, q->member_id);
-    if (!m && !pend && version >= 4) { /* KG3 */
+    if (!m && !pend && version >= 4 && iid.len <= 0) { /* KG3 (a static member needs no id) */
         struct gc_pending *p = calloc(1, sizeof(*p));
         char *id = new_member_id(gc, client_id);
         if (!p || !id) {
@@ -705,6 +777,10 @@ void group_coord_join(struct group_coord *gc, const struct kmsg_join_group_reque
             free(p);
         }
         m->id = id;
+        if (iid.len > 0 && !(m->instance_id = str_dup(iid))) {
+            member_free(m);
+            return join_error(out, KAFKA_COORDINATOR_NOT_AVAILABLE, q->member_id);
+        }
         m->next = g->members;
         g->members = m;
         g->members_count++;
@@ -782,6 +858,10 @@ void group_coord_sync(struct group_coord *gc, const struct kmsg_sync_group_reque
     }
     if (g)
         out->wake |= gc_tick(g, now);
+    if (g && instance_fenced(g, q->group_instance_id, q->member_id)) {
+        out->resp.error_code = KAFKA_FENCED_INSTANCE_ID; /* KG11 */
+        return;
+    }
     struct gc_member *m = g ? member_find(g, q->member_id) : NULL;
     if (!m) {
         out->resp.error_code = KAFKA_UNKNOWN_MEMBER_ID;
@@ -857,6 +937,8 @@ int16_t group_coord_heartbeat(struct group_coord *gc, const struct kmsg_heartbea
     if (!g)
         return KAFKA_UNKNOWN_MEMBER_ID;
     *wake |= gc_tick(g, now);
+    if (instance_fenced(g, q->group_instance_id, q->member_id))
+        return KAFKA_FENCED_INSTANCE_ID; /* KG11 */
     struct gc_member *m = member_find(g, q->member_id);
     if (!m)
         return KAFKA_UNKNOWN_MEMBER_ID;
@@ -893,11 +975,14 @@ int16_t group_coord_leave(struct group_coord *gc, const struct kmsg_leave_group_
 }
 
 int16_t group_coord_commit_check(struct group_coord *gc, struct kp_str group_id, int32_t generation,
-                                 struct kp_str member_id, int64_t now, bool *wake)
+                                 struct kp_str member_id, struct kp_str instance_id, int64_t now,
+                                 bool *wake)
 {
     struct gc_group *g = group_find(gc, group_id);
     if (g)
         *wake |= gc_tick(g, now);
+    if (g && instance_fenced(g, instance_id, member_id))
+        return KAFKA_FENCED_INSTANCE_ID; /* KG11 */
     if (generation < 0 && member_id.len <= 0)
         return !g || g->state == GC_EMPTY ? KAFKA_NONE : KAFKA_UNKNOWN_MEMBER_ID;
     if (!g)
@@ -933,6 +1018,7 @@ static void group_persist(struct group_coord *gc, struct gc_group *g)
     for (struct gc_member *m = g->members; m; m = m->next, i++) {
         const struct gc_protocol *p = member_protocol(m, g->protocol);
         ms[i] = (struct rt_group_member){.member_id = m->id,
+                                         .group_instance_id = m->instance_id,
                                          .client_id = m->client_id ? m->client_id : "",
                                          .client_host = "",
                                          .rebalance_timeout_ms = m->rebalance_ms,
@@ -987,6 +1073,14 @@ int group_coord_restore(struct group_coord *gc, const char *group,
             free(p);
             if (m)
                 member_free(m);
+            group_free(g);
+            return -ENOMEM;
+        }
+        if (rm->group_instance_id && !(m->instance_id = strdup(rm->group_instance_id))) {
+            free(p->name);
+            free(p->meta);
+            free(p);
+            member_free(m);
             group_free(g);
             return -ENOMEM;
         }

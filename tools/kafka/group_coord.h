@@ -91,9 +91,11 @@ int16_t group_coord_leave(struct group_coord *gc, const struct kmsg_leave_group_
 
 /* OffsetCommit with membership: NONE when (generation, member) may commit to the group now;
  * generation -1 with no member is a simple consumer's commit, allowed while the group has no
- * members. Else ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS, as Kafka. */
+ * members. Else FENCED_INSTANCE_ID (instance_id, v7+, is a static member with another member
+ * id), ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS, as Kafka. */
 int16_t group_coord_commit_check(struct group_coord *gc, struct kp_str group_id, int32_t generation,
-                                 struct kp_str member_id, int64_t now_ms, bool *wake);
+                                 struct kp_str member_id, struct kp_str instance_id, int64_t now_ms,
+                                 bool *wake);
 
 /* KG10: where a group's membership is persisted (rt_group_store_metadata's shape): called under
  * the coordinator's lock when a generation's assignment is set (Stable) and when the last

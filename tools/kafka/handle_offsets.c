@@ -425,7 +425,7 @@ enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at
         bool wake = false;
         group_coord_lock(s->server->groups);
         all = group_coord_commit_check(s->server->groups, q.group_id, q.generation_id, q.member_id,
-                                       net_now_ms(), &wake);
+                                       q.group_instance_id, net_now_ms(), &wake);
         group_coord_unlock(s->server->groups);
         if (wake)
             net_wake(s->server->net);
