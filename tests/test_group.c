@@ -310,7 +310,7 @@ static void test_plain_commit_fetch_and_restart(void **state)
  * transactional commits, after a restart too; rt_group_list_offsets and rt_group_list walk what
  * is committed (issue 20 item 5: OffsetFetch of a null topic array, Empty groups listed). */
 struct walked {
-    char what[8][64];
+    char what[8][160];
     int count;
 };
 
