@@ -1048,6 +1048,8 @@ int group_coord_restore(struct group_coord *gc, const char *group,
         return -EINVAL;
     if (group_find(gc, id))
         return -EEXIST;
+    if (gc->groups_count >= GROUP_COUNT_MAX)
+        return -ENOSPC; /* KG7: the rest stay in the engine, their offsets listed (KH3) */
     struct gc_group *g = calloc(1, sizeof(*g));
     if (!g || !(g->id = strdup(group)) || !(g->protocol_type = strdup(md->protocol_type))) {
         if (g)

@@ -105,7 +105,8 @@ typedef int (*group_coord_store_fn)(void *ctx, const char *group,
 void group_coord_set_store(struct group_coord *gc, group_coord_store_fn fn, void *ctx);
 /* Recreates a group from its persisted metadata (at start, before serving): Stable with its
  * members (each given a full session timeout from now to heartbeat) when it has members, a
- * protocol and a leader, else Empty. 0, or -ENOMEM / -EEXIST (already held). */
+ * protocol and a leader, else Empty. 0, or -ENOMEM, -EEXIST (already held), -EINVAL (a name
+ * it cannot hold), -ENOSPC (GROUP_COUNT_MAX groups held). */
 int group_coord_restore(struct group_coord *gc, const char *group,
                         const struct rt_group_metadata *md, int64_t now_ms);
 
