@@ -616,6 +616,62 @@ int rt_group_fetch_offsets(rt_engine *e, const char *group, const char *topic, u
     return group_fetch(g, group, topic, partition, require_stable, offset_out);
 }
 
+int rt_group_fetch_offset(rt_engine *e, const char *group, const char *topic, uint32_t partition,
+                          bool require_stable, struct rt_committed_offset *out)
+{
+    error_clear();
+    if (!e || !group || !topic || !out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_group_fetch_offset: NULL argument");
+    struct group_manager *g = txn_groups(&e->txn);
+    if (!g) {
+        *out = (struct rt_committed_offset){
+            .offset = -1, .leader_epoch = -1, .commit_timestamp_ms = -1};
+        return 0;
+    }
+    return group_fetch_committed(g, group, topic, partition, require_stable, out);
+}
+
+int rt_group_list_offsets(rt_engine *e, const char *group, rt_group_offset_fn fn, void *ctx)
+{
+    error_clear();
+    if (!e || !group || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_group_list_offsets: NULL argument");
+    struct group_manager *g = txn_groups(&e->txn);
+    return g ? group_offsets_each(g, group, fn, ctx) : 0;
+}
+
+int rt_group_list(rt_engine *e, rt_group_name_fn fn, void *ctx)
+{
+    error_clear();
+    if (!e || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_group_list: NULL argument");
+    struct group_manager *g = txn_groups(&e->txn);
+    return g ? group_names_each(g, fn, ctx) : 0;
+}
+
+int rt_group_store_metadata(rt_engine *e, const char *group, const struct rt_group_metadata *md)
+{
+    error_clear();
+    if (!e || !group || !md)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_group_store_metadata: NULL argument");
+    if (log_read_only(&e->log))
+        return log_refuse_if_read_only(&e->log, "rt_group_store_metadata");
+    struct group_manager *g = NULL;
+    int rc = txn_groups_create(&e->txn, &g);
+    if (rc)
+        return rc;
+    return group_store_metadata(g, group, md);
+}
+
+int rt_group_list_metadata(rt_engine *e, rt_group_metadata_fn fn, void *ctx)
+{
+    error_clear();
+    if (!e || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_group_list_metadata: NULL argument");
+    struct group_manager *g = txn_groups(&e->txn);
+    return g ? group_metadata_each(g, fn, ctx) : 0;
+}
+
 /* ---- broker support ---- */
 
 int rt_producer_id_allocate(rt_engine *e, int64_t *producer_id_out, int16_t *epoch_out)

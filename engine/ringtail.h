@@ -939,6 +939,83 @@ int rt_group_commit_offsets(rt_engine *engine, const char *group, const struct r
 int rt_group_fetch_offsets(rt_engine *engine, const char *group, const char *topic,
                            uint32_t partition, bool require_stable, int64_t *offset_out);
 
+/* Kafka's offset.metadata.max.bytes default: the longest metadata a commit may carry. */
+#define RT_OFFSET_METADATA_MAX_BYTES 4096
+
+/* A committed offset as OffsetFetch answers it. */
+struct rt_committed_offset {
+    int64_t offset;              /* -1 when nothing is committed */
+    int32_t leader_epoch;        /* -1: not kept */
+    int64_t commit_timestamp_ms; /* -1 when nothing is committed */
+    bool pending;                /* a transactional commit for it is pending */
+    size_t metadata_len;
+    char metadata[RT_OFFSET_METADATA_MAX_BYTES + 1]; /* NUL-terminated; "" for none */
+};
+
+/* rt_group_fetch_offsets with the committed value's metadata (what the commit's
+ * rt_offset.metadata held; "" for NULL), leader epoch and commit time. Metadata a record
+ * written by another broker holds beyond RT_OFFSET_METADATA_MAX_BYTES is cut there. Errors:
+ * RT_E_INVALID_ARGUMENT (NULL), RT_E_UNSTABLE_OFFSET_COMMIT (require_stable; out->pending). */
+int rt_group_fetch_offset(rt_engine *engine, const char *group, const char *topic,
+                          uint32_t partition, bool require_stable, struct rt_committed_offset *out);
+
+/* Calls fn for every committed offset of `group` (any order; a key with only a transactional
+ * commit pending is not one), on the caller's thread, under the group manager's lock: fn must
+ * not call the engine and must not block. fn returns 0 to go on; anything else stops the walk and
+ * is returned. Costs O(every key of every group). Errors: RT_E_INVALID_ARGUMENT (NULL), -ENOMEM,
+ * fn's. */
+typedef int (*rt_group_offset_fn)(void *ctx, const char *topic, uint32_t partition,
+                                  const struct rt_committed_offset *offset);
+int rt_group_list_offsets(rt_engine *engine, const char *group, rt_group_offset_fn fn, void *ctx);
+
+/* Calls fn once for every group with a committed offset, in byte order of the names, under the
+ * same rules as rt_group_list_offsets. O(keys log keys). Errors: RT_E_INVALID_ARGUMENT (NULL),
+ * -ENOMEM, fn's. */
+typedef int (*rt_group_name_fn)(void *ctx, const char *group);
+int rt_group_list(rt_engine *engine, rt_group_name_fn fn, void *ctx);
+
+/* A group's membership as Kafka's group coordinator persists it (GroupMetadataValue,
+ * docs/format.md H.6), so a broker restart keeps its generation and assignments. */
+struct rt_group_member {
+    const char *member_id;
+    const char *group_instance_id; /* KIP-345 static membership; NULL: dynamic */
+    const char *client_id;
+    const char *client_host;
+    int32_t rebalance_timeout_ms;
+    int32_t session_timeout_ms;
+    const void *subscription; /* the member's metadata for the chosen protocol */
+    size_t subscription_len;
+    const void *assignment; /* what the leader assigned it */
+    size_t assignment_len;
+};
+
+struct rt_group_metadata {
+    const char *protocol_type; /* "" for none */
+    int32_t generation;
+    const char *protocol; /* NULL while none is chosen */
+    const char *leader;   /* NULL when none */
+    int64_t current_state_timestamp_ms;
+    const struct rt_group_member *members;
+    size_t members_count; /* 0: the group is Empty */
+};
+
+/* Writes the group's metadata into `__consumer_offsets` (one record, durable before this
+ * returns; the latest per group is what a reopen replays). Strings are NUL-terminated, at most
+ * 32767 bytes each (NULL only where marked). Errors: RT_E_INVALID_ARGUMENT (NULL, a group
+ * name as rt_group_commit_offsets refuses it, a string too long, too many members for one
+ * record), RT_E_RECORD_TOO_LARGE (over the engine's batch_size_max_bytes), RT_E_READ_ONLY,
+ * write errors. */
+int rt_group_store_metadata(rt_engine *engine, const char *group,
+                            const struct rt_group_metadata *metadata);
+
+/* Calls fn with every group's latest stored metadata (any order), under the same rules as
+ * rt_group_list_offsets; pointers are valid during the call only. A record another broker wrote
+ * whose strings hold a NUL byte is skipped. Errors: RT_E_INVALID_ARGUMENT (NULL), -ENOMEM,
+ * fn's. */
+typedef int (*rt_group_metadata_fn)(void *ctx, const char *group,
+                                    const struct rt_group_metadata *metadata);
+int rt_group_list_metadata(rt_engine *engine, rt_group_metadata_fn fn, void *ctx);
+
 typedef struct rt_consumer rt_consumer;
 
 struct rt_consumer_options {

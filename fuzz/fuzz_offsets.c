@@ -1,7 +1,7 @@
 /*
  * fuzz_offsets.c — libFuzzer target for the `__consumer_offsets` record codec in
- * engine/txn/group.c (docs/format.md §H). The first input byte picks the decoder (even: key, odd:
- * value); the rest is the record's key or value bytes. A decoder must never read outside its
+ * engine/txn/group.c (docs/format.md §H). The first input byte picks the decoder (bit 1 set: a
+ * group metadata value, H.6; else even: key, odd: offset value); the rest is the record's bytes. A decoder must never read outside its
  * input, and whatever it accepts must re-encode to exactly the same bytes (the layouts have no
  * optional or padding bytes). The Java hash behind group placement runs over the same bytes
  * (it must accept any byte string) and the partition it picks must be in range.
@@ -37,7 +37,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(out);
     const char *why = NULL;
     size_t n = 0;
-    if (!value) {
+    if (data[0] & 2) {
+        struct group_meta_value v;
+        int rc = group_meta_value_decode(in, len, &v, &why);
+        if (rc == 0) {
+            CHECK(v.version >= 0 && v.version <= 3);
+            CHECK(v.members_count >= 0 && (size_t)v.members_count <= len);
+            struct group_meta_member *ms =
+                calloc(v.members_count ? (size_t)v.members_count : 1, sizeof(*ms));
+            CHECK(ms);
+            for (int32_t i = 0; i < v.members_count; i++) {
+                group_meta_member_at(&v, i, &ms[i]);
+                CHECK(ms[i].assignment >= in &&
+                      ms[i].assignment + ms[i].assignment_len <= in + len);
+            }
+            CHECK(group_meta_value_size(&v, ms) == len);
+            CHECK(group_meta_value_encode(&v, ms, out, len + 16, &n) == 0);
+            CHECK(n == len);
+            CHECK(memcmp(out, in, len) == 0);
+            free(ms);
+        } else {
+            CHECK(why != NULL);
+        }
+    } else if (!value) {
         struct group_offset_key k;
         int rc = group_key_decode(in, len, &k, &why);
         if (rc == 0) {

@@ -307,6 +307,173 @@ static void test_plain_commit_fetch_and_restart(void **state)
     assert_int_equal(fetched(g, "g2", "t", 1, true, NULL), -1);
 }
 
+/* A3: the metadata a commit carries is answered by rt_group_fetch_offset, for plain and
+ * transactional commits, after a restart too; rt_group_list_offsets and rt_group_list walk what
+ * is committed (issue 20 item 5: OffsetFetch of a null topic array, Empty groups listed). */
+struct walked {
+    char what[8][160];
+    int count;
+};
+
+static int walk_offset(void *ctx, const char *topic, uint32_t partition,
+                       const struct rt_committed_offset *o)
+{
+    struct walked *w = ctx;
+    assert_true(w->count < 8);
+    snprintf(w->what[w->count++], sizeof(w->what[0]), "%.20s-%u@%" PRId64 ":%.10s", topic,
+             partition, o->offset, o->metadata_len > 10 ? "bbb" : o->metadata);
+    return 0;
+}
+
+static int walk_group(void *ctx, const char *group)
+{
+    struct walked *w = ctx;
+    assert_true(w->count < 8);
+    snprintf(w->what[w->count++], sizeof(w->what[0]), "%s", group);
+    return 0;
+}
+
+static int walk_cmp(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+static void test_commit_metadata_fetched_and_listed(void **state)
+{
+    struct fixture *f = *state;
+    open_engine(f);
+    struct rt_committed_offset c;
+    assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 0, true, &c), 0);
+    assert_int_equal(c.offset, -1);
+    assert_string_equal(c.metadata, "");
+    struct walked w = {0};
+    assert_int_equal(rt_group_list(f->e, walk_group, &w), 0); /* no offsets topic yet */
+    assert_int_equal(w.count, 0);
+    assert_int_equal(rt_topic_create(f->e, "t", 3), 0);
+    char big[RT_OFFSET_METADATA_MAX_BYTES + 2];
+    memset(big, 'b', sizeof(big) - 1);
+    big[sizeof(big) - 1] = 0;
+    struct rt_offset os[] = {{.topic = "t", .partition = 0, .offset = 10, .metadata = "m-0"},
+                             {.topic = "t", .partition = 1, .offset = 20},
+                             {.topic = "t", .partition = 2, .offset = 30, .metadata = big}};
+    assert_int_equal(rt_group_commit_offsets(f->e, "mg", os, 3), RT_E_INVALID_ARGUMENT);
+    big[RT_OFFSET_METADATA_MAX_BYTES] = 0; /* exactly the maximum */
+    assert_int_equal(rt_group_commit_offsets(f->e, "mg", os, 3), 0);
+    assert_int_equal(rt_group_commit_offsets(f->e, "other", os, 1), 0);
+    int64_t pid = new_pid(f);
+    struct group_manager *g = groups(f);
+    struct rt_offset t = {.topic = "t", .partition = 1, .offset = 21, .metadata = "txn-m"};
+    assert_int_equal(group_txn_commit_offsets(g, pid, 0, "mg", &t, 1), 0);
+    assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 1, true, &c),
+                     RT_E_UNSTABLE_OFFSET_COMMIT);
+    assert_true(c.pending);
+    assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 1, false, &c), 0);
+    assert_true(c.pending);
+    assert_int_equal(c.offset, 20);
+    assert_string_equal(c.metadata, "");
+    finish_txn(f, g, "mg", pid, 0, true);
+    for (int round = 0; round < 2; round++) { /* live, then replayed (GO4) */
+        assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 0, true, &c), 0);
+        assert_int_equal(c.offset, 10);
+        assert_string_equal(c.metadata, "m-0");
+        assert_int_equal(c.metadata_len, 3);
+        assert_true(c.commit_timestamp_ms > 0);
+        assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 1, true, &c), 0);
+        assert_int_equal(c.offset, 21);
+        assert_string_equal(c.metadata, "txn-m");
+        assert_false(c.pending);
+        assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 2, true, &c), 0);
+        assert_int_equal(c.metadata_len, RT_OFFSET_METADATA_MAX_BYTES);
+        assert_memory_equal(c.metadata, big, RT_OFFSET_METADATA_MAX_BYTES);
+        memset(&w, 0, sizeof(w));
+        assert_int_equal(rt_group_list_offsets(f->e, "mg", walk_offset, &w), 0);
+        assert_int_equal(w.count, 3);
+        qsort(w.what, (size_t)w.count, sizeof(w.what[0]), walk_cmp);
+        assert_string_equal(w.what[0], "t-0@10:m-0");
+        assert_string_equal(w.what[1], "t-1@21:txn-m");
+        assert_int_equal(strncmp(w.what[2], "t-2@30:bbb", 10), 0);
+        memset(&w, 0, sizeof(w));
+        assert_int_equal(rt_group_list(f->e, walk_group, &w), 0);
+        assert_int_equal(w.count, 2);
+        assert_string_equal(w.what[0], "mg");
+        assert_string_equal(w.what[1], "other");
+        reopen_engine(f);
+    }
+    assert_int_equal(rt_group_list(NULL, walk_group, &w), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_group_list_offsets(f->e, "mg", NULL, &w), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_group_fetch_offset(f->e, "mg", "t", 0, true, NULL), RT_E_INVALID_ARGUMENT);
+}
+
+/* KG10's storage (docs/format.md H.6): a group's membership as Kafka's GroupMetadataValue,
+ * the latest per group kept, and replayed by a reopen. */
+static int walk_meta(void *ctx, const char *group, const struct rt_group_metadata *md)
+{
+    struct walked *w = ctx;
+    assert_true(w->count < 8);
+    char members[40] = "";
+    for (size_t i = 0; i < md->members_count && i < 2; i++) {
+        const struct rt_group_member *m = &md->members[i];
+        size_t at = strlen(members);
+        snprintf(members + at, sizeof(members) - at, "%.4s/%.4s/%.*s/%.*s/%d;", m->member_id,
+                 m->group_instance_id ? m->group_instance_id : "-", (int)m->subscription_len,
+                 (const char *)m->subscription, (int)m->assignment_len, (const char *)m->assignment,
+                 (int)m->session_timeout_ms);
+    }
+    snprintf(w->what[w->count++], sizeof(w->what[0]), "%.8s %.8s %d %.6s %.4s %s", group,
+             md->protocol_type, (int)md->generation, md->protocol ? md->protocol : "-",
+             md->leader ? md->leader : "-", members);
+    return 0;
+}
+
+static void test_group_metadata_stored_and_replayed(void **state)
+{
+    struct fixture *f = *state;
+    open_engine(f);
+    struct rt_group_member ms[] = {{.member_id = "m1",
+                                    .client_id = "c1",
+                                    .client_host = "",
+                                    .rebalance_timeout_ms = 9000,
+                                    .session_timeout_ms = 6000,
+                                    .subscription = "s1",
+                                    .subscription_len = 2,
+                                    .assignment = "a1",
+                                    .assignment_len = 2},
+                                   {.member_id = "m2",
+                                    .group_instance_id = "i2",
+                                    .client_id = "c2",
+                                    .client_host = "h",
+                                    .session_timeout_ms = 7000}};
+    struct rt_group_metadata md = {.protocol_type = "consumer",
+                                   .generation = 3,
+                                   .protocol = "range",
+                                   .leader = "m1",
+                                   .members = ms,
+                                   .members_count = 2};
+    assert_int_equal(rt_group_store_metadata(f->e, "sg", &md), 0);
+    md.generation = 4; /* the latest record wins */
+    assert_int_equal(rt_group_store_metadata(f->e, "sg", &md), 0);
+    struct rt_group_metadata empty = {.protocol_type = "consumer", .generation = 7};
+    assert_int_equal(rt_group_store_metadata(f->e, "eg", &empty), 0);
+    struct rt_group_metadata bad = md;
+    bad.protocol_type = NULL;
+    assert_int_equal(rt_group_store_metadata(f->e, "sg", &bad), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_group_store_metadata(f->e, "", &md), RT_E_INVALID_ARGUMENT);
+    for (int round = 0; round < 2; round++) { /* live, then replayed */
+        struct walked w = {0};
+        assert_int_equal(rt_group_list_metadata(f->e, walk_meta, &w), 0);
+        assert_int_equal(w.count, 2);
+        qsort(w.what, (size_t)w.count, sizeof(w.what[0]), walk_cmp);
+        assert_string_equal(w.what[0], "eg consumer 7 - - ");
+        assert_string_equal(w.what[1], "sg consumer 4 range m1 m1/-/s1/a1/6000;m2/i2///7000;");
+        reopen_engine(f);
+    }
+    /* Offsets and metadata share the partitions without mixing. */
+    struct walked w = {0};
+    assert_int_equal(rt_group_list_offsets(f->e, "sg", walk_offset, &w), 0);
+    assert_int_equal(w.count, 0);
+    assert_int_equal(rt_group_list_metadata(f->e, NULL, &w), RT_E_INVALID_ARGUMENT);
+}
+
 /* ---- transactional commits ---------------------------------------------------------------- */
 
 static void test_txn_offsets_pending_until_marker(void **state)
@@ -818,6 +985,8 @@ int main(void)
         cmocka_unit_test(test_java_hash_vectors),
         cmocka_unit_test(test_codec_kafka_layout),
         cmocka_unit_test_setup_teardown(test_plain_commit_fetch_and_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_metadata_fetched_and_listed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_metadata_stored_and_replayed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_txn_offsets_pending_until_marker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_epoch_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replay_equals_live, setup, teardown),

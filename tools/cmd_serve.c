@@ -69,6 +69,13 @@ static void serve_usage(FILE *out)
             "                             for test suites written for 3-broker clusters)\n"
             "  --transaction-max-timeout-ms N  largest transaction timeout (900000;\n"
             "                             transaction.max.timeout.ms)\n"
+            "  --group-initial-rebalance-delay-ms N  how long the first rebalance of an empty\n"
+            "                             group waits for more members (3000;\n"
+            "                             group.initial.rebalance.delay.ms; 0: none)\n"
+            "  --group-min-session-timeout-ms N  shortest session timeout a member may ask\n"
+            "                             (6000; group.min.session.timeout.ms)\n"
+            "  --group-max-session-timeout-ms N  longest (1800000;\n"
+            "                             group.max.session.timeout.ms)\n"
             "  --sync MODE                always|interval|none: acknowledge produce after\n"
             "                             fdatasync, or not (always; log.flush.interval.*)\n"
             "  --segment-bytes N          segment size (67108864; log.segment.bytes)\n"
@@ -218,6 +225,15 @@ int cmd_serve(int argc, char **argv)
             else if (strcmp(a, "--transaction-max-timeout-ms") == 0)
                 ok = cli_parse_u32(v, 1, INT32_MAX, &u) &&
                      ((so.transaction_max_timeout_ms = (int32_t)u), true);
+            else if (strcmp(a, "--group-initial-rebalance-delay-ms") == 0)
+                ok = cli_parse_u32(v, 0, INT32_MAX, &u) &&
+                     ((so.groups.initial_rebalance_delay_ms = (int32_t)u), true);
+            else if (strcmp(a, "--group-min-session-timeout-ms") == 0)
+                ok = cli_parse_u32(v, 1, INT32_MAX, &u) &&
+                     ((so.groups.session_timeout_min_ms = (int32_t)u), true);
+            else if (strcmp(a, "--group-max-session-timeout-ms") == 0)
+                ok = cli_parse_u32(v, 1, INT32_MAX, &u) &&
+                     ((so.groups.session_timeout_max_ms = (int32_t)u), true);
             else if (strcmp(a, "--sync") == 0) {
                 if (strcmp(v, "always") == 0)
                     eo.sync_mode = RT_SYNC_ALWAYS;
@@ -263,6 +279,11 @@ int cmd_serve(int argc, char **argv)
     }
     if (!dir)
         return cli_usage("serve", "missing DIR");
+    if (so.groups.session_timeout_min_ms > so.groups.session_timeout_max_ms)
+        return cli_usage("serve",
+                         "--group-min-session-timeout-ms %d is above "
+                         "--group-max-session-timeout-ms %d",
+                         so.groups.session_timeout_min_ms, so.groups.session_timeout_max_ms);
     so.net.host = listen_host;
     so.advertise_host = adv_host[0] ? adv_host : "127.0.0.1";
     so.advertise_port = adv_port;

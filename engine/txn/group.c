@@ -1,6 +1,7 @@
 /*
  * group.c — consumer-group offsets kept in the internal topic `__consumer_offsets` (Kafka's
- * GroupMetadataManager, offsets part only: ringtail keeps no group membership). It owns the
+ * GroupMetadataManager: offsets, and each group's latest membership record, whose meaning is the
+ * broker's group coordinator's). It owns the
  * in-memory committed offsets, the transactional offsets held pending per producer until their
  * transaction's marker, and the checkpoint compaction of the topic's partitions. It must never
  * apply an offset that is not in the log, and never write a marker (the coordinator does).
@@ -12,8 +13,9 @@
  *
  *   key   version i16 | group STRING | topic STRING | partition i32
  *         version 1 (0 is the legacy offset key, same layout, read); version 2 is Kafka's group
- *         metadata key (group STRING only): read and ignored; >= 3 are other coordinator record
- *         types: skipped.
+ *         metadata key (group STRING only), its value a GroupMetadataValue v0-3 (H.6: the latest
+ *         per group kept and replayed, written by group_store_meta); >= 3 are other coordinator
+ *         record types: skipped.
  *   value version i16 = 3 (written): offset i64 | leaderEpoch i32 (-1) | metadata STRING |
  *         commitTimestamp i64. Read: v0 and v2 (offset | metadata | commitTimestamp), v1 (... |
  *         expireTimestamp i64), v3. v4 is flexible (tagged fields); Kafka itself serialises v3,
@@ -64,7 +66,7 @@
 #define GROUP_VALUE_VERSION        3
 #define GROUP_VALUE_VERSION_MAX    3
 #define GROUP_STRING_MAX_BYTES     INT16_MAX
-#define GROUP_METADATA_MAX_BYTES   4096 /* Kafka's offset.metadata.max.bytes default */
+#define GROUP_METADATA_MAX_BYTES   RT_OFFSET_METADATA_MAX_BYTES
 #define GROUP_BUCKETS_INITIAL      64
 #define GROUP_PRODUCER_BUCKETS     64
 #define GROUP_REPLAY_FETCH_BYTES   (1u << 20)
@@ -274,6 +276,203 @@ int group_value_encode(const struct group_offset_value *v, uint8_t *buf, size_t 
     return 0;
 }
 
+/* ---- GroupMetadataValue (key version 2), docs/format.md H.6 ---- */
+
+#define GROUP_META_VERSION     3
+#define GROUP_META_VERSION_MAX 3
+#define GROUP_META_MEMBERS_MAX 100000
+
+/* A nullable STRING: length -1 is null. */
+static bool read_nstring(struct reader *r, const uint8_t **s, int16_t *len)
+{
+    int16_t n;
+    if (!read_i16(r, &n) || n < -1 || r->end - r->p < (n > 0 ? n : 0))
+        return false;
+    *s = n >= 0 ? r->p : NULL;
+    *len = n;
+    if (n > 0)
+        r->p += n;
+    return true;
+}
+
+static bool read_str16(struct reader *r, const uint8_t **s, int16_t *len)
+{
+    uint16_t n = 0;
+    if (!read_string(r, s, &n))
+        return false;
+    *len = (int16_t)n;
+    return true;
+}
+
+static bool read_bytes32(struct reader *r, const uint8_t **s, int32_t *len)
+{
+    int32_t n;
+    if (!read_i32(r, &n) || n < 0 || r->end - r->p < n)
+        return false;
+    *s = r->p;
+    *len = n;
+    r->p += n;
+    return true;
+}
+
+static bool read_member(struct reader *r, int16_t version, struct group_meta_member *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->instance_id_len = -1;
+    m->rebalance_timeout_ms = -1;
+    bool ok = read_str16(r, &m->member_id, &m->member_id_len);
+    if (ok && version >= 3)
+        ok = read_nstring(r, &m->instance_id, &m->instance_id_len);
+    ok = ok && read_str16(r, &m->client_id, &m->client_id_len) &&
+         read_str16(r, &m->client_host, &m->client_host_len);
+    if (ok && version >= 1)
+        ok = read_i32(r, &m->rebalance_timeout_ms);
+    return ok && read_i32(r, &m->session_timeout_ms) &&
+           read_bytes32(r, &m->subscription, &m->subscription_len) &&
+           read_bytes32(r, &m->assignment, &m->assignment_len);
+}
+
+int group_meta_value_decode(const uint8_t *buf, size_t len, struct group_meta_value *out,
+                            const char **why)
+{
+    struct reader r = {buf, buf + len};
+    memset(out, 0, sizeof(*out));
+    out->current_state_timestamp = -1;
+    if (!buf || !read_i16(&r, &out->version)) {
+        *why = "group metadata shorter than its version";
+        return RT_E_CORRUPT;
+    }
+    if (out->version < 0 || out->version > GROUP_META_VERSION_MAX) {
+        *why = "unknown group metadata version (ringtail reads 0-3; 4+ are flexible)";
+        return RT_E_CORRUPT;
+    }
+    bool ok = read_str16(&r, &out->protocol_type, &out->protocol_type_len) &&
+              read_i32(&r, &out->generation) &&
+              read_nstring(&r, &out->protocol, &out->protocol_len) &&
+              read_nstring(&r, &out->leader, &out->leader_len);
+    if (ok && out->version >= 2)
+        ok = read_i64(&r, &out->current_state_timestamp);
+    if (ok)
+        ok = read_i32(&r, &out->members_count) && out->members_count >= 0;
+    out->members_at = r.p;
+    for (int32_t i = 0; ok && i < out->members_count; i++) {
+        struct group_meta_member m;
+        ok = read_member(&r, out->version, &m);
+    }
+    if (!ok) {
+        *why = "group metadata truncated or a negative length";
+        return RT_E_CORRUPT;
+    }
+    if (r.p != r.end) {
+        *why = "bytes after the group metadata";
+        return RT_E_CORRUPT;
+    }
+    out->end = r.end;
+    return 0;
+}
+
+void group_meta_member_at(const struct group_meta_value *v, int32_t i,
+                          struct group_meta_member *out)
+{
+    assert(i >= 0 && i < v->members_count);
+    struct reader r = {v->members_at, v->end};
+    for (int32_t k = 0; k <= i; k++) {
+        bool ok = read_member(&r, v->version, out);
+        assert(ok); /* validated by group_meta_value_decode */
+        (void)ok;
+    }
+}
+
+static size_t member_size(int16_t version, const struct group_meta_member *m)
+{
+    size_t n = 2 + (size_t)m->member_id_len + 2 + (size_t)m->client_id_len + 2 +
+               (size_t)m->client_host_len + 4 + 4 + (size_t)m->subscription_len + 4 +
+               (size_t)m->assignment_len;
+    if (version >= 3)
+        n += 2 + (size_t)(m->instance_id_len > 0 ? m->instance_id_len : 0);
+    if (version >= 1)
+        n += 4;
+    return n;
+}
+
+size_t group_meta_value_size(const struct group_meta_value *v,
+                             const struct group_meta_member *members)
+{
+    size_t n = 2 + 2 + (size_t)v->protocol_type_len + 4 + 2 +
+               (size_t)(v->protocol_len > 0 ? v->protocol_len : 0) + 2 +
+               (size_t)(v->leader_len > 0 ? v->leader_len : 0) + 4;
+    if (v->version >= 2)
+        n += 8;
+    for (int32_t i = 0; i < v->members_count; i++)
+        n += member_size(v->version, &members[i]);
+    return n;
+}
+
+static uint8_t *put_nstring(uint8_t *p, const uint8_t *s, int16_t len)
+{
+    be16_store(p, (uint16_t)len);
+    if (len > 0)
+        memcpy(p + 2, s, (size_t)len);
+    return p + 2 + (len > 0 ? len : 0);
+}
+
+static uint8_t *put_bytes32(uint8_t *p, const uint8_t *s, int32_t len)
+{
+    be32_store(p, (uint32_t)len);
+    if (len > 0)
+        memcpy(p + 4, s, (size_t)len);
+    return p + 4 + len;
+}
+
+int group_meta_value_encode(const struct group_meta_value *v,
+                            const struct group_meta_member *members, uint8_t *buf, size_t cap,
+                            size_t *len_out)
+{
+    if (v->version < 0 || v->version > GROUP_META_VERSION_MAX || v->protocol_type_len < 0 ||
+        v->members_count < 0 || (v->members_count > 0 && !members))
+        return RT_E_INVALID_ARGUMENT;
+    for (int32_t i = 0; i < v->members_count; i++) {
+        const struct group_meta_member *m = &members[i];
+        if (m->member_id_len < 0 || m->client_id_len < 0 || m->client_host_len < 0 ||
+            m->subscription_len < 0 || m->assignment_len < 0 ||
+            (v->version < 3 && m->instance_id_len >= 0))
+            return RT_E_INVALID_ARGUMENT;
+    }
+    size_t n = group_meta_value_size(v, members);
+    if (n > cap)
+        return -ENOSPC;
+    uint8_t *p = buf;
+    be16_store(p, (uint16_t)v->version);
+    p = put_nstring(p + 2, v->protocol_type, v->protocol_type_len);
+    be32_store(p, (uint32_t)v->generation);
+    p = put_nstring(p + 4, v->protocol, v->protocol_len);
+    p = put_nstring(p, v->leader, v->leader_len);
+    if (v->version >= 2) {
+        be64_store(p, (uint64_t)v->current_state_timestamp);
+        p += 8;
+    }
+    be32_store(p, (uint32_t)v->members_count);
+    p += 4;
+    for (int32_t i = 0; i < v->members_count; i++) {
+        const struct group_meta_member *m = &members[i];
+        p = put_nstring(p, m->member_id, m->member_id_len);
+        if (v->version >= 3)
+            p = put_nstring(p, m->instance_id, m->instance_id_len);
+        p = put_nstring(p, m->client_id, m->client_id_len);
+        p = put_nstring(p, m->client_host, m->client_host_len);
+        if (v->version >= 1) {
+            be32_store(p, (uint32_t)m->rebalance_timeout_ms);
+            p += 4;
+        }
+        be32_store(p, (uint32_t)m->session_timeout_ms);
+        p = put_bytes32(p + 4, m->subscription, m->subscription_len);
+        p = put_bytes32(p, m->assignment, m->assignment_len);
+    }
+    assert((size_t)(p - buf) == n);
+    *len_out = n;
+    return 0;
+}
+
 /* ---- placement: Java's String.hashCode over UTF-16 code units ---- */
 
 /* The next code point of [*p, end), advancing *p. Malformed input yields U+FFFD for its
@@ -406,7 +605,18 @@ struct partition_stats {
     uint64_t pending;        /* pending items (GO6 blocks compaction while > 0) */
 };
 
+/* A group's metadata record (key version 2): its latest value's bytes, as written (H.6). */
+struct meta_entry {
+    struct meta_entry *next;
+    uint32_t offsets_partition;
+    size_t group_len;
+    uint8_t *value;
+    size_t value_len;
+    char group[]; /* NUL-terminated */
+};
+
 struct group_manager {
+    struct meta_entry *metas; /* O(groups) lookups: GROUP_COUNT_MAX bounds the broker's */
     struct log *lg;
     pthread_mutex_t lock;
     struct offset_entry **buckets;
@@ -650,6 +860,51 @@ static void pending_complete(struct group_manager *g, int64_t producer_id, bool 
     }
 }
 
+/* Replaces (or adds) the group's metadata value; takes a copy. */
+static int meta_set(struct group_manager *g, const uint8_t *group, size_t group_len, uint32_t k,
+                    const uint8_t *value, size_t value_len)
+{
+    uint8_t *v = malloc(value_len ? value_len : 1);
+    if (!v)
+        return -ENOMEM;
+    memcpy(v, value, value_len);
+    struct meta_entry *x = g->metas;
+    while (x && (x->group_len != group_len || memcmp(x->group, group, group_len) != 0))
+        x = x->next;
+    if (!x) {
+        x = calloc(1, sizeof(*x) + group_len + 1);
+        if (!x) {
+            free(v);
+            return -ENOMEM;
+        }
+        memcpy(x->group, group, group_len);
+        x->group_len = group_len;
+        x->offsets_partition = k;
+        x->next = g->metas;
+        g->metas = x;
+        g->stats[k].live++;
+    }
+    free(x->value);
+    x->value = v;
+    x->value_len = value_len;
+    return 0;
+}
+
+static void meta_delete(struct group_manager *g, const uint8_t *group, size_t group_len)
+{
+    for (struct meta_entry **pp = &g->metas; *pp; pp = &(*pp)->next) {
+        struct meta_entry *x = *pp;
+        if (x->group_len == group_len && memcmp(x->group, group, group_len) == 0) {
+            *pp = x->next;
+            assert(g->stats[x->offsets_partition].live > 0);
+            g->stats[x->offsets_partition].live--;
+            free(x->value);
+            free(x);
+            return;
+        }
+    }
+}
+
 /* ---- encoding commits ---- */
 
 static bool utf8_valid(const char *s, size_t len)
@@ -880,6 +1135,28 @@ static int commit_locked(struct group_manager *g, const char *group,
     return apply_commit(g, group, offsets, count, base, now, producer_id);
 }
 
+/* One plain batch of one group metadata record (key version 2) into the group's partition. */
+static int append_meta(struct group_manager *g, const char *group, size_t group_len,
+                       const uint8_t *value, size_t value_len, int64_t *base_out)
+{
+    struct group_offset_key key = {.version = GROUP_KEY_VERSION_METADATA,
+                                   .group = (const uint8_t *)group,
+                                   .group_len = (uint16_t)group_len};
+    struct encoded_record rec = {.key = malloc(key_size(&key)), .value = malloc(value_len + 1)};
+    int rc = rec.key && rec.value ? 0 : -ENOMEM;
+    if (rc == 0)
+        rc = group_key_encode(&key, rec.key, key_size(&key), &rec.key_len);
+    if (rc == 0) {
+        memcpy(rec.value, value, value_len);
+        rec.value_len = value_len;
+        rc = append_records(g, group_partition_for(group), &rec, 1, 0, -1, -1, fs_now_ms(),
+                            base_out);
+    }
+    free(rec.key);
+    free(rec.value);
+    return rc;
+}
+
 /* ---- compaction (GO6) ---- */
 
 static uint32_t segment_count_of(struct partition *p)
@@ -956,6 +1233,15 @@ static int compact_partition(struct group_manager *g, uint32_t k)
         i = j;
     }
     free(live);
+    /* The partition's group metadata records too, one batch each (H.6). */
+    for (struct meta_entry *x = g->metas; x && rc == 0; x = x->next) {
+        if (x->offsets_partition != k)
+            continue;
+        int64_t base = -1;
+        rc = append_meta(g, x->group, x->group_len, x->value, x->value_len, &base);
+        if (rc == 0 && checkpoint < 0)
+            checkpoint = base;
+    }
     if (rc)
         return rc;
     if (checkpoint < 0) { /* nothing live: everything before the log end can go */
@@ -1013,8 +1299,22 @@ static int replay_record(struct replay *r, const uint8_t *batch, const struct ba
         return 0; /* another coordinator record type: not ours to keep */
     if (rc)
         return replay_corrupt(r, batch, "offset key", rv->key_len < 0 ? "null key" : why);
-    if (key.version == GROUP_KEY_VERSION_METADATA)
-        return 0; /* group membership: ringtail keeps none */
+    if (key.version == GROUP_KEY_VERSION_METADATA) { /* H.6: the group's latest metadata */
+        if (batch_is_transactional(h))
+            return 0; /* Kafka writes none; not ours to apply */
+        if (rv->value_len < 0) {
+            meta_delete(r->g, key.group, key.group_len);
+            return 0;
+        }
+        struct group_meta_value mv;
+        rc = group_meta_value_decode(rv->value, (size_t)rv->value_len, &mv, &why);
+        if (rc)
+            return replay_corrupt(r, batch, "group metadata value", why);
+        rc = meta_set(r->g, key.group, key.group_len, r->k, rv->value, (size_t)rv->value_len);
+        if (rc)
+            return error_set(rc, "replaying %s-%u: out of memory", GROUP_OFFSETS_TOPIC, r->k);
+        return 0;
+    }
     int64_t log_offset = h->base_offset + rv->offset_delta;
     struct group_manager *g = r->g;
     if (rv->value_len < 0) { /* tombstone */
@@ -1073,8 +1373,16 @@ int group_batch_check(const uint8_t *batch, size_t size, const struct batch_head
             return RT_E_CORRUPT;
         }
         int rc = group_key_decode(rv.key, (size_t)rv.key_len, &key, why);
-        if (rc == RT_E_UNSUPPORTED || (rc == 0 && key.version == GROUP_KEY_VERSION_METADATA))
+        if (rc == RT_E_UNSUPPORTED)
             continue; /* records the manager skips */
+        if (rc == 0 && key.version == GROUP_KEY_VERSION_METADATA) {
+            struct group_meta_value mv;
+            *what = "group metadata value";
+            if (rv.value_len >= 0 && !batch_is_transactional(h) &&
+                group_meta_value_decode(rv.value, (size_t)rv.value_len, &mv, why) != 0)
+                return RT_E_CORRUPT;
+            continue;
+        }
         if (rc)
             return RT_E_CORRUPT;
         if (rv.value_len < 0)
@@ -1214,6 +1522,12 @@ void group_manager_close(struct group_manager *g)
         }
     }
     free(g->buckets);
+    while (g->metas) {
+        struct meta_entry *x = g->metas;
+        g->metas = x->next;
+        free(x->value);
+        free(x);
+    }
     pthread_mutex_destroy(&g->lock);
     free(g);
 }
@@ -1266,6 +1580,139 @@ void group_txn_complete_partition(struct group_manager *g, int64_t producer_id,
     pthread_mutex_unlock(&g->lock);
 }
 
+/* x's committed value into out (the caller holds the lock). Metadata longer than the public
+ * buffer (only a record another broker wrote with a larger offset.metadata.max.bytes can be) is
+ * cut at RT_OFFSET_METADATA_MAX_BYTES. */
+static void committed_copy(const struct offset_entry *x, struct rt_committed_offset *out)
+{
+    out->pending = x && x->pending;
+    if (!x || !x->committed)
+        return;
+    out->offset = x->offset;
+    out->leader_epoch = x->leader_epoch;
+    out->commit_timestamp_ms = x->commit_timestamp;
+    size_t n = x->metadata_len;
+    if (n > RT_OFFSET_METADATA_MAX_BYTES)
+        n = RT_OFFSET_METADATA_MAX_BYTES;
+    if (n)
+        memcpy(out->metadata, x->metadata, n);
+    out->metadata[n] = 0;
+    out->metadata_len = n;
+}
+
+static void committed_none(struct rt_committed_offset *out)
+{
+    out->offset = -1;
+    out->leader_epoch = -1;
+    out->commit_timestamp_ms = -1;
+    out->metadata_len = 0;
+    out->metadata[0] = 0;
+    out->pending = false;
+}
+
+int group_fetch_committed(struct group_manager *g, const char *group, const char *topic,
+                          uint32_t partition, bool require_stable, struct rt_committed_offset *out)
+{
+    if (!g || !group || !topic || !out)
+        return error_set(RT_E_INVALID_ARGUMENT, "group_fetch: NULL argument");
+    committed_none(out);
+    if (partition > (uint32_t)INT32_MAX)
+        return 0;
+    size_t gl = strlen(group), tl = strlen(topic);
+    if (gl > GROUP_STRING_MAX_BYTES || tl > GROUP_STRING_MAX_BYTES)
+        return 0;
+    pthread_mutex_lock(&g->lock);
+    uint64_t h =
+        key_hash((const uint8_t *)group, gl, (const uint8_t *)topic, tl, (int32_t)partition);
+    struct offset_entry *x = entry_find(g, (const uint8_t *)group, gl, (const uint8_t *)topic, tl,
+                                        (int32_t)partition, h);
+    int rc = 0;
+    if (x && require_stable && x->pending) {
+        out->pending = true;
+        rc = error_set(
+            RT_E_UNSTABLE_OFFSET_COMMIT,
+            "group %s: %s-%u has a transactional offset commit pending (producer %" PRId64 ")",
+            group, topic, partition, x->pending->producer_id);
+    } else {
+        committed_copy(x, out);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return rc;
+}
+
+int group_offsets_each(struct group_manager *g, const char *group, group_offset_fn fn, void *ctx)
+{
+    if (!g || !group || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "group_offsets_each: NULL argument");
+    size_t gl = strlen(group);
+    struct rt_committed_offset *o = malloc(sizeof(*o));
+    if (!o)
+        return -ENOMEM;
+    char topic[RT_TOPIC_NAME_MAX + 1];
+    int rc = 0;
+    pthread_mutex_lock(&g->lock);
+    /* O(every key of every group): the table is keyed by (group, topic, partition). */
+    for (size_t b = 0; b < g->bucket_count && rc == 0; b++) {
+        for (struct offset_entry *x = g->buckets[b]; x && rc == 0; x = x->next) {
+            if (!x->committed || x->group_len != gl || memcmp(x->key, group, gl) != 0 ||
+                x->topic_len > RT_TOPIC_NAME_MAX)
+                continue;
+            memcpy(topic, x->key + gl, x->topic_len);
+            topic[x->topic_len] = 0;
+            committed_none(o);
+            committed_copy(x, o);
+            rc = fn(ctx, topic, (uint32_t)x->partition, o);
+        }
+    }
+    pthread_mutex_unlock(&g->lock);
+    free(o);
+    return rc;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    const struct offset_entry *x = *(const struct offset_entry *const *)a;
+    const struct offset_entry *y = *(const struct offset_entry *const *)b;
+    size_t n = x->group_len < y->group_len ? x->group_len : y->group_len;
+    int c = memcmp(x->key, y->key, n);
+    if (c)
+        return c;
+    return (x->group_len > y->group_len) - (x->group_len < y->group_len);
+}
+
+int group_names_each(struct group_manager *g, group_name_fn fn, void *ctx)
+{
+    if (!g || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "group_names_each: NULL argument");
+    char name[GROUP_NAME_MAX_BYTES + 1];
+    int rc = 0;
+    pthread_mutex_lock(&g->lock);
+    /* O(keys log keys): the distinct groups of the committed keys, in byte order. */
+    struct offset_entry **all = g->entry_count ? malloc(g->entry_count * sizeof(*all)) : NULL;
+    if (g->entry_count && !all) {
+        pthread_mutex_unlock(&g->lock);
+        return -ENOMEM;
+    }
+    size_t n = 0;
+    for (size_t b = 0; b < g->bucket_count; b++)
+        for (struct offset_entry *x = g->buckets[b]; x; x = x->next)
+            if (x->committed && x->group_len > 0 && x->group_len <= GROUP_NAME_MAX_BYTES)
+                all[n++] = x;
+    assert(n <= g->entry_count);
+    if (n)
+        qsort(all, n, sizeof(*all), name_cmp);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (i > 0 && name_cmp(&all[i - 1], &all[i]) == 0)
+            continue;
+        memcpy(name, all[i]->key, all[i]->group_len);
+        name[all[i]->group_len] = 0;
+        rc = fn(ctx, name);
+    }
+    pthread_mutex_unlock(&g->lock);
+    free(all);
+    return rc;
+}
+
 int group_fetch(struct group_manager *g, const char *group, const char *topic, uint32_t partition,
                 bool require_stable, int64_t *offset_out)
 {
@@ -1292,4 +1739,187 @@ int group_fetch(struct group_manager *g, const char *group, const char *topic, u
         *offset_out = x->offset;
     pthread_mutex_unlock(&g->lock);
     return rc;
+}
+
+int group_store_meta(struct group_manager *g, const char *group, const uint8_t *value,
+                     size_t value_len)
+{
+    if (!g || !value)
+        return error_set(RT_E_INVALID_ARGUMENT, "group_store_meta: NULL argument");
+    int rc = check_group(group);
+    if (rc)
+        return rc;
+    const char *why = NULL;
+    struct group_meta_value mv;
+    if (group_meta_value_decode(value, value_len, &mv, &why) != 0)
+        return error_set(RT_E_INVALID_ARGUMENT, "group metadata: %s", why);
+    pthread_mutex_lock(&g->lock);
+    int64_t base = -1;
+    uint32_t k = group_partition_for(group);
+    rc = append_meta(g, group, strlen(group), value, value_len, &base); /* GO1 */
+    if (rc == 0)
+        rc = meta_set(g, (const uint8_t *)group, strlen(group), k, value, value_len);
+    if (rc == 0)
+        maybe_compact(g, k);
+    pthread_mutex_unlock(&g->lock);
+    return rc;
+}
+
+int group_metas_each(struct group_manager *g, group_meta_fn fn, void *ctx)
+{
+    if (!g || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "group_metas_each: NULL argument");
+    int rc = 0;
+    pthread_mutex_lock(&g->lock);
+    for (struct meta_entry *x = g->metas; x && rc == 0; x = x->next)
+        rc = fn(ctx, x->group, x->value, x->value_len);
+    pthread_mutex_unlock(&g->lock);
+    return rc;
+}
+
+/* ---- the public struct form of the metadata (ringtail.h) ---- */
+
+static bool c_len16(const char *c, bool nullable, int16_t *len)
+{
+    if (!c) {
+        *len = -1;
+        return nullable;
+    }
+    size_t n = strlen(c);
+    if (n > GROUP_STRING_MAX_BYTES)
+        return false;
+    *len = (int16_t)n;
+    return true;
+}
+
+int group_store_metadata(struct group_manager *g, const char *group,
+                         const struct rt_group_metadata *md)
+{
+    if (!g || !group || !md || (md->members_count && !md->members))
+        return error_set(RT_E_INVALID_ARGUMENT, "group metadata: NULL argument");
+    if (md->members_count > GROUP_META_MEMBERS_MAX)
+        return error_set(RT_E_INVALID_ARGUMENT, "group metadata: %zu members (at most %d)",
+                         md->members_count, GROUP_META_MEMBERS_MAX);
+    struct group_meta_value v = {.version = GROUP_META_VERSION,
+                                 .protocol_type = (const uint8_t *)md->protocol_type,
+                                 .generation = md->generation,
+                                 .protocol = (const uint8_t *)md->protocol,
+                                 .leader = (const uint8_t *)md->leader,
+                                 .current_state_timestamp = md->current_state_timestamp_ms,
+                                 .members_count = (int32_t)md->members_count};
+    bool ok = c_len16(md->protocol_type, false, &v.protocol_type_len) &&
+              c_len16(md->protocol, true, &v.protocol_len) &&
+              c_len16(md->leader, true, &v.leader_len);
+    struct group_meta_member *ms =
+        md->members_count ? calloc(md->members_count, sizeof(*ms)) : NULL;
+    if (md->members_count && !ms)
+        return -ENOMEM;
+    for (size_t i = 0; ok && i < md->members_count; i++) {
+        const struct rt_group_member *m = &md->members[i];
+        ms[i] = (struct group_meta_member){.member_id = (const uint8_t *)m->member_id,
+                                           .instance_id = (const uint8_t *)m->group_instance_id,
+                                           .client_id = (const uint8_t *)m->client_id,
+                                           .client_host = (const uint8_t *)m->client_host,
+                                           .rebalance_timeout_ms = m->rebalance_timeout_ms,
+                                           .session_timeout_ms = m->session_timeout_ms,
+                                           .subscription = m->subscription,
+                                           .subscription_len = (int32_t)m->subscription_len,
+                                           .assignment = m->assignment,
+                                           .assignment_len = (int32_t)m->assignment_len};
+        ok = c_len16(m->member_id, false, &ms[i].member_id_len) &&
+             c_len16(m->group_instance_id, true, &ms[i].instance_id_len) &&
+             c_len16(m->client_id, false, &ms[i].client_id_len) &&
+             c_len16(m->client_host, false, &ms[i].client_host_len) &&
+             m->subscription_len <= INT32_MAX && m->assignment_len <= INT32_MAX &&
+             (m->subscription || !m->subscription_len) && (m->assignment || !m->assignment_len);
+    }
+    if (!ok) {
+        free(ms);
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "group metadata of '%s': a string NULL or over %d bytes", group,
+                         GROUP_STRING_MAX_BYTES);
+    }
+    size_t n = group_meta_value_size(&v, ms);
+    uint8_t *buf = malloc(n);
+    size_t len = 0;
+    int rc = buf ? group_meta_value_encode(&v, ms, buf, n, &len) : -ENOMEM;
+    free(ms);
+    if (rc == 0)
+        rc = group_store_meta(g, group, buf, len);
+    free(buf);
+    return rc;
+}
+
+/* A NUL-terminated copy of (s, len) at *at; false when s holds a NUL. */
+static bool c_copy(const uint8_t *s, int16_t len, char **at, const char **out)
+{
+    if (len < 0) {
+        *out = NULL;
+        return true;
+    }
+    if (len && memchr(s, 0, (size_t)len))
+        return false;
+    if (len)
+        memcpy(*at, s, (size_t)len);
+    (*at)[len] = 0;
+    *out = *at;
+    *at += len + 1;
+    return true;
+}
+
+struct metadata_walk {
+    rt_group_metadata_fn fn;
+    void *ctx;
+};
+
+static int metadata_one(void *ctx, const char *group, const uint8_t *value, size_t len)
+{
+    struct metadata_walk *w = ctx;
+    const char *why = NULL;
+    struct group_meta_value v;
+    if (group_meta_value_decode(value, len, &v, &why) != 0)
+        return 0; /* cannot happen: checked when stored or replayed */
+    /* Strings copied NUL-terminated: at most the value's bytes plus one NUL per string. */
+    size_t scratch = len + 8 * ((size_t)v.members_count + 1);
+    char *buf = malloc(scratch);
+    struct rt_group_member *ms =
+        v.members_count ? calloc((size_t)v.members_count, sizeof(*ms)) : NULL;
+    if (!buf || (v.members_count && !ms)) {
+        free(buf);
+        free(ms);
+        return -ENOMEM;
+    }
+    char *at = buf;
+    struct rt_group_metadata md = {.generation = v.generation,
+                                   .current_state_timestamp_ms = v.current_state_timestamp,
+                                   .members = ms,
+                                   .members_count = (size_t)v.members_count};
+    bool ok = c_copy(v.protocol_type, v.protocol_type_len, &at, &md.protocol_type) &&
+              c_copy(v.protocol, v.protocol_len, &at, &md.protocol) &&
+              c_copy(v.leader, v.leader_len, &at, &md.leader);
+    for (int32_t i = 0; ok && i < v.members_count; i++) {
+        struct group_meta_member m;
+        group_meta_member_at(&v, i, &m);
+        ms[i] = (struct rt_group_member){.rebalance_timeout_ms = m.rebalance_timeout_ms,
+                                         .session_timeout_ms = m.session_timeout_ms,
+                                         .subscription = m.subscription,
+                                         .subscription_len = (size_t)m.subscription_len,
+                                         .assignment = m.assignment,
+                                         .assignment_len = (size_t)m.assignment_len};
+        ok = c_copy(m.member_id, m.member_id_len, &at, &ms[i].member_id) &&
+             c_copy(m.instance_id, m.instance_id_len, &at, &ms[i].group_instance_id) &&
+             c_copy(m.client_id, m.client_id_len, &at, &ms[i].client_id) &&
+             c_copy(m.client_host, m.client_host_len, &at, &ms[i].client_host);
+    }
+    assert((size_t)(at - buf) <= scratch);
+    int rc = ok ? w->fn(w->ctx, group, &md) : 0;
+    free(buf);
+    free(ms);
+    return rc;
+}
+
+int group_metadata_each(struct group_manager *g, rt_group_metadata_fn fn, void *ctx)
+{
+    struct metadata_walk w = {.fn = fn, .ctx = ctx};
+    return group_metas_each(g, metadata_one, &w);
 }

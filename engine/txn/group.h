@@ -63,6 +63,35 @@ void group_txn_complete_partition(struct group_manager *g, int64_t producer_id,
 int group_fetch(struct group_manager *g, const char *group, const char *topic, uint32_t partition,
                 bool require_stable, int64_t *offset_out);
 
+/* The same with the committed value's metadata, leader epoch and timestamp (out->offset -1 and
+ * "" when none); out->pending says a transactional commit is pending for it. */
+int group_fetch_committed(struct group_manager *g, const char *group, const char *topic,
+                          uint32_t partition, bool require_stable, struct rt_committed_offset *out);
+
+/* fn for every committed key of `group` (any order), under the manager's lock: fn must not call
+ * the engine. fn's non-zero return stops the walk and is returned. O(every stored key). */
+typedef int (*group_offset_fn)(void *ctx, const char *topic, uint32_t partition,
+                               const struct rt_committed_offset *o);
+int group_offsets_each(struct group_manager *g, const char *group, group_offset_fn fn, void *ctx);
+
+/* fn once for every group that has a committed offset, in byte order, under the lock. */
+typedef int (*group_name_fn)(void *ctx, const char *group);
+int group_names_each(struct group_manager *g, group_name_fn fn, void *ctx);
+
+/* A group's metadata (Kafka's GroupMetadataValue bytes, docs/format.md H.6), durable before it
+ * returns; the latest one per group is kept and replayed. RT_E_INVALID_ARGUMENT for bytes that
+ * do not decode, write errors. */
+int group_store_meta(struct group_manager *g, const char *group, const uint8_t *value,
+                     size_t value_len);
+/* fn for every group's latest metadata value, under the lock (fn must not call the engine). */
+typedef int (*group_meta_fn)(void *ctx, const char *group, const uint8_t *value, size_t len);
+int group_metas_each(struct group_manager *g, group_meta_fn fn, void *ctx);
+
+/* rt_group_store_metadata / rt_group_list_metadata: the public struct form of the above. */
+int group_store_metadata(struct group_manager *g, const char *group,
+                         const struct rt_group_metadata *md);
+int group_metadata_each(struct group_manager *g, rt_group_metadata_fn fn, void *ctx);
+
 struct batch_header;
 /* The rules a validated batch of __consumer_offsets must pass when the group manager replays it
  * at open (and what rt_verify runs, so both judge it alike): uncompressed; a control batch's

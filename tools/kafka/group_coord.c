@@ -1,8 +1,8 @@
 /*
  * group_coord.c — the consumer-group coordinator: group membership, generations, protocol
  * selection, the leader's assignment handed out by SyncGroup, session and rebalance timeouts.
- * It owns every group's state in memory (a restart forgets members; they rejoin, and committed
- * offsets stay in the engine's __consumer_offsets, which this file never touches). It never
+ * It owns every group's state in memory; the membership is persisted through an injected store
+ * (KG10, the engine's __consumer_offsets, which this file never touches itself). It never
  * blocks and never talks to sockets: the handlers call it on a loop thread under its one mutex.
  * Timers: every call into a group first expires what is due at `now` (gc_tick), and one small
  * timer thread (KG8) runs every group's timers each GROUP_TICK_MS and, when that changed
@@ -41,16 +41,35 @@
  *        that did not rejoin.
  *   KG6  Results point into coordinator memory and are valid only until group_coord_unlock.
  *   KG7  Bounds: GROUP_COUNT_MAX groups (COORDINATOR_NOT_AVAILABLE), GROUP_MEMBERS_MAX members
- *        (GROUP_MAX_SIZE_REACHED), session timeouts in [GROUP_SESSION_MIN_MS,
- *        GROUP_SESSION_MAX_MS] (INVALID_SESSION_TIMEOUT), group ids of 1..GROUP_ID_BYTES_MAX
+ *        (GROUP_MAX_SIZE_REACHED), session timeouts in [group.min.session.timeout.ms,
+ *        group.max.session.timeout.ms] (INVALID_SESSION_TIMEOUT, group_coord_options), group ids of 1..GROUP_ID_BYTES_MAX
  *        bytes without NUL (INVALID_GROUP_ID). Out of memory answers COORDINATOR_NOT_AVAILABLE
  *        and changes nothing.
  *   KG8  The timer thread holds the mutex only while it ticks and calls wake without it; it is
  *        stopped (group_coord_timer_stop) before the network it wakes.
- *   Static membership (group.instance.id) is not served: such a member is a dynamic one.
+ *   KG9  The first rebalance of an Empty group completes no sooner than
+ *        group.initial.rebalance.delay.ms after it began, and only at the end of a delay; a
+ *        delay during which a new member joined is followed by another, up to max(rebalance
+ *        timeout, delay) from the start (Kafka's InitialDelayedJoin), so members starting
+ *        together land in one generation. The parked joins wait for that bound and are woken
+ *        when the join completes.
+ *   KG10 A group's membership is persisted (the store, rt_group_store_metadata: Kafka's
+ *        GroupMetadataValue in __consumer_offsets) when its leader's assignment makes it Stable
+ *        and when its last member leaves; at start every persisted group is restored, so a
+ *        broker restart keeps generations and assignments: a member that heartbeats within
+ *        its session timeout keeps its partitions without a rebalance. Expiries the timer
+ *        finds are not persisted (after a restart those members expire again).
+ *   KG11 Static membership (KIP-345): a JoinGroup v5+ with a group.instance.id needs no
+ *        MEMBER_ID_REQUIRED round; one whose instance is a member and carries no member id
+ *        replaces that member's id with a new one (the old id is fenced: a JoinGroup,
+ *        SyncGroup, Heartbeat or OffsetCommit naming the instance with another member id is
+ *        FENCED_INSTANCE_ID, 82) and, while the group is Stable and its subscription is the
+ *        same, is answered at once with the current generation, without a rebalance: its
+ *        SyncGroup gets the assignment it had. LeaveGroup v0-1 names no instance.
  */
 #include "tools/kafka/group_coord.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +91,7 @@ struct gc_protocol {
 
 struct gc_member {
     char *id;
+    char *instance_id; /* KG11: group.instance.id of a static member; NULL: dynamic */
     char *client_id;
     int32_t session_ms;
     int32_t rebalance_ms;
@@ -102,10 +122,18 @@ struct gc_group {
     int32_t members_count;
     struct gc_pending *pending;
     int64_t rebalance_deadline_ms;
+    /* KG9: the first rebalance of an Empty group waits (Kafka's InitialDelayedJoin). */
+    int32_t initial_delay_ms; /* group.initial.rebalance.delay.ms */
+    int64_t initial_until_ms; /* 0: no initial delay running */
+    int64_t initial_hard_ms;  /* no extension past this: start + max(rebalance timeout, delay) */
+    bool new_member_added;    /* a member joined during the current delay */
     struct gc_group *next;
 };
 
 struct group_coord {
+    struct group_coord_options opts;
+    group_coord_store_fn store; /* KG10 */
+    void *store_ctx;
     pthread_mutex_t mu;
     pthread_cond_t cv; /* the timer thread's sleep (monotonic) */
     pthread_t timer;
@@ -118,11 +146,23 @@ struct group_coord {
     uint64_t next_member; /* member ids: "<client id>-<n>" */
 };
 
-struct group_coord *group_coord_new(void)
+void group_coord_options_init(struct group_coord_options *o)
+{
+    *o =
+        (struct group_coord_options){.initial_rebalance_delay_ms = GROUP_INITIAL_REBALANCE_DELAY_MS,
+                                     .session_timeout_min_ms = GROUP_SESSION_MIN_MS,
+                                     .session_timeout_max_ms = GROUP_SESSION_MAX_MS};
+}
+
+struct group_coord *group_coord_new(const struct group_coord_options *o)
 {
     struct group_coord *gc = calloc(1, sizeof(*gc));
     if (!gc)
         return NULL;
+    if (o)
+        gc->opts = *o;
+    else
+        group_coord_options_init(&gc->opts);
     pthread_mutex_init(&gc->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -140,6 +180,7 @@ static void member_free(struct gc_member *m)
     }
     free(m->protocols);
     free(m->id);
+    free(m->instance_id);
     free(m->client_id);
     free(m->assignment);
     free(m);
@@ -237,6 +278,23 @@ static struct gc_member *member_find(struct gc_group *g, struct kp_str id)
     return NULL;
 }
 
+static struct gc_member *member_by_instance(struct gc_group *g, struct kp_str iid)
+{
+    if (iid.len <= 0)
+        return NULL;
+    for (struct gc_member *m = g->members; m; m = m->next)
+        if (m->instance_id && str_eq(iid, m->instance_id))
+            return m;
+    return NULL;
+}
+
+/* KG11: a request naming a static member's instance with another member id is fenced. */
+static bool instance_fenced(struct gc_group *g, struct kp_str iid, struct kp_str member_id)
+{
+    struct gc_member *x = member_by_instance(g, iid);
+    return x && !str_eq(member_id, x->id);
+}
+
 static struct gc_pending **pending_find(struct gc_group *g, struct kp_str id)
 {
     if (id.len <= 0)
@@ -305,6 +363,7 @@ static const char *choose_protocol(const struct gc_group *g)
 
 static void prepare_rebalance(struct gc_group *g, int64_t now)
 {
+    bool from_empty = g->state == GC_EMPTY;
     int32_t rb = 0;
     for (struct gc_member *m = g->members; m; m = m->next) {
         if (m->rebalance_ms > rb)
@@ -315,8 +374,15 @@ static void prepare_rebalance(struct gc_group *g, int64_t now)
         if (!m->waiter)
             m->joined = false;
     }
-    if (g->state != GC_PREPARING)
+    if (g->state != GC_PREPARING) {
         g->rebalance_deadline_ms = now + rb;
+        if (from_empty && g->initial_delay_ms > 0) { /* KG9 */
+            g->initial_until_ms = now + g->initial_delay_ms;
+            g->initial_hard_ms = now + (rb > g->initial_delay_ms ? rb : g->initial_delay_ms);
+            g->new_member_added = false;
+            g->rebalance_deadline_ms = g->initial_hard_ms; /* what parked joins wait for */
+        }
+    }
     g->state = GC_PREPARING;
 }
 
@@ -325,6 +391,18 @@ static bool try_complete_join(struct gc_group *g, int64_t now, bool force)
 {
     if (g->state != GC_PREPARING)
         return false;
+    if (g->initial_until_ms) { /* KG9: only the delay's end completes it */
+        if (now < g->initial_until_ms)
+            return false;
+        if (g->new_member_added && now < g->initial_hard_ms) { /* another delay, bounded */
+            g->new_member_added = false;
+            int64_t next = now + g->initial_delay_ms;
+            g->initial_until_ms = next < g->initial_hard_ms ? next : g->initial_hard_ms;
+            return false;
+        }
+        g->initial_until_ms = 0;
+        force = true; /* as Kafka's DelayedJoin completing: who has not joined is dropped */
+    }
     if (!force)
         for (struct gc_member *m = g->members; m; m = m->next)
             if (!m->joined)
@@ -550,13 +628,15 @@ static void fill_join(struct gc_group *g, struct gc_member *m,
         const struct gc_protocol *p = member_protocol(x, g->protocol);
         members[i] = (struct kmsg_join_group_member){
             .member_id = kstr(x->id),
-            .group_instance_id = {NULL, -1},
+            .group_instance_id = x->instance_id ? kstr(x->instance_id) : (struct kp_str){NULL, -1},
             .metadata = p ? (struct kp_bytes){p->meta, p->meta_len} : (struct kp_bytes){NULL, 0},
         };
     }
     out->resp.members = members;
     out->resp.members_count = i;
 }
+
+static void group_persist(struct group_coord *gc, struct gc_group *g);
 
 static void join_error(struct group_join_result *out, int16_t code, struct kp_str member_id)
 {
@@ -566,6 +646,22 @@ static void join_error(struct group_join_result *out, int16_t code, struct kp_st
     out->resp.protocol_name = (struct kp_str){"", 0};
     out->resp.leader = (struct kp_str){"", 0};
     out->resp.member_id = member_id.len >= 0 ? member_id : (struct kp_str){"", 0};
+}
+
+/* The join carries the chosen protocol with the metadata the member has for it. */
+static bool same_subscription(const struct gc_group *g, const struct gc_member *m,
+                              const struct kmsg_join_group_request *q)
+{
+    const struct gc_protocol *p = member_protocol(m, g->protocol);
+    if (!p || !str_eq(q->protocol_type, g->protocol_type))
+        return false;
+    for (int32_t i = 0; i < q->protocols_count; i++) {
+        struct kp_bytes md = q->protocols[i].metadata;
+        int32_t len = md.len > 0 ? md.len : 0;
+        if (str_eq(q->protocols[i].name, g->protocol))
+            return len == p->meta_len && (len == 0 || memcmp(md.ptr, p->meta, (size_t)len) == 0);
+    }
+    return false;
 }
 
 int32_t group_coord_members_count(struct group_coord *gc, struct kp_str group_id)
@@ -582,8 +678,8 @@ void group_coord_join(struct group_coord *gc, const struct kmsg_join_group_reque
     memset(out, 0, sizeof(*out));
     if (!group_id_ok(q->group_id))
         return join_error(out, KAFKA_INVALID_GROUP_ID, q->member_id);
-    if (q->session_timeout_ms < GROUP_SESSION_MIN_MS ||
-        q->session_timeout_ms > GROUP_SESSION_MAX_MS)
+    if (q->session_timeout_ms < gc->opts.session_timeout_min_ms ||
+        q->session_timeout_ms > gc->opts.session_timeout_max_ms)
         return join_error(out, KAFKA_INVALID_SESSION_TIMEOUT, q->member_id);
     if (q->protocol_type.len <= 0 || q->protocols_count <= 0)
         return join_error(out, KAFKA_INCONSISTENT_GROUP_PROTOCOL, q->member_id);
@@ -605,11 +701,43 @@ void group_coord_join(struct group_coord *gc, const struct kmsg_join_group_reque
             return join_error(out, KAFKA_COORDINATOR_NOT_AVAILABLE, q->member_id);
         }
         g->state = GC_EMPTY;
+        g->initial_delay_ms = gc->opts.initial_rebalance_delay_ms;
         g->next = gc->groups;
         gc->groups = g;
         gc->groups_count++;
     }
-    struct gc_member *m = member_find(g, q->member_id);
+    struct kp_str iid = version >= 5 ? q->group_instance_id : (struct kp_str){NULL, -1};
+    struct gc_member *sm = member_by_instance(g, iid);
+    if (sm && q->member_id.len > 0 && !str_eq(q->member_id, sm->id))
+        return join_error(out, KAFKA_FENCED_INSTANCE_ID, q->member_id); /* KG11 */
+    if (sm && q->member_id.len <= 0) {
+        /* KG11: the instance rejoins: a new member id, the old one fenced. */
+        char *id = new_member_id(gc, client_id);
+        if (!id)
+            return join_error(out, KAFKA_COORDINATOR_NOT_AVAILABLE, q->member_id);
+        if (g->leader && strcmp(g->leader, sm->id) == 0) {
+            char *l = strdup(id);
+            if (!l) {
+                free(id);
+                return join_error(out, KAFKA_COORDINATOR_NOT_AVAILABLE, q->member_id);
+            }
+            free(g->leader);
+            g->leader = l;
+        }
+        free(sm->id);
+        sm->id = id;
+        sm->last_seen_ms = now;
+        if (g->state == GC_STABLE && same_subscription(g, sm, q)) { /* no rebalance */
+            for (struct gc_member *x = g->members; x; x = x->next)
+                if (x->waiter == waiter)
+                    x->waiter = NULL;
+            sm->waiter = waiter;
+            group_persist(gc, g);
+            fill_join(g, sm, members, members_cap, out);
+            return;
+        }
+    }
+    struct gc_member *m = sm ? sm : member_find(g, q->member_id);
     struct gc_pending **pend = m ? NULL : pending_find(g, q->member_id);
     if (!m && !pend && q->member_id.len > 0)
         return join_error(out, KAFKA_UNKNOWN_MEMBER_ID, q->member_id);
@@ -617,7 +745,7 @@ void group_coord_join(struct group_coord *gc, const struct kmsg_join_group_reque
         return join_error(out, KAFKA_INCONSISTENT_GROUP_PROTOCOL, q->member_id);
     if (!m && g->members_count >= GROUP_MEMBERS_MAX)
         return join_error(out, KAFKA_GROUP_MAX_SIZE_REACHED, q->member_id);
-    if (!m && !pend && version >= 4) { /* KG3 */
+    if (!m && !pend && version >= 4 && iid.len <= 0) { /* KG3 (a static member needs no id) */
         struct gc_pending *p = calloc(1, sizeof(*p));
         char *id = new_member_id(gc, client_id);
         if (!p || !id) {
@@ -649,6 +777,10 @@ void group_coord_join(struct group_coord *gc, const struct kmsg_join_group_reque
             free(p);
         }
         m->id = id;
+        if (iid.len > 0 && !(m->instance_id = str_dup(iid))) {
+            member_free(m);
+            return join_error(out, KAFKA_COORDINATOR_NOT_AVAILABLE, q->member_id);
+        }
         m->next = g->members;
         g->members = m;
         g->members_count++;
@@ -672,6 +804,8 @@ void group_coord_join(struct group_coord *gc, const struct kmsg_join_group_reque
     m->last_seen_ms = now;
     m->joined = true;
     m->waiter = waiter;
+    if (fresh)
+        g->new_member_added = true; /* KG9: extends a running initial delay */
     if (g->state != GC_PREPARING) {
         prepare_rebalance(g, now);
         out->wake = true; /* followers waiting in SyncGroup learn of the rebalance */
@@ -724,6 +858,10 @@ void group_coord_sync(struct group_coord *gc, const struct kmsg_sync_group_reque
     }
     if (g)
         out->wake |= gc_tick(g, now);
+    if (g && instance_fenced(g, q->group_instance_id, q->member_id)) {
+        out->resp.error_code = KAFKA_FENCED_INSTANCE_ID; /* KG11 */
+        return;
+    }
     struct gc_member *m = g ? member_find(g, q->member_id) : NULL;
     if (!m) {
         out->resp.error_code = KAFKA_UNKNOWN_MEMBER_ID;
@@ -774,6 +912,7 @@ void group_coord_sync(struct group_coord *gc, const struct kmsg_sync_group_reque
         free(copies);
         g->state = GC_STABLE;
         out->wake = true;
+        group_persist(gc, g); /* KG10 */
     }
     if (g->state == GC_STABLE) {
         if (m->assignment)
@@ -798,6 +937,8 @@ int16_t group_coord_heartbeat(struct group_coord *gc, const struct kmsg_heartbea
     if (!g)
         return KAFKA_UNKNOWN_MEMBER_ID;
     *wake |= gc_tick(g, now);
+    if (instance_fenced(g, q->group_instance_id, q->member_id))
+        return KAFKA_FENCED_INSTANCE_ID; /* KG11 */
     struct gc_member *m = member_find(g, q->member_id);
     if (!m)
         return KAFKA_UNKNOWN_MEMBER_ID;
@@ -828,15 +969,20 @@ int16_t group_coord_leave(struct group_coord *gc, const struct kmsg_leave_group_
     if (!g->members && g->state != GC_PREPARING)
         g->state = GC_EMPTY;
     (void)try_complete_join(g, now, false);
+    if (g->state == GC_EMPTY)
+        group_persist(gc, g); /* KG10: a restart must not bring its members back */
     return KAFKA_NONE;
 }
 
 int16_t group_coord_commit_check(struct group_coord *gc, struct kp_str group_id, int32_t generation,
-                                 struct kp_str member_id, int64_t now, bool *wake)
+                                 struct kp_str member_id, struct kp_str instance_id, int64_t now,
+                                 bool *wake)
 {
     struct gc_group *g = group_find(gc, group_id);
     if (g)
         *wake |= gc_tick(g, now);
+    if (g && instance_fenced(g, instance_id, member_id))
+        return KAFKA_FENCED_INSTANCE_ID; /* KG11 */
     if (generation < 0 && member_id.len <= 0)
         return !g || g->state == GC_EMPTY ? KAFKA_NONE : KAFKA_UNKNOWN_MEMBER_ID;
     if (!g)
@@ -851,6 +997,126 @@ int16_t group_coord_commit_check(struct group_coord *gc, struct kp_str group_id,
     if (g->state == GC_COMPLETING)
         return KAFKA_REBALANCE_IN_PROGRESS;
     return KAFKA_NONE;
+}
+
+void group_coord_set_store(struct group_coord *gc, group_coord_store_fn fn, void *ctx)
+{
+    gc->store = fn;
+    gc->store_ctx = ctx;
+}
+
+/* KG10: the group's membership to the store, as Kafka's storeGroup writes it. */
+static void group_persist(struct group_coord *gc, struct gc_group *g)
+{
+    if (!gc->store)
+        return;
+    struct rt_group_member *ms =
+        g->members_count ? calloc((size_t)g->members_count, sizeof(*ms)) : NULL;
+    if (g->members_count && !ms)
+        return; /* out of memory: a restart finds the previous generation (KG10) */
+    size_t i = 0;
+    for (struct gc_member *m = g->members; m; m = m->next, i++) {
+        const struct gc_protocol *p = member_protocol(m, g->protocol);
+        ms[i] = (struct rt_group_member){.member_id = m->id,
+                                         .group_instance_id = m->instance_id,
+                                         .client_id = m->client_id ? m->client_id : "",
+                                         .client_host = "",
+                                         .rebalance_timeout_ms = m->rebalance_ms,
+                                         .session_timeout_ms = m->session_ms,
+                                         .subscription = p ? p->meta : NULL,
+                                         .subscription_len = p ? (size_t)p->meta_len : 0,
+                                         .assignment = m->assignment,
+                                         .assignment_len =
+                                             m->assignment ? (size_t)m->assignment_len : 0};
+    }
+    struct rt_group_metadata md = {.protocol_type = g->protocol_type ? g->protocol_type : "",
+                                   .generation = g->generation,
+                                   .protocol = g->protocol,
+                                   .leader = g->leader,
+                                   .current_state_timestamp_ms = -1,
+                                   .members = ms,
+                                   .members_count = i};
+    (void)gc->store(gc->store_ctx, g->id, &md);
+    free(ms);
+}
+
+int group_coord_restore(struct group_coord *gc, const char *group,
+                        const struct rt_group_metadata *md, int64_t now)
+{
+    struct kp_str id = kstr(group);
+    if (!group_id_ok(id))
+        return -EINVAL;
+    if (group_find(gc, id))
+        return -EEXIST;
+    if (gc->groups_count >= GROUP_COUNT_MAX)
+        return -ENOSPC; /* KG7: the rest stay in the engine, their offsets listed (KH3) */
+    struct gc_group *g = calloc(1, sizeof(*g));
+    if (!g || !(g->id = strdup(group)) || !(g->protocol_type = strdup(md->protocol_type))) {
+        if (g)
+            free(g->id);
+        free(g);
+        return -ENOMEM;
+    }
+    g->initial_delay_ms = gc->opts.initial_rebalance_delay_ms;
+    g->generation = md->generation;
+    bool stable = md->members_count > 0 && md->protocol && md->leader;
+    for (size_t i = 0; stable && i < md->members_count; i++) {
+        const struct rt_group_member *rm = &md->members[i];
+        struct gc_member *m = calloc(1, sizeof(*m));
+        struct gc_protocol *p = calloc(1, sizeof(*p));
+        if (!m || !p || !(m->id = strdup(rm->member_id)) ||
+            !(m->client_id = strdup(rm->client_id)) || !(p->name = strdup(md->protocol)) ||
+            !(p->meta = malloc(rm->subscription_len + 1)) ||
+            !(m->assignment = malloc(rm->assignment_len + 1))) {
+            if (p) {
+                free(p->name);
+                free(p->meta);
+            }
+            free(p);
+            if (m)
+                member_free(m);
+            group_free(g);
+            return -ENOMEM;
+        }
+        if (rm->group_instance_id && !(m->instance_id = strdup(rm->group_instance_id))) {
+            free(p->name);
+            free(p->meta);
+            free(p);
+            member_free(m);
+            group_free(g);
+            return -ENOMEM;
+        }
+        if (rm->subscription_len)
+            memcpy(p->meta, rm->subscription, rm->subscription_len);
+        p->meta_len = (int32_t)rm->subscription_len;
+        if (rm->assignment_len)
+            memcpy(m->assignment, rm->assignment, rm->assignment_len);
+        m->assignment_len = (int32_t)rm->assignment_len;
+        m->protocols = p;
+        m->protocols_count = 1;
+        m->session_ms = rm->session_timeout_ms;
+        m->rebalance_ms =
+            rm->rebalance_timeout_ms > 0 ? rm->rebalance_timeout_ms : rm->session_timeout_ms;
+        m->last_seen_ms = now; /* a full session from the restart (as Kafka's load) */
+        m->joined = true;
+        m->next = g->members;
+        g->members = m;
+        g->members_count++;
+    }
+    if (stable && (!(g->protocol = strdup(md->protocol)) || !(g->leader = strdup(md->leader)))) {
+        group_free(g);
+        return -ENOMEM;
+    }
+    g->state = stable ? GC_STABLE : GC_EMPTY;
+    g->next = gc->groups;
+    gc->groups = g;
+    gc->groups_count++;
+    return 0;
+}
+
+bool group_coord_holds(struct group_coord *gc, struct kp_str group_id)
+{
+    return group_find(gc, group_id) != NULL;
 }
 
 int32_t group_coord_list(struct group_coord *gc, int64_t now, struct kmsg_list_groups_group *out,

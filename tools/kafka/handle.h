@@ -111,6 +111,9 @@ enum net_verdict kafka_handle_leave_group(struct kafka_slot *s);
 enum net_verdict kafka_handle_list_groups(struct kafka_slot *s);
 enum net_verdict kafka_handle_describe_groups(struct kafka_slot *s);
 enum net_verdict kafka_handle_group_retry(struct kafka_slot *s, bool expired);
+/* Restores the groups persisted in the engine into srv->groups and makes the coordinator
+ * persist them from here on (group_coord.c KG10). 0, -ENOMEM or an engine error. */
+int kafka_groups_open(struct kafka_server *srv);
 
 /* Makes room for `n` record slices (clamped to KAFKA_HOLES_MAX) before a fetch response is
  * begun. 0 or -ENOMEM. */

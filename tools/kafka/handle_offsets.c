@@ -1,10 +1,11 @@
 /*
- * handle_offsets.c — OffsetFetch v1-7: a group's committed offsets from the engine's
- * `__consumer_offsets` (rt_group_fetch_offsets), for the partitions the client names; and
- * OffsetCommit v2-7 (checked against the group's membership by group_coord.c), stored
- * durably by rt_group_commit_offsets before the answer. OffsetFetch requests are decoded by
- * kmsg_txn.c's codec (v6+ flexible); OffsetCommit's are decoded here; it writes nothing but
- * those commits.
+ * handle_offsets.c — OffsetFetch v1-7: a group's committed offsets and their metadata from the
+ * engine's `__consumer_offsets` (rt_group_fetch_offset), for the partitions the client names or,
+ * with a null topic array, every partition the group committed (rt_group_list_offsets); and
+ * OffsetCommit v2-7 (checked against the group's membership by group_coord.c), stored durably by
+ * rt_group_commit_offsets before the answer. Both are decoded and answered by the kmsg codecs
+ * (kmsg_offset_fetch_*, kmsg_offset_commit_*); the offsets validator here (handle_offsets.h) is
+ * also TxnOffsetCommit's. It writes nothing but those commits.
  *
  * Invariants:
  *   KO1  An offset is answered only once it is committed: a transactional commit still pending
@@ -12,23 +13,26 @@
  *        Kafka answers v1-6. KO6: with v7's require_stable set, a partition whose transactional
  *        commit is pending answers UNSTABLE_OFFSET_COMMIT (88) instead, which clients retry
  *        until the transaction's marker lands (KIP-447).
- *   KO2  Every partition asked is answered: -1 with NONE when nothing is committed (as Kafka),
- *        UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist.
- *   KO3  A null topic array ("all the group's partitions", v2+) is answered with the top-level
- *        error INVALID_REQUEST and no topics: the engine cannot list a group's partitions yet,
- *        and an empty answer would tell the client nothing was committed.
+ *   KO2  Every partition asked is answered: -1 and "" with NONE when nothing is committed (as
+ *        Kafka), UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist; a committed
+ *        one with the metadata its commit carried (A3: Kafka stores it and returns it).
+ *   KO3  A null topic array ("all the group's partitions", v2+) is answered with every
+ *        partition the group has a committed offset for, sorted by topic and partition (Kafka's
+ *        group.allOffsets), each as KO1/KO6 say.
  *   KO4  A group name that cannot be one (null, empty, embedded NUL, over 1024 bytes) is
- *        answered INVALID_GROUP_ID (24) for every partition; bytes that do not decode close the
- *        connection.
+ *        answered INVALID_GROUP_ID (24) for every partition (and top-level for a null topic
+ *        array); bytes that do not decode close the connection.
  *   KO5  OffsetCommit stores a commit only when group_coord_commit_check allows it: a simple
  *        consumer's (generation -1, no member id) while the group has no members, or a member's
  *        of the group's current generation outside CompletingRebalance; else ILLEGAL_GENERATION
  *        (22), UNKNOWN_MEMBER_ID (25) or REBALANCE_IN_PROGRESS (27) for every partition and
  *        nothing is stored.
- *        Metadata over 4096 bytes is OFFSET_METADATA_TOO_LARGE (12), a negative offset or a NUL
- *        in the metadata INVALID_REQUEST (42), each for its partition alone.
+ *   KO7  OffsetCommit and TxnOffsetCommit judge each partition with the same validator
+ *        (kafka_offsets_validate): metadata over 4096 bytes is OFFSET_METADATA_TOO_LARGE (12), a
+ *        negative offset or a NUL in the metadata INVALID_REQUEST (42), each for its partition
+ *        alone; its arrays live in the request arena (no allocation per request once warm).
  */
-#include "tools/kafka/handle_txn.h"
+#include "tools/kafka/handle_offsets.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -37,8 +41,116 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GROUP_BYTES_MAX          1024
-#define GROUP_METADATA_BYTES_MAX 4096 /* Kafka's offset.metadata.max.bytes default */
+#include "tools/kafka/handle_txn.h"
+
+#define GROUP_BYTES_MAX 1024
+
+/* A NUL-terminated copy of a group name into out (GROUP_BYTES_MAX + 1 bytes); false when the
+ * name cannot be one (KO4). */
+static bool group_of(struct kp_str n, char *out)
+{
+    if (n.len <= 0 || n.len > GROUP_BYTES_MAX || !n.ptr || memchr(n.ptr, 0, (size_t)n.len))
+        return false;
+    memcpy(out, n.ptr, (size_t)n.len);
+    out[n.len] = 0;
+    return true;
+}
+
+static void refuse_log(struct kafka_slot *s, int rc)
+{
+    atomic_fetch_add_explicit(&s->server->stats.requests_refused, 1, memory_order_relaxed);
+    fprintf(stderr, "ringtail serve: connection %" PRIu64 ": %s v%d %s; closing\n", s->req->conn_id,
+            kafka_api_name(s->header.api_key), s->header.api_version,
+            rc == KP_E_LIMIT ? "request arrays too large" : "body does not decode");
+}
+
+/* ---- the offsets validator (KO7) ---- */
+
+int kafka_offsets_prepare(struct kp_reader *r, struct kp_arena *a,
+                          const struct kmsg_commit_topic *topics, int32_t topics_count,
+                          struct kafka_offsets_commit *c)
+{
+    memset(c, 0, sizeof(*c));
+    if (topics_count <= 0)
+        return r->err;
+    int64_t total = 0, meta_bytes = 0;
+    for (int32_t t = 0; t < topics_count; t++) {
+        total += topics[t].partitions_count;
+        for (int32_t i = 0; i < topics[t].partitions_count; i++) {
+            int32_t ml = topics[t].partitions[i].committed_metadata.len;
+            meta_bytes += (ml > 0 && ml <= RT_OFFSET_METADATA_MAX_BYTES ? ml : 0) + 1;
+        }
+    }
+    if (total > INT32_MAX || meta_bytes > INT32_MAX) {
+        kp_fail(r, KP_E_LIMIT);
+        return r->err;
+    }
+    c->results_count = topics_count;
+    c->results = kp_arena_array(r, a, topics_count, sizeof(*c->results));
+    c->errors = kp_arena_array(r, a, topics_count, sizeof(*c->errors));
+    c->names = kp_arena_array(r, a, topics_count, RT_TOPIC_NAME_MAX + 1);
+    c->offsets = kp_arena_array(r, a, (int32_t)total, sizeof(*c->offsets));
+    c->metadata = kp_arena_array(r, a, (int32_t)meta_bytes, 1);
+    for (int32_t t = 0; t < topics_count && !r->err; t++)
+        c->errors[t] = kp_arena_array(r, a, topics[t].partitions_count, sizeof(**c->errors));
+    return r->err;
+}
+
+void kafka_offsets_validate(rt_engine *e, const struct kmsg_commit_topic *topics,
+                            int32_t topics_count, int16_t all, struct kafka_offsets_commit *c)
+{
+    size_t n = 0, mat = 0;
+    for (int32_t t = 0; t < topics_count; t++) {
+        const struct kmsg_commit_topic *tp = &topics[t];
+        char *name = c->names + (size_t)t * (RT_TOPIC_NAME_MAX + 1);
+        bool known = false;
+        uint32_t parts = 0;
+        if (all == KAFKA_NONE)
+            known = kafka_topic_name(tp->name, name) && rt_topic_describe(e, name, &parts) == 0;
+        c->results[t] = (struct kmsg_topic_errors){
+            .name = tp->name, .partitions = c->errors[t], .partitions_count = tp->partitions_count};
+        for (int32_t i = 0; i < tp->partitions_count; i++) {
+            const struct kmsg_commit_partition *pp = &tp->partitions[i];
+            struct kp_str md = pp->committed_metadata;
+            int16_t code = all;
+            if (code == KAFKA_NONE &&
+                (!known || pp->partition_index < 0 || (uint32_t)pp->partition_index >= parts))
+                code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+            else if (code == KAFKA_NONE && md.len > RT_OFFSET_METADATA_MAX_BYTES)
+                code = KAFKA_OFFSET_METADATA_TOO_LARGE;
+            else if (code == KAFKA_NONE && (pp->committed_offset < 0 ||
+                                            (md.len > 0 && memchr(md.ptr, 0, (size_t)md.len))))
+                code = KAFKA_INVALID_REQUEST;
+            c->errors[t][i] = (struct kmsg_partition_error){.partition_index = pp->partition_index,
+                                                            .error_code = code};
+            if (code != KAFKA_NONE)
+                continue;
+            size_t ml = md.len > 0 ? (size_t)md.len : 0; /* null metadata is "" (kafkajs) */
+            if (ml)
+                memcpy(c->metadata + mat, md.ptr, ml);
+            c->metadata[mat + ml] = 0;
+            c->offsets[n++] = (struct rt_offset){.topic = name,
+                                                 .partition = (uint32_t)pp->partition_index,
+                                                 .offset = pp->committed_offset,
+                                                 .metadata = c->metadata + mat};
+            mat += ml + 1;
+        }
+    }
+    c->offsets_count = n;
+}
+
+void kafka_offsets_settle(struct kafka_slot *s, struct kafka_offsets_commit *c, int16_t stored)
+{
+    for (int32_t t = 0; t < c->results_count; t++)
+        for (int32_t i = 0; i < c->results[t].partitions_count; i++) {
+            struct kmsg_partition_error *pe = &c->errors[t][i];
+            if (pe->error_code == KAFKA_NONE)
+                pe->error_code = stored;
+            kafka_count_error(s, pe->error_code);
+        }
+}
+
+/* ---- OffsetFetch ---- */
 
 struct fetch_decode {
     int16_t version;
@@ -52,277 +164,287 @@ static int fetch_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
     return kmsg_offset_fetch_request_decode(r, d->version, a, d->q);
 }
 
-static int decode_with_arena(struct kafka_slot *s, size_t body_at,
-                             struct kmsg_offset_fetch_request *q)
+/* The answer's arrays go into the response arena, sized by a budget; a build that finds it too
+ * small says how much it needed and runs again (a commit in between may change the sizes). */
+struct fetch_build {
+    struct kafka_slot *s;
+    const char *group;
+    bool require_stable;
+    size_t need_bytes; /* what the build would have needed */
+    bool full;
+};
+
+static void *build_alloc(struct fetch_build *b, size_t count, size_t elem)
 {
-    struct fetch_decode d = {.version = s->header.api_version, .q = q};
-    return kafka_slot_decode(s, body_at, fetch_decode, &d);
+    b->need_bytes += count * elem + 8;
+    if (b->full || count == 0)
+        return NULL;
+    void *p = kafka_alloc(b->s, count, elem);
+    if (!p)
+        b->full = true;
+    return p;
+}
+
+static struct kp_str build_str(struct fetch_build *b, const char *c, size_t n)
+{
+    char *p = build_alloc(b, n + 1, 1);
+    if (!p)
+        return (struct kp_str){"", 0};
+    memcpy(p, c, n);
+    p[n] = 0;
+    return (struct kp_str){p, (int32_t)n};
+}
+
+/* One partition's answer from the engine (KO1, KO2, KO6). */
+static void fetch_one(struct fetch_build *b, const char *topic, int32_t p, bool known,
+                      struct kmsg_offset_fetch_partition *out)
+{
+    *out = (struct kmsg_offset_fetch_partition){.partition_index = p,
+                                                .committed_offset = -1,
+                                                .committed_leader_epoch = -1,
+                                                .metadata = {"", 0}};
+    if (!b->group) {
+        out->error_code = KAFKA_INVALID_GROUP_ID; /* KO4 */
+        return;
+    }
+    if (!known || p < 0) {
+        out->error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+        return;
+    }
+    struct rt_committed_offset o;
+    int rc = rt_group_fetch_offset(b->s->server->engine, b->group, topic, (uint32_t)p,
+                                   b->require_stable, &o);
+    if (rc) {
+        out->error_code = kafka_error_from_rt(rc);
+        if (rc != RT_E_UNSTABLE_OFFSET_COMMIT)
+            fprintf(stderr, "ringtail serve: OffsetFetch for group '%s': %s: %s\n", b->group,
+                    rt_strerror(rc), rt_error_detail());
+        return;
+    }
+    out->committed_offset = o.offset;
+    out->metadata = build_str(b, o.metadata, o.metadata_len);
+}
+
+static void fetch_named(struct fetch_build *b, const struct kmsg_offset_fetch_request *q,
+                        struct kmsg_offset_fetch_response *m)
+{
+    rt_engine *e = b->s->server->engine;
+    struct kmsg_offset_fetch_topic *topics =
+        build_alloc(b, (size_t)q->topics_count, sizeof(*topics));
+    m->topics = topics;
+    m->topics_count = q->topics_count;
+    for (int32_t t = 0; t < q->topics_count; t++) {
+        const struct kmsg_txn_topic *tp = &q->topics[t];
+        char name[RT_TOPIC_NAME_MAX + 1];
+        uint32_t parts = 0;
+        bool known = kafka_topic_name(tp->name, name) && rt_topic_describe(e, name, &parts) == 0;
+        struct kmsg_offset_fetch_partition *ps =
+            build_alloc(b, (size_t)tp->partitions_count, sizeof(*ps));
+        if (!topics || (tp->partitions_count > 0 && !ps))
+            continue; /* too small: the build runs again */
+        topics[t] = (struct kmsg_offset_fetch_topic){
+            .name = tp->name, .partitions = ps, .partitions_count = tp->partitions_count};
+        for (int32_t i = 0; i < tp->partitions_count; i++) {
+            int32_t p = tp->partitions[i];
+            fetch_one(b, name, p, known && p >= 0 && (uint32_t)p < parts, &ps[i]);
+        }
+    }
+}
+
+/* KO3: every committed partition of the group, gathered under the engine's lock. */
+struct fetch_item {
+    struct fetch_item *next;
+    struct kp_str topic;
+    struct kmsg_offset_fetch_partition part;
+};
+
+struct fetch_all {
+    struct fetch_build *b;
+    struct fetch_item *items;
+    int32_t count;
+};
+
+static int fetch_all_one(void *ctx, const char *topic, uint32_t partition,
+                         const struct rt_committed_offset *o)
+{
+    struct fetch_all *fa = ctx;
+    struct fetch_build *b = fa->b;
+    struct fetch_item *it = build_alloc(b, 1, sizeof(*it));
+    struct kp_str name = build_str(b, topic, strlen(topic));
+    struct kp_str md = build_str(b, o->metadata, o->metadata_len);
+    if (!it)
+        return 0; /* counted in need_bytes; the build runs again */
+    it->topic = name;
+    it->part = (struct kmsg_offset_fetch_partition){.partition_index = (int32_t)partition,
+                                                    .committed_offset = o->offset,
+                                                    .committed_leader_epoch = -1,
+                                                    .metadata = md};
+    if (b->require_stable && o->pending) { /* KO6 */
+        it->part.committed_offset = -1;
+        it->part.metadata = (struct kp_str){"", 0};
+        it->part.error_code = KAFKA_UNSTABLE_OFFSET_COMMIT;
+    }
+    it->next = fa->items;
+    fa->items = it;
+    fa->count++;
+    return 0;
+}
+
+static int str_cmp(struct kp_str a, struct kp_str b)
+{
+    int32_t n = a.len < b.len ? a.len : b.len;
+    int c = n > 0 ? memcmp(a.ptr, b.ptr, (size_t)n) : 0;
+    return c ? c : (a.len > b.len) - (a.len < b.len);
+}
+
+static int item_cmp(const void *a, const void *b)
+{
+    const struct fetch_item *x = *(const struct fetch_item *const *)a;
+    const struct fetch_item *y = *(const struct fetch_item *const *)b;
+    int c = str_cmp(x->topic, y->topic);
+    if (c == 0)
+        c = (x->part.partition_index > y->part.partition_index) -
+            (x->part.partition_index < y->part.partition_index);
+    return c;
+}
+
+static int16_t fetch_every(struct fetch_build *b, struct kmsg_offset_fetch_response *m)
+{
+    if (!b->group)
+        return KAFKA_INVALID_GROUP_ID; /* KO4 */
+    struct fetch_all fa = {.b = b};
+    int rc = rt_group_list_offsets(b->s->server->engine, b->group, fetch_all_one, &fa);
+    if (rc) {
+        fprintf(stderr, "ringtail serve: OffsetFetch of every offset of group '%s': %s: %s\n",
+                b->group, rt_strerror(rc), rt_error_detail());
+        return kafka_error_from_rt(rc);
+    }
+    struct fetch_item **sorted = build_alloc(b, (size_t)fa.count, sizeof(*sorted));
+    struct kmsg_offset_fetch_topic *topics = build_alloc(b, (size_t)fa.count, sizeof(*topics));
+    struct kmsg_offset_fetch_partition *parts = build_alloc(b, (size_t)fa.count, sizeof(*parts));
+    if (b->full || fa.count == 0)
+        return KAFKA_NONE;
+    int32_t n = 0;
+    for (struct fetch_item *it = fa.items; it; it = it->next)
+        sorted[n++] = it;
+    qsort(sorted, (size_t)n, sizeof(*sorted), item_cmp);
+    int32_t tc = -1;
+    for (int32_t i = 0; i < n; i++) {
+        parts[i] = sorted[i]->part;
+        if (tc < 0 || str_cmp(sorted[i]->topic, topics[tc].name) != 0)
+            topics[++tc] =
+                (struct kmsg_offset_fetch_topic){.name = sorted[i]->topic, .partitions = &parts[i]};
+        topics[tc].partitions_count++;
+    }
+    m->topics = topics;
+    m->topics_count = tc + 1;
+    return KAFKA_NONE;
 }
 
 enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
 {
     struct kmsg_offset_fetch_request q;
     int16_t v = s->header.api_version;
-    int rc = decode_with_arena(s, body_at, &q);
+    struct fetch_decode d = {.version = v, .q = &q};
+    int rc = kafka_slot_decode(s, body_at, fetch_decode, &d);
     if (rc) {
-        atomic_fetch_add_explicit(&s->server->stats.requests_refused, 1, memory_order_relaxed);
-        fprintf(stderr,
-                "ringtail serve: connection %" PRIu64
-                ": OffsetFetch v%d body does not decode; closing\n",
-                s->req->conn_id, v);
+        refuse_log(s, rc);
         return NET_CLOSE;
     }
-    bool flex = kafka_api_flexible(KAFKA_OFFSET_FETCH, v);
     char group[GROUP_BYTES_MAX + 1];
-    bool group_ok = q.group_id.len > 0 && q.group_id.len <= GROUP_BYTES_MAX &&
-                    !memchr(q.group_id.ptr, 0, (size_t)q.group_id.len);
-    if (group_ok) {
-        memcpy(group, q.group_id.ptr, (size_t)q.group_id.len);
-        group[q.group_id.len] = 0;
-    }
-    rt_engine *e = s->server->engine;
-    kafka_response_begin(s);
-    if (v >= 3)
-        kp_write_i32(&s->w, 0); /* throttle_time_ms */
-    int16_t top = KAFKA_NONE;
-    if (q.topics_count < 0) {
-        top = KAFKA_INVALID_REQUEST; /* KO3 */
-        kp_write_alen(&s->w, flex, 0);
-    } else {
-        kp_write_alen(&s->w, flex, q.topics_count);
-    }
-    for (int32_t t = 0; t < q.topics_count; t++) {
-        const struct kmsg_txn_topic *tp = &q.topics[t];
-        char name[RT_TOPIC_NAME_MAX + 1];
-        bool name_ok = kafka_topic_name(tp->name, name);
-        uint32_t parts = 0;
-        bool known = name_ok && rt_topic_describe(e, name, &parts) == 0;
-        kp_write_str(&s->w, flex, tp->name);
-        kp_write_alen(&s->w, flex, tp->partitions_count);
-        for (int32_t i = 0; i < tp->partitions_count; i++) {
-            int32_t p = tp->partitions[i];
-            int64_t off = -1;
-            int16_t code = KAFKA_NONE;
-            if (!group_ok) {
-                code = KAFKA_INVALID_GROUP_ID; /* KO4 */
-            } else if (!known || p < 0 || (uint32_t)p >= parts) {
-                code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION; /* KO2 */
-            } else {
-                /* KO1; with require_stable (v7) a pending transactional commit is
-                 * UNSTABLE_OFFSET_COMMIT (88), which the client retries (KO6) */
-                rc = rt_group_fetch_offsets(e, group, name, (uint32_t)p, q.require_stable, &off);
-                if (rc) {
-                    code = kafka_error_from_rt(rc);
-                    off = -1;
-                    if (rc != RT_E_UNSTABLE_OFFSET_COMMIT)
-                        fprintf(stderr, "ringtail serve: OffsetFetch for group '%s': %s: %s\n",
-                                group, rt_strerror(rc), rt_error_detail());
-                }
-            }
-            kp_write_i32(&s->w, p);
-            kp_write_i64(&s->w, off);
-            if (v >= 5)
-                kp_write_i32(&s->w, -1); /* committed_leader_epoch: not kept */
-            kp_write_nstr(&s->w, flex, kp_str_of(""));
-            kp_write_i16(&s->w, code);
-            kp_write_tags(&s->w, flex);
-            kafka_count_error(s, code);
+    struct fetch_build b = {.s = s,
+                            .group = group_of(q.group_id, group) ? group : NULL,
+                            .require_stable = q.require_stable};
+    struct kmsg_offset_fetch_response m;
+    size_t budget = KAFKA_ARENA_MIN_BYTES;
+    for (int round = 0;; round++) {
+        if (kafka_resp_reserve(s, budget) != 0) {
+            fprintf(stderr, "ringtail serve: OffsetFetch: out of memory; closing\n");
+            return NET_CLOSE;
         }
-        kp_write_tags(&s->w, flex);
+        memset(&m, 0, sizeof(m));
+        b.need_bytes = 0;
+        b.full = false;
+        if (q.topics_count < 0)
+            m.error_code = fetch_every(&b, &m); /* KO3 */
+        else
+            fetch_named(&b, &q, &m);
+        if (!b.full)
+            break;
+        budget = b.need_bytes * 2 + 4096; /* KAFKA_ARENA_MAX_BYTES bounds the frame anyway */
+        if (round >= 8 || budget > KAFKA_ARENA_MAX_BYTES) {
+            fprintf(stderr, "ringtail serve: OffsetFetch answer over %u bytes; closing\n",
+                    KAFKA_ARENA_MAX_BYTES);
+            return NET_CLOSE;
+        }
     }
-    if (v >= 2) {
-        kp_write_i16(&s->w, top);
-        kafka_count_error(s, top);
-    }
-    kp_write_tags(&s->w, flex);
+    for (int32_t t = 0; t < m.topics_count; t++)
+        for (int32_t i = 0; i < m.topics[t].partitions_count; i++)
+            kafka_count_error(s, m.topics[t].partitions[i].error_code);
+    if (v >= 2)
+        kafka_count_error(s, m.error_code);
+    kafka_response_begin(s);
+    kmsg_offset_fetch_response_encode(&s->w, v, &m);
     return kafka_response_end(s);
 }
 
 /* ---- OffsetCommit v2-7 ---- */
 
-struct oc_part {
-    int32_t partition;
-    int64_t offset;
-    struct kp_str metadata;
-};
-
-struct oc_topic {
-    struct kp_str name;
-    int32_t count;
-    struct oc_part *parts;
-};
-
-struct oc_req {
-    struct kp_str group;
-    int32_t generation;
-    struct kp_str member;
-    int32_t topics_count;
-    struct oc_topic *topics;
-};
-
-static int oc_decode(struct kp_reader *r, struct kp_arena *a, int16_t v, struct oc_req *q)
-{
-    memset(q, 0, sizeof(*q));
-    q->group = kp_read_string(r);
-    q->generation = kp_read_i32(r);
-    q->member = kp_read_string(r);
-    if (v >= 7)
-        (void)kp_read_nullable_string(r); /* group_instance_id: no static membership */
-    if (v <= 4)
-        (void)kp_read_i64(r); /* retention_time_ms: offsets are kept until the group is deleted */
-    q->topics_count = kp_read_array_len(r, 6);
-    if (q->topics_count < 0)
-        q->topics_count = 0;
-    q->topics = kp_arena_array(r, a, q->topics_count, sizeof(*q->topics));
-    for (int32_t t = 0; t < q->topics_count && !r->err; t++) {
-        struct oc_topic *tp = &q->topics[t];
-        tp->name = kp_read_string(r);
-        tp->count = kp_read_array_len(r, 14);
-        if (tp->count < 0)
-            tp->count = 0;
-        tp->parts = kp_arena_array(r, a, tp->count, sizeof(*tp->parts));
-        for (int32_t i = 0; i < tp->count && !r->err; i++) {
-            tp->parts[i].partition = kp_read_i32(r);
-            tp->parts[i].offset = kp_read_i64(r);
-            if (v >= 6)
-                (void)kp_read_i32(r); /* committed_leader_epoch: not kept */
-            tp->parts[i].metadata = kp_read_nullable_string(r);
-        }
-    }
-    kp_expect_end(r);
-    return r->err;
-}
-
 struct commit_decode {
     int16_t version;
-    struct oc_req *q;
+    struct kmsg_offset_commit_request *q;
+    struct kafka_offsets_commit *c;
 };
 
 static int commit_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
 {
     struct commit_decode *d = ctx;
-    return oc_decode(r, a, d->version, d->q);
+    memset(d->q, 0, sizeof(*d->q));
+    int rc = kmsg_offset_commit_request_decode(r, d->version, a, d->q);
+    if (rc)
+        return rc;
+    return kafka_offsets_prepare(r, a, d->q->topics, d->q->topics_count, d->c);
 }
 
 enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at)
 {
-    struct oc_req q;
+    struct kmsg_offset_commit_request q;
+    struct kafka_offsets_commit c;
     int16_t v = s->header.api_version;
-    struct commit_decode d = {.version = v, .q = &q};
+    struct commit_decode d = {.version = v, .q = &q, .c = &c};
     int rc = kafka_slot_decode(s, body_at, commit_decode, &d);
     if (rc) {
-        atomic_fetch_add_explicit(&s->server->stats.requests_refused, 1, memory_order_relaxed);
-        fprintf(stderr,
-                "ringtail serve: connection %" PRIu64
-                ": OffsetCommit v%d body does not decode; closing\n",
-                s->req->conn_id, v);
+        refuse_log(s, rc);
         return NET_CLOSE;
     }
     char group[GROUP_BYTES_MAX + 1];
-    bool group_ok = q.group.len > 0 && q.group.len <= GROUP_BYTES_MAX &&
-                    !memchr(q.group.ptr, 0, (size_t)q.group.len);
-    if (group_ok) {
-        memcpy(group, q.group.ptr, (size_t)q.group.len);
-        group[q.group.len] = 0;
-    }
+    bool group_ok = group_of(q.group_id, group);
     /* KO5: the generation and member are checked against the group (group_coord.c). */
     int16_t all = KAFKA_INVALID_GROUP_ID;
     if (group_ok) {
         bool wake = false;
         group_coord_lock(s->server->groups);
-        all = group_coord_commit_check(s->server->groups, q.group, q.generation, q.member,
-                                       net_now_ms(), &wake);
+        all = group_coord_commit_check(s->server->groups, q.group_id, q.generation_id, q.member_id,
+                                       q.group_instance_id, net_now_ms(), &wake);
         group_coord_unlock(s->server->groups);
         if (wake)
             net_wake(s->server->net);
     }
     rt_engine *e = s->server->engine;
-    /* Pass 1: each partition's code; the valid ones gathered for one durable write. */
-    size_t total = 0;
-    for (int32_t t = 0; t < q.topics_count; t++)
-        total += (size_t)q.topics[t].count;
-    size_t meta_bytes = 0;
-    for (int32_t t = 0; t < q.topics_count; t++)
-        for (int32_t i = 0; i < q.topics[t].count; i++)
-            meta_bytes +=
-                (q.topics[t].parts[i].metadata.len > 0 ? (size_t)q.topics[t].parts[i].metadata.len
-                                                       : 0) +
-                1;
-    size_t topics = q.topics_count > 0 ? (size_t)q.topics_count : 0;
-    int16_t *codes = total ? calloc(total, sizeof(*codes)) : NULL;
-    struct rt_offset *offs = total ? calloc(total, sizeof(*offs)) : NULL;
-    char *names = topics ? calloc(topics, RT_TOPIC_NAME_MAX + 1) : NULL;
-    char *meta = meta_bytes ? malloc(meta_bytes) : NULL;
-    if ((total && (!codes || !offs)) || (topics && !names) || (meta_bytes && !meta)) {
-        free(codes);
-        free(offs);
-        free(names);
-        free(meta);
-        fprintf(stderr, "ringtail serve: OffsetCommit: out of memory; closing\n");
-        return NET_CLOSE;
-    }
-    size_t k = 0, n = 0, mat = 0;
-    for (int32_t t = 0; t < q.topics_count; t++) {
-        const struct oc_topic *tp = &q.topics[t];
-        char *name = names + (size_t)t * (RT_TOPIC_NAME_MAX + 1);
-        bool name_ok = kafka_topic_name(tp->name, name);
-        uint32_t parts = 0;
-        bool known = name_ok && rt_topic_describe(e, name, &parts) == 0;
-        for (int32_t i = 0; i < tp->count; i++, k++) {
-            const struct oc_part *pp = &tp->parts[i];
-            int16_t code = all;
-            if (code == KAFKA_NONE &&
-                (!known || pp->partition < 0 || (uint32_t)pp->partition >= parts))
-                code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
-            else if (code == KAFKA_NONE && pp->metadata.len > GROUP_METADATA_BYTES_MAX)
-                code = KAFKA_OFFSET_METADATA_TOO_LARGE;
-            else if (code == KAFKA_NONE &&
-                     (pp->offset < 0 || (pp->metadata.len > 0 &&
-                                         memchr(pp->metadata.ptr, 0, (size_t)pp->metadata.len))))
-                code = KAFKA_INVALID_REQUEST;
-            codes[k] = code;
-            if (code != KAFKA_NONE)
-                continue;
-            size_t ml = pp->metadata.len > 0 ? (size_t)pp->metadata.len : 0;
-            if (ml) /* a null metadata has no pointer (kafkajs's group commits) */
-                memcpy(meta + mat, pp->metadata.ptr, ml);
-            meta[mat + ml] = 0;
-            offs[n++] = (struct rt_offset){.topic = name,
-                                           .partition = (uint32_t)pp->partition,
-                                           .offset = pp->offset,
-                                           .metadata = meta + mat};
-            mat += ml + 1;
-        }
-    }
+    kafka_offsets_validate(e, q.topics, q.topics_count, all, &c); /* KO7 */
     /* One durable write for every valid partition, before the answer. */
     int16_t stored = KAFKA_NONE;
-    if (n) {
-        rc = rt_group_commit_offsets(e, group, offs, n);
+    if (c.offsets_count) {
+        rc = rt_group_commit_offsets(e, group, c.offsets, c.offsets_count);
         if (rc) {
             stored = kafka_error_from_rt(rc);
             fprintf(stderr, "ringtail serve: OffsetCommit for group '%s': %s: %s\n", group,
                     rt_strerror(rc), rt_error_detail());
         }
     }
-    /* Pass 2: the answer. */
+    kafka_offsets_settle(s, &c, stored);
+    struct kmsg_commit_response m = {.topics = c.results, .topics_count = c.results_count};
     kafka_response_begin(s);
-    if (v >= 3)
-        kp_write_i32(&s->w, 0); /* throttle_time_ms */
-    kp_write_array_len(&s->w, q.topics_count);
-    k = 0;
-    for (int32_t t = 0; t < q.topics_count; t++) {
-        kp_write_string(&s->w, q.topics[t].name);
-        kp_write_array_len(&s->w, q.topics[t].count);
-        for (int32_t i = 0; i < q.topics[t].count; i++, k++) {
-            int16_t code = codes[k] == KAFKA_NONE ? stored : codes[k];
-            kp_write_i32(&s->w, q.topics[t].parts[i].partition);
-            kp_write_i16(&s->w, code);
-            kafka_count_error(s, code);
-        }
-    }
-    free(codes);
-    free(offs);
-    free(names);
-    free(meta);
+    kmsg_offset_commit_response_encode(&s->w, v, &m);
     return kafka_response_end(s);
 }

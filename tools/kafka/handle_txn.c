@@ -34,6 +34,8 @@
  */
 #include "tools/kafka/handle_txn.h"
 
+#include "tools/kafka/handle_offsets.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -460,76 +462,55 @@ static enum net_verdict end_txn(struct kafka_slot *s, const struct kafka_txn_req
     return rc ? answer_outcome(k, rc) : NET_PENDING;
 }
 
-static enum net_verdict txn_offset_commit(struct kafka_slot *s, const struct kafka_txn_request *q)
+/* TxnOffsetCommit: decoded by kmsg_txn_offset_commit_request_decode, each partition judged by
+ * the offsets validator OffsetCommit uses (handle_offsets.h, KO7), answered by
+ * kmsg_txn_offset_commit_response_encode. */
+struct txn_commit_decode {
+    int16_t version;
+    struct kmsg_txn_offset_commit_request *q;
+    struct kafka_offsets_commit *c;
+};
+
+static int txn_commit_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
 {
-    rt_engine *e = s->server->engine;
-    char id[TXN_ID_BYTES_MAX + 1], group[TXN_ID_BYTES_MAX + 1];
-    bool ok = name_of(q->transactional_id, id) && name_of(q->group, group);
-    int16_t **codes = codes_alloc(s, q, ok ? KAFKA_NONE : KAFKA_INVALID_REQUEST);
-    size_t total = 0;
-    for (int32_t t = 0; t < q->topics_count; t++)
-        total += (size_t)q->topics[t].count;
-    struct rt_offset *offs = total ? calloc(total, sizeof(*offs)) : NULL;
-    size_t topics = q->topics_count > 0 ? (size_t)q->topics_count : 0;
-    char *names = topics ? calloc(topics, RT_TOPIC_NAME_MAX + 1) : NULL;
-    /* Metadata strings NUL-terminated: at most 32767 bytes each, copied into one buffer. */
-    size_t meta_bytes = 0;
-    for (int32_t t = 0; t < q->topics_count; t++)
-        for (int32_t i = 0; i < q->topics[t].count; i++)
-            meta_bytes +=
-                (size_t)(q->topics[t].metadata[i].len > 0 ? q->topics[t].metadata[i].len : 0) + 1;
-    char *meta = meta_bytes ? malloc(meta_bytes) : NULL;
-    if (!codes || (total && !offs) || (q->topics_count && !names) || (meta_bytes && !meta)) {
-        free(offs);
-        free(names);
-        free(meta);
-        refuse_log(s, "out of memory");
+    struct txn_commit_decode *d = ctx;
+    memset(d->q, 0, sizeof(*d->q));
+    int rc = kmsg_txn_offset_commit_request_decode(r, d->version, a, d->q);
+    if (rc)
+        return rc;
+    return kafka_offsets_prepare(r, a, d->q->topics, d->q->topics_count, d->c);
+}
+
+static enum net_verdict txn_offset_commit(struct kafka_slot *s, size_t body_at)
+{
+    struct kmsg_txn_offset_commit_request q;
+    struct kafka_offsets_commit c;
+    int16_t v = s->header.api_version;
+    struct txn_commit_decode d = {.version = v, .q = &q, .c = &c};
+    int rc = kafka_slot_decode(s, body_at, txn_commit_decode, &d);
+    if (rc) {
+        refuse_log(s,
+                   rc == KP_E_LIMIT ? "request arrays too large" : "request body does not decode");
         return NET_CLOSE;
     }
-    size_t n = 0, mat = 0;
-    for (int32_t t = 0; ok && t < q->topics_count; t++) {
-        char *name = names + (size_t)t * (RT_TOPIC_NAME_MAX + 1);
-        bool name_ok = kafka_topic_name(q->topics[t].name, name);
-        uint32_t parts = 0;
-        bool known = name_ok && rt_topic_describe(e, name, &parts) == 0;
-        for (int32_t i = 0; i < q->topics[t].count; i++) {
-            int32_t p = q->topics[t].partitions[i];
-            struct kp_str md = q->topics[t].metadata[i];
-            if (!known || p < 0 || (uint32_t)p >= parts) {
-                codes[t][i] = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
-            } else if (md.len > 0 && memchr(md.ptr, 0, (size_t)md.len)) {
-                codes[t][i] = KAFKA_INVALID_REQUEST;
-            } else if (q->topics[t].offsets[i] < 0) {
-                codes[t][i] = KAFKA_INVALID_REQUEST;
-            } else {
-                const char *mp = NULL;
-                if (md.len >= 0) {
-                    memcpy(meta + mat, md.ptr, (size_t)md.len);
-                    meta[mat + (size_t)md.len] = 0;
-                    mp = meta + mat;
-                    mat += (size_t)md.len + 1;
-                }
-                offs[n++] = (struct rt_offset){.topic = name,
-                                               .partition = (uint32_t)p,
-                                               .offset = q->topics[t].offsets[i],
-                                               .metadata = mp};
-            }
-        }
-    }
-    if (ok && n) {
-        int rc = rt_txn_commit_offsets(e, id, q->producer_id, q->producer_epoch, group, offs, n);
+    rt_engine *e = s->server->engine;
+    char id[TXN_ID_BYTES_MAX + 1], group[TXN_ID_BYTES_MAX + 1];
+    bool ok = name_of(q.transactional_id, id) && name_of(q.group_id, group);
+    kafka_offsets_validate(e, q.topics, q.topics_count, ok ? KAFKA_NONE : KAFKA_INVALID_REQUEST,
+                           &c);
+    int16_t stored = KAFKA_NONE;
+    if (c.offsets_count) {
+        rc = rt_txn_commit_offsets(e, id, q.producer_id, q.producer_epoch, group, c.offsets,
+                                   c.offsets_count);
         if (rc)
             log_refusal(s, id, rc);
-        int16_t code = txn_error(rc);
-        for (int32_t t = 0; t < q->topics_count; t++)
-            for (int32_t i = 0; i < q->topics[t].count; i++)
-                if (codes[t][i] == KAFKA_NONE)
-                    codes[t][i] = code;
+        stored = txn_error(rc);
     }
-    free(offs);
-    free(names);
-    free(meta);
-    return answer_partitions(s, q, codes);
+    kafka_offsets_settle(s, &c, stored);
+    struct kmsg_commit_response m = {.topics = c.results, .topics_count = c.results_count};
+    kafka_response_begin(s);
+    kmsg_txn_offset_commit_response_encode(&s->w, v, &m);
+    return kafka_response_end(s);
 }
 
 bool kafka_txn_api(int16_t key)
@@ -540,6 +521,8 @@ bool kafka_txn_api(int16_t key)
 
 enum net_verdict kafka_handle_txn(struct kafka_slot *s, size_t body_at)
 {
+    if (s->header.api_key == KAFKA_TXN_OFFSET_COMMIT) /* decodes its own (KO7) */
+        return txn_offset_commit(s, body_at);
     struct kafka_txn_request q;
     int rc = decode_with_arena(s, body_at, &q);
     if (rc) {
@@ -552,9 +535,7 @@ enum net_verdict kafka_handle_txn(struct kafka_slot *s, size_t body_at)
         return add_partitions(s, &q);
     case KAFKA_ADD_OFFSETS_TO_TXN:
         return add_offsets(s, &q);
-    case KAFKA_END_TXN:
-        return end_txn(s, &q);
     default:
-        return txn_offset_commit(s, &q);
+        return end_txn(s, &q);
     }
 }

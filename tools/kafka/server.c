@@ -62,6 +62,7 @@ void kafka_server_options_init(struct kafka_server_options *o)
     rt_options_init(&o->engine);
     o->zero_copy = true;
     o->fetch_max_bytes = 55u << 20;
+    group_coord_options_init(&o->groups);
 }
 
 static void server_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -510,8 +511,9 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     srv->engine = engine;
     srv->opts = *opts;
     pthread_mutex_init(&srv->create_lock, NULL);
-    srv->groups = group_coord_new();
-    if (!srv->groups) {
+    srv->groups = group_coord_new(&opts->groups);
+    if (!srv->groups || kafka_groups_open(srv) != 0) {
+        group_coord_free(srv->groups);
         pthread_mutex_destroy(&srv->create_lock);
         free(srv);
         return -ENOMEM;

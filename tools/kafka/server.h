@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "engine/ringtail.h"
+#include "tools/kafka/group_coord.h"
 #include "tools/kafka/net.h"
 
 struct kafka_metrics; /* tools/kafka/metrics.h */
@@ -42,6 +43,7 @@ struct kafka_server_options {
     uint32_t fetch_max_bytes; /* fetch.max.bytes: a Fetch response's records at most, whatever
                                  the client asks, but for KIP-74's first batch (55 MiB;
                                  0 = the default) */
+    struct group_coord_options groups; /* --group-...: group_coord_options_init's defaults */
 };
 
 void kafka_server_options_init(struct kafka_server_options *o);
