@@ -251,14 +251,6 @@ static size_t codes_bytes(const struct kafka_txn_request *q)
     return need;
 }
 
-/* codes_fill after reserving the arena for it; NULL when the arena is full. */
-static int16_t **codes_alloc(struct kafka_slot *s, const struct kafka_txn_request *q, int16_t code)
-{
-    if (kafka_resp_reserve(s, codes_bytes(q) + 64) != 0)
-        return NULL;
-    return codes_fill(s, q, code);
-}
-
 /* ---- handlers: the engine's asynchronous calls (KT5) ---- */
 
 /* One transactional call in the engine, in the response arena (valid until net's release hook,
