@@ -39,8 +39,10 @@ files = [f for f in files if "node_modules" not in f and not f.startswith("fuzz/
          and f != "tools/check_refs.py"]  # its own doc names the patterns it refuses
 
 ID = r"[A-Z]{1,5}[0-9]{1,3}[a-z]?"
-DEF = re.compile(r"^\s*(?:/\*|\*|//)\s{1,6}(" + ID + r")(?:\.\s|\s{2,}|\s*$)")
-CITE = re.compile(r"(?<![A-Za-z0-9_\-./])(" + ID + r")(?![A-Za-z0-9_])")
+# (a 4-character id in a column of 3-character ones is followed by one space only)
+DEF = re.compile(r"^\s*(?:/\*|\*|//)\s{1,6}(" + ID + r")(?:\.\s|\s{2,}|\s*$)"
+                 r"|^ \*   ([A-Z]{2,4}[0-9]{2,3}) (?=\S)")
+CITE = re.compile(r"(?<![A-Za-z0-9_\-./$])(" + ID + r")(?![A-Za-z0-9_=])")
 
 problems = []
 defs = {}  # id -> [(file, line)]
@@ -63,7 +65,7 @@ for f in files:
         if in_comment or s.startswith("//"):
             m = DEF.match(line)
             if m:
-                defs.setdefault(m.group(1), []).append((f, n))
+                defs.setdefault(m.group(1) or m.group(2), []).append((f, n))
         if "*/" in s:
             in_comment = False
 

@@ -10,9 +10,10 @@
  * Invariants:
  *   KO1  An offset is answered only once it is committed: a transactional commit still pending
  *        (its transaction open) is not returned (the previous committed offset, or -1, is), as
- *        Kafka answers v1-6. KO6: with v7's require_stable set, a partition whose transactional
- *        commit is pending answers UNSTABLE_OFFSET_COMMIT (88) instead, which clients retry
- *        until the transaction's marker lands (KIP-447).
+ *        Kafka answers v1-6.
+ *   KO6  With v7's require_stable set, a partition whose transactional commit is pending
+ *        answers UNSTABLE_OFFSET_COMMIT (88) instead of KO1's answer, which clients retry until
+ *        the transaction's marker lands (KIP-447).
  *   KO2  Every partition asked is answered: -1 and "" with NONE when nothing is committed (as
  *        Kafka), UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist; a committed
  *        one with the metadata its commit carried (A3: Kafka stores it and returns it).
