@@ -1,6 +1,7 @@
 /*
- * kmsg.h — Kafka request decoders and response encoders (issue 12's APIs; issue 13's below
- * them). Field names follow Kafka's message definitions (snake_case of the JSON names); a field
+ * kmsg.h — Kafka request and response codecs, both directions (issue 12's APIs; issue 13's
+ * below them): every message is described once as data (kdesc.h; the descriptions live in
+ * kmsg_*.c) and these entry points run the interpreter over it. Field names follow Kafka's message definitions (snake_case of the JSON names); a field
  * a version lacks decodes as Kafka's default for it and is not written at that version.
  *
  * Decoders: `int kmsg_<api>_request_decode(struct kp_reader *, int16_t version,
@@ -924,6 +925,44 @@ union kmsg_request {
     struct kmsg_describe_transactions_request describe_transactions;
     struct kmsg_list_transactions_request list_transactions;
 };
+
+/* ---- the other direction (a client's requests, a broker's answers read back) ---- */
+
+#define KMSG_OTHER_WAY(api, rq, rs)                                                                \
+    int kmsg_##api##_request_encode(struct kp_writer *w, int16_t version,                          \
+                                    const struct kmsg_##rq *m);                                    \
+    int kmsg_##api##_response_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,     \
+                                     struct kmsg_##rs *out);
+KMSG_OTHER_WAY(api_versions, api_versions_request, api_versions_response)
+KMSG_OTHER_WAY(metadata, metadata_request, metadata_response)
+KMSG_OTHER_WAY(produce, produce_request, produce_response)
+KMSG_OTHER_WAY(fetch, fetch_request, fetch_response)
+KMSG_OTHER_WAY(list_offsets, list_offsets_request, list_offsets_response)
+KMSG_OTHER_WAY(find_coordinator, find_coordinator_request, find_coordinator_response)
+KMSG_OTHER_WAY(init_producer_id, init_producer_id_request, init_producer_id_response)
+KMSG_OTHER_WAY(create_topics, create_topics_request, create_topics_response)
+KMSG_OTHER_WAY(delete_topics, delete_topics_request, delete_topics_response)
+KMSG_OTHER_WAY(describe_configs, describe_configs_request, describe_configs_response)
+KMSG_OTHER_WAY(add_partitions_to_txn, add_partitions_to_txn_request, add_partitions_to_txn_response)
+KMSG_OTHER_WAY(add_offsets_to_txn, add_offsets_to_txn_request, error_response)
+KMSG_OTHER_WAY(end_txn, end_txn_request, error_response)
+KMSG_OTHER_WAY(txn_offset_commit, txn_offset_commit_request, commit_response)
+KMSG_OTHER_WAY(offset_commit, offset_commit_request, commit_response)
+KMSG_OTHER_WAY(offset_fetch, offset_fetch_request, offset_fetch_response)
+KMSG_OTHER_WAY(join_group, join_group_request, join_group_response)
+KMSG_OTHER_WAY(sync_group, sync_group_request, sync_group_response)
+KMSG_OTHER_WAY(heartbeat, heartbeat_request, error_response)
+KMSG_OTHER_WAY(leave_group, leave_group_request, error_response)
+KMSG_OTHER_WAY(list_groups, list_groups_request, list_groups_response)
+KMSG_OTHER_WAY(describe_groups, describe_groups_request, describe_groups_response)
+KMSG_OTHER_WAY(describe_producers, describe_producers_request, describe_producers_response)
+KMSG_OTHER_WAY(describe_transactions, describe_transactions_request, describe_transactions_response)
+KMSG_OTHER_WAY(list_transactions, list_transactions_request, list_transactions_response)
+#undef KMSG_OTHER_WAY
+
+/* The description (kdesc.h) of (key, request or response), NULL for a key without one. */
+struct kd_message;
+const struct kd_message *kmsg_desc(int16_t api_key, bool response);
 
 /* Decodes the body of (key, version) into the matching member of `out`. RT_E_UNSUPPORTED for a
  * key without a codec or a version outside its codec range. */
