@@ -25,6 +25,8 @@
 #include "tools/kafka/kdesc.h"
 
 #include <assert.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 static bool present(const struct kd_field *f, int16_t v)
@@ -317,6 +319,543 @@ static void decode_struct(const struct kd_struct *s, struct kp_reader *r, int16_
         decode_tags(s, r, v, a, base);
 }
 
+/* ---- plans: a description compiled for one version ----
+ *
+ * Walking the description checks every field's versions, nullability and element sizes on
+ * every message; a plan does that once per (message, version): the fields on the wire in order
+ * with their resolved form, each array's least element size (KDE1) and element plan, and the
+ * absent fields whose default is not zero (arena elements are zeroed). Plans are built on first
+ * use under a mutex, published with release/acquire, and never freed (static pools); a message
+ * whose plan does not fit the pools runs on the description walk above, with the same bytes.
+ */
+
+static void write_str(struct kp_writer *w, bool flex, bool null_ok, struct kp_str s);
+static void write_bytes(struct kp_writer *w, bool flex, bool null_ok, struct kp_bytes b);
+static void encode_prim(uint8_t t, struct kp_writer *w, bool flex, bool null_ok, const void *p,
+                        const struct kd_field *f);
+static void encode_tags(const struct kd_struct *s, struct kp_writer *w, int16_t v,
+                        const void *base);
+
+/* ---- fast paths ----
+ * The plans read and write fixed-width fields and classic strings/bytes through these inline
+ * copies of the proto.c primitives when the bytes (room) are there and no error is set; any
+ * other case falls through to the primitive, so the bytes, bounds (KP1-KP3) and sticky errors
+ * (KP2, KP7) are exactly proto.c's. */
+
+static inline bool rd_has(const struct kp_reader *r, size_t n)
+{
+    return !r->err && (size_t)(r->end - r->p) >= n;
+}
+
+static inline uint32_t be32_at(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline int16_t rd_i16(struct kp_reader *r)
+{
+    if (!rd_has(r, 2))
+        return kp_read_i16(r);
+    int16_t v = (int16_t)(uint16_t)((uint16_t)r->p[0] << 8 | r->p[1]);
+    r->p += 2;
+    return v;
+}
+
+static inline int32_t rd_i32(struct kp_reader *r)
+{
+    if (!rd_has(r, 4))
+        return kp_read_i32(r);
+    int32_t v = (int32_t)be32_at(r->p);
+    r->p += 4;
+    return v;
+}
+
+static inline int64_t rd_i64(struct kp_reader *r)
+{
+    if (!rd_has(r, 8))
+        return kp_read_i64(r);
+    int64_t v = (int64_t)((uint64_t)be32_at(r->p) << 32 | be32_at(r->p + 4));
+    r->p += 8;
+    return v;
+}
+
+/* Classic string (i16 length) or bytes (i32 length): the common well-formed case inline. */
+static inline struct kp_str rd_classic(struct kp_reader *r, bool bytes, bool null_ok)
+{
+    size_t lw = bytes ? 4 : 2;
+    if (rd_has(r, lw)) {
+        int32_t n =
+            bytes ? (int32_t)be32_at(r->p) : (int16_t)(uint16_t)((uint16_t)r->p[0] << 8 | r->p[1]);
+        if (n >= 0 && (size_t)(r->end - r->p) - lw >= (size_t)n) {
+            struct kp_str s = {(const char *)r->p + lw, n};
+            r->p += lw + (size_t)n;
+            return s;
+        }
+    }
+    if (bytes) {
+        struct kp_bytes b = null_ok ? kp_read_nullable_bytes(r) : kp_read_bytes(r);
+        return (struct kp_str){(const char *)b.ptr, b.len};
+    }
+    return null_ok ? kp_read_nullable_string(r) : kp_read_string(r);
+}
+
+static inline uint8_t *wr_room(struct kp_writer *w, size_t n)
+{
+    if (w->err || w->cap - w->len < n || (w->len_max && n > w->len_max - w->len))
+        return NULL;
+    uint8_t *d = w->buf + w->len;
+    w->len += n;
+    return d;
+}
+
+static inline void put_be32(uint8_t *d, uint32_t v)
+{
+    d[0] = (uint8_t)(v >> 24);
+    d[1] = (uint8_t)(v >> 16);
+    d[2] = (uint8_t)(v >> 8);
+    d[3] = (uint8_t)v;
+}
+
+static inline void wr_i16(struct kp_writer *w, int16_t v)
+{
+    uint8_t *d = wr_room(w, 2);
+    if (!d) {
+        kp_write_i16(w, v);
+        return;
+    }
+    d[0] = (uint8_t)((uint16_t)v >> 8);
+    d[1] = (uint8_t)v;
+}
+
+static inline void wr_i32(struct kp_writer *w, int32_t v)
+{
+    uint8_t *d = wr_room(w, 4);
+    if (!d) {
+        kp_write_i32(w, v);
+        return;
+    }
+    put_be32(d, (uint32_t)v);
+}
+
+static inline void wr_i64(struct kp_writer *w, int64_t v)
+{
+    uint8_t *d = wr_room(w, 8);
+    if (!d) {
+        kp_write_i64(w, v);
+        return;
+    }
+    put_be32(d, (uint32_t)((uint64_t)v >> 32));
+    put_be32(d + 4, (uint32_t)v);
+}
+
+/* A classic string that is not null and fits i16 (KP3), inline; anything else via proto.c. */
+static inline void wr_classic_str(struct kp_writer *w, bool null_ok, struct kp_str s)
+{
+    if (s.len >= 0 && s.len <= INT16_MAX) {
+        uint8_t *d = wr_room(w, 2 + (size_t)s.len);
+        if (d) {
+            d[0] = (uint8_t)((uint16_t)s.len >> 8);
+            d[1] = (uint8_t)s.len;
+            if (s.len)
+                memcpy(d + 2, s.ptr, (size_t)s.len);
+            return;
+        }
+    }
+    write_str(w, false, null_ok, s);
+}
+
+struct kd_op {
+    uint8_t type; /* enum kd_type */
+    uint8_t elem;
+    bool nullable;
+    bool zero_default;
+    uint32_t off, aux, aux2;
+    uint32_t esize; /* array: C size of an element */
+    uint32_t min;   /* array: least wire size of an element (KDE1) */
+    const struct kd_plan *sub;
+    int64_t dflt;
+};
+
+struct kd_plan {
+    const struct kd_struct *s;
+    int16_t version;
+    bool flex;
+    bool tags; /* tagged fields described at this version */
+    bool leaf; /* classic, fixed-width and string/bytes fields only, no defaults to apply */
+    uint16_t ops_count, defaults_count;
+    const struct kd_op *ops;
+    const struct kd_field *const *defaults;
+};
+
+#define KD_OPS_MAX      8192
+#define KD_PLANS_MAX    2048
+#define KD_DEFAULTS_MAX 4096
+
+static struct kd_op op_pool[KD_OPS_MAX];
+static struct kd_plan plan_pool[KD_PLANS_MAX];
+static const struct kd_field *default_pool[KD_DEFAULTS_MAX];
+static size_t ops_used, plans_used, defaults_used;
+static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct kd_plan plan_none; /* "did not fit": use the walk */
+
+static bool default_not_zero(const struct kd_field *f)
+{
+    switch (f->type) {
+    case KD_STR:
+    case KD_RECORDS:
+        return true; /* "" is a pointer; null is len -1 */
+    case KD_BYTES:
+        return (f->flags & KDF_NULL_DEFAULT) != 0;
+    case KD_ARRAY:
+    case KD_UUID:
+        return false;
+    default:
+        return f->dflt != 0;
+    }
+}
+
+static const struct kd_plan *plan_build(const struct kd_struct *s, int16_t v, bool flex)
+{
+    uint16_t n = 0, d = 0;
+    bool tags = false;
+    for (uint16_t i = 0; i < s->fields_count; i++) {
+        const struct kd_field *f = &s->fields[i];
+        if (on_wire(f, v, flex))
+            n++;
+        else if (default_not_zero(f))
+            d++;
+        if (tagged_here(f, v, flex))
+            tags = true;
+    }
+    if (ops_used + n > KD_OPS_MAX || plans_used >= KD_PLANS_MAX ||
+        defaults_used + d > KD_DEFAULTS_MAX)
+        return NULL;
+    struct kd_plan *p = &plan_pool[plans_used++];
+    struct kd_op *ops = &op_pool[ops_used];
+    ops_used += n;
+    const struct kd_field **defs = &default_pool[defaults_used];
+    defaults_used += d;
+    *p = (struct kd_plan){s, v, flex, tags, false, n, d, ops, defs};
+    uint16_t j = 0, k = 0;
+    for (uint16_t i = 0; i < s->fields_count; i++) {
+        const struct kd_field *f = &s->fields[i];
+        if (!on_wire(f, v, flex)) {
+            if (default_not_zero(f))
+                defs[k++] = f;
+            continue;
+        }
+        struct kd_op *o = &ops[j++];
+        *o = (struct kd_op){.type = f->type,
+                            .elem = f->elem,
+                            .nullable = nullable(f, v),
+                            .zero_default = (f->flags & KDF_ZERO_IS_DEFAULT) != 0,
+                            .off = f->off,
+                            .aux = f->aux,
+                            .aux2 = f->aux2,
+                            .dflt = f->dflt};
+        if (f->type == KD_ARRAY) {
+            o->esize = (uint32_t)elem_c_size(f);
+            o->min = (uint32_t)elem_min(f, v, flex);
+            if (f->sub) {
+                o->sub = plan_build(f->sub, v, flex);
+                if (!o->sub)
+                    return NULL;
+            }
+        }
+    }
+    assert(j == n && k == d);
+    p->leaf = !flex && d == 0;
+    for (uint16_t i = 0; i < n; i++)
+        if (ops[i].type == KD_ARRAY || ops[i].type == KD_RECORDS || ops[i].type == KD_UUID)
+            p->leaf = false;
+    return p;
+}
+
+static const struct kd_plan *plan_of(const struct kd_message *m, int16_t v)
+{
+    if (!m->cache || v < 0 || v >= KD_VERSIONS_MAX)
+        return NULL;
+    const struct kd_plan *p = atomic_load_explicit(&m->cache->plans[v], memory_order_acquire);
+    if (!p) {
+        pthread_mutex_lock(&plan_lock);
+        p = atomic_load_explicit(&m->cache->plans[v], memory_order_relaxed);
+        if (!p) {
+            p = plan_build(m->body, v, kd_flexible(m, v));
+            if (!p)
+                p = &plan_none;
+            atomic_store_explicit(&m->cache->plans[v], p, memory_order_release);
+        }
+        pthread_mutex_unlock(&plan_lock);
+    }
+    return p == &plan_none ? NULL : p;
+}
+
+/* A leaf element (plan->leaf): the loop of the array it sits in runs it inline. */
+static inline __attribute__((always_inline)) void leaf_decode(const struct kd_plan *p,
+                                                              struct kp_reader *r, uint8_t *base)
+{
+    for (const struct kd_op *o = p->ops, *end = o + p->ops_count; o < end; o++) {
+        uint8_t *at = base + o->off;
+        switch (o->type) {
+        case KD_BOOL:
+            *(bool *)at = kp_read_bool(r);
+            break;
+        case KD_I8:
+            *(int8_t *)at = kp_read_i8(r);
+            break;
+        case KD_I16:
+            *(int16_t *)at = rd_i16(r);
+            break;
+        case KD_I32:
+            *(int32_t *)at = rd_i32(r);
+            break;
+        case KD_I64:
+            *(int64_t *)at = rd_i64(r);
+            break;
+        case KD_STR:
+            *(struct kp_str *)at = rd_classic(r, false, o->nullable);
+            break;
+        default: { /* KD_BYTES */
+            struct kp_str b = rd_classic(r, true, o->nullable);
+            *(struct kp_bytes *)at = (struct kp_bytes){(const uint8_t *)b.ptr, b.len};
+            break;
+        }
+        }
+    }
+}
+
+static inline __attribute__((always_inline)) void
+leaf_encode(const struct kd_plan *p, struct kp_writer *w, const uint8_t *base)
+{
+    for (const struct kd_op *o = p->ops, *end = o + p->ops_count; o < end; o++) {
+        const uint8_t *at = base + o->off;
+        switch (o->type) {
+        case KD_BOOL:
+            kp_write_bool(w, *(const bool *)at || (o->zero_default && o->dflt));
+            break;
+        case KD_I8: {
+            int8_t x = *(const int8_t *)at;
+            kp_write_i8(w, o->zero_default && x == 0 ? (int8_t)o->dflt : x);
+            break;
+        }
+        case KD_I16: {
+            int16_t x = *(const int16_t *)at;
+            wr_i16(w, o->zero_default && x == 0 ? (int16_t)o->dflt : x);
+            break;
+        }
+        case KD_I32: {
+            int32_t x = *(const int32_t *)at;
+            wr_i32(w, o->zero_default && x == 0 ? (int32_t)o->dflt : x);
+            break;
+        }
+        case KD_I64: {
+            int64_t x = *(const int64_t *)at;
+            wr_i64(w, o->zero_default && x == 0 ? o->dflt : x);
+            break;
+        }
+        case KD_STR:
+            wr_classic_str(w, o->nullable, *(const struct kp_str *)at);
+            break;
+        default: /* KD_BYTES */
+            write_bytes(w, false, o->nullable, *(const struct kp_bytes *)at);
+            break;
+        }
+    }
+}
+
+static void plan_decode(const struct kd_plan *p, struct kp_reader *r, struct kp_arena *a,
+                        uint8_t *base)
+{
+    bool flex = p->flex;
+    for (const struct kd_op *o = p->ops, *end = o + p->ops_count; o < end; o++) {
+        uint8_t *at = base + o->off;
+        switch (o->type) {
+        case KD_BOOL:
+            *(bool *)at = kp_read_bool(r);
+            break;
+        case KD_I8:
+            *(int8_t *)at = kp_read_i8(r);
+            break;
+        case KD_I16:
+            *(int16_t *)at = rd_i16(r);
+            break;
+        case KD_I32:
+            *(int32_t *)at = rd_i32(r);
+            break;
+        case KD_I64:
+            *(int64_t *)at = rd_i64(r);
+            break;
+        case KD_UUID:
+            kp_read_uuid(r, at);
+            break;
+        case KD_STR:
+            *(struct kp_str *)at =
+                flex ? read_str(r, true, o->nullable) : rd_classic(r, false, o->nullable);
+            break;
+        case KD_BYTES:
+            if (flex) {
+                *(struct kp_bytes *)at = read_bytes(r, true, o->nullable);
+            } else {
+                struct kp_str b = rd_classic(r, true, o->nullable);
+                *(struct kp_bytes *)at = (struct kp_bytes){(const uint8_t *)b.ptr, b.len};
+            }
+            break;
+        case KD_RECORDS: {
+            struct kp_bytes b = read_bytes(r, flex, true);
+            *(int32_t *)at = b.len;
+            *AT(base, o->aux, const uint8_t *) = b.ptr;
+            *AT(base, o->aux2, void *) = NULL;
+            break;
+        }
+        case KD_ARRAY: {
+            int32_t n;
+            if (!flex && rd_has(r, 4)) { /* KP4's check, inline */
+                n = (int32_t)be32_at(r->p);
+                if (n >= 0 && (size_t)n <= ((size_t)(r->end - r->p) - 4) / o->min)
+                    r->p += 4;
+                else
+                    n = o->nullable ? kp_read_nullable_array_len(r, o->min)
+                                    : kp_read_array_len(r, o->min);
+            } else {
+                n = o->nullable ? kp_read_nalen(r, flex, o->min)
+                                : kp_read_alen(r, flex, o->min); /* KDE1 */
+            }
+            uint8_t *arr = kp_arena_array(r, a, n, o->esize);
+            *(void **)at = arr;
+            *AT(base, o->aux, int32_t) = r->err ? 0 : n;
+            if (o->sub) {
+                const struct kd_plan *sp = o->sub;
+                if (sp->leaf) {
+                    for (int32_t i = 0; i < n && !r->err; i++)
+                        leaf_decode(sp, r, arr + (size_t)i * o->esize);
+                    break;
+                }
+                for (int32_t i = 0; i < n && !r->err; i++) {
+                    uint8_t *e = arr + (size_t)i * o->esize;
+                    for (uint16_t k = 0; k < sp->defaults_count; k++)
+                        set_default(sp->defaults[k], e);
+                    plan_decode(sp, r, a, e);
+                }
+            } else {
+                for (int32_t i = 0; i < n && !r->err; i++)
+                    decode_prim(o->elem, r, flex, false, arr + (size_t)i * o->esize);
+            }
+            break;
+        }
+        default:
+            assert(0 && "field type");
+        }
+    }
+    if (flex && !r->err) {
+        if (p->tags)
+            decode_tags(p->s, r, p->version, a, base);
+        else
+            kp_skip_tags(r);
+    }
+}
+
+static void plan_encode(const struct kd_plan *p, struct kp_writer *w, const uint8_t *base)
+{
+    bool flex = p->flex;
+    for (const struct kd_op *o = p->ops, *end = o + p->ops_count; o < end; o++) {
+        const uint8_t *at = base + o->off;
+        switch (o->type) {
+        case KD_BOOL:
+            kp_write_bool(w, *(const bool *)at || (o->zero_default && o->dflt));
+            break;
+        case KD_I8: {
+            int8_t x = *(const int8_t *)at;
+            kp_write_i8(w, o->zero_default && x == 0 ? (int8_t)o->dflt : x);
+            break;
+        }
+        case KD_I16: {
+            int16_t x = *(const int16_t *)at;
+            wr_i16(w, o->zero_default && x == 0 ? (int16_t)o->dflt : x);
+            break;
+        }
+        case KD_I32: {
+            int32_t x = *(const int32_t *)at;
+            wr_i32(w, o->zero_default && x == 0 ? (int32_t)o->dflt : x);
+            break;
+        }
+        case KD_I64: {
+            int64_t x = *(const int64_t *)at;
+            wr_i64(w, o->zero_default && x == 0 ? o->dflt : x);
+            break;
+        }
+        case KD_UUID:
+            kp_write_uuid(w, at);
+            break;
+        case KD_STR:
+            if (flex)
+                write_str(w, true, o->nullable, *(const struct kp_str *)at);
+            else
+                wr_classic_str(w, o->nullable, *(const struct kp_str *)at);
+            break;
+        case KD_BYTES:
+            write_bytes(w, flex, o->nullable, *(const struct kp_bytes *)at);
+            break;
+        case KD_RECORDS: {
+            int32_t len = *(const int32_t *)at;
+            const uint8_t *ptr = *CAT(base, o->aux, const uint8_t *const);
+            if (len < 0) {
+                if (flex)
+                    kp_write_uvarint(w, 0);
+                else
+                    kp_write_i32(w, -1);
+                break;
+            }
+            if (flex)
+                kp_write_uvarint(w, (uint32_t)len + 1);
+            else
+                wr_i32(w, len);
+            if (ptr) { /* KD2 */
+                kp_write_raw(w, ptr, (size_t)len);
+            } else if (len > 0) {
+                void *ref;
+                memcpy(&ref, base + o->aux2, sizeof ref);
+                kp_write_hole(w, (uint32_t)len, ref);
+            }
+            break;
+        }
+        case KD_ARRAY: {
+            int32_t n = *CAT(base, o->aux, int32_t);
+            if (n < 0) {
+                kp_write_alen(w, flex, o->nullable ? -1 : 0); /* KDE4 */
+                break;
+            }
+            if (flex)
+                kp_write_uvarint(w, (uint32_t)n + 1);
+            else
+                wr_i32(w, n);
+            const uint8_t *arr = *(const uint8_t *const *)at;
+            if (o->sub && o->sub->leaf) {
+                for (int32_t i = 0; i < n && !w->err; i++)
+                    leaf_encode(o->sub, w, arr + (size_t)i * o->esize);
+            } else if (o->sub) {
+                for (int32_t i = 0; i < n && !w->err; i++)
+                    plan_encode(o->sub, w, arr + (size_t)i * o->esize);
+            } else if (o->elem == KD_I32) {
+                for (int32_t i = 0; i < n; i++)
+                    wr_i32(w, ((const int32_t *)(const void *)arr)[i]);
+            } else {
+                for (int32_t i = 0; i < n && !w->err; i++)
+                    encode_prim(o->elem, w, flex, false, arr + (size_t)i * o->esize, NULL);
+            }
+            break;
+        }
+        default:
+            assert(0 && "field type");
+        }
+    }
+    if (flex) {
+        if (p->tags)
+            encode_tags(p->s, w, p->version, base);
+        else
+            kp_write_uvarint(w, 0);
+    }
+}
+
 int kd_decode(const struct kd_message *m, struct kp_reader *r, int16_t version, struct kp_arena *a,
               void *out)
 {
@@ -324,9 +863,16 @@ int kd_decode(const struct kd_message *m, struct kp_reader *r, int16_t version, 
         return RT_E_UNSUPPORTED;
     const struct kd_struct *s = m->body;
     memset(out, 0, s->size);
-    for (uint16_t i = 0; i < s->fields_count; i++)
-        set_default(&s->fields[i], out);
-    decode_struct(s, r, version, kd_flexible(m, version), a, out);
+    const struct kd_plan *p = plan_of(m, version);
+    if (p) {
+        for (uint16_t i = 0; i < p->defaults_count; i++)
+            set_default(p->defaults[i], out);
+        plan_decode(p, r, a, out);
+    } else {
+        for (uint16_t i = 0; i < s->fields_count; i++)
+            set_default(&s->fields[i], out);
+        decode_struct(s, r, version, kd_flexible(m, version), a, out);
+    }
     kp_expect_end(r);
     if (r->err) {
         /* Nothing of a refused body is walked: its arrays are empty (KP2). */
@@ -527,7 +1073,11 @@ int kd_encode(const struct kd_message *m, struct kp_writer *w, int16_t version, 
 {
     if (version < m->min || version > m->max)
         return RT_E_UNSUPPORTED;
-    encode_struct(m->body, w, version, kd_flexible(m, version), in);
+    const struct kd_plan *p = plan_of(m, version);
+    if (p)
+        plan_encode(p, w, in);
+    else
+        encode_struct(m->body, w, version, kd_flexible(m, version), in);
     return w->err;
 }
 

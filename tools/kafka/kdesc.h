@@ -74,6 +74,15 @@ struct kd_struct {
     uint32_t size; /* sizeof the C struct (arena elements) */
 };
 
+#define KD_VERSIONS_MAX 16 /* versions 0..15 of any message */
+
+struct kd_plan;
+
+/* Per message: the compiled plan of each version (kdesc.c builds it on first use). */
+struct kd_cache {
+    const struct kd_plan *_Atomic plans[KD_VERSIONS_MAX];
+};
+
 struct kd_message {
     const char *name; /* "ProduceRequest", ... */
     int16_t api_key;
@@ -83,7 +92,13 @@ struct kd_message {
     /* A Kafka default that depends on another field (JoinGroup's rebalance timeout, Metadata
      * v0's "empty means all"); NULL for most. Runs after a successful decode. */
     void (*after_decode)(void *msg, int16_t version);
+    struct kd_cache *cache;
 };
+
+/* Defines `const struct kd_message var` with its plan cache. */
+#define KD_MESSAGE(var, nm, key, lo, hi, flex, body, after)                                        \
+    static struct kd_cache var##_cache;                                                            \
+    const struct kd_message var = {nm, key, lo, hi, flex, body, after, &var##_cache}
 
 /* ---- describing (used in kmsg_*.c) ---- */
 

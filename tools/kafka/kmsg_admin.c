@@ -84,10 +84,10 @@ static const struct kd_field create_topics_response_f[] = {
 static const struct kd_struct create_topics_response_d =
     KD_STRUCT(struct kmsg_create_topics_response, create_topics_response_f);
 
-const struct kd_message kd_create_topics_request = {
-    "CreateTopicsRequest", KAFKA_CREATE_TOPICS, 0, 4, 5, &create_topics_request_d, NULL};
-const struct kd_message kd_create_topics_response = {
-    "CreateTopicsResponse", KAFKA_CREATE_TOPICS, 0, 4, 5, &create_topics_response_d, NULL};
+KD_MESSAGE(kd_create_topics_request, "CreateTopicsRequest", KAFKA_CREATE_TOPICS, 0, 4, 5,
+           &create_topics_request_d, NULL);
+KD_MESSAGE(kd_create_topics_response, "CreateTopicsResponse", KAFKA_CREATE_TOPICS, 0, 4, 5,
+           &create_topics_response_d, NULL);
 
 /* ---- DeleteTopics ---- */
 
@@ -118,10 +118,10 @@ static const struct kd_field delete_topics_response_f[] = {
 static const struct kd_struct delete_topics_response_d =
     KD_STRUCT(struct kmsg_delete_topics_response, delete_topics_response_f);
 
-const struct kd_message kd_delete_topics_request = {
-    "DeleteTopicsRequest", KAFKA_DELETE_TOPICS, 0, 3, 4, &delete_topics_request_d, NULL};
-const struct kd_message kd_delete_topics_response = {
-    "DeleteTopicsResponse", KAFKA_DELETE_TOPICS, 0, 3, 4, &delete_topics_response_d, NULL};
+KD_MESSAGE(kd_delete_topics_request, "DeleteTopicsRequest", KAFKA_DELETE_TOPICS, 0, 3, 4,
+           &delete_topics_request_d, NULL);
+KD_MESSAGE(kd_delete_topics_response, "DeleteTopicsResponse", KAFKA_DELETE_TOPICS, 0, 3, 4,
+           &delete_topics_response_d, NULL);
 
 /* ---- DescribeConfigs ---- */
 
@@ -189,10 +189,10 @@ static const struct kd_field describe_configs_response_f[] = {
 static const struct kd_struct describe_configs_response_d =
     KD_STRUCT(struct kmsg_describe_configs_response, describe_configs_response_f);
 
-const struct kd_message kd_describe_configs_request = {
-    "DescribeConfigsRequest", KAFKA_DESCRIBE_CONFIGS, 0, 2, 4, &describe_configs_request_d, NULL};
-const struct kd_message kd_describe_configs_response = {
-    "DescribeConfigsResponse", KAFKA_DESCRIBE_CONFIGS, 0, 2, 4, &describe_configs_response_d, NULL};
+KD_MESSAGE(kd_describe_configs_request, "DescribeConfigsRequest", KAFKA_DESCRIBE_CONFIGS, 0, 2, 4,
+           &describe_configs_request_d, NULL);
+KD_MESSAGE(kd_describe_configs_response, "DescribeConfigsResponse", KAFKA_DESCRIBE_CONFIGS, 0, 2, 4,
+           &describe_configs_response_d, NULL);
 
 KMSG_CODEC(create_topics, create_topics_request, create_topics_response)
 KMSG_CODEC(delete_topics, delete_topics_request, delete_topics_response)

@@ -99,10 +99,9 @@ static const struct kd_field produce_response_f[] = {
 static const struct kd_struct produce_response_d =
     KD_STRUCT(struct kmsg_produce_response, produce_response_f);
 
-const struct kd_message kd_produce_request = {"ProduceRequest",   KAFKA_PRODUCE, 0, 7, 9,
-                                              &produce_request_d, NULL};
-const struct kd_message kd_produce_response = {"ProduceResponse",   KAFKA_PRODUCE, 0, 7, 9,
-                                               &produce_response_d, NULL};
+KD_MESSAGE(kd_produce_request, "ProduceRequest", KAFKA_PRODUCE, 0, 7, 9, &produce_request_d, NULL);
+KD_MESSAGE(kd_produce_response, "ProduceResponse", KAFKA_PRODUCE, 0, 7, 9, &produce_response_d,
+           NULL);
 
 /* ---- Fetch ---- */
 
@@ -197,10 +196,8 @@ static const struct kd_field fetch_response_f[] = {
 static const struct kd_struct fetch_response_d =
     KD_STRUCT(struct kmsg_fetch_response, fetch_response_f);
 
-const struct kd_message kd_fetch_request = {"FetchRequest",   KAFKA_FETCH, 4, 11, 12,
-                                            &fetch_request_d, NULL};
-const struct kd_message kd_fetch_response = {"FetchResponse",   KAFKA_FETCH, 4, 11, 12,
-                                             &fetch_response_d, NULL};
+KD_MESSAGE(kd_fetch_request, "FetchRequest", KAFKA_FETCH, 4, 11, 12, &fetch_request_d, NULL);
+KD_MESSAGE(kd_fetch_response, "FetchResponse", KAFKA_FETCH, 4, 11, 12, &fetch_response_d, NULL);
 
 /* ---- ListOffsets ---- */
 
@@ -262,10 +259,10 @@ static const struct kd_field list_offsets_response_f[] = {
 static const struct kd_struct list_offsets_response_d =
     KD_STRUCT(struct kmsg_list_offsets_response, list_offsets_response_f);
 
-const struct kd_message kd_list_offsets_request = {
-    "ListOffsetsRequest", KAFKA_LIST_OFFSETS, 1, 3, 6, &list_offsets_request_d, NULL};
-const struct kd_message kd_list_offsets_response = {
-    "ListOffsetsResponse", KAFKA_LIST_OFFSETS, 1, 3, 6, &list_offsets_response_d, NULL};
+KD_MESSAGE(kd_list_offsets_request, "ListOffsetsRequest", KAFKA_LIST_OFFSETS, 1, 3, 6,
+           &list_offsets_request_d, NULL);
+KD_MESSAGE(kd_list_offsets_response, "ListOffsetsResponse", KAFKA_LIST_OFFSETS, 1, 3, 6,
+           &list_offsets_response_d, NULL);
 
 KMSG_CODEC(produce, produce_request, produce_response)
 KMSG_CODEC(fetch, fetch_request, fetch_response)

@@ -86,10 +86,10 @@ static const struct kd_field join_group_response_f[] = {
 static const struct kd_struct join_group_response_d =
     KD_STRUCT(struct kmsg_join_group_response, join_group_response_f);
 
-const struct kd_message kd_join_group_request = {
-    "JoinGroupRequest", KAFKA_JOIN_GROUP, 0, 5, 6, &join_group_request_d, join_group_request_after};
-const struct kd_message kd_join_group_response = {
-    "JoinGroupResponse", KAFKA_JOIN_GROUP, 0, 5, 6, &join_group_response_d, NULL};
+KD_MESSAGE(kd_join_group_request, "JoinGroupRequest", KAFKA_JOIN_GROUP, 0, 5, 6,
+           &join_group_request_d, join_group_request_after);
+KD_MESSAGE(kd_join_group_response, "JoinGroupResponse", KAFKA_JOIN_GROUP, 0, 5, 6,
+           &join_group_response_d, NULL);
 
 /* ---- SyncGroup ---- */
 
@@ -124,10 +124,10 @@ static const struct kd_field sync_group_response_f[] = {
 static const struct kd_struct sync_group_response_d =
     KD_STRUCT(struct kmsg_sync_group_response, sync_group_response_f);
 
-const struct kd_message kd_sync_group_request = {
-    "SyncGroupRequest", KAFKA_SYNC_GROUP, 0, 3, 4, &sync_group_request_d, NULL};
-const struct kd_message kd_sync_group_response = {
-    "SyncGroupResponse", KAFKA_SYNC_GROUP, 0, 3, 4, &sync_group_response_d, NULL};
+KD_MESSAGE(kd_sync_group_request, "SyncGroupRequest", KAFKA_SYNC_GROUP, 0, 3, 4,
+           &sync_group_request_d, NULL);
+KD_MESSAGE(kd_sync_group_response, "SyncGroupResponse", KAFKA_SYNC_GROUP, 0, 3, 4,
+           &sync_group_response_d, NULL);
 
 /* ---- Heartbeat, LeaveGroup (answers: throttle v1+, error_code) ---- */
 
@@ -151,10 +151,10 @@ static const struct kd_field error_response_v1_f[] = {
 static const struct kd_struct error_response_v1_d =
     KD_STRUCT(struct kmsg_error_response, error_response_v1_f);
 
-const struct kd_message kd_heartbeat_request = {
-    "HeartbeatRequest", KAFKA_HEARTBEAT, 0, 3, 4, &heartbeat_request_d, NULL};
-const struct kd_message kd_heartbeat_response = {
-    "HeartbeatResponse", KAFKA_HEARTBEAT, 0, 3, 4, &error_response_v1_d, NULL};
+KD_MESSAGE(kd_heartbeat_request, "HeartbeatRequest", KAFKA_HEARTBEAT, 0, 3, 4, &heartbeat_request_d,
+           NULL);
+KD_MESSAGE(kd_heartbeat_response, "HeartbeatResponse", KAFKA_HEARTBEAT, 0, 3, 4,
+           &error_response_v1_d, NULL);
 
 #define S struct kmsg_leave_group_request
 static const struct kd_field leave_group_request_f[] = {
@@ -165,10 +165,10 @@ static const struct kd_field leave_group_request_f[] = {
 static const struct kd_struct leave_group_request_d =
     KD_STRUCT(struct kmsg_leave_group_request, leave_group_request_f);
 
-const struct kd_message kd_leave_group_request = {
-    "LeaveGroupRequest", KAFKA_LEAVE_GROUP, 0, 1, 4, &leave_group_request_d, NULL};
-const struct kd_message kd_leave_group_response = {
-    "LeaveGroupResponse", KAFKA_LEAVE_GROUP, 0, 1, 4, &error_response_v1_d, NULL};
+KD_MESSAGE(kd_leave_group_request, "LeaveGroupRequest", KAFKA_LEAVE_GROUP, 0, 1, 4,
+           &leave_group_request_d, NULL);
+KD_MESSAGE(kd_leave_group_response, "LeaveGroupResponse", KAFKA_LEAVE_GROUP, 0, 1, 4,
+           &error_response_v1_d, NULL);
 
 /* ---- ListGroups ---- */
 
@@ -195,10 +195,10 @@ static const struct kd_field list_groups_response_f[] = {
 static const struct kd_struct list_groups_response_d =
     KD_STRUCT(struct kmsg_list_groups_response, list_groups_response_f);
 
-const struct kd_message kd_list_groups_request = {
-    "ListGroupsRequest", KAFKA_LIST_GROUPS, 0, 2, 3, &list_groups_request_d, NULL};
-const struct kd_message kd_list_groups_response = {
-    "ListGroupsResponse", KAFKA_LIST_GROUPS, 0, 2, 3, &list_groups_response_d, NULL};
+KD_MESSAGE(kd_list_groups_request, "ListGroupsRequest", KAFKA_LIST_GROUPS, 0, 2, 3,
+           &list_groups_request_d, NULL);
+KD_MESSAGE(kd_list_groups_response, "ListGroupsResponse", KAFKA_LIST_GROUPS, 0, 2, 3,
+           &list_groups_response_d, NULL);
 
 /* ---- DescribeGroups ---- */
 
@@ -242,10 +242,10 @@ static const struct kd_field describe_groups_response_f[] = {
 static const struct kd_struct describe_groups_response_d =
     KD_STRUCT(struct kmsg_describe_groups_response, describe_groups_response_f);
 
-const struct kd_message kd_describe_groups_request = {
-    "DescribeGroupsRequest", KAFKA_DESCRIBE_GROUPS, 0, 2, 5, &describe_groups_request_d, NULL};
-const struct kd_message kd_describe_groups_response = {
-    "DescribeGroupsResponse", KAFKA_DESCRIBE_GROUPS, 0, 2, 5, &describe_groups_response_d, NULL};
+KD_MESSAGE(kd_describe_groups_request, "DescribeGroupsRequest", KAFKA_DESCRIBE_GROUPS, 0, 2, 5,
+           &describe_groups_request_d, NULL);
+KD_MESSAGE(kd_describe_groups_response, "DescribeGroupsResponse", KAFKA_DESCRIBE_GROUPS, 0, 2, 5,
+           &describe_groups_response_d, NULL);
 
 KMSG_CODEC(join_group, join_group_request, join_group_response)
 KMSG_CODEC(sync_group, sync_group_request, sync_group_response)

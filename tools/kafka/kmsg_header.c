@@ -112,10 +112,10 @@ static const struct kd_field api_versions_response_f[] = {
 static const struct kd_struct api_versions_response_d =
     KD_STRUCT(struct kmsg_api_versions_response, api_versions_response_f);
 
-const struct kd_message kd_api_versions_request = {
-    "ApiVersionsRequest", KAFKA_API_VERSIONS, 0, 3, 3, &api_versions_request_d, NULL};
-const struct kd_message kd_api_versions_response = {
-    "ApiVersionsResponse", KAFKA_API_VERSIONS, 0, 3, 3, &api_versions_response_d, NULL};
+KD_MESSAGE(kd_api_versions_request, "ApiVersionsRequest", KAFKA_API_VERSIONS, 0, 3, 3,
+           &api_versions_request_d, NULL);
+KD_MESSAGE(kd_api_versions_response, "ApiVersionsResponse", KAFKA_API_VERSIONS, 0, 3, 3,
+           &api_versions_response_d, NULL);
 
 int kmsg_api_versions_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
                                      struct kmsg_api_versions_request *out)

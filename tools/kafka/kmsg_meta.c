@@ -90,10 +90,10 @@ static const struct kd_field metadata_response_f[] = {
 static const struct kd_struct metadata_response_d =
     KD_STRUCT(struct kmsg_metadata_response, metadata_response_f);
 
-const struct kd_message kd_metadata_request = {"MetadataRequest",   KAFKA_METADATA,        0, 4, 9,
-                                               &metadata_request_d, metadata_request_after};
-const struct kd_message kd_metadata_response = {
-    "MetadataResponse", KAFKA_METADATA, 0, 4, 9, &metadata_response_d, NULL};
+KD_MESSAGE(kd_metadata_request, "MetadataRequest", KAFKA_METADATA, 0, 4, 9, &metadata_request_d,
+           metadata_request_after);
+KD_MESSAGE(kd_metadata_response, "MetadataResponse", KAFKA_METADATA, 0, 4, 9, &metadata_response_d,
+           NULL);
 
 /* ---- FindCoordinator ---- */
 
@@ -119,10 +119,10 @@ static const struct kd_field find_coordinator_response_f[] = {
 static const struct kd_struct find_coordinator_response_d =
     KD_STRUCT(struct kmsg_find_coordinator_response, find_coordinator_response_f);
 
-const struct kd_message kd_find_coordinator_request = {
-    "FindCoordinatorRequest", KAFKA_FIND_COORDINATOR, 0, 3, 3, &find_coordinator_request_d, NULL};
-const struct kd_message kd_find_coordinator_response = {
-    "FindCoordinatorResponse", KAFKA_FIND_COORDINATOR, 0, 3, 3, &find_coordinator_response_d, NULL};
+KD_MESSAGE(kd_find_coordinator_request, "FindCoordinatorRequest", KAFKA_FIND_COORDINATOR, 0, 3, 3,
+           &find_coordinator_request_d, NULL);
+KD_MESSAGE(kd_find_coordinator_response, "FindCoordinatorResponse", KAFKA_FIND_COORDINATOR, 0, 3, 3,
+           &find_coordinator_response_d, NULL);
 
 /* ---- InitProducerId ---- */
 
@@ -148,10 +148,10 @@ static const struct kd_field init_producer_id_response_f[] = {
 static const struct kd_struct init_producer_id_response_d =
     KD_STRUCT(struct kmsg_init_producer_id_response, init_producer_id_response_f);
 
-const struct kd_message kd_init_producer_id_request = {
-    "InitProducerIdRequest", KAFKA_INIT_PRODUCER_ID, 0, 4, 2, &init_producer_id_request_d, NULL};
-const struct kd_message kd_init_producer_id_response = {
-    "InitProducerIdResponse", KAFKA_INIT_PRODUCER_ID, 0, 4, 2, &init_producer_id_response_d, NULL};
+KD_MESSAGE(kd_init_producer_id_request, "InitProducerIdRequest", KAFKA_INIT_PRODUCER_ID, 0, 4, 2,
+           &init_producer_id_request_d, NULL);
+KD_MESSAGE(kd_init_producer_id_response, "InitProducerIdResponse", KAFKA_INIT_PRODUCER_ID, 0, 4, 2,
+           &init_producer_id_response_d, NULL);
 
 KMSG_CODEC(metadata, metadata_request, metadata_response)
 KMSG_CODEC(find_coordinator, find_coordinator_request, find_coordinator_response)

@@ -73,20 +73,10 @@ static const struct kd_field describe_producers_response_f[] = {
 static const struct kd_struct describe_producers_response_d =
     KD_STRUCT(struct kmsg_describe_producers_response, describe_producers_response_f);
 
-const struct kd_message kd_describe_producers_request = {"DescribeProducersRequest",
-                                                         KAFKA_DESCRIBE_PRODUCERS,
-                                                         0,
-                                                         0,
-                                                         0,
-                                                         &describe_producers_request_d,
-                                                         NULL};
-const struct kd_message kd_describe_producers_response = {"DescribeProducersResponse",
-                                                          KAFKA_DESCRIBE_PRODUCERS,
-                                                          0,
-                                                          0,
-                                                          0,
-                                                          &describe_producers_response_d,
-                                                          NULL};
+KD_MESSAGE(kd_describe_producers_request, "DescribeProducersRequest", KAFKA_DESCRIBE_PRODUCERS, 0,
+           0, 0, &describe_producers_request_d, NULL);
+KD_MESSAGE(kd_describe_producers_response, "DescribeProducersResponse", KAFKA_DESCRIBE_PRODUCERS, 0,
+           0, 0, &describe_producers_response_d, NULL);
 
 /* ---- DescribeTransactions ---- */
 
@@ -131,20 +121,10 @@ static const struct kd_field describe_transactions_response_f[] = {
 static const struct kd_struct describe_transactions_response_d =
     KD_STRUCT(struct kmsg_describe_transactions_response, describe_transactions_response_f);
 
-const struct kd_message kd_describe_transactions_request = {"DescribeTransactionsRequest",
-                                                            KAFKA_DESCRIBE_TRANSACTIONS,
-                                                            0,
-                                                            0,
-                                                            0,
-                                                            &describe_transactions_request_d,
-                                                            NULL};
-const struct kd_message kd_describe_transactions_response = {"DescribeTransactionsResponse",
-                                                             KAFKA_DESCRIBE_TRANSACTIONS,
-                                                             0,
-                                                             0,
-                                                             0,
-                                                             &describe_transactions_response_d,
-                                                             NULL};
+KD_MESSAGE(kd_describe_transactions_request, "DescribeTransactionsRequest",
+           KAFKA_DESCRIBE_TRANSACTIONS, 0, 0, 0, &describe_transactions_request_d, NULL);
+KD_MESSAGE(kd_describe_transactions_response, "DescribeTransactionsResponse",
+           KAFKA_DESCRIBE_TRANSACTIONS, 0, 0, 0, &describe_transactions_response_d, NULL);
 
 /* ---- ListTransactions ---- */
 
@@ -178,20 +158,10 @@ static const struct kd_field list_transactions_response_f[] = {
 static const struct kd_struct list_transactions_response_d =
     KD_STRUCT(struct kmsg_list_transactions_response, list_transactions_response_f);
 
-const struct kd_message kd_list_transactions_request = {"ListTransactionsRequest",
-                                                        KAFKA_LIST_TRANSACTIONS,
-                                                        0,
-                                                        1,
-                                                        0,
-                                                        &list_transactions_request_d,
-                                                        NULL};
-const struct kd_message kd_list_transactions_response = {"ListTransactionsResponse",
-                                                         KAFKA_LIST_TRANSACTIONS,
-                                                         0,
-                                                         1,
-                                                         0,
-                                                         &list_transactions_response_d,
-                                                         NULL};
+KD_MESSAGE(kd_list_transactions_request, "ListTransactionsRequest", KAFKA_LIST_TRANSACTIONS, 0, 1,
+           0, &list_transactions_request_d, NULL);
+KD_MESSAGE(kd_list_transactions_response, "ListTransactionsResponse", KAFKA_LIST_TRANSACTIONS, 0, 1,
+           0, &list_transactions_response_d, NULL);
 
 KMSG_CODEC(describe_producers, describe_producers_request, describe_producers_response)
 KMSG_CODEC(describe_transactions, describe_transactions_request, describe_transactions_response)

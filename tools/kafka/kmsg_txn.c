@@ -92,20 +92,10 @@ static const struct kd_field add_partitions_to_txn_response_f[] = {
 static const struct kd_struct add_partitions_to_txn_response_d =
     KD_STRUCT(struct kmsg_add_partitions_to_txn_response, add_partitions_to_txn_response_f);
 
-const struct kd_message kd_add_partitions_to_txn_request = {"AddPartitionsToTxnRequest",
-                                                            KAFKA_ADD_PARTITIONS_TO_TXN,
-                                                            0,
-                                                            1,
-                                                            3,
-                                                            &add_partitions_to_txn_request_d,
-                                                            NULL};
-const struct kd_message kd_add_partitions_to_txn_response = {"AddPartitionsToTxnResponse",
-                                                             KAFKA_ADD_PARTITIONS_TO_TXN,
-                                                             0,
-                                                             1,
-                                                             3,
-                                                             &add_partitions_to_txn_response_d,
-                                                             NULL};
+KD_MESSAGE(kd_add_partitions_to_txn_request, "AddPartitionsToTxnRequest",
+           KAFKA_ADD_PARTITIONS_TO_TXN, 0, 1, 3, &add_partitions_to_txn_request_d, NULL);
+KD_MESSAGE(kd_add_partitions_to_txn_response, "AddPartitionsToTxnResponse",
+           KAFKA_ADD_PARTITIONS_TO_TXN, 0, 1, 3, &add_partitions_to_txn_response_d, NULL);
 
 /* ---- AddOffsetsToTxn ---- */
 
@@ -120,15 +110,10 @@ static const struct kd_field add_offsets_to_txn_request_f[] = {
 static const struct kd_struct add_offsets_to_txn_request_d =
     KD_STRUCT(struct kmsg_add_offsets_to_txn_request, add_offsets_to_txn_request_f);
 
-const struct kd_message kd_add_offsets_to_txn_request = {"AddOffsetsToTxnRequest",
-                                                         KAFKA_ADD_OFFSETS_TO_TXN,
-                                                         0,
-                                                         1,
-                                                         3,
-                                                         &add_offsets_to_txn_request_d,
-                                                         NULL};
-const struct kd_message kd_add_offsets_to_txn_response = {
-    "AddOffsetsToTxnResponse", KAFKA_ADD_OFFSETS_TO_TXN, 0, 1, 3, &error_response_d, NULL};
+KD_MESSAGE(kd_add_offsets_to_txn_request, "AddOffsetsToTxnRequest", KAFKA_ADD_OFFSETS_TO_TXN, 0, 1,
+           3, &add_offsets_to_txn_request_d, NULL);
+KD_MESSAGE(kd_add_offsets_to_txn_response, "AddOffsetsToTxnResponse", KAFKA_ADD_OFFSETS_TO_TXN, 0,
+           1, 3, &error_response_d, NULL);
 
 /* ---- EndTxn ---- */
 
@@ -143,10 +128,8 @@ static const struct kd_field end_txn_request_f[] = {
 static const struct kd_struct end_txn_request_d =
     KD_STRUCT(struct kmsg_end_txn_request, end_txn_request_f);
 
-const struct kd_message kd_end_txn_request = {"EndTxnRequest",    KAFKA_END_TXN, 0, 1, 3,
-                                              &end_txn_request_d, NULL};
-const struct kd_message kd_end_txn_response = {"EndTxnResponse",  KAFKA_END_TXN, 0, 1, 3,
-                                               &error_response_d, NULL};
+KD_MESSAGE(kd_end_txn_request, "EndTxnRequest", KAFKA_END_TXN, 0, 1, 3, &end_txn_request_d, NULL);
+KD_MESSAGE(kd_end_txn_response, "EndTxnResponse", KAFKA_END_TXN, 0, 1, 3, &error_response_d, NULL);
 
 /* ---- TxnOffsetCommit and OffsetCommit (the leader epoch arrives at v2 and v6) ---- */
 
@@ -208,10 +191,10 @@ static const struct kd_struct txn_commit_response_d =
 static const struct kd_struct commit_response_d =
     KD_STRUCT(struct kmsg_commit_response, commit_response_f);
 
-const struct kd_message kd_txn_offset_commit_request = {
-    "TxnOffsetCommitRequest", KAFKA_TXN_OFFSET_COMMIT, 0, 2, 3, &txn_offset_commit_request_d, NULL};
-const struct kd_message kd_txn_offset_commit_response = {
-    "TxnOffsetCommitResponse", KAFKA_TXN_OFFSET_COMMIT, 0, 2, 3, &txn_commit_response_d, NULL};
+KD_MESSAGE(kd_txn_offset_commit_request, "TxnOffsetCommitRequest", KAFKA_TXN_OFFSET_COMMIT, 0, 2, 3,
+           &txn_offset_commit_request_d, NULL);
+KD_MESSAGE(kd_txn_offset_commit_response, "TxnOffsetCommitResponse", KAFKA_TXN_OFFSET_COMMIT, 0, 2,
+           3, &txn_commit_response_d, NULL);
 
 #define S struct kmsg_offset_commit_request
 static const struct kd_field offset_commit_request_f[] = {
@@ -223,10 +206,10 @@ static const struct kd_field offset_commit_request_f[] = {
 static const struct kd_struct offset_commit_request_d =
     KD_STRUCT(struct kmsg_offset_commit_request, offset_commit_request_f);
 
-const struct kd_message kd_offset_commit_request = {
-    "OffsetCommitRequest", KAFKA_OFFSET_COMMIT, 2, 7, 8, &offset_commit_request_d, NULL};
-const struct kd_message kd_offset_commit_response = {
-    "OffsetCommitResponse", KAFKA_OFFSET_COMMIT, 2, 7, 8, &commit_response_d, NULL};
+KD_MESSAGE(kd_offset_commit_request, "OffsetCommitRequest", KAFKA_OFFSET_COMMIT, 2, 7, 8,
+           &offset_commit_request_d, NULL);
+KD_MESSAGE(kd_offset_commit_response, "OffsetCommitResponse", KAFKA_OFFSET_COMMIT, 2, 7, 8,
+           &commit_response_d, NULL);
 
 /* ---- OffsetFetch ---- */
 
@@ -271,10 +254,10 @@ static const struct kd_field offset_fetch_response_f[] = {
 static const struct kd_struct offset_fetch_response_d =
     KD_STRUCT(struct kmsg_offset_fetch_response, offset_fetch_response_f);
 
-const struct kd_message kd_offset_fetch_request = {
-    "OffsetFetchRequest", KAFKA_OFFSET_FETCH, 1, 7, 6, &offset_fetch_request_d, NULL};
-const struct kd_message kd_offset_fetch_response = {
-    "OffsetFetchResponse", KAFKA_OFFSET_FETCH, 1, 7, 6, &offset_fetch_response_d, NULL};
+KD_MESSAGE(kd_offset_fetch_request, "OffsetFetchRequest", KAFKA_OFFSET_FETCH, 1, 7, 6,
+           &offset_fetch_request_d, NULL);
+KD_MESSAGE(kd_offset_fetch_response, "OffsetFetchResponse", KAFKA_OFFSET_FETCH, 1, 7, 6,
+           &offset_fetch_response_d, NULL);
 
 KMSG_CODEC(add_partitions_to_txn, add_partitions_to_txn_request, add_partitions_to_txn_response)
 KMSG_CODEC(add_offsets_to_txn, add_offsets_to_txn_request, error_response)
