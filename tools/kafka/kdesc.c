@@ -797,7 +797,7 @@ static void plan_encode(const struct kd_plan *p, struct kp_writer *w, const uint
             break;
         case KD_RECORDS: {
             int32_t len = *(const int32_t *)at;
-            const uint8_t *ptr = *CAT(base, o->aux, const uint8_t *const);
+            const uint8_t *ptr = *CAT(base, o->aux, uint8_t *const);
             if (len < 0) {
                 if (flex)
                     kp_write_uvarint(w, 0);
@@ -973,7 +973,7 @@ static void encode_field(const struct kd_field *f, struct kp_writer *w, int16_t 
     bool null_ok = nullable(f, v);
     if (f->type == KD_RECORDS) {
         int32_t len = *CAT(base, f->off, int32_t);
-        const uint8_t *p = *CAT(base, f->aux, const uint8_t *);
+        const uint8_t *p = *CAT(base, f->aux, uint8_t *);
         if (len < 0) {
             if (flex)
                 kp_write_uvarint(w, 0);
@@ -1004,7 +1004,7 @@ static void encode_field(const struct kd_field *f, struct kp_writer *w, int16_t 
         return;
     }
     kp_write_alen(w, flex, n);
-    const uint8_t *arr = *CAT(base, f->off, const uint8_t *const);
+    const uint8_t *arr = *CAT(base, f->off, uint8_t *const);
     size_t esize = elem_c_size(f);
     for (int32_t i = 0; i < n && !w->err; i++) {
         if (f->sub)
@@ -1132,7 +1132,7 @@ static uint64_t field_size(const struct kd_field *f, int16_t v, bool flex, const
     if (n < 0)
         return len_size(flex, null_ok ? -1 : 0, false);
     uint64_t total = len_size(flex, n, false);
-    const uint8_t *arr = *CAT(base, f->off, const uint8_t *const);
+    const uint8_t *arr = *CAT(base, f->off, uint8_t *const);
     size_t esize = elem_c_size(f);
     for (int32_t i = 0; i < n; i++) {
         if (f->sub)
@@ -1204,8 +1204,8 @@ bool kd_equal(const struct kd_struct *s, int16_t v, bool flex, const void *x, co
             continue;
         if (f->type == KD_RECORDS) {
             int32_t lx = *CAT(x, f->off, int32_t), ly = *CAT(y, f->off, int32_t);
-            const uint8_t *px = *CAT(x, f->aux, const uint8_t *const);
-            const uint8_t *py = *CAT(y, f->aux, const uint8_t *const);
+            const uint8_t *px = *CAT(x, f->aux, uint8_t *const);
+            const uint8_t *py = *CAT(y, f->aux, uint8_t *const);
             if (lx != ly || (lx > 0 && (!px || !py || memcmp(px, py, (size_t)lx) != 0)))
                 return false;
             continue;
@@ -1218,8 +1218,8 @@ bool kd_equal(const struct kd_struct *s, int16_t v, bool flex, const void *x, co
         int32_t nx = *CAT(x, f->aux, int32_t), ny = *CAT(y, f->aux, int32_t);
         if (nx != ny)
             return false;
-        const uint8_t *ax = *CAT(x, f->off, const uint8_t *const);
-        const uint8_t *ay = *CAT(y, f->off, const uint8_t *const);
+        const uint8_t *ax = *CAT(x, f->off, uint8_t *const);
+        const uint8_t *ay = *CAT(y, f->off, uint8_t *const);
         size_t esize = elem_c_size(f);
         for (int32_t j = 0; j < nx; j++) {
             const void *ex = ax + (size_t)j * esize, *ey = ay + (size_t)j * esize;

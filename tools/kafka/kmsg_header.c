@@ -1,6 +1,6 @@
 /*
  * kmsg_header.c — request header v1/v2, response header v0/v1, response framing, ApiVersions
- * (as data, kdesc.h), and the table of every message description by key. It owns nothing but bytes; it must
+ * (as data, kdesc.h), and a body's description by key (from the API's row, api_table.c). It owns nothing but bytes; it must
  * never decide what a request means (the server does) and never allocate.
  *
  *   request header v1: api_key i16, api_version i16, correlation_id i32, client_id NULLABLE_STRING
@@ -172,46 +172,12 @@ int16_t kmsg_api_versions_response_version(int16_t requested, int16_t *error_cod
     return 0;
 }
 
-/* Every message this broker describes, by key (ordered). */
-static const struct {
-    int16_t key;
-    const struct kd_message *request, *response;
-} codecs[] = {
-    {KAFKA_PRODUCE, &kd_produce_request, &kd_produce_response},
-    {KAFKA_FETCH, &kd_fetch_request, &kd_fetch_response},
-    {KAFKA_LIST_OFFSETS, &kd_list_offsets_request, &kd_list_offsets_response},
-    {KAFKA_METADATA, &kd_metadata_request, &kd_metadata_response},
-    {KAFKA_OFFSET_COMMIT, &kd_offset_commit_request, &kd_offset_commit_response},
-    {KAFKA_OFFSET_FETCH, &kd_offset_fetch_request, &kd_offset_fetch_response},
-    {KAFKA_FIND_COORDINATOR, &kd_find_coordinator_request, &kd_find_coordinator_response},
-    {KAFKA_JOIN_GROUP, &kd_join_group_request, &kd_join_group_response},
-    {KAFKA_HEARTBEAT, &kd_heartbeat_request, &kd_heartbeat_response},
-    {KAFKA_LEAVE_GROUP, &kd_leave_group_request, &kd_leave_group_response},
-    {KAFKA_SYNC_GROUP, &kd_sync_group_request, &kd_sync_group_response},
-    {KAFKA_DESCRIBE_GROUPS, &kd_describe_groups_request, &kd_describe_groups_response},
-    {KAFKA_LIST_GROUPS, &kd_list_groups_request, &kd_list_groups_response},
-    {KAFKA_API_VERSIONS, &kd_api_versions_request, &kd_api_versions_response},
-    {KAFKA_CREATE_TOPICS, &kd_create_topics_request, &kd_create_topics_response},
-    {KAFKA_DELETE_TOPICS, &kd_delete_topics_request, &kd_delete_topics_response},
-    {KAFKA_INIT_PRODUCER_ID, &kd_init_producer_id_request, &kd_init_producer_id_response},
-    {KAFKA_ADD_PARTITIONS_TO_TXN, &kd_add_partitions_to_txn_request,
-     &kd_add_partitions_to_txn_response},
-    {KAFKA_ADD_OFFSETS_TO_TXN, &kd_add_offsets_to_txn_request, &kd_add_offsets_to_txn_response},
-    {KAFKA_END_TXN, &kd_end_txn_request, &kd_end_txn_response},
-    {KAFKA_TXN_OFFSET_COMMIT, &kd_txn_offset_commit_request, &kd_txn_offset_commit_response},
-    {KAFKA_DESCRIBE_CONFIGS, &kd_describe_configs_request, &kd_describe_configs_response},
-    {KAFKA_DESCRIBE_PRODUCERS, &kd_describe_producers_request, &kd_describe_producers_response},
-    {KAFKA_DESCRIBE_TRANSACTIONS, &kd_describe_transactions_request,
-     &kd_describe_transactions_response},
-    {KAFKA_LIST_TRANSACTIONS, &kd_list_transactions_request, &kd_list_transactions_response},
-};
-
 const struct kd_message *kmsg_desc(int16_t api_key, bool response)
 {
-    for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++)
-        if (codecs[i].key == api_key)
-            return response ? codecs[i].response : codecs[i].request;
-    return NULL;
+    const struct kafka_api *a = kafka_api_find(api_key); /* the API's row (api_table.c) */
+    if (!a)
+        return NULL;
+    return response ? a->response : a->request;
 }
 
 int kmsg_request_decode(struct kp_reader *r, int16_t api_key, int16_t version, struct kp_arena *a,
