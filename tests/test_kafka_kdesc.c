@@ -365,6 +365,59 @@ static void test_fetch_response_decode(void **state)
     kp_writer_free(&w);
 }
 
+/* KDF_ZERO_IS_DEFAULT: a Metadata v8 answer whose handler left the leader epoch and the
+ * authorized operations 0 carries Kafka's defaults (-1, INT32_MIN); v4 has neither field. */
+static void test_metadata_v8_defaults(void **state)
+{
+    (void)state;
+    static const int32_t one[1] = {1};
+    struct kmsg_metadata_partition p = {.leader_id = 1,
+                                        .replica_nodes = one,
+                                        .replica_nodes_count = 1,
+                                        .isr_nodes = one,
+                                        .isr_nodes_count = 1};
+    struct kmsg_metadata_topic t = {
+        .name = kp_str_of("t"), .partitions = &p, .partitions_count = 1};
+    struct kmsg_metadata_response m = {.topics = &t, .topics_count = 1, .controller_id = 1};
+    struct kp_writer w;
+    kp_writer_init(&w, NULL, 0);
+    assert_int_equal(kmsg_metadata_response_encode(&w, 8, &m), 0);
+    const uint8_t want[] = {
+        0,    0,    0,    0,            /* throttle */
+        0,    0,    0,    0,            /* brokers */
+        0,    0,                        /* cluster_id: empty (the handler left {NULL, 0}) */
+        0,    0,    0,    1,            /* controller */
+        0,    0,    0,    1,            /* topics */
+        0,    0,    0,    1,    't', 0, /* error, name, is_internal */
+        0,    0,    0,    1,            /* partitions */
+        0,    0,    0,    0,    0,   0, 0, 0, 0, 1, /* error, index, leader */
+        0xff, 0xff, 0xff, 0xff,                     /* leader_epoch: -1 */
+        0,    0,    0,    1,    0,   0, 0, 1,       /* replicas */
+        0,    0,    0,    1,    0,   0, 0, 1,       /* isr */
+        0,    0,    0,    0,                        /* offline replicas */
+        0x80, 0,    0,    0,                        /* topic authorized operations: INT32_MIN */
+        0x80, 0,    0,    0,                        /* cluster authorized operations: INT32_MIN */
+    };
+    assert_int_equal(w.len, sizeof want);
+    assert_memory_equal(w.buf, want, sizeof want);
+    kp_writer_reset(&w, NULL, 0);
+    assert_int_equal(kmsg_metadata_response_encode(&w, 4, &m), 0);
+    assert_int_equal(w.len, sizeof want - 4 - 4 - 4 - 4);
+    /* a client reading v8 sees the defaults */
+    struct kp_reader r;
+    kp_writer_reset(&w, NULL, 0);
+    assert_int_equal(kmsg_metadata_response_encode(&w, 8, &m), 0);
+    kp_reader_init(&r, w.buf, w.len);
+    struct kp_arena a;
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    struct kmsg_metadata_response out;
+    assert_int_equal(kmsg_metadata_response_decode(&r, 8, &a, &out), 0);
+    assert_int_equal(out.topics[0].partitions[0].leader_epoch, -1);
+    assert_int_equal(out.topics[0].topic_authorized_operations, INT32_MIN);
+    assert_int_equal(out.cluster_authorized_operations, INT32_MIN);
+    kp_writer_free(&w);
+}
+
 /* The README's version table is the table's (kafka_api_markdown): edit api_table.c, then
  * paste `ringtail serve --print-api-versions` into README.md. */
 static void test_readme_table(void **state)
@@ -400,6 +453,7 @@ int main(void)
         cmocka_unit_test(test_null_where_not_nullable),
         cmocka_unit_test(test_fetch_response_decode),
         cmocka_unit_test(test_readme_table),
+        cmocka_unit_test(test_metadata_v8_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

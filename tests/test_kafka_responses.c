@@ -4,9 +4,10 @@
  * byte with tests/kafka/golden_responses/<api>_v<N>.bin. Those files were written by this test
  * (RT_KAFKA_RESPONSES_WRITE=DIR) and checked by tests/kafka/capture/check_responses.js, which
  * decodes each with kafkajs's src/protocol/requests/<api>/v<N>/response.js and fails on any
- * error (76 of 76 decoded to the values below; versions kafkajs lacks — OffsetCommit 6-7,
- * OffsetFetch 5-6, TxnOffsetCommit 2 — are pinned here too but were checked only against the
- * Kafka JSON definitions). Also: a fetch's records as a hole (zero copy, KP8) frame the same
+ * error (78 of 78 decoded to the values below; versions kafkajs lacks — OffsetCommit 6-7,
+ * OffsetFetch 5-6, TxnOffsetCommit 2, Metadata 7-8 — are pinned here too but were checked only
+ * against the Kafka JSON definitions). Metadata 5-8 and the ApiVersions answers (which carry the
+ * advertised table) were rewritten when the table widened Metadata to 0-8. Also: a fetch's records as a hole (zero copy, KP8) frame the same
  * bytes as the inline copy, and ApiVersions' answer to an unknown version is v0
  * UNSUPPORTED_VERSION.
  */
@@ -74,12 +75,12 @@ static void test_every_response_as_kafkajs_decodes_it(void **state)
         out("apiVersions", v);
     }
     int32_t nodes[1] = {1};
-    struct kmsg_metadata_partition mp[2] = {{0, 0, 1, nodes, 1, nodes, 1},
-                                            {0, 1, 1, nodes, 1, nodes, 1}};
-    struct kmsg_metadata_topic mt = {0, S("golden"), false, mp, 2};
+    struct kmsg_metadata_partition mp[2] = {{0, 0, 1, nodes, 1, nodes, 1, 0, NULL, 0},
+                                            {0, 1, 1, nodes, 1, nodes, 1, 0, NULL, 0}};
+    struct kmsg_metadata_topic mt = {0, S("golden"), false, mp, 2, 0};
     struct kmsg_metadata_broker mb = {1, S("127.0.0.1"), 9092, {NULL, -1}};
-    for (int v = 0; v <= 4; v++) {
-        struct kmsg_metadata_response m = {0, &mb, 1, S("ringtail"), 1, &mt, 1};
+    for (int v = 0; v <= 8; v++) { /* kafkajs decodes 0-6; 7-8 checked against Kafka's JSON */
+        struct kmsg_metadata_response m = {0, &mb, 1, S("ringtail"), 1, &mt, 1, 0};
         kmsg_metadata_response_encode(&w, v, &m);
         out("metadata", v);
     }
@@ -209,7 +210,7 @@ static void test_every_response_as_kafkajs_decodes_it(void **state)
     }
     kp_writer_free(&w);
     if (!write_dir)
-        assert_int_equal(compared, 81);
+        assert_int_equal(compared, 85); /* 81 + Metadata 5-8 */
 }
 
 /* KP8/KD2: a fetch partition's records as a hole frame exactly the bytes of the inline copy. */

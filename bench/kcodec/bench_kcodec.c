@@ -170,10 +170,10 @@ int main(int argc, char **argv)
     static struct kmsg_metadata_partition mp[1000];
     static const int32_t nodes[1] = {1};
     for (int i = 0; i < 1000; i++)
-        mp[i] = (struct kmsg_metadata_partition){0, i, 1, nodes, 1, nodes, 1};
+        mp[i] = (struct kmsg_metadata_partition){0, i, 1, nodes, 1, nodes, 1, 0, NULL, 0};
     struct kmsg_metadata_broker mb = {1, kp_str_of("127.0.0.1"), 9092, kp_str_of(NULL)};
-    struct kmsg_metadata_topic mt = {0, kp_str_of("bench-topic"), false, mp, 1000};
-    struct kmsg_metadata_response mm = {0, &mb, 1, kp_str_of("ringtail"), 1, &mt, 1};
+    struct kmsg_metadata_topic mt = {0, kp_str_of("bench-topic"), false, mp, 1000, 0};
+    struct kmsg_metadata_response mm = {0, &mb, 1, kp_str_of("ringtail"), 1, &mt, 1, 0};
     kp_writer_reset(&w1, NULL, 0);
     kp_writer_reset(&w2, NULL, 0);
     old_metadata_response_encode(&w1, 4, &mm);

@@ -120,7 +120,7 @@ const struct kafka_api kafka_api_rows[] = {
     ROW(KAFKA_FETCH, "Fetch", 4, 11, 4, 11, 12, true, fetch, h_fetch, false),
     ROW(KAFKA_LIST_OFFSETS, "ListOffsets", 1, 3, 1, 3, 6, true, list_offsets, h_list_offsets,
         false),
-    ROW(KAFKA_METADATA, "Metadata", 0, 4, 0, 4, 9, true, metadata, h_metadata, false),
+    ROW(KAFKA_METADATA, "Metadata", 0, 8, 0, 8, 9, true, metadata, h_metadata, false),
     ROW(KAFKA_OFFSET_COMMIT, "OffsetCommit", 2, 7, 2, 7, 8, true, offset_commit, h_offset_commit,
         true),
     ROW(KAFKA_OFFSET_FETCH, "OffsetFetch", 1, 7, 1, 7, 6, true, offset_fetch, h_offset_fetch, true),

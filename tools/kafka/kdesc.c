@@ -1210,6 +1210,13 @@ bool kd_equal(const struct kd_struct *s, int16_t v, bool flex, const void *x, co
                 return false;
             continue;
         }
+        if (f->flags & KDF_ZERO_IS_DEFAULT) { /* a 0 means the default it is written as */
+            int64_t a = int_value(f->type, CAT(x, f->off, void));
+            int64_t b = int_value(f->type, CAT(y, f->off, void));
+            if ((a ? a : f->dflt) != (b ? b : f->dflt))
+                return false;
+            continue;
+        }
         if (f->type != KD_ARRAY) {
             if (!prim_equal(f->type, CAT(x, f->off, void), CAT(y, f->off, void)))
                 return false;

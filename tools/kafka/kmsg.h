@@ -86,12 +86,14 @@ size_t kmsg_api_versions_fill(struct kmsg_api_version_range *out, size_t max);
  * The server skips the body decode in the second case (a newer body may not parse). */
 int16_t kmsg_api_versions_response_version(int16_t requested, int16_t *error_code);
 
-/* ---- Metadata (3), v0-4 ---- */
+/* ---- Metadata (3), v0-8 ---- */
 
 struct kmsg_metadata_request {
     struct kp_str *topics;          /* names */
     int32_t topics_count;           /* -1 = all topics (v1+ null; v0's empty array means all) */
     bool allow_auto_topic_creation; /* v4+; true before v4 */
+    bool include_cluster_authorized_operations; /* v8-10 */
+    bool include_topic_authorized_operations;   /* v8+ */
 };
 
 struct kmsg_metadata_broker {
@@ -109,6 +111,9 @@ struct kmsg_metadata_partition {
     int32_t replica_nodes_count;
     const int32_t *isr_nodes;
     int32_t isr_nodes_count;
+    int32_t leader_epoch;            /* v7+; a handler's 0 is written as Kafka's default -1 */
+    const int32_t *offline_replicas; /* v5+ */
+    int32_t offline_replicas_count;
 };
 
 struct kmsg_metadata_topic {
@@ -117,6 +122,7 @@ struct kmsg_metadata_topic {
     bool is_internal; /* v1+ */
     const struct kmsg_metadata_partition *partitions;
     int32_t partitions_count;
+    int32_t topic_authorized_operations; /* v8+; a handler's 0 is written as INT32_MIN */
 };
 
 struct kmsg_metadata_response {
@@ -127,6 +133,7 @@ struct kmsg_metadata_response {
     int32_t controller_id;    /* v1+ */
     const struct kmsg_metadata_topic *topics;
     int32_t topics_count;
+    int32_t cluster_authorized_operations; /* v8-10; a handler's 0 is written as INT32_MIN */
 };
 
 int kmsg_metadata_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
