@@ -148,7 +148,7 @@ const struct kafka_api kafka_api_rows[] = {
     ROW(KAFKA_END_TXN, "EndTxn", 0, 1, 0, 1, 3, true, end_txn, h_txn, true),
     ROW(KAFKA_TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 2, 0, 2, 3, true, txn_offset_commit, h_txn,
         true),
-    ROW(KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 2, 0, 2, 4, true, describe_configs,
+    ROW(KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 4, 0, 4, 4, true, describe_configs,
         h_describe_configs, false),
     /* KIP-664 operator APIs (issue 13): flexible from v0, no handler yet */
     ROW(KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, false, describe_producers,

@@ -129,6 +129,12 @@ static size_t elem_min(const struct kd_field *f, int16_t v, bool flex)
 static const struct kp_str empty_str = {"", 0};
 static const struct kp_str null_str = {NULL, -1};
 
+/* KDF_ZERO_IS_DEFAULT on a nullable string: a handler's zeroed {NULL, 0} is written null. */
+static inline struct kp_str zero_str(bool zero_default, struct kp_str v)
+{
+    return zero_default && !v.ptr && v.len == 0 ? null_str : v;
+}
+
 /* ---- decode ---- */
 
 static void decode_struct(const struct kd_struct *s, struct kp_reader *r, int16_t v, bool flex,
@@ -788,9 +794,11 @@ static void plan_encode(const struct kd_plan *p, struct kp_writer *w, const uint
             break;
         case KD_STR:
             if (flex)
-                write_str(w, true, o->nullable, *(const struct kp_str *)at);
+                write_str(w, true, o->nullable,
+                          zero_str(o->zero_default, *(const struct kp_str *)at));
             else
-                wr_classic_str(w, o->nullable, *(const struct kp_str *)at);
+                wr_classic_str(w, o->nullable,
+                               zero_str(o->zero_default, *(const struct kp_str *)at));
             break;
         case KD_BYTES:
             write_bytes(w, flex, o->nullable, *(const struct kp_bytes *)at);
@@ -957,7 +965,8 @@ static void encode_prim(uint8_t t, struct kp_writer *w, bool flex, bool null_ok,
         kp_write_uuid(w, (const uint8_t *)p);
         break;
     case KD_STR:
-        write_str(w, flex, null_ok, *(const struct kp_str *)p);
+        write_str(w, flex, null_ok,
+                  zero_str(f && (f->flags & KDF_ZERO_IS_DEFAULT), *(const struct kp_str *)p));
         break;
     case KD_BYTES:
         write_bytes(w, flex, null_ok, *(const struct kp_bytes *)p);
@@ -1126,6 +1135,11 @@ static uint64_t field_size(const struct kd_field *f, int16_t v, bool flex, const
         int32_t len = *CAT(base, f->off, int32_t);
         return len_size(flex, len, false) + (len > 0 ? (uint64_t)len : 0);
     }
+    if (f->type == KD_STR) {
+        struct kp_str sv =
+            zero_str((f->flags & KDF_ZERO_IS_DEFAULT) != 0, *CAT(base, f->off, struct kp_str));
+        return prim_wire_size(KD_STR, flex, null_ok, &sv);
+    }
     if (f->type != KD_ARRAY)
         return prim_wire_size(f->type, flex, null_ok, CAT(base, f->off, void));
     int32_t n = *CAT(base, f->aux, int32_t);
@@ -1207,6 +1221,12 @@ bool kd_equal(const struct kd_struct *s, int16_t v, bool flex, const void *x, co
             const uint8_t *px = *CAT(x, f->aux, uint8_t *const);
             const uint8_t *py = *CAT(y, f->aux, uint8_t *const);
             if (lx != ly || (lx > 0 && (!px || !py || memcmp(px, py, (size_t)lx) != 0)))
+                return false;
+            continue;
+        }
+        if ((f->flags & KDF_ZERO_IS_DEFAULT) && f->type == KD_STR) {
+            if (!str_equal(zero_str(true, *CAT(x, f->off, struct kp_str)),
+                           zero_str(true, *CAT(y, f->off, struct kp_str))))
                 return false;
             continue;
         }

@@ -11,7 +11,7 @@
  *     KDF_NULL_DEFAULT, null; an array: empty), so the struct always holds Kafka's value;
  *   - encode writes a field only at the versions that have it. A field marked
  *     KDF_ZERO_IS_DEFAULT (Kafka's default is not 0, e.g. leader epochs -1) is written as its
- *     `dflt` when the handler left it 0: handlers leave arena memory zeroed, and zero there means
+ *     `dflt` when the handler left it 0 (a nullable string: null when left {NULL, 0}): handlers leave arena memory zeroed, and zero there means
  *     "not set". Only fields a handler does not fill carry the mark;
  *   - a tagged field is written only when its value differs from its default.
  *
@@ -125,6 +125,9 @@ struct kd_message {
 /* A tagged scalar or string (tag tg) in versions lo..hi, default d. */
 #define KT(S, m, T, lo, hi, tg, d) KD_X(S, m, T, 0, 0, lo, hi, KD_NEVER, tg, 0, 0, NULL, d)
 #define KTN(S, m, T, lo, hi, tg)   KD_X(S, m, T, 0, KDF_NULL_DEFAULT, lo, hi, lo, tg, 0, 0, NULL, 0)
+/* A nullable string whose handler-left {NULL, 0} encodes as null. */
+#define KFNZ(S, m, T, lo, hi, nlo)                                                                 \
+    KD_X(S, m, T, 0, KDF_NULL_DEFAULT | KDF_ZERO_IS_DEFAULT, lo, hi, nlo, -1, 0, 0, NULL, 0)
 /* A scalar whose handler-left 0 encodes as d (KDF_ZERO_IS_DEFAULT). */
 #define KFZ(S, m, T, lo, hi, d)                                                                    \
     KD_X(S, m, T, 0, KDF_ZERO_IS_DEFAULT, lo, hi, KD_NEVER, -1, 0, 0, NULL, d)

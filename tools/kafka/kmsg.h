@@ -424,7 +424,7 @@ int kmsg_delete_topics_request_decode(struct kp_reader *r, int16_t version, stru
 int kmsg_delete_topics_response_encode(struct kp_writer *w, int16_t version,
                                        const struct kmsg_delete_topics_response *m);
 
-/* ---- DescribeConfigs (32), v0-2 ---- */
+/* ---- DescribeConfigs (32), v0-4; v4+ flexible ---- */
 
 enum kafka_resource_type {
     KAFKA_RESOURCE_UNKNOWN = 0,
@@ -444,7 +444,8 @@ struct kmsg_describe_configs_resource {
 struct kmsg_describe_configs_request {
     struct kmsg_describe_configs_resource *resources;
     int32_t resources_count;
-    bool include_synonyms; /* v1+ */
+    bool include_synonyms;      /* v1+ */
+    bool include_documentation; /* v3+ */
 };
 
 struct kmsg_describe_configs_synonym {
@@ -464,6 +465,8 @@ struct kmsg_describe_configs_entry {
     bool is_sensitive;
     const struct kmsg_describe_configs_synonym *synonyms; /* v1+ */
     int32_t synonyms_count;
+    int8_t config_type; /* v3+: 0 UNKNOWN, 1 BOOLEAN, 2 STRING, 3 INT, 4 SHORT, 5 LONG, ... */
+    struct kp_str documentation; /* v3+, nullable: a handler's {NULL, 0} is written null */
 };
 
 struct kmsg_describe_configs_result {

@@ -1,6 +1,6 @@
 /*
  * kmsg_admin.c — admin messages as data (kdesc.h): CreateTopics (v0-4), DeleteTopics (v0-3),
- * DescribeConfigs (v0-2). None of these versions is flexible. It owns their descriptions and must never decide
+ * DescribeConfigs (v0-4, flexible from v4; the only flexible version here). It owns their descriptions and must never decide
  * an answer (the server does).
  *
  *   CreateTopics request: topics [name STRING, num_partitions i32, replication_factor i16,
@@ -13,11 +13,13 @@
  *   DeleteTopics response: throttle_time_ms i32 (v1+), responses [name STRING, error_code i16]
  *
  *   DescribeConfigs request: resources [resource_type i8, resource_name STRING,
- *     configuration_keys NULLABLE [STRING]], include_synonyms BOOL (v1+)
+ *     configuration_keys NULLABLE [STRING]], include_synonyms BOOL (v1+),
+ *     include_documentation BOOL (v3+)
  *   DescribeConfigs response: throttle_time_ms i32, results [error_code i16,
  *     error_message NSTRING, resource_type i8, resource_name STRING, configs [name STRING,
  *     value NSTRING, read_only BOOL, is_default BOOL (v0 only), config_source i8 (v1+),
- *     is_sensitive BOOL, synonyms (v1+) [name STRING, value NSTRING, source i8]]]
+ *     is_sensitive BOOL, synonyms (v1+) [name STRING, value NSTRING, source i8],
+ *     config_type i8 (v3+), documentation NSTRING (v3+)]]
  */
 #include "tools/kafka/kdesc.h"
 #include "tools/kafka/kmsg.h"
@@ -139,6 +141,7 @@ static const struct kd_struct describe_configs_resource_d =
 static const struct kd_field describe_configs_request_f[] = {
     KA(S, resources, 0, KD_NEVER, describe_configs_resource_d),
     KF(S, include_synonyms, KD_BOOL, 1, KD_NEVER),
+    KF(S, include_documentation, KD_BOOL, 3, KD_NEVER),
 };
 #undef S
 static const struct kd_struct describe_configs_request_d =
@@ -163,6 +166,8 @@ static const struct kd_field describe_configs_entry_f[] = {
     KFD(S, config_source, KD_I8, 1, KD_NEVER, -1),
     KF(S, is_sensitive, KD_BOOL, 0, KD_NEVER),
     KA(S, synonyms, 1, KD_NEVER, describe_configs_synonym_d),
+    KF(S, config_type, KD_I8, 3, KD_NEVER),
+    KFNZ(S, documentation, KD_STR, 3, KD_NEVER, 0),
 };
 #undef S
 static const struct kd_struct describe_configs_entry_d =
@@ -189,9 +194,9 @@ static const struct kd_field describe_configs_response_f[] = {
 static const struct kd_struct describe_configs_response_d =
     KD_STRUCT(struct kmsg_describe_configs_response, describe_configs_response_f);
 
-KD_MESSAGE(kd_describe_configs_request, "DescribeConfigsRequest", KAFKA_DESCRIBE_CONFIGS, 0, 2, 4,
+KD_MESSAGE(kd_describe_configs_request, "DescribeConfigsRequest", KAFKA_DESCRIBE_CONFIGS, 0, 4, 4,
            &describe_configs_request_d, NULL);
-KD_MESSAGE(kd_describe_configs_response, "DescribeConfigsResponse", KAFKA_DESCRIBE_CONFIGS, 0, 2, 4,
+KD_MESSAGE(kd_describe_configs_response, "DescribeConfigsResponse", KAFKA_DESCRIBE_CONFIGS, 0, 4, 4,
            &describe_configs_response_d, NULL);
 
 KMSG_CODEC(create_topics, create_topics_request, create_topics_response)
