@@ -5,9 +5,9 @@
  * (RT_KAFKA_RESPONSES_WRITE=DIR) and checked by tests/kafka/capture/check_responses.js, which
  * decodes each with kafkajs's src/protocol/requests/<api>/v<N>/response.js and fails on any
  * error (78 of 78 decoded to the values below; versions kafkajs lacks — OffsetCommit 6-7,
- * OffsetFetch 5-6, TxnOffsetCommit 2, Metadata 7-8, DescribeConfigs 3-4 — are pinned here too but were checked only
+ * OffsetFetch 5-6, TxnOffsetCommit 2, Metadata 7-8, DescribeConfigs 3-4, DeleteTopics 2-5 — are pinned here too but were checked only
  * against the Kafka JSON definitions). Metadata 5-8 and the ApiVersions answers (which carry the
- * advertised table) were rewritten when the table widened Metadata to 0-8 and DescribeConfigs to 0-4. Also: a fetch's records as a hole (zero copy, KP8) frame the same
+ * advertised table) were rewritten when the table widened Metadata to 0-8, DescribeConfigs to 0-4 and DeleteTopics to 0-5. Also: a fetch's records as a hole (zero copy, KP8) frame the same
  * bytes as the inline copy, and ApiVersions' answer to an unknown version is v0
  * UNSUPPORTED_VERSION.
  */
@@ -123,8 +123,8 @@ static void test_every_response_as_kafkajs_decodes_it(void **state)
         kmsg_create_topics_response_encode(&w, v, &m);
         out("createTopics", v);
     }
-    struct kmsg_delete_topics_topic_response dt = {S("gj-created"), 3};
-    for (int v = 0; v <= 1; v++) {
+    struct kmsg_delete_topics_topic_response dt = {S("gj-created"), 3, {NULL, 0}};
+    for (int v = 0; v <= 5; v++) { /* kafkajs decodes 0-1; 2-5 checked against Kafka's JSON */
         struct kmsg_delete_topics_response m = {0, &dt, 1};
         kmsg_delete_topics_response_encode(&w, v, &m);
         out("deleteTopics", v);
@@ -210,7 +210,8 @@ static void test_every_response_as_kafkajs_decodes_it(void **state)
     }
     kp_writer_free(&w);
     if (!write_dir)
-        assert_int_equal(compared, 87); /* 81 + Metadata 5-8 + DescribeConfigs 3-4 */
+        assert_int_equal(compared,
+                         91); /* 81 + Metadata 5-8, DescribeConfigs 3-4, DeleteTopics 2-5 */
 }
 
 /* KP8/KD2: a fetch partition's records as a hole frame exactly the bytes of the inline copy. */

@@ -137,7 +137,7 @@ const struct kafka_api kafka_api_rows[] = {
         false),
     ROW(KAFKA_CREATE_TOPICS, "CreateTopics", 0, 4, 0, 4, 5, true, create_topics, h_create_topics,
         false),
-    ROW(KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 3, 0, 3, 4, true, delete_topics, h_delete_topics,
+    ROW(KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 5, 0, 5, 4, true, delete_topics, h_delete_topics,
         false),
     ROW(KAFKA_INIT_PRODUCER_ID, "InitProducerId", 0, 4, 0, 1, 2, true, init_producer_id,
         h_init_producer_id, false),

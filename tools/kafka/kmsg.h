@@ -400,7 +400,7 @@ int kmsg_create_topics_request_decode(struct kp_reader *r, int16_t version, stru
 int kmsg_create_topics_response_encode(struct kp_writer *w, int16_t version,
                                        const struct kmsg_create_topics_response *m);
 
-/* ---- DeleteTopics (20), v0-3 ---- */
+/* ---- DeleteTopics (20), v0-5; v4+ flexible ---- */
 
 struct kmsg_delete_topics_request {
     struct kp_str *topic_names;
@@ -411,6 +411,7 @@ struct kmsg_delete_topics_request {
 struct kmsg_delete_topics_topic_response {
     struct kp_str name;
     int16_t error_code;
+    struct kp_str error_message; /* v5+, nullable: a handler's {NULL, 0} is written null */
 };
 
 struct kmsg_delete_topics_response {

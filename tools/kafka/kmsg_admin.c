@@ -1,6 +1,6 @@
 /*
- * kmsg_admin.c — admin messages as data (kdesc.h): CreateTopics (v0-4), DeleteTopics (v0-3),
- * DescribeConfigs (v0-4, flexible from v4; the only flexible version here). It owns their descriptions and must never decide
+ * kmsg_admin.c — admin messages as data (kdesc.h): CreateTopics (v0-4), DeleteTopics (v0-5, flexible from v4),
+ * DescribeConfigs (v0-4, flexible from v4). It owns their descriptions and must never decide
  * an answer (the server does).
  *
  *   CreateTopics request: topics [name STRING, num_partitions i32, replication_factor i16,
@@ -10,7 +10,8 @@
  *     error_message NSTRING (v1+)]
  *
  *   DeleteTopics request: topic_names [STRING], timeout_ms i32
- *   DeleteTopics response: throttle_time_ms i32 (v1+), responses [name STRING, error_code i16]
+ *   DeleteTopics response: throttle_time_ms i32 (v1+), responses [name STRING, error_code i16,
+ *     error_message NSTRING (v5+)]
  *
  *   DescribeConfigs request: resources [resource_type i8, resource_name STRING,
  *     configuration_keys NULLABLE [STRING]], include_synonyms BOOL (v1+),
@@ -95,7 +96,7 @@ KD_MESSAGE(kd_create_topics_response, "CreateTopicsResponse", KAFKA_CREATE_TOPIC
 
 #define S struct kmsg_delete_topics_request
 static const struct kd_field delete_topics_request_f[] = {
-    KP(S, topic_names, KD_STR, 0, KD_NEVER),
+    KP(S, topic_names, KD_STR, 0, 5),
     KF(S, timeout_ms, KD_I32, 0, KD_NEVER),
 };
 #undef S
@@ -106,6 +107,7 @@ static const struct kd_struct delete_topics_request_d =
 static const struct kd_field delete_topics_topic_response_f[] = {
     KF(S, name, KD_STR, 0, KD_NEVER),
     KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KFNZ(S, error_message, KD_STR, 5, KD_NEVER, 5),
 };
 #undef S
 static const struct kd_struct delete_topics_topic_response_d =
@@ -120,9 +122,9 @@ static const struct kd_field delete_topics_response_f[] = {
 static const struct kd_struct delete_topics_response_d =
     KD_STRUCT(struct kmsg_delete_topics_response, delete_topics_response_f);
 
-KD_MESSAGE(kd_delete_topics_request, "DeleteTopicsRequest", KAFKA_DELETE_TOPICS, 0, 3, 4,
+KD_MESSAGE(kd_delete_topics_request, "DeleteTopicsRequest", KAFKA_DELETE_TOPICS, 0, 5, 4,
            &delete_topics_request_d, NULL);
-KD_MESSAGE(kd_delete_topics_response, "DeleteTopicsResponse", KAFKA_DELETE_TOPICS, 0, 3, 4,
+KD_MESSAGE(kd_delete_topics_response, "DeleteTopicsResponse", KAFKA_DELETE_TOPICS, 0, 5, 4,
            &delete_topics_response_d, NULL);
 
 /* ---- DescribeConfigs ---- */
