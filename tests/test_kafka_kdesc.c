@@ -418,6 +418,41 @@ static void test_metadata_v8_defaults(void **state)
     kp_writer_free(&w);
 }
 
+/* KDE2/KDE3 with a known tag: CreateTopics v5's topic_config_error_code (tag 0) goes on the
+ * wire only when not 0, and decodes back from the tag section. */
+static void test_known_tag(void **state)
+{
+    (void)state;
+    struct kmsg_create_topics_topic_response t = {.name = kp_str_of("t")};
+    struct kmsg_create_topics_response m = {.topics = &t, .topics_count = 1};
+    struct kp_writer w;
+    kp_writer_init(&w, NULL, 0);
+    assert_int_equal(kmsg_create_topics_response_encode(&w, 5, &m), 0);
+    size_t plain = w.len;
+    /* ... error 0, message "" (the handler's {NULL, 0}), num_partitions -1, rf -1, configs [],
+     * the topic's tag section (empty), the body's */
+    const uint8_t tail[] = {0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 0, 0};
+    assert_memory_equal(w.buf + plain - sizeof tail, tail, sizeof tail);
+    t.topic_config_error_code = 40;
+    kp_writer_reset(&w, NULL, 0);
+    assert_int_equal(kmsg_create_topics_response_encode(&w, 5, &m), 0);
+    assert_int_equal(w.len, plain + 4); /* tag 0, size 2, i16 */
+    const uint8_t tagged[] = {1, 0, 2, 0, 40, 0}; /* 1 field: tag 0, 2 bytes, 40; body tags */
+    assert_memory_equal(w.buf + w.len - sizeof tagged, tagged, sizeof tagged);
+    uint64_t size = 0;
+    assert_int_equal(kd_size(kmsg_desc(KAFKA_CREATE_TOPICS, true), 5, &m, &size), 0);
+    assert_int_equal(size, w.len);
+    struct kp_reader r;
+    kp_reader_init(&r, w.buf, w.len);
+    struct kp_arena a;
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    struct kmsg_create_topics_response out;
+    assert_int_equal(kmsg_create_topics_response_decode(&r, 5, &a, &out), 0);
+    assert_int_equal(out.topics[0].topic_config_error_code, 40);
+    assert_int_equal(out.topics[0].num_partitions, -1);
+    kp_writer_free(&w);
+}
+
 /* The README's version table is the table's (kafka_api_markdown): edit api_table.c, then
  * paste `ringtail serve --print-api-versions` into README.md. */
 static void test_readme_table(void **state)
@@ -454,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_fetch_response_decode),
         cmocka_unit_test(test_readme_table),
         cmocka_unit_test(test_metadata_v8_defaults),
+        cmocka_unit_test(test_known_tag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

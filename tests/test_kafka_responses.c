@@ -5,9 +5,9 @@
  * (RT_KAFKA_RESPONSES_WRITE=DIR) and checked by tests/kafka/capture/check_responses.js, which
  * decodes each with kafkajs's src/protocol/requests/<api>/v<N>/response.js and fails on any
  * error (78 of 78 decoded to the values below; versions kafkajs lacks — OffsetCommit 6-7,
- * OffsetFetch 5-6, TxnOffsetCommit 2, Metadata 7-8, DescribeConfigs 3-4, DeleteTopics 2-5 — are pinned here too but were checked only
+ * OffsetFetch 5-6, TxnOffsetCommit 2, Metadata 7-8, DescribeConfigs 3-4, DeleteTopics 2-5, CreateTopics 4-7 — are pinned here too but were checked only
  * against the Kafka JSON definitions). Metadata 5-8 and the ApiVersions answers (which carry the
- * advertised table) were rewritten when the table widened Metadata to 0-8, DescribeConfigs to 0-4 and DeleteTopics to 0-5. Also: a fetch's records as a hole (zero copy, KP8) frame the same
+ * advertised table) were rewritten when the table widened Metadata to 0-8, DescribeConfigs to 0-4, DeleteTopics to 0-5 and CreateTopics to 0-7. Also: a fetch's records as a hole (zero copy, KP8) frame the same
  * bytes as the inline copy, and ApiVersions' answer to an unknown version is v0
  * UNSUPPORTED_VERSION.
  */
@@ -117,8 +117,9 @@ static void test_every_response_as_kafkajs_decodes_it(void **state)
         kmsg_init_producer_id_response_encode(&w, v, &m);
         out("initProducerId", v);
     }
-    struct kmsg_create_topics_topic_response ct = {S("gj-created"), 36, S("exists")};
-    for (int v = 0; v <= 3; v++) {
+    struct kmsg_create_topics_topic_response ct = {
+        S("gj-created"), 36, S("exists"), {0}, 0, 0, 0, NULL, 0};
+    for (int v = 0; v <= 7; v++) { /* kafkajs decodes 0-3; 4-7 checked against Kafka's JSON */
         struct kmsg_create_topics_response m = {0, &ct, 1};
         kmsg_create_topics_response_encode(&w, v, &m);
         out("createTopics", v);
@@ -209,9 +210,9 @@ static void test_every_response_as_kafkajs_decodes_it(void **state)
         out("txnOffsetCommit", v);
     }
     kp_writer_free(&w);
+    /* 81, then Metadata 5-8, DescribeConfigs 3-4, DeleteTopics 2-5, CreateTopics 4-7 */
     if (!write_dir)
-        assert_int_equal(compared,
-                         91); /* 81 + Metadata 5-8, DescribeConfigs 3-4, DeleteTopics 2-5 */
+        assert_int_equal(compared, 95);
 }
 
 /* KP8/KD2: a fetch partition's records as a hole frame exactly the bytes of the inline copy. */

@@ -135,7 +135,7 @@ const struct kafka_api kafka_api_rows[] = {
     ROW(KAFKA_LIST_GROUPS, "ListGroups", 0, 2, 0, 2, 3, true, list_groups, h_list_groups, false),
     ROW(KAFKA_API_VERSIONS, "ApiVersions", 0, 3, 0, 3, 3, true, api_versions, h_api_versions,
         false),
-    ROW(KAFKA_CREATE_TOPICS, "CreateTopics", 0, 4, 0, 4, 5, true, create_topics, h_create_topics,
+    ROW(KAFKA_CREATE_TOPICS, "CreateTopics", 0, 7, 0, 7, 5, true, create_topics, h_create_topics,
         false),
     ROW(KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 5, 0, 5, 4, true, delete_topics, h_delete_topics,
         false),

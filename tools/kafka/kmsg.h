@@ -353,7 +353,7 @@ int kmsg_init_producer_id_request_decode(struct kp_reader *r, int16_t version, s
 int kmsg_init_producer_id_response_encode(struct kp_writer *w, int16_t version,
                                           const struct kmsg_init_producer_id_response *m);
 
-/* ---- CreateTopics (19), v0-4 ---- */
+/* ---- CreateTopics (19), v0-7; v5+ flexible ---- */
 
 struct kmsg_create_topics_assignment {
     int32_t partition_index;
@@ -383,10 +383,24 @@ struct kmsg_create_topics_request {
     bool validate_only; /* v1+ */
 };
 
+struct kmsg_create_topics_config_result {
+    struct kp_str name;
+    struct kp_str value; /* nullable */
+    bool read_only;
+    int8_t config_source; /* a handler's 0 is written as Kafka's default -1 */
+    bool is_sensitive;
+};
+
 struct kmsg_create_topics_topic_response {
     struct kp_str name;
     int16_t error_code;
-    struct kp_str error_message; /* v1+, nullable */
+    struct kp_str error_message;     /* v1+, nullable */
+    uint8_t topic_id[16];            /* v7+; zero: none */
+    int16_t topic_config_error_code; /* v5+, tagged (tag 0), written only when not 0 */
+    int32_t num_partitions;          /* v5+; a handler's 0 is written as Kafka's default -1 */
+    int16_t replication_factor;      /* v5+; a handler's 0 is written as -1 */
+    const struct kmsg_create_topics_config_result *configs; /* v5+, nullable */
+    int32_t configs_count;
 };
 
 struct kmsg_create_topics_response {

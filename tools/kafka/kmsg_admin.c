@@ -1,13 +1,15 @@
 /*
- * kmsg_admin.c — admin messages as data (kdesc.h): CreateTopics (v0-4), DeleteTopics (v0-5, flexible from v4),
+ * kmsg_admin.c — admin messages as data (kdesc.h): CreateTopics (v0-7, flexible from v5), DeleteTopics (v0-5, flexible from v4),
  * DescribeConfigs (v0-4, flexible from v4). It owns their descriptions and must never decide
  * an answer (the server does).
  *
  *   CreateTopics request: topics [name STRING, num_partitions i32, replication_factor i16,
  *     assignments [partition_index i32, broker_ids [i32]], configs [name STRING,
  *     value NSTRING]], timeout_ms i32, validate_only BOOL (v1+)
- *   CreateTopics response: throttle_time_ms i32 (v2+), topics [name STRING, error_code i16,
- *     error_message NSTRING (v1+)]
+ *   CreateTopics response: throttle_time_ms i32 (v2+), topics [name STRING, topic_id UUID (v7+),
+ *     error_code i16, error_message NSTRING (v1+), topic_config_error_code i16 (v5+, tag 0),
+ *     num_partitions i32 (v5+), replication_factor i16 (v5+), configs NULLABLE (v5+)
+ *     [name STRING, value NSTRING, read_only BOOL, config_source i8, is_sensitive BOOL]]
  *
  *   DeleteTopics request: topic_names [STRING], timeout_ms i32
  *   DeleteTopics response: throttle_time_ms i32 (v1+), responses [name STRING, error_code i16,
@@ -68,11 +70,26 @@ static const struct kd_field create_topics_request_f[] = {
 static const struct kd_struct create_topics_request_d =
     KD_STRUCT(struct kmsg_create_topics_request, create_topics_request_f);
 
+#define S struct kmsg_create_topics_config_result
+static const struct kd_field create_topics_config_result_f[] = {
+    KF(S, name, KD_STR, 5, KD_NEVER),          KFN(S, value, KD_STR, 5, KD_NEVER, 5),
+    KF(S, read_only, KD_BOOL, 5, KD_NEVER),    KFZ(S, config_source, KD_I8, 5, KD_NEVER, -1),
+    KF(S, is_sensitive, KD_BOOL, 5, KD_NEVER),
+};
+#undef S
+static const struct kd_struct create_topics_config_result_d =
+    KD_STRUCT(struct kmsg_create_topics_config_result, create_topics_config_result_f);
+
 #define S struct kmsg_create_topics_topic_response
 static const struct kd_field create_topics_topic_response_f[] = {
     KF(S, name, KD_STR, 0, KD_NEVER),
+    KF(S, topic_id, KD_UUID, 7, KD_NEVER),
     KF(S, error_code, KD_I16, 0, KD_NEVER),
     KFN(S, error_message, KD_STR, 1, KD_NEVER, 0),
+    KT(S, topic_config_error_code, KD_I16, 5, KD_NEVER, 0, 0),
+    KFZ(S, num_partitions, KD_I32, 5, KD_NEVER, -1),
+    KFZ(S, replication_factor, KD_I16, 5, KD_NEVER, -1),
+    KAN(S, configs, 5, KD_NEVER, 5, create_topics_config_result_d),
 };
 #undef S
 static const struct kd_struct create_topics_topic_response_d =
@@ -87,9 +104,9 @@ static const struct kd_field create_topics_response_f[] = {
 static const struct kd_struct create_topics_response_d =
     KD_STRUCT(struct kmsg_create_topics_response, create_topics_response_f);
 
-KD_MESSAGE(kd_create_topics_request, "CreateTopicsRequest", KAFKA_CREATE_TOPICS, 0, 4, 5,
+KD_MESSAGE(kd_create_topics_request, "CreateTopicsRequest", KAFKA_CREATE_TOPICS, 0, 7, 5,
            &create_topics_request_d, NULL);
-KD_MESSAGE(kd_create_topics_response, "CreateTopicsResponse", KAFKA_CREATE_TOPICS, 0, 4, 5,
+KD_MESSAGE(kd_create_topics_response, "CreateTopicsResponse", KAFKA_CREATE_TOPICS, 0, 7, 5,
            &create_topics_response_d, NULL);
 
 /* ---- DeleteTopics ---- */
