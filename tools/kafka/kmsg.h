@@ -1,8 +1,11 @@
 /*
  * kmsg.h — Kafka request and response codecs, both directions (issue 12's APIs; issue 13's
  * below them): every message is described once as data (kdesc.h; the descriptions live in
- * kmsg_*.c) and these entry points run the interpreter over it. Field names follow Kafka's message definitions (snake_case of the JSON names); a field
- * a version lacks decodes as Kafka's default for it and is not written at that version.
+ * kmsg_*.c) and these entry points run the interpreter over it. Field names follow Kafka's
+ * message definitions (snake_case of the JSON names); a field a version lacks decodes as Kafka's
+ * default for it and is not written at that version. Fields added for newer versions sit at the
+ * end of their struct; those a handler does not fill and whose Kafka default is not 0 are
+ * written as that default when left 0 (kdesc.h, KDF_ZERO_IS_DEFAULT).
  *
  * Decoders: `int kmsg_<api>_request_decode(struct kp_reader *, int16_t version,
  * struct kp_arena *, struct kmsg_<api>_request *)`. The reader is positioned after the request
@@ -16,6 +19,9 @@
  * const struct kmsg_<api>_response *)` write the body only (after kafka_response_header_encode).
  * Returns 0, RT_E_UNSUPPORTED (version), RT_E_INVALID_ARGUMENT (a string over 32767 bytes),
  * KP_E_LIMIT (hole table full) or -ENOMEM.
+ *
+ * The other direction: `kmsg_<api>_request_encode` (a client's request) and
+ * `kmsg_<api>_response_decode` (an answer read back), with the same rules and errors.
  *
  * A whole response frame: `size_t at = kafka_frame_begin(w); kafka_response_header_encode(...);
  * kmsg_..._response_encode(...); kafka_frame_end(w, at);`, then send writer bytes with the holes
