@@ -3,7 +3,8 @@
  * the 4-byte size): the request header (v1/v2 by the API table, tools/kafka/kmsg_header.c) and
  * then the body through kmsg_request_decode for whatever key and version the header names, as the
  * server's dispatch does. Seeds are the golden captures of real clients (tests/kafka/golden/).
- * The header decoder must keep the correlation id readable whenever 8 bytes were there.
+ * The header decoder must keep the correlation id readable whenever 8 bytes were there, and
+ * what decodes round-trips (kafka_fuzz.h kf_round_trip).
  */
 #include "fuzz/kafka_fuzz.h"
 
@@ -31,6 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     KCHECK(rc == 0 || rc == RT_E_CORRUPT || rc == KP_E_LIMIT || rc == RT_E_UNSUPPORTED);
     if (rc == RT_E_UNSUPPORTED) /* whatever is advertised has a decoder (KA1) */
         KCHECK(!kafka_api_supported(h.api_key, h.api_version));
+    if (rc == 0)
+        kf_round_trip(kmsg_desc(h.api_key, false), h.api_version, &req);
     if (h.api_key == KAFKA_API_VERSIONS) {
         int16_t err;
         int16_t v = kmsg_api_versions_response_version(h.api_version, &err);

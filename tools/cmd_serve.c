@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tools/kafka/api.h"
 #include "tools/kafka/metrics.h"
 #include "tools/kafka/server.h"
 
@@ -64,6 +65,8 @@ static void serve_usage(FILE *out)
             "  --auto-create-max-per-request N  topics one request may auto-create, and one\n"
             "                             connection a second (100); the rest are answered\n"
             "                             UNKNOWN_TOPIC_OR_PARTITION until a later request\n"
+            "  --print-api-versions       print the advertised APIs and versions as the\n"
+            "                             README's markdown table, and exit\n"
             "  --accept-replication-factor  accept CreateTopics replication factors > 1 and\n"
             "                             create one replica (off: INVALID_REPLICATION_FACTOR;\n"
             "                             for test suites written for 3-broker clusters)\n"
@@ -178,6 +181,14 @@ int cmd_serve(int argc, char **argv)
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             serve_usage(stdout);
+            return CLI_EXIT_OK;
+        }
+        if (strcmp(a, "--print-api-versions") == 0) { /* the README's table (api_table.c) */
+            static char table[8192];
+            size_t n = kafka_api_markdown(table, sizeof table);
+            if (n >= sizeof table)
+                return cli_usage("serve", "the API table does not fit %zu bytes", sizeof table);
+            fputs(table, stdout);
             return CLI_EXIT_OK;
         }
         if (strcmp(a, "--accept-replication-factor") == 0) {

@@ -1,63 +1,25 @@
 /*
- * api.c — the table of Kafka APIs this broker knows (see api.h) and Kafka's error names. The
- * table is the only place versions are written down: the ApiVersions answer, the
- * UNSUPPORTED_VERSION check and the header version choice read it. It must never advertise an
- * API the server has no handler for.
+ * api.c — lookups over the table of Kafka APIs this broker knows (api.h, api_table.c), the
+ * README's version table made from it, and Kafka's error names. It must never write a version
+ * down itself: the rows are the only place versions live.
  *
- * Invariants:
- *   KA1  Entries are ordered by key, keys unique; adv_min..adv_max lies inside
- *        codec_min..codec_max, so whatever is advertised can be decoded.
- *   KA2  first_flexible is taken from Kafka's "flexibleVersions" of the request JSON (request and
- *        response agree for every API here).
- *   KA3  Only APIs with a working handler are advertised: issue 12's, and of issue 13's the
- *        transactional ones (handle_txn.c), OffsetFetch v1-5 and OffsetCommit v2-7
- *        (handle_offsets.c), and the group membership APIs (handle_group.c, group_coord.c).
- *   KA4  Produce is advertised from v0, though only record format v2 (magic 2) is accepted:
- *        librdkafka up to 2.11 (Debian's 2.0.2 included) sends gzip, snappy and lz4 batches
- *        uncompressed unless the broker's Produce range reaches down to v0 (its codec check
- *        asks "is Produce v0..0 supported?" for those three; zstd asks for v7). Clients still
- *        pick v7 (librdkafka: the highest both have; kafkajs: min(its max, ours)); a v0-2
- *        request decodes (no transactional_id) and its non-v2 batches are refused by the
- *        server's batch validation (CORRUPT_MESSAGE), as Kafka 4 refuses message formats 0-1.
+ * The rows and their invariants (KA1-KA6) are in api_table.c; this file only reads them.
  */
 #include "tools/kafka/api.h"
 
 #include <assert.h>
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "engine/ringtail.h"
 
-/* key, name, codec min/max, advertised min/max, first flexible, advertised */
-static const struct kafka_api api_table[] = {
-    {KAFKA_PRODUCE, "Produce", 0, 7, 0, 7, 9, true}, /* from 0: KA4 */
-    {KAFKA_FETCH, "Fetch", 4, 11, 4, 11, 12, true},
-    {KAFKA_LIST_OFFSETS, "ListOffsets", 1, 3, 1, 3, 6, true},
-    {KAFKA_METADATA, "Metadata", 0, 4, 0, 4, 9, true},
-    {KAFKA_OFFSET_COMMIT, "OffsetCommit", 2, 7, 2, 7, 8, true},
-    {KAFKA_OFFSET_FETCH, "OffsetFetch", 1, 7, 1, 7, 6, true},
-    {KAFKA_FIND_COORDINATOR, "FindCoordinator", 0, 3, 0, 2, 3, true},
-    {KAFKA_JOIN_GROUP, "JoinGroup", 0, 5, 0, 5, 6, true},
-    {KAFKA_HEARTBEAT, "Heartbeat", 0, 3, 0, 3, 4, true},
-    {KAFKA_LEAVE_GROUP, "LeaveGroup", 0, 1, 0, 1, 4, true},
-    {KAFKA_SYNC_GROUP, "SyncGroup", 0, 3, 0, 3, 4, true},
-    {KAFKA_DESCRIBE_GROUPS, "DescribeGroups", 0, 2, 0, 2, 5, true},
-    {KAFKA_LIST_GROUPS, "ListGroups", 0, 2, 0, 2, 3, true},
-    {KAFKA_API_VERSIONS, "ApiVersions", 0, 3, 0, 3, 3, true},
-    {KAFKA_CREATE_TOPICS, "CreateTopics", 0, 4, 0, 4, 5, true},
-    {KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 3, 0, 3, 4, true},
-    {KAFKA_INIT_PRODUCER_ID, "InitProducerId", 0, 4, 0, 1, 2, true},
-    {KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 1, 0, 1, 3, true},
-    {KAFKA_ADD_OFFSETS_TO_TXN, "AddOffsetsToTxn", 0, 1, 0, 1, 3, true},
-    {KAFKA_END_TXN, "EndTxn", 0, 1, 0, 1, 3, true},
-    {KAFKA_TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 2, 0, 2, 3, true},
-    {KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 2, 0, 2, 4, true},
-    /* KIP-664 operator APIs (issue 13): flexible from v0 */
-    {KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, false},
-    {KAFKA_DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0, 0, 0, 0, false},
-    {KAFKA_LIST_TRANSACTIONS, "ListTransactions", 0, 1, 0, 1, 0, false},
-};
+/* The rows live in api_table.c (it sits above the handlers and the descriptions). */
+extern const struct kafka_api kafka_api_rows[];
+extern const size_t kafka_api_rows_count;
+#define api_table kafka_api_rows
 
-#define API_COUNT (sizeof api_table / sizeof api_table[0])
+#define API_COUNT kafka_api_rows_count
 
 const struct kafka_api *kafka_api_find(int16_t key)
 {
@@ -103,6 +65,31 @@ int kafka_response_header_version(int16_t key, int16_t version)
     if (key == KAFKA_API_VERSIONS)
         return 0;
     return kafka_api_flexible(key, version) ? 1 : 0;
+}
+
+size_t kafka_api_markdown(char *buf, size_t size)
+{
+    static const char head[] = "| key | API | versions |\n| --- | --- | --- |\n";
+    size_t n = sizeof head - 1;
+    if (n < size)
+        memcpy(buf, head, n);
+    for (size_t i = 0; i < API_COUNT; i++) {
+        const struct kafka_api *a = &api_table[i];
+        if (!a->advertised)
+            continue;
+        char row[512];
+        int len = a->note ? snprintf(row, sizeof row, "| %d | %s | %d-%d (%s) |\n", a->key, a->name,
+                                     a->adv_min, a->adv_max, a->note)
+                          : snprintf(row, sizeof row, "| %d | %s | %d-%d |\n", a->key, a->name,
+                                     a->adv_min, a->adv_max);
+        assert(len > 0 && (size_t)len < sizeof row);
+        if (n + (size_t)len < size)
+            memcpy(buf + n, row, (size_t)len);
+        n += (size_t)len;
+    }
+    if (size)
+        buf[n < size ? n : size - 1] = 0;
+    return n;
 }
 
 const char *kafka_api_name(int16_t key)

@@ -1,8 +1,10 @@
 /*
- * api.h — the Kafka APIs this broker knows: one table (api.c) of key, name, the versions our
- * codecs decode, the versions the server advertises, and the first flexible version. It is the
- * single source of truth: the ApiVersions answer, the UNSUPPORTED_VERSION check and the request
- * header's v1/v2 choice all read it. Also Kafka's error codes and the mapping from the engine's
+ * api.h — the Kafka APIs this broker knows: one table (api_table.c), one row per API: key, name,
+ * the versions its descriptions cover, the versions the server advertises, the first flexible
+ * version, its request and response descriptions (kdesc.h) and its handler. It is the single
+ * source of truth: the ApiVersions answer, the UNSUPPORTED_VERSION check, the request header's
+ * v1/v2 choice, the server's dispatch and the README's version table (kafka_api_markdown) all
+ * read it. Also Kafka's error codes and the mapping from the engine's
  * RT_E_* codes onto them.
  *
  * An API whose codecs exist but whose handlers do not (issue 13's groups and transactions) is in
@@ -129,13 +131,25 @@ enum kafka_error {
     KAFKA_PRODUCER_FENCED = 90,
 };
 
+struct kafka_slot; /* handle.h */
+struct kd_message; /* kdesc.h */
+
+/* A handler: answers the request of `s` (its body decoded into s->msg unless decodes_itself;
+ * body_at is where the body starts in the frame). Returns an enum net_verdict (net.h). */
+typedef int (*kafka_api_handler)(struct kafka_slot *s, size_t body_at);
+
+/* One row per API (api_table.c): the versions, the descriptions, the handler. */
 struct kafka_api {
     int16_t key;
     const char *name;
-    int16_t codec_min, codec_max; /* versions kmsg_*.c decode and encode */
+    int16_t codec_min, codec_max; /* versions the descriptions cover (KA5) */
     int16_t adv_min, adv_max;     /* versions advertised in ApiVersions (when `advertised`) */
-    int16_t first_flexible;       /* first version with flexible encoding; -1 = none */
+    int16_t first_flexible;       /* first version with flexible encoding; -1 = none (KA2) */
     bool advertised;
+    const struct kd_message *request, *response; /* kmsg_*.c */
+    kafka_api_handler handler;                   /* NULL only for an unadvertised API (KA3) */
+    bool decodes_itself; /* the handler reads its body (handle_txn.c, handle_offsets.c) */
+    const char *note;    /* the README's words on this API's versions, or NULL */
 };
 
 /* The entry for `key`, or NULL for an API this broker does not know. */
@@ -152,6 +166,11 @@ bool kafka_api_flexible(int16_t key, int16_t version);
  * ApiVersions' response header is always v0, whatever the request's. */
 int kafka_request_header_version(int16_t key, int16_t version);
 int kafka_response_header_version(int16_t key, int16_t version);
+/* The README's version table: its header and one markdown row per advertised API
+ * ("| 0 | Produce | 0-7 (note) |"), ordered by key, into `buf` (NUL-terminated, truncated to
+ * `size`). Returns the length the whole table needs. `ringtail serve --print-api-versions`
+ * prints it; test_kafka_kdesc fails when README.md's table differs. */
+size_t kafka_api_markdown(char *buf, size_t size);
 /* "Produce", "ApiVersions", ... or "Unknown". */
 const char *kafka_api_name(int16_t key);
 

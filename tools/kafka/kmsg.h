@@ -1,7 +1,11 @@
 /*
- * kmsg.h — Kafka request decoders and response encoders (issue 12's APIs; issue 13's below
- * them). Field names follow Kafka's message definitions (snake_case of the JSON names); a field
- * a version lacks decodes as Kafka's default for it and is not written at that version.
+ * kmsg.h — Kafka request and response codecs, both directions (issue 12's APIs; issue 13's
+ * below them): every message is described once as data (kdesc.h; the descriptions live in
+ * kmsg_*.c) and these entry points run the interpreter over it. Field names follow Kafka's
+ * message definitions (snake_case of the JSON names); a field a version lacks decodes as Kafka's
+ * default for it and is not written at that version. Fields added for newer versions sit at the
+ * end of their struct; those a handler does not fill and whose Kafka default is not 0 are
+ * written as that default when left 0 (kdesc.h, KDF_ZERO_IS_DEFAULT).
  *
  * Decoders: `int kmsg_<api>_request_decode(struct kp_reader *, int16_t version,
  * struct kp_arena *, struct kmsg_<api>_request *)`. The reader is positioned after the request
@@ -15,6 +19,9 @@
  * const struct kmsg_<api>_response *)` write the body only (after kafka_response_header_encode).
  * Returns 0, RT_E_UNSUPPORTED (version), RT_E_INVALID_ARGUMENT (a string over 32767 bytes),
  * KP_E_LIMIT (hole table full) or -ENOMEM.
+ *
+ * The other direction: `kmsg_<api>_request_encode` (a client's request) and
+ * `kmsg_<api>_response_decode` (an answer read back), with the same rules and errors.
  *
  * A whole response frame: `size_t at = kafka_frame_begin(w); kafka_response_header_encode(...);
  * kmsg_..._response_encode(...); kafka_frame_end(w, at);`, then send writer bytes with the holes
@@ -85,12 +92,14 @@ size_t kmsg_api_versions_fill(struct kmsg_api_version_range *out, size_t max);
  * The server skips the body decode in the second case (a newer body may not parse). */
 int16_t kmsg_api_versions_response_version(int16_t requested, int16_t *error_code);
 
-/* ---- Metadata (3), v0-4 ---- */
+/* ---- Metadata (3), v0-8 ---- */
 
 struct kmsg_metadata_request {
     struct kp_str *topics;          /* names */
     int32_t topics_count;           /* -1 = all topics (v1+ null; v0's empty array means all) */
     bool allow_auto_topic_creation; /* v4+; true before v4 */
+    bool include_cluster_authorized_operations; /* v8-10 */
+    bool include_topic_authorized_operations;   /* v8+ */
 };
 
 struct kmsg_metadata_broker {
@@ -108,6 +117,9 @@ struct kmsg_metadata_partition {
     int32_t replica_nodes_count;
     const int32_t *isr_nodes;
     int32_t isr_nodes_count;
+    int32_t leader_epoch;            /* v7+; a handler's 0 is written as Kafka's default -1 */
+    const int32_t *offline_replicas; /* v5+ */
+    int32_t offline_replicas_count;
 };
 
 struct kmsg_metadata_topic {
@@ -116,6 +128,7 @@ struct kmsg_metadata_topic {
     bool is_internal; /* v1+ */
     const struct kmsg_metadata_partition *partitions;
     int32_t partitions_count;
+    int32_t topic_authorized_operations; /* v8+; a handler's 0 is written as INT32_MIN */
 };
 
 struct kmsg_metadata_response {
@@ -126,6 +139,7 @@ struct kmsg_metadata_response {
     int32_t controller_id;    /* v1+ */
     const struct kmsg_metadata_topic *topics;
     int32_t topics_count;
+    int32_t cluster_authorized_operations; /* v8-10; a handler's 0 is written as INT32_MIN */
 };
 
 int kmsg_metadata_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
@@ -345,7 +359,7 @@ int kmsg_init_producer_id_request_decode(struct kp_reader *r, int16_t version, s
 int kmsg_init_producer_id_response_encode(struct kp_writer *w, int16_t version,
                                           const struct kmsg_init_producer_id_response *m);
 
-/* ---- CreateTopics (19), v0-4 ---- */
+/* ---- CreateTopics (19), v0-7; v5+ flexible ---- */
 
 struct kmsg_create_topics_assignment {
     int32_t partition_index;
@@ -375,10 +389,24 @@ struct kmsg_create_topics_request {
     bool validate_only; /* v1+ */
 };
 
+struct kmsg_create_topics_config_result {
+    struct kp_str name;
+    struct kp_str value; /* nullable */
+    bool read_only;
+    int8_t config_source; /* a handler's 0 is written as Kafka's default -1 */
+    bool is_sensitive;
+};
+
 struct kmsg_create_topics_topic_response {
     struct kp_str name;
     int16_t error_code;
-    struct kp_str error_message; /* v1+, nullable */
+    struct kp_str error_message;     /* v1+, nullable */
+    uint8_t topic_id[16];            /* v7+; zero: none */
+    int16_t topic_config_error_code; /* v5+, tagged (tag 0), written only when not 0 */
+    int32_t num_partitions;          /* v5+; a handler's 0 is written as Kafka's default -1 */
+    int16_t replication_factor;      /* v5+; a handler's 0 is written as -1 */
+    const struct kmsg_create_topics_config_result *configs; /* v5+, nullable */
+    int32_t configs_count;
 };
 
 struct kmsg_create_topics_response {
@@ -392,7 +420,7 @@ int kmsg_create_topics_request_decode(struct kp_reader *r, int16_t version, stru
 int kmsg_create_topics_response_encode(struct kp_writer *w, int16_t version,
                                        const struct kmsg_create_topics_response *m);
 
-/* ---- DeleteTopics (20), v0-3 ---- */
+/* ---- DeleteTopics (20), v0-5; v4+ flexible ---- */
 
 struct kmsg_delete_topics_request {
     struct kp_str *topic_names;
@@ -403,6 +431,7 @@ struct kmsg_delete_topics_request {
 struct kmsg_delete_topics_topic_response {
     struct kp_str name;
     int16_t error_code;
+    struct kp_str error_message; /* v5+, nullable: a handler's {NULL, 0} is written null */
 };
 
 struct kmsg_delete_topics_response {
@@ -416,7 +445,7 @@ int kmsg_delete_topics_request_decode(struct kp_reader *r, int16_t version, stru
 int kmsg_delete_topics_response_encode(struct kp_writer *w, int16_t version,
                                        const struct kmsg_delete_topics_response *m);
 
-/* ---- DescribeConfigs (32), v0-2 ---- */
+/* ---- DescribeConfigs (32), v0-4; v4+ flexible ---- */
 
 enum kafka_resource_type {
     KAFKA_RESOURCE_UNKNOWN = 0,
@@ -436,7 +465,8 @@ struct kmsg_describe_configs_resource {
 struct kmsg_describe_configs_request {
     struct kmsg_describe_configs_resource *resources;
     int32_t resources_count;
-    bool include_synonyms; /* v1+ */
+    bool include_synonyms;      /* v1+ */
+    bool include_documentation; /* v3+ */
 };
 
 struct kmsg_describe_configs_synonym {
@@ -456,6 +486,8 @@ struct kmsg_describe_configs_entry {
     bool is_sensitive;
     const struct kmsg_describe_configs_synonym *synonyms; /* v1+ */
     int32_t synonyms_count;
+    int8_t config_type; /* v3+: 0 UNKNOWN, 1 BOOLEAN, 2 STRING, 3 INT, 4 SHORT, 5 LONG, ... */
+    struct kp_str documentation; /* v3+, nullable: a handler's {NULL, 0} is written null */
 };
 
 struct kmsg_describe_configs_result {
@@ -924,6 +956,44 @@ union kmsg_request {
     struct kmsg_describe_transactions_request describe_transactions;
     struct kmsg_list_transactions_request list_transactions;
 };
+
+/* ---- the other direction (a client's requests, a broker's answers read back) ---- */
+
+#define KMSG_OTHER_WAY(api, rq, rs)                                                                \
+    int kmsg_##api##_request_encode(struct kp_writer *w, int16_t version,                          \
+                                    const struct kmsg_##rq *m);                                    \
+    int kmsg_##api##_response_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,     \
+                                     struct kmsg_##rs *out);
+KMSG_OTHER_WAY(api_versions, api_versions_request, api_versions_response)
+KMSG_OTHER_WAY(metadata, metadata_request, metadata_response)
+KMSG_OTHER_WAY(produce, produce_request, produce_response)
+KMSG_OTHER_WAY(fetch, fetch_request, fetch_response)
+KMSG_OTHER_WAY(list_offsets, list_offsets_request, list_offsets_response)
+KMSG_OTHER_WAY(find_coordinator, find_coordinator_request, find_coordinator_response)
+KMSG_OTHER_WAY(init_producer_id, init_producer_id_request, init_producer_id_response)
+KMSG_OTHER_WAY(create_topics, create_topics_request, create_topics_response)
+KMSG_OTHER_WAY(delete_topics, delete_topics_request, delete_topics_response)
+KMSG_OTHER_WAY(describe_configs, describe_configs_request, describe_configs_response)
+KMSG_OTHER_WAY(add_partitions_to_txn, add_partitions_to_txn_request, add_partitions_to_txn_response)
+KMSG_OTHER_WAY(add_offsets_to_txn, add_offsets_to_txn_request, error_response)
+KMSG_OTHER_WAY(end_txn, end_txn_request, error_response)
+KMSG_OTHER_WAY(txn_offset_commit, txn_offset_commit_request, commit_response)
+KMSG_OTHER_WAY(offset_commit, offset_commit_request, commit_response)
+KMSG_OTHER_WAY(offset_fetch, offset_fetch_request, offset_fetch_response)
+KMSG_OTHER_WAY(join_group, join_group_request, join_group_response)
+KMSG_OTHER_WAY(sync_group, sync_group_request, sync_group_response)
+KMSG_OTHER_WAY(heartbeat, heartbeat_request, error_response)
+KMSG_OTHER_WAY(leave_group, leave_group_request, error_response)
+KMSG_OTHER_WAY(list_groups, list_groups_request, list_groups_response)
+KMSG_OTHER_WAY(describe_groups, describe_groups_request, describe_groups_response)
+KMSG_OTHER_WAY(describe_producers, describe_producers_request, describe_producers_response)
+KMSG_OTHER_WAY(describe_transactions, describe_transactions_request, describe_transactions_response)
+KMSG_OTHER_WAY(list_transactions, list_transactions_request, list_transactions_response)
+#undef KMSG_OTHER_WAY
+
+/* The description (kdesc.h) of (key, request or response), NULL for a key without one. */
+struct kd_message;
+const struct kd_message *kmsg_desc(int16_t api_key, bool response);
 
 /* Decodes the body of (key, version) into the matching member of `out`. RT_E_UNSUPPORTED for a
  * key without a codec or a version outside its codec range. */

@@ -1,178 +1,223 @@
 /*
- * kmsg_admin.c — admin codecs: CreateTopics (v0-4), DeleteTopics (v0-3), DescribeConfigs
- * (v0-2). None of these versions is flexible. It owns their byte layouts and must never decide
+ * kmsg_admin.c — admin messages as data (kdesc.h): CreateTopics (v0-7, flexible from v5), DeleteTopics (v0-5, flexible from v4),
+ * DescribeConfigs (v0-4, flexible from v4). It owns their descriptions and must never decide
  * an answer (the server does).
  *
  *   CreateTopics request: topics [name STRING, num_partitions i32, replication_factor i16,
  *     assignments [partition_index i32, broker_ids [i32]], configs [name STRING,
  *     value NSTRING]], timeout_ms i32, validate_only BOOL (v1+)
- *   CreateTopics response: throttle_time_ms i32 (v2+), topics [name STRING, error_code i16,
- *     error_message NSTRING (v1+)]
+ *   CreateTopics response: throttle_time_ms i32 (v2+), topics [name STRING, topic_id UUID (v7+),
+ *     error_code i16, error_message NSTRING (v1+), topic_config_error_code i16 (v5+, tag 0),
+ *     num_partitions i32 (v5+), replication_factor i16 (v5+), configs NULLABLE (v5+)
+ *     [name STRING, value NSTRING, read_only BOOL, config_source i8, is_sensitive BOOL]]
  *
  *   DeleteTopics request: topic_names [STRING], timeout_ms i32
- *   DeleteTopics response: throttle_time_ms i32 (v1+), responses [name STRING, error_code i16]
+ *   DeleteTopics response: throttle_time_ms i32 (v1+), responses [name STRING, error_code i16,
+ *     error_message NSTRING (v5+)]
  *
  *   DescribeConfigs request: resources [resource_type i8, resource_name STRING,
- *     configuration_keys NULLABLE [STRING]], include_synonyms BOOL (v1+)
+ *     configuration_keys NULLABLE [STRING]], include_synonyms BOOL (v1+),
+ *     include_documentation BOOL (v3+)
  *   DescribeConfigs response: throttle_time_ms i32, results [error_code i16,
  *     error_message NSTRING, resource_type i8, resource_name STRING, configs [name STRING,
  *     value NSTRING, read_only BOOL, is_default BOOL (v0 only), config_source i8 (v1+),
- *     is_sensitive BOOL, synonyms (v1+) [name STRING, value NSTRING, source i8]]]
+ *     is_sensitive BOOL, synonyms (v1+) [name STRING, value NSTRING, source i8],
+ *     config_type i8 (v3+), documentation NSTRING (v3+)]]
  */
+#include "tools/kafka/kdesc.h"
 #include "tools/kafka/kmsg.h"
 #include "tools/kafka/kmsg_int.h"
 
 /* ---- CreateTopics ---- */
 
-int kmsg_create_topics_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                      struct kmsg_create_topics_request *out)
-{
-    int rc = kmsg_version_check(KAFKA_CREATE_TOPICS, version);
-    if (rc)
-        return rc;
-    out->topics_count = kp_read_array_len(r, 2 + 4 + 2 + 4 + 4);
-    out->topics = kp_arena_array(r, a, out->topics_count, sizeof *out->topics);
-    for (int32_t i = 0; i < out->topics_count && !r->err; i++) {
-        struct kmsg_create_topics_topic *t = &out->topics[i];
-        t->name = kp_read_string(r);
-        t->num_partitions = kp_read_i32(r);
-        t->replication_factor = kp_read_i16(r);
-        t->assignments_count = kp_read_array_len(r, 4 + 4);
-        t->assignments = kp_arena_array(r, a, t->assignments_count, sizeof *t->assignments);
-        for (int32_t j = 0; j < t->assignments_count && !r->err; j++) {
-            struct kmsg_create_topics_assignment *as = &t->assignments[j];
-            as->partition_index = kp_read_i32(r);
-            as->broker_ids_count = kp_read_array_len(r, 4);
-            as->broker_ids = kp_arena_array(r, a, as->broker_ids_count, sizeof *as->broker_ids);
-            for (int32_t k = 0; k < as->broker_ids_count && !r->err; k++)
-                as->broker_ids[k] = kp_read_i32(r);
-        }
-        t->configs_count = kp_read_array_len(r, 2 + 2);
-        t->configs = kp_arena_array(r, a, t->configs_count, sizeof *t->configs);
-        for (int32_t j = 0; j < t->configs_count && !r->err; j++) {
-            t->configs[j].name = kp_read_string(r);
-            t->configs[j].value = kp_read_nullable_string(r);
-        }
-    }
-    out->timeout_ms = kp_read_i32(r);
-    out->validate_only = version >= 1 ? kp_read_bool(r) : false;
-    if (r->err)
-        out->topics_count = 0;
-    return kmsg_finish(r);
-}
+#define S struct kmsg_create_topics_assignment
+static const struct kd_field create_topics_assignment_f[] = {
+    KF(S, partition_index, KD_I32, 0, KD_NEVER),
+    KP(S, broker_ids, KD_I32, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct create_topics_assignment_d =
+    KD_STRUCT(struct kmsg_create_topics_assignment, create_topics_assignment_f);
 
-int kmsg_create_topics_response_encode(struct kp_writer *w, int16_t version,
-                                       const struct kmsg_create_topics_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_CREATE_TOPICS, version);
-    if (rc)
-        return rc;
-    if (version >= 2)
-        kp_write_i32(w, m->throttle_time_ms);
-    kp_write_array_len(w, m->topics_count);
-    for (int32_t i = 0; i < m->topics_count; i++) {
-        kp_write_string(w, m->topics[i].name);
-        kp_write_i16(w, m->topics[i].error_code);
-        if (version >= 1)
-            kp_write_nullable_string(w, m->topics[i].error_message);
-    }
-    return w->err;
-}
+#define S struct kmsg_create_topics_config
+static const struct kd_field create_topics_config_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KFN(S, value, KD_STR, 0, KD_NEVER, 0),
+};
+#undef S
+static const struct kd_struct create_topics_config_d =
+    KD_STRUCT(struct kmsg_create_topics_config, create_topics_config_f);
+
+#define S struct kmsg_create_topics_topic
+static const struct kd_field create_topics_topic_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KF(S, num_partitions, KD_I32, 0, KD_NEVER),
+    KF(S, replication_factor, KD_I16, 0, KD_NEVER),
+    KA(S, assignments, 0, KD_NEVER, create_topics_assignment_d),
+    KA(S, configs, 0, KD_NEVER, create_topics_config_d),
+};
+#undef S
+static const struct kd_struct create_topics_topic_d =
+    KD_STRUCT(struct kmsg_create_topics_topic, create_topics_topic_f);
+
+#define S struct kmsg_create_topics_request
+static const struct kd_field create_topics_request_f[] = {
+    KA(S, topics, 0, KD_NEVER, create_topics_topic_d),
+    KFD(S, timeout_ms, KD_I32, 0, KD_NEVER, 60000),
+    KF(S, validate_only, KD_BOOL, 1, KD_NEVER),
+};
+#undef S
+static const struct kd_struct create_topics_request_d =
+    KD_STRUCT(struct kmsg_create_topics_request, create_topics_request_f);
+
+#define S struct kmsg_create_topics_config_result
+static const struct kd_field create_topics_config_result_f[] = {
+    KF(S, name, KD_STR, 5, KD_NEVER),          KFN(S, value, KD_STR, 5, KD_NEVER, 5),
+    KF(S, read_only, KD_BOOL, 5, KD_NEVER),    KFZ(S, config_source, KD_I8, 5, KD_NEVER, -1),
+    KF(S, is_sensitive, KD_BOOL, 5, KD_NEVER),
+};
+#undef S
+static const struct kd_struct create_topics_config_result_d =
+    KD_STRUCT(struct kmsg_create_topics_config_result, create_topics_config_result_f);
+
+#define S struct kmsg_create_topics_topic_response
+static const struct kd_field create_topics_topic_response_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KF(S, topic_id, KD_UUID, 7, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KFN(S, error_message, KD_STR, 1, KD_NEVER, 0),
+    KT(S, topic_config_error_code, KD_I16, 5, KD_NEVER, 0, 0),
+    KFZ(S, num_partitions, KD_I32, 5, KD_NEVER, -1),
+    KFZ(S, replication_factor, KD_I16, 5, KD_NEVER, -1),
+    KAN(S, configs, 5, KD_NEVER, 5, create_topics_config_result_d),
+};
+#undef S
+static const struct kd_struct create_topics_topic_response_d =
+    KD_STRUCT(struct kmsg_create_topics_topic_response, create_topics_topic_response_f);
+
+#define S struct kmsg_create_topics_response
+static const struct kd_field create_topics_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 2, KD_NEVER),
+    KA(S, topics, 0, KD_NEVER, create_topics_topic_response_d),
+};
+#undef S
+static const struct kd_struct create_topics_response_d =
+    KD_STRUCT(struct kmsg_create_topics_response, create_topics_response_f);
+
+KD_MESSAGE(kd_create_topics_request, "CreateTopicsRequest", KAFKA_CREATE_TOPICS, 0, 7, 5,
+           &create_topics_request_d, NULL);
+KD_MESSAGE(kd_create_topics_response, "CreateTopicsResponse", KAFKA_CREATE_TOPICS, 0, 7, 5,
+           &create_topics_response_d, NULL);
 
 /* ---- DeleteTopics ---- */
 
-int kmsg_delete_topics_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                      struct kmsg_delete_topics_request *out)
-{
-    int rc = kmsg_version_check(KAFKA_DELETE_TOPICS, version);
-    if (rc)
-        return rc;
-    out->topic_names_count = kp_read_array_len(r, 2);
-    out->topic_names = kp_arena_array(r, a, out->topic_names_count, sizeof *out->topic_names);
-    for (int32_t i = 0; i < out->topic_names_count && !r->err; i++)
-        out->topic_names[i] = kp_read_string(r);
-    out->timeout_ms = kp_read_i32(r);
-    if (r->err)
-        out->topic_names_count = 0;
-    return kmsg_finish(r);
-}
+#define S struct kmsg_delete_topics_request
+static const struct kd_field delete_topics_request_f[] = {
+    KP(S, topic_names, KD_STR, 0, 5),
+    KF(S, timeout_ms, KD_I32, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct delete_topics_request_d =
+    KD_STRUCT(struct kmsg_delete_topics_request, delete_topics_request_f);
 
-int kmsg_delete_topics_response_encode(struct kp_writer *w, int16_t version,
-                                       const struct kmsg_delete_topics_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_DELETE_TOPICS, version);
-    if (rc)
-        return rc;
-    if (version >= 1)
-        kp_write_i32(w, m->throttle_time_ms);
-    kp_write_array_len(w, m->responses_count);
-    for (int32_t i = 0; i < m->responses_count; i++) {
-        kp_write_string(w, m->responses[i].name);
-        kp_write_i16(w, m->responses[i].error_code);
-    }
-    return w->err;
-}
+#define S struct kmsg_delete_topics_topic_response
+static const struct kd_field delete_topics_topic_response_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KFNZ(S, error_message, KD_STR, 5, KD_NEVER, 5),
+};
+#undef S
+static const struct kd_struct delete_topics_topic_response_d =
+    KD_STRUCT(struct kmsg_delete_topics_topic_response, delete_topics_topic_response_f);
+
+#define S struct kmsg_delete_topics_response
+static const struct kd_field delete_topics_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 1, KD_NEVER),
+    KA(S, responses, 0, KD_NEVER, delete_topics_topic_response_d),
+};
+#undef S
+static const struct kd_struct delete_topics_response_d =
+    KD_STRUCT(struct kmsg_delete_topics_response, delete_topics_response_f);
+
+KD_MESSAGE(kd_delete_topics_request, "DeleteTopicsRequest", KAFKA_DELETE_TOPICS, 0, 5, 4,
+           &delete_topics_request_d, NULL);
+KD_MESSAGE(kd_delete_topics_response, "DeleteTopicsResponse", KAFKA_DELETE_TOPICS, 0, 5, 4,
+           &delete_topics_response_d, NULL);
 
 /* ---- DescribeConfigs ---- */
 
-int kmsg_describe_configs_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                         struct kmsg_describe_configs_request *out)
-{
-    int rc = kmsg_version_check(KAFKA_DESCRIBE_CONFIGS, version);
-    if (rc)
-        return rc;
-    out->resources_count = kp_read_array_len(r, 1 + 2 + 4);
-    out->resources = kp_arena_array(r, a, out->resources_count, sizeof *out->resources);
-    for (int32_t i = 0; i < out->resources_count && !r->err; i++) {
-        struct kmsg_describe_configs_resource *res = &out->resources[i];
-        res->resource_type = kp_read_i8(r);
-        res->resource_name = kp_read_string(r);
-        res->configuration_keys_count = kp_read_nullable_array_len(r, 2);
-        res->configuration_keys =
-            kp_arena_array(r, a, res->configuration_keys_count, sizeof *res->configuration_keys);
-        for (int32_t j = 0; j < res->configuration_keys_count && !r->err; j++)
-            res->configuration_keys[j] = kp_read_string(r);
-    }
-    out->include_synonyms = version >= 1 ? kp_read_bool(r) : false;
-    if (r->err)
-        out->resources_count = 0;
-    return kmsg_finish(r);
-}
+#define S struct kmsg_describe_configs_resource
+static const struct kd_field describe_configs_resource_f[] = {
+    KF(S, resource_type, KD_I8, 0, KD_NEVER),
+    KF(S, resource_name, KD_STR, 0, KD_NEVER),
+    KPN(S, configuration_keys, KD_STR, 0, KD_NEVER, 0),
+};
+#undef S
+static const struct kd_struct describe_configs_resource_d =
+    KD_STRUCT(struct kmsg_describe_configs_resource, describe_configs_resource_f);
 
-int kmsg_describe_configs_response_encode(struct kp_writer *w, int16_t version,
-                                          const struct kmsg_describe_configs_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_DESCRIBE_CONFIGS, version);
-    if (rc)
-        return rc;
-    kp_write_i32(w, m->throttle_time_ms);
-    kp_write_array_len(w, m->results_count);
-    for (int32_t i = 0; i < m->results_count; i++) {
-        const struct kmsg_describe_configs_result *res = &m->results[i];
-        kp_write_i16(w, res->error_code);
-        kp_write_nullable_string(w, res->error_message);
-        kp_write_i8(w, res->resource_type);
-        kp_write_string(w, res->resource_name);
-        kp_write_array_len(w, res->configs_count);
-        for (int32_t j = 0; j < res->configs_count; j++) {
-            const struct kmsg_describe_configs_entry *c = &res->configs[j];
-            kp_write_string(w, c->name);
-            kp_write_nullable_string(w, c->value);
-            kp_write_bool(w, c->read_only);
-            if (version == 0)
-                kp_write_bool(w, c->is_default);
-            else
-                kp_write_i8(w, c->config_source);
-            kp_write_bool(w, c->is_sensitive);
-            if (version >= 1) {
-                kp_write_array_len(w, c->synonyms_count);
-                for (int32_t k = 0; k < c->synonyms_count; k++) {
-                    kp_write_string(w, c->synonyms[k].name);
-                    kp_write_nullable_string(w, c->synonyms[k].value);
-                    kp_write_i8(w, c->synonyms[k].source);
-                }
-            }
-        }
-    }
-    return w->err;
-}
+#define S struct kmsg_describe_configs_request
+static const struct kd_field describe_configs_request_f[] = {
+    KA(S, resources, 0, KD_NEVER, describe_configs_resource_d),
+    KF(S, include_synonyms, KD_BOOL, 1, KD_NEVER),
+    KF(S, include_documentation, KD_BOOL, 3, KD_NEVER),
+};
+#undef S
+static const struct kd_struct describe_configs_request_d =
+    KD_STRUCT(struct kmsg_describe_configs_request, describe_configs_request_f);
+
+#define S struct kmsg_describe_configs_synonym
+static const struct kd_field describe_configs_synonym_f[] = {
+    KF(S, name, KD_STR, 1, KD_NEVER),
+    KFN(S, value, KD_STR, 1, KD_NEVER, 0),
+    KF(S, source, KD_I8, 1, KD_NEVER),
+};
+#undef S
+static const struct kd_struct describe_configs_synonym_d =
+    KD_STRUCT(struct kmsg_describe_configs_synonym, describe_configs_synonym_f);
+
+#define S struct kmsg_describe_configs_entry
+static const struct kd_field describe_configs_entry_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KFN(S, value, KD_STR, 0, KD_NEVER, 0),
+    KF(S, read_only, KD_BOOL, 0, KD_NEVER),
+    KF(S, is_default, KD_BOOL, 0, 0),
+    KFD(S, config_source, KD_I8, 1, KD_NEVER, -1),
+    KF(S, is_sensitive, KD_BOOL, 0, KD_NEVER),
+    KA(S, synonyms, 1, KD_NEVER, describe_configs_synonym_d),
+    KF(S, config_type, KD_I8, 3, KD_NEVER),
+    KFNZ(S, documentation, KD_STR, 3, KD_NEVER, 0),
+};
+#undef S
+static const struct kd_struct describe_configs_entry_d =
+    KD_STRUCT(struct kmsg_describe_configs_entry, describe_configs_entry_f);
+
+#define S struct kmsg_describe_configs_result
+static const struct kd_field describe_configs_result_f[] = {
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KFN(S, error_message, KD_STR, 0, KD_NEVER, 0),
+    KF(S, resource_type, KD_I8, 0, KD_NEVER),
+    KF(S, resource_name, KD_STR, 0, KD_NEVER),
+    KA(S, configs, 0, KD_NEVER, describe_configs_entry_d),
+};
+#undef S
+static const struct kd_struct describe_configs_result_d =
+    KD_STRUCT(struct kmsg_describe_configs_result, describe_configs_result_f);
+
+#define S struct kmsg_describe_configs_response
+static const struct kd_field describe_configs_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 0, KD_NEVER),
+    KA(S, results, 0, KD_NEVER, describe_configs_result_d),
+};
+#undef S
+static const struct kd_struct describe_configs_response_d =
+    KD_STRUCT(struct kmsg_describe_configs_response, describe_configs_response_f);
+
+KD_MESSAGE(kd_describe_configs_request, "DescribeConfigsRequest", KAFKA_DESCRIBE_CONFIGS, 0, 4, 4,
+           &describe_configs_request_d, NULL);
+KD_MESSAGE(kd_describe_configs_response, "DescribeConfigsResponse", KAFKA_DESCRIBE_CONFIGS, 0, 4, 4,
+           &describe_configs_response_d, NULL);
+
+KMSG_CODEC(create_topics, create_topics_request, create_topics_response)
+KMSG_CODEC(delete_topics, delete_topics_request, delete_topics_response)
+KMSG_CODEC(describe_configs, describe_configs_request, describe_configs_response)

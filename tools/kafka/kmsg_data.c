@@ -1,8 +1,10 @@
 /*
- * kmsg_data.c — the data-path codecs: Produce (v0-7, see api.c KA4), Fetch (v4-11), ListOffsets
- * (v1-3). It owns their byte layouts; it must never copy record bytes on decode (a produced batch
+ * kmsg_data.c — the data-path messages as data (kdesc.h): Produce (v0-7, see api.c KA4), Fetch
+ * (v4-11), ListOffsets (v1-3), requests and responses. It owns their descriptions and the kmsg.h
+ * entry points over the interpreter; it must never copy record bytes on decode (a produced batch
  * stays a kp_bytes into the request) and never copy fetched segment bytes on encode unless the
- * caller hands them inline (otherwise they become a hole, KP8). None of these versions is flexible.
+ * caller hands them inline (otherwise they become a hole, KP8). None of these versions is
+ * flexible.
  *
  *   Produce request: transactional_id NSTRING (v3+), acks i16, timeout_ms i32,
  *     topic_data [name STRING, partition_data [index i32, records NULLABLE_BYTES]]
@@ -28,229 +30,240 @@
  *
  * Invariants:
  *   KD1  Every array count is checked against the least size of its element (KP4) with the
- *        element's fixed fields at that version, before the arena is asked for room.
+ *        element's fixed fields at that version, before the arena is asked for room (KDE1).
  *   KD2  A fetch partition's records are either copied (records != NULL) or a hole of exactly
- *        records_len bytes placed right after their i32 length; never both.
+ *        records_len bytes placed right after their length; never both (KD_RECORDS).
  */
+#include "tools/kafka/kdesc.h"
 #include "tools/kafka/kmsg.h"
 #include "tools/kafka/kmsg_int.h"
 
-#include <assert.h>
-
 /* ---- Produce ---- */
 
-int kmsg_produce_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                struct kmsg_produce_request *out)
-{
-    int rc = kmsg_version_check(KAFKA_PRODUCE, version);
-    if (rc)
-        return rc;
-    out->transactional_id.ptr = NULL;
-    out->transactional_id.len = -1;
-    if (version >= 3)
-        out->transactional_id = kp_read_nullable_string(r);
-    out->acks = kp_read_i16(r);
-    out->timeout_ms = kp_read_i32(r);
-    out->topics_count = kp_read_array_len(r, 2 + 4); /* KD1 */
-    out->topics = kp_arena_array(r, a, out->topics_count, sizeof *out->topics);
-    for (int32_t i = 0; i < out->topics_count && !r->err; i++) {
-        struct kmsg_produce_topic *t = &out->topics[i];
-        t->name = kp_read_string(r);
-        t->partitions_count = kp_read_array_len(r, 4 + 4);
-        t->partitions = kp_arena_array(r, a, t->partitions_count, sizeof *t->partitions);
-        for (int32_t j = 0; j < t->partitions_count && !r->err; j++) {
-            t->partitions[j].index = kp_read_i32(r);
-            t->partitions[j].records = kp_read_nullable_bytes(r);
-        }
-    }
-    if (r->err)
-        out->topics_count = 0;
-    return kmsg_finish(r);
-}
+#define S struct kmsg_produce_partition
+static const struct kd_field produce_partition_f[] = {
+    KF(S, index, KD_I32, 0, KD_NEVER),
+    KFN(S, records, KD_BYTES, 0, KD_NEVER, 0),
+};
+#undef S
+static const struct kd_struct produce_partition_d =
+    KD_STRUCT(struct kmsg_produce_partition, produce_partition_f);
 
-int kmsg_produce_response_encode(struct kp_writer *w, int16_t version,
-                                 const struct kmsg_produce_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_PRODUCE, version);
-    if (rc)
-        return rc;
-    kp_write_array_len(w, m->responses_count);
-    for (int32_t i = 0; i < m->responses_count; i++) {
-        const struct kmsg_produce_topic_response *t = &m->responses[i];
-        kp_write_string(w, t->name);
-        kp_write_array_len(w, t->partitions_count);
-        for (int32_t j = 0; j < t->partitions_count; j++) {
-            const struct kmsg_produce_partition_response *p = &t->partitions[j];
-            kp_write_i32(w, p->index);
-            kp_write_i16(w, p->error_code);
-            kp_write_i64(w, p->base_offset);
-            if (version >= 2)
-                kp_write_i64(w, p->log_append_time_ms);
-            if (version >= 5)
-                kp_write_i64(w, p->log_start_offset);
-        }
-    }
-    if (version >= 1)
-        kp_write_i32(w, m->throttle_time_ms);
-    return w->err;
-}
+#define S struct kmsg_produce_topic
+static const struct kd_field produce_topic_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KA(S, partitions, 0, KD_NEVER, produce_partition_d),
+};
+#undef S
+static const struct kd_struct produce_topic_d =
+    KD_STRUCT(struct kmsg_produce_topic, produce_topic_f);
+
+#define S struct kmsg_produce_request
+static const struct kd_field produce_request_f[] = {
+    KFN(S, transactional_id, KD_STR, 3, KD_NEVER, 3),
+    KF(S, acks, KD_I16, 0, KD_NEVER),
+    KF(S, timeout_ms, KD_I32, 0, KD_NEVER),
+    KA(S, topics, 0, KD_NEVER, produce_topic_d),
+};
+#undef S
+static const struct kd_struct produce_request_d =
+    KD_STRUCT(struct kmsg_produce_request, produce_request_f);
+
+#define S struct kmsg_produce_partition_response
+static const struct kd_field produce_partition_response_f[] = {
+    KF(S, index, KD_I32, 0, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KF(S, base_offset, KD_I64, 0, KD_NEVER),
+    KFD(S, log_append_time_ms, KD_I64, 2, KD_NEVER, -1),
+    KFD(S, log_start_offset, KD_I64, 5, KD_NEVER, -1),
+};
+#undef S
+static const struct kd_struct produce_partition_response_d =
+    KD_STRUCT(struct kmsg_produce_partition_response, produce_partition_response_f);
+
+#define S struct kmsg_produce_topic_response
+static const struct kd_field produce_topic_response_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KA(S, partitions, 0, KD_NEVER, produce_partition_response_d),
+};
+#undef S
+static const struct kd_struct produce_topic_response_d =
+    KD_STRUCT(struct kmsg_produce_topic_response, produce_topic_response_f);
+
+#define S struct kmsg_produce_response
+static const struct kd_field produce_response_f[] = {
+    KA(S, responses, 0, KD_NEVER, produce_topic_response_d),
+    KF(S, throttle_time_ms, KD_I32, 1, KD_NEVER),
+};
+#undef S
+static const struct kd_struct produce_response_d =
+    KD_STRUCT(struct kmsg_produce_response, produce_response_f);
+
+KD_MESSAGE(kd_produce_request, "ProduceRequest", KAFKA_PRODUCE, 0, 7, 9, &produce_request_d, NULL);
+KD_MESSAGE(kd_produce_response, "ProduceResponse", KAFKA_PRODUCE, 0, 7, 9, &produce_response_d,
+           NULL);
 
 /* ---- Fetch ---- */
 
-int kmsg_fetch_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                              struct kmsg_fetch_request *out)
-{
-    int rc = kmsg_version_check(KAFKA_FETCH, version);
-    if (rc)
-        return rc;
-    out->replica_id = kp_read_i32(r);
-    out->max_wait_ms = kp_read_i32(r);
-    out->min_bytes = kp_read_i32(r);
-    out->max_bytes = kp_read_i32(r);
-    out->isolation_level = kp_read_i8(r);
-    out->session_id = 0;
-    out->session_epoch = -1;
-    if (version >= 7) {
-        out->session_id = kp_read_i32(r);
-        out->session_epoch = kp_read_i32(r);
-    }
-    size_t part_min = 4 + 8 + 4 + (version >= 9 ? 4 : 0) + (version >= 5 ? 8 : 0); /* KD1 */
-    out->topics_count = kp_read_array_len(r, 2 + 4);
-    out->topics = kp_arena_array(r, a, out->topics_count, sizeof *out->topics);
-    for (int32_t i = 0; i < out->topics_count && !r->err; i++) {
-        struct kmsg_fetch_topic *t = &out->topics[i];
-        t->topic = kp_read_string(r);
-        t->partitions_count = kp_read_array_len(r, part_min);
-        t->partitions = kp_arena_array(r, a, t->partitions_count, sizeof *t->partitions);
-        for (int32_t j = 0; j < t->partitions_count && !r->err; j++) {
-            struct kmsg_fetch_partition *p = &t->partitions[j];
-            p->partition = kp_read_i32(r);
-            p->current_leader_epoch = version >= 9 ? kp_read_i32(r) : -1;
-            p->fetch_offset = kp_read_i64(r);
-            p->log_start_offset = version >= 5 ? kp_read_i64(r) : -1;
-            p->partition_max_bytes = kp_read_i32(r);
-        }
-    }
-    out->forgotten_topics_data = NULL;
-    out->forgotten_topics_data_count = 0;
-    if (version >= 7) {
-        out->forgotten_topics_data_count = kp_read_array_len(r, 2 + 4);
-        out->forgotten_topics_data = kp_arena_array(r, a, out->forgotten_topics_data_count,
-                                                    sizeof *out->forgotten_topics_data);
-        for (int32_t i = 0; i < out->forgotten_topics_data_count && !r->err; i++) {
-            struct kmsg_fetch_forgotten *f = &out->forgotten_topics_data[i];
-            f->topic = kp_read_string(r);
-            f->partitions_count = kp_read_array_len(r, 4);
-            f->partitions = kp_arena_array(r, a, f->partitions_count, sizeof *f->partitions);
-            for (int32_t j = 0; j < f->partitions_count && !r->err; j++)
-                f->partitions[j] = kp_read_i32(r);
-        }
-    }
-    out->rack_id.ptr = "";
-    out->rack_id.len = 0;
-    if (version >= 11)
-        out->rack_id = kp_read_string(r);
-    if (r->err) {
-        out->topics_count = 0;
-        out->forgotten_topics_data_count = 0;
-    }
-    return kmsg_finish(r);
-}
+#define S struct kmsg_fetch_partition
+static const struct kd_field fetch_partition_f[] = {
+    KF(S, partition, KD_I32, 0, KD_NEVER),
+    KFD(S, current_leader_epoch, KD_I32, 9, KD_NEVER, -1),
+    KF(S, fetch_offset, KD_I64, 0, KD_NEVER),
+    KFD(S, log_start_offset, KD_I64, 5, KD_NEVER, -1),
+    KF(S, partition_max_bytes, KD_I32, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct fetch_partition_d =
+    KD_STRUCT(struct kmsg_fetch_partition, fetch_partition_f);
 
-int kmsg_fetch_response_encode(struct kp_writer *w, int16_t version,
-                               const struct kmsg_fetch_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_FETCH, version);
-    if (rc)
-        return rc;
-    kp_write_i32(w, m->throttle_time_ms);
-    if (version >= 7) {
-        kp_write_i16(w, m->error_code);
-        kp_write_i32(w, m->session_id);
-    }
-    kp_write_array_len(w, m->responses_count);
-    for (int32_t i = 0; i < m->responses_count; i++) {
-        const struct kmsg_fetch_topic_response *t = &m->responses[i];
-        kp_write_string(w, t->topic);
-        kp_write_array_len(w, t->partitions_count);
-        for (int32_t j = 0; j < t->partitions_count; j++) {
-            const struct kmsg_fetch_partition_response *p = &t->partitions[j];
-            kp_write_i32(w, p->partition_index);
-            kp_write_i16(w, p->error_code);
-            kp_write_i64(w, p->high_watermark);
-            kp_write_i64(w, p->last_stable_offset);
-            if (version >= 5)
-                kp_write_i64(w, p->log_start_offset);
-            kp_write_array_len(
-                w, p->aborted_transactions_count < 0 ? -1 : p->aborted_transactions_count);
-            for (int32_t k = 0; k < p->aborted_transactions_count; k++) {
-                kp_write_i64(w, p->aborted_transactions[k].producer_id);
-                kp_write_i64(w, p->aborted_transactions[k].first_offset);
-            }
-            if (version >= 11)
-                kp_write_i32(w, p->preferred_read_replica);
-            if (p->records_len < 0) {
-                kp_write_i32(w, -1);
-                continue;
-            }
-            kp_write_i32(w, p->records_len);
-            if (p->records) /* KD2 */
-                kp_write_raw(w, p->records, (size_t)p->records_len);
-            else if (p->records_len > 0)
-                kp_write_hole(w, (uint32_t)p->records_len, p->records_ref);
-        }
-    }
-    return w->err;
-}
+#define S struct kmsg_fetch_topic
+static const struct kd_field fetch_topic_f[] = {
+    KF(S, topic, KD_STR, 0, KD_NEVER),
+    KA(S, partitions, 0, KD_NEVER, fetch_partition_d),
+};
+#undef S
+static const struct kd_struct fetch_topic_d = KD_STRUCT(struct kmsg_fetch_topic, fetch_topic_f);
+
+#define S struct kmsg_fetch_forgotten
+static const struct kd_field fetch_forgotten_f[] = {
+    KF(S, topic, KD_STR, 7, KD_NEVER),
+    KP(S, partitions, KD_I32, 7, KD_NEVER),
+};
+#undef S
+static const struct kd_struct fetch_forgotten_d =
+    KD_STRUCT(struct kmsg_fetch_forgotten, fetch_forgotten_f);
+
+#define S struct kmsg_fetch_request
+static const struct kd_field fetch_request_f[] = {
+    KF(S, replica_id, KD_I32, 0, KD_NEVER),
+    KF(S, max_wait_ms, KD_I32, 0, KD_NEVER),
+    KF(S, min_bytes, KD_I32, 0, KD_NEVER),
+    KFD(S, max_bytes, KD_I32, 3, KD_NEVER, INT32_MAX),
+    KF(S, isolation_level, KD_I8, 4, KD_NEVER),
+    KF(S, session_id, KD_I32, 7, KD_NEVER),
+    KFD(S, session_epoch, KD_I32, 7, KD_NEVER, -1),
+    KA(S, topics, 0, KD_NEVER, fetch_topic_d),
+    KA(S, forgotten_topics_data, 7, KD_NEVER, fetch_forgotten_d),
+    KF(S, rack_id, KD_STR, 11, KD_NEVER),
+};
+#undef S
+static const struct kd_struct fetch_request_d =
+    KD_STRUCT(struct kmsg_fetch_request, fetch_request_f);
+
+#define S struct kmsg_fetch_aborted
+static const struct kd_field fetch_aborted_f[] = {
+    KF(S, producer_id, KD_I64, 4, KD_NEVER),
+    KF(S, first_offset, KD_I64, 4, KD_NEVER),
+};
+#undef S
+static const struct kd_struct fetch_aborted_d =
+    KD_STRUCT(struct kmsg_fetch_aborted, fetch_aborted_f);
+
+#define S struct kmsg_fetch_partition_response
+static const struct kd_field fetch_partition_response_f[] = {
+    KF(S, partition_index, KD_I32, 0, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KF(S, high_watermark, KD_I64, 0, KD_NEVER),
+    KFD(S, last_stable_offset, KD_I64, 4, KD_NEVER, -1),
+    KFD(S, log_start_offset, KD_I64, 5, KD_NEVER, -1),
+    KAN(S, aborted_transactions, 4, KD_NEVER, 4, fetch_aborted_d),
+    KFD(S, preferred_read_replica, KD_I32, 11, KD_NEVER, -1),
+    KD_X(S, records_len, KD_RECORDS, 0, 0, 0, KD_NEVER, 0, -1, (uint32_t)offsetof(S, records),
+         (uint32_t)offsetof(S, records_ref), NULL, -1),
+};
+#undef S
+static const struct kd_struct fetch_partition_response_d =
+    KD_STRUCT(struct kmsg_fetch_partition_response, fetch_partition_response_f);
+
+#define S struct kmsg_fetch_topic_response
+static const struct kd_field fetch_topic_response_f[] = {
+    KF(S, topic, KD_STR, 0, KD_NEVER),
+    KA(S, partitions, 0, KD_NEVER, fetch_partition_response_d),
+};
+#undef S
+static const struct kd_struct fetch_topic_response_d =
+    KD_STRUCT(struct kmsg_fetch_topic_response, fetch_topic_response_f);
+
+#define S struct kmsg_fetch_response
+static const struct kd_field fetch_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 1, KD_NEVER),
+    KF(S, error_code, KD_I16, 7, KD_NEVER),
+    KF(S, session_id, KD_I32, 7, KD_NEVER),
+    KA(S, responses, 0, KD_NEVER, fetch_topic_response_d),
+};
+#undef S
+static const struct kd_struct fetch_response_d =
+    KD_STRUCT(struct kmsg_fetch_response, fetch_response_f);
+
+KD_MESSAGE(kd_fetch_request, "FetchRequest", KAFKA_FETCH, 4, 11, 12, &fetch_request_d, NULL);
+KD_MESSAGE(kd_fetch_response, "FetchResponse", KAFKA_FETCH, 4, 11, 12, &fetch_response_d, NULL);
 
 /* ---- ListOffsets ---- */
 
-int kmsg_list_offsets_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                     struct kmsg_list_offsets_request *out)
-{
-    int rc = kmsg_version_check(KAFKA_LIST_OFFSETS, version);
-    if (rc)
-        return rc;
-    out->replica_id = kp_read_i32(r);
-    out->isolation_level = version >= 2 ? kp_read_i8(r) : 0;
-    out->topics_count = kp_read_array_len(r, 2 + 4);
-    out->topics = kp_arena_array(r, a, out->topics_count, sizeof *out->topics);
-    for (int32_t i = 0; i < out->topics_count && !r->err; i++) {
-        struct kmsg_list_offsets_topic *t = &out->topics[i];
-        t->name = kp_read_string(r);
-        t->partitions_count = kp_read_array_len(r, 4 + 8);
-        t->partitions = kp_arena_array(r, a, t->partitions_count, sizeof *t->partitions);
-        for (int32_t j = 0; j < t->partitions_count && !r->err; j++) {
-            t->partitions[j].partition_index = kp_read_i32(r);
-            t->partitions[j].current_leader_epoch = -1;
-            t->partitions[j].timestamp = kp_read_i64(r);
-        }
-    }
-    if (r->err)
-        out->topics_count = 0;
-    return kmsg_finish(r);
-}
+#define S struct kmsg_list_offsets_partition
+static const struct kd_field list_offsets_partition_f[] = {
+    KF(S, partition_index, KD_I32, 0, KD_NEVER),
+    KFD(S, current_leader_epoch, KD_I32, 4, KD_NEVER, -1),
+    KF(S, timestamp, KD_I64, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct list_offsets_partition_d =
+    KD_STRUCT(struct kmsg_list_offsets_partition, list_offsets_partition_f);
 
-int kmsg_list_offsets_response_encode(struct kp_writer *w, int16_t version,
-                                      const struct kmsg_list_offsets_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_LIST_OFFSETS, version);
-    if (rc)
-        return rc;
-    if (version >= 2)
-        kp_write_i32(w, m->throttle_time_ms);
-    kp_write_array_len(w, m->topics_count);
-    for (int32_t i = 0; i < m->topics_count; i++) {
-        const struct kmsg_list_offsets_topic_response *t = &m->topics[i];
-        kp_write_string(w, t->name);
-        kp_write_array_len(w, t->partitions_count);
-        for (int32_t j = 0; j < t->partitions_count; j++) {
-            const struct kmsg_list_offsets_partition_response *p = &t->partitions[j];
-            kp_write_i32(w, p->partition_index);
-            kp_write_i16(w, p->error_code);
-            kp_write_i64(w, p->timestamp);
-            kp_write_i64(w, p->offset);
-        }
-    }
-    return w->err;
-}
+#define S struct kmsg_list_offsets_topic
+static const struct kd_field list_offsets_topic_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KA(S, partitions, 0, KD_NEVER, list_offsets_partition_d),
+};
+#undef S
+static const struct kd_struct list_offsets_topic_d =
+    KD_STRUCT(struct kmsg_list_offsets_topic, list_offsets_topic_f);
+
+#define S struct kmsg_list_offsets_request
+static const struct kd_field list_offsets_request_f[] = {
+    KF(S, replica_id, KD_I32, 0, KD_NEVER),
+    KF(S, isolation_level, KD_I8, 2, KD_NEVER),
+    KA(S, topics, 0, KD_NEVER, list_offsets_topic_d),
+};
+#undef S
+static const struct kd_struct list_offsets_request_d =
+    KD_STRUCT(struct kmsg_list_offsets_request, list_offsets_request_f);
+
+#define S struct kmsg_list_offsets_partition_response
+static const struct kd_field list_offsets_partition_response_f[] = {
+    KF(S, partition_index, KD_I32, 0, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KFD(S, timestamp, KD_I64, 1, KD_NEVER, -1),
+    KFD(S, offset, KD_I64, 1, KD_NEVER, -1),
+};
+#undef S
+static const struct kd_struct list_offsets_partition_response_d =
+    KD_STRUCT(struct kmsg_list_offsets_partition_response, list_offsets_partition_response_f);
+
+#define S struct kmsg_list_offsets_topic_response
+static const struct kd_field list_offsets_topic_response_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KA(S, partitions, 0, KD_NEVER, list_offsets_partition_response_d),
+};
+#undef S
+static const struct kd_struct list_offsets_topic_response_d =
+    KD_STRUCT(struct kmsg_list_offsets_topic_response, list_offsets_topic_response_f);
+
+#define S struct kmsg_list_offsets_response
+static const struct kd_field list_offsets_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 2, KD_NEVER),
+    KA(S, topics, 0, KD_NEVER, list_offsets_topic_response_d),
+};
+#undef S
+static const struct kd_struct list_offsets_response_d =
+    KD_STRUCT(struct kmsg_list_offsets_response, list_offsets_response_f);
+
+KD_MESSAGE(kd_list_offsets_request, "ListOffsetsRequest", KAFKA_LIST_OFFSETS, 1, 3, 6,
+           &list_offsets_request_d, NULL);
+KD_MESSAGE(kd_list_offsets_response, "ListOffsetsResponse", KAFKA_LIST_OFFSETS, 1, 3, 6,
+           &list_offsets_response_d, NULL);
+
+KMSG_CODEC(produce, produce_request, produce_response)
+KMSG_CODEC(fetch, fetch_request, fetch_response)
+KMSG_CODEC(list_offsets, list_offsets_request, list_offsets_response)

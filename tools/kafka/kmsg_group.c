@@ -1,9 +1,9 @@
 /*
- * kmsg_group.c — consumer-group membership codecs (issue 13): JoinGroup (v0-5), SyncGroup
- * (v0-3), Heartbeat (v0-3), LeaveGroup (v0-1), ListGroups (v0-2), DescribeGroups (v0-2). None
+ * kmsg_group.c — consumer-group membership messages as data (kdesc.h): JoinGroup (v0-5),
+ * SyncGroup (v0-3), Heartbeat (v0-3), LeaveGroup (v0-1), ListGroups (v0-2), DescribeGroups (v0-2). None
  * of these versions is flexible. Protocol metadata and assignments stay kp_bytes into the
  * request: the broker never parses them (they are the clients' own format). It must never decide
- * an answer; the APIs stay unadvertised (api.c) until the server handles them.
+ * an answer (the server does).
  *
  *   JoinGroup request: group_id STRING, session_timeout_ms i32, rebalance_timeout_ms i32 (v1+),
  *     member_id STRING, group_instance_id NSTRING (v5+), protocol_type STRING,
@@ -25,206 +25,231 @@
  *     protocol_data STRING, members [member_id STRING, client_id STRING, client_host STRING,
  *     member_metadata BYTES, member_assignment BYTES]]
  */
+#include "tools/kafka/kdesc.h"
 #include "tools/kafka/kmsg.h"
 #include "tools/kafka/kmsg_int.h"
 
-static const struct kp_str null_str = {NULL, -1};
+/* ---- JoinGroup ---- */
 
-int kmsg_join_group_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                   struct kmsg_join_group_request *out)
+#define S struct kmsg_join_group_protocol
+static const struct kd_field join_group_protocol_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KF(S, metadata, KD_BYTES, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct join_group_protocol_d =
+    KD_STRUCT(struct kmsg_join_group_protocol, join_group_protocol_f);
+
+#define S struct kmsg_join_group_request
+static const struct kd_field join_group_request_f[] = {
+    KF(S, group_id, KD_STR, 0, KD_NEVER),
+    KF(S, session_timeout_ms, KD_I32, 0, KD_NEVER),
+    KFD(S, rebalance_timeout_ms, KD_I32, 1, KD_NEVER, -1),
+    KF(S, member_id, KD_STR, 0, KD_NEVER),
+    KFN(S, group_instance_id, KD_STR, 5, KD_NEVER, 5),
+    KF(S, protocol_type, KD_STR, 0, KD_NEVER),
+    KA(S, protocols, 0, KD_NEVER, join_group_protocol_d),
+};
+#undef S
+static const struct kd_struct join_group_request_d =
+    KD_STRUCT(struct kmsg_join_group_request, join_group_request_f);
+
+/* Before v1 the rebalance timeout is the session timeout (Kafka's JoinGroupRequest). */
+static void join_group_request_after(void *msg, int16_t version)
 {
-    int rc = kmsg_version_check(KAFKA_JOIN_GROUP, version);
-    if (rc)
-        return rc;
-    out->group_id = kp_read_string(r);
-    out->session_timeout_ms = kp_read_i32(r);
-    out->rebalance_timeout_ms = version >= 1 ? kp_read_i32(r) : out->session_timeout_ms;
-    out->member_id = kp_read_string(r);
-    out->group_instance_id = version >= 5 ? kp_read_nullable_string(r) : null_str;
-    out->protocol_type = kp_read_string(r);
-    out->protocols_count = kp_read_array_len(r, 2 + 4);
-    out->protocols = kp_arena_array(r, a, out->protocols_count, sizeof *out->protocols);
-    for (int32_t i = 0; i < out->protocols_count && !r->err; i++) {
-        out->protocols[i].name = kp_read_string(r);
-        out->protocols[i].metadata = kp_read_bytes(r);
-    }
-    if (r->err)
-        out->protocols_count = 0;
-    return kmsg_finish(r);
+    struct kmsg_join_group_request *m = msg;
+    if (version < 1)
+        m->rebalance_timeout_ms = m->session_timeout_ms;
 }
 
-int kmsg_join_group_response_encode(struct kp_writer *w, int16_t version,
-                                    const struct kmsg_join_group_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_JOIN_GROUP, version);
-    if (rc)
-        return rc;
-    if (version >= 2)
-        kp_write_i32(w, m->throttle_time_ms);
-    kp_write_i16(w, m->error_code);
-    kp_write_i32(w, m->generation_id);
-    kp_write_string(w, m->protocol_name);
-    kp_write_string(w, m->leader);
-    kp_write_string(w, m->member_id);
-    kp_write_array_len(w, m->members_count);
-    for (int32_t i = 0; i < m->members_count; i++) {
-        kp_write_string(w, m->members[i].member_id);
-        if (version >= 5)
-            kp_write_nullable_string(w, m->members[i].group_instance_id);
-        kp_write_bytes(w, m->members[i].metadata);
-    }
-    return w->err;
-}
+#define S struct kmsg_join_group_member
+static const struct kd_field join_group_member_f[] = {
+    KF(S, member_id, KD_STR, 0, KD_NEVER),
+    KFN(S, group_instance_id, KD_STR, 5, KD_NEVER, 5),
+    KF(S, metadata, KD_BYTES, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct join_group_member_d =
+    KD_STRUCT(struct kmsg_join_group_member, join_group_member_f);
 
-int kmsg_sync_group_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                   struct kmsg_sync_group_request *out)
-{
-    int rc = kmsg_version_check(KAFKA_SYNC_GROUP, version);
-    if (rc)
-        return rc;
-    out->group_id = kp_read_string(r);
-    out->generation_id = kp_read_i32(r);
-    out->member_id = kp_read_string(r);
-    out->group_instance_id = version >= 3 ? kp_read_nullable_string(r) : null_str;
-    out->assignments_count = kp_read_array_len(r, 2 + 4);
-    out->assignments = kp_arena_array(r, a, out->assignments_count, sizeof *out->assignments);
-    for (int32_t i = 0; i < out->assignments_count && !r->err; i++) {
-        out->assignments[i].member_id = kp_read_string(r);
-        out->assignments[i].assignment = kp_read_bytes(r);
-    }
-    if (r->err)
-        out->assignments_count = 0;
-    return kmsg_finish(r);
-}
+#define S struct kmsg_join_group_response
+static const struct kd_field join_group_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 2, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KFD(S, generation_id, KD_I32, 0, KD_NEVER, -1),
+    KF(S, protocol_name, KD_STR, 0, KD_NEVER),
+    KF(S, leader, KD_STR, 0, KD_NEVER),
+    KF(S, member_id, KD_STR, 0, KD_NEVER),
+    KA(S, members, 0, KD_NEVER, join_group_member_d),
+};
+#undef S
+static const struct kd_struct join_group_response_d =
+    KD_STRUCT(struct kmsg_join_group_response, join_group_response_f);
 
-int kmsg_sync_group_response_encode(struct kp_writer *w, int16_t version,
-                                    const struct kmsg_sync_group_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_SYNC_GROUP, version);
-    if (rc)
-        return rc;
-    if (version >= 1)
-        kp_write_i32(w, m->throttle_time_ms);
-    kp_write_i16(w, m->error_code);
-    kp_write_bytes(w, m->assignment);
-    return w->err;
-}
+KD_MESSAGE(kd_join_group_request, "JoinGroupRequest", KAFKA_JOIN_GROUP, 0, 5, 6,
+           &join_group_request_d, join_group_request_after);
+KD_MESSAGE(kd_join_group_response, "JoinGroupResponse", KAFKA_JOIN_GROUP, 0, 5, 6,
+           &join_group_response_d, NULL);
 
-int kmsg_heartbeat_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                  struct kmsg_heartbeat_request *out)
-{
-    (void)a;
-    int rc = kmsg_version_check(KAFKA_HEARTBEAT, version);
-    if (rc)
-        return rc;
-    out->group_id = kp_read_string(r);
-    out->generation_id = kp_read_i32(r);
-    out->member_id = kp_read_string(r);
-    out->group_instance_id = version >= 3 ? kp_read_nullable_string(r) : null_str;
-    return kmsg_finish(r);
-}
+/* ---- SyncGroup ---- */
 
-static int write_error_response(struct kp_writer *w, int16_t version,
-                                const struct kmsg_error_response *m)
-{
-    if (version >= 1)
-        kp_write_i32(w, m->throttle_time_ms);
-    kp_write_i16(w, m->error_code);
-    return w->err;
-}
+#define S struct kmsg_sync_group_assignment
+static const struct kd_field sync_group_assignment_f[] = {
+    KF(S, member_id, KD_STR, 0, KD_NEVER),
+    KF(S, assignment, KD_BYTES, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct sync_group_assignment_d =
+    KD_STRUCT(struct kmsg_sync_group_assignment, sync_group_assignment_f);
 
-int kmsg_heartbeat_response_encode(struct kp_writer *w, int16_t version,
-                                   const struct kmsg_error_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_HEARTBEAT, version);
-    return rc ? rc : write_error_response(w, version, m);
-}
+#define S struct kmsg_sync_group_request
+static const struct kd_field sync_group_request_f[] = {
+    KF(S, group_id, KD_STR, 0, KD_NEVER),
+    KF(S, generation_id, KD_I32, 0, KD_NEVER),
+    KF(S, member_id, KD_STR, 0, KD_NEVER),
+    KFN(S, group_instance_id, KD_STR, 3, KD_NEVER, 3),
+    KA(S, assignments, 0, KD_NEVER, sync_group_assignment_d),
+};
+#undef S
+static const struct kd_struct sync_group_request_d =
+    KD_STRUCT(struct kmsg_sync_group_request, sync_group_request_f);
 
-int kmsg_leave_group_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                    struct kmsg_leave_group_request *out)
-{
-    (void)a;
-    int rc = kmsg_version_check(KAFKA_LEAVE_GROUP, version);
-    if (rc)
-        return rc;
-    out->group_id = kp_read_string(r);
-    out->member_id = kp_read_string(r);
-    return kmsg_finish(r);
-}
+#define S struct kmsg_sync_group_response
+static const struct kd_field sync_group_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 1, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KF(S, assignment, KD_BYTES, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct sync_group_response_d =
+    KD_STRUCT(struct kmsg_sync_group_response, sync_group_response_f);
 
-int kmsg_leave_group_response_encode(struct kp_writer *w, int16_t version,
-                                     const struct kmsg_error_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_LEAVE_GROUP, version);
-    return rc ? rc : write_error_response(w, version, m);
-}
+KD_MESSAGE(kd_sync_group_request, "SyncGroupRequest", KAFKA_SYNC_GROUP, 0, 3, 4,
+           &sync_group_request_d, NULL);
+KD_MESSAGE(kd_sync_group_response, "SyncGroupResponse", KAFKA_SYNC_GROUP, 0, 3, 4,
+           &sync_group_response_d, NULL);
 
-int kmsg_list_groups_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                    struct kmsg_list_groups_request *out)
-{
-    (void)a;
-    out->unused = 0;
-    int rc = kmsg_version_check(KAFKA_LIST_GROUPS, version);
-    return rc ? rc : kmsg_finish(r);
-}
+/* ---- Heartbeat, LeaveGroup (answers: throttle v1+, error_code) ---- */
 
-int kmsg_list_groups_response_encode(struct kp_writer *w, int16_t version,
-                                     const struct kmsg_list_groups_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_LIST_GROUPS, version);
-    if (rc)
-        return rc;
-    if (version >= 1)
-        kp_write_i32(w, m->throttle_time_ms);
-    kp_write_i16(w, m->error_code);
-    kp_write_array_len(w, m->groups_count);
-    for (int32_t i = 0; i < m->groups_count; i++) {
-        kp_write_string(w, m->groups[i].group_id);
-        kp_write_string(w, m->groups[i].protocol_type);
-    }
-    return w->err;
-}
+#define S struct kmsg_heartbeat_request
+static const struct kd_field heartbeat_request_f[] = {
+    KF(S, group_id, KD_STR, 0, KD_NEVER),
+    KF(S, generation_id, KD_I32, 0, KD_NEVER),
+    KF(S, member_id, KD_STR, 0, KD_NEVER),
+    KFN(S, group_instance_id, KD_STR, 3, KD_NEVER, 3),
+};
+#undef S
+static const struct kd_struct heartbeat_request_d =
+    KD_STRUCT(struct kmsg_heartbeat_request, heartbeat_request_f);
 
-int kmsg_describe_groups_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                        struct kmsg_describe_groups_request *out)
-{
-    int rc = kmsg_version_check(KAFKA_DESCRIBE_GROUPS, version);
-    if (rc)
-        return rc;
-    out->groups_count = kp_read_array_len(r, 2);
-    out->groups = kp_arena_array(r, a, out->groups_count, sizeof *out->groups);
-    for (int32_t i = 0; i < out->groups_count && !r->err; i++)
-        out->groups[i] = kp_read_string(r);
-    if (r->err)
-        out->groups_count = 0;
-    return kmsg_finish(r);
-}
+#define S struct kmsg_error_response
+static const struct kd_field error_response_v1_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 1, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct error_response_v1_d =
+    KD_STRUCT(struct kmsg_error_response, error_response_v1_f);
 
-int kmsg_describe_groups_response_encode(struct kp_writer *w, int16_t version,
-                                         const struct kmsg_describe_groups_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_DESCRIBE_GROUPS, version);
-    if (rc)
-        return rc;
-    if (version >= 1)
-        kp_write_i32(w, m->throttle_time_ms);
-    kp_write_array_len(w, m->groups_count);
-    for (int32_t i = 0; i < m->groups_count; i++) {
-        const struct kmsg_describe_groups_group *g = &m->groups[i];
-        kp_write_i16(w, g->error_code);
-        kp_write_string(w, g->group_id);
-        kp_write_string(w, g->group_state);
-        kp_write_string(w, g->protocol_type);
-        kp_write_string(w, g->protocol_data);
-        kp_write_array_len(w, g->members_count);
-        for (int32_t j = 0; j < g->members_count; j++) {
-            const struct kmsg_describe_groups_member *mb = &g->members[j];
-            kp_write_string(w, mb->member_id);
-            kp_write_string(w, mb->client_id);
-            kp_write_string(w, mb->client_host);
-            kp_write_bytes(w, mb->member_metadata);
-            kp_write_bytes(w, mb->member_assignment);
-        }
-    }
-    return w->err;
-}
+KD_MESSAGE(kd_heartbeat_request, "HeartbeatRequest", KAFKA_HEARTBEAT, 0, 3, 4, &heartbeat_request_d,
+           NULL);
+KD_MESSAGE(kd_heartbeat_response, "HeartbeatResponse", KAFKA_HEARTBEAT, 0, 3, 4,
+           &error_response_v1_d, NULL);
+
+#define S struct kmsg_leave_group_request
+static const struct kd_field leave_group_request_f[] = {
+    KF(S, group_id, KD_STR, 0, KD_NEVER),
+    KF(S, member_id, KD_STR, 0, 2),
+};
+#undef S
+static const struct kd_struct leave_group_request_d =
+    KD_STRUCT(struct kmsg_leave_group_request, leave_group_request_f);
+
+KD_MESSAGE(kd_leave_group_request, "LeaveGroupRequest", KAFKA_LEAVE_GROUP, 0, 1, 4,
+           &leave_group_request_d, NULL);
+KD_MESSAGE(kd_leave_group_response, "LeaveGroupResponse", KAFKA_LEAVE_GROUP, 0, 1, 4,
+           &error_response_v1_d, NULL);
+
+/* ---- ListGroups ---- */
+
+/* v0-3 carry no fields. */
+static const struct kd_struct list_groups_request_d = {
+    "struct kmsg_list_groups_request", NULL, 0, (uint32_t)sizeof(struct kmsg_list_groups_request)};
+
+#define S struct kmsg_list_groups_group
+static const struct kd_field list_groups_group_f[] = {
+    KF(S, group_id, KD_STR, 0, KD_NEVER),
+    KF(S, protocol_type, KD_STR, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct list_groups_group_d =
+    KD_STRUCT(struct kmsg_list_groups_group, list_groups_group_f);
+
+#define S struct kmsg_list_groups_response
+static const struct kd_field list_groups_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 1, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KA(S, groups, 0, KD_NEVER, list_groups_group_d),
+};
+#undef S
+static const struct kd_struct list_groups_response_d =
+    KD_STRUCT(struct kmsg_list_groups_response, list_groups_response_f);
+
+KD_MESSAGE(kd_list_groups_request, "ListGroupsRequest", KAFKA_LIST_GROUPS, 0, 2, 3,
+           &list_groups_request_d, NULL);
+KD_MESSAGE(kd_list_groups_response, "ListGroupsResponse", KAFKA_LIST_GROUPS, 0, 2, 3,
+           &list_groups_response_d, NULL);
+
+/* ---- DescribeGroups ---- */
+
+#define S struct kmsg_describe_groups_request
+static const struct kd_field describe_groups_request_f[] = {
+    KP(S, groups, KD_STR, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct describe_groups_request_d =
+    KD_STRUCT(struct kmsg_describe_groups_request, describe_groups_request_f);
+
+#define S struct kmsg_describe_groups_member
+static const struct kd_field describe_groups_member_f[] = {
+    KF(S, member_id, KD_STR, 0, KD_NEVER),           KF(S, client_id, KD_STR, 0, KD_NEVER),
+    KF(S, client_host, KD_STR, 0, KD_NEVER),         KF(S, member_metadata, KD_BYTES, 0, KD_NEVER),
+    KF(S, member_assignment, KD_BYTES, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct describe_groups_member_d =
+    KD_STRUCT(struct kmsg_describe_groups_member, describe_groups_member_f);
+
+#define S struct kmsg_describe_groups_group
+static const struct kd_field describe_groups_group_f[] = {
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KF(S, group_id, KD_STR, 0, KD_NEVER),
+    KF(S, group_state, KD_STR, 0, KD_NEVER),
+    KF(S, protocol_type, KD_STR, 0, KD_NEVER),
+    KF(S, protocol_data, KD_STR, 0, KD_NEVER),
+    KA(S, members, 0, KD_NEVER, describe_groups_member_d),
+};
+#undef S
+static const struct kd_struct describe_groups_group_d =
+    KD_STRUCT(struct kmsg_describe_groups_group, describe_groups_group_f);
+
+#define S struct kmsg_describe_groups_response
+static const struct kd_field describe_groups_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 1, KD_NEVER),
+    KA(S, groups, 0, KD_NEVER, describe_groups_group_d),
+};
+#undef S
+static const struct kd_struct describe_groups_response_d =
+    KD_STRUCT(struct kmsg_describe_groups_response, describe_groups_response_f);
+
+KD_MESSAGE(kd_describe_groups_request, "DescribeGroupsRequest", KAFKA_DESCRIBE_GROUPS, 0, 2, 5,
+           &describe_groups_request_d, NULL);
+KD_MESSAGE(kd_describe_groups_response, "DescribeGroupsResponse", KAFKA_DESCRIBE_GROUPS, 0, 2, 5,
+           &describe_groups_response_d, NULL);
+
+KMSG_CODEC(join_group, join_group_request, join_group_response)
+KMSG_CODEC(sync_group, sync_group_request, sync_group_response)
+KMSG_CODEC(heartbeat, heartbeat_request, error_response)
+KMSG_CODEC(leave_group, leave_group_request, error_response)
+KMSG_CODEC(list_groups, list_groups_request, list_groups_response)
+KMSG_CODEC(describe_groups, describe_groups_request, describe_groups_response)

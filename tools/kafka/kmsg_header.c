@@ -1,6 +1,6 @@
 /*
- * kmsg_header.c — request header v1/v2, response header v0/v1, response framing, ApiVersions,
- * and the dispatch of a request body to its decoder by key. It owns nothing but bytes; it must
+ * kmsg_header.c — request header v1/v2, response header v0/v1, response framing, ApiVersions
+ * (as data, kdesc.h), and a body's description by key (from the API's row, api_table.c). It owns nothing but bytes; it must
  * never decide what a request means (the server does) and never allocate.
  *
  *   request header v1: api_key i16, api_version i16, correlation_id i32, client_id NULLABLE_STRING
@@ -18,6 +18,7 @@
  *        key is read as v1 so the server can still answer with its correlation id.
  *   KH2  A frame's size field is patched last and counts holes (KP8).
  */
+#include "tools/kafka/kdesc.h"
 #include "tools/kafka/kmsg.h"
 #include "tools/kafka/kmsg_int.h"
 
@@ -82,43 +83,67 @@ int kafka_frame_end(struct kp_writer *w, size_t at)
     return 0;
 }
 
+#define S struct kmsg_api_versions_request
+static const struct kd_field api_versions_request_f[] = {
+    KF(S, client_software_name, KD_STR, 3, KD_NEVER),
+    KF(S, client_software_version, KD_STR, 3, KD_NEVER),
+};
+#undef S
+static const struct kd_struct api_versions_request_d =
+    KD_STRUCT(struct kmsg_api_versions_request, api_versions_request_f);
+
+#define S struct kmsg_api_version_range
+static const struct kd_field api_version_range_f[] = {
+    KF(S, api_key, KD_I16, 0, KD_NEVER),
+    KF(S, min_version, KD_I16, 0, KD_NEVER),
+    KF(S, max_version, KD_I16, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct api_version_range_d =
+    KD_STRUCT(struct kmsg_api_version_range, api_version_range_f);
+
+#define S struct kmsg_api_versions_response
+static const struct kd_field api_versions_response_f[] = {
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KA(S, api_keys, 0, KD_NEVER, api_version_range_d),
+    KF(S, throttle_time_ms, KD_I32, 1, KD_NEVER),
+};
+#undef S
+static const struct kd_struct api_versions_response_d =
+    KD_STRUCT(struct kmsg_api_versions_response, api_versions_response_f);
+
+KD_MESSAGE(kd_api_versions_request, "ApiVersionsRequest", KAFKA_API_VERSIONS, 0, 3, 3,
+           &api_versions_request_d, NULL);
+KD_MESSAGE(kd_api_versions_response, "ApiVersionsResponse", KAFKA_API_VERSIONS, 0, 3, 3,
+           &api_versions_response_d, NULL);
+
 int kmsg_api_versions_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
                                      struct kmsg_api_versions_request *out)
 {
-    (void)a;
+    /* The fields hold their defaults even for a version refused here (the server answers an
+     * unknown ApiVersions version without decoding its body). */
     out->client_software_name.ptr = "";
     out->client_software_name.len = 0;
     out->client_software_version = out->client_software_name;
-    int rc = kmsg_version_check(KAFKA_API_VERSIONS, version);
-    if (rc)
-        return rc;
-    if (version >= 3) {
-        out->client_software_name = kp_read_compact_string(r);
-        out->client_software_version = kp_read_compact_string(r);
-        kp_skip_tags(r);
-    }
-    return kmsg_finish(r);
+    return kd_decode(&kd_api_versions_request, r, version, a, out);
+}
+
+int kmsg_api_versions_request_encode(struct kp_writer *w, int16_t version,
+                                     const struct kmsg_api_versions_request *m)
+{
+    return kd_encode(&kd_api_versions_request, w, version, m);
+}
+
+int kmsg_api_versions_response_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                      struct kmsg_api_versions_response *out)
+{
+    return kd_decode(&kd_api_versions_response, r, version, a, out);
 }
 
 int kmsg_api_versions_response_encode(struct kp_writer *w, int16_t version,
                                       const struct kmsg_api_versions_response *m)
 {
-    int rc = kmsg_version_check(KAFKA_API_VERSIONS, version);
-    if (rc)
-        return rc;
-    bool flex = version >= 3;
-    kp_write_i16(w, m->error_code);
-    kp_write_alen(w, flex, m->api_keys_count);
-    for (int32_t i = 0; i < m->api_keys_count; i++) {
-        kp_write_i16(w, m->api_keys[i].api_key);
-        kp_write_i16(w, m->api_keys[i].min_version);
-        kp_write_i16(w, m->api_keys[i].max_version);
-        kp_write_tags(w, flex);
-    }
-    if (version >= 1)
-        kp_write_i32(w, m->throttle_time_ms);
-    kp_write_tags(w, flex);
-    return w->err;
+    return kd_encode(&kd_api_versions_response, w, version, m);
 }
 
 size_t kmsg_api_versions_fill(struct kmsg_api_version_range *out, size_t max)
@@ -147,63 +172,21 @@ int16_t kmsg_api_versions_response_version(int16_t requested, int16_t *error_cod
     return 0;
 }
 
+const struct kd_message *kmsg_desc(int16_t api_key, bool response)
+{
+    const struct kafka_api *a = kafka_api_find(api_key); /* the API's row (api_table.c) */
+    if (!a)
+        return NULL;
+    return response ? a->response : a->request;
+}
+
 int kmsg_request_decode(struct kp_reader *r, int16_t api_key, int16_t version, struct kp_arena *a,
                         union kmsg_request *out)
 {
-    switch (api_key) {
-    case KAFKA_API_VERSIONS:
+    if (api_key == KAFKA_API_VERSIONS)
         return kmsg_api_versions_request_decode(r, version, a, &out->api_versions);
-    case KAFKA_METADATA:
-        return kmsg_metadata_request_decode(r, version, a, &out->metadata);
-    case KAFKA_PRODUCE:
-        return kmsg_produce_request_decode(r, version, a, &out->produce);
-    case KAFKA_FETCH:
-        return kmsg_fetch_request_decode(r, version, a, &out->fetch);
-    case KAFKA_LIST_OFFSETS:
-        return kmsg_list_offsets_request_decode(r, version, a, &out->list_offsets);
-    case KAFKA_FIND_COORDINATOR:
-        return kmsg_find_coordinator_request_decode(r, version, a, &out->find_coordinator);
-    case KAFKA_INIT_PRODUCER_ID:
-        return kmsg_init_producer_id_request_decode(r, version, a, &out->init_producer_id);
-    case KAFKA_CREATE_TOPICS:
-        return kmsg_create_topics_request_decode(r, version, a, &out->create_topics);
-    case KAFKA_DELETE_TOPICS:
-        return kmsg_delete_topics_request_decode(r, version, a, &out->delete_topics);
-    case KAFKA_DESCRIBE_CONFIGS:
-        return kmsg_describe_configs_request_decode(r, version, a, &out->describe_configs);
-    case KAFKA_ADD_PARTITIONS_TO_TXN:
-        return kmsg_add_partitions_to_txn_request_decode(r, version, a,
-                                                         &out->add_partitions_to_txn);
-    case KAFKA_ADD_OFFSETS_TO_TXN:
-        return kmsg_add_offsets_to_txn_request_decode(r, version, a, &out->add_offsets_to_txn);
-    case KAFKA_END_TXN:
-        return kmsg_end_txn_request_decode(r, version, a, &out->end_txn);
-    case KAFKA_TXN_OFFSET_COMMIT:
-        return kmsg_txn_offset_commit_request_decode(r, version, a, &out->txn_offset_commit);
-    case KAFKA_OFFSET_COMMIT:
-        return kmsg_offset_commit_request_decode(r, version, a, &out->offset_commit);
-    case KAFKA_OFFSET_FETCH:
-        return kmsg_offset_fetch_request_decode(r, version, a, &out->offset_fetch);
-    case KAFKA_JOIN_GROUP:
-        return kmsg_join_group_request_decode(r, version, a, &out->join_group);
-    case KAFKA_SYNC_GROUP:
-        return kmsg_sync_group_request_decode(r, version, a, &out->sync_group);
-    case KAFKA_HEARTBEAT:
-        return kmsg_heartbeat_request_decode(r, version, a, &out->heartbeat);
-    case KAFKA_LEAVE_GROUP:
-        return kmsg_leave_group_request_decode(r, version, a, &out->leave_group);
-    case KAFKA_LIST_GROUPS:
-        return kmsg_list_groups_request_decode(r, version, a, &out->list_groups);
-    case KAFKA_DESCRIBE_GROUPS:
-        return kmsg_describe_groups_request_decode(r, version, a, &out->describe_groups);
-    case KAFKA_DESCRIBE_PRODUCERS:
-        return kmsg_describe_producers_request_decode(r, version, a, &out->describe_producers);
-    case KAFKA_DESCRIBE_TRANSACTIONS:
-        return kmsg_describe_transactions_request_decode(r, version, a,
-                                                         &out->describe_transactions);
-    case KAFKA_LIST_TRANSACTIONS:
-        return kmsg_list_transactions_request_decode(r, version, a, &out->list_transactions);
-    default:
+    const struct kd_message *m = kmsg_desc(api_key, false);
+    if (!m)
         return RT_E_UNSUPPORTED;
-    }
+    return kd_decode(m, r, version, a, out); /* every member starts at the union's address */
 }

@@ -1,40 +1,70 @@
 /*
- * kmsg_int.h — helpers shared by the kmsg_*.c codecs (not part of the codec interface): the
- * version check against api.c's codec range, the "consumed whole" end of a decode, and the least
- * wire sizes used for KP4's array-count checks. It holds no state and must never be included
+ * kmsg_int.h — what the kmsg_*.c descriptions share (not part of the codec interface): the
+ * macro that makes an API's four entry points over its descriptions,
+ * and the descriptions' names. It holds no state and must never be included
  * outside tools/kafka/kmsg_*.c.
  */
 #ifndef RT_KAFKA_KMSG_INT_H
 #define RT_KAFKA_KMSG_INT_H
 
+#include "tools/kafka/kdesc.h"
 #include "tools/kafka/kmsg.h"
 
-/* RT_E_UNSUPPORTED unless `version` is inside the codec range of `key` (api.h). */
-static inline int kmsg_version_check(int16_t key, int16_t version)
-{
-    const struct kafka_api *a = kafka_api_find(key);
-    if (!a || version < a->codec_min || version > a->codec_max)
-        return RT_E_UNSUPPORTED;
-    return 0;
-}
+/* The four kmsg.h entry points of an API over its two descriptions kd_<api>_request and
+ * kd_<api>_response (rq and rs name the request and response structs without "kmsg_"). */
+#define KMSG_CODEC(api, rq, rs)                                                                    \
+    int kmsg_##api##_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,      \
+                                    struct kmsg_##rq *out)                                         \
+    {                                                                                              \
+        return kd_decode(&kd_##api##_request, r, version, a, out);                                 \
+    }                                                                                              \
+    int kmsg_##api##_request_encode(struct kp_writer *w, int16_t version,                          \
+                                    const struct kmsg_##rq *m)                                     \
+    {                                                                                              \
+        return kd_encode(&kd_##api##_request, w, version, m);                                      \
+    }                                                                                              \
+    int kmsg_##api##_response_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,     \
+                                     struct kmsg_##rs *out)                                        \
+    {                                                                                              \
+        return kd_decode(&kd_##api##_response, r, version, a, out);                                \
+    }                                                                                              \
+    int kmsg_##api##_response_encode(struct kp_writer *w, int16_t version,                         \
+                                     const struct kmsg_##rs *m)                                    \
+    {                                                                                              \
+        return kd_encode(&kd_##api##_response, w, version, m);                                     \
+    }
 
-/* Ends a decode: the body must be consumed whole; returns the sticky error. */
-static inline int kmsg_finish(struct kp_reader *r)
-{
-    kp_expect_end(r);
-    return r->err;
-}
+#define KMSG_DESCS(api)                                                                            \
+    extern const struct kd_message kd_##api##_request;                                             \
+    extern const struct kd_message kd_##api##_response;
+KMSG_DESCS(produce)
+KMSG_DESCS(fetch)
+KMSG_DESCS(list_offsets)
+KMSG_DESCS(metadata)
+KMSG_DESCS(offset_commit)
+KMSG_DESCS(offset_fetch)
+KMSG_DESCS(find_coordinator)
+KMSG_DESCS(join_group)
+KMSG_DESCS(heartbeat)
+KMSG_DESCS(leave_group)
+KMSG_DESCS(sync_group)
+KMSG_DESCS(describe_groups)
+KMSG_DESCS(list_groups)
+KMSG_DESCS(api_versions)
+KMSG_DESCS(create_topics)
+KMSG_DESCS(delete_topics)
+KMSG_DESCS(init_producer_id)
+KMSG_DESCS(add_partitions_to_txn)
+KMSG_DESCS(add_offsets_to_txn)
+KMSG_DESCS(end_txn)
+KMSG_DESCS(txn_offset_commit)
+KMSG_DESCS(describe_configs)
+KMSG_DESCS(describe_producers)
+KMSG_DESCS(describe_transactions)
+KMSG_DESCS(list_transactions)
+#undef KMSG_DESCS
 
-/* Least wire sizes of common array elements (KP4): a classic string is at least its i16
- * length, a compact one its 1-byte uvarint; the same for arrays. */
-static inline size_t kmsg_min_str(bool flexible)
-{
-    return flexible ? 1 : 2;
-}
-
-static inline size_t kmsg_min_arr(bool flexible)
-{
-    return flexible ? 1 : 4;
-}
+/* Topics of partition indexes, shared by three requests (kmsg_txn.c). */
+extern const struct kd_struct kmsg_txn_topic_d;
 
 #endif

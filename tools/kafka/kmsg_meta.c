@@ -1,14 +1,22 @@
 /*
- * kmsg_meta.c — cluster and producer-id codecs: Metadata (v0-4), FindCoordinator (v0-3),
- * InitProducerId (v0-4). It owns their byte layouts and must never decide what a broker answers
+ * kmsg_meta.c — cluster and producer-id messages as data (kdesc.h): Metadata (v0-8),
+ * FindCoordinator (v0-3), InitProducerId (v0-4), requests and responses. It owns their
+ * descriptions and must never decide what a broker answers
  * (the server fills the response structs).
  *
  *   Metadata request: topics ARRAY [name STRING] (v0: non-null, empty = all; v1+: null = all,
- *     empty = none), allow_auto_topic_creation BOOL (v4+)
+ *     empty = none), allow_auto_topic_creation BOOL (v4+),
+ *     include_cluster_authorized_operations BOOL (v8-10), include_topic_authorized_operations
+ *     BOOL (v8+)
  *   Metadata response: throttle_time_ms i32 (v3+), brokers [node_id i32, host STRING, port i32,
  *     rack NSTRING (v1+)], cluster_id NSTRING (v2+), controller_id i32 (v1+),
  *     topics [error_code i16, name STRING, is_internal BOOL (v1+), partitions [error_code i16,
- *       partition_index i32, leader_id i32, replica_nodes [i32], isr_nodes [i32]]]
+ *       partition_index i32, leader_id i32, leader_epoch i32 (v7+), replica_nodes [i32],
+ *       isr_nodes [i32], offline_replicas [i32] (v5+)], topic_authorized_operations i32 (v8+)],
+ *     cluster_authorized_operations i32 (v8-10). The handler fills neither epochs nor
+ *     authorized operations: their 0 goes out as Kafka's defaults -1 and INT32_MIN
+ *     (KDF_ZERO_IS_DEFAULT), "unknown epoch" and "not asked for", as a broker without ACLs
+ *     answers.
  *
  *   FindCoordinator request: key STRING, key_type i8 (v1+); v3 flexible (+TAGGED_FIELDS)
  *   FindCoordinator response: throttle_time_ms i32 (v1+), error_code i16,
@@ -23,143 +31,142 @@
  *   KM1  Metadata v0's empty topic array and v1+'s null array both decode as topics_count -1
  *        ("all topics"); v1+'s empty array decodes as 0 ("none").
  */
+#include "tools/kafka/kdesc.h"
 #include "tools/kafka/kmsg.h"
 #include "tools/kafka/kmsg_int.h"
 
 /* ---- Metadata ---- */
 
-int kmsg_metadata_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                 struct kmsg_metadata_request *out)
+#define S struct kmsg_metadata_request
+static const struct kd_field metadata_request_f[] = {
+    KPN(S, topics, KD_STR, 0, KD_NEVER, 1),
+    KFD(S, allow_auto_topic_creation, KD_BOOL, 4, KD_NEVER, 1),
+    KF(S, include_cluster_authorized_operations, KD_BOOL, 8, 10),
+    KF(S, include_topic_authorized_operations, KD_BOOL, 8, KD_NEVER),
+};
+#undef S
+static const struct kd_struct metadata_request_d =
+    KD_STRUCT(struct kmsg_metadata_request, metadata_request_f);
+
+/* KM1: v0 has no null array; its empty array means "all topics". (Encoding -1 at v0 writes
+ * the empty array, KDE4.) */
+static void metadata_request_after(void *msg, int16_t version)
 {
-    int rc = kmsg_version_check(KAFKA_METADATA, version);
-    if (rc)
-        return rc;
-    int32_t n = version == 0 ? kp_read_array_len(r, 2) : kp_read_nullable_array_len(r, 2);
-    out->topics = kp_arena_array(r, a, n, sizeof *out->topics);
-    for (int32_t i = 0; i < n && !r->err; i++)
-        out->topics[i] = kp_read_string(r);
-    out->topics_count = (version == 0 && n == 0) ? -1 : n; /* KM1 */
-    out->allow_auto_topic_creation = version >= 4 ? kp_read_bool(r) : true;
-    if (r->err)
-        out->topics_count = 0;
-    return kmsg_finish(r);
+    struct kmsg_metadata_request *m = msg;
+    if (version == 0 && m->topics_count == 0)
+        m->topics_count = -1;
 }
 
-static void write_i32_array(struct kp_writer *w, const int32_t *v, int32_t n)
-{
-    kp_write_array_len(w, n < 0 ? 0 : n);
-    for (int32_t i = 0; i < n; i++)
-        kp_write_i32(w, v[i]);
-}
+#define S struct kmsg_metadata_broker
+static const struct kd_field metadata_broker_f[] = {
+    KF(S, node_id, KD_I32, 0, KD_NEVER),
+    KF(S, host, KD_STR, 0, KD_NEVER),
+    KF(S, port, KD_I32, 0, KD_NEVER),
+    KFN(S, rack, KD_STR, 1, KD_NEVER, 1),
+};
+#undef S
+static const struct kd_struct metadata_broker_d =
+    KD_STRUCT(struct kmsg_metadata_broker, metadata_broker_f);
 
-int kmsg_metadata_response_encode(struct kp_writer *w, int16_t version,
-                                  const struct kmsg_metadata_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_METADATA, version);
-    if (rc)
-        return rc;
-    if (version >= 3)
-        kp_write_i32(w, m->throttle_time_ms);
-    kp_write_array_len(w, m->brokers_count);
-    for (int32_t i = 0; i < m->brokers_count; i++) {
-        const struct kmsg_metadata_broker *b = &m->brokers[i];
-        kp_write_i32(w, b->node_id);
-        kp_write_string(w, b->host);
-        kp_write_i32(w, b->port);
-        if (version >= 1)
-            kp_write_nullable_string(w, b->rack);
-    }
-    if (version >= 2)
-        kp_write_nullable_string(w, m->cluster_id);
-    if (version >= 1)
-        kp_write_i32(w, m->controller_id);
-    kp_write_array_len(w, m->topics_count);
-    for (int32_t i = 0; i < m->topics_count; i++) {
-        const struct kmsg_metadata_topic *t = &m->topics[i];
-        kp_write_i16(w, t->error_code);
-        kp_write_string(w, t->name);
-        if (version >= 1)
-            kp_write_bool(w, t->is_internal);
-        kp_write_array_len(w, t->partitions_count);
-        for (int32_t j = 0; j < t->partitions_count; j++) {
-            const struct kmsg_metadata_partition *p = &t->partitions[j];
-            kp_write_i16(w, p->error_code);
-            kp_write_i32(w, p->partition_index);
-            kp_write_i32(w, p->leader_id);
-            write_i32_array(w, p->replica_nodes, p->replica_nodes_count);
-            write_i32_array(w, p->isr_nodes, p->isr_nodes_count);
-        }
-    }
-    return w->err;
-}
+#define S struct kmsg_metadata_partition
+static const struct kd_field metadata_partition_f[] = {
+    KF(S, error_code, KD_I16, 0, KD_NEVER),       KF(S, partition_index, KD_I32, 0, KD_NEVER),
+    KF(S, leader_id, KD_I32, 0, KD_NEVER),        KFZ(S, leader_epoch, KD_I32, 7, KD_NEVER, -1),
+    KP(S, replica_nodes, KD_I32, 0, KD_NEVER),    KP(S, isr_nodes, KD_I32, 0, KD_NEVER),
+    KP(S, offline_replicas, KD_I32, 5, KD_NEVER),
+};
+#undef S
+static const struct kd_struct metadata_partition_d =
+    KD_STRUCT(struct kmsg_metadata_partition, metadata_partition_f);
+
+#define S struct kmsg_metadata_topic
+static const struct kd_field metadata_topic_f[] = {
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KF(S, is_internal, KD_BOOL, 1, KD_NEVER),
+    KA(S, partitions, 0, KD_NEVER, metadata_partition_d),
+    KFZ(S, topic_authorized_operations, KD_I32, 8, KD_NEVER, INT32_MIN),
+};
+#undef S
+static const struct kd_struct metadata_topic_d =
+    KD_STRUCT(struct kmsg_metadata_topic, metadata_topic_f);
+
+#define S struct kmsg_metadata_response
+static const struct kd_field metadata_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 3, KD_NEVER),
+    KA(S, brokers, 0, KD_NEVER, metadata_broker_d),
+    KFN(S, cluster_id, KD_STR, 2, KD_NEVER, 2),
+    KFD(S, controller_id, KD_I32, 1, KD_NEVER, -1),
+    KA(S, topics, 0, KD_NEVER, metadata_topic_d),
+    KFZ(S, cluster_authorized_operations, KD_I32, 8, 10, INT32_MIN),
+};
+#undef S
+static const struct kd_struct metadata_response_d =
+    KD_STRUCT(struct kmsg_metadata_response, metadata_response_f);
+
+KD_MESSAGE(kd_metadata_request, "MetadataRequest", KAFKA_METADATA, 0, 8, 9, &metadata_request_d,
+           metadata_request_after);
+KD_MESSAGE(kd_metadata_response, "MetadataResponse", KAFKA_METADATA, 0, 8, 9, &metadata_response_d,
+           NULL);
 
 /* ---- FindCoordinator ---- */
 
-int kmsg_find_coordinator_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                         struct kmsg_find_coordinator_request *out)
-{
-    (void)a;
-    int rc = kmsg_version_check(KAFKA_FIND_COORDINATOR, version);
-    if (rc)
-        return rc;
-    bool flex = kafka_api_flexible(KAFKA_FIND_COORDINATOR, version);
-    out->key = kp_read_str(r, flex);
-    out->key_type = version >= 1 ? kp_read_i8(r) : 0;
-    kp_read_tags(r, flex);
-    return kmsg_finish(r);
-}
+#define S struct kmsg_find_coordinator_request
+static const struct kd_field find_coordinator_request_f[] = {
+    KF(S, key, KD_STR, 0, KD_NEVER),
+    KF(S, key_type, KD_I8, 1, KD_NEVER),
+};
+#undef S
+static const struct kd_struct find_coordinator_request_d =
+    KD_STRUCT(struct kmsg_find_coordinator_request, find_coordinator_request_f);
 
-int kmsg_find_coordinator_response_encode(struct kp_writer *w, int16_t version,
-                                          const struct kmsg_find_coordinator_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_FIND_COORDINATOR, version);
-    if (rc)
-        return rc;
-    bool flex = kafka_api_flexible(KAFKA_FIND_COORDINATOR, version);
-    if (version >= 1)
-        kp_write_i32(w, m->throttle_time_ms);
-    kp_write_i16(w, m->error_code);
-    if (version >= 1)
-        kp_write_nstr(w, flex, m->error_message);
-    kp_write_i32(w, m->node_id);
-    kp_write_str(w, flex, m->host);
-    kp_write_i32(w, m->port);
-    kp_write_tags(w, flex);
-    return w->err;
-}
+#define S struct kmsg_find_coordinator_response
+static const struct kd_field find_coordinator_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 1, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KFN(S, error_message, KD_STR, 1, KD_NEVER, 1),
+    KF(S, node_id, KD_I32, 0, KD_NEVER),
+    KF(S, host, KD_STR, 0, KD_NEVER),
+    KF(S, port, KD_I32, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct find_coordinator_response_d =
+    KD_STRUCT(struct kmsg_find_coordinator_response, find_coordinator_response_f);
+
+KD_MESSAGE(kd_find_coordinator_request, "FindCoordinatorRequest", KAFKA_FIND_COORDINATOR, 0, 3, 3,
+           &find_coordinator_request_d, NULL);
+KD_MESSAGE(kd_find_coordinator_response, "FindCoordinatorResponse", KAFKA_FIND_COORDINATOR, 0, 3, 3,
+           &find_coordinator_response_d, NULL);
 
 /* ---- InitProducerId ---- */
 
-int kmsg_init_producer_id_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                         struct kmsg_init_producer_id_request *out)
-{
-    (void)a;
-    int rc = kmsg_version_check(KAFKA_INIT_PRODUCER_ID, version);
-    if (rc)
-        return rc;
-    bool flex = kafka_api_flexible(KAFKA_INIT_PRODUCER_ID, version);
-    out->transactional_id = kp_read_nstr(r, flex);
-    out->transaction_timeout_ms = kp_read_i32(r);
-    out->producer_id = -1;
-    out->producer_epoch = -1;
-    if (version >= 3) {
-        out->producer_id = kp_read_i64(r);
-        out->producer_epoch = kp_read_i16(r);
-    }
-    kp_read_tags(r, flex);
-    return kmsg_finish(r);
-}
+#define S struct kmsg_init_producer_id_request
+static const struct kd_field init_producer_id_request_f[] = {
+    KFN(S, transactional_id, KD_STR, 0, KD_NEVER, 0),
+    KF(S, transaction_timeout_ms, KD_I32, 0, KD_NEVER),
+    KFD(S, producer_id, KD_I64, 3, KD_NEVER, -1),
+    KFD(S, producer_epoch, KD_I16, 3, KD_NEVER, -1),
+};
+#undef S
+static const struct kd_struct init_producer_id_request_d =
+    KD_STRUCT(struct kmsg_init_producer_id_request, init_producer_id_request_f);
 
-int kmsg_init_producer_id_response_encode(struct kp_writer *w, int16_t version,
-                                          const struct kmsg_init_producer_id_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_INIT_PRODUCER_ID, version);
-    if (rc)
-        return rc;
-    kp_write_i32(w, m->throttle_time_ms);
-    kp_write_i16(w, m->error_code);
-    kp_write_i64(w, m->producer_id);
-    kp_write_i16(w, m->producer_epoch);
-    kp_write_tags(w, kafka_api_flexible(KAFKA_INIT_PRODUCER_ID, version));
-    return w->err;
-}
+#define S struct kmsg_init_producer_id_response
+static const struct kd_field init_producer_id_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 0, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KFD(S, producer_id, KD_I64, 0, KD_NEVER, -1),
+    KF(S, producer_epoch, KD_I16, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct init_producer_id_response_d =
+    KD_STRUCT(struct kmsg_init_producer_id_response, init_producer_id_response_f);
+
+KD_MESSAGE(kd_init_producer_id_request, "InitProducerIdRequest", KAFKA_INIT_PRODUCER_ID, 0, 4, 2,
+           &init_producer_id_request_d, NULL);
+KD_MESSAGE(kd_init_producer_id_response, "InitProducerIdResponse", KAFKA_INIT_PRODUCER_ID, 0, 4, 2,
+           &init_producer_id_response_d, NULL);
+
+KMSG_CODEC(metadata, metadata_request, metadata_response)
+KMSG_CODEC(find_coordinator, find_coordinator_request, find_coordinator_response)
+KMSG_CODEC(init_producer_id, init_producer_id_request, init_producer_id_response)

@@ -1,8 +1,8 @@
 /*
- * kmsg_txn.c — transaction and offset-commit codecs (issue 13): AddPartitionsToTxn (v0-1),
+ * kmsg_txn.c — transaction and offset-commit messages as data (kdesc.h): AddPartitionsToTxn (v0-1),
  * AddOffsetsToTxn (v0-1), EndTxn (v0-1), TxnOffsetCommit (v0-2), OffsetCommit (v2-7),
- * OffsetFetch (v1-7, flexible from v6). It owns their byte layouts and must never decide an
- * answer; the APIs stay unadvertised (api.c) until the server handles them.
+ * OffsetFetch (v1-7, flexible from v6). It owns their descriptions and must never decide an
+ * answer (the server does).
  *
  *   AddPartitionsToTxn request: transactional_id STRING, producer_id i64, producer_epoch i16,
  *     topics [name STRING, partitions [i32]]
@@ -29,238 +29,239 @@
  *     [partition_index i32, committed_offset i64, committed_leader_epoch i32 (v5+),
  *     metadata NSTRING, error_code i16]], error_code i16 (v2+); compact forms + tags from v6
  */
+#include "tools/kafka/kdesc.h"
 #include "tools/kafka/kmsg.h"
 #include "tools/kafka/kmsg_int.h"
 
-/* Topics of partition indexes (AddPartitionsToTxn, OffsetFetch). */
-static void read_txn_topics(struct kp_reader *r, bool flex, bool nullable, struct kp_arena *a,
-                            struct kmsg_txn_topic **topics, int32_t *count)
-{
-    size_t min = kmsg_min_str(flex) + kmsg_min_arr(flex) + (flex ? 1 : 0);
-    int32_t n = nullable ? kp_read_nalen(r, flex, min) : kp_read_alen(r, flex, min);
-    struct kmsg_txn_topic *t = kp_arena_array(r, a, n, sizeof *t);
-    for (int32_t i = 0; i < n && !r->err; i++) {
-        t[i].name = kp_read_str(r, flex);
-        t[i].partitions_count = kp_read_alen(r, flex, 4);
-        t[i].partitions = kp_arena_array(r, a, t[i].partitions_count, sizeof *t[i].partitions);
-        for (int32_t j = 0; j < t[i].partitions_count && !r->err; j++)
-            t[i].partitions[j] = kp_read_i32(r);
-        kp_read_tags(r, flex);
-    }
-    *topics = t;
-    *count = r->err ? 0 : n;
-}
+/* Topics of partition indexes (AddPartitionsToTxn, OffsetFetch, DescribeProducers). */
+#define S struct kmsg_txn_topic
+static const struct kd_field txn_topic_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KP(S, partitions, KD_I32, 0, KD_NEVER),
+};
+#undef S
+const struct kd_struct kmsg_txn_topic_d = KD_STRUCT(struct kmsg_txn_topic, txn_topic_f);
 
-static void write_topic_errors(struct kp_writer *w, const struct kmsg_topic_errors *t, int32_t n)
-{
-    kp_write_array_len(w, n);
-    for (int32_t i = 0; i < n; i++) {
-        kp_write_string(w, t[i].name);
-        kp_write_array_len(w, t[i].partitions_count);
-        for (int32_t j = 0; j < t[i].partitions_count; j++) {
-            kp_write_i32(w, t[i].partitions[j].partition_index);
-            kp_write_i16(w, t[i].partitions[j].error_code);
-        }
-    }
-}
+/* Topics of partition errors (AddPartitionsToTxn, TxnOffsetCommit, OffsetCommit answers). */
+#define S struct kmsg_partition_error
+static const struct kd_field partition_error_f[] = {
+    KF(S, partition_index, KD_I32, 0, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct partition_error_d =
+    KD_STRUCT(struct kmsg_partition_error, partition_error_f);
 
-/* Commit topics (TxnOffsetCommit, OffsetCommit); `epoch` says whether partitions carry
- * committed_leader_epoch at this version. */
-static void read_commit_topics(struct kp_reader *r, bool epoch, struct kp_arena *a,
-                               struct kmsg_commit_topic **topics, int32_t *count)
-{
-    int32_t n = kp_read_array_len(r, 2 + 4);
-    struct kmsg_commit_topic *t = kp_arena_array(r, a, n, sizeof *t);
-    size_t part_min = 4 + 8 + (epoch ? 4 : 0) + 2;
-    for (int32_t i = 0; i < n && !r->err; i++) {
-        t[i].name = kp_read_string(r);
-        t[i].partitions_count = kp_read_array_len(r, part_min);
-        t[i].partitions = kp_arena_array(r, a, t[i].partitions_count, sizeof *t[i].partitions);
-        for (int32_t j = 0; j < t[i].partitions_count && !r->err; j++) {
-            struct kmsg_commit_partition *p = &t[i].partitions[j];
-            p->partition_index = kp_read_i32(r);
-            p->committed_offset = kp_read_i64(r);
-            p->committed_leader_epoch = epoch ? kp_read_i32(r) : -1;
-            p->committed_metadata = kp_read_nullable_string(r);
-        }
-    }
-    *topics = t;
-    *count = r->err ? 0 : n;
-}
+#define S struct kmsg_topic_errors
+static const struct kd_field topic_errors_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KA(S, partitions, 0, KD_NEVER, partition_error_d),
+};
+#undef S
+static const struct kd_struct topic_errors_d = KD_STRUCT(struct kmsg_topic_errors, topic_errors_f);
 
-int kmsg_add_partitions_to_txn_request_decode(struct kp_reader *r, int16_t version,
-                                              struct kp_arena *a,
-                                              struct kmsg_add_partitions_to_txn_request *out)
-{
-    int rc = kmsg_version_check(KAFKA_ADD_PARTITIONS_TO_TXN, version);
-    if (rc)
-        return rc;
-    out->transactional_id = kp_read_string(r);
-    out->producer_id = kp_read_i64(r);
-    out->producer_epoch = kp_read_i16(r);
-    read_txn_topics(r, false, false, a, &out->topics, &out->topics_count);
-    return kmsg_finish(r);
-}
+/* throttle + error_code, throttle at every version (AddOffsetsToTxn, EndTxn). */
+#define S struct kmsg_error_response
+static const struct kd_field error_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 0, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct error_response_d =
+    KD_STRUCT(struct kmsg_error_response, error_response_f);
 
-int kmsg_add_partitions_to_txn_response_encode(struct kp_writer *w, int16_t version,
-                                               const struct kmsg_add_partitions_to_txn_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_ADD_PARTITIONS_TO_TXN, version);
-    if (rc)
-        return rc;
-    kp_write_i32(w, m->throttle_time_ms);
-    write_topic_errors(w, m->results, m->results_count);
-    return w->err;
-}
+/* ---- AddPartitionsToTxn ---- */
 
-int kmsg_add_offsets_to_txn_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                           struct kmsg_add_offsets_to_txn_request *out)
-{
-    (void)a;
-    int rc = kmsg_version_check(KAFKA_ADD_OFFSETS_TO_TXN, version);
-    if (rc)
-        return rc;
-    out->transactional_id = kp_read_string(r);
-    out->producer_id = kp_read_i64(r);
-    out->producer_epoch = kp_read_i16(r);
-    out->group_id = kp_read_string(r);
-    return kmsg_finish(r);
-}
+#define S struct kmsg_add_partitions_to_txn_request
+static const struct kd_field add_partitions_to_txn_request_f[] = {
+    KF(S, transactional_id, KD_STR, 0, KD_NEVER),
+    KF(S, producer_id, KD_I64, 0, KD_NEVER),
+    KF(S, producer_epoch, KD_I16, 0, KD_NEVER),
+    KA(S, topics, 0, KD_NEVER, kmsg_txn_topic_d),
+};
+#undef S
+static const struct kd_struct add_partitions_to_txn_request_d =
+    KD_STRUCT(struct kmsg_add_partitions_to_txn_request, add_partitions_to_txn_request_f);
 
-static int write_error_response(struct kp_writer *w, const struct kmsg_error_response *m,
-                                bool throttle)
-{
-    if (throttle)
-        kp_write_i32(w, m->throttle_time_ms);
-    kp_write_i16(w, m->error_code);
-    return w->err;
-}
+#define S struct kmsg_add_partitions_to_txn_response
+static const struct kd_field add_partitions_to_txn_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 0, KD_NEVER),
+    KA(S, results, 0, KD_NEVER, topic_errors_d),
+};
+#undef S
+static const struct kd_struct add_partitions_to_txn_response_d =
+    KD_STRUCT(struct kmsg_add_partitions_to_txn_response, add_partitions_to_txn_response_f);
 
-int kmsg_add_offsets_to_txn_response_encode(struct kp_writer *w, int16_t version,
-                                            const struct kmsg_error_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_ADD_OFFSETS_TO_TXN, version);
-    return rc ? rc : write_error_response(w, m, true);
-}
+KD_MESSAGE(kd_add_partitions_to_txn_request, "AddPartitionsToTxnRequest",
+           KAFKA_ADD_PARTITIONS_TO_TXN, 0, 1, 3, &add_partitions_to_txn_request_d, NULL);
+KD_MESSAGE(kd_add_partitions_to_txn_response, "AddPartitionsToTxnResponse",
+           KAFKA_ADD_PARTITIONS_TO_TXN, 0, 1, 3, &add_partitions_to_txn_response_d, NULL);
 
-int kmsg_end_txn_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                struct kmsg_end_txn_request *out)
-{
-    (void)a;
-    int rc = kmsg_version_check(KAFKA_END_TXN, version);
-    if (rc)
-        return rc;
-    out->transactional_id = kp_read_string(r);
-    out->producer_id = kp_read_i64(r);
-    out->producer_epoch = kp_read_i16(r);
-    out->committed = kp_read_bool(r);
-    return kmsg_finish(r);
-}
+/* ---- AddOffsetsToTxn ---- */
 
-int kmsg_end_txn_response_encode(struct kp_writer *w, int16_t version,
-                                 const struct kmsg_error_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_END_TXN, version);
-    return rc ? rc : write_error_response(w, m, true);
-}
+#define S struct kmsg_add_offsets_to_txn_request
+static const struct kd_field add_offsets_to_txn_request_f[] = {
+    KF(S, transactional_id, KD_STR, 0, KD_NEVER),
+    KF(S, producer_id, KD_I64, 0, KD_NEVER),
+    KF(S, producer_epoch, KD_I16, 0, KD_NEVER),
+    KF(S, group_id, KD_STR, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct add_offsets_to_txn_request_d =
+    KD_STRUCT(struct kmsg_add_offsets_to_txn_request, add_offsets_to_txn_request_f);
 
-int kmsg_txn_offset_commit_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                          struct kmsg_txn_offset_commit_request *out)
-{
-    int rc = kmsg_version_check(KAFKA_TXN_OFFSET_COMMIT, version);
-    if (rc)
-        return rc;
-    out->transactional_id = kp_read_string(r);
-    out->group_id = kp_read_string(r);
-    out->producer_id = kp_read_i64(r);
-    out->producer_epoch = kp_read_i16(r);
-    read_commit_topics(r, version >= 2, a, &out->topics, &out->topics_count);
-    return kmsg_finish(r);
-}
+KD_MESSAGE(kd_add_offsets_to_txn_request, "AddOffsetsToTxnRequest", KAFKA_ADD_OFFSETS_TO_TXN, 0, 1,
+           3, &add_offsets_to_txn_request_d, NULL);
+KD_MESSAGE(kd_add_offsets_to_txn_response, "AddOffsetsToTxnResponse", KAFKA_ADD_OFFSETS_TO_TXN, 0,
+           1, 3, &error_response_d, NULL);
 
-int kmsg_txn_offset_commit_response_encode(struct kp_writer *w, int16_t version,
-                                           const struct kmsg_commit_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_TXN_OFFSET_COMMIT, version);
-    if (rc)
-        return rc;
-    kp_write_i32(w, m->throttle_time_ms);
-    write_topic_errors(w, m->topics, m->topics_count);
-    return w->err;
-}
+/* ---- EndTxn ---- */
 
-int kmsg_offset_commit_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                      struct kmsg_offset_commit_request *out)
-{
-    int rc = kmsg_version_check(KAFKA_OFFSET_COMMIT, version);
-    if (rc)
-        return rc;
-    out->group_id = kp_read_string(r);
-    out->generation_id = kp_read_i32(r);
-    out->member_id = kp_read_string(r);
-    out->group_instance_id.ptr = NULL;
-    out->group_instance_id.len = -1;
-    if (version >= 7)
-        out->group_instance_id = kp_read_nullable_string(r);
-    out->retention_time_ms = version <= 4 ? kp_read_i64(r) : -1;
-    read_commit_topics(r, version >= 6, a, &out->topics, &out->topics_count);
-    return kmsg_finish(r);
-}
+#define S struct kmsg_end_txn_request
+static const struct kd_field end_txn_request_f[] = {
+    KF(S, transactional_id, KD_STR, 0, KD_NEVER),
+    KF(S, producer_id, KD_I64, 0, KD_NEVER),
+    KF(S, producer_epoch, KD_I16, 0, KD_NEVER),
+    KF(S, committed, KD_BOOL, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct end_txn_request_d =
+    KD_STRUCT(struct kmsg_end_txn_request, end_txn_request_f);
 
-int kmsg_offset_commit_response_encode(struct kp_writer *w, int16_t version,
-                                       const struct kmsg_commit_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_OFFSET_COMMIT, version);
-    if (rc)
-        return rc;
-    if (version >= 3)
-        kp_write_i32(w, m->throttle_time_ms);
-    write_topic_errors(w, m->topics, m->topics_count);
-    return w->err;
-}
+KD_MESSAGE(kd_end_txn_request, "EndTxnRequest", KAFKA_END_TXN, 0, 1, 3, &end_txn_request_d, NULL);
+KD_MESSAGE(kd_end_txn_response, "EndTxnResponse", KAFKA_END_TXN, 0, 1, 3, &error_response_d, NULL);
 
-int kmsg_offset_fetch_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
-                                     struct kmsg_offset_fetch_request *out)
-{
-    int rc = kmsg_version_check(KAFKA_OFFSET_FETCH, version);
-    if (rc)
-        return rc;
-    bool flex = kafka_api_flexible(KAFKA_OFFSET_FETCH, version);
-    out->group_id = kp_read_str(r, flex);
-    read_txn_topics(r, flex, version >= 2, a, &out->topics, &out->topics_count);
-    out->require_stable = version >= 7 ? kp_read_bool(r) : false;
-    kp_read_tags(r, flex);
-    return kmsg_finish(r);
-}
+/* ---- TxnOffsetCommit and OffsetCommit (the leader epoch arrives at v2 and v6) ---- */
 
-int kmsg_offset_fetch_response_encode(struct kp_writer *w, int16_t version,
-                                      const struct kmsg_offset_fetch_response *m)
-{
-    int rc = kmsg_version_check(KAFKA_OFFSET_FETCH, version);
-    if (rc)
-        return rc;
-    bool flex = kafka_api_flexible(KAFKA_OFFSET_FETCH, version);
-    if (version >= 3)
-        kp_write_i32(w, m->throttle_time_ms);
-    kp_write_alen(w, flex, m->topics_count);
-    for (int32_t i = 0; i < m->topics_count; i++) {
-        const struct kmsg_offset_fetch_topic *t = &m->topics[i];
-        kp_write_str(w, flex, t->name);
-        kp_write_alen(w, flex, t->partitions_count);
-        for (int32_t j = 0; j < t->partitions_count; j++) {
-            const struct kmsg_offset_fetch_partition *p = &t->partitions[j];
-            kp_write_i32(w, p->partition_index);
-            kp_write_i64(w, p->committed_offset);
-            if (version >= 5)
-                kp_write_i32(w, p->committed_leader_epoch);
-            kp_write_nstr(w, flex, p->metadata);
-            kp_write_i16(w, p->error_code);
-            kp_write_tags(w, flex);
-        }
-        kp_write_tags(w, flex);
-    }
-    if (version >= 2)
-        kp_write_i16(w, m->error_code);
-    kp_write_tags(w, flex);
-    return w->err;
-}
+#define S struct kmsg_commit_partition
+static const struct kd_field txn_commit_partition_f[] = {
+    KF(S, partition_index, KD_I32, 0, KD_NEVER),
+    KF(S, committed_offset, KD_I64, 0, KD_NEVER),
+    KFD(S, committed_leader_epoch, KD_I32, 2, KD_NEVER, -1),
+    KFN(S, committed_metadata, KD_STR, 0, KD_NEVER, 0),
+};
+static const struct kd_field commit_partition_f[] = {
+    KF(S, partition_index, KD_I32, 0, KD_NEVER),
+    KF(S, committed_offset, KD_I64, 0, KD_NEVER),
+    KFD(S, committed_leader_epoch, KD_I32, 6, KD_NEVER, -1),
+    KFN(S, committed_metadata, KD_STR, 0, KD_NEVER, 0),
+};
+#undef S
+static const struct kd_struct txn_commit_partition_d =
+    KD_STRUCT(struct kmsg_commit_partition, txn_commit_partition_f);
+static const struct kd_struct commit_partition_d =
+    KD_STRUCT(struct kmsg_commit_partition, commit_partition_f);
+
+#define S struct kmsg_commit_topic
+static const struct kd_field txn_commit_topic_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KA(S, partitions, 0, KD_NEVER, txn_commit_partition_d),
+};
+static const struct kd_field commit_topic_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KA(S, partitions, 0, KD_NEVER, commit_partition_d),
+};
+#undef S
+static const struct kd_struct txn_commit_topic_d =
+    KD_STRUCT(struct kmsg_commit_topic, txn_commit_topic_f);
+static const struct kd_struct commit_topic_d = KD_STRUCT(struct kmsg_commit_topic, commit_topic_f);
+
+#define S struct kmsg_txn_offset_commit_request
+static const struct kd_field txn_offset_commit_request_f[] = {
+    KF(S, transactional_id, KD_STR, 0, KD_NEVER),   KF(S, group_id, KD_STR, 0, KD_NEVER),
+    KF(S, producer_id, KD_I64, 0, KD_NEVER),        KF(S, producer_epoch, KD_I16, 0, KD_NEVER),
+    KA(S, topics, 0, KD_NEVER, txn_commit_topic_d),
+};
+#undef S
+static const struct kd_struct txn_offset_commit_request_d =
+    KD_STRUCT(struct kmsg_txn_offset_commit_request, txn_offset_commit_request_f);
+
+#define S struct kmsg_commit_response
+static const struct kd_field txn_commit_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 0, KD_NEVER),
+    KA(S, topics, 0, KD_NEVER, topic_errors_d),
+};
+static const struct kd_field commit_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 3, KD_NEVER),
+    KA(S, topics, 0, KD_NEVER, topic_errors_d),
+};
+#undef S
+static const struct kd_struct txn_commit_response_d =
+    KD_STRUCT(struct kmsg_commit_response, txn_commit_response_f);
+static const struct kd_struct commit_response_d =
+    KD_STRUCT(struct kmsg_commit_response, commit_response_f);
+
+KD_MESSAGE(kd_txn_offset_commit_request, "TxnOffsetCommitRequest", KAFKA_TXN_OFFSET_COMMIT, 0, 2, 3,
+           &txn_offset_commit_request_d, NULL);
+KD_MESSAGE(kd_txn_offset_commit_response, "TxnOffsetCommitResponse", KAFKA_TXN_OFFSET_COMMIT, 0, 2,
+           3, &txn_commit_response_d, NULL);
+
+#define S struct kmsg_offset_commit_request
+static const struct kd_field offset_commit_request_f[] = {
+    KF(S, group_id, KD_STR, 0, KD_NEVER),        KFD(S, generation_id, KD_I32, 1, KD_NEVER, -1),
+    KF(S, member_id, KD_STR, 1, KD_NEVER),       KFN(S, group_instance_id, KD_STR, 7, KD_NEVER, 7),
+    KFD(S, retention_time_ms, KD_I64, 2, 4, -1), KA(S, topics, 0, KD_NEVER, commit_topic_d),
+};
+#undef S
+static const struct kd_struct offset_commit_request_d =
+    KD_STRUCT(struct kmsg_offset_commit_request, offset_commit_request_f);
+
+KD_MESSAGE(kd_offset_commit_request, "OffsetCommitRequest", KAFKA_OFFSET_COMMIT, 2, 7, 8,
+           &offset_commit_request_d, NULL);
+KD_MESSAGE(kd_offset_commit_response, "OffsetCommitResponse", KAFKA_OFFSET_COMMIT, 2, 7, 8,
+           &commit_response_d, NULL);
+
+/* ---- OffsetFetch ---- */
+
+#define S struct kmsg_offset_fetch_request
+static const struct kd_field offset_fetch_request_f[] = {
+    KF(S, group_id, KD_STR, 0, KD_NEVER),
+    KAN(S, topics, 0, KD_NEVER, 2, kmsg_txn_topic_d),
+    KF(S, require_stable, KD_BOOL, 7, KD_NEVER),
+};
+#undef S
+static const struct kd_struct offset_fetch_request_d =
+    KD_STRUCT(struct kmsg_offset_fetch_request, offset_fetch_request_f);
+
+#define S struct kmsg_offset_fetch_partition
+static const struct kd_field offset_fetch_partition_f[] = {
+    KF(S, partition_index, KD_I32, 0, KD_NEVER),
+    KF(S, committed_offset, KD_I64, 0, KD_NEVER),
+    KFD(S, committed_leader_epoch, KD_I32, 5, KD_NEVER, -1),
+    KFN(S, metadata, KD_STR, 0, KD_NEVER, 0),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct offset_fetch_partition_d =
+    KD_STRUCT(struct kmsg_offset_fetch_partition, offset_fetch_partition_f);
+
+#define S struct kmsg_offset_fetch_topic
+static const struct kd_field offset_fetch_topic_f[] = {
+    KF(S, name, KD_STR, 0, KD_NEVER),
+    KA(S, partitions, 0, KD_NEVER, offset_fetch_partition_d),
+};
+#undef S
+static const struct kd_struct offset_fetch_topic_d =
+    KD_STRUCT(struct kmsg_offset_fetch_topic, offset_fetch_topic_f);
+
+#define S struct kmsg_offset_fetch_response
+static const struct kd_field offset_fetch_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 3, KD_NEVER),
+    KA(S, topics, 0, KD_NEVER, offset_fetch_topic_d),
+    KF(S, error_code, KD_I16, 2, KD_NEVER),
+};
+#undef S
+static const struct kd_struct offset_fetch_response_d =
+    KD_STRUCT(struct kmsg_offset_fetch_response, offset_fetch_response_f);
+
+KD_MESSAGE(kd_offset_fetch_request, "OffsetFetchRequest", KAFKA_OFFSET_FETCH, 1, 7, 6,
+           &offset_fetch_request_d, NULL);
+KD_MESSAGE(kd_offset_fetch_response, "OffsetFetchResponse", KAFKA_OFFSET_FETCH, 1, 7, 6,
+           &offset_fetch_response_d, NULL);
+
+KMSG_CODEC(add_partitions_to_txn, add_partitions_to_txn_request, add_partitions_to_txn_response)
+KMSG_CODEC(add_offsets_to_txn, add_offsets_to_txn_request, error_response)
+KMSG_CODEC(end_txn, end_txn_request, error_response)
+KMSG_CODEC(txn_offset_commit, txn_offset_commit_request, commit_response)
+KMSG_CODEC(offset_commit, offset_commit_request, commit_response)
+KMSG_CODEC(offset_fetch, offset_fetch_request, offset_fetch_response)

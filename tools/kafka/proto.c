@@ -40,7 +40,8 @@
  *        nothing is written after it. Written bytes never move relative to each other.
  *   KP8  Holes are recorded in writing order (non-decreasing `at`), and holes_bytes is their
  *        sum, so a frame's size is writer bytes + holes_bytes.
- *   KP9  Tagged fields are skipped whole by their declared sizes; this broker writes none.
+ *   KP9  Tagged fields are skipped whole by their declared sizes (kdesc.c decodes the ones a
+ *        message describes and writes those not at their default).
  */
 #include "tools/kafka/proto.h"
 
@@ -314,11 +315,16 @@ int32_t kp_read_nalen(struct kp_reader *r, bool flexible, size_t elem_min_bytes)
                     : kp_read_nullable_array_len(r, elem_min_bytes);
 }
 
-void kp_skip_tags(struct kp_reader *r)
+int32_t kp_read_tag_count(struct kp_reader *r)
 {
     /* Each field takes at least two bytes (tag, size). KP4, KP9. */
     uint32_t n = kp_read_uvarint(r);
-    int32_t count = count_of(r, n, false, 2);
+    return count_of(r, n, false, 2);
+}
+
+void kp_skip_tags(struct kp_reader *r)
+{
+    int32_t count = kp_read_tag_count(r);
     for (int32_t i = 0; i < count && !r->err; i++) {
         (void)kp_read_uvarint(r); /* tag */
         uint32_t size = kp_read_uvarint(r);
@@ -575,6 +581,14 @@ void kp_write_nullable_bytes(struct kp_writer *w, struct kp_bytes b)
         return;
     }
     kp_write_bytes(w, b);
+}
+
+void kp_write_compact_bytes(struct kp_writer *w, struct kp_bytes b)
+{
+    if (b.len < 0)
+        b.len = 0;
+    kp_write_uvarint(w, (uint32_t)b.len + 1);
+    kp_write_raw(w, b.ptr, (size_t)b.len);
 }
 
 void kp_write_compact_nullable_bytes(struct kp_writer *w, struct kp_bytes b)

@@ -124,6 +124,9 @@ int32_t kp_read_compact_nullable_array_len(struct kp_reader *r, size_t elem_min_
 int32_t kp_read_alen(struct kp_reader *r, bool flexible, size_t elem_min_bytes);
 int32_t kp_read_nalen(struct kp_reader *r, bool flexible, size_t elem_min_bytes);
 
+/* The field count that opens a tagged-field section, checked against the bytes left (each field
+ * takes at least two: tag and size; KP4). */
+int32_t kp_read_tag_count(struct kp_reader *r);
 /* A tagged-field section (flexible versions): every field skipped, none understood. */
 void kp_skip_tags(struct kp_reader *r);
 /* Reads the section only when `flexible`. */
@@ -185,6 +188,7 @@ void kp_write_cstr(struct kp_writer *w, bool flexible, const char *s);
 void kp_write_ncstr(struct kp_writer *w, bool flexible, const char *s);
 void kp_write_bytes(struct kp_writer *w, struct kp_bytes b);
 void kp_write_nullable_bytes(struct kp_writer *w, struct kp_bytes b);
+void kp_write_compact_bytes(struct kp_writer *w, struct kp_bytes b);
 void kp_write_compact_nullable_bytes(struct kp_writer *w, struct kp_bytes b);
 void kp_write_nbytes(struct kp_writer *w, bool flexible, struct kp_bytes b);
 /* Array length: count >= 0, or -1 for null (nullable forms). */

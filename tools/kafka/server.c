@@ -411,60 +411,20 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
         s->api_versions_error = err;
         return kafka_handle_api_versions(s);
     }
-    if (!kafka_api_find(key))
+    const struct kafka_api *api = kafka_api_find(key);
+    if (!api)
         return refuse(s, "unknown API key");
     if (!kafka_api_supported(key, s->header.api_version))
         return refuse(s, "API version not supported (see ApiVersions)");
-    if (kafka_txn_api(key)) /* issue 13: handle_txn.c decodes its own requests */
-        return kafka_handle_txn(s, body_at);
-    if (key == KAFKA_OFFSET_FETCH) /* issue 13: handle_offsets.c decodes its own */
-        return kafka_handle_offset_fetch(s, body_at);
-    if (key == KAFKA_OFFSET_COMMIT)
-        return kafka_handle_offset_commit(s, body_at);
-    rc = decode_body(s, body_at);
-    if (rc)
-        return refuse(s, rc == KP_E_LIMIT ? "request arrays too large"
-                                          : "request body does not decode");
-    switch (key) {
-    case KAFKA_METADATA:
-        return kafka_handle_metadata(s);
-    case KAFKA_PRODUCE:
-        return kafka_handle_produce(s);
-    case KAFKA_FETCH:
-        return kafka_handle_fetch(s, false, false);
-    case KAFKA_LIST_OFFSETS:
-        return kafka_handle_list_offsets(s);
-    case KAFKA_FIND_COORDINATOR:
-        return kafka_handle_find_coordinator(s);
-    case KAFKA_INIT_PRODUCER_ID:
-        return kafka_handle_init_producer_id(s);
-    case KAFKA_CREATE_TOPICS:
-        return kafka_handle_create_topics(s);
-    case KAFKA_DELETE_TOPICS:
-        return kafka_handle_delete_topics(s);
-    case KAFKA_DESCRIBE_CONFIGS:
-        return kafka_handle_describe_configs(s);
-    case KAFKA_JOIN_GROUP:
-        return kafka_handle_join_group(s);
-    case KAFKA_SYNC_GROUP:
-        return kafka_handle_sync_group(s);
-    case KAFKA_HEARTBEAT:
-        return kafka_handle_heartbeat(s);
-    case KAFKA_LEAVE_GROUP:
-        return kafka_handle_leave_group(s);
-    case KAFKA_LIST_GROUPS:
-        return kafka_handle_list_groups(s);
-    case KAFKA_DESCRIBE_GROUPS:
-        return kafka_handle_describe_groups(s);
-    case KAFKA_DESCRIBE_PRODUCERS: /* handle_ops.c (KIP-664) */
-        return kafka_handle_describe_producers(s);
-    case KAFKA_DESCRIBE_TRANSACTIONS:
-        return kafka_handle_describe_transactions(s);
-    case KAFKA_LIST_TRANSACTIONS:
-        return kafka_handle_list_transactions(s);
-    default:
+    if (!api->handler)
         return refuse(s, "API advertised without a handler");
+    if (!api->decodes_itself) { /* api_table.c KA6 */
+        rc = decode_body(s, body_at);
+        if (rc)
+            return refuse(s, rc == KP_E_LIMIT ? "request arrays too large"
+                                              : "request body does not decode");
     }
+    return (enum net_verdict)api->handler(s, body_at);
 }
 
 static enum net_verdict hook_retry(void *ctx, struct net_req *req, bool expired)
