@@ -147,7 +147,7 @@ static void test_metadata(void **state)
     assert_true(str_is(d.req.metadata.topics[0], "golden"));
     free(d.buf);
     /* librdkafka's first Metadata asks for brokers only: an empty array at v1+ is "no topics",
-     * not "all" (KM1) */
+     * not "all" (KMD1) */
     decode("kcat_metadata.Metadata.bin", KAFKA_METADATA, 4, &d);
     assert_int_equal(d.req.metadata.topics_count, 0);
     free(d.buf);

@@ -2,7 +2,7 @@
  * test_kafka_kmsg.c — the request decoders (tools/kafka/kmsg_*.c) against hostile input written
  * from outside: inner array counts that lie (KP4: refused before the arena is touched), an arena
  * too small for honest arrays (KP6: KP_E_LIMIT), trailing bytes, nulls where none is allowed,
- * versions outside the codec range, and the request header's v1/v2 choice (KH1), including the
+ * versions outside the codec range, and the request header's v1/v2 choice (KHD1), including the
  * correlation id surviving a truncated header; the KIP-664 operator codecs (no client at hand
  * sends them, so their requests are written here field by field from Kafka's definitions).
  */
@@ -125,7 +125,7 @@ static void test_trailing_bytes_and_versions(void **state)
     assert_int_equal(q.produce.transactional_id.len, -1);
 }
 
-/* KH1: header v1 for classic versions, v2 (tags after the client id) for flexible ones; an
+/* KHD1: header v1 for classic versions, v2 (tags after the client id) for flexible ones; an
  * unknown key reads as v1; a cut header still yields the correlation id once it was read. */
 static void test_request_header(void **state)
 {
@@ -162,7 +162,7 @@ static void test_request_header(void **state)
     }
 }
 
-/* Metadata: v0's empty array and v1+'s null are "all topics"; v1+'s empty is "none" (KM1). */
+/* Metadata: v0's empty array and v1+'s null are "all topics"; v1+'s empty is "none" (KMD1). */
 static void test_metadata_all_topics(void **state)
 {
     (void)state;

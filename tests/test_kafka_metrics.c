@@ -1,8 +1,8 @@
 /*
  * test_kafka_metrics.c — the broker's metrics module (tools/kafka/metrics.c) from outside: loop
- * counters counted from several threads and summed at scrape (KM1), histogram buckets that are
- * cumulative with +Inf equal to _count (KM3), per-partition watermarks and log sizes read from a
- * real engine (KM5), GET /metrics served over a real socket by libmicrohttpd and accepted by
+ * counters counted from several threads and summed at scrape (KMT1), histogram buckets that are
+ * cumulative with +Inf equal to _count (KMT3), per-partition watermarks and log sizes read from a
+ * real engine (KMT5), GET /metrics served over a real socket by libmicrohttpd and accepted by
  * `promtool check metrics`, other paths and methods refused, bad listen addresses and a port in
  * use reported as errors. The same scrape of a running `ringtail serve` is checked by
  * tests/cli_kafka_metrics.sh.
@@ -88,7 +88,7 @@ static void *count_requests(void *arg)
     return NULL;
 }
 
-/* KM1/KM3: counts from four loop threads are summed; buckets are cumulative; +Inf = _count. */
+/* KMT1/KMT3: counts from four loop threads are summed; buckets are cumulative; +Inf = _count. */
 static void test_loop_counters_are_summed(void **state)
 {
     (void)state;
@@ -142,7 +142,7 @@ static void test_loop_counters_are_summed(void **state)
     assert_true(series_value(text, "ringtail_kafka_connections") == 4);
     assert_true(series_value(text, "ringtail_kafka_refusals_total{reason=\"frame_too_large\"}") ==
                 1);
-    /* KM4: no series for what never happened. */
+    /* KMT4: no series for what never happened. */
     assert_null(strstr(text, "api=\"Metadata\""));
     free(text);
     kafka_metrics_destroy(m);

@@ -6,11 +6,11 @@
  * pretends to have deleted anything.
  *
  * Invariants:
- *   KA1  Replication factor: 1 or -1 (the broker default, 1) are accepted; anything larger is
+ *   KAD1  Replication factor: 1 or -1 (the broker default, 1) are accepted; anything larger is
  *        INVALID_REPLICATION_FACTOR (38) unless --accept-replication-factor, which creates the
  *        topic with one replica (what Metadata then reports); 0 and below -1 are refused too.
- *   KA2  validate_only checks the topic as a create would and creates nothing.
- *   KA3  Topic configs in the request are not applied (the engine's are per engine): a create
+ *   KAD2  validate_only checks the topic as a create would and creates nothing.
+ *   KAD3  Topic configs in the request are not applied (the engine's are per engine): a create
  *        carrying any is answered INVALID_CONFIG and nothing is created — never silently
  *        ignored.
  */

@@ -10,17 +10,17 @@
  * acks=0 is appended the same way and answered with nothing. No thread waits for a disk.
  *
  * Invariants:
- *   KP1  The request frame (and so every batch in it) stays untouched from submission until the
+ *   KPR1  The request frame (and so every batch in it) stays untouched from submission until the
  *        last callback: the slot is NET_PENDING meanwhile and net never reuses it.
- *   KP2  ops_pending counts the batches in the engine plus one guard held by the handler while
+ *   KPR2  ops_pending counts the batches in the engine plus one guard held by the handler while
  *        it submits, so the answer is encoded exactly once, by whoever brings it to zero.
- *   KP3  A partition's answer is its first batch's base offset, or the first error among its
+ *   KPR3  A partition's answer is its first batch's base offset, or the first error among its
  *        batches; the producer rules are the engine's (duplicates answered NONE with the
  *        original offset, OUT_OF_ORDER_SEQUENCE_NUMBER 45, INVALID_PRODUCER_EPOCH 47,
  *        UNKNOWN_PRODUCER_ID 59, CORRUPT_MESSAGE 2 for a batch that fails validation).
- *   KP4  At most KAFKA_PRODUCE_BATCHES_MAX batches per request (more closes the connection,
+ *   KPR4  At most KAFKA_PRODUCE_BATCHES_MAX batches per request (more closes the connection,
  *        logged): the ops array is bounded.
- *   KP5  An acks=0 produce that fails in any partition closes its connection when its turn
+ *   KPR5  An acks=0 produce that fails in any partition closes its connection when its turn
  *        comes (Kafka does the same: there is no answer to carry the error).
  *   KPC1  A partition whose records are a message set of format v0/v1 (byte 16, the magic, below
  *        2: Produce v0-2, or an old client at v3+) is up-converted to one RecordBatch v2
@@ -73,7 +73,7 @@ static void produce_finish(struct kafka_slot *s)
 {
     const struct kmsg_produce_response *m = s->produce_resp;
     if (s->acks_none) {
-        /* KP5: acks=0 has no answer to carry an error; a failure closes the connection. */
+        /* KPR5: acks=0 has no answer to carry an error; a failure closes the connection. */
         s->req->no_response = true;
         for (int32_t t = 0; t < m->responses_count; t++)
             for (int32_t p = 0; p < m->responses[t].partitions_count; p++)
@@ -93,7 +93,7 @@ static void produce_finish(struct kafka_slot *s)
         s->req->no_response = true; /* cannot happen short of memory; logged by the end */
 }
 
-/* On a shard thread (KP1-KP3). */
+/* On a shard thread (KPR1-KPR3). */
 static void on_batch_done(void *ctx, int err, int64_t base_offset, bool duplicate)
 {
     struct kafka_produce_op *op = ctx;
@@ -186,7 +186,7 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
     m->responses_count = q->topics_count > 0 ? q->topics_count : 0;
     s->produce_resp = m;
 
-    atomic_store_explicit(&s->ops_pending, 1, memory_order_relaxed); /* KP2: the guard */
+    atomic_store_explicit(&s->ops_pending, 1, memory_order_relaxed); /* KPR2: the guard */
     uint32_t op_index = 0;
     size_t converted_bytes = 0; /* KPC1 */
     for (int32_t t = 0; t < q->topics_count; t++) {
@@ -300,7 +300,7 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
                     break; /* later batches of this partition would be out of order */
                 }
                 /* The engine stamped the timestamps on this thread (V17, batch.c) and the
-                 * shard writes only bytes 0..7; the guard (KP2) keeps the answer unencoded
+                 * shard writes only bytes 0..7; the guard (KPR2) keeps the answer unencoded
                  * until this loop is done, so the field is ours to set. Kafka answers the
                  * LogAppendTime it stamped, -1 under CreateTime. */
                 if (at[21 + 1] & 0x08)

@@ -14,9 +14,9 @@
  *     throttle_time_ms i32 (v1+), TAGGED_FIELDS (v3)
  *
  * Invariants:
- *   KH1  The header version comes from api.h's table (kafka_request_header_version); an unknown
+ *   KHD1  The header version comes from api.h's table (kafka_request_header_version); an unknown
  *        key is read as v1 so the server can still answer with its correlation id.
- *   KH2  A frame's size field is patched last and counts holes (KP8).
+ *   KHD2  A frame's size field is patched last and counts holes (KP8).
  */
 #include "tools/kafka/kdesc.h"
 #include "tools/kafka/kmsg.h"
@@ -44,7 +44,7 @@ int kafka_request_header_decode(struct kp_reader *r, struct kafka_request_header
     h->client_id = kp_read_nullable_string(r);
     if (r->err)
         return r->err;
-    h->header_version = kafka_request_header_version(key, version); /* KH1 */
+    h->header_version = kafka_request_header_version(key, version); /* KHD1 */
     if (h->header_version == 2)
         kp_skip_tags(r);
     return r->err;
@@ -74,7 +74,7 @@ int kafka_frame_end(struct kp_writer *w, size_t at)
     for (size_t i = 0; i < w->holes_count; i++)
         if (w->holes[i].at >= at + 4)
             holes_after += w->holes[i].len;
-    uint64_t size = (uint64_t)(w->len - at - 4) + holes_after; /* KH2 */
+    uint64_t size = (uint64_t)(w->len - at - 4) + holes_after; /* KHD2 */
     if (size > INT32_MAX) {
         w->err = KP_E_LIMIT;
         return w->err;

@@ -28,7 +28,7 @@
  *     producer_epoch i16
  *
  * Invariants:
- *   KM1  Metadata v0's empty topic array and v1+'s null array both decode as topics_count -1
+ *   KMD1  Metadata v0's empty topic array and v1+'s null array both decode as topics_count -1
  *        ("all topics"); v1+'s empty array decodes as 0 ("none").
  */
 #include "tools/kafka/kdesc.h"
@@ -48,7 +48,7 @@ static const struct kd_field metadata_request_f[] = {
 static const struct kd_struct metadata_request_d =
     KD_STRUCT(struct kmsg_metadata_request, metadata_request_f);
 
-/* KM1: v0 has no null array; its empty array means "all topics". (Encoding -1 at v0 writes
+/* KMD1: v0 has no null array; its empty array means "all topics". (Encoding -1 at v0 writes
  * the empty array, KDE4.) */
 static void metadata_request_after(void *msg, int16_t version)
 {

@@ -6,19 +6,19 @@
  * thread's path, never write to the engine, and never parse HTTP itself (libmicrohttpd does).
  *
  * Invariants:
- *   KM1  A struct kafka_metrics_loop has one writer. Its counters are _Atomic and written with a
+ *   KMT1  A struct kafka_metrics_loop has one writer. Its counters are _Atomic and written with a
  *        relaxed load + relaxed store (no locked read-modify-write); the scraper reads them
  *        relaxed. A scrape may see one loop a few increments behind another: each series is
  *        monotonic across scrapes all the same, since no counter ever goes down.
- *   KM2  Each loop lives in its own allocation aligned to a cache line, so loops never share a
+ *   KMT2  Each loop lives in its own allocation aligned to a cache line, so loops never share a
  *        line (no false sharing between loop threads).
- *   KM3  Latency buckets are stored per bucket (not cumulative) and summed into Prometheus's
+ *   KMT3  Latency buckets are stored per bucket (not cumulative) and summed into Prometheus's
  *        cumulative `le` series at render time; count = sum of all buckets + the overflow one,
  *        so `_bucket{le="+Inf"}` always equals `_count`.
- *   KM4  A series appears only once it is non-zero (requests) or once the engine reports it
+ *   KMT4  A series appears only once it is non-zero (requests) or once the engine reports it
  *        (partitions), so a scrape of an idle broker is small; families are always declared with
  *        HELP and TYPE once, in a fixed order (what promtool checks).
- *   KM5  The scrape reads the engine only through its public thread-safe calls (rt_stats_get,
+ *   KMT5  The scrape reads the engine only through its public thread-safe calls (rt_stats_get,
  *        rt_topic_list, rt_list_offsets, rt_fetch_start, rt_txn_list) and the data directory's
  *        documented layout (docs/format.md: DIR/<topic>-<partition>/<base>.log) for log sizes.
  */
@@ -69,7 +69,7 @@ static const char *const km_refusal_names[KAFKA_REFUSE_COUNT] = {
 struct km_cell {
     _Atomic uint64_t count;
     _Atomic uint64_t sum_ns;
-    _Atomic uint64_t bucket[KM_BUCKETS + 1]; /* [KM_BUCKETS]: above the last bound (KM3) */
+    _Atomic uint64_t bucket[KM_BUCKETS + 1]; /* [KM_BUCKETS]: above the last bound (KMT3) */
 };
 
 struct kafka_metrics_loop {
@@ -98,7 +98,7 @@ struct kafka_metrics {
     char *dir;
 };
 
-/* KM1: the only writer adds with a plain load and store; the shared overflow set (threads
+/* KMT1: the only writer adds with a plain load and store; the shared overflow set (threads
  * beyond loop_count) needs a real atomic add. */
 static inline void km_add_to(const struct kafka_metrics_loop *l, _Atomic uint64_t *c, uint64_t n)
 {
@@ -138,7 +138,7 @@ int kafka_metrics_create(uint32_t loop_count, struct kafka_metrics **out)
     size_t size = (sizeof(struct kafka_metrics_loop) + KM_CACHE_LINE - 1) / KM_CACHE_LINE *
                   KM_CACHE_LINE; /* aligned_alloc wants a multiple of the alignment */
     for (uint32_t i = 0; i < loop_count; i++) {
-        m->loops[i] = aligned_alloc(KM_CACHE_LINE, size); /* KM2 */
+        m->loops[i] = aligned_alloc(KM_CACHE_LINE, size); /* KMT2 */
         if (!m->loops[i]) {
             kafka_metrics_destroy(m);
             return -ENOMEM;
@@ -313,7 +313,7 @@ static void render_requests(struct km_buf *b, const struct kafka_metrics *m)
         for (int v = 0; v < KAFKA_METRICS_VERSIONS; v++) {
             uint64_t n = KM_SUM(m, req[k][v].count);
             if (!n)
-                continue; /* KM4 */
+                continue; /* KMT4 */
             char api[32];
             km_api_label(api, sizeof(api), k);
             km_printf(
@@ -351,7 +351,7 @@ static void render_requests(struct km_buf *b, const struct kafka_metrics *m)
                     "le=\"%s\"} %" PRIu64 "\n",
                     api, v, km_bucket_le[i], cum);
             }
-            /* KM3: +Inf and _count from the same bucket sum, never from `count` (which a
+            /* KMT3: +Inf and _count from the same bucket sum, never from `count` (which a
              * concurrent writer may have bumped after the buckets were read). */
             km_printf(b,
                       "ringtail_kafka_request_duration_seconds_bucket{api=\"%s\",version=\"%d\","
@@ -393,7 +393,7 @@ static void render_loops(struct km_buf *b, const struct kafka_metrics *m)
     km_printf(b, "ringtail_kafka_sent_zerocopy_bytes_total %" PRIu64 "\n", zc);
     uint64_t opened = KM_SUM(m, connections_opened);
     uint64_t closed = KM_SUM(m, connections_closed);
-    /* Loops are read one after another (KM1): a close counted before its open was read is
+    /* Loops are read one after another (KMT1): a close counted before its open was read is
      * possible in one scrape; never report a negative count. */
     uint64_t open = opened > closed ? opened - closed : 0;
     if (nc) {
@@ -454,7 +454,7 @@ static void render_loops(struct km_buf *b, const struct kafka_metrics *m)
     for (int k = 0; k < KAFKA_STATS_API_MAX; k++) {
         uint64_t n = km_load(&st->errors_by_api[k]);
         if (!n)
-            continue; /* KM4 */
+            continue; /* KMT4 */
         char api[32];
         km_api_label(api, sizeof(api), k);
         km_printf(b, "ringtail_kafka_error_responses_total{api=\"%s\"} %" PRIu64 "\n", api, n);
@@ -537,7 +537,7 @@ static void render_engine_stats(struct km_buf *b, rt_engine *e)
 }
 
 /* Bytes a partition's log holds: sealed segments are trimmed on roll, so their file size is
- * exact; the newest is preallocated, so its readable end comes from a fetch of it (KM5). A
+ * exact; the newest is preallocated, so its readable end comes from a fetch of it (KMT5). A
  * negative return means "not known" (the series is left out). */
 static int64_t partition_log_size(rt_engine *e, const char *dir, const char *topic,
                                   uint32_t partition, int64_t high_watermark)

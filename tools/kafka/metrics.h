@@ -77,7 +77,7 @@ struct kafka_metrics_loop *kafka_metrics_loop(struct kafka_metrics *m, uint32_t 
 
 /* The calling thread's counters: the first call on a thread takes one of the loop_count sets for
  * it (lock-free), later calls return the same set, so the server need not pass loop indexes
- * around. Threads beyond loop_count share one overflow set, counted with atomic adds (KM1 then
+ * around. Threads beyond loop_count share one overflow set, counted with atomic adds (KMT1 then
  * holds per set, not per thread). NULL when m is NULL. */
 struct kafka_metrics_loop *kafka_metrics_thread(struct kafka_metrics *m);
 
