@@ -429,6 +429,10 @@ cover() { # CMD KIND WHERE
         (cd "$SRC" && bash tools/conformance.sh --help) >"$T/out" 2>&1
         check "$where: \`$cmd\`: tools/conformance.sh prints its usage" grep -q "usage: tools/conformance.sh" "$T/out"
         ;;
+    'python3 tools/check_refs.py')
+        (cd "$SRC" && python3 tools/check_refs.py) >"$T/out" 2>&1
+        check "$where: \`$cmd\` finds 0 problems" grep -q ", 0 problem(s)$" "$T/out"
+        ;;
     'tools/perf.sh' | 'tools/perf.sh '* | 'perf '*)
         exception "$cmd" "perf needs perf_event access and builds its own tree; checked: its usage"
         (cd "$SRC" && bash tools/perf.sh --help) >"$T/out" 2>&1
