@@ -21,7 +21,8 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
                 kf_str_inside(q->topics[i].configs[j].name);
                 kf_str_inside(q->topics[i].configs[j].value);
             }
-            t[i] = (struct kmsg_create_topics_topic_response){q->topics[i].name, 0, {NULL, -1}};
+            t[i] = (struct kmsg_create_topics_topic_response){
+                .name = q->topics[i].name, .error_code = 0, .error_message = {NULL, -1}};
         }
         struct kmsg_create_topics_response m = {0, t, n};
         rc = kmsg_create_topics_response_encode(w, version, &m);
@@ -31,7 +32,8 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
         int32_t n = q->topic_names_count > 4096 ? 4096 : q->topic_names_count;
         for (int32_t i = 0; i < n; i++) {
             kf_str_inside(q->topic_names[i]);
-            t[i] = (struct kmsg_delete_topics_topic_response){q->topic_names[i], 3};
+            t[i] = (struct kmsg_delete_topics_topic_response){.name = q->topic_names[i],
+                                                              .error_code = 3};
         }
         struct kmsg_delete_topics_response m = {0, t, n};
         rc = kmsg_delete_topics_response_encode(w, version, &m);
@@ -40,8 +42,14 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
         static struct kmsg_describe_configs_result res[4096];
         static const struct kmsg_describe_configs_synonym syn = {
             {"retention.ms", 12}, {"-1", 2}, 5};
-        static const struct kmsg_describe_configs_entry e = {
-            {"retention.ms", 12}, {"-1", 2}, true, true, 5, false, &syn, 1};
+        static const struct kmsg_describe_configs_entry e = {.name = {"retention.ms", 12},
+                                                             .value = {"-1", 2},
+                                                             .read_only = true,
+                                                             .is_default = true,
+                                                             .config_source = 5,
+                                                             .is_sensitive = false,
+                                                             .synonyms = &syn,
+                                                             .synonyms_count = 1};
         int32_t n = q->resources_count > 4096 ? 4096 : q->resources_count;
         for (int32_t i = 0; i < n; i++) {
             kf_str_inside(q->resources[i].resource_name);

@@ -24,16 +24,24 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
         const struct kmsg_metadata_request *q = &req->metadata;
         static struct kmsg_metadata_topic topics[4096];
         static const int32_t nodes[1] = {0};
-        static const struct kmsg_metadata_partition part = {0, 0, 0, nodes, 1, nodes, 1};
+        static const struct kmsg_metadata_partition part = {.replica_nodes = nodes,
+                                                            .replica_nodes_count = 1,
+                                                            .isr_nodes = nodes,
+                                                            .isr_nodes_count = 1};
         int32_t n = q->topics_count < 0 ? 0 : q->topics_count;
         if (n > 4096)
             n = 4096;
         for (int32_t i = 0; i < n; i++) {
             kf_str_inside(q->topics[i]);
-            topics[i] = (struct kmsg_metadata_topic){0, q->topics[i], false, &part, 1};
+            topics[i] = (struct kmsg_metadata_topic){
+                .name = q->topics[i], .partitions = &part, .partitions_count = 1};
         }
         struct kmsg_metadata_broker b = {0, kp_str_of("127.0.0.1"), 9092, {NULL, -1}};
-        struct kmsg_metadata_response m = {0, &b, 1, kp_str_of("ringtail"), 0, topics, n};
+        struct kmsg_metadata_response m = {.brokers = &b,
+                                           .brokers_count = 1,
+                                           .cluster_id = kp_str_of("ringtail"),
+                                           .topics = topics,
+                                           .topics_count = n};
         rc = kmsg_metadata_response_encode(w, version, &m);
     } else if (key == KAFKA_FIND_COORDINATOR) {
         kf_str_inside(req->find_coordinator.key);
