@@ -97,18 +97,20 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define offset_commit_note                                                                         \
     "a member's generation is checked against its group; generation −1 for consumers without "   \
     "membership"
-#define offset_fetch_note          NULL
-#define find_coordinator_note      NULL
-#define join_group_note            "MEMBER_ID_REQUIRED from v4; static membership (KIP-345) from v5"
-#define heartbeat_note             NULL
-#define leave_group_note           NULL
-#define sync_group_note            NULL
-#define describe_groups_note       NULL
-#define list_groups_note           NULL
-#define api_versions_note          NULL
-#define create_topics_note         NULL
-#define delete_topics_note         NULL
-#define init_producer_id_note      "idempotent producer ids; with a transactional id, the coordinator's"
+#define offset_fetch_note     NULL
+#define find_coordinator_note NULL
+#define join_group_note       "MEMBER_ID_REQUIRED from v4; static membership (KIP-345) from v5"
+#define heartbeat_note        NULL
+#define leave_group_note      NULL
+#define sync_group_note       NULL
+#define describe_groups_note  NULL
+#define list_groups_note      NULL
+#define api_versions_note     NULL
+#define create_topics_note    NULL
+#define delete_topics_note    NULL
+#define init_producer_id_note                                                                      \
+    "idempotent producer ids; with a transactional id, the coordinator's; v3+ recovers a fenced "  \
+    "or failed transaction by an epoch bump (KIP-360)"
 #define add_partitions_to_txn_note NULL
 #define add_offsets_to_txn_note    NULL
 #define end_txn_note               NULL
@@ -142,7 +144,7 @@ const struct kafka_api kafka_api_rows[] = {
         false),
     ROW(KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 5, 0, 5, 4, true, delete_topics, h_delete_topics,
         false),
-    ROW(KAFKA_INIT_PRODUCER_ID, "InitProducerId", 0, 4, 0, 1, 2, true, init_producer_id,
+    ROW(KAFKA_INIT_PRODUCER_ID, "InitProducerId", 0, 4, 0, 4, 2, true, init_producer_id,
         h_init_producer_id, false),
     ROW(KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 1, 0, 1, 3, true,
         add_partitions_to_txn, h_txn, true),
