@@ -436,7 +436,7 @@ static void test_known_tag(void **state)
     t.topic_config_error_code = 40;
     kp_writer_reset(&w, NULL, 0);
     assert_int_equal(kmsg_create_topics_response_encode(&w, 5, &m), 0);
-    assert_int_equal(w.len, plain + 4); /* tag 0, size 2, i16 */
+    assert_int_equal(w.len, plain + 4);           /* tag 0, size 2, i16 */
     const uint8_t tagged[] = {1, 0, 2, 0, 40, 0}; /* 1 field: tag 0, 2 bytes, 40; body tags */
     assert_memory_equal(w.buf + w.len - sizeof tagged, tagged, sizeof tagged);
     uint64_t size = 0;
