@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "tools/kafka/kdesc.h"
-#include "tools/kafka/kmsg.h"
+#include "tools/kafka/proto/kdesc.h"
+#include "tools/kafka/proto/kmsg.h"
 
 static _Alignas(16) uint8_t pool[1 << 20];
 static size_t pool_used;

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "helpers/test_util.h"
-#include "tools/kafka/metrics.h"
+#include "tools/kafka/metrics/metrics.h"
 
 /* A plain HTTP/1.0 exchange on 127.0.0.1:port; returns the whole answer (headers + body). */
 static char *http(uint16_t port, const char *request)

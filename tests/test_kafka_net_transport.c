@@ -31,8 +31,8 @@
 #include <unistd.h>
 
 #include "helpers/test_util.h"
-#include "tools/kafka/net.h"
-#include "tools/kafka/net_transport.h"
+#include "tools/kafka/net/net.h"
+#include "tools/kafka/net/net_transport.h"
 
 static const char slice_bytes[16] = "SLICE-0123456789";
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "tools/kafka/proto.h"
+#include "tools/kafka/proto/proto.h"
 
 static struct kp_reader rd(const void *p, size_t n)
 {

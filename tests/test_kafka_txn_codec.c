@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "tools/kafka/handle_txn.h"
+#include "tools/kafka/handlers/handle_txn.h"
 
 struct buf {
     uint8_t b[512];

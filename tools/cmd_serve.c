@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "tools/kafka/api.h"
-#include "tools/kafka/metrics.h"
-#include "tools/kafka/server.h"
+#include "tools/kafka/proto/api.h"
+#include "tools/kafka/metrics/metrics.h"
+#include "tools/kafka/server/server.h"
 
 static void serve_usage(FILE *out)
 {

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tools/kafka/kmsg.h"
+#include "tools/kafka/proto/kmsg.h"
 
 int old_produce_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
                                struct kmsg_produce_request *out);

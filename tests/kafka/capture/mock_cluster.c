@@ -14,7 +14,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
-#include "tools/kafka/api.h"
+#include "tools/kafka/proto/api.h"
 
 int main(int argc, char **argv)
 {
