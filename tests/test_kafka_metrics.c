@@ -1,5 +1,5 @@
 /*
- * test_kafka_metrics.c — the broker's metrics module (tools/kafka/metrics.c) from outside: loop
+ * test_kafka_metrics.c — the broker's metrics module (tools/kafka/metrics/metrics.c) from outside: loop
  * counters counted from several threads and summed at scrape (KMT1), histogram buckets that are
  * cumulative with +Inf equal to _count (KMT3), per-partition watermarks and log sizes read from a
  * real engine (KMT5), GET /metrics served over a real socket by libmicrohttpd and accepted by

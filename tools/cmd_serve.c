@@ -343,7 +343,7 @@ int cmd_serve(int argc, char **argv)
         return CLI_EXIT_FAIL;
     }
     if (metrics) {
-        kafka_metrics_attach_server(metrics, srv);
+        kafka_metrics_attach(metrics, kafka_server_stats_get(srv), kafka_server_net_counters(srv));
         rc = kafka_metrics_serve(metrics, metrics_addr, e, dir);
         if (rc) {
             cli_fail("serve", "--metrics %s: %s", metrics_addr,

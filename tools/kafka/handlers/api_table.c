@@ -32,6 +32,7 @@
 
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/handlers/handle.h"
+#include "tools/kafka/handlers/handle_offsets.h"
 #include "tools/kafka/handlers/handle_txn.h"
 #include "tools/kafka/proto/kmsg_int.h"
 

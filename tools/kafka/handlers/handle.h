@@ -18,36 +18,11 @@
 #include "tools/kafka/group/group_coord.h"
 #include "tools/kafka/proto/kmsg.h"
 #include "tools/kafka/net/net.h"
-#include "tools/kafka/server/server.h"
+#include "tools/kafka/handlers/broker.h"
 
 #define KAFKA_HOLES_MAX       1024 /* record slices in one fetch response */
 #define KAFKA_ARENA_MIN_BYTES (16u << 10)
 #define KAFKA_ARENA_MAX_BYTES (64u << 20)
-
-/* A connection's auto-creation budget (kafka_topic_ensure): KAFKA_CREATE_BUCKETS of them, a
- * connection in the one its id picks (a collision makes two connections share one: still
- * bounded). */
-#define KAFKA_CREATE_BUCKETS 1024
-struct kafka_create_bucket {
-    uint64_t conn_id;
-    double tokens;
-    int64_t refilled_ms;
-};
-
-struct kafka_server {
-    rt_engine *engine;
-    struct kafka_server_options opts;
-    pthread_mutex_t create_lock; /* the buckets and the failure log's rate */
-    struct kafka_create_bucket create_buckets[KAFKA_CREATE_BUCKETS];
-    int64_t create_failure_logged_ms;
-    int create_failure_logged_rc;
-    uint64_t create_failures_unlogged;
-    struct net *net;
-    char advertise_host[256];
-    uint16_t advertise_port;
-    struct kafka_server_stats stats;
-    struct group_coord *groups; /* consumer groups (group_coord.c) */
-};
 
 /* One produce batch in the engine: the op, and where its outcome goes. */
 struct kafka_produce_op {
@@ -152,6 +127,10 @@ struct kp_str kafka_str_dup(struct kafka_slot *s, const char *c);
  * (KAFKA_STORAGE_ERROR), a limit (RT_E_TOPICS_FULL) as itself (POLICY_VIOLATION). */
 int kafka_topic_ensure(struct kafka_slot *s, const char *topic, bool allow,
                        uint32_t *partitions_out);
+/* The broker's log: one line "ringtail serve: ..." on stderr (at most 511 characters). */
+void kafka_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* CLOCK_MONOTONIC in nanoseconds (request latency in --metrics). */
+uint64_t kafka_now_ns(void);
 /* Counts an error code answered for the slot's API. */
 void kafka_count_error(struct kafka_slot *s, int16_t code);
 

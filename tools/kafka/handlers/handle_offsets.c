@@ -42,8 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/kafka/handlers/handle_txn.h"
-
 #define GROUP_BYTES_MAX 1024
 
 /* A NUL-terminated copy of a group name into out (GROUP_BYTES_MAX + 1 bytes); false when the

@@ -3,7 +3,8 @@
  * TxnOffsetCommit (handle_txn.c) share. It turns a decoded request's topics (kmsg's
  * kmsg_commit_topic, what both codecs produce) into the engine's rt_offset array and the
  * answer's per-partition codes, with every array in the request arena (no allocation per
- * request). It never writes anything: the handlers make the engine call.
+ * request). It never writes anything: the handlers make the engine call. Also the
+ * OffsetFetch and OffsetCommit handlers (handle_offsets.c).
  */
 #ifndef RT_KAFKA_HANDLE_OFFSETS_H
 #define RT_KAFKA_HANDLE_OFFSETS_H
@@ -43,5 +44,11 @@ void kafka_offsets_validate(rt_engine *e, const struct kmsg_commit_topic *topics
 /* After the engine call: every partition still NONE gets `stored` (the call's outcome); every
  * code is counted for the slot's API. */
 void kafka_offsets_settle(struct kafka_slot *s, struct kafka_offsets_commit *c, int16_t stored);
+
+/* OffsetFetch v1-5 (handle_offsets.c), decoding the body at body_at itself. */
+enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at);
+
+/* OffsetCommit v2-7 for consumers without group membership (handle_offsets.c). */
+enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at);
 
 #endif /* RT_KAFKA_HANDLE_OFFSETS_H */

@@ -54,10 +54,4 @@ enum net_verdict kafka_handle_describe_producers(struct kafka_slot *s);
 enum net_verdict kafka_handle_describe_transactions(struct kafka_slot *s);
 enum net_verdict kafka_handle_list_transactions(struct kafka_slot *s);
 
-/* OffsetFetch v1-5 (handle_offsets.c), decoding the body at body_at itself. */
-enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at);
-
-/* OffsetCommit v2-7 for consumers without group membership (handle_offsets.c). */
-enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at);
-
 #endif

@@ -25,7 +25,8 @@
 #include "tools/kafka/metrics/metrics.h"
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/proto/proto.h"
-#include "tools/kafka/server/server.h"
+#include "tools/kafka/metrics/stats.h"
+#include "tools/kafka/net/net.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -90,7 +91,8 @@ struct kafka_metrics {
     struct kafka_metrics_loop *overflow; /* threads beyond loop_count (kafka_metrics_thread) */
     _Atomic uint32_t threads_bound;
     uint64_t id; /* tells a thread's cached set of a destroyed instance from this one's */
-    const struct kafka_server *server;
+    const struct kafka_server_stats *stats; /* kafka_metrics_attach (NULL: none) */
+    const struct net_counters *net;
     struct MHD_Daemon *daemon;
     int listen_fd;
     uint16_t port;
@@ -175,10 +177,13 @@ struct kafka_metrics_loop *kafka_metrics_thread(struct kafka_metrics *m)
     return km_tl_loop;
 }
 
-void kafka_metrics_attach_server(struct kafka_metrics *m, const struct kafka_server *srv)
+void kafka_metrics_attach(struct kafka_metrics *m, const struct kafka_server_stats *stats,
+                          const struct net_counters *net)
 {
-    if (m)
-        m->server = srv;
+    if (m) {
+        m->stats = stats;
+        m->net = net;
+    }
 }
 
 void kafka_metrics_request(struct kafka_metrics_loop *l, int16_t api_key, int16_t api_version,
@@ -295,7 +300,7 @@ static uint64_t km_sum(const struct kafka_metrics *m, size_t offset)
 
 #define KM_SUM(m, field) km_sum((m), offsetof(struct kafka_metrics_loop, field))
 
-/* The API's name from tools/kafka/api.c's table (the one list of keys and names), or "ApiN". */
+/* The API's name from tools/kafka/proto/api.c's table (the one list of keys and names), or "ApiN". */
 static void km_api_label(char *out, size_t size, int key)
 {
     const char *name = kafka_api_find((int16_t)key) ? kafka_api_name((int16_t)key) : NULL;
@@ -378,7 +383,7 @@ static uint64_t km_load(const _Atomic uint64_t *c)
 /* Loop counters plus, when a server is attached, its own (net.h's net_counters). */
 static void render_loops(struct km_buf *b, const struct kafka_metrics *m)
 {
-    const struct net_counters *nc = m->server ? kafka_server_net_counters(m->server) : NULL;
+    const struct net_counters *nc = m->net;
     uint64_t in = KM_SUM(m, bytes_in) + (nc ? km_load(&nc->bytes_in) : 0);
     uint64_t out = KM_SUM(m, bytes_out) + (nc ? km_load(&nc->bytes_out) : 0);
     uint64_t zc = KM_SUM(m, bytes_zerocopy) + (nc ? km_load(&nc->payload_bytes_zero_copy) : 0);
@@ -446,9 +451,9 @@ static void render_loops(struct km_buf *b, const struct kafka_metrics *m)
     km_family(b, "ringtail_kafka_counting_threads", "gauge",
               "Threads (network loops, engine shards) that have counted requests.");
     km_printf(b, "ringtail_kafka_counting_threads %" PRIu32 "\n", bound);
-    if (!m->server)
+    if (!m->stats)
         return;
-    const struct kafka_server_stats *st = kafka_server_stats_get(m->server);
+    const struct kafka_server_stats *st = m->stats;
     km_family(b, "ringtail_kafka_error_responses_total", "counter",
               "Responses carrying a Kafka error code, by API.");
     for (int k = 0; k < KAFKA_STATS_API_MAX; k++) {

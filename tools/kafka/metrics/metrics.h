@@ -81,12 +81,14 @@ struct kafka_metrics_loop *kafka_metrics_loop(struct kafka_metrics *m, uint32_t 
  * holds per set, not per thread). NULL when m is NULL. */
 struct kafka_metrics_loop *kafka_metrics_thread(struct kafka_metrics *m);
 
-struct kafka_server;
-/* Adds the server's own counters (tools/kafka/server.h: net_counters for connections, bytes,
- * zero-copy bytes and bounds; kafka_server_stats for errors by API, long polls, auto-created
- * topics) to every scrape. The server must outlive serving: kafka_metrics_stop before
- * kafka_server_stop. NULL detaches. */
-void kafka_metrics_attach_server(struct kafka_metrics *m, const struct kafka_server *srv);
+/* Adds the server's own counters (net/net.h's net_counters for connections, bytes,
+ * zero-copy bytes and bounds; metrics/stats.h's kafka_server_stats for errors by API, long polls, auto-created
+ * topics) to every scrape. They must outlive serving: kafka_metrics_stop before
+ * kafka_server_stop. NULLs detach. */
+struct kafka_server_stats; /* stats.h */
+struct net_counters;       /* net.h */
+void kafka_metrics_attach(struct kafka_metrics *m, const struct kafka_server_stats *stats,
+                          const struct net_counters *net);
 
 /* One request answered: its API key, version and the time from its frame being complete to its
  * response being queued, in nanoseconds. The server calls it from kafka_response_end, so an
