@@ -510,9 +510,8 @@ int kmsg_describe_configs_request_decode(struct kp_reader *r, int16_t version, s
 int kmsg_describe_configs_response_encode(struct kp_writer *w, int16_t version,
                                           const struct kmsg_describe_configs_response *m);
 
-/* ==== issue 13: transactions and groups over the wire (codecs only; api.h keeps them
- * unadvertised until their handlers exist). None of these versions is flexible except
- * OffsetFetch v6-7. ==== */
+/* ==== issue 13: transactions and groups over the wire (api_table.c advertises them). The
+ * transactional APIs are flexible from v3, OffsetFetch from v6. ==== */
 
 /* ---- AddPartitionsToTxn (24), v0-3 (flexible from v3) ---- */
 
