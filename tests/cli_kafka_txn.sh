@@ -26,6 +26,8 @@
 #     aborts it, then they move on without its records;
 #   - KIP-664 (tests/kafka/txn_admin.py, what kafka-transactions.sh asks): ListTransactions,
 #     DescribeTransactions and DescribeProducers see the python producer's open transaction;
+#   - python3-confluent-kafka with KIP-447 (TxnOffsetCommit v3): offsets sent with a subscribed
+#     member's group metadata are committed, and refused UNKNOWN_MEMBER_ID once it has left;
 #   - kafkajs 2.2.4: 9 transactions with sendOffsets, a third aborted: read_committed returns
 #     exactly the committed records, the group's offset is the last committed one's; a second
 #     producer with the same transactionalId fences the first;
@@ -340,6 +342,14 @@ $ADM list >"$T/out" 2>"$T/err"
 RC=$?
 expect "KIP-664: ... once a new instance fenced it, its transaction is no longer open" 0 \
     "^py-hang [0-9]+ (Empty|CompleteAbort)$"
+# KIP-447 (TxnOffsetCommit v3, handle_txn.c KT7): offsets sent with a live member's group
+# metadata are committed; with the metadata of a member that has left, UNKNOWN_MEMBER_ID.
+$PY "127.0.0.1:$PORT" kip447 in kip447-g >"$T/out" 2>"$T/err"
+RC=$?
+expect "python: KIP-447: offsets sent with a group member's metadata are committed" 0 \
+    "^live committed [0-9]+$"
+expect "python: KIP-447: ... and refused once that member has left (a zombie is fenced)" 0 \
+    "^stale refused UNKNOWN_MEMBER_ID$"
 $PY "127.0.0.1:$PORT" commit in plain 7 >"$T/out" 2>"$T/err"
 RC=$?
 expect "python: a consumer without group membership commits offsets (OffsetCommit) and reads them back" \
