@@ -42,3 +42,44 @@ for path in sorted(glob.glob("tests/kafka/golden/*.bin")):
         if key in keys:
             seed = bytes([keys.index(key), ver - CODEC_MIN[key], 0xff]) + body_of(frame, key, ver)
             open(os.path.join("fuzz/corpus", g, name), "wb").write(seed)
+
+# Hand-made seeds for versions no captured client sent: the KIP-664 operator requests
+# (DescribeProducers 61 v0, DescribeTransactions 65 v0, ListTransactions 66 v0-1, as
+# tests/kafka/txn_admin.py writes them) and the transactional requests' flexible v3.
+
+
+def uv(v):
+    out = b""
+    while v >= 0x80:
+        out += bytes([(v & 0x7F) | 0x80])
+        v >>= 7
+    return out + bytes([v])
+
+
+def cs(s):
+    return uv(len(s) + 1) + s.encode()
+
+
+def ca(items):
+    return uv(len(items) + 1) + b"".join(items)
+
+
+i16, i32, i64 = (lambda v: struct.pack(">h", v)), (lambda v: struct.pack(">i", v)), (
+    lambda v: struct.pack(">q", v))
+HAND = {
+    "kip664.DescribeProducers": (61, 0, ca([cs("t") + ca([i32(0), i32(9)]) + b"\0"]) + b"\0"),
+    "kip664.DescribeTransactions": (65, 0, ca([cs("tx-a"), cs("nope")]) + b"\0"),
+    "kip664.ListTransactions.v0": (66, 0, ca([cs("Ongoing")]) + ca([i64(7)]) + b"\0"),
+    "kip664.ListTransactions.v1": (66, 1, ca([cs("Bogus")]) + ca([]) + i64(60000) + b"\0"),
+    "v3.AddPartitionsToTxn": (24, 3, cs("tx") + i64(7) + i16(3) +
+                              ca([cs("t") + ca([i32(0), i32(2)]) + b"\0"]) + b"\0"),
+    "v3.AddOffsetsToTxn": (25, 3, cs("tx") + i64(7) + i16(3) + cs("g") + b"\0"),
+    "v3.EndTxn": (26, 3, cs("tx") + i64(7) + i16(3) + b"\1" + b"\0"),
+    "v3.TxnOffsetCommit": (28, 3, cs("tx") + cs("g") + i64(7) + i16(3) + i32(4) + cs("m-1") +
+                           b"\0" + ca([cs("t") + ca([i32(0) + i64(42) + i32(-1) + cs("meta") +
+                                                     b"\0"]) + b"\0"]) + b"\0"),
+}
+for name, (key, ver, body) in HAND.items():
+    keys = GROUPS["kafka_group"]
+    seed = bytes([keys.index(key), ver - CODEC_MIN[key], 0xff]) + body
+    open(os.path.join("fuzz/corpus/kafka_group", name), "wb").write(seed)

@@ -215,7 +215,7 @@ static void test_operator_apis(void **state)
     assert_int_equal(q.list_transactions.duration_filter_ms, 60000);
     kp_reader_init(&r, w.buf, w.len); /* at v0 the duration is not there: trailing bytes */
     assert_int_equal(kmsg_request_decode(&r, KAFKA_LIST_TRANSACTIONS, 0, &a, &q), RT_E_CORRUPT);
-    assert_false(kafka_api_supported(KAFKA_LIST_TRANSACTIONS, 0)); /* not advertised yet */
+    assert_true(kafka_api_supported(KAFKA_LIST_TRANSACTIONS, 0)); /* advertised (KA3) */
 
     kp_writer_reset(&w, NULL, 0);
     kp_write_compact_array_len(&w, 1);
@@ -257,7 +257,7 @@ static void test_operator_apis(void **state)
     assert_int_equal(kp_read_i32(&r), 60000);
     assert_int_equal(kp_read_i64(&r), 1234);
     assert_int_equal(kp_read_i64(&r), 4000);
-    assert_int_equal(kp_read_i32(&r), 3);
+    assert_int_equal(kp_read_i16(&r), 3); /* ProducerEpoch: int16 in Kafka's JSON */
     assert_int_equal(kp_read_compact_array_len(&r, 1), 1);
     assert_true(kp_str_eq(kp_read_compact_string(&r), "orders"));
     assert_int_equal(kp_read_compact_array_len(&r, 4), 2);
@@ -271,23 +271,33 @@ static void test_operator_apis(void **state)
 
     /* ListTransactions and DescribeProducers responses take the same path. */
     struct kmsg_listed_transaction lt = {kp_str_of("t1"), 4000, kp_str_of("Ongoing")};
-    struct kmsg_list_transactions_response lm = {0, 0, &lt, 1};
+    static const struct kp_str unknown = {"Bogus", 5};
+    struct kmsg_list_transactions_response lm = {0, 0, &unknown, 1, &lt, 1};
     kp_writer_reset(&w, NULL, 0);
     assert_int_equal(kmsg_list_transactions_response_encode(&w, 1, &lm), 0);
-    static const uint8_t want[] = {0,   0,   0,   0,   0,   0,   0x02, 0x03, 't',  '1',
-                                   0,   0,   0,   0,   0,   0,   0x0f, 0xa0, 0x08, 'O',
-                                   'n', 'g', 'o', 'i', 'n', 'g', 0x00, 0x00};
+    /* throttle, error, UnknownStateFilters ["Bogus"], TransactionStates [...], tags */
+    static const uint8_t want[] = {
+        0, 0, 0, 0, 0, 0,    0x02, 0x06, 'B', 'o', 'g', 'u', 's', 0x02, 0x03, 't',  '1', 0,
+        0, 0, 0, 0, 0, 0x0f, 0xa0, 0x08, 'O', 'n', 'g', 'o', 'i', 'n',  'g',  0x00, 0x00};
     assert_int_equal(w.len, sizeof want);
     assert_memory_equal(w.buf, want, sizeof want);
-    struct kmsg_producer_state ps = {4000, 3, 9, 55, -1};
-    struct kmsg_describe_producers_partition dp = {0, 0, &ps, 1};
+    struct kmsg_producer_state ps = {4000, 3, 9, 55, -1, -1};
+    struct kmsg_describe_producers_partition dp = {0, 0, {NULL, 0}, &ps, 1};
     struct kmsg_describe_producers_topic dt = {kp_str_of("orders"), &dp, 1};
     struct kmsg_describe_producers_response dm = {0, &dt, 1};
     kp_writer_reset(&w, NULL, 0);
     assert_int_equal(kmsg_describe_producers_response_encode(&w, 0, &dm), 0);
-    /* throttle 4 + topics 1 + name 7 + parts 1 + index 4 + error 2 + producers 1 + state 32 +
-     * tags (state, partition, topic, response) 4 */
-    assert_int_equal(w.len, 4 + 1 + 7 + 1 + 4 + 2 + 1 + 32 + 4);
+    /* throttle 4 + topics 1 + name 7 + parts 1 + index 4 + error 2 + error message (null) 1 +
+     * producers 1 + state (id 8, epoch 4, sequence 4, timestamp 8, coordinator epoch 4, txn
+     * start offset 8) 36 + tags (state, partition, topic, response) 4 */
+    assert_int_equal(w.len, 4 + 1 + 7 + 1 + 4 + 2 + 1 + 1 + 36 + 4);
+    kp_reader_init(&r, w.buf, w.len);
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    struct kmsg_describe_producers_response back;
+    assert_int_equal(kmsg_describe_producers_response_decode(&r, 0, &a, &back), 0);
+    assert_int_equal(back.topics[0].partitions[0].error_message.len, -1); /* null */
+    assert_int_equal(back.topics[0].partitions[0].active_producers[0].coordinator_epoch, -1);
+    assert_int_equal(back.topics[0].partitions[0].active_producers[0].current_txn_start_offset, -1);
     kp_writer_free(&w);
 }
 

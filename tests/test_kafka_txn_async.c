@@ -11,6 +11,12 @@
  *   - while one connection's EndTxn is held in its durable round (IO_FAULT_STALL on the
  *     decision record's fdatasync), a produce on another connection of the same network loop
  *     (--threads 1) is answered; then the EndTxn is answered NONE once the round is released;
+ *   - while one connection's TxnOffsetCommit is held in its durable write (IO_FAULT_STALL on
+ *     the __consumer_offsets fdatasync), produces on other connections of the same loop are
+ *     answered; the commit is answered NONE once released (KT5);
+ *   - AddOffsetsToTxn and EndTxn answer a fenced epoch INVALID_PRODUCER_EPOCH (47) at v0-1 and
+ *     PRODUCER_FENCED (90) from v2 (KT1); TxnOffsetCommit v3 checks the consumer's generation
+ *     and member against the group (KT7);
  *   - InitProducerId v3+ over the wire (once the lead advertises it: skipped until then) bumps
  *     with the expected identity and answers a stale one PRODUCER_FENCED (90) at v4;
  *   - DescribeTransactions and ListTransactions (KIP-664, handle_ops.c KOP1-KOP2; skipped until
@@ -522,6 +528,243 @@ static void test_end_txn_does_not_block_the_loop(void **state)
     tu_fixture_open(f);
 }
 
+/* ---- TxnOffsetCommit and the flexible versions (v3) of the transactional APIs ---- */
+
+/* AddOffsetsToTxn (v0-3) for ID; the error. */
+static int16_t wire_add_offsets(struct wire *x, int sock, int16_t v, int64_t pid, int16_t epoch,
+                                const char *group)
+{
+    bool flex = v >= 3;
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_ADD_OFFSETS_TO_TXN, v);
+    kp_write_cstr(&w, flex, ID);
+    kp_write_i64(&w, pid);
+    kp_write_i16(&w, epoch);
+    kp_write_cstr(&w, flex, group);
+    kp_write_tags(&w, flex);
+    req_send(sock, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    resp_read(sock, &buf, &r, flex);
+    (void)kp_read_i32(&r);
+    int16_t err = kp_read_i16(&r);
+    kp_read_tags(&r, flex);
+    kp_expect_end(&r);
+    assert_int_equal(r.err, 0);
+    free(buf);
+    return err;
+}
+
+/* TxnOffsetCommit (v0-3) of one offset of topic-part for ID into group; v3 carries the
+ * consumer's generation and member (KIP-447). */
+static void send_txn_commit(struct wire *x, int sock, int16_t v, int64_t pid, int16_t epoch,
+                            const char *group, int32_t generation, const char *member,
+                            const char *topic, int32_t part, int64_t offset)
+{
+    bool flex = v >= 3;
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_TXN_OFFSET_COMMIT, v);
+    kp_write_cstr(&w, flex, ID);
+    kp_write_cstr(&w, flex, group);
+    kp_write_i64(&w, pid);
+    kp_write_i16(&w, epoch);
+    if (v >= 3) {
+        kp_write_i32(&w, generation);
+        kp_write_cstr(&w, flex, member);
+        kp_write_ncstr(&w, flex, NULL); /* group_instance_id */
+    }
+    kp_write_alen(&w, flex, 1);
+    kp_write_cstr(&w, flex, topic);
+    kp_write_alen(&w, flex, 1);
+    kp_write_i32(&w, part);
+    kp_write_i64(&w, offset);
+    if (v >= 2)
+        kp_write_i32(&w, -1); /* committed_leader_epoch */
+    kp_write_ncstr(&w, flex, "meta");
+    kp_write_tags(&w, flex);
+    kp_write_tags(&w, flex);
+    kp_write_tags(&w, flex);
+    req_send(sock, &w);
+}
+
+/* The one partition's code of a TxnOffsetCommit answer. */
+static int16_t read_txn_commit(int sock, int16_t v, int32_t part)
+{
+    bool flex = v >= 3;
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    resp_read(sock, &buf, &r, flex);
+    (void)kp_read_i32(&r);
+    assert_int_equal(kp_read_alen(&r, flex, 1), 1);
+    (void)kp_read_str(&r, flex);
+    assert_int_equal(kp_read_alen(&r, flex, 1), 1);
+    assert_int_equal(kp_read_i32(&r), part);
+    int16_t err = kp_read_i16(&r);
+    kp_read_tags(&r, flex);
+    kp_read_tags(&r, flex);
+    kp_read_tags(&r, flex);
+    kp_expect_end(&r);
+    assert_int_equal(r.err, 0);
+    free(buf);
+    return err;
+}
+
+/* EndTxn (v0-3) for ID: the error. */
+static int16_t wire_end(struct wire *x, int sock, int16_t v, int64_t pid, int16_t epoch,
+                        bool commit)
+{
+    bool flex = v >= 3;
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_END_TXN, v);
+    kp_write_cstr(&w, flex, ID);
+    kp_write_i64(&w, pid);
+    kp_write_i16(&w, epoch);
+    kp_write_bool(&w, commit);
+    kp_write_tags(&w, flex);
+    req_send(sock, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    resp_read(sock, &buf, &r, flex);
+    (void)kp_read_i32(&r);
+    int16_t err = kp_read_i16(&r);
+    kp_read_tags(&r, flex);
+    kp_expect_end(&r);
+    assert_int_equal(r.err, 0);
+    free(buf);
+    return err;
+}
+
+/* KT5 for TxnOffsetCommit: while one connection's TxnOffsetCommit is held in its durable write
+ * (the __consumer_offsets append's fdatasync stalls), produces on other connections of the same
+ * loop are answered; the commit is answered NONE once released, and its offset is visible
+ * after the EndTxn commit. */
+static void test_txn_offset_commit_does_not_block_the_loop(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_close(f);
+    tu_system("rm -rf '%s'", f->dir);
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    plan.stall_timeout_ms = 8000; /* far beyond the wait below; a hang fails (FI1) */
+    struct rt_options o = f->o;
+    o.shard_count = 2;
+    o.sync_mode = RT_SYNC_ALWAYS;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
+    assert_int_equal(rt_topic_create(e, "t", 1), 0);
+    assert_int_equal(rt_topic_create(e, "plain", PLAIN_PARTS), 0);
+    struct kafka_server_options so;
+    kafka_server_options_init(&so);
+    so.net.port = 0;
+    so.net.threads = 1; /* every connection on one loop */
+    so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
+    so.auto_create_topics = false;
+    struct wire x = {0};
+    assert_int_equal(kafka_server_start(e, &so, &x.srv), 0);
+
+    int a = dial(&x);
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    assert_int_equal(wire_init(&x, a, 1, -1, -1, &pid, &epoch), KAFKA_NONE);
+    assert_int_equal(wire_add_offsets(&x, a, 3, pid, epoch, "g"), KAFKA_NONE);
+
+    /* TxnOffsetCommit held in its durable write: the __consumer_offsets fdatasync stalls. */
+    struct io_fault_rule stall = {.mode = IO_FAULT_STALL,
+                                  .op = IO_OP_FDATASYNC,
+                                  .nth = 1,
+                                  .path_contains = "__consumer_offsets"};
+    assert_int_equal(io_fault_rule_add(&plan, &stall), 0);
+    send_txn_commit(&x, a, 3, pid, epoch, "g", -1, "", "t", 0, 5);
+    if (io_fault_stall_wait(&plan, 5000) != 0)
+        fail_msg("TxnOffsetCommit never reached its __consumer_offsets fdatasync");
+
+    int b[PLAIN_PARTS];
+    uint8_t buf[512];
+    for (int p = 0; p < PLAIN_PARTS; p++) {
+        b[p] = dial(&x);
+        size_t len = make_batch(buf, sizeof(buf), false, -1, -1, -1, 1);
+        send_produce(&x, b[p], "plain", p, NULL, buf, len);
+    }
+    struct pollfd pf[PLAIN_PARTS + 1];
+    for (int p = 0; p < PLAIN_PARTS; p++)
+        pf[p] = (struct pollfd){.fd = b[p], .events = POLLIN};
+    pf[PLAIN_PARTS] = (struct pollfd){.fd = a, .events = POLLIN};
+    int answered = 0;
+    for (int i = 0; i < 60 && answered == 0; i++) {
+        assert_true(poll(pf, PLAIN_PARTS, 50) >= 0);
+        for (int p = 0; p < PLAIN_PARTS; p++)
+            answered += (pf[p].revents & POLLIN) != 0;
+    }
+    bool commit_answered = poll(&pf[PLAIN_PARTS], 1, 0) == 1;
+    uint32_t stalled = plan.stalled;
+    io_fault_stall_release(&plan);
+    if (answered == 0)
+        fail_msg("no produce on another connection of the loop was answered in 3 s while a "
+                 "TxnOffsetCommit was held in its durable write (the loop thread waits for the "
+                 "disk)");
+    assert_false(commit_answered); /* not before its write is durable */
+    assert_int_equal(stalled, 1);
+    assert_int_equal(read_txn_commit(a, 3, 0), KAFKA_NONE);
+    for (int p = 0; p < PLAIN_PARTS; p++) {
+        assert_int_equal(read_produce(b[p]), KAFKA_NONE);
+        close(b[p]);
+    }
+    int64_t off = -2;
+    assert_int_equal(rt_group_fetch_offsets(e, "g", "t", 0, false, &off), 0);
+    assert_int_equal(off, -1); /* pending until the commit marker */
+    assert_int_equal(wire_end(&x, a, 3, pid, epoch, true), KAFKA_NONE);
+    assert_int_equal(rt_group_fetch_offsets(e, "g", "t", 0, false, &off), 0);
+    assert_int_equal(off, 5);
+    assert_int_equal(plan.stall_timeouts, 0);
+    close(a);
+    kafka_server_stop(x.srv);
+    assert_int_equal(rt_close(e), 0);
+    io_fault_plan_release(&plan);
+    tu_fixture_open(f);
+}
+
+/* The new versions' own answers: KT1 (PRODUCER_FENCED from v2 of AddOffsetsToTxn and EndTxn,
+ * INVALID_PRODUCER_EPOCH before) and KT7 (TxnOffsetCommit v3 with a generation and member the
+ * group does not know is refused as a whole; v3 without them, as v0-2, is not checked). */
+static void test_txn_versions(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct kafka_server_options so;
+    kafka_server_options_init(&so);
+    so.net.port = 0;
+    so.net.threads = 1;
+    so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
+    struct wire x = {0};
+    assert_int_equal(kafka_server_start(f->e, &so, &x.srv), 0);
+    int s = dial(&x);
+    int64_t pid = -1, p2 = -1;
+    int16_t old = -1, epoch = -1;
+    assert_int_equal(wire_init(&x, s, 1, -1, -1, &pid, &old), KAFKA_NONE);
+    assert_int_equal(wire_init(&x, s, 1, -1, -1, &p2, &epoch), KAFKA_NONE); /* fences `old` */
+    assert_int_equal(p2, pid);
+    assert_int_equal(wire_add_offsets(&x, s, 1, pid, old, "g"), KAFKA_INVALID_PRODUCER_EPOCH);
+    assert_int_equal(wire_add_offsets(&x, s, 2, pid, old, "g"), KAFKA_PRODUCER_FENCED);
+    assert_int_equal(wire_add_offsets(&x, s, 3, pid, old, "g"), KAFKA_PRODUCER_FENCED);
+    assert_int_equal(wire_end(&x, s, 1, pid, old, true), KAFKA_INVALID_PRODUCER_EPOCH);
+    assert_int_equal(wire_end(&x, s, 3, pid, old, true), KAFKA_PRODUCER_FENCED);
+
+    assert_int_equal(wire_add_offsets(&x, s, 3, pid, epoch, "g"), KAFKA_NONE);
+    send_txn_commit(&x, s, 3, pid, epoch, "g", 5, "ghost", "t", 0, 7);
+    assert_int_equal(read_txn_commit(s, 3, 0), KAFKA_ILLEGAL_GENERATION); /* KT7 */
+    send_txn_commit(&x, s, 2, pid, epoch, "g", -1, "", "t", 1, 7);
+    assert_int_equal(read_txn_commit(s, 2, 1), KAFKA_NONE);
+    send_txn_commit(&x, s, 3, pid, epoch, "g", -1, "", "t", 0, 8);
+    assert_int_equal(read_txn_commit(s, 3, 0), KAFKA_NONE);
+    assert_int_equal(wire_end(&x, s, 3, pid, epoch, true), KAFKA_NONE);
+    int64_t off = -2;
+    assert_int_equal(rt_group_fetch_offsets(f->e, "g", "t", 0, false, &off), 0);
+    assert_int_equal(off, 8);
+    assert_int_equal(rt_group_fetch_offsets(f->e, "g", "t", 1, false, &off), 0);
+    assert_int_equal(off, 7);
+    close(s);
+    kafka_server_stop(x.srv);
+}
+
 /* InitProducerId v3-4 over the wire (KIP-360): advertised by the lead at merge. */
 static void test_wire_init_expected(void **state)
 {
@@ -575,17 +818,18 @@ static void test_wire_init_expected(void **state)
 
 /* ---- KIP-664 operator APIs (handle_ops.c, KOP1-KOP2): advertised by the lead at merge ---- */
 
-/* The wire tests below read the layouts kmsg_ops.c writes today. Kafka's released schemas
- * differ in two places these read: DescribeTransactions' ProducerEpoch is int16 (kmsg_ops.c
- * writes int32), and ListTransactions' answer has UnknownStateFilters between ErrorCode and
- * TransactionStates. When the codec follows Kafka, these two readers follow it. */
+/* The wire tests below read the answers by hand in the layouts of Kafka's released JSON
+ * (DescribeTransactions' ProducerEpoch int16; ListTransactions' UnknownStateFilters between
+ * ErrorCode and TransactionStates; DescribeProducers' ErrorMessage, CoordinatorEpoch and
+ * CurrentTxnStartOffset), not through kmsg_ops.c's descriptions, so a description that drifts
+ * from Kafka fails here. */
 
 struct described {
     int16_t err;
     char state[32];
     int32_t timeout_ms;
     int64_t start_ms, pid;
-    int32_t epoch;
+    int16_t epoch;
     int32_t topics, parts;
 };
 
@@ -615,7 +859,7 @@ static void describe_txns(struct wire *x, int sock, const char *const *ids, int 
         d->timeout_ms = kp_read_i32(&r);
         d->start_ms = kp_read_i64(&r);
         d->pid = kp_read_i64(&r);
-        d->epoch = kp_read_i32(&r);
+        d->epoch = kp_read_i16(&r); /* int16 in Kafka's JSON */
         d->topics = kp_read_compact_array_len(&r, 1);
         d->parts = 0;
         for (int32_t t = 0; t < d->topics; t++) {
@@ -635,9 +879,10 @@ static void describe_txns(struct wire *x, int sock, const char *const *ids, int 
     free(buf);
 }
 
-/* ListTransactions v1; returns the count listed, the ids joined by ',' into `ids`. */
-static int list_txns(struct wire *x, int sock, const char *state, int64_t pid, int64_t duration,
-                     char *ids, size_t cap)
+/* ListTransactions v1; returns the count listed, the ids joined by ',' into `ids`, the
+ * unknown state filters answered back into `unknown` (joined by ','). */
+static int list_txns_unknown(struct wire *x, int sock, const char *state, int64_t pid,
+                             int64_t duration, char *ids, size_t cap, char *unknown, size_t ucap)
 {
     struct kp_writer w;
     req_begin(x, &w, KAFKA_LIST_TRANSACTIONS, 1);
@@ -655,6 +900,13 @@ static int list_txns(struct wire *x, int sock, const char *state, int64_t pid, i
     resp_read(sock, &buf, &r, true);
     (void)kp_read_i32(&r);
     assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
+    int32_t nu = kp_read_compact_array_len(&r, 1); /* UnknownStateFilters */
+    unknown[0] = 0;
+    for (int32_t i = 0; i < nu; i++) {
+        struct kp_str u = kp_read_compact_string(&r);
+        size_t at = strlen(unknown);
+        snprintf(unknown + at, ucap - at, "%s%.*s", at ? "," : "", (int)u.len, u.ptr);
+    }
     int32_t n = kp_read_compact_array_len(&r, 1);
     ids[0] = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -667,7 +919,19 @@ static int list_txns(struct wire *x, int sock, const char *state, int64_t pid, i
     }
     kp_skip_tags(&r);
     assert_int_equal(r.err, 0);
+    kp_expect_end(&r);
+    assert_int_equal(r.err, 0);
     free(buf);
+    return n;
+}
+
+static int list_txns(struct wire *x, int sock, const char *state, int64_t pid, int64_t duration,
+                     char *ids, size_t cap)
+{
+    char unknown[128];
+    int n = list_txns_unknown(x, sock, state, pid, duration, ids, cap, unknown, sizeof(unknown));
+    if (!state || strcmp(state, "Bogus") != 0)
+        assert_string_equal(unknown, "");
     return n;
 }
 
@@ -717,7 +981,11 @@ static void test_operator_apis(void **state)
     assert_int_equal(list_txns(&x, s, NULL, -1, -1, listed, sizeof(listed)), 2);
     assert_int_equal(list_txns(&x, s, "Ongoing", -1, -1, listed, sizeof(listed)), 1);
     assert_string_equal(listed, "tx-a");
-    assert_int_equal(list_txns(&x, s, "Bogus", -1, -1, listed, sizeof(listed)), 0);
+    char unknown[128];
+    assert_int_equal(
+        list_txns_unknown(&x, s, "Bogus", -1, -1, listed, sizeof(listed), unknown, sizeof(unknown)),
+        0);
+    assert_string_equal(unknown, "Bogus"); /* KOP2: answered back, as Kafka does */
     assert_int_equal(list_txns(&x, s, NULL, pb, -1, listed, sizeof(listed)), 1);
     assert_string_equal(listed, "tx-b");
     assert_int_equal(list_txns(&x, s, NULL, -1, 10, listed, sizeof(listed)), 1);
@@ -818,32 +1086,40 @@ static void test_partition_producers(void **state)
     resp_read(sock, &rb, &r, true);
     (void)kp_read_i32(&r);
     assert_int_equal(kp_read_compact_array_len(&r, 1), 2);
-    /* t: partition 0 with both producers, 9 unknown (KOP4; codec layout of kmsg_ops.c). */
+    /* t: partition 0 with both producers, 9 unknown (KOP4; Kafka's layout). */
     assert_true(kp_str_eq(kp_read_compact_string(&r), "t"));
     assert_int_equal(kp_read_compact_array_len(&r, 1), 2);
     assert_int_equal(kp_read_i32(&r), 0);
     assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
+    assert_int_equal(kp_read_compact_nullable_string(&r).len, -1); /* ErrorMessage: null */
     int32_t np = kp_read_compact_array_len(&r, 1);
     assert_int_equal(np, 2);
     bool saw_txn = false;
     for (int32_t i = 0; i < np; i++) {
         int64_t pid = kp_read_i64(&r);
-        (void)kp_read_i32(&r);
+        int32_t epoch = kp_read_i32(&r); /* int32 on this wire */
         int32_t last_seq = kp_read_i32(&r);
-        (void)kp_read_i64(&r);
-        int64_t txn_start = kp_read_i64(&r);
+        int64_t last_ts = kp_read_i64(&r);
+        int32_t coordinator_epoch = kp_read_i32(&r);
+        int64_t txn_start = kp_read_i64(&r); /* CurrentTxnStartOffset */
         kp_skip_tags(&r);
         assert_true(pid == idem || pid == tx);
+        assert_int_equal(epoch, pid == idem ? ie : te);
         assert_int_equal(last_seq, pid == idem ? 2 : 1);
+        assert_int_equal(last_ts, 1000);
+        assert_int_equal(coordinator_epoch, -1);
         if (pid == tx) {
             saw_txn = true;
             assert_int_equal(txn_start, txn_base);
+        } else {
+            assert_int_equal(txn_start, -1);
         }
     }
     assert_true(saw_txn);
     kp_skip_tags(&r);
     assert_int_equal(kp_read_i32(&r), 9);
     assert_int_equal(kp_read_i16(&r), KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_int_equal(kp_read_compact_nullable_string(&r).len, -1);
     assert_int_equal(kp_read_compact_array_len(&r, 1), 0);
     kp_skip_tags(&r);
     kp_skip_tags(&r);
@@ -851,6 +1127,7 @@ static void test_partition_producers(void **state)
     assert_int_equal(kp_read_compact_array_len(&r, 1), 1);
     assert_int_equal(kp_read_i32(&r), 0);
     assert_int_equal(kp_read_i16(&r), KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_int_equal(kp_read_compact_nullable_string(&r).len, -1);
     assert_int_equal(kp_read_compact_array_len(&r, 1), 0);
     kp_skip_tags(&r);
     kp_skip_tags(&r);
@@ -869,6 +1146,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_init_expected, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_end_txn_does_not_block_the_loop, setup,
                                         tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_txn_offset_commit_does_not_block_the_loop, setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_txn_versions, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_wire_init_expected, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_operator_apis, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_partition_producers, setup, tu_fixture_teardown),

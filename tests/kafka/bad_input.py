@@ -406,6 +406,59 @@ def main(argv):
     else:
         bad("no topic was created by the lying requests", "topic 'lies' exists")
 
+    # 6c. the transactional APIs at their flexible v3 and KIP-664's operator APIs (flexible
+    #     from v0): lying compact counts and lengths, cut bodies: the connection closes.
+    def uv(v):
+        out = b""
+        while v >= 0x80:
+            out += bytes([(v & 0x7F) | 0x80])
+            v >>= 7
+        return out + bytes([v])
+
+    def cstr(t):
+        return uv(len(t) + 1) + t.encode()
+
+    flex_lies = [
+        ("AddPartitionsToTxn v3 with 2^31-2 topics",
+         request(24, 3, b.next_corr(), cstr("tx") + struct.pack(">qh", 7, 0) + uv(2**31 - 1) + b"\x00",
+                 header_v2=True)),
+        ("AddOffsetsToTxn v3 with a group id longer than the frame",
+         request(25, 3, b.next_corr(), cstr("tx") + struct.pack(">qh", 7, 0) + uv(30000) + b"g\x00",
+                 header_v2=True)),
+        ("EndTxn v3 cut before its tagged fields",
+         request(26, 3, b.next_corr(), cstr("tx") + struct.pack(">qh", 7, 0) + b"\x01", header_v2=True)),
+        ("TxnOffsetCommit v3 with 1000000 partitions in a few bytes",
+         request(28, 3, b.next_corr(), cstr("tx") + cstr("g") + struct.pack(">qhi", 7, 0, -1) + cstr("")
+                 + b"\x00" + uv(2) + cstr("t") + uv(1000001) + b"\x00" * 8, header_v2=True)),
+        ("TxnOffsetCommit v2 (not flexible) sent in v3's compact form",
+         request(28, 2, b.next_corr(), cstr("tx") + cstr("g") + struct.pack(">qh", 7, 0) + uv(1) + b"\x00")),
+        ("DescribeProducers v0 with 2^31-2 topics",
+         request(61, 0, b.next_corr(), uv(2**31 - 1) + b"\x00", header_v2=True)),
+        ("DescribeTransactions v0 with an id longer than the frame",
+         request(65, 0, b.next_corr(), uv(2) + uv(5000) + b"tx\x00", header_v2=True)),
+        ("ListTransactions v1 cut inside its duration filter",
+         request(66, 1, b.next_corr(), uv(1) + uv(1) + b"\x00\x00\x00", header_v2=True)),
+        ("ListTransactions v0 with 2^28 producer id filters",
+         request(66, 0, b.next_corr(), uv(1) + uv(2**28) + struct.pack(">q", 1) + b"\x00", header_v2=True)),
+    ]
+    for desc, data in flex_lies:
+        s = connect(b.host, b.port)
+        send_all(s, data)
+        try:
+            r = read_response(s)
+            if r is None:
+                ok(desc + ": closed")
+            else:
+                bad(desc, "answered %r instead of closing" % r[:24])
+        except ConnectionResetError:
+            ok(desc + ": closed (reset)")
+        except socket.timeout:
+            bad(desc, "neither answered nor closed within %.0f s" % TIMEOUT)
+        except ValueError as e:
+            bad(desc, str(e))
+        s.close()
+        b.healthy(desc)
+
     # 7. a produce whose batch CRC is wrong: CORRUPT_MESSAGE (2), nothing appended; the same
     #    connection then appends a good batch at the offset the bad one would have had.
     s = connect(b.host, b.port)

@@ -13,7 +13,8 @@
  *        response agree for every API here).
  *   KA3  Only APIs with a working handler are advertised: issue 12's, and of issue 13's the
  *        transactional ones (handle_txn.c), OffsetFetch v1-7 and OffsetCommit v2-7
- *        (handle_offsets.c), and the group membership APIs (handle_group.c, group_coord.c).
+ *        (handle_offsets.c), the group membership APIs (handle_group.c, group_coord.c), and
+ *        KIP-664's operator APIs (handle_ops.c).
  *        An advertised row has a handler (test_kafka_kdesc walks the table).
  *   KA4  Produce is advertised from v0, though only record format v2 (magic 2) is accepted:
  *        librdkafka up to 2.11 (Debian's 2.0.2 included) sends gzip, snappy and lz4 batches
@@ -62,12 +63,11 @@ H(describe_configs, kafka_handle_describe_configs(s))
 H(describe_producers, kafka_handle_describe_producers(s))
 H(describe_transactions, kafka_handle_describe_transactions(s))
 H(list_transactions, kafka_handle_list_transactions(s))
+H(add_partitions_to_txn, kafka_handle_add_partitions_to_txn(s))
+H(add_offsets_to_txn, kafka_handle_add_offsets_to_txn(s))
+H(end_txn, kafka_handle_end_txn(s))
+H(txn_offset_commit, kafka_handle_txn_offset_commit(s))
 #undef H
-
-static int h_txn(struct kafka_slot *s, size_t body_at)
-{
-    return (int)kafka_handle_txn(s, body_at);
-}
 
 static int h_offset_fetch(struct kafka_slot *s, size_t body_at)
 {
@@ -112,10 +112,12 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define init_producer_id_note                                                                      \
     "idempotent producer ids; with a transactional id, the coordinator's; v3+ recovers a fenced "  \
     "or failed transaction by an epoch bump (KIP-360)"
-#define add_partitions_to_txn_note NULL
-#define add_offsets_to_txn_note    NULL
-#define end_txn_note               NULL
-#define txn_offset_commit_note     NULL
+#define add_partitions_to_txn_note                                                                 \
+    "v4+ (KIP-890's broker-to-broker verification) not served; PRODUCER_FENCED from v2"
+#define add_offsets_to_txn_note "PRODUCER_FENCED from v2"
+#define end_txn_note            "PRODUCER_FENCED from v2"
+#define txn_offset_commit_note  "v3 checks the consumer's generation and member (KIP-447)"
+
 #define describe_configs_note      NULL
 #define describe_producers_note    NULL
 #define describe_transactions_note NULL
@@ -147,24 +149,21 @@ const struct kafka_api kafka_api_rows[] = {
         false),
     ROW(KAFKA_INIT_PRODUCER_ID, "InitProducerId", 0, 4, 0, 4, 2, true, init_producer_id,
         h_init_producer_id, false),
-    ROW(KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 1, 0, 1, 3, true,
-        add_partitions_to_txn, h_txn, true),
-    ROW(KAFKA_ADD_OFFSETS_TO_TXN, "AddOffsetsToTxn", 0, 1, 0, 1, 3, true, add_offsets_to_txn, h_txn,
-        true),
-    ROW(KAFKA_END_TXN, "EndTxn", 0, 1, 0, 1, 3, true, end_txn, h_txn, true),
-    ROW(KAFKA_TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 2, 0, 2, 3, true, txn_offset_commit, h_txn,
-        true),
+    ROW(KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 3, 0, 3, 3, true,
+        add_partitions_to_txn, h_add_partitions_to_txn, false),
+    ROW(KAFKA_ADD_OFFSETS_TO_TXN, "AddOffsetsToTxn", 0, 3, 0, 3, 3, true, add_offsets_to_txn,
+        h_add_offsets_to_txn, false),
+    ROW(KAFKA_END_TXN, "EndTxn", 0, 3, 0, 3, 3, true, end_txn, h_end_txn, false),
+    ROW(KAFKA_TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 3, 0, 3, 3, true, txn_offset_commit,
+        h_txn_offset_commit, false),
     ROW(KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 4, 0, 4, 4, true, describe_configs,
         h_describe_configs, false),
-    /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c, not advertised until
-     * their descriptions match Kafka's released JSON (DescribeProducers' CoordinatorEpoch and
-     * CurrentTxnStartOffset, DescribeTransactions' int16 ProducerEpoch, ListTransactions'
-     * UnknownStateFilters) */
-    ROW(KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, false, describe_producers,
+    /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c */
+    ROW(KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, true, describe_producers,
         h_describe_producers, false),
-    ROW(KAFKA_DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0, 0, 0, 0, false,
+    ROW(KAFKA_DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0, 0, 0, 0, true,
         describe_transactions, h_describe_transactions, false),
-    ROW(KAFKA_LIST_TRANSACTIONS, "ListTransactions", 0, 1, 0, 1, 0, false, list_transactions,
+    ROW(KAFKA_LIST_TRANSACTIONS, "ListTransactions", 0, 1, 0, 1, 0, true, list_transactions,
         h_list_transactions, false),
 };
 #undef ROW

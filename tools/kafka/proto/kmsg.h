@@ -510,11 +510,10 @@ int kmsg_describe_configs_request_decode(struct kp_reader *r, int16_t version, s
 int kmsg_describe_configs_response_encode(struct kp_writer *w, int16_t version,
                                           const struct kmsg_describe_configs_response *m);
 
-/* ==== issue 13: transactions and groups over the wire (codecs only; api.h keeps them
- * unadvertised until their handlers exist). None of these versions is flexible except
- * OffsetFetch v6-7. ==== */
+/* ==== issue 13: transactions and groups over the wire (api_table.c advertises them). The
+ * transactional APIs are flexible from v3, OffsetFetch from v6. ==== */
 
-/* ---- AddPartitionsToTxn (24), v0-1 ---- */
+/* ---- AddPartitionsToTxn (24), v0-3 (flexible from v3) ---- */
 
 struct kmsg_txn_topic {
     struct kp_str name;
@@ -555,7 +554,7 @@ int kmsg_add_partitions_to_txn_request_decode(struct kp_reader *r, int16_t versi
 int kmsg_add_partitions_to_txn_response_encode(struct kp_writer *w, int16_t version,
                                                const struct kmsg_add_partitions_to_txn_response *m);
 
-/* ---- AddOffsetsToTxn (25), v0-1 ---- */
+/* ---- AddOffsetsToTxn (25), v0-3 (flexible from v3) ---- */
 
 struct kmsg_add_offsets_to_txn_request {
     struct kp_str transactional_id;
@@ -575,7 +574,7 @@ int kmsg_add_offsets_to_txn_request_decode(struct kp_reader *r, int16_t version,
 int kmsg_add_offsets_to_txn_response_encode(struct kp_writer *w, int16_t version,
                                             const struct kmsg_error_response *m);
 
-/* ---- EndTxn (26), v0-1 ---- */
+/* ---- EndTxn (26), v0-3 (flexible from v3) ---- */
 
 struct kmsg_end_txn_request {
     struct kp_str transactional_id;
@@ -589,7 +588,7 @@ int kmsg_end_txn_request_decode(struct kp_reader *r, int16_t version, struct kp_
 int kmsg_end_txn_response_encode(struct kp_writer *w, int16_t version,
                                  const struct kmsg_error_response *m);
 
-/* ---- TxnOffsetCommit (28), v0-2 and OffsetCommit (8), v2-7 ---- */
+/* ---- TxnOffsetCommit (28), v0-3 (flexible from v3) and OffsetCommit (8) ---- */
 
 struct kmsg_commit_partition {
     int32_t partition_index;
@@ -609,6 +608,9 @@ struct kmsg_txn_offset_commit_request {
     struct kp_str group_id;
     int64_t producer_id;
     int16_t producer_epoch;
+    int32_t generation_id;           /* v3+ (KIP-447); -1 before */
+    struct kp_str member_id;         /* v3+; "" before */
+    struct kp_str group_instance_id; /* v3+, nullable; null before */
     struct kmsg_commit_topic *topics;
     int32_t topics_count;
 };
@@ -838,12 +840,14 @@ struct kmsg_producer_state {
     int32_t producer_epoch; /* int32 on this wire */
     int32_t last_sequence;
     int64_t last_timestamp;
-    int64_t current_txn_start_timestamp; /* -1: no open transaction */
+    int32_t coordinator_epoch;
+    int64_t current_txn_start_offset; /* -1: no open transaction */
 };
 
 struct kmsg_describe_producers_partition {
     int32_t partition_index;
     int16_t error_code;
+    struct kp_str error_message; /* nullable */
     const struct kmsg_producer_state *active_producers;
     int32_t active_producers_count;
 };
@@ -883,7 +887,7 @@ struct kmsg_transaction_state {
     int32_t transaction_timeout_ms;
     int64_t transaction_start_time_ms;
     int64_t producer_id;
-    int32_t producer_epoch;
+    int16_t producer_epoch;
     const struct kmsg_transaction_partitions *topic_partitions;
     int32_t topic_partitions_count;
 };
@@ -917,6 +921,8 @@ struct kmsg_listed_transaction {
 struct kmsg_list_transactions_response {
     int32_t throttle_time_ms;
     int16_t error_code;
+    const struct kp_str *unknown_state_filters; /* the request's filters no state is named */
+    int32_t unknown_state_filters_count;
     const struct kmsg_listed_transaction *transaction_states;
     int32_t transaction_states_count;
 };
