@@ -161,6 +161,22 @@ enum rt_timestamp_type {
     RT_TIMESTAMP_LOG_APPEND_TIME = 1, /* the engine's clock at append (attribute bit 3 set) */
 };
 
+/* A partition's write side failed, or recovered in place (docs/architecture.md, "Disk faults
+ * that heal"). Told through rt_options.on_fault on the thread that ran the round (an engine
+ * shard thread, or an appending thread running its own round): the callback must not block and
+ * must not call the engine; every pointer is valid only during the call. */
+struct rt_partition_fault {
+    const char *topic;
+    uint32_t partition;
+    int error;          /* what froze it: -ENOSPC, -EIO, ... (also on recovery) */
+    bool recovered;     /* false: it failed now; true: it was recovered in place */
+    bool engine_wide;   /* the failure also failed the engine's write side: every later write
+                           fails with RT_E_IO_FAILED until rt_close and rt_open (below) */
+    uint32_t attempts;  /* on recovery: the attempts it took (the last one succeeded) */
+    const char *detail; /* the file, the operation and the error, for a log line */
+};
+typedef void (*rt_fault_fn)(void *ctx, const struct rt_partition_fault *fault);
+
 struct rt_options {
     uint64_t segment_size_bytes;       /* roll when the next batch would not fit (1 GiB; 14 ..
                                           2^31-1, as Kafka's segment.bytes: a larger batch is
@@ -194,6 +210,8 @@ struct rt_options {
     uint32_t fetches_max;  /* rt_fetch handles open at once, consumers' included; beyond it
                               rt_fetch_start fails with RT_E_FETCHES_FULL (4096; 0 = the default) */
     enum rt_timestamp_type message_timestamp_type; /* every user topic's (CREATE_TIME) */
+    rt_fault_fn on_fault; /* told when a partition fails and when it recovers (NULL) */
+    void *on_fault_ctx;
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -277,6 +295,14 @@ struct rt_stats {
                                found its shard idle (rt_append, a producer's batch) is written
                                by the caller, without waking the shard thread (sync=none and
                                sync=always; never under sync=interval) */
+    /* Disk faults (docs/architecture.md, "Disk faults that heal"): partitions whose write side
+     * failed (a write, fdatasync or roll: -ENOSPC, -EIO, ...), those recovered in place since,
+     * and those failed now (a gauge); write_error is the engine's own sticky error (0 while
+     * every failure stayed with its partitions). */
+    uint64_t partition_faults;
+    uint64_t partition_recoveries;
+    uint64_t partitions_failed;
+    int write_error;
 };
 /* Errors: RT_E_INVALID_ARGUMENT (NULL). */
 int rt_stats_get(rt_engine *engine, struct rt_stats *out);
