@@ -210,7 +210,11 @@ struct rt_options {
     uint32_t fetches_max;  /* rt_fetch handles open at once, consumers' included; beyond it
                               rt_fetch_start fails with RT_E_FETCHES_FULL (4096; 0 = the default) */
     enum rt_timestamp_type message_timestamp_type; /* every user topic's (CREATE_TIME) */
-    rt_fault_fn on_fault; /* told when a partition fails and when it recovers (NULL) */
+    rt_fault_fn on_fault;      /* told when a partition fails and when it recovers (NULL) */
+    int32_t fault_recovery_ms; /* a failed partition's first recovery attempt comes this long
+                                  after its fault; each failed attempt doubles the wait, up to
+                                  max(1000, this) ms (100; -1: never, a failed partition then
+                                  waits for a reopen as a failed engine does) */
     void *on_fault_ctx;
 };
 

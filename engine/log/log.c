@@ -1585,6 +1585,7 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->env.watch = &lg->watch;
     lg->env.on_fault = lg->opts.on_fault;
     lg->env.on_fault_ctx = lg->opts.on_fault_ctx;
+    lg->env.heal_ms_min = lg->opts.fault_recovery_ms;
     lg->env.read_only = lg->opts.read_only;
     if (lg->opts.read_only)
         lg->env.io.kind = IO_KIND_SYNC; /* no writes: no ring to set up */

@@ -335,6 +335,16 @@ static void tell_fault(struct shard *s, const struct partition *p, int error, bo
     s->env.on_fault(s->env.on_fault_ctx, &f);
 }
 
+static uint32_t heal_ms_min(const struct shard *s)
+{
+    return s->env.heal_ms_min > 0 ? (uint32_t)s->env.heal_ms_min : SHARD_HEAL_MS_MIN;
+}
+
+static uint32_t heal_ms_max(const struct shard *s)
+{
+    return heal_ms_min(s) > SHARD_HEAL_MS_MAX ? heal_ms_min(s) : SHARD_HEAL_MS_MAX;
+}
+
 /* p's write side failed with rc: freeze it (PA5), and the engine's write side too when
  * engine_wide. end_bytes: how far into the active segment the failure may have written. */
 static void partition_fail(struct shard *s, struct partition *p, int rc, bool engine_wide,
@@ -353,12 +363,13 @@ static void partition_fail(struct shard *s, struct partition *p, int rc, bool en
     partition_freeze(p);
     atomic_store_explicit(&p->fault_error, rc, memory_order_release);
     int64_t now = fs_monotonic_ms();
-    /* A fault soon after a recovery keeps the doubled wait (the disk may still be full). */
-    if (p->heal_backoff_ms == 0 || now - p->heal_at_ms > 4 * (int64_t)SHARD_HEAL_MS_MAX)
-        p->heal_backoff_ms = SHARD_HEAL_MS_MIN;
-    else if (p->heal_backoff_ms < SHARD_HEAL_MS_MAX)
-        p->heal_backoff_ms *= 2;
-    p->heal_at_ms = now + p->heal_backoff_ms;
+    /* A fault soon after a recovery doubles the last wait (the disk may still be full). */
+    uint32_t most = heal_ms_max(s);
+    if (p->heal_backoff_ms == 0 || now - p->heal_at_ms > 4 * (int64_t)most)
+        p->heal_backoff_ms = heal_ms_min(s);
+    else if (p->heal_backoff_ms < most)
+        p->heal_backoff_ms = p->heal_backoff_ms * 2 < most ? p->heal_backoff_ms * 2 : most;
+    p->heal_at_ms = s->env.heal_ms_min < 0 ? INT64_MAX : now + p->heal_backoff_ms;
     p->heal_attempts = 0;
     s->partitions_frozen++;
     atomic_fetch_add_explicit(&s->env.counters->partition_faults, 1, memory_order_relaxed);
@@ -418,7 +429,7 @@ static bool shard_heal(struct shard *s, struct partition *p, int64_t now_ms)
         rc = partition_recover(p);
     if (rc) {
         uint32_t b = p->heal_backoff_ms * 2;
-        p->heal_backoff_ms = b > SHARD_HEAL_MS_MAX ? SHARD_HEAL_MS_MAX : b;
+        p->heal_backoff_ms = b > heal_ms_max(s) ? heal_ms_max(s) : b;
         p->heal_at_ms = now_ms + p->heal_backoff_ms;
         return false;
     }
@@ -1195,8 +1206,9 @@ static void *shard_main(void *arg)
             int64_t retention_due = s->last_retention_ms + s->env.retention_check_ms - now;
             if (retention_due < wait_ms)
                 wait_ms = retention_due;
-            if (s->partitions_frozen > 0 && !sticky_error(s) && wait_ms > SHARD_HEAL_MS_MIN)
-                wait_ms = SHARD_HEAL_MS_MIN; /* SH10: look for due recoveries */
+            if (s->partitions_frozen > 0 && !sticky_error(s) && s->env.heal_ms_min >= 0 &&
+                wait_ms > (int64_t)heal_ms_min(s))
+                wait_ms = heal_ms_min(s); /* SH10: look for due recoveries */
             if (wait_ms <= 0)
                 break;
             struct timespec ts;
@@ -1244,7 +1256,7 @@ static void *shard_main(void *arg)
         }
         if (now - s->last_retention_ms >= (int64_t)s->env.retention_check_ms && !sticky_error(s))
             run_retention(s, now);
-        if (s->partitions_frozen > 0 && !sticky_error(s) && !stopping)
+        if (s->partitions_frozen > 0 && !sticky_error(s) && !stopping && s->env.heal_ms_min >= 0)
             heal_due(s); /* SH10 */
 
         pthread_mutex_lock(&s->lock);

@@ -42,9 +42,10 @@ struct engine_counters {
     _Atomic uint64_t partitions_failed;
 };
 
-/* SH10: the first recovery attempt of a frozen partition comes this long after its fault; each
- * failed attempt doubles the wait, up to the maximum (so writes resume within about
- * SHARD_HEAL_MS_MAX of the disk taking them again). */
+/* SH10: the first recovery attempt of a frozen partition comes heal_ms_min (by default
+ * SHARD_HEAL_MS_MIN) after its fault; each failed attempt doubles the wait, up to
+ * max(SHARD_HEAL_MS_MAX, heal_ms_min) (so writes resume within about a second of the disk
+ * taking them again). */
 #define SHARD_HEAL_MS_MIN 100u
 #define SHARD_HEAL_MS_MAX 1000u
 
@@ -69,6 +70,7 @@ struct shard_env {
     bool read_only; /* a read-only engine: every request is refused with RT_E_READ_ONLY */
     struct publish_watch *watch; /* may be NULL (tests building a shard alone) */
     rt_fault_fn on_fault;        /* SH10: told of every fault and recovery (may be NULL) */
+    int32_t heal_ms_min;         /* SH10: first attempt after a fault; -1 never (0: default) */
     void *on_fault_ctx;
 };
 
