@@ -295,6 +295,7 @@ static void run_heal(struct tu_fixture *f, struct io_fault_rule rule, bool write
     assert_non_null(strstr(fl.first_detail, TOPIC "-0"));
     assert_non_null(strstr(fl.first_detail, cause));
     pthread_mutex_unlock(&fl.lock);
+    fprintf(stderr, "fault told: %s\n", fl.first_detail);
     /* A batch reported failed that is never sent again: it must never be visible. */
     int32_t failed_seq = seq0;
     /* The other partition, on the same shard, keeps writing meanwhile. */

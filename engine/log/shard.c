@@ -721,11 +721,13 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
          * finishes the roll (PA9). An index reservation that failed changed nothing. */
         char detail[ERROR_DETAIL_BYTES + 64];
         snprintf(detail, sizeof(detail), "%s", rt_error_detail());
-        partition_fail(s, p, rc, meta_topic_name_internal(p->topic), p->active->size_bytes, detail);
+        /* SH10: a seal's failed fdatasync may have dropped published bytes not yet synced. */
+        bool engine_wide = meta_topic_name_internal(p->topic) || p->unsynced;
+        partition_fail(s, p, rc, engine_wide, p->active->size_bytes, detail);
         if (p->round_touched) {
             /* Batches of this round are placed here already: the whole round fails. */
             rd->failed = rc;
-            rd->failed_engine = meta_topic_name_internal(p->topic);
+            rd->failed_engine = engine_wide;
         }
         complete(r, RT_E_IO_FAILED);
         return;
