@@ -38,6 +38,9 @@
  *     should not block: the pool's other producers wait for the threads they hold.
  *   - An rt_consumer is used by one thread at a time (any thread, but calls must not overlap);
  *     it runs no callbacks and no thread of its own.
+ *   - rt_options.on_fault runs on the thread that ran the write round (an engine shard thread,
+ *     or an appending thread running its own round), once when a partition fails and once when
+ *     it is recovered in place; it must not block and must not call the engine.
  *   - An rt_fetch (and an rt_records iterator over it) belongs to the thread that made it until
  *     it is released. A check-back handler (rt_txn_check_fn) runs on the coordinator's timer
  *     thread; rt_topic_list, rt_txn_list, rt_txn_list_partitions and rt_verify call their fn on
@@ -54,9 +57,18 @@
  *     are valid until rt_fetch_release() and must never be written through — except keys,
  *     values and headers of compressed batches, which live only until the next rt_records_next
  *     (see there).
- *   - A failed write or fdatasync puts the engine's write side into a sticky error state
- *     (RT_E_IO_FAILED) until it is closed and reopened: ringtail never retries an fsync and
- *     assumes durability.
+ *   - A failed write or fdatasync fails the partitions it concerns (RT_E_IO_FAILED for their
+ *     appends, the detail naming the cause; the other partitions keep writing) until each is
+ *     recovered in place: once the disk takes writes again (retried from
+ *     rt_options.fault_recovery_ms after the fault, doubling up to a second) its tail past the
+ *     last acknowledged batch is erased and synced anew and its producer state reloaded as a
+ *     reopen would, so acknowledged records stay, failed ones never appear, and an idempotent
+ *     retry of the failed sequence is appended once. A failure that touched a control,
+ *     transactional or coordinator batch, an internal topic, or published bytes not yet synced
+ *     puts the whole engine's write side into a sticky error state (RT_E_IO_FAILED) until it
+ *     is closed and reopened. ringtail never retries an fsync and assumes durability: only
+ *     fdatasyncs made after a failure are trusted (docs/architecture.md, "Disk faults that
+ *     heal").
  */
 #ifndef RINGTAIL_H
 #define RINGTAIL_H
@@ -90,7 +102,8 @@ enum rt_error {
     RT_E_DIRECTORY_LOCKED = -10005, /* another process (or handle) has the directory open */
     RT_E_OFFSET_OUT_OF_RANGE = -10006,
     RT_E_RECORD_TOO_LARGE = -10007, /* a batch or record larger than the configured maximum */
-    RT_E_IO_FAILED = -10008,        /* sticky: an earlier write/fsync failed; reopen */
+    RT_E_IO_FAILED = -10008,        /* a write/fsync failed: the partition's (recovered in
+                                       place) or the engine's (sticky: reopen); see Caveats */
     RT_E_CLOSED = -10009,           /* the engine is closing or closed */
     RT_E_END = -10010,              /* not an error: an iterator has no more items */
     /* -10011 (RT_E_QUEUE_FULL), -10012 (RT_E_LIMIT) and -10015 (RT_E_DUPLICATE_SEQUENCE) are
@@ -261,8 +274,10 @@ int rt_open(const char *dir, const struct rt_options *opts, rt_engine **out);
  * overlaps it may fail with RT_E_CLOSED, and nothing else notices it. Fetches are
  * not counted: one still held keeps its segment mapped, and its view and records stay readable
  * until rt_fetch_release, which may come after rt_close.
- * Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_HANDLES_OPEN, RT_E_IO_FAILED (the sticky write
- * error, if there was one: the directory is still left consistent and the next open recovers),
+ * Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_HANDLES_OPEN, RT_E_IO_FAILED (the engine's sticky
+ * write error, if there was one, or a partition still failed — not recovered in place — at the
+ * close: no clean-shutdown marker is written, the directory is still left consistent and the
+ * next open recovers; a partition recovered in place before the close leaves it clean),
  * -errno (trimming the active segments, writing the clean-shutdown marker or syncing the
  * directory); on every return but RT_E_INVALID_ARGUMENT and RT_E_HANDLES_OPEN the engine is
  * freed. */
