@@ -302,7 +302,8 @@ static void run_retention(struct shard *s, int64_t now_ms)
  *         open, COR7, CO10), one that touched an internal topic, a failed fdatasync of a file
  *         holding published bytes that were not yet synced (a lazy marker, SH6, or
  *         sync=interval data: Linux may drop the pages of a failed fdatasync, so those bytes
- *         may be gone although readers saw them), and sync_dirty's failures.
+ *         may be gone although readers saw them), sync_dirty's failures, and a marker or a
+ *         coordinator record that meets a frozen partition.
  *         Recovery (shard_heal, on the thread that runs rounds, between rounds or at the
  *         placement of an append to the frozen partition, never before heal_at_ms): overwrite
  *         with zeros everything past the durable end that a failed round may have written,
@@ -660,7 +661,19 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         return;
     }
     if (p->frozen && !shard_heal(s, p, fs_monotonic_ms())) {
-        complete(r, RT_E_IO_FAILED); /* SH10: until its recovery succeeds */
+        /* SH10: refused until its recovery succeeds. A marker or a coordinator record that
+         * cannot be written fails the engine: the coordinator counts on a reopen to complete
+         * it (COR7, CO10). */
+        if (r->coordinator || (r->header.producer_id >= 0 && batch_is_control(&r->header))) {
+            char detail[FAULT_DETAIL_BYTES];
+            snprintf(detail, sizeof(detail),
+                     "%s: a transaction marker or coordinator record "
+                     "met the failed partition",
+                     p->dir);
+            int perr = atomic_load_explicit(&p->fault_error, memory_order_relaxed);
+            partition_fail(s, p, perr ? perr : RT_E_IO_FAILED, true, p->active->size_bytes, detail);
+        }
+        complete(r, RT_E_IO_FAILED);
         return;
     }
     const uint32_t depth = s->env.io.queue_depth;
