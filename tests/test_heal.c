@@ -508,6 +508,75 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
+/* An in-process rt_producer (anonymous, idempotent) sending one record at a time and flushing:
+ * a failed delivery is not stored, and since a producer's error is sticky (producer.c) the
+ * writer closes it, opens a new one and sends the same value again. */
+struct pwriter {
+    rt_engine *e;
+    uint32_t part;
+    _Atomic bool stop;
+    _Atomic int64_t acked_at_ms;
+    _Atomic uint64_t failures;
+    struct acked acked;
+    int error;
+};
+
+static void pdelivered(void *ctx, int err, int64_t offset, bool duplicate)
+{
+    (void)offset;
+    (void)duplicate;
+    *(int *)ctx = err;
+}
+
+static void *pwriter_main(void *arg)
+{
+    struct pwriter *w = arg;
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    rt_producer *p = NULL;
+    if (rt_producer_open(w->e, &po, &p) != 0) {
+        w->error = -1;
+        return NULL;
+    }
+    int32_t n = 0;
+    while (!atomic_load(&w->stop)) {
+        char v[VALUE_BYTES + 100];
+        int len = snprintf(v, VALUE_BYTES, "q-%u-%d", w->part, n);
+        memset(v + len, '.', 100);
+        struct rt_producer_message m = {
+            .record = {.key_len = -1, .value = v, .value_len = len + 100, .timestamp_ms = -1},
+            .sequence = -1};
+        int err = 1;
+        int rc = rt_producer_send(p, TOPIC, (int32_t)w->part, &m, pdelivered, &err);
+        if (rc == 0)
+            rc = rt_producer_flush(p, -1);
+        if (rc == 0 && err == 0) {
+            acked_add(&w->acked, "q", w->part, n, 1);
+            n++;
+            atomic_store(&w->acked_at_ms, now_ms());
+            usleep(2 * 1000);
+            continue;
+        }
+        int why = rc ? rc : err;
+        if (why != RT_E_IO_FAILED && why != RT_E_OUT_OF_ORDER_SEQUENCE) {
+            w->error = why;
+            fprintf(stderr, "producer writer: %s\n", rt_error_detail());
+            break;
+        }
+        atomic_fetch_add(&w->failures, 1);
+        (void)rt_producer_close(p); /* reports the sticky error */
+        p = NULL;
+        usleep(5 * 1000);
+        if (rt_producer_open(w->e, &po, &p) != 0) {
+            w->error = -2;
+            return NULL;
+        }
+    }
+    if (p && rt_producer_close(p) != 0 && w->error == 0)
+        w->error = -3;
+    return NULL;
+}
+
 /* Fills the file system at dir until ENOSPC; returns the open descriptor of the filler. */
 static int fill(const char *path)
 {
@@ -562,7 +631,11 @@ static void test_heal_tmpfs_fill_and_free(void **state)
     o.on_fault_ctx = &fl;
     rt_engine *e = NULL;
     assert_int_equal(rt_open(dir, &o, &e), 0);
-    assert_int_equal(rt_topic_create(e, TOPIC, WRITERS), 0);
+    assert_int_equal(rt_topic_create(e, TOPIC, WRITERS + 1), 0);
+    struct pwriter pw = {.e = e, .part = WRITERS};
+    atomic_store(&pw.acked_at_ms, now_ms());
+    pthread_t pth;
+    assert_int_equal(pthread_create(&pth, NULL, pwriter_main, &pw), 0);
     struct writer w[WRITERS];
     pthread_t th[WRITERS];
     memset(w, 0, sizeof(w));
@@ -599,6 +672,9 @@ static void test_heal_tmpfs_fill_and_free(void **state)
                 usleep(10 * 1000);
             assert_true(atomic_load(&w[i].acked_at_ms) > freed);
         }
+        while (atomic_load(&pw.acked_at_ms) <= freed && now_ms() - freed < 30000)
+            usleep(10 * 1000);
+        assert_true(atomic_load(&pw.acked_at_ms) > freed);
         stats(e, &s);
         fprintf(stderr,
                 "cycle %d: faults %" PRIu64 ", recoveries %" PRIu64 ", failed now %" PRIu64
@@ -611,6 +687,13 @@ static void test_heal_tmpfs_fill_and_free(void **state)
         pthread_join(th[i], NULL);
         assert_int_equal(w[i].error, 0);
     }
+    atomic_store(&pw.stop, true);
+    pthread_join(pth, NULL);
+    assert_int_equal(pw.error, 0);
+    fprintf(stderr,
+            "rt_producer writer: %" PRId64 " records acknowledged, %" PRIu64
+            " failed deliveries (a new producer each)\n",
+            pw.acked.records, atomic_load(&pw.failures));
     assert_true(cycles_failed >= 1); /* the disk really filled */
     struct rt_stats s;
     stats(e, &s);
@@ -623,6 +706,9 @@ static void test_heal_tmpfs_fill_and_free(void **state)
         assert_string_equal(v, w[i].acked.text); /* every acknowledged record, once, in order */
         free(v);
     }
+    char *pv = read_values(e, TOPIC, WRITERS, NULL);
+    assert_string_equal(pv, pw.acked.text);
+    free(pv);
     assert_int_equal(rt_close(e), 0);
     const char *cli = getenv("RT_CLI");
     if (cli)
@@ -635,6 +721,10 @@ static void test_heal_tmpfs_fill_and_free(void **state)
         free(v);
         free(w[i].acked.text);
     }
+    pv = read_values(e, TOPIC, WRITERS, NULL);
+    assert_string_equal(pv, pw.acked.text);
+    free(pv);
+    free(pw.acked.text);
     assert_int_equal(rt_close(e), 0);
     free(dir);
     free(filler);

@@ -1113,8 +1113,11 @@ int partition_recover(struct partition *p)
                                      entries (staged ones were dropped), nothing to cut */
     int rc = load_producers(p, &rec);
     if (rc) {
-        /* Stays frozen; the next attempt starts again from a fresh table. */
+        /* Stays frozen with an empty table (calls that read it meanwhile find no producer);
+         * the next attempt loads it again. */
         producer_table_free(&p->producers);
+        (void)producer_table_init(&p->producers, p->cfg.producers_max, p->cfg.is_named,
+                                  p->cfg.named_ctx);
         p->open_txn_count = 0;
         return error_set(rc, "%s: reloading the producer state: %s", p->dir, rt_strerror(rc));
     }

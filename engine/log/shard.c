@@ -985,6 +985,7 @@ static uint32_t run_round(struct shard *s, struct shard_request *list,
     int rc = rd.failed;
     if (rd.touched_count > 0) {
         const char *what = "";
+        s->io_failed_tag = UINT64_MAX; /* SH10: which op failed, for the fault's detail */
         if (rc == 0)
             rc = round_io(s, &rd, &what);
         if (rc == 0) {
