@@ -103,7 +103,7 @@ def fill(path):
     return written
 
 
-def probe_until_56(broker, deadline):
+def probe_until_56(broker, cycle, deadline):
     """Sends one record at a time with retries off until one is answered 56; returns the values
     acknowledged meanwhile and whether 56 was seen."""
     p = ck.Producer({"bootstrap.servers": broker, "acks": "all", "enable.idempotence": False,
@@ -118,7 +118,7 @@ def probe_until_56(broker, deadline):
             res["value"] = msg.value().decode()
 
         for part in range(PARTITIONS):
-            v = "probe-%d-%d" % (part, n)
+            v = "probe-%d-%d-%d" % (cycle, part, n)
             n += 1
             p.produce(TOPIC, v.encode(), partition=part, on_delivery=cb)
             p.flush(30)
@@ -179,7 +179,7 @@ def main():
         if faults == before:
             log("cycle %d: no partition failed within 60 s of filling the disk (%d bytes)" % (c, n))
             ok = False
-        acked, seen, codes = probe_until_56(broker, time.monotonic() + 30)
+        acked, seen, codes = probe_until_56(broker, c, time.monotonic() + 30)
         probes += acked
         saw56 += seen
         if not seen:
