@@ -79,6 +79,7 @@ void rt_options_init(struct rt_options *o)
     o->txn_park_hanging = false;
     o->fetches_max = LOG_FETCHES_MAX_DEFAULT;
     o->message_timestamp_type = RT_TIMESTAMP_CREATE_TIME;
+    o->fault_recovery_ms = 100;
 }
 
 static int options_check(const struct rt_options *o)
@@ -120,6 +121,9 @@ static int options_check(const struct rt_options *o)
     CHECK(o->message_timestamp_type == RT_TIMESTAMP_CREATE_TIME ||
               o->message_timestamp_type == RT_TIMESTAMP_LOG_APPEND_TIME,
           "message_timestamp_type must be RT_TIMESTAMP_CREATE_TIME or _LOG_APPEND_TIME");
+    CHECK(o->fault_recovery_ms == -1 ||
+              (o->fault_recovery_ms >= 1 && o->fault_recovery_ms <= 3600000),
+          "fault_recovery_ms must be -1 (never) or 1 .. 3600000");
 #undef CHECK
     return 0;
 }

@@ -210,6 +210,9 @@ uint64_t io_fault_faults_injected(struct io_fault_plan *plan);
 /* Adds a rule while rings use the plan (under the injector's lock, so a shard thread never
  * reads a half-written rule). Returns 0, or -ENOSPC when the plan holds IO_FAULT_RULES_MAX. */
 int io_fault_rule_add(struct io_fault_plan *plan, const struct io_fault_rule *rule);
+/* Removes every rule while rings use the plan (under the injector's lock): the disk that was
+ * full or failing works again (a power loss already suffered stays). */
+void io_fault_rules_clear(struct io_fault_plan *plan);
 
 /* Stalls. A stalled op holds up its ring's thread (the fault backend runs a round in order on
  * the thread that submits it) but not the injector: other rings run, and io_fault_power_loss()

@@ -805,6 +805,7 @@ static void seal_child(const char *dir, const struct io_fault_rule *unused, int 
     struct rt_options o;
     options(&o, 64 * 1024);
     o.retention_bytes = -1;
+    o.fault_recovery_ms = -1; /* the failure stays (test_heal covers the recovery in place) */
     struct io_fault_plan plan = {.track_unsynced = true, .track_dirs = true};
     struct io_fault_rule rule = {.mode = seal_mode,
                                  .op = IO_OP_FDATASYNC_DIRECT,
@@ -839,8 +840,9 @@ static void seal_child(const char *dir, const struct io_fault_rule *unused, int 
     _exit(0);
 }
 
-/* A seal whose fdatasync fails is not swallowed: the append that rolled fails, the write side
- * stays failed (sticky), close says so, and after reopen nothing acknowledged is missing. */
+/* A seal whose fdatasync fails is not swallowed: the append that rolled fails, the partition's
+ * write side stays failed (recovery in place disabled here), close says so, and after reopen
+ * nothing acknowledged is missing. */
 static void test_seal_fdatasync_eio_is_reported(void **state)
 {
     (void)state;

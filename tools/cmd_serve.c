@@ -22,6 +22,25 @@
 #include "tools/kafka/metrics/metrics.h"
 #include "tools/kafka/server/server.h"
 
+/* Issue 21 F3: a partition's disk fault is logged when it happens (the file, the operation,
+ * the error), and again when the partition is recovered in place. On an engine thread: one
+ * fprintf, nothing that blocks. */
+static void serve_on_fault(void *ctx, const struct rt_partition_fault *f)
+{
+    (void)ctx;
+    if (f->recovered)
+        fprintf(stderr,
+                "ringtail serve: partition %s-%" PRIu32 " recovered in place after %" PRIu32
+                " attempt(s) (it had failed with %s): %s\n",
+                f->topic, f->partition, f->attempts, rt_strerror(f->error), f->detail);
+    else
+        fprintf(stderr, "ringtail serve: partition %s-%" PRIu32 " failed: %s; %s\n", f->topic,
+                f->partition, f->detail,
+                f->engine_wide ? "the engine's write side failed with it: restart the broker"
+                               : "produce answers KAFKA_STORAGE_ERROR until it is recovered in "
+                                 "place (retried while the disk refuses)");
+}
+
 static void serve_usage(FILE *out)
 {
     fprintf(out,
@@ -299,6 +318,7 @@ int cmd_serve(int argc, char **argv)
     so.advertise_host = adv_host[0] ? adv_host : "127.0.0.1";
     so.advertise_port = adv_port;
     eo.transaction_timeout_max_ms = so.transaction_max_timeout_ms;
+    eo.on_fault = serve_on_fault;
     so.engine = eo;
     if (!is_loopback(listen_host))
         fprintf(stderr,

@@ -688,11 +688,17 @@ int log_append(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
     rc = shard_submit(p->shard, &req);
     if (rc) {
         int werr = atomic_load_explicit(&lg->write_error, memory_order_acquire);
-        if (rc == RT_E_IO_FAILED)
+        int perr = atomic_load_explicit(&p->fault_error, memory_order_acquire);
+        if (rc == RT_E_IO_FAILED && werr)
             return error_set(rc,
                              "append to %s failed: %s; the engine's write side is now "
                              "failed until reopened",
-                             p->dir, werr ? rt_strerror(werr) : "unknown");
+                             p->dir, rt_strerror(werr));
+        if (rc == RT_E_IO_FAILED)
+            return error_set(rc,
+                             "append to %s failed: the partition's write side failed (%s); it "
+                             "is recovered in place once the disk takes writes again",
+                             p->dir, perr ? rt_strerror(perr) : "unknown");
         if (req.rule)
             return error_set(rc, "append to %s: producer %" PRId64 " epoch %d sequence %d: %s",
                              p->dir, h->producer_id, h->producer_epoch, h->base_sequence, req.rule);
@@ -1577,6 +1583,9 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->env.write_error = &lg->write_error;
     lg->env.counters = &lg->counters;
     lg->env.watch = &lg->watch;
+    lg->env.on_fault = lg->opts.on_fault;
+    lg->env.on_fault_ctx = lg->opts.on_fault_ctx;
+    lg->env.heal_ms_min = lg->opts.fault_recovery_ms;
     lg->env.read_only = lg->opts.read_only;
     if (lg->opts.read_only)
         lg->env.io.kind = IO_KIND_SYNC; /* no writes: no ring to set up */
@@ -1722,7 +1731,9 @@ int log_close(struct log *lg, bool seal)
     shards_stop(lg);              /* idempotent: a log_init error path has no running shard */
     segment_pool_stop(&lg->pool); /* no round runs now: nothing asks it any more */
     int werr = atomic_load(&lg->write_error);
-    bool sealed = seal && lg->shards_started && werr == 0 && !lg->opts.read_only;
+    /* SH10: a partition still frozen at close is left for the next open's recovery. */
+    uint64_t frozen = atomic_load(&lg->counters.partitions_failed);
+    bool sealed = seal && lg->shards_started && werr == 0 && frozen == 0 && !lg->opts.read_only;
     int rc = close_topics(lg, sealed);
     if (sealed && rc == 0) {
         char marker[SEGMENT_PATH_BYTES + 32];
@@ -1751,6 +1762,12 @@ int log_close(struct log *lg, bool seal)
                          "a write or fdatasync failed while open (%s); the next "
                          "open recovers",
                          rt_strerror(werr));
+    if (frozen)
+        return error_set(RT_E_IO_FAILED,
+                         "%" PRIu64 " partition(s) still failed at close (a write or fdatasync "
+                         "failed and no recovery in place succeeded since); the next open "
+                         "recovers them",
+                         frozen);
     return rc;
 }
 
@@ -1809,6 +1826,11 @@ void log_stats(struct log *lg, struct rt_stats *out)
     out->prewrite_missed_bytes = atomic_load_explicit(&ps->missed_bytes, memory_order_relaxed);
     out->segments_recycled = atomic_load_explicit(&ps->recycled, memory_order_relaxed);
     out->rounds_inline = atomic_load_explicit(&c->rounds_inline, memory_order_relaxed);
+    out->partition_faults = atomic_load_explicit(&c->partition_faults, memory_order_relaxed);
+    out->partition_recoveries =
+        atomic_load_explicit(&c->partition_recoveries, memory_order_relaxed);
+    out->partitions_failed = atomic_load_explicit(&c->partitions_failed, memory_order_relaxed);
+    out->write_error = atomic_load_explicit(&lg->write_error, memory_order_relaxed);
 }
 
 void log_txn_verify_set(struct log *lg,
