@@ -727,8 +727,11 @@ int rt_record_header(const struct rt_record_view *rec, uint32_t index, struct rt
  *     Empty -> Ongoing (first partition added) -> PrepareCommit -> markers -> CompleteCommit
  *                                              -> PrepareAbort  -> markers -> CompleteAbort
  *     Ongoing -> PrepareEpochFence -> PrepareAbort (fenced by a newer instance or timed out)
- * rt_producer_commit returns once PrepareCommit and every COMMIT marker are durable, so any
- * read_committed reader sees the whole transaction after it returns. The producer epoch is bumped
+ * rt_producer_commit decides in one durable round (the PrepareCommit beside the transaction's
+ * last data) and returns once every COMMIT marker is visible — written without an fdatasync of
+ * its own, durable with its file's next one, rewritten at the next open from the decision
+ * record if lost — so any read_committed reader sees the whole transaction after it returns
+ * (rt_producer_commit below; the wire's rt_txn_end alike). The producer epoch is bumped
  * at every transaction end (KIP-890), so a late write from a finished transaction can never join
  * the next one; a write, marker or offset commit from an older epoch is rejected.
  *

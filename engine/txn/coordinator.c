@@ -1139,10 +1139,8 @@ int coordinator_end_keep_epoch(struct coordinator *c, const char *id, int64_t pi
 /* CO9: the one-round commit. */
 int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
                                  const struct txn_log_partition *seqs, uint32_t seq_count,
-                                 int (*wait_data)(void *ctx, struct shard_request *prep,
-                                                  bool *queued),
-                                 void *ctx, int64_t *producer_id_out, int16_t *epoch_out,
-                                 bool *aborted_out)
+                                 coordinator_wait_data_fn wait_data, void *ctx,
+                                 int64_t *producer_id_out, int16_t *epoch_out, bool *aborted_out)
 {
     *aborted_out = false;
     struct txn_meta *m = meta_get(c, id, false);
