@@ -735,8 +735,9 @@ int rt_record_header(const struct rt_record_view *rec, uint32_t index, struct rt
  * at every transaction end (KIP-890), so a late write from a finished transaction can never join
  * the next one; a write, marker or offset commit from an older epoch is rejected.
  *
- * rt_open reconciles the partitions with the coordinator (engine/txn/coordinator.c, COR1-COR6): a transaction
- * still open in a partition (its marker lost, e.g. a torn tail) whose producer the coordinator
+ * rt_open reconciles the partitions with the coordinator (COR1-COR6 in
+ * engine/txn/coordinator_reconcile.c): a transaction still open in a partition (its marker lost,
+ * e.g. a torn tail) whose producer the coordinator
  * last completed gets that outcome's marker again (COMMIT for CompleteCommit, ABORT for
  * CompleteAbort); one the coordinator does not hold open there (no id holds the producer id, or
  * the id has moved on to a later epoch) is aborted; one it holds open is left to its producer
