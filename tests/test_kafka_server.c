@@ -44,8 +44,8 @@
 #include "batch.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
-#include "tools/kafka/kmsg.h"
-#include "tools/kafka/server.h"
+#include "tools/kafka/proto/kmsg.h"
+#include "tools/kafka/server/server.h"
 
 struct fx {
     struct tu_fixture f;
