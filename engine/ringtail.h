@@ -349,6 +349,21 @@ struct rt_record {
 int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
               const struct rt_record *records, size_t count, int64_t *base_offset_out);
 
+/* RecordBatch v2 framing (docs/format.md B.2), for programs that walk raw batches — what they
+ * hand to rt_append_batch, what rt_fetch_view.data holds. Big-endian fields at these byte
+ * offsets; a batch spans RT_BATCH_LOG_OVERHEAD_BYTES plus its int32 length and is at least
+ * RT_BATCH_HEADER_BYTES. The engine's codec (engine/log/batch.h) takes its names from these. */
+#define RT_BATCH_HEADER_BYTES          61
+#define RT_BATCH_LOG_OVERHEAD_BYTES    12 /* baseOffset + length: the bytes `length` does not count */
+#define RT_BATCH_OFF_BASE_OFFSET       0  /* int64 */
+#define RT_BATCH_OFF_LENGTH            8  /* int32 */
+#define RT_BATCH_OFF_LEADER_EPOCH      12 /* int32, outside the CRC */
+#define RT_BATCH_OFF_MAGIC             16 /* int8: 2 */
+#define RT_BATCH_OFF_ATTRIBUTES        21 /* int16 */
+#define RT_BATCH_OFF_LAST_OFFSET_DELTA 23 /* int32 */
+#define RT_BATCH_OFF_MAX_TIMESTAMP     35 /* int64 */
+#define RT_BATCH_ATTR_LOG_APPEND_TIME  0x08
+
 /* Appends an already-encoded RecordBatch v2 (`len` bytes). The batch is validated as Kafka's
  * LogValidator validates a produce (lengths, magic, CRC, records — a compressed batch's
  * records are decompressed and held to the same rules: recordCount records, offset deltas
