@@ -267,7 +267,12 @@ static int engine_open(const char *dir, const struct rt_options *opts_in,
     rc = txn_registry_open(&e->txn, dir, faults);
     if (rc)
         goto err_txn;
-    rc = log_init(&e->log, dir, opts_in, faults, producer_registry_is_named, &e->txn.producers);
+    /* The log's ports (L-5): the calls it makes up, answered by the txn layer. */
+    const struct log_ports ports = {.is_named = producer_registry_is_named,
+                                    .named_ctx = &e->txn.producers,
+                                    .txn_verify = txn_verify_append,
+                                    .txn_verify_ctx = e};
+    rc = log_init(&e->log, dir, opts_in, faults, &ports);
     if (rc)
         goto err_txn;
     e->log_open = true;
@@ -282,7 +287,7 @@ static int engine_open(const char *dir, const struct rt_options *opts_in,
         rc = txn_start(&e->txn, &e->log);
     if (rc)
         goto err_log;
-    log_txn_verify_set(&e->log, txn_verify_append, e, true);
+    log_txn_verify_enable(&e->log, true); /* the coordinator runs: clients may write */
     *out = e;
     return 0;
 

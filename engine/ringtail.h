@@ -394,6 +394,21 @@ struct rt_record {
 int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
               const struct rt_record *records, size_t count, int64_t *base_offset_out);
 
+/* RecordBatch v2 framing (docs/format.md B.2), for programs that walk raw batches — what they
+ * hand to rt_append_batch, what rt_fetch_view.data holds. Big-endian fields at these byte
+ * offsets; a batch spans RT_BATCH_LOG_OVERHEAD_BYTES plus its int32 length and is at least
+ * RT_BATCH_HEADER_BYTES. The engine's codec (engine/log/batch.h) takes its names from these. */
+#define RT_BATCH_HEADER_BYTES          61
+#define RT_BATCH_LOG_OVERHEAD_BYTES    12 /* baseOffset + length: the bytes `length` does not count */
+#define RT_BATCH_OFF_BASE_OFFSET       0  /* int64 */
+#define RT_BATCH_OFF_LENGTH            8  /* int32 */
+#define RT_BATCH_OFF_LEADER_EPOCH      12 /* int32, outside the CRC */
+#define RT_BATCH_OFF_MAGIC             16 /* int8: 2 */
+#define RT_BATCH_OFF_ATTRIBUTES        21 /* int16 */
+#define RT_BATCH_OFF_LAST_OFFSET_DELTA 23 /* int32 */
+#define RT_BATCH_OFF_MAX_TIMESTAMP     35 /* int64 */
+#define RT_BATCH_ATTR_LOG_APPEND_TIME  0x08
+
 /* Appends an already-encoded RecordBatch v2 (`len` bytes). The batch is validated as Kafka's
  * LogValidator validates a produce (lengths, magic, CRC, records — a compressed batch's
  * records are decompressed and held to the same rules: recordCount records, offset deltas
@@ -772,13 +787,17 @@ int rt_record_header(const struct rt_record_view *rec, uint32_t index, struct rt
  *     Empty -> Ongoing (first partition added) -> PrepareCommit -> markers -> CompleteCommit
  *                                              -> PrepareAbort  -> markers -> CompleteAbort
  *     Ongoing -> PrepareEpochFence -> PrepareAbort (fenced by a newer instance or timed out)
- * rt_producer_commit returns once PrepareCommit and every COMMIT marker are durable, so any
- * read_committed reader sees the whole transaction after it returns. The producer epoch is bumped
+ * rt_producer_commit decides in one durable round (the PrepareCommit beside the transaction's
+ * last data) and returns once every COMMIT marker is visible — written without an fdatasync of
+ * its own, durable with its file's next one, rewritten at the next open from the decision
+ * record if lost — so any read_committed reader sees the whole transaction after it returns
+ * (rt_producer_commit below; the wire's rt_txn_end alike). The producer epoch is bumped
  * at every transaction end (KIP-890), so a late write from a finished transaction can never join
  * the next one; a write, marker or offset commit from an older epoch is rejected.
  *
- * rt_open reconciles the partitions with the coordinator (engine/txn/coordinator.c, COR1-COR6): a transaction
- * still open in a partition (its marker lost, e.g. a torn tail) whose producer the coordinator
+ * rt_open reconciles the partitions with the coordinator (COR1-COR6 in
+ * engine/txn/coordinator_reconcile.c): a transaction still open in a partition (its marker lost,
+ * e.g. a torn tail) whose producer the coordinator
  * last completed gets that outcome's marker again (COMMIT for CompleteCommit, ABORT for
  * CompleteAbort); one the coordinator does not hold open there (no id holds the producer id, or
  * the id has moved on to a later epoch) is aborted; one it holds open is left to its producer

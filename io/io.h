@@ -18,9 +18,9 @@
  *
  * Beside the rings, a few synchronous calls take the fault plan instead of a ring, so the fault
  * injector sees what the engine does outside its rounds: io_fdatasync, and the directory calls
- * (io_file_create, io_rename, io_unlink, io_mkdir, io_fsync_dir) through which the engine
- * changes and syncs directory entries (the directory-entry model below). With a NULL plan each
- * is its plain syscall.
+ * (io_file_create, io_rename, io_unlink, io_mkdir, io_rmdir, io_fsync_dir) through which the
+ * engine changes and syncs directory entries (the directory-entry model below). They live in
+ * io_fs.c: with a NULL plan each is its plain syscall; with a plan io_fault.c wraps it.
  *
  * Round protocol (per ring):
  *     io_queue_write(...) and io_queue_fdatasync(...) any number of times (up to queue depth);

@@ -16,6 +16,9 @@
  * A rule with path_contains sees only ops on files whose /proc/self/fd link contains it, and
  * counts them in its own `seen`; the plan's counters still count every op.
  * An `error` of 0 means EIO. It never includes engine/ headers and is meant for tests.
+ * Beside the rings it wraps the filesystem calls outside the rounds (io_fdatasync, the
+ * directory calls): io_fs.c owns their production path and hands a call that carries a plan to
+ * the io_fault_* wrapper here; nothing here runs without a plan.
  *
  * POWER_LOSS (and io_fault_power_loss()) model a machine that dies: with plan->track_unsynced,
  * each write first reads the bytes it is about to replace (pread) and records them, per file
@@ -937,12 +940,10 @@ static void direct_end_locked(struct io_fault_plan *plan, const struct armed *a)
     }
 }
 
-int io_fdatasync(struct io_fault_plan *plan, int fd)
+int io_fault_fdatasync(struct io_fault_plan *plan, int fd)
 {
-    if (fd < 0)
-        return -EBADF;
-    if (!plan)
-        return fdatasync(fd) == 0 ? 0 : -errno;
+    assert(plan);
+    assert(fd >= 0);
     /* Under the lock, so no tracked write lands between the sync and the forgetting (it would
      * be forgotten unsynced) and power loss never interleaves with it. */
     pthread_mutex_lock(&fault_lock);
@@ -1287,15 +1288,10 @@ static void journal_created(struct io_fault_plan *plan, enum dir_change_kind kin
     }
 }
 
-int io_file_create(struct io_fault_plan *plan, const char *path, int flags, mode_t mode)
+int io_fault_file_create(struct io_fault_plan *plan, const char *path, int flags, mode_t mode)
 {
-    if (!path)
-        return -EINVAL;
-    flags |= O_CREAT | O_CLOEXEC;
-    if (!plan) {
-        int fd = open(path, flags, mode);
-        return fd >= 0 ? fd : -errno;
-    }
+    assert(plan);
+    assert(path);
     pthread_mutex_lock(&fault_lock);
     struct stat st;
     int rc;
@@ -1322,12 +1318,10 @@ int io_file_create(struct io_fault_plan *plan, const char *path, int flags, mode
     return rc;
 }
 
-int io_mkdir(struct io_fault_plan *plan, const char *path, mode_t mode)
+int io_fault_mkdir(struct io_fault_plan *plan, const char *path, mode_t mode)
 {
-    if (!path)
-        return -EINVAL;
-    if (!plan)
-        return mkdir(path, mode) == 0 ? 0 : -errno;
+    assert(plan);
+    assert(path);
     pthread_mutex_lock(&fault_lock);
     struct stat st;
     int rc;
@@ -1348,12 +1342,10 @@ int io_mkdir(struct io_fault_plan *plan, const char *path, mode_t mode)
     return rc;
 }
 
-int io_rmdir(struct io_fault_plan *plan, const char *path)
+int io_fault_rmdir(struct io_fault_plan *plan, const char *path)
 {
-    if (!path)
-        return -EINVAL;
-    if (!plan)
-        return rmdir(path) == 0 ? 0 : -errno;
+    assert(plan);
+    assert(path);
     pthread_mutex_lock(&fault_lock);
     struct stat st;
     int rc;
@@ -1389,12 +1381,10 @@ int io_rmdir(struct io_fault_plan *plan, const char *path)
     return rc;
 }
 
-int io_unlink(struct io_fault_plan *plan, const char *path)
+int io_fault_unlink(struct io_fault_plan *plan, const char *path)
 {
-    if (!path)
-        return -EINVAL;
-    if (!plan)
-        return unlink(path) == 0 ? 0 : -errno;
+    assert(plan);
+    assert(path);
     pthread_mutex_lock(&fault_lock);
     struct stat st;
     int rc;
@@ -1435,12 +1425,10 @@ int io_unlink(struct io_fault_plan *plan, const char *path)
     return rc;
 }
 
-int io_rename(struct io_fault_plan *plan, const char *from, const char *to)
+int io_fault_rename(struct io_fault_plan *plan, const char *from, const char *to)
 {
-    if (!from || !to)
-        return -EINVAL;
-    if (!plan)
-        return rename(from, to) == 0 ? 0 : -errno;
+    assert(plan);
+    assert(from && to);
     pthread_mutex_lock(&fault_lock);
     struct op_subject subj = {.fd = -1, .path = from, .path2 = to};
     struct armed a;
@@ -1488,33 +1476,22 @@ int io_rename(struct io_fault_plan *plan, const char *from, const char *to)
     return rc;
 }
 
-int io_fsync_dir(struct io_fault_plan *plan, const char *dir)
+int io_fault_fsync_dir(struct io_fault_plan *plan, const char *dir)
 {
-    if (!dir)
-        return -EINVAL;
-    int rc = 0;
-    struct armed a = {.mode = IO_FAULT_NONE};
-    if (plan) {
-        pthread_mutex_lock(&fault_lock);
-        struct op_subject subj = {.fd = -1, .path = dir};
-        rc = direct_begin_locked(plan, IO_OP_DIR_FSYNC, &subj, &a);
-    }
+    assert(plan);
+    assert(dir);
+    pthread_mutex_lock(&fault_lock);
+    struct op_subject subj = {.fd = -1, .path = dir};
+    struct armed a;
+    int rc = direct_begin_locked(plan, IO_OP_DIR_FSYNC, &subj, &a);
     if (rc == 0) {
-        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct stat st;
-        if (fd < 0)
-            rc = -errno;
-        else if (fsync(fd) != 0 || fstat(fd, &st) != 0)
-            rc = -errno;
-        else if (plan)
+        rc = io_fsync_dir_plain(dir, &st);
+        if (rc == 0)
             dirs_synced_locked(plan, &st);
-        if (fd >= 0)
-            close(fd);
-        if (plan)
-            direct_end_locked(plan, &a);
+        direct_end_locked(plan, &a);
     }
-    if (plan)
-        pthread_mutex_unlock(&fault_lock);
+    pthread_mutex_unlock(&fault_lock);
     return rc;
 }
 

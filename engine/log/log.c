@@ -891,9 +891,10 @@ static int append_batch_check(struct log *lg, const char *topic, uint32_t partit
     if (h.producer_id >= 0 && (h.producer_epoch < 0 || h.base_sequence < 0))
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: a batch with a producer id "
                                                 "needs an epoch and a base sequence >= 0");
-    if (batch_is_transactional(&h) && lg->txn_verify &&
+    if (batch_is_transactional(&h) && lg->ports.txn_verify &&
         atomic_load_explicit(&lg->txn_verify_on, memory_order_acquire)) {
-        rc = lg->txn_verify(lg->txn_verify_ctx, topic, partition, h.producer_id, h.producer_epoch);
+        rc = lg->ports.txn_verify(lg->ports.txn_verify_ctx, topic, partition, h.producer_id,
+                                  h.producer_epoch);
         if (rc)
             return rc; /* the detail names the transactional id and the partition */
     }
@@ -1536,9 +1537,11 @@ const struct rt_options *log_options(const struct log *lg)
 /* ---- lifecycle ---- */
 
 int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
-             struct io_fault_plan *faults, producer_named_fn is_named, void *named_ctx)
+             struct io_fault_plan *faults, const struct log_ports *ports)
 {
     memset(lg, 0, sizeof(*lg));
+    if (ports)
+        lg->ports = *ports;
     snprintf(lg->dir, sizeof(lg->dir), "%s", dir);
     lg->opts = *opts;
     if (lg->opts.fetches_max == 0)
@@ -1547,6 +1550,7 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     pthread_mutex_init(&lg->watch.lock, NULL);
     atomic_init(&lg->write_error, 0);
     atomic_init(&lg->closing, false);
+    atomic_init(&lg->txn_verify_on, false); /* ports.txn_verify off until the root switches it on */
     atomic_init(&lg->topic_count, 0);
 
     lg->pcfg.segment.capacity_bytes = lg->opts.segment_size_bytes < SEGMENT_FILE_MIN_BYTES
@@ -1568,8 +1572,8 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->pcfg.retention_bytes = lg->opts.retention_bytes;
     lg->pcfg.retention_ms = lg->opts.retention_ms;
     lg->pcfg.producers_max = lg->opts.producers_max;
-    lg->pcfg.is_named = is_named;
-    lg->pcfg.named_ctx = named_ctx;
+    lg->pcfg.is_named = lg->ports.is_named;
+    lg->pcfg.named_ctx = lg->ports.named_ctx;
 
     lg->env.sync_mode = lg->opts.sync_mode;
     lg->env.sync_interval_ms = lg->opts.sync_interval_ms;
@@ -1831,16 +1835,6 @@ void log_stats(struct log *lg, struct rt_stats *out)
         atomic_load_explicit(&c->partition_recoveries, memory_order_relaxed);
     out->partitions_failed = atomic_load_explicit(&c->partitions_failed, memory_order_relaxed);
     out->write_error = atomic_load_explicit(&lg->write_error, memory_order_relaxed);
-}
-
-void log_txn_verify_set(struct log *lg,
-                        int (*fn)(void *ctx, const char *topic, uint32_t partition,
-                                  int64_t producer_id, int16_t producer_epoch),
-                        void *ctx, bool on)
-{
-    lg->txn_verify = fn;
-    lg->txn_verify_ctx = ctx;
-    atomic_store_explicit(&lg->txn_verify_on, on, memory_order_release);
 }
 
 void log_txn_verify_enable(struct log *lg, bool on)

@@ -152,18 +152,14 @@ static int16_t downconvert_partition(struct kafka_server *srv, const char *name,
         /* The batches held only markers or records below the offset: go on after them. */
         int64_t next = offset;
         const uint8_t *p = v->data, *end = v->data + v->size_bytes;
-        while (end - p >= 61) {
-            uint32_t len =
-                (uint32_t)p[8] << 24 | (uint32_t)p[9] << 16 | (uint32_t)p[10] << 8 | p[11];
-            if ((size_t)len + 12 > (size_t)(end - p))
+        while (end - p >= RT_BATCH_HEADER_BYTES) {
+            uint32_t len = kp_load_be32(p + RT_BATCH_OFF_LENGTH);
+            if ((size_t)len + RT_BATCH_LOG_OVERHEAD_BYTES > (size_t)(end - p))
                 break;
-            int64_t base = 0;
-            for (int i = 0; i < 8; i++)
-                base = (int64_t)((uint64_t)base << 8 | p[i]);
-            uint32_t delta =
-                (uint32_t)p[23] << 24 | (uint32_t)p[24] << 16 | (uint32_t)p[25] << 8 | p[26];
+            int64_t base = (int64_t)kp_load_be64(p + RT_BATCH_OFF_BASE_OFFSET);
+            uint32_t delta = kp_load_be32(p + RT_BATCH_OFF_LAST_OFFSET_DELTA);
             next = base + (int64_t)delta + 1;
-            p += (size_t)len + 12;
+            p += (size_t)len + RT_BATCH_LOG_OVERHEAD_BYTES;
         }
         rt_fetch_release(f);
         if (next <= offset)
