@@ -99,6 +99,7 @@
 #include "batch.h"
 #include "engine.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "murmur2.h"
 #include "ringtail.h"
@@ -1132,19 +1133,6 @@ static void producers_close(struct model *m)
     }
 }
 
-struct vlog {
-    int problems;
-};
-
-static void on_problem(void *ctx, const char *problem)
-{
-    struct vlog *vl = ctx;
-    if (strncmp(problem, "warning: ", 9) == 0)
-        return;
-    if (vl->problems++ < 5)
-        fprintf(stderr, "  verify: %s\n", problem);
-}
-
 static struct seg_bound *seg_bound_of(struct model *m, const char *name, bool *created)
 {
     *created = false;
@@ -1232,11 +1220,11 @@ static bool engine_down(struct model *m, bool verify)
     }
     check_segment_sizes(m);
     if (verify) {
-        struct vlog vl = {0};
+        struct tu_verify_log vl = {.print_max = 5};
         m->verifies++;
-        rc = rt_verify(m->dir, on_problem, &vl);
+        rc = rt_verify(m->dir, tu_on_problem, &vl);
         if (rc)
-            diverge(m, "rt_verify after a clean close: %s, %d problems (above)", rt_strerror(rc),
+            diverge(m, "rt_verify after a clean close: %s, %u problems (above)", rt_strerror(rc),
                     vl.problems);
     }
     return true;

@@ -31,6 +31,7 @@
 
 #include "engine.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "log/partition.h"
 #include "log/segment.h"
@@ -92,29 +93,6 @@ static void append_acked(rt_engine *e, int64_t *next)
     *next += RECORDS_PER_BATCH;
 }
 
-struct problems {
-    unsigned count;
-    char text[4096];
-};
-
-static void on_problem(void *ctx, const char *msg)
-{
-    struct problems *p = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        return;
-    size_t n = strlen(p->text);
-    snprintf(p->text + n, sizeof(p->text) - n, "%s\n", msg);
-    p->count++;
-}
-
-static void expect_verify_clean(const char *dir, const char *when)
-{
-    struct problems p = {0};
-    int rc = rt_verify(dir, on_problem, &p);
-    if (rc != 0 || p.count != 0)
-        fail_msg("verify %s: %s\n%s", when, rt_strerror(rc), p.text);
-}
-
 /* F2: at the engine's default options (1 GiB segments, 10 MiB index cap) a new partition costs a
  * few KiB while the engine is open, under every sync mode; a little data costs about itself. On
  * main's code each partition held its whole 1 GiB segment and 3 MiB per index (fallocate). */
@@ -148,7 +126,7 @@ static void empty_costs_little(enum rt_sync_mode mode)
     assert_int_equal(tu_file_size(log), (size_t)o.segment_size_bytes);
     free(log);
     assert_int_equal(rt_close(e), 0);
-    expect_verify_clean(dir, "after a clean close");
+    tu_expect_verify_clean(dir, "after a clean close");
     assert_int_equal(rt_open(dir, &o, &e), 0);
     int64_t start = -1;
     assert_int_equal(tu_read_back_offset_values(e, TOPIC, VALUE_BYTES, &start), next);
@@ -194,7 +172,7 @@ static void test_index_reservation_grows(void **state)
     assert_true((uint64_t)st.st_blocks * 512u < (uint64_t)st.st_size);
     free(idx);
     assert_int_equal(rt_close(e), 0);
-    expect_verify_clean(dir, "after a clean close");
+    tu_expect_verify_clean(dir, "after a clean close");
     assert_int_equal(rt_open(dir, &o, &e), 0);
     int64_t start = -1;
     assert_int_equal(tu_read_back_offset_values(e, TOPIC, VALUE_BYTES, &start), next);
@@ -328,7 +306,7 @@ static void test_power_loss_inside_prewritten_window(void **state)
          * end and verify has nothing to say. A torn prefix is a torn tail, which verify reports
          * and open cuts (SC5). */
         if (seed == 1)
-            expect_verify_clean(dir, "after the power loss");
+            tu_expect_verify_clean(dir, "after the power loss");
         struct rt_options o;
         tu_options(&o);
         o.segment_size_bytes = 4u << 20;
@@ -348,7 +326,7 @@ static void test_power_loss_inside_prewritten_window(void **state)
         append_acked(e, &next);
         assert_int_equal(tu_read_back_offset_values(e, TOPIC, VALUE_BYTES, &start), next);
         assert_int_equal(rt_close(e), 0);
-        expect_verify_clean(dir, "after recovery");
+        tu_expect_verify_clean(dir, "after recovery");
         tu_rmdir_free(dir);
     }
 }

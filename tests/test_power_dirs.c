@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "ringtail.h"
 #include "ringtail_test.h"
@@ -352,21 +353,6 @@ static void options(struct rt_options *o, uint64_t segment_bytes)
     o->producer_id_expiration_ms = INT64_MAX / 4;
 }
 
-struct problems {
-    unsigned count;
-    char text[4096];
-};
-
-static void on_problem(void *ctx, const char *msg)
-{
-    struct problems *p = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        return;
-    size_t n = strlen(p->text);
-    snprintf(p->text + n, sizeof(p->text) - n, "%s\n", msg);
-    p->count++;
-}
-
 /* Reads [log start, high watermark) of topic-partition and checks every record names its own
  * offset; returns the high watermark. */
 static int64_t read_back(rt_engine *e, const char *topic, uint32_t partition, const char *what)
@@ -414,14 +400,6 @@ static rt_engine *reopen_checked(const char *dir, const struct rt_options *o, co
         fail_msg("%s: the directory does not open after the power loss: %s (%s)", what,
                  rt_strerror(rc), rt_error_detail());
     return e;
-}
-
-static void verify_clean(const char *dir, const char *what)
-{
-    struct problems p = {0};
-    int rc = rt_verify(dir, on_problem, &p);
-    if (rc != 0 || p.count != 0)
-        fail_msg("%s: verify after recovery: %s\n%s", what, rt_strerror(rc), p.text);
 }
 
 /* Runs child(dir, plan-rule, report fd) in a fork; returns its exit code, the report in *rep. */
@@ -521,7 +499,7 @@ static void check_topics(const char *dir, const struct topics_report *r, const c
         }
     }
     assert_int_equal(rt_close(e), 0);
-    verify_clean(dir, what);
+    tu_expect_verify_clean(dir, what);
 }
 
 static void topics_sweep(enum io_op_type op)
@@ -688,7 +666,7 @@ static void check_rolls(const char *dir, const struct roll_report *r, const char
     assert_int_equal(append_batch(e, ROLL_TOPIC, 0, end, &base), 0); /* the log goes on */
     assert_int_equal(base, end);
     assert_int_equal(rt_close(e), 0);
-    verify_clean(dir, what);
+    tu_expect_verify_clean(dir, what);
 }
 
 static const char *op_name(enum io_op_type op)

@@ -28,6 +28,7 @@
 
 #include "engine.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "ringtail.h"
 #include "ringtail_test.h"
@@ -75,29 +76,6 @@ static struct rt_stats stats(rt_engine *e)
 static int64_t read_back(rt_engine *e, int64_t *start_out)
 {
     return tu_read_back_offset_values(e, TOPIC, VALUE_BYTES, start_out);
-}
-
-struct problems {
-    unsigned count;
-    char text[4096];
-};
-
-static void on_problem(void *ctx, const char *msg)
-{
-    struct problems *p = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        return;
-    size_t n = strlen(p->text);
-    snprintf(p->text + n, sizeof(p->text) - n, "%s\n", msg);
-    p->count++;
-}
-
-static void expect_verify_clean(const char *dir, const char *when)
-{
-    struct problems p = {0};
-    int rc = rt_verify(dir, on_problem, &p);
-    if (rc != 0 || p.count != 0)
-        fail_msg("verify %s: %s\n%s", when, rt_strerror(rc), p.text);
 }
 
 /* Appends until the active segment is a recycled file that held the batches of a deleted
@@ -179,7 +157,7 @@ static void test_prewrite_stays_ahead(void **state)
     assert_int_equal(start, 0);
     assert_true(stats(e).segments_rolled >= 2);
     assert_int_equal(rt_close(e), 0);
-    expect_verify_clean(dir, "after a clean close");
+    tu_expect_verify_clean(dir, "after a clean close");
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(read_back(e, &start), next);
     assert_int_equal(rt_close(e), 0);
@@ -226,7 +204,7 @@ static void test_roll_takes_the_prewritten_next_segment(void **state)
     int64_t start = -1;
     assert_int_equal(read_back(e, &start), next);
     assert_int_equal(rt_close(e), 0);
-    expect_verify_clean(dir, "after a clean close");
+    tu_expect_verify_clean(dir, "after a clean close");
     free(next_file);
     tu_rmdir_free(dir);
 }
@@ -293,7 +271,7 @@ static void test_sync_none_prewrites_without_fdatasync(void **state)
     assert_int_equal(read_back(e, &start), next);
     assert_int_equal(start, 0);
     assert_int_equal(rt_close(e), 0);
-    expect_verify_clean(dir, "after a clean close under sync=none");
+    tu_expect_verify_clean(dir, "after a clean close under sync=none");
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(read_back(e, &start), next);
     assert_int_equal(rt_close(e), 0);
@@ -322,7 +300,7 @@ static void test_recycled_segment_serves_only_new_batches(void **state)
     char *spare = tu_path("%s/" TOPIC "-0/recycled.log.tmp", dir);
     assert_false(fs_exists_for_test(spare));
     free(spare);
-    expect_verify_clean(dir, "after a clean close");
+    tu_expect_verify_clean(dir, "after a clean close");
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(read_back(e, &start), next);
     append_acked(e, &next);
@@ -403,7 +381,7 @@ static void test_power_loss_in_recycled_segment(void **state)
         assert_true(tu_file_size(newest) > 512 * 1024);
         free(newest);
 
-        expect_verify_clean(dir, "after the power loss");
+        tu_expect_verify_clean(dir, "after the power loss");
         struct rt_options o;
         options(&o);
         rt_engine *e = NULL;
@@ -417,7 +395,7 @@ static void test_power_loss_in_recycled_segment(void **state)
         append_acked(e, &next); /* the log goes on densely */
         assert_int_equal(read_back(e, &start), next);
         assert_int_equal(rt_close(e), 0);
-        expect_verify_clean(dir, "after recovery");
+        tu_expect_verify_clean(dir, "after recovery");
         tu_rmdir_free(dir);
     }
 }
@@ -469,7 +447,7 @@ static void test_sigkill_in_recycled_segment(void **state)
         assert_true(WIFSIGNALED(status));
         assert_true(acked > 0);
 
-        expect_verify_clean(dir, "after SIGKILL");
+        tu_expect_verify_clean(dir, "after SIGKILL");
         struct rt_options o;
         options(&o);
         rt_engine *e = NULL;
@@ -481,7 +459,7 @@ static void test_sigkill_in_recycled_segment(void **state)
         assert_true(end == acked || end == acked + RECORDS_PER_BATCH);
         assert_int_equal(stats(e).tail_bytes_ignored, 0);
         assert_int_equal(rt_close(e), 0);
-        expect_verify_clean(dir, "after recovery");
+        tu_expect_verify_clean(dir, "after recovery");
         tu_rmdir_free(dir);
     }
 }

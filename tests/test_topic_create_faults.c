@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "log/log.h"
 #include "ringtail.h"
@@ -44,31 +45,15 @@ static void options(struct rt_options *o)
     o->shard_count = 1;
 }
 
-struct counts {
-    unsigned problems, warnings;
-    char text[4096];
-};
-
-static void on_report(void *ctx, const char *msg)
-{
-    struct counts *c = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        c->warnings++;
-    else
-        c->problems++;
-    size_t n = strlen(c->text);
-    snprintf(c->text + n, sizeof(c->text) - n, "%s\n", msg);
-}
-
 /* Verify finds nothing at all: no problem and no warning (a leftover partition directory is a
  * warning, "unexpected entry in the data directory"). */
 static void verify_spotless(const char *dir, const char *what)
 {
-    struct counts c = {0};
-    int rc = rt_verify(dir, on_report, &c);
+    struct tu_verify_log c = {.with_warnings = true};
+    int rc = rt_verify(dir, tu_on_problem, &c);
     if (rc != 0 || c.problems != 0 || c.warnings != 0)
         fail_msg("%s: verify: %s, %u problems, %u warnings\n%s", what, rt_strerror(rc), c.problems,
-                 c.warnings, c.text);
+                 c.warnings, c.all);
 }
 
 /* The number of TOPIC-<p> directories in dir. */

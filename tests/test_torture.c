@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "ringtail.h"
 #include "ringtail_test.h"
@@ -591,20 +592,6 @@ static void count_record(void *ctx, const struct rt_record_view *r)
     (*(int64_t *)ctx)++;
 }
 
-struct verify_log {
-    struct scenario *s;
-    int problems;
-};
-
-static void on_problem(void *ctx, const char *problem)
-{
-    struct verify_log *vl = ctx;
-    if (strncmp(problem, "warning: ", 9) == 0)
-        return;
-    if (vl->problems++ < 8)
-        fprintf(stderr, "  verify: %s\n", problem);
-}
-
 static int print_txn(void *ctx, const struct rt_txn_info *t)
 {
     (void)ctx;
@@ -718,10 +705,10 @@ static bool check(struct scenario *s)
     rc = rt_close(e);
     if (rc)
         anomaly(s, "TR8: rt_close: %s (%s)", rt_strerror(rc), rt_error_detail());
-    struct verify_log vl = {.s = s};
-    rc = rt_verify(s->dir, on_problem, &vl);
+    struct tu_verify_log vl = {.print_max = 8};
+    rc = rt_verify(s->dir, tu_on_problem, &vl);
     if (rc)
-        anomaly(s, "TR8: rt_verify: %s, %d problems (listed above)", rt_strerror(rc), vl.problems);
+        anomaly(s, "TR8: rt_verify: %s, %u problems (listed above)", rt_strerror(rc), vl.problems);
     bool complete = true;
     for (uint32_t part = 0; part < PARTS; part++)
         complete = complete && s->committed[part] == s->cfg->records;
