@@ -342,15 +342,9 @@ static int append_batch(rt_engine *e, const char *topic, uint32_t partition, int
 
 static void options(struct rt_options *o, uint64_t segment_bytes)
 {
-    tu_options(o);
-    o->segment_size_bytes = segment_bytes;
-    o->batch_size_max_bytes = 32 * 1024;
-    o->index_interval_bytes = 4096;
-    o->shard_count = 1;
+    tu_options_small(o, segment_bytes, 32 * 1024, 4096);
     o->sync_mode = RT_SYNC_ALWAYS;
-    o->retention_ms = -1;
     o->retention_bytes = (int64_t)(2 * segment_bytes); /* deletions and recycling */
-    o->producer_id_expiration_ms = INT64_MAX / 4;
 }
 
 /* Reads [log start, high watermark) of topic-partition and checks every record names its own

@@ -51,17 +51,11 @@
 
 static void options(struct rt_options *o, enum rt_sync_mode mode, uint64_t segment_bytes)
 {
-    tu_options(o);
-    o->segment_size_bytes = segment_bytes;
-    o->batch_size_max_bytes = 32 * 1024;
-    o->index_interval_bytes = 4096;
-    o->shard_count = 1;
+    tu_options_small(o, segment_bytes, 32 * 1024, 4096);
     o->sync_mode = mode;
     o->sync_interval_ms = 3600 * 1000; /* never within the test: only seals sync the data */
     o->sync_interval_bytes = 0;
-    o->retention_ms = -1;
     o->retention_bytes = -1;
-    o->producer_id_expiration_ms = INT64_MAX / 4;
 }
 
 static int append_batch(rt_engine *e, int64_t first, int64_t *base_out)

@@ -39,15 +39,10 @@
 
 static void options(struct rt_options *o)
 {
-    tu_options(o);
-    o->segment_size_bytes = 1024 * 1024; /* pre-write lead: 64 .. 128 KiB (segment_pool_lead_at) */
-    o->batch_size_max_bytes = 32 * 1024;
-    o->index_interval_bytes = 4096;
-    o->shard_count = 1;
+    /* segments of 1 MiB: a pre-write lead of 64 .. 128 KiB (segment_pool_lead_at) */
+    tu_options_small(o, 1024 * 1024, 32 * 1024, 4096);
     o->sync_mode = RT_SYNC_ALWAYS;
-    o->retention_ms = -1;
     o->retention_bytes = 1024 * 1024; /* retention leaves about one sealed segment */
-    o->producer_id_expiration_ms = INT64_MAX / 4;
 }
 
 static int append_batch(rt_engine *e, int64_t first, int64_t *base_out)

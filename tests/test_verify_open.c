@@ -51,13 +51,7 @@
 
 static void options(struct rt_options *o)
 {
-    tu_options(o);
-    o->segment_size_bytes = 8 * 1024;
-    o->batch_size_max_bytes = 2 * 1024;
-    o->index_interval_bytes = 256;
-    o->shard_count = 1;
-    o->retention_ms = -1;
-    o->producer_id_expiration_ms = INT64_MAX / 4;
+    tu_options_small(o, 8 * 1024, 2 * 1024, 256);
 }
 
 static void send_value(rt_producer *p, const char *value)

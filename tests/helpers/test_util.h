@@ -20,6 +20,11 @@ void tu_rmdir_free(char *path);
 
 /* rt_options_init plus the backend from RT_TEST_IO. */
 void tu_options(struct rt_options *opts);
+/* tu_options for a test that wants many small files: segments of segment_bytes, batches up to
+ * batch_max_bytes, an index entry per index_interval_bytes, one shard, no time retention and
+ * producers that never expire (test batches carry 1970 timestamps). The test may adjust more. */
+void tu_options_small(struct rt_options *opts, uint64_t segment_bytes, uint32_t batch_max_bytes,
+                      uint32_t index_interval_bytes);
 /* "uring" or "sync". */
 const char *tu_backend(void);
 
