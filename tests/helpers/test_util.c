@@ -128,6 +128,15 @@ uint8_t *tu_read_file(const char *path, size_t *len_out)
     return buf;
 }
 
+void tu_write_file(const char *path, const uint8_t *buf, size_t len)
+{
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    if (len > 0)
+        assert_int_equal(fwrite(buf, 1, len, fp), len);
+    assert_int_equal(fclose(fp), 0);
+}
+
 char *tu_path(const char *fmt, ...)
 {
     va_list ap;

@@ -34,6 +34,9 @@ void tu_flip_byte(const char *path, uint64_t offset, uint8_t mask);
 void tu_truncate(const char *path, uint64_t size);
 /* Reads a whole file into a malloc'd buffer. */
 uint8_t *tu_read_file(const char *path, size_t *len_out);
+/* Writes len bytes of buf as the whole file path (created or truncated); fails the test when it
+ * cannot. */
+void tu_write_file(const char *path, const uint8_t *buf, size_t len);
 /* Path join into a malloc'd string: tu_path("%s/%s", a, b). */
 char *tu_path(const char *fmt, ...);
 /* Runs a shell command, returns its exit status (or -1). */
