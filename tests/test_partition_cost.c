@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "helpers/child.h"
 #include "helpers/test_util.h"
 #include "helpers/verify_log.h"
 #include "io/io.h"
@@ -274,21 +275,14 @@ static void test_power_loss_inside_prewritten_window(void **state)
     (void)state;
     for (uint64_t seed = 1; seed <= 4; seed++) {
         char *dir = tu_mkdtemp();
-        int fds[2];
-        assert_int_equal(pipe(fds), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(fds[0]);
-            power_loss_child(dir, seed, fds[1]);
-        }
-        close(fds[1]);
+        int report_fd = -1;
+        pid_t pid = tu_fork_piped(&report_fd);
+        if (pid == 0)
+            power_loss_child(dir, seed, report_fd);
         int64_t got[2] = {-1, -1};
-        ssize_t n = read(fds[0], got, sizeof(got));
-        close(fds[0]);
         int status = 0;
-        waitpid(pid, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n != (ssize_t)sizeof(got))
+        size_t n = tu_child_report(pid, report_fd, got, sizeof(got), &status);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n != sizeof(got))
             fail_msg("child failed: status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
         int64_t acked = got[0], frontier = got[1];
         /* The segment is data + zeros + a hole: SEEK_HOLE finds one at or past the frontier. */

@@ -39,6 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/child.h"
 #include "helpers/test_util.h"
 #include "helpers/verify_log.h"
 #include "io/io.h"
@@ -402,27 +403,14 @@ typedef void (*child_fn)(const char *dir, const struct io_fault_rule *rule, int 
 static int run_child(child_fn fn, const char *dir, const struct io_fault_rule *rule, void *rep,
                      size_t rep_bytes)
 {
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    int report_fd = -1;
+    pid_t pid = tu_fork_piped(&report_fd);
     if (pid == 0) {
-        close(fds[0]);
-        fn(dir, rule, fds[1]);
+        fn(dir, rule, report_fd);
         _exit(99);
     }
-    close(fds[1]);
-    memset(rep, 0, rep_bytes);
-    size_t got = 0;
-    while (got < rep_bytes) {
-        ssize_t n = read(fds[0], (char *)rep + got, rep_bytes - got);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fds[0]);
     int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
+    (void)tu_child_report(pid, report_fd, rep, rep_bytes, &status);
     if (!WIFEXITED(status))
         fail_msg("the power-loss child died (status %d)", status);
     return WEXITSTATUS(status);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "helpers/child.h"
 #include "helpers/test_util.h"
 #include "helpers/verify_log.h"
 #include "io/io.h"
@@ -347,20 +348,14 @@ static void test_power_loss_in_recycled_segment(void **state)
     (void)state;
     for (uint64_t seed = 1; seed <= 6; seed++) {
         char *dir = tu_mkdtemp();
-        int fds[2];
-        assert_int_equal(pipe(fds), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(fds[0]);
-            power_loss_child(dir, seed, fds[1]);
-        }
-        close(fds[1]);
+        int report_fd = -1;
+        pid_t pid = tu_fork_piped(&report_fd);
+        if (pid == 0)
+            power_loss_child(dir, seed, report_fd);
         int64_t acked = -1;
-        assert_int_equal(read(fds[0], &acked, sizeof(acked)), (ssize_t)sizeof(acked));
-        close(fds[0]);
         int status = 0;
-        waitpid(pid, &status, 0);
+        assert_int_equal(tu_child_report(pid, report_fd, &acked, sizeof(acked), &status),
+                         sizeof(acked));
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
         /* The newest segment still holds stale batches past the new ones (nothing trimmed). */

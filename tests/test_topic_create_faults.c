@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/child.h"
 #include "helpers/test_util.h"
 #include "helpers/verify_log.h"
 #include "io/io.h"
@@ -205,21 +206,14 @@ static void power_sweep(enum io_op_type op)
     unsigned n = 1;
     for (; n <= SWEEP_MAX; n++) {
         char *dir = tu_mkdtemp();
-        int fds[2];
-        assert_int_equal(pipe(fds), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(fds[0]);
-            power_child(dir, op, n, fds[1]);
-        }
-        close(fds[1]);
+        int report_fd = -1;
+        pid_t pid = tu_fork_piped(&report_fd);
+        if (pid == 0)
+            power_child(dir, op, n, report_fd);
         uint8_t got[2] = {0, 0};
-        ssize_t r = read(fds[0], got, sizeof(got));
-        close(fds[0]);
         int status = 0;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || r != (ssize_t)sizeof(got))
+        size_t r = tu_child_report(pid, report_fd, got, sizeof(got), &status);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || r != sizeof(got))
             fail_msg("power child failed (status %d)", status);
         char what[96];
         snprintf(what, sizeof(what), "power loss at op %d #%u of a topic creation", op, n);
