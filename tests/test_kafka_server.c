@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "helpers/batches.h"
 #include "helpers/kafka_wire.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
@@ -61,18 +62,7 @@ static int teardown(void **state)
 /* A batch of n records (producer fields as given) in buf; returns its length. */
 static size_t make_batch(uint8_t *buf, size_t cap, int64_t pid, int16_t epoch, int32_t seq, int n)
 {
-    struct batch_builder b;
-    assert_int_equal(batch_builder_init(&b, buf, cap, 0, pid, epoch, seq), 0);
-    for (int i = 0; i < n; i++) {
-        char v[32];
-        snprintf(v, sizeof(v), "value-%d", seq + i);
-        struct rt_record rec = {
-            .key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = 5000};
-        assert_int_equal(batch_builder_add(&b, &rec), 0);
-    }
-    size_t len = 0;
-    assert_int_equal(batch_builder_finish(&b, &len), 0);
-    return len;
+    return tu_batch(buf, cap, 0, pid, epoch, seq, n, "value-", seq, 5000);
 }
 
 /* Produce v7 of one batch to topic/partition; returns the error code, *base the offset. */
