@@ -1,6 +1,6 @@
 /*
  * fuzz_kafka_admin.c — libFuzzer target for the admin request decoders (CreateTopics,
- * DeleteTopics, DescribeConfigs; tools/kafka/kmsg_admin.c), input layout in kafka_fuzz.h. What
+ * DeleteTopics, DescribeConfigs; tools/kafka/proto/kmsg_admin.c), input layout in kafka_fuzz.h. What
  * decodes is answered with one result per topic/resource through the response encoders.
  */
 #include "fuzz/kafka_fuzz.h"

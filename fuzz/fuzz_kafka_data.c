@@ -1,6 +1,6 @@
 /*
  * fuzz_kafka_data.c — libFuzzer target for the data-path request decoders (Produce, Fetch,
- * ListOffsets; tools/kafka/kmsg_data.c), input layout in kafka_fuzz.h. What decodes is answered:
+ * ListOffsets; tools/kafka/proto/kmsg_data.c), input layout in kafka_fuzz.h. What decodes is answered:
  * every topic/partition echoed into the response encoder, fetch records as holes (KP8), and the
  * frame's size must equal writer bytes + hole bytes after the size field.
  */

@@ -1,6 +1,6 @@
 /*
  * fuzz_kafka_frame.c — libFuzzer target for a whole request frame as the server sees it (after
- * the 4-byte size): the request header (v1/v2 by the API table, tools/kafka/kmsg_header.c) and
+ * the 4-byte size): the request header (v1/v2 by the API table, tools/kafka/proto/kmsg_header.c) and
  * then the body through kmsg_request_decode for whatever key and version the header names, as the
  * server's dispatch does. Seeds are the golden captures of real clients (tests/kafka/golden/).
  * The header decoder must keep the correlation id readable whenever 8 bytes were there, and

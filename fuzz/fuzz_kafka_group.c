@@ -2,7 +2,7 @@
  * fuzz_kafka_group.c — libFuzzer target for issue 13's request decoders (transactions:
  * AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit; groups: OffsetCommit,
  * OffsetFetch, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, ListGroups, DescribeGroups;
- * KIP-664: DescribeProducers, DescribeTransactions, ListTransactions; tools/kafka/kmsg_txn.c,
+ * KIP-664: DescribeProducers, DescribeTransactions, ListTransactions; tools/kafka/proto/kmsg_txn.c,
  * kmsg_group.c, kmsg_ops.c), input layout in kafka_fuzz.h. What decodes is answered
  * through the matching response encoder, echoing the request's topics, members and bytes.
  */

@@ -1,6 +1,6 @@
 /*
  * fuzz_kafka_meta.c — libFuzzer target for ApiVersions, Metadata, FindCoordinator and
- * InitProducerId request decoders (tools/kafka/kmsg_header.c, kmsg_meta.c), input layout in
+ * InitProducerId request decoders (tools/kafka/proto/kmsg_header.c, kmsg_meta.c), input layout in
  * kafka_fuzz.h. What decodes is answered through the matching response encoder: Metadata with
  * one partition per requested topic, ApiVersions with the advertised table.
  */

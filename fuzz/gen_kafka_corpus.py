@@ -3,7 +3,7 @@
 request frames real clients sent (tests/kafka/golden/). kafka_frame gets the frames as they are;
 the per-group targets get [api index in the group][version - codec_min][0xff = full arena] +
 the body after the request header (layout in fuzz/kafka_fuzz.h). The groups, codec minimums and
-first flexible versions mirror tools/kafka/api.c and the fuzz targets' key lists.
+first flexible versions mirror tools/kafka/proto/api.c and the fuzz targets' key lists.
 
 usage: fuzz/gen_kafka_corpus.py   (from the repository root)"""
 import glob, os, struct

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/kafka/kdesc.h"
-#include "tools/kafka/kmsg.h"
+#include "tools/kafka/proto/kdesc.h"
+#include "tools/kafka/proto/kmsg.h"
 
 #define KCHECK(cond)                                                                               \
     do {                                                                                           \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_kafka_metrics.sh — `ringtail serve --metrics HOST:PORT` (tools/kafka/metrics.c through
+# cli_kafka_metrics.sh — `ringtail serve --metrics HOST:PORT` (tools/kafka/metrics/metrics.c through
 # libmicrohttpd) under real traffic: after kcat produces and consumes, GET /metrics answers 200
 # in Prometheus text format that `promtool check metrics` (Debian's prometheus package) accepts,
 # with the requests kcat made (by API and version, with latency histograms), bytes in and out,

@@ -139,6 +139,79 @@ if bad: sys.exit(1)
 print(f"ok: {len(mods)} modules, no include cycle; io/ and index/ include nothing from engine/")
 EOF
 
+# ---- 5. the broker's layers (tools/kafka, issue 22 item 2): folders by concept, includes one
+# way, the broker sees only ringtail.h of the engine, and no module cycle inside it.
+#   net, proto      (bottom: net knows no Kafka API, proto no socket; neither includes the other)
+#   group, metrics  (may include net and proto)
+#   handlers        (may include the layers below)
+#   server          (top: wires net to the handlers)
+python3 - "$SRC" <<'EOF'
+import os, re, sys
+src = sys.argv[1]
+root = os.path.join(src, "tools", "kafka")
+rank = {"net": 0, "proto": 0, "group": 1, "metrics": 1, "handlers": 2, "server": 3}
+bad = False
+mods, has_c, folders = {}, set(), set()
+for d, _, files in os.walk(root):
+    rel = os.path.relpath(d, root)
+    if rel == ".":
+        for f in files:
+            if f.endswith((".c", ".h")):
+                print(f"FAIL: tools/kafka/{f} lies outside the layer folders"); bad = True
+        continue
+    layer = rel.split(os.sep)[0]
+    folders.add(layer)
+    if layer not in rank:
+        print(f"FAIL: tools/kafka/{layer}/ is not a known layer ({', '.join(rank)})"); bad = True
+        continue
+    for f in files:
+        if not f.endswith((".c", ".h")): continue
+        m = os.path.splitext(f)[0]
+        if f.endswith(".c"): has_c.add(m)
+        deps = mods.setdefault(m, set())
+        for n, line in enumerate(open(os.path.join(d, f)), 1):
+            g = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+            if not g: continue
+            inc = g.group(1)
+            at = f"tools/kafka/{layer}/{f}:{n}"
+            if inc.startswith("tools/kafka/"):
+                to = inc.split("/")[2]
+                if to not in rank:
+                    print(f"FAIL: {at} includes {inc}: no such layer"); bad = True
+                elif to != layer and rank[to] >= rank[layer]:
+                    print(f"FAIL: {at} includes {inc}: {to}/ is not below {layer}/"); bad = True
+                deps.add(os.path.splitext(os.path.basename(inc))[0])
+            elif inc not in ("engine/ringtail.h", "ringtail.h"):
+                print(f"FAIL: {at} includes {inc}: the broker sees only engine/ringtail.h"); bad = True
+for layer in rank:
+    if layer not in folders:
+        print(f"FAIL: tools/kafka/{layer}/ is missing"); bad = True
+for m in mods: mods[m] = {x for x in mods[m] if x in mods and x != m}
+def expand(m, seen):
+    out = set()
+    for x in mods[m]:
+        if x in has_c: out.add(x)
+        elif x not in seen:
+            seen.add(x); out |= expand(x, seen)
+    return out
+mods = {m: {x for x in expand(m, {m}) if x != m} for m in mods if m in has_c}
+state, stack = {}, []
+def dfs(m):
+    global bad
+    state[m] = 1; stack.append(m)
+    for x in sorted(mods[m]):
+        if state.get(x) == 1:
+            print("FAIL: broker include cycle: " + " -> ".join(stack[stack.index(x):] + [x])); bad = True
+        elif x not in state:
+            dfs(x)
+    stack.pop(); state[m] = 2
+for m in sorted(mods):
+    if m not in state: dfs(m)
+if bad: sys.exit(1)
+print(f"ok: the broker's {len(mods)} modules in {len(rank)} layer folders, includes one way, "
+      "only ringtail.h of the engine, no include cycle")
+EOF
+
 # ---- 4. ringtail.pc: static and shared programs from pkg-config alone
 cmake --install "$BUILD" --prefix "$TMP/prefix" >/dev/null
 pc=$(find "$TMP/prefix" -name ringtail.pc | head -1)

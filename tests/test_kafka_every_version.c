@@ -25,9 +25,9 @@
 #include "helpers/kafka_wire.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
-#include "tools/kafka/kdesc.h"
-#include "tools/kafka/kmsg.h"
-#include "tools/kafka/server.h"
+#include "tools/kafka/proto/kdesc.h"
+#include "tools/kafka/proto/kmsg.h"
+#include "tools/kafka/server/server.h"
 
 static int setup(void **state)
 {

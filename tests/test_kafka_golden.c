@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "index/crc32c.h"
-#include "tools/kafka/kmsg.h"
+#include "tools/kafka/proto/kmsg.h"
 
 static char golden_dir[4096];
 

@@ -1,5 +1,5 @@
 /*
- * test_kafka_kdesc.c — the message descriptions and their interpreter (tools/kafka/kdesc.c) as a
+ * test_kafka_kdesc.c — the message descriptions and their interpreter (tools/kafka/proto/kdesc.c) as a
  * whole: every described message (request and response) at every version round-trips
  * (random struct → encode → decode → the same struct → encode → the same bytes, and kd_size
  * equals the bytes written, KDE3); every cut of such a body is refused; an unknown tagged field
@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "tools/kafka/kdesc.h"
-#include "tools/kafka/kmsg.h"
+#include "tools/kafka/proto/kdesc.h"
+#include "tools/kafka/proto/kmsg.h"
 
 static _Alignas(16) uint8_t pool[1 << 20];
 static size_t pool_used;

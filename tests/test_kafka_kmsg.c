@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "tools/kafka/kmsg.h"
+#include "tools/kafka/proto/kmsg.h"
 
 static _Alignas(16) uint8_t arena_buf[4096];
 

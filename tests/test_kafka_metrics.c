@@ -1,5 +1,5 @@
 /*
- * test_kafka_metrics.c — the broker's metrics module (tools/kafka/metrics.c) from outside: loop
+ * test_kafka_metrics.c — the broker's metrics module (tools/kafka/metrics/metrics.c) from outside: loop
  * counters counted from several threads and summed at scrape (KMT1), histogram buckets that are
  * cumulative with +Inf equal to _count (KMT3), per-partition watermarks and log sizes read from a
  * real engine (KMT5), GET /metrics served over a real socket by libmicrohttpd and accepted by
@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "helpers/test_util.h"
-#include "tools/kafka/metrics.h"
+#include "tools/kafka/metrics/metrics.h"
 
 /* A plain HTTP/1.0 exchange on 127.0.0.1:port; returns the whole answer (headers + body). */
 static char *http(uint16_t port, const char *request)

@@ -1,5 +1,5 @@
 /*
- * test_kafka_net_transport.c — the network loop's transport seam (tools/kafka/net_transport.h),
+ * test_kafka_net_transport.c — the network loop's transport seam (tools/kafka/net/net_transport.h),
  * from outside, over net.h alone (no Kafka): a request hook that echoes each frame behind a
  * 16-byte out-of-line slice, driven by a real client socket on 127.0.0.1.
  *   - plain TCP (the default transport) on the backend under test: the slice goes from its
@@ -31,8 +31,8 @@
 #include <unistd.h>
 
 #include "helpers/test_util.h"
-#include "tools/kafka/net.h"
-#include "tools/kafka/net_transport.h"
+#include "tools/kafka/net/net.h"
+#include "tools/kafka/net/net_transport.h"
 
 static const char slice_bytes[16] = "SLICE-0123456789";
 

@@ -1,5 +1,5 @@
 /*
- * test_kafka_proto.c — the Kafka wire primitives (tools/kafka/proto.c) at every boundary: each
+ * test_kafka_proto.c — the Kafka wire primitives (tools/kafka/proto/proto.c) at every boundary: each
  * primitive truncated at every byte, varints of 1..5 (10) bytes and one byte overlong, negative
  * lengths other than -1, lengths of 2^31-1, array counts larger than the bytes left (KP4), the
  * sticky error (KP2), the arena's limit (KP6), holes (KP8), and writer/reader round trips.
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "tools/kafka/proto.h"
+#include "tools/kafka/proto/proto.h"
 
 static struct kp_reader rd(const void *p, size_t n)
 {

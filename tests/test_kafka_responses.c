@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "tools/kafka/kmsg.h"
+#include "tools/kafka/proto/kmsg.h"
 
 static char golden_dir[4096];
 static const char *write_dir;

@@ -41,8 +41,8 @@
 #include "helpers/kafka_wire.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
-#include "tools/kafka/kmsg.h"
-#include "tools/kafka/server.h"
+#include "tools/kafka/proto/kmsg.h"
+#include "tools/kafka/server/server.h"
 
 static int setup(void **state)
 {

@@ -47,9 +47,9 @@
 #include "io/io.h"
 #include "ringtail.h"
 #include "ringtail_test.h"
-#include "tools/kafka/api.h"
-#include "tools/kafka/kmsg.h"
-#include "tools/kafka/server.h"
+#include "tools/kafka/proto/api.h"
+#include "tools/kafka/proto/kmsg.h"
+#include "tools/kafka/server/server.h"
 
 #define ID "tx-async"
 

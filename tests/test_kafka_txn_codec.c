@@ -1,5 +1,5 @@
 /*
- * test_kafka_txn_codec.c — the request decoders of tools/kafka/handle_txn.c
+ * test_kafka_txn_codec.c — the request decoders of tools/kafka/handlers/handle_txn.c
  * (kafka_txn_request_decode: AddPartitionsToTxn v0-1, AddOffsetsToTxn v0-1, EndTxn v0-1,
  * TxnOffsetCommit v0-2), from outside, as a hostile client would feed them: a valid body of
  * each decodes to its fields; the same body cut at every byte, or with a byte left over, is an
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "tools/kafka/handle_txn.h"
+#include "tools/kafka/handlers/handle_txn.h"
 
 struct buf {
     uint8_t b[512];

@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "tools/kafka/api.h"
-#include "tools/kafka/metrics.h"
-#include "tools/kafka/server.h"
+#include "tools/kafka/proto/api.h"
+#include "tools/kafka/metrics/metrics.h"
+#include "tools/kafka/server/server.h"
 
 static void serve_usage(FILE *out)
 {
@@ -343,7 +343,7 @@ int cmd_serve(int argc, char **argv)
         return CLI_EXIT_FAIL;
     }
     if (metrics) {
-        kafka_metrics_attach_server(metrics, srv);
+        kafka_metrics_attach(metrics, kafka_server_stats_get(srv), kafka_server_net_counters(srv));
         rc = kafka_metrics_serve(metrics, metrics_addr, e, dir);
         if (rc) {
             cli_fail("serve", "--metrics %s: %s", metrics_addr,

@@ -1,5 +1,5 @@
 /*
- * bench_kcodec.c — the table-driven codec (tools/kafka/kdesc.c) against the hand-written
+ * bench_kcodec.c — the table-driven codec (tools/kafka/proto/kdesc.c) against the hand-written
  * kmsg_*.c it replaced, in one run (old_kmsg_data.c, old_kmsg_meta.c: main's code at the switch,
  * symbols renamed old_*). Four cases of the broker's hot paths: Produce request decode with 1 and
  * 100 partitions, Fetch response encode with 100 partitions (records as holes), Metadata response
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tools/kafka/kmsg.h"
+#include "tools/kafka/proto/kmsg.h"
 
 int old_produce_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
                                struct kmsg_produce_request *out);

@@ -7,7 +7,7 @@
 #ifndef RT_BENCH_KCODEC_OLD_INT_H
 #define RT_BENCH_KCODEC_OLD_INT_H
 
-#include "tools/kafka/kmsg.h"
+#include "tools/kafka/proto/kmsg.h"
 
 /* RT_E_UNSUPPORTED unless `version` is inside the codec range of `key` (api.h). */
 static inline int kmsg_version_check(int16_t key, int16_t version)

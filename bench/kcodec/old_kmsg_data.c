@@ -32,7 +32,7 @@
  *   KD2  A fetch partition's records are either copied (records != NULL) or a hole of exactly
  *        records_len bytes placed right after their i32 length; never both.
  */
-#include "tools/kafka/kmsg.h"
+#include "tools/kafka/proto/kmsg.h"
 #include "bench/kcodec/old_int.h"
 
 #include <assert.h>

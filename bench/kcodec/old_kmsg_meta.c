@@ -23,7 +23,7 @@
  *   KM1  Metadata v0's empty topic array and v1+'s null array both decode as topics_count -1
  *        ("all topics"); v1+'s empty array decodes as 0 ("none").
  */
-#include "tools/kafka/kmsg.h"
+#include "tools/kafka/proto/kmsg.h"
 #include "bench/kcodec/old_int.h"
 
 /* ---- Metadata ---- */

@@ -17,7 +17,7 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 cc -std=c11 -D_GNU_SOURCE -I"$root" -o "$work/mock" "$here/mock_cluster.c" \
-    "$root/tools/kafka/api.c" -lrdkafka
+    "$root/tools/kafka/proto/api.c" -lrdkafka
 if [ ! -d "${KAFKAJS_DIR:-}/node_modules/kafkajs" ]; then
     KAFKAJS_DIR=$work/js
     mkdir -p "$KAFKAJS_DIR"

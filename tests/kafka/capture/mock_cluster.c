@@ -1,7 +1,7 @@
 /*
  * mock_cluster.c — a traffic source for the golden captures, never a system under test: starts
  * librdkafka's mock cluster (one broker) with the topics named on the command line, prints
- * ringtail's API table (tools/kafka/api.c) as "api KEY MIN MAX" lines for proxy.py — which
+ * ringtail's API table (tools/kafka/proto/api.c) as "api KEY MIN MAX" lines for proxy.py — which
  * answers ApiVersions from it, so the clients negotiate exactly the versions they would with
  * `ringtail serve` — then "bootstrap HOST:PORT", and runs until killed. Built and run by
  * capture.sh.
@@ -14,7 +14,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
-#include "tools/kafka/api.h"
+#include "tools/kafka/proto/api.h"
 
 int main(int argc, char **argv)
 {

@@ -1,0 +1,172 @@
+/*
+ * api_table.c — the one table of Kafka APIs this broker knows: per API its key, name, the
+ * versions its descriptions cover, the versions advertised, the first flexible version, its
+ * request and response descriptions (kmsg_*.c) and its handler (handle_*.c). It sits above the
+ * codecs and the handlers and owns nothing else; api.c reads it for every lookup, the server
+ * dispatches by it, ApiVersions and the README's version table are made from it. It must never
+ * advertise an API the server has no handler for.
+ *
+ * Invariants:
+ *   KA1  Entries are ordered by key, keys unique; adv_min..adv_max lies inside
+ *        codec_min..codec_max, so whatever is advertised can be decoded.
+ *   KA2  first_flexible is taken from Kafka's "flexibleVersions" of the request JSON (request and
+ *        response agree for every API here).
+ *   KA3  Only APIs with a working handler are advertised: issue 12's, and of issue 13's the
+ *        transactional ones (handle_txn.c), OffsetFetch v1-7 and OffsetCommit v2-7
+ *        (handle_offsets.c), and the group membership APIs (handle_group.c, group_coord.c).
+ *        An advertised row has a handler (test_kafka_kdesc walks the table).
+ *   KA4  Produce is advertised from v0, though only record format v2 (magic 2) is accepted:
+ *        librdkafka up to 2.11 (Debian's 2.0.2 included) sends gzip, snappy and lz4 batches
+ *        uncompressed unless the broker's Produce range reaches down to v0 (its codec check
+ *        asks "is Produce v0..0 supported?" for those three; zstd asks for v7). Clients still
+ *        pick v7 (librdkafka: the highest both have; kafkajs: min(its max, ours)); a v0-2
+ *        request decodes (no transactional_id) and its non-v2 batches are refused by the
+ *        server's batch validation (CORRUPT_MESSAGE), as Kafka 4 refuses message formats 0-1.
+ *   KA5  codec_min..codec_max and first_flexible are the request and response descriptions'
+ *        own min..max and flex_min (test_kafka_kdesc checks every row).
+ *   KA6  The server dispatches by the row: decode the body by the request description (unless
+ *        decodes_itself), then call the row's handler. Adding an API is its two descriptions
+ *        (kmsg_*.c), its row here and its handler.
+ */
+#include <stddef.h>
+
+#include "tools/kafka/proto/api.h"
+#include "tools/kafka/handlers/handle.h"
+#include "tools/kafka/handlers/handle_offsets.h"
+#include "tools/kafka/handlers/handle_txn.h"
+#include "tools/kafka/proto/kmsg_int.h"
+
+/* The handlers whose signature is not (slot, body_at) yet. */
+#define H(name, call)                                                                              \
+    static int h_##name(struct kafka_slot *s, size_t body_at)                                      \
+    {                                                                                              \
+        (void)body_at;                                                                             \
+        return (int)(call);                                                                        \
+    }
+H(produce, kafka_handle_produce(s))
+H(fetch, kafka_handle_fetch(s, false, false))
+H(list_offsets, kafka_handle_list_offsets(s))
+H(metadata, kafka_handle_metadata(s))
+H(find_coordinator, kafka_handle_find_coordinator(s))
+H(join_group, kafka_handle_join_group(s))
+H(heartbeat, kafka_handle_heartbeat(s))
+H(leave_group, kafka_handle_leave_group(s))
+H(sync_group, kafka_handle_sync_group(s))
+H(describe_groups, kafka_handle_describe_groups(s))
+H(list_groups, kafka_handle_list_groups(s))
+H(api_versions, kafka_handle_api_versions(s))
+H(create_topics, kafka_handle_create_topics(s))
+H(delete_topics, kafka_handle_delete_topics(s))
+H(init_producer_id, kafka_handle_init_producer_id(s))
+H(describe_configs, kafka_handle_describe_configs(s))
+H(describe_producers, kafka_handle_describe_producers(s))
+H(describe_transactions, kafka_handle_describe_transactions(s))
+H(list_transactions, kafka_handle_list_transactions(s))
+#undef H
+
+static int h_txn(struct kafka_slot *s, size_t body_at)
+{
+    return (int)kafka_handle_txn(s, body_at);
+}
+
+static int h_offset_fetch(struct kafka_slot *s, size_t body_at)
+{
+    return (int)kafka_handle_offset_fetch(s, body_at);
+}
+
+static int h_offset_commit(struct kafka_slot *s, size_t body_at)
+{
+    return (int)kafka_handle_offset_commit(s, body_at);
+}
+
+/* key, name, codec min/max, advertised min/max, first flexible, advertised, descriptions,
+ * handler, decodes itself */
+#define ROW(key, name, cmin, cmax, amin, amax, flex, adv, api, handler, self)                      \
+    {                                                                                              \
+        key, name, cmin, cmax, amin, amax, flex, adv, &kd_##api##_request, &kd_##api##_response,   \
+            handler, self, api##_note                                                              \
+    }
+
+/* The README's words on a row's versions (kafka_api_markdown), NULL for none. */
+#define produce_note                                                                               \
+    "message formats 0/1 (v0-2, and old clients at v3+) are up-converted to v2 on append; "        \
+    "the range starts at 0 because librdkafka up to 2.11 sends gzip, snappy and lz4 uncompressed " \
+    "otherwise"
+#define fetch_note        "no incremental fetch sessions: session id 0"
+#define list_offsets_note NULL
+#define metadata_note     NULL
+#define offset_commit_note                                                                         \
+    "a member's generation is checked against its group; generation −1 for consumers without "   \
+    "membership"
+#define offset_fetch_note     NULL
+#define find_coordinator_note NULL
+#define join_group_note       "MEMBER_ID_REQUIRED from v4; static membership (KIP-345) from v5"
+#define heartbeat_note        NULL
+#define leave_group_note      NULL
+#define sync_group_note       NULL
+#define describe_groups_note  NULL
+#define list_groups_note      NULL
+#define api_versions_note     NULL
+#define create_topics_note    NULL
+#define delete_topics_note    NULL
+#define init_producer_id_note                                                                      \
+    "idempotent producer ids; with a transactional id, the coordinator's; v3+ recovers a fenced "  \
+    "or failed transaction by an epoch bump (KIP-360)"
+#define add_partitions_to_txn_note NULL
+#define add_offsets_to_txn_note    NULL
+#define end_txn_note               NULL
+#define txn_offset_commit_note     NULL
+#define describe_configs_note      NULL
+#define describe_producers_note    NULL
+#define describe_transactions_note NULL
+#define list_transactions_note     NULL
+
+const struct kafka_api kafka_api_rows[] = {
+    ROW(KAFKA_PRODUCE, "Produce", 0, 7, 0, 7, 9, true, produce, h_produce, false), /* KA4 */
+    ROW(KAFKA_FETCH, "Fetch", 4, 11, 4, 11, 12, true, fetch, h_fetch, false),
+    ROW(KAFKA_LIST_OFFSETS, "ListOffsets", 1, 3, 1, 3, 6, true, list_offsets, h_list_offsets,
+        false),
+    ROW(KAFKA_METADATA, "Metadata", 0, 8, 0, 8, 9, true, metadata, h_metadata, false),
+    ROW(KAFKA_OFFSET_COMMIT, "OffsetCommit", 2, 7, 2, 7, 8, true, offset_commit, h_offset_commit,
+        true),
+    ROW(KAFKA_OFFSET_FETCH, "OffsetFetch", 1, 7, 1, 7, 6, true, offset_fetch, h_offset_fetch, true),
+    ROW(KAFKA_FIND_COORDINATOR, "FindCoordinator", 0, 3, 0, 2, 3, true, find_coordinator,
+        h_find_coordinator, false),
+    ROW(KAFKA_JOIN_GROUP, "JoinGroup", 0, 5, 0, 5, 6, true, join_group, h_join_group, false),
+    ROW(KAFKA_HEARTBEAT, "Heartbeat", 0, 3, 0, 3, 4, true, heartbeat, h_heartbeat, false),
+    ROW(KAFKA_LEAVE_GROUP, "LeaveGroup", 0, 1, 0, 1, 4, true, leave_group, h_leave_group, false),
+    ROW(KAFKA_SYNC_GROUP, "SyncGroup", 0, 3, 0, 3, 4, true, sync_group, h_sync_group, false),
+    ROW(KAFKA_DESCRIBE_GROUPS, "DescribeGroups", 0, 2, 0, 2, 5, true, describe_groups,
+        h_describe_groups, false),
+    ROW(KAFKA_LIST_GROUPS, "ListGroups", 0, 2, 0, 2, 3, true, list_groups, h_list_groups, false),
+    ROW(KAFKA_API_VERSIONS, "ApiVersions", 0, 3, 0, 3, 3, true, api_versions, h_api_versions,
+        false),
+    ROW(KAFKA_CREATE_TOPICS, "CreateTopics", 0, 7, 0, 7, 5, true, create_topics, h_create_topics,
+        false),
+    ROW(KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 5, 0, 5, 4, true, delete_topics, h_delete_topics,
+        false),
+    ROW(KAFKA_INIT_PRODUCER_ID, "InitProducerId", 0, 4, 0, 4, 2, true, init_producer_id,
+        h_init_producer_id, false),
+    ROW(KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 1, 0, 1, 3, true,
+        add_partitions_to_txn, h_txn, true),
+    ROW(KAFKA_ADD_OFFSETS_TO_TXN, "AddOffsetsToTxn", 0, 1, 0, 1, 3, true, add_offsets_to_txn, h_txn,
+        true),
+    ROW(KAFKA_END_TXN, "EndTxn", 0, 1, 0, 1, 3, true, end_txn, h_txn, true),
+    ROW(KAFKA_TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 2, 0, 2, 3, true, txn_offset_commit, h_txn,
+        true),
+    ROW(KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 4, 0, 4, 4, true, describe_configs,
+        h_describe_configs, false),
+    /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c, not advertised until
+     * their descriptions match Kafka's released JSON (DescribeProducers' CoordinatorEpoch and
+     * CurrentTxnStartOffset, DescribeTransactions' int16 ProducerEpoch, ListTransactions'
+     * UnknownStateFilters) */
+    ROW(KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, false, describe_producers,
+        h_describe_producers, false),
+    ROW(KAFKA_DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0, 0, 0, 0, false,
+        describe_transactions, h_describe_transactions, false),
+    ROW(KAFKA_LIST_TRANSACTIONS, "ListTransactions", 0, 1, 0, 1, 0, false, list_transactions,
+        h_list_transactions, false),
+};
+#undef ROW
+
+const size_t kafka_api_rows_count = sizeof kafka_api_rows / sizeof kafka_api_rows[0];

@@ -1,0 +1,34 @@
+/*
+ * broker.c — the broker's defaults (Kafka's where Kafka has one): what `ringtail serve` runs
+ * with when no flag says otherwise. It only fills a struct.
+ */
+#include "tools/kafka/handlers/broker.h"
+
+#include <string.h>
+
+void kafka_server_options_init(struct kafka_server_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->net.host = "127.0.0.1";
+    o->net.port = 9092;
+    o->net.threads = 1;
+    o->net.connections_max = 1024;
+    o->net.request_max_bytes = 100u << 20;
+    o->net.in_flight_max = 16;
+    o->net.idle_max_ms = 600000;
+    o->net.queued_max_bytes = 512u << 20;
+    o->net.queued_max_response_bytes = 512u << 20;
+    o->net.conn_max_response_bytes = 16u << 20;
+    o->net.io = NET_IO_AUTO;
+    o->net.zero_copy = true;
+    o->broker_id = 0;
+    o->advertise_host = "127.0.0.1";
+    o->num_partitions = 1;
+    o->auto_create_topics = true;
+    o->auto_create_max_per_request = KAFKA_AUTO_CREATE_MAX_DEFAULT;
+    o->transaction_max_timeout_ms = 900000;
+    rt_options_init(&o->engine);
+    o->zero_copy = true;
+    o->fetch_max_bytes = 55u << 20;
+    group_coord_options_init(&o->groups);
+}

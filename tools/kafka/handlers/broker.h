@@ -1,0 +1,79 @@
+/*
+ * broker.h — what every handler reads of the broker it runs in: the options `ringtail serve`
+ * was started with, the server's shared state (engine, advertised address, groups, the
+ * auto-creation budget) and the counters it keeps (metrics/stats.h). It sits below server.c,
+ * which starts and stops a broker, so a handler never includes the server (issue 22 item 2: no
+ * handler calls up into server.c).
+ */
+#ifndef RT_KAFKA_BROKER_H
+#define RT_KAFKA_BROKER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/ringtail.h"
+#include "tools/kafka/group/group_coord.h"
+#include "tools/kafka/metrics/stats.h"
+#include "tools/kafka/net/net.h"
+
+struct kafka_metrics; /* tools/kafka/metrics/metrics.h */
+
+/* A client names the few topics it uses in a Metadata or Produce request (librdkafka asks for
+ * the topics its application produces to); a request naming more unknown topics than this is
+ * not a client's but a scan's (issue 21: 100 000 names in one Metadata request created 1021). */
+#define KAFKA_AUTO_CREATE_MAX_DEFAULT 100u
+
+struct kafka_server_options {
+    struct net_options net;
+    struct kafka_metrics *metrics;  /* --metrics: requests counted there (NULL: none) */
+    int32_t broker_id;              /* broker.id (0) */
+    const char *advertise_host;     /* what Metadata/FindCoordinator tell clients ("127.0.0.1") */
+    uint16_t advertise_port;        /* 0: the port the server listens on */
+    uint32_t num_partitions;        /* num.partitions for auto-created topics (1) */
+    bool auto_create_topics;        /* auto.create.topics.enable (true) */
+    bool accept_replication_factor; /* accept (and report as 1) replication factors > 1 */
+    int32_t transaction_max_timeout_ms; /* transaction.max.timeout.ms (as the engine's) */
+    struct rt_options engine; /* what the engine was opened with (DescribeConfigs reports it);
+                                 rt_options_init's defaults unless the caller copies its own */
+    bool zero_copy;           /* fetch records sent from the mapping (true); false copies
+                                 them into the response buffer (the bench's comparison) */
+    /* Auto-created topics at most per request, and per connection a bucket of as many that
+     * refills at that many a second (100; --auto-create-max-per-request): a topic past either
+     * bound is answered UNKNOWN_TOPIC_OR_PARTITION (retriable: a client retries its metadata)
+     * and created by a later request. 0: no auto-creation at all. */
+    uint32_t auto_create_max_per_request;
+    uint32_t fetch_max_bytes; /* fetch.max.bytes: a Fetch response's records at most, whatever
+                                 the client asks, but for KIP-74's first batch (55 MiB;
+                                 0 = the default) */
+    struct group_coord_options groups; /* --group-...: group_coord_options_init's defaults */
+};
+
+void kafka_server_options_init(struct kafka_server_options *o);
+
+/* A connection's auto-creation budget (kafka_topic_ensure): KAFKA_CREATE_BUCKETS of them, a
+ * connection in the one its id picks (a collision makes two connections share one: still
+ * bounded). */
+#define KAFKA_CREATE_BUCKETS 1024
+struct kafka_create_bucket {
+    uint64_t conn_id;
+    double tokens;
+    int64_t refilled_ms;
+};
+
+struct kafka_server {
+    rt_engine *engine;
+    struct kafka_server_options opts;
+    pthread_mutex_t create_lock; /* the buckets and the failure log's rate */
+    struct kafka_create_bucket create_buckets[KAFKA_CREATE_BUCKETS];
+    int64_t create_failure_logged_ms;
+    int create_failure_logged_rc;
+    uint64_t create_failures_unlogged;
+    struct net *net;
+    char advertise_host[256];
+    uint16_t advertise_port;
+    struct kafka_server_stats stats;
+    struct group_coord *groups; /* consumer groups (group_coord.c) */
+};
+
+#endif /* RT_KAFKA_BROKER_H */

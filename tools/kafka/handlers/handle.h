@@ -1,0 +1,137 @@
+/*
+ * handle.h — what server.c and the request handlers (handle_*.c) share: the server, the
+ * per-request slot state, and one entry point per API. A handler runs on a loop thread with the
+ * request decoded; it fills the slot's writer with the whole response frame (header included,
+ * kafka_frame_begin/end) and answers NET_DONE, or queues work and answers NET_PENDING /
+ * NET_PARK. It never blocks on the network and never allocates per request once the slot's
+ * buffers are warm.
+ */
+#ifndef RT_KAFKA_HANDLE_H
+#define RT_KAFKA_HANDLE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/ringtail.h"
+#include "tools/kafka/group/group_coord.h"
+#include "tools/kafka/proto/kmsg.h"
+#include "tools/kafka/net/net.h"
+#include "tools/kafka/handlers/broker.h"
+
+#define KAFKA_HOLES_MAX       1024 /* record slices in one fetch response */
+#define KAFKA_ARENA_MIN_BYTES (16u << 10)
+#define KAFKA_ARENA_MAX_BYTES (64u << 20)
+
+/* One produce batch in the engine: the op, and where its outcome goes. */
+struct kafka_produce_op {
+    struct rt_append_op op;
+    struct kafka_slot *slot;
+    struct kmsg_produce_partition_response *resp;
+    bool first;      /* the partition's first batch: its base offset is the answer */
+    void *converted; /* an up-converted message set's batch (KPC1), freed by its callback */
+};
+
+struct kafka_slot {
+    struct kafka_server *server;
+    struct net_req *req;
+    struct kafka_request_header header;
+    union kmsg_request msg;
+    uint8_t *arena_buf; /* the request's decoded arrays */
+    size_t arena_bytes;
+    struct kp_arena arena;
+    uint8_t *resp_buf; /* the response's arrays (kafka_alloc) */
+    size_t resp_bytes;
+    struct kp_arena resp;
+    struct kp_writer w;
+    /* Fetch only: grown to the partitions a fetch names (at most KAFKA_HOLES_MAX), reused. */
+    struct kp_hole *holes;
+    struct net_slice *slices;
+    rt_fetch **fetches;
+    uint32_t holes_cap;
+    uint32_t fetch_count;
+    /* Produce in flight. */
+    struct kafka_produce_op *ops;
+    uint32_t ops_cap;
+    _Atomic uint32_t ops_pending;
+    const struct kmsg_produce_response *produce_resp;
+    bool acks_none;
+    int16_t api_versions_error; /* NONE, or UNSUPPORTED_VERSION (answered at v0) */
+    /* Long poll. */
+    int64_t poll_started_ms;
+    uint64_t started_ns;   /* the frame was complete (latency in --metrics) */
+    uint32_t auto_created; /* topics this request auto-created (kafka_topic_ensure) */
+};
+
+/* Handlers: each returns a net verdict. */
+enum net_verdict kafka_handle_api_versions(struct kafka_slot *s);
+enum net_verdict kafka_handle_metadata(struct kafka_slot *s);
+enum net_verdict kafka_handle_find_coordinator(struct kafka_slot *s);
+enum net_verdict kafka_handle_init_producer_id(struct kafka_slot *s);
+enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s);
+enum net_verdict kafka_handle_create_topics(struct kafka_slot *s);
+enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s);
+enum net_verdict kafka_handle_produce(struct kafka_slot *s);
+enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s);
+/* Fetch: first call and retries of a parked one (expired: answer with what there is). */
+enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expired);
+
+/* Consumer groups (handle_group.c): JoinGroup and a follower's SyncGroup park; their retries
+ * go to kafka_handle_group_retry. */
+enum net_verdict kafka_handle_join_group(struct kafka_slot *s);
+enum net_verdict kafka_handle_sync_group(struct kafka_slot *s);
+enum net_verdict kafka_handle_heartbeat(struct kafka_slot *s);
+enum net_verdict kafka_handle_leave_group(struct kafka_slot *s);
+enum net_verdict kafka_handle_list_groups(struct kafka_slot *s);
+enum net_verdict kafka_handle_describe_groups(struct kafka_slot *s);
+enum net_verdict kafka_handle_group_retry(struct kafka_slot *s, bool expired);
+/* Restores the groups persisted in the engine into srv->groups and makes the coordinator
+ * persist them from here on (group_coord.c KG10). 0, -ENOMEM or an engine error. */
+int kafka_groups_open(struct kafka_server *srv);
+
+/* Makes room for `n` record slices (clamped to KAFKA_HOLES_MAX) before a fetch response is
+ * begun. 0 or -ENOMEM. */
+int kafka_holes_reserve(struct kafka_slot *s, uint64_t n);
+
+/* A request body decoder: reads the body from r, its arrays into a (KP_E_LIMIT when they do not
+ * fit). */
+typedef int (*kafka_body_decode_fn)(struct kp_reader *r, struct kp_arena *a, void *ctx);
+
+/* Runs `decode` over the request's body (frame bytes from body_at) with the slot's arena,
+ * growing it (doubling, up to KAFKA_ARENA_MAX_BYTES) and decoding again when the arrays did not
+ * fit (KS2). Returns decode's result, or -ENOMEM. Every handler that decodes its own body uses
+ * it. */
+int kafka_slot_decode(struct kafka_slot *s, size_t body_at, kafka_body_decode_fn decode, void *ctx);
+/* Starts the response frame (size + header) in the slot's writer. */
+void kafka_response_begin(struct kafka_slot *s);
+/* Ends the frame and points the net request at it (holes become slices). NET_DONE, or
+ * NET_CLOSE when the writer failed (logged). */
+enum net_verdict kafka_response_end(struct kafka_slot *s);
+
+/* Makes the response arena hold at least `bytes` (call before the first kafka_alloc of a
+ * response: it may move the arena). 0 or -ENOMEM. */
+int kafka_resp_reserve(struct kafka_slot *s, size_t bytes);
+/* Response arena memory (count elements, zeroed, 8-aligned); NULL for count 0 or when full. */
+void *kafka_alloc(struct kafka_slot *s, size_t count, size_t elem_size);
+/* A NUL-terminated copy of a topic name into `out` (RT_TOPIC_NAME_MAX + 1 bytes). False when
+ * the name is null, empty or too long (INVALID_TOPIC_EXCEPTION). */
+bool kafka_topic_name(struct kp_str name, char *out);
+/* Copies a C string into the arena as a kp_str (the engine's names outlive nothing here). */
+struct kp_str kafka_str_dup(struct kafka_slot *s, const char *c);
+/* Makes sure the topic exists, creating it when auto.create.topics.enable (and `allow`), within
+ * the request's and the connection's auto-creation bounds (auto_create_max_per_request).
+ * 0, or an RT_E_* code: RT_E_UNKNOWN_TOPIC_OR_PARTITION when it does not exist and may not be
+ * created (now); a creation the engine refused is logged (with its cause, at most once per
+ * 10 s and cause) and answered by its code, an OS error (-ENOSPC, -EIO, ...) as RT_E_IO_FAILED
+ * (KAFKA_STORAGE_ERROR), a limit (RT_E_TOPICS_FULL) as itself (POLICY_VIOLATION). */
+int kafka_topic_ensure(struct kafka_slot *s, const char *topic, bool allow,
+                       uint32_t *partitions_out);
+/* The broker's log: one line "ringtail serve: ..." on stderr (at most 511 characters). */
+void kafka_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* CLOCK_MONOTONIC in nanoseconds (request latency in --metrics). */
+uint64_t kafka_now_ns(void);
+/* Counts an error code answered for the slot's API. */
+void kafka_count_error(struct kafka_slot *s, int16_t code);
+
+#endif /* RT_KAFKA_HANDLE_H */

@@ -1,0 +1,449 @@
+/*
+ * handle_offsets.c — OffsetFetch v1-7: a group's committed offsets and their metadata from the
+ * engine's `__consumer_offsets` (rt_group_fetch_offset), for the partitions the client names or,
+ * with a null topic array, every partition the group committed (rt_group_list_offsets); and
+ * OffsetCommit v2-7 (checked against the group's membership by group_coord.c), stored durably by
+ * rt_group_commit_offsets before the answer. Both are decoded and answered by the kmsg codecs
+ * (kmsg_offset_fetch_*, kmsg_offset_commit_*); the offsets validator here (handle_offsets.h) is
+ * also TxnOffsetCommit's. It writes nothing but those commits.
+ *
+ * Invariants:
+ *   KO1  An offset is answered only once it is committed: a transactional commit still pending
+ *        (its transaction open) is not returned (the previous committed offset, or -1, is), as
+ *        Kafka answers v1-6.
+ *   KO6  With v7's require_stable set, a partition whose transactional commit is pending
+ *        answers UNSTABLE_OFFSET_COMMIT (88) instead of KO1's answer, which clients retry until
+ *        the transaction's marker lands (KIP-447).
+ *   KO2  Every partition asked is answered: -1 and "" with NONE when nothing is committed (as
+ *        Kafka), UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist; a committed
+ *        one with the metadata its commit carried (A3: Kafka stores it and returns it).
+ *   KO3  A null topic array ("all the group's partitions", v2+) is answered with every
+ *        partition the group has a committed offset for, sorted by topic and partition (Kafka's
+ *        group.allOffsets), each as KO1/KO6 say.
+ *   KO4  A group name that cannot be one (null, empty, embedded NUL, over 1024 bytes) is
+ *        answered INVALID_GROUP_ID (24) for every partition (and top-level for a null topic
+ *        array); bytes that do not decode close the connection.
+ *   KO5  OffsetCommit stores a commit only when group_coord_commit_check allows it: a simple
+ *        consumer's (generation -1, no member id) while the group has no members, or a member's
+ *        of the group's current generation outside CompletingRebalance; else ILLEGAL_GENERATION
+ *        (22), UNKNOWN_MEMBER_ID (25) or REBALANCE_IN_PROGRESS (27) for every partition and
+ *        nothing is stored.
+ *   KO7  OffsetCommit and TxnOffsetCommit judge each partition with the same validator
+ *        (kafka_offsets_validate): metadata over 4096 bytes is OFFSET_METADATA_TOO_LARGE (12), a
+ *        negative offset or a NUL in the metadata INVALID_REQUEST (42), each for its partition
+ *        alone; its arrays live in the request arena (no allocation per request once warm).
+ */
+#include "tools/kafka/handlers/handle_offsets.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GROUP_BYTES_MAX 1024
+
+/* A NUL-terminated copy of a group name into out (GROUP_BYTES_MAX + 1 bytes); false when the
+ * name cannot be one (KO4). */
+static bool group_of(struct kp_str n, char *out)
+{
+    if (n.len <= 0 || n.len > GROUP_BYTES_MAX || !n.ptr || memchr(n.ptr, 0, (size_t)n.len))
+        return false;
+    memcpy(out, n.ptr, (size_t)n.len);
+    out[n.len] = 0;
+    return true;
+}
+
+static void refuse_log(struct kafka_slot *s, int rc)
+{
+    atomic_fetch_add_explicit(&s->server->stats.requests_refused, 1, memory_order_relaxed);
+    fprintf(stderr, "ringtail serve: connection %" PRIu64 ": %s v%d %s; closing\n", s->req->conn_id,
+            kafka_api_name(s->header.api_key), s->header.api_version,
+            rc == KP_E_LIMIT ? "request arrays too large" : "body does not decode");
+}
+
+/* ---- the offsets validator (KO7) ---- */
+
+int kafka_offsets_prepare(struct kp_reader *r, struct kp_arena *a,
+                          const struct kmsg_commit_topic *topics, int32_t topics_count,
+                          struct kafka_offsets_commit *c)
+{
+    memset(c, 0, sizeof(*c));
+    if (topics_count <= 0)
+        return r->err;
+    int64_t total = 0, meta_bytes = 0;
+    for (int32_t t = 0; t < topics_count; t++) {
+        total += topics[t].partitions_count;
+        for (int32_t i = 0; i < topics[t].partitions_count; i++) {
+            int32_t ml = topics[t].partitions[i].committed_metadata.len;
+            meta_bytes += (ml > 0 && ml <= RT_OFFSET_METADATA_MAX_BYTES ? ml : 0) + 1;
+        }
+    }
+    if (total > INT32_MAX || meta_bytes > INT32_MAX) {
+        kp_fail(r, KP_E_LIMIT);
+        return r->err;
+    }
+    c->results_count = topics_count;
+    c->results = kp_arena_array(r, a, topics_count, sizeof(*c->results));
+    c->errors = kp_arena_array(r, a, topics_count, sizeof(*c->errors));
+    c->names = kp_arena_array(r, a, topics_count, RT_TOPIC_NAME_MAX + 1);
+    c->offsets = kp_arena_array(r, a, (int32_t)total, sizeof(*c->offsets));
+    c->metadata = kp_arena_array(r, a, (int32_t)meta_bytes, 1);
+    for (int32_t t = 0; t < topics_count && !r->err; t++)
+        c->errors[t] = kp_arena_array(r, a, topics[t].partitions_count, sizeof(**c->errors));
+    return r->err;
+}
+
+void kafka_offsets_validate(rt_engine *e, const struct kmsg_commit_topic *topics,
+                            int32_t topics_count, int16_t all, struct kafka_offsets_commit *c)
+{
+    size_t n = 0, mat = 0;
+    for (int32_t t = 0; t < topics_count; t++) {
+        const struct kmsg_commit_topic *tp = &topics[t];
+        char *name = c->names + (size_t)t * (RT_TOPIC_NAME_MAX + 1);
+        bool known = false;
+        uint32_t parts = 0;
+        if (all == KAFKA_NONE)
+            known = kafka_topic_name(tp->name, name) && rt_topic_describe(e, name, &parts) == 0;
+        c->results[t] = (struct kmsg_topic_errors){
+            .name = tp->name, .partitions = c->errors[t], .partitions_count = tp->partitions_count};
+        for (int32_t i = 0; i < tp->partitions_count; i++) {
+            const struct kmsg_commit_partition *pp = &tp->partitions[i];
+            struct kp_str md = pp->committed_metadata;
+            int16_t code = all;
+            if (code == KAFKA_NONE &&
+                (!known || pp->partition_index < 0 || (uint32_t)pp->partition_index >= parts))
+                code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+            else if (code == KAFKA_NONE && md.len > RT_OFFSET_METADATA_MAX_BYTES)
+                code = KAFKA_OFFSET_METADATA_TOO_LARGE;
+            else if (code == KAFKA_NONE && (pp->committed_offset < 0 ||
+                                            (md.len > 0 && memchr(md.ptr, 0, (size_t)md.len))))
+                code = KAFKA_INVALID_REQUEST;
+            c->errors[t][i] = (struct kmsg_partition_error){.partition_index = pp->partition_index,
+                                                            .error_code = code};
+            if (code != KAFKA_NONE)
+                continue;
+            size_t ml = md.len > 0 ? (size_t)md.len : 0; /* null metadata is "" (kafkajs) */
+            if (ml)
+                memcpy(c->metadata + mat, md.ptr, ml);
+            c->metadata[mat + ml] = 0;
+            c->offsets[n++] = (struct rt_offset){.topic = name,
+                                                 .partition = (uint32_t)pp->partition_index,
+                                                 .offset = pp->committed_offset,
+                                                 .metadata = c->metadata + mat};
+            mat += ml + 1;
+        }
+    }
+    c->offsets_count = n;
+}
+
+void kafka_offsets_settle(struct kafka_slot *s, struct kafka_offsets_commit *c, int16_t stored)
+{
+    for (int32_t t = 0; t < c->results_count; t++)
+        for (int32_t i = 0; i < c->results[t].partitions_count; i++) {
+            struct kmsg_partition_error *pe = &c->errors[t][i];
+            if (pe->error_code == KAFKA_NONE)
+                pe->error_code = stored;
+            kafka_count_error(s, pe->error_code);
+        }
+}
+
+/* ---- OffsetFetch ---- */
+
+struct fetch_decode {
+    int16_t version;
+    struct kmsg_offset_fetch_request *q;
+};
+
+static int fetch_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
+{
+    struct fetch_decode *d = ctx;
+    memset(d->q, 0, sizeof(*d->q));
+    return kmsg_offset_fetch_request_decode(r, d->version, a, d->q);
+}
+
+/* The answer's arrays go into the response arena, sized by a budget; a build that finds it too
+ * small says how much it needed and runs again (a commit in between may change the sizes). */
+struct fetch_build {
+    struct kafka_slot *s;
+    const char *group;
+    bool require_stable;
+    size_t need_bytes; /* what the build would have needed */
+    bool full;
+};
+
+static void *build_alloc(struct fetch_build *b, size_t count, size_t elem)
+{
+    b->need_bytes += count * elem + 8;
+    if (b->full || count == 0)
+        return NULL;
+    void *p = kafka_alloc(b->s, count, elem);
+    if (!p)
+        b->full = true;
+    return p;
+}
+
+static struct kp_str build_str(struct fetch_build *b, const char *c, size_t n)
+{
+    char *p = build_alloc(b, n + 1, 1);
+    if (!p)
+        return (struct kp_str){"", 0};
+    memcpy(p, c, n);
+    p[n] = 0;
+    return (struct kp_str){p, (int32_t)n};
+}
+
+/* One partition's answer from the engine (KO1, KO2, KO6). */
+static void fetch_one(struct fetch_build *b, const char *topic, int32_t p, bool known,
+                      struct kmsg_offset_fetch_partition *out)
+{
+    *out = (struct kmsg_offset_fetch_partition){.partition_index = p,
+                                                .committed_offset = -1,
+                                                .committed_leader_epoch = -1,
+                                                .metadata = {"", 0}};
+    if (!b->group) {
+        out->error_code = KAFKA_INVALID_GROUP_ID; /* KO4 */
+        return;
+    }
+    if (!known || p < 0) {
+        out->error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+        return;
+    }
+    struct rt_committed_offset o;
+    int rc = rt_group_fetch_offset(b->s->server->engine, b->group, topic, (uint32_t)p,
+                                   b->require_stable, &o);
+    if (rc) {
+        out->error_code = kafka_error_from_rt(rc);
+        if (rc != RT_E_UNSTABLE_OFFSET_COMMIT)
+            fprintf(stderr, "ringtail serve: OffsetFetch for group '%s': %s: %s\n", b->group,
+                    rt_strerror(rc), rt_error_detail());
+        return;
+    }
+    out->committed_offset = o.offset;
+    out->metadata = build_str(b, o.metadata, o.metadata_len);
+}
+
+static void fetch_named(struct fetch_build *b, const struct kmsg_offset_fetch_request *q,
+                        struct kmsg_offset_fetch_response *m)
+{
+    rt_engine *e = b->s->server->engine;
+    struct kmsg_offset_fetch_topic *topics =
+        build_alloc(b, (size_t)q->topics_count, sizeof(*topics));
+    m->topics = topics;
+    m->topics_count = q->topics_count;
+    for (int32_t t = 0; t < q->topics_count; t++) {
+        const struct kmsg_txn_topic *tp = &q->topics[t];
+        char name[RT_TOPIC_NAME_MAX + 1];
+        uint32_t parts = 0;
+        bool known = kafka_topic_name(tp->name, name) && rt_topic_describe(e, name, &parts) == 0;
+        struct kmsg_offset_fetch_partition *ps =
+            build_alloc(b, (size_t)tp->partitions_count, sizeof(*ps));
+        if (!topics || (tp->partitions_count > 0 && !ps))
+            continue; /* too small: the build runs again */
+        topics[t] = (struct kmsg_offset_fetch_topic){
+            .name = tp->name, .partitions = ps, .partitions_count = tp->partitions_count};
+        for (int32_t i = 0; i < tp->partitions_count; i++) {
+            int32_t p = tp->partitions[i];
+            fetch_one(b, name, p, known && p >= 0 && (uint32_t)p < parts, &ps[i]);
+        }
+    }
+}
+
+/* KO3: every committed partition of the group, gathered under the engine's lock. */
+struct fetch_item {
+    struct fetch_item *next;
+    struct kp_str topic;
+    struct kmsg_offset_fetch_partition part;
+};
+
+struct fetch_all {
+    struct fetch_build *b;
+    struct fetch_item *items;
+    int32_t count;
+};
+
+static int fetch_all_one(void *ctx, const char *topic, uint32_t partition,
+                         const struct rt_committed_offset *o)
+{
+    struct fetch_all *fa = ctx;
+    struct fetch_build *b = fa->b;
+    struct fetch_item *it = build_alloc(b, 1, sizeof(*it));
+    struct kp_str name = build_str(b, topic, strlen(topic));
+    struct kp_str md = build_str(b, o->metadata, o->metadata_len);
+    if (!it)
+        return 0; /* counted in need_bytes; the build runs again */
+    it->topic = name;
+    it->part = (struct kmsg_offset_fetch_partition){.partition_index = (int32_t)partition,
+                                                    .committed_offset = o->offset,
+                                                    .committed_leader_epoch = -1,
+                                                    .metadata = md};
+    if (b->require_stable && o->pending) { /* KO6 */
+        it->part.committed_offset = -1;
+        it->part.metadata = (struct kp_str){"", 0};
+        it->part.error_code = KAFKA_UNSTABLE_OFFSET_COMMIT;
+    }
+    it->next = fa->items;
+    fa->items = it;
+    fa->count++;
+    return 0;
+}
+
+static int str_cmp(struct kp_str a, struct kp_str b)
+{
+    int32_t n = a.len < b.len ? a.len : b.len;
+    int c = n > 0 ? memcmp(a.ptr, b.ptr, (size_t)n) : 0;
+    return c ? c : (a.len > b.len) - (a.len < b.len);
+}
+
+static int item_cmp(const void *a, const void *b)
+{
+    const struct fetch_item *x = *(const struct fetch_item *const *)a;
+    const struct fetch_item *y = *(const struct fetch_item *const *)b;
+    int c = str_cmp(x->topic, y->topic);
+    if (c == 0)
+        c = (x->part.partition_index > y->part.partition_index) -
+            (x->part.partition_index < y->part.partition_index);
+    return c;
+}
+
+static int16_t fetch_every(struct fetch_build *b, struct kmsg_offset_fetch_response *m)
+{
+    if (!b->group)
+        return KAFKA_INVALID_GROUP_ID; /* KO4 */
+    struct fetch_all fa = {.b = b};
+    int rc = rt_group_list_offsets(b->s->server->engine, b->group, fetch_all_one, &fa);
+    if (rc) {
+        fprintf(stderr, "ringtail serve: OffsetFetch of every offset of group '%s': %s: %s\n",
+                b->group, rt_strerror(rc), rt_error_detail());
+        return kafka_error_from_rt(rc);
+    }
+    struct fetch_item **sorted = build_alloc(b, (size_t)fa.count, sizeof(*sorted));
+    struct kmsg_offset_fetch_topic *topics = build_alloc(b, (size_t)fa.count, sizeof(*topics));
+    struct kmsg_offset_fetch_partition *parts = build_alloc(b, (size_t)fa.count, sizeof(*parts));
+    if (b->full || fa.count == 0)
+        return KAFKA_NONE;
+    int32_t n = 0;
+    for (struct fetch_item *it = fa.items; it; it = it->next)
+        sorted[n++] = it;
+    qsort(sorted, (size_t)n, sizeof(*sorted), item_cmp);
+    int32_t tc = -1;
+    for (int32_t i = 0; i < n; i++) {
+        parts[i] = sorted[i]->part;
+        if (tc < 0 || str_cmp(sorted[i]->topic, topics[tc].name) != 0)
+            topics[++tc] =
+                (struct kmsg_offset_fetch_topic){.name = sorted[i]->topic, .partitions = &parts[i]};
+        topics[tc].partitions_count++;
+    }
+    m->topics = topics;
+    m->topics_count = tc + 1;
+    return KAFKA_NONE;
+}
+
+enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
+{
+    struct kmsg_offset_fetch_request q;
+    int16_t v = s->header.api_version;
+    struct fetch_decode d = {.version = v, .q = &q};
+    int rc = kafka_slot_decode(s, body_at, fetch_decode, &d);
+    if (rc) {
+        refuse_log(s, rc);
+        return NET_CLOSE;
+    }
+    char group[GROUP_BYTES_MAX + 1];
+    struct fetch_build b = {.s = s,
+                            .group = group_of(q.group_id, group) ? group : NULL,
+                            .require_stable = q.require_stable};
+    struct kmsg_offset_fetch_response m;
+    size_t budget = KAFKA_ARENA_MIN_BYTES;
+    for (int round = 0;; round++) {
+        if (kafka_resp_reserve(s, budget) != 0) {
+            fprintf(stderr, "ringtail serve: OffsetFetch: out of memory; closing\n");
+            return NET_CLOSE;
+        }
+        memset(&m, 0, sizeof(m));
+        b.need_bytes = 0;
+        b.full = false;
+        if (q.topics_count < 0)
+            m.error_code = fetch_every(&b, &m); /* KO3 */
+        else
+            fetch_named(&b, &q, &m);
+        if (!b.full)
+            break;
+        budget = b.need_bytes * 2 + 4096; /* KAFKA_ARENA_MAX_BYTES bounds the frame anyway */
+        if (round >= 8 || budget > KAFKA_ARENA_MAX_BYTES) {
+            fprintf(stderr, "ringtail serve: OffsetFetch answer over %u bytes; closing\n",
+                    KAFKA_ARENA_MAX_BYTES);
+            return NET_CLOSE;
+        }
+    }
+    for (int32_t t = 0; t < m.topics_count; t++)
+        for (int32_t i = 0; i < m.topics[t].partitions_count; i++)
+            kafka_count_error(s, m.topics[t].partitions[i].error_code);
+    if (v >= 2)
+        kafka_count_error(s, m.error_code);
+    kafka_response_begin(s);
+    kmsg_offset_fetch_response_encode(&s->w, v, &m);
+    return kafka_response_end(s);
+}
+
+/* ---- OffsetCommit v2-7 ---- */
+
+struct commit_decode {
+    int16_t version;
+    struct kmsg_offset_commit_request *q;
+    struct kafka_offsets_commit *c;
+};
+
+static int commit_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
+{
+    struct commit_decode *d = ctx;
+    memset(d->q, 0, sizeof(*d->q));
+    int rc = kmsg_offset_commit_request_decode(r, d->version, a, d->q);
+    if (rc)
+        return rc;
+    return kafka_offsets_prepare(r, a, d->q->topics, d->q->topics_count, d->c);
+}
+
+enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at)
+{
+    struct kmsg_offset_commit_request q;
+    struct kafka_offsets_commit c;
+    int16_t v = s->header.api_version;
+    struct commit_decode d = {.version = v, .q = &q, .c = &c};
+    int rc = kafka_slot_decode(s, body_at, commit_decode, &d);
+    if (rc) {
+        refuse_log(s, rc);
+        return NET_CLOSE;
+    }
+    char group[GROUP_BYTES_MAX + 1];
+    bool group_ok = group_of(q.group_id, group);
+    /* KO5: the generation and member are checked against the group (group_coord.c). */
+    int16_t all = KAFKA_INVALID_GROUP_ID;
+    if (group_ok) {
+        bool wake = false;
+        group_coord_lock(s->server->groups);
+        all = group_coord_commit_check(s->server->groups, q.group_id, q.generation_id, q.member_id,
+                                       q.group_instance_id, net_now_ms(), &wake);
+        group_coord_unlock(s->server->groups);
+        if (wake)
+            net_wake(s->server->net);
+    }
+    rt_engine *e = s->server->engine;
+    kafka_offsets_validate(e, q.topics, q.topics_count, all, &c); /* KO7 */
+    /* One durable write for every valid partition, before the answer. */
+    int16_t stored = KAFKA_NONE;
+    if (c.offsets_count) {
+        rc = rt_group_commit_offsets(e, group, c.offsets, c.offsets_count);
+        if (rc) {
+            stored = kafka_error_from_rt(rc);
+            fprintf(stderr, "ringtail serve: OffsetCommit for group '%s': %s: %s\n", group,
+                    rt_strerror(rc), rt_error_detail());
+        }
+    }
+    kafka_offsets_settle(s, &c, stored);
+    struct kmsg_commit_response m = {.topics = c.results, .topics_count = c.results_count};
+    kafka_response_begin(s);
+    kmsg_offset_commit_response_encode(&s->w, v, &m);
+    return kafka_response_end(s);
+}

@@ -1,0 +1,1003 @@
+/*
+ * kmsg.h — Kafka request and response codecs, both directions (issue 12's APIs; issue 13's
+ * below them): every message is described once as data (kdesc.h; the descriptions live in
+ * kmsg_*.c) and these entry points run the interpreter over it. Field names follow Kafka's
+ * message definitions (snake_case of the JSON names); a field a version lacks decodes as Kafka's
+ * default for it and is not written at that version. Fields added for newer versions sit at the
+ * end of their struct; those a handler does not fill and whose Kafka default is not 0 are
+ * written as that default when left 0 (kdesc.h, KDF_ZERO_IS_DEFAULT).
+ *
+ * Decoders: `int kmsg_<api>_request_decode(struct kp_reader *, int16_t version,
+ * struct kp_arena *, struct kmsg_<api>_request *)`. The reader is positioned after the request
+ * header; the whole rest of the frame must be the body (trailing bytes are RT_E_CORRUPT).
+ * Strings and bytes point into the request buffer, arrays into the arena (valid until the
+ * arena is reset). Returns 0, RT_E_CORRUPT (malformed: truncated, a length that lies, a null
+ * where none is allowed), KP_E_LIMIT (the arena is too small for the arrays) or RT_E_UNSUPPORTED
+ * (a version outside the codec's range, api.h codec_min..codec_max). A decoder never allocates.
+ *
+ * Encoders: `int kmsg_<api>_response_encode(struct kp_writer *, int16_t version,
+ * const struct kmsg_<api>_response *)` write the body only (after kafka_response_header_encode).
+ * Returns 0, RT_E_UNSUPPORTED (version), RT_E_INVALID_ARGUMENT (a string over 32767 bytes),
+ * KP_E_LIMIT (hole table full) or -ENOMEM.
+ *
+ * The other direction: `kmsg_<api>_request_encode` (a client's request) and
+ * `kmsg_<api>_response_decode` (an answer read back), with the same rules and errors.
+ *
+ * A whole response frame: `size_t at = kafka_frame_begin(w); kafka_response_header_encode(...);
+ * kmsg_..._response_encode(...); kafka_frame_end(w, at);`, then send writer bytes with the holes
+ * filled in order (kp_hole.at says where each goes).
+ */
+#ifndef RT_KAFKA_KMSG_H
+#define RT_KAFKA_KMSG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tools/kafka/proto/api.h"
+#include "tools/kafka/proto/proto.h"
+
+/* ---- headers and framing ---- */
+
+struct kafka_request_header {
+    int16_t api_key;
+    int16_t api_version;
+    int32_t correlation_id;
+    struct kp_str client_id; /* nullable */
+    int header_version;      /* 1 or 2 (from api.h); 1 for an unknown key */
+};
+
+/* Decodes a request header from the start of a frame (after its 4-byte size). Returns 0 or
+ * RT_E_CORRUPT. On RT_E_CORRUPT, api_key/api_version/correlation_id hold whatever of them was
+ * read (each -1 when not), so the server can still answer with the correlation id. */
+int kafka_request_header_decode(struct kp_reader *r, struct kafka_request_header *h);
+/* Writes the response header v0 or v1 that (api_key, api_version) need. */
+int kafka_response_header_encode(struct kp_writer *w, int16_t api_key, int16_t api_version,
+                                 int32_t correlation_id);
+/* Reserves the 4-byte frame size; returns its position for kafka_frame_end. */
+size_t kafka_frame_begin(struct kp_writer *w);
+/* Patches the frame size (writer bytes and holes after `at`). Returns 0, KP_E_LIMIT if the frame
+ * exceeds INT32_MAX, or the writer's sticky error. */
+int kafka_frame_end(struct kp_writer *w, size_t at);
+
+/* ---- ApiVersions (18), v0-3; v3 flexible (its response header stays v0) ---- */
+
+struct kmsg_api_versions_request {
+    struct kp_str client_software_name;    /* v3+ */
+    struct kp_str client_software_version; /* v3+ */
+};
+
+struct kmsg_api_version_range {
+    int16_t api_key;
+    int16_t min_version;
+    int16_t max_version;
+};
+
+struct kmsg_api_versions_response {
+    int16_t error_code;
+    const struct kmsg_api_version_range *api_keys;
+    int32_t api_keys_count;
+    int32_t throttle_time_ms; /* v1+ */
+};
+
+int kmsg_api_versions_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                     struct kmsg_api_versions_request *out);
+int kmsg_api_versions_response_encode(struct kp_writer *w, int16_t version,
+                                      const struct kmsg_api_versions_response *m);
+/* Fills `out` (room for `max`) with the advertised table; returns the count written. */
+size_t kmsg_api_versions_fill(struct kmsg_api_version_range *out, size_t max);
+/* The version to answer an ApiVersions request of `requested` at, and the error to put in it:
+ * a version we advertise is answered as asked with NONE; any other is answered at v0 with
+ * UNSUPPORTED_VERSION (the client then retries with a version from the table), as Kafka does.
+ * The server skips the body decode in the second case (a newer body may not parse). */
+int16_t kmsg_api_versions_response_version(int16_t requested, int16_t *error_code);
+
+/* ---- Metadata (3), v0-8 ---- */
+
+struct kmsg_metadata_request {
+    struct kp_str *topics;          /* names */
+    int32_t topics_count;           /* -1 = all topics (v1+ null; v0's empty array means all) */
+    bool allow_auto_topic_creation; /* v4+; true before v4 */
+    bool include_cluster_authorized_operations; /* v8-10 */
+    bool include_topic_authorized_operations;   /* v8+ */
+};
+
+struct kmsg_metadata_broker {
+    int32_t node_id;
+    struct kp_str host;
+    int32_t port;
+    struct kp_str rack; /* v1+, nullable */
+};
+
+struct kmsg_metadata_partition {
+    int16_t error_code;
+    int32_t partition_index;
+    int32_t leader_id;
+    const int32_t *replica_nodes;
+    int32_t replica_nodes_count;
+    const int32_t *isr_nodes;
+    int32_t isr_nodes_count;
+    int32_t leader_epoch;            /* v7+; a handler's 0 is written as Kafka's default -1 */
+    const int32_t *offline_replicas; /* v5+ */
+    int32_t offline_replicas_count;
+};
+
+struct kmsg_metadata_topic {
+    int16_t error_code;
+    struct kp_str name;
+    bool is_internal; /* v1+ */
+    const struct kmsg_metadata_partition *partitions;
+    int32_t partitions_count;
+    int32_t topic_authorized_operations; /* v8+; a handler's 0 is written as INT32_MIN */
+};
+
+struct kmsg_metadata_response {
+    int32_t throttle_time_ms; /* v3+ */
+    const struct kmsg_metadata_broker *brokers;
+    int32_t brokers_count;
+    struct kp_str cluster_id; /* v2+, nullable */
+    int32_t controller_id;    /* v1+ */
+    const struct kmsg_metadata_topic *topics;
+    int32_t topics_count;
+    int32_t cluster_authorized_operations; /* v8-10; a handler's 0 is written as INT32_MIN */
+};
+
+int kmsg_metadata_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                 struct kmsg_metadata_request *out);
+int kmsg_metadata_response_encode(struct kp_writer *w, int16_t version,
+                                  const struct kmsg_metadata_response *m);
+
+/* ---- Produce (0), v0-7: advertised from v0 for librdkafka's codec check (api.c KA4); the
+ * server accepts record format v2 (magic 2) only ---- */
+
+struct kmsg_produce_partition {
+    int32_t index;
+    struct kp_bytes records; /* the client's RecordBatch bytes, into the request; may be null */
+};
+
+struct kmsg_produce_topic {
+    struct kp_str name;
+    struct kmsg_produce_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_produce_request {
+    struct kp_str transactional_id; /* v3+, nullable; null before */
+    int16_t acks;
+    int32_t timeout_ms;
+    struct kmsg_produce_topic *topics;
+    int32_t topics_count;
+};
+
+struct kmsg_produce_partition_response {
+    int32_t index;
+    int16_t error_code;
+    int64_t base_offset;
+    int64_t log_append_time_ms; /* v2+; -1 unless LogAppendTime */
+    int64_t log_start_offset;   /* v5+ */
+};
+
+struct kmsg_produce_topic_response {
+    struct kp_str name;
+    const struct kmsg_produce_partition_response *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_produce_response {
+    const struct kmsg_produce_topic_response *responses;
+    int32_t responses_count;
+    int32_t throttle_time_ms; /* v1+ */
+};
+
+int kmsg_produce_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                struct kmsg_produce_request *out);
+int kmsg_produce_response_encode(struct kp_writer *w, int16_t version,
+                                 const struct kmsg_produce_response *m);
+
+/* ---- Fetch (1), v4-11 ---- */
+
+struct kmsg_fetch_partition {
+    int32_t partition;
+    int32_t current_leader_epoch; /* v9+; -1 before */
+    int64_t fetch_offset;
+    int64_t log_start_offset; /* v5+; -1 before */
+    int32_t partition_max_bytes;
+};
+
+struct kmsg_fetch_topic {
+    struct kp_str topic;
+    struct kmsg_fetch_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_fetch_forgotten {
+    struct kp_str topic;
+    int32_t *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_fetch_request {
+    int32_t replica_id;
+    int32_t max_wait_ms;
+    int32_t min_bytes;
+    int32_t max_bytes;
+    int8_t isolation_level; /* 0 read_uncommitted, 1 read_committed */
+    int32_t session_id;     /* v7+; 0 before */
+    int32_t session_epoch;  /* v7+; -1 before */
+    struct kmsg_fetch_topic *topics;
+    int32_t topics_count;
+    struct kmsg_fetch_forgotten *forgotten_topics_data; /* v7+ */
+    int32_t forgotten_topics_data_count;
+    struct kp_str rack_id; /* v11+; empty before */
+};
+
+struct kmsg_fetch_aborted {
+    int64_t producer_id;
+    int64_t first_offset;
+};
+
+struct kmsg_fetch_partition_response {
+    int32_t partition_index;
+    int16_t error_code;
+    int64_t high_watermark;
+    int64_t last_stable_offset; /* v4+ */
+    int64_t log_start_offset;   /* v5+ */
+    const struct kmsg_fetch_aborted *aborted_transactions;
+    int32_t aborted_transactions_count; /* -1 writes null (read_uncommitted) */
+    int32_t preferred_read_replica;     /* v11+; -1 */
+    /* The records: records_len bytes (-1 = null). When `records` is non-NULL they are copied
+     * into the writer; otherwise the encoder leaves a hole of records_len bytes carrying
+     * records_ref, and the server sends its segment slices there (zero copy). */
+    int32_t records_len;
+    const uint8_t *records;
+    void *records_ref;
+};
+
+struct kmsg_fetch_topic_response {
+    struct kp_str topic;
+    const struct kmsg_fetch_partition_response *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_fetch_response {
+    int32_t throttle_time_ms;
+    int16_t error_code; /* v7+ */
+    int32_t session_id; /* v7+ */
+    const struct kmsg_fetch_topic_response *responses;
+    int32_t responses_count;
+};
+
+int kmsg_fetch_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                              struct kmsg_fetch_request *out);
+int kmsg_fetch_response_encode(struct kp_writer *w, int16_t version,
+                               const struct kmsg_fetch_response *m);
+
+/* ---- ListOffsets (2), v1-3 ---- */
+
+struct kmsg_list_offsets_partition {
+    int32_t partition_index;
+    int32_t current_leader_epoch; /* v4+ (not in our range); -1 */
+    int64_t timestamp;            /* -1 latest, -2 earliest, else a time */
+};
+
+struct kmsg_list_offsets_topic {
+    struct kp_str name;
+    struct kmsg_list_offsets_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_list_offsets_request {
+    int32_t replica_id;
+    int8_t isolation_level; /* v2+; 0 before */
+    struct kmsg_list_offsets_topic *topics;
+    int32_t topics_count;
+};
+
+struct kmsg_list_offsets_partition_response {
+    int32_t partition_index;
+    int16_t error_code;
+    int64_t timestamp;
+    int64_t offset;
+};
+
+struct kmsg_list_offsets_topic_response {
+    struct kp_str name;
+    const struct kmsg_list_offsets_partition_response *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_list_offsets_response {
+    int32_t throttle_time_ms; /* v2+ */
+    const struct kmsg_list_offsets_topic_response *topics;
+    int32_t topics_count;
+};
+
+int kmsg_list_offsets_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                     struct kmsg_list_offsets_request *out);
+int kmsg_list_offsets_response_encode(struct kp_writer *w, int16_t version,
+                                      const struct kmsg_list_offsets_response *m);
+
+/* ---- FindCoordinator (10), v0-2 (v3 flexible decoded too) ---- */
+
+struct kmsg_find_coordinator_request {
+    struct kp_str key;
+    int8_t key_type; /* v1+: 0 group, 1 transaction; 0 before */
+};
+
+struct kmsg_find_coordinator_response {
+    int32_t throttle_time_ms; /* v1+ */
+    int16_t error_code;
+    struct kp_str error_message; /* v1+, nullable */
+    int32_t node_id;
+    struct kp_str host;
+    int32_t port;
+};
+
+int kmsg_find_coordinator_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                         struct kmsg_find_coordinator_request *out);
+int kmsg_find_coordinator_response_encode(struct kp_writer *w, int16_t version,
+                                          const struct kmsg_find_coordinator_response *m);
+
+/* ---- InitProducerId (22), v0-4; v2+ flexible ---- */
+
+struct kmsg_init_producer_id_request {
+    struct kp_str transactional_id; /* nullable */
+    int32_t transaction_timeout_ms;
+    int64_t producer_id;    /* v3+; -1 before */
+    int16_t producer_epoch; /* v3+; -1 before */
+};
+
+struct kmsg_init_producer_id_response {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    int64_t producer_id;
+    int16_t producer_epoch;
+};
+
+int kmsg_init_producer_id_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                         struct kmsg_init_producer_id_request *out);
+int kmsg_init_producer_id_response_encode(struct kp_writer *w, int16_t version,
+                                          const struct kmsg_init_producer_id_response *m);
+
+/* ---- CreateTopics (19), v0-7; v5+ flexible ---- */
+
+struct kmsg_create_topics_assignment {
+    int32_t partition_index;
+    int32_t *broker_ids;
+    int32_t broker_ids_count;
+};
+
+struct kmsg_create_topics_config {
+    struct kp_str name;
+    struct kp_str value; /* nullable */
+};
+
+struct kmsg_create_topics_topic {
+    struct kp_str name;
+    int32_t num_partitions;     /* -1 = broker default (v4+) */
+    int16_t replication_factor; /* -1 = broker default (v4+) */
+    struct kmsg_create_topics_assignment *assignments;
+    int32_t assignments_count;
+    struct kmsg_create_topics_config *configs;
+    int32_t configs_count;
+};
+
+struct kmsg_create_topics_request {
+    struct kmsg_create_topics_topic *topics;
+    int32_t topics_count;
+    int32_t timeout_ms;
+    bool validate_only; /* v1+ */
+};
+
+struct kmsg_create_topics_config_result {
+    struct kp_str name;
+    struct kp_str value; /* nullable */
+    bool read_only;
+    int8_t config_source; /* a handler's 0 is written as Kafka's default -1 */
+    bool is_sensitive;
+};
+
+struct kmsg_create_topics_topic_response {
+    struct kp_str name;
+    int16_t error_code;
+    struct kp_str error_message;     /* v1+, nullable */
+    uint8_t topic_id[16];            /* v7+; zero: none */
+    int16_t topic_config_error_code; /* v5+, tagged (tag 0), written only when not 0 */
+    int32_t num_partitions;          /* v5+; a handler's 0 is written as Kafka's default -1 */
+    int16_t replication_factor;      /* v5+; a handler's 0 is written as -1 */
+    const struct kmsg_create_topics_config_result *configs; /* v5+, nullable */
+    int32_t configs_count;
+};
+
+struct kmsg_create_topics_response {
+    int32_t throttle_time_ms; /* v2+ */
+    const struct kmsg_create_topics_topic_response *topics;
+    int32_t topics_count;
+};
+
+int kmsg_create_topics_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                      struct kmsg_create_topics_request *out);
+int kmsg_create_topics_response_encode(struct kp_writer *w, int16_t version,
+                                       const struct kmsg_create_topics_response *m);
+
+/* ---- DeleteTopics (20), v0-5; v4+ flexible ---- */
+
+struct kmsg_delete_topics_request {
+    struct kp_str *topic_names;
+    int32_t topic_names_count;
+    int32_t timeout_ms;
+};
+
+struct kmsg_delete_topics_topic_response {
+    struct kp_str name;
+    int16_t error_code;
+    struct kp_str error_message; /* v5+, nullable: a handler's {NULL, 0} is written null */
+};
+
+struct kmsg_delete_topics_response {
+    int32_t throttle_time_ms; /* v1+ */
+    const struct kmsg_delete_topics_topic_response *responses;
+    int32_t responses_count;
+};
+
+int kmsg_delete_topics_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                      struct kmsg_delete_topics_request *out);
+int kmsg_delete_topics_response_encode(struct kp_writer *w, int16_t version,
+                                       const struct kmsg_delete_topics_response *m);
+
+/* ---- DescribeConfigs (32), v0-4; v4+ flexible ---- */
+
+enum kafka_resource_type {
+    KAFKA_RESOURCE_UNKNOWN = 0,
+    KAFKA_RESOURCE_ANY = 1,
+    KAFKA_RESOURCE_TOPIC = 2,
+    KAFKA_RESOURCE_GROUP = 3,
+    KAFKA_RESOURCE_BROKER = 4,
+};
+
+struct kmsg_describe_configs_resource {
+    int8_t resource_type;
+    struct kp_str resource_name;
+    struct kp_str *configuration_keys; /* names */
+    int32_t configuration_keys_count;  /* -1 = all */
+};
+
+struct kmsg_describe_configs_request {
+    struct kmsg_describe_configs_resource *resources;
+    int32_t resources_count;
+    bool include_synonyms;      /* v1+ */
+    bool include_documentation; /* v3+ */
+};
+
+struct kmsg_describe_configs_synonym {
+    struct kp_str name;
+    struct kp_str value; /* nullable */
+    int8_t source;
+};
+
+/* Config sources (v1+): 1 dynamic topic, 2 dynamic broker, 3 dynamic default broker,
+ * 4 static broker, 5 default, 6 dynamic broker logger. */
+struct kmsg_describe_configs_entry {
+    struct kp_str name;
+    struct kp_str value; /* nullable */
+    bool read_only;
+    bool is_default;      /* v0 only */
+    int8_t config_source; /* v1+ */
+    bool is_sensitive;
+    const struct kmsg_describe_configs_synonym *synonyms; /* v1+ */
+    int32_t synonyms_count;
+    int8_t config_type; /* v3+: 0 UNKNOWN, 1 BOOLEAN, 2 STRING, 3 INT, 4 SHORT, 5 LONG, ... */
+    struct kp_str documentation; /* v3+, nullable: a handler's {NULL, 0} is written null */
+};
+
+struct kmsg_describe_configs_result {
+    int16_t error_code;
+    struct kp_str error_message; /* nullable */
+    int8_t resource_type;
+    struct kp_str resource_name;
+    const struct kmsg_describe_configs_entry *configs;
+    int32_t configs_count;
+};
+
+struct kmsg_describe_configs_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_describe_configs_result *results;
+    int32_t results_count;
+};
+
+int kmsg_describe_configs_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                         struct kmsg_describe_configs_request *out);
+int kmsg_describe_configs_response_encode(struct kp_writer *w, int16_t version,
+                                          const struct kmsg_describe_configs_response *m);
+
+/* ==== issue 13: transactions and groups over the wire (codecs only; api.h keeps them
+ * unadvertised until their handlers exist). None of these versions is flexible except
+ * OffsetFetch v6-7. ==== */
+
+/* ---- AddPartitionsToTxn (24), v0-1 ---- */
+
+struct kmsg_txn_topic {
+    struct kp_str name;
+    int32_t *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_add_partitions_to_txn_request {
+    struct kp_str transactional_id;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    struct kmsg_txn_topic *topics;
+    int32_t topics_count;
+};
+
+/* A partition and its error: the answer shape of AddPartitionsToTxn, TxnOffsetCommit and
+ * OffsetCommit. */
+struct kmsg_partition_error {
+    int32_t partition_index;
+    int16_t error_code;
+};
+
+struct kmsg_topic_errors {
+    struct kp_str name;
+    const struct kmsg_partition_error *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_add_partitions_to_txn_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_topic_errors *results;
+    int32_t results_count;
+};
+
+int kmsg_add_partitions_to_txn_request_decode(struct kp_reader *r, int16_t version,
+                                              struct kp_arena *a,
+                                              struct kmsg_add_partitions_to_txn_request *out);
+int kmsg_add_partitions_to_txn_response_encode(struct kp_writer *w, int16_t version,
+                                               const struct kmsg_add_partitions_to_txn_response *m);
+
+/* ---- AddOffsetsToTxn (25), v0-1 ---- */
+
+struct kmsg_add_offsets_to_txn_request {
+    struct kp_str transactional_id;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    struct kp_str group_id;
+};
+
+/* throttle + error: the answer shape of AddOffsetsToTxn, EndTxn, Heartbeat, LeaveGroup. */
+struct kmsg_error_response {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+};
+
+int kmsg_add_offsets_to_txn_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                           struct kmsg_add_offsets_to_txn_request *out);
+int kmsg_add_offsets_to_txn_response_encode(struct kp_writer *w, int16_t version,
+                                            const struct kmsg_error_response *m);
+
+/* ---- EndTxn (26), v0-1 ---- */
+
+struct kmsg_end_txn_request {
+    struct kp_str transactional_id;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    bool committed;
+};
+
+int kmsg_end_txn_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                struct kmsg_end_txn_request *out);
+int kmsg_end_txn_response_encode(struct kp_writer *w, int16_t version,
+                                 const struct kmsg_error_response *m);
+
+/* ---- TxnOffsetCommit (28), v0-2 and OffsetCommit (8), v2-7 ---- */
+
+struct kmsg_commit_partition {
+    int32_t partition_index;
+    int64_t committed_offset;
+    int32_t committed_leader_epoch;   /* TxnOffsetCommit v2+, OffsetCommit v6+; -1 before */
+    struct kp_str committed_metadata; /* nullable */
+};
+
+struct kmsg_commit_topic {
+    struct kp_str name;
+    struct kmsg_commit_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_txn_offset_commit_request {
+    struct kp_str transactional_id;
+    struct kp_str group_id;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    struct kmsg_commit_topic *topics;
+    int32_t topics_count;
+};
+
+/* The answer of TxnOffsetCommit and OffsetCommit: throttle (TxnOffsetCommit always,
+ * OffsetCommit v3+), topics of partition errors. */
+struct kmsg_commit_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_topic_errors *topics;
+    int32_t topics_count;
+};
+
+int kmsg_txn_offset_commit_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                          struct kmsg_txn_offset_commit_request *out);
+int kmsg_txn_offset_commit_response_encode(struct kp_writer *w, int16_t version,
+                                           const struct kmsg_commit_response *m);
+
+struct kmsg_offset_commit_request {
+    struct kp_str group_id;
+    int32_t generation_id;
+    struct kp_str member_id;
+    struct kp_str group_instance_id; /* v7+, nullable; null before */
+    int64_t retention_time_ms;       /* v2-4; -1 after */
+    struct kmsg_commit_topic *topics;
+    int32_t topics_count;
+};
+
+int kmsg_offset_commit_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                      struct kmsg_offset_commit_request *out);
+int kmsg_offset_commit_response_encode(struct kp_writer *w, int16_t version,
+                                       const struct kmsg_commit_response *m);
+
+/* ---- OffsetFetch (9), v1-7; v6+ flexible ---- */
+
+struct kmsg_offset_fetch_request {
+    struct kp_str group_id;
+    struct kmsg_txn_topic *topics; /* name + partition indexes */
+    int32_t topics_count;          /* -1 = all the group's offsets (v2+ null) */
+    bool require_stable;           /* v7+ */
+};
+
+struct kmsg_offset_fetch_partition {
+    int32_t partition_index;
+    int64_t committed_offset;
+    int32_t committed_leader_epoch; /* v5+ */
+    struct kp_str metadata;         /* nullable */
+    int16_t error_code;
+};
+
+struct kmsg_offset_fetch_topic {
+    struct kp_str name;
+    const struct kmsg_offset_fetch_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_offset_fetch_response {
+    int32_t throttle_time_ms; /* v3+ */
+    const struct kmsg_offset_fetch_topic *topics;
+    int32_t topics_count;
+    int16_t error_code; /* v2+ */
+};
+
+int kmsg_offset_fetch_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                     struct kmsg_offset_fetch_request *out);
+int kmsg_offset_fetch_response_encode(struct kp_writer *w, int16_t version,
+                                      const struct kmsg_offset_fetch_response *m);
+
+/* ---- JoinGroup (11), v0-5 ---- */
+
+struct kmsg_join_group_protocol {
+    struct kp_str name;
+    struct kp_bytes metadata;
+};
+
+struct kmsg_join_group_request {
+    struct kp_str group_id;
+    int32_t session_timeout_ms;
+    int32_t rebalance_timeout_ms; /* v1+; = session_timeout_ms before */
+    struct kp_str member_id;
+    struct kp_str group_instance_id; /* v5+, nullable */
+    struct kp_str protocol_type;
+    struct kmsg_join_group_protocol *protocols;
+    int32_t protocols_count;
+};
+
+struct kmsg_join_group_member {
+    struct kp_str member_id;
+    struct kp_str group_instance_id; /* v5+, nullable */
+    struct kp_bytes metadata;
+};
+
+struct kmsg_join_group_response {
+    int32_t throttle_time_ms; /* v2+ */
+    int16_t error_code;
+    int32_t generation_id;
+    struct kp_str protocol_name;
+    struct kp_str leader;
+    struct kp_str member_id;
+    const struct kmsg_join_group_member *members;
+    int32_t members_count;
+};
+
+int kmsg_join_group_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                   struct kmsg_join_group_request *out);
+int kmsg_join_group_response_encode(struct kp_writer *w, int16_t version,
+                                    const struct kmsg_join_group_response *m);
+
+/* ---- SyncGroup (14), v0-3 ---- */
+
+struct kmsg_sync_group_assignment {
+    struct kp_str member_id;
+    struct kp_bytes assignment;
+};
+
+struct kmsg_sync_group_request {
+    struct kp_str group_id;
+    int32_t generation_id;
+    struct kp_str member_id;
+    struct kp_str group_instance_id; /* v3+, nullable */
+    struct kmsg_sync_group_assignment *assignments;
+    int32_t assignments_count;
+};
+
+struct kmsg_sync_group_response {
+    int32_t throttle_time_ms; /* v1+ */
+    int16_t error_code;
+    struct kp_bytes assignment;
+};
+
+int kmsg_sync_group_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                   struct kmsg_sync_group_request *out);
+int kmsg_sync_group_response_encode(struct kp_writer *w, int16_t version,
+                                    const struct kmsg_sync_group_response *m);
+
+/* ---- Heartbeat (12), v0-3 and LeaveGroup (13), v0-1 ---- */
+
+struct kmsg_heartbeat_request {
+    struct kp_str group_id;
+    int32_t generation_id;
+    struct kp_str member_id;
+    struct kp_str group_instance_id; /* v3+, nullable */
+};
+
+int kmsg_heartbeat_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                  struct kmsg_heartbeat_request *out);
+/* Heartbeat and LeaveGroup answers: throttle (v1+), error_code. */
+int kmsg_heartbeat_response_encode(struct kp_writer *w, int16_t version,
+                                   const struct kmsg_error_response *m);
+
+struct kmsg_leave_group_request {
+    struct kp_str group_id;
+    struct kp_str member_id;
+};
+
+int kmsg_leave_group_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                    struct kmsg_leave_group_request *out);
+int kmsg_leave_group_response_encode(struct kp_writer *w, int16_t version,
+                                     const struct kmsg_error_response *m);
+
+/* ---- ListGroups (16), v0-2 and DescribeGroups (15), v0-2 ---- */
+
+struct kmsg_list_groups_request {
+    int unused; /* v0-2 carry no fields */
+};
+
+struct kmsg_list_groups_group {
+    struct kp_str group_id;
+    struct kp_str protocol_type;
+};
+
+struct kmsg_list_groups_response {
+    int32_t throttle_time_ms; /* v1+ */
+    int16_t error_code;
+    const struct kmsg_list_groups_group *groups;
+    int32_t groups_count;
+};
+
+int kmsg_list_groups_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                    struct kmsg_list_groups_request *out);
+int kmsg_list_groups_response_encode(struct kp_writer *w, int16_t version,
+                                     const struct kmsg_list_groups_response *m);
+
+struct kmsg_describe_groups_request {
+    struct kp_str *groups;
+    int32_t groups_count;
+};
+
+struct kmsg_describe_groups_member {
+    struct kp_str member_id;
+    struct kp_str client_id;
+    struct kp_str client_host;
+    struct kp_bytes member_metadata;
+    struct kp_bytes member_assignment;
+};
+
+struct kmsg_describe_groups_group {
+    int16_t error_code;
+    struct kp_str group_id;
+    struct kp_str group_state;
+    struct kp_str protocol_type;
+    struct kp_str protocol_data;
+    const struct kmsg_describe_groups_member *members;
+    int32_t members_count;
+};
+
+struct kmsg_describe_groups_response {
+    int32_t throttle_time_ms; /* v1+ */
+    const struct kmsg_describe_groups_group *groups;
+    int32_t groups_count;
+};
+
+int kmsg_describe_groups_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                        struct kmsg_describe_groups_request *out);
+int kmsg_describe_groups_response_encode(struct kp_writer *w, int16_t version,
+                                         const struct kmsg_describe_groups_response *m);
+
+/* ---- KIP-664 operator APIs: DescribeProducers (61) v0, DescribeTransactions (65) v0,
+ * ListTransactions (66) v0-1; all flexible (compact forms, tagged fields) ---- */
+
+struct kmsg_describe_producers_request {
+    struct kmsg_txn_topic *topics; /* name + partition indexes */
+    int32_t topics_count;
+};
+
+struct kmsg_producer_state {
+    int64_t producer_id;
+    int32_t producer_epoch; /* int32 on this wire */
+    int32_t last_sequence;
+    int64_t last_timestamp;
+    int64_t current_txn_start_timestamp; /* -1: no open transaction */
+};
+
+struct kmsg_describe_producers_partition {
+    int32_t partition_index;
+    int16_t error_code;
+    const struct kmsg_producer_state *active_producers;
+    int32_t active_producers_count;
+};
+
+struct kmsg_describe_producers_topic {
+    struct kp_str name;
+    const struct kmsg_describe_producers_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_describe_producers_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_describe_producers_topic *topics;
+    int32_t topics_count;
+};
+
+int kmsg_describe_producers_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                           struct kmsg_describe_producers_request *out);
+int kmsg_describe_producers_response_encode(struct kp_writer *w, int16_t version,
+                                            const struct kmsg_describe_producers_response *m);
+
+struct kmsg_describe_transactions_request {
+    struct kp_str *transactional_ids;
+    int32_t transactional_ids_count;
+};
+
+struct kmsg_transaction_partitions {
+    struct kp_str name;
+    const int32_t *partition_indexes;
+    int32_t partition_indexes_count;
+};
+
+struct kmsg_transaction_state {
+    int16_t error_code;
+    struct kp_str transactional_id;
+    struct kp_str transaction_state; /* "Ongoing", "PrepareCommit", ... (Kafka's names) */
+    int32_t transaction_timeout_ms;
+    int64_t transaction_start_time_ms;
+    int64_t producer_id;
+    int32_t producer_epoch;
+    const struct kmsg_transaction_partitions *topic_partitions;
+    int32_t topic_partitions_count;
+};
+
+struct kmsg_describe_transactions_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_transaction_state *transaction_states;
+    int32_t transaction_states_count;
+};
+
+int kmsg_describe_transactions_request_decode(struct kp_reader *r, int16_t version,
+                                              struct kp_arena *a,
+                                              struct kmsg_describe_transactions_request *out);
+int kmsg_describe_transactions_response_encode(struct kp_writer *w, int16_t version,
+                                               const struct kmsg_describe_transactions_response *m);
+
+struct kmsg_list_transactions_request {
+    struct kp_str *state_filters;
+    int32_t state_filters_count;
+    int64_t *producer_id_filters;
+    int32_t producer_id_filters_count;
+    int64_t duration_filter_ms; /* v1+; -1 before */
+};
+
+struct kmsg_listed_transaction {
+    struct kp_str transactional_id;
+    int64_t producer_id;
+    struct kp_str transaction_state;
+};
+
+struct kmsg_list_transactions_response {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    const struct kmsg_listed_transaction *transaction_states;
+    int32_t transaction_states_count;
+};
+
+int kmsg_list_transactions_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                          struct kmsg_list_transactions_request *out);
+int kmsg_list_transactions_response_encode(struct kp_writer *w, int16_t version,
+                                           const struct kmsg_list_transactions_response *m);
+
+/* ---- any request by key (fuzz targets and the server's dispatch share it) ---- */
+
+/* The largest decoded request struct: a union the server can keep one of per connection. */
+union kmsg_request {
+    struct kmsg_api_versions_request api_versions;
+    struct kmsg_metadata_request metadata;
+    struct kmsg_produce_request produce;
+    struct kmsg_fetch_request fetch;
+    struct kmsg_list_offsets_request list_offsets;
+    struct kmsg_find_coordinator_request find_coordinator;
+    struct kmsg_init_producer_id_request init_producer_id;
+    struct kmsg_create_topics_request create_topics;
+    struct kmsg_delete_topics_request delete_topics;
+    struct kmsg_describe_configs_request describe_configs;
+    struct kmsg_add_partitions_to_txn_request add_partitions_to_txn;
+    struct kmsg_add_offsets_to_txn_request add_offsets_to_txn;
+    struct kmsg_end_txn_request end_txn;
+    struct kmsg_txn_offset_commit_request txn_offset_commit;
+    struct kmsg_offset_commit_request offset_commit;
+    struct kmsg_offset_fetch_request offset_fetch;
+    struct kmsg_join_group_request join_group;
+    struct kmsg_sync_group_request sync_group;
+    struct kmsg_heartbeat_request heartbeat;
+    struct kmsg_leave_group_request leave_group;
+    struct kmsg_list_groups_request list_groups;
+    struct kmsg_describe_groups_request describe_groups;
+    struct kmsg_describe_producers_request describe_producers;
+    struct kmsg_describe_transactions_request describe_transactions;
+    struct kmsg_list_transactions_request list_transactions;
+};
+
+/* ---- the other direction (a client's requests, a broker's answers read back) ---- */
+
+#define KMSG_OTHER_WAY(api, rq, rs)                                                                \
+    int kmsg_##api##_request_encode(struct kp_writer *w, int16_t version,                          \
+                                    const struct kmsg_##rq *m);                                    \
+    int kmsg_##api##_response_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,     \
+                                     struct kmsg_##rs *out);
+KMSG_OTHER_WAY(api_versions, api_versions_request, api_versions_response)
+KMSG_OTHER_WAY(metadata, metadata_request, metadata_response)
+KMSG_OTHER_WAY(produce, produce_request, produce_response)
+KMSG_OTHER_WAY(fetch, fetch_request, fetch_response)
+KMSG_OTHER_WAY(list_offsets, list_offsets_request, list_offsets_response)
+KMSG_OTHER_WAY(find_coordinator, find_coordinator_request, find_coordinator_response)
+KMSG_OTHER_WAY(init_producer_id, init_producer_id_request, init_producer_id_response)
+KMSG_OTHER_WAY(create_topics, create_topics_request, create_topics_response)
+KMSG_OTHER_WAY(delete_topics, delete_topics_request, delete_topics_response)
+KMSG_OTHER_WAY(describe_configs, describe_configs_request, describe_configs_response)
+KMSG_OTHER_WAY(add_partitions_to_txn, add_partitions_to_txn_request, add_partitions_to_txn_response)
+KMSG_OTHER_WAY(add_offsets_to_txn, add_offsets_to_txn_request, error_response)
+KMSG_OTHER_WAY(end_txn, end_txn_request, error_response)
+KMSG_OTHER_WAY(txn_offset_commit, txn_offset_commit_request, commit_response)
+KMSG_OTHER_WAY(offset_commit, offset_commit_request, commit_response)
+KMSG_OTHER_WAY(offset_fetch, offset_fetch_request, offset_fetch_response)
+KMSG_OTHER_WAY(join_group, join_group_request, join_group_response)
+KMSG_OTHER_WAY(sync_group, sync_group_request, sync_group_response)
+KMSG_OTHER_WAY(heartbeat, heartbeat_request, error_response)
+KMSG_OTHER_WAY(leave_group, leave_group_request, error_response)
+KMSG_OTHER_WAY(list_groups, list_groups_request, list_groups_response)
+KMSG_OTHER_WAY(describe_groups, describe_groups_request, describe_groups_response)
+KMSG_OTHER_WAY(describe_producers, describe_producers_request, describe_producers_response)
+KMSG_OTHER_WAY(describe_transactions, describe_transactions_request, describe_transactions_response)
+KMSG_OTHER_WAY(list_transactions, list_transactions_request, list_transactions_response)
+#undef KMSG_OTHER_WAY
+
+/* The description (kdesc.h) of (key, request or response), NULL for a key without one. */
+struct kd_message;
+const struct kd_message *kmsg_desc(int16_t api_key, bool response);
+
+/* Decodes the body of (key, version) into the matching member of `out`. RT_E_UNSUPPORTED for a
+ * key without a codec or a version outside its codec range. */
+int kmsg_request_decode(struct kp_reader *r, int16_t api_key, int16_t version, struct kp_arena *a,
+                        union kmsg_request *out);
+
+#endif

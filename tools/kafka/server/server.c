@@ -1,0 +1,278 @@
+/*
+ * server.c — the broker: wires the network loop (net.c) to the handlers (handle_*.c) over one
+ * engine. It owns the slots' life (created and freed with net's requests; their memory and
+ * response helpers are handlers/slot.c's), the dispatch from (api key, version) to the table
+ * row's handler, and the engine watch that wakes parked fetches. It is the broker's top layer:
+ * nothing in tools/kafka includes it. It never parses a body itself (kmsg_*.c do) and never
+ * talks to sockets (net.c does).
+ *
+ * Invariants:
+ *   KS1  A request is handled only when its (key, version) is advertised (api.h's table): any
+ *        other — an unknown key, a version outside the range, a header or body that does not
+ *        decode — closes that connection with a log line naming the client, key and version
+ *        (what a Kafka broker does with a request it cannot parse). ApiVersions is the
+ *        exception: an unknown version is answered at v0 with UNSUPPORTED_VERSION (KIP-511).
+ *   KS2  The slot's arena grows (doubling, up to KAFKA_ARENA_MAX_BYTES) only when a request's
+ *        arrays did not fit, and is reused after: no allocation per request once warm.
+ *   KS3  Every rt_fetch a response points into is held until net's release hook, which runs
+ *        only after the bytes are on the wire and the kernel let go of them (net.c KN2).
+ */
+#include "tools/kafka/server/server.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tools/kafka/handlers/handle.h"
+#include "tools/kafka/handlers/handle_txn.h"
+#include "tools/kafka/metrics/metrics.h"
+
+/* ---- net hooks ---- */
+
+static int hook_slot_init(void *ctx, struct net_req *req)
+{
+    struct kafka_slot *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    s->server = ctx;
+    s->req = req;
+    kp_writer_init(&s->w, NULL, 0);
+    req->user = s;
+    return 0;
+}
+
+static void hook_slot_free(void *ctx, struct net_req *req)
+{
+    (void)ctx;
+    struct kafka_slot *s = req->user;
+    if (!s)
+        return;
+    kp_writer_free(&s->w);
+    free(s->arena_buf);
+    free(s->resp_buf);
+    free(s->holes);
+    free(s->slices);
+    free(s->fetches);
+    free(s->ops);
+    free(s);
+    req->user = NULL;
+}
+
+static void release_fetches(struct kafka_slot *s)
+{
+    for (uint32_t i = 0; i < s->fetch_count; i++)
+        rt_fetch_release(s->fetches[i]);
+    s->fetch_count = 0;
+}
+
+static void hook_release(void *ctx, struct net_req *req)
+{
+    (void)ctx;
+    struct kafka_slot *s = req->user;
+    release_fetches(s);
+    kp_arena_reset(&s->arena);
+    kp_arena_reset(&s->resp);
+    /* A response buffer grown past 1 MiB (records copied by --zero-copy false, a huge
+     * Metadata) is given back: kept, it would pin the largest answer per slot for the life of
+     * the connection, past net's bound on response bytes (net.c KN7). */
+    if (s->w.cap > (1u << 20))
+        kp_writer_free(&s->w);
+}
+
+static int decode_msg(struct kp_reader *r, struct kp_arena *a, void *ctx)
+{
+    struct kafka_slot *s = ctx;
+    return kmsg_request_decode(r, s->header.api_key, s->header.api_version, a, &s->msg);
+}
+
+/* Decodes the body into s->msg (KS2). */
+static int decode_body(struct kafka_slot *s, size_t body_at)
+{
+    return kafka_slot_decode(s, body_at, decode_msg, s);
+}
+
+static enum net_verdict refuse(struct kafka_slot *s, const char *why)
+{
+    atomic_fetch_add_explicit(&s->server->stats.requests_refused, 1, memory_order_relaxed);
+    kafka_log("connection %" PRIu64 ": %s (api key %d %s, version %d, correlation id %" PRId32
+              ", client '%.*s'); closing",
+              s->req->conn_id, why, s->header.api_key, kafka_api_name(s->header.api_key),
+              s->header.api_version, s->header.correlation_id,
+              s->header.client_id.len > 0 ? (int)s->header.client_id.len : 0,
+              s->header.client_id.len > 0 ? s->header.client_id.ptr : "");
+    return NET_CLOSE;
+}
+
+static enum net_verdict hook_request(void *ctx, struct net_req *req)
+{
+    struct kafka_server *srv = ctx;
+    struct kafka_slot *s = req->user;
+    s->fetch_count = 0;
+    s->acks_none = false;
+    s->started_ns = srv->opts.metrics ? kafka_now_ns() : 0;
+    s->auto_created = 0; /* a new request: its own auto-creation bound */
+    struct kp_reader r;
+    kp_reader_init(&r, req->frame, req->frame_len);
+    memset(&s->header, 0, sizeof(s->header));
+    int rc = kafka_request_header_decode(&r, &s->header);
+    if (rc)
+        return refuse(s, "request header does not decode");
+    int16_t key = s->header.api_key;
+    if (key >= 0 && key < KAFKA_STATS_API_MAX)
+        atomic_fetch_add_explicit(&srv->stats.requests_by_api[key], 1, memory_order_relaxed);
+    size_t body_at = (size_t)(r.p - req->frame);
+    if (key == KAFKA_API_VERSIONS) {
+        int16_t err = KAFKA_NONE;
+        int16_t v = kmsg_api_versions_response_version(s->header.api_version, &err);
+        if (err == KAFKA_NONE) {
+            rc = decode_body(s, body_at);
+            if (rc)
+                return refuse(s, "ApiVersions body does not decode");
+        }
+        s->header.api_version = v; /* the answer's version (v0 for one we do not know) */
+        s->api_versions_error = err;
+        return kafka_handle_api_versions(s);
+    }
+    const struct kafka_api *api = kafka_api_find(key);
+    if (!api)
+        return refuse(s, "unknown API key");
+    if (!kafka_api_supported(key, s->header.api_version))
+        return refuse(s, "API version not supported (see ApiVersions)");
+    if (!api->handler)
+        return refuse(s, "API advertised without a handler");
+    if (!api->decodes_itself) { /* api_table.c KA6 */
+        rc = decode_body(s, body_at);
+        if (rc)
+            return refuse(s, rc == KP_E_LIMIT ? "request arrays too large"
+                                              : "request body does not decode");
+    }
+    return (enum net_verdict)api->handler(s, body_at);
+}
+
+static enum net_verdict hook_retry(void *ctx, struct net_req *req, bool expired)
+{
+    (void)ctx;
+    struct kafka_slot *s = req->user;
+    /* Fetches, JoinGroups and SyncGroups park. The body is decoded again: the arena may have
+     * been reused. */
+    size_t body_at = 0;
+    struct kp_reader r;
+    kp_reader_init(&r, req->frame, req->frame_len);
+    struct kafka_request_header h;
+    if (kafka_request_header_decode(&r, &h) != 0)
+        return NET_CLOSE;
+    body_at = (size_t)(r.p - req->frame);
+    if (decode_body(s, body_at) != 0)
+        return NET_CLOSE;
+    if (h.api_key == KAFKA_JOIN_GROUP || h.api_key == KAFKA_SYNC_GROUP)
+        return kafka_handle_group_retry(s, expired);
+    return kafka_handle_fetch(s, true, expired);
+}
+
+static void hook_bound(void *ctx, uint16_t port)
+{
+    struct kafka_server *srv = ctx;
+    srv->advertise_port = srv->opts.advertise_port ? srv->opts.advertise_port : port;
+}
+
+static void on_append_watch(void *ctx)
+{
+    struct kafka_server *srv = ctx;
+    net_wake(srv->net);
+}
+
+int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opts,
+                       struct kafka_server **out)
+{
+    if (!engine || !opts || !out || !opts->advertise_host ||
+        strlen(opts->advertise_host) >= sizeof(((struct kafka_server *)0)->advertise_host))
+        return RT_E_INVALID_ARGUMENT;
+    struct kafka_server *srv = calloc(1, sizeof(*srv));
+    if (!srv)
+        return -ENOMEM;
+    srv->engine = engine;
+    srv->opts = *opts;
+    pthread_mutex_init(&srv->create_lock, NULL);
+    srv->groups = group_coord_new(&opts->groups);
+    if (!srv->groups || kafka_groups_open(srv) != 0) {
+        group_coord_free(srv->groups);
+        pthread_mutex_destroy(&srv->create_lock);
+        free(srv);
+        return -ENOMEM;
+    }
+    /* Slices exist only when zero_copy; net.zero_copy picks SEND_ZC/MSG_ZEROCOPY for them
+     * (else a plain sendmsg from the mapping: the kernel copies, user space does not). */
+    srv->opts.net.zero_copy = opts->zero_copy && opts->net.zero_copy;
+    /* zero_copy off: the handlers still answer with slices and net copies them through a
+     * bounded buffer per connection as the socket drains (net.c KN8), so a copying fetch never
+     * materialises a whole response. */
+    srv->opts.net.copy_slices = !opts->zero_copy;
+    srv->opts.zero_copy = true;
+    if (srv->opts.fetch_max_bytes == 0)
+        srv->opts.fetch_max_bytes = 55u << 20; /* options not from kafka_server_options_init */
+    snprintf(srv->advertise_host, sizeof(srv->advertise_host), "%s", opts->advertise_host);
+    struct net_hooks hooks = {
+        .ctx = srv,
+        .slot_init = hook_slot_init,
+        .slot_free = hook_slot_free,
+        .request = hook_request,
+        .retry = hook_retry,
+        .release = hook_release,
+        .bound = hook_bound,
+    };
+    int rc = net_start(&srv->opts.net, &hooks, &srv->net);
+    if (rc) {
+        group_coord_free(srv->groups);
+        pthread_mutex_destroy(&srv->create_lock);
+        free(srv);
+        return rc;
+    }
+    rc = group_coord_timer_start(srv->groups, on_append_watch, srv); /* wakes parked joins */
+    if (rc) {
+        net_stop(srv->net, 0);
+        group_coord_free(srv->groups);
+        pthread_mutex_destroy(&srv->create_lock);
+        free(srv);
+        return rc;
+    }
+    rt_append_watch_set(engine, on_append_watch, srv);
+    *out = srv;
+    return 0;
+}
+
+uint16_t kafka_server_port(const struct kafka_server *s)
+{
+    return net_port(s->net);
+}
+
+const char *kafka_server_backend(const struct kafka_server *s)
+{
+    return net_backend_name(s->net);
+}
+
+const struct kafka_server_stats *kafka_server_stats_get(const struct kafka_server *s)
+{
+    return &s->stats;
+}
+
+const struct net_counters *kafka_server_net_counters(const struct kafka_server *s)
+{
+    return net_counters_get(s->net);
+}
+
+void kafka_server_stop(struct kafka_server *s)
+{
+    /* The watch goes first: once rt_append_watch_set returns no call into net is running.
+     * Parked fetches are answered by net_stop itself (as expired). */
+    rt_append_watch_set(s->engine, NULL, NULL);
+    group_coord_timer_stop(s->groups); /* its wake calls into net */
+    net_stop(s->net, 5000);            /* every produce completion has arrived when it returns */
+    group_coord_free(s->groups);       /* after net_stop: parked joins are answered by it */
+    pthread_mutex_destroy(&s->create_lock);
+    free(s);
+}

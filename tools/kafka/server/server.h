@@ -1,0 +1,31 @@
+/*
+ * server.h — the Kafka broker behind `ringtail serve`: the network loop (net.h) wired to the
+ * request handlers (handle_*.c) over one open engine. cmd_serve.c parses the command line into
+ * kafka_server_options, opens the engine, starts the server, waits for a signal and stops it.
+ */
+#ifndef RT_KAFKA_SERVER_H
+#define RT_KAFKA_SERVER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/ringtail.h"
+#include "tools/kafka/handlers/broker.h"
+#include "tools/kafka/net/net.h"
+
+struct kafka_server;
+
+/* Starts serving `engine` (which must stay open until kafka_server_stop returned). Errors:
+ * -errno from net_start (bind, io set-up), RT_E_INVALID_ARGUMENT. */
+int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opts,
+                       struct kafka_server **out);
+uint16_t kafka_server_port(const struct kafka_server *s);
+const char *kafka_server_backend(const struct kafka_server *s);
+const struct kafka_server_stats *kafka_server_stats_get(const struct kafka_server *s);
+const struct net_counters *kafka_server_net_counters(const struct kafka_server *s);
+/* Stops accepting, answers what is in flight, closes every connection, drops the engine watch.
+ * After it returns the engine may be closed. Frees s. */
+void kafka_server_stop(struct kafka_server *s);
+
+#endif /* RT_KAFKA_SERVER_H */
