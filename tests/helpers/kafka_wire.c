@@ -21,9 +21,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "tools/kafka/api.h"
-#include "tools/kafka/kmsg.h"
-#include "tools/kafka/server.h"
+#include "tools/kafka/proto/api.h"
+#include "tools/kafka/proto/kmsg.h"
+#include "tools/kafka/server/server.h"
 
 int tk_dial(uint16_t port, int rcv_timeout_s)
 {

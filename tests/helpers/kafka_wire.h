@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "helpers/test_util.h"
-#include "tools/kafka/proto.h"
+#include "tools/kafka/proto/proto.h"
 
 /* ---- the socket, the frames ---- */
 
