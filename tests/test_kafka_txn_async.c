@@ -38,20 +38,17 @@
 
 #include <cmocka.h>
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "batch.h"
+#include "helpers/batches.h"
+#include "helpers/kafka_wire.h"
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
@@ -76,19 +73,8 @@ static int setup(void **state)
 static size_t make_batch(uint8_t *buf, size_t cap, bool txn, int64_t pid, int16_t epoch,
                          int32_t seq, int n)
 {
-    struct batch_builder b;
-    assert_int_equal(
-        batch_builder_init(&b, buf, cap, txn ? BATCH_ATTR_TRANSACTIONAL : 0, pid, epoch, seq), 0);
-    for (int i = 0; i < n; i++) {
-        char v[32];
-        snprintf(v, sizeof(v), "v%d", seq + i);
-        struct rt_record r = {
-            .key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = 1000};
-        assert_int_equal(batch_builder_add(&b, &r), 0);
-    }
-    size_t len = 0;
-    assert_int_equal(batch_builder_finish(&b, &len), 0);
-    return len;
+    return tu_batch(buf, cap, txn ? BATCH_ATTR_TRANSACTIONAL : 0, pid, epoch, seq, n, "v", seq,
+                    1000);
 }
 
 static int committed_count(rt_engine *e, const char *topic, uint32_t part)
@@ -265,73 +251,21 @@ struct wire {
 
 static int dial(struct wire *x)
 {
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(s >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(kafka_server_port(x->srv))};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(s, (struct sockaddr *)&a, sizeof(a)), 0);
-    int one = 1;
-    setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    struct timeval tv = {.tv_sec = 20};
-    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    return s;
+    return tk_dial(kafka_server_port(x->srv), 20);
 }
 
 static void req_begin(struct wire *x, struct kp_writer *w, int16_t key, int16_t version)
 {
-    kp_writer_init(w, NULL, 0);
-    (void)kafka_frame_begin(w);
-    kp_write_i16(w, key);
-    kp_write_i16(w, version);
-    kp_write_i32(w, ++x->corr);
-    kp_write_string(w, kp_str_of("test_kafka_txn_async"));
-    if (kafka_request_header_version(key, version) == 2)
-        kp_write_tags(w, true);
-}
-
-static void req_send(int sock, struct kp_writer *w)
-{
-    assert_int_equal(kafka_frame_end(w, 0), 0);
-    size_t sent = 0;
-    while (sent < w->len) {
-        ssize_t n = send(sock, w->buf + sent, w->len - sent, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        assert_true(n > 0);
-        sent += (size_t)n;
-    }
-    kp_writer_free(w);
+    tk_request_begin(w, key, version, ++x->corr, "test_kafka_txn_async");
 }
 
 /* One response into *buf (malloc'd); a reader past the correlation id (and the header's tags
  * when flexible_header). */
 static void resp_read(int sock, uint8_t **buf, struct kp_reader *r, bool flexible_header)
 {
-    uint8_t hdr[4];
-    size_t got = 0;
-    while (got < 4) {
-        ssize_t n = recv(sock, hdr + got, 4 - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            fail_msg("the broker closed the connection (or 20 s passed) instead of answering");
-        got += (size_t)n;
-    }
-    uint32_t size =
-        (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
-    *buf = malloc(size);
-    got = 0;
-    while (got < size) {
-        ssize_t n = recv(sock, *buf + got, size - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        assert_true(n > 0);
-        got += (size_t)n;
-    }
-    kp_reader_init(r, *buf, size);
-    (void)kp_read_i32(r); /* correlation id */
-    if (flexible_header)
-        kp_skip_tags(r);
+    int32_t corr = 0;
+    if (tk_response_read(sock, buf, r, flexible_header, &corr) < 0)
+        fail_msg("the broker closed the connection (or 20 s passed) instead of answering");
 }
 
 /* InitProducerId (v1, or v3+ with the expected identity): the error, *pid and *epoch. */
@@ -348,7 +282,7 @@ static int16_t wire_init(struct wire *x, int sock, int16_t v, int64_t expected_p
         kp_write_i16(&w, expected_epoch);
     }
     kp_write_tags(&w, flex);
-    req_send(sock, &w);
+    tk_request_send(sock, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
     resp_read(sock, &buf, &r, flex);
@@ -373,7 +307,7 @@ static int16_t wire_add_partition(struct wire *x, int sock, int64_t pid, int16_t
     kp_write_string(&w, kp_str_of(topic));
     kp_write_array_len(&w, 1);
     kp_write_i32(&w, part);
-    req_send(sock, &w);
+    tk_request_send(sock, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
     resp_read(sock, &buf, &r, false);
@@ -401,7 +335,7 @@ static void send_produce(struct wire *x, int sock, const char *topic, int32_t pa
     kp_write_array_len(&w, 1);
     kp_write_i32(&w, part);
     kp_write_bytes(&w, (struct kp_bytes){batch, (int32_t)len});
-    req_send(sock, &w);
+    tk_request_send(sock, &w);
 }
 
 static int16_t read_produce(int sock)
@@ -427,7 +361,7 @@ static void send_end(struct wire *x, int sock, int64_t pid, int16_t epoch, bool 
     kp_write_i64(&w, pid);
     kp_write_i16(&w, epoch);
     kp_write_bool(&w, commit);
-    req_send(sock, &w);
+    tk_request_send(sock, &w);
 }
 
 static int16_t read_code(int sock)
@@ -801,7 +735,7 @@ static void test_wire_init_expected(void **state)
     kp_write_i64(&w, pid);
     kp_write_i16(&w, epoch);
     kp_write_tags(&w, true);
-    req_send(s, &w);
+    tk_request_send(s, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
     resp_read(s, &buf, &r, true);
@@ -842,7 +776,7 @@ static void describe_txns(struct wire *x, int sock, const char *const *ids, int 
     for (int i = 0; i < n; i++)
         kp_write_compact_string(&w, kp_str_of(ids[i]));
     kp_write_tags(&w, true);
-    req_send(sock, &w);
+    tk_request_send(sock, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
     resp_read(sock, &buf, &r, true);
@@ -894,7 +828,7 @@ static int list_txns_unknown(struct wire *x, int sock, const char *state, int64_
         kp_write_i64(&w, pid);
     kp_write_i64(&w, duration);
     kp_write_tags(&w, true);
-    req_send(sock, &w);
+    tk_request_send(sock, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
     resp_read(sock, &buf, &r, true);
@@ -1080,7 +1014,7 @@ static void test_partition_producers(void **state)
     kp_write_i32(&w, 0);
     kp_write_tags(&w, true);
     kp_write_tags(&w, true);
-    req_send(sock, &w);
+    tk_request_send(sock, &w);
     uint8_t *rb = NULL;
     struct kp_reader r;
     resp_read(sock, &rb, &r, true);

@@ -19,6 +19,10 @@ import struct
 import sys
 import time
 
+from kwire import crc32c, metadata_v1_topics
+from kwire import kstr as string
+from kwire import zigzag as varint
+
 TIMEOUT = 10.0
 passed = 0
 failed = 0
@@ -37,46 +41,6 @@ def bad(desc, why):
 
 
 # ---- encoding ---------------------------------------------------------------------------------
-
-def _crc32c_table():
-    t = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        t.append(c)
-    return t
-
-
-CRC_TABLE = _crc32c_table()
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c = CRC_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-def varint(n):
-    z = (n << 1) ^ (n >> 63)  # zigzag
-    out = bytearray()
-    while True:
-        b = z & 0x7F
-        z >>= 7
-        if z:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def string(s):
-    if s is None:
-        return struct.pack(">h", -1)
-    b = s.encode()
-    return struct.pack(">h", len(b)) + b
-
 
 def record_batch(values, corrupt_crc=False):
     """A RecordBatch v2 without producer id, uncompressed, one record per value."""
@@ -197,34 +161,7 @@ class Broker:
         (got,) = struct.unpack_from(">i", r, 0)
         if got != corr:
             raise ValueError("metadata: correlation id %d, sent %d" % (got, corr))
-        pos = 4
-        (nb,) = struct.unpack_from(">i", r, pos)
-        pos += 4
-        for _ in range(nb):
-            pos += 4
-            (hl,) = struct.unpack_from(">h", r, pos)
-            pos += 2 + hl + 4
-            (rl,) = struct.unpack_from(">h", r, pos)
-            pos += 2 + max(rl, 0)
-        pos += 4  # controller id
-        (nt,) = struct.unpack_from(">i", r, pos)
-        pos += 4
-        out = {}
-        for _ in range(nt):
-            err, tl = struct.unpack_from(">hh", r, pos)
-            pos += 4
-            name = r[pos:pos + tl].decode()
-            pos += tl + 1  # is_internal
-            (np_,) = struct.unpack_from(">i", r, pos)
-            pos += 4
-            for _ in range(np_):
-                pos += 2 + 4 + 4
-                (nr,) = struct.unpack_from(">i", r, pos)
-                pos += 4 + 4 * nr
-                (ni,) = struct.unpack_from(">i", r, pos)
-                pos += 4 + 4 * ni
-            out[name] = (err, np_)
-        return out
+        return {name.decode(): (err, np_) for err, name, np_ in metadata_v1_topics(r)}
 
     def healthy(self, desc):
         """After a case: the process lives and a fresh connection is answered."""

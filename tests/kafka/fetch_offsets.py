@@ -22,11 +22,10 @@ usage: fetch_offsets.py COMMAND ARGS; exit 0 = passed, the reason on stderr othe
         one record with timestamp -1 to partition 0 (librdkafka writes the batch's
         maxTimestamp as 0, so the segment's time index gets the entry (0, base offset))
 """
-import socket
 import struct
 import sys
 
-HOST = "127.0.0.1"
+from kwire import dial, read_exact
 
 
 def fail(msg):
@@ -35,19 +34,7 @@ def fail(msg):
 
 
 def connect(port):
-    s = socket.create_connection((HOST, int(port)), timeout=30)
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return s
-
-
-def read_exact(s, n):
-    out = bytearray()
-    while len(out) < n:
-        chunk = s.recv(min(n - len(out), 1 << 20))
-        if not chunk:
-            raise EOFError("closed after %d of %d bytes" % (len(out), n))
-        out += chunk
-    return bytes(out)
+    return dial(port, 30)
 
 
 def call(s, api_key, version, corr, body):
