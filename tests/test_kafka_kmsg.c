@@ -113,10 +113,10 @@ static void test_trailing_bytes_and_versions(void **state)
     struct kp_reader r;
     kp_reader_init(&r, b, n);
     kp_arena_init(&a, arena_buf, sizeof arena_buf);
-    assert_int_equal(kmsg_produce_request_decode(&r, 8, &a, &p), RT_E_UNSUPPORTED);
+    assert_int_equal(kmsg_produce_request_decode(&r, 10, &a, &p), RT_E_UNSUPPORTED);
     union kmsg_request q;
     kp_reader_init(&r, b, n);
-    assert_int_equal(kmsg_request_decode(&r, KAFKA_FETCH, 3, &a, &q), RT_E_UNSUPPORTED);
+    assert_int_equal(kmsg_request_decode(&r, KAFKA_FETCH, 13, &a, &q), RT_E_UNSUPPORTED);
     assert_int_equal(kmsg_request_decode(&r, 57, 0, &a, &q), RT_E_UNSUPPORTED);
     /* Produce v2 (no transactional id) decodes the same body minus its first field. */
     kp_reader_init(&r, b + 2, n - 2);

@@ -35,6 +35,12 @@
  *        or after the timestamp below the HW (LSO under read_committed), its offset and its
  *        timestamp; none: offset -1, timestamp -1. Earliest (-2) and latest (-1) answer the
  *        log start or the HW/LSO with timestamp -1.
+ *   KF7  ListOffsets v7 max timestamp (-3, KIP-734) answers the first record holding the
+ *        partition's largest timestamp (below the HW, or the LSO) with that timestamp; an
+ *        empty partition answers -1/-1. Below v7, -3 is INVALID_REQUEST like any spec < -2.
+ *   KF8  ListOffsets v0 answers old_style_offsets: the one offset v1 would answer (when it is
+ *        >= 0 and max_num_offsets >= 1), else empty. Kafka's legacy answer for a timestamp
+ *        (segment base offsets by file time) is not reproduced; clients ask v0 for -1/-2.
  */
 #include <assert.h>
 #include <stddef.h>
@@ -427,6 +433,33 @@ enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expir
     return kafka_response_end(s);
 }
 
+/* KF7: the first record with the largest timestamp below the HW (LSO), by a binary search for
+ * the largest T that has a record at or after it: "some record's timestamp >= T" only turns
+ * from true to false as T grows, and the first record >= that T carries it. */
+static int list_offsets_max_timestamp(rt_engine *e, const char *topic, uint32_t part,
+                                      enum rt_isolation iso, int64_t *off, int64_t *ts)
+{
+    int64_t lo = 0, hi = INT64_MAX, o = -1, t = -1;
+    int rc = rt_list_offsets_by_timestamp(e, topic, part, 0, iso, &o, &t);
+    if (rc || o < 0) {
+        *off = -1;
+        *ts = -1;
+        return rc;
+    }
+    lo = t; /* a record at or after lo exists; find the largest such lo */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2 + 1;
+        rc = rt_list_offsets_by_timestamp(e, topic, part, mid, iso, &o, &t);
+        if (rc)
+            return rc;
+        if (o >= 0)
+            lo = t; /* t >= mid: jump to the record's own timestamp */
+        else
+            hi = mid - 1;
+    }
+    return rt_list_offsets_by_timestamp(e, topic, part, lo, iso, off, ts);
+}
+
 enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s)
 {
     struct kafka_server *srv = s->server;
@@ -438,7 +471,8 @@ enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s)
     int32_t nt = q->topics_count > 0 ? q->topics_count : 0;
     if (kafka_resp_reserve(s, (size_t)nt * sizeof(struct kmsg_list_offsets_topic_response) +
                                   (size_t)parts *
-                                      sizeof(struct kmsg_list_offsets_partition_response)) != 0)
+                                      (sizeof(struct kmsg_list_offsets_partition_response) +
+                                       sizeof(int64_t))) != 0)
         return NET_CLOSE;
     struct kmsg_list_offsets_topic_response *topics = kafka_alloc(s, (size_t)nt, sizeof(*topics));
     if (nt > 0 && !topics)
@@ -465,22 +499,31 @@ enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s)
                 kafka_count_error(s, r->error_code);
                 continue;
             }
-            if (qp->timestamp < -2) {
+            bool max_ts = qp->timestamp == KAFKA_LIST_OFFSETS_MAX_TIMESTAMP &&
+                          s->header.api_version >= 7; /* KF7 */
+            if (qp->timestamp < -2 && !max_ts) {
                 r->error_code = KAFKA_INVALID_REQUEST;
                 kafka_count_error(s, r->error_code);
                 continue;
             }
             int64_t off = -1, ts = -1;
-            int rc =
-                qp->timestamp >= 0
-                    ? rt_list_offsets_by_timestamp(srv->engine, name, (uint32_t)qp->partition_index,
-                                                   qp->timestamp, iso, &off, &ts)
-                    : rt_list_offsets(srv->engine, name, (uint32_t)qp->partition_index,
-                                      qp->timestamp, iso, &off);
+            uint32_t part = (uint32_t)qp->partition_index;
+            int rc = max_ts ? list_offsets_max_timestamp(srv->engine, name, part, iso, &off, &ts)
+                     : qp->timestamp >= 0
+                         ? rt_list_offsets_by_timestamp(srv->engine, name, part, qp->timestamp, iso,
+                                                        &off, &ts)
+                         : rt_list_offsets(srv->engine, name, part, qp->timestamp, iso, &off);
             r->error_code = kafka_error_from_rt(rc);
             if (rc == 0) { /* KF6 */
                 r->offset = off;
                 r->timestamp = ts;
+                /* KF8: v0 answers the offset in a list of at most max_num_offsets. */
+                int64_t *old = off >= 0 && qp->max_num_offsets > 0 ? kafka_alloc(s, 1, 8) : NULL;
+                if (old) {
+                    *old = off;
+                    r->old_style_offsets = old;
+                    r->old_style_offsets_count = 1;
+                }
             }
             kafka_count_error(s, r->error_code);
         }
