@@ -27,8 +27,10 @@
  *        clients take as "full fetch every time".
  *   KF5  Fetch v0-3 (fetch_downconverted, its own path): records are down-converted to message
  *        format v0 (Fetch v0-1) or v1 (v2-3) by rt_message_set_downconvert (docs/format.md
- *        B.9), whole batches only, into one buffer of at most 64 MiB per response that the
- *        encoder copies; counted in fetch_downconverted_batches/bytes. Control batches are
+ *        B.9), whole batches only, into one buffer per response that the encoder copies, of at
+ *        most 64 MiB and at most --connection-max-response-bytes (so the buffer and its copy
+ *        stay within twice the connection's response bound); max_bytes is capped by
+ *        --fetch-max-bytes as for v4+; counted in fetch_downconverted_batches/bytes. Control batches are
  *        dropped (a fetch that finds only them goes on after them, up to 16 times); these
  *        versions read uncommitted, so aborted data is served, as Kafka serves it.
  *   KF6  ListOffsets by timestamp answers Kafka's fetchOffsetByTimestamp: the first record at
@@ -92,7 +94,7 @@ static void release_held(struct kafka_slot *s)
  * *used; records_len is set, records is fixed up by the caller once buf stops moving. */
 static int16_t downconvert_partition(struct kafka_server *srv, const char *name, uint32_t part,
                                      int64_t offset, int64_t limit, bool first, int8_t magic,
-                                     uint8_t **buf, size_t *cap, size_t *used,
+                                     size_t bound, uint8_t **buf, size_t *cap, size_t *used,
                                      struct kmsg_fetch_partition_response *r)
 {
     for (int skip = 0; skip < KAFKA_DOWNCONVERT_SKIPS_MAX; skip++) {
@@ -115,7 +117,7 @@ static int16_t downconvert_partition(struct kafka_server *srv, const char *name,
         }
         size_t room = (size_t)limit;
         for (int pass = 0; pass < 2; pass++) {
-            if (*used + room > KAFKA_DOWNCONVERT_RESPONSE_MAX_BYTES) {
+            if (*used + room > bound) {
                 rt_fetch_release(f);
                 return KAFKA_NONE; /* KF5: the response is full; fetched again later */
             }
@@ -206,6 +208,13 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
     uint8_t *buf = NULL;
     size_t cap = 0, used = 0;
     int64_t budget = s->header.api_version >= 3 && q->max_bytes > 0 ? q->max_bytes : INT64_MAX;
+    if (budget > (int64_t)srv->opts.fetch_max_bytes)
+        budget = (int64_t)srv->opts.fetch_max_bytes; /* KF2, as for v4+ */
+    /* KF5: the converted bytes of one response stay within the connection's response bound. */
+    size_t bound = KAFKA_DOWNCONVERT_RESPONSE_MAX_BYTES;
+    uint64_t conn_bound = srv->opts.net.conn_max_response_bytes;
+    if (conn_bound > 0 && conn_bound < bound)
+        bound = (size_t)conn_bound;
     bool any_error = false;
     for (int32_t t = 0; t < nt; t++) {
         const struct kmsg_fetch_topic *qt = &q->topics[t];
@@ -248,7 +257,7 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
                 limit = 1;
             r->error_code =
                 downconvert_partition(srv, name, (uint32_t)qp->partition, qp->fetch_offset, limit,
-                                      used == 0, magic, &buf, &cap, &used, r);
+                                      used == 0, magic, bound, &buf, &cap, &used, r);
             r->last_stable_offset = r->high_watermark;
             any_error |= r->error_code != KAFKA_NONE;
             budget -= r->records_len;
