@@ -27,9 +27,9 @@
  *        clients take as "full fetch every time".
  *   KF5  Fetch v0-3 (fetch_downconverted, its own path): records are down-converted to message
  *        format v0 (Fetch v0-1) or v1 (v2-3) by rt_message_set_downconvert (docs/format.md
- *        B.9), whole batches only, into one buffer per response that the encoder copies, of at
- *        most 64 MiB and at most --connection-max-response-bytes (so the buffer and its copy
- *        stay within twice the connection's response bound); max_bytes is capped by
+ *        B.9), whole batches only, into one buffer per response of at most 64 MiB and at most
+ *        --connection-max-response-bytes, sent as slices of that buffer (holes, not copied
+ *        again) and freed by the release hook (slot.downconverted); max_bytes is capped by
  *        --fetch-max-bytes as for v4+; counted in fetch_downconverted_batches/bytes. Control batches are
  *        dropped (a fetch that finds only them goes on after them, up to 16 times); these
  *        versions read uncommitted, so aborted data is served, as Kafka serves it.
@@ -184,8 +184,8 @@ static int16_t downconvert_partition(struct kafka_server *srv, const char *name,
 /* KF5: Fetch v0-3, for consumers that read message format v0 (Fetch v0-1) or v1 (v2-3). The
  * records are fetched as usual, down-converted (rt_message_set_downconvert: control batches
  * and headers dropped, aborted data kept — these versions read uncommitted, as in Kafka) into
- * one buffer bounded by KAFKA_DOWNCONVERT_RESPONSE_MAX_BYTES and copied into the response;
- * zero copy stays the v4+ path. max_bytes (v3) bounds the response as KF2 says. */
+ * one buffer bounded by KAFKA_DOWNCONVERT_RESPONSE_MAX_BYTES and the connection's response
+ * bound, sent from there; zero copy of the segment stays the v4+ path. max_bytes (v3) bounds the response as KF2 says. */
 static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bool expired)
 {
     struct kafka_server *srv = s->server;
@@ -199,7 +199,7 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
         parts += (uint64_t)(q->topics[t].partitions_count > 0 ? q->topics[t].partitions_count : 0);
     size_t need = (size_t)q->topics_count * sizeof(struct kmsg_fetch_topic_response) +
                   (size_t)parts * sizeof(struct kmsg_fetch_partition_response);
-    if (kafka_resp_reserve(s, need) != 0)
+    if (kafka_resp_reserve(s, need) != 0 || kafka_holes_reserve(s, parts) != 0)
         return NET_CLOSE;
     int32_t nt = q->topics_count > 0 ? q->topics_count : 0;
     struct kmsg_fetch_topic_response *topics = kafka_alloc(s, (size_t)nt, sizeof(*topics));
@@ -263,14 +263,16 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
             budget -= r->records_len;
         }
     }
-    /* buf no longer moves: point each partition at its bytes, in the order they were written. */
+    /* buf no longer moves: each partition's bytes, in the order they were written, go out as
+     * a slice of it (a hole, KD2), so they are not copied again into the response. */
     size_t at = 0;
     for (int32_t t = 0; t < nt; t++)
         for (int32_t p = 0; p < topics[t].partitions_count; p++) {
             struct kmsg_fetch_partition_response *r =
                 (struct kmsg_fetch_partition_response *)&topics[t].partitions[p];
             if (r->records_len > 0) {
-                r->records = buf + at;
+                r->records = NULL;
+                r->records_ref = buf + at;
                 at += (size_t)r->records_len;
             }
         }
@@ -294,7 +296,7 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
     struct kmsg_fetch_response m = {.responses = topics, .responses_count = nt};
     kafka_response_begin(s);
     kmsg_fetch_response_encode(&s->w, s->header.api_version, &m);
-    free(buf); /* the encoder copied the records into the response */
+    s->downconverted = buf; /* the slices point into it until the release hook */
     return kafka_response_end(s);
 }
 
