@@ -50,6 +50,36 @@ fi
 serve_stop
 serve_verify "$D"
 
+# ---- Fetch v0-3 under a small --connection-max-response-bytes (KF5) ---------------------------
+# 3000 uncompressed records of ~400 bytes (1.2 MB, in message sets of up to 1 MB) read by kcat pinned to
+# 0.9.0 through a broker whose per-connection response bound is 64 KiB: a first converted batch
+# bigger than the bound still goes (else the consumer would stall at it), and every record
+# arrives in order.
+D=$T/bound
+MPORT2=$(free_port)
+serve_start "$D" --connection-max-response-bytes 65536 --metrics "127.0.0.1:$MPORT2"
+pad=$(head -c 380 /dev/zero | tr '\0' 'p')
+seq 1 3000 | sed "s/.*/k&:v&-$pad/" >"$T/want-bound"
+kcat -b "$BROKER" -X socket.timeout.ms=10000 -P -t bound -K: -z none -X api.version.request=false \
+    -X broker.version.fallback=0.9.0 <"$T/want-bound" >"$T/out" 2>"$T/err"
+expect "kcat (fallback 0.9.0) produces 3000 records of ~400 bytes" 0
+timeout 120 kcat -b "$BROKER" -X socket.timeout.ms=10000 -C -t bound -o beginning -c 3000 \
+    -X api.version.request=false -X broker.version.fallback=0.9.0 -f '%k:%s\n' \
+    >"$T/old-consumer" 2>"$T/err"
+if cmp -s "$T/want-bound" "$T/old-consumer"; then
+    ok "kcat (fallback 0.9.0) reads the 3000 records through a 64 KiB response bound"
+else
+    bad "kcat (fallback 0.9.0) reads the 3000 records through a 64 KiB response bound ($(wc -l <"$T/old-consumer") lines)"
+fi
+nb=$(curl -sS "http://127.0.0.1:$MPORT2/metrics" | awk '/^ringtail_kafka_fetch_downconverted_bytes_total/ { print $2 }')
+if [ "${nb:-0}" -ge 1200000 ]; then
+    ok "the 1.2 MB went down-converted ($nb bytes)"
+else
+    bad "the 1.2 MB went down-converted (${nb:-none} bytes)"
+fi
+serve_stop
+serve_verify "$D"
+
 # ---- LogAppendTime ----------------------------------------------------------------------------
 D=$T/append
 serve_start "$D" --log-message-timestamp-type LogAppendTime

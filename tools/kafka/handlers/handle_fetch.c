@@ -28,7 +28,8 @@
  *   KF5  Fetch v0-3 (fetch_downconverted, its own path): records are down-converted to message
  *        format v0 (Fetch v0-1) or v1 (v2-3) by rt_message_set_downconvert (docs/format.md
  *        B.9), whole batches only, into one buffer per response of at most 64 MiB and at most
- *        --connection-max-response-bytes, sent as slices of that buffer (holes, not copied
+ *        --connection-max-response-bytes (except the first converted batch, which may pass it
+ *        up to 64 MiB, as KIP-74 lets it), sent as slices of that buffer (holes, not copied
  *        again) and freed by the release hook (slot.downconverted); max_bytes is capped by
  *        --fetch-max-bytes as for v4+; counted in fetch_downconverted_batches/bytes. Control batches are
  *        dropped (a fetch that finds only them goes on after them, up to 16 times); these
@@ -117,7 +118,10 @@ static int16_t downconvert_partition(struct kafka_server *srv, const char *name,
         }
         size_t room = (size_t)limit;
         for (int pass = 0; pass < 2; pass++) {
-            if (*used + room > bound) {
+            /* The first data may pass the connection's bound (up to 64 MiB), as the first batch
+             * passes max_bytes (KIP-74): else a batch bigger than the bound stalls the consumer. */
+            size_t cap_now = *used == 0 ? KAFKA_DOWNCONVERT_RESPONSE_MAX_BYTES : bound;
+            if (*used + room > cap_now) {
                 rt_fetch_release(f);
                 return KAFKA_NONE; /* KF5: the response is full; fetched again later */
             }
