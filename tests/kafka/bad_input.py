@@ -416,6 +416,52 @@ def main(argv):
     s.close()
     b.healthy("corrupt CRC")
 
+    # 7b. every advertised (API, version) of the broker's own table (ApiVersions v0), with bodies
+    #     no version of any API can parse whole: cut (3 bytes), a count or length that lies
+    #     (2^31-1, twice) and one that is negative (-2), each behind a request header v1 and v2
+    #     (flexible versions take v2). Each must close the connection or be answered with its
+    #     correlation id (an error) — never crash or hang the broker; the broker still answers
+    #     a fresh connection after each API. tests/test_kafka_every_version.c does the same with
+    #     well-formed bodies cut and lying at every field.
+    table = api_table(b)
+    if not table:
+        bad("the version table", "ApiVersions v0 gave no table")
+    bodies = [b"\xff\xff\xff", b"\x7f\xff\xff\xff" * 2, b"\xff\xff\xff\xfe" * 3]
+    pairs = closed = answered = 0
+    for key, lo, hi in table:
+        problems = []
+        for v in range(lo, hi + 1):
+            for body in bodies:
+                for hv2 in (False, True):
+                    corr = b.next_corr()
+                    s = connect(b.host, b.port)
+                    send_all(s, request(key, v, corr, body, header_v2=hv2))
+                    try:
+                        r = read_response(s)
+                        if r is None:
+                            closed += 1
+                        elif struct.unpack_from(">i", r, 0)[0] == corr:
+                            answered += 1
+                        else:
+                            problems.append("v%d: answered with another correlation id" % v)
+                    except ConnectionResetError:
+                        closed += 1
+                    except socket.timeout:
+                        problems.append("v%d: neither answered nor closed in %.0f s" % (v, TIMEOUT))
+                    except ValueError as e:
+                        problems.append("v%d: %s" % (v, e))
+                    s.close()
+            pairs += 1
+        if problems:
+            bad("API %d v%d-%d with unparseable bodies" % (key, lo, hi), "; ".join(problems[:3]))
+        else:
+            ok("API %d v%d-%d with unparseable bodies: closed or answered, never hung" % (key, lo, hi))
+        if not b.alive():
+            bad("API %d: the broker is still running" % key, "process %d is gone" % b.pid)
+            break
+    b.healthy("every advertised version with unparseable bodies (%d pairs, %d closed, %d answered)"
+              % (pairs, closed, answered))
+
     # 8. many bad connections at once, then the good ones still work (no leak of slots).
     socks = []
     for i in range(50):
@@ -428,6 +474,21 @@ def main(argv):
 
     print("bad_input: %d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
+
+
+def api_table(b):
+    """[(api key, min version, max version)] from ApiVersions v0 on a fresh connection."""
+    s = connect(b.host, b.port)
+    corr = b.next_corr()
+    s.sendall(request(18, 0, corr, b""))
+    r = read_response(s)
+    s.close()
+    if r is None:
+        return []
+    got, err, n = struct.unpack_from(">ihi", r, 0)
+    if got != corr or err != 0 or not 0 < n < 1000:
+        return []
+    return [struct.unpack_from(">hhh", r, 10 + 6 * i) for i in range(n)]
 
 
 def rss_kib(pid):

@@ -92,9 +92,11 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
     "message formats 0/1 (v0-2, and old clients at v3+) are up-converted to v2 on append; "        \
     "the range starts at 0 because librdkafka up to 2.11 sends gzip, snappy and lz4 uncompressed " \
     "otherwise"
-#define fetch_note        "no incremental fetch sessions: session id 0"
-#define list_offsets_note NULL
-#define metadata_note     NULL
+#define fetch_note                                                                                 \
+    "no incremental fetch sessions: session id 0; v0-3 down-convert to message formats 0/1 "       \
+    "(copied, not zero copy)"
+#define list_offsets_note "v0 answers one old-style offset; v7 answers the max timestamp (-3)"
+#define metadata_note     "topic ids (v10+) are the zero UUID"
 #define offset_commit_note                                                                         \
     "a member's generation is checked against its group; generation −1 for consumers without "   \
     "membership"
@@ -108,7 +110,7 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define list_groups_note      NULL
 #define api_versions_note     NULL
 #define create_topics_note    NULL
-#define delete_topics_note    NULL
+#define delete_topics_note    "v6: no topic has an id, so one named by id alone is unknown"
 #define init_producer_id_note                                                                      \
     "idempotent producer ids; with a transactional id, the coordinator's; v3+ recovers a fenced "  \
     "or failed transaction by an epoch bump (KIP-360)"
@@ -124,11 +126,11 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define list_transactions_note     NULL
 
 const struct kafka_api kafka_api_rows[] = {
-    ROW(KAFKA_PRODUCE, "Produce", 0, 7, 0, 7, 9, true, produce, h_produce, false), /* KA4 */
-    ROW(KAFKA_FETCH, "Fetch", 4, 11, 4, 11, 12, true, fetch, h_fetch, false),
-    ROW(KAFKA_LIST_OFFSETS, "ListOffsets", 1, 3, 1, 3, 6, true, list_offsets, h_list_offsets,
+    ROW(KAFKA_PRODUCE, "Produce", 0, 9, 0, 9, 9, true, produce, h_produce, false), /* KA4 */
+    ROW(KAFKA_FETCH, "Fetch", 0, 12, 0, 12, 12, true, fetch, h_fetch, false),
+    ROW(KAFKA_LIST_OFFSETS, "ListOffsets", 0, 7, 0, 7, 6, true, list_offsets, h_list_offsets,
         false),
-    ROW(KAFKA_METADATA, "Metadata", 0, 8, 0, 8, 9, true, metadata, h_metadata, false),
+    ROW(KAFKA_METADATA, "Metadata", 0, 12, 0, 12, 9, true, metadata, h_metadata, false),
     ROW(KAFKA_OFFSET_COMMIT, "OffsetCommit", 2, 7, 2, 7, 8, true, offset_commit, h_offset_commit,
         true),
     ROW(KAFKA_OFFSET_FETCH, "OffsetFetch", 1, 7, 1, 7, 6, true, offset_fetch, h_offset_fetch, true),
@@ -145,7 +147,7 @@ const struct kafka_api kafka_api_rows[] = {
         false),
     ROW(KAFKA_CREATE_TOPICS, "CreateTopics", 0, 7, 0, 7, 5, true, create_topics, h_create_topics,
         false),
-    ROW(KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 5, 0, 5, 4, true, delete_topics, h_delete_topics,
+    ROW(KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 6, 0, 6, 4, true, delete_topics, h_delete_topics,
         false),
     ROW(KAFKA_INIT_PRODUCER_ID, "InitProducerId", 0, 4, 0, 4, 2, true, init_producer_id,
         h_init_producer_id, false),

@@ -92,10 +92,15 @@ size_t kmsg_api_versions_fill(struct kmsg_api_version_range *out, size_t max);
  * The server skips the body decode in the second case (a newer body may not parse). */
 int16_t kmsg_api_versions_response_version(int16_t requested, int16_t *error_code);
 
-/* ---- Metadata (3), v0-8 ---- */
+/* ---- Metadata (3), v0-12; v9+ flexible ---- */
+
+struct kmsg_metadata_request_topic {
+    uint8_t topic_id[16]; /* v10+; zero = by name */
+    struct kp_str name;   /* nullable v10+ (a topic asked by id only) */
+};
 
 struct kmsg_metadata_request {
-    struct kp_str *topics;          /* names */
+    struct kmsg_metadata_request_topic *topics;
     int32_t topics_count;           /* -1 = all topics (v1+ null; v0's empty array means all) */
     bool allow_auto_topic_creation; /* v4+; true before v4 */
     bool include_cluster_authorized_operations; /* v8-10 */
@@ -124,11 +129,12 @@ struct kmsg_metadata_partition {
 
 struct kmsg_metadata_topic {
     int16_t error_code;
-    struct kp_str name;
-    bool is_internal; /* v1+ */
+    struct kp_str name; /* nullable v12+ (a topic asked by an unknown id) */
+    bool is_internal;   /* v1+ */
     const struct kmsg_metadata_partition *partitions;
     int32_t partitions_count;
     int32_t topic_authorized_operations; /* v8+; a handler's 0 is written as INT32_MIN */
+    uint8_t topic_id[16];                /* v10+ (on the wire after name); zero: none (KM3) */
 };
 
 struct kmsg_metadata_response {
@@ -147,8 +153,8 @@ int kmsg_metadata_request_decode(struct kp_reader *r, int16_t version, struct kp
 int kmsg_metadata_response_encode(struct kp_writer *w, int16_t version,
                                   const struct kmsg_metadata_response *m);
 
-/* ---- Produce (0), v0-7: advertised from v0 for librdkafka's codec check (api.c KA4); the
- * server accepts record format v2 (magic 2) only ---- */
+/* ---- Produce (0), v0-9 (v9+ flexible): advertised from v0 for librdkafka's codec check
+ * (api.c KA4); message formats 0/1 are up-converted on append ---- */
 
 struct kmsg_produce_partition {
     int32_t index;
@@ -169,12 +175,21 @@ struct kmsg_produce_request {
     int32_t topics_count;
 };
 
+/* KIP-467: which batch of a partition's records failed, and why (v8+). */
+struct kmsg_produce_record_error {
+    int32_t batch_index;
+    struct kp_str batch_index_error_message; /* nullable */
+};
+
 struct kmsg_produce_partition_response {
     int32_t index;
     int16_t error_code;
     int64_t base_offset;
-    int64_t log_append_time_ms; /* v2+; -1 unless LogAppendTime */
-    int64_t log_start_offset;   /* v5+ */
+    int64_t log_append_time_ms;                            /* v2+; -1 unless LogAppendTime */
+    int64_t log_start_offset;                              /* v5+ */
+    const struct kmsg_produce_record_error *record_errors; /* v8+ */
+    int32_t record_errors_count;
+    struct kp_str error_message; /* v8+, nullable: a handler's {NULL, 0} is written null */
 };
 
 struct kmsg_produce_topic_response {
@@ -194,7 +209,7 @@ int kmsg_produce_request_decode(struct kp_reader *r, int16_t version, struct kp_
 int kmsg_produce_response_encode(struct kp_writer *w, int16_t version,
                                  const struct kmsg_produce_response *m);
 
-/* ---- Fetch (1), v4-11 ---- */
+/* ---- Fetch (1), v0-12 (v0-3: message formats 0/1, handle_fetch.c KF5; v12+ flexible) ---- */
 
 struct kmsg_fetch_partition {
     int32_t partition;
@@ -202,6 +217,7 @@ struct kmsg_fetch_partition {
     int64_t fetch_offset;
     int64_t log_start_offset; /* v5+; -1 before */
     int32_t partition_max_bytes;
+    int32_t last_fetched_epoch; /* v12+; -1 before */
 };
 
 struct kmsg_fetch_topic {
@@ -228,7 +244,8 @@ struct kmsg_fetch_request {
     int32_t topics_count;
     struct kmsg_fetch_forgotten *forgotten_topics_data; /* v7+ */
     int32_t forgotten_topics_data_count;
-    struct kp_str rack_id; /* v11+; empty before */
+    struct kp_str rack_id;    /* v11+; empty before */
+    struct kp_str cluster_id; /* v12+ tagged (0), nullable; null when absent */
 };
 
 struct kmsg_fetch_aborted {
@@ -272,12 +289,16 @@ int kmsg_fetch_request_decode(struct kp_reader *r, int16_t version, struct kp_ar
 int kmsg_fetch_response_encode(struct kp_writer *w, int16_t version,
                                const struct kmsg_fetch_response *m);
 
-/* ---- ListOffsets (2), v1-3 ---- */
+/* ---- ListOffsets (2), v0-7 (v6+ flexible) ---- */
+
+/* ListOffsets v7 (KIP-734): the offset of the record with the largest timestamp. */
+#define KAFKA_LIST_OFFSETS_MAX_TIMESTAMP (-3)
 
 struct kmsg_list_offsets_partition {
     int32_t partition_index;
-    int32_t current_leader_epoch; /* v4+ (not in our range); -1 */
-    int64_t timestamp;            /* -1 latest, -2 earliest, else a time */
+    int32_t current_leader_epoch; /* v4+; -1 */
+    int64_t timestamp;            /* -1 latest, -2 earliest, -3 max timestamp (v7), else a time */
+    int32_t max_num_offsets;      /* v0 only; 1 after */
 };
 
 struct kmsg_list_offsets_topic {
@@ -296,8 +317,11 @@ struct kmsg_list_offsets_request {
 struct kmsg_list_offsets_partition_response {
     int32_t partition_index;
     int16_t error_code;
-    int64_t timestamp;
-    int64_t offset;
+    int64_t timestamp;                /* v1+ */
+    int64_t offset;                   /* v1+ */
+    const int64_t *old_style_offsets; /* v0 only: the offsets found (at most max_num_offsets) */
+    int32_t old_style_offsets_count;
+    int32_t leader_epoch; /* v4+; a handler's 0 is written as Kafka's default -1 */
 };
 
 struct kmsg_list_offsets_topic_response {
@@ -420,18 +444,29 @@ int kmsg_create_topics_request_decode(struct kp_reader *r, int16_t version, stru
 int kmsg_create_topics_response_encode(struct kp_writer *w, int16_t version,
                                        const struct kmsg_create_topics_response *m);
 
-/* ---- DeleteTopics (20), v0-5; v4+ flexible ---- */
+/* ---- DeleteTopics (20), v0-6; v4+ flexible ---- */
+
+/* v6: a topic by name or by id (KIP-516). */
+struct kmsg_delete_topics_state {
+    struct kp_str name;   /* nullable */
+    uint8_t topic_id[16]; /* zero: by name */
+};
 
 struct kmsg_delete_topics_request {
+    /* v0-5 on the wire; at v6 decode also fills it from topics[].name (a topic named by id only
+     * gives a null name, {NULL, -1}), so a handler reads one list at every version (KMA1). */
     struct kp_str *topic_names;
     int32_t topic_names_count;
     int32_t timeout_ms;
+    struct kmsg_delete_topics_state *topics; /* v6+ */
+    int32_t topics_count;
 };
 
 struct kmsg_delete_topics_topic_response {
-    struct kp_str name;
+    struct kp_str name; /* nullable v6+ */
     int16_t error_code;
     struct kp_str error_message; /* v5+, nullable: a handler's {NULL, 0} is written null */
+    uint8_t topic_id[16];        /* v6+; zero: the broker keeps no topic ids */
 };
 
 struct kmsg_delete_topics_response {
