@@ -60,6 +60,8 @@ static void recovery_add(struct partition_recovery *sum, const struct partition_
     sum->recovery_point_mismatches += r->recovery_point_mismatches;
     sum->recovery_point_past_end += r->recovery_point_past_end;
     sum->recovery_points_written += r->recovery_points_written;
+    sum->tail_bytes_trusted += r->tail_bytes_trusted;
+    sum->recovery_tails_rejected += r->recovery_tails_rejected;
 }
 
 static int add_partition_call(struct shard *s, void *arg)
@@ -990,6 +992,23 @@ static int each_shard(struct log *lg, int (*fn)(struct shard *s, void *arg))
     return 0;
 }
 
+static int checkpoint_call(struct shard *s, void *arg)
+{
+    (void)arg;
+    int first = 0;
+    for (uint32_t i = 0; i < s->partition_count; i++) {
+        int rc = partition_checkpoint_tail(s->partitions[i], true);
+        if (rc && !first)
+            first = rc;
+    }
+    return first;
+}
+
+int log_checkpoint_tails(struct log *lg)
+{
+    return each_shard(lg, checkpoint_call);
+}
+
 int log_enforce_retention(struct log *lg)
 {
     return each_shard(lg, retention_call);
@@ -1562,6 +1581,15 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->pcfg.retention_bytes = lg->opts.retention_bytes;
     lg->pcfg.retention_ms = lg->opts.retention_ms;
     lg->pcfg.producers_max = lg->opts.producers_max;
+    /* PA9: a crash scans at most about this much of the active segment (plus one housekeeping
+     * period's appends): a quarter segment, within [1, 64] MiB, so a busy partition stores a
+     * tail (a snapshot and a checkpoint replace, ~4 fsyncs) at most once a period. */
+    uint64_t interval = lg->opts.segment_size_bytes / 4;
+    if (interval < (1u << 20))
+        interval = 1u << 20;
+    if (interval > (64u << 20))
+        interval = 64u << 20;
+    lg->pcfg.checkpoint_interval_bytes = interval;
     lg->pcfg.is_named = is_named;
     lg->pcfg.named_ctx = named_ctx;
 

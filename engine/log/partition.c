@@ -649,7 +649,15 @@ static bool restore_stamps(struct partition *p, const struct segment *seg,
  * one (every segment of the run is sealed, PA2, so the run is dense, L1). The checkpoint is a
  * cache of checks: a failure to store it costs the next open a walk, nothing else, so callers
  * may ignore the result. */
+static int store_recovery_point_tail(struct partition *p, const struct recovery_tail *tail);
+
 static int store_recovery_point(struct partition *p)
+{
+    return store_recovery_point_tail(p, NULL);
+}
+
+/* store_recovery_point, with the active segment's tail (PA9) when tail is set. */
+static int store_recovery_point_tail(struct partition *p, const struct recovery_tail *tail)
 {
     if (p->cfg.segment.read_only)
         return 0;
@@ -674,11 +682,57 @@ static int store_recovery_point(struct partition *p)
         memcpy(e->files, seg->stamps, sizeof(e->files));
     }
     rp.offset = rp.count ? rp.segments[rp.count - 1].next_offset : 0;
+    if (tail && (rp.count == 0 || tail->base_offset == rp.offset)) {
+        rp.has_tail = true;
+        rp.tail = *tail;
+        rp.offset = tail->next_offset;
+    }
     int rc = recovery_point_store(p->cfg.segment.faults, p->dir, &rp);
     free(rp.segments);
     if (rc == 0)
         p->recovery_points_written++;
     return rc;
+}
+
+int partition_checkpoint_tail(struct partition *p, bool force)
+{
+    if (p->frozen || p->cfg.segment.read_only || !p->active || p->active->sealed)
+        return 0; /* PA5: a frozen partition's state may describe failed batches */
+    struct segment *a = p->active;
+    assert(!p->round_touched);
+    if (a->size_bytes == 0)
+        return 0;
+    uint64_t since = a->size_bytes;
+    if (p->tail_base == a->base_offset) {
+        if (p->tail_bytes == a->size_bytes)
+            return 0; /* nothing appended since the last one */
+        since = a->size_bytes - p->tail_bytes;
+    }
+    if (!force && since < p->cfg.checkpoint_interval_bytes)
+        return 0;
+    int rc = segment_sync_prefix(a);
+    if (rc == 0)
+        rc = partition_snapshot_producers(p); /* so the replay after a crash starts here too */
+    if (rc)
+        return rc;
+    struct recovery_tail t = {
+        .base_offset = a->base_offset,
+        .bytes = a->size_bytes,
+        .next_offset = a->next_offset,
+        .max_timestamp = atomic_load_explicit(&a->max_timestamp_ms, memory_order_relaxed),
+        .max_timestamp_offset = a->max_timestamp_offset,
+        .last_batch_position = a->last_batch_position,
+        .index_entries = a->oidx.file.entries,
+        .timeindex_entries = a->tidx.file.entries,
+    };
+    assert(t.next_offset == p->next_offset && t.next_offset > t.base_offset);
+    rc = store_recovery_point_tail(p, &t);
+    if (rc)
+        return rc;
+    p->tail_base = a->base_offset;
+    p->tail_bytes = a->size_bytes;
+    p->tail_checkpoints++;
+    return 0;
 }
 
 /* What the recovery point says of the segment at `base` of an open: trust (filled, returned)
@@ -689,6 +743,18 @@ static const struct segment_trust *trust_for(struct partition *p, const struct r
                                              struct segment_trust *tr,
                                              struct partition_recovery *rec)
 {
+    memset(tr, 0, sizeof(*tr));
+    if (newest && !clean && rp->has_tail && rp->tail.base_offset == base) {
+        /* PA9: after a crash the newest segment is scanned from its recorded tail on. */
+        tr->next_offset = rp->tail.next_offset;
+        tr->max_timestamp = rp->tail.max_timestamp;
+        tr->max_timestamp_offset = rp->tail.max_timestamp_offset;
+        tr->bytes = rp->tail.bytes;
+        tr->last_batch_position = rp->tail.last_batch_position;
+        tr->index_entries = rp->tail.index_entries;
+        tr->timeindex_entries = rp->tail.timeindex_entries;
+        return tr;
+    }
     const struct recovery_segment *e = recovery_point_find(rp, base);
     if (!e || (newest && !clean))
         return NULL;
@@ -799,6 +865,9 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
             rec->recovered = true;
         rec->truncated_bytes += srec.truncated_bytes;
         rec->segments_opened++;
+        if (srec.tail_rejected)
+            rec->recovery_tails_rejected++;
+        rec->tail_bytes_trusted += srec.tail_from_bytes;
         if (srec.trusted) {
             rec->segments_trusted++;
             newest_trusted = newest;
@@ -811,8 +880,10 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
             }
         } else {
             rec->segments_checked++;
-            rec->bytes_checked += seg->size_bytes + srec.truncated_bytes;
-            if (first_untrusted == count)
+            rec->bytes_checked += seg->size_bytes + srec.truncated_bytes - srec.tail_from_bytes;
+            /* PA9: a tail-trusted newest segment's .txnindex is trusted to the tail and rebuilt
+             * past it by the producer replay (load_producers), not walked whole. */
+            if (first_untrusted == count && srec.tail_from_bytes == 0)
                 first_untrusted = i;
         }
         if (i > 0) {
@@ -858,6 +929,7 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     p->next_offset = p->active->next_offset;
     p->active_trusted_bytes = newest_trusted ? p->active->size_bytes : UINT64_MAX;
     p->active_trusted_next = p->active->next_offset;
+    p->tail_base = -1;
     memcpy(p->active_trusted_stamps, newest_stamps, sizeof(newest_stamps));
     p->snapshot_offset = -1;
     rc = load_producers(p, rec);

@@ -34,6 +34,16 @@
  *        files have now (and the newest segment only after a clean shutdown): a changed,
  *        unnamed or damaged entry costs a walk, never trust. Stored at every roll, at a clean
  *        close, and by an open that checked a sealed segment no entry vouched for.
+ *   PA9. The recovery point may also carry a tail (A.7 RP6): a prefix of the active segment —
+ *        its bytes, next offset, largest timestamp, last batch's position and index entry
+ *        counts — written by partition_checkpoint_tail only after the log and .txnindex were
+ *        fdatasynced, the offset and time indexes msynced and a producer snapshot at its next
+ *        offset stored. After a crash the newest segment is scanned from the tail on, when the
+ *        tail's base is the newest segment's and its last batch and index entries check out
+ *        (segment.c tail_holds); otherwise from 0 as before. So a crash costs the bytes
+ *        appended since the last tail (at most checkpoint_interval_bytes plus one housekeeping
+ *        period's appends), not the segment. A roll, a close or an open stores the file without
+ *        a tail (the active segment is then empty, sealed, or was just scanned).
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -62,10 +72,13 @@ struct open_txn {
 
 struct partition_config {
     struct segment_config segment;
-    int64_t segment_ms;         /* roll by age; <= 0 never */
-    int64_t retention_bytes;    /* -1 unlimited */
-    int64_t retention_ms;       /* -1 unlimited */
-    uint32_t producers_max;     /* producer table bound */
+    int64_t segment_ms;      /* roll by age; <= 0 never */
+    int64_t retention_bytes; /* -1 unlimited */
+    int64_t retention_ms;    /* -1 unlimited */
+    uint32_t producers_max;  /* producer table bound */
+    /* PA9: a tail is stored once the active segment grew this much past the last one (checked
+     * at each housekeeping period); 0 at every period that finds new bytes. */
+    uint64_t checkpoint_interval_bytes;
     producer_named_fn is_named; /* the engine's named-producer registry */
     void *named_ctx;
 };
@@ -97,6 +110,8 @@ struct partition_recovery {
     uint32_t recovery_point_mismatches; /* entries whose files changed since (checked instead) */
     uint32_t recovery_point_past_end;   /* entries of segments the directory does not hold */
     uint32_t recovery_points_written;   /* checkpoints this open stored */
+    uint64_t tail_bytes_trusted;        /* PA9: newest-segment bytes below a tail, not scanned */
+    uint32_t recovery_tails_rejected;   /* PA9: tails that did not hold (scanned from 0) */
 };
 
 struct partition {
@@ -142,6 +157,10 @@ struct partition {
      * had (their bytes are the same: the open's preallocation was trimmed away again), so an
      * idle open and close change no byte of the directory and the next open trusts it too. */
     uint64_t active_trusted_bytes;
+    /* PA9: the last tail stored (base -1: none yet), and how many were stored (tests). */
+    int64_t tail_base;
+    uint64_t tail_bytes;
+    uint64_t tail_checkpoints;
     int64_t active_trusted_next; /* its next offset then */
     struct recovery_stamp active_trusted_stamps[RECOVERY_FILES];
 
@@ -270,6 +289,13 @@ int partition_roll_now(struct partition *p);
 /* Writer: deletes whole segments whose next offset is <= offset (never the active one). Returns
  * the number deleted or a negative error. */
 int partition_delete_before(struct partition *p, int64_t offset);
+
+/* Writer, between rounds: stores the recovery point with the active segment's tail (PA9) when it
+ * grew checkpoint_interval_bytes past the last tail (any bytes at all when force). Costs two
+ * fdatasyncs of the active segment's files, two msyncs, a producer snapshot and a recovery-point
+ * replace. Returns 0 (also when nothing was due or the partition is frozen) or a negative error;
+ * a failure costs the next crash's open a longer scan, nothing else. */
+int partition_checkpoint_tail(struct partition *p, bool force);
 
 /* Writer: removes whole segments past retention (never the active one). Returns the number
  * deleted or a negative error. */

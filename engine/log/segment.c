@@ -379,6 +379,7 @@ void segment_note_append(struct segment *seg, const struct batch_header *h, uint
         seg->bytes_since_index = 0;
     }
     seg->bytes_since_index += size_bytes;
+    seg->last_batch_position = position;
     seg->size_bytes = position + size_bytes;
     seg->next_offset = last + 1;
 }
@@ -427,6 +428,21 @@ int segment_sync_txn_index(struct segment *seg)
     return io_fdatasync(seg->cfg.faults, seg->txns.fd);
 }
 
+int segment_sync_prefix(struct segment *seg)
+{
+    assert(!seg->sealed && seg->fd >= 0);
+    int rc = io_fdatasync(seg->cfg.faults, seg->fd); /* SG4 */
+    if (rc == 0)
+        rc = index_file_sync(&seg->oidx.file);
+    if (rc == 0)
+        rc = index_file_sync(&seg->tidx.file);
+    if (rc == 0)
+        rc = segment_sync_txn_index(seg); /* SG4 */
+    if (rc)
+        return error_set(rc, "%s: syncing for a recovery point: %s", seg->log_path, strerror(-rc));
+    return 0;
+}
+
 int segment_seal(struct segment *seg)
 {
     if (seg->sealed)
@@ -466,6 +482,8 @@ int segment_seal(struct segment *seg)
  * still tells it from preallocated zeros; truncated_bytes is then a lower bound. */
 #define RECOVERY_TAIL_WINDOW_BYTES SEGMENT_TAIL_WINDOW_BYTES
 
+static int segment_scan_from(struct segment *seg, uint64_t limit, struct segment_recovery *rec);
+
 /* Walks the log from 0 (to `limit`), validating each batch, rebuilding the indexes. A batch that
  * stops the walk is reported in *rec (the caller cuts the tail there); a CRC-valid batch whose
  * offsets the index cannot hold is not a torn write and fails the scan with RT_E_CORRUPT. */
@@ -479,7 +497,14 @@ static int segment_scan(struct segment *seg, uint64_t limit, struct segment_reco
     atomic_store_explicit(&seg->max_timestamp_ms, -1, memory_order_relaxed);
     seg->max_timestamp_offset = seg->base_offset;
     memset(rec, 0, sizeof(*rec));
-    uint64_t pos = 0;
+    return segment_scan_from(seg, limit, rec);
+}
+
+/* segment_scan's walk, from the segment's current end (size_bytes, next_offset, indexes and
+ * largest timestamp as they describe [0, size_bytes)). */
+static int segment_scan_from(struct segment *seg, uint64_t limit, struct segment_recovery *rec)
+{
+    uint64_t pos = seg->size_bytes;
     while (pos < limit) {
         const char *why = NULL;
         int64_t size = batch_size_at(seg->map + pos, limit - pos, &why);
@@ -587,6 +612,8 @@ struct open_state {
     bool recover;         /* the log is scanned (a read-only open may turn it on, below) */
     bool writable_index;  /* the indexes are open for writing (sealed again when not active) */
     bool rebuild_indexes; /* the indexes were missing or misshapen: rebuild from a whole log */
+    uint32_t oidx_live;   /* live entries to open the indexes with (UINT32_MAX: the file's) */
+    uint32_t tidx_live;
 };
 
 /* segment_open, step 2: the offset and time indexes. A writable index is reopened at capacity;
@@ -604,10 +631,10 @@ static int open_indexes(struct segment *seg, const char *index_path, const char 
             return rc;
     } else {
         rc = offset_index_open(&seg->oidx, index_path, seg->base_offset, cap, st->writable_index,
-                               UINT32_MAX);
+                               st->oidx_live);
         if (rc == 0)
             rc = time_index_open(&seg->tidx, time_path, seg->base_offset, cap, st->writable_index,
-                                 UINT32_MAX);
+                                 st->tidx_live);
     }
     if ((rc == -EBADMSG || rc == -ENOENT) && read_only) {
         /* Rebuilt in memory by the scan; a read-only open never cuts, so scanning a sealed log
@@ -628,12 +655,86 @@ static int open_indexes(struct segment *seg, const char *index_path, const char 
     return 0;
 }
 
-/* segment_open, step 3 (recover): scan the log from byte 0, cut a torn or corrupt tail (and let
- * the file system zero it: leftover bytes past a shorter rewrite must never parse as batches at
- * the next recovery). */
-static int recover_log(struct segment *seg, uint64_t *file_bytes, struct segment_recovery *rec)
+static void adopt_checked(struct segment *seg, uint64_t file_bytes, int64_t next_offset,
+                          int64_t max_timestamp, int64_t max_timestamp_offset);
+
+/* A recovery point's tail (PA9 in partition.h; A.7 RP6), checked before the scan starts past it:
+ * the indexes opened with exactly the recorded entries, those entries sound and below its end,
+ * and its last batch whole and CRC-valid, ending at its end with the recorded next offset.
+ * Reads one batch and the recorded index entries (1/4096 of the prefix at the default interval),
+ * nothing else of the prefix. Cheap evidence that the files are the ones the tail describes; the
+ * prefix itself was fdatasynced before the tail was stored, as a sealed segment's bytes were. */
+static bool tail_holds(const struct segment *seg, uint64_t file_bytes,
+                       const struct segment_trust *t)
 {
-    int rc = segment_scan(seg, *file_bytes, rec);
+    if (t->bytes > file_bytes || t->bytes > INT32_MAX || t->last_batch_position >= t->bytes)
+        return false;
+    if (seg->oidx.file.entries != t->index_entries ||
+        seg->tidx.file.entries != t->timeindex_entries)
+        return false;
+    const char *why = NULL;
+    uint32_t bad = 0;
+    if (offset_index_check(seg->oidx.file.map,
+                           (size_t)seg->oidx.file.entries * OFFSET_INDEX_ENTRY_BYTES, t->bytes,
+                           &why, &bad) != 0 ||
+        time_index_check(seg->tidx.file.map,
+                         (size_t)seg->tidx.file.entries * TIME_INDEX_ENTRY_BYTES, &why, &bad) != 0)
+        return false;
+    /* The index rule (segment_note_append) indexes a batch once more than the interval was
+     * appended since the last entry: so the prefix's last batch starts at most one interval
+     * past the last entry (an entry count that is short fails here). */
+    uint64_t last_indexed = 0;
+    if (seg->oidx.file.entries > 0) {
+        int64_t off;
+        uint32_t pos;
+        offset_index_entry(&seg->oidx, seg->oidx.file.entries - 1, &off, &pos);
+        if (off >= t->next_offset || pos > t->last_batch_position)
+            return false;
+        last_indexed = pos;
+    }
+    if (t->last_batch_position - last_indexed > seg->cfg.index_interval_bytes)
+        return false;
+    if (seg->tidx.file.entries > 0) {
+        int64_t ts, off;
+        time_index_entry(&seg->tidx, seg->tidx.file.entries - 1, &ts, &off);
+        if (off >= t->next_offset || ts > t->max_timestamp)
+            return false;
+    }
+    uint64_t at = t->last_batch_position;
+    int64_t size = batch_size_at(seg->map + at, t->bytes - at, &why);
+    struct batch_header h;
+    if (size < 0 || (uint64_t)size != t->bytes - at ||
+        batch_validate(seg->map + at, (size_t)size, 0, &h, &why) != 0)
+        return false;
+    return batch_last_offset(&h) + 1 == t->next_offset && h.base_offset >= seg->base_offset &&
+           h.max_timestamp <= t->max_timestamp;
+}
+
+/* segment_open, step 3 (recover): scan the log from byte 0 — or from a recovery point's tail
+ * that holds (tail_holds) — and cut a torn or corrupt tail (and let the file system zero it:
+ * leftover bytes past a shorter rewrite must never parse as batches at the next recovery). */
+static int recover_log(struct segment *seg, uint64_t *file_bytes, const struct segment_trust *t,
+                       struct segment_recovery *rec)
+{
+    int rc;
+    bool tail = t && t->bytes > 0 && seg->map;
+    /* No read-around while the tail is checked and walked: a fault would otherwise read up to
+     * the device's read-ahead window (8 MiB here) of the prefix nobody needs. */
+    if (tail)
+        (void)madvise((void *)seg->map, seg->map_bytes, MADV_RANDOM);
+    if (tail && tail_holds(seg, *file_bytes, t)) {
+        memset(rec, 0, sizeof(*rec));
+        adopt_checked(seg, t->bytes, t->next_offset, t->max_timestamp, t->max_timestamp_offset);
+        seg->last_batch_position = t->last_batch_position;
+        rec->tail_from_bytes = t->bytes;
+        rc = segment_scan_from(seg, *file_bytes, rec);
+        (void)madvise((void *)seg->map, seg->map_bytes, MADV_NORMAL);
+    } else {
+        if (tail)
+            (void)madvise((void *)seg->map, seg->map_bytes, MADV_NORMAL);
+        rc = segment_scan(seg, *file_bytes, rec);
+        rec->tail_rejected = t && t->bytes > 0;
+    }
     if (rc)
         return rc;
     if (seg->size_bytes < *file_bytes && !seg->cfg.read_only) {
@@ -789,6 +890,12 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         .recover = recover,
     };
     st.writable_index = (st.active || recover) && !cfg->read_only;
+    st.oidx_live = st.tidx_live = UINT32_MAX;
+    if (recover && trust && trust->bytes > 0) {
+        /* A tail (PA9): the entries past it describe bytes the scan will walk again. */
+        st.oidx_live = trust->index_entries;
+        st.tidx_live = trust->timeindex_entries;
+    }
     int rc = segment_paths(seg, partition_dir, index_path, time_path);
     if (rc == 0)
         rc = open_log(seg, recover, &file_bytes);
@@ -799,7 +906,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     if (rc)
         goto err;
     if (st.recover) {
-        rc = recover_log(seg, &file_bytes, rec);
+        rc = recover_log(seg, &file_bytes, trust, rec);
     } else if (trust && !st.rebuild_indexes && trust->next_offset >= base_offset) {
         /* RP (recovery_point.h): checked at its seal and unchanged since; nothing is read. */
         adopt_checked(seg, file_bytes, trust->next_offset, trust->max_timestamp,

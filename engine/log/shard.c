@@ -271,6 +271,7 @@ int shard_enforce_retention(struct shard *s)
                                       memory_order_relaxed);
         else if (n < 0 && !first)
             first = n;
+        (void)partition_checkpoint_tail(p, false); /* PA9; a failure costs a longer scan */
         uint32_t expired =
             producer_table_expire(&p->producers, wall_ms, s->env.producer_id_expiration_ms);
         if (expired)
