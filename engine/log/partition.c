@@ -1256,75 +1256,91 @@ struct segment *partition_segment_after(struct partition *p, int64_t base_offset
     return found;
 }
 
-/* Removes the oldest segment (never the active one). */
-static int delete_oldest(struct partition *p)
+/* Removes the `n` oldest segments (never the active one) in one step (PA10): one change of the
+ * list and one publish of the log start, then every file of the run unlinked oldest first (at
+ * most one .log kept as the recycled spare, PA6), then one fsync of the directory. Returns n or
+ * the first error (the run is out of the list whatever failed: a file left behind is an orphan
+ * the next open removes, L4, or an older segment it opens below the log start). */
+static int delete_oldest_run(struct partition *p, uint32_t n)
 {
-    assert(p->segment_count > 1);
+    assert(n < p->segment_count);
+    if (n == 0)
+        return 0;
+    struct segment **run = malloc((size_t)n * sizeof(*run));
+    if (!run)
+        return -ENOMEM;
     pthread_mutex_lock(&p->segments_lock);
-    struct segment *seg = p->segments[0];
-    memmove(p->segments, p->segments + 1, (size_t)(p->segment_count - 1) * sizeof(*p->segments));
-    p->segment_count--;
+    memcpy(run, p->segments, (size_t)n * sizeof(*run));
+    memmove(p->segments, p->segments + n, (size_t)(p->segment_count - n) * sizeof(*p->segments));
+    p->segment_count -= n;
     pthread_mutex_unlock(&p->segments_lock);
     partition_publish(p); /* PA4: the log start moves before the files go */
-    /* PA6: keep the file for the next roll when nothing can read it any more: out of the list,
-     * so no fetch can take a reference, and none holds one (its mapping would change under it).
-     * A file smaller than the lead saves less than the rename and fsync cost. */
-    if (p->cfg.segment.pool && p->spare_bytes == 0 &&
-        atomic_load_explicit(&seg->refs, memory_order_acquire) == 1 &&
-        seg->size_bytes >= segment_pool_lead_bytes(p->cfg.segment.capacity_bytes)) {
-        char spare[SEGMENT_PATH_BYTES];
-        uint64_t bytes = 0;
-        if (snprintf(spare, sizeof(spare), "%s/%s", p->dir, PARTITION_SPARE_NAME) <
-                (int)sizeof(spare) &&
-            segment_recycle(seg, spare, &bytes) == 0) {
-            p->spare_bytes = bytes;
-            segment_unref(seg);
-            return 0;
+    int rc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct segment *seg = run[i];
+        /* PA6: keep one file for the next roll when nothing can read it any more: out of the
+         * list, so no fetch can take a reference, and none holds one (its mapping would change
+         * under it). A file smaller than the lead saves less than the rename costs. */
+        if (p->cfg.segment.pool && p->spare_bytes == 0 &&
+            atomic_load_explicit(&seg->refs, memory_order_acquire) == 1 &&
+            seg->size_bytes >= segment_pool_lead_bytes(p->cfg.segment.capacity_bytes)) {
+            char spare[SEGMENT_PATH_BYTES];
+            uint64_t bytes = 0;
+            if (snprintf(spare, sizeof(spare), "%s/%s", p->dir, PARTITION_SPARE_NAME) <
+                    (int)sizeof(spare) &&
+                segment_recycle(seg, spare, false, &bytes) == 0) {
+                p->spare_bytes = bytes;
+                continue;
+            }
+            (void)io_unlink(p->cfg.segment.faults, spare); /* a half-done recycle: as below */
         }
-        (void)io_unlink(p->cfg.segment.faults, spare); /* a half-done recycle: as below */
+        int urc = segment_unlink(seg); /* a fetch still holding it keeps the mapping alive */
+        if (urc && rc == 0)
+            rc = urc;
     }
-    int rc = segment_delete(seg);
-    segment_unref(seg); /* a fetch still holding it keeps the mapping alive */
-    return rc;
+    int src = fs_fsync_dir(p->cfg.segment.faults, p->dir); /* SG5, once for the run */
+    if (src && rc == 0)
+        rc = src;
+    if (src)
+        p->spare_bytes = 0; /* its name may not survive a power loss: not reused */
+    for (uint32_t i = 0; i < n; i++)
+        segment_unref(run[i]);
+    free(run);
+    p->run_deletions++;
+    return rc ? rc : (int)n;
 }
 
 int partition_enforce_retention(struct partition *p, int64_t now_ms)
 {
     if (p->frozen)
         return RT_E_IO_FAILED; /* PA5: a deletion publishes the log start */
-    int deleted = 0;
+    uint32_t n = 0;            /* the run of oldest segments to delete */
     if (p->cfg.retention_bytes >= 0) {
         uint64_t total = 0;
         for (uint32_t i = 0; i < p->segment_count; i++)
             total += p->segments[i]->size_bytes;
         /* As Kafka: delete the oldest while the excess over the limit is at least its size,
          * so the log never drops below retention_bytes. */
-        while (p->segment_count > 1 && total > (uint64_t)p->cfg.retention_bytes) {
-            uint64_t oldest = p->segments[0]->size_bytes;
+        while (p->segment_count - n > 1 && total > (uint64_t)p->cfg.retention_bytes) {
+            uint64_t oldest = p->segments[n]->size_bytes;
             if (total - (uint64_t)p->cfg.retention_bytes < oldest)
                 break;
-            int rc = delete_oldest(p);
-            if (rc)
-                return rc;
             total -= oldest;
-            deleted++;
+            n++;
         }
     }
     if (p->cfg.retention_ms >= 0) {
-        while (p->segment_count > 1) {
-            struct segment *s = p->segments[0];
+        while (p->segment_count - n > 1) {
+            struct segment *s = p->segments[n];
             int64_t ts = atomic_load_explicit(&s->max_timestamp_ms, memory_order_relaxed);
             if (ts < 0)
                 ts = s->created_ms;
             if (now_ms - ts <= p->cfg.retention_ms)
                 break;
-            int rc = delete_oldest(p);
-            if (rc)
-                return rc;
-            deleted++;
+            n++;
         }
     }
-    return deleted;
+    return delete_oldest_run(p, n);
 }
 
 int partition_roll_now(struct partition *p)
@@ -1339,12 +1355,8 @@ int partition_delete_before(struct partition *p, int64_t offset)
 {
     if (p->frozen)
         return RT_E_IO_FAILED; /* PA5 */
-    int deleted = 0;
-    while (p->segment_count > 1 && p->segments[0]->next_offset <= offset) {
-        int rc = delete_oldest(p);
-        if (rc)
-            return rc;
-        deleted++;
-    }
-    return deleted;
+    uint32_t n = 0;
+    while (p->segment_count - n > 1 && p->segments[n]->next_offset <= offset)
+        n++;
+    return delete_oldest_run(p, n);
 }

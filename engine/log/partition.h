@@ -44,6 +44,13 @@
  *        appended since the last tail (at most checkpoint_interval_bytes plus one housekeeping
  *        period's appends), not the segment. A roll, a close or an open stores the file without
  *        a tail (the active segment is then empty, sealed, or was just scanned).
+ *  PA10. Retention (and partition_delete_before) removes a run of oldest segments in one step:
+ *        the list loses the whole run under one lock hold and the log start is published once,
+ *        then the run's files are unlinked oldest first and the directory fsynced once
+ *        (run_deletions counts the steps). A power loss before that fsync undoes the unlinks
+ *        (all of them in io.h's model; a journaled file system keeps an ordered prefix of
+ *        them), so what comes back is the newest part of the run, right below the surviving
+ *        segments: the log stays dense (PA1) and the next retention removes it again.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -161,6 +168,7 @@ struct partition {
     int64_t tail_base;
     uint64_t tail_bytes;
     uint64_t tail_checkpoints;
+    uint64_t run_deletions;      /* PA10: retention steps that removed segments (tests) */
     int64_t active_trusted_next; /* its next offset then */
     struct recovery_stamp active_trusted_stamps[RECOVERY_FILES];
 

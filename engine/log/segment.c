@@ -1057,13 +1057,27 @@ void segment_unref(struct segment *seg)
         segment_free(seg);
 }
 
-int segment_delete(struct segment *seg)
+static void segment_dir(const struct segment *seg, char *dir, size_t cap)
 {
-    char dir[SEGMENT_PATH_BYTES];
-    snprintf(dir, sizeof(dir), "%s", seg->log_path);
+    snprintf(dir, cap, "%s", seg->log_path);
     char *slash = strrchr(dir, '/');
     if (slash)
         *slash = '\0';
+}
+
+int segment_delete(struct segment *seg)
+{
+    char dir[SEGMENT_PATH_BYTES];
+    segment_dir(seg, dir, sizeof(dir));
+    int rc = segment_unlink(seg);
+    int src = fs_fsync_dir(seg->cfg.faults, dir); /* SG5 */
+    return rc ? rc : src;
+}
+
+int segment_unlink(struct segment *seg)
+{
+    char dir[SEGMENT_PATH_BYTES];
+    segment_dir(seg, dir, sizeof(dir));
     char path[SEGMENT_PATH_BYTES];
     int rc = 0;
     const char *exts[] = {"log", "index", "timeindex", "txnindex"};
@@ -1075,11 +1089,10 @@ int segment_delete(struct segment *seg)
         }
     }
     atomic_store_explicit(&seg->doomed, true, memory_order_release);
-    int src = fs_fsync_dir(seg->cfg.faults, dir); /* SG5 */
-    return rc ? rc : src;
+    return rc;
 }
 
-int segment_recycle(struct segment *seg, const char *spare_path, uint64_t *bytes_out)
+int segment_recycle(struct segment *seg, const char *spare_path, bool sync_dir, uint64_t *bytes_out)
 {
     assert(seg->sealed);
     assert(atomic_load_explicit(&seg->refs, memory_order_acquire) == 1);
@@ -1103,5 +1116,5 @@ int segment_recycle(struct segment *seg, const char *spare_path, uint64_t *bytes
             (void)io_unlink(seg->cfg.faults, path);
     atomic_store_explicit(&seg->doomed, true, memory_order_release);
     *bytes_out = (uint64_t)st.st_size;
-    return fs_fsync_dir(seg->cfg.faults, dir); /* SG5 */
+    return sync_dir ? fs_fsync_dir(seg->cfg.faults, dir) : 0; /* SG5 */
 }

@@ -207,13 +207,20 @@ int segment_find_timestamp(struct segment *seg, int64_t ts_ms, uint64_t end, uin
 void segment_ref(struct segment *seg);
 void segment_unref(struct segment *seg);
 
-/* Unlinks the segment's files now; memory goes with the last reference. */
+/* Unlinks the segment's files now; memory goes with the last reference. The directory is fsynced
+ * before it returns (SG5). */
 int segment_delete(struct segment *seg);
+
+/* segment_delete without the directory fsync: the caller fsyncs the partition directory once
+ * for a run of deletions (partition.c PA10) before it reports them. */
+int segment_unlink(struct segment *seg);
 
 /* Retention, for a segment no reader holds (refs == 1, out of the partition's list): renames its
  * .log to spare_path for reuse as a later segment (segment_create_recycled) and unlinks its
- * indexes; the directory is fsynced. *bytes_out: the file's size. Falls back to nothing: on
- * failure the caller deletes the segment as usual. */
-int segment_recycle(struct segment *seg, const char *spare_path, uint64_t *bytes_out);
+ * indexes; the directory is fsynced unless !sync_dir (then the caller does, as for
+ * segment_unlink). *bytes_out: the file's size. Falls back to nothing: on failure the caller
+ * deletes the segment as usual. */
+int segment_recycle(struct segment *seg, const char *spare_path, bool sync_dir,
+                    uint64_t *bytes_out);
 
 #endif /* RT_SEGMENT_H */
