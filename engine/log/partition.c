@@ -756,6 +756,21 @@ static const struct segment_trust *trust_for(struct partition *p, const struct r
         return tr;
     }
     const struct recovery_segment *e = recovery_point_find(rp, base);
+    if (e && newest && !clean && e->files[RECOVERY_LOG].bytes > 0 &&
+        e->next_offset > e->base_offset) {
+        /* PA9: the newest segment was sealed when this entry was stored (a clean close) and an
+         * open made it active again: what the entry recorded is a durable, checked prefix of
+         * it (appends only ever went past it), with its indexes' entries then. */
+        tr->next_offset = e->next_offset;
+        tr->max_timestamp = e->max_timestamp;
+        tr->max_timestamp_offset = e->max_timestamp_offset;
+        tr->bytes = e->files[RECOVERY_LOG].bytes;
+        tr->last_batch_position = UINT64_MAX; /* found from the last index entry */
+        tr->index_entries = (uint32_t)(e->files[RECOVERY_INDEX].bytes / OFFSET_INDEX_ENTRY_BYTES);
+        tr->timeindex_entries =
+            (uint32_t)(e->files[RECOVERY_TIMEINDEX].bytes / TIME_INDEX_ENTRY_BYTES);
+        return tr;
+    }
     if (!e || (newest && !clean))
         return NULL;
     struct recovery_stamp now[RECOVERY_FILES];

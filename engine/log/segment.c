@@ -665,9 +665,11 @@ static void adopt_checked(struct segment *seg, uint64_t file_bytes, int64_t next
  * nothing else of the prefix. Cheap evidence that the files are the ones the tail describes; the
  * prefix itself was fdatasynced before the tail was stored, as a sealed segment's bytes were. */
 static bool tail_holds(const struct segment *seg, uint64_t file_bytes,
-                       const struct segment_trust *t)
+                       const struct segment_trust *t, uint64_t *last_batch_out)
 {
-    if (t->bytes > file_bytes || t->bytes > INT32_MAX || t->last_batch_position >= t->bytes)
+    bool walk = t->last_batch_position == UINT64_MAX; /* a sealed entry's: found below */
+    if (t->bytes > file_bytes || t->bytes > INT32_MAX ||
+        (!walk && t->last_batch_position >= t->bytes))
         return false;
     if (seg->oidx.file.entries != t->index_entries ||
         seg->tidx.file.entries != t->timeindex_entries)
@@ -684,15 +686,30 @@ static bool tail_holds(const struct segment *seg, uint64_t file_bytes,
      * appended since the last entry: so the prefix's last batch starts at most one interval
      * past the last entry (an entry count that is short fails here). */
     uint64_t last_indexed = 0;
+    int64_t last_indexed_offset = seg->base_offset - 1;
     if (seg->oidx.file.entries > 0) {
         int64_t off;
         uint32_t pos;
         offset_index_entry(&seg->oidx, seg->oidx.file.entries - 1, &off, &pos);
-        if (off >= t->next_offset || pos > t->last_batch_position)
+        if (off >= t->next_offset || pos >= t->bytes)
             return false;
         last_indexed = pos;
+        last_indexed_offset = off;
     }
-    if (t->last_batch_position - last_indexed > seg->cfg.index_interval_bytes)
+    uint64_t at = t->last_batch_position;
+    if (walk) {
+        /* Headers from the last indexed batch to the end: at most one interval and a batch. */
+        at = last_indexed;
+        for (;;) {
+            int64_t size = batch_size_at(seg->map + at, t->bytes - at, &why);
+            if (size < 0 || at - last_indexed > seg->cfg.index_interval_bytes)
+                return false;
+            if (at + (uint64_t)size == t->bytes)
+                break;
+            at += (uint64_t)size;
+        }
+    }
+    if (at < last_indexed || at - last_indexed > seg->cfg.index_interval_bytes)
         return false;
     if (seg->tidx.file.entries > 0) {
         int64_t ts, off;
@@ -700,14 +717,18 @@ static bool tail_holds(const struct segment *seg, uint64_t file_bytes,
         if (off >= t->next_offset || ts > t->max_timestamp)
             return false;
     }
-    uint64_t at = t->last_batch_position;
     int64_t size = batch_size_at(seg->map + at, t->bytes - at, &why);
     struct batch_header h;
     if (size < 0 || (uint64_t)size != t->bytes - at ||
         batch_validate(seg->map + at, (size_t)size, 0, &h, &why) != 0)
         return false;
-    return batch_last_offset(&h) + 1 == t->next_offset && h.base_offset >= seg->base_offset &&
-           h.max_timestamp <= t->max_timestamp;
+    if (batch_last_offset(&h) + 1 != t->next_offset || h.base_offset < seg->base_offset ||
+        h.max_timestamp > t->max_timestamp ||
+        (at == last_indexed && seg->oidx.file.entries > 0 &&
+         batch_last_offset(&h) != last_indexed_offset))
+        return false;
+    *last_batch_out = at;
+    return true;
 }
 
 /* segment_open, step 3 (recover): scan the log from byte 0 — or from a recovery point's tail
@@ -722,10 +743,11 @@ static int recover_log(struct segment *seg, uint64_t *file_bytes, const struct s
      * the device's read-ahead window (8 MiB here) of the prefix nobody needs. */
     if (tail)
         (void)madvise((void *)seg->map, seg->map_bytes, MADV_RANDOM);
-    if (tail && tail_holds(seg, *file_bytes, t)) {
+    uint64_t last_batch = 0;
+    if (tail && tail_holds(seg, *file_bytes, t, &last_batch)) {
         memset(rec, 0, sizeof(*rec));
         adopt_checked(seg, t->bytes, t->next_offset, t->max_timestamp, t->max_timestamp_offset);
-        seg->last_batch_position = t->last_batch_position;
+        seg->last_batch_position = last_batch;
         rec->tail_from_bytes = t->bytes;
         rc = segment_scan_from(seg, *file_bytes, rec);
         (void)madvise((void *)seg->map, seg->map_bytes, MADV_NORMAL);
