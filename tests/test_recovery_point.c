@@ -853,6 +853,84 @@ static void test_crash_with_a_wrong_tail(void **state)
     free(pdir);
 }
 
+/* ---- PA11: an idle partition holds no descriptor -------------------------------------------- */
+
+#define IDLE_PARTITIONS 40
+
+static long fds_open(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    long n = 0;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n - 3; /* ".", ".." and the directory's own descriptor */
+}
+
+static void append_to(rt_engine *e, uint32_t part, int64_t value)
+{
+    char v[32];
+    snprintf(v, sizeof(v), "p%u-%" PRId64, part, value);
+    struct rt_record rec = {
+        .key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = 1000000};
+    int64_t base = -1;
+    assert_int_equal(rt_append(e, TOPIC, part, &rec, 1, &base), 0);
+    assert_int_equal(base, value);
+}
+
+static void expect_readable(rt_engine *e, uint32_t part, int64_t offset)
+{
+    rt_fetch *fx = NULL;
+    assert_int_equal(rt_fetch_start(e, TOPIC, part, offset, 1 << 16, RT_READ_UNCOMMITTED, &fx), 0);
+    const struct rt_fetch_view *fv = rt_fetch_get(fx);
+    assert_true(fv->size_bytes > 0);
+    assert_true(fv->high_watermark > offset);
+    rt_fetch_release(fx);
+}
+
+/* After a clean close, opening N partitions that hold data opens no descriptor per partition:
+ * their newest segments stay sealed (before PA11 each held four: the log, two writable indexes
+ * and the .txnindex). The first append to one wakes only that one; what it and the others hold
+ * reads back, then and after another close and open, and verify is clean. */
+static void test_idle_partitions_hold_no_descriptor(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, IDLE_PARTITIONS), 0);
+    for (uint32_t i = 0; i < IDLE_PARTITIONS; i++)
+        append_to(f->e, i, 0);
+    tu_fixture_close(f);
+    long before = fds_open();
+    tu_fixture_open(f);
+    long opened = fds_open() - before;
+    fprintf(stderr, "descriptors an open of %d idle partitions holds: %ld\n", IDLE_PARTITIONS,
+            opened);
+    assert_true(opened <
+                IDLE_PARTITIONS); /* the engine's own (rings, threads), none per partition */
+    struct partition *p3 = log_partition(engine_log(f->e), TOPIC, 3);
+    assert_non_null(p3);
+    assert_true(p3->active->sealed);
+    append_to(f->e, 3, 1);
+    assert_int_equal(p3->wakes, 1);
+    assert_false(p3->active->sealed);
+    long woken = fds_open() - before - opened;
+    assert_true(woken >= 1 && woken <= 4);
+    append_to(f->e, 3, 2); /* no second wake */
+    assert_int_equal(p3->wakes, 1);
+    for (uint32_t i = 0; i < IDLE_PARTITIONS; i++)
+        expect_readable(f->e, i, 0);
+    expect_readable(f->e, 3, 2);
+    tu_fixture_close(f);
+    assert_verify_clean(f->dir);
+    tu_fixture_open(f);
+    expect_readable(f->e, 3, 2);
+    append_to(f->e, 3, 3);
+    append_to(f->e, 7, 1);
+    tu_fixture_close(f);
+    assert_verify_clean(f->dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -879,6 +957,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crash_after_a_clean_open_scans_only_the_appends,
                                         tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_crash_with_a_wrong_tail, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_idle_partitions_hold_no_descriptor, tu_fixture_setup,
                                         tu_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -694,6 +694,40 @@ static int store_recovery_point_tail(struct partition *p, const struct recovery_
     return rc;
 }
 
+int partition_wake(struct partition *p)
+{
+    struct segment *old = p->active;
+    if (!old->sealed || p->cfg.segment.read_only)
+        return 0;
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5 */
+    assert(!p->round_touched);
+    assert(old->vouched && old->next_offset == p->next_offset);
+    struct segment_trust tr = {
+        .next_offset = old->next_offset,
+        .max_timestamp = atomic_load_explicit(&old->max_timestamp_ms, memory_order_relaxed),
+        .max_timestamp_offset = old->max_timestamp_offset,
+    };
+    struct segment *seg = NULL;
+    struct segment_recovery srec;
+    int rc = segment_open(&seg, p->dir, old->base_offset, &p->cfg.segment, true, false, &tr, &srec);
+    if (rc)
+        return rc; /* nothing changed: the partition stays as it was, dormant */
+    assert(!seg->sealed && seg->size_bytes == old->size_bytes);
+    pthread_mutex_lock(&p->segments_lock);
+    p->segments[p->segment_count - 1] = seg;
+    pthread_mutex_unlock(&p->segments_lock);
+    p->active = seg;
+    /* As a clean open that trusted it: the close's seal walks only what is appended now. */
+    p->active_trusted_bytes = seg->size_bytes;
+    p->active_trusted_next = seg->next_offset;
+    memcpy(p->active_trusted_stamps, old->stamps, sizeof(p->active_trusted_stamps));
+    partition_publish(p);
+    segment_unref(old); /* a fetch still holding it keeps its mapping */
+    p->wakes++;
+    return 0;
+}
+
 int partition_checkpoint_tail(struct partition *p, bool force)
 {
     if (p->frozen || p->cfg.segment.read_only || !p->active || p->active->sealed)
@@ -872,8 +906,12 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
         struct segment_recovery srec;
         struct segment_trust tr;
         const struct segment_trust *trust = trust_for(p, &rp, bases[i], newest, clean, &tr, rec);
-        rc = segment_open(&seg, p->dir, bases[i], &cfg->segment, newest, newest && !clean, trust,
-                          &srec);
+        /* PA11: after a clean shutdown a trusted newest segment is opened as it was closed,
+         * sealed (mapped, no descriptor, indexes read-only): it becomes active at its first
+         * append (partition_wake), so an idle partition costs no descriptor and no flush. */
+        bool dormant = newest && clean && trust != NULL;
+        rc = segment_open(&seg, p->dir, bases[i], &cfg->segment, newest && !dormant,
+                          newest && !clean, trust, &srec);
         if (rc)
             break;
         if (newest && !clean)

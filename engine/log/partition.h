@@ -44,6 +44,11 @@
  *        appended since the last tail (at most checkpoint_interval_bytes plus one housekeeping
  *        period's appends), not the segment. A roll, a close or an open stores the file without
  *        a tail (the active segment is then empty, sealed, or was just scanned).
+ *  PA11. After a clean shutdown the newest segment an open trusted stays sealed — mapped, no
+ *        descriptor, read-only indexes, nothing extended — until the partition's first append,
+ *        which reopens it active (partition_wake, on the shard thread, before the batch is
+ *        placed). So an idle partition holds no descriptor and costs its open and close no
+ *        flush; a fetch holding the sealed object keeps its mapping (the file only grows).
  *  PA10. Retention (and partition_delete_before) removes a run of oldest segments in one step:
  *        the list loses the whole run under one lock hold and the log start is published once,
  *        then the run's files are unlinked oldest first and the directory fsynced once
@@ -169,6 +174,7 @@ struct partition {
     uint64_t tail_bytes;
     uint64_t tail_checkpoints;
     uint64_t run_deletions;      /* PA10: retention steps that removed segments (tests) */
+    uint64_t wakes;              /* PA11: dormant newest segments made active (tests) */
     int64_t active_trusted_next; /* its next offset then */
     struct recovery_stamp active_trusted_stamps[RECOVERY_FILES];
 
@@ -297,6 +303,11 @@ int partition_roll_now(struct partition *p);
 /* Writer: deletes whole segments whose next offset is <= offset (never the active one). Returns
  * the number deleted or a negative error. */
 int partition_delete_before(struct partition *p, int64_t offset);
+
+/* Writer, before the partition's first append after a clean open (PA11): reopens its sealed
+ * newest segment as the active one. A no-op when it is active already. Returns 0 or a negative
+ * error (EMFILE and the like), after which the partition is unchanged. */
+int partition_wake(struct partition *p);
 
 /* Writer, between rounds: stores the recovery point with the active segment's tail (PA9) when it
  * grew checkpoint_interval_bytes past the last tail (any bytes at all when force). Costs two

@@ -498,6 +498,15 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         }
         p->unsynced = false;
     }
+    if (!p->round_touched && p->active->sealed) {
+        /* PA11: a dormant partition's first append since a clean open; on failure (out of
+         * descriptors, say) only this append fails and the partition is as it was. */
+        int wrc = partition_wake(p);
+        if (wrc) {
+            complete(r, wrc);
+            return;
+        }
+    }
     struct segment *was_active = p->active;
     uint32_t snapshots_before = p->snapshots_written;
     int rc = partition_make_room(p, r->len, r->header.last_offset_delta, rd->now_ms);
