@@ -720,31 +720,6 @@ static void test_crash_scans_only_past_the_tail(void **state)
     free(pdir);
 }
 
-/* PA9: a clean close's entry for the newest segment is a tail too. After a clean close, an open
- * and appends, a SIGKILL costs the appends, not the segment (no checkpoint was stored). */
-static void test_crash_after_a_clean_open_scans_only_the_appends(void **state)
-{
-    struct tu_fixture *f = *state;
-    f->o.segment_size_bytes = TAIL_SEGMENT_BYTES;
-    int64_t next = build(f, 200);
-    char *pdir = pdir_of(f);
-    char *log = tu_path("%s/%020d.log", pdir, 0);
-    uint64_t sealed = tu_file_size(log); /* the clean close trimmed it to its batches */
-    crash_child_tail(f, &next, 0, 0, 10);
-    assert_int_equal(count_logs(pdir), 1);
-    tu_fixture_open(f);
-    const struct partition_recovery *rec = recovery(f->e);
-    assert_true(rec->recovered);
-    assert_int_equal(rec->recovery_tails_rejected, 0);
-    assert_int_equal(rec->tail_bytes_trusted, sealed);
-    assert_true(rec->bytes_checked <= 10 * 2600);
-    read_back(f, next);
-    tu_fixture_close(f);
-    assert_verify_clean(f->dir);
-    free(log);
-    free(pdir);
-}
-
 /* A stale tail (an older checkpoint's: the file was replaced by an earlier copy) is still true
  * of the prefix it names: the scan starts there and walks the rest, nothing is lost. */
 static void test_crash_with_a_stale_tail(void **state)
@@ -954,8 +929,6 @@ int main(void)
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_crash_with_a_stale_tail, tu_fixture_setup,
                                         tu_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_crash_after_a_clean_open_scans_only_the_appends,
-                                        tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_crash_with_a_wrong_tail, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_idle_partitions_hold_no_descriptor, tu_fixture_setup,
