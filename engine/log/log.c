@@ -181,18 +181,89 @@ static void shards_stop(struct log *lg)
         shard_stop(&lg->shards[i]);
 }
 
+/* Closing many partitions: each seal waits for a few flushes of its own files, so they run on
+ * up to CLOSE_THREADS_MAX threads (a device serves parallel flushes at little more than the cost
+ * of one); partitions share nothing a close touches once the shards and the pre-writer stopped.
+ * The first failure's code and detail are kept (the detail is thread-local, error.h). */
+#define CLOSE_THREADS_MAX         8
+#define CLOSE_PARTITIONS_A_THREAD 64
+
+struct close_work {
+    struct partition **parts;
+    uint32_t count;
+    bool seal;
+    _Atomic uint32_t next;
+    pthread_mutex_t lock;
+    int first;
+    char detail[512];
+};
+
+static void *close_worker(void *arg)
+{
+    struct close_work *w = arg;
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&w->next, 1);
+        if (i >= w->count)
+            return NULL;
+        int rc = partition_close(w->parts[i], w->seal);
+        if (rc) {
+            pthread_mutex_lock(&w->lock);
+            if (!w->first) {
+                w->first = rc;
+                snprintf(w->detail, sizeof(w->detail), "%s", rt_error_detail());
+            }
+            pthread_mutex_unlock(&w->lock);
+        }
+    }
+}
+
+static int close_partitions(struct partition **parts, uint32_t count, bool seal)
+{
+    struct close_work w = {.parts = parts, .count = count, .seal = seal};
+    atomic_init(&w.next, 0);
+    pthread_mutex_init(&w.lock, NULL);
+    uint32_t threads = count / CLOSE_PARTITIONS_A_THREAD;
+    if (threads > CLOSE_THREADS_MAX)
+        threads = CLOSE_THREADS_MAX;
+    pthread_t th[CLOSE_THREADS_MAX];
+    uint32_t started = 0;
+    for (; started < threads; started++)
+        if (pthread_create(&th[started], NULL, close_worker, &w) != 0)
+            break; /* the calling thread does what is left */
+    (void)close_worker(&w);
+    for (uint32_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&w.lock);
+    if (w.first)
+        return error_set(w.first, "%s", w.detail);
+    return 0;
+}
+
 static int close_topics(struct log *lg, bool seal)
 {
     int first = 0;
     uint32_t n = atomic_load(&lg->topic_count);
-    for (uint32_t t = 0; t < n; t++) {
-        for (uint32_t i = 0; i < lg->topics[t].partition_count; i++) {
-            int rc = partition_close(&lg->topics[t].partitions[i], seal);
-            if (rc && !first)
-                first = rc;
-        }
-        free(lg->topics[t].partitions);
+    uint32_t total = 0;
+    for (uint32_t t = 0; t < n; t++)
+        total += lg->topics[t].partition_count;
+    struct partition **parts = total ? malloc((size_t)total * sizeof(*parts)) : NULL;
+    if (parts) {
+        uint32_t k = 0;
+        for (uint32_t t = 0; t < n; t++)
+            for (uint32_t i = 0; i < lg->topics[t].partition_count; i++)
+                parts[k++] = &lg->topics[t].partitions[i];
+        first = close_partitions(parts, total, seal);
+        free(parts);
+    } else {
+        for (uint32_t t = 0; t < n; t++)
+            for (uint32_t i = 0; i < lg->topics[t].partition_count; i++) {
+                int rc = partition_close(&lg->topics[t].partitions[i], seal);
+                if (rc && !first)
+                    first = rc;
+            }
     }
+    for (uint32_t t = 0; t < n; t++)
+        free(lg->topics[t].partitions);
     /* A topic whose catalogue update failed (log_topic_create) stays in the slot past the
      * count, its partitions attached to the shards until they stopped: closed here. */
     if (lg->topics && n < lg->topics_capacity && lg->topics[n].partitions) {
