@@ -1,8 +1,8 @@
 /*
- * handle_offsets.c — OffsetFetch v1-7: a group's committed offsets and their metadata from the
+ * handle_offsets.c — OffsetFetch v0-8: a group's committed offsets and their metadata from the
  * engine's `__consumer_offsets` (rt_group_fetch_offset), for the partitions the client names or,
- * with a null topic array, every partition the group committed (rt_group_list_offsets); and
- * OffsetCommit v2-7 (checked against the group's membership by group_coord.c), stored durably by
+ * with a null topic array, every partition the group committed (rt_group_list_offsets), for one group (v0-7) or several (v8); and
+ * OffsetCommit v0-8 (checked against the group's membership by group_coord.c), stored durably by
  * rt_group_commit_offsets before the answer. Both are decoded and answered by the kmsg codecs
  * (kmsg_offset_fetch_*, kmsg_offset_commit_*); the offsets validator here (handle_offsets.h) is
  * also TxnOffsetCommit's. It writes nothing but those commits.
@@ -32,6 +32,12 @@
  *        (kafka_offsets_validate): metadata over 4096 bytes is OFFSET_METADATA_TOO_LARGE (12), a
  *        negative offset or a NUL in the metadata INVALID_REQUEST (42), each for its partition
  *        alone; its arrays live in the request arena (no allocation per request once warm).
+ *   KO8  OffsetFetch v8 (KIP-709) answers each group it names as a v7 request naming that group
+ *        alone would be answered (KO1-KO6), in the request's order, its error in the group's
+ *        error_code. v0 is answered as v1 (Kafka read v0 from ZooKeeper; here every commit is
+ *        in __consumer_offsets), and OffsetCommit v0-1 store as v2 does: v0 carries no
+ *        generation (a simple consumer's commit, KO5), v1's per-partition commit_timestamp is
+ *        not kept (the engine stamps the commit time, as Kafka does for v2+).
  */
 #include "tools/kafka/handlers/handle_offsets.h"
 
@@ -355,6 +361,7 @@ enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
                             .group = group_of(q.group_id, group) ? group : NULL,
                             .require_stable = q.require_stable};
     struct kmsg_offset_fetch_response m;
+    int32_t gn = v >= 8 && q.groups_count > 0 ? q.groups_count : 0;
     size_t budget = KAFKA_ARENA_MIN_BYTES;
     for (int round = 0;; round++) {
         if (kafka_resp_reserve(s, budget) != 0) {
@@ -364,10 +371,32 @@ enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
         memset(&m, 0, sizeof(m));
         b.need_bytes = 0;
         b.full = false;
-        if (q.topics_count < 0)
+        if (v >= 8) { /* KO8: each group as a v7 request of its own */
+            struct kmsg_offset_fetch_group *gs = build_alloc(&b, (size_t)gn, sizeof(*gs));
+            for (int32_t i = 0; i < gn; i++) {
+                const struct kmsg_offset_fetch_group_request *gq = &q.groups[i];
+                struct kmsg_offset_fetch_request one = {.topics = gq->topics,
+                                                        .topics_count = gq->topics_count};
+                struct kmsg_offset_fetch_response r;
+                memset(&r, 0, sizeof(r));
+                b.group = group_of(gq->group_id, group) ? group : NULL;
+                if (gq->topics_count < 0)
+                    r.error_code = fetch_every(&b, &r);
+                else
+                    fetch_named(&b, &one, &r);
+                if (gs)
+                    gs[i] = (struct kmsg_offset_fetch_group){.group_id = gq->group_id,
+                                                             .topics = r.topics,
+                                                             .topics_count = r.topics_count,
+                                                             .error_code = r.error_code};
+            }
+            m.groups = gs;
+            m.groups_count = gs ? gn : 0;
+        } else if (q.topics_count < 0) {
             m.error_code = fetch_every(&b, &m); /* KO3 */
-        else
+        } else {
             fetch_named(&b, &q, &m);
+        }
         if (!b.full)
             break;
         budget = b.need_bytes * 2 + 4096; /* KAFKA_ARENA_MAX_BYTES bounds the frame anyway */
@@ -382,12 +411,18 @@ enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
             kafka_count_error(s, m.topics[t].partitions[i].error_code);
     if (v >= 2)
         kafka_count_error(s, m.error_code);
+    for (int32_t g = 0; g < m.groups_count; g++) {
+        kafka_count_error(s, m.groups[g].error_code);
+        for (int32_t t = 0; t < m.groups[g].topics_count; t++)
+            for (int32_t i = 0; i < m.groups[g].topics[t].partitions_count; i++)
+                kafka_count_error(s, m.groups[g].topics[t].partitions[i].error_code);
+    }
     kafka_response_begin(s);
     kmsg_offset_fetch_response_encode(&s->w, v, &m);
     return kafka_response_end(s);
 }
 
-/* ---- OffsetCommit v2-7 ---- */
+/* ---- OffsetCommit v0-8 ---- */
 
 struct commit_decode {
     int16_t version;
