@@ -10,6 +10,8 @@
  *   - rt_group_delete_offsets deletes the named committed offsets, or every one of the group
  *     and its stored metadata, durably: a reopen does not bring them back; its asynchronous
  *     form reports the keys deleted on an engine thread;
+ *   - a static leader's restart at JoinGroup v9 (KIP-814, group_coord.c KG12) is answered at once
+ *     with the members, skip_assignment and its new id as the leader;
  *   - DeleteGroups v0-2 and OffsetDelete v0 over the wire answer as Kafka: NONE for a group
  *     with only committed offsets (deleted after a reopen too), GROUP_ID_NOT_FOUND for an
  *     unknown one, NON_EMPTY_GROUP for a group with a member, GROUP_SUBSCRIBED_TO_TOPIC for a
@@ -324,6 +326,60 @@ static void test_sync_store_does_not_block_the_loop(void **state)
     tu_fixture_open(f);
 }
 
+/* ---- KG12: a static leader's rejoin at JoinGroup v9 skips the assignment ---- */
+
+static void test_static_leader_rejoin_v9(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct wire x = {0};
+    x.srv = serve(f->e);
+    int a = dial(&x);
+    char member[256];
+    int32_t gen = -1;
+    member_join(&x, a, "sv", "inst-v", member, &gen);
+    send_sync(&x, a, "sv", gen, kp_str_of(member), "inst-v");
+    struct kp_bytes asg;
+    uint8_t *buf = NULL;
+    assert_int_equal(read_sync(&x, a, &asg, &buf), KAFKA_NONE);
+    free(buf);
+    /* The instance restarts (no member id) at v9: the members and skip_assignment, the leader
+     * its new id; the generation unchanged (no rebalance). */
+    struct kmsg_join_group_protocol p = {kp_str_of("range"),
+                                         {subscription_t, (int32_t)sizeof(subscription_t)}};
+    struct kmsg_join_group_request q = {.group_id = kp_str_of("sv"),
+                                        .session_timeout_ms = 10000,
+                                        .rebalance_timeout_ms = 10000,
+                                        .member_id = kp_str_of(""),
+                                        .group_instance_id = kp_str_of("inst-v"),
+                                        .protocol_type = kp_str_of("consumer"),
+                                        .protocols = &p,
+                                        .protocols_count = 1,
+                                        .reason = kp_str_of("restarted")};
+    struct kp_writer w;
+    req_begin(&x, &w, KAFKA_JOIN_GROUP, 9);
+    assert_int_equal(kmsg_join_group_request_encode(&w, 9, &q), 0);
+    int b = dial(&x);
+    req_send(b, &w);
+    struct kp_reader r;
+    resp_read(b, &buf, &r, KAFKA_JOIN_GROUP, 9);
+    kp_arena_init(&x.arena, x.arena_buf, sizeof(x.arena_buf));
+    struct kmsg_join_group_response m;
+    assert_int_equal(kmsg_join_group_response_decode(&r, 9, &x.arena, &m), 0);
+    assert_int_equal(m.error_code, KAFKA_NONE);
+    assert_int_equal(m.generation_id, gen);
+    assert_true(m.skip_assignment);
+    assert_int_equal(m.members_count, 1);
+    assert_int_equal(m.leader.len, m.member_id.len);
+    assert_memory_equal(m.leader.ptr, m.member_id.ptr, (size_t)m.leader.len);
+    assert_int_equal(m.protocol_type.len, 8); /* v7+: "consumer" (KIP-559) */
+    assert_false(m.member_id.len == (int32_t)strlen(member) &&
+                 memcmp(m.member_id.ptr, member, strlen(member)) == 0);
+    free(buf);
+    close(a);
+    close(b);
+    kafka_server_stop(x.srv);
+}
+
 /* ---- GO7: rt_group_delete_offsets ---- */
 
 static int count_offsets(void *ctx, const char *topic, uint32_t partition,
@@ -520,6 +576,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sync_store_does_not_block_the_loop, setup,
                                         tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_static_leader_rejoin_v9, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_delete_offsets_engine, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_delete_wire, setup, tu_fixture_teardown),
     };
