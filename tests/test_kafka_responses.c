@@ -306,7 +306,8 @@ static void test_api_versions_answer(void **state)
         assert_false(kafka_api_supported(t[i].api_key, (int16_t)(t[i].max_version + 1)));
     }
     assert_true(kafka_api_supported(KAFKA_JOIN_GROUP, 0)); /* issue 13: handle_group.c */
-    assert_false(kafka_api_supported(KAFKA_JOIN_GROUP, 6));
+    assert_true(kafka_api_supported(KAFKA_JOIN_GROUP, 9)); /* Kafka 3.x's range (issue 20) */
+    assert_false(kafka_api_supported(KAFKA_JOIN_GROUP, 10));
     assert_false(kafka_api_supported(KAFKA_PRODUCE, 8));
     assert_false(kafka_api_supported(99, 0));
     /* the encoders refuse versions outside the codec range */
