@@ -698,6 +698,7 @@ struct group_call {
     uint8_t *value; /* store: the encoded metadata, then the group's name (owned) */
     size_t value_len;
     const struct rt_topic_partition *parts; /* delete; NULL with count 0: the whole group */
+    const struct rt_offset *offsets;        /* commit */
     size_t count;
     bool store;
     rt_group_done_fn done;
@@ -719,6 +720,8 @@ static void group_call_run(struct txn_job *job, int err)
                  : txn_groups_create(&k->e->txn, &g);
         if (rc == 0)
             rc = group_store_meta(g, k->group, k->value, k->value_len);
+    } else if (rc == 0 && k->offsets) {
+        rc = rt_group_commit_offsets(k->e, k->group, k->offsets, k->count);
     } else if (rc == 0) {
         rc = rt_group_delete_offsets(k->e, k->group, k->parts, k->count, &deleted);
     } else {
@@ -774,6 +777,20 @@ int rt_group_delete_offsets_async(rt_engine *e, const char *group,
     struct group_call *k = (struct group_call *)op;
     *k = (struct group_call){
         .e = e, .group = group, .parts = partitions, .count = count, .done = done, .ctx = ctx};
+    k->job.run = group_call_run;
+    return txn_job_submit(&e->txn, group, &k->job);
+}
+
+int rt_group_commit_offsets_async(rt_engine *e, const char *group, const struct rt_offset *offsets,
+                                  size_t count, struct rt_group_op *op, rt_group_done_fn done,
+                                  void *ctx)
+{
+    error_clear();
+    if (!e || !group || !offsets || !count || !op || !done)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_group_commit_offsets_async: NULL argument");
+    struct group_call *k = (struct group_call *)op;
+    *k = (struct group_call){
+        .e = e, .group = group, .offsets = offsets, .count = count, .done = done, .ctx = ctx};
     k->job.run = group_call_run;
     return txn_job_submit(&e->txn, group, &k->job);
 }

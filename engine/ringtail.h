@@ -1033,7 +1033,8 @@ int rt_group_delete_offsets(rt_engine *engine, const char *group,
                             const struct rt_topic_partition *partitions, size_t count,
                             size_t *deleted_out);
 
-/* The asynchronous forms of rt_group_store_metadata and rt_group_delete_offsets, for a broker's
+/* The asynchronous forms of rt_group_commit_offsets, rt_group_store_metadata and
+ * rt_group_delete_offsets, for a broker's
  * network thread, which must not wait for the disk. They run on the engine's transaction lanes
  * (as rt_txn_<call>_async, below), keyed by the group: the calls naming one group run one at a
  * time in submission order (so the latest metadata stored is the latest submitted), others in
@@ -1041,7 +1042,8 @@ int rt_group_delete_offsets(rt_engine *engine, const char *group,
  * synchronous call would have returned and (delete) the keys deleted; it must not block and
  * may free the op. rt_group_store_metadata_async encodes `metadata` and copies `group` before
  * it returns (neither need outlive the call); rt_group_delete_offsets_async needs `group` and
- * `partitions` (and their topic names) valid until done has run. Returns 0 (done will be
+ * `partitions` (and their topic names) valid until done has run, rt_group_commit_offsets_async
+ * `group` and `offsets` (and their strings); a commit reports deleted 0. Returns 0 (done will be
  * called), or without calling done: RT_E_INVALID_ARGUMENT (a NULL argument; for the store, a
  * metadata rt_group_store_metadata refuses), RT_E_CLOSED, -ENOMEM, -errno (a lane thread could
  * not start). A call still queued when rt_close begins is reported RT_E_CLOSED. */
@@ -1054,6 +1056,9 @@ int rt_group_store_metadata_async(rt_engine *engine, const char *group,
                                   rt_group_done_fn done, void *ctx);
 int rt_group_delete_offsets_async(rt_engine *engine, const char *group,
                                   const struct rt_topic_partition *partitions, size_t count,
+                                  struct rt_group_op *op, rt_group_done_fn done, void *ctx);
+int rt_group_commit_offsets_async(rt_engine *engine, const char *group,
+                                  const struct rt_offset *offsets, size_t count,
                                   struct rt_group_op *op, rt_group_done_fn done, void *ctx);
 
 typedef struct rt_consumer rt_consumer;

@@ -6,7 +6,8 @@
  *     (IO_FAULT_STALL on __consumer_offsets' fdatasync), an ApiVersions on another connection
  *     of the same network loop (--threads 1) is answered, and the SyncGroup is not; released,
  *     the SyncGroup is answered NONE with its assignment and the metadata is stored. With the
- *     old synchronous store the loop thread waited in rt_group_store_metadata: no answer;
+ *     old synchronous store the loop thread waited in rt_group_store_metadata: no answer; the
+ *     same for an OffsetCommit held in its commit's fdatasync (handle_offsets.c KO9);
  *   - rt_group_delete_offsets deletes the named committed offsets, or every one of the group
  *     and its stored metadata, durably: a reopen does not bring them back; its asynchronous
  *     form reports the keys deleted on an engine thread;
@@ -250,9 +251,44 @@ static int find_meta(void *ctx, const char *group, const struct rt_group_metadat
     return 0;
 }
 
-/* ---- KH4: the leader's SyncGroup stores without blocking the loop ---- */
+static void send_commit(struct wire *x, int sock, const char *group)
+{
+    struct kmsg_commit_partition p = {.partition_index = 1,
+                                      .committed_offset = 42,
+                                      .committed_leader_epoch = -1,
+                                      .committed_metadata = kp_str_of("m")};
+    struct kmsg_commit_topic t = {kp_str_of("t"), &p, 1};
+    struct kmsg_offset_commit_request q = {.group_id = kp_str_of(group),
+                                           .generation_id = -1,
+                                           .member_id = kp_str_of(""),
+                                           .group_instance_id = {NULL, -1},
+                                           .retention_time_ms = -1,
+                                           .topics = &t,
+                                           .topics_count = 1};
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_OFFSET_COMMIT, 2);
+    assert_int_equal(kmsg_offset_commit_request_encode(&w, 2, &q), 0);
+    req_send(sock, &w);
+}
 
-static void test_sync_store_does_not_block_the_loop(void **state)
+static int16_t read_commit(struct wire *x, int sock)
+{
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    resp_read(sock, &buf, &r, KAFKA_OFFSET_COMMIT, 2);
+    kp_arena_init(&x->arena, x->arena_buf, sizeof(x->arena_buf));
+    struct kmsg_commit_response m;
+    assert_int_equal(kmsg_offset_commit_response_decode(&r, 2, &x->arena, &m), 0);
+    assert_int_equal(m.topics_count, 1);
+    assert_int_equal(m.topics[0].partitions_count, 1);
+    int16_t code = m.topics[0].partitions[0].error_code;
+    free(buf);
+    return code;
+}
+
+/* ---- KH4: the leader's SyncGroup stores without blocking the loop; KO9: OffsetCommit ---- */
+
+static void held_write_leaves_the_loop_free(void **state, bool commit)
 {
     struct tu_fixture *f = *state;
     tu_fixture_close(f);
@@ -274,17 +310,22 @@ static void test_sync_store_does_not_block_the_loop(void **state)
     int a = dial(&x);
     char member[256];
     int32_t gen = -1;
-    member_join(&x, a, "sg", "inst-1", member, &gen);
-    assert_int_equal(gen, 1);
+    if (!commit) {
+        member_join(&x, a, "sg", "inst-1", member, &gen);
+        assert_int_equal(gen, 1);
+    }
 
     struct io_fault_rule stall = {.mode = IO_FAULT_STALL,
                                   .op = IO_OP_FDATASYNC,
                                   .nth = 1,
                                   .path_contains = "__consumer_offsets"};
     assert_int_equal(io_fault_rule_add(&plan, &stall), 0);
-    send_sync(&x, a, "sg", gen, kp_str_of(member), "inst-1");
+    if (commit)
+        send_commit(&x, a, "cg");
+    else
+        send_sync(&x, a, "sg", gen, kp_str_of(member), "inst-1");
     if (io_fault_stall_wait(&plan, 5000) != 0)
-        fail_msg("the leader's SyncGroup never reached the metadata's fdatasync");
+        fail_msg("the request never reached __consumer_offsets' fdatasync");
 
     int b = dial(&x);
     send_api_versions(&x, b);
@@ -299,24 +340,33 @@ static void test_sync_store_does_not_block_the_loop(void **state)
     io_fault_stall_release(&plan);
     if (!other_answered)
         fail_msg("an ApiVersions on another connection of the loop was not answered in 3 s while "
-                 "a SyncGroup's metadata store was held (the loop thread waits for the disk)");
-    assert_false(sync_answered); /* KH4: not before the store is durable */
+                 "a group write was held (the loop thread waits for the disk)");
+    assert_false(sync_answered); /* KH4, KO9: not before the write is durable */
     assert_int_equal(stalled, 1);
-    struct kp_bytes asg;
     uint8_t *buf = NULL;
-    assert_int_equal(read_sync(&x, a, &asg, &buf), KAFKA_NONE);
-    assert_int_equal(asg.len, 2);
-    assert_memory_equal(asg.ptr, "\0\1", 2);
-    free(buf);
+    if (commit) {
+        assert_int_equal(read_commit(&x, a), KAFKA_NONE);
+        int64_t off = -1;
+        assert_int_equal(rt_group_fetch_offsets(e, "cg", "t", 1, false, &off), 0);
+        assert_int_equal(off, 42);
+    } else {
+        struct kp_bytes asg;
+        assert_int_equal(read_sync(&x, a, &asg, &buf), KAFKA_NONE);
+        assert_int_equal(asg.len, 2);
+        assert_memory_equal(asg.ptr, "\0\1", 2);
+        free(buf);
+    }
     struct kp_reader r;
     resp_read(b, &buf, &r, KAFKA_API_VERSIONS, 0);
     assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
     free(buf);
     struct found_meta fm = {.group = "sg"};
     assert_int_equal(rt_group_list_metadata(e, find_meta, &fm), 0);
-    assert_true(fm.found);
-    assert_int_equal(fm.generation, 1);
-    assert_int_equal(fm.members, 1);
+    assert_int_equal(fm.found, !commit);
+    if (!commit) {
+        assert_int_equal(fm.generation, 1);
+        assert_int_equal(fm.members, 1);
+    }
     assert_int_equal(plan.stall_timeouts, 0);
     close(a);
     close(b);
@@ -324,6 +374,16 @@ static void test_sync_store_does_not_block_the_loop(void **state)
     assert_int_equal(rt_close(e), 0);
     io_fault_plan_release(&plan);
     tu_fixture_open(f);
+}
+
+static void test_sync_store_does_not_block_the_loop(void **state)
+{
+    held_write_leaves_the_loop_free(state, false);
+}
+
+static void test_offset_commit_does_not_block_the_loop(void **state)
+{
+    held_write_leaves_the_loop_free(state, true);
 }
 
 /* ---- KG12: a static leader's rejoin at JoinGroup v9 skips the assignment ---- */
@@ -575,6 +635,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sync_store_does_not_block_the_loop, setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_offset_commit_does_not_block_the_loop, setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_static_leader_rejoin_v9, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_delete_offsets_engine, setup, tu_fixture_teardown),

@@ -3,7 +3,7 @@
  * engine's `__consumer_offsets` (rt_group_fetch_offset), for the partitions the client names or,
  * with a null topic array, every partition the group committed (rt_group_list_offsets), for one group (v0-7) or several (v8); and
  * OffsetCommit v0-8 (checked against the group's membership by group_coord.c), stored durably by
- * rt_group_commit_offsets before the answer. Both are decoded and answered by the kmsg codecs
+ * rt_group_commit_offsets_async before the answer (KO9). Both are decoded and answered by the kmsg codecs
  * (kmsg_offset_fetch_*, kmsg_offset_commit_*); the offsets validator here (handle_offsets.h) is
  * also TxnOffsetCommit's. It writes nothing but those commits.
  *
@@ -38,6 +38,10 @@
  *        in __consumer_offsets), and OffsetCommit v0-1 store as v2 does: v0 carries no
  *        generation (a simple consumer's commit, KO5), v1's per-partition commit_timestamp is
  *        not kept (the engine stamps the commit time, as Kafka does for v2+).
+ *   KO9  OffsetCommit does not wait for the disk on the loop thread: the valid partitions go to
+ *        rt_group_commit_offsets_async and the request answers NET_PENDING; the completion (on
+ *        an engine lane) settles every partition with the write's outcome, encodes the answer
+ *        and hands the request back (net_req_complete), after the commit is durable.
  */
 #include "tools/kafka/handlers/handle_offsets.h"
 
@@ -440,6 +444,42 @@ static int commit_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
     return kafka_offsets_prepare(r, a, d->q->topics, d->q->topics_count, d->c);
 }
 
+static void commit_answer(struct kafka_slot *s, struct kafka_offsets_commit *c, int16_t v,
+                          int16_t stored)
+{
+    kafka_offsets_settle(s, c, stored);
+    struct kmsg_commit_response m = {.topics = c->results, .topics_count = c->results_count};
+    kafka_response_begin(s);
+    kmsg_offset_commit_response_encode(&s->w, v, &m);
+}
+
+/* A commit in flight (KO9): in the response arena; the request (its arena: c's arrays, the
+ * offsets) stays until the answer is sent. */
+struct commit_job {
+    struct rt_group_op op;
+    struct kafka_slot *s;
+    struct kafka_offsets_commit c;
+    int16_t version;
+    char group[GROUP_BYTES_MAX + 1];
+};
+
+static void commit_done(void *ctx, int err, size_t deleted)
+{
+    (void)deleted;
+    struct commit_job *j = ctx;
+    int16_t stored = KAFKA_NONE;
+    if (err) {
+        stored = kafka_error_from_rt(err);
+        fprintf(stderr, "ringtail serve: OffsetCommit for group '%s': %s: %s\n", j->group,
+                rt_strerror(err), rt_error_detail());
+    }
+    struct kafka_slot *s = j->s;
+    commit_answer(s, &j->c, j->version, stored);
+    if (kafka_response_end(s) != NET_DONE)
+        s->req->close_reason = "the OffsetCommit answer could not be encoded";
+    net_req_complete(s->req);
+}
+
 enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at)
 {
     struct kmsg_offset_commit_request q;
@@ -466,19 +506,23 @@ enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at
     }
     rt_engine *e = s->server->engine;
     kafka_offsets_validate(e, q.topics, q.topics_count, all, &c); /* KO7 */
-    /* One durable write for every valid partition, before the answer. */
+    /* One durable write for every valid partition, before the answer (KO9: not waited for on
+     * the loop thread). */
     int16_t stored = KAFKA_NONE;
     if (c.offsets_count) {
-        rc = rt_group_commit_offsets(e, group, c.offsets, c.offsets_count);
-        if (rc) {
-            stored = kafka_error_from_rt(rc);
-            fprintf(stderr, "ringtail serve: OffsetCommit for group '%s': %s: %s\n", group,
-                    rt_strerror(rc), rt_error_detail());
-        }
+        if (kafka_resp_reserve(s, sizeof(struct commit_job)))
+            return NET_CLOSE;
+        struct commit_job *j = kafka_alloc(s, 1, sizeof(*j));
+        *j = (struct commit_job){.s = s, .c = c, .version = v};
+        memcpy(j->group, group, strlen(group) + 1);
+        rc = rt_group_commit_offsets_async(e, j->group, c.offsets, c.offsets_count, &j->op,
+                                           commit_done, j);
+        if (rc == 0)
+            return NET_PENDING;
+        stored = kafka_error_from_rt(rc);
+        fprintf(stderr, "ringtail serve: OffsetCommit for group '%s': %s: %s\n", group,
+                rt_strerror(rc), rt_error_detail());
     }
-    kafka_offsets_settle(s, &c, stored);
-    struct kmsg_commit_response m = {.topics = c.results, .topics_count = c.results_count};
-    kafka_response_begin(s);
-    kmsg_offset_commit_response_encode(&s->w, v, &m);
+    commit_answer(s, &c, v, stored);
     return kafka_response_end(s);
 }
