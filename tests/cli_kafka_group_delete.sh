@@ -7,7 +7,8 @@
 #     not exist is UNKNOWN_TOPIC_OR_PART; DeleteGroups deletes the group (every offset gone) and
 #     answers GROUP_ID_NOT_FOUND for an unknown one; a group with a live member (a
 #     confluent_kafka consumer subscribed to the topic) is NON_EMPTY_GROUP and its topic's
-#     offsets GROUP_SUBSCRIBED_TO_TOPIC;
+#     offsets GROUP_SUBSCRIBED_TO_TOPIC; ListConsumerGroups (ListGroups v4, KIP-518) filtered by
+#     state names the live group Stable and the offsets-only one Empty;
 #   - kafkajs 2.2.4's admin.deleteGroups (tests/kafka/node/kafkajs_admin_groups.test.js);
 #   - a broker restart does not bring a deleted group's offsets back (tombstones in
 #     __consumer_offsets), and ringtail verify is clean.
@@ -76,7 +77,11 @@ expect "... an unknown group is GROUP_ID_NOT_FOUND" 0 "^group nope GROUP_ID_NOT_
 RC=$?
 expect "... the deleted group has no offsets left" 0 "^committed 2 -1001 -$"
 
-# A live member (confluent_kafka, subscribed to dt).
+# A group with only committed offsets (Empty), and a live member (confluent_kafka, subscribed to
+# dt) of another.
+"$RDK" "$BROKER" dt eg commit >"$T/out" 2>"$T/err"
+RC=$?
+expect "librdkafka commits for group eg" 0 "^commit 0 NO_ERROR$"
 mkfifo "$T/M.in"
 $PY "$G" "$BROKER" member dt live M 10000 <"$T/M.in" >"$T/M.log" 2>&1 &
 MPID=$!
@@ -89,6 +94,20 @@ done
 cp "$T/M.log" "$T/out"
 : >"$T/err"
 expect "a confluent_kafka member of group live owns dt's three partitions" 0
+"$ADM" "$BROKER" list-groups Stable >"$T/out" 2>"$T/err"
+RC=$?
+expect "librdkafka ListConsumerGroups (ListGroups v4) filtered by Stable: the live group" 0 \
+    "^listed live Stable$"
+RC=0
+grep -q '^listed eg' "$T/out" && RC=1
+expect "... and not the Empty one" 0
+"$ADM" "$BROKER" list-groups Empty >"$T/out" 2>"$T/err"
+RC=$?
+expect "... filtered by Empty: a group with only committed offsets, not the live one" 0 \
+    "^listed eg Empty$"
+RC=0
+grep -q '^listed live' "$T/out" && RC=1
+expect "... the live group is not Empty" 0
 "$ADM" "$BROKER" delete-groups live >"$T/out" 2>"$T/err"
 RC=$?
 expect "DeleteGroups of a group with a member: NON_EMPTY_GROUP" 0 "^group live NON_EMPTY_GROUP$"

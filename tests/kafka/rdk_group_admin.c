@@ -8,6 +8,9 @@
  *   rdk_group_admin BROKER delete-offsets G TOPIC P... rd_kafka_DeleteConsumerGroupOffsets;
  *                                                      prints "offsets ERR" (the request's)
  *                                                      and "partition P ERR" per partition
+ *   rdk_group_admin BROKER list-groups [STATE...]      rd_kafka_ListConsumerGroups (ListGroups,
+ *                                                      v4 with a states filter); prints
+ *                                                      "listed G STATE" per group
  * ERR is the client's error name (NO_ERROR when deleted). Exit 0 when the admin call returned
  * a result, 1 with the client's error on stderr otherwise.
  */
@@ -21,6 +24,10 @@ static rd_kafka_t *admin(const char *broker)
     char err[512];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     if (rd_kafka_conf_set(conf, "bootstrap.servers", broker, err, sizeof err)) {
+        fprintf(stderr, "conf: %s\n", err);
+        exit(1);
+    }
+    if (getenv("RDK_DEBUG") && rd_kafka_conf_set(conf, "debug", getenv("RDK_DEBUG"), err, sizeof err)) {
         fprintf(stderr, "conf: %s\n", err);
         exit(1);
     }
@@ -97,8 +104,47 @@ static int delete_offsets(rd_kafka_t *rk, const char *group, const char *topic, 
     return 0;
 }
 
+static int list_groups(rd_kafka_t *rk, char **states, int n)
+{
+    rd_kafka_AdminOptions_t *o =
+        rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPS);
+    rd_kafka_consumer_group_state_t want[8];
+    for (int i = 0; i < n && i < 8; i++)
+        want[i] = rd_kafka_consumer_group_state_code(states[i]);
+    if (n) {
+        rd_kafka_error_t *e =
+            rd_kafka_AdminOptions_set_match_consumer_group_states(o, want, (size_t)(n < 8 ? n : 8));
+        if (e) {
+            fprintf(stderr, "states: %s\n", rd_kafka_error_string(e));
+            return 1;
+        }
+    }
+    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+    rd_kafka_ListConsumerGroups(rk, o, q);
+    rd_kafka_event_t *ev = result(q, RD_KAFKA_EVENT_LISTCONSUMERGROUPS_RESULT);
+    if (rd_kafka_event_error(ev))
+        printf("request %s\n", rd_kafka_err2name(rd_kafka_event_error(ev)));
+    const rd_kafka_ListConsumerGroups_result_t *res = rd_kafka_event_ListConsumerGroups_result(ev);
+    size_t cnt = 0;
+    const rd_kafka_ConsumerGroupListing_t **gs =
+        rd_kafka_ListConsumerGroups_result_valid(res, &cnt);
+    for (size_t i = 0; i < cnt; i++)
+        printf("listed %s %s\n", rd_kafka_ConsumerGroupListing_group_id(gs[i]),
+               rd_kafka_consumer_group_state_name(rd_kafka_ConsumerGroupListing_state(gs[i])));
+    rd_kafka_event_destroy(ev);
+    rd_kafka_queue_destroy(q);
+    rd_kafka_AdminOptions_destroy(o);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && strcmp(argv[2], "list-groups") == 0) {
+        rd_kafka_t *rk = admin(argv[1]);
+        int rc = list_groups(rk, argv + 3, argc - 3);
+        rd_kafka_destroy(rk);
+        return rc;
+    }
     if (argc >= 4 && strcmp(argv[2], "delete-groups") == 0) {
         rd_kafka_t *rk = admin(argv[1]);
         int rc = delete_groups(rk, argv + 3, argc - 3);

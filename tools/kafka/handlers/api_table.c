@@ -54,7 +54,6 @@ H(heartbeat, kafka_handle_heartbeat(s))
 H(leave_group, kafka_handle_leave_group(s))
 H(sync_group, kafka_handle_sync_group(s))
 H(describe_groups, kafka_handle_describe_groups(s))
-H(list_groups, kafka_handle_list_groups(s))
 H(delete_groups, kafka_handle_delete_groups(s))
 H(offset_delete, kafka_handle_offset_delete(s))
 H(api_versions, kafka_handle_api_versions(s))
@@ -75,6 +74,11 @@ static int h_txn(struct kafka_slot *s, size_t body_at)
 static int h_offset_fetch(struct kafka_slot *s, size_t body_at)
 {
     return (int)kafka_handle_offset_fetch(s, body_at);
+}
+
+static int h_list_groups(struct kafka_slot *s, size_t body_at)
+{
+    return (int)kafka_handle_list_groups(s, body_at);
 }
 
 static int h_offset_commit(struct kafka_slot *s, size_t body_at)
@@ -145,7 +149,8 @@ const struct kafka_api kafka_api_rows[] = {
     ROW(KAFKA_SYNC_GROUP, "SyncGroup", 0, 5, 0, 5, 4, true, sync_group, h_sync_group, false),
     ROW(KAFKA_DESCRIBE_GROUPS, "DescribeGroups", 0, 5, 0, 5, 5, true, describe_groups,
         h_describe_groups, false),
-    ROW(KAFKA_LIST_GROUPS, "ListGroups", 0, 4, 0, 4, 3, true, list_groups, h_list_groups, false),
+    ROW(KAFKA_LIST_GROUPS, "ListGroups", 0, 4, 0, 4, 3, true, list_groups, h_list_groups,
+        true), /* handle_group.c KH6 */
     ROW(KAFKA_API_VERSIONS, "ApiVersions", 0, 3, 0, 3, 3, true, api_versions, h_api_versions,
         false),
     ROW(KAFKA_CREATE_TOPICS, "CreateTopics", 0, 7, 0, 7, 5, true, create_topics, h_create_topics,

@@ -85,7 +85,7 @@ enum net_verdict kafka_handle_join_group(struct kafka_slot *s);
 enum net_verdict kafka_handle_sync_group(struct kafka_slot *s);
 enum net_verdict kafka_handle_heartbeat(struct kafka_slot *s);
 enum net_verdict kafka_handle_leave_group(struct kafka_slot *s);
-enum net_verdict kafka_handle_list_groups(struct kafka_slot *s);
+enum net_verdict kafka_handle_list_groups(struct kafka_slot *s, size_t body_at); /* KH6 */
 enum net_verdict kafka_handle_describe_groups(struct kafka_slot *s);
 enum net_verdict kafka_handle_group_retry(struct kafka_slot *s, bool expired);
 enum net_verdict kafka_handle_delete_groups(struct kafka_slot *s);

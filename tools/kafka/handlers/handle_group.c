@@ -32,8 +32,11 @@
  *        deletion's outcome. OffsetDelete: INVALID_GROUP_ID, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP
  *        at the top; per partition UNKNOWN_TOPIC_OR_PARTITION, GROUP_SUBSCRIBED_TO_TOPIC
  *        (KG13), else the deletion's outcome (a partition without an offset is NONE, as Kafka).
+ *   KH6  ListGroups v3+ accepts one trailing zero byte after its body (librdkafka 2.0.2's extra
+ *        tag buffer, which Kafka ignores); anything else that does not decode closes.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,8 +259,35 @@ static int offset_group(void *ctx, const char *group)
     return 0;
 }
 
-enum net_verdict kafka_handle_list_groups(struct kafka_slot *s)
+/* KH6: librdkafka 2.0.2 ends a ListGroups v3+ body with a second empty tag buffer (one 0x00
+ * after the body); Kafka reads the body and ignores what follows, so ListConsumerGroups works
+ * there. Decoded here: as described, else once more without that one trailing zero byte. */
+struct list_groups_decode {
+    int16_t version;
+    struct kmsg_list_groups_request *q;
+};
+
+static int list_groups_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
 {
+    struct list_groups_decode *d = ctx;
+    struct kp_reader at = *r;
+    int rc = kmsg_list_groups_request_decode(r, d->version, a, d->q);
+    if (rc == RT_E_CORRUPT && d->version >= 3 && at.end > at.p && at.end[-1] == 0) {
+        *r = at;
+        r->end--;
+        rc = kmsg_list_groups_request_decode(r, d->version, a, d->q);
+    }
+    return rc;
+}
+
+enum net_verdict kafka_handle_list_groups(struct kafka_slot *s, size_t body_at)
+{
+    struct list_groups_decode d = {.version = s->header.api_version, .q = &s->msg.list_groups};
+    if (kafka_slot_decode(s, body_at, list_groups_decode, &d) != 0) {
+        kafka_log("connection %" PRIu64 ": ListGroups v%d body does not decode; closing",
+                  s->req->conn_id, s->header.api_version);
+        return NET_CLOSE;
+    }
     struct group_coord *gc = s->server->groups;
     int64_t now = net_now_ms();
     group_coord_lock(gc);
