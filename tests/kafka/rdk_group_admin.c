@@ -11,7 +11,7 @@
  *   rdk_group_admin BROKER list-groups [STATE...]      rd_kafka_ListConsumerGroups (ListGroups,
  *                                                      v4 with a states filter); prints
  *                                                      "listed G STATE" per group
- * ERR is the client's error name (NO_ERROR when deleted). Exit 0 when the admin call returned
+ * ERR is the client's error name (NO_ERROR when deleted); RDK_DEBUG sets librdkafka's debug. Exit 0 when the admin call returned
  * a result, 1 with the client's error on stderr otherwise.
  */
 #include <librdkafka/rdkafka.h>
@@ -27,7 +27,8 @@ static rd_kafka_t *admin(const char *broker)
         fprintf(stderr, "conf: %s\n", err);
         exit(1);
     }
-    if (getenv("RDK_DEBUG") && rd_kafka_conf_set(conf, "debug", getenv("RDK_DEBUG"), err, sizeof err)) {
+    if (getenv("RDK_DEBUG") &&
+        rd_kafka_conf_set(conf, "debug", getenv("RDK_DEBUG"), err, sizeof err)) {
         fprintf(stderr, "conf: %s\n", err);
         exit(1);
     }
