@@ -1,12 +1,14 @@
 /*
  * handle_group.c — the group membership APIs over the wire: JoinGroup 0-9, SyncGroup 0-5,
  * Heartbeat 0-4, LeaveGroup 0-5, ListGroups 0-4, DescribeGroups 0-5, DeleteGroups 0-2 and
- * OffsetDelete 0, on kmsg_group.c's codecs and group_coord.c's state. It owns only the mapping between a decoded request and the
- * coordinator, and the parking of a JoinGroup (until the rebalance completes) or a follower's
- * SyncGroup (until the leader's assignment arrives) through net's NET_PARK — the mechanism the
- * long-poll fetch uses: the loop answers requests of a connection in order, so pipelining is
- * kept, and the loop thread never blocks. It touches the engine only to read which groups
- * have committed offsets (ListGroups, DescribeGroups: KH3).
+ * OffsetDelete 0, on kmsg_group.c's codecs and group_coord.c's state. It owns only the mapping
+ * between a decoded request and the coordinator, and the parking of a JoinGroup (until the
+ * rebalance completes) or a follower's SyncGroup (until the leader's assignment arrives) through
+ * net's NET_PARK — the mechanism the long-poll fetch uses: the loop answers requests of a
+ * connection in order, so pipelining is kept, and the loop thread never blocks. It touches the
+ * engine to read which groups have committed offsets (ListGroups, DescribeGroups: KH3) and,
+ * only through the engine's asynchronous calls, to store a group's metadata and delete groups
+ * and offsets (KH4).
  *
  * Invariants:
  *   KH1  A parked request is retried on every net_wake and at its deadline (the coordinator's

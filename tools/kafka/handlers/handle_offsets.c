@@ -1,11 +1,11 @@
 /*
  * handle_offsets.c — OffsetFetch v0-8: a group's committed offsets and their metadata from the
  * engine's `__consumer_offsets` (rt_group_fetch_offset), for the partitions the client names or,
- * with a null topic array, every partition the group committed (rt_group_list_offsets), for one group (v0-7) or several (v8); and
- * OffsetCommit v0-8 (checked against the group's membership by group_coord.c), stored durably by
- * rt_group_commit_offsets_async before the answer (KO9). Both are decoded and answered by the kmsg codecs
- * (kmsg_offset_fetch_*, kmsg_offset_commit_*); the offsets validator here (handle_offsets.h) is
- * also TxnOffsetCommit's. It writes nothing but those commits.
+ * with a null topic array, every partition the group committed (rt_group_list_offsets), for one
+ * group (v0-7) or several (v8); and OffsetCommit v0-8 (checked against the group's membership by
+ * group_coord.c), stored durably by rt_group_commit_offsets_async before the answer (KO9). Both
+ * are decoded and answered by the kmsg codecs (kmsg_offset_fetch_*, kmsg_offset_commit_*); the
+ * offsets validator here (handle_offsets.h) is also TxnOffsetCommit's. It writes nothing but those commits.
  *
  * Invariants:
  *   KO1  An offset is answered only once it is committed: a transactional commit still pending

@@ -1,8 +1,8 @@
 /*
  * kmsg_txn.c — transaction and offset-commit messages as data (kdesc.h): AddPartitionsToTxn (v0-1),
  * AddOffsetsToTxn (v0-1), EndTxn (v0-1), TxnOffsetCommit (v0-2), OffsetCommit (v0-8, flexible
- * from v8), OffsetFetch (v0-8, flexible from v6). It owns their descriptions and must never decide an
- * answer (the server does).
+ * from v8), OffsetFetch (v0-8, flexible from v6). It owns their descriptions and must never
+ * decide an answer (the server does).
  *
  *   AddPartitionsToTxn request: transactional_id STRING, producer_id i64, producer_epoch i16,
  *     topics [name STRING, partitions [i32]]
