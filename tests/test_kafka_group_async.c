@@ -63,7 +63,7 @@ static int setup(void **state)
 struct wire {
     struct kafka_server *srv;
     int32_t corr;
-    uint8_t arena_buf[1 << 16];
+    _Alignas(16) uint8_t arena_buf[1 << 16];
     struct kp_arena arena;
 };
 
