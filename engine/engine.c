@@ -681,6 +681,129 @@ int rt_group_list_metadata(rt_engine *e, rt_group_metadata_fn fn, void *ctx)
     return g ? group_metadata_each(g, fn, ctx) : 0;
 }
 
+int rt_group_delete_offsets(rt_engine *e, const char *group,
+                            const struct rt_topic_partition *partitions, size_t count,
+                            size_t *deleted_out)
+{
+    error_clear();
+    if (deleted_out)
+        *deleted_out = 0;
+    if (!e || !group || (count && !partitions))
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_group_delete_offsets: NULL argument");
+    if (log_read_only(&e->log))
+        return log_refuse_if_read_only(&e->log, "rt_group_delete_offsets");
+    struct group_manager *g = txn_groups(&e->txn);
+    if (!g)
+        return 0; /* nothing was ever committed */
+    return group_delete(g, group, count ? partitions : NULL, count, deleted_out);
+}
+
+/* ---- the asynchronous group calls (on the transaction lanes, keyed by the group) ---- */
+
+struct group_call {
+    struct txn_job job; /* first: the lane hands the job back */
+    rt_engine *e;
+    const char *group;
+    uint8_t *value; /* store: the encoded metadata, then the group's name (owned) */
+    size_t value_len;
+    const struct rt_topic_partition *parts; /* delete; NULL with count 0: the whole group */
+    const struct rt_offset *offsets;        /* commit */
+    size_t count;
+    bool store;
+    rt_group_done_fn done;
+    void *ctx;
+};
+_Static_assert(sizeof(struct group_call) <= sizeof(struct rt_group_op), "rt_group_op too small");
+_Static_assert(offsetof(struct group_call, job) == 0, "the job opens the call");
+
+static void group_call_run(struct txn_job *job, int err)
+{
+    struct group_call *k = (struct group_call *)job;
+    error_clear();
+    int rc = err;
+    size_t deleted = 0;
+    if (rc == 0 && k->store) {
+        struct group_manager *g = NULL;
+        rc = log_read_only(&k->e->log)
+                 ? log_refuse_if_read_only(&k->e->log, "rt_group_store_metadata_async")
+                 : txn_groups_create(&k->e->txn, &g);
+        if (rc == 0)
+            rc = group_store_meta(g, k->group, k->value, k->value_len);
+    } else if (rc == 0 && k->offsets) {
+        rc = rt_group_commit_offsets(k->e, k->group, k->offsets, k->count);
+    } else if (rc == 0) {
+        rc = rt_group_delete_offsets(k->e, k->group, k->parts, k->count, &deleted);
+    } else {
+        error_set(rc, "%s", rt_strerror(rc));
+    }
+    free(k->value);
+    rt_group_done_fn done = k->done;
+    void *ctx = k->ctx;
+    done(ctx, rc, deleted); /* the op may be freed inside: not touched after */
+}
+
+int rt_group_store_metadata_async(rt_engine *e, const char *group,
+                                  const struct rt_group_metadata *md, struct rt_group_op *op,
+                                  rt_group_done_fn done, void *ctx)
+{
+    error_clear();
+    if (!e || !group || !md || !op || !done)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_group_store_metadata_async: NULL argument");
+    uint8_t *value = NULL;
+    size_t len = 0;
+    int rc = group_metadata_encode(group, md, &value, &len);
+    if (rc)
+        return rc;
+    size_t gl = strlen(group);
+    uint8_t *both = realloc(value, len + gl + 1);
+    if (!both) {
+        free(value);
+        return -ENOMEM;
+    }
+    memcpy(both + len, group, gl + 1);
+    struct group_call *k = (struct group_call *)op;
+    *k = (struct group_call){.e = e,
+                             .group = (const char *)both + len,
+                             .value = both,
+                             .value_len = len,
+                             .store = true,
+                             .done = done,
+                             .ctx = ctx};
+    k->job.run = group_call_run;
+    rc = txn_job_submit(&e->txn, k->group, &k->job);
+    if (rc)
+        free(both);
+    return rc;
+}
+
+int rt_group_delete_offsets_async(rt_engine *e, const char *group,
+                                  const struct rt_topic_partition *partitions, size_t count,
+                                  struct rt_group_op *op, rt_group_done_fn done, void *ctx)
+{
+    error_clear();
+    if (!e || !group || !op || !done || (count && !partitions))
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_group_delete_offsets_async: NULL argument");
+    struct group_call *k = (struct group_call *)op;
+    *k = (struct group_call){
+        .e = e, .group = group, .parts = partitions, .count = count, .done = done, .ctx = ctx};
+    k->job.run = group_call_run;
+    return txn_job_submit(&e->txn, group, &k->job);
+}
+
+int rt_group_commit_offsets_async(rt_engine *e, const char *group, const struct rt_offset *offsets,
+                                  size_t count, struct rt_group_op *op, rt_group_done_fn done,
+                                  void *ctx)
+{
+    error_clear();
+    if (!e || !group || !offsets || !count || !op || !done)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_group_commit_offsets_async: NULL argument");
+    struct group_call *k = (struct group_call *)op;
+    *k = (struct group_call){
+        .e = e, .group = group, .offsets = offsets, .count = count, .done = done, .ctx = ctx};
+    k->job.run = group_call_run;
+    return txn_job_submit(&e->txn, group, &k->job);
+}
+
 /* ---- broker support ---- */
 
 int rt_producer_id_allocate(rt_engine *e, int64_t *producer_id_out, int16_t *epoch_out)

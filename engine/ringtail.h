@@ -1080,6 +1080,51 @@ typedef int (*rt_group_metadata_fn)(void *ctx, const char *group,
                                     const struct rt_group_metadata *metadata);
 int rt_group_list_metadata(rt_engine *engine, rt_group_metadata_fn fn, void *ctx);
 
+/* Deletes committed offsets of `group` from `__consumer_offsets` as Kafka's OffsetDelete and
+ * DeleteGroups do: with `count` partitions, the group's committed offsets of those partitions
+ * (a partition with none is skipped); with count 0 (partitions may be NULL), every committed
+ * offset of the group and its stored metadata (rt_group_store_metadata). One batch of
+ * tombstones, durable before this returns; a reopen does not bring the keys back. A
+ * transactional commit still pending is not deleted (its marker decides it). The broker checks
+ * the group's membership first (Kafka refuses a group with members: NON_EMPTY_GROUP); the
+ * engine does not know of members. *deleted_out (may be NULL): how many keys were deleted (0:
+ * nothing was stored, nothing written). Errors: RT_E_INVALID_ARGUMENT (NULL engine or group,
+ * partitions NULL with count > 0, a group name as rt_group_commit_offsets refuses it, a topic
+ * NULL, empty or over 249 bytes), RT_E_RECORD_TOO_LARGE (more tombstones than one batch of
+ * batch_size_max_bytes holds), RT_E_READ_ONLY, -ENOMEM, write errors (see Transactions). */
+struct rt_topic_partition; /* declared with the transactional calls below */
+int rt_group_delete_offsets(rt_engine *engine, const char *group,
+                            const struct rt_topic_partition *partitions, size_t count,
+                            size_t *deleted_out);
+
+/* The asynchronous forms of rt_group_commit_offsets, rt_group_store_metadata and
+ * rt_group_delete_offsets, for a broker's
+ * network thread, which must not wait for the disk. They run on the engine's transaction lanes
+ * (as rt_txn_<call>_async, below), keyed by the group: the calls naming one group run one at a
+ * time in submission order (so the latest metadata stored is the latest submitted), others in
+ * parallel. `done` reports the outcome exactly once, on a lane thread, with the error the
+ * synchronous call would have returned and (delete) the keys deleted; it must not block and
+ * may free the op. rt_group_store_metadata_async encodes `metadata` and copies `group` before
+ * it returns (neither need outlive the call); rt_group_delete_offsets_async needs `group` and
+ * `partitions` (and their topic names) valid until done has run, rt_group_commit_offsets_async
+ * `group` and `offsets` (and their strings); a commit reports deleted 0. Returns 0 (done will be
+ * called), or without calling done: RT_E_INVALID_ARGUMENT (a NULL argument; for the store, a
+ * metadata rt_group_store_metadata refuses), RT_E_CLOSED, -ENOMEM, -errno (a lane thread could
+ * not start). A call still queued when rt_close begins is reported RT_E_CLOSED. */
+struct rt_group_op {
+    uint64_t opaque[16];
+};
+typedef void (*rt_group_done_fn)(void *ctx, int err, size_t deleted);
+int rt_group_store_metadata_async(rt_engine *engine, const char *group,
+                                  const struct rt_group_metadata *metadata, struct rt_group_op *op,
+                                  rt_group_done_fn done, void *ctx);
+int rt_group_delete_offsets_async(rt_engine *engine, const char *group,
+                                  const struct rt_topic_partition *partitions, size_t count,
+                                  struct rt_group_op *op, rt_group_done_fn done, void *ctx);
+int rt_group_commit_offsets_async(rt_engine *engine, const char *group,
+                                  const struct rt_offset *offsets, size_t count,
+                                  struct rt_group_op *op, rt_group_done_fn done, void *ctx);
+
 typedef struct rt_consumer rt_consumer;
 
 struct rt_consumer_options {

@@ -82,7 +82,13 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
             kf_str_inside(q->topics[i].name);
             t[i] = (struct kmsg_offset_fetch_topic){q->topics[i].name, &p, 1};
         }
-        struct kmsg_offset_fetch_response m = {0, t, n < 0 ? 0 : n, 0};
+        static struct kmsg_offset_fetch_group gs[4096];
+        int32_t gn = q->groups_count > 4096 ? 4096 : q->groups_count;
+        for (int32_t i = 0; i < gn; i++) { /* v8: each group answered with no topics */
+            kf_str_inside(q->groups[i].group_id);
+            gs[i] = (struct kmsg_offset_fetch_group){q->groups[i].group_id, NULL, 0, 0};
+        }
+        struct kmsg_offset_fetch_response m = {0, t, n < 0 ? 0 : n, 0, gs, gn < 0 ? 0 : gn};
         rc = kmsg_offset_fetch_response_encode(w, version, &m);
         break;
     }
@@ -96,9 +102,16 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
             mb[i] = (struct kmsg_join_group_member){q->member_id, q->group_instance_id,
                                                     q->protocols[i].metadata};
         }
-        struct kmsg_join_group_response m = {
-            0,  0, 1, n ? q->protocols[0].name : q->protocol_type, q->member_id, q->member_id,
-            mb, n};
+        struct kmsg_join_group_response m = {0,
+                                             0,
+                                             1,
+                                             n ? q->protocols[0].name : q->protocol_type,
+                                             q->member_id,
+                                             q->member_id,
+                                             mb,
+                                             n,
+                                             q->protocol_type,
+                                             true};
         rc = kmsg_join_group_response_encode(w, version, &m);
         break;
     }
@@ -109,7 +122,8 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
             kf_bytes_inside(q->assignments[0].assignment);
             b = q->assignments[0].assignment;
         }
-        struct kmsg_sync_group_response m = {0, 0, b};
+        kf_str_inside(q->protocol_name);
+        struct kmsg_sync_group_response m = {0, 0, b, q->protocol_type, q->protocol_name};
         rc = kmsg_sync_group_response_encode(w, version, &m);
         break;
     }
@@ -117,12 +131,46 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
         kf_str_inside(req->heartbeat.group_instance_id);
         rc = kmsg_heartbeat_response_encode(w, version, &er);
         break;
-    case KAFKA_LEAVE_GROUP:
-        kf_str_inside(req->leave_group.member_id);
-        rc = kmsg_leave_group_response_encode(w, version, &er);
+    case KAFKA_LEAVE_GROUP: {
+        const struct kmsg_leave_group_request *q = &req->leave_group;
+        kf_str_inside(q->member_id);
+        static struct kmsg_leave_group_member_response lm[4096];
+        int32_t n = q->members_count > 4096 ? 4096 : q->members_count;
+        for (int32_t i = 0; i < n; i++) {
+            kf_str_inside(q->members[i].reason);
+            lm[i] = (struct kmsg_leave_group_member_response){q->members[i].member_id,
+                                                              q->members[i].group_instance_id, 0};
+        }
+        struct kmsg_leave_group_response m = {0, 0, lm, n < 0 ? 0 : n};
+        rc = kmsg_leave_group_response_encode(w, version, &m);
         break;
+    }
+    case KAFKA_DELETE_GROUPS: {
+        const struct kmsg_delete_groups_request *q = &req->delete_groups;
+        static struct kmsg_delete_groups_result r[4096];
+        int32_t n = q->groups_names_count > 4096 ? 4096 : q->groups_names_count;
+        for (int32_t i = 0; i < n; i++) {
+            kf_str_inside(q->groups_names[i]);
+            r[i] = (struct kmsg_delete_groups_result){q->groups_names[i], 69};
+        }
+        struct kmsg_delete_groups_response m = {0, r, n < 0 ? 0 : n};
+        rc = kmsg_delete_groups_response_encode(w, version, &m);
+        break;
+    }
+    case KAFKA_OFFSET_DELETE: {
+        const struct kmsg_offset_delete_request *q = &req->offset_delete;
+        kf_str_inside(q->group_id);
+        int32_t n = q->topics_count > 4096 ? 4096 : q->topics_count;
+        for (int32_t i = 0; i < n; i++) {
+            kf_str_inside(q->topics[i].name);
+            topic_errors[i] = (struct kmsg_topic_errors){q->topics[i].name, &part_error, 1};
+        }
+        struct kmsg_offset_delete_response m = {0, 0, topic_errors, n < 0 ? 0 : n};
+        rc = kmsg_offset_delete_response_encode(w, version, &m);
+        break;
+    }
     case KAFKA_LIST_GROUPS: {
-        static const struct kmsg_list_groups_group g = {{"g", 1}, {"consumer", 8}};
+        static const struct kmsg_list_groups_group g = {{"g", 1}, {"consumer", 8}, {"Stable", 6}};
         struct kmsg_list_groups_response m = {0, 0, &g, 1};
         rc = kmsg_list_groups_response_encode(w, version, &m);
         break;
@@ -174,7 +222,7 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
         for (int32_t i = 0; i < n; i++) {
             kf_str_inside(q->groups[i]);
             g[i] = (struct kmsg_describe_groups_group){
-                0, q->groups[i], {"Empty", 5}, {"", 0}, {"", 0}, NULL, 0};
+                0, q->groups[i], {"Empty", 5}, {"", 0}, {"", 0}, NULL, 0, 0};
         }
         struct kmsg_describe_groups_response m = {0, g, n};
         rc = kmsg_describe_groups_response_encode(w, version, &m);
@@ -199,6 +247,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                    KAFKA_HEARTBEAT,
                                    KAFKA_LEAVE_GROUP,
                                    KAFKA_LIST_GROUPS,
-                                   KAFKA_DESCRIBE_GROUPS};
+                                   KAFKA_DESCRIBE_GROUPS,
+                                   KAFKA_DESCRIBE_PRODUCERS,
+                                   KAFKA_DESCRIBE_TRANSACTIONS,
+                                   KAFKA_LIST_TRANSACTIONS,
+                                   KAFKA_DELETE_GROUPS,
+                                   KAFKA_OFFSET_DELETE};
     return kf_run(data, size, keys, sizeof keys / sizeof keys[0], respond);
 }

@@ -46,8 +46,16 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
         rc = kmsg_metadata_response_encode(w, version, &m);
     } else if (key == KAFKA_FIND_COORDINATOR) {
         kf_str_inside(req->find_coordinator.key);
-        struct kmsg_find_coordinator_response m = {0,   0, {NULL, -1}, 0, kp_str_of("127.0.0.1"),
-                                                   9092};
+        static struct kmsg_find_coordinator_coordinator cs[4096];
+        const struct kmsg_find_coordinator_request *q = &req->find_coordinator;
+        int32_t n = q->coordinator_keys_count > 4096 ? 4096 : q->coordinator_keys_count;
+        for (int32_t i = 0; i < n; i++) { /* v4: each key answered */
+            kf_str_inside(q->coordinator_keys[i]);
+            cs[i] = (struct kmsg_find_coordinator_coordinator){
+                q->coordinator_keys[i], 0, kp_str_of("127.0.0.1"), 9092, 0, {NULL, 0}};
+        }
+        struct kmsg_find_coordinator_response m = {
+            0, 0, {NULL, -1}, 0, kp_str_of("127.0.0.1"), 9092, cs, n < 0 ? 0 : n};
         rc = kmsg_find_coordinator_response_encode(w, version, &m);
     } else {
         kf_str_inside(req->init_producer_id.transactional_id);

@@ -12,14 +12,14 @@ GROUPS = {
     "kafka_data": [0, 1, 2],
     "kafka_meta": [18, 3, 10, 22],
     "kafka_admin": [19, 20, 32],
-    "kafka_group": [24, 25, 26, 28, 8, 9, 11, 14, 12, 13, 16, 15, 61, 65, 66],
+    "kafka_group": [24, 25, 26, 28, 8, 9, 11, 14, 12, 13, 16, 15, 61, 65, 66, 42, 47],
 }
-CODEC_MIN = {0: 0, 1: 0, 2: 0, 3: 0, 8: 2, 9: 1, 10: 0, 11: 0, 12: 0, 13: 0, 14: 0, 15: 0,
+CODEC_MIN = {0: 0, 1: 0, 2: 0, 3: 0, 8: 0, 9: 0, 10: 0, 11: 0, 12: 0, 13: 0, 14: 0, 15: 0,
              16: 0, 18: 0, 19: 0, 20: 0, 22: 0, 24: 0, 25: 0, 26: 0, 28: 0, 32: 0, 61: 0, 65: 0,
-             66: 0}
+             66: 0, 42: 0, 47: 0}
 FIRST_FLEX = {0: 9, 1: 12, 2: 6, 3: 9, 8: 8, 9: 6, 10: 3, 11: 6, 12: 4, 13: 4, 14: 4, 15: 5,
               16: 3, 18: 3, 19: 5, 20: 4, 22: 2, 24: 3, 25: 3, 26: 3, 28: 3, 32: 4, 61: 0,
-              65: 0, 66: 0}
+              65: 0, 66: 0, 42: 2, 47: 99}
 
 
 def body_of(frame, key, ver):
@@ -83,3 +83,46 @@ for name, (key, ver, body) in HAND.items():
     keys = GROUPS["kafka_group"]
     seed = bytes([keys.index(key), ver - CODEC_MIN[key], 0xff]) + body
     open(os.path.join("fuzz/corpus/kafka_group", name), "wb").write(seed)
+
+# Hand-made seeds for versions no golden frame has (the group APIs widened to Kafka 3.x's):
+# compact forms from the first flexible version, every struct ending with an empty tag buffer.
+def cstr(b):  # compact string
+    return bytes([len(b) + 1]) + b
+
+
+def s16(b):  # classic string
+    return struct.pack(">h", len(b)) + b
+
+
+def seed(group, key, ver, body, name):
+    keys = GROUPS[group]
+    data = bytes([keys.index(key), ver - CODEC_MIN[key], 0xff]) + body
+    open(os.path.join("fuzz/corpus", group, name), "wb").write(data)
+
+
+T = b"\x00"  # an empty tag buffer
+seed("kafka_group", 42, 2, bytes([3]) + cstr(b"g1") + cstr(b"g2") + T, "hand.DeleteGroups_v2")
+seed("kafka_group", 42, 0, struct.pack(">i", 1) + s16(b"g1"), "hand.DeleteGroups_v0")
+seed("kafka_group", 47, 0, s16(b"g") + struct.pack(">i", 1) + s16(b"t") +
+     struct.pack(">ii", 2, 0) + struct.pack(">i", 3), "hand.OffsetDelete_v0")
+seed("kafka_group", 9, 8, bytes([2]) + cstr(b"g") + bytes([2]) + cstr(b"t") + bytes([2]) +
+     struct.pack(">i", 0) + T + T + bytes([0]) + T, "hand.OffsetFetch_v8")
+seed("kafka_group", 9, 0, s16(b"g") + struct.pack(">i", 1) + s16(b"t") +
+     struct.pack(">ii", 1, 0), "hand.OffsetFetch_v0")
+seed("kafka_group", 8, 1, s16(b"g") + struct.pack(">i", 3) + s16(b"m") + struct.pack(">i", 1) +
+     s16(b"t") + struct.pack(">iiqq", 1, 0, 5, 1000) + s16(b"md"), "hand.OffsetCommit_v1")
+seed("kafka_group", 8, 8, cstr(b"g") + struct.pack(">i", 3) + cstr(b"m") + bytes([0]) +
+     bytes([2]) + cstr(b"t") + bytes([2]) + struct.pack(">iqi", 0, 5, -1) + cstr(b"md") + T + T +
+     T, "hand.OffsetCommit_v8")
+seed("kafka_group", 13, 5, cstr(b"g") + bytes([2]) + cstr(b"m") + cstr(b"i") + cstr(b"why") + T +
+     T, "hand.LeaveGroup_v5")
+seed("kafka_group", 11, 9, cstr(b"g") + struct.pack(">ii", 10000, 10000) + cstr(b"") +
+     cstr(b"i") + cstr(b"consumer") + bytes([2]) + cstr(b"range") + bytes([3]) + b"\x00\x01" + T +
+     cstr(b"why") + T, "hand.JoinGroup_v9")
+seed("kafka_group", 14, 5, cstr(b"g") + struct.pack(">i", 1) + cstr(b"m") + bytes([0]) +
+     cstr(b"consumer") + cstr(b"range") + bytes([2]) + cstr(b"m") + bytes([3]) + b"\x00\x01" + T +
+     T, "hand.SyncGroup_v5")
+seed("kafka_group", 16, 4, bytes([2]) + cstr(b"Stable") + T, "hand.ListGroups_v4")
+seed("kafka_group", 15, 5, bytes([2]) + cstr(b"g") + bytes([1]) + T, "hand.DescribeGroups_v5")
+seed("kafka_meta", 10, 4, bytes([1]) + bytes([3]) + cstr(b"g1") + cstr(b"g2") + T,
+     "hand.FindCoordinator_v4")

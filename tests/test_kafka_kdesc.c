@@ -320,7 +320,7 @@ static void test_null_where_not_nullable(void **state)
     assert_int_equal(w.len, sizeof want);
     assert_memory_equal(w.buf, want, sizeof want);
     /* OffsetFetch v2+ topics are nullable: -1 stays null */
-    struct kmsg_offset_fetch_request q = {kp_str_of("g"), NULL, -1, false};
+    struct kmsg_offset_fetch_request q = {kp_str_of("g"), NULL, -1, false, NULL, 0};
     kp_writer_reset(&w, NULL, 0);
     assert_int_equal(kmsg_offset_fetch_request_encode(&w, 2, &q), 0);
     const uint8_t want2[] = {0, 1, 'g', 0xff, 0xff, 0xff, 0xff};

@@ -108,7 +108,8 @@ static void test_every_response_as_kafkajs_decodes_it(void **state)
         out("listOffsets", v);
     }
     for (int v = 0; v <= 2; v++) {
-        struct kmsg_find_coordinator_response m = {0, 0, {NULL, -1}, 1, S("127.0.0.1"), 9092};
+        struct kmsg_find_coordinator_response m = {0,    0,    {NULL, -1}, 1, S("127.0.0.1"),
+                                                   9092, NULL, 0};
         kmsg_find_coordinator_response_encode(&w, v, &m);
         out("findCoordinator", v);
     }
@@ -141,12 +142,14 @@ static void test_every_response_as_kafkajs_decodes_it(void **state)
     }
     struct kmsg_join_group_member jm = {S("m-1"), {NULL, -1}, {(const uint8_t *)"\0\1", 2}};
     for (int v = 0; v <= 5; v++) {
-        struct kmsg_join_group_response m = {0, 0, 3, S("range"), S("m-1"), S("m-1"), &jm, 1};
+        struct kmsg_join_group_response m = {0,        0,   3, S("range"), S("m-1"),
+                                             S("m-1"), &jm, 1, {NULL, 0},  false};
         kmsg_join_group_response_encode(&w, v, &m);
         out("joinGroup", v);
     }
     for (int v = 0; v <= 3; v++) {
-        struct kmsg_sync_group_response m = {0, 0, {(const uint8_t *)"\0\1\0\0", 4}};
+        struct kmsg_sync_group_response m = {
+            0, 0, {(const uint8_t *)"\0\1\0\0", 4}, {NULL, 0}, {NULL, 0}};
         kmsg_sync_group_response_encode(&w, v, &m);
         out("syncGroup", v);
     }
@@ -155,8 +158,9 @@ static void test_every_response_as_kafkajs_decodes_it(void **state)
         kmsg_heartbeat_response_encode(&w, v, &er);
         out("heartbeat", v);
     }
+    struct kmsg_leave_group_response lr = {0, 0, NULL, 0};
     for (int v = 0; v <= 1; v++) {
-        kmsg_leave_group_response_encode(&w, v, &er);
+        kmsg_leave_group_response_encode(&w, v, &lr);
         out("leaveGroup", v);
     }
     struct kmsg_partition_error pe = {0, 0};
@@ -169,11 +173,11 @@ static void test_every_response_as_kafkajs_decodes_it(void **state)
     struct kmsg_offset_fetch_partition ofp = {0, 3, -1, S(""), 0};
     struct kmsg_offset_fetch_topic oft = {S("golden"), &ofp, 1};
     for (int v = 1; v <= 6; v++) {
-        struct kmsg_offset_fetch_response m = {0, &oft, 1, 0};
+        struct kmsg_offset_fetch_response m = {0, &oft, 1, 0, NULL, 0};
         kmsg_offset_fetch_response_encode(&w, v, &m);
         out("offsetFetch", v);
     }
-    struct kmsg_list_groups_group lg = {S("golden-group"), S("consumer")};
+    struct kmsg_list_groups_group lg = {S("golden-group"), S("consumer"), S("Stable")};
     for (int v = 0; v <= 2; v++) {
         struct kmsg_list_groups_response m = {0, 0, &lg, 1};
         kmsg_list_groups_response_encode(&w, v, &m);
@@ -183,9 +187,10 @@ static void test_every_response_as_kafkajs_decodes_it(void **state)
                                              S("cid"),
                                              S("/127.0.0.1"),
                                              {(const uint8_t *)"\0\1", 2},
-                                             {(const uint8_t *)"\0\2", 2}};
+                                             {(const uint8_t *)"\0\2", 2},
+                                             {NULL, 0}};
     struct kmsg_describe_groups_group dg = {
-        0, S("golden-group"), S("Stable"), S("consumer"), S("range"), &dm, 1};
+        0, S("golden-group"), S("Stable"), S("consumer"), S("range"), &dm, 1, 0};
     for (int v = 0; v <= 2; v++) {
         struct kmsg_describe_groups_response m = {0, &dg, 1};
         kmsg_describe_groups_response_encode(&w, v, &m);
@@ -301,7 +306,8 @@ static void test_api_versions_answer(void **state)
         assert_false(kafka_api_supported(t[i].api_key, (int16_t)(t[i].max_version + 1)));
     }
     assert_true(kafka_api_supported(KAFKA_JOIN_GROUP, 0)); /* issue 13: handle_group.c */
-    assert_false(kafka_api_supported(KAFKA_JOIN_GROUP, 6));
+    assert_true(kafka_api_supported(KAFKA_JOIN_GROUP, 9)); /* Kafka 3.x's range (issue 20) */
+    assert_false(kafka_api_supported(KAFKA_JOIN_GROUP, 10));
     assert_false(kafka_api_supported(KAFKA_PRODUCE, 10));
     assert_false(kafka_api_supported(99, 0));
     /* the encoders refuse versions outside the codec range */

@@ -40,6 +40,10 @@
  *   GO6. Compaction runs only when no pending offset lives in the partition; its checkpoint
  *        restates every live key of the partition, so dropping the log before it changes nothing
  *        a replay computes (a crash anywhere in it leaves a log that replays to the same state).
+ *   GO7. A deletion (group_delete: DeleteGroups, OffsetDelete) appends one plain batch of
+ *        tombstones (null values) for the committed keys it deletes, and for a whole group its
+ *        metadata key, before it drops them from memory (GO1); replay drops a key at its
+ *        tombstone, and compaction does not restate it, so a deleted key stays deleted.
  *
  * Costs: commits and fetches are O(1) expected (chained hash on group, topic, partition); a
  * completion is O(offsets of that producer). One mutex serialises everything, held across the
@@ -956,7 +960,8 @@ int group_offsets_check_known(struct log *lg, const struct rt_offset *offsets, s
     return 0;
 }
 
-/* One record's key and value, encoded into scratch (malloc'd by the caller). */
+/* One record's key and value, encoded into scratch (malloc'd by the caller); a NULL value is a
+ * tombstone (GO7). */
 struct encoded_record {
     uint8_t *key;
     size_t key_len;
@@ -1016,7 +1021,7 @@ static int append_records(struct group_manager *g, uint32_t k, const struct enco
         struct rt_record r = {.key = recs[i].key,
                               .key_len = (int32_t)recs[i].key_len,
                               .value = recs[i].value,
-                              .value_len = (int32_t)recs[i].value_len,
+                              .value_len = recs[i].value ? (int32_t)recs[i].value_len : -1,
                               .timestamp_ms = timestamp_ms};
         cap += record_encoded_size(&r, (int32_t)i, 0);
     }
@@ -1034,7 +1039,7 @@ static int append_records(struct group_manager *g, uint32_t k, const struct enco
         struct rt_record r = {.key = recs[i].key,
                               .key_len = (int32_t)recs[i].key_len,
                               .value = recs[i].value,
-                              .value_len = (int32_t)recs[i].value_len,
+                              .value_len = recs[i].value ? (int32_t)recs[i].value_len : -1,
                               .timestamp_ms = timestamp_ms};
         rc = batch_builder_add(&b, &r);
     }
@@ -1765,6 +1770,107 @@ int group_store_meta(struct group_manager *g, const char *group, const uint8_t *
     return rc;
 }
 
+/* ---- deletion (GO7) ---- */
+
+/* A tombstone record of (group, topic, partition), or of the group's metadata when topic is
+ * NULL, into *out (key malloc'd, value NULL). */
+static int encode_tombstone(const char *group, size_t group_len, const uint8_t *topic,
+                            size_t topic_len, int32_t partition, struct encoded_record *out)
+{
+    struct group_offset_key k = {.version =
+                                     topic ? GROUP_KEY_VERSION_OFFSET : GROUP_KEY_VERSION_METADATA,
+                                 .group = (const uint8_t *)group,
+                                 .group_len = (uint16_t)group_len,
+                                 .topic = topic,
+                                 .topic_len = (uint16_t)topic_len,
+                                 .partition = partition};
+    out->value = NULL;
+    out->value_len = 0;
+    out->key = malloc(key_size(&k));
+    if (!out->key)
+        return -ENOMEM;
+    int rc = group_key_encode(&k, out->key, key_size(&k), &out->key_len);
+    assert(rc == 0);
+    return rc;
+}
+
+static struct meta_entry *meta_entry_of(struct group_manager *g, const char *group,
+                                        size_t group_len)
+{
+    struct meta_entry *x = g->metas;
+    while (x && (x->group_len != group_len || memcmp(x->group, group, group_len) != 0))
+        x = x->next;
+    return x;
+}
+
+int group_delete(struct group_manager *g, const char *group, const struct rt_topic_partition *parts,
+                 size_t count, size_t *deleted_out)
+{
+    if (deleted_out)
+        *deleted_out = 0;
+    if (!g || (count && !parts))
+        return error_set(RT_E_INVALID_ARGUMENT, "group_delete: NULL argument");
+    int rc = check_group(group);
+    if (rc)
+        return rc;
+    size_t gl = strlen(group);
+    for (size_t i = 0; i < count; i++)
+        if (!parts[i].topic || !parts[i].topic[0] || strlen(parts[i].topic) > RT_TOPIC_NAME_MAX ||
+            parts[i].partition > (uint32_t)INT32_MAX)
+            return error_set(RT_E_INVALID_ARGUMENT, "group_delete: partition %zu: bad topic", i);
+    pthread_mutex_lock(&g->lock);
+    /* The keys to delete: the named committed ones, or every committed one of the group and its
+     * metadata record (a pending transactional offset is left to its marker). */
+    size_t cap = parts ? count : g->entry_count;
+    struct offset_entry **keys = calloc(cap + 1, sizeof(*keys));
+    struct encoded_record *recs = calloc(cap + 1, sizeof(*recs));
+    size_t n = 0;
+    rc = keys && recs ? 0 : -ENOMEM;
+    for (size_t i = 0; rc == 0 && parts && i < count; i++) {
+        size_t tl = strlen(parts[i].topic);
+        uint64_t h = key_hash((const uint8_t *)group, gl, (const uint8_t *)parts[i].topic, tl,
+                              (int32_t)parts[i].partition);
+        struct offset_entry *x =
+            entry_find(g, (const uint8_t *)group, gl, (const uint8_t *)parts[i].topic, tl,
+                       (int32_t)parts[i].partition, h);
+        bool dup = false;
+        for (size_t j = 0; x && j < n; j++)
+            dup |= keys[j] == x;
+        if (x && x->committed && !dup)
+            keys[n++] = x;
+    }
+    for (size_t b = 0; rc == 0 && !parts && b < g->bucket_count; b++)
+        for (struct offset_entry *x = g->buckets[b]; x; x = x->next)
+            if (x->committed && x->group_len == gl && memcmp(x->key, group, gl) == 0)
+                keys[n++] = x;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = encode_tombstone(group, gl, (const uint8_t *)keys[i]->key + gl, keys[i]->topic_len,
+                              keys[i]->partition, &recs[i]);
+    struct meta_entry *meta = parts ? NULL : meta_entry_of(g, group, gl);
+    size_t nrec = n + (meta ? 1 : 0);
+    if (rc == 0 && meta)
+        rc = encode_tombstone(group, gl, NULL, 0, -1, &recs[n]);
+    uint32_t k = group_partition_for(group);
+    int64_t base = -1;
+    if (rc == 0 && nrec)
+        rc = append_records(g, k, recs, nrec, 0, -1, -1, fs_now_ms(), &base); /* GO1 */
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++)
+            entry_delete(g, keys[i]);
+        if (meta)
+            meta_delete(g, (const uint8_t *)group, gl);
+        if (deleted_out)
+            *deleted_out = nrec;
+        if (nrec)
+            maybe_compact(g, k);
+    }
+    pthread_mutex_unlock(&g->lock);
+    if (recs)
+        free_records(recs, cap + 1);
+    free(keys);
+    return rc;
+}
+
 int group_metas_each(struct group_manager *g, group_meta_fn fn, void *ctx)
 {
     if (!g || !fn)
@@ -1792,10 +1898,12 @@ static bool c_len16(const char *c, bool nullable, int16_t *len)
     return true;
 }
 
-int group_store_metadata(struct group_manager *g, const char *group,
-                         const struct rt_group_metadata *md)
+int group_metadata_encode(const char *group, const struct rt_group_metadata *md, uint8_t **out,
+                          size_t *len_out)
 {
-    if (!g || !group || !md || (md->members_count && !md->members))
+    *out = NULL;
+    *len_out = 0;
+    if (!group || !md || (md->members_count && !md->members))
         return error_set(RT_E_INVALID_ARGUMENT, "group metadata: NULL argument");
     if (md->members_count > GROUP_META_MEMBERS_MAX)
         return error_set(RT_E_INVALID_ARGUMENT, "group metadata: %zu members (at most %d)",
@@ -1844,6 +1952,23 @@ int group_store_metadata(struct group_manager *g, const char *group,
     size_t len = 0;
     int rc = buf ? group_meta_value_encode(&v, ms, buf, n, &len) : -ENOMEM;
     free(ms);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    *len_out = len;
+    return 0;
+}
+
+int group_store_metadata(struct group_manager *g, const char *group,
+                         const struct rt_group_metadata *md)
+{
+    if (!g)
+        return error_set(RT_E_INVALID_ARGUMENT, "group metadata: NULL argument");
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int rc = group_metadata_encode(group, md, &buf, &len);
     if (rc == 0)
         rc = group_store_meta(g, group, buf, len);
     free(buf);

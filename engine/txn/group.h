@@ -90,6 +90,17 @@ int group_metas_each(struct group_manager *g, group_meta_fn fn, void *ctx);
 /* rt_group_store_metadata / rt_group_list_metadata: the public struct form of the above. */
 int group_store_metadata(struct group_manager *g, const char *group,
                          const struct rt_group_metadata *md);
+/* The GroupMetadataValue bytes of md (malloc'd into *out), as group_store_metadata writes
+ * them; RT_E_INVALID_ARGUMENT as rt_group_store_metadata, -ENOMEM. No manager needed. */
+int group_metadata_encode(const char *group, const struct rt_group_metadata *md, uint8_t **out,
+                          size_t *len_out);
+/* GO7: deletes the group's committed offsets named by parts (count of them), or with parts NULL
+ * every committed offset of the group and its metadata record: one batch of tombstones, durable
+ * (under the sync mode) before the keys leave memory. *deleted_out (may be NULL): the keys
+ * deleted (0: nothing was stored, nothing written). Errors: RT_E_INVALID_ARGUMENT, -ENOMEM,
+ * RT_E_RECORD_TOO_LARGE, write errors. */
+int group_delete(struct group_manager *g, const char *group, const struct rt_topic_partition *parts,
+                 size_t count, size_t *deleted_out);
 int group_metadata_each(struct group_manager *g, rt_group_metadata_fn fn, void *ctx);
 
 struct batch_header;

@@ -11,7 +11,9 @@ usage:
                                            prints). Prints "assigned NAME p,p,.." on every
                                            assignment, "got NAME partition offset value" per
                                            record; stops on a line "leave" on stdin (closes:
-                                           LeaveGroup) or when killed.
+                                           LeaveGroup) or when killed. With
+                                           RT_GROUP_INSTANCE_ID set, a static member of that
+                                           group.instance.id (KIP-345).
   py_groups.py BROKER committed TOPIC GROUP PARTS
                                            prints "committed o0 o1 .." (OffsetFetch)
   py_groups.py BROKER pipe IN OUT GROUP [SLOW_MS]
@@ -30,6 +32,7 @@ usage:
                                            (DescribeGroups) and "listed" if ListGroups names
                                            GROUP
 """
+import os
 import select
 import sys
 import time
@@ -60,7 +63,11 @@ def member(broker, topic, group, name, session_ms):
     def on_revoke(c, parts):
         print("revoked %s" % name, flush=True)
 
+    conf = {}
+    if os.environ.get("RT_GROUP_INSTANCE_ID"):
+        conf["group.instance.id"] = os.environ["RT_GROUP_INSTANCE_ID"]
     c = Consumer({
+        **conf,
         "bootstrap.servers": broker,
         "group.id": group,
         "client.id": name,

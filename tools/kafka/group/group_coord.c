@@ -65,7 +65,16 @@
  *        SyncGroup, Heartbeat or OffsetCommit naming the instance with another member id is
  *        FENCED_INSTANCE_ID, 82) and, while the group is Stable and its subscription is the
  *        same, is answered at once with the current generation, without a rebalance: its
- *        SyncGroup gets the assignment it had. LeaveGroup v0-1 names no instance.
+ *        SyncGroup gets the assignment it had. LeaveGroup v0-2 names no instance; v3+ names
+ *        members by instance (a member id that is not the instance's is FENCED_INSTANCE_ID).
+ *   KG12 A static leader answered at once (KG11) must not assign again (the group is Stable;
+ *        a new assignment would be ignored): at JoinGroup v9+ it gets the members and
+ *        skip_assignment (KIP-814); before v9 it gets no members and the fenced old id as the
+ *        leader, so it takes itself for a follower (Kafka's answer to v0-8).
+ *   KG13 DeleteGroups forgets only a group without members (Empty); one with members is
+ *        NON_EMPTY_GROUP. OffsetDelete of a group with members is NON_EMPTY_GROUP unless its
+ *        protocol type is "consumer", where a partition whose topic a member subscribes to (its
+ *        ConsumerProtocolSubscription; unparsable: every topic) is GROUP_SUBSCRIBED_TO_TOPIC.
  */
 #include "tools/kafka/group/group_coord.h"
 
@@ -92,6 +101,7 @@ struct gc_protocol {
 struct gc_member {
     char *id;
     char *instance_id; /* KG11: group.instance.id of a static member; NULL: dynamic */
+    char *prev_id;     /* KG12: the id a static rejoin fenced (the leader a v0-8 answer names) */
     char *client_id;
     int32_t session_ms;
     int32_t rebalance_ms;
@@ -180,6 +190,7 @@ static void member_free(struct gc_member *m)
     }
     free(m->protocols);
     free(m->id);
+    free(m->prev_id);
     free(m->instance_id);
     free(m->client_id);
     free(m->assignment);
@@ -608,6 +619,7 @@ static void fill_join(struct gc_group *g, struct gc_member *m,
     out->resp.error_code = KAFKA_NONE;
     out->resp.generation_id = g->generation;
     out->resp.protocol_name = kstr(g->protocol);
+    out->resp.protocol_type = kstr(g->protocol_type);
     out->resp.leader = kstr(g->leader);
     out->resp.member_id = kstr(m->id);
     out->resp.members = NULL;
@@ -643,7 +655,8 @@ static void join_error(struct group_join_result *out, int16_t code, struct kp_st
     out->done = true;
     out->resp.error_code = code;
     out->resp.generation_id = -1;
-    out->resp.protocol_name = (struct kp_str){"", 0};
+    out->resp.protocol_name = (struct kp_str){NULL, -1}; /* "" before v7 (kdesc KDE4) */
+    out->resp.protocol_type = (struct kp_str){NULL, -1};
     out->resp.leader = (struct kp_str){"", 0};
     out->resp.member_id = member_id.len >= 0 ? member_id : (struct kp_str){"", 0};
 }
@@ -724,7 +737,9 @@ void group_coord_join(struct group_coord *gc, const struct kmsg_join_group_reque
             free(g->leader);
             g->leader = l;
         }
-        free(sm->id);
+        bool was_leader = g->leader && strcmp(g->leader, id) == 0;
+        free(sm->prev_id);
+        sm->prev_id = sm->id;
         sm->id = id;
         sm->last_seen_ms = now;
         if (g->state == GC_STABLE && same_subscription(g, sm, q)) { /* no rebalance */
@@ -733,7 +748,18 @@ void group_coord_join(struct group_coord *gc, const struct kmsg_join_group_reque
                     x->waiter = NULL;
             sm->waiter = waiter;
             group_persist(gc, g);
+            if (was_leader && version < 9) { /* KG12: answered as a follower */
+                sm->waiter = NULL;
+                out->done = true;
+                out->resp.generation_id = g->generation;
+                out->resp.protocol_name = kstr(g->protocol);
+                out->resp.protocol_type = kstr(g->protocol_type);
+                out->resp.leader = kstr(sm->prev_id);
+                out->resp.member_id = kstr(sm->id);
+                return;
+            }
             fill_join(g, sm, members, members_cap, out);
+            out->resp.skip_assignment = was_leader; /* KG12, v9+ */
             return;
         }
     }
@@ -872,6 +898,12 @@ void group_coord_sync(struct group_coord *gc, const struct kmsg_sync_group_reque
         out->resp.error_code = KAFKA_ILLEGAL_GENERATION;
         return;
     }
+    /* v5 (KIP-559): a protocol type or name the group does not have. */
+    if ((q->protocol_type.len >= 0 && !str_eq(q->protocol_type, g->protocol_type)) ||
+        (q->protocol_name.len >= 0 && !str_eq(q->protocol_name, g->protocol))) {
+        out->resp.error_code = KAFKA_INCONSISTENT_GROUP_PROTOCOL;
+        return;
+    }
     if (g->state == GC_PREPARING || g->state == GC_EMPTY) {
         out->resp.error_code = KAFKA_REBALANCE_IN_PROGRESS;
         return;
@@ -917,6 +949,8 @@ void group_coord_sync(struct group_coord *gc, const struct kmsg_sync_group_reque
     if (g->state == GC_STABLE) {
         if (m->assignment)
             out->resp.assignment = (struct kp_bytes){m->assignment, m->assignment_len};
+        out->resp.protocol_type = kstr(g->protocol_type);
+        out->resp.protocol_name = kstr(g->protocol);
         return;
     }
     /* A follower before the leader's SyncGroup: wait (at most a session timeout). */
@@ -950,19 +984,48 @@ int16_t group_coord_heartbeat(struct group_coord *gc, const struct kmsg_heartbea
     return KAFKA_NONE;
 }
 
-int16_t group_coord_leave(struct group_coord *gc, const struct kmsg_leave_group_request *q,
-                          int64_t now, bool *wake)
+int16_t group_coord_leave(struct group_coord *gc, struct kp_str group_id,
+                          const struct kmsg_leave_group_member *members, int32_t count,
+                          int16_t *errors, int64_t now, bool *wake)
 {
-    if (!group_id_ok(q->group_id))
+    if (!group_id_ok(group_id))
         return KAFKA_INVALID_GROUP_ID;
-    struct gc_group *g = group_find(gc, q->group_id);
-    if (!g)
-        return KAFKA_UNKNOWN_MEMBER_ID;
-    *wake |= gc_tick(g, now);
-    struct gc_member *m = member_find(g, q->member_id);
-    if (!m)
-        return KAFKA_UNKNOWN_MEMBER_ID;
-    member_remove(g, m);
+    struct gc_group *g = group_find(gc, group_id);
+    if (g)
+        *wake |= gc_tick(g, now);
+    bool removed = false;
+    for (int32_t i = 0; i < count; i++) {
+        const struct kmsg_leave_group_member *x = &members[i];
+        struct gc_member *m = NULL;
+        struct gc_pending **pend = NULL;
+        errors[i] = KAFKA_UNKNOWN_MEMBER_ID;
+        if (!g)
+            continue;
+        if (x->group_instance_id.len > 0) { /* KG11: by instance */
+            m = member_by_instance(g, x->group_instance_id);
+            if (m && x->member_id.len > 0 && !str_eq(x->member_id, m->id)) {
+                errors[i] = KAFKA_FENCED_INSTANCE_ID;
+                continue;
+            }
+        } else if (!(m = member_find(g, x->member_id))) {
+            pend = pending_find(g, x->member_id);
+        }
+        if (pend) { /* a member id handed out by MEMBER_ID_REQUIRED, not joined yet */
+            struct gc_pending *p = *pend;
+            *pend = p->next;
+            free(p->id);
+            free(p);
+            errors[i] = KAFKA_NONE;
+            continue;
+        }
+        if (!m)
+            continue;
+        member_remove(g, m);
+        errors[i] = KAFKA_NONE;
+        removed = true;
+    }
+    if (!removed)
+        return KAFKA_NONE;
     *wake = true;
     if (g->state == GC_STABLE || g->state == GC_COMPLETING)
         prepare_rebalance(g, now);
@@ -1129,6 +1192,7 @@ int32_t group_coord_list(struct group_coord *gc, int64_t now, struct kmsg_list_g
             out[n] = (struct kmsg_list_groups_group){
                 .group_id = kstr(g->id),
                 .protocol_type = g->protocol_type ? kstr(g->protocol_type) : (struct kp_str){"", 0},
+                .group_state = kstr(gc_state_names[g->state]),
             };
     return n;
 }
@@ -1164,6 +1228,7 @@ int32_t group_coord_describe(struct group_coord *gc, struct kp_str group_id, int
         const struct gc_protocol *p = member_protocol(m, g->protocol);
         members[i] = (struct kmsg_describe_groups_member){
             .member_id = kstr(m->id),
+            .group_instance_id = kstr(m->instance_id),
             .client_id = kstr(m->client_id),
             .client_host = {"", 0},
             .member_metadata = p ? (struct kp_bytes){p->meta, p->meta_len}
@@ -1175,4 +1240,87 @@ int32_t group_coord_describe(struct group_coord *gc, struct kp_str group_id, int
     out->members = members;
     out->members_count = i;
     return i;
+}
+
+/* ---- DeleteGroups and OffsetDelete (KG13) ---- */
+
+int16_t group_coord_delete(struct group_coord *gc, struct kp_str group_id, int64_t now, bool *held)
+{
+    *held = false;
+    if (!group_id_ok(group_id))
+        return KAFKA_INVALID_GROUP_ID;
+    for (struct gc_group **pp = &gc->groups; *pp; pp = &(*pp)->next) {
+        struct gc_group *g = *pp;
+        if (!str_eq(group_id, g->id))
+            continue;
+        *held = true;
+        (void)gc_tick(g, now);
+        if (g->members_count > 0 || g->state != GC_EMPTY)
+            return KAFKA_NON_EMPTY_GROUP;
+        *pp = g->next; /* Dead: forgotten */
+        gc->groups_count--;
+        group_free(g);
+        return KAFKA_NONE;
+    }
+    return KAFKA_NONE;
+}
+
+int16_t group_coord_offset_delete_check(struct group_coord *gc, struct kp_str group_id, int64_t now,
+                                        bool *held)
+{
+    *held = false;
+    if (!group_id_ok(group_id))
+        return KAFKA_INVALID_GROUP_ID;
+    struct gc_group *g = group_find(gc, group_id);
+    if (!g)
+        return KAFKA_NONE;
+    *held = true;
+    (void)gc_tick(g, now);
+    if (g->members_count > 0 && !(g->protocol_type && strcmp(g->protocol_type, "consumer") == 0))
+        return KAFKA_NON_EMPTY_GROUP;
+    return KAFKA_NONE;
+}
+
+/* Does a ConsumerProtocolSubscription (version i16, topics [STRING], ...) name `topic`? An
+ * unparsable one names every topic (Kafka's isSubscribedToTopic without subscribedTopics). */
+static bool subscription_names(const uint8_t *p, int32_t len, struct kp_str topic)
+{
+    const uint8_t *end = p + (len > 0 ? len : 0);
+    if (end - p < 6)
+        return true;
+    int32_t n = (int32_t)((uint32_t)p[2] << 24 | (uint32_t)p[3] << 16 | (uint32_t)p[4] << 8 | p[5]);
+    p += 6;
+    if (n < 0)
+        return true;
+    for (int32_t i = 0; i < n; i++) {
+        if (end - p < 2)
+            return true;
+        int16_t l = (int16_t)((uint16_t)p[0] << 8 | p[1]);
+        p += 2;
+        if (l < 0 || end - p < l)
+            return true;
+        if (l == topic.len && (l == 0 || memcmp(p, topic.ptr, (size_t)l) == 0))
+            return true;
+        p += l;
+    }
+    return false;
+}
+
+bool group_coord_subscribed(struct group_coord *gc, struct kp_str group_id, struct kp_str topic)
+{
+    struct gc_group *g = group_find(gc, group_id);
+    if (!g || g->members_count == 0)
+        return false;
+    for (struct gc_member *m = g->members; m; m = m->next) {
+        const struct gc_protocol *p = member_protocol(m, g->protocol);
+        if (!p) {
+            for (int32_t i = 0; i < m->protocols_count; i++) /* before a protocol is chosen */
+                if (subscription_names(m->protocols[i].meta, m->protocols[i].meta_len, topic))
+                    return true;
+            continue;
+        }
+        if (subscription_names(p->meta, p->meta_len, topic))
+            return true;
+    }
+    return false;
 }

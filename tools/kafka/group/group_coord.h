@@ -86,8 +86,11 @@ void group_coord_sync(struct group_coord *gc, const struct kmsg_sync_group_reque
 /* Heartbeat and LeaveGroup: the error code; *wake as above. */
 int16_t group_coord_heartbeat(struct group_coord *gc, const struct kmsg_heartbeat_request *q,
                               int64_t now_ms, bool *wake);
-int16_t group_coord_leave(struct group_coord *gc, const struct kmsg_leave_group_request *q,
-                          int64_t now_ms, bool *wake);
+/* LeaveGroup of `count` members (v0-2: one, by member id; v3+: by member id or instance,
+ * KG11): errors[i] gets each member's code; returns the group's (INVALID_GROUP_ID or NONE). */
+int16_t group_coord_leave(struct group_coord *gc, struct kp_str group_id,
+                          const struct kmsg_leave_group_member *members, int32_t count,
+                          int16_t *errors, int64_t now_ms, bool *wake);
 
 /* OffsetCommit with membership: NONE when (generation, member) may commit to the group now;
  * generation -1 with no member is a simple consumer's commit, allowed while the group has no
@@ -121,5 +124,17 @@ int32_t group_coord_list(struct group_coord *gc, int64_t now_ms, struct kmsg_lis
 int32_t group_coord_describe(struct group_coord *gc, struct kp_str group_id, int64_t now_ms,
                              struct kmsg_describe_groups_group *out,
                              struct kmsg_describe_groups_member *members, int32_t cap);
+
+/* DeleteGroups (KG13): forgets the group when it has no members (NONE); NON_EMPTY_GROUP when
+ * it has; INVALID_GROUP_ID for a name that cannot be one. *held: the coordinator held it (when
+ * not, the caller decides by the engine's offsets: GROUP_ID_NOT_FOUND when there are none). */
+int16_t group_coord_delete(struct group_coord *gc, struct kp_str group_id, int64_t now_ms,
+                           bool *held);
+/* OffsetDelete's group check (KG13): NONE, NON_EMPTY_GROUP (members and a protocol type other
+ * than "consumer") or INVALID_GROUP_ID; *held as above. */
+int16_t group_coord_offset_delete_check(struct group_coord *gc, struct kp_str group_id,
+                                        int64_t now_ms, bool *held);
+/* True when a member of the group subscribes to `topic` (KG13). */
+bool group_coord_subscribed(struct group_coord *gc, struct kp_str group_id, struct kp_str topic);
 
 #endif /* RT_KAFKA_GROUP_COORD_H */

@@ -12,9 +12,9 @@
  *   KA2  first_flexible is taken from Kafka's "flexibleVersions" of the request JSON (request and
  *        response agree for every API here).
  *   KA3  Only APIs with a working handler are advertised: issue 12's, and of issue 13's the
- *        transactional ones (handle_txn.c), OffsetFetch v1-7 and OffsetCommit v2-7
- *        (handle_offsets.c), the group membership APIs (handle_group.c, group_coord.c), and
- *        KIP-664's operator APIs (handle_ops.c).
+ *        transactional ones (handle_txn.c), OffsetFetch v0-8 and OffsetCommit v0-8
+ *        (handle_offsets.c), the group APIs: membership, DeleteGroups and OffsetDelete
+ *        (handle_group.c, group_coord.c), and KIP-664's operator APIs (handle_ops.c).
  *        An advertised row has a handler (test_kafka_kdesc walks the table).
  *   KA4  Produce is advertised from v0, though only record format v2 (magic 2) is accepted:
  *        librdkafka up to 2.11 (Debian's 2.0.2 included) sends gzip, snappy and lz4 batches
@@ -54,7 +54,8 @@ H(heartbeat, kafka_handle_heartbeat(s))
 H(leave_group, kafka_handle_leave_group(s))
 H(sync_group, kafka_handle_sync_group(s))
 H(describe_groups, kafka_handle_describe_groups(s))
-H(list_groups, kafka_handle_list_groups(s))
+H(delete_groups, kafka_handle_delete_groups(s))
+H(offset_delete, kafka_handle_offset_delete(s))
 H(api_versions, kafka_handle_api_versions(s))
 H(create_topics, kafka_handle_create_topics(s))
 H(delete_topics, kafka_handle_delete_topics(s))
@@ -72,6 +73,11 @@ H(txn_offset_commit, kafka_handle_txn_offset_commit(s))
 static int h_offset_fetch(struct kafka_slot *s, size_t body_at)
 {
     return (int)kafka_handle_offset_fetch(s, body_at);
+}
+
+static int h_list_groups(struct kafka_slot *s, size_t body_at)
+{
+    return (int)kafka_handle_list_groups(s, body_at);
 }
 
 static int h_offset_commit(struct kafka_slot *s, size_t body_at)
@@ -102,15 +108,19 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
     "membership"
 #define offset_fetch_note     NULL
 #define find_coordinator_note NULL
-#define join_group_note       "MEMBER_ID_REQUIRED from v4; static membership (KIP-345) from v5"
-#define heartbeat_note        NULL
-#define leave_group_note      NULL
-#define sync_group_note       NULL
-#define describe_groups_note  NULL
-#define list_groups_note      NULL
-#define api_versions_note     NULL
-#define create_topics_note    NULL
-#define delete_topics_note    "v6: no topic has an id, so one named by id alone is unknown"
+#define join_group_note                                                                            \
+    "MEMBER_ID_REQUIRED from v4; static membership (KIP-345) from v5; a static leader's rejoin "   \
+    "skips the assignment (KIP-814 at v9)"
+#define heartbeat_note       NULL
+#define leave_group_note     NULL
+#define sync_group_note      NULL
+#define describe_groups_note NULL
+#define list_groups_note     NULL
+#define delete_groups_note   NULL
+#define offset_delete_note   NULL
+#define api_versions_note    NULL
+#define create_topics_note   NULL
+#define delete_topics_note   "v6: no topic has an id, so one named by id alone is unknown"
 #define init_producer_id_note                                                                      \
     "idempotent producer ids; with a transactional id, the coordinator's; v3+ recovers a fenced "  \
     "or failed transaction by an epoch bump (KIP-360)"
@@ -131,18 +141,19 @@ const struct kafka_api kafka_api_rows[] = {
     ROW(KAFKA_LIST_OFFSETS, "ListOffsets", 0, 7, 0, 7, 6, true, list_offsets, h_list_offsets,
         false),
     ROW(KAFKA_METADATA, "Metadata", 0, 12, 0, 12, 9, true, metadata, h_metadata, false),
-    ROW(KAFKA_OFFSET_COMMIT, "OffsetCommit", 2, 7, 2, 7, 8, true, offset_commit, h_offset_commit,
+    ROW(KAFKA_OFFSET_COMMIT, "OffsetCommit", 0, 8, 0, 8, 8, true, offset_commit, h_offset_commit,
         true),
-    ROW(KAFKA_OFFSET_FETCH, "OffsetFetch", 1, 7, 1, 7, 6, true, offset_fetch, h_offset_fetch, true),
-    ROW(KAFKA_FIND_COORDINATOR, "FindCoordinator", 0, 3, 0, 2, 3, true, find_coordinator,
+    ROW(KAFKA_OFFSET_FETCH, "OffsetFetch", 0, 8, 0, 8, 6, true, offset_fetch, h_offset_fetch, true),
+    ROW(KAFKA_FIND_COORDINATOR, "FindCoordinator", 0, 4, 0, 4, 3, true, find_coordinator,
         h_find_coordinator, false),
-    ROW(KAFKA_JOIN_GROUP, "JoinGroup", 0, 5, 0, 5, 6, true, join_group, h_join_group, false),
-    ROW(KAFKA_HEARTBEAT, "Heartbeat", 0, 3, 0, 3, 4, true, heartbeat, h_heartbeat, false),
-    ROW(KAFKA_LEAVE_GROUP, "LeaveGroup", 0, 1, 0, 1, 4, true, leave_group, h_leave_group, false),
-    ROW(KAFKA_SYNC_GROUP, "SyncGroup", 0, 3, 0, 3, 4, true, sync_group, h_sync_group, false),
-    ROW(KAFKA_DESCRIBE_GROUPS, "DescribeGroups", 0, 2, 0, 2, 5, true, describe_groups,
+    ROW(KAFKA_JOIN_GROUP, "JoinGroup", 0, 9, 0, 9, 6, true, join_group, h_join_group, false),
+    ROW(KAFKA_HEARTBEAT, "Heartbeat", 0, 4, 0, 4, 4, true, heartbeat, h_heartbeat, false),
+    ROW(KAFKA_LEAVE_GROUP, "LeaveGroup", 0, 5, 0, 5, 4, true, leave_group, h_leave_group, false),
+    ROW(KAFKA_SYNC_GROUP, "SyncGroup", 0, 5, 0, 5, 4, true, sync_group, h_sync_group, false),
+    ROW(KAFKA_DESCRIBE_GROUPS, "DescribeGroups", 0, 5, 0, 5, 5, true, describe_groups,
         h_describe_groups, false),
-    ROW(KAFKA_LIST_GROUPS, "ListGroups", 0, 2, 0, 2, 3, true, list_groups, h_list_groups, false),
+    ROW(KAFKA_LIST_GROUPS, "ListGroups", 0, 4, 0, 4, 3, true, list_groups, h_list_groups,
+        true), /* handle_group.c KH6 */
     ROW(KAFKA_API_VERSIONS, "ApiVersions", 0, 3, 0, 3, 3, true, api_versions, h_api_versions,
         false),
     ROW(KAFKA_CREATE_TOPICS, "CreateTopics", 0, 7, 0, 7, 5, true, create_topics, h_create_topics,
@@ -160,6 +171,10 @@ const struct kafka_api kafka_api_rows[] = {
         h_txn_offset_commit, false),
     ROW(KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 4, 0, 4, 4, true, describe_configs,
         h_describe_configs, false),
+    ROW(KAFKA_DELETE_GROUPS, "DeleteGroups", 0, 2, 0, 2, 2, true, delete_groups, h_delete_groups,
+        false),
+    ROW(KAFKA_OFFSET_DELETE, "OffsetDelete", 0, 0, 0, 0, -1, true, offset_delete, h_offset_delete,
+        false),
     /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c */
     ROW(KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, true, describe_producers,
         h_describe_producers, false),

@@ -74,6 +74,9 @@ struct kafka_server {
     uint16_t advertise_port;
     struct kafka_server_stats stats;
     struct group_coord *groups; /* consumer groups (group_coord.c) */
+    /* Under the coordinator's lock: the request whose call may store group metadata; the store
+     * it starts holds its answer (handle_group.c KH4). */
+    struct kafka_slot *group_storing;
 };
 
 #endif /* RT_KAFKA_BROKER_H */

@@ -61,6 +61,8 @@ struct kafka_slot {
     const struct kmsg_produce_response *produce_resp;
     bool acks_none;
     int16_t api_versions_error; /* NONE, or UNSUPPORTED_VERSION (answered at v0) */
+    /* Group metadata stores and deletions in flight, plus the handler's own hold (KH4). */
+    _Atomic uint32_t group_ops;
     /* Long poll. */
     int64_t poll_started_ms;
     uint64_t started_ns;   /* the frame was complete (latency in --metrics) */
@@ -86,9 +88,11 @@ enum net_verdict kafka_handle_join_group(struct kafka_slot *s);
 enum net_verdict kafka_handle_sync_group(struct kafka_slot *s);
 enum net_verdict kafka_handle_heartbeat(struct kafka_slot *s);
 enum net_verdict kafka_handle_leave_group(struct kafka_slot *s);
-enum net_verdict kafka_handle_list_groups(struct kafka_slot *s);
+enum net_verdict kafka_handle_list_groups(struct kafka_slot *s, size_t body_at); /* KH6 */
 enum net_verdict kafka_handle_describe_groups(struct kafka_slot *s);
 enum net_verdict kafka_handle_group_retry(struct kafka_slot *s, bool expired);
+enum net_verdict kafka_handle_delete_groups(struct kafka_slot *s);
+enum net_verdict kafka_handle_offset_delete(struct kafka_slot *s);
 /* Restores the groups persisted in the engine into srv->groups and makes the coordinator
  * persist them from here on (group_coord.c KG10). 0, -ENOMEM or an engine error. */
 int kafka_groups_open(struct kafka_server *srv);

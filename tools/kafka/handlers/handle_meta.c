@@ -185,16 +185,39 @@ enum net_verdict kafka_handle_metadata(struct kafka_slot *s)
     return kafka_response_end(s);
 }
 
+/* This node coordinates every group and transactional id; a key type other than group (0) or
+ * transaction (1) is INVALID_REQUEST, as Kafka. v4 (KIP-699) answers each key of the batch. */
 enum net_verdict kafka_handle_find_coordinator(struct kafka_slot *s)
 {
     struct kafka_server *srv = s->server;
+    const struct kmsg_find_coordinator_request *q = &s->msg.find_coordinator;
+    int16_t err = q->key_type == 0 || q->key_type == 1 ? KAFKA_NONE : KAFKA_INVALID_REQUEST;
+    bool ok = err == KAFKA_NONE;
     struct kmsg_find_coordinator_response m = {
-        .error_code = KAFKA_NONE,
-        .error_message = {NULL, -1},
-        .node_id = srv->opts.broker_id,
-        .host = kp_str_of(srv->advertise_host),
-        .port = srv->advertise_port,
+        .error_code = err,
+        .error_message = ok ? (struct kp_str){NULL, -1} : kp_str_of("unknown key type"),
+        .node_id = ok ? srv->opts.broker_id : -1,
+        .host = ok ? kp_str_of(srv->advertise_host) : kp_str_of(""),
+        .port = ok ? srv->advertise_port : -1,
     };
+    int32_t n = q->coordinator_keys_count > 0 ? q->coordinator_keys_count : 0;
+    if (n) {
+        if (kafka_resp_reserve(s, (size_t)n * sizeof(struct kmsg_find_coordinator_coordinator)))
+            return NET_CLOSE;
+        struct kmsg_find_coordinator_coordinator *c = kafka_alloc(s, (size_t)n, sizeof(*c));
+        for (int32_t i = 0; i < n; i++)
+            c[i] = (struct kmsg_find_coordinator_coordinator){
+                .key = q->coordinator_keys[i],
+                .node_id = m.node_id,
+                .host = m.host,
+                .port = m.port,
+                .error_code = err,
+                .error_message = ok ? (struct kp_str){NULL, 0} : m.error_message,
+            };
+        m.coordinators = c;
+        m.coordinators_count = n;
+    }
+    kafka_count_error(s, err);
     kafka_response_begin(s);
     kmsg_find_coordinator_response_encode(&s->w, s->header.api_version, &m);
     return kafka_response_end(s);

@@ -1,11 +1,11 @@
 /*
- * handle_offsets.c — OffsetFetch v1-7: a group's committed offsets and their metadata from the
+ * handle_offsets.c — OffsetFetch v0-8: a group's committed offsets and their metadata from the
  * engine's `__consumer_offsets` (rt_group_fetch_offset), for the partitions the client names or,
- * with a null topic array, every partition the group committed (rt_group_list_offsets); and
- * OffsetCommit v2-7 (checked against the group's membership by group_coord.c), stored durably by
- * rt_group_commit_offsets before the answer. Both are decoded and answered by the kmsg codecs
- * (kmsg_offset_fetch_*, kmsg_offset_commit_*); the offsets validator here (handle_offsets.h) is
- * also TxnOffsetCommit's. It writes nothing but those commits.
+ * with a null topic array, every partition the group committed (rt_group_list_offsets), for one
+ * group (v0-7) or several (v8); and OffsetCommit v0-8 (checked against the group's membership by
+ * group_coord.c), stored durably by rt_group_commit_offsets_async before the answer (KO9). Both
+ * are decoded and answered by the kmsg codecs (kmsg_offset_fetch_*, kmsg_offset_commit_*); the
+ * offsets validator here (handle_offsets.h) is also TxnOffsetCommit's. It writes nothing but those commits.
  *
  * Invariants:
  *   KO1  An offset is answered only once it is committed: a transactional commit still pending
@@ -32,6 +32,16 @@
  *        (kafka_offsets_validate): metadata over 4096 bytes is OFFSET_METADATA_TOO_LARGE (12), a
  *        negative offset or a NUL in the metadata INVALID_REQUEST (42), each for its partition
  *        alone; its arrays live in the request arena (no allocation per request once warm).
+ *   KO8  OffsetFetch v8 (KIP-709) answers each group it names as a v7 request naming that group
+ *        alone would be answered (KO1-KO6), in the request's order, its error in the group's
+ *        error_code. v0 is answered as v1 (Kafka read v0 from ZooKeeper; here every commit is
+ *        in __consumer_offsets), and OffsetCommit v0-1 store as v2 does: v0 carries no
+ *        generation (a simple consumer's commit, KO5), v1's per-partition commit_timestamp is
+ *        not kept (the engine stamps the commit time, as Kafka does for v2+).
+ *   KO9  OffsetCommit does not wait for the disk on the loop thread: the valid partitions go to
+ *        rt_group_commit_offsets_async and the request answers NET_PENDING; the completion (on
+ *        an engine lane) settles every partition with the write's outcome, encodes the answer
+ *        and hands the request back (net_req_complete), after the commit is durable.
  */
 #include "tools/kafka/handlers/handle_offsets.h"
 
@@ -355,6 +365,7 @@ enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
                             .group = group_of(q.group_id, group) ? group : NULL,
                             .require_stable = q.require_stable};
     struct kmsg_offset_fetch_response m;
+    int32_t gn = v >= 8 && q.groups_count > 0 ? q.groups_count : 0;
     size_t budget = KAFKA_ARENA_MIN_BYTES;
     for (int round = 0;; round++) {
         if (kafka_resp_reserve(s, budget) != 0) {
@@ -364,10 +375,32 @@ enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
         memset(&m, 0, sizeof(m));
         b.need_bytes = 0;
         b.full = false;
-        if (q.topics_count < 0)
+        if (v >= 8) { /* KO8: each group as a v7 request of its own */
+            struct kmsg_offset_fetch_group *gs = build_alloc(&b, (size_t)gn, sizeof(*gs));
+            for (int32_t i = 0; i < gn; i++) {
+                const struct kmsg_offset_fetch_group_request *gq = &q.groups[i];
+                struct kmsg_offset_fetch_request one = {.topics = gq->topics,
+                                                        .topics_count = gq->topics_count};
+                struct kmsg_offset_fetch_response r;
+                memset(&r, 0, sizeof(r));
+                b.group = group_of(gq->group_id, group) ? group : NULL;
+                if (gq->topics_count < 0)
+                    r.error_code = fetch_every(&b, &r);
+                else
+                    fetch_named(&b, &one, &r);
+                if (gs)
+                    gs[i] = (struct kmsg_offset_fetch_group){.group_id = gq->group_id,
+                                                             .topics = r.topics,
+                                                             .topics_count = r.topics_count,
+                                                             .error_code = r.error_code};
+            }
+            m.groups = gs;
+            m.groups_count = gs ? gn : 0;
+        } else if (q.topics_count < 0) {
             m.error_code = fetch_every(&b, &m); /* KO3 */
-        else
+        } else {
             fetch_named(&b, &q, &m);
+        }
         if (!b.full)
             break;
         budget = b.need_bytes * 2 + 4096; /* KAFKA_ARENA_MAX_BYTES bounds the frame anyway */
@@ -382,12 +415,18 @@ enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
             kafka_count_error(s, m.topics[t].partitions[i].error_code);
     if (v >= 2)
         kafka_count_error(s, m.error_code);
+    for (int32_t g = 0; g < m.groups_count; g++) {
+        kafka_count_error(s, m.groups[g].error_code);
+        for (int32_t t = 0; t < m.groups[g].topics_count; t++)
+            for (int32_t i = 0; i < m.groups[g].topics[t].partitions_count; i++)
+                kafka_count_error(s, m.groups[g].topics[t].partitions[i].error_code);
+    }
     kafka_response_begin(s);
     kmsg_offset_fetch_response_encode(&s->w, v, &m);
     return kafka_response_end(s);
 }
 
-/* ---- OffsetCommit v2-7 ---- */
+/* ---- OffsetCommit v0-8 ---- */
 
 struct commit_decode {
     int16_t version;
@@ -403,6 +442,42 @@ static int commit_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
     if (rc)
         return rc;
     return kafka_offsets_prepare(r, a, d->q->topics, d->q->topics_count, d->c);
+}
+
+static void commit_answer(struct kafka_slot *s, struct kafka_offsets_commit *c, int16_t v,
+                          int16_t stored)
+{
+    kafka_offsets_settle(s, c, stored);
+    struct kmsg_commit_response m = {.topics = c->results, .topics_count = c->results_count};
+    kafka_response_begin(s);
+    kmsg_offset_commit_response_encode(&s->w, v, &m);
+}
+
+/* A commit in flight (KO9): in the response arena; the request (its arena: c's arrays, the
+ * offsets) stays until the answer is sent. */
+struct commit_job {
+    struct rt_group_op op;
+    struct kafka_slot *s;
+    struct kafka_offsets_commit c;
+    int16_t version;
+    char group[GROUP_BYTES_MAX + 1];
+};
+
+static void commit_done(void *ctx, int err, size_t deleted)
+{
+    (void)deleted;
+    struct commit_job *j = ctx;
+    int16_t stored = KAFKA_NONE;
+    if (err) {
+        stored = kafka_error_from_rt(err);
+        fprintf(stderr, "ringtail serve: OffsetCommit for group '%s': %s: %s\n", j->group,
+                rt_strerror(err), rt_error_detail());
+    }
+    struct kafka_slot *s = j->s;
+    commit_answer(s, &j->c, j->version, stored);
+    if (kafka_response_end(s) != NET_DONE)
+        s->req->close_reason = "the OffsetCommit answer could not be encoded";
+    net_req_complete(s->req);
 }
 
 enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at)
@@ -431,19 +506,23 @@ enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at
     }
     rt_engine *e = s->server->engine;
     kafka_offsets_validate(e, q.topics, q.topics_count, all, &c); /* KO7 */
-    /* One durable write for every valid partition, before the answer. */
+    /* One durable write for every valid partition, before the answer (KO9: not waited for on
+     * the loop thread). */
     int16_t stored = KAFKA_NONE;
     if (c.offsets_count) {
-        rc = rt_group_commit_offsets(e, group, c.offsets, c.offsets_count);
-        if (rc) {
-            stored = kafka_error_from_rt(rc);
-            fprintf(stderr, "ringtail serve: OffsetCommit for group '%s': %s: %s\n", group,
-                    rt_strerror(rc), rt_error_detail());
-        }
+        if (kafka_resp_reserve(s, sizeof(struct commit_job)))
+            return NET_CLOSE;
+        struct commit_job *j = kafka_alloc(s, 1, sizeof(*j));
+        *j = (struct commit_job){.s = s, .c = c, .version = v};
+        memcpy(j->group, group, strlen(group) + 1);
+        rc = rt_group_commit_offsets_async(e, j->group, c.offsets, c.offsets_count, &j->op,
+                                           commit_done, j);
+        if (rc == 0)
+            return NET_PENDING;
+        stored = kafka_error_from_rt(rc);
+        fprintf(stderr, "ringtail serve: OffsetCommit for group '%s': %s: %s\n", group,
+                rt_strerror(rc), rt_error_detail());
     }
-    kafka_offsets_settle(s, &c, stored);
-    struct kmsg_commit_response m = {.topics = c.results, .topics_count = c.results_count};
-    kafka_response_begin(s);
-    kmsg_offset_commit_response_encode(&s->w, v, &m);
+    commit_answer(s, &c, v, stored);
     return kafka_response_end(s);
 }

@@ -45,10 +45,10 @@ void kafka_offsets_validate(rt_engine *e, const struct kmsg_commit_topic *topics
  * code is counted for the slot's API. */
 void kafka_offsets_settle(struct kafka_slot *s, struct kafka_offsets_commit *c, int16_t stored);
 
-/* OffsetFetch v1-5 (handle_offsets.c), decoding the body at body_at itself. */
+/* OffsetFetch v0-8 (handle_offsets.c), decoding the body at body_at itself. */
 enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at);
 
-/* OffsetCommit v2-7 for consumers without group membership (handle_offsets.c). */
+/* OffsetCommit v0-8 (handle_offsets.c). */
 enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at);
 
 #endif /* RT_KAFKA_HANDLE_OFFSETS_H */

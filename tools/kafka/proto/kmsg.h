@@ -341,20 +341,33 @@ int kmsg_list_offsets_request_decode(struct kp_reader *r, int16_t version, struc
 int kmsg_list_offsets_response_encode(struct kp_writer *w, int16_t version,
                                       const struct kmsg_list_offsets_response *m);
 
-/* ---- FindCoordinator (10), v0-2 (v3 flexible decoded too) ---- */
+/* ---- FindCoordinator (10), v0-4; v3+ flexible; v4 batches keys (KIP-699) ---- */
 
 struct kmsg_find_coordinator_request {
-    struct kp_str key;
-    int8_t key_type; /* v1+: 0 group, 1 transaction; 0 before */
+    struct kp_str key;               /* v0-3 */
+    int8_t key_type;                 /* v1+: 0 group, 1 transaction; 0 before */
+    struct kp_str *coordinator_keys; /* v4+ */
+    int32_t coordinator_keys_count;
 };
 
-struct kmsg_find_coordinator_response {
-    int32_t throttle_time_ms; /* v1+ */
-    int16_t error_code;
-    struct kp_str error_message; /* v1+, nullable */
+struct kmsg_find_coordinator_coordinator {
+    struct kp_str key;
     int32_t node_id;
     struct kp_str host;
     int32_t port;
+    int16_t error_code;
+    struct kp_str error_message; /* nullable: a handler's {NULL, 0} is written null */
+};
+
+struct kmsg_find_coordinator_response {
+    int32_t throttle_time_ms;                                     /* v1+ */
+    int16_t error_code;                                           /* v0-3 */
+    struct kp_str error_message;                                  /* v1-3, nullable */
+    int32_t node_id;                                              /* v0-3 */
+    struct kp_str host;                                           /* v0-3 */
+    int32_t port;                                                 /* v0-3 */
+    const struct kmsg_find_coordinator_coordinator *coordinators; /* v4+ */
+    int32_t coordinators_count;
 };
 
 int kmsg_find_coordinator_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
@@ -598,7 +611,7 @@ struct kmsg_add_offsets_to_txn_request {
     struct kp_str group_id;
 };
 
-/* throttle + error: the answer shape of AddOffsetsToTxn, EndTxn, Heartbeat, LeaveGroup. */
+/* throttle + error: the answer shape of AddOffsetsToTxn, EndTxn, Heartbeat. */
 struct kmsg_error_response {
     int32_t throttle_time_ms;
     int16_t error_code;
@@ -623,13 +636,14 @@ int kmsg_end_txn_request_decode(struct kp_reader *r, int16_t version, struct kp_
 int kmsg_end_txn_response_encode(struct kp_writer *w, int16_t version,
                                  const struct kmsg_error_response *m);
 
-/* ---- TxnOffsetCommit (28), v0-3 (flexible from v3) and OffsetCommit (8) ---- */
+/* ---- TxnOffsetCommit (28), v0-3 (flexible from v3), and OffsetCommit (8), v0-8 (v8+ flexible) ---- */
 
 struct kmsg_commit_partition {
     int32_t partition_index;
     int64_t committed_offset;
     int32_t committed_leader_epoch;   /* TxnOffsetCommit v2+, OffsetCommit v6+; -1 before */
     struct kp_str committed_metadata; /* nullable */
+    int64_t commit_timestamp;         /* OffsetCommit v1 only; -1 otherwise */
 };
 
 struct kmsg_commit_topic {
@@ -665,8 +679,8 @@ int kmsg_txn_offset_commit_response_encode(struct kp_writer *w, int16_t version,
 
 struct kmsg_offset_commit_request {
     struct kp_str group_id;
-    int32_t generation_id;
-    struct kp_str member_id;
+    int32_t generation_id;           /* v1+; -1 before */
+    struct kp_str member_id;         /* v1+; "" before */
     struct kp_str group_instance_id; /* v7+, nullable; null before */
     int64_t retention_time_ms;       /* v2-4; -1 after */
     struct kmsg_commit_topic *topics;
@@ -678,13 +692,22 @@ int kmsg_offset_commit_request_decode(struct kp_reader *r, int16_t version, stru
 int kmsg_offset_commit_response_encode(struct kp_writer *w, int16_t version,
                                        const struct kmsg_commit_response *m);
 
-/* ---- OffsetFetch (9), v1-7; v6+ flexible ---- */
+/* ---- OffsetFetch (9), v0-8; v6+ flexible; v8 batches groups (KIP-709) ---- */
 
-struct kmsg_offset_fetch_request {
+/* One group of a v8 request. */
+struct kmsg_offset_fetch_group_request {
     struct kp_str group_id;
     struct kmsg_txn_topic *topics; /* name + partition indexes */
-    int32_t topics_count;          /* -1 = all the group's offsets (v2+ null) */
-    bool require_stable;           /* v7+ */
+    int32_t topics_count;          /* -1 = all the group's offsets */
+};
+
+struct kmsg_offset_fetch_request {
+    struct kp_str group_id;                         /* v0-7 */
+    struct kmsg_txn_topic *topics;                  /* v0-7: name + partition indexes */
+    int32_t topics_count;                           /* -1 = all the group's offsets (v2-7 null) */
+    bool require_stable;                            /* v7+ */
+    struct kmsg_offset_fetch_group_request *groups; /* v8+ */
+    int32_t groups_count;
 };
 
 struct kmsg_offset_fetch_partition {
@@ -701,11 +724,21 @@ struct kmsg_offset_fetch_topic {
     int32_t partitions_count;
 };
 
-struct kmsg_offset_fetch_response {
-    int32_t throttle_time_ms; /* v3+ */
+/* One group of a v8 answer. */
+struct kmsg_offset_fetch_group {
+    struct kp_str group_id;
     const struct kmsg_offset_fetch_topic *topics;
     int32_t topics_count;
-    int16_t error_code; /* v2+ */
+    int16_t error_code;
+};
+
+struct kmsg_offset_fetch_response {
+    int32_t throttle_time_ms;                     /* v3+ */
+    const struct kmsg_offset_fetch_topic *topics; /* v0-7 */
+    int32_t topics_count;
+    int16_t error_code;                           /* v2-7 */
+    const struct kmsg_offset_fetch_group *groups; /* v8+ */
+    int32_t groups_count;
 };
 
 int kmsg_offset_fetch_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
@@ -713,7 +746,7 @@ int kmsg_offset_fetch_request_decode(struct kp_reader *r, int16_t version, struc
 int kmsg_offset_fetch_response_encode(struct kp_writer *w, int16_t version,
                                       const struct kmsg_offset_fetch_response *m);
 
-/* ---- JoinGroup (11), v0-5 ---- */
+/* ---- JoinGroup (11), v0-9; v6+ flexible ---- */
 
 struct kmsg_join_group_protocol {
     struct kp_str name;
@@ -729,6 +762,7 @@ struct kmsg_join_group_request {
     struct kp_str protocol_type;
     struct kmsg_join_group_protocol *protocols;
     int32_t protocols_count;
+    struct kp_str reason; /* v8+, nullable (KIP-800) */
 };
 
 struct kmsg_join_group_member {
@@ -741,11 +775,13 @@ struct kmsg_join_group_response {
     int32_t throttle_time_ms; /* v2+ */
     int16_t error_code;
     int32_t generation_id;
-    struct kp_str protocol_name;
+    struct kp_str protocol_name; /* nullable v7+ (null written "" before) */
     struct kp_str leader;
     struct kp_str member_id;
     const struct kmsg_join_group_member *members;
     int32_t members_count;
+    struct kp_str protocol_type; /* v7+, nullable (KIP-559) */
+    bool skip_assignment;        /* v9+ (KIP-814) */
 };
 
 int kmsg_join_group_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
@@ -753,7 +789,7 @@ int kmsg_join_group_request_decode(struct kp_reader *r, int16_t version, struct 
 int kmsg_join_group_response_encode(struct kp_writer *w, int16_t version,
                                     const struct kmsg_join_group_response *m);
 
-/* ---- SyncGroup (14), v0-3 ---- */
+/* ---- SyncGroup (14), v0-5; v4+ flexible ---- */
 
 struct kmsg_sync_group_assignment {
     struct kp_str member_id;
@@ -767,12 +803,16 @@ struct kmsg_sync_group_request {
     struct kp_str group_instance_id; /* v3+, nullable */
     struct kmsg_sync_group_assignment *assignments;
     int32_t assignments_count;
+    struct kp_str protocol_type; /* v5+, nullable (KIP-559) */
+    struct kp_str protocol_name; /* v5+, nullable */
 };
 
 struct kmsg_sync_group_response {
     int32_t throttle_time_ms; /* v1+ */
     int16_t error_code;
     struct kp_bytes assignment;
+    struct kp_str protocol_type; /* v5+, nullable: a handler's {NULL, 0} is written null */
+    struct kp_str protocol_name; /* v5+, nullable: likewise */
 };
 
 int kmsg_sync_group_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
@@ -780,7 +820,7 @@ int kmsg_sync_group_request_decode(struct kp_reader *r, int16_t version, struct 
 int kmsg_sync_group_response_encode(struct kp_writer *w, int16_t version,
                                     const struct kmsg_sync_group_response *m);
 
-/* ---- Heartbeat (12), v0-3 and LeaveGroup (13), v0-1 ---- */
+/* ---- Heartbeat (12), v0-4 and LeaveGroup (13), v0-5; v4+ flexible ---- */
 
 struct kmsg_heartbeat_request {
     struct kp_str group_id;
@@ -795,25 +835,49 @@ int kmsg_heartbeat_request_decode(struct kp_reader *r, int16_t version, struct k
 int kmsg_heartbeat_response_encode(struct kp_writer *w, int16_t version,
                                    const struct kmsg_error_response *m);
 
+/* A leaving member (v3+, KIP-345's batch). */
+struct kmsg_leave_group_member {
+    struct kp_str member_id;
+    struct kp_str group_instance_id; /* nullable */
+    struct kp_str reason;            /* v5+, nullable (KIP-800) */
+};
+
 struct kmsg_leave_group_request {
     struct kp_str group_id;
+    struct kp_str member_id;                 /* v0-2 */
+    struct kmsg_leave_group_member *members; /* v3+ */
+    int32_t members_count;
+};
+
+struct kmsg_leave_group_member_response {
     struct kp_str member_id;
+    struct kp_str group_instance_id; /* nullable */
+    int16_t error_code;
+};
+
+struct kmsg_leave_group_response {
+    int32_t throttle_time_ms; /* v1+ */
+    int16_t error_code;
+    const struct kmsg_leave_group_member_response *members; /* v3+ */
+    int32_t members_count;
 };
 
 int kmsg_leave_group_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
                                     struct kmsg_leave_group_request *out);
 int kmsg_leave_group_response_encode(struct kp_writer *w, int16_t version,
-                                     const struct kmsg_error_response *m);
+                                     const struct kmsg_leave_group_response *m);
 
-/* ---- ListGroups (16), v0-2 and DescribeGroups (15), v0-2 ---- */
+/* ---- ListGroups (16), v0-4 (v3+ flexible) and DescribeGroups (15), v0-5 (v5+ flexible) ---- */
 
 struct kmsg_list_groups_request {
-    int unused; /* v0-2 carry no fields */
+    struct kp_str *states_filter; /* v4+ (KIP-518); empty: every state */
+    int32_t states_filter_count;
 };
 
 struct kmsg_list_groups_group {
     struct kp_str group_id;
     struct kp_str protocol_type;
+    struct kp_str group_state; /* v4+ */
 };
 
 struct kmsg_list_groups_response {
@@ -831,6 +895,7 @@ int kmsg_list_groups_response_encode(struct kp_writer *w, int16_t version,
 struct kmsg_describe_groups_request {
     struct kp_str *groups;
     int32_t groups_count;
+    bool include_authorized_operations; /* v3+ */
 };
 
 struct kmsg_describe_groups_member {
@@ -839,6 +904,7 @@ struct kmsg_describe_groups_member {
     struct kp_str client_host;
     struct kp_bytes member_metadata;
     struct kp_bytes member_assignment;
+    struct kp_str group_instance_id; /* v4+, nullable: a handler's {NULL, 0} is written null */
 };
 
 struct kmsg_describe_groups_group {
@@ -849,6 +915,7 @@ struct kmsg_describe_groups_group {
     struct kp_str protocol_data;
     const struct kmsg_describe_groups_member *members;
     int32_t members_count;
+    int32_t authorized_operations; /* v3+; a handler's 0 is written as INT32_MIN (not asked) */
 };
 
 struct kmsg_describe_groups_response {
@@ -861,6 +928,57 @@ int kmsg_describe_groups_request_decode(struct kp_reader *r, int16_t version, st
                                         struct kmsg_describe_groups_request *out);
 int kmsg_describe_groups_response_encode(struct kp_writer *w, int16_t version,
                                          const struct kmsg_describe_groups_response *m);
+
+/* ---- DeleteGroups (42), v0-2 (v2+ flexible) and OffsetDelete (47), v0 ---- */
+
+struct kmsg_delete_groups_request {
+    struct kp_str *groups_names;
+    int32_t groups_names_count;
+};
+
+struct kmsg_delete_groups_result {
+    struct kp_str group_id;
+    int16_t error_code;
+};
+
+struct kmsg_delete_groups_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_delete_groups_result *results;
+    int32_t results_count;
+};
+
+struct kmsg_offset_delete_partition {
+    int32_t partition_index;
+};
+
+struct kmsg_offset_delete_topic {
+    struct kp_str name;
+    struct kmsg_offset_delete_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_offset_delete_request {
+    struct kp_str group_id;
+    struct kmsg_offset_delete_topic *topics;
+    int32_t topics_count;
+};
+
+/* The answer: error_code (top level), throttle, topics of partition errors. */
+struct kmsg_offset_delete_response {
+    int16_t error_code;
+    int32_t throttle_time_ms;
+    const struct kmsg_topic_errors *topics;
+    int32_t topics_count;
+};
+
+int kmsg_delete_groups_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                      struct kmsg_delete_groups_request *out);
+int kmsg_delete_groups_response_encode(struct kp_writer *w, int16_t version,
+                                       const struct kmsg_delete_groups_response *m);
+int kmsg_offset_delete_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                      struct kmsg_offset_delete_request *out);
+int kmsg_offset_delete_response_encode(struct kp_writer *w, int16_t version,
+                                       const struct kmsg_offset_delete_response *m);
 
 /* ---- KIP-664 operator APIs: DescribeProducers (61) v0, DescribeTransactions (65) v0,
  * ListTransactions (66) v0-1; all flexible (compact forms, tagged fields) ---- */
@@ -993,6 +1111,8 @@ union kmsg_request {
     struct kmsg_leave_group_request leave_group;
     struct kmsg_list_groups_request list_groups;
     struct kmsg_describe_groups_request describe_groups;
+    struct kmsg_delete_groups_request delete_groups;
+    struct kmsg_offset_delete_request offset_delete;
     struct kmsg_describe_producers_request describe_producers;
     struct kmsg_describe_transactions_request describe_transactions;
     struct kmsg_list_transactions_request list_transactions;
@@ -1024,9 +1144,11 @@ KMSG_OTHER_WAY(offset_fetch, offset_fetch_request, offset_fetch_response)
 KMSG_OTHER_WAY(join_group, join_group_request, join_group_response)
 KMSG_OTHER_WAY(sync_group, sync_group_request, sync_group_response)
 KMSG_OTHER_WAY(heartbeat, heartbeat_request, error_response)
-KMSG_OTHER_WAY(leave_group, leave_group_request, error_response)
+KMSG_OTHER_WAY(leave_group, leave_group_request, leave_group_response)
 KMSG_OTHER_WAY(list_groups, list_groups_request, list_groups_response)
 KMSG_OTHER_WAY(describe_groups, describe_groups_request, describe_groups_response)
+KMSG_OTHER_WAY(delete_groups, delete_groups_request, delete_groups_response)
+KMSG_OTHER_WAY(offset_delete, offset_delete_request, offset_delete_response)
 KMSG_OTHER_WAY(describe_producers, describe_producers_request, describe_producers_response)
 KMSG_OTHER_WAY(describe_transactions, describe_transactions_request, describe_transactions_response)
 KMSG_OTHER_WAY(list_transactions, list_transactions_request, list_transactions_response)

@@ -1,7 +1,7 @@
 /*
  * kmsg_meta.c — cluster and producer-id messages as data (kdesc.h): Metadata (v0-12, flexible
  * from v9; Kafka's MetadataRequest/Response JSON),
- * FindCoordinator (v0-3), InitProducerId (v0-4), requests and responses. It owns their
+ * FindCoordinator (v0-4), InitProducerId (v0-4), requests and responses. It owns their
  * descriptions and must never decide what a broker answers
  * (the server fills the response structs).
  *
@@ -20,9 +20,12 @@
  *     (KDF_ZERO_IS_DEFAULT), "unknown epoch" and "not asked for", as a broker without ACLs
  *     answers.
  *
- *   FindCoordinator request: key STRING, key_type i8 (v1+); v3 flexible (+TAGGED_FIELDS)
- *   FindCoordinator response: throttle_time_ms i32 (v1+), error_code i16,
- *     error_message NSTRING (v1+), node_id i32, host STRING, port i32
+ *   FindCoordinator request: key STRING (v0-3), key_type i8 (v1+), coordinator_keys [STRING]
+ *     (v4+, KIP-699); v3+ flexible (+TAGGED_FIELDS)
+ *   FindCoordinator response: throttle_time_ms i32 (v1+), error_code i16 (v0-3),
+ *     error_message NSTRING (v1-3), node_id i32 (v0-3), host STRING (v0-3), port i32 (v0-3),
+ *     coordinators (v4+) [key STRING, node_id i32, host STRING, port i32, error_code i16,
+ *     error_message NSTRING]
  *
  *   InitProducerId request: transactional_id NSTRING, transaction_timeout_ms i32,
  *     producer_id i64 (v3+), producer_epoch i16 (v3+); v2+ flexible
@@ -125,29 +128,41 @@ KD_MESSAGE(kd_metadata_response, "MetadataResponse", KAFKA_METADATA, 0, 12, 9, &
 
 #define S struct kmsg_find_coordinator_request
 static const struct kd_field find_coordinator_request_f[] = {
-    KF(S, key, KD_STR, 0, KD_NEVER),
+    KF(S, key, KD_STR, 0, 3),
     KF(S, key_type, KD_I8, 1, KD_NEVER),
+    KP(S, coordinator_keys, KD_STR, 4, KD_NEVER),
 };
 #undef S
 static const struct kd_struct find_coordinator_request_d =
     KD_STRUCT(struct kmsg_find_coordinator_request, find_coordinator_request_f);
 
+#define S struct kmsg_find_coordinator_coordinator
+static const struct kd_field find_coordinator_coordinator_f[] = {
+    KF(S, key, KD_STR, 4, KD_NEVER),        KF(S, node_id, KD_I32, 4, KD_NEVER),
+    KF(S, host, KD_STR, 4, KD_NEVER),       KF(S, port, KD_I32, 4, KD_NEVER),
+    KF(S, error_code, KD_I16, 4, KD_NEVER), KFNZ(S, error_message, KD_STR, 4, KD_NEVER, 4),
+};
+#undef S
+static const struct kd_struct find_coordinator_coordinator_d =
+    KD_STRUCT(struct kmsg_find_coordinator_coordinator, find_coordinator_coordinator_f);
+
 #define S struct kmsg_find_coordinator_response
 static const struct kd_field find_coordinator_response_f[] = {
     KF(S, throttle_time_ms, KD_I32, 1, KD_NEVER),
-    KF(S, error_code, KD_I16, 0, KD_NEVER),
-    KFN(S, error_message, KD_STR, 1, KD_NEVER, 1),
-    KF(S, node_id, KD_I32, 0, KD_NEVER),
-    KF(S, host, KD_STR, 0, KD_NEVER),
-    KF(S, port, KD_I32, 0, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, 3),
+    KFN(S, error_message, KD_STR, 1, 3, 1),
+    KF(S, node_id, KD_I32, 0, 3),
+    KF(S, host, KD_STR, 0, 3),
+    KF(S, port, KD_I32, 0, 3),
+    KA(S, coordinators, 4, KD_NEVER, find_coordinator_coordinator_d),
 };
 #undef S
 static const struct kd_struct find_coordinator_response_d =
     KD_STRUCT(struct kmsg_find_coordinator_response, find_coordinator_response_f);
 
-KD_MESSAGE(kd_find_coordinator_request, "FindCoordinatorRequest", KAFKA_FIND_COORDINATOR, 0, 3, 3,
+KD_MESSAGE(kd_find_coordinator_request, "FindCoordinatorRequest", KAFKA_FIND_COORDINATOR, 0, 4, 3,
            &find_coordinator_request_d, NULL);
-KD_MESSAGE(kd_find_coordinator_response, "FindCoordinatorResponse", KAFKA_FIND_COORDINATOR, 0, 3, 3,
+KD_MESSAGE(kd_find_coordinator_response, "FindCoordinatorResponse", KAFKA_FIND_COORDINATOR, 0, 4, 3,
            &find_coordinator_response_d, NULL);
 
 /* ---- InitProducerId ---- */

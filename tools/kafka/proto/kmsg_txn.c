@@ -2,9 +2,10 @@
  * kmsg_txn.c — transaction and offset-commit messages as data (kdesc.h): AddPartitionsToTxn,
  * AddOffsetsToTxn, EndTxn and TxnOffsetCommit (v0-3 each, flexible from v3: compact strings and
  * arrays, a tagged-field section after each struct; Kafka's v2 of the first three differs from
- * v1 only in that PRODUCER_FENCED may be answered), OffsetCommit (v2-7), OffsetFetch (v1-7,
- * flexible from v6). It owns their descriptions and must never decide an answer (the server
- * does). AddPartitionsToTxn v4+ (KIP-890's broker-to-broker batches) is not described.
+ * v1 only in that PRODUCER_FENCED may be answered), OffsetCommit (v0-8, flexible from v8),
+ * OffsetFetch (v0-8, flexible from v6). It owns their descriptions and must never decide an
+ * answer (the server does). AddPartitionsToTxn v4+ (KIP-890's broker-to-broker batches) is not
+ * described.
  *
  *   AddPartitionsToTxn request: transactional_id STRING, producer_id i64, producer_epoch i16,
  *     topics [name STRING, partitions [i32]]
@@ -21,17 +22,21 @@
  *     committed_offset i64, committed_leader_epoch i32 (v2+), committed_metadata NSTRING]]
  *   TxnOffsetCommit response: throttle_time_ms i32, topics [name STRING,
  *     partitions [partition_index i32, error_code i16]]
- *   OffsetCommit request: group_id STRING, generation_id i32, member_id STRING,
+ *   OffsetCommit request: group_id STRING, generation_id i32 (v1+), member_id STRING (v1+),
  *     group_instance_id NSTRING (v7+), retention_time_ms i64 (v2-4), topics [name STRING,
  *     partitions [partition_index i32, committed_offset i64, committed_leader_epoch i32 (v6+),
- *     committed_metadata NSTRING]]
+ *     commit_timestamp i64 (v1 only), committed_metadata NSTRING]]; compact forms + tags
+ *     from v8
  *   OffsetCommit response: throttle_time_ms i32 (v3+), topics [name STRING,
  *     partitions [partition_index i32, error_code i16]]
- *   OffsetFetch request: group_id STRING, topics ARRAY (nullable v2+) [name STRING,
- *     partition_indexes [i32]], require_stable BOOL (v7+); compact forms + tags from v6
- *   OffsetFetch response: throttle_time_ms i32 (v3+), topics [name STRING, partitions
+ *   OffsetFetch request: group_id STRING (v0-7), topics ARRAY (v0-7, nullable v2-7)
+ *     [name STRING, partition_indexes [i32]], groups (v8+, KIP-709) [group_id STRING,
+ *     topics ARRAY (nullable) [name STRING, partition_indexes [i32]]], require_stable BOOL
+ *     (v7+); compact forms + tags from v6
+ *   OffsetFetch response: throttle_time_ms i32 (v3+), topics (v0-7) [name STRING, partitions
  *     [partition_index i32, committed_offset i64, committed_leader_epoch i32 (v5+),
- *     metadata NSTRING, error_code i16]], error_code i16 (v2+); compact forms + tags from v6
+ *     metadata NSTRING, error_code i16]], error_code i16 (v2-7), groups (v8+) [group_id
+ *     STRING, topics [the same topics], error_code i16]; compact forms + tags from v6
  */
 #include "tools/kafka/proto/kdesc.h"
 #include "tools/kafka/proto/kmsg.h"
@@ -148,6 +153,7 @@ static const struct kd_field commit_partition_f[] = {
     KF(S, partition_index, KD_I32, 0, KD_NEVER),
     KF(S, committed_offset, KD_I64, 0, KD_NEVER),
     KFD(S, committed_leader_epoch, KD_I32, 6, KD_NEVER, -1),
+    KFD(S, commit_timestamp, KD_I64, 1, 1, -1),
     KFN(S, committed_metadata, KD_STR, 0, KD_NEVER, 0),
 };
 #undef S
@@ -215,17 +221,27 @@ static const struct kd_field offset_commit_request_f[] = {
 static const struct kd_struct offset_commit_request_d =
     KD_STRUCT(struct kmsg_offset_commit_request, offset_commit_request_f);
 
-KD_MESSAGE(kd_offset_commit_request, "OffsetCommitRequest", KAFKA_OFFSET_COMMIT, 2, 7, 8,
+KD_MESSAGE(kd_offset_commit_request, "OffsetCommitRequest", KAFKA_OFFSET_COMMIT, 0, 8, 8,
            &offset_commit_request_d, NULL);
-KD_MESSAGE(kd_offset_commit_response, "OffsetCommitResponse", KAFKA_OFFSET_COMMIT, 2, 7, 8,
+KD_MESSAGE(kd_offset_commit_response, "OffsetCommitResponse", KAFKA_OFFSET_COMMIT, 0, 8, 8,
            &commit_response_d, NULL);
 
 /* ---- OffsetFetch ---- */
 
+#define S struct kmsg_offset_fetch_group_request
+static const struct kd_field offset_fetch_group_request_f[] = {
+    KF(S, group_id, KD_STR, 8, KD_NEVER),
+    KAN(S, topics, 8, KD_NEVER, 8, kmsg_txn_topic_d),
+};
+#undef S
+static const struct kd_struct offset_fetch_group_request_d =
+    KD_STRUCT(struct kmsg_offset_fetch_group_request, offset_fetch_group_request_f);
+
 #define S struct kmsg_offset_fetch_request
 static const struct kd_field offset_fetch_request_f[] = {
-    KF(S, group_id, KD_STR, 0, KD_NEVER),
-    KAN(S, topics, 0, KD_NEVER, 2, kmsg_txn_topic_d),
+    KF(S, group_id, KD_STR, 0, 7),
+    KAN(S, topics, 0, 7, 2, kmsg_txn_topic_d),
+    KA(S, groups, 8, KD_NEVER, offset_fetch_group_request_d),
     KF(S, require_stable, KD_BOOL, 7, KD_NEVER),
 };
 #undef S
@@ -253,19 +269,30 @@ static const struct kd_field offset_fetch_topic_f[] = {
 static const struct kd_struct offset_fetch_topic_d =
     KD_STRUCT(struct kmsg_offset_fetch_topic, offset_fetch_topic_f);
 
+#define S struct kmsg_offset_fetch_group
+static const struct kd_field offset_fetch_group_f[] = {
+    KF(S, group_id, KD_STR, 8, KD_NEVER),
+    KA(S, topics, 8, KD_NEVER, offset_fetch_topic_d),
+    KF(S, error_code, KD_I16, 8, KD_NEVER),
+};
+#undef S
+static const struct kd_struct offset_fetch_group_d =
+    KD_STRUCT(struct kmsg_offset_fetch_group, offset_fetch_group_f);
+
 #define S struct kmsg_offset_fetch_response
 static const struct kd_field offset_fetch_response_f[] = {
     KF(S, throttle_time_ms, KD_I32, 3, KD_NEVER),
-    KA(S, topics, 0, KD_NEVER, offset_fetch_topic_d),
-    KF(S, error_code, KD_I16, 2, KD_NEVER),
+    KA(S, topics, 0, 7, offset_fetch_topic_d),
+    KF(S, error_code, KD_I16, 2, 7),
+    KA(S, groups, 8, KD_NEVER, offset_fetch_group_d),
 };
 #undef S
 static const struct kd_struct offset_fetch_response_d =
     KD_STRUCT(struct kmsg_offset_fetch_response, offset_fetch_response_f);
 
-KD_MESSAGE(kd_offset_fetch_request, "OffsetFetchRequest", KAFKA_OFFSET_FETCH, 1, 7, 6,
+KD_MESSAGE(kd_offset_fetch_request, "OffsetFetchRequest", KAFKA_OFFSET_FETCH, 0, 8, 6,
            &offset_fetch_request_d, NULL);
-KD_MESSAGE(kd_offset_fetch_response, "OffsetFetchResponse", KAFKA_OFFSET_FETCH, 1, 7, 6,
+KD_MESSAGE(kd_offset_fetch_response, "OffsetFetchResponse", KAFKA_OFFSET_FETCH, 0, 8, 6,
            &offset_fetch_response_d, NULL);
 
 KMSG_CODEC(add_partitions_to_txn, add_partitions_to_txn_request, add_partitions_to_txn_response)
