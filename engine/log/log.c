@@ -70,10 +70,17 @@ static int add_partition_call(struct shard *s, void *arg)
 /* Builds a topic's partitions and hands each to a shard (round-robin over all partitions of
  * the engine, so partitions of one topic spread over shards). */
 static int topic_build(struct log *lg, struct topic *t, const char *name, uint32_t partitions,
-                       bool clean, bool shards_running)
+                       const struct topic_config *config, bool clean, bool shards_running)
 {
     memset(t, 0, sizeof(*t));
     snprintf(t->name, sizeof(t->name), "%s", name);
+    /* The topic's configs (topic_config.h TC3) over the engine's options. */
+    struct topic_config none = {{0}};
+    struct topic_config_honoured hc;
+    topic_config_resolve(config ? config : &none, &lg->opts, &hc);
+    atomic_init(&t->max_message_bytes, hc.max_message_bytes);
+    atomic_init(&t->timestamp_type, (int)hc.timestamp_type);
+    t->segment_bytes = hc.segment_bytes;
     t->partitions = calloc(partitions, sizeof(*t->partitions));
     if (!t->partitions)
         return -ENOMEM;
@@ -82,6 +89,13 @@ static int topic_build(struct log *lg, struct topic *t, const char *name, uint32
     /* Internal topics (__transaction_state, __consumer_offsets) hold little: small segments,
      * so they do not preallocate a user-sized segment each. */
     struct partition_config cfg = lg->pcfg;
+    cfg.topic = t;
+    cfg.retention_ms = hc.retention_ms;
+    cfg.retention_bytes = hc.retention_bytes;
+    cfg.segment.capacity_bytes =
+        hc.segment_bytes < SEGMENT_FILE_MIN_BYTES ? SEGMENT_FILE_MIN_BYTES : hc.segment_bytes;
+    if (cfg.segment.capacity_bytes < SEGMENT_POOL_SEGMENT_MIN_BYTES)
+        cfg.segment.pool = NULL; /* as log_init decides for the engine's segment size */
     if (meta_topic_name_internal(name)) {
         /* Never below the largest batch: the coordinator's records and a group's offsets must
          * fit whatever segment size the user topics have (Kafka sizes these topics apart:
@@ -482,7 +496,8 @@ static bool in_topics(struct log *lg, const char *name)
 
 /* Creates a topic under admin_lock. User topics count against topics_max; internal ones use
  * the slots reserved for them. */
-int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
+int log_topic_create(struct log *lg, const char *name, uint32_t partitions,
+                     const struct topic_config *config)
 {
     if (lg->opts.read_only)
         return log_refuse_if_read_only(lg, "rt_topic_create");
@@ -530,7 +545,7 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
         rc = partition_dirs_remove(lg, name, partitions); /* uncatalogued leftovers */
     if (rc)
         goto out;
-    rc = topic_build(lg, &lg->topics[n], name, partitions, false, true);
+    rc = topic_build(lg, &lg->topics[n], name, partitions, config, false, true);
     if (rc) {
         char cause[256];
         snprintf(cause, sizeof(cause), "%s", rt_error_detail());
@@ -545,6 +560,8 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
         goto out;
     }
     rc = meta_add_topic(&lg->catalogue, name, partitions);
+    if (rc == 0 && config)
+        rc = topic_config_copy(&lg->catalogue.topics[lg->catalogue.count - 1].config, config);
     if (rc == 0)
         rc = meta_store(lg->pcfg.segment.faults, lg->dir, &lg->catalogue);
     if (rc) {
@@ -565,11 +582,92 @@ out:
     return rc;
 }
 
+/* Runs on the partition's shard (the writer owns p->cfg): retention as the topic's configs
+ * now say; the shard's next retention pass applies it. */
+struct retention_set {
+    struct partition *p;
+    int64_t retention_ms;
+    int64_t retention_bytes;
+};
+
+static int retention_set_call(struct shard *s, void *arg)
+{
+    (void)s;
+    struct retention_set *r = arg;
+    r->p->cfg.retention_ms = r->retention_ms;
+    r->p->cfg.retention_bytes = r->retention_bytes;
+    return 0;
+}
+
+int log_topic_config_store(struct log *lg, const char *name, const struct topic_config *config)
+{
+    if (lg->opts.read_only)
+        return log_refuse_if_read_only(lg, "rt_topic_config_alter");
+    int rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&lg->admin_lock);
+    struct topic *t = (struct topic *)topic_find(lg, name);
+    struct meta_topic *mt = meta_find_mut(&lg->catalogue, name);
+    struct topic_config fresh, old;
+    if (!t || !mt) {
+        rc = error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", name);
+        goto out;
+    }
+    rc = topic_config_copy(&fresh, config);
+    if (rc)
+        goto out;
+    /* TC: the new overrides go into the catalogue, which is replaced atomically (A.2): a crash
+     * leaves the old or the new configs, never a mix. On failure memory keeps the old ones. */
+    old = mt->config;
+    mt->config = fresh;
+    rc = meta_store(lg->pcfg.segment.faults, lg->dir, &lg->catalogue);
+    if (rc) {
+        mt->config = old;
+        topic_config_free(&fresh);
+        rc = error_set(rc,
+                       "%s/%s: cannot store topic '%s' configs: %s (the file holds the old or the "
+                       "new ones; the running topic keeps the old)",
+                       lg->dir, META_FILE, name, rt_strerror(rc));
+        goto out;
+    }
+    topic_config_free(&old);
+    struct topic_config_honoured hc;
+    topic_config_resolve(&mt->config, &lg->opts, &hc);
+    atomic_store_explicit(&t->max_message_bytes, hc.max_message_bytes, memory_order_relaxed);
+    atomic_store_explicit(&t->timestamp_type, (int)hc.timestamp_type, memory_order_relaxed);
+    for (uint32_t i = 0; i < t->partition_count && !meta_topic_name_internal(name); i++) {
+        struct partition *p = &t->partitions[i];
+        struct retention_set r = {p, hc.retention_ms, hc.retention_bytes};
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = retention_set_call, .arg = &r};
+        if (lg->shards_started && !lg->shards_stopped) {
+            int src = shard_submit(p->shard, &req);
+            if (src && !rc)
+                rc = error_set(src, "%s: applying retention: %s", p->dir, rt_strerror(src));
+        } else {
+            retention_set_call(NULL, &r); /* no shard thread runs: nothing else writes p */
+        }
+    }
+out:
+    pthread_mutex_unlock(&lg->admin_lock);
+    return rc;
+}
+
+int log_topic_config_copy(struct log *lg, const char *name, struct topic_config *out)
+{
+    pthread_mutex_lock(&lg->admin_lock);
+    const struct meta_topic *mt = meta_find(&lg->catalogue, name);
+    int rc = mt ? topic_config_copy(out, &mt->config)
+                : error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", name);
+    pthread_mutex_unlock(&lg->admin_lock);
+    return rc;
+}
+
 int log_internal_topic_create(struct log *lg, const char *name, uint32_t partitions)
 {
     assert(meta_topic_name_internal(name));
     assert(partitions > 0);
-    return log_topic_create(lg, name, partitions);
+    return log_topic_create(lg, name, partitions, NULL);
 }
 
 int log_client_topic_check(const char *topic)
@@ -655,6 +753,14 @@ int log_list_offsets(struct log *lg, const char *topic, uint32_t partition, int6
 
 /* ---- appends ---- */
 
+/* The topic's max.message.bytes (topic_config.h TC3; the engine's batch_size_max_bytes unless
+ * the topic sets one): what rt_append and rt_append_batch accept. */
+static uint32_t topic_max_message_bytes(const struct partition *p)
+{
+    assert(p->cfg.topic);
+    return atomic_load_explicit(&p->cfg.topic->max_message_bytes, memory_order_relaxed);
+}
+
 /* F6 (issue 21): a batch larger than its partition's segment is refused, not the
  * configuration, as Kafka's UnifiedLog refuses it (RecordBatchTooLargeException). Every append
  * that reaches a shard passes here, so an empty segment holds any batch placed in it (PAR4). */
@@ -663,9 +769,10 @@ static int segment_fit_check(const struct log *lg, const struct partition *p, si
     /* A user topic's limit is segment_size_bytes itself, also below one control batch (its
      * files are at least that long, so markers fit: SEGMENT_FILE_MIN_BYTES); an internal
      * topic's is its own segment size. */
+    (void)lg;
     uint64_t limit = p->cfg.segment.capacity_bytes;
-    if (!meta_topic_name_internal(p->topic) && lg->opts.segment_size_bytes < limit)
-        limit = lg->opts.segment_size_bytes;
+    if (!meta_topic_name_internal(p->topic) && p->cfg.topic && p->cfg.topic->segment_bytes < limit)
+        limit = p->cfg.topic->segment_bytes;
     if (len <= limit)
         return 0;
     return error_set(RT_E_RECORD_TOO_LARGE,
@@ -790,10 +897,11 @@ int log_append_records(struct log *lg, const char *topic, uint32_t partition,
         struct rt_record tmp = *r;
         tmp.timestamp_ms = ts;
         size += record_encoded_size(&tmp, (int32_t)i, ts - base_ts);
-        if (size > lg->opts.batch_size_max_bytes)
+        uint32_t max = topic_max_message_bytes(p);
+        if (size > max)
             return error_set(RT_E_RECORD_TOO_LARGE,
-                             "batch of %zu records exceeds batch_size_max_bytes (%u)", count,
-                             lg->opts.batch_size_max_bytes);
+                             "batch of %zu records exceeds the topic's max.message.bytes (%u)",
+                             count, max);
     }
     uint8_t *buf = encode_buffer_get(size);
     if (!buf)
@@ -816,15 +924,18 @@ int log_append_records(struct log *lg, const char *topic, uint32_t partition,
     rc = batch_header_parse(buf, len, &h, &why);
     assert(rc == 0);
     assert(h.max_timestamp >= h.base_timestamp);
-    log_stamp_timestamps(lg, buf, len, &h, b.max_timestamp); /* LogAppendTime: a second CRC */
+    log_stamp_timestamps(lg, p, buf, len, &h, b.max_timestamp); /* LogAppendTime: a second CRC */
     return log_append(lg, p, buf, len, &h, base_offset_out, NULL);
 }
 
-bool log_stamp_timestamps(const struct log *lg, uint8_t *batch, size_t len, struct batch_header *h,
-                          int64_t records_max_timestamp)
+bool log_stamp_timestamps(const struct log *lg, const struct partition *p, uint8_t *batch,
+                          size_t len, struct batch_header *h, int64_t records_max_timestamp)
 {
     assert(records_max_timestamp != INT64_MIN); /* measured: recordCount >= 1 */
-    if (lg->opts.message_timestamp_type == RT_TIMESTAMP_LOG_APPEND_TIME)
+    int type = p->cfg.topic
+                   ? atomic_load_explicit(&p->cfg.topic->timestamp_type, memory_order_relaxed)
+                   : (int)lg->opts.message_timestamp_type;
+    if (type == RT_TIMESTAMP_LOG_APPEND_TIME)
         return batch_stamp_timestamps(batch, len, h, true, fs_now_ms());
     return batch_stamp_timestamps(batch, len, h, false, records_max_timestamp);
 }
@@ -855,8 +966,7 @@ static int append_batch_check(struct log *lg, const char *topic, uint32_t partit
                          " bytes but %zu were given",
                          size, len);
     int64_t records_max_ts = INT64_MIN;
-    rc =
-        batch_validate_append(batch, len, lg->opts.batch_size_max_bytes, &h, &records_max_ts, &why);
+    rc = batch_validate_append(batch, len, topic_max_message_bytes(p), &h, &records_max_ts, &why);
     if (rc)
         return error_set(rc, "rt_append_batch: %s", why ? why : rt_strerror(rc));
     if (h.record_count == 0)
@@ -892,7 +1002,7 @@ static int append_batch_check(struct log *lg, const char *topic, uint32_t partit
             return rc; /* the detail names the transactional id and the partition */
     }
     /* V17, last: nothing is rewritten in a batch that is refused. */
-    log_stamp_timestamps(lg, batch, len, &h, records_max_ts);
+    log_stamp_timestamps(lg, p, batch, len, &h, records_max_ts);
     *p_out = p;
     *h_out = h;
     return 0;
@@ -1670,8 +1780,8 @@ int log_open_topics(struct log *lg)
 {
     for (uint32_t i = 0; i < lg->catalogue.count; i++) {
         const struct meta_topic *mt = &lg->catalogue.topics[i];
-        int rc =
-            topic_build(lg, &lg->topics[i], mt->name, mt->partitions, lg->clean_at_open, false);
+        int rc = topic_build(lg, &lg->topics[i], mt->name, mt->partitions, &mt->config,
+                             lg->clean_at_open, false);
         if (rc)
             return rc;
         atomic_store_explicit(&lg->topic_count, i + 1, memory_order_release);

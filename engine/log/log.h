@@ -35,6 +35,11 @@ struct topic {
     char name[RT_TOPIC_NAME_MAX + 1];
     uint32_t partition_count;
     struct partition *partitions;
+    /* The topic's configs the append paths act on (topic_config.h TC3): written under
+     * admin_lock when an alter is stored, read by any appending thread. */
+    _Atomic uint32_t max_message_bytes;
+    _Atomic int timestamp_type; /* enum rt_timestamp_type */
+    uint64_t segment_bytes;     /* as opened: segment.bytes applies from the next open */
 };
 
 struct log {
@@ -119,9 +124,19 @@ int log_close(struct log *lg, bool seal);
 
 /* ---- topics ---- */
 
-/* Creates a topic (validated by the caller) under admin_lock. User topics count against
- * topics_max; internal ones use the slots reserved for them. */
-int log_topic_create(struct log *lg, const char *name, uint32_t partitions);
+/* Creates a topic (validated by the caller) under admin_lock, with `config` (checked by the
+ * caller; NULL for none) stored in its catalogue entry in the same atomic replace. User topics
+ * count against topics_max; internal ones use the slots reserved for them. */
+int log_topic_create(struct log *lg, const char *name, uint32_t partitions,
+                     const struct topic_config *config);
+
+/* rt_topic_config_alter's contract: the topic's overrides become `config` (checked by the
+ * caller), stored durably (one atomic replace of the catalogue), then applied to the running
+ * partitions. */
+int log_topic_config_store(struct log *lg, const char *name, const struct topic_config *config);
+
+/* A copy of the topic's overrides into *out (empty on entry; the caller frees it). */
+int log_topic_config_copy(struct log *lg, const char *name, struct topic_config *out);
 
 /* Creates an internal topic (a name beginning with "__"): not counted against topics_max, and
  * the only way such a topic comes to exist. Errors as rt_topic_create. */
@@ -190,12 +205,12 @@ int log_append_batch_async(struct log *lg, const char *topic, uint32_t partition
 /* rt_append_watch_set's contract. */
 void log_watch_set(struct log *lg, void (*fn)(void *ctx), void *ctx);
 
-/* V17 (batch.c) for a user-topic batch about to be appended: under the engine's
- * message_timestamp_type, makes attribute bit 3 and maxTimestamp true (LogAppendTime: the
+/* V17 (batch.c) for a user-topic batch about to be appended: under p's topic's
+ * message.timestamp.type (the engine's message_timestamp_type unless the topic sets one), makes attribute bit 3 and maxTimestamp true (LogAppendTime: the
  * clock now; CreateTime: records_max_timestamp, the records' largest timestamp), rewriting
  * the batch and its CRC only when they change (returns true then) and updating *h. */
-bool log_stamp_timestamps(const struct log *lg, uint8_t *batch, size_t len, struct batch_header *h,
-                          int64_t records_max_timestamp);
+bool log_stamp_timestamps(const struct log *lg, const struct partition *p, uint8_t *batch,
+                          size_t len, struct batch_header *h, int64_t records_max_timestamp);
 
 /* Appends an encoded, validated batch whose header is parsed, waiting for the outcome. For a
  * batch with a producer id, the producer rules apply; *duplicate_out (may be NULL) says the

@@ -59,6 +59,8 @@ H(create_topics, kafka_handle_create_topics(s))
 H(delete_topics, kafka_handle_delete_topics(s))
 H(init_producer_id, kafka_handle_init_producer_id(s))
 H(describe_configs, kafka_handle_describe_configs(s))
+H(alter_configs, kafka_handle_alter_configs(s))
+H(incremental_alter_configs, kafka_handle_incremental_alter_configs(s))
 H(describe_producers, kafka_handle_describe_producers(s))
 H(describe_transactions, kafka_handle_describe_transactions(s))
 H(list_transactions, kafka_handle_list_transactions(s))
@@ -116,7 +118,10 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define add_offsets_to_txn_note    NULL
 #define end_txn_note               NULL
 #define txn_offset_commit_note     NULL
-#define describe_configs_note      NULL
+#define describe_configs_note      "a topic's every config with its source; the broker's, read-only"
+#define alter_configs_note         "topics; the broker's configs are static (INVALID_REQUEST)"
+#define incremental_alter_configs_note                                                             \
+    "topics (APPEND/SUBTRACT on list configs); the broker's configs are static"
 #define describe_producers_note    NULL
 #define describe_transactions_note NULL
 #define list_transactions_note     NULL
@@ -156,6 +161,10 @@ const struct kafka_api kafka_api_rows[] = {
         true),
     ROW(KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 4, 0, 4, 4, true, describe_configs,
         h_describe_configs, false),
+    ROW(KAFKA_ALTER_CONFIGS, "AlterConfigs", 0, 2, 0, 2, 2, true, alter_configs, h_alter_configs,
+        false),
+    ROW(KAFKA_INCREMENTAL_ALTER_CONFIGS, "IncrementalAlterConfigs", 0, 1, 0, 1, 1, true,
+        incremental_alter_configs, h_incremental_alter_configs, false),
     /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c, not advertised until
      * their descriptions match Kafka's released JSON (DescribeProducers' CoordinatorEpoch and
      * CurrentTxnStartOffset, DescribeTransactions' int16 ProducerEpoch, ListTransactions'
