@@ -362,6 +362,21 @@ typedef int (*rt_topic_config_fn)(void *ctx, const char *name, const char *value
                                   enum rt_config_source source, bool honoured);
 int rt_topic_config_get(rt_engine *engine, const char *topic, rt_topic_config_fn fn, void *ctx);
 
+/* Deletes a topic: durable before return (the catalogue no longer names it; a crash after
+ * that leaves what the next rt_open finishes removing). Its partition directories are renamed
+ * aside (`<topic>-<p>.<id>-delete`, as Kafka does) and removed by a background thread; a fetch
+ * that holds its segments keeps reading them until rt_fetch_release, and appends already
+ * accepted finish. From return, every call naming the topic gets
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION, and a topic created again under the name starts empty.
+ * Caveats: the deleted topic's open files and memory are released at rt_close (its disk
+ * space with them); at most 1024 topics may be deleted between two opens (then
+ * RT_E_TOPICS_FULL for creates until the next open). Offsets committed for it in consumer
+ * groups are kept. Serialised with topic creation and config changes.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL engine), RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic
+ * included), RT_E_INTERNAL_TOPIC, RT_E_READ_ONLY, RT_E_CLOSED, RT_E_IO_FAILED, -ENOMEM,
+ * -errno (writing the deletion intent or the catalogue: nothing deleted). */
+int rt_topic_delete(rt_engine *engine, const char *name);
+
 /* Partition count of a topic. Errors: RT_E_INVALID_ARGUMENT (NULL),
  * RT_E_UNKNOWN_TOPIC_OR_PARTITION. */
 int rt_topic_describe(rt_engine *engine, const char *name, uint32_t *partitions_out);

@@ -3,8 +3,8 @@
 # confluent-kafka AdminClient (tests/kafka/py_admin.py) creates topics with configs, is refused
 # INVALID_CONFIG for an unknown config or a bad value, reads each config's value and source back
 # with DescribeConfigs, replaces them with AlterConfigs; after a restart the configs are still
-# there; kafkajs (tests/kafka/node/admin.js) does the same through its admin client, with
-# IncrementalAlterConfigs. SIGTERM exits 0 and `ringtail verify` is clean after each part.
+# there; DeleteTopics deletes a topic with records and a topic recreated under its name starts
+# empty; kafkajs (tests/kafka/node/admin.js) does the same through its admin client. SIGTERM exits 0 and `ringtail verify` is clean after each part.
 #
 # usage: bash tests/cli_kafka_admin.sh /path/to/ringtail
 # Each check prints "ok" or "FAIL"; the last line is "N passed, M failed"; exit 1 on any failure.
@@ -42,8 +42,14 @@ py_part configs "$BROKER"
 serve_stop
 SERVE_PORT=$PORT serve_start "$D"
 py_part recheck "$BROKER"
+py_part delete "$BROKER"
 serve_stop
 serve_verify "$D"
+if ls -d "$D"/del-*-delete >/dev/null 2>&1; then
+    bad "a deleted topic's renamed directories are removed by the time serve exits"
+else
+    ok "a deleted topic's renamed directories are removed by the time serve exits"
+fi
 
 if [ -f "$NODE_ADMIN" ] && command -v node >/dev/null; then
     D2=$T/data2

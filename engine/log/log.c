@@ -198,8 +198,12 @@ static int close_topics(struct log *lg, bool seal)
     int first = 0;
     uint32_t n = atomic_load(&lg->topic_count);
     for (uint32_t t = 0; t < n; t++) {
+        bool gone = atomic_load_explicit(
+            &lg->topics[t].deleted, memory_order_acquire); /* LG8: its files are renamed away */
         for (uint32_t i = 0; i < lg->topics[t].partition_count; i++) {
-            int rc = partition_close(&lg->topics[t].partitions[i], seal);
+            int rc = partition_close(&lg->topics[t].partitions[i], seal && !gone);
+            if (gone)
+                rc = 0;
             if (rc && !first)
                 first = rc;
         }
@@ -221,7 +225,8 @@ static const struct topic *topic_find(struct log *lg, const char *name)
 {
     uint32_t n = atomic_load_explicit(&lg->topic_count, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++)
-        if (strcmp(lg->topics[i].name, name) == 0)
+        if (strcmp(lg->topics[i].name, name) == 0 &&
+            !atomic_load_explicit(&lg->topics[i].deleted, memory_order_acquire))
             return &lg->topics[i];
     return NULL;
 }
@@ -513,14 +518,17 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions,
     }
     uint32_t users = 0;
     for (uint32_t i = 0; i < n; i++)
-        users += !meta_topic_name_internal(lg->topics[i].name);
+        users +=
+            !meta_topic_name_internal(lg->topics[i].name) && !atomic_load(&lg->topics[i].deleted);
     if (!internal && users >= lg->opts.topics_max) {
         rc = error_set(RT_E_TOPICS_FULL, "topics_max (%u) reached", lg->opts.topics_max);
         goto out;
     }
-    if (n >= lg->topics_capacity) { /* only internal topics get here: two at most */
-        rc = error_set(RT_E_TOPICS_FULL, "no slot left for internal topic '%s' (%u topics)", name,
-                       n);
+    if (n >= lg->topics_capacity) { /* internal topics, or TOPICS_DELETED_MAX deletions */
+        rc = error_set(RT_E_TOPICS_FULL,
+                       "no slot left for topic '%s' (%u slots, %u of deleted topics: those are "
+                       "reclaimed at the next open)",
+                       name, n, lg->topics_deleted);
         goto out;
     }
     /* The intent, then directories and first segments, then the catalogue, then no intent: a
@@ -663,6 +671,299 @@ int log_topic_config_copy(struct log *lg, const char *name, struct topic_config 
     return rc;
 }
 
+/* ---- topic deletion (issue 20 item 6) ----
+ *
+ * rt_topic_delete: (1) a deletion intent, `<dir>/topic-delete.tmp` ("ringtail topic delete 1\n
+ * <name>\n<partitions>\nend\n"), durable; (2) the catalogue without the topic, stored (the
+ * commit point); (3) the topic hidden from lookups and its partitions detached from their
+ * shards; (4) each `<name>-<p>` renamed to `<name>-<p>.<id>-delete` (as Kafka renames a deleted
+ * log aside), the data directory fsynced; (5) no intent; (6) a background thread removes the
+ * renamed directories. A writing open removes every `*-delete` directory, and, when it finds
+ * the intent and the catalogue does not name its topic, that topic's `<name>-<p>` directories
+ * (the crash came between 2 and 4); then the intent.
+ *   LG7  A deleted topic's slot is never reused while the engine is open: lookups skip it (a
+ *        release store of `deleted`), and its partitions stay allocated until log_close, so a
+ *        caller that found a partition before the deletion (a fetch, an append in flight)
+ *        finishes against valid memory; fetches keep their segments mapped (renamed and
+ *        unlinked files stay readable through their mappings) until released.
+ *   LG8  A deleted topic's partitions are closed without sealing and their errors ignored:
+ *        their directories are gone, and nothing of them is read again.
+ *   LG9  The intent is removed only after every `<name>-<p>` is renamed aside durably or the
+ *        catalogue still names the topic, so a crash at any step leaves a whole topic or one
+ *        the next open finishes deleting; a recreated topic of the name starts empty (its
+ *        creation removes uncatalogued `<name>-<p>` leftovers under its own intent, LG4). */
+#define LOG_DELETE_INTENT_FILE  "topic-delete.tmp"
+#define LOG_DELETE_INTENT_MAGIC "ringtail topic delete 1"
+#define LOG_DELETE_SUFFIX       "-delete"
+
+static int delete_intent_path(const struct log *lg, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%s/%s", lg->dir, LOG_DELETE_INTENT_FILE);
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+static int delete_intent_write(struct log *lg, const char *name, uint32_t partitions)
+{
+    char path[SEGMENT_PATH_BYTES + 32];
+    int rc = delete_intent_path(lg, path, sizeof(path));
+    if (rc)
+        return rc;
+    char text[LOG_CREATE_INTENT_BYTES_MAX + 8];
+    int len = snprintf(text, sizeof(text), "%s\n%s\n%" PRIu32 "\nend\n", LOG_DELETE_INTENT_MAGIC,
+                       name, partitions);
+    assert(len > 0 && len < (int)sizeof(text));
+    rc = fs_replace_file(lg->pcfg.segment.faults, lg->dir, LOG_DELETE_INTENT_FILE ".new",
+                         LOG_DELETE_INTENT_FILE, (const uint8_t *)text, (size_t)len);
+    if (rc)
+        return error_set(rc, "%s: cannot write: %s", path, strerror(-rc));
+    return 0;
+}
+
+/* The intent's topic and partition count: 0, -ENOENT, or RT_E_CORRUPT (torn: covers nothing,
+ * since it was made durable by an atomic replace before anything else). */
+static int delete_intent_read(const struct log *lg, char name[RT_TOPIC_NAME_MAX + 1],
+                              uint32_t *partitions)
+{
+    char path[SEGMENT_PATH_BYTES + 32];
+    int rc = delete_intent_path(lg, path, sizeof(path));
+    if (rc)
+        return rc;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    rc = fs_read_file(path, &buf, &len, LOG_CREATE_INTENT_BYTES_MAX + 8);
+    if (rc)
+        return rc;
+    /* The create intent's grammar under another first line. */
+    size_t magic = strlen(LOG_DELETE_INTENT_MAGIC);
+    char as_create[LOG_CREATE_INTENT_BYTES_MAX + 8];
+    rc = RT_E_CORRUPT;
+    if (len > magic && memcmp(buf, LOG_DELETE_INTENT_MAGIC, magic) == 0 &&
+        len - magic + strlen(LOG_CREATE_INTENT_MAGIC) <= LOG_CREATE_INTENT_BYTES_MAX) {
+        size_t n = (size_t)snprintf(as_create, sizeof(as_create), "%s", LOG_CREATE_INTENT_MAGIC);
+        memcpy(as_create + n, buf + magic, len - magic);
+        rc = log_create_intent_parse(as_create, n + len - magic, name, partitions);
+    }
+    free(buf);
+    return rc;
+}
+
+static int delete_intent_clear(struct log *lg)
+{
+    char path[SEGMENT_PATH_BYTES + 32];
+    int rc = delete_intent_path(lg, path, sizeof(path));
+    if (rc == 0)
+        rc = io_unlink(lg->pcfg.segment.faults, path);
+    if (rc == -ENOENT)
+        rc = 0;
+    if (rc == 0)
+        rc = fs_fsync_dir(lg->pcfg.segment.faults, lg->dir);
+    if (rc)
+        return error_set(rc, "%s: cannot remove: %s", path, strerror(-rc));
+    return 0;
+}
+
+static bool delete_dir_name(const char *n)
+{
+    size_t len = strlen(n), s = strlen(LOG_DELETE_SUFFIX);
+    return len > s && strcmp(n + len - s, LOG_DELETE_SUFFIX) == 0 && strchr(n, '.') != NULL;
+}
+
+/* Removes every `*-delete` directory of the data directory (what deletions left), then
+ * fsyncs it. 0 or the first error. */
+static int deleted_dirs_remove(struct log *lg)
+{
+    DIR *d = opendir(lg->dir);
+    if (!d)
+        return error_set(-errno, "%s: cannot open: %s", lg->dir, strerror(errno));
+    int first = 0;
+    bool removed = false;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (!delete_dir_name(de->d_name))
+            continue;
+        char path[SEGMENT_PATH_BYTES];
+        if (snprintf(path, sizeof(path), "%s/%s", lg->dir, de->d_name) >= (int)sizeof(path))
+            continue;
+        struct stat st;
+        if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        int rc = partition_dir_remove(lg, path);
+        removed = removed || rc == 0;
+        if (rc && !first)
+            first = rc;
+    }
+    closedir(d);
+    if (removed) {
+        int rc = fs_fsync_dir(lg->pcfg.segment.faults, lg->dir);
+        if (rc && !first)
+            first = error_set(rc, "%s: fsync: %s", lg->dir, strerror(-rc));
+    }
+    return first;
+}
+
+/* LG9 at open: finishes a deletion a crash interrupted. */
+static int delete_resolve(struct log *lg)
+{
+    char name[RT_TOPIC_NAME_MAX + 1];
+    uint32_t partitions = 0;
+    int rc = delete_intent_read(lg, name, &partitions);
+    if (rc == 0 && !in_catalogue(lg, name))
+        rc = partition_dirs_remove(lg, name, partitions);
+    else if (rc == RT_E_CORRUPT || (rc == 0 && in_catalogue(lg, name)))
+        rc = 0; /* torn (it covered nothing) or the commit never happened */
+    if (rc == 0 || rc == -ENOENT) {
+        bool had = rc == 0;
+        rc = deleted_dirs_remove(lg);
+        if (rc == 0 && had)
+            rc = delete_intent_clear(lg);
+        if (rc == 0) {
+            char path[SEGMENT_PATH_BYTES + 32];
+            if (delete_intent_path(lg, path, sizeof(path)) == 0 && fs_exists(path))
+                rc = delete_intent_clear(lg); /* a torn one */
+        }
+        return rc;
+    }
+    return error_set(rc, "%s/%s: cannot read: %s", lg->dir, LOG_DELETE_INTENT_FILE,
+                     rt_strerror(rc));
+}
+
+static int shard_remove_call(struct shard *s, void *arg)
+{
+    struct partition *p = arg;
+    for (uint32_t i = 0; i < s->partition_count; i++)
+        if (s->partitions[i] == p) {
+            s->partitions[i] = s->partitions[--s->partition_count];
+            break;
+        }
+    return 0;
+}
+
+struct reaper {
+    struct log *lg;
+    char **dirs;
+    uint32_t count;
+};
+
+static void *reaper_main(void *arg)
+{
+    struct reaper *r = arg;
+    for (uint32_t i = 0; i < r->count; i++) {
+        (void)partition_dir_remove(r->lg, r->dirs[i]); /* a failure: the next open removes it */
+        free(r->dirs[i]);
+    }
+    (void)fs_fsync_dir(r->lg->pcfg.segment.faults, r->lg->dir);
+    free(r->dirs);
+    free(r);
+    return NULL;
+}
+
+int log_topic_delete(struct log *lg, const char *name)
+{
+    if (lg->opts.read_only)
+        return log_refuse_if_read_only(lg, "rt_topic_delete");
+    int rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    if (meta_topic_name_internal(name))
+        return error_set(RT_E_INTERNAL_TOPIC, "topic '%s' is internal: the engine's own", name);
+    pthread_mutex_lock(&lg->admin_lock);
+    struct topic *t = (struct topic *)topic_find(lg, name);
+    if (!t) {
+        rc = error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", name);
+        goto out;
+    }
+    uint32_t parts = t->partition_count;
+    /* The reaper's list before anything changes: nothing can fail for memory after (5). */
+    struct reaper *r = calloc(1, sizeof(*r));
+    char **dirs = calloc(parts, sizeof(*dirs));
+    pthread_t *reapers = realloc(lg->reapers, (lg->reaper_count + 1) * sizeof(*reapers));
+    if (reapers)
+        lg->reapers = reapers;
+    if (!r || !dirs || !reapers) {
+        free(r);
+        free(dirs);
+        rc = error_set(-ENOMEM, "deleting topic '%s': out of memory", name);
+        goto out;
+    }
+    char id[24];
+    snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)fs_now_ms() ^ ((uint64_t)getpid() << 40));
+    for (uint32_t p = 0; p < parts && rc == 0; p++) {
+        char buf[SEGMENT_PATH_BYTES];
+        int n = snprintf(buf, sizeof(buf), "%s.%s%s", t->partitions[p].dir, id, LOG_DELETE_SUFFIX);
+        if (n < 0 || n >= (int)sizeof(buf) || !(dirs[p] = strdup(buf)))
+            rc = error_set(-ENAMETOOLONG, "deleting topic '%s': a name too long", name);
+    }
+    /* (1), (2): the intent, then the commit. */
+    struct meta_topic removed;
+    uint32_t index = 0;
+    if (rc == 0)
+        rc = delete_intent_write(lg, name, parts);
+    if (rc == 0 && meta_remove_topic(&lg->catalogue, name, &removed, &index) != 0)
+        rc = error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "topic '%s' is not catalogued", name);
+    else if (rc == 0) {
+        rc = meta_store(lg->pcfg.segment.faults, lg->dir, &lg->catalogue);
+        if (rc) {
+            meta_insert_topic(&lg->catalogue, &removed, index);
+            error_set(rc,
+                      "%s/%s: cannot store the topic catalogue: %s (the file names the topic "
+                      "or not; the next open finishes or forgets the deletion)",
+                      lg->dir, META_FILE, rt_strerror(rc));
+            (void)delete_intent_clear(lg); /* only if the old catalogue is what is on disk */
+        } else {
+            topic_config_free(&removed.config);
+        }
+    }
+    if (rc) {
+        for (uint32_t p = 0; p < parts; p++)
+            free(dirs[p]);
+        free(dirs);
+        free(r);
+        goto out;
+    }
+    /* (3): hidden (LG7), then off the shards (appends already queued finish first). */
+    atomic_store_explicit(&t->deleted, true, memory_order_release);
+    lg->topics_deleted++;
+    for (uint32_t p = 0; p < parts; p++) {
+        struct shard_request req = {
+            .kind = SHARD_REQ_CALL, .fn = shard_remove_call, .arg = &t->partitions[p]};
+        (void)shard_submit(t->partitions[p].shard, &req);
+    }
+    /* (4), (5): renamed aside durably; then no intent (LG9). */
+    for (uint32_t p = 0; p < parts && rc == 0; p++) {
+        rc = io_rename(lg->pcfg.segment.faults, t->partitions[p].dir, dirs[p]);
+        if (rc == -ENOENT)
+            rc = 0;
+        if (rc)
+            error_set(rc, "%s: cannot rename to %s: %s (the next open removes it)",
+                      t->partitions[p].dir, dirs[p], strerror(-rc));
+    }
+    if (rc == 0) {
+        rc = fs_fsync_dir(lg->pcfg.segment.faults, lg->dir);
+        if (rc)
+            error_set(rc, "%s: fsync: %s (the next open finishes the deletion)", lg->dir,
+                      strerror(-rc));
+    }
+    if (rc == 0)
+        (void)delete_intent_clear(lg); /* left: the next open finds it finished */
+    /* (6): the files go in the background; fds and mappings keep what fetches read. */
+    r->lg = lg;
+    r->dirs = dirs;
+    r->count = parts;
+    if (pthread_create(&lg->reapers[lg->reaper_count], NULL, reaper_main, r) == 0) {
+        lg->reaper_count++;
+    } else {
+        for (uint32_t p = 0; p < parts; p++)
+            free(dirs[p]);
+        free(dirs);
+        free(r); /* the next open removes them */
+    }
+    /* The deletion is committed (2): a failure after it is reported, the topic is gone. */
+    rc = 0;
+out:
+    pthread_mutex_unlock(&lg->admin_lock);
+    return rc;
+}
+
 int log_internal_topic_create(struct log *lg, const char *name, uint32_t partitions)
 {
     assert(meta_topic_name_internal(name));
@@ -699,8 +1000,9 @@ int log_topic_list(struct log *lg, int (*fn)(void *ctx, const char *name, uint32
 {
     uint32_t n = atomic_load_explicit(&lg->topic_count, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++) {
-        if (meta_topic_name_internal(lg->topics[i].name))
-            continue; /* internal topics (transaction log, consumer offsets) */
+        if (meta_topic_name_internal(lg->topics[i].name) ||
+            atomic_load_explicit(&lg->topics[i].deleted, memory_order_acquire))
+            continue; /* internal topics (transaction log, consumer offsets), deleted ones */
         int rc = fn(ctx, lg->topics[i].name, lg->topics[i].partition_count);
         if (rc)
             return rc;
@@ -1717,6 +2019,8 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     if (!lg->opts.read_only) {
         /* F4, LG5: what a creation that crashed (or failed to clean up) left. */
         rc = intent_resolve(lg, in_catalogue);
+        if (rc == 0)
+            rc = delete_resolve(lg); /* LG9 */
         if (rc)
             goto err;
     }
@@ -1744,7 +2048,8 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
         else
             user_topics++;
     }
-    lg->topics_capacity = lg->opts.topics_max + INTERNAL_TOPICS_MAX + internal_topics;
+    lg->topics_capacity =
+        lg->opts.topics_max + INTERNAL_TOPICS_MAX + internal_topics + TOPICS_DELETED_MAX;
     lg->topics = calloc(lg->topics_capacity, sizeof(*lg->topics));
     lg->shard_count = lg->opts.shard_count ? lg->opts.shard_count : default_shards();
     lg->shards = calloc(lg->shard_count, sizeof(*lg->shards));
@@ -1831,6 +2136,11 @@ int log_close(struct log *lg, bool seal)
 {
     shards_stop(lg);              /* idempotent: a log_init error path has no running shard */
     segment_pool_stop(&lg->pool); /* no round runs now: nothing asks it any more */
+    for (uint32_t i = 0; i < lg->reaper_count; i++)
+        pthread_join(lg->reapers[i], NULL); /* LG9: deleted topics' files removed */
+    free(lg->reapers);
+    lg->reapers = NULL;
+    lg->reaper_count = 0;
     int werr = atomic_load(&lg->write_error);
     bool sealed = seal && lg->shards_started && werr == 0 && !lg->opts.read_only;
     int rc = close_topics(lg, sealed);

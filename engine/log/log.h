@@ -12,6 +12,7 @@
  *      thread take no lock. Topic creation is serialised by admin_lock.
  * LG2. Every write service refuses once `closing` is set or `write_error` is non-zero
  *      (log_write_check): a failed write leaves the write side failed until reopened.
+ * LG7-LG9 (topic deletion) are at log.c's deletion section.
  * LG3. Calls that return an error set the thread's error detail but never clear it: only the
  *      public rt_* entry points (engine.c, client/) clear it, so an internal call made on a
  *      caller's behalf never erases the caller's detail.
@@ -40,6 +41,9 @@ struct topic {
     _Atomic uint32_t max_message_bytes;
     _Atomic int timestamp_type; /* enum rt_timestamp_type */
     uint64_t segment_bytes;     /* as opened: segment.bytes applies from the next open */
+    /* LG7: set (release) when the topic is deleted: lookups skip it; its partitions stay
+     * allocated (fetches and appends already holding them finish) until log_close. */
+    _Atomic bool deleted;
 };
 
 struct log {
@@ -51,7 +55,10 @@ struct log {
     pthread_mutex_t admin_lock;
     struct meta_catalogue catalogue;
     struct topic *topics;     /* topics_capacity slots */
-    uint32_t topics_capacity; /* topics_max user topics + the internal ones */
+    uint32_t topics_capacity; /* topics_max user topics + the internal ones + deleted slots */
+    uint32_t topics_deleted;  /* slots of deleted topics (reclaimed at the next open) */
+    pthread_t *reapers;       /* LG9: background removal of deleted topics' directories */
+    uint32_t reaper_count;
     _Atomic uint32_t topic_count;
     uint32_t partitions_total; /* for shard assignment */
 
@@ -141,6 +148,12 @@ int log_topic_config_copy(struct log *lg, const char *name, struct topic_config 
 /* Creates an internal topic (a name beginning with "__"): not counted against topics_max, and
  * the only way such a topic comes to exist. Errors as rt_topic_create. */
 int log_internal_topic_create(struct log *lg, const char *name, uint32_t partitions);
+
+/* rt_topic_delete's contract (log.c LG7-LG9). */
+int log_topic_delete(struct log *lg, const char *name);
+
+/* Slots for deleted topics beyond topics_max (reclaimed at the next open). */
+#define TOPICS_DELETED_MAX 1024
 
 /* True when the topic exists. */
 bool log_topic_exists(struct log *lg, const char *name);

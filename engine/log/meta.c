@@ -96,6 +96,31 @@ int meta_add_topic(struct meta_catalogue *cat, const char *name, uint32_t partit
     return 0;
 }
 
+int meta_remove_topic(struct meta_catalogue *cat, const char *name, struct meta_topic *out,
+                      uint32_t *index_out)
+{
+    for (uint32_t i = 0; i < cat->count; i++) {
+        if (strcmp(cat->topics[i].name, name) != 0)
+            continue;
+        *out = cat->topics[i];
+        *index_out = i;
+        memmove(&cat->topics[i], &cat->topics[i + 1],
+                (size_t)(cat->count - i - 1) * sizeof(cat->topics[0]));
+        cat->count--;
+        return 0;
+    }
+    return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+}
+
+void meta_insert_topic(struct meta_catalogue *cat, const struct meta_topic *t, uint32_t index)
+{
+    assert(index <= cat->count && cat->count < cat->capacity);
+    memmove(&cat->topics[index + 1], &cat->topics[index],
+            (size_t)(cat->count - index) * sizeof(cat->topics[0]));
+    cat->topics[index] = *t;
+    cat->count++;
+}
+
 void meta_catalogue_free(struct meta_catalogue *cat)
 {
     for (uint32_t i = 0; i < cat->count; i++)

@@ -80,6 +80,14 @@ int meta_store(struct io_fault_plan *faults, const char *dir, const struct meta_
 int meta_add_topic(struct meta_catalogue *cat, const char *name, uint32_t partitions);
 
 const struct meta_topic *meta_find(const struct meta_catalogue *cat, const char *name);
+
+/* Takes topic `name` out (order kept) into *out (the caller owns its config); its former
+ * index in *index_out. RT_E_UNKNOWN_TOPIC_OR_PARTITION when absent. */
+int meta_remove_topic(struct meta_catalogue *cat, const char *name, struct meta_topic *out,
+                      uint32_t *index_out);
+
+/* Puts `t` back at `index` (undoing meta_remove_topic; capacity is there). */
+void meta_insert_topic(struct meta_catalogue *cat, const struct meta_topic *t, uint32_t index);
 struct meta_topic *meta_find_mut(struct meta_catalogue *cat, const char *name);
 
 void meta_catalogue_free(struct meta_catalogue *cat);

@@ -7,10 +7,13 @@
                    each value's source, AlterConfigs (whole replacement) and its effect seen by
                    DescribeConfigs, a broker resource refused as read-only, validate_only.
   recheck BROKER   after a restart: the configs `configs` left are still there.
+  delete BROKER    DeleteTopics of a topic with records: gone from Metadata, an unknown topic
+                   refused with UNKNOWN_TOPIC_OR_PART, the topic recreated under its name starts
+                   empty (librdkafka's 0107 does the same).
 """
 import sys
 
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaException, Producer, TopicPartition, Consumer
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
 
 failed = 0
@@ -136,6 +139,42 @@ def recheck(broker):
           d["message.timestamp.type"].value == "CreateTime", d["message.timestamp.type"].value)
 
 
+def end_offsets(broker, topic, parts):
+    c = Consumer({"bootstrap.servers": broker, "group.id": "rt-admin-probe"})
+    out = [c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(parts)]
+    c.close()
+    return out
+
+
+def delete(broker):
+    admin = AdminClient({"bootstrap.servers": broker})
+    _, err = result(admin.create_topics([NewTopic("del", 2, 1)], request_timeout=20)["del"])
+    check("create a 2-partition topic", err is None, str(err))
+    p = Producer({"bootstrap.servers": broker})
+    for i in range(100):
+        p.produce("del", value=b"v%d" % i, partition=i % 2)
+    check("100 records produced", p.flush(20) == 0, "unflushed")
+    check("its end offsets are 50 and 50", end_offsets(broker, "del", 2) == [50, 50],
+          str(end_offsets(broker, "del", 2)))
+    fs = admin.delete_topics(["del", "never-was"], request_timeout=20)
+    _, err = result(fs["del"])
+    check("delete_topics of the topic", err is None, str(err))
+    _, err = result(fs["never-was"])
+    check("delete_topics of an unknown topic: UNKNOWN_TOPIC_OR_PART",
+          err is not None and err.name() == "UNKNOWN_TOPIC_OR_PART", str(err))
+    md = admin.list_topics(timeout=10)
+    check("the deleted topic is gone from Metadata", "del" not in md.topics, str(sorted(md.topics)))
+    _, err = result(admin.create_topics([NewTopic("del", 3, 1)], request_timeout=20)["del"])
+    check("recreated with 3 partitions", err is None, str(err))
+    check("the recreated topic starts empty", end_offsets(broker, "del", 3) == [0, 0, 0],
+          str(end_offsets(broker, "del", 3)))
+    p = Producer({"bootstrap.servers": broker})  # metadata of the recreated topic
+    p.produce("del", value=b"new", partition=2)
+    check("a record produced to the recreated topic", p.flush(20) == 0, "unflushed")
+    check("...lands at offset 0", end_offsets(broker, "del", 3) == [0, 0, 1],
+          str(end_offsets(broker, "del", 3)))
+
+
 if __name__ == "__main__":
-    {"configs": configs, "recheck": recheck}[sys.argv[1]](sys.argv[2])
+    {"configs": configs, "recheck": recheck, "delete": delete}[sys.argv[1]](sys.argv[2])
     sys.exit(1 if failed else 0)

@@ -90,6 +90,17 @@ async function main() {
     check('alterConfigs cleanup.policy=compact: INVALID_CONFIG',
           errorTypes(e).includes('INVALID_CONFIG'), JSON.stringify(errorTypes(e)) + ' ' + e.message)
   }
+  await admin.deleteTopics({ topics: ['jscfg'] })
+  const listed = await admin.listTopics()
+  check('deleteTopics: the topic is gone', !listed.includes('jscfg'), JSON.stringify(listed))
+  try {
+    await admin.deleteTopics({ topics: ['never-was'] })
+    check('deleteTopics of an unknown topic refused', false, 'accepted')
+  } catch (e) {
+    check('deleteTopics of an unknown topic: UNKNOWN_TOPIC_OR_PARTITION',
+          errorTypes(e).includes('UNKNOWN_TOPIC_OR_PARTITION') || /UNKNOWN_TOPIC|does not host/i.test(e.message),
+          JSON.stringify(errorTypes(e)) + ' ' + e.message)
+  }
   await admin.disconnect()
 }
 

@@ -123,6 +123,8 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define incremental_alter_configs_note                                                             \
     "topics (APPEND/SUBTRACT on list configs); the broker's configs are static"
 #define describe_producers_note    NULL
+#define delete_records_note        NULL
+#define create_partitions_note     NULL
 #define describe_transactions_note NULL
 #define list_transactions_note     NULL
 
@@ -150,6 +152,8 @@ const struct kafka_api kafka_api_rows[] = {
         false),
     ROW(KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 5, 0, 5, 4, true, delete_topics, h_delete_topics,
         false),
+    /* DeleteRecords: not advertised until the engine moves a log start offset */
+    ROW(KAFKA_DELETE_RECORDS, "DeleteRecords", 0, 2, 0, 2, 2, false, delete_records, NULL, false),
     ROW(KAFKA_INIT_PRODUCER_ID, "InitProducerId", 0, 4, 0, 4, 2, true, init_producer_id,
         h_init_producer_id, false),
     ROW(KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 1, 0, 1, 3, true,
@@ -162,6 +166,9 @@ const struct kafka_api kafka_api_rows[] = {
     ROW(KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 4, 0, 4, 4, true, describe_configs,
         h_describe_configs, false),
     ROW(KAFKA_ALTER_CONFIGS, "AlterConfigs", 0, 2, 0, 2, 2, true, alter_configs, h_alter_configs,
+        false),
+    /* CreatePartitions: not advertised until the engine adds partitions */
+    ROW(KAFKA_CREATE_PARTITIONS, "CreatePartitions", 0, 3, 0, 3, 2, false, create_partitions, NULL,
         false),
     ROW(KAFKA_INCREMENTAL_ALTER_CONFIGS, "IncrementalAlterConfigs", 0, 1, 0, 1, 1, true,
         incremental_alter_configs, h_incremental_alter_configs, false),

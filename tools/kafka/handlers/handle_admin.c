@@ -4,10 +4,8 @@
  * through the engine (rt_topic_create_with_configs, rt_topic_config_alter: durable before the
  * answer); the broker's own configs are what `ringtail serve` was started with, read-only, as a
  * Kafka broker's static configs are. It never decodes or encodes by hand (kmsg_admin.c).
- * The engine cannot delete a topic, so DeleteTopics answers
- * TOPIC_DELETION_DISABLED (73) for every existing topic — what a Kafka broker with
- * delete.topic.enable=false answers — and UNKNOWN_TOPIC_OR_PARTITION for the others; it never
- * pretends to have deleted anything.
+ * DeleteTopics deletes through rt_topic_delete (durable before the answer; the files go in the
+ * background).
  *
  * Invariants:
  *   KAD1  Replication factor: 1 or -1 (the broker default, 1) are accepted; anything larger is
@@ -28,6 +26,8 @@
  *        given twice is INVALID_REQUEST; validate_only changes nothing. A broker resource is
  *        INVALID_REQUEST ("cannot update these configs dynamically"), as Kafka answers for
  *        configs that are not dynamic; internal topics' configs are the broker's (INVALID_REQUEST).
+ *   KAD6  DeleteTopics answers NONE once the engine's deletion is durable, UNKNOWN_TOPIC_OR_
+ *        PARTITION for a topic it does not have, INVALID_REQUEST for an internal topic.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -159,18 +159,31 @@ enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
 {
     const struct kmsg_delete_topics_request *q = &s->msg.delete_topics;
     size_t n = q->topic_names_count > 0 ? (size_t)q->topic_names_count : 0;
-    if (kafka_resp_reserve(s, n * sizeof(struct kmsg_delete_topics_topic_response)) != 0)
+    if (kafka_resp_reserve(s, n * (sizeof(struct kmsg_delete_topics_topic_response) + 512)) != 0)
         return NET_CLOSE;
     struct kmsg_delete_topics_topic_response *res = kafka_alloc(s, n, sizeof(*res));
     for (size_t i = 0; i < n && res; i++) {
         res[i].name = q->topic_names[i];
         char name[RT_TOPIC_NAME_MAX + 1];
-        uint32_t parts = 0;
-        if (!kafka_topic_name(q->topic_names[i], name) ||
-            rt_topic_describe(s->server->engine, name, &parts) != 0)
+        int rc = kafka_topic_name(q->topic_names[i], name)
+                     ? rt_topic_delete(s->server->engine, name)
+                     : RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+        switch (rc) { /* KAD6 */
+        case 0:
+            res[i].error_code = KAFKA_NONE;
+            break;
+        case RT_E_UNKNOWN_TOPIC_OR_PARTITION:
             res[i].error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
-        else
-            res[i].error_code = KAFKA_TOPIC_DELETION_DISABLED; /* the engine cannot delete */
+            break;
+        case RT_E_INTERNAL_TOPIC:
+            res[i].error_code = KAFKA_INVALID_REQUEST;
+            res[i].error_message = kp_str_of("the broker's internal topics cannot be deleted");
+            break;
+        default:
+            res[i].error_code = kafka_error_from_rt(rc);
+            res[i].error_message = kafka_str_dup(s, rt_error_detail());
+            break;
+        }
         kafka_count_error(s, res[i].error_code);
     }
     struct kmsg_delete_topics_response m = {.responses = res,
@@ -305,7 +318,7 @@ static size_t broker_configs(const struct kafka_server *srv, struct config_kv *o
     out[n].name = "default.replication.factor";
     snprintf(out[n++].value, sizeof(out[0].value), "1");
     out[n].name = "delete.topic.enable";
-    snprintf(out[n++].value, sizeof(out[0].value), "false");
+    snprintf(out[n++].value, sizeof(out[0].value), "true");
     const struct rt_options *e = &o->engine;
     out[n].name = "message.max.bytes";
     snprintf(out[n++].value, sizeof(out[0].value), "%u", e->batch_size_max_bytes);
