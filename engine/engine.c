@@ -441,6 +441,17 @@ static int configs_build(const struct rt_topic_config *configs, size_t count,
     return 0;
 }
 
+int rt_topic_add_partitions(rt_engine *e, const char *name, uint32_t count)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_add_partitions: NULL engine");
+    if (!name || !meta_topic_name_valid(name))
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'",
+                         name ? name : "(null)");
+    return log_topic_add_partitions(&e->log, name, count);
+}
+
 int rt_topic_delete(rt_engine *e, const char *name)
 {
     error_clear();

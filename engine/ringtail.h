@@ -362,6 +362,16 @@ typedef int (*rt_topic_config_fn)(void *ctx, const char *name, const char *value
                                   enum rt_config_source source, bool honoured);
 int rt_topic_config_get(rt_engine *engine, const char *topic, rt_topic_config_fn fn, void *ctx);
 
+/* Raises a topic's partition count to `count` (Kafka's CreatePartitions): the new partitions
+ * (empty) exist durably before return, or none of them (a crash in between leaves what the next
+ * rt_open removes). Existing partitions, their records and their readers are untouched; the
+ * new ones are visible to lookups once whole. Serialised with topic creation.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL engine; count not above the current count, or above
+ * partitions_max), RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic included), RT_E_INTERNAL_TOPIC,
+ * RT_E_READ_ONLY, RT_E_CLOSED, RT_E_IO_FAILED, -errno (the new directories, first segments or
+ * the catalogue; one that cannot be stored also fails the engine's write side). */
+int rt_topic_add_partitions(rt_engine *engine, const char *name, uint32_t count);
+
 /* Deletes a topic: durable before return (the catalogue no longer names it; a crash after
  * that leaves what the next rt_open finishes removing). Its partition directories are renamed
  * aside (`<topic>-<p>.<id>-delete`, as Kafka does) and removed by a background thread; a fetch

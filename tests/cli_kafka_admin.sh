@@ -4,7 +4,7 @@
 # INVALID_CONFIG for an unknown config or a bad value, reads each config's value and source back
 # with DescribeConfigs, replaces them with AlterConfigs; after a restart the configs are still
 # there; DeleteTopics deletes a topic with records and a topic recreated under its name starts
-# empty; kafkajs (tests/kafka/node/admin.js) does the same through its admin client. SIGTERM exits 0 and `ringtail verify` is clean after each part.
+# empty; CreatePartitions grows a topic with records; kafkajs (tests/kafka/node/admin.js) does the same through its admin client. SIGTERM exits 0 and `ringtail verify` is clean after each part.
 #
 # usage: bash tests/cli_kafka_admin.sh /path/to/ringtail
 # Each check prints "ok" or "FAIL"; the last line is "N passed, M failed"; exit 1 on any failure.
@@ -43,6 +43,7 @@ serve_stop
 SERVE_PORT=$PORT serve_start "$D"
 py_part recheck "$BROKER"
 py_part delete "$BROKER"
+py_part partitions "$BROKER"
 serve_stop
 serve_verify "$D"
 if ls -d "$D"/del-*-delete >/dev/null 2>&1; then

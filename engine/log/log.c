@@ -69,6 +69,66 @@ static int add_partition_call(struct shard *s, void *arg)
 
 /* Builds a topic's partitions and hands each to a shard (round-robin over all partitions of
  * the engine, so partitions of one topic spread over shards). */
+static int shard_remove_call(struct shard *s, void *arg);
+
+/* Opens partitions [from, to) of t and hands each to a shard (round-robin over all partitions
+ * of the engine, so partitions of one topic spread over shards). On failure, what it opened is
+ * taken off the shards and closed, and t is as before. */
+static int partitions_build(struct log *lg, struct topic *t, uint32_t from, uint32_t to, bool clean,
+                            bool shards_running)
+{
+    int rc = 0;
+    uint32_t opened = from, attached = from;
+    for (; opened < to; opened++) {
+        struct partition *p = calloc(1, sizeof(*p));
+        if (!p) {
+            rc = -ENOMEM;
+            break;
+        }
+        struct partition_recovery rec;
+        rc = partition_open(p, lg->dir, t->name, opened, &t->pcfg, clean, &rec);
+        if (rc) {
+            free(p);
+            break;
+        }
+        t->partitions[opened] = p;
+        recovery_add(&lg->recovery, &rec);
+    }
+    for (; rc == 0 && attached < to; attached++) {
+        struct shard *s = &lg->shards[(lg->partitions_total + attached - from) % lg->shard_count];
+        if (shards_running) {
+            struct shard_request req = {.kind = SHARD_REQ_CALL};
+            req.fn = add_partition_call;
+            req.arg = t->partitions[attached];
+            rc = shard_submit(s, &req);
+        } else {
+            rc = shard_add_partition(s, t->partitions[attached]);
+        }
+        if (rc)
+            break;
+    }
+    if (rc) {
+        for (uint32_t i = from; i < attached; i++) {
+            struct shard_request req = {
+                .kind = SHARD_REQ_CALL, .fn = shard_remove_call, .arg = t->partitions[i]};
+            if (shards_running)
+                (void)shard_submit(t->partitions[i]->shard, &req);
+            else
+                (void)shard_remove_call(t->partitions[i]->shard, t->partitions[i]);
+        }
+        for (uint32_t i = from; i < opened; i++) {
+            partition_close(t->partitions[i], false);
+            free(t->partitions[i]);
+            t->partitions[i] = NULL;
+        }
+        return rc;
+    }
+    lg->partitions_total += to - from;
+    return 0;
+}
+
+/* Builds a topic: its configs, its partition table (room for partitions_max, so partitions
+ * are added without moving any: LG10), its partitions. */
 static int topic_build(struct log *lg, struct topic *t, const char *name, uint32_t partitions,
                        const struct topic_config *config, bool clean, bool shards_running)
 {
@@ -81,11 +141,11 @@ static int topic_build(struct log *lg, struct topic *t, const char *name, uint32
     atomic_init(&t->max_message_bytes, hc.max_message_bytes);
     atomic_init(&t->timestamp_type, (int)hc.timestamp_type);
     t->segment_bytes = hc.segment_bytes;
-    t->partitions = calloc(partitions, sizeof(*t->partitions));
+    t->partition_capacity =
+        partitions > lg->opts.partitions_max ? partitions : lg->opts.partitions_max;
+    t->partitions = calloc(t->partition_capacity, sizeof(*t->partitions));
     if (!t->partitions)
         return -ENOMEM;
-    int rc = 0;
-    uint32_t opened = 0;
     /* Internal topics (__transaction_state, __consumer_offsets) hold little: small segments,
      * so they do not preallocate a user-sized segment each. */
     struct partition_config cfg = lg->pcfg;
@@ -110,35 +170,14 @@ static int topic_build(struct log *lg, struct topic *t, const char *name, uint32
         cfg.retention_bytes = -1;
         cfg.retention_ms = -1;
     }
-    for (; opened < partitions; opened++) {
-        struct partition_recovery rec;
-        rc = partition_open(&t->partitions[opened], lg->dir, name, opened, &cfg, clean, &rec);
-        if (rc)
-            break;
-        recovery_add(&lg->recovery, &rec);
-    }
-    if (rc == 0) {
-        for (uint32_t i = 0; i < partitions && rc == 0; i++) {
-            struct shard *s = &lg->shards[(lg->partitions_total + i) % lg->shard_count];
-            if (shards_running) {
-                struct shard_request req = {.kind = SHARD_REQ_CALL};
-                req.fn = add_partition_call;
-                req.arg = &t->partitions[i];
-                rc = shard_submit(s, &req);
-            } else {
-                rc = shard_add_partition(s, &t->partitions[i]);
-            }
-        }
-    }
+    t->pcfg = cfg;
+    int rc = partitions_build(lg, t, 0, partitions, clean, shards_running);
     if (rc) {
-        for (uint32_t i = 0; i < opened; i++)
-            partition_close(&t->partitions[i], false);
         free(t->partitions);
         t->partitions = NULL;
         return rc;
     }
-    t->partition_count = partitions;
-    lg->partitions_total += partitions;
+    atomic_store_explicit(&t->partition_count, partitions, memory_order_release);
     return 0;
 }
 
@@ -201,7 +240,8 @@ static int close_topics(struct log *lg, bool seal)
         bool gone = atomic_load_explicit(
             &lg->topics[t].deleted, memory_order_acquire); /* LG8: its files are renamed away */
         for (uint32_t i = 0; i < lg->topics[t].partition_count; i++) {
-            int rc = partition_close(&lg->topics[t].partitions[i], seal && !gone);
+            int rc = partition_close(lg->topics[t].partitions[i], seal && !gone);
+            free(lg->topics[t].partitions[i]);
             if (gone)
                 rc = 0;
             if (rc && !first)
@@ -212,8 +252,10 @@ static int close_topics(struct log *lg, bool seal)
     /* A topic whose catalogue update failed (log_topic_create) stays in the slot past the
      * count, its partitions attached to the shards until they stopped: closed here. */
     if (lg->topics && n < lg->topics_capacity && lg->topics[n].partitions) {
-        for (uint32_t i = 0; i < lg->topics[n].partition_count; i++)
-            (void)partition_close(&lg->topics[n].partitions[i], false);
+        for (uint32_t i = 0; i < lg->topics[n].partition_count; i++) {
+            (void)partition_close(lg->topics[n].partitions[i], false);
+            free(lg->topics[n].partitions[i]);
+        }
         free(lg->topics[n].partitions);
         lg->topics[n].partitions = NULL;
     }
@@ -445,11 +487,12 @@ static int partition_dir_remove(struct log *lg, const char *pdir)
 
 /* Removes `<name>-<p>` for every p < partitions (none of them catalogued: the caller checked),
  * then fsyncs the data directory. 0, or the first error (the rest are still tried). */
-static int partition_dirs_remove(struct log *lg, const char *name, uint32_t partitions)
+static int partition_dirs_remove_range(struct log *lg, const char *name, uint32_t from,
+                                       uint32_t partitions)
 {
     int first = 0;
     bool removed = false;
-    for (uint32_t p = 0; p < partitions; p++) {
+    for (uint32_t p = from; p < partitions; p++) {
         char pdir[SEGMENT_PATH_BYTES];
         int rc = meta_partition_dir(pdir, sizeof(pdir), lg->dir, name, p);
         if (rc == 0) {
@@ -467,6 +510,11 @@ static int partition_dirs_remove(struct log *lg, const char *name, uint32_t part
             first = error_set(rc, "%s: fsync: %s", lg->dir, strerror(-rc));
     }
     return first;
+}
+
+static int partition_dirs_remove(struct log *lg, const char *name, uint32_t partitions)
+{
+    return partition_dirs_remove_range(lg, name, 0, partitions);
 }
 
 /* LG5, LG6: resolves an intent left by a crash or a failed rollback. `catalogued` says
@@ -645,7 +693,7 @@ int log_topic_config_store(struct log *lg, const char *name, const struct topic_
     atomic_store_explicit(&t->max_message_bytes, hc.max_message_bytes, memory_order_relaxed);
     atomic_store_explicit(&t->timestamp_type, (int)hc.timestamp_type, memory_order_relaxed);
     for (uint32_t i = 0; i < t->partition_count && !meta_topic_name_internal(name); i++) {
-        struct partition *p = &t->partitions[i];
+        struct partition *p = t->partitions[i];
         struct retention_set r = {p, hc.retention_ms, hc.retention_bytes};
         struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = retention_set_call, .arg = &r};
         if (lg->shards_started && !lg->shards_stopped) {
@@ -696,36 +744,61 @@ int log_topic_config_copy(struct log *lg, const char *name, struct topic_config 
 #define LOG_DELETE_INTENT_MAGIC "ringtail topic delete 1"
 #define LOG_DELETE_SUFFIX       "-delete"
 
-static int delete_intent_path(const struct log *lg, char *buf, size_t cap)
+/* The deletion and partition-addition intents: a file, its first line; the create intent's
+ * grammar below it. */
+struct intent_kind {
+    const char *file;
+    const char *tmp;
+    const char *magic;
+};
+static const struct intent_kind delete_intent = {LOG_DELETE_INTENT_FILE, "topic-delete.part.tmp",
+                                                 LOG_DELETE_INTENT_MAGIC};
+static const struct intent_kind add_intent = {"topic-add.tmp", "topic-add.part.tmp",
+                                              "ringtail topic add 1"};
+
+static int kind_intent_path(const struct log *lg, const struct intent_kind *k, char *buf,
+                            size_t cap)
 {
-    int n = snprintf(buf, cap, "%s/%s", lg->dir, LOG_DELETE_INTENT_FILE);
+    int n = snprintf(buf, cap, "%s/%s", lg->dir, k->file);
     return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
-static int delete_intent_write(struct log *lg, const char *name, uint32_t partitions)
+static int delete_intent_path(const struct log *lg, char *buf, size_t cap)
+{
+    return kind_intent_path(lg, &delete_intent, buf, cap);
+}
+
+/* Durable on return (an atomic replace: a crash leaves it whole or absent). */
+static int kind_intent_write(struct log *lg, const struct intent_kind *k, const char *name,
+                             uint32_t partitions)
 {
     char path[SEGMENT_PATH_BYTES + 32];
-    int rc = delete_intent_path(lg, path, sizeof(path));
+    int rc = kind_intent_path(lg, k, path, sizeof(path));
     if (rc)
         return rc;
     char text[LOG_CREATE_INTENT_BYTES_MAX + 8];
-    int len = snprintf(text, sizeof(text), "%s\n%s\n%" PRIu32 "\nend\n", LOG_DELETE_INTENT_MAGIC,
-                       name, partitions);
+    int len =
+        snprintf(text, sizeof(text), "%s\n%s\n%" PRIu32 "\nend\n", k->magic, name, partitions);
     assert(len > 0 && len < (int)sizeof(text));
-    rc = fs_replace_file(lg->pcfg.segment.faults, lg->dir, LOG_DELETE_INTENT_FILE ".new",
-                         LOG_DELETE_INTENT_FILE, (const uint8_t *)text, (size_t)len);
+    rc = fs_replace_file(lg->pcfg.segment.faults, lg->dir, k->tmp, k->file, (const uint8_t *)text,
+                         (size_t)len);
     if (rc)
         return error_set(rc, "%s: cannot write: %s", path, strerror(-rc));
     return 0;
 }
 
+static int delete_intent_write(struct log *lg, const char *name, uint32_t partitions)
+{
+    return kind_intent_write(lg, &delete_intent, name, partitions);
+}
+
 /* The intent's topic and partition count: 0, -ENOENT, or RT_E_CORRUPT (torn: covers nothing,
  * since it was made durable by an atomic replace before anything else). */
-static int delete_intent_read(const struct log *lg, char name[RT_TOPIC_NAME_MAX + 1],
-                              uint32_t *partitions)
+static int kind_intent_read(const struct log *lg, const struct intent_kind *k,
+                            char name[RT_TOPIC_NAME_MAX + 1], uint32_t *partitions)
 {
     char path[SEGMENT_PATH_BYTES + 32];
-    int rc = delete_intent_path(lg, path, sizeof(path));
+    int rc = kind_intent_path(lg, k, path, sizeof(path));
     if (rc)
         return rc;
     uint8_t *buf = NULL;
@@ -734,10 +807,10 @@ static int delete_intent_read(const struct log *lg, char name[RT_TOPIC_NAME_MAX 
     if (rc)
         return rc;
     /* The create intent's grammar under another first line. */
-    size_t magic = strlen(LOG_DELETE_INTENT_MAGIC);
+    size_t magic = strlen(k->magic);
     char as_create[LOG_CREATE_INTENT_BYTES_MAX + 8];
     rc = RT_E_CORRUPT;
-    if (len > magic && memcmp(buf, LOG_DELETE_INTENT_MAGIC, magic) == 0 &&
+    if (len > magic && memcmp(buf, k->magic, magic) == 0 &&
         len - magic + strlen(LOG_CREATE_INTENT_MAGIC) <= LOG_CREATE_INTENT_BYTES_MAX) {
         size_t n = (size_t)snprintf(as_create, sizeof(as_create), "%s", LOG_CREATE_INTENT_MAGIC);
         memcpy(as_create + n, buf + magic, len - magic);
@@ -747,10 +820,16 @@ static int delete_intent_read(const struct log *lg, char name[RT_TOPIC_NAME_MAX 
     return rc;
 }
 
-static int delete_intent_clear(struct log *lg)
+static int delete_intent_read(const struct log *lg, char name[RT_TOPIC_NAME_MAX + 1],
+                              uint32_t *partitions)
+{
+    return kind_intent_read(lg, &delete_intent, name, partitions);
+}
+
+static int kind_intent_clear(struct log *lg, const struct intent_kind *k)
 {
     char path[SEGMENT_PATH_BYTES + 32];
-    int rc = delete_intent_path(lg, path, sizeof(path));
+    int rc = kind_intent_path(lg, k, path, sizeof(path));
     if (rc == 0)
         rc = io_unlink(lg->pcfg.segment.faults, path);
     if (rc == -ENOENT)
@@ -760,6 +839,11 @@ static int delete_intent_clear(struct log *lg)
     if (rc)
         return error_set(rc, "%s: cannot remove: %s", path, strerror(-rc));
     return 0;
+}
+
+static int delete_intent_clear(struct log *lg)
+{
+    return kind_intent_clear(lg, &delete_intent);
 }
 
 static bool delete_dir_name(const char *n)
@@ -889,7 +973,7 @@ int log_topic_delete(struct log *lg, const char *name)
     snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)fs_now_ms() ^ ((uint64_t)getpid() << 40));
     for (uint32_t p = 0; p < parts && rc == 0; p++) {
         char buf[SEGMENT_PATH_BYTES];
-        int n = snprintf(buf, sizeof(buf), "%s.%s%s", t->partitions[p].dir, id, LOG_DELETE_SUFFIX);
+        int n = snprintf(buf, sizeof(buf), "%s.%s%s", t->partitions[p]->dir, id, LOG_DELETE_SUFFIX);
         if (n < 0 || n >= (int)sizeof(buf) || !(dirs[p] = strdup(buf)))
             rc = error_set(-ENAMETOOLONG, "deleting topic '%s': a name too long", name);
     }
@@ -925,17 +1009,17 @@ int log_topic_delete(struct log *lg, const char *name)
     lg->topics_deleted++;
     for (uint32_t p = 0; p < parts; p++) {
         struct shard_request req = {
-            .kind = SHARD_REQ_CALL, .fn = shard_remove_call, .arg = &t->partitions[p]};
-        (void)shard_submit(t->partitions[p].shard, &req);
+            .kind = SHARD_REQ_CALL, .fn = shard_remove_call, .arg = t->partitions[p]};
+        (void)shard_submit(t->partitions[p]->shard, &req);
     }
     /* (4), (5): renamed aside durably; then no intent (LG9). */
     for (uint32_t p = 0; p < parts && rc == 0; p++) {
-        rc = io_rename(lg->pcfg.segment.faults, t->partitions[p].dir, dirs[p]);
+        rc = io_rename(lg->pcfg.segment.faults, t->partitions[p]->dir, dirs[p]);
         if (rc == -ENOENT)
             rc = 0;
         if (rc)
             error_set(rc, "%s: cannot rename to %s: %s (the next open removes it)",
-                      t->partitions[p].dir, dirs[p], strerror(-rc));
+                      t->partitions[p]->dir, dirs[p], strerror(-rc));
     }
     if (rc == 0) {
         rc = fs_fsync_dir(lg->pcfg.segment.faults, lg->dir);
@@ -959,6 +1043,97 @@ int log_topic_delete(struct log *lg, const char *name)
     }
     /* The deletion is committed (2): a failure after it is reported, the topic is gone. */
     rc = 0;
+out:
+    pthread_mutex_unlock(&lg->admin_lock);
+    return rc;
+}
+
+/* ---- partitions added to a topic (CreatePartitions) ----
+ *
+ * rt_topic_add_partitions: (1) an addition intent, `<dir>/topic-add.tmp` ("ringtail topic add
+ * 1\n<name>\n<new count>\nend\n"), durable; (2) uncatalogued `<name>-<p>` leftovers for the new
+ * p removed; (3) the new partitions opened (directories and first segments durable) and handed
+ * to shards; (4) the catalogue with the new count, stored (the commit); (5) the count published
+ * (LG10); (6) no intent. A failure before (4) takes the new partitions off their shards, closes
+ * and removes them; a writing open that finds the intent removes `<name>-<p>` for every p at
+ * or above the catalogued count and below the intent's (a crash before the commit).
+ *   LG10 A topic's partition table has room for partitions_max partitions from its creation;
+ *        partitions are allocated one by one and never move, and partition_count rises only
+ *        after the partitions below it are open and on their shards: a lookup that sees the new
+ *        count finds them whole. */
+static int add_resolve(struct log *lg)
+{
+    char name[RT_TOPIC_NAME_MAX + 1];
+    uint32_t count = 0;
+    int rc = kind_intent_read(lg, &add_intent, name, &count);
+    if (rc == -ENOENT)
+        return 0;
+    if (rc == 0) {
+        const struct meta_topic *mt = meta_find(&lg->catalogue, name);
+        uint32_t have = mt ? mt->partitions : 0;
+        if (have < count)
+            rc = partition_dirs_remove_range(lg, name, have, count);
+    } else if (rc == RT_E_CORRUPT) {
+        rc = 0; /* torn: an atomic replace that never happened covers nothing */
+    }
+    if (rc == 0)
+        rc = kind_intent_clear(lg, &add_intent);
+    return rc;
+}
+
+int log_topic_add_partitions(struct log *lg, const char *name, uint32_t count)
+{
+    if (lg->opts.read_only)
+        return log_refuse_if_read_only(lg, "rt_topic_add_partitions");
+    int rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    if (meta_topic_name_internal(name))
+        return error_set(RT_E_INTERNAL_TOPIC, "topic '%s' is internal: the engine's own", name);
+    pthread_mutex_lock(&lg->admin_lock);
+    struct topic *t = (struct topic *)topic_find(lg, name);
+    struct meta_topic *mt = meta_find_mut(&lg->catalogue, name);
+    if (!t || !mt) {
+        rc = error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", name);
+        goto out;
+    }
+    uint32_t have = atomic_load(&t->partition_count);
+    if (count <= have || count > t->partition_capacity || count > lg->opts.partitions_max) {
+        rc = error_set(RT_E_INVALID_ARGUMENT,
+                       "topic '%s' has %u partitions; a new count must be above it and at most "
+                       "partitions_max (%u), got %u",
+                       name, have, lg->opts.partitions_max, count);
+        goto out;
+    }
+    rc = kind_intent_write(lg, &add_intent, name, count);
+    if (rc == 0)
+        rc = partition_dirs_remove_range(lg, name, have, count);
+    if (rc == 0)
+        rc = partitions_build(lg, t, have, count, false, true);
+    if (rc) {
+        char cause[256];
+        snprintf(cause, sizeof(cause), "%s", rt_error_detail());
+        int rrc = partition_dirs_remove_range(lg, name, have, count);
+        if (rrc == 0)
+            rrc = kind_intent_clear(lg, &add_intent);
+        error_set(rc, "%s%s", cause,
+                  rrc ? " (and removing what it made failed; the next open does)" : "");
+        goto out;
+    }
+    mt->partitions = count;
+    rc = meta_store(lg->pcfg.segment.faults, lg->dir, &lg->catalogue);
+    if (rc) {
+        mt->partitions = have;
+        error_set(rc, "%s/%s: cannot store the topic catalogue: %s", lg->dir, META_FILE,
+                  rt_strerror(rc));
+        /* As a create whose catalogue failed: the new partitions are on their shards and the
+         * file may name them or not; only a reopen decides (the intent resolves it). */
+        int expected = 0;
+        atomic_compare_exchange_strong(&lg->write_error, &expected, rc);
+        goto out;
+    }
+    atomic_store_explicit(&t->partition_count, count, memory_order_release);
+    (void)kind_intent_clear(lg, &add_intent); /* left: the next open finds it committed */
 out:
     pthread_mutex_unlock(&lg->admin_lock);
     return rc;
@@ -1028,7 +1203,7 @@ struct partition *log_partition(struct log *lg, const char *topic, uint32_t part
                   topic, t->partition_count, partition);
         return NULL;
     }
-    return &t->partitions[partition];
+    return t->partitions[partition];
 }
 
 /* ---- reads ---- */
@@ -2021,6 +2196,8 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
         rc = intent_resolve(lg, in_catalogue);
         if (rc == 0)
             rc = delete_resolve(lg); /* LG9 */
+        if (rc == 0)
+            rc = add_resolve(lg); /* LG10 */
         if (rc)
             goto err;
     }
@@ -2119,7 +2296,7 @@ int64_t log_producer_id_max(struct log *lg, bool scan_logs)
     uint32_t n = atomic_load(&lg->topic_count);
     for (uint32_t t = 0; t < n; t++)
         for (uint32_t i = 0; i < lg->topics[t].partition_count; i++) {
-            int64_t m = partition_producer_id_max(&lg->topics[t].partitions[i], scan_logs);
+            int64_t m = partition_producer_id_max(lg->topics[t].partitions[i], scan_logs);
             if (m > max)
                 max = m;
         }

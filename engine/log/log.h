@@ -12,7 +12,7 @@
  *      thread take no lock. Topic creation is serialised by admin_lock.
  * LG2. Every write service refuses once `closing` is set or `write_error` is non-zero
  *      (log_write_check): a failed write leaves the write side failed until reopened.
- * LG7-LG9 (topic deletion) are at log.c's deletion section.
+ * LG7-LG9 (topic deletion) and LG10 (partitions added) are at their sections of log.c.
  * LG3. Calls that return an error set the thread's error detail but never clear it: only the
  *      public rt_* entry points (engine.c, client/) clear it, so an internal call made on a
  *      caller's behalf never erases the caller's detail.
@@ -34,8 +34,13 @@ struct fetch_pool;
 
 struct topic {
     char name[RT_TOPIC_NAME_MAX + 1];
-    uint32_t partition_count;
-    struct partition *partitions;
+    /* LG10: room for partition_capacity partitions, each allocated on its own and never moved;
+     * partition_count is published (release) after the partitions below it are built, so
+     * lookups take no lock while partitions are added. */
+    _Atomic uint32_t partition_count;
+    uint32_t partition_capacity;
+    struct partition **partitions;
+    struct partition_config pcfg; /* what its partitions are opened with */
     /* The topic's configs the append paths act on (topic_config.h TC3): written under
      * admin_lock when an alter is stored, read by any appending thread. */
     _Atomic uint32_t max_message_bytes;
@@ -148,6 +153,9 @@ int log_topic_config_copy(struct log *lg, const char *name, struct topic_config 
 /* Creates an internal topic (a name beginning with "__"): not counted against topics_max, and
  * the only way such a topic comes to exist. Errors as rt_topic_create. */
 int log_internal_topic_create(struct log *lg, const char *name, uint32_t partitions);
+
+/* rt_topic_add_partitions' contract (log.c LG10). */
+int log_topic_add_partitions(struct log *lg, const char *name, uint32_t count);
 
 /* rt_topic_delete's contract (log.c LG7-LG9). */
 int log_topic_delete(struct log *lg, const char *name);

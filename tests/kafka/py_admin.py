@@ -7,6 +7,10 @@
                    each value's source, AlterConfigs (whole replacement) and its effect seen by
                    DescribeConfigs, a broker resource refused as read-only, validate_only.
   recheck BROKER   after a restart: the configs `configs` left are still there.
+  partitions BROKER
+                   CreatePartitions: a 1-partition topic with records grows to 3, the new
+                   partitions take records and the old one keeps its own; a count that is not
+                   an increase refused with INVALID_PARTITIONS; validate_only changes nothing.
   delete BROKER    DeleteTopics of a topic with records: gone from Metadata, an unknown topic
                    refused with UNKNOWN_TOPIC_OR_PART, the topic recreated under its name starts
                    empty (librdkafka's 0107 does the same).
@@ -175,6 +179,43 @@ def delete(broker):
           str(end_offsets(broker, "del", 3)))
 
 
+def partitions(broker):
+    from confluent_kafka.admin import NewPartitions
+    admin = AdminClient({"bootstrap.servers": broker})
+    _, err = result(admin.create_topics([NewTopic("grow", 1, 1)], request_timeout=20)["grow"])
+    check("create a 1-partition topic", err is None, str(err))
+    p = Producer({"bootstrap.servers": broker})
+    for i in range(10):
+        p.produce("grow", value=b"old%d" % i, partition=0)
+    check("10 records produced to partition 0", p.flush(20) == 0, "unflushed")
+    fs = admin.create_partitions([NewPartitions("grow", 3)], request_timeout=20)
+    _, err = result(fs["grow"])
+    check("create_partitions to 3", err is None, str(err))
+    md = admin.list_topics(topic="grow", timeout=10)
+    check("Metadata lists 3 partitions", len(md.topics["grow"].partitions) == 3,
+          str(md.topics["grow"].partitions))
+    p = Producer({"bootstrap.servers": broker})
+    p.produce("grow", value=b"new", partition=2)
+    check("a record produced to a new partition", p.flush(20) == 0, "unflushed")
+    check("end offsets 10, 0, 1", end_offsets(broker, "grow", 3) == [10, 0, 1],
+          str(end_offsets(broker, "grow", 3)))
+    fs = admin.create_partitions([NewPartitions("grow", 2)], request_timeout=20)
+    _, err = result(fs["grow"])
+    check("create_partitions to fewer: INVALID_PARTITIONS",
+          err is not None and err.name() == "INVALID_PARTITIONS", str(err))
+    fs = admin.create_partitions([NewPartitions("grow", 5)], request_timeout=20,
+                                 validate_only=True)
+    _, err = result(fs["grow"])
+    md = admin.list_topics(topic="grow", timeout=10)
+    check("validate_only: accepted and still 3 partitions",
+          err is None and len(md.topics["grow"].partitions) == 3, str(err))
+    fs = admin.create_partitions([NewPartitions("nope", 5)], request_timeout=20)
+    _, err = result(fs["nope"])
+    check("create_partitions of an unknown topic: UNKNOWN_TOPIC_OR_PART",
+          err is not None and err.name() == "UNKNOWN_TOPIC_OR_PART", str(err))
+
+
 if __name__ == "__main__":
-    {"configs": configs, "recheck": recheck, "delete": delete}[sys.argv[1]](sys.argv[2])
+    {"configs": configs, "recheck": recheck, "delete": delete,
+     "partitions": partitions}[sys.argv[1]](sys.argv[2])
     sys.exit(1 if failed else 0)

@@ -90,6 +90,18 @@ async function main() {
     check('alterConfigs cleanup.policy=compact: INVALID_CONFIG',
           errorTypes(e).includes('INVALID_CONFIG'), JSON.stringify(errorTypes(e)) + ' ' + e.message)
   }
+  await admin.createTopics({ topics: [{ topic: 'jsgrow', numPartitions: 1 }] })
+  await admin.createPartitions({ topicPartitions: [{ topic: 'jsgrow', count: 4 }] })
+  const md = await admin.fetchTopicMetadata({ topics: ['jsgrow'] })
+  check('createPartitions: 4 partitions', md.topics[0].partitions.length === 4,
+        JSON.stringify(md.topics[0].partitions.length))
+  try {
+    await admin.createPartitions({ topicPartitions: [{ topic: 'jsgrow', count: 2 }] })
+    check('createPartitions to fewer refused', false, 'accepted')
+  } catch (e) {
+    check('createPartitions to fewer: INVALID_PARTITIONS', errorTypes(e).includes('INVALID_PARTITIONS'),
+          JSON.stringify(errorTypes(e)) + ' ' + e.message)
+  }
   await admin.deleteTopics({ topics: ['jscfg'] })
   const listed = await admin.listTopics()
   check('deleteTopics: the topic is gone', !listed.includes('jscfg'), JSON.stringify(listed))

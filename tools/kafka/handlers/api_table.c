@@ -60,6 +60,7 @@ H(delete_topics, kafka_handle_delete_topics(s))
 H(init_producer_id, kafka_handle_init_producer_id(s))
 H(describe_configs, kafka_handle_describe_configs(s))
 H(alter_configs, kafka_handle_alter_configs(s))
+H(create_partitions, kafka_handle_create_partitions(s))
 H(incremental_alter_configs, kafka_handle_incremental_alter_configs(s))
 H(describe_producers, kafka_handle_describe_producers(s))
 H(describe_transactions, kafka_handle_describe_transactions(s))
@@ -124,7 +125,7 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
     "topics (APPEND/SUBTRACT on list configs); the broker's configs are static"
 #define describe_producers_note    NULL
 #define delete_records_note        NULL
-#define create_partitions_note     NULL
+#define create_partitions_note     "new partitions on this broker; counts only rise"
 #define describe_transactions_note NULL
 #define list_transactions_note     NULL
 
@@ -167,9 +168,8 @@ const struct kafka_api kafka_api_rows[] = {
         h_describe_configs, false),
     ROW(KAFKA_ALTER_CONFIGS, "AlterConfigs", 0, 2, 0, 2, 2, true, alter_configs, h_alter_configs,
         false),
-    /* CreatePartitions: not advertised until the engine adds partitions */
-    ROW(KAFKA_CREATE_PARTITIONS, "CreatePartitions", 0, 3, 0, 3, 2, false, create_partitions, NULL,
-        false),
+    ROW(KAFKA_CREATE_PARTITIONS, "CreatePartitions", 0, 3, 0, 3, 2, true, create_partitions,
+        h_create_partitions, false),
     ROW(KAFKA_INCREMENTAL_ALTER_CONFIGS, "IncrementalAlterConfigs", 0, 1, 0, 1, 1, true,
         incremental_alter_configs, h_incremental_alter_configs, false),
     /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c, not advertised until

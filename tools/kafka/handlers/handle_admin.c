@@ -1,11 +1,11 @@
 /*
- * handle_admin.c — topic administration: CreateTopics (with configs), DeleteTopics,
+ * handle_admin.c — topic administration: CreateTopics (with configs), DeleteTopics, CreatePartitions,
  * DescribeConfigs, AlterConfigs and IncrementalAlterConfigs. Topics and their configs go
  * through the engine (rt_topic_create_with_configs, rt_topic_config_alter: durable before the
  * answer); the broker's own configs are what `ringtail serve` was started with, read-only, as a
  * Kafka broker's static configs are. It never decodes or encodes by hand (kmsg_admin.c).
  * DeleteTopics deletes through rt_topic_delete (durable before the answer; the files go in the
- * background).
+ * background); CreatePartitions adds through rt_topic_add_partitions.
  *
  * Invariants:
  *   KAD1  Replication factor: 1 or -1 (the broker default, 1) are accepted; anything larger is
@@ -28,6 +28,11 @@
  *        configs that are not dynamic; internal topics' configs are the broker's (INVALID_REQUEST).
  *   KAD6  DeleteTopics answers NONE once the engine's deletion is durable, UNKNOWN_TOPIC_OR_
  *        PARTITION for a topic it does not have, INVALID_REQUEST for an internal topic.
+ *   KAD7  CreatePartitions raises a topic's count through rt_topic_add_partitions (durable
+ *        before the answer): a count not above the current one or beyond partitions_max is
+ *        INVALID_PARTITIONS (37), assignments that do not name this broker alone for each new
+ *        partition INVALID_REPLICA_ASSIGNMENT (39), a topic named twice INVALID_REQUEST,
+ *        validate_only changes nothing.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -662,4 +667,92 @@ enum net_verdict kafka_handle_alter_configs(struct kafka_slot *s)
 enum net_verdict kafka_handle_incremental_alter_configs(struct kafka_slot *s)
 {
     return alter_configs(s, true);
+}
+
+/* ---- CreatePartitions (KAD7) ---- */
+
+static int16_t create_partitions_one(struct kafka_slot *s,
+                                     const struct kmsg_create_partitions_topic *t,
+                                     bool validate_only, const char **message)
+{
+    struct kafka_server *srv = s->server;
+    char name[RT_TOPIC_NAME_MAX + 1];
+    uint32_t have = 0;
+    if (!kafka_topic_name(t->name, name) || rt_topic_describe(srv->engine, name, &have) != 0) {
+        *message = "This server does not host this topic-partition.";
+        return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    if (strncmp(name, "__", 2) == 0) {
+        *message = "the broker's internal topics keep their partition count";
+        return KAFKA_INVALID_REQUEST;
+    }
+    if (t->count <= (int32_t)have) {
+        char m[160];
+        snprintf(m, sizeof(m),
+                 "Topic currently has %u partitions, %" PRId32 " would not be an increase.", have,
+                 t->count);
+        *message = kafka_str_dup(s, m).ptr;
+        return KAFKA_INVALID_PARTITIONS;
+    }
+    if (t->assignments_count >= 0) {
+        if (t->assignments_count != t->count - (int32_t)have) {
+            *message = "the assignments must name each new partition";
+            return KAFKA_INVALID_REPLICA_ASSIGNMENT;
+        }
+        for (int32_t i = 0; i < t->assignments_count; i++)
+            if (t->assignments[i].broker_ids_count != 1 ||
+                t->assignments[i].broker_ids[0] != srv->opts.broker_id) {
+                *message = "assignments must name this broker alone";
+                return KAFKA_INVALID_REPLICA_ASSIGNMENT;
+            }
+    }
+    if ((uint32_t)t->count > srv->opts.engine.partitions_max) {
+        char m[160];
+        snprintf(m, sizeof(m), "at most %u partitions per topic here",
+                 srv->opts.engine.partitions_max);
+        *message = kafka_str_dup(s, m).ptr;
+        return KAFKA_INVALID_PARTITIONS;
+    }
+    if (validate_only)
+        return KAFKA_NONE;
+    int rc = rt_topic_add_partitions(srv->engine, name, (uint32_t)t->count);
+    if (rc == 0)
+        return KAFKA_NONE;
+    *message = kafka_str_dup(s, rt_error_detail()).ptr;
+    if (rc == RT_E_INVALID_ARGUMENT)
+        return KAFKA_INVALID_PARTITIONS;
+    if (rc == RT_E_UNKNOWN_TOPIC_OR_PARTITION)
+        return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+    return kafka_error_from_rt(rc);
+}
+
+enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s)
+{
+    const struct kmsg_create_partitions_request *q = &s->msg.create_partitions;
+    size_t n = q->topics_count > 0 ? (size_t)q->topics_count : 0;
+    if (kafka_resp_reserve(s, n * (sizeof(struct kmsg_create_partitions_result) + 512)) != 0)
+        return NET_CLOSE;
+    struct kmsg_create_partitions_result *res = kafka_alloc(s, n, sizeof(*res));
+    for (size_t i = 0; i < n && res; i++) {
+        const char *message = NULL;
+        res[i].name = q->topics[i].name;
+        bool twice = false;
+        for (size_t j = 0; j < i; j++)
+            twice = twice || (q->topics[j].name.len == q->topics[i].name.len &&
+                              memcmp(q->topics[j].name.ptr, q->topics[i].name.ptr,
+                                     (size_t)q->topics[i].name.len) == 0);
+        if (twice) {
+            res[i].error_code = KAFKA_INVALID_REQUEST;
+            message = "Duplicate topic in request.";
+        } else {
+            res[i].error_code = create_partitions_one(s, &q->topics[i], q->validate_only, &message);
+        }
+        res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
+        kafka_count_error(s, res[i].error_code);
+    }
+    struct kmsg_create_partitions_response m = {.results = res,
+                                                .results_count = res ? (int32_t)n : 0};
+    kafka_response_begin(s);
+    kmsg_create_partitions_response_encode(&s->w, s->header.api_version, &m);
+    return kafka_response_end(s);
 }
