@@ -13,7 +13,10 @@
  *        response agree for every API here).
  *   KA3  Only APIs with a working handler are advertised: issue 12's, and of issue 13's the
  *        transactional ones (handle_txn.c), OffsetFetch v1-7 and OffsetCommit v2-7
- *        (handle_offsets.c), and the group membership APIs (handle_group.c, group_coord.c).
+ *        (handle_offsets.c), the group membership APIs (handle_group.c, group_coord.c), and
+ *        topic administration (handle_admin.c: AlterConfigs, IncrementalAlterConfigs,
+ *        CreatePartitions; DeleteRecords is described but not advertised until the engine
+ *        moves a log start offset).
  *        An advertised row has a handler (test_kafka_kdesc walks the table).
  *   KA4  Produce is advertised from v0, though only record format v2 (magic 2) is accepted:
  *        librdkafka up to 2.11 (Debian's 2.0.2 included) sends gzip, snappy and lz4 batches
