@@ -762,6 +762,80 @@ static void test_describe_configs(void **state)
     free(buf);
 }
 
+/* One IncrementalAlterConfigs v0 resource (a topic) with one config op; the answer's error. */
+static int16_t incremental(struct fx *x, const char *topic, const char *name, int8_t op,
+                           const char *value)
+{
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_INCREMENTAL_ALTER_CONFIGS, 0);
+    kp_write_array_len(&w, 1);
+    kp_write_i8(&w, KAFKA_RESOURCE_TOPIC);
+    kp_write_string(&w, kp_str_of(topic));
+    kp_write_array_len(&w, 1);
+    kp_write_string(&w, kp_str_of(name));
+    kp_write_i8(&w, op);
+    kp_write_nullable_string(&w, kp_str_of(value));
+    kp_write_bool(&w, false);
+    req_send(x, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    assert_int_equal(resp_read(x, &buf, &r, false), 0);
+    (void)kp_read_i32(&r);
+    assert_int_equal(kp_read_array_len(&r, 1), 1);
+    int16_t err = kp_read_i16(&r);
+    (void)kp_read_nullable_string(&r);
+    assert_int_equal(kp_read_i8(&r), KAFKA_RESOURCE_TOPIC);
+    assert_true(kp_str_eq(kp_read_string(&r), topic));
+    assert_int_equal(r.err, 0);
+    free(buf);
+    return err;
+}
+
+struct one_config {
+    const char *name;
+    char value[64];
+    enum rt_config_source source;
+};
+
+static int one_config_fn(void *ctx, const char *name, const char *value,
+                         enum rt_config_source source, bool honoured)
+{
+    (void)honoured;
+    struct one_config *c = ctx;
+    if (strcmp(name, c->name) == 0) {
+        snprintf(c->value, sizeof(c->value), "%s", value);
+        c->source = source;
+    }
+    return 0;
+}
+
+/* IncrementalAlterConfigs (KAD5): SET, DELETE, APPEND on a list config, APPEND on a scalar
+ * refused (INVALID_CONFIG), an unknown operation refused (INVALID_REQUEST), an unknown topic
+ * (UNKNOWN_TOPIC_OR_PARTITION); what is set is the engine's config. */
+static void test_incremental_alter_configs(void **state)
+{
+    struct fx *x = *state;
+    assert_int_equal(rt_topic_create(x->f.e, "inc", 1), 0);
+    struct one_config c = {.name = "retention.ms"};
+    assert_int_equal(incremental(x, "inc", "retention.ms", 0, "9000"), KAFKA_NONE);
+    assert_int_equal(rt_topic_config_get(x->f.e, "inc", one_config_fn, &c), 0);
+    assert_string_equal(c.value, "9000");
+    assert_int_equal(c.source, RT_CONFIG_TOPIC);
+    assert_int_equal(incremental(x, "inc", "retention.ms", 1, NULL), KAFKA_NONE);
+    assert_int_equal(rt_topic_config_get(x->f.e, "inc", one_config_fn, &c), 0);
+    assert_int_not_equal(c.source, RT_CONFIG_TOPIC);
+    assert_int_equal(incremental(x, "inc", "cleanup.policy", 2, "delete"), KAFKA_NONE);
+    c.name = "cleanup.policy";
+    assert_int_equal(rt_topic_config_get(x->f.e, "inc", one_config_fn, &c), 0);
+    assert_string_equal(c.value, "delete"); /* appended once: already there */
+    assert_int_equal(incremental(x, "inc", "cleanup.policy", 2, "compact"), KAFKA_INVALID_CONFIG);
+    assert_int_equal(incremental(x, "inc", "retention.ms", 2, "1"), KAFKA_INVALID_CONFIG);
+    assert_int_equal(incremental(x, "inc", "retention.ms", 9, "1"), KAFKA_INVALID_REQUEST);
+    assert_int_equal(incremental(x, "inc", "no.such.config", 0, "1"), KAFKA_INVALID_CONFIG);
+    assert_int_equal(incremental(x, "nope", "retention.ms", 0, "1"),
+                     KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -771,6 +845,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fetch_read_committed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_describe_configs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_incremental_alter_configs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_no_auto_create, setup_no_auto, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
