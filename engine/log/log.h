@@ -9,7 +9,9 @@
  *
  * LG1. The topic table is append-only with a fixed capacity allocated at open: a topic is fully
  *      built before it is published by a release store of topic_count, so lookups from any
- *      thread take no lock. Topic creation is serialised by admin_lock.
+ *      thread take no lock. Topic creation, deletion (a slot is marked deleted, never reused
+ *      while open: LG7), partition addition (LG10) and config changes are serialised by
+ *      admin_lock.
  * LG2. Every write service refuses once `closing` is set or `write_error` is non-zero
  *      (log_write_check): a failed write leaves the write side failed until reopened.
  * LG7-LG9 (topic deletion) and LG10 (partitions added) are at their sections of log.c.
