@@ -190,6 +190,48 @@ static void test_open_finishes_a_deletion(void **state)
     tu_rmdir_free(dir);
 }
 
+/* A transaction open in a topic that is deleted commits in its other partitions, and the
+ * engine keeps working: other topics take appends, the directory reopens, verify is clean. */
+static void test_delete_under_an_open_transaction(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);
+    assert_int_equal(rt_topic_create(e, "kept", 1), 0);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "tx-delete";
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, 10000), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    struct rt_producer_message m = {
+        .record = {.key_len = -1, .value = "t", .value_len = 1, .timestamp_ms = -1},
+        .sequence = -1};
+    assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, NULL, NULL), 0);
+    assert_int_equal(rt_producer_send(p, "kept", 0, &m, NULL, NULL), 0);
+    assert_int_equal(rt_producer_flush(p, 10000), 0);
+    assert_int_equal(rt_topic_delete(e, TOPIC), 0);
+    int rc = rt_producer_commit(p, 10000);
+    print_message("commit after the deletion: %s (%s)\n", rt_strerror(rc),
+                  rc ? rt_error_detail() : "");
+    assert_int_equal(rt_producer_close(p), 0);
+    struct rt_record r = {.key_len = -1, .value = "x", .value_len = 1, .timestamp_ms = -1};
+    assert_int_equal(rt_append(e, "kept", 0, &r, 1, NULL), 0);
+    int64_t lso = -1;
+    assert_int_equal(rt_list_offsets(e, "kept", 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso), 0);
+    assert_int_equal(lso, 3); /* record, marker, record */
+    assert_int_equal(rt_close(e), 0);
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_close(e), 0);
+    verify_spotless(dir, "after a deletion under a transaction");
+    tu_rmdir_free(dir);
+}
+
 static void power_child(const char *dir, enum io_op_type op, unsigned n, int fd)
 {
     struct rt_options o;
@@ -294,6 +336,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_delete_recreate_and_reopen),
         cmocka_unit_test(test_open_finishes_a_deletion),
+        cmocka_unit_test(test_delete_under_an_open_transaction),
         cmocka_unit_test(test_power_loss_at_every_directory_change),
         cmocka_unit_test(test_power_loss_at_every_directory_fsync),
         cmocka_unit_test(test_power_loss_at_every_direct_fdatasync),
