@@ -79,6 +79,7 @@ void rt_options_init(struct rt_options *o)
     o->txn_park_hanging = false;
     o->fetches_max = LOG_FETCHES_MAX_DEFAULT;
     o->message_timestamp_type = RT_TIMESTAMP_CREATE_TIME;
+    o->fault_recovery_ms = 100;
 }
 
 static int options_check(const struct rt_options *o)
@@ -120,6 +121,9 @@ static int options_check(const struct rt_options *o)
     CHECK(o->message_timestamp_type == RT_TIMESTAMP_CREATE_TIME ||
               o->message_timestamp_type == RT_TIMESTAMP_LOG_APPEND_TIME,
           "message_timestamp_type must be RT_TIMESTAMP_CREATE_TIME or _LOG_APPEND_TIME");
+    CHECK(o->fault_recovery_ms == -1 ||
+              (o->fault_recovery_ms >= 1 && o->fault_recovery_ms <= 3600000),
+          "fault_recovery_ms must be -1 (never) or 1 .. 3600000");
 #undef CHECK
     return 0;
 }
@@ -263,7 +267,12 @@ static int engine_open(const char *dir, const struct rt_options *opts_in,
     rc = txn_registry_open(&e->txn, dir, faults);
     if (rc)
         goto err_txn;
-    rc = log_init(&e->log, dir, opts_in, faults, producer_registry_is_named, &e->txn.producers);
+    /* The log's ports (L-5): the calls it makes up, answered by the txn layer. */
+    const struct log_ports ports = {.is_named = producer_registry_is_named,
+                                    .named_ctx = &e->txn.producers,
+                                    .txn_verify = txn_verify_append,
+                                    .txn_verify_ctx = e};
+    rc = log_init(&e->log, dir, opts_in, faults, &ports);
     if (rc)
         goto err_txn;
     e->log_open = true;
@@ -278,7 +287,7 @@ static int engine_open(const char *dir, const struct rt_options *opts_in,
         rc = txn_start(&e->txn, &e->log);
     if (rc)
         goto err_log;
-    log_txn_verify_set(&e->log, txn_verify_append, e, true);
+    log_txn_verify_enable(&e->log, true); /* the coordinator runs: clients may write */
     *out = e;
     return 0;
 

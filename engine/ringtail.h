@@ -38,6 +38,9 @@
  *     should not block: the pool's other producers wait for the threads they hold.
  *   - An rt_consumer is used by one thread at a time (any thread, but calls must not overlap);
  *     it runs no callbacks and no thread of its own.
+ *   - rt_options.on_fault runs on the thread that ran the write round (an engine shard thread,
+ *     or an appending thread running its own round), once when a partition fails and once when
+ *     it is recovered in place; it must not block and must not call the engine.
  *   - An rt_fetch (and an rt_records iterator over it) belongs to the thread that made it until
  *     it is released. A check-back handler (rt_txn_check_fn) runs on the coordinator's timer
  *     thread; rt_topic_list, rt_txn_list, rt_txn_list_partitions and rt_verify call their fn on
@@ -54,9 +57,18 @@
  *     are valid until rt_fetch_release() and must never be written through — except keys,
  *     values and headers of compressed batches, which live only until the next rt_records_next
  *     (see there).
- *   - A failed write or fdatasync puts the engine's write side into a sticky error state
- *     (RT_E_IO_FAILED) until it is closed and reopened: ringtail never retries an fsync and
- *     assumes durability.
+ *   - A failed write or fdatasync fails the partitions it concerns (RT_E_IO_FAILED for their
+ *     appends, the detail naming the cause; the other partitions keep writing) until each is
+ *     recovered in place: once the disk takes writes again (retried from
+ *     rt_options.fault_recovery_ms after the fault, doubling up to a second) its tail past the
+ *     last acknowledged batch is erased and synced anew and its producer state reloaded as a
+ *     reopen would, so acknowledged records stay, failed ones never appear, and an idempotent
+ *     retry of the failed sequence is appended once. A failure that touched a control,
+ *     transactional or coordinator batch, an internal topic, or published bytes not yet synced
+ *     puts the whole engine's write side into a sticky error state (RT_E_IO_FAILED) until it
+ *     is closed and reopened. ringtail never retries an fsync and assumes durability: only
+ *     fdatasyncs made after a failure are trusted (docs/architecture.md, "Disk faults that
+ *     heal").
  */
 #ifndef RINGTAIL_H
 #define RINGTAIL_H
@@ -90,7 +102,8 @@ enum rt_error {
     RT_E_DIRECTORY_LOCKED = -10005, /* another process (or handle) has the directory open */
     RT_E_OFFSET_OUT_OF_RANGE = -10006,
     RT_E_RECORD_TOO_LARGE = -10007, /* a batch or record larger than the configured maximum */
-    RT_E_IO_FAILED = -10008,        /* sticky: an earlier write/fsync failed; reopen */
+    RT_E_IO_FAILED = -10008,        /* a write/fsync failed: the partition's (recovered in
+                                       place) or the engine's (sticky: reopen); see Caveats */
     RT_E_CLOSED = -10009,           /* the engine is closing or closed */
     RT_E_END = -10010,              /* not an error: an iterator has no more items */
     /* -10011 (RT_E_QUEUE_FULL), -10012 (RT_E_LIMIT) and -10015 (RT_E_DUPLICATE_SEQUENCE) are
@@ -163,6 +176,22 @@ enum rt_timestamp_type {
     RT_TIMESTAMP_LOG_APPEND_TIME = 1, /* the engine's clock at append (attribute bit 3 set) */
 };
 
+/* A partition's write side failed, or recovered in place (docs/architecture.md, "Disk faults
+ * that heal"). Told through rt_options.on_fault on the thread that ran the round (an engine
+ * shard thread, or an appending thread running its own round): the callback must not block and
+ * must not call the engine; every pointer is valid only during the call. */
+struct rt_partition_fault {
+    const char *topic;
+    uint32_t partition;
+    int error;          /* what froze it: -ENOSPC, -EIO, ... (also on recovery) */
+    bool recovered;     /* false: it failed now; true: it was recovered in place */
+    bool engine_wide;   /* the failure also failed the engine's write side: every later write
+                           fails with RT_E_IO_FAILED until rt_close and rt_open (below) */
+    uint32_t attempts;  /* on recovery: the attempts it took (the last one succeeded) */
+    const char *detail; /* the file, the operation and the error, for a log line */
+};
+typedef void (*rt_fault_fn)(void *ctx, const struct rt_partition_fault *fault);
+
 struct rt_options {
     uint64_t segment_size_bytes;       /* roll when the next batch would not fit (1 GiB; 14 ..
                                           2^31-1, as Kafka's segment.bytes: a larger batch is
@@ -196,6 +225,12 @@ struct rt_options {
     uint32_t fetches_max;  /* rt_fetch handles open at once, consumers' included; beyond it
                               rt_fetch_start fails with RT_E_FETCHES_FULL (4096; 0 = the default) */
     enum rt_timestamp_type message_timestamp_type; /* every user topic's (CREATE_TIME) */
+    rt_fault_fn on_fault;      /* told when a partition fails and when it recovers (NULL) */
+    int32_t fault_recovery_ms; /* a failed partition's first recovery attempt comes this long
+                                  after its fault; each failed attempt doubles the wait, up to
+                                  max(1000, this) ms (100; -1: never, a failed partition then
+                                  waits for a reopen as a failed engine does) */
+    void *on_fault_ctx;
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -241,8 +276,10 @@ int rt_open(const char *dir, const struct rt_options *opts, rt_engine **out);
  * overlaps it may fail with RT_E_CLOSED, and nothing else notices it. Fetches are
  * not counted: one still held keeps its segment mapped, and its view and records stay readable
  * until rt_fetch_release, which may come after rt_close.
- * Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_HANDLES_OPEN, RT_E_IO_FAILED (the sticky write
- * error, if there was one: the directory is still left consistent and the next open recovers),
+ * Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_HANDLES_OPEN, RT_E_IO_FAILED (the engine's sticky
+ * write error, if there was one, or a partition still failed — not recovered in place — at the
+ * close: no clean-shutdown marker is written, the directory is still left consistent and the
+ * next open recovers; a partition recovered in place before the close leaves it clean),
  * -errno (trimming the active segments, writing the clean-shutdown marker or syncing the
  * directory); on every return but RT_E_INVALID_ARGUMENT and RT_E_HANDLES_OPEN the engine is
  * freed. */
@@ -279,6 +316,14 @@ struct rt_stats {
                                found its shard idle (rt_append, a producer's batch) is written
                                by the caller, without waking the shard thread (sync=none and
                                sync=always; never under sync=interval) */
+    /* Disk faults (docs/architecture.md, "Disk faults that heal"): partitions whose write side
+     * failed (a write, fdatasync or roll: -ENOSPC, -EIO, ...), those recovered in place since,
+     * and those failed now (a gauge); write_error is the engine's own sticky error (0 while
+     * every failure stayed with its partitions). */
+    uint64_t partition_faults;
+    uint64_t partition_recoveries;
+    uint64_t partitions_failed;
+    int write_error;
 };
 /* Errors: RT_E_INVALID_ARGUMENT (NULL). */
 int rt_stats_get(rt_engine *engine, struct rt_stats *out);
@@ -437,6 +482,21 @@ struct rt_record {
  * see docs/limits.md for which of them leave the write side failed). */
 int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
               const struct rt_record *records, size_t count, int64_t *base_offset_out);
+
+/* RecordBatch v2 framing (docs/format.md B.2), for programs that walk raw batches — what they
+ * hand to rt_append_batch, what rt_fetch_view.data holds. Big-endian fields at these byte
+ * offsets; a batch spans RT_BATCH_LOG_OVERHEAD_BYTES plus its int32 length and is at least
+ * RT_BATCH_HEADER_BYTES. The engine's codec (engine/log/batch.h) takes its names from these. */
+#define RT_BATCH_HEADER_BYTES          61
+#define RT_BATCH_LOG_OVERHEAD_BYTES    12 /* baseOffset + length: the bytes `length` does not count */
+#define RT_BATCH_OFF_BASE_OFFSET       0  /* int64 */
+#define RT_BATCH_OFF_LENGTH            8  /* int32 */
+#define RT_BATCH_OFF_LEADER_EPOCH      12 /* int32, outside the CRC */
+#define RT_BATCH_OFF_MAGIC             16 /* int8: 2 */
+#define RT_BATCH_OFF_ATTRIBUTES        21 /* int16 */
+#define RT_BATCH_OFF_LAST_OFFSET_DELTA 23 /* int32 */
+#define RT_BATCH_OFF_MAX_TIMESTAMP     35 /* int64 */
+#define RT_BATCH_ATTR_LOG_APPEND_TIME  0x08
 
 /* Appends an already-encoded RecordBatch v2 (`len` bytes). The batch is validated as Kafka's
  * LogValidator validates a produce (lengths, magic, CRC, records — a compressed batch's
@@ -816,13 +876,17 @@ int rt_record_header(const struct rt_record_view *rec, uint32_t index, struct rt
  *     Empty -> Ongoing (first partition added) -> PrepareCommit -> markers -> CompleteCommit
  *                                              -> PrepareAbort  -> markers -> CompleteAbort
  *     Ongoing -> PrepareEpochFence -> PrepareAbort (fenced by a newer instance or timed out)
- * rt_producer_commit returns once PrepareCommit and every COMMIT marker are durable, so any
- * read_committed reader sees the whole transaction after it returns. The producer epoch is bumped
+ * rt_producer_commit decides in one durable round (the PrepareCommit beside the transaction's
+ * last data) and returns once every COMMIT marker is visible — written without an fdatasync of
+ * its own, durable with its file's next one, rewritten at the next open from the decision
+ * record if lost — so any read_committed reader sees the whole transaction after it returns
+ * (rt_producer_commit below; the wire's rt_txn_end alike). The producer epoch is bumped
  * at every transaction end (KIP-890), so a late write from a finished transaction can never join
  * the next one; a write, marker or offset commit from an older epoch is rejected.
  *
- * rt_open reconciles the partitions with the coordinator (engine/txn/coordinator.c, COR1-COR6): a transaction
- * still open in a partition (its marker lost, e.g. a torn tail) whose producer the coordinator
+ * rt_open reconciles the partitions with the coordinator (COR1-COR6 in
+ * engine/txn/coordinator_reconcile.c): a transaction still open in a partition (its marker lost,
+ * e.g. a torn tail) whose producer the coordinator
  * last completed gets that outcome's marker again (COMMIT for CompleteCommit, ABORT for
  * CompleteAbort); one the coordinator does not hold open there (no id holds the producer id, or
  * the id has moved on to a later epoch) is aborted; one it holds open is left to its producer

@@ -130,8 +130,8 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
     case KAFKA_DESCRIBE_PRODUCERS: {
         const struct kmsg_describe_producers_request *q = &req->describe_producers;
         static struct kmsg_describe_producers_topic t[4096];
-        static const struct kmsg_producer_state ps = {1, 0, 5, 10, -1};
-        static const struct kmsg_describe_producers_partition dp = {0, 0, &ps, 1};
+        static const struct kmsg_producer_state ps = {1, 0, 5, 10, -1, 42};
+        static const struct kmsg_describe_producers_partition dp = {0, 0, {NULL, -1}, &ps, 1};
         int32_t n = q->topics_count > 4096 ? 4096 : q->topics_count;
         for (int32_t i = 0; i < n; i++) {
             kf_str_inside(q->topics[i].name);
@@ -162,7 +162,8 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
             kf_str_inside(q->state_filters[i]);
             t[i] = (struct kmsg_listed_transaction){{"t", 1}, 1, q->state_filters[i]};
         }
-        struct kmsg_list_transactions_response m = {0, 0, t, n};
+        /* The filters answered back as unknown too (KOP2's shape). */
+        struct kmsg_list_transactions_response m = {0, 0, q->state_filters, n, t, n};
         rc = kmsg_list_transactions_response_encode(w, version, &m);
         break;
     }

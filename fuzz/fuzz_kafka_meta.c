@@ -32,9 +32,10 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
         if (n > 4096)
             n = 4096;
         for (int32_t i = 0; i < n; i++) {
-            kf_str_inside(q->topics[i]);
+            kf_str_inside(q->topics[i].name); /* v10+: null for a topic asked by id */
             topics[i] = (struct kmsg_metadata_topic){
-                .name = q->topics[i], .partitions = &part, .partitions_count = 1};
+                .name = q->topics[i].name, .partitions = &part, .partitions_count = 1};
+            memcpy(topics[i].topic_id, q->topics[i].topic_id, 16);
         }
         struct kmsg_metadata_broker b = {0, kp_str_of("127.0.0.1"), 9092, {NULL, -1}};
         struct kmsg_metadata_response m = {.brokers = &b,

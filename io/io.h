@@ -18,9 +18,9 @@
  *
  * Beside the rings, a few synchronous calls take the fault plan instead of a ring, so the fault
  * injector sees what the engine does outside its rounds: io_fdatasync, and the directory calls
- * (io_file_create, io_rename, io_unlink, io_mkdir, io_fsync_dir) through which the engine
- * changes and syncs directory entries (the directory-entry model below). With a NULL plan each
- * is its plain syscall.
+ * (io_file_create, io_rename, io_unlink, io_mkdir, io_rmdir, io_fsync_dir) through which the
+ * engine changes and syncs directory entries (the directory-entry model below). They live in
+ * io_fs.c: with a NULL plan each is its plain syscall; with a plan io_fault.c wraps it.
  *
  * Round protocol (per ring):
  *     io_queue_write(...) and io_queue_fdatasync(...) any number of times (up to queue depth);
@@ -210,6 +210,9 @@ uint64_t io_fault_faults_injected(struct io_fault_plan *plan);
 /* Adds a rule while rings use the plan (under the injector's lock, so a shard thread never
  * reads a half-written rule). Returns 0, or -ENOSPC when the plan holds IO_FAULT_RULES_MAX. */
 int io_fault_rule_add(struct io_fault_plan *plan, const struct io_fault_rule *rule);
+/* Removes every rule while rings use the plan (under the injector's lock): the disk that was
+ * full or failing works again (a power loss already suffered stays). */
+void io_fault_rules_clear(struct io_fault_plan *plan);
 
 /* Stalls. A stalled op holds up its ring's thread (the fault backend runs a round in order on
  * the thread that submits it) but not the injector: other rings run, and io_fault_power_loss()

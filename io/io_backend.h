@@ -1,6 +1,7 @@
 /*
  * io_backend.h — the seam between io.c (the public functions and the round bookkeeping every
- * backend shares) and the backends that move the bytes: io_uring.c, io_sync.c, io_fault.c.
+ * backend shares) and the backends that move the bytes: io_uring.c, io_sync.c, io_fault.c; and
+ * between io_fs.c (the filesystem calls outside rounds) and the fault injector that wraps them.
  *
  * io.c owns the ring struct, the per-round table of operations (struct io_op), the iovec copies
  * and the buffer of completions waiting to be reaped. A backend owns only its private state
@@ -136,6 +137,21 @@ int io_sync_fdatasync_plain(void *ctx, struct io_op *op);
 /* The plain hooks (pwritev, fdatasync): the sync backend, and the io_uring backend's inline
  * rounds (IO_UNSYNCED_INLINE in io.h). */
 extern const struct io_sync_hooks io_sync_hooks_plain;
+
+/* The filesystem calls outside the rounds (io.h: io_fdatasync and the directory calls). io_fs.c
+ * owns their production path and hands a call with a fault plan to its wrapper here, in
+ * io_fault.c: the same syscall, counted, under the plan's rules, journaled (plan and paths are
+ * not NULL; the flags of io_fault_file_create already carry O_CREAT | O_CLOEXEC). */
+struct stat;
+int io_fault_fdatasync(struct io_fault_plan *plan, int fd);
+int io_fault_file_create(struct io_fault_plan *plan, const char *path, int flags, mode_t mode);
+int io_fault_mkdir(struct io_fault_plan *plan, const char *path, mode_t mode);
+int io_fault_rmdir(struct io_fault_plan *plan, const char *path);
+int io_fault_unlink(struct io_fault_plan *plan, const char *path);
+int io_fault_rename(struct io_fault_plan *plan, const char *from, const char *to);
+int io_fault_fsync_dir(struct io_fault_plan *plan, const char *dir);
+/* fsync(2) of directory `dir`, and its stat (io_fs.c): 0 or -errno. */
+int io_fsync_dir_plain(const char *dir, struct stat *st);
 
 extern const struct io_backend_ops io_backend_uring;
 extern const struct io_backend_ops io_backend_sync;

@@ -16,6 +16,9 @@
  * A rule with path_contains sees only ops on files whose /proc/self/fd link contains it, and
  * counts them in its own `seen`; the plan's counters still count every op.
  * An `error` of 0 means EIO. It never includes engine/ headers and is meant for tests.
+ * Beside the rings it wraps the filesystem calls outside the rounds (io_fdatasync, the
+ * directory calls): io_fs.c owns their production path and hands a call that carries a plan to
+ * the io_fault_* wrapper here; nothing here runs without a plan.
  *
  * POWER_LOSS (and io_fault_power_loss()) model a machine that dies: with plan->track_unsynced,
  * each write first reads the bytes it is about to replace (pread) and records them, per file
@@ -201,8 +204,78 @@ oom:
     free(old);
 }
 
-/* The file behind fd was synced: forget its ranges (but the lost ones, FI7). Called with
- * fault_lock held. */
+/* FI9: a lost range (FI7) no longer covers [from, to): a later write replaced those bytes in
+ * the page cache and a sync made them durable (writeback writes what a page holds now, so the
+ * failed sync's bytes there can no longer come back). Trims, drops or splits the lost ranges
+ * ranges[0, lost). Called with fault_lock held. */
+static void lost_trim(struct io_fault_plan *plan, struct unsynced_file *f, uint64_t from,
+                      uint64_t to)
+{
+    for (size_t j = 0; j < f->lost;) {
+        struct unsynced_range *r = &f->ranges[j];
+        uint64_t a = r->offset, b = r->offset + r->len;
+        if (to <= a || from >= b) {
+            j++;
+            continue;
+        }
+        if (from <= a && to >= b) { /* wholly replaced: no longer lost */
+            plan->unsynced_bytes -= r->len;
+            free(r->old);
+            memmove(r, r + 1, (f->count - j - 1) * sizeof(*r));
+            f->count--;
+            f->lost--;
+            continue;
+        }
+        if (from <= a) { /* its head was replaced */
+            uint64_t cut = to - a;
+            if (r->old)
+                memmove(r->old, r->old + cut, (size_t)(r->len - cut));
+            r->offset = to;
+            r->len -= cut;
+            plan->unsynced_bytes -= cut;
+            j++;
+            continue;
+        }
+        if (to >= b) { /* its tail was replaced */
+            plan->unsynced_bytes -= b - from;
+            r->len = from - a;
+            j++;
+            continue;
+        }
+        /* The middle was replaced: [a, from) stays here, [to, b) becomes a range of its own. */
+        if (f->count == f->cap) {
+            size_t cap = f->cap ? f->cap * 2 : 16;
+            struct unsynced_range *nr = realloc(f->ranges, cap * sizeof(*nr));
+            if (!nr) {
+                note_error(plan, -ENOMEM);
+                return; /* kept whole: the model stays pessimistic */
+            }
+            f->ranges = nr;
+            f->cap = cap;
+            r = &f->ranges[j];
+        }
+        uint8_t *tail_old = NULL;
+        if (r->old) {
+            tail_old = malloc((size_t)(b - to));
+            if (!tail_old) {
+                note_error(plan, -ENOMEM);
+                return;
+            }
+            memcpy(tail_old, r->old + (to - a), (size_t)(b - to));
+        }
+        memmove(r + 2, r + 1, (f->count - j - 1) * sizeof(*r));
+        r[1] = (struct unsynced_range){
+            .offset = to, .len = b - to, .old_eof = r->old_eof, .old = tail_old};
+        plan->unsynced_bytes -= to - from;
+        r->len = from - a;
+        f->count++;
+        f->lost++;
+        j += 2;
+    }
+}
+
+/* The file behind fd was synced: forget its ranges (but the lost ones, FI7, less what the
+ * synced ones replaced, FI9). Called with fault_lock held. */
 static void forget_file(struct io_fault_plan *plan, int fd)
 {
     struct stat st;
@@ -212,13 +285,22 @@ static void forget_file(struct io_fault_plan *plan, int fd)
     struct unsynced_file *f = file_find(u, &st);
     if (!f)
         return;
+    if (f->lost > 0) {
+        /* The synced ranges leave the array one by one (the last first), each trimming the
+         * lost ones; the file's size is durable now too. */
+        while (f->count > f->lost) {
+            struct unsynced_range done = f->ranges[--f->count];
+            plan->unsynced_bytes -= done.len;
+            free(done.old);
+            lost_trim(plan, f, done.offset, done.offset + done.len);
+        }
+        f->synced_size = (uint64_t)st.st_size;
+        if (f->lost > 0)
+            return;
+    }
     for (size_t i = f->lost; i < f->count; i++) {
         plan->unsynced_bytes -= f->ranges[i].len;
         free(f->ranges[i].old);
-    }
-    if (f->lost > 0) {
-        f->count = f->lost;
-        return;
     }
     free(f->ranges);
     f->ranges = NULL;
@@ -234,6 +316,9 @@ static void forget_file(struct io_fault_plan *plan, int fd)
  *   FI8. The error is reported once to each descriptor: the next fdatasync through any other
  *        descriptor of the file that saw an older sequence fails with EIO (after running), then
  *        that descriptor is up to date; the descriptor whose call failed has seen it.
+ *   FI9. A lost byte that a later write replaces is no longer lost once a sync succeeds after
+ *        that write: the page holds the newer bytes and writeback writes what a page holds, so
+ *        power loss keeps them (lost_trim); the file's size at that sync is durable too.
  * Descriptors are told apart by number and inode, and a descriptor's sequence is sampled the
  * first time the injector sees it (a dup shares a kernel file and its sequence; the injector
  * cannot tell, so the engine must not rely on dups). */
@@ -510,6 +595,14 @@ int io_fault_rule_add(struct io_fault_plan *plan, const struct io_fault_rule *ru
         plan->rules[plan->rule_count++] = *rule;
     pthread_mutex_unlock(&fault_lock);
     return rc;
+}
+
+void io_fault_rules_clear(struct io_fault_plan *plan)
+{
+    pthread_mutex_lock(&fault_lock);
+    memset(plan->rules, 0, sizeof(plan->rules));
+    plan->rule_count = 0;
+    pthread_mutex_unlock(&fault_lock);
 }
 
 int io_fault_stall_wait(struct io_fault_plan *plan, uint32_t timeout_ms)
@@ -847,12 +940,10 @@ static void direct_end_locked(struct io_fault_plan *plan, const struct armed *a)
     }
 }
 
-int io_fdatasync(struct io_fault_plan *plan, int fd)
+int io_fault_fdatasync(struct io_fault_plan *plan, int fd)
 {
-    if (fd < 0)
-        return -EBADF;
-    if (!plan)
-        return fdatasync(fd) == 0 ? 0 : -errno;
+    assert(plan);
+    assert(fd >= 0);
     /* Under the lock, so no tracked write lands between the sync and the forgetting (it would
      * be forgotten unsynced) and power loss never interleaves with it. */
     pthread_mutex_lock(&fault_lock);
@@ -1197,15 +1288,10 @@ static void journal_created(struct io_fault_plan *plan, enum dir_change_kind kin
     }
 }
 
-int io_file_create(struct io_fault_plan *plan, const char *path, int flags, mode_t mode)
+int io_fault_file_create(struct io_fault_plan *plan, const char *path, int flags, mode_t mode)
 {
-    if (!path)
-        return -EINVAL;
-    flags |= O_CREAT | O_CLOEXEC;
-    if (!plan) {
-        int fd = open(path, flags, mode);
-        return fd >= 0 ? fd : -errno;
-    }
+    assert(plan);
+    assert(path);
     pthread_mutex_lock(&fault_lock);
     struct stat st;
     int rc;
@@ -1232,12 +1318,10 @@ int io_file_create(struct io_fault_plan *plan, const char *path, int flags, mode
     return rc;
 }
 
-int io_mkdir(struct io_fault_plan *plan, const char *path, mode_t mode)
+int io_fault_mkdir(struct io_fault_plan *plan, const char *path, mode_t mode)
 {
-    if (!path)
-        return -EINVAL;
-    if (!plan)
-        return mkdir(path, mode) == 0 ? 0 : -errno;
+    assert(plan);
+    assert(path);
     pthread_mutex_lock(&fault_lock);
     struct stat st;
     int rc;
@@ -1258,12 +1342,10 @@ int io_mkdir(struct io_fault_plan *plan, const char *path, mode_t mode)
     return rc;
 }
 
-int io_rmdir(struct io_fault_plan *plan, const char *path)
+int io_fault_rmdir(struct io_fault_plan *plan, const char *path)
 {
-    if (!path)
-        return -EINVAL;
-    if (!plan)
-        return rmdir(path) == 0 ? 0 : -errno;
+    assert(plan);
+    assert(path);
     pthread_mutex_lock(&fault_lock);
     struct stat st;
     int rc;
@@ -1299,12 +1381,10 @@ int io_rmdir(struct io_fault_plan *plan, const char *path)
     return rc;
 }
 
-int io_unlink(struct io_fault_plan *plan, const char *path)
+int io_fault_unlink(struct io_fault_plan *plan, const char *path)
 {
-    if (!path)
-        return -EINVAL;
-    if (!plan)
-        return unlink(path) == 0 ? 0 : -errno;
+    assert(plan);
+    assert(path);
     pthread_mutex_lock(&fault_lock);
     struct stat st;
     int rc;
@@ -1345,12 +1425,10 @@ int io_unlink(struct io_fault_plan *plan, const char *path)
     return rc;
 }
 
-int io_rename(struct io_fault_plan *plan, const char *from, const char *to)
+int io_fault_rename(struct io_fault_plan *plan, const char *from, const char *to)
 {
-    if (!from || !to)
-        return -EINVAL;
-    if (!plan)
-        return rename(from, to) == 0 ? 0 : -errno;
+    assert(plan);
+    assert(from && to);
     pthread_mutex_lock(&fault_lock);
     struct op_subject subj = {.fd = -1, .path = from, .path2 = to};
     struct armed a;
@@ -1398,33 +1476,22 @@ int io_rename(struct io_fault_plan *plan, const char *from, const char *to)
     return rc;
 }
 
-int io_fsync_dir(struct io_fault_plan *plan, const char *dir)
+int io_fault_fsync_dir(struct io_fault_plan *plan, const char *dir)
 {
-    if (!dir)
-        return -EINVAL;
-    int rc = 0;
-    struct armed a = {.mode = IO_FAULT_NONE};
-    if (plan) {
-        pthread_mutex_lock(&fault_lock);
-        struct op_subject subj = {.fd = -1, .path = dir};
-        rc = direct_begin_locked(plan, IO_OP_DIR_FSYNC, &subj, &a);
-    }
+    assert(plan);
+    assert(dir);
+    pthread_mutex_lock(&fault_lock);
+    struct op_subject subj = {.fd = -1, .path = dir};
+    struct armed a;
+    int rc = direct_begin_locked(plan, IO_OP_DIR_FSYNC, &subj, &a);
     if (rc == 0) {
-        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct stat st;
-        if (fd < 0)
-            rc = -errno;
-        else if (fsync(fd) != 0 || fstat(fd, &st) != 0)
-            rc = -errno;
-        else if (plan)
+        rc = io_fsync_dir_plain(dir, &st);
+        if (rc == 0)
             dirs_synced_locked(plan, &st);
-        if (fd >= 0)
-            close(fd);
-        if (plan)
-            direct_end_locked(plan, &a);
+        direct_end_locked(plan, &a);
     }
-    if (plan)
-        pthread_mutex_unlock(&fault_lock);
+    pthread_mutex_unlock(&fault_lock);
     return rc;
 }
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # cli_kafka_bad_input.sh — hostile bytes at `ringtail serve` (tests/kafka/bad_input.py: garbage,
 # a frame length of 2^31-1 and of -1, truncated and too-short frames, an unknown API key,
-# unsupported versions, requests whose inner array lengths lie, a produce with a corrupt batch
-# CRC, 50 oversized frames at once) while a healthy idempotent producer (confluent-kafka) and a
+# unsupported versions, requests whose inner array lengths lie (also the transactional APIs at
+# their flexible v3 and KIP-664's operator APIs), a produce with a corrupt batch CRC, every
+# advertised (API, version) of the broker's ApiVersions table with cut and lying bodies, 50
+# oversized frames at once) while a healthy idempotent producer (confluent-kafka) and a
 # consumer (kcat) keep working on another topic. Each bad input gets the right error or a closed
 # connection; the broker never dies; the healthy clients lose nothing (every acknowledged record
 # stored once and read by the consumer); the data directory holds exactly the good batches and

@@ -11,6 +11,8 @@
 #   - ListOffsets by timestamp (handle_fetch.c KF6): the first record at or after T, its offset and its own
 #     timestamp (inside a batch, inside a gzip batch); none at or after T: offset -1,
 #     timestamp -1; -2 and -1 keep answering the log start and the end with timestamp -1.
+#     v7 (flexible) with -3: the first record holding the largest timestamp (KF7); v0: the same
+#     answer as old_style_offsets, empty for none or max_num_offsets 0 (KF8).
 #   - A record without a timestamp (A4): librdkafka writes the batch's maxTimestamp as 0, so the
 #     segment's time index holds the one entry (0, 0), all zero bytes; after a clean shutdown
 #     `ringtail verify` exits 0 (it took the entry for zero fill and exited 1), dump lists the
@@ -46,6 +48,8 @@ D=$T/data
 run topic create "$D" budget --partitions 4
 expect "a 4-partition topic" 0
 run topic create "$D" times --partitions 1
+run topic create "$D" maxts --partitions 1
+run topic create "$D" empty --partitions 1
 expect "a 1-partition topic" 0
 
 # ---- the response-wide budget (KIP-74) --------------------------------------------------------
@@ -73,6 +77,17 @@ py "T=4500 (inside the gzip batch): offset 4, timestamp 5000" list "$PORT" times
 py "T=5001 (after every record): offset -1, timestamp -1" list "$PORT" times 5001 -1 -1
 py "T=-2 (earliest): offset 0, timestamp -1" list "$PORT" times -2 0 -1
 py "T=-1 (latest): offset 5, timestamp -1" list "$PORT" times -1 5 -1
+# ---- ListOffsets v7 max timestamp (KF7, KIP-734) and v0 old-style offsets (KF8) -------------
+py "v7 T=1500: offset 1, timestamp 2000 (flexible)" list7 "$PORT" times 1500 1 2000
+py "v7 T=-3 on times: the last record holds the max (offset 4, 5000)" list7 "$PORT" times -3 4 5000
+py "records at 1000, 7000, 3000 and 7000, 2000 (gzip)" maxfill "$BROKER" maxts
+py "v7 T=-3: the first record with the largest timestamp (offset 1, 7000)" list7 "$PORT" maxts -3 1 7000
+py "v7 T=-3 on an empty partition: offset -1, timestamp -1" list7 "$PORT" empty -3 -1 -1
+py "v0 T=-2: old_style_offsets [0]" list0 "$PORT" times -2 1 0
+py "v0 T=-1: old_style_offsets [5]" list0 "$PORT" times -1 1 5
+py "v0 T=2500: old_style_offsets [2]" list0 "$PORT" times 2500 1 2
+py "v0 T=9999 (no record at or after it): old_style_offsets []" list0 "$PORT" times 9999 1 ''
+py "v0 max_num_offsets 0: old_style_offsets []" list0 "$PORT" times -1 0 ''
 serve_stop
 serve_verify "$D"
 

@@ -30,79 +30,13 @@ G=$(dirname "$0")/kafka/py_groups.py
 T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-kafka-gdef-XXXXXX")
 . "$(dirname "$0")/helpers/cli_harness.sh"
 . "$(dirname "$0")/kafka/harness.sh"
-declare -A MPID MFD
+. "$(dirname "$0")/kafka/group_members.sh"
 cleanup() {
-    local n
-    for n in "${!MPID[@]}"; do
-        kill -KILL "${MPID[$n]}" 2>/dev/null
-    done
-    wait 2>/dev/null
+    members_cleanup
     serve_cleanup
     rm -rf "$T"
 }
 trap cleanup EXIT
-
-# start_member NAME [TOPIC GROUP SESSION_MS]: a group member in the background (gt, grp, 3000);
-# its stdin is a fifo ("leave" ends it).
-start_member() {
-    local n=$1 fd
-    mkfifo "$T/$n.in"
-    $PY "$G" "$BROKER" member "${2:-gt}" "${3:-grp}" "$n" "${4:-3000}" <"$T/$n.in" >"$T/$n.log" 2>&1 &
-    MPID[$n]=$!
-    exec {fd}>"$T/$n.in"
-    MFD[$n]=$fd
-}
-
-leave_member() {
-    local n=$1
-    echo leave >&"${MFD[$n]}"
-    wait "${MPID[$n]}" 2>/dev/null
-    exec {MFD[$n]}>&-
-    unset "MPID[$n]"
-}
-
-kill_member() {
-    local n=$1
-    kill -KILL "${MPID[$n]}"
-    wait "${MPID[$n]}" 2>/dev/null
-    exec {MFD[$n]}>&-
-    unset "MPID[$n]"
-}
-
-# owned NAME: the partitions NAME holds now ("" after a revoke), comma-separated.
-owned() {
-    grep -E '^(assigned|revoked) ' "$T/$1.log" | tail -1 | awk '$1 == "assigned" {print $3}'
-}
-
-# split_ok WANT_EACH NAME..: every partition 0-5 owned by exactly one of NAME.., each NAME
-# holding WANT_EACH.
-split_ok() {
-    local each=$1 n all=""
-    shift
-    for n in "$@"; do
-        local o
-        o=$(owned "$n")
-        [ "$(echo "$o" | tr ',' '\n' | grep -c .)" -eq "$each" ] || return 1
-        all="$all,$o"
-    done
-    [ "$(echo "$all" | tr ',' '\n' | grep . | sort -n | tr '\n' ' ')" = "0 1 2 3 4 5 " ]
-}
-
-# consumed: every value consumed by any member, one a line.
-consumed() {
-    cat "$T"/*.log | awk '$1 == "got" {print $5}'
-}
-
-# wait_for SECONDS COMMAND..: until the command succeeds.
-wait_for() {
-    local s=$1 i
-    shift
-    for i in $(seq 1 $((s * 5))); do
-        "$@" && return 0
-        sleep 0.2
-    done
-    return 1
-}
 
 # ---- Kafka's group defaults: initial rebalance delay (A5), session timeout bounds -------------
 D=$T/data-defaults

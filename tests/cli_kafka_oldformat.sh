@@ -14,8 +14,10 @@
 #     read the same keys, values and timestamps (-1 for v0);
 #   - Fetch v0-3 (handle_fetch.c KF5), once the broker advertises it (skipped before): the same
 #     records read by produce_wire.py fetch at v0-3 in message format 0/1 (CRCs, timestamps at
-#     v2-3, nothing below the fetch offset) and by kcat pinned to 0.9.0 for every codec;
-#     counted in metrics;
+#     v2-3, nothing below the fetch offset) and by kcat pinned to 0.9.0 for every codec; kcat
+#     0.9.0 -o beginning / -o -5 (ListOffsets v0, KF8); a transactional gzip topic (committed,
+#     aborted, committed) read by kcat pinned to 0.9.0 and 0.8.2 (aborted records kept, markers
+#     dropped) and by a modern read_committed kcat; counted in metrics (promtool-checked);
 #   - `ringtail verify` clean after each.
 #
 # usage: bash tests/cli_kafka_oldformat.sh /path/to/ringtail
@@ -44,6 +46,36 @@ if [ $RC -eq 0 ]; then
     ok "produce_wire.py CreateTime: every check passed"
 else
     bad "produce_wire.py CreateTime"
+fi
+serve_stop
+serve_verify "$D"
+
+# ---- Fetch v0-3 under a small --connection-max-response-bytes (KF5) ---------------------------
+# 3000 uncompressed records of ~400 bytes (1.2 MB, in message sets of up to 1 MB) read by kcat pinned to
+# 0.9.0 through a broker whose per-connection response bound is 64 KiB: a first converted batch
+# bigger than the bound still goes (else the consumer would stall at it), and every record
+# arrives in order.
+D=$T/bound
+MPORT2=$(free_port)
+serve_start "$D" --connection-max-response-bytes 65536 --metrics "127.0.0.1:$MPORT2"
+pad=$(head -c 380 /dev/zero | tr '\0' 'p')
+seq 1 3000 | sed "s/.*/k&:v&-$pad/" >"$T/want-bound"
+kcat -b "$BROKER" -X socket.timeout.ms=10000 -P -t bound -K: -z none -X api.version.request=false \
+    -X broker.version.fallback=0.9.0 <"$T/want-bound" >"$T/out" 2>"$T/err"
+expect "kcat (fallback 0.9.0) produces 3000 records of ~400 bytes" 0
+timeout 120 kcat -b "$BROKER" -X socket.timeout.ms=10000 -C -t bound -o beginning -c 3000 \
+    -X api.version.request=false -X broker.version.fallback=0.9.0 -f '%k:%s\n' \
+    >"$T/old-consumer" 2>"$T/err"
+if cmp -s "$T/want-bound" "$T/old-consumer"; then
+    ok "kcat (fallback 0.9.0) reads the 3000 records through a 64 KiB response bound"
+else
+    bad "kcat (fallback 0.9.0) reads the 3000 records through a 64 KiB response bound ($(wc -l <"$T/old-consumer") lines)"
+fi
+nb=$(curl -sS "http://127.0.0.1:$MPORT2/metrics" | awk '/^ringtail_kafka_fetch_downconverted_bytes_total/ { print $2 }')
+if [ "${nb:-0}" -ge 1200000 ]; then
+    ok "the 1.2 MB went down-converted ($nb bytes)"
+else
+    bad "the 1.2 MB went down-converted (${nb:-none} bytes)"
 fi
 serve_stop
 serve_verify "$D"
@@ -154,11 +186,88 @@ if ! grep -q '^skip' "$T/out"; then
             diff "$T/want-$tp" "$T/old-consumer" | head -5
         fi
     done
-    n=$(curl -sS "http://127.0.0.1:$MPORT/metrics" | awk '/^ringtail_kafka_fetch_downconverted_batches_total/ { print $2 }')
-    if [ "${n:-0}" -ge 8 ]; then
-        ok "metrics count the down-converted batches ($n)"
+    # -o beginning / -o -5: 0.9's ListOffsets v0 (old_style_offsets, KF8) finds the start and
+    # the end; Metadata v0 names the topic.
+    tp=old-0.9.0-gzip
+    "${KC[@]}" -C -t "$tp" -o beginning -e -X api.version.request=false \
+        -X broker.version.fallback=0.9.0 -f '%k:%s\n' >"$T/old-consumer" 2>"$T/err"
+    if cmp -s "$T/want-$tp" "$T/old-consumer"; then
+        ok "kcat (fallback 0.9.0) -o beginning: ListOffsets v0 finds offset 0, 20 records read"
     else
-        bad "metrics count the down-converted batches (${n:-none})"
+        bad "kcat (fallback 0.9.0) -o beginning: ListOffsets v0 finds offset 0"
+        diff "$T/want-$tp" "$T/old-consumer" | head -5
+    fi
+    "${KC[@]}" -C -t "$tp" -o -5 -e -X api.version.request=false \
+        -X broker.version.fallback=0.9.0 -f '%k:%s\n' >"$T/old-consumer" 2>"$T/err"
+    if tail -5 "$T/want-$tp" | cmp -s - "$T/old-consumer"; then
+        ok "kcat (fallback 0.9.0) -o -5: ListOffsets v0 finds the end, the last 5 records read"
+    else
+        bad "kcat (fallback 0.9.0) -o -5: ListOffsets v0 finds the end"
+        diff <(tail -5 "$T/want-$tp") "$T/old-consumer" | head -5
+    fi
+    # Transactions (KF5): a transactional producer writes gzip batches, committed, aborted,
+    # committed; an old consumer reads uncommitted (Fetch v0-3 has no isolation level), so it
+    # gets every data record, aborted ones included, as Kafka serves it — and no control
+    # record (the markers are dropped, not turned into empty messages).
+    "$PY" - "$BROKER" old-txn >"$T/out" 2>&1 <<'EOF'
+import sys
+from confluent_kafka import Producer
+p = Producer({"bootstrap.servers": sys.argv[1], "transactional.id": "old-txn-1",
+              "compression.type": "gzip", "linger.ms": 50})
+p.init_transactions(30)
+for phase, end in (("c1", p.commit_transaction), ("a1", p.abort_transaction),
+                   ("c2", p.commit_transaction)):
+    p.begin_transaction()
+    for i in range(5):
+        p.produce(sys.argv[2], key=b"k%d" % i, value=("%s-%d" % (phase, i)).encode())
+    p.flush(30)
+    end(30)
+print("done")
+EOF
+    if grep -q '^done$' "$T/out"; then
+        ok "a transactional producer wrote committed, aborted and committed gzip batches"
+    else
+        bad "a transactional producer wrote committed, aborted and committed gzip batches"
+        cat "$T/out"
+    fi
+    : >"$T/want-txn"
+    for ph in c1 a1 c2; do for i in 0 1 2 3 4; do echo "k$i:$ph-$i" >>"$T/want-txn"; done; done
+    # -c 15, not -e: the topic ends with a commit marker that converts to nothing, so an old
+    # consumer's offset stays at the marker and never reaches the high watermark (its EOF).
+    for fb in 0.9.0 0.8.2; do
+        timeout 60 "${KC[@]}" -C -t old-txn -o beginning -c 15 -X api.version.request=false \
+            -X broker.version.fallback=$fb -f '%k:%s\n' >"$T/old-consumer" 2>"$T/err"
+        if cmp -s "$T/want-txn" "$T/old-consumer"; then
+            ok "kcat (fallback $fb) reads the 15 transactional records (aborted kept), no marker"
+        else
+            bad "kcat (fallback $fb) reads the 15 transactional records (aborted kept), no marker"
+            diff "$T/want-txn" "$T/old-consumer" | head -5
+        fi
+    done
+    # A modern read_committed consumer skips the aborted five.
+    "${KC[@]}" -C -t old-txn -o beginning -e -X isolation.level=read_committed \
+        -f '%k:%s\n' >"$T/modern-consumer" 2>"$T/err"
+    if grep -v ':a1-' "$T/want-txn" | cmp -s - "$T/modern-consumer"; then
+        ok "a modern read_committed kcat reads the 10 committed records"
+    else
+        bad "a modern read_committed kcat reads the 10 committed records"
+        diff <(grep -v ':a1-' "$T/want-txn") "$T/modern-consumer" | head -5
+    fi
+    curl -sS "http://127.0.0.1:$MPORT/metrics" >"$T/metrics"
+    n=$(awk '/^ringtail_kafka_fetch_downconverted_batches_total/ { print $2 }' "$T/metrics")
+    nb=$(awk '/^ringtail_kafka_fetch_downconverted_bytes_total/ { print $2 }' "$T/metrics")
+    if [ "${n:-0}" -ge 8 ] && [ "${nb:-0}" -gt 0 ]; then
+        ok "metrics count the down-converted batches ($n) and bytes ($nb)"
+    else
+        bad "metrics count the down-converted batches (${n:-none}) and bytes (${nb:-none})"
+    fi
+    if command -v promtool >/dev/null; then
+        if promtool check metrics <"$T/metrics" >"$T/out" 2>&1; then
+            ok "promtool check metrics accepts the exposition"
+        else
+            bad "promtool check metrics accepts the exposition"
+            head -5 "$T/out"
+        fi
     fi
 fi
 # 4 kcat sets (one per codec) + 4 accepted by produce_wire.py; refused ones are not counted.

@@ -24,6 +24,10 @@
 #     sent in its transactions, every third aborted) SIGKILLed midway and restarted: its output
 #     exactly once; a producer left open pins read_committed readers until the broker's timeout
 #     aborts it, then they move on without its records;
+#   - KIP-664 (tests/kafka/txn_admin.py, what kafka-transactions.sh asks): ListTransactions,
+#     DescribeTransactions and DescribeProducers see the python producer's open transaction;
+#   - python3-confluent-kafka with KIP-447 (TxnOffsetCommit v3): offsets sent with a subscribed
+#     member's group metadata are committed, and refused UNKNOWN_MEMBER_ID once it has left;
 #   - kafkajs 2.2.4: 9 transactions with sendOffsets, a third aborted: read_committed returns
 #     exactly the committed records, the group's offset is the last committed one's; a second
 #     producer with the same transactionalId fences the first;
@@ -308,6 +312,44 @@ if ! grep -qE '^h[0-4]$' "$T/out"; then ok "python: ... and never sees its recor
 kill -KILL "$HANG_PID"
 wait "$HANG_PID" 2>/dev/null
 HANG_PID=
+$PY "127.0.0.1:$PORT" hang out 60000 >"$T/hang.out" 2>"$T/hang.err" &
+HANG_PID=$!
+for i in $(seq 1 300); do grep -q open "$T/hang.out" && break; sleep 0.1; done
+# KIP-664 while a python producer's transaction is open (tests/kafka/txn_admin.py: kafka-transactions.sh's
+# list, describe and describe-producers, its frames written from Kafka's message JSON).
+ADM="python3 $(dirname "$0")/kafka/txn_admin.py 127.0.0.1:$PORT"
+$ADM list Ongoing Bogus >"$T/out" 2>"$T/err"
+RC=$?
+expect "KIP-664: ListTransactions lists the open transaction, Ongoing" 0 "^py-hang [0-9]+ Ongoing$"
+expect "KIP-664: ... and answers an unknown state filter back" 0 "^unknown Bogus$"
+$ADM describe py-hang nope >"$T/out" 2>"$T/err"
+RC=$?
+expect "KIP-664: DescribeTransactions: Ongoing, its partition out-0" 0 \
+    "^py-hang error=0 state=Ongoing timeout=60000 start=[0-9]+ producer=[0-9]+ epoch=[0-9]+ partitions=out-0$"
+expect "KIP-664: ... an unknown id is TRANSACTIONAL_ID_NOT_FOUND (105)" 0 "^nope error=105 "
+$ADM describe-producers out 0 9 >"$T/out" 2>"$T/err"
+RC=$?
+expect "KIP-664: DescribeProducers: out-0 holds a producer whose transaction is open" 0 \
+    "producer=[0-9]+ epoch=[0-9]+ last_sequence=[0-9]+ last_timestamp=[0-9]+ coordinator_epoch=-1 txn_start_offset=[0-9]+$"
+expect "KIP-664: ... partition 9 is UNKNOWN_TOPIC_OR_PARTITION (3)" 0 "^out-9 error=3$"
+kill -KILL "$HANG_PID"
+wait "$HANG_PID" 2>/dev/null
+HANG_PID=
+# A new instance of the id fences the killed one and aborts its transaction (InitProducerId).
+/usr/bin/python3 -c "from confluent_kafka import Producer
+Producer({'bootstrap.servers': '127.0.0.1:$PORT', 'transactional.id': 'py-hang'}).init_transactions(30)"
+$ADM list >"$T/out" 2>"$T/err"
+RC=$?
+expect "KIP-664: ... once a new instance fenced it, its transaction is no longer open" 0 \
+    "^py-hang [0-9]+ (Empty|CompleteAbort)$"
+# KIP-447 (TxnOffsetCommit v3, handle_txn.c KT7): offsets sent with a live member's group
+# metadata are committed; with the metadata of a member that has left, UNKNOWN_MEMBER_ID.
+$PY "127.0.0.1:$PORT" kip447 in kip447-g >"$T/out" 2>"$T/err"
+RC=$?
+expect "python: KIP-447: offsets sent with a group member's metadata are committed" 0 \
+    "^live committed [0-9]+$"
+expect "python: KIP-447: ... and refused once that member has left (a zombie is fenced)" 0 \
+    "^stale refused UNKNOWN_MEMBER_ID$"
 $PY "127.0.0.1:$PORT" commit in plain 7 >"$T/out" 2>"$T/err"
 RC=$?
 expect "python: a consumer without group membership commits offsets (OffsetCommit) and reads them back" \

@@ -25,24 +25,14 @@
 #include <string.h>
 
 #include "batch.h"
+#include "helpers/batches.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
 
 /* Builds a batch of n records into buf (producer fields as given); returns its length. */
 static size_t build(uint8_t *buf, size_t cap, int64_t pid, int16_t epoch, int32_t seq, int n)
 {
-    struct batch_builder b;
-    assert_int_equal(batch_builder_init(&b, buf, cap, 0, pid, epoch, seq), 0);
-    for (int i = 0; i < n; i++) {
-        char v[32];
-        snprintf(v, sizeof(v), "v%d", seq + i);
-        struct rt_record r = {
-            .key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = 1000};
-        assert_int_equal(batch_builder_add(&b, &r), 0);
-    }
-    size_t len = 0;
-    assert_int_equal(batch_builder_finish(&b, &len), 0);
-    return len;
+    return tu_batch(buf, cap, 0, pid, epoch, seq, n, "v", seq, 1000);
 }
 
 struct done_box {

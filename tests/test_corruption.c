@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "ringtail.h"
 #include "ringtail_test.h"
@@ -102,19 +103,6 @@ static void build(const char *dir)
 }
 
 /* ---- what happened ---- */
-
-struct verify_log {
-    char text[8192];
-    size_t len;
-};
-
-static void on_problem(void *ctx, const char *problem)
-{
-    struct verify_log *v = ctx;
-    int n = snprintf(v->text + v->len, sizeof(v->text) - v->len, "%s\n", problem);
-    if (n > 0 && v->len + (size_t)n < sizeof(v->text))
-        v->len += (size_t)n;
-}
 
 enum read_end {
     READ_ALL = 0,     /* reached the high watermark */
@@ -194,12 +182,12 @@ static void read_back(rt_engine *e, const char *damaged_file, struct outcome *ou
 static void run_checks(const char *dir, const char *damaged_file, struct outcome *out)
 {
     memset(out, 0, sizeof(*out));
-    struct verify_log vl = {.len = 0};
+    struct tu_verify_log vl = {.with_warnings = true};
     struct rt_verify_counts counts;
-    out->verify_rc = rt_verify_with_counts(dir, on_problem, &vl, &counts);
+    out->verify_rc = rt_verify_with_counts(dir, tu_on_problem, &vl, &counts);
     out->verify_problems = counts.problems;
     const char *base = strrchr(damaged_file, '/');
-    out->verify_names_file = strstr(vl.text, base ? base + 1 : damaged_file) != NULL;
+    out->verify_names_file = strstr(vl.all, base ? base + 1 : damaged_file) != NULL;
 
     struct rt_options o;
     options(&o);
@@ -213,10 +201,10 @@ static void run_checks(const char *dir, const char *damaged_file, struct outcome
     }
     read_back(e, damaged_file, out);
     assert_int_equal(rt_close(e), 0);
-    struct verify_log after = {.len = 0};
-    out->verify_after_rc = rt_verify(dir, on_problem, &after);
-    size_t n = strnlen(after.text, sizeof(out->verify_after) - 1);
-    memcpy(out->verify_after, after.text, n);
+    struct tu_verify_log after = {.with_warnings = true};
+    out->verify_after_rc = rt_verify(dir, tu_on_problem, &after);
+    size_t n = strnlen(after.all, sizeof(out->verify_after) - 1);
+    memcpy(out->verify_after, after.all, n);
     out->verify_after[n] = '\0';
 }
 
@@ -618,7 +606,7 @@ static void power_loss_run(struct io_fault_plan *plan, int batches, bool expect_
     assert_int_equal(rt_close(e), RT_E_IO_FAILED);
     io_fault_plan_release(plan);
 
-    struct verify_log vl = {.len = 0};
+    struct tu_verify_log vl = {.with_warnings = true};
     options(&o);
     assert_int_equal(rt_open(dir, &o, &e), 0);
     struct outcome out;
@@ -635,9 +623,9 @@ static void power_loss_run(struct io_fault_plan *plan, int batches, bool expect_
     assert_int_equal(append_batch(e, out.read, &base), 0);
     assert_int_equal(base, out.read);
     assert_int_equal(rt_close(e), 0);
-    int vrc = rt_verify(dir, on_problem, &vl);
+    int vrc = rt_verify(dir, tu_on_problem, &vl);
     if (vrc)
-        fprintf(stderr, "verify after power loss: %s", vl.text);
+        fprintf(stderr, "verify after power loss: %s", vl.all);
     assert_int_equal(vrc, 0);
     tu_rmdir_free(dir);
 }

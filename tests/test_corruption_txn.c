@@ -24,21 +24,8 @@
 #include "batch.h"
 #include "engine.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "ringtail.h"
-
-struct verify_log {
-    int problems;
-    char first[1024];
-};
-
-static void on_problem(void *ctx, const char *problem)
-{
-    struct verify_log *l = ctx;
-    if (strncmp(problem, "warning:", 8) == 0)
-        return;
-    if (l->problems++ == 0)
-        snprintf(l->first, sizeof(l->first), "%s", problem);
-}
 
 static void options(struct rt_options *o)
 {
@@ -128,10 +115,10 @@ static void expect_reported_and_refused(const char *dir, const char *path, uint6
                                         const char *what)
 {
     tu_flip_byte(path, offset, 0x20);
-    struct verify_log log = {0};
-    int vrc = rt_verify(dir, on_problem, &log);
+    struct tu_verify_log log = {0};
+    int vrc = rt_verify(dir, tu_on_problem, &log);
     if (vrc != RT_E_CORRUPT || log.problems == 0 || !strstr(log.first, path))
-        fail_msg("%s: verify rc %d, %d problems, first '%s'", what, vrc, log.problems, log.first);
+        fail_msg("%s: verify rc %d, %u problems, first '%s'", what, vrc, log.problems, log.first);
     struct rt_options o;
     options(&o);
     rt_engine *e = NULL;
@@ -171,8 +158,8 @@ static void test_sealed_txnindex(void **state)
     size_t len = 0;
     uint8_t *orig = tu_read_file(path, &len);
     tu_flip_byte(path, 0, 0x20);
-    struct verify_log log = {0};
-    assert_int_equal(rt_verify(dir, on_problem, &log), RT_E_CORRUPT);
+    struct tu_verify_log log = {0};
+    assert_int_equal(rt_verify(dir, tu_on_problem, &log), RT_E_CORRUPT);
     assert_non_null(strstr(log.first, path));
     struct rt_options o;
     options(&o);
@@ -189,7 +176,7 @@ static void test_sealed_txnindex(void **state)
     free(now);
     free(orig);
     memset(&log, 0, sizeof(log));
-    assert_int_equal(rt_verify(dir, on_problem, &log), 0);
+    assert_int_equal(rt_verify(dir, tu_on_problem, &log), 0);
     free(path);
     tu_rmdir_free(dir);
 }
@@ -242,8 +229,8 @@ static void test_snapshot_repaired(void **state)
     free(pdir);
     assert_true(tu_file_size(path) > 10);
     tu_flip_byte(path, 8, 0x01);
-    struct verify_log log = {0};
-    assert_int_equal(rt_verify(dir, on_problem, &log), RT_E_CORRUPT);
+    struct tu_verify_log log = {0};
+    assert_int_equal(rt_verify(dir, tu_on_problem, &log), RT_E_CORRUPT);
     assert_non_null(strstr(log.first, ".snapshot"));
     struct rt_options o;
     options(&o);
@@ -255,7 +242,7 @@ static void test_snapshot_repaired(void **state)
     assert_false(fs_exists_for_test(path));
     assert_int_equal(rt_close(e), 0);
     memset(&log, 0, sizeof(log));
-    assert_int_equal(rt_verify(dir, on_problem, &log), 0);
+    assert_int_equal(rt_verify(dir, tu_on_problem, &log), 0);
     free(path);
     tu_rmdir_free(dir);
 }

@@ -55,13 +55,7 @@
 
 static void options(struct rt_options *o)
 {
-    tu_options(o);
-    o->segment_size_bytes = 8 * 1024;
-    o->batch_size_max_bytes = 2 * 1024;
-    o->index_interval_bytes = 256;
-    o->shard_count = 1;
-    o->retention_ms = -1;
-    o->producer_id_expiration_ms = INT64_MAX / 4;
+    tu_options_small(o, 8 * 1024, 2 * 1024, 256);
     /* Page cache only: a process that dies keeps what it wrote, and the matrix opens hundreds
      * of copies (open and close still fsync what they always do). */
     o->sync_mode = RT_SYNC_NONE;

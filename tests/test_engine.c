@@ -853,6 +853,7 @@ static void run_fault(struct tu_fixture *f, enum io_op_type op, int err)
     plan.rule_count = 1;
     struct rt_options o = f->o;
     o.shard_count = 1;
+    o.fault_recovery_ms = -1; /* SH10: no recovery in place here (test_heal covers it) */
     assert_int_equal(rt_test_open(f->dir, &o, &plan, &f->e), 0);
     if (rt_topic_create(f->e, "fault", 1) != 0)
         assert_int_equal(rt_topic_describe(f->e, "fault", &(uint32_t){0}), 0);
@@ -866,7 +867,8 @@ static void run_fault(struct tu_fixture *f, enum io_op_type op, int err)
         .key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = 1};
     assert_int_equal(rt_append(f->e, "fault", 0, &r, 1, NULL), RT_E_IO_FAILED);
     assert_non_null(strstr(rt_error_detail(), strerror(err)));
-    /* Sticky: even though the injector fails only once, the write side stays failed. */
+    /* Sticky without recovery in place: even though the injector fails only once, the
+     * partition's write side stays failed. */
     assert_int_equal(rt_append(f->e, "fault", 0, &r, 1, NULL), RT_E_IO_FAILED);
     /* Readers still see everything acknowledged, nothing else. */
     int64_t hw = -1;
@@ -996,6 +998,7 @@ static void test_failed_append_never_visible(void **state)
         plan.rule_count = 1;
         struct rt_options o = f->o;
         o.shard_count = 1;
+        o.fault_recovery_ms = -1; /* PA5 as it is until a recovery (test_heal covers PA9) */
         rt_engine *e = NULL;
         if (rt_test_open(f->dir, &o, &plan, &e))
             _exit(2);

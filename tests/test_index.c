@@ -57,15 +57,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static void write_file(const char *path, const uint8_t *buf, size_t len)
-{
-    FILE *fp = fopen(path, "wb");
-    assert_non_null(fp);
-    if (len > 0)
-        assert_int_equal(fwrite(buf, 1, len, fp), len);
-    assert_int_equal(fclose(fp), 0);
-}
-
 static void put_be32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)(v >> 24);
@@ -396,7 +387,7 @@ static void test_offset_open_errors(void **state)
     offset_index_close(&idx);
 
     /* an empty file opens read-only with nothing mapped */
-    write_file(f->index_path, NULL, 0);
+    tu_write_file(f->index_path, NULL, 0);
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 0, false, 0), 0);
     assert_null(idx.file.map);
     assert_int_equal(idx.file.map_bytes, 0);
@@ -408,7 +399,7 @@ static void test_offset_open_errors(void **state)
 
     /* odd size: read-only and writable-with-whole-file refuse it */
     static const uint8_t odd[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2};
-    write_file(f->index_path, odd, sizeof(odd));
+    tu_write_file(f->index_path, odd, sizeof(odd));
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 0, false, 0), -EBADMSG);
     assert_int_equal(offset_index_open(&idx, f->index_path, BASE, 64, true, UINT32_MAX), -EBADMSG);
     /* ... but a caller that knows the live count may reuse the file */
@@ -855,13 +846,13 @@ static void test_time_open_errors(void **state)
     struct time_index idx;
     assert_int_equal(time_index_open(&idx, f->time_path, BASE, 0, false, 0), -ENOENT);
     assert_int_equal(time_index_open(&idx, f->time_path, BASE, 11, true, UINT32_MAX), -EINVAL);
-    write_file(f->time_path, NULL, 0);
+    tu_write_file(f->time_path, NULL, 0);
     assert_int_equal(time_index_open(&idx, f->time_path, BASE, 0, false, 0), 0);
     assert_null(idx.file.map);
     expect_time(&idx, 5, -ENOENT, BASE, BASE);
     time_index_close(&idx);
     static const uint8_t odd[13] = {0};
-    write_file(f->time_path, odd, sizeof(odd));
+    tu_write_file(f->time_path, odd, sizeof(odd));
     assert_int_equal(time_index_open(&idx, f->time_path, BASE, 0, false, 0), -EBADMSG);
     time_index_close(&idx);
 }

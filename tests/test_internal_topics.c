@@ -33,6 +33,7 @@
 #include "engine.h"
 #include "group.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "meta.h"
 #include "ringtail.h"
@@ -45,31 +46,6 @@ static int setup(void **state)
     struct tu_fixture *f = *state;
     f->o.shard_count = 1;
     return rc;
-}
-
-/* ---- verify's report ---- */
-
-struct verify_log {
-    int problems;
-    char all[4096];
-};
-
-static void on_problem(void *ctx, const char *problem)
-{
-    struct verify_log *l = ctx;
-    if (strncmp(problem, "warning:", 8) == 0)
-        return;
-    l->problems++;
-    size_t n = strlen(l->all);
-    snprintf(l->all + n, sizeof(l->all) - n, "%s\n", problem);
-}
-
-static void expect_verify_clean(const char *dir)
-{
-    struct verify_log l = {0};
-    int rc = rt_verify(dir, on_problem, &l);
-    if (rc != 0 || l.problems)
-        fail_msg("verify %s: %s (%d problems)\n%s", dir, rt_strerror(rc), l.problems, l.all);
 }
 
 /* ---- helpers ---- */
@@ -191,7 +167,7 @@ static void test_reserved_names_refused_at_create(void **state)
     assert_int_equal(rt_group_fetch_offsets(f->e, "g", "_one_underscore", 0, true, &got), 0);
     assert_int_equal(got, 1);
     tu_fixture_close(f);
-    expect_verify_clean(f->dir);
+    tu_expect_verify_clean(f->dir, "");
 }
 
 static void test_client_writes_to_internal_topics_refused(void **state)
@@ -239,7 +215,7 @@ static void test_client_writes_to_internal_topics_refused(void **state)
     assert_int_equal(read_all(f->e, "t", 0, values, sizeof values, NULL, 0), 1);
     assert_string_equal(values, "fine");
     tu_fixture_close(f);
-    expect_verify_clean(f->dir);
+    tu_expect_verify_clean(f->dir, "");
 }
 
 /* A record in __transaction_state that is not a transaction-log record (what an older version
@@ -279,8 +255,8 @@ static void test_bad_txn_log_record_names_file_and_offset(void **state)
     const char *pos = strstr(d, ": offset ") + strlen(": offset ");
     char file_at[700];
     snprintf(file_at, sizeof file_at, "%s: offset %.*s", first, (int)strcspn(pos, ":"), pos);
-    struct verify_log l = {0};
-    assert_int_equal(rt_verify(f->dir, on_problem, &l), RT_E_CORRUPT);
+    struct tu_verify_log l = {0};
+    assert_int_equal(rt_verify(f->dir, tu_on_problem, &l), RT_E_CORRUPT);
     if (!strstr(l.all, file_at))
         fail_msg("verify does not report %s:\n%s", file_at, l.all);
     free(file);
@@ -295,7 +271,7 @@ static void test_bad_group_record_open_and_verify_agree(void **state)
     struct rt_offset off = {.topic = "t", .partition = 0, .offset = 1};
     assert_int_equal(rt_group_commit_offsets(f->e, "g", &off, 1), 0);
     tu_fixture_close(f);
-    expect_verify_clean(f->dir);
+    tu_expect_verify_clean(f->dir, "");
     tu_fixture_open(f);
     struct partition *gp = log_partition(engine_log(f->e), GROUP_OFFSETS_TOPIC, 2);
     assert_non_null(gp);
@@ -308,8 +284,8 @@ static void test_bad_group_record_open_and_verify_agree(void **state)
     char *file = tu_path("%s/%s-2/%020d.log: offset 0", f->dir, GROUP_OFFSETS_TOPIC, 0);
     if (!strstr(rt_error_detail(), file))
         fail_msg("open: %s", rt_error_detail());
-    struct verify_log l = {0};
-    assert_int_equal(rt_verify(f->dir, on_problem, &l), RT_E_CORRUPT);
+    struct tu_verify_log l = {0};
+    assert_int_equal(rt_verify(f->dir, tu_on_problem, &l), RT_E_CORRUPT);
     if (!strstr(l.all, file))
         fail_msg("verify does not report %s:\n%s", file, l.all);
     free(file);
@@ -348,8 +324,8 @@ static void test_deleted_producers_meta_never_reuses_an_id(void **state)
 
     char *meta = tu_path("%s/producers.meta", f->dir);
     assert_int_equal(unlink(meta), 0);
-    struct verify_log l = {0};
-    assert_int_equal(rt_verify(f->dir, on_problem, &l), RT_E_CORRUPT);
+    struct tu_verify_log l = {0};
+    assert_int_equal(rt_verify(f->dir, tu_on_problem, &l), RT_E_CORRUPT);
     if (!strstr(l.all, meta) || !strstr(l.all, "missing"))
         fail_msg("verify does not report the missing %s:\n%s", meta, l.all);
 
@@ -366,7 +342,7 @@ static void test_deleted_producers_meta_never_reuses_an_id(void **state)
     tu_fixture_close(f);
     /* Open rebuilt the file: nothing left to report. */
     assert_true(fs_exists_for_test(meta));
-    expect_verify_clean(f->dir);
+    tu_expect_verify_clean(f->dir, "");
     free(meta);
 }
 

@@ -7,6 +7,8 @@
  * table would advertise without a working handler, or a handler whose answer does not match the
  * description, fails here.
  *
+ * Then the same table with bad frames (test_every_version_bad_frames, below).
+ *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the epoll fallback.
  */
 #include <setjmp.h>
@@ -16,146 +18,27 @@
 
 #include <cmocka.h>
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
+#include "helpers/kafka_wire.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
 #include "tools/kafka/proto/kdesc.h"
 #include "tools/kafka/proto/kmsg.h"
 #include "tools/kafka/server/server.h"
 
-struct fx {
-    struct tu_fixture f;
-    struct kafka_server *srv;
-    int sock;
-    int32_t corr;
-};
-
-static int start(void **state, bool auto_create)
-{
-    int rc = tu_fixture_setup(state);
-    if (rc)
-        return rc;
-    struct tu_fixture *tf = *state;
-    struct fx *x = calloc(1, sizeof(*x));
-    x->f = *tf;
-    free(tf);
-    tu_fixture_open(&x->f);
-    struct kafka_server_options o;
-    kafka_server_options_init(&o);
-    o.net.port = 0;
-    o.net.threads = 2;
-    o.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
-    o.auto_create_topics = auto_create;
-    o.num_partitions = 2;
-    assert_int_equal(kafka_server_start(x->f.e, &o, &x->srv), 0);
-    x->sock = -1;
-    *state = x;
-    return 0;
-}
-
 static int setup(void **state)
 {
-    return start(state, true);
+    return tk_fx_start(state, true, "test_kafka_every_version");
 }
 
 static int teardown(void **state)
 {
-    struct fx *x = *state;
-    if (x->sock >= 0)
-        close(x->sock);
-    kafka_server_stop(x->srv);
-    tu_fixture_close(&x->f);
-    struct tu_fixture *tf = malloc(sizeof(*tf));
-    *tf = x->f;
-    free(x);
-    *state = tf;
-    return tu_fixture_teardown(state);
-}
-
-static int dial(struct fx *x)
-{
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(s >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(kafka_server_port(x->srv))};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(s, (struct sockaddr *)&a, sizeof(a)), 0);
-    int one = 1;
-    setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    struct timeval tv = {.tv_sec = 10};
-    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    return s;
-}
-
-/* ---- writing requests ---- */
-
-static void req_begin(struct fx *x, struct kp_writer *w, int16_t key, int16_t version)
-{
-    kp_writer_init(w, NULL, 0);
-    (void)kafka_frame_begin(w);
-    kp_write_i16(w, key);
-    kp_write_i16(w, version);
-    kp_write_i32(w, ++x->corr);
-    kp_write_string(w, kp_str_of("test_kafka_every_version"));
-    if (kafka_request_header_version(key, version) == 2)
-        kp_write_tags(w, true);
-}
-
-static void req_send(struct fx *x, struct kp_writer *w)
-{
-    assert_int_equal(kafka_frame_end(w, 0), 0);
-    if (x->sock < 0)
-        x->sock = dial(x);
-    size_t sent = 0;
-    while (sent < w->len) {
-        ssize_t n = send(x->sock, w->buf + sent, w->len - sent, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        assert_true(n > 0);
-        sent += (size_t)n;
-    }
-    kp_writer_free(w);
-}
-
-/* Reads one response into *buf (malloc'd) and returns a reader past the correlation id (and
- * the response header's tags when `flexible_header`). -1 from recv: the connection closed. */
-static int resp_read(struct fx *x, uint8_t **buf, struct kp_reader *r, bool flexible_header)
-{
-    uint8_t hdr[4];
-    size_t got = 0;
-    while (got < 4) {
-        ssize_t n = recv(x->sock, hdr + got, 4 - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue; /* the fixture's child processes end with SIGCHLD */
-        if (n <= 0)
-            return -1;
-        got += (size_t)n;
-    }
-    uint32_t size =
-        (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
-    *buf = malloc(size);
-    got = 0;
-    while (got < size) {
-        ssize_t n = recv(x->sock, *buf + got, size - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        assert_true(n > 0);
-        got += (size_t)n;
-    }
-    kp_reader_init(r, *buf, size);
-    assert_int_equal(kp_read_i32(r), x->corr);
-    if (flexible_header)
-        kp_skip_tags(r);
-    return 0;
+    return tk_fx_stop(state);
 }
 
 static _Alignas(16) uint8_t arena_buf[1 << 20];
@@ -163,7 +46,7 @@ static _Alignas(16) uint8_t resp_buf[8192];
 
 static void test_every_advertised_version(void **state)
 {
-    struct fx *x = *state;
+    struct tk_fx *x = *state;
     size_t count = 0;
     const struct kafka_api *t = kafka_api_table(&count);
     int asked = 0, advertised = 0;
@@ -192,12 +75,12 @@ static void test_every_advertised_version(void **state)
             if (t[i].key == KAFKA_FETCH)
                 q.fetch.max_bytes = 1 << 20;
             struct kp_writer w;
-            req_begin(x, &w, t[i].key, v);
+            tk_req_begin(x, &w, t[i].key, v);
             assert_int_equal(kd_encode(rq, &w, v, &q), 0);
-            req_send(x, &w);
+            tk_req_send(x, &w);
             uint8_t *buf = NULL;
             struct kp_reader r;
-            if (resp_read(x, &buf, &r, kafka_response_header_version(t[i].key, v) == 1) != 0)
+            if (tk_resp_read(x, &buf, &r, kafka_response_header_version(t[i].key, v) == 1) != 0)
                 fail_msg("%s v%d: the connection closed instead of an answer", t[i].name, v);
             struct kp_arena a;
             kp_arena_init(&a, arena_buf, sizeof arena_buf);
@@ -215,10 +98,208 @@ static void test_every_advertised_version(void **state)
     assert_true(asked >= 93); /* the table at this commit */
 }
 
+/* ---- bad frames at every version (issue 20 item 9) ----
+ *
+ * A "rich" request per (API, version): the request description walked to fill every field the
+ * version has — one element in every array, "rt-bad" in every string, empty bytes, zero
+ * numbers (zero timeouts and partition counts are refused at once, so nothing parks or is
+ * created) — then sent broken: cut at up to 48 points, with each array count set to lie
+ * (classic 1 → 2^31-1 and -2; compact 1 → 126) and each string length set to lie (classic 6
+ * → 32767; compact 7 → 127). A cut body must close the connection (Kafka cannot parse it); a
+ * lie must close it or be answered with the request's correlation id (when the bytes happened
+ * to parse); never a crash or a hang. Meanwhile another connection, opened first, is answered
+ * after every (API, version): the broker keeps serving others. */
+
+static _Alignas(16) uint8_t fill_pool[1 << 16];
+static size_t fill_used;
+
+static void *fill_alloc(size_t n)
+{
+    size_t at = (fill_used + 15) & ~(size_t)15;
+    assert_true(at + n <= sizeof fill_pool);
+    fill_used = at + n;
+    memset(fill_pool + at, 0, n);
+    return fill_pool + at;
+}
+
+static void fill_struct(const struct kd_struct *st, int16_t v, void *base, int depth)
+{
+    for (uint16_t i = 0; i < st->fields_count; i++) {
+        const struct kd_field *f = &st->fields[i];
+        if (v < f->vmin || v > f->vmax)
+            continue;
+        uint8_t *p = (uint8_t *)base + f->off;
+        switch (f->type) {
+        case KD_STR:
+            *(struct kp_str *)p = kp_str_of("rt-bad");
+            break;
+        case KD_BYTES:
+            *(struct kp_bytes *)p = (struct kp_bytes){(const uint8_t *)"", 0};
+            break;
+        case KD_ARRAY: {
+            int32_t *count = (int32_t *)((uint8_t *)base + f->aux);
+            if (depth >= 4) {
+                *count = 0;
+                break;
+            }
+            size_t es = f->sub ? f->sub->size : f->elem == KD_STR ? sizeof(struct kp_str) : 8;
+            void *e = fill_alloc(es);
+            if (f->sub)
+                fill_struct(f->sub, v, e, depth + 1);
+            else if (f->elem == KD_STR)
+                *(struct kp_str *)e = kp_str_of("rt-bad");
+            *(void **)p = e;
+            *count = 1;
+            break;
+        }
+        default:
+            break; /* numbers and uuids stay 0 */
+        }
+    }
+}
+
+/* Sends `body` (len bytes) as a request of (key, v) on a fresh connection. Returns 1 when the
+ * broker closed it, 0 when it answered with our correlation id; fails the test otherwise. */
+static int send_bad(struct fx *x, int16_t key, int16_t v, const uint8_t *body, size_t len)
+{
+    struct kp_writer w;
+    req_begin(x, &w, key, v);
+    kp_write_raw(&w, body, len);
+    if (x->sock >= 0)
+        close(x->sock);
+    x->sock = -1;
+    req_send(x, &w);
+    uint8_t hdr[4];
+    size_t got = 0;
+    while (got < 4) {
+        ssize_t n = recv(x->sock, hdr + got, 4 - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0 || (n < 0 && errno == ECONNRESET))
+            return 1;
+        if (n < 0)
+            fail_msg("key %d v%d: neither answered nor closed (%s)", key, v, strerror(errno));
+        got += (size_t)n;
+    }
+    uint32_t size =
+        (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
+    assert_true(size >= 4 && size < (64u << 20));
+    uint8_t *buf = malloc(size);
+    got = 0;
+    while (got < size) {
+        ssize_t n = recv(x->sock, buf + got, size - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        assert_true(n > 0);
+        got += (size_t)n;
+    }
+    int32_t corr =
+        (int32_t)((uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 | (uint32_t)buf[2] << 8 | buf[3]);
+    free(buf);
+    assert_int_equal(corr, x->corr);
+    return 0;
+}
+
+/* The other client: ApiVersions v0 on its own connection, answered. */
+static void other_is_served(struct fx *x, int other)
+{
+    int keep = x->sock;
+    x->sock = other;
+    struct kp_writer w;
+    req_begin(x, &w, KAFKA_API_VERSIONS, 0);
+    req_send(x, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    if (resp_read(x, &buf, &r, true) != 0)
+        fail_msg("the other connection was closed");
+    free(buf);
+    x->sock = keep;
+}
+
+static void test_every_version_bad_frames(void **state)
+{
+    struct fx *x = *state;
+    int other = dial(x);
+    size_t count = 0;
+    const struct kafka_api *t = kafka_api_table(&count);
+    int pairs = 0, cuts = 0, lies = 0, lies_closed = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (!t[i].advertised)
+            continue;
+        const struct kd_message *rq = kmsg_desc(t[i].key, false);
+        for (int16_t v = t[i].adv_min; v <= t[i].adv_max; v++) {
+            union kmsg_request q;
+            memset(&q, 0, sizeof q);
+            fill_used = 0;
+            fill_struct(rq->body, v, &q, 0);
+            if (t[i].key == KAFKA_PRODUCE)
+                q.produce.acks = -1; /* acks 0 is not answered */
+            struct kp_writer w;
+            kp_writer_init(&w, NULL, 0);
+            assert_int_equal(kd_encode(rq, &w, v, &q), 0);
+            size_t len = w.len;
+            uint8_t *body = malloc(len + 8);
+            memcpy(body, w.buf, len);
+            kp_writer_free(&w);
+            bool flex = kd_flexible(rq, v);
+            /* Cuts: every one of them refused by a close. */
+            size_t step = len > 48 ? len / 48 : 1;
+            for (size_t cut = 0; cut < len; cut += step) {
+                if (!send_bad(x, t[i].key, v, body, cut))
+                    fail_msg("%s v%d cut at %zu of %zu: answered, not closed", t[i].name, v, cut,
+                             len);
+                cuts++;
+            }
+            /* Lies: counts and lengths. */
+            uint8_t *m = malloc(len + 8);
+            for (size_t at = 0; at < len; at++) {
+                static const uint8_t big32[4] = {0x7f, 0xff, 0xff, 0xff};
+                static const uint8_t neg32[4] = {0xff, 0xff, 0xff, 0xfe};
+                const uint8_t *repl[2] = {NULL, NULL};
+                size_t rlen = 0;
+                uint8_t one[1];
+                if (!flex && at + 4 <= len && body[at] == 0 && body[at + 1] == 0 &&
+                    body[at + 2] == 0 && body[at + 3] == 1) {
+                    repl[0] = big32;
+                    repl[1] = neg32;
+                    rlen = 4;
+                } else if (!flex && at + 2 <= len && body[at] == 0 && body[at + 1] == 6 &&
+                           at + 8 <= len && memcmp(body + at + 2, "rt-bad", 6) == 0) {
+                    static const uint8_t big16[2] = {0x7f, 0xff};
+                    repl[0] = big16;
+                    rlen = 2;
+                } else if (flex && (body[at] == 2 || (body[at] == 7 && at + 7 <= len &&
+                                                      memcmp(body + at + 1, "rt-bad", 6) == 0))) {
+                    one[0] = body[at] == 2 ? 0x7f : 0x7f;
+                    repl[0] = one;
+                    rlen = 1;
+                }
+                for (int k = 0; k < 2 && repl[k]; k++) {
+                    memcpy(m, body, len);
+                    memcpy(m + at, repl[k], rlen);
+                    lies_closed += send_bad(x, t[i].key, v, m, len);
+                    lies++;
+                }
+            }
+            free(m);
+            free(body);
+            other_is_served(x, other);
+            pairs++;
+        }
+    }
+    close(other);
+    print_message("%d (API, version) pairs: %d cut bodies closed, %d lies (%d closed, the rest "
+                  "answered), the other connection served after each\n",
+                  pairs, cuts, lies, lies_closed);
+    assert_true(pairs >= 93);
+    assert_true(lies_closed > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_every_advertised_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_version_bad_frames, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -144,7 +144,7 @@ static void test_metadata(void **state)
     struct decoded d;
     decode("kcat_produce_none.Metadata.bin", KAFKA_METADATA, 4, &d);
     assert_int_equal(d.req.metadata.topics_count, 1);
-    assert_true(str_is(d.req.metadata.topics[0], "golden"));
+    assert_true(str_is(d.req.metadata.topics[0].name, "golden"));
     free(d.buf);
     /* librdkafka's first Metadata asks for brokers only: an empty array at v1+ is "no topics",
      * not "all" (KMD1) */
@@ -153,7 +153,7 @@ static void test_metadata(void **state)
     free(d.buf);
     decode("kafkajs_consume.Metadata.bin", KAFKA_METADATA, 4, &d);
     assert_int_equal(d.req.metadata.topics_count, 1);
-    assert_true(str_is(d.req.metadata.topics[0], "golden"));
+    assert_true(str_is(d.req.metadata.topics[0].name, "golden"));
     assert_true(d.req.metadata.allow_auto_topic_creation);
     free(d.buf);
     /* kafkajs's admin asks for every topic (null) and never auto-creates */

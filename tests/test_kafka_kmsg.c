@@ -113,10 +113,10 @@ static void test_trailing_bytes_and_versions(void **state)
     struct kp_reader r;
     kp_reader_init(&r, b, n);
     kp_arena_init(&a, arena_buf, sizeof arena_buf);
-    assert_int_equal(kmsg_produce_request_decode(&r, 8, &a, &p), RT_E_UNSUPPORTED);
+    assert_int_equal(kmsg_produce_request_decode(&r, 10, &a, &p), RT_E_UNSUPPORTED);
     union kmsg_request q;
     kp_reader_init(&r, b, n);
-    assert_int_equal(kmsg_request_decode(&r, KAFKA_FETCH, 3, &a, &q), RT_E_UNSUPPORTED);
+    assert_int_equal(kmsg_request_decode(&r, KAFKA_FETCH, 13, &a, &q), RT_E_UNSUPPORTED);
     assert_int_equal(kmsg_request_decode(&r, 57, 0, &a, &q), RT_E_UNSUPPORTED);
     /* Produce v2 (no transactional id) decodes the same body minus its first field. */
     kp_reader_init(&r, b + 2, n - 2);
@@ -187,6 +187,120 @@ static void test_metadata_all_topics(void **state)
     assert_int_equal(kmsg_metadata_request_decode(&r, 4, &a, &m), RT_E_CORRUPT);
 }
 
+/* The new versions written by hand from Kafka's JSON, decoded: Metadata v12 topics by id with
+ * a null name (KM3), DeleteTopics v6 by name or id with topic_names filled (KMA1), Produce v9
+ * (flexible) and its v8 response's record_errors/error_message. */
+static void test_new_versions_by_hand(void **state)
+{
+    (void)state;
+    struct kp_writer w;
+    struct kp_reader r;
+    struct kp_arena a;
+    static const uint8_t id[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    /* Metadata v12: topics [ {id, null}, {0, "t"} ], auto-create false, topic ops true */
+    kp_writer_init(&w, NULL, 0);
+    kp_write_uvarint(&w, 3);
+    kp_write_raw(&w, id, 16);
+    kp_write_uvarint(&w, 0); /* null compact string */
+    kp_write_uvarint(&w, 0); /* tags */
+    kp_write_raw(&w, (uint8_t[16]){0}, 16);
+    kp_write_uvarint(&w, 2);
+    kp_write_raw(&w, "t", 1);
+    kp_write_uvarint(&w, 0);
+    kp_write_bool(&w, false);
+    kp_write_bool(&w, true);
+    kp_write_uvarint(&w, 0);
+    struct kmsg_metadata_request m;
+    kp_reader_init(&r, w.buf, w.len);
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    assert_int_equal(kmsg_metadata_request_decode(&r, 12, &a, &m), 0);
+    assert_int_equal(m.topics_count, 2);
+    assert_int_equal(m.topics[0].name.len, -1);
+    assert_memory_equal(m.topics[0].topic_id, id, 16);
+    assert_int_equal(m.topics[1].name.len, 1);
+    assert_false(m.allow_auto_topic_creation);
+    assert_true(m.include_topic_authorized_operations);
+    kp_reader_init(&r, w.buf, w.len); /* v9 has no ids and no null names */
+    assert_int_equal(kmsg_metadata_request_decode(&r, 9, &a, &m), RT_E_CORRUPT);
+    kp_writer_free(&w);
+
+    /* DeleteTopics v6: topics [ {"gone", 0}, {null, id} ], timeout 1000 */
+    kp_writer_init(&w, NULL, 0);
+    kp_write_uvarint(&w, 3);
+    kp_write_uvarint(&w, 5);
+    kp_write_raw(&w, "gone", 4);
+    kp_write_raw(&w, (uint8_t[16]){0}, 16);
+    kp_write_uvarint(&w, 0);
+    kp_write_uvarint(&w, 0);
+    kp_write_raw(&w, id, 16);
+    kp_write_uvarint(&w, 0);
+    kp_write_i32(&w, 1000);
+    kp_write_uvarint(&w, 0);
+    struct kmsg_delete_topics_request d;
+    kp_reader_init(&r, w.buf, w.len);
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    assert_int_equal(kmsg_delete_topics_request_decode(&r, 6, &a, &d), 0);
+    assert_int_equal(d.topics_count, 2);
+    assert_int_equal(d.topic_names_count, 2);
+    assert_int_equal(d.topic_names[0].len, 4);
+    assert_memory_equal(d.topic_names[0].ptr, "gone", 4);
+    assert_int_equal(d.topic_names[1].len, -1);
+    assert_memory_equal(d.topics[1].topic_id, id, 16);
+    assert_int_equal(d.timeout_ms, 1000);
+    kp_writer_free(&w);
+
+    /* Produce v9: compact null transactional id, acks, timeout, one topic, one partition */
+    kp_writer_init(&w, NULL, 0);
+    kp_write_uvarint(&w, 0);
+    kp_write_i16(&w, -1);
+    kp_write_i32(&w, 5000);
+    kp_write_uvarint(&w, 2);
+    kp_write_uvarint(&w, 2);
+    kp_write_raw(&w, "t", 1);
+    kp_write_uvarint(&w, 2);
+    kp_write_i32(&w, 3);
+    kp_write_uvarint(&w, 4);
+    kp_write_raw(&w, "abc", 3);
+    kp_write_uvarint(&w, 0);
+    kp_write_uvarint(&w, 0);
+    kp_write_uvarint(&w, 0);
+    struct kmsg_produce_request p;
+    kp_reader_init(&r, w.buf, w.len);
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    assert_int_equal(kmsg_produce_request_decode(&r, 9, &a, &p), 0);
+    assert_int_equal(p.transactional_id.len, -1);
+    assert_int_equal(p.timeout_ms, 5000);
+    assert_int_equal(p.topics[0].partitions[0].index, 3);
+    assert_int_equal(p.topics[0].partitions[0].records.len, 3);
+    kp_writer_free(&w);
+
+    /* Produce v8 response: record_errors [ {0, "bad"} ], error_message "why" after them */
+    struct kmsg_produce_record_error re = {0, kp_str_of("bad")};
+    struct kmsg_produce_partition_response pp = {.index = 1,
+                                                 .base_offset = -1,
+                                                 .log_append_time_ms = -1,
+                                                 .log_start_offset = -1,
+                                                 .error_code = 87,
+                                                 .record_errors = &re,
+                                                 .record_errors_count = 1,
+                                                 .error_message = kp_str_of("why")};
+    struct kmsg_produce_topic_response pt = {kp_str_of("t"), &pp, 1};
+    struct kmsg_produce_response pr = {&pt, 1, 0};
+    kp_writer_init(&w, NULL, 0);
+    assert_int_equal(kmsg_produce_response_encode(&w, 8, &pr), 0);
+    /* [1][t][1][index 1][87][-1][-1 append][-1 start][1][0]["bad"]["why"][throttle 0] */
+    static const uint8_t want[] = {0,    0,    0,    1,    0,    1,    't',  0,    0,    0,    1,
+                                   0,    0,    0,    1,    0,    87,   0xff, 0xff, 0xff, 0xff, 0xff,
+                                   0xff, 0xff, 0xff,                               /* base */
+                                   0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* append */
+                                   0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* start */
+                                   0,    0,    0,    1,    0,    0,    0,    0,    0,    3,    'b',
+                                   'a',  'd',  0,    3,    'w',  'h',  'y',  0,    0,    0,    0};
+    assert_int_equal(w.len, sizeof want);
+    assert_memory_equal(w.buf, want, sizeof want);
+    kp_writer_free(&w);
+}
+
 /* KIP-664: requests written field by field (compact forms, tagged fields after each struct),
  * decoded; responses encoded and read back in wire order. */
 static void test_operator_apis(void **state)
@@ -215,7 +329,7 @@ static void test_operator_apis(void **state)
     assert_int_equal(q.list_transactions.duration_filter_ms, 60000);
     kp_reader_init(&r, w.buf, w.len); /* at v0 the duration is not there: trailing bytes */
     assert_int_equal(kmsg_request_decode(&r, KAFKA_LIST_TRANSACTIONS, 0, &a, &q), RT_E_CORRUPT);
-    assert_false(kafka_api_supported(KAFKA_LIST_TRANSACTIONS, 0)); /* not advertised yet */
+    assert_true(kafka_api_supported(KAFKA_LIST_TRANSACTIONS, 0)); /* advertised (KA3) */
 
     kp_writer_reset(&w, NULL, 0);
     kp_write_compact_array_len(&w, 1);
@@ -257,7 +371,7 @@ static void test_operator_apis(void **state)
     assert_int_equal(kp_read_i32(&r), 60000);
     assert_int_equal(kp_read_i64(&r), 1234);
     assert_int_equal(kp_read_i64(&r), 4000);
-    assert_int_equal(kp_read_i32(&r), 3);
+    assert_int_equal(kp_read_i16(&r), 3); /* ProducerEpoch: int16 in Kafka's JSON */
     assert_int_equal(kp_read_compact_array_len(&r, 1), 1);
     assert_true(kp_str_eq(kp_read_compact_string(&r), "orders"));
     assert_int_equal(kp_read_compact_array_len(&r, 4), 2);
@@ -271,23 +385,33 @@ static void test_operator_apis(void **state)
 
     /* ListTransactions and DescribeProducers responses take the same path. */
     struct kmsg_listed_transaction lt = {kp_str_of("t1"), 4000, kp_str_of("Ongoing")};
-    struct kmsg_list_transactions_response lm = {0, 0, &lt, 1};
+    static const struct kp_str unknown = {"Bogus", 5};
+    struct kmsg_list_transactions_response lm = {0, 0, &unknown, 1, &lt, 1};
     kp_writer_reset(&w, NULL, 0);
     assert_int_equal(kmsg_list_transactions_response_encode(&w, 1, &lm), 0);
-    static const uint8_t want[] = {0,   0,   0,   0,   0,   0,   0x02, 0x03, 't',  '1',
-                                   0,   0,   0,   0,   0,   0,   0x0f, 0xa0, 0x08, 'O',
-                                   'n', 'g', 'o', 'i', 'n', 'g', 0x00, 0x00};
+    /* throttle, error, UnknownStateFilters ["Bogus"], TransactionStates [...], tags */
+    static const uint8_t want[] = {
+        0, 0, 0, 0, 0, 0,    0x02, 0x06, 'B', 'o', 'g', 'u', 's', 0x02, 0x03, 't',  '1', 0,
+        0, 0, 0, 0, 0, 0x0f, 0xa0, 0x08, 'O', 'n', 'g', 'o', 'i', 'n',  'g',  0x00, 0x00};
     assert_int_equal(w.len, sizeof want);
     assert_memory_equal(w.buf, want, sizeof want);
-    struct kmsg_producer_state ps = {4000, 3, 9, 55, -1};
-    struct kmsg_describe_producers_partition dp = {0, 0, &ps, 1};
+    struct kmsg_producer_state ps = {4000, 3, 9, 55, -1, -1};
+    struct kmsg_describe_producers_partition dp = {0, 0, {NULL, 0}, &ps, 1};
     struct kmsg_describe_producers_topic dt = {kp_str_of("orders"), &dp, 1};
     struct kmsg_describe_producers_response dm = {0, &dt, 1};
     kp_writer_reset(&w, NULL, 0);
     assert_int_equal(kmsg_describe_producers_response_encode(&w, 0, &dm), 0);
-    /* throttle 4 + topics 1 + name 7 + parts 1 + index 4 + error 2 + producers 1 + state 32 +
-     * tags (state, partition, topic, response) 4 */
-    assert_int_equal(w.len, 4 + 1 + 7 + 1 + 4 + 2 + 1 + 32 + 4);
+    /* throttle 4 + topics 1 + name 7 + parts 1 + index 4 + error 2 + error message (null) 1 +
+     * producers 1 + state (id 8, epoch 4, sequence 4, timestamp 8, coordinator epoch 4, txn
+     * start offset 8) 36 + tags (state, partition, topic, response) 4 */
+    assert_int_equal(w.len, 4 + 1 + 7 + 1 + 4 + 2 + 1 + 1 + 36 + 4);
+    kp_reader_init(&r, w.buf, w.len);
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    struct kmsg_describe_producers_response back;
+    assert_int_equal(kmsg_describe_producers_response_decode(&r, 0, &a, &back), 0);
+    assert_int_equal(back.topics[0].partitions[0].error_message.len, -1); /* null */
+    assert_int_equal(back.topics[0].partitions[0].active_producers[0].coordinator_epoch, -1);
+    assert_int_equal(back.topics[0].partitions[0].active_producers[0].current_txn_start_offset, -1);
     kp_writer_free(&w);
 }
 
@@ -297,7 +421,7 @@ int main(void)
         cmocka_unit_test(test_honest_produce),  cmocka_unit_test(test_lying_inner_count),
         cmocka_unit_test(test_arena_too_small), cmocka_unit_test(test_trailing_bytes_and_versions),
         cmocka_unit_test(test_request_header),  cmocka_unit_test(test_metadata_all_topics),
-        cmocka_unit_test(test_operator_apis),
+        cmocka_unit_test(test_operator_apis),   cmocka_unit_test(test_new_versions_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

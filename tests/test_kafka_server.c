@@ -30,177 +30,48 @@
 
 #include <cmocka.h>
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "batch.h"
+#include "helpers/batches.h"
+#include "helpers/kafka_wire.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
 #include "tools/kafka/proto/kmsg.h"
 #include "tools/kafka/server/server.h"
 
-struct fx {
-    struct tu_fixture f;
-    struct kafka_server *srv;
-    int sock;
-    int32_t corr;
-};
-
-static int start(void **state, bool auto_create)
-{
-    int rc = tu_fixture_setup(state);
-    if (rc)
-        return rc;
-    struct tu_fixture *tf = *state;
-    struct fx *x = calloc(1, sizeof(*x));
-    x->f = *tf;
-    free(tf);
-    tu_fixture_open(&x->f);
-    struct kafka_server_options o;
-    kafka_server_options_init(&o);
-    o.net.port = 0;
-    o.net.threads = 2;
-    o.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
-    o.auto_create_topics = auto_create;
-    o.num_partitions = 2;
-    assert_int_equal(kafka_server_start(x->f.e, &o, &x->srv), 0);
-    x->sock = -1;
-    *state = x;
-    return 0;
-}
-
 static int setup(void **state)
 {
-    return start(state, true);
+    return tk_fx_start(state, true, "test_kafka_server");
 }
 
 static int setup_no_auto(void **state)
 {
-    return start(state, false);
+    return tk_fx_start(state, false, "test_kafka_server");
 }
 
 static int teardown(void **state)
 {
-    struct fx *x = *state;
-    if (x->sock >= 0)
-        close(x->sock);
-    kafka_server_stop(x->srv);
-    tu_fixture_close(&x->f);
-    struct tu_fixture *tf = malloc(sizeof(*tf));
-    *tf = x->f;
-    free(x);
-    *state = tf;
-    return tu_fixture_teardown(state);
-}
-
-static int dial(struct fx *x)
-{
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(s >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(kafka_server_port(x->srv))};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(s, (struct sockaddr *)&a, sizeof(a)), 0);
-    int one = 1;
-    setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    struct timeval tv = {.tv_sec = 10};
-    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    return s;
-}
-
-/* ---- writing requests ---- */
-
-static void req_begin(struct fx *x, struct kp_writer *w, int16_t key, int16_t version)
-{
-    kp_writer_init(w, NULL, 0);
-    (void)kafka_frame_begin(w);
-    kp_write_i16(w, key);
-    kp_write_i16(w, version);
-    kp_write_i32(w, ++x->corr);
-    kp_write_string(w, kp_str_of("test_kafka_server"));
-    if (kafka_request_header_version(key, version) == 2)
-        kp_write_tags(w, true);
-}
-
-static void req_send(struct fx *x, struct kp_writer *w)
-{
-    assert_int_equal(kafka_frame_end(w, 0), 0);
-    if (x->sock < 0)
-        x->sock = dial(x);
-    size_t sent = 0;
-    while (sent < w->len) {
-        ssize_t n = send(x->sock, w->buf + sent, w->len - sent, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        assert_true(n > 0);
-        sent += (size_t)n;
-    }
-    kp_writer_free(w);
-}
-
-/* Reads one response into *buf (malloc'd) and returns a reader past the correlation id (and
- * the response header's tags when `flexible_header`). -1 from recv: the connection closed. */
-static int resp_read(struct fx *x, uint8_t **buf, struct kp_reader *r, bool flexible_header)
-{
-    uint8_t hdr[4];
-    size_t got = 0;
-    while (got < 4) {
-        ssize_t n = recv(x->sock, hdr + got, 4 - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue; /* the fixture's child processes end with SIGCHLD */
-        if (n <= 0)
-            return -1;
-        got += (size_t)n;
-    }
-    uint32_t size =
-        (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
-    *buf = malloc(size);
-    got = 0;
-    while (got < size) {
-        ssize_t n = recv(x->sock, *buf + got, size - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        assert_true(n > 0);
-        got += (size_t)n;
-    }
-    kp_reader_init(r, *buf, size);
-    assert_int_equal(kp_read_i32(r), x->corr);
-    if (flexible_header)
-        kp_skip_tags(r);
-    return 0;
+    return tk_fx_stop(state);
 }
 
 /* A batch of n records (producer fields as given) in buf; returns its length. */
 static size_t make_batch(uint8_t *buf, size_t cap, int64_t pid, int16_t epoch, int32_t seq, int n)
 {
-    struct batch_builder b;
-    assert_int_equal(batch_builder_init(&b, buf, cap, 0, pid, epoch, seq), 0);
-    for (int i = 0; i < n; i++) {
-        char v[32];
-        snprintf(v, sizeof(v), "value-%d", seq + i);
-        struct rt_record rec = {
-            .key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = 5000};
-        assert_int_equal(batch_builder_add(&b, &rec), 0);
-    }
-    size_t len = 0;
-    assert_int_equal(batch_builder_finish(&b, &len), 0);
-    return len;
+    return tu_batch(buf, cap, 0, pid, epoch, seq, n, "value-", seq, 5000);
 }
 
 /* Produce v7 of one batch to topic/partition; returns the error code, *base the offset. */
-static int16_t produce(struct fx *x, const char *topic, int32_t partition, int16_t acks,
+static int16_t produce(struct tk_fx *x, const char *topic, int32_t partition, int16_t acks,
                        const uint8_t *batch, size_t len, int64_t *base)
 {
     struct kp_writer w;
-    req_begin(x, &w, KAFKA_PRODUCE, 7);
+    tk_req_begin(x, &w, KAFKA_PRODUCE, 7);
     kp_write_nullable_string(&w, (struct kp_str){NULL, -1});
     kp_write_i16(&w, acks);
     kp_write_i32(&w, 30000);
@@ -209,10 +80,10 @@ static int16_t produce(struct fx *x, const char *topic, int32_t partition, int16
     kp_write_array_len(&w, 1);
     kp_write_i32(&w, partition);
     kp_write_bytes(&w, (struct kp_bytes){batch, (int32_t)len});
-    req_send(x, &w);
+    tk_req_send(x, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
-    assert_int_equal(resp_read(x, &buf, &r, false), 0);
+    assert_int_equal(tk_resp_read(x, &buf, &r, false), 0);
     assert_int_equal(kp_read_array_len(&r, 1), 1);
     struct kp_str name = kp_read_string(&r);
     assert_true(kp_str_eq(name, topic));
@@ -230,10 +101,10 @@ static int16_t produce(struct fx *x, const char *topic, int32_t partition, int16
 }
 
 /* Produce v7 with acks=0: nothing is read back. */
-static void produce_noack(struct fx *x, const char *topic, const uint8_t *batch, size_t len)
+static void produce_noack(struct tk_fx *x, const char *topic, const uint8_t *batch, size_t len)
 {
     struct kp_writer w;
-    req_begin(x, &w, KAFKA_PRODUCE, 7);
+    tk_req_begin(x, &w, KAFKA_PRODUCE, 7);
     kp_write_nullable_string(&w, (struct kp_str){NULL, -1});
     kp_write_i16(&w, 0);
     kp_write_i32(&w, 30000);
@@ -242,10 +113,10 @@ static void produce_noack(struct fx *x, const char *topic, const uint8_t *batch,
     kp_write_array_len(&w, 1);
     kp_write_i32(&w, 0);
     kp_write_bytes(&w, (struct kp_bytes){batch, (int32_t)len});
-    req_send(x, &w);
+    tk_req_send(x, &w);
 }
 
-static int64_t hw_of(struct fx *x, const char *topic, uint32_t p)
+static int64_t hw_of(struct tk_fx *x, const char *topic, uint32_t p)
 {
     int64_t off = -1;
     assert_int_equal(rt_list_offsets(x->f.e, topic, p, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &off),
@@ -255,16 +126,16 @@ static int64_t hw_of(struct fx *x, const char *topic, uint32_t p)
 
 static void test_api_versions(void **state)
 {
-    struct fx *x = *state;
+    struct tk_fx *x = *state;
     struct kp_writer w;
-    req_begin(x, &w, KAFKA_API_VERSIONS, 3);
+    tk_req_begin(x, &w, KAFKA_API_VERSIONS, 3);
     kp_write_compact_string(&w, kp_str_of("test"));
     kp_write_compact_string(&w, kp_str_of("1.0"));
     kp_write_tags(&w, true);
-    req_send(x, &w);
+    tk_req_send(x, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
-    assert_int_equal(resp_read(x, &buf, &r, false), 0); /* ApiVersions: header v0 always */
+    assert_int_equal(tk_resp_read(x, &buf, &r, false), 0); /* ApiVersions: header v0 always */
     assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
     int32_t n = kp_read_compact_array_len(&r, 1);
     assert_true(n >= 10);
@@ -282,9 +153,9 @@ static void test_api_versions(void **state)
     free(buf);
 
     /* A version it does not know: v0 with UNSUPPORTED_VERSION. */
-    req_begin(x, &w, KAFKA_API_VERSIONS, 99);
-    req_send(x, &w);
-    assert_int_equal(resp_read(x, &buf, &r, false), 0);
+    tk_req_begin(x, &w, KAFKA_API_VERSIONS, 99);
+    tk_req_send(x, &w);
+    assert_int_equal(tk_resp_read(x, &buf, &r, false), 0);
     assert_int_equal(kp_read_i16(&r), KAFKA_UNSUPPORTED_VERSION);
     free(buf);
 
@@ -293,7 +164,7 @@ static void test_api_versions(void **state)
     uint8_t b[4096];
     size_t len = make_batch(b, sizeof(b), -1, -1, -1, 1);
     b[16] = 1; /* magic (outside the CRC) */
-    req_begin(x, &w, KAFKA_PRODUCE, 2);
+    tk_req_begin(x, &w, KAFKA_PRODUCE, 2);
     kp_write_i16(&w, 1);
     kp_write_i32(&w, 1000);
     kp_write_array_len(&w, 1);
@@ -301,8 +172,8 @@ static void test_api_versions(void **state)
     kp_write_array_len(&w, 1);
     kp_write_i32(&w, 0);
     kp_write_bytes(&w, (struct kp_bytes){b, (int32_t)len});
-    req_send(x, &w);
-    assert_int_equal(resp_read(x, &buf, &r, false), 0);
+    tk_req_send(x, &w);
+    assert_int_equal(tk_resp_read(x, &buf, &r, false), 0);
     assert_int_equal(kp_read_array_len(&r, 1), 1);
     assert_true(kp_str_eq(kp_read_string(&r), "p"));
     assert_int_equal(kp_read_array_len(&r, 1), 1);
@@ -311,16 +182,16 @@ static void test_api_versions(void **state)
     free(buf);
 }
 
-static int64_t init_producer_id(struct fx *x, int16_t *epoch)
+static int64_t init_producer_id(struct tk_fx *x, int16_t *epoch)
 {
     struct kp_writer w;
-    req_begin(x, &w, KAFKA_INIT_PRODUCER_ID, 1);
+    tk_req_begin(x, &w, KAFKA_INIT_PRODUCER_ID, 1);
     kp_write_nullable_string(&w, (struct kp_str){NULL, -1});
     kp_write_i32(&w, 60000);
-    req_send(x, &w);
+    tk_req_send(x, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
-    assert_int_equal(resp_read(x, &buf, &r, false), 0);
+    assert_int_equal(tk_resp_read(x, &buf, &r, false), 0);
     (void)kp_read_i32(&r);
     assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
     int64_t pid = kp_read_i64(&r);
@@ -332,7 +203,7 @@ static int64_t init_producer_id(struct fx *x, int16_t *epoch)
 
 static void test_produce_rules(void **state)
 {
-    struct fx *x = *state;
+    struct tk_fx *x = *state;
     assert_int_equal(rt_topic_create(x->f.e, "p", 1), 0);
     int16_t epoch = -1, e2 = -1;
     int64_t pid = init_producer_id(x, &epoch);
@@ -382,7 +253,7 @@ static void test_produce_rules(void **state)
     produce_noack(x, "p", b, len);
     uint8_t *cbuf = NULL;
     struct kp_reader cr;
-    assert_int_equal(resp_read(x, &cbuf, &cr, false), -1); /* closed, nothing answered */
+    assert_int_equal(tk_resp_read(x, &cbuf, &cr, false), -1); /* closed, nothing answered */
     close(x->sock);
     x->sock = -1;
     assert_int_equal(hw_of(x, "p", 0), 7);
@@ -403,12 +274,12 @@ struct fetch_extra {
 
 /* Fetch v11 of one partition at `isolation`; returns the error, the records (malloc'd copy),
  * the HW, and (extra, may be NULL) the LSO and the aborted list's first entry. */
-static int16_t fetch_iso(struct fx *x, const char *topic, int64_t offset, int32_t max_wait_ms,
+static int16_t fetch_iso(struct tk_fx *x, const char *topic, int64_t offset, int32_t max_wait_ms,
                          int8_t isolation, uint8_t **records, int32_t *records_len, int64_t *hw,
                          struct fetch_extra *extra)
 {
     struct kp_writer w;
-    req_begin(x, &w, KAFKA_FETCH, 11);
+    tk_req_begin(x, &w, KAFKA_FETCH, 11);
     kp_write_i32(&w, -1);
     kp_write_i32(&w, max_wait_ms);
     kp_write_i32(&w, 1);
@@ -426,10 +297,10 @@ static int16_t fetch_iso(struct fx *x, const char *topic, int64_t offset, int32_
     kp_write_i32(&w, 1 << 20);
     kp_write_array_len(&w, 0);
     kp_write_string(&w, kp_str_of(""));
-    req_send(x, &w);
+    tk_req_send(x, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
-    assert_int_equal(resp_read(x, &buf, &r, false), 0);
+    assert_int_equal(tk_resp_read(x, &buf, &r, false), 0);
     (void)kp_read_i32(&r);
     assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
     assert_int_equal(kp_read_i32(&r), 0); /* no fetch sessions */
@@ -471,7 +342,7 @@ static int16_t fetch_iso(struct fx *x, const char *topic, int64_t offset, int32_
     return err;
 }
 
-static int16_t fetch(struct fx *x, const char *topic, int64_t offset, int32_t max_wait_ms,
+static int16_t fetch(struct tk_fx *x, const char *topic, int64_t offset, int32_t max_wait_ms,
                      uint8_t **records, int32_t *records_len, int64_t *hw)
 {
     return fetch_iso(x, topic, offset, max_wait_ms, 0, records, records_len, hw, NULL);
@@ -493,7 +364,7 @@ static void *append_later(void *arg)
 
 static void test_fetch(void **state)
 {
-    struct fx *x = *state;
+    struct tk_fx *x = *state;
     assert_int_equal(rt_topic_create(x->f.e, "f", 1), 0);
     uint8_t b[4096];
     int64_t base = -1;
@@ -554,7 +425,7 @@ static void txn_send(rt_producer *p, const char *topic, int n)
  * own transactional producer wrote (transactions over the wire are issue 13's). */
 static void test_fetch_read_committed(void **state)
 {
-    struct fx *x = *state;
+    struct tk_fx *x = *state;
     assert_int_equal(rt_topic_create(x->f.e, "rc", 1), 0);
     struct rt_producer_options po;
     rt_producer_options_init(&po);
@@ -606,10 +477,10 @@ static void test_fetch_read_committed(void **state)
     assert_int_equal(rt_producer_close(p), 0);
 }
 
-static int16_t create_topic(struct fx *x, const char *name, int32_t partitions, int16_t rf)
+static int16_t create_topic(struct tk_fx *x, const char *name, int32_t partitions, int16_t rf)
 {
     struct kp_writer w;
-    req_begin(x, &w, KAFKA_CREATE_TOPICS, 4);
+    tk_req_begin(x, &w, KAFKA_CREATE_TOPICS, 4);
     kp_write_array_len(&w, 1);
     kp_write_string(&w, kp_str_of(name));
     kp_write_i32(&w, partitions);
@@ -618,10 +489,10 @@ static int16_t create_topic(struct fx *x, const char *name, int32_t partitions, 
     kp_write_array_len(&w, 0);
     kp_write_i32(&w, 10000);
     kp_write_bool(&w, false);
-    req_send(x, &w);
+    tk_req_send(x, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
-    assert_int_equal(resp_read(x, &buf, &r, false), 0);
+    assert_int_equal(tk_resp_read(x, &buf, &r, false), 0);
     (void)kp_read_i32(&r);
     assert_int_equal(kp_read_array_len(&r, 1), 1);
     assert_true(kp_str_eq(kp_read_string(&r), name));
@@ -635,7 +506,7 @@ static int16_t create_topic(struct fx *x, const char *name, int32_t partitions, 
 
 static void test_admin(void **state)
 {
-    struct fx *x = *state;
+    struct tk_fx *x = *state;
     assert_int_equal(create_topic(x, "three", 1, 3), KAFKA_INVALID_REPLICATION_FACTOR);
     assert_int_equal(create_topic(x, "zero", 0, 1), KAFKA_INVALID_PARTITIONS);
     assert_int_equal(create_topic(x, "bad/name", 1, 1), KAFKA_INVALID_TOPIC_EXCEPTION);
@@ -650,15 +521,15 @@ static void test_admin(void **state)
     assert_int_equal(rt_topic_describe(x->f.e, "three", &parts), RT_E_UNKNOWN_TOPIC_OR_PARTITION);
 
     struct kp_writer w;
-    req_begin(x, &w, KAFKA_DELETE_TOPICS, 3);
+    tk_req_begin(x, &w, KAFKA_DELETE_TOPICS, 3);
     kp_write_array_len(&w, 2);
     kp_write_string(&w, kp_str_of("made"));
     kp_write_string(&w, kp_str_of("nope"));
     kp_write_i32(&w, 10000);
-    req_send(x, &w);
+    tk_req_send(x, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
-    assert_int_equal(resp_read(x, &buf, &r, false), 0);
+    assert_int_equal(tk_resp_read(x, &buf, &r, false), 0);
     (void)kp_read_i32(&r);
     assert_int_equal(kp_read_array_len(&r, 1), 2);
     assert_true(kp_str_eq(kp_read_string(&r), "made"));
@@ -672,18 +543,18 @@ static void test_admin(void **state)
 
 static void test_metadata_no_auto_create(void **state)
 {
-    struct fx *x = *state;
+    struct tk_fx *x = *state;
     assert_int_equal(rt_topic_create(x->f.e, "known", 3), 0);
     struct kp_writer w;
-    req_begin(x, &w, KAFKA_METADATA, 4);
+    tk_req_begin(x, &w, KAFKA_METADATA, 4);
     kp_write_array_len(&w, 2);
     kp_write_string(&w, kp_str_of("known"));
     kp_write_string(&w, kp_str_of("unknown"));
     kp_write_bool(&w, true);
-    req_send(x, &w);
+    tk_req_send(x, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
-    assert_int_equal(resp_read(x, &buf, &r, false), 0);
+    assert_int_equal(tk_resp_read(x, &buf, &r, false), 0);
     (void)kp_read_i32(&r); /* throttle */
     assert_int_equal(kp_read_array_len(&r, 1), 1);
     assert_int_equal(kp_read_i32(&r), 0); /* node id */
@@ -718,10 +589,10 @@ static void test_metadata_no_auto_create(void **state)
  * UNKNOWN_TOPIC_OR_PARTITION. */
 static void test_describe_configs(void **state)
 {
-    struct fx *x = *state;
+    struct tk_fx *x = *state;
     assert_int_equal(rt_topic_create(x->f.e, "cfg", 1), 0);
     struct kp_writer w;
-    req_begin(x, &w, KAFKA_DESCRIBE_CONFIGS, 0);
+    tk_req_begin(x, &w, KAFKA_DESCRIBE_CONFIGS, 0);
     kp_write_array_len(&w, 2);
     kp_write_i8(&w, KAFKA_RESOURCE_TOPIC);
     kp_write_string(&w, kp_str_of("cfg"));
@@ -729,10 +600,10 @@ static void test_describe_configs(void **state)
     kp_write_i8(&w, KAFKA_RESOURCE_TOPIC);
     kp_write_string(&w, kp_str_of("nope"));
     kp_write_array_len(&w, -1);
-    req_send(x, &w);
+    tk_req_send(x, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
-    assert_int_equal(resp_read(x, &buf, &r, false), 0);
+    assert_int_equal(tk_resp_read(x, &buf, &r, false), 0);
     (void)kp_read_i32(&r);
     assert_int_equal(kp_read_array_len(&r, 1), 2);
     assert_int_equal(kp_read_i16(&r), KAFKA_NONE);

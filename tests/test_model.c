@@ -98,7 +98,9 @@
 
 #include "batch.h"
 #include "engine.h"
+#include "helpers/seeded.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "murmur2.h"
 #include "ringtail.h"
@@ -280,46 +282,6 @@ struct model {
 
 /* ---- small helpers ---- */
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    return mix64(*s += 0x9e3779b97f4a7c15ull);
-}
-
-static uint64_t rng_below(uint64_t *s, uint64_t n)
-{
-    return n ? rng_next(s) % n : 0;
-}
-
-static int64_t env_int(const char *name, int64_t dflt)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return dflt;
-    char *end = NULL;
-    long long x = strtoll(v, &end, 10);
-    return end && *end == '\0' ? (int64_t)x : dflt;
-}
-
 static void diverge(struct model *m, const char *fmt, ...)
 {
     va_list ap;
@@ -344,7 +306,7 @@ static uint32_t rec_value_len(uint64_t id, uint32_t max_len)
         uint32_t fixed = (uint32_t)(id >> ID_FIXED_SHIFT) & 0x7ffu;
         return fixed > max_len ? max_len : fixed;
     }
-    uint64_t h = mix64(id * 0x9e3779b97f4a7c15ull + 7);
+    uint64_t h = tu_mix64(id * 0x9e3779b97f4a7c15ull + 7);
     uint32_t cls = (uint32_t)(h % 100), len;
     if (cls < 50)
         len = 1 + (uint32_t)((h >> 8) % 64);
@@ -369,7 +331,7 @@ static void rec_value(uint64_t id, uint32_t len, uint8_t *out)
 
 static int rec_key(uint64_t id, char out[16])
 {
-    return snprintf(out, 16, "k%u", (unsigned)(mix64(id) % 97));
+    return snprintf(out, 16, "k%u", (unsigned)(tu_mix64(id) % 97));
 }
 
 static int64_t rec_ts(uint64_t id)
@@ -508,7 +470,7 @@ static int read_range(struct model *m, uint32_t mp, enum rt_isolation iso, int64
     const char *topic = topic_names[p->topic];
     while (from < to) {
         rt_fetch *fh = NULL;
-        size_t max = 1 + (size_t)rng_below(&m->rng, 64 * 1024);
+        size_t max = 1 + (size_t)tu_rng_below(&m->rng, 64 * 1024);
         int rc = rt_fetch_start(m->e, topic, p->index, from, max, iso, &fh);
         if (rc)
             return rc;
@@ -730,7 +692,7 @@ again:
     }
     /* A time lookup: the first offset whose record timestamp is >= that of a random record. */
     if (p->n > 0) {
-        int64_t spec = rec_ts(p->r[rng_below(&m->rng, p->n)].id), want = -1, got = -1;
+        int64_t spec = rec_ts(p->r[tu_rng_below(&m->rng, p->n)].id), want = -1, got = -1;
         for (size_t i = 0; i < p->n; i++)
             if (rec_ts(p->r[i].id) >= spec && (want < 0 || p->r[i].offset < want))
                 want = p->r[i].offset;
@@ -854,7 +816,7 @@ static void step_index(struct step *s)
     s->slot = calloc(s->slot_cap, sizeof(*s->slot));
     assert_non_null(s->slot);
     for (size_t i = 0; i < s->n; i++) {
-        size_t h = (size_t)mix64(s->pend[i].id) & (s->slot_cap - 1);
+        size_t h = (size_t)tu_mix64(s->pend[i].id) & (s->slot_cap - 1);
         while (s->slot[h])
             h = (h + 1) & (s->slot_cap - 1);
         s->slot[h] = i + 1;
@@ -865,7 +827,7 @@ static struct pend *step_find(struct step *s, uint64_t id)
 {
     if (!s->slot)
         return NULL;
-    size_t h = (size_t)mix64(id) & (s->slot_cap - 1);
+    size_t h = (size_t)tu_mix64(id) & (s->slot_cap - 1);
     while (s->slot[h]) {
         struct pend *p = &s->pend[s->slot[h] - 1];
         if (p->id == id)
@@ -1011,14 +973,14 @@ static void random_options(struct model *m)
 {
     static const uint32_t seg_kib[] = {8, 16, 32, 64};
     tu_options(&m->o);
-    m->o.segment_size_bytes = seg_kib[rng_below(&m->rng, 4)] * 1024u;
+    m->o.segment_size_bytes = seg_kib[tu_rng_below(&m->rng, 4)] * 1024u;
     if (m->cfg->segment_kib)
         m->o.segment_size_bytes = m->cfg->segment_kib * 1024u;
     m->o.batch_size_max_bytes = m->o.segment_size_bytes < 16384 ? m->o.segment_size_bytes : 16384;
     m->o.index_interval_bytes = 512;
-    m->o.shard_count = 1 + (uint32_t)rng_below(&m->rng, 3);
+    m->o.shard_count = 1 + (uint32_t)tu_rng_below(&m->rng, 3);
     m->o.retention_ms = -1;
-    m->o.retention_bytes = rng_below(&m->rng, 3) == 0 ? 512 * 1024 : -1;
+    m->o.retention_bytes = tu_rng_below(&m->rng, 3) == 0 ? 512 * 1024 : -1;
     m->o.producer_id_expiration_ms = INT64_MAX / 4;
     m->o.txn_check_interval_ms = 3600 * 1000;
     m->o.sync_mode = RT_SYNC_ALWAYS;
@@ -1043,7 +1005,7 @@ static int named_open(struct model *m, int n)
     rt_producer_options_init(&po);
     po.name = m->named[n].name;
     po.linger_ms = 1;
-    po.batch_size_bytes = 512 + (uint32_t)rng_below(&m->rng, 8192);
+    po.batch_size_bytes = 512 + (uint32_t)tu_rng_below(&m->rng, 8192);
     return rt_producer_open(m->e, &po, &m->named[n].p);
 }
 
@@ -1130,19 +1092,6 @@ static void producers_close(struct model *m)
         rt_producer_close(m->idem);
         m->idem = NULL;
     }
-}
-
-struct vlog {
-    int problems;
-};
-
-static void on_problem(void *ctx, const char *problem)
-{
-    struct vlog *vl = ctx;
-    if (strncmp(problem, "warning: ", 9) == 0)
-        return;
-    if (vl->problems++ < 5)
-        fprintf(stderr, "  verify: %s\n", problem);
 }
 
 static struct seg_bound *seg_bound_of(struct model *m, const char *name, bool *created)
@@ -1232,11 +1181,11 @@ static bool engine_down(struct model *m, bool verify)
     }
     check_segment_sizes(m);
     if (verify) {
-        struct vlog vl = {0};
+        struct tu_verify_log vl = {.print_max = 5};
         m->verifies++;
-        rc = rt_verify(m->dir, on_problem, &vl);
+        rc = rt_verify(m->dir, tu_on_problem, &vl);
         if (rc)
-            diverge(m, "rt_verify after a clean close: %s, %d problems (above)", rt_strerror(rc),
+            diverge(m, "rt_verify after a clean close: %s, %u problems (above)", rt_strerror(rc),
                     vl.problems);
     }
     return true;
@@ -1246,7 +1195,7 @@ static bool engine_down(struct model *m, bool verify)
 
 static uint32_t pick_part(struct model *m)
 {
-    return (uint32_t)rng_below(&m->rng, m->nparts);
+    return (uint32_t)tu_rng_below(&m->rng, m->nparts);
 }
 
 static int print_txn(void *ctx, const struct rt_txn_info *t)
@@ -1317,14 +1266,14 @@ static void op_append(struct model *m, struct step *s)
 {
     uint32_t mp = pick_part(m);
     struct mpart *p = &m->part[mp];
-    size_t n = 1 + (size_t)rng_below(&m->rng, 8);
+    size_t n = 1 + (size_t)tu_rng_below(&m->rng, 8);
     static struct recbuf bufs[8];
     struct rt_record recs[8];
     uint32_t bytes = 0;
     size_t k = 0;
     for (; k < n; k++) {
         uint64_t id = m->next_id++;
-        bool keyed = rng_below(&m->rng, 2);
+        bool keyed = tu_rng_below(&m->rng, 2);
         make_record(m, id, keyed, &bufs[k], &recs[k]);
         if (k > 0 && bytes + (uint32_t)recs[k].value_len + 64 > m->o.batch_size_max_bytes / 2)
             break;
@@ -1369,14 +1318,14 @@ static void op_append_batch(struct model *m, struct step *s)
     uint32_t mp = pick_part(m);
     struct mpart *p = &m->part[mp];
     struct mraw *raw = &m->raw;
-    bool with_pid = raw->pid >= 0 && rng_below(&m->rng, 3) != 0;
+    bool with_pid = raw->pid >= 0 && tu_rng_below(&m->rng, 3) != 0;
     size_t cap = m->o.batch_size_max_bytes;
     uint8_t *buf = malloc(cap);
     assert_non_null(buf);
-    size_t len = 0, n = 1 + (size_t)rng_below(&m->rng, 3);
+    size_t len = 0, n = 1 + (size_t)tu_rng_below(&m->rng, 3);
     int64_t base = -1;
     int rc;
-    if (with_pid && raw->last_first_seq[mp] >= 0 && rng_below(&m->rng, 3) == 0) {
+    if (with_pid && raw->last_first_seq[mp] >= 0 && tu_rng_below(&m->rng, 3) == 0) {
         /* The exact retry of the last batch: a duplicate with its original offset. */
         rc = encode_batch(m, buf, cap, raw->pid, raw->epoch, raw->last_first_seq[mp],
                           raw->last_id[mp], (size_t)raw->last_count[mp], &len);
@@ -1390,7 +1339,7 @@ static void op_append_batch(struct model *m, struct step *s)
         m->dups++;
         goto out;
     }
-    if (with_pid && rng_below(&m->rng, 6) == 0) {
+    if (with_pid && tu_rng_below(&m->rng, 6) == 0) {
         /* A gap in the sequence: refused, nothing appended. */
         uint64_t id = m->next_id;
         m->next_id += n;
@@ -1462,7 +1411,7 @@ static void *app_main(void *arg)
     uint64_t r = a->id0;
     for (uint32_t i = 0; i < a->count; i++) {
         uint64_t id = ID_FIXED_BIT | (uint64_t)a->len << ID_FIXED_SHIFT | (a->id0 + i);
-        uint32_t mp = a->parts[rng_below(&r, a->nparts)];
+        uint32_t mp = a->parts[tu_rng_below(&r, a->nparts)];
         struct mpart *p = &a->m->part[mp];
         uint8_t value[2048];
         rec_value(id, a->len, value);
@@ -1529,7 +1478,7 @@ static void *reader_main(void *arg)
             break;
         }
         if (next == from)
-            sleep_ms(1);
+            tu_sleep_ms(1);
         from = next;
     }
     return NULL;
@@ -1537,11 +1486,11 @@ static void *reader_main(void *arg)
 
 static void op_concurrent(struct model *m, struct step *s)
 {
-    uint32_t threads = 2 + (uint32_t)rng_below(&m->rng, 7);
+    uint32_t threads = 2 + (uint32_t)tu_rng_below(&m->rng, 7);
     uint32_t hot = pick_part(m), other = pick_part(m);
     struct app_thread a[8];
-    uint32_t per = 5 + (uint32_t)rng_below(&m->rng, 20);
-    uint32_t len = 600 + (uint32_t)rng_below(&m->rng, 900);
+    uint32_t per = 5 + (uint32_t)tu_rng_below(&m->rng, 20);
+    uint32_t len = 600 + (uint32_t)tu_rng_below(&m->rng, 900);
     if (len > value_max(m))
         len = value_max(m);
     if (len < 24)
@@ -1552,7 +1501,7 @@ static void op_concurrent(struct model *m, struct step *s)
     for (uint32_t t = 0; t < threads; t++) {
         a[t] = (struct app_thread){.m = m,
                                    .parts = {hot, other},
-                                   .nparts = rng_below(&m->rng, 2) ? 2 : 1,
+                                   .nparts = tu_rng_below(&m->rng, 2) ? 2 : 1,
                                    .id0 = m->next_id,
                                    .count = per,
                                    .len = len};
@@ -1611,12 +1560,12 @@ static void on_delivery(void *ctx, int err, int64_t offset, bool duplicate)
 
 static void op_idem_send(struct model *m, struct step *s)
 {
-    uint32_t topic = (uint32_t)rng_below(&m->rng, TOPICS);
-    uint32_t n = 1 + (uint32_t)rng_below(&m->rng, 40);
+    uint32_t topic = (uint32_t)tu_rng_below(&m->rng, TOPICS);
+    uint32_t n = 1 + (uint32_t)tu_rng_below(&m->rng, 40);
     struct deliv d = {0};
     for (uint32_t i = 0; i < n; i++) {
         uint64_t id = m->next_id++;
-        uint32_t mode = (uint32_t)rng_below(&m->rng, 3); /* explicit, keyed, null key */
+        uint32_t mode = (uint32_t)tu_rng_below(&m->rng, 3); /* explicit, keyed, null key */
         struct recbuf rb;
         struct rt_producer_message msg = {.sequence = -1};
         make_record(m, id, mode == 1, &rb, &msg.record);
@@ -1625,7 +1574,7 @@ static void op_idem_send(struct model *m, struct step *s)
         pe->keyed = mode == 1;
         pe->topic = (int32_t)topic;
         if (mode == 0) {
-            part = (int32_t)rng_below(&m->rng, topic_parts[topic]);
+            part = (int32_t)tu_rng_below(&m->rng, topic_parts[topic]);
             pe->part = (int32_t)mp_of(topic, (uint32_t)part);
         } else if (mode == 1) {
             pe->part =
@@ -1656,7 +1605,7 @@ static void named_send_range(struct model *m, struct step *s, int ni, uint32_t f
     for (uint32_t i = from; i < to; i++) {
         uint32_t seq = nm->seqs[i];
         uint64_t id = ID_NAMED_BIT | (uint64_t)ni << 32 | seq;
-        uint32_t mode = (uint32_t)(mix64(id) % 3); /* null key, keyed, explicit */
+        uint32_t mode = (uint32_t)(tu_mix64(id) % 3); /* null key, keyed, explicit */
         if (mode == 0 && m->cfg->skip_named_nullkey)
             mode = 1;
         struct recbuf rb;
@@ -1712,9 +1661,9 @@ static void named_check_last_sequence(struct model *m, int ni)
 
 static void op_named(struct model *m, struct step *s, bool rerun)
 {
-    int ni = (int)rng_below(&m->rng, NAMED_CHILD);
+    int ni = (int)tu_rng_below(&m->rng, NAMED_CHILD);
     struct mnamed *nm = &m->named[ni];
-    uint32_t add = 1 + (uint32_t)rng_below(&m->rng, 30);
+    uint32_t add = 1 + (uint32_t)tu_rng_below(&m->rng, 30);
     if (nm->sent_count + add >= NAMED_SEQ_MAX / 4)
         return;
     uint32_t from = nm->sent_count;
@@ -1726,13 +1675,13 @@ static void op_named(struct model *m, struct step *s, bool rerun)
             DIVERGE_RC(m, rc, "reopening a named producer");
             return;
         }
-        from = nm->sent_count - (uint32_t)rng_below(&m->rng, nm->sent_count + 1);
+        from = nm->sent_count - (uint32_t)tu_rng_below(&m->rng, nm->sent_count + 1);
     }
     uint32_t last = nm->sent_count ? nm->seqs[nm->sent_count - 1] : 0;
     for (uint32_t i = 0; i < add; i++) {
         last += nm->sent_count + i == 0
-                    ? (uint32_t)rng_below(&m->rng, 3)
-                    : 1 + (uint32_t)rng_below(&m->rng, 2) * (uint32_t)rng_below(&m->rng, 3);
+                    ? (uint32_t)tu_rng_below(&m->rng, 3)
+                    : 1 + (uint32_t)tu_rng_below(&m->rng, 2) * (uint32_t)tu_rng_below(&m->rng, 3);
         nm->seqs[nm->sent_count + i] = last;
     }
     nm->sent_count += add;
@@ -1742,7 +1691,7 @@ static void op_named(struct model *m, struct step *s, bool rerun)
 
 static int pick_txn(struct model *m)
 {
-    return (int)rng_below(&m->rng, TXNS);
+    return (int)tu_rng_below(&m->rng, TXNS);
 }
 
 static void op_txn_send(struct model *m, struct step *s, int t)
@@ -1758,14 +1707,14 @@ static void op_txn_send(struct model *m, struct step *s, int t)
         x->txn_no = ++m->next_txn_no;
         x->opened_step = m->step;
     }
-    uint32_t n = 1 + (uint32_t)rng_below(&m->rng, 16);
+    uint32_t n = 1 + (uint32_t)tu_rng_below(&m->rng, 16);
     struct deliv d = {0};
     for (uint32_t i = 0; i < n; i++) {
         uint64_t id = m->next_id++;
         uint32_t mp = pick_part(m);
         struct recbuf rb;
         struct rt_producer_message msg = {.sequence = -1};
-        make_record(m, id, rng_below(&m->rng, 2), &rb, &msg.record);
+        make_record(m, id, tu_rng_below(&m->rng, 2), &rb, &msg.record);
         struct pend *pe = step_add(s, id);
         pe->keyed = msg.record.key_len >= 0;
         pe->part = (int32_t)mp;
@@ -1790,12 +1739,12 @@ static void op_txn_offsets(struct model *m, int t)
     struct mtxn *x = &m->txn[t];
     if (!x->open || x->noff >= TXN_OFFSETS_MAX - 2)
         return;
-    uint32_t g = (uint32_t)rng_below(&m->rng, GROUPS);
-    uint32_t n = 1 + (uint32_t)rng_below(&m->rng, 2);
+    uint32_t g = (uint32_t)tu_rng_below(&m->rng, GROUPS);
+    uint32_t n = 1 + (uint32_t)tu_rng_below(&m->rng, 2);
     struct rt_offset offs[2];
     for (uint32_t i = 0; i < n; i++) {
         uint32_t mp = pick_part(m);
-        int64_t off = (int64_t)rng_below(&m->rng, (uint64_t)m->part[mp].hw + 1);
+        int64_t off = (int64_t)tu_rng_below(&m->rng, (uint64_t)m->part[mp].hw + 1);
         offs[i] = (struct rt_offset){
             .topic = topic_names[m->part[mp].topic], .partition = m->part[mp].index, .offset = off};
         x->off[x->noff].group = g;
@@ -1896,16 +1845,16 @@ static void op_txn_reinit(struct model *m, struct step *s, int t)
 
 static void op_group_commit(struct model *m)
 {
-    uint32_t g = (uint32_t)rng_below(&m->rng, GROUPS);
-    uint32_t n = 1 + (uint32_t)rng_below(&m->rng, 3);
+    uint32_t g = (uint32_t)tu_rng_below(&m->rng, GROUPS);
+    uint32_t n = 1 + (uint32_t)tu_rng_below(&m->rng, 3);
     struct rt_offset offs[3];
     uint32_t mps[3];
     for (uint32_t i = 0; i < n; i++) {
         mps[i] = pick_part(m);
         offs[i] = (struct rt_offset){.topic = topic_names[m->part[mps[i]].topic],
                                      .partition = m->part[mps[i]].index,
-                                     .offset = (int64_t)rng_below(&m->rng, 100000),
-                                     .metadata = rng_below(&m->rng, 2) ? "md" : NULL};
+                                     .offset = (int64_t)tu_rng_below(&m->rng, 100000),
+                                     .metadata = tu_rng_below(&m->rng, 2) ? "md" : NULL};
     }
     int rc = rt_group_commit_offsets(m->e, group_names[g], offs, n);
     if (rc) {
@@ -2075,8 +2024,8 @@ static void *child_app_main(void *arg)
     struct child_app *a = arg;
     struct model *m = a->m;
     for (uint64_t k = 0;; k += 8) {
-        uint32_t mp = (uint32_t)rng_below(&a->rng, m->nparts);
-        uint32_t n = 1 + (uint32_t)rng_below(&a->rng, 4);
+        uint32_t mp = (uint32_t)tu_rng_below(&a->rng, m->nparts);
+        uint32_t n = 1 + (uint32_t)tu_rng_below(&a->rng, 4);
         struct recbuf rb[4];
         struct rt_record r[4];
         uint32_t bytes = 0;
@@ -2123,7 +2072,7 @@ static void *child_named_main(void *arg)
     rt_producer_options_init(&po);
     po.name = nm->name;
     po.linger_ms = 1;
-    po.batch_size_bytes = 512 + (uint32_t)rng_below(&cn->rng, 8192);
+    po.batch_size_bytes = 512 + (uint32_t)tu_rng_below(&cn->rng, 8192);
     rt_producer *p = NULL;
     int rc = rt_producer_open(m->e, &po, &p);
     if (rc)
@@ -2136,10 +2085,10 @@ static void *child_named_main(void *arg)
     while (first_lost < nm->sent_count && nm->stored[first_lost])
         first_lost++;
     uint32_t back = first_lost < 2000 ? first_lost : 2000;
-    uint32_t from = first_lost - (uint32_t)rng_below(&cn->rng, (uint64_t)back + 1);
+    uint32_t from = first_lost - (uint32_t)tu_rng_below(&cn->rng, (uint64_t)back + 1);
     for (uint32_t seq = from; seq < NAMED_SEQ_MAX && seq < from + 3000; seq++) {
         uint64_t id = ID_NAMED_BIT | (uint64_t)NAMED_CHILD << 32 | seq;
-        uint32_t mode = (uint32_t)(mix64(id) % 3); /* null key, keyed, explicit */
+        uint32_t mode = (uint32_t)(tu_mix64(id) % 3); /* null key, keyed, explicit */
         if (mode == 0 && m->cfg->skip_named_nullkey)
             mode = 1;
         struct recbuf rb;
@@ -2155,7 +2104,7 @@ static void *child_named_main(void *arg)
             child_fail(rc, "child named flush");
     }
     for (;;)
-        sleep_ms(1000);
+        tu_sleep_ms(1000);
     return NULL;
 }
 
@@ -2194,9 +2143,9 @@ static void child_main(struct model *m, uint64_t id0, uint64_t rng, struct io_fa
         rc = rt_producer_begin(p);
         if (rc)
             child_fail(rc, "rt_producer_begin");
-        uint32_t n = 1 + (uint32_t)rng_below(&rng, 6);
+        uint32_t n = 1 + (uint32_t)tu_rng_below(&rng, 6);
         for (uint32_t i = 0; i < n; i++, id++) {
-            uint32_t mp = (uint32_t)rng_below(&rng, m->nparts);
+            uint32_t mp = (uint32_t)tu_rng_below(&rng, m->nparts);
             struct recbuf rb;
             struct rt_producer_message msg = {.sequence = -1};
             make_record(m, id, false, &rb, &msg.record);
@@ -2214,21 +2163,7 @@ static void child_main(struct model *m, uint64_t id0, uint64_t rng, struct io_fa
     }
     /* Out of transaction numbers: wait to be killed. */
     for (;;)
-        sleep_ms(1000);
-}
-
-static bool read_cmsg(int fd, struct cmsg *c)
-{
-    size_t got = 0;
-    while (got < sizeof(*c)) {
-        ssize_t n = read(fd, (char *)c + got, sizeof(*c) - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        got += (size_t)n;
-    }
-    return true;
+        tu_sleep_ms(1000);
 }
 
 static void take_cmsg(struct model *m, struct step *s, const struct cmsg *c)
@@ -2261,7 +2196,7 @@ static void take_cmsg(struct model *m, struct step *s, const struct cmsg *c)
     case CM_NAMED_SENT: {
         struct mnamed *nm = &m->named[NAMED_CHILD];
         uint32_t seq = (uint32_t)c->base, topic = nm->topic;
-        uint32_t mode = (uint32_t)(mix64(c->id) % 3);
+        uint32_t mode = (uint32_t)(tu_mix64(c->id) % 3);
         if (mode == 0 && m->cfg->skip_named_nullkey)
             mode = 1;
         struct pend *pe = step_add(s, c->id);
@@ -2347,16 +2282,16 @@ static void op_crash(struct model *m, struct step *s, bool power)
     memset(&plan, 0, sizeof(plan));
     if (power) {
         plan.track_unsynced = true;
-        plan.power_loss_keep_sectors = rng_below(&m->rng, 2) == 0;
-        plan.power_loss_seed = rng_next(&m->rng);
-        bool on_write = rng_below(&m->rng, 3) == 0;
+        plan.power_loss_keep_sectors = tu_rng_below(&m->rng, 2) == 0;
+        plan.power_loss_seed = tu_rng_next(&m->rng);
+        bool on_write = tu_rng_below(&m->rng, 3) == 0;
         plan.rules[0] = (struct io_fault_rule){.mode = IO_FAULT_POWER_LOSS,
                                                .op = on_write ? IO_OP_WRITE : IO_OP_FDATASYNC,
-                                               .nth = 1 + rng_below(&m->rng, 120)};
+                                               .nth = 1 + tu_rng_below(&m->rng, 120)};
         plan.rule_count = 1;
     }
-    int64_t kill_ms = 5 + (int64_t)rng_below(&m->rng, 300);
-    uint64_t id0 = m->next_id, child_rng = rng_next(&m->rng);
+    int64_t kill_ms = 5 + (int64_t)tu_rng_below(&m->rng, 300);
+    uint64_t id0 = m->next_id, child_rng = tu_rng_next(&m->rng);
     m->next_id += 3 * (1ull << 24);
     int fds[2];
     assert_int_equal(pipe(fds), 0);
@@ -2371,11 +2306,11 @@ static void op_crash(struct model *m, struct step *s, bool power)
     }
     close(fds[1]);
     s->exact = false;
-    int64_t start = now_ms();
+    int64_t start = tu_now_ms();
     bool exited = false;
     int64_t limit = power ? 20000 : kill_ms;
     for (;;) {
-        int64_t wait = limit - (now_ms() - start);
+        int64_t wait = limit - (tu_now_ms() - start);
         if (wait <= 0)
             break;
         struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
@@ -2383,7 +2318,7 @@ static void op_crash(struct model *m, struct step *s, bool power)
         if (prc <= 0)
             continue;
         struct cmsg c;
-        if (!read_cmsg(fds[0], &c)) {
+        if (!tu_read_full(fds[0], &c, sizeof(c))) {
             exited = true;
             break;
         }
@@ -2392,7 +2327,7 @@ static void op_crash(struct model *m, struct step *s, bool power)
     if (!exited)
         kill(pid, SIGKILL);
     struct cmsg c;
-    while (read_cmsg(fds[0], &c))
+    while (tu_read_full(fds[0], &c, sizeof(c)))
         take_cmsg(m, s, &c);
     close(fds[0]);
     int status = 0;
@@ -2473,7 +2408,7 @@ static enum op pick_op(struct model *m)
     int total = 0;
     for (int i = 0; i < OP_COUNT; i++)
         total += m->cfg->skip[i] ? 0 : op_weight[i];
-    int r = (int)rng_below(&m->rng, (uint64_t)total);
+    int r = (int)tu_rng_below(&m->rng, (uint64_t)total);
     for (int i = 0; i < OP_COUNT; i++) {
         if (m->cfg->skip[i])
             continue;
@@ -2495,7 +2430,7 @@ static void run_step(struct model *m, enum op op)
     for (int k = 0; k < TXNS; k++)
         if (m->txn[k].open && m->step - m->txn[k].opened_step > TXN_STEPS_MAX &&
             op != OP_TXN_SEND) {
-            op_txn_end(m, &s, k, rng_below(&m->rng, 2));
+            op_txn_end(m, &s, k, tu_rng_below(&m->rng, 2));
             resolve(m, &s);
             step_free(&s);
             step_init(&s);
@@ -2635,7 +2570,7 @@ static int run_seed(const struct config *cfg, uint64_t seed, int64_t *steps_out)
     struct model *m = calloc(1, sizeof(*m));
     assert_non_null(m);
     model_init(m, cfg, seed);
-    int64_t t0 = now_ms();
+    int64_t t0 = tu_now_ms();
     random_options(m);
     struct step s;
     step_init(&s);
@@ -2653,15 +2588,15 @@ static int run_seed(const struct config *cfg, uint64_t seed, int64_t *steps_out)
     m->e = NULL;
     if (engine_up(m, &s)) {
         for (m->step = 1; m->step <= cfg->steps && m->divergences == 0; m->step++) {
-            if (now_ms() >= cfg->deadline_ms)
+            if (tu_now_ms() >= cfg->deadline_ms)
                 break;
             enum op op = pick_op(m);
-            int64_t c0 = now_ms();
+            int64_t c0 = tu_now_ms();
             run_step(m, op);
             m->steps_run++;
             if (cfg->verbose)
                 fprintf(stderr, "  seed %" PRIu64 " step %d: %s, %" PRId64 " ms\n", seed, m->step,
-                        op_names[op], now_ms() - c0);
+                        op_names[op], tu_now_ms() - c0);
             if (!m->e)
                 break;
         }
@@ -2679,7 +2614,7 @@ static int run_seed(const struct config *cfg, uint64_t seed, int64_t *steps_out)
             " aborts, %" PRId64 " fences, %" PRId64 " verifies, %.1f s, divergences %d\n",
             seed, m->steps_run, m->o.segment_size_bytes / 1024, m->records_acked, m->reopens,
             m->kills, m->power_losses, m->power_not_fired, m->commits, m->aborts, m->fences,
-            m->verifies, (double)(now_ms() - t0) / 1000.0, m->divergences);
+            m->verifies, (double)(tu_now_ms() - t0) / 1000.0, m->divergences);
     if (m->divergences)
         fprintf(stderr,
                 "  (replay: RT_MODEL_SEED=%" PRIu64 " RT_MODEL_SEEDS=1 RT_MODEL_STEPS=%d"
@@ -2722,16 +2657,16 @@ static void test_model(void **state)
     (void)state;
     struct config cfg;
     memset(&cfg, 0, sizeof(cfg));
-    int64_t seconds = env_int("RT_MODEL_SECONDS", 25);
-    cfg.first_seed = (uint64_t)env_int("RT_MODEL_SEED", 1);
+    int64_t seconds = tu_env_int("RT_MODEL_SECONDS", 25);
+    cfg.first_seed = (uint64_t)tu_env_int("RT_MODEL_SEED", 1);
     cfg.seeds_by_time = getenv("RT_MODEL_SECONDS") && !getenv("RT_MODEL_SEEDS");
-    cfg.seeds = (int)env_int("RT_MODEL_SEEDS", 2);
-    cfg.steps = (int)env_int("RT_MODEL_STEPS", 160);
+    cfg.seeds = (int)tu_env_int("RT_MODEL_SEEDS", 2);
+    cfg.steps = (int)tu_env_int("RT_MODEL_STEPS", 160);
     cfg.verbose = getenv("RT_MODEL_VERBOSE") != NULL;
-    cfg.segment_kib = (uint32_t)env_int("RT_MODEL_SEGMENT_KIB", 0);
+    cfg.segment_kib = (uint32_t)tu_env_int("RT_MODEL_SEGMENT_KIB", 0);
     assert_true(cfg.segment_kib == 0 || (cfg.segment_kib >= 16 && cfg.segment_kib <= 1048576));
     parse_skip(&cfg);
-    int64_t start = now_ms();
+    int64_t start = tu_now_ms();
     cfg.deadline_ms = start + seconds * 1000;
     fprintf(stderr, "model: backend %s, %d steps per seed, %s, budget %" PRId64 " s\n",
             tu_backend(), cfg.steps,
@@ -2739,7 +2674,7 @@ static void test_model(void **state)
     int seeds_run = 0, divergences = 0;
     int64_t steps = 0;
     for (int i = 0; cfg.seeds_by_time || i < cfg.seeds; i++) {
-        if (now_ms() >= cfg.deadline_ms)
+        if (tu_now_ms() >= cfg.deadline_ms)
             break;
         int64_t st = 0;
         divergences += run_seed(&cfg, cfg.first_seed + (uint64_t)i, &st);
@@ -2747,7 +2682,7 @@ static void test_model(void **state)
         seeds_run++;
     }
     fprintf(stderr, "model: %d seeds, %" PRId64 " steps, %d divergences, %.1f s\n", seeds_run,
-            steps, divergences, (double)(now_ms() - start) / 1000.0);
+            steps, divergences, (double)(tu_now_ms() - start) / 1000.0);
     assert_true(seeds_run > 0);
     assert_int_equal(divergences, 0);
 }

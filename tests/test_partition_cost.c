@@ -30,7 +30,9 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "helpers/child.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "log/partition.h"
 #include "log/segment.h"
@@ -92,29 +94,6 @@ static void append_acked(rt_engine *e, int64_t *next)
     *next += RECORDS_PER_BATCH;
 }
 
-struct problems {
-    unsigned count;
-    char text[4096];
-};
-
-static void on_problem(void *ctx, const char *msg)
-{
-    struct problems *p = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        return;
-    size_t n = strlen(p->text);
-    snprintf(p->text + n, sizeof(p->text) - n, "%s\n", msg);
-    p->count++;
-}
-
-static void expect_verify_clean(const char *dir, const char *when)
-{
-    struct problems p = {0};
-    int rc = rt_verify(dir, on_problem, &p);
-    if (rc != 0 || p.count != 0)
-        fail_msg("verify %s: %s\n%s", when, rt_strerror(rc), p.text);
-}
-
 /* F2: at the engine's default options (1 GiB segments, 10 MiB index cap) a new partition costs a
  * few KiB while the engine is open, under every sync mode; a little data costs about itself. On
  * main's code each partition held its whole 1 GiB segment and 3 MiB per index (fallocate). */
@@ -148,7 +127,7 @@ static void empty_costs_little(enum rt_sync_mode mode)
     assert_int_equal(tu_file_size(log), (size_t)o.segment_size_bytes);
     free(log);
     assert_int_equal(rt_close(e), 0);
-    expect_verify_clean(dir, "after a clean close");
+    tu_expect_verify_clean(dir, "after a clean close");
     assert_int_equal(rt_open(dir, &o, &e), 0);
     int64_t start = -1;
     assert_int_equal(tu_read_back_offset_values(e, TOPIC, VALUE_BYTES, &start), next);
@@ -194,7 +173,7 @@ static void test_index_reservation_grows(void **state)
     assert_true((uint64_t)st.st_blocks * 512u < (uint64_t)st.st_size);
     free(idx);
     assert_int_equal(rt_close(e), 0);
-    expect_verify_clean(dir, "after a clean close");
+    tu_expect_verify_clean(dir, "after a clean close");
     assert_int_equal(rt_open(dir, &o, &e), 0);
     int64_t start = -1;
     assert_int_equal(tu_read_back_offset_values(e, TOPIC, VALUE_BYTES, &start), next);
@@ -296,21 +275,14 @@ static void test_power_loss_inside_prewritten_window(void **state)
     (void)state;
     for (uint64_t seed = 1; seed <= 4; seed++) {
         char *dir = tu_mkdtemp();
-        int fds[2];
-        assert_int_equal(pipe(fds), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(fds[0]);
-            power_loss_child(dir, seed, fds[1]);
-        }
-        close(fds[1]);
+        int report_fd = -1;
+        pid_t pid = tu_fork_piped(&report_fd);
+        if (pid == 0)
+            power_loss_child(dir, seed, report_fd);
         int64_t got[2] = {-1, -1};
-        ssize_t n = read(fds[0], got, sizeof(got));
-        close(fds[0]);
         int status = 0;
-        waitpid(pid, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n != (ssize_t)sizeof(got))
+        size_t n = tu_child_report(pid, report_fd, got, sizeof(got), &status);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n != sizeof(got))
             fail_msg("child failed: status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
         int64_t acked = got[0], frontier = got[1];
         /* The segment is data + zeros + a hole: SEEK_HOLE finds one at or past the frontier. */
@@ -328,7 +300,7 @@ static void test_power_loss_inside_prewritten_window(void **state)
          * end and verify has nothing to say. A torn prefix is a torn tail, which verify reports
          * and open cuts (SC5). */
         if (seed == 1)
-            expect_verify_clean(dir, "after the power loss");
+            tu_expect_verify_clean(dir, "after the power loss");
         struct rt_options o;
         tu_options(&o);
         o.segment_size_bytes = 4u << 20;
@@ -348,7 +320,7 @@ static void test_power_loss_inside_prewritten_window(void **state)
         append_acked(e, &next);
         assert_int_equal(tu_read_back_offset_values(e, TOPIC, VALUE_BYTES, &start), next);
         assert_int_equal(rt_close(e), 0);
-        expect_verify_clean(dir, "after recovery");
+        tu_expect_verify_clean(dir, "after recovery");
         tu_rmdir_free(dir);
     }
 }

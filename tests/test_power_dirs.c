@@ -39,7 +39,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/child.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "ringtail.h"
 #include "ringtail_test.h"
@@ -341,30 +343,9 @@ static int append_batch(rt_engine *e, const char *topic, uint32_t partition, int
 
 static void options(struct rt_options *o, uint64_t segment_bytes)
 {
-    tu_options(o);
-    o->segment_size_bytes = segment_bytes;
-    o->batch_size_max_bytes = 32 * 1024;
-    o->index_interval_bytes = 4096;
-    o->shard_count = 1;
+    tu_options_small(o, segment_bytes, 32 * 1024, 4096);
     o->sync_mode = RT_SYNC_ALWAYS;
-    o->retention_ms = -1;
     o->retention_bytes = (int64_t)(2 * segment_bytes); /* deletions and recycling */
-    o->producer_id_expiration_ms = INT64_MAX / 4;
-}
-
-struct problems {
-    unsigned count;
-    char text[4096];
-};
-
-static void on_problem(void *ctx, const char *msg)
-{
-    struct problems *p = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        return;
-    size_t n = strlen(p->text);
-    snprintf(p->text + n, sizeof(p->text) - n, "%s\n", msg);
-    p->count++;
 }
 
 /* Reads [log start, high watermark) of topic-partition and checks every record names its own
@@ -416,41 +397,20 @@ static rt_engine *reopen_checked(const char *dir, const struct rt_options *o, co
     return e;
 }
 
-static void verify_clean(const char *dir, const char *what)
-{
-    struct problems p = {0};
-    int rc = rt_verify(dir, on_problem, &p);
-    if (rc != 0 || p.count != 0)
-        fail_msg("%s: verify after recovery: %s\n%s", what, rt_strerror(rc), p.text);
-}
-
 /* Runs child(dir, plan-rule, report fd) in a fork; returns its exit code, the report in *rep. */
 typedef void (*child_fn)(const char *dir, const struct io_fault_rule *rule, int fd);
 
 static int run_child(child_fn fn, const char *dir, const struct io_fault_rule *rule, void *rep,
                      size_t rep_bytes)
 {
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    int report_fd = -1;
+    pid_t pid = tu_fork_piped(&report_fd);
     if (pid == 0) {
-        close(fds[0]);
-        fn(dir, rule, fds[1]);
+        fn(dir, rule, report_fd);
         _exit(99);
     }
-    close(fds[1]);
-    memset(rep, 0, rep_bytes);
-    size_t got = 0;
-    while (got < rep_bytes) {
-        ssize_t n = read(fds[0], (char *)rep + got, rep_bytes - got);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fds[0]);
     int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
+    (void)tu_child_report(pid, report_fd, rep, rep_bytes, &status);
     if (!WIFEXITED(status))
         fail_msg("the power-loss child died (status %d)", status);
     return WEXITSTATUS(status);
@@ -521,7 +481,7 @@ static void check_topics(const char *dir, const struct topics_report *r, const c
         }
     }
     assert_int_equal(rt_close(e), 0);
-    verify_clean(dir, what);
+    tu_expect_verify_clean(dir, what);
 }
 
 static void topics_sweep(enum io_op_type op)
@@ -688,7 +648,7 @@ static void check_rolls(const char *dir, const struct roll_report *r, const char
     assert_int_equal(append_batch(e, ROLL_TOPIC, 0, end, &base), 0); /* the log goes on */
     assert_int_equal(base, end);
     assert_int_equal(rt_close(e), 0);
-    verify_clean(dir, what);
+    tu_expect_verify_clean(dir, what);
 }
 
 static const char *op_name(enum io_op_type op)
@@ -805,6 +765,7 @@ static void seal_child(const char *dir, const struct io_fault_rule *unused, int 
     struct rt_options o;
     options(&o, 64 * 1024);
     o.retention_bytes = -1;
+    o.fault_recovery_ms = -1; /* the failure stays (test_heal covers the recovery in place) */
     struct io_fault_plan plan = {.track_unsynced = true, .track_dirs = true};
     struct io_fault_rule rule = {.mode = seal_mode,
                                  .op = IO_OP_FDATASYNC_DIRECT,
@@ -839,8 +800,9 @@ static void seal_child(const char *dir, const struct io_fault_rule *unused, int 
     _exit(0);
 }
 
-/* A seal whose fdatasync fails is not swallowed: the append that rolled fails, the write side
- * stays failed (sticky), close says so, and after reopen nothing acknowledged is missing. */
+/* A seal whose fdatasync fails is not swallowed: the append that rolled fails, the partition's
+ * write side stays failed (recovery in place disabled here), close says so, and after reopen
+ * nothing acknowledged is missing. */
 static void test_seal_fdatasync_eio_is_reported(void **state)
 {
     (void)state;

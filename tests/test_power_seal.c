@@ -39,6 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/child.h"
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
@@ -51,17 +52,11 @@
 
 static void options(struct rt_options *o, enum rt_sync_mode mode, uint64_t segment_bytes)
 {
-    tu_options(o);
-    o->segment_size_bytes = segment_bytes;
-    o->batch_size_max_bytes = 32 * 1024;
-    o->index_interval_bytes = 4096;
-    o->shard_count = 1;
+    tu_options_small(o, segment_bytes, 32 * 1024, 4096);
     o->sync_mode = mode;
     o->sync_interval_ms = 3600 * 1000; /* never within the test: only seals sync the data */
     o->sync_interval_bytes = 0;
-    o->retention_ms = -1;
     o->retention_bytes = -1;
-    o->producer_id_expiration_ms = INT64_MAX / 4;
 }
 
 static int append_batch(rt_engine *e, int64_t first, int64_t *base_out)
@@ -178,23 +173,16 @@ static int64_t read_back(rt_engine *e)
 static void sealed_segments_survive(enum rt_sync_mode mode, uint64_t segment_bytes)
 {
     char *dir = tu_mkdtemp();
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        power_loss_child(dir, mode, segment_bytes, fds[1]);
-    }
-    close(fds[1]);
-    struct child_report r = {0};
-    ssize_t got = read(fds[0], &r, sizeof(r));
-    close(fds[0]);
+    int report_fd = -1;
+    pid_t pid = tu_fork_piped(&report_fd);
+    if (pid == 0)
+        power_loss_child(dir, mode, segment_bytes, report_fd);
+    struct child_report r;
     int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
+    size_t got = tu_child_report(pid, report_fd, &r, sizeof(r), &status);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         fail_msg("the power-loss run failed (status %d)", status);
-    assert_int_equal(got, (ssize_t)sizeof(r));
+    assert_int_equal(got, sizeof(r));
     /* The power loss undid something: the newest segment's unsynced appends. */
     assert_true(r.rolled_back_bytes > 0);
 
@@ -331,23 +319,16 @@ static void test_power_loss_keeps_sealed_txnindex(void **state)
 {
     (void)state;
     char *dir = tu_mkdtemp();
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        txn_power_loss_child(dir, fds[1]);
-    }
-    close(fds[1]);
-    struct child_report r = {0};
-    ssize_t got = read(fds[0], &r, sizeof(r));
-    close(fds[0]);
+    int report_fd = -1;
+    pid_t pid = tu_fork_piped(&report_fd);
+    if (pid == 0)
+        txn_power_loss_child(dir, report_fd);
+    struct child_report r;
     int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
+    size_t got = tu_child_report(pid, report_fd, &r, sizeof(r), &status);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         fail_msg("the power-loss run failed (status %d)", status);
-    assert_int_equal(got, (ssize_t)sizeof(r));
+    assert_int_equal(got, sizeof(r));
     assert_true(r.rolled_back_bytes > 0);
     int64_t newest = -1;
     assert_true(list_segments(dir, &newest) >= SEGMENTS_MIN);

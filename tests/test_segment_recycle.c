@@ -27,7 +27,9 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "helpers/child.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "ringtail.h"
 #include "ringtail_test.h"
@@ -38,15 +40,10 @@
 
 static void options(struct rt_options *o)
 {
-    tu_options(o);
-    o->segment_size_bytes = 1024 * 1024; /* pre-write lead: 64 .. 128 KiB (segment_pool_lead_at) */
-    o->batch_size_max_bytes = 32 * 1024;
-    o->index_interval_bytes = 4096;
-    o->shard_count = 1;
+    /* segments of 1 MiB: a pre-write lead of 64 .. 128 KiB (segment_pool_lead_at) */
+    tu_options_small(o, 1024 * 1024, 32 * 1024, 4096);
     o->sync_mode = RT_SYNC_ALWAYS;
-    o->retention_ms = -1;
     o->retention_bytes = 1024 * 1024; /* retention leaves about one sealed segment */
-    o->producer_id_expiration_ms = INT64_MAX / 4;
 }
 
 static int append_batch(rt_engine *e, int64_t first, int64_t *base_out)
@@ -75,29 +72,6 @@ static struct rt_stats stats(rt_engine *e)
 static int64_t read_back(rt_engine *e, int64_t *start_out)
 {
     return tu_read_back_offset_values(e, TOPIC, VALUE_BYTES, start_out);
-}
-
-struct problems {
-    unsigned count;
-    char text[4096];
-};
-
-static void on_problem(void *ctx, const char *msg)
-{
-    struct problems *p = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        return;
-    size_t n = strlen(p->text);
-    snprintf(p->text + n, sizeof(p->text) - n, "%s\n", msg);
-    p->count++;
-}
-
-static void expect_verify_clean(const char *dir, const char *when)
-{
-    struct problems p = {0};
-    int rc = rt_verify(dir, on_problem, &p);
-    if (rc != 0 || p.count != 0)
-        fail_msg("verify %s: %s\n%s", when, rt_strerror(rc), p.text);
 }
 
 /* Appends until the active segment is a recycled file that held the batches of a deleted
@@ -179,7 +153,7 @@ static void test_prewrite_stays_ahead(void **state)
     assert_int_equal(start, 0);
     assert_true(stats(e).segments_rolled >= 2);
     assert_int_equal(rt_close(e), 0);
-    expect_verify_clean(dir, "after a clean close");
+    tu_expect_verify_clean(dir, "after a clean close");
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(read_back(e, &start), next);
     assert_int_equal(rt_close(e), 0);
@@ -226,7 +200,7 @@ static void test_roll_takes_the_prewritten_next_segment(void **state)
     int64_t start = -1;
     assert_int_equal(read_back(e, &start), next);
     assert_int_equal(rt_close(e), 0);
-    expect_verify_clean(dir, "after a clean close");
+    tu_expect_verify_clean(dir, "after a clean close");
     free(next_file);
     tu_rmdir_free(dir);
 }
@@ -293,7 +267,7 @@ static void test_sync_none_prewrites_without_fdatasync(void **state)
     assert_int_equal(read_back(e, &start), next);
     assert_int_equal(start, 0);
     assert_int_equal(rt_close(e), 0);
-    expect_verify_clean(dir, "after a clean close under sync=none");
+    tu_expect_verify_clean(dir, "after a clean close under sync=none");
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(read_back(e, &start), next);
     assert_int_equal(rt_close(e), 0);
@@ -322,7 +296,7 @@ static void test_recycled_segment_serves_only_new_batches(void **state)
     char *spare = tu_path("%s/" TOPIC "-0/recycled.log.tmp", dir);
     assert_false(fs_exists_for_test(spare));
     free(spare);
-    expect_verify_clean(dir, "after a clean close");
+    tu_expect_verify_clean(dir, "after a clean close");
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(read_back(e, &start), next);
     append_acked(e, &next);
@@ -374,20 +348,14 @@ static void test_power_loss_in_recycled_segment(void **state)
     (void)state;
     for (uint64_t seed = 1; seed <= 6; seed++) {
         char *dir = tu_mkdtemp();
-        int fds[2];
-        assert_int_equal(pipe(fds), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(fds[0]);
-            power_loss_child(dir, seed, fds[1]);
-        }
-        close(fds[1]);
+        int report_fd = -1;
+        pid_t pid = tu_fork_piped(&report_fd);
+        if (pid == 0)
+            power_loss_child(dir, seed, report_fd);
         int64_t acked = -1;
-        assert_int_equal(read(fds[0], &acked, sizeof(acked)), (ssize_t)sizeof(acked));
-        close(fds[0]);
         int status = 0;
-        waitpid(pid, &status, 0);
+        assert_int_equal(tu_child_report(pid, report_fd, &acked, sizeof(acked), &status),
+                         sizeof(acked));
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
         /* The newest segment still holds stale batches past the new ones (nothing trimmed). */
@@ -403,7 +371,7 @@ static void test_power_loss_in_recycled_segment(void **state)
         assert_true(tu_file_size(newest) > 512 * 1024);
         free(newest);
 
-        expect_verify_clean(dir, "after the power loss");
+        tu_expect_verify_clean(dir, "after the power loss");
         struct rt_options o;
         options(&o);
         rt_engine *e = NULL;
@@ -417,7 +385,7 @@ static void test_power_loss_in_recycled_segment(void **state)
         append_acked(e, &next); /* the log goes on densely */
         assert_int_equal(read_back(e, &start), next);
         assert_int_equal(rt_close(e), 0);
-        expect_verify_clean(dir, "after recovery");
+        tu_expect_verify_clean(dir, "after recovery");
         tu_rmdir_free(dir);
     }
 }
@@ -469,7 +437,7 @@ static void test_sigkill_in_recycled_segment(void **state)
         assert_true(WIFSIGNALED(status));
         assert_true(acked > 0);
 
-        expect_verify_clean(dir, "after SIGKILL");
+        tu_expect_verify_clean(dir, "after SIGKILL");
         struct rt_options o;
         options(&o);
         rt_engine *e = NULL;
@@ -481,7 +449,7 @@ static void test_sigkill_in_recycled_segment(void **state)
         assert_true(end == acked || end == acked + RECORDS_PER_BATCH);
         assert_int_equal(stats(e).tail_bytes_ignored, 0);
         assert_int_equal(rt_close(e), 0);
-        expect_verify_clean(dir, "after recovery");
+        tu_expect_verify_clean(dir, "after recovery");
         tu_rmdir_free(dir);
     }
 }

@@ -21,32 +21,10 @@
 #include <string.h>
 
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "ringtail.h"
 
 #define TOPIC "seg"
-
-struct problems {
-    unsigned count;
-    char text[4096];
-};
-
-static void on_problem(void *ctx, const char *msg)
-{
-    struct problems *p = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        return;
-    size_t n = strlen(p->text);
-    snprintf(p->text + n, sizeof(p->text) - n, "%s\n", msg);
-    p->count++;
-}
-
-static void expect_verify_clean(const char *dir)
-{
-    struct problems p = {0};
-    int rc = rt_verify(dir, on_problem, &p);
-    if (rc != 0 || p.count != 0)
-        fail_msg("verify: %s\n%s", rt_strerror(rc), p.text);
-}
 
 /* One record of value_bytes whose bytes name `tag`. */
 static int append_value(rt_engine *e, size_t value_bytes, char tag, int64_t *base_out)
@@ -122,7 +100,7 @@ static void test_segment_below_batch_max_opens(void **state)
     assert_true(st.segments_rolled >= 2);
     read_back(e, tags, n);
     assert_int_equal(rt_close(e), 0);
-    expect_verify_clean(dir);
+    tu_expect_verify_clean(dir, "");
     assert_int_equal(rt_open(dir, &o, &e), 0);
     read_back(e, tags, n);
     assert_int_equal(append_value(e, 1048510, 'x', &base), RT_E_RECORD_TOO_LARGE);
@@ -155,7 +133,7 @@ static void test_smallest_segment(void **state)
     assert_int_equal(rt_group_fetch_offsets(e, "g", TOPIC, 0, false, &off), 0);
     assert_int_equal(off, 0);
     assert_int_equal(rt_close(e), 0);
-    expect_verify_clean(dir);
+    tu_expect_verify_clean(dir, "");
     tu_rmdir_free(dir);
 }
 

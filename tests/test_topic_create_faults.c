@@ -26,7 +26,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/child.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "log/log.h"
 #include "ringtail.h"
@@ -44,31 +46,15 @@ static void options(struct rt_options *o)
     o->shard_count = 1;
 }
 
-struct counts {
-    unsigned problems, warnings;
-    char text[4096];
-};
-
-static void on_report(void *ctx, const char *msg)
-{
-    struct counts *c = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        c->warnings++;
-    else
-        c->problems++;
-    size_t n = strlen(c->text);
-    snprintf(c->text + n, sizeof(c->text) - n, "%s\n", msg);
-}
-
 /* Verify finds nothing at all: no problem and no warning (a leftover partition directory is a
  * warning, "unexpected entry in the data directory"). */
 static void verify_spotless(const char *dir, const char *what)
 {
-    struct counts c = {0};
-    int rc = rt_verify(dir, on_report, &c);
+    struct tu_verify_log c = {.with_warnings = true};
+    int rc = rt_verify(dir, tu_on_problem, &c);
     if (rc != 0 || c.problems != 0 || c.warnings != 0)
         fail_msg("%s: verify: %s, %u problems, %u warnings\n%s", what, rt_strerror(rc), c.problems,
-                 c.warnings, c.text);
+                 c.warnings, c.all);
 }
 
 /* The number of TOPIC-<p> directories in dir. */
@@ -220,21 +206,14 @@ static void power_sweep(enum io_op_type op)
     unsigned n = 1;
     for (; n <= SWEEP_MAX; n++) {
         char *dir = tu_mkdtemp();
-        int fds[2];
-        assert_int_equal(pipe(fds), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(fds[0]);
-            power_child(dir, op, n, fds[1]);
-        }
-        close(fds[1]);
+        int report_fd = -1;
+        pid_t pid = tu_fork_piped(&report_fd);
+        if (pid == 0)
+            power_child(dir, op, n, report_fd);
         uint8_t got[2] = {0, 0};
-        ssize_t r = read(fds[0], got, sizeof(got));
-        close(fds[0]);
         int status = 0;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || r != (ssize_t)sizeof(got))
+        size_t r = tu_child_report(pid, report_fd, got, sizeof(got), &status);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || r != sizeof(got))
             fail_msg("power child failed (status %d)", status);
         char what[96];
         snprintf(what, sizeof(what), "power loss at op %d #%u of a topic creation", op, n);

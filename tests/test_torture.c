@@ -71,7 +71,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers/seeded.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "ringtail.h"
 #include "ringtail_test.h"
@@ -137,43 +139,6 @@ struct scenario {
 };
 
 /* ---- small helpers ---- */
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* splitmix64: one stream per scenario and per child, reproducible from the seed. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rng_below(uint64_t *s, uint64_t n)
-{
-    return n ? rng_next(s) % n : 0;
-}
-
-static int64_t env_int(const char *name, int64_t dflt)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return dflt;
-    char *end = NULL;
-    long long x = strtoll(v, &end, 10);
-    return end && *end == '\0' ? (int64_t)x : dflt;
-}
 
 static void anomaly(struct scenario *s, const char *fmt, ...)
 {
@@ -296,7 +261,7 @@ static void child_main(const char *dir, int64_t records, uint64_t rng, struct io
         child_check(rt_producer_begin(p), "rt_producer_begin", plan);
         int64_t expect[PARTS];
         memcpy(expect, pos, sizeof(expect));
-        int want = 1 + (int)rng_below(&rng, POLL_MAX);
+        int want = 1 + (int)tu_rng_below(&rng, POLL_MAX);
         int got = 0, rc = 0;
         for (; got < want; got++) {
             struct rt_record_view r;
@@ -336,9 +301,9 @@ static void child_main(const char *dir, int64_t records, uint64_t rng, struct io
             rc = rt_consumer_positions(c, offs, PARTS, &count);
         if (rc == 0)
             rc = rt_producer_send_offsets(p, GROUP, offs, count);
-        if (rng_below(&rng, 8) == 0)
-            sleep_ms((int64_t)rng_below(&rng, 3)); /* widen the window for a mid-txn kill */
-        bool abort_it = rc != 0 || rng_below(&rng, 100) < ABORT_PERCENT;
+        if (tu_rng_below(&rng, 8) == 0)
+            tu_sleep_ms((int64_t)tu_rng_below(&rng, 3)); /* widen the window for a mid-txn kill */
+        bool abort_it = rc != 0 || tu_rng_below(&rng, 100) < ABORT_PERCENT;
         if (!abort_it) {
             rc = rt_producer_commit(p, -1);
             if (rc == 0) {
@@ -372,20 +337,6 @@ static void child_main(const char *dir, int64_t records, uint64_t rng, struct io
 
 /* ---- the parent: run a child and end it ---- */
 
-static bool read_msg(int fd, struct child_msg *m)
-{
-    size_t got = 0;
-    while (got < sizeof(*m)) {
-        ssize_t n = read(fd, (char *)m + got, sizeof(*m) - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        got += (size_t)n;
-    }
-    return true;
-}
-
 static void take_msg(struct scenario *s, const struct child_msg *m)
 {
     switch (m->kind) {
@@ -414,24 +365,24 @@ static void run_child(struct scenario *s, enum end_mode mode)
     if (mode == END_POWER_LOSS) {
         plan.track_unsynced = true;
         plan.track_dirs = true;
-        plan.power_loss_keep_sectors = rng_below(&s->rng, 2) == 0;
-        plan.power_loss_seed = rng_next(&s->rng);
+        plan.power_loss_keep_sectors = tu_rng_below(&s->rng, 2) == 0;
+        plan.power_loss_seed = tu_rng_next(&s->rng);
         /* A ring's write (1/3) or fdatasync (1/2), else a seal's or another direct fdatasync,
          * or a directory change (a roll's, a snapshot's: the directory-entry model, io.h). */
-        uint64_t k = rng_below(&s->rng, 12);
+        uint64_t k = tu_rng_below(&s->rng, 12);
         enum io_op_type op = k < 4    ? IO_OP_WRITE
                              : k < 10 ? IO_OP_FDATASYNC
                              : k < 11 ? IO_OP_FDATASYNC_DIRECT
                                       : IO_OP_DIR_ENTRY;
         uint64_t range = op == IO_OP_WRITE || op == IO_OP_FDATASYNC ? 160 : 40;
         plan.rules[0] = (struct io_fault_rule){
-            .mode = IO_FAULT_POWER_LOSS, .op = op, .nth = 1 + rng_below(&s->rng, range)};
+            .mode = IO_FAULT_POWER_LOSS, .op = op, .nth = 1 + tu_rng_below(&s->rng, range)};
         plan.rule_count = 1;
     }
-    int64_t kill_after_acks = (int64_t)rng_below(&s->rng, 16);
-    int64_t kill_delay_ms = (int64_t)rng_below(&s->rng, 400);
-    int64_t extra_us = (int64_t)rng_below(&s->rng, 4000);
-    uint64_t child_rng = rng_next(&s->rng);
+    int64_t kill_after_acks = (int64_t)tu_rng_below(&s->rng, 16);
+    int64_t kill_delay_ms = (int64_t)tu_rng_below(&s->rng, 400);
+    int64_t extra_us = (int64_t)tu_rng_below(&s->rng, 4000);
+    uint64_t child_rng = tu_rng_next(&s->rng);
     int fds[2];
     assert_int_equal(pipe(fds), 0);
     fflush(stderr);
@@ -444,11 +395,11 @@ static void run_child(struct scenario *s, enum end_mode mode)
         _exit(CHILD_EXIT_ERROR);
     }
     close(fds[1]);
-    int64_t start = now_ms(), last_msg = start;
+    int64_t start = tu_now_ms(), last_msg = start;
     int64_t acks = 0;
     bool exited = false, hung = false;
     for (;;) {
-        int64_t now = now_ms();
+        int64_t now = tu_now_ms();
         int64_t wait = CHILD_HANG_MS - (now - last_msg);
         if (mode == END_KILL_AFTER_DELAY)
             wait = kill_delay_ms - (now - start) < wait ? kill_delay_ms - (now - start) : wait;
@@ -463,11 +414,11 @@ static void run_child(struct scenario *s, enum end_mode mode)
         if (prc <= 0)
             continue;
         struct child_msg m;
-        if (!read_msg(fds[0], &m)) {
+        if (!tu_read_full(fds[0], &m, sizeof(m))) {
             exited = true;
             break;
         }
-        last_msg = now_ms();
+        last_msg = tu_now_ms();
         take_msg(s, &m);
         if (m.kind == MSG_COMMIT)
             acks++;
@@ -480,7 +431,7 @@ static void run_child(struct scenario *s, enum end_mode mode)
         kill(pid, SIGKILL);
     }
     struct child_msg m;
-    while (read_msg(fds[0], &m))
+    while (tu_read_full(fds[0], &m, sizeof(m)))
         take_msg(s, &m); /* acknowledged before the kill: they count */
     close(fds[0]);
     int status = 0;
@@ -591,20 +542,6 @@ static void count_record(void *ctx, const struct rt_record_view *r)
     (*(int64_t *)ctx)++;
 }
 
-struct verify_log {
-    struct scenario *s;
-    int problems;
-};
-
-static void on_problem(void *ctx, const char *problem)
-{
-    struct verify_log *vl = ctx;
-    if (strncmp(problem, "warning: ", 9) == 0)
-        return;
-    if (vl->problems++ < 8)
-        fprintf(stderr, "  verify: %s\n", problem);
-}
-
 static int print_txn(void *ctx, const struct rt_txn_info *t)
 {
     (void)ctx;
@@ -649,10 +586,10 @@ static bool check(struct scenario *s)
      * after TXN_TIMEOUT_MS; until then the LSO and the group's offsets may be pinned. */
     int64_t lso[PARTS], hw[PARTS];
     int stable_rc[PARTS];
-    int64_t t0 = now_ms();
-    while (!settled(e, lso, hw, stable_rc) && now_ms() - t0 < LSO_WAIT_MS)
-        sleep_ms(10);
-    s->settle_ms_max = now_ms() - t0 > s->settle_ms_max ? now_ms() - t0 : s->settle_ms_max;
+    int64_t t0 = tu_now_ms();
+    while (!settled(e, lso, hw, stable_rc) && tu_now_ms() - t0 < LSO_WAIT_MS)
+        tu_sleep_ms(10);
+    s->settle_ms_max = tu_now_ms() - t0 > s->settle_ms_max ? tu_now_ms() - t0 : s->settle_ms_max;
     for (uint32_t part = 0; part < PARTS; part++)
         if (lso[part] != hw[part])
             anomaly(s,
@@ -718,10 +655,10 @@ static bool check(struct scenario *s)
     rc = rt_close(e);
     if (rc)
         anomaly(s, "TR8: rt_close: %s (%s)", rt_strerror(rc), rt_error_detail());
-    struct verify_log vl = {.s = s};
-    rc = rt_verify(s->dir, on_problem, &vl);
+    struct tu_verify_log vl = {.print_max = 8};
+    rc = rt_verify(s->dir, tu_on_problem, &vl);
     if (rc)
-        anomaly(s, "TR8: rt_verify: %s, %d problems (listed above)", rt_strerror(rc), vl.problems);
+        anomaly(s, "TR8: rt_verify: %s, %u problems (listed above)", rt_strerror(rc), vl.problems);
     bool complete = true;
     for (uint32_t part = 0; part < PARTS; part++)
         complete = complete && s->committed[part] == s->cfg->records;
@@ -763,25 +700,25 @@ static void run_seed(struct scenario *s)
     s->dir = tu_mkdtemp();
     s->rng = s->seed * 0x2545f4914f6cdd1dull + 1;
     prefill(s->dir, s->cfg->records);
-    int64_t t0 = now_ms();
+    int64_t t0 = tu_now_ms();
     for (s->iteration = 1; s->iteration <= s->cfg->iterations; s->iteration++) {
-        if (now_ms() >= s->cfg->deadline_ms)
+        if (tu_now_ms() >= s->cfg->deadline_ms)
             break;
-        uint64_t r = rng_below(&s->rng, 100);
+        uint64_t r = tu_rng_below(&s->rng, 100);
         enum end_mode mode = r < 30   ? END_POWER_LOSS
                              : r < 45 ? END_KILL_AFTER_DELAY
                                       : END_KILL_AFTER_ACKS;
-        int64_t c0 = now_ms(), acks0 = s->commits_acked;
+        int64_t c0 = tu_now_ms(), acks0 = s->commits_acked;
         s->iterations_run++;
         run_child(s, mode);
-        int64_t c1 = now_ms();
+        int64_t c1 = tu_now_ms();
         bool ok = check(s);
         if (verbose)
             fprintf(stderr,
                     "  seed %" PRIu64 " iteration %d: mode %d, child %" PRId64 " ms (%" PRId64
                     " acks), check %" PRId64 " ms, committed %" PRId64 "/%" PRId64 "/%" PRId64 "\n",
                     s->seed, s->iteration, (int)mode, c1 - c0, s->commits_acked - acks0,
-                    now_ms() - c1, s->committed[0], s->committed[1], s->committed[2]);
+                    tu_now_ms() - c1, s->committed[0], s->committed[1], s->committed[2]);
         if (!ok || s->complete)
             break;
     }
@@ -794,7 +731,7 @@ static void run_seed(struct scenario *s)
             s->clean_exits, s->commits_acked, s->aborts, s->fenced, s->hidden_records,
             s->committed[0], s->committed[1], s->committed[2], s->cfg->records,
             s->complete ? " (complete: output == input exactly once)" : "",
-            (double)(now_ms() - t0) / 1000.0, s->anomalies);
+            (double)(tu_now_ms() - t0) / 1000.0, s->anomalies);
     if (s->anomalies && getenv("RT_TEST_KEEP") == NULL)
         fprintf(stderr,
                 "  (rerun with RT_TORTURE_SEED=%" PRIu64
@@ -808,13 +745,13 @@ static void test_torture(void **state)
 {
     (void)state;
     struct config cfg;
-    int64_t seconds = env_int("RT_TORTURE_SECONDS", 30);
-    cfg.records = env_int("RT_TORTURE_RECORDS", 150);
-    cfg.iterations = (int)env_int("RT_TORTURE_ITERATIONS", 12);
+    int64_t seconds = tu_env_int("RT_TORTURE_SECONDS", 30);
+    cfg.records = tu_env_int("RT_TORTURE_RECORDS", 150);
+    cfg.iterations = (int)tu_env_int("RT_TORTURE_ITERATIONS", 12);
     cfg.seeds_by_time = getenv("RT_TORTURE_SECONDS") && !getenv("RT_TORTURE_SEEDS");
-    cfg.seeds = (int)env_int("RT_TORTURE_SEEDS", 3);
-    cfg.first_seed = (uint64_t)env_int("RT_TORTURE_SEED", 1);
-    int64_t start = now_ms();
+    cfg.seeds = (int)tu_env_int("RT_TORTURE_SEEDS", 3);
+    cfg.first_seed = (uint64_t)tu_env_int("RT_TORTURE_SEED", 1);
+    int64_t start = tu_now_ms();
     cfg.deadline_ms = start + seconds * 1000;
     assert_true(cfg.records > 0);
     assert_true(cfg.iterations > 0);
@@ -825,7 +762,7 @@ static void test_torture(void **state)
             cfg.seeds_by_time ? "seeds until the budget is spent" : "fixed seeds", seconds);
     int seeds_run = 0, anomalies = 0, iterations = 0, kills = 0, power = 0;
     for (int i = 0; cfg.seeds_by_time || i < cfg.seeds; i++) {
-        if (now_ms() >= cfg.deadline_ms)
+        if (tu_now_ms() >= cfg.deadline_ms)
             break;
         struct scenario s;
         memset(&s, 0, sizeof(s));
@@ -841,7 +778,7 @@ static void test_torture(void **state)
     fprintf(stderr,
             "torture: %d seeds, %d iterations run, %d kills, %d power losses, %d anomalies found"
             ", %.1f s\n",
-            seeds_run, iterations, kills, power, anomalies, (double)(now_ms() - start) / 1000.0);
+            seeds_run, iterations, kills, power, anomalies, (double)(tu_now_ms() - start) / 1000.0);
     assert_true(seeds_run > 0);
     assert_int_equal(anomalies, 0);
 }

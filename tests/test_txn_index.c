@@ -53,15 +53,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static void write_file(const char *path, const uint8_t *buf, size_t len)
-{
-    FILE *fp = fopen(path, "wb");
-    assert_non_null(fp);
-    if (len > 0)
-        assert_int_equal(fwrite(buf, 1, len, fp), len);
-    assert_int_equal(fclose(fp), 0);
-}
-
 static struct txn_index_entry txn(int64_t pid, int64_t first, int64_t last, int64_t lso)
 {
     struct txn_index_entry e = {pid, first, last, lso};
@@ -450,7 +441,7 @@ static void test_open_damage_and_repair(void **state)
     size_t len = encode_all(buf, kafka4, 4);
     /* A torn append: 20 bytes of a fifth entry. */
     memset(buf + len, 0xab, 20);
-    write_file(f->path, buf, len + 20);
+    tu_write_file(f->path, buf, len + 20);
     struct txn_index idx = TXN_INDEX_INIT;
     const char *why = NULL;
     uint32_t bad = 0;
@@ -474,7 +465,7 @@ static void test_open_damage_and_repair(void **state)
 
     /* A bad entry in the middle (Kafka testSanityCheck: a base above the entries). */
     len = encode_all(buf, kafka4, 4);
-    write_file(f->path, buf, len);
+    tu_write_file(f->path, buf, len);
     assert_int_equal(txn_index_open(&idx, f->path, 100, 0, &why, &bad), -EBADMSG);
     assert_int_equal(bad, 0);
     assert_int_equal(

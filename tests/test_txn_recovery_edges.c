@@ -26,6 +26,7 @@
 
 #include "batch.h"
 #include "producer_state.h"
+#include "helpers/batches.h"
 #include "helpers/test_util.h"
 #include "index/producer_snapshot.h"
 #include "io/io.h"
@@ -35,16 +36,7 @@
 static size_t mk_batch(uint8_t *buf, size_t cap, uint16_t attrs, int64_t pid, int16_t epoch,
                        int32_t seq, const char *tag)
 {
-    struct batch_builder b;
-    assert_int_equal(batch_builder_init(&b, buf, cap, attrs, pid, epoch, seq), 0);
-    for (int i = 0; i < 2; i++) {
-        struct rt_record r = {
-            .key_len = -1, .value = tag, .value_len = (int32_t)strlen(tag), .timestamp_ms = 1000};
-        assert_int_equal(batch_builder_add(&b, &r), 0);
-    }
-    size_t len = 0;
-    assert_int_equal(batch_builder_finish(&b, &len), 0);
-    return len;
+    return tu_batch(buf, cap, attrs, pid, epoch, seq, 2, tag, TU_BATCH_UNNUMBERED, 1000);
 }
 
 static int64_t visible(rt_engine *e, uint32_t part, const char *tag)

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "batch.h"
+#include "helpers/batches.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
 #include "ringtail_test.h"
@@ -45,19 +46,7 @@ static int setup(void **state)
 static size_t txn_batch(uint8_t *buf, size_t cap, int64_t pid, int16_t epoch, int32_t seq, int n,
                         const char *tag)
 {
-    struct batch_builder b;
-    assert_int_equal(batch_builder_init(&b, buf, cap, BATCH_ATTR_TRANSACTIONAL, pid, epoch, seq),
-                     0);
-    for (int i = 0; i < n; i++) {
-        char v[32];
-        snprintf(v, sizeof(v), "%s%d", tag, i);
-        struct rt_record r = {
-            .key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = 1000};
-        assert_int_equal(batch_builder_add(&b, &r), 0);
-    }
-    size_t len = 0;
-    assert_int_equal(batch_builder_finish(&b, &len), 0);
-    return len;
+    return tu_batch(buf, cap, BATCH_ATTR_TRANSACTIONAL, pid, epoch, seq, n, tag, 0, 1000);
 }
 
 static int append(rt_engine *e, uint32_t part, int64_t pid, int16_t epoch, int32_t seq, int n,

@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "helpers/batches.h"
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
@@ -84,17 +85,8 @@ struct outcome {
 static size_t txn_batch(uint8_t *buf, size_t cap, int64_t pid, int16_t epoch, int32_t seq,
                         const char *tag)
 {
-    struct batch_builder b;
-    assert_int_equal(batch_builder_init(&b, buf, cap, BATCH_ATTR_TRANSACTIONAL, pid, epoch, seq),
-                     0);
-    for (int i = 0; i < RECORDS; i++) {
-        struct rt_record r = {
-            .key_len = -1, .value = tag, .value_len = (int32_t)strlen(tag), .timestamp_ms = 1000};
-        assert_int_equal(batch_builder_add(&b, &r), 0);
-    }
-    size_t len = 0;
-    assert_int_equal(batch_builder_finish(&b, &len), 0);
-    return len;
+    return tu_batch(buf, cap, BATCH_ATTR_TRANSACTIONAL, pid, epoch, seq, RECORDS, tag,
+                    TU_BATCH_UNNUMBERED, 1000);
 }
 
 /* Runs T1..T3 until a step fails (the machine died), as a client that stops there. */

@@ -43,37 +43,15 @@
 #include "batch.h"
 #include "compression.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "index/crc32c.h"
 #include "ringtail.h"
 
 #define TOPIC "t"
 
-struct reports {
-    unsigned problems;
-    char first[1024];
-    char all[8192];
-};
-
-static void collect(void *ctx, const char *msg)
-{
-    struct reports *r = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        return;
-    if (r->problems++ == 0)
-        snprintf(r->first, sizeof(r->first), "%s", msg);
-    size_t n = strlen(r->all);
-    snprintf(r->all + n, sizeof(r->all) - n, "%s\n", msg);
-}
-
 static void options(struct rt_options *o)
 {
-    tu_options(o);
-    o->segment_size_bytes = 8 * 1024;
-    o->batch_size_max_bytes = 2 * 1024;
-    o->index_interval_bytes = 256;
-    o->shard_count = 1;
-    o->retention_ms = -1;
-    o->producer_id_expiration_ms = INT64_MAX / 4;
+    tu_options_small(o, 8 * 1024, 2 * 1024, 256);
 }
 
 static void send_value(rt_producer *p, const char *value)
@@ -119,8 +97,8 @@ static char *build(void)
     }
     assert_int_equal(rt_producer_close(p), 0);
     assert_int_equal(rt_close(e), 0);
-    struct reports r = {0};
-    assert_int_equal(rt_verify(dir, collect, &r), 0);
+    struct tu_verify_log r = {0};
+    assert_int_equal(rt_verify(dir, tu_on_problem, &r), 0);
     return dir;
 }
 
@@ -152,8 +130,8 @@ static char *file_path(const char *dir, const char *name)
  * (when asked), close; then verify is clean. */
 static void expect_reported_then_repaired(const char *dir, const char *file, bool append)
 {
-    struct reports r = {0};
-    assert_int_equal(rt_verify(dir, collect, &r), RT_E_CORRUPT);
+    struct tu_verify_log r = {0};
+    assert_int_equal(rt_verify(dir, tu_on_problem, &r), RT_E_CORRUPT);
     if (!strstr(r.all, file))
         fail_msg("verify did not report %s:\n%s", file, r.all);
     struct rt_options o;
@@ -202,8 +180,8 @@ static void expect_reported_then_repaired(const char *dir, const char *file, boo
             fail_msg("append after open: %s (%s)", rt_strerror(rc), rt_error_detail());
     }
     assert_int_equal(rt_close(e), 0);
-    r = (struct reports){0};
-    rc = rt_verify(dir, collect, &r);
+    r = (struct tu_verify_log){0};
+    rc = rt_verify(dir, tu_on_problem, &r);
     if (rc != 0)
         fail_msg("verify after open still reports:\n%s", r.all);
 }
@@ -387,8 +365,8 @@ static void test_verify_decodes_compressed(void **state)
     int64_t base = -1;
     assert_int_equal(rt_append_batch(e, TOPIC, 0, packed, total, &base), 0);
     assert_int_equal(rt_close(e), 0);
-    struct reports r = {0};
-    assert_int_equal(rt_verify(dir, collect, &r), 0);
+    struct tu_verify_log r = {0};
+    assert_int_equal(rt_verify(dir, tu_on_problem, &r), 0);
     /* Claim 6 records (lastOffsetDelta 5) and reseal the CRC: the header is sound, the
      * decompressed records are not. */
     char names[4][64];
@@ -405,8 +383,8 @@ static void test_verify_decodes_compressed(void **state)
     assert_int_equal(pwrite(fd, buf, total, 0), (ssize_t)total);
     close(fd);
     free(buf);
-    r = (struct reports){0};
-    assert_int_equal(rt_verify(dir, collect, &r), RT_E_CORRUPT);
+    r = (struct tu_verify_log){0};
+    assert_int_equal(rt_verify(dir, tu_on_problem, &r), RT_E_CORRUPT);
     if (!strstr(r.all, names[0]) || !strstr(r.all, "records"))
         fail_msg("verify did not report the compressed records:\n%s", r.all);
     free(log);
@@ -427,8 +405,8 @@ static void test_lost_index_never_cuts_a_sealed_log(void **state)
     assert_int_equal(unlink(idx), 0);
     size_t size = tu_file_size(log);
     tu_flip_byte(log, size / 2, 0x10);
-    struct reports r = {0};
-    assert_int_equal(rt_verify(dir, collect, &r), RT_E_CORRUPT);
+    struct tu_verify_log r = {0};
+    assert_int_equal(rt_verify(dir, tu_on_problem, &r), RT_E_CORRUPT);
     assert_non_null(strstr(r.all, names[0]));
     struct rt_options o;
     options(&o);
@@ -519,8 +497,8 @@ static void expect_stale_tail_is_the_end(size_t torn)
     size_t size = 0;
     char *newest = make_stale_tail(dir, end, torn, false, &size);
     assert_true(tu_file_size(newest) > size + torn);
-    struct reports r = {0};
-    int rc = rt_verify(dir, collect, &r);
+    struct tu_verify_log r = {0};
+    int rc = rt_verify(dir, tu_on_problem, &r);
     if (rc != 0)
         fail_msg("verify reports a stale tail as damage:\n%s", r.all);
     struct rt_options o;
@@ -539,8 +517,8 @@ static void expect_stale_tail_is_the_end(size_t torn)
     assert_int_equal(rt_append(e, TOPIC, 0, &rec, 1, &base), 0);
     assert_int_equal(base, end);
     assert_int_equal(rt_close(e), 0);
-    r = (struct reports){0};
-    rc = rt_verify(dir, collect, &r);
+    r = (struct tu_verify_log){0};
+    rc = rt_verify(dir, tu_on_problem, &r);
     if (rc != 0)
         fail_msg("verify after open still reports:\n%s", r.all);
     free(newest);
@@ -588,8 +566,8 @@ static void test_stale_tail_in_a_clean_directory_is_damage(void **state)
     int64_t end = end_offset(dir);
     size_t size = 0;
     char *newest = make_stale_tail(dir, end, 0, true, &size);
-    struct reports r = {0};
-    assert_int_equal(rt_verify(dir, collect, &r), RT_E_CORRUPT);
+    struct tu_verify_log r = {0};
+    assert_int_equal(rt_verify(dir, tu_on_problem, &r), RT_E_CORRUPT);
     assert_non_null(strstr(r.all, newest));
     struct rt_options o;
     options(&o);
@@ -601,22 +579,6 @@ static void test_stale_tail_in_a_clean_directory_is_damage(void **state)
 }
 
 /* ---- a crash that lost the newest segment's tail (SC7) ------------------------------------ */
-
-struct all_reports {
-    unsigned problems, warnings;
-    char text[16384];
-};
-
-static void collect_all(void *ctx, const char *msg)
-{
-    struct all_reports *r = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        r->warnings++;
-    else
-        r->problems++;
-    size_t n = strlen(r->text);
-    snprintf(r->text + n, sizeof(r->text) - n, "%s\n", msg);
-}
 
 /* The newest .log of dir: its name, where its batches end, and the first ABORT marker (a
  * 78-byte control batch, attributes 0x30, control type 0 at byte 69) at or after offset
@@ -821,17 +783,17 @@ static void expect_lost_tail_is_no_damage(enum lost_tail how)
     const char *name = lose_tail(dir, from, how);
     char stem[64];
     snprintf(stem, sizeof(stem), "%.20s", name);
-    struct all_reports *r = calloc(1, sizeof(*r));
-    int rc = rt_verify(dir, collect_all, r);
+    struct tu_verify_log *r = calloc(1, sizeof(*r));
+    r->with_warnings = true;
+    int rc = rt_verify(dir, tu_on_problem, r);
     if (rc != 0 || r->problems != 0)
-        fail_msg("verify reports a crash's lost tail as damage (%s):\n%s", rt_strerror(rc),
-                 r->text);
+        fail_msg("verify reports a crash's lost tail as damage (%s):\n%s", rt_strerror(rc), r->all);
     const char *ext[3] = {".index: offset ", ".timeindex: offset ", ".txnindex: offset "};
     for (int k = 0; k < 3; k++) {
         char want[96];
         snprintf(want, sizeof(want), "%s%s", stem, ext[k]);
-        if (!warned(r->text, want))
-            fail_msg("verify gave no warning naming %s and an offset:\n%s", want, r->text);
+        if (!warned(r->all, want))
+            fail_msg("verify gave no warning naming %s and an offset:\n%s", want, r->all);
     }
     struct rt_options o;
     options(&o);
@@ -869,10 +831,10 @@ static void expect_lost_tail_is_no_damage(enum lost_tail how)
     assert_int_equal(rt_append(e, TOPIC, 0, &rec, 1, &base), 0);
     assert_int_equal(base, hw); /* the log goes on where the crash cut it */
     assert_int_equal(rt_close(e), 0);
-    memset(r, 0, sizeof(*r));
-    rc = rt_verify(dir, collect_all, r);
+    *r = (struct tu_verify_log){.with_warnings = true};
+    rc = rt_verify(dir, tu_on_problem, r);
     if (rc != 0 || r->problems != 0 || r->warnings != 0)
-        fail_msg("verify after open still reports (%s):\n%s", rt_strerror(rc), r->text);
+        fail_msg("verify after open still reports (%s):\n%s", rt_strerror(rc), r->all);
     free(r);
     tu_rmdir_free(dir);
 }

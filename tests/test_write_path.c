@@ -40,6 +40,7 @@
 #include "batch.h"
 #include "compression.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "partition.h"
 #include "ringtail.h"
 
@@ -54,20 +55,6 @@ static void reopen(struct tu_fixture *f)
     assert_int_equal(rt_close(f->e), 0);
     f->e = NULL;
     tu_fixture_open(f);
-}
-
-static void on_problem(void *ctx, const char *problem)
-{
-    (void)ctx;
-    fprintf(stderr, "verify: %s\n", problem);
-}
-
-static void assert_verify_clean(const char *dir)
-{
-    int rc = rt_verify(dir, on_problem, NULL);
-    if (rc)
-        fprintf(stderr, "rt_verify: %s: %s\n", rt_strerror(rc), rt_error_detail());
-    assert_int_equal(rc, 0);
 }
 
 /* Calls fn for every record of the partition from offset 0 to the high watermark; checks that
@@ -228,7 +215,7 @@ static void test_round_never_overfills_segment(void **state)
     f->e = NULL;
     logs = segment_files(f->dir, 0, &largest);
     assert_true(largest <= f->o.segment_size_bytes);
-    assert_verify_clean(f->dir);
+    tu_expect_verify_clean(f->dir, "");
     tu_fixture_open(f);
     assert_all_read_back(f->e); /* after reopen */
 }
@@ -279,7 +266,7 @@ static void test_lone_appender_rounds_run_inline(void **state)
         reopen(f);
         assert_all_read_back(f->e);
         tu_fixture_close(f);
-        assert_verify_clean(f->dir);
+        tu_expect_verify_clean(f->dir, "");
         tu_rmdir_free(f->dir);
         f->dir = tu_mkdtemp();
     }
@@ -374,7 +361,7 @@ static void test_inline_and_shard_rounds_interleave(void **state)
         reopen(f);
         assert_all_read_back(f->e);
         tu_fixture_close(f);
-        assert_verify_clean(f->dir);
+        tu_expect_verify_clean(f->dir, "");
         tu_rmdir_free(f->dir);
         f->dir = tu_mkdtemp();
     }
@@ -560,7 +547,7 @@ static void test_append_batch_refuses_disagreeing_counts(void **state)
     assert_int_equal(read_partition(f->e, 0, NULL, NULL), expect_hw);
     assert_int_equal(rt_close(f->e), 0);
     f->e = NULL;
-    assert_verify_clean(f->dir);
+    tu_expect_verify_clean(f->dir, "");
 }
 
 /* ---- Kafka's LogValidator: maxTimestamp recomputed, LogAppendTime (batch.c V16-V17) -------- */
@@ -644,7 +631,7 @@ static void test_append_batch_recomputes_max_timestamp(void **state)
     assert_int_equal(read_partition(f->e, 0, NULL, NULL), next);
     assert_int_equal(rt_close(f->e), 0);
     f->e = NULL;
-    assert_verify_clean(f->dir);
+    tu_expect_verify_clean(f->dir, "");
 }
 
 /* V17 under LogAppendTime (rt_options.message_timestamp_type, Kafka's
@@ -706,7 +693,7 @@ static void test_log_append_time(void **state)
     /* An unknown timestamp type is refused at open. */
     assert_int_equal(rt_close(f->e), 0);
     f->e = NULL;
-    assert_verify_clean(f->dir);
+    tu_expect_verify_clean(f->dir, "");
     struct rt_options bad;
     rt_options_init(&bad);
     bad.message_timestamp_type = (enum rt_timestamp_type)2;

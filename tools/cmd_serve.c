@@ -22,6 +22,25 @@
 #include "tools/kafka/metrics/metrics.h"
 #include "tools/kafka/server/server.h"
 
+/* Issue 21 F3: a partition's disk fault is logged when it happens (the file, the operation,
+ * the error), and again when the partition is recovered in place. On an engine thread: one
+ * fprintf, nothing that blocks. */
+static void serve_on_fault(void *ctx, const struct rt_partition_fault *f)
+{
+    (void)ctx;
+    if (f->recovered)
+        fprintf(stderr,
+                "ringtail serve: partition %s-%" PRIu32 " recovered in place after %" PRIu32
+                " attempt(s) (it had failed with %s): %s\n",
+                f->topic, f->partition, f->attempts, rt_strerror(f->error), f->detail);
+    else
+        fprintf(stderr, "ringtail serve: partition %s-%" PRIu32 " failed: %s; %s\n", f->topic,
+                f->partition, f->detail,
+                f->engine_wide ? "the engine's write side failed with it: restart the broker"
+                               : "produce answers KAFKA_STORAGE_ERROR until it is recovered in "
+                                 "place (retried while the disk refuses)");
+}
+
 static void serve_usage(FILE *out)
 {
     fprintf(out,
@@ -161,29 +180,133 @@ static bool is_loopback(const char *host)
            strcmp(host, "localhost") == 0;
 }
 
-int cmd_serve(int argc, char **argv)
-{
+/* What the command line says: the server's and the engine's options, and what they point at. */
+struct serve_args {
     struct kafka_server_options so;
-    kafka_server_options_init(&so);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    so.net.threads = cores > 0 ? (uint32_t)cores : 1;
-    const char *env_io = getenv("RT_KAFKA_IO");
-    if (env_io && *env_io && !parse_io(env_io, &so.net.io))
-        return cli_usage("serve", "RT_KAFKA_IO must be auto, uring or sync, not '%s'", env_io);
     struct rt_options eo;
-    cli_options_init(&eo);
-    static char listen_host[256] = "127.0.0.1", adv_host[256] = "";
-    uint16_t adv_port = 0;
-    const char *dir = NULL;
-    const char *metrics_addr = NULL;
+    char listen_host[256], adv_host[256];
+    uint16_t adv_port;
+    const char *dir;
+    const char *metrics_addr;
+};
+
+/* A step's answer when the command goes on (else it is the exit code). */
+#define SERVE_GO_ON (-1)
+
+/* One `--name value` option into a; false for a bad value; *unknown for a name it does not know. */
+static bool serve_option(struct serve_args *a, const char *name, const char *v, bool *unknown)
+{
+    struct kafka_server_options *so = &a->so;
+    struct rt_options *eo = &a->eo;
+    uint32_t u = 0;
+    int64_t q64 = 0;
+    bool ok = true;
+    *unknown = false;
+    if (strcmp(name, "--listen") == 0)
+        ok = parse_host_port(v, a->listen_host, sizeof(a->listen_host), &so->net.port);
+    else if (strcmp(name, "--advertise") == 0)
+        ok = parse_host_port(v, a->adv_host, sizeof(a->adv_host), &a->adv_port);
+    else if (strcmp(name, "--broker-id") == 0)
+        ok = cli_parse_u32(v, 0, INT32_MAX, &u) && ((so->broker_id = (int32_t)u), true);
+    else if (strcmp(name, "--threads") == 0)
+        ok = cli_parse_u32(v, 1, 256, &so->net.threads);
+    else if (strcmp(name, "--connections-max") == 0)
+        ok = cli_parse_u32(v, 1, 1000000, &so->net.connections_max);
+    else if (strcmp(name, "--request-max-bytes") == 0)
+        ok = cli_parse_u32(v, 64, INT32_MAX, &so->net.request_max_bytes);
+    else if (strcmp(name, "--in-flight-max") == 0)
+        ok = cli_parse_u32(v, 1, 1024, &so->net.in_flight_max);
+    else if (strcmp(name, "--queued-max-request-bytes") == 0)
+        ok = cli_parse_i64(v, &q64) && q64 >= 0 &&
+             ((so->net.queued_max_bytes = (uint64_t)q64), true);
+    else if (strcmp(name, "--queued-max-response-bytes") == 0)
+        ok = cli_parse_i64(v, &q64) && q64 >= 0 &&
+             ((so->net.queued_max_response_bytes = (uint64_t)q64), true);
+    else if (strcmp(name, "--connection-max-response-bytes") == 0)
+        ok = cli_parse_i64(v, &q64) && q64 >= 0 &&
+             ((so->net.conn_max_response_bytes = (uint64_t)q64), true);
+    else if (strcmp(name, "--idle-ms") == 0)
+        ok = cli_parse_u32(v, 1, INT32_MAX, &u) && ((so->net.idle_max_ms = u), true);
+    else if (strcmp(name, "--num-partitions") == 0)
+        ok = cli_parse_u32(v, 1, eo->partitions_max, &so->num_partitions);
+    else if (strcmp(name, "--auto-create-topics") == 0)
+        ok = parse_bool(v, &so->auto_create_topics);
+    else if (strcmp(name, "--auto-create-max-per-request") == 0)
+        ok = cli_parse_u32(v, 0, 1u << 20, &so->auto_create_max_per_request);
+    else if (strcmp(name, "--transaction-max-timeout-ms") == 0)
+        ok = cli_parse_u32(v, 1, INT32_MAX, &u) &&
+             ((so->transaction_max_timeout_ms = (int32_t)u), true);
+    else if (strcmp(name, "--group-initial-rebalance-delay-ms") == 0)
+        ok = cli_parse_u32(v, 0, INT32_MAX, &u) &&
+             ((so->groups.initial_rebalance_delay_ms = (int32_t)u), true);
+    else if (strcmp(name, "--group-min-session-timeout-ms") == 0)
+        ok = cli_parse_u32(v, 1, INT32_MAX, &u) &&
+             ((so->groups.session_timeout_min_ms = (int32_t)u), true);
+    else if (strcmp(name, "--group-max-session-timeout-ms") == 0)
+        ok = cli_parse_u32(v, 1, INT32_MAX, &u) &&
+             ((so->groups.session_timeout_max_ms = (int32_t)u), true);
+    else if (strcmp(name, "--sync") == 0) {
+        if (strcmp(v, "always") == 0)
+            eo->sync_mode = RT_SYNC_ALWAYS;
+        else if (strcmp(v, "interval") == 0)
+            eo->sync_mode = RT_SYNC_INTERVAL;
+        else if (strcmp(v, "none") == 0)
+            eo->sync_mode = RT_SYNC_NONE;
+        else
+            ok = false;
+    } else if (strcmp(name, "--log-message-timestamp-type") == 0) {
+        if (strcmp(v, "CreateTime") == 0)
+            eo->message_timestamp_type = RT_TIMESTAMP_CREATE_TIME;
+        else if (strcmp(v, "LogAppendTime") == 0)
+            eo->message_timestamp_type = RT_TIMESTAMP_LOG_APPEND_TIME;
+        else
+            ok = false;
+    } else if (strcmp(name, "--segment-bytes") == 0)
+        ok = cli_parse_u32(v, 14, INT32_MAX, &u) && /* Kafka 3.x's segment.bytes */
+             ((eo->segment_size_bytes = u), true);
+    else if (strcmp(name, "--fetch-max-bytes") == 0)
+        ok = cli_parse_u32(v, 1024, INT32_MAX, &so->fetch_max_bytes);
+    else if (strcmp(name, "--io") == 0)
+        ok = parse_io(v, &so->net.io);
+    else if (strcmp(name, "--metrics") == 0)
+        ok = kafka_metrics_check_addr(v) == 0 && ((a->metrics_addr = v), true);
+    else if (strcmp(name, "--zero-copy") == 0) {
+        so->net.zero_copy = true;
+        if (strcmp(v, "sendmsg") == 0) {
+            so->zero_copy = true;
+            so->net.zero_copy = false;
+        } else {
+            ok = parse_bool(v, &so->zero_copy);
+        }
+    } else
+        *unknown = true;
+    return ok;
+}
+
+/* Step 1: the defaults (a loop thread per core, RT_KAFKA_IO) and the command line into a, then
+ * the options that depend on each other. SERVE_GO_ON, or the exit code (help, a usage error). */
+static int serve_parse(struct serve_args *a, int argc, char **argv)
+{
+    kafka_server_options_init(&a->so);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    a->so.net.threads = cores > 0 ? (uint32_t)cores : 1;
+    const char *env_io = getenv("RT_KAFKA_IO");
+    if (env_io && *env_io && !parse_io(env_io, &a->so.net.io))
+        return cli_usage("serve", "RT_KAFKA_IO must be auto, uring or sync, not '%s'", env_io);
+    cli_options_init(&a->eo);
+    snprintf(a->listen_host, sizeof(a->listen_host), "127.0.0.1");
+    a->adv_host[0] = '\0';
+    a->adv_port = 0;
+    a->dir = NULL;
+    a->metrics_addr = NULL;
 
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             serve_usage(stdout);
             return CLI_EXIT_OK;
         }
-        if (strcmp(a, "--print-api-versions") == 0) { /* the README's table (api_table.c) */
+        if (strcmp(arg, "--print-api-versions") == 0) { /* the README's table (api_table.c) */
             static char table[8192];
             size_t n = kafka_api_markdown(table, sizeof table);
             if (n >= sizeof table)
@@ -191,162 +314,82 @@ int cmd_serve(int argc, char **argv)
             fputs(table, stdout);
             return CLI_EXIT_OK;
         }
-        if (strcmp(a, "--accept-replication-factor") == 0) {
-            so.accept_replication_factor = true;
+        if (strcmp(arg, "--accept-replication-factor") == 0) {
+            a->so.accept_replication_factor = true;
             continue;
         }
-        if (a[0] == '-' && a[1] == '-') {
+        if (arg[0] == '-' && arg[1] == '-') {
             if (i + 1 >= argc)
-                return cli_usage("serve", "%s needs a value", a);
+                return cli_usage("serve", "%s needs a value", arg);
             const char *v = argv[++i];
-            uint32_t u = 0;
-            int64_t q64 = 0;
-            bool ok = true;
-            if (strcmp(a, "--listen") == 0)
-                ok = parse_host_port(v, listen_host, sizeof(listen_host), &so.net.port);
-            else if (strcmp(a, "--advertise") == 0)
-                ok = parse_host_port(v, adv_host, sizeof(adv_host), &adv_port);
-            else if (strcmp(a, "--broker-id") == 0)
-                ok = cli_parse_u32(v, 0, INT32_MAX, &u) && ((so.broker_id = (int32_t)u), true);
-            else if (strcmp(a, "--threads") == 0)
-                ok = cli_parse_u32(v, 1, 256, &so.net.threads);
-            else if (strcmp(a, "--connections-max") == 0)
-                ok = cli_parse_u32(v, 1, 1000000, &so.net.connections_max);
-            else if (strcmp(a, "--request-max-bytes") == 0)
-                ok = cli_parse_u32(v, 64, INT32_MAX, &so.net.request_max_bytes);
-            else if (strcmp(a, "--in-flight-max") == 0)
-                ok = cli_parse_u32(v, 1, 1024, &so.net.in_flight_max);
-            else if (strcmp(a, "--queued-max-request-bytes") == 0)
-                ok = cli_parse_i64(v, &q64) && q64 >= 0 &&
-                     ((so.net.queued_max_bytes = (uint64_t)q64), true);
-            else if (strcmp(a, "--queued-max-response-bytes") == 0)
-                ok = cli_parse_i64(v, &q64) && q64 >= 0 &&
-                     ((so.net.queued_max_response_bytes = (uint64_t)q64), true);
-            else if (strcmp(a, "--connection-max-response-bytes") == 0)
-                ok = cli_parse_i64(v, &q64) && q64 >= 0 &&
-                     ((so.net.conn_max_response_bytes = (uint64_t)q64), true);
-            else if (strcmp(a, "--idle-ms") == 0)
-                ok = cli_parse_u32(v, 1, INT32_MAX, &u) && ((so.net.idle_max_ms = u), true);
-            else if (strcmp(a, "--num-partitions") == 0)
-                ok = cli_parse_u32(v, 1, eo.partitions_max, &so.num_partitions);
-            else if (strcmp(a, "--auto-create-topics") == 0)
-                ok = parse_bool(v, &so.auto_create_topics);
-            else if (strcmp(a, "--auto-create-max-per-request") == 0)
-                ok = cli_parse_u32(v, 0, 1u << 20, &so.auto_create_max_per_request);
-            else if (strcmp(a, "--transaction-max-timeout-ms") == 0)
-                ok = cli_parse_u32(v, 1, INT32_MAX, &u) &&
-                     ((so.transaction_max_timeout_ms = (int32_t)u), true);
-            else if (strcmp(a, "--group-initial-rebalance-delay-ms") == 0)
-                ok = cli_parse_u32(v, 0, INT32_MAX, &u) &&
-                     ((so.groups.initial_rebalance_delay_ms = (int32_t)u), true);
-            else if (strcmp(a, "--group-min-session-timeout-ms") == 0)
-                ok = cli_parse_u32(v, 1, INT32_MAX, &u) &&
-                     ((so.groups.session_timeout_min_ms = (int32_t)u), true);
-            else if (strcmp(a, "--group-max-session-timeout-ms") == 0)
-                ok = cli_parse_u32(v, 1, INT32_MAX, &u) &&
-                     ((so.groups.session_timeout_max_ms = (int32_t)u), true);
-            else if (strcmp(a, "--sync") == 0) {
-                if (strcmp(v, "always") == 0)
-                    eo.sync_mode = RT_SYNC_ALWAYS;
-                else if (strcmp(v, "interval") == 0)
-                    eo.sync_mode = RT_SYNC_INTERVAL;
-                else if (strcmp(v, "none") == 0)
-                    eo.sync_mode = RT_SYNC_NONE;
-                else
-                    ok = false;
-            } else if (strcmp(a, "--log-message-timestamp-type") == 0) {
-                if (strcmp(v, "CreateTime") == 0)
-                    eo.message_timestamp_type = RT_TIMESTAMP_CREATE_TIME;
-                else if (strcmp(v, "LogAppendTime") == 0)
-                    eo.message_timestamp_type = RT_TIMESTAMP_LOG_APPEND_TIME;
-                else
-                    ok = false;
-            } else if (strcmp(a, "--segment-bytes") == 0)
-                ok = cli_parse_u32(v, 14, INT32_MAX, &u) && /* Kafka 3.x's segment.bytes */
-                     ((eo.segment_size_bytes = u), true);
-            else if (strcmp(a, "--fetch-max-bytes") == 0)
-                ok = cli_parse_u32(v, 1024, INT32_MAX, &so.fetch_max_bytes);
-            else if (strcmp(a, "--io") == 0)
-                ok = parse_io(v, &so.net.io);
-            else if (strcmp(a, "--metrics") == 0)
-                ok = kafka_metrics_check_addr(v) == 0 && ((metrics_addr = v), true);
-            else if (strcmp(a, "--zero-copy") == 0) {
-                so.net.zero_copy = true;
-                if (strcmp(v, "sendmsg") == 0) {
-                    so.zero_copy = true;
-                    so.net.zero_copy = false;
-                } else {
-                    ok = parse_bool(v, &so.zero_copy);
-                }
-            } else
-                return cli_usage("serve", "unknown option %s", a);
+            bool unknown = false;
+            bool ok = serve_option(a, arg, v, &unknown);
+            if (unknown)
+                return cli_usage("serve", "unknown option %s", arg);
             if (!ok)
-                return cli_usage("serve", "bad value '%s' for %s", v, a);
+                return cli_usage("serve", "bad value '%s' for %s", v, arg);
             continue;
         }
-        if (dir)
-            return cli_usage("serve", "unexpected argument '%s'", a);
-        dir = a;
+        if (a->dir)
+            return cli_usage("serve", "unexpected argument '%s'", arg);
+        a->dir = arg;
     }
-    if (!dir)
+    if (!a->dir)
         return cli_usage("serve", "missing DIR");
-    if (so.groups.session_timeout_min_ms > so.groups.session_timeout_max_ms)
+    struct kafka_server_options *so = &a->so;
+    if (so->groups.session_timeout_min_ms > so->groups.session_timeout_max_ms)
         return cli_usage("serve",
                          "--group-min-session-timeout-ms %d is above "
                          "--group-max-session-timeout-ms %d",
-                         so.groups.session_timeout_min_ms, so.groups.session_timeout_max_ms);
-    so.net.host = listen_host;
-    so.advertise_host = adv_host[0] ? adv_host : "127.0.0.1";
-    so.advertise_port = adv_port;
-    eo.transaction_timeout_max_ms = so.transaction_max_timeout_ms;
-    so.engine = eo;
-    if (!is_loopback(listen_host))
-        fprintf(stderr,
-                "ringtail serve: warning: listening on %s, not loopback: there is no "
-                "authentication or TLS yet — anyone who reaches this port can read and write "
-                "every topic\n",
-                listen_host);
+                         so->groups.session_timeout_min_ms, so->groups.session_timeout_max_ms);
+    so->net.host = a->listen_host;
+    so->advertise_host = a->adv_host[0] ? a->adv_host : "127.0.0.1";
+    so->advertise_port = a->adv_port;
+    a->eo.transaction_timeout_max_ms = so->transaction_max_timeout_ms;
+    a->eo.on_fault = serve_on_fault;
+    so->engine = a->eo;
+    return SERVE_GO_ON;
+}
 
-    /* Every thread made from here on (engine shards, loops) inherits the mask. */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-
+/* Step 2: the engine opened, the server started and, with --metrics, the counters served.
+ * SERVE_GO_ON with *e_out, *srv_out (and *metrics_out, or NULL), or the exit code with
+ * everything undone. */
+static int serve_start(struct serve_args *a, rt_engine **e_out, struct kafka_server **srv_out,
+                       struct kafka_metrics **metrics_out)
+{
     /* --metrics: counter sets for the loop threads plus the shard threads that finish
      * produces (kafka_metrics_thread binds one per thread); served once the server runs. */
     struct kafka_metrics *metrics = NULL;
-    if (metrics_addr) {
-        uint32_t sets = so.net.threads + 64;
+    if (a->metrics_addr) {
+        uint32_t sets = a->so.net.threads + 64;
         if (sets > KAFKA_METRICS_LOOPS_MAX)
             sets = KAFKA_METRICS_LOOPS_MAX;
         if (kafka_metrics_create(sets, &metrics) != 0) {
             cli_fail("serve", "cannot allocate the metrics counters");
             return CLI_EXIT_FAIL;
         }
-        so.metrics = metrics;
+        a->so.metrics = metrics;
     }
     rt_engine *e = NULL;
-    int code = cli_engine_open("serve", dir, true, &eo, &e, NULL);
+    int code = cli_engine_open("serve", a->dir, true, &a->eo, &e, NULL);
     if (code != CLI_EXIT_OK) {
         kafka_metrics_destroy(metrics);
         return code;
     }
     struct kafka_server *srv = NULL;
-    int rc = kafka_server_start(e, &so, &srv);
+    int rc = kafka_server_start(e, &a->so, &srv);
     if (rc) {
-        cli_fail("serve", "cannot listen on %s:%u: %s", listen_host, so.net.port, rt_strerror(rc));
+        cli_fail("serve", "cannot listen on %s:%u: %s", a->listen_host, a->so.net.port,
+                 rt_strerror(rc));
         cli_engine_close("serve", e);
         kafka_metrics_destroy(metrics);
         return CLI_EXIT_FAIL;
     }
     if (metrics) {
         kafka_metrics_attach(metrics, kafka_server_stats_get(srv), kafka_server_net_counters(srv));
-        rc = kafka_metrics_serve(metrics, metrics_addr, e, dir);
+        rc = kafka_metrics_serve(metrics, a->metrics_addr, e, a->dir);
         if (rc) {
-            cli_fail("serve", "--metrics %s: %s", metrics_addr,
+            cli_fail("serve", "--metrics %s: %s", a->metrics_addr,
                      rc == RT_E_INVALID_ARGUMENT ? "not an IPv4 HOST:PORT" : rt_strerror(rc));
             kafka_server_stop(srv);
             cli_engine_close("serve", e);
@@ -354,20 +397,34 @@ int cmd_serve(int argc, char **argv)
             return rc == RT_E_INVALID_ARGUMENT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
         }
         fprintf(stderr, "ringtail serve: metrics at http://%.*s:%u/metrics\n",
-                (int)(strrchr(metrics_addr, ':') - metrics_addr), metrics_addr,
+                (int)(strrchr(a->metrics_addr, ':') - a->metrics_addr), a->metrics_addr,
                 kafka_metrics_port(metrics));
     }
-    bool v6 = strchr(listen_host, ':') != NULL;
-    fprintf(stderr, "ringtail serve: %s: network on %s (%u loop thread%s), %s, broker id %d\n", dir,
-            kafka_server_backend(srv), so.net.threads, so.net.threads == 1 ? "" : "s",
-            !so.zero_copy      ? "fetch copies records"
-            : so.net.zero_copy ? "zero-copy fetch (SEND_ZC / MSG_ZEROCOPY)"
-                               : "fetch by sendmsg from the mapping",
-            so.broker_id);
-    printf("listening on %s%s%s:%u\n", v6 ? "[" : "", listen_host, v6 ? "]" : "",
+    *e_out = e;
+    *srv_out = srv;
+    *metrics_out = metrics;
+    return SERVE_GO_ON;
+}
+
+/* Step 3: what runs where, and `listening on HOST:PORT` on stdout (the line scripts wait for). */
+static void serve_announce(const struct serve_args *a, struct kafka_server *srv)
+{
+    const struct kafka_server_options *so = &a->so;
+    bool v6 = strchr(a->listen_host, ':') != NULL;
+    fprintf(stderr, "ringtail serve: %s: network on %s (%u loop thread%s), %s, broker id %d\n",
+            a->dir, kafka_server_backend(srv), so->net.threads, so->net.threads == 1 ? "" : "s",
+            !so->zero_copy      ? "fetch copies records"
+            : so->net.zero_copy ? "zero-copy fetch (SEND_ZC / MSG_ZEROCOPY)"
+                                : "fetch by sendmsg from the mapping",
+            so->broker_id);
+    printf("listening on %s%s%s:%u\n", v6 ? "[" : "", a->listen_host, v6 ? "]" : "",
            kafka_server_port(srv));
     fflush(stdout);
+}
 
+/* Step 4: waits for SIGTERM or SIGINT (blocked in every thread, taken here). */
+static int serve_wait_signal(void)
+{
     sigset_t wait_set;
     sigemptyset(&wait_set);
     sigaddset(&wait_set, SIGTERM);
@@ -375,8 +432,13 @@ int cmd_serve(int argc, char **argv)
     int sig = 0;
     while (sigwait(&wait_set, &sig) != 0)
         ;
-    fprintf(stderr, "ringtail serve: %s: stopping (answering requests in flight)\n",
-            strsignal(sig));
+    return sig;
+}
+
+/* Step 5: stops the metrics and the server (requests in flight answered), prints what was
+ * served, closes the engine cleanly. The exit code. */
+static int serve_stop(struct kafka_server *srv, rt_engine *e, struct kafka_metrics *metrics)
+{
     /* The counters are read before the stop frees them; the loops are idle by then except for
      * what is in flight, which the summary does not need to the byte. */
     const struct net_counters *nc = kafka_server_net_counters(srv);
@@ -406,9 +468,43 @@ int cmd_serve(int argc, char **argv)
                 "ringtail serve: engine: %" PRIu64 " batches appended in %" PRIu64
                 " group-commit rounds, %" PRIu64 " fdatasyncs, %" PRIu64 " duplicates\n",
                 es.batches_appended, es.rounds, es.fdatasyncs, es.duplicates);
-    code = cli_engine_close("serve", e);
+    int code = cli_engine_close("serve", e);
     kafka_metrics_destroy(metrics);
     if (code == CLI_EXIT_OK)
         fprintf(stderr, "ringtail serve: stopped cleanly\n");
     return code;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    static struct serve_args a; /* the server's options point into it until the stop */
+    int code = serve_parse(&a, argc, argv);
+    if (code != SERVE_GO_ON)
+        return code;
+    if (!is_loopback(a.listen_host))
+        fprintf(stderr,
+                "ringtail serve: warning: listening on %s, not loopback: there is no "
+                "authentication or TLS yet — anyone who reaches this port can read and write "
+                "every topic\n",
+                a.listen_host);
+
+    /* Every thread made from here on (engine shards, loops) inherits the mask. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+    rt_engine *e = NULL;
+    struct kafka_server *srv = NULL;
+    struct kafka_metrics *metrics = NULL;
+    code = serve_start(&a, &e, &srv, &metrics);
+    if (code != SERVE_GO_ON)
+        return code;
+    serve_announce(&a, srv);
+    int sig = serve_wait_signal();
+    fprintf(stderr, "ringtail serve: %s: stopping (answering requests in flight)\n",
+            strsignal(sig));
+    return serve_stop(srv, e, metrics);
 }

@@ -20,8 +20,9 @@
  * rt_txn_abort_partition, an ABORT marker goes into that partition (or, when the coordinator
  * holds the transaction open, it is aborted everywhere as by id). Opening the engine may itself
  * finish transactions (a Prepare* left by a crash is completed; a partition's transaction the
- * coordinator completed gets its marker again, COR1-COR5 in engine/txn/coordinator.c; one past its
- * timeout is aborted by the coordinator's timer), so what `list` shows is the state after open.
+ * coordinator completed gets its marker again, COR1-COR5 in
+ * engine/txn/coordinator_reconcile.c; one past its timeout is aborted by the coordinator's
+ * timer), so what `list` shows is the state after open.
  */
 #include <errno.h>
 #include <getopt.h>

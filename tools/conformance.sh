@@ -177,7 +177,10 @@ fi
 # ---- 3. a fresh broker ------------------------------------------------------------------------
 RUN=${RT_CONFORMANCE_RUN:-$CACHE/run} # the run's directory (data, logs, results)
 rm -rf "$RUN"
-mkdir -p "$RUN/logs"
+mkdir -p "$RUN/logs" "$RUN/cwd"
+# The runner works in $RUN/cwd: 0053_stats reads its JSON schema from the hard-coded path
+# ../src/statistics_schema.json, which $RUN/src (the source's src/) answers.
+ln -s "$SRC/src" "$RUN/src"
 SERVE_PID=
 cleanup() {
     local pid
@@ -248,8 +251,8 @@ for pair in $PAIRS; do
         pid_var=NOAUTO_PID
     fi
     start=$(date +%s)
-    (cd "$RUN" && TESTS=$num TEST_SCENARIO=$scenario TEST_KAFKA_VERSION=2.4.0 \
-        RDKAFKA_TEST_CONF=$conf timeout -k 10 "$TIMEOUT" "$RUNNER" -L -p1 $QUICK >"$log" 2>&1) \
+    (cd "$RUN/cwd" && TESTS=$num TEST_SCENARIO=$scenario TEST_KAFKA_VERSION=2.4.0 \
+        RDKAFKA_TEST_CONF=$RUN/$conf timeout -k 10 "$TIMEOUT" "$RUNNER" -L -p1 $QUICK >"$log" 2>&1) \
         2>/dev/null
     rc=$?
     took=$(($(date +%s) - start))

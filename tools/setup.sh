@@ -14,8 +14,9 @@ packages=(build-essential cmake pkg-config git python3 util-linux liburing-dev l
 # kafkajs) only when missing: a machine with another node (nodesource's) keeps it.
 packages+=(kcat librdkafka-dev python3-confluent-kafka libmicrohttpd-dev prometheus iproute2 curl)
 # tools/conformance.sh unpacks librdkafka's Debian source package (dpkg-source) and builds its
-# test-runner (g++); it adds the deb-src entry and fetches the source itself.
-packages+=(dpkg-dev g++)
+# test-runner (g++; with rapidjson-dev its JSON-checking tests, 0053 stats and 0110 batch size,
+# run instead of skipping); it adds the deb-src entry and fetches the source itself.
+packages+=(dpkg-dev g++ rapidjson-dev)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     packages+=(nodejs npm)
 fi

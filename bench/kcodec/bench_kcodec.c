@@ -9,7 +9,7 @@
  *
  *   cc -O2 -std=c11 -D_GNU_SOURCE -I. -Iengine -o build/release/bench_kcodec \
  *      bench/kcodec/*.c build/release/librt_kafka.a build/release/libringtail.a \
- *      -luring -lzstd -llz4 -lsnappy -lz -lpthread -lm
+ *      -luring -lzstd -llz4 -lsnappy -lz -lpthread -lm -lmicrohttpd
  *   build/release/bench_kcodec
  */
 #include <stdio.h>

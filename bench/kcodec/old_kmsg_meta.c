@@ -37,7 +37,7 @@ int old_metadata_request_decode(struct kp_reader *r, int16_t version, struct kp_
     int32_t n = version == 0 ? kp_read_array_len(r, 2) : kp_read_nullable_array_len(r, 2);
     out->topics = kp_arena_array(r, a, n, sizeof *out->topics);
     for (int32_t i = 0; i < n && !r->err; i++)
-        out->topics[i] = kp_read_string(r);
+        out->topics[i].name = kp_read_string(r);
     out->topics_count = (version == 0 && n == 0) ? -1 : n; /* KM1 */
     out->allow_auto_topic_creation = version >= 4 ? kp_read_bool(r) : true;
     if (r->err)

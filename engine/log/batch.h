@@ -18,22 +18,22 @@
 #include "index/byte_order.h"
 #include "ringtail.h"
 
-#define BATCH_HEADER_BYTES       61
-#define BATCH_LOG_OVERHEAD_BYTES 12 /* baseOffset + length: bytes not counted by `length` */
+#define BATCH_HEADER_BYTES       RT_BATCH_HEADER_BYTES /* the framing is ringtail.h's */
+#define BATCH_LOG_OVERHEAD_BYTES RT_BATCH_LOG_OVERHEAD_BYTES
 #define BATCH_CRC_START          21 /* CRC-32C covers [21, end) */
 #define BATCH_MAGIC              2
 #define CONTROL_BATCH_BYTES      78
 
 /* Byte offsets within the header. */
-#define BATCH_OFF_BASE_OFFSET       0
-#define BATCH_OFF_LENGTH            8
-#define BATCH_OFF_LEADER_EPOCH      12
-#define BATCH_OFF_MAGIC             16
+#define BATCH_OFF_BASE_OFFSET       RT_BATCH_OFF_BASE_OFFSET
+#define BATCH_OFF_LENGTH            RT_BATCH_OFF_LENGTH
+#define BATCH_OFF_LEADER_EPOCH      RT_BATCH_OFF_LEADER_EPOCH
+#define BATCH_OFF_MAGIC             RT_BATCH_OFF_MAGIC
 #define BATCH_OFF_CRC               17
-#define BATCH_OFF_ATTRIBUTES        21
-#define BATCH_OFF_LAST_OFFSET_DELTA 23
+#define BATCH_OFF_ATTRIBUTES        RT_BATCH_OFF_ATTRIBUTES
+#define BATCH_OFF_LAST_OFFSET_DELTA RT_BATCH_OFF_LAST_OFFSET_DELTA
 #define BATCH_OFF_BASE_TIMESTAMP    27
-#define BATCH_OFF_MAX_TIMESTAMP     35
+#define BATCH_OFF_MAX_TIMESTAMP     RT_BATCH_OFF_MAX_TIMESTAMP
 #define BATCH_OFF_PRODUCER_ID       43
 #define BATCH_OFF_PRODUCER_EPOCH    51
 #define BATCH_OFF_BASE_SEQUENCE     53
@@ -41,7 +41,7 @@
 
 /* attributes */
 #define BATCH_ATTR_COMPRESSION_MASK 0x07
-#define BATCH_ATTR_LOG_APPEND_TIME  0x08
+#define BATCH_ATTR_LOG_APPEND_TIME  RT_BATCH_ATTR_LOG_APPEND_TIME
 #define BATCH_ATTR_TRANSACTIONAL    0x10
 #define BATCH_ATTR_CONTROL          0x20
 #define BATCH_ATTR_DELETE_HORIZON   0x40

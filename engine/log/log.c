@@ -1272,11 +1272,17 @@ int log_append(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
     rc = shard_submit(p->shard, &req);
     if (rc) {
         int werr = atomic_load_explicit(&lg->write_error, memory_order_acquire);
-        if (rc == RT_E_IO_FAILED)
+        int perr = atomic_load_explicit(&p->fault_error, memory_order_acquire);
+        if (rc == RT_E_IO_FAILED && werr)
             return error_set(rc,
                              "append to %s failed: %s; the engine's write side is now "
                              "failed until reopened",
-                             p->dir, werr ? rt_strerror(werr) : "unknown");
+                             p->dir, rt_strerror(werr));
+        if (rc == RT_E_IO_FAILED)
+            return error_set(rc,
+                             "append to %s failed: the partition's write side failed (%s); it "
+                             "is recovered in place once the disk takes writes again",
+                             p->dir, perr ? rt_strerror(perr) : "unknown");
         if (req.rule)
             return error_set(rc, "append to %s: producer %" PRId64 " epoch %d sequence %d: %s",
                              p->dir, h->producer_id, h->producer_epoch, h->base_sequence, req.rule);
@@ -1472,9 +1478,10 @@ static int append_batch_check(struct log *lg, const char *topic, uint32_t partit
     if (h.producer_id >= 0 && (h.producer_epoch < 0 || h.base_sequence < 0))
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: a batch with a producer id "
                                                 "needs an epoch and a base sequence >= 0");
-    if (batch_is_transactional(&h) && lg->txn_verify &&
+    if (batch_is_transactional(&h) && lg->ports.txn_verify &&
         atomic_load_explicit(&lg->txn_verify_on, memory_order_acquire)) {
-        rc = lg->txn_verify(lg->txn_verify_ctx, topic, partition, h.producer_id, h.producer_epoch);
+        rc = lg->ports.txn_verify(lg->ports.txn_verify_ctx, topic, partition, h.producer_id,
+                                  h.producer_epoch);
         if (rc)
             return rc; /* the detail names the transactional id and the partition */
     }
@@ -2117,9 +2124,11 @@ const struct rt_options *log_options(const struct log *lg)
 /* ---- lifecycle ---- */
 
 int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
-             struct io_fault_plan *faults, producer_named_fn is_named, void *named_ctx)
+             struct io_fault_plan *faults, const struct log_ports *ports)
 {
     memset(lg, 0, sizeof(*lg));
+    if (ports)
+        lg->ports = *ports;
     snprintf(lg->dir, sizeof(lg->dir), "%s", dir);
     lg->opts = *opts;
     if (lg->opts.fetches_max == 0)
@@ -2128,6 +2137,7 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     pthread_mutex_init(&lg->watch.lock, NULL);
     atomic_init(&lg->write_error, 0);
     atomic_init(&lg->closing, false);
+    atomic_init(&lg->txn_verify_on, false); /* ports.txn_verify off until the root switches it on */
     atomic_init(&lg->topic_count, 0);
 
     lg->pcfg.segment.capacity_bytes = lg->opts.segment_size_bytes < SEGMENT_FILE_MIN_BYTES
@@ -2149,8 +2159,8 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->pcfg.retention_bytes = lg->opts.retention_bytes;
     lg->pcfg.retention_ms = lg->opts.retention_ms;
     lg->pcfg.producers_max = lg->opts.producers_max;
-    lg->pcfg.is_named = is_named;
-    lg->pcfg.named_ctx = named_ctx;
+    lg->pcfg.is_named = lg->ports.is_named;
+    lg->pcfg.named_ctx = lg->ports.named_ctx;
 
     lg->env.sync_mode = lg->opts.sync_mode;
     lg->env.sync_interval_ms = lg->opts.sync_interval_ms;
@@ -2164,6 +2174,9 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->env.write_error = &lg->write_error;
     lg->env.counters = &lg->counters;
     lg->env.watch = &lg->watch;
+    lg->env.on_fault = lg->opts.on_fault;
+    lg->env.on_fault_ctx = lg->opts.on_fault_ctx;
+    lg->env.heal_ms_min = lg->opts.fault_recovery_ms;
     lg->env.read_only = lg->opts.read_only;
     if (lg->opts.read_only)
         lg->env.io.kind = IO_KIND_SYNC; /* no writes: no ring to set up */
@@ -2319,7 +2332,9 @@ int log_close(struct log *lg, bool seal)
     lg->reapers = NULL;
     lg->reaper_count = 0;
     int werr = atomic_load(&lg->write_error);
-    bool sealed = seal && lg->shards_started && werr == 0 && !lg->opts.read_only;
+    /* SH10: a partition still frozen at close is left for the next open's recovery. */
+    uint64_t frozen = atomic_load(&lg->counters.partitions_failed);
+    bool sealed = seal && lg->shards_started && werr == 0 && frozen == 0 && !lg->opts.read_only;
     int rc = close_topics(lg, sealed);
     if (sealed && rc == 0) {
         char marker[SEGMENT_PATH_BYTES + 32];
@@ -2348,6 +2363,12 @@ int log_close(struct log *lg, bool seal)
                          "a write or fdatasync failed while open (%s); the next "
                          "open recovers",
                          rt_strerror(werr));
+    if (frozen)
+        return error_set(RT_E_IO_FAILED,
+                         "%" PRIu64 " partition(s) still failed at close (a write or fdatasync "
+                         "failed and no recovery in place succeeded since); the next open "
+                         "recovers them",
+                         frozen);
     return rc;
 }
 
@@ -2406,16 +2427,11 @@ void log_stats(struct log *lg, struct rt_stats *out)
     out->prewrite_missed_bytes = atomic_load_explicit(&ps->missed_bytes, memory_order_relaxed);
     out->segments_recycled = atomic_load_explicit(&ps->recycled, memory_order_relaxed);
     out->rounds_inline = atomic_load_explicit(&c->rounds_inline, memory_order_relaxed);
-}
-
-void log_txn_verify_set(struct log *lg,
-                        int (*fn)(void *ctx, const char *topic, uint32_t partition,
-                                  int64_t producer_id, int16_t producer_epoch),
-                        void *ctx, bool on)
-{
-    lg->txn_verify = fn;
-    lg->txn_verify_ctx = ctx;
-    atomic_store_explicit(&lg->txn_verify_on, on, memory_order_release);
+    out->partition_faults = atomic_load_explicit(&c->partition_faults, memory_order_relaxed);
+    out->partition_recoveries =
+        atomic_load_explicit(&c->partition_recoveries, memory_order_relaxed);
+    out->partitions_failed = atomic_load_explicit(&c->partitions_failed, memory_order_relaxed);
+    out->write_error = atomic_load_explicit(&lg->write_error, memory_order_relaxed);
 }
 
 void log_txn_verify_enable(struct log *lg, bool on)

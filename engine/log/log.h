@@ -34,6 +34,24 @@
 
 struct fetch_pool;
 
+/* The log's ports (docs/architecture.md, rule L-5): the only calls the log makes into the
+ * layers above it, given by the composition root (engine.c) at log_init and never changed after.
+ * The log knows them only by these signatures; what answers is the root's business. */
+struct log_ports {
+    /* Is this producer id a named (monotonic) producer? The txn layer's registry
+     * (producer_registry_is_named) answers; the partitions' producer tables ask it while they
+     * replay at open and when they admit a new producer (producer_state.c). NULL: none is. */
+    producer_named_fn is_named;
+    void *named_ctx;
+    /* May this client's transactional batch be appended? 0 or the refusal with its detail: the
+     * coordinator's check (coordinator_verify, CO7, through engine.c). Asked on the caller's
+     * thread before the batch is queued, only while switched on (log_txn_verify_enable). NULL:
+     * every transactional batch is accepted (the partition's rules still run). */
+    int (*txn_verify)(void *ctx, const char *topic, uint32_t partition, int64_t producer_id,
+                      int16_t producer_epoch);
+    void *txn_verify_ctx;
+};
+
 struct topic {
     char name[RT_TOPIC_NAME_MAX + 1];
     /* LG10: room for partition_capacity partitions, each allocated on its own and never moved;
@@ -80,12 +98,8 @@ struct log {
     struct segment_pool pool;   /* the pre-writer (segment_pool.h); started for segments >= 1 MiB */
     struct fetch_pool *fetches; /* rt_fetch handles, at most opts.fetches_max open */
     struct publish_watch watch; /* rt_append_watch_set; the shards call it per round */
-    /* Asked before a client's transactional batch is queued (log_txn_verify_set): 0 or the
-     * refusal. NULL: every transactional batch is accepted (the partition's rules still run). */
-    int (*txn_verify)(void *ctx, const char *topic, uint32_t partition, int64_t producer_id,
-                      int16_t producer_epoch);
-    void *txn_verify_ctx;
-    _Atomic bool txn_verify_on;
+    struct log_ports ports;     /* L-5: the calls up, given at log_init */
+    _Atomic bool txn_verify_on; /* ports.txn_verify asked (log_txn_verify_enable) */
     struct partition_recovery recovery; /* summed over partitions at open */
     bool clean_at_open;                 /* the clean-shutdown marker was there */
 };
@@ -101,22 +115,19 @@ struct log {
 /* Step 1: options into the partition and shard configuration, the catalogue loaded, the
  * clean-shutdown marker noted and removed (durably, before anything is written), the topic
  * table and the shards allocated and initialised (not started). `faults` (tests only, else
- * NULL) puts every shard on the fault-injecting io backend. `is_named` answers whether a
- * producer id belongs to a named producer (the txn layer's registry); it is called while
- * partitions replay. On error everything is released. */
+ * NULL) puts every shard on the fault-injecting io backend. `ports` (copied; NULL: none) are
+ * the calls up (struct log_ports); is_named is called while partitions replay, txn_verify only
+ * once switched on. On error everything is released. */
 int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
-             struct io_fault_plan *faults, producer_named_fn is_named, void *named_ctx);
+             struct io_fault_plan *faults, const struct log_ports *ports);
 
 /* Step 2: every catalogued topic's partitions opened (the newest segment recovered unless the
  * marker was there) and handed to the shards. */
 int log_open_topics(struct log *lg);
 
-/* The composition root's check of client transactional batches (coordinator.c CO7): set once
- * before the log serves clients; `on` may change at any time (rt_txn_verify_set, ringtail_test.h). */
-void log_txn_verify_set(struct log *lg,
-                        int (*fn)(void *ctx, const char *topic, uint32_t partition,
-                                  int64_t producer_id, int16_t producer_epoch),
-                        void *ctx, bool on);
+/* Switches the ports.txn_verify check of client transactional batches on or off (off after
+ * log_init): on once the coordinator runs, before the log serves clients; may change at any
+ * time (rt_txn_verify_set, ringtail_test.h). */
 void log_txn_verify_enable(struct log *lg, bool on);
 
 /* Step 3: the shard threads started (not for a read-only log). */

@@ -988,6 +988,7 @@ static int partition_roll(struct partition *p)
     struct segment *old = p->active;
     assert(!p->round_touched);
     assert(old->next_offset == p->next_offset);
+    p->rolling = true;          /* PA9: cleared below, once the new segment is active */
     int rc = segment_seal(old); /* PA2: sealed and synced before the next one exists */
     if (rc)
         return rc;
@@ -1035,6 +1036,7 @@ static int partition_roll(struct partition *p)
         return rc;
     }
     p->active = seg;
+    p->rolling = false;
     return 0;
 }
 
@@ -1092,6 +1094,45 @@ int partition_make_room(struct partition *p, uint64_t size_bytes, int32_t last_o
 void partition_freeze(struct partition *p)
 {
     p->frozen = true;
+}
+
+int partition_recover(struct partition *p)
+{
+    assert(p->frozen);
+    assert(!p->round_touched);
+    struct segment *a = p->active;
+    assert(a->next_offset <= p->next_offset);
+    /* PA9: the published end is the durable end; what the failed rounds placed past it is
+     * forgotten (their requests were answered with errors). */
+    p->next_offset = a->next_offset;
+    p->unsynced = false; /* the caller fdatasynced the active segment (SH10) */
+    producer_table_free(&p->producers);
+    p->open_txn_count = 0;
+    struct partition_recovery rec;
+    memset(&rec, 0, sizeof(rec)); /* not `recovered`: the active .txnindex holds only published
+                                     entries (staged ones were dropped), nothing to cut */
+    int rc = load_producers(p, &rec);
+    if (rc) {
+        /* Stays frozen with an empty table (calls that read it meanwhile find no producer);
+         * the next attempt loads it again. */
+        producer_table_free(&p->producers);
+        (void)producer_table_init(&p->producers, p->cfg.producers_max, p->cfg.is_named,
+                                  p->cfg.named_ctx);
+        p->open_txn_count = 0;
+        return error_set(rc, "%s: reloading the producer state: %s", p->dir, rt_strerror(rc));
+    }
+    p->frozen = false;
+    if (p->rolling || a->sealed) {
+        /* The failure interrupted a roll: finish it (a seal runs again to its end; a snapshot
+         * already taken at this offset is kept: partition_snapshot_producers skips it). */
+        rc = partition_roll(p);
+        if (rc) {
+            p->frozen = true;
+            return rc;
+        }
+    }
+    partition_publish(p); /* the same watermarks, now on the recovered writer state */
+    return 0;
 }
 
 void partition_publish(struct partition *p)

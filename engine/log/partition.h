@@ -15,10 +15,11 @@
  *   PA3. high_watermark <= next_offset; bytes below the published position of the high
  *        watermark are acknowledged and never change until retention deletes their segment.
  *   PA4. log_start_offset == base offset of the oldest segment.
- *   PA5. A partition whose write round failed is frozen until the engine is reopened: its
- *        writer state (next offset, producer table, open transactions, active segment) may
- *        describe batches that were reported failed, so nothing of it is ever published, rolled,
- *        deleted or snapshotted again; readers keep the last acknowledged watermarks.
+ *   PA5. A partition whose write round failed is frozen until it is recovered (PA9) or the
+ *        engine is reopened: its writer state (next offset, producer table, open transactions)
+ *        may describe batches that were reported failed, so nothing of it is published, rolled,
+ *        deleted or snapshotted while it is frozen; readers keep the last acknowledged
+ *        watermarks.
  *   PA6. At most one recycled segment file is kept per partition (PARTITION_SPARE_NAME in its
  *        directory): a segment retention deletes becomes it when no reader holds the segment
  *        and the engine pre-writes (sync other than none); the next roll renames it into place
@@ -34,6 +35,19 @@
  *        files have now (and the newest segment only after a clean shutdown): a changed,
  *        unnamed or damaged entry costs a walk, never trust. Stored at every roll, at a clean
  *        close, and by an open that checked a sealed segment no entry vouched for.
+ *   PA9. Recovery in place (issue 21 F3, partition_recover): a frozen partition is brought back
+ *        to exactly what a reopen would find, without touching any other partition: its
+ *        durable end is the active segment's published end (size_bytes and next_offset move
+ *        only when a round is published, and under sync=always only after its fdatasync; the
+ *        shard escalates every failure that could have lost published bytes to the engine, so
+ *        a partition it freezes alone has none), the next offset goes back there, the producer
+ *        table and open transactions are reloaded from the newest snapshot and the log as an
+ *        open does (load_producers), and a roll the failure interrupted (rolling) is finished
+ *        (a seal runs again to its end; a snapshot already written is kept). The caller
+ *        (shard.c SH10) first overwrites with zeros, and fdatasyncs, everything a failed
+ *        round may have left past that end, so a crash after the recovery finds no trace of
+ *        a batch reported failed; nothing of the partition is trusted to an fdatasync that
+ *        once failed, only to ones that succeeded after the failure.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -121,11 +135,18 @@ struct partition {
     uint64_t round_bytes;
     uint32_t round_batches;
     bool round_touched;
-    bool round_deferred;        /* a request was pushed to the next round; keep order */
-    bool unsynced;              /* written since the last fdatasync (sync=interval) */
-    bool round_force_sync;      /* a marker in this round: fdatasync whatever the sync mode */
-    bool round_lazy_only;       /* every batch of this round is a lazy marker (SH6) */
-    bool frozen;                /* PA5: a round that wrote here failed; writer calls refuse */
+    bool round_deferred;   /* a request was pushed to the next round; keep order */
+    bool unsynced;         /* written since the last fdatasync (sync=interval) */
+    bool round_force_sync; /* a marker in this round: fdatasync whatever the sync mode */
+    bool round_lazy_only;  /* every batch of this round is a lazy marker (SH6) */
+    bool frozen;           /* PA5: a round that wrote here failed; writer calls refuse */
+    bool rolling;          /* PA9: inside partition_roll (a failure leaves it set) */
+    /* PA9, SH10 (shard.c): the fault that froze the partition and its recovery. */
+    _Atomic int fault_error;    /* the error that froze it (-errno or RT_E_*), 0 when writable */
+    uint64_t fault_end_bytes;   /* the active segment's bytes failed rounds may have written */
+    int64_t heal_at_ms;         /* next recovery attempt (monotonic clock) */
+    uint32_t heal_backoff_ms;   /* doubles after each failed attempt, up to SHARD_HEAL_MS_MAX */
+    uint32_t heal_attempts;     /* attempts since the fault */
     int64_t snapshot_offset;    /* newest producer snapshot written or loaded, -1 none */
     struct open_txn *open_txns; /* sorted by first_offset: [0] pins the LSO */
     uint32_t open_txn_count, open_txn_capacity;
@@ -219,6 +240,13 @@ void partition_prepare_next(struct partition *p);
  * partition_roll_now, partition_delete_before, partition_enforce_retention and
  * partition_snapshot_producers return RT_E_IO_FAILED and nothing is published. */
 void partition_freeze(struct partition *p);
+
+/* Writer (PA9): brings a frozen partition back to what a reopen would find — next offset at
+ * the active segment's published end, producer table and open transactions reloaded from the
+ * newest snapshot and the log, an interrupted roll finished — and publishes it; the caller has
+ * already erased and fdatasynced every byte past that end (shard.c SH10). Returns 0 (no longer
+ * frozen) or a negative error (still frozen; nothing was published, the caller retries later). */
+int partition_recover(struct partition *p);
 
 /* Writer, at placement (before the round's io): room for one more open transaction, so that
  * partition_place_txn cannot fail for a batch that starts one. Returns 0 or -ENOMEM (nothing

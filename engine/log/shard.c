@@ -46,6 +46,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -54,6 +55,7 @@
 
 #include "error.h"
 #include "fsutil.h"
+#include "meta.h"
 #include "partition.h"
 #include "segment_pool.h"
 
@@ -214,6 +216,7 @@ static int run_io(struct shard *s, const char **what)
             if (s->cqes[i].result < 0 && !first) {
                 first = (int)s->cqes[i].result;
                 *what = s->cqes[i].op == IO_OP_WRITE ? "write" : "fdatasync";
+                s->io_failed_tag = s->cqes[i].user_data;
             }
         }
     }
@@ -288,6 +291,177 @@ static void run_retention(struct shard *s, int64_t now_ms)
     (void)shard_enforce_retention(s);
 }
 
+/* ---- SH10: faults scoped to a partition, and their recovery in place (issue 21 F3) ----
+ *
+ *   SH10. A failed write, fdatasync or roll freezes the partitions it concerns (PA5), not the
+ *         engine, and each of them is recovered in place (partition.c PA9) once the disk takes
+ *         writes again; the other partitions never notice. The engine's write side fails as
+ *         before (sticky, until a reopen) only where an in-place recovery could not be exact:
+ *         a round that carried a control batch, a transactional or coordinator batch (the
+ *         coordinator decides from those partitions' state and completes lost markers only at
+ *         open, COR7, CO10), one that touched an internal topic, a failed fdatasync of a file
+ *         holding published bytes that were not yet synced (a lazy marker, SH6, or
+ *         sync=interval data: Linux may drop the pages of a failed fdatasync, so those bytes
+ *         may be gone although readers saw them), sync_dirty's failures, and a marker or a
+ *         coordinator record that meets a frozen partition.
+ *         Recovery (shard_heal, on the thread that runs rounds, between rounds or at the
+ *         placement of an append to the frozen partition, never before heal_at_ms): overwrite
+ *         with zeros everything past the durable end that a failed round may have written,
+ *         plus at least SHARD_HEAL_PROBE_BYTES (so the attempt itself tells whether the disk
+ *         takes writes again), fdatasync the file, then partition_recover. Only fdatasyncs
+ *         made after the failure are trusted: the acknowledged bytes were synced before it
+ *         (their round published only after its fdatasync), the erased tail is synced by the
+ *         attempt, and a failed attempt changes nothing but the wait, which doubles up to
+ *         SHARD_HEAL_MS_MAX (also across a recovery followed soon by a new fault, so a disk
+ *         that is still full costs at most one attempt a second per partition).
+ *         A fault is counted (partition_faults, partitions_failed) and told (env.on_fault)
+ *         when it happens, with the file, the operation and the error; a recovery too.
+ */
+
+#define SHARD_HEAL_PROBE_BYTES 65536u
+#define FAULT_DETAIL_BYTES     (SEGMENT_PATH_BYTES + 512) /* a path and the words around it */
+
+static void tell_fault(struct shard *s, const struct partition *p, int error, bool recovered,
+                       bool engine_wide, uint32_t attempts, const char *detail)
+{
+    if (!s->env.on_fault)
+        return;
+    struct rt_partition_fault f = {.topic = p->topic,
+                                   .partition = p->id,
+                                   .error = error,
+                                   .recovered = recovered,
+                                   .engine_wide = engine_wide,
+                                   .attempts = attempts,
+                                   .detail = detail};
+    s->env.on_fault(s->env.on_fault_ctx, &f);
+}
+
+static uint32_t heal_ms_min(const struct shard *s)
+{
+    return s->env.heal_ms_min > 0 ? (uint32_t)s->env.heal_ms_min : SHARD_HEAL_MS_MIN;
+}
+
+static uint32_t heal_ms_max(const struct shard *s)
+{
+    return heal_ms_min(s) > SHARD_HEAL_MS_MAX ? heal_ms_min(s) : SHARD_HEAL_MS_MAX;
+}
+
+/* p's write side failed with rc: freeze it (PA5), and the engine's write side too when
+ * engine_wide. end_bytes: how far into the active segment the failure may have written. */
+static void partition_fail(struct shard *s, struct partition *p, int rc, bool engine_wide,
+                           uint64_t end_bytes, const char *detail)
+{
+    assert(rc < 0);
+    if (engine_wide)
+        set_sticky(s, rc);
+    if (end_bytes > p->fault_end_bytes)
+        p->fault_end_bytes = end_bytes;
+    if (p->frozen) {
+        if (engine_wide)
+            tell_fault(s, p, rc, false, true, 0, detail);
+        return;
+    }
+    partition_freeze(p);
+    atomic_store_explicit(&p->fault_error, rc, memory_order_release);
+    int64_t now = fs_monotonic_ms();
+    /* A fault soon after a recovery doubles the last wait (the disk may still be full). */
+    uint32_t most = heal_ms_max(s);
+    if (p->heal_backoff_ms == 0 || now - p->heal_at_ms > 4 * (int64_t)most)
+        p->heal_backoff_ms = heal_ms_min(s);
+    else if (p->heal_backoff_ms < most)
+        p->heal_backoff_ms = p->heal_backoff_ms * 2 < most ? p->heal_backoff_ms * 2 : most;
+    p->heal_at_ms = s->env.heal_ms_min < 0 ? INT64_MAX : now + p->heal_backoff_ms;
+    p->heal_attempts = 0;
+    s->partitions_frozen++;
+    atomic_fetch_add_explicit(&s->env.counters->partition_faults, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->env.counters->partitions_failed, 1, memory_order_relaxed);
+    tell_fault(s, p, rc, false, engine_wide, 0, detail);
+}
+
+/* Writes zeros over [from, to) of fd and fdatasyncs it, through the ring (the fault injector
+ * sees it). The ring is empty before and after. */
+static int erase_and_sync(struct shard *s, int fd, uint64_t from, uint64_t to)
+{
+    static const uint8_t zeros[64 * 1024];
+    assert(io_pending(s->ring) == 0);
+    const char *what = "";
+    int rc = 0;
+    while (from < to && rc == 0) {
+        uint64_t len = to - from < sizeof(zeros) ? to - from : sizeof(zeros);
+        struct iovec *v = &s->iov[0];
+        *v = (struct iovec){.iov_base = (void *)zeros, .iov_len = (size_t)len};
+        rc = io_queue_write(s->ring, fd, v, 1, from, 0);
+        if (rc == 0)
+            rc = run_io(s, &what); /* one at a time: v is reused */
+        from += len;
+    }
+    if (rc == 0)
+        rc = io_queue_fdatasync(s->ring, fd, 0);
+    if (rc == 0)
+        rc = run_io(s, &what);
+    else if (io_pending(s->ring) > 0)
+        (void)run_io(s, &what);
+    assert(io_pending(s->ring) == 0);
+    return rc;
+}
+
+/* SH10: one recovery attempt of frozen p if it is due. True when p is writable again. */
+static bool shard_heal(struct shard *s, struct partition *p, int64_t now_ms)
+{
+    assert(p->frozen);
+    if (sticky_error(s) || p->round_touched || p->round_deferred || now_ms < p->heal_at_ms)
+        return false;
+    p->heal_attempts++;
+    struct segment *a = p->active;
+    int rc = 0;
+    if (!a->sealed) {
+        /* Past the durable end: what failed rounds may have left, and a probe. */
+        uint64_t from = a->size_bytes;
+        uint64_t to = p->fault_end_bytes > from ? p->fault_end_bytes : from;
+        uint64_t cap = a->cfg.capacity_bytes < a->map_bytes ? a->cfg.capacity_bytes : a->map_bytes;
+        uint64_t probe = from + SHARD_HEAL_PROBE_BYTES;
+        if (probe > cap)
+            probe = cap > from ? cap : from;
+        if (to < probe)
+            to = probe;
+        rc = erase_and_sync(s, a->fd, from, to);
+    }
+    if (rc == 0)
+        rc = partition_recover(p);
+    if (rc) {
+        uint32_t b = p->heal_backoff_ms * 2;
+        p->heal_backoff_ms = b > heal_ms_max(s) ? heal_ms_max(s) : b;
+        p->heal_at_ms = now_ms + p->heal_backoff_ms;
+        return false;
+    }
+    int was = atomic_exchange_explicit(&p->fault_error, 0, memory_order_acq_rel);
+    p->fault_end_bytes = 0;
+    p->heal_at_ms = now_ms; /* when it recovered: a fault soon after keeps the wait */
+    assert(s->partitions_frozen > 0);
+    s->partitions_frozen--;
+    atomic_fetch_sub_explicit(&s->env.counters->partitions_failed, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->env.counters->partition_recoveries, 1, memory_order_relaxed);
+    char detail[FAULT_DETAIL_BYTES];
+    snprintf(detail, sizeof(detail),
+             "%s: recovered in place after %u attempt(s): truncated to offset %" PRId64
+             ", producer state reloaded",
+             p->dir, p->heal_attempts, p->next_offset);
+    tell_fault(s, p, was, true, false, p->heal_attempts, detail);
+    shard_notify_watch(s); /* the same watermarks, but waiters may look again */
+    return true;
+}
+
+/* SH10, between rounds: every frozen partition whose attempt is due. */
+static void heal_due(struct shard *s)
+{
+    int64_t now = fs_monotonic_ms();
+    for (uint32_t i = 0; i < s->partition_count && s->partitions_frozen > 0; i++) {
+        struct partition *p = s->partitions[i];
+        if (p->frozen && atomic_load_explicit(&p->fault_error, memory_order_relaxed) != 0)
+            (void)shard_heal(s, p, now);
+    }
+}
+
 /* ---- one round, in four stages: admission, placement, io, publish ----
  *
  * A round's state lives in `struct round` on the shard thread's stack. Each stage asserts what
@@ -354,8 +528,28 @@ struct round {
     uint32_t iov_used; /* iovecs the io stage will use */
     int64_t now_ms;
     bool sync_always;
-    int failed; /* placement failed the whole round (sticky already set), or 0 */
+    int failed;         /* placement failed the whole round, or 0 */
+    bool failed_engine; /* ... in a way that fails the engine's write side (SH10) */
 };
+
+/* SH10: may a failed round be recovered partition by partition? */
+static bool round_failure_engine_wide(const struct round *rd, const char *what)
+{
+    if (rd->failed_engine)
+        return true;
+    for (const struct shard_request *r = rd->included; r; r = r->next)
+        if (r->header.producer_id >= 0 &&
+            (r->coordinator || batch_is_control(&r->header) || batch_is_transactional(&r->header)))
+            return true;
+    for (uint32_t t = 0; t < rd->touched_count; t++) {
+        const struct partition *p = rd->touched[t];
+        if (meta_topic_name_internal(p->topic))
+            return true;
+        if (p->unsynced && strcmp(what, "write") != 0)
+            return true;
+    }
+    return false;
+}
 
 static void round_defer(struct round *rd, struct shard_request *r)
 {
@@ -466,6 +660,22 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         complete(r, RT_E_IO_FAILED);
         return;
     }
+    if (p->frozen && !shard_heal(s, p, fs_monotonic_ms())) {
+        /* SH10: refused until its recovery succeeds. A marker or a coordinator record that
+         * cannot be written fails the engine: the coordinator counts on a reopen to complete
+         * it (COR7, CO10). */
+        if (r->coordinator || (r->header.producer_id >= 0 && batch_is_control(&r->header))) {
+            char detail[FAULT_DETAIL_BYTES];
+            snprintf(detail, sizeof(detail),
+                     "%s: a transaction marker or coordinator record "
+                     "met the failed partition",
+                     p->dir);
+            int perr = atomic_load_explicit(&p->fault_error, memory_order_relaxed);
+            partition_fail(s, p, perr ? perr : RT_E_IO_FAILED, true, p->active->size_bytes, detail);
+        }
+        complete(r, RT_E_IO_FAILED);
+        return;
+    }
     const uint32_t depth = s->env.io.queue_depth;
     bool new_partition = !p->round_touched;
     /* Ops this batch adds: a new partition's write and fdatasync; another write when its
@@ -490,8 +700,11 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         if (src == 0)
             src = run_io(s, &what);
         if (src) {
-            set_sticky(s, src);
-            partition_freeze(p);
+            /* SH10: a published lazy marker may be lost: only a reopen rewrites it (COR7). */
+            char detail[FAULT_DETAIL_BYTES];
+            snprintf(detail, sizeof(detail), "%s of %s failed: %s", what, p->active->log_path,
+                     rt_strerror(src));
+            partition_fail(s, p, src, true, p->active->size_bytes, detail);
             complete(r, RT_E_IO_FAILED);
             return;
         }
@@ -517,9 +730,18 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         return;
     }
     if (rc < 0) {
-        /* A failed roll may leave the partition half-rolled: freeze it (PA5). */
-        set_sticky(s, rc);
-        partition_freeze(p);
+        /* A failed roll may leave the partition half-rolled: freeze it (PA5); its recovery
+         * finishes the roll (PA9). An index reservation that failed changed nothing. */
+        char detail[ERROR_DETAIL_BYTES + 64];
+        snprintf(detail, sizeof(detail), "%s", rt_error_detail());
+        /* SH10: a seal's failed fdatasync may have dropped published bytes not yet synced. */
+        bool engine_wide = meta_topic_name_internal(p->topic) || p->unsynced;
+        partition_fail(s, p, rc, engine_wide, p->active->size_bytes, detail);
+        if (p->round_touched) {
+            /* Batches of this round are placed here already: the whole round fails. */
+            rd->failed = rc;
+            rd->failed_engine = engine_wide;
+        }
         complete(r, RT_E_IO_FAILED);
         return;
     }
@@ -554,10 +776,14 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
             partition_place_txn(p, &r->header, p->round_position + p->round_bytes, r->txn_started,
                                 r->txn_first_offset, r->marker_type, &r->txn_write);
         if (trc) {
-            /* The open list may have changed: the whole round fails, nothing is written. */
-            set_sticky(s, trc);
-            partition_freeze(p);
+            /* The open list may have changed: the whole round fails, nothing is written, and
+             * the engine's write side with it (SH10: a transaction's state). */
+            char detail[FAULT_DETAIL_BYTES];
+            snprintf(detail, sizeof(detail), "%s: staging a transaction's bookkeeping: %s", p->dir,
+                     rt_strerror(trc));
+            partition_fail(s, p, trc, true, p->active->size_bytes, detail);
             rd->failed = trc;
+            rd->failed_engine = true;
             complete(r, RT_E_IO_FAILED);
             return;
         }
@@ -759,17 +985,31 @@ static uint32_t run_round(struct shard *s, struct shard_request *list,
     int rc = rd.failed;
     if (rd.touched_count > 0) {
         const char *what = "";
+        s->io_failed_tag = UINT64_MAX; /* SH10: which op failed, for the fault's detail */
         if (rc == 0)
             rc = round_io(s, &rd, &what);
         if (rc == 0) {
             round_publish(s, &rd);
         } else {
-            set_sticky(s, rc);
-            for (uint32_t t = 0; t < rd.touched_count; t++) {
-                partition_freeze(rd.touched[t]); /* PA5, SH4 */
+            bool engine_wide = round_failure_engine_wide(&rd, what); /* SH10 */
+            uint64_t failed_tag = s->io_failed_tag;
+            for (uint32_t t = 0; t < rd.touched_count; t++)
                 txn_index_drop_staged(&rd.touched[t]->active->txns);
-            }
             round_erase(s, &rd);
+            for (uint32_t t = 0; t < rd.touched_count; t++) {
+                struct partition *p = rd.touched[t];
+                char detail[FAULT_DETAIL_BYTES];
+                if (rd.failed == 0 && failed_tag == t)
+                    snprintf(detail, sizeof(detail),
+                             "%s of %s (%" PRIu64 " bytes at byte %" PRIu64 ") failed: %s", what,
+                             p->active->log_path, p->round_bytes, p->round_position,
+                             rt_strerror(rc));
+                else
+                    snprintf(detail, sizeof(detail), "%s: its write round failed (%s%s%s)", p->dir,
+                             rd.failed ? "" : what, rd.failed ? "" : ": ", rt_strerror(rc));
+                partition_fail(s, p, rc, engine_wide, p->round_position + p->round_bytes,
+                               detail); /* PA5, SH4 */
+            }
         }
     }
     uint32_t durable = 0;
@@ -982,6 +1222,9 @@ static void *shard_main(void *arg)
             int64_t retention_due = s->last_retention_ms + s->env.retention_check_ms - now;
             if (retention_due < wait_ms)
                 wait_ms = retention_due;
+            if (s->partitions_frozen > 0 && !sticky_error(s) && s->env.heal_ms_min >= 0 &&
+                wait_ms > (int64_t)heal_ms_min(s))
+                wait_ms = heal_ms_min(s); /* SH10: look for due recoveries */
             if (wait_ms <= 0)
                 break;
             struct timespec ts;
@@ -1029,6 +1272,8 @@ static void *shard_main(void *arg)
         }
         if (now - s->last_retention_ms >= (int64_t)s->env.retention_check_ms && !sticky_error(s))
             run_retention(s, now);
+        if (s->partitions_frozen > 0 && !sticky_error(s) && !stopping && s->env.heal_ms_min >= 0)
+            heal_due(s); /* SH10 */
 
         pthread_mutex_lock(&s->lock);
         requeue_front(s, held); /* SH9: back at the head, in order, ahead of what queued since */

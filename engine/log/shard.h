@@ -36,7 +36,18 @@ struct engine_counters {
     _Atomic uint64_t snapshots_written;
     _Atomic uint64_t snapshots_rejected;
     _Atomic uint64_t rounds_inline; /* rounds run by a submitter (SH5 in shard.c) */
+    /* SH10 (shard.c): partitions frozen by a fault, recovered in place, frozen now. */
+    _Atomic uint64_t partition_faults;
+    _Atomic uint64_t partition_recoveries;
+    _Atomic uint64_t partitions_failed;
 };
+
+/* SH10: the first recovery attempt of a frozen partition comes heal_ms_min (by default
+ * SHARD_HEAL_MS_MIN) after its fault; each failed attempt doubles the wait, up to
+ * max(SHARD_HEAL_MS_MAX, heal_ms_min) (so writes resume within about a second of the disk
+ * taking them again). */
+#define SHARD_HEAL_MS_MIN 100u
+#define SHARD_HEAL_MS_MAX 1000u
 
 /* Who hears that a round published new high watermarks (rt_append_watch_set). The shard calls
  * fn under lock, so a caller that clears it knows no call is running once it has. */
@@ -58,6 +69,9 @@ struct shard_env {
     struct engine_counters *counters;
     bool read_only; /* a read-only engine: every request is refused with RT_E_READ_ONLY */
     struct publish_watch *watch; /* may be NULL (tests building a shard alone) */
+    rt_fault_fn on_fault;        /* SH10: told of every fault and recovery (may be NULL) */
+    int32_t heal_ms_min;         /* SH10: first attempt after a fault; -1 never (0: default) */
+    void *on_fault_ctx;
 };
 
 enum shard_request_kind {
@@ -141,6 +155,8 @@ struct shard {
     int64_t last_sync_ms;
     uint64_t bytes_since_sync;
     int64_t last_retention_ms;
+    uint32_t partitions_frozen; /* SH10: of `partitions`, those frozen alone (to recover) */
+    uint64_t io_failed_tag;     /* run_io: the user_data of the first op that failed */
 };
 
 /* Opens the shard's io ring; the thread starts with shard_start. */

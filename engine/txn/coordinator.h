@@ -66,22 +66,28 @@ int coordinator_add_partitions(struct coordinator *c, const char *transactional_
 int coordinator_join(struct coordinator *c, const char *transactional_id, int64_t producer_id,
                      int16_t epoch, const struct txn_log_partition *parts, uint32_t count);
 
+/* The txn layer's port (docs/architecture.md, rule L-5): the one call the coordinator makes
+ * into the client layer, given per commit by the in-process producer (producer.c
+ * commit_wait_data). It hands over the transaction's last batches together with the
+ * PrepareCommit's request `prep` (log_append_async_many, so they share a round where they share a
+ * shard; it sets *queued), and returns once the batches are acknowledged (0) or failed. If it
+ * leaves *queued false, the PrepareCommit is queued after it returns. In an empty transaction
+ * prep is NULL. Runs on the committing thread with no coordinator lock held. */
+typedef int (*coordinator_wait_data_fn)(void *ctx, struct shard_request *prep, bool *queued);
+
 /* CO9: commit in one durable round. Builds the PrepareCommit naming, per partition, the
  * producer's last sequence in the transaction (seqs: topic, partition, last_sequence; others
- * are not checked), then calls wait_data(ctx, prep, &queued), which hands over the transaction's
- * last batches together with the PrepareCommit's request prep (log_append_async_many, so they
- * share a round where they share a shard; it sets queued), and returns once the batches are
- * acknowledged (0) or failed. If it leaves queued false, the PrepareCommit is queued after it
- * returns. In an empty transaction prep is NULL. With both
+ * are not checked), then calls wait_data(ctx, prep, &queued) (coordinator_wait_data_fn). With
+ * both
  * durable, the markers are written without their own fdatasync and the call returns once they
  * are visible. If the data failed after the PrepareCommit was durable, the transaction is
  * aborted (PrepareAbort, markers), *aborted_out is set, the identity outputs are the next ones
  * and the data's error is returned. Other errors as coordinator_end. */
-int coordinator_commit_one_round(
-    struct coordinator *c, const char *transactional_id, int64_t producer_id, int16_t epoch,
-    const struct txn_log_partition *seqs, uint32_t seq_count,
-    int (*wait_data)(void *ctx, struct shard_request *prep, bool *queued), void *ctx,
-    int64_t *producer_id_out, int16_t *epoch_out, bool *aborted_out);
+int coordinator_commit_one_round(struct coordinator *c, const char *transactional_id,
+                                 int64_t producer_id, int16_t epoch,
+                                 const struct txn_log_partition *seqs, uint32_t seq_count,
+                                 coordinator_wait_data_fn wait_data, void *ctx,
+                                 int64_t *producer_id_out, int16_t *epoch_out, bool *aborted_out);
 
 /* EndTxn: two-phase commit or abort. On success *epoch_out is the producer's next epoch (bumped
  * at every transaction end), and *producer_id_out its id (new if the epoch was exhausted). */

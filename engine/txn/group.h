@@ -53,8 +53,8 @@ int group_txn_commit_offsets(struct group_manager *g, int64_t producer_id, int16
  * (abort) every offset the producer has pending. */
 void group_txn_complete(struct group_manager *g, int64_t producer_id, bool commit);
 /* The same for the producer's pending offsets in one partition of __consumer_offsets only, as
- * a marker there resolves them (GO4): what reconciliation (coordinator.c COR5) runs after the
- * marker it wrote into that partition. */
+ * a marker there resolves them (GO4): what reconciliation (coordinator_reconcile.c COR5) runs
+ * after the marker it wrote into that partition. */
 void group_txn_complete_partition(struct group_manager *g, int64_t producer_id,
                                   uint32_t offsets_partition, bool commit);
 

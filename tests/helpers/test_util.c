@@ -72,6 +72,18 @@ void tu_options(struct rt_options *opts)
     opts->io_backend = strcmp(tu_backend(), "sync") == 0 ? RT_IO_SYNC : RT_IO_AUTO;
 }
 
+void tu_options_small(struct rt_options *opts, uint64_t segment_bytes, uint32_t batch_max_bytes,
+                      uint32_t index_interval_bytes)
+{
+    tu_options(opts);
+    opts->segment_size_bytes = segment_bytes;
+    opts->batch_size_max_bytes = batch_max_bytes;
+    opts->index_interval_bytes = index_interval_bytes;
+    opts->shard_count = 1;
+    opts->retention_ms = -1;
+    opts->producer_id_expiration_ms = INT64_MAX / 4;
+}
+
 size_t tu_file_size(const char *path)
 {
     struct stat st;
@@ -114,6 +126,15 @@ uint8_t *tu_read_file(const char *path, size_t *len_out)
     fclose(f);
     *len_out = (size_t)n;
     return buf;
+}
+
+void tu_write_file(const char *path, const uint8_t *buf, size_t len)
+{
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    if (len > 0)
+        assert_int_equal(fwrite(buf, 1, len, fp), len);
+    assert_int_equal(fclose(fp), 0);
 }
 
 char *tu_path(const char *fmt, ...)
@@ -246,13 +267,8 @@ int tu_fixture_setup(void **state)
     if (!f)
         return -1;
     f->dir = tu_mkdtemp();
-    tu_options(&f->o);
-    f->o.segment_size_bytes = 64 * 1024;
-    f->o.batch_size_max_bytes = 16 * 1024;
-    f->o.index_interval_bytes = 512;
+    tu_options_small(&f->o, 64 * 1024, 16 * 1024, 512);
     f->o.shard_count = 2;
-    f->o.retention_ms = -1;
-    f->o.producer_id_expiration_ms = INT64_MAX / 4;
     *state = f;
     return 0;
 }

@@ -20,6 +20,11 @@ void tu_rmdir_free(char *path);
 
 /* rt_options_init plus the backend from RT_TEST_IO. */
 void tu_options(struct rt_options *opts);
+/* tu_options for a test that wants many small files: segments of segment_bytes, batches up to
+ * batch_max_bytes, an index entry per index_interval_bytes, one shard, no time retention and
+ * producers that never expire (test batches carry 1970 timestamps). The test may adjust more. */
+void tu_options_small(struct rt_options *opts, uint64_t segment_bytes, uint32_t batch_max_bytes,
+                      uint32_t index_interval_bytes);
 /* "uring" or "sync". */
 const char *tu_backend(void);
 
@@ -29,6 +34,9 @@ void tu_flip_byte(const char *path, uint64_t offset, uint8_t mask);
 void tu_truncate(const char *path, uint64_t size);
 /* Reads a whole file into a malloc'd buffer. */
 uint8_t *tu_read_file(const char *path, size_t *len_out);
+/* Writes len bytes of buf as the whole file path (created or truncated); fails the test when it
+ * cannot. */
+void tu_write_file(const char *path, const uint8_t *buf, size_t len);
 /* Path join into a malloc'd string: tu_path("%s/%s", a, b). */
 char *tu_path(const char *fmt, ...);
 /* Runs a shell command, returns its exit status (or -1). */

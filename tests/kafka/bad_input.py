@@ -19,6 +19,10 @@ import struct
 import sys
 import time
 
+from kwire import crc32c, metadata_v1_topics
+from kwire import kstr as string
+from kwire import zigzag as varint
+
 TIMEOUT = 10.0
 passed = 0
 failed = 0
@@ -37,46 +41,6 @@ def bad(desc, why):
 
 
 # ---- encoding ---------------------------------------------------------------------------------
-
-def _crc32c_table():
-    t = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        t.append(c)
-    return t
-
-
-CRC_TABLE = _crc32c_table()
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c = CRC_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-def varint(n):
-    z = (n << 1) ^ (n >> 63)  # zigzag
-    out = bytearray()
-    while True:
-        b = z & 0x7F
-        z >>= 7
-        if z:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def string(s):
-    if s is None:
-        return struct.pack(">h", -1)
-    b = s.encode()
-    return struct.pack(">h", len(b)) + b
-
 
 def record_batch(values, corrupt_crc=False):
     """A RecordBatch v2 without producer id, uncompressed, one record per value."""
@@ -197,34 +161,7 @@ class Broker:
         (got,) = struct.unpack_from(">i", r, 0)
         if got != corr:
             raise ValueError("metadata: correlation id %d, sent %d" % (got, corr))
-        pos = 4
-        (nb,) = struct.unpack_from(">i", r, pos)
-        pos += 4
-        for _ in range(nb):
-            pos += 4
-            (hl,) = struct.unpack_from(">h", r, pos)
-            pos += 2 + hl + 4
-            (rl,) = struct.unpack_from(">h", r, pos)
-            pos += 2 + max(rl, 0)
-        pos += 4  # controller id
-        (nt,) = struct.unpack_from(">i", r, pos)
-        pos += 4
-        out = {}
-        for _ in range(nt):
-            err, tl = struct.unpack_from(">hh", r, pos)
-            pos += 4
-            name = r[pos:pos + tl].decode()
-            pos += tl + 1  # is_internal
-            (np_,) = struct.unpack_from(">i", r, pos)
-            pos += 4
-            for _ in range(np_):
-                pos += 2 + 4 + 4
-                (nr,) = struct.unpack_from(">i", r, pos)
-                pos += 4 + 4 * nr
-                (ni,) = struct.unpack_from(">i", r, pos)
-                pos += 4 + 4 * ni
-            out[name] = (err, np_)
-        return out
+        return {name.decode(): (err, np_) for err, name, np_ in metadata_v1_topics(r)}
 
     def healthy(self, desc):
         """After a case: the process lives and a fresh connection is answered."""
@@ -406,6 +343,59 @@ def main(argv):
     else:
         bad("no topic was created by the lying requests", "topic 'lies' exists")
 
+    # 6c. the transactional APIs at their flexible v3 and KIP-664's operator APIs (flexible
+    #     from v0): lying compact counts and lengths, cut bodies: the connection closes.
+    def uv(v):
+        out = b""
+        while v >= 0x80:
+            out += bytes([(v & 0x7F) | 0x80])
+            v >>= 7
+        return out + bytes([v])
+
+    def cstr(t):
+        return uv(len(t) + 1) + t.encode()
+
+    flex_lies = [
+        ("AddPartitionsToTxn v3 with 2^31-2 topics",
+         request(24, 3, b.next_corr(), cstr("tx") + struct.pack(">qh", 7, 0) + uv(2**31 - 1) + b"\x00",
+                 header_v2=True)),
+        ("AddOffsetsToTxn v3 with a group id longer than the frame",
+         request(25, 3, b.next_corr(), cstr("tx") + struct.pack(">qh", 7, 0) + uv(30000) + b"g\x00",
+                 header_v2=True)),
+        ("EndTxn v3 cut before its tagged fields",
+         request(26, 3, b.next_corr(), cstr("tx") + struct.pack(">qh", 7, 0) + b"\x01", header_v2=True)),
+        ("TxnOffsetCommit v3 with 1000000 partitions in a few bytes",
+         request(28, 3, b.next_corr(), cstr("tx") + cstr("g") + struct.pack(">qhi", 7, 0, -1) + cstr("")
+                 + b"\x00" + uv(2) + cstr("t") + uv(1000001) + b"\x00" * 8, header_v2=True)),
+        ("TxnOffsetCommit v2 (not flexible) sent in v3's compact form",
+         request(28, 2, b.next_corr(), cstr("tx") + cstr("g") + struct.pack(">qh", 7, 0) + uv(1) + b"\x00")),
+        ("DescribeProducers v0 with 2^31-2 topics",
+         request(61, 0, b.next_corr(), uv(2**31 - 1) + b"\x00", header_v2=True)),
+        ("DescribeTransactions v0 with an id longer than the frame",
+         request(65, 0, b.next_corr(), uv(2) + uv(5000) + b"tx\x00", header_v2=True)),
+        ("ListTransactions v1 cut inside its duration filter",
+         request(66, 1, b.next_corr(), uv(1) + uv(1) + b"\x00\x00\x00", header_v2=True)),
+        ("ListTransactions v0 with 2^28 producer id filters",
+         request(66, 0, b.next_corr(), uv(1) + uv(2**28) + struct.pack(">q", 1) + b"\x00", header_v2=True)),
+    ]
+    for desc, data in flex_lies:
+        s = connect(b.host, b.port)
+        send_all(s, data)
+        try:
+            r = read_response(s)
+            if r is None:
+                ok(desc + ": closed")
+            else:
+                bad(desc, "answered %r instead of closing" % r[:24])
+        except ConnectionResetError:
+            ok(desc + ": closed (reset)")
+        except socket.timeout:
+            bad(desc, "neither answered nor closed within %.0f s" % TIMEOUT)
+        except ValueError as e:
+            bad(desc, str(e))
+        s.close()
+        b.healthy(desc)
+
     # 7. a produce whose batch CRC is wrong: CORRUPT_MESSAGE (2), nothing appended; the same
     #    connection then appends a good batch at the offset the bad one would have had.
     s = connect(b.host, b.port)
@@ -426,6 +416,52 @@ def main(argv):
     s.close()
     b.healthy("corrupt CRC")
 
+    # 7b. every advertised (API, version) of the broker's own table (ApiVersions v0), with bodies
+    #     no version of any API can parse whole: cut (3 bytes), a count or length that lies
+    #     (2^31-1, twice) and one that is negative (-2), each behind a request header v1 and v2
+    #     (flexible versions take v2). Each must close the connection or be answered with its
+    #     correlation id (an error) — never crash or hang the broker; the broker still answers
+    #     a fresh connection after each API. tests/test_kafka_every_version.c does the same with
+    #     well-formed bodies cut and lying at every field.
+    table = api_table(b)
+    if not table:
+        bad("the version table", "ApiVersions v0 gave no table")
+    bodies = [b"\xff\xff\xff", b"\x7f\xff\xff\xff" * 2, b"\xff\xff\xff\xfe" * 3]
+    pairs = closed = answered = 0
+    for key, lo, hi in table:
+        problems = []
+        for v in range(lo, hi + 1):
+            for body in bodies:
+                for hv2 in (False, True):
+                    corr = b.next_corr()
+                    s = connect(b.host, b.port)
+                    send_all(s, request(key, v, corr, body, header_v2=hv2))
+                    try:
+                        r = read_response(s)
+                        if r is None:
+                            closed += 1
+                        elif struct.unpack_from(">i", r, 0)[0] == corr:
+                            answered += 1
+                        else:
+                            problems.append("v%d: answered with another correlation id" % v)
+                    except ConnectionResetError:
+                        closed += 1
+                    except socket.timeout:
+                        problems.append("v%d: neither answered nor closed in %.0f s" % (v, TIMEOUT))
+                    except ValueError as e:
+                        problems.append("v%d: %s" % (v, e))
+                    s.close()
+            pairs += 1
+        if problems:
+            bad("API %d v%d-%d with unparseable bodies" % (key, lo, hi), "; ".join(problems[:3]))
+        else:
+            ok("API %d v%d-%d with unparseable bodies: closed or answered, never hung" % (key, lo, hi))
+        if not b.alive():
+            bad("API %d: the broker is still running" % key, "process %d is gone" % b.pid)
+            break
+    b.healthy("every advertised version with unparseable bodies (%d pairs, %d closed, %d answered)"
+              % (pairs, closed, answered))
+
     # 8. many bad connections at once, then the good ones still work (no leak of slots).
     socks = []
     for i in range(50):
@@ -438,6 +474,21 @@ def main(argv):
 
     print("bad_input: %d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
+
+
+def api_table(b):
+    """[(api key, min version, max version)] from ApiVersions v0 on a fresh connection."""
+    s = connect(b.host, b.port)
+    corr = b.next_corr()
+    s.sendall(request(18, 0, corr, b""))
+    r = read_response(s)
+    s.close()
+    if r is None:
+        return []
+    got, err, n = struct.unpack_from(">ihi", r, 0)
+    if got != corr or err != 0 or not 0 < n < 1000:
+        return []
+    return [struct.unpack_from(">hhh", r, 10 + 6 * i) for i in range(n)]
 
 
 def rss_kib(pid):

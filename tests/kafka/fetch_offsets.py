@@ -18,15 +18,20 @@ usage: fetch_offsets.py COMMAND ARGS; exit 0 = passed, the reason on stderr othe
         gzip-compressed at 4000, 5000
   list PORT TOPIC TIMESTAMP OFFSET RECORD_TIMESTAMP
         ListOffsets v2 (read_uncommitted) for TIMESTAMP answers OFFSET and RECORD_TIMESTAMP
+  maxfill BROKER TOPIC
+        fills TOPIC partition 0: timestamps 1000, 7000, 3000 (one batch), 7000, 2000 (gzip)
+  list7 PORT TOPIC TIMESTAMP OFFSET RECORD_TIMESTAMP
+        the same at ListOffsets v7 (flexible; TIMESTAMP -3 is KIP-734's max timestamp)
+  list0 PORT TOPIC TIMESTAMP MAX_NUM OFFSETS
+        ListOffsets v0 answers old_style_offsets OFFSETS (comma-separated, "" for none)
   notime BROKER TOPIC
         one record with timestamp -1 to partition 0 (librdkafka writes the batch's
         maxTimestamp as 0, so the segment's time index gets the entry (0, base offset))
 """
-import socket
 import struct
 import sys
 
-HOST = "127.0.0.1"
+from kwire import dial, read_exact
 
 
 def fail(msg):
@@ -35,32 +40,20 @@ def fail(msg):
 
 
 def connect(port):
-    s = socket.create_connection((HOST, int(port)), timeout=30)
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return s
+    return dial(port, 30)
 
 
-def read_exact(s, n):
-    out = bytearray()
-    while len(out) < n:
-        chunk = s.recv(min(n - len(out), 1 << 20))
-        if not chunk:
-            raise EOFError("closed after %d of %d bytes" % (len(out), n))
-        out += chunk
-    return bytes(out)
-
-
-def call(s, api_key, version, corr, body):
+def call(s, api_key, version, corr, body, flexible=False):
     client = b"fetch_offsets"
     head = struct.pack(">hhih", api_key, version, corr, len(client)) + client
-    frame = head + body
+    frame = head + (b"\x00" if flexible else b"") + body
     s.sendall(struct.pack(">i", len(frame)) + frame)
     size = struct.unpack(">i", read_exact(s, 4))[0]
     resp = read_exact(s, size)
     got = struct.unpack(">i", resp[:4])[0]
     if got != corr:
         fail("correlation id %d, sent %d" % (got, corr))
-    return resp[4:]
+    return resp[5:] if flexible else resp[4:]  # a flexible response header ends with tags
 
 
 class Reader:
@@ -194,6 +187,68 @@ def cmd_list(port, topic, timestamp, offset, record_ts):
              % (timestamp, off, ts, offset, record_ts))
 
 
+def cmd_maxfill(broker, topic):
+    from confluent_kafka import Producer
+    for codec, stamps in (("none", (1000, 7000, 3000)), ("gzip", (7000, 2000))):
+        p = Producer({"bootstrap.servers": broker, "linger.ms": 100,
+                      "compression.type": codec})
+        for ts in stamps:
+            p.produce(topic, b"m%d" % ts, partition=0, timestamp=ts)
+        if p.flush(30) != 0:
+            fail("produce at %r did not finish" % (stamps,))
+
+
+def uvarint(n):
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def cmd_list7(port, topic, timestamp, offset, record_ts):
+    t = topic.encode()
+    body = struct.pack(">ib", -1, 0) + uvarint(2) + uvarint(len(t) + 1) + t
+    body += uvarint(2) + struct.pack(">iiq", 0, -1, int(timestamp)) + b"\x00"  # partition
+    body += b"\x00" + b"\x00"  # the topic's and the request's tags
+    s = connect(port)
+    r = Reader(call(s, 2, 7, 79, body, flexible=True))
+    s.close()
+    r.take(">i")  # throttle
+    if r.take(">B") != 2:
+        fail("not one topic answered")
+    n = r.take(">B") - 1
+    name = r.b[r.p:r.p + n].decode()
+    r.p += n
+    if name != topic or r.take(">B") != 2:
+        fail("not one partition answered")
+    part, err, ts, off, epoch = r.take(">ihqqi")
+    if err != 0:
+        fail("error %d" % err)
+    if (off, ts) != (int(offset), int(record_ts)):
+        fail("v7 timestamp %s: answered offset %d timestamp %d, Kafka answers offset %s "
+             "timestamp %s" % (timestamp, off, ts, offset, record_ts))
+
+
+def cmd_list0(port, topic, timestamp, max_num, offsets):
+    t = topic.encode()
+    body = struct.pack(">i", -1)
+    body += struct.pack(">ih", 1, len(t)) + t + struct.pack(">iiqi", 1, 0, int(timestamp),
+                                                            int(max_num))
+    s = connect(port)
+    r = Reader(call(s, 2, 0, 80, body))
+    s.close()
+    if r.take(">i") != 1 or r.string() != topic or r.take(">i") != 1:
+        fail("not one partition answered")
+    part, err, n = r.take(">ihi")
+    got = [r.take(">q") for _ in range(n)]
+    want = [int(x) for x in offsets.split(",") if x]
+    if err != 0 or got != want:
+        fail("v0 timestamp %s max %s: error %d offsets %r, Kafka answers %r"
+             % (timestamp, max_num, err, got, want))
+
+
 def cmd_notime(broker, topic):
     from confluent_kafka import Producer
     p = Producer({"bootstrap.servers": broker})
@@ -204,7 +259,8 @@ def cmd_notime(broker, topic):
 
 def main(argv):
     cmds = {"fill": cmd_fill, "budget": cmd_budget, "times": cmd_times, "list": cmd_list,
-            "notime": cmd_notime}
+            "notime": cmd_notime, "maxfill": cmd_maxfill, "list7": cmd_list7,
+            "list0": cmd_list0}
     if len(argv) < 2 or argv[1] not in cmds:
         fail(__doc__)
     cmds[argv[1]](*argv[2:])

@@ -49,113 +49,17 @@ Each check prints "ok - ..." or "FAIL - ..."; exit 1 if any failed. Checks (Kafk
   - DescribeGroups of an unknown group: "Dead"; ListGroups names the groups;
   - a truncated JoinGroup closes the connection, and the broker answers a new one.
 """
-import socket
 import struct
 import sys
 import time
 
-failed = 0
+import kwire
+from kwire import R, check, kbytes, kstr, s32, s64
 
 
-def check(cond, desc):
-    global failed
-    print(("ok   - " if cond else "FAIL - ") + desc, flush=True)
-    if not cond:
-        failed += 1
-
-
-def s16(v):
-    return struct.pack(">h", v)
-
-
-def s32(v):
-    return struct.pack(">i", v)
-
-
-def s64(v):
-    return struct.pack(">q", v)
-
-
-def kstr(s):
-    if s is None:
-        return s16(-1)
-    b = s.encode() if isinstance(s, str) else s
-    return s16(len(b)) + b
-
-
-def kbytes(b):
-    return s32(len(b)) + b
-
-
-class R:
-    def __init__(self, b):
-        self.b, self.i = b, 0
-
-    def i16(self):
-        v = struct.unpack_from(">h", self.b, self.i)[0]
-        self.i += 2
-        return v
-
-    def i32(self):
-        v = struct.unpack_from(">i", self.b, self.i)[0]
-        self.i += 4
-        return v
-
-    def str(self):
-        n = self.i16()
-        if n < 0:
-            return None
-        v = self.b[self.i:self.i + n].decode()
-        self.i += n
-        return v
-
-    def bytes(self):
-        n = self.i32()
-        if n < 0:
-            return None
-        v = self.b[self.i:self.i + n]
-        self.i += n
-        return v
-
-
-class Conn:
+class Conn(kwire.Conn):
     def __init__(self, addr):
-        host, port = addr.rsplit(":", 1)
-        self.s = socket.create_connection((host, int(port)), timeout=15)
-        self.corr = 0
-
-    def send(self, key, ver, body):
-        self.corr += 1
-        frame = s16(key) + s16(ver) + s32(self.corr) + kstr("group_wire") + body
-        self.s.sendall(s32(len(frame)) + frame)
-        return self.corr
-
-    def recv(self):
-        """(correlation id, body) or None when the connection closed."""
-        n = self._read(4)
-        if n is None:
-            return None
-        data = self._read(struct.unpack(">i", n)[0])
-        if data is None:
-            return None
-        return struct.unpack(">i", data[:4])[0], R(data[4:])
-
-    def call(self, key, ver, body):
-        self.send(key, ver, body)
-        got = self.recv()
-        return got[1] if got else None
-
-    def _read(self, n):
-        out = b""
-        while len(out) < n:
-            try:
-                c = self.s.recv(n - len(out))
-            except (ConnectionError, socket.timeout):
-                return None
-            if not c:
-                return None
-            out += c
-        return out
+        super().__init__(addr, "group_wire", timeout=15, answer=R)
 
 
 JOIN, HEARTBEAT, LEAVE, SYNC, DESCRIBE, LIST, COMMIT = 11, 12, 13, 14, 15, 16, 8
@@ -330,8 +234,8 @@ def offsets_main(addr):
           "DescribeGroups of it: Empty, no members (got %r %r %r)" % (err, state, n))
     err, state, n = describe(a, "gwo-never")
     check(state == "Dead", "a group with neither members nor offsets is still Dead")
-    print("%s" % ("all passed" if failed == 0 else "%d failed" % failed))
-    sys.exit(1 if failed else 0)
+    print("%s" % ("all passed" if kwire.failed == 0 else "%d failed" % kwire.failed))
+    sys.exit(1 if kwire.failed else 0)
 
 
 def defaults_main(addr):
@@ -363,8 +267,8 @@ def defaults_main(addr):
     err, state, n = describe(c, "gwd")
     check(state == "CompletingRebalance" and n == 2, "DescribeGroups: CompletingRebalance with 2 "
           "members, got %s %d" % (state, n))
-    print("%s" % ("all passed" if failed == 0 else "%d failed" % failed))
-    sys.exit(1 if failed else 0)
+    print("%s" % ("all passed" if kwire.failed == 0 else "%d failed" % kwire.failed))
+    sys.exit(1 if kwire.failed else 0)
 
 
 def persist1_main(addr):
@@ -378,7 +282,7 @@ def persist1_main(addr):
     check(r["err"] == 0 and err == 0 and asg == b"asg-P", "a member joins and syncs its assignment")
     check(heartbeat(c, "gwp", r["gen"], f["member"]) == 0, "its heartbeat: NONE")
     print("member %s generation %d" % (f["member"], r["gen"]), flush=True)
-    sys.exit(1 if failed else 0)
+    sys.exit(1 if kwire.failed else 0)
 
 
 def persist2_main(addr, member, gen):
@@ -392,8 +296,8 @@ def persist2_main(addr, member, gen):
     check(state == "Stable" and n == 1, "DescribeGroups: Stable with its member (got %s %d)" % (state, n))
     check(commit(c, "gwp", gen, member) == 0, "OffsetCommit of that generation and member: NONE")
     check(heartbeat(c, "gwp", gen + 1, member) == 22, "another generation is still ILLEGAL_GENERATION")
-    print("%s" % ("all passed" if failed == 0 else "%d failed" % failed))
-    sys.exit(1 if failed else 0)
+    print("%s" % ("all passed" if kwire.failed == 0 else "%d failed" % kwire.failed))
+    sys.exit(1 if kwire.failed else 0)
 
 
 def join_static(group, member, instance, session=10000):
@@ -443,8 +347,8 @@ def static_main(addr):
     r = b.call(HEARTBEAT, 3, kstr("gws") + s32(1) + kstr(new) + kstr("inst-a"))
     r.i32()
     check(r.i16() == 0, "the new id's heartbeat: NONE (the group stayed Stable)")
-    print("%s" % ("all passed" if failed == 0 else "%d failed" % failed))
-    sys.exit(1 if failed else 0)
+    print("%s" % ("all passed" if kwire.failed == 0 else "%d failed" % kwire.failed))
+    sys.exit(1 if kwire.failed else 0)
 
 
 def main():
@@ -568,8 +472,8 @@ def main():
     r = join_resp(f.call(JOIN, 5, join_body("gw4", "")))
     check(r["err"] == 79, "and the broker answers a new connection")
 
-    print("%s" % ("all passed" if failed == 0 else "%d failed" % failed))
-    sys.exit(1 if failed else 0)
+    print("%s" % ("all passed" if kwire.failed == 0 else "%d failed" % kwire.failed))
+    sys.exit(1 if kwire.failed else 0)
 
 
 if __name__ == "__main__":

@@ -25,92 +25,18 @@ The broker runs with --log-message-timestamp-type as given. Checks (docs/format.
     (76).
 Each check prints "ok - ..." or "FAIL - ..."; exit 1 if any failed.
 """
-import socket
 import struct
 import sys
 import time
 import zlib
 
-failed = 0
+import kwire
+from kwire import check, crc32c, kstr, s16, s32, s64, zigzag
 
 
-def check(cond, desc):
-    global failed
-    print(("ok   - " if cond else "FAIL - ") + desc)
-    if not cond:
-        failed += 1
-
-
-def s16(v):
-    return struct.pack(">h", v)
-
-
-def s32(v):
-    return struct.pack(">i", v)
-
-
-def s64(v):
-    return struct.pack(">q", v)
-
-
-def kstr(s):
-    b = s.encode() if isinstance(s, str) else s
-    return s16(len(b)) + b
-
-
-class Conn:
+class Conn(kwire.Conn):
     def __init__(self, addr):
-        host, port = addr.rsplit(":", 1)
-        self.s = socket.create_connection((host, int(port)), timeout=10)
-        self.corr = 0
-
-    def call(self, key, ver, body):
-        self.corr += 1
-        frame = s16(key) + s16(ver) + s32(self.corr) + kstr("produce_wire") + body
-        self.s.sendall(s32(len(frame)) + frame)
-        n = self._read(4)
-        if n is None:
-            return None
-        data = self._read(struct.unpack(">i", n)[0])
-        return None if data is None else data[4:]
-
-    def _read(self, n):
-        out = b""
-        while len(out) < n:
-            try:
-                c = self.s.recv(n - len(out))
-            except (ConnectionResetError, socket.timeout):
-                return None
-            if not c:
-                return None
-            out += c
-        return out
-
-
-_T = []
-for i in range(256):
-    c = i
-    for _ in range(8):
-        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    _T.append(c)
-
-
-def crc32c(b):
-    c = 0xFFFFFFFF
-    for x in b:
-        c = _T[(c ^ x) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-def zigzag(v):
-    v = (v << 1) ^ (v >> 63)
-    out = b""
-    while True:
-        if v & ~0x7F:
-            out += bytes([(v & 0x7F) | 0x80])
-            v >>= 7
-        else:
-            return out + bytes([v])
+        super().__init__(addr, "produce_wire")
 
 
 VALUES = [b"alpha", b"beta", b"gamma"]
@@ -382,7 +308,7 @@ def main():
         check(len(got) >= 1 and got[0][1] & 0x08 and got[0][2] == lat and got[0][3],
               "the stored batch has bit 3 set, maxTimestamp = log_append_time, a valid CRC (%s)"
               % ([g[:4] for g in got],))
-    sys.exit(1 if failed else 0)
+    sys.exit(1 if kwire.failed else 0)
 
 
 if __name__ == "__main__":

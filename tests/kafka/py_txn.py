@@ -29,6 +29,14 @@ usage:
   py_txn.py BROKER wait TOPIC             a read_committed consumer of partition 0 from the start
                                           until it receives "after"; prints every value and then
                                           "waited MS" (how long "after" took to arrive)
+  py_txn.py BROKER kip447 TOPIC GROUP     KIP-447 (TxnOffsetCommit v3): a consumer subscribed as
+                                          GROUP reads one record of TOPIC-0; a transactional
+                                          producer sends its offset with the consumer's group
+                                          metadata (generation, member id) and commits: prints
+                                          "live committed OFF" (GROUP's committed offset); then
+                                          the consumer leaves and the producer sends offsets with
+                                          the metadata it held: prints "stale refused <error>"
+                                          and, after abort_transaction, "aborted"
 """
 import sys
 import time
@@ -175,6 +183,41 @@ def wait(broker, topic):
     fail("wait: 'after' never arrived")
 
 
+def kip447(broker, topic, group):
+    p0 = Producer({"bootstrap.servers": broker})
+    p0.produce(topic, value=b"k", partition=0)
+    p0.flush(30)
+    c = Consumer({"bootstrap.servers": broker, "group.id": group, "enable.auto.commit": False,
+                  "auto.offset.reset": "earliest", "isolation.level": "read_committed"})
+    c.subscribe([topic])
+    m = None
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        m = c.poll(0.5)
+        if m is not None and not m.error():
+            break
+    if m is None or m.error():
+        fail("kip447: the member read nothing")
+    tp = TopicPartition(topic, m.partition(), m.offset() + 1)
+    p = Producer({"bootstrap.servers": broker, "transactional.id": "kip447-" + group})
+    p.init_transactions(30)
+    p.begin_transaction()
+    p.send_offsets_to_transaction([tp], c.consumer_group_metadata(), 30)
+    p.commit_transaction(30)
+    got = c.committed([TopicPartition(topic, m.partition())], 30)[0].offset
+    print("live committed %d" % got, flush=True)
+    md = c.consumer_group_metadata()
+    c.close()  # LeaveGroup: the member id and generation it held are gone
+    p.begin_transaction()
+    try:
+        p.send_offsets_to_transaction([TopicPartition(topic, m.partition(), got + 1)], md, 30)
+        print("stale accepted", flush=True)
+    except KafkaException as e:
+        print("stale refused %s" % e.args[0].name(), flush=True)
+    p.abort_transaction(30)
+    print("aborted", flush=True)
+
+
 def main():
     broker, mode = sys.argv[1], sys.argv[2]
     try:
@@ -193,6 +236,8 @@ def main():
             after(broker, sys.argv[3])
         elif mode == "wait":
             wait(broker, sys.argv[3])
+        elif mode == "kip447":
+            kip447(broker, sys.argv[3], sys.argv[4])
         else:
             fail(__doc__)
     except KafkaException as e:

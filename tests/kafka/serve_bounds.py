@@ -9,29 +9,17 @@ import struct
 import sys
 import time
 
-HOST = "127.0.0.1"
+from kwire import HOST, dial, read_exact
 
 
 def connect(port):
-    s = socket.create_connection((HOST, port), timeout=10)
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return s
+    return dial(port, 10)
 
 
 def api_versions(corr, version=0):
     client = b"serve_bounds"
     body = struct.pack(">hhih", 18, version, corr, len(client)) + client
     return struct.pack(">i", len(body)) + body
-
-
-def read_exact(s, n):
-    out = b""
-    while len(out) < n:
-        chunk = s.recv(n - len(out))
-        if not chunk:
-            raise EOFError("closed after %d of %d bytes" % (len(out), n))
-        out += chunk
-    return out
 
 
 def read_response(s):

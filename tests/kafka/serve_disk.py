@@ -12,23 +12,10 @@
                     message.max.bytes with MESSAGE_TOO_LARGE, and the producer goes on.
 Exit 0 = passed.
 """
-import socket
 import struct
 import sys
 
-
-def read_exact(s, n):
-    out = b""
-    while len(out) < n:
-        chunk = s.recv(n - len(out))
-        if not chunk:
-            raise EOFError("closed after %d of %d bytes" % (len(out), n))
-        out += chunk
-    return out
-
-
-def kstr(b):
-    return struct.pack(">h", len(b)) + b
+from kwire import dial, kstr, metadata_v1_topics, read_exact
 
 
 def metadata_v1(corr, names):
@@ -39,38 +26,11 @@ def metadata_v1(corr, names):
 
 def parse_metadata_v1(body):
     """Returns [(error_code, name)] of a v1 response."""
-    at = 4  # correlation id
-    (nb,) = struct.unpack_from(">i", body, at)
-    at += 4
-    for _ in range(nb):
-        at += 4  # node id
-        (hl,) = struct.unpack_from(">h", body, at)
-        at += 2 + hl + 4  # host, port
-        (rl,) = struct.unpack_from(">h", body, at)
-        at += 2 + max(rl, 0)  # rack
-    at += 4  # controller id
-    (nt,) = struct.unpack_from(">i", body, at)
-    at += 4
-    out = []
-    for _ in range(nt):
-        (err,) = struct.unpack_from(">h", body, at)
-        at += 2
-        (nl,) = struct.unpack_from(">h", body, at)
-        name = body[at + 2 : at + 2 + nl]
-        at += 2 + nl + 1  # is_internal
-        (np,) = struct.unpack_from(">i", body, at)
-        at += 4
-        for _ in range(np):
-            at += 2 + 4 + 4  # error, index, leader
-            for _arr in range(2):  # replicas, isr
-                (k,) = struct.unpack_from(">i", body, at)
-                at += 4 + 4 * max(k, 0)
-        out.append((err, name))
-    return out
+    return [(err, name) for err, name, _ in metadata_v1_topics(body)]
 
 
 def metadata(port, n):
-    s = socket.create_connection(("127.0.0.1", int(port)), timeout=120)
+    s = dial(port, 120)
     names = [b"scan-%06d" % i for i in range(int(n))]
     counts = []
     for corr in (1, 2):
@@ -146,7 +106,7 @@ def segments(broker):
 
 
 def blocked(port):
-    s = socket.create_connection(("127.0.0.1", int(port)), timeout=30)
+    s = dial(port, 30)
     codes = []
     for corr in (1, 2):
         s.sendall(metadata_v1(corr, [b"blocked"]))

@@ -19,101 +19,16 @@ Each check prints "ok - ..." or "FAIL - ..."; exit 1 if any failed. Checks:
   - a truncated AddPartitionsToTxn body, and one claiming 2^31-1 topics, close the connection
     and the broker goes on answering new connections.
 """
-import socket
 import struct
 import sys
 
-failed = 0
+import kwire
+from kwire import check, crc32c, kstr, s16, s32, s64, zigzag
 
 
-def check(cond, desc):
-    global failed
-    print(("ok   - " if cond else "FAIL - ") + desc)
-    if not cond:
-        failed += 1
-
-
-def s16(v):
-    return struct.pack(">h", v)
-
-
-def s32(v):
-    return struct.pack(">i", v)
-
-
-def s64(v):
-    return struct.pack(">q", v)
-
-
-def kstr(s):
-    b = s.encode() if isinstance(s, str) else s
-    return s16(len(b)) + b
-
-
-class Conn:
+class Conn(kwire.Conn):
     def __init__(self, addr):
-        host, port = addr.rsplit(":", 1)
-        self.s = socket.create_connection((host, int(port)), timeout=10)
-        self.corr = 0
-
-    def send(self, key, ver, body):
-        self.corr += 1
-        hdr = s16(key) + s16(ver) + s32(self.corr) + kstr("txn_wire")
-        frame = hdr + body
-        self.s.sendall(s32(len(frame)) + frame)
-
-    def recv(self):
-        n = self._read(4)
-        if n is None:
-            return None
-        size = struct.unpack(">i", n)[0]
-        data = self._read(size)
-        if data is None:
-            return None
-        return data[4:]  # past the correlation id (response header v0)
-
-    def call(self, key, ver, body):
-        self.send(key, ver, body)
-        return self.recv()
-
-    def _read(self, n):
-        out = b""
-        while len(out) < n:
-            try:
-                c = self.s.recv(n - len(out))
-            except (ConnectionResetError, socket.timeout):
-                return None
-            if not c:
-                return None
-            out += c
-        return out
-
-
-# CRC-32C (Castagnoli), for the record batch.
-_T = []
-for i in range(256):
-    c = i
-    for _ in range(8):
-        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    _T.append(c)
-
-
-def crc32c(b):
-    c = 0xFFFFFFFF
-    for x in b:
-        c = _T[(c ^ x) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-def zigzag(v):
-    v = (v << 1) ^ (v >> 63)
-    out = b""
-    while True:
-        if v & ~0x7F:
-            out += bytes([(v & 0x7F) | 0x80])
-            v >>= 7
-        else:
-            return out + bytes([v])
+        super().__init__(addr, "txn_wire")
 
 
 def record_batch(pid, epoch, seq, value, transactional=True):
@@ -253,13 +168,10 @@ def main():
         return uvar(len(b) + 1) + b
 
     def offset_fetch_v7(stable):
-        c.corr += 1
-        hdr = s16(9) + s16(7) + s32(c.corr) + kstr("txn_wire") + b"\x00"  # header v2
         body = cstr("wg") + uvar(2) + cstr(topic) + uvar(2) + s32(2) + b"\x00"
         body += bytes([1 if stable else 0]) + b"\x00"
-        frame = hdr + body
-        c.s.sendall(s32(len(frame)) + frame)
-        r = c.recv()
+        c.send(9, 7, body, header_v2=True)
+        r = c.recv()[1]
         off = 1 + 4  # response header v1's tags, throttle
         off += 1  # topics: one
         off += 1 + len(topic.encode())  # compact name
@@ -306,7 +218,7 @@ def main():
     c = Conn(addr)
     err, _, _ = init_pid(c, "wire")
     check(err == 0, "the broker answers a new connection afterwards")
-    return 1 if failed else 0
+    return 1 if kwire.failed else 0
 
 
 if __name__ == "__main__":

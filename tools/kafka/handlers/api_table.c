@@ -13,10 +13,10 @@
  *        response agree for every API here).
  *   KA3  Only APIs with a working handler are advertised: issue 12's, and of issue 13's the
  *        transactional ones (handle_txn.c), OffsetFetch v1-7 and OffsetCommit v2-7
- *        (handle_offsets.c), the group membership APIs (handle_group.c, group_coord.c), and
- *        topic administration (handle_admin.c: AlterConfigs, IncrementalAlterConfigs,
- *        CreatePartitions; DeleteRecords is described but not advertised until the engine
- *        moves a log start offset).
+ *        (handle_offsets.c), the group membership APIs (handle_group.c, group_coord.c),
+ *        KIP-664's operator APIs (handle_ops.c), and topic administration (handle_admin.c:
+ *        AlterConfigs, IncrementalAlterConfigs, CreatePartitions; DeleteRecords is described but
+ *        not advertised until the engine moves a log start offset).
  *        An advertised row has a handler (test_kafka_kdesc walks the table).
  *   KA4  Produce is advertised from v0, though only record format v2 (magic 2) is accepted:
  *        librdkafka up to 2.11 (Debian's 2.0.2 included) sends gzip, snappy and lz4 batches
@@ -68,12 +68,11 @@ H(incremental_alter_configs, kafka_handle_incremental_alter_configs(s))
 H(describe_producers, kafka_handle_describe_producers(s))
 H(describe_transactions, kafka_handle_describe_transactions(s))
 H(list_transactions, kafka_handle_list_transactions(s))
+H(add_partitions_to_txn, kafka_handle_add_partitions_to_txn(s))
+H(add_offsets_to_txn, kafka_handle_add_offsets_to_txn(s))
+H(end_txn, kafka_handle_end_txn(s))
+H(txn_offset_commit, kafka_handle_txn_offset_commit(s))
 #undef H
-
-static int h_txn(struct kafka_slot *s, size_t body_at)
-{
-    return (int)kafka_handle_txn(s, body_at);
-}
 
 static int h_offset_fetch(struct kafka_slot *s, size_t body_at)
 {
@@ -98,9 +97,11 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
     "message formats 0/1 (v0-2, and old clients at v3+) are up-converted to v2 on append; "        \
     "the range starts at 0 because librdkafka up to 2.11 sends gzip, snappy and lz4 uncompressed " \
     "otherwise"
-#define fetch_note        "no incremental fetch sessions: session id 0"
-#define list_offsets_note NULL
-#define metadata_note     NULL
+#define fetch_note                                                                                 \
+    "no incremental fetch sessions: session id 0; v0-3 down-convert to message formats 0/1 "       \
+    "(copied, not zero copy)"
+#define list_offsets_note "v0 answers one old-style offset; v7 answers the max timestamp (-3)"
+#define metadata_note     "topic ids (v10+) are the zero UUID"
 #define offset_commit_note                                                                         \
     "a member's generation is checked against its group; generation −1 for consumers without "   \
     "membership"
@@ -114,16 +115,18 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define list_groups_note      NULL
 #define api_versions_note     NULL
 #define create_topics_note    NULL
-#define delete_topics_note    NULL
+#define delete_topics_note    "v6: no topic has an id, so one named by id alone is unknown"
 #define init_producer_id_note                                                                      \
     "idempotent producer ids; with a transactional id, the coordinator's; v3+ recovers a fenced "  \
     "or failed transaction by an epoch bump (KIP-360)"
-#define add_partitions_to_txn_note NULL
-#define add_offsets_to_txn_note    NULL
-#define end_txn_note               NULL
-#define txn_offset_commit_note     NULL
-#define describe_configs_note      "a topic's every config with its source; the broker's, read-only"
-#define alter_configs_note         "topics; the broker's configs are static (INVALID_REQUEST)"
+#define add_partitions_to_txn_note                                                                 \
+    "v4+ (KIP-890's broker-to-broker verification) not served; PRODUCER_FENCED from v2"
+#define add_offsets_to_txn_note "PRODUCER_FENCED from v2"
+#define end_txn_note            "PRODUCER_FENCED from v2"
+#define txn_offset_commit_note  "v3 checks the consumer's generation and member (KIP-447)"
+
+#define describe_configs_note "a topic's every config with its source; the broker's, read-only"
+#define alter_configs_note    "topics; the broker's configs are static (INVALID_REQUEST)"
 #define incremental_alter_configs_note                                                             \
     "topics (APPEND/SUBTRACT on list configs); the broker's configs are static"
 #define describe_producers_note    NULL
@@ -133,11 +136,11 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define list_transactions_note     NULL
 
 const struct kafka_api kafka_api_rows[] = {
-    ROW(KAFKA_PRODUCE, "Produce", 0, 7, 0, 7, 9, true, produce, h_produce, false), /* KA4 */
-    ROW(KAFKA_FETCH, "Fetch", 4, 11, 4, 11, 12, true, fetch, h_fetch, false),
-    ROW(KAFKA_LIST_OFFSETS, "ListOffsets", 1, 3, 1, 3, 6, true, list_offsets, h_list_offsets,
+    ROW(KAFKA_PRODUCE, "Produce", 0, 9, 0, 9, 9, true, produce, h_produce, false), /* KA4 */
+    ROW(KAFKA_FETCH, "Fetch", 0, 12, 0, 12, 12, true, fetch, h_fetch, false),
+    ROW(KAFKA_LIST_OFFSETS, "ListOffsets", 0, 7, 0, 7, 6, true, list_offsets, h_list_offsets,
         false),
-    ROW(KAFKA_METADATA, "Metadata", 0, 8, 0, 8, 9, true, metadata, h_metadata, false),
+    ROW(KAFKA_METADATA, "Metadata", 0, 12, 0, 12, 9, true, metadata, h_metadata, false),
     ROW(KAFKA_OFFSET_COMMIT, "OffsetCommit", 2, 7, 2, 7, 8, true, offset_commit, h_offset_commit,
         true),
     ROW(KAFKA_OFFSET_FETCH, "OffsetFetch", 1, 7, 1, 7, 6, true, offset_fetch, h_offset_fetch, true),
@@ -154,19 +157,19 @@ const struct kafka_api kafka_api_rows[] = {
         false),
     ROW(KAFKA_CREATE_TOPICS, "CreateTopics", 0, 7, 0, 7, 5, true, create_topics, h_create_topics,
         false),
-    ROW(KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 5, 0, 5, 4, true, delete_topics, h_delete_topics,
+    ROW(KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 6, 0, 6, 4, true, delete_topics, h_delete_topics,
         false),
     /* DeleteRecords: not advertised until the engine moves a log start offset */
     ROW(KAFKA_DELETE_RECORDS, "DeleteRecords", 0, 2, 0, 2, 2, false, delete_records, NULL, false),
     ROW(KAFKA_INIT_PRODUCER_ID, "InitProducerId", 0, 4, 0, 4, 2, true, init_producer_id,
         h_init_producer_id, false),
-    ROW(KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 1, 0, 1, 3, true,
-        add_partitions_to_txn, h_txn, true),
-    ROW(KAFKA_ADD_OFFSETS_TO_TXN, "AddOffsetsToTxn", 0, 1, 0, 1, 3, true, add_offsets_to_txn, h_txn,
-        true),
-    ROW(KAFKA_END_TXN, "EndTxn", 0, 1, 0, 1, 3, true, end_txn, h_txn, true),
-    ROW(KAFKA_TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 2, 0, 2, 3, true, txn_offset_commit, h_txn,
-        true),
+    ROW(KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 3, 0, 3, 3, true,
+        add_partitions_to_txn, h_add_partitions_to_txn, false),
+    ROW(KAFKA_ADD_OFFSETS_TO_TXN, "AddOffsetsToTxn", 0, 3, 0, 3, 3, true, add_offsets_to_txn,
+        h_add_offsets_to_txn, false),
+    ROW(KAFKA_END_TXN, "EndTxn", 0, 3, 0, 3, 3, true, end_txn, h_end_txn, false),
+    ROW(KAFKA_TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 3, 0, 3, 3, true, txn_offset_commit,
+        h_txn_offset_commit, false),
     ROW(KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 4, 0, 4, 4, true, describe_configs,
         h_describe_configs, false),
     ROW(KAFKA_ALTER_CONFIGS, "AlterConfigs", 0, 2, 0, 2, 2, true, alter_configs, h_alter_configs,
@@ -175,15 +178,12 @@ const struct kafka_api kafka_api_rows[] = {
         h_create_partitions, false),
     ROW(KAFKA_INCREMENTAL_ALTER_CONFIGS, "IncrementalAlterConfigs", 0, 1, 0, 1, 1, true,
         incremental_alter_configs, h_incremental_alter_configs, false),
-    /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c, not advertised until
-     * their descriptions match Kafka's released JSON (DescribeProducers' CoordinatorEpoch and
-     * CurrentTxnStartOffset, DescribeTransactions' int16 ProducerEpoch, ListTransactions'
-     * UnknownStateFilters) */
-    ROW(KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, false, describe_producers,
+    /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c */
+    ROW(KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, true, describe_producers,
         h_describe_producers, false),
-    ROW(KAFKA_DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0, 0, 0, 0, false,
+    ROW(KAFKA_DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0, 0, 0, 0, true,
         describe_transactions, h_describe_transactions, false),
-    ROW(KAFKA_LIST_TRANSACTIONS, "ListTransactions", 0, 1, 0, 1, 0, false, list_transactions,
+    ROW(KAFKA_LIST_TRANSACTIONS, "ListTransactions", 0, 1, 0, 1, 0, true, list_transactions,
         h_list_transactions, false),
 };
 #undef ROW

@@ -51,6 +51,9 @@ struct kafka_slot {
     rt_fetch **fetches;
     uint32_t holes_cap;
     uint32_t fetch_count;
+    /* Fetch v0-3: the down-converted records the response's slices point into (KF5); freed
+     * by the release hook with the fetches. */
+    void *downconverted;
     /* Produce in flight. */
     struct kafka_produce_op *ops;
     uint32_t ops_cap;

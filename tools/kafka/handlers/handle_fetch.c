@@ -27,14 +27,23 @@
  *        clients take as "full fetch every time".
  *   KF5  Fetch v0-3 (fetch_downconverted, its own path): records are down-converted to message
  *        format v0 (Fetch v0-1) or v1 (v2-3) by rt_message_set_downconvert (docs/format.md
- *        B.9), whole batches only, into one buffer of at most 64 MiB per response that the
- *        encoder copies; counted in fetch_downconverted_batches/bytes. Control batches are
+ *        B.9), whole batches only, into one buffer per response of at most 64 MiB and at most
+ *        --connection-max-response-bytes (except the first converted batch, which may pass it
+ *        up to 64 MiB, as KIP-74 lets it), sent as slices of that buffer (holes, not copied
+ *        again) and freed by the release hook (slot.downconverted); max_bytes is capped by
+ *        --fetch-max-bytes as for v4+; counted in fetch_downconverted_batches/bytes. Control batches are
  *        dropped (a fetch that finds only them goes on after them, up to 16 times); these
  *        versions read uncommitted, so aborted data is served, as Kafka serves it.
  *   KF6  ListOffsets by timestamp answers Kafka's fetchOffsetByTimestamp: the first record at
  *        or after the timestamp below the HW (LSO under read_committed), its offset and its
  *        timestamp; none: offset -1, timestamp -1. Earliest (-2) and latest (-1) answer the
  *        log start or the HW/LSO with timestamp -1.
+ *   KF7  ListOffsets v7 max timestamp (-3, KIP-734) answers the first record holding the
+ *        partition's largest timestamp (below the HW, or the LSO) with that timestamp; an
+ *        empty partition answers -1/-1. Below v7, -3 is INVALID_REQUEST like any spec < -2.
+ *   KF8  ListOffsets v0 answers old_style_offsets: the one offset v1 would answer (when it is
+ *        >= 0 and max_num_offsets >= 1), else empty. Kafka's legacy answer for a timestamp
+ *        (segment base offsets by file time) is not reproduced; clients ask v0 for -1/-2.
  */
 #include <assert.h>
 #include <stddef.h>
@@ -86,7 +95,7 @@ static void release_held(struct kafka_slot *s)
  * *used; records_len is set, records is fixed up by the caller once buf stops moving. */
 static int16_t downconvert_partition(struct kafka_server *srv, const char *name, uint32_t part,
                                      int64_t offset, int64_t limit, bool first, int8_t magic,
-                                     uint8_t **buf, size_t *cap, size_t *used,
+                                     size_t bound, uint8_t **buf, size_t *cap, size_t *used,
                                      struct kmsg_fetch_partition_response *r)
 {
     for (int skip = 0; skip < KAFKA_DOWNCONVERT_SKIPS_MAX; skip++) {
@@ -109,7 +118,10 @@ static int16_t downconvert_partition(struct kafka_server *srv, const char *name,
         }
         size_t room = (size_t)limit;
         for (int pass = 0; pass < 2; pass++) {
-            if (*used + room > KAFKA_DOWNCONVERT_RESPONSE_MAX_BYTES) {
+            /* The first data may pass the connection's bound (up to 64 MiB), as the first batch
+             * passes max_bytes (KIP-74): else a batch bigger than the bound stalls the consumer. */
+            size_t cap_now = *used == 0 ? KAFKA_DOWNCONVERT_RESPONSE_MAX_BYTES : bound;
+            if (*used + room > cap_now) {
                 rt_fetch_release(f);
                 return KAFKA_NONE; /* KF5: the response is full; fetched again later */
             }
@@ -152,18 +164,14 @@ static int16_t downconvert_partition(struct kafka_server *srv, const char *name,
         /* The batches held only markers or records below the offset: go on after them. */
         int64_t next = offset;
         const uint8_t *p = v->data, *end = v->data + v->size_bytes;
-        while (end - p >= 61) {
-            uint32_t len =
-                (uint32_t)p[8] << 24 | (uint32_t)p[9] << 16 | (uint32_t)p[10] << 8 | p[11];
-            if ((size_t)len + 12 > (size_t)(end - p))
+        while (end - p >= RT_BATCH_HEADER_BYTES) {
+            uint32_t len = kp_load_be32(p + RT_BATCH_OFF_LENGTH);
+            if ((size_t)len + RT_BATCH_LOG_OVERHEAD_BYTES > (size_t)(end - p))
                 break;
-            int64_t base = 0;
-            for (int i = 0; i < 8; i++)
-                base = (int64_t)((uint64_t)base << 8 | p[i]);
-            uint32_t delta =
-                (uint32_t)p[23] << 24 | (uint32_t)p[24] << 16 | (uint32_t)p[25] << 8 | p[26];
+            int64_t base = (int64_t)kp_load_be64(p + RT_BATCH_OFF_BASE_OFFSET);
+            uint32_t delta = kp_load_be32(p + RT_BATCH_OFF_LAST_OFFSET_DELTA);
             next = base + (int64_t)delta + 1;
-            p += (size_t)len + 12;
+            p += (size_t)len + RT_BATCH_LOG_OVERHEAD_BYTES;
         }
         rt_fetch_release(f);
         if (next <= offset)
@@ -176,8 +184,8 @@ static int16_t downconvert_partition(struct kafka_server *srv, const char *name,
 /* KF5: Fetch v0-3, for consumers that read message format v0 (Fetch v0-1) or v1 (v2-3). The
  * records are fetched as usual, down-converted (rt_message_set_downconvert: control batches
  * and headers dropped, aborted data kept — these versions read uncommitted, as in Kafka) into
- * one buffer bounded by KAFKA_DOWNCONVERT_RESPONSE_MAX_BYTES and copied into the response;
- * zero copy stays the v4+ path. max_bytes (v3) bounds the response as KF2 says. */
+ * one buffer bounded by KAFKA_DOWNCONVERT_RESPONSE_MAX_BYTES and the connection's response
+ * bound, sent from there; zero copy of the segment stays the v4+ path. max_bytes (v3) bounds the response as KF2 says. */
 static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bool expired)
 {
     struct kafka_server *srv = s->server;
@@ -191,7 +199,7 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
         parts += (uint64_t)(q->topics[t].partitions_count > 0 ? q->topics[t].partitions_count : 0);
     size_t need = (size_t)q->topics_count * sizeof(struct kmsg_fetch_topic_response) +
                   (size_t)parts * sizeof(struct kmsg_fetch_partition_response);
-    if (kafka_resp_reserve(s, need) != 0)
+    if (kafka_resp_reserve(s, need) != 0 || kafka_holes_reserve(s, parts) != 0)
         return NET_CLOSE;
     int32_t nt = q->topics_count > 0 ? q->topics_count : 0;
     struct kmsg_fetch_topic_response *topics = kafka_alloc(s, (size_t)nt, sizeof(*topics));
@@ -200,6 +208,13 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
     uint8_t *buf = NULL;
     size_t cap = 0, used = 0;
     int64_t budget = s->header.api_version >= 3 && q->max_bytes > 0 ? q->max_bytes : INT64_MAX;
+    if (budget > (int64_t)srv->opts.fetch_max_bytes)
+        budget = (int64_t)srv->opts.fetch_max_bytes; /* KF2, as for v4+ */
+    /* KF5: the converted bytes of one response stay within the connection's response bound. */
+    size_t bound = KAFKA_DOWNCONVERT_RESPONSE_MAX_BYTES;
+    uint64_t conn_bound = srv->opts.net.conn_max_response_bytes;
+    if (conn_bound > 0 && conn_bound < bound)
+        bound = (size_t)conn_bound;
     bool any_error = false;
     for (int32_t t = 0; t < nt; t++) {
         const struct kmsg_fetch_topic *qt = &q->topics[t];
@@ -242,20 +257,22 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
                 limit = 1;
             r->error_code =
                 downconvert_partition(srv, name, (uint32_t)qp->partition, qp->fetch_offset, limit,
-                                      used == 0, magic, &buf, &cap, &used, r);
+                                      used == 0, magic, bound, &buf, &cap, &used, r);
             r->last_stable_offset = r->high_watermark;
             any_error |= r->error_code != KAFKA_NONE;
             budget -= r->records_len;
         }
     }
-    /* buf no longer moves: point each partition at its bytes, in the order they were written. */
+    /* buf no longer moves: each partition's bytes, in the order they were written, go out as
+     * a slice of it (a hole, KD2), so they are not copied again into the response. */
     size_t at = 0;
     for (int32_t t = 0; t < nt; t++)
         for (int32_t p = 0; p < topics[t].partitions_count; p++) {
             struct kmsg_fetch_partition_response *r =
                 (struct kmsg_fetch_partition_response *)&topics[t].partitions[p];
             if (r->records_len > 0) {
-                r->records = buf + at;
+                r->records = NULL;
+                r->records_ref = buf + at;
                 at += (size_t)r->records_len;
             }
         }
@@ -279,7 +296,7 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
     struct kmsg_fetch_response m = {.responses = topics, .responses_count = nt};
     kafka_response_begin(s);
     kmsg_fetch_response_encode(&s->w, s->header.api_version, &m);
-    free(buf); /* the encoder copied the records into the response */
+    s->downconverted = buf; /* the slices point into it until the release hook */
     return kafka_response_end(s);
 }
 
@@ -427,6 +444,33 @@ enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expir
     return kafka_response_end(s);
 }
 
+/* KF7: the first record with the largest timestamp below the HW (LSO), by a binary search for
+ * the largest T that has a record at or after it: "some record's timestamp >= T" only turns
+ * from true to false as T grows, and the first record >= that T carries it. */
+static int list_offsets_max_timestamp(rt_engine *e, const char *topic, uint32_t part,
+                                      enum rt_isolation iso, int64_t *off, int64_t *ts)
+{
+    int64_t lo = 0, hi = INT64_MAX, o = -1, t = -1;
+    int rc = rt_list_offsets_by_timestamp(e, topic, part, 0, iso, &o, &t);
+    if (rc || o < 0) {
+        *off = -1;
+        *ts = -1;
+        return rc;
+    }
+    lo = t; /* a record at or after lo exists; find the largest such lo */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2 + 1;
+        rc = rt_list_offsets_by_timestamp(e, topic, part, mid, iso, &o, &t);
+        if (rc)
+            return rc;
+        if (o >= 0)
+            lo = t; /* t >= mid: jump to the record's own timestamp */
+        else
+            hi = mid - 1;
+    }
+    return rt_list_offsets_by_timestamp(e, topic, part, lo, iso, off, ts);
+}
+
 enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s)
 {
     struct kafka_server *srv = s->server;
@@ -438,7 +482,8 @@ enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s)
     int32_t nt = q->topics_count > 0 ? q->topics_count : 0;
     if (kafka_resp_reserve(s, (size_t)nt * sizeof(struct kmsg_list_offsets_topic_response) +
                                   (size_t)parts *
-                                      sizeof(struct kmsg_list_offsets_partition_response)) != 0)
+                                      (sizeof(struct kmsg_list_offsets_partition_response) +
+                                       sizeof(int64_t))) != 0)
         return NET_CLOSE;
     struct kmsg_list_offsets_topic_response *topics = kafka_alloc(s, (size_t)nt, sizeof(*topics));
     if (nt > 0 && !topics)
@@ -465,22 +510,31 @@ enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s)
                 kafka_count_error(s, r->error_code);
                 continue;
             }
-            if (qp->timestamp < -2) {
+            bool max_ts = qp->timestamp == KAFKA_LIST_OFFSETS_MAX_TIMESTAMP &&
+                          s->header.api_version >= 7; /* KF7 */
+            if (qp->timestamp < -2 && !max_ts) {
                 r->error_code = KAFKA_INVALID_REQUEST;
                 kafka_count_error(s, r->error_code);
                 continue;
             }
             int64_t off = -1, ts = -1;
-            int rc =
-                qp->timestamp >= 0
-                    ? rt_list_offsets_by_timestamp(srv->engine, name, (uint32_t)qp->partition_index,
-                                                   qp->timestamp, iso, &off, &ts)
-                    : rt_list_offsets(srv->engine, name, (uint32_t)qp->partition_index,
-                                      qp->timestamp, iso, &off);
+            uint32_t part = (uint32_t)qp->partition_index;
+            int rc = max_ts ? list_offsets_max_timestamp(srv->engine, name, part, iso, &off, &ts)
+                     : qp->timestamp >= 0
+                         ? rt_list_offsets_by_timestamp(srv->engine, name, part, qp->timestamp, iso,
+                                                        &off, &ts)
+                         : rt_list_offsets(srv->engine, name, part, qp->timestamp, iso, &off);
             r->error_code = kafka_error_from_rt(rc);
             if (rc == 0) { /* KF6 */
                 r->offset = off;
                 r->timestamp = ts;
+                /* KF8: v0 answers the offset in a list of at most max_num_offsets. */
+                int64_t *old = off >= 0 && qp->max_num_offsets > 0 ? kafka_alloc(s, 1, 8) : NULL;
+                if (old) {
+                    *old = off;
+                    r->old_style_offsets = old;
+                    r->old_style_offsets_count = 1;
+                }
             }
             kafka_count_error(s, r->error_code);
         }

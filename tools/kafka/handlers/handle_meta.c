@@ -11,6 +11,9 @@
  *        so a client never learns of a broker that does not exist (kafkajs sends
  *        InitProducerId to the controller).
  *   KM2  A transactional InitProducerId is handle_txn.c's (the engine's coordinator).
+ *   KM3  Topics carry no ids (KIP-516): Metadata v10+ answers every topic id as the zero UUID
+ *        (Kafka's "unknown id", which librdkafka and kafkajs accept and ignore), and a topic
+ *        asked by id alone (null name) is UNKNOWN_TOPIC_ID with a null name (v12).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -109,7 +112,7 @@ enum net_verdict kafka_handle_metadata(struct kafka_slot *s)
         for (int32_t i = 0; i < q->topics_count; i++) {
             char name[RT_TOPIC_NAME_MAX + 1];
             uint32_t n = 0;
-            if (kafka_topic_name(q->topics[i], name) &&
+            if (kafka_topic_name(q->topics[i].name, name) &&
                 rt_topic_describe(srv->engine, name, &n) == 0)
                 parts += n;
             else
@@ -138,9 +141,14 @@ enum net_verdict kafka_handle_metadata(struct kafka_slot *s)
             *bid = srv->opts.broker_id;
         for (int32_t i = 0; i < q->topics_count && topics; i++) {
             struct kmsg_metadata_topic *t = &topics[topic_count++];
-            t->name = q->topics[i];
+            t->name = q->topics[i].name;
             char name[RT_TOPIC_NAME_MAX + 1];
-            if (!kafka_topic_name(q->topics[i], name)) {
+            if (q->topics[i].name.len < 0) { /* v10+: by id alone (KM3) */
+                memcpy(t->topic_id, q->topics[i].topic_id, sizeof t->topic_id);
+                t->error_code = KAFKA_UNKNOWN_TOPIC_ID;
+                continue;
+            }
+            if (!kafka_topic_name(q->topics[i].name, name)) {
                 t->error_code = KAFKA_INVALID_TOPIC_EXCEPTION;
                 continue;
             }

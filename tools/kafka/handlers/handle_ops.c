@@ -16,16 +16,17 @@
  *        (-1 when none is open) and its partitions grouped by topic, in the coordinator's order.
  *   KOP2 ListTransactions lists every id the coordinator holds (Dead ones are gone) that passes
  *        every filter given: its state's name among state_filters (an unknown name matches
- *        nothing), its producer id among producer_id_filters, and (v1) an open transaction older
- *        than duration_filter_ms when that is >= 0. No filter given: everything.
+ *        nothing and is answered back in unknown_state_filters, as Kafka does), its producer id
+ *        among producer_id_filters, and (v1) an open transaction older than
+ *        duration_filter_ms when that is >= 0. No filter given: everything.
  *   KOP3 The answer is built in two passes over rt_txn_list (or rt_partition_producers): count,
  *        then fill into one arena reservation; what appears between them is left out, never
  *        written past the reservation.
  *   KOP4 DescribeProducers answers every partition asked, in the order asked: one that does not
  *        exist (or a topic name that cannot be one) is UNKNOWN_TOPIC_OR_PARTITION (3) with no
  *        producers; an existing one lists every producer its state holds (producer id, epoch,
- *        last sequence, last timestamp, and where the codec's field is, the open transaction's
- *        first offset: see kmsg_ops.c).
+ *        last sequence, last timestamp, coordinator epoch -1 (none is kept), and the open
+ *        transaction's first offset, -1 when none is open); error_message is always null.
  *
  * Costs: DescribeProducers makes two shard calls per partition asked (each waits behind that
  * shard's current round, on the loop thread); rt_txn_list visits every id twice (O(ids), each under its id's lock, which a durable
@@ -240,11 +241,24 @@ static int list_one(void *ctx, const struct rt_txn_info *t)
     return 0;
 }
 
+/* Kafka's transaction state names (TransactionState.scala); a filter naming none is unknown. */
+static bool state_known(struct kp_str name)
+{
+    static const char *const states[] = {"Empty",        "Ongoing",          "PrepareCommit",
+                                         "PrepareAbort", "CompleteCommit",   "CompleteAbort",
+                                         "Dead",         "PrepareEpochFence"};
+    for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+        if (str_is(name, states[i]))
+            return true;
+    return false;
+}
+
 enum net_verdict kafka_handle_list_transactions(struct kafka_slot *s)
 {
     const struct kmsg_list_transactions_request *q = &s->msg.list_transactions;
+    int32_t nf = q->state_filters_count > 0 ? q->state_filters_count : 0;
     struct ops_count c;
-    int rc = ops_reserve(s, 0, &c);
+    int rc = ops_reserve(s, (size_t)nf * sizeof(struct kp_str) + 8, &c);
     if (rc == -ENOMEM) {
         fprintf(stderr, "ringtail serve: ListTransactions: out of memory; closing\n");
         return NET_CLOSE;
@@ -257,6 +271,11 @@ enum net_verdict kafka_handle_list_transactions(struct kafka_slot *s)
     if (rc == 0)
         rc = rt_txn_list(s->server->engine, list_one, &l);
     struct kmsg_list_transactions_response m = {.error_code = KAFKA_NONE};
+    struct kp_str *unknown = nf ? kafka_alloc(s, (size_t)nf, sizeof(*unknown)) : NULL;
+    for (int32_t i = 0; unknown && i < nf; i++) /* KOP2 */
+        if (!state_known(q->state_filters[i]))
+            unknown[m.unknown_state_filters_count++] = q->state_filters[i];
+    m.unknown_state_filters = unknown;
     if (rc) {
         fprintf(stderr, "ringtail serve: ListTransactions: %s: %s\n", rt_strerror(rc),
                 rt_error_detail());
@@ -291,15 +310,14 @@ static int producers_one(void *ctx, const struct rt_partition_producer *pr)
     struct producers_fill *f = ctx;
     if (f->count >= f->capacity) /* KOP3 */
         return 0;
-    /* current_txn_start_timestamp carries Kafka's CurrentTxnStartOffset (the codec names the
-     * field after an early draft of KIP-664; the released schema has CoordinatorEpoch and
-     * CurrentTxnStartOffset there). */
+    /* KOP4: no coordinator epoch is kept per producer (Kafka answers -1 for none). */
     f->out[f->count++] =
         (struct kmsg_producer_state){.producer_id = pr->producer_id,
                                      .producer_epoch = pr->producer_epoch,
                                      .last_sequence = pr->last_sequence,
                                      .last_timestamp = pr->last_timestamp_ms,
-                                     .current_txn_start_timestamp = pr->current_txn_first_offset};
+                                     .coordinator_epoch = -1,
+                                     .current_txn_start_offset = pr->current_txn_first_offset};
     return 0;
 }
 

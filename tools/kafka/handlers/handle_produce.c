@@ -38,23 +38,12 @@
 
 #include "tools/kafka/handlers/handle.h"
 
-#define BATCH_HEADER_MIN 61 /* RecordBatch v2 header (docs/format.md) */
 /* Each batch in flight takes an rt_append_op (~0.5 KiB): a 100 MiB request of 61-byte batches
  * would otherwise make the broker hold ~0.9 GiB of ops for it. */
 #define KAFKA_PRODUCE_BATCHES_MAX 65536u
 /* KPC1: converted message sets held by one request. */
 #define KAFKA_PRODUCE_CONVERTED_MAX_BYTES ((size_t)64 << 20)
 #define MSGSET_MAGIC_AT                   16 /* the magic of a v0/v1 message and of a v2 batch */
-
-static uint32_t load_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint64_t load_be64(const uint8_t *p)
-{
-    return (uint64_t)load_be32(p) << 32 | load_be32(p + 4);
-}
 
 /* The Kafka error for an append failure. */
 static int16_t produce_error(int rc)
@@ -126,17 +115,18 @@ static int64_t count_batches(struct kp_bytes rec)
 {
     if (is_message_set(rec))
         return 1;
-    if (rec.len < BATCH_HEADER_MIN || !rec.ptr)
+    if (rec.len < RT_BATCH_HEADER_BYTES || !rec.ptr)
         return -1;
     int64_t n = 0;
     size_t at = 0, len = (size_t)rec.len;
     while (at < len) {
-        if (len - at < BATCH_HEADER_MIN)
+        if (len - at < RT_BATCH_HEADER_BYTES)
             return -1;
-        uint32_t l = load_be32(rec.ptr + at + 8);
-        if (l > INT32_MAX || (size_t)l + 12 > len - at || l + 12 < BATCH_HEADER_MIN)
+        uint32_t l = kp_load_be32(rec.ptr + at + RT_BATCH_OFF_LENGTH);
+        size_t span = (size_t)l + RT_BATCH_LOG_OVERHEAD_BYTES;
+        if (l > INT32_MAX || span > len - at || span < RT_BATCH_HEADER_BYTES)
             return -1;
-        at += (size_t)l + 12;
+        at += span;
         n++;
     }
     return n;
@@ -270,10 +260,11 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
             }
             bool first = true;
             while (at < end) {
-                size_t len = (size_t)load_be32(at + 8) + 12;
+                size_t len =
+                    (size_t)kp_load_be32(at + RT_BATCH_OFF_LENGTH) + RT_BATCH_LOG_OVERHEAD_BYTES;
                 /* The broker stamps the partition leader epoch (bytes 12..15, outside the CRC):
                  * this single broker's only epoch, 0. The shard stamps the base offset. */
-                memset(at + 12, 0, 4);
+                memset(at + RT_BATCH_OFF_LEADER_EPOCH, 0, 4);
                 struct kafka_produce_op *op = &s->ops[op_index];
                 op->slot = s;
                 op->resp = r;
@@ -303,8 +294,8 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
                  * shard writes only bytes 0..7; the guard (KPR2) keeps the answer unencoded
                  * until this loop is done, so the field is ours to set. Kafka answers the
                  * LogAppendTime it stamped, -1 under CreateTime. */
-                if (at[21 + 1] & 0x08)
-                    r->log_append_time_ms = (int64_t)load_be64(at + 35);
+                if (at[RT_BATCH_OFF_ATTRIBUTES + 1] & RT_BATCH_ATTR_LOG_APPEND_TIME)
+                    r->log_append_time_ms = (int64_t)kp_load_be64(at + RT_BATCH_OFF_MAX_TIMESTAMP);
                 atomic_fetch_add_explicit(&srv->stats.produce_batches, 1, memory_order_relaxed);
                 atomic_fetch_add_explicit(&srv->stats.produce_bytes, len, memory_order_relaxed);
                 op_index++;

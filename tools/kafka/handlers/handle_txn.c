@@ -1,17 +1,19 @@
 /*
  * handle_txn.c — Kafka's transactional APIs mapped onto the engine's coordinator (the
  * "Transactions over the wire" calls of ringtail.h): InitProducerId with a transactional id
- * (v0-1), AddPartitionsToTxn v0-1, AddOffsetsToTxn v0-1, TxnOffsetCommit v0-2 and EndTxn v0-1.
- * Requests are decoded by kmsg_txn.c's codecs (kafka_txn_request_decode reshapes them for the
- * handlers; strings point into the request frame, arrays go into the slot's arena); the answers
- * (none of these versions is flexible) are still encoded here. InitProducerId v3+ carries the
- * identity the producer holds (KIP-360), which goes to the engine as the expected one. It owns the mapping of engine errors to the Kafka codes these versions
- * define, and never writes records except through those engine calls.
+ * (v0-4), AddPartitionsToTxn v0-3, AddOffsetsToTxn v0-3, TxnOffsetCommit v0-3 and EndTxn v0-3.
+ * Requests arrive decoded by their kmsg_txn.c descriptions (in s->msg, by the server, as for
+ * every API: api_table.c KA6); answers are the response structs encoded by those descriptions.
+ * InitProducerId v3+ carries the identity the producer holds (KIP-360), which goes to the
+ * engine as the expected one; TxnOffsetCommit v3+ carries the consumer's generation, member and
+ * instance (KIP-447), checked against the group. It owns the mapping of engine errors to the
+ * Kafka codes each version defines, and never writes records except through those engine calls.
  *
  * Invariants:
- *   KT1  A fenced producer is answered INVALID_PRODUCER_EPOCH (47): PRODUCER_FENCED (90) only
- *        exists from InitProducerId v4 / EndTxn v2, and is answered only by InitProducerId v4+
- *        (EndTxn v2 is not served).
+ *   KT1  A fenced producer (RT_E_PRODUCER_FENCED) is answered PRODUCER_FENCED (90) where the
+ *        version defines it (InitProducerId v4+, AddPartitionsToTxn, AddOffsetsToTxn and EndTxn
+ *        v2+, as Kafka's KafkaApis), else INVALID_PRODUCER_EPOCH (47); TxnOffsetCommit answers
+ *        INVALID_PRODUCER_EPOCH at every version.
  *   KT2  EndTxn is answered only once the engine returned, i.e. after every marker is durable;
  *        a commit acknowledged is visible to read_committed readers of every partition.
  *   KT3  AddPartitionsToTxn answers every partition it was asked: UNKNOWN_TOPIC_OR_PARTITION for
@@ -21,16 +23,22 @@
  *        with an error code and changes nothing; one whose bytes do not decode closes the
  *        connection (as every other API here).
  *   KT5  No handler here waits for the disk on the loop thread: InitProducerId,
- *        AddPartitionsToTxn, AddOffsetsToTxn and EndTxn check what they can on the loop thread,
- *        hand the call to the engine's asynchronous form (rt_txn_*_async) and answer
- *        NET_PENDING; the engine's done (on one of its transaction lanes) encodes the answer
- *        and hands the request back (net_req_complete), so the loop's other connections run
- *        meanwhile and net keeps the connection's answers in order. (TxnOffsetCommit still
- *        calls rt_txn_commit_offsets on the loop thread.)
+ *        AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit and EndTxn check what they can on
+ *        the loop thread, hand the call to the engine's asynchronous form (rt_txn_*_async) and
+ *        answer NET_PENDING; the engine's done (on one of its transaction lanes) encodes the
+ *        answer and hands the request back (net_req_complete), so the loop's other connections
+ *        run meanwhile and net keeps the connection's answers in order.
  *   KT6  Everything an engine call in flight points to (its rt_txn_op, the NUL-terminated id
- *        and group, the partitions and their names, the answer's codes, the request's arrays)
- *        lives in the slot's arenas, which net's release hook resets only after the answer is
- *        sent; one kafka_resp_reserve per request, before any of it is taken.
+ *        and group, the partitions and their names, the offsets and their metadata, the
+ *        answer's arrays) lives in the slot's response arena, and the decoded request in the
+ *        slot (s->msg, its arrays in the decode arena, its strings in the frame); net's release
+ *        hook resets them only after the answer is sent. One kafka_resp_reserve per request,
+ *        before any of it is taken.
+ *   KT7  TxnOffsetCommit v3+ with a generation, member or instance (KIP-447) is refused as a
+ *        whole with the group coordinator's answer (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+ *        FENCED_INSTANCE_ID) when that member may not commit; REBALANCE_IN_PROGRESS is not an
+ *        answer here (Kafka does not check it for transactional commits). Generation -1 with
+ *        no member or instance (v0-2, or a producer without a consumer) is not checked.
  */
 #include "tools/kafka/handlers/handle_txn.h"
 
@@ -45,112 +53,24 @@
 
 #define TXN_ID_BYTES_MAX 1024 /* the engine's limit on transactional ids and group names */
 
-/* ---- decoding: kmsg_txn.c's codecs, their answer reshaped for the handlers ---- */
-
-int kafka_txn_request_decode(struct kp_reader *r, int16_t api_key, int16_t v, struct kp_arena *a,
-                             struct kafka_txn_request *q)
-{
-    memset(q, 0, sizeof(*q));
-    int rc;
-    switch (api_key) {
-    case KAFKA_ADD_PARTITIONS_TO_TXN: {
-        struct kmsg_add_partitions_to_txn_request m = {0};
-        rc = kmsg_add_partitions_to_txn_request_decode(r, v, a, &m);
-        if (rc)
-            return rc;
-        q->transactional_id = m.transactional_id;
-        q->producer_id = m.producer_id;
-        q->producer_epoch = m.producer_epoch;
-        q->topics_count = m.topics_count;
-        q->topics = kp_arena_array(r, a, m.topics_count, sizeof(*q->topics));
-        for (int32_t t = 0; t < m.topics_count && !r->err; t++)
-            q->topics[t] = (struct kafka_txn_topic){.name = m.topics[t].name,
-                                                    .count = m.topics[t].partitions_count,
-                                                    .partitions = m.topics[t].partitions};
-        break;
-    }
-    case KAFKA_ADD_OFFSETS_TO_TXN: {
-        struct kmsg_add_offsets_to_txn_request m = {0};
-        rc = kmsg_add_offsets_to_txn_request_decode(r, v, a, &m);
-        if (rc)
-            return rc;
-        q->transactional_id = m.transactional_id;
-        q->producer_id = m.producer_id;
-        q->producer_epoch = m.producer_epoch;
-        q->group = m.group_id;
-        break;
-    }
-    case KAFKA_END_TXN: {
-        struct kmsg_end_txn_request m = {0};
-        rc = kmsg_end_txn_request_decode(r, v, a, &m);
-        if (rc)
-            return rc;
-        q->transactional_id = m.transactional_id;
-        q->producer_id = m.producer_id;
-        q->producer_epoch = m.producer_epoch;
-        q->committed = m.committed;
-        break;
-    }
-    case KAFKA_TXN_OFFSET_COMMIT: {
-        struct kmsg_txn_offset_commit_request m = {0};
-        rc = kmsg_txn_offset_commit_request_decode(r, v, a, &m);
-        if (rc)
-            return rc;
-        q->transactional_id = m.transactional_id;
-        q->group = m.group_id;
-        q->producer_id = m.producer_id;
-        q->producer_epoch = m.producer_epoch;
-        q->topics_count = m.topics_count;
-        q->topics = kp_arena_array(r, a, m.topics_count, sizeof(*q->topics));
-        for (int32_t t = 0; t < m.topics_count && !r->err; t++) {
-            struct kafka_txn_topic *tp = &q->topics[t];
-            int32_t n = m.topics[t].partitions_count;
-            tp->name = m.topics[t].name;
-            tp->count = n;
-            tp->partitions = kp_arena_array(r, a, n, sizeof(*tp->partitions));
-            tp->offsets = kp_arena_array(r, a, n, sizeof(*tp->offsets));
-            tp->metadata = kp_arena_array(r, a, n, sizeof(*tp->metadata));
-            for (int32_t i = 0; i < n && !r->err; i++) {
-                tp->partitions[i] = m.topics[t].partitions[i].partition_index;
-                tp->offsets[i] = m.topics[t].partitions[i].committed_offset;
-                tp->metadata[i] = m.topics[t].partitions[i].committed_metadata;
-            }
-        }
-        break;
-    }
-    default:
-        return RT_E_UNSUPPORTED;
-    }
-    if (r->err) /* the reshaped arrays did not fit the arena */
-        memset(q, 0, sizeof(*q));
-    return r->err;
-}
-
-struct txn_decode {
-    struct kafka_slot *s;
-    struct kafka_txn_request *q;
-};
-
-static int txn_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
-{
-    struct txn_decode *d = ctx;
-    return kafka_txn_request_decode(r, d->s->header.api_key, d->s->header.api_version, a, d->q);
-}
-
-/* Decodes with the slot's arena (kafka_slot_decode grows it). */
-static int decode_with_arena(struct kafka_slot *s, size_t body_at, struct kafka_txn_request *q)
-{
-    struct txn_decode d = {.s = s, .q = q};
-    return kafka_slot_decode(s, body_at, txn_decode, &d);
-}
-
 /* ---- errors and names ---- */
 
-/* KT1: the Kafka code for an engine error at these versions. */
-static int16_t txn_error(int rc)
+/* KT1: the Kafka code for an engine error at the slot's API and version. */
+static int16_t txn_error(const struct kafka_slot *s, int rc)
 {
+    int16_t v = s->header.api_version;
     switch (rc) {
     case RT_E_PRODUCER_FENCED:
+        switch (s->header.api_key) {
+        case KAFKA_INIT_PRODUCER_ID:
+            return v >= 4 ? KAFKA_PRODUCER_FENCED : KAFKA_INVALID_PRODUCER_EPOCH;
+        case KAFKA_ADD_PARTITIONS_TO_TXN:
+        case KAFKA_ADD_OFFSETS_TO_TXN:
+        case KAFKA_END_TXN:
+            return v >= 2 ? KAFKA_PRODUCER_FENCED : KAFKA_INVALID_PRODUCER_EPOCH;
+        default:
+            return KAFKA_INVALID_PRODUCER_EPOCH;
+        }
     case RT_E_INVALID_PRODUCER_EPOCH:
         return KAFKA_INVALID_PRODUCER_EPOCH;
     case RT_E_INVALID_ARGUMENT:
@@ -193,65 +113,7 @@ static void refuse_log(struct kafka_slot *s, const char *why)
             s->header.correlation_id);
 }
 
-/* ---- the answers ---- */
-
-static enum net_verdict answer_code(struct kafka_slot *s, int16_t code)
-{
-    kafka_count_error(s, code);
-    kafka_response_begin(s);
-    kp_write_i32(&s->w, 0); /* throttle_time_ms */
-    kp_write_i16(&s->w, code);
-    return kafka_response_end(s);
-}
-
-/* The per-partition answer of AddPartitionsToTxn and TxnOffsetCommit (same shape at these
- * versions): throttle, then [name [partition error]]. codes[t][i] per partition. */
-static enum net_verdict answer_partitions(struct kafka_slot *s, const struct kafka_txn_request *q,
-                                          int16_t *const *codes)
-{
-    kafka_response_begin(s);
-    kp_write_i32(&s->w, 0);
-    kp_write_array_len(&s->w, q->topics_count);
-    for (int32_t t = 0; t < q->topics_count; t++) {
-        kp_write_string(&s->w, q->topics[t].name);
-        kp_write_array_len(&s->w, q->topics[t].count);
-        for (int32_t i = 0; i < q->topics[t].count; i++) {
-            kp_write_i32(&s->w, q->topics[t].partitions[i]);
-            kp_write_i16(&s->w, codes[t][i]);
-            kafka_count_error(s, codes[t][i]);
-        }
-    }
-    return kafka_response_end(s);
-}
-
-/* codes[t] arrays for every topic of q, all set to `code`, from the response arena as it is;
- * NULL when it is full. */
-static int16_t **codes_fill(struct kafka_slot *s, const struct kafka_txn_request *q, int16_t code)
-{
-    static int16_t *none[1];
-    int16_t **codes =
-        q->topics_count ? kafka_alloc(s, (size_t)q->topics_count, sizeof(*codes)) : none;
-    for (int32_t t = 0; codes && t < q->topics_count; t++) {
-        int32_t n = q->topics[t].count;
-        codes[t] = n ? kafka_alloc(s, (size_t)n, sizeof(int16_t)) : NULL;
-        if (n && !codes[t])
-            return NULL;
-        for (int32_t i = 0; i < n; i++)
-            codes[t][i] = code;
-    }
-    return codes;
-}
-
-/* The response arena's bytes for codes_fill over q. */
-static size_t codes_bytes(const struct kafka_txn_request *q)
-{
-    size_t need = (size_t)q->topics_count * (sizeof(int16_t *) + 8);
-    for (int32_t t = 0; t < q->topics_count; t++)
-        need += (size_t)q->topics[t].count * sizeof(int16_t) + 8;
-    return need;
-}
-
-/* ---- handlers: the engine's asynchronous calls (KT5) ---- */
+/* ---- the engine's asynchronous calls (KT5) ---- */
 
 /* One transactional call in the engine, in the response arena (valid until net's release hook,
  * which runs only after the answer is sent): the op and every string and array the call points
@@ -259,17 +121,26 @@ static size_t codes_bytes(const struct kafka_txn_request *q)
 struct txn_call {
     struct rt_txn_op op;
     struct kafka_slot *s;
-    struct kafka_txn_request q; /* its arrays in the slot's decode arena, kept until release */
-    int16_t **codes;            /* AddPartitionsToTxn */
+    struct kmsg_topic_errors *results; /* AddPartitionsToTxn: one per request topic */
+    int32_t results_count;
+    struct kafka_offsets_commit commit; /* TxnOffsetCommit */
     char id[TXN_ID_BYTES_MAX + 1];
     char group[TXN_ID_BYTES_MAX + 1];
 };
 
-static struct txn_call *call_alloc(struct kafka_slot *s)
+/* Reserves the response arena (bytes beyond the call) and takes the call from it; NULL when
+ * memory is short (logged: the connection closes). */
+static struct txn_call *call_begin(struct kafka_slot *s, size_t bytes)
 {
+    if (kafka_resp_reserve(s, sizeof(struct txn_call) + bytes + 64) != 0) {
+        refuse_log(s, "out of memory");
+        return NULL;
+    }
     struct txn_call *k = kafka_alloc(s, 1, sizeof(*k));
     if (k)
         k->s = s;
+    else
+        refuse_log(s, "out of memory");
     return k;
 }
 
@@ -281,13 +152,7 @@ static void call_complete(struct kafka_slot *s, enum net_verdict v)
     net_req_complete(s->req);
 }
 
-/* KT1 at InitProducerId: PRODUCER_FENCED exists from v4. */
-static int16_t init_error(const struct kafka_slot *s, int rc)
-{
-    if (rc == RT_E_PRODUCER_FENCED && s->header.api_version >= 4)
-        return KAFKA_PRODUCER_FENCED;
-    return txn_error(rc);
-}
+/* ---- InitProducerId with a transactional id ---- */
 
 static enum net_verdict answer_init(struct kafka_slot *s, int16_t code, int64_t pid, int16_t epoch)
 {
@@ -306,18 +171,16 @@ static void init_done(void *ctx, int err, int64_t pid, int16_t epoch)
     struct kafka_slot *s = k->s;
     if (err)
         log_refusal(s, k->id, err);
-    call_complete(s, answer_init(s, err ? init_error(s, err) : KAFKA_NONE, pid, epoch));
+    call_complete(s, answer_init(s, err ? txn_error(s, err) : KAFKA_NONE, pid, epoch));
 }
 
 enum net_verdict kafka_handle_init_producer_id_txn(struct kafka_slot *s)
 {
     const struct kmsg_init_producer_id_request *q = &s->msg.init_producer_id;
-    if (kafka_resp_reserve(s, sizeof(struct txn_call) + 64) != 0) {
-        refuse_log(s, "out of memory");
+    struct txn_call *k = call_begin(s, 0);
+    if (!k)
         return NET_CLOSE;
-    }
-    struct txn_call *k = call_alloc(s);
-    if (!k || !name_of(q->transactional_id, k->id))
+    if (!name_of(q->transactional_id, k->id))
         return answer_init(s, KAFKA_INVALID_REQUEST, -1, -1);
     /* KIP-360 (v3+): the identity the producer holds, -1/-1 when it has none (v0-2 decode
      * -1/-1). */
@@ -325,22 +188,43 @@ enum net_verdict kafka_handle_init_producer_id_txn(struct kafka_slot *s)
                                         q->producer_id, q->producer_epoch, &k->op, init_done, k);
     if (rc) {
         log_refusal(s, k->id, rc);
-        return answer_init(s, init_error(s, rc), -1, -1);
+        return answer_init(s, txn_error(s, rc), -1, -1);
     }
     return NET_PENDING;
 }
 
-/* KT3: the engine's outcome for every partition that passed the checks. */
+/* ---- AddPartitionsToTxn ---- */
+
+static enum net_verdict answer_partitions(struct txn_call *k)
+{
+    struct kafka_slot *s = k->s;
+    for (int32_t t = 0; t < k->results_count; t++)
+        for (int32_t i = 0; i < k->results[t].partitions_count; i++)
+            kafka_count_error(s, k->results[t].partitions[i].error_code);
+    struct kmsg_add_partitions_to_txn_response m = {.results = k->results,
+                                                    .results_count = k->results_count};
+    kafka_response_begin(s);
+    kmsg_add_partitions_to_txn_response_encode(&s->w, s->header.api_version, &m);
+    return kafka_response_end(s);
+}
+
+/* KT3: every partition still NONE gets `outcome`. */
+static void partitions_settle(struct txn_call *k, int16_t outcome)
+{
+    for (int32_t t = 0; t < k->results_count; t++) {
+        struct kmsg_partition_error *pe = (struct kmsg_partition_error *)k->results[t].partitions;
+        for (int32_t i = 0; i < k->results[t].partitions_count; i++)
+            if (pe[i].error_code == KAFKA_NONE)
+                pe[i].error_code = outcome;
+    }
+}
+
 static enum net_verdict answer_added(struct txn_call *k, int err)
 {
     if (err)
         log_refusal(k->s, k->id, err);
-    int16_t outcome = txn_error(err);
-    for (int32_t t = 0; t < k->q.topics_count; t++)
-        for (int32_t i = 0; i < k->q.topics[t].count; i++)
-            if (k->codes[t][i] == KAFKA_NONE)
-                k->codes[t][i] = outcome;
-    return answer_partitions(k->s, &k->q, k->codes);
+    partitions_settle(k, err ? txn_error(k->s, err) : KAFKA_NONE);
+    return answer_partitions(k);
 }
 
 static void add_partitions_done(void *ctx, int err, int64_t pid, int16_t epoch)
@@ -351,70 +235,89 @@ static void add_partitions_done(void *ctx, int err, int64_t pid, int16_t epoch)
     call_complete(k->s, answer_added(k, err));
 }
 
-static enum net_verdict add_partitions(struct kafka_slot *s, const struct kafka_txn_request *q)
+enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
 {
+    const struct kmsg_add_partitions_to_txn_request *q = &s->msg.add_partitions_to_txn;
     rt_engine *e = s->server->engine;
     size_t total = 0;
     for (int32_t t = 0; t < q->topics_count; t++)
-        total += (size_t)q->topics[t].count;
+        total += (size_t)q->topics[t].partitions_count;
     size_t topics = q->topics_count > 0 ? (size_t)q->topics_count : 0;
     /* One reservation for the whole call (a later one would reset the arena). */
-    size_t extra = sizeof(struct txn_call) + total * sizeof(struct rt_topic_partition) +
-                   topics * (RT_TOPIC_NAME_MAX + 1) + 64;
-    if (kafka_resp_reserve(s, codes_bytes(q) + extra) != 0) {
-        refuse_log(s, "out of memory");
+    size_t extra =
+        topics * (sizeof(struct kmsg_topic_errors) + RT_TOPIC_NAME_MAX + 1 + 16) +
+        total * (sizeof(struct kmsg_partition_error) + sizeof(struct rt_topic_partition));
+    struct txn_call *k = call_begin(s, extra);
+    if (!k)
         return NET_CLOSE;
-    }
-    struct txn_call *k = call_alloc(s);
-    int16_t **codes = k ? codes_fill(s, q, KAFKA_NONE) : NULL;
+    struct kmsg_topic_errors *results = topics ? kafka_alloc(s, topics, sizeof(*results)) : NULL;
     struct rt_topic_partition *tp = total ? kafka_alloc(s, total, sizeof(*tp)) : NULL;
     char *names = topics ? kafka_alloc(s, topics, RT_TOPIC_NAME_MAX + 1) : NULL;
-    if (!k || !codes || (total && !tp) || (topics && !names)) {
+    if ((topics && (!results || !names)) || (total && !tp)) {
         refuse_log(s, "out of memory");
         return NET_CLOSE;
     }
-    k->q = *q;
-    k->codes = codes;
+    k->results = results;
+    k->results_count = (int32_t)topics;
     bool id_ok = name_of(q->transactional_id, k->id);
     /* KT3: every partition checked first. */
     bool failed = !id_ok;
     size_t n = 0;
     for (int32_t t = 0; t < q->topics_count; t++) {
+        int32_t np = q->topics[t].partitions_count;
+        struct kmsg_partition_error *pe = np > 0 ? kafka_alloc(s, (size_t)np, sizeof(*pe)) : NULL;
+        if (np > 0 && !pe) {
+            refuse_log(s, "out of memory");
+            return NET_CLOSE;
+        }
+        results[t] = (struct kmsg_topic_errors){
+            .name = q->topics[t].name, .partitions = pe, .partitions_count = np};
         char *name = names + (size_t)t * (RT_TOPIC_NAME_MAX + 1);
         bool name_ok = kafka_topic_name(q->topics[t].name, name);
         uint32_t parts = 0;
         bool known = name_ok && rt_topic_describe(e, name, &parts) == 0;
-        for (int32_t i = 0; i < q->topics[t].count; i++) {
+        for (int32_t i = 0; i < np; i++) {
             int32_t p = q->topics[t].partitions[i];
+            pe[i] = (struct kmsg_partition_error){.partition_index = p, .error_code = KAFKA_NONE};
             if (!name_ok || (name[0] == '_' && name[1] == '_')) {
-                codes[t][i] = KAFKA_INVALID_TOPIC_EXCEPTION;
+                pe[i].error_code = KAFKA_INVALID_TOPIC_EXCEPTION;
                 failed = true;
             } else if (!known || p < 0 || (uint32_t)p >= parts) {
-                codes[t][i] = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+                pe[i].error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
                 failed = true;
             } else {
                 tp[n++] = (struct rt_topic_partition){.topic = name, .partition = (uint32_t)p};
             }
         }
     }
-    if (!id_ok || failed) {
-        int16_t outcome = !id_ok ? KAFKA_INVALID_REQUEST : KAFKA_OPERATION_NOT_ATTEMPTED;
-        for (int32_t t = 0; t < q->topics_count; t++)
-            for (int32_t i = 0; i < q->topics[t].count; i++)
-                if (codes[t][i] == KAFKA_NONE)
-                    codes[t][i] = outcome;
-        return answer_partitions(s, q, codes);
+    if (failed) {
+        partitions_settle(k, !id_ok ? KAFKA_INVALID_REQUEST : KAFKA_OPERATION_NOT_ATTEMPTED);
+        return answer_partitions(k);
     }
     int rc = rt_txn_add_partitions_async(e, k->id, q->producer_id, q->producer_epoch, tp, n, &k->op,
                                          add_partitions_done, k);
     return rc ? answer_added(k, rc) : NET_PENDING;
 }
 
+/* ---- AddOffsetsToTxn and EndTxn: throttle + one code ---- */
+
+static enum net_verdict answer_code(struct kafka_slot *s, int16_t code)
+{
+    struct kmsg_error_response m = {.error_code = code};
+    kafka_count_error(s, code);
+    kafka_response_begin(s);
+    if (s->header.api_key == KAFKA_END_TXN)
+        kmsg_end_txn_response_encode(&s->w, s->header.api_version, &m);
+    else
+        kmsg_add_offsets_to_txn_response_encode(&s->w, s->header.api_version, &m);
+    return kafka_response_end(s);
+}
+
 static enum net_verdict answer_outcome(struct txn_call *k, int err)
 {
     if (err)
         log_refusal(k->s, k->id, err);
-    return answer_code(k->s, txn_error(err));
+    return answer_code(k->s, err ? txn_error(k->s, err) : KAFKA_NONE);
 }
 
 static void code_done(void *ctx, int err, int64_t pid, int16_t epoch)
@@ -425,28 +328,26 @@ static void code_done(void *ctx, int err, int64_t pid, int16_t epoch)
     call_complete(k->s, answer_outcome(k, err));
 }
 
-static enum net_verdict add_offsets(struct kafka_slot *s, const struct kafka_txn_request *q)
+enum net_verdict kafka_handle_add_offsets_to_txn(struct kafka_slot *s)
 {
-    if (kafka_resp_reserve(s, sizeof(struct txn_call) + 64) != 0) {
-        refuse_log(s, "out of memory");
+    const struct kmsg_add_offsets_to_txn_request *q = &s->msg.add_offsets_to_txn;
+    struct txn_call *k = call_begin(s, 0);
+    if (!k)
         return NET_CLOSE;
-    }
-    struct txn_call *k = call_alloc(s);
-    if (!k || !name_of(q->transactional_id, k->id) || !name_of(q->group, k->group))
+    if (!name_of(q->transactional_id, k->id) || !name_of(q->group_id, k->group))
         return answer_code(s, KAFKA_INVALID_REQUEST);
     int rc = rt_txn_add_offsets_async(s->server->engine, k->id, q->producer_id, q->producer_epoch,
                                       k->group, &k->op, code_done, k);
     return rc ? answer_outcome(k, rc) : NET_PENDING;
 }
 
-static enum net_verdict end_txn(struct kafka_slot *s, const struct kafka_txn_request *q)
+enum net_verdict kafka_handle_end_txn(struct kafka_slot *s)
 {
-    if (kafka_resp_reserve(s, sizeof(struct txn_call) + 64) != 0) {
-        refuse_log(s, "out of memory");
+    const struct kmsg_end_txn_request *q = &s->msg.end_txn;
+    struct txn_call *k = call_begin(s, 0);
+    if (!k)
         return NET_CLOSE;
-    }
-    struct txn_call *k = call_alloc(s);
-    if (!k || !name_of(q->transactional_id, k->id))
+    if (!name_of(q->transactional_id, k->id))
         return answer_code(s, KAFKA_INVALID_REQUEST);
     /* KT2: answered once the markers are visible (the engine's done). */
     int rc = rt_txn_end_async(s->server->engine, k->id, q->producer_id, q->producer_epoch,
@@ -454,80 +355,98 @@ static enum net_verdict end_txn(struct kafka_slot *s, const struct kafka_txn_req
     return rc ? answer_outcome(k, rc) : NET_PENDING;
 }
 
-/* TxnOffsetCommit: decoded by kmsg_txn_offset_commit_request_decode, each partition judged by
- * the offsets validator OffsetCommit uses (handle_offsets.h, KO7), answered by
- * kmsg_txn_offset_commit_response_encode. */
-struct txn_commit_decode {
-    int16_t version;
-    struct kmsg_txn_offset_commit_request *q;
-    struct kafka_offsets_commit *c;
-};
+/* ---- TxnOffsetCommit: the offsets validator OffsetCommit uses (handle_offsets.h, KO7) ---- */
 
-static int txn_commit_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
+static enum net_verdict answer_commit(struct txn_call *k, int16_t stored)
 {
-    struct txn_commit_decode *d = ctx;
-    memset(d->q, 0, sizeof(*d->q));
-    int rc = kmsg_txn_offset_commit_request_decode(r, d->version, a, d->q);
-    if (rc)
-        return rc;
-    return kafka_offsets_prepare(r, a, d->q->topics, d->q->topics_count, d->c);
-}
-
-static enum net_verdict txn_offset_commit(struct kafka_slot *s, size_t body_at)
-{
-    struct kmsg_txn_offset_commit_request q;
-    struct kafka_offsets_commit c;
-    int16_t v = s->header.api_version;
-    struct txn_commit_decode d = {.version = v, .q = &q, .c = &c};
-    int rc = kafka_slot_decode(s, body_at, txn_commit_decode, &d);
-    if (rc) {
-        refuse_log(s,
-                   rc == KP_E_LIMIT ? "request arrays too large" : "request body does not decode");
-        return NET_CLOSE;
-    }
-    rt_engine *e = s->server->engine;
-    char id[TXN_ID_BYTES_MAX + 1], group[TXN_ID_BYTES_MAX + 1];
-    bool ok = name_of(q.transactional_id, id) && name_of(q.group_id, group);
-    kafka_offsets_validate(e, q.topics, q.topics_count, ok ? KAFKA_NONE : KAFKA_INVALID_REQUEST,
-                           &c);
-    int16_t stored = KAFKA_NONE;
-    if (c.offsets_count) {
-        rc = rt_txn_commit_offsets(e, id, q.producer_id, q.producer_epoch, group, c.offsets,
-                                   c.offsets_count);
-        if (rc)
-            log_refusal(s, id, rc);
-        stored = txn_error(rc);
-    }
-    kafka_offsets_settle(s, &c, stored);
-    struct kmsg_commit_response m = {.topics = c.results, .topics_count = c.results_count};
+    struct kafka_slot *s = k->s;
+    kafka_offsets_settle(s, &k->commit, stored);
+    struct kmsg_commit_response m = {.topics = k->commit.results,
+                                     .topics_count = k->commit.results_count};
     kafka_response_begin(s);
-    kmsg_txn_offset_commit_response_encode(&s->w, v, &m);
+    kmsg_txn_offset_commit_response_encode(&s->w, s->header.api_version, &m);
     return kafka_response_end(s);
 }
 
-bool kafka_txn_api(int16_t key)
+static void commit_done(void *ctx, int err, int64_t pid, int16_t epoch)
 {
-    return key == KAFKA_ADD_PARTITIONS_TO_TXN || key == KAFKA_ADD_OFFSETS_TO_TXN ||
-           key == KAFKA_END_TXN || key == KAFKA_TXN_OFFSET_COMMIT;
+    (void)pid;
+    (void)epoch;
+    struct txn_call *k = ctx;
+    if (err)
+        log_refusal(k->s, k->id, err);
+    call_complete(k->s, answer_commit(k, err ? txn_error(k->s, err) : KAFKA_NONE));
 }
 
-enum net_verdict kafka_handle_txn(struct kafka_slot *s, size_t body_at)
+/* The validator's arrays for q, from the response arena (KT6): a kp_arena over `bytes` of it,
+ * grown until kafka_offsets_prepare fits. NULL when memory is short. */
+static struct txn_call *commit_begin(struct kafka_slot *s,
+                                     const struct kmsg_txn_offset_commit_request *q)
 {
-    if (s->header.api_key == KAFKA_TXN_OFFSET_COMMIT) /* decodes its own (KO7) */
-        return txn_offset_commit(s, body_at);
-    struct kafka_txn_request q;
-    int rc = decode_with_arena(s, body_at, &q);
-    if (rc) {
-        refuse_log(s,
-                   rc == KP_E_LIMIT ? "request arrays too large" : "request body does not decode");
+    size_t bytes = 256;
+    for (int32_t t = 0; t < q->topics_count; t++) {
+        bytes += sizeof(struct kmsg_topic_errors) + sizeof(void *) + RT_TOPIC_NAME_MAX + 1 + 48;
+        for (int32_t i = 0; i < q->topics[t].partitions_count; i++) {
+            int32_t ml = q->topics[t].partitions[i].committed_metadata.len;
+            bytes += sizeof(struct rt_offset) + sizeof(struct kmsg_partition_error) + 1 +
+                     (ml > 0 && ml <= RT_OFFSET_METADATA_MAX_BYTES ? (size_t)ml : 0);
+        }
+    }
+    for (;;) {
+        struct txn_call *k = call_begin(s, bytes + 16);
+        uint8_t *mem = k ? kafka_alloc(s, bytes, 1) : NULL;
+        if (!mem) {
+            if (k)
+                refuse_log(s, "out of memory");
+            return NULL;
+        }
+        struct kp_arena a;
+        kp_arena_init(&a, mem, bytes);
+        struct kp_reader r;
+        kp_reader_init(&r, mem, 0);
+        int rc = kafka_offsets_prepare(&r, &a, q->topics, q->topics_count, &k->commit);
+        if (rc == 0)
+            return k;
+        if (rc != KP_E_LIMIT || bytes >= KAFKA_ARENA_MAX_BYTES) {
+            refuse_log(s, "request arrays too large");
+            return NULL;
+        }
+        bytes *= 2; /* the next reservation starts the arena over */
+    }
+}
+
+enum net_verdict kafka_handle_txn_offset_commit(struct kafka_slot *s)
+{
+    const struct kmsg_txn_offset_commit_request *q = &s->msg.txn_offset_commit;
+    struct txn_call *k = commit_begin(s, q);
+    if (!k)
         return NET_CLOSE;
+    rt_engine *e = s->server->engine;
+    int16_t all = name_of(q->transactional_id, k->id) && name_of(q->group_id, k->group)
+                      ? KAFKA_NONE
+                      : KAFKA_INVALID_REQUEST;
+    /* KT7: a consumer's generation, member or instance (v3+) is checked against its group. */
+    if (all == KAFKA_NONE &&
+        (q->generation_id >= 0 || q->member_id.len > 0 || q->group_instance_id.len >= 0)) {
+        bool wake = false;
+        group_coord_lock(s->server->groups);
+        all = group_coord_commit_check(s->server->groups, q->group_id, q->generation_id,
+                                       q->member_id, q->group_instance_id, net_now_ms(), &wake);
+        group_coord_unlock(s->server->groups);
+        if (wake)
+            net_wake(s->server->net);
+        if (all == KAFKA_REBALANCE_IN_PROGRESS)
+            all = KAFKA_NONE;
     }
-    switch (s->header.api_key) {
-    case KAFKA_ADD_PARTITIONS_TO_TXN:
-        return add_partitions(s, &q);
-    case KAFKA_ADD_OFFSETS_TO_TXN:
-        return add_offsets(s, &q);
-    default:
-        return end_txn(s, &q);
+    kafka_offsets_validate(e, q->topics, q->topics_count, all, &k->commit);
+    if (!k->commit.offsets_count)
+        return answer_commit(k, KAFKA_NONE);
+    int rc = rt_txn_commit_offsets_async(e, k->id, q->producer_id, q->producer_epoch, k->group,
+                                         k->commit.offsets, k->commit.offsets_count, &k->op,
+                                         commit_done, k);
+    if (rc) {
+        log_refusal(s, k->id, rc);
+        return answer_commit(k, txn_error(s, rc));
     }
+    return NET_PENDING;
 }

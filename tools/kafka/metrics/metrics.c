@@ -531,6 +531,12 @@ static void render_engine_stats(struct km_buf *b, rt_engine *e)
          offsetof(struct rt_stats, segments_rolled)},
         {"ringtail_engine_segments_deleted_total", "Segments deleted by retention.",
          offsetof(struct rt_stats, segments_deleted)},
+        {"ringtail_engine_partition_faults_total",
+         "Partitions whose write side failed (a write, fdatasync or roll: ENOSPC, EIO, ...).",
+         offsetof(struct rt_stats, partition_faults)},
+        {"ringtail_engine_partition_recoveries_total",
+         "Failed partitions recovered in place (no restart).",
+         offsetof(struct rt_stats, partition_recoveries)},
     };
     for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
         km_family(b, counters[i].name, "counter", counters[i].help);
@@ -539,6 +545,12 @@ static void render_engine_stats(struct km_buf *b, rt_engine *e)
     }
     km_family(b, "ringtail_engine_shards", "gauge", "Engine shards (writer threads).");
     km_printf(b, "ringtail_engine_shards %" PRIu32 "\n", s.shard_count);
+    km_family(b, "ringtail_engine_partitions_failed", "gauge",
+              "Partitions whose write side is failed now (produce answers KAFKA_STORAGE_ERROR).");
+    km_printf(b, "ringtail_engine_partitions_failed %" PRIu64 "\n", s.partitions_failed);
+    km_family(b, "ringtail_engine_write_failed", "gauge",
+              "1 when the engine's whole write side failed (a restart recovers it), else 0.");
+    km_printf(b, "ringtail_engine_write_failed %d\n", s.write_error != 0);
 }
 
 /* Bytes a partition's log holds: sealed segments are trimmed on roll, so their file size is

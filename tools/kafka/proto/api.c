@@ -244,6 +244,11 @@ int16_t kafka_error_from_rt(int rc)
         return KAFKA_INVALID_TRANSACTION_TIMEOUT;
     case RT_E_UNSTABLE_OFFSET_COMMIT:
         return KAFKA_UNSTABLE_OFFSET_COMMIT;
+    case -ENOSPC:
+    case -EDQUOT:
+    case -EIO:
+    case -EROFS:
+        return KAFKA_KAFKA_STORAGE_ERROR; /* the disk's (issue 21 F3), as Kafka answers */
     default:
         return KAFKA_UNKNOWN_SERVER_ERROR;
     }

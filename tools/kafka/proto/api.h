@@ -133,6 +133,7 @@ enum kafka_error {
     KAFKA_UNSTABLE_OFFSET_COMMIT = 88,
     KAFKA_THROTTLING_QUOTA_EXCEEDED = 89,
     KAFKA_PRODUCER_FENCED = 90,
+    KAFKA_UNKNOWN_TOPIC_ID = 100,
 };
 
 struct kafka_slot; /* handle.h */

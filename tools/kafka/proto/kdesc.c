@@ -397,6 +397,10 @@ static inline struct kp_str rd_classic(struct kp_reader *r, bool bytes, bool nul
             r->p += lw + (size_t)n;
             return s;
         }
+        if (n == -1 && null_ok) { /* null: Produce's transactional_id, most often */
+            r->p += lw;
+            return (struct kp_str){NULL, -1};
+        }
     }
     if (bytes) {
         struct kp_bytes b = null_ok ? kp_read_nullable_bytes(r) : kp_read_bytes(r);
@@ -577,10 +581,23 @@ static const struct kd_plan *plan_build(const struct kd_struct *s, int16_t v, bo
     return p;
 }
 
-static const struct kd_plan *plan_of(const struct kd_message *m, int16_t v)
+static __attribute__((noinline)) const struct kd_plan *plan_first(const struct kd_message *m,
+                                                                  int16_t v);
+
+/* The plan of (m, v): one acquire load once built (inline: every decode and encode asks). */
+static inline const struct kd_plan *plan_of(const struct kd_message *m, int16_t v)
 {
     if (!m->cache || v < 0 || v >= KD_VERSIONS_MAX)
         return NULL;
+    const struct kd_plan *p = atomic_load_explicit(&m->cache->plans[v], memory_order_acquire);
+    if (__builtin_expect(p != NULL && p != &plan_none, 1))
+        return p;
+    return plan_first(m, v);
+}
+
+/* The first use of (m, v): build its plan under the lock. */
+static const struct kd_plan *plan_first(const struct kd_message *m, int16_t v)
+{
     const struct kd_plan *p = atomic_load_explicit(&m->cache->plans[v], memory_order_acquire);
     if (!p) {
         pthread_mutex_lock(&plan_lock);
@@ -717,7 +734,8 @@ static void plan_decode(const struct kd_plan *p, struct kp_reader *r, struct kp_
             int32_t n;
             if (!flex && rd_has(r, 4)) { /* KP4's check, inline */
                 n = (int32_t)be32_at(r->p);
-                if (n >= 0 && (size_t)n <= ((size_t)(r->end - r->p) - 4) / o->min)
+                /* n * min <= what is left (no division: n < 2^31, min < 2^32) */
+                if (n >= 0 && (uint64_t)n * o->min <= (uint64_t)(r->end - r->p) - 4)
                     r->p += 4;
                 else
                     n = o->nullable ? kp_read_nullable_array_len(r, o->min)

@@ -92,10 +92,15 @@ size_t kmsg_api_versions_fill(struct kmsg_api_version_range *out, size_t max);
  * The server skips the body decode in the second case (a newer body may not parse). */
 int16_t kmsg_api_versions_response_version(int16_t requested, int16_t *error_code);
 
-/* ---- Metadata (3), v0-8 ---- */
+/* ---- Metadata (3), v0-12; v9+ flexible ---- */
+
+struct kmsg_metadata_request_topic {
+    uint8_t topic_id[16]; /* v10+; zero = by name */
+    struct kp_str name;   /* nullable v10+ (a topic asked by id only) */
+};
 
 struct kmsg_metadata_request {
-    struct kp_str *topics;          /* names */
+    struct kmsg_metadata_request_topic *topics;
     int32_t topics_count;           /* -1 = all topics (v1+ null; v0's empty array means all) */
     bool allow_auto_topic_creation; /* v4+; true before v4 */
     bool include_cluster_authorized_operations; /* v8-10 */
@@ -124,11 +129,12 @@ struct kmsg_metadata_partition {
 
 struct kmsg_metadata_topic {
     int16_t error_code;
-    struct kp_str name;
-    bool is_internal; /* v1+ */
+    struct kp_str name; /* nullable v12+ (a topic asked by an unknown id) */
+    bool is_internal;   /* v1+ */
     const struct kmsg_metadata_partition *partitions;
     int32_t partitions_count;
     int32_t topic_authorized_operations; /* v8+; a handler's 0 is written as INT32_MIN */
+    uint8_t topic_id[16];                /* v10+ (on the wire after name); zero: none (KM3) */
 };
 
 struct kmsg_metadata_response {
@@ -147,8 +153,8 @@ int kmsg_metadata_request_decode(struct kp_reader *r, int16_t version, struct kp
 int kmsg_metadata_response_encode(struct kp_writer *w, int16_t version,
                                   const struct kmsg_metadata_response *m);
 
-/* ---- Produce (0), v0-7: advertised from v0 for librdkafka's codec check (api.c KA4); the
- * server accepts record format v2 (magic 2) only ---- */
+/* ---- Produce (0), v0-9 (v9+ flexible): advertised from v0 for librdkafka's codec check
+ * (api.c KA4); message formats 0/1 are up-converted on append ---- */
 
 struct kmsg_produce_partition {
     int32_t index;
@@ -169,12 +175,21 @@ struct kmsg_produce_request {
     int32_t topics_count;
 };
 
+/* KIP-467: which batch of a partition's records failed, and why (v8+). */
+struct kmsg_produce_record_error {
+    int32_t batch_index;
+    struct kp_str batch_index_error_message; /* nullable */
+};
+
 struct kmsg_produce_partition_response {
     int32_t index;
     int16_t error_code;
     int64_t base_offset;
-    int64_t log_append_time_ms; /* v2+; -1 unless LogAppendTime */
-    int64_t log_start_offset;   /* v5+ */
+    int64_t log_append_time_ms;                            /* v2+; -1 unless LogAppendTime */
+    int64_t log_start_offset;                              /* v5+ */
+    const struct kmsg_produce_record_error *record_errors; /* v8+ */
+    int32_t record_errors_count;
+    struct kp_str error_message; /* v8+, nullable: a handler's {NULL, 0} is written null */
 };
 
 struct kmsg_produce_topic_response {
@@ -194,7 +209,7 @@ int kmsg_produce_request_decode(struct kp_reader *r, int16_t version, struct kp_
 int kmsg_produce_response_encode(struct kp_writer *w, int16_t version,
                                  const struct kmsg_produce_response *m);
 
-/* ---- Fetch (1), v4-11 ---- */
+/* ---- Fetch (1), v0-12 (v0-3: message formats 0/1, handle_fetch.c KF5; v12+ flexible) ---- */
 
 struct kmsg_fetch_partition {
     int32_t partition;
@@ -202,6 +217,7 @@ struct kmsg_fetch_partition {
     int64_t fetch_offset;
     int64_t log_start_offset; /* v5+; -1 before */
     int32_t partition_max_bytes;
+    int32_t last_fetched_epoch; /* v12+; -1 before */
 };
 
 struct kmsg_fetch_topic {
@@ -228,7 +244,8 @@ struct kmsg_fetch_request {
     int32_t topics_count;
     struct kmsg_fetch_forgotten *forgotten_topics_data; /* v7+ */
     int32_t forgotten_topics_data_count;
-    struct kp_str rack_id; /* v11+; empty before */
+    struct kp_str rack_id;    /* v11+; empty before */
+    struct kp_str cluster_id; /* v12+ tagged (0), nullable; null when absent */
 };
 
 struct kmsg_fetch_aborted {
@@ -272,12 +289,16 @@ int kmsg_fetch_request_decode(struct kp_reader *r, int16_t version, struct kp_ar
 int kmsg_fetch_response_encode(struct kp_writer *w, int16_t version,
                                const struct kmsg_fetch_response *m);
 
-/* ---- ListOffsets (2), v1-3 ---- */
+/* ---- ListOffsets (2), v0-7 (v6+ flexible) ---- */
+
+/* ListOffsets v7 (KIP-734): the offset of the record with the largest timestamp. */
+#define KAFKA_LIST_OFFSETS_MAX_TIMESTAMP (-3)
 
 struct kmsg_list_offsets_partition {
     int32_t partition_index;
-    int32_t current_leader_epoch; /* v4+ (not in our range); -1 */
-    int64_t timestamp;            /* -1 latest, -2 earliest, else a time */
+    int32_t current_leader_epoch; /* v4+; -1 */
+    int64_t timestamp;            /* -1 latest, -2 earliest, -3 max timestamp (v7), else a time */
+    int32_t max_num_offsets;      /* v0 only; 1 after */
 };
 
 struct kmsg_list_offsets_topic {
@@ -296,8 +317,11 @@ struct kmsg_list_offsets_request {
 struct kmsg_list_offsets_partition_response {
     int32_t partition_index;
     int16_t error_code;
-    int64_t timestamp;
-    int64_t offset;
+    int64_t timestamp;                /* v1+ */
+    int64_t offset;                   /* v1+ */
+    const int64_t *old_style_offsets; /* v0 only: the offsets found (at most max_num_offsets) */
+    int32_t old_style_offsets_count;
+    int32_t leader_epoch; /* v4+; a handler's 0 is written as Kafka's default -1 */
 };
 
 struct kmsg_list_offsets_topic_response {
@@ -420,18 +444,29 @@ int kmsg_create_topics_request_decode(struct kp_reader *r, int16_t version, stru
 int kmsg_create_topics_response_encode(struct kp_writer *w, int16_t version,
                                        const struct kmsg_create_topics_response *m);
 
-/* ---- DeleteTopics (20), v0-5; v4+ flexible ---- */
+/* ---- DeleteTopics (20), v0-6; v4+ flexible ---- */
+
+/* v6: a topic by name or by id (KIP-516). */
+struct kmsg_delete_topics_state {
+    struct kp_str name;   /* nullable */
+    uint8_t topic_id[16]; /* zero: by name */
+};
 
 struct kmsg_delete_topics_request {
+    /* v0-5 on the wire; at v6 decode also fills it from topics[].name (a topic named by id only
+     * gives a null name, {NULL, -1}), so a handler reads one list at every version (KMA1). */
     struct kp_str *topic_names;
     int32_t topic_names_count;
     int32_t timeout_ms;
+    struct kmsg_delete_topics_state *topics; /* v6+ */
+    int32_t topics_count;
 };
 
 struct kmsg_delete_topics_topic_response {
-    struct kp_str name;
+    struct kp_str name; /* nullable v6+ */
     int16_t error_code;
     struct kp_str error_message; /* v5+, nullable: a handler's {NULL, 0} is written null */
+    uint8_t topic_id[16];        /* v6+; zero: the broker keeps no topic ids */
 };
 
 struct kmsg_delete_topics_response {
@@ -639,11 +674,10 @@ int kmsg_delete_records_request_decode(struct kp_reader *r, int16_t version, str
 int kmsg_delete_records_response_encode(struct kp_writer *w, int16_t version,
                                         const struct kmsg_delete_records_response *m);
 
-/* ==== issue 13: transactions and groups over the wire (codecs only; api.h keeps them
- * unadvertised until their handlers exist). None of these versions is flexible except
- * OffsetFetch v6-7. ==== */
+/* ==== issue 13: transactions and groups over the wire (api_table.c advertises them). The
+ * transactional APIs are flexible from v3, OffsetFetch from v6. ==== */
 
-/* ---- AddPartitionsToTxn (24), v0-1 ---- */
+/* ---- AddPartitionsToTxn (24), v0-3 (flexible from v3) ---- */
 
 struct kmsg_txn_topic {
     struct kp_str name;
@@ -684,7 +718,7 @@ int kmsg_add_partitions_to_txn_request_decode(struct kp_reader *r, int16_t versi
 int kmsg_add_partitions_to_txn_response_encode(struct kp_writer *w, int16_t version,
                                                const struct kmsg_add_partitions_to_txn_response *m);
 
-/* ---- AddOffsetsToTxn (25), v0-1 ---- */
+/* ---- AddOffsetsToTxn (25), v0-3 (flexible from v3) ---- */
 
 struct kmsg_add_offsets_to_txn_request {
     struct kp_str transactional_id;
@@ -704,7 +738,7 @@ int kmsg_add_offsets_to_txn_request_decode(struct kp_reader *r, int16_t version,
 int kmsg_add_offsets_to_txn_response_encode(struct kp_writer *w, int16_t version,
                                             const struct kmsg_error_response *m);
 
-/* ---- EndTxn (26), v0-1 ---- */
+/* ---- EndTxn (26), v0-3 (flexible from v3) ---- */
 
 struct kmsg_end_txn_request {
     struct kp_str transactional_id;
@@ -718,7 +752,7 @@ int kmsg_end_txn_request_decode(struct kp_reader *r, int16_t version, struct kp_
 int kmsg_end_txn_response_encode(struct kp_writer *w, int16_t version,
                                  const struct kmsg_error_response *m);
 
-/* ---- TxnOffsetCommit (28), v0-2 and OffsetCommit (8), v2-7 ---- */
+/* ---- TxnOffsetCommit (28), v0-3 (flexible from v3) and OffsetCommit (8) ---- */
 
 struct kmsg_commit_partition {
     int32_t partition_index;
@@ -738,6 +772,9 @@ struct kmsg_txn_offset_commit_request {
     struct kp_str group_id;
     int64_t producer_id;
     int16_t producer_epoch;
+    int32_t generation_id;           /* v3+ (KIP-447); -1 before */
+    struct kp_str member_id;         /* v3+; "" before */
+    struct kp_str group_instance_id; /* v3+, nullable; null before */
     struct kmsg_commit_topic *topics;
     int32_t topics_count;
 };
@@ -967,12 +1004,14 @@ struct kmsg_producer_state {
     int32_t producer_epoch; /* int32 on this wire */
     int32_t last_sequence;
     int64_t last_timestamp;
-    int64_t current_txn_start_timestamp; /* -1: no open transaction */
+    int32_t coordinator_epoch;
+    int64_t current_txn_start_offset; /* -1: no open transaction */
 };
 
 struct kmsg_describe_producers_partition {
     int32_t partition_index;
     int16_t error_code;
+    struct kp_str error_message; /* nullable */
     const struct kmsg_producer_state *active_producers;
     int32_t active_producers_count;
 };
@@ -1012,7 +1051,7 @@ struct kmsg_transaction_state {
     int32_t transaction_timeout_ms;
     int64_t transaction_start_time_ms;
     int64_t producer_id;
-    int32_t producer_epoch;
+    int16_t producer_epoch;
     const struct kmsg_transaction_partitions *topic_partitions;
     int32_t topic_partitions_count;
 };
@@ -1046,6 +1085,8 @@ struct kmsg_listed_transaction {
 struct kmsg_list_transactions_response {
     int32_t throttle_time_ms;
     int16_t error_code;
+    const struct kp_str *unknown_state_filters; /* the request's filters no state is named */
+    int32_t unknown_state_filters_count;
     const struct kmsg_listed_transaction *transaction_states;
     int32_t transaction_states_count;
 };

@@ -1,6 +1,6 @@
 /*
  * kmsg_admin.c — admin messages as data (kdesc.h): CreateTopics (v0-7, flexible from v5),
- * DeleteTopics (v0-5, flexible from v4), DescribeConfigs (v0-4, flexible from v4),
+ * DeleteTopics (v0-6, flexible from v4), DescribeConfigs (v0-4, flexible from v4),
  * AlterConfigs (v0-2, flexible from v2), IncrementalAlterConfigs (v0-1, flexible from v1),
  * CreatePartitions (v0-3, flexible from v2), DeleteRecords (v0-2, flexible from v2). It owns
  * their descriptions (from Kafka's message JSON) and must never decide an answer (the server
@@ -14,9 +14,15 @@
  *     num_partitions i32 (v5+), replication_factor i16 (v5+), configs NULLABLE (v5+)
  *     [name STRING, value NSTRING, read_only BOOL, config_source i8, is_sensitive BOOL]]
  *
- *   DeleteTopics request: topic_names [STRING], timeout_ms i32
- *   DeleteTopics response: throttle_time_ms i32 (v1+), responses [name STRING, error_code i16,
- *     error_message NSTRING (v5+)]
+ *   DeleteTopics request: topics (v6+) [name NSTRING, topic_id UUID], topic_names [STRING]
+ *     (v0-5), timeout_ms i32
+ *   DeleteTopics response: throttle_time_ms i32 (v1+), responses [name STRING (nullable v6+),
+ *     topic_id UUID (v6+), error_code i16, error_message NSTRING (v5+)]
+ *
+ * Invariants:
+ *   KMA1  A DeleteTopics v6 request decodes its topics[] and also topic_names[] (the names of
+ *         topics[] in order, null for a topic named by id only), so the handler reads one list
+ *         at every version; encoding at v6 writes topics[] only.
  *
  *   DescribeConfigs request: resources [resource_type i8, resource_name STRING,
  *     configuration_keys NULLABLE [STRING]], include_synonyms BOOL (v1+),
@@ -131,8 +137,18 @@ KD_MESSAGE(kd_create_topics_response, "CreateTopicsResponse", KAFKA_CREATE_TOPIC
 
 /* ---- DeleteTopics ---- */
 
+#define S struct kmsg_delete_topics_state
+static const struct kd_field delete_topics_state_f[] = {
+    KFN(S, name, KD_STR, 6, KD_NEVER, 6),
+    KF(S, topic_id, KD_UUID, 6, KD_NEVER),
+};
+#undef S
+static const struct kd_struct delete_topics_state_d =
+    KD_STRUCT(struct kmsg_delete_topics_state, delete_topics_state_f);
+
 #define S struct kmsg_delete_topics_request
 static const struct kd_field delete_topics_request_f[] = {
+    KA(S, topics, 6, KD_NEVER, delete_topics_state_d),
     KP(S, topic_names, KD_STR, 0, 5),
     KF(S, timeout_ms, KD_I32, 0, KD_NEVER),
 };
@@ -142,7 +158,8 @@ static const struct kd_struct delete_topics_request_d =
 
 #define S struct kmsg_delete_topics_topic_response
 static const struct kd_field delete_topics_topic_response_f[] = {
-    KF(S, name, KD_STR, 0, KD_NEVER),
+    KD_X(S, name, KD_STR, 0, 0, 0, KD_NEVER, 6, -1, 0, 0, NULL, 0),
+    KF(S, topic_id, KD_UUID, 6, KD_NEVER),
     KF(S, error_code, KD_I16, 0, KD_NEVER),
     KFNZ(S, error_message, KD_STR, 5, KD_NEVER, 5),
 };
@@ -159,9 +176,9 @@ static const struct kd_field delete_topics_response_f[] = {
 static const struct kd_struct delete_topics_response_d =
     KD_STRUCT(struct kmsg_delete_topics_response, delete_topics_response_f);
 
-KD_MESSAGE(kd_delete_topics_request, "DeleteTopicsRequest", KAFKA_DELETE_TOPICS, 0, 5, 4,
+KD_MESSAGE(kd_delete_topics_request, "DeleteTopicsRequest", KAFKA_DELETE_TOPICS, 0, 6, 4,
            &delete_topics_request_d, NULL);
-KD_MESSAGE(kd_delete_topics_response, "DeleteTopicsResponse", KAFKA_DELETE_TOPICS, 0, 5, 4,
+KD_MESSAGE(kd_delete_topics_response, "DeleteTopicsResponse", KAFKA_DELETE_TOPICS, 0, 6, 4,
            &delete_topics_response_d, NULL);
 
 /* ---- DescribeConfigs ---- */
@@ -434,7 +451,41 @@ KD_MESSAGE(kd_delete_records_response, "DeleteRecordsResponse", KAFKA_DELETE_REC
            &delete_records_response_d, NULL);
 
 KMSG_CODEC(create_topics, create_topics_request, create_topics_response)
-KMSG_CODEC(delete_topics, delete_topics_request, delete_topics_response)
+
+/* KMA1: at v6 the names of topics[] become topic_names[] too (in the arena). */
+int kmsg_delete_topics_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                      struct kmsg_delete_topics_request *out)
+{
+    int rc = kd_decode(&kd_delete_topics_request, r, version, a, out);
+    if (rc || version < 6)
+        return rc;
+    out->topic_names = NULL;
+    out->topic_names_count = out->topics_count;
+    if (out->topics_count <= 0)
+        return 0;
+    struct kp_str *names = kp_arena_array(r, a, out->topics_count, sizeof(*names));
+    if (!names)
+        return r->err ? r->err : KP_E_LIMIT;
+    for (int32_t i = 0; i < out->topics_count; i++)
+        names[i] = out->topics[i].name;
+    out->topic_names = names;
+    return 0;
+}
+int kmsg_delete_topics_request_encode(struct kp_writer *w, int16_t version,
+                                      const struct kmsg_delete_topics_request *m)
+{
+    return kd_encode(&kd_delete_topics_request, w, version, m);
+}
+int kmsg_delete_topics_response_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                       struct kmsg_delete_topics_response *out)
+{
+    return kd_decode(&kd_delete_topics_response, r, version, a, out);
+}
+int kmsg_delete_topics_response_encode(struct kp_writer *w, int16_t version,
+                                       const struct kmsg_delete_topics_response *m)
+{
+    return kd_encode(&kd_delete_topics_response, w, version, m);
+}
 KMSG_CODEC(describe_configs, describe_configs_request, describe_configs_response)
 KMSG_CODEC(alter_configs, alter_configs_request, alter_configs_response)
 KMSG_CODEC(incremental_alter_configs, alter_configs_request, alter_configs_response)

@@ -1,32 +1,43 @@
 /*
- * kmsg_data.c — the data-path messages as data (kdesc.h): Produce (v0-7, see api.c KA4), Fetch
- * (v4-11), ListOffsets (v1-3), requests and responses. It owns their descriptions and the kmsg.h
- * entry points over the interpreter; it must never copy record bytes on decode (a produced batch
- * stays a kp_bytes into the request) and never copy fetched segment bytes on encode unless the
- * caller hands them inline (otherwise they become a hole, KP8). None of these versions is
- * flexible.
+ * kmsg_data.c — the data-path messages as data (kdesc.h): Produce (v0-9, see api.c KA4; v9+
+ * flexible), Fetch (v0-12; v12+ flexible), ListOffsets (v0-7; v6+ flexible), requests and
+ * responses, written from Kafka's ProduceRequest/Response, FetchRequest/Response and
+ * ListOffsetsRequest/Response JSON. It owns their descriptions and the kmsg.h entry points over
+ * the interpreter; it must never copy record bytes on decode (a produced batch stays a kp_bytes
+ * into the request) and never copy fetched segment bytes on encode unless the caller hands them
+ * inline (otherwise they become a hole, KP8).
  *
  *   Produce request: transactional_id NSTRING (v3+), acks i16, timeout_ms i32,
  *     topic_data [name STRING, partition_data [index i32, records NULLABLE_BYTES]]
  *   Produce response: responses [name STRING, partitions [index i32, error_code i16,
- *     base_offset i64, log_append_time_ms i64 (v2+), log_start_offset i64 (v5+)]],
- *     throttle_time_ms i32 (v1+)
+ *     base_offset i64, log_append_time_ms i64 (v2+), log_start_offset i64 (v5+),
+ *     record_errors (v8+) [batch_index i32, batch_index_error_message NSTRING],
+ *     error_message NSTRING (v8+)]], throttle_time_ms i32 (v1+)
  *
- *   Fetch request: replica_id i32, max_wait_ms i32, min_bytes i32, max_bytes i32,
- *     isolation_level i8, session_id i32 (v7+), session_epoch i32 (v7+),
+ *   Fetch request: replica_id i32, max_wait_ms i32, min_bytes i32, max_bytes i32 (v3+),
+ *     isolation_level i8 (v4+), session_id i32 (v7+), session_epoch i32 (v7+),
  *     topics [topic STRING, partitions [partition i32, current_leader_epoch i32 (v9+),
- *       fetch_offset i64, log_start_offset i64 (v5+), partition_max_bytes i32]],
- *     forgotten_topics_data (v7+) [topic STRING, partitions [i32]], rack_id STRING (v11+)
- *   Fetch response: throttle_time_ms i32, error_code i16 (v7+), session_id i32 (v7+),
+ *       fetch_offset i64, last_fetched_epoch i32 (v12+), log_start_offset i64 (v5+),
+ *       partition_max_bytes i32]],
+ *     forgotten_topics_data (v7+) [topic STRING, partitions [i32]], rack_id STRING (v11+),
+ *     cluster_id NSTRING (v12+, tag 0)
+ *   Fetch response: throttle_time_ms i32 (v1+), error_code i16 (v7+), session_id i32 (v7+),
  *     responses [topic STRING, partitions [partition_index i32, error_code i16,
- *       high_watermark i64, last_stable_offset i64, log_start_offset i64 (v5+),
- *       aborted_transactions NULLABLE [producer_id i64, first_offset i64],
+ *       high_watermark i64, last_stable_offset i64 (v4+), log_start_offset i64 (v5+),
+ *       aborted_transactions (v4+) NULLABLE [producer_id i64, first_offset i64],
  *       preferred_read_replica i32 (v11+), records NULLABLE_BYTES]]
+ *     Not described: v12's three tagged structs of a partition (diverging_epoch tag 0,
+ *     current_leader tag 1, snapshot_id tag 2; KIP-595). kdesc has no tagged struct: decode
+ *     skips them by size (KDE2) and encode never writes them — a single broker has no
+ *     diverging follower, no other leader and no snapshot, so each is at Kafka's default and
+ *     Kafka would not write them either.
  *
  *   ListOffsets request: replica_id i32, isolation_level i8 (v2+),
- *     topics [name STRING, partitions [partition_index i32, timestamp i64]]
+ *     topics [name STRING, partitions [partition_index i32, current_leader_epoch i32 (v4+),
+ *       timestamp i64, max_num_offsets i32 (v0 only)]]
  *   ListOffsets response: throttle_time_ms i32 (v2+), topics [name STRING,
- *     partitions [partition_index i32, error_code i16, timestamp i64, offset i64]]
+ *     partitions [partition_index i32, error_code i16, old_style_offsets [i64] (v0 only),
+ *       timestamp i64 (v1+), offset i64 (v1+), leader_epoch i32 (v4+)]]
  *
  * Invariants:
  *   KD1  Every array count is checked against the least size of its element (KP4) with the
@@ -69,6 +80,15 @@ static const struct kd_field produce_request_f[] = {
 static const struct kd_struct produce_request_d =
     KD_STRUCT(struct kmsg_produce_request, produce_request_f);
 
+#define S struct kmsg_produce_record_error
+static const struct kd_field produce_record_error_f[] = {
+    KF(S, batch_index, KD_I32, 8, KD_NEVER),
+    KFNZ(S, batch_index_error_message, KD_STR, 8, KD_NEVER, 8),
+};
+#undef S
+static const struct kd_struct produce_record_error_d =
+    KD_STRUCT(struct kmsg_produce_record_error, produce_record_error_f);
+
 #define S struct kmsg_produce_partition_response
 static const struct kd_field produce_partition_response_f[] = {
     KF(S, index, KD_I32, 0, KD_NEVER),
@@ -76,6 +96,8 @@ static const struct kd_field produce_partition_response_f[] = {
     KF(S, base_offset, KD_I64, 0, KD_NEVER),
     KFD(S, log_append_time_ms, KD_I64, 2, KD_NEVER, -1),
     KFD(S, log_start_offset, KD_I64, 5, KD_NEVER, -1),
+    KA(S, record_errors, 8, KD_NEVER, produce_record_error_d),
+    KFNZ(S, error_message, KD_STR, 8, KD_NEVER, 8),
 };
 #undef S
 static const struct kd_struct produce_partition_response_d =
@@ -99,8 +121,8 @@ static const struct kd_field produce_response_f[] = {
 static const struct kd_struct produce_response_d =
     KD_STRUCT(struct kmsg_produce_response, produce_response_f);
 
-KD_MESSAGE(kd_produce_request, "ProduceRequest", KAFKA_PRODUCE, 0, 7, 9, &produce_request_d, NULL);
-KD_MESSAGE(kd_produce_response, "ProduceResponse", KAFKA_PRODUCE, 0, 7, 9, &produce_response_d,
+KD_MESSAGE(kd_produce_request, "ProduceRequest", KAFKA_PRODUCE, 0, 9, 9, &produce_request_d, NULL);
+KD_MESSAGE(kd_produce_response, "ProduceResponse", KAFKA_PRODUCE, 0, 9, 9, &produce_response_d,
            NULL);
 
 /* ---- Fetch ---- */
@@ -110,6 +132,7 @@ static const struct kd_field fetch_partition_f[] = {
     KF(S, partition, KD_I32, 0, KD_NEVER),
     KFD(S, current_leader_epoch, KD_I32, 9, KD_NEVER, -1),
     KF(S, fetch_offset, KD_I64, 0, KD_NEVER),
+    KFD(S, last_fetched_epoch, KD_I32, 12, KD_NEVER, -1),
     KFD(S, log_start_offset, KD_I64, 5, KD_NEVER, -1),
     KF(S, partition_max_bytes, KD_I32, 0, KD_NEVER),
 };
@@ -146,6 +169,7 @@ static const struct kd_field fetch_request_f[] = {
     KA(S, topics, 0, KD_NEVER, fetch_topic_d),
     KA(S, forgotten_topics_data, 7, KD_NEVER, fetch_forgotten_d),
     KF(S, rack_id, KD_STR, 11, KD_NEVER),
+    KTN(S, cluster_id, KD_STR, 12, KD_NEVER, 0),
 };
 #undef S
 static const struct kd_struct fetch_request_d =
@@ -196,8 +220,8 @@ static const struct kd_field fetch_response_f[] = {
 static const struct kd_struct fetch_response_d =
     KD_STRUCT(struct kmsg_fetch_response, fetch_response_f);
 
-KD_MESSAGE(kd_fetch_request, "FetchRequest", KAFKA_FETCH, 4, 11, 12, &fetch_request_d, NULL);
-KD_MESSAGE(kd_fetch_response, "FetchResponse", KAFKA_FETCH, 4, 11, 12, &fetch_response_d, NULL);
+KD_MESSAGE(kd_fetch_request, "FetchRequest", KAFKA_FETCH, 0, 12, 12, &fetch_request_d, NULL);
+KD_MESSAGE(kd_fetch_response, "FetchResponse", KAFKA_FETCH, 0, 12, 12, &fetch_response_d, NULL);
 
 /* ---- ListOffsets ---- */
 
@@ -206,6 +230,7 @@ static const struct kd_field list_offsets_partition_f[] = {
     KF(S, partition_index, KD_I32, 0, KD_NEVER),
     KFD(S, current_leader_epoch, KD_I32, 4, KD_NEVER, -1),
     KF(S, timestamp, KD_I64, 0, KD_NEVER),
+    KFD(S, max_num_offsets, KD_I32, 0, 0, 1),
 };
 #undef S
 static const struct kd_struct list_offsets_partition_d =
@@ -232,10 +257,9 @@ static const struct kd_struct list_offsets_request_d =
 
 #define S struct kmsg_list_offsets_partition_response
 static const struct kd_field list_offsets_partition_response_f[] = {
-    KF(S, partition_index, KD_I32, 0, KD_NEVER),
-    KF(S, error_code, KD_I16, 0, KD_NEVER),
-    KFD(S, timestamp, KD_I64, 1, KD_NEVER, -1),
-    KFD(S, offset, KD_I64, 1, KD_NEVER, -1),
+    KF(S, partition_index, KD_I32, 0, KD_NEVER), KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KP(S, old_style_offsets, KD_I64, 0, 0),      KFD(S, timestamp, KD_I64, 1, KD_NEVER, -1),
+    KFD(S, offset, KD_I64, 1, KD_NEVER, -1),     KFZ(S, leader_epoch, KD_I32, 4, KD_NEVER, -1),
 };
 #undef S
 static const struct kd_struct list_offsets_partition_response_d =
@@ -259,9 +283,9 @@ static const struct kd_field list_offsets_response_f[] = {
 static const struct kd_struct list_offsets_response_d =
     KD_STRUCT(struct kmsg_list_offsets_response, list_offsets_response_f);
 
-KD_MESSAGE(kd_list_offsets_request, "ListOffsetsRequest", KAFKA_LIST_OFFSETS, 1, 3, 6,
+KD_MESSAGE(kd_list_offsets_request, "ListOffsetsRequest", KAFKA_LIST_OFFSETS, 0, 7, 6,
            &list_offsets_request_d, NULL);
-KD_MESSAGE(kd_list_offsets_response, "ListOffsetsResponse", KAFKA_LIST_OFFSETS, 1, 3, 6,
+KD_MESSAGE(kd_list_offsets_response, "ListOffsetsResponse", KAFKA_LIST_OFFSETS, 0, 7, 6,
            &list_offsets_response_d, NULL);
 
 KMSG_CODEC(produce, produce_request, produce_response)

@@ -1,16 +1,18 @@
 /*
- * kmsg_meta.c — cluster and producer-id messages as data (kdesc.h): Metadata (v0-8),
+ * kmsg_meta.c — cluster and producer-id messages as data (kdesc.h): Metadata (v0-12, flexible
+ * from v9; Kafka's MetadataRequest/Response JSON),
  * FindCoordinator (v0-3), InitProducerId (v0-4), requests and responses. It owns their
  * descriptions and must never decide what a broker answers
  * (the server fills the response structs).
  *
- *   Metadata request: topics ARRAY [name STRING] (v0: non-null, empty = all; v1+: null = all,
- *     empty = none), allow_auto_topic_creation BOOL (v4+),
+ *   Metadata request: topics ARRAY [topic_id UUID (v10+), name STRING (nullable v10+)] (v0:
+ *     non-null, empty = all; v1+: null = all, empty = none), allow_auto_topic_creation BOOL (v4+),
  *     include_cluster_authorized_operations BOOL (v8-10), include_topic_authorized_operations
  *     BOOL (v8+)
  *   Metadata response: throttle_time_ms i32 (v3+), brokers [node_id i32, host STRING, port i32,
  *     rack NSTRING (v1+)], cluster_id NSTRING (v2+), controller_id i32 (v1+),
- *     topics [error_code i16, name STRING, is_internal BOOL (v1+), partitions [error_code i16,
+ *     topics [error_code i16, name STRING (nullable v12+), topic_id UUID (v10+),
+ *       is_internal BOOL (v1+), partitions [error_code i16,
  *       partition_index i32, leader_id i32, leader_epoch i32 (v7+), replica_nodes [i32],
  *       isr_nodes [i32], offline_replicas [i32] (v5+)], topic_authorized_operations i32 (v8+)],
  *     cluster_authorized_operations i32 (v8-10). The handler fills neither epochs nor
@@ -37,9 +39,18 @@
 
 /* ---- Metadata ---- */
 
+#define S struct kmsg_metadata_request_topic
+static const struct kd_field metadata_request_topic_f[] = {
+    KF(S, topic_id, KD_UUID, 10, KD_NEVER),
+    KD_X(S, name, KD_STR, 0, 0, 0, KD_NEVER, 10, -1, 0, 0, NULL, 0),
+};
+#undef S
+static const struct kd_struct metadata_request_topic_d =
+    KD_STRUCT(struct kmsg_metadata_request_topic, metadata_request_topic_f);
+
 #define S struct kmsg_metadata_request
 static const struct kd_field metadata_request_f[] = {
-    KPN(S, topics, KD_STR, 0, KD_NEVER, 1),
+    KAN(S, topics, 0, KD_NEVER, 1, metadata_request_topic_d),
     KFD(S, allow_auto_topic_creation, KD_BOOL, 4, KD_NEVER, 1),
     KF(S, include_cluster_authorized_operations, KD_BOOL, 8, 10),
     KF(S, include_topic_authorized_operations, KD_BOOL, 8, KD_NEVER),
@@ -82,7 +93,8 @@ static const struct kd_struct metadata_partition_d =
 #define S struct kmsg_metadata_topic
 static const struct kd_field metadata_topic_f[] = {
     KF(S, error_code, KD_I16, 0, KD_NEVER),
-    KF(S, name, KD_STR, 0, KD_NEVER),
+    KD_X(S, name, KD_STR, 0, 0, 0, KD_NEVER, 12, -1, 0, 0, NULL, 0),
+    KF(S, topic_id, KD_UUID, 10, KD_NEVER),
     KF(S, is_internal, KD_BOOL, 1, KD_NEVER),
     KA(S, partitions, 0, KD_NEVER, metadata_partition_d),
     KFZ(S, topic_authorized_operations, KD_I32, 8, KD_NEVER, INT32_MIN),
@@ -104,9 +116,9 @@ static const struct kd_field metadata_response_f[] = {
 static const struct kd_struct metadata_response_d =
     KD_STRUCT(struct kmsg_metadata_response, metadata_response_f);
 
-KD_MESSAGE(kd_metadata_request, "MetadataRequest", KAFKA_METADATA, 0, 8, 9, &metadata_request_d,
+KD_MESSAGE(kd_metadata_request, "MetadataRequest", KAFKA_METADATA, 0, 12, 9, &metadata_request_d,
            metadata_request_after);
-KD_MESSAGE(kd_metadata_response, "MetadataResponse", KAFKA_METADATA, 0, 8, 9, &metadata_response_d,
+KD_MESSAGE(kd_metadata_response, "MetadataResponse", KAFKA_METADATA, 0, 12, 9, &metadata_response_d,
            NULL);
 
 /* ---- FindCoordinator ---- */

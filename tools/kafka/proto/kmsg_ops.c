@@ -2,22 +2,26 @@
  * kmsg_ops.c — the KIP-664 operator messages as data (kdesc.h): DescribeProducers (61, v0),
  * DescribeTransactions (65, v0), ListTransactions (66, v0-1). Every version is flexible: compact
  * strings and arrays, a tagged-field section after each struct. It owns their descriptions and
- * must never decide an answer; the APIs stay unadvertised (api.c) until the server handles them.
+ * must never decide an answer (handle_ops.c does). The fields are those of Kafka 3.x's released
+ * message JSON (DescribeProducers*.json, DescribeTransactions*.json, ListTransactions*.json;
+ * ListTransactions v1 is KIP-994's duration filter, Kafka 3.8+).
  *
  *   DescribeProducers request: topics [name STRING, partition_indexes [i32]]
  *   DescribeProducers response: throttle_time_ms i32, topics [name STRING, partitions
- *     [partition_index i32, error_code i16, active_producers [producer_id i64,
- *     producer_epoch i32, last_sequence i32, last_timestamp i64,
- *     current_txn_start_timestamp i64]]]
+ *     [partition_index i32, error_code i16, error_message NSTRING (default null),
+ *     active_producers [producer_id i64, producer_epoch i32, last_sequence i32 (default -1),
+ *     last_timestamp i64 (default -1), coordinator_epoch i32,
+ *     current_txn_start_offset i64 (default -1)]]]
  *   DescribeTransactions request: transactional_ids [STRING]
  *   DescribeTransactions response: throttle_time_ms i32, transaction_states [error_code i16,
  *     transactional_id STRING, transaction_state STRING, transaction_timeout_ms i32,
- *     transaction_start_time_ms i64, producer_id i64, producer_epoch i32,
- *     topic_partitions [name STRING, partition_indexes [i32]]]
+ *     transaction_start_time_ms i64, producer_id i64, producer_epoch i16,
+ *     topics [topic STRING, partitions [i32]]]
  *   ListTransactions request: state_filters [STRING], producer_id_filters [i64],
- *     duration_filter i64 (v1+)
+ *     duration_filter i64 (v1+, default -1)
  *   ListTransactions response: throttle_time_ms i32, error_code i16,
- *     transaction_states [transactional_id STRING, producer_id i64, transaction_state STRING]
+ *     unknown_state_filters [STRING], transaction_states [transactional_id STRING,
+ *     producer_id i64, transaction_state STRING]
  */
 #include "tools/kafka/proto/kdesc.h"
 #include "tools/kafka/proto/kmsg.h"
@@ -39,7 +43,8 @@ static const struct kd_field producer_state_f[] = {
     KF(S, producer_epoch, KD_I32, 0, KD_NEVER),
     KFD(S, last_sequence, KD_I32, 0, KD_NEVER, -1),
     KFD(S, last_timestamp, KD_I64, 0, KD_NEVER, -1),
-    KF(S, current_txn_start_timestamp, KD_I64, 0, KD_NEVER),
+    KF(S, coordinator_epoch, KD_I32, 0, KD_NEVER),
+    KFD(S, current_txn_start_offset, KD_I64, 0, KD_NEVER, -1),
 };
 #undef S
 static const struct kd_struct producer_state_d =
@@ -49,6 +54,7 @@ static const struct kd_struct producer_state_d =
 static const struct kd_field describe_producers_partition_f[] = {
     KF(S, partition_index, KD_I32, 0, KD_NEVER),
     KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KFNZ(S, error_message, KD_STR, 0, KD_NEVER, 0),
     KA(S, active_producers, 0, KD_NEVER, producer_state_d),
 };
 #undef S
@@ -105,7 +111,7 @@ static const struct kd_field transaction_state_f[] = {
     KF(S, transaction_timeout_ms, KD_I32, 0, KD_NEVER),
     KF(S, transaction_start_time_ms, KD_I64, 0, KD_NEVER),
     KF(S, producer_id, KD_I64, 0, KD_NEVER),
-    KF(S, producer_epoch, KD_I32, 0, KD_NEVER),
+    KF(S, producer_epoch, KD_I16, 0, KD_NEVER),
     KA(S, topic_partitions, 0, KD_NEVER, transaction_partitions_d),
 };
 #undef S
@@ -152,6 +158,7 @@ static const struct kd_struct listed_transaction_d =
 static const struct kd_field list_transactions_response_f[] = {
     KF(S, throttle_time_ms, KD_I32, 0, KD_NEVER),
     KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KP(S, unknown_state_filters, KD_STR, 0, KD_NEVER),
     KA(S, transaction_states, 0, KD_NEVER, listed_transaction_d),
 };
 #undef S

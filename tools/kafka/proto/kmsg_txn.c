@@ -1,8 +1,10 @@
 /*
- * kmsg_txn.c — transaction and offset-commit messages as data (kdesc.h): AddPartitionsToTxn (v0-1),
- * AddOffsetsToTxn (v0-1), EndTxn (v0-1), TxnOffsetCommit (v0-2), OffsetCommit (v2-7),
- * OffsetFetch (v1-7, flexible from v6). It owns their descriptions and must never decide an
- * answer (the server does).
+ * kmsg_txn.c — transaction and offset-commit messages as data (kdesc.h): AddPartitionsToTxn,
+ * AddOffsetsToTxn, EndTxn and TxnOffsetCommit (v0-3 each, flexible from v3: compact strings and
+ * arrays, a tagged-field section after each struct; Kafka's v2 of the first three differs from
+ * v1 only in that PRODUCER_FENCED may be answered), OffsetCommit (v2-7), OffsetFetch (v1-7,
+ * flexible from v6). It owns their descriptions and must never decide an answer (the server
+ * does). AddPartitionsToTxn v4+ (KIP-890's broker-to-broker batches) is not described.
  *
  *   AddPartitionsToTxn request: transactional_id STRING, producer_id i64, producer_epoch i16,
  *     topics [name STRING, partitions [i32]]
@@ -13,7 +15,9 @@
  *   EndTxn request: transactional_id STRING, producer_id i64, producer_epoch i16, committed BOOL;
  *     response: throttle_time_ms i32, error_code i16
  *   TxnOffsetCommit request: transactional_id STRING, group_id STRING, producer_id i64,
- *     producer_epoch i16, topics [name STRING, partitions [partition_index i32,
+ *     producer_epoch i16, generation_id i32 (v3+, default -1), member_id STRING (v3+,
+ *     default ""), group_instance_id NSTRING (v3+, default null) (KIP-447),
+ *     topics [name STRING, partitions [partition_index i32,
  *     committed_offset i64, committed_leader_epoch i32 (v2+), committed_metadata NSTRING]]
  *   TxnOffsetCommit response: throttle_time_ms i32, topics [name STRING,
  *     partitions [partition_index i32, error_code i16]]
@@ -93,9 +97,9 @@ static const struct kd_struct add_partitions_to_txn_response_d =
     KD_STRUCT(struct kmsg_add_partitions_to_txn_response, add_partitions_to_txn_response_f);
 
 KD_MESSAGE(kd_add_partitions_to_txn_request, "AddPartitionsToTxnRequest",
-           KAFKA_ADD_PARTITIONS_TO_TXN, 0, 1, 3, &add_partitions_to_txn_request_d, NULL);
+           KAFKA_ADD_PARTITIONS_TO_TXN, 0, 3, 3, &add_partitions_to_txn_request_d, NULL);
 KD_MESSAGE(kd_add_partitions_to_txn_response, "AddPartitionsToTxnResponse",
-           KAFKA_ADD_PARTITIONS_TO_TXN, 0, 1, 3, &add_partitions_to_txn_response_d, NULL);
+           KAFKA_ADD_PARTITIONS_TO_TXN, 0, 3, 3, &add_partitions_to_txn_response_d, NULL);
 
 /* ---- AddOffsetsToTxn ---- */
 
@@ -110,10 +114,10 @@ static const struct kd_field add_offsets_to_txn_request_f[] = {
 static const struct kd_struct add_offsets_to_txn_request_d =
     KD_STRUCT(struct kmsg_add_offsets_to_txn_request, add_offsets_to_txn_request_f);
 
-KD_MESSAGE(kd_add_offsets_to_txn_request, "AddOffsetsToTxnRequest", KAFKA_ADD_OFFSETS_TO_TXN, 0, 1,
+KD_MESSAGE(kd_add_offsets_to_txn_request, "AddOffsetsToTxnRequest", KAFKA_ADD_OFFSETS_TO_TXN, 0, 3,
            3, &add_offsets_to_txn_request_d, NULL);
 KD_MESSAGE(kd_add_offsets_to_txn_response, "AddOffsetsToTxnResponse", KAFKA_ADD_OFFSETS_TO_TXN, 0,
-           1, 3, &error_response_d, NULL);
+           3, 3, &error_response_d, NULL);
 
 /* ---- EndTxn ---- */
 
@@ -128,8 +132,8 @@ static const struct kd_field end_txn_request_f[] = {
 static const struct kd_struct end_txn_request_d =
     KD_STRUCT(struct kmsg_end_txn_request, end_txn_request_f);
 
-KD_MESSAGE(kd_end_txn_request, "EndTxnRequest", KAFKA_END_TXN, 0, 1, 3, &end_txn_request_d, NULL);
-KD_MESSAGE(kd_end_txn_response, "EndTxnResponse", KAFKA_END_TXN, 0, 1, 3, &error_response_d, NULL);
+KD_MESSAGE(kd_end_txn_request, "EndTxnRequest", KAFKA_END_TXN, 0, 3, 3, &end_txn_request_d, NULL);
+KD_MESSAGE(kd_end_txn_response, "EndTxnResponse", KAFKA_END_TXN, 0, 3, 3, &error_response_d, NULL);
 
 /* ---- TxnOffsetCommit and OffsetCommit (the leader epoch arrives at v2 and v6) ---- */
 
@@ -168,8 +172,13 @@ static const struct kd_struct commit_topic_d = KD_STRUCT(struct kmsg_commit_topi
 
 #define S struct kmsg_txn_offset_commit_request
 static const struct kd_field txn_offset_commit_request_f[] = {
-    KF(S, transactional_id, KD_STR, 0, KD_NEVER),   KF(S, group_id, KD_STR, 0, KD_NEVER),
-    KF(S, producer_id, KD_I64, 0, KD_NEVER),        KF(S, producer_epoch, KD_I16, 0, KD_NEVER),
+    KF(S, transactional_id, KD_STR, 0, KD_NEVER),
+    KF(S, group_id, KD_STR, 0, KD_NEVER),
+    KF(S, producer_id, KD_I64, 0, KD_NEVER),
+    KF(S, producer_epoch, KD_I16, 0, KD_NEVER),
+    KFD(S, generation_id, KD_I32, 3, KD_NEVER, -1),
+    KF(S, member_id, KD_STR, 3, KD_NEVER),
+    KFN(S, group_instance_id, KD_STR, 3, KD_NEVER, 3),
     KA(S, topics, 0, KD_NEVER, txn_commit_topic_d),
 };
 #undef S
@@ -191,9 +200,9 @@ static const struct kd_struct txn_commit_response_d =
 static const struct kd_struct commit_response_d =
     KD_STRUCT(struct kmsg_commit_response, commit_response_f);
 
-KD_MESSAGE(kd_txn_offset_commit_request, "TxnOffsetCommitRequest", KAFKA_TXN_OFFSET_COMMIT, 0, 2, 3,
+KD_MESSAGE(kd_txn_offset_commit_request, "TxnOffsetCommitRequest", KAFKA_TXN_OFFSET_COMMIT, 0, 3, 3,
            &txn_offset_commit_request_d, NULL);
-KD_MESSAGE(kd_txn_offset_commit_response, "TxnOffsetCommitResponse", KAFKA_TXN_OFFSET_COMMIT, 0, 2,
+KD_MESSAGE(kd_txn_offset_commit_response, "TxnOffsetCommitResponse", KAFKA_TXN_OFFSET_COMMIT, 0, 3,
            3, &txn_commit_response_d, NULL);
 
 #define S struct kmsg_offset_commit_request

@@ -69,6 +69,19 @@ struct kp_writer {
 };
 
 /* ---- reader ---- */
+
+/* Big-endian loads from bytes already bounds-checked (a record batch's header fields, whose
+ * offsets are ringtail.h's RT_BATCH_OFF_*). */
+static inline uint32_t kp_load_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t kp_load_be64(const uint8_t *p)
+{
+    return (uint64_t)kp_load_be32(p) << 32 | kp_load_be32(p + 4);
+}
+
 static inline void kp_reader_init(struct kp_reader *r, const void *buf, size_t len)
 {
     r->p = (const uint8_t *)buf;

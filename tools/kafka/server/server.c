@@ -53,6 +53,7 @@ static void hook_slot_free(void *ctx, struct net_req *req)
     if (!s)
         return;
     kp_writer_free(&s->w);
+    free(s->downconverted);
     free(s->arena_buf);
     free(s->resp_buf);
     free(s->holes);
@@ -75,6 +76,8 @@ static void hook_release(void *ctx, struct net_req *req)
     (void)ctx;
     struct kafka_slot *s = req->user;
     release_fetches(s);
+    free(s->downconverted); /* handle_fetch.c KF5 */
+    s->downconverted = NULL;
     kp_arena_reset(&s->arena);
     kp_arena_reset(&s->resp);
     /* A response buffer grown past 1 MiB (records copied by --zero-copy false, a huge

@@ -1,0 +1,744 @@
+/*
+ * test_heal.c — issue 21 F3: disk faults that heal without a restart (shard.c SH10, partition.c
+ * PA9). Through the fault-injecting backend: a partition whose write, fdatasync or roll fails is
+ * frozen alone (its appends answer RT_E_IO_FAILED naming the cause, the fault is counted and told
+ * when it happens), the other partitions of the same shard keep writing, and once the disk takes
+ * writes again the partition is recovered in place — truncated to its last acknowledged batch,
+ * its producer state as a reopen would load it — so an idempotent producer's retry of the same
+ * sequence is appended once, a duplicate of an earlier batch is recognised, and a power loss
+ * after the recovery loses nothing acknowledged and shows nothing that was reported failed.
+ * On a real tmpfs (mounted here; skipped when mounting is impossible): in-process idempotent
+ * writers under a disk filled and freed in a loop — every acknowledged record present exactly
+ * once, writes resume after each free, `ringtail verify` clean.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "helpers/test_util.h"
+#include "io/io.h"
+#include "ringtail.h"
+#include "ringtail_test.h"
+
+#define TOPIC "heal"
+
+/* ---- what the engine told (rt_options.on_fault) ---- */
+
+struct fault_log {
+    pthread_mutex_t lock;
+    int faults, recoveries, engine_wide;
+    int first_error;
+    uint32_t first_partition;
+    char first_detail[1024];
+    uint32_t last_attempts;
+};
+
+static void on_fault(void *ctx, const struct rt_partition_fault *f)
+{
+    struct fault_log *l = ctx;
+    pthread_mutex_lock(&l->lock);
+    if (f->recovered) {
+        l->recoveries++;
+        l->last_attempts = f->attempts;
+    } else {
+        if (l->faults == 0) {
+            l->first_error = f->error;
+            l->first_partition = f->partition;
+            snprintf(l->first_detail, sizeof(l->first_detail), "%s", f->detail);
+        }
+        l->faults++;
+        l->engine_wide += f->engine_wide;
+    }
+    pthread_mutex_unlock(&l->lock);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- idempotent batches and what was acknowledged ---- */
+
+#define VALUE_BYTES 48
+
+/* One idempotent batch of `records` records of producer pid (epoch 0) at base sequence seq;
+ * record i's value is "<tag>-<pid>-<seq + i>". Returns rt_append_batch's result (no cmocka
+ * asserts: threads call it). */
+static int append_idem(rt_engine *e, const char *topic, uint32_t part, int64_t pid, int32_t seq,
+                       int records, const char *tag, int64_t *base_out, size_t pad_bytes)
+{
+    uint8_t buf[16384];
+    struct batch_builder b;
+    if (batch_builder_init(&b, buf, sizeof(buf), 0, pid, 0, seq))
+        return RT_E_INVALID_ARGUMENT;
+    char v[VALUE_BYTES + 4096];
+    for (int i = 0; i < records; i++) {
+        int n = snprintf(v, VALUE_BYTES, "%s-%" PRId64 "-%d", tag, pid, seq + i);
+        size_t len = (size_t)n + (pad_bytes < 4096 ? pad_bytes : 4096);
+        memset(v + n, '.', len - (size_t)n);
+        struct rt_record r = {.key_len = -1,
+                              .value = v,
+                              .value_len = (int32_t)len,
+                              .timestamp_ms = 1000000 + seq + i};
+        if (batch_builder_add(&b, &r))
+            return RT_E_INVALID_ARGUMENT;
+    }
+    size_t len = 0;
+    if (batch_builder_finish(&b, &len))
+        return RT_E_INVALID_ARGUMENT;
+    return rt_append_batch(e, topic, part, buf, len, base_out);
+}
+
+/* The values of a partition from its log start to its high watermark, each cut at its first
+ * '.', in offset order (dense offsets checked), as "a|b|c|". Caller frees. */
+static char *read_values(rt_engine *e, const char *topic, uint32_t part, int64_t *count_out)
+{
+    size_t cap = 4096, len = 0;
+    char *out = calloc(1, cap);
+    assert_non_null(out);
+    int64_t next = 0, count = 0;
+    for (;;) {
+        rt_fetch *fh = NULL;
+        int rc = rt_fetch_start(e, topic, part, next, 65536, RT_READ_UNCOMMITTED, &fh);
+        if (rc)
+            fprintf(stderr, "rt_fetch_start(%" PRId64 "): %s\n", next, rt_error_detail());
+        assert_int_equal(rc, 0);
+        const struct rt_fetch_view *v = rt_fetch_get(fh);
+        if (v->size_bytes == 0) {
+            assert_int_equal(next, v->high_watermark);
+            rt_fetch_release(fh);
+            break;
+        }
+        struct rt_records it;
+        assert_int_equal(rt_records_init(&it, fh, next), 0);
+        struct rt_record_view r;
+        while ((rc = rt_records_next(&it, &r)) == 0) {
+            assert_int_equal(r.offset, next);
+            size_t n = 0;
+            while (n < (size_t)r.value_len && ((const char *)r.value)[n] != '.')
+                n++;
+            if (len + n + 2 > cap) {
+                cap = cap * 2 + n;
+                out = realloc(out, cap);
+                assert_non_null(out);
+            }
+            memcpy(out + len, r.value, n);
+            len += n;
+            out[len++] = '|';
+            out[len] = '\0';
+            next++;
+            count++;
+        }
+        assert_int_equal(rc, RT_E_END);
+        rt_fetch_release(fh);
+    }
+    if (count_out)
+        *count_out = count;
+    return out;
+}
+
+/* What one producer of one partition had acknowledged, as read_values renders it. */
+struct acked {
+    char *text;
+    size_t len, cap;
+    int64_t records;
+};
+
+static void acked_add(struct acked *a, const char *tag, int64_t pid, int32_t seq, int records)
+{
+    for (int i = 0; i < records; i++) {
+        char v[VALUE_BYTES + 2];
+        int n = snprintf(v, sizeof(v), "%s-%" PRId64 "-%d|", tag, pid, seq + i);
+        if (a->len + (size_t)n + 1 > a->cap) {
+            a->cap = a->cap * 2 + 4096;
+            a->text = realloc(a->text, a->cap);
+            assert_non_null(a->text);
+        }
+        memcpy(a->text + a->len, v, (size_t)n + 1);
+        a->len += (size_t)n;
+        a->records++;
+    }
+}
+
+static int setup(void **state)
+{
+    return tu_fixture_setup(state);
+}
+
+static int teardown(void **state)
+{
+    return tu_fixture_teardown(state);
+}
+
+static void stats(rt_engine *e, struct rt_stats *s)
+{
+    assert_int_equal(rt_stats_get(e, s), 0);
+}
+
+/* Retries the same idempotent batch until it is acknowledged (or bound_ms passes: fails the
+ * test). Returns its base offset. */
+static int64_t append_until_ok(rt_engine *e, uint32_t part, int64_t pid, int32_t seq, int records,
+                               const char *tag, int64_t bound_ms)
+{
+    int64_t until = now_ms() + bound_ms, base = -1;
+    int rc;
+    while ((rc = append_idem(e, TOPIC, part, pid, seq, records, tag, &base, 0)) != 0) {
+        if (rc != RT_E_IO_FAILED || now_ms() > until)
+            fprintf(stderr, "append (seq %d): %s\n", seq, rt_error_detail());
+        assert_int_equal(rc, RT_E_IO_FAILED);
+        assert_true(now_ms() <= until);
+        usleep(20 * 1000);
+    }
+    return base;
+}
+
+/* The partition heal-0's files (not heal-1's): "heal-0/". */
+static const char *const P0_FILES = TOPIC "-0/";
+
+/* Runs the common scenario: partition 0 fails by `rule` while partition 1 (same shard) keeps
+ * writing; the rule is removed ("space returns"); partition 0 recovers in place; then a power
+ * loss; after a reopen everything acknowledged is there once and nothing reported failed. */
+/* Whether text (as read_values renders it) holds the value "<tag>-<pid>-<seq>". */
+static bool holds_value(const char *text, const char *tag, int64_t pid, int32_t seq)
+{
+    char v[VALUE_BYTES + 4];
+    snprintf(v, sizeof(v), "%s-%" PRId64 "-%d|", tag, pid, seq);
+    size_t n = strlen(v);
+    for (const char *at = strstr(text, v); at; at = strstr(at + 1, v))
+        if (at == text || at[-1] == '|')
+            return true;
+    (void)n;
+    return false;
+}
+
+static void run_heal(struct tu_fixture *f, struct io_fault_rule rule, bool writeback_errors,
+                     int records_per_batch, size_t pad_bytes)
+{
+    bool refuses = rule.mode == IO_FAULT_FOREVER; /* until the rule is cleared */
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    plan.track_unsynced = true;
+    plan.writeback_errors = writeback_errors;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct rt_options o = f->o;
+    o.shard_count = 1; /* the partition that keeps writing shares the failed one's shard */
+    o.sync_mode = RT_SYNC_ALWAYS;
+    o.on_fault = on_fault;
+    o.on_fault_ctx = &fl;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &f->e), 0);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
+    struct acked a0 = {0}, a1 = {0};
+    int32_t seq0 = 0, seq1 = 0;
+    int64_t next0 = 0;
+    /* Before the fault: both partitions take batches. */
+    for (int i = 0; i < 3; i++) {
+        int64_t base = -1;
+        assert_int_equal(
+            append_idem(f->e, TOPIC, 0, 7, seq0, records_per_batch, "a", &base, pad_bytes), 0);
+        assert_int_equal(base, next0);
+        acked_add(&a0, "a", 7, seq0, records_per_batch);
+        seq0 += records_per_batch;
+        next0 += records_per_batch;
+        assert_int_equal(append_idem(f->e, TOPIC, 1, 8, seq1, 1, "b", &base, 0), 0);
+        acked_add(&a1, "b", 8, seq1, 1);
+        seq1++;
+    }
+    /* The disk refuses partition 0's files from now on. */
+    rule.path_contains = P0_FILES;
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    int rc = 0;
+    int64_t base = -1;
+    char tag[16] = "a";
+    for (int i = 0; i < 200 && rc == 0; i++) {
+        snprintf(tag, sizeof(tag), "t%d", i); /* each attempt's values are its own */
+        rc = append_idem(f->e, TOPIC, 0, 7, seq0, records_per_batch, tag, &base, pad_bytes);
+        if (rc == 0) {
+            assert_int_equal(base, next0);
+            acked_add(&a0, tag, 7, seq0, records_per_batch);
+            seq0 += records_per_batch;
+            next0 += records_per_batch;
+        }
+    }
+    char failed_tag[16];
+    snprintf(failed_tag, sizeof(failed_tag), "%s", tag);
+    assert_int_equal(rc, RT_E_IO_FAILED); /* SH10: the partition failed */
+    const char *cause = strerror(rule.error ? rule.error : EIO);
+    assert_non_null(strstr(rt_error_detail(), cause));
+    /* Told and counted when it happened, naming the file, the operation and the error. */
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.partition_faults, 1);
+    assert_int_equal(s.partitions_failed, 1);
+    assert_int_equal(s.write_error, 0); /* not the engine's */
+    pthread_mutex_lock(&fl.lock);
+    assert_int_equal(fl.faults, 1);
+    assert_int_equal(fl.engine_wide, 0);
+    assert_int_equal(fl.first_partition, 0);
+    assert_int_equal(fl.first_error, -(rule.error ? rule.error : EIO));
+    assert_non_null(strstr(fl.first_detail, TOPIC "-0"));
+    assert_non_null(strstr(fl.first_detail, cause));
+    pthread_mutex_unlock(&fl.lock);
+    fprintf(stderr, "fault told: %s\n", fl.first_detail);
+    /* A batch reported failed that is never sent again: it must never be visible. */
+    int32_t failed_seq = seq0;
+    /* The other partition, on the same shard, keeps writing meanwhile. */
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(append_idem(f->e, TOPIC, 1, 8, seq1, 1, "b", &base, 0), 0);
+        acked_add(&a1, "b", 8, seq1, 1);
+        seq1++;
+    }
+    /* While the disk still refuses, recovery attempts fail and change nothing. */
+    int64_t until = now_ms() + 400;
+    while (refuses && now_ms() < until) {
+        rc = append_idem(f->e, TOPIC, 0, 7, seq0, records_per_batch, "never", &base, pad_bytes);
+        assert_int_equal(rc, RT_E_IO_FAILED);
+        usleep(20 * 1000);
+    }
+    stats(f->e, &s);
+    if (refuses) {
+        assert_int_equal(s.partition_recoveries, 0);
+        assert_int_equal(s.partitions_failed, 1);
+    }
+    int64_t hw = -1;
+    assert_int_equal(rt_list_offsets(f->e, TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &hw),
+                     0);
+    assert_int_equal(hw, next0); /* readers keep the last acknowledged watermark */
+
+    /* Space returns: the partition recovers in place, without a reopen. The same sequence (a
+     * different batch: the failed one was given up) is appended at the next offset. */
+    io_fault_rules_clear(&plan);
+    base = append_until_ok(f->e, 0, 7, failed_seq, records_per_batch, "a", 30000);
+    assert_int_equal(base, next0); /* truncated to the last acknowledged batch: no gap */
+    acked_add(&a0, "a", 7, failed_seq, records_per_batch);
+    seq0 = failed_seq + records_per_batch;
+    next0 += records_per_batch;
+    stats(f->e, &s);
+    assert_int_equal(s.partition_recoveries, 1);
+    assert_int_equal(s.partitions_failed, 0);
+    assert_int_equal(s.write_error, 0);
+    pthread_mutex_lock(&fl.lock);
+    assert_int_equal(fl.recoveries, 1);
+    assert_true(fl.last_attempts >= 1);
+    pthread_mutex_unlock(&fl.lock);
+    /* Producer state as a reopen loads it: a retry of the batch just acknowledged and of one
+     * acknowledged before the fault are duplicates answered with their offsets, a gap is out of
+     * order. */
+    int64_t dup = -1;
+    assert_int_equal(
+        append_idem(f->e, TOPIC, 0, 7, failed_seq, records_per_batch, "a", &dup, pad_bytes), 0);
+    assert_int_equal(dup, next0 - records_per_batch);
+    assert_int_equal(append_idem(f->e, TOPIC, 0, 7, failed_seq - records_per_batch,
+                                 records_per_batch, "a", &dup, pad_bytes),
+                     0);
+    assert_int_equal(dup, next0 - 2 * records_per_batch);
+    assert_int_equal(append_idem(f->e, TOPIC, 0, 7, seq0 + 1, 1, "gap", &dup, 0),
+                     RT_E_OUT_OF_ORDER_SEQUENCE);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(
+            append_idem(f->e, TOPIC, 0, 7, seq0, records_per_batch, "a", &base, pad_bytes), 0);
+        assert_int_equal(base, next0);
+        acked_add(&a0, "a", 7, seq0, records_per_batch);
+        seq0 += records_per_batch;
+        next0 += records_per_batch;
+    }
+    char *v0 = read_values(f->e, TOPIC, 0, NULL);
+    assert_string_equal(v0, a0.text);
+    free(v0);
+
+    /* Power loss after the recovery: nothing acknowledged is lost, nothing failed appears. */
+    assert_int_equal(io_fault_power_loss(&plan), 0);
+    (void)rt_close(f->e);
+    f->e = NULL;
+    io_fault_plan_release(&plan);
+    struct rt_options ro = f->o;
+    assert_int_equal(rt_open(f->dir, &ro, &f->e), 0);
+    int64_t n0 = 0, n1 = 0;
+    v0 = read_values(f->e, TOPIC, 0, &n0);
+    char *v1 = read_values(f->e, TOPIC, 1, &n1);
+    assert_string_equal(v0, a0.text);
+    assert_string_equal(v1, a1.text);
+    assert_null(strstr(v0, "never"));
+    assert_false(holds_value(v0, failed_tag, 7, failed_seq)); /* reported failed: never seen */
+    assert_int_equal(n0, a0.records);
+    free(v0);
+    free(v1);
+    free(a0.text);
+    free(a1.text);
+    tu_fixture_close(f);
+}
+
+/* SH10, PA9: writes of one partition's files fail with ENOSPC until space returns. */
+static void test_heal_write_enospc(void **state)
+{
+    run_heal(*state,
+             (struct io_fault_rule){
+                 .mode = IO_FAULT_FOREVER, .op = IO_OP_WRITE, .nth = 1, .error = ENOSPC},
+             false, 3, 0);
+}
+
+/* SH10, PA9: a torn write (part of the batch lands, then EIO) until the disk recovers. */
+static void test_heal_torn_write_eio(void **state)
+{
+    run_heal(
+        *state,
+        (struct io_fault_rule){
+            .mode = IO_FAULT_TORN, .op = IO_OP_WRITE, .nth = 1, .error = EIO, .short_bytes = 100},
+        false, 3, 200);
+}
+
+/* SH10, PA9: a failed fdatasync (with Linux's writeback-error semantics: the pages of the failed
+ * sync are gone and no later sync makes them durable) — the recovery trusts only syncs made after
+ * it, so the batch of the failed sync never comes back, not even after a power loss. */
+static void test_heal_fdatasync_eio(void **state)
+{
+    run_heal(*state,
+             (struct io_fault_rule){
+                 .mode = IO_FAULT_ONCE, .op = IO_OP_FDATASYNC, .nth = 1, .error = EIO},
+             true, 2, 0);
+}
+
+/* PA9: the fault interrupts a roll (the new segment's file cannot be created: ENOSPC on the
+ * directory entry); the recovery finishes the roll. Batches of ~1 KiB fill the 64 KiB segment
+ * soon, so the fault meets a roll. */
+static void test_heal_failed_roll(void **state)
+{
+    run_heal(*state,
+             (struct io_fault_rule){
+                 .mode = IO_FAULT_FOREVER, .op = IO_OP_DIR_ENTRY, .nth = 1, .error = ENOSPC},
+             false, 4, 1000);
+}
+
+/* SH10: a partition frozen at close (no recovery since) leaves the engine unclean: rt_close
+ * reports it and the next open recovers it; with fault_recovery_ms -1 nothing is retried. */
+static void test_heal_never_when_disabled(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct rt_options o = f->o;
+    o.shard_count = 1;
+    o.fault_recovery_ms = -1;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &f->e), 0);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
+    int64_t base = -1;
+    assert_int_equal(append_idem(f->e, TOPIC, 0, 7, 0, 1, "a", &base, 0), 0);
+    struct io_fault_rule rule = {.mode = IO_FAULT_ONCE,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = EIO,
+                                 .path_contains = P0_FILES};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    assert_int_equal(append_idem(f->e, TOPIC, 0, 7, 1, 1, "x", &base, 0), RT_E_IO_FAILED);
+    usleep(300 * 1000); /* well past the default first attempt */
+    assert_int_equal(append_idem(f->e, TOPIC, 0, 7, 1, 1, "x", &base, 0), RT_E_IO_FAILED);
+    assert_int_equal(append_idem(f->e, TOPIC, 1, 8, 0, 1, "b", &base, 0), 0);
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.partitions_failed, 1);
+    assert_int_equal(s.partition_recoveries, 0);
+    assert_int_equal(rt_close(f->e), RT_E_IO_FAILED);
+    f->e = NULL;
+    io_fault_plan_release(&plan);
+    tu_fixture_open(f);
+    stats(f->e, &s);
+    assert_true(s.opened_unclean);
+    int64_t n = 0;
+    char *v = read_values(f->e, TOPIC, 0, &n);
+    assert_string_equal(v, "a-7-0|");
+    free(v);
+    assert_int_equal(append_idem(f->e, TOPIC, 0, 7, 1, 1, "a", &base, 0), 0);
+    assert_int_equal(base, 1);
+    tu_fixture_close(f);
+}
+
+/* ---- the real thing: a small tmpfs filled and freed in a loop ---- */
+
+#define WRITERS 3
+#define CYCLES  4
+
+struct writer {
+    rt_engine *e;
+    int64_t pid;
+    uint32_t part;
+    _Atomic bool stop;
+    _Atomic int64_t acked_at_ms; /* when the last append was acknowledged */
+    _Atomic uint64_t failures;
+    struct acked acked;
+    int error; /* an unexpected error, 0 if none */
+};
+
+static void *writer_main(void *arg)
+{
+    struct writer *w = arg;
+    int32_t seq = 0;
+    while (!atomic_load(&w->stop)) {
+        int64_t base = -1;
+        int rc = append_idem(w->e, TOPIC, w->part, w->pid, seq, 2, "w", &base, 100);
+        if (rc == 0) {
+            acked_add(&w->acked, "w", w->pid, seq, 2);
+            seq += 2;
+            atomic_store(&w->acked_at_ms, now_ms());
+            usleep(2 * 1000); /* ~100 KB/s each: the data itself must not fill the disk */
+        } else if (rc == RT_E_IO_FAILED) {
+            atomic_fetch_add(&w->failures, 1);
+            usleep(5 * 1000); /* then the same sequence again, as an idempotent producer */
+        } else {
+            w->error = rc;
+            fprintf(stderr, "writer %" PRId64 ": %s\n", w->pid, rt_error_detail());
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* An in-process rt_producer (anonymous, idempotent) sending one record at a time and flushing:
+ * a failed delivery is not stored, and since a producer's error is sticky (producer.c) the
+ * writer closes it, opens a new one and sends the same value again. */
+struct pwriter {
+    rt_engine *e;
+    uint32_t part;
+    _Atomic bool stop;
+    _Atomic int64_t acked_at_ms;
+    _Atomic uint64_t failures;
+    struct acked acked;
+    int error;
+};
+
+static void pdelivered(void *ctx, int err, int64_t offset, bool duplicate)
+{
+    (void)offset;
+    (void)duplicate;
+    *(int *)ctx = err;
+}
+
+static void *pwriter_main(void *arg)
+{
+    struct pwriter *w = arg;
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    rt_producer *p = NULL;
+    if (rt_producer_open(w->e, &po, &p) != 0) {
+        w->error = -1;
+        return NULL;
+    }
+    int32_t n = 0;
+    while (!atomic_load(&w->stop)) {
+        char v[VALUE_BYTES + 100];
+        int len = snprintf(v, VALUE_BYTES, "q-%u-%d", w->part, n);
+        memset(v + len, '.', 100);
+        struct rt_producer_message m = {
+            .record = {.key_len = -1, .value = v, .value_len = len + 100, .timestamp_ms = -1},
+            .sequence = -1};
+        int err = 1;
+        int rc = rt_producer_send(p, TOPIC, (int32_t)w->part, &m, pdelivered, &err);
+        if (rc == 0)
+            rc = rt_producer_flush(p, -1);
+        if (rc == 0 && err == 0) {
+            acked_add(&w->acked, "q", w->part, n, 1);
+            n++;
+            atomic_store(&w->acked_at_ms, now_ms());
+            usleep(2 * 1000);
+            continue;
+        }
+        int why = rc ? rc : err;
+        if (why != RT_E_IO_FAILED && why != RT_E_OUT_OF_ORDER_SEQUENCE) {
+            w->error = why;
+            fprintf(stderr, "producer writer: %s\n", rt_error_detail());
+            break;
+        }
+        atomic_fetch_add(&w->failures, 1);
+        (void)rt_producer_close(p); /* reports the sticky error */
+        p = NULL;
+        usleep(5 * 1000);
+        if (rt_producer_open(w->e, &po, &p) != 0) {
+            w->error = -2;
+            return NULL;
+        }
+    }
+    if (p && rt_producer_close(p) != 0 && w->error == 0)
+        w->error = -3;
+    return NULL;
+}
+
+/* Fills the file system at dir until ENOSPC; returns the open descriptor of the filler. */
+static int fill(const char *path)
+{
+    int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    static char chunk[65536];
+    memset(chunk, 'f', sizeof(chunk));
+    size_t size = sizeof(chunk);
+    while (size >= 4096) {
+        ssize_t n = write(fd, chunk, size);
+        if (n < 0 && errno != ENOSPC)
+            fail_msg("filling the tmpfs: %s", strerror(errno));
+        if (n < (ssize_t)size)
+            size /= 2; /* the last blocks, smaller */
+    }
+    return fd;
+}
+
+/* The tmpfs mounted by the test, unmounted by its teardown whatever happened. */
+static char *tmpfs_mnt;
+
+static int teardown_tmpfs(void **state)
+{
+    int rc = tu_fixture_teardown(state);
+    if (tmpfs_mnt) {
+        if (umount2(tmpfs_mnt, MNT_DETACH) != 0)
+            fprintf(stderr, "umount %s: %s\n", tmpfs_mnt, strerror(errno));
+        tu_rmdir_free(tmpfs_mnt);
+        tmpfs_mnt = NULL;
+    }
+    return rc;
+}
+
+static void test_heal_tmpfs_fill_and_free(void **state)
+{
+    struct tu_fixture *f = *state;
+    char *mnt = tu_mkdtemp();
+    if (mount("ringtail-heal", mnt, "tmpfs", 0, "size=24m") != 0) {
+        fprintf(stderr, "SKIP test_heal_tmpfs_fill_and_free: cannot mount a tmpfs at %s: %s\n", mnt,
+                strerror(errno));
+        tu_rmdir_free(mnt);
+        skip();
+    }
+    tmpfs_mnt = mnt;
+    char *dir = tu_path("%s/data", mnt);
+    char *filler = tu_path("%s/filler", mnt);
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct rt_options o = f->o;
+    o.shard_count = 2;
+    o.segment_size_bytes = 1 << 20;
+    o.on_fault = on_fault;
+    o.on_fault_ctx = &fl;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_topic_create(e, TOPIC, WRITERS + 1), 0);
+    struct pwriter pw = {.e = e, .part = WRITERS};
+    atomic_store(&pw.acked_at_ms, now_ms());
+    pthread_t pth;
+    assert_int_equal(pthread_create(&pth, NULL, pwriter_main, &pw), 0);
+    struct writer w[WRITERS];
+    pthread_t th[WRITERS];
+    memset(w, 0, sizeof(w));
+    for (int i = 0; i < WRITERS; i++) {
+        w[i].e = e;
+        w[i].pid = 100 + i;
+        w[i].part = (uint32_t)i;
+        atomic_store(&w[i].acked_at_ms, now_ms());
+        assert_int_equal(pthread_create(&th[i], NULL, writer_main, &w[i]), 0);
+    }
+    int cycles_failed = 0;
+    for (int c = 0; c < CYCLES; c++) {
+        usleep(200 * 1000);
+        struct rt_stats before;
+        stats(e, &before);
+        int fd = fill(filler);
+        /* Hold the disk full until a partition has failed (the pre-written lead ahead of each
+         * writer lets some appends through for a while), at most 20 s. */
+        int64_t until = now_ms() + 20000;
+        struct rt_stats s;
+        do {
+            usleep(20 * 1000);
+            stats(e, &s);
+        } while (s.partition_faults == before.partition_faults && now_ms() < until);
+        cycles_failed += s.partition_faults > before.partition_faults;
+        usleep(300 * 1000);
+        close(fd);
+        assert_int_equal(unlink(filler), 0);
+        /* Writes resume: every writer has an append acknowledged after the free (a generous
+         * bound, not a figure). */
+        int64_t freed = now_ms();
+        for (int i = 0; i < WRITERS; i++) {
+            while (atomic_load(&w[i].acked_at_ms) <= freed && now_ms() - freed < 30000)
+                usleep(10 * 1000);
+            assert_true(atomic_load(&w[i].acked_at_ms) > freed);
+        }
+        while (atomic_load(&pw.acked_at_ms) <= freed && now_ms() - freed < 30000)
+            usleep(10 * 1000);
+        assert_true(atomic_load(&pw.acked_at_ms) > freed);
+        stats(e, &s);
+        fprintf(stderr,
+                "cycle %d: faults %" PRIu64 ", recoveries %" PRIu64 ", failed now %" PRIu64
+                ", resumed after %" PRId64 " ms\n",
+                c, s.partition_faults, s.partition_recoveries, s.partitions_failed,
+                now_ms() - freed);
+    }
+    for (int i = 0; i < WRITERS; i++) {
+        atomic_store(&w[i].stop, true);
+        pthread_join(th[i], NULL);
+        assert_int_equal(w[i].error, 0);
+    }
+    atomic_store(&pw.stop, true);
+    pthread_join(pth, NULL);
+    assert_int_equal(pw.error, 0);
+    fprintf(stderr,
+            "rt_producer writer: %" PRId64 " records acknowledged, %" PRIu64
+            " failed deliveries (a new producer each)\n",
+            pw.acked.records, atomic_load(&pw.failures));
+    assert_true(cycles_failed >= 1); /* the disk really filled */
+    struct rt_stats s;
+    stats(e, &s);
+    assert_int_equal(s.write_error, 0);
+    assert_int_equal(s.partitions_failed, 0);
+    assert_true(s.partition_recoveries >= 1);
+    for (int i = 0; i < WRITERS; i++) {
+        int64_t n = 0;
+        char *v = read_values(e, TOPIC, (uint32_t)i, &n);
+        assert_string_equal(v, w[i].acked.text); /* every acknowledged record, once, in order */
+        free(v);
+    }
+    char *pv = read_values(e, TOPIC, WRITERS, NULL);
+    assert_string_equal(pv, pw.acked.text);
+    free(pv);
+    assert_int_equal(rt_close(e), 0);
+    const char *cli = getenv("RT_CLI");
+    if (cli)
+        assert_int_equal(tu_system("'%s' verify '%s' >/dev/null", cli, dir), 0);
+    /* And after a reopen. */
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    for (int i = 0; i < WRITERS; i++) {
+        char *v = read_values(e, TOPIC, (uint32_t)i, NULL);
+        assert_string_equal(v, w[i].acked.text);
+        free(v);
+        free(w[i].acked.text);
+    }
+    pv = read_values(e, TOPIC, WRITERS, NULL);
+    assert_string_equal(pv, pw.acked.text);
+    free(pv);
+    free(pw.acked.text);
+    assert_int_equal(rt_close(e), 0);
+    free(dir);
+    free(filler);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_heal_write_enospc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_torn_write_eio, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_fdatasync_eio, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_failed_roll, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_never_when_disabled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_tmpfs_fill_and_free, setup, teardown_tmpfs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
