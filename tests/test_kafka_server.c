@@ -634,11 +634,11 @@ static void test_describe_configs(void **state)
 }
 
 /* One IncrementalAlterConfigs v0 resource (a topic) with one config op; the answer's error. */
-static int16_t incremental(struct fx *x, const char *topic, const char *name, int8_t op,
+static int16_t incremental(struct tk_fx *x, const char *topic, const char *name, int8_t op,
                            const char *value)
 {
     struct kp_writer w;
-    req_begin(x, &w, KAFKA_INCREMENTAL_ALTER_CONFIGS, 0);
+    tk_req_begin(x, &w, KAFKA_INCREMENTAL_ALTER_CONFIGS, 0);
     kp_write_array_len(&w, 1);
     kp_write_i8(&w, KAFKA_RESOURCE_TOPIC);
     kp_write_string(&w, kp_str_of(topic));
@@ -647,10 +647,10 @@ static int16_t incremental(struct fx *x, const char *topic, const char *name, in
     kp_write_i8(&w, op);
     kp_write_nullable_string(&w, kp_str_of(value));
     kp_write_bool(&w, false);
-    req_send(x, &w);
+    tk_req_send(x, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
-    assert_int_equal(resp_read(x, &buf, &r, false), 0);
+    assert_int_equal(tk_resp_read(x, &buf, &r, false), 0);
     (void)kp_read_i32(&r);
     assert_int_equal(kp_read_array_len(&r, 1), 1);
     int16_t err = kp_read_i16(&r);
@@ -685,7 +685,7 @@ static int one_config_fn(void *ctx, const char *name, const char *value,
  * (UNKNOWN_TOPIC_OR_PARTITION); what is set is the engine's config. */
 static void test_incremental_alter_configs(void **state)
 {
-    struct fx *x = *state;
+    struct tk_fx *x = *state;
     assert_int_equal(rt_topic_create(x->f.e, "inc", 1), 0);
     struct one_config c = {.name = "retention.ms"};
     assert_int_equal(incremental(x, "inc", "retention.ms", 0, "9000"), KAFKA_NONE);
