@@ -23,10 +23,15 @@
  *       loopback (idempotent, acks=all, 1 and 16 producers) beside the in-process W2 figure of
  *       this run at the same producer count, and a read_committed librdkafka consumer beside
  *       the loopback limit (a plain TCP transfer of the same bytes) measured here
- *   O   open (bench_open.c): rt_open after a clean close and after a SIGKILL (a 64 MiB tail),
+ *   O   open (bench_open.c): rt_open after a clean close and after a SIGKILL (a 64 MiB tail,
+ *       1.5 s for the housekeeping to store the recovery-point tail, then 8 MiB more),
  *       warm and cold (posix_fadvise(DONTNEED) on every file first), 1 and 4 GB in one
- *       partition (--open-gb 1,4,16 for the longer run) and 1 000 partitions of 3 MiB; each open
- *       timed in a fresh probe process with its RssFile after the open (issue 21 item 8).
+ *       partition (--open-gb 1,4,16 for the longer run; a size the disk cannot hold is skipped
+ *       and said so), 1 000 partitions of 3 MiB and 10 000 of 256 KiB (--open-partitions); each
+ *       open timed in a fresh probe process with its RssFile after the open (issue 21 item 8),
+ *       and for many partitions the RssAnon and descriptors per partition; then the disk bytes
+ *       per empty partition (a topic of 1 000 at the default options, open and closed) with that
+ *       topic's create and close times.
  *       --open-probe-exe runs the same probe built against another libringtail (before/after)
  *
  * MB/s everywhere is value bytes (10^6) per second, so stores with different per-record overhead
@@ -53,6 +58,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -74,7 +82,8 @@ struct bench_opts {
     bool run_txn_mix;
     uint64_t open_sizes[PRODUCER_SETS_MAX]; /* O: one-partition log sizes in GB */
     uint32_t open_size_count;
-    uint32_t open_partitions;   /* O: the many-partition directory */
+    uint32_t open_partitions_list[PRODUCER_SETS_MAX]; /* O: the many-partition directories */
+    uint32_t open_partition_count;
     const char *open_probe_exe; /* O: the probe program (default: this one) */
     double serve_seconds;
     const char *ringtail_path; /* the CLI that runs `serve`; default: beside this program */
@@ -1673,6 +1682,8 @@ static void run_serve(void)
 struct open_probe_result {
     double open_s, close_s;
     long rss_file_kb;
+    long rss_anon_kb; /* -1: the probe did not say (an older probe) */
+    long fds;
 };
 
 /* Runs the probe in a fresh process and parses its line. */
@@ -1696,9 +1707,12 @@ static int open_probe_run(const char *dir, bool cold, bool crash, bool small,
         return -errno;
     char line[256] = "";
     int unclean = 0;
-    bool got = fgets(line, sizeof(line), p) != NULL &&
-               sscanf(line, "open_s=%lf rss_file_kb=%ld close_s=%lf unclean=%d", &out->open_s,
-                      &out->rss_file_kb, &out->close_s, &unclean) == 4;
+    out->rss_anon_kb = out->fds = -1;
+    bool got =
+        fgets(line, sizeof(line), p) != NULL &&
+        sscanf(line, "open_s=%lf rss_file_kb=%ld close_s=%lf unclean=%d rss_anon_kb=%ld fds=%ld",
+               &out->open_s, &out->rss_file_kb, &out->close_s, &unclean, &out->rss_anon_kb,
+               &out->fds) >= 4;
     int status = pclose(p);
     return got && status == 0 ? 0 : -EIO;
 }
@@ -1751,8 +1765,12 @@ static int open_build(const char *dir, uint32_t partitions, uint64_t bytes)
     return rc;
 }
 
-/* A child opens dir, appends a tail and is SIGKILLed (the page cache keeps what it wrote). */
-static int open_crash(const char *dir, uint32_t partitions, uint64_t tail_bytes)
+/* A child opens dir, appends a tail, waits 1.5 s (the shards' housekeeping stores each
+ * partition's recovery-point tail once it grew a quarter segment, PA9), appends `unsynced_bytes`
+ * more and is SIGKILLed (the page cache keeps what it wrote). A crash's open then scans what came
+ * after the last tail, not the newest segment. */
+static int open_crash(const char *dir, uint32_t partitions, uint64_t tail_bytes,
+                      uint64_t unsynced_bytes)
 {
     fflush(stdout);
     pid_t pid = fork();
@@ -1764,6 +1782,9 @@ static int open_crash(const char *dir, uint32_t partitions, uint64_t tail_bytes)
         rt_engine *e = NULL;
         if (rt_open(dir, &o, &e) != 0 || open_fill(e, partitions, tail_bytes, 77) != 0)
             _exit(1);
+        usleep(1500 * 1000);
+        if (unsynced_bytes && open_fill(e, partitions, unsynced_bytes, 91) != 0)
+            _exit(1);
         raise(SIGKILL);
         _exit(2);
     }
@@ -1774,7 +1795,7 @@ static int open_crash(const char *dir, uint32_t partitions, uint64_t tail_bytes)
 }
 
 static void open_row(const char *label, const char *state, bool cold, uint64_t data_bytes,
-                     const char *dir, bool crash, bool small)
+                     const char *dir, bool crash, bool small, uint32_t partitions)
 {
     char config[40];
     snprintf(config, sizeof(config), "%s %s %s", label, state, cold ? "cold" : "warm");
@@ -1793,13 +1814,26 @@ static void open_row(const char *label, const char *state, bool cold, uint64_t d
     r->mb_s = NAN;
     r->bytes = data_bytes;
     double rss_mb = (double)pr.rss_file_kb * 1024 / 1e6;
+    char per[96] = "";
+    if (partitions > 1 && pr.rss_anon_kb >= 0)
+        snprintf(per, sizeof(per), "; RssAnon %.1f KiB and %.2f fds per partition",
+                 (double)pr.rss_anon_kb / partitions, (double)pr.fds / partitions);
     snprintf(r->note, sizeof(r->note),
-             "open %.3f s; RssFile after open %.1f MB (%.2f%% of %.2f GB)%s%.3f s", pr.open_s,
+             "open %.3f s; RssFile after open %.1f MB (%.2f%% of %.2f GB)%s%.3f s%s", pr.open_s,
              rss_mb, 100.0 * rss_mb * 1e6 / (double)data_bytes, (double)data_bytes / 1e9,
-             crash ? "; no close: " : "; close ", pr.close_s);
-    printf("  O %-26s open %8.3f s  RssFile %8.1f MB (%6.2f%% of the data)\n", config, pr.open_s,
-           rss_mb, 100.0 * rss_mb * 1e6 / (double)data_bytes);
+             crash ? "; no close: " : "; close ", pr.close_s, per);
+    printf("  O %-26s open %8.3f s  RssFile %8.1f MB (%6.2f%% of the data)%s\n", config, pr.open_s,
+           rss_mb, 100.0 * rss_mb * 1e6 / (double)data_bytes, per);
     fflush(stdout);
+}
+
+/* Bytes free for an unprivileged writer in the file system holding dir. */
+static uint64_t disk_free_bytes(const char *dir)
+{
+    struct statvfs sv;
+    if (statvfs(dir, &sv) != 0)
+        return UINT64_MAX; /* cannot tell: try */
+    return (uint64_t)sv.f_bavail * sv.f_frsize;
 }
 
 static void open_case(const char *label, uint32_t partitions, uint64_t bytes)
@@ -1809,6 +1843,18 @@ static void open_case(const char *label, uint32_t partitions, uint64_t bytes)
     for (char *c = dir + strlen(scratch) + 1; *c; c++)
         if (*c == ' ')
             *c = '-';
+    /* The data, the crash tail, segment slack and the rest of the run's scratch: a size that
+     * would fill the disk is skipped and said so, not attempted. */
+    uint64_t need = bytes + bytes / 4 + (256u << 20);
+    uint64_t free_bytes = disk_free_bytes(scratch);
+    if (free_bytes < need) {
+        struct row *r = row_new("O", "ringtail", label, "O", KIND_NA);
+        snprintf(r->note, sizeof(r->note), "skipped: needs %.1f GB of disk, %.1f GB free",
+                 (double)need / 1e9, (double)free_bytes / 1e9);
+        printf("  O %-26s skipped: needs %.1f GB of disk, %.1f GB free\n", label,
+               (double)need / 1e9, (double)free_bytes / 1e9);
+        return;
+    }
     progress_phase(label);
     int rc = open_build(dir, partitions, bytes);
     if (rc) {
@@ -1817,19 +1863,91 @@ static void open_case(const char *label, uint32_t partitions, uint64_t bytes)
         return;
     }
     bool small = partitions > 1;
-    open_row(label, "clean", false, bytes, dir, false, small);
-    open_row(label, "clean", true, bytes, dir, false, small);
+    open_row(label, "clean", false, bytes, dir, false, small, partitions);
+    open_row(label, "clean", true, bytes, dir, false, small, partitions);
     uint64_t tail = opt.quick ? 8u << 20 : 64u << 20;
-    rc = open_crash(dir, partitions, tail);
+    uint64_t unsynced = tail / 8;
+    rc = open_crash(dir, partitions, tail, unsynced);
     if (rc) {
         struct row *r = row_new("O", "ringtail", label, "O", KIND_SUBJECT);
         row_fail(r, "crash child", rc, "");
     } else {
         char state[32];
-        snprintf(state, sizeof(state), "kill+%uM", (unsigned)(tail >> 20));
-        open_row(label, state, false, bytes + tail, dir, true, small);
-        open_row(label, state, true, bytes + tail, dir, true, small);
+        snprintf(state, sizeof(state), "kill+%uM+%uM", (unsigned)(tail >> 20),
+                 (unsigned)(unsynced >> 20));
+        open_row(label, state, false, bytes + tail + unsynced, dir, true, small, partitions);
+        open_row(label, state, true, bytes + tail + unsynced, dir, true, small, partitions);
     }
+    bench_rmtree(dir);
+}
+
+/* Allocated bytes (st_blocks) of every file under dir, two levels down. */
+static uint64_t disk_used_bytes(const char *dir, int depth)
+{
+    uint64_t sum = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' && (de->d_name[1] == 0 || de->d_name[1] == '.'))
+            continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
+            continue;
+        struct stat st;
+        if (lstat(path, &st) != 0)
+            continue;
+        sum += (uint64_t)st.st_blocks * 512;
+        if (S_ISDIR(st.st_mode) && depth < 2)
+            sum += disk_used_bytes(path, depth + 1);
+    }
+    closedir(d);
+    return sum;
+}
+
+/* Disk bytes per empty partition (issue 21 F2, item 8): a topic of n partitions at the default
+ * options, measured while open (active segments extended sparsely, index blocks reserved) and
+ * after a clean close (trimmed), less the directory's bytes before the topic existed. */
+static void empty_partition_row(uint32_t n)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/open-empty", scratch);
+    progress_phase("empty partitions");
+    struct row *r = row_new("O", "ringtail", "empty partition disk", "O", KIND_NA);
+    struct rt_options o;
+    rt_options_init(&o);
+    rt_engine *e = NULL;
+    int rc = rt_open(dir, &o, &e);
+    uint64_t before = rc == 0 ? disk_used_bytes(dir, 0) : 0;
+    double t0 = ((double)bench_now_ns() / 1e9);
+    if (rc == 0)
+        rc = rt_topic_create(e, BENCH_TOPIC, n);
+    double create_s = ((double)bench_now_ns() / 1e9) - t0;
+    uint64_t open_bytes = rc == 0 ? disk_used_bytes(dir, 0) : 0;
+    double close_s = 0;
+    if (e) {
+        t0 = ((double)bench_now_ns() / 1e9);
+        int crc = rt_close(e);
+        close_s = ((double)bench_now_ns() / 1e9) - t0;
+        if (rc == 0)
+            rc = crc;
+    }
+    if (rc) {
+        row_fail(r, "empty topic", rc, rt_error_detail());
+        bench_rmtree(dir);
+        return;
+    }
+    uint64_t closed_bytes = disk_used_bytes(dir, 0);
+    r->seconds = create_s;
+    r->bytes = open_bytes - before;
+    snprintf(r->note, sizeof(r->note),
+             "%u partitions: %.1f KiB per partition open, %.1f KiB closed; create %.3f s, "
+             "close %.3f s",
+             n, (double)(open_bytes - before) / n / 1024,
+             (double)(closed_bytes - before) / n / 1024, create_s, close_s);
+    printf("  O %-26s %s\n", "empty partition disk", r->note);
+    fflush(stdout);
     bench_rmtree(dir);
 }
 
@@ -1844,10 +1962,16 @@ static void run_open(void)
             snprintf(label, sizeof(label), "%" PRIu64 "MB", (uint64_t)(opt.open_sizes[i] >> 20));
         open_case(label, 1, opt.open_sizes[i]);
     }
-    char label[32];
-    uint64_t per = opt.quick ? 1536u << 10 : 3u << 20; /* 1 or 2 sealed 1 MiB segments each */
-    snprintf(label, sizeof(label), "%up", opt.open_partitions);
-    open_case(label, opt.open_partitions, per * opt.open_partitions);
+    for (uint32_t i = 0; i < opt.open_partition_count; i++) {
+        char label[32];
+        uint32_t n = opt.open_partitions_list[i];
+        /* 1 or 2 sealed 1 MiB segments each up to 1 000 partitions; beyond, 256 KiB each (one
+         * segment: 10 000 partitions then hold 2.5 GB). */
+        uint64_t per = n > 1000 ? 256u << 10 : opt.quick ? 1536u << 10 : 3u << 20;
+        snprintf(label, sizeof(label), "%up", n);
+        open_case(label, n, per * n);
+    }
+    empty_partition_row(opt.quick ? 100 : 1000);
 }
 
 static bool limit_matches(const struct row *limit, const struct row *r)
@@ -2637,6 +2761,7 @@ static void usage(FILE *out)
             "  --serve-seconds S  each S producer configuration's run time [5; quick 0.5]\n"
             "  --ringtail PATH    the ringtail CLI S starts (default: beside this program)\n"
             "  --open-gb LIST     O: one-partition log sizes in GB [1,4; quick: 64 MB each]\n"
+            "  --open-partitions LIST O: many-partition directories [1000,10000; quick 100,1000]\n"
             "  --open-probe-exe P O: the program that times each open (bench/bench_open.c built\n"
             "                     with -DBENCH_OPEN_PROBE_ONLY against another libringtail)\n"
             "  --keep             keep the scratch directory\n"
@@ -2706,6 +2831,7 @@ static void parse_args(int argc, char **argv)
         O_SERVES,
         O_RINGTAIL,
         O_OPEN_GB,
+        O_OPEN_PARTITIONS,
         O_OPEN_PROBE_EXE,
         O_HELP
     };
@@ -2735,12 +2861,14 @@ static void parse_args(int argc, char **argv)
         {"serve-seconds", required_argument, NULL, O_SERVES},
         {"ringtail", required_argument, NULL, O_RINGTAIL},
         {"open-gb", required_argument, NULL, O_OPEN_GB},
+        {"open-partitions", required_argument, NULL, O_OPEN_PARTITIONS},
         {"open-probe-exe", required_argument, NULL, O_OPEN_PROBE_EXE},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
     const char *only = NULL, *peers = NULL, *producers = NULL, *w4producers = NULL;
     const char *open_gb = NULL;
+    const char *open_parts = NULL;
     uint64_t w1 = 0, r1 = 0, w2b = 0, memp = 0, meml = 0, w3b = 0;
     int64_t w4t = -1;
     double w2s = 0, w3s = 0, w4s = 0, serves = 0;
@@ -2835,6 +2963,9 @@ static void parse_args(int argc, char **argv)
         case O_OPEN_GB:
             open_gb = optarg;
             break;
+        case O_OPEN_PARTITIONS:
+            open_parts = optarg;
+            break;
         case O_OPEN_PROBE_EXE:
             opt.open_probe_exe = optarg;
             break;
@@ -2903,7 +3034,14 @@ static void parse_args(int argc, char **argv)
     for (uint32_t i = 0; i < ngb; i++)
         opt.open_sizes[i] = opt.quick ? (uint64_t)gbs[i] << 26 : (uint64_t)gbs[i] * 1000000000ull;
     opt.open_size_count = ngb;
-    opt.open_partitions = opt.quick ? 100 : 1000;
+    if (open_parts)
+        parse_counts(open_parts, "--open-partitions", opt.open_partitions_list,
+                     &opt.open_partition_count);
+    if (opt.open_partition_count == 0) {
+        opt.open_partitions_list[0] = opt.quick ? 100 : 1000;
+        opt.open_partitions_list[1] = opt.quick ? 1000 : 10000;
+        opt.open_partition_count = 2;
+    }
 }
 
 static void machine_string(char *out, size_t n)

@@ -42,18 +42,38 @@ static uint64_t probe_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static long rss_file_kb(void)
+/* One "Name: N kB" line of /proc/self/status (RssFile, RssAnon), -1 when absent. */
+static long status_kb(const char *name)
 {
     FILE *f = fopen("/proc/self/status", "r");
     if (!f)
         return -1;
-    char line[256];
+    char line[256], fmt[64];
+    snprintf(fmt, sizeof(fmt), "%s: %%ld kB", name);
     long kb = -1;
     while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "RssFile: %ld kB", &kb) == 1)
+        if (sscanf(line, fmt, &kb) == 1)
             break;
     fclose(f);
     return kb;
+}
+
+static long rss_file_kb(void)
+{
+    return status_kb("RssFile");
+}
+
+/* Descriptors open now (/proc/self/fd entries, less the one reading it). */
+static long fds_open(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    long n = 0;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n - 3; /* ".", "..", and the directory's own descriptor */
 }
 
 /* fsync and drop from the page cache every file under dir (two levels: partitions). */
@@ -89,7 +109,9 @@ static void drop_tree(const char *dir, int depth, uint64_t *bytes)
 }
 
 /* The probe: one timed rt_open of dir. Prints one line:
- *   open_s=S rss_file_kb=K close_s=S unclean=0|1 */
+ *   open_s=S rss_file_kb=K close_s=S unclean=0|1 rss_anon_kb=K fds=N
+ * (RssAnon grown by the open: the engine's memory for what it opened; fds: descriptors open after
+ * it). */
 int bench_open_probe(int argc, char **argv)
 {
     if (argc < 1) {
@@ -108,6 +130,7 @@ int bench_open_probe(int argc, char **argv)
         drop_tree(dir, 0, &bytes);
     }
     long rss0 = rss_file_kb();
+    long anon0 = status_kb("RssAnon");
     struct rt_options o;
     rt_options_init(&o);
     if (small) { /* the many-partition directory's options (bench_main.c open_options) */
@@ -123,6 +146,8 @@ int bench_open_probe(int argc, char **argv)
         return 1;
     }
     long rss = rss_file_kb();
+    long anon = status_kb("RssAnon");
+    long fds = fds_open();
     struct rt_stats st;
     memset(&st, 0, sizeof(st));
     (void)rt_stats_get(e, &st);
@@ -136,8 +161,9 @@ int bench_open_probe(int argc, char **argv)
             return 1;
         }
     }
-    printf("open_s=%.4f rss_file_kb=%ld close_s=%.4f unclean=%d\n", open_s,
-           rss >= 0 && rss0 >= 0 ? rss - rss0 : -1, close_s, st.opened_unclean ? 1 : 0);
+    printf("open_s=%.4f rss_file_kb=%ld close_s=%.4f unclean=%d rss_anon_kb=%ld fds=%ld\n", open_s,
+           rss >= 0 && rss0 >= 0 ? rss - rss0 : -1, close_s, st.opened_unclean ? 1 : 0,
+           anon >= 0 && anon0 >= 0 ? anon - anon0 : -1, fds);
     fflush(stdout);
     if (crash)
         _exit(0); /* leave the directory as the crash left it: the next probe recovers it too */

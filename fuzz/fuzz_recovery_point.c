@@ -64,7 +64,16 @@ static int one(const uint8_t *data, size_t size)
         CHECK(i == 0 || s->base_offset == rp.segments[i - 1].next_offset);
         CHECK(recovery_point_find(&rp, s->base_offset) == s);
     }
-    CHECK(rp.offset == (rp.count ? rp.segments[rp.count - 1].next_offset : 0));
+    if (rp.has_tail) {
+        /* RP6 */
+        CHECK(rp.offset == rp.tail.next_offset);
+        CHECK(rp.count == 0 || rp.tail.base_offset == rp.segments[rp.count - 1].next_offset);
+        CHECK(rp.tail.bytes > 0 && rp.tail.bytes <= INT32_MAX);
+        CHECK(rp.tail.next_offset > rp.tail.base_offset);
+        CHECK(rp.tail.last_batch_position + 61 <= rp.tail.bytes);
+    } else {
+        CHECK(rp.offset == (rp.count ? rp.segments[rp.count - 1].next_offset : 0));
+    }
     uint8_t *out = NULL;
     size_t len = 0;
     CHECK(recovery_point_serialise(&rp, &out, &len) == 0);
@@ -73,6 +82,8 @@ static int one(const uint8_t *data, size_t size)
     struct recovery_point again;
     CHECK(recovery_point_parse(out, len, &again, &why, &bad) == 0);
     CHECK(again.count == rp.count && again.offset == rp.offset);
+    CHECK(again.has_tail == rp.has_tail);
+    CHECK(!rp.has_tail || memcmp(&again.tail, &rp.tail, sizeof(rp.tail)) == 0);
     CHECK(rp.count == 0 ||
           memcmp(again.segments, rp.segments, rp.count * sizeof(*rp.segments)) == 0);
     recovery_point_free(&again);

@@ -998,7 +998,7 @@ static void test_failed_append_never_visible(void **state)
         plan.rule_count = 1;
         struct rt_options o = f->o;
         o.shard_count = 1;
-        o.fault_recovery_ms = -1; /* PA5 as it is until a recovery (test_heal covers PA9) */
+        o.fault_recovery_ms = -1; /* PA5 as it is until a recovery (test_heal covers PA12) */
         rt_engine *e = NULL;
         if (rt_test_open(f->dir, &o, &plan, &e))
             _exit(2);

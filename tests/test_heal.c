@@ -1,6 +1,6 @@
 /*
  * test_heal.c — issue 21 F3: disk faults that heal without a restart (shard.c SH10, partition.c
- * PA9). Through the fault-injecting backend: a partition whose write, fdatasync or roll fails is
+ * PA12). Through the fault-injecting backend: a partition whose write, fdatasync or roll fails is
  * frozen alone (its appends answer RT_E_IO_FAILED naming the cause, the fault is counted and told
  * when it happens), the other partitions of the same shard keep writing, and once the disk takes
  * writes again the partition is recovered in place — truncated to its last acknowledged batch,
@@ -384,7 +384,7 @@ static void run_heal(struct tu_fixture *f, struct io_fault_rule rule, bool write
     tu_fixture_close(f);
 }
 
-/* SH10, PA9: writes of one partition's files fail with ENOSPC until space returns. */
+/* SH10, PA12: writes of one partition's files fail with ENOSPC until space returns. */
 static void test_heal_write_enospc(void **state)
 {
     run_heal(*state,
@@ -393,7 +393,7 @@ static void test_heal_write_enospc(void **state)
              false, 3, 0);
 }
 
-/* SH10, PA9: a torn write (part of the batch lands, then EIO) until the disk recovers. */
+/* SH10, PA12: a torn write (part of the batch lands, then EIO) until the disk recovers. */
 static void test_heal_torn_write_eio(void **state)
 {
     run_heal(
@@ -403,7 +403,7 @@ static void test_heal_torn_write_eio(void **state)
         false, 3, 200);
 }
 
-/* SH10, PA9: a failed fdatasync (with Linux's writeback-error semantics: the pages of the failed
+/* SH10, PA12: a failed fdatasync (with Linux's writeback-error semantics: the pages of the failed
  * sync are gone and no later sync makes them durable) — the recovery trusts only syncs made after
  * it, so the batch of the failed sync never comes back, not even after a power loss. */
 static void test_heal_fdatasync_eio(void **state)
@@ -414,7 +414,7 @@ static void test_heal_fdatasync_eio(void **state)
              true, 2, 0);
 }
 
-/* PA9: the fault interrupts a roll (the new segment's file cannot be created: ENOSPC on the
+/* PA12: the fault interrupts a roll (the new segment's file cannot be created: ENOSPC on the
  * directory entry); the recovery finishes the roll. Batches of ~1 KiB fill the 64 KiB segment
  * soon, so the fault meets a roll. */
 static void test_heal_failed_roll(void **state)

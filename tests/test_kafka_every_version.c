@@ -18,10 +18,12 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "helpers/kafka_wire.h"
@@ -160,15 +162,15 @@ static void fill_struct(const struct kd_struct *st, int16_t v, void *base, int d
 
 /* Sends `body` (len bytes) as a request of (key, v) on a fresh connection. Returns 1 when the
  * broker closed it, 0 when it answered with our correlation id; fails the test otherwise. */
-static int send_bad(struct fx *x, int16_t key, int16_t v, const uint8_t *body, size_t len)
+static int send_bad(struct tk_fx *x, int16_t key, int16_t v, const uint8_t *body, size_t len)
 {
     struct kp_writer w;
-    req_begin(x, &w, key, v);
+    tk_req_begin(x, &w, key, v);
     kp_write_raw(&w, body, len);
     if (x->sock >= 0)
         close(x->sock);
     x->sock = -1;
-    req_send(x, &w);
+    tk_req_send(x, &w);
     uint8_t hdr[4];
     size_t got = 0;
     while (got < 4) {
@@ -201,16 +203,16 @@ static int send_bad(struct fx *x, int16_t key, int16_t v, const uint8_t *body, s
 }
 
 /* The other client: ApiVersions v0 on its own connection, answered. */
-static void other_is_served(struct fx *x, int other)
+static void other_is_served(struct tk_fx *x, int other)
 {
     int keep = x->sock;
     x->sock = other;
     struct kp_writer w;
-    req_begin(x, &w, KAFKA_API_VERSIONS, 0);
-    req_send(x, &w);
+    tk_req_begin(x, &w, KAFKA_API_VERSIONS, 0);
+    tk_req_send(x, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
-    if (resp_read(x, &buf, &r, true) != 0)
+    if (tk_resp_read(x, &buf, &r, true) != 0)
         fail_msg("the other connection was closed");
     free(buf);
     x->sock = keep;
@@ -218,8 +220,8 @@ static void other_is_served(struct fx *x, int other)
 
 static void test_every_version_bad_frames(void **state)
 {
-    struct fx *x = *state;
-    int other = dial(x);
+    struct tk_fx *x = *state;
+    int other = tk_dial(kafka_server_port(x->srv), 10);
     size_t count = 0;
     const struct kafka_api *t = kafka_api_table(&count);
     int pairs = 0, cuts = 0, lies = 0, lies_closed = 0;

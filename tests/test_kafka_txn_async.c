@@ -476,7 +476,7 @@ static int16_t wire_add_offsets(struct wire *x, int sock, int16_t v, int64_t pid
     kp_write_i16(&w, epoch);
     kp_write_cstr(&w, flex, group);
     kp_write_tags(&w, flex);
-    req_send(sock, &w);
+    tk_request_send(sock, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
     resp_read(sock, &buf, &r, flex);
@@ -518,7 +518,7 @@ static void send_txn_commit(struct wire *x, int sock, int16_t v, int64_t pid, in
     kp_write_tags(&w, flex);
     kp_write_tags(&w, flex);
     kp_write_tags(&w, flex);
-    req_send(sock, &w);
+    tk_request_send(sock, &w);
 }
 
 /* The one partition's code of a TxnOffsetCommit answer. */
@@ -555,7 +555,7 @@ static int16_t wire_end(struct wire *x, int sock, int16_t v, int64_t pid, int16_
     kp_write_i16(&w, epoch);
     kp_write_bool(&w, commit);
     kp_write_tags(&w, flex);
-    req_send(sock, &w);
+    tk_request_send(sock, &w);
     uint8_t *buf = NULL;
     struct kp_reader r;
     resp_read(sock, &buf, &r, flex);

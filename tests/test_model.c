@@ -2160,6 +2160,10 @@ static void child_main(struct model *m, uint64_t id0, uint64_t rng, struct io_fa
         if (rc)
             child_fail(rc, "rt_producer_commit");
         child_msg(CM_COMMIT_ACKED, 0, 0, 0, txn, -1);
+        /* PA9: now and then every partition stores its active segment's tail, so the kill or the
+         * power loss may land in it, or after it (the reopen then scans only past the tail). */
+        if (tu_rng_below(&rng, 3) == 0 && (rc = log_checkpoint_tails(engine_log(m->e))) != 0)
+            child_fail(rc, "log_checkpoint_tails");
     }
     /* Out of transaction numbers: wait to be killed. */
     for (;;)

@@ -9,6 +9,9 @@
  *     fetches, list-offsets and verify still work on the segments it never touched;
  *   - after a SIGKILL only the newest segment is walked; so after a crash right after a roll
  *     wrote the recovery point and before the next data;
+ *   - with a tail (PA9) only the bytes appended past it are scanned (counted, and seen in the
+ *     page cache); a stale tail still holds; a tail whose fields do not describe the files
+ *     (each field wrong in turn) is never trusted;
  *   - a stale recovery point (from an earlier close) only costs walking the segments it does
  *     not name (and is written again);
  *   - every byte flipped and every truncation of the file: never trusted (all segments checked),
@@ -596,6 +599,313 @@ static void test_changed_segment_is_checked(void **state)
     free(log);
 }
 
+/* ---- the active segment's tail (PA9) ------------------------------------------------------ */
+
+#define TAIL_SEGMENT_BYTES (8u << 20) /* every batch of these tests stays in one segment */
+
+/* A child that opens the directory and, `checkpoints` times, appends `before` batches and stores
+ * every partition's tail (log_checkpoint_tails), copying the recovery point to
+ * <dir>/rp-<k>.bin after the k-th; then appends `after` more batches and is SIGKILLed. */
+static void crash_child_tail(struct tu_fixture *f, int64_t *next, int before, int checkpoints,
+                             int after)
+{
+    char *pdir = pdir_of(f);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        rt_engine *e = NULL;
+        if (rt_open(f->dir, &f->o, &e) != 0)
+            _exit(2);
+        int64_t n = *next;
+        for (int k = 0; k <= checkpoints; k++) {
+            int batches = k < checkpoints ? before : after;
+            for (int i = 0; i < batches; i++) {
+                int64_t base = -1;
+                if (tu_append_offset_batch(e, TOPIC, n, RECORDS, VALUE_BYTES, &base) != 0)
+                    _exit(3);
+                n += RECORDS;
+            }
+            if (k == checkpoints)
+                break;
+            if (log_checkpoint_tails(engine_log(e)) != 0)
+                _exit(6);
+            size_t len = 0;
+            uint8_t *rp = tu_read_file(tu_path("%s/%s", pdir, RECOVERY_POINT_FILE), &len);
+            FILE *out = fopen(tu_path("%s/rp-%d.bin", f->dir, k), "w");
+            if (!rp || !out || fwrite(rp, 1, len, out) != len)
+                _exit(7);
+            fclose(out);
+            free(rp);
+        }
+        FILE *out = fopen(tu_path("%s/next.txt", f->dir), "w");
+        if (!out)
+            _exit(4);
+        fprintf(out, "%" PRId64 "\n", n);
+        fclose(out);
+        raise(SIGKILL);
+        _exit(5);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFSIGNALED(status))
+        fprintf(stderr, "child exited %d\n", WEXITSTATUS(status));
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    char *path = tu_path("%s/next.txt", f->dir);
+    FILE *in = fopen(path, "r");
+    assert_non_null(in);
+    assert_int_equal(fscanf(in, "%" SCNd64, next), 1);
+    fclose(in);
+    unlink(path);
+    free(path);
+    free(pdir);
+}
+
+static struct recovery_tail load_tail(const char *pdir)
+{
+    struct recovery_point rp;
+    const char *why = NULL;
+    size_t bad = 0;
+    assert_int_equal(recovery_point_load(pdir, &rp, &why, &bad), 0);
+    assert_true(rp.has_tail);
+    assert_int_equal(rp.offset, rp.tail.next_offset); /* RP4 */
+    struct recovery_tail t = rp.tail;
+    recovery_point_free(&rp);
+    return t;
+}
+
+/* PA9: after a SIGKILL the open scans only what was appended past the last tail. Shown two ways:
+ * the open's own count, and the page cache — the log was dropped from it before the open, and
+ * afterwards only about the scanned tail is resident (before PA9 the whole segment was: the
+ * scan CRCed it from byte 0). */
+static void test_crash_scans_only_past_the_tail(void **state)
+{
+    struct tu_fixture *f = *state;
+    f->o.segment_size_bytes = TAIL_SEGMENT_BYTES;
+    int64_t next = build(f, 0);
+    crash_child_tail(f, &next, 300, 1, 10);
+    char *pdir = pdir_of(f);
+    assert_int_equal(count_logs(pdir), 1);
+    struct recovery_tail t = load_tail(pdir);
+    assert_int_equal(t.base_offset, 0);
+    assert_int_equal(t.next_offset, 300 * RECORDS);
+    assert_true(t.bytes > 600 * 1024);
+    assert_true(t.index_entries > 0);
+    char *log = tu_path("%s/%020d.log", pdir, 0);
+    drop_cache(log);
+    bool cache_proves = resident_bytes(log, tu_file_size(log)) <= 16 * 1024;
+    tu_fixture_open(f);
+    const struct partition_recovery *rec = recovery(f->e);
+    assert_true(rec->recovered);
+    assert_int_equal(rec->recovery_tails_rejected, 0);
+    assert_int_equal(rec->tail_bytes_trusted, t.bytes);
+    assert_int_equal(rec->segments_checked, 1);
+    assert_true(rec->bytes_checked <= 10 * 2600); /* the 10 batches after the tail */
+    assert_true(rec->bytes_checked >= 10 * 2000);
+    char *snap = tu_path("%s/%020" PRId64 ".snapshot", pdir, t.next_offset);
+    assert_int_equal(access(snap, F_OK), 0); /* the producer replay starts there too */
+    free(snap);
+    uint64_t resident = resident_bytes(log, tu_file_size(log));
+    fprintf(stderr, "resident after a crash open: %" PRIu64 " of %" PRIu64 " log bytes\n", resident,
+            t.bytes);
+    if (cache_proves)
+        assert_true(resident <= 128 * 1024); /* the tail and a few pages, not the prefix */
+    read_back(f, next); /* nothing acknowledged is lost, the prefix serves as before */
+    int64_t off = -1;
+    assert_int_equal(rt_list_offsets(f->e, TOPIC, 0, 1000000 + 2905, RT_READ_UNCOMMITTED, &off), 0);
+    assert_int_equal(off, 2905); /* a time lookup inside the trusted prefix */
+    tu_fixture_close(f);
+    assert_verify_clean(f->dir);
+    free(log);
+    free(pdir);
+}
+
+/* A stale tail (an older checkpoint's: the file was replaced by an earlier copy) is still true
+ * of the prefix it names: the scan starts there and walks the rest, nothing is lost. */
+static void test_crash_with_a_stale_tail(void **state)
+{
+    struct tu_fixture *f = *state;
+    f->o.segment_size_bytes = TAIL_SEGMENT_BYTES;
+    int64_t next = build(f, 0);
+    crash_child_tail(f, &next, 100, 2, 5);
+    char *pdir = pdir_of(f);
+    struct recovery_tail newest = load_tail(pdir);
+    char *first = tu_path("%s/rp-0.bin", f->dir);
+    char *rp_path = tu_path("%s/%s", pdir, RECOVERY_POINT_FILE);
+    assert_int_equal(rename(first, rp_path), 0);
+    struct recovery_tail old = load_tail(pdir);
+    assert_true(old.bytes < newest.bytes);
+    assert_int_equal(old.next_offset, 100 * RECORDS);
+    tu_fixture_open(f);
+    const struct partition_recovery *rec = recovery(f->e);
+    assert_int_equal(rec->recovery_tails_rejected, 0);
+    assert_int_equal(rec->tail_bytes_trusted, old.bytes);
+    assert_true(rec->bytes_checked >= newest.bytes - old.bytes);
+    read_back(f, next);
+    tu_fixture_close(f);
+    assert_verify_clean(f->dir);
+    free(rp_path);
+    free(first);
+    free(pdir);
+}
+
+enum tail_damage {
+    TAIL_BYTES_PAST_ITS_BATCH,
+    TAIL_BYTES_PAST_THE_FILE,
+    TAIL_NEXT_OFFSET_WRONG,
+    TAIL_LAST_BATCH_MISPLACED,
+    TAIL_INDEX_ENTRIES_MORE,
+    TAIL_INDEX_ENTRIES_FEWER,
+    TAIL_TIMEINDEX_ENTRIES_MORE,
+    TAIL_BASE_NOT_THE_NEWEST,
+    TAIL_DAMAGES
+};
+
+/* A tail whose fields (each one in turn, the file's CRC made right again) do not describe the
+ * files is never trusted: the scan starts from byte 0 as before PA9 and nothing is lost. */
+static void test_crash_with_a_wrong_tail(void **state)
+{
+    struct tu_fixture *f = *state;
+    f->o.segment_size_bytes = TAIL_SEGMENT_BYTES;
+    int64_t next = build(f, 0);
+    char *pdir = pdir_of(f);
+    char *log = tu_path("%s/%020d.log", pdir, 0);
+    for (int d = 0; d < TAIL_DAMAGES; d++) {
+        crash_child_tail(f, &next, 40, 1, 3);
+        struct recovery_point rp;
+        const char *why = NULL;
+        size_t bad = 0;
+        assert_int_equal(recovery_point_load(pdir, &rp, &why, &bad), 0);
+        assert_true(rp.has_tail);
+        struct recovery_tail *t = &rp.tail;
+        switch ((enum tail_damage)d) {
+        case TAIL_BYTES_PAST_ITS_BATCH:
+            t->bytes += 100;
+            break;
+        case TAIL_BYTES_PAST_THE_FILE:
+            t->bytes = (uint64_t)tu_file_size(log) + 4096;
+            t->last_batch_position = t->bytes - 2000;
+            break;
+        case TAIL_NEXT_OFFSET_WRONG:
+            t->next_offset -= 1;
+            if (t->max_timestamp_offset > t->next_offset - 1)
+                t->max_timestamp_offset = t->next_offset - 1; /* still well-formed (RP6) */
+            break;
+        case TAIL_LAST_BATCH_MISPLACED:
+            t->last_batch_position -= 8;
+            break;
+        case TAIL_INDEX_ENTRIES_MORE:
+            t->index_entries += 3;
+            break;
+        case TAIL_INDEX_ENTRIES_FEWER:
+            t->index_entries -= 1;
+            break;
+        case TAIL_TIMEINDEX_ENTRIES_MORE:
+            t->timeindex_entries += 1;
+            break;
+        case TAIL_BASE_NOT_THE_NEWEST:
+            t->base_offset = 5; /* not a segment base; with no entries, still well-formed */
+            t->max_timestamp_offset = t->max_timestamp_offset < 5 ? 5 : t->max_timestamp_offset;
+            break;
+        case TAIL_DAMAGES:
+            break;
+        }
+        rp.offset = t->next_offset;
+        assert_int_equal(recovery_point_store(NULL, pdir, &rp), 0);
+        recovery_point_free(&rp);
+        tu_fixture_open(f);
+        const struct partition_recovery *rec = recovery(f->e);
+        if (rec->tail_bytes_trusted != 0)
+            fprintf(stderr, "damage %d: trusted %" PRIu64 " bytes\n", d, rec->tail_bytes_trusted);
+        assert_int_equal(rec->tail_bytes_trusted, 0);
+        assert_int_equal(rec->recovery_tails_rejected, d == TAIL_BASE_NOT_THE_NEWEST ? 0 : 1);
+        assert_true(rec->bytes_checked >= (uint64_t)(next - 3 * RECORDS) * 200);
+        read_back(f, next);
+        tu_fixture_close(f);
+        assert_verify_clean(f->dir);
+    }
+    free(log);
+    free(pdir);
+}
+
+/* ---- PA11: an idle partition holds no descriptor -------------------------------------------- */
+
+#define IDLE_PARTITIONS 40
+
+static long fds_open(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    long n = 0;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n - 3; /* ".", ".." and the directory's own descriptor */
+}
+
+static void append_to(rt_engine *e, uint32_t part, int64_t value)
+{
+    char v[32];
+    snprintf(v, sizeof(v), "p%u-%" PRId64, part, value);
+    struct rt_record rec = {
+        .key_len = -1, .value = v, .value_len = (int32_t)strlen(v), .timestamp_ms = 1000000};
+    int64_t base = -1;
+    assert_int_equal(rt_append(e, TOPIC, part, &rec, 1, &base), 0);
+    assert_int_equal(base, value);
+}
+
+static void expect_readable(rt_engine *e, uint32_t part, int64_t offset)
+{
+    rt_fetch *fx = NULL;
+    assert_int_equal(rt_fetch_start(e, TOPIC, part, offset, 1 << 16, RT_READ_UNCOMMITTED, &fx), 0);
+    const struct rt_fetch_view *fv = rt_fetch_get(fx);
+    assert_true(fv->size_bytes > 0);
+    assert_true(fv->high_watermark > offset);
+    rt_fetch_release(fx);
+}
+
+/* After a clean close, opening N partitions that hold data opens no descriptor per partition:
+ * their newest segments stay sealed (before PA11 each held four: the log, two writable indexes
+ * and the .txnindex). The first append to one wakes only that one; what it and the others hold
+ * reads back, then and after another close and open, and verify is clean. */
+static void test_idle_partitions_hold_no_descriptor(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, IDLE_PARTITIONS), 0);
+    for (uint32_t i = 0; i < IDLE_PARTITIONS; i++)
+        append_to(f->e, i, 0);
+    tu_fixture_close(f);
+    long before = fds_open();
+    tu_fixture_open(f);
+    long opened = fds_open() - before;
+    fprintf(stderr, "descriptors an open of %d idle partitions holds: %ld\n", IDLE_PARTITIONS,
+            opened);
+    assert_true(opened <
+                IDLE_PARTITIONS); /* the engine's own (rings, threads), none per partition */
+    struct partition *p3 = log_partition(engine_log(f->e), TOPIC, 3);
+    assert_non_null(p3);
+    assert_true(p3->active->sealed);
+    append_to(f->e, 3, 1);
+    assert_int_equal(p3->wakes, 1);
+    assert_false(p3->active->sealed);
+    long woken = fds_open() - before - opened;
+    assert_true(woken >= 1 && woken <= 4);
+    append_to(f->e, 3, 2); /* no second wake */
+    assert_int_equal(p3->wakes, 1);
+    for (uint32_t i = 0; i < IDLE_PARTITIONS; i++)
+        expect_readable(f->e, i, 0);
+    expect_readable(f->e, 3, 2);
+    tu_fixture_close(f);
+    assert_verify_clean(f->dir);
+    tu_fixture_open(f);
+    expect_readable(f->e, 3, 2);
+    append_to(f->e, 3, 3);
+    append_to(f->e, 7, 1);
+    tu_fixture_close(f);
+    assert_verify_clean(f->dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -614,6 +924,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_recovery_point_past_the_end, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_changed_segment_is_checked, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_crash_scans_only_past_the_tail, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_crash_with_a_stale_tail, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_crash_with_a_wrong_tail, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_idle_partitions_hold_no_descriptor, tu_fixture_setup,
                                         tu_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,6 +31,8 @@
 #include "helpers/test_util.h"
 #include "helpers/verify_log.h"
 #include "io/io.h"
+#include "log.h"
+#include "partition.h"
 #include "ringtail.h"
 #include "ringtail_test.h"
 
@@ -454,6 +456,145 @@ static void test_sigkill_in_recycled_segment(void **state)
     }
 }
 
+/* ---- PA10: retention removes a run in one step ------------------------------------------ */
+
+#define RUN_SEGMENT_BYTES (512 * 1024) /* below the pre-writer's minimum: no pool, no spare */
+
+/* Appends until `rolls` segments were sealed; returns the next offset. */
+static int64_t append_rolls(rt_engine *e, uint64_t rolls)
+{
+    int64_t next = 0, base = -1;
+    for (;;) {
+        struct rt_stats st;
+        if (rt_stats_get(e, &st) != 0)
+            return -1;
+        if (st.segments_rolled >= rolls)
+            return next;
+        if (append_batch(e, next, &base) != 0 || base != next)
+            return -1;
+        next += RECORDS_PER_BATCH;
+    }
+}
+
+static void run_options(struct rt_options *o)
+{
+    options(o);
+    o->segment_size_bytes = RUN_SEGMENT_BYTES;
+    o->retention_bytes = -1; /* only the test deletes */
+}
+
+/* PA10: deleting the sealed segments of a partition is one list change and one directory fsync,
+ * whatever the run's length (before, each segment cost its own fsync); everything after the new
+ * log start reads back, before and after a clean close, and the directory verifies clean. */
+static void test_retention_removes_a_run_in_one_step(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    run_options(&o);
+    struct io_fault_plan plan = {0}; /* counts only */
+    rt_engine *e = NULL;
+    assert_int_equal(rt_test_open(dir, &o, &plan, &e), 0);
+    assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);
+    int64_t next = append_rolls(e, 6);
+    assert_true(next > 0);
+    struct partition *p = log_partition(engine_log(e), TOPIC, 0);
+    assert_non_null(p);
+    int64_t start = p->active->base_offset; /* no append runs: the writer's state is still */
+    uint64_t fsyncs = plan.dir_fsyncs_seen;
+    int n = log_delete_before(engine_log(e), p, start);
+    assert_true(n >= 6);
+    assert_int_equal(plan.dir_fsyncs_seen - fsyncs, 1);
+    assert_int_equal(p->run_deletions, 1);
+    assert_int_equal(stats(e).segments_deleted, (uint64_t)n);
+    int64_t first = -1;
+    assert_int_equal(read_back(e, &first), next);
+    assert_int_equal(first, start);
+    assert_int_equal(rt_close(e), 0);
+    tu_expect_verify_clean(dir, "after a run was deleted");
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(read_back(e, &first), next);
+    assert_int_equal(first, start);
+    assert_int_equal(rt_close(e), 0);
+    tu_rmdir_free(dir);
+}
+
+/* One child of test_power_loss_in_a_run: builds 4 sealed segments over the fault backend and
+ * deletes them in one run, losing the power at the run's k-th directory change (k > 0; the op
+ * runs, then the power goes) or right after its directory fsync (k == 0). Reports the
+ * acknowledged end and the run's first offset kept through fd. */
+static void run_power_loss_child(const char *dir, int k, int fd)
+{
+    struct rt_options o;
+    run_options(&o);
+    struct io_fault_plan plan = {.track_unsynced = true, .track_dirs = true};
+    rt_engine *e = NULL;
+    if (rt_test_open(dir, &o, &plan, &e) != 0 || rt_topic_create(e, TOPIC, 1) != 0)
+        _exit(2);
+    int64_t next = append_rolls(e, 4);
+    if (next < 0)
+        _exit(3);
+    struct partition *p = log_partition(engine_log(e), TOPIC, 0);
+    int64_t start = p->active->base_offset;
+    plan.rules[0] = (struct io_fault_rule){.mode = IO_FAULT_POWER_LOSS,
+                                           .op = k ? IO_OP_DIR_ENTRY : IO_OP_DIR_FSYNC,
+                                           .nth = k ? plan.dir_entries_seen + (uint64_t)k
+                                                    : plan.dir_fsyncs_seen + 1};
+    plan.rule_count = 1;
+    int n = log_delete_before(engine_log(e), p, start);
+    if (!plan.power_lost || plan.power_loss_error != 0 || (k > 0 && n >= 0) ||
+        (k > 0 && plan.dir_entries_undone != (uint64_t)k)) {
+        fprintf(stderr, "child %d: deleted %d, power lost %d (%d), %" PRIu64 " undone\n", k, n,
+                plan.power_lost, plan.power_loss_error, plan.dir_entries_undone);
+        _exit(4);
+    }
+    int64_t report[2] = {next, start};
+    if (write(fd, report, sizeof(report)) != (ssize_t)sizeof(report))
+        _exit(5);
+    _exit(0);
+}
+
+/* PA10: the power goes during a run's deletion (at each of several of its unlinks) or right
+ * after its one directory fsync. Before the fsync every unlink of the run comes back (the
+ * injector's model), so the log is dense again from offset 0; after it the run is gone and the
+ * log starts at the active segment. Either way every acknowledged record (sync=always) above
+ * the log start reads back and the directory opens and verifies clean. */
+static void test_power_loss_in_a_run(void **state)
+{
+    (void)state;
+    static const int at[] = {1, 2, 5, 9, 0};
+    for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+        char *dir = tu_mkdtemp();
+        int fds[2];
+        assert_int_equal(pipe(fds), 0);
+        fflush(stderr);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            close(fds[0]);
+            run_power_loss_child(dir, at[i], fds[1]);
+        }
+        close(fds[1]);
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        int64_t report[2] = {-1, -1};
+        assert_int_equal(read(fds[0], report, sizeof(report)), (ssize_t)sizeof(report));
+        close(fds[0]);
+        tu_expect_verify_clean(dir, "after power loss in a run's deletion");
+        struct rt_options o;
+        run_options(&o);
+        rt_engine *e = NULL;
+        assert_int_equal(rt_open(dir, &o, &e), 0);
+        int64_t first = -1;
+        assert_int_equal(read_back(e, &first), report[0]); /* sync=always: all durable */
+        assert_int_equal(first, at[i] ? 0 : report[1]);
+        assert_int_equal(rt_close(e), 0);
+        tu_rmdir_free(dir);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -464,6 +605,8 @@ int main(void)
         cmocka_unit_test(test_recycled_segment_serves_only_new_batches),
         cmocka_unit_test(test_power_loss_in_recycled_segment),
         cmocka_unit_test(test_sigkill_in_recycled_segment),
+        cmocka_unit_test(test_retention_removes_a_run_in_one_step),
+        cmocka_unit_test(test_power_loss_in_a_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -729,6 +729,29 @@ static void check_recovery_point(struct verifier *v, const char *pdir, bool pres
                     " (open checks it and writes this again)",
                     e->files[RECOVERY_LOG].bytes, name, now.bytes);
     }
+    if (rp.has_tail && log_start >= 0 && rp.tail.base_offset >= log_start) {
+        /* PA9: the tail names a prefix of the newest segment; a .log shorter than it (or a base
+         * that is no segment) claims bytes the files do not hold. After a crash it may name the
+         * segment a roll had just sealed: that is stale, not wrong (open scans it whole). */
+        int64_t at = RECOVERY_POINT_HEADER_BYTES + (int64_t)rp.count * RECOVERY_POINT_ENTRY_BYTES;
+        char name[BASE_DIGITS + 16], log_path[VERIFY_PATH_BYTES];
+        snprintf(name, sizeof name, "%0*" PRId64 ".log", BASE_DIGITS, rp.tail.base_offset);
+        struct recovery_stamp now;
+        if (path_join(log_path, sizeof log_path, pdir, name) &&
+            recovery_stamp(log_path, &now) == 0 &&
+            (now.mtime_ns == RECOVERY_STAMP_MISSING || now.bytes < rp.tail.bytes)) {
+            if (v->clean)
+                problem(v, path, at,
+                        "its tail records %" PRIu64 " bytes of %s, which holds %" PRIu64
+                        " (open scans it from its start)",
+                        rp.tail.bytes, name, now.bytes);
+            else
+                warning_at(v, path, at,
+                           "its tail records %" PRIu64 " bytes of %s, which holds %" PRIu64
+                           " after a crash (open scans it from its start)",
+                           rp.tail.bytes, name, now.bytes);
+        }
+    }
     recovery_point_free(&rp);
 }
 

@@ -293,7 +293,17 @@ int fetch_partition_start(struct fetch_pool *fp, struct partition *p, int64_t of
     assert(pos > start);
     assert(pos <= end);
     assert(end <= seg->map_bytes);
-    assert((int64_t)be64_load(seg->map + start) <= offset); /* the batch holding offset */
+    if ((int64_t)be64_load(seg->map + start) > offset) {
+        /* Disk bytes, not an invariant: the batch the index led to must hold offset. A segment
+         * an open trusted without reading (format.md RT1, RT4) may have changed under it. */
+        rc = error_set(RT_E_CORRUPT,
+                       "%s: offset %" PRIu64 ": batch base offset %" PRId64
+                       " is past the fetched offset %" PRId64,
+                       seg->log_path, start, (int64_t)be64_load(seg->map + start), offset);
+        segment_unref(seg);
+        rt_fetch_release(f);
+        return rc;
+    }
     f->segment = seg;
     f->view.data = seg->map + start;
     f->view.size_bytes = pos - start;

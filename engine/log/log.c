@@ -60,6 +60,8 @@ static void recovery_add(struct partition_recovery *sum, const struct partition_
     sum->recovery_point_mismatches += r->recovery_point_mismatches;
     sum->recovery_point_past_end += r->recovery_point_past_end;
     sum->recovery_points_written += r->recovery_points_written;
+    sum->tail_bytes_trusted += r->tail_bytes_trusted;
+    sum->recovery_tails_rejected += r->recovery_tails_rejected;
 }
 
 static int add_partition_call(struct shard *s, void *arg)
@@ -232,23 +234,95 @@ static void shards_stop(struct log *lg)
         shard_stop(&lg->shards[i]);
 }
 
+/* Closing many partitions: each seal waits for a few flushes of its own files, so they run on
+ * up to CLOSE_THREADS_MAX threads (a device serves parallel flushes at little more than the cost
+ * of one); partitions share nothing a close touches once the shards and the pre-writer stopped.
+ * The first failure's code and detail are kept (the detail is thread-local, error.h). */
+#define CLOSE_THREADS_MAX         8
+#define CLOSE_PARTITIONS_A_THREAD 64
+
+struct close_work {
+    struct partition **parts;
+    uint32_t count;
+    bool seal;
+    _Atomic uint32_t next;
+    pthread_mutex_t lock;
+    int first;
+    char detail[512];
+};
+
+static void *close_worker(void *arg)
+{
+    struct close_work *w = arg;
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&w->next, 1);
+        if (i >= w->count)
+            return NULL;
+        int rc = partition_close(w->parts[i], w->seal);
+        if (rc) {
+            pthread_mutex_lock(&w->lock);
+            if (!w->first) {
+                w->first = rc;
+                snprintf(w->detail, sizeof(w->detail), "%s", rt_error_detail());
+            }
+            pthread_mutex_unlock(&w->lock);
+        }
+    }
+}
+
+static int close_partitions(struct partition **parts, uint32_t count, bool seal)
+{
+    struct close_work w = {.parts = parts, .count = count, .seal = seal};
+    atomic_init(&w.next, 0);
+    pthread_mutex_init(&w.lock, NULL);
+    uint32_t threads = count / CLOSE_PARTITIONS_A_THREAD;
+    if (threads > CLOSE_THREADS_MAX)
+        threads = CLOSE_THREADS_MAX;
+    pthread_t th[CLOSE_THREADS_MAX];
+    uint32_t started = 0;
+    for (; started < threads; started++)
+        if (pthread_create(&th[started], NULL, close_worker, &w) != 0)
+            break; /* the calling thread does what is left */
+    (void)close_worker(&w);
+    for (uint32_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&w.lock);
+    if (w.first)
+        return error_set(w.first, "%s", w.detail);
+    return 0;
+}
+
 static int close_topics(struct log *lg, bool seal)
 {
-    int first = 0;
+    int first = 0, rc_one = 0;
     uint32_t n = atomic_load(&lg->topic_count);
+    uint32_t total = 0;
+    for (uint32_t t = 0; t < n; t++)
+        total += lg->topics[t].partition_count;
+    struct partition **parts = total ? malloc((size_t)total * sizeof(*parts)) : NULL;
+    uint32_t k = 0;
     for (uint32_t t = 0; t < n; t++) {
-        bool gone = atomic_load_explicit(
-            &lg->topics[t].deleted, memory_order_acquire); /* LG8: its files are renamed away */
+        /* LG8: a deleted topic's files are renamed away: closed without a seal, errors
+         * ignored. */
+        bool gone = atomic_load_explicit(&lg->topics[t].deleted, memory_order_acquire);
         for (uint32_t i = 0; i < lg->topics[t].partition_count; i++) {
-            int rc = partition_close(lg->topics[t].partitions[i], seal && !gone);
-            free(lg->topics[t].partitions[i]);
             if (gone)
-                rc = 0;
-            if (rc && !first)
-                first = rc;
+                (void)partition_close(lg->topics[t].partitions[i], false);
+            else if (parts)
+                parts[k++] = lg->topics[t].partitions[i];
+            else if ((rc_one = partition_close(lg->topics[t].partitions[i], seal)) && !first)
+                first = rc_one;
         }
-        free(lg->topics[t].partitions);
     }
+    if (parts) {
+        first = close_partitions(parts, k, seal);
+        free(parts);
+    }
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t i = 0; i < lg->topics[t].partition_count; i++)
+            free(lg->topics[t].partitions[i]);
+    for (uint32_t t = 0; t < n; t++)
+        free(lg->topics[t].partitions);
     /* A topic whose catalogue update failed (log_topic_create) stays in the slot past the
      * count, its partitions attached to the shards until they stopped: closed here. */
     if (lg->topics && n < lg->topics_capacity && lg->topics[n].partitions) {
@@ -1584,6 +1658,23 @@ static int each_shard(struct log *lg, int (*fn)(struct shard *s, void *arg))
     return 0;
 }
 
+static int checkpoint_call(struct shard *s, void *arg)
+{
+    (void)arg;
+    int first = 0;
+    for (uint32_t i = 0; i < s->partition_count; i++) {
+        int rc = partition_checkpoint_tail(s->partitions[i], true);
+        if (rc && !first)
+            first = rc;
+    }
+    return first;
+}
+
+int log_checkpoint_tails(struct log *lg)
+{
+    return each_shard(lg, checkpoint_call);
+}
+
 int log_enforce_retention(struct log *lg)
 {
     return each_shard(lg, retention_call);
@@ -2159,6 +2250,15 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->pcfg.retention_bytes = lg->opts.retention_bytes;
     lg->pcfg.retention_ms = lg->opts.retention_ms;
     lg->pcfg.producers_max = lg->opts.producers_max;
+    /* PA9: a crash scans at most about this much of the active segment (plus one housekeeping
+     * period's appends): a quarter segment, within [1, 64] MiB, so a busy partition stores a
+     * tail (a snapshot and a checkpoint replace, ~4 fsyncs) at most once a period. */
+    uint64_t interval = lg->opts.segment_size_bytes / 4;
+    if (interval < (1u << 20))
+        interval = 1u << 20;
+    if (interval > (64u << 20))
+        interval = 64u << 20;
+    lg->pcfg.checkpoint_interval_bytes = interval;
     lg->pcfg.is_named = lg->ports.is_named;
     lg->pcfg.named_ctx = lg->ports.named_ctx;
 

@@ -359,6 +359,11 @@ int log_snapshot_producers(struct log *lg);
  * the retention timer's work, on demand). */
 int log_enforce_retention(struct log *lg);
 
+/* Stores every partition's recovery point with its active segment's tail now (PA9 in
+ * partition.h; the housekeeping period does it once a partition grew its interval), on the shard
+ * threads. Returns 0 or the first error. */
+int log_checkpoint_tails(struct log *lg);
+
 /* The topic-creation intent (F4; log.c LG4-LG6; docs/format.md A.2): its one encoding, at most
  * LOG_CREATE_INTENT_BYTES_MAX bytes. format returns the length (name must be a valid topic name,
  * partitions >= 1); parse returns 0 with the name and count, or RT_E_CORRUPT for anything that is

@@ -649,7 +649,15 @@ static bool restore_stamps(struct partition *p, const struct segment *seg,
  * one (every segment of the run is sealed, PA2, so the run is dense, L1). The checkpoint is a
  * cache of checks: a failure to store it costs the next open a walk, nothing else, so callers
  * may ignore the result. */
+static int store_recovery_point_tail(struct partition *p, const struct recovery_tail *tail);
+
 static int store_recovery_point(struct partition *p)
+{
+    return store_recovery_point_tail(p, NULL);
+}
+
+/* store_recovery_point, with the active segment's tail (PA9) when tail is set. */
+static int store_recovery_point_tail(struct partition *p, const struct recovery_tail *tail)
 {
     if (p->cfg.segment.read_only)
         return 0;
@@ -674,11 +682,91 @@ static int store_recovery_point(struct partition *p)
         memcpy(e->files, seg->stamps, sizeof(e->files));
     }
     rp.offset = rp.count ? rp.segments[rp.count - 1].next_offset : 0;
+    if (tail && (rp.count == 0 || tail->base_offset == rp.offset)) {
+        rp.has_tail = true;
+        rp.tail = *tail;
+        rp.offset = tail->next_offset;
+    }
     int rc = recovery_point_store(p->cfg.segment.faults, p->dir, &rp);
     free(rp.segments);
     if (rc == 0)
         p->recovery_points_written++;
     return rc;
+}
+
+int partition_wake(struct partition *p)
+{
+    struct segment *old = p->active;
+    if (!old->sealed || p->cfg.segment.read_only)
+        return 0;
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5 */
+    assert(!p->round_touched);
+    assert(old->vouched && old->next_offset == p->next_offset);
+    struct segment_trust tr = {
+        .next_offset = old->next_offset,
+        .max_timestamp = atomic_load_explicit(&old->max_timestamp_ms, memory_order_relaxed),
+        .max_timestamp_offset = old->max_timestamp_offset,
+    };
+    struct segment *seg = NULL;
+    struct segment_recovery srec;
+    int rc = segment_open(&seg, p->dir, old->base_offset, &p->cfg.segment, true, false, &tr, &srec);
+    if (rc)
+        return rc; /* nothing changed: the partition stays as it was, dormant */
+    assert(!seg->sealed && seg->size_bytes == old->size_bytes);
+    pthread_mutex_lock(&p->segments_lock);
+    p->segments[p->segment_count - 1] = seg;
+    pthread_mutex_unlock(&p->segments_lock);
+    p->active = seg;
+    /* As a clean open that trusted it: the close's seal walks only what is appended now. */
+    p->active_trusted_bytes = seg->size_bytes;
+    p->active_trusted_next = seg->next_offset;
+    memcpy(p->active_trusted_stamps, old->stamps, sizeof(p->active_trusted_stamps));
+    partition_publish(p);
+    segment_unref(old); /* a fetch still holding it keeps its mapping */
+    p->wakes++;
+    return 0;
+}
+
+int partition_checkpoint_tail(struct partition *p, bool force)
+{
+    if (p->frozen || p->cfg.segment.read_only || !p->active || p->active->sealed)
+        return 0; /* PA5: a frozen partition's state may describe failed batches */
+    struct segment *a = p->active;
+    assert(!p->round_touched);
+    if (a->size_bytes == 0)
+        return 0;
+    uint64_t since = a->size_bytes;
+    if (p->tail_base == a->base_offset) {
+        if (p->tail_bytes == a->size_bytes)
+            return 0; /* nothing appended since the last one */
+        since = a->size_bytes - p->tail_bytes;
+    }
+    if (!force && since < p->cfg.checkpoint_interval_bytes)
+        return 0;
+    int rc = segment_sync_prefix(a);
+    if (rc == 0)
+        rc = partition_snapshot_producers(p); /* so the replay after a crash starts here too */
+    if (rc)
+        return rc;
+    struct recovery_tail t = {
+        .base_offset = a->base_offset,
+        .bytes = a->size_bytes,
+        .next_offset = a->next_offset,
+        .max_timestamp = atomic_load_explicit(&a->max_timestamp_ms, memory_order_relaxed),
+        .max_timestamp_offset = a->max_timestamp_offset,
+        .last_batch_position = a->last_batch_position,
+        .index_entries = a->oidx.file.entries,
+        .timeindex_entries = a->tidx.file.entries,
+    };
+    assert(t.next_offset == p->next_offset && t.next_offset > t.base_offset);
+    rc = store_recovery_point_tail(p, &t);
+    if (rc)
+        return rc;
+    p->tail_base = a->base_offset;
+    p->tail_bytes = a->size_bytes;
+    p->tail_checkpoints++;
+    return 0;
 }
 
 /* What the recovery point says of the segment at `base` of an open: trust (filled, returned)
@@ -689,7 +777,23 @@ static const struct segment_trust *trust_for(struct partition *p, const struct r
                                              struct segment_trust *tr,
                                              struct partition_recovery *rec)
 {
+    memset(tr, 0, sizeof(*tr));
+    if (newest && !clean && rp->has_tail && rp->tail.base_offset == base) {
+        /* PA9: after a crash the newest segment is scanned from its recorded tail on. */
+        tr->next_offset = rp->tail.next_offset;
+        tr->max_timestamp = rp->tail.max_timestamp;
+        tr->max_timestamp_offset = rp->tail.max_timestamp_offset;
+        tr->bytes = rp->tail.bytes;
+        tr->last_batch_position = rp->tail.last_batch_position;
+        tr->index_entries = rp->tail.index_entries;
+        tr->timeindex_entries = rp->tail.timeindex_entries;
+        return tr;
+    }
     const struct recovery_segment *e = recovery_point_find(rp, base);
+    /* Not a tail: a clean close's entry for what is now the newest segment. Its prefix is as
+     * durable as a tail's, but a byte changed in it after the crash would go unseen (its
+     * stamps moved with the appends): the damage matrix (test_damage, crashed) wants a crash's
+     * newest segment checked below anything a checkpoint did not name, so it is scanned whole. */
     if (!e || (newest && !clean))
         return NULL;
     struct recovery_stamp now[RECOVERY_FILES];
@@ -791,14 +895,21 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
         struct segment_recovery srec;
         struct segment_trust tr;
         const struct segment_trust *trust = trust_for(p, &rp, bases[i], newest, clean, &tr, rec);
-        rc = segment_open(&seg, p->dir, bases[i], &cfg->segment, newest, newest && !clean, trust,
-                          &srec);
+        /* PA11: after a clean shutdown a trusted newest segment is opened as it was closed,
+         * sealed (mapped, no descriptor, indexes read-only): it becomes active at its first
+         * append (partition_wake), so an idle partition costs no descriptor and no flush. */
+        bool dormant = newest && clean && trust != NULL;
+        rc = segment_open(&seg, p->dir, bases[i], &cfg->segment, newest && !dormant,
+                          newest && !clean, trust, &srec);
         if (rc)
             break;
         if (newest && !clean)
             rec->recovered = true;
         rec->truncated_bytes += srec.truncated_bytes;
         rec->segments_opened++;
+        if (srec.tail_rejected)
+            rec->recovery_tails_rejected++;
+        rec->tail_bytes_trusted += srec.tail_from_bytes;
         if (srec.trusted) {
             rec->segments_trusted++;
             newest_trusted = newest;
@@ -811,8 +922,10 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
             }
         } else {
             rec->segments_checked++;
-            rec->bytes_checked += seg->size_bytes + srec.truncated_bytes;
-            if (first_untrusted == count)
+            rec->bytes_checked += seg->size_bytes + srec.truncated_bytes - srec.tail_from_bytes;
+            /* PA9: a tail-trusted newest segment's .txnindex is trusted to the tail and rebuilt
+             * past it by the producer replay (load_producers), not walked whole. */
+            if (first_untrusted == count && srec.tail_from_bytes == 0)
                 first_untrusted = i;
         }
         if (i > 0) {
@@ -858,6 +971,7 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     p->next_offset = p->active->next_offset;
     p->active_trusted_bytes = newest_trusted ? p->active->size_bytes : UINT64_MAX;
     p->active_trusted_next = p->active->next_offset;
+    p->tail_base = -1;
     memcpy(p->active_trusted_stamps, newest_stamps, sizeof(newest_stamps));
     p->snapshot_offset = -1;
     rc = load_producers(p, rec);
@@ -988,7 +1102,7 @@ static int partition_roll(struct partition *p)
     struct segment *old = p->active;
     assert(!p->round_touched);
     assert(old->next_offset == p->next_offset);
-    p->rolling = true;          /* PA9: cleared below, once the new segment is active */
+    p->rolling = true;          /* PA12: cleared below, once the new segment is active */
     int rc = segment_seal(old); /* PA2: sealed and synced before the next one exists */
     if (rc)
         return rc;
@@ -1102,7 +1216,7 @@ int partition_recover(struct partition *p)
     assert(!p->round_touched);
     struct segment *a = p->active;
     assert(a->next_offset <= p->next_offset);
-    /* PA9: the published end is the durable end; what the failed rounds placed past it is
+    /* PA12: the published end is the durable end; what the failed rounds placed past it is
      * forgotten (their requests were answered with errors). */
     p->next_offset = a->next_offset;
     p->unsynced = false; /* the caller fdatasynced the active segment (SH10) */
@@ -1225,75 +1339,91 @@ struct segment *partition_segment_after(struct partition *p, int64_t base_offset
     return found;
 }
 
-/* Removes the oldest segment (never the active one). */
-static int delete_oldest(struct partition *p)
+/* Removes the `n` oldest segments (never the active one) in one step (PA10): one change of the
+ * list and one publish of the log start, then every file of the run unlinked oldest first (at
+ * most one .log kept as the recycled spare, PA6), then one fsync of the directory. Returns n or
+ * the first error (the run is out of the list whatever failed: a file left behind is an orphan
+ * the next open removes, L4, or an older segment it opens below the log start). */
+static int delete_oldest_run(struct partition *p, uint32_t n)
 {
-    assert(p->segment_count > 1);
+    assert(n < p->segment_count);
+    if (n == 0)
+        return 0;
+    struct segment **run = malloc((size_t)n * sizeof(*run));
+    if (!run)
+        return -ENOMEM;
     pthread_mutex_lock(&p->segments_lock);
-    struct segment *seg = p->segments[0];
-    memmove(p->segments, p->segments + 1, (size_t)(p->segment_count - 1) * sizeof(*p->segments));
-    p->segment_count--;
+    memcpy(run, p->segments, (size_t)n * sizeof(*run));
+    memmove(p->segments, p->segments + n, (size_t)(p->segment_count - n) * sizeof(*p->segments));
+    p->segment_count -= n;
     pthread_mutex_unlock(&p->segments_lock);
     partition_publish(p); /* PA4: the log start moves before the files go */
-    /* PA6: keep the file for the next roll when nothing can read it any more: out of the list,
-     * so no fetch can take a reference, and none holds one (its mapping would change under it).
-     * A file smaller than the lead saves less than the rename and fsync cost. */
-    if (p->cfg.segment.pool && p->spare_bytes == 0 &&
-        atomic_load_explicit(&seg->refs, memory_order_acquire) == 1 &&
-        seg->size_bytes >= segment_pool_lead_bytes(p->cfg.segment.capacity_bytes)) {
-        char spare[SEGMENT_PATH_BYTES];
-        uint64_t bytes = 0;
-        if (snprintf(spare, sizeof(spare), "%s/%s", p->dir, PARTITION_SPARE_NAME) <
-                (int)sizeof(spare) &&
-            segment_recycle(seg, spare, &bytes) == 0) {
-            p->spare_bytes = bytes;
-            segment_unref(seg);
-            return 0;
+    int rc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct segment *seg = run[i];
+        /* PA6: keep one file for the next roll when nothing can read it any more: out of the
+         * list, so no fetch can take a reference, and none holds one (its mapping would change
+         * under it). A file smaller than the lead saves less than the rename costs. */
+        if (p->cfg.segment.pool && p->spare_bytes == 0 &&
+            atomic_load_explicit(&seg->refs, memory_order_acquire) == 1 &&
+            seg->size_bytes >= segment_pool_lead_bytes(p->cfg.segment.capacity_bytes)) {
+            char spare[SEGMENT_PATH_BYTES];
+            uint64_t bytes = 0;
+            if (snprintf(spare, sizeof(spare), "%s/%s", p->dir, PARTITION_SPARE_NAME) <
+                    (int)sizeof(spare) &&
+                segment_recycle(seg, spare, false, &bytes) == 0) {
+                p->spare_bytes = bytes;
+                continue;
+            }
+            (void)io_unlink(p->cfg.segment.faults, spare); /* a half-done recycle: as below */
         }
-        (void)io_unlink(p->cfg.segment.faults, spare); /* a half-done recycle: as below */
+        int urc = segment_unlink(seg); /* a fetch still holding it keeps the mapping alive */
+        if (urc && rc == 0)
+            rc = urc;
     }
-    int rc = segment_delete(seg);
-    segment_unref(seg); /* a fetch still holding it keeps the mapping alive */
-    return rc;
+    int src = fs_fsync_dir(p->cfg.segment.faults, p->dir); /* SG5, once for the run */
+    if (src && rc == 0)
+        rc = src;
+    if (src)
+        p->spare_bytes = 0; /* its name may not survive a power loss: not reused */
+    for (uint32_t i = 0; i < n; i++)
+        segment_unref(run[i]);
+    free(run);
+    p->run_deletions++;
+    return rc ? rc : (int)n;
 }
 
 int partition_enforce_retention(struct partition *p, int64_t now_ms)
 {
     if (p->frozen)
         return RT_E_IO_FAILED; /* PA5: a deletion publishes the log start */
-    int deleted = 0;
+    uint32_t n = 0;            /* the run of oldest segments to delete */
     if (p->cfg.retention_bytes >= 0) {
         uint64_t total = 0;
         for (uint32_t i = 0; i < p->segment_count; i++)
             total += p->segments[i]->size_bytes;
         /* As Kafka: delete the oldest while the excess over the limit is at least its size,
          * so the log never drops below retention_bytes. */
-        while (p->segment_count > 1 && total > (uint64_t)p->cfg.retention_bytes) {
-            uint64_t oldest = p->segments[0]->size_bytes;
+        while (p->segment_count - n > 1 && total > (uint64_t)p->cfg.retention_bytes) {
+            uint64_t oldest = p->segments[n]->size_bytes;
             if (total - (uint64_t)p->cfg.retention_bytes < oldest)
                 break;
-            int rc = delete_oldest(p);
-            if (rc)
-                return rc;
             total -= oldest;
-            deleted++;
+            n++;
         }
     }
     if (p->cfg.retention_ms >= 0) {
-        while (p->segment_count > 1) {
-            struct segment *s = p->segments[0];
+        while (p->segment_count - n > 1) {
+            struct segment *s = p->segments[n];
             int64_t ts = atomic_load_explicit(&s->max_timestamp_ms, memory_order_relaxed);
             if (ts < 0)
                 ts = s->created_ms;
             if (now_ms - ts <= p->cfg.retention_ms)
                 break;
-            int rc = delete_oldest(p);
-            if (rc)
-                return rc;
-            deleted++;
+            n++;
         }
     }
-    return deleted;
+    return delete_oldest_run(p, n);
 }
 
 int partition_roll_now(struct partition *p)
@@ -1308,12 +1438,8 @@ int partition_delete_before(struct partition *p, int64_t offset)
 {
     if (p->frozen)
         return RT_E_IO_FAILED; /* PA5 */
-    int deleted = 0;
-    while (p->segment_count > 1 && p->segments[0]->next_offset <= offset) {
-        int rc = delete_oldest(p);
-        if (rc)
-            return rc;
-        deleted++;
-    }
-    return deleted;
+    uint32_t n = 0;
+    while (p->segment_count - n > 1 && p->segments[n]->next_offset <= offset)
+        n++;
+    return delete_oldest_run(p, n);
 }

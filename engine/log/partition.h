@@ -15,7 +15,7 @@
  *   PA3. high_watermark <= next_offset; bytes below the published position of the high
  *        watermark are acknowledged and never change until retention deletes their segment.
  *   PA4. log_start_offset == base offset of the oldest segment.
- *   PA5. A partition whose write round failed is frozen until it is recovered (PA9) or the
+ *   PA5. A partition whose write round failed is frozen until it is recovered (PA12) or the
  *        engine is reopened: its writer state (next offset, producer table, open transactions)
  *        may describe batches that were reported failed, so nothing of it is published, rolled,
  *        deleted or snapshotted while it is frozen; readers keep the last acknowledged
@@ -35,7 +35,29 @@
  *        files have now (and the newest segment only after a clean shutdown): a changed,
  *        unnamed or damaged entry costs a walk, never trust. Stored at every roll, at a clean
  *        close, and by an open that checked a sealed segment no entry vouched for.
- *   PA9. Recovery in place (issue 21 F3, partition_recover): a frozen partition is brought back
+ *   PA9. The recovery point may also carry a tail (A.7 RP6): a prefix of the active segment —
+ *        its bytes, next offset, largest timestamp, last batch's position and index entry
+ *        counts — written by partition_checkpoint_tail only after the log and .txnindex were
+ *        fdatasynced, the offset and time indexes msynced and a producer snapshot at its next
+ *        offset stored. After a crash the newest segment is scanned from the tail on, when the
+ *        tail's base is the newest segment's and its last batch and index entries check out
+ *        (segment.c tail_holds); otherwise from 0 as before. So a crash costs the bytes
+ *        appended since the last tail (at most checkpoint_interval_bytes plus one housekeeping
+ *        period's appends), not the segment. A roll, a close or an open stores the file without
+ *        a tail (the active segment is then empty, sealed, or was just scanned).
+ *  PA11. After a clean shutdown the newest segment an open trusted stays sealed — mapped, no
+ *        descriptor, read-only indexes, nothing extended — until the partition's first append,
+ *        which reopens it active (partition_wake, on the shard thread, before the batch is
+ *        placed). So an idle partition holds no descriptor and costs its open and close no
+ *        flush; a fetch holding the sealed object keeps its mapping (the file only grows).
+ *  PA10. Retention (and partition_delete_before) removes a run of oldest segments in one step:
+ *        the list loses the whole run under one lock hold and the log start is published once,
+ *        then the run's files are unlinked oldest first and the directory fsynced once
+ *        (run_deletions counts the steps). A power loss before that fsync undoes the unlinks
+ *        (all of them in io.h's model; a journaled file system keeps an ordered prefix of
+ *        them), so what comes back is the newest part of the run, right below the surviving
+ *        segments: the log stays dense (PA1) and the next retention removes it again.
+ *  PA12. Recovery in place (issue 21 F3, partition_recover): a frozen partition is brought back
  *        to exactly what a reopen would find, without touching any other partition: its
  *        durable end is the active segment's published end (size_bytes and next_offset move
  *        only when a round is published, and under sync=always only after its fdatasync; the
@@ -76,10 +98,13 @@ struct open_txn {
 
 struct partition_config {
     struct segment_config segment;
-    int64_t segment_ms;         /* roll by age; <= 0 never */
-    int64_t retention_bytes;    /* -1 unlimited */
-    int64_t retention_ms;       /* -1 unlimited */
-    uint32_t producers_max;     /* producer table bound */
+    int64_t segment_ms;      /* roll by age; <= 0 never */
+    int64_t retention_bytes; /* -1 unlimited */
+    int64_t retention_ms;    /* -1 unlimited */
+    uint32_t producers_max;  /* producer table bound */
+    /* PA9: a tail is stored once the active segment grew this much past the last one (checked
+     * at each housekeeping period); 0 at every period that finds new bytes. */
+    uint64_t checkpoint_interval_bytes;
     producer_named_fn is_named; /* the engine's named-producer registry */
     void *named_ctx;
     struct topic *topic; /* the log's topic owning the partition (log.h); never used here */
@@ -112,6 +137,8 @@ struct partition_recovery {
     uint32_t recovery_point_mismatches; /* entries whose files changed since (checked instead) */
     uint32_t recovery_point_past_end;   /* entries of segments the directory does not hold */
     uint32_t recovery_points_written;   /* checkpoints this open stored */
+    uint64_t tail_bytes_trusted;        /* PA9: newest-segment bytes below a tail, not scanned */
+    uint32_t recovery_tails_rejected;   /* PA9: tails that did not hold (scanned from 0) */
 };
 
 struct partition {
@@ -140,8 +167,8 @@ struct partition {
     bool round_force_sync; /* a marker in this round: fdatasync whatever the sync mode */
     bool round_lazy_only;  /* every batch of this round is a lazy marker (SH6) */
     bool frozen;           /* PA5: a round that wrote here failed; writer calls refuse */
-    bool rolling;          /* PA9: inside partition_roll (a failure leaves it set) */
-    /* PA9, SH10 (shard.c): the fault that froze the partition and its recovery. */
+    bool rolling;          /* PA12: inside partition_roll (a failure leaves it set) */
+    /* PA12, SH10 (shard.c): the fault that froze the partition and its recovery. */
     _Atomic int fault_error;    /* the error that froze it (-errno or RT_E_*), 0 when writable */
     uint64_t fault_end_bytes;   /* the active segment's bytes failed rounds may have written */
     int64_t heal_at_ms;         /* next recovery attempt (monotonic clock) */
@@ -164,6 +191,12 @@ struct partition {
      * had (their bytes are the same: the open's preallocation was trimmed away again), so an
      * idle open and close change no byte of the directory and the next open trusts it too. */
     uint64_t active_trusted_bytes;
+    /* PA9: the last tail stored (base -1: none yet), and how many were stored (tests). */
+    int64_t tail_base;
+    uint64_t tail_bytes;
+    uint64_t tail_checkpoints;
+    uint64_t run_deletions;      /* PA10: retention steps that removed segments (tests) */
+    uint64_t wakes;              /* PA11: dormant newest segments made active (tests) */
     int64_t active_trusted_next; /* its next offset then */
     struct recovery_stamp active_trusted_stamps[RECOVERY_FILES];
 
@@ -241,7 +274,7 @@ void partition_prepare_next(struct partition *p);
  * partition_snapshot_producers return RT_E_IO_FAILED and nothing is published. */
 void partition_freeze(struct partition *p);
 
-/* Writer (PA9): brings a frozen partition back to what a reopen would find — next offset at
+/* Writer (PA12): brings a frozen partition back to what a reopen would find — next offset at
  * the active segment's published end, producer table and open transactions reloaded from the
  * newest snapshot and the log, an interrupted roll finished — and publishes it; the caller has
  * already erased and fdatasynced every byte past that end (shard.c SH10). Returns 0 (no longer
@@ -299,6 +332,18 @@ int partition_roll_now(struct partition *p);
 /* Writer: deletes whole segments whose next offset is <= offset (never the active one). Returns
  * the number deleted or a negative error. */
 int partition_delete_before(struct partition *p, int64_t offset);
+
+/* Writer, before the partition's first append after a clean open (PA11): reopens its sealed
+ * newest segment as the active one. A no-op when it is active already. Returns 0 or a negative
+ * error (EMFILE and the like), after which the partition is unchanged. */
+int partition_wake(struct partition *p);
+
+/* Writer, between rounds: stores the recovery point with the active segment's tail (PA9) when it
+ * grew checkpoint_interval_bytes past the last tail (any bytes at all when force). Costs two
+ * fdatasyncs of the active segment's files, two msyncs, a producer snapshot and a recovery-point
+ * replace. Returns 0 (also when nothing was due or the partition is frozen) or a negative error;
+ * a failure costs the next crash's open a longer scan, nothing else. */
+int partition_checkpoint_tail(struct partition *p, bool force);
 
 /* Writer: removes whole segments past retention (never the active one). Returns the number
  * deleted or a negative error. */

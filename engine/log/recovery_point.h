@@ -26,9 +26,11 @@ struct io_fault_plan;
 #define RECOVERY_POINT_FILE         "recovery-point"
 #define RECOVERY_POINT_TMP_FILE     "recovery-point.tmp"
 #define RECOVERY_POINT_MAGIC        0x52545250u /* "RTRP" */
-#define RECOVERY_POINT_VERSION      1
+#define RECOVERY_POINT_VERSION      1           /* no tail block */
+#define RECOVERY_POINT_VERSION_TAIL 2           /* the entries are followed by a tail block */
 #define RECOVERY_POINT_HEADER_BYTES 22
 #define RECOVERY_POINT_ENTRY_BYTES  96
+#define RECOVERY_POINT_TAIL_BYTES   56
 /* Bounds the file (and what a parse allocates): far more segments than a partition can hold
  * open (docs/limits.md). */
 #define RECOVERY_POINT_SEGMENTS_MAX (1u << 20)
@@ -53,10 +55,26 @@ struct recovery_segment {
     struct recovery_stamp files[RECOVERY_FILES];
 };
 
+/* The active segment's checked, durable prefix (version 2 only; docs/format.md A.7 RP6): after a
+ * crash an open scans that segment from `bytes` on, not from 0 (PA9 in partition.h). */
+struct recovery_tail {
+    int64_t base_offset;          /* the active segment's base: the last entry's next_offset */
+    uint64_t bytes;               /* the prefix: whole batches, fdatasynced, 0 < bytes < 2^31 */
+    int64_t next_offset;          /* offset after its last batch */
+    int64_t max_timestamp;        /* largest batch maxTimestamp in the prefix, -1 when none */
+    int64_t max_timestamp_offset; /* the offset the time index pairs with it */
+    uint64_t last_batch_position; /* where the prefix's last batch starts */
+    uint32_t index_entries;       /* .index entries that describe the prefix (synced) */
+    uint32_t timeindex_entries;   /* .timeindex entries likewise */
+};
+
 struct recovery_point {
-    int64_t offset; /* the recovery point: next_offset of the last segment (0 when none) */
+    int64_t offset; /* the recovery point: the tail's next_offset when there is a tail, else
+                       next_offset of the last segment (0 when none) */
     uint32_t count;
     struct recovery_segment *segments; /* ascending, dense (RP3) */
+    bool has_tail;
+    struct recovery_tail tail;
 };
 
 /* Parses a whole file. Returns 0, RT_E_CORRUPT (*why static, *bad_offset the byte offset of the

@@ -379,6 +379,7 @@ void segment_note_append(struct segment *seg, const struct batch_header *h, uint
         seg->bytes_since_index = 0;
     }
     seg->bytes_since_index += size_bytes;
+    seg->last_batch_position = position;
     seg->size_bytes = position + size_bytes;
     seg->next_offset = last + 1;
 }
@@ -427,6 +428,21 @@ int segment_sync_txn_index(struct segment *seg)
     return io_fdatasync(seg->cfg.faults, seg->txns.fd);
 }
 
+int segment_sync_prefix(struct segment *seg)
+{
+    assert(!seg->sealed && seg->fd >= 0);
+    int rc = io_fdatasync(seg->cfg.faults, seg->fd); /* SG4 */
+    if (rc == 0)
+        rc = index_file_sync(&seg->oidx.file);
+    if (rc == 0)
+        rc = index_file_sync(&seg->tidx.file);
+    if (rc == 0)
+        rc = segment_sync_txn_index(seg); /* SG4 */
+    if (rc)
+        return error_set(rc, "%s: syncing for a recovery point: %s", seg->log_path, strerror(-rc));
+    return 0;
+}
+
 int segment_seal(struct segment *seg)
 {
     if (seg->sealed)
@@ -466,6 +482,8 @@ int segment_seal(struct segment *seg)
  * still tells it from preallocated zeros; truncated_bytes is then a lower bound. */
 #define RECOVERY_TAIL_WINDOW_BYTES SEGMENT_TAIL_WINDOW_BYTES
 
+static int segment_scan_from(struct segment *seg, uint64_t limit, struct segment_recovery *rec);
+
 /* Walks the log from 0 (to `limit`), validating each batch, rebuilding the indexes. A batch that
  * stops the walk is reported in *rec (the caller cuts the tail there); a CRC-valid batch whose
  * offsets the index cannot hold is not a torn write and fails the scan with RT_E_CORRUPT. */
@@ -479,7 +497,14 @@ static int segment_scan(struct segment *seg, uint64_t limit, struct segment_reco
     atomic_store_explicit(&seg->max_timestamp_ms, -1, memory_order_relaxed);
     seg->max_timestamp_offset = seg->base_offset;
     memset(rec, 0, sizeof(*rec));
-    uint64_t pos = 0;
+    return segment_scan_from(seg, limit, rec);
+}
+
+/* segment_scan's walk, from the segment's current end (size_bytes, next_offset, indexes and
+ * largest timestamp as they describe [0, size_bytes)). */
+static int segment_scan_from(struct segment *seg, uint64_t limit, struct segment_recovery *rec)
+{
+    uint64_t pos = seg->size_bytes;
     while (pos < limit) {
         const char *why = NULL;
         int64_t size = batch_size_at(seg->map + pos, limit - pos, &why);
@@ -587,6 +612,8 @@ struct open_state {
     bool recover;         /* the log is scanned (a read-only open may turn it on, below) */
     bool writable_index;  /* the indexes are open for writing (sealed again when not active) */
     bool rebuild_indexes; /* the indexes were missing or misshapen: rebuild from a whole log */
+    uint32_t oidx_live;   /* live entries to open the indexes with (UINT32_MAX: the file's) */
+    uint32_t tidx_live;
 };
 
 /* segment_open, step 2: the offset and time indexes. A writable index is reopened at capacity;
@@ -604,10 +631,10 @@ static int open_indexes(struct segment *seg, const char *index_path, const char 
             return rc;
     } else {
         rc = offset_index_open(&seg->oidx, index_path, seg->base_offset, cap, st->writable_index,
-                               UINT32_MAX);
+                               st->oidx_live);
         if (rc == 0)
             rc = time_index_open(&seg->tidx, time_path, seg->base_offset, cap, st->writable_index,
-                                 UINT32_MAX);
+                                 st->tidx_live);
     }
     if ((rc == -EBADMSG || rc == -ENOENT) && read_only) {
         /* Rebuilt in memory by the scan; a read-only open never cuts, so scanning a sealed log
@@ -628,12 +655,108 @@ static int open_indexes(struct segment *seg, const char *index_path, const char 
     return 0;
 }
 
-/* segment_open, step 3 (recover): scan the log from byte 0, cut a torn or corrupt tail (and let
- * the file system zero it: leftover bytes past a shorter rewrite must never parse as batches at
- * the next recovery). */
-static int recover_log(struct segment *seg, uint64_t *file_bytes, struct segment_recovery *rec)
+static void adopt_checked(struct segment *seg, uint64_t file_bytes, int64_t next_offset,
+                          int64_t max_timestamp, int64_t max_timestamp_offset);
+
+/* A recovery point's tail (PA9 in partition.h; A.7 RP6), checked before the scan starts past it:
+ * the indexes opened with exactly the recorded entries, those entries sound and below its end,
+ * and its last batch whole and CRC-valid, ending at its end with the recorded next offset.
+ * Reads one batch and the recorded index entries (1/4096 of the prefix at the default interval),
+ * nothing else of the prefix. Cheap evidence that the files are the ones the tail describes; the
+ * prefix itself was fdatasynced before the tail was stored, as a sealed segment's bytes were. */
+static bool tail_holds(const struct segment *seg, uint64_t file_bytes,
+                       const struct segment_trust *t, uint64_t *last_batch_out)
 {
-    int rc = segment_scan(seg, *file_bytes, rec);
+    bool walk = t->last_batch_position == UINT64_MAX; /* a sealed entry's: found below */
+    if (t->bytes > file_bytes || t->bytes > INT32_MAX ||
+        (!walk && t->last_batch_position >= t->bytes))
+        return false;
+    if (seg->oidx.file.entries != t->index_entries ||
+        seg->tidx.file.entries != t->timeindex_entries)
+        return false;
+    const char *why = NULL;
+    uint32_t bad = 0;
+    if (offset_index_check(seg->oidx.file.map,
+                           (size_t)seg->oidx.file.entries * OFFSET_INDEX_ENTRY_BYTES, t->bytes,
+                           &why, &bad) != 0 ||
+        time_index_check(seg->tidx.file.map,
+                         (size_t)seg->tidx.file.entries * TIME_INDEX_ENTRY_BYTES, &why, &bad) != 0)
+        return false;
+    /* The index rule (segment_note_append) indexes a batch once more than the interval was
+     * appended since the last entry: so the prefix's last batch starts at most one interval
+     * past the last entry (an entry count that is short fails here). */
+    uint64_t last_indexed = 0;
+    int64_t last_indexed_offset = seg->base_offset - 1;
+    if (seg->oidx.file.entries > 0) {
+        int64_t off;
+        uint32_t pos;
+        offset_index_entry(&seg->oidx, seg->oidx.file.entries - 1, &off, &pos);
+        if (off >= t->next_offset || pos >= t->bytes)
+            return false;
+        last_indexed = pos;
+        last_indexed_offset = off;
+    }
+    uint64_t at = t->last_batch_position;
+    if (walk) {
+        /* Headers from the last indexed batch to the end: at most one interval and a batch. */
+        at = last_indexed;
+        for (;;) {
+            int64_t size = batch_size_at(seg->map + at, t->bytes - at, &why);
+            if (size < 0 || at - last_indexed > seg->cfg.index_interval_bytes)
+                return false;
+            if (at + (uint64_t)size == t->bytes)
+                break;
+            at += (uint64_t)size;
+        }
+    }
+    if (at < last_indexed || at - last_indexed > seg->cfg.index_interval_bytes)
+        return false;
+    if (seg->tidx.file.entries > 0) {
+        int64_t ts, off;
+        time_index_entry(&seg->tidx, seg->tidx.file.entries - 1, &ts, &off);
+        if (off >= t->next_offset || ts > t->max_timestamp)
+            return false;
+    }
+    int64_t size = batch_size_at(seg->map + at, t->bytes - at, &why);
+    struct batch_header h;
+    if (size < 0 || (uint64_t)size != t->bytes - at ||
+        batch_validate(seg->map + at, (size_t)size, 0, &h, &why) != 0)
+        return false;
+    if (batch_last_offset(&h) + 1 != t->next_offset || h.base_offset < seg->base_offset ||
+        h.max_timestamp > t->max_timestamp ||
+        (at == last_indexed && seg->oidx.file.entries > 0 &&
+         batch_last_offset(&h) != last_indexed_offset))
+        return false;
+    *last_batch_out = at;
+    return true;
+}
+
+/* segment_open, step 3 (recover): scan the log from byte 0 — or from a recovery point's tail
+ * that holds (tail_holds) — and cut a torn or corrupt tail (and let the file system zero it:
+ * leftover bytes past a shorter rewrite must never parse as batches at the next recovery). */
+static int recover_log(struct segment *seg, uint64_t *file_bytes, const struct segment_trust *t,
+                       struct segment_recovery *rec)
+{
+    int rc;
+    bool tail = t && t->bytes > 0 && seg->map;
+    /* No read-around while the tail is checked and walked: a fault would otherwise read up to
+     * the device's read-ahead window (8 MiB here) of the prefix nobody needs. */
+    if (tail)
+        (void)madvise((void *)seg->map, seg->map_bytes, MADV_RANDOM);
+    uint64_t last_batch = 0;
+    if (tail && tail_holds(seg, *file_bytes, t, &last_batch)) {
+        memset(rec, 0, sizeof(*rec));
+        adopt_checked(seg, t->bytes, t->next_offset, t->max_timestamp, t->max_timestamp_offset);
+        seg->last_batch_position = last_batch;
+        rec->tail_from_bytes = t->bytes;
+        rc = segment_scan_from(seg, *file_bytes, rec);
+        (void)madvise((void *)seg->map, seg->map_bytes, MADV_NORMAL);
+    } else {
+        if (tail)
+            (void)madvise((void *)seg->map, seg->map_bytes, MADV_NORMAL);
+        rc = segment_scan(seg, *file_bytes, rec);
+        rec->tail_rejected = t && t->bytes > 0;
+    }
     if (rc)
         return rc;
     if (seg->size_bytes < *file_bytes && !seg->cfg.read_only) {
@@ -730,7 +853,7 @@ static int check_log(struct segment *seg, const char *index_path, const char *ti
 }
 
 /* segment_open, step 4 (active): extend the log back to capacity and map it whole. */
-static int make_active(struct segment *seg, uint64_t file_bytes)
+static int make_active(struct segment *seg, uint64_t file_bytes, bool recovered)
 {
     /* SG2: what lies below the data is written; what lies past it may be preallocated. */
     atomic_store_explicit(&seg->zero_frontier, seg->size_bytes, memory_order_relaxed);
@@ -748,7 +871,11 @@ static int make_active(struct segment *seg, uint64_t file_bytes)
     if (rc)
         return rc;
     seg->cfg.capacity_bytes = cap;
-    return io_fdatasync(seg->cfg.faults, seg->fd); /* SG4 */
+    /* A recovery's cut (recover_log) is made durable before anything is appended over it (SG4).
+     * An open that cut nothing leaves the extension to the first round's fdatasync (which
+     * flushes the size its data needs): an open of N idle partitions then costs no flush per
+     * partition (issue 21 item 7: 1 000 partitions took seconds on a loaded disk). */
+    return recovered ? io_fdatasync(seg->cfg.faults, seg->fd) : 0; /* SG4 */
 }
 
 /* segment_open, step 4 (sealed): a recovered or rebuilt older segment is sealed again so its
@@ -789,6 +916,12 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         .recover = recover,
     };
     st.writable_index = (st.active || recover) && !cfg->read_only;
+    st.oidx_live = st.tidx_live = UINT32_MAX;
+    if (recover && trust && trust->bytes > 0) {
+        /* A tail (PA9): the entries past it describe bytes the scan will walk again. */
+        st.oidx_live = trust->index_entries;
+        st.tidx_live = trust->timeindex_entries;
+    }
     int rc = segment_paths(seg, partition_dir, index_path, time_path);
     if (rc == 0)
         rc = open_log(seg, recover, &file_bytes);
@@ -799,7 +932,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     if (rc)
         goto err;
     if (st.recover) {
-        rc = recover_log(seg, &file_bytes, rec);
+        rc = recover_log(seg, &file_bytes, trust, rec);
     } else if (trust && !st.rebuild_indexes && trust->next_offset >= base_offset) {
         /* RP (recovery_point.h): checked at its seal and unchanged since; nothing is read. */
         adopt_checked(seg, file_bytes, trust->next_offset, trust->max_timestamp,
@@ -810,7 +943,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     }
     if (rc)
         goto err;
-    rc = st.active ? make_active(seg, file_bytes) : reseal(seg, st.writable_index);
+    rc = st.active ? make_active(seg, file_bytes, st.recover) : reseal(seg, st.writable_index);
     if (rc)
         goto err;
     seg->oidx_map = seg->oidx.file.map;
@@ -950,13 +1083,27 @@ void segment_unref(struct segment *seg)
         segment_free(seg);
 }
 
-int segment_delete(struct segment *seg)
+static void segment_dir(const struct segment *seg, char *dir, size_t cap)
 {
-    char dir[SEGMENT_PATH_BYTES];
-    snprintf(dir, sizeof(dir), "%s", seg->log_path);
+    snprintf(dir, cap, "%s", seg->log_path);
     char *slash = strrchr(dir, '/');
     if (slash)
         *slash = '\0';
+}
+
+int segment_delete(struct segment *seg)
+{
+    char dir[SEGMENT_PATH_BYTES];
+    segment_dir(seg, dir, sizeof(dir));
+    int rc = segment_unlink(seg);
+    int src = fs_fsync_dir(seg->cfg.faults, dir); /* SG5 */
+    return rc ? rc : src;
+}
+
+int segment_unlink(struct segment *seg)
+{
+    char dir[SEGMENT_PATH_BYTES];
+    segment_dir(seg, dir, sizeof(dir));
     char path[SEGMENT_PATH_BYTES];
     int rc = 0;
     const char *exts[] = {"log", "index", "timeindex", "txnindex"};
@@ -968,11 +1115,10 @@ int segment_delete(struct segment *seg)
         }
     }
     atomic_store_explicit(&seg->doomed, true, memory_order_release);
-    int src = fs_fsync_dir(seg->cfg.faults, dir); /* SG5 */
-    return rc ? rc : src;
+    return rc;
 }
 
-int segment_recycle(struct segment *seg, const char *spare_path, uint64_t *bytes_out)
+int segment_recycle(struct segment *seg, const char *spare_path, bool sync_dir, uint64_t *bytes_out)
 {
     assert(seg->sealed);
     assert(atomic_load_explicit(&seg->refs, memory_order_acquire) == 1);
@@ -996,5 +1142,5 @@ int segment_recycle(struct segment *seg, const char *spare_path, uint64_t *bytes
             (void)io_unlink(seg->cfg.faults, path);
     atomic_store_explicit(&seg->doomed, true, memory_order_release);
     *bytes_out = (uint64_t)st.st_size;
-    return fs_fsync_dir(seg->cfg.faults, dir); /* SG5 */
+    return sync_dir ? fs_fsync_dir(seg->cfg.faults, dir) : 0; /* SG5 */
 }

@@ -53,6 +53,8 @@ struct segment_recovery {
     const char *why;          /* why the scan stopped early, or NULL at a clean end */
     bool stale;   /* a recycled file's stale batches followed the last one (cut, not counted) */
     bool trusted; /* opened on a recovery point's word (segment_trust): nothing was read */
+    uint64_t tail_from_bytes; /* recover with a tail trust: the scan began here (0: from start) */
+    bool tail_rejected;       /* a tail trust was given but did not hold: scanned from 0 */
 };
 
 /* What a recovery point (recovery_point.h) recorded of a sealed segment whose files have not
@@ -61,6 +63,14 @@ struct segment_trust {
     int64_t next_offset;
     int64_t max_timestamp;
     int64_t max_timestamp_offset;
+    /* A recover only (the recovery point's tail, A.7 RP6): the first `bytes` of the log are whole
+     * batches, fdatasynced, ending with the batch at last_batch_position, and the first
+     * index_entries / timeindex_entries entries of the indexes describe them (synced). The scan
+     * starts there once that batch and those entries check out; otherwise from 0. */
+    uint64_t bytes; /* 0: a sealed segment's trust (above) */
+    uint64_t last_batch_position;
+    uint32_t index_entries;
+    uint32_t timeindex_entries;
 };
 
 struct segment {
@@ -82,7 +92,8 @@ struct segment {
     _Atomic int64_t max_timestamp_ms; /* largest record timestamp, -1 when none */
     int64_t max_timestamp_offset;
     uint64_t bytes_since_index;
-    int64_t created_ms; /* wall clock, for roll by age */
+    uint64_t last_batch_position; /* writer: where the last appended batch starts */
+    int64_t created_ms;           /* wall clock, for roll by age */
     bool sealed;
     bool preallocated; /* active and extended past size_bytes: trimmed back when freed unsealed */
     _Atomic int refs;
@@ -114,7 +125,8 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
                    const struct segment_config *cfg);
 
 /* Opens an existing segment. active: it will be appended to (the log is extended back to
- * capacity and the indexes opened writable). recover: the log is scanned from the start, a
+ * capacity and the indexes opened writable). recover: the log is scanned from the start (or,
+ * with a tail trust whose last batch and index entries check out, from trust->bytes), a
  * torn or corrupt tail is cut off (and the file re-zeroed past it), and the indexes rebuilt;
  * *rec reports what happened. Without recover: with `trust` (a recovery point vouches for the
  * files, unchanged since the segment was checked at its seal) nothing of the log or its indexes
@@ -127,6 +139,11 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
 int segment_open(struct segment **out, const char *partition_dir, int64_t base_offset,
                  const struct segment_config *cfg, bool active, bool recover,
                  const struct segment_trust *trust, struct segment_recovery *rec);
+
+/* Makes the active segment's bytes, index entries and ABORT entries written so far durable
+ * (fdatasync of the log and .txnindex, msync of the offset and time indexes), for a recovery
+ * point's tail (PA9 in partition.h). Writer only, between rounds. Returns 0 or -errno. */
+int segment_sync_prefix(struct segment *seg);
 
 /* The check a seal makes before a recovery point may vouch for the segment (SC1-SC3 of
  * segment_check.c over its log and indexes, as an open without trust makes it): true when the
@@ -190,13 +207,20 @@ int segment_find_timestamp(struct segment *seg, int64_t ts_ms, uint64_t end, uin
 void segment_ref(struct segment *seg);
 void segment_unref(struct segment *seg);
 
-/* Unlinks the segment's files now; memory goes with the last reference. */
+/* Unlinks the segment's files now; memory goes with the last reference. The directory is fsynced
+ * before it returns (SG5). */
 int segment_delete(struct segment *seg);
+
+/* segment_delete without the directory fsync: the caller fsyncs the partition directory once
+ * for a run of deletions (partition.c PA10) before it reports them. */
+int segment_unlink(struct segment *seg);
 
 /* Retention, for a segment no reader holds (refs == 1, out of the partition's list): renames its
  * .log to spare_path for reuse as a later segment (segment_create_recycled) and unlinks its
- * indexes; the directory is fsynced. *bytes_out: the file's size. Falls back to nothing: on
- * failure the caller deletes the segment as usual. */
-int segment_recycle(struct segment *seg, const char *spare_path, uint64_t *bytes_out);
+ * indexes; the directory is fsynced unless !sync_dir (then the caller does, as for
+ * segment_unlink). *bytes_out: the file's size. Falls back to nothing: on failure the caller
+ * deletes the segment as usual. */
+int segment_recycle(struct segment *seg, const char *spare_path, bool sync_dir,
+                    uint64_t *bytes_out);
 
 #endif /* RT_SEGMENT_H */

@@ -274,6 +274,7 @@ int shard_enforce_retention(struct shard *s)
                                       memory_order_relaxed);
         else if (n < 0 && !first)
             first = n;
+        (void)partition_checkpoint_tail(p, false); /* PA9; a failure costs a longer scan */
         uint32_t expired =
             producer_table_expire(&p->producers, wall_ms, s->env.producer_id_expiration_ms);
         if (expired)
@@ -294,7 +295,7 @@ static void run_retention(struct shard *s, int64_t now_ms)
 /* ---- SH10: faults scoped to a partition, and their recovery in place (issue 21 F3) ----
  *
  *   SH10. A failed write, fdatasync or roll freezes the partitions it concerns (PA5), not the
- *         engine, and each of them is recovered in place (partition.c PA9) once the disk takes
+ *         engine, and each of them is recovered in place (partition.c PA12) once the disk takes
  *         writes again; the other partitions never notice. The engine's write side fails as
  *         before (sticky, until a reopen) only where an in-place recovery could not be exact:
  *         a round that carried a control batch, a transactional or coordinator batch (the
@@ -710,6 +711,15 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         }
         p->unsynced = false;
     }
+    if (!p->round_touched && p->active->sealed) {
+        /* PA11: a dormant partition's first append since a clean open; on failure (out of
+         * descriptors, say) only this append fails and the partition is as it was. */
+        int wrc = partition_wake(p);
+        if (wrc) {
+            complete(r, wrc);
+            return;
+        }
+    }
     struct segment *was_active = p->active;
     uint32_t snapshots_before = p->snapshots_written;
     int rc = partition_make_room(p, r->len, r->header.last_offset_delta, rd->now_ms);
@@ -731,7 +741,7 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
     }
     if (rc < 0) {
         /* A failed roll may leave the partition half-rolled: freeze it (PA5); its recovery
-         * finishes the roll (PA9). An index reservation that failed changed nothing. */
+         * finishes the roll (PA12). An index reservation that failed changed nothing. */
         char detail[ERROR_DETAIL_BYTES + 64];
         snprintf(detail, sizeof(detail), "%s", rt_error_detail());
         /* SH10: a seal's failed fdatasync may have dropped published bytes not yet synced. */
