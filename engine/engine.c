@@ -395,11 +395,20 @@ struct txn *engine_txn(rt_engine *e)
 
 /* ---- topics ---- */
 
+static int rt_topic_create_checked(rt_engine *e, const char *name, uint32_t partitions,
+                                   const struct topic_config *config);
+
 int rt_topic_create(rt_engine *e, const char *name, uint32_t partitions)
 {
     error_clear();
     if (!e)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_create: NULL engine");
+    return rt_topic_create_checked(e, name, partitions, NULL);
+}
+
+static int rt_topic_create_checked(rt_engine *e, const char *name, uint32_t partitions,
+                                   const struct topic_config *config)
+{
     if (!meta_topic_name_valid(name))
         return error_set(RT_E_INVALID_TOPIC, "invalid topic name '%s'", name ? name : "(null)");
     if (meta_topic_name_internal(name))
@@ -411,7 +420,123 @@ int rt_topic_create(rt_engine *e, const char *name, uint32_t partitions)
     if (partitions == 0 || partitions > max)
         return error_set(RT_E_INVALID_ARGUMENT, "partitions must be 1..%u, got %u", max,
                          partitions);
-    return log_topic_create(&e->log, name, partitions);
+    return log_topic_create(&e->log, name, partitions, config);
+}
+
+/* Checks every entry into *out (TC1, TC2): a name given twice is refused too. */
+static int configs_build(const struct rt_topic_config *configs, size_t count,
+                         struct topic_config *out, bool allow_remove)
+{
+    if (count > 0 && !configs)
+        return error_set(RT_E_INVALID_ARGUMENT, "configs NULL with count %zu", count);
+    bool seen[TC_KEYS] = {false};
+    for (size_t i = 0; i < count; i++) {
+        char canon[TOPIC_CONFIG_VALUE_MAX + 1];
+        int k = topic_config_key(configs[i].name);
+        int rc;
+        if (k >= 0 && !configs[i].value && allow_remove)
+            rc = 0;
+        else
+            rc = topic_config_check(configs[i].name, configs[i].value, &k, canon);
+        if (rc)
+            return rc;
+        if (seen[k])
+            return error_set(RT_E_INVALID_CONFIG, "config %s given twice", configs[i].name);
+        seen[k] = true;
+        rc = topic_config_set(out, (enum topic_config_key)k, configs[i].value ? canon : NULL);
+        if (rc)
+            return error_set(rc, "out of memory");
+    }
+    return 0;
+}
+
+int rt_topic_add_partitions(rt_engine *e, const char *name, uint32_t count)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_add_partitions: NULL engine");
+    if (!name || !meta_topic_name_valid(name))
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'",
+                         name ? name : "(null)");
+    return log_topic_add_partitions(&e->log, name, count);
+}
+
+int rt_topic_delete(rt_engine *e, const char *name)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_delete: NULL engine");
+    if (!name || !meta_topic_name_valid(name))
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'",
+                         name ? name : "(null)");
+    return log_topic_delete(&e->log, name);
+}
+
+int rt_topic_config_check(const char *name, const char *value)
+{
+    error_clear();
+    if (!value && topic_config_key(name) >= 0)
+        return 0; /* the name alone */
+    char canon[TOPIC_CONFIG_VALUE_MAX + 1];
+    return topic_config_check(name, value, NULL, canon);
+}
+
+int rt_topic_create_with_configs(rt_engine *e, const char *name, uint32_t partitions,
+                                 const struct rt_topic_config *configs, size_t count)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_create_with_configs: NULL engine");
+    struct topic_config c = {{0}};
+    int rc = configs_build(configs, count, &c, false);
+    if (rc == 0)
+        rc = rt_topic_create_checked(e, name, partitions, &c);
+    topic_config_free(&c);
+    return rc;
+}
+
+int rt_topic_config_alter(rt_engine *e, const char *topic, const struct rt_topic_config *configs,
+                          size_t count, bool replace_all)
+{
+    error_clear();
+    if (!e || !topic)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_config_alter: NULL argument");
+    struct topic_config c = {{0}};
+    int rc = 0;
+    if (!replace_all)
+        rc = log_topic_config_copy(&e->log, topic, &c);
+    if (rc == 0)
+        rc = configs_build(configs, count, &c, !replace_all);
+    if (rc == 0)
+        rc = log_topic_config_store(&e->log, topic, &c);
+    topic_config_free(&c);
+    return rc;
+}
+
+int rt_topic_config_get(rt_engine *e, const char *topic, rt_topic_config_fn fn, void *ctx)
+{
+    error_clear();
+    if (!e || !topic || !fn)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_config_get: NULL argument");
+    struct topic_config c = {{0}};
+    int rc = log_topic_config_copy(&e->log, topic, &c);
+    const struct rt_options *o = log_options(&e->log);
+    for (int k = 0; k < TC_KEYS && rc == 0; k++) {
+        char def[64];
+        enum rt_config_source src = RT_CONFIG_TOPIC;
+        const char *value = c.value[k];
+        if (!value) {
+            topic_config_default(o, (enum topic_config_key)k, def, sizeof(def));
+            value = def;
+            src = topic_config_default_from_options(o, (enum topic_config_key)k)
+                      ? RT_CONFIG_ENGINE
+                      : RT_CONFIG_DEFAULT;
+        }
+        rc = fn(ctx, topic_config_name((enum topic_config_key)k), value, src,
+                topic_config_honoured((enum topic_config_key)k));
+    }
+    topic_config_free(&c);
+    return rc;
 }
 
 int rt_topic_describe(rt_engine *e, const char *name, uint32_t *partitions_out)

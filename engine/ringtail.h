@@ -137,7 +137,9 @@ enum rt_error {
     RT_E_BUFFER_TOO_SMALL = -10033,         /* a caller's output array is shorter than the answer */
     RT_E_HANDLES_OPEN = -10034,             /* rt_close while producers or consumers are open */
     RT_E_FETCHES_FULL = -10035,             /* opts.fetches_max fetches are open */
-    RT_E_LAST = -10035,
+    RT_E_INVALID_CONFIG = -10036, /* a topic config name that is not Kafka's, or a value its
+                                   * rule refuses (rt_error_detail names the key) */
+    RT_E_LAST = -10036,
 };
 
 /* Names any code: RT_E_*, -errno, or 0. Never NULL. */
@@ -342,6 +344,93 @@ int rt_stats_get(rt_engine *engine, struct rt_stats *out);
  * from preallocation or -EMFILE, or storing the catalogue; a catalogue that cannot be stored
  * also fails the engine's write side: RT_E_IO_FAILED for later appends). */
 int rt_topic_create(rt_engine *engine, const char *name, uint32_t partitions);
+
+/* ---- Topic configs (Kafka's topic-level configs) ----
+ *
+ * A topic may override Kafka's topic configs by name ("retention.ms", "cleanup.policy", ...).
+ * Every name Kafka 3.x knows for a topic is accepted and checked by Kafka's rule for it (type
+ * and range; a value is at most 255 bytes here), and kept durably in the catalogue beside the
+ * topic (docs/format.md A.2), so it survives restarts and is reported by rt_topic_config_get.
+ * The engine acts on these:
+ *   retention.ms, retention.bytes   the topic's retention (applied at once)
+ *   max.message.bytes               the largest batch rt_append / rt_append_batch accept for it
+ *                                   (applied at once; in-process producers keep
+ *                                   batch_size_max_bytes)
+ *   message.timestamp.type          CreateTime or LogAppendTime (applied at once)
+ *   segment.bytes                   the size of its segments (from the next rt_open)
+ *   cleanup.policy                  "delete" only: a log compactor does not exist yet
+ * The others (compression.type, min.insync.replicas, flush.ms, ...) are checked and kept but
+ * change nothing (a single node without a compactor or recompression). */
+struct rt_topic_config {
+    const char *name;
+    const char *value; /* rt_topic_config_alter: NULL removes the override */
+};
+
+/* Where a config's value comes from (rt_topic_config_get). */
+enum rt_config_source {
+    RT_CONFIG_DEFAULT = 0, /* Kafka's default, or rt_options_init's */
+    RT_CONFIG_ENGINE = 1,  /* an rt_options field the embedder set away from its default */
+    RT_CONFIG_TOPIC = 2,   /* the topic's own override */
+};
+
+/* Checks one config as a create or alter would, without an engine (value NULL: the name
+ * alone, as a removal is checked). Thread-safe.
+ * Errors: RT_E_INVALID_CONFIG (unknown name, or a value its rule refuses; rt_error_detail
+ * names the key and the rule). */
+int rt_topic_config_check(const char *name, const char *value);
+
+/* rt_topic_create with configs: the topic exists with them, or not at all (one atomic catalogue
+ * replace). Errors: as rt_topic_create, plus RT_E_INVALID_CONFIG (a config fails
+ * rt_topic_config_check, or a name is given twice; nothing is created), RT_E_INVALID_ARGUMENT
+ * (configs NULL with count > 0). */
+int rt_topic_create_with_configs(rt_engine *engine, const char *name, uint32_t partitions,
+                                 const struct rt_topic_config *configs, size_t count);
+
+/* Changes a topic's overrides: with replace_all, the topic's overrides become exactly
+ * `configs` (Kafka's AlterConfigs); without, each entry sets (value non-NULL) or removes
+ * (value NULL) one override and the others stay (IncrementalAlterConfigs). Every entry is
+ * checked before anything changes; then the catalogue is replaced atomically (durable before
+ * return: a crash leaves the old or the new overrides) and the honoured ones are applied.
+ * Serialised with topic creation; appends and fetches run on.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL engine or topic; configs NULL with count > 0),
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_INVALID_CONFIG (nothing changed), RT_E_READ_ONLY,
+ * RT_E_CLOSED, RT_E_IO_FAILED, -errno (storing the catalogue: nothing applied). */
+int rt_topic_config_alter(rt_engine *engine, const char *topic,
+                          const struct rt_topic_config *configs, size_t count, bool replace_all);
+
+/* Calls fn for every topic config name Kafka knows, in name order, with the value in effect
+ * for the topic, where it comes from, and whether the engine acts on it; on the caller's
+ * thread, before it returns; stops at fn's first non-zero return (returned). The strings are
+ * valid during the call. Works on read-only engines.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_UNKNOWN_TOPIC_OR_PARTITION, -ENOMEM, fn's value. */
+typedef int (*rt_topic_config_fn)(void *ctx, const char *name, const char *value,
+                                  enum rt_config_source source, bool honoured);
+int rt_topic_config_get(rt_engine *engine, const char *topic, rt_topic_config_fn fn, void *ctx);
+
+/* Raises a topic's partition count to `count` (Kafka's CreatePartitions): the new partitions
+ * (empty) exist durably before return, or none of them (a crash in between leaves what the next
+ * rt_open removes). Existing partitions, their records and their readers are untouched; the
+ * new ones are visible to lookups once whole. Serialised with topic creation.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL engine; count not above the current count, or above
+ * partitions_max), RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic included), RT_E_INTERNAL_TOPIC,
+ * RT_E_READ_ONLY, RT_E_CLOSED, RT_E_IO_FAILED, -errno (the new directories, first segments or
+ * the catalogue; one that cannot be stored also fails the engine's write side). */
+int rt_topic_add_partitions(rt_engine *engine, const char *name, uint32_t count);
+
+/* Deletes a topic: durable before return (the catalogue no longer names it; a crash after
+ * that leaves what the next rt_open finishes removing). Its partition directories are renamed
+ * aside (`<topic>-<p>.<id>-delete`, as Kafka does) and removed by a background thread; a fetch
+ * that holds its segments keeps reading them until rt_fetch_release, and appends already
+ * accepted finish. From return, every call naming the topic gets
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION, and a topic created again under the name starts empty.
+ * Caveats: the deleted topic's open files and memory are released at rt_close (its disk
+ * space with them); at most 1024 topics may be deleted between two opens (then
+ * RT_E_TOPICS_FULL for creates until the next open). Offsets committed for it in consumer
+ * groups are kept. Serialised with topic creation and config changes.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL engine), RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic
+ * included), RT_E_INTERNAL_TOPIC, RT_E_READ_ONLY, RT_E_CLOSED, RT_E_IO_FAILED, -ENOMEM,
+ * -errno (writing the deletion intent or the catalogue: nothing deleted). */
+int rt_topic_delete(rt_engine *engine, const char *name);
 
 /* Partition count of a topic. Errors: RT_E_INVALID_ARGUMENT (NULL),
  * RT_E_UNKNOWN_TOPIC_OR_PARTITION. */

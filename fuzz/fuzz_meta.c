@@ -1,7 +1,7 @@
 /*
  * fuzz_meta.c — libFuzzer target for the topic catalogue parser (ringtail.meta, see
  * engine/log/meta.h and docs/format.md). meta_parse must never read out of bounds; whatever it
- * accepts must serialise back to exactly the input bytes (the format has one encoding per
+ * accepts (version 1, or 2 with topic configs) must serialise back to exactly the input bytes (the format has one encoding per
  * catalogue) and re-parse to the same topics.
  */
 #include <stdint.h>
@@ -43,6 +43,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(meta_topic_name_valid(cat.topics[i].name));
         CHECK(strcmp(again.topics[i].name, cat.topics[i].name) == 0);
         CHECK(again.topics[i].partitions == cat.topics[i].partitions);
+        for (int k = 0; k < TC_KEYS; k++) { /* version 2: the configs (M5) */
+            const char *a = again.topics[i].config.value[k], *b = cat.topics[i].config.value[k];
+            CHECK((a == NULL) == (b == NULL));
+            CHECK(!a || strcmp(a, b) == 0);
+        }
     }
     meta_catalogue_free(&again);
     meta_catalogue_free(&cat);

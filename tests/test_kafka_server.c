@@ -18,7 +18,7 @@
  *     answers the aborted list and the LSO of transactions the engine wrote, an empty answer
  *     (not an error) between the LSO and the high watermark;
  *   - CreateTopics (replication factor 3 → 38, 0 partitions → 37, twice → 36), DeleteTopics
- *     (TOPIC_DELETION_DISABLED 73, unknown → 3), DescribeConfigs (the engine's options; an
+ *     (deleted → 0, unknown → 3), DescribeConfigs (the engine's options; an
  *     unknown topic → 3), Metadata without auto-create (3).
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the epoll fallback.
@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -532,11 +533,12 @@ static void test_admin(void **state)
     (void)kp_read_i32(&r);
     assert_int_equal(kp_read_array_len(&r, 1), 2);
     assert_true(kp_str_eq(kp_read_string(&r), "made"));
-    assert_int_equal(kp_read_i16(&r), KAFKA_TOPIC_DELETION_DISABLED);
+    assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
     assert_true(kp_str_eq(kp_read_string(&r), "nope"));
     assert_int_equal(kp_read_i16(&r), KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
     free(buf);
-    assert_int_equal(rt_topic_describe(x->f.e, "made", &parts), 0); /* still there */
+    assert_int_equal(rt_topic_describe(x->f.e, "made", &parts),
+                     RT_E_UNKNOWN_TOPIC_OR_PARTITION); /* deleted (KAD6) */
 }
 
 static void test_metadata_no_auto_create(void **state)
@@ -583,7 +585,7 @@ static void test_metadata_no_auto_create(void **state)
     assert_int_equal(rt_topic_describe(x->f.e, "unknown", &parts), RT_E_UNKNOWN_TOPIC_OR_PARTITION);
 }
 
-/* DescribeConfigs v0: a topic's configs are the engine's real options; an unknown topic is
+/* DescribeConfigs v0: a topic's configs are the engine's real options (KAD4); an unknown topic is
  * UNKNOWN_TOPIC_OR_PARTITION. */
 static void test_describe_configs(void **state)
 {
@@ -617,16 +619,92 @@ static void test_describe_configs(void **state)
         (void)kp_read_bool(&r);
         (void)kp_read_bool(&r);
         (void)kp_read_bool(&r);
-        /* kafka_server_options_init's engine options are rt_options_init's: 1 GiB segments */
+        /* the engine's own segment size (KAD4: what the topic really gets) */
         if (kp_str_eq(name, "segment.bytes")) {
+            char want[32];
+            snprintf(want, sizeof(want), "%" PRIu64, x->f.o.segment_size_bytes);
             segment_seen = true;
-            assert_true(kp_str_eq(value, "1073741824"));
+            assert_true(kp_str_eq(value, want));
         }
     }
     assert_true(segment_seen);
     assert_int_equal(kp_read_i16(&r), KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
     assert_int_equal(r.err, 0);
     free(buf);
+}
+
+/* One IncrementalAlterConfigs v0 resource (a topic) with one config op; the answer's error. */
+static int16_t incremental(struct tk_fx *x, const char *topic, const char *name, int8_t op,
+                           const char *value)
+{
+    struct kp_writer w;
+    tk_req_begin(x, &w, KAFKA_INCREMENTAL_ALTER_CONFIGS, 0);
+    kp_write_array_len(&w, 1);
+    kp_write_i8(&w, KAFKA_RESOURCE_TOPIC);
+    kp_write_string(&w, kp_str_of(topic));
+    kp_write_array_len(&w, 1);
+    kp_write_string(&w, kp_str_of(name));
+    kp_write_i8(&w, op);
+    kp_write_nullable_string(&w, kp_str_of(value));
+    kp_write_bool(&w, false);
+    tk_req_send(x, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    assert_int_equal(tk_resp_read(x, &buf, &r, false), 0);
+    (void)kp_read_i32(&r);
+    assert_int_equal(kp_read_array_len(&r, 1), 1);
+    int16_t err = kp_read_i16(&r);
+    (void)kp_read_nullable_string(&r);
+    assert_int_equal(kp_read_i8(&r), KAFKA_RESOURCE_TOPIC);
+    assert_true(kp_str_eq(kp_read_string(&r), topic));
+    assert_int_equal(r.err, 0);
+    free(buf);
+    return err;
+}
+
+struct one_config {
+    const char *name;
+    char value[64];
+    enum rt_config_source source;
+};
+
+static int one_config_fn(void *ctx, const char *name, const char *value,
+                         enum rt_config_source source, bool honoured)
+{
+    (void)honoured;
+    struct one_config *c = ctx;
+    if (strcmp(name, c->name) == 0) {
+        snprintf(c->value, sizeof(c->value), "%s", value);
+        c->source = source;
+    }
+    return 0;
+}
+
+/* IncrementalAlterConfigs (KAD5): SET, DELETE, APPEND on a list config, APPEND on a scalar
+ * refused (INVALID_CONFIG), an unknown operation refused (INVALID_REQUEST), an unknown topic
+ * (UNKNOWN_TOPIC_OR_PARTITION); what is set is the engine's config. */
+static void test_incremental_alter_configs(void **state)
+{
+    struct tk_fx *x = *state;
+    assert_int_equal(rt_topic_create(x->f.e, "inc", 1), 0);
+    struct one_config c = {.name = "retention.ms"};
+    assert_int_equal(incremental(x, "inc", "retention.ms", 0, "9000"), KAFKA_NONE);
+    assert_int_equal(rt_topic_config_get(x->f.e, "inc", one_config_fn, &c), 0);
+    assert_string_equal(c.value, "9000");
+    assert_int_equal(c.source, RT_CONFIG_TOPIC);
+    assert_int_equal(incremental(x, "inc", "retention.ms", 1, NULL), KAFKA_NONE);
+    assert_int_equal(rt_topic_config_get(x->f.e, "inc", one_config_fn, &c), 0);
+    assert_int_not_equal(c.source, RT_CONFIG_TOPIC);
+    assert_int_equal(incremental(x, "inc", "cleanup.policy", 2, "delete"), KAFKA_NONE);
+    c.name = "cleanup.policy";
+    assert_int_equal(rt_topic_config_get(x->f.e, "inc", one_config_fn, &c), 0);
+    assert_string_equal(c.value, "delete"); /* appended once: already there */
+    assert_int_equal(incremental(x, "inc", "cleanup.policy", 2, "compact"), KAFKA_INVALID_CONFIG);
+    assert_int_equal(incremental(x, "inc", "retention.ms", 2, "1"), KAFKA_INVALID_CONFIG);
+    assert_int_equal(incremental(x, "inc", "retention.ms", 9, "1"), KAFKA_INVALID_REQUEST);
+    assert_int_equal(incremental(x, "inc", "no.such.config", 0, "1"), KAFKA_INVALID_CONFIG);
+    assert_int_equal(incremental(x, "nope", "retention.ms", 0, "1"),
+                     KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
 }
 
 int main(void)
@@ -638,6 +716,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fetch_read_committed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_describe_configs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_incremental_alter_configs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_no_auto_create, setup_no_auto, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

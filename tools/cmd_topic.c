@@ -1,5 +1,8 @@
 /*
- * cmd_topic.c — `ringtail topic create DIR TOPIC --partitions N` and `ringtail topic list DIR`.
+ * cmd_topic.c — `ringtail topic create DIR TOPIC --partitions N [--config K=V]...`, `topic list
+ * DIR`, `topic describe DIR TOPIC` (partitions and every config with its source), `topic alter
+ * DIR TOPIC --config K=V... [--delete-config K]...`, `topic add-partitions DIR TOPIC
+ * --partitions N` and `topic delete DIR TOPIC`: the broker's admin operations, offline.
  *
  * Everything that can be checked without the engine (the name, the partition count, the
  * arguments) is checked before the data directory is opened, so a bad command leaves the
@@ -9,6 +12,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -16,34 +20,86 @@
 
 static void topic_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: ringtail topic create DIR TOPIC --partitions N\n"
-            "       ringtail topic list DIR\n"
-            "\n"
-            "create  makes TOPIC with N partitions (1..1024 by default) in the data directory\n"
-            "        DIR, creating DIR if it does not exist. TOPIC is 1..249 characters of\n"
-            "        [a-zA-Z0-9._-], not '.' or '..' (Kafka's rule). Fails if TOPIC exists.\n"
-            "list    prints one line per topic: NAME<TAB>PARTITIONS, in creation order.\n"
-            "\n"
-            "Exit status: 0 success, 1 failure (topic exists, directory locked, I/O), 2 usage\n"
-            "error (missing argument, bad name, bad partition count).\n");
+    fprintf(
+        out,
+        "usage: ringtail topic create DIR TOPIC --partitions N [--config KEY=VALUE]...\n"
+        "       ringtail topic list DIR\n"
+        "       ringtail topic describe DIR TOPIC\n"
+        "       ringtail topic alter DIR TOPIC [--config KEY=VALUE]... [--delete-config KEY]...\n"
+        "       ringtail topic add-partitions DIR TOPIC --partitions N\n"
+        "       ringtail topic delete DIR TOPIC\n"
+        "\n"
+        "create  makes TOPIC with N partitions (1..1024 by default) in the data directory\n"
+        "        DIR, creating DIR if it does not exist. TOPIC is 1..249 characters of\n"
+        "        [a-zA-Z0-9._-], not '.' or '..' (Kafka's rule). Fails if TOPIC exists.\n"
+        "        --config sets one of Kafka's topic configs (retention.ms, retention.bytes,\n"
+        "        segment.bytes, max.message.bytes, message.timestamp.type, cleanup.policy\n"
+        "        =delete, and the others Kafka knows), checked by Kafka's rule for it.\n"
+        "list    prints one line per topic: NAME<TAB>PARTITIONS, in creation order.\n"
+        "describe prints the partition count, then one line per config:\n"
+        "        KEY<TAB>VALUE<TAB>SOURCE (topic, engine or default)<TAB>(honoured|kept).\n"
+        "alter   sets (--config) or removes (--delete-config) the topic's own configs; the\n"
+        "        others stay.\n"
+        "add-partitions raises the partition count to N (only up).\n"
+        "delete  removes TOPIC and its records.\n"
+        "\n"
+        "Exit status: 0 success, 1 failure (topic exists or not, directory locked, I/O), 2\n"
+        "usage error (missing argument, bad name, bad partition count, bad config).\n");
+}
+
+#define CONFIGS_MAX 64
+
+struct configs {
+    struct rt_topic_config entries[CONFIGS_MAX];
+    char text[CONFIGS_MAX][512];
+    size_t count;
+};
+
+/* KEY=VALUE (or KEY alone, for a removal) into *c, checked as the engine will check it, so a bad
+ * one is a usage error before the directory is opened. */
+static int config_arg(const char *sub, struct configs *c, const char *arg, bool removal)
+{
+    if (c->count == CONFIGS_MAX)
+        return cli_usage("topic", "%s: at most %d configs", sub, CONFIGS_MAX);
+    char *t = c->text[c->count];
+    if (snprintf(t, sizeof(c->text[0]), "%s", arg) >= (int)sizeof(c->text[0]))
+        return cli_usage("topic", "%s: config '%.40s...' is too long", sub, arg);
+    char *eq = removal ? NULL : strchr(t, '=');
+    if (!removal && (!eq || eq == t))
+        return cli_usage("topic", "%s: --config wants KEY=VALUE, not '%s'", sub, arg);
+    if (eq)
+        *eq = 0;
+    const char *value = eq ? eq + 1 : NULL;
+    for (size_t i = 0; i < c->count; i++)
+        if (strcmp(c->entries[i].name, t) == 0)
+            return cli_usage("topic", "%s: config %s given twice", sub, t);
+    if (rt_topic_config_check(t, value) != 0)
+        return cli_usage("topic", "%s: %s", sub, rt_error_detail());
+    c->entries[c->count++] = (struct rt_topic_config){t, value};
+    return CLI_EXIT_OK;
 }
 
 static int topic_create(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"partitions", required_argument, NULL, 'n'},
+        {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *partitions_arg = NULL;
+    struct configs cfg = {0};
     int c;
     optind = 0; /* GNU: full re-initialisation; options may follow the positionals */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":n:c:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'n':
             partitions_arg = optarg;
+            break;
+        case 'c':
+            if (config_arg("create", &cfg, optarg, false) != CLI_EXIT_OK)
+                return CLI_EXIT_USAGE;
             break;
         case 'h':
             topic_usage(stdout);
@@ -81,7 +137,7 @@ static int topic_create(int argc, char **argv)
     int ex = cli_engine_open("topic", dir, true, NULL, &engine, &created);
     if (ex != CLI_EXIT_OK)
         return ex;
-    int rc = rt_topic_create(engine, topic, partitions);
+    int rc = rt_topic_create_with_configs(engine, topic, partitions, cfg.entries, cfg.count);
     if (rc != 0) {
         if (rc == RT_E_TOPIC_ALREADY_EXISTS)
             cli_fail("topic", "create: topic '%s' already exists in %s", topic, dir);
@@ -138,10 +194,158 @@ static int topic_list(int argc, char **argv)
     return cli_engine_close("topic", engine);
 }
 
+/* The positionals DIR TOPIC of a subcommand, options parsed by the caller's getopt loop. */
+static int dir_topic(const char *sub, int argc, char **argv, const char **dir, const char **topic)
+{
+    int npos = argc - optind;
+    const char **pos = (const char **)argv + optind;
+    if (npos < 1)
+        return cli_usage("topic", "%s: missing DIR", sub);
+    if (npos < 2)
+        return cli_usage("topic", "%s: missing TOPIC", sub);
+    if (npos > 2)
+        return cli_usage("topic", "%s: unexpected argument '%s'", sub, pos[2]);
+    if (!meta_topic_name_valid(pos[1]))
+        return cli_usage("topic",
+                         "%s: invalid topic name '%s': use 1..%d characters of "
+                         "[a-zA-Z0-9._-], not '.' or '..'",
+                         sub, pos[1], RT_TOPIC_NAME_MAX);
+    *dir = pos[0];
+    *topic = pos[1];
+    return CLI_EXIT_OK;
+}
+
+/* alter, add-partitions, delete: one writing call on an existing directory. */
+static int topic_change(const char *sub, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"partitions", required_argument, NULL, 'n'},
+        {"config", required_argument, NULL, 'c'},
+        {"delete-config", required_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool alter = strcmp(sub, "alter") == 0, add = strcmp(sub, "add-partitions") == 0;
+    const char *partitions_arg = NULL;
+    struct configs cfg = {0};
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":n:c:d:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            if (!add)
+                return cli_usage("topic", "%s: unknown option --partitions", sub);
+            partitions_arg = optarg;
+            break;
+        case 'c':
+        case 'd':
+            if (!alter)
+                return cli_usage("topic", "%s: unknown option %s", sub, argv[optind - 1]);
+            if (config_arg(sub, &cfg, optarg, c == 'd') != CLI_EXIT_OK)
+                return CLI_EXIT_USAGE;
+            break;
+        case 'h':
+            topic_usage(stdout);
+            return CLI_EXIT_OK;
+        case ':':
+            return cli_usage("topic", "%s: option %s needs a value", sub, argv[optind - 1]);
+        default:
+            return cli_usage("topic", "%s: unknown option %s", sub, argv[optind - 1]);
+        }
+    }
+    const char *dir = NULL, *topic = NULL;
+    int ex = dir_topic(sub, argc, argv, &dir, &topic);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    uint32_t partitions = 0;
+    if (add && !partitions_arg)
+        return cli_usage("topic", "%s: missing --partitions N", sub);
+    if (add && !cli_parse_u32(partitions_arg, 1, UINT32_MAX, &partitions))
+        return cli_usage("topic", "%s: --partitions must be a whole number >= 1, not '%s'", sub,
+                         partitions_arg);
+    if (alter && cfg.count == 0)
+        return cli_usage("topic", "alter: nothing to change (--config or --delete-config)");
+    rt_engine *engine = NULL;
+    ex = cli_engine_open("topic", dir, false, NULL, &engine, NULL);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    int rc = alter ? rt_topic_config_alter(engine, topic, cfg.entries, cfg.count, false)
+             : add ? rt_topic_add_partitions(engine, topic, partitions)
+                   : rt_topic_delete(engine, topic);
+    if (rc != 0) {
+        if (rc == RT_E_UNKNOWN_TOPIC_OR_PARTITION)
+            cli_fail("topic", "%s: no topic '%s' in %s", sub, topic, dir);
+        else
+            cli_fail_rt("topic", rc, "%s: topic '%s' in %s", sub, topic, dir);
+        rt_close(engine);
+        return CLI_EXIT_FAIL;
+    }
+    ex = cli_engine_close("topic", engine);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    if (alter)
+        printf("altered %zu config%s of topic %s in %s\n", cfg.count, cfg.count == 1 ? "" : "s",
+               topic, dir);
+    else if (add)
+        printf("topic %s now has %" PRIu32 " partitions in %s\n", topic, partitions, dir);
+    else
+        printf("deleted topic %s in %s\n", topic, dir);
+    return CLI_EXIT_OK;
+}
+
+static int print_config(void *ctx, const char *name, const char *value,
+                        enum rt_config_source source, bool honoured)
+{
+    (void)ctx;
+    printf("%s\t%s\t%s\t%s\n", name, value,
+           source == RT_CONFIG_TOPIC    ? "topic"
+           : source == RT_CONFIG_ENGINE ? "engine"
+                                        : "default",
+           honoured ? "honoured" : "kept");
+    return 0;
+}
+
+static int topic_describe(int argc, char **argv)
+{
+    optind = 1;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            topic_usage(stdout);
+            return CLI_EXIT_OK;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return cli_usage("topic", "describe: unknown option %s", argv[i]);
+        }
+    const char *dir = NULL, *topic = NULL;
+    int ex = dir_topic("describe", argc, argv, &dir, &topic);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    rt_engine *engine = NULL;
+    ex = cli_engine_open_read_only("topic", dir, &engine);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    uint32_t partitions = 0;
+    int rc = rt_topic_describe(engine, topic, &partitions);
+    if (rc == 0) {
+        printf("topic\t%s\npartitions\t%" PRIu32 "\n", topic, partitions);
+        rc = rt_topic_config_get(engine, topic, print_config, NULL);
+    }
+    if (rc != 0) {
+        if (rc == RT_E_UNKNOWN_TOPIC_OR_PARTITION)
+            cli_fail("topic", "describe: no topic '%s' in %s", topic, dir);
+        else
+            cli_fail_rt("topic", rc, "describe: topic '%s' in %s", topic, dir);
+        rt_close(engine);
+        return CLI_EXIT_FAIL;
+    }
+    return cli_engine_close("topic", engine);
+}
+
 int cmd_topic(int argc, char **argv)
 {
     if (argc < 2)
-        return cli_usage("topic", "missing subcommand: create or list");
+        return cli_usage("topic", "missing subcommand: create, list, describe, alter, "
+                                  "add-partitions or delete");
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
         topic_usage(stdout);
@@ -151,5 +355,13 @@ int cmd_topic(int argc, char **argv)
         return topic_create(argc - 1, argv + 1);
     if (strcmp(sub, "list") == 0)
         return topic_list(argc - 1, argv + 1);
-    return cli_usage("topic", "unknown subcommand '%s' (create or list)", sub);
+    if (strcmp(sub, "describe") == 0)
+        return topic_describe(argc - 1, argv + 1);
+    if (strcmp(sub, "alter") == 0 || strcmp(sub, "add-partitions") == 0 ||
+        strcmp(sub, "delete") == 0)
+        return topic_change(sub, argc - 1, argv + 1);
+    return cli_usage("topic",
+                     "unknown subcommand '%s' (create, list, describe, alter, add-partitions, "
+                     "delete)",
+                     sub);
 }

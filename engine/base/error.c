@@ -105,6 +105,8 @@ const char *rt_strerror(int code)
                "them first";
     case RT_E_FETCHES_FULL:
         return "RT_E_FETCHES_FULL: fetches_max fetches are open; release one";
+    case RT_E_INVALID_CONFIG:
+        return "RT_E_INVALID_CONFIG: an unknown topic config, or a value its rule refuses";
     default:
         break;
     }

@@ -186,7 +186,8 @@ static void dispatch_ready_once(struct rt_producer *p)
             if (rc == 0)
                 rc = batch_header_parse(b->buf, len, &b->req.header, &why);
             if (rc == 0) /* LogAppendTime: the clock now (batch.c V17); CreateTime: no-op */
-                (void)log_stamp_timestamps(p->log, b->buf, len, &b->req.header, b->b.max_timestamp);
+                (void)log_stamp_timestamps(p->log, pp->part, b->buf, len, &b->req.header,
+                                           b->b.max_timestamp);
             memset(&b->req, 0, offsetof(struct shard_request, header));
             b->req.kind = SHARD_REQ_APPEND;
             b->req.partition = pp->part;

@@ -71,19 +71,93 @@ static int add_partition_call(struct shard *s, void *arg)
 
 /* Builds a topic's partitions and hands each to a shard (round-robin over all partitions of
  * the engine, so partitions of one topic spread over shards). */
+static int shard_remove_call(struct shard *s, void *arg);
+
+/* Opens partitions [from, to) of t and hands each to a shard (round-robin over all partitions
+ * of the engine, so partitions of one topic spread over shards). On failure, what it opened is
+ * taken off the shards and closed, and t is as before. */
+static int partitions_build(struct log *lg, struct topic *t, uint32_t from, uint32_t to, bool clean,
+                            bool shards_running)
+{
+    int rc = 0;
+    uint32_t opened = from, attached = from;
+    for (; opened < to; opened++) {
+        struct partition *p = calloc(1, sizeof(*p));
+        if (!p) {
+            rc = -ENOMEM;
+            break;
+        }
+        struct partition_recovery rec;
+        rc = partition_open(p, lg->dir, t->name, opened, &t->pcfg, clean, &rec);
+        if (rc) {
+            free(p);
+            break;
+        }
+        t->partitions[opened] = p;
+        recovery_add(&lg->recovery, &rec);
+    }
+    for (; rc == 0 && attached < to; attached++) {
+        struct shard *s = &lg->shards[(lg->partitions_total + attached - from) % lg->shard_count];
+        if (shards_running) {
+            struct shard_request req = {.kind = SHARD_REQ_CALL};
+            req.fn = add_partition_call;
+            req.arg = t->partitions[attached];
+            rc = shard_submit(s, &req);
+        } else {
+            rc = shard_add_partition(s, t->partitions[attached]);
+        }
+        if (rc)
+            break;
+    }
+    if (rc) {
+        for (uint32_t i = from; i < attached; i++) {
+            struct shard_request req = {
+                .kind = SHARD_REQ_CALL, .fn = shard_remove_call, .arg = t->partitions[i]};
+            if (shards_running)
+                (void)shard_submit(t->partitions[i]->shard, &req);
+            else
+                (void)shard_remove_call(t->partitions[i]->shard, t->partitions[i]);
+        }
+        for (uint32_t i = from; i < opened; i++) {
+            partition_close(t->partitions[i], false);
+            free(t->partitions[i]);
+            t->partitions[i] = NULL;
+        }
+        return rc;
+    }
+    lg->partitions_total += to - from;
+    return 0;
+}
+
+/* Builds a topic: its configs, its partition table (room for partitions_max, so partitions
+ * are added without moving any: LG10), its partitions. */
 static int topic_build(struct log *lg, struct topic *t, const char *name, uint32_t partitions,
-                       bool clean, bool shards_running)
+                       const struct topic_config *config, bool clean, bool shards_running)
 {
     memset(t, 0, sizeof(*t));
     snprintf(t->name, sizeof(t->name), "%s", name);
-    t->partitions = calloc(partitions, sizeof(*t->partitions));
+    /* The topic's configs (topic_config.h TC3) over the engine's options. */
+    struct topic_config none = {{0}};
+    struct topic_config_honoured hc;
+    topic_config_resolve(config ? config : &none, &lg->opts, &hc);
+    atomic_init(&t->max_message_bytes, hc.max_message_bytes);
+    atomic_init(&t->timestamp_type, (int)hc.timestamp_type);
+    t->segment_bytes = hc.segment_bytes;
+    t->partition_capacity =
+        partitions > lg->opts.partitions_max ? partitions : lg->opts.partitions_max;
+    t->partitions = calloc(t->partition_capacity, sizeof(*t->partitions));
     if (!t->partitions)
         return -ENOMEM;
-    int rc = 0;
-    uint32_t opened = 0;
     /* Internal topics (__transaction_state, __consumer_offsets) hold little: small segments,
      * so they do not preallocate a user-sized segment each. */
     struct partition_config cfg = lg->pcfg;
+    cfg.topic = t;
+    cfg.retention_ms = hc.retention_ms;
+    cfg.retention_bytes = hc.retention_bytes;
+    cfg.segment.capacity_bytes =
+        hc.segment_bytes < SEGMENT_FILE_MIN_BYTES ? SEGMENT_FILE_MIN_BYTES : hc.segment_bytes;
+    if (cfg.segment.capacity_bytes < SEGMENT_POOL_SEGMENT_MIN_BYTES)
+        cfg.segment.pool = NULL; /* as log_init decides for the engine's segment size */
     if (meta_topic_name_internal(name)) {
         /* Never below the largest batch: the coordinator's records and a group's offsets must
          * fit whatever segment size the user topics have (Kafka sizes these topics apart:
@@ -98,35 +172,14 @@ static int topic_build(struct log *lg, struct topic *t, const char *name, uint32
         cfg.retention_bytes = -1;
         cfg.retention_ms = -1;
     }
-    for (; opened < partitions; opened++) {
-        struct partition_recovery rec;
-        rc = partition_open(&t->partitions[opened], lg->dir, name, opened, &cfg, clean, &rec);
-        if (rc)
-            break;
-        recovery_add(&lg->recovery, &rec);
-    }
-    if (rc == 0) {
-        for (uint32_t i = 0; i < partitions && rc == 0; i++) {
-            struct shard *s = &lg->shards[(lg->partitions_total + i) % lg->shard_count];
-            if (shards_running) {
-                struct shard_request req = {.kind = SHARD_REQ_CALL};
-                req.fn = add_partition_call;
-                req.arg = &t->partitions[i];
-                rc = shard_submit(s, &req);
-            } else {
-                rc = shard_add_partition(s, &t->partitions[i]);
-            }
-        }
-    }
+    t->pcfg = cfg;
+    int rc = partitions_build(lg, t, 0, partitions, clean, shards_running);
     if (rc) {
-        for (uint32_t i = 0; i < opened; i++)
-            partition_close(&t->partitions[i], false);
         free(t->partitions);
         t->partitions = NULL;
         return rc;
     }
-    t->partition_count = partitions;
-    lg->partitions_total += partitions;
+    atomic_store_explicit(&t->partition_count, partitions, memory_order_release);
     return 0;
 }
 
@@ -241,34 +294,42 @@ static int close_partitions(struct partition **parts, uint32_t count, bool seal)
 
 static int close_topics(struct log *lg, bool seal)
 {
-    int first = 0;
+    int first = 0, rc_one = 0;
     uint32_t n = atomic_load(&lg->topic_count);
     uint32_t total = 0;
     for (uint32_t t = 0; t < n; t++)
         total += lg->topics[t].partition_count;
     struct partition **parts = total ? malloc((size_t)total * sizeof(*parts)) : NULL;
-    if (parts) {
-        uint32_t k = 0;
-        for (uint32_t t = 0; t < n; t++)
-            for (uint32_t i = 0; i < lg->topics[t].partition_count; i++)
-                parts[k++] = &lg->topics[t].partitions[i];
-        first = close_partitions(parts, total, seal);
-        free(parts);
-    } else {
-        for (uint32_t t = 0; t < n; t++)
-            for (uint32_t i = 0; i < lg->topics[t].partition_count; i++) {
-                int rc = partition_close(&lg->topics[t].partitions[i], seal);
-                if (rc && !first)
-                    first = rc;
-            }
+    uint32_t k = 0;
+    for (uint32_t t = 0; t < n; t++) {
+        /* LG8: a deleted topic's files are renamed away: closed without a seal, errors
+         * ignored. */
+        bool gone = atomic_load_explicit(&lg->topics[t].deleted, memory_order_acquire);
+        for (uint32_t i = 0; i < lg->topics[t].partition_count; i++) {
+            if (gone)
+                (void)partition_close(lg->topics[t].partitions[i], false);
+            else if (parts)
+                parts[k++] = lg->topics[t].partitions[i];
+            else if ((rc_one = partition_close(lg->topics[t].partitions[i], seal)) && !first)
+                first = rc_one;
+        }
     }
+    if (parts) {
+        first = close_partitions(parts, k, seal);
+        free(parts);
+    }
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t i = 0; i < lg->topics[t].partition_count; i++)
+            free(lg->topics[t].partitions[i]);
     for (uint32_t t = 0; t < n; t++)
         free(lg->topics[t].partitions);
     /* A topic whose catalogue update failed (log_topic_create) stays in the slot past the
      * count, its partitions attached to the shards until they stopped: closed here. */
     if (lg->topics && n < lg->topics_capacity && lg->topics[n].partitions) {
-        for (uint32_t i = 0; i < lg->topics[n].partition_count; i++)
-            (void)partition_close(&lg->topics[n].partitions[i], false);
+        for (uint32_t i = 0; i < lg->topics[n].partition_count; i++) {
+            (void)partition_close(lg->topics[n].partitions[i], false);
+            free(lg->topics[n].partitions[i]);
+        }
         free(lg->topics[n].partitions);
         lg->topics[n].partitions = NULL;
     }
@@ -280,7 +341,8 @@ static const struct topic *topic_find(struct log *lg, const char *name)
 {
     uint32_t n = atomic_load_explicit(&lg->topic_count, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++)
-        if (strcmp(lg->topics[i].name, name) == 0)
+        if (strcmp(lg->topics[i].name, name) == 0 &&
+            !atomic_load_explicit(&lg->topics[i].deleted, memory_order_acquire))
             return &lg->topics[i];
     return NULL;
 }
@@ -499,11 +561,12 @@ static int partition_dir_remove(struct log *lg, const char *pdir)
 
 /* Removes `<name>-<p>` for every p < partitions (none of them catalogued: the caller checked),
  * then fsyncs the data directory. 0, or the first error (the rest are still tried). */
-static int partition_dirs_remove(struct log *lg, const char *name, uint32_t partitions)
+static int partition_dirs_remove_range(struct log *lg, const char *name, uint32_t from,
+                                       uint32_t partitions)
 {
     int first = 0;
     bool removed = false;
-    for (uint32_t p = 0; p < partitions; p++) {
+    for (uint32_t p = from; p < partitions; p++) {
         char pdir[SEGMENT_PATH_BYTES];
         int rc = meta_partition_dir(pdir, sizeof(pdir), lg->dir, name, p);
         if (rc == 0) {
@@ -521,6 +584,11 @@ static int partition_dirs_remove(struct log *lg, const char *name, uint32_t part
             first = error_set(rc, "%s: fsync: %s", lg->dir, strerror(-rc));
     }
     return first;
+}
+
+static int partition_dirs_remove(struct log *lg, const char *name, uint32_t partitions)
+{
+    return partition_dirs_remove_range(lg, name, 0, partitions);
 }
 
 /* LG5, LG6: resolves an intent left by a crash or a failed rollback. `catalogued` says
@@ -555,7 +623,8 @@ static bool in_topics(struct log *lg, const char *name)
 
 /* Creates a topic under admin_lock. User topics count against topics_max; internal ones use
  * the slots reserved for them. */
-int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
+int log_topic_create(struct log *lg, const char *name, uint32_t partitions,
+                     const struct topic_config *config)
 {
     if (lg->opts.read_only)
         return log_refuse_if_read_only(lg, "rt_topic_create");
@@ -571,14 +640,17 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
     }
     uint32_t users = 0;
     for (uint32_t i = 0; i < n; i++)
-        users += !meta_topic_name_internal(lg->topics[i].name);
+        users +=
+            !meta_topic_name_internal(lg->topics[i].name) && !atomic_load(&lg->topics[i].deleted);
     if (!internal && users >= lg->opts.topics_max) {
         rc = error_set(RT_E_TOPICS_FULL, "topics_max (%u) reached", lg->opts.topics_max);
         goto out;
     }
-    if (n >= lg->topics_capacity) { /* only internal topics get here: two at most */
-        rc = error_set(RT_E_TOPICS_FULL, "no slot left for internal topic '%s' (%u topics)", name,
-                       n);
+    if (n >= lg->topics_capacity) { /* internal topics, or TOPICS_DELETED_MAX deletions */
+        rc = error_set(RT_E_TOPICS_FULL,
+                       "no slot left for topic '%s' (%u slots, %u of deleted topics: those are "
+                       "reclaimed at the next open)",
+                       name, n, lg->topics_deleted);
         goto out;
     }
     /* The intent, then directories and first segments, then the catalogue, then no intent: a
@@ -603,7 +675,7 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
         rc = partition_dirs_remove(lg, name, partitions); /* uncatalogued leftovers */
     if (rc)
         goto out;
-    rc = topic_build(lg, &lg->topics[n], name, partitions, false, true);
+    rc = topic_build(lg, &lg->topics[n], name, partitions, config, false, true);
     if (rc) {
         char cause[256];
         snprintf(cause, sizeof(cause), "%s", rt_error_detail());
@@ -618,6 +690,8 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions)
         goto out;
     }
     rc = meta_add_topic(&lg->catalogue, name, partitions);
+    if (rc == 0 && config)
+        rc = topic_config_copy(&lg->catalogue.topics[lg->catalogue.count - 1].config, config);
     if (rc == 0)
         rc = meta_store(lg->pcfg.segment.faults, lg->dir, &lg->catalogue);
     if (rc) {
@@ -638,11 +712,512 @@ out:
     return rc;
 }
 
+/* Runs on the partition's shard (the writer owns p->cfg): retention as the topic's configs
+ * now say; the shard's next retention pass applies it. */
+struct retention_set {
+    struct partition *p;
+    int64_t retention_ms;
+    int64_t retention_bytes;
+};
+
+static int retention_set_call(struct shard *s, void *arg)
+{
+    (void)s;
+    struct retention_set *r = arg;
+    r->p->cfg.retention_ms = r->retention_ms;
+    r->p->cfg.retention_bytes = r->retention_bytes;
+    return 0;
+}
+
+int log_topic_config_store(struct log *lg, const char *name, const struct topic_config *config)
+{
+    if (lg->opts.read_only)
+        return log_refuse_if_read_only(lg, "rt_topic_config_alter");
+    int rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&lg->admin_lock);
+    struct topic *t = (struct topic *)topic_find(lg, name);
+    struct meta_topic *mt = meta_find_mut(&lg->catalogue, name);
+    struct topic_config fresh, old;
+    if (!t || !mt) {
+        rc = error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", name);
+        goto out;
+    }
+    rc = topic_config_copy(&fresh, config);
+    if (rc)
+        goto out;
+    /* TC: the new overrides go into the catalogue, which is replaced atomically (A.2): a crash
+     * leaves the old or the new configs, never a mix. On failure memory keeps the old ones. */
+    old = mt->config;
+    mt->config = fresh;
+    rc = meta_store(lg->pcfg.segment.faults, lg->dir, &lg->catalogue);
+    if (rc) {
+        mt->config = old;
+        topic_config_free(&fresh);
+        rc = error_set(rc,
+                       "%s/%s: cannot store topic '%s' configs: %s (the file holds the old or the "
+                       "new ones; the running topic keeps the old)",
+                       lg->dir, META_FILE, name, rt_strerror(rc));
+        goto out;
+    }
+    topic_config_free(&old);
+    struct topic_config_honoured hc;
+    topic_config_resolve(&mt->config, &lg->opts, &hc);
+    atomic_store_explicit(&t->max_message_bytes, hc.max_message_bytes, memory_order_relaxed);
+    atomic_store_explicit(&t->timestamp_type, (int)hc.timestamp_type, memory_order_relaxed);
+    for (uint32_t i = 0; i < t->partition_count && !meta_topic_name_internal(name); i++) {
+        struct partition *p = t->partitions[i];
+        struct retention_set r = {p, hc.retention_ms, hc.retention_bytes};
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = retention_set_call, .arg = &r};
+        if (lg->shards_started && !lg->shards_stopped) {
+            int src = shard_submit(p->shard, &req);
+            if (src && !rc)
+                rc = error_set(src, "%s: applying retention: %s", p->dir, rt_strerror(src));
+        } else {
+            retention_set_call(NULL, &r); /* no shard thread runs: nothing else writes p */
+        }
+    }
+out:
+    pthread_mutex_unlock(&lg->admin_lock);
+    return rc;
+}
+
+int log_topic_config_copy(struct log *lg, const char *name, struct topic_config *out)
+{
+    pthread_mutex_lock(&lg->admin_lock);
+    const struct meta_topic *mt = meta_find(&lg->catalogue, name);
+    int rc = mt ? topic_config_copy(out, &mt->config)
+                : error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", name);
+    pthread_mutex_unlock(&lg->admin_lock);
+    return rc;
+}
+
+/* ---- topic deletion (issue 20 item 6) ----
+ *
+ * rt_topic_delete: (1) a deletion intent, `<dir>/topic-delete.tmp` ("ringtail topic delete 1\n
+ * <name>\n<partitions>\nend\n"), durable; (2) the catalogue without the topic, stored (the
+ * commit point); (3) the topic hidden from lookups and its partitions detached from their
+ * shards; (4) each `<name>-<p>` renamed to `<name>-<p>.<id>-delete` (as Kafka renames a deleted
+ * log aside), the data directory fsynced; (5) no intent; (6) a background thread removes the
+ * renamed directories. A writing open removes every `*-delete` directory, and, when it finds
+ * the intent and the catalogue does not name its topic, that topic's `<name>-<p>` directories
+ * (the crash came between 2 and 4); then the intent.
+ *   LG7  A deleted topic's slot is never reused while the engine is open: lookups skip it (a
+ *        release store of `deleted`), and its partitions stay allocated until log_close, so a
+ *        caller that found a partition before the deletion (a fetch, an append in flight)
+ *        finishes against valid memory; fetches keep their segments mapped (renamed and
+ *        unlinked files stay readable through their mappings) until released.
+ *   LG8  A deleted topic's partitions are closed without sealing and their errors ignored:
+ *        their directories are gone, and nothing of them is read again.
+ *   LG9  The intent is removed only after every `<name>-<p>` is renamed aside durably or the
+ *        catalogue still names the topic, so a crash at any step leaves a whole topic or one
+ *        the next open finishes deleting; a recreated topic of the name starts empty (its
+ *        creation removes uncatalogued `<name>-<p>` leftovers under its own intent, LG4). */
+#define LOG_DELETE_INTENT_FILE  "topic-delete.tmp"
+#define LOG_DELETE_INTENT_MAGIC "ringtail topic delete 1"
+#define LOG_DELETE_SUFFIX       "-delete"
+
+/* The deletion and partition-addition intents: a file, its first line; the create intent's
+ * grammar below it. */
+struct intent_kind {
+    const char *file;
+    const char *tmp;
+    const char *magic;
+};
+static const struct intent_kind delete_intent = {LOG_DELETE_INTENT_FILE, "topic-delete.part.tmp",
+                                                 LOG_DELETE_INTENT_MAGIC};
+static const struct intent_kind add_intent = {"topic-add.tmp", "topic-add.part.tmp",
+                                              "ringtail topic add 1"};
+
+static int kind_intent_path(const struct log *lg, const struct intent_kind *k, char *buf,
+                            size_t cap)
+{
+    int n = snprintf(buf, cap, "%s/%s", lg->dir, k->file);
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+static int delete_intent_path(const struct log *lg, char *buf, size_t cap)
+{
+    return kind_intent_path(lg, &delete_intent, buf, cap);
+}
+
+/* Durable on return (an atomic replace: a crash leaves it whole or absent). */
+static int kind_intent_write(struct log *lg, const struct intent_kind *k, const char *name,
+                             uint32_t partitions)
+{
+    char path[SEGMENT_PATH_BYTES + 32];
+    int rc = kind_intent_path(lg, k, path, sizeof(path));
+    if (rc)
+        return rc;
+    char text[LOG_CREATE_INTENT_BYTES_MAX + 8];
+    int len =
+        snprintf(text, sizeof(text), "%s\n%s\n%" PRIu32 "\nend\n", k->magic, name, partitions);
+    assert(len > 0 && len < (int)sizeof(text));
+    rc = fs_replace_file(lg->pcfg.segment.faults, lg->dir, k->tmp, k->file, (const uint8_t *)text,
+                         (size_t)len);
+    if (rc)
+        return error_set(rc, "%s: cannot write: %s", path, strerror(-rc));
+    return 0;
+}
+
+static int delete_intent_write(struct log *lg, const char *name, uint32_t partitions)
+{
+    return kind_intent_write(lg, &delete_intent, name, partitions);
+}
+
+/* The intent's topic and partition count: 0, -ENOENT, or RT_E_CORRUPT (torn: covers nothing,
+ * since it was made durable by an atomic replace before anything else). */
+static int kind_intent_read(const struct log *lg, const struct intent_kind *k,
+                            char name[RT_TOPIC_NAME_MAX + 1], uint32_t *partitions)
+{
+    char path[SEGMENT_PATH_BYTES + 32];
+    int rc = kind_intent_path(lg, k, path, sizeof(path));
+    if (rc)
+        return rc;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    rc = fs_read_file(path, &buf, &len, LOG_CREATE_INTENT_BYTES_MAX + 8);
+    if (rc)
+        return rc;
+    /* The create intent's grammar under another first line. */
+    size_t magic = strlen(k->magic);
+    char as_create[LOG_CREATE_INTENT_BYTES_MAX + 8];
+    rc = RT_E_CORRUPT;
+    if (len > magic && memcmp(buf, k->magic, magic) == 0 &&
+        len - magic + strlen(LOG_CREATE_INTENT_MAGIC) <= LOG_CREATE_INTENT_BYTES_MAX) {
+        size_t n = (size_t)snprintf(as_create, sizeof(as_create), "%s", LOG_CREATE_INTENT_MAGIC);
+        memcpy(as_create + n, buf + magic, len - magic);
+        rc = log_create_intent_parse(as_create, n + len - magic, name, partitions);
+    }
+    free(buf);
+    return rc;
+}
+
+static int delete_intent_read(const struct log *lg, char name[RT_TOPIC_NAME_MAX + 1],
+                              uint32_t *partitions)
+{
+    return kind_intent_read(lg, &delete_intent, name, partitions);
+}
+
+static int kind_intent_clear(struct log *lg, const struct intent_kind *k)
+{
+    char path[SEGMENT_PATH_BYTES + 32];
+    int rc = kind_intent_path(lg, k, path, sizeof(path));
+    if (rc == 0)
+        rc = io_unlink(lg->pcfg.segment.faults, path);
+    if (rc == -ENOENT)
+        rc = 0;
+    if (rc == 0)
+        rc = fs_fsync_dir(lg->pcfg.segment.faults, lg->dir);
+    if (rc)
+        return error_set(rc, "%s: cannot remove: %s", path, strerror(-rc));
+    return 0;
+}
+
+static int delete_intent_clear(struct log *lg)
+{
+    return kind_intent_clear(lg, &delete_intent);
+}
+
+static bool delete_dir_name(const char *n)
+{
+    size_t len = strlen(n), s = strlen(LOG_DELETE_SUFFIX);
+    return len > s && strcmp(n + len - s, LOG_DELETE_SUFFIX) == 0 && strchr(n, '.') != NULL;
+}
+
+/* Removes every `*-delete` directory of the data directory (what deletions left), then
+ * fsyncs it. 0 or the first error. */
+static int deleted_dirs_remove(struct log *lg)
+{
+    DIR *d = opendir(lg->dir);
+    if (!d)
+        return error_set(-errno, "%s: cannot open: %s", lg->dir, strerror(errno));
+    int first = 0;
+    bool removed = false;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (!delete_dir_name(de->d_name))
+            continue;
+        char path[SEGMENT_PATH_BYTES];
+        if (snprintf(path, sizeof(path), "%s/%s", lg->dir, de->d_name) >= (int)sizeof(path))
+            continue;
+        struct stat st;
+        if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        int rc = partition_dir_remove(lg, path);
+        removed = removed || rc == 0;
+        if (rc && !first)
+            first = rc;
+    }
+    closedir(d);
+    if (removed) {
+        int rc = fs_fsync_dir(lg->pcfg.segment.faults, lg->dir);
+        if (rc && !first)
+            first = error_set(rc, "%s: fsync: %s", lg->dir, strerror(-rc));
+    }
+    return first;
+}
+
+/* LG9 at open: finishes a deletion a crash interrupted. */
+static int delete_resolve(struct log *lg)
+{
+    char name[RT_TOPIC_NAME_MAX + 1];
+    uint32_t partitions = 0;
+    int rc = delete_intent_read(lg, name, &partitions);
+    if (rc == 0 && !in_catalogue(lg, name))
+        rc = partition_dirs_remove(lg, name, partitions);
+    else if (rc == RT_E_CORRUPT || (rc == 0 && in_catalogue(lg, name)))
+        rc = 0; /* torn (it covered nothing) or the commit never happened */
+    if (rc == 0 || rc == -ENOENT) {
+        bool had = rc == 0;
+        rc = deleted_dirs_remove(lg);
+        if (rc == 0 && had)
+            rc = delete_intent_clear(lg);
+        if (rc == 0) {
+            char path[SEGMENT_PATH_BYTES + 32];
+            if (delete_intent_path(lg, path, sizeof(path)) == 0 && fs_exists(path))
+                rc = delete_intent_clear(lg); /* a torn one */
+        }
+        return rc;
+    }
+    return error_set(rc, "%s/%s: cannot read: %s", lg->dir, LOG_DELETE_INTENT_FILE,
+                     rt_strerror(rc));
+}
+
+static int shard_remove_call(struct shard *s, void *arg)
+{
+    struct partition *p = arg;
+    for (uint32_t i = 0; i < s->partition_count; i++)
+        if (s->partitions[i] == p) {
+            s->partitions[i] = s->partitions[--s->partition_count];
+            break;
+        }
+    return 0;
+}
+
+struct reaper {
+    struct log *lg;
+    char **dirs;
+    uint32_t count;
+};
+
+static void *reaper_main(void *arg)
+{
+    struct reaper *r = arg;
+    for (uint32_t i = 0; i < r->count; i++) {
+        (void)partition_dir_remove(r->lg, r->dirs[i]); /* a failure: the next open removes it */
+        free(r->dirs[i]);
+    }
+    (void)fs_fsync_dir(r->lg->pcfg.segment.faults, r->lg->dir);
+    free(r->dirs);
+    free(r);
+    return NULL;
+}
+
+int log_topic_delete(struct log *lg, const char *name)
+{
+    if (lg->opts.read_only)
+        return log_refuse_if_read_only(lg, "rt_topic_delete");
+    int rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    if (meta_topic_name_internal(name))
+        return error_set(RT_E_INTERNAL_TOPIC, "topic '%s' is internal: the engine's own", name);
+    pthread_mutex_lock(&lg->admin_lock);
+    struct topic *t = (struct topic *)topic_find(lg, name);
+    if (!t) {
+        rc = error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", name);
+        goto out;
+    }
+    uint32_t parts = t->partition_count;
+    /* The reaper's list before anything changes: nothing can fail for memory after (5). */
+    struct reaper *r = calloc(1, sizeof(*r));
+    char **dirs = calloc(parts, sizeof(*dirs));
+    pthread_t *reapers = realloc(lg->reapers, (lg->reaper_count + 1) * sizeof(*reapers));
+    if (reapers)
+        lg->reapers = reapers;
+    if (!r || !dirs || !reapers) {
+        free(r);
+        free(dirs);
+        rc = error_set(-ENOMEM, "deleting topic '%s': out of memory", name);
+        goto out;
+    }
+    char id[24];
+    snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)fs_now_ms() ^ ((uint64_t)getpid() << 40));
+    for (uint32_t p = 0; p < parts && rc == 0; p++) {
+        char buf[SEGMENT_PATH_BYTES];
+        int n = snprintf(buf, sizeof(buf), "%s.%s%s", t->partitions[p]->dir, id, LOG_DELETE_SUFFIX);
+        if (n < 0 || n >= (int)sizeof(buf) || !(dirs[p] = strdup(buf)))
+            rc = error_set(-ENAMETOOLONG, "deleting topic '%s': a name too long", name);
+    }
+    /* (1), (2): the intent, then the commit. */
+    struct meta_topic removed;
+    uint32_t index = 0;
+    if (rc == 0)
+        rc = delete_intent_write(lg, name, parts);
+    if (rc == 0 && meta_remove_topic(&lg->catalogue, name, &removed, &index) != 0)
+        rc = error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "topic '%s' is not catalogued", name);
+    else if (rc == 0) {
+        rc = meta_store(lg->pcfg.segment.faults, lg->dir, &lg->catalogue);
+        if (rc) {
+            meta_insert_topic(&lg->catalogue, &removed, index);
+            error_set(rc,
+                      "%s/%s: cannot store the topic catalogue: %s (the file names the topic "
+                      "or not; the next open finishes or forgets the deletion)",
+                      lg->dir, META_FILE, rt_strerror(rc));
+            (void)delete_intent_clear(lg); /* only if the old catalogue is what is on disk */
+        } else {
+            topic_config_free(&removed.config);
+        }
+    }
+    if (rc) {
+        for (uint32_t p = 0; p < parts; p++)
+            free(dirs[p]);
+        free(dirs);
+        free(r);
+        goto out;
+    }
+    /* (3): hidden (LG7), then off the shards (appends already queued finish first). */
+    atomic_store_explicit(&t->deleted, true, memory_order_release);
+    lg->topics_deleted++;
+    for (uint32_t p = 0; p < parts; p++) {
+        struct shard_request req = {
+            .kind = SHARD_REQ_CALL, .fn = shard_remove_call, .arg = t->partitions[p]};
+        (void)shard_submit(t->partitions[p]->shard, &req);
+    }
+    /* (4), (5): renamed aside durably; then no intent (LG9). */
+    for (uint32_t p = 0; p < parts && rc == 0; p++) {
+        rc = io_rename(lg->pcfg.segment.faults, t->partitions[p]->dir, dirs[p]);
+        if (rc == -ENOENT)
+            rc = 0;
+        if (rc)
+            error_set(rc, "%s: cannot rename to %s: %s (the next open removes it)",
+                      t->partitions[p]->dir, dirs[p], strerror(-rc));
+    }
+    if (rc == 0) {
+        rc = fs_fsync_dir(lg->pcfg.segment.faults, lg->dir);
+        if (rc)
+            error_set(rc, "%s: fsync: %s (the next open finishes the deletion)", lg->dir,
+                      strerror(-rc));
+    }
+    if (rc == 0)
+        (void)delete_intent_clear(lg); /* left: the next open finds it finished */
+    /* (6): the files go in the background; fds and mappings keep what fetches read. */
+    r->lg = lg;
+    r->dirs = dirs;
+    r->count = parts;
+    if (pthread_create(&lg->reapers[lg->reaper_count], NULL, reaper_main, r) == 0) {
+        lg->reaper_count++;
+    } else {
+        for (uint32_t p = 0; p < parts; p++)
+            free(dirs[p]);
+        free(dirs);
+        free(r); /* the next open removes them */
+    }
+    /* The deletion is committed (2): a failure after it is reported, the topic is gone. */
+    rc = 0;
+out:
+    pthread_mutex_unlock(&lg->admin_lock);
+    return rc;
+}
+
+/* ---- partitions added to a topic (CreatePartitions) ----
+ *
+ * rt_topic_add_partitions: (1) an addition intent, `<dir>/topic-add.tmp` ("ringtail topic add
+ * 1\n<name>\n<new count>\nend\n"), durable; (2) uncatalogued `<name>-<p>` leftovers for the new
+ * p removed; (3) the new partitions opened (directories and first segments durable) and handed
+ * to shards; (4) the catalogue with the new count, stored (the commit); (5) the count published
+ * (LG10); (6) no intent. A failure before (4) takes the new partitions off their shards, closes
+ * and removes them; a writing open that finds the intent removes `<name>-<p>` for every p at
+ * or above the catalogued count and below the intent's (a crash before the commit).
+ *   LG10 A topic's partition table has room for partitions_max partitions from its creation;
+ *        partitions are allocated one by one and never move, and partition_count rises only
+ *        after the partitions below it are open and on their shards: a lookup that sees the new
+ *        count finds them whole. */
+static int add_resolve(struct log *lg)
+{
+    char name[RT_TOPIC_NAME_MAX + 1];
+    uint32_t count = 0;
+    int rc = kind_intent_read(lg, &add_intent, name, &count);
+    if (rc == -ENOENT)
+        return 0;
+    if (rc == 0) {
+        const struct meta_topic *mt = meta_find(&lg->catalogue, name);
+        uint32_t have = mt ? mt->partitions : 0;
+        if (have < count)
+            rc = partition_dirs_remove_range(lg, name, have, count);
+    } else if (rc == RT_E_CORRUPT) {
+        rc = 0; /* torn: an atomic replace that never happened covers nothing */
+    }
+    if (rc == 0)
+        rc = kind_intent_clear(lg, &add_intent);
+    return rc;
+}
+
+int log_topic_add_partitions(struct log *lg, const char *name, uint32_t count)
+{
+    if (lg->opts.read_only)
+        return log_refuse_if_read_only(lg, "rt_topic_add_partitions");
+    int rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    if (meta_topic_name_internal(name))
+        return error_set(RT_E_INTERNAL_TOPIC, "topic '%s' is internal: the engine's own", name);
+    pthread_mutex_lock(&lg->admin_lock);
+    struct topic *t = (struct topic *)topic_find(lg, name);
+    struct meta_topic *mt = meta_find_mut(&lg->catalogue, name);
+    if (!t || !mt) {
+        rc = error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", name);
+        goto out;
+    }
+    uint32_t have = atomic_load(&t->partition_count);
+    if (count <= have || count > t->partition_capacity || count > lg->opts.partitions_max) {
+        rc = error_set(RT_E_INVALID_ARGUMENT,
+                       "topic '%s' has %u partitions; a new count must be above it and at most "
+                       "partitions_max (%u), got %u",
+                       name, have, lg->opts.partitions_max, count);
+        goto out;
+    }
+    rc = kind_intent_write(lg, &add_intent, name, count);
+    if (rc == 0)
+        rc = partition_dirs_remove_range(lg, name, have, count);
+    if (rc == 0)
+        rc = partitions_build(lg, t, have, count, false, true);
+    if (rc) {
+        char cause[256];
+        snprintf(cause, sizeof(cause), "%s", rt_error_detail());
+        int rrc = partition_dirs_remove_range(lg, name, have, count);
+        if (rrc == 0)
+            rrc = kind_intent_clear(lg, &add_intent);
+        error_set(rc, "%s%s", cause,
+                  rrc ? " (and removing what it made failed; the next open does)" : "");
+        goto out;
+    }
+    mt->partitions = count;
+    rc = meta_store(lg->pcfg.segment.faults, lg->dir, &lg->catalogue);
+    if (rc) {
+        mt->partitions = have;
+        error_set(rc, "%s/%s: cannot store the topic catalogue: %s", lg->dir, META_FILE,
+                  rt_strerror(rc));
+        /* As a create whose catalogue failed: the new partitions are on their shards and the
+         * file may name them or not; only a reopen decides (the intent resolves it). */
+        int expected = 0;
+        atomic_compare_exchange_strong(&lg->write_error, &expected, rc);
+        goto out;
+    }
+    atomic_store_explicit(&t->partition_count, count, memory_order_release);
+    (void)kind_intent_clear(lg, &add_intent); /* left: the next open finds it committed */
+out:
+    pthread_mutex_unlock(&lg->admin_lock);
+    return rc;
+}
+
 int log_internal_topic_create(struct log *lg, const char *name, uint32_t partitions)
 {
     assert(meta_topic_name_internal(name));
     assert(partitions > 0);
-    return log_topic_create(lg, name, partitions);
+    return log_topic_create(lg, name, partitions, NULL);
 }
 
 int log_client_topic_check(const char *topic)
@@ -674,8 +1249,9 @@ int log_topic_list(struct log *lg, int (*fn)(void *ctx, const char *name, uint32
 {
     uint32_t n = atomic_load_explicit(&lg->topic_count, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++) {
-        if (meta_topic_name_internal(lg->topics[i].name))
-            continue; /* internal topics (transaction log, consumer offsets) */
+        if (meta_topic_name_internal(lg->topics[i].name) ||
+            atomic_load_explicit(&lg->topics[i].deleted, memory_order_acquire))
+            continue; /* internal topics (transaction log, consumer offsets), deleted ones */
         int rc = fn(ctx, lg->topics[i].name, lg->topics[i].partition_count);
         if (rc)
             return rc;
@@ -701,7 +1277,7 @@ struct partition *log_partition(struct log *lg, const char *topic, uint32_t part
                   topic, t->partition_count, partition);
         return NULL;
     }
-    return &t->partitions[partition];
+    return t->partitions[partition];
 }
 
 /* ---- reads ---- */
@@ -728,6 +1304,14 @@ int log_list_offsets(struct log *lg, const char *topic, uint32_t partition, int6
 
 /* ---- appends ---- */
 
+/* The topic's max.message.bytes (topic_config.h TC3; the engine's batch_size_max_bytes unless
+ * the topic sets one): what rt_append and rt_append_batch accept. */
+static uint32_t topic_max_message_bytes(const struct partition *p)
+{
+    assert(p->cfg.topic);
+    return atomic_load_explicit(&p->cfg.topic->max_message_bytes, memory_order_relaxed);
+}
+
 /* F6 (issue 21): a batch larger than its partition's segment is refused, not the
  * configuration, as Kafka's UnifiedLog refuses it (RecordBatchTooLargeException). Every append
  * that reaches a shard passes here, so an empty segment holds any batch placed in it (PAR4). */
@@ -736,9 +1320,10 @@ static int segment_fit_check(const struct log *lg, const struct partition *p, si
     /* A user topic's limit is segment_size_bytes itself, also below one control batch (its
      * files are at least that long, so markers fit: SEGMENT_FILE_MIN_BYTES); an internal
      * topic's is its own segment size. */
+    (void)lg;
     uint64_t limit = p->cfg.segment.capacity_bytes;
-    if (!meta_topic_name_internal(p->topic) && lg->opts.segment_size_bytes < limit)
-        limit = lg->opts.segment_size_bytes;
+    if (!meta_topic_name_internal(p->topic) && p->cfg.topic && p->cfg.topic->segment_bytes < limit)
+        limit = p->cfg.topic->segment_bytes;
     if (len <= limit)
         return 0;
     return error_set(RT_E_RECORD_TOO_LARGE,
@@ -869,10 +1454,11 @@ int log_append_records(struct log *lg, const char *topic, uint32_t partition,
         struct rt_record tmp = *r;
         tmp.timestamp_ms = ts;
         size += record_encoded_size(&tmp, (int32_t)i, ts - base_ts);
-        if (size > lg->opts.batch_size_max_bytes)
+        uint32_t max = topic_max_message_bytes(p);
+        if (size > max)
             return error_set(RT_E_RECORD_TOO_LARGE,
-                             "batch of %zu records exceeds batch_size_max_bytes (%u)", count,
-                             lg->opts.batch_size_max_bytes);
+                             "batch of %zu records exceeds the topic's max.message.bytes (%u)",
+                             count, max);
     }
     uint8_t *buf = encode_buffer_get(size);
     if (!buf)
@@ -895,15 +1481,18 @@ int log_append_records(struct log *lg, const char *topic, uint32_t partition,
     rc = batch_header_parse(buf, len, &h, &why);
     assert(rc == 0);
     assert(h.max_timestamp >= h.base_timestamp);
-    log_stamp_timestamps(lg, buf, len, &h, b.max_timestamp); /* LogAppendTime: a second CRC */
+    log_stamp_timestamps(lg, p, buf, len, &h, b.max_timestamp); /* LogAppendTime: a second CRC */
     return log_append(lg, p, buf, len, &h, base_offset_out, NULL);
 }
 
-bool log_stamp_timestamps(const struct log *lg, uint8_t *batch, size_t len, struct batch_header *h,
-                          int64_t records_max_timestamp)
+bool log_stamp_timestamps(const struct log *lg, const struct partition *p, uint8_t *batch,
+                          size_t len, struct batch_header *h, int64_t records_max_timestamp)
 {
     assert(records_max_timestamp != INT64_MIN); /* measured: recordCount >= 1 */
-    if (lg->opts.message_timestamp_type == RT_TIMESTAMP_LOG_APPEND_TIME)
+    int type = p->cfg.topic
+                   ? atomic_load_explicit(&p->cfg.topic->timestamp_type, memory_order_relaxed)
+                   : (int)lg->opts.message_timestamp_type;
+    if (type == RT_TIMESTAMP_LOG_APPEND_TIME)
         return batch_stamp_timestamps(batch, len, h, true, fs_now_ms());
     return batch_stamp_timestamps(batch, len, h, false, records_max_timestamp);
 }
@@ -934,8 +1523,7 @@ static int append_batch_check(struct log *lg, const char *topic, uint32_t partit
                          " bytes but %zu were given",
                          size, len);
     int64_t records_max_ts = INT64_MIN;
-    rc =
-        batch_validate_append(batch, len, lg->opts.batch_size_max_bytes, &h, &records_max_ts, &why);
+    rc = batch_validate_append(batch, len, topic_max_message_bytes(p), &h, &records_max_ts, &why);
     if (rc)
         return error_set(rc, "rt_append_batch: %s", why ? why : rt_strerror(rc));
     if (h.record_count == 0)
@@ -972,7 +1560,7 @@ static int append_batch_check(struct log *lg, const char *topic, uint32_t partit
             return rc; /* the detail names the transactional id and the partition */
     }
     /* V17, last: nothing is rewritten in a batch that is refused. */
-    log_stamp_timestamps(lg, batch, len, &h, records_max_ts);
+    log_stamp_timestamps(lg, p, batch, len, &h, records_max_ts);
     *p_out = p;
     *h_out = h;
     return 0;
@@ -1719,6 +2307,10 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     if (!lg->opts.read_only) {
         /* F4, LG5: what a creation that crashed (or failed to clean up) left. */
         rc = intent_resolve(lg, in_catalogue);
+        if (rc == 0)
+            rc = delete_resolve(lg); /* LG9 */
+        if (rc == 0)
+            rc = add_resolve(lg); /* LG10 */
         if (rc)
             goto err;
     }
@@ -1746,7 +2338,8 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
         else
             user_topics++;
     }
-    lg->topics_capacity = lg->opts.topics_max + INTERNAL_TOPICS_MAX + internal_topics;
+    lg->topics_capacity =
+        lg->opts.topics_max + INTERNAL_TOPICS_MAX + internal_topics + TOPICS_DELETED_MAX;
     lg->topics = calloc(lg->topics_capacity, sizeof(*lg->topics));
     lg->shard_count = lg->opts.shard_count ? lg->opts.shard_count : default_shards();
     lg->shards = calloc(lg->shard_count, sizeof(*lg->shards));
@@ -1782,8 +2375,8 @@ int log_open_topics(struct log *lg)
 {
     for (uint32_t i = 0; i < lg->catalogue.count; i++) {
         const struct meta_topic *mt = &lg->catalogue.topics[i];
-        int rc =
-            topic_build(lg, &lg->topics[i], mt->name, mt->partitions, lg->clean_at_open, false);
+        int rc = topic_build(lg, &lg->topics[i], mt->name, mt->partitions, &mt->config,
+                             lg->clean_at_open, false);
         if (rc)
             return rc;
         atomic_store_explicit(&lg->topic_count, i + 1, memory_order_release);
@@ -1816,7 +2409,7 @@ int64_t log_producer_id_max(struct log *lg, bool scan_logs)
     uint32_t n = atomic_load(&lg->topic_count);
     for (uint32_t t = 0; t < n; t++)
         for (uint32_t i = 0; i < lg->topics[t].partition_count; i++) {
-            int64_t m = partition_producer_id_max(&lg->topics[t].partitions[i], scan_logs);
+            int64_t m = partition_producer_id_max(lg->topics[t].partitions[i], scan_logs);
             if (m > max)
                 max = m;
         }
@@ -1833,6 +2426,11 @@ int log_close(struct log *lg, bool seal)
 {
     shards_stop(lg);              /* idempotent: a log_init error path has no running shard */
     segment_pool_stop(&lg->pool); /* no round runs now: nothing asks it any more */
+    for (uint32_t i = 0; i < lg->reaper_count; i++)
+        pthread_join(lg->reapers[i], NULL); /* LG9: deleted topics' files removed */
+    free(lg->reapers);
+    lg->reapers = NULL;
+    lg->reaper_count = 0;
     int werr = atomic_load(&lg->write_error);
     /* SH10: a partition still frozen at close is left for the next open's recovery. */
     uint64_t frozen = atomic_load(&lg->counters.partitions_failed);

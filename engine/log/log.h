@@ -9,9 +9,12 @@
  *
  * LG1. The topic table is append-only with a fixed capacity allocated at open: a topic is fully
  *      built before it is published by a release store of topic_count, so lookups from any
- *      thread take no lock. Topic creation is serialised by admin_lock.
+ *      thread take no lock. Topic creation, deletion (a slot is marked deleted, never reused
+ *      while open: LG7), partition addition (LG10) and config changes are serialised by
+ *      admin_lock.
  * LG2. Every write service refuses once `closing` is set or `write_error` is non-zero
  *      (log_write_check): a failed write leaves the write side failed until reopened.
+ * LG7-LG9 (topic deletion) and LG10 (partitions added) are at their sections of log.c.
  * LG3. Calls that return an error set the thread's error detail but never clear it: only the
  *      public rt_* entry points (engine.c, client/) clear it, so an internal call made on a
  *      caller's behalf never erases the caller's detail.
@@ -51,8 +54,21 @@ struct log_ports {
 
 struct topic {
     char name[RT_TOPIC_NAME_MAX + 1];
-    uint32_t partition_count;
-    struct partition *partitions;
+    /* LG10: room for partition_capacity partitions, each allocated on its own and never moved;
+     * partition_count is published (release) after the partitions below it are built, so
+     * lookups take no lock while partitions are added. */
+    _Atomic uint32_t partition_count;
+    uint32_t partition_capacity;
+    struct partition **partitions;
+    struct partition_config pcfg; /* what its partitions are opened with */
+    /* The topic's configs the append paths act on (topic_config.h TC3): written under
+     * admin_lock when an alter is stored, read by any appending thread. */
+    _Atomic uint32_t max_message_bytes;
+    _Atomic int timestamp_type; /* enum rt_timestamp_type */
+    uint64_t segment_bytes;     /* as opened: segment.bytes applies from the next open */
+    /* LG7: set (release) when the topic is deleted: lookups skip it; its partitions stay
+     * allocated (fetches and appends already holding them finish) until log_close. */
+    _Atomic bool deleted;
 };
 
 struct log {
@@ -64,7 +80,10 @@ struct log {
     pthread_mutex_t admin_lock;
     struct meta_catalogue catalogue;
     struct topic *topics;     /* topics_capacity slots */
-    uint32_t topics_capacity; /* topics_max user topics + the internal ones */
+    uint32_t topics_capacity; /* topics_max user topics + the internal ones + deleted slots */
+    uint32_t topics_deleted;  /* slots of deleted topics (reclaimed at the next open) */
+    pthread_t *reapers;       /* LG9: background removal of deleted topics' directories */
+    uint32_t reaper_count;
     _Atomic uint32_t topic_count;
     uint32_t partitions_total; /* for shard assignment */
 
@@ -130,13 +149,32 @@ int log_close(struct log *lg, bool seal);
 
 /* ---- topics ---- */
 
-/* Creates a topic (validated by the caller) under admin_lock. User topics count against
- * topics_max; internal ones use the slots reserved for them. */
-int log_topic_create(struct log *lg, const char *name, uint32_t partitions);
+/* Creates a topic (validated by the caller) under admin_lock, with `config` (checked by the
+ * caller; NULL for none) stored in its catalogue entry in the same atomic replace. User topics
+ * count against topics_max; internal ones use the slots reserved for them. */
+int log_topic_create(struct log *lg, const char *name, uint32_t partitions,
+                     const struct topic_config *config);
+
+/* rt_topic_config_alter's contract: the topic's overrides become `config` (checked by the
+ * caller), stored durably (one atomic replace of the catalogue), then applied to the running
+ * partitions. */
+int log_topic_config_store(struct log *lg, const char *name, const struct topic_config *config);
+
+/* A copy of the topic's overrides into *out (empty on entry; the caller frees it). */
+int log_topic_config_copy(struct log *lg, const char *name, struct topic_config *out);
 
 /* Creates an internal topic (a name beginning with "__"): not counted against topics_max, and
  * the only way such a topic comes to exist. Errors as rt_topic_create. */
 int log_internal_topic_create(struct log *lg, const char *name, uint32_t partitions);
+
+/* rt_topic_add_partitions' contract (log.c LG10). */
+int log_topic_add_partitions(struct log *lg, const char *name, uint32_t count);
+
+/* rt_topic_delete's contract (log.c LG7-LG9). */
+int log_topic_delete(struct log *lg, const char *name);
+
+/* Slots for deleted topics beyond topics_max (reclaimed at the next open). */
+#define TOPICS_DELETED_MAX 1024
 
 /* True when the topic exists. */
 bool log_topic_exists(struct log *lg, const char *name);
@@ -201,12 +239,12 @@ int log_append_batch_async(struct log *lg, const char *topic, uint32_t partition
 /* rt_append_watch_set's contract. */
 void log_watch_set(struct log *lg, void (*fn)(void *ctx), void *ctx);
 
-/* V17 (batch.c) for a user-topic batch about to be appended: under the engine's
- * message_timestamp_type, makes attribute bit 3 and maxTimestamp true (LogAppendTime: the
+/* V17 (batch.c) for a user-topic batch about to be appended: under p's topic's
+ * message.timestamp.type (the engine's message_timestamp_type unless the topic sets one), makes attribute bit 3 and maxTimestamp true (LogAppendTime: the
  * clock now; CreateTime: records_max_timestamp, the records' largest timestamp), rewriting
  * the batch and its CRC only when they change (returns true then) and updating *h. */
-bool log_stamp_timestamps(const struct log *lg, uint8_t *batch, size_t len, struct batch_header *h,
-                          int64_t records_max_timestamp);
+bool log_stamp_timestamps(const struct log *lg, const struct partition *p, uint8_t *batch,
+                          size_t len, struct batch_header *h, int64_t records_max_timestamp);
 
 /* Appends an encoded, validated batch whose header is parsed, waiting for the outcome. For a
  * batch with a producer id, the producer rules apply; *duplicate_out (may be NULL) says the

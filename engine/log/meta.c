@@ -62,6 +62,14 @@ static int catalogue_reserve(struct meta_catalogue *cat, uint32_t want)
     return 0;
 }
 
+struct meta_topic *meta_find_mut(struct meta_catalogue *cat, const char *name)
+{
+    for (uint32_t i = 0; i < cat->count; i++)
+        if (strcmp(cat->topics[i].name, name) == 0)
+            return &cat->topics[i];
+    return NULL;
+}
+
 const struct meta_topic *meta_find(const struct meta_catalogue *cat, const char *name)
 {
     for (uint32_t i = 0; i < cat->count; i++)
@@ -88,10 +96,96 @@ int meta_add_topic(struct meta_catalogue *cat, const char *name, uint32_t partit
     return 0;
 }
 
+int meta_remove_topic(struct meta_catalogue *cat, const char *name, struct meta_topic *out,
+                      uint32_t *index_out)
+{
+    for (uint32_t i = 0; i < cat->count; i++) {
+        if (strcmp(cat->topics[i].name, name) != 0)
+            continue;
+        *out = cat->topics[i];
+        *index_out = i;
+        memmove(&cat->topics[i], &cat->topics[i + 1],
+                (size_t)(cat->count - i - 1) * sizeof(cat->topics[0]));
+        cat->count--;
+        return 0;
+    }
+    return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+}
+
+void meta_insert_topic(struct meta_catalogue *cat, const struct meta_topic *t, uint32_t index)
+{
+    assert(index <= cat->count && cat->count < cat->capacity);
+    memmove(&cat->topics[index + 1], &cat->topics[index],
+            (size_t)(cat->count - index) * sizeof(cat->topics[0]));
+    cat->topics[index] = *t;
+    cat->count++;
+}
+
 void meta_catalogue_free(struct meta_catalogue *cat)
 {
+    for (uint32_t i = 0; i < cat->count; i++)
+        topic_config_free(&cat->topics[i].config);
     free(cat->topics);
     memset(cat, 0, sizeof(*cat));
+}
+
+/* A version-2 entry's configs at *pos (M5): count u8, then (key_len u8, key, value_len u8,
+ * value) with known keys in ascending order, each value in its one spelling (TC2). */
+static int configs_parse(const uint8_t *buf, size_t len, size_t *pos, struct topic_config *c,
+                         const char **why, size_t *bad)
+{
+    size_t at = *pos;
+    if (len - at < 1) {
+        *why = "truncated topic configs";
+        *bad = at;
+        return RT_E_CORRUPT;
+    }
+    uint8_t count = buf[at++];
+    int last = -1;
+    for (uint8_t i = 0; i < count; i++) {
+        size_t entry = at;
+        char key[256], value[256], canon[TOPIC_CONFIG_VALUE_MAX + 1];
+        if (len - at < 1 || len - at - 1 < buf[at]) {
+            *why = "truncated topic config";
+            *bad = entry;
+            return RT_E_CORRUPT;
+        }
+        size_t key_len = buf[at];
+        memcpy(key, buf + at + 1, key_len);
+        key[key_len] = 0;
+        at += 1 + key_len;
+        if (len - at < 1 || len - at - 1 < buf[at]) {
+            *why = "truncated topic config";
+            *bad = entry;
+            return RT_E_CORRUPT;
+        }
+        size_t value_len = buf[at];
+        memcpy(value, buf + at + 1, value_len);
+        value[value_len] = 0;
+        at += 1 + value_len;
+        int k = -1;
+        if (strlen(key) != key_len || strlen(value) != value_len ||
+            topic_config_check(key, value, &k, canon) != 0) {
+            *why = "unknown topic config or invalid value";
+            *bad = entry;
+            return RT_E_CORRUPT;
+        }
+        if (k <= last) {
+            *why = "topic configs not in ascending key order, or repeated";
+            *bad = entry;
+            return RT_E_CORRUPT;
+        }
+        if (strcmp(canon, value) != 0) {
+            *why = "topic config value not in its canonical spelling";
+            *bad = entry;
+            return RT_E_CORRUPT;
+        }
+        last = k;
+        if (topic_config_set(c, (enum topic_config_key)k, value) != 0)
+            return -ENOMEM;
+    }
+    *pos = at;
+    return 0;
 }
 
 #define PARSE_FAIL(reason, off)                                                                    \
@@ -110,7 +204,8 @@ int meta_parse(const uint8_t *buf, size_t len, struct meta_catalogue *out, const
         PARSE_FAIL("file shorter than the 14-byte header", len);
     if (be32_load(buf) != META_MAGIC)
         PARSE_FAIL("bad magic", 0);
-    if (be16_load(buf + 4) != META_VERSION)
+    uint16_t version = be16_load(buf + 4);
+    if (version != META_VERSION && version != META_VERSION_CONFIGS)
         PARSE_FAIL("unsupported version", 4);
     if (be32_load(buf + 6) != crc32c(0, buf + 10, len - 10))
         PARSE_FAIL("crc mismatch", 6);
@@ -119,6 +214,7 @@ int meta_parse(const uint8_t *buf, size_t len, struct meta_catalogue *out, const
     if ((uint64_t)count * 7 > len - META_HEADER_BYTES)
         PARSE_FAIL("topic count larger than the file can hold", 10);
     size_t pos = META_HEADER_BYTES;
+    uint64_t configs_total = 0;
     for (uint32_t i = 0; i < count; i++) {
         if (len - pos < 2)
             PARSE_FAIL("truncated topic entry", pos);
@@ -143,22 +239,47 @@ int meta_parse(const uint8_t *buf, size_t len, struct meta_catalogue *out, const
             return rc;
         }
         pos += 2 + (size_t)name_len + 4;
+        if (version == META_VERSION_CONFIGS) {
+            const char *cwhy = NULL;
+            size_t cbad = 0;
+            rc = configs_parse(buf, len, &pos, &out->topics[out->count - 1].config, &cwhy, &cbad);
+            if (rc == RT_E_CORRUPT)
+                PARSE_FAIL(cwhy, cbad);
+            if (rc) {
+                meta_catalogue_free(out);
+                return rc;
+            }
+            configs_total += topic_config_count(&out->topics[out->count - 1].config);
+        }
     }
     if (pos != len)
         PARSE_FAIL("trailing bytes after the last topic", pos);
+    if (version == META_VERSION_CONFIGS && configs_total == 0)
+        PARSE_FAIL("version 2 without a topic config (written as version 1)", 4);
     return 0;
 }
 
 int meta_serialise(const struct meta_catalogue *cat, uint8_t **buf_out, size_t *len_out)
 {
     size_t len = META_HEADER_BYTES;
-    for (uint32_t i = 0; i < cat->count; i++)
+    bool configs = false;
+    for (uint32_t i = 0; i < cat->count; i++) {
         len += 2 + strlen(cat->topics[i].name) + 4;
+        configs = configs || topic_config_count(&cat->topics[i].config) > 0;
+    }
+    if (configs)
+        for (uint32_t i = 0; i < cat->count; i++) {
+            len += 1;
+            for (int k = 0; k < TC_KEYS; k++)
+                if (cat->topics[i].config.value[k])
+                    len += 2 + strlen(topic_config_name((enum topic_config_key)k)) +
+                           strlen(cat->topics[i].config.value[k]);
+        }
     uint8_t *buf = malloc(len);
     if (!buf)
         return -ENOMEM;
     be32_store(buf, META_MAGIC);
-    be16_store(buf + 4, META_VERSION);
+    be16_store(buf + 4, configs ? META_VERSION_CONFIGS : META_VERSION);
     be32_store(buf + 10, cat->count);
     size_t pos = META_HEADER_BYTES;
     for (uint32_t i = 0; i < cat->count; i++) {
@@ -167,6 +288,24 @@ int meta_serialise(const struct meta_catalogue *cat, uint8_t **buf_out, size_t *
         memcpy(buf + pos + 2, cat->topics[i].name, n);
         be32_store(buf + pos + 2 + n, cat->topics[i].partitions);
         pos += 2 + n + 4;
+        if (!configs)
+            continue;
+        const struct topic_config *c = &cat->topics[i].config;
+        assert(topic_config_count(c) <= UINT8_MAX);
+        buf[pos++] = (uint8_t)topic_config_count(c);
+        for (int k = 0; k < TC_KEYS; k++) {
+            if (!c->value[k])
+                continue;
+            const char *key = topic_config_name((enum topic_config_key)k);
+            size_t kl = strlen(key), vl = strlen(c->value[k]);
+            assert(kl <= UINT8_MAX && vl <= TOPIC_CONFIG_VALUE_MAX);
+            buf[pos++] = (uint8_t)kl;
+            memcpy(buf + pos, key, kl);
+            pos += kl;
+            buf[pos++] = (uint8_t)vl;
+            memcpy(buf + pos, c->value[k], vl);
+            pos += vl;
+        }
     }
     assert(pos == len);
     be32_store(buf + 6, crc32c(0, buf + 10, len - 10));

@@ -5,10 +5,12 @@
  * ringtail.meta (all integers big-endian):
  *   offset  size  field
  *   0       4     magic 0x52544D44 ("RTMD")
- *   4       2     version (1)
+ *   4       2     version (1, or 2 when any topic has configs)
  *   6       4     crc: CRC-32C over bytes [10, end)
  *   10      4     topic_count
- *   14      ...   topic_count entries: name_len u16 (1..249), name bytes, partitions u32 (>= 1)
+ *   14      ...   topic_count entries: name_len u16 (1..249), name bytes, partitions u32 (>= 1);
+ *                 version 2 adds config_count u8, then config_count pairs key_len u8, key,
+ *                 value_len u8, value (topic_config.h: known keys, ascending, canonical values)
  * The file ends exactly after the last entry. It is replaced atomically (write
  * ringtail.meta.tmp, fdatasync, rename, fsync the directory), so a crash leaves the old or the
  * new catalogue, never a mix. This module parses and serialises; it never touches segments.
@@ -20,18 +22,21 @@
 #include <stdint.h>
 
 #include "ringtail.h"
+#include "topic_config.h"
 
-#define META_FILE         "ringtail.meta"
-#define META_TMP_FILE     "ringtail.meta.tmp"
-#define META_LOCK_FILE    ".lock"
-#define META_CLEAN_FILE   ".clean_shutdown"
-#define META_MAGIC        0x52544D44u
-#define META_VERSION      1
-#define META_HEADER_BYTES 14
+#define META_FILE            "ringtail.meta"
+#define META_TMP_FILE        "ringtail.meta.tmp"
+#define META_LOCK_FILE       ".lock"
+#define META_CLEAN_FILE      ".clean_shutdown"
+#define META_MAGIC           0x52544D44u
+#define META_VERSION         1
+#define META_VERSION_CONFIGS 2 /* written when any topic has configs (M5) */
+#define META_HEADER_BYTES    14
 
 struct meta_topic {
     char name[RT_TOPIC_NAME_MAX + 1];
     uint32_t partitions;
+    struct topic_config config; /* the topic's overrides (version 2) */
 };
 
 struct meta_catalogue {
@@ -75,6 +80,15 @@ int meta_store(struct io_fault_plan *faults, const char *dir, const struct meta_
 int meta_add_topic(struct meta_catalogue *cat, const char *name, uint32_t partitions);
 
 const struct meta_topic *meta_find(const struct meta_catalogue *cat, const char *name);
+
+/* Takes topic `name` out (order kept) into *out (the caller owns its config); its former
+ * index in *index_out. RT_E_UNKNOWN_TOPIC_OR_PARTITION when absent. */
+int meta_remove_topic(struct meta_catalogue *cat, const char *name, struct meta_topic *out,
+                      uint32_t *index_out);
+
+/* Puts `t` back at `index` (undoing meta_remove_topic; capacity is there). */
+void meta_insert_topic(struct meta_catalogue *cat, const struct meta_topic *t, uint32_t index);
+struct meta_topic *meta_find_mut(struct meta_catalogue *cat, const char *name);
 
 void meta_catalogue_free(struct meta_catalogue *cat);
 

@@ -107,6 +107,7 @@ struct partition_config {
     uint64_t checkpoint_interval_bytes;
     producer_named_fn is_named; /* the engine's named-producer registry */
     void *named_ctx;
+    struct topic *topic; /* the log's topic owning the partition (log.h); never used here */
 };
 
 struct partition_watermarks {

@@ -265,11 +265,14 @@ int coord_finish_as(struct coordinator *c, struct txn_meta *m, bool commit, int6
     int rc = n ? log_write_markers(c->lg, specs, n) : 0;
     if (rc) {
         /* A marker rejected for a stale epoch means a newer epoch already wrote there: the
-         * partition has moved on and this marker is moot. Anything else stops here: the state
-         * stays Prepare* and the next open (or retry) completes it (CO2). */
+         * partition has moved on and this marker is moot; so is one into a partition whose
+         * topic was deleted (rt_topic_delete: nothing is left there to close, as Kafka drops
+         * markers for deleted partitions). Anything else stops here: the state stays Prepare*
+         * and the next open (or retry) completes it (CO2). */
         bool only_stale = true;
         for (uint32_t i = 0; i < n; i++)
-            if (specs[i].result && specs[i].result != RT_E_INVALID_PRODUCER_EPOCH)
+            if (specs[i].result && specs[i].result != RT_E_INVALID_PRODUCER_EPOCH &&
+                specs[i].result != RT_E_UNKNOWN_TOPIC_OR_PARTITION)
                 only_stale = false;
         if (!only_stale) {
             free(specs);

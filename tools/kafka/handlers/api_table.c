@@ -14,7 +14,10 @@
  *   KA3  Only APIs with a working handler are advertised: issue 12's, and of issue 13's the
  *        transactional ones (handle_txn.c), OffsetFetch v0-8 and OffsetCommit v0-8
  *        (handle_offsets.c), the group APIs: membership, DeleteGroups and OffsetDelete
- *        (handle_group.c, group_coord.c), and KIP-664's operator APIs (handle_ops.c).
+ *        (handle_group.c, group_coord.c), KIP-664's operator APIs (handle_ops.c), and topic
+ *        administration (handle_admin.c: AlterConfigs, IncrementalAlterConfigs,
+ *        CreatePartitions; DeleteRecords is described but not advertised until the engine moves
+ *        a log start offset).
  *        An advertised row has a handler (test_kafka_kdesc walks the table).
  *   KA4  Produce is advertised from v0, though only record format v2 (magic 2) is accepted:
  *        librdkafka up to 2.11 (Debian's 2.0.2 included) sends gzip, snappy and lz4 batches
@@ -61,6 +64,9 @@ H(create_topics, kafka_handle_create_topics(s))
 H(delete_topics, kafka_handle_delete_topics(s))
 H(init_producer_id, kafka_handle_init_producer_id(s))
 H(describe_configs, kafka_handle_describe_configs(s))
+H(alter_configs, kafka_handle_alter_configs(s))
+H(create_partitions, kafka_handle_create_partitions(s))
+H(incremental_alter_configs, kafka_handle_incremental_alter_configs(s))
 H(describe_producers, kafka_handle_describe_producers(s))
 H(describe_transactions, kafka_handle_describe_transactions(s))
 H(list_transactions, kafka_handle_list_transactions(s))
@@ -130,8 +136,13 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define end_txn_note            "PRODUCER_FENCED from v2"
 #define txn_offset_commit_note  "v3 checks the consumer's generation and member (KIP-447)"
 
-#define describe_configs_note      NULL
+#define describe_configs_note "a topic's every config with its source; the broker's, read-only"
+#define alter_configs_note    "topics; the broker's configs are static (INVALID_REQUEST)"
+#define incremental_alter_configs_note                                                             \
+    "topics (APPEND/SUBTRACT on list configs); the broker's configs are static"
 #define describe_producers_note    NULL
+#define delete_records_note        NULL
+#define create_partitions_note     "new partitions on this broker; counts only rise"
 #define describe_transactions_note NULL
 #define list_transactions_note     NULL
 
@@ -160,6 +171,8 @@ const struct kafka_api kafka_api_rows[] = {
         false),
     ROW(KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 6, 0, 6, 4, true, delete_topics, h_delete_topics,
         false),
+    /* DeleteRecords: not advertised until the engine moves a log start offset */
+    ROW(KAFKA_DELETE_RECORDS, "DeleteRecords", 0, 2, 0, 2, 2, false, delete_records, NULL, false),
     ROW(KAFKA_INIT_PRODUCER_ID, "InitProducerId", 0, 4, 0, 4, 2, true, init_producer_id,
         h_init_producer_id, false),
     ROW(KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 3, 0, 3, 3, true,
@@ -171,8 +184,14 @@ const struct kafka_api kafka_api_rows[] = {
         h_txn_offset_commit, false),
     ROW(KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 4, 0, 4, 4, true, describe_configs,
         h_describe_configs, false),
+    ROW(KAFKA_ALTER_CONFIGS, "AlterConfigs", 0, 2, 0, 2, 2, true, alter_configs, h_alter_configs,
+        false),
+    ROW(KAFKA_CREATE_PARTITIONS, "CreatePartitions", 0, 3, 0, 3, 2, true, create_partitions,
+        h_create_partitions, false),
     ROW(KAFKA_DELETE_GROUPS, "DeleteGroups", 0, 2, 0, 2, 2, true, delete_groups, h_delete_groups,
         false),
+    ROW(KAFKA_INCREMENTAL_ALTER_CONFIGS, "IncrementalAlterConfigs", 0, 1, 0, 1, 1, true,
+        incremental_alter_configs, h_incremental_alter_configs, false),
     ROW(KAFKA_OFFSET_DELETE, "OffsetDelete", 0, 0, 0, 0, -1, true, offset_delete, h_offset_delete,
         false),
     /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c */

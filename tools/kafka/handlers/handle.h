@@ -77,6 +77,9 @@ enum net_verdict kafka_handle_init_producer_id(struct kafka_slot *s);
 enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s);
 enum net_verdict kafka_handle_create_topics(struct kafka_slot *s);
 enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s);
+enum net_verdict kafka_handle_alter_configs(struct kafka_slot *s);
+enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s);
+enum net_verdict kafka_handle_incremental_alter_configs(struct kafka_slot *s);
 enum net_verdict kafka_handle_produce(struct kafka_slot *s);
 enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s);
 /* Fetch: first call and retries of a parked one (expired: answer with what there is). */

@@ -1,20 +1,43 @@
 /*
- * handle_admin.c — CreateTopics and DeleteTopics. Topics are created through rt_topic_create
- * (durable before the answer). The engine cannot delete a topic, so DeleteTopics answers
- * TOPIC_DELETION_DISABLED (73) for every existing topic — what a Kafka broker with
- * delete.topic.enable=false answers — and UNKNOWN_TOPIC_OR_PARTITION for the others; it never
- * pretends to have deleted anything.
+ * handle_admin.c — topic administration: CreateTopics (with configs), DeleteTopics, CreatePartitions,
+ * DescribeConfigs, AlterConfigs and IncrementalAlterConfigs. Topics and their configs go
+ * through the engine (rt_topic_create_with_configs, rt_topic_config_alter: durable before the
+ * answer); the broker's own configs are what `ringtail serve` was started with, read-only, as a
+ * Kafka broker's static configs are. It never decodes or encodes by hand (kmsg_admin.c).
+ * DeleteTopics deletes through rt_topic_delete (durable before the answer; the files go in the
+ * background); CreatePartitions adds through rt_topic_add_partitions.
  *
  * Invariants:
  *   KAD1  Replication factor: 1 or -1 (the broker default, 1) are accepted; anything larger is
  *        INVALID_REPLICATION_FACTOR (38) unless --accept-replication-factor, which creates the
  *        topic with one replica (what Metadata then reports); 0 and below -1 are refused too.
  *   KAD2  validate_only checks the topic as a create would and creates nothing.
- *   KAD3  Topic configs in the request are not applied (the engine's are per engine): a create
- *        carrying any is answered INVALID_CONFIG and nothing is created — never silently
- *        ignored.
+ *   KAD3  Topic configs in a create are checked by the engine's rule for each (Kafka's names
+ *        and validators, ringtail.h "Topic configs"): one it refuses is INVALID_CONFIG (40) with
+ *        the engine's detail naming the key, and nothing is created; a null value is
+ *        INVALID_CONFIG too (Kafka: "Null value not supported for topic configs").
+ *   KAD4  DescribeConfigs reports a topic's every config with its source: DYNAMIC_TOPIC_CONFIG
+ *        (1) for the topic's override, STATIC_BROKER_CONFIG (4) where the engine option behind
+ *        it was set at start, DEFAULT_CONFIG (5) otherwise. Topic configs are not read-only;
+ *        the broker's are (it cannot change them while running).
+ *   KAD5  AlterConfigs replaces a topic's overrides, IncrementalAlterConfigs sets, deletes,
+ *        appends to or subtracts from single ones (APPEND/SUBTRACT only on list configs, else
+ *        INVALID_CONFIG); every entry of a resource is checked before any is applied; a key
+ *        given twice is INVALID_REQUEST; validate_only changes nothing. A broker resource is
+ *        INVALID_REQUEST ("cannot update these configs dynamically"), as Kafka answers for
+ *        configs that are not dynamic; internal topics' configs are the broker's (INVALID_REQUEST).
+ *   KAD6  DeleteTopics answers NONE once the engine's deletion is durable, UNKNOWN_TOPIC_OR_
+ *        PARTITION for a topic it does not have, INVALID_REQUEST for an internal topic.
+ *   KAD7  CreatePartitions raises a topic's count through rt_topic_add_partitions (durable
+ *        before the answer): a count not above the current one or beyond partitions_max is
+ *        INVALID_PARTITIONS (37), assignments that do not name this broker alone for each new
+ *        partition INVALID_REPLICA_ASSIGNMENT (39), a topic named twice INVALID_REQUEST,
+ *        validate_only changes nothing.
  */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/kafka/handlers/handle.h"
@@ -62,9 +85,43 @@ static int16_t create_one(struct kafka_slot *s, const struct kmsg_create_topics_
                    "--accept-replication-factor to accept and report 1)";
         return KAFKA_INVALID_REPLICATION_FACTOR;
     }
-    if (t->configs_count > 0) {
-        *message = "topic configs are not supported: the engine's options apply to every topic";
-        return KAFKA_INVALID_CONFIG;
+    struct rt_topic_config *configs = NULL;
+    size_t configs_count = t->configs_count > 0 ? (size_t)t->configs_count : 0;
+    if (configs_count > 0 && !(configs = kafka_alloc(s, configs_count, sizeof(*configs)))) {
+        *message = "out of memory";
+        return KAFKA_UNKNOWN_SERVER_ERROR;
+    }
+    for (size_t i = 0; i < configs_count; i++) { /* KAD3 */
+        const struct kmsg_create_topics_config *c = &t->configs[i];
+        char key[256];
+        if (c->name.len < 0 || c->name.len >= (int32_t)sizeof(key)) {
+            *message = "invalid config name";
+            return KAFKA_INVALID_CONFIG;
+        }
+        memcpy(key, c->name.ptr, (size_t)c->name.len);
+        key[c->name.len] = 0;
+        if (c->value.len < 0) {
+            char m[320];
+            snprintf(m, sizeof(m), "Null value not supported for topic configs: %s", key);
+            *message = kafka_str_dup(s, m).ptr;
+            return KAFKA_INVALID_CONFIG;
+        }
+        struct kp_str k = kafka_str_dup(s, key);
+        char *v = kafka_alloc(s, (size_t)c->value.len + 1, 1);
+        if (!v || !k.ptr) {
+            *message = "out of memory";
+            return KAFKA_UNKNOWN_SERVER_ERROR;
+        }
+        memcpy(v, c->value.ptr, (size_t)c->value.len);
+        v[c->value.len] = 0;
+        if (strlen(v) != (size_t)c->value.len || rt_topic_config_check(k.ptr, v) != 0) {
+            *message = kafka_str_dup(s, strlen(v) != (size_t)c->value.len
+                                            ? "a config value holds a NUL byte"
+                                            : rt_error_detail())
+                           .ptr;
+            return KAFKA_INVALID_CONFIG;
+        }
+        configs[i] = (struct rt_topic_config){k.ptr, v};
     }
     if (strncmp(name, "__", 2) == 0) {
         *message = "names beginning with \"__\" are the broker's internal topics";
@@ -77,10 +134,14 @@ static int16_t create_one(struct kafka_slot *s, const struct kmsg_create_topics_
     }
     if (validate_only)
         return KAFKA_NONE;
-    int rc = rt_topic_create(srv->engine, name, (uint32_t)partitions);
+    int rc = rt_topic_create_with_configs(srv->engine, name, (uint32_t)partitions, configs,
+                                          configs_count);
     switch (rc) {
     case 0:
         return KAFKA_NONE;
+    case RT_E_INVALID_CONFIG:
+        *message = kafka_str_dup(s, rt_error_detail()).ptr;
+        return KAFKA_INVALID_CONFIG;
     case RT_E_TOPIC_ALREADY_EXISTS:
         *message = "topic already exists";
         return KAFKA_TOPIC_ALREADY_EXISTS;
@@ -99,11 +160,100 @@ static int16_t create_one(struct kafka_slot *s, const struct kmsg_create_topics_
     }
 }
 
+enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
+{
+    const struct kmsg_delete_topics_request *q = &s->msg.delete_topics;
+    size_t n = q->topic_names_count > 0 ? (size_t)q->topic_names_count : 0;
+    if (kafka_resp_reserve(s, n * (sizeof(struct kmsg_delete_topics_topic_response) + 512)) != 0)
+        return NET_CLOSE;
+    struct kmsg_delete_topics_topic_response *res = kafka_alloc(s, n, sizeof(*res));
+    for (size_t i = 0; i < n && res; i++) {
+        res[i].name = q->topic_names[i];
+        char name[RT_TOPIC_NAME_MAX + 1];
+        int rc = kafka_topic_name(q->topic_names[i], name)
+                     ? rt_topic_delete(s->server->engine, name)
+                     : RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+        switch (rc) { /* KAD6 */
+        case 0:
+            res[i].error_code = KAFKA_NONE;
+            break;
+        case RT_E_UNKNOWN_TOPIC_OR_PARTITION:
+            res[i].error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+            break;
+        case RT_E_INTERNAL_TOPIC:
+            res[i].error_code = KAFKA_INVALID_REQUEST;
+            res[i].error_message = kp_str_of("the broker's internal topics cannot be deleted");
+            break;
+        default:
+            res[i].error_code = kafka_error_from_rt(rc);
+            res[i].error_message = kafka_str_dup(s, rt_error_detail());
+            break;
+        }
+        kafka_count_error(s, res[i].error_code);
+    }
+    struct kmsg_delete_topics_response m = {.responses = res,
+                                            .responses_count = res ? (int32_t)n : 0};
+    kafka_response_begin(s);
+    kmsg_delete_topics_response_encode(&s->w, s->header.api_version, &m);
+    return kafka_response_end(s);
+}
+
+/* ---- topic configs as Kafka reports them (KAD4) ---- */
+
+#define SOURCE_DYNAMIC_TOPIC 1
+#define SOURCE_STATIC_BROKER 4
+#define SOURCE_DEFAULT       5
+
+struct config_row {
+    const char *name;
+    const char *value;
+    int8_t source;
+};
+
+struct config_rows {
+    struct kafka_slot *s;
+    struct config_row *rows;
+    size_t count, cap;
+};
+
+static int config_collect(void *ctx, const char *name, const char *value,
+                          enum rt_config_source source, bool honoured)
+{
+    (void)honoured;
+    struct config_rows *c = ctx;
+    if (c->count == c->cap)
+        return 0;
+    struct config_row *r = &c->rows[c->count++];
+    r->name = kafka_str_dup(c->s, name).ptr;
+    r->value = kafka_str_dup(c->s, value).ptr;
+    r->source = source == RT_CONFIG_TOPIC    ? SOURCE_DYNAMIC_TOPIC
+                : source == RT_CONFIG_ENGINE ? SOURCE_STATIC_BROKER
+                                             : SOURCE_DEFAULT;
+    return 0;
+}
+
+#define TOPIC_CONFIGS_MAX 64 /* Kafka's topic config names: 29 today */
+
+/* The topic's every config (rt_topic_config_get) into the response arena. */
+static int topic_config_rows(struct kafka_slot *s, const char *topic, struct config_rows *out)
+{
+    out->s = s;
+    out->count = 0;
+    out->cap = TOPIC_CONFIGS_MAX;
+    out->rows = kafka_alloc(s, out->cap, sizeof(*out->rows));
+    if (!out->rows)
+        return -ENOMEM;
+    return rt_topic_config_get(s->server->engine, topic, config_collect, out);
+}
+
 enum net_verdict kafka_handle_create_topics(struct kafka_slot *s)
 {
     const struct kmsg_create_topics_request *q = &s->msg.create_topics;
     size_t n = q->topics_count > 0 ? (size_t)q->topics_count : 0;
-    if (kafka_resp_reserve(s, n * (sizeof(struct kmsg_create_topics_topic_response) + 512)) != 0)
+    if (kafka_resp_reserve(
+            s, n * (sizeof(struct kmsg_create_topics_topic_response) + 512 +
+                    TOPIC_CONFIGS_MAX * (sizeof(struct kmsg_create_topics_config_result) +
+                                         sizeof(struct config_row) + 96))) != 0)
         return NET_CLOSE;
     struct kmsg_create_topics_topic_response *res = kafka_alloc(s, n, sizeof(*res));
     for (size_t i = 0; i < n && res; i++) {
@@ -112,6 +262,27 @@ enum net_verdict kafka_handle_create_topics(struct kafka_slot *s)
         res[i].error_code = create_one(s, &q->topics[i], q->validate_only, &message);
         res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
         kafka_count_error(s, res[i].error_code);
+        /* v5+: what was created — its partitions, replication factor and configs. */
+        char name[RT_TOPIC_NAME_MAX + 1];
+        uint32_t parts = 0;
+        struct config_rows rows;
+        if (res[i].error_code != KAFKA_NONE || q->validate_only ||
+            !kafka_topic_name(q->topics[i].name, name) ||
+            rt_topic_describe(s->server->engine, name, &parts) != 0)
+            continue;
+        res[i].num_partitions = (int32_t)parts;
+        res[i].replication_factor = 1;
+        if (s->header.api_version < 5 || topic_config_rows(s, name, &rows) != 0)
+            continue;
+        struct kmsg_create_topics_config_result *c = kafka_alloc(s, rows.count, sizeof(*c));
+        for (size_t j = 0; j < rows.count && c; j++)
+            c[j] = (struct kmsg_create_topics_config_result){.name = kp_str_of(rows.rows[j].name),
+                                                             .value = kp_str_of(rows.rows[j].value),
+                                                             .read_only = false,
+                                                             .config_source = rows.rows[j].source,
+                                                             .is_sensitive = false};
+        res[i].configs = c;
+        res[i].configs_count = c ? (int32_t)rows.count : 0;
     }
     struct kmsg_create_topics_response m = {.topics = res, .topics_count = res ? (int32_t)n : 0};
     kafka_response_begin(s);
@@ -119,27 +290,469 @@ enum net_verdict kafka_handle_create_topics(struct kafka_slot *s)
     return kafka_response_end(s);
 }
 
-enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
+/* ---- DescribeConfigs ---- */
+
+struct config_kv {
+    const char *name;
+    char value[32];
+};
+
+/* The broker's configs: what `ringtail serve` was started with. */
+static size_t broker_configs(const struct kafka_server *srv, struct config_kv *out)
 {
-    const struct kmsg_delete_topics_request *q = &s->msg.delete_topics;
-    size_t n = q->topic_names_count > 0 ? (size_t)q->topic_names_count : 0;
-    if (kafka_resp_reserve(s, n * sizeof(struct kmsg_delete_topics_topic_response)) != 0)
-        return NET_CLOSE;
-    struct kmsg_delete_topics_topic_response *res = kafka_alloc(s, n, sizeof(*res));
-    for (size_t i = 0; i < n && res; i++) {
-        res[i].name = q->topic_names[i];
+    const struct kafka_server_options *o = &srv->opts;
+    size_t n = 0;
+    out[n].name = "broker.id";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRId32, o->broker_id);
+    out[n].name = "num.partitions";
+    snprintf(out[n++].value, sizeof(out[0].value), "%u", o->num_partitions);
+    out[n].name = "auto.create.topics.enable";
+    snprintf(out[n++].value, sizeof(out[0].value), "%s", o->auto_create_topics ? "true" : "false");
+    out[n].name = "socket.request.max.bytes";
+    snprintf(out[n++].value, sizeof(out[0].value), "%u", o->net.request_max_bytes);
+    out[n].name = "connections.max.idle.ms";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRId64, o->net.idle_max_ms);
+    out[n].name = "queued.max.request.bytes";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRIu64, o->net.queued_max_bytes);
+    out[n].name = "max.connections";
+    snprintf(out[n++].value, sizeof(out[0].value), "%u", o->net.connections_max);
+    out[n].name = "num.network.threads";
+    snprintf(out[n++].value, sizeof(out[0].value), "%u", o->net.threads);
+    out[n].name = "transaction.max.timeout.ms";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRId32, o->transaction_max_timeout_ms);
+    out[n].name = "default.replication.factor";
+    snprintf(out[n++].value, sizeof(out[0].value), "1");
+    out[n].name = "delete.topic.enable";
+    snprintf(out[n++].value, sizeof(out[0].value), "true");
+    const struct rt_options *e = &o->engine;
+    out[n].name = "message.max.bytes";
+    snprintf(out[n++].value, sizeof(out[0].value), "%u", e->batch_size_max_bytes);
+    out[n].name = "log.segment.bytes";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRIu64, e->segment_size_bytes);
+    out[n].name = "log.retention.ms";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRId64, e->retention_ms);
+    out[n].name = "log.retention.bytes";
+    snprintf(out[n++].value, sizeof(out[0].value), "%" PRId64, e->retention_bytes);
+    out[n].name = "log.message.timestamp.type";
+    snprintf(out[n++].value, sizeof(out[0].value), "%s",
+             e->message_timestamp_type == RT_TIMESTAMP_LOG_APPEND_TIME ? "LogAppendTime"
+                                                                       : "CreateTime");
+    return n;
+}
+
+#define BROKER_CONFIGS_MAX 24
+
+static bool key_wanted(const struct kmsg_describe_configs_resource *r, const char *name)
+{
+    if (r->configuration_keys_count < 0)
+        return true;
+    for (int32_t i = 0; i < r->configuration_keys_count; i++)
+        if (kp_str_eq(r->configuration_keys[i], name))
+            return true;
+    return false;
+}
+
+/* "" or this broker's id: the one broker resource a single node has. */
+static bool broker_name_ok(const struct kafka_server *srv, struct kp_str name)
+{
+    char id[16];
+    snprintf(id, sizeof(id), "%" PRId32, srv->opts.broker_id);
+    return name.len <= 0 || kp_str_eq(name, id);
+}
+
+static void describe_one(struct kafka_slot *s, const struct kmsg_describe_configs_request *q,
+                         const struct kmsg_describe_configs_resource *r,
+                         struct kmsg_describe_configs_result *o)
+{
+    struct kafka_server *srv = s->server;
+    o->resource_type = r->resource_type;
+    o->resource_name = r->resource_name;
+    o->error_message = (struct kp_str){NULL, -1};
+    struct config_row rows_b[BROKER_CONFIGS_MAX];
+    struct config_rows rows = {.rows = rows_b};
+    struct config_kv kv[BROKER_CONFIGS_MAX];
+    bool read_only = true;
+    if (r->resource_type == KAFKA_RESOURCE_BROKER) {
+        if (!broker_name_ok(srv, r->resource_name)) {
+            o->error_code = KAFKA_INVALID_REQUEST;
+            o->error_message = kp_str_of("no such broker: this is a single-node broker");
+            return;
+        }
+        rows.count = broker_configs(srv, kv);
+        for (size_t j = 0; j < rows.count; j++)
+            rows_b[j] = (struct config_row){kv[j].name, kv[j].value, SOURCE_STATIC_BROKER};
+    } else if (r->resource_type == KAFKA_RESOURCE_TOPIC) {
         char name[RT_TOPIC_NAME_MAX + 1];
         uint32_t parts = 0;
-        if (!kafka_topic_name(q->topic_names[i], name) ||
-            rt_topic_describe(s->server->engine, name, &parts) != 0)
-            res[i].error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
-        else
-            res[i].error_code = KAFKA_TOPIC_DELETION_DISABLED; /* the engine cannot delete */
+        if (!kafka_topic_name(r->resource_name, name) ||
+            rt_topic_describe(srv->engine, name, &parts) != 0 ||
+            topic_config_rows(s, name, &rows) != 0) {
+            o->error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+            o->error_message = kp_str_of("This server does not host this topic-partition.");
+            return;
+        }
+        read_only = false;
+    } else {
+        o->error_code = KAFKA_INVALID_REQUEST;
+        o->error_message = kp_str_of("only BROKER and TOPIC resources have configs here");
+        return;
+    }
+    struct kmsg_describe_configs_entry *e = kafka_alloc(s, rows.count, sizeof(*e));
+    int32_t k = 0;
+    for (size_t j = 0; j < rows.count && e; j++) {
+        if (!key_wanted(r, rows.rows[j].name))
+            continue;
+        e[k].name = kafka_str_dup(s, rows.rows[j].name);
+        e[k].value = kafka_str_dup(s, rows.rows[j].value);
+        e[k].read_only = read_only;
+        e[k].is_default = rows.rows[j].source == SOURCE_DEFAULT;
+        e[k].config_source = rows.rows[j].source;
+        if (q->include_synonyms) { /* v1+: the value's own source as its one synonym */
+            struct kmsg_describe_configs_synonym *sy = kafka_alloc(s, 1, sizeof(*sy));
+            if (sy) {
+                *sy = (struct kmsg_describe_configs_synonym){e[k].name, e[k].value,
+                                                             rows.rows[j].source};
+                e[k].synonyms = sy;
+                e[k].synonyms_count = 1;
+            }
+        }
+        k++;
+    }
+    o->configs = e;
+    o->configs_count = k;
+}
+
+enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s)
+{
+    const struct kmsg_describe_configs_request *q = &s->msg.describe_configs;
+    size_t n = q->resources_count > 0 ? (size_t)q->resources_count : 0;
+    size_t per = TOPIC_CONFIGS_MAX * (sizeof(struct kmsg_describe_configs_entry) +
+                                      sizeof(struct kmsg_describe_configs_synonym) +
+                                      sizeof(struct config_row) + 4 * 96);
+    if (kafka_resp_reserve(s, n * (per + sizeof(struct kmsg_describe_configs_result))) != 0)
+        return NET_CLOSE;
+    struct kmsg_describe_configs_result *res = kafka_alloc(s, n, sizeof(*res));
+    for (size_t i = 0; i < n && res; i++) {
+        describe_one(s, q, &q->resources[i], &res[i]);
         kafka_count_error(s, res[i].error_code);
     }
-    struct kmsg_delete_topics_response m = {.responses = res,
+    struct kmsg_describe_configs_response m = {.results = res,
+                                               .results_count = res ? (int32_t)n : 0};
+    kafka_response_begin(s);
+    kmsg_describe_configs_response_encode(&s->w, s->header.api_version, &m);
+    return kafka_response_end(s);
+}
+
+/* ---- AlterConfigs and IncrementalAlterConfigs (KAD5) ---- */
+
+enum { OP_SET = 0, OP_DELETE = 1, OP_APPEND = 2, OP_SUBTRACT = 3 };
+
+static bool list_config(const char *name)
+{
+    return strcmp(name, "cleanup.policy") == 0 ||
+           strcmp(name, "follower.replication.throttled.replicas") == 0 ||
+           strcmp(name, "leader.replication.throttled.replicas") == 0;
+}
+
+/* A NUL-terminated copy of a wire string in the response arena (NULL for null). */
+static char *arena_cstr(struct kafka_slot *s, struct kp_str v)
+{
+    if (v.len < 0)
+        return NULL;
+    char *c = kafka_alloc(s, (size_t)v.len + 1, 1);
+    if (c) {
+        memcpy(c, v.ptr, (size_t)v.len);
+        c[v.len] = 0;
+    }
+    return c;
+}
+
+/* The item list `current` with `item` appended (when absent) or removed. */
+static char *list_edit(struct kafka_slot *s, const char *current, const char *items, bool append)
+{
+    size_t cap = strlen(current) + strlen(items) + 2;
+    char *out = kafka_alloc(s, cap, 1);
+    if (!out)
+        return NULL;
+    out[0] = 0;
+    /* Keep each current item unless subtracted; then append the new ones not present. */
+    char *cur = strdup(current), *add = strdup(items);
+    if (!cur || !add) {
+        free(cur);
+        free(add);
+        return NULL;
+    }
+    char *save = NULL;
+    for (char *it = strtok_r(cur, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        bool drop = false;
+        if (!append) {
+            char *copy = strdup(items), *s2 = NULL;
+            for (char *x = copy ? strtok_r(copy, ",", &s2) : NULL; x; x = strtok_r(NULL, ",", &s2))
+                drop = drop || strcmp(x, it) == 0;
+            free(copy);
+        }
+        if (!drop)
+            snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? "," : "", it);
+    }
+    if (append) {
+        for (char *x = strtok_r(add, ",", &save); x; x = strtok_r(NULL, ",", &save)) {
+            char probe[512];
+            snprintf(probe, sizeof(probe), ",%s,", x);
+            char wrapped[1024];
+            snprintf(wrapped, sizeof(wrapped), ",%s,", out);
+            if (!strstr(wrapped, probe))
+                snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? "," : "", x);
+        }
+    }
+    free(cur);
+    free(add);
+    return out;
+}
+
+struct current_value {
+    const char *name;
+    char value[256];
+};
+
+static int current_collect(void *ctx, const char *name, const char *value,
+                           enum rt_config_source source, bool honoured)
+{
+    (void)source;
+    (void)honoured;
+    struct current_value *c = ctx;
+    if (strcmp(name, c->name) == 0)
+        snprintf(c->value, sizeof(c->value), "%s", value);
+    return 0;
+}
+
+static int16_t alter_one(struct kafka_slot *s, const struct kmsg_alter_configs_resource *r,
+                         bool incremental, bool validate_only, const char **message)
+{
+    struct kafka_server *srv = s->server;
+    if (r->resource_type == KAFKA_RESOURCE_BROKER) {
+        if (!broker_name_ok(srv, r->resource_name)) {
+            *message = "no such broker: this is a single-node broker";
+            return KAFKA_INVALID_REQUEST;
+        }
+        char m[512];
+        size_t at = (size_t)snprintf(m, sizeof(m),
+                                     "Cannot update these configs dynamically (ringtail serve's "
+                                     "configs are set at start):");
+        for (int32_t i = 0; i < r->configs_count && at < sizeof(m); i++)
+            at += (size_t)snprintf(m + at, sizeof(m) - at, "%s %.*s", i ? "," : "",
+                                   r->configs[i].name.len > 0 ? (int)r->configs[i].name.len : 0,
+                                   r->configs[i].name.ptr ? r->configs[i].name.ptr : "");
+        *message = kafka_str_dup(s, m).ptr;
+        return KAFKA_INVALID_REQUEST;
+    }
+    if (r->resource_type != KAFKA_RESOURCE_TOPIC) {
+        *message = "only TOPIC and BROKER resources have configs here";
+        return KAFKA_INVALID_REQUEST;
+    }
+    char topic[RT_TOPIC_NAME_MAX + 1];
+    uint32_t parts = 0;
+    if (!kafka_topic_name(r->resource_name, topic) ||
+        rt_topic_describe(srv->engine, topic, &parts) != 0) {
+        *message = "This server does not host this topic-partition.";
+        return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    if (strncmp(topic, "__", 2) == 0) {
+        *message = "the internal topics' configs are the broker's";
+        return KAFKA_INVALID_REQUEST;
+    }
+    size_t n = r->configs_count > 0 ? (size_t)r->configs_count : 0;
+    struct rt_topic_config *c = n ? kafka_alloc(s, n, sizeof(*c)) : NULL;
+    if (n && !c) {
+        *message = "out of memory";
+        return KAFKA_UNKNOWN_SERVER_ERROR;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct kmsg_alter_configs_config *e = &r->configs[i];
+        char *name = arena_cstr(s, e->name);
+        char *value = arena_cstr(s, e->value);
+        if (!name || strlen(name) != (size_t)e->name.len) {
+            *message = "invalid config name";
+            return KAFKA_INVALID_REQUEST;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(c[j].name, name) == 0) {
+                *message = "Error due to duplicate config keys";
+                return KAFKA_INVALID_REQUEST;
+            }
+        int8_t op = incremental ? e->config_operation : OP_SET;
+        if (op < OP_SET || op > OP_SUBTRACT) {
+            *message = "unknown config operation";
+            return KAFKA_INVALID_REQUEST;
+        }
+        if (op != OP_DELETE && !value) {
+            char m[320];
+            snprintf(m, sizeof(m), "Null value not supported for : %s", name);
+            *message = kafka_str_dup(s, m).ptr;
+            return incremental ? KAFKA_INVALID_CONFIG : KAFKA_INVALID_REQUEST;
+        }
+        if (op == OP_APPEND || op == OP_SUBTRACT) {
+            if (!list_config(name)) {
+                char m[320];
+                snprintf(m, sizeof(m), "Config value %s is only allowed for list type configs: %s",
+                         op == OP_APPEND ? "append" : "subtract", name);
+                *message = kafka_str_dup(s, m).ptr;
+                return KAFKA_INVALID_CONFIG;
+            }
+            struct current_value cur = {.name = name};
+            if (rt_topic_config_get(srv->engine, topic, current_collect, &cur) != 0) {
+                *message = "This server does not host this topic-partition.";
+                return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+            }
+            value = list_edit(s, cur.value, value, op == OP_APPEND);
+            if (!value) {
+                *message = "out of memory";
+                return KAFKA_UNKNOWN_SERVER_ERROR;
+            }
+        }
+        if (op == OP_DELETE) {
+            if (rt_topic_config_check(name, NULL) != 0) { /* the name only */
+                *message = kafka_str_dup(s, rt_error_detail()).ptr;
+                return KAFKA_INVALID_CONFIG;
+            }
+            value = NULL;
+        } else if (rt_topic_config_check(name, value) != 0) {
+            *message = kafka_str_dup(s, rt_error_detail()).ptr;
+            return KAFKA_INVALID_CONFIG;
+        }
+        c[i] = (struct rt_topic_config){name, value};
+    }
+    if (validate_only)
+        return KAFKA_NONE;
+    int rc = rt_topic_config_alter(srv->engine, topic, c, n, !incremental);
+    if (rc == 0)
+        return KAFKA_NONE;
+    *message = kafka_str_dup(s, rt_error_detail()).ptr;
+    return rc == RT_E_INVALID_CONFIG ? KAFKA_INVALID_CONFIG : kafka_error_from_rt(rc);
+}
+
+static enum net_verdict alter_configs(struct kafka_slot *s, bool incremental)
+{
+    const struct kmsg_alter_configs_request *q = &s->msg.alter_configs;
+    size_t n = q->resources_count > 0 ? (size_t)q->resources_count : 0;
+    size_t configs = 0;
+    for (size_t i = 0; i < n; i++)
+        configs += q->resources[i].configs_count > 0 ? (size_t)q->resources[i].configs_count : 0;
+    if (kafka_resp_reserve(s, n * (sizeof(struct kmsg_alter_configs_resource_response) + 1024) +
+                                  configs * (sizeof(struct rt_topic_config) + 1024)) != 0)
+        return NET_CLOSE;
+    struct kmsg_alter_configs_resource_response *res = kafka_alloc(s, n, sizeof(*res));
+    for (size_t i = 0; i < n && res; i++) {
+        const char *message = NULL;
+        res[i].resource_type = q->resources[i].resource_type;
+        res[i].resource_name = q->resources[i].resource_name;
+        res[i].error_code = alter_one(s, &q->resources[i], incremental, q->validate_only, &message);
+        res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
+        kafka_count_error(s, res[i].error_code);
+    }
+    struct kmsg_alter_configs_response m = {.responses = res,
                                             .responses_count = res ? (int32_t)n : 0};
     kafka_response_begin(s);
-    kmsg_delete_topics_response_encode(&s->w, s->header.api_version, &m);
+    if (incremental)
+        kmsg_incremental_alter_configs_response_encode(&s->w, s->header.api_version, &m);
+    else
+        kmsg_alter_configs_response_encode(&s->w, s->header.api_version, &m);
+    return kafka_response_end(s);
+}
+
+enum net_verdict kafka_handle_alter_configs(struct kafka_slot *s)
+{
+    return alter_configs(s, false);
+}
+
+enum net_verdict kafka_handle_incremental_alter_configs(struct kafka_slot *s)
+{
+    return alter_configs(s, true);
+}
+
+/* ---- CreatePartitions (KAD7) ---- */
+
+static int16_t create_partitions_one(struct kafka_slot *s,
+                                     const struct kmsg_create_partitions_topic *t,
+                                     bool validate_only, const char **message)
+{
+    struct kafka_server *srv = s->server;
+    char name[RT_TOPIC_NAME_MAX + 1];
+    uint32_t have = 0;
+    if (!kafka_topic_name(t->name, name) || rt_topic_describe(srv->engine, name, &have) != 0) {
+        *message = "This server does not host this topic-partition.";
+        return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    if (strncmp(name, "__", 2) == 0) {
+        *message = "the broker's internal topics keep their partition count";
+        return KAFKA_INVALID_REQUEST;
+    }
+    if (t->count <= (int32_t)have) {
+        char m[160];
+        snprintf(m, sizeof(m),
+                 "Topic currently has %u partitions, %" PRId32 " would not be an increase.", have,
+                 t->count);
+        *message = kafka_str_dup(s, m).ptr;
+        return KAFKA_INVALID_PARTITIONS;
+    }
+    if (t->assignments_count >= 0) {
+        if (t->assignments_count != t->count - (int32_t)have) {
+            *message = "the assignments must name each new partition";
+            return KAFKA_INVALID_REPLICA_ASSIGNMENT;
+        }
+        for (int32_t i = 0; i < t->assignments_count; i++)
+            if (t->assignments[i].broker_ids_count != 1 ||
+                t->assignments[i].broker_ids[0] != srv->opts.broker_id) {
+                *message = "assignments must name this broker alone";
+                return KAFKA_INVALID_REPLICA_ASSIGNMENT;
+            }
+    }
+    if ((uint32_t)t->count > srv->opts.engine.partitions_max) {
+        char m[160];
+        snprintf(m, sizeof(m), "at most %u partitions per topic here",
+                 srv->opts.engine.partitions_max);
+        *message = kafka_str_dup(s, m).ptr;
+        return KAFKA_INVALID_PARTITIONS;
+    }
+    if (validate_only)
+        return KAFKA_NONE;
+    int rc = rt_topic_add_partitions(srv->engine, name, (uint32_t)t->count);
+    if (rc == 0)
+        return KAFKA_NONE;
+    *message = kafka_str_dup(s, rt_error_detail()).ptr;
+    if (rc == RT_E_INVALID_ARGUMENT)
+        return KAFKA_INVALID_PARTITIONS;
+    if (rc == RT_E_UNKNOWN_TOPIC_OR_PARTITION)
+        return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+    return kafka_error_from_rt(rc);
+}
+
+enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s)
+{
+    const struct kmsg_create_partitions_request *q = &s->msg.create_partitions;
+    size_t n = q->topics_count > 0 ? (size_t)q->topics_count : 0;
+    if (kafka_resp_reserve(s, n * (sizeof(struct kmsg_create_partitions_result) + 512)) != 0)
+        return NET_CLOSE;
+    struct kmsg_create_partitions_result *res = kafka_alloc(s, n, sizeof(*res));
+    for (size_t i = 0; i < n && res; i++) {
+        const char *message = NULL;
+        res[i].name = q->topics[i].name;
+        bool twice = false;
+        for (size_t j = 0; j < i; j++)
+            twice = twice || (q->topics[j].name.len == q->topics[i].name.len &&
+                              memcmp(q->topics[j].name.ptr, q->topics[i].name.ptr,
+                                     (size_t)q->topics[i].name.len) == 0);
+        if (twice) {
+            res[i].error_code = KAFKA_INVALID_REQUEST;
+            message = "Duplicate topic in request.";
+        } else {
+            res[i].error_code = create_partitions_one(s, &q->topics[i], q->validate_only, &message);
+        }
+        res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
+        kafka_count_error(s, res[i].error_code);
+    }
+    struct kmsg_create_partitions_response m = {.results = res,
+                                                .results_count = res ? (int32_t)n : 0};
+    kafka_response_begin(s);
+    kmsg_create_partitions_response_encode(&s->w, s->header.api_version, &m);
     return kafka_response_end(s);
 }

@@ -558,6 +558,135 @@ int kmsg_describe_configs_request_decode(struct kp_reader *r, int16_t version, s
 int kmsg_describe_configs_response_encode(struct kp_writer *w, int16_t version,
                                           const struct kmsg_describe_configs_response *m);
 
+/* ---- AlterConfigs (33), v0-2; v2+ flexible ---- */
+
+struct kmsg_alter_configs_config {
+    struct kp_str name;
+    struct kp_str value;     /* nullable */
+    int8_t config_operation; /* IncrementalAlterConfigs only: 0 SET, 1 DELETE, 2 APPEND,
+                                3 SUBTRACT */
+};
+
+struct kmsg_alter_configs_resource {
+    int8_t resource_type;
+    struct kp_str resource_name;
+    struct kmsg_alter_configs_config *configs;
+    int32_t configs_count;
+};
+
+struct kmsg_alter_configs_request {
+    struct kmsg_alter_configs_resource *resources;
+    int32_t resources_count;
+    bool validate_only;
+};
+
+struct kmsg_alter_configs_resource_response {
+    int16_t error_code;
+    struct kp_str error_message; /* nullable */
+    int8_t resource_type;
+    struct kp_str resource_name;
+};
+
+struct kmsg_alter_configs_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_alter_configs_resource_response *responses;
+    int32_t responses_count;
+};
+
+int kmsg_alter_configs_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                      struct kmsg_alter_configs_request *out);
+int kmsg_alter_configs_response_encode(struct kp_writer *w, int16_t version,
+                                       const struct kmsg_alter_configs_response *m);
+
+/* ---- IncrementalAlterConfigs (44), v0-1; v1+ flexible: AlterConfigs' structs, with each
+ * config's config_operation ---- */
+
+int kmsg_incremental_alter_configs_request_decode(struct kp_reader *r, int16_t version,
+                                                  struct kp_arena *a,
+                                                  struct kmsg_alter_configs_request *out);
+int kmsg_incremental_alter_configs_response_encode(struct kp_writer *w, int16_t version,
+                                                   const struct kmsg_alter_configs_response *m);
+
+/* ---- CreatePartitions (37), v0-3; v2+ flexible ---- */
+
+struct kmsg_create_partitions_assignment {
+    int32_t *broker_ids;
+    int32_t broker_ids_count;
+};
+
+struct kmsg_create_partitions_topic {
+    struct kp_str name;
+    int32_t count;
+    struct kmsg_create_partitions_assignment *assignments; /* nullable */
+    int32_t assignments_count;
+};
+
+struct kmsg_create_partitions_request {
+    struct kmsg_create_partitions_topic *topics;
+    int32_t topics_count;
+    int32_t timeout_ms;
+    bool validate_only;
+};
+
+struct kmsg_create_partitions_result {
+    struct kp_str name;
+    int16_t error_code;
+    struct kp_str error_message; /* nullable */
+};
+
+struct kmsg_create_partitions_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_create_partitions_result *results;
+    int32_t results_count;
+};
+
+int kmsg_create_partitions_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                          struct kmsg_create_partitions_request *out);
+int kmsg_create_partitions_response_encode(struct kp_writer *w, int16_t version,
+                                           const struct kmsg_create_partitions_response *m);
+
+/* ---- DeleteRecords (21), v0-2; v2+ flexible ---- */
+
+struct kmsg_delete_records_partition {
+    int32_t partition_index;
+    int64_t offset; /* -1: the high watermark */
+};
+
+struct kmsg_delete_records_topic {
+    struct kp_str name;
+    struct kmsg_delete_records_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_delete_records_request {
+    struct kmsg_delete_records_topic *topics;
+    int32_t topics_count;
+    int32_t timeout_ms;
+};
+
+struct kmsg_delete_records_partition_result {
+    int32_t partition_index;
+    int64_t low_watermark;
+    int16_t error_code;
+};
+
+struct kmsg_delete_records_topic_result {
+    struct kp_str name;
+    const struct kmsg_delete_records_partition_result *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_delete_records_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_delete_records_topic_result *topics;
+    int32_t topics_count;
+};
+
+int kmsg_delete_records_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                       struct kmsg_delete_records_request *out);
+int kmsg_delete_records_response_encode(struct kp_writer *w, int16_t version,
+                                        const struct kmsg_delete_records_response *m);
+
 /* ==== issue 13: transactions and groups over the wire (api_table.c advertises them). The
  * transactional APIs are flexible from v3, OffsetFetch from v6. ==== */
 
@@ -1099,6 +1228,9 @@ union kmsg_request {
     struct kmsg_create_topics_request create_topics;
     struct kmsg_delete_topics_request delete_topics;
     struct kmsg_describe_configs_request describe_configs;
+    struct kmsg_alter_configs_request alter_configs; /* and IncrementalAlterConfigs */
+    struct kmsg_create_partitions_request create_partitions;
+    struct kmsg_delete_records_request delete_records;
     struct kmsg_add_partitions_to_txn_request add_partitions_to_txn;
     struct kmsg_add_offsets_to_txn_request add_offsets_to_txn;
     struct kmsg_end_txn_request end_txn;
@@ -1135,6 +1267,10 @@ KMSG_OTHER_WAY(init_producer_id, init_producer_id_request, init_producer_id_resp
 KMSG_OTHER_WAY(create_topics, create_topics_request, create_topics_response)
 KMSG_OTHER_WAY(delete_topics, delete_topics_request, delete_topics_response)
 KMSG_OTHER_WAY(describe_configs, describe_configs_request, describe_configs_response)
+KMSG_OTHER_WAY(alter_configs, alter_configs_request, alter_configs_response)
+KMSG_OTHER_WAY(incremental_alter_configs, alter_configs_request, alter_configs_response)
+KMSG_OTHER_WAY(create_partitions, create_partitions_request, create_partitions_response)
+KMSG_OTHER_WAY(delete_records, delete_records_request, delete_records_response)
 KMSG_OTHER_WAY(add_partitions_to_txn, add_partitions_to_txn_request, add_partitions_to_txn_response)
 KMSG_OTHER_WAY(add_offsets_to_txn, add_offsets_to_txn_request, error_response)
 KMSG_OTHER_WAY(end_txn, end_txn_request, error_response)

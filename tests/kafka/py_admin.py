@@ -1,0 +1,221 @@
+"""py_admin.py — topic administration through Debian's confluent-kafka AdminClient against
+`ringtail serve` (tests/cli_kafka_admin.sh runs it). Each subcommand prints one line per check,
+"ok <what>" or "FAIL <what>: <why>", and exits 1 when any check failed.
+
+  configs BROKER   CreateTopics with configs (honoured and kept ones), an unknown config and a
+                   bad value refused with INVALID_CONFIG naming the key, DescribeConfigs with
+                   each value's source, AlterConfigs (whole replacement) and its effect seen by
+                   DescribeConfigs, a broker resource refused as read-only, validate_only.
+  recheck BROKER   after a restart: the configs `configs` left are still there.
+  partitions BROKER
+                   CreatePartitions: a 1-partition topic with records grows to 3, the new
+                   partitions take records and the old one keeps its own; a count that is not
+                   an increase refused with INVALID_PARTITIONS; validate_only changes nothing.
+  delete BROKER    DeleteTopics of a topic with records: gone from Metadata, an unknown topic
+                   refused with UNKNOWN_TOPIC_OR_PART, the topic recreated under its name starts
+                   empty (librdkafka's 0107 does the same).
+"""
+import sys
+
+from confluent_kafka import KafkaException, Producer, TopicPartition, Consumer
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
+
+failed = 0
+
+
+def check(what, cond, why=""):
+    global failed
+    if cond:
+        print("ok", what)
+    else:
+        failed += 1
+        print("FAIL", what + ":", why)
+
+
+def result(fut):
+    """(value, None) or (None, KafkaError)."""
+    try:
+        return fut.result(timeout=20), None
+    except KafkaException as e:
+        return None, e.args[0]
+
+
+def describe_topic(admin, topic):
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    fs = admin.describe_configs([res], request_timeout=20)
+    out, err = result(list(fs.values())[0])
+    if err:
+        raise RuntimeError("describe_configs %s: %s" % (topic, err))
+    return out
+
+
+def configs(broker):
+    admin = AdminClient({"bootstrap.servers": broker})
+    fs = admin.create_topics([
+        NewTopic("cfg", 2, 1, config={"retention.ms": "5000", "compression.type": "lz4",
+                                      "cleanup.policy": "delete",
+                                      "message.timestamp.type": "LogAppendTime"}),
+        NewTopic("cfg-bad-name", 1, 1, config={"dummy.doesntexist": "x"}),
+        NewTopic("cfg-bad-value", 1, 1, config={"segment.bytes": "10"}),
+        NewTopic("cfg-compact", 1, 1, config={"cleanup.policy": "compact"}),
+    ], request_timeout=20)
+    _, err = result(fs["cfg"])
+    check("create_topics with four configs", err is None, str(err))
+    for t, key in (("cfg-bad-name", "dummy.doesntexist"), ("cfg-bad-value", "segment.bytes"),
+                   ("cfg-compact", "cleanup.policy")):
+        _, err = result(fs[t])
+        check("create %s refused with INVALID_CONFIG naming %s" % (t, key),
+              err is not None and err.name() == "INVALID_CONFIG" and key in err.str(),
+              str(err))
+    md = admin.list_topics(timeout=10)
+    check("refused topics do not exist",
+          not any(t in md.topics for t in ("cfg-bad-name", "cfg-bad-value", "cfg-compact")),
+          str(sorted(md.topics)))
+
+    d = describe_topic(admin, "cfg")
+    ms = d.get("retention.ms")
+    check("describe_configs: retention.ms 5000 from DYNAMIC_TOPIC_CONFIG",
+          ms is not None and ms.value == "5000" and
+          ms.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value and
+          not ms.is_default and not ms.is_read_only,
+          str(ms and (ms.value, ms.source)))
+    ct = d.get("compression.type")
+    check("describe_configs: compression.type lz4", ct is not None and ct.value == "lz4",
+          str(ct and ct.value))
+    rb = d.get("retention.bytes")
+    check("describe_configs: retention.bytes -1 from DEFAULT_CONFIG",
+          rb is not None and rb.value == "-1" and
+          rb.source == ConfigSource.DEFAULT_CONFIG.value and rb.is_default,
+          str(rb and (rb.value, rb.source)))
+    check("describe_configs lists every topic config (>= 25)", len(d) >= 25, str(len(d)))
+
+    # AlterConfigs replaces the topic's overrides: retention.ms goes back to its default.
+    res = ConfigResource(ConfigResource.Type.TOPIC, "cfg",
+                         set_config={"retention.bytes": "1048576", "max.message.bytes": "2000"})
+    fs = admin.alter_configs([res], request_timeout=20)
+    _, err = result(list(fs.values())[0])
+    check("alter_configs on the topic", err is None, str(err))
+    d = describe_topic(admin, "cfg")
+    check("after alter: retention.bytes 1048576 (topic), retention.ms back to its default",
+          d["retention.bytes"].value == "1048576" and
+          d["retention.bytes"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value and
+          d["retention.ms"].source != ConfigSource.DYNAMIC_TOPIC_CONFIG.value,
+          "%s %s" % (d["retention.bytes"].value, d["retention.ms"].value))
+
+    res = ConfigResource(ConfigResource.Type.TOPIC, "cfg", set_config={"retention.ms": "-7"})
+    _, err = result(list(admin.alter_configs([res], request_timeout=20).values())[0])
+    check("alter_configs with a bad value: INVALID_CONFIG naming retention.ms",
+          err is not None and err.name() == "INVALID_CONFIG" and "retention.ms" in err.str(),
+          str(err))
+    res = ConfigResource(ConfigResource.Type.TOPIC, "cfg", set_config={"retention.ms": "1"})
+    _, err = result(list(admin.alter_configs([res], request_timeout=20,
+                                             validate_only=True).values())[0])
+    check("alter_configs validate_only accepted", err is None, str(err))
+    d = describe_topic(admin, "cfg")
+    check("validate_only changed nothing", d["retention.bytes"].value == "1048576" and
+          d["retention.ms"].value != "1", d["retention.ms"].value)
+
+    res = ConfigResource(ConfigResource.Type.TOPIC, "nope", set_config={"retention.ms": "1"})
+    _, err = result(list(admin.alter_configs([res], request_timeout=20).values())[0])
+    check("alter_configs of an unknown topic: UNKNOWN_TOPIC_OR_PART",
+          err is not None and err.name() == "UNKNOWN_TOPIC_OR_PART", str(err))
+
+    res = ConfigResource(ConfigResource.Type.BROKER, "0",
+                         set_config={"log.retention.ms": "1000"})
+    _, err = result(list(admin.alter_configs([res], request_timeout=20).values())[0])
+    check("alter_configs of the broker: INVALID_REQUEST (static configs)",
+          err is not None and err.name() == "INVALID_REQUEST", str(err))
+    res = ConfigResource(ConfigResource.Type.BROKER, "0")
+    out, err = result(list(admin.describe_configs([res], request_timeout=20).values())[0])
+    check("describe_configs of the broker: read-only static configs",
+          err is None and out["log.retention.ms"].is_read_only and
+          out["log.retention.ms"].source ==
+          ConfigSource.STATIC_BROKER_CONFIG.value, str(err))
+
+
+def recheck(broker):
+    admin = AdminClient({"bootstrap.servers": broker})
+    d = describe_topic(admin, "cfg")
+    check("after a restart: retention.bytes 1048576 and max.message.bytes 2000 kept",
+          d["retention.bytes"].value == "1048576" and d["max.message.bytes"].value == "2000",
+          "%s %s" % (d["retention.bytes"].value, d["max.message.bytes"].value))
+    check("after a restart: message.timestamp.type back to its default (replaced)",
+          d["message.timestamp.type"].value == "CreateTime", d["message.timestamp.type"].value)
+
+
+def end_offsets(broker, topic, parts):
+    c = Consumer({"bootstrap.servers": broker, "group.id": "rt-admin-probe"})
+    out = [c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(parts)]
+    c.close()
+    return out
+
+
+def delete(broker):
+    admin = AdminClient({"bootstrap.servers": broker})
+    _, err = result(admin.create_topics([NewTopic("del", 2, 1)], request_timeout=20)["del"])
+    check("create a 2-partition topic", err is None, str(err))
+    p = Producer({"bootstrap.servers": broker})
+    for i in range(100):
+        p.produce("del", value=b"v%d" % i, partition=i % 2)
+    check("100 records produced", p.flush(20) == 0, "unflushed")
+    check("its end offsets are 50 and 50", end_offsets(broker, "del", 2) == [50, 50],
+          str(end_offsets(broker, "del", 2)))
+    fs = admin.delete_topics(["del", "never-was"], request_timeout=20)
+    _, err = result(fs["del"])
+    check("delete_topics of the topic", err is None, str(err))
+    _, err = result(fs["never-was"])
+    check("delete_topics of an unknown topic: UNKNOWN_TOPIC_OR_PART",
+          err is not None and err.name() == "UNKNOWN_TOPIC_OR_PART", str(err))
+    md = admin.list_topics(timeout=10)
+    check("the deleted topic is gone from Metadata", "del" not in md.topics, str(sorted(md.topics)))
+    _, err = result(admin.create_topics([NewTopic("del", 3, 1)], request_timeout=20)["del"])
+    check("recreated with 3 partitions", err is None, str(err))
+    check("the recreated topic starts empty", end_offsets(broker, "del", 3) == [0, 0, 0],
+          str(end_offsets(broker, "del", 3)))
+    p = Producer({"bootstrap.servers": broker})  # metadata of the recreated topic
+    p.produce("del", value=b"new", partition=2)
+    check("a record produced to the recreated topic", p.flush(20) == 0, "unflushed")
+    check("...lands at offset 0", end_offsets(broker, "del", 3) == [0, 0, 1],
+          str(end_offsets(broker, "del", 3)))
+
+
+def partitions(broker):
+    from confluent_kafka.admin import NewPartitions
+    admin = AdminClient({"bootstrap.servers": broker})
+    _, err = result(admin.create_topics([NewTopic("grow", 1, 1)], request_timeout=20)["grow"])
+    check("create a 1-partition topic", err is None, str(err))
+    p = Producer({"bootstrap.servers": broker})
+    for i in range(10):
+        p.produce("grow", value=b"old%d" % i, partition=0)
+    check("10 records produced to partition 0", p.flush(20) == 0, "unflushed")
+    fs = admin.create_partitions([NewPartitions("grow", 3)], request_timeout=20)
+    _, err = result(fs["grow"])
+    check("create_partitions to 3", err is None, str(err))
+    md = admin.list_topics(topic="grow", timeout=10)
+    check("Metadata lists 3 partitions", len(md.topics["grow"].partitions) == 3,
+          str(md.topics["grow"].partitions))
+    p = Producer({"bootstrap.servers": broker})
+    p.produce("grow", value=b"new", partition=2)
+    check("a record produced to a new partition", p.flush(20) == 0, "unflushed")
+    check("end offsets 10, 0, 1", end_offsets(broker, "grow", 3) == [10, 0, 1],
+          str(end_offsets(broker, "grow", 3)))
+    fs = admin.create_partitions([NewPartitions("grow", 2)], request_timeout=20)
+    _, err = result(fs["grow"])
+    check("create_partitions to fewer: INVALID_PARTITIONS",
+          err is not None and err.name() == "INVALID_PARTITIONS", str(err))
+    fs = admin.create_partitions([NewPartitions("grow", 5)], request_timeout=20,
+                                 validate_only=True)
+    _, err = result(fs["grow"])
+    md = admin.list_topics(topic="grow", timeout=10)
+    check("validate_only: accepted and still 3 partitions",
+          err is None and len(md.topics["grow"].partitions) == 3, str(err))
+    fs = admin.create_partitions([NewPartitions("nope", 5)], request_timeout=20)
+    _, err = result(fs["nope"])
+    check("create_partitions of an unknown topic: UNKNOWN_TOPIC_OR_PART",
+          err is not None and err.name() == "UNKNOWN_TOPIC_OR_PART", str(err))
+
+
+if __name__ == "__main__":
+    {"configs": configs, "recheck": recheck, "delete": delete,
+     "partitions": partitions}[sys.argv[1]](sys.argv[2])
+    sys.exit(1 if failed else 0)
