@@ -23,10 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "helpers/child.h"
+#include "helpers/power_sweep.h"
 #include "helpers/test_util.h"
 #include "helpers/verify_log.h"
 #include "io/io.h"
@@ -180,62 +179,39 @@ static void test_eio_at_every_direct_fdatasync(void **state)
 }
 
 /* Power loss at the n-th op of `op` of a creation, in a child (a dead machine: no close). */
-static void power_child(const char *dir, enum io_op_type op, unsigned n, int fd)
+static int power_act(rt_engine *e, void *arg)
 {
-    struct rt_options o;
-    options(&o);
-    struct io_fault_plan plan = {.track_unsynced = true, .track_dirs = true};
+    (void)arg;
+    return rt_topic_create(e, TOPIC, PARTITIONS);
+}
+
+/* The open that follows resolves the intent: the topic is whole (when acknowledged it must be)
+ * or gone, with nothing of it left. */
+static void power_check(const char *dir, const struct rt_options *o, bool acked, const char *what,
+                        void *arg)
+{
+    (void)arg;
     rt_engine *e = NULL;
-    if (rt_test_open(dir, &o, &plan, &e) != 0)
-        _exit(2);
-    uint64_t seen = op == IO_OP_DIR_ENTRY   ? plan.dir_entries_seen
-                    : op == IO_OP_DIR_FSYNC ? plan.dir_fsyncs_seen
-                                            : plan.direct_fdatasyncs_seen;
-    struct io_fault_rule rule = {.mode = IO_FAULT_POWER_LOSS, .op = op, .nth = seen + n};
-    if (io_fault_rule_add(&plan, &rule) != 0)
-        _exit(3);
-    int rc = rt_topic_create(e, TOPIC, PARTITIONS);
-    uint8_t out[2] = {rc == 0, io_fault_power_is_lost(&plan)};
-    if (write(fd, out, sizeof(out)) != (ssize_t)sizeof(out))
-        _exit(4);
-    _exit(0);
+    assert_int_equal(rt_open(dir, o, &e), 0);
+    uint32_t parts = 0;
+    int drc = rt_topic_describe(e, TOPIC, &parts);
+    if (acked && drc != 0)
+        fail_msg("%s: an acknowledged topic is gone", what);
+    assert_int_equal(rt_close(e), 0);
+    reopen_and_use(dir, what, true);
 }
 
 static void power_sweep(enum io_op_type op)
 {
-    unsigned n = 1;
-    for (; n <= SWEEP_MAX; n++) {
-        char *dir = tu_mkdtemp();
-        int report_fd = -1;
-        pid_t pid = tu_fork_piped(&report_fd);
-        if (pid == 0)
-            power_child(dir, op, n, report_fd);
-        uint8_t got[2] = {0, 0};
-        int status = 0;
-        size_t r = tu_child_report(pid, report_fd, got, sizeof(got), &status);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || r != sizeof(got))
-            fail_msg("power child failed (status %d)", status);
-        char what[96];
-        snprintf(what, sizeof(what), "power loss at op %d #%u of a topic creation", op, n);
-        bool acked = got[0], lost = got[1];
-        /* The open that follows resolves the intent: the topic is whole (when acknowledged it
-         * must be) or gone, with nothing of it left. */
-        struct rt_options o;
-        options(&o);
-        rt_engine *e = NULL;
-        assert_int_equal(rt_open(dir, &o, &e), 0);
-        uint32_t parts = 0;
-        int drc = rt_topic_describe(e, TOPIC, &parts);
-        if (acked && drc != 0)
-            fail_msg("%s: an acknowledged topic is gone", what);
-        assert_int_equal(rt_close(e), 0);
-        reopen_and_use(dir, what, true);
-        tu_rmdir_free(dir);
-        if (!lost)
-            break;
-    }
-    print_message("power loss: %u ops of kind %d swept\n", n - 1, op);
-    assert_true(n > 1 && n <= SWEEP_MAX);
+    struct rt_options o;
+    options(&o);
+    struct tu_power_sweep s = {.options = &o,
+                               .op = op,
+                               .runs_max = SWEEP_MAX,
+                               .what = "of a topic creation",
+                               .act = power_act,
+                               .check = power_check};
+    tu_power_sweep(&s);
 }
 
 static void test_power_loss_at_every_directory_change(void **state)

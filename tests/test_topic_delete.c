@@ -18,13 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/power_sweep.h"
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
-#include "ringtail_test.h"
 
 #define TOPIC "gone"
 #define PARTS 3
@@ -232,85 +231,62 @@ static void test_delete_under_an_open_transaction(void **state)
     tu_rmdir_free(dir);
 }
 
-static void power_child(const char *dir, enum io_op_type op, unsigned n, int fd)
+static void power_prepare(const char *dir, const struct rt_options *o, void *arg)
 {
-    struct rt_options o;
-    options(&o);
-    struct io_fault_plan plan = {.track_unsynced = true, .track_dirs = true};
+    (void)arg;
     rt_engine *e = NULL;
-    if (rt_test_open(dir, &o, &plan, &e) != 0)
-        _exit(2);
-    uint64_t seen = op == IO_OP_DIR_ENTRY   ? plan.dir_entries_seen
-                    : op == IO_OP_DIR_FSYNC ? plan.dir_fsyncs_seen
-                                            : plan.direct_fdatasyncs_seen;
-    struct io_fault_rule rule = {.mode = IO_FAULT_POWER_LOSS, .op = op, .nth = seen + n};
-    if (io_fault_rule_add(&plan, &rule) != 0)
-        _exit(3);
-    int rc = rt_topic_delete(e, TOPIC);
-    uint8_t out[2] = {rc == 0, io_fault_power_is_lost(&plan)};
-    if (write(fd, out, sizeof(out)) != (ssize_t)sizeof(out))
-        _exit(4);
-    _exit(0);
+    assert_int_equal(rt_open(dir, o, &e), 0);
+    assert_int_equal(rt_topic_create(e, TOPIC, PARTS), 0);
+    fill(e, TOPIC, PARTS, 3);
+    assert_int_equal(rt_close(e), 0);
+}
+
+static int power_act(rt_engine *e, void *arg)
+{
+    (void)arg;
+    return rt_topic_delete(e, TOPIC);
+}
+
+static void power_check(const char *dir, const struct rt_options *o, bool acked, const char *what,
+                        void *arg)
+{
+    (void)arg;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, o, &e), 0);
+    uint32_t parts = 0;
+    int drc = rt_topic_describe(e, TOPIC, &parts);
+    if (acked && drc == 0)
+        fail_msg("%s: an acknowledged deletion came back", what);
+    if (drc == 0) {
+        /* Whole: every partition with its records. */
+        assert_int_equal(parts, PARTS);
+        for (uint32_t p = 0; p < PARTS; p++) {
+            int64_t end = -1;
+            assert_int_equal(
+                rt_list_offsets(e, TOPIC, p, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end), 0);
+            if (end != 3)
+                fail_msg("%s: partition %u has %lld records", what, p, (long long)end);
+        }
+    } else if (entries(dir, TOPIC "-") != 0) {
+        fail_msg("%s: %u leftovers of a deleted topic after the open", what,
+                 entries(dir, TOPIC "-"));
+    }
+    assert_int_equal(rt_close(e), 0);
+    verify_spotless(dir, what);
 }
 
 static void power_sweep(enum io_op_type op)
 {
-    unsigned n = 1;
-    for (; n <= 100; n++) {
-        char *dir = tu_mkdtemp();
-        struct rt_options o;
-        options(&o);
-        rt_engine *e = NULL;
-        assert_int_equal(rt_open(dir, &o, &e), 0);
-        assert_int_equal(rt_topic_create(e, TOPIC, PARTS), 0);
-        fill(e, TOPIC, PARTS, 3);
-        assert_int_equal(rt_close(e), 0);
-        int fds[2];
-        assert_int_equal(pipe(fds), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(fds[0]);
-            power_child(dir, op, n, fds[1]);
-        }
-        close(fds[1]);
-        uint8_t got[2] = {0, 0};
-        ssize_t r = read(fds[0], got, sizeof(got));
-        close(fds[0]);
-        int status = 0;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || r != (ssize_t)sizeof(got))
-            fail_msg("power child failed (status %d)", status);
-        bool acked = got[0], lost = got[1];
-        char what[96];
-        snprintf(what, sizeof(what), "power loss at op %d #%u of a deletion", op, n);
-        assert_int_equal(rt_open(dir, &o, &e), 0);
-        uint32_t parts = 0;
-        int drc = rt_topic_describe(e, TOPIC, &parts);
-        if (acked && drc == 0)
-            fail_msg("%s: an acknowledged deletion came back", what);
-        if (drc == 0) {
-            /* Whole: every partition with its records. */
-            assert_int_equal(parts, PARTS);
-            for (uint32_t p = 0; p < PARTS; p++) {
-                int64_t end = -1;
-                assert_int_equal(
-                    rt_list_offsets(e, TOPIC, p, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end), 0);
-                if (end != 3)
-                    fail_msg("%s: partition %u has %lld records", what, p, (long long)end);
-            }
-        } else if (entries(dir, TOPIC "-") != 0) {
-            fail_msg("%s: %u leftovers of a deleted topic after the open", what,
-                     entries(dir, TOPIC "-"));
-        }
-        assert_int_equal(rt_close(e), 0);
-        verify_spotless(dir, what);
-        tu_rmdir_free(dir);
-        if (!lost)
-            break;
-    }
-    print_message("power loss: %u ops of kind %d swept\n", n - 1, op);
-    assert_true(n > 1 && n <= 100);
+    struct rt_options o;
+    options(&o);
+    struct tu_power_sweep s = {.options = &o,
+                               .op = op,
+                               .runs_max = 100,
+                               .what = "of a deletion",
+                               .prepare = power_prepare,
+                               .act = power_act,
+                               .check = power_check};
+    tu_power_sweep(&s);
 }
 
 static void test_power_loss_at_every_directory_change(void **state)
