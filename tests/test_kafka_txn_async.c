@@ -380,9 +380,10 @@ static int16_t read_code(int sock)
 
 /* The KT5 tests' broker: the fixture's engine closed and its directory reopened afresh over
  * the fault backend (plan armed for stalls, none yet) with two shards, topics "t" (1) and
- * "plain" (PLAIN_PARTS), and a server whose connections all share one loop. */
-static void one_loop_start(struct tu_fixture *f, struct io_fault_plan *plan, rt_engine **e,
-                           struct wire *x)
+ * "plain" (PLAIN_PARTS), and a server whose connections all share one loop. Returns the
+ * transactional connection, InitProducerId done for ID (*pid, *epoch). */
+static int one_loop_start(struct tu_fixture *f, struct io_fault_plan *plan, rt_engine **e,
+                          struct wire *x, int64_t *pid, int16_t *epoch)
 {
     tu_fixture_close(f);
     tu_system("rm -rf '%s'", f->dir);
@@ -401,6 +402,9 @@ static void one_loop_start(struct tu_fixture *f, struct io_fault_plan *plan, rt_
     so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
     so.auto_create_topics = false;
     assert_int_equal(kafka_server_start(*e, &so, &x->srv), 0);
+    int a = dial(x);
+    assert_int_equal(wire_init(x, a, 1, -1, -1, pid, epoch), KAFKA_NONE);
+    return a;
 }
 
 /* While `held`'s request is held in its stalled durable write: a plain produce on a new
@@ -448,12 +452,9 @@ static void test_end_txn_does_not_block_the_loop(void **state)
     struct io_fault_plan plan;
     rt_engine *e = NULL;
     struct wire x = {0};
-    one_loop_start(f, &plan, &e, &x);
-
-    int a = dial(&x);
     int64_t pid = -1;
     int16_t epoch = -1;
-    assert_int_equal(wire_init(&x, a, 1, -1, -1, &pid, &epoch), KAFKA_NONE);
+    int a = one_loop_start(f, &plan, &e, &x, &pid, &epoch);
     assert_int_equal(wire_add_partition(&x, a, pid, epoch, "t", 0), KAFKA_NONE);
     uint8_t buf[512];
     size_t len = make_batch(buf, sizeof(buf), true, pid, epoch, 0, 3);
@@ -608,12 +609,9 @@ static void test_txn_offset_commit_does_not_block_the_loop(void **state)
     struct io_fault_plan plan;
     rt_engine *e = NULL;
     struct wire x = {0};
-    one_loop_start(f, &plan, &e, &x);
-
-    int a = dial(&x);
     int64_t pid = -1;
     int16_t epoch = -1;
-    assert_int_equal(wire_init(&x, a, 1, -1, -1, &pid, &epoch), KAFKA_NONE);
+    int a = one_loop_start(f, &plan, &e, &x, &pid, &epoch);
     assert_int_equal(wire_add_offsets(&x, a, 3, pid, epoch, "g"), KAFKA_NONE);
 
     /* TxnOffsetCommit held in its durable write: the __consumer_offsets fdatasync stalls. */

@@ -297,6 +297,18 @@ static void test_clean_open_leaves_the_page_cache_alone(void **state)
 
 /* ---- crashes ---------------------------------------------------------------------------- */
 
+/* Forks a crash child: its pid in the parent; 0 in the child, *e the directory opened (the
+ * child _exits 2 when the open fails). */
+static pid_t crash_fork(struct tu_fixture *f, rt_engine **e)
+{
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0 && rt_open(f->dir, &f->o, e) != 0)
+        _exit(2);
+    return pid;
+}
+
 /* In a crash child: leaves where its appends ended (<dir>/next.txt) for the parent and dies by
  * SIGKILL (no close, as a crash takes a process). */
 static _Noreturn void die_leaving_next(struct tu_fixture *f, int64_t n)
@@ -336,13 +348,9 @@ static void crash_child(struct tu_fixture *f, int64_t *next, int batches, bool s
 {
     char *pdir = pdir_of(f);
     uint32_t logs_before = count_logs(pdir);
-    fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    rt_engine *e = NULL;
+    pid_t pid = crash_fork(f, &e);
     if (pid == 0) {
-        rt_engine *e = NULL;
-        if (rt_open(f->dir, &f->o, &e) != 0)
-            _exit(2);
         int64_t n = *next;
         for (int i = 0; i < batches; i++) {
             int64_t base = -1;
@@ -626,13 +634,9 @@ static void crash_child_tail(struct tu_fixture *f, int64_t *next, int before, in
                              int after)
 {
     char *pdir = pdir_of(f);
-    fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    rt_engine *e = NULL;
+    pid_t pid = crash_fork(f, &e);
     if (pid == 0) {
-        rt_engine *e = NULL;
-        if (rt_open(f->dir, &f->o, &e) != 0)
-            _exit(2);
         int64_t n = *next;
         for (int k = 0; k <= checkpoints; k++) {
             int batches = k < checkpoints ? before : after;

@@ -397,29 +397,21 @@ static void test_damaged_config_is_reported(void **state)
 
 /* Power loss at the n-th directory fsync / direct fdatasync / directory change of an alter:
  * after reopen the topic has the old configs or the new ones; an acknowledged alter the new. */
-static void power_prepare(const char *dir, const struct rt_options *o, void *arg)
+static void power_prepare(rt_engine *e)
 {
-    (void)arg;
-    rt_engine *e = NULL;
-    assert_int_equal(rt_open(dir, o, &e), 0);
     struct rt_topic_config c[] = {{"retention.ms", "5000"}, {"flush.ms", "100"}};
     assert_int_equal(rt_topic_create_with_configs(e, "t", 1, c, 2), 0);
-    assert_int_equal(rt_close(e), 0);
 }
 
-static int power_act(rt_engine *e, void *arg)
+static int power_act(rt_engine *e)
 {
-    (void)arg;
     struct rt_topic_config c[] = {{"retention.ms", "7000"}, {"flush.ms", NULL}};
     return rt_topic_config_alter(e, "t", c, 2, false);
 }
 
-static void power_check(const char *dir, const struct rt_options *o, bool acked, const char *what,
-                        void *arg)
+static void power_check(rt_engine *e, const char *dir, bool acked, const char *what)
 {
-    (void)arg;
-    rt_engine *e = NULL;
-    assert_int_equal(rt_open(dir, o, &e), 0);
+    (void)dir;
     char ms[64], flush[64];
     config_of(e, "t", "retention.ms", ms);
     enum rt_config_source fsrc = config_of(e, "t", "flush.ms", flush);
@@ -428,39 +420,31 @@ static void power_check(const char *dir, const struct rt_options *o, bool acked,
     if (!(old || new) || (acked && !new))
         fail_msg("%s: retention.ms %s, flush.ms %s (%s)", what, ms, flush,
                  acked ? "acknowledged" : "not acknowledged");
-    assert_int_equal(rt_close(e), 0);
 }
 
-static void power_sweep(enum io_op_type op)
-{
-    struct rt_options o;
-    options(&o);
-    struct tu_power_sweep s = {.options = &o,
-                               .op = op,
-                               .runs_max = 50,
-                               .what = "of an alter",
-                               .prepare = power_prepare,
-                               .act = power_act,
-                               .check = power_check};
-    tu_power_sweep(&s);
-}
+static const struct tu_power_sweep sweep = {.options = options,
+                                            .runs_max = 50,
+                                            .what = "of an alter",
+                                            .prepare = power_prepare,
+                                            .act = power_act,
+                                            .check = power_check};
 
 static void test_power_loss_at_every_directory_fsync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_FSYNC);
+    tu_power_sweep(&sweep, IO_OP_DIR_FSYNC);
 }
 
 static void test_power_loss_at_every_direct_fdatasync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_FDATASYNC_DIRECT);
+    tu_power_sweep(&sweep, IO_OP_FDATASYNC_DIRECT);
 }
 
 static void test_power_loss_at_every_directory_change(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_ENTRY);
+    tu_power_sweep(&sweep, IO_OP_DIR_ENTRY);
 }
 
 int main(void)

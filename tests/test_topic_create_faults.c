@@ -45,17 +45,6 @@ static void options(struct rt_options *o)
     o->shard_count = 1;
 }
 
-/* Verify finds nothing at all: no problem and no warning (a leftover partition directory is a
- * warning, "unexpected entry in the data directory"). */
-static void verify_spotless(const char *dir, const char *what)
-{
-    struct tu_verify_log c = {.with_warnings = true};
-    int rc = rt_verify(dir, tu_on_problem, &c);
-    if (rc != 0 || c.problems != 0 || c.warnings != 0)
-        fail_msg("%s: verify: %s, %u problems, %u warnings\n%s", what, rt_strerror(rc), c.problems,
-                 c.warnings, c.all);
-}
-
 /* The number of TOPIC-<p> directories in dir. */
 static unsigned partition_dirs(const char *dir)
 {
@@ -109,7 +98,7 @@ static void reopen_and_use(const char *dir, const char *what, bool create)
         }
     }
     assert_int_equal(rt_close(e), 0);
-    verify_spotless(dir, what);
+    tu_expect_verify_spotless(dir, what);
 }
 
 /* ENOSPC / EIO (positive errno) once at the n-th op of `op` counted from the create's start. */
@@ -179,57 +168,50 @@ static void test_eio_at_every_direct_fdatasync(void **state)
 }
 
 /* Power loss at the n-th op of `op` of a creation, in a child (a dead machine: no close). */
-static int power_act(rt_engine *e, void *arg)
+static int power_act(rt_engine *e)
 {
-    (void)arg;
     return rt_topic_create(e, TOPIC, PARTITIONS);
 }
 
 /* The open that follows resolves the intent: the topic is whole (when acknowledged it must be)
  * or gone, with nothing of it left. */
-static void power_check(const char *dir, const struct rt_options *o, bool acked, const char *what,
-                        void *arg)
+static void power_check(rt_engine *e, const char *dir, bool acked, const char *what)
 {
-    (void)arg;
-    rt_engine *e = NULL;
-    assert_int_equal(rt_open(dir, o, &e), 0);
+    (void)dir;
     uint32_t parts = 0;
     int drc = rt_topic_describe(e, TOPIC, &parts);
     if (acked && drc != 0)
         fail_msg("%s: an acknowledged topic is gone", what);
-    assert_int_equal(rt_close(e), 0);
+}
+
+static void power_after(const char *dir, const char *what)
+{
     reopen_and_use(dir, what, true);
 }
 
-static void power_sweep(enum io_op_type op)
-{
-    struct rt_options o;
-    options(&o);
-    struct tu_power_sweep s = {.options = &o,
-                               .op = op,
-                               .runs_max = SWEEP_MAX,
-                               .what = "of a topic creation",
-                               .act = power_act,
-                               .check = power_check};
-    tu_power_sweep(&s);
-}
+static const struct tu_power_sweep sweep = {.options = options,
+                                            .runs_max = SWEEP_MAX,
+                                            .what = "of a topic creation",
+                                            .act = power_act,
+                                            .check = power_check,
+                                            .after = power_after};
 
 static void test_power_loss_at_every_directory_change(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_ENTRY);
+    tu_power_sweep(&sweep, IO_OP_DIR_ENTRY);
 }
 
 static void test_power_loss_at_every_directory_fsync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_FSYNC);
+    tu_power_sweep(&sweep, IO_OP_DIR_FSYNC);
 }
 
 static void test_power_loss_at_every_direct_fdatasync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_FDATASYNC_DIRECT);
+    tu_power_sweep(&sweep, IO_OP_FDATASYNC_DIRECT);
 }
 
 /* LG4: an uncatalogued leftover `<topic>-<p>` directory (a crash before this rule, or an
@@ -255,7 +237,7 @@ static void test_create_does_not_inherit_a_leftover(void **state)
     assert_int_equal(rt_list_offsets(e, TOPIC, 1, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end), 0);
     assert_int_equal(end, 0);
     assert_int_equal(rt_close(e), 0);
-    verify_spotless(dir, "after the create");
+    tu_expect_verify_spotless(dir, "after the create");
     tu_rmdir_free(dir);
 }
 

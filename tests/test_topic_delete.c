@@ -22,6 +22,7 @@
 
 #include "helpers/power_sweep.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "ringtail.h"
 
@@ -47,31 +48,6 @@ static unsigned entries(const char *dir, const char *prefix)
         n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
     closedir(d);
     return n;
-}
-
-struct counts {
-    unsigned problems, warnings;
-    char text[4096];
-};
-
-static void on_report(void *ctx, const char *msg)
-{
-    struct counts *c = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        c->warnings++;
-    else
-        c->problems++;
-    size_t n = strlen(c->text);
-    snprintf(c->text + n, sizeof(c->text) - n, "%s\n", msg);
-}
-
-static void verify_spotless(const char *dir, const char *what)
-{
-    struct counts c = {0};
-    int rc = rt_verify(dir, on_report, &c);
-    if (rc != 0 || c.problems != 0 || c.warnings != 0)
-        fail_msg("%s: verify: %s, %u problems, %u warnings\n%s", what, rt_strerror(rc), c.problems,
-                 c.warnings, c.text);
 }
 
 static void fill(rt_engine *e, const char *topic, uint32_t parts, int per)
@@ -139,7 +115,7 @@ static void test_delete_recreate_and_reopen(void **state)
     assert_int_equal(end, 5);
     assert_int_equal(rt_close(e), 0);
     assert_int_equal(entries(dir, TOPIC "-0."), 0); /* the background removal finished */
-    verify_spotless(dir, "after delete and recreate");
+    tu_expect_verify_spotless(dir, "after delete and recreate");
 
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(rt_topic_describe(e, TOPIC, &parts), 0);
@@ -152,7 +128,7 @@ static void test_delete_recreate_and_reopen(void **state)
     assert_int_equal(rt_topic_describe(e, TOPIC, &parts), RT_E_UNKNOWN_TOPIC_OR_PARTITION);
     assert_int_equal(rt_topic_describe(e, "kept", &parts), 0);
     assert_int_equal(rt_close(e), 0);
-    verify_spotless(dir, "after delete and reopen");
+    tu_expect_verify_spotless(dir, "after delete and reopen");
     tu_rmdir_free(dir);
 }
 
@@ -184,7 +160,7 @@ static void test_open_finishes_a_deletion(void **state)
     uint32_t parts = 0;
     assert_int_equal(rt_topic_describe(e, "other", &parts), 0);
     assert_int_equal(rt_close(e), 0);
-    verify_spotless(dir, "after the open");
+    tu_expect_verify_spotless(dir, "after the open");
     free(intent);
     tu_rmdir_free(dir);
 }
@@ -227,32 +203,23 @@ static void test_delete_under_an_open_transaction(void **state)
     assert_int_equal(rt_close(e), 0);
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(rt_close(e), 0);
-    verify_spotless(dir, "after a deletion under a transaction");
+    tu_expect_verify_spotless(dir, "after a deletion under a transaction");
     tu_rmdir_free(dir);
 }
 
-static void power_prepare(const char *dir, const struct rt_options *o, void *arg)
+static void power_prepare(rt_engine *e)
 {
-    (void)arg;
-    rt_engine *e = NULL;
-    assert_int_equal(rt_open(dir, o, &e), 0);
     assert_int_equal(rt_topic_create(e, TOPIC, PARTS), 0);
     fill(e, TOPIC, PARTS, 3);
-    assert_int_equal(rt_close(e), 0);
 }
 
-static int power_act(rt_engine *e, void *arg)
+static int power_act(rt_engine *e)
 {
-    (void)arg;
     return rt_topic_delete(e, TOPIC);
 }
 
-static void power_check(const char *dir, const struct rt_options *o, bool acked, const char *what,
-                        void *arg)
+static void power_check(rt_engine *e, const char *dir, bool acked, const char *what)
 {
-    (void)arg;
-    rt_engine *e = NULL;
-    assert_int_equal(rt_open(dir, o, &e), 0);
     uint32_t parts = 0;
     int drc = rt_topic_describe(e, TOPIC, &parts);
     if (acked && drc == 0)
@@ -271,40 +238,32 @@ static void power_check(const char *dir, const struct rt_options *o, bool acked,
         fail_msg("%s: %u leftovers of a deleted topic after the open", what,
                  entries(dir, TOPIC "-"));
     }
-    assert_int_equal(rt_close(e), 0);
-    verify_spotless(dir, what);
 }
 
-static void power_sweep(enum io_op_type op)
-{
-    struct rt_options o;
-    options(&o);
-    struct tu_power_sweep s = {.options = &o,
-                               .op = op,
-                               .runs_max = 100,
-                               .what = "of a deletion",
-                               .prepare = power_prepare,
-                               .act = power_act,
-                               .check = power_check};
-    tu_power_sweep(&s);
-}
+static const struct tu_power_sweep sweep = {.options = options,
+                                            .runs_max = 100,
+                                            .what = "of a deletion",
+                                            .prepare = power_prepare,
+                                            .act = power_act,
+                                            .check = power_check,
+                                            .after = tu_expect_verify_spotless};
 
 static void test_power_loss_at_every_directory_change(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_ENTRY);
+    tu_power_sweep(&sweep, IO_OP_DIR_ENTRY);
 }
 
 static void test_power_loss_at_every_directory_fsync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_FSYNC);
+    tu_power_sweep(&sweep, IO_OP_DIR_FSYNC);
 }
 
 static void test_power_loss_at_every_direct_fdatasync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_FDATASYNC_DIRECT);
+    tu_power_sweep(&sweep, IO_OP_FDATASYNC_DIRECT);
 }
 
 int main(void)

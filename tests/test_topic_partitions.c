@@ -21,6 +21,7 @@
 
 #include "helpers/power_sweep.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "ringtail.h"
 
@@ -33,31 +34,6 @@ static void options(struct rt_options *o)
     o->batch_size_max_bytes = 16 * 1024;
     o->shard_count = 2;
     o->partitions_max = 16;
-}
-
-struct counts {
-    unsigned problems, warnings;
-    char text[4096];
-};
-
-static void on_report(void *ctx, const char *msg)
-{
-    struct counts *c = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        c->warnings++;
-    else
-        c->problems++;
-    size_t n = strlen(c->text);
-    snprintf(c->text + n, sizeof(c->text) - n, "%s\n", msg);
-}
-
-static void verify_spotless(const char *dir, const char *what)
-{
-    struct counts c = {0};
-    int rc = rt_verify(dir, on_report, &c);
-    if (rc != 0 || c.problems != 0 || c.warnings != 0)
-        fail_msg("%s: verify: %s, %u problems, %u warnings\n%s", what, rt_strerror(rc), c.problems,
-                 c.warnings, c.text);
 }
 
 static int64_t end_of(rt_engine *e, uint32_t p)
@@ -106,7 +82,7 @@ static void test_add_partitions(void **state)
         assert_int_equal(end_of(e, p), 1);
     }
     assert_int_equal(rt_close(e), 0);
-    verify_spotless(dir, "after the addition");
+    tu_expect_verify_spotless(dir, "after the addition");
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(rt_topic_describe(e, TOPIC, &parts), 0);
     assert_int_equal(parts, 5);
@@ -118,31 +94,21 @@ static void test_add_partitions(void **state)
     tu_rmdir_free(dir);
 }
 
-static void power_prepare(const char *dir, const struct rt_options *o, void *arg)
+static void power_prepare(rt_engine *e)
 {
-    (void)arg;
-    rt_engine *e = NULL;
-    assert_int_equal(rt_open(dir, o, &e), 0);
     assert_int_equal(rt_topic_create(e, TOPIC, 2), 0);
     append_one(e, 0);
     append_one(e, 1);
-    assert_int_equal(rt_close(e), 0);
 }
 
-static int power_act(rt_engine *e, void *arg)
+static int power_act(rt_engine *e)
 {
-    (void)arg;
     return rt_topic_add_partitions(e, TOPIC, 4);
 }
 
-static void power_check(const char *dir, const struct rt_options *o, bool acked, const char *what,
-                        void *arg)
+static void power_check(rt_engine *e, const char *dir, bool acked, const char *what)
 {
-    (void)arg;
-    rt_engine *e = NULL;
-    int orc = rt_open(dir, o, &e);
-    if (orc)
-        fail_msg("%s: open: %s (%s)", what, rt_strerror(orc), rt_error_detail());
+    (void)dir;
     uint32_t parts = 0;
     assert_int_equal(rt_topic_describe(e, TOPIC, &parts), 0);
     if ((parts != 2 && parts != 4) || (acked && parts != 4))
@@ -151,40 +117,32 @@ static void power_check(const char *dir, const struct rt_options *o, bool acked,
     assert_int_equal(end_of(e, 1), 1);
     if (parts == 4)
         assert_int_equal(end_of(e, 3), 0);
-    assert_int_equal(rt_close(e), 0);
-    verify_spotless(dir, what);
 }
 
-static void power_sweep(enum io_op_type op)
-{
-    struct rt_options o;
-    options(&o);
-    struct tu_power_sweep s = {.options = &o,
-                               .op = op,
-                               .runs_max = 200,
-                               .what = "of an addition",
-                               .prepare = power_prepare,
-                               .act = power_act,
-                               .check = power_check};
-    tu_power_sweep(&s);
-}
+static const struct tu_power_sweep sweep = {.options = options,
+                                            .runs_max = 200,
+                                            .what = "of an addition",
+                                            .prepare = power_prepare,
+                                            .act = power_act,
+                                            .check = power_check,
+                                            .after = tu_expect_verify_spotless};
 
 static void test_power_loss_at_every_directory_change(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_ENTRY);
+    tu_power_sweep(&sweep, IO_OP_DIR_ENTRY);
 }
 
 static void test_power_loss_at_every_directory_fsync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_FSYNC);
+    tu_power_sweep(&sweep, IO_OP_DIR_FSYNC);
 }
 
 static void test_power_loss_at_every_direct_fdatasync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_FDATASYNC_DIRECT);
+    tu_power_sweep(&sweep, IO_OP_FDATASYNC_DIRECT);
 }
 
 int main(void)
