@@ -378,34 +378,83 @@ static int16_t read_code(int sock)
 
 #define PLAIN_PARTS 4
 
-static void test_end_txn_does_not_block_the_loop(void **state)
+/* The KT5 tests' broker: the fixture's engine closed and its directory reopened afresh over
+ * the fault backend (plan armed for stalls, none yet) with two shards, topics "t" (1) and
+ * "plain" (PLAIN_PARTS), and a server whose connections all share one loop. Returns the
+ * transactional connection, InitProducerId done for ID (*pid, *epoch). */
+static int one_loop_start(struct tu_fixture *f, struct io_fault_plan *plan, rt_engine **e,
+                          struct wire *x, int64_t *pid, int16_t *epoch)
 {
-    struct tu_fixture *f = *state;
     tu_fixture_close(f);
     tu_system("rm -rf '%s'", f->dir);
-    struct io_fault_plan plan;
-    memset(&plan, 0, sizeof(plan));
-    plan.stall_timeout_ms = 8000; /* far beyond the wait below; a hang fails (FI1) */
+    memset(plan, 0, sizeof(*plan));
+    plan->stall_timeout_ms = 8000; /* far beyond the tests' waits; a hang fails (FI1) */
     struct rt_options o = f->o;
     o.shard_count = 2;
     o.sync_mode = RT_SYNC_ALWAYS;
-    rt_engine *e = NULL;
-    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
-    assert_int_equal(rt_topic_create(e, "t", 1), 0);
-    assert_int_equal(rt_topic_create(e, "plain", PLAIN_PARTS), 0);
+    assert_int_equal(rt_test_open(f->dir, &o, plan, e), 0);
+    assert_int_equal(rt_topic_create(*e, "t", 1), 0);
+    assert_int_equal(rt_topic_create(*e, "plain", PLAIN_PARTS), 0);
     struct kafka_server_options so;
     kafka_server_options_init(&so);
     so.net.port = 0;
     so.net.threads = 1; /* every connection on one loop */
     so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
     so.auto_create_topics = false;
-    struct wire x = {0};
-    assert_int_equal(kafka_server_start(e, &so, &x.srv), 0);
+    assert_int_equal(kafka_server_start(*e, &so, &x->srv), 0);
+    int a = dial(x);
+    assert_int_equal(wire_init(x, a, 1, -1, -1, pid, epoch), KAFKA_NONE);
+    return a;
+}
 
-    int a = dial(&x);
+/* While `held`'s request is held in its stalled durable write: a plain produce on a new
+ * connection b[p] of the same loop to each partition of "plain", polled up to 3 s until one is
+ * answered. Then *held_answered says whether `held` had its answer already, *stalled how many
+ * ops were stalled, and the stall is released. Returns how many produces were answered. */
+static int plain_produces_answered(struct wire *x, int held, struct io_fault_plan *plan,
+                                   int b[PLAIN_PARTS], bool *held_answered, uint32_t *stalled)
+{
+    uint8_t buf[512];
+    for (int p = 0; p < PLAIN_PARTS; p++) {
+        b[p] = dial(x);
+        size_t len = make_batch(buf, sizeof(buf), false, -1, -1, -1, 1);
+        send_produce(x, b[p], "plain", p, NULL, buf, len);
+    }
+    struct pollfd pf[PLAIN_PARTS + 1];
+    for (int p = 0; p < PLAIN_PARTS; p++)
+        pf[p] = (struct pollfd){.fd = b[p], .events = POLLIN};
+    pf[PLAIN_PARTS] = (struct pollfd){.fd = held, .events = POLLIN};
+    int answered = 0;
+    for (int i = 0; i < 60 && answered == 0; i++) {
+        assert_true(poll(pf, PLAIN_PARTS, 50) >= 0);
+        for (int p = 0; p < PLAIN_PARTS; p++)
+            answered += (pf[p].revents & POLLIN) != 0;
+    }
+    *held_answered = poll(&pf[PLAIN_PARTS], 1, 0) == 1;
+    *stalled = plan->stalled;
+    io_fault_stall_release(plan);
+    return answered;
+}
+
+/* Undoes one_loop_start and gives the fixture its engine back. */
+static void one_loop_stop(struct tu_fixture *f, struct io_fault_plan *plan, rt_engine *e,
+                          struct wire *x)
+{
+    kafka_server_stop(x->srv);
+    assert_int_equal(rt_close(e), 0);
+    io_fault_plan_release(plan);
+    tu_fixture_open(f);
+}
+
+static void test_end_txn_does_not_block_the_loop(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    rt_engine *e = NULL;
+    struct wire x = {0};
     int64_t pid = -1;
     int16_t epoch = -1;
-    assert_int_equal(wire_init(&x, a, 1, -1, -1, &pid, &epoch), KAFKA_NONE);
+    int a = one_loop_start(f, &plan, &e, &x, &pid, &epoch);
     assert_int_equal(wire_add_partition(&x, a, pid, epoch, "t", 0), KAFKA_NONE);
     uint8_t buf[512];
     size_t len = make_batch(buf, sizeof(buf), true, pid, epoch, 0, 3);
@@ -425,24 +474,9 @@ static void test_end_txn_does_not_block_the_loop(void **state)
     /* Plain produces on other connections of the same loop, one per partition (the shard that
      * holds __transaction_state is stalled; the other shard's partitions answer). */
     int b[PLAIN_PARTS];
-    for (int p = 0; p < PLAIN_PARTS; p++) {
-        b[p] = dial(&x);
-        len = make_batch(buf, sizeof(buf), false, -1, -1, -1, 1);
-        send_produce(&x, b[p], "plain", p, NULL, buf, len);
-    }
-    struct pollfd pf[PLAIN_PARTS + 1];
-    for (int p = 0; p < PLAIN_PARTS; p++)
-        pf[p] = (struct pollfd){.fd = b[p], .events = POLLIN};
-    pf[PLAIN_PARTS] = (struct pollfd){.fd = a, .events = POLLIN};
-    int answered = 0;
-    for (int i = 0; i < 60 && answered == 0; i++) {
-        assert_true(poll(pf, PLAIN_PARTS, 50) >= 0);
-        for (int p = 0; p < PLAIN_PARTS; p++)
-            answered += (pf[p].revents & POLLIN) != 0;
-    }
-    bool end_answered = poll(&pf[PLAIN_PARTS], 1, 0) == 1;
-    uint32_t stalled = plan.stalled;
-    io_fault_stall_release(&plan);
+    bool end_answered = true;
+    uint32_t stalled = 0;
+    int answered = plain_produces_answered(&x, a, &plan, b, &end_answered, &stalled);
     if (answered == 0)
         fail_msg("no produce on another connection of the loop was answered in 3 s while an "
                  "EndTxn was held in its durable round (the loop thread waits for the disk)");
@@ -456,10 +490,7 @@ static void test_end_txn_does_not_block_the_loop(void **state)
     assert_int_equal(committed_count(e, "t", 0), 3);
     assert_int_equal(plan.stall_timeouts, 0);
     close(a);
-    kafka_server_stop(x.srv);
-    assert_int_equal(rt_close(e), 0);
-    io_fault_plan_release(&plan);
-    tu_fixture_open(f);
+    one_loop_stop(f, &plan, e, &x);
 }
 
 /* ---- TxnOffsetCommit and the flexible versions (v3) of the transactional APIs ---- */
@@ -575,31 +606,12 @@ static int16_t wire_end(struct wire *x, int sock, int16_t v, int64_t pid, int16_
 static void test_txn_offset_commit_does_not_block_the_loop(void **state)
 {
     struct tu_fixture *f = *state;
-    tu_fixture_close(f);
-    tu_system("rm -rf '%s'", f->dir);
     struct io_fault_plan plan;
-    memset(&plan, 0, sizeof(plan));
-    plan.stall_timeout_ms = 8000; /* far beyond the wait below; a hang fails (FI1) */
-    struct rt_options o = f->o;
-    o.shard_count = 2;
-    o.sync_mode = RT_SYNC_ALWAYS;
     rt_engine *e = NULL;
-    assert_int_equal(rt_test_open(f->dir, &o, &plan, &e), 0);
-    assert_int_equal(rt_topic_create(e, "t", 1), 0);
-    assert_int_equal(rt_topic_create(e, "plain", PLAIN_PARTS), 0);
-    struct kafka_server_options so;
-    kafka_server_options_init(&so);
-    so.net.port = 0;
-    so.net.threads = 1; /* every connection on one loop */
-    so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
-    so.auto_create_topics = false;
     struct wire x = {0};
-    assert_int_equal(kafka_server_start(e, &so, &x.srv), 0);
-
-    int a = dial(&x);
     int64_t pid = -1;
     int16_t epoch = -1;
-    assert_int_equal(wire_init(&x, a, 1, -1, -1, &pid, &epoch), KAFKA_NONE);
+    int a = one_loop_start(f, &plan, &e, &x, &pid, &epoch);
     assert_int_equal(wire_add_offsets(&x, a, 3, pid, epoch, "g"), KAFKA_NONE);
 
     /* TxnOffsetCommit held in its durable write: the __consumer_offsets fdatasync stalls. */
@@ -613,25 +625,9 @@ static void test_txn_offset_commit_does_not_block_the_loop(void **state)
         fail_msg("TxnOffsetCommit never reached its __consumer_offsets fdatasync");
 
     int b[PLAIN_PARTS];
-    uint8_t buf[512];
-    for (int p = 0; p < PLAIN_PARTS; p++) {
-        b[p] = dial(&x);
-        size_t len = make_batch(buf, sizeof(buf), false, -1, -1, -1, 1);
-        send_produce(&x, b[p], "plain", p, NULL, buf, len);
-    }
-    struct pollfd pf[PLAIN_PARTS + 1];
-    for (int p = 0; p < PLAIN_PARTS; p++)
-        pf[p] = (struct pollfd){.fd = b[p], .events = POLLIN};
-    pf[PLAIN_PARTS] = (struct pollfd){.fd = a, .events = POLLIN};
-    int answered = 0;
-    for (int i = 0; i < 60 && answered == 0; i++) {
-        assert_true(poll(pf, PLAIN_PARTS, 50) >= 0);
-        for (int p = 0; p < PLAIN_PARTS; p++)
-            answered += (pf[p].revents & POLLIN) != 0;
-    }
-    bool commit_answered = poll(&pf[PLAIN_PARTS], 1, 0) == 1;
-    uint32_t stalled = plan.stalled;
-    io_fault_stall_release(&plan);
+    bool commit_answered = true;
+    uint32_t stalled = 0;
+    int answered = plain_produces_answered(&x, a, &plan, b, &commit_answered, &stalled);
     if (answered == 0)
         fail_msg("no produce on another connection of the loop was answered in 3 s while a "
                  "TxnOffsetCommit was held in its durable write (the loop thread waits for the "
@@ -651,10 +647,7 @@ static void test_txn_offset_commit_does_not_block_the_loop(void **state)
     assert_int_equal(off, 5);
     assert_int_equal(plan.stall_timeouts, 0);
     close(a);
-    kafka_server_stop(x.srv);
-    assert_int_equal(rt_close(e), 0);
-    io_fault_plan_release(&plan);
-    tu_fixture_open(f);
+    one_loop_stop(f, &plan, e, &x);
 }
 
 /* The new versions' own answers: KT1 (PRODUCER_FENCED from v2 of AddOffsetsToTxn and EndTxn,

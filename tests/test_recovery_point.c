@@ -297,6 +297,49 @@ static void test_clean_open_leaves_the_page_cache_alone(void **state)
 
 /* ---- crashes ---------------------------------------------------------------------------- */
 
+/* Forks a crash child: its pid in the parent; 0 in the child, *e the directory opened (the
+ * child _exits 2 when the open fails). */
+static pid_t crash_fork(struct tu_fixture *f, rt_engine **e)
+{
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0 && rt_open(f->dir, &f->o, e) != 0)
+        _exit(2);
+    return pid;
+}
+
+/* In a crash child: leaves where its appends ended (<dir>/next.txt) for the parent and dies by
+ * SIGKILL (no close, as a crash takes a process). */
+static _Noreturn void die_leaving_next(struct tu_fixture *f, int64_t n)
+{
+    FILE *out = fopen(tu_path("%s/next.txt", f->dir), "w");
+    if (!out)
+        _exit(4);
+    fprintf(out, "%" PRId64 "\n", n);
+    fclose(out);
+    raise(SIGKILL);
+    _exit(5);
+}
+
+/* In the parent: reaps the crash child, which must have died by SIGKILL, and reads where its
+ * appends ended into *next. */
+static void reap_killed(struct tu_fixture *f, pid_t pid, int64_t *next)
+{
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFSIGNALED(status))
+        fprintf(stderr, "child exited %d\n", WEXITSTATUS(status));
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    char *path = tu_path("%s/next.txt", f->dir);
+    FILE *in = fopen(path, "r");
+    assert_non_null(in);
+    assert_int_equal(fscanf(in, "%" SCNd64, next), 1);
+    fclose(in);
+    unlink(path);
+    free(path);
+}
+
 /* A child that opens the directory, appends `batches` more batches (sync=always: each one is
  * acknowledged durable) and is SIGKILLed; *next advances past what it appended. With
  * stop_after_roll, it stops at the first roll instead: killed right after the roll wrote the
@@ -305,13 +348,9 @@ static void crash_child(struct tu_fixture *f, int64_t *next, int batches, bool s
 {
     char *pdir = pdir_of(f);
     uint32_t logs_before = count_logs(pdir);
-    fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    rt_engine *e = NULL;
+    pid_t pid = crash_fork(f, &e);
     if (pid == 0) {
-        rt_engine *e = NULL;
-        if (rt_open(f->dir, &f->o, &e) != 0)
-            _exit(2);
         int64_t n = *next;
         for (int i = 0; i < batches; i++) {
             int64_t base = -1;
@@ -324,24 +363,9 @@ static void crash_child(struct tu_fixture *f, int64_t *next, int batches, bool s
                 break;
             }
         }
-        FILE *out = fopen(tu_path("%s/next.txt", f->dir), "w");
-        if (!out)
-            _exit(4);
-        fprintf(out, "%" PRId64 "\n", n);
-        fclose(out);
-        raise(SIGKILL);
-        _exit(5);
+        die_leaving_next(f, n);
     }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-    char *path = tu_path("%s/next.txt", f->dir);
-    FILE *in = fopen(path, "r");
-    assert_non_null(in);
-    assert_int_equal(fscanf(in, "%" SCNd64, next), 1);
-    fclose(in);
-    unlink(path);
-    free(path);
+    reap_killed(f, pid, next);
     free(pdir);
 }
 
@@ -610,13 +634,9 @@ static void crash_child_tail(struct tu_fixture *f, int64_t *next, int before, in
                              int after)
 {
     char *pdir = pdir_of(f);
-    fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    rt_engine *e = NULL;
+    pid_t pid = crash_fork(f, &e);
     if (pid == 0) {
-        rt_engine *e = NULL;
-        if (rt_open(f->dir, &f->o, &e) != 0)
-            _exit(2);
         int64_t n = *next;
         for (int k = 0; k <= checkpoints; k++) {
             int batches = k < checkpoints ? before : after;
@@ -638,26 +658,9 @@ static void crash_child_tail(struct tu_fixture *f, int64_t *next, int before, in
             fclose(out);
             free(rp);
         }
-        FILE *out = fopen(tu_path("%s/next.txt", f->dir), "w");
-        if (!out)
-            _exit(4);
-        fprintf(out, "%" PRId64 "\n", n);
-        fclose(out);
-        raise(SIGKILL);
-        _exit(5);
+        die_leaving_next(f, n);
     }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFSIGNALED(status))
-        fprintf(stderr, "child exited %d\n", WEXITSTATUS(status));
-    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-    char *path = tu_path("%s/next.txt", f->dir);
-    FILE *in = fopen(path, "r");
-    assert_non_null(in);
-    assert_int_equal(fscanf(in, "%" SCNd64, next), 1);
-    fclose(in);
-    unlink(path);
-    free(path);
+    reap_killed(f, pid, next);
     free(pdir);
 }
 

@@ -20,15 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "engine.h"
+#include "helpers/power_sweep.h"
 #include "helpers/test_util.h"
 #include "index/crc32c.h"
 #include "io/io.h"
 #include "ringtail.h"
-#include "ringtail_test.h"
 
 static void options(struct rt_options *o)
 {
@@ -399,91 +397,54 @@ static void test_damaged_config_is_reported(void **state)
 
 /* Power loss at the n-th directory fsync / direct fdatasync / directory change of an alter:
  * after reopen the topic has the old configs or the new ones; an acknowledged alter the new. */
-static void power_child(const char *dir, enum io_op_type op, unsigned n, int fd)
+static void power_prepare(rt_engine *e)
 {
-    struct rt_options o;
-    options(&o);
-    struct io_fault_plan plan = {.track_unsynced = true, .track_dirs = true};
-    rt_engine *e = NULL;
-    if (rt_test_open(dir, &o, &plan, &e) != 0)
-        _exit(2);
-    uint64_t seen = op == IO_OP_DIR_ENTRY   ? plan.dir_entries_seen
-                    : op == IO_OP_DIR_FSYNC ? plan.dir_fsyncs_seen
-                                            : plan.direct_fdatasyncs_seen;
-    struct io_fault_rule rule = {.mode = IO_FAULT_POWER_LOSS, .op = op, .nth = seen + n};
-    if (io_fault_rule_add(&plan, &rule) != 0)
-        _exit(3);
-    struct rt_topic_config c[] = {{"retention.ms", "7000"}, {"flush.ms", NULL}};
-    int rc = rt_topic_config_alter(e, "t", c, 2, false);
-    uint8_t out[2] = {rc == 0, io_fault_power_is_lost(&plan)};
-    if (write(fd, out, sizeof(out)) != (ssize_t)sizeof(out))
-        _exit(4);
-    _exit(0);
+    struct rt_topic_config c[] = {{"retention.ms", "5000"}, {"flush.ms", "100"}};
+    assert_int_equal(rt_topic_create_with_configs(e, "t", 1, c, 2), 0);
 }
 
-static void power_sweep(enum io_op_type op)
+static int power_act(rt_engine *e)
 {
-    unsigned n = 1;
-    for (; n <= 50; n++) {
-        char *dir = tu_mkdtemp();
-        struct rt_options o;
-        options(&o);
-        rt_engine *e = NULL;
-        assert_int_equal(rt_open(dir, &o, &e), 0);
-        struct rt_topic_config c[] = {{"retention.ms", "5000"}, {"flush.ms", "100"}};
-        assert_int_equal(rt_topic_create_with_configs(e, "t", 1, c, 2), 0);
-        assert_int_equal(rt_close(e), 0);
-        int fds[2];
-        assert_int_equal(pipe(fds), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(fds[0]);
-            power_child(dir, op, n, fds[1]);
-        }
-        close(fds[1]);
-        uint8_t got[2] = {0, 0};
-        ssize_t r = read(fds[0], got, sizeof(got));
-        close(fds[0]);
-        int status = 0;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || r != (ssize_t)sizeof(got))
-            fail_msg("power child failed (status %d)", status);
-        bool acked = got[0], lost = got[1];
-        assert_int_equal(rt_open(dir, &o, &e), 0);
-        char ms[64], flush[64];
-        config_of(e, "t", "retention.ms", ms);
-        enum rt_config_source fsrc = config_of(e, "t", "flush.ms", flush);
-        bool old = strcmp(ms, "5000") == 0 && fsrc == RT_CONFIG_TOPIC && strcmp(flush, "100") == 0;
-        bool new = strcmp(ms, "7000") == 0 && fsrc == RT_CONFIG_DEFAULT;
-        if (!(old || new) || (acked && !new))
-            fail_msg("power loss at op %d #%u of an alter: retention.ms %s, flush.ms %s (%s)", op,
-                     n, ms, flush, acked ? "acknowledged" : "not acknowledged");
-        assert_int_equal(rt_close(e), 0);
-        tu_rmdir_free(dir);
-        if (!lost)
-            break;
-    }
-    print_message("power loss: %u ops of kind %d swept\n", n - 1, op);
-    assert_true(n > 1 && n <= 50);
+    struct rt_topic_config c[] = {{"retention.ms", "7000"}, {"flush.ms", NULL}};
+    return rt_topic_config_alter(e, "t", c, 2, false);
 }
+
+static void power_check(rt_engine *e, const char *dir, bool acked, const char *what)
+{
+    (void)dir;
+    char ms[64], flush[64];
+    config_of(e, "t", "retention.ms", ms);
+    enum rt_config_source fsrc = config_of(e, "t", "flush.ms", flush);
+    bool old = strcmp(ms, "5000") == 0 && fsrc == RT_CONFIG_TOPIC && strcmp(flush, "100") == 0;
+    bool new = strcmp(ms, "7000") == 0 && fsrc == RT_CONFIG_DEFAULT;
+    if (!(old || new) || (acked && !new))
+        fail_msg("%s: retention.ms %s, flush.ms %s (%s)", what, ms, flush,
+                 acked ? "acknowledged" : "not acknowledged");
+}
+
+static const struct tu_power_sweep sweep = {.options = options,
+                                            .runs_max = 50,
+                                            .what = "of an alter",
+                                            .prepare = power_prepare,
+                                            .act = power_act,
+                                            .check = power_check};
 
 static void test_power_loss_at_every_directory_fsync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_FSYNC);
+    tu_power_sweep(&sweep, IO_OP_DIR_FSYNC);
 }
 
 static void test_power_loss_at_every_direct_fdatasync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_FDATASYNC_DIRECT);
+    tu_power_sweep(&sweep, IO_OP_FDATASYNC_DIRECT);
 }
 
 static void test_power_loss_at_every_directory_change(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_ENTRY);
+    tu_power_sweep(&sweep, IO_OP_DIR_ENTRY);
 }
 
 int main(void)

@@ -23,10 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "helpers/child.h"
+#include "helpers/power_sweep.h"
 #include "helpers/test_util.h"
 #include "helpers/verify_log.h"
 #include "io/io.h"
@@ -44,17 +43,6 @@ static void options(struct rt_options *o)
     o->segment_size_bytes = 64 * 1024;
     o->batch_size_max_bytes = 16 * 1024;
     o->shard_count = 1;
-}
-
-/* Verify finds nothing at all: no problem and no warning (a leftover partition directory is a
- * warning, "unexpected entry in the data directory"). */
-static void verify_spotless(const char *dir, const char *what)
-{
-    struct tu_verify_log c = {.with_warnings = true};
-    int rc = rt_verify(dir, tu_on_problem, &c);
-    if (rc != 0 || c.problems != 0 || c.warnings != 0)
-        fail_msg("%s: verify: %s, %u problems, %u warnings\n%s", what, rt_strerror(rc), c.problems,
-                 c.warnings, c.all);
 }
 
 /* The number of TOPIC-<p> directories in dir. */
@@ -110,7 +98,7 @@ static void reopen_and_use(const char *dir, const char *what, bool create)
         }
     }
     assert_int_equal(rt_close(e), 0);
-    verify_spotless(dir, what);
+    tu_expect_verify_spotless(dir, what);
 }
 
 /* ENOSPC / EIO (positive errno) once at the n-th op of `op` counted from the create's start. */
@@ -180,80 +168,50 @@ static void test_eio_at_every_direct_fdatasync(void **state)
 }
 
 /* Power loss at the n-th op of `op` of a creation, in a child (a dead machine: no close). */
-static void power_child(const char *dir, enum io_op_type op, unsigned n, int fd)
+static int power_act(rt_engine *e)
 {
-    struct rt_options o;
-    options(&o);
-    struct io_fault_plan plan = {.track_unsynced = true, .track_dirs = true};
-    rt_engine *e = NULL;
-    if (rt_test_open(dir, &o, &plan, &e) != 0)
-        _exit(2);
-    uint64_t seen = op == IO_OP_DIR_ENTRY   ? plan.dir_entries_seen
-                    : op == IO_OP_DIR_FSYNC ? plan.dir_fsyncs_seen
-                                            : plan.direct_fdatasyncs_seen;
-    struct io_fault_rule rule = {.mode = IO_FAULT_POWER_LOSS, .op = op, .nth = seen + n};
-    if (io_fault_rule_add(&plan, &rule) != 0)
-        _exit(3);
-    int rc = rt_topic_create(e, TOPIC, PARTITIONS);
-    uint8_t out[2] = {rc == 0, io_fault_power_is_lost(&plan)};
-    if (write(fd, out, sizeof(out)) != (ssize_t)sizeof(out))
-        _exit(4);
-    _exit(0);
+    return rt_topic_create(e, TOPIC, PARTITIONS);
 }
 
-static void power_sweep(enum io_op_type op)
+/* The open that follows resolves the intent: the topic is whole (when acknowledged it must be)
+ * or gone, with nothing of it left. */
+static void power_check(rt_engine *e, const char *dir, bool acked, const char *what)
 {
-    unsigned n = 1;
-    for (; n <= SWEEP_MAX; n++) {
-        char *dir = tu_mkdtemp();
-        int report_fd = -1;
-        pid_t pid = tu_fork_piped(&report_fd);
-        if (pid == 0)
-            power_child(dir, op, n, report_fd);
-        uint8_t got[2] = {0, 0};
-        int status = 0;
-        size_t r = tu_child_report(pid, report_fd, got, sizeof(got), &status);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || r != sizeof(got))
-            fail_msg("power child failed (status %d)", status);
-        char what[96];
-        snprintf(what, sizeof(what), "power loss at op %d #%u of a topic creation", op, n);
-        bool acked = got[0], lost = got[1];
-        /* The open that follows resolves the intent: the topic is whole (when acknowledged it
-         * must be) or gone, with nothing of it left. */
-        struct rt_options o;
-        options(&o);
-        rt_engine *e = NULL;
-        assert_int_equal(rt_open(dir, &o, &e), 0);
-        uint32_t parts = 0;
-        int drc = rt_topic_describe(e, TOPIC, &parts);
-        if (acked && drc != 0)
-            fail_msg("%s: an acknowledged topic is gone", what);
-        assert_int_equal(rt_close(e), 0);
-        reopen_and_use(dir, what, true);
-        tu_rmdir_free(dir);
-        if (!lost)
-            break;
-    }
-    print_message("power loss: %u ops of kind %d swept\n", n - 1, op);
-    assert_true(n > 1 && n <= SWEEP_MAX);
+    (void)dir;
+    uint32_t parts = 0;
+    int drc = rt_topic_describe(e, TOPIC, &parts);
+    if (acked && drc != 0)
+        fail_msg("%s: an acknowledged topic is gone", what);
 }
+
+static void power_after(const char *dir, const char *what)
+{
+    reopen_and_use(dir, what, true);
+}
+
+static const struct tu_power_sweep sweep = {.options = options,
+                                            .runs_max = SWEEP_MAX,
+                                            .what = "of a topic creation",
+                                            .act = power_act,
+                                            .check = power_check,
+                                            .after = power_after};
 
 static void test_power_loss_at_every_directory_change(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_ENTRY);
+    tu_power_sweep(&sweep, IO_OP_DIR_ENTRY);
 }
 
 static void test_power_loss_at_every_directory_fsync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_FSYNC);
+    tu_power_sweep(&sweep, IO_OP_DIR_FSYNC);
 }
 
 static void test_power_loss_at_every_direct_fdatasync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_FDATASYNC_DIRECT);
+    tu_power_sweep(&sweep, IO_OP_FDATASYNC_DIRECT);
 }
 
 /* LG4: an uncatalogued leftover `<topic>-<p>` directory (a crash before this rule, or an
@@ -279,7 +237,7 @@ static void test_create_does_not_inherit_a_leftover(void **state)
     assert_int_equal(rt_list_offsets(e, TOPIC, 1, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end), 0);
     assert_int_equal(end, 0);
     assert_int_equal(rt_close(e), 0);
-    verify_spotless(dir, "after the create");
+    tu_expect_verify_spotless(dir, "after the create");
     tu_rmdir_free(dir);
 }
 

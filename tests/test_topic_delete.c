@@ -18,13 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/power_sweep.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "ringtail.h"
-#include "ringtail_test.h"
 
 #define TOPIC "gone"
 #define PARTS 3
@@ -48,31 +48,6 @@ static unsigned entries(const char *dir, const char *prefix)
         n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
     closedir(d);
     return n;
-}
-
-struct counts {
-    unsigned problems, warnings;
-    char text[4096];
-};
-
-static void on_report(void *ctx, const char *msg)
-{
-    struct counts *c = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        c->warnings++;
-    else
-        c->problems++;
-    size_t n = strlen(c->text);
-    snprintf(c->text + n, sizeof(c->text) - n, "%s\n", msg);
-}
-
-static void verify_spotless(const char *dir, const char *what)
-{
-    struct counts c = {0};
-    int rc = rt_verify(dir, on_report, &c);
-    if (rc != 0 || c.problems != 0 || c.warnings != 0)
-        fail_msg("%s: verify: %s, %u problems, %u warnings\n%s", what, rt_strerror(rc), c.problems,
-                 c.warnings, c.text);
 }
 
 static void fill(rt_engine *e, const char *topic, uint32_t parts, int per)
@@ -140,7 +115,7 @@ static void test_delete_recreate_and_reopen(void **state)
     assert_int_equal(end, 5);
     assert_int_equal(rt_close(e), 0);
     assert_int_equal(entries(dir, TOPIC "-0."), 0); /* the background removal finished */
-    verify_spotless(dir, "after delete and recreate");
+    tu_expect_verify_spotless(dir, "after delete and recreate");
 
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(rt_topic_describe(e, TOPIC, &parts), 0);
@@ -153,7 +128,7 @@ static void test_delete_recreate_and_reopen(void **state)
     assert_int_equal(rt_topic_describe(e, TOPIC, &parts), RT_E_UNKNOWN_TOPIC_OR_PARTITION);
     assert_int_equal(rt_topic_describe(e, "kept", &parts), 0);
     assert_int_equal(rt_close(e), 0);
-    verify_spotless(dir, "after delete and reopen");
+    tu_expect_verify_spotless(dir, "after delete and reopen");
     tu_rmdir_free(dir);
 }
 
@@ -185,7 +160,7 @@ static void test_open_finishes_a_deletion(void **state)
     uint32_t parts = 0;
     assert_int_equal(rt_topic_describe(e, "other", &parts), 0);
     assert_int_equal(rt_close(e), 0);
-    verify_spotless(dir, "after the open");
+    tu_expect_verify_spotless(dir, "after the open");
     free(intent);
     tu_rmdir_free(dir);
 }
@@ -228,107 +203,67 @@ static void test_delete_under_an_open_transaction(void **state)
     assert_int_equal(rt_close(e), 0);
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(rt_close(e), 0);
-    verify_spotless(dir, "after a deletion under a transaction");
+    tu_expect_verify_spotless(dir, "after a deletion under a transaction");
     tu_rmdir_free(dir);
 }
 
-static void power_child(const char *dir, enum io_op_type op, unsigned n, int fd)
+static void power_prepare(rt_engine *e)
 {
-    struct rt_options o;
-    options(&o);
-    struct io_fault_plan plan = {.track_unsynced = true, .track_dirs = true};
-    rt_engine *e = NULL;
-    if (rt_test_open(dir, &o, &plan, &e) != 0)
-        _exit(2);
-    uint64_t seen = op == IO_OP_DIR_ENTRY   ? plan.dir_entries_seen
-                    : op == IO_OP_DIR_FSYNC ? plan.dir_fsyncs_seen
-                                            : plan.direct_fdatasyncs_seen;
-    struct io_fault_rule rule = {.mode = IO_FAULT_POWER_LOSS, .op = op, .nth = seen + n};
-    if (io_fault_rule_add(&plan, &rule) != 0)
-        _exit(3);
-    int rc = rt_topic_delete(e, TOPIC);
-    uint8_t out[2] = {rc == 0, io_fault_power_is_lost(&plan)};
-    if (write(fd, out, sizeof(out)) != (ssize_t)sizeof(out))
-        _exit(4);
-    _exit(0);
+    assert_int_equal(rt_topic_create(e, TOPIC, PARTS), 0);
+    fill(e, TOPIC, PARTS, 3);
 }
 
-static void power_sweep(enum io_op_type op)
+static int power_act(rt_engine *e)
 {
-    unsigned n = 1;
-    for (; n <= 100; n++) {
-        char *dir = tu_mkdtemp();
-        struct rt_options o;
-        options(&o);
-        rt_engine *e = NULL;
-        assert_int_equal(rt_open(dir, &o, &e), 0);
-        assert_int_equal(rt_topic_create(e, TOPIC, PARTS), 0);
-        fill(e, TOPIC, PARTS, 3);
-        assert_int_equal(rt_close(e), 0);
-        int fds[2];
-        assert_int_equal(pipe(fds), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(fds[0]);
-            power_child(dir, op, n, fds[1]);
-        }
-        close(fds[1]);
-        uint8_t got[2] = {0, 0};
-        ssize_t r = read(fds[0], got, sizeof(got));
-        close(fds[0]);
-        int status = 0;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || r != (ssize_t)sizeof(got))
-            fail_msg("power child failed (status %d)", status);
-        bool acked = got[0], lost = got[1];
-        char what[96];
-        snprintf(what, sizeof(what), "power loss at op %d #%u of a deletion", op, n);
-        assert_int_equal(rt_open(dir, &o, &e), 0);
-        uint32_t parts = 0;
-        int drc = rt_topic_describe(e, TOPIC, &parts);
-        if (acked && drc == 0)
-            fail_msg("%s: an acknowledged deletion came back", what);
-        if (drc == 0) {
-            /* Whole: every partition with its records. */
-            assert_int_equal(parts, PARTS);
-            for (uint32_t p = 0; p < PARTS; p++) {
-                int64_t end = -1;
-                assert_int_equal(
-                    rt_list_offsets(e, TOPIC, p, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end), 0);
-                if (end != 3)
-                    fail_msg("%s: partition %u has %lld records", what, p, (long long)end);
-            }
-        } else if (entries(dir, TOPIC "-") != 0) {
-            fail_msg("%s: %u leftovers of a deleted topic after the open", what,
-                     entries(dir, TOPIC "-"));
-        }
-        assert_int_equal(rt_close(e), 0);
-        verify_spotless(dir, what);
-        tu_rmdir_free(dir);
-        if (!lost)
-            break;
-    }
-    print_message("power loss: %u ops of kind %d swept\n", n - 1, op);
-    assert_true(n > 1 && n <= 100);
+    return rt_topic_delete(e, TOPIC);
 }
+
+static void power_check(rt_engine *e, const char *dir, bool acked, const char *what)
+{
+    uint32_t parts = 0;
+    int drc = rt_topic_describe(e, TOPIC, &parts);
+    if (acked && drc == 0)
+        fail_msg("%s: an acknowledged deletion came back", what);
+    if (drc == 0) {
+        /* Whole: every partition with its records. */
+        assert_int_equal(parts, PARTS);
+        for (uint32_t p = 0; p < PARTS; p++) {
+            int64_t end = -1;
+            assert_int_equal(
+                rt_list_offsets(e, TOPIC, p, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end), 0);
+            if (end != 3)
+                fail_msg("%s: partition %u has %lld records", what, p, (long long)end);
+        }
+    } else if (entries(dir, TOPIC "-") != 0) {
+        fail_msg("%s: %u leftovers of a deleted topic after the open", what,
+                 entries(dir, TOPIC "-"));
+    }
+}
+
+static const struct tu_power_sweep sweep = {.options = options,
+                                            .runs_max = 100,
+                                            .what = "of a deletion",
+                                            .prepare = power_prepare,
+                                            .act = power_act,
+                                            .check = power_check,
+                                            .after = tu_expect_verify_spotless};
 
 static void test_power_loss_at_every_directory_change(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_ENTRY);
+    tu_power_sweep(&sweep, IO_OP_DIR_ENTRY);
 }
 
 static void test_power_loss_at_every_directory_fsync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_FSYNC);
+    tu_power_sweep(&sweep, IO_OP_DIR_FSYNC);
 }
 
 static void test_power_loss_at_every_direct_fdatasync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_FDATASYNC_DIRECT);
+    tu_power_sweep(&sweep, IO_OP_FDATASYNC_DIRECT);
 }
 
 int main(void)

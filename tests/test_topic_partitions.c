@@ -18,13 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "helpers/power_sweep.h"
 #include "helpers/test_util.h"
+#include "helpers/verify_log.h"
 #include "io/io.h"
 #include "ringtail.h"
-#include "ringtail_test.h"
 
 #define TOPIC "grow"
 
@@ -35,31 +34,6 @@ static void options(struct rt_options *o)
     o->batch_size_max_bytes = 16 * 1024;
     o->shard_count = 2;
     o->partitions_max = 16;
-}
-
-struct counts {
-    unsigned problems, warnings;
-    char text[4096];
-};
-
-static void on_report(void *ctx, const char *msg)
-{
-    struct counts *c = ctx;
-    if (strncmp(msg, "warning: ", 9) == 0)
-        c->warnings++;
-    else
-        c->problems++;
-    size_t n = strlen(c->text);
-    snprintf(c->text + n, sizeof(c->text) - n, "%s\n", msg);
-}
-
-static void verify_spotless(const char *dir, const char *what)
-{
-    struct counts c = {0};
-    int rc = rt_verify(dir, on_report, &c);
-    if (rc != 0 || c.problems != 0 || c.warnings != 0)
-        fail_msg("%s: verify: %s, %u problems, %u warnings\n%s", what, rt_strerror(rc), c.problems,
-                 c.warnings, c.text);
 }
 
 static int64_t end_of(rt_engine *e, uint32_t p)
@@ -108,7 +82,7 @@ static void test_add_partitions(void **state)
         assert_int_equal(end_of(e, p), 1);
     }
     assert_int_equal(rt_close(e), 0);
-    verify_spotless(dir, "after the addition");
+    tu_expect_verify_spotless(dir, "after the addition");
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(rt_topic_describe(e, TOPIC, &parts), 0);
     assert_int_equal(parts, 5);
@@ -120,96 +94,55 @@ static void test_add_partitions(void **state)
     tu_rmdir_free(dir);
 }
 
-static void power_child(const char *dir, enum io_op_type op, unsigned n, int fd)
+static void power_prepare(rt_engine *e)
 {
-    struct rt_options o;
-    options(&o);
-    struct io_fault_plan plan = {.track_unsynced = true, .track_dirs = true};
-    rt_engine *e = NULL;
-    if (rt_test_open(dir, &o, &plan, &e) != 0)
-        _exit(2);
-    uint64_t seen = op == IO_OP_DIR_ENTRY   ? plan.dir_entries_seen
-                    : op == IO_OP_DIR_FSYNC ? plan.dir_fsyncs_seen
-                                            : plan.direct_fdatasyncs_seen;
-    struct io_fault_rule rule = {.mode = IO_FAULT_POWER_LOSS, .op = op, .nth = seen + n};
-    if (io_fault_rule_add(&plan, &rule) != 0)
-        _exit(3);
-    int rc = rt_topic_add_partitions(e, TOPIC, 4);
-    uint8_t out[2] = {rc == 0, io_fault_power_is_lost(&plan)};
-    if (write(fd, out, sizeof(out)) != (ssize_t)sizeof(out))
-        _exit(4);
-    _exit(0);
+    assert_int_equal(rt_topic_create(e, TOPIC, 2), 0);
+    append_one(e, 0);
+    append_one(e, 1);
 }
 
-static void power_sweep(enum io_op_type op)
+static int power_act(rt_engine *e)
 {
-    unsigned n = 1;
-    for (; n <= 200; n++) {
-        char *dir = tu_mkdtemp();
-        struct rt_options o;
-        options(&o);
-        rt_engine *e = NULL;
-        assert_int_equal(rt_open(dir, &o, &e), 0);
-        assert_int_equal(rt_topic_create(e, TOPIC, 2), 0);
-        append_one(e, 0);
-        append_one(e, 1);
-        assert_int_equal(rt_close(e), 0);
-        int fds[2];
-        assert_int_equal(pipe(fds), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(fds[0]);
-            power_child(dir, op, n, fds[1]);
-        }
-        close(fds[1]);
-        uint8_t got[2] = {0, 0};
-        ssize_t r = read(fds[0], got, sizeof(got));
-        close(fds[0]);
-        int status = 0;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || r != (ssize_t)sizeof(got))
-            fail_msg("power child failed (status %d)", status);
-        bool acked = got[0], lost = got[1];
-        char what[96];
-        snprintf(what, sizeof(what), "power loss at op %d #%u of an addition", op, n);
-        int orc = rt_open(dir, &o, &e);
-        if (orc)
-            fail_msg("%s: open: %s (%s)", what, rt_strerror(orc), rt_error_detail());
-        uint32_t parts = 0;
-        assert_int_equal(rt_topic_describe(e, TOPIC, &parts), 0);
-        if ((parts != 2 && parts != 4) || (acked && parts != 4))
-            fail_msg("%s: %u partitions (%s)", what, parts, acked ? "acknowledged" : "not");
-        assert_int_equal(end_of(e, 0), 1);
-        assert_int_equal(end_of(e, 1), 1);
-        if (parts == 4)
-            assert_int_equal(end_of(e, 3), 0);
-        assert_int_equal(rt_close(e), 0);
-        verify_spotless(dir, what);
-        tu_rmdir_free(dir);
-        if (!lost)
-            break;
-    }
-    print_message("power loss: %u ops of kind %d swept\n", n - 1, op);
-    assert_true(n > 1 && n <= 200);
+    return rt_topic_add_partitions(e, TOPIC, 4);
 }
+
+static void power_check(rt_engine *e, const char *dir, bool acked, const char *what)
+{
+    (void)dir;
+    uint32_t parts = 0;
+    assert_int_equal(rt_topic_describe(e, TOPIC, &parts), 0);
+    if ((parts != 2 && parts != 4) || (acked && parts != 4))
+        fail_msg("%s: %u partitions (%s)", what, parts, acked ? "acknowledged" : "not");
+    assert_int_equal(end_of(e, 0), 1);
+    assert_int_equal(end_of(e, 1), 1);
+    if (parts == 4)
+        assert_int_equal(end_of(e, 3), 0);
+}
+
+static const struct tu_power_sweep sweep = {.options = options,
+                                            .runs_max = 200,
+                                            .what = "of an addition",
+                                            .prepare = power_prepare,
+                                            .act = power_act,
+                                            .check = power_check,
+                                            .after = tu_expect_verify_spotless};
 
 static void test_power_loss_at_every_directory_change(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_ENTRY);
+    tu_power_sweep(&sweep, IO_OP_DIR_ENTRY);
 }
 
 static void test_power_loss_at_every_directory_fsync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_DIR_FSYNC);
+    tu_power_sweep(&sweep, IO_OP_DIR_FSYNC);
 }
 
 static void test_power_loss_at_every_direct_fdatasync(void **state)
 {
     (void)state;
-    power_sweep(IO_OP_FDATASYNC_DIRECT);
+    tu_power_sweep(&sweep, IO_OP_FDATASYNC_DIRECT);
 }
 
 int main(void)

@@ -42,3 +42,12 @@ void tu_expect_verify_clean(const char *dir, const char *when)
         fail_msg("verify %s (%s): %s, %u problems\n%s", when, dir, rt_strerror(rc), l.problems,
                  l.all);
 }
+
+void tu_expect_verify_spotless(const char *dir, const char *what)
+{
+    struct tu_verify_log l = {.with_warnings = true};
+    int rc = rt_verify(dir, tu_on_problem, &l);
+    if (rc != 0 || l.problems != 0 || l.warnings != 0)
+        fail_msg("%s: verify: %s, %u problems, %u warnings\n%s", what, rt_strerror(rc), l.problems,
+                 l.warnings, l.all);
+}

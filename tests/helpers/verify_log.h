@@ -23,5 +23,9 @@ void tu_on_problem(void *ctx, const char *report);
 /* rt_verify(dir) must answer 0 and report no problem (warnings allowed); fails the test with
  * the list otherwise, `when` saying which verify it was. */
 void tu_expect_verify_clean(const char *dir, const char *when);
+/* rt_verify(dir) must answer 0 and report neither a problem nor a warning (a leftover partition
+ * directory is a warning, "unexpected entry in the data directory"); fails the test with `what`,
+ * the counts and the reports otherwise. */
+void tu_expect_verify_spotless(const char *dir, const char *what);
 
 #endif
