@@ -179,6 +179,56 @@ static void test_delete_records_read_only(void **state)
     tu_rmdir_free(dir);
 }
 
+/* An open transaction that began below the new log start: the last stable offset moves up to
+ * the log start (as Kafka's does), so a read_committed reader at the log start is in range. */
+static void test_delete_records_past_an_open_transaction(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);
+    int64_t hw = fill(e);
+    assert_true(hw > 0);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "dr-tx";
+    po.linger_ms = 1;
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    struct rt_producer_message m = {
+        .record = {.key_len = -1, .value = "open", .value_len = 4, .timestamp_ms = -1},
+        .sequence = -1};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, NULL, NULL), 0);
+    assert_int_equal(rt_producer_flush(p, -1), 0);
+    int64_t lso = -1, end = -1;
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso), 0);
+    assert_int_equal(lso, hw); /* the transaction's first offset */
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end), 0);
+    assert_int_equal(end, hw + 5);
+
+    int64_t low = -1;
+    assert_int_equal(rt_partition_delete_records(e, TOPIC, 0, hw + 2, &low), 0);
+    assert_int_equal(low, hw + 2);
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso), 0);
+    assert_int_equal(lso, hw + 2);
+    rt_fetch *f = NULL;
+    assert_int_equal(rt_fetch_start(e, TOPIC, 0, hw + 2, 1 << 20, RT_READ_COMMITTED, &f), 0);
+    rt_fetch_release(f);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_LATEST, RT_READ_COMMITTED, &lso), 0);
+    assert_true(lso > hw + 5); /* past the commit marker */
+    assert_int_equal(rt_producer_close(p), 0);
+    assert_int_equal(rt_close(e), 0);
+    tu_expect_verify_clean(dir, "after delete-records past a transaction");
+    tu_rmdir_free(dir);
+}
+
 enum loss_at { LOSS_FDATASYNC, LOSS_RENAME, LOSS_DIR_FSYNC, LOSS_AFTER };
 
 struct loss_report {
@@ -281,6 +331,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_delete_records_moves_the_log_start),
         cmocka_unit_test(test_delete_records_read_only),
+        cmocka_unit_test(test_delete_records_past_an_open_transaction),
         cmocka_unit_test(test_power_loss_around_the_persisting_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2237,6 +2237,14 @@ int log_delete_records(struct log *lg, const char *topic, uint32_t partition, in
     rc = shard_submit(p->shard, &req);
     if (rc == 0)
         *low_watermark_out = c.low;
+    if (rc == RT_E_OFFSET_OUT_OF_RANGE) { /* the shard thread's detail stays there */
+        struct partition_watermarks w;
+        partition_watermarks(p, &w);
+        return error_set(rc,
+                         "%s-%" PRIu32 ": cannot delete records below offset %" PRId64
+                         ": the high watermark is %" PRId64 " (-1 names it)",
+                         topic, partition, offset, w.high_watermark);
+    }
     return rc;
 }
 

@@ -1282,10 +1282,17 @@ void partition_publish(struct partition *p)
     atomic_store_explicit(&p->pub_hw_position, a->size_bytes, memory_order_relaxed);
     /* LSO = min(first offset of the oldest open transaction, high watermark) (architecture.md, Rules of the protocol). */
     int64_t log_start = p->segments[0]->base_offset;
+    if (p->records_start > log_start)
+        log_start = p->records_start; /* PA4, PA13 */
     if (p->open_txn_count > 0 && p->open_txns[0].first_offset < log_start) {
-        /* Retention passed the transaction's start: the LSO never goes below the log start. */
+        /* Retention or DeleteRecords passed the transaction's start: the LSO never goes below
+         * the log start (as Kafka's). Its position is never read: no reader starts below the
+         * log start, and one at the bound reads nothing; the segment holding it is named. */
+        int64_t base = p->segments[0]->base_offset;
+        for (uint32_t i = 1; i < p->segment_count && p->segments[i]->base_offset <= log_start; i++)
+            base = p->segments[i]->base_offset; /* only while a transaction is that old */
         atomic_store_explicit(&p->pub_lso, log_start, memory_order_relaxed);
-        atomic_store_explicit(&p->pub_lso_segment_base, log_start, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_segment_base, base, memory_order_relaxed);
         atomic_store_explicit(&p->pub_lso_position, 0, memory_order_relaxed);
     } else if (p->open_txn_count > 0 && p->open_txns[0].first_offset < p->next_offset) {
         const struct open_txn *t = &p->open_txns[0];
@@ -1297,10 +1304,7 @@ void partition_publish(struct partition *p)
         atomic_store_explicit(&p->pub_lso_segment_base, a->base_offset, memory_order_relaxed);
         atomic_store_explicit(&p->pub_lso_position, a->size_bytes, memory_order_relaxed);
     }
-    int64_t start = p->segments[0]->base_offset; /* PA4 */
-    if (p->records_start > start)
-        start = p->records_start; /* PA13 */
-    atomic_store_explicit(&p->pub_log_start, start, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_log_start, log_start, memory_order_relaxed);
     atomic_store_explicit(&p->seq, s + 2, memory_order_release);
 }
 
