@@ -76,7 +76,8 @@
  *        Only segments wholly below it are deleted (then and at every retention pass); the
  *        rest of the oldest segment stays on disk but no fetch starts below it. An open loads
  *        it (none, or a damaged file: 0, the oldest segment's base rules) and caps it at the
- *        log end a crash left.
+ *        log end a crash left. The last stable offset is never below the log start (an open
+ *        transaction that began below it no longer pins it), as Kafka's.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
