@@ -472,6 +472,18 @@ int rt_topic_delete(rt_engine *e, const char *name)
     return log_topic_delete(&e->log, name);
 }
 
+int rt_partition_delete_records(rt_engine *e, const char *topic, uint32_t partition, int64_t offset,
+                                int64_t *low_watermark_out)
+{
+    error_clear();
+    if (!e || !low_watermark_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_partition_delete_records: NULL argument");
+    if (!topic || !meta_topic_name_valid(topic))
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'",
+                         topic ? topic : "(null)");
+    return log_delete_records(&e->log, topic, partition, offset, low_watermark_out);
+}
+
 int rt_topic_config_check(const char *name, const char *value)
 {
     error_clear();

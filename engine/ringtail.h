@@ -432,6 +432,22 @@ int rt_topic_add_partitions(rt_engine *engine, const char *name, uint32_t count)
  * -errno (writing the deletion intent or the catalogue: nothing deleted). */
 int rt_topic_delete(rt_engine *engine, const char *name);
 
+/* Kafka's DeleteRecords: moves the partition's log start offset to `offset` (-1: the high
+ * watermark), so no fetch, rt_fetch_start or earliest lookup goes below it from return on
+ * (RT_E_OFFSET_OUT_OF_RANGE there). The new log start is stored durably before return, so it
+ * survives a crash and a power loss (docs/format.md A.8); segments wholly below it are deleted
+ * (the rest of the oldest segment stays on disk, unserved, until retention deletes it whole).
+ * An offset at or below the current log start changes nothing. *low_watermark_out: the log
+ * start after the call. Runs on the partition's shard thread between write rounds; callable
+ * from any thread, blocks until done.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL engine or low_watermark_out),
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic included), RT_E_INTERNAL_TOPIC,
+ * RT_E_OFFSET_OUT_OF_RANGE (offset above the high watermark, or below -1), RT_E_READ_ONLY,
+ * RT_E_CLOSED, RT_E_IO_FAILED (the partition or the write side failed), -errno (storing the
+ * new log start: nothing changed). */
+int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t partition,
+                                int64_t offset, int64_t *low_watermark_out);
+
 /* Partition count of a topic. Errors: RT_E_INVALID_ARGUMENT (NULL),
  * RT_E_UNKNOWN_TOPIC_OR_PARTITION. */
 int rt_topic_describe(rt_engine *engine, const char *name, uint32_t *partitions_out);

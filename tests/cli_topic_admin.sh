@@ -2,7 +2,9 @@
 # cli_topic_admin.sh — `ringtail topic` administration offline: create with --config (checked by
 # Kafka's rule for each key before the directory is touched), describe (every config with its
 # source), alter (set and remove), add-partitions (only up; existing records kept), delete (the
-# topic and its directories gone; a topic recreated under the name starts empty); each refusal
+# topic and its directories gone; a topic recreated under the name starts empty), delete-records
+# (the log start moves, inside a batch too; a restart keeps it; above the high watermark, below
+# -1, an unknown topic and missing options refused); each refusal
 # with a clear message and exit 2 (usage) or 1 (failure); `ringtail verify` clean at the end.
 #
 # usage: bash tests/cli_topic_admin.sh /path/to/ringtail
@@ -75,6 +77,34 @@ run topic create "$D" t --partitions 1
 expect "recreated" 0
 run consume "$D" t --partition 0 --format value
 if [ -s "$T/out" ]; then bad "the recreated topic is empty"; else ok "the recreated topic is empty"; fi
+
+IN=$T/in
+seq 1 30 >"$IN"
+run produce "$D" t
+expect "30 records into the recreated topic" 0
+run topic delete-records "$D" --topic t --partition 0 --offset 10
+expect "delete-records moves the log start to 10 (inside the one batch)" 0 \
+    "^log start offset of t-0 is 10 in "
+run consume "$D" t --partition 0 --format value
+if [ "$(head -1 "$T/out")" = 11 ] && [ "$(wc -l <"$T/out")" -eq 20 ]; then
+    ok "consume after delete-records reads offsets 10..29 only"
+else
+    bad "consume after delete-records reads offsets 10..29 only"
+fi
+run topic delete-records "$D" --topic t --partition 0 --offset 3
+expect "a lower offset changes nothing and answers the log start" 0 "^log start offset of t-0 is 10 "
+run topic delete-records "$D" --topic t --partition 0 --offset 31
+expect "an offset above the high watermark fails" 1 "OFFSET_OUT_OF_RANGE"
+run topic delete-records "$D" --topic t --partition 0 --offset -2
+expect "an offset below -1 is a usage error" 2 "offset"
+run topic delete-records "$D" --topic t --partition 0
+expect "without --offset: a usage error" 2 "--offset"
+run topic delete-records "$D" --topic nope --partition 0 --offset 1
+expect "an unknown topic fails" 1 "UNKNOWN_TOPIC"
+run topic delete-records "$D" --topic t --partition 0 --offset -1
+expect "-1: the high watermark" 0 "^log start offset of t-0 is 30 "
+run consume "$D" t --partition 0 --format value
+if [ -s "$T/out" ]; then bad "nothing is read below the log start"; else ok "nothing is read below the log start"; fi
 run verify "$D"
 expect "verify is clean" 0 "healthy"
 

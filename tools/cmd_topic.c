@@ -2,7 +2,9 @@
  * cmd_topic.c — `ringtail topic create DIR TOPIC --partitions N [--config K=V]...`, `topic list
  * DIR`, `topic describe DIR TOPIC` (partitions and every config with its source), `topic alter
  * DIR TOPIC --config K=V... [--delete-config K]...`, `topic add-partitions DIR TOPIC
- * --partitions N` and `topic delete DIR TOPIC`: the broker's admin operations, offline.
+ * --partitions N`, `topic delete DIR TOPIC` and `topic delete-records DIR --topic T --partition P
+ * --offset O` (DeleteRecords: moves a partition's log start): the broker's admin operations,
+ * offline.
  *
  * Everything that can be checked without the engine (the name, the partition count, the
  * arguments) is checked before the data directory is opened, so a bad command leaves the
@@ -28,6 +30,7 @@ static void topic_usage(FILE *out)
         "       ringtail topic alter DIR TOPIC [--config KEY=VALUE]... [--delete-config KEY]...\n"
         "       ringtail topic add-partitions DIR TOPIC --partitions N\n"
         "       ringtail topic delete DIR TOPIC\n"
+        "       ringtail topic delete-records DIR --topic T --partition P --offset O\n"
         "\n"
         "create  makes TOPIC with N partitions (1..1024 by default) in the data directory\n"
         "        DIR, creating DIR if it does not exist. TOPIC is 1..249 characters of\n"
@@ -42,6 +45,9 @@ static void topic_usage(FILE *out)
         "        others stay.\n"
         "add-partitions raises the partition count to N (only up).\n"
         "delete  removes TOPIC and its records.\n"
+        "delete-records moves partition P's log start offset to O (-1: its high watermark),\n"
+        "        as Kafka's DeleteRecords does: nothing below it is read again; prints the new\n"
+        "        log start. O above the high watermark fails.\n"
         "\n"
         "Exit status: 0 success, 1 failure (topic exists or not, directory locked, I/O), 2\n"
         "usage error (missing argument, bad name, bad partition count, bad config).\n");
@@ -294,6 +300,77 @@ static int topic_change(const char *sub, int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+static int topic_delete_records(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"topic", required_argument, NULL, 't'},
+        {"partition", required_argument, NULL, 'p'},
+        {"offset", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *topic = NULL, *partition_arg = NULL, *offset_arg = NULL;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":t:p:o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            topic = optarg;
+            break;
+        case 'p':
+            partition_arg = optarg;
+            break;
+        case 'o':
+            offset_arg = optarg;
+            break;
+        case 'h':
+            topic_usage(stdout);
+            return CLI_EXIT_OK;
+        case ':':
+            return cli_usage("topic", "delete-records: option %s needs a value", argv[optind - 1]);
+        default:
+            return cli_usage("topic", "delete-records: unknown option %s", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage("topic", "delete-records: missing DIR");
+    const char *dir = argv[optind];
+    if (optind + 1 < argc)
+        return cli_usage("topic", "delete-records: unexpected argument '%s'", argv[optind + 1]);
+    if (!topic || !partition_arg || !offset_arg)
+        return cli_usage("topic", "delete-records: wants --topic T --partition P --offset O");
+    if (!meta_topic_name_valid(topic))
+        return cli_usage("topic",
+                         "delete-records: topic name '%s' is not 1..249 characters of "
+                         "[a-zA-Z0-9._-] (or is '.' or '..')",
+                         topic);
+    uint32_t partition = 0;
+    if (!cli_parse_u32(partition_arg, 0, UINT32_MAX, &partition))
+        return cli_usage("topic", "delete-records: --partition must be a whole number, not '%s'",
+                         partition_arg);
+    int64_t offset = 0;
+    if (!cli_parse_i64(offset_arg, &offset) || offset < -1)
+        return cli_usage("topic", "delete-records: --offset must be an offset >= 0 or -1, not '%s'",
+                         offset_arg);
+    rt_engine *engine = NULL;
+    int ex = cli_engine_open("topic", dir, false, NULL, &engine, NULL);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    int64_t low = -1;
+    int rc = rt_partition_delete_records(engine, topic, partition, offset, &low);
+    if (rc != 0) {
+        cli_fail_rt("topic", rc, "delete-records: %s-%" PRIu32 " in %s", topic, partition, dir);
+        rt_close(engine);
+        return CLI_EXIT_FAIL;
+    }
+    ex = cli_engine_close("topic", engine);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    printf("log start offset of %s-%" PRIu32 " is %" PRId64 " in %s\n", topic, partition, low, dir);
+    return CLI_EXIT_OK;
+}
+
 static int print_config(void *ctx, const char *name, const char *value,
                         enum rt_config_source source, bool honoured)
 {
@@ -345,7 +422,7 @@ int cmd_topic(int argc, char **argv)
 {
     if (argc < 2)
         return cli_usage("topic", "missing subcommand: create, list, describe, alter, "
-                                  "add-partitions or delete");
+                                  "add-partitions, delete or delete-records");
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
         topic_usage(stdout);
@@ -360,8 +437,10 @@ int cmd_topic(int argc, char **argv)
     if (strcmp(sub, "alter") == 0 || strcmp(sub, "add-partitions") == 0 ||
         strcmp(sub, "delete") == 0)
         return topic_change(sub, argc - 1, argv + 1);
+    if (strcmp(sub, "delete-records") == 0)
+        return topic_delete_records(argc - 1, argv + 1);
     return cli_usage("topic",
                      "unknown subcommand '%s' (create, list, describe, alter, add-partitions, "
-                     "delete)",
+                     "delete, delete-records)",
                      sub);
 }

@@ -74,6 +74,7 @@
 #include "index/producer_snapshot.h"
 #include "index/time_index.h"
 #include "index/txn_index.h"
+#include "log_start.h"
 #include "meta.h"
 #include "group.h"
 #include "producer_registry.h"
@@ -781,6 +782,14 @@ static int check_partition(struct verifier *v, const char *pdir)
             continue;
         if (strcmp(name, RECOVERY_POINT_FILE) == 0) {
             has_recovery_point = true; /* checked below, once the segments are known */
+            continue;
+        }
+        if (strcmp(name, LOG_START_FILE) == 0) { /* A.8: open ignores a damaged one */
+            int64_t start = 0;
+            const char *why = NULL;
+            size_t bad = 0;
+            if (log_start_load(pdir, &start, &why, &bad) == RT_E_CORRUPT)
+                warning(v, path, "offset %zu: %s (open ignores it)", bad, why);
             continue;
         }
         if (!parse_segment_name(name, &base, &kind, &overflow)) {

@@ -508,6 +508,8 @@ int fetch_partition_offset_for_timestamp(struct partition *p, int64_t ts,
         *timestamp_out = -1;
         return 0;
     }
+    if (rc == 0 && *offset_out < w.log_start_offset)
+        *offset_out = w.log_start_offset; /* PA13: a batch that begins below the log start */
     assert(rc != 0 || (*offset_out >= w.log_start_offset && *offset_out < bound));
     return rc;
 }

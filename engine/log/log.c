@@ -2201,6 +2201,53 @@ int log_delete_before(struct log *lg, struct partition *p, int64_t offset)
     return shard_submit(p->shard, &req);
 }
 
+struct delete_records_call {
+    struct partition *p;
+    int64_t offset;
+    int64_t low;
+};
+
+static int delete_records_call(struct shard *s, void *arg)
+{
+    struct delete_records_call *c = arg;
+    uint32_t count = c->p->segment_count;
+    int rc = partition_delete_records(c->p, c->offset, &c->low);
+    if (c->p->segment_count < count)
+        atomic_fetch_add_explicit(&s->env.counters->segments_deleted,
+                                  (uint64_t)(count - c->p->segment_count), memory_order_relaxed);
+    return rc;
+}
+
+int log_delete_records(struct log *lg, const char *topic, uint32_t partition, int64_t offset,
+                       int64_t *low_watermark_out)
+{
+    if (lg->opts.read_only)
+        return log_refuse_if_read_only(lg, "rt_partition_delete_records");
+    int rc = log_client_topic_check(topic);
+    if (rc)
+        return rc;
+    struct partition *p = log_partition(lg, topic, partition);
+    if (!p)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    struct delete_records_call c = {.p = p, .offset = offset, .low = -1};
+    struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = delete_records_call, .arg = &c};
+    rc = shard_submit(p->shard, &req);
+    if (rc == 0)
+        *low_watermark_out = c.low;
+    if (rc == RT_E_OFFSET_OUT_OF_RANGE) { /* the shard thread's detail stays there */
+        struct partition_watermarks w;
+        partition_watermarks(p, &w);
+        return error_set(rc,
+                         "%s-%" PRIu32 ": cannot delete records below offset %" PRId64
+                         ": the high watermark is %" PRId64 " (-1 names it)",
+                         topic, partition, offset, w.high_watermark);
+    }
+    return rc;
+}
+
 int log_append_forced(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
                       int64_t *base_offset_out)
 {

@@ -25,6 +25,7 @@
 #include "fsutil.h"
 #include "index/producer_snapshot.h"
 #include "io/io.h"
+#include "log_start.h"
 #include "meta.h"
 #include "recovery_point.h"
 #include "segment_check.h"
@@ -857,6 +858,23 @@ static void note_past_end(const struct partition *p, const struct recovery_point
     }
 }
 
+/* PA13: the log start DeleteRecords stored, capped at the log end (a crash under a sync mode
+ * other than always may have lost records below it). A damaged file is reported and ignored: the
+ * oldest segment's base rules, as before any DeleteRecords. */
+static void load_records_start(struct partition *p)
+{
+    int64_t off = 0;
+    const char *why = NULL;
+    size_t bad = 0;
+    int rc = log_start_load(p->dir, &off, &why, &bad);
+    if (rc == RT_E_CORRUPT)
+        fprintf(stderr, "ringtail: %s/%s: offset %zu: %s (ignored)\n", p->dir, LOG_START_FILE, bad,
+                why);
+    if (rc)
+        off = 0;
+    p->records_start = off < p->next_offset ? off : p->next_offset;
+}
+
 int partition_open(struct partition *p, const char *data_dir, const char *topic, uint32_t id,
                    const struct partition_config *cfg, bool clean, struct partition_recovery *rec)
 {
@@ -994,6 +1012,7 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     if (store && store_recovery_point(p) == 0)
         rec->recovery_points_written++;
     p->recovery = *rec;
+    load_records_start(p);
     atomic_init(&p->seq, 0);
     partition_publish(p);
     return 0;
@@ -1263,10 +1282,17 @@ void partition_publish(struct partition *p)
     atomic_store_explicit(&p->pub_hw_position, a->size_bytes, memory_order_relaxed);
     /* LSO = min(first offset of the oldest open transaction, high watermark) (architecture.md, Rules of the protocol). */
     int64_t log_start = p->segments[0]->base_offset;
+    if (p->records_start > log_start)
+        log_start = p->records_start; /* PA4, PA13 */
     if (p->open_txn_count > 0 && p->open_txns[0].first_offset < log_start) {
-        /* Retention passed the transaction's start: the LSO never goes below the log start. */
+        /* Retention or DeleteRecords passed the transaction's start: the LSO never goes below
+         * the log start (as Kafka's). Its position is never read: no reader starts below the
+         * log start, and one at the bound reads nothing; the segment holding it is named. */
+        int64_t base = p->segments[0]->base_offset;
+        for (uint32_t i = 1; i < p->segment_count && p->segments[i]->base_offset <= log_start; i++)
+            base = p->segments[i]->base_offset; /* only while a transaction is that old */
         atomic_store_explicit(&p->pub_lso, log_start, memory_order_relaxed);
-        atomic_store_explicit(&p->pub_lso_segment_base, log_start, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_segment_base, base, memory_order_relaxed);
         atomic_store_explicit(&p->pub_lso_position, 0, memory_order_relaxed);
     } else if (p->open_txn_count > 0 && p->open_txns[0].first_offset < p->next_offset) {
         const struct open_txn *t = &p->open_txns[0];
@@ -1278,7 +1304,7 @@ void partition_publish(struct partition *p)
         atomic_store_explicit(&p->pub_lso_segment_base, a->base_offset, memory_order_relaxed);
         atomic_store_explicit(&p->pub_lso_position, a->size_bytes, memory_order_relaxed);
     }
-    atomic_store_explicit(&p->pub_log_start, p->segments[0]->base_offset, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_log_start, log_start, memory_order_relaxed);
     atomic_store_explicit(&p->seq, s + 2, memory_order_release);
 }
 
@@ -1423,6 +1449,8 @@ int partition_enforce_retention(struct partition *p, int64_t now_ms)
             n++;
         }
     }
+    while (p->segment_count - n > 1 && p->segments[n]->next_offset <= p->records_start)
+        n++; /* PA13: wholly below the log start DeleteRecords set */
     return delete_oldest_run(p, n);
 }
 
@@ -1442,4 +1470,31 @@ int partition_delete_before(struct partition *p, int64_t offset)
     while (p->segment_count - n > 1 && p->segments[n]->next_offset <= offset)
         n++;
     return delete_oldest_run(p, n);
+}
+
+int partition_delete_records(struct partition *p, int64_t offset, int64_t *low_watermark_out)
+{
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5 */
+    int64_t hw = atomic_load_explicit(&p->pub_hw, memory_order_relaxed);
+    int64_t start = atomic_load_explicit(&p->pub_log_start, memory_order_relaxed);
+    if (offset == -1)
+        offset = hw;
+    if (offset < 0 || offset > hw)
+        return error_set(RT_E_OFFSET_OUT_OF_RANGE,
+                         "%s: delete records to offset %" PRId64 ": outside [log start %" PRId64
+                         ", high watermark %" PRId64 "]",
+                         p->dir, offset, start, hw);
+    if (offset > start) {
+        int rc = log_start_store(p->cfg.segment.faults, p->dir, offset); /* PA13: durable first */
+        if (rc)
+            return error_set(rc, "%s: cannot store the log start offset %" PRId64 ": %s", p->dir,
+                             offset, strerror(-rc));
+        p->records_start = offset;
+        partition_publish(p);
+        start = offset;
+        (void)partition_delete_before(p, offset); /* a failure: the next retention pass again */
+    }
+    *low_watermark_out = start;
+    return 0;
 }

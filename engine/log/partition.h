@@ -14,7 +14,7 @@
  *        recovery after a crash needs to scan only the newest segment.
  *   PA3. high_watermark <= next_offset; bytes below the published position of the high
  *        watermark are acknowledged and never change until retention deletes their segment.
- *   PA4. log_start_offset == base offset of the oldest segment.
+ *   PA4. log_start_offset == max(base offset of the oldest segment, records_start) (PA13).
  *   PA5. A partition whose write round failed is frozen until it is recovered (PA12) or the
  *        engine is reopened: its writer state (next offset, producer table, open transactions)
  *        may describe batches that were reported failed, so nothing of it is published, rolled,
@@ -70,6 +70,14 @@
  *        round may have left past that end, so a crash after the recovery finds no trace of
  *        a batch reported failed; nothing of the partition is trusted to an fdatasync that
  *        once failed, only to ones that succeeded after the failure.
+ *  PA13. DeleteRecords (partition_delete_records) moves records_start, never back: the new
+ *        value is stored durably (log_start.h, docs/format.md A.8) before it is published or
+ *        answered, so a power loss leaves the old log start (nothing answered) or the new one.
+ *        Only segments wholly below it are deleted (then and at every retention pass); the
+ *        rest of the oldest segment stays on disk but no fetch starts below it. An open loads
+ *        it (none, or a damaged file: 0, the oldest segment's base rules) and caps it at the
+ *        log end a crash left. The last stable offset is never below the log start (an open
+ *        transaction that began below it no longer pins it), as Kafka's.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -197,6 +205,7 @@ struct partition {
     uint64_t tail_checkpoints;
     uint64_t run_deletions;      /* PA10: retention steps that removed segments (tests) */
     uint64_t wakes;              /* PA11: dormant newest segments made active (tests) */
+    int64_t records_start;       /* PA13: where DeleteRecords moved the log start, 0 none */
     int64_t active_trusted_next; /* its next offset then */
     struct recovery_stamp active_trusted_stamps[RECOVERY_FILES];
 
@@ -332,6 +341,13 @@ int partition_roll_now(struct partition *p);
 /* Writer: deletes whole segments whose next offset is <= offset (never the active one). Returns
  * the number deleted or a negative error. */
 int partition_delete_before(struct partition *p, int64_t offset);
+
+/* Writer (PA13): Kafka's DeleteRecords. Moves the log start to `offset` (-1: the high
+ * watermark), stored durably before it is published, then deletes the segments wholly below it.
+ * *low_watermark_out: the log start after the call (the current one when offset is not above
+ * it: a no-op). Returns 0, RT_E_OFFSET_OUT_OF_RANGE (offset above the high watermark, or below
+ * -1), RT_E_IO_FAILED (frozen, PA5) or -errno storing the file (nothing changed). */
+int partition_delete_records(struct partition *p, int64_t offset, int64_t *low_watermark_out);
 
 /* Writer, before the partition's first append after a clean open (PA11): reopens its sealed
  * newest segment as the active one. A no-op when it is active already. Returns 0 or a negative

@@ -66,6 +66,7 @@ H(init_producer_id, kafka_handle_init_producer_id(s))
 H(describe_configs, kafka_handle_describe_configs(s))
 H(alter_configs, kafka_handle_alter_configs(s))
 H(create_partitions, kafka_handle_create_partitions(s))
+H(delete_records, kafka_handle_delete_records(s))
 H(incremental_alter_configs, kafka_handle_incremental_alter_configs(s))
 H(describe_producers, kafka_handle_describe_producers(s))
 H(describe_transactions, kafka_handle_describe_transactions(s))
@@ -141,7 +142,7 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define incremental_alter_configs_note                                                             \
     "topics (APPEND/SUBTRACT on list configs); the broker's configs are static"
 #define describe_producers_note    NULL
-#define delete_records_note        NULL
+#define delete_records_note        "the log start moves inside a segment; durable before the answer"
 #define create_partitions_note     "new partitions on this broker; counts only rise"
 #define describe_transactions_note NULL
 #define list_transactions_note     NULL
@@ -171,8 +172,8 @@ const struct kafka_api kafka_api_rows[] = {
         false),
     ROW(KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 6, 0, 6, 4, true, delete_topics, h_delete_topics,
         false),
-    /* DeleteRecords: not advertised until the engine moves a log start offset */
-    ROW(KAFKA_DELETE_RECORDS, "DeleteRecords", 0, 2, 0, 2, 2, false, delete_records, NULL, false),
+    ROW(KAFKA_DELETE_RECORDS, "DeleteRecords", 0, 2, 0, 2, 2, true, delete_records,
+        h_delete_records, false),
     ROW(KAFKA_INIT_PRODUCER_ID, "InitProducerId", 0, 4, 0, 4, 2, true, init_producer_id,
         h_init_producer_id, false),
     ROW(KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 3, 0, 3, 3, true,

@@ -79,6 +79,7 @@ enum net_verdict kafka_handle_create_topics(struct kafka_slot *s);
 enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s);
 enum net_verdict kafka_handle_alter_configs(struct kafka_slot *s);
 enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s);
+enum net_verdict kafka_handle_delete_records(struct kafka_slot *s);
 enum net_verdict kafka_handle_incremental_alter_configs(struct kafka_slot *s);
 enum net_verdict kafka_handle_produce(struct kafka_slot *s);
 enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s);

@@ -5,7 +5,8 @@
  * answer); the broker's own configs are what `ringtail serve` was started with, read-only, as a
  * Kafka broker's static configs are. It never decodes or encodes by hand (kmsg_admin.c).
  * DeleteTopics deletes through rt_topic_delete (durable before the answer; the files go in the
- * background); CreatePartitions adds through rt_topic_add_partitions.
+ * background); CreatePartitions adds through rt_topic_add_partitions; DeleteRecords moves log
+ * start offsets through rt_partition_delete_records.
  *
  * Invariants:
  *   KAD1  Replication factor: 1 or -1 (the broker default, 1) are accepted; anything larger is
@@ -33,6 +34,13 @@
  *        INVALID_PARTITIONS (37), assignments that do not name this broker alone for each new
  *        partition INVALID_REPLICA_ASSIGNMENT (39), a topic named twice INVALID_REQUEST,
  *        validate_only changes nothing.
+ *   KAD8  DeleteRecords answers each partition once its new log start is durable
+ *        (rt_partition_delete_records) with the low watermark (the log start after the call;
+ *        offset -1 is the high watermark, one at or below the log start changes nothing);
+ *        an offset above the high watermark or below -1 is OFFSET_OUT_OF_RANGE, an unknown
+ *        topic or partition UNKNOWN_TOPIC_OR_PARTITION, an internal topic
+ *        INVALID_TOPIC_EXCEPTION (17), as Kafka answers; low_watermark is -1 with any error.
+ *        timeout_ms is not waited on: there is no replica to wait for.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -754,5 +762,56 @@ enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s)
                                                 .results_count = res ? (int32_t)n : 0};
     kafka_response_begin(s);
     kmsg_create_partitions_response_encode(&s->w, s->header.api_version, &m);
+    return kafka_response_end(s);
+}
+
+/* ---- DeleteRecords (KAD8) ---- */
+
+static int16_t delete_records_one(struct kafka_slot *s, struct kp_str topic,
+                                  const struct kmsg_delete_records_partition *q, int64_t *low)
+{
+    char name[RT_TOPIC_NAME_MAX + 1];
+    *low = -1;
+    if (!kafka_topic_name(topic, name) || q->partition_index < 0)
+        return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+    int rc = rt_partition_delete_records(s->server->engine, name, (uint32_t)q->partition_index,
+                                         q->offset, low);
+    if (rc == 0)
+        return KAFKA_NONE;
+    *low = -1;
+    if (rc == RT_E_INTERNAL_TOPIC)
+        return KAFKA_INVALID_TOPIC_EXCEPTION;
+    return kafka_error_from_rt(rc);
+}
+
+enum net_verdict kafka_handle_delete_records(struct kafka_slot *s)
+{
+    const struct kmsg_delete_records_request *q = &s->msg.delete_records;
+    size_t n = q->topics_count > 0 ? (size_t)q->topics_count : 0;
+    size_t parts = 0;
+    for (size_t i = 0; i < n; i++)
+        parts += q->topics[i].partitions_count > 0 ? (size_t)q->topics[i].partitions_count : 0;
+    if (kafka_resp_reserve(s, n * sizeof(struct kmsg_delete_records_topic_result) +
+                                  parts * sizeof(struct kmsg_delete_records_partition_result) +
+                                  64) != 0)
+        return NET_CLOSE;
+    struct kmsg_delete_records_topic_result *res = kafka_alloc(s, n, sizeof(*res));
+    for (size_t i = 0; i < n && res; i++) {
+        const struct kmsg_delete_records_topic *t = &q->topics[i];
+        size_t np = t->partitions_count > 0 ? (size_t)t->partitions_count : 0;
+        struct kmsg_delete_records_partition_result *pr = kafka_alloc(s, np, sizeof(*pr));
+        res[i].name = t->name;
+        res[i].partitions = pr;
+        res[i].partitions_count = pr ? (int32_t)np : 0;
+        for (size_t j = 0; j < np && pr; j++) {
+            pr[j].partition_index = t->partitions[j].partition_index;
+            pr[j].error_code =
+                delete_records_one(s, t->name, &t->partitions[j], &pr[j].low_watermark);
+            kafka_count_error(s, pr[j].error_code);
+        }
+    }
+    struct kmsg_delete_records_response m = {.topics = res, .topics_count = res ? (int32_t)n : 0};
+    kafka_response_begin(s);
+    kmsg_delete_records_response_encode(&s->w, s->header.api_version, &m);
     return kafka_response_end(s);
 }

@@ -651,7 +651,8 @@ static void render_partitions(struct km_buf *b, rt_engine *e, const char *dir)
          "Offset after the last acknowledged record (read_uncommitted reads up to it)."},
         {"ringtail_partition_last_stable_offset",
          "Last stable offset (read_committed reads up to it)."},
-        {"ringtail_partition_log_start_offset", "First offset retention has kept."},
+        {"ringtail_partition_log_start_offset",
+         "First offset retention and DeleteRecords have kept."},
         {"ringtail_partition_log_size_bytes", "Bytes of record batches the partition holds."},
     };
     for (int pass = 0; pass < 4; pass++) {
