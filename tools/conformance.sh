@@ -139,8 +139,10 @@ if [ ! -x "$RUNNER" ] || [ "$SRC/tests/test.c" -nt "$RUNNER" ]; then
     g++ -rdynamic -o "$RUNNER" "$OBJ"/*.o "$OBJ"/*.oo -lrdkafka++ -lrdkafka -lpthread -lm -ldl \
         -lrt >>"$CACHE/build.log" 2>&1 || die "linking test-runner failed: see $CACHE/build.log"
 fi
-ldd "$RUNNER" | grep -Eq 'librdkafka\.so\.1 => /(usr/)?lib/' ||
-    die "test-runner does not load the system's librdkafka.so.1: $(ldd "$RUNNER" | grep rdkafka)"
+# Captured first: under pipefail, grep -q closing the pipe early can fail the pipeline (SIGPIPE).
+runner_libs=$(ldd "$RUNNER")
+grep -Eq 'librdkafka\.so\.1 => /(usr/)?lib/' <<<"$runner_libs" ||
+    die "test-runner does not load the system's librdkafka.so.1: $(grep rdkafka <<<"$runner_libs")"
 
 # ---- the tests: every broker-facing one (not TEST_F_LOCAL, not manual) ----------------------------
 # One line per test: NAME FLAGS SCENARIO (from the tests[] table of test.c).
