@@ -599,6 +599,65 @@ static int16_t wire_end(struct wire *x, int sock, int16_t v, int64_t pid, int16_
     return err;
 }
 
+/* server.c KS4, api_table.c KA7: CreateTopics runs on the admin thread, not the loop thread.
+ * While its topic creation is held in a stalled directory change (the new partition's
+ * directory), plain produces on other connections of the same loop are answered; CreateTopics
+ * is answered only after the stall is released, and the topic exists. */
+static void test_create_topics_does_not_block_the_loop(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    rt_engine *e = NULL;
+    struct wire x = {0};
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    int a = one_loop_start(f, &plan, &e, &x, &pid, &epoch);
+    struct io_fault_rule stall = {
+        .mode = IO_FAULT_STALL, .op = IO_OP_DIR_ENTRY, .nth = 1, .path_contains = "nt-0"};
+    assert_int_equal(io_fault_rule_add(&plan, &stall), 0);
+    struct kp_writer w;
+    req_begin(&x, &w, KAFKA_CREATE_TOPICS, 0);
+    kp_write_array_len(&w, 1);
+    kp_write_string(&w, kp_str_of("nt"));
+    kp_write_i32(&w, 1);       /* partitions */
+    kp_write_i16(&w, 1);       /* replication factor */
+    kp_write_array_len(&w, 0); /* assignments */
+    kp_write_array_len(&w, 0); /* configs */
+    kp_write_i32(&w, 30000);
+    tk_request_send(a, &w);
+    if (io_fault_stall_wait(&plan, 5000) != 0)
+        fail_msg("CreateTopics never reached the new partition's directory");
+    int b[PLAIN_PARTS];
+    bool create_answered = true;
+    uint32_t stalled = 0;
+    int answered = plain_produces_answered(&x, a, &plan, b, &create_answered, &stalled);
+    if (answered == 0)
+        fail_msg("no produce on another connection of the loop was answered in 3 s while a "
+                 "CreateTopics was held in its directory change (the loop thread waits for the "
+                 "disk)");
+    assert_false(create_answered); /* not before the topic is created */
+    assert_int_equal(stalled, 1);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    resp_read(a, &buf, &r, false);
+    assert_int_equal(kp_read_array_len(&r, 1), 1);
+    struct kp_str name = kp_read_string(&r);
+    assert_int_equal(name.len, 2);
+    assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
+    assert_int_equal(r.err, 0);
+    free(buf);
+    for (int p = 0; p < PLAIN_PARTS; p++) {
+        assert_int_equal(read_produce(b[p]), KAFKA_NONE);
+        close(b[p]);
+    }
+    uint32_t parts = 0;
+    assert_int_equal(rt_topic_describe(e, "nt", &parts), 0);
+    assert_int_equal(parts, 1);
+    assert_int_equal(plan.stall_timeouts, 0);
+    close(a);
+    one_loop_stop(f, &plan, e, &x);
+}
+
 /* KT5 for TxnOffsetCommit: while one connection's TxnOffsetCommit is held in its durable write
  * (the __consumer_offsets append's fdatasync stalls), produces on other connections of the same
  * loop are answered; the commit is answered NONE once released, and its offset is visible
@@ -1074,6 +1133,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_end_txn_does_not_block_the_loop, setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_txn_offset_commit_does_not_block_the_loop, setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_create_topics_does_not_block_the_loop, setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_txn_versions, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_wire_init_expected, setup, tu_fixture_teardown),

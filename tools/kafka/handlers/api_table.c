@@ -31,6 +31,12 @@
  *   KA6  The server dispatches by the row: decode the body by the request description (unless
  *        decodes_itself), then call the row's handler. Adding an API is its two descriptions
  *        (kmsg_*.c), its row here and its handler.
+ *   KA7  A row whose handler may wait for the disk — a topic created (Metadata's and
+ *        CreateTopics' auto-creation too), deleted, altered, given partitions, or its log start
+ *        moved, each durable before the answer — is ROW_OFF_LOOP: the server runs it on its
+ *        admin thread (server.c KS4), so no loop thread waits for the disk. Produce's own
+ *        auto-creation of a topic it names is the one exception left (a produce is not
+ *        moved off its loop for the rare first write to a new topic).
  */
 #include <stddef.h>
 
@@ -97,7 +103,13 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define ROW(key, name, cmin, cmax, amin, amax, flex, adv, api, handler, self)                      \
     {                                                                                              \
         key, name, cmin, cmax, amin, amax, flex, adv, &kd_##api##_request, &kd_##api##_response,   \
-            handler, self, api##_note                                                              \
+            handler, self, api##_note, false                                                       \
+    }
+/* The same, for an API whose handler may wait for the disk (KA7): run off the loop threads. */
+#define ROW_OFF_LOOP(key, name, cmin, cmax, amin, amax, flex, adv, api, handler, self)             \
+    {                                                                                              \
+        key, name, cmin, cmax, amin, amax, flex, adv, &kd_##api##_request, &kd_##api##_response,   \
+            handler, self, api##_note, true                                                        \
     }
 
 /* The README's words on a row's versions (kafka_api_markdown), NULL for none. */
@@ -152,7 +164,7 @@ const struct kafka_api kafka_api_rows[] = {
     ROW(KAFKA_FETCH, "Fetch", 0, 12, 0, 12, 12, true, fetch, h_fetch, false),
     ROW(KAFKA_LIST_OFFSETS, "ListOffsets", 0, 7, 0, 7, 6, true, list_offsets, h_list_offsets,
         false),
-    ROW(KAFKA_METADATA, "Metadata", 0, 12, 0, 12, 9, true, metadata, h_metadata, false),
+    ROW_OFF_LOOP(KAFKA_METADATA, "Metadata", 0, 12, 0, 12, 9, true, metadata, h_metadata, false),
     ROW(KAFKA_OFFSET_COMMIT, "OffsetCommit", 0, 8, 0, 8, 8, true, offset_commit, h_offset_commit,
         true),
     ROW(KAFKA_OFFSET_FETCH, "OffsetFetch", 0, 8, 0, 8, 6, true, offset_fetch, h_offset_fetch, true),
@@ -168,12 +180,12 @@ const struct kafka_api kafka_api_rows[] = {
         true), /* handle_group.c KH6 */
     ROW(KAFKA_API_VERSIONS, "ApiVersions", 0, 3, 0, 3, 3, true, api_versions, h_api_versions,
         false),
-    ROW(KAFKA_CREATE_TOPICS, "CreateTopics", 0, 7, 0, 7, 5, true, create_topics, h_create_topics,
-        false),
-    ROW(KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 6, 0, 6, 4, true, delete_topics, h_delete_topics,
-        false),
-    ROW(KAFKA_DELETE_RECORDS, "DeleteRecords", 0, 2, 0, 2, 2, true, delete_records,
-        h_delete_records, false),
+    ROW_OFF_LOOP(KAFKA_CREATE_TOPICS, "CreateTopics", 0, 7, 0, 7, 5, true, create_topics,
+                 h_create_topics, false),
+    ROW_OFF_LOOP(KAFKA_DELETE_TOPICS, "DeleteTopics", 0, 6, 0, 6, 4, true, delete_topics,
+                 h_delete_topics, false),
+    ROW_OFF_LOOP(KAFKA_DELETE_RECORDS, "DeleteRecords", 0, 2, 0, 2, 2, true, delete_records,
+                 h_delete_records, false),
     ROW(KAFKA_INIT_PRODUCER_ID, "InitProducerId", 0, 4, 0, 4, 2, true, init_producer_id,
         h_init_producer_id, false),
     ROW(KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 3, 0, 3, 3, true,
@@ -185,14 +197,14 @@ const struct kafka_api kafka_api_rows[] = {
         h_txn_offset_commit, false),
     ROW(KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 4, 0, 4, 4, true, describe_configs,
         h_describe_configs, false),
-    ROW(KAFKA_ALTER_CONFIGS, "AlterConfigs", 0, 2, 0, 2, 2, true, alter_configs, h_alter_configs,
-        false),
-    ROW(KAFKA_CREATE_PARTITIONS, "CreatePartitions", 0, 3, 0, 3, 2, true, create_partitions,
-        h_create_partitions, false),
+    ROW_OFF_LOOP(KAFKA_ALTER_CONFIGS, "AlterConfigs", 0, 2, 0, 2, 2, true, alter_configs,
+                 h_alter_configs, false),
+    ROW_OFF_LOOP(KAFKA_CREATE_PARTITIONS, "CreatePartitions", 0, 3, 0, 3, 2, true,
+                 create_partitions, h_create_partitions, false),
     ROW(KAFKA_DELETE_GROUPS, "DeleteGroups", 0, 2, 0, 2, 2, true, delete_groups, h_delete_groups,
         false),
-    ROW(KAFKA_INCREMENTAL_ALTER_CONFIGS, "IncrementalAlterConfigs", 0, 1, 0, 1, 1, true,
-        incremental_alter_configs, h_incremental_alter_configs, false),
+    ROW_OFF_LOOP(KAFKA_INCREMENTAL_ALTER_CONFIGS, "IncrementalAlterConfigs", 0, 1, 0, 1, 1, true,
+                 incremental_alter_configs, h_incremental_alter_configs, false),
     ROW(KAFKA_OFFSET_DELETE, "OffsetDelete", 0, 0, 0, 0, -1, true, offset_delete, h_offset_delete,
         false),
     /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c */

@@ -77,6 +77,12 @@ struct kafka_server {
     /* Under the coordinator's lock: the request whose call may store group metadata; the store
      * it starts holds its answer (handle_group.c KH4). */
     struct kafka_slot *group_storing;
+    /* The admin thread (server.c KS4): requests of off_loop rows, in arrival order. */
+    pthread_t admin_thread;
+    pthread_mutex_t admin_lock;
+    pthread_cond_t admin_cond;
+    struct kafka_slot *admin_head, *admin_tail;
+    bool admin_stop;
 };
 
 #endif /* RT_KAFKA_BROKER_H */

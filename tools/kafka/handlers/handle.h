@@ -67,6 +67,10 @@ struct kafka_slot {
     int64_t poll_started_ms;
     uint64_t started_ns;   /* the frame was complete (latency in --metrics) */
     uint32_t auto_created; /* topics this request auto-created (kafka_topic_ensure) */
+    /* Queued for the admin thread (server.c KS4): the next in the queue, and where the body
+     * starts in the frame. */
+    struct kafka_slot *admin_next;
+    size_t admin_body_at;
 };
 
 /* Handlers: each returns a net verdict. */

@@ -158,6 +158,9 @@ struct kafka_api {
     kafka_api_handler handler;                   /* NULL only for an unadvertised API (KA3) */
     bool decodes_itself; /* the handler reads its body (handle_txn.c, handle_offsets.c) */
     const char *note;    /* the README's words on this API's versions, or NULL */
+    /* Its handler may wait for the disk (a topic created, deleted or altered durably): the
+     * server runs it on its admin thread, never on a loop thread (server.c KS4). */
+    bool off_loop;
 };
 
 /* The entry for `key`, or NULL for an API this broker does not know. */

@@ -16,6 +16,12 @@
  *        arrays did not fit, and is reused after: no allocation per request once warm.
  *   KS3  Every rt_fetch a response points into is held until net's release hook, which runs
  *        only after the bytes are on the wire and the kernel let go of them (net.c KN2).
+ *   KS4  A request of an off_loop row (api_table.c KA7: its handler may wait for the disk) is
+ *        decoded on its loop thread, answered NET_PENDING there, and handled on the server's
+ *        one admin thread, in arrival order; the answer goes back through net_req_complete,
+ *        so the connection's answers keep their order and the loop keeps serving its other
+ *        connections while a topic is created, deleted or altered. The admin thread outlives
+ *        net_stop (which waits for pending requests) and is joined after it.
  */
 #include "tools/kafka/server/server.h"
 
@@ -111,6 +117,76 @@ static enum net_verdict refuse(struct kafka_slot *s, const char *why)
     return NET_CLOSE;
 }
 
+/* ---- the admin thread (KS4) ---- */
+
+static void *admin_main(void *arg)
+{
+    struct kafka_server *srv = arg;
+    pthread_mutex_lock(&srv->admin_lock);
+    for (;;) {
+        while (!srv->admin_head && !srv->admin_stop)
+            pthread_cond_wait(&srv->admin_cond, &srv->admin_lock);
+        struct kafka_slot *s = srv->admin_head;
+        if (!s)
+            break; /* stopping, and nothing is left */
+        srv->admin_head = s->admin_next;
+        if (!srv->admin_head)
+            srv->admin_tail = NULL;
+        pthread_mutex_unlock(&srv->admin_lock);
+        const struct kafka_api *api = kafka_api_find(s->header.api_key);
+        assert(api && api->off_loop);
+        enum net_verdict v = (enum net_verdict)api->handler(s, s->admin_body_at);
+        assert(v == NET_DONE || v == NET_CLOSE); /* off_loop handlers neither park nor pend */
+        if (v != NET_DONE)
+            s->req->close_reason = "the answer could not be encoded";
+        net_req_complete(s->req);
+        pthread_mutex_lock(&srv->admin_lock);
+    }
+    pthread_mutex_unlock(&srv->admin_lock);
+    return NULL;
+}
+
+static enum net_verdict admin_enqueue(struct kafka_server *srv, struct kafka_slot *s,
+                                      size_t body_at)
+{
+    s->admin_next = NULL;
+    s->admin_body_at = body_at;
+    pthread_mutex_lock(&srv->admin_lock);
+    if (srv->admin_tail)
+        srv->admin_tail->admin_next = s;
+    else
+        srv->admin_head = s;
+    srv->admin_tail = s;
+    pthread_cond_signal(&srv->admin_cond);
+    pthread_mutex_unlock(&srv->admin_lock);
+    return NET_PENDING;
+}
+
+static int admin_start(struct kafka_server *srv)
+{
+    pthread_mutex_init(&srv->admin_lock, NULL);
+    pthread_cond_init(&srv->admin_cond, NULL);
+    int rc = pthread_create(&srv->admin_thread, NULL, admin_main, srv);
+    if (rc) {
+        pthread_cond_destroy(&srv->admin_cond);
+        pthread_mutex_destroy(&srv->admin_lock);
+        return -rc;
+    }
+    return 0;
+}
+
+/* After net_stop: every queued request was handled (net_stop waits for pending ones). */
+static void admin_stop(struct kafka_server *srv)
+{
+    pthread_mutex_lock(&srv->admin_lock);
+    srv->admin_stop = true;
+    pthread_cond_signal(&srv->admin_cond);
+    pthread_mutex_unlock(&srv->admin_lock);
+    pthread_join(srv->admin_thread, NULL);
+    pthread_cond_destroy(&srv->admin_cond);
+    pthread_mutex_destroy(&srv->admin_lock);
+}
+
 static enum net_verdict hook_request(void *ctx, struct net_req *req)
 {
     struct kafka_server *srv = ctx;
@@ -154,6 +230,8 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
             return refuse(s, rc == KP_E_LIMIT ? "request arrays too large"
                                               : "request body does not decode");
     }
+    if (api->off_loop)
+        return admin_enqueue(srv, s, body_at); /* KS4 */
     return (enum net_verdict)api->handler(s, body_at);
 }
 
@@ -219,6 +297,13 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     if (srv->opts.fetch_max_bytes == 0)
         srv->opts.fetch_max_bytes = 55u << 20; /* options not from kafka_server_options_init */
     snprintf(srv->advertise_host, sizeof(srv->advertise_host), "%s", opts->advertise_host);
+    int rc = admin_start(srv);
+    if (rc) {
+        group_coord_free(srv->groups);
+        pthread_mutex_destroy(&srv->create_lock);
+        free(srv);
+        return rc;
+    }
     struct net_hooks hooks = {
         .ctx = srv,
         .slot_init = hook_slot_init,
@@ -228,8 +313,9 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
         .release = hook_release,
         .bound = hook_bound,
     };
-    int rc = net_start(&srv->opts.net, &hooks, &srv->net);
+    rc = net_start(&srv->opts.net, &hooks, &srv->net);
     if (rc) {
+        admin_stop(srv);
         group_coord_free(srv->groups);
         pthread_mutex_destroy(&srv->create_lock);
         free(srv);
@@ -238,6 +324,7 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     rc = group_coord_timer_start(srv->groups, on_append_watch, srv); /* wakes parked joins */
     if (rc) {
         net_stop(srv->net, 0);
+        admin_stop(srv);
         group_coord_free(srv->groups);
         pthread_mutex_destroy(&srv->create_lock);
         free(srv);
@@ -275,6 +362,7 @@ void kafka_server_stop(struct kafka_server *s)
     rt_append_watch_set(s->engine, NULL, NULL);
     group_coord_timer_stop(s->groups); /* its wake calls into net */
     net_stop(s->net, 5000);            /* every produce completion has arrived when it returns */
+    admin_stop(s);                     /* KS4: after net_stop, which waited for its answers */
     group_coord_free(s->groups);       /* after net_stop: parked joins are answered by it */
     pthread_mutex_destroy(&s->create_lock);
     free(s);
