@@ -599,6 +599,50 @@ static int16_t wire_end(struct wire *x, int sock, int16_t v, int64_t pid, int16_
     return err;
 }
 
+/* server.c KS4: a Produce that names a topic auto-creation must create runs on the admin
+ * thread too. While the new topic's directory change is stalled, plain produces on other
+ * connections of the same loop are answered; the produce to the new topic is answered (and
+ * stored) once the stall is released. */
+static void test_produce_creating_a_topic_does_not_block_the_loop(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    rt_engine *e = NULL;
+    struct wire x = {0};
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    int a = one_loop_start(f, &plan, &e, &x, &pid, &epoch);
+    /* one_loop_start's server does not auto-create; this test's does (read per request, and no
+     * request is in flight yet). */
+    x.srv->opts.auto_create_topics = true;
+    struct io_fault_rule stall = {
+        .mode = IO_FAULT_STALL, .op = IO_OP_DIR_ENTRY, .nth = 1, .path_contains = "np-0"};
+    assert_int_equal(io_fault_rule_add(&plan, &stall), 0);
+    uint8_t batch[512];
+    size_t len = make_batch(batch, sizeof(batch), false, -1, -1, -1, 2);
+    send_produce(&x, a, "np", 0, NULL, batch, len);
+    if (io_fault_stall_wait(&plan, 5000) != 0)
+        fail_msg("the produce never reached the new topic's directory");
+    int b[PLAIN_PARTS];
+    bool produce_answered = true;
+    uint32_t stalled = 0;
+    int answered = plain_produces_answered(&x, a, &plan, b, &produce_answered, &stalled);
+    if (answered == 0)
+        fail_msg("no produce on another connection of the loop was answered in 3 s while a "
+                 "produce was held creating its topic (the loop thread waits for the disk)");
+    assert_false(produce_answered);
+    assert_int_equal(stalled, 1);
+    assert_int_equal(read_produce(a), KAFKA_NONE);
+    for (int p = 0; p < PLAIN_PARTS; p++) {
+        assert_int_equal(read_produce(b[p]), KAFKA_NONE);
+        close(b[p]);
+    }
+    assert_int_equal(committed_count(e, "np", 0), 2);
+    assert_int_equal(plan.stall_timeouts, 0);
+    close(a);
+    one_loop_stop(f, &plan, e, &x);
+}
+
 /* server.c KS4, api_table.c KA7: CreateTopics runs on the admin thread, not the loop thread.
  * While its topic creation is held in a stalled directory change (the new partition's
  * directory), plain produces on other connections of the same loop are answered; CreateTopics
@@ -1136,6 +1180,8 @@ int main(void)
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_create_topics_does_not_block_the_loop, setup,
                                         tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_produce_creating_a_topic_does_not_block_the_loop,
+                                        setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_txn_versions, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_wire_init_expected, setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_operator_apis, setup, tu_fixture_teardown),

@@ -34,9 +34,9 @@
  *   KA7  A row whose handler may wait for the disk — a topic created (Metadata's and
  *        CreateTopics' auto-creation too), deleted, altered, given partitions, or its log start
  *        moved, each durable before the answer — is ROW_OFF_LOOP: the server runs it on its
- *        admin thread (server.c KS4), so no loop thread waits for the disk. Produce's own
- *        auto-creation of a topic it names is the one exception left (a produce is not
- *        moved off its loop for the rare first write to a new topic).
+ *        admin thread (server.c KS4), so no loop thread waits for the disk. A Produce goes
+ *        there only when it names a topic auto-creation must create
+ *        (kafka_produce_creates_topic); every other produce stays on its loop.
  */
 #include <stddef.h>
 

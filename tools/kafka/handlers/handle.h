@@ -86,6 +86,9 @@ enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s);
 enum net_verdict kafka_handle_delete_records(struct kafka_slot *s);
 enum net_verdict kafka_handle_incremental_alter_configs(struct kafka_slot *s);
 enum net_verdict kafka_handle_produce(struct kafka_slot *s);
+/* True when the decoded Produce names a topic that does not exist and auto-creation may create
+ * it: its handler will wait for the disk, so the server runs it off the loop (server.c KS4). */
+bool kafka_produce_creates_topic(struct kafka_slot *s);
 enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s);
 /* Fetch: first call and retries of a parked one (expired: answer with what there is). */
 enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expired);

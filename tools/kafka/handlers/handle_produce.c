@@ -103,6 +103,22 @@ static void on_batch_done(void *ctx, int err, int64_t base_offset, bool duplicat
     }
 }
 
+bool kafka_produce_creates_topic(struct kafka_slot *s)
+{
+    const struct kafka_server *srv = s->server;
+    if (!srv->opts.auto_create_topics || srv->opts.auto_create_max_per_request == 0)
+        return false;
+    const struct kmsg_produce_request *q = &s->msg.produce;
+    for (int32_t t = 0; t < q->topics_count; t++) {
+        char name[RT_TOPIC_NAME_MAX + 1];
+        uint32_t parts = 0;
+        if (kafka_topic_name(q->topics[t].name, name) && strncmp(name, "__", 2) != 0 &&
+            rt_topic_describe(srv->engine, name, &parts) == RT_E_UNKNOWN_TOPIC_OR_PARTITION)
+            return true;
+    }
+    return false;
+}
+
 /* KPC1: a record set of message format v0/v1 (its first entry's magic below 2). */
 static bool is_message_set(struct kp_bytes rec)
 {

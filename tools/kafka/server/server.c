@@ -20,7 +20,9 @@
  *        decoded on its loop thread, answered NET_PENDING there, and handled on the server's
  *        one admin thread, in arrival order; the answer goes back through net_req_complete,
  *        so the connection's answers keep their order and the loop keeps serving its other
- *        connections while a topic is created, deleted or altered. The admin thread outlives
+ *        connections while a topic is created, deleted or altered. A Produce that names a
+ *        topic auto-creation must create goes there too (its appends then complete it as
+ *        usual: NET_PENDING is not completed by the admin thread). The admin thread outlives
  *        net_stop (which waits for pending requests) and is joined after it.
  */
 #include "tools/kafka/server/server.h"
@@ -134,12 +136,13 @@ static void *admin_main(void *arg)
             srv->admin_tail = NULL;
         pthread_mutex_unlock(&srv->admin_lock);
         const struct kafka_api *api = kafka_api_find(s->header.api_key);
-        assert(api && api->off_loop);
+        assert(api);
         enum net_verdict v = (enum net_verdict)api->handler(s, s->admin_body_at);
-        assert(v == NET_DONE || v == NET_CLOSE); /* off_loop handlers neither park nor pend */
-        if (v != NET_DONE)
-            s->req->close_reason = "the answer could not be encoded";
-        net_req_complete(s->req);
+        assert(v != NET_PARK); /* no off-loop handler parks */
+        if (v == NET_CLOSE)
+            s->req->close_reason = "the request could not be answered";
+        if (v != NET_PENDING) /* a pending one (a produce) completes itself */
+            net_req_complete(s->req);
         pthread_mutex_lock(&srv->admin_lock);
     }
     pthread_mutex_unlock(&srv->admin_lock);
@@ -230,7 +233,7 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
             return refuse(s, rc == KP_E_LIMIT ? "request arrays too large"
                                               : "request body does not decode");
     }
-    if (api->off_loop)
+    if (api->off_loop || (key == KAFKA_PRODUCE && kafka_produce_creates_topic(s)))
         return admin_enqueue(srv, s, body_at); /* KS4 */
     return (enum net_verdict)api->handler(s, body_at);
 }
