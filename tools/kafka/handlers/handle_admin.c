@@ -574,6 +574,7 @@ static int16_t alter_one(struct kafka_slot *s, const struct kmsg_alter_configs_r
         *message = "out of memory";
         return KAFKA_UNKNOWN_SERVER_ERROR;
     }
+    size_t keys = 0; /* distinct keys in c */
     for (size_t i = 0; i < n; i++) {
         const struct kmsg_alter_configs_config *e = &r->configs[i];
         char *name = arena_cstr(s, e->name);
@@ -582,10 +583,17 @@ static int16_t alter_one(struct kafka_slot *s, const struct kmsg_alter_configs_r
             *message = "invalid config name";
             return KAFKA_INVALID_REQUEST;
         }
-        for (size_t j = 0; j < i; j++)
+        /* A key named twice: IncrementalAlterConfigs refuses the resource; legacy AlterConfigs
+         * takes the last value, as Kafka's (its entries become a map; librdkafka's tests send
+         * every described config plus the changed one). */
+        size_t slot = keys;
+        for (size_t j = 0; j < keys; j++)
             if (strcmp(c[j].name, name) == 0) {
-                *message = "Error due to duplicate config keys";
-                return KAFKA_INVALID_REQUEST;
+                if (incremental) {
+                    *message = "Error due to duplicate config keys";
+                    return KAFKA_INVALID_REQUEST;
+                }
+                slot = j;
             }
         int8_t op = incremental ? e->config_operation : OP_SET;
         if (op < OP_SET || op > OP_SUBTRACT) {
@@ -627,11 +635,13 @@ static int16_t alter_one(struct kafka_slot *s, const struct kmsg_alter_configs_r
             *message = kafka_str_dup(s, rt_error_detail()).ptr;
             return KAFKA_INVALID_CONFIG;
         }
-        c[i] = (struct rt_topic_config){name, value};
+        c[slot] = (struct rt_topic_config){name, value};
+        if (slot == keys)
+            keys++;
     }
     if (validate_only)
         return KAFKA_NONE;
-    int rc = rt_topic_config_alter(srv->engine, topic, c, n, !incremental);
+    int rc = rt_topic_config_alter(srv->engine, topic, c, keys, !incremental);
     if (rc == 0)
         return KAFKA_NONE;
     *message = kafka_str_dup(s, rt_error_detail()).ptr;
