@@ -55,6 +55,12 @@ struct txn_meta *coord_meta_get(struct coordinator *c, const char *id, bool crea
             m->v.producer_id = -1;
             m->v.producer_epoch = -1;
             m->v.state = TXN_EMPTY;
+            /* Now, not 0: the timer expires an Empty id idle past transactional_id_expiration_ms
+             * (CO11), and a fresh entry is in the table before its creator takes its lock: with
+             * 0 the timer could tombstone and remove it in that window, so the InitProducerId
+             * that created it would answer a producer id the coordinator no longer knows (seen
+             * as INVALID_TXN_STATE on its first AddPartitionsToTxn, under load). */
+            m->v.last_update_ms = fs_now_ms();
             m->pid_key = -1;
             m->init_from_pid = -1; /* CO14 */
             m->init_to_pid = -1;
