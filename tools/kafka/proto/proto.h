@@ -85,7 +85,7 @@ static inline uint64_t kp_load_be64(const uint8_t *p)
 static inline void kp_reader_init(struct kp_reader *r, const void *buf, size_t len)
 {
     r->p = (const uint8_t *)buf;
-    r->end = r->p + len;
+    r->end = len ? r->p + len : r->p; /* NULL + 0 is UB in C: an empty body may have no buffer */
     r->err = 0;
 }
 
