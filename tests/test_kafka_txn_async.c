@@ -599,6 +599,30 @@ static int16_t wire_end(struct wire *x, int sock, int16_t v, int64_t pid, int16_
     return err;
 }
 
+/* KS4's tests: connection a has its request stalled in a directory change (the test's stall
+ * rule); waits for the stall, shows plain produces on other connections of the same loop
+ * answered while `held` is not, then reads those produces. `what` names the held request. */
+static void loop_serves_others_while_held(struct wire *x, int a, struct io_fault_plan *plan,
+                                          const char *what)
+{
+    if (io_fault_stall_wait(plan, 5000) != 0)
+        fail_msg("%s never reached its directory change", what);
+    int b[PLAIN_PARTS];
+    bool held_answered = true;
+    uint32_t stalled = 0;
+    int answered = plain_produces_answered(x, a, plan, b, &held_answered, &stalled);
+    if (answered == 0)
+        fail_msg("no produce on another connection of the loop was answered in 3 s while %s was "
+                 "held in its directory change (the loop thread waits for the disk)",
+                 what);
+    assert_false(held_answered); /* not before its durable change */
+    assert_int_equal(stalled, 1);
+    for (int p = 0; p < PLAIN_PARTS; p++) {
+        assert_int_equal(read_produce(b[p]), KAFKA_NONE);
+        close(b[p]);
+    }
+}
+
 /* server.c KS4: a Produce that names a topic auto-creation must create runs on the admin
  * thread too. While the new topic's directory change is stalled, plain produces on other
  * connections of the same loop are answered; the produce to the new topic is answered (and
@@ -621,22 +645,8 @@ static void test_produce_creating_a_topic_does_not_block_the_loop(void **state)
     uint8_t batch[512];
     size_t len = make_batch(batch, sizeof(batch), false, -1, -1, -1, 2);
     send_produce(&x, a, "np", 0, NULL, batch, len);
-    if (io_fault_stall_wait(&plan, 5000) != 0)
-        fail_msg("the produce never reached the new topic's directory");
-    int b[PLAIN_PARTS];
-    bool produce_answered = true;
-    uint32_t stalled = 0;
-    int answered = plain_produces_answered(&x, a, &plan, b, &produce_answered, &stalled);
-    if (answered == 0)
-        fail_msg("no produce on another connection of the loop was answered in 3 s while a "
-                 "produce was held creating its topic (the loop thread waits for the disk)");
-    assert_false(produce_answered);
-    assert_int_equal(stalled, 1);
+    loop_serves_others_while_held(&x, a, &plan, "a produce creating its topic");
     assert_int_equal(read_produce(a), KAFKA_NONE);
-    for (int p = 0; p < PLAIN_PARTS; p++) {
-        assert_int_equal(read_produce(b[p]), KAFKA_NONE);
-        close(b[p]);
-    }
     assert_int_equal(committed_count(e, "np", 0), 2);
     assert_int_equal(plan.stall_timeouts, 0);
     close(a);
@@ -669,18 +679,7 @@ static void test_create_topics_does_not_block_the_loop(void **state)
     kp_write_array_len(&w, 0); /* configs */
     kp_write_i32(&w, 30000);
     tk_request_send(a, &w);
-    if (io_fault_stall_wait(&plan, 5000) != 0)
-        fail_msg("CreateTopics never reached the new partition's directory");
-    int b[PLAIN_PARTS];
-    bool create_answered = true;
-    uint32_t stalled = 0;
-    int answered = plain_produces_answered(&x, a, &plan, b, &create_answered, &stalled);
-    if (answered == 0)
-        fail_msg("no produce on another connection of the loop was answered in 3 s while a "
-                 "CreateTopics was held in its directory change (the loop thread waits for the "
-                 "disk)");
-    assert_false(create_answered); /* not before the topic is created */
-    assert_int_equal(stalled, 1);
+    loop_serves_others_while_held(&x, a, &plan, "a CreateTopics");
     uint8_t *buf = NULL;
     struct kp_reader r;
     resp_read(a, &buf, &r, false);
@@ -690,10 +689,6 @@ static void test_create_topics_does_not_block_the_loop(void **state)
     assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
     assert_int_equal(r.err, 0);
     free(buf);
-    for (int p = 0; p < PLAIN_PARTS; p++) {
-        assert_int_equal(read_produce(b[p]), KAFKA_NONE);
-        close(b[p]);
-    }
     uint32_t parts = 0;
     assert_int_equal(rt_topic_describe(e, "nt", &parts), 0);
     assert_int_equal(parts, 1);
