@@ -41,6 +41,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "helpers/kafka_wire.h"
 #include "helpers/test_util.h"
 #include "io/io.h"
 #include "ringtail.h"
@@ -69,73 +70,26 @@ struct wire {
 
 static int dial(struct wire *x)
 {
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(s >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(kafka_server_port(x->srv))};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(s, (struct sockaddr *)&a, sizeof(a)), 0);
-    int one = 1;
-    setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    struct timeval tv = {.tv_sec = 20};
-    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    return s;
+    return tk_dial(kafka_server_port(x->srv), 20);
 }
 
 static void req_begin(struct wire *x, struct kp_writer *w, int16_t key, int16_t version)
 {
-    kp_writer_init(w, NULL, 0);
-    (void)kafka_frame_begin(w);
-    kp_write_i16(w, key);
-    kp_write_i16(w, version);
-    kp_write_i32(w, ++x->corr);
-    kp_write_string(w, kp_str_of("test_kafka_group_async"));
-    if (kafka_request_header_version(key, version) == 2)
-        kp_write_tags(w, true);
+    tk_request_begin(w, key, version, ++x->corr, "test_kafka_group_async");
 }
 
 static void req_send(int sock, struct kp_writer *w)
 {
-    assert_int_equal(w->err, 0);
-    assert_int_equal(kafka_frame_end(w, 0), 0);
-    size_t sent = 0;
-    while (sent < w->len) {
-        ssize_t n = send(sock, w->buf + sent, w->len - sent, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        assert_true(n > 0);
-        sent += (size_t)n;
-    }
-    kp_writer_free(w);
+    tk_request_send(sock, w);
 }
 
 /* One response into *buf (malloc'd); a reader past its header (v1: and the header's tags). */
 static void resp_read(int sock, uint8_t **buf, struct kp_reader *r, int16_t key, int16_t v)
 {
-    uint8_t hdr[4];
-    size_t got = 0;
-    while (got < 4) {
-        ssize_t n = recv(sock, hdr + got, 4 - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            fail_msg("the broker closed the connection (or 20 s passed) instead of answering");
-        got += (size_t)n;
-    }
-    uint32_t size =
-        (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
-    *buf = malloc(size);
-    got = 0;
-    while (got < size) {
-        ssize_t n = recv(sock, *buf + got, size - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        assert_true(n > 0);
-        got += (size_t)n;
-    }
-    kp_reader_init(r, *buf, size);
-    (void)kp_read_i32(r); /* correlation id */
-    if (key != KAFKA_API_VERSIONS && kafka_request_header_version(key, v) == 2)
-        kp_skip_tags(r);
+    int32_t corr = 0;
+    bool flex = key != KAFKA_API_VERSIONS && kafka_request_header_version(key, v) == 2;
+    if (tk_response_read(sock, buf, r, flex, &corr) < 0)
+        fail_msg("the broker closed the connection (or 20 s passed) instead of answering");
 }
 
 static const uint8_t subscription_t[] = {0, 0, 0, 0, 0, 1, 0, 1, 't', 0xff, 0xff, 0xff, 0xff};
