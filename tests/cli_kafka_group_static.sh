@@ -20,19 +20,15 @@ G=$(dirname "$0")/kafka/py_groups.py
 T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-kafka-gstatic-XXXXXX")
 . "$(dirname "$0")/helpers/cli_harness.sh"
 . "$(dirname "$0")/kafka/harness.sh"
-declare -A MPID MFD
+. "$(dirname "$0")/kafka/group_members.sh" # kill_member, leave_member, owned, wait_for
 cleanup() {
-    local n
-    for n in "${!MPID[@]}"; do
-        kill -KILL "${MPID[$n]}" 2>/dev/null
-    done
-    wait 2>/dev/null
+    members_cleanup
     serve_cleanup
     rm -rf "$T"
 }
 trap cleanup EXIT
 
-# start_member NAME: a static member "inst-NAME" of group sg on st (session 10 s), its log
+# start_member NAME (group_members.sh's, made static here): a static member "inst-NAME" of group sg on st (session 10 s), its log
 # appended to $T/NAME.log.
 start_member() {
     local n=$1 fd
@@ -44,33 +40,9 @@ start_member() {
     exec {fd}>"$T/$n.in"
     MFD[$n]=$fd
 }
-kill_member() {
-    local n=$1
-    kill -KILL "${MPID[$n]}"
-    wait "${MPID[$n]}" 2>/dev/null
-    exec {MFD[$n]}>&-
-    unset "MPID[$n]"
-}
-leave_member() {
-    local n=$1
-    echo leave >&"${MFD[$n]}"
-    wait "${MPID[$n]}" 2>/dev/null
-    exec {MFD[$n]}>&-
-    unset "MPID[$n]"
-}
 changes() { grep -c -E '^(assigned|revoked) ' "$T/$1.log"; }
-owned() { grep -E '^(assigned|revoked) ' "$T/$1.log" | tail -1 | awk '$1 == "assigned" {print $3}'; }
 count() { echo "$1" | tr ',' '\n' | grep -c .; }
 split_ok() { [ "$(count "$(owned P)")" -eq 3 ] && [ "$(count "$(owned Q)")" -eq 3 ]; }
-wait_for() {
-    local s=$1 i
-    shift
-    for i in $(seq 1 $((s * 5))); do
-        "$@" && return 0
-        sleep 0.2
-    done
-    return 1
-}
 assigned_again() { [ "$(grep -c '^assigned ' "$T/$1.log")" -ge "$2" ]; }
 
 D=$T/data
