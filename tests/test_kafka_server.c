@@ -707,6 +707,59 @@ static void test_incremental_alter_configs(void **state)
                      KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
 }
 
+/* One AlterConfigs v0 (legacy, key 33) or IncrementalAlterConfigs v0 (key 44, op SET) resource,
+ * a topic, naming `name` twice: first v1, then v2. The answer's error. */
+static int16_t alter_twice(struct tk_fx *x, int16_t key, const char *topic, const char *name,
+                           const char *v1, const char *v2)
+{
+    struct kp_writer w;
+    tk_req_begin(x, &w, key, 0);
+    kp_write_array_len(&w, 1);
+    kp_write_i8(&w, KAFKA_RESOURCE_TOPIC);
+    kp_write_string(&w, kp_str_of(topic));
+    kp_write_array_len(&w, 2);
+    const char *values[2] = {v1, v2};
+    for (int i = 0; i < 2; i++) {
+        kp_write_string(&w, kp_str_of(name));
+        if (key == KAFKA_INCREMENTAL_ALTER_CONFIGS)
+            kp_write_i8(&w, 0); /* SET */
+        kp_write_nullable_string(&w, kp_str_of(values[i]));
+    }
+    kp_write_bool(&w, false);
+    tk_req_send(x, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    assert_int_equal(tk_resp_read(x, &buf, &r, false), 0);
+    (void)kp_read_i32(&r);
+    assert_int_equal(kp_read_array_len(&r, 1), 1);
+    int16_t err = kp_read_i16(&r);
+    (void)kp_read_nullable_string(&r);
+    assert_int_equal(kp_read_i8(&r), KAFKA_RESOURCE_TOPIC);
+    assert_true(kp_str_eq(kp_read_string(&r), topic));
+    assert_int_equal(r.err, 0);
+    free(buf);
+    return err;
+}
+
+/* A key named twice in one resource (KAD5): legacy AlterConfigs takes the last value, as
+ * Kafka's (its entries become a map; librdkafka's 0092 sends every described config plus the
+ * changed one); IncrementalAlterConfigs refuses the resource (INVALID_REQUEST), nothing set. */
+static void test_alter_configs_duplicate_keys(void **state)
+{
+    struct tk_fx *x = *state;
+    assert_int_equal(rt_topic_create(x->f.e, "dup", 1), 0);
+    struct one_config c = {.name = "retention.ms"};
+    assert_int_equal(alter_twice(x, KAFKA_ALTER_CONFIGS, "dup", "retention.ms", "1000", "2000"),
+                     KAFKA_NONE);
+    assert_int_equal(rt_topic_config_get(x->f.e, "dup", one_config_fn, &c), 0);
+    assert_string_equal(c.value, "2000");
+    assert_int_equal(
+        alter_twice(x, KAFKA_INCREMENTAL_ALTER_CONFIGS, "dup", "retention.ms", "3000", "4000"),
+        KAFKA_INVALID_REQUEST);
+    assert_int_equal(rt_topic_config_get(x->f.e, "dup", one_config_fn, &c), 0);
+    assert_string_equal(c.value, "2000");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -717,6 +770,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_admin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_describe_configs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_incremental_alter_configs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alter_configs_duplicate_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_no_auto_create, setup_no_auto, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
