@@ -1,7 +1,8 @@
 /*
  * cmd_serve.c — `ringtail serve DIR`: a single-node Kafka broker over the engine (tools/kafka/).
  * Parses the command line into kafka_server_options, opens the engine (creating DIR if needed),
- * starts the server, prints `listening on HOST:PORT` once it accepts connections, and waits for
+ * starts the server, prints `listening on HOST:PORT` (per listener; `listening on
+ * PROTOCOL://HOST:PORT` for the ones that are not PLAINTEXT) once it accepts connections, and waits for
  * SIGTERM or SIGINT; then it stops accepting, lets the requests in flight finish (or fail),
  * closes the engine cleanly and exits 0. It owns the process's signal disposition and nothing
  * of the protocol. Signals are blocked in every thread and taken with sigwait here, so no
@@ -53,10 +54,15 @@ static void serve_usage(FILE *out)
             "No authentication or TLS yet: keep it on loopback.\n"
             "\n"
             "Options (default; the Kafka broker config each mirrors):\n"
-            "  --listen HOST:PORT         address to listen on (127.0.0.1:9092; listeners)\n"
-            "  --advertise HOST:PORT      address told to clients in Metadata/FindCoordinator\n"
-            "                             (127.0.0.1 and the listening port;\n"
+            "  --listeners LIST           comma-separated PROTOCOL://HOST:PORT, PROTOCOL one of\n"
+            "                             PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, each at most\n"
+            "                             once (PLAINTEXT://127.0.0.1:9092; listeners)\n"
+            "  --listen HOST:PORT         shorthand for --listeners PLAINTEXT://HOST:PORT\n"
+            "  --advertised-listeners LIST  PROTOCOL://HOST:PORT told to clients that came in\n"
+            "                             on that protocol's listener, in Metadata and\n"
+            "                             FindCoordinator (127.0.0.1 and the listener's port;\n"
             "                             advertised.listeners)\n"
+            "  --advertise HOST:PORT      shorthand: the first listener's advertised address\n"
             "  --broker-id N              this broker's node id (0; broker.id / node.id)\n"
             "  --threads N                network loop threads (one per core;\n"
             "                             num.network.threads)\n"
@@ -184,14 +190,116 @@ static bool is_loopback(const char *host)
 struct serve_args {
     struct kafka_server_options so;
     struct rt_options eo;
-    char listen_host[256], adv_host[256];
-    uint16_t adv_port;
+    char listen_host[NET_LISTENERS_MAX][256], adv_host[NET_LISTENERS_MAX][256];
+    const char *advertised_list; /* --advertised-listeners, matched once listeners are known */
+    const char *advertise_one;   /* --advertise */
     const char *dir;
     const char *metrics_addr;
 };
 
 /* A step's answer when the command goes on (else it is the exit code). */
 #define SERVE_GO_ON (-1)
+
+/* One PROTOCOL://HOST:PORT of a listener list (an empty HOST: every interface, as Kafka). */
+static bool parse_endpoint(const char *s, size_t len, enum net_security *sec, char *host,
+                           size_t cap, uint16_t *port)
+{
+    char buf[320];
+    if (len >= sizeof(buf))
+        return false;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    char *sep = strstr(buf, "://");
+    if (!sep)
+        return false;
+    *sep = 0;
+    if (!net_security_parse(buf, sec))
+        return false;
+    const char *hp = sep + 3;
+    if (hp[0] == ':') { /* "PLAINTEXT://:9092" */
+        uint32_t p = 0;
+        if (!cli_parse_u32(hp + 1, 0, 65535, &p) || cap < 8)
+            return false;
+        snprintf(host, cap, "0.0.0.0");
+        *port = (uint16_t)p;
+        return true;
+    }
+    return parse_host_port(hp, host, cap, port);
+}
+
+/* --listeners: each protocol at most once (its name is its listener's name), at most
+ * NET_LISTENERS_MAX of them. */
+static bool parse_listeners(struct serve_args *a, const char *v)
+{
+    struct net_options *no = &a->so.net;
+    uint32_t n = 0;
+    for (const char *p = v; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (n == NET_LISTENERS_MAX)
+            return false;
+        struct net_listener *l = &no->listeners[n];
+        memset(l, 0, sizeof(*l));
+        if (!parse_endpoint(p, len, &l->security, a->listen_host[n], sizeof(a->listen_host[n]),
+                            &l->port))
+            return false;
+        for (uint32_t j = 0; j < n; j++)
+            if (no->listeners[j].security == l->security)
+                return false;
+        l->host = a->listen_host[n];
+        n++;
+        p = end ? end + 1 : p + len;
+    }
+    if (n == 0)
+        return false;
+    no->listener_count = n;
+    return true;
+}
+
+/* --advertised-listeners, once the listeners are known: each entry names a listener's protocol.
+ * NULL, or what is wrong. */
+static const char *apply_advertised(struct serve_args *a)
+{
+    struct kafka_server_options *so = &a->so;
+    for (uint32_t i = 0; i < so->net.listener_count; i++) {
+        so->advertised[i].host = NULL;
+        so->advertised[i].port = 0;
+    }
+    if (a->advertise_one) {
+        if (!parse_host_port(a->advertise_one, a->adv_host[0], sizeof(a->adv_host[0]),
+                             &so->advertised[0].port))
+            return "--advertise must be HOST:PORT";
+        so->advertised[0].host = a->adv_host[0];
+    }
+    for (const char *p = a->advertised_list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        enum net_security sec;
+        char host[256];
+        uint16_t port = 0;
+        if (!parse_endpoint(p, len, &sec, host, sizeof(host), &port))
+            return "--advertised-listeners entries must be PROTOCOL://HOST:PORT";
+        uint32_t i = 0;
+        while (i < so->net.listener_count && so->net.listeners[i].security != sec)
+            i++;
+        if (i == so->net.listener_count)
+            return "--advertised-listeners names a protocol no listener has";
+        snprintf(a->adv_host[i], sizeof(a->adv_host[i]), "%s", host);
+        so->advertised[i].host = a->adv_host[i];
+        so->advertised[i].port = port;
+        p = end ? end + 1 : p + len;
+    }
+    return NULL;
+}
+
+/* What this build can serve: the security protocols whose layers exist. NULL, or why not. */
+static const char *check_security(const struct serve_args *a)
+{
+    for (uint32_t i = 0; i < a->so.net.listener_count; i++)
+        if (a->so.net.listeners[i].security != NET_SEC_PLAINTEXT)
+            return "only PLAINTEXT listeners are served yet (TLS and SASL: issue 23)";
+    return NULL;
+}
 
 /* One `--name value` option into a; false for a bad value; *unknown for a name it does not know. */
 static bool serve_option(struct serve_args *a, const char *name, const char *v, bool *unknown)
@@ -202,11 +310,21 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
     int64_t q64 = 0;
     bool ok = true;
     *unknown = false;
-    if (strcmp(name, "--listen") == 0)
-        ok = parse_host_port(v, a->listen_host, sizeof(a->listen_host), &so->net.port);
-    else if (strcmp(name, "--advertise") == 0)
-        ok = parse_host_port(v, a->adv_host, sizeof(a->adv_host), &a->adv_port);
-    else if (strcmp(name, "--broker-id") == 0)
+    if (strcmp(name, "--listen") == 0) {
+        ok = parse_host_port(v, a->listen_host[0], sizeof(a->listen_host[0]),
+                             &so->net.listeners[0].port);
+        so->net.listeners[0].host = a->listen_host[0];
+        so->net.listeners[0].security = NET_SEC_PLAINTEXT;
+        so->net.listener_count = 1;
+    } else if (strcmp(name, "--listeners") == 0)
+        ok = parse_listeners(a, v);
+    else if (strcmp(name, "--advertised-listeners") == 0)
+        a->advertised_list = v;
+    else if (strcmp(name, "--advertise") == 0) {
+        char h[256];
+        uint16_t p;
+        ok = parse_host_port(v, h, sizeof(h), &p) && ((a->advertise_one = v), true);
+    } else if (strcmp(name, "--broker-id") == 0)
         ok = cli_parse_u32(v, 0, INT32_MAX, &u) && ((so->broker_id = (int32_t)u), true);
     else if (strcmp(name, "--threads") == 0)
         ok = cli_parse_u32(v, 1, 256, &so->net.threads);
@@ -294,9 +412,10 @@ static int serve_parse(struct serve_args *a, int argc, char **argv)
     if (env_io && *env_io && !parse_io(env_io, &a->so.net.io))
         return cli_usage("serve", "RT_KAFKA_IO must be auto, uring or sync, not '%s'", env_io);
     cli_options_init(&a->eo);
-    snprintf(a->listen_host, sizeof(a->listen_host), "127.0.0.1");
-    a->adv_host[0] = '\0';
-    a->adv_port = 0;
+    snprintf(a->listen_host[0], sizeof(a->listen_host[0]), "127.0.0.1");
+    a->so.net.listeners[0].host = a->listen_host[0];
+    a->advertised_list = NULL;
+    a->advertise_one = NULL;
     a->dir = NULL;
     a->metrics_addr = NULL;
 
@@ -342,9 +461,11 @@ static int serve_parse(struct serve_args *a, int argc, char **argv)
                          "--group-min-session-timeout-ms %d is above "
                          "--group-max-session-timeout-ms %d",
                          so->groups.session_timeout_min_ms, so->groups.session_timeout_max_ms);
-    so->net.host = a->listen_host;
-    so->advertise_host = a->adv_host[0] ? a->adv_host : "127.0.0.1";
-    so->advertise_port = a->adv_port;
+    const char *why = apply_advertised(a);
+    if (!why)
+        why = check_security(a);
+    if (why)
+        return cli_usage("serve", "%s", why);
     a->eo.transaction_timeout_max_ms = so->transaction_max_timeout_ms;
     a->eo.on_fault = serve_on_fault;
     so->engine = a->eo;
@@ -379,7 +500,9 @@ static int serve_start(struct serve_args *a, rt_engine **e_out, struct kafka_ser
     struct kafka_server *srv = NULL;
     int rc = kafka_server_start(e, &a->so, &srv);
     if (rc) {
-        cli_fail("serve", "cannot listen on %s:%u: %s", a->listen_host, a->so.net.port,
+        const struct net_listener *l0 = &a->so.net.listeners[0];
+        cli_fail("serve", "cannot listen on %s:%u%s: %s", l0->host, l0->port,
+                 a->so.net.listener_count > 1 ? " (or another of --listeners)" : "",
                  rt_strerror(rc));
         cli_engine_close("serve", e);
         kafka_metrics_destroy(metrics);
@@ -410,15 +533,20 @@ static int serve_start(struct serve_args *a, rt_engine **e_out, struct kafka_ser
 static void serve_announce(const struct serve_args *a, struct kafka_server *srv)
 {
     const struct kafka_server_options *so = &a->so;
-    bool v6 = strchr(a->listen_host, ':') != NULL;
     fprintf(stderr, "ringtail serve: %s: network on %s (%u loop thread%s), %s, broker id %d\n",
             a->dir, kafka_server_backend(srv), so->net.threads, so->net.threads == 1 ? "" : "s",
             !so->zero_copy      ? "fetch copies records"
             : so->net.zero_copy ? "zero-copy fetch (SEND_ZC / MSG_ZEROCOPY)"
                                 : "fetch by sendmsg from the mapping",
             so->broker_id);
-    printf("listening on %s%s%s:%u\n", v6 ? "[" : "", a->listen_host, v6 ? "]" : "",
-           kafka_server_port(srv));
+    for (uint32_t i = 0; i < so->net.listener_count; i++) {
+        const struct net_listener *l = &so->net.listeners[i];
+        bool v6 = strchr(l->host, ':') != NULL;
+        bool plain = l->security == NET_SEC_PLAINTEXT;
+        printf("listening on %s%s%s%s%s:%u\n", plain ? "" : net_security_name(l->security),
+               plain ? "" : "://", v6 ? "[" : "", l->host, v6 ? "]" : "",
+               kafka_server_listener_port(srv, i));
+    }
     fflush(stdout);
 }
 
@@ -481,12 +609,15 @@ int cmd_serve(int argc, char **argv)
     int code = serve_parse(&a, argc, argv);
     if (code != SERVE_GO_ON)
         return code;
-    if (!is_loopback(a.listen_host))
-        fprintf(stderr,
-                "ringtail serve: warning: listening on %s, not loopback: there is no "
-                "authentication or TLS yet — anyone who reaches this port can read and write "
-                "every topic\n",
-                a.listen_host);
+    for (uint32_t i = 0; i < a.so.net.listener_count; i++) {
+        const struct net_listener *l = &a.so.net.listeners[i];
+        if (l->security == NET_SEC_PLAINTEXT && !is_loopback(l->host))
+            fprintf(stderr,
+                    "ringtail serve: warning: listening on %s, not loopback, with no "
+                    "authentication or TLS: anyone who reaches this port can read and write "
+                    "every topic\n",
+                    l->host);
+    }
 
     /* Every thread made from here on (engine shards, loops) inherits the mask. */
     sigset_t set;

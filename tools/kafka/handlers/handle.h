@@ -19,6 +19,7 @@
 #include "tools/kafka/proto/kmsg.h"
 #include "tools/kafka/net/net.h"
 #include "tools/kafka/handlers/broker.h"
+#include "tools/kafka/handlers/session.h"
 
 #define KAFKA_HOLES_MAX       1024 /* record slices in one fetch response */
 #define KAFKA_ARENA_MIN_BYTES (16u << 10)

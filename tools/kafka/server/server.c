@@ -24,6 +24,9 @@
  *        topic auto-creation must create goes there too (its appends then complete it as
  *        usual: NET_PENDING is not completed by the admin thread). The admin thread outlives
  *        net_stop (which waits for pending requests) and is joined after it.
+ *   KS5  Every connection has its kafka_session (handlers/session.h) from accept to close,
+ *        made before its slots and freed after them: a handler may always read
+ *        s->req->session->user.
  */
 #include "tools/kafka/server/server.h"
 
@@ -258,10 +261,32 @@ static enum net_verdict hook_retry(void *ctx, struct net_req *req, bool expired)
     return kafka_handle_fetch(s, true, expired);
 }
 
-static void hook_bound(void *ctx, uint16_t port)
+static void hook_bound(void *ctx, uint32_t listener, uint16_t port)
 {
     struct kafka_server *srv = ctx;
-    srv->advertise_port = srv->opts.advertise_port ? srv->opts.advertise_port : port;
+    uint16_t adv = srv->opts.advertised[listener].port;
+    srv->advertise_port[listener] = adv ? adv : port;
+}
+
+/* KS5: every connection has its kafka_session from accept to close; it starts unauthenticated
+ * (principal User:ANONYMOUS) on a SASL listener and authenticated on the others. */
+static int hook_session_open(void *ctx, struct net_session *ns)
+{
+    (void)ctx;
+    struct kafka_session *ks = calloc(1, sizeof(*ks));
+    if (!ks)
+        return -ENOMEM;
+    snprintf(ks->principal, sizeof(ks->principal), "%s", KAFKA_PRINCIPAL_ANONYMOUS);
+    ks->authenticated = ns->security == NET_SEC_PLAINTEXT || ns->security == NET_SEC_SSL;
+    ns->user = ks;
+    return 0;
+}
+
+static void hook_session_close(void *ctx, struct net_session *ns)
+{
+    (void)ctx;
+    free(ns->user);
+    ns->user = NULL;
 }
 
 static void on_append_watch(void *ctx)
@@ -273,9 +298,13 @@ static void on_append_watch(void *ctx)
 int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opts,
                        struct kafka_server **out)
 {
-    if (!engine || !opts || !out || !opts->advertise_host ||
-        strlen(opts->advertise_host) >= sizeof(((struct kafka_server *)0)->advertise_host))
+    if (!engine || !opts || !out || opts->net.listener_count == 0 ||
+        opts->net.listener_count > NET_LISTENERS_MAX)
         return RT_E_INVALID_ARGUMENT;
+    for (uint32_t i = 0; i < opts->net.listener_count; i++)
+        if (opts->advertised[i].host && strlen(opts->advertised[i].host) >=
+                                            sizeof(((struct kafka_server *)0)->advertise_host[0]))
+            return RT_E_INVALID_ARGUMENT;
     struct kafka_server *srv = calloc(1, sizeof(*srv));
     if (!srv)
         return -ENOMEM;
@@ -299,7 +328,9 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     srv->opts.zero_copy = true;
     if (srv->opts.fetch_max_bytes == 0)
         srv->opts.fetch_max_bytes = 55u << 20; /* options not from kafka_server_options_init */
-    snprintf(srv->advertise_host, sizeof(srv->advertise_host), "%s", opts->advertise_host);
+    for (uint32_t i = 0; i < opts->net.listener_count; i++)
+        snprintf(srv->advertise_host[i], sizeof(srv->advertise_host[i]), "%s",
+                 opts->advertised[i].host ? opts->advertised[i].host : "127.0.0.1");
     int rc = admin_start(srv);
     if (rc) {
         group_coord_free(srv->groups);
@@ -315,6 +346,8 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
         .retry = hook_retry,
         .release = hook_release,
         .bound = hook_bound,
+        .session_open = hook_session_open,
+        .session_close = hook_session_close,
     };
     rc = net_start(&srv->opts.net, &hooks, &srv->net);
     if (rc) {
@@ -341,6 +374,11 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
 uint16_t kafka_server_port(const struct kafka_server *s)
 {
     return net_port(s->net);
+}
+
+uint16_t kafka_server_listener_port(const struct kafka_server *s, uint32_t i)
+{
+    return net_listener_port(s->net, i);
 }
 
 const char *kafka_server_backend(const struct kafka_server *s)
