@@ -56,7 +56,6 @@ struct kafka_server_options {
 
 void kafka_server_options_init(struct kafka_server_options *o);
 
-
 /* A connection's auto-creation budget (kafka_topic_ensure): KAFKA_CREATE_BUCKETS of them, a
  * connection in the one its id picks (a collision makes two connections share one: still
  * bounded). */
