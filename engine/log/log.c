@@ -1784,6 +1784,14 @@ static int producer_state_call(struct shard *s, void *arg)
 {
     (void)s;
     struct producer_state_call *c = arg;
+    if (c->partition->frozen &&
+        atomic_load_explicit(&c->partition->fault_error, memory_order_acquire) != 0)
+        /* SH11 (shard.c): a failed round may have updated this table; nobody decides from it
+         * until the recovery reloads it from the log. */
+        return error_set(RT_E_IO_FAILED,
+                         "%s-%u failed to write and has not recovered yet: its producer state "
+                         "is not known",
+                         c->partition->topic, c->partition->id);
     const struct producer_entry *pe = producer_table_find(&c->partition->producers, c->producer_id);
     c->view =
         (struct log_producer_view){.known = pe != NULL,

@@ -183,6 +183,35 @@ void coordinator_attach_groups(struct coordinator *c, struct group_manager *grou
 
 bool coord_holds_partition(const struct txn_meta *m, const char *topic, uint32_t partition);
 
+/* CO15: an end whose decision is durable but whose markers could not all be written (a
+ * partition that failed to write): the transaction stays Prepare* — not reported ended — and
+ * the timer completes it once the partitions recover; the caller may retry the end. */
+static int markers_pending(const struct txn_meta *m, int rc)
+{
+    return error_set(rc,
+                     "transactional id '%s': the %s is decided (durable) but not every marker "
+                     "could be written (%s); the coordinator writes them once the partition "
+                     "recovers: retry to learn the outcome (CO15)",
+                     m->id, m->v.state == TXN_PREPARE_COMMIT ? "commit" : "abort", rt_strerror(rc));
+}
+
+/* CO15: is (pid, epoch) the producer whose own end is still completing (Prepare*, the markers
+ * pending after a failed write) or has completed (Complete*) at the epoch that end bumped to?
+ * 0: not such a retry; 1: completed with the outcome asked (answer it); else an error. */
+static int end_retry(const struct txn_meta *m, int64_t pid, int16_t epoch, bool commit)
+{
+    if (pid != m->v.producer_id || epoch < 0 || epoch + 1 != m->v.producer_epoch)
+        return 0;
+    enum txn_state want = commit ? TXN_PREPARE_COMMIT : TXN_PREPARE_ABORT;
+    if (m->v.state == want)
+        return error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                         "transactional id '%s' is writing the markers of its %s (CO15)", m->id,
+                         commit ? "commit" : "abort");
+    if (m->v.state == (commit ? TXN_COMPLETE_COMMIT : TXN_COMPLETE_ABORT))
+        return 1;
+    return 0; /* another outcome, or a newer state: the fencing rules answer */
+}
+
 /* CO12: ends m's Ongoing wire transaction (its epoch kept, CO7) in one durable round. The
  * decision record (0x7203: txn_epoch = marker epoch = the kept epoch, and per partition the
  * producer's last sequence and the transaction's first offset there, read from the partition's
@@ -263,8 +292,12 @@ static int end_wire_locked(struct coordinator *c, struct txn_meta *m, bool commi
     }
     free(m->v.partitions);
     m->v = prep;
+    coord_note_durable(m); /* CO15 */
     coord_pid_index(c, m);
-    return coord_finish_as(c, m, commit, m->v.producer_id, m->v.producer_epoch, true, NULL);
+    rc = coord_finish_as(c, m, commit, m->v.producer_id, m->v.producer_epoch, true, NULL);
+    if (rc)
+        return markers_pending(m, rc);
+    return 0;
 }
 
 int coord_fenced(const struct txn_meta *m, int64_t pid, int16_t epoch)
@@ -324,7 +357,7 @@ int coordinator_init_expected(struct coordinator *c, const char *id, int32_t tim
     if (rc == 0 && !retry && m->v.state == TXN_ONGOING) {
         rc = coord_end_locked(c, m, false, true); /* fence the previous instance and abort */
     } else if (rc == 0 && !retry && coord_is_prepare(m->v.state)) {
-        rc = coord_end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+        rc = coord_complete_prepared(c, m); /* CO15 */
     }
     if (rc == 0 && !retry) {
         struct txn_log_value next = m->v;
@@ -485,12 +518,15 @@ static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t ep
     if (!m)
         return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
     pthread_mutex_lock(&m->lock);
-    int rc = coord_fenced(m, pid, epoch);
-    if (rc == 0) {
+    int retry = m->deciding ? 0 : end_retry(m, pid, epoch, commit); /* CO15 */
+    int rc = retry < 0 ? retry : retry ? 0 : coord_fenced(m, pid, epoch);
+    if (rc == 0 && !retry) {
         switch (m->v.state) {
         case TXN_ONGOING:
             rc = bump ? coord_end_locked_as(c, m, commit, false, true)
                       : end_wire_locked(c, m, commit);
+            if (rc && bump && coord_is_prepare(m->v.state))
+                rc = markers_pending(m, rc); /* CO15 */
             break;
         case TXN_COMPLETE_COMMIT:
         case TXN_COMPLETE_ABORT:
@@ -548,8 +584,11 @@ int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t 
     if (!m)
         return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
     pthread_mutex_lock(&m->lock);
+    int retry = m->deciding ? 0 : end_retry(m, pid, epoch, true); /* CO15 */
     int rc = m->deciding ? error_set(RT_E_CONCURRENT_TRANSACTIONS,
                                      "transactional id '%s' is committing its transaction", id)
+             : retry < 0 ? retry
+             : retry     ? 0
                          : coord_fenced(m, pid, epoch);
     bool empty = false;
     if (rc == 0 && m->v.state != TXN_ONGOING) {
@@ -629,10 +668,13 @@ int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t 
         rc = prep_rc;
     } else {
         free(m->v.partitions);
-        m->v = prep; /* durable: the outcome is decided by CO10's rule */
+        m->v = prep;           /* durable: the outcome is decided by CO10's rule */
+        coord_note_durable(m); /* CO15 */
         coord_pid_index(c, m);
         if (data_rc == 0) {
             rc = coord_finish_as(c, m, true, next_pid, next_epoch, true, NULL);
+            if (rc)
+                rc = markers_pending(m, rc);
         } else {
             /* Some data never landed: CO10 decides abort, and the coordinator writes it down
              * (PrepareAbort) before any marker. */
@@ -730,7 +772,7 @@ int coordinator_abort(struct coordinator *c, const char *id)
     if (m->v.state == TXN_ONGOING)
         rc = coord_end_locked(c, m, false, true);
     else if (coord_is_prepare(m->v.state))
-        rc = coord_end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+        rc = coord_complete_prepared(c, m); /* CO15 */
     else
         rc = error_set(RT_E_INVALID_TXN_STATE,
                        "transactional id '%s' has no open transaction (%s); a partition still "
