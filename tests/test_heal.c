@@ -577,6 +577,314 @@ static void *pwriter_main(void *arg)
     return NULL;
 }
 
+/* ---- SH11, CO15: transactions and the internal topics heal in place (issue 21 F3 part 3) ---- */
+
+/* The values of a partition under `iso` ("a|b|" as read_values renders them), markers and
+ * aborted records skipped. Caller frees. */
+static char *read_values_iso(rt_engine *e, const char *topic, uint32_t part, enum rt_isolation iso)
+{
+    size_t cap = 4096, len = 0;
+    char *out = calloc(1, cap);
+    assert_non_null(out);
+    int64_t next = 0;
+    for (;;) {
+        rt_fetch *fh = NULL;
+        int rc = rt_fetch_start(e, topic, part, next, 65536, iso, &fh);
+        if (rc)
+            fprintf(stderr, "rt_fetch_start(%" PRId64 "): %s\n", next, rt_error_detail());
+        assert_int_equal(rc, 0);
+        const struct rt_fetch_view *v = rt_fetch_get(fh);
+        if (v->size_bytes == 0) {
+            rt_fetch_release(fh);
+            break;
+        }
+        struct rt_records it;
+        assert_int_equal(rt_records_init(&it, fh, next), 0);
+        struct rt_record_view r;
+        while ((rc = rt_records_next(&it, &r)) == 0) {
+            if (len + (size_t)r.value_len + 2 > cap) {
+                cap = cap * 2 + (size_t)r.value_len;
+                out = realloc(out, cap);
+                assert_non_null(out);
+            }
+            memcpy(out + len, r.value, (size_t)r.value_len);
+            len += (size_t)r.value_len;
+            out[len++] = '|';
+            out[len] = '\0';
+        }
+        assert_int_equal(rc, RT_E_END);
+        next = tu_fetch_next_offset(v, next);
+        rt_fetch_release(fh);
+    }
+    return out;
+}
+
+static void verify_problem(void *ctx, const char *problem)
+{
+    (void)ctx;
+    fprintf(stderr, "verify: %s\n", problem);
+}
+
+/* Opens f->e for the transactional cases: one shard (the data partitions, __transaction_state
+ * and __consumer_offsets share it), sync=always, faults told to fl. */
+static void open_txn_engine(struct tu_fixture *f, struct io_fault_plan *plan, struct fault_log *fl)
+{
+    memset(plan, 0, sizeof(*plan));
+    struct rt_options o = f->o;
+    o.shard_count = 1;
+    o.sync_mode = RT_SYNC_ALWAYS;
+    o.on_fault = on_fault;
+    o.on_fault_ctx = fl;
+    assert_int_equal(rt_test_open(f->dir, &o, plan, &f->e), 0);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
+}
+
+static rt_producer *open_txn_producer(rt_engine *e)
+{
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "heal-txn";
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), 0);
+    return p;
+}
+
+/* Sends records "<tag>-0".."<tag>-<n-1>" to partition 0 inside the open transaction and waits
+ * until every one is acknowledged. */
+static void send_txn_records(rt_producer *p, const char *tag, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char v[32];
+        int len = snprintf(v, sizeof(v), "%s-%d", tag, i);
+        struct rt_producer_message m = {
+            .record = {.key_len = -1, .value = v, .value_len = len, .timestamp_ms = -1},
+            .sequence = -1};
+        assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, NULL, NULL), 0);
+    }
+    assert_int_equal(rt_producer_flush(p, -1), 0);
+}
+
+/* Retries an end (commit or abort) until it answers 0, accepting only what a partition that
+ * has not recovered yet answers meanwhile (bound_ms passes: fails the test). */
+static void end_until_ok(rt_producer *p, bool commit, int64_t bound_ms)
+{
+    int64_t until = now_ms() + bound_ms;
+    int rc;
+    while ((rc = commit ? rt_producer_commit(p, -1) : rt_producer_abort(p, -1)) != 0) {
+        if ((rc != RT_E_IO_FAILED && rc != RT_E_CONCURRENT_TRANSACTIONS) || now_ms() > until)
+            fprintf(stderr, "%s: %s\n", commit ? "commit" : "abort", rt_error_detail());
+        assert_true(rc == RT_E_IO_FAILED || rc == RT_E_CONCURRENT_TRANSACTIONS);
+        assert_true(now_ms() <= until);
+        usleep(20 * 1000);
+    }
+}
+
+/* The engine's write side did not fail: only partitions did, and every one recovered. */
+static void assert_healed(rt_engine *e, struct fault_log *fl)
+{
+    struct rt_stats s;
+    int64_t until = now_ms() + 30000;
+    do { /* the recovery runs between rounds: wait for it */
+        stats(e, &s);
+        if (s.partitions_failed == 0)
+            break;
+        usleep(20 * 1000);
+    } while (now_ms() < until);
+    assert_int_equal(s.write_error, 0);
+    assert_int_equal(s.partitions_failed, 0);
+    assert_true(s.partition_faults >= 1);
+    assert_true(s.partition_recoveries >= 1);
+    pthread_mutex_lock(&fl->lock);
+    assert_int_equal(fl->engine_wide, 0);
+    assert_true(fl->recoveries >= 1);
+    pthread_mutex_unlock(&fl->lock);
+}
+
+/* A clean close (no partition left frozen), a clean verify, and a reopen that reads what the
+ * running engine read under read_committed in partition 0. */
+static void close_verify_reopen(struct tu_fixture *f, struct io_fault_plan *plan,
+                                const char *committed0)
+{
+    assert_int_equal(rt_close(f->e), 0);
+    f->e = NULL;
+    io_fault_plan_release(plan);
+    assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
+    struct rt_options ro = f->o;
+    assert_int_equal(rt_open(f->dir, &ro, &f->e), 0);
+    char *v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, committed0);
+    free(v);
+}
+
+/* SH11, CO15: the COMMIT marker of a one-round commit cannot be written (the data partition's
+ * files refuse writes after the data was acknowledged). The commit is not reported done, the
+ * engine keeps writing, read_committed does not see the transaction; once the disk takes writes
+ * the partition recovers and the coordinator writes the marker (its PrepareCommit is durable),
+ * so the records become visible exactly once; a retried commit answers the outcome. */
+static void test_heal_marker_write(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    open_txn_engine(f, &plan, &fl);
+    rt_producer *p = open_txn_producer(f->e);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records(p, "c1", 3);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records(p, "c2", 3); /* acknowledged: durable before the fault */
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = P0_FILES};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    int rc = rt_producer_commit(p, -1);
+    fprintf(stderr, "commit with its marker refused: %s\n", rt_error_detail());
+    assert_int_not_equal(rc, 0); /* not reported committed */
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* SH11: not the engine's */
+    assert_int_equal(s.partitions_failed, 1);
+    char *v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, "c1-0|c1-1|c1-2|");
+    free(v);
+    /* The other partition (same shard) and the coordinator keep writing. */
+    int64_t base = -1;
+    assert_int_equal(append_idem(f->e, TOPIC, 1, 8, 0, 1, "b", &base, 0), 0);
+    usleep(200 * 1000); /* retries by the coordinator meanwhile change nothing */
+    v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, "c1-0|c1-1|c1-2|");
+    free(v);
+    io_fault_rules_clear(&plan);
+    end_until_ok(p, true, 30000); /* the retry learns the outcome: committed */
+    assert_healed(f->e, &fl);
+    const char *want = "c1-0|c1-1|c1-2|c2-0|c2-1|c2-2|";
+    v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, want);
+    free(v);
+    /* The producer goes on. */
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records(p, "c3", 2);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    want = "c1-0|c1-1|c1-2|c2-0|c2-1|c2-2|c3-0|c3-1|";
+    v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, want);
+    free(v);
+    assert_int_equal(rt_producer_close(p), 0);
+    close_verify_reopen(f, &plan, want);
+    tu_fixture_close(f);
+}
+
+/* SH11: a write of __transaction_state fails (the PrepareCommit, then the PrepareAbort). Nothing
+ * is adopted that is not durable: the transaction stays open (its records invisible to
+ * read_committed), the abort retried once the disk takes writes aborts it, and the aborted
+ * records are never visible; the next transaction commits. */
+static void test_heal_txn_state_write(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    open_txn_engine(f, &plan, &fl);
+    rt_producer *p = open_txn_producer(f->e);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records(p, "c1", 2);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records(p, "x2", 3);
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = "__transaction_state-"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    int rc = rt_producer_commit(p, -1);
+    fprintf(stderr, "commit with its PrepareCommit refused: %s\n", rt_error_detail());
+    assert_int_not_equal(rc, 0);
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* SH11 */
+    assert_int_equal(s.partitions_failed, 1);
+    assert_int_not_equal(rt_producer_abort(p, -1), 0); /* its PrepareAbort cannot be written */
+    char *v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, "c1-0|c1-1|");
+    free(v);
+    int64_t base = -1;
+    assert_int_equal(append_idem(f->e, TOPIC, 1, 8, 0, 1, "b", &base, 0), 0);
+    io_fault_rules_clear(&plan);
+    end_until_ok(p, false, 30000);
+    assert_healed(f->e, &fl);
+    v = read_values_iso(f->e, TOPIC, 0, RT_READ_UNCOMMITTED);
+    assert_non_null(strstr(v, "x2-0|x2-1|x2-2|")); /* written, then aborted */
+    free(v);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records(p, "c3", 2);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    const char *want = "c1-0|c1-1|c3-0|c3-1|";
+    v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, want);
+    free(v);
+    assert_int_equal(rt_producer_close(p), 0);
+    close_verify_reopen(f, &plan, want);
+    tu_fixture_close(f);
+}
+
+/* SH11, GO1: a write of __consumer_offsets fails. The commit answers RT_E_IO_FAILED and is not
+ * applied (the fetched offset stays the last durable one), data partitions keep writing, and
+ * once the disk takes writes the same commit goes through; a reopen finds what was acknowledged. */
+static void test_heal_offsets_write(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    open_txn_engine(f, &plan, &fl);
+    struct rt_offset o5 = {.topic = TOPIC, .partition = 0, .offset = 5, .metadata = "m5"};
+    assert_int_equal(rt_group_commit_offsets(f->e, "heal-group", &o5, 1), 0);
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = "__consumer_offsets-"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    struct rt_offset o9 = {.topic = TOPIC, .partition = 0, .offset = 9, .metadata = "m9"};
+    assert_int_equal(rt_group_commit_offsets(f->e, "heal-group", &o9, 1), RT_E_IO_FAILED);
+    fprintf(stderr, "offset commit refused: %s\n", rt_error_detail());
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* SH11 */
+    int64_t off = -1;
+    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 0, true, &off), 0);
+    assert_int_equal(off, 5); /* GO1: nothing applied that is not in the log */
+    int64_t base = -1;
+    assert_int_equal(append_idem(f->e, TOPIC, 0, 7, 0, 1, "a", &base, 0), 0);
+    assert_int_equal(rt_group_commit_offsets(f->e, "heal-group", &o9, 1), RT_E_IO_FAILED);
+    io_fault_rules_clear(&plan);
+    int64_t until = now_ms() + 30000;
+    int rc;
+    while ((rc = rt_group_commit_offsets(f->e, "heal-group", &o9, 1)) != 0) {
+        assert_int_equal(rc, RT_E_IO_FAILED);
+        assert_true(now_ms() <= until);
+        usleep(20 * 1000);
+    }
+    assert_healed(f->e, &fl);
+    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 0, true, &off), 0);
+    assert_int_equal(off, 9);
+    struct rt_offset o12 = {.topic = TOPIC, .partition = 1, .offset = 12, .metadata = NULL};
+    assert_int_equal(rt_group_commit_offsets(f->e, "heal-group", &o12, 1), 0);
+    assert_int_equal(rt_close(f->e), 0);
+    f->e = NULL;
+    io_fault_plan_release(&plan);
+    assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
+    struct rt_options ro = f->o;
+    assert_int_equal(rt_open(f->dir, &ro, &f->e), 0);
+    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 0, true, &off), 0);
+    assert_int_equal(off, 9);
+    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 1, true, &off), 0);
+    assert_int_equal(off, 12);
+    tu_fixture_close(f);
+}
+
 /* Fills the file system at dir until ENOSPC; returns the open descriptor of the filler. */
 static int fill(const char *path)
 {
@@ -738,6 +1046,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heal_fdatasync_eio, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_failed_roll, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_never_when_disabled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_marker_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_txn_state_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_offsets_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_tmpfs_fill_and_free, setup, teardown_tmpfs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
