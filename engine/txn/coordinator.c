@@ -188,11 +188,13 @@ bool coord_holds_partition(const struct txn_meta *m, const char *topic, uint32_t
  * the timer completes it once the partitions recover; the caller may retry the end. */
 static int markers_pending(const struct txn_meta *m, int rc)
 {
+    char cause[ERROR_DETAIL_BYTES];
+    snprintf(cause, sizeof(cause), "%s", *rt_error_detail() ? rt_error_detail() : rt_strerror(rc));
     return error_set(rc,
                      "transactional id '%s': the %s is decided (durable) but not every marker "
                      "could be written (%s); the coordinator writes them once the partition "
                      "recovers: retry to learn the outcome (CO15)",
-                     m->id, m->v.state == TXN_PREPARE_COMMIT ? "commit" : "abort", rt_strerror(rc));
+                     m->id, m->v.state == TXN_PREPARE_COMMIT ? "commit" : "abort", cause);
 }
 
 /* CO15: is (pid, epoch) the producer whose own end is still completing (Prepare*, the markers
@@ -662,10 +664,14 @@ int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t 
     m->deciding = false;
     pthread_cond_broadcast(&m->decided);
     if (prep_rc) {
-        /* Not decided: the engine's write side has failed (sticky); the transaction stays
-         * Ongoing and the next open reconciles it (COR3). */
+        /* Not decided: the transaction stays Ongoing, as the log says (CO15); it is aborted
+         * (by its producer, or its timeout) once __transaction_state recovers (SH11), or the
+         * next open reconciles it (COR3) if the engine's write side failed. */
         free(prep.partitions);
-        rc = prep_rc;
+        rc = error_set(prep_rc,
+                       "transactional id '%s': its PrepareCommit could not be written to %s "
+                       "(%s): nothing was decided and the transaction stays open; abort it",
+                       m->id, TXN_LOG_TOPIC, rt_strerror(prep_rc));
     } else {
         free(m->v.partitions);
         m->v = prep;           /* durable: the outcome is decided by CO10's rule */
