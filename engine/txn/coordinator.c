@@ -134,6 +134,24 @@
  *        Kafka, which aborts an Ongoing transaction of the same producer id before checking
  *        the epoch). The last init's identities are held in memory only (as Kafka's
  *        lastProducerEpoch): after a reopen a retry of an init that went through is fenced.
+ *   CO15. A write that fails for a partition alone (shard.c SH10, SH11: the partition heals in
+ *        place) leaves the coordinator's memory what its log says, and what remains to be done
+ *        is retried, never dropped: (a) a Prepare*, decision or Ongoing record that could not
+ *        be written is not adopted (CO1): the id stays as it was (an in-process Ongoing stays
+ *        open, to be aborted by its producer or its timeout); (b) a transaction whose decision
+ *        is durable but whose markers could not all be written stays Prepare* — its end is not
+ *        reported done (RT_E_IO_FAILED, saying it is decided) — and the timer completes it
+ *        each tick until the partitions take writes (coord_complete_prepared: a one-round
+ *        Prepare* by CO10's rule from the partitions' state, which a frozen partition does not
+ *        give until its recovery reloaded it from the log, so a marker the failed round placed
+ *        is never mistaken for a written one); pending offsets are applied only then (GO1);
+ *        (c) the producer's retried end at the epoch its end bumped to (end_retry) answers
+ *        RT_E_CONCURRENT_TRANSACTIONS while the markers are pending and 0 once the same
+ *        outcome is complete (its identity then adopted), as Kafka answers a retried EndTxn;
+ *        (d) a Complete* queued without waiting whose write failed is written again by the
+ *        timer (coord_rewrite_lost) unless a later record of the id became durable first.
+ *        What still needs a reopen is the engine's write side failing (SH10); an id left
+ *        Prepare* at close is completed by the next open (CO2).
  *
  * Costs of a wire EndTxn (CO12): one shard call per partition for its producer state, one
  * fdatasync round for the decision record (and, beside it, one per shard holding unsynced data
@@ -287,8 +305,9 @@ static int end_wire_locked(struct coordinator *c, struct txn_meta *m, bool commi
     if (rc == 0)
         rc = data_rc;
     if (rc) {
-        /* Not decided (the engine's write side has failed, sticky): nothing is adopted; the
-         * next open decides by R1 from what became durable (CO10, CO12). */
+        /* Not decided: nothing is adopted (CO15); the transaction stays Ongoing for a retried
+         * EndTxn, or, if the engine's write side failed, the next open decides by R1 from what
+         * became durable (CO10, CO12). */
         free(prep.partitions);
         return rc;
     }
