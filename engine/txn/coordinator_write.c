@@ -408,5 +408,35 @@ int coord_complete_prepared(struct coordinator *c, struct txn_meta *m)
     assert(coord_is_prepare(m->v.state));
     if (m->v.one_round)
         return coord_complete_one_round(c, m);
-    return coord_end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+    /* Markers only where they are missing (SH11: a partition that never failed is not written
+     * again at every retry): its producer closed its transaction at the markers' epoch, or
+     * moved past it (CO3: nothing is written at that epoch before Complete*). A partition that
+     * has not recovered does not tell (log.c): retried at the next tick. */
+    uint32_t n = m->v.partition_count;
+    bool *skip = calloc(n ? n : 1, sizeof(*skip));
+    if (!skip)
+        return -ENOMEM;
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        struct partition *p =
+            log_partition(c->lg, m->v.partitions[i].topic, m->v.partitions[i].partition);
+        if (!p)
+            continue; /* the marker write reports it */
+        struct log_producer_view pv;
+        rc = log_producer_state(c->lg, p, m->v.producer_id, &pv);
+        skip[i] = rc == 0 && pv.known &&
+                  (pv.epoch > m->v.producer_epoch ||
+                   (pv.epoch == m->v.producer_epoch && pv.txn_first_offset < 0));
+    }
+    int64_t next_pid = m->v.producer_id;
+    int16_t next_epoch = m->v.producer_epoch;
+    if (rc == 0 && m->v.producer_epoch >= INT16_MAX - 1) { /* as coord_end_locked_as */
+        next_epoch = 0;
+        rc = producer_registry_allocate(c->producers, &next_pid);
+    }
+    if (rc == 0)
+        rc = coord_finish_as(c, m, m->v.state == TXN_PREPARE_COMMIT, next_pid, next_epoch, false,
+                             skip);
+    free(skip);
+    return rc;
 }
