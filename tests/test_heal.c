@@ -885,6 +885,65 @@ static void test_heal_offsets_write(void **state)
     tu_fixture_close(f);
 }
 
+/* An in-process rt_producer whose batch met a partition fault: the delivery reports
+ * RT_E_IO_FAILED, later sends answer it with a clear cause and what to do (its sequences cannot
+ * go on past a batch that was not stored), and a new producer writes once the partition has
+ * recovered in place; the failed record is never visible, the acknowledged ones are there once. */
+static void test_heal_producer_after_fault(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    open_txn_engine(f, &plan, &fl);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    struct rt_producer_message m = {
+        .record = {.key_len = -1, .value = "p-0", .value_len = 3, .timestamp_ms = -1},
+        .sequence = -1};
+    int err = 1;
+    assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err), 0);
+    assert_int_equal(rt_producer_flush(p, -1), 0);
+    assert_int_equal(err, 0);
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = P0_FILES};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    m.record.value = "lost";
+    m.record.value_len = 4;
+    err = 1;
+    assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err), 0);
+    assert_int_equal(rt_producer_flush(p, -1), RT_E_IO_FAILED);
+    assert_int_equal(err, RT_E_IO_FAILED);
+    assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, NULL, NULL), RT_E_IO_FAILED);
+    assert_non_null(strstr(rt_error_detail(), "open a new one"));
+    (void)rt_producer_close(p);
+    io_fault_rules_clear(&plan);
+    m.record.value = "p-1";
+    m.record.value_len = 3;
+    int64_t until = now_ms() + 30000;
+    for (;;) {
+        assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+        err = 1;
+        int rc = rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err);
+        if (rc == 0)
+            rc = rt_producer_flush(p, -1);
+        if (rc == 0 && err == 0)
+            break;
+        assert_int_equal(rc ? rc : err, RT_E_IO_FAILED);
+        assert_true(now_ms() <= until);
+        (void)rt_producer_close(p);
+        usleep(20 * 1000);
+    }
+    assert_int_equal(rt_producer_close(p), 0);
+    assert_healed(f->e, &fl);
+    close_verify_reopen(f, &plan, "p-0|p-1|");
+    tu_fixture_close(f);
+}
+
 /* Fills the file system at dir until ENOSPC; returns the open descriptor of the filler. */
 static int fill(const char *path)
 {
@@ -1049,6 +1108,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heal_marker_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_txn_state_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_offsets_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_producer_after_fault, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_tmpfs_fill_and_free, setup, teardown_tmpfs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -480,6 +480,13 @@ static int send_locked(rt_producer *p, const char *topic, const struct send_plac
                        int64_t sequence, const struct rt_record *r, struct record_cb cb,
                        bool *closed)
 {
+    if (p->sticky_error == RT_E_IO_FAILED && !p->transactional)
+        /* docs/architecture.md, "Disk faults that heal": the partition heals in place, but this
+         * producer's sequences cannot go on past a batch that was not stored. */
+        return error_set(p->sticky_error,
+                         "the producer failed earlier: a batch could not be written (a disk "
+                         "fault); close this producer and open a new one, which writes once the "
+                         "partition has recovered in place");
     if (p->sticky_error)
         return error_set(p->sticky_error, "the producer failed earlier: %s",
                          rt_strerror(p->sticky_error));
