@@ -509,8 +509,8 @@ static void *writer_main(void *arg)
 }
 
 /* An in-process rt_producer (anonymous, idempotent) sending one record at a time and flushing:
- * a failed delivery is not stored, and since a producer's error is sticky (producer.c) the
- * writer closes it, opens a new one and sends the same value again. */
+ * a failed delivery is not stored, and the same producer sends the same value again (PR9: a
+ * partition fault is not sticky), for the whole run. */
 struct pwriter {
     rt_engine *e;
     uint32_t part;
@@ -564,13 +564,7 @@ static void *pwriter_main(void *arg)
             break;
         }
         atomic_fetch_add(&w->failures, 1);
-        (void)rt_producer_close(p); /* reports the sticky error */
-        p = NULL;
-        usleep(5 * 1000);
-        if (rt_producer_open(w->e, &po, &p) != 0) {
-            w->error = -2;
-            return NULL;
-        }
+        usleep(5 * 1000); /* PR9: the same producer sends the same value again */
     }
     if (p && rt_producer_close(p) != 0 && w->error == 0)
         w->error = -3;
@@ -885,10 +879,11 @@ static void test_heal_offsets_write(void **state)
     tu_fixture_close(f);
 }
 
-/* An in-process rt_producer whose batch met a partition fault: the delivery reports
- * RT_E_IO_FAILED, later sends answer it with a clear cause and what to do (its sequences cannot
- * go on past a batch that was not stored), and a new producer writes once the partition has
- * recovered in place; the failed record is never visible, the acknowledged ones are there once. */
+/* PR9: an in-process rt_producer (anonymous, idempotent) whose batch met a partition fault: the
+ * delivery and the flush report RT_E_IO_FAILED naming the cause, sends to that partition answer
+ * it meanwhile, and the same producer writes again once the partition has recovered in place;
+ * the failed record is never visible, every acknowledged one is there once, and the producer's
+ * other partition was never refused. */
 static void test_heal_producer_after_fault(void **state)
 {
     struct tu_fixture *f = *state;
@@ -915,32 +910,59 @@ static void test_heal_producer_after_fault(void **state)
     m.record.value = "lost";
     m.record.value_len = 4;
     err = 1;
+    int err2 = 1;
     assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err), 0);
+    assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err2), 0);
     assert_int_equal(rt_producer_flush(p, -1), RT_E_IO_FAILED);
     assert_int_equal(err, RT_E_IO_FAILED);
-    assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, NULL, NULL), RT_E_IO_FAILED);
-    assert_non_null(strstr(rt_error_detail(), "open a new one"));
-    (void)rt_producer_close(p);
+    assert_true(err2 == RT_E_IO_FAILED || err2 == RT_E_OUT_OF_ORDER_SEQUENCE);
+    /* The other partition is not refused: the fault is not the producer's end. */
+    m.record.value = "q-0";
+    m.record.value_len = 3;
+    err = 1;
+    assert_int_equal(rt_producer_send(p, TOPIC, 1, &m, pdelivered, &err), 0);
+    assert_int_equal(rt_producer_flush(p, -1), 0);
+    assert_int_equal(err, 0);
+    /* While the disk refuses, the same producer keeps answering RT_E_IO_FAILED. */
+    m.record.value = "lost";
+    m.record.value_len = 4;
+    for (int i = 0; i < 3; i++) {
+        err = 1;
+        int rc = rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err);
+        if (rc == 0)
+            rc = rt_producer_flush(p, -1);
+        assert_int_equal(rc ? rc : err, RT_E_IO_FAILED);
+        if (i == 0)
+            fprintf(stderr, "producer meanwhile: %s\n", rt_error_detail());
+        usleep(30 * 1000);
+    }
     io_fault_rules_clear(&plan);
     m.record.value = "p-1";
     m.record.value_len = 3;
     int64_t until = now_ms() + 30000;
-    for (;;) {
-        assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    for (;;) { /* the same producer, the same record, until it is stored */
         err = 1;
         int rc = rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err);
         if (rc == 0)
             rc = rt_producer_flush(p, -1);
         if (rc == 0 && err == 0)
             break;
-        assert_int_equal(rc ? rc : err, RT_E_IO_FAILED);
+        assert_true((rc ? rc : err) == RT_E_IO_FAILED ||
+                    (rc ? rc : err) == RT_E_OUT_OF_ORDER_SEQUENCE);
         assert_true(now_ms() <= until);
-        (void)rt_producer_close(p);
         usleep(20 * 1000);
     }
+    m.record.value = "p-2";
+    err = 1;
+    assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err), 0);
+    assert_int_equal(rt_producer_flush(p, -1), 0);
+    assert_int_equal(err, 0);
     assert_int_equal(rt_producer_close(p), 0);
     assert_healed(f->e, &fl);
-    close_verify_reopen(f, &plan, "p-0|p-1|");
+    char *v1 = read_values_iso(f->e, TOPIC, 1, RT_READ_UNCOMMITTED);
+    assert_string_equal(v1, "q-0|");
+    free(v1);
+    close_verify_reopen(f, &plan, "p-0|p-1|p-2|");
     tu_fixture_close(f);
 }
 
@@ -1059,7 +1081,7 @@ static void test_heal_tmpfs_fill_and_free(void **state)
     assert_int_equal(pw.error, 0);
     fprintf(stderr,
             "rt_producer writer: %" PRId64 " records acknowledged, %" PRIu64
-            " failed deliveries (a new producer each)\n",
+            " failed deliveries (one producer throughout)\n",
             pw.acked.records, atomic_load(&pw.failures));
     assert_true(cycles_failed >= 1); /* the disk really filled */
     struct rt_stats s;
