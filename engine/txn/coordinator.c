@@ -145,9 +145,11 @@
  *        Prepare* by CO10's rule from the partitions' state, which a frozen partition does not
  *        give until its recovery reloaded it from the log, so a marker the failed round placed
  *        is never mistaken for a written one); pending offsets are applied only then (GO1);
- *        (c) the producer's retried end at the epoch its end bumped to (end_retry) answers
- *        RT_E_CONCURRENT_TRANSACTIONS while the markers are pending and 0 once the same
- *        outcome is complete (its identity then adopted), as Kafka answers a retried EndTxn;
+ *        (c) the retried end of the producer whose end it was (end_retry: that (id, epoch),
+ *        held in memory) answers RT_E_CONCURRENT_TRANSACTIONS while the markers are pending
+ *        and 0 once the same outcome is complete (its identity then adopted), as Kafka
+ *        answers a retried EndTxn; any other producer or epoch meets the fencing rules as
+ *        before (a timed-out producer stays fenced);
  *        (d) a Complete* queued without waiting whose write failed is written again by the
  *        timer (coord_rewrite_lost) unless a later record of the id became durable first.
  *        What still needs a reopen is the engine's write side failing (SH10); an id left
@@ -204,8 +206,10 @@ bool coord_holds_partition(const struct txn_meta *m, const char *topic, uint32_t
 /* CO15: an end whose decision is durable but whose markers could not all be written (a
  * partition that failed to write): the transaction stays Prepare* — not reported ended — and
  * the timer completes it once the partitions recover; the caller may retry the end. */
-static int markers_pending(const struct txn_meta *m, int rc)
+static int markers_pending(struct txn_meta *m, int rc, int64_t pid, int16_t epoch)
 {
+    m->end_retry_pid = pid; /* its retry is recognised (end_retry) */
+    m->end_retry_epoch = epoch;
     char cause[ERROR_DETAIL_BYTES];
     snprintf(cause, sizeof(cause), "%s", *rt_error_detail() ? rt_error_detail() : rt_strerror(rc));
     return error_set(rc,
@@ -215,21 +219,32 @@ static int markers_pending(const struct txn_meta *m, int rc)
                      m->id, m->v.state == TXN_PREPARE_COMMIT ? "commit" : "abort", cause);
 }
 
-/* CO15: is (pid, epoch) the producer whose own end is still completing (Prepare*, the markers
- * pending after a failed write) or has completed (Complete*) at the epoch that end bumped to?
- * 0: not such a retry; 1: completed with the outcome asked (answer it); else an error. */
-static int end_retry(const struct txn_meta *m, int64_t pid, int16_t epoch, bool commit)
+/* CO15: is (pid, epoch) the producer whose own end was decided but left its markers pending
+ * (markers_pending)? 0: not such a retry (the fencing rules answer); 1: its transaction is
+ * complete with the outcome asked (answer it with the id's identity); else an error: the
+ * markers are still pending, or the outcome was the other one. */
+static int end_retry(struct txn_meta *m, int64_t pid, int16_t epoch, bool commit)
 {
-    if (pid != m->v.producer_id || epoch < 0 || epoch + 1 != m->v.producer_epoch)
+    if (m->end_retry_pid < 0 || pid != m->end_retry_pid || epoch != m->end_retry_epoch)
         return 0;
-    enum txn_state want = commit ? TXN_PREPARE_COMMIT : TXN_PREPARE_ABORT;
-    if (m->v.state == want)
+    if (m->v.state == TXN_ONGOING || m->v.state == TXN_EMPTY) {
+        m->end_retry_pid = -1; /* the id moved on (CO7: maybe at the same epoch) */
+        return 0;
+    }
+    if (coord_is_prepare(m->v.state))
         return error_set(RT_E_CONCURRENT_TRANSACTIONS,
                          "transactional id '%s' is writing the markers of its %s (CO15)", m->id,
-                         commit ? "commit" : "abort");
-    if (m->v.state == (commit ? TXN_COMPLETE_COMMIT : TXN_COMPLETE_ABORT))
-        return 1;
-    return 0; /* another outcome, or a newer state: the fencing rules answer */
+                         m->v.state == TXN_PREPARE_COMMIT ? "commit" : "abort");
+    bool committed = m->v.state == TXN_COMPLETE_COMMIT;
+    if (m->v.state != TXN_COMPLETE_COMMIT && m->v.state != TXN_COMPLETE_ABORT)
+        return 0; /* the id moved on: the fencing rules answer */
+    if (committed != commit)
+        return error_set(RT_E_INVALID_TXN_STATE,
+                         "transactional id '%s': the transaction was %s, not %s (CO15)%s", m->id,
+                         committed ? "committed" : "aborted", commit ? "committed" : "aborted",
+                         committed ? "" : "; abort to go on");
+    m->end_retry_pid = -1;
+    return 1;
 }
 
 /* CO12: ends m's Ongoing wire transaction (its epoch kept, CO7) in one durable round. The
@@ -316,8 +331,8 @@ static int end_wire_locked(struct coordinator *c, struct txn_meta *m, bool commi
     coord_note_durable(m); /* CO15 */
     coord_pid_index(c, m);
     rc = coord_finish_as(c, m, commit, m->v.producer_id, m->v.producer_epoch, true, NULL);
-    if (rc)
-        return markers_pending(m, rc);
+    if (rc) /* the kept epoch (CO7): the client retries at it */
+        return markers_pending(m, rc, m->v.producer_id, m->v.producer_epoch);
     return 0;
 }
 
@@ -547,7 +562,7 @@ static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t ep
             rc = bump ? coord_end_locked_as(c, m, commit, false, true)
                       : end_wire_locked(c, m, commit);
             if (rc && bump && coord_is_prepare(m->v.state))
-                rc = markers_pending(m, rc); /* CO15 */
+                rc = markers_pending(m, rc, pid, epoch); /* CO15 */
             break;
         case TXN_COMPLETE_COMMIT:
         case TXN_COMPLETE_ABORT:
@@ -699,7 +714,7 @@ int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t 
         if (data_rc == 0) {
             rc = coord_finish_as(c, m, true, next_pid, next_epoch, true, NULL);
             if (rc)
-                rc = markers_pending(m, rc);
+                rc = markers_pending(m, rc, pid, epoch);
         } else {
             /* Some data never landed: CO10 decides abort, and the coordinator writes it down
              * (PrepareAbort) before any marker. */

@@ -53,6 +53,10 @@ struct txn_meta {
      * write failed with no record of this id durable since: the timer writes it again. */
     struct txn_log_value complete_value;
     atomic_bool complete_lost;
+    /* CO15: the producer (id, epoch) whose own end was decided but left its markers pending
+     * (-1: none); memory only, as CO14's identities. */
+    int64_t end_retry_pid;
+    int16_t end_retry_epoch;
 };
 
 /* COR7: a one-round decision record replayed at open (PrepareCommit or PrepareAbort with
