@@ -55,7 +55,6 @@
 
 #include "error.h"
 #include "fsutil.h"
-#include "meta.h"
 #include "partition.h"
 #include "segment_pool.h"
 
