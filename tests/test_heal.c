@@ -621,16 +621,22 @@ static void verify_problem(void *ctx, const char *problem)
 
 /* Opens f->e for the transactional cases: one shard (the data partitions, __transaction_state
  * and __consumer_offsets share it), sync=always, faults told to fl. */
-static void open_txn_engine(struct tu_fixture *f, struct io_fault_plan *plan, struct fault_log *fl)
+static void open_txn_engine_shards(struct tu_fixture *f, struct io_fault_plan *plan,
+                                   struct fault_log *fl, uint32_t shards)
 {
     memset(plan, 0, sizeof(*plan));
     struct rt_options o = f->o;
-    o.shard_count = 1;
+    o.shard_count = shards;
     o.sync_mode = RT_SYNC_ALWAYS;
     o.on_fault = on_fault;
     o.on_fault_ctx = fl;
     assert_int_equal(rt_test_open(f->dir, &o, plan, &f->e), 0);
     assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
+}
+
+static void open_txn_engine(struct tu_fixture *f, struct io_fault_plan *plan, struct fault_log *fl)
+{
+    open_txn_engine_shards(f, plan, fl, 1);
 }
 
 static rt_producer *open_txn_producer(rt_engine *e)
@@ -646,7 +652,7 @@ static rt_producer *open_txn_producer(rt_engine *e)
 
 /* Sends records "<tag>-0".."<tag>-<n-1>" to partition 0 inside the open transaction and waits
  * until every one is acknowledged. */
-static void send_txn_records(rt_producer *p, const char *tag, int n)
+static void send_txn_records_to(rt_producer *p, int32_t part, const char *tag, int n, bool flush)
 {
     for (int i = 0; i < n; i++) {
         char v[32];
@@ -654,9 +660,15 @@ static void send_txn_records(rt_producer *p, const char *tag, int n)
         struct rt_producer_message m = {
             .record = {.key_len = -1, .value = v, .value_len = len, .timestamp_ms = -1},
             .sequence = -1};
-        assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, NULL, NULL), 0);
+        assert_int_equal(rt_producer_send(p, TOPIC, part, &m, NULL, NULL), 0);
     }
-    assert_int_equal(rt_producer_flush(p, -1), 0);
+    if (flush)
+        assert_int_equal(rt_producer_flush(p, -1), 0);
+}
+
+static void send_txn_records(rt_producer *p, const char *tag, int n)
+{
+    send_txn_records_to(p, 0, tag, n, true);
 }
 
 /* Retries an end (commit or abort) until it answers 0, accepting only what a partition that
@@ -697,8 +709,8 @@ static void assert_healed(rt_engine *e, struct fault_log *fl)
 
 /* A clean close (no partition left frozen), a clean verify, and a reopen that reads what the
  * running engine read under read_committed in partition 0. */
-static void close_verify_reopen(struct tu_fixture *f, struct io_fault_plan *plan,
-                                const char *committed0)
+static void close_verify_reopen_part(struct tu_fixture *f, struct io_fault_plan *plan,
+                                     uint32_t part, const char *committed)
 {
     assert_int_equal(rt_close(f->e), 0);
     f->e = NULL;
@@ -706,9 +718,15 @@ static void close_verify_reopen(struct tu_fixture *f, struct io_fault_plan *plan
     assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
     struct rt_options ro = f->o;
     assert_int_equal(rt_open(f->dir, &ro, &f->e), 0);
-    char *v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
-    assert_string_equal(v, committed0);
+    char *v = read_values_iso(f->e, TOPIC, part, RT_READ_COMMITTED);
+    assert_string_equal(v, committed);
     free(v);
+}
+
+static void close_verify_reopen(struct tu_fixture *f, struct io_fault_plan *plan,
+                                const char *committed0)
+{
+    close_verify_reopen_part(f, plan, 0, committed0);
 }
 
 /* SH11, CO15: the COMMIT marker of a one-round commit cannot be written (the data partition's
@@ -832,6 +850,81 @@ static void test_heal_txn_state_write(void **state)
     free(v);
     assert_int_equal(rt_producer_close(p), 0);
     close_verify_reopen(f, &plan, want);
+    tu_fixture_close(f);
+}
+
+/* CO15, CO10 at run time: a one-round commit whose last batch cannot be written (heal-1, on
+ * its own shard) while its PrepareCommit is durable (__transaction_state, on the other shard),
+ * and whose PrepareAbort then fails too. The PrepareCommit left in memory is completed by CO10's
+ * rule from the partition's state once it recovered — an abort, since the data never became
+ * durable — not by its state's name; the producer's abort learns the outcome, the failed
+ * records are never visible, and the next transaction commits. */
+static int txn_state_of(void *ctx, const struct rt_txn_info *t)
+{
+    if (strcmp(t->transactional_id, "heal-txn") == 0)
+        snprintf(ctx, 32, "%s", t->state);
+    return 0;
+}
+
+static void test_heal_txn_data_and_abort_write(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    /* Partitions are placed on shards in creation order: heal-0 and __transaction_state-0
+     * (created by the producer's init, after the topic) on one shard, heal-1 on the other. */
+    open_txn_engine_shards(f, &plan, &fl, 2);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "heal-txn";
+    po.linger_ms = 60000; /* the records stay in the producer until the commit hands them over */
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 1, "c1", 2, true);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    usleep(200 * 1000); /* its lazy CompleteCommit is written */
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 1, "x2", 3, false); /* the commit's last batch */
+    struct io_fault_rule data = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = TOPIC "-1/"};
+    struct io_fault_rule abort_record = {.mode = IO_FAULT_ONCE,
+                                         .op = IO_OP_WRITE,
+                                         .nth =
+                                             2, /* the PrepareCommit passes, its PrepareAbort not */
+                                         .error = ENOSPC,
+                                         .path_contains = "__transaction_state-"};
+    assert_int_equal(io_fault_rule_add(&plan, &data), 0);
+    assert_int_equal(io_fault_rule_add(&plan, &abort_record), 0);
+    int rc = rt_producer_commit(p, -1);
+    fprintf(stderr, "commit with its data and its abort refused: %s\n", rt_error_detail());
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(rt_error_detail(), "its abort could not be written yet"));
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* SH11 */
+    char *v = read_values_iso(f->e, TOPIC, 1, RT_READ_COMMITTED);
+    assert_string_equal(v, "c1-0|c1-1|");
+    free(v);
+    io_fault_rules_clear(&plan);
+    end_until_ok(p, false, 30000); /* CO10 decided abort: the abort learns it */
+    char st[32] = "";
+    assert_int_equal(rt_txn_list(f->e, txn_state_of, st), 0);
+    assert_string_equal(st, "CompleteAbort");
+    assert_healed(f->e, &fl);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 1, "c3", 2, true);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    const char *want = "c1-0|c1-1|c3-0|c3-1|";
+    v = read_values_iso(f->e, TOPIC, 1, RT_READ_COMMITTED);
+    assert_string_equal(v, want);
+    free(v);
+    assert_int_equal(rt_producer_close(p), 0);
+    close_verify_reopen_part(f, &plan, 1, want);
     tu_fixture_close(f);
 }
 
@@ -1140,6 +1233,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heal_never_when_disabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_marker_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_txn_state_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_txn_data_and_abort_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_offsets_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_producer_after_fault, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_tmpfs_fill_and_free, setup, teardown_tmpfs),

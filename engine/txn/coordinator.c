@@ -726,6 +726,19 @@ int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t 
             if (rc == 0) {
                 *aborted_out = true;
                 rc = data_rc;
+            } else {
+                /* CO15: decided (the durable PrepareCommit resolves to abort by CO10's rule, or
+                 * the PrepareAbort is durable), its end pending: the timer completes it, and
+                 * the producer's abort learns it (end_retry). */
+                m->end_retry_pid = pid;
+                m->end_retry_epoch = epoch;
+                char cause[ERROR_DETAIL_BYTES];
+                snprintf(cause, sizeof(cause), "%s", rt_error_detail());
+                rc = error_set(rc,
+                               "transactional id '%s': a record of the transaction failed (%s) "
+                               "and its abort could not be written yet (%s); the coordinator "
+                               "aborts it once the partitions recover: abort to go on (CO15)",
+                               m->id, rt_strerror(data_rc), cause);
             }
         }
     }
