@@ -1332,6 +1332,23 @@ static int segment_fit_check(const struct log *lg, const struct partition *p, si
                      p->dir, len, limit);
 }
 
+/* The detail of an RT_E_IO_FAILED of a write to p (`what`: "append", "coordinator append",
+ * "marker"): the engine's failure, or p's own, which heals in place (shard.c SH10, SH11). */
+static int io_failed(struct log *lg, struct partition *p, const char *what)
+{
+    int werr = atomic_load_explicit(&lg->write_error, memory_order_acquire);
+    int perr = atomic_load_explicit(&p->fault_error, memory_order_acquire);
+    if (werr)
+        return error_set(RT_E_IO_FAILED,
+                         "%s to %s failed: %s; the engine's write side is now failed until "
+                         "reopened",
+                         what, p->dir, rt_strerror(werr));
+    return error_set(RT_E_IO_FAILED,
+                     "%s to %s failed: the partition's write side failed (%s); it is recovered "
+                     "in place once the disk takes writes again",
+                     what, p->dir, perr ? rt_strerror(perr) : "no longer");
+}
+
 int log_append(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
                const struct batch_header *h, int64_t *base_offset_out, bool *duplicate_out)
 {
@@ -1784,6 +1801,14 @@ static int producer_state_call(struct shard *s, void *arg)
 {
     (void)s;
     struct producer_state_call *c = arg;
+    if (c->partition->frozen &&
+        atomic_load_explicit(&c->partition->fault_error, memory_order_acquire) != 0)
+        /* SH11 (shard.c): a failed round may have updated this table; nobody decides from it
+         * until the recovery reloads it from the log. */
+        return error_set(RT_E_IO_FAILED,
+                         "%s-%u failed to write and has not recovered yet: its producer state "
+                         "is not known",
+                         c->partition->topic, c->partition->id);
     const struct producer_entry *pe = producer_table_find(&c->partition->producers, c->producer_id);
     c->view =
         (struct log_producer_view){.known = pe != NULL,
@@ -2089,6 +2114,8 @@ int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n)
             if (slots[i].req.rule)
                 error_set(first, "marker for producer %" PRId64 " on %s: %s", specs[i].producer_id,
                           slots[i].req.partition->dir, slots[i].req.rule);
+            else if (first == RT_E_IO_FAILED)
+                io_failed(lg, slots[i].req.partition, "marker");
             else
                 error_set(first, "marker for producer %" PRId64 " on %s: %s", specs[i].producer_id,
                           slots[i].req.partition->dir, rt_strerror(first));
@@ -2128,14 +2155,8 @@ static int append_internal(struct log *lg, struct partition *p, uint8_t *batch, 
                                 .coordinator = true,
                                 .force_sync = force_sync};
     rc = shard_submit(p->shard, &req);
-    if (rc == RT_E_IO_FAILED) {
-        /* Name the cause (-ENOSPC, -EIO, ...) the write side failed with, as log_append. */
-        int werr = atomic_load_explicit(&lg->write_error, memory_order_acquire);
-        return error_set(rc,
-                         "coordinator append to %s failed: %s; the engine's write side is "
-                         "now failed until reopened",
-                         p->dir, werr ? rt_strerror(werr) : "unknown");
-    }
+    if (rc == RT_E_IO_FAILED) /* the cause (-ENOSPC, -EIO, ...), as log_append */
+        return io_failed(lg, p, "coordinator append");
     if (rc)
         return error_set(rc, "coordinator append to %s: %s", p->dir,
                          req.rule ? req.rule : rt_strerror(rc));
