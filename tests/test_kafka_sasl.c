@@ -1,7 +1,7 @@
 /*
  * test_kafka_sasl.c — SASL's pieces without a broker (tools/kafka/sasl/): the SCRAM-SHA-256
  * exchange of RFC 7677 §3 byte for byte (its salt, nonces, proof and server signature), a
- * wrong proof refused (SC1), PLAIN against the same credential, the parsers on bad input (SC3),
+ * wrong proof refused (SCR1), PLAIN against the same credential, the parsers on bad input (SCR3),
  * and the credentials store: durable round trip, re-read on change (CS3), damage reported with
  * the file and offset and not served (CS4).
  */
@@ -66,7 +66,7 @@ static void test_rfc7677_exchange(void **state)
     assert_int_equal(s.state, SCRAM_DONE);
 }
 
-/* SC1: one bit of the proof changed (another password's proof) is refused. */
+/* SCR1: one bit of the proof changed (another password's proof) is refused. */
 static void test_wrong_proof_refused(void **state)
 {
     (void)state;
@@ -122,7 +122,7 @@ static void test_plain(void **state)
     assert_int_equal(sasl_plain_parse(nouser, sizeof(nouser) - 1, &p, &why), RT_E_INVALID_ARGUMENT);
 }
 
-/* SC3: malformed client messages are refused, never read past their length. */
+/* SCR3: malformed client messages are refused, never read past their length. */
 static void test_parser_bad_input(void **state)
 {
     (void)state;
@@ -260,7 +260,7 @@ static void test_store_damage(void **state)
     free(d);
 }
 
-/* SC2: iterations below 4096 or a salted password of the wrong size make no credential. */
+/* SCR2: iterations below 4096 or a salted password of the wrong size make no credential. */
 static void test_params(void **state)
 {
     (void)state;

@@ -114,12 +114,6 @@ static int parse(const uint8_t *b, size_t len, const char *path, struct cred_set
                    HEADER_BYTES + TRAILER);
     if (memcmp(b, MAGIC, 8) != 0)
         return bad(err, cap, path, 0, "bad magic (not a ringtail SCRAM credentials file)");
-    uint8_t sum[32];
-    unsigned int sl = 0;
-    if (EVP_Digest(b, len - TRAILER, sum, &sl, EVP_sha256(), NULL) != 1 || sl != 32)
-        return -ENOMEM;
-    if (memcmp(sum, b + len - TRAILER, TRAILER) != 0)
-        return bad(err, cap, path, len - TRAILER, "SHA-256 trailer does not match the contents");
     uint32_t n = get_u32(b + 8);
     if (n > CRED_ENTRIES_MAX)
         return bad(err, cap, path, 8, "entry count %u over %d", n, CRED_ENTRIES_MAX);
@@ -162,7 +156,7 @@ static int parse(const uint8_t *b, size_t len, const char *path, struct cred_set
         at += ul;
         uint32_t iters = get_u32(b + at);
         uint8_t sl8 = b[at + 4];
-        if (!scram_params_valid(mech, iters, sl8)) { /* SC2 */
+        if (!scram_params_valid(mech, iters, sl8)) { /* SCR2 */
             rc = bad(err, cap, path, at, "entry %u: iterations %u or salt length %u out of range",
                      i, iters, sl8);
             break;
@@ -187,6 +181,16 @@ static int parse(const uint8_t *b, size_t len, const char *path, struct cred_set
     }
     if (rc == 0 && at != end)
         rc = bad(err, cap, path, at, "%zu bytes after the last entry", end - at);
+    /* The structure first (it names the bad byte), then the trailer (damage inside a key or a
+     * salt shows only there). */
+    uint8_t sum[32];
+    unsigned int sl = 0;
+    if (rc == 0 && (EVP_Digest(b, len - TRAILER, sum, &sl, EVP_sha256(), NULL) != 1 || sl != 32))
+        rc = -ENOMEM;
+    if (rc == 0 && memcmp(sum, b + len - TRAILER, TRAILER) != 0)
+        rc = bad(err, cap, path, len - TRAILER,
+                 "SHA-256 trailer does not match bytes 0..%zu (damage inside them)",
+                 len - TRAILER - 1);
     if (rc)
         set_free(out);
     return rc;

@@ -52,7 +52,7 @@ typedef int (*cred_visit_fn)(void *ctx, const char *user, const struct scram_cre
 int cred_store_list(struct cred_store *s, cred_visit_fn fn, void *ctx);
 
 /* Adds or replaces the credential of (user, c->mech), durably (CS1, CS2). 0;
- * RT_E_INVALID_ARGUMENT (a user of 0 or more than SCRAM_USER_MAX bytes or with a NUL, SC2,
+ * RT_E_INVALID_ARGUMENT (a user of 0 or more than SCRAM_USER_MAX bytes or with a NUL, SCR2,
  * CRED_ENTRIES_MAX reached); RT_E_CORRUPT (the file on disk is damaged: nothing is written
  * over it); -errno. */
 int cred_store_upsert(struct cred_store *s, const char *user, const struct scram_credential *c);

@@ -10,7 +10,7 @@
  *   server-final  "v=" base64(ServerSignature)
  *   AuthMessage = bare "," server-first "," client-final-without-proof
  *   ClientSignature = HMAC(StoredKey, AuthMessage); ClientKey = ClientProof XOR ClientSignature
- *   accepted iff H(ClientKey) == StoredKey (SC1); ServerSignature = HMAC(ServerKey, AuthMessage)
+ *   accepted iff H(ClientKey) == StoredKey (SCR1); ServerSignature = HMAC(ServerKey, AuthMessage)
  */
 #include "tools/kafka/sasl/scram.h"
 
@@ -82,7 +82,7 @@ int scram_credential_from_salted(int mech, const uint8_t *salted, size_t salted_
                                  struct scram_credential *out)
 {
     size_t k = scram_key_len(mech);
-    if (!scram_params_valid(mech, iterations, salt_len) || salted_len != k) /* SC2 */
+    if (!scram_params_valid(mech, iterations, salt_len) || salted_len != k) /* SCR2 */
         return RT_E_INVALID_ARGUMENT;
     memset(out, 0, sizeof(*out));
     out->mech = (uint8_t)mech;
@@ -172,7 +172,7 @@ static bool b64_decode(const char *in, size_t len, uint8_t *out, size_t max, siz
     return true;
 }
 
-/* ---- the parser (SC3) ---- */
+/* ---- the parser (SCR3) ---- */
 
 /* The next attribute "x=value" at *p (up to ',' or the end): its letter and value. */
 static bool next_attr(const char **p, const char *end, char *letter, const char **val,
@@ -411,7 +411,7 @@ int scram_server_client_final(struct scram_server *s, const char *msg, size_t le
     size_t cbl = b64_encode((const uint8_t *)s->gs2, s->gs2_len, cb, sizeof(cb));
     if (f.channel_binding_len != cbl || memcmp(f.channel_binding, cb, cbl) != 0)
         FAIL("Invalid channel binding");
-    /* SC4: Kafka's rule (ScramSaslServer: the final nonce must end with the server-first's),
+    /* SCR4: Kafka's rule (ScramSaslServer: the final nonce must end with the server-first's),
      * not RFC 5802's equality: librdkafka sends its own nonce again before the server's r=
      * value, and Kafka accepts it. The proof still covers the message as sent. */
     if (f.nonce_len < s->nonce_len ||
@@ -436,8 +436,8 @@ int scram_server_client_final(struct scram_server *s, const char *msg, size_t le
         FAIL("HMAC failed");
     for (size_t i = 0; i < k; i++)
         client_key[i] = f.proof[i] ^ sig[i];
-    bool ok =
-        digest(s->mech, client_key, k, h) && CRYPTO_memcmp(h, s->cred.stored_key, k) == 0; /* SC1 */
+    bool ok = digest(s->mech, client_key, k, h) &&
+              CRYPTO_memcmp(h, s->cred.stored_key, k) == 0; /* SCR1 */
     OPENSSL_cleanse(client_key, sizeof(client_key));
     if (!ok)
         FAIL("Authentication failed during authentication due to invalid credentials with SASL "

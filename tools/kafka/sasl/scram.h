@@ -8,14 +8,14 @@
  * global state, never does I/O and never looks a user up (the caller does, cred_store.h).
  *
  * Invariants:
- *   SC1  A proof is checked in constant time (CRYPTO_memcmp of H(ClientKey) with StoredKey),
+ *   SCR1  A proof is checked in constant time (CRYPTO_memcmp of H(ClientKey) with StoredKey),
  *        and only after the client-final message parsed whole and named the combined nonce and
  *        the channel binding of the client's own gs2 header.
- *   SC2  Iterations lie in SCRAM_ITERATIONS_MIN..SCRAM_ITERATIONS_MAX (Kafka's 4096..16384)
+ *   SCR2  Iterations lie in SCRAM_ITERATIONS_MIN..SCRAM_ITERATIONS_MAX (Kafka's 4096..16384)
  *        and a salt in 1..SCRAM_SALT_MAX bytes, wherever a credential comes from.
- *   SC3  Every message of the client is bounded by SCRAM_MESSAGE_MAX bytes; the parsers read
+ *   SCR3  Every message of the client is bounded by SCRAM_MESSAGE_MAX bytes; the parsers read
  *        only the bytes given (no NUL is needed or trusted: a NUL inside is invalid).
- *   SC4  The client-final nonce must end with the server-first's combined nonce (Kafka's
+ *   SCR4  The client-final nonce must end with the server-first's combined nonce (Kafka's
  *        ScramSaslServer rule, which librdkafka relies on: it repeats its own nonce first).
  */
 #ifndef RT_KAFKA_SCRAM_H
@@ -56,11 +56,11 @@ const char *scram_mech_name(int mech);
 bool scram_mech_parse(const char *name, size_t len, enum scram_mech *out);
 /* The digest (and key) size: 32 or 64; 0 for an unknown mechanism. */
 size_t scram_key_len(int mech);
-/* SC2: true when mech, iterations and the salt's length are acceptable. */
+/* SCR2: true when mech, iterations and the salt's length are acceptable. */
 bool scram_params_valid(int mech, uint32_t iterations, size_t salt_len);
 
 /* The credential of a salted password (Hi(password, salt, i), key_len bytes). 0 or
- * RT_E_INVALID_ARGUMENT (SC2, a salted password of the wrong length). */
+ * RT_E_INVALID_ARGUMENT (SCR2, a salted password of the wrong length). */
 int scram_credential_from_salted(int mech, const uint8_t *salted, size_t salted_len,
                                  const uint8_t *salt, size_t salt_len, uint32_t iterations,
                                  struct scram_credential *out);
@@ -137,7 +137,7 @@ int scram_server_client_first(struct scram_server *s, const char *msg, size_t le
  * pass RFC 7677's). 0 or RT_E_INVALID_ARGUMENT / RT_E_UNSUPPORTED. */
 int scram_server_first(struct scram_server *s, const struct scram_credential *cred,
                        const char *server_nonce, char *out, size_t cap, size_t *out_len);
-/* Step 3: checks client-final-message (SC1) and writes server-final-message ("v=...") into
+/* Step 3: checks client-final-message (SCR1) and writes server-final-message ("v=...") into
  * out. 0, or RT_E_INVALID_ARGUMENT with *why (a bad message, or a wrong proof: "invalid
  * credentials"). */
 int scram_server_client_final(struct scram_server *s, const char *msg, size_t len, char *out,
