@@ -544,6 +544,16 @@ int cred_store_remove(struct cred_store *s, const char *user, int mech)
     return modify(s, user, mech, NULL);
 }
 
+int cred_file_parse_check(const uint8_t *buf, size_t len, const char *path, char *err,
+                          size_t err_cap)
+{
+    struct cred_set set;
+    int rc = parse(buf, len, path, &set, err, err_cap);
+    if (rc == 0)
+        set_free(&set);
+    return rc;
+}
+
 int cred_file_check(const char *dir, char *err, size_t err_cap)
 {
     char path[4200];

@@ -24,6 +24,7 @@
 #define RT_KAFKA_CRED_STORE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tools/kafka/sasl/scram.h"
 
@@ -60,6 +61,10 @@ int cred_store_upsert(struct cred_store *s, const char *user, const struct scram
  * was there); RT_E_CORRUPT; -errno. */
 int cred_store_remove(struct cred_store *s, const char *user, int mech);
 
+/* Checks a credentials file's bytes (the parser open, lookups and the check share; the fuzz
+ * target's entry). 0, RT_E_CORRUPT with err ("PATH: offset N: what", path as given), -ENOMEM. */
+int cred_file_parse_check(const uint8_t *buf, size_t len, const char *path, char *err,
+                          size_t err_cap);
 /* Checks the file of `dir` without a store (`ringtail verify`). 0 (good), -ENOENT (no file),
  * RT_E_CORRUPT with err, -errno. */
 int cred_file_check(const char *dir, char *err, size_t err_cap);
