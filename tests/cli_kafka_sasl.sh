@@ -60,7 +60,8 @@ expect "a SASL listener without --sasl-mechanisms is a usage error (Kafka's GSSA
 SERVE_PORT=$(free_port)
 serve_start "$D" --listeners "SASL_PLAINTEXT://127.0.0.1:$SERVE_PORT" \
     --sasl-mechanisms PLAIN,SCRAM-SHA-256,SCRAM-SHA-512 \
-    --connection-failed-authentication-delay-ms 200 --metrics 127.0.0.1:0
+    --connection-failed-authentication-delay-ms 200 --metrics 127.0.0.1:0 \
+    --group-initial-rebalance-delay-ms 0
 SERVE_PORT=
 kc() { # kc MECHANISM USER PASSWORD KCAT-ARGS...
     local m=$1 u=$2 p=$3
@@ -81,10 +82,10 @@ if [ "$(sort "$T/out" | tr '\n' ' ')" = "kc-PLAIN kc-SCRAM-SHA-256 kc-SCRAM-SHA-
 else
     bad "... the three records"
 fi
-kc SCRAM-SHA-512 alice wrong -L -m 3 >"$T/out" 2>"$T/err"
+kc SCRAM-SHA-512 alice wrong -L -m 2 >"$T/out" 2>"$T/err"
 RC=$?
 if [ $RC -ne 0 ] && grep -q "Authentication failed" "$T/err"; then ok "kcat with a wrong password is refused"; else bad "kcat with a wrong password is refused"; fi
-kc PLAIN nobody x -L -m 3 >"$T/out" 2>"$T/err"
+kc PLAIN nobody x -L -m 2 >"$T/out" 2>"$T/err"
 RC=$?
 if [ $RC -ne 0 ] && grep -q "Authentication failed" "$T/err"; then ok "kcat as an unknown user (PLAIN) is refused"; else bad "kcat as an unknown user (PLAIN) is refused"; fi
 
@@ -120,7 +121,7 @@ expect "sasl_wire.py alter: every check passed" 0
 kc SCRAM-SHA-512 carol carol-secret -L -m 5 >"$T/out" 2>"$T/err"
 RC=$?
 expect "kcat authenticates as carol, made by AlterUserScramCredentials" 0
-kc SCRAM-SHA-512 dave dave-secret -L -m 3 >"$T/out" 2>"$T/err"
+kc SCRAM-SHA-512 dave dave-secret -L -m 2 >"$T/out" 2>"$T/err"
 RC=$?
 if [ $RC -ne 0 ]; then ok "dave does not authenticate before he is added"; else bad "dave does not authenticate before he is added"; fi
 run user add "$D" --name dave --password-file "$T/dave.pw"
@@ -130,7 +131,7 @@ RC=$?
 expect "the running broker authenticates dave (no restart)" 0
 run user remove "$D" --name dave
 expect "user remove dave while the broker runs" 0 "dave removed"
-kc SCRAM-SHA-512 dave dave-secret -L -m 3 >"$T/out" 2>"$T/err"
+kc SCRAM-SHA-512 dave dave-secret -L -m 2 >"$T/out" 2>"$T/err"
 RC=$?
 if [ $RC -ne 0 ]; then ok "the running broker refuses dave once removed"; else bad "the running broker refuses dave once removed"; fi
 
@@ -158,7 +159,7 @@ python3 "$HERE/kafka/sasl_wire.py" reauth "$BROKER" alice alice-secret bob bob-s
 RC=$?
 cat "$T/out"
 expect "sasl_wire.py reauth: every check passed" 0
-kc SCRAM-SHA-256 alice alice-secret -L -m 3 >"$T/out" 2>"$T/err"
+kc SCRAM-SHA-256 alice alice-secret -L -m 2 >"$T/out" 2>"$T/err"
 RC=$?
 if [ $RC -ne 0 ]; then ok "kcat with SCRAM-SHA-256, not enabled, is refused"; else bad "kcat with SCRAM-SHA-256, not enabled, is refused"; fi
 serve_stop
