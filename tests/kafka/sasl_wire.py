@@ -226,8 +226,46 @@ def alter(broker, user, pw, new_user, new_pw):
     check(res.get("weak") == 93, "... and refuses 100 iterations: UNACCEPTABLE_CREDENTIAL (93)")
     c.send(DESCRIBE_SCRAM, 0, b"\0\0", header_v2=True)  # users: null; tags
     got = c.recv()
-    check(got is not None and new_user.encode() in got[1] and user.encode() in got[1],
-          "DescribeUserScramCredentials lists both users")
+    res = describe_results(got[1]) if got else {}
+    check(res.get(new_user) == (0, [(2, 4096)]) and user in res,
+          "DescribeUserScramCredentials (all users) lists both, with mechanism and iterations (%s)" %
+          res)
+    body = uvarint(3) + cstr(new_user) + b"\0" + cstr("nobody") + b"\0" + b"\0"
+    c.send(DESCRIBE_SCRAM, 0, body, header_v2=True)
+    got = c.recv()
+    res = describe_results(got[1]) if got else {}
+    check(res == {new_user: (0, [(2, 4096)]), "nobody": (91, [])},
+          "DescribeUserScramCredentials of a user and an unknown one: RESOURCE_NOT_FOUND (91) (%s)"
+          % res)
+
+
+def describe_results(b):
+    """{user: (error, [(mechanism, iterations)])} of a DescribeUserScramCredentials v0 answer
+    (b from past the correlation id: the header's tags first). Lengths here fit one byte."""
+    at = 1 + 4 + 2  # tags, throttle, error
+    ml = b[at]
+    at += 1 + (ml - 1 if ml else 0)  # error message (compact nullable)
+    n = b[at] - 1
+    at += 1
+    out = {}
+    for _ in range(max(n, 0)):
+        ln = b[at] - 1
+        name = b[at + 1:at + 1 + ln].decode()
+        at += 1 + ln
+        (err,) = struct.unpack_from(">h", b, at)
+        at += 2
+        ml = b[at]
+        at += 1 + (ml - 1 if ml else 0)
+        k = b[at] - 1
+        at += 1
+        infos = []
+        for _i in range(max(k, 0)):
+            (iters,) = struct.unpack_from(">i", b, at + 1)
+            infos.append((b[at], iters))
+            at += 5 + 1  # mechanism, iterations, tags
+        at += 1  # tags
+        out[name] = (err, infos)
+    return out
 
 
 if __name__ == "__main__":

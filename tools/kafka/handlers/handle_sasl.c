@@ -460,7 +460,7 @@ static int count_cred(void *ctx, const char *user, const struct scram_credential
 static int fill_cred(void *ctx, const char *user, const struct scram_credential *c)
 {
     struct describe_fill *f = ctx;
-    if (f->q->users_count >= 0 && named_index(f->q, user) < 0)
+    if (f->q->users_count > 0 && named_index(f->q, user) < 0) /* null or empty: all */
         return 0;
     if (f->info_count >= f->info_cap)
         return 0;
