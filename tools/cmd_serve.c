@@ -712,6 +712,12 @@ int cmd_serve(int argc, char **argv)
                     "authentication or TLS: anyone who reaches this port can read and write "
                     "every topic\n",
                     l->host);
+        if (l->security == NET_SEC_SASL_PLAINTEXT && !is_loopback(l->host) &&
+            (a.so.sasl_mechanisms & KAFKA_SASL_PLAIN))
+            fprintf(stderr,
+                    "ringtail serve: warning: SASL PLAIN on %s without TLS: passwords cross the "
+                    "network in the clear (SCRAM does not send them)\n",
+                    l->host);
     }
 
     /* Every thread made from here on (engine shards, loops) inherits the mask. */
