@@ -14,8 +14,9 @@
 #      as the suite's trivup clusters use, replication factors accepted, small segments, --sync
 #      none: the suite tests the protocol, not fsync), and writes the test.conf the suite reads
 #      (bootstrap.servers); TEST_KAFKA_VERSION=2.4.0. Tests of the suite's noautocreate
-#      scenario run against a second such broker with --auto-create-topics false; tests of
-#      other scenarios are reported as skipped;
+#      scenario run against a second such broker with --auto-create-topics false, and
+#      0135_sasl_credentials against a third with a SASL_PLAINTEXT listener (SCRAM-SHA-512, one
+#      user made by `ringtail user add`); tests of other scenarios are reported as skipped;
 #   4. runs every broker-facing test (the runner's -L leaves out the local ones), one test
 #      number at a time with a per-test timeout, restarting the broker if a test killed it;
 #   5. prints a per-test table (passed / failed / skipped, and why) and compares it with
@@ -186,7 +187,7 @@ ln -s "$SRC/src" "$RUN/src"
 SERVE_PID=
 cleanup() {
     local pid
-    for pid in $SERVE_PID $NOAUTO_PID; do
+    for pid in $SERVE_PID $NOAUTO_PID ${SASL_PID:-}; do
         kill -TERM "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
     done
@@ -225,6 +226,24 @@ noauto_start() {
     printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$NOAUTO_PORT" \
         >"$RUN/test-noautocreate.conf"
 }
+# SASL (issue 23): the tests that need sasl.* in test.conf (0135_sasl_credentials) run against a
+# third broker with a SASL_PLAINTEXT listener and one SCRAM-SHA-512 user made by `ringtail user`.
+SASL_PID=
+SASL_PORT=
+sasl_start() {
+    [ -n "$SASL_PORT" ] || SASL_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    mkdir -p "$RUN/data-sasl"
+    printf 'conformance-secret\n' >"$RUN/sasl.pw"
+    "$RT" user add "$RUN/data-sasl" --name conformance --mechanism SCRAM-SHA-512 \
+        --password-file "$RUN/sasl.pw" >/dev/null || die "ringtail user add failed"
+    serve_run "$RUN/serve-sasl.log" "$RUN/data-sasl" \
+        --listeners "SASL_PLAINTEXT://127.0.0.1:$SASL_PORT" --sasl-mechanisms SCRAM-SHA-512 \
+        --num-partitions 4 --auto-create-topics true --accept-replication-factor \
+        --segment-bytes 2097152 --sync none
+    SASL_PID=$LAST_PID
+    printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanisms=SCRAM-SHA-512\nsasl.username=conformance\nsasl.password=conformance-secret\n' \
+        "$SASL_PORT" >"$RUN/test-sasl.conf"
+}
 serve_start
 printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$PORT" >"$RUN/test.conf"
 echo "conformance: librdkafka $UPSTREAM's suite against ringtail serve on 127.0.0.1:$PORT" \
@@ -251,6 +270,10 @@ for pair in $PAIRS; do
         [ -n "$NOAUTO_PID" ] || noauto_start
         conf=test-noautocreate.conf
         pid_var=NOAUTO_PID
+    elif [ "$num" = 0135 ]; then # SASL credentials: the SASL broker
+        [ -n "$SASL_PID" ] || sasl_start
+        conf=test-sasl.conf
+        pid_var=SASL_PID
     fi
     start=$(date +%s)
     (cd "$RUN/cwd" && TESTS=$num TEST_SCENARIO=$scenario TEST_KAFKA_VERSION=2.4.0 \
@@ -263,7 +286,11 @@ for pair in $PAIRS; do
         died=1
         wait "${!pid_var}" 2>/dev/null
         echo "conformance: the broker died during $num; restarting it" >&2
-        if [ "$pid_var" = SERVE_PID ]; then serve_start; else noauto_start; fi
+        case $pid_var in
+        SERVE_PID) serve_start ;;
+        SASL_PID) sasl_start ;;
+        *) noauto_start ;;
+        esac
     fi
     python3 - "$LIST" "$num" "$log" "$rc" "$took" "$died" "$scenario" >>"$RESULTS" <<'EOF'
 import re, sys
