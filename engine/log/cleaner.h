@@ -30,10 +30,12 @@ struct cleaner_result {
 
 /* Cleans partition p (writer thread). force: clean whatever is cleanable now (rt_topic_compact),
  * else only when min.cleanable.dirty.ratio or max.compaction.lag.ms says it is due. Returns 0
- * (also when nothing was cleanable), RT_E_INVALID_CONFIG (the topic is not compacted),
- * RT_E_IO_FAILED (frozen partition), RT_E_LIMIT... no: -ENOBUFS when one batch holds more keys
- * than the key map (rt_options.cleaner_buffer_bytes) can take, or -errno of a file step (the
- * swap in progress stays committed or is dropped: CL5, CL6). out may be NULL. */
+ * (also when nothing was cleanable), RT_E_INVALID_CONFIG (force on a topic that is not
+ * compacted; 0 without force), RT_E_IO_FAILED (frozen partition; a failure after a swap's
+ * commit freezes it too, the next open finishes the swap, CL6), RT_E_READ_ONLY, RT_E_CORRUPT (a
+ * batch that does not parse), -ENOBUFS when one batch holds more keys than the key map
+ * (rt_options.cleaner_buffer_bytes) takes, -ENOMEM, or -errno of a file step (before the
+ * commit the .cleaned files are left for the next open to remove). out may be NULL. */
 int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleaner_result *out);
 
 #endif /* RT_CLEANER_H */
