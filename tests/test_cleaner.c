@@ -355,6 +355,40 @@ static void compact_needs_policy(void **state)
     tu_rmdir_free(dir);
 }
 
+/* The shard's periodic pass (every second) cleans a topic once min.cleanable.dirty.ratio says
+ * so, without rt_topic_compact. */
+static void background_clean(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    struct rt_topic_config c[] = {{"cleanup.policy", "compact"},
+                                  {"min.cleanable.dirty.ratio", "0.01"}};
+    assert_int_equal(rt_topic_create_with_configs(e, TOPIC, 1, c, 2), 0);
+    static struct model m;
+    static struct seen before[WRITES * 4], after[WRITES * 4];
+    model_init(&m);
+    uint32_t rnd = 5;
+    for (int i = 0; i < 150; i++)
+        append_plain(e, &m, 2, &rnd);
+    int64_t ab = -1, ab2 = -1;
+    int nb = read_all(e, &m, before, WRITES * 4, &ab);
+    int na = nb;
+    for (int tries = 0; tries < 100 && na == nb; tries++) { /* 10 s at most */
+        usleep(100 * 1000);
+        na = read_all(e, &m, after, WRITES * 4, &ab2);
+    }
+    assert_true(na < nb);
+    check_subsequence(before, nb, after, na, ab);
+    check_latest(&m, after, na, false);
+    assert_int_equal(rt_close(e), 0);
+    verify_clean(dir);
+    tu_rmdir_free(dir);
+}
+
 /* ---- crashes inside the swap ---- */
 
 struct crash_ctx {
@@ -544,6 +578,7 @@ int main(void)
         cmocka_unit_test(compact_needs_policy),    cmocka_unit_test(model_tombstones_kept),
         cmocka_unit_test(model_tombstones_expire), cmocka_unit_test(fetch_survives_swap),
         cmocka_unit_test(crash_each_step),         cmocka_unit_test(power_loss_each_step),
+        cmocka_unit_test(background_clean),
     };
     return cmocka_run_group_tests(tests, NULL, teardown_template);
 }
