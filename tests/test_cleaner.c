@@ -600,6 +600,63 @@ static void fetch_survives_swap(void **state)
     tu_rmdir_free(dir);
 }
 
+/* The damage matrix over the cleaner's own files: a stray `*.cleaned` file (an uncommitted swap)
+ * is a warning for verify and removed by open (CL6); a damaged cleaner-checkpoint (CK1) is a
+ * problem for verify and open refuses the partition naming the file; a read-only open refuses a
+ * committed swap it cannot finish. */
+static void damaged_cleaner_files(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    static struct model m;
+    build_log(dir, &m);
+    struct rt_options o;
+    options(&o);
+    o.segment_size_bytes = 2048;
+    char *stray = tu_path("%s/" TOPIC "-0/00000000000000000000.log.cleaned", dir);
+    tu_write_file(stray, (const uint8_t *)"junk", 4);
+    assert_int_equal(rt_verify(dir, NULL, NULL), 0); /* a warning, not a problem */
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_false(fs_exists_for_test(stray));
+    assert_int_equal(rt_close(e), 0);
+
+    char *ck = tu_path("%s/" TOPIC "-0/cleaner-checkpoint", dir);
+    assert_true(fs_exists_for_test(ck));
+    tu_flip_byte(ck, 12, 0x01);
+    assert_int_equal(rt_verify(dir, NULL, NULL), RT_E_CORRUPT);
+    assert_int_equal(rt_open(dir, &o, &e), RT_E_CORRUPT);
+    assert_non_null(strstr(rt_error_detail(), "cleaner-checkpoint"));
+    tu_flip_byte(ck, 12, 0x01); /* repaired */
+
+    /* A committed swap left unfinished (a child dies right after the commit). */
+    int fd = -1;
+    pid_t pid = tu_fork_piped(&fd);
+    if (pid == 0) {
+        struct crash_ctx c = {2, 1, 0, NULL};
+        rt_engine *ce = NULL;
+        if (rt_open(dir, &o, &ce) != 0)
+            _exit(1);
+        rt_test_cleaner_hook_set(crash_hook, &c);
+        _exit(rt_topic_compact(ce, TOPIC) == 0 ? 0 : 2);
+    }
+    char rep[1];
+    int status = 0;
+    (void)tu_child_report(pid, fd, rep, sizeof rep, &status);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 42);
+    struct rt_options ro = o;
+    ro.read_only = true;
+    assert_int_equal(rt_open(dir, &ro, &e), RT_E_READ_ONLY);
+    assert_int_equal(rt_open(dir, &o, &e), 0); /* the writable open finishes it */
+    assert_int_equal(rt_close(e), 0);
+    assert_int_equal(rt_open(dir, &ro, &e), 0);
+    assert_int_equal(rt_close(e), 0);
+    verify_clean(dir);
+    free(stray);
+    free(ck);
+    tu_rmdir_free(dir);
+}
+
 static int teardown_template(void **state)
 {
     (void)state;
@@ -617,6 +674,7 @@ int main(void)
         cmocka_unit_test(model_tombstones_expire), cmocka_unit_test(fetch_survives_swap),
         cmocka_unit_test(crash_each_step),         cmocka_unit_test(power_loss_each_step),
         cmocka_unit_test(background_clean),        cmocka_unit_test(producer_last_batch_kept),
+        cmocka_unit_test(damaged_cleaner_files),
     };
     return cmocka_run_group_tests(tests, NULL, teardown_template);
 }

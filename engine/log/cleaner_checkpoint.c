@@ -28,7 +28,6 @@
 #include "cleaner_checkpoint.h"
 
 #include <assert.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,34 +243,6 @@ int cleaner_swap_finish(struct io_fault_plan *faults, const char *dir, struct cl
     return 0;
 }
 
-/* Removes every `*.cleaned` file of dir: a swap that was never committed (CL6). */
-static int remove_cleaned(struct io_fault_plan *faults, const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return errno == ENOENT ? 0 : -errno;
-    struct dirent *de;
-    int rc = 0;
-    bool removed = false;
-    size_t sl = strlen(CLEANER_CLEANED_SUFFIX);
-    while ((de = readdir(d)) != NULL) {
-        size_t n = strlen(de->d_name);
-        if (n <= sl || strcmp(de->d_name + n - sl, CLEANER_CLEANED_SUFFIX) != 0)
-            continue;
-        char path[4096];
-        if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
-            continue;
-        int urc = io_unlink(faults, path);
-        if (urc && urc != -ENOENT && rc == 0)
-            rc = urc;
-        removed = true;
-    }
-    closedir(d);
-    if (removed && rc == 0)
-        rc = fs_fsync_dir(faults, dir);
-    return rc;
-}
-
 int cleaner_checkpoint_recover(struct io_fault_plan *faults, const char *dir, bool read_only,
                                int64_t *cleaned_end_out)
 {
@@ -302,5 +273,5 @@ int cleaner_checkpoint_recover(struct io_fault_plan *faults, const char *dir, bo
     if (rc == 0)
         *cleaned_end_out = c.cleaned_end;
     cleaner_checkpoint_free(&c);
-    return read_only ? 0 : remove_cleaned(faults, dir);
+    return 0; /* leftover *.cleaned files go with the listing's other leftovers (partition.c) */
 }

@@ -83,8 +83,9 @@ int cleaner_swap_finish(struct io_fault_plan *faults, const char *partition_dir,
                         struct cleaner_checkpoint *c);
 
 /* At a writable open, before the segments are listed (CL6): loads the checkpoint, finishes a
- * committed swap, removes every `*.cleaned` file left (an uncommitted swap) and says where
- * cleaning ended (*cleaned_end_out, 0 without a checkpoint). read_only: nothing is changed; a
+ * committed swap and says where cleaning ended (*cleaned_end_out, 0 without a checkpoint). The
+ * `*.cleaned` files then left are an uncommitted swap's: the listing removes them
+ * (partition.c list_segments), as it removes other leftovers. read_only: nothing is changed; a
  * committed swap is RT_E_READ_ONLY (a writable open must finish it first). A damaged checkpoint
  * is RT_E_CORRUPT naming the file. */
 int cleaner_checkpoint_recover(struct io_fault_plan *faults, const char *partition_dir,

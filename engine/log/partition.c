@@ -72,8 +72,9 @@ static int segments_push(struct partition *p, struct segment *seg)
 
 /* Collects the base offsets of `<base>.log` files; removes orphans: index files of every kind
  * (.index, .timeindex, .txnindex) whose log is gone (a crash during retention or compaction
- * leaves them) and `*.tmp` / `*.deleted` leftovers of an interrupted write or deletion — unless
- * read_only (then nothing is removed, and a missing directory is a partition without segments). */
+ * leaves them) and `*.tmp` / `*.deleted` / `*.cleaned` (A.9 CL6) leftovers of an interrupted
+ * write, deletion or clean — unless read_only (then nothing is removed, and a missing directory
+ * is a partition without segments). */
 static int list_segments(const char *dir, bool read_only, int64_t **bases_out, uint32_t *count_out)
 {
     DIR *d = opendir(dir);
@@ -111,8 +112,11 @@ static int list_segments(const char *dir, bool read_only, int64_t **bases_out, u
             int64_t base;
             char path[SEGMENT_PATH_BYTES];
             size_t len = strlen(de->d_name);
-            bool leftover = (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0) ||
-                            (len > 8 && strcmp(de->d_name + len - 8, ".deleted") == 0);
+            size_t cl = sizeof(CLEANER_CLEANED_SUFFIX) - 1;
+            bool leftover =
+                (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0) ||
+                (len > 8 && strcmp(de->d_name + len - 8, ".deleted") == 0) ||
+                (len > cl && strcmp(de->d_name + len - cl, CLEANER_CLEANED_SUFFIX) == 0);
             if (leftover) {
                 /* A snapshot or rewrite that never got renamed, or a deletion cut short. */
                 if (!read_only &&
