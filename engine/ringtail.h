@@ -234,6 +234,10 @@ struct rt_options {
                                   max(1000, this) ms (100; -1: never, a failed partition then
                                   waits for a reopen as a failed engine does) */
     void *on_fault_ctx;
+    uint64_t cleaner_buffer_bytes; /* the log cleaner's key map per clean (24 bytes a key;
+                                      Kafka's log.cleaner.dedupe.buffer.size): a dirty part
+                                      with more keys is cleaned in several passes (16 MiB;
+                                      at least 1024) */
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -450,6 +454,20 @@ int rt_topic_delete(rt_engine *engine, const char *name);
  * new log start: nothing changed). */
 int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t partition,
                                 int64_t offset, int64_t *low_watermark_out);
+
+/* Log compaction now (Kafka's LogCleaner, as the background cleaner runs it when
+ * min.cleanable.dirty.ratio or max.compaction.lag.ms says so): every partition of a topic whose
+ * cleanup.policy holds "compact" is cleaned on its shard thread — the latest record of each key
+ * kept, records of aborted transactions, tombstones and markers older than delete.retention.ms
+ * dropped, each producer's last batch kept — over its sealed segments below the last stable
+ * offset and older than min.compaction.lag.ms; the active segment is never touched. Offsets are
+ * kept (a compacted log skips offsets). Readers holding fetches keep the old segments until they
+ * release. Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_UNKNOWN_TOPIC_OR_PARTITION,
+ * RT_E_INVALID_CONFIG (the topic is not compacted), RT_E_READ_ONLY, RT_E_CLOSED,
+ * RT_E_IO_FAILED, -ENOBUFS (one batch has more keys than opts.cleaner_buffer_bytes takes),
+ * -errno of a file step (a crash or failure leaves the old segments or the new ones,
+ * docs/format.md A.9). */
+int rt_topic_compact(rt_engine *engine, const char *topic);
 
 /* Partition count of a topic. Errors: RT_E_INVALID_ARGUMENT (NULL),
  * RT_E_UNKNOWN_TOPIC_OR_PARTITION. */

@@ -53,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleaner.h"
 #include "error.h"
 #include "fsutil.h"
 #include "partition.h"
@@ -274,6 +275,8 @@ int shard_enforce_retention(struct shard *s)
         else if (n < 0 && !first)
             first = n;
         (void)partition_checkpoint_tail(p, false); /* PA9; a failure costs a longer scan */
+        if (p->cfg.compaction.compact && !p->frozen)
+            (void)cleaner_clean(p, wall_ms, false, NULL); /* when due; retried next period */
         uint32_t expired =
             producer_table_expire(&p->producers, wall_ms, s->env.producer_id_expiration_ms);
         if (expired)
