@@ -19,6 +19,8 @@
 #      user made by `ringtail user add`); tests of other scenarios are reported as skipped;
 #   4. runs every broker-facing test (the runner's -L leaves out the local ones), one test
 #      number at a time with a per-test timeout, restarting the broker if a test killed it;
+#      the tests that run Kafka's kafka-topics.sh get ours (KAFKA_PATH=tests/conformance/
+#      kafka_path: confluent-kafka's AdminClient, when /usr/bin/python3 has it);
 #   5. prints a per-test table (passed / failed / skipped, and why) and compares it with
 #      tests/conformance/expected.txt: any difference fails the run, a test that newly passes
 #      included (so expected.txt gets updated). The last line is "N passed, M failed" where a
@@ -250,6 +252,12 @@ echo "conformance: librdkafka $UPSTREAM's suite against ringtail serve on 127.0.
     "($(echo "$NUMBERS" | wc -l) test numbers${QUICK:+, quick mode}, timeout ${TIMEOUT}s each)"
 
 # ---- 4. one test number at a time -----------------------------------------------------------------
+# The tests that run Kafka's kafka-topics.sh (test.c's test_kafka_topics) get ours instead:
+# KAFKA_PATH=tests/conformance/kafka_path, whose bin/kafka-topics.sh is kafka_topics.py
+# (confluent-kafka's AdminClient), with ZK_ADDRESS/BROKERS naming the test's broker. Without
+# Debian's python3-confluent-kafka, KAFKA_PATH stays unset and those tests fail as they would.
+KAFKA_TOOLS=
+/usr/bin/python3 -c 'import confluent_kafka' 2>/dev/null && KAFKA_TOOLS=$ROOT/tests/conformance/kafka_path
 RESULTS=$RUN/results.txt
 : >"$RESULTS"
 PAIRS=$(for num in $NUMBERS; do awk -v n="$num" 'index($1, n "_") == 1 { print n ":" $3 }' "$LIST"; done | sort -u)
@@ -275,10 +283,14 @@ for pair in $PAIRS; do
         conf=test-sasl.conf
         pid_var=SASL_PID
     fi
+    addr=127.0.0.1:$PORT
+    [ "$pid_var" = NOAUTO_PID ] && addr=127.0.0.1:$NOAUTO_PORT
+    tools_env=()
+    [ -n "$KAFKA_TOOLS" ] && tools_env=("KAFKA_PATH=$KAFKA_TOOLS" "ZK_ADDRESS=$addr" "BROKERS=$addr")
     start=$(date +%s)
-    (cd "$RUN/cwd" && TESTS=$num TEST_SCENARIO=$scenario TEST_KAFKA_VERSION=2.4.0 \
-        RDKAFKA_TEST_CONF=$RUN/$conf timeout -k 10 "$TIMEOUT" "$RUNNER" -L -p1 $QUICK >"$log" 2>&1) \
-        2>/dev/null
+    (cd "$RUN/cwd" && env TESTS="$num" TEST_SCENARIO="$scenario" TEST_KAFKA_VERSION=2.4.0 \
+        RDKAFKA_TEST_CONF="$RUN/$conf" "${tools_env[@]}" \
+        timeout -k 10 "$TIMEOUT" "$RUNNER" -L -p1 $QUICK >"$log" 2>&1) 2>/dev/null
     rc=$?
     took=$(($(date +%s) - start))
     died=
