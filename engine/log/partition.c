@@ -1038,8 +1038,8 @@ int partition_close(struct partition *p, bool seal)
     }
     if (seal && p->active)
         rc = segment_seal(p->active);
-    if (seal && p->active && rc == 0 && p->producers.slots)
-        rc = partition_snapshot_producers(p);
+    if (seal && p->active && rc == 0 && p->producers.slots && p->next_offset > 0)
+        rc = partition_snapshot_producers(p); /* PA14: none for a log that never held a batch */
     if (seal && p->active && rc == 0 && p->active->sealed) {
         /* PA8: the next clean open reads nothing. */
         if (p->active->size_bytes == p->active_trusted_bytes &&
