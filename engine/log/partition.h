@@ -153,7 +153,8 @@ struct partition_recovery {
 };
 
 struct partition {
-    char dir[SEGMENT_PATH_BYTES];
+    char *dir; /* its directory: its own allocation (not SEGMENT_PATH_BYTES in every partition),
+                  made by partition_open, freed by partition_close */
     char topic[256];
     uint32_t id;
     struct shard *shard;

@@ -76,8 +76,10 @@
 static int segment_paths(struct segment *seg, const char *partition_dir, char *index_path,
                          char *time_path)
 {
-    int rc = meta_segment_file(seg->log_path, SEGMENT_PATH_BYTES, partition_dir, seg->base_offset,
-                               "log");
+    char log_path[SEGMENT_PATH_BYTES];
+    int rc = meta_segment_file(log_path, sizeof(log_path), partition_dir, seg->base_offset, "log");
+    if (rc == 0 && !(seg->log_path = strdup(log_path)))
+        rc = -ENOMEM;
     if (rc == 0)
         rc = meta_segment_file(index_path, SEGMENT_PATH_BYTES, partition_dir, seg->base_offset,
                                "index");
@@ -131,6 +133,7 @@ static void segment_free(struct segment *seg)
     offset_index_close(&seg->oidx);
     time_index_close(&seg->tidx);
     txn_index_close(&seg->txns);
+    free(seg->log_path);
     free(seg);
 }
 
