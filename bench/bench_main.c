@@ -2822,7 +2822,7 @@ static void usage(FILE *out)
             "  --quick            small sizes; finishes in well under a minute\n"
             "  --json FILE        write every row as JSON\n"
             "  --plot FILE        write a PNG chart (gnuplot)\n"
-            "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve,txnmix\n"
+            "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve,txnmix,open\n"
             "                     (default: all)\n"
             "  --peers LIST       comma list of rocksdb,lmdb,sqlite or 'none' (default: all)\n"
             "  --w1-bytes N       W1 value bytes (and the peers' R1 data) [1G; quick 32M]\n"
@@ -2864,7 +2864,8 @@ static bool list_has(const char *list, const char *word)
 }
 
 /* A comma list of producer counts (1..1024) into out; NULL = 1,4,16,64. */
-static void parse_counts(const char *list, const char *flag, uint32_t *out, uint32_t *count)
+static void parse_counts_max(const char *list, const char *flag, uint32_t *out, uint32_t *count,
+                             long max)
 {
     static const uint32_t def[] = {1, 4, 16, 64};
     if (!list) {
@@ -2875,7 +2876,7 @@ static void parse_counts(const char *list, const char *flag, uint32_t *out, uint
     const char *p = list;
     while (*p && *count < PRODUCER_SETS_MAX) {
         long v = strtol(p, (char **)&p, 10);
-        if (v < 1 || v > 1024) {
+        if (v < 1 || v > max) {
             fprintf(stderr, "ringtail-bench: bad %s '%s'\n", flag, list);
             exit(2);
         }
@@ -2885,6 +2886,11 @@ static void parse_counts(const char *list, const char *flag, uint32_t *out, uint
         else if (*p)
             break;
     }
+}
+
+static void parse_counts(const char *list, const char *flag, uint32_t *out, uint32_t *count)
+{
+    parse_counts_max(list, flag, out, count, 1024);
 }
 
 static void parse_args(int argc, char **argv)
@@ -3119,8 +3125,8 @@ static void parse_args(int argc, char **argv)
         opt.open_sizes[i] = opt.quick ? (uint64_t)gbs[i] << 26 : (uint64_t)gbs[i] * 1000000000ull;
     opt.open_size_count = ngb;
     if (open_parts)
-        parse_counts(open_parts, "--open-partitions", opt.open_partitions_list,
-                     &opt.open_partition_count);
+        parse_counts_max(open_parts, "--open-partitions", opt.open_partitions_list,
+                         &opt.open_partition_count, 1 << 20);
     if (opt.open_partition_count == 0) {
         opt.open_partitions_list[0] = opt.quick ? 100 : 1000;
         opt.open_partitions_list[1] = opt.quick ? 1000 : 10000;
