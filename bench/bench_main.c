@@ -29,9 +29,12 @@
  *       partition (--open-gb 1,4,16 for the longer run; a size the disk cannot hold is skipped
  *       and said so), 1 000 partitions of 3 MiB and 10 000 of 256 KiB (--open-partitions); each
  *       open timed in a fresh probe process with its RssFile after the open (issue 21 item 8),
- *       and for many partitions the RssAnon and descriptors per partition; then the disk bytes
- *       per empty partition (a topic of 1 000 at the default options, open and closed) with that
- *       topic's create and close times.
+ *       and for many partitions the RssAnon and descriptors per partition and one fetch from
+ *       every partition; a many-partition directory's create row (create, one batch to each,
+ *       close, partitions/s; built in sessions when its active partitions would need more
+ *       descriptors than RLIMIT_NOFILE, whose soft limit the bench raises to the hard one); then
+ *       the disk bytes per empty partition (a topic of 1 000 at the default options, open and
+ *       closed) with that topic's create and close times.
  *       --open-probe-exe runs the same probe built against another libringtail (before/after)
  *
  * MB/s everywhere is value bytes (10^6) per second, so stores with different per-record overhead
