@@ -14,7 +14,8 @@
  *      admin_lock.
  * LG2. Every write service refuses once `closing` is set or `write_error` is non-zero
  *      (log_write_check): a failed write leaves the write side failed until reopened.
- * LG7-LG9 (topic deletion) and LG10 (partitions added) are at their sections of log.c.
+ * LG7-LG9 (topic deletion), LG10 (partitions added) and LG11 (new partitions made in
+ * parallel) are at their sections of log.c.
  * LG3. Calls that return an error set the thread's error detail but never clear it: only the
  *      public rt_* entry points (engine.c, client/) clear it, so an internal call made on a
  *      caller's behalf never erases the caller's detail.

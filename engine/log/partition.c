@@ -899,18 +899,21 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     p->id = id;
     p->cfg = *cfg;
     snprintf(p->topic, sizeof(p->topic), "%s", topic);
-    int rc = meta_partition_dir(p->dir, sizeof(p->dir), data_dir, topic, id);
+    char path[SEGMENT_PATH_BYTES];
+    int rc = meta_partition_dir(path, sizeof(path), data_dir, topic, id);
     if (rc)
         return rc;
+    if (!(p->dir = strdup(path)))
+        return -ENOMEM;
     pthread_mutex_init(&p->segments_lock, NULL);
     if (cfg->segment.read_only) {
         /* Read-only: nothing is created (see list_segments and segment_create). */
     } else if ((rc = io_mkdir(cfg->segment.faults, p->dir, 0755)) == 0) {
         rc = fs_fsync_dir(cfg->segment.faults, data_dir); /* its name is durable */
-        if (rc)
-            return rc;
     } else if (rc != -EEXIST) {
-        return error_set(rc, "%s: cannot create: %s", p->dir, strerror(-rc));
+        rc = error_set(rc, "%s: cannot create: %s", p->dir, strerror(-rc));
+    } else {
+        rc = 0;
     }
     /* CL6 (docs/format.md A.9): a committed compaction swap is finished and an uncommitted one
      * removed before the segments are listed. */
@@ -920,9 +923,12 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
         return rc;
     int64_t *bases = NULL;
     uint32_t count = 0;
-    rc = list_segments(p->dir, cfg->segment.read_only, &bases, &count);
-    if (rc)
+    if (rc == 0)
+        rc = list_segments(p->dir, cfg->segment.read_only, &bases, &count);
+    if (rc) {
+        partition_close(p, false);
         return rc;
+    }
     struct recovery_point rp;
     load_recovery_point(p, count, clean, &rp, rec);
     uint32_t first_untrusted = count;
@@ -1064,8 +1070,8 @@ int partition_close(struct partition *p, bool seal)
     }
     if (seal && p->active)
         rc = segment_seal(p->active);
-    if (seal && p->active && rc == 0 && p->producers.slots)
-        rc = partition_snapshot_producers(p);
+    if (seal && p->active && rc == 0 && p->producers.slots && p->next_offset > 0)
+        rc = partition_snapshot_producers(p); /* PA14: none for a log that never held a batch */
     if (seal && p->active && rc == 0 && p->active->sealed) {
         /* PA8: the next clean open reads nothing. */
         if (p->active->size_bytes == p->active_trusted_bytes &&
@@ -1091,6 +1097,8 @@ int partition_close(struct partition *p, bool seal)
     p->active = NULL;
     pthread_mutex_unlock(&p->segments_lock);
     pthread_mutex_destroy(&p->segments_lock);
+    free(p->dir);
+    p->dir = NULL;
     return rc;
 }
 

@@ -47,6 +47,8 @@
  *        loss by name (the injector's directory-entry model, io.h, undoes what no directory
  *        fsync covered). The indexes themselves are created by index/ with plain open(2),
  *        outside that model; they are derived data that open rebuilds when missing.
+ *   SG6  a seal of an empty segment (size_bytes 0) makes only the trim durable: the log's
+ *        fdatasync after its trim and the indexes' own; there is nothing before it to sync.
  * A recycled file (segment_recycle, segment_create_recycled) starts with its frontier at its old
  * size: those blocks are written, and hold the stale batches of the segment it was (RS1).
  */
@@ -74,8 +76,10 @@
 static int segment_paths(struct segment *seg, const char *partition_dir, char *index_path,
                          char *time_path)
 {
-    int rc = meta_segment_file(seg->log_path, SEGMENT_PATH_BYTES, partition_dir, seg->base_offset,
-                               "log");
+    char log_path[SEGMENT_PATH_BYTES];
+    int rc = meta_segment_file(log_path, sizeof(log_path), partition_dir, seg->base_offset, "log");
+    if (rc == 0 && !(seg->log_path = strdup(log_path)))
+        rc = -ENOMEM;
     if (rc == 0)
         rc = meta_segment_file(index_path, SEGMENT_PATH_BYTES, partition_dir, seg->base_offset,
                                "index");
@@ -129,6 +133,7 @@ static void segment_free(struct segment *seg)
     offset_index_close(&seg->oidx);
     time_index_close(&seg->tidx);
     txn_index_close(&seg->txns);
+    free(seg->log_path);
     free(seg);
 }
 
@@ -450,7 +455,11 @@ int segment_seal(struct segment *seg)
     if (seg->sealed)
         return 0;
     claim_all(seg);
-    int rc = io_fdatasync(seg->cfg.faults, seg->fd); /* SG4 */
+    /* SG6: an empty segment (a new or idle partition's) has no batch to make durable before
+     * the trim and no ABORT marker, so no .txnindex entry: its seal skips both of those
+     * fdatasyncs (the trim's, below, still runs). */
+    bool empty = seg->size_bytes == 0;
+    int rc = empty ? 0 : io_fdatasync(seg->cfg.faults, seg->fd); /* SG4 */
     if (rc)
         return error_set(rc, "%s: fdatasync: %s", seg->log_path, strerror(-rc));
     int64_t max_ts = atomic_load_explicit(&seg->max_timestamp_ms, memory_order_relaxed);
@@ -465,7 +474,7 @@ int segment_seal(struct segment *seg)
     rc = offset_index_seal(&seg->oidx);
     if (rc == 0)
         rc = time_index_seal(&seg->tidx);
-    if (rc == 0)
+    if (rc == 0 && !empty)
         rc = segment_sync_txn_index(seg); /* SG4: its entries were written by the rounds */
     if (rc == 0)
         rc = txn_index_seal(&seg->txns);

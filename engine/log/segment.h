@@ -76,7 +76,8 @@ struct segment_trust {
 
 struct segment {
     int64_t base_offset;
-    char log_path[SEGMENT_PATH_BYTES];
+    char *log_path; /* its own allocation, set by segment_paths (not SEGMENT_PATH_BYTES in every
+                       segment: memory per partition, docs/limits.md) */
     int fd;
     const uint8_t *map; /* PROT_READ, MAP_SHARED */
     uint64_t map_bytes;
