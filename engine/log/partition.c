@@ -791,10 +791,24 @@ static const struct segment_trust *trust_for(struct partition *p, const struct r
         return tr;
     }
     const struct recovery_segment *e = recovery_point_find(rp, base);
-    /* Not a tail: a clean close's entry for what is now the newest segment. Its prefix is as
-     * durable as a tail's, but a byte changed in it after the crash would go unseen (its
-     * stamps moved with the appends): the damage matrix (test_damage, crashed) wants a crash's
-     * newest segment checked below anything a checkpoint did not name, so it is scanned whole. */
+    if (e && newest && !clean && !rp->has_tail && e == &rp->segments[rp->count - 1] &&
+        e->files[RECOVERY_LOG].bytes > 0) {
+        /* PA14: a sealed entry for what is now the newest segment (it was sealed by a clean close
+         * or made dormant, PA11, then woken and appended to before the crash): its files as
+         * they were stamped are a tail — whole checked batches, fdatasynced by the seal, and
+         * exactly the index entries the trimmed indexes held. The scan starts past them once
+         * their last batch and entries check out (tail_holds finds the last batch by a walk
+         * from the last indexed one); otherwise from 0, as before. */
+        tr->next_offset = e->next_offset;
+        tr->max_timestamp = e->max_timestamp;
+        tr->max_timestamp_offset = e->max_timestamp_offset;
+        tr->bytes = e->files[RECOVERY_LOG].bytes;
+        tr->last_batch_position = UINT64_MAX; /* found by tail_holds' walk */
+        tr->index_entries = (uint32_t)(e->files[RECOVERY_INDEX].bytes / OFFSET_INDEX_ENTRY_BYTES);
+        tr->timeindex_entries =
+            (uint32_t)(e->files[RECOVERY_TIMEINDEX].bytes / TIME_INDEX_ENTRY_BYTES);
+        return tr;
+    }
     if (!e || (newest && !clean))
         return NULL;
     struct recovery_stamp now[RECOVERY_FILES];
