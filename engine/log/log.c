@@ -2293,6 +2293,9 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->pool.sync_zeros = lg->opts.sync_mode != RT_SYNC_NONE;
     lg->pool.faults = faults; /* segment.c SG4 */
     lg->pcfg.segment.faults = faults;
+    segment_cache_init(&lg->cache, segment_cache_resolve(lg->opts.open_segments_max));
+    if (!lg->opts.read_only)
+        lg->pcfg.segment.cache = &lg->cache; /* OS1; a read-only engine holds no descriptor */
     lg->pcfg.segment_ms = lg->opts.segment_ms;
     lg->pcfg.retention_bytes = lg->opts.retention_bytes;
     lg->pcfg.retention_ms = lg->opts.retention_ms;
@@ -2324,6 +2327,7 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->env.on_fault = lg->opts.on_fault;
     lg->env.on_fault_ctx = lg->opts.on_fault_ctx;
     lg->env.heal_ms_min = lg->opts.fault_recovery_ms;
+    lg->env.cache = &lg->cache;
     lg->env.read_only = lg->opts.read_only;
     if (lg->opts.read_only)
         lg->env.io.kind = IO_KIND_SYNC; /* no writes: no ring to set up */

@@ -703,7 +703,7 @@ int partition_wake(struct partition *p)
     if (p->frozen)
         return RT_E_IO_FAILED; /* PA5 */
     assert(!p->round_touched);
-    assert(old->vouched && old->next_offset == p->next_offset);
+    assert(old->next_offset == p->next_offset);
     struct segment_trust tr = {
         .next_offset = old->next_offset,
         .max_timestamp = atomic_load_explicit(&old->max_timestamp_ms, memory_order_relaxed),
@@ -719,13 +719,35 @@ int partition_wake(struct partition *p)
     p->segments[p->segment_count - 1] = seg;
     pthread_mutex_unlock(&p->segments_lock);
     p->active = seg;
-    /* As a clean open that trusted it: the close's seal walks only what is appended now. */
-    p->active_trusted_bytes = seg->size_bytes;
+    /* As a clean open that trusted it: the close's seal walks only what is appended now. A
+     * segment a sleep (PA15) could not vouch for is walked whole at its next seal instead. */
+    p->active_trusted_bytes = old->vouched ? seg->size_bytes : UINT64_MAX;
     p->active_trusted_next = seg->next_offset;
     memcpy(p->active_trusted_stamps, old->stamps, sizeof(p->active_trusted_stamps));
     partition_publish(p);
     segment_unref(old); /* a fetch still holding it keeps its mapping */
     p->wakes++;
+    return 0;
+}
+
+int partition_sleep(struct partition *p)
+{
+    struct segment *a = p->active;
+    if (!a || a->sealed || p->cfg.segment.read_only || p->frozen || p->round_touched ||
+        p->rolling || p->unsynced)
+        return 0; /* PA15: nothing in flight, nothing published unsynced */
+    assert(a->next_offset == p->next_offset);
+    p->rolling = true; /* PA12: a failure is recovered as a failed roll's seal is (by a roll) */
+    int rc = segment_seal(a); /* fdatasync, trim, indexes sealed: its descriptors closed */
+    if (rc)
+        return rc;
+    p->rolling = false;
+    vouch_sealed(p, a, true); /* PA8: walks only what was appended since it was trusted */
+    if (a->vouched && store_recovery_point(p) == 0) {
+        /* Its entry now names it (PA14 after a crash, trust after a clean close). */
+    }
+    p->tail_base = -1; /* the stored file has no tail any more */
+    p->sleeps++;
     return 0;
 }
 

@@ -68,6 +68,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "meta.h"
+#include "segment_cache.h"
 #include "segment_check.h"
 #include "io/io.h"
 
@@ -114,8 +115,26 @@ static struct segment *segment_alloc(int64_t base_offset, const struct segment_c
     return seg;
 }
 
+/* OS1 (segment_cache.h): a segment is counted while it holds its log descriptor. */
+static void count_open(struct segment *seg)
+{
+    if (seg->fd >= 0 && !seg->cache_counted) {
+        seg->cache_counted = true;
+        segment_cache_opened(seg->cfg.cache);
+    }
+}
+
+static void uncount_open(struct segment *seg)
+{
+    if (seg->cache_counted) {
+        seg->cache_counted = false;
+        segment_cache_closed(seg->cfg.cache);
+    }
+}
+
 static void segment_free(struct segment *seg)
 {
+    uncount_open(seg);
     if (seg->map)
         munmap((void *)seg->map, seg->map_bytes);
     /* An active segment let go without a seal (a failed open, a close after a write error):
@@ -140,6 +159,7 @@ static void segment_drop_fd(struct segment *seg)
     if (seg->fd >= 0)
         close(seg->fd);
     seg->fd = -1;
+    uncount_open(seg);
 }
 
 static int txn_path(const struct segment *seg, char *buf, size_t cap)
@@ -327,6 +347,7 @@ static int create_segment(struct segment **out, const char *partition_dir, int64
         goto err;
     seg->oidx_map = seg->oidx.file.map;
     seg->tidx_map = seg->tidx.file.map;
+    count_open(seg);
     *out = seg;
     return 0;
 err:
@@ -696,6 +717,16 @@ static bool tail_holds(const struct segment *seg, uint64_t file_bytes,
         last_indexed = pos;
         last_indexed_offset = off;
     }
+    /* The file still begins with this segment's first batch, whole and CRC-valid: a header
+     * damaged there after the crash (its stamps moved with the appends) is seen, and the scan
+     * from 0 cuts it, as before any tail (test_damage, crashed). One batch more read. */
+    {
+        struct batch_header h0;
+        int64_t size0 = batch_size_at(seg->map, t->bytes, &why);
+        if (size0 < 0 || batch_validate(seg->map, (size_t)size0, 0, &h0, &why) != 0 ||
+            h0.base_offset != seg->base_offset)
+            return false;
+    }
     uint64_t at = t->last_batch_position;
     if (walk) {
         /* Headers from the last indexed batch to the end: at most one interval and a batch. */
@@ -949,6 +980,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     seg->oidx_map = seg->oidx.file.map;
     seg->tidx_map = seg->tidx.file.map;
     segment_publish(seg);
+    count_open(seg);
     *out = seg;
     return 0;
 err:

@@ -32,6 +32,7 @@
 #define SEGMENT_PATH_BYTES 4096
 
 struct segment_pool;
+struct segment_cache;
 struct io_fault_plan;
 
 struct segment_config {
@@ -42,6 +43,8 @@ struct segment_config {
                        preallocated; indexes that must be rebuilt are rebuilt in memory */
     struct segment_pool *pool;    /* pre-writes active segments ahead of the writer (SG1-SG3);
                                   NULL: none (sync=none, read-only, tools) */
+    struct segment_cache *cache;  /* the engine's budget of open segments (segment_cache.h,
+                                     OS1), or NULL: not counted (tools, tests) */
     struct io_fault_plan *faults; /* the engine's fault plan (tests) or NULL: every fdatasync of
                                      the log file goes through io_fdatasync (SG4) */
 };
@@ -95,7 +98,8 @@ struct segment {
     uint64_t last_batch_position; /* writer: where the last appended batch starts */
     int64_t created_ms;           /* wall clock, for roll by age */
     bool sealed;
-    bool preallocated; /* active and extended past size_bytes: trimmed back when freed unsealed */
+    bool preallocated;  /* active and extended past size_bytes: trimmed back when freed unsealed */
+    bool cache_counted; /* counted in cfg.cache while it holds its log descriptor (OS1) */
     _Atomic int refs;
     _Atomic bool doomed; /* unlinked; close the mapping with the last reference */
     struct segment_config cfg;
