@@ -9,7 +9,9 @@
  *     clean close and reopen, and verify is clean;
  *   - a reader's pointers into a segment's mapping stay valid while its partition is made
  *     dormant (sealed, descriptors closed) and woken again;
- *   - a crash after partitions were made dormant loses nothing and scans nothing of them (PA14).
+ *   - a crash after partitions were made dormant loses nothing and scans nothing of them (PA14);
+ *   - a clean open maps no sealed segment (SG6): the logs and indexes are mapped by their
+ *     first reader, so an open touches O(partitions) files.
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file once over io_uring and once over the sync fallback.
  */
@@ -273,6 +275,80 @@ static void test_crash_after_sleeps(void **state)
     assert_verify_clean(f->dir);
 }
 
+/* Mappings of files under dir, and how many of them are indexes. */
+static uint32_t mappings_under(const char *dir, uint32_t *indexes)
+{
+    FILE *in = fopen("/proc/self/maps", "r");
+    assert_non_null(in);
+    char line[8192];
+    uint32_t n = 0;
+    *indexes = 0;
+    while (fgets(line, sizeof(line), in)) {
+        if (!strstr(line, dir))
+            continue;
+        n++;
+        *indexes += strstr(line, ".index") != NULL || strstr(line, ".timeindex") != NULL;
+    }
+    fclose(in);
+    return n;
+}
+
+#define MAPPED_PARTITIONS 20
+#define MAPPED_RECORDS    60 /* of 4 KiB: about four 64 KiB segments per partition */
+
+/* SG6: a clean open of partitions with several sealed segments each maps none of them — not the
+ * logs, not the indexes (before SG6 every sealed segment held three mappings from the open on);
+ * a fetch maps the segments it reads and no others; a time lookup and a read from the start
+ * work on segments mapped at first use. */
+static void test_clean_open_maps_nothing(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, MAPPED_PARTITIONS), 0);
+    static char value[4096];
+    memset(value, 'v', sizeof(value));
+    for (uint32_t i = 0; i < MAPPED_PARTITIONS; i++)
+        for (int r = 0; r < MAPPED_RECORDS; r++) {
+            struct rt_record rec = {.key_len = -1,
+                                    .value = value,
+                                    .value_len = (int32_t)sizeof(value),
+                                    .timestamp_ms = 1000000 + r};
+            assert_int_equal(rt_append(f->e, TOPIC, i, &rec, 1, NULL), 0);
+        }
+    struct partition *p0 = log_partition(engine_log(f->e), TOPIC, 0);
+    assert_true(p0->segment_count >= 3);
+    uint32_t segments = p0->segment_count;
+    tu_fixture_close(f);
+
+    tu_fixture_open(f);
+    uint32_t idx = 0;
+    uint32_t maps = mappings_under(f->dir, &idx);
+    fprintf(stderr, "mappings after a clean open of %d partitions x %u segments: %u (%u indexes)\n",
+            MAPPED_PARTITIONS, segments, maps, idx);
+    assert_int_equal(idx, 0);
+    assert_true(maps <= 2); /* the internal topics' active segments, if any */
+    /* Reading partition 3 from its start maps what the fetch reads: its first segment. */
+    rt_fetch *fx = NULL;
+    assert_int_equal(rt_fetch_start(f->e, TOPIC, 3, 0, 1024, RT_READ_UNCOMMITTED, &fx), 0);
+    assert_true(rt_fetch_get(fx)->size_bytes > 0);
+    rt_fetch_release(fx);
+    uint32_t maps_after = mappings_under(f->dir, &idx);
+    assert_true(maps_after > maps && maps_after <= maps + 3); /* one segment's log + 2 indexes */
+    int64_t off = -1;
+    assert_int_equal(rt_list_offsets(f->e, TOPIC, 5, 1000000 + 45, RT_READ_UNCOMMITTED, &off), 0);
+    assert_int_equal(off, 45);
+    for (uint32_t i = 0; i < MAPPED_PARTITIONS; i++) {
+        rt_fetch *g = NULL;
+        assert_int_equal(
+            rt_fetch_start(f->e, TOPIC, i, MAPPED_RECORDS - 1, 1 << 16, RT_READ_UNCOMMITTED, &g),
+            0);
+        assert_int_equal(rt_fetch_get(g)->high_watermark, MAPPED_RECORDS);
+        rt_fetch_release(g);
+    }
+    tu_fixture_close(f);
+    assert_verify_clean(f->dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +357,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reader_pointers_survive_a_sleep, setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_crash_after_sleeps, setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_clean_open_maps_nothing, setup, tu_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -206,7 +206,9 @@ static int64_t partition_producer_id_max(struct partition *p, bool scan_logs)
     if (!scan_logs)
         return m.max;
     for (uint32_t i = 0; i < p->segment_count; i++) {
-        const struct segment *seg = p->segments[i];
+        struct segment *seg = p->segments[i];
+        if (segment_map(seg) != 0) /* SG6 */
+            break;
         uint64_t end = atomic_load_explicit(&seg->readable_bytes, memory_order_acquire);
         if (end > seg->map_bytes)
             end = seg->map_bytes;

@@ -405,6 +405,9 @@ static int replay_producers(struct partition *p, int64_t from, struct partition_
         if (seg->next_offset <= from)
             continue;
         uint64_t pos = 0;
+        int mrc = segment_map(seg); /* SG6 */
+        if (mrc)
+            return mrc;
         if (from > seg->base_offset && segment_find_batch(seg, from, seg->size_bytes, &pos) != 0)
             continue;
         while (pos < seg->size_bytes) {
@@ -542,6 +545,9 @@ static int rebuild_txn_indexes(struct partition *p, uint32_t from)
     int rc = 0;
     for (uint32_t i = 0; i < p->segment_count && rc == 0; i++) {
         struct segment *seg = p->segments[i];
+        rc = segment_map(seg); /* SG6 */
+        if (rc)
+            break;
         rc = txn_walk_rebuild(&w, seg->map, seg->size_bytes, &seg->txns, i >= from);
         if (rc == 0 && i >= from)
             rc = segment_sync_txn_index(seg); /* SG4 in segment.c */
@@ -574,6 +580,9 @@ static int check_txn_indexes(struct partition *p, uint32_t from, struct partitio
     int rc = 0;
     for (uint32_t i = from; i < p->segment_count; i++) {
         struct segment *seg = p->segments[i];
+        rc = segment_map(seg); /* SG6: a trusted one after an untrusted one is lazy */
+        if (rc)
+            break;
         rc = txn_walk_compare(&w, seg->map, seg->size_bytes, &seg->txns, NULL, NULL);
         if (rc == -EBADMSG) {
             bad = i;
@@ -845,6 +854,9 @@ static const struct segment_trust *trust_for(struct partition *p, const struct r
     tr->next_offset = e->next_offset;
     tr->max_timestamp = e->max_timestamp;
     tr->max_timestamp_offset = e->max_timestamp_offset;
+    tr->sized = true; /* SG6: the stamps hold now, so the sizes are the files' */
+    for (int f = 0; f < RECOVERY_FILES; f++)
+        tr->file_bytes[f] = e->files[f].bytes;
     return tr;
 }
 
@@ -1382,6 +1394,11 @@ int partition_segment_for(struct partition *p, int64_t offset, struct segment **
     struct segment *seg = p->segments[lo - 1];
     segment_ref(seg);
     pthread_mutex_unlock(&p->segments_lock);
+    int rc = segment_map(seg); /* SG6: a lazily opened segment's first reader maps it */
+    if (rc) {
+        segment_unref(seg);
+        return rc;
+    }
     *out = seg;
     return 0;
 }
@@ -1398,6 +1415,11 @@ struct segment *partition_segment_after(struct partition *p, int64_t base_offset
         }
     }
     pthread_mutex_unlock(&p->segments_lock);
+    if (found && segment_map(found) != 0) {
+        /* SG6: the detail names the file; the fetch ends before it, as at the log's end. */
+        segment_unref(found);
+        found = NULL;
+    }
     return found;
 }
 

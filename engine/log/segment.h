@@ -20,6 +20,7 @@
 #ifndef RT_SEGMENT_H
 #define RT_SEGMENT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -74,6 +75,10 @@ struct segment_trust {
     uint64_t last_batch_position;
     uint32_t index_entries;
     uint32_t timeindex_entries;
+    /* A sealed segment's trust only (SG6): the sizes of its four files as stamped, equal to
+     * what stat says now; then nothing is opened at all until the first reader (segment_map). */
+    bool sized;
+    uint64_t file_bytes[RECOVERY_FILES];
 };
 
 struct segment {
@@ -100,6 +105,10 @@ struct segment {
     bool sealed;
     bool preallocated;  /* active and extended past size_bytes: trimmed back when freed unsealed */
     bool cache_counted; /* counted in cfg.cache while it holds its log descriptor (OS1) */
+    /* SG6: a sealed segment opened on a recovery point's word maps its log and indexes at
+     * first use (segment_map), not at open. mapped: they are made (always, for the others). */
+    _Atomic bool mapped;
+    pthread_mutex_t map_lock; /* serialises segment_map */
     _Atomic int refs;
     _Atomic bool doomed; /* unlinked; close the mapping with the last reference */
     struct segment_config cfg;
@@ -143,6 +152,14 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
 int segment_open(struct segment **out, const char *partition_dir, int64_t base_offset,
                  const struct segment_config *cfg, bool active, bool recover,
                  const struct segment_trust *trust, struct segment_recovery *rec);
+
+/* Reader (SG6): makes sure the segment's log and index mappings exist — a no-op (one acquire
+ * load) once they do; for a segment opened lazily, the first call opens, maps and closes the
+ * log and both indexes under map_lock. Every use of map, oidx_map or tidx_map (fetches through
+ * partition_segment_for/after, the open's walks, the writer's own lookups) comes after it.
+ * Returns 0, or RT_E_CORRUPT / -errno with the detail naming the file (then nothing changed and
+ * a later call tries again). */
+int segment_map(struct segment *seg);
 
 /* Makes the active segment's bytes, index entries and ABORT entries written so far durable
  * (fdatasync of the log and .txnindex, msync of the offset and time indexes), for a recovery
