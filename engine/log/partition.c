@@ -28,6 +28,7 @@
 #include "log_start.h"
 #include "meta.h"
 #include "recovery_point.h"
+#include "segment_cache.h"
 #include "segment_check.h"
 #include "segment_pool.h"
 
@@ -822,14 +823,19 @@ static const struct segment_trust *trust_for(struct partition *p, const struct r
         return tr;
     }
     const struct recovery_segment *e = recovery_point_find(rp, base);
+    struct recovery_stamp cur[RECOVERY_FILES];
     if (e && newest && !clean && !rp->has_tail && e == &rp->segments[rp->count - 1] &&
-        e->files[RECOVERY_LOG].bytes > 0) {
+        e->files[RECOVERY_LOG].bytes > 0 && recovery_stamp_segment(p->dir, base, cur) == 0 &&
+        (cur[RECOVERY_LOG].bytes > e->files[RECOVERY_LOG].bytes ||
+         recovery_stamps_equal(cur, e->files))) {
         /* PA14: a sealed entry for what is now the newest segment (it was sealed by a clean close
          * or made dormant, PA11, then woken and appended to before the crash): its files as
          * they were stamped are a tail — whole checked batches, fdatasynced by the seal, and
          * exactly the index entries the trimmed indexes held. The scan starts past them once
-         * their last batch and entries check out (tail_holds finds the last batch by a walk
-         * from the last indexed one); otherwise from 0, as before. */
+         * their first and last batch and index entries check out (tail_holds finds the last
+         * batch by a walk from the last indexed one); otherwise from 0, as before. Only when
+         * the log grew past them (a wake extends it to capacity) or nothing changed at all: a
+         * file of the stamped size with another mtime was changed in place, and is scanned. */
         tr->next_offset = e->next_offset;
         tr->max_timestamp = e->max_timestamp;
         tr->max_timestamp_offset = e->max_timestamp_offset;
@@ -1022,7 +1028,11 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     recovery_point_free(&rp);
     if (rc == 0 && p->segment_count == 0) {
         struct segment *seg = NULL;
-        rc = segment_create(&seg, p->dir, 0, &cfg->segment);
+        /* OS3: with the budget of open segments spent, a new partition is born dormant. */
+        if (!cfg->segment.read_only && segment_cache_full(cfg->segment.cache))
+            rc = segment_create_dormant(&seg, p->dir, 0, &cfg->segment);
+        else
+            rc = segment_create(&seg, p->dir, 0, &cfg->segment);
         if (rc == 0) {
             rc = segments_push(p, seg);
             if (rc)

@@ -81,11 +81,13 @@
  *        once failed, only to ones that succeeded after the failure.
  *  PA14. After a crash, a recovery-point entry naming what is now the newest segment (sealed by
  *        a clean close or by a sleep, PA15, then woken and appended to) serves as that segment's
- *        tail when the file carries no tail: the stamped sizes are whole batches fdatasynced by
- *        the seal and the trimmed indexes' entries, so the scan starts past them once their last
- *        batch and index entries check out (segment.c tail_holds, walking from the last indexed
- *        batch), and from 0 otherwise. So a crash after a clean open costs the bytes appended
- *        since, not the segment.
+ *        tail when the file carries no tail and the log grew past the stamped size (or no stamp
+ *        changed): the stamped sizes are whole batches fdatasynced by the seal and the trimmed
+ *        indexes' entries, so the scan starts past them once their first and last batch and
+ *        index entries check out (segment.c tail_holds, walking from the last indexed batch),
+ *        and from 0 otherwise (a log of the stamped size with another mtime was changed in
+ *        place: scanned whole). So a crash after a clean open costs the bytes appended since,
+ *        not the segment.
  *  PA13. DeleteRecords (partition_delete_records) moves records_start, never back: the new
  *        value is stored durably (log_start.h, docs/format.md A.8) before it is published or
  *        answered, so a power loss leaves the old log start (nothing answered) or the new one.

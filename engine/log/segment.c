@@ -376,6 +376,48 @@ err:
     return rc;
 }
 
+int segment_create_dormant(struct segment **out, const char *partition_dir, int64_t base_offset,
+                           const struct segment_config *cfg)
+{
+    assert(base_offset >= 0 && !cfg->read_only);
+    struct segment *seg = segment_alloc(base_offset, cfg);
+    if (!seg)
+        return -ENOMEM;
+    char index_path[SEGMENT_PATH_BYTES], time_path[SEGMENT_PATH_BYTES], txns[SEGMENT_PATH_BYTES];
+    int rc = segment_paths(seg, partition_dir, index_path, time_path);
+    if (rc == 0)
+        rc = txn_path(seg, txns, sizeof(txns));
+    if (rc) {
+        segment_free(seg);
+        return rc;
+    }
+    /* Three empty files: an empty .log, and empty indexes (C.1/C.2: no entry), which a wake
+     * reopens writable at capacity. The .txnindex is created by the wake (E.3: missing is
+     * empty); a leftover of an earlier life of this base goes. */
+    const char *paths[] = {seg->log_path, index_path, time_path};
+    for (size_t i = 0; i < 3 && rc == 0; i++) {
+        int fd = io_file_create(cfg->faults, paths[i], O_RDWR | O_TRUNC, 0644); /* SG5 */
+        if (fd < 0)
+            rc = error_set(fd, "%s: cannot create: %s", paths[i], strerror(-fd));
+        else
+            close(fd);
+    }
+    if (rc == 0) {
+        (void)io_unlink(cfg->faults, txns);
+        rc = fs_fsync_dir(cfg->faults, partition_dir); /* SG5 */
+    }
+    if (rc) {
+        for (size_t i = 0; i < 3; i++)
+            (void)io_unlink(cfg->faults, paths[i]);
+        segment_free(seg);
+        return rc;
+    }
+    seg->sealed = true; /* PA11's dormant state: no descriptor, nothing mapped (nothing to map) */
+    segment_publish(seg);
+    *out = seg;
+    return 0;
+}
+
 int segment_create(struct segment **out, const char *partition_dir, int64_t base_offset,
                    const struct segment_config *cfg)
 {
@@ -995,7 +1037,10 @@ int segment_map(struct segment *seg)
             rc = sibling_path(seg, "timeindex", time_path, sizeof(time_path));
         int fd = rc ? -1 : open(seg->log_path, O_RDONLY | O_CLOEXEC);
         struct stat st;
-        if (rc == 0 && (fd < 0 || fstat(fd, &st) != 0))
+        if (rc == 0 && fd < 0 && errno == ENOENT &&
+            atomic_load_explicit(&seg->doomed, memory_order_acquire))
+            rc = error_set(RT_E_OFFSET_OUT_OF_RANGE, "%s: deleted by retention", seg->log_path);
+        else if (rc == 0 && (fd < 0 || fstat(fd, &st) != 0))
             rc = error_set(-errno, "%s: cannot open: %s", seg->log_path, strerror(errno));
         else if (rc == 0 && (uint64_t)st.st_size != seg->size_bytes)
             rc = error_set(RT_E_CORRUPT,

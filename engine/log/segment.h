@@ -137,6 +137,13 @@ struct segment {
 int segment_create(struct segment **out, const char *partition_dir, int64_t base_offset,
                    const struct segment_config *cfg);
 
+/* Creates a new, empty segment at base_offset as a dormant one (PA11): empty .log, .index and
+ * .timeindex files, the directory fsynced, no descriptor kept and nothing mapped; sealed, so
+ * the partition's first append reopens it active (partition_wake). What a new partition gets
+ * while the budget of open segments is spent (segment_cache.h OS3). Not for read-only engines. */
+int segment_create_dormant(struct segment **out, const char *partition_dir, int64_t base_offset,
+                           const struct segment_config *cfg);
+
 /* Opens an existing segment. active: it will be appended to (the log is extended back to
  * capacity and the indexes opened writable). recover: the log is scanned from the start (or,
  * with a tail trust whose last batch and index entries check out, from trust->bytes), a

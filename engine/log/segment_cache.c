@@ -64,3 +64,8 @@ uint32_t segment_cache_excess(const struct segment_cache *c)
     uint32_t low = c->max - c->max / 8; /* OS2: close a batch at once, not one per wake */
     return open - low;
 }
+
+bool segment_cache_full(const struct segment_cache *c)
+{
+    return c && c->max > 0 && atomic_load_explicit(&c->open, memory_order_relaxed) >= c->max;
+}

@@ -16,6 +16,9 @@
  *         not fail because other partitions are idle-but-open); the shards bring open back to
  *         at most the low-water mark (max - max/8) at their next housekeeping period or before
  *         their next wake, sleeping only partitions with nothing in flight (PA15).
+ *   OS3. A new partition created while open >= max is born dormant (segment_create_dormant:
+ *        empty files, no descriptor kept), so creating N partitions never holds 4 N
+ *        descriptors; its first append wakes it (PA11).
  *
  * Thread-safety: the counters are atomics, read and written by any thread. This module never
  * closes a segment itself and never takes a lock.
@@ -47,6 +50,9 @@ void segment_cache_init(struct segment_cache *c, uint32_t max);
 /* segment.c: one more (fewer) segment holds descriptors. c may be NULL (tools, tests). */
 void segment_cache_opened(struct segment_cache *c);
 void segment_cache_closed(struct segment_cache *c);
+
+/* OS3: true when the budget is spent (c may be NULL: never). */
+bool segment_cache_full(const struct segment_cache *c);
 
 /* How many segments a shard should close now to bring `open` down to the low-water mark
  * (OS2); 0 when open is within the budget. */
