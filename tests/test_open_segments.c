@@ -115,11 +115,11 @@ static uint32_t open_segments(rt_engine *e)
     return atomic_load(&engine_log(e)->cache.open);
 }
 
-/* Waits (a few housekeeping periods at most) until the shards brought the open segments within
- * the budget; returns the count then. */
+/* Waits (10 s at most: a few housekeeping periods) until the shards brought the open segments
+ * down to the low-water mark (OS2); returns the count then. */
 static uint32_t wait_within_budget(rt_engine *e)
 {
-    for (int i = 0; i < 200 && open_segments(e) > BUDGET; i++) {
+    for (int i = 0; i < 200 && open_segments(e) > BUDGET - BUDGET / 8; i++) {
         struct timespec ts = {0, 50 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
@@ -211,8 +211,9 @@ static void test_reader_pointers_survive_a_sleep(void **state)
     assert_non_null(copy);
     memcpy(copy, fv->data, fv->size_bytes);
     uint64_t sleeps = p0->sleeps;
-    /* Waking BUDGET other partitions closes partition 0, the least recently written. */
-    for (uint32_t i = 1; i <= BUDGET + BUDGET / 8 + 1; i++)
+    /* Waking other partitions closes the least recently written: partition 0 once the ones
+     * never written are gone (at most about 2 x BUDGET wakes). */
+    for (uint32_t i = 1; i < PARTITIONS && p0->sleeps == sleeps; i++)
         append_to(f->e, i, 0);
     assert_true(p0->sleeps > sleeps);
     assert_true(p0->active->sealed);
@@ -274,9 +275,10 @@ static void test_crash_after_sleeps(void **state)
     /* A crash's open recovers every newest segment active (64 > the budget); the shards'
      * housekeeping (SH11) closes the idle ones without any append. */
     uint32_t open = wait_within_budget(f->e);
-    fprintf(stderr, "after the crash open and housekeeping: %u open segments\n", open);
-    assert_true(open <= BUDGET);
-    assert_true(atomic_load(&engine_log(f->e)->cache.sleeps) >= 64 - BUDGET);
+    fprintf(stderr, "after the crash open and housekeeping: %u open segments, %" PRIu64 " sleeps\n",
+            open, (uint64_t)atomic_load(&engine_log(f->e)->cache.sleeps));
+    assert_true(open <= BUDGET - BUDGET / 8); /* OS2: down to the low-water mark */
+    assert_true(atomic_load(&engine_log(f->e)->cache.sleeps) > 0);
     for (uint32_t i = 0; i < 64; i += 5)
         append_to(f->e, i, 1);
     tu_fixture_close(f);

@@ -1115,8 +1115,10 @@ int partition_close(struct partition *p, bool seal)
     p->open_txns = NULL;
     p->open_txn_count = p->open_txn_capacity = 0;
     pthread_mutex_lock(&p->segments_lock);
-    for (uint32_t i = 0; i < p->segment_count; i++)
+    for (uint32_t i = 0; i < p->segment_count; i++) {
+        segment_uncount(p->segments[i]); /* OS1: the budget dies with the engine */
         segment_unref(p->segments[i]);
+    }
     free(p->segments);
     p->segments = NULL;
     p->segment_count = p->segment_capacity = 0;

@@ -130,18 +130,23 @@ static struct segment *segment_alloc(int64_t base_offset, const struct segment_c
 /* OS1 (segment_cache.h): a segment is counted while it holds its log descriptor. */
 static void count_open(struct segment *seg)
 {
-    if (seg->fd >= 0 && !seg->cache_counted) {
-        seg->cache_counted = true;
+    if (seg->fd >= 0 && !atomic_load_explicit(&seg->cache_counted, memory_order_relaxed)) {
+        atomic_store_explicit(&seg->cache_counted, true, memory_order_relaxed);
         segment_cache_opened(seg->cfg.cache);
     }
 }
 
+/* Exactly once per count, whoever comes first: the writer dropping the descriptor, the
+ * partition's close (segment_uncount), or the last reference's free. */
 static void uncount_open(struct segment *seg)
 {
-    if (seg->cache_counted) {
-        seg->cache_counted = false;
+    if (atomic_exchange_explicit(&seg->cache_counted, false, memory_order_acq_rel))
         segment_cache_closed(seg->cfg.cache);
-    }
+}
+
+void segment_uncount(struct segment *seg)
+{
+    uncount_open(seg);
 }
 
 static void segment_free(struct segment *seg)

@@ -103,8 +103,8 @@ struct segment {
     uint64_t last_batch_position; /* writer: where the last appended batch starts */
     int64_t created_ms;           /* wall clock, for roll by age */
     bool sealed;
-    bool preallocated;  /* active and extended past size_bytes: trimmed back when freed unsealed */
-    bool cache_counted; /* counted in cfg.cache while it holds its log descriptor (OS1) */
+    bool preallocated; /* active and extended past size_bytes: trimmed back when freed unsealed */
+    _Atomic bool cache_counted; /* counted in cfg.cache while it holds its log descriptor (OS1) */
     /* SG6: a sealed segment opened on a recovery point's word maps its log and indexes at
      * first use (segment_map), not at open. mapped: they are made (always, for the others). */
     _Atomic bool mapped;
@@ -231,6 +231,10 @@ uint64_t segment_batch_floor(struct segment *seg, uint64_t position);
 /* Reader: first position at or after `from` whose batch has maxTimestamp >= ts; walks batches
  * below `end`, starting at the time index's floor entry. RT_E_END when none. */
 int segment_find_timestamp(struct segment *seg, int64_t ts_ms, uint64_t end, uint64_t *pos_out);
+
+/* The partition's close: the segment leaves the engine's budget now (OS1), so a fetch that
+ * outlives rt_close and frees it later never touches the engine's counters. */
+void segment_uncount(struct segment *seg);
 
 void segment_ref(struct segment *seg);
 void segment_unref(struct segment *seg);

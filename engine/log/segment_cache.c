@@ -65,6 +65,12 @@ uint32_t segment_cache_excess(const struct segment_cache *c)
     return open - low;
 }
 
+bool segment_cache_above_low(const struct segment_cache *c)
+{
+    return c && c->max > 0 &&
+           atomic_load_explicit(&c->open, memory_order_relaxed) > c->max - c->max / 8;
+}
+
 bool segment_cache_full(const struct segment_cache *c)
 {
     return c && c->max > 0 && atomic_load_explicit(&c->open, memory_order_relaxed) >= c->max;

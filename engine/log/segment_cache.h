@@ -58,4 +58,7 @@ bool segment_cache_full(const struct segment_cache *c);
  * (OS2); 0 when open is within the budget. */
 uint32_t segment_cache_excess(const struct segment_cache *c);
 
+/* OS2: true while open is above the low-water mark (a shard that started closing goes on). */
+bool segment_cache_above_low(const struct segment_cache *c);
+
 #endif /* RT_SEGMENT_CACHE_H */

@@ -418,7 +418,7 @@ static void sleep_idle(struct shard *s, const struct partition *keep)
             c[n++] = p;
     }
     qsort(c, n, sizeof(*c), by_last_write);
-    for (uint32_t i = 0; i < n && segment_cache_excess(s->env.cache) > 0; i++) {
+    for (uint32_t i = 0; i < n && segment_cache_above_low(s->env.cache); i++) {
         struct partition *p = c[i];
         int rc = partition_sleep(p);
         if (rc) {
