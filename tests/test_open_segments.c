@@ -1,6 +1,6 @@
 /*
  * test_open_segments.c — descriptors bounded by the budget of open segments, not by the
- * partition count (issue 21 item 7; segment_cache.h OS1-OS2, shard.c SH11, partition.h PA15):
+ * partition count (issue 21 item 7; segment_cache.h OS1-OS2, shard.c SH12, partition.h PA15):
  *
  *   - 160 partitions under open_segments_max = 16: after a topic create, once the shards'
  *     housekeeping ran, and during an append to every partition after a clean reopen, the
@@ -273,7 +273,7 @@ static void test_crash_after_sleeps(void **state)
         rt_fetch_release(fx);
     }
     /* A crash's open recovers every newest segment active (64 > the budget); the shards'
-     * housekeeping (SH11) closes the idle ones without any append. */
+     * housekeeping (SH12) closes the idle ones without any append. */
     uint32_t open = wait_within_budget(f->e);
     fprintf(stderr, "after the crash open and housekeeping: %u open segments, %" PRIu64 " sleeps\n",
             open, (uint64_t)atomic_load(&engine_log(f->e)->cache.sleeps));

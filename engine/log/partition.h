@@ -58,7 +58,7 @@
  *        named by a stored recovery point. It is then in PA11's state: readers keep the sealed
  *        object's mapping, the next append reopens it active, a clean close finds nothing to
  *        do and a crash scans nothing of it (PA14). The shards do it for the budget of open
- *        segments (shard.c SH11, segment_cache.h).
+ *        segments (shard.c SH12, segment_cache.h).
  *  PA10. Retention (and partition_delete_before) removes a run of oldest segments in one step:
  *        the list loses the whole run under one lock hold and the log start is published once,
  *        then the run's files are unlinked oldest first and the directory fsynced once
@@ -224,7 +224,7 @@ struct partition {
     uint64_t run_deletions;      /* PA10: retention steps that removed segments (tests) */
     uint64_t wakes;              /* PA11: dormant newest segments made active (tests) */
     uint64_t sleeps;             /* PA15: active segments made dormant for the budget (tests) */
-    uint64_t last_write_seq;     /* SH11: the shard's write_seq at its last append (LRU order) */
+    uint64_t last_write_seq;     /* SH12: the shard's write_seq at its last append (LRU order) */
     int64_t records_start;       /* PA13: where DeleteRecords moved the log start, 0 none */
     int64_t active_trusted_next; /* its next offset then */
     struct recovery_stamp active_trusted_stamps[RECOVERY_FILES];

@@ -3,7 +3,7 @@
  * descriptors now (an active segment holds four: its .log, the two writable indexes and the
  * .txnindex; a sealed one none, segment.c), against `rt_options.open_segments_max`. segment.c
  * counts a segment in when it opens its descriptors and out when it drops them; the shards
- * (shard.c SH11) make the least recently written idle partitions of their own dormant
+ * (shard.c SH12) make the least recently written idle partitions of their own dormant
  * (partition_sleep, PA15: the active segment sealed as a clean close seals it, its descriptors
  * closed) while the count is over the budget, and a dormant partition's next append reopens it
  * (partition_wake, PA11). So descriptors are bounded by the budget, not by the partition count.

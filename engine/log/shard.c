@@ -293,7 +293,7 @@ static void run_retention(struct shard *s, int64_t now_ms)
 {
     s->last_retention_ms = now_ms;
     (void)shard_enforce_retention(s);
-    sleep_idle(s, NULL); /* SH11 */
+    sleep_idle(s, NULL); /* SH12 */
 }
 
 /* ---- SH10: faults scoped to a partition, and their recovery in place (issue 21 F3) ----
@@ -383,9 +383,9 @@ static void partition_fail(struct shard *s, struct partition *p, int rc, bool en
     tell_fault(s, p, rc, false, engine_wide, 0, detail);
 }
 
-/* ---- SH11: the budget of open segments (segment_cache.h, partition.c PA15) ----
+/* ---- SH12: the budget of open segments (segment_cache.h, partition.c PA15) ----
  *
- *   SH11. While more segments hold descriptors than rt_options.open_segments_max, the thread
+ *   SH12. While more segments hold descriptors than rt_options.open_segments_max, the thread
  *         that runs the shard's rounds makes its least recently written idle partitions
  *         dormant (partition_sleep), oldest write first, until the engine-wide count is back at
  *         the low-water mark (OS2) or it has none left to close: at every housekeeping period,
@@ -768,7 +768,7 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
     }
     if (!p->round_touched && p->active->sealed) {
         /* PA11: a dormant partition's first append since a clean open; on failure (out of
-         * descriptors, say) only this append fails and the partition is as it was. SH11: room
+         * descriptors, say) only this append fails and the partition is as it was. SH12: room
          * is made in the budget of open segments first. */
         sleep_idle(s, p);
         int wrc = partition_wake(p);
@@ -777,7 +777,7 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
             return;
         }
     }
-    p->last_write_seq = ++s->write_seq; /* SH11: LRU order */
+    p->last_write_seq = ++s->write_seq; /* SH12: LRU order */
     struct segment *was_active = p->active;
     uint32_t snapshots_before = p->snapshots_written;
     int rc = partition_make_room(p, r->len, r->header.last_offset_delta, rd->now_ms);
