@@ -69,7 +69,7 @@ stop_server() {
 # ---- --help
 run serve --help
 expect "serve --help exits 0" 0 "usage: ringtail serve DIR"
-for opt in --listen --advertise --broker-id --threads --connections-max --request-max-bytes \
+for opt in --listen --listeners --advertised-listeners --advertise --broker-id --threads --connections-max --request-max-bytes \
     --in-flight-max --queued-max-request-bytes --queued-max-response-bytes \
     --connection-max-response-bytes --idle-ms --num-partitions --auto-create-topics --accept-replication-factor \
     --transaction-max-timeout-ms --sync --segment-bytes --io --zero-copy; do
@@ -273,6 +273,28 @@ grep -q "no authentication" "$T/srv.err" && ok "a non-loopback listen address wa
     bad "a non-loopback listen address warns"
 stop_server
 expect "the 0.0.0.0 server stops with exit 0" 0
+
+# ---- --listeners and --advertised-listeners (Kafka's listeners / advertised.listeners)
+for bad_l in "PLAINTEXT://127.0.0.1:0,PLAINTEXT://127.0.0.1:0" "BOGUS://127.0.0.1:0" \
+    "PLAINTEXT:127.0.0.1:0" ""; do
+    run serve "$T/data-l" --listeners "$bad_l"
+    expect "--listeners '$bad_l' is a usage error" 2 "bad value"
+done
+run serve "$T/data-l" --listeners PLAINTEXT://127.0.0.1:0 --advertised-listeners SSL://h:1
+expect "--advertised-listeners naming no listener's protocol is a usage error" 2 "no listener"
+"$RT" serve "$T/data-l" --listeners PLAINTEXT://127.0.0.1:0 \
+    --advertised-listeners PLAINTEXT://advertised.example:19092 >"$T/srv.out" 2>"$T/srv.err" &
+SRV_PID=$!
+for _ in $(seq 1 100); do grep -q "listening on" "$T/srv.out" && break; sleep 0.05; done
+LPORT=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/srv.out")
+[ -n "$LPORT" ] && ok "--listeners PLAINTEXT:// prints the plain listening line" ||
+    bad "--listeners PLAINTEXT:// prints the plain listening line"
+timeout 20 kcat -b "127.0.0.1:$LPORT" -L -m 5 >"$T/out" 2>"$T/err"
+grep -q "broker 0 at advertised.example:19092" "$T/out" &&
+    ok "Metadata tells a client the listener's advertised address" ||
+    bad "Metadata tells a client the listener's advertised address"
+stop_server
+expect "the --listeners server stops with exit 0" 0
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -177,7 +177,7 @@ static struct kafka_server *serve(rt_engine *e)
 {
     struct kafka_server_options so;
     kafka_server_options_init(&so);
-    so.net.port = 0;
+    so.net.listeners[0].port = 0;
     so.net.threads = 1; /* every connection on one loop */
     so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
     so.auto_create_topics = false;

@@ -9,7 +9,10 @@
  *     and no sending from mapped memory — plugs in without any change to the state machine:
  *     net_start runs it on epoll (io_uring only runs raw transports: NET_IO_URING is refused
  *     with -ENOTSUP), the handshake completes before a request is read, answers arrive
- *     transformed, and the slice is copied (payload_bytes_copied), never sent from its memory.
+ *     transformed, and the slice is copied (payload_bytes_copied), never sent from its memory;
+ *   - several listeners (Kafka's `listeners`): each has its own port and security protocol,
+ *     a connection's net_session says which listener accepted it, and the session hooks run
+ *     once per connection, open before its first request and close after its last.
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over epoll.
  */
@@ -212,8 +215,8 @@ static const struct net_transport xor_transport = {
 static void options(struct net_options *o)
 {
     memset(o, 0, sizeof(*o));
-    o->host = "127.0.0.1";
-    o->port = 0;
+    o->listeners[0] = (struct net_listener){.host = "127.0.0.1", .port = 0};
+    o->listener_count = 1;
     o->threads = 1;
     o->connections_max = 16;
     o->request_max_bytes = 1 << 20;
@@ -308,7 +311,7 @@ static void test_transport_not_raw_plugs_in(void **state)
     (void)state;
     struct net_options o;
     options(&o);
-    o.transport = &xor_transport;
+    o.listeners[0].transport = &xor_transport;
     struct net *n = NULL;
     if (o.io == NET_IO_URING) {
         /* io_uring does the socket's I/O itself: only raw transports. */
@@ -344,11 +347,115 @@ static void test_transport_not_raw_plugs_in(void **state)
     assert_int_equal(protocol, 1);
 }
 
+/* ---- listeners ---- */
+
+static _Atomic int sessions_open, sessions_closed;
+
+static int tag_session_open(void *ctx, struct net_session *ns)
+{
+    (void)ctx;
+    ns->user = (void *)(uintptr_t)(0x100 + ns->listener); /* seen by the request hook */
+    atomic_fetch_add(&sessions_open, 1);
+    return 0;
+}
+
+static void tag_session_close(void *ctx, struct net_session *ns)
+{
+    (void)ctx;
+    assert_int_equal((uintptr_t)ns->user, 0x100 + ns->listener);
+    atomic_fetch_add(&sessions_closed, 1);
+}
+
+/* The answer: [size] 'L', the listener, the security protocol, whether the session's user
+ * pointer is the one its open set, and whether the peer's host was filled in. */
+static enum net_verdict tag_request(void *ctx, struct net_req *req)
+{
+    (void)ctx;
+    struct slot *s = req->user;
+    const struct net_session *ns = req->session;
+    s->out[0] = s->out[1] = s->out[2] = 0;
+    s->out[3] = 5;
+    s->out[4] = 'L';
+    s->out[5] = (uint8_t)('0' + ns->listener);
+    s->out[6] = (uint8_t)('0' + ns->security);
+    s->out[7] = (uintptr_t)ns->user == 0x100 + ns->listener ? 'u' : '-';
+    s->out[8] = strcmp(ns->peer_host, "127.0.0.1") == 0 ? 'h' : '-';
+    req->out = s->out;
+    req->out_len = 9;
+    req->slices = NULL;
+    req->slice_count = 0;
+    return NET_DONE;
+}
+
+static void test_listeners_tag_sessions(void **state)
+{
+    (void)state;
+    struct net_options o;
+    options(&o);
+    o.listeners[1] =
+        (struct net_listener){.host = "127.0.0.1", .port = 0, .security = NET_SEC_SASL_PLAINTEXT};
+    o.listener_count = 2;
+    struct net_hooks h = hooks;
+    h.request = tag_request;
+    h.session_open = tag_session_open;
+    h.session_close = tag_session_close;
+    atomic_store(&sessions_open, 0);
+    atomic_store(&sessions_closed, 0);
+    struct net *n = NULL;
+    assert_int_equal(net_start(&o, &h, &n), 0);
+    assert_int_equal(net_port(n), net_listener_port(n, 0));
+    assert_true(net_listener_port(n, 0) != 0 && net_listener_port(n, 1) != 0);
+    assert_true(net_listener_port(n, 0) != net_listener_port(n, 1));
+    assert_int_equal(net_listener_port(n, 2), 0);
+    for (int round = 0; round < 2; round++) {
+        for (uint32_t li = 0; li < 2; li++) {
+            int fd = dial(net_listener_port(n, li));
+            uint8_t f[5] = {0, 0, 0, 1, 'x'};
+            assert_int_equal(send(fd, f, sizeof(f), MSG_NOSIGNAL), (ssize_t)sizeof(f));
+            uint8_t got[9];
+            read_all(fd, got, sizeof(got));
+            char want[6] = {'L',
+                            (char)('0' + li),
+                            (char)('0' + (li ? NET_SEC_SASL_PLAINTEXT : NET_SEC_PLAINTEXT)),
+                            'u',
+                            'h',
+                            0};
+            assert_memory_equal(got + 4, want, 5);
+            close(fd);
+        }
+    }
+    net_stop(n, 1000);
+    assert_int_equal(atomic_load(&sessions_open), 4);
+    assert_int_equal(atomic_load(&sessions_closed), 4);
+}
+
+static void test_listener_options_checked(void **state)
+{
+    (void)state;
+    struct net_options o;
+    options(&o);
+    struct net *n = NULL;
+    o.listener_count = 0;
+    assert_int_equal(net_start(&o, &hooks, &n), -EINVAL);
+    o.listener_count = NET_LISTENERS_MAX + 1;
+    assert_int_equal(net_start(&o, &hooks, &n), -EINVAL);
+    o.listener_count = 1;
+    o.listeners[0].security = (enum net_security)7;
+    assert_int_equal(net_start(&o, &hooks, &n), -EINVAL);
+    enum net_security sec;
+    assert_true(net_security_parse("SASL_SSL", &sec) && sec == NET_SEC_SASL_SSL);
+    assert_false(net_security_parse("sasl_ssl", &sec));
+    assert_string_equal(net_security_name(NET_SEC_SSL), "SSL");
+    assert_null(net_security_name((enum net_security)9));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tcp_sends_slices_from_memory),
         cmocka_unit_test(test_transport_not_raw_plugs_in),
+        cmocka_unit_test(test_listeners_tag_sessions),
+        cmocka_unit_test(test_listener_options_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

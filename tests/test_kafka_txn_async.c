@@ -397,7 +397,7 @@ static int one_loop_start(struct tu_fixture *f, struct io_fault_plan *plan, rt_e
     assert_int_equal(rt_topic_create(*e, "plain", PLAIN_PARTS), 0);
     struct kafka_server_options so;
     kafka_server_options_init(&so);
-    so.net.port = 0;
+    so.net.listeners[0].port = 0;
     so.net.threads = 1; /* every connection on one loop */
     so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
     so.auto_create_topics = false;
@@ -756,7 +756,7 @@ static void test_txn_versions(void **state)
     struct tu_fixture *f = *state;
     struct kafka_server_options so;
     kafka_server_options_init(&so);
-    so.net.port = 0;
+    so.net.listeners[0].port = 0;
     so.net.threads = 1;
     so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
     struct wire x = {0};
@@ -800,7 +800,7 @@ static void test_wire_init_expected(void **state)
     }
     struct kafka_server_options so;
     kafka_server_options_init(&so);
-    so.net.port = 0;
+    so.net.listeners[0].port = 0;
     so.net.threads = 1;
     so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
     struct wire x = {0};
@@ -979,7 +979,7 @@ static void test_operator_apis(void **state)
     usleep(30 * 1000); /* tx-a's transaction is older than the duration filter below */
     struct kafka_server_options so;
     kafka_server_options_init(&so);
-    so.net.port = 0;
+    so.net.listeners[0].port = 0;
     so.net.threads = 1;
     so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
     struct wire x = {0};
@@ -1086,7 +1086,7 @@ static void test_partition_producers(void **state)
     }
     struct kafka_server_options so;
     kafka_server_options_init(&so);
-    so.net.port = 0;
+    so.net.listeners[0].port = 0;
     so.net.threads = 1;
     so.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
     struct wire x = {0};

@@ -1,7 +1,8 @@
 /*
  * cmd_serve.c — `ringtail serve DIR`: a single-node Kafka broker over the engine (tools/kafka/).
  * Parses the command line into kafka_server_options, opens the engine (creating DIR if needed),
- * starts the server, prints `listening on HOST:PORT` once it accepts connections, and waits for
+ * starts the server, prints `listening on HOST:PORT` (per listener; `listening on
+ * PROTOCOL://HOST:PORT` for the ones that are not PLAINTEXT) once it accepts connections, and waits for
  * SIGTERM or SIGINT; then it stops accepting, lets the requests in flight finish (or fail),
  * closes the engine cleanly and exits 0. It owns the process's signal disposition and nothing
  * of the protocol. Signals are blocked in every thread and taken with sigwait here, so no
@@ -20,6 +21,7 @@
 #include "cli.h"
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/metrics/metrics.h"
+#include "tools/kafka/sasl/cred_store.h"
 #include "tools/kafka/server/server.h"
 
 /* Issue 21 F3: a partition's disk fault is logged when it happens (the file, the operation,
@@ -43,87 +45,105 @@ static void serve_on_fault(void *ctx, const struct rt_partition_fault *f)
 
 static void serve_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: ringtail serve DIR [OPTIONS]\n"
-            "\n"
-            "Serves DIR (created if missing) as a single-node Kafka broker: kcat, librdkafka,\n"
-            "confluent-kafka-python and kafkajs produce and consume with it. Prints\n"
-            "'listening on HOST:PORT' once it accepts connections; SIGTERM or SIGINT stop it\n"
-            "(in-flight requests are answered, the engine is closed cleanly, exit 0).\n"
-            "No authentication or TLS yet: keep it on loopback.\n"
-            "\n"
-            "Options (default; the Kafka broker config each mirrors):\n"
-            "  --listen HOST:PORT         address to listen on (127.0.0.1:9092; listeners)\n"
-            "  --advertise HOST:PORT      address told to clients in Metadata/FindCoordinator\n"
-            "                             (127.0.0.1 and the listening port;\n"
-            "                             advertised.listeners)\n"
-            "  --broker-id N              this broker's node id (0; broker.id / node.id)\n"
-            "  --threads N                network loop threads (one per core;\n"
-            "                             num.network.threads)\n"
-            "  --connections-max N        open connections at most; more are closed at accept\n"
-            "                             (1024; max.connections)\n"
-            "  --request-max-bytes N      largest request frame; a bigger one closes its\n"
-            "                             connection (104857600; socket.request.max.bytes)\n"
-            "  --in-flight-max N          requests read ahead per connection before reading\n"
-            "                             pauses (16; queued.max.requests, per connection)\n"
-            "  --queued-max-request-bytes N  request bytes (of frames over 64 KiB) held at once\n"
-            "                             over all connections; a larger frame waits to be read\n"
-            "                             (536870912; queued.max.request.bytes; 0: no bound)\n"
-            "  --queued-max-response-bytes N  response bytes answered and not yet taken by\n"
-            "                             their clients, over all connections; at the bound no\n"
-            "                             connection reads another request (536870912; 0: no\n"
-            "                             bound)\n"
-            "  --connection-max-response-bytes N  the same per connection: its reading pauses\n"
-            "                             while its client has this much unread (16777216; as\n"
-            "                             Kafka mutes a channel; 0: no bound)\n"
-            "  --idle-ms N                close connections silent this long (600000;\n"
-            "                             connections.max.idle.ms)\n"
-            "  --num-partitions N         partitions of auto-created topics (1; num.partitions)\n"
-            "  --auto-create-topics B     create unknown topics on Metadata and Produce (true;\n"
-            "                             auto.create.topics.enable)\n"
-            "  --auto-create-max-per-request N  topics one request may auto-create, and one\n"
-            "                             connection a second (100); the rest are answered\n"
-            "                             UNKNOWN_TOPIC_OR_PARTITION until a later request\n"
-            "  --print-api-versions       print the advertised APIs and versions as the\n"
-            "                             README's markdown table, and exit\n"
-            "  --accept-replication-factor  accept CreateTopics replication factors > 1 and\n"
-            "                             create one replica (off: INVALID_REPLICATION_FACTOR;\n"
-            "                             for test suites written for 3-broker clusters)\n"
-            "  --transaction-max-timeout-ms N  largest transaction timeout (900000;\n"
-            "                             transaction.max.timeout.ms)\n"
-            "  --group-initial-rebalance-delay-ms N  how long the first rebalance of an empty\n"
-            "                             group waits for more members (3000;\n"
-            "                             group.initial.rebalance.delay.ms; 0: none)\n"
-            "  --group-min-session-timeout-ms N  shortest session timeout a member may ask\n"
-            "                             (6000; group.min.session.timeout.ms)\n"
-            "  --group-max-session-timeout-ms N  longest (1800000;\n"
-            "                             group.max.session.timeout.ms)\n"
-            "  --sync MODE                always|interval|none: acknowledge produce after\n"
-            "                             fdatasync, or not (always; log.flush.interval.*)\n"
-            "  --segment-bytes N          segment size (67108864; log.segment.bytes)\n"
-            "  --open-segments-max N      segments holding file descriptors at once (4\n"
-            "                             each); beyond it idle partitions are closed and\n"
-            "                             reopened at their next append (0: RLIMIT_NOFILE/8)\n"
-            "  --log-message-timestamp-type T  CreateTime|LogAppendTime: a batch's max\n"
-            "                             timestamp is its records' or the broker's clock\n"
-            "                             (CreateTime; log.message.timestamp.type)\n"
-            "  --fetch-max-bytes N        record bytes of one Fetch response at most, whatever\n"
-            "                             the client asks; the first batch is sent whole even\n"
-            "                             if larger (57671680; fetch.max.bytes)\n"
-            "  --io MODE                  auto|uring|sync: network loop on io_uring or epoll\n"
-            "                             (auto: io_uring when it can be set up; the\n"
-            "                             environment variable RT_KAFKA_IO sets the default)\n"
-            "  --metrics HOST:PORT        serve Prometheus metrics at http://HOST:PORT/metrics\n"
-            "                             (off; port 0 picks one, printed at start)\n"
-            "  --zero-copy MODE           true: fetched records go from the segment mapping to\n"
-            "                             the socket with SEND_ZC / MSG_ZEROCOPY (true);\n"
-            "                             sendmsg: a plain sendmsg from the mapping (no copy in\n"
-            "                             user space, the kernel copies); false: copied in\n"
-            "                             user space, through a 128 KiB buffer per connection\n"
-            "                             as the socket drains (for comparison)\n"
-            "\n"
-            "Exit status: 0 after a signal, 1 when the engine or the socket cannot be set up,\n"
-            "2 usage error.\n");
+    fprintf(
+        out,
+        "usage: ringtail serve DIR [OPTIONS]\n"
+        "\n"
+        "Serves DIR (created if missing) as a single-node Kafka broker: kcat, librdkafka,\n"
+        "confluent-kafka-python and kafkajs produce and consume with it. Prints\n"
+        "'listening on HOST:PORT' once it accepts connections; SIGTERM or SIGINT stop it\n"
+        "(in-flight requests are answered, the engine is closed cleanly, exit 0).\n"
+        "SASL_PLAINTEXT listeners authenticate with PLAIN or SCRAM against the users of\n"
+        "`ringtail user` (DIR/scram-credentials); PLAINTEXT ones do not: keep those on\n"
+        "loopback.\n"
+        "\n"
+        "Options (default; the Kafka broker config each mirrors):\n"
+        "  --listeners LIST           comma-separated PROTOCOL://HOST:PORT, PROTOCOL one of\n"
+        "                             PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, each at most\n"
+        "                             once (PLAINTEXT://127.0.0.1:9092; listeners)\n"
+        "  --listen HOST:PORT         shorthand for --listeners PLAINTEXT://HOST:PORT\n"
+        "  --sasl-mechanisms LIST     comma-separated, of PLAIN, SCRAM-SHA-256,\n"
+        "                             SCRAM-SHA-512; required by a SASL listener (Kafka's\n"
+        "                             default, GSSAPI, is not served; sasl.enabled.mechanisms)\n"
+        "  --connections-max-reauth-ms N  a SASL session's lifetime: past it, a request\n"
+        "                             other than SASL's closes the connection unless the\n"
+        "                             client re-authenticated (0: off;\n"
+        "                             connections.max.reauth.ms, KIP-368)\n"
+        "  --connection-failed-authentication-delay-ms N  a failed authentication is\n"
+        "                             answered this much later (100;\n"
+        "                             connection.failed.authentication.delay.ms)\n"
+        "  --advertised-listeners LIST  PROTOCOL://HOST:PORT told to clients that came in\n"
+        "                             on that protocol's listener, in Metadata and\n"
+        "                             FindCoordinator (127.0.0.1 and the listener's port;\n"
+        "                             advertised.listeners)\n"
+        "  --advertise HOST:PORT      shorthand: the first listener's advertised address\n"
+        "  --broker-id N              this broker's node id (0; broker.id / node.id)\n"
+        "  --threads N                network loop threads (one per core;\n"
+        "                             num.network.threads)\n"
+        "  --connections-max N        open connections at most; more are closed at accept\n"
+        "                             (1024; max.connections)\n"
+        "  --request-max-bytes N      largest request frame; a bigger one closes its\n"
+        "                             connection (104857600; socket.request.max.bytes)\n"
+        "  --in-flight-max N          requests read ahead per connection before reading\n"
+        "                             pauses (16; queued.max.requests, per connection)\n"
+        "  --queued-max-request-bytes N  request bytes (of frames over 64 KiB) held at once\n"
+        "                             over all connections; a larger frame waits to be read\n"
+        "                             (536870912; queued.max.request.bytes; 0: no bound)\n"
+        "  --queued-max-response-bytes N  response bytes answered and not yet taken by\n"
+        "                             their clients, over all connections; at the bound no\n"
+        "                             connection reads another request (536870912; 0: no\n"
+        "                             bound)\n"
+        "  --connection-max-response-bytes N  the same per connection: its reading pauses\n"
+        "                             while its client has this much unread (16777216; as\n"
+        "                             Kafka mutes a channel; 0: no bound)\n"
+        "  --idle-ms N                close connections silent this long (600000;\n"
+        "                             connections.max.idle.ms)\n"
+        "  --num-partitions N         partitions of auto-created topics (1; num.partitions)\n"
+        "  --auto-create-topics B     create unknown topics on Metadata and Produce (true;\n"
+        "                             auto.create.topics.enable)\n"
+        "  --auto-create-max-per-request N  topics one request may auto-create, and one\n"
+        "                             connection a second (100); the rest are answered\n"
+        "                             UNKNOWN_TOPIC_OR_PARTITION until a later request\n"
+        "  --print-api-versions       print the advertised APIs and versions as the\n"
+        "                             README's markdown table, and exit\n"
+        "  --accept-replication-factor  accept CreateTopics replication factors > 1 and\n"
+        "                             create one replica (off: INVALID_REPLICATION_FACTOR;\n"
+        "                             for test suites written for 3-broker clusters)\n"
+        "  --transaction-max-timeout-ms N  largest transaction timeout (900000;\n"
+        "                             transaction.max.timeout.ms)\n"
+        "  --group-initial-rebalance-delay-ms N  how long the first rebalance of an empty\n"
+        "                             group waits for more members (3000;\n"
+        "                             group.initial.rebalance.delay.ms; 0: none)\n"
+        "  --group-min-session-timeout-ms N  shortest session timeout a member may ask\n"
+        "                             (6000; group.min.session.timeout.ms)\n"
+        "  --group-max-session-timeout-ms N  longest (1800000;\n"
+        "                             group.max.session.timeout.ms)\n"
+        "  --sync MODE                always|interval|none: acknowledge produce after\n"
+        "                             fdatasync, or not (always; log.flush.interval.*)\n"
+        "  --segment-bytes N          segment size (67108864; log.segment.bytes)\n"
+        "  --open-segments-max N      segments holding file descriptors at once (4\n"
+        "                             each); beyond it idle partitions are closed and\n"
+        "                             reopened at their next append (0: RLIMIT_NOFILE/8)\n"
+        "  --log-message-timestamp-type T  CreateTime|LogAppendTime: a batch's max\n"
+        "                             timestamp is its records' or the broker's clock\n"
+        "                             (CreateTime; log.message.timestamp.type)\n"
+        "  --fetch-max-bytes N        record bytes of one Fetch response at most, whatever\n"
+        "                             the client asks; the first batch is sent whole even\n"
+        "                             if larger (57671680; fetch.max.bytes)\n"
+        "  --io MODE                  auto|uring|sync: network loop on io_uring or epoll\n"
+        "                             (auto: io_uring when it can be set up; the\n"
+        "                             environment variable RT_KAFKA_IO sets the default)\n"
+        "  --metrics HOST:PORT        serve Prometheus metrics at http://HOST:PORT/metrics\n"
+        "                             (off; port 0 picks one, printed at start)\n"
+        "  --zero-copy MODE           true: fetched records go from the segment mapping to\n"
+        "                             the socket with SEND_ZC / MSG_ZEROCOPY (true);\n"
+        "                             sendmsg: a plain sendmsg from the mapping (no copy in\n"
+        "                             user space, the kernel copies); false: copied in\n"
+        "                             user space, through a 128 KiB buffer per connection\n"
+        "                             as the socket drains (for comparison)\n"
+        "\n"
+        "Exit status: 0 after a signal, 1 when the engine or the socket cannot be set up,\n"
+        "2 usage error.\n");
 }
 
 /* HOST:PORT, [V6]:PORT. host_out gets a NUL-terminated copy. */
@@ -187,14 +207,166 @@ static bool is_loopback(const char *host)
 struct serve_args {
     struct kafka_server_options so;
     struct rt_options eo;
-    char listen_host[256], adv_host[256];
-    uint16_t adv_port;
+    char listen_host[NET_LISTENERS_MAX][256], adv_host[NET_LISTENERS_MAX][256];
+    const char *advertised_list; /* --advertised-listeners, matched once listeners are known */
+    const char *advertise_one;   /* --advertise */
     const char *dir;
     const char *metrics_addr;
 };
 
 /* A step's answer when the command goes on (else it is the exit code). */
 #define SERVE_GO_ON (-1)
+
+/* One PROTOCOL://HOST:PORT of a listener list (an empty HOST: every interface, as Kafka). */
+static bool parse_endpoint(const char *s, size_t len, enum net_security *sec, char *host,
+                           size_t cap, uint16_t *port)
+{
+    char buf[320];
+    if (len >= sizeof(buf))
+        return false;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    char *sep = strstr(buf, "://");
+    if (!sep)
+        return false;
+    *sep = 0;
+    if (!net_security_parse(buf, sec))
+        return false;
+    const char *hp = sep + 3;
+    if (hp[0] == ':') { /* "PLAINTEXT://:9092" */
+        uint32_t p = 0;
+        if (!cli_parse_u32(hp + 1, 0, 65535, &p) || cap < 8)
+            return false;
+        snprintf(host, cap, "0.0.0.0");
+        *port = (uint16_t)p;
+        return true;
+    }
+    return parse_host_port(hp, host, cap, port);
+}
+
+/* --listeners: each protocol at most once (its name is its listener's name), at most
+ * NET_LISTENERS_MAX of them. */
+static bool parse_listeners(struct serve_args *a, const char *v)
+{
+    struct net_options *no = &a->so.net;
+    uint32_t n = 0;
+    for (const char *p = v; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (n == NET_LISTENERS_MAX)
+            return false;
+        struct net_listener *l = &no->listeners[n];
+        memset(l, 0, sizeof(*l));
+        if (!parse_endpoint(p, len, &l->security, a->listen_host[n], sizeof(a->listen_host[n]),
+                            &l->port))
+            return false;
+        for (uint32_t j = 0; j < n; j++)
+            if (no->listeners[j].security == l->security)
+                return false;
+        l->host = a->listen_host[n];
+        n++;
+        p = end ? end + 1 : p + len;
+    }
+    if (n == 0)
+        return false;
+    no->listener_count = n;
+    return true;
+}
+
+/* --advertised-listeners, once the listeners are known: each entry names a listener's protocol.
+ * NULL, or what is wrong. */
+static const char *apply_advertised(struct serve_args *a)
+{
+    struct kafka_server_options *so = &a->so;
+    for (uint32_t i = 0; i < so->net.listener_count; i++) {
+        so->advertised[i].host = NULL;
+        so->advertised[i].port = 0;
+    }
+    if (a->advertise_one) {
+        if (!parse_host_port(a->advertise_one, a->adv_host[0], sizeof(a->adv_host[0]),
+                             &so->advertised[0].port))
+            return "--advertise must be HOST:PORT";
+        so->advertised[0].host = a->adv_host[0];
+    }
+    for (const char *p = a->advertised_list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        enum net_security sec;
+        char host[256];
+        uint16_t port = 0;
+        if (!parse_endpoint(p, len, &sec, host, sizeof(host), &port))
+            return "--advertised-listeners entries must be PROTOCOL://HOST:PORT";
+        uint32_t i = 0;
+        while (i < so->net.listener_count && so->net.listeners[i].security != sec)
+            i++;
+        if (i == so->net.listener_count)
+            return "--advertised-listeners names a protocol no listener has";
+        snprintf(a->adv_host[i], sizeof(a->adv_host[i]), "%s", host);
+        so->advertised[i].host = a->adv_host[i];
+        so->advertised[i].port = port;
+        p = end ? end + 1 : p + len;
+    }
+    return NULL;
+}
+
+/* --sasl-mechanisms: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, comma-separated. */
+static bool parse_sasl_mechanisms(const char *v, uint32_t *out)
+{
+    static const struct {
+        const char *name;
+        uint32_t bit;
+    } names[] = {{"PLAIN", KAFKA_SASL_PLAIN},
+                 {"SCRAM-SHA-256", KAFKA_SASL_SCRAM_SHA_256},
+                 {"SCRAM-SHA-512", KAFKA_SASL_SCRAM_SHA_512}};
+    uint32_t bits = 0;
+    for (const char *p = v;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        bool known = false;
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            if (len == strlen(names[i].name) && strncmp(p, names[i].name, len) == 0) {
+                bits |= names[i].bit;
+                known = true;
+            }
+        if (!known)
+            return false;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    *out = bits;
+    return true;
+}
+
+/* A SASL listener's needs: the mechanisms. Kafka's default sasl.enabled.mechanisms is GSSAPI,
+ * which is not served, so a SASL listener without --sasl-mechanisms is a usage error rather
+ * than a listener no client can authenticate on. */
+static const char *check_sasl(const struct serve_args *a)
+{
+    if (!a->so.sasl_mechanisms)
+        return "a SASL listener needs --sasl-mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; "
+               "Kafka's default, GSSAPI, is not served)";
+    return NULL;
+}
+
+/* What this build can serve: the security protocols whose layers exist, one condition per
+ * protocol. NULL, or why not. */
+static const char *check_security(const struct serve_args *a)
+{
+    for (uint32_t i = 0; i < a->so.net.listener_count; i++) {
+        enum net_security sec = a->so.net.listeners[i].security;
+        const char *why = NULL;
+        if (sec == NET_SEC_SSL)
+            why = "SSL listeners are not served yet (TLS: issue 23)";
+        else if (sec == NET_SEC_SASL_PLAINTEXT)
+            why = check_sasl(a);
+        else if (sec == NET_SEC_SASL_SSL)
+            why = "SASL_SSL listeners are not served yet (TLS: issue 23)";
+        if (why)
+            return why;
+    }
+    return NULL;
+}
 
 /* One `--name value` option into a; false for a bad value; *unknown for a name it does not know. */
 static bool serve_option(struct serve_args *a, const char *name, const char *v, bool *unknown)
@@ -205,11 +377,21 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
     int64_t q64 = 0;
     bool ok = true;
     *unknown = false;
-    if (strcmp(name, "--listen") == 0)
-        ok = parse_host_port(v, a->listen_host, sizeof(a->listen_host), &so->net.port);
-    else if (strcmp(name, "--advertise") == 0)
-        ok = parse_host_port(v, a->adv_host, sizeof(a->adv_host), &a->adv_port);
-    else if (strcmp(name, "--broker-id") == 0)
+    if (strcmp(name, "--listen") == 0) {
+        ok = parse_host_port(v, a->listen_host[0], sizeof(a->listen_host[0]),
+                             &so->net.listeners[0].port);
+        so->net.listeners[0].host = a->listen_host[0];
+        so->net.listeners[0].security = NET_SEC_PLAINTEXT;
+        so->net.listener_count = 1;
+    } else if (strcmp(name, "--listeners") == 0)
+        ok = parse_listeners(a, v);
+    else if (strcmp(name, "--advertised-listeners") == 0)
+        a->advertised_list = v;
+    else if (strcmp(name, "--advertise") == 0) {
+        char h[256];
+        uint16_t p;
+        ok = parse_host_port(v, h, sizeof(h), &p) && ((a->advertise_one = v), true);
+    } else if (strcmp(name, "--broker-id") == 0)
         ok = cli_parse_u32(v, 0, INT32_MAX, &u) && ((so->broker_id = (int32_t)u), true);
     else if (strcmp(name, "--threads") == 0)
         ok = cli_parse_u32(v, 1, 256, &so->net.threads);
@@ -273,6 +455,12 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
         ok = cli_parse_u32(v, 1024, INT32_MAX, &so->fetch_max_bytes);
     else if (strcmp(name, "--io") == 0)
         ok = parse_io(v, &so->net.io);
+    else if (strcmp(name, "--sasl-mechanisms") == 0)
+        ok = parse_sasl_mechanisms(v, &so->sasl_mechanisms);
+    else if (strcmp(name, "--connections-max-reauth-ms") == 0)
+        ok = cli_parse_u32(v, 0, INT32_MAX, &u) && ((so->reauth_max_ms = u), true);
+    else if (strcmp(name, "--connection-failed-authentication-delay-ms") == 0)
+        ok = cli_parse_u32(v, 0, 60000, &u) && ((so->auth_failed_delay_ms = u), true);
     else if (strcmp(name, "--metrics") == 0)
         ok = kafka_metrics_check_addr(v) == 0 && ((a->metrics_addr = v), true);
     else if (strcmp(name, "--zero-copy") == 0) {
@@ -299,9 +487,10 @@ static int serve_parse(struct serve_args *a, int argc, char **argv)
     if (env_io && *env_io && !parse_io(env_io, &a->so.net.io))
         return cli_usage("serve", "RT_KAFKA_IO must be auto, uring or sync, not '%s'", env_io);
     cli_options_init(&a->eo);
-    snprintf(a->listen_host, sizeof(a->listen_host), "127.0.0.1");
-    a->adv_host[0] = '\0';
-    a->adv_port = 0;
+    snprintf(a->listen_host[0], sizeof(a->listen_host[0]), "127.0.0.1");
+    a->so.net.listeners[0].host = a->listen_host[0];
+    a->advertised_list = NULL;
+    a->advertise_one = NULL;
     a->dir = NULL;
     a->metrics_addr = NULL;
 
@@ -347,9 +536,11 @@ static int serve_parse(struct serve_args *a, int argc, char **argv)
                          "--group-min-session-timeout-ms %d is above "
                          "--group-max-session-timeout-ms %d",
                          so->groups.session_timeout_min_ms, so->groups.session_timeout_max_ms);
-    so->net.host = a->listen_host;
-    so->advertise_host = a->adv_host[0] ? a->adv_host : "127.0.0.1";
-    so->advertise_port = a->adv_port;
+    const char *why = apply_advertised(a);
+    if (!why)
+        why = check_security(a);
+    if (why)
+        return cli_usage("serve", "%s", why);
     a->eo.transaction_timeout_max_ms = so->transaction_max_timeout_ms;
     a->eo.on_fault = serve_on_fault;
     so->engine = a->eo;
@@ -381,10 +572,23 @@ static int serve_start(struct serve_args *a, rt_engine **e_out, struct kafka_ser
         kafka_metrics_destroy(metrics);
         return code;
     }
-    struct kafka_server *srv = NULL;
-    int rc = kafka_server_start(e, &a->so, &srv);
+    /* The SCRAM credentials (`ringtail user`): a damaged file is not served (CS4). */
+    char err[CRED_ERROR_MAX] = "";
+    int rc = cred_store_open(a->dir, &a->so.credentials, err, sizeof(err));
     if (rc) {
-        cli_fail("serve", "cannot listen on %s:%u: %s", a->listen_host, a->so.net.port,
+        cli_fail("serve", "SCRAM credentials: %s", rc == RT_E_CORRUPT ? err : rt_strerror(rc));
+        cli_engine_close("serve", e);
+        kafka_metrics_destroy(metrics);
+        return CLI_EXIT_FAIL;
+    }
+    struct kafka_server *srv = NULL;
+    rc = kafka_server_start(e, &a->so, &srv);
+    if (rc) {
+        cred_store_close(a->so.credentials);
+        a->so.credentials = NULL;
+        const struct net_listener *l0 = &a->so.net.listeners[0];
+        cli_fail("serve", "cannot listen on %s:%u%s: %s", l0->host, l0->port,
+                 a->so.net.listener_count > 1 ? " (or another of --listeners)" : "",
                  rt_strerror(rc));
         cli_engine_close("serve", e);
         kafka_metrics_destroy(metrics);
@@ -397,6 +601,8 @@ static int serve_start(struct serve_args *a, rt_engine **e_out, struct kafka_ser
             cli_fail("serve", "--metrics %s: %s", a->metrics_addr,
                      rc == RT_E_INVALID_ARGUMENT ? "not an IPv4 HOST:PORT" : rt_strerror(rc));
             kafka_server_stop(srv);
+            cred_store_close(a->so.credentials);
+            a->so.credentials = NULL;
             cli_engine_close("serve", e);
             kafka_metrics_destroy(metrics);
             return rc == RT_E_INVALID_ARGUMENT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
@@ -415,15 +621,32 @@ static int serve_start(struct serve_args *a, rt_engine **e_out, struct kafka_ser
 static void serve_announce(const struct serve_args *a, struct kafka_server *srv)
 {
     const struct kafka_server_options *so = &a->so;
-    bool v6 = strchr(a->listen_host, ':') != NULL;
     fprintf(stderr, "ringtail serve: %s: network on %s (%u loop thread%s), %s, broker id %d\n",
             a->dir, kafka_server_backend(srv), so->net.threads, so->net.threads == 1 ? "" : "s",
             !so->zero_copy      ? "fetch copies records"
             : so->net.zero_copy ? "zero-copy fetch (SEND_ZC / MSG_ZEROCOPY)"
                                 : "fetch by sendmsg from the mapping",
             so->broker_id);
-    printf("listening on %s%s%s:%u\n", v6 ? "[" : "", a->listen_host, v6 ? "]" : "",
-           kafka_server_port(srv));
+    if (so->sasl_mechanisms) {
+        char reauth[48] = "off";
+        if (so->reauth_max_ms)
+            snprintf(reauth, sizeof(reauth), "every %" PRId64 " ms", so->reauth_max_ms);
+        fprintf(stderr,
+                "ringtail serve: SASL mechanisms:%s%s%s; re-authentication %s; failed "
+                "authentications answered after %" PRId64 " ms\n",
+                so->sasl_mechanisms & KAFKA_SASL_PLAIN ? " PLAIN" : "",
+                so->sasl_mechanisms & KAFKA_SASL_SCRAM_SHA_256 ? " SCRAM-SHA-256" : "",
+                so->sasl_mechanisms & KAFKA_SASL_SCRAM_SHA_512 ? " SCRAM-SHA-512" : "", reauth,
+                so->auth_failed_delay_ms);
+    }
+    for (uint32_t i = 0; i < so->net.listener_count; i++) {
+        const struct net_listener *l = &so->net.listeners[i];
+        bool v6 = strchr(l->host, ':') != NULL;
+        bool plain = l->security == NET_SEC_PLAINTEXT;
+        printf("listening on %s%s%s%s%s:%u\n", plain ? "" : net_security_name(l->security),
+               plain ? "" : "://", v6 ? "[" : "", l->host, v6 ? "]" : "",
+               kafka_server_listener_port(srv, i));
+    }
     fflush(stdout);
 }
 
@@ -486,12 +709,21 @@ int cmd_serve(int argc, char **argv)
     int code = serve_parse(&a, argc, argv);
     if (code != SERVE_GO_ON)
         return code;
-    if (!is_loopback(a.listen_host))
-        fprintf(stderr,
-                "ringtail serve: warning: listening on %s, not loopback: there is no "
-                "authentication or TLS yet — anyone who reaches this port can read and write "
-                "every topic\n",
-                a.listen_host);
+    for (uint32_t i = 0; i < a.so.net.listener_count; i++) {
+        const struct net_listener *l = &a.so.net.listeners[i];
+        if (l->security == NET_SEC_PLAINTEXT && !is_loopback(l->host))
+            fprintf(stderr,
+                    "ringtail serve: warning: listening on %s, not loopback, with no "
+                    "authentication or TLS: anyone who reaches this port can read and write "
+                    "every topic\n",
+                    l->host);
+        if (l->security == NET_SEC_SASL_PLAINTEXT && !is_loopback(l->host) &&
+            (a.so.sasl_mechanisms & KAFKA_SASL_PLAIN))
+            fprintf(stderr,
+                    "ringtail serve: warning: SASL PLAIN on %s without TLS: passwords cross the "
+                    "network in the clear (SCRAM does not send them)\n",
+                    l->host);
+    }
 
     /* Every thread made from here on (engine shards, loops) inherits the mask. */
     sigset_t set;
@@ -511,5 +743,8 @@ int cmd_serve(int argc, char **argv)
     int sig = serve_wait_signal();
     fprintf(stderr, "ringtail serve: %s: stopping (answering requests in flight)\n",
             strsignal(sig));
-    return serve_stop(srv, e, metrics);
+    code = serve_stop(srv, e, metrics);
+    cred_store_close(a.so.credentials); /* after the server: no authentication runs now */
+    a.so.credentials = NULL;
+    return code;
 }

@@ -111,7 +111,7 @@ int tk_fx_start(void **state, bool auto_create, const char *client_id)
     tu_fixture_open(&x->f);
     struct kafka_server_options o;
     kafka_server_options_init(&o);
-    o.net.port = 0;
+    o.net.listeners[0].port = 0;
     o.net.threads = 2;
     o.net.io = strcmp(tu_backend(), "sync") == 0 ? NET_IO_SYNC : NET_IO_URING;
     o.auto_create_topics = auto_create;

@@ -18,6 +18,15 @@
 #include "tools/kafka/net/net.h"
 
 struct kafka_metrics; /* tools/kafka/metrics/metrics.h */
+struct cred_store;    /* tools/kafka/sasl/cred_store.h */
+
+/* SASL mechanisms (Kafka's sasl.enabled.mechanisms), a bit each. */
+enum kafka_sasl_mech {
+    KAFKA_SASL_PLAIN = 1u << 0,
+    KAFKA_SASL_SCRAM_SHA_256 = 1u << 1,
+    KAFKA_SASL_SCRAM_SHA_512 = 1u << 2,
+};
+#define KAFKA_SASL_FAILED_DELAY_MS_DEFAULT 100 /* connection.failed.authentication.delay.ms */
 
 /* A client names the few topics it uses in a Metadata or Produce request (librdkafka asks for
  * the topics its application produces to); a request naming more unknown topics than this is
@@ -26,13 +35,18 @@ struct kafka_metrics; /* tools/kafka/metrics/metrics.h */
 
 struct kafka_server_options {
     struct net_options net;
-    struct kafka_metrics *metrics;  /* --metrics: requests counted there (NULL: none) */
-    int32_t broker_id;              /* broker.id (0) */
-    const char *advertise_host;     /* what Metadata/FindCoordinator tell clients ("127.0.0.1") */
-    uint16_t advertise_port;        /* 0: the port the server listens on */
-    uint32_t num_partitions;        /* num.partitions for auto-created topics (1) */
-    bool auto_create_topics;        /* auto.create.topics.enable (true) */
-    bool accept_replication_factor; /* accept (and report as 1) replication factors > 1 */
+    struct kafka_metrics *metrics; /* --metrics: requests counted there (NULL: none) */
+    int32_t broker_id;             /* broker.id (0) */
+    /* Per listener (net.listeners[i]), Kafka's advertised.listeners: what Metadata and
+     * FindCoordinator tell a client that came in on that listener. host NULL: "127.0.0.1";
+     * port 0: the port the listener is bound to. */
+    struct {
+        const char *host;
+        uint16_t port;
+    } advertised[NET_LISTENERS_MAX];
+    uint32_t num_partitions;            /* num.partitions for auto-created topics (1) */
+    bool auto_create_topics;            /* auto.create.topics.enable (true) */
+    bool accept_replication_factor;     /* accept (and report as 1) replication factors > 1 */
     int32_t transaction_max_timeout_ms; /* transaction.max.timeout.ms (as the engine's) */
     struct rt_options engine; /* what the engine was opened with (DescribeConfigs reports it);
                                  rt_options_init's defaults unless the caller copies its own */
@@ -47,6 +61,14 @@ struct kafka_server_options {
                                  the client asks, but for KIP-74's first batch (55 MiB;
                                  0 = the default) */
     struct group_coord_options groups; /* --group-...: group_coord_options_init's defaults */
+    /* SASL (handle_sasl.c): the enabled mechanisms (enum kafka_sasl_mech bits; 0 = none), the
+     * credentials they check against (NULL: none; owned by the caller, outlives the server),
+     * Kafka's connections.max.reauth.ms (0 = off: a session never expires, KIP-368) and
+     * connection.failed.authentication.delay.ms (the failure's answer waits that long). */
+    uint32_t sasl_mechanisms;
+    struct cred_store *credentials;
+    int64_t reauth_max_ms;
+    int64_t auth_failed_delay_ms;
 };
 
 void kafka_server_options_init(struct kafka_server_options *o);
@@ -70,8 +92,8 @@ struct kafka_server {
     int create_failure_logged_rc;
     uint64_t create_failures_unlogged;
     struct net *net;
-    char advertise_host[256];
-    uint16_t advertise_port;
+    char advertise_host[NET_LISTENERS_MAX][256]; /* per listener (options' advertised) */
+    uint16_t advertise_port[NET_LISTENERS_MAX];
     struct kafka_server_stats stats;
     struct group_coord *groups; /* consumer groups (group_coord.c) */
     /* Under the coordinator's lock: the request whose call may store group metadata; the store
@@ -84,5 +106,9 @@ struct kafka_server {
     struct kafka_slot *admin_head, *admin_tail;
     bool admin_stop;
 };
+
+/* The address a client on the request's listener is told (Metadata, FindCoordinator). */
+const char *kafka_advertised_host(const struct kafka_server *srv, const struct net_req *req);
+uint16_t kafka_advertised_port(const struct kafka_server *srv, const struct net_req *req);
 
 #endif /* RT_KAFKA_BROKER_H */

@@ -125,8 +125,8 @@ enum net_verdict kafka_handle_metadata(struct kafka_slot *s)
 
     struct kmsg_metadata_broker broker = {
         .node_id = srv->opts.broker_id,
-        .host = kp_str_of(srv->advertise_host),
-        .port = srv->advertise_port,
+        .host = kp_str_of(kafka_advertised_host(srv, s->req)),
+        .port = kafka_advertised_port(srv, s->req),
         .rack = {NULL, -1},
     };
     struct kmsg_metadata_topic *topics = kafka_alloc(s, want_topics, sizeof(*topics));
@@ -197,8 +197,8 @@ enum net_verdict kafka_handle_find_coordinator(struct kafka_slot *s)
         .error_code = err,
         .error_message = ok ? (struct kp_str){NULL, -1} : kp_str_of("unknown key type"),
         .node_id = ok ? srv->opts.broker_id : -1,
-        .host = ok ? kp_str_of(srv->advertise_host) : kp_str_of(""),
-        .port = ok ? srv->advertise_port : -1,
+        .host = ok ? kp_str_of(kafka_advertised_host(srv, s->req)) : kp_str_of(""),
+        .port = ok ? kafka_advertised_port(srv, s->req) : -1,
     };
     int32_t n = q->coordinator_keys_count > 0 ? q->coordinator_keys_count : 0;
     if (n) {

@@ -659,6 +659,8 @@ static void conn_free(struct net_conn *c)
     if (c->next)
         c->next->prev = c->prev;
     l->conn_count--;
+    if (n->hooks.session_close)
+        n->hooks.session_close(n->hooks.ctx, &c->session);
     c->transport->close(c->tstate);
     if (c->fd >= 0)
         close(c->fd);
@@ -696,13 +698,14 @@ void net_conn_close(struct net_conn *c, const char *why)
     c->loop->backend->close_conn(c);
 }
 
-void net_conn_new(struct net_loop *l, int fd, const struct sockaddr_storage *peer)
+void net_conn_new(struct net_loop *l, uint32_t listener, int fd,
+                  const struct sockaddr_storage *peer)
 {
     struct net *n = l->net;
     uint64_t open = atomic_load_explicit(&n->counters.connections_open, memory_order_relaxed);
     char name[64] = "?";
+    char host[INET6_ADDRSTRLEN] = "";
     if (peer) {
-        char host[INET6_ADDRSTRLEN] = "";
         uint16_t port = 0;
         if (peer->ss_family == AF_INET) {
             const struct sockaddr_in *a = (const struct sockaddr_in *)peer;
@@ -735,21 +738,36 @@ void net_conn_new(struct net_loop *l, int fd, const struct sockaddr_storage *pee
         close(fd);
         return;
     }
+    const struct net_listener *li = &n->opts.listeners[listener];
     c->loop = l;
     c->fd = fd;
-    c->transport = n->opts.transport ? n->opts.transport : &net_transport_tcp;
+    c->transport = li->transport ? li->transport : &net_transport_tcp;
     c->handshaking = true;
     c->slots = slots;
     c->id = atomic_fetch_add_explicit(&n->next_conn_id, 1, memory_order_relaxed) + 1;
     memcpy(c->peer, name, sizeof(c->peer));
+    c->session.listener = listener;
+    c->session.security = li->security;
+    c->session.conn_id = c->id;
+    snprintf(c->session.peer_host, sizeof(c->session.peer_host), "%s", host);
     c->last_active_ms = net_now_ms();
     c->recv_op = (struct net_op){.kind = OP_RECV, .conn = c};
+    if (n->hooks.session_open && n->hooks.session_open(n->hooks.ctx, &c->session) != 0) {
+        free(slots);
+        free(c);
+        net_log("connection from %s refused: out of memory", name);
+        close(fd);
+        return;
+    }
     for (uint32_t i = 0; i < n->opts.in_flight_max; i++) {
         slots[i].send_op = (struct net_op){.kind = OP_SEND, .conn = c, .slot = &slots[i]};
         slots[i].req.conn_id = c->id;
+        slots[i].req.session = &c->session;
         if (n->hooks.slot_init(n->hooks.ctx, &slots[i].req) != 0) {
             for (uint32_t j = 0; j < i; j++)
                 n->hooks.slot_free(n->hooks.ctx, &slots[j].req);
+            if (n->hooks.session_close)
+                n->hooks.session_close(n->hooks.ctx, &c->session);
             free(slots);
             free(c);
             net_log("connection from %s refused: out of memory", name);
@@ -768,6 +786,8 @@ void net_conn_new(struct net_loop *l, int fd, const struct sockaddr_storage *pee
             c->transport->close(c->tstate);
         for (uint32_t j = 0; j < n->opts.in_flight_max; j++)
             n->hooks.slot_free(n->hooks.ctx, &slots[j].req);
+        if (n->hooks.session_close)
+            n->hooks.session_close(n->hooks.ctx, &c->session);
         free(slots);
         free(c);
         close(fd);
@@ -978,7 +998,7 @@ static void *loop_main(void *arg)
     return NULL;
 }
 
-static int listen_socket(const struct net_options *o, int *fd_out, uint16_t *port_out)
+static int listen_socket(const struct net_listener *o, int *fd_out, uint16_t *port_out)
 {
     char service[8];
     snprintf(service, sizeof(service), "%u", o->port);
@@ -1021,10 +1041,13 @@ static int loop_init(struct net *n, struct net_loop *l, uint32_t index)
     l->net = n;
     l->index = index;
     l->backend = n->backend;
-    l->listen_fd = n->listen_fd;
+    l->listen_count = n->opts.listener_count;
+    for (uint32_t i = 0; i < l->listen_count; i++) {
+        l->listen_fd[i] = n->listen_fd[i];
+        l->accept_op[i] = (struct net_op){.kind = OP_ACCEPT, .listener = i};
+    }
     l->event_fd = -1;
     l->epfd = -1;
-    l->accept_op.kind = OP_ACCEPT;
     l->event_op.kind = OP_EVENT;
     l->cancel_op.kind = OP_CANCEL;
     pthread_mutex_init(&l->lock, NULL);
@@ -1051,8 +1074,9 @@ static void net_free(struct net *n)
 {
     for (uint32_t i = 0; i < n->loop_count; i++)
         loop_destroy(&n->loops[i]);
-    if (n->listen_fd >= 0)
-        close(n->listen_fd);
+    for (uint32_t i = 0; i < NET_LISTENERS_MAX; i++)
+        if (n->listen_fd[i] >= 0)
+            close(n->listen_fd[i]);
     free(n->loops);
     free(n);
 }
@@ -1061,8 +1085,12 @@ int net_start(const struct net_options *opts, const struct net_hooks *hooks, str
 {
     if (!opts || !hooks || !out || opts->threads == 0 || opts->in_flight_max == 0 ||
         opts->connections_max == 0 || !hooks->request || !hooks->retry || !hooks->release ||
-        !hooks->slot_init || !hooks->slot_free)
+        !hooks->slot_init || !hooks->slot_free || opts->listener_count == 0 ||
+        opts->listener_count > NET_LISTENERS_MAX)
         return -EINVAL;
+    for (uint32_t i = 0; i < opts->listener_count; i++)
+        if (!net_security_name(opts->listeners[i].security))
+            return -EINVAL;
     /* The probe makes (and closes) a ring on this thread: io_uring is set up where it can. */
     bool uring = opts->io != NET_IO_SYNC && net_backend_uring.usable();
     if (opts->io == NET_IO_URING && !uring)
@@ -1072,10 +1100,15 @@ int net_start(const struct net_options *opts, const struct net_hooks *hooks, str
         return -ENOMEM;
     n->opts = *opts;
     n->hooks = *hooks;
-    n->listen_fd = -1;
+    for (uint32_t i = 0; i < NET_LISTENERS_MAX; i++)
+        n->listen_fd[i] = -1;
     n->backend = uring ? &net_backend_uring : &net_backend_epoll;
-    const struct net_transport *t = opts->transport ? opts->transport : &net_transport_tcp;
-    if (n->backend->needs_raw_transport && !t->raw) {
+    bool all_raw = true;
+    for (uint32_t i = 0; i < opts->listener_count; i++) {
+        const struct net_transport *t = opts->listeners[i].transport;
+        all_raw = all_raw && (!t || t->raw);
+    }
+    if (n->backend->needs_raw_transport && !all_raw) {
         if (opts->io == NET_IO_URING) {
             free(n);
             return -ENOTSUP; /* io_uring runs raw transports only (net_backend.h) */
@@ -1087,11 +1120,14 @@ int net_start(const struct net_options *opts, const struct net_hooks *hooks, str
         free(n);
         return -ENOMEM;
     }
-    int rc = listen_socket(opts, &n->listen_fd, &n->port);
-    if (rc)
-        goto err_free;
-    if (hooks->bound)
-        hooks->bound(hooks->ctx, n->port); /* before pthread_create: seen by every loop */
+    int rc = 0;
+    for (uint32_t i = 0; i < opts->listener_count; i++) {
+        rc = listen_socket(&opts->listeners[i], &n->listen_fd[i], &n->port[i]);
+        if (rc)
+            goto err_free;
+        if (hooks->bound) /* before pthread_create: seen by every loop */
+            hooks->bound(hooks->ctx, i, n->port[i]);
+    }
     for (uint32_t i = 0; i < opts->threads; i++) {
         n->loop_count = i + 1;
         rc = loop_init(n, &n->loops[i], i);
@@ -1122,7 +1158,35 @@ err_free:
 
 uint16_t net_port(const struct net *n)
 {
-    return n->port;
+    return n->port[0];
+}
+
+uint16_t net_listener_port(const struct net *n, uint32_t i)
+{
+    return i < n->opts.listener_count ? n->port[i] : 0;
+}
+
+static const char *const security_names[] = {
+    [NET_SEC_PLAINTEXT] = "PLAINTEXT",
+    [NET_SEC_SSL] = "SSL",
+    [NET_SEC_SASL_PLAINTEXT] = "SASL_PLAINTEXT",
+    [NET_SEC_SASL_SSL] = "SASL_SSL",
+};
+
+const char *net_security_name(enum net_security s)
+{
+    return (unsigned)s < sizeof(security_names) / sizeof(security_names[0]) ? security_names[s]
+                                                                            : NULL;
+}
+
+bool net_security_parse(const char *name, enum net_security *out)
+{
+    for (size_t i = 0; i < sizeof(security_names) / sizeof(security_names[0]); i++)
+        if (strcmp(name, security_names[i]) == 0) {
+            *out = (enum net_security)i;
+            return true;
+        }
+    return false;
 }
 
 const char *net_backend_name(const struct net *n)

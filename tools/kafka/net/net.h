@@ -30,9 +30,42 @@ enum net_io {
 
 struct net_transport; /* net_transport.h */
 
+/* Kafka's security protocols (a listener's PROTOCOL in `PROTOCOL://HOST:PORT`): what its
+ * connections carry (plain TCP or TLS) and whether they must authenticate (SASL) first. net
+ * only carries the tag to the server (net_session); the transport does the TLS part. */
+enum net_security {
+    NET_SEC_PLAINTEXT = 0,
+    NET_SEC_SSL = 1,
+    NET_SEC_SASL_PLAINTEXT = 2,
+    NET_SEC_SASL_SSL = 3,
+};
+
+#define NET_LISTENERS_MAX 8
+
+/* One listening socket (Kafka's `listeners` entry). */
+struct net_listener {
+    const char *host; /* listen address (numeric IPv4 or IPv6, or "localhost") */
+    uint16_t port;    /* 0: the kernel picks one (net_listener_port tells which) */
+    enum net_security security;
+    const struct net_transport *transport; /* what carries its bytes: NULL is plain TCP
+                                              (net_tcp.c); one that is not raw makes every
+                                              loop run on epoll */
+};
+
+/* What the server knows of a connection for its whole life (one per connection, owned by net;
+ * loop thread). The server keeps its own per-connection state (authentication, the principal)
+ * in `user`, made and freed by the session hooks. */
+struct net_session {
+    uint32_t listener; /* which of net_options.listeners accepted it */
+    enum net_security security;
+    char peer_host[46]; /* the peer's numeric address (INET6_ADDRSTRLEN), "" if unknown */
+    uint64_t conn_id;
+    void *user;
+};
+
 struct net_options {
-    const char *host;           /* listen address (numeric IPv4 or IPv6, or "localhost") */
-    uint16_t port;              /* 0: the kernel picks one (net_port tells which) */
+    struct net_listener listeners[NET_LISTENERS_MAX]; /* at least one */
+    uint32_t listener_count;
     uint32_t threads;           /* loop threads (>= 1) */
     uint32_t connections_max;   /* over all loops; a connection beyond it is closed at once */
     uint32_t request_max_bytes; /* socket.request.max.bytes: a bigger frame closes the conn */
@@ -47,9 +80,7 @@ struct net_options {
                                            0 = no bound */
     uint64_t conn_max_response_bytes;   /* the same, per connection (KN7). 0 = no bound */
     enum net_io io;
-    bool zero_copy; /* send out-of-line slices with SEND_ZC / MSG_ZEROCOPY (else sendmsg) */
-    const struct net_transport *transport; /* what carries the bytes: NULL is plain TCP
-                                              (net_tcp.c); one that is not raw runs on epoll */
+    bool zero_copy;   /* send out-of-line slices with SEND_ZC / MSG_ZEROCOPY (else sendmsg) */
     bool copy_slices; /* copy slices through a bounded per-connection buffer instead of
                          sending from their memory (the copying comparison path; KN8) */
 };
@@ -83,8 +114,9 @@ struct net_req {
     /* Long poll: when the request hook answers NET_PARK, the loop calls the retry hook on
      * every wake and once the monotonic clock passes deadline_ms (then with expired set). */
     int64_t deadline_ms;
-    void *user;       /* the server's per-slot state (made by the slot hooks) */
-    uint64_t conn_id; /* for log lines */
+    void *user;                  /* the server's per-slot state (made by the slot hooks) */
+    uint64_t conn_id;            /* for log lines */
+    struct net_session *session; /* its connection's; valid from slot_init to slot_free */
 };
 
 /* What the request and retry hooks answer. */
@@ -107,9 +139,14 @@ struct net_hooks {
     /* The response is on the wire (and, zero-copy, the kernel let go of the slices), or the
      * connection closed: drop what the request held (fetches, buffers). Loop thread. */
     void (*release)(void *ctx, struct net_req *req);
-    /* Optional: the listening socket is bound to `port`; called once by net_start before any
-     * loop thread runs (so what it sets is seen by every request hook). */
-    void (*bound)(void *ctx, uint16_t port);
+    /* Optional: listener `listener` is bound to `port`; called once per listener by net_start
+     * before any loop thread runs (so what it sets is seen by every request hook). */
+    void (*bound)(void *ctx, uint32_t listener, uint16_t port);
+    /* Optional, per connection, before its slots are made (slot_init sees the session) and
+     * after they are freed: the server's own per-connection state in session->user. A
+     * nonzero answer refuses the connection. Loop thread. */
+    int (*session_open)(void *ctx, struct net_session *session);
+    void (*session_close)(void *ctx, struct net_session *session);
 };
 
 /* Counters over all loops (relaxed atomics; metrics and the bench read them). */
@@ -146,8 +183,14 @@ struct net;
  * accepts connections. Errors: -errno (bind, listen, ring/epoll set-up), -EINVAL (options). */
 int net_start(const struct net_options *opts, const struct net_hooks *hooks, struct net **out);
 
-/* The port the listening sockets are bound to. */
+/* The port listener 0 is bound to. */
 uint16_t net_port(const struct net *n);
+/* The port listener i is bound to (0 for no such listener). */
+uint16_t net_listener_port(const struct net *n, uint32_t i);
+/* "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"; NULL for another value. */
+const char *net_security_name(enum net_security s);
+/* The protocol named (Kafka's spelling, upper case); false if it names none. */
+bool net_security_parse(const char *name, enum net_security *out);
 /* "io_uring" or "epoll": what the loops run on. */
 const char *net_backend_name(const struct net *n);
 const struct net_counters *net_counters_get(const struct net *n);

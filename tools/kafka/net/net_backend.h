@@ -52,6 +52,7 @@ struct net_op {
     enum op_kind kind;
     struct net_conn *conn;
     struct net_slot *slot;
+    uint32_t listener; /* OP_ACCEPT: which listener's socket */
 };
 
 struct net_slot {
@@ -109,6 +110,7 @@ struct net_conn {
     bool handshaking;                        /* the transport's handshake is not done */
     enum net_want hs_want;                   /* ... and waits for this readiness */
     bool read_wants_write, write_wants_read; /* readiness backends: the opposite one asked */
+    struct net_session session;              /* what the server sees of it (net.h) */
 };
 
 struct net_loop {
@@ -116,14 +118,15 @@ struct net_loop {
     uint32_t index;
     pthread_t thread;
     bool started;
-    int listen_fd;
+    int listen_fd[NET_LISTENERS_MAX]; /* net's sockets (-1 once this loop stops accepting) */
+    uint32_t listen_count;
     int event_fd;
     const struct net_backend *backend; /* what this loop runs on (io_uring may fall back) */
     void *be;                          /* the backend's own per-loop state (net_uring.c) */
     int epfd;                          /* epoll: the loop's set */
-    struct net_op accept_op, event_op, cancel_op;
+    struct net_op accept_op[NET_LISTENERS_MAX], event_op, cancel_op;
     uint64_t event_buf;
-    bool accept_armed, event_armed;
+    bool accept_armed[NET_LISTENERS_MAX], event_armed;
     bool zc_no_report;       /* the kernel refused IORING_SEND_ZC_REPORT_USAGE: sent without it */
     int64_t accept_retry_ms; /* after EMFILE and friends: re-arm then, not in a spin */
 
@@ -146,9 +149,9 @@ struct net {
     struct net_hooks hooks;
     struct net_loop *loops;
     uint32_t loop_count;
-    uint16_t port;
-    int listen_fd; /* one socket; every loop accepts on it (the kernel hands each connection
-                      to one waiting loop) */
+    uint16_t port[NET_LISTENERS_MAX];
+    int listen_fd[NET_LISTENERS_MAX];  /* a socket per listener; every loop accepts on each (the
+                                         kernel hands each connection to one waiting loop) */
     const struct net_backend *backend; /* what the loops were started on */
     _Atomic bool stopping;
     int64_t drain_ms; /* set by net_stop before `stopping` (release) */
@@ -171,7 +174,7 @@ struct net_backend {
     bool needs_raw_transport;
     /* True when this kernel has what the backend uses (probed on net_start's thread). */
     bool (*usable)(void);
-    /* Per loop, on net_start's thread, after the loop's eventfd and listen_fd are set. */
+    /* Per loop, on net_start's thread, after the loop's eventfd and listen_fd[] are set. */
     int (*loop_init)(struct net_loop *l);
     /* The loop thread's body: returns once the loop is stopping and has no connection. */
     void (*loop_run)(struct net_loop *l);
@@ -213,7 +216,8 @@ void net_conn_handshake(struct net_conn *c);
 /* Makes room for `need` more bytes at rbuf + rlen. 0 or -ENOMEM. */
 int net_rbuf_reserve(struct net_conn *c, size_t need);
 /* A new socket from accept (the peer's address if known): set up, or refused and closed. */
-void net_conn_new(struct net_loop *l, int fd, const struct sockaddr_storage *peer);
+void net_conn_new(struct net_loop *l, uint32_t listener, int fd,
+                  const struct sockaddr_storage *peer);
 /* Bytes that arrived at rbuf + rlen (got > 0), 0 at EOF, or -errno. */
 void net_conn_received(struct net_conn *c, ssize_t got);
 /* Parse, answer, send and free what can be; then update_conn. Never frees c. */

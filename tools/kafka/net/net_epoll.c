@@ -162,19 +162,21 @@ static void epoll_conn_event(struct net_conn *c, uint32_t events)
     net_conn_progress(c);
 }
 
-static void epoll_accept(struct net_loop *l)
+static void epoll_accept(struct net_loop *l, uint32_t listener)
 {
     for (;;) {
+        if (l->listen_fd[listener] < 0)
+            return;
         struct sockaddr_storage peer;
         socklen_t plen = sizeof(peer);
-        int fd =
-            accept4(l->listen_fd, (struct sockaddr *)&peer, &plen, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        int fd = accept4(l->listen_fd[listener], (struct sockaddr *)&peer, &plen,
+                         SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) {
             if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
                 net_log("accept failed: %s", strerror(errno));
             return;
         }
-        net_conn_new(l, fd, &peer);
+        net_conn_new(l, listener, fd, &peer);
     }
 }
 
@@ -192,8 +194,12 @@ static void epoll_run(struct net_loop *l)
         }
         for (int i = 0; i < k; i++) {
             void *p = evs[i].data.ptr;
-            if (p == &l->accept_op) {
-                epoll_accept(l);
+            /* A connection's events carry the connection; the others, the loop's ops. */
+            uint32_t li = 0;
+            while (li < l->listen_count && p != &l->accept_op[li])
+                li++;
+            if (li < l->listen_count) {
+                epoll_accept(l, li);
             } else if (p == &l->event_op) {
                 uint64_t v;
                 ssize_t r = read(l->event_fd, &v, sizeof(v));
@@ -208,9 +214,10 @@ static void epoll_run(struct net_loop *l)
         if (atomic_load_explicit(&l->net->stopping, memory_order_acquire) && !l->stopping) {
             l->stopping = true;
             l->stop_deadline_ms = net_now_ms() + l->net->drain_ms;
-            if (l->listen_fd >= 0) {
-                epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->listen_fd, NULL);
-                l->listen_fd = -1; /* net's: closed by net_free */
+            for (uint32_t j = 0; j < l->listen_count; j++) {
+                if (l->listen_fd[j] >= 0)
+                    epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->listen_fd[j], NULL);
+                l->listen_fd[j] = -1; /* net's: closed by net_free */
             }
             net_loop_handle_event(l, true);
         }
@@ -240,10 +247,13 @@ static int epoll_loop_init(struct net_loop *l)
     if (l->epfd < 0)
         return -errno;
     /* EPOLLEXCLUSIVE: one loop is woken per incoming connection, not all of them. */
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = &l->accept_op};
+    for (uint32_t i = 0; i < l->listen_count; i++) {
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = &l->accept_op[i]};
+        if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->listen_fd[i], &ev) != 0)
+            return -errno;
+    }
     struct epoll_event eev = {.events = EPOLLIN, .data.ptr = &l->event_op};
-    if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->listen_fd, &ev) != 0 ||
-        epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->event_fd, &eev) != 0)
+    if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->event_fd, &eev) != 0)
         return -errno;
     return 0;
 }

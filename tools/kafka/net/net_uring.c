@@ -54,14 +54,25 @@ static struct io_uring_sqe *uring_sqe(struct net_loop *l)
     return sqe;
 }
 
+/* A multishot accept on every listener's socket that has none armed. */
 static void uring_arm_accept(struct net_loop *l)
 {
-    if (l->accept_armed || l->stopping || l->listen_fd < 0)
-        return;
-    struct io_uring_sqe *sqe = uring_sqe(l);
-    io_uring_prep_multishot_accept(sqe, l->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    io_uring_sqe_set_data(sqe, &l->accept_op);
-    l->accept_armed = true;
+    for (uint32_t i = 0; i < l->listen_count; i++) {
+        if (l->accept_armed[i] || l->stopping || l->listen_fd[i] < 0)
+            continue;
+        struct io_uring_sqe *sqe = uring_sqe(l);
+        io_uring_prep_multishot_accept(sqe, l->listen_fd[i], NULL, NULL, SOCK_CLOEXEC);
+        io_uring_sqe_set_data(sqe, &l->accept_op[i]);
+        l->accept_armed[i] = true;
+    }
+}
+
+static bool uring_any_accept_armed(const struct net_loop *l)
+{
+    for (uint32_t i = 0; i < l->listen_count; i++)
+        if (l->accept_armed[i])
+            return true;
+    return false;
 }
 
 static void uring_arm_event(struct net_loop *l)
@@ -122,17 +133,17 @@ static void uring_cqe(struct net_loop *l, struct io_uring_cqe *cqe)
     switch (op->kind) {
     case OP_ACCEPT:
         if (!(cqe->flags & IORING_CQE_F_MORE))
-            l->accept_armed = false;
+            l->accept_armed[op->listener] = false;
         if (cqe->res >= 0) {
             struct sockaddr_storage peer;
             socklen_t plen = sizeof(peer);
             bool have = getpeername(cqe->res, (struct sockaddr *)&peer, &plen) == 0;
-            net_conn_new(l, cqe->res, have ? &peer : NULL);
+            net_conn_new(l, op->listener, cqe->res, have ? &peer : NULL);
         } else if (cqe->res != -ECANCELED && !l->stopping) {
             net_log("accept failed: %s; retrying in 100 ms", strerror(-cqe->res));
             l->accept_retry_ms = net_now_ms() + 100;
         }
-        if (!l->accept_armed && !l->stopping && l->accept_retry_ms == 0)
+        if (!l->accept_armed[op->listener] && !l->stopping && l->accept_retry_ms == 0)
             uring_arm_accept(l);
         return;
     case OP_EVENT:
@@ -253,10 +264,10 @@ static void uring_run(struct net_loop *l)
         if (atomic_load_explicit(&l->net->stopping, memory_order_acquire) && !l->stopping) {
             l->stopping = true;
             l->stop_deadline_ms = net_now_ms() + l->net->drain_ms;
-            if (l->listen_fd >= 0) {
-                if (l->accept_armed) {
+            for (uint32_t i = 0; i < l->listen_count; i++) {
+                if (l->listen_fd[i] >= 0 && l->accept_armed[i]) {
                     struct io_uring_sqe *sqe = uring_sqe(l);
-                    io_uring_prep_cancel(sqe, &l->accept_op, 0);
+                    io_uring_prep_cancel(sqe, &l->accept_op[i], 0);
                     io_uring_sqe_set_data(sqe, &l->cancel_op);
                 }
             }
@@ -276,14 +287,17 @@ static void uring_run(struct net_loop *l)
     }
     /* Nothing refers to a connection any more; the accept and the eventfd read may still be
      * armed. They are cancelled and reaped here, and the ring is closed on this thread. */
-    struct io_uring_sqe *sqe = uring_sqe(l);
-    io_uring_prep_cancel(sqe, &l->accept_op, IORING_ASYNC_CANCEL_ALL);
-    io_uring_sqe_set_data(sqe, &l->cancel_op);
+    struct io_uring_sqe *sqe;
+    for (uint32_t i = 0; i < l->listen_count; i++) {
+        sqe = uring_sqe(l);
+        io_uring_prep_cancel(sqe, &l->accept_op[i], IORING_ASYNC_CANCEL_ALL);
+        io_uring_sqe_set_data(sqe, &l->cancel_op);
+    }
     sqe = uring_sqe(l);
     io_uring_prep_cancel(sqe, &l->event_op, IORING_ASYNC_CANCEL_ALL);
     io_uring_sqe_set_data(sqe, &l->cancel_op);
     int64_t until = net_now_ms() + 1000;
-    while ((l->accept_armed || l->event_armed) && net_now_ms() < until) {
+    while ((uring_any_accept_armed(l) || l->event_armed) && net_now_ms() < until) {
         struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = 50 * 1000000};
         struct io_uring_cqe *cqe = NULL;
         (void)io_uring_submit_and_wait_timeout(uring_ring(l), &cqe, 1, &ts, NULL);
@@ -292,8 +306,8 @@ static void uring_run(struct net_loop *l)
         {
             seen++;
             struct net_op *op = io_uring_cqe_get_data(cqe);
-            if (op == &l->accept_op && !(cqe->flags & IORING_CQE_F_MORE))
-                l->accept_armed = false;
+            if (op && op->kind == OP_ACCEPT && !(cqe->flags & IORING_CQE_F_MORE))
+                l->accept_armed[op->listener] = false;
             else if (op == &l->event_op)
                 l->event_armed = false;
         }

@@ -24,6 +24,14 @@
  *        topic auto-creation must create goes there too (its appends then complete it as
  *        usual: NET_PENDING is not completed by the admin thread). The admin thread outlives
  *        net_stop (which waits for pending requests) and is joined after it.
+ *   KS5  Every connection has its kafka_session (handlers/session.h) from accept to close,
+ *        made before its slots and freed after them: a handler may always read
+ *        s->req->session->user.
+ *   KS6  On a SASL listener the gate runs before any dispatch (handle_sasl.c KSA1): a raw
+ *        SASL token after SaslHandshake v0 goes to handle_sasl.c before a header is decoded
+ *        (KSA2), and a request the session may not make yet (or any more: KIP-368's expiry)
+ *        closes the connection with a log line. A failed authentication's delayed answer
+ *        (KSA3) comes back through the retry hook.
  */
 #include "tools/kafka/server/server.h"
 
@@ -198,6 +206,10 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
     s->acks_none = false;
     s->started_ns = srv->opts.metrics ? kafka_now_ns() : 0;
     s->auto_created = 0; /* a new request: its own auto-creation bound */
+    s->sasl_delayed = false;
+    struct kafka_session *ks = kafka_session_of(req);
+    if (kafka_sasl_raw_pending(ks)) /* KS6, handle_sasl.c KSA2 */
+        return kafka_sasl_raw_token(s);
     struct kp_reader r;
     kp_reader_init(&r, req->frame, req->frame_len);
     memset(&s->header, 0, sizeof(s->header));
@@ -208,6 +220,10 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
     if (key >= 0 && key < KAFKA_STATS_API_MAX)
         atomic_fetch_add_explicit(&srv->stats.requests_by_api[key], 1, memory_order_relaxed);
     size_t body_at = (size_t)(r.p - req->frame);
+    const char *why = NULL; /* KS6: the SASL gate (handle_sasl.c KSA1) */
+    if ((!ks->authenticated || ks->auth_expiry_ms || ks->sasl) &&
+        !kafka_sasl_allows(ks, key, net_now_ms(), &why))
+        return refuse(s, why);
     if (key == KAFKA_API_VERSIONS) {
         int16_t err = KAFKA_NONE;
         int16_t v = kmsg_api_versions_response_version(s->header.api_version, &err);
@@ -242,6 +258,8 @@ static enum net_verdict hook_retry(void *ctx, struct net_req *req, bool expired)
 {
     (void)ctx;
     struct kafka_slot *s = req->user;
+    if (s->sasl_delayed) /* KS6: a failed authentication's answer, delayed (KSA3) */
+        return kafka_sasl_retry(s, expired);
     /* Fetches, JoinGroups and SyncGroups park. The body is decoded again: the arena may have
      * been reused. */
     size_t body_at = 0;
@@ -258,10 +276,33 @@ static enum net_verdict hook_retry(void *ctx, struct net_req *req, bool expired)
     return kafka_handle_fetch(s, true, expired);
 }
 
-static void hook_bound(void *ctx, uint16_t port)
+static void hook_bound(void *ctx, uint32_t listener, uint16_t port)
 {
     struct kafka_server *srv = ctx;
-    srv->advertise_port = srv->opts.advertise_port ? srv->opts.advertise_port : port;
+    uint16_t adv = srv->opts.advertised[listener].port;
+    srv->advertise_port[listener] = adv ? adv : port;
+}
+
+/* KS5: every connection has its kafka_session from accept to close; it starts unauthenticated
+ * (principal User:ANONYMOUS) on a SASL listener and authenticated on the others. */
+static int hook_session_open(void *ctx, struct net_session *ns)
+{
+    (void)ctx;
+    struct kafka_session *ks = calloc(1, sizeof(*ks));
+    if (!ks)
+        return -ENOMEM;
+    snprintf(ks->principal, sizeof(ks->principal), "%s", KAFKA_PRINCIPAL_ANONYMOUS);
+    ks->authenticated = ns->security == NET_SEC_PLAINTEXT || ns->security == NET_SEC_SSL;
+    ns->user = ks;
+    return 0;
+}
+
+static void hook_session_close(void *ctx, struct net_session *ns)
+{
+    (void)ctx;
+    kafka_sasl_free(ns->user);
+    free(ns->user);
+    ns->user = NULL;
 }
 
 static void on_append_watch(void *ctx)
@@ -273,9 +314,13 @@ static void on_append_watch(void *ctx)
 int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opts,
                        struct kafka_server **out)
 {
-    if (!engine || !opts || !out || !opts->advertise_host ||
-        strlen(opts->advertise_host) >= sizeof(((struct kafka_server *)0)->advertise_host))
+    if (!engine || !opts || !out || opts->net.listener_count == 0 ||
+        opts->net.listener_count > NET_LISTENERS_MAX)
         return RT_E_INVALID_ARGUMENT;
+    for (uint32_t i = 0; i < opts->net.listener_count; i++)
+        if (opts->advertised[i].host && strlen(opts->advertised[i].host) >=
+                                            sizeof(((struct kafka_server *)0)->advertise_host[0]))
+            return RT_E_INVALID_ARGUMENT;
     struct kafka_server *srv = calloc(1, sizeof(*srv));
     if (!srv)
         return -ENOMEM;
@@ -299,7 +344,9 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     srv->opts.zero_copy = true;
     if (srv->opts.fetch_max_bytes == 0)
         srv->opts.fetch_max_bytes = 55u << 20; /* options not from kafka_server_options_init */
-    snprintf(srv->advertise_host, sizeof(srv->advertise_host), "%s", opts->advertise_host);
+    for (uint32_t i = 0; i < opts->net.listener_count; i++)
+        snprintf(srv->advertise_host[i], sizeof(srv->advertise_host[i]), "%s",
+                 opts->advertised[i].host ? opts->advertised[i].host : "127.0.0.1");
     int rc = admin_start(srv);
     if (rc) {
         group_coord_free(srv->groups);
@@ -315,6 +362,8 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
         .retry = hook_retry,
         .release = hook_release,
         .bound = hook_bound,
+        .session_open = hook_session_open,
+        .session_close = hook_session_close,
     };
     rc = net_start(&srv->opts.net, &hooks, &srv->net);
     if (rc) {
@@ -341,6 +390,11 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
 uint16_t kafka_server_port(const struct kafka_server *s)
 {
     return net_port(s->net);
+}
+
+uint16_t kafka_server_listener_port(const struct kafka_server *s, uint32_t i)
+{
+    return net_listener_port(s->net, i);
 }
 
 const char *kafka_server_backend(const struct kafka_server *s)

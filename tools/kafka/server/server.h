@@ -21,6 +21,8 @@ struct kafka_server;
 int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opts,
                        struct kafka_server **out);
 uint16_t kafka_server_port(const struct kafka_server *s);
+/* The port listener i (options' net.listeners[i]) is bound to. */
+uint16_t kafka_server_listener_port(const struct kafka_server *s, uint32_t i);
 const char *kafka_server_backend(const struct kafka_server *s);
 const struct kafka_server_stats *kafka_server_stats_get(const struct kafka_server *s);
 const struct net_counters *kafka_server_net_counters(const struct kafka_server *s);
