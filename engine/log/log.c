@@ -323,7 +323,9 @@ static int64_t partition_producer_id_max(struct partition *p, bool scan_logs)
     if (!scan_logs)
         return m.max;
     for (uint32_t i = 0; i < p->segment_count; i++) {
-        const struct segment *seg = p->segments[i];
+        struct segment *seg = p->segments[i];
+        if (segment_map(seg) != 0) /* SG6 */
+            break;
         uint64_t end = atomic_load_explicit(&seg->readable_bytes, memory_order_acquire);
         if (end > seg->map_bytes)
             end = seg->map_bytes;
@@ -2465,6 +2467,9 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->pool.sync_zeros = lg->opts.sync_mode != RT_SYNC_NONE;
     lg->pool.faults = faults; /* segment.c SG4 */
     lg->pcfg.segment.faults = faults;
+    segment_cache_init(&lg->cache, segment_cache_resolve(lg->opts.open_segments_max));
+    if (!lg->opts.read_only)
+        lg->pcfg.segment.cache = &lg->cache; /* OS1; a read-only engine holds no descriptor */
     lg->pcfg.segment_ms = lg->opts.segment_ms;
     lg->pcfg.retention_bytes = lg->opts.retention_bytes;
     lg->pcfg.retention_ms = lg->opts.retention_ms;
@@ -2496,6 +2501,7 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->env.on_fault = lg->opts.on_fault;
     lg->env.on_fault_ctx = lg->opts.on_fault_ctx;
     lg->env.heal_ms_min = lg->opts.fault_recovery_ms;
+    lg->env.cache = &lg->cache;
     lg->env.read_only = lg->opts.read_only;
     if (lg->opts.read_only)
         lg->env.io.kind = IO_KIND_SYNC; /* no writes: no ring to set up */
