@@ -1061,10 +1061,13 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     if (rc == 0 && p->segment_count == 0) {
         struct segment *seg = NULL;
         /* OS3: with the budget of open segments spent, a new partition is born dormant. */
-        if (!cfg->segment.read_only && segment_cache_full(cfg->segment.cache))
+        if (!cfg->segment.read_only && !segment_cache_reserve(cfg->segment.cache)) {
             rc = segment_create_dormant(&seg, p->dir, 0, &cfg->segment);
-        else
+        } else {
             rc = segment_create(&seg, p->dir, 0, &cfg->segment);
+            if (!cfg->segment.read_only)
+                segment_cache_unreserve(cfg->segment.cache); /* counted in open now, or failed */
+        }
         if (rc == 0) {
             rc = segments_push(p, seg);
             if (rc)

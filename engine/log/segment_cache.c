@@ -30,6 +30,7 @@ void segment_cache_init(struct segment_cache *c, uint32_t max)
 {
     c->max = max;
     atomic_init(&c->open, 0);
+    atomic_init(&c->reserved, 0);
     atomic_init(&c->sleeps, 0);
     atomic_init(&c->peak, 0);
 }
@@ -73,5 +74,29 @@ bool segment_cache_above_low(const struct segment_cache *c)
 
 bool segment_cache_full(const struct segment_cache *c)
 {
-    return c && c->max > 0 && atomic_load_explicit(&c->open, memory_order_relaxed) >= c->max;
+    return c && c->max > 0 &&
+           atomic_load_explicit(&c->open, memory_order_relaxed) +
+                   atomic_load_explicit(&c->reserved, memory_order_relaxed) >=
+               c->max;
+}
+
+bool segment_cache_reserve(struct segment_cache *c)
+{
+    if (!c || c->max == 0)
+        return true;
+    /* The reservations before this one are counted by the value fetched; a segment counted in
+     * open before its reservation is released is counted twice for a moment (too strict, never
+     * too loose). */
+    uint32_t before = atomic_fetch_add_explicit(&c->reserved, 1, memory_order_acq_rel);
+    if (atomic_load_explicit(&c->open, memory_order_acquire) + before + 1 > c->max) {
+        atomic_fetch_sub_explicit(&c->reserved, 1, memory_order_acq_rel);
+        return false;
+    }
+    return true;
+}
+
+void segment_cache_unreserve(struct segment_cache *c)
+{
+    if (c && c->max > 0)
+        atomic_fetch_sub_explicit(&c->reserved, 1, memory_order_acq_rel);
 }

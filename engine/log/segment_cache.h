@@ -16,9 +16,11 @@
  *         not fail because other partitions are idle-but-open); the shards bring open back to
  *         at most the low-water mark (max - max/8) at their next housekeeping period or before
  *         their next wake, sleeping only partitions with nothing in flight (PA15).
- *   OS3. A new partition created while open >= max is born dormant (segment_create_dormant:
- *        empty files, no descriptor kept), so creating N partitions never holds 4 N
- *        descriptors; its first append wakes it (PA11).
+ *   OS3. A new partition is born active only with a reservation (segment_cache_reserve: open
+ *        plus the reservations held stays <= max, however many threads create partitions at
+ *        once, log.c LG11), released once its segment is counted; without one it is born
+ *        dormant (segment_create_dormant: empty files, no descriptor kept), so creating N
+ *        partitions never holds 4 N descriptors; its first append wakes it (PA11).
  *
  * Thread-safety: the counters are atomics, read and written by any thread. This module never
  * closes a segment itself and never takes a lock.
@@ -36,10 +38,11 @@
 #define SEGMENT_CACHE_AUTO_MAX 16384u
 
 struct segment_cache {
-    uint32_t max;            /* the budget (open_segments_max, resolved) */
-    _Atomic uint32_t open;   /* segments holding descriptors now (OS1) */
-    _Atomic uint64_t sleeps; /* active segments closed for the budget (PA15) */
-    _Atomic uint64_t peak;   /* the largest `open` seen */
+    uint32_t max;              /* the budget (open_segments_max, resolved) */
+    _Atomic uint32_t open;     /* segments holding descriptors now (OS1) */
+    _Atomic uint32_t reserved; /* creations admitted and not yet counted in open (OS3) */
+    _Atomic uint64_t sleeps;   /* active segments closed for the budget (PA15) */
+    _Atomic uint64_t peak;     /* the largest `open` seen */
 };
 
 /* The budget for open_segments_max (0: from RLIMIT_NOFILE, above). */
@@ -53,6 +56,12 @@ void segment_cache_closed(struct segment_cache *c);
 
 /* OS3: true when the budget is spent (c may be NULL: never). */
 bool segment_cache_full(const struct segment_cache *c);
+
+/* OS3: admits one new active segment (true: create it, then segment_cache_unreserve once it is
+ * counted or failed) or refuses it (false: the budget is spent; nothing to release). c NULL or
+ * no budget: always true. */
+bool segment_cache_reserve(struct segment_cache *c);
+void segment_cache_unreserve(struct segment_cache *c);
 
 /* How many segments a shard should close now to bring `open` down to the low-water mark
  * (OS2); 0 when open is within the budget. */
