@@ -81,6 +81,9 @@ H(add_partitions_to_txn, kafka_handle_add_partitions_to_txn(s))
 H(add_offsets_to_txn, kafka_handle_add_offsets_to_txn(s))
 H(end_txn, kafka_handle_end_txn(s))
 H(txn_offset_commit, kafka_handle_txn_offset_commit(s))
+H(describe_acls, kafka_handle_describe_acls(s))
+H(create_acls, kafka_handle_create_acls(s))
+H(delete_acls, kafka_handle_delete_acls(s))
 #undef H
 
 static int h_offset_fetch(struct kafka_slot *s, size_t body_at)
@@ -148,6 +151,9 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define add_offsets_to_txn_note "PRODUCER_FENCED from v2"
 #define end_txn_note            "PRODUCER_FENCED from v2"
 #define txn_offset_commit_note  "v3 checks the consumer's generation and member (KIP-447)"
+#define describe_acls_note      "with --authorizer on; SECURITY_DISABLED otherwise"
+#define create_acls_note        "saved in the data directory before the answer"
+#define delete_acls_note        "saved in the data directory before the answer"
 
 #define describe_configs_note "a topic's every config with its source; the broker's, read-only"
 #define alter_configs_note    "topics; the broker's configs are static (INVALID_REQUEST)"
@@ -195,6 +201,13 @@ const struct kafka_api kafka_api_rows[] = {
     ROW(KAFKA_END_TXN, "EndTxn", 0, 3, 0, 3, 3, true, end_txn, h_end_txn, false),
     ROW(KAFKA_TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 3, 0, 3, 3, true, txn_offset_commit,
         h_txn_offset_commit, false),
+    /* ACLs (handle_acl.c); Create and Delete save acls.meta before they answer (KA7) */
+    ROW(KAFKA_DESCRIBE_ACLS, "DescribeAcls", 0, 3, 0, 3, 2, true, describe_acls, h_describe_acls,
+        false),
+    ROW_OFF_LOOP(KAFKA_CREATE_ACLS, "CreateAcls", 0, 3, 0, 3, 2, true, create_acls, h_create_acls,
+                 false),
+    ROW_OFF_LOOP(KAFKA_DELETE_ACLS, "DeleteAcls", 0, 3, 0, 3, 2, true, delete_acls, h_delete_acls,
+                 false),
     ROW(KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 4, 0, 4, 4, true, describe_configs,
         h_describe_configs, false),
     ROW_OFF_LOOP(KAFKA_ALTER_CONFIGS, "AlterConfigs", 0, 2, 0, 2, 2, true, alter_configs,

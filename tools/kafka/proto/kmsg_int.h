@@ -68,6 +68,9 @@ KMSG_DESCS(delete_records)
 KMSG_DESCS(describe_producers)
 KMSG_DESCS(describe_transactions)
 KMSG_DESCS(list_transactions)
+KMSG_DESCS(describe_acls)
+KMSG_DESCS(create_acls)
+KMSG_DESCS(delete_acls)
 #undef KMSG_DESCS
 
 /* Topics of partition indexes, shared by three requests (kmsg_txn.c). */
