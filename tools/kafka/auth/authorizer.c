@@ -248,12 +248,19 @@ static bool decide(struct authorizer *az, const struct acl_request *rq, uint64_t
     return ok;
 }
 
-static uint32_t slot_of(uint8_t type, uint8_t op, const char *name, size_t len)
+static uint32_t hash_of(uint8_t type, uint8_t op, const char *name, size_t len)
 {
     uint32_t h = 2166136261u ^ ((uint32_t)type << 8 | op);
     for (size_t i = 0; i < len; i++)
         h = (h ^ (uint8_t)name[i]) * 16777619u;
-    return h % AUTHORIZER_CACHE_ENTRIES;
+    return h ^ (h >> 15);
+}
+
+static bool entry_is(const struct cache_entry *e, uint64_t gen, uint8_t type, uint8_t op,
+                     const char *name, size_t len)
+{
+    return e->generation == gen && e->type == type && e->op == op && e->name_len == len &&
+           memcmp(e->name, name, len) == 0;
 }
 
 bool authorizer_check(struct authorizer *az, struct authorizer_cache *c, const char *principal,
@@ -261,20 +268,34 @@ bool authorizer_check(struct authorizer *az, struct authorizer_cache *c, const c
 {
     struct acl_request rq = {principal, host, type, name, name_len, op};
     uint64_t gen;
-    if (!c || name_len > AUTHORIZER_CACHE_NAME_MAX || atomic_flag_test_and_set(&c->busy))
+    if (!c || name_len > AUTHORIZER_CACHE_NAME_MAX ||
+        atomic_flag_test_and_set_explicit(&c->busy, memory_order_acquire))
         return decide(az, &rq, &gen);
     /* AZ3: the cache is ours until the flag is cleared. */
     if (strncmp(c->principal, principal, sizeof(c->principal)) != 0) {
         memset(c->e, 0, sizeof(c->e)); /* a new principal (SASL re-authentication) */
         snprintf(c->principal, sizeof(c->principal), "%s", principal);
     }
-    struct cache_entry *e = &c->e[slot_of(type, op, name, name_len)];
+    /* Two-way: a question may sit in either of two entries, so two hot names that collide in
+     * one do not evict each other on every check. */
+    uint32_t h = hash_of(type, op, name, name_len);
+    struct cache_entry *e1 = &c->e[h % AUTHORIZER_CACHE_ENTRIES];
+    struct cache_entry *e2 = &c->e[(h >> 16) % AUTHORIZER_CACHE_ENTRIES];
     uint64_t now = authorizer_generation(az);
     bool ok;
-    if (e->generation == now && e->type == type && e->op == op && e->name_len == name_len &&
-        memcmp(e->name, name, name_len) == 0) {
-        ok = e->allowed;
+    if (entry_is(e1, now, type, op, name, name_len)) {
+        ok = e1->allowed;
+    } else if (entry_is(e2, now, type, op, name, name_len)) {
+        ok = e2->allowed;
     } else {
+        /* Fill a stale entry if there is one, else the second, moving the first there. */
+        struct cache_entry *e = e1;
+        if (e1->generation == now && e1 != e2) {
+            if (e2->generation == now)
+                *e2 = *e1;
+            else
+                e = e2;
+        }
         ok = decide(az, &rq, &gen);
         e->generation = gen;
         e->type = type;
@@ -283,7 +304,7 @@ bool authorizer_check(struct authorizer *az, struct authorizer_cache *c, const c
         e->name_len = (uint16_t)name_len;
         memcpy(e->name, name, name_len);
     }
-    atomic_flag_clear(&c->busy);
+    atomic_flag_clear_explicit(&c->busy, memory_order_release);
     return ok;
 }
 
