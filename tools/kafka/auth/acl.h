@@ -116,7 +116,7 @@ const char *acl_permission_name(uint8_t p);
 uint8_t acl_operation_parse(const char *s);
 uint8_t acl_pattern_type_parse(const char *s);
 
-/* AC5. NULL when the binding may be stored, else why not (a constant string). */
+/* NULL when the binding may be stored (rule AC5 above), else why not (a constant string). */
 const char *acl_binding_invalid(const struct acl_binding *b);
 bool acl_binding_equal(const struct acl_binding *a, const struct acl_binding *b);
 bool acl_filter_matches(const struct acl_filter *f, const struct acl_binding *b);
