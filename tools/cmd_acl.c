@@ -7,6 +7,7 @@
  * atomically (acl_store.h AS2). Everything is checked before the file is touched; a corrupt
  * file is reported with its offset and never rewritten.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,8 @@ int cmd_acl(int argc, char **argv)
     if (remove && !given)
         return cli_usage("acl", "remove needs at least one option (it would remove every ACL)");
     struct stat st;
+    if (add && stat(dir, &st) != 0 && errno == ENOENT && mkdir(dir, 0755) != 0)
+        return cli_fail("acl", "%s: cannot create: %s", dir, strerror(errno));
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return cli_fail("acl", "%s: not a directory", dir);
     struct acl_set set;
