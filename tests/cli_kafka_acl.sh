@@ -4,7 +4,7 @@
 # TOPIC_AUTHORIZATION_FAILED and Metadata lists no topic, and every API confluent-kafka sends is
 # answered with Kafka's code (tests/kafka/py_acl.py); `ringtail acl add` on the running broker's
 # directory is picked up by mtime (DESCRIBE only: offsets fetched and listed, commits and fetches
-# refused); CreateAcls through kafkajs (tests/kafka/node/acl.js) for a topic prefix, then
+# refused; a transaction's AddPartitionsToTxn and AddOffsetsToTxn refused); CreateAcls through kafkajs (tests/kafka/node/acl.js) for a topic prefix, then
 # produce and consume work and a group needs READ on the group; DescribeAcls lists them; they
 # survive a restart; DeleteAcls takes them away; without --authorizer the ACL APIs answer
 # SECURITY_DISABLED; a corrupt acls.meta stops the start naming its offset.
@@ -37,11 +37,11 @@ node_acl() {
     (cd "$NODE_DIR" && timeout 60 node acl.js "$@") >"$T/out" 2>"$T/err"
     RC=$?
 }
-# wait_reload N: until the broker has logged its Nth reload of acls.meta (10 s at most).
-wait_reload() {
+# wait_bindings N: until the broker has reloaded acls.meta holding N bindings (10 s at most).
+wait_bindings() {
     local i
     for i in $(seq 1 100); do
-        [ "$(grep -c 'ACLs reloaded' "$T/serve.log")" -ge "$1" ] && return 0
+        grep -q "ACLs reloaded from .*: $1 bindings" "$T/serve.log" && return 0
         sleep 0.1
     done
     return 1
@@ -68,15 +68,20 @@ run acl add "$D" --principal User:ANONYMOUS --operation DESCRIBE --group g
 expect "ringtail acl add DESCRIBE on group g" 0 "^added$"
 run acl add "$D" --principal User:ANONYMOUS --operation DESCRIBE --topic pay-1
 expect "ringtail acl add DESCRIBE on topic pay-1" 0 "^added$"
-check "the broker reloads acls.meta by its mtime" wait_reload 1
+run acl add "$D" --principal User:ANONYMOUS --operation WRITE --transactional-id acl-txn2
+expect "ringtail acl add WRITE on transactional id acl-txn2" 0 "^added$"
+check "the broker reloads acls.meta by its mtime" wait_bindings 3
 $PY "$HERE/kafka/py_acl.py" describe-only "$BROKER" pay-1 g >"$T/out" 2>"$T/err"
 RC=$?
 expect "DESCRIBE only: offsets fetched and listed, commit and fetch refused" 0
+$PY "$HERE/kafka/py_acl.py" txn "$BROKER" pay-1 g >"$T/out" 2>"$T/err"
+RC=$?
+expect "a transaction: AddPartitionsToTxn and AddOffsetsToTxn refused with Kafka's codes" 0
 
 # ---- CreateAcls over the wire (kafkajs) ----------------------------------------------------
 run acl add "$D" --principal User:ANONYMOUS --operation ALTER --cluster
 expect "ringtail acl add ALTER on the cluster (CreateAcls needs it)" 0 "^added$"
-check "the broker reloads acls.meta again" wait_reload 2
+check "the broker reloads acls.meta again" wait_bindings 4
 node_acl create "$BROKER" pay g
 expect "kafkajs CreateAcls: WRITE, READ, CREATE on topics pay*, READ on group g" 0
 printf 'a\nb\nc\n' | kc -P -t pay-2
@@ -90,7 +95,7 @@ expect "a consumer of group 'other' (no ACL): Group authorization failed" 1 \
     "Group authorization failed"
 run acl add "$D" --principal User:ANONYMOUS --operation READ --group other
 expect "ringtail acl add READ on group other" 0 "^added$"
-check "the broker reloads acls.meta a third time" wait_reload 3
+check "the broker reloads acls.meta a third time" wait_bindings 9
 kc -G other -o beginning -e pay-2
 expect "the consumer of group 'other' reads once it has READ on the group" 0 "^c$"
 kc -C -t nopay -e

@@ -6,6 +6,7 @@ Prints "ok <what>" or "FAIL <what>: <why>" per check; exits 1 when any failed.
   denied BROKER TOPIC GROUP   TOPIC exists; the principal (User:ANONYMOUS) has no ACL at all
   describe-only BROKER TOPIC GROUP
                               the principal may DESCRIBE the topic and the group, no more
+  txn BROKER TOPIC GROUP      ... and WRITE on transactional id acl-txn2
 """
 import sys
 import time
@@ -141,11 +142,47 @@ def describe_only(broker, topic, group):
     c.close()
 
 
+def txn(broker, topic, group):
+    """WRITE on transactional id acl-txn2 only (DESCRIBE on TOPIC and GROUP): the transaction
+    starts, AddPartitionsToTxn refuses TOPIC, AddOffsetsToTxn refuses GROUP."""
+    conf = {"bootstrap.servers": broker, "socket.timeout.ms": 10000}
+    p = Producer(dict(conf, **{"transactional.id": "acl-txn2", "transaction.timeout.ms": 10000}))
+    try:
+        p.init_transactions(20)
+        check("InitProducerId with WRITE on the transactional id: answered", True)
+    except KafkaException as e:
+        check("InitProducerId with WRITE on the transactional id: answered", False, str(e))
+        return
+    p.begin_transaction()
+    p.produce(topic, b"t")
+    try:
+        p.commit_transaction(20)
+        check("AddPartitionsToTxn without WRITE on the topic: TOPIC_AUTHORIZATION_FAILED", False,
+              "committed")
+    except KafkaException as e:
+        check("AddPartitionsToTxn without WRITE on the topic: TOPIC_AUTHORIZATION_FAILED",
+              e.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED, str(e))
+    p.abort_transaction(20)
+    c = Consumer(dict(conf, **{"group.id": group}))
+    p.begin_transaction()
+    try:
+        p.send_offsets_to_transaction([TopicPartition(topic, 0, 1)], c.consumer_group_metadata(),
+                                      20)
+        check("AddOffsetsToTxn without READ on the group: GROUP_AUTHORIZATION_FAILED", False,
+              "answered")
+    except KafkaException as e:
+        check("AddOffsetsToTxn without READ on the group: GROUP_AUTHORIZATION_FAILED",
+              e.args[0].code() == KafkaError.GROUP_AUTHORIZATION_FAILED, str(e))
+    c.close()
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "denied":
         denied(*sys.argv[2:5])
     elif sys.argv[1] == "describe-only":
         describe_only(*sys.argv[2:5])
+    elif sys.argv[1] == "txn":
+        txn(*sys.argv[2:5])
     else:
         check("known subcommand", False, sys.argv[1])
     sys.exit(1 if failed else 0)
