@@ -183,6 +183,11 @@ int acl_set_add(struct acl_set *s, const struct acl_binding *b)
     for (uint32_t i = 0; i < s->count; i++)
         if (acl_binding_equal(&s->v[i], b))
             return 0;
+    return acl_set_push(s, b);
+}
+
+int acl_set_push(struct acl_set *s, const struct acl_binding *b)
+{
     if (s->count == s->cap) {
         uint32_t cap = s->cap ? s->cap * 2 : 16;
         struct acl_binding *v = realloc(s->v, (size_t)cap * sizeof(*v));
@@ -202,7 +207,7 @@ int acl_set_remove(struct acl_set *s, const struct acl_filter *f, struct acl_set
 {
     if (removed)
         for (uint32_t i = 0; i < s->count; i++)
-            if (acl_filter_matches(f, &s->v[i]) && acl_set_add(removed, &s->v[i]) < 0)
+            if (acl_filter_matches(f, &s->v[i]) && acl_set_push(removed, &s->v[i]) < 0)
                 return -ENOMEM;
     uint32_t kept = 0;
     int n = 0;
@@ -222,7 +227,7 @@ int acl_set_copy(struct acl_set *dst, const struct acl_set *src)
 {
     acl_set_init(dst);
     for (uint32_t i = 0; i < src->count; i++)
-        if (acl_set_add(dst, &src->v[i]) < 0) {
+        if (acl_set_push(dst, &src->v[i]) < 0) {
             acl_set_free(dst);
             return -ENOMEM;
         }

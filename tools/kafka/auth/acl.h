@@ -123,12 +123,16 @@ bool acl_filter_matches(const struct acl_filter *f, const struct acl_binding *b)
 
 void acl_set_init(struct acl_set *s);
 void acl_set_free(struct acl_set *s);
-/* Adds a copy of `b` unless an equal binding is there. 1 added, 0 already there, -ENOMEM. */
+/* Adds a copy of `b` unless an equal binding is there (O(bindings)). 1 added, 0 already
+ * there, -ENOMEM. */
 int acl_set_add(struct acl_set *s, const struct acl_binding *b);
+/* Appends a copy of `b` without looking for an equal one (O(1) amortised: copies of a set, a
+ * file's bindings). 1 or -ENOMEM. */
+int acl_set_push(struct acl_set *s, const struct acl_binding *b);
 /* Removes every binding `f` matches; their copies go to `removed` when not NULL. Returns the
  * number removed, or -ENOMEM (then nothing is removed). */
 int acl_set_remove(struct acl_set *s, const struct acl_filter *f, struct acl_set *removed);
-/* A deep copy. 0 or -ENOMEM. */
+/* A deep copy (O(bindings)). 0 or -ENOMEM. */
 int acl_set_copy(struct acl_set *dst, const struct acl_set *src);
 
 /* A request to decide (AC3). */

@@ -150,7 +150,7 @@ int acl_store_parse(const uint8_t *buf, size_t len, struct acl_set *out, const c
                 rc = RT_E_CORRUPT;
             }
         }
-        if (!rc && acl_set_add(out, &b) < 0)
+        if (!rc && acl_set_push(out, &b) < 0) /* O(1): a repeat decides as its first */
             rc = -ENOMEM;
         free(b.name);
         free(b.principal);

@@ -11,7 +11,8 @@
  *   AZ1  Every change of the set (a create, a delete, a reload) is made on a copy, saved (a
  *        create or delete: acls.meta replaced, AS2) and only then swapped in under the write
  *        lock with the generation bumped; a failed save changes nothing.
- *   AZ2  A check reads the set under the read lock; it never blocks on a file.
+ *   AZ2  A check, and a listing (DescribeAcls, on a loop thread), read the set under the read
+ *        lock only; neither ever waits for a file or for a change being saved.
  *   AZ3  A cache entry answers only for the generation, principal, resource type, operation
  *        and name it was filled for; a generation bump therefore invalidates every cache at
  *        once. A cache is used by one thread at a time (a try-lock; a busy cache is bypassed).
