@@ -73,7 +73,7 @@ expect "ringtail acl add WRITE on transactional id acl-txn2" 0 "^added$"
 check "the broker reloads acls.meta by its mtime" wait_bindings 3
 $PY "$HERE/kafka/py_acl.py" describe-only "$BROKER" pay-1 g >"$T/out" 2>"$T/err"
 RC=$?
-expect "DESCRIBE only: offsets fetched and listed, commit and fetch refused" 0
+expect "DESCRIBE only: offsets fetched and listed; commit, fetch and join refused" 0
 $PY "$HERE/kafka/py_acl.py" txn "$BROKER" pay-1 g >"$T/out" 2>"$T/err"
 RC=$?
 expect "a transaction: AddPartitionsToTxn and AddOffsetsToTxn refused with Kafka's codes" 0

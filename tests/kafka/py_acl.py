@@ -140,6 +140,23 @@ def describe_only(broker, topic, group):
           isinstance(got, KafkaError) and got.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED,
           str(got))
     c.close()
+    # FindCoordinator passes (DESCRIBE), JoinGroup needs READ on the group.
+    cerrs = []
+    c = Consumer(dict(conf, **{"group.id": group, "error_cb": lambda e: cerrs.append(e)}))
+    c.subscribe([topic])
+    got = None
+    deadline = time.time() + 15
+    while time.time() < deadline and got is None:
+        m = c.poll(0.5)
+        if m is not None and m.error():
+            got = m.error()
+        for e in cerrs:
+            if e.code() == KafkaError.GROUP_AUTHORIZATION_FAILED:
+                got = e
+    check("JoinGroup without READ on the group: GROUP_AUTHORIZATION_FAILED",
+          got is not None and got.code() == KafkaError.GROUP_AUTHORIZATION_FAILED,
+          "%s %s" % (got, cerrs))
+    c.close()
 
 
 def txn(broker, topic, group):
