@@ -17,7 +17,8 @@
  *        (handle_group.c, group_coord.c), KIP-664's operator APIs (handle_ops.c), and topic
  *        administration (handle_admin.c: AlterConfigs, IncrementalAlterConfigs,
  *        CreatePartitions; DeleteRecords is described but not advertised until the engine moves
- *        a log start offset).
+ *        a log start offset), and issue 23's ACL APIs (handle_acl.c: DescribeAcls, CreateAcls,
+ *        DeleteAcls; SECURITY_DISABLED without --authorizer).
  *        An advertised row has a handler (test_kafka_kdesc walks the table).
  *   KA4  Produce is advertised from v0, though only record format v2 (magic 2) is accepted:
  *        librdkafka up to 2.11 (Debian's 2.0.2 included) sends gzip, snappy and lz4 batches
