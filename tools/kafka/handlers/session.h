@@ -9,7 +9,8 @@
  *   KSE1 On a PLAINTEXT or SSL listener a session is authenticated from accept with principal
  *        User:ANONYMOUS (SSL: the TLS layer may set the client certificate's principal before
  *        the first request); on a SASL listener it is not authenticated until SASL completes,
- *        and the principal is User:ANONYMOUS until then.
+ *        and the principal is User:ANONYMOUS until then: handle_sasl.c then sets User:NAME
+ *        (KSA1-KSA4; a re-authentication keeps the same name).
  */
 #ifndef RT_KAFKA_SESSION_H
 #define RT_KAFKA_SESSION_H
