@@ -7,7 +7,8 @@
 # refused; a transaction's AddPartitionsToTxn and AddOffsetsToTxn refused); CreateAcls through kafkajs (tests/kafka/node/acl.js) for a topic prefix, then
 # produce and consume work and a group needs READ on the group; DescribeAcls lists them; they
 # survive a restart; DeleteAcls takes them away; without --authorizer the ACL APIs answer
-# SECURITY_DISABLED; a corrupt acls.meta stops the start naming its offset.
+# SECURITY_DISABLED; a SASL user (SCRAM-SHA-512) gets what her ACLs allow and no more; a corrupt
+# acls.meta stops the start naming its offset.
 #
 # usage: bash tests/cli_kafka_acl.sh /path/to/ringtail
 # Each check prints "ok" or "FAIL"; the last line is "N passed, M failed"; exit 1 on any failure.
@@ -127,6 +128,28 @@ echo f | kc -P -t pay-2
 expect "without --authorizer kcat produces" 0
 serve_stop
 serve_verify "$D"
+
+# ---- a SASL principal (User:alice over SCRAM-SHA-512) ---------------------------------------
+D2=$T/sasl
+run topic create "$D2" t1 --partitions 1
+expect "a topic t1 for the SASL broker" 0
+printf 'alice-secret' >"$T/pw"
+run user add "$D2" --name alice --mechanism SCRAM-SHA-512 --password-file "$T/pw"
+expect "ringtail user add alice" 0
+run acl add "$D2" --principal User:alice --operation WRITE --topic t1
+expect "ringtail acl add WRITE on t1 for User:alice" 0 "^added$"
+SERVE_PORT=$(free_port)
+serve_start "$D2" --listeners "SASL_PLAINTEXT://127.0.0.1:$SERVE_PORT" \
+    --sasl-mechanisms SCRAM-SHA-512 --authorizer on
+SERVE_PORT=
+SASL="-X security.protocol=SASL_PLAINTEXT -X sasl.mechanisms=SCRAM-SHA-512 -X sasl.username=alice"
+# shellcheck disable=SC2086
+echo s | kc $SASL -X sasl.password=alice-secret -P -t t1
+expect "alice (SASL) produces to t1: her WRITE ACL" 0
+# shellcheck disable=SC2086
+kc $SASL -X sasl.password=alice-secret -C -t t1 -e
+expect "alice (SASL) may not read t1: Topic authorization failed" 1 "Topic authorization failed"
+serve_stop
 
 # ---- a corrupt acls.meta is reported, never applied ------------------------------------------
 printf '\x00' | dd of="$D/acls.meta" bs=1 seek=20 conv=notrunc status=none
