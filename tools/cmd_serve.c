@@ -135,6 +135,12 @@ static void serve_usage(FILE *out)
         "                             environment variable RT_KAFKA_IO sets the default)\n"
         "  --metrics HOST:PORT        serve Prometheus metrics at http://HOST:PORT/metrics\n"
         "                             (off; port 0 picks one, printed at start)\n"
+        "  --authorizer on|off        check Kafka ACLs (DIR/acls.meta; `ringtail acl`,\n"
+        "                             CreateAcls) on every request (off)\n"
+        "  --super-users LIST         principals allowed everything, e.g.\n"
+        "                             'User:admin;User:ops' (super.users)\n"
+        "  --allow-everyone-if-no-acl-found B  a resource no ACL names is open to\n"
+        "                             everyone (false; allow.everyone.if.no.acl.found)\n"
         "  --zero-copy MODE           true: fetched records go from the segment mapping to\n"
         "                             the socket with SEND_ZC / MSG_ZEROCOPY (true);\n"
         "                             sendmsg: a plain sendmsg from the mapping (no copy in\n"
@@ -471,7 +477,16 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
         } else {
             ok = parse_bool(v, &so->zero_copy);
         }
-    } else
+    } else if (strcmp(name, "--authorizer") == 0) {
+        if (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)
+            so->authorizer = strcmp(v, "on") == 0;
+        else
+            ok = parse_bool(v, &so->authorizer);
+    } else if (strcmp(name, "--super-users") == 0)
+        so->super_users = v;
+    else if (strcmp(name, "--allow-everyone-if-no-acl-found") == 0)
+        ok = parse_bool(v, &so->allow_if_no_acl);
+    else
         *unknown = true;
     return ok;
 }
@@ -541,6 +556,7 @@ static int serve_parse(struct serve_args *a, int argc, char **argv)
         why = check_security(a);
     if (why)
         return cli_usage("serve", "%s", why);
+    so->acl_dir = a->dir; /* --authorizer: DIR/acls.meta */
     a->eo.transaction_timeout_max_ms = so->transaction_max_timeout_ms;
     a->eo.on_fault = serve_on_fault;
     so->engine = a->eo;

@@ -17,7 +17,8 @@
  *        (handle_group.c, group_coord.c), KIP-664's operator APIs (handle_ops.c), and topic
  *        administration (handle_admin.c: AlterConfigs, IncrementalAlterConfigs,
  *        CreatePartitions; DeleteRecords is described but not advertised until the engine moves
- *        a log start offset).
+ *        a log start offset), and issue 23's ACL APIs (handle_acl.c: DescribeAcls, CreateAcls,
+ *        DeleteAcls; SECURITY_DISABLED without --authorizer).
  *        An advertised row has a handler (test_kafka_kdesc walks the table).
  *   KA4  Produce is advertised from v0, though only record format v2 (magic 2) is accepted:
  *        librdkafka up to 2.11 (Debian's 2.0.2 included) sends gzip, snappy and lz4 batches
@@ -81,6 +82,9 @@ H(add_partitions_to_txn, kafka_handle_add_partitions_to_txn(s))
 H(add_offsets_to_txn, kafka_handle_add_offsets_to_txn(s))
 H(end_txn, kafka_handle_end_txn(s))
 H(txn_offset_commit, kafka_handle_txn_offset_commit(s))
+H(describe_acls, kafka_handle_describe_acls(s))
+H(create_acls, kafka_handle_create_acls(s))
+H(delete_acls, kafka_handle_delete_acls(s))
 H(sasl_handshake, kafka_handle_sasl_handshake(s))
 H(sasl_authenticate, kafka_handle_sasl_authenticate(s))
 H(describe_user_scram_credentials, kafka_handle_describe_user_scram_credentials(s))
@@ -152,6 +156,9 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define add_offsets_to_txn_note "PRODUCER_FENCED from v2"
 #define end_txn_note            "PRODUCER_FENCED from v2"
 #define txn_offset_commit_note  "v3 checks the consumer's generation and member (KIP-447)"
+#define describe_acls_note      "with --authorizer on; SECURITY_DISABLED otherwise"
+#define create_acls_note        "saved in the data directory before the answer"
+#define delete_acls_note        "saved in the data directory before the answer"
 
 #define describe_configs_note "a topic's every config with its source; the broker's, read-only"
 #define alter_configs_note    "topics; the broker's configs are static (INVALID_REQUEST)"
@@ -206,6 +213,13 @@ const struct kafka_api kafka_api_rows[] = {
     ROW(KAFKA_END_TXN, "EndTxn", 0, 3, 0, 3, 3, true, end_txn, h_end_txn, false),
     ROW(KAFKA_TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 3, 0, 3, 3, true, txn_offset_commit,
         h_txn_offset_commit, false),
+    /* ACLs (handle_acl.c); Create and Delete save acls.meta before they answer (KA7) */
+    ROW(KAFKA_DESCRIBE_ACLS, "DescribeAcls", 0, 3, 0, 3, 2, true, describe_acls, h_describe_acls,
+        false),
+    ROW_OFF_LOOP(KAFKA_CREATE_ACLS, "CreateAcls", 0, 3, 0, 3, 2, true, create_acls, h_create_acls,
+                 false),
+    ROW_OFF_LOOP(KAFKA_DELETE_ACLS, "DeleteAcls", 0, 3, 0, 3, 2, true, delete_acls, h_delete_acls,
+                 false),
     ROW(KAFKA_DESCRIBE_CONFIGS, "DescribeConfigs", 0, 4, 0, 4, 4, true, describe_configs,
         h_describe_configs, false),
     ROW_OFF_LOOP(KAFKA_ALTER_CONFIGS, "AlterConfigs", 0, 2, 0, 2, 2, true, alter_configs,

@@ -18,6 +18,7 @@
 #include "tools/kafka/net/net.h"
 
 struct kafka_metrics; /* tools/kafka/metrics/metrics.h */
+struct authorizer;    /* tools/kafka/auth/authorizer.h */
 struct cred_store;    /* tools/kafka/sasl/cred_store.h */
 
 /* SASL mechanisms (Kafka's sasl.enabled.mechanisms), a bit each. */
@@ -61,6 +62,14 @@ struct kafka_server_options {
                                  the client asks, but for KIP-74's first batch (55 MiB;
                                  0 = the default) */
     struct group_coord_options groups; /* --group-...: group_coord_options_init's defaults */
+    /* --authorizer on (auth/authorizer.h): ACLs from `acl_dir`/acls.meta checked on every API
+     * (handlers/authorize.h); off (false): everything is allowed and the ACL APIs answer
+     * SECURITY_DISABLED. */
+    bool authorizer;
+    const char *acl_dir;     /* the data directory */
+    const char *super_users; /* super.users: "User:admin;User:ops" (NULL: none) */
+    bool allow_if_no_acl;    /* allow.everyone.if.no.acl.found (false) */
+    uint32_t acl_watch_ms;   /* how often acls.meta's mtime is checked (1000) */
     /* SASL (handle_sasl.c): the enabled mechanisms (enum kafka_sasl_mech bits; 0 = none), the
      * credentials they check against (NULL: none; owned by the caller, outlives the server),
      * Kafka's connections.max.reauth.ms (0 = off: a session never expires, KIP-368) and
@@ -105,6 +114,7 @@ struct kafka_server {
     pthread_cond_t admin_cond;
     struct kafka_slot *admin_head, *admin_tail;
     bool admin_stop;
+    struct authorizer *authorizer; /* --authorizer on; NULL when off */
 };
 
 /* The address a client on the request's listener is told (Metadata, FindCoordinator). */

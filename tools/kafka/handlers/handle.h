@@ -90,6 +90,10 @@ enum net_verdict kafka_handle_alter_configs(struct kafka_slot *s);
 enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s);
 enum net_verdict kafka_handle_delete_records(struct kafka_slot *s);
 enum net_verdict kafka_handle_incremental_alter_configs(struct kafka_slot *s);
+/* ACLs (handle_acl.c). */
+enum net_verdict kafka_handle_describe_acls(struct kafka_slot *s);
+enum net_verdict kafka_handle_create_acls(struct kafka_slot *s);
+enum net_verdict kafka_handle_delete_acls(struct kafka_slot *s);
 enum net_verdict kafka_handle_produce(struct kafka_slot *s);
 /* True when the decoded Produce names a topic that does not exist and auto-creation may create
  * it: its handler will wait for the disk, so the server runs it off the loop (server.c KS4). */

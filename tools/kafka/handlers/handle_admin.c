@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
 
 static int16_t create_one(struct kafka_slot *s, const struct kmsg_create_topics_topic *t,
@@ -262,6 +263,11 @@ enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
     for (size_t i = 0; i < n && res; i++) {
         res[i].name = q->topic_names[i];
         char name[RT_TOPIC_NAME_MAX + 1];
+        if (!kafka_authorize_str(s, ACL_RESOURCE_TOPIC, q->topic_names[i], ACL_OP_DELETE)) {
+            res[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED; /* KZ2 */
+            kafka_count_error(s, res[i].error_code);
+            continue;
+        }
         int rc = kafka_topic_name(q->topic_names[i], name)
                      ? rt_topic_delete(s->server->engine, name)
                      : RT_E_UNKNOWN_TOPIC_OR_PARTITION;
@@ -352,7 +358,11 @@ enum net_verdict kafka_handle_create_topics(struct kafka_slot *s)
     for (size_t i = 0; i < n && res; i++) {
         const char *message = NULL;
         res[i].name = q->topics[i].name;
-        res[i].error_code = create_one(s, &q->topics[i], q->validate_only, &message);
+        char want[RT_TOPIC_NAME_MAX + 1];
+        if (kafka_topic_name(q->topics[i].name, want) && !kafka_authorize_create_topic(s, want))
+            res[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED; /* KZ2: CREATE */
+        else
+            res[i].error_code = create_one(s, &q->topics[i], q->validate_only, &message);
         res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
         kafka_count_error(s, res[i].error_code);
         /* v5+: what was created — its partitions, replication factor and configs. */
@@ -515,6 +525,18 @@ static void describe_one(struct kafka_slot *s, const struct kmsg_describe_config
     o->configs_count = k;
 }
 
+/* KZ2: DESCRIBE_CONFIGS / ALTER_CONFIGS on the topic, or on the cluster for the broker's. */
+static int16_t config_denied(struct kafka_slot *s, int8_t type, struct kp_str name, uint8_t op)
+{
+    if (type == KAFKA_RESOURCE_BROKER)
+        return kafka_authorize_cluster(s, op) ? KAFKA_NONE : KAFKA_CLUSTER_AUTHORIZATION_FAILED;
+    if (type == KAFKA_RESOURCE_TOPIC)
+        return kafka_authorize_str(s, ACL_RESOURCE_TOPIC, name, op)
+                   ? KAFKA_NONE
+                   : KAFKA_TOPIC_AUTHORIZATION_FAILED;
+    return KAFKA_NONE; /* the handler refuses other types itself */
+}
+
 enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s)
 {
     const struct kmsg_describe_configs_request *q = &s->msg.describe_configs;
@@ -526,6 +548,16 @@ enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s)
         return NET_CLOSE;
     struct kmsg_describe_configs_result *res = kafka_alloc(s, n, sizeof(*res));
     for (size_t i = 0; i < n && res; i++) {
+        int16_t denied = config_denied(s, q->resources[i].resource_type,
+                                       q->resources[i].resource_name, ACL_OP_DESCRIBE_CONFIGS);
+        if (denied) {
+            res[i] = (struct kmsg_describe_configs_result){
+                .error_code = denied,
+                .resource_type = q->resources[i].resource_type,
+                .resource_name = q->resources[i].resource_name};
+            kafka_count_error(s, denied);
+            continue;
+        }
         describe_one(s, q, &q->resources[i], &res[i]);
         kafka_count_error(s, res[i].error_code);
     }
@@ -748,7 +780,11 @@ static enum net_verdict alter_configs(struct kafka_slot *s, bool incremental)
         const char *message = NULL;
         res[i].resource_type = q->resources[i].resource_type;
         res[i].resource_name = q->resources[i].resource_name;
-        res[i].error_code = alter_one(s, &q->resources[i], incremental, q->validate_only, &message);
+        res[i].error_code = config_denied(s, q->resources[i].resource_type,
+                                          q->resources[i].resource_name, ACL_OP_ALTER_CONFIGS);
+        if (!res[i].error_code)
+            res[i].error_code =
+                alter_one(s, &q->resources[i], incremental, q->validate_only, &message);
         res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
         kafka_count_error(s, res[i].error_code);
     }
@@ -847,6 +883,8 @@ enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s)
         if (twice) {
             res[i].error_code = KAFKA_INVALID_REQUEST;
             message = "Duplicate topic in request.";
+        } else if (!kafka_authorize_str(s, ACL_RESOURCE_TOPIC, q->topics[i].name, ACL_OP_ALTER)) {
+            res[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED; /* KZ2 */
         } else {
             res[i].error_code = create_partitions_one(s, &q->topics[i], q->validate_only, &message);
         }
@@ -898,10 +936,13 @@ enum net_verdict kafka_handle_delete_records(struct kafka_slot *s)
         res[i].name = t->name;
         res[i].partitions = pr;
         res[i].partitions_count = pr ? (int32_t)np : 0;
+        bool allowed = kafka_authorize_str(s, ACL_RESOURCE_TOPIC, t->name, ACL_OP_DELETE);
         for (size_t j = 0; j < np && pr; j++) {
             pr[j].partition_index = t->partitions[j].partition_index;
+            pr[j].low_watermark = -1;
             pr[j].error_code =
-                delete_records_one(s, t->name, &t->partitions[j], &pr[j].low_watermark);
+                allowed ? delete_records_one(s, t->name, &t->partitions[j], &pr[j].low_watermark)
+                        : KAFKA_TOPIC_AUTHORIZATION_FAILED; /* KZ2 */
             kafka_count_error(s, pr[j].error_code);
         }
     }

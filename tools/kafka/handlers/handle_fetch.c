@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
 
 _Static_assert(sizeof(struct rt_aborted_txn) == sizeof(struct kmsg_fetch_aborted),
@@ -229,8 +230,9 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
         topics[t].partitions_count = np;
         char name[RT_TOPIC_NAME_MAX + 1];
         uint32_t partitions = 0;
-        bool known = kafka_topic_name(qt->topic, name) &&
-                     rt_topic_describe(srv->engine, name, &partitions) == 0;
+        bool named = kafka_topic_name(qt->topic, name);
+        bool denied = named && !kafka_authorize_topic(s, name, ACL_OP_READ); /* KZ2 */
+        bool known = named && !denied && rt_topic_describe(srv->engine, name, &partitions) == 0;
         for (int32_t p = 0; p < np; p++) {
             const struct kmsg_fetch_partition *qp = &qt->partitions[p];
             struct kmsg_fetch_partition_response *r = &rp[p];
@@ -242,7 +244,8 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
             r->aborted_transactions_count = -1;
             r->records_len = 0;
             if (!known || qp->partition < 0 || (uint32_t)qp->partition >= partitions) {
-                r->error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+                r->error_code =
+                    denied ? KAFKA_TOPIC_AUTHORIZATION_FAILED : KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
                 any_error = true;
                 continue;
             }
@@ -341,8 +344,9 @@ enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expir
         rt->partitions_count = np;
         char name[RT_TOPIC_NAME_MAX + 1];
         uint32_t partitions = 0;
-        bool known = kafka_topic_name(qt->topic, name) &&
-                     rt_topic_describe(srv->engine, name, &partitions) == 0;
+        bool named = kafka_topic_name(qt->topic, name);
+        bool denied = named && !kafka_authorize_topic(s, name, ACL_OP_READ); /* KZ2 */
+        bool known = named && !denied && rt_topic_describe(srv->engine, name, &partitions) == 0;
         for (int32_t p = 0; p < np; p++) {
             const struct kmsg_fetch_partition *qp = &qt->partitions[p];
             struct kmsg_fetch_partition_response *r = &rp[p];
@@ -354,7 +358,8 @@ enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expir
             r->aborted_transactions_count = iso == RT_READ_COMMITTED ? 0 : -1; /* KF3 */
             r->records_len = 0;
             if (!known || qp->partition < 0 || (uint32_t)qp->partition >= partitions) {
-                r->error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+                r->error_code =
+                    denied ? KAFKA_TOPIC_AUTHORIZATION_FAILED : KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;
             }
             uint32_t part = (uint32_t)qp->partition;
@@ -505,6 +510,11 @@ enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s)
             r->partition_index = qp->partition_index;
             r->timestamp = -1;
             r->offset = -1;
+            if (named && !kafka_authorize_topic(s, name, ACL_OP_DESCRIBE)) { /* KZ2 */
+                r->error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED;
+                kafka_count_error(s, r->error_code);
+                continue;
+            }
             if (!named || qp->partition_index < 0) {
                 r->error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
                 kafka_count_error(s, r->error_code);

@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "tools/kafka/group/group_coord.h"
+#include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
 
 /* Kafka's AclOperation bits a group supports with no authorizer: READ (3), DELETE (6),
@@ -163,13 +164,45 @@ static enum net_verdict sync_group(struct kafka_slot *s, bool retry, bool expire
     return finish(s, res.wake, res.done, res.deadline_ms);
 }
 
+/* KZ2: the group membership APIs need READ on the group; a denied request is answered
+ * GROUP_AUTHORIZATION_FAILED before the coordinator sees it. */
+static bool group_read(struct kafka_slot *s, struct kp_str group)
+{
+    return kafka_authorize_str(s, ACL_RESOURCE_GROUP, group, ACL_OP_READ);
+}
+
+static enum net_verdict group_denied(struct kafka_slot *s)
+{
+    int16_t v = s->header.api_version, code = KAFKA_GROUP_AUTHORIZATION_FAILED;
+    kafka_count_error(s, code);
+    kafka_response_begin(s);
+    if (s->header.api_key == KAFKA_JOIN_GROUP) {
+        struct kmsg_join_group_response m = {.error_code = code, .generation_id = -1};
+        kmsg_join_group_response_encode(&s->w, v, &m);
+    } else if (s->header.api_key == KAFKA_SYNC_GROUP) {
+        struct kmsg_sync_group_response m = {.error_code = code};
+        kmsg_sync_group_response_encode(&s->w, v, &m);
+    } else if (s->header.api_key == KAFKA_HEARTBEAT) {
+        struct kmsg_error_response m = {.error_code = code};
+        kmsg_heartbeat_response_encode(&s->w, v, &m);
+    } else {
+        struct kmsg_leave_group_response m = {.error_code = code};
+        kmsg_leave_group_response_encode(&s->w, v, &m);
+    }
+    return kafka_response_end(s);
+}
+
 enum net_verdict kafka_handle_join_group(struct kafka_slot *s)
 {
+    if (!group_read(s, s->msg.join_group.group_id))
+        return group_denied(s);
     return join(s, false, false);
 }
 
 enum net_verdict kafka_handle_sync_group(struct kafka_slot *s)
 {
+    if (!group_read(s, s->msg.sync_group.group_id))
+        return group_denied(s);
     return sync_group(s, false, false);
 }
 
@@ -182,6 +215,8 @@ enum net_verdict kafka_handle_group_retry(struct kafka_slot *s, bool expired)
 
 enum net_verdict kafka_handle_heartbeat(struct kafka_slot *s)
 {
+    if (!group_read(s, s->msg.heartbeat.group_id))
+        return group_denied(s);
     bool wake = false;
     struct group_coord *gc = s->server->groups;
     group_coord_lock(gc);
@@ -201,6 +236,8 @@ enum net_verdict kafka_handle_heartbeat(struct kafka_slot *s)
 enum net_verdict kafka_handle_leave_group(struct kafka_slot *s)
 {
     const struct kmsg_leave_group_request *q = &s->msg.leave_group;
+    if (!group_read(s, q->group_id))
+        return group_denied(s);
     bool wake = false, batch = s->header.api_version >= 3;
     struct kmsg_leave_group_member one = {
         .member_id = q->member_id, .group_instance_id = {NULL, -1}, .reason = {NULL, -1}};
@@ -318,6 +355,13 @@ enum net_verdict kafka_handle_list_groups(struct kafka_slot *s, size_t body_at)
             og.count = og.cap;
     }
     int32_t total = n + og.count;
+    if (kafka_authorizer_on(s) && !kafka_authorize_cluster(s, ACL_OP_DESCRIBE)) {
+        int32_t kept = 0; /* KZ2: only the groups the principal may describe */
+        for (int32_t i = 0; i < total; i++)
+            if (kafka_authorize_str(s, ACL_RESOURCE_GROUP, groups[i].group_id, ACL_OP_DESCRIBE))
+                groups[kept++] = groups[i];
+        total = kept;
+    }
     const struct kmsg_list_groups_request *q = &s->msg.list_groups;
     if (q->states_filter_count > 0) { /* v4 (KIP-518): only the states asked for */
         int32_t kept = 0;
@@ -385,6 +429,14 @@ enum net_verdict kafka_handle_describe_groups(struct kafka_slot *s)
     for (int32_t i = 0; i < q->groups_count; i++) {
         int32_t cap = group_coord_members_count(gc, q->groups[i]) + 1;
         struct kmsg_describe_groups_member *members = kafka_alloc(s, (size_t)cap, sizeof(*members));
+        if (!kafka_authorize_str(s, ACL_RESOURCE_GROUP, q->groups[i], ACL_OP_DESCRIBE)) {
+            groups[i] =
+                (struct kmsg_describe_groups_group){/* KZ2 */
+                                                    .error_code = KAFKA_GROUP_AUTHORIZATION_FAILED,
+                                                    .group_id = q->groups[i]};
+            kafka_count_error(s, groups[i].error_code);
+            continue;
+        }
         (void)group_coord_describe(gc, q->groups[i], now, &groups[i], members, cap);
         describe_offsets_only(s, &groups[i]);
         if (q->include_authorized_operations)
@@ -524,6 +576,10 @@ enum net_verdict kafka_handle_delete_groups(struct kafka_slot *s)
         rs[i] = (struct kmsg_delete_groups_result){.group_id = name};
         struct delete_group_op *o = &ops[i];
         *o = (struct delete_group_op){.job = j, .r = &rs[i]};
+        if (!kafka_authorize_str(s, ACL_RESOURCE_GROUP, name, ACL_OP_DELETE)) { /* KZ2 */
+            rs[i].error_code = KAFKA_GROUP_AUTHORIZATION_FAILED;
+            continue;
+        }
         group_coord_lock(gc);
         rs[i].error_code = group_coord_delete(gc, name, net_now_ms(), &o->held); /* KG13 */
         group_coord_unlock(gc);
@@ -598,9 +654,12 @@ enum net_verdict kafka_handle_offset_delete(struct kafka_slot *s)
     atomic_store(&s->group_ops, 1);
     struct group_coord *gc = s->server->groups;
     bool held = false;
-    group_coord_lock(gc);
-    int16_t err = group_coord_offset_delete_check(gc, q->group_id, net_now_ms(), &held);
-    group_coord_unlock(gc);
+    int16_t err = KAFKA_GROUP_AUTHORIZATION_FAILED; /* KZ2: DELETE on the group */
+    if (kafka_authorize_str(s, ACL_RESOURCE_GROUP, q->group_id, ACL_OP_DELETE)) {
+        group_coord_lock(gc);
+        err = group_coord_offset_delete_check(gc, q->group_id, net_now_ms(), &held);
+        group_coord_unlock(gc);
+    }
     if (err == KAFKA_NONE) {
         memcpy(j->group, q->group_id.ptr, (size_t)q->group_id.len); /* checked by the call */
         j->group[q->group_id.len] = 0;
@@ -635,7 +694,9 @@ enum net_verdict kafka_handle_offset_delete(struct kafka_slot *s)
         for (int32_t i = 0; i < n; i++) {
             int32_t p = tp->partitions[i].partition_index;
             pe[i].partition_index = p;
-            if (!known || p < 0 || (uint32_t)p >= count)
+            if (!kafka_authorize_str(s, ACL_RESOURCE_TOPIC, tp->name, ACL_OP_READ))
+                pe[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED; /* KZ2 */
+            else if (!known || p < 0 || (uint32_t)p >= count)
                 pe[i].error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
             else if (subscribed)
                 pe[i].error_code = KAFKA_GROUP_SUBSCRIBED_TO_TOPIC; /* KG13 */

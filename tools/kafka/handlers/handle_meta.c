@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
 #include "tools/kafka/handlers/handle_txn.h"
 
@@ -85,6 +86,8 @@ static int fill_topic(void *ctx, const char *name, uint32_t partitions)
     struct topic_fill_ctx *c = ctx;
     if (c->count >= c->max)
         return 1;
+    if (!kafka_authorize_topic(c->s, name, ACL_OP_DESCRIBE))
+        return 0; /* KZ2: all topics means those the principal may describe */
     struct kmsg_metadata_topic *t = &c->topics[c->count++];
     t->error_code = KAFKA_NONE;
     t->name = kafka_str_dup(c->s, name);
@@ -153,9 +156,19 @@ enum net_verdict kafka_handle_metadata(struct kafka_slot *s)
                 continue;
             }
             t->is_internal = strncmp(name, "__", 2) == 0;
+            if (!kafka_authorize_topic(s, name, ACL_OP_DESCRIBE)) { /* KZ2 */
+                t->error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             uint32_t n = 0;
-            int rc =
-                kafka_topic_ensure(s, name, q->allow_auto_topic_creation && !t->is_internal, &n);
+            bool create = q->allow_auto_topic_creation && !t->is_internal;
+            bool may_create = create && kafka_authorize_create_topic(s, name); /* KZ2 */
+            int rc = kafka_topic_ensure(s, name, may_create, &n);
+            if (rc == RT_E_UNKNOWN_TOPIC_OR_PARTITION && create && !may_create &&
+                srv->opts.auto_create_topics) {
+                t->error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED; /* Kafka: CREATE denied */
+                continue;
+            }
             if (rc) {
                 t->error_code = rc == RT_E_INVALID_TOPIC ? KAFKA_INVALID_TOPIC_EXCEPTION
                                                          : kafka_error_from_rt(rc);
@@ -192,10 +205,18 @@ enum net_verdict kafka_handle_find_coordinator(struct kafka_slot *s)
     struct kafka_server *srv = s->server;
     const struct kmsg_find_coordinator_request *q = &s->msg.find_coordinator;
     int16_t err = q->key_type == 0 || q->key_type == 1 ? KAFKA_NONE : KAFKA_INVALID_REQUEST;
+    /* KZ2: DESCRIBE on the group or transactional id (each key of a v4 batch on its own). */
+    uint8_t rtype = q->key_type == 1 ? ACL_RESOURCE_TRANSACTIONAL_ID : ACL_RESOURCE_GROUP;
+    int16_t denied = q->key_type == 1 ? KAFKA_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                                      : KAFKA_GROUP_AUTHORIZATION_FAILED;
+    if (err == KAFKA_NONE && s->header.api_version < 4 &&
+        !kafka_authorize_str(s, rtype, q->key, ACL_OP_DESCRIBE))
+        err = denied;
     bool ok = err == KAFKA_NONE;
     struct kmsg_find_coordinator_response m = {
         .error_code = err,
-        .error_message = ok ? (struct kp_str){NULL, -1} : kp_str_of("unknown key type"),
+        .error_message = err != KAFKA_INVALID_REQUEST ? (struct kp_str){NULL, -1}
+                                                      : kp_str_of("unknown key type"),
         .node_id = ok ? srv->opts.broker_id : -1,
         .host = ok ? kp_str_of(kafka_advertised_host(srv, s->req)) : kp_str_of(""),
         .port = ok ? kafka_advertised_port(srv, s->req) : -1,
@@ -205,15 +226,19 @@ enum net_verdict kafka_handle_find_coordinator(struct kafka_slot *s)
         if (kafka_resp_reserve(s, (size_t)n * sizeof(struct kmsg_find_coordinator_coordinator)))
             return NET_CLOSE;
         struct kmsg_find_coordinator_coordinator *c = kafka_alloc(s, (size_t)n, sizeof(*c));
-        for (int32_t i = 0; i < n; i++)
+        for (int32_t i = 0; c && i < n; i++) {
+            bool allowed =
+                !ok || kafka_authorize_str(s, rtype, q->coordinator_keys[i], ACL_OP_DESCRIBE);
             c[i] = (struct kmsg_find_coordinator_coordinator){
                 .key = q->coordinator_keys[i],
-                .node_id = m.node_id,
-                .host = m.host,
-                .port = m.port,
-                .error_code = err,
-                .error_message = ok ? (struct kp_str){NULL, 0} : m.error_message,
+                .node_id = allowed ? m.node_id : -1,
+                .host = allowed ? m.host : kp_str_of(""),
+                .port = allowed ? m.port : -1,
+                .error_code = allowed ? err : denied,
+                .error_message =
+                    err != KAFKA_INVALID_REQUEST ? (struct kp_str){NULL, 0} : m.error_message,
             };
+        }
         m.coordinators = c;
         m.coordinators_count = n;
     }
@@ -227,8 +252,13 @@ enum net_verdict kafka_handle_init_producer_id(struct kafka_slot *s)
 {
     const struct kmsg_init_producer_id_request *q = &s->msg.init_producer_id;
     struct kmsg_init_producer_id_response m = {.producer_id = -1, .producer_epoch = -1};
-    if (q->transactional_id.len >= 0) {
+    if (q->transactional_id.len >= 0 &&
+        !kafka_authorize_str(s, ACL_RESOURCE_TRANSACTIONAL_ID, q->transactional_id, ACL_OP_WRITE)) {
+        m.error_code = KAFKA_TRANSACTIONAL_ID_AUTHORIZATION_FAILED; /* KZ2 */
+    } else if (q->transactional_id.len >= 0) {
         return kafka_handle_init_producer_id_txn(s); /* KM2: handle_txn.c */
+    } else if (!kafka_authorize_idempotent(s)) {
+        m.error_code = KAFKA_CLUSTER_AUTHORIZATION_FAILED; /* KZ2: IDEMPOTENT_WRITE */
     } else {
         int64_t id = -1;
         int16_t epoch = -1;

@@ -43,6 +43,7 @@
  *        an engine lane) settles every partition with the write's outcome, encodes the answer
  *        and hands the request back (net_req_complete), after the commit is durable.
  */
+#include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle_offsets.h"
 
 #include <errno.h>
@@ -105,16 +106,19 @@ int kafka_offsets_prepare(struct kp_reader *r, struct kp_arena *a,
     return r->err;
 }
 
-void kafka_offsets_validate(rt_engine *e, const struct kmsg_commit_topic *topics,
+void kafka_offsets_validate(struct kafka_slot *s, const struct kmsg_commit_topic *topics,
                             int32_t topics_count, int16_t all, struct kafka_offsets_commit *c)
 {
+    rt_engine *e = s->server->engine;
     size_t n = 0, mat = 0;
     for (int32_t t = 0; t < topics_count; t++) {
         const struct kmsg_commit_topic *tp = &topics[t];
         char *name = c->names + (size_t)t * (RT_TOPIC_NAME_MAX + 1);
-        bool known = false;
+        bool known = false, denied = false;
         uint32_t parts = 0;
-        if (all == KAFKA_NONE)
+        if (all == KAFKA_NONE) /* KZ2: READ on each topic */
+            denied = !kafka_authorize_str(s, ACL_RESOURCE_TOPIC, tp->name, ACL_OP_READ);
+        if (all == KAFKA_NONE && !denied)
             known = kafka_topic_name(tp->name, name) && rt_topic_describe(e, name, &parts) == 0;
         c->results[t] = (struct kmsg_topic_errors){
             .name = tp->name, .partitions = c->errors[t], .partitions_count = tp->partitions_count};
@@ -122,8 +126,10 @@ void kafka_offsets_validate(rt_engine *e, const struct kmsg_commit_topic *topics
             const struct kmsg_commit_partition *pp = &tp->partitions[i];
             struct kp_str md = pp->committed_metadata;
             int16_t code = all;
-            if (code == KAFKA_NONE &&
-                (!known || pp->partition_index < 0 || (uint32_t)pp->partition_index >= parts))
+            if (code == KAFKA_NONE && denied)
+                code = KAFKA_TOPIC_AUTHORIZATION_FAILED;
+            else if (code == KAFKA_NONE &&
+                     (!known || pp->partition_index < 0 || (uint32_t)pp->partition_index >= parts))
                 code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
             else if (code == KAFKA_NONE && md.len > RT_OFFSET_METADATA_MAX_BYTES)
                 code = KAFKA_OFFSET_METADATA_TOO_LARGE;
@@ -161,6 +167,14 @@ void kafka_offsets_settle(struct kafka_slot *s, struct kafka_offsets_commit *c, 
 
 /* ---- OffsetFetch ---- */
 
+/* KZ2: OffsetFetch needs DESCRIBE on the group (Kafka's rule; READ implies it). */
+static int16_t group_describe(struct kafka_slot *s, struct kp_str group)
+{
+    return kafka_authorize_str(s, ACL_RESOURCE_GROUP, group, ACL_OP_DESCRIBE)
+               ? KAFKA_NONE
+               : KAFKA_GROUP_AUTHORIZATION_FAILED;
+}
+
 struct fetch_decode {
     int16_t version;
     struct kmsg_offset_fetch_request *q;
@@ -178,6 +192,7 @@ static int fetch_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
 struct fetch_build {
     struct kafka_slot *s;
     const char *group;
+    int16_t group_err; /* KZ2: GROUP_AUTHORIZATION_FAILED for a denied group, else NONE */
     bool require_stable;
     size_t need_bytes; /* what the build would have needed */
     bool full;
@@ -212,8 +227,8 @@ static void fetch_one(struct fetch_build *b, const char *topic, int32_t p, bool 
                                                 .committed_offset = -1,
                                                 .committed_leader_epoch = -1,
                                                 .metadata = {"", 0}};
-    if (!b->group) {
-        out->error_code = KAFKA_INVALID_GROUP_ID; /* KO4 */
+    if (!b->group || b->group_err) {
+        out->error_code = b->group_err ? b->group_err : KAFKA_INVALID_GROUP_ID; /* KO4 */
         return;
     }
     if (!known || p < 0) {
@@ -246,7 +261,9 @@ static void fetch_named(struct fetch_build *b, const struct kmsg_offset_fetch_re
         const struct kmsg_txn_topic *tp = &q->topics[t];
         char name[RT_TOPIC_NAME_MAX + 1];
         uint32_t parts = 0;
-        bool known = kafka_topic_name(tp->name, name) && rt_topic_describe(e, name, &parts) == 0;
+        bool denied = !kafka_authorize_str(b->s, ACL_RESOURCE_TOPIC, tp->name, ACL_OP_DESCRIBE);
+        bool known =
+            !denied && kafka_topic_name(tp->name, name) && rt_topic_describe(e, name, &parts) == 0;
         struct kmsg_offset_fetch_partition *ps =
             build_alloc(b, (size_t)tp->partitions_count, sizeof(*ps));
         if (!topics || (tp->partitions_count > 0 && !ps))
@@ -256,6 +273,8 @@ static void fetch_named(struct fetch_build *b, const struct kmsg_offset_fetch_re
         for (int32_t i = 0; i < tp->partitions_count; i++) {
             int32_t p = tp->partitions[i];
             fetch_one(b, name, p, known && p >= 0 && (uint32_t)p < parts, &ps[i]);
+            if (denied && !b->group_err && b->group)
+                ps[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED; /* KZ2 */
         }
     }
 }
@@ -278,6 +297,8 @@ static int fetch_all_one(void *ctx, const char *topic, uint32_t partition,
 {
     struct fetch_all *fa = ctx;
     struct fetch_build *b = fa->b;
+    if (!kafka_authorize_topic(b->s, topic, ACL_OP_DESCRIBE))
+        return 0; /* KZ2: only the topics the principal may describe */
     struct fetch_item *it = build_alloc(b, 1, sizeof(*it));
     struct kp_str name = build_str(b, topic, strlen(topic));
     struct kp_str md = build_str(b, o->metadata, o->metadata_len);
@@ -319,8 +340,8 @@ static int item_cmp(const void *a, const void *b)
 
 static int16_t fetch_every(struct fetch_build *b, struct kmsg_offset_fetch_response *m)
 {
-    if (!b->group)
-        return KAFKA_INVALID_GROUP_ID; /* KO4 */
+    if (!b->group || b->group_err)
+        return b->group_err ? b->group_err : KAFKA_INVALID_GROUP_ID; /* KO4 */
     struct fetch_all fa = {.b = b};
     int rc = rt_group_list_offsets(b->s->server->engine, b->group, fetch_all_one, &fa);
     if (rc) {
@@ -384,7 +405,10 @@ enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
                 struct kmsg_offset_fetch_response r;
                 memset(&r, 0, sizeof(r));
                 b.group = group_of(gq->group_id, group) ? group : NULL;
-                if (gq->topics_count < 0)
+                b.group_err = group_describe(s, gq->group_id);
+                if (b.group_err && b.group) {
+                    r.error_code = b.group_err; /* Kafka answers the group's error alone */
+                } else if (gq->topics_count < 0)
                     r.error_code = fetch_every(&b, &r);
                 else
                     fetch_named(&b, &one, &r);
@@ -396,6 +420,8 @@ enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
             }
             m.groups = gs;
             m.groups_count = gs ? gn : 0;
+        } else if (b.group && (b.group_err = group_describe(s, q.group_id)) && v >= 2) {
+            m.error_code = b.group_err; /* KZ2: v2+ answer a denied group alone */
         } else if (q.topics_count < 0) {
             m.error_code = fetch_every(&b, &m); /* KO3 */
         } else {
@@ -495,7 +521,9 @@ enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at
     bool group_ok = group_of(q.group_id, group);
     /* KO5: the generation and member are checked against the group (group_coord.c). */
     int16_t all = KAFKA_INVALID_GROUP_ID;
-    if (group_ok) {
+    if (group_ok && !kafka_authorize_str(s, ACL_RESOURCE_GROUP, q.group_id, ACL_OP_READ)) {
+        all = KAFKA_GROUP_AUTHORIZATION_FAILED; /* KZ2 */
+    } else if (group_ok) {
         bool wake = false;
         group_coord_lock(s->server->groups);
         all = group_coord_commit_check(s->server->groups, q.group_id, q.generation_id, q.member_id,
@@ -505,7 +533,7 @@ enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at
             net_wake(s->server->net);
     }
     rt_engine *e = s->server->engine;
-    kafka_offsets_validate(e, q.topics, q.topics_count, all, &c); /* KO7 */
+    kafka_offsets_validate(s, q.topics, q.topics_count, all, &c); /* KO7 */
     /* One durable write for every valid partition, before the answer (KO9: not waited for on
      * the loop thread). */
     int16_t stored = KAFKA_NONE;

@@ -34,11 +34,12 @@ int kafka_offsets_prepare(struct kp_reader *r, struct kp_arena *a,
 
 /* Per partition, in this order (the first that applies): `all` when it is not NONE (the
  * request as a whole is refused: a bad group or transactional id, a generation check);
- * UNKNOWN_TOPIC_OR_PARTITION; OFFSET_METADATA_TOO_LARGE (over RT_OFFSET_METADATA_MAX_BYTES,
+ * TOPIC_AUTHORIZATION_FAILED (no READ on the topic, KZ2); UNKNOWN_TOPIC_OR_PARTITION;
+ * OFFSET_METADATA_TOO_LARGE (over RT_OFFSET_METADATA_MAX_BYTES,
  * Kafka's offset.metadata.max.bytes); INVALID_REQUEST (a negative offset, a NUL in the
  * metadata, which the engine's C strings cannot carry). The others go into c->offsets (null
  * metadata as "", as Kafka stores it) with code NONE. */
-void kafka_offsets_validate(rt_engine *e, const struct kmsg_commit_topic *topics,
+void kafka_offsets_validate(struct kafka_slot *s, const struct kmsg_commit_topic *topics,
                             int32_t topics_count, int16_t all, struct kafka_offsets_commit *c);
 
 /* After the engine call: every partition still NONE gets `stored` (the call's outcome); every

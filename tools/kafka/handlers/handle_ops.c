@@ -39,6 +39,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
 #include "tools/kafka/handlers/handle_txn.h"
 
@@ -181,6 +182,16 @@ enum net_verdict kafka_handle_describe_transactions(struct kafka_slot *s)
     struct describe_fill d = {.s = s, .q = q, .out = out, .now_wall_ms = wall_ms()};
     if (rc == 0)
         rc = rt_txn_list(s->server->engine, describe_one, &d);
+    for (int32_t i = 0; i < n; i++) /* KZ2: DESCRIBE on each transactional id */
+        if (!kafka_authorize_str(s, ACL_RESOURCE_TRANSACTIONAL_ID, q->transactional_ids[i],
+                                 ACL_OP_DESCRIBE))
+            out[i] = (struct kmsg_transaction_state){
+                .error_code = KAFKA_TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                .transactional_id = q->transactional_ids[i],
+                .transaction_state = kp_str_of(""),
+                .transaction_start_time_ms = -1,
+                .producer_id = -1,
+                .producer_epoch = -1};
     if (rc) {
         fprintf(stderr, "ringtail serve: DescribeTransactions: %s: %s\n", rt_strerror(rc),
                 rt_error_detail());
@@ -234,6 +245,9 @@ static int list_one(void *ctx, const struct rt_txn_info *t)
     struct list_fill *l = ctx;
     if (!list_passes(l->q, t) || l->count >= l->capacity) /* KOP3 */
         return 0;
+    if (!kafka_authorize(l->s, ACL_RESOURCE_TRANSACTIONAL_ID, t->transactional_id,
+                         strlen(t->transactional_id), ACL_OP_DESCRIBE))
+        return 0; /* KZ2: only the ids the principal may describe */
     l->out[l->count++] = (struct kmsg_listed_transaction){
         .transactional_id = kafka_str_dup(l->s, t->transactional_id),
         .producer_id = t->producer_id,
@@ -359,6 +373,7 @@ enum net_verdict kafka_handle_describe_producers(struct kafka_slot *s)
         topics[t] = (struct kmsg_describe_producers_topic){
             .name = q->topics[t].name, .partitions = pp, .partitions_count = np};
         bool ok = kafka_topic_name(q->topics[t].name, name);
+        bool read = kafka_authorize_str(s, ACL_RESOURCE_TOPIC, q->topics[t].name, ACL_OP_READ);
         for (int32_t i = 0; i < np; i++) {
             int32_t p = q->topics[t].partitions[i];
             struct producers_fill f = {.s = s};
@@ -366,9 +381,12 @@ enum net_verdict kafka_handle_describe_producers(struct kafka_slot *s)
                 f.out = kafka_alloc(s, left, sizeof(*f.out));
                 f.capacity = f.out ? (int32_t)left : 0;
             }
-            int rc = ok && p >= 0 ? rt_partition_producers(e, name, (uint32_t)p, producers_one, &f)
-                                  : RT_E_UNKNOWN_TOPIC_OR_PARTITION;
-            int16_t code = rc == 0 ? KAFKA_NONE
+            int rc = !read ? RT_E_UNKNOWN_TOPIC_OR_PARTITION
+                     : ok && p >= 0
+                         ? rt_partition_producers(e, name, (uint32_t)p, producers_one, &f)
+                         : RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+            int16_t code = !read     ? KAFKA_TOPIC_AUTHORIZATION_FAILED /* KZ2 */
+                           : rc == 0 ? KAFKA_NONE
                            : rc == RT_E_UNKNOWN_TOPIC_OR_PARTITION
                                ? KAFKA_UNKNOWN_TOPIC_OR_PARTITION
                                : kafka_error_from_rt(rc);

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
 
 /* Each batch in flight takes an rt_append_op (~0.5 KiB): a 100 MiB request of 61-byte batches
@@ -194,6 +195,10 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
 
     atomic_store_explicit(&s->ops_pending, 1, memory_order_relaxed); /* KPR2: the guard */
     uint32_t op_index = 0;
+    /* KZ2: a transactional produce needs WRITE on its transactional id (every partition). */
+    bool txn_ok =
+        q->transactional_id.len <= 0 ||
+        kafka_authorize_str(s, ACL_RESOURCE_TRANSACTIONAL_ID, q->transactional_id, ACL_OP_WRITE);
     size_t converted_bytes = 0; /* KPC1 */
     for (int32_t t = 0; t < q->topics_count; t++) {
         const struct kmsg_produce_topic *qt = &q->topics[t];
@@ -210,12 +215,17 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
         uint32_t partitions = 0;
         if (!acks_ok) {
             topic_err = KAFKA_INVALID_REQUIRED_ACKS;
+        } else if (!txn_ok) {
+            topic_err = KAFKA_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
         } else if (!kafka_topic_name(qt->name, name)) {
             topic_err = KAFKA_INVALID_TOPIC_EXCEPTION;
+        } else if (!kafka_authorize_topic(s, name, ACL_OP_WRITE)) { /* KZ2 */
+            topic_err = KAFKA_TOPIC_AUTHORIZATION_FAILED;
         } else if (strncmp(name, "__", 2) == 0) {
             topic_err = KAFKA_INVALID_TOPIC_EXCEPTION; /* "Cannot append to internal topic" */
         } else {
-            int rc = kafka_topic_ensure(s, name, strncmp(name, "__", 2) != 0, &partitions);
+            int rc =
+                kafka_topic_ensure(s, name, kafka_authorize_create_topic(s, name), &partitions);
             if (rc)
                 topic_err = produce_error(rc);
         }

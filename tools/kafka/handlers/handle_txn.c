@@ -42,6 +42,7 @@
  */
 #include "tools/kafka/handlers/handle_txn.h"
 
+#include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle_offsets.h"
 
 #include <errno.h>
@@ -266,8 +267,11 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
     k->results = results;
     k->results_count = (int32_t)topics;
     bool id_ok = name_of(q->transactional_id, k->id);
+    /* KZ2: WRITE on the transactional id (every partition refused), then on each topic. */
+    bool id_denied = id_ok && !kafka_authorize_str(s, ACL_RESOURCE_TRANSACTIONAL_ID,
+                                                   q->transactional_id, ACL_OP_WRITE);
     /* KT3: every partition checked first. */
-    bool failed = !id_ok;
+    bool failed = !id_ok || id_denied;
     size_t n = 0;
     for (int32_t t = 0; t < q->topics_count; t++) {
         int32_t np = q->topics[t].partitions_count;
@@ -282,10 +286,17 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
         bool name_ok = kafka_topic_name(q->topics[t].name, name);
         uint32_t parts = 0;
         bool known = name_ok && rt_topic_describe(e, name, &parts) == 0;
+        bool write = id_denied ||
+                     kafka_authorize_str(s, ACL_RESOURCE_TOPIC, q->topics[t].name, ACL_OP_WRITE);
         for (int32_t i = 0; i < np; i++) {
             int32_t p = q->topics[t].partitions[i];
             pe[i] = (struct kmsg_partition_error){.partition_index = p, .error_code = KAFKA_NONE};
-            if (!name_ok || (name[0] == '_' && name[1] == '_')) {
+            if (id_denied) {
+                pe[i].error_code = KAFKA_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+            } else if (!write) {
+                pe[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED;
+                failed = true;
+            } else if (!name_ok || (name[0] == '_' && name[1] == '_')) {
                 pe[i].error_code = KAFKA_INVALID_TOPIC_EXCEPTION;
                 failed = true;
             } else if (!known || p < 0 || (uint32_t)p >= parts) {
@@ -342,6 +353,10 @@ enum net_verdict kafka_handle_add_offsets_to_txn(struct kafka_slot *s)
         return NET_CLOSE;
     if (!name_of(q->transactional_id, k->id) || !name_of(q->group_id, k->group))
         return answer_code(s, KAFKA_INVALID_REQUEST);
+    if (!kafka_authorize_str(s, ACL_RESOURCE_TRANSACTIONAL_ID, q->transactional_id, ACL_OP_WRITE))
+        return answer_code(s, KAFKA_TRANSACTIONAL_ID_AUTHORIZATION_FAILED); /* KZ2 */
+    if (!kafka_authorize_str(s, ACL_RESOURCE_GROUP, q->group_id, ACL_OP_READ))
+        return answer_code(s, KAFKA_GROUP_AUTHORIZATION_FAILED);
     int rc = rt_txn_add_offsets_async(s->server->engine, k->id, q->producer_id, q->producer_epoch,
                                       k->group, &k->op, code_done, k);
     return rc ? answer_outcome(k, rc) : NET_PENDING;
@@ -355,6 +370,8 @@ enum net_verdict kafka_handle_end_txn(struct kafka_slot *s)
         return NET_CLOSE;
     if (!name_of(q->transactional_id, k->id))
         return answer_code(s, KAFKA_INVALID_REQUEST);
+    if (!kafka_authorize_str(s, ACL_RESOURCE_TRANSACTIONAL_ID, q->transactional_id, ACL_OP_WRITE))
+        return answer_code(s, KAFKA_TRANSACTIONAL_ID_AUTHORIZATION_FAILED); /* KZ2 */
     /* KT2: answered once the markers are visible (the engine's done). */
     int rc = rt_txn_end_async(s->server->engine, k->id, q->producer_id, q->producer_epoch,
                               q->committed, &k->op, code_done, k);
@@ -431,6 +448,12 @@ enum net_verdict kafka_handle_txn_offset_commit(struct kafka_slot *s)
     int16_t all = name_of(q->transactional_id, k->id) && name_of(q->group_id, k->group)
                       ? KAFKA_NONE
                       : KAFKA_INVALID_REQUEST;
+    if (all == KAFKA_NONE &&
+        !kafka_authorize_str(s, ACL_RESOURCE_TRANSACTIONAL_ID, q->transactional_id, ACL_OP_WRITE))
+        all = KAFKA_TRANSACTIONAL_ID_AUTHORIZATION_FAILED; /* KZ2 */
+    else if (all == KAFKA_NONE &&
+             !kafka_authorize_str(s, ACL_RESOURCE_GROUP, q->group_id, ACL_OP_READ))
+        all = KAFKA_GROUP_AUTHORIZATION_FAILED;
     /* KT7: a consumer's generation, member or instance (v3+) is checked against its group. */
     if (all == KAFKA_NONE &&
         (q->generation_id >= 0 || q->member_id.len > 0 || q->group_instance_id.len >= 0)) {
@@ -444,7 +467,7 @@ enum net_verdict kafka_handle_txn_offset_commit(struct kafka_slot *s)
         if (all == KAFKA_REBALANCE_IN_PROGRESS)
             all = KAFKA_NONE;
     }
-    kafka_offsets_validate(e, q->topics, q->topics_count, all, &k->commit);
+    kafka_offsets_validate(s, q->topics, q->topics_count, all, &k->commit);
     if (!k->commit.offsets_count)
         return answer_commit(k, KAFKA_NONE);
     int rc = rt_txn_commit_offsets_async(e, k->id, q->producer_id, q->producer_epoch, k->group,

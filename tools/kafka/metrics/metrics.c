@@ -505,6 +505,10 @@ static void render_loops(struct km_buf *b, const struct kafka_metrics *m)
               "Message bytes those conversions answered.");
     km_printf(b, "ringtail_kafka_fetch_downconverted_bytes_total %" PRIu64 "\n",
               km_load(&st->fetch_downconverted_bytes));
+    km_family(b, "ringtail_kafka_authorization_denied_total", "counter",
+              "Access checks the authorizer (--authorizer on) refused.");
+    km_printf(b, "ringtail_kafka_authorization_denied_total %" PRIu64 "\n",
+              km_load(&st->authorization_denied));
     /* SASL (handle_sasl.c): Kafka's successful-/failed-authentication-total. */
     km_family(b, "ringtail_kafka_sasl_authentications_total", "counter",
               "SASL authentications that succeeded (re-authentications not counted).");

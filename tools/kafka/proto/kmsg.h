@@ -1214,6 +1214,114 @@ int kmsg_list_transactions_request_decode(struct kp_reader *r, int16_t version, 
 int kmsg_list_transactions_response_encode(struct kp_writer *w, int16_t version,
                                            const struct kmsg_list_transactions_response *m);
 
+/* ---- ACLs (kmsg_acl.c): DescribeAcls (29), CreateAcls (30), DeleteAcls (31), v0-3,
+ * flexible from v2. Types, operations and permissions are Kafka's numbers (auth/acl.h). ---- */
+
+/* A filter (DescribeAcls request body; DeleteAcls filters[]). Strings nullable: null = any. */
+struct kmsg_acl_filter {
+    int8_t resource_type_filter;
+    struct kp_str resource_name_filter;
+    int8_t pattern_type_filter; /* v1+ (LITERAL 3 before) */
+    struct kp_str principal_filter;
+    struct kp_str host_filter;
+    int8_t operation;
+    int8_t permission_type;
+};
+struct kmsg_describe_acls_request {
+    struct kmsg_acl_filter f;
+};
+
+struct kmsg_acl_description {
+    struct kp_str principal;
+    struct kp_str host;
+    int8_t operation;
+    int8_t permission_type;
+};
+
+struct kmsg_acl_resource {
+    int8_t resource_type;
+    struct kp_str resource_name;
+    int8_t pattern_type; /* v1+ */
+    const struct kmsg_acl_description *acls;
+    int32_t acls_count;
+};
+
+struct kmsg_describe_acls_response {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    struct kp_str error_message;
+    const struct kmsg_acl_resource *resources;
+    int32_t resources_count;
+};
+
+struct kmsg_acl_creation {
+    int8_t resource_type;
+    struct kp_str resource_name;
+    int8_t resource_pattern_type; /* v1+ (LITERAL 3 before) */
+    struct kp_str principal;
+    struct kp_str host;
+    int8_t operation;
+    int8_t permission_type;
+};
+
+struct kmsg_create_acls_request {
+    const struct kmsg_acl_creation *creations;
+    int32_t creations_count;
+};
+
+struct kmsg_acl_creation_result {
+    int16_t error_code;
+    struct kp_str error_message;
+};
+
+struct kmsg_create_acls_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_acl_creation_result *results;
+    int32_t results_count;
+};
+
+struct kmsg_delete_acls_request {
+    const struct kmsg_acl_filter *filters;
+    int32_t filters_count;
+};
+
+struct kmsg_delete_acls_matching_acl {
+    int16_t error_code;
+    struct kp_str error_message;
+    int8_t resource_type;
+    struct kp_str resource_name;
+    int8_t pattern_type; /* v1+ */
+    struct kp_str principal;
+    struct kp_str host;
+    int8_t operation;
+    int8_t permission_type;
+};
+
+struct kmsg_delete_acls_filter_result {
+    int16_t error_code;
+    struct kp_str error_message;
+    const struct kmsg_delete_acls_matching_acl *matching_acls;
+    int32_t matching_acls_count;
+};
+
+struct kmsg_delete_acls_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_delete_acls_filter_result *filter_results;
+    int32_t filter_results_count;
+};
+
+int kmsg_describe_acls_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                      struct kmsg_describe_acls_request *out);
+int kmsg_describe_acls_response_encode(struct kp_writer *w, int16_t version,
+                                       const struct kmsg_describe_acls_response *m);
+int kmsg_create_acls_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                    struct kmsg_create_acls_request *out);
+int kmsg_create_acls_response_encode(struct kp_writer *w, int16_t version,
+                                     const struct kmsg_create_acls_response *m);
+int kmsg_delete_acls_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                    struct kmsg_delete_acls_request *out);
+int kmsg_delete_acls_response_encode(struct kp_writer *w, int16_t version,
+                                     const struct kmsg_delete_acls_response *m);
 /* ---- SASL (issue 23): SaslHandshake (17) v0-1, SaslAuthenticate (36) v0-2 (flexible v2),
  * DescribeUserScramCredentials (50) v0 and AlterUserScramCredentials (51) v0 (flexible) ---- */
 
@@ -1355,6 +1463,9 @@ union kmsg_request {
     struct kmsg_describe_producers_request describe_producers;
     struct kmsg_describe_transactions_request describe_transactions;
     struct kmsg_list_transactions_request list_transactions;
+    struct kmsg_describe_acls_request describe_acls;
+    struct kmsg_create_acls_request create_acls;
+    struct kmsg_delete_acls_request delete_acls;
     struct kmsg_sasl_handshake_request sasl_handshake;
     struct kmsg_sasl_authenticate_request sasl_authenticate;
     struct kmsg_describe_user_scram_credentials_request describe_user_scram_credentials;
@@ -1399,6 +1510,9 @@ KMSG_OTHER_WAY(offset_delete, offset_delete_request, offset_delete_response)
 KMSG_OTHER_WAY(describe_producers, describe_producers_request, describe_producers_response)
 KMSG_OTHER_WAY(describe_transactions, describe_transactions_request, describe_transactions_response)
 KMSG_OTHER_WAY(list_transactions, list_transactions_request, list_transactions_response)
+KMSG_OTHER_WAY(describe_acls, describe_acls_request, describe_acls_response)
+KMSG_OTHER_WAY(create_acls, create_acls_request, create_acls_response)
+KMSG_OTHER_WAY(delete_acls, delete_acls_request, delete_acls_response)
 KMSG_OTHER_WAY(sasl_handshake, sasl_handshake_request, sasl_handshake_response)
 KMSG_OTHER_WAY(sasl_authenticate, sasl_authenticate_request, sasl_authenticate_response)
 KMSG_OTHER_WAY(describe_user_scram_credentials, describe_user_scram_credentials_request,

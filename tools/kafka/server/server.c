@@ -44,6 +44,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/kafka/auth/authorizer.h"
 #include "tools/kafka/handlers/handle.h"
 #include "tools/kafka/handlers/handle_txn.h"
 #include "tools/kafka/metrics/metrics.h"
@@ -287,10 +288,14 @@ static void hook_bound(void *ctx, uint32_t listener, uint16_t port)
  * (principal User:ANONYMOUS) on a SASL listener and authenticated on the others. */
 static int hook_session_open(void *ctx, struct net_session *ns)
 {
-    (void)ctx;
+    struct kafka_server *srv = ctx;
     struct kafka_session *ks = calloc(1, sizeof(*ks));
     if (!ks)
         return -ENOMEM;
+    if (srv->authorizer && !(ks->acl_cache = authorizer_cache_new())) { /* authorizer.h AZ3 */
+        free(ks);
+        return -ENOMEM;
+    }
     snprintf(ks->principal, sizeof(ks->principal), "%s", KAFKA_PRINCIPAL_ANONYMOUS);
     ks->authenticated = ns->security == NET_SEC_PLAINTEXT || ns->security == NET_SEC_SSL;
     ns->user = ks;
@@ -300,9 +305,17 @@ static int hook_session_open(void *ctx, struct net_session *ns)
 static void hook_session_close(void *ctx, struct net_session *ns)
 {
     (void)ctx;
+    struct kafka_session *ks = ns->user;
+    if (ks)
+        authorizer_cache_free(ks->acl_cache);
     kafka_sasl_free(ns->user);
     free(ns->user);
     ns->user = NULL;
+}
+
+static void authorizer_log(const char *line)
+{
+    kafka_log("%s", line);
 }
 
 static void on_append_watch(void *ctx)
@@ -347,8 +360,19 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     for (uint32_t i = 0; i < opts->net.listener_count; i++)
         snprintf(srv->advertise_host[i], sizeof(srv->advertise_host[i]), "%s",
                  opts->advertised[i].host ? opts->advertised[i].host : "127.0.0.1");
-    int rc = admin_start(srv);
+    int rc = 0;
+    if (opts->authorizer) {
+        char err[600] = "";
+        struct authorizer_options ao = {opts->acl_dir, opts->super_users, opts->allow_if_no_acl,
+                                        opts->acl_watch_ms, authorizer_log};
+        rc = authorizer_open(&ao, &srv->authorizer, err, sizeof(err));
+        if (rc)
+            kafka_log("--authorizer on: %s", err[0] ? err : "cannot start the authorizer");
+    }
+    if (!rc)
+        rc = admin_start(srv);
     if (rc) {
+        authorizer_close(srv->authorizer);
         group_coord_free(srv->groups);
         pthread_mutex_destroy(&srv->create_lock);
         free(srv);
@@ -368,6 +392,7 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     rc = net_start(&srv->opts.net, &hooks, &srv->net);
     if (rc) {
         admin_stop(srv);
+        authorizer_close(srv->authorizer);
         group_coord_free(srv->groups);
         pthread_mutex_destroy(&srv->create_lock);
         free(srv);
@@ -377,6 +402,7 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     if (rc) {
         net_stop(srv->net, 0);
         admin_stop(srv);
+        authorizer_close(srv->authorizer);
         group_coord_free(srv->groups);
         pthread_mutex_destroy(&srv->create_lock);
         free(srv);
@@ -420,6 +446,7 @@ void kafka_server_stop(struct kafka_server *s)
     group_coord_timer_stop(s->groups); /* its wake calls into net */
     net_stop(s->net, 5000);            /* every produce completion has arrived when it returns */
     admin_stop(s);                     /* KS4: after net_stop, which waited for its answers */
+    authorizer_close(s->authorizer);   /* no request checks any more */
     group_coord_free(s->groups);       /* after net_stop: parked joins are answered by it */
     pthread_mutex_destroy(&s->create_lock);
     free(s);
