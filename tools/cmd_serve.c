@@ -694,6 +694,13 @@ int cmd_serve(int argc, char **argv)
                     "authentication or TLS: anyone who reaches this port can read and write "
                     "every topic\n",
                     l->host);
+        else if (l->security == NET_SEC_SSL && !is_loopback(l->host) &&
+                 a.tls.client_auth != NET_TLS_AUTH_REQUIRED)
+            fprintf(stderr,
+                    "ringtail serve: warning: listening on SSL://%s, not loopback, with TLS but "
+                    "no required client certificate (--ssl-client-auth required): anyone who "
+                    "reaches this port can read and write every topic\n",
+                    l->host);
     }
 
     /* Every thread made from here on (engine shards, loops) inherits the mask. */
