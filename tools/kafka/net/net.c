@@ -440,9 +440,11 @@ void net_conn_received(struct net_conn *c, ssize_t got)
     }
     if (got == -EAGAIN || got == -EINTR || got == -ENOBUFS)
         return;
-    if (got != -ECONNRESET && got != -ECANCELED)
+    if (got != -ECONNRESET && got != -ECANCELED) {
+        const char *why = c->transport->error ? c->transport->error(c->tstate) : NULL;
         net_log("connection %" PRIu64 " from %s: recv failed: %s; closing", c->id, c->peer,
-                strerror((int)-got));
+                why ? why : strerror((int)-got));
+    }
     net_conn_close(c, NULL);
 }
 

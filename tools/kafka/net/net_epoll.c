@@ -111,9 +111,11 @@ static void epoll_try_send(struct net_conn *c)
                 c->zc_enabled = false; /* the optmem limit: go on without zero copy */
                 continue;
             }
-            if (w != -EPIPE && w != -ECONNRESET)
+            if (w != -EPIPE && w != -ECONNRESET) {
+                const char *why = c->transport->error ? c->transport->error(c->tstate) : NULL;
                 net_log("connection %" PRIu64 " from %s: send failed: %s; closing", c->id, c->peer,
-                        strerror((int)-w));
+                        why ? why : strerror((int)-w));
+            }
             net_conn_close(c, NULL);
             return;
         }
