@@ -64,6 +64,9 @@ expect "--ssl-client-auth required without --ssl-ca-pem is a usage error" 2 "nee
 run serve "$T/x" --listeners "SSL://127.0.0.1:0" --ssl-cert-pem "$C/server.pem" \
     --ssl-key-pem "$C/server.key" --ssl-client-auth sometimes
 expect "--ssl-client-auth takes none, requested or required" 2
+run serve "$T/x" --listeners "SSL://127.0.0.1:0" --ssl-cert-pem "$C/server.pem" \
+    --ssl-key-pem "$C/server.key" --io uring
+expect "--io uring with an SSL listener is a usage error (TLS runs on epoll)" 2 "io_uring"
 run serve "$T/x" --listeners "SSL://127.0.0.1:0" --ssl-cert-pem "$C/missing.pem" \
     --ssl-key-pem "$C/server.key"
 expect "an unreadable certificate fails at start, naming the file" 1 "TLS: .*missing.pem"

@@ -320,6 +320,9 @@ static const char *check_security(const struct serve_args *a)
             return "SSL and SASL_SSL listeners need --ssl-cert-pem and --ssl-key-pem";
         if (listener_tls(l) && a->tls.client_auth != NET_TLS_AUTH_NONE && !a->tls.ca_pem)
             return "--ssl-client-auth requested or required needs --ssl-ca-pem";
+        if (listener_tls(l) && a->so.net.io == NET_IO_URING)
+            return "--io uring cannot serve SSL and SASL_SSL listeners (io_uring's loop does "
+                   "plain sockets only; --io auto runs them on epoll)";
         if (l->security == NET_SEC_SASL_PLAINTEXT || l->security == NET_SEC_SASL_SSL)
             return "SASL listeners are not served yet (issue 23)";
     }
