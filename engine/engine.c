@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleaner_checkpoint.h"
 #include "consumer.h"
 #include "coordinator.h"
 #include "error.h"
@@ -80,6 +81,7 @@ void rt_options_init(struct rt_options *o)
     o->fetches_max = LOG_FETCHES_MAX_DEFAULT;
     o->message_timestamp_type = RT_TIMESTAMP_CREATE_TIME;
     o->fault_recovery_ms = 100;
+    o->cleaner_buffer_bytes = 16u << 20;
 }
 
 static int options_check(const struct rt_options *o)
@@ -117,6 +119,7 @@ static int options_check(const struct rt_options *o)
     CHECK(o->txn_check_interval_ms > 0, "txn_check_interval_ms must be > 0");
     CHECK(o->txn_check_max >= 1, "txn_check_max must be >= 1");
     CHECK(o->retention_ms >= -1, "retention_ms must be >= -1");
+    CHECK(o->cleaner_buffer_bytes >= 1024, "cleaner_buffer_bytes must be >= 1024");
     CHECK(o->fetches_max <= (1u << 20), "fetches_max must be 0 (default) .. 1048576");
     CHECK(o->message_timestamp_type == RT_TIMESTAMP_CREATE_TIME ||
               o->message_timestamp_type == RT_TIMESTAMP_LOG_APPEND_TIME,
@@ -482,6 +485,16 @@ int rt_partition_delete_records(rt_engine *e, const char *topic, uint32_t partit
         return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'",
                          topic ? topic : "(null)");
     return log_delete_records(&e->log, topic, partition, offset, low_watermark_out);
+}
+
+int rt_topic_compact(rt_engine *e, const char *topic)
+{
+    error_clear();
+    if (!e || !topic)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_compact: NULL argument");
+    if (!meta_topic_name_valid(topic))
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", topic);
+    return log_topic_compact(&e->log, topic);
 }
 
 int rt_topic_config_check(const char *name, const char *value)
@@ -1402,6 +1415,12 @@ int rt_txn_end(rt_engine *e, const char *id, int64_t producer_id, int16_t epoch,
     txn_wait_init(&w);
     return txn_wait_end(
         &w, rt_txn_end_async(e, id, producer_id, epoch, commit, &op, txn_wait_done, &w));
+}
+
+void rt_test_cleaner_hook_set(void (*fn)(int step, void *ctx), void *ctx)
+{
+    cleaner_step_hook_ctx = ctx;
+    cleaner_step_hook = fn;
 }
 
 int rt_txn_verify_set(rt_engine *e, bool on)

@@ -63,10 +63,13 @@
  *     rt_options.fault_recovery_ms after the fault, doubling up to a second) its tail past the
  *     last acknowledged batch is erased and synced anew and its producer state reloaded as a
  *     reopen would, so acknowledged records stay, failed ones never appear, and an idempotent
- *     retry of the failed sequence is appended once. A failure that touched a control,
- *     transactional or coordinator batch, an internal topic, or published bytes not yet synced
- *     puts the whole engine's write side into a sticky error state (RT_E_IO_FAILED) until it
- *     is closed and reopened. ringtail never retries an fsync and assumes durability: only
+ *     retry of the failed sequence is appended once. Transaction markers and the internal
+ *     topics heal the same way: a transaction whose decision is durable but whose marker could
+ *     not be written stays pending and the coordinator writes the marker once the partition
+ *     recovers; a record of __transaction_state or __consumer_offsets that could not be
+ *     written is not applied. A failed fdatasync of published bytes not yet synced puts the
+ *     whole engine's write side into a sticky error state (RT_E_IO_FAILED) until it is closed
+ *     and reopened. ringtail never retries an fsync and assumes durability: only
  *     fdatasyncs made after a failure are trusted (docs/architecture.md, "Disk faults that
  *     heal").
  */
@@ -231,6 +234,10 @@ struct rt_options {
                                   max(1000, this) ms (100; -1: never, a failed partition then
                                   waits for a reopen as a failed engine does) */
     void *on_fault_ctx;
+    uint64_t cleaner_buffer_bytes; /* the log cleaner's key map per clean (24 bytes a key;
+                                      Kafka's log.cleaner.dedupe.buffer.size): a dirty part
+                                      with more keys is cleaned in several passes (16 MiB;
+                                      at least 1024) */
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -447,6 +454,20 @@ int rt_topic_delete(rt_engine *engine, const char *name);
  * new log start: nothing changed). */
 int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t partition,
                                 int64_t offset, int64_t *low_watermark_out);
+
+/* Log compaction now (Kafka's LogCleaner, as the background cleaner runs it when
+ * min.cleanable.dirty.ratio or max.compaction.lag.ms says so): every partition of a topic whose
+ * cleanup.policy holds "compact" is cleaned on its shard thread — the latest record of each key
+ * kept, records of aborted transactions, tombstones and markers older than delete.retention.ms
+ * dropped, each producer's last batch kept — over its sealed segments below the last stable
+ * offset and older than min.compaction.lag.ms; the active segment is never touched. Offsets are
+ * kept (a compacted log skips offsets). Readers holding fetches keep the old segments until they
+ * release. Errors: RT_E_INVALID_ARGUMENT (NULL), RT_E_UNKNOWN_TOPIC_OR_PARTITION,
+ * RT_E_INVALID_CONFIG (the topic is not compacted), RT_E_READ_ONLY, RT_E_CLOSED,
+ * RT_E_IO_FAILED, -ENOBUFS (one batch has more keys than opts.cleaner_buffer_bytes takes),
+ * -errno of a file step (a crash or failure leaves the old segments or the new ones,
+ * docs/format.md A.9). */
+int rt_topic_compact(rt_engine *engine, const char *topic);
 
 /* Partition count of a topic. Errors: RT_E_INVALID_ARGUMENT (NULL),
  * RT_E_UNKNOWN_TOPIC_OR_PARTITION. */
@@ -702,7 +723,11 @@ struct rt_producer_message {
  * below one already sent or persisted for that partition is not an error: it is acknowledged as
  * a duplicate (on_delivery's duplicate true) and not appended. Errors that arrive later (the
  * batch's append failed: RT_E_IO_FAILED, RT_E_CLOSED, RT_E_OUT_OF_ORDER_SEQUENCE, fencing, ...)
- * go to on_delivery and rt_producer_flush/commit, and make the producer's error sticky.
+ * go to on_delivery and rt_producer_flush/commit, and make the producer's error sticky —
+ * except a partition fault that heals in place (RT_E_IO_FAILED with the engine's write side up)
+ * for an anonymous non-transactional producer: sends to that partition answer RT_E_IO_FAILED
+ * until its batches in flight are back, then go on (send the failed records again: none of
+ * them was stored).
  * Errors (immediate): RT_E_UNKNOWN_TOPIC_OR_PARTITION (no such topic, or partition >= its
  * count), RT_E_INTERNAL_TOPIC, RT_E_INVALID_ARGUMENT (from one of the producer's own delivery
  * callbacks; NULL producer, topic or msg; partition <
@@ -976,7 +1001,11 @@ int rt_producer_send_offsets(rt_producer *p, const char *group, const struct rt_
  * and a batch still in flight fails), RT_E_CONCURRENT_TRANSACTIONS (the id's previous
  * transaction is still between its phases), RT_E_INVALID_PRODUCER_EPOCH,
  * RT_E_PRODUCER_IDS_EXHAUSTED (a new id for the next transaction when the epoch runs out),
- * write errors (PrepareCommit or markers: the next open completes what is durable). */
+ * write errors: RT_E_IO_FAILED for a PrepareCommit that could not be written (nothing decided:
+ * the transaction stays open; abort it), or for markers that could not all be written (the
+ * commit is decided, the detail says so: the coordinator writes them once the partition
+ * recovers, and a retried rt_producer_commit answers RT_E_CONCURRENT_TRANSACTIONS meanwhile and
+ * 0 once it is complete). */
 int rt_producer_commit(rt_producer *p, int32_t timeout_ms);
 
 /* Aborts: records already handed over are written and then aborted (ABORT markers and .txnindex

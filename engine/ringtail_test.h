@@ -30,6 +30,12 @@ int rt_test_open(const char *dir, const struct rt_options *opts, struct io_fault
  * it off. Errors: RT_E_INVALID_ARGUMENT. */
 int rt_txn_verify_set(rt_engine *engine, bool on);
 
+/* The log cleaner calls fn(step, ctx) after each step of a segment swap (docs/format.md A.9: 1
+ * the .cleaned files durable, 2 the swap committed, 3 a replaced segment removed, 4 the indexes
+ * renamed into place, 5 the log renamed into place, 6 the swap cleared), on the thread that runs
+ * it, so a crash test can die there. Process-wide; NULL turns it off. */
+void rt_test_cleaner_hook_set(void (*fn)(int step, void *ctx), void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

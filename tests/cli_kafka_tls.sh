@@ -16,7 +16,9 @@
 #     (--ssl-handshake-timeout-ms);
 #   - SIGHUP reloads the certificate for new connections while an open one goes on; a reload
 #     from a broken file is logged and the old certificate stays;
-#   - --ssl-client-auth required: kcat without a certificate is refused, with one it works.
+#   - --ssl-client-auth required: kcat without a certificate is refused, with one it works;
+#   - SASL_SSL: kcat authenticates with SCRAM-SHA-512 and PLAIN inside TLS; a wrong password
+#     is refused.
 #
 # usage: bash tests/cli_kafka_tls.sh /path/to/ringtail
 # Each check prints "ok" or "FAIL"; the last line is "N passed, M failed"; exit 1 on any failure.
@@ -207,6 +209,31 @@ cp "$T/serve.log" "$T/err"
 grep -q "tls handshake failed: peer did not return a certificate" "$T/serve.log"
 RC=$?
 expect "... and the refusal is logged with its reason" 0
+serve_stop
+serve_verify "$D"
+
+# ---- SASL_SSL: SCRAM-SHA-512 and PLAIN inside TLS
+printf 'alice-secret\n' >"$T/alice.pw"
+run user add "$D" --name alice --mechanism SCRAM-SHA-512 --password-file "$T/alice.pw"
+expect "user add alice (SCRAM-SHA-512)" 0
+cp "$C/server.pem" "$C/server.key" "$T/srv/"
+serve_start "$D" --listeners "SASL_SSL://$SSL_BROKER" --ssl-cert-pem "$T/srv/server.pem" \
+    --ssl-key-pem "$T/srv/server.key" --sasl-mechanisms SCRAM-SHA-512,PLAIN
+grep -q "listening on SASL_SSL://$SSL_BROKER" "$T/serve.log" &&
+    grep -q "SASL_SSL://$SSL_BROKER: TLS 1.2-1.3" "$T/serve.log"
+RC=$?
+expect "a SASL_SSL listener runs TLS (its startup line)" 0
+SASL=(-X security.protocol=SASL_SSL -X "ssl.ca.location=$C/ca.pem" -X sasl.username=alice)
+for m in SCRAM-SHA-512 PLAIN; do
+    timeout 30 kcat -b "$SSL_BROKER" "${SASL[@]}" -X "sasl.mechanisms=$m" -X sasl.password=alice-secret \
+        -C -t ktls -o beginning -e -q >"$T/out" 2>"$T/err"
+    RC=$?
+    if [ $RC -eq 0 ] && cmp -s "$T/out" "$T/kvalues"; then ok "kcat over SASL_SSL ($m) consumes"; else bad "kcat over SASL_SSL ($m) consumes"; fi
+done
+timeout 20 kcat -b "$SSL_BROKER" "${SASL[@]}" -X sasl.mechanisms=SCRAM-SHA-512 -X sasl.password=wrong \
+    -L -m 3 >"$T/out" 2>"$T/err"
+RC=$?
+expect_failed "kcat over SASL_SSL with a wrong password is refused"
 serve_stop
 serve_verify "$D"
 

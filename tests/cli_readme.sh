@@ -36,6 +36,8 @@
 #   clang-format -i            rewrites files     -> the root .clang-format parses
 #   cmake --install / pkg-config  into a scratch --prefix, the .pc pointed at it
 #   bench commands in a tree configured -DRT_BENCH=OFF (the ASan tree): not built there
+#   the SASL block (users, a SASL_PLAINTEXT broker, kcat with SCRAM) -> tests/cli_kafka_sasl.sh
+#                              runs each step; checked: that it does
 #   ringtail serve DIR ... &   the broker runs until SIGTERM -> in the background on free ports
 #                              (for 9092/9100) and its own directory; the kcat/curl lines run
 #                              against it; `kill %1` is SIGTERM to it, exit 0 and verify clean
@@ -437,6 +439,20 @@ cover() { # CMD KIND WHERE
         exception "$cmd" "perf needs perf_event access and builds its own tree; checked: its usage"
         (cd "$SRC" && bash tools/perf.sh --help) >"$T/out" 2>&1
         check "$where: \`$cmd\`: tools/perf.sh prints its usage" grep -q "usage: tools/perf.sh WORKLOAD" "$T/out"
+        ;;
+    *alice.pw* | 'ringtail user '*DIR* | *SASL_PLAINTEXT://* | *security.protocol=SASL_PLAINTEXT*)
+        # The SASL block (issue 23): users, a SASL_PLAINTEXT listener, kcat with SCRAM.
+        exception "$cmd" "the SASL block: tests/cli_kafka_sasl.sh runs each of its steps against its own broker"
+        local step
+        case $cmd in
+        printf*) step="alice-secret" ;;
+        *'user add'*) step='run user add "$D" --name alice --mechanism SCRAM-SHA-512' ;;
+        *'user list'*) step='run user list "$D"' ;;
+        *'user remove'*) step='run user remove "$D" --name dave' ;;
+        *'ringtail serve'*) step='--sasl-mechanisms PLAIN,SCRAM-SHA-256,SCRAM-SHA-512' ;;
+        *) step='security.protocol=SASL_PLAINTEXT' ;;
+        esac
+        check "$where: \`$cmd\`: tests/cli_kafka_sasl.sh runs that step" grep -qF -- "$step" "$SRC/tests/cli_kafka_sasl.sh"
         ;;
     'ringtail serve DIR '*'&'*)
         broker_start "$cmd" "$where"

@@ -19,8 +19,8 @@ D=$T/data
 
 run topic create "$D" t --partitions 2 --config retention.ms=5000 --config segment.bytes=1048576
 expect "create with two configs" 0 "^created topic t with 2 partitions"
-run topic create "$D" bad --partitions 1 --config cleanup.policy=compact
-expect "cleanup.policy=compact refused as a usage error naming the key" 2 "cleanup.policy"
+run topic create "$D" bad --partitions 1 --config cleanup.policy=shred
+expect "cleanup.policy=shred refused as a usage error naming the key" 2 "cleanup.policy"
 run topic create "$D" bad --partitions 1 --config dummy.doesntexist=1
 expect "an unknown config refused naming it" 2 "dummy.doesntexist"
 run topic create "$D" bad --partitions 1 --config retention.ms=abc

@@ -509,8 +509,8 @@ static void *writer_main(void *arg)
 }
 
 /* An in-process rt_producer (anonymous, idempotent) sending one record at a time and flushing:
- * a failed delivery is not stored, and since a producer's error is sticky (producer.c) the
- * writer closes it, opens a new one and sends the same value again. */
+ * a failed delivery is not stored, and the same producer sends the same value again (PR9: a
+ * partition fault is not sticky), for the whole run. */
 struct pwriter {
     rt_engine *e;
     uint32_t part;
@@ -564,17 +564,510 @@ static void *pwriter_main(void *arg)
             break;
         }
         atomic_fetch_add(&w->failures, 1);
-        (void)rt_producer_close(p); /* reports the sticky error */
-        p = NULL;
-        usleep(5 * 1000);
-        if (rt_producer_open(w->e, &po, &p) != 0) {
-            w->error = -2;
-            return NULL;
-        }
+        usleep(5 * 1000); /* PR9: the same producer sends the same value again */
     }
     if (p && rt_producer_close(p) != 0 && w->error == 0)
         w->error = -3;
     return NULL;
+}
+
+/* ---- SH11, CO15: transactions and the internal topics heal in place (issue 21 F3 part 3) ---- */
+
+/* The values of a partition under `iso` ("a|b|" as read_values renders them), markers and
+ * aborted records skipped. Caller frees. */
+static char *read_values_iso(rt_engine *e, const char *topic, uint32_t part, enum rt_isolation iso)
+{
+    size_t cap = 4096, len = 0;
+    char *out = calloc(1, cap);
+    assert_non_null(out);
+    int64_t next = 0;
+    for (;;) {
+        rt_fetch *fh = NULL;
+        int rc = rt_fetch_start(e, topic, part, next, 65536, iso, &fh);
+        if (rc)
+            fprintf(stderr, "rt_fetch_start(%" PRId64 "): %s\n", next, rt_error_detail());
+        assert_int_equal(rc, 0);
+        const struct rt_fetch_view *v = rt_fetch_get(fh);
+        if (v->size_bytes == 0) {
+            rt_fetch_release(fh);
+            break;
+        }
+        struct rt_records it;
+        assert_int_equal(rt_records_init(&it, fh, next), 0);
+        struct rt_record_view r;
+        while ((rc = rt_records_next(&it, &r)) == 0) {
+            if (len + (size_t)r.value_len + 2 > cap) {
+                cap = cap * 2 + (size_t)r.value_len;
+                out = realloc(out, cap);
+                assert_non_null(out);
+            }
+            memcpy(out + len, r.value, (size_t)r.value_len);
+            len += (size_t)r.value_len;
+            out[len++] = '|';
+            out[len] = '\0';
+        }
+        assert_int_equal(rc, RT_E_END);
+        next = tu_fetch_next_offset(v, next);
+        rt_fetch_release(fh);
+    }
+    return out;
+}
+
+static void verify_problem(void *ctx, const char *problem)
+{
+    (void)ctx;
+    fprintf(stderr, "verify: %s\n", problem);
+}
+
+/* Opens f->e for the transactional cases: one shard (the data partitions, __transaction_state
+ * and __consumer_offsets share it), sync=always, faults told to fl. */
+static void open_txn_engine_shards(struct tu_fixture *f, struct io_fault_plan *plan,
+                                   struct fault_log *fl, uint32_t shards)
+{
+    memset(plan, 0, sizeof(*plan));
+    struct rt_options o = f->o;
+    o.shard_count = shards;
+    o.sync_mode = RT_SYNC_ALWAYS;
+    o.on_fault = on_fault;
+    o.on_fault_ctx = fl;
+    assert_int_equal(rt_test_open(f->dir, &o, plan, &f->e), 0);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
+}
+
+static void open_txn_engine(struct tu_fixture *f, struct io_fault_plan *plan, struct fault_log *fl)
+{
+    open_txn_engine_shards(f, plan, fl, 1);
+}
+
+static rt_producer *open_txn_producer(rt_engine *e)
+{
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "heal-txn";
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), 0);
+    return p;
+}
+
+/* Sends records "<tag>-0".."<tag>-<n-1>" to partition 0 inside the open transaction and waits
+ * until every one is acknowledged. */
+static void send_txn_records_to(rt_producer *p, int32_t part, const char *tag, int n, bool flush)
+{
+    for (int i = 0; i < n; i++) {
+        char v[32];
+        int len = snprintf(v, sizeof(v), "%s-%d", tag, i);
+        struct rt_producer_message m = {
+            .record = {.key_len = -1, .value = v, .value_len = len, .timestamp_ms = -1},
+            .sequence = -1};
+        assert_int_equal(rt_producer_send(p, TOPIC, part, &m, NULL, NULL), 0);
+    }
+    if (flush)
+        assert_int_equal(rt_producer_flush(p, -1), 0);
+}
+
+static void send_txn_records(rt_producer *p, const char *tag, int n)
+{
+    send_txn_records_to(p, 0, tag, n, true);
+}
+
+/* Retries an end (commit or abort) until it answers 0, accepting only what a partition that
+ * has not recovered yet answers meanwhile (bound_ms passes: fails the test). */
+static void end_until_ok(rt_producer *p, bool commit, int64_t bound_ms)
+{
+    int64_t until = now_ms() + bound_ms;
+    int rc;
+    while ((rc = commit ? rt_producer_commit(p, -1) : rt_producer_abort(p, -1)) != 0) {
+        if ((rc != RT_E_IO_FAILED && rc != RT_E_CONCURRENT_TRANSACTIONS) || now_ms() > until)
+            fprintf(stderr, "%s: %s\n", commit ? "commit" : "abort", rt_error_detail());
+        assert_true(rc == RT_E_IO_FAILED || rc == RT_E_CONCURRENT_TRANSACTIONS);
+        assert_true(now_ms() <= until);
+        usleep(20 * 1000);
+    }
+}
+
+/* The engine's write side did not fail: only partitions did, and every one recovered. */
+static void assert_healed(rt_engine *e, struct fault_log *fl)
+{
+    struct rt_stats s;
+    int64_t until = now_ms() + 30000;
+    do { /* the recovery runs between rounds: wait for it */
+        stats(e, &s);
+        if (s.partitions_failed == 0)
+            break;
+        usleep(20 * 1000);
+    } while (now_ms() < until);
+    assert_int_equal(s.write_error, 0);
+    assert_int_equal(s.partitions_failed, 0);
+    assert_true(s.partition_faults >= 1);
+    assert_true(s.partition_recoveries >= 1);
+    pthread_mutex_lock(&fl->lock);
+    assert_int_equal(fl->engine_wide, 0);
+    assert_true(fl->recoveries >= 1);
+    pthread_mutex_unlock(&fl->lock);
+}
+
+/* A clean close (no partition left frozen), a clean verify, and a reopen that reads what the
+ * running engine read under read_committed in partition 0. */
+static void close_verify_reopen_part(struct tu_fixture *f, struct io_fault_plan *plan,
+                                     uint32_t part, const char *committed)
+{
+    assert_int_equal(rt_close(f->e), 0);
+    f->e = NULL;
+    io_fault_plan_release(plan);
+    assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
+    struct rt_options ro = f->o;
+    assert_int_equal(rt_open(f->dir, &ro, &f->e), 0);
+    char *v = read_values_iso(f->e, TOPIC, part, RT_READ_COMMITTED);
+    assert_string_equal(v, committed);
+    free(v);
+}
+
+static void close_verify_reopen(struct tu_fixture *f, struct io_fault_plan *plan,
+                                const char *committed0)
+{
+    close_verify_reopen_part(f, plan, 0, committed0);
+}
+
+/* SH11, CO15: the COMMIT marker of a one-round commit cannot be written (the data partition's
+ * files refuse writes after the data was acknowledged). The commit is not reported done, the
+ * engine keeps writing, read_committed does not see the transaction; once the disk takes writes
+ * the partition recovers and the coordinator writes the marker (its PrepareCommit is durable),
+ * so the records become visible exactly once; a retried commit answers the outcome. */
+static void test_heal_marker_write(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    open_txn_engine(f, &plan, &fl);
+    rt_producer *p = open_txn_producer(f->e);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records(p, "c1", 3);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records(p, "c2", 3); /* acknowledged: durable before the fault */
+    /* Offsets in the transaction: applied only once every marker is written (GO1, CO15). */
+    struct rt_offset consumed = {.topic = TOPIC, .partition = 1, .offset = 42, .metadata = NULL};
+    assert_int_equal(rt_producer_send_offsets(p, "heal-group", &consumed, 1), 0);
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = P0_FILES};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    int rc = rt_producer_commit(p, -1);
+    fprintf(stderr, "commit with its marker refused: %s\n", rt_error_detail());
+    assert_int_not_equal(rc, 0); /* not reported committed */
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* SH11: not the engine's */
+    /* heal-0, and the offsets partition if its marker shared the failed round (SH4). */
+    assert_true(s.partitions_failed >= 1 && s.partitions_failed <= 2);
+    char *v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, "c1-0|c1-1|c1-2|");
+    free(v);
+    /* The other partition (same shard) and the coordinator keep writing. */
+    int64_t base = -1;
+    assert_int_equal(append_idem(f->e, TOPIC, 1, 8, 0, 1, "b", &base, 0), 0);
+    usleep(200 * 1000); /* retries by the coordinator meanwhile change nothing */
+    v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, "c1-0|c1-1|c1-2|");
+    free(v);
+    int64_t off = -2;
+    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 1, false, &off), 0);
+    assert_int_equal(off, -1); /* pending: not applied before its transaction completes */
+    io_fault_rules_clear(&plan);
+    end_until_ok(p, true, 30000); /* the retry learns the outcome: committed */
+    assert_healed(f->e, &fl);
+    const char *want = "c1-0|c1-1|c1-2|c2-0|c2-1|c2-2|";
+    v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, want);
+    free(v);
+    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 1, true, &off), 0);
+    assert_int_equal(off, 42); /* applied with the commit's completion */
+    /* The producer goes on. */
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records(p, "c3", 2);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    want = "c1-0|c1-1|c1-2|c2-0|c2-1|c2-2|c3-0|c3-1|";
+    v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, want);
+    free(v);
+    assert_int_equal(rt_producer_close(p), 0);
+    close_verify_reopen(f, &plan, want);
+    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 1, true, &off), 0);
+    assert_int_equal(off, 42);
+    tu_fixture_close(f);
+}
+
+/* SH11: a write of __transaction_state fails (the PrepareCommit, then the PrepareAbort). Nothing
+ * is adopted that is not durable: the transaction stays open (its records invisible to
+ * read_committed), the abort retried once the disk takes writes aborts it, and the aborted
+ * records are never visible; the next transaction commits. */
+static void test_heal_txn_state_write(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    open_txn_engine(f, &plan, &fl);
+    rt_producer *p = open_txn_producer(f->e);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records(p, "c1", 2);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records(p, "x2", 3);
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = "__transaction_state-"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    int rc = rt_producer_commit(p, -1);
+    fprintf(stderr, "commit with its PrepareCommit refused: %s\n", rt_error_detail());
+    assert_int_not_equal(rc, 0);
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* SH11 */
+    assert_int_equal(s.partitions_failed, 1);
+    assert_int_not_equal(rt_producer_abort(p, -1), 0); /* its PrepareAbort cannot be written */
+    char *v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, "c1-0|c1-1|");
+    free(v);
+    int64_t base = -1;
+    assert_int_equal(append_idem(f->e, TOPIC, 1, 8, 0, 1, "b", &base, 0), 0);
+    io_fault_rules_clear(&plan);
+    end_until_ok(p, false, 30000);
+    assert_healed(f->e, &fl);
+    v = read_values_iso(f->e, TOPIC, 0, RT_READ_UNCOMMITTED);
+    assert_non_null(strstr(v, "x2-0|x2-1|x2-2|")); /* written, then aborted */
+    free(v);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records(p, "c3", 2);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    const char *want = "c1-0|c1-1|c3-0|c3-1|";
+    v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, want);
+    free(v);
+    assert_int_equal(rt_producer_close(p), 0);
+    close_verify_reopen(f, &plan, want);
+    tu_fixture_close(f);
+}
+
+/* CO15, CO10 at run time: a one-round commit whose last batch cannot be written (heal-1, on
+ * its own shard) while its PrepareCommit is durable (__transaction_state, on the other shard),
+ * and whose PrepareAbort then fails too. The PrepareCommit left in memory is completed by CO10's
+ * rule from the partition's state once it recovered — an abort, since the data never became
+ * durable — not by its state's name; the producer's abort learns the outcome, the failed
+ * records are never visible, and the next transaction commits. */
+static int txn_state_of(void *ctx, const struct rt_txn_info *t)
+{
+    if (strcmp(t->transactional_id, "heal-txn") == 0)
+        snprintf(ctx, 32, "%s", t->state);
+    return 0;
+}
+
+static void test_heal_txn_data_and_abort_write(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    /* Partitions are placed on shards in creation order: heal-0 and __transaction_state-0
+     * (created by the producer's init, after the topic) on one shard, heal-1 on the other. */
+    open_txn_engine_shards(f, &plan, &fl, 2);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "heal-txn";
+    po.linger_ms = 60000; /* the records stay in the producer until the commit hands them over */
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 1, "c1", 2, true);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    usleep(200 * 1000); /* its lazy CompleteCommit is written */
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 1, "x2", 3, false); /* the commit's last batch */
+    struct io_fault_rule data = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = TOPIC "-1/"};
+    struct io_fault_rule abort_record = {.mode = IO_FAULT_ONCE,
+                                         .op = IO_OP_WRITE,
+                                         .nth =
+                                             2, /* the PrepareCommit passes, its PrepareAbort not */
+                                         .error = ENOSPC,
+                                         .path_contains = "__transaction_state-"};
+    assert_int_equal(io_fault_rule_add(&plan, &data), 0);
+    assert_int_equal(io_fault_rule_add(&plan, &abort_record), 0);
+    int rc = rt_producer_commit(p, -1);
+    fprintf(stderr, "commit with its data and its abort refused: %s\n", rt_error_detail());
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(rt_error_detail(), "its abort could not be written yet"));
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* SH11 */
+    char *v = read_values_iso(f->e, TOPIC, 1, RT_READ_COMMITTED);
+    assert_string_equal(v, "c1-0|c1-1|");
+    free(v);
+    io_fault_rules_clear(&plan);
+    end_until_ok(p, false, 30000); /* CO10 decided abort: the abort learns it */
+    char st[32] = "";
+    assert_int_equal(rt_txn_list(f->e, txn_state_of, st), 0);
+    assert_string_equal(st, "CompleteAbort");
+    assert_healed(f->e, &fl);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 1, "c3", 2, true);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    const char *want = "c1-0|c1-1|c3-0|c3-1|";
+    v = read_values_iso(f->e, TOPIC, 1, RT_READ_COMMITTED);
+    assert_string_equal(v, want);
+    free(v);
+    assert_int_equal(rt_producer_close(p), 0);
+    close_verify_reopen_part(f, &plan, 1, want);
+    tu_fixture_close(f);
+}
+
+/* SH11, GO1: a write of __consumer_offsets fails. The commit answers RT_E_IO_FAILED and is not
+ * applied (the fetched offset stays the last durable one), data partitions keep writing, and
+ * once the disk takes writes the same commit goes through; a reopen finds what was acknowledged. */
+static void test_heal_offsets_write(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    open_txn_engine(f, &plan, &fl);
+    struct rt_offset o5 = {.topic = TOPIC, .partition = 0, .offset = 5, .metadata = "m5"};
+    assert_int_equal(rt_group_commit_offsets(f->e, "heal-group", &o5, 1), 0);
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = "__consumer_offsets-"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    struct rt_offset o9 = {.topic = TOPIC, .partition = 0, .offset = 9, .metadata = "m9"};
+    assert_int_equal(rt_group_commit_offsets(f->e, "heal-group", &o9, 1), RT_E_IO_FAILED);
+    fprintf(stderr, "offset commit refused: %s\n", rt_error_detail());
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* SH11 */
+    int64_t off = -1;
+    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 0, true, &off), 0);
+    assert_int_equal(off, 5); /* GO1: nothing applied that is not in the log */
+    int64_t base = -1;
+    assert_int_equal(append_idem(f->e, TOPIC, 0, 7, 0, 1, "a", &base, 0), 0);
+    assert_int_equal(rt_group_commit_offsets(f->e, "heal-group", &o9, 1), RT_E_IO_FAILED);
+    io_fault_rules_clear(&plan);
+    int64_t until = now_ms() + 30000;
+    int rc;
+    while ((rc = rt_group_commit_offsets(f->e, "heal-group", &o9, 1)) != 0) {
+        assert_int_equal(rc, RT_E_IO_FAILED);
+        assert_true(now_ms() <= until);
+        usleep(20 * 1000);
+    }
+    assert_healed(f->e, &fl);
+    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 0, true, &off), 0);
+    assert_int_equal(off, 9);
+    struct rt_offset o12 = {.topic = TOPIC, .partition = 1, .offset = 12, .metadata = NULL};
+    assert_int_equal(rt_group_commit_offsets(f->e, "heal-group", &o12, 1), 0);
+    assert_int_equal(rt_close(f->e), 0);
+    f->e = NULL;
+    io_fault_plan_release(&plan);
+    assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
+    struct rt_options ro = f->o;
+    assert_int_equal(rt_open(f->dir, &ro, &f->e), 0);
+    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 0, true, &off), 0);
+    assert_int_equal(off, 9);
+    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 1, true, &off), 0);
+    assert_int_equal(off, 12);
+    tu_fixture_close(f);
+}
+
+/* PR9: an in-process rt_producer (anonymous, idempotent) whose batch met a partition fault: the
+ * delivery and the flush report RT_E_IO_FAILED naming the cause, sends to that partition answer
+ * it meanwhile, and the same producer writes again once the partition has recovered in place;
+ * the failed record is never visible, every acknowledged one is there once, and the producer's
+ * other partition was never refused. */
+static void test_heal_producer_after_fault(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    open_txn_engine(f, &plan, &fl);
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(f->e, &po, &p), 0);
+    struct rt_producer_message m = {
+        .record = {.key_len = -1, .value = "p-0", .value_len = 3, .timestamp_ms = -1},
+        .sequence = -1};
+    int err = 1;
+    assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err), 0);
+    assert_int_equal(rt_producer_flush(p, -1), 0);
+    assert_int_equal(err, 0);
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = P0_FILES};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    m.record.value = "lost";
+    m.record.value_len = 4;
+    err = 1;
+    int err2 = 1;
+    assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err), 0);
+    assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err2), 0);
+    assert_int_equal(rt_producer_flush(p, -1), RT_E_IO_FAILED);
+    assert_int_equal(err, RT_E_IO_FAILED);
+    assert_true(err2 == RT_E_IO_FAILED || err2 == RT_E_OUT_OF_ORDER_SEQUENCE);
+    /* The other partition is not refused: the fault is not the producer's end. */
+    m.record.value = "q-0";
+    m.record.value_len = 3;
+    err = 1;
+    assert_int_equal(rt_producer_send(p, TOPIC, 1, &m, pdelivered, &err), 0);
+    assert_int_equal(rt_producer_flush(p, -1), 0);
+    assert_int_equal(err, 0);
+    /* While the disk refuses, the same producer keeps answering RT_E_IO_FAILED. */
+    m.record.value = "lost";
+    m.record.value_len = 4;
+    for (int i = 0; i < 3; i++) {
+        err = 1;
+        int rc = rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err);
+        if (rc == 0)
+            rc = rt_producer_flush(p, -1);
+        assert_int_equal(rc ? rc : err, RT_E_IO_FAILED);
+        if (i == 0)
+            fprintf(stderr, "producer meanwhile: %s\n", rt_error_detail());
+        usleep(30 * 1000);
+    }
+    io_fault_rules_clear(&plan);
+    m.record.value = "p-1";
+    m.record.value_len = 3;
+    int64_t until = now_ms() + 30000;
+    for (;;) { /* the same producer, the same record, until it is stored */
+        err = 1;
+        int rc = rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err);
+        if (rc == 0)
+            rc = rt_producer_flush(p, -1);
+        if (rc == 0 && err == 0)
+            break;
+        assert_true((rc ? rc : err) == RT_E_IO_FAILED ||
+                    (rc ? rc : err) == RT_E_OUT_OF_ORDER_SEQUENCE);
+        assert_true(now_ms() <= until);
+        usleep(20 * 1000);
+    }
+    m.record.value = "p-2";
+    err = 1;
+    assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err), 0);
+    assert_int_equal(rt_producer_flush(p, -1), 0);
+    assert_int_equal(err, 0);
+    assert_int_equal(rt_producer_close(p), 0);
+    assert_healed(f->e, &fl);
+    char *v1 = read_values_iso(f->e, TOPIC, 1, RT_READ_UNCOMMITTED);
+    assert_string_equal(v1, "q-0|");
+    free(v1);
+    close_verify_reopen(f, &plan, "p-0|p-1|p-2|");
+    tu_fixture_close(f);
 }
 
 /* Fills the file system at dir until ENOSPC; returns the open descriptor of the filler. */
@@ -692,7 +1185,7 @@ static void test_heal_tmpfs_fill_and_free(void **state)
     assert_int_equal(pw.error, 0);
     fprintf(stderr,
             "rt_producer writer: %" PRId64 " records acknowledged, %" PRIu64
-            " failed deliveries (a new producer each)\n",
+            " failed deliveries (one producer throughout)\n",
             pw.acked.records, atomic_load(&pw.failures));
     assert_true(cycles_failed >= 1); /* the disk really filled */
     struct rt_stats s;
@@ -738,6 +1231,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heal_fdatasync_eio, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_failed_roll, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_never_when_disabled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_marker_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_txn_state_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_txn_data_and_abort_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_offsets_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_producer_after_fault, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_tmpfs_fill_and_free, setup, teardown_tmpfs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

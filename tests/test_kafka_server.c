@@ -699,7 +699,10 @@ static void test_incremental_alter_configs(void **state)
     c.name = "cleanup.policy";
     assert_int_equal(rt_topic_config_get(x->f.e, "inc", one_config_fn, &c), 0);
     assert_string_equal(c.value, "delete"); /* appended once: already there */
-    assert_int_equal(incremental(x, "inc", "cleanup.policy", 2, "compact"), KAFKA_INVALID_CONFIG);
+    assert_int_equal(incremental(x, "inc", "cleanup.policy", 2, "compact"), KAFKA_NONE);
+    assert_int_equal(rt_topic_config_get(x->f.e, "inc", one_config_fn, &c), 0);
+    assert_string_equal(c.value, "delete,compact"); /* appended (issue 26: compaction) */
+    assert_int_equal(incremental(x, "inc", "cleanup.policy", 2, "shred"), KAFKA_INVALID_CONFIG);
     assert_int_equal(incremental(x, "inc", "retention.ms", 2, "1"), KAFKA_INVALID_CONFIG);
     assert_int_equal(incremental(x, "inc", "retention.ms", 9, "1"), KAFKA_INVALID_REQUEST);
     assert_int_equal(incremental(x, "inc", "no.such.config", 0, "1"), KAFKA_INVALID_CONFIG);

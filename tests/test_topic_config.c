@@ -97,10 +97,10 @@ static void test_check_names_and_values(void **state)
     assert_int_equal(rt_topic_config_check("segment.bytes", "14"), 0);
     assert_int_equal(rt_topic_config_check("segment.bytes", "12abc"), RT_E_INVALID_CONFIG);
     assert_int_equal(rt_topic_config_check("cleanup.policy", "delete"), 0);
-    assert_int_equal(rt_topic_config_check("cleanup.policy", "compact"), RT_E_INVALID_CONFIG);
+    assert_int_equal(rt_topic_config_check("cleanup.policy", "compact"), 0); /* issue 26 */
+    assert_int_equal(rt_topic_config_check("cleanup.policy", "delete, compact"), 0);
+    assert_int_equal(rt_topic_config_check("cleanup.policy", "compact,shred"), RT_E_INVALID_CONFIG);
     assert_non_null(strstr(rt_error_detail(), "cleanup.policy"));
-    assert_int_equal(rt_topic_config_check("cleanup.policy", "delete,compact"),
-                     RT_E_INVALID_CONFIG);
     assert_int_equal(rt_topic_config_check("message.timestamp.type", "LogAppendTime"), 0);
     assert_int_equal(rt_topic_config_check("message.timestamp.type", "logappendtime"),
                      RT_E_INVALID_CONFIG);

@@ -39,6 +39,7 @@ int cmd_murmur2(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_txn(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_user(int argc, char **argv);
 
 /* Prints "ringtail CMD: <msg>" and a hint to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

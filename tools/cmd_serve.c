@@ -22,6 +22,7 @@
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/metrics/metrics.h"
 #include "tools/kafka/net/net_tls.h"
+#include "tools/kafka/sasl/cred_store.h"
 #include "tools/kafka/server/server.h"
 
 /* Issue 21 F3: a partition's disk fault is logged when it happens (the file, the operation,
@@ -45,100 +46,113 @@ static void serve_on_fault(void *ctx, const struct rt_partition_fault *f)
 
 static void serve_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: ringtail serve DIR [OPTIONS]\n"
-            "\n"
-            "Serves DIR (created if missing) as a single-node Kafka broker: kcat, librdkafka,\n"
-            "confluent-kafka-python and kafkajs produce and consume with it. Prints\n"
-            "'listening on HOST:PORT' once it accepts connections; SIGTERM or SIGINT stop it\n"
-            "(in-flight requests are answered, the engine is closed cleanly, exit 0).\n"
-            "TLS on SSL listeners (client certificates: --ssl-client-auth); no SASL yet:\n"
-            "keep PLAINTEXT listeners on loopback.\n"
-            "\n"
-            "Options (default; the Kafka broker config each mirrors):\n"
-            "  --listeners LIST           comma-separated PROTOCOL://HOST:PORT, PROTOCOL one of\n"
-            "                             PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, each at most\n"
-            "                             once (PLAINTEXT://127.0.0.1:9092; listeners)\n"
-            "  --listen HOST:PORT         shorthand for --listeners PLAINTEXT://HOST:PORT\n"
-            "  --ssl-cert-pem FILE        the server's certificate (chain), PEM, for SSL and\n"
-            "                             SASL_SSL listeners (ssl.keystore.certificate.chain);\n"
-            "                             SIGHUP reloads it and the key for new connections\n"
-            "  --ssl-key-pem FILE         its private key, PEM (ssl.keystore.key)\n"
-            "  --ssl-ca-pem FILE          CA that client certificates are verified against\n"
-            "                             (ssl.truststore.certificates)\n"
-            "  --ssl-client-auth MODE     none|requested|required (none; ssl.client.auth); a\n"
-            "                             verified client's principal is User:<subject DN>\n"
-            "  --ssl-handshake-timeout-ms N  a TLS handshake not done in N ms is closed\n"
-            "                             (10000)\n"
-            "  --advertised-listeners LIST  PROTOCOL://HOST:PORT told to clients that came in\n"
-            "                             on that protocol's listener, in Metadata and\n"
-            "                             FindCoordinator (127.0.0.1 and the listener's port;\n"
-            "                             advertised.listeners)\n"
-            "  --advertise HOST:PORT      shorthand: the first listener's advertised address\n"
-            "  --broker-id N              this broker's node id (0; broker.id / node.id)\n"
-            "  --threads N                network loop threads (one per core;\n"
-            "                             num.network.threads)\n"
-            "  --connections-max N        open connections at most; more are closed at accept\n"
-            "                             (1024; max.connections)\n"
-            "  --request-max-bytes N      largest request frame; a bigger one closes its\n"
-            "                             connection (104857600; socket.request.max.bytes)\n"
-            "  --in-flight-max N          requests read ahead per connection before reading\n"
-            "                             pauses (16; queued.max.requests, per connection)\n"
-            "  --queued-max-request-bytes N  request bytes (of frames over 64 KiB) held at once\n"
-            "                             over all connections; a larger frame waits to be read\n"
-            "                             (536870912; queued.max.request.bytes; 0: no bound)\n"
-            "  --queued-max-response-bytes N  response bytes answered and not yet taken by\n"
-            "                             their clients, over all connections; at the bound no\n"
-            "                             connection reads another request (536870912; 0: no\n"
-            "                             bound)\n"
-            "  --connection-max-response-bytes N  the same per connection: its reading pauses\n"
-            "                             while its client has this much unread (16777216; as\n"
-            "                             Kafka mutes a channel; 0: no bound)\n"
-            "  --idle-ms N                close connections silent this long (600000;\n"
-            "                             connections.max.idle.ms)\n"
-            "  --num-partitions N         partitions of auto-created topics (1; num.partitions)\n"
-            "  --auto-create-topics B     create unknown topics on Metadata and Produce (true;\n"
-            "                             auto.create.topics.enable)\n"
-            "  --auto-create-max-per-request N  topics one request may auto-create, and one\n"
-            "                             connection a second (100); the rest are answered\n"
-            "                             UNKNOWN_TOPIC_OR_PARTITION until a later request\n"
-            "  --print-api-versions       print the advertised APIs and versions as the\n"
-            "                             README's markdown table, and exit\n"
-            "  --accept-replication-factor  accept CreateTopics replication factors > 1 and\n"
-            "                             create one replica (off: INVALID_REPLICATION_FACTOR;\n"
-            "                             for test suites written for 3-broker clusters)\n"
-            "  --transaction-max-timeout-ms N  largest transaction timeout (900000;\n"
-            "                             transaction.max.timeout.ms)\n"
-            "  --group-initial-rebalance-delay-ms N  how long the first rebalance of an empty\n"
-            "                             group waits for more members (3000;\n"
-            "                             group.initial.rebalance.delay.ms; 0: none)\n"
-            "  --group-min-session-timeout-ms N  shortest session timeout a member may ask\n"
-            "                             (6000; group.min.session.timeout.ms)\n"
-            "  --group-max-session-timeout-ms N  longest (1800000;\n"
-            "                             group.max.session.timeout.ms)\n"
-            "  --sync MODE                always|interval|none: acknowledge produce after\n"
-            "                             fdatasync, or not (always; log.flush.interval.*)\n"
-            "  --segment-bytes N          segment size (67108864; log.segment.bytes)\n"
-            "  --log-message-timestamp-type T  CreateTime|LogAppendTime: a batch's max\n"
-            "                             timestamp is its records' or the broker's clock\n"
-            "                             (CreateTime; log.message.timestamp.type)\n"
-            "  --fetch-max-bytes N        record bytes of one Fetch response at most, whatever\n"
-            "                             the client asks; the first batch is sent whole even\n"
-            "                             if larger (57671680; fetch.max.bytes)\n"
-            "  --io MODE                  auto|uring|sync: network loop on io_uring or epoll\n"
-            "                             (auto: io_uring when it can be set up; the\n"
-            "                             environment variable RT_KAFKA_IO sets the default)\n"
-            "  --metrics HOST:PORT        serve Prometheus metrics at http://HOST:PORT/metrics\n"
-            "                             (off; port 0 picks one, printed at start)\n"
-            "  --zero-copy MODE           true: fetched records go from the segment mapping to\n"
-            "                             the socket with SEND_ZC / MSG_ZEROCOPY (true);\n"
-            "                             sendmsg: a plain sendmsg from the mapping (no copy in\n"
-            "                             user space, the kernel copies); false: copied in\n"
-            "                             user space, through a 128 KiB buffer per connection\n"
-            "                             as the socket drains (for comparison)\n"
-            "\n"
-            "Exit status: 0 after a signal, 1 when the engine or the socket cannot be set up,\n"
-            "2 usage error.\n");
+    fprintf(
+        out,
+        "usage: ringtail serve DIR [OPTIONS]\n"
+        "\n"
+        "Serves DIR (created if missing) as a single-node Kafka broker: kcat, librdkafka,\n"
+        "confluent-kafka-python and kafkajs produce and consume with it. Prints\n"
+        "'listening on HOST:PORT' once it accepts connections; SIGTERM or SIGINT stop it\n"
+        "(in-flight requests are answered, the engine is closed cleanly, exit 0).\n"
+        "SASL_PLAINTEXT and SASL_SSL listeners authenticate with PLAIN or SCRAM against\n"
+        "the users of `ringtail user` (DIR/scram-credentials); SSL and SASL_SSL ones run\n"
+        "TLS (client certificates: --ssl-client-auth); PLAINTEXT ones do neither: keep\n"
+        "those on loopback.\n"
+        "\n"
+        "Options (default; the Kafka broker config each mirrors):\n"
+        "  --listeners LIST           comma-separated PROTOCOL://HOST:PORT, PROTOCOL one of\n"
+        "                             PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, each at most\n"
+        "                             once (PLAINTEXT://127.0.0.1:9092; listeners)\n"
+        "  --listen HOST:PORT         shorthand for --listeners PLAINTEXT://HOST:PORT\n"
+        "  --sasl-mechanisms LIST     comma-separated, of PLAIN, SCRAM-SHA-256,\n"
+        "                             SCRAM-SHA-512; required by a SASL listener (Kafka's\n"
+        "                             default, GSSAPI, is not served; sasl.enabled.mechanisms)\n"
+        "  --connections-max-reauth-ms N  a SASL session's lifetime: past it, a request\n"
+        "                             other than SASL's closes the connection unless the\n"
+        "                             client re-authenticated (0: off;\n"
+        "                             connections.max.reauth.ms, KIP-368)\n"
+        "  --connection-failed-authentication-delay-ms N  a failed authentication is\n"
+        "                             answered this much later (100;\n"
+        "                             connection.failed.authentication.delay.ms)\n"
+        "  --ssl-cert-pem FILE        the server's certificate (chain), PEM, for SSL and\n"
+        "                             SASL_SSL listeners (ssl.keystore.certificate.chain);\n"
+        "                             SIGHUP reloads it and the key for new connections\n"
+        "  --ssl-key-pem FILE         its private key, PEM (ssl.keystore.key)\n"
+        "  --ssl-ca-pem FILE          CA that client certificates are verified against\n"
+        "                             (ssl.truststore.certificates)\n"
+        "  --ssl-client-auth MODE     none|requested|required (none; ssl.client.auth); a\n"
+        "                             verified client's principal is User:<subject DN>\n"
+        "  --ssl-handshake-timeout-ms N  a TLS handshake not done in N ms is closed\n"
+        "                             (10000)\n"
+        "  --advertised-listeners LIST  PROTOCOL://HOST:PORT told to clients that came in\n"
+        "                             on that protocol's listener, in Metadata and\n"
+        "                             FindCoordinator (127.0.0.1 and the listener's port;\n"
+        "                             advertised.listeners)\n"
+        "  --advertise HOST:PORT      shorthand: the first listener's advertised address\n"
+        "  --broker-id N              this broker's node id (0; broker.id / node.id)\n"
+        "  --threads N                network loop threads (one per core;\n"
+        "                             num.network.threads)\n"
+        "  --connections-max N        open connections at most; more are closed at accept\n"
+        "                             (1024; max.connections)\n"
+        "  --request-max-bytes N      largest request frame; a bigger one closes its\n"
+        "                             connection (104857600; socket.request.max.bytes)\n"
+        "  --in-flight-max N          requests read ahead per connection before reading\n"
+        "                             pauses (16; queued.max.requests, per connection)\n"
+        "  --queued-max-request-bytes N  request bytes (of frames over 64 KiB) held at once\n"
+        "                             over all connections; a larger frame waits to be read\n"
+        "                             (536870912; queued.max.request.bytes; 0: no bound)\n"
+        "  --queued-max-response-bytes N  response bytes answered and not yet taken by\n"
+        "                             their clients, over all connections; at the bound no\n"
+        "                             connection reads another request (536870912; 0: no\n"
+        "                             bound)\n"
+        "  --connection-max-response-bytes N  the same per connection: its reading pauses\n"
+        "                             while its client has this much unread (16777216; as\n"
+        "                             Kafka mutes a channel; 0: no bound)\n"
+        "  --idle-ms N                close connections silent this long (600000;\n"
+        "                             connections.max.idle.ms)\n"
+        "  --num-partitions N         partitions of auto-created topics (1; num.partitions)\n"
+        "  --auto-create-topics B     create unknown topics on Metadata and Produce (true;\n"
+        "                             auto.create.topics.enable)\n"
+        "  --auto-create-max-per-request N  topics one request may auto-create, and one\n"
+        "                             connection a second (100); the rest are answered\n"
+        "                             UNKNOWN_TOPIC_OR_PARTITION until a later request\n"
+        "  --print-api-versions       print the advertised APIs and versions as the\n"
+        "                             README's markdown table, and exit\n"
+        "  --accept-replication-factor  accept CreateTopics replication factors > 1 and\n"
+        "                             create one replica (off: INVALID_REPLICATION_FACTOR;\n"
+        "                             for test suites written for 3-broker clusters)\n"
+        "  --transaction-max-timeout-ms N  largest transaction timeout (900000;\n"
+        "                             transaction.max.timeout.ms)\n"
+        "  --group-initial-rebalance-delay-ms N  how long the first rebalance of an empty\n"
+        "                             group waits for more members (3000;\n"
+        "                             group.initial.rebalance.delay.ms; 0: none)\n"
+        "  --group-min-session-timeout-ms N  shortest session timeout a member may ask\n"
+        "                             (6000; group.min.session.timeout.ms)\n"
+        "  --group-max-session-timeout-ms N  longest (1800000;\n"
+        "                             group.max.session.timeout.ms)\n"
+        "  --sync MODE                always|interval|none: acknowledge produce after\n"
+        "                             fdatasync, or not (always; log.flush.interval.*)\n"
+        "  --segment-bytes N          segment size (67108864; log.segment.bytes)\n"
+        "  --log-message-timestamp-type T  CreateTime|LogAppendTime: a batch's max\n"
+        "                             timestamp is its records' or the broker's clock\n"
+        "                             (CreateTime; log.message.timestamp.type)\n"
+        "  --fetch-max-bytes N        record bytes of one Fetch response at most, whatever\n"
+        "                             the client asks; the first batch is sent whole even\n"
+        "                             if larger (57671680; fetch.max.bytes)\n"
+        "  --io MODE                  auto|uring|sync: network loop on io_uring or epoll\n"
+        "                             (auto: io_uring when it can be set up; the\n"
+        "                             environment variable RT_KAFKA_IO sets the default)\n"
+        "  --metrics HOST:PORT        serve Prometheus metrics at http://HOST:PORT/metrics\n"
+        "                             (off; port 0 picks one, printed at start)\n"
+        "  --zero-copy MODE           true: fetched records go from the segment mapping to\n"
+        "                             the socket with SEND_ZC / MSG_ZEROCOPY (true);\n"
+        "                             sendmsg: a plain sendmsg from the mapping (no copy in\n"
+        "                             user space, the kernel copies); false: copied in\n"
+        "                             user space, through a 128 KiB buffer per connection\n"
+        "                             as the socket drains (for comparison)\n"
+        "\n"
+        "Exit status: 0 after a signal, 1 when the engine or the socket cannot be set up,\n"
+        "2 usage error.\n");
 }
 
 /* HOST:PORT, [V6]:PORT. host_out gets a NUL-terminated copy. */
@@ -306,25 +320,80 @@ static const char *apply_advertised(struct serve_args *a)
     return NULL;
 }
 
+/* --sasl-mechanisms: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, comma-separated. */
+static bool parse_sasl_mechanisms(const char *v, uint32_t *out)
+{
+    static const struct {
+        const char *name;
+        uint32_t bit;
+    } names[] = {{"PLAIN", KAFKA_SASL_PLAIN},
+                 {"SCRAM-SHA-256", KAFKA_SASL_SCRAM_SHA_256},
+                 {"SCRAM-SHA-512", KAFKA_SASL_SCRAM_SHA_512}};
+    uint32_t bits = 0;
+    for (const char *p = v;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        bool known = false;
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            if (len == strlen(names[i].name) && strncmp(p, names[i].name, len) == 0) {
+                bits |= names[i].bit;
+                known = true;
+            }
+        if (!known)
+            return false;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    *out = bits;
+    return true;
+}
+
+/* A SASL listener's needs: the mechanisms. Kafka's default sasl.enabled.mechanisms is GSSAPI,
+ * which is not served, so a SASL listener without --sasl-mechanisms is a usage error rather
+ * than a listener no client can authenticate on. */
+static const char *check_sasl(const struct serve_args *a)
+{
+    if (!a->so.sasl_mechanisms)
+        return "a SASL listener needs --sasl-mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; "
+               "Kafka's default, GSSAPI, is not served)";
+    return NULL;
+}
+
 static bool listener_tls(const struct net_listener *l)
 {
     return l->security == NET_SEC_SSL || l->security == NET_SEC_SASL_SSL;
 }
 
-/* What this build can serve: the security protocols whose layers exist. NULL, or why not. */
+/* A TLS listener's needs (SSL, SASL_SSL): a certificate and its key, a CA to verify client
+ * certificates when they are asked for, and the epoll loop (net_tls.c is not raw). */
+static const char *check_tls(const struct serve_args *a)
+{
+    if (!a->tls.cert_pem || !a->tls.key_pem)
+        return "SSL and SASL_SSL listeners need --ssl-cert-pem and --ssl-key-pem";
+    if (a->tls.client_auth != NET_TLS_AUTH_NONE && !a->tls.ca_pem)
+        return "--ssl-client-auth requested or required needs --ssl-ca-pem";
+    if (a->so.net.io == NET_IO_URING)
+        return "--io uring cannot serve SSL and SASL_SSL listeners (io_uring's loop does "
+               "plain sockets only; --io auto runs them on epoll)";
+    return NULL;
+}
+
+/* What this build can serve: the security protocols whose layers exist, one condition per
+ * protocol. NULL, or why not. */
 static const char *check_security(const struct serve_args *a)
 {
     for (uint32_t i = 0; i < a->so.net.listener_count; i++) {
-        const struct net_listener *l = &a->so.net.listeners[i];
-        if (listener_tls(l) && (!a->tls.cert_pem || !a->tls.key_pem))
-            return "SSL and SASL_SSL listeners need --ssl-cert-pem and --ssl-key-pem";
-        if (listener_tls(l) && a->tls.client_auth != NET_TLS_AUTH_NONE && !a->tls.ca_pem)
-            return "--ssl-client-auth requested or required needs --ssl-ca-pem";
-        if (listener_tls(l) && a->so.net.io == NET_IO_URING)
-            return "--io uring cannot serve SSL and SASL_SSL listeners (io_uring's loop does "
-                   "plain sockets only; --io auto runs them on epoll)";
-        if (l->security == NET_SEC_SASL_PLAINTEXT || l->security == NET_SEC_SASL_SSL)
-            return "SASL listeners are not served yet (issue 23)";
+        enum net_security sec = a->so.net.listeners[i].security;
+        const char *why = NULL;
+        if (sec == NET_SEC_SSL)
+            why = check_tls(a);
+        else if (sec == NET_SEC_SASL_PLAINTEXT)
+            why = check_sasl(a);
+        else if (sec == NET_SEC_SASL_SSL)
+            why = check_tls(a) ? check_tls(a) : check_sasl(a);
+        if (why)
+            return why;
     }
     return NULL;
 }
@@ -414,6 +483,12 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
         ok = cli_parse_u32(v, 1024, INT32_MAX, &so->fetch_max_bytes);
     else if (strcmp(name, "--io") == 0)
         ok = parse_io(v, &so->net.io);
+    else if (strcmp(name, "--sasl-mechanisms") == 0)
+        ok = parse_sasl_mechanisms(v, &so->sasl_mechanisms);
+    else if (strcmp(name, "--connections-max-reauth-ms") == 0)
+        ok = cli_parse_u32(v, 0, INT32_MAX, &u) && ((so->reauth_max_ms = u), true);
+    else if (strcmp(name, "--connection-failed-authentication-delay-ms") == 0)
+        ok = cli_parse_u32(v, 0, 60000, &u) && ((so->auth_failed_delay_ms = u), true);
     else if (strcmp(name, "--metrics") == 0)
         ok = kafka_metrics_check_addr(v) == 0 && ((a->metrics_addr = v), true);
     else if (strcmp(name, "--ssl-cert-pem") == 0)
@@ -546,9 +621,20 @@ static int serve_start(struct serve_args *a, rt_engine **e_out, struct kafka_ser
         kafka_metrics_destroy(metrics);
         return code;
     }
-    struct kafka_server *srv = NULL;
-    int rc = kafka_server_start(e, &a->so, &srv);
+    /* The SCRAM credentials (`ringtail user`): a damaged file is not served (CS4). */
+    char err[CRED_ERROR_MAX] = "";
+    int rc = cred_store_open(a->dir, &a->so.credentials, err, sizeof(err));
     if (rc) {
+        cli_fail("serve", "SCRAM credentials: %s", rc == RT_E_CORRUPT ? err : rt_strerror(rc));
+        cli_engine_close("serve", e);
+        kafka_metrics_destroy(metrics);
+        return CLI_EXIT_FAIL;
+    }
+    struct kafka_server *srv = NULL;
+    rc = kafka_server_start(e, &a->so, &srv);
+    if (rc) {
+        cred_store_close(a->so.credentials);
+        a->so.credentials = NULL;
         const struct net_listener *l0 = &a->so.net.listeners[0];
         cli_fail("serve", "cannot listen on %s:%u%s: %s", l0->host, l0->port,
                  a->so.net.listener_count > 1 ? " (or another of --listeners)" : "",
@@ -564,6 +650,8 @@ static int serve_start(struct serve_args *a, rt_engine **e_out, struct kafka_ser
             cli_fail("serve", "--metrics %s: %s", a->metrics_addr,
                      rc == RT_E_INVALID_ARGUMENT ? "not an IPv4 HOST:PORT" : rt_strerror(rc));
             kafka_server_stop(srv);
+            cred_store_close(a->so.credentials);
+            a->so.credentials = NULL;
             cli_engine_close("serve", e);
             kafka_metrics_destroy(metrics);
             return rc == RT_E_INVALID_ARGUMENT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
@@ -588,6 +676,18 @@ static void serve_announce(const struct serve_args *a, struct kafka_server *srv)
             : so->net.zero_copy ? "zero-copy fetch (SEND_ZC / MSG_ZEROCOPY)"
                                 : "fetch by sendmsg from the mapping",
             so->broker_id);
+    if (so->sasl_mechanisms) {
+        char reauth[48] = "off";
+        if (so->reauth_max_ms)
+            snprintf(reauth, sizeof(reauth), "every %" PRId64 " ms", so->reauth_max_ms);
+        fprintf(stderr,
+                "ringtail serve: SASL mechanisms:%s%s%s; re-authentication %s; failed "
+                "authentications answered after %" PRId64 " ms\n",
+                so->sasl_mechanisms & KAFKA_SASL_PLAIN ? " PLAIN" : "",
+                so->sasl_mechanisms & KAFKA_SASL_SCRAM_SHA_256 ? " SCRAM-SHA-256" : "",
+                so->sasl_mechanisms & KAFKA_SASL_SCRAM_SHA_512 ? " SCRAM-SHA-512" : "", reauth,
+                so->auth_failed_delay_ms);
+    }
     for (uint32_t i = 0; i < so->net.listener_count; i++) {
         const struct net_listener *l = &so->net.listeners[i];
         bool v6 = strchr(l->host, ':') != NULL;
@@ -705,6 +805,12 @@ int cmd_serve(int argc, char **argv)
                     "no required client certificate (--ssl-client-auth required): anyone who "
                     "reaches this port can read and write every topic\n",
                     l->host);
+        if (l->security == NET_SEC_SASL_PLAINTEXT && !is_loopback(l->host) &&
+            (a.so.sasl_mechanisms & KAFKA_SASL_PLAIN))
+            fprintf(stderr,
+                    "ringtail serve: warning: SASL PLAIN on %s without TLS: passwords cross the "
+                    "network in the clear (SCRAM does not send them)\n",
+                    l->host);
     }
 
     /* Every thread made from here on (engine shards, loops) inherits the mask. */
@@ -728,5 +834,8 @@ int cmd_serve(int argc, char **argv)
     int sig = serve_wait_signal(a.tls_ctx);
     fprintf(stderr, "ringtail serve: %s: stopping (answering requests in flight)\n",
             strsignal(sig));
-    return serve_stop(srv, e, metrics, a.tls_ctx);
+    code = serve_stop(srv, e, metrics, a.tls_ctx);
+    cred_store_close(a.so.credentials); /* after the server: no authentication runs now */
+    a.so.credentials = NULL;
+    return code;
 }

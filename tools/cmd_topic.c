@@ -3,8 +3,8 @@
  * DIR`, `topic describe DIR TOPIC` (partitions and every config with its source), `topic alter
  * DIR TOPIC --config K=V... [--delete-config K]...`, `topic add-partitions DIR TOPIC
  * --partitions N`, `topic delete DIR TOPIC` and `topic delete-records DIR --topic T --partition P
- * --offset O` (DeleteRecords: moves a partition's log start): the broker's admin operations,
- * offline.
+ * --offset O` (DeleteRecords: moves a partition's log start) and `topic compact DIR TOPIC` (the
+ * log cleaner, now): the broker's admin operations, offline.
  *
  * Everything that can be checked without the engine (the name, the partition count, the
  * arguments) is checked before the data directory is opened, so a bad command leaves the
@@ -31,13 +31,15 @@ static void topic_usage(FILE *out)
         "       ringtail topic add-partitions DIR TOPIC --partitions N\n"
         "       ringtail topic delete DIR TOPIC\n"
         "       ringtail topic delete-records DIR --topic T --partition P --offset O\n"
+        "       ringtail topic compact DIR TOPIC\n"
         "\n"
         "create  makes TOPIC with N partitions (1..1024 by default) in the data directory\n"
         "        DIR, creating DIR if it does not exist. TOPIC is 1..249 characters of\n"
         "        [a-zA-Z0-9._-], not '.' or '..' (Kafka's rule). Fails if TOPIC exists.\n"
         "        --config sets one of Kafka's topic configs (retention.ms, retention.bytes,\n"
         "        segment.bytes, max.message.bytes, message.timestamp.type, cleanup.policy\n"
-        "        =delete, and the others Kafka knows), checked by Kafka's rule for it.\n"
+        "        =delete|compact|compact,delete, delete.retention.ms, min.compaction.lag.ms,\n"
+        "        and the others Kafka knows), checked by Kafka's rule for it.\n"
         "list    prints one line per topic: NAME<TAB>PARTITIONS, in creation order.\n"
         "describe prints the partition count, then one line per config:\n"
         "        KEY<TAB>VALUE<TAB>SOURCE (topic, engine or default)<TAB>(honoured|kept).\n"
@@ -48,6 +50,9 @@ static void topic_usage(FILE *out)
         "delete-records moves partition P's log start offset to O (-1: its high watermark),\n"
         "        as Kafka's DeleteRecords does: nothing below it is read again; prints the new\n"
         "        log start. O above the high watermark fails.\n"
+        "compact cleans every partition of TOPIC now, as the log cleaner does (cleanup.policy\n"
+        "        must hold compact): the latest record of each key is kept, aborted records,\n"
+        "        old tombstones and markers go, offsets stay; the active segment is untouched.\n"
         "\n"
         "Exit status: 0 success, 1 failure (topic exists or not, directory locked, I/O), 2\n"
         "usage error (missing argument, bad name, bad partition count, bad config).\n");
@@ -371,6 +376,36 @@ static int topic_delete_records(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+static int topic_compact(int argc, char **argv)
+{
+    optind = 1;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            topic_usage(stdout);
+            return CLI_EXIT_OK;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return cli_usage("topic", "compact: unknown option %s", argv[i]);
+        }
+    const char *dir = NULL, *topic = NULL;
+    int ex = dir_topic("compact", argc, argv, &dir, &topic);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    rt_engine *engine = NULL;
+    ex = cli_engine_open("topic", dir, false, NULL, &engine, NULL);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    int rc = rt_topic_compact(engine, topic);
+    if (rc != 0) {
+        cli_fail_rt("topic", rc, "compact: topic '%s' in %s", topic, dir);
+        rt_close(engine);
+        return CLI_EXIT_FAIL;
+    }
+    ex = cli_engine_close("topic", engine);
+    if (ex == CLI_EXIT_OK)
+        printf("compacted topic %s in %s\n", topic, dir);
+    return ex;
+}
+
 static int print_config(void *ctx, const char *name, const char *value,
                         enum rt_config_source source, bool honoured)
 {
@@ -422,7 +457,7 @@ int cmd_topic(int argc, char **argv)
 {
     if (argc < 2)
         return cli_usage("topic", "missing subcommand: create, list, describe, alter, "
-                                  "add-partitions, delete or delete-records");
+                                  "add-partitions, delete, delete-records or compact");
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
         topic_usage(stdout);
@@ -439,8 +474,10 @@ int cmd_topic(int argc, char **argv)
         return topic_change(sub, argc - 1, argv + 1);
     if (strcmp(sub, "delete-records") == 0)
         return topic_delete_records(argc - 1, argv + 1);
+    if (strcmp(sub, "compact") == 0)
+        return topic_compact(argc - 1, argv + 1);
     return cli_usage("topic",
                      "unknown subcommand '%s' (create, list, describe, alter, add-partitions, "
-                     "delete, delete-records)",
+                     "delete, delete-records, compact)",
                      sub);
 }

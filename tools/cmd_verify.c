@@ -3,11 +3,13 @@
  * engine/check/verify.c) over a closed data directory and turns its report into output and an exit
  * status. The checks themselves live in the engine so tests and embedders get the same ones.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "tools/kafka/sasl/cred_store.h"
 
 static void verify_usage(FILE *out)
 {
@@ -16,7 +18,8 @@ static void verify_usage(FILE *out)
                  "Checks a data directory that no engine has open: the topic catalogue, every\n"
                  "partition directory, every batch's length, CRC and records, offset continuity\n"
                  "within and across segments, and every .index and .timeindex entry against the\n"
-                 "log. Changes nothing.\n"
+                 "log; the broker's SCRAM credentials file (scram-credentials) when there is\n"
+                 "one. Changes nothing.\n"
                  "\n"
                  "Healthy: prints one summary line and exits 0. Otherwise prints one problem per\n"
                  "line ('FILE: offset N: what') and exits 1. Lines starting 'warning:' do not\n"
@@ -62,6 +65,21 @@ int cmd_verify(int argc, char **argv)
             return cli_fail("verify", "%s", detail);
         return cli_fail("verify", "%s: %s", dir, rt_strerror(rc));
     }
+    /* The broker's credentials (docs/format.md S): damage is a problem like any other. */
+    char cerr[CRED_ERROR_MAX] = "";
+    int crc = cred_file_check(dir, cerr, sizeof(cerr));
+    if (crc == RT_E_CORRUPT) {
+        printf("%s\n", cerr);
+        n.problems++;
+        if (rc == 0)
+            rc = RT_E_CORRUPT;
+    } else if (crc != 0 && crc != -ENOENT) {
+        printf("%s/%s: %s\n", dir, CRED_FILE_NAME, rt_strerror(crc));
+        n.problems++;
+        if (rc == 0)
+            rc = RT_E_CORRUPT;
+    }
+    fflush(stdout);
     char bytes[32];
     cli_bytes(bytes, sizeof bytes, n.bytes);
     printf("%s: %" PRIu64 " topic%s, %" PRIu64 " partition%s, %" PRIu64 " segment%s, %" PRIu64

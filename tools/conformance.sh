@@ -14,10 +14,13 @@
 #      as the suite's trivup clusters use, replication factors accepted, small segments, --sync
 #      none: the suite tests the protocol, not fsync), and writes the test.conf the suite reads
 #      (bootstrap.servers); TEST_KAFKA_VERSION=2.4.0. Tests of the suite's noautocreate
-#      scenario run against a second such broker with --auto-create-topics false; tests of
-#      other scenarios are reported as skipped;
+#      scenario run against a second such broker with --auto-create-topics false, and
+#      0135_sasl_credentials against a third with a SASL_PLAINTEXT listener (SCRAM-SHA-512, one
+#      user made by `ringtail user add`); tests of other scenarios are reported as skipped;
 #   4. runs every broker-facing test (the runner's -L leaves out the local ones), one test
 #      number at a time with a per-test timeout, restarting the broker if a test killed it;
+#      the tests that run Kafka's kafka-topics.sh get ours (KAFKA_PATH=tests/conformance/
+#      kafka_path: confluent-kafka's AdminClient, when /usr/bin/python3 has it);
 #   5. prints a per-test table (passed / failed / skipped, and why) and compares it with
 #      tests/conformance/expected.txt: any difference fails the run, a test that newly passes
 #      included (so expected.txt gets updated). The last line is "N passed, M failed" where a
@@ -186,7 +189,7 @@ ln -s "$SRC/src" "$RUN/src"
 SERVE_PID=
 cleanup() {
     local pid
-    for pid in $SERVE_PID $NOAUTO_PID; do
+    for pid in $SERVE_PID $NOAUTO_PID ${SASL_PID:-}; do
         kill -TERM "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
     done
@@ -225,12 +228,36 @@ noauto_start() {
     printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$NOAUTO_PORT" \
         >"$RUN/test-noautocreate.conf"
 }
+# SASL (issue 23): the tests that need sasl.* in test.conf (0135_sasl_credentials) run against a
+# third broker with a SASL_PLAINTEXT listener and one SCRAM-SHA-512 user made by `ringtail user`.
+SASL_PID=
+SASL_PORT=
+sasl_start() {
+    [ -n "$SASL_PORT" ] || SASL_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    mkdir -p "$RUN/data-sasl"
+    printf 'conformance-secret\n' >"$RUN/sasl.pw"
+    "$RT" user add "$RUN/data-sasl" --name conformance --mechanism SCRAM-SHA-512 \
+        --password-file "$RUN/sasl.pw" >/dev/null || die "ringtail user add failed"
+    serve_run "$RUN/serve-sasl.log" "$RUN/data-sasl" \
+        --listeners "SASL_PLAINTEXT://127.0.0.1:$SASL_PORT" --sasl-mechanisms SCRAM-SHA-512 \
+        --num-partitions 4 --auto-create-topics true --accept-replication-factor \
+        --segment-bytes 2097152 --sync none
+    SASL_PID=$LAST_PID
+    printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanisms=SCRAM-SHA-512\nsasl.username=conformance\nsasl.password=conformance-secret\n' \
+        "$SASL_PORT" >"$RUN/test-sasl.conf"
+}
 serve_start
 printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$PORT" >"$RUN/test.conf"
 echo "conformance: librdkafka $UPSTREAM's suite against ringtail serve on 127.0.0.1:$PORT" \
     "($(echo "$NUMBERS" | wc -l) test numbers${QUICK:+, quick mode}, timeout ${TIMEOUT}s each)"
 
 # ---- 4. one test number at a time -----------------------------------------------------------------
+# The tests that run Kafka's kafka-topics.sh (test.c's test_kafka_topics) get ours instead:
+# KAFKA_PATH=tests/conformance/kafka_path, whose bin/kafka-topics.sh is kafka_topics.py
+# (confluent-kafka's AdminClient), with ZK_ADDRESS/BROKERS naming the test's broker. Without
+# Debian's python3-confluent-kafka, KAFKA_PATH stays unset and those tests fail as they would.
+KAFKA_TOOLS=
+/usr/bin/python3 -c 'import confluent_kafka' 2>/dev/null && KAFKA_TOOLS=$ROOT/tests/conformance/kafka_path
 RESULTS=$RUN/results.txt
 : >"$RESULTS"
 PAIRS=$(for num in $NUMBERS; do awk -v n="$num" 'index($1, n "_") == 1 { print n ":" $3 }' "$LIST"; done | sort -u)
@@ -251,11 +278,19 @@ for pair in $PAIRS; do
         [ -n "$NOAUTO_PID" ] || noauto_start
         conf=test-noautocreate.conf
         pid_var=NOAUTO_PID
+    elif [ "$num" = 0135 ]; then # SASL credentials: the SASL broker
+        [ -n "$SASL_PID" ] || sasl_start
+        conf=test-sasl.conf
+        pid_var=SASL_PID
     fi
+    addr=127.0.0.1:$PORT
+    [ "$pid_var" = NOAUTO_PID ] && addr=127.0.0.1:$NOAUTO_PORT
+    tools_env=()
+    [ -n "$KAFKA_TOOLS" ] && tools_env=("KAFKA_PATH=$KAFKA_TOOLS" "ZK_ADDRESS=$addr" "BROKERS=$addr")
     start=$(date +%s)
-    (cd "$RUN/cwd" && TESTS=$num TEST_SCENARIO=$scenario TEST_KAFKA_VERSION=2.4.0 \
-        RDKAFKA_TEST_CONF=$RUN/$conf timeout -k 10 "$TIMEOUT" "$RUNNER" -L -p1 $QUICK >"$log" 2>&1) \
-        2>/dev/null
+    (cd "$RUN/cwd" && env TESTS="$num" TEST_SCENARIO="$scenario" TEST_KAFKA_VERSION=2.4.0 \
+        RDKAFKA_TEST_CONF="$RUN/$conf" "${tools_env[@]}" \
+        timeout -k 10 "$TIMEOUT" "$RUNNER" -L -p1 $QUICK >"$log" 2>&1) 2>/dev/null
     rc=$?
     took=$(($(date +%s) - start))
     died=
@@ -263,7 +298,11 @@ for pair in $PAIRS; do
         died=1
         wait "${!pid_var}" 2>/dev/null
         echo "conformance: the broker died during $num; restarting it" >&2
-        if [ "$pid_var" = SERVE_PID ]; then serve_start; else noauto_start; fi
+        case $pid_var in
+        SERVE_PID) serve_start ;;
+        SASL_PID) sasl_start ;;
+        *) noauto_start ;;
+        esac
     fi
     python3 - "$LIST" "$num" "$log" "$rc" "$took" "$died" "$scenario" >>"$RESULTS" <<'EOF'
 import re, sys

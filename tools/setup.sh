@@ -13,7 +13,8 @@ packages=(build-essential cmake pkg-config git python3 util-linux liburing-dev l
 # --metrics, promtool (prometheus) to check a scrape, iproute2 for `ss -K`. Node and npm (for
 # kafkajs) only when missing: a machine with another node (nodesource's) keeps it.
 packages+=(kcat librdkafka-dev python3-confluent-kafka libmicrohttpd-dev prometheus iproute2 curl)
-# TLS listeners (issue 23): OpenSSL 3's library and headers, and its CLI for the tests' certificates.
+# TLS listeners and SASL/SCRAM (issue 23): OpenSSL 3's libssl and libcrypto (PBKDF2, HMAC, the
+# digests), and its CLI for the tests' certificates.
 packages+=(libssl-dev openssl)
 # tools/conformance.sh unpacks librdkafka's Debian source package (dpkg-source) and builds its
 # test-runner (g++; with rapidjson-dev its JSON-checking tests, 0053 stats and 0110 batch size,

@@ -53,7 +53,9 @@ const char *rt_strerror(int code)
     case RT_E_RECORD_TOO_LARGE:
         return "RT_E_RECORD_TOO_LARGE: batch or record larger than batch_size_max_bytes";
     case RT_E_IO_FAILED:
-        return "RT_E_IO_FAILED: an earlier write or fdatasync failed; close and reopen to recover";
+        return "RT_E_IO_FAILED: a write or fdatasync failed (a partition that failed alone "
+               "recovers in place once the disk takes writes; the engine's write side needs a "
+               "reopen)";
     case RT_E_CLOSED:
         return "RT_E_CLOSED: the engine is closing or closed";
     case RT_E_END:

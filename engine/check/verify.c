@@ -67,6 +67,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "cleaner_checkpoint.h"
 #include "error.h"
 #include "records.h"
 #include "fetch.h"
@@ -380,7 +381,8 @@ static bool stale_tail(const struct verifier *v, const struct mapped *m, size_t 
 /* Walks one .log. expected_base is where the previous segment ended (-1 for the first).
  * Returns 0 or -ENOMEM; problems go to fn. */
 static int check_log(struct verifier *v, const char *path, int64_t seg_base, int64_t expected_base,
-                     const char *prev_path, uint64_t prev_bytes, bool newest, struct log_result *r)
+                     const char *prev_path, uint64_t prev_bytes, bool newest, bool gaps_ok,
+                     bool prev_gaps_ok, struct log_result *r)
 {
     r->last_offset = -1;
     r->max_timestamp = -1;
@@ -395,7 +397,9 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
     }
     v->progress_done_bytes += m.len;
     progress_draw(v, false);
-    if (expected_base >= 0 && seg_base != expected_base)
+    /* CL2 (docs/format.md A.9): a cleaned segment's range runs to the next segment's base. */
+    if (expected_base >= 0 && seg_base != expected_base &&
+        !(prev_gaps_ok && expected_base < seg_base))
         problem(v, prev_path, (int64_t)prev_bytes,
                 "segment ends at offset %" PRId64 " but the next segment (%s) begins at %" PRId64
                 " (%s)",
@@ -454,7 +458,7 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
             problem(v, path, (int64_t)pos, "%s record: %s: %s", TXN_LOG_TOPIC, what, why);
         if (internal == 2 && group_batch_check(m.buf + pos, (size_t)size, &h, &what, &why))
             problem(v, path, (int64_t)pos, "%s %s: %s", GROUP_OFFSETS_TOPIC, what, why);
-        if (next >= 0 && h.base_offset != next)
+        if (next >= 0 && (gaps_ok ? h.base_offset < next : h.base_offset != next)) /* CL1 */
             problem(v, path, (int64_t)pos, "baseOffset %" PRId64 ", expected %" PRId64 " (%s)",
                     h.base_offset, next,
                     pos == 0 ? "the segment's base offset from its file name"
@@ -474,7 +478,7 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
         pos += (size_t)size;
         r->data_bytes = pos;
     }
-    if (m.len == 0 && !newest)
+    if (m.len == 0 && !newest && !gaps_ok)
         warning(v, path, "empty segment that is not the newest");
     v->counts.bytes += m.len;
     unmap_file(&m);
@@ -523,7 +527,8 @@ static bool map_index(struct verifier *v, const char *path, size_t entry_bytes, 
 /* Index entries beyond their shape are judged by segment_check_run, the check open makes
  * (SC2, SC3): verify reports exactly what open would rebuild. */
 static void check_indexes(struct verifier *v, const char *log_path, const char *index_path,
-                          const char *time_path, int64_t seg_base, bool newest, uint64_t log_bytes)
+                          const char *time_path, int64_t seg_base, bool newest, bool gaps_ok,
+                          uint64_t log_bytes)
 {
     struct mapped log, oidx = {0}, tidx = {0};
     size_t olive = 0, tlive = 0;
@@ -533,9 +538,9 @@ static void check_indexes(struct verifier *v, const char *log_path, const char *
         time_path && map_index(v, time_path, TIME_INDEX_ENTRY_BYTES, newest, &tidx, &tlive);
     if ((has_oidx || has_tidx) && map_file(log_path, &log) == 0) {
         struct segment_check chk;
-        segment_check_run(log.buf, log.len < log_bytes ? log.len : log_bytes, seg_base,
-                          newest && !v->clean, has_oidx ? oidx.buf : NULL, (uint32_t)olive,
-                          has_tidx ? tidx.buf : NULL, (uint32_t)tlive, &chk);
+        segment_check_run_gaps(log.buf, log.len < log_bytes ? log.len : log_bytes, seg_base,
+                               newest && !v->clean, gaps_ok, has_oidx ? oidx.buf : NULL,
+                               (uint32_t)olive, has_tidx ? tidx.buf : NULL, (uint32_t)tlive, &chk);
         if (has_oidx && chk.oidx_bad != SEGMENT_CHECK_SOUND)
             problem(v, index_path, (int64_t)chk.oidx_bad * OFFSET_INDEX_ENTRY_BYTES,
                     "entry %" PRIu32 ": %s (open rebuilds it)", chk.oidx_bad, chk.oidx_why);
@@ -771,6 +776,10 @@ static int check_partition(struct verifier *v, const char *pdir)
     char path[VERIFY_PATH_BYTES];
     int64_t snapshot_max = -1; /* the newest sound snapshot */
     bool has_recovery_point = false;
+    int64_t gap_limit = 0; /* A.9 CL1: segments based below it may skip offsets */
+    bool swap_pending = false;
+    int64_t swap_base = -1, swap_end = -1; /* A.9 CL5: the swap open will finish */
+    uint32_t cleaned_files = 0;
     while ((de = readdir(d)) != NULL) {
         const char *name = de->d_name;
         if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || has_suffix(name, ".tmp"))
@@ -782,6 +791,37 @@ static int check_partition(struct verifier *v, const char *pdir)
             continue;
         if (strcmp(name, RECOVERY_POINT_FILE) == 0) {
             has_recovery_point = true; /* checked below, once the segments are known */
+            continue;
+        }
+        if (strcmp(name, CLEANER_CHECKPOINT_FILE) == 0) { /* A.9: open refuses a damaged one */
+            struct cleaner_checkpoint c;
+            const char *why = NULL;
+            size_t bad = 0;
+            int crc = cleaner_checkpoint_load(pdir, &c, &why, &bad);
+            if (crc == RT_E_CORRUPT)
+                problem(v, path, (int64_t)bad, "%s (open refuses the partition)", why);
+            else if (crc)
+                problem(v, path, -1, "cannot read: %s", strerror(-crc));
+            if (crc == 0) {
+                gap_limit = c.cleaned_end;
+                if (c.source_count > 0) {
+                    swap_pending = true;
+                    swap_base = c.swap_base;
+                    swap_end = c.swap_end;
+                    if (c.swap_end > gap_limit)
+                        gap_limit = c.swap_end;
+                    warning(v, path,
+                            "a compaction swap of %" PRIu32 " segments from offset %" PRId64
+                            " is committed but not finished (the next writable open finishes "
+                            "it)",
+                            c.source_count, c.swap_base);
+                }
+            }
+            cleaner_checkpoint_free(&c);
+            continue;
+        }
+        if (has_suffix(name, CLEANER_CLEANED_SUFFIX)) {
+            cleaned_files++; /* judged once the checkpoint is read */
             continue;
         }
         if (strcmp(name, LOG_START_FILE) == 0) { /* A.8: open ignores a damaged one */
@@ -827,6 +867,11 @@ static int check_partition(struct verifier *v, const char *pdir)
         return rc;
     }
     qsort(segs, count, sizeof *segs, cmp_segments);
+    if (cleaned_files > 0 && !swap_pending)
+        warning(v, pdir,
+                "%" PRIu32 " *.cleaned file(s) of a compaction that was not committed (the next "
+                "writable open removes them)",
+                cleaned_files);
 
     /* The newest segment is the one with the largest base that has a log. */
     int64_t newest_base = -1;
@@ -840,6 +885,7 @@ static int check_partition(struct verifier *v, const char *pdir)
     uint64_t prev_bytes = 0;
     struct txn_walk w;
     bool walking = false;
+    bool prev_gaps_ok = false;
     for (size_t i = 0; i < count && rc == 0; i++) {
         const struct segment_files *s = &segs[i];
         char name[BASE_DIGITS + 16];
@@ -857,23 +903,21 @@ static int check_partition(struct verifier *v, const char *pdir)
             continue; /* a .snapshot alone is normal: snapshots are named by offset */
         }
         bool newest = s->base_offset == newest_base;
+        if (swap_pending && s->base_offset > swap_base && s->base_offset < swap_end)
+            continue; /* CL5: a source the committed swap replaces; open removes it */
         v->counts.segments++;
         if (!walking) {
             txn_walk_init(&w, s->base_offset);
+            if (gap_limit > 0)
+                w.complete = false; /* CLN5: the cleaner dropped transactions' first batches */
             walking = true;
         }
+        bool gaps_ok = s->base_offset < gap_limit;
         char log_path[VERIFY_PATH_BYTES], index_path[VERIFY_PATH_BYTES],
             time_path[VERIFY_PATH_BYTES], txn_path[VERIFY_PATH_BYTES];
         snprintf(name, sizeof name, "%0*" PRId64 ".log", BASE_DIGITS, s->base_offset);
         if (!path_join(log_path, sizeof log_path, pdir, name))
             continue;
-        rc = check_log(v, log_path, s->base_offset, expected, prev_path, prev_bytes, newest, &r);
-        if (rc != 0)
-            break;
-        expected = r.last_offset >= 0 ? r.last_offset + 1 : s->base_offset;
-        snprintf(prev_path, sizeof prev_path, "%s", log_path);
-        prev_bytes = r.data_bytes;
-
         snprintf(name, sizeof name, "%0*" PRId64 ".index", BASE_DIGITS, s->base_offset);
         bool ok = path_join(index_path, sizeof index_path, pdir, name);
         snprintf(name, sizeof name, "%0*" PRId64 ".timeindex", BASE_DIGITS, s->base_offset);
@@ -882,16 +926,41 @@ static int check_partition(struct verifier *v, const char *pdir)
         ok = ok && path_join(txn_path, sizeof txn_path, pdir, name);
         if (!ok)
             continue;
+        bool has[KIND_TXNINDEX + 1];
+        memcpy(has, s->has, sizeof has);
+        if (swap_pending && s->base_offset == swap_base) {
+            /* CL5: open renames the .cleaned files over these; judge what it will serve. */
+            char *paths[] = {log_path, index_path, time_path, txn_path};
+            const int kinds[] = {KIND_LOG, KIND_INDEX, KIND_TIMEINDEX, KIND_TXNINDEX};
+            for (size_t k = 0; k < 4; k++) {
+                char cleaned[VERIFY_PATH_BYTES];
+                if (snprintf(cleaned, sizeof cleaned, "%s%s", paths[k], CLEANER_CLEANED_SUFFIX) <
+                        (int)sizeof cleaned &&
+                    access(cleaned, F_OK) == 0) {
+                    memcpy(paths[k], cleaned, strlen(cleaned) + 1);
+                    has[kinds[k]] = true;
+                }
+            }
+        }
+        rc = check_log(v, log_path, s->base_offset, expected, prev_path, prev_bytes, newest,
+                       gaps_ok, prev_gaps_ok, &r);
+        if (rc != 0)
+            break;
+        prev_gaps_ok = gaps_ok;
+        expected = r.last_offset >= 0 ? r.last_offset + 1 : s->base_offset;
+        snprintf(prev_path, sizeof prev_path, "%s", log_path);
+        prev_bytes = r.data_bytes;
+
         /* The engine creates both indexes with the log; open rebuilds a missing one. */
-        if (!s->has[KIND_INDEX])
+        if (!has[KIND_INDEX])
             problem(v, index_path, -1, "missing (open rebuilds it from the log)");
-        if (!s->has[KIND_TIMEINDEX])
+        if (!has[KIND_TIMEINDEX])
             problem(v, time_path, -1, "missing (open rebuilds it from the log)");
-        check_indexes(v, log_path, s->has[KIND_INDEX] ? index_path : NULL,
-                      s->has[KIND_TIMEINDEX] ? time_path : NULL, s->base_offset, newest,
+        check_indexes(v, log_path, has[KIND_INDEX] ? index_path : NULL,
+                      has[KIND_TIMEINDEX] ? time_path : NULL, s->base_offset, newest, gaps_ok,
                       r.log_bytes);
-        check_txn_index(v, &w, log_path, txn_path, s->has[KIND_TXNINDEX], s->base_offset,
-                        r.log_bytes, newest, expected);
+        check_txn_index(v, &w, log_path, txn_path, has[KIND_TXNINDEX], s->base_offset, r.log_bytes,
+                        newest, expected);
     }
     if (walking)
         txn_walk_free(&w);
@@ -917,9 +986,11 @@ static int check_partition(struct verifier *v, const char *pdir)
 /* Files the engine keeps at the top of a data directory. */
 static bool top_level_known(const char *name)
 {
+    /* scram-credentials: the broker's (docs/format.md S), checked by `ringtail verify` itself */
     return strcmp(name, META_FILE) == 0 || strcmp(name, META_LOCK_FILE) == 0 ||
-           strcmp(name, PRODUCER_REGISTRY_FILE) == 0 || strcmp(name, META_CLEAN_FILE) == 0 ||
-           has_suffix(name, ".tmp") || strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+           strcmp(name, "scram-credentials") == 0 || strcmp(name, PRODUCER_REGISTRY_FILE) == 0 ||
+           strcmp(name, META_CLEAN_FILE) == 0 || has_suffix(name, ".tmp") ||
+           strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
 }
 
 /* True when name is "<topic>-<p>" for a catalogued topic and p < its partition count. */

@@ -54,6 +54,17 @@
  *      batch off the ready queue (dispatch, under p->dispatching), a delivered batch, copies
  *      of the transaction's partitions.
  *
+ * PR9. A partition fault is not the producer's end (shard.c SH10: the partition heals in
+ *      place). For an anonymous idempotent producer, a batch that failed with RT_E_IO_FAILED
+ *      (the engine's write side still up) reports it to its callbacks and to the next flush,
+ *      but is not sticky: the partition's later batches fail too (the partition is frozen, or
+ *      after its recovery they leave a gap: RT_E_OUT_OF_ORDER_SEQUENCE), its open batch is
+ *      closed at once, sends to it answer RT_E_IO_FAILED meanwhile, and once none of its
+ *      batches is outstanding its next sequence goes back to the first failed batch's — what
+ *      the recovered partition, truncated to its last stored batch, expects. Nothing reported
+ *      failed was stored (SH4), so a record sent again is stored once. Named and
+ *      transactional producers keep the error sticky (a named producer's resend could pass
+ *      for a duplicate; a transaction aborts).
  * PR7. A flush waits for the records sent before it, not for every batch (Kafka's flush,
  *      librdkafka's rd_kafka_flush): batches are numbered as they open (per producer, in
  *      order per partition), and a flush closes every open batch, takes the count opened so
@@ -76,7 +87,8 @@
  * Errors: there is no retriable append error in an embedded engine — a full queue is
  * back-pressure (the sender waits), and write failures are sticky — so the first failed batch
  * makes the producer's error sticky: later sends fail with it, and batches already in flight
- * behind it report their own outcome (typically RT_E_OUT_OF_ORDER_SEQUENCE).
+ * behind it report their own outcome (typically RT_E_OUT_OF_ORDER_SEQUENCE). Except a
+ * partition fault that heals in place (PR9).
  */
 #include <assert.h>
 #include <errno.h>
@@ -480,6 +492,12 @@ static int send_locked(rt_producer *p, const char *topic, const struct send_plac
                        int64_t sequence, const struct rt_record *r, struct record_cb cb,
                        bool *closed)
 {
+    if (p->sticky_error == RT_E_IO_FAILED && p->named)
+        /* PR9: a named producer's ids may have gaps; it starts again from what is stored. */
+        return error_set(p->sticky_error,
+                         "the producer failed earlier: a batch could not be written (a disk "
+                         "fault); close it and open it again, resending from "
+                         "rt_producer_last_sequence once the partition has recovered in place");
     if (p->sticky_error)
         return error_set(p->sticky_error, "the producer failed earlier: %s",
                          rt_strerror(p->sticky_error));
@@ -496,6 +514,12 @@ static int send_locked(rt_producer *p, const char *topic, const struct send_plac
     struct ppart *pp = part_get(p, pl->part, &rc);
     if (!pp)
         return rc;
+    if (pp->resync)
+        return error_set(RT_E_IO_FAILED,
+                         "%s-%u: a batch could not be written (a disk fault; the partition "
+                         "recovers in place): this producer goes on there once its batches in "
+                         "flight are back; send again (PR9)",
+                         pp->part->topic, pp->part->id);
     int64_t seq = sequence >= 0 ? sequence : pp->next_seq;
     if (pl->spanned && pp->open && pp->open->count > 0 &&
         pp->open->last_seq / RT_NAMED_NULL_KEY_SPAN != seq / RT_NAMED_NULL_KEY_SPAN)
@@ -594,7 +618,13 @@ int producer_flush(rt_producer *p, int32_t timeout_ms, bool all)
     }
     sender_pool_blocking_end();
     if (rc == 0 && p->first_error) {
-        rc = error_set(p->first_error, "a batch failed: %s", rt_strerror(p->first_error));
+        rc = p->first_error == RT_E_IO_FAILED && !p->named && !p->transactional &&
+                     log_write_check(p->log) == 0
+                 ? error_set(p->first_error,
+                             "a batch could not be written (a disk fault; the partition "
+                             "recovers in place): its records were not stored, send them again "
+                             "(PR9)")
+                 : error_set(p->first_error, "a batch failed: %s", rt_strerror(p->first_error));
         p->first_error = 0;
     }
     pthread_mutex_unlock(&p->lock);

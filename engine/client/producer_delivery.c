@@ -48,6 +48,18 @@ static void on_batch_done(struct shard_request *req)
     pthread_mutex_unlock(&p->lock);
 }
 
+/* PR9: does err of a batch of pp come from a partition fault that heals in place (shard.c
+ * SH10), after which an anonymous idempotent producer may go on? Not for a named producer (its
+ * ids may have gaps: a later batch stored past the failed one would make the failed one's resend
+ * a duplicate), nor a transactional one (the transaction aborts), nor when the engine's write
+ * side failed. RT_E_OUT_OF_ORDER_SEQUENCE follows from the gap the failed batch left. */
+static bool fault_heals(const struct rt_producer *p, const struct ppart *pp, int err)
+{
+    if (p->named || p->transactional || log_write_check(p->log) != 0)
+        return false;
+    return err == RT_E_IO_FAILED || (pp->resync && err == RT_E_OUT_OF_ORDER_SEQUENCE);
+}
+
 /* Delivers completed batches at the head of each partition's in-flight queue, in order. Called
  * with the lock held; drops it around the callbacks. */
 static void deliver_completed(struct rt_producer *p)
@@ -62,8 +74,16 @@ static void deliver_completed(struct rt_producer *p)
             pp->in_flight--;
             int err = b->req.result;
             if (err) {
-                if (!p->sticky_error)
+                if (fault_heals(p, pp, err)) {
+                    if (!pp->resync) { /* PR9: the first batch of this partition not stored */
+                        pp->resync = true;
+                        pp->resync_seq = b->base_seq;
+                        if (producer_close_batch(p, pp, false)) /* it fails too: hand it over */
+                            sender_pool_wake(p->senders, &p->task);
+                    }
+                } else if (!p->sticky_error) {
                     p->sticky_error = err;
+                }
                 if (!p->first_error)
                     p->first_error = err;
             }
@@ -85,6 +105,10 @@ static void deliver_completed(struct rt_producer *p)
             p->delivering = UINT64_MAX;
             producer_batch_free(p, b);
             p->outstanding--;
+            if (pp->resync && !pp->flight_head && !pp->ready_head && !pp->open) {
+                pp->next_seq = pp->resync_seq; /* PR9: what the recovered partition expects */
+                pp->resync = false;
+            }
             pthread_cond_broadcast(&p->changed);
         }
     }

@@ -60,6 +60,10 @@ struct ppart {
     struct pbatch *ready_head, *ready_tail;   /* closed, waiting for an in-flight slot */
     struct pbatch *flight_head, *flight_tail; /* handed over, in order */
     uint32_t in_flight;
+    /* PR9: a batch here failed with a partition fault; sends here are refused until every
+     * batch of this partition is back, then the sequences go on from resync_seq. */
+    bool resync;
+    int32_t resync_seq;
 };
 
 struct sticky_topic {

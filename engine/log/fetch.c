@@ -242,6 +242,24 @@ int fetch_partition_start(struct fetch_pool *fp, struct partition *p, int64_t of
     uint64_t end = readable_end(seg, bound_base, bound_pos);
     uint64_t start = 0;
     rc = segment_find_batch(seg, offset, end, &start);
+    bool skipped = false;
+    while (rc == RT_E_OFFSET_OUT_OF_RANGE && seg->cfg.gaps_ok) {
+        /* CL2 (docs/format.md A.9): the cleaner dropped the segment's last batches; the next
+         * record is in a later segment, as Kafka reads on past a compacted segment's end. */
+        struct segment *next = partition_segment_after(p, seg->base_offset);
+        if (!next)
+            break;
+        segment_unref(seg);
+        seg = next;
+        skipped = true;
+        end = readable_end(seg, bound_base, bound_pos);
+        rc = segment_find_batch(seg, offset, end, &start);
+    }
+    if (rc == RT_E_OFFSET_OUT_OF_RANGE && skipped) {
+        segment_unref(seg); /* nothing readable past the gap yet: an empty answer */
+        *out = f;
+        return 0;
+    }
     if (rc) {
         if (rc == RT_E_OFFSET_OUT_OF_RANGE)
             error_set(rc, "%s: no batch holds offset %" PRId64, seg->log_path, offset);
@@ -293,7 +311,7 @@ int fetch_partition_start(struct fetch_pool *fp, struct partition *p, int64_t of
     assert(pos > start);
     assert(pos <= end);
     assert(end <= seg->map_bytes);
-    if ((int64_t)be64_load(seg->map + start) > offset) {
+    if ((int64_t)be64_load(seg->map + start) > offset && !seg->cfg.gaps_ok && !skipped) {
         /* Disk bytes, not an invariant: the batch the index led to must hold offset. A segment
          * an open trusted without reading (format.md RT1, RT4) may have changed under it. */
         rc = error_set(RT_E_CORRUPT,

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleaner.h"
 #include "error.h"
 #include "fetch.h"
 #include "fsutil.h"
@@ -129,6 +130,18 @@ static int partitions_build(struct log *lg, struct topic *t, uint32_t from, uint
     return 0;
 }
 
+/* The partitions' compaction settings from a topic's resolved configs (cleaner.c). */
+static void log_compaction_config(const struct log *lg, const struct topic_config_honoured *hc,
+                                  struct partition_compaction *out)
+{
+    out->compact = hc->compact;
+    out->min_dirty_ratio = hc->min_dirty_ratio;
+    out->min_lag_ms = hc->min_compaction_lag_ms;
+    out->max_lag_ms = hc->max_compaction_lag_ms;
+    out->delete_retention_ms = hc->delete_retention_ms;
+    out->buffer_bytes = lg->opts.cleaner_buffer_bytes;
+}
+
 /* Builds a topic: its configs, its partition table (room for partitions_max, so partitions
  * are added without moving any: LG10), its partitions. */
 static int topic_build(struct log *lg, struct topic *t, const char *name, uint32_t partitions,
@@ -152,8 +165,9 @@ static int topic_build(struct log *lg, struct topic *t, const char *name, uint32
      * so they do not preallocate a user-sized segment each. */
     struct partition_config cfg = lg->pcfg;
     cfg.topic = t;
-    cfg.retention_ms = hc.retention_ms;
-    cfg.retention_bytes = hc.retention_bytes;
+    cfg.retention_ms = hc.delete_enabled ? hc.retention_ms : -1;
+    cfg.retention_bytes = hc.delete_enabled ? hc.retention_bytes : -1;
+    log_compaction_config(lg, &hc, &cfg.compaction);
     cfg.segment.capacity_bytes =
         hc.segment_bytes < SEGMENT_FILE_MIN_BYTES ? SEGMENT_FILE_MIN_BYTES : hc.segment_bytes;
     if (cfg.segment.capacity_bytes < SEGMENT_POOL_SEGMENT_MIN_BYTES)
@@ -171,6 +185,7 @@ static int topic_build(struct log *lg, struct topic *t, const char *name, uint32
             cfg.segment.capacity_bytes = lg->opts.batch_size_max_bytes;
         cfg.retention_bytes = -1;
         cfg.retention_ms = -1;
+        cfg.compaction.compact = false; /* their own checkpoint compaction (format.md H.5) */
     }
     t->pcfg = cfg;
     int rc = partitions_build(lg, t, 0, partitions, clean, shards_running);
@@ -718,6 +733,7 @@ struct retention_set {
     struct partition *p;
     int64_t retention_ms;
     int64_t retention_bytes;
+    struct partition_compaction compaction;
 };
 
 static int retention_set_call(struct shard *s, void *arg)
@@ -726,6 +742,7 @@ static int retention_set_call(struct shard *s, void *arg)
     struct retention_set *r = arg;
     r->p->cfg.retention_ms = r->retention_ms;
     r->p->cfg.retention_bytes = r->retention_bytes;
+    r->p->cfg.compaction = r->compaction;
     return 0;
 }
 
@@ -768,7 +785,11 @@ int log_topic_config_store(struct log *lg, const char *name, const struct topic_
     atomic_store_explicit(&t->timestamp_type, (int)hc.timestamp_type, memory_order_relaxed);
     for (uint32_t i = 0; i < t->partition_count && !meta_topic_name_internal(name); i++) {
         struct partition *p = t->partitions[i];
-        struct retention_set r = {p, hc.retention_ms, hc.retention_bytes};
+        struct retention_set r = {p,
+                                  hc.delete_enabled ? hc.retention_ms : -1,
+                                  hc.delete_enabled ? hc.retention_bytes : -1,
+                                  {0}};
+        log_compaction_config(lg, &hc, &r.compaction);
         struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = retention_set_call, .arg = &r};
         if (lg->shards_started && !lg->shards_stopped) {
             int src = shard_submit(p->shard, &req);
@@ -1332,6 +1353,23 @@ static int segment_fit_check(const struct log *lg, const struct partition *p, si
                      p->dir, len, limit);
 }
 
+/* The detail of an RT_E_IO_FAILED of a write to p (`what`: "append", "coordinator append",
+ * "marker"): the engine's failure, or p's own, which heals in place (shard.c SH10, SH11). */
+static int io_failed(struct log *lg, struct partition *p, const char *what)
+{
+    int werr = atomic_load_explicit(&lg->write_error, memory_order_acquire);
+    int perr = atomic_load_explicit(&p->fault_error, memory_order_acquire);
+    if (werr)
+        return error_set(RT_E_IO_FAILED,
+                         "%s to %s failed: %s; the engine's write side is now failed until "
+                         "reopened",
+                         what, p->dir, rt_strerror(werr));
+    return error_set(RT_E_IO_FAILED,
+                     "%s to %s failed: the partition's write side failed (%s); it is recovered "
+                     "in place once the disk takes writes again",
+                     what, p->dir, perr ? rt_strerror(perr) : "no longer");
+}
+
 int log_append(struct log *lg, struct partition *p, uint8_t *batch, size_t len,
                const struct batch_header *h, int64_t *base_offset_out, bool *duplicate_out)
 {
@@ -1784,6 +1822,14 @@ static int producer_state_call(struct shard *s, void *arg)
 {
     (void)s;
     struct producer_state_call *c = arg;
+    if (c->partition->frozen &&
+        atomic_load_explicit(&c->partition->fault_error, memory_order_acquire) != 0)
+        /* SH11 (shard.c): a failed round may have updated this table; nobody decides from it
+         * until the recovery reloads it from the log. */
+        return error_set(RT_E_IO_FAILED,
+                         "%s-%u failed to write and has not recovered yet: its producer state "
+                         "is not known",
+                         c->partition->topic, c->partition->id);
     const struct producer_entry *pe = producer_table_find(&c->partition->producers, c->producer_id);
     c->view =
         (struct log_producer_view){.known = pe != NULL,
@@ -2089,6 +2135,8 @@ int log_write_markers(struct log *lg, struct marker_spec *specs, size_t n)
             if (slots[i].req.rule)
                 error_set(first, "marker for producer %" PRId64 " on %s: %s", specs[i].producer_id,
                           slots[i].req.partition->dir, slots[i].req.rule);
+            else if (first == RT_E_IO_FAILED)
+                io_failed(lg, slots[i].req.partition, "marker");
             else
                 error_set(first, "marker for producer %" PRId64 " on %s: %s", specs[i].producer_id,
                           slots[i].req.partition->dir, rt_strerror(first));
@@ -2128,14 +2176,8 @@ static int append_internal(struct log *lg, struct partition *p, uint8_t *batch, 
                                 .coordinator = true,
                                 .force_sync = force_sync};
     rc = shard_submit(p->shard, &req);
-    if (rc == RT_E_IO_FAILED) {
-        /* Name the cause (-ENOSPC, -EIO, ...) the write side failed with, as log_append. */
-        int werr = atomic_load_explicit(&lg->write_error, memory_order_acquire);
-        return error_set(rc,
-                         "coordinator append to %s failed: %s; the engine's write side is "
-                         "now failed until reopened",
-                         p->dir, werr ? rt_strerror(werr) : "unknown");
-    }
+    if (rc == RT_E_IO_FAILED) /* the cause (-ENOSPC, -EIO, ...), as log_append */
+        return io_failed(lg, p, "coordinator append");
     if (rc)
         return error_set(rc, "coordinator append to %s: %s", p->dir,
                          req.rule ? req.rule : rt_strerror(rc));
@@ -2199,6 +2241,34 @@ int log_delete_before(struct log *lg, struct partition *p, int64_t offset)
     struct delete_before_call c = {.p = p, .offset = offset};
     struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = delete_before_call, .arg = &c};
     return shard_submit(p->shard, &req);
+}
+
+static int compact_call(struct shard *s, void *arg)
+{
+    (void)s;
+    return cleaner_clean(arg, fs_now_ms(), true, NULL);
+}
+
+int log_topic_compact(struct log *lg, const char *topic)
+{
+    if (lg->opts.read_only)
+        return log_refuse_if_read_only(lg, "rt_topic_compact");
+    int rc = log_client_topic_check(topic);
+    if (rc)
+        return rc;
+    rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    const struct topic *t = topic_find(lg, topic);
+    if (!t)
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", topic);
+    uint32_t n = atomic_load_explicit(&t->partition_count, memory_order_acquire);
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        struct partition *p = t->partitions[i];
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = compact_call, .arg = p};
+        rc = shard_submit(p->shard, &req);
+    }
+    return rc;
 }
 
 struct delete_records_call {

@@ -352,6 +352,9 @@ int log_roll(struct log *lg, struct partition *p);
  * moves the log start to the first remaining offset. Returns the number deleted or an error. */
 int log_delete_before(struct log *lg, struct partition *p, int64_t offset);
 
+/* rt_topic_compact (ringtail.h): cleaner_clean (cleaner.c) on each partition's shard thread. */
+int log_topic_compact(struct log *lg, const char *topic);
+
 /* rt_partition_delete_records (ringtail.h): on the partition's shard thread
  * (partition_delete_records, PA13). */
 int log_delete_records(struct log *lg, const char *topic, uint32_t partition, int64_t offset,

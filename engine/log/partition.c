@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleaner_checkpoint.h"
 #include "error.h"
 #include "fsutil.h"
 #include "index/producer_snapshot.h"
@@ -71,8 +72,9 @@ static int segments_push(struct partition *p, struct segment *seg)
 
 /* Collects the base offsets of `<base>.log` files; removes orphans: index files of every kind
  * (.index, .timeindex, .txnindex) whose log is gone (a crash during retention or compaction
- * leaves them) and `*.tmp` / `*.deleted` leftovers of an interrupted write or deletion — unless
- * read_only (then nothing is removed, and a missing directory is a partition without segments). */
+ * leaves them) and `*.tmp` / `*.deleted` / `*.cleaned` (A.9 CL6) leftovers of an interrupted
+ * write, deletion or clean — unless read_only (then nothing is removed, and a missing directory
+ * is a partition without segments). */
 static int list_segments(const char *dir, bool read_only, int64_t **bases_out, uint32_t *count_out)
 {
     DIR *d = opendir(dir);
@@ -110,8 +112,11 @@ static int list_segments(const char *dir, bool read_only, int64_t **bases_out, u
             int64_t base;
             char path[SEGMENT_PATH_BYTES];
             size_t len = strlen(de->d_name);
-            bool leftover = (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0) ||
-                            (len > 8 && strcmp(de->d_name + len - 8, ".deleted") == 0);
+            size_t cl = sizeof(CLEANER_CLEANED_SUFFIX) - 1;
+            bool leftover =
+                (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0) ||
+                (len > 8 && strcmp(de->d_name + len - 8, ".deleted") == 0) ||
+                (len > cl && strcmp(de->d_name + len - cl, CLEANER_CLEANED_SUFFIX) == 0);
             if (leftover) {
                 /* A snapshot or rewrite that never got renamed, or a deletion cut short. */
                 if (!read_only &&
@@ -539,6 +544,8 @@ static int rebuild_txn_indexes(struct partition *p, uint32_t from)
     }
     struct txn_walk w;
     txn_walk_init(&w, p->segments[0]->base_offset);
+    if (p->cleaned_end > 0)
+        w.complete = false; /* A.9: the cleaner dropped transactions' first batches */
     int rc = 0;
     for (uint32_t i = 0; i < p->segment_count && rc == 0; i++) {
         struct segment *seg = p->segments[i];
@@ -570,6 +577,8 @@ static int check_txn_indexes(struct partition *p, uint32_t from, struct partitio
         return 0;
     struct txn_walk w;
     txn_walk_init(&w, p->segments[from]->base_offset);
+    if (p->cleaned_end > 0)
+        w.complete = false; /* A.9: the cleaner dropped transactions' first batches */
     uint32_t bad = p->segment_count;
     int rc = 0;
     for (uint32_t i = from; i < p->segment_count; i++) {
@@ -693,6 +702,13 @@ static int store_recovery_point_tail(struct partition *p, const struct recovery_
     if (rc == 0)
         p->recovery_points_written++;
     return rc;
+}
+
+void partition_vouch_all(struct partition *p, bool vouch)
+{
+    for (uint32_t i = 0; i < p->segment_count && vouch; i++)
+        vouch_sealed(p, p->segments[i], false);
+    (void)store_recovery_point(p);
 }
 
 int partition_wake(struct partition *p)
@@ -896,6 +912,12 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     } else if (rc != -EEXIST) {
         return error_set(rc, "%s: cannot create: %s", p->dir, strerror(-rc));
     }
+    /* CL6 (docs/format.md A.9): a committed compaction swap is finished and an uncommitted one
+     * removed before the segments are listed. */
+    rc = cleaner_checkpoint_recover(cfg->segment.faults, p->dir, cfg->segment.read_only,
+                                    &p->cleaned_end);
+    if (rc)
+        return rc;
     int64_t *bases = NULL;
     uint32_t count = 0;
     rc = list_segments(p->dir, cfg->segment.read_only, &bases, &count);
@@ -917,8 +939,10 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
          * sealed (mapped, no descriptor, indexes read-only): it becomes active at its first
          * append (partition_wake), so an idle partition costs no descriptor and no flush. */
         bool dormant = newest && clean && trust != NULL;
-        rc = segment_open(&seg, p->dir, bases[i], &cfg->segment, newest && !dormant,
-                          newest && !clean, trust, &srec);
+        struct segment_config scfg = cfg->segment;
+        scfg.gaps_ok = bases[i] < p->cleaned_end; /* CL1: the cleaner wrote it */
+        rc = segment_open(&seg, p->dir, bases[i], &scfg, newest && !dormant, newest && !clean,
+                          trust, &srec);
         if (rc)
             break;
         if (newest && !clean)
@@ -948,6 +972,8 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
         }
         if (i > 0) {
             struct segment *prev = p->segments[p->segment_count - 1];
+            if (prev->cfg.gaps_ok && prev->next_offset < seg->base_offset)
+                prev->next_offset = seg->base_offset; /* CL2: the cleaned range runs to here */
             if (prev->next_offset != seg->base_offset) {
                 /* L1 (docs/format.md A.1): offsets are dense across segments. A gap means a
                  * sealed segment lost whole batches; an overlap means a name or a log is wrong. */

@@ -104,8 +104,20 @@ struct open_txn {
     uint64_t position;
 };
 
+/* Log compaction (cleaner.c), from the topic's cleanup.policy and its companions (topic_config.h
+ * TC3). compact false: the partition is never cleaned (cleanup.policy=delete). */
+struct partition_compaction {
+    bool compact;                /* cleanup.policy holds "compact" */
+    double min_dirty_ratio;      /* min.cleanable.dirty.ratio */
+    int64_t min_lag_ms;          /* min.compaction.lag.ms */
+    int64_t max_lag_ms;          /* max.compaction.lag.ms */
+    int64_t delete_retention_ms; /* delete.retention.ms: tombstones and markers */
+    uint64_t buffer_bytes;       /* the key map's bound (rt_options.cleaner_buffer_bytes) */
+};
+
 struct partition_config {
     struct segment_config segment;
+    struct partition_compaction compaction;
     int64_t segment_ms;      /* roll by age; <= 0 never */
     int64_t retention_bytes; /* -1 unlimited */
     int64_t retention_ms;    /* -1 unlimited */
@@ -207,6 +219,8 @@ struct partition {
     uint64_t wakes;              /* PA11: dormant newest segments made active (tests) */
     int64_t records_start;       /* PA13: where DeleteRecords moved the log start, 0 none */
     int64_t active_trusted_next; /* its next offset then */
+    int64_t cleaned_end;         /* writer: docs/format.md A.9 CL1, below it offsets may skip */
+    uint64_t cleaner_passes;     /* writer: cleaner passes that swapped segments (tests) */
     struct recovery_stamp active_trusted_stamps[RECOVERY_FILES];
 
     /* published (seqlock: odd while the writer updates) */
@@ -360,6 +374,12 @@ int partition_wake(struct partition *p);
  * replace. Returns 0 (also when nothing was due or the partition is frozen) or a negative error;
  * a failure costs the next crash's open a longer scan, nothing else. */
 int partition_checkpoint_tail(struct partition *p, bool force);
+
+/* Writer, for the log cleaner (cleaner.c): with vouch, vouches for every sealed segment not yet
+ * vouched for (PA8); then stores the recovery point (the run of vouched segments), so the next
+ * open trusts the segments a swap put in, or (before a swap, its sources unvouched) names none
+ * of the files the swap replaces. A failure costs the next open a check of those segments. */
+void partition_vouch_all(struct partition *p, bool vouch);
 
 /* Writer: removes whole segments past retention (never the active one). Returns the number
  * deleted or a negative error. */

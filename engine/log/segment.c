@@ -360,7 +360,9 @@ void segment_note_append(struct segment *seg, const struct batch_header *h, uint
                          uint64_t size_bytes)
 {
     assert(position == seg->size_bytes);
-    assert(h->base_offset == seg->next_offset);
+    /* Dense, but for a segment the cleaner wrote (CL1, docs/format.md A.9). */
+    assert(seg->cfg.gaps_ok ? h->base_offset >= seg->next_offset
+                            : h->base_offset == seg->next_offset);
     int64_t last = batch_last_offset(h);
     if (h->max_timestamp > atomic_load_explicit(&seg->max_timestamp_ms, memory_order_relaxed)) {
         atomic_store_explicit(&seg->max_timestamp_ms, h->max_timestamp, memory_order_relaxed);
@@ -518,7 +520,8 @@ static int segment_scan_from(struct segment *seg, uint64_t limit, struct segment
             rec->why = why;
             break;
         }
-        if (h.base_offset != seg->next_offset) {
+        if (seg->cfg.gaps_ok ? h.base_offset < seg->next_offset
+                             : h.base_offset != seg->next_offset) { /* CL1 */
             rec->why = "batch base offset is not the next offset";
             break;
         }
@@ -797,7 +800,7 @@ static bool log_whole(const struct segment *seg, uint64_t file_bytes, uint64_t *
         int64_t size = batch_size_at(seg->map + pos, file_bytes - pos, &why);
         if (size < 0 || batch_validate(seg->map + pos, (size_t)size, 0, &h, &why) != 0)
             break;
-        if (h.base_offset != expect) {
+        if (seg->cfg.gaps_ok ? h.base_offset < expect : h.base_offset != expect) { /* CL1 */
             why = "batch base offset is not the next offset";
             break;
         }
@@ -818,8 +821,9 @@ static int check_log(struct segment *seg, const char *index_path, const char *ti
 {
     seg->size_bytes = file_bytes;
     struct segment_check chk;
-    segment_check_run(seg->map, file_bytes, seg->base_offset, false, seg->oidx.file.map,
-                      seg->oidx.file.entries, seg->tidx.file.map, seg->tidx.file.entries, &chk);
+    segment_check_run_gaps(seg->map, file_bytes, seg->base_offset, false, seg->cfg.gaps_ok,
+                           seg->oidx.file.map, seg->oidx.file.entries, seg->tidx.file.map,
+                           seg->tidx.file.entries, &chk);
     if (chk.log_rc)
         return error_set(RT_E_CORRUPT,
                          "%s: offset %" PRIu64 ": %s (a sealed or cleanly closed segment must "
@@ -966,13 +970,14 @@ bool segment_check_sealed(const struct segment *seg, uint64_t from_bytes, int64_
     if (from_bytes > 0) {
         /* [0, from_bytes) was checked at its earlier seal (and vouched for since): walk the
          * batches appended after it, then the indexes' structure (their pages only). */
-        segment_check_run(seg->map + from_bytes, seg->size_bytes - from_bytes, from_offset, false,
-                          NULL, 0, NULL, 0, &chk);
+        segment_check_run_gaps(seg->map + from_bytes, seg->size_bytes - from_bytes, from_offset,
+                               false, seg->cfg.gaps_ok, NULL, 0, NULL, 0, &chk);
         return chk.log_rc == 0 && chk.data_bytes == seg->size_bytes - from_bytes &&
                chk.next_offset == seg->next_offset && indexes_sound((struct segment *)seg);
     }
-    segment_check_run(seg->map, seg->size_bytes, seg->base_offset, false, seg->oidx.file.map,
-                      seg->oidx.file.entries, seg->tidx.file.map, seg->tidx.file.entries, &chk);
+    segment_check_run_gaps(seg->map, seg->size_bytes, seg->base_offset, false, seg->cfg.gaps_ok,
+                           seg->oidx.file.map, seg->oidx.file.entries, seg->tidx.file.map,
+                           seg->tidx.file.entries, &chk);
     return chk.log_rc == 0 && chk.data_bytes == seg->size_bytes &&
            chk.next_offset == seg->next_offset && chk.oidx_bad == SEGMENT_CHECK_SOUND &&
            chk.tidx_bad == SEGMENT_CHECK_SOUND && indexes_sound((struct segment *)seg);

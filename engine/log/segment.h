@@ -44,6 +44,7 @@ struct segment_config {
                                   NULL: none (sync=none, read-only, tools) */
     struct io_fault_plan *faults; /* the engine's fault plan (tests) or NULL: every fdatasync of
                                      the log file goes through io_fdatasync (SG4) */
+    bool gaps_ok; /* a segment the log cleaner wrote: offsets may skip (docs/format.md A.9 CL1) */
 };
 
 struct segment_recovery {

@@ -100,7 +100,7 @@ enum segment_tail segment_tail_classify(const uint8_t *log, uint64_t log_bytes, 
 }
 
 static void check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offset,
-                      bool zero_tail_ok, const uint8_t *oidx, uint32_t oidx_entries,
+                      bool zero_tail_ok, bool gaps_ok, const uint8_t *oidx, uint32_t oidx_entries,
                       const uint8_t *tidx, uint32_t tidx_entries, struct segment_check *out);
 
 /* SC7: an .index entry at or past both ends of the walked log. */
@@ -114,15 +114,24 @@ void segment_check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offs
                        bool zero_tail_ok, const uint8_t *oidx, uint32_t oidx_entries,
                        const uint8_t *tidx, uint32_t tidx_entries, struct segment_check *out)
 {
+    segment_check_run_gaps(log, log_bytes, base_offset, zero_tail_ok, false, oidx, oidx_entries,
+                           tidx, tidx_entries, out);
+}
+
+void segment_check_run_gaps(const uint8_t *log, uint64_t log_bytes, int64_t base_offset,
+                            bool zero_tail_ok, bool gaps_ok, const uint8_t *oidx,
+                            uint32_t oidx_entries, const uint8_t *tidx, uint32_t tidx_entries,
+                            struct segment_check *out)
+{
     if (!zero_tail_ok || (oidx_entries == 0 && tidx_entries == 0)) {
-        check_run(log, log_bytes, base_offset, zero_tail_ok, oidx, oidx_entries, tidx, tidx_entries,
-                  out);
+        check_run(log, log_bytes, base_offset, zero_tail_ok, gaps_ok, oidx, oidx_entries, tidx,
+                  tidx_entries, out);
         return;
     }
     /* SC7: where the log ends decides which entries are a crash's leftovers; the walk that
      * knows it also matches the entries, so it runs twice. */
     struct segment_check walk;
-    check_run(log, log_bytes, base_offset, true, NULL, 0, NULL, 0, &walk);
+    check_run(log, log_bytes, base_offset, true, gaps_ok, NULL, 0, NULL, 0, &walk);
     uint32_t o = oidx_entries, t = tidx_entries;
     while (o > 0 &&
            oidx_past_end(oidx + (size_t)(o - 1) * OFFSET_INDEX_ENTRY_BYTES, base_offset, &walk))
@@ -131,13 +140,13 @@ void segment_check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offs
            base_offset + (int32_t)be32_load(tidx + (size_t)(t - 1) * TIME_INDEX_ENTRY_BYTES + 8) >=
                walk.next_offset)
         t--;
-    check_run(log, log_bytes, base_offset, true, oidx, o, tidx, t, out);
+    check_run(log, log_bytes, base_offset, true, gaps_ok, oidx, o, tidx, t, out);
     out->oidx_past_end = oidx_entries - o;
     out->tidx_past_end = tidx_entries - t;
 }
 
 static void check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offset,
-                      bool zero_tail_ok, const uint8_t *oidx, uint32_t oidx_entries,
+                      bool zero_tail_ok, bool gaps_ok, const uint8_t *oidx, uint32_t oidx_entries,
                       const uint8_t *tidx, uint32_t tidx_entries, struct segment_check *out)
 {
     memset(out, 0, sizeof(*out));
@@ -177,11 +186,17 @@ static void check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offse
             out->log_why = why ? why : "bad batch header";
             break;
         }
-        if (h.base_offset != expect) {
+        /* SC1; a cleaned segment (docs/format.md A.9 CL1) may skip offsets, never go back. */
+        if (gaps_ok ? h.base_offset < expect : h.base_offset != expect) {
             out->log_rc = RT_E_CORRUPT;
-            out->log_why = pos == 0 ? "first batch's baseOffset is not the segment's base offset "
+            out->log_why =
+                gaps_ok ? (pos == 0 ? "first batch's baseOffset is below the segment's base offset "
                                       "(its file name)"
-                                    : "batch baseOffset is not the previous batch's lastOffset + 1";
+                                    : "batch baseOffset is not above the previous batch's "
+                                      "lastOffset")
+                : pos == 0 ? "first batch's baseOffset is not the segment's base offset "
+                             "(its file name)"
+                           : "batch baseOffset is not the previous batch's lastOffset + 1";
             break;
         }
         int64_t last = batch_last_offset(&h);

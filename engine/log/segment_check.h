@@ -65,6 +65,14 @@ void segment_check_run(const uint8_t *log, uint64_t log_bytes, int64_t base_offs
                        bool zero_tail_ok, const uint8_t *oidx, uint32_t oidx_entries,
                        const uint8_t *tidx, uint32_t tidx_entries, struct segment_check *out);
 
+/* As segment_check_run; gaps_ok: a segment the log cleaner wrote (docs/format.md A.9 CL1), whose
+ * batches' base offsets only increase (the first at or above the file name's base) instead of
+ * being dense. */
+void segment_check_run_gaps(const uint8_t *log, uint64_t log_bytes, int64_t base_offset,
+                            bool zero_tail_ok, bool gaps_ok, const uint8_t *oidx,
+                            uint32_t oidx_entries, const uint8_t *tidx, uint32_t tidx_entries,
+                            struct segment_check *out);
+
 /* What follows the last batch of the newest segment of a directory that was not closed cleanly
  * (docs/format.md A.6 RS3). The log ends there in every case; this says only how open counts
  * it and whether verify reports it. */

@@ -53,9 +53,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleaner.h"
 #include "error.h"
 #include "fsutil.h"
-#include "meta.h"
 #include "partition.h"
 #include "segment_pool.h"
 
@@ -275,6 +275,8 @@ int shard_enforce_retention(struct shard *s)
         else if (n < 0 && !first)
             first = n;
         (void)partition_checkpoint_tail(p, false); /* PA9; a failure costs a longer scan */
+        if (p->cfg.compaction.compact && !p->frozen)
+            (void)cleaner_clean(p, wall_ms, false, NULL); /* when due; retried next period */
         uint32_t expired =
             producer_table_expire(&p->producers, wall_ms, s->env.producer_id_expiration_ms);
         if (expired)
@@ -298,13 +300,10 @@ static void run_retention(struct shard *s, int64_t now_ms)
  *         engine, and each of them is recovered in place (partition.c PA12) once the disk takes
  *         writes again; the other partitions never notice. The engine's write side fails as
  *         before (sticky, until a reopen) only where an in-place recovery could not be exact:
- *         a round that carried a control batch, a transactional or coordinator batch (the
- *         coordinator decides from those partitions' state and completes lost markers only at
- *         open, COR7, CO10), one that touched an internal topic, a failed fdatasync of a file
- *         holding published bytes that were not yet synced (a lazy marker, SH6, or
- *         sync=interval data: Linux may drop the pages of a failed fdatasync, so those bytes
- *         may be gone although readers saw them), sync_dirty's failures, and a marker or a
- *         coordinator record that meets a frozen partition.
+ *         a failed fdatasync of a file holding published bytes that were not yet synced (a
+ *         lazy marker, SH6, or sync=interval data: Linux may drop the pages of a failed
+ *         fdatasync, so those bytes may be gone although readers saw them; also the fdatasync
+ *         that makes a lazy marker durable before a roll), and sync_dirty's failures.
  *         Recovery (shard_heal, on the thread that runs rounds, between rounds or at the
  *         placement of an append to the frozen partition, never before heal_at_ms): overwrite
  *         with zeros everything past the durable end that a failed round may have written,
@@ -317,6 +316,18 @@ static void run_retention(struct shard *s, int64_t now_ms)
  *         that is still full costs at most one attempt a second per partition).
  *         A fault is counted (partition_faults, partitions_failed) and told (env.on_fault)
  *         when it happens, with the file, the operation and the error; a recovery too.
+ *   SH11. Transactions and the internal topics heal like any data (issue 21 F3 part 3): a round
+ *         that carried a marker, a transactional or coordinator batch, or touched
+ *         __consumer_offsets / __transaction_state, fails its requests and freezes its
+ *         partitions only. What placement updated before the failed io — the producer table,
+ *         a marker's closing of an open transaction, the open-transaction list (the LSO), a
+ *         staged .txnindex entry — is never published (SH4), and the recovery reloads it from
+ *         the log (PA12), as an open would. Until then nobody decides from it: the producer
+ *         state of a frozen partition is not read (log.c producer_state_call answers
+ *         RT_E_IO_FAILED). What sits above the partitions never adopted what the failed round
+ *         carried (coordinator.c CO1, group.c GO1), or retries it: a marker or coordinator
+ *         record that meets a frozen partition fails alone, and the coordinator keeps the
+ *         transaction Prepare* and completes it once the partition takes writes (CO15).
  */
 
 #define SHARD_HEAL_PROBE_BYTES 65536u
@@ -538,14 +549,10 @@ static bool round_failure_engine_wide(const struct round *rd, const char *what)
 {
     if (rd->failed_engine)
         return true;
-    for (const struct shard_request *r = rd->included; r; r = r->next)
-        if (r->header.producer_id >= 0 &&
-            (r->coordinator || batch_is_control(&r->header) || batch_is_transactional(&r->header)))
-            return true;
+    /* SH11: markers, transactional and coordinator batches and the internal topics heal like
+     * any data; only published bytes that a failed fdatasync may have dropped cannot. */
     for (uint32_t t = 0; t < rd->touched_count; t++) {
         const struct partition *p = rd->touched[t];
-        if (meta_topic_name_internal(p->topic))
-            return true;
         if (p->unsynced && strcmp(what, "write") != 0)
             return true;
     }
@@ -662,18 +669,8 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         return;
     }
     if (p->frozen && !shard_heal(s, p, fs_monotonic_ms())) {
-        /* SH10: refused until its recovery succeeds. A marker or a coordinator record that
-         * cannot be written fails the engine: the coordinator counts on a reopen to complete
-         * it (COR7, CO10). */
-        if (r->coordinator || (r->header.producer_id >= 0 && batch_is_control(&r->header))) {
-            char detail[FAULT_DETAIL_BYTES];
-            snprintf(detail, sizeof(detail),
-                     "%s: a transaction marker or coordinator record "
-                     "met the failed partition",
-                     p->dir);
-            int perr = atomic_load_explicit(&p->fault_error, memory_order_relaxed);
-            partition_fail(s, p, perr ? perr : RT_E_IO_FAILED, true, p->active->size_bytes, detail);
-        }
+        /* SH10: refused until its recovery succeeds. A marker or a coordinator record too: the
+         * coordinator keeps its transaction Prepare* and retries it (SH11, coordinator.c CO15). */
         complete(r, RT_E_IO_FAILED);
         return;
     }
@@ -745,7 +742,7 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         char detail[ERROR_DETAIL_BYTES + 64];
         snprintf(detail, sizeof(detail), "%s", rt_error_detail());
         /* SH10: a seal's failed fdatasync may have dropped published bytes not yet synced. */
-        bool engine_wide = meta_topic_name_internal(p->topic) || p->unsynced;
+        bool engine_wide = p->unsynced; /* SH11: an internal topic heals as any other */
         partition_fail(s, p, rc, engine_wide, p->active->size_bytes, detail);
         if (p->round_touched) {
             /* Batches of this round are placed here already: the whole round fails. */
@@ -786,14 +783,13 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
             partition_place_txn(p, &r->header, p->round_position + p->round_bytes, r->txn_started,
                                 r->txn_first_offset, r->marker_type, &r->txn_write);
         if (trc) {
-            /* The open list may have changed: the whole round fails, nothing is written, and
-             * the engine's write side with it (SH10: a transaction's state). */
+            /* The open list may have changed: the whole round fails and nothing is written;
+             * the recovery reloads the open list from the log (SH11, PA12). */
             char detail[FAULT_DETAIL_BYTES];
             snprintf(detail, sizeof(detail), "%s: staging a transaction's bookkeeping: %s", p->dir,
                      rt_strerror(trc));
-            partition_fail(s, p, trc, true, p->active->size_bytes, detail);
+            partition_fail(s, p, trc, false, p->active->size_bytes, detail);
             rd->failed = trc;
-            rd->failed_engine = true;
             complete(r, RT_E_IO_FAILED);
             return;
         }

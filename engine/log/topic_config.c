@@ -26,7 +26,7 @@ struct tc_def {
     const char *kafka_default;  /* when no rt_options field gives it */
 };
 
-static const char *const cleanup_choices[] = {"delete", NULL}; /* TC3: no "compact" yet */
+static const char *const cleanup_choices[] = {"delete", "compact", NULL};
 static const char *const compression_choices[] = {"uncompressed", "zstd",     "lz4", "snappy",
                                                   "gzip",         "producer", NULL};
 static const char *const timestamp_choices[] = {"CreateTime", "LogAppendTime", NULL};
@@ -89,7 +89,9 @@ const char *topic_config_name(enum topic_config_key k)
 bool topic_config_honoured(enum topic_config_key k)
 {
     return k == TC_RETENTION_MS || k == TC_RETENTION_BYTES || k == TC_SEGMENT_BYTES ||
-           k == TC_MAX_MESSAGE_BYTES || k == TC_MESSAGE_TIMESTAMP_TYPE || k == TC_CLEANUP_POLICY;
+           k == TC_MAX_MESSAGE_BYTES || k == TC_MESSAGE_TIMESTAMP_TYPE || k == TC_CLEANUP_POLICY ||
+           k == TC_MIN_CLEANABLE_DIRTY_RATIO || k == TC_MIN_COMPACTION_LAG_MS ||
+           k == TC_MAX_COMPACTION_LAG_MS || k == TC_DELETE_RETENTION_MS;
 }
 
 static bool in_choices(const char *const *choices, const char *s, size_t n)
@@ -207,9 +209,8 @@ int topic_config_check(const char *name, const char *value, int *key_out,
                 return bad(d->name, value, "empty list item");
             if (d->choices && !in_choices(d->choices, item, item_len))
                 return bad(d->name, value,
-                           k == TC_CLEANUP_POLICY
-                               ? "only \"delete\" is supported (no log compaction here)"
-                               : "not an allowed item");
+                           k == TC_CLEANUP_POLICY ? "String must be one of: delete, compact"
+                                                  : "not an allowed item");
             if (!first)
                 canon[at++] = ',';
             memcpy(canon + at, item, item_len);
@@ -358,6 +359,26 @@ void topic_config_resolve(const struct topic_config *c, const struct rt_options 
         out->segment_bytes = (uint64_t)strtoll(c->value[TC_SEGMENT_BYTES], NULL, 10);
     if (c->value[TC_MAX_MESSAGE_BYTES])
         out->max_message_bytes = (uint32_t)strtoll(c->value[TC_MAX_MESSAGE_BYTES], NULL, 10);
+    /* Log compaction (cleaner.c): the policy's items, and Kafka's defaults otherwise. */
+    out->compact = false;
+    out->delete_enabled = true;
+    if (c->value[TC_CLEANUP_POLICY]) {
+        const char *v = c->value[TC_CLEANUP_POLICY]; /* canonical: items joined by "," (TC2) */
+        out->compact = strstr(v, "compact") != NULL;
+        out->delete_enabled = strstr(v, "delete") != NULL;
+    }
+    out->min_dirty_ratio = c->value[TC_MIN_CLEANABLE_DIRTY_RATIO]
+                               ? strtod(c->value[TC_MIN_CLEANABLE_DIRTY_RATIO], NULL)
+                               : 0.5;
+    out->min_compaction_lag_ms = c->value[TC_MIN_COMPACTION_LAG_MS]
+                                     ? strtoll(c->value[TC_MIN_COMPACTION_LAG_MS], NULL, 10)
+                                     : 0;
+    out->max_compaction_lag_ms = c->value[TC_MAX_COMPACTION_LAG_MS]
+                                     ? strtoll(c->value[TC_MAX_COMPACTION_LAG_MS], NULL, 10)
+                                     : INT64_MAX;
+    out->delete_retention_ms = c->value[TC_DELETE_RETENTION_MS]
+                                   ? strtoll(c->value[TC_DELETE_RETENTION_MS], NULL, 10)
+                                   : 86400000;
     if (c->value[TC_MESSAGE_TIMESTAMP_TYPE])
         out->timestamp_type = strcmp(c->value[TC_MESSAGE_TIMESTAMP_TYPE], "LogAppendTime") == 0
                                   ? RT_TIMESTAMP_LOG_APPEND_TIME

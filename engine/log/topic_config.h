@@ -10,10 +10,13 @@
  * TC2  A value is kept in one spelling (topic_config_check's canonical form: decimal integers
  *      without sign or zeros in front, booleans in lower case, list items without spaces), so a
  *      catalogue has one encoding and fuzz_meta can ask for byte-identical round trips.
- * TC3  The engine acts on retention.ms, retention.bytes, segment.bytes, max.message.bytes and
- *      message.timestamp.type (TOPIC_CONFIG_HONOURED); cleanup.policy is accepted only as
- *      "delete" (no compaction yet). Every other name is checked and kept, and reported by
- *      rt_topic_config_get, but changes nothing the engine does (docs/format.md A.2 lists them).
+ * TC3  The engine acts on retention.ms, retention.bytes, segment.bytes, max.message.bytes,
+ *      message.timestamp.type, and on cleanup.policy ("delete", "compact" or both: the log
+ *      cleaner, cleaner.c) with min.cleanable.dirty.ratio, min.compaction.lag.ms,
+ *      max.compaction.lag.ms and delete.retention.ms (TOPIC_CONFIG_HONOURED). A policy without
+ *      "delete" turns time and size retention off, as Kafka does. Every other name is checked
+ *      and kept, and reported by rt_topic_config_get, but changes nothing the engine does
+ *      (docs/format.md A.2 lists them).
  */
 #ifndef RT_TOPIC_CONFIG_H
 #define RT_TOPIC_CONFIG_H
@@ -73,6 +76,12 @@ struct topic_config_honoured {
     uint64_t segment_bytes;
     uint32_t max_message_bytes;
     enum rt_timestamp_type timestamp_type;
+    bool compact;        /* cleanup.policy holds "compact" */
+    bool delete_enabled; /* cleanup.policy holds "delete" */
+    double min_dirty_ratio;
+    int64_t min_compaction_lag_ms;
+    int64_t max_compaction_lag_ms;
+    int64_t delete_retention_ms;
 };
 
 /* The id of `name`, or -1 when it is not a topic config (TC1). */

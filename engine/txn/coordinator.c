@@ -134,6 +134,26 @@
  *        Kafka, which aborts an Ongoing transaction of the same producer id before checking
  *        the epoch). The last init's identities are held in memory only (as Kafka's
  *        lastProducerEpoch): after a reopen a retry of an init that went through is fenced.
+ *   CO15. A write that fails for a partition alone (shard.c SH10, SH11: the partition heals in
+ *        place) leaves the coordinator's memory what its log says, and what remains to be done
+ *        is retried, never dropped: (a) a Prepare*, decision or Ongoing record that could not
+ *        be written is not adopted (CO1): the id stays as it was (an in-process Ongoing stays
+ *        open, to be aborted by its producer or its timeout); (b) a transaction whose decision
+ *        is durable but whose markers could not all be written stays Prepare* — its end is not
+ *        reported done (RT_E_IO_FAILED, saying it is decided) — and the timer completes it
+ *        each tick until the partitions take writes (coord_complete_prepared: a one-round
+ *        Prepare* by CO10's rule from the partitions' state, which a frozen partition does not
+ *        give until its recovery reloaded it from the log, so a marker the failed round placed
+ *        is never mistaken for a written one); pending offsets are applied only then (GO1);
+ *        (c) the retried end of the producer whose end it was (end_retry: that (id, epoch),
+ *        held in memory) answers RT_E_CONCURRENT_TRANSACTIONS while the markers are pending
+ *        and 0 once the same outcome is complete (its identity then adopted), as Kafka
+ *        answers a retried EndTxn; any other producer or epoch meets the fencing rules as
+ *        before (a timed-out producer stays fenced);
+ *        (d) a Complete* queued without waiting whose write failed is written again by the
+ *        timer (coord_rewrite_lost) unless a later record of the id became durable first.
+ *        What still needs a reopen is the engine's write side failing (SH10); an id left
+ *        Prepare* at close is completed by the next open (CO2).
  *
  * Costs of a wire EndTxn (CO12): one shard call per partition for its producer state, one
  * fdatasync round for the decision record (and, beside it, one per shard holding unsynced data
@@ -182,6 +202,50 @@ void coordinator_attach_groups(struct coordinator *c, struct group_manager *grou
 /* ---- operations ---- */
 
 bool coord_holds_partition(const struct txn_meta *m, const char *topic, uint32_t partition);
+
+/* CO15: an end whose decision is durable but whose markers could not all be written (a
+ * partition that failed to write): the transaction stays Prepare* — not reported ended — and
+ * the timer completes it once the partitions recover; the caller may retry the end. */
+static int markers_pending(struct txn_meta *m, int rc, int64_t pid, int16_t epoch)
+{
+    m->end_retry_pid = pid; /* its retry is recognised (end_retry) */
+    m->end_retry_epoch = epoch;
+    char cause[ERROR_DETAIL_BYTES];
+    snprintf(cause, sizeof(cause), "%s", *rt_error_detail() ? rt_error_detail() : rt_strerror(rc));
+    return error_set(rc,
+                     "transactional id '%s': the %s is decided (durable) but not every marker "
+                     "could be written (%s); the coordinator writes them once the partition "
+                     "recovers: retry to learn the outcome (CO15)",
+                     m->id, m->v.state == TXN_PREPARE_COMMIT ? "commit" : "abort", cause);
+}
+
+/* CO15: is (pid, epoch) the producer whose own end was decided but left its markers pending
+ * (markers_pending)? 0: not such a retry (the fencing rules answer); 1: its transaction is
+ * complete with the outcome asked (answer it with the id's identity); else an error: the
+ * markers are still pending, or the outcome was the other one. */
+static int end_retry(struct txn_meta *m, int64_t pid, int16_t epoch, bool commit)
+{
+    if (m->end_retry_pid < 0 || pid != m->end_retry_pid || epoch != m->end_retry_epoch)
+        return 0;
+    if (m->v.state == TXN_ONGOING || m->v.state == TXN_EMPTY) {
+        m->end_retry_pid = -1; /* the id moved on (CO7: maybe at the same epoch) */
+        return 0;
+    }
+    if (coord_is_prepare(m->v.state))
+        return error_set(RT_E_CONCURRENT_TRANSACTIONS,
+                         "transactional id '%s' is writing the markers of its %s (CO15)", m->id,
+                         m->v.state == TXN_PREPARE_COMMIT ? "commit" : "abort");
+    bool committed = m->v.state == TXN_COMPLETE_COMMIT;
+    if (m->v.state != TXN_COMPLETE_COMMIT && m->v.state != TXN_COMPLETE_ABORT)
+        return 0; /* the id moved on: the fencing rules answer */
+    if (committed != commit)
+        return error_set(RT_E_INVALID_TXN_STATE,
+                         "transactional id '%s': the transaction was %s, not %s (CO15)%s", m->id,
+                         committed ? "committed" : "aborted", commit ? "committed" : "aborted",
+                         committed ? "" : "; abort to go on");
+    m->end_retry_pid = -1;
+    return 1;
+}
 
 /* CO12: ends m's Ongoing wire transaction (its epoch kept, CO7) in one durable round. The
  * decision record (0x7203: txn_epoch = marker epoch = the kept epoch, and per partition the
@@ -256,15 +320,20 @@ static int end_wire_locked(struct coordinator *c, struct txn_meta *m, bool commi
     if (rc == 0)
         rc = data_rc;
     if (rc) {
-        /* Not decided (the engine's write side has failed, sticky): nothing is adopted; the
-         * next open decides by R1 from what became durable (CO10, CO12). */
+        /* Not decided: nothing is adopted (CO15); the transaction stays Ongoing for a retried
+         * EndTxn, or, if the engine's write side failed, the next open decides by R1 from what
+         * became durable (CO10, CO12). */
         free(prep.partitions);
         return rc;
     }
     free(m->v.partitions);
     m->v = prep;
+    coord_note_durable(m); /* CO15 */
     coord_pid_index(c, m);
-    return coord_finish_as(c, m, commit, m->v.producer_id, m->v.producer_epoch, true, NULL);
+    rc = coord_finish_as(c, m, commit, m->v.producer_id, m->v.producer_epoch, true, NULL);
+    if (rc) /* the kept epoch (CO7): the client retries at it */
+        return markers_pending(m, rc, m->v.producer_id, m->v.producer_epoch);
+    return 0;
 }
 
 int coord_fenced(const struct txn_meta *m, int64_t pid, int16_t epoch)
@@ -324,7 +393,7 @@ int coordinator_init_expected(struct coordinator *c, const char *id, int32_t tim
     if (rc == 0 && !retry && m->v.state == TXN_ONGOING) {
         rc = coord_end_locked(c, m, false, true); /* fence the previous instance and abort */
     } else if (rc == 0 && !retry && coord_is_prepare(m->v.state)) {
-        rc = coord_end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+        rc = coord_complete_prepared(c, m); /* CO15 */
     }
     if (rc == 0 && !retry) {
         struct txn_log_value next = m->v;
@@ -485,12 +554,15 @@ static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t ep
     if (!m)
         return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
     pthread_mutex_lock(&m->lock);
-    int rc = coord_fenced(m, pid, epoch);
-    if (rc == 0) {
+    int retry = m->deciding ? 0 : end_retry(m, pid, epoch, commit); /* CO15 */
+    int rc = retry < 0 ? retry : retry ? 0 : coord_fenced(m, pid, epoch);
+    if (rc == 0 && !retry) {
         switch (m->v.state) {
         case TXN_ONGOING:
             rc = bump ? coord_end_locked_as(c, m, commit, false, true)
                       : end_wire_locked(c, m, commit);
+            if (rc && bump && coord_is_prepare(m->v.state))
+                rc = markers_pending(m, rc, pid, epoch); /* CO15 */
             break;
         case TXN_COMPLETE_COMMIT:
         case TXN_COMPLETE_ABORT:
@@ -548,8 +620,11 @@ int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t 
     if (!m)
         return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
     pthread_mutex_lock(&m->lock);
+    int retry = m->deciding ? 0 : end_retry(m, pid, epoch, true); /* CO15 */
     int rc = m->deciding ? error_set(RT_E_CONCURRENT_TRANSACTIONS,
                                      "transactional id '%s' is committing its transaction", id)
+             : retry < 0 ? retry
+             : retry     ? 0
                          : coord_fenced(m, pid, epoch);
     bool empty = false;
     if (rc == 0 && m->v.state != TXN_ONGOING) {
@@ -623,16 +698,23 @@ int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t 
     m->deciding = false;
     pthread_cond_broadcast(&m->decided);
     if (prep_rc) {
-        /* Not decided: the engine's write side has failed (sticky); the transaction stays
-         * Ongoing and the next open reconciles it (COR3). */
+        /* Not decided: the transaction stays Ongoing, as the log says (CO15); it is aborted
+         * (by its producer, or its timeout) once __transaction_state recovers (SH11), or the
+         * next open reconciles it (COR3) if the engine's write side failed. */
         free(prep.partitions);
-        rc = prep_rc;
+        rc = error_set(prep_rc,
+                       "transactional id '%s': its PrepareCommit could not be written to %s "
+                       "(%s): nothing was decided and the transaction stays open; abort it",
+                       m->id, TXN_LOG_TOPIC, rt_strerror(prep_rc));
     } else {
         free(m->v.partitions);
-        m->v = prep; /* durable: the outcome is decided by CO10's rule */
+        m->v = prep;           /* durable: the outcome is decided by CO10's rule */
+        coord_note_durable(m); /* CO15 */
         coord_pid_index(c, m);
         if (data_rc == 0) {
             rc = coord_finish_as(c, m, true, next_pid, next_epoch, true, NULL);
+            if (rc)
+                rc = markers_pending(m, rc, pid, epoch);
         } else {
             /* Some data never landed: CO10 decides abort, and the coordinator writes it down
              * (PrepareAbort) before any marker. */
@@ -644,6 +726,19 @@ int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t 
             if (rc == 0) {
                 *aborted_out = true;
                 rc = data_rc;
+            } else {
+                /* CO15: decided (the durable PrepareCommit resolves to abort by CO10's rule, or
+                 * the PrepareAbort is durable), its end pending: the timer completes it, and
+                 * the producer's abort learns it (end_retry). */
+                m->end_retry_pid = pid;
+                m->end_retry_epoch = epoch;
+                char cause[ERROR_DETAIL_BYTES];
+                snprintf(cause, sizeof(cause), "%s", rt_error_detail());
+                rc = error_set(rc,
+                               "transactional id '%s': a record of the transaction failed (%s) "
+                               "and its abort could not be written yet (%s); the coordinator "
+                               "aborts it once the partitions recover: abort to go on (CO15)",
+                               m->id, rt_strerror(data_rc), cause);
             }
         }
     }
@@ -730,7 +825,7 @@ int coordinator_abort(struct coordinator *c, const char *id)
     if (m->v.state == TXN_ONGOING)
         rc = coord_end_locked(c, m, false, true);
     else if (coord_is_prepare(m->v.state))
-        rc = coord_end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+        rc = coord_complete_prepared(c, m); /* CO15 */
     else
         rc = error_set(RT_E_INVALID_TXN_STATE,
                        "transactional id '%s' has no open transaction (%s); a partition still "

@@ -49,6 +49,14 @@ struct txn_meta {
      * this process opened the coordinator). Memory only, as Kafka's lastProducerEpoch. */
     int64_t init_from_pid, init_to_pid;
     int16_t init_from_epoch, init_to_epoch;
+    /* CO15: the Complete* last queued without waiting (it has no partitions), and whether its
+     * write failed with no record of this id durable since: the timer writes it again. */
+    struct txn_log_value complete_value;
+    atomic_bool complete_lost;
+    /* CO15: the producer (id, epoch) whose own end was decided but left its markers pending
+     * (-1: none); memory only, as CO14's identities. */
+    int64_t end_retry_pid;
+    int16_t end_retry_epoch;
 };
 
 /* COR7: a one-round decision record replayed at open (PrepareCommit or PrepareAbort with
@@ -125,6 +133,9 @@ int coord_finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_t
 int coord_end_locked_as(struct coordinator *c, struct txn_meta *m, bool commit, bool fence,
                         bool bump);
 int coord_end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bool fence);
+int coord_complete_prepared(struct coordinator *c, struct txn_meta *m);
+void coord_note_durable(struct txn_meta *m);
+int coord_rewrite_lost(struct coordinator *c, struct txn_meta *m);
 
 /* coordinator.c */
 int coord_fenced(const struct txn_meta *m, int64_t pid, int16_t epoch);

@@ -63,6 +63,7 @@ struct txn_meta *coord_meta_get(struct coordinator *c, const char *id, bool crea
             m->v.last_update_ms = fs_now_ms();
             m->pid_key = -1;
             m->init_from_pid = -1; /* CO14 */
+            m->end_retry_pid = -1; /* CO15 */
             m->init_to_pid = -1;
             m->next = c->buckets[b];
             c->buckets[b] = m;

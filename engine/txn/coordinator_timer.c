@@ -40,6 +40,10 @@ static void tick_one(struct coordinator *c, struct txn_meta *m, int64_t now)
         pthread_mutex_unlock(&m->lock);
         return;
     }
+    if (coord_rewrite_lost(c, m) != 0) { /* CO15: the log does not take writes yet */
+        pthread_mutex_unlock(&m->lock);
+        return;
+    }
     if (m->v.state == TXN_ONGOING && !m->v.hanging) {
         rt_txn_check_fn check = m->check_fn ? m->check_fn : c->check_fn;
         void *check_ctx = m->check_fn ? m->check_ctx : c->check_ctx;
@@ -65,8 +69,9 @@ static void tick_one(struct coordinator *c, struct txn_meta *m, int64_t now)
             (void)coord_end_locked(c, m, false, true); /* CO5 */
         }
     } else if (coord_is_prepare(m->v.state)) {
-        /* A phase two that failed earlier (e.g. the engine could not write): retry it. */
-        (void)coord_end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
+        /* CO15: a phase two that failed earlier (a partition that could not write): retry
+         * it, as often as the ticks come, until the partitions have recovered (SH11). */
+        (void)coord_complete_prepared(c, m);
     } else if ((m->v.state == TXN_EMPTY || m->v.state == TXN_COMPLETE_COMMIT ||
                 m->v.state == TXN_COMPLETE_ABORT) &&
                now - m->v.last_update_ms > o->transactional_id_expiration_ms && !m->check_fn) {
@@ -105,8 +110,11 @@ static void compact(struct coordinator *c)
         pthread_mutex_lock(&m->lock);
         while (m->deciding) /* its PrepareCommit is queued: re-append what it decided */
             pthread_cond_wait(&m->decided, &m->lock);
-        if (rc == 0 && !m->removed)
+        if (rc == 0 && !m->removed) {
             rc = coord_log_write(c, m->id, &m->v);
+            if (rc == 0)
+                coord_note_durable(m); /* CO15: its current value supersedes a lost one */
+        }
         pthread_mutex_unlock(&m->lock);
         coord_meta_put(c, m);
     }

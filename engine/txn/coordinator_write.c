@@ -96,6 +96,7 @@ int coord_log_write(struct coordinator *c, const char *id, const struct txn_log_
 struct async_write {
     struct shard_request req;
     struct coordinator *c;
+    struct txn_meta *m; /* a reference (coord_meta_put in the callback) */
 };
 
 static void async_write_done(struct shard_request *r)
@@ -104,10 +105,33 @@ static void async_write_done(struct shard_request *r)
     struct coordinator *c = w->c;
     if (r->result == 0)
         __atomic_add_fetch(&c->log_records, 1, __ATOMIC_RELAXED);
-    /* A failure leaves the engine's write side failed (sticky): the id's Prepare* record is
-     * then the last durable one and the next open completes it again (CO2). */
+    else
+        /* CO15: the id's last durable record is its Prepare* (or older); the timer writes this
+         * Complete* again once the log takes writes, unless a later record of the id is durable
+         * first (it clears the flag: records of one id go to one partition in order, so that
+         * one was queued after this and completes after this callback). */
+        atomic_store_explicit(&w->m->complete_lost, true, memory_order_release);
+    coord_meta_put(c, w->m);
     free(w);
     __atomic_sub_fetch(&c->async_in_flight, 1, __ATOMIC_RELEASE);
+}
+
+/* CO15: a record of m is durable: nothing of m written earlier needs writing again. Caller
+ * holds m->lock. */
+void coord_note_durable(struct txn_meta *m)
+{
+    atomic_store_explicit(&m->complete_lost, false, memory_order_release);
+}
+
+/* CO15: writes m's lost Complete* again (the timer, m->lock held). 0 when nothing was lost. */
+int coord_rewrite_lost(struct coordinator *c, struct txn_meta *m)
+{
+    if (!atomic_load_explicit(&m->complete_lost, memory_order_acquire))
+        return 0;
+    int rc = coord_log_write(c, m->id, &m->complete_value);
+    if (rc == 0)
+        coord_note_durable(m);
+    return rc;
 }
 
 /* Appends one record without waiting (fdatasynced in its round, or with `lazy` only with the
@@ -115,12 +139,12 @@ static void async_write_done(struct shard_request *r)
  * id's next record) goes to the same log partition later, so it can be durable only if this one
  * is; and after a one-round commit nothing depends on it at all (CO10 completes the
  * PrepareCommit again from the partitions' state, finding every marker there). */
-static int log_write_async(struct coordinator *c, const char *id, const struct txn_log_value *v,
+static int log_write_async(struct coordinator *c, struct txn_meta *m, const struct txn_log_value *v,
                            bool lazy)
 {
     uint8_t *alloc = NULL;
     size_t len = 0;
-    int rc = log_encode(id, v, sizeof(struct async_write), &alloc, &len);
+    int rc = log_encode(m->id, v, sizeof(struct async_write), &alloc, &len);
     if (rc)
         return rc;
     struct async_write *w = (struct async_write *)alloc;
@@ -130,6 +154,13 @@ static int log_write_async(struct coordinator *c, const char *id, const struct t
     rc = batch_header_parse(batch, len, &w->req.header, &why);
     assert(rc == 0);
     w->c = c;
+    w->m = m;
+    assert(v->partition_count == 0); /* a Complete*: copied whole (CO15) */
+    m->complete_value = *v;
+    m->complete_value.partitions = NULL;
+    pthread_mutex_lock(&c->table_lock);
+    m->refs++;
+    pthread_mutex_unlock(&c->table_lock);
     w->req.kind = SHARD_REQ_APPEND;
     w->req.partition = c->log;
     w->req.batch = batch;
@@ -141,6 +172,7 @@ static int log_write_async(struct coordinator *c, const char *id, const struct t
     __atomic_add_fetch(&c->async_in_flight, 1, __ATOMIC_ACQUIRE);
     rc = log_append_async(c->lg, &w->req);
     if (rc) {
+        coord_meta_put(c, m);
         __atomic_sub_fetch(&c->async_in_flight, 1, __ATOMIC_RELEASE);
         free(alloc);
     }
@@ -216,6 +248,7 @@ int coord_transition(struct coordinator *c, struct txn_meta *m, struct txn_log_v
     int rc = coord_log_write(c, m->id, next);
     if (rc)
         return rc;
+    coord_note_durable(m); /* CO15 */
     if (next->partitions != m->v.partitions)
         free(m->v.partitions);
     m->v = *next;
@@ -302,7 +335,7 @@ int coord_finish_as(struct coordinator *c, struct txn_meta *m, bool commit, int6
     /* The outcome is decided (the markers are durable, or CO9's decision round was). Complete*
      * rides a later round (docs/architecture.md, the commit path): commit does not wait for it, and after a
      * one-round commit it is not even fdatasynced on its own (CO10 repeats it if lost). */
-    rc = log_write_async(c, m->id, &next, lazy && m->v.one_round);
+    rc = log_write_async(c, m, &next, lazy && m->v.one_round);
     if (rc)
         return rc;
     free(m->v.partitions);
@@ -365,4 +398,45 @@ int coord_end_locked_as(struct coordinator *c, struct txn_meta *m, bool commit, 
 int coord_end_locked(struct coordinator *c, struct txn_meta *m, bool commit, bool fence)
 {
     return coord_end_locked_as(c, m, commit, fence, true);
+}
+
+/* CO15: completes m's Prepare* with the outcome it records — a one-round one by CO10's rule
+ * from the partitions' state (its data may not all be durable: a failed round), as an open
+ * does. Caller holds m->lock. */
+int coord_complete_prepared(struct coordinator *c, struct txn_meta *m)
+{
+    assert(coord_is_prepare(m->v.state));
+    if (m->v.one_round)
+        return coord_complete_one_round(c, m);
+    /* Markers only where they are missing (SH11: a partition that never failed is not written
+     * again at every retry): its producer closed its transaction at the markers' epoch, or
+     * moved past it (CO3: nothing is written at that epoch before Complete*). A partition that
+     * has not recovered does not tell (log.c): retried at the next tick. */
+    uint32_t n = m->v.partition_count;
+    bool *skip = calloc(n ? n : 1, sizeof(*skip));
+    if (!skip)
+        return -ENOMEM;
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        struct partition *p =
+            log_partition(c->lg, m->v.partitions[i].topic, m->v.partitions[i].partition);
+        if (!p)
+            continue; /* the marker write reports it */
+        struct log_producer_view pv;
+        rc = log_producer_state(c->lg, p, m->v.producer_id, &pv);
+        skip[i] = rc == 0 && pv.known &&
+                  (pv.epoch > m->v.producer_epoch ||
+                   (pv.epoch == m->v.producer_epoch && pv.txn_first_offset < 0));
+    }
+    int64_t next_pid = m->v.producer_id;
+    int16_t next_epoch = m->v.producer_epoch;
+    if (rc == 0 && m->v.producer_epoch >= INT16_MAX - 1) { /* as coord_end_locked_as */
+        next_epoch = 0;
+        rc = producer_registry_allocate(c->producers, &next_pid);
+    }
+    if (rc == 0)
+        rc = coord_finish_as(c, m, m->v.state == TXN_PREPARE_COMMIT, next_pid, next_epoch, false,
+                             skip);
+    free(skip);
+    return rc;
 }

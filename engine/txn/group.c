@@ -1273,7 +1273,8 @@ static void maybe_compact(struct group_manager *g, uint32_t k)
     if (!p || segment_count_of(p) < GROUP_COMPACT_SEGMENTS_MIN)
         return;
     /* A failure leaves a log that still replays to the same state (GO6); the commit that got us
-     * here succeeded, and a sticky write error surfaces on the next append. */
+     * here succeeded, and a failed write froze the partition (shard.c SH11): the next append
+     * answers it until the partition recovers. */
     (void)compact_partition(g, k);
 }
 

@@ -57,19 +57,24 @@ def configs(broker):
                                       "message.timestamp.type": "LogAppendTime"}),
         NewTopic("cfg-bad-name", 1, 1, config={"dummy.doesntexist": "x"}),
         NewTopic("cfg-bad-value", 1, 1, config={"segment.bytes": "10"}),
-        NewTopic("cfg-compact", 1, 1, config={"cleanup.policy": "compact"}),
+        NewTopic("cfg-bad-policy", 1, 1, config={"cleanup.policy": "shred"}),
+        NewTopic("cfg-compact", 1, 1, config={"cleanup.policy": "compact",
+                                              "min.cleanable.dirty.ratio": "0.1",
+                                              "delete.retention.ms": "1000"}),
     ], request_timeout=20)
     _, err = result(fs["cfg"])
     check("create_topics with four configs", err is None, str(err))
+    _, err = result(fs["cfg-compact"])
+    check("create_topics with cleanup.policy=compact (issue 26)", err is None, str(err))
     for t, key in (("cfg-bad-name", "dummy.doesntexist"), ("cfg-bad-value", "segment.bytes"),
-                   ("cfg-compact", "cleanup.policy")):
+                   ("cfg-bad-policy", "cleanup.policy")):
         _, err = result(fs[t])
         check("create %s refused with INVALID_CONFIG naming %s" % (t, key),
               err is not None and err.name() == "INVALID_CONFIG" and key in err.str(),
               str(err))
     md = admin.list_topics(timeout=10)
     check("refused topics do not exist",
-          not any(t in md.topics for t in ("cfg-bad-name", "cfg-bad-value", "cfg-compact")),
+          not any(t in md.topics for t in ("cfg-bad-name", "cfg-bad-value", "cfg-bad-policy")),
           str(sorted(md.topics)))
 
     d = describe_topic(admin, "cfg")

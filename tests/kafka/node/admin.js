@@ -83,11 +83,11 @@ async function main() {
     await admin.alterConfigs({
       validateOnly: false,
       resources: [{ type: ConfigResourceTypes.TOPIC, name: 'jscfg',
-                    configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }],
+                    configEntries: [{ name: 'cleanup.policy', value: 'shred' }] }],
     })
-    check('alterConfigs cleanup.policy=compact refused', false, 'accepted')
+    check('alterConfigs cleanup.policy=shred refused', false, 'accepted')
   } catch (e) {
-    check('alterConfigs cleanup.policy=compact: INVALID_CONFIG',
+    check('alterConfigs cleanup.policy=shred: INVALID_CONFIG',
           errorTypes(e).includes('INVALID_CONFIG'), JSON.stringify(errorTypes(e)) + ' ' + e.message)
   }
   await admin.createTopics({ topics: [{ topic: 'jsgrow', numPartitions: 1 }] })

@@ -81,6 +81,10 @@ H(add_partitions_to_txn, kafka_handle_add_partitions_to_txn(s))
 H(add_offsets_to_txn, kafka_handle_add_offsets_to_txn(s))
 H(end_txn, kafka_handle_end_txn(s))
 H(txn_offset_commit, kafka_handle_txn_offset_commit(s))
+H(sasl_handshake, kafka_handle_sasl_handshake(s))
+H(sasl_authenticate, kafka_handle_sasl_authenticate(s))
+H(describe_user_scram_credentials, kafka_handle_describe_user_scram_credentials(s))
+H(alter_user_scram_credentials, kafka_handle_alter_user_scram_credentials(s))
 #undef H
 
 static int h_offset_fetch(struct kafka_slot *s, size_t body_at)
@@ -158,6 +162,11 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define create_partitions_note     "new partitions on this broker; counts only rise"
 #define describe_transactions_note NULL
 #define list_transactions_note     NULL
+#define sasl_handshake_note                                                                        \
+    "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (--sasl-mechanisms); v0: raw SASL tokens follow"
+#define sasl_authenticate_note               "session_lifetime_ms (v1+) from --connections-max-reauth-ms"
+#define describe_user_scram_credentials_note NULL
+#define alter_user_scram_credentials_note    "durable before the answer"
 
 const struct kafka_api kafka_api_rows[] = {
     ROW(KAFKA_PRODUCE, "Produce", 0, 9, 0, 9, 9, true, produce, h_produce, false), /* KA4 */
@@ -178,6 +187,8 @@ const struct kafka_api kafka_api_rows[] = {
         h_describe_groups, false),
     ROW(KAFKA_LIST_GROUPS, "ListGroups", 0, 4, 0, 4, 3, true, list_groups, h_list_groups,
         true), /* handle_group.c KH6 */
+    ROW(KAFKA_SASL_HANDSHAKE, "SaslHandshake", 0, 1, 0, 1, -1, true, sasl_handshake,
+        h_sasl_handshake, false),
     ROW(KAFKA_API_VERSIONS, "ApiVersions", 0, 3, 0, 3, 3, true, api_versions, h_api_versions,
         false),
     ROW_OFF_LOOP(KAFKA_CREATE_TOPICS, "CreateTopics", 0, 7, 0, 7, 5, true, create_topics,
@@ -199,6 +210,8 @@ const struct kafka_api kafka_api_rows[] = {
         h_describe_configs, false),
     ROW_OFF_LOOP(KAFKA_ALTER_CONFIGS, "AlterConfigs", 0, 2, 0, 2, 2, true, alter_configs,
                  h_alter_configs, false),
+    ROW(KAFKA_SASL_AUTHENTICATE, "SaslAuthenticate", 0, 2, 0, 2, 2, true, sasl_authenticate,
+        h_sasl_authenticate, false),
     ROW_OFF_LOOP(KAFKA_CREATE_PARTITIONS, "CreatePartitions", 0, 3, 0, 3, 2, true,
                  create_partitions, h_create_partitions, false),
     ROW(KAFKA_DELETE_GROUPS, "DeleteGroups", 0, 2, 0, 2, 2, true, delete_groups, h_delete_groups,
@@ -207,6 +220,10 @@ const struct kafka_api kafka_api_rows[] = {
                  incremental_alter_configs, h_incremental_alter_configs, false),
     ROW(KAFKA_OFFSET_DELETE, "OffsetDelete", 0, 0, 0, 0, -1, true, offset_delete, h_offset_delete,
         false),
+    ROW(KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS, "DescribeUserScramCredentials", 0, 0, 0, 0, 0, true,
+        describe_user_scram_credentials, h_describe_user_scram_credentials, false),
+    ROW_OFF_LOOP(KAFKA_ALTER_USER_SCRAM_CREDENTIALS, "AlterUserScramCredentials", 0, 0, 0, 0, 0,
+                 true, alter_user_scram_credentials, h_alter_user_scram_credentials, false),
     /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c */
     ROW(KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, true, describe_producers,
         h_describe_producers, false),

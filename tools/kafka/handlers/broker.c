@@ -31,6 +31,7 @@ void kafka_server_options_init(struct kafka_server_options *o)
     o->zero_copy = true;
     o->fetch_max_bytes = 55u << 20;
     group_coord_options_init(&o->groups);
+    o->auth_failed_delay_ms = KAFKA_SASL_FAILED_DELAY_MS_DEFAULT;
 }
 
 static uint32_t listener_of(const struct net_req *req)

@@ -18,6 +18,15 @@
 #include "tools/kafka/net/net.h"
 
 struct kafka_metrics; /* tools/kafka/metrics/metrics.h */
+struct cred_store;    /* tools/kafka/sasl/cred_store.h */
+
+/* SASL mechanisms (Kafka's sasl.enabled.mechanisms), a bit each. */
+enum kafka_sasl_mech {
+    KAFKA_SASL_PLAIN = 1u << 0,
+    KAFKA_SASL_SCRAM_SHA_256 = 1u << 1,
+    KAFKA_SASL_SCRAM_SHA_512 = 1u << 2,
+};
+#define KAFKA_SASL_FAILED_DELAY_MS_DEFAULT 100 /* connection.failed.authentication.delay.ms */
 
 /* A client names the few topics it uses in a Metadata or Produce request (librdkafka asks for
  * the topics its application produces to); a request naming more unknown topics than this is
@@ -52,6 +61,14 @@ struct kafka_server_options {
                                  the client asks, but for KIP-74's first batch (55 MiB;
                                  0 = the default) */
     struct group_coord_options groups; /* --group-...: group_coord_options_init's defaults */
+    /* SASL (handle_sasl.c): the enabled mechanisms (enum kafka_sasl_mech bits; 0 = none), the
+     * credentials they check against (NULL: none; owned by the caller, outlives the server),
+     * Kafka's connections.max.reauth.ms (0 = off: a session never expires, KIP-368) and
+     * connection.failed.authentication.delay.ms (the failure's answer waits that long). */
+    uint32_t sasl_mechanisms;
+    struct cred_store *credentials;
+    int64_t reauth_max_ms;
+    int64_t auth_failed_delay_ms;
 };
 
 void kafka_server_options_init(struct kafka_server_options *o);

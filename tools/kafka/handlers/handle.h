@@ -72,6 +72,10 @@ struct kafka_slot {
      * starts in the frame. */
     struct kafka_slot *admin_next;
     size_t admin_body_at;
+    /* A failed authentication's answer (or, v0, close) held until deadline_ms
+     * (connection.failed.authentication.delay.ms; handle_sasl.c KSA3). */
+    bool sasl_delayed;
+    bool sasl_delayed_close;
 };
 
 /* Handlers: each returns a net verdict. */
@@ -105,6 +109,24 @@ enum net_verdict kafka_handle_describe_groups(struct kafka_slot *s);
 enum net_verdict kafka_handle_group_retry(struct kafka_slot *s, bool expired);
 enum net_verdict kafka_handle_delete_groups(struct kafka_slot *s);
 enum net_verdict kafka_handle_offset_delete(struct kafka_slot *s);
+/* SASL (handle_sasl.c): the two SASL APIs, the SCRAM credential APIs, and what server.c asks of
+ * a connection's SASL state. */
+enum net_verdict kafka_handle_sasl_handshake(struct kafka_slot *s);
+enum net_verdict kafka_handle_sasl_authenticate(struct kafka_slot *s);
+enum net_verdict kafka_handle_describe_user_scram_credentials(struct kafka_slot *s);
+enum net_verdict kafka_handle_alter_user_scram_credentials(struct kafka_slot *s);
+/* True when the connection's next frame is a raw SASL token (after SaslHandshake v0, KSA2). */
+bool kafka_sasl_raw_pending(const struct kafka_session *ks);
+/* Answers a raw SASL token frame (the whole frame is the token, no Kafka header). */
+enum net_verdict kafka_sasl_raw_token(struct kafka_slot *s);
+/* The gate (KSA1): may a request of `api_key` be answered on this session now? False with *why
+ * when it must close the connection instead. */
+bool kafka_sasl_allows(const struct kafka_session *ks, int16_t api_key, int64_t now_ms,
+                       const char **why);
+/* A delayed failure's retry (KSA3): parks again until expired, then answers (or closes). */
+enum net_verdict kafka_sasl_retry(struct kafka_slot *s, bool expired);
+/* Frees the session's SASL state (server.c's session_close). */
+void kafka_sasl_free(struct kafka_session *ks);
 /* Restores the groups persisted in the engine into srv->groups and makes the coordinator
  * persist them from here on (group_coord.c KG10). 0, -ENOMEM or an engine error. */
 int kafka_groups_open(struct kafka_server *srv);

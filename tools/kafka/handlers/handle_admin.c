@@ -41,6 +41,12 @@
  *        topic or partition UNKNOWN_TOPIC_OR_PARTITION, an internal topic
  *        INVALID_TOPIC_EXCEPTION (17), as Kafka answers; low_watermark is -1 with any error.
  *        timeout_ms is not waited on: there is no replica to wait for.
+ *   KAD9  A deleted topic's committed offsets are deleted from every group, as Kafka's group
+ *        coordinator does for deleted partitions (GroupCoordinator.handleDeletedPartitions):
+ *        after rt_topic_delete is durable and before the answer, one rt_group_delete_offsets
+ *        per group that had any, so a topic created again under the name starts with no
+ *        committed offsets. A failure there is logged and the answer stays NONE (the topic is
+ *        gone; a crash in between leaves the old offsets, as the engine keeps them).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -168,6 +174,84 @@ static int16_t create_one(struct kafka_slot *s, const struct kmsg_create_topics_
     }
 }
 
+/* ---- a deleted topic's committed offsets (KAD9) ---- */
+
+#define FORGET_SLICE 256 /* partitions per rt_group_delete_offsets call */
+
+struct name_list {
+    char **names;
+    size_t count, cap;
+    const char *topic; /* the partitions list: this topic's only */
+    struct rt_topic_partition *parts;
+    size_t parts_count, parts_cap;
+};
+
+/* Under the group manager's lock: only copies (rt_group_list's rule). */
+static int group_collect(void *ctx, const char *group)
+{
+    struct name_list *l = ctx;
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        char **n = realloc(l->names, cap * sizeof(*n));
+        if (!n)
+            return -ENOMEM;
+        l->names = n;
+        l->cap = cap;
+    }
+    if (!(l->names[l->count] = strdup(group)))
+        return -ENOMEM;
+    l->count++;
+    return 0;
+}
+
+static int partition_collect(void *ctx, const char *topic, uint32_t partition,
+                             const struct rt_committed_offset *offset)
+{
+    (void)offset;
+    struct name_list *l = ctx;
+    if (strcmp(topic, l->topic) != 0)
+        return 0;
+    if (l->parts_count == l->parts_cap) {
+        size_t cap = l->parts_cap ? l->parts_cap * 2 : 16;
+        struct rt_topic_partition *n = realloc(l->parts, cap * sizeof(*n));
+        if (!n)
+            return -ENOMEM;
+        l->parts = n;
+        l->parts_cap = cap;
+    }
+    l->parts[l->parts_count++] =
+        (struct rt_topic_partition){.topic = l->topic, .partition = partition};
+    return 0;
+}
+
+static void forget_offsets(rt_engine *e, const char *topic)
+{
+    struct name_list l = {.topic = topic};
+    int rc = rt_group_list(e, group_collect, &l);
+    for (size_t g = 0; rc == 0 && g < l.count; g++) {
+        l.parts_count = 0;
+        rc = rt_group_list_offsets(e, l.names[g], partition_collect, &l);
+        /* In slices: one call's tombstones must fit one batch (RT_E_RECORD_TOO_LARGE). */
+        for (size_t at = 0; rc == 0 && at < l.parts_count; at += FORGET_SLICE)
+            rc = rt_group_delete_offsets(
+                e, l.names[g], l.parts + at,
+                l.parts_count - at < FORGET_SLICE ? l.parts_count - at : FORGET_SLICE, NULL);
+        if (rc)
+            fprintf(stderr,
+                    "ringtail serve: DeleteTopics '%s': its committed offsets in group '%s' "
+                    "were not deleted: %s: %s\n",
+                    topic, l.names[g], rt_strerror(rc), rt_error_detail());
+        rc = 0; /* the other groups still get theirs deleted */
+    }
+    if (rc)
+        fprintf(stderr, "ringtail serve: DeleteTopics '%s': listing groups failed: %s\n", topic,
+                rt_strerror(rc));
+    for (size_t g = 0; g < l.count; g++)
+        free(l.names[g]);
+    free(l.names);
+    free(l.parts);
+}
+
 enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
 {
     const struct kmsg_delete_topics_request *q = &s->msg.delete_topics;
@@ -184,6 +268,7 @@ enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
         switch (rc) { /* KAD6 */
         case 0:
             res[i].error_code = KAFKA_NONE;
+            forget_offsets(s->server->engine, name); /* KAD9 */
             break;
         case RT_E_UNKNOWN_TOPIC_OR_PARTITION:
             res[i].error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;

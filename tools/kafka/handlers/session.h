@@ -11,7 +11,8 @@
  *        User:<the certificate's subject DN, RFC 2253> (Kafka's default principal builder)
  *        before the first request is read (server.c's session_ready hook); on a SASL listener
  *        it is not authenticated until SASL completes, and the principal is User:ANONYMOUS
- *        (or, SASL_SSL, the certificate's) until then.
+ *        (or, SASL_SSL, the certificate's) until then: handle_sasl.c then sets User:NAME
+ *        (KSA1-KSA4; a re-authentication keeps the same name).
  */
 #ifndef RT_KAFKA_SESSION_H
 #define RT_KAFKA_SESSION_H

@@ -520,6 +520,19 @@ static void render_loops(struct km_buf *b, const struct kafka_metrics *m)
               "Message bytes those conversions answered.");
     km_printf(b, "ringtail_kafka_fetch_downconverted_bytes_total %" PRIu64 "\n",
               km_load(&st->fetch_downconverted_bytes));
+    /* SASL (handle_sasl.c): Kafka's successful-/failed-authentication-total. */
+    km_family(b, "ringtail_kafka_sasl_authentications_total", "counter",
+              "SASL authentications that succeeded (re-authentications not counted).");
+    km_printf(b, "ringtail_kafka_sasl_authentications_total %" PRIu64 "\n",
+              km_load(&st->sasl_authentications));
+    km_family(b, "ringtail_kafka_sasl_reauthentications_total", "counter",
+              "SASL re-authentications (KIP-368) that succeeded.");
+    km_printf(b, "ringtail_kafka_sasl_reauthentications_total %" PRIu64 "\n",
+              km_load(&st->sasl_reauthentications));
+    km_family(b, "ringtail_kafka_sasl_authentication_failures_total", "counter",
+              "SASL authentications that failed (answered after the failure delay).");
+    km_printf(b, "ringtail_kafka_sasl_authentication_failures_total %" PRIu64 "\n",
+              km_load(&st->sasl_authentication_failures));
 }
 
 static void render_engine_stats(struct km_buf *b, rt_engine *e)

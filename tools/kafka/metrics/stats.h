@@ -29,6 +29,11 @@ struct kafka_server_stats {
     _Atomic uint64_t produce_upconverted_bytes;   /* ... their bytes as received */
     _Atomic uint64_t fetch_downconverted_batches; /* v2 batches converted for Fetch v0-3 */
     _Atomic uint64_t fetch_downconverted_bytes;   /* ... the message bytes answered */
+    /* SASL (handle_sasl.c): exchanges that succeeded (re-authentications among them) and
+     * failed (Kafka's successful-/failed-authentication-total, successful-reauthentication). */
+    _Atomic uint64_t sasl_authentications;
+    _Atomic uint64_t sasl_reauthentications;
+    _Atomic uint64_t sasl_authentication_failures;
 };
 
 #endif /* RT_KAFKA_STATS_H */

@@ -1214,6 +1214,113 @@ int kmsg_list_transactions_request_decode(struct kp_reader *r, int16_t version, 
 int kmsg_list_transactions_response_encode(struct kp_writer *w, int16_t version,
                                            const struct kmsg_list_transactions_response *m);
 
+/* ---- SASL (issue 23): SaslHandshake (17) v0-1, SaslAuthenticate (36) v0-2 (flexible v2),
+ * DescribeUserScramCredentials (50) v0 and AlterUserScramCredentials (51) v0 (flexible) ---- */
+
+struct kmsg_sasl_handshake_request {
+    struct kp_str mechanism;
+};
+
+struct kmsg_sasl_handshake_response {
+    int16_t error_code;
+    const struct kp_str *mechanisms; /* the enabled ones */
+    int32_t mechanisms_count;
+};
+
+struct kmsg_sasl_authenticate_request {
+    struct kp_bytes auth_bytes;
+};
+
+struct kmsg_sasl_authenticate_response {
+    int16_t error_code;
+    struct kp_str error_message; /* nullable */
+    struct kp_bytes auth_bytes;
+    int64_t session_lifetime_ms; /* v1+: KIP-368, 0 = none */
+};
+
+struct kmsg_scram_user_name {
+    struct kp_str name;
+};
+
+struct kmsg_describe_user_scram_credentials_request {
+    struct kmsg_scram_user_name *users; /* null (count -1): every user */
+    int32_t users_count;
+};
+
+struct kmsg_scram_credential_info {
+    int8_t mechanism; /* 1 SCRAM-SHA-256, 2 SCRAM-SHA-512 */
+    int32_t iterations;
+};
+
+struct kmsg_describe_user_scram_result {
+    struct kp_str user;
+    int16_t error_code;
+    struct kp_str error_message; /* nullable */
+    const struct kmsg_scram_credential_info *credential_infos;
+    int32_t credential_infos_count;
+};
+
+struct kmsg_describe_user_scram_credentials_response {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    struct kp_str error_message; /* nullable */
+    const struct kmsg_describe_user_scram_result *results;
+    int32_t results_count;
+};
+
+struct kmsg_scram_deletion {
+    struct kp_str name;
+    int8_t mechanism;
+};
+
+struct kmsg_scram_upsertion {
+    struct kp_str name;
+    int8_t mechanism;
+    int32_t iterations;
+    struct kp_bytes salt;
+    struct kp_bytes salted_password; /* Hi(password, salt, iterations), as the AdminClient sends */
+};
+
+struct kmsg_alter_user_scram_credentials_request {
+    struct kmsg_scram_deletion *deletions;
+    int32_t deletions_count;
+    struct kmsg_scram_upsertion *upsertions;
+    int32_t upsertions_count;
+};
+
+struct kmsg_alter_user_scram_result {
+    struct kp_str user;
+    int16_t error_code;
+    struct kp_str error_message; /* nullable */
+};
+
+struct kmsg_alter_user_scram_credentials_response {
+    int32_t throttle_time_ms;
+    const struct kmsg_alter_user_scram_result *results;
+    int32_t results_count;
+};
+
+int kmsg_sasl_handshake_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                       struct kmsg_sasl_handshake_request *out);
+int kmsg_sasl_handshake_response_encode(struct kp_writer *w, int16_t version,
+                                        const struct kmsg_sasl_handshake_response *m);
+int kmsg_sasl_authenticate_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                          struct kmsg_sasl_authenticate_request *out);
+int kmsg_sasl_authenticate_response_encode(struct kp_writer *w, int16_t version,
+                                           const struct kmsg_sasl_authenticate_response *m);
+int kmsg_describe_user_scram_credentials_request_decode(
+    struct kp_reader *r, int16_t version, struct kp_arena *a,
+    struct kmsg_describe_user_scram_credentials_request *out);
+int kmsg_describe_user_scram_credentials_response_encode(
+    struct kp_writer *w, int16_t version,
+    const struct kmsg_describe_user_scram_credentials_response *m);
+int kmsg_alter_user_scram_credentials_request_decode(
+    struct kp_reader *r, int16_t version, struct kp_arena *a,
+    struct kmsg_alter_user_scram_credentials_request *out);
+int kmsg_alter_user_scram_credentials_response_encode(
+    struct kp_writer *w, int16_t version,
+    const struct kmsg_alter_user_scram_credentials_response *m);
+
 /* ---- any request by key (fuzz targets and the server's dispatch share it) ---- */
 
 /* The largest decoded request struct: a union the server can keep one of per connection. */
@@ -1248,6 +1355,10 @@ union kmsg_request {
     struct kmsg_describe_producers_request describe_producers;
     struct kmsg_describe_transactions_request describe_transactions;
     struct kmsg_list_transactions_request list_transactions;
+    struct kmsg_sasl_handshake_request sasl_handshake;
+    struct kmsg_sasl_authenticate_request sasl_authenticate;
+    struct kmsg_describe_user_scram_credentials_request describe_user_scram_credentials;
+    struct kmsg_alter_user_scram_credentials_request alter_user_scram_credentials;
 };
 
 /* ---- the other direction (a client's requests, a broker's answers read back) ---- */
@@ -1288,6 +1399,12 @@ KMSG_OTHER_WAY(offset_delete, offset_delete_request, offset_delete_response)
 KMSG_OTHER_WAY(describe_producers, describe_producers_request, describe_producers_response)
 KMSG_OTHER_WAY(describe_transactions, describe_transactions_request, describe_transactions_response)
 KMSG_OTHER_WAY(list_transactions, list_transactions_request, list_transactions_response)
+KMSG_OTHER_WAY(sasl_handshake, sasl_handshake_request, sasl_handshake_response)
+KMSG_OTHER_WAY(sasl_authenticate, sasl_authenticate_request, sasl_authenticate_response)
+KMSG_OTHER_WAY(describe_user_scram_credentials, describe_user_scram_credentials_request,
+               describe_user_scram_credentials_response)
+KMSG_OTHER_WAY(alter_user_scram_credentials, alter_user_scram_credentials_request,
+               alter_user_scram_credentials_response)
 #undef KMSG_OTHER_WAY
 
 /* The description (kdesc.h) of (key, request or response), NULL for a key without one. */

@@ -68,6 +68,10 @@ KMSG_DESCS(delete_records)
 KMSG_DESCS(describe_producers)
 KMSG_DESCS(describe_transactions)
 KMSG_DESCS(list_transactions)
+KMSG_DESCS(sasl_handshake)
+KMSG_DESCS(sasl_authenticate)
+KMSG_DESCS(describe_user_scram_credentials)
+KMSG_DESCS(alter_user_scram_credentials)
 #undef KMSG_DESCS
 
 /* Topics of partition indexes, shared by three requests (kmsg_txn.c). */

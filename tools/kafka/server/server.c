@@ -27,6 +27,11 @@
  *   KS5  Every connection has its kafka_session (handlers/session.h) from accept to close,
  *        made before its slots and freed after them: a handler may always read
  *        s->req->session->user.
+ *   KS6  On a SASL listener the gate runs before any dispatch (handle_sasl.c KSA1): a raw
+ *        SASL token after SaslHandshake v0 goes to handle_sasl.c before a header is decoded
+ *        (KSA2), and a request the session may not make yet (or any more: KIP-368's expiry)
+ *        closes the connection with a log line. A failed authentication's delayed answer
+ *        (KSA3) comes back through the retry hook.
  */
 #include "tools/kafka/server/server.h"
 
@@ -201,6 +206,10 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
     s->acks_none = false;
     s->started_ns = srv->opts.metrics ? kafka_now_ns() : 0;
     s->auto_created = 0; /* a new request: its own auto-creation bound */
+    s->sasl_delayed = false;
+    struct kafka_session *ks = kafka_session_of(req);
+    if (kafka_sasl_raw_pending(ks)) /* KS6, handle_sasl.c KSA2 */
+        return kafka_sasl_raw_token(s);
     struct kp_reader r;
     kp_reader_init(&r, req->frame, req->frame_len);
     memset(&s->header, 0, sizeof(s->header));
@@ -211,6 +220,10 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
     if (key >= 0 && key < KAFKA_STATS_API_MAX)
         atomic_fetch_add_explicit(&srv->stats.requests_by_api[key], 1, memory_order_relaxed);
     size_t body_at = (size_t)(r.p - req->frame);
+    const char *why = NULL; /* KS6: the SASL gate (handle_sasl.c KSA1) */
+    if ((!ks->authenticated || ks->auth_expiry_ms || ks->sasl) &&
+        !kafka_sasl_allows(ks, key, net_now_ms(), &why))
+        return refuse(s, why);
     if (key == KAFKA_API_VERSIONS) {
         int16_t err = KAFKA_NONE;
         int16_t v = kmsg_api_versions_response_version(s->header.api_version, &err);
@@ -245,6 +258,8 @@ static enum net_verdict hook_retry(void *ctx, struct net_req *req, bool expired)
 {
     (void)ctx;
     struct kafka_slot *s = req->user;
+    if (s->sasl_delayed) /* KS6: a failed authentication's answer, delayed (KSA3) */
+        return kafka_sasl_retry(s, expired);
     /* Fetches, JoinGroups and SyncGroups park. The body is decoded again: the arena may have
      * been reused. */
     size_t body_at = 0;
@@ -295,6 +310,7 @@ static void hook_session_ready(void *ctx, struct net_session *ns)
 static void hook_session_close(void *ctx, struct net_session *ns)
 {
     (void)ctx;
+    kafka_sasl_free(ns->user);
     free(ns->user);
     ns->user = NULL;
 }

@@ -1,0 +1,960 @@
+/*
+ * cleaner.c — the log cleaner (cleaner.h): Kafka's LogCleaner for one partition, in our words.
+ * It owns the key map, the decision which batch of a sealed segment is kept, and the writing
+ * of the cleaned segment files; the swap's file steps and the checkpoint are
+ * cleaner_checkpoint.c's (docs/format.md A.9). It must never touch the active segment, never
+ * change a byte of a batch it keeps, and never remove a file before the swap that replaces it
+ * is committed.
+ *
+ * A clean, on the shard thread:
+ *   1. The cleanable range: the oldest segments, up to the first that is the newest, holds an
+ *      offset at or past the last stable offset (no open transaction is cleaned, read_committed
+ *      and the LSO stay as they were) or the high watermark, or is younger than
+ *      min.compaction.lag.ms (its largest timestamp).
+ *   2. A pass: the key map (128-bit key hashes → latest offset, bounded by
+ *      rt_options.cleaner_buffer_bytes) is filled from the dirty part, [cleaned_end, end), batch
+ *      by batch until the next batch does not fit: mapped_end. Records of aborted transactions
+ *      (the .txnindex entries of every segment) and control batches never enter it.
+ *   3. The segments below mapped_end are rewritten in groups (consecutive, at most a segment's
+ *      size and 2^31 offsets each) from the log start, each group into one new segment named
+ *      after its first source, through the swap (CL3-CL5), keeping the batches CLN1-CLN6 keep.
+ *   4. cleaned_end = mapped_end; passes repeat until the whole range was mapped.
+ *
+ * Which batches are kept (granularity: whole batches, copied byte for byte — a batch with one
+ * needed record keeps all its records; docs/format.md A.9 says why):
+ *   CLN1 A data batch of an aborted transaction (its producer id and offset inside a .txnindex
+ *        entry's [firstOffset, lastOffset]) is dropped, unless it is its producer's last batch.
+ *   CLN2 A producer's last data batch (its producer table entry's newest batch) is kept, so
+ *        sequence and epoch checks survive the clean (Kafka keeps at least its header).
+ *   CLN3 Otherwise a data batch at or past mapped_end is kept whole; below it, a batch is kept
+ *        when one of its records is needed: it has a key, no later offset of that key is in the
+ *        map, and it is not a tombstone older than delete.retention.ms (batch maxTimestamp) —
+ *        an expired tombstone is needed still while an older record of its key was kept
+ *        (CLN4), or a deleted key would come back.
+ *   CLN4 The keys of every kept batch are remembered for the pass (a set as large as the key
+ *        map; when it is full, no tombstone is dropped in that pass): a tombstone is dropped only
+ *        when no record of its key was kept before it, since a kept batch may hold a superseded
+ *        record (whole batches are kept) that the tombstone still has to hide.
+ *   CLN5 A COMMIT or ABORT marker is kept while a batch of its transaction was kept in this pass
+ *        (data precede their marker, and every pass walks from the log start), or while it is
+ *        younger than delete.retention.ms; a kept ABORT marker keeps its .txnindex entry.
+ *   CLN6 Offsets are never changed: the new segment's batches keep their base offsets, so
+ *        offsets skip where batches went (CL1).
+ *
+ * Costs: a pass reads every batch header of the cleanable range and every record of the dirty
+ * part twice (map, then filter) and every record of the clean part once; it writes the kept
+ * bytes once plus their indexes, and each swap costs 4 fdatasyncs, 2 checkpoint replacements
+ * and 3 directory fsyncs. Memory: the key map (24 bytes a key) and the CLN4 set.
+ */
+#include "cleaner.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "cleaner_checkpoint.h"
+#include "compression.h"
+#include "error.h"
+#include "fsutil.h"
+#include "io/io.h"
+#include "meta.h"
+#include "segment.h"
+
+/* ---- key hashes and the key map ---- */
+
+/* MurmurHash64A (Austin Appleby, public domain); two seeds give the 128 bits a key is known by.
+ * A collision of both would make the cleaner take two keys for one (Kafka's map keeps MD5
+ * digests with the same risk); at 2^-128 per pair it is not a concern. */
+static uint64_t murmur64(const uint8_t *p, size_t len, uint64_t seed)
+{
+    const uint64_t m = 0xc6a4a7935bd1e995ull;
+    const int r = 47;
+    uint64_t h = seed ^ (len * m);
+    size_t n = len / 8;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k;
+        memcpy(&k, p + 8 * i, 8);
+        k *= m;
+        k ^= k >> r;
+        k *= m;
+        h ^= k;
+        h *= m;
+    }
+    const uint8_t *t = p + 8 * n;
+    switch (len & 7) {
+    case 7:
+        h ^= (uint64_t)t[6] << 48; /* fall through */
+    case 6:
+        h ^= (uint64_t)t[5] << 40; /* fall through */
+    case 5:
+        h ^= (uint64_t)t[4] << 32; /* fall through */
+    case 4:
+        h ^= (uint64_t)t[3] << 24; /* fall through */
+    case 3:
+        h ^= (uint64_t)t[2] << 16; /* fall through */
+    case 2:
+        h ^= (uint64_t)t[1] << 8; /* fall through */
+    case 1:
+        h ^= (uint64_t)t[0];
+        h *= m;
+    }
+    h ^= h >> r;
+    h *= m;
+    h ^= h >> r;
+    return h;
+}
+
+struct key_hash {
+    uint64_t a, b;
+};
+
+static struct key_hash key_hash(const uint8_t *key, int32_t len)
+{
+    struct key_hash k = {murmur64(key, (size_t)len, 0x9e3779b97f4a7c15ull),
+                         murmur64(key, (size_t)len, 0xd1b54a32d192ed03ull)};
+    if (k.a == 0 && k.b == 0)
+        k.a = 1; /* (0, 0) marks an empty slot */
+    return k;
+}
+
+struct km_slot {
+    uint64_t a, b;
+    int64_t offset;
+};
+
+/* Open addressing, linear probing, filled to at most 3/4 (`max`). */
+struct key_map {
+    struct km_slot *slots;
+    uint32_t mask;
+    uint32_t count;
+    uint32_t max;
+};
+
+static int key_map_init(struct key_map *m, uint64_t bytes)
+{
+    uint64_t cap = 16;
+    while (cap * 2 * sizeof(struct km_slot) <= bytes && cap < (1u << 30))
+        cap *= 2;
+    m->slots = calloc(cap, sizeof(*m->slots));
+    if (!m->slots)
+        return -ENOMEM;
+    m->mask = (uint32_t)cap - 1;
+    m->count = 0;
+    m->max = (uint32_t)(cap / 4 * 3);
+    return 0;
+}
+
+static void key_map_clear(struct key_map *m)
+{
+    memset(m->slots, 0, ((size_t)m->mask + 1) * sizeof(*m->slots));
+    m->count = 0;
+}
+
+static struct km_slot *key_map_slot(const struct key_map *m, struct key_hash k)
+{
+    for (uint32_t i = (uint32_t)k.a & m->mask;; i = (i + 1) & m->mask) {
+        struct km_slot *s = &m->slots[i];
+        if ((s->a == k.a && s->b == k.b) || (s->a == 0 && s->b == 0))
+            return s; /* terminates: the map is never full (max < capacity) */
+    }
+}
+
+/* The latest offset of k, or -1. */
+static int64_t key_map_get(const struct key_map *m, struct key_hash k)
+{
+    const struct km_slot *s = key_map_slot(m, k);
+    return s->a == 0 && s->b == 0 ? -1 : s->offset;
+}
+
+/* Inserts or raises k's offset; false when a new key does not fit. */
+static bool key_map_put(struct key_map *m, struct key_hash k, int64_t offset)
+{
+    struct km_slot *s = key_map_slot(m, k);
+    if (s->a == 0 && s->b == 0) {
+        if (m->count >= m->max)
+            return false;
+        s->a = k.a;
+        s->b = k.b;
+        s->offset = offset;
+        m->count++;
+        return true;
+    }
+    if (offset > s->offset)
+        s->offset = offset;
+    return true;
+}
+
+/* ---- records of a batch ---- */
+
+struct record_ref {
+    int64_t offset;
+    const uint8_t *key;
+    int32_t key_len;   /* -1: no key */
+    int32_t value_len; /* -1: tombstone */
+};
+
+typedef int (*record_fn)(void *ctx, const struct record_ref *r);
+
+/* Calls fn for each record of the (validated) data batch at b; a compressed batch's records are
+ * decompressed into buf. Returns 0, fn's first non-zero result, or RT_E_CORRUPT. */
+static int each_record(const uint8_t *b, size_t size, const struct batch_header *h,
+                       struct compression_buffer *buf, record_fn fn, void *ctx)
+{
+    const uint8_t *p = b + BATCH_HEADER_BYTES, *end = b + size;
+    enum batch_compression codec =
+        (enum batch_compression)(h->attributes & BATCH_ATTR_COMPRESSION_MASK);
+    const char *why = NULL;
+    if (codec != BATCH_COMPRESSION_NONE) {
+        int rc = compression_decompress(codec, p, (size_t)(end - p), buf, 64u << 20, &why);
+        if (rc)
+            return error_set(RT_E_CORRUPT, "batch at offset %" PRId64 ": %s", h->base_offset,
+                             why ? why : rt_strerror(rc));
+        p = buf->data;
+        end = buf->data + buf->len;
+    }
+    for (int32_t i = 0; i < h->record_count; i++) {
+        struct record_view rv;
+        int n = record_decode(p, end, &rv, &why);
+        if (n <= 0)
+            return error_set(RT_E_CORRUPT, "batch at offset %" PRId64 ": record %d: %s",
+                             h->base_offset, i, why ? why : "bad record");
+        struct record_ref r = {h->base_offset + rv.offset_delta, rv.key, rv.key_len, rv.value_len};
+        int rc = fn(ctx, &r);
+        if (rc)
+            return rc;
+        p += n;
+    }
+    return 0;
+}
+
+/* ---- what a pass knows besides the map ---- */
+
+struct aborted {
+    int64_t producer_id, first, last;
+};
+
+struct last_batch {
+    int64_t producer_id, last_offset;
+};
+
+/* A small open-addressing set of int64 (producer ids), or of key hashes. */
+struct hset {
+    struct key_hash *slots;
+    uint32_t mask, count, max;
+};
+
+static int hset_init(struct hset *s, uint32_t cap)
+{
+    s->slots = calloc(cap, sizeof(*s->slots));
+    if (!s->slots)
+        return -ENOMEM;
+    s->mask = cap - 1;
+    s->count = 0;
+    s->max = cap / 4 * 3;
+    return 0;
+}
+
+static struct key_hash *hset_slot(const struct hset *s, struct key_hash k)
+{
+    for (uint32_t i = (uint32_t)(k.a ^ k.b) & s->mask;; i = (i + 1) & s->mask) {
+        struct key_hash *x = &s->slots[i];
+        if ((x->a == k.a && x->b == k.b) || (x->a == 0 && x->b == 0))
+            return x;
+    }
+}
+
+static bool hset_has(const struct hset *s, struct key_hash k)
+{
+    const struct key_hash *x = hset_slot(s, k);
+    return !(x->a == 0 && x->b == 0);
+}
+
+/* false when full (the caller falls back to the safe choice). */
+static bool hset_add(struct hset *s, struct key_hash k)
+{
+    struct key_hash *x = hset_slot(s, k);
+    if (!(x->a == 0 && x->b == 0))
+        return true;
+    if (s->count >= s->max)
+        return false;
+    *x = k;
+    s->count++;
+    return true;
+}
+
+static bool hset_remove_pid(struct hset *s, int64_t pid);
+
+static struct key_hash pid_hash(int64_t pid)
+{
+    return (struct key_hash){(uint64_t)pid * 0x9e3779b97f4a7c15ull | 1, (uint64_t)pid + 1};
+}
+
+/* Producer sets are small and rebuilt per pass: removal by rebuild keeps probing simple. */
+static bool hset_remove_pid(struct hset *s, int64_t pid)
+{
+    struct key_hash k = pid_hash(pid);
+    if (!hset_has(s, k))
+        return false;
+    uint32_t cap = s->mask + 1;
+    struct key_hash *old = s->slots;
+    s->slots = calloc(cap, sizeof(*s->slots));
+    if (!s->slots) {
+        s->slots = old;
+        return false;
+    }
+    s->count = 0;
+    for (uint32_t i = 0; i < cap; i++)
+        if (!(old[i].a == 0 && old[i].b == 0) && !(old[i].a == k.a && old[i].b == k.b))
+            (void)hset_add(s, old[i]);
+    free(old);
+    return true;
+}
+
+struct cleaner_run {
+    struct partition *p;
+    int64_t now_ms;
+    const struct partition_compaction *cfg;
+    struct key_map map;
+    struct compression_buffer buf;
+    struct aborted *aborted; /* sorted by (producer_id, first) */
+    uint32_t aborted_count;
+    struct last_batch *lasts; /* sorted by producer_id */
+    uint32_t last_count;
+    struct hset txn_kept; /* CLN5: producers with a batch of the open transaction kept */
+    struct hset shadowed; /* CLN4 */
+    bool shadow_full;
+    int64_t dirty_start, mapped_end;
+    struct cleaner_result *out;
+};
+
+static int cmp_aborted(const void *x, const void *y)
+{
+    const struct aborted *a = x, *b = y;
+    if (a->producer_id != b->producer_id)
+        return a->producer_id < b->producer_id ? -1 : 1;
+    return a->first < b->first ? -1 : a->first > b->first;
+}
+
+static int cmp_last(const void *x, const void *y)
+{
+    const struct last_batch *a = x, *b = y;
+    return a->producer_id < b->producer_id ? -1 : a->producer_id > b->producer_id;
+}
+
+static bool is_aborted(const struct cleaner_run *r, const struct batch_header *h)
+{
+    if (h->producer_id < 0 || !batch_is_transactional(h) || batch_is_control(h))
+        return false;
+    uint32_t lo = 0, hi = r->aborted_count; /* first entry > (pid, base) */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const struct aborted *a = &r->aborted[mid];
+        if (a->producer_id < h->producer_id ||
+            (a->producer_id == h->producer_id && a->first <= h->base_offset))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Entries of one producer do not overlap (its transactions follow one another). */
+    return lo > 0 && r->aborted[lo - 1].producer_id == h->producer_id &&
+           r->aborted[lo - 1].last >= h->base_offset;
+}
+
+static bool is_last_of_producer(const struct cleaner_run *r, const struct batch_header *h)
+{
+    if (h->producer_id < 0 || batch_is_control(h))
+        return false;
+    struct last_batch key = {h->producer_id, 0};
+    const struct last_batch *l =
+        bsearch(&key, r->lasts, r->last_count, sizeof(*r->lasts), cmp_last);
+    return l && l->last_offset == batch_last_offset(h);
+}
+
+static int collect_aborted(struct cleaner_run *r)
+{
+    struct partition *p = r->p;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p->segment_count; i++)
+        n += txn_index_count(&p->segments[i]->txns);
+    r->aborted = n ? calloc(n, sizeof(*r->aborted)) : NULL;
+    if (n && !r->aborted)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < p->segment_count; i++) {
+        const struct txn_index *t = &p->segments[i]->txns;
+        for (uint32_t k = 0; k < txn_index_count(t); k++) {
+            struct txn_index_entry e;
+            txn_index_get(t, k, &e);
+            r->aborted[r->aborted_count++] =
+                (struct aborted){e.producer_id, e.first_offset, e.last_offset};
+        }
+    }
+    if (r->aborted_count > 1)
+        qsort(r->aborted, r->aborted_count, sizeof(*r->aborted), cmp_aborted);
+    return 0;
+}
+
+static int add_last(void *ctx, const struct producer_entry *e)
+{
+    struct cleaner_run *r = ctx;
+    if (e->batch_count == 0)
+        return 0;
+    const struct producer_batch *b = &e->batches[e->batch_count - 1];
+    r->lasts[r->last_count++] =
+        (struct last_batch){e->producer_id, b->first_offset + b->offset_delta};
+    return 0;
+}
+
+static int collect_lasts(struct cleaner_run *r)
+{
+    uint32_t n = r->p->producers.count;
+    r->lasts = calloc(n ? n : 1, sizeof(*r->lasts));
+    if (!r->lasts)
+        return -ENOMEM;
+    (void)producer_table_each(&r->p->producers, add_last, r);
+    if (r->last_count > 1)
+        qsort(r->lasts, r->last_count, sizeof(*r->lasts), cmp_last);
+    return 0;
+}
+
+/* ---- step 2: the map ---- */
+
+struct map_batch {
+    struct cleaner_run *r;
+    uint32_t added;
+};
+
+static int map_record(void *ctx, const struct record_ref *rec)
+{
+    struct map_batch *mb = ctx;
+    if (rec->key_len < 0)
+        return 0;
+    if (!key_map_put(&mb->r->map, key_hash(rec->key, rec->key_len), rec->offset))
+        return -ENOBUFS;
+    mb->added++;
+    return 0;
+}
+
+/* Fills the map from dirty_start over segments[0, n); sets mapped_end: the base offset of the
+ * first batch whose keys did not all fit, or the range's end. -ENOBUFS when the first batch of
+ * the pass does not fit. */
+static int build_map(struct cleaner_run *r, uint32_t n)
+{
+    struct partition *p = r->p;
+    key_map_clear(&r->map);
+    r->mapped_end = p->segments[n - 1]->next_offset;
+    bool mapped_any = false;
+    for (uint32_t i = 0; i < n; i++) {
+        struct segment *seg = p->segments[i];
+        if (seg->next_offset <= r->dirty_start)
+            continue;
+        uint64_t pos = 0;
+        while (pos < seg->size_bytes) {
+            const char *why = NULL;
+            struct batch_header h;
+            int64_t size = batch_size_at(seg->map + pos, seg->size_bytes - pos, &why);
+            if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
+                return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
+                                 why);
+            if (h.base_offset >= r->dirty_start && !batch_is_control(&h) && !is_aborted(r, &h)) {
+                struct map_batch mb = {r, 0};
+                /* The keys a batch that does not fit put before the map filled stay, with
+                 * offsets at or past mapped_end: records they supersede are superseded by a
+                 * record the pass keeps (CLN3 keeps every batch from mapped_end on). */
+                int rc = each_record(seg->map + pos, (size_t)size, &h, &r->buf, map_record, &mb);
+                if (rc == -ENOBUFS) {
+                    if (!mapped_any)
+                        return error_set(-ENOBUFS,
+                                         "%s: offset %" PRIu64 ": the batch holds more keys than "
+                                         "the cleaner's key map takes (cleaner_buffer_bytes)",
+                                         seg->log_path, pos);
+                    r->mapped_end = h.base_offset;
+                    return 0;
+                }
+                if (rc)
+                    return rc;
+                mapped_any = true;
+            }
+            pos += (uint64_t)size;
+        }
+    }
+    return 0;
+}
+
+/* ---- step 3: which batches are kept ---- */
+
+struct keep_batch {
+    struct cleaner_run *r;
+    const struct batch_header *h;
+    bool needed;
+};
+
+/* CLN4: the keys of a kept batch join the pass's set. */
+static int shadow_record(void *ctx, const struct record_ref *rec)
+{
+    struct cleaner_run *r = ctx;
+    if (rec->key_len >= 0 && !r->shadow_full &&
+        !hset_add(&r->shadowed, key_hash(rec->key, rec->key_len)))
+        r->shadow_full = true;
+    return 0;
+}
+
+static int keep_record(void *ctx, const struct record_ref *rec)
+{
+    struct keep_batch *kb = ctx;
+    struct cleaner_run *r = kb->r;
+    if (rec->key_len < 0)
+        return 0; /* Kafka's cleaner drops records without a key */
+    struct key_hash k = key_hash(rec->key, rec->key_len);
+    int64_t latest = key_map_get(&r->map, k);
+    if (latest > rec->offset)
+        return 0;
+    if (rec->value_len < 0 && r->now_ms - kb->h->max_timestamp >= r->cfg->delete_retention_ms &&
+        !r->shadow_full && !hset_has(&r->shadowed, k))
+        return 0; /* CLN3: an expired tombstone with no record of its key kept before it */
+    kb->needed = true;
+    return 0;
+}
+
+/* Whether the batch at b is kept (CLN1-CLN5). */
+static int keep_batch(struct cleaner_run *r, const uint8_t *b, size_t size,
+                      const struct batch_header *h, bool *keep)
+{
+    if (batch_is_control(h)) { /* CLN5 */
+        bool data_kept = hset_remove_pid(&r->txn_kept, h->producer_id);
+        *keep = data_kept || r->now_ms - h->max_timestamp < r->cfg->delete_retention_ms;
+        return 0;
+    }
+    bool last = is_last_of_producer(r, h);
+    if (is_aborted(r, h)) { /* CLN1 */
+        *keep = last;
+    } else if (last || h->base_offset >= r->mapped_end) { /* CLN2, CLN3 */
+        *keep = true;
+    } else {
+        struct keep_batch kb = {.r = r, .h = h};
+        int rc = each_record(b, size, h, &r->buf, keep_record, &kb);
+        if (rc)
+            return rc;
+        *keep = kb.needed;
+    }
+    if (*keep && !r->shadow_full) { /* CLN4 */
+        int rc = each_record(b, size, h, &r->buf, shadow_record, r);
+        if (rc)
+            return rc;
+    }
+    if (*keep && batch_is_transactional(h) && h->producer_id >= 0 &&
+        !hset_add(&r->txn_kept, pid_hash(h->producer_id)))
+        return -ENOMEM; /* sized for every producer of the partition: cannot be full */
+    return 0;
+}
+
+/* ---- step 3: writing a group ---- */
+
+struct cleaned_files {
+    int fd;
+    struct offset_index oidx;
+    struct time_index tidx;
+    struct txn_index txns;
+    uint64_t size_bytes;
+    uint64_t bytes_since_index;
+    int64_t max_timestamp;
+    int64_t max_timestamp_offset;
+};
+
+static int cleaned_path(char *buf, size_t cap, const char *dir, int64_t base, const char *ext)
+{
+    int rc = meta_segment_file(buf, cap, dir, base, ext);
+    size_t n = strlen(buf);
+    if (rc == 0 && n + sizeof(CLEANER_CLEANED_SUFFIX) > cap)
+        rc = -ENAMETOOLONG;
+    if (rc == 0)
+        memcpy(buf + n, CLEANER_CLEANED_SUFFIX, sizeof(CLEANER_CLEANED_SUFFIX));
+    return rc;
+}
+
+static void cleaned_close(struct cleaned_files *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+    offset_index_close(&f->oidx);
+    time_index_close(&f->tidx);
+    txn_index_close(&f->txns);
+}
+
+static int cleaned_open(struct cleaned_files *f, const struct partition *p, int64_t base)
+{
+    memset(f, 0, sizeof(*f));
+    f->fd = -1;
+    f->oidx.file.fd = -1;
+    f->tidx.file.fd = -1;
+    f->txns.fd = -1;
+    f->max_timestamp = -1;
+    f->max_timestamp_offset = base;
+    const struct segment_config *sc = &p->cfg.segment;
+    char path[SEGMENT_PATH_BYTES + 16];
+    int rc = cleaned_path(path, sizeof(path), p->dir, base, "log");
+    if (rc == 0) {
+        f->fd = io_file_create(sc->faults, path, O_WRONLY | O_TRUNC, 0644);
+        if (f->fd < 0)
+            rc = f->fd;
+    }
+    if (rc == 0 && (rc = cleaned_path(path, sizeof(path), p->dir, base, "index")) == 0) {
+        (void)io_unlink(sc->faults, path);
+        rc = offset_index_open(&f->oidx, path, base, sc->index_size_max_bytes, true, 0);
+    }
+    if (rc == 0 && (rc = cleaned_path(path, sizeof(path), p->dir, base, "timeindex")) == 0) {
+        (void)io_unlink(sc->faults, path);
+        rc = time_index_open(&f->tidx, path, base, sc->index_size_max_bytes, true, 0);
+    }
+    if (rc == 0 && (rc = cleaned_path(path, sizeof(path), p->dir, base, "txnindex")) == 0) {
+        (void)io_unlink(sc->faults, path);
+        const char *why = NULL;
+        rc = txn_index_open(&f->txns, path, base, TXN_INDEX_WRITABLE, &why, NULL);
+    }
+    if (rc) {
+        cleaned_close(f);
+        return error_set(rc, "%s: cannot create: %s", path, strerror(-rc));
+    }
+    return 0;
+}
+
+struct group {
+    uint32_t first, count; /* segments[first, first + count) of the partition */
+    int64_t base, end;     /* the new segment's base and the sources' end */
+};
+
+/* Copies the kept batches of the group's sources into f (runs of consecutive kept batches in
+ * one write each). */
+static int write_group(struct cleaner_run *r, const struct group *g, struct cleaned_files *f)
+{
+    struct partition *p = r->p;
+    uint32_t interval = p->cfg.segment.index_interval_bytes;
+    for (uint32_t i = g->first; i < g->first + g->count; i++) {
+        struct segment *seg = p->segments[i];
+        uint64_t pos = 0, run_start = 0, run_bytes = 0;
+        r->out->bytes_in += seg->size_bytes;
+        while (pos <= seg->size_bytes) {
+            bool at_end = pos == seg->size_bytes;
+            bool keep = false;
+            struct batch_header h;
+            int64_t size = 0;
+            if (!at_end) {
+                const char *why = NULL;
+                size = batch_size_at(seg->map + pos, seg->size_bytes - pos, &why);
+                if (size < 0 || batch_validate(seg->map + pos, (size_t)size, 0, &h, &why) != 0)
+                    return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
+                                     why ? why : "bad batch");
+                int rc = keep_batch(r, seg->map + pos, (size_t)size, &h, &keep);
+                if (rc)
+                    return rc;
+            }
+            if ((at_end || !keep) && run_bytes > 0) {
+                int rc = fs_pwrite_all(f->fd, seg->map + run_start, run_bytes,
+                                       f->size_bytes - run_bytes);
+                if (rc)
+                    return error_set(rc, "%s: cannot write the cleaned segment: %s", seg->log_path,
+                                     strerror(-rc));
+                run_bytes = 0;
+            }
+            if (at_end)
+                break;
+            if (keep) {
+                if (run_bytes == 0)
+                    run_start = pos;
+                uint64_t position = f->size_bytes;
+                /* The indexes as segment_note_append builds them (C.1, C.2). */
+                int64_t last = batch_last_offset(&h);
+                if (h.max_timestamp > f->max_timestamp) {
+                    f->max_timestamp = h.max_timestamp;
+                    f->max_timestamp_offset = last;
+                }
+                if (f->bytes_since_index > interval) {
+                    int rc = offset_index_append(&f->oidx, last, (uint32_t)position);
+                    if (rc == 0)
+                        rc = time_index_append(&f->tidx, f->max_timestamp, f->max_timestamp_offset);
+                    if (rc)
+                        return error_set(rc, "%s: cleaned index: %s", seg->log_path, strerror(-rc));
+                    f->bytes_since_index = 0;
+                }
+                f->bytes_since_index += (uint64_t)size;
+                f->size_bytes += (uint64_t)size;
+                run_bytes += (uint64_t)size;
+                if (batch_is_control(&h) &&
+                    control_batch_type(seg->map + pos, (size_t)size) == CONTROL_ABORT) {
+                    /* CLN5: the kept ABORT marker keeps its entry. */
+                    for (uint32_t k = 0; k < txn_index_count(&seg->txns); k++) {
+                        struct txn_index_entry e;
+                        txn_index_get(&seg->txns, k, &e);
+                        if (e.last_offset != h.base_offset)
+                            continue;
+                        int rc = txn_index_append(&f->txns, &e);
+                        if (rc)
+                            return error_set(rc, "%s: cleaned .txnindex: %s", seg->log_path,
+                                             strerror(-rc));
+                    }
+                }
+            } else {
+                r->out->batches_dropped++;
+            }
+            pos += (uint64_t)size;
+        }
+    }
+    return 0;
+}
+
+/* Seals the cleaned files: each fdatasynced, trimmed, closed; then the directory (CL3). */
+static int cleaned_seal(struct partition *p, struct cleaned_files *f)
+{
+    const struct segment_config *sc = &p->cfg.segment;
+    int rc = ftruncate(f->fd, (off_t)f->size_bytes) ? -errno : 0;
+    if (rc == 0)
+        rc = io_fdatasync(sc->faults, f->fd);
+    if (rc == 0)
+        rc = offset_index_seal(&f->oidx);
+    if (rc == 0)
+        rc = time_index_seal(&f->tidx);
+    if (rc == 0)
+        rc = txn_index_seal(&f->txns);
+    if (rc == 0)
+        rc = fs_fsync_dir(sc->faults, p->dir);
+    cleaned_close(f);
+    if (rc)
+        return error_set(rc, "%s: cannot make the cleaned segment durable: %s", p->dir,
+                         strerror(-rc));
+    return 0;
+}
+
+/* CL3-CL5 for one group, then the partition's list: the sources out, the new segment in. */
+static int swap_group(struct cleaner_run *r, const struct group *g)
+{
+    struct partition *p = r->p;
+    struct cleaned_files f;
+    int rc = cleaned_open(&f, p, g->base);
+    if (rc)
+        return rc;
+    rc = write_group(r, g, &f);
+    if (rc) {
+        cleaned_close(&f);
+        return rc;
+    }
+    r->out->bytes_out += f.size_bytes;
+    rc = cleaned_seal(p, &f);
+    if (rc)
+        return rc;
+    /* CL3: the recovery point stops naming the sources (and what lies before them) before any
+     * of their files changes, so neither open nor verify trusts a file the swap replaced. */
+    for (uint32_t i = 0; i < g->first + g->count; i++)
+        p->segments[i]->vouched = false;
+    partition_vouch_all(p, false);
+    cleaner_step(CLEANER_STEP_WRITTEN);
+    /* CL4: the commit point. */
+    struct cleaner_checkpoint c = {
+        .cleaned_end = g->end < r->mapped_end ? g->end : r->mapped_end,
+        .swap_base = g->base,
+        .swap_end = g->end,
+        .source_count = g->count,
+    };
+    if (c.cleaned_end < p->cleaned_end)
+        c.cleaned_end = p->cleaned_end;
+    c.sources = calloc(g->count, sizeof(*c.sources));
+    if (!c.sources)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < g->count; i++)
+        c.sources[i] = p->segments[g->first + i]->base_offset;
+    rc = cleaner_checkpoint_store(p->cfg.segment.faults, p->dir, &c);
+    if (rc) {
+        cleaner_checkpoint_free(&c);
+        return error_set(rc, "%s/%s: cannot store: %s", p->dir, CLEANER_CHECKPOINT_FILE,
+                         strerror(-rc));
+    }
+    p->cleaned_end = c.cleaned_end;
+    cleaner_step(CLEANER_STEP_COMMITTED);
+    rc = cleaner_swap_finish(p->cfg.segment.faults, p->dir, &c); /* CL5 */
+    cleaner_checkpoint_free(&c);
+    if (rc) {
+        partition_freeze(p); /* the list names files that are gone: a reopen finishes it */
+        return rc;
+    }
+    struct segment_config scfg = p->cfg.segment;
+    scfg.gaps_ok = true;
+    scfg.pool = NULL;
+    struct segment *seg = NULL;
+    rc = segment_open(&seg, p->dir, g->base, &scfg, false, false, NULL, NULL);
+    if (rc) {
+        partition_freeze(p);
+        return rc;
+    }
+    seg->next_offset = g->end; /* CL2: the cleaned range runs to the next segment */
+    struct segment **old = malloc((size_t)g->count * sizeof(*old));
+    if (!old) {
+        segment_unref(seg);
+        partition_freeze(p);
+        return -ENOMEM;
+    }
+    pthread_mutex_lock(&p->segments_lock);
+    memcpy(old, p->segments + g->first, (size_t)g->count * sizeof(*old));
+    p->segments[g->first] = seg;
+    memmove(p->segments + g->first + 1, p->segments + g->first + g->count,
+            (size_t)(p->segment_count - g->first - g->count) * sizeof(*p->segments));
+    p->segment_count -= g->count - 1;
+    pthread_mutex_unlock(&p->segments_lock);
+    for (uint32_t i = 0; i < g->count; i++)
+        segment_unref(old[i]); /* a fetch holding one keeps its mapping until it releases */
+    free(old);
+    r->out->segments_in += g->count;
+    r->out->segments_out++;
+    return 0;
+}
+
+/* ---- the clean ---- */
+
+/* The number of leading segments the cleaner may rewrite (step 1). */
+static uint32_t cleanable_count(const struct partition *p, int64_t now_ms, int64_t min_lag_ms)
+{
+    int64_t bound = p->next_offset;
+    if (p->open_txn_count > 0 && p->open_txns[0].first_offset < bound)
+        bound = p->open_txns[0].first_offset;
+    int64_t hw = atomic_load_explicit(&p->pub_hw, memory_order_acquire);
+    if (hw < bound)
+        bound = hw;
+    uint32_t n = 0;
+    while (n + 1 < p->segment_count) {
+        const struct segment *s = p->segments[n];
+        int64_t ts = atomic_load_explicit(&s->max_timestamp_ms, memory_order_relaxed);
+        if (!s->sealed || s->next_offset > bound ||
+            (min_lag_ms > 0 && ts >= 0 && now_ms - ts < min_lag_ms))
+            break;
+        n++;
+    }
+    return n;
+}
+
+static bool clean_due(const struct partition *p, uint32_t n, int64_t now_ms)
+{
+    const struct partition_compaction *c = &p->cfg.compaction;
+    uint64_t dirty = 0, total = 0;
+    int64_t oldest_dirty_ts = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct segment *s = p->segments[i];
+        total += s->size_bytes;
+        if (s->next_offset > p->cleaned_end) {
+            dirty += s->size_bytes;
+            int64_t ts = atomic_load_explicit(&s->max_timestamp_ms, memory_order_relaxed);
+            if (oldest_dirty_ts < 0)
+                oldest_dirty_ts = ts;
+        }
+    }
+    if (dirty == 0)
+        return false;
+    if (oldest_dirty_ts >= 0 && c->max_lag_ms < INT64_MAX &&
+        now_ms - oldest_dirty_ts >= c->max_lag_ms)
+        return true; /* max.compaction.lag.ms */
+    return (double)dirty >= c->min_dirty_ratio * (double)total;
+}
+
+/* Groups segments[0, n) whose base is below mapped_end; calls swap_group on each in turn
+ * (each swap changes the list: the next group starts right after the new segment). */
+static int rewrite(struct cleaner_run *r, uint32_t n)
+{
+    struct partition *p = r->p;
+    uint64_t cap = p->cfg.segment.capacity_bytes;
+    uint32_t i = 0;
+    while (i < n && p->segments[i]->base_offset < r->mapped_end) {
+        struct group g = {.first = i, .count = 0, .base = p->segments[i]->base_offset};
+        uint64_t bytes = 0;
+        while (i + g.count < n && p->segments[i + g.count]->base_offset < r->mapped_end) {
+            const struct segment *s = p->segments[i + g.count];
+            if (g.count > 0 &&
+                (bytes + s->size_bytes > cap || s->next_offset - g.base > (int64_t)INT32_MAX))
+                break;
+            bytes += s->size_bytes;
+            g.count++;
+        }
+        g.end = p->segments[i + g.count - 1]->next_offset;
+        int rc = swap_group(r, &g);
+        if (rc)
+            return rc;
+        n -= g.count - 1;
+        i++;
+    }
+    return 0;
+}
+
+int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleaner_result *out)
+{
+    struct cleaner_result local;
+    if (!out)
+        out = &local;
+    memset(out, 0, sizeof(*out));
+    if (!p->cfg.compaction.compact)
+        return force ? error_set(RT_E_INVALID_CONFIG, "%s: cleanup.policy does not include compact",
+                                 p->dir)
+                     : 0;
+    if (p->frozen)
+        return RT_E_IO_FAILED;
+    if (p->cfg.segment.read_only)
+        return RT_E_READ_ONLY;
+    uint32_t n = cleanable_count(p, now_ms, p->cfg.compaction.min_lag_ms);
+    if (n == 0 || (!force && !clean_due(p, n, now_ms)))
+        return 0;
+    struct cleaner_run r = {.p = p, .now_ms = now_ms, .cfg = &p->cfg.compaction, .out = out};
+    r.buf = (struct compression_buffer)COMPRESSION_BUFFER_INIT;
+    uint32_t pcap = 64;
+    while (pcap < 2 * (p->producers.count + 8))
+        pcap *= 2;
+    int rc = key_map_init(&r.map, p->cfg.compaction.buffer_bytes);
+    if (rc == 0)
+        rc = collect_aborted(&r);
+    if (rc == 0)
+        rc = collect_lasts(&r);
+    if (rc == 0)
+        rc = hset_init(&r.txn_kept, pcap);
+    if (rc == 0)
+        rc = hset_init(&r.shadowed, r.map.mask + 1);
+    int64_t end = p->segments[n - 1]->next_offset;
+    r.dirty_start =
+        p->cleaned_end > p->segments[0]->base_offset ? p->cleaned_end : p->segments[0]->base_offset;
+    bool first = true;
+    while (rc == 0 && (first || r.dirty_start < end)) {
+        first = false;
+        if (r.dirty_start < end) {
+            rc = build_map(&r, n);
+        } else {
+            key_map_clear(&r.map); /* all clean: expire tombstones and markers only */
+            r.mapped_end = end;
+        }
+        if (rc)
+            break;
+        /* Per pass: nothing is known kept yet. */
+        memset(r.txn_kept.slots, 0, ((size_t)r.txn_kept.mask + 1) * sizeof(*r.txn_kept.slots));
+        r.txn_kept.count = 0;
+        memset(r.shadowed.slots, 0, ((size_t)r.shadowed.mask + 1) * sizeof(*r.shadowed.slots));
+        r.shadowed.count = 0;
+        r.shadow_full = false;
+        uint32_t before = p->segment_count;
+        rc = rewrite(&r, n);
+        if (rc)
+            break;
+        n -= before - p->segment_count;
+        if (r.mapped_end > p->cleaned_end)
+            p->cleaned_end = r.mapped_end;
+        r.dirty_start = r.mapped_end;
+        out->passes++;
+        p->cleaner_passes++;
+    }
+    if (out->segments_out > 0)
+        partition_vouch_all(p, true);
+    free(r.map.slots);
+    free(r.aborted);
+    free(r.lasts);
+    free(r.txn_kept.slots);
+    free(r.shadowed.slots);
+    compression_buffer_free(&r.buf);
+    return rc;
+}

@@ -1,0 +1,41 @@
+/*
+ * cleaner.h — the log cleaner: Kafka's log compaction (cleanup.policy=compact) of one
+ * partition. It keeps the latest record of every key, drops records of aborted transactions,
+ * drops tombstones and transaction markers once delete.retention.ms has passed (markers only
+ * when no data of their transaction is left), keeps every producer's last batch, and rewrites
+ * the sealed segments below the cleanable bound into new segment files through the crash-safe
+ * swap of docs/format.md A.9 (CL1-CL6). The active segment is never touched.
+ *
+ * It runs on the partition's shard thread (the writer), so the producer table, the open
+ * transactions and the segment list are its own while it runs; readers keep the old segments'
+ * mappings through their references (zero copy stays valid until they release). It never
+ * decides when retention deletes (partition.c does) and never writes a segment the shard writes.
+ */
+#ifndef RT_CLEANER_H
+#define RT_CLEANER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "partition.h"
+
+struct cleaner_result {
+    uint32_t passes;          /* passes that swapped segments in */
+    uint32_t segments_in;     /* segments replaced */
+    uint32_t segments_out;    /* segments written */
+    uint64_t bytes_in;        /* log bytes read */
+    uint64_t bytes_out;       /* log bytes written */
+    uint64_t batches_dropped; /* batches not copied */
+};
+
+/* Cleans partition p (writer thread). force: clean whatever is cleanable now (rt_topic_compact),
+ * else only when min.cleanable.dirty.ratio or max.compaction.lag.ms says it is due. Returns 0
+ * (also when nothing was cleanable), RT_E_INVALID_CONFIG (force on a topic that is not
+ * compacted; 0 without force), RT_E_IO_FAILED (frozen partition; a failure after a swap's
+ * commit freezes it too, the next open finishes the swap, CL6), RT_E_READ_ONLY, RT_E_CORRUPT (a
+ * batch that does not parse), -ENOBUFS when one batch holds more keys than the key map
+ * (rt_options.cleaner_buffer_bytes) takes, -ENOMEM, or -errno of a file step (before the
+ * commit the .cleaned files are left for the next open to remove). out may be NULL. */
+int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleaner_result *out);
+
+#endif /* RT_CLEANER_H */

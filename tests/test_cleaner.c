@@ -1,0 +1,680 @@
+/*
+ * test_cleaner.c — log compaction (engine/log/cleaner.c, docs/format.md A.9) against a model.
+ *
+ * The model: every record ever written, with its key, its value and whether its transaction
+ * committed. After any mix of plain keyed appends, tombstones, committed and aborted
+ * transactions, cleaner runs (rt_topic_compact, with a key map small enough to need several
+ * passes) and reopens, a read_committed read of the whole partition must give
+ *   M1  no aborted record and nothing that was never written (each value is unique);
+ *   M2  for every key, its latest committed value last (a tombstone, or nothing at all once the
+ *       tombstone expired, for a deleted key);
+ *   M3  offsets as they were: the records read after a clean are a subsequence, offsets equal, of
+ *       those read before it (CLN6), and every record of the active segment is still there;
+ *   M4  rt_verify reports no problem (open and verify agree on a compacted log, CL1, CL2).
+ * The crash tests kill a child (or lose the power under it) after each step of the swap
+ * (CL3-CL6) and check M1-M4 after the reopen: the old segments or the new ones, never both,
+ * never neither. Every test runs in seconds. The cleaner's own file steps do not go through the
+ * io backend (its writes are pwrite and fdatasync, like a seal's), so one backend is enough.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "helpers/batches.h"
+#include "helpers/child.h"
+#include "helpers/test_util.h"
+#include "io/io.h"
+#include "ringtail.h"
+#include "ringtail_test.h"
+
+#define TOPIC     "ct"
+#define KEYS      40
+#define WRITES    200
+#define VALUE_MAX 64
+
+/* ---- the model ---- */
+
+struct written {
+    int key;
+    bool tombstone;
+    bool committed; /* false: aborted */
+};
+
+struct model {
+    struct written w[WRITES * 4];
+    int count;
+    int latest[KEYS]; /* index into w of the latest committed record, -1 none */
+};
+
+/* Every record's timestamp: one clock reading per run, so batch sizes (and with them segment
+ * boundaries) do not depend on when a record was written. */
+static int64_t ts_ms;
+
+static void model_init(struct model *m)
+{
+    memset(m, 0, sizeof(*m));
+    for (int k = 0; k < KEYS; k++)
+        m->latest[k] = -1;
+}
+
+/* A read record: offset and the model index its value names. */
+struct seen {
+    int64_t offset;
+    int idx;
+    bool tombstone;
+};
+
+static void options(struct rt_options *o)
+{
+    tu_options_small(o, 4096, 1024, 256);
+    o->cleaner_buffer_bytes = 1024; /* 32 slots, 24 keys: several passes over 40 keys */
+    o->sync_mode = RT_SYNC_NONE;    /* seconds, not minutes; the crash tests lose no page cache */
+}
+
+static void create_topic(rt_engine *e, const char *delete_retention_ms)
+{
+    struct rt_topic_config c[] = {{"cleanup.policy", "compact"},
+                                  {"delete.retention.ms", delete_retention_ms}};
+    assert_int_equal(rt_topic_create_with_configs(e, TOPIC, 1, c, 2), 0);
+}
+
+static void append_plain(rt_engine *e, struct model *m, int n, uint32_t *rnd)
+{
+    struct rt_record r[3];
+    struct rt_header h[3];
+    char keys[3][16], vals[3][VALUE_MAX];
+    for (int i = 0; i < n; i++) {
+        int k = (int)(rand_r(rnd) % KEYS);
+        bool tomb = rand_r(rnd) % 8 == 0;
+        int idx = m->count++;
+        m->w[idx] = (struct written){k, tomb, true};
+        snprintf(keys[i], sizeof keys[i], "k%d", k);
+        snprintf(vals[i], sizeof vals[i], "v%d", idx);
+        r[i] = (struct rt_record){.key = keys[i],
+                                  .key_len = (int32_t)strlen(keys[i]),
+                                  .value = tomb ? NULL : vals[i],
+                                  .value_len = tomb ? -1 : (int32_t)strlen(vals[i]),
+                                  .timestamp_ms = ts_ms};
+        /* Every record names its model entry in a header "i" (tombstones have no value). */
+        h[i] = (struct rt_header){"i", 1, vals[i] + 1, (int32_t)strlen(vals[i] + 1)};
+        r[i].headers = &h[i];
+        r[i].header_count = 1;
+        m->latest[k] = idx;
+    }
+    int64_t base = -1;
+    assert_int_equal(rt_append(e, TOPIC, 0, r, (size_t)n, &base), 0);
+}
+
+static void txn(rt_producer *p, struct model *m, bool commit, uint32_t *rnd)
+{
+    assert_int_equal(rt_producer_begin(p), 0);
+    int n = 1 + (int)(rand_r(rnd) % 3);
+    int idx[3];
+    for (int i = 0; i < n; i++) {
+        int k = (int)(rand_r(rnd) % KEYS);
+        idx[i] = m->count++;
+        m->w[idx[i]] = (struct written){k, false, commit};
+        char key[16], val[VALUE_MAX];
+        snprintf(key, sizeof key, "k%d", k);
+        snprintf(val, sizeof val, "v%d", idx[i]);
+        struct rt_header h = {"i", 1, val + 1, (int32_t)strlen(val + 1)};
+        struct rt_producer_message msg = {.record = {.key = key,
+                                                     .key_len = (int32_t)strlen(key),
+                                                     .value = val,
+                                                     .value_len = (int32_t)strlen(val),
+                                                     .timestamp_ms = ts_ms,
+                                                     .headers = &h,
+                                                     .header_count = 1},
+                                          .sequence = -1};
+        assert_int_equal(rt_producer_send(p, TOPIC, 0, &msg, NULL, NULL), 0);
+    }
+    if (commit) {
+        assert_int_equal(rt_producer_commit(p, 10000), 0);
+        for (int i = 0; i < n; i++)
+            m->latest[m->w[idx[i]].key] = idx[i];
+    } else {
+        assert_int_equal(rt_producer_abort(p, 10000), 0);
+    }
+}
+
+/* Reads the whole partition under read_committed; each record's header "i" names its model
+ * entry. */
+static int read_all(rt_engine *e, const struct model *m, struct seen *out, int cap,
+                    int64_t *active_base)
+{
+    int n = 0;
+    int64_t off = 0;
+    *active_base = -1;
+    for (;;) {
+        rt_fetch *f = NULL;
+        int rc = rt_fetch_start(e, TOPIC, 0, off, 1 << 20, RT_READ_COMMITTED, &f);
+        if (rc == RT_E_OFFSET_OUT_OF_RANGE)
+            break;
+        if (rc)
+            fprintf(stderr, "fetch at %" PRId64 ": %s\n", off, rt_error_detail());
+        assert_int_equal(rc, 0);
+        const struct rt_fetch_view *v = rt_fetch_get(f);
+        if (v->size_bytes == 0) {
+            rt_fetch_release(f);
+            break;
+        }
+        const char *slash = strrchr(v->segment_path, '/');
+        *active_base = strtoll(slash ? slash + 1 : v->segment_path, NULL, 10);
+        struct rt_records it;
+        assert_int_equal(rt_records_init(&it, f, off), 0);
+        struct rt_record_view r;
+        while ((rc = rt_records_next(&it, &r)) == 0) {
+            assert_true(n < cap);
+            assert_true(n == 0 || r.offset > out[n - 1].offset); /* increasing */
+            assert_true(r.key_len > 1 && r.key[0] == 'k');
+            int k = atoi((const char *)r.key + 1);
+            assert_true(k >= 0 && k < KEYS);
+            assert_int_equal(r.header_count, 1);
+            struct rt_header h;
+            assert_int_equal(rt_record_header(&r, 0, &h), 0);
+            char buf[VALUE_MAX];
+            assert_true(h.value_len > 0 && h.value_len < VALUE_MAX);
+            memcpy(buf, h.value, (size_t)h.value_len);
+            buf[h.value_len] = 0;
+            int idx = atoi(buf);
+            assert_true(idx >= 0 && idx < m->count);
+            assert_int_equal(m->w[idx].key, k);
+            assert_int_equal(m->w[idx].tombstone, r.value_len < 0);
+            assert_true(m->w[idx].committed); /* M1 */
+            out[n++] = (struct seen){r.offset, idx, r.value_len < 0};
+        }
+        assert_int_equal(rc, RT_E_END);
+        int64_t next = rt_records_next_offset(&it);
+        rt_fetch_release(f);
+        assert_true(next > off);
+        off = next;
+    }
+    return n;
+}
+
+/* M2: each key's latest committed record is the last one read of that key; a deleted key may
+ * also be gone altogether (its tombstone expired, nothing older left). */
+static void check_latest(const struct model *m, const struct seen *s, int n, bool tombs_may_go)
+{
+    int last[KEYS];
+    for (int k = 0; k < KEYS; k++)
+        last[k] = -1;
+    for (int i = 0; i < n; i++)
+        last[m->w[s[i].idx].key] = s[i].idx;
+    for (int k = 0; k < KEYS; k++) {
+        int want = m->latest[k];
+        if (want >= 0 && m->w[want].tombstone && tombs_may_go && last[k] < 0)
+            continue;
+        if (last[k] != want) {
+            fprintf(stderr, "key k%d: read last %d, latest committed %d\n", k, last[k], want);
+            fail();
+        }
+    }
+}
+
+/* M3: after is a subsequence of before (same offsets, same records), and keeps every record at
+ * or past active_base. Returns how many records the clean removed. */
+static int check_subsequence(const struct seen *before, int nb, const struct seen *after, int na,
+                             int64_t active_base)
+{
+    int j = 0;
+    for (int i = 0; i < nb; i++) {
+        if (j < na && after[j].offset == before[i].offset) {
+            assert_int_equal(after[j].idx, before[i].idx);
+            j++;
+        } else {
+            assert_true(before[i].offset < active_base);
+        }
+    }
+    assert_int_equal(j, na);
+    return nb - na;
+}
+
+static void verify_clean(const char *dir)
+{
+    struct rt_verify_counts c;
+    int rc = rt_verify_with_counts(dir, NULL, NULL, &c);
+    if (rc != 0)
+        (void)tu_system("%s verify %s >&2", getenv("RT_CLI") ? getenv("RT_CLI") : "false", dir);
+    assert_int_equal(rc, 0); /* M4 */
+}
+
+static rt_producer *txn_producer(rt_engine *e)
+{
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "cleaner-model";
+    rt_producer *p = NULL;
+    assert_int_equal(rt_producer_open(e, &po, &p), 0);
+    assert_int_equal(rt_producer_init_transactions(p, 10000), 0);
+    return p;
+}
+
+/* ---- the model-based run ---- */
+
+static void model_run(const char *delete_retention_ms, bool tombs_may_go, uint32_t seed)
+{
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    create_topic(e, delete_retention_ms);
+    rt_producer *p = txn_producer(e);
+    static struct model m;
+    model_init(&m);
+    static struct seen before[WRITES * 4], after[WRITES * 4];
+    uint32_t rnd = seed;
+    int removed_total = 0, cleans = 0;
+    for (int step = 0; step < WRITES; step++) {
+        uint32_t op = rand_r(&rnd) % 100;
+        if (op < 60) {
+            append_plain(e, &m, 1 + (int)(rand_r(&rnd) % 3), &rnd);
+        } else if (op < 75) {
+            txn(p, &m, true, &rnd);
+        } else if (op < 91) {
+            txn(p, &m, false, &rnd);
+        } else if (op < 97) {
+            int64_t ab = -1;
+            int nb = read_all(e, &m, before, WRITES * 4, &ab);
+            if (rt_topic_compact(e, TOPIC) != 0) {
+                fprintf(stderr, "compact: %s\n", rt_error_detail());
+                fail();
+            }
+            int64_t ab2 = -1;
+            int na = read_all(e, &m, after, WRITES * 4, &ab2);
+            removed_total += check_subsequence(before, nb, after, na, ab);
+            check_latest(&m, after, na, tombs_may_go);
+            cleans++;
+        } else {
+            assert_int_equal(rt_producer_close(p), 0);
+            assert_int_equal(rt_close(e), 0);
+            verify_clean(dir);
+            assert_int_equal(rt_open(dir, &o, &e), 0);
+            p = txn_producer(e);
+        }
+    }
+    int64_t ab = -1;
+    int na = read_all(e, &m, after, WRITES * 4, &ab);
+    check_latest(&m, after, na, tombs_may_go);
+    assert_int_equal(rt_producer_close(p), 0);
+    assert_int_equal(rt_close(e), 0);
+    verify_clean(dir);
+    /* The model's claims hold after the last reopen too. */
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    na = read_all(e, &m, after, WRITES * 4, &ab);
+    check_latest(&m, after, na, tombs_may_go);
+    assert_int_equal(rt_close(e), 0);
+    assert_true(cleans > 0);
+    assert_true(removed_total > 0); /* the cleaner did remove something */
+    tu_rmdir_free(dir);
+}
+
+static void model_tombstones_kept(void **state)
+{
+    (void)state;
+    model_run("86400000", false, 7);
+}
+
+static void model_tombstones_expire(void **state)
+{
+    (void)state;
+    model_run("0", true, 11);
+}
+
+/* An idle cleaner run changes nothing it should not: a delete-policy topic is refused. */
+static void compact_needs_policy(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_topic_create(e, "plain", 1), 0);
+    assert_int_equal(rt_topic_compact(e, "plain"), RT_E_INVALID_CONFIG);
+    assert_int_equal(rt_topic_compact(e, "missing"), RT_E_UNKNOWN_TOPIC_OR_PARTITION);
+    struct rt_topic_config c = {"cleanup.policy", "compact,delete"};
+    assert_int_equal(rt_topic_config_alter(e, "plain", &c, 1, false), 0);
+    assert_int_equal(rt_topic_compact(e, "plain"), 0);
+    struct rt_topic_config bad = {"cleanup.policy", "compact,shred"};
+    assert_int_equal(rt_topic_config_alter(e, "plain", &bad, 1, false), RT_E_INVALID_CONFIG);
+    assert_int_equal(rt_close(e), 0);
+    tu_rmdir_free(dir);
+}
+
+/* The shard's periodic pass (every second) cleans a topic once min.cleanable.dirty.ratio says
+ * so, without rt_topic_compact. */
+static void background_clean(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    struct rt_topic_config c[] = {{"cleanup.policy", "compact"},
+                                  {"min.cleanable.dirty.ratio", "0.01"}};
+    assert_int_equal(rt_topic_create_with_configs(e, TOPIC, 1, c, 2), 0);
+    static struct model m;
+    static struct seen before[WRITES * 4], after[WRITES * 4];
+    model_init(&m);
+    uint32_t rnd = 5;
+    for (int i = 0; i < 150; i++)
+        append_plain(e, &m, 2, &rnd);
+    int64_t ab = -1, ab2 = -1;
+    int nb = read_all(e, &m, before, WRITES * 4, &ab);
+    int na = nb;
+    for (int tries = 0; tries < 100 && na == nb; tries++) { /* 10 s at most */
+        usleep(100 * 1000);
+        na = read_all(e, &m, after, WRITES * 4, &ab2);
+    }
+    assert_true(na < nb);
+    check_subsequence(before, nb, after, na, ab);
+    check_latest(&m, after, na, false);
+    assert_int_equal(rt_close(e), 0);
+    verify_clean(dir);
+    tu_rmdir_free(dir);
+}
+
+/* CLN2: a producer's last batch survives the clean, even with nothing the map needs in it (its
+ * record has no key), so a retry after a restart that lost every producer snapshot is still
+ * recognised as a duplicate from the log alone. */
+static void producer_last_batch_kept(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    create_topic(e, "86400000");
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    assert_int_equal(rt_producer_id_allocate(e, &pid, &epoch), 0);
+    uint8_t batch[512], copy[512];
+    size_t len = tu_batch(batch, sizeof batch, 0, pid, epoch, 0, 1, "idem", 0, ts_ms);
+    memcpy(copy, batch, len);
+    int64_t base = -1;
+    assert_int_equal(rt_append_batch(e, TOPIC, 0, batch, len, &base), 0);
+    static struct model m;
+    model_init(&m);
+    uint32_t rnd = 9;
+    for (int i = 0; i < 60; i++)
+        append_plain(e, &m, 2, &rnd);
+    assert_int_equal(rt_topic_compact(e, TOPIC), 0);
+    assert_int_equal(rt_close(e), 0);
+    assert_int_equal(tu_system("rm -f %s/" TOPIC "-0/*.snapshot", dir), 0);
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    int64_t again = -1;
+    assert_int_equal(rt_append_batch(e, TOPIC, 0, copy, len, &again), 0);
+    assert_int_equal(again, base); /* a duplicate: the original offset, nothing appended */
+    assert_int_equal(rt_close(e), 0);
+    verify_clean(dir);
+    tu_rmdir_free(dir);
+}
+
+/* ---- crashes inside the swap ---- */
+
+struct crash_ctx {
+    int die_at; /* step number (cleaner_checkpoint.h), 0: never */
+    int nth;    /* die at the nth time that step is reached (SOURCE_GONE repeats) */
+    int seen;
+    struct io_fault_plan *plan; /* power loss before dying, or NULL (a process crash) */
+};
+
+static void crash_hook(int step, void *ctx)
+{
+    struct crash_ctx *c = ctx;
+    if (step != c->die_at || ++c->seen < c->nth)
+        return;
+    if (c->plan)
+        (void)io_fault_power_loss(c->plan);
+    _exit(42);
+}
+
+/* Writes a log with superseded keys, aborted and committed transactions over many segments. */
+static void build_log(const char *dir, struct model *m)
+{
+    struct rt_options o;
+    options(&o);
+    o.cleaner_buffer_bytes = 16u << 20; /* one pass: the crash steps come in a known order */
+    o.segment_size_bytes = 2048;        /* small segments: the second clean merges several */
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    create_topic(e, "86400000");
+    rt_producer *p = txn_producer(e);
+    uint32_t rnd = 3;
+    model_init(m);
+    for (int i = 0; i < 150; i++) {
+        if (i % 10 == 3)
+            txn(p, m, false, &rnd);
+        else if (i % 10 == 7)
+            txn(p, m, true, &rnd);
+        else
+            append_plain(e, m, 2, &rnd);
+        /* One clean midway leaves small segments, so the next one merges several into one
+         * (a swap with more than one source: CLEANER_STEP_SOURCE_GONE is reached). */
+        if (i == 90)
+            assert_int_equal(rt_topic_compact(e, TOPIC), 0);
+    }
+    assert_int_equal(rt_producer_close(p), 0);
+    assert_int_equal(rt_close(e), 0);
+}
+
+/* The inode of the first segment's log: a swap renames a new file over it (CL5). */
+static ino_t first_log_inode(const char *dir)
+{
+    char *path = tu_path("%s/" TOPIC "-0/00000000000000000000.log", dir);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    free(path);
+    return st.st_ino;
+}
+
+/* The log every crash test starts from, built once and copied. */
+static char *template_dir;
+static struct model template_model;
+
+static void crash_at(int step, int nth, bool power)
+{
+    char *dir = tu_mkdtemp();
+    static struct model m;
+    static struct seen before[WRITES * 4], after[WRITES * 4];
+    if (!template_dir) {
+        template_dir = tu_mkdtemp();
+        build_log(template_dir, &template_model);
+    }
+    m = template_model;
+    assert_int_equal(tu_system("cp -a %s/. %s/", template_dir, dir), 0);
+    ino_t ino_before = first_log_inode(dir);
+    struct rt_options o;
+    options(&o);
+    o.cleaner_buffer_bytes = 16u << 20;
+    o.segment_size_bytes = 2048;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    int64_t ab = -1;
+    int nb = read_all(e, &m, before, WRITES * 4, &ab);
+    assert_int_equal(rt_close(e), 0);
+
+    int fd = -1;
+    pid_t pid = tu_fork_piped(&fd);
+    if (pid == 0) {
+        struct io_fault_plan plan = {.track_dirs = true, .track_unsynced = true};
+        struct crash_ctx c = {step, nth, 0, power ? &plan : NULL};
+        rt_engine *ce = NULL;
+        int rc = power ? rt_test_open(dir, &o, &plan, &ce) : rt_open(dir, &o, &ce);
+        if (rc != 0)
+            _exit(1);
+        rt_test_cleaner_hook_set(crash_hook, &c);
+        rc = rt_topic_compact(ce, TOPIC);
+        if (rc)
+            fprintf(stderr, "compact: %s\n", rt_error_detail());
+        _exit(rc == 0 ? 0 : 2); /* 0: the step was never reached */
+    }
+    char rep[1];
+    int status = 0;
+    (void)tu_child_report(pid, fd, rep, sizeof rep, &status);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 42)
+        fprintf(stderr, "step %d nth %d power %d: child exited %d\n", step, nth, power,
+                WEXITSTATUS(status));
+    assert_int_equal(WEXITSTATUS(status), 42); /* it died at the step */
+
+    verify_clean(dir); /* a committed swap is a warning only: open finishes it */
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    int64_t ab2 = -1;
+    int na = read_all(e, &m, after, WRITES * 4, &ab2);
+    int removed = check_subsequence(before, nb, after, na, ab);
+    check_latest(&m, after, na, false);
+    if (step >= 2) { /* committed: open finished the swap; the new segment is served */
+        assert_true(first_log_inode(dir) != ino_before);
+    } else { /* not committed: the old segments, whole */
+        assert_true(first_log_inode(dir) == ino_before);
+        assert_int_equal(removed, 0);
+    }
+    /* A clean after the crash finishes the job. */
+    assert_int_equal(rt_topic_compact(e, TOPIC), 0);
+    na = read_all(e, &m, after, WRITES * 4, &ab2);
+    assert_true(check_subsequence(before, nb, after, na, ab) > 0);
+    check_latest(&m, after, na, false);
+    assert_int_equal(rt_close(e), 0);
+    verify_clean(dir);
+    tu_rmdir_free(dir);
+}
+
+static void crash_each_step(void **state)
+{
+    (void)state;
+    for (int step = 1; step <= 6; step++) {
+        crash_at(step, 1, false);
+        if (step == 3)
+            crash_at(step, 2, false); /* between two removed sources */
+    }
+}
+
+static void power_loss_each_step(void **state)
+{
+    (void)state;
+    for (int step = 1; step <= 6; step++)
+        crash_at(step, 1, true);
+}
+
+/* Zero copy: a fetch taken before a clean still reads the old bytes after it. */
+static void fetch_survives_swap(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    static struct model m;
+    build_log(dir, &m);
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    rt_fetch *f = NULL;
+    assert_int_equal(rt_fetch_start(e, TOPIC, 0, 0, 1 << 20, RT_READ_UNCOMMITTED, &f), 0);
+    const struct rt_fetch_view *v = rt_fetch_get(f);
+    size_t len = v->size_bytes;
+    uint8_t *copy = malloc(len);
+    assert_non_null(copy);
+    memcpy(copy, v->data, len);
+    assert_int_equal(rt_topic_compact(e, TOPIC), 0);
+    assert_memory_equal(v->data, copy, len); /* the old mapping is still there */
+    rt_fetch_release(f);
+    free(copy);
+    assert_int_equal(rt_close(e), 0);
+    tu_rmdir_free(dir);
+}
+
+/* The damage matrix over the cleaner's own files: a stray `*.cleaned` file (an uncommitted swap)
+ * is a warning for verify and removed by open (CL6); a damaged cleaner-checkpoint (CK1) is a
+ * problem for verify and open refuses the partition naming the file; a read-only open refuses a
+ * committed swap it cannot finish. */
+static void damaged_cleaner_files(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    static struct model m;
+    build_log(dir, &m);
+    struct rt_options o;
+    options(&o);
+    o.segment_size_bytes = 2048;
+    char *stray = tu_path("%s/" TOPIC "-0/00000000000000000000.log.cleaned", dir);
+    tu_write_file(stray, (const uint8_t *)"junk", 4);
+    assert_int_equal(rt_verify(dir, NULL, NULL), 0); /* a warning, not a problem */
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_false(fs_exists_for_test(stray));
+    assert_int_equal(rt_close(e), 0);
+
+    char *ck = tu_path("%s/" TOPIC "-0/cleaner-checkpoint", dir);
+    assert_true(fs_exists_for_test(ck));
+    tu_flip_byte(ck, 12, 0x01);
+    assert_int_equal(rt_verify(dir, NULL, NULL), RT_E_CORRUPT);
+    assert_int_equal(rt_open(dir, &o, &e), RT_E_CORRUPT);
+    assert_non_null(strstr(rt_error_detail(), "cleaner-checkpoint"));
+    tu_flip_byte(ck, 12, 0x01); /* repaired */
+
+    /* A committed swap left unfinished (a child dies right after the commit). */
+    int fd = -1;
+    pid_t pid = tu_fork_piped(&fd);
+    if (pid == 0) {
+        struct crash_ctx c = {2, 1, 0, NULL};
+        rt_engine *ce = NULL;
+        if (rt_open(dir, &o, &ce) != 0)
+            _exit(1);
+        rt_test_cleaner_hook_set(crash_hook, &c);
+        _exit(rt_topic_compact(ce, TOPIC) == 0 ? 0 : 2);
+    }
+    char rep[1];
+    int status = 0;
+    (void)tu_child_report(pid, fd, rep, sizeof rep, &status);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 42);
+    struct rt_options ro = o;
+    ro.read_only = true;
+    assert_int_equal(rt_open(dir, &ro, &e), RT_E_READ_ONLY);
+    assert_int_equal(rt_open(dir, &o, &e), 0); /* the writable open finishes it */
+    assert_int_equal(rt_close(e), 0);
+    assert_int_equal(rt_open(dir, &ro, &e), 0);
+    assert_int_equal(rt_close(e), 0);
+    verify_clean(dir);
+    free(stray);
+    free(ck);
+    tu_rmdir_free(dir);
+}
+
+static int teardown_template(void **state)
+{
+    (void)state;
+    if (template_dir)
+        tu_rmdir_free(template_dir);
+    template_dir = NULL;
+    return 0;
+}
+
+int main(void)
+{
+    ts_ms = (int64_t)time(NULL) * 1000;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(compact_needs_policy),    cmocka_unit_test(model_tombstones_kept),
+        cmocka_unit_test(model_tombstones_expire), cmocka_unit_test(fetch_survives_swap),
+        cmocka_unit_test(crash_each_step),         cmocka_unit_test(power_loss_each_step),
+        cmocka_unit_test(background_clean),        cmocka_unit_test(producer_last_batch_kept),
+        cmocka_unit_test(damaged_cleaner_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, teardown_template);
+}
