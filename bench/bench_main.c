@@ -29,9 +29,12 @@
  *       partition (--open-gb 1,4,16 for the longer run; a size the disk cannot hold is skipped
  *       and said so), 1 000 partitions of 3 MiB and 10 000 of 256 KiB (--open-partitions); each
  *       open timed in a fresh probe process with its RssFile after the open (issue 21 item 8),
- *       and for many partitions the RssAnon and descriptors per partition; then the disk bytes
- *       per empty partition (a topic of 1 000 at the default options, open and closed) with that
- *       topic's create and close times.
+ *       and for many partitions the RssAnon and descriptors per partition and one fetch from
+ *       every partition; a many-partition directory's create row (create, one batch to each,
+ *       close, partitions/s; built in sessions when its active partitions would need more
+ *       descriptors than RLIMIT_NOFILE, whose soft limit the bench raises to the hard one); then
+ *       the disk bytes per empty partition (a topic of 1 000 at the default options, open and
+ *       closed) with that topic's create and close times.
  *       --open-probe-exe runs the same probe built against another libringtail (before/after)
  *
  * MB/s everywhere is value bytes (10^6) per second, so stores with different per-record overhead
@@ -59,6 +62,7 @@
 #include <string.h>
 #include <signal.h>
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
@@ -146,7 +150,7 @@ struct row {
     double bytes_per_item;        /* M: bytes per producer id / per partition */
     double seconds;
     uint64_t records, bytes;
-    char note[160];
+    char note[256];
 };
 
 #define ROWS_MAX 160
@@ -1789,6 +1793,8 @@ struct open_probe_result {
     long rss_file_kb;
     long rss_anon_kb; /* -1: the probe did not say (an older probe) */
     long fds;
+    double fetch_s; /* one fetch from every partition after the open; NAN: not said */
+    long fetched;   /* partitions that fetch reached */
 };
 
 /* Runs the probe in a fresh process and parses its line. */
@@ -1812,30 +1818,36 @@ static int open_probe_run(const char *dir, bool cold, bool crash, bool small,
         return -errno;
     char line[256] = "";
     int unclean = 0;
-    out->rss_anon_kb = out->fds = -1;
-    bool got =
-        fgets(line, sizeof(line), p) != NULL &&
-        sscanf(line, "open_s=%lf rss_file_kb=%ld close_s=%lf unclean=%d rss_anon_kb=%ld fds=%ld",
-               &out->open_s, &out->rss_file_kb, &out->close_s, &unclean, &out->rss_anon_kb,
-               &out->fds) >= 4;
+    out->rss_anon_kb = out->fds = out->fetched = -1;
+    out->fetch_s = NAN;
+    bool got = fgets(line, sizeof(line), p) != NULL &&
+               sscanf(line,
+                      "open_s=%lf rss_file_kb=%ld close_s=%lf unclean=%d rss_anon_kb=%ld fds=%ld "
+                      "fetch_s=%lf fetched=%ld",
+                      &out->open_s, &out->rss_file_kb, &out->close_s, &unclean, &out->rss_anon_kb,
+                      &out->fds, &out->fetch_s, &out->fetched) >= 4;
     int status = pclose(p);
     return got && status == 0 ? 0 : -EIO;
 }
 
-/* Appends ~bytes of 16 x 1 KiB batches round-robin over `partitions` (sync=none: the close seals
- * and fdatasyncs every segment anyway). */
-static int open_fill(rt_engine *e, uint32_t partitions, uint64_t bytes, uint64_t salt)
+/* Appends ~bytes of 16 x 1 KiB batches round-robin over partitions [lo, hi) (sync=none: the
+ * close seals and fdatasyncs every segment anyway). *first_pass_s (may be NULL): the time of the
+ * first round, one batch to each partition of the range. */
+static int open_fill(rt_engine *e, uint32_t lo, uint32_t hi, uint64_t bytes, uint64_t salt,
+                     double *first_pass_s)
 {
     struct rt_record recs[BENCH_BATCH_RECORDS];
-    uint64_t done = 0;
+    uint64_t done = 0, t0 = bench_now_ns();
+    uint32_t n = hi - lo;
     for (uint64_t i = 0; done < bytes; i++) {
         bench_records_make(recs, BENCH_BATCH_RECORDS, BENCH_VALUE_BYTES, salt + i);
-        int rc =
-            rt_append(e, BENCH_TOPIC, (uint32_t)(i % partitions), recs, BENCH_BATCH_RECORDS, NULL);
+        int rc = rt_append(e, BENCH_TOPIC, lo + (uint32_t)(i % n), recs, BENCH_BATCH_RECORDS, NULL);
         if (rc)
             return rc;
         done += BENCH_BATCH_VALUE_BYTES;
         progress_add(BENCH_BATCH_VALUE_BYTES);
+        if (first_pass_s && i + 1 == n)
+            *first_pass_s = (double)(bench_now_ns() - t0) / 1e9;
     }
     return 0;
 }
@@ -1849,23 +1861,68 @@ static void open_options(struct rt_options *o, uint32_t partitions)
          * preallocates a default 1 GiB. */
         o->segment_size_bytes = 1u << 20;
         o->batch_size_max_bytes = 64u << 10;
+        if (o->partitions_max < partitions)
+            o->partitions_max = partitions;
     }
 }
 
-static int open_build(const char *dir, uint32_t partitions, uint64_t bytes)
+/* Partitions one engine may have active at once under RLIMIT_NOFILE: an active segment holds 4
+ * descriptors (docs/limits.md) until a cache of open segment descriptors bounds them. */
+static uint32_t open_fd_budget_partitions(void)
 {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return UINT32_MAX;
+    return rl.rlim_cur > 1024 ? (uint32_t)((rl.rlim_cur - 512) / 4) : 128;
+}
+
+/* What building a many-partition directory cost (issue 21 items 7, 8). */
+struct open_build_times {
+    double create_s;   /* rt_topic_create (+ rt_topic_add_partitions when staged) */
+    double one_each_s; /* the first round of appends: one batch to every partition */
+    double fill_s;     /* every append */
+    double close_s;    /* rt_close after the appends (every partition sealed) */
+    uint32_t steps;    /* 1, or the sessions it took because of the descriptor limit */
+};
+
+/* Builds dir: a topic of `partitions` holding ~bytes. When the partitions would need more
+ * descriptors than RLIMIT_NOFILE allows active at once, it is built in steps of as many as fit:
+ * each step opens the engine (the partitions of the steps before open dormant after their clean
+ * close: no descriptor, PA11), adds its partitions (rt_topic_add_partitions), fills them and
+ * closes. */
+static int open_build(const char *dir, uint32_t partitions, uint64_t bytes,
+                      struct open_build_times *t)
+{
+    memset(t, 0, sizeof(*t));
     struct rt_options o;
     open_options(&o, partitions);
-    rt_engine *e = NULL;
-    int rc = rt_open(dir, &o, &e);
-    if (rc == 0)
-        rc = rt_topic_create(e, BENCH_TOPIC, partitions);
-    if (rc == 0)
-        rc = open_fill(e, partitions, bytes, 1);
-    if (e) {
-        int crc = rt_close(e);
+    uint32_t step = open_fd_budget_partitions();
+    if (step > partitions)
+        step = partitions;
+    int rc = 0;
+    for (uint32_t lo = 0; rc == 0 && lo < partitions; lo += step) {
+        uint32_t hi = partitions - lo > step ? lo + step : partitions;
+        rt_engine *e = NULL;
+        rc = rt_open(dir, &o, &e);
+        uint64_t t0 = bench_now_ns();
         if (rc == 0)
-            rc = crc;
+            rc = lo == 0 ? rt_topic_create(e, BENCH_TOPIC, hi)
+                         : rt_topic_add_partitions(e, BENCH_TOPIC, hi);
+        t->create_s += (double)(bench_now_ns() - t0) / 1e9;
+        t0 = bench_now_ns();
+        double first = 0;
+        if (rc == 0)
+            rc = open_fill(e, lo, hi, bytes / partitions * (hi - lo), 1 + lo, &first);
+        t->one_each_s += first;
+        t->fill_s += (double)(bench_now_ns() - t0) / 1e9;
+        if (e) {
+            t0 = bench_now_ns();
+            int crc = rt_close(e);
+            t->close_s += (double)(bench_now_ns() - t0) / 1e9;
+            if (rc == 0)
+                rc = crc;
+        }
+        t->steps++;
     }
     return rc;
 }
@@ -1885,10 +1942,14 @@ static int open_crash(const char *dir, uint32_t partitions, uint64_t tail_bytes,
         struct rt_options o;
         open_options(&o, partitions);
         rt_engine *e = NULL;
-        if (rt_open(dir, &o, &e) != 0 || open_fill(e, partitions, tail_bytes, 77) != 0)
+        /* As many partitions as may be active at once (open_build). */
+        uint32_t n = open_fd_budget_partitions();
+        if (n > partitions)
+            n = partitions;
+        if (rt_open(dir, &o, &e) != 0 || open_fill(e, 0, n, tail_bytes, 77, NULL) != 0)
             _exit(1);
         usleep(1500 * 1000);
-        if (unsynced_bytes && open_fill(e, partitions, unsynced_bytes, 91) != 0)
+        if (unsynced_bytes && open_fill(e, 0, n, unsynced_bytes, 91, NULL) != 0)
             _exit(1);
         raise(SIGKILL);
         _exit(2);
@@ -1919,10 +1980,15 @@ static void open_row(const char *label, const char *state, bool cold, uint64_t d
     r->mb_s = NAN;
     r->bytes = data_bytes;
     double rss_mb = (double)pr.rss_file_kb * 1024 / 1e6;
-    char per[96] = "";
+    char per[160] = "";
     if (partitions > 1 && pr.rss_anon_kb >= 0)
         snprintf(per, sizeof(per), "; RssAnon %.1f KiB and %.2f fds per partition",
                  (double)pr.rss_anon_kb / partitions, (double)pr.fds / partitions);
+    if (!isnan(pr.fetch_s) && pr.fetched > 1) {
+        size_t used = strlen(per);
+        snprintf(per + used, sizeof(per) - used, "; fetch from all %ld: %.3f s", pr.fetched,
+                 pr.fetch_s);
+    }
     snprintf(r->note, sizeof(r->note),
              "open %.3f s; RssFile after open %.1f MB (%.2f%% of %.2f GB)%s%.3f s%s", pr.open_s,
              rss_mb, 100.0 * rss_mb * 1e6 / (double)data_bytes, (double)data_bytes / 1e9,
@@ -1961,11 +2027,31 @@ static void open_case(const char *label, uint32_t partitions, uint64_t bytes)
         return;
     }
     progress_phase(label);
-    int rc = open_build(dir, partitions, bytes);
+    struct open_build_times bt;
+    int rc = open_build(dir, partitions, bytes, &bt);
     if (rc) {
         struct row *r = row_new("O", "ringtail", label, "O", KIND_SUBJECT);
         row_fail(r, "build", rc, rt_error_detail());
+        bench_rmtree(dir);
         return;
+    }
+    if (partitions > 1) {
+        char config[40];
+        snprintf(config, sizeof(config), "%s create", label);
+        struct row *r = row_new("O", "ringtail", config, "O", KIND_NA);
+        r->seconds = bt.create_s;
+        char staged[96] = "";
+        if (bt.steps > 1)
+            snprintf(staged, sizeof(staged),
+                     "; built in %u sessions of <= %u partitions (4 fds per active partition)",
+                     bt.steps, open_fd_budget_partitions());
+        snprintf(r->note, sizeof(r->note),
+                 "create %.3f s (%.0f partitions/s); one batch to each %.3f s; close after the "
+                 "fill %.3f s (%.0f partitions/s)%s",
+                 bt.create_s, partitions / bt.create_s, bt.one_each_s, bt.close_s,
+                 partitions / bt.close_s, staged);
+        printf("  O %-26s %s\n", config, r->note);
+        fflush(stdout);
     }
     bool small = partitions > 1;
     open_row(label, "clean", false, bytes, dir, false, small, partitions);
@@ -2047,10 +2133,11 @@ static void empty_partition_row(uint32_t n)
     r->seconds = create_s;
     r->bytes = open_bytes - before;
     snprintf(r->note, sizeof(r->note),
-             "%u partitions: %.1f KiB per partition open, %.1f KiB closed; create %.3f s, "
-             "close %.3f s",
+             "%u partitions: %.1f KiB per partition open, %.1f KiB closed; create %.3f s "
+             "(%.0f partitions/s), close %.3f s (%.0f partitions/s)",
              n, (double)(open_bytes - before) / n / 1024,
-             (double)(closed_bytes - before) / n / 1024, create_s, close_s);
+             (double)(closed_bytes - before) / n / 1024, create_s, n / create_s, close_s,
+             n / close_s);
     printf("  O %-26s %s\n", "empty partition disk", r->note);
     fflush(stdout);
     bench_rmtree(dir);
@@ -2844,7 +2931,7 @@ static void usage(FILE *out)
             "  --quick            small sizes; finishes in well under a minute\n"
             "  --json FILE        write every row as JSON\n"
             "  --plot FILE        write a PNG chart (gnuplot)\n"
-            "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve,txnmix\n"
+            "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve,txnmix,open\n"
             "                     (default: all)\n"
             "  --peers LIST       comma list of rocksdb,lmdb,sqlite or 'none' (default: all)\n"
             "  --w1-bytes N       W1 value bytes (and the peers' R1 data) [1G; quick 32M]\n"
@@ -2886,7 +2973,8 @@ static bool list_has(const char *list, const char *word)
 }
 
 /* A comma list of producer counts (1..1024) into out; NULL = 1,4,16,64. */
-static void parse_counts(const char *list, const char *flag, uint32_t *out, uint32_t *count)
+static void parse_counts_max(const char *list, const char *flag, uint32_t *out, uint32_t *count,
+                             long max)
 {
     static const uint32_t def[] = {1, 4, 16, 64};
     if (!list) {
@@ -2897,7 +2985,7 @@ static void parse_counts(const char *list, const char *flag, uint32_t *out, uint
     const char *p = list;
     while (*p && *count < PRODUCER_SETS_MAX) {
         long v = strtol(p, (char **)&p, 10);
-        if (v < 1 || v > 1024) {
+        if (v < 1 || v > max) {
             fprintf(stderr, "ringtail-bench: bad %s '%s'\n", flag, list);
             exit(2);
         }
@@ -2907,6 +2995,11 @@ static void parse_counts(const char *list, const char *flag, uint32_t *out, uint
         else if (*p)
             break;
     }
+}
+
+static void parse_counts(const char *list, const char *flag, uint32_t *out, uint32_t *count)
+{
+    parse_counts_max(list, flag, out, count, 1024);
 }
 
 static void parse_args(int argc, char **argv)
@@ -3141,8 +3234,8 @@ static void parse_args(int argc, char **argv)
         opt.open_sizes[i] = opt.quick ? (uint64_t)gbs[i] << 26 : (uint64_t)gbs[i] * 1000000000ull;
     opt.open_size_count = ngb;
     if (open_parts)
-        parse_counts(open_parts, "--open-partitions", opt.open_partitions_list,
-                     &opt.open_partition_count);
+        parse_counts_max(open_parts, "--open-partitions", opt.open_partitions_list,
+                         &opt.open_partition_count, 1 << 20);
     if (opt.open_partition_count == 0) {
         opt.open_partitions_list[0] = opt.quick ? 100 : 1000;
         opt.open_partitions_list[1] = opt.quick ? 1000 : 10000;
@@ -3198,6 +3291,13 @@ static int make_scratch(void)
 
 int main(int argc, char **argv)
 {
+    /* Many partitions hold many descriptors (4 per active partition): the soft limit is raised
+     * to the hard one, for this process and the probes it starts. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     if (argc >= 2 && strcmp(argv[1], "--open-probe") == 0)
         return bench_open_probe(argc - 2, argv + 2); /* one timed open, in a fresh process */
     parse_args(argc, argv);

@@ -1,7 +1,8 @@
 /*
  * bench_open.c — the O rows: how long rt_open takes and how much of the data it leaves in the
  * page cache (issue 21 F5/item 8), after a clean close and after a SIGKILL, warm and cold, for
- * one partition of 1 and 4 GB (16 GB with --open-gb 16, a longer run) and for 1 000 partitions.
+ * one partition of 1 and 4 GB (16 GB with --open-gb 16, a longer run) and for 1 000 and 10 000
+ * partitions; after each open it fetches once from every partition (fetch from all).
  *
  * Each open is timed in a fresh process (`ringtail-bench --open-probe DIR [cold]`, or the program
  * --open-probe-exe names; `small`: the 1 MiB segments of the many-partition directory: the same probe built against another libringtail, for a before/after
@@ -108,10 +109,54 @@ static void drop_tree(const char *dir, int depth, uint64_t *bytes)
     closedir(d);
 }
 
+struct probe_topic {
+    char name[RT_TOPIC_NAME_MAX + 1];
+    uint32_t partitions;
+};
+
+struct probe_topics {
+    struct probe_topic t[16];
+    uint32_t n;
+};
+
+static int probe_topic_seen(void *ctx, const char *name, uint32_t partitions)
+{
+    struct probe_topics *pt = ctx;
+    if (pt->n < sizeof(pt->t) / sizeof(pt->t[0])) {
+        snprintf(pt->t[pt->n].name, sizeof(pt->t[pt->n].name), "%s", name);
+        pt->t[pt->n++].partitions = partitions;
+    }
+    return 0;
+}
+
+/* One fetch (from offset 0, at most one batch) from every partition of every topic: the
+ * "fetch from all" of issue 21 item 7. Returns the partitions that answered, -1 on an error. */
+static long fetch_all(rt_engine *e)
+{
+    struct probe_topics pt = {.n = 0};
+    if (rt_topic_list(e, probe_topic_seen, &pt) != 0)
+        return -1;
+    long fetched = 0;
+    for (uint32_t i = 0; i < pt.n; i++) {
+        for (uint32_t p = 0; p < pt.t[i].partitions; p++) {
+            rt_fetch *f = NULL;
+            int rc = rt_fetch_start(e, pt.t[i].name, p, 0, 1, RT_READ_UNCOMMITTED, &f);
+            if (rc) {
+                fprintf(stderr, "open-probe: fetch %s-%u: %s (%s)\n", pt.t[i].name, p,
+                        rt_strerror(rc), rt_error_detail());
+                return -1;
+            }
+            rt_fetch_release(f);
+            fetched++;
+        }
+    }
+    return fetched;
+}
+
 /* The probe: one timed rt_open of dir. Prints one line:
- *   open_s=S rss_file_kb=K close_s=S unclean=0|1 rss_anon_kb=K fds=N
+ *   open_s=S rss_file_kb=K close_s=S unclean=0|1 rss_anon_kb=K fds=N fetch_s=S fetched=N
  * (RssAnon grown by the open: the engine's memory for what it opened; fds: descriptors open after
- * it). */
+ * it; fetch: one fetch from every partition after those were measured, fetched = partitions). */
 int bench_open_probe(int argc, char **argv)
 {
     if (argc < 1) {
@@ -151,6 +196,9 @@ int bench_open_probe(int argc, char **argv)
     struct rt_stats st;
     memset(&st, 0, sizeof(st));
     (void)rt_stats_get(e, &st);
+    uint64_t tf = probe_now_ns();
+    long fetched = fetch_all(e);
+    double fetch_s = (double)(probe_now_ns() - tf) / 1e9;
     double close_s = 0;
     if (!crash) {
         uint64_t t1 = probe_now_ns();
@@ -161,9 +209,10 @@ int bench_open_probe(int argc, char **argv)
             return 1;
         }
     }
-    printf("open_s=%.4f rss_file_kb=%ld close_s=%.4f unclean=%d rss_anon_kb=%ld fds=%ld\n", open_s,
-           rss >= 0 && rss0 >= 0 ? rss - rss0 : -1, close_s, st.opened_unclean ? 1 : 0,
-           anon >= 0 && anon0 >= 0 ? anon - anon0 : -1, fds);
+    printf("open_s=%.4f rss_file_kb=%ld close_s=%.4f unclean=%d rss_anon_kb=%ld fds=%ld "
+           "fetch_s=%.4f fetched=%ld\n",
+           open_s, rss >= 0 && rss0 >= 0 ? rss - rss0 : -1, close_s, st.opened_unclean ? 1 : 0,
+           anon >= 0 && anon0 >= 0 ? anon - anon0 : -1, fds, fetch_s, fetched);
     fflush(stdout);
     if (crash)
         _exit(0); /* leave the directory as the crash left it: the next probe recovers it too */

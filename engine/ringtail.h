@@ -234,6 +234,11 @@ struct rt_options {
                                   max(1000, this) ms (100; -1: never, a failed partition then
                                   waits for a reopen as a failed engine does) */
     void *on_fault_ctx;
+    uint32_t open_segments_max;    /* segments holding file descriptors at once (4 each: an active
+                                   segment's .log and three indexes; a sealed one holds none):
+                                   beyond it the least recently written idle partitions are
+                                   sealed and closed, and reopened at their next append (0:
+                                   RLIMIT_NOFILE / 8, within 8 .. 16384; else 1 .. 2^20) */
     uint64_t cleaner_buffer_bytes; /* the log cleaner's key map per clean (24 bytes a key;
                                       Kafka's log.cleaner.dedupe.buffer.size): a dirty part
                                       with more keys is cleaned in several passes (16 MiB;

@@ -325,6 +325,68 @@ static void test_power_loss_inside_prewritten_window(void **state)
     }
 }
 
+/* How many .snapshot files dir holds. */
+static int snapshots_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        fail_msg("opendir %s: %s", dir, strerror(errno));
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        n += len > 9 && strcmp(de->d_name + len - 9, ".snapshot") == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+/* LG11, PA14: a topic's partitions made in parallel (100, then 60 more by add-partitions) are
+ * all there, whole, after a close and a reopen; the clean close wrote no producer snapshot for
+ * the ones that never held a batch (it did for the one that did), and verify is clean. */
+static void test_many_new_partitions(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    tu_options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_topic_create(e, TOPIC, 100), 0);
+    assert_int_equal(rt_topic_add_partitions(e, TOPIC, 160), 0);
+    int64_t next = 0;
+    append_acked(e, &next); /* partition 0 */
+    assert_int_equal(rt_close(e), 0);
+    for (uint32_t p = 0; p < 160; p++) {
+        char *pdir = tu_path("%s/" TOPIC "-%" PRIu32, dir, p);
+        char *log = tu_path("%s/%020d.log", pdir, 0);
+        struct stat st;
+        if (stat(log, &st) != 0)
+            fail_msg("%s: %s", log, strerror(errno));
+        if (snapshots_in(pdir) != (p == 0 ? 1 : 0))
+            fail_msg("%s holds %d snapshots after a clean close (expected %d)", pdir,
+                     snapshots_in(pdir), p == 0 ? 1 : 0);
+        free(log);
+        free(pdir);
+    }
+    tu_expect_verify_clean(dir, "after creating 160 partitions");
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    uint32_t count = 0;
+    assert_int_equal(rt_topic_describe(e, TOPIC, &count), 0);
+    assert_int_equal(count, 160);
+    int64_t start = -1;
+    assert_int_equal(tu_read_back_offset_values(e, TOPIC, VALUE_BYTES, &start), next);
+    for (uint32_t p = 1; p < 160; p += 53) {
+        struct rt_record r = {.key_len = -1, .value = "v", .value_len = 1, .timestamp_ms = -1};
+        int64_t base = -1;
+        assert_int_equal(rt_append(e, TOPIC, p, &r, 1, &base), 0);
+        assert_int_equal(base, 0);
+    }
+    assert_int_equal(rt_close(e), 0);
+    tu_expect_verify_clean(dir, "after appending to the new partitions");
+    tu_rmdir_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_index_reservation_grows),
         cmocka_unit_test(test_lead_follows_recent_rate),
         cmocka_unit_test(test_power_loss_inside_prewritten_window),
+        cmocka_unit_test(test_many_new_partitions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -677,6 +677,45 @@ static struct recovery_tail load_tail(const char *pdir)
     return t;
 }
 
+/* PA14: a crash after a clean open that stored no tail (no checkpoint period passed) scans only
+ * what was appended since that open: the clean close's entry for the newest segment serves as a
+ * tail. Before PA14 the whole newest segment was scanned (bytes_checked was its size). */
+static void test_crash_after_a_clean_open_scans_only_the_appends(void **state)
+{
+    struct tu_fixture *f = *state;
+    f->o.segment_size_bytes = TAIL_SEGMENT_BYTES;
+    int64_t next = build(f, 300); /* one segment, closed cleanly: its entry names it */
+    char *pdir = pdir_of(f);
+    char *log = tu_path("%s/%020d.log", pdir, 0);
+    uint64_t sealed_bytes = tu_file_size(log);
+    assert_true(sealed_bytes > 600 * 1024);
+    crash_child(f, &next, 10, false); /* a clean open, 10 batches, SIGKILL: no tail stored */
+    struct recovery_point rp;
+    const char *why = NULL;
+    size_t bad = 0;
+    assert_int_equal(recovery_point_load(pdir, &rp, &why, &bad), 0);
+    assert_false(rp.has_tail);
+    assert_int_equal(rp.count, 1);
+    recovery_point_free(&rp);
+    tu_fixture_open(f);
+    const struct partition_recovery *rec = recovery(f->e);
+    assert_true(rec->recovered);
+    assert_int_equal(rec->recovery_tails_rejected, 0);
+    assert_int_equal(rec->tail_bytes_trusted, sealed_bytes);
+    assert_int_equal(rec->segments_checked, 1);
+    assert_true(rec->bytes_checked <= 10 * 2600); /* the 10 batches after the open */
+    assert_true(rec->bytes_checked >= 10 * 2000);
+    read_back(f, next);
+    append_batches(f->e, &next, 3);
+    tu_fixture_close(f);
+    assert_verify_clean(f->dir);
+    tu_fixture_open(f);
+    read_back(f, next);
+    tu_fixture_close(f);
+    free(log);
+    free(pdir);
+}
+
 /* PA9: after a SIGKILL the open scans only what was appended past the last tail. Shown two ways:
  * the open's own count, and the page cache — the log was dropped from it before the open, and
  * afterwards only about the scanned tail is resident (before PA9 the whole segment was: the
@@ -928,6 +967,8 @@ int main(void)
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_changed_segment_is_checked, tu_fixture_setup,
                                         tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_crash_after_a_clean_open_scans_only_the_appends,
+                                        tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_crash_scans_only_past_the_tail, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_crash_with_a_stale_tail, tu_fixture_setup,

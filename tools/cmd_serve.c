@@ -133,6 +133,9 @@ static void serve_usage(FILE *out)
         "  --sync MODE                always|interval|none: acknowledge produce after\n"
         "                             fdatasync, or not (always; log.flush.interval.*)\n"
         "  --segment-bytes N          segment size (67108864; log.segment.bytes)\n"
+        "  --open-segments-max N      segments holding file descriptors at once (4\n"
+        "                             each); beyond it idle partitions are closed and\n"
+        "                             reopened at their next append (0: RLIMIT_NOFILE/8)\n"
         "  --log-message-timestamp-type T  CreateTime|LogAppendTime: a batch's max\n"
         "                             timestamp is its records' or the broker's clock\n"
         "                             (CreateTime; log.message.timestamp.type)\n"
@@ -479,6 +482,8 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
     } else if (strcmp(name, "--segment-bytes") == 0)
         ok = cli_parse_u32(v, 14, INT32_MAX, &u) && /* Kafka 3.x's segment.bytes */
              ((eo->segment_size_bytes = u), true);
+    else if (strcmp(name, "--open-segments-max") == 0)
+        ok = cli_parse_u32(v, 0, 1u << 20, &eo->open_segments_max);
     else if (strcmp(name, "--fetch-max-bytes") == 0)
         ok = cli_parse_u32(v, 1024, INT32_MAX, &so->fetch_max_bytes);
     else if (strcmp(name, "--io") == 0)

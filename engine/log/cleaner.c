@@ -453,6 +453,9 @@ static int build_map(struct cleaner_run *r, uint32_t n)
         struct segment *seg = p->segments[i];
         if (seg->next_offset <= r->dirty_start)
             continue;
+        int mrc = segment_map(seg); /* SG6: a sealed segment is mapped at first use */
+        if (mrc)
+            return mrc;
         uint64_t pos = 0;
         while (pos < seg->size_bytes) {
             const char *why = NULL;
@@ -637,6 +640,9 @@ static int write_group(struct cleaner_run *r, const struct group *g, struct clea
     uint32_t interval = p->cfg.segment.index_interval_bytes;
     for (uint32_t i = g->first; i < g->first + g->count; i++) {
         struct segment *seg = p->segments[i];
+        int mrc = segment_map(seg); /* SG6 */
+        if (mrc)
+            return mrc;
         uint64_t pos = 0, run_start = 0, run_bytes = 0;
         r->out->bytes_in += seg->size_bytes;
         while (pos <= seg->size_bytes) {

@@ -14,7 +14,8 @@
  *      admin_lock.
  * LG2. Every write service refuses once `closing` is set or `write_error` is non-zero
  *      (log_write_check): a failed write leaves the write side failed until reopened.
- * LG7-LG9 (topic deletion) and LG10 (partitions added) are at their sections of log.c.
+ * LG7-LG9 (topic deletion), LG10 (partitions added) and LG11 (new partitions made in
+ * parallel) are at their sections of log.c.
  * LG3. Calls that return an error set the thread's error detail but never clear it: only the
  *      public rt_* entry points (engine.c, client/) clear it, so an internal call made on a
  *      caller's behalf never erases the caller's detail.
@@ -29,6 +30,7 @@
 #include "meta.h"
 #include "partition.h"
 #include "ringtail.h"
+#include "segment_cache.h"
 #include "segment_pool.h"
 #include "shard.h"
 
@@ -96,6 +98,7 @@ struct log {
     _Atomic bool closing;
     struct engine_counters counters;
     struct segment_pool pool;   /* the pre-writer (segment_pool.h); started for segments >= 1 MiB */
+    struct segment_cache cache; /* the budget of open segments (segment_cache.h, SH12) */
     struct fetch_pool *fetches; /* rt_fetch handles, at most opts.fetches_max open */
     struct publish_watch watch; /* rt_append_watch_set; the shards call it per round */
     struct log_ports ports;     /* L-5: the calls up, given at log_init */

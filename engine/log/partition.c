@@ -29,6 +29,7 @@
 #include "log_start.h"
 #include "meta.h"
 #include "recovery_point.h"
+#include "segment_cache.h"
 #include "segment_check.h"
 #include "segment_pool.h"
 
@@ -410,6 +411,9 @@ static int replay_producers(struct partition *p, int64_t from, struct partition_
         if (seg->next_offset <= from)
             continue;
         uint64_t pos = 0;
+        int mrc = segment_map(seg); /* SG6 */
+        if (mrc)
+            return mrc;
         if (from > seg->base_offset && segment_find_batch(seg, from, seg->size_bytes, &pos) != 0)
             continue;
         while (pos < seg->size_bytes) {
@@ -549,6 +553,9 @@ static int rebuild_txn_indexes(struct partition *p, uint32_t from)
     int rc = 0;
     for (uint32_t i = 0; i < p->segment_count && rc == 0; i++) {
         struct segment *seg = p->segments[i];
+        rc = segment_map(seg); /* SG6 */
+        if (rc)
+            break;
         rc = txn_walk_rebuild(&w, seg->map, seg->size_bytes, &seg->txns, i >= from);
         if (rc == 0 && i >= from)
             rc = segment_sync_txn_index(seg); /* SG4 in segment.c */
@@ -583,6 +590,9 @@ static int check_txn_indexes(struct partition *p, uint32_t from, struct partitio
     int rc = 0;
     for (uint32_t i = from; i < p->segment_count; i++) {
         struct segment *seg = p->segments[i];
+        rc = segment_map(seg); /* SG6: a trusted one after an untrusted one is lazy */
+        if (rc)
+            break;
         rc = txn_walk_compare(&w, seg->map, seg->size_bytes, &seg->txns, NULL, NULL);
         if (rc == -EBADMSG) {
             bad = i;
@@ -719,7 +729,7 @@ int partition_wake(struct partition *p)
     if (p->frozen)
         return RT_E_IO_FAILED; /* PA5 */
     assert(!p->round_touched);
-    assert(old->vouched && old->next_offset == p->next_offset);
+    assert(old->next_offset == p->next_offset);
     struct segment_trust tr = {
         .next_offset = old->next_offset,
         .max_timestamp = atomic_load_explicit(&old->max_timestamp_ms, memory_order_relaxed),
@@ -735,13 +745,35 @@ int partition_wake(struct partition *p)
     p->segments[p->segment_count - 1] = seg;
     pthread_mutex_unlock(&p->segments_lock);
     p->active = seg;
-    /* As a clean open that trusted it: the close's seal walks only what is appended now. */
-    p->active_trusted_bytes = seg->size_bytes;
+    /* As a clean open that trusted it: the close's seal walks only what is appended now. A
+     * segment a sleep (PA15) could not vouch for is walked whole at its next seal instead. */
+    p->active_trusted_bytes = old->vouched ? seg->size_bytes : UINT64_MAX;
     p->active_trusted_next = seg->next_offset;
     memcpy(p->active_trusted_stamps, old->stamps, sizeof(p->active_trusted_stamps));
     partition_publish(p);
     segment_unref(old); /* a fetch still holding it keeps its mapping */
     p->wakes++;
+    return 0;
+}
+
+int partition_sleep(struct partition *p)
+{
+    struct segment *a = p->active;
+    if (!a || a->sealed || p->cfg.segment.read_only || p->frozen || p->round_touched ||
+        p->rolling || p->unsynced)
+        return 0; /* PA15: nothing in flight, nothing published unsynced */
+    assert(a->next_offset == p->next_offset);
+    p->rolling = true; /* PA12: a failure is recovered as a failed roll's seal is (by a roll) */
+    int rc = segment_seal(a); /* fdatasync, trim, indexes sealed: its descriptors closed */
+    if (rc)
+        return rc;
+    p->rolling = false;
+    vouch_sealed(p, a, true); /* PA8: walks only what was appended since it was trusted */
+    if (a->vouched && store_recovery_point(p) == 0) {
+        /* Its entry now names it (PA14 after a crash, trust after a clean close). */
+    }
+    p->tail_base = -1; /* the stored file has no tail any more */
+    p->sleeps++;
     return 0;
 }
 
@@ -807,10 +839,29 @@ static const struct segment_trust *trust_for(struct partition *p, const struct r
         return tr;
     }
     const struct recovery_segment *e = recovery_point_find(rp, base);
-    /* Not a tail: a clean close's entry for what is now the newest segment. Its prefix is as
-     * durable as a tail's, but a byte changed in it after the crash would go unseen (its
-     * stamps moved with the appends): the damage matrix (test_damage, crashed) wants a crash's
-     * newest segment checked below anything a checkpoint did not name, so it is scanned whole. */
+    struct recovery_stamp cur[RECOVERY_FILES];
+    if (e && newest && !clean && !rp->has_tail && e == &rp->segments[rp->count - 1] &&
+        e->files[RECOVERY_LOG].bytes > 0 && recovery_stamp_segment(p->dir, base, cur) == 0 &&
+        (cur[RECOVERY_LOG].bytes > e->files[RECOVERY_LOG].bytes ||
+         recovery_stamps_equal(cur, e->files))) {
+        /* PA14: a sealed entry for what is now the newest segment (it was sealed by a clean close
+         * or made dormant, PA11, then woken and appended to before the crash): its files as
+         * they were stamped are a tail — whole checked batches, fdatasynced by the seal, and
+         * exactly the index entries the trimmed indexes held. The scan starts past them once
+         * their first and last batch and index entries check out (tail_holds finds the last
+         * batch by a walk from the last indexed one); otherwise from 0, as before. Only when
+         * the log grew past them (a wake extends it to capacity) or nothing changed at all: a
+         * file of the stamped size with another mtime was changed in place, and is scanned. */
+        tr->next_offset = e->next_offset;
+        tr->max_timestamp = e->max_timestamp;
+        tr->max_timestamp_offset = e->max_timestamp_offset;
+        tr->bytes = e->files[RECOVERY_LOG].bytes;
+        tr->last_batch_position = UINT64_MAX; /* found by tail_holds' walk */
+        tr->index_entries = (uint32_t)(e->files[RECOVERY_INDEX].bytes / OFFSET_INDEX_ENTRY_BYTES);
+        tr->timeindex_entries =
+            (uint32_t)(e->files[RECOVERY_TIMEINDEX].bytes / TIME_INDEX_ENTRY_BYTES);
+        return tr;
+    }
     if (!e || (newest && !clean))
         return NULL;
     struct recovery_stamp now[RECOVERY_FILES];
@@ -825,6 +876,9 @@ static const struct segment_trust *trust_for(struct partition *p, const struct r
     tr->next_offset = e->next_offset;
     tr->max_timestamp = e->max_timestamp;
     tr->max_timestamp_offset = e->max_timestamp_offset;
+    tr->sized = true; /* SG6: the stamps hold now, so the sizes are the files' */
+    for (int f = 0; f < RECOVERY_FILES; f++)
+        tr->file_bytes[f] = e->files[f].bytes;
     return tr;
 }
 
@@ -899,18 +953,21 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     p->id = id;
     p->cfg = *cfg;
     snprintf(p->topic, sizeof(p->topic), "%s", topic);
-    int rc = meta_partition_dir(p->dir, sizeof(p->dir), data_dir, topic, id);
+    char path[SEGMENT_PATH_BYTES];
+    int rc = meta_partition_dir(path, sizeof(path), data_dir, topic, id);
     if (rc)
         return rc;
+    if (!(p->dir = strdup(path)))
+        return -ENOMEM;
     pthread_mutex_init(&p->segments_lock, NULL);
     if (cfg->segment.read_only) {
         /* Read-only: nothing is created (see list_segments and segment_create). */
     } else if ((rc = io_mkdir(cfg->segment.faults, p->dir, 0755)) == 0) {
         rc = fs_fsync_dir(cfg->segment.faults, data_dir); /* its name is durable */
-        if (rc)
-            return rc;
     } else if (rc != -EEXIST) {
-        return error_set(rc, "%s: cannot create: %s", p->dir, strerror(-rc));
+        rc = error_set(rc, "%s: cannot create: %s", p->dir, strerror(-rc));
+    } else {
+        rc = 0;
     }
     /* CL6 (docs/format.md A.9): a committed compaction swap is finished and an uncommitted one
      * removed before the segments are listed. */
@@ -920,9 +977,12 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
         return rc;
     int64_t *bases = NULL;
     uint32_t count = 0;
-    rc = list_segments(p->dir, cfg->segment.read_only, &bases, &count);
-    if (rc)
+    if (rc == 0)
+        rc = list_segments(p->dir, cfg->segment.read_only, &bases, &count);
+    if (rc) {
+        partition_close(p, false);
         return rc;
+    }
     struct recovery_point rp;
     load_recovery_point(p, count, clean, &rp, rec);
     uint32_t first_untrusted = count;
@@ -1000,7 +1060,14 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     recovery_point_free(&rp);
     if (rc == 0 && p->segment_count == 0) {
         struct segment *seg = NULL;
-        rc = segment_create(&seg, p->dir, 0, &cfg->segment);
+        /* OS3: with the budget of open segments spent, a new partition is born dormant. */
+        if (!cfg->segment.read_only && !segment_cache_reserve(cfg->segment.cache)) {
+            rc = segment_create_dormant(&seg, p->dir, 0, &cfg->segment);
+        } else {
+            rc = segment_create(&seg, p->dir, 0, &cfg->segment);
+            if (!cfg->segment.read_only)
+                segment_cache_unreserve(cfg->segment.cache); /* counted in open now, or failed */
+        }
         if (rc == 0) {
             rc = segments_push(p, seg);
             if (rc)
@@ -1064,8 +1131,8 @@ int partition_close(struct partition *p, bool seal)
     }
     if (seal && p->active)
         rc = segment_seal(p->active);
-    if (seal && p->active && rc == 0 && p->producers.slots)
-        rc = partition_snapshot_producers(p);
+    if (seal && p->active && rc == 0 && p->producers.slots && p->next_offset > 0)
+        rc = partition_snapshot_producers(p); /* PA16: none for a log that never held a batch */
     if (seal && p->active && rc == 0 && p->active->sealed) {
         /* PA8: the next clean open reads nothing. */
         if (p->active->size_bytes == p->active_trusted_bytes &&
@@ -1083,14 +1150,18 @@ int partition_close(struct partition *p, bool seal)
     p->open_txns = NULL;
     p->open_txn_count = p->open_txn_capacity = 0;
     pthread_mutex_lock(&p->segments_lock);
-    for (uint32_t i = 0; i < p->segment_count; i++)
+    for (uint32_t i = 0; i < p->segment_count; i++) {
+        segment_uncount(p->segments[i]); /* OS1: the budget dies with the engine */
         segment_unref(p->segments[i]);
+    }
     free(p->segments);
     p->segments = NULL;
     p->segment_count = p->segment_capacity = 0;
     p->active = NULL;
     pthread_mutex_unlock(&p->segments_lock);
     pthread_mutex_destroy(&p->segments_lock);
+    free(p->dir);
+    p->dir = NULL;
     return rc;
 }
 
@@ -1372,6 +1443,11 @@ int partition_segment_for(struct partition *p, int64_t offset, struct segment **
     struct segment *seg = p->segments[lo - 1];
     segment_ref(seg);
     pthread_mutex_unlock(&p->segments_lock);
+    int rc = segment_map(seg); /* SG6: a lazily opened segment's first reader maps it */
+    if (rc) {
+        segment_unref(seg);
+        return rc;
+    }
     *out = seg;
     return 0;
 }
@@ -1388,6 +1464,11 @@ struct segment *partition_segment_after(struct partition *p, int64_t base_offset
         }
     }
     pthread_mutex_unlock(&p->segments_lock);
+    if (found && segment_map(found) != 0) {
+        /* SG6: the detail names the file; the fetch ends before it, as at the log's end. */
+        segment_unref(found);
+        found = NULL;
+    }
     return found;
 }
 

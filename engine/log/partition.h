@@ -50,6 +50,15 @@
  *        which reopens it active (partition_wake, on the shard thread, before the batch is
  *        placed). So an idle partition holds no descriptor and costs its open and close no
  *        flush; a fetch holding the sealed object keeps its mapping (the file only grows).
+ *  PA15. A partition is made dormant again (partition_sleep) only between rounds and only with
+ *        nothing in flight (not touched by the round, not frozen, not rolling, no published
+ *        byte unsynced): its active segment is sealed exactly as a clean close seals it (PA2's
+ *        fdatasync and trim, indexes sealed), so every descriptor it held is closed, then
+ *        vouched for (the walk covers only what was appended since it was last trusted) and
+ *        named by a stored recovery point. It is then in PA11's state: readers keep the sealed
+ *        object's mapping, the next append reopens it active, a clean close finds nothing to
+ *        do and a crash scans nothing of it (PA14). The shards do it for the budget of open
+ *        segments (shard.c SH12, segment_cache.h).
  *  PA10. Retention (and partition_delete_before) removes a run of oldest segments in one step:
  *        the list loses the whole run under one lock hold and the log start is published once,
  *        then the run's files are unlinked oldest first and the directory fsynced once
@@ -70,6 +79,15 @@
  *        round may have left past that end, so a crash after the recovery finds no trace of
  *        a batch reported failed; nothing of the partition is trusted to an fdatasync that
  *        once failed, only to ones that succeeded after the failure.
+ *  PA14. After a crash, a recovery-point entry naming what is now the newest segment (sealed by
+ *        a clean close or by a sleep, PA15, then woken and appended to) serves as that segment's
+ *        tail when the file carries no tail and the log grew past the stamped size (or no stamp
+ *        changed): the stamped sizes are whole batches fdatasynced by the seal and the trimmed
+ *        indexes' entries, so the scan starts past them once their first and last batch and
+ *        index entries check out (segment.c tail_holds, walking from the last indexed batch),
+ *        and from 0 otherwise (a log of the stamped size with another mtime was changed in
+ *        place: scanned whole). So a crash after a clean open costs the bytes appended since,
+ *        not the segment.
  *  PA13. DeleteRecords (partition_delete_records) moves records_start, never back: the new
  *        value is stored durably (log_start.h, docs/format.md A.8) before it is published or
  *        answered, so a power loss leaves the old log start (nothing answered) or the new one.
@@ -78,6 +96,9 @@
  *        it (none, or a damaged file: 0, the oldest segment's base rules) and caps it at the
  *        log end a crash left. The last stable offset is never below the log start (an open
  *        transaction that began below it no longer pins it), as Kafka's.
+ *  PA16. A clean close writes no producer snapshot for a partition whose log never held a
+ *        batch (next offset 0): its open replays nothing either way, and a new topic's close
+ *        then costs each partition one file, one fdatasync and one directory fsync fewer.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -162,7 +183,8 @@ struct partition_recovery {
 };
 
 struct partition {
-    char dir[SEGMENT_PATH_BYTES];
+    char *dir; /* its directory: its own allocation (not SEGMENT_PATH_BYTES in every partition),
+                  made by partition_open, freed by partition_close */
     char topic[256];
     uint32_t id;
     struct shard *shard;
@@ -217,6 +239,8 @@ struct partition {
     uint64_t tail_checkpoints;
     uint64_t run_deletions;      /* PA10: retention steps that removed segments (tests) */
     uint64_t wakes;              /* PA11: dormant newest segments made active (tests) */
+    uint64_t sleeps;             /* PA15: active segments made dormant for the budget (tests) */
+    uint64_t last_write_seq;     /* SH12: the shard's write_seq at its last append (LRU order) */
     int64_t records_start;       /* PA13: where DeleteRecords moved the log start, 0 none */
     int64_t active_trusted_next; /* its next offset then */
     int64_t cleaned_end;         /* writer: docs/format.md A.9 CL1, below it offsets may skip */
@@ -367,6 +391,15 @@ int partition_delete_records(struct partition *p, int64_t offset, int64_t *low_w
  * newest segment as the active one. A no-op when it is active already. Returns 0 or a negative
  * error (EMFILE and the like), after which the partition is unchanged. */
 int partition_wake(struct partition *p);
+
+/* Writer, between rounds (PA15): makes the partition dormant, as a clean close and open leave
+ * it (PA11): the active segment sealed (fdatasync, trim, indexes sealed: its four descriptors
+ * closed; the mappings stay for readers), vouched for and named by a stored recovery point.
+ * The next append wakes it (partition_wake). A no-op (0) on a partition that is dormant, frozen,
+ * read-only, touched by the current round, rolling or holding published bytes not yet synced.
+ * Returns 0 or a negative error from the seal, after which the partition is left `rolling` for
+ * the caller to freeze (PA5) and recover by a roll (PA12). */
+int partition_sleep(struct partition *p);
 
 /* Writer, between rounds: stores the recovery point with the active segment's tail (PA9) when it
  * grew checkpoint_interval_bytes past the last tail (any bytes at all when force). Costs two

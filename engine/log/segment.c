@@ -47,6 +47,18 @@
  *        loss by name (the injector's directory-entry model, io.h, undoes what no directory
  *        fsync covered). The indexes themselves are created by index/ with plain open(2),
  *        outside that model; they are derived data that open rebuilds when missing.
+ *   SG6  a sealed segment opened on a recovery point's word with its files' sizes (open_lazy:
+ *        the stamps hold now) opens, maps and reads nothing at open but a non-empty .txnindex;
+ *        its end, largest timestamp and index entry counts come from the entry. Its log and
+ *        indexes are mapped by the first segment_map (double-checked under map_lock, published
+ *        by a release store of `mapped`), and every use of map, oidx_map and tidx_map comes
+ *        after a segment_map that returned 0: partition_segment_for/after do it for every
+ *        reader, and the open's and the writer's walks before they read. Mappings once made
+ *        stay until the segment is freed (IF5), so a reader's pointers need only its
+ *        reference. So a clean open touches O(partitions) files and maps none of a sealed
+ *        segment nobody reads (issue 21 item 6).
+ *   SG7  a seal of an empty segment (size_bytes 0) makes only the trim durable: the log's
+ *        fdatasync after its trim and the indexes' own; there is nothing before it to sync.
  * A recycled file (segment_recycle, segment_create_recycled) starts with its frontier at its old
  * size: those blocks are written, and hold the stale batches of the segment it was (RS1).
  */
@@ -68,14 +80,17 @@
 #include "error.h"
 #include "fsutil.h"
 #include "meta.h"
+#include "segment_cache.h"
 #include "segment_check.h"
 #include "io/io.h"
 
 static int segment_paths(struct segment *seg, const char *partition_dir, char *index_path,
                          char *time_path)
 {
-    int rc = meta_segment_file(seg->log_path, SEGMENT_PATH_BYTES, partition_dir, seg->base_offset,
-                               "log");
+    char log_path[SEGMENT_PATH_BYTES];
+    int rc = meta_segment_file(log_path, sizeof(log_path), partition_dir, seg->base_offset, "log");
+    if (rc == 0 && !(seg->log_path = strdup(log_path)))
+        rc = -ENOMEM;
     if (rc == 0)
         rc = meta_segment_file(index_path, SEGMENT_PATH_BYTES, partition_dir, seg->base_offset,
                                "index");
@@ -98,6 +113,8 @@ static struct segment *segment_alloc(int64_t base_offset, const struct segment_c
     seg->next_offset = base_offset;
     seg->max_timestamp_offset = base_offset;
     atomic_init(&seg->max_timestamp_ms, -1);
+    atomic_init(&seg->mapped, true); /* SG6: only a lazy open clears it */
+    pthread_mutex_init(&seg->map_lock, NULL);
     atomic_init(&seg->refs, 1);
     atomic_init(&seg->doomed, false);
     atomic_init(&seg->readable_bytes, 0);
@@ -114,8 +131,31 @@ static struct segment *segment_alloc(int64_t base_offset, const struct segment_c
     return seg;
 }
 
+/* OS1 (segment_cache.h): a segment is counted while it holds its log descriptor. */
+static void count_open(struct segment *seg)
+{
+    if (seg->fd >= 0 && !atomic_load_explicit(&seg->cache_counted, memory_order_relaxed)) {
+        atomic_store_explicit(&seg->cache_counted, true, memory_order_relaxed);
+        segment_cache_opened(seg->cfg.cache);
+    }
+}
+
+/* Exactly once per count, whoever comes first: the writer dropping the descriptor, the
+ * partition's close (segment_uncount), or the last reference's free. */
+static void uncount_open(struct segment *seg)
+{
+    if (atomic_exchange_explicit(&seg->cache_counted, false, memory_order_acq_rel))
+        segment_cache_closed(seg->cfg.cache);
+}
+
+void segment_uncount(struct segment *seg)
+{
+    uncount_open(seg);
+}
+
 static void segment_free(struct segment *seg)
 {
+    uncount_open(seg);
     if (seg->map)
         munmap((void *)seg->map, seg->map_bytes);
     /* An active segment let go without a seal (a failed open, a close after a write error):
@@ -129,6 +169,8 @@ static void segment_free(struct segment *seg)
     offset_index_close(&seg->oidx);
     time_index_close(&seg->tidx);
     txn_index_close(&seg->txns);
+    free(seg->log_path);
+    pthread_mutex_destroy(&seg->map_lock);
     free(seg);
 }
 
@@ -140,6 +182,7 @@ static void segment_drop_fd(struct segment *seg)
     if (seg->fd >= 0)
         close(seg->fd);
     seg->fd = -1;
+    uncount_open(seg);
 }
 
 static int txn_path(const struct segment *seg, char *buf, size_t cap)
@@ -327,6 +370,7 @@ static int create_segment(struct segment **out, const char *partition_dir, int64
         goto err;
     seg->oidx_map = seg->oidx.file.map;
     seg->tidx_map = seg->tidx.file.map;
+    count_open(seg);
     *out = seg;
     return 0;
 err:
@@ -340,6 +384,48 @@ err:
                 (void)io_unlink(cfg->faults, path);
     }
     return rc;
+}
+
+int segment_create_dormant(struct segment **out, const char *partition_dir, int64_t base_offset,
+                           const struct segment_config *cfg)
+{
+    assert(base_offset >= 0 && !cfg->read_only);
+    struct segment *seg = segment_alloc(base_offset, cfg);
+    if (!seg)
+        return -ENOMEM;
+    char index_path[SEGMENT_PATH_BYTES], time_path[SEGMENT_PATH_BYTES], txns[SEGMENT_PATH_BYTES];
+    int rc = segment_paths(seg, partition_dir, index_path, time_path);
+    if (rc == 0)
+        rc = txn_path(seg, txns, sizeof(txns));
+    if (rc) {
+        segment_free(seg);
+        return rc;
+    }
+    /* Three empty files: an empty .log, and empty indexes (C.1/C.2: no entry), which a wake
+     * reopens writable at capacity. The .txnindex is created by the wake (E.3: missing is
+     * empty); a leftover of an earlier life of this base goes. */
+    const char *paths[] = {seg->log_path, index_path, time_path};
+    for (size_t i = 0; i < 3 && rc == 0; i++) {
+        int fd = io_file_create(cfg->faults, paths[i], O_RDWR | O_TRUNC, 0644); /* SG5 */
+        if (fd < 0)
+            rc = error_set(fd, "%s: cannot create: %s", paths[i], strerror(-fd));
+        else
+            close(fd);
+    }
+    if (rc == 0) {
+        (void)io_unlink(cfg->faults, txns);
+        rc = fs_fsync_dir(cfg->faults, partition_dir); /* SG5 */
+    }
+    if (rc) {
+        for (size_t i = 0; i < 3; i++)
+            (void)io_unlink(cfg->faults, paths[i]);
+        segment_free(seg);
+        return rc;
+    }
+    seg->sealed = true; /* PA11's dormant state: no descriptor, nothing mapped (nothing to map) */
+    segment_publish(seg);
+    *out = seg;
+    return 0;
 }
 
 int segment_create(struct segment **out, const char *partition_dir, int64_t base_offset,
@@ -388,6 +474,8 @@ void segment_note_append(struct segment *seg, const struct batch_header *h, uint
 
 void segment_publish(struct segment *seg)
 {
+    if (!atomic_load_explicit(&seg->mapped, memory_order_acquire))
+        return; /* SG6: sealed and published by its lazy open; nothing to add */
     atomic_store_explicit(&seg->oidx_published, seg->oidx.file.entries, memory_order_release);
     atomic_store_explicit(&seg->tidx_published, seg->tidx.file.entries, memory_order_release);
     atomic_store_explicit(&seg->readable_bytes, seg->size_bytes, memory_order_release);
@@ -450,7 +538,11 @@ int segment_seal(struct segment *seg)
     if (seg->sealed)
         return 0;
     claim_all(seg);
-    int rc = io_fdatasync(seg->cfg.faults, seg->fd); /* SG4 */
+    /* SG7: an empty segment (a new or idle partition's) has no batch to make durable before
+     * the trim and no ABORT marker, so no .txnindex entry: its seal skips both of those
+     * fdatasyncs (the trim's, below, still runs). */
+    bool empty = seg->size_bytes == 0;
+    int rc = empty ? 0 : io_fdatasync(seg->cfg.faults, seg->fd); /* SG4 */
     if (rc)
         return error_set(rc, "%s: fdatasync: %s", seg->log_path, strerror(-rc));
     int64_t max_ts = atomic_load_explicit(&seg->max_timestamp_ms, memory_order_relaxed);
@@ -465,7 +557,7 @@ int segment_seal(struct segment *seg)
     rc = offset_index_seal(&seg->oidx);
     if (rc == 0)
         rc = time_index_seal(&seg->tidx);
-    if (rc == 0)
+    if (rc == 0 && !empty)
         rc = segment_sync_txn_index(seg); /* SG4: its entries were written by the rounds */
     if (rc == 0)
         rc = txn_index_seal(&seg->txns);
@@ -699,6 +791,16 @@ static bool tail_holds(const struct segment *seg, uint64_t file_bytes,
         last_indexed = pos;
         last_indexed_offset = off;
     }
+    /* The file still begins with this segment's first batch, whole and CRC-valid: a header
+     * damaged there after the crash (its stamps moved with the appends) is seen, and the scan
+     * from 0 cuts it, as before any tail (test_damage, crashed). One batch more read. */
+    {
+        struct batch_header h0;
+        int64_t size0 = batch_size_at(seg->map, t->bytes, &why);
+        if (size0 < 0 || batch_validate(seg->map, (size_t)size0, 0, &h0, &why) != 0 ||
+            h0.base_offset != seg->base_offset)
+            return false;
+    }
     uint64_t at = t->last_batch_position;
     if (walk) {
         /* Headers from the last indexed batch to the end: at most one interval and a batch. */
@@ -902,6 +1004,106 @@ static int reseal(struct segment *seg, bool writable_index)
     return 0;
 }
 
+/* A path beside the log: `<base>.<ext>`. */
+static int sibling_path(const struct segment *seg, const char *ext, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%.*s%s", (int)(strlen(seg->log_path) - 3), seg->log_path, ext);
+    return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+/* segment_open of a sealed segment a recovery point vouches for with its files' sizes (SG6):
+ * nothing is opened but a non-empty .txnindex (its ABORT entries serve every fetch's aborted
+ * list); the log and indexes are mapped by the first segment_map. */
+static int open_lazy(struct segment *seg, const char *partition_dir, const struct segment_trust *t,
+                     struct segment_recovery *rec)
+{
+    char index_path[SEGMENT_PATH_BYTES], time_path[SEGMENT_PATH_BYTES];
+    int rc = segment_paths(seg, partition_dir, index_path, time_path);
+    if (rc == 0 && t->file_bytes[RECOVERY_TXNINDEX] > 0)
+        rc = open_txns(seg, false, false);
+    if (rc)
+        return rc;
+    seg->size_bytes = t->file_bytes[RECOVERY_LOG];
+    seg->next_offset = t->next_offset;
+    atomic_store_explicit(&seg->max_timestamp_ms, t->max_timestamp, memory_order_relaxed);
+    seg->max_timestamp_offset = t->max_timestamp_offset;
+    seg->sealed = true;
+    rec->trusted = true;
+    atomic_store_explicit(&seg->oidx_published,
+                          (uint32_t)(t->file_bytes[RECOVERY_INDEX] / OFFSET_INDEX_ENTRY_BYTES),
+                          memory_order_relaxed);
+    atomic_store_explicit(&seg->tidx_published,
+                          (uint32_t)(t->file_bytes[RECOVERY_TIMEINDEX] / TIME_INDEX_ENTRY_BYTES),
+                          memory_order_relaxed);
+    atomic_store_explicit(&seg->readable_bytes, seg->size_bytes, memory_order_relaxed);
+    atomic_store_explicit(&seg->mapped, false, memory_order_release);
+    return 0;
+}
+
+int segment_map(struct segment *seg)
+{
+    if (atomic_load_explicit(&seg->mapped, memory_order_acquire))
+        return 0;
+    pthread_mutex_lock(&seg->map_lock);
+    int rc = 0;
+    if (!atomic_load_explicit(&seg->mapped, memory_order_relaxed)) {
+        char index_path[SEGMENT_PATH_BYTES], time_path[SEGMENT_PATH_BYTES];
+        uint32_t oidx = atomic_load_explicit(&seg->oidx_published, memory_order_relaxed);
+        uint32_t tidx = atomic_load_explicit(&seg->tidx_published, memory_order_relaxed);
+        rc = sibling_path(seg, "index", index_path, sizeof(index_path));
+        if (rc == 0)
+            rc = sibling_path(seg, "timeindex", time_path, sizeof(time_path));
+        int fd = rc ? -1 : open(seg->log_path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (rc == 0 && fd < 0 && errno == ENOENT &&
+            atomic_load_explicit(&seg->doomed, memory_order_acquire))
+            rc = error_set(RT_E_OFFSET_OUT_OF_RANGE, "%s: deleted by retention", seg->log_path);
+        else if (rc == 0 && (fd < 0 || fstat(fd, &st) != 0))
+            rc = error_set(-errno, "%s: cannot open: %s", seg->log_path, strerror(errno));
+        else if (rc == 0 && (uint64_t)st.st_size != seg->size_bytes)
+            rc = error_set(RT_E_CORRUPT,
+                           "%s: offset %" PRIu64 ": the sealed segment changed size since the open "
+                           "trusted it (%" PRIu64 " bytes now)",
+                           seg->log_path, seg->size_bytes, (uint64_t)st.st_size);
+        void *m = NULL;
+        if (rc == 0 && seg->size_bytes > 0) {
+            m = mmap(NULL, seg->size_bytes, PROT_READ, MAP_SHARED, fd, 0);
+            if (m == MAP_FAILED) {
+                m = NULL;
+                rc = error_set(-errno, "%s: cannot map: %s", seg->log_path, strerror(errno));
+            }
+        }
+        if (fd >= 0)
+            close(fd);
+        int irc = 0;
+        if (rc == 0)
+            irc = offset_index_open(&seg->oidx, index_path, seg->base_offset, 0, false, oidx);
+        if (rc == 0 && irc == 0)
+            irc = time_index_open(&seg->tidx, time_path, seg->base_offset, 0, false, tidx);
+        if (irc == 0 && (seg->oidx.file.entries != oidx || seg->tidx.file.entries != tidx))
+            irc = -EBADMSG; /* not the files the recovery point stamped */
+        if (irc == -EBADMSG || irc == -ENOENT)
+            rc = error_set(RT_E_CORRUPT, "%s: an index changed since the open trusted it",
+                           seg->log_path);
+        else if (irc)
+            rc = error_set(irc, "%s: cannot open indexes: %s", seg->log_path, strerror(-irc));
+        if (rc) {
+            if (m)
+                munmap(m, seg->size_bytes);
+            offset_index_close(&seg->oidx);
+            time_index_close(&seg->tidx);
+        } else {
+            seg->map = m;
+            seg->map_bytes = m ? seg->size_bytes : 0;
+            seg->oidx_map = seg->oidx.file.map;
+            seg->tidx_map = seg->tidx.file.map;
+            atomic_store_explicit(&seg->mapped, true, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&seg->map_lock);
+    return rc;
+}
+
 int segment_open(struct segment **out, const char *partition_dir, int64_t base_offset,
                  const struct segment_config *cfg, bool active, bool recover,
                  const struct segment_trust *trust, struct segment_recovery *rec)
@@ -925,6 +1127,16 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         /* A tail (PA9): the entries past it describe bytes the scan will walk again. */
         st.oidx_live = trust->index_entries;
         st.tidx_live = trust->timeindex_entries;
+    }
+    if (!active && !recover && trust && trust->sized && !cfg->read_only &&
+        trust->next_offset >= base_offset) {
+        int lrc = open_lazy(seg, partition_dir, trust, rec); /* SG6 */
+        if (lrc) {
+            segment_free(seg);
+            return lrc;
+        }
+        *out = seg;
+        return 0;
     }
     int rc = segment_paths(seg, partition_dir, index_path, time_path);
     if (rc == 0)
@@ -953,6 +1165,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     seg->oidx_map = seg->oidx.file.map;
     seg->tidx_map = seg->tidx.file.map;
     segment_publish(seg);
+    count_open(seg);
     *out = seg;
     return 0;
 err:

@@ -20,6 +20,7 @@
 #ifndef RT_SEGMENT_H
 #define RT_SEGMENT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,6 +33,7 @@
 #define SEGMENT_PATH_BYTES 4096
 
 struct segment_pool;
+struct segment_cache;
 struct io_fault_plan;
 
 struct segment_config {
@@ -42,6 +44,8 @@ struct segment_config {
                        preallocated; indexes that must be rebuilt are rebuilt in memory */
     struct segment_pool *pool;    /* pre-writes active segments ahead of the writer (SG1-SG3);
                                   NULL: none (sync=none, read-only, tools) */
+    struct segment_cache *cache;  /* the engine's budget of open segments (segment_cache.h,
+                                     OS1), or NULL: not counted (tools, tests) */
     struct io_fault_plan *faults; /* the engine's fault plan (tests) or NULL: every fdatasync of
                                      the log file goes through io_fdatasync (SG4) */
     bool gaps_ok; /* a segment the log cleaner wrote: offsets may skip (docs/format.md A.9 CL1) */
@@ -72,11 +76,16 @@ struct segment_trust {
     uint64_t last_batch_position;
     uint32_t index_entries;
     uint32_t timeindex_entries;
+    /* A sealed segment's trust only (SG6): the sizes of its four files as stamped, equal to
+     * what stat says now; then nothing is opened at all until the first reader (segment_map). */
+    bool sized;
+    uint64_t file_bytes[RECOVERY_FILES];
 };
 
 struct segment {
     int64_t base_offset;
-    char log_path[SEGMENT_PATH_BYTES];
+    char *log_path; /* its own allocation, set by segment_paths (not SEGMENT_PATH_BYTES in every
+                       segment: memory per partition, docs/limits.md) */
     int fd;
     const uint8_t *map; /* PROT_READ, MAP_SHARED */
     uint64_t map_bytes;
@@ -97,6 +106,11 @@ struct segment {
     int64_t created_ms;           /* wall clock, for roll by age */
     bool sealed;
     bool preallocated; /* active and extended past size_bytes: trimmed back when freed unsealed */
+    _Atomic bool cache_counted; /* counted in cfg.cache while it holds its log descriptor (OS1) */
+    /* SG6: a sealed segment opened on a recovery point's word maps its log and indexes at
+     * first use (segment_map), not at open. mapped: they are made (always, for the others). */
+    _Atomic bool mapped;
+    pthread_mutex_t map_lock; /* serialises segment_map */
     _Atomic int refs;
     _Atomic bool doomed; /* unlinked; close the mapping with the last reference */
     struct segment_config cfg;
@@ -125,6 +139,13 @@ struct segment {
 int segment_create(struct segment **out, const char *partition_dir, int64_t base_offset,
                    const struct segment_config *cfg);
 
+/* Creates a new, empty segment at base_offset as a dormant one (PA11): empty .log, .index and
+ * .timeindex files, the directory fsynced, no descriptor kept and nothing mapped; sealed, so
+ * the partition's first append reopens it active (partition_wake). What a new partition gets
+ * while the budget of open segments is spent (segment_cache.h OS3). Not for read-only engines. */
+int segment_create_dormant(struct segment **out, const char *partition_dir, int64_t base_offset,
+                           const struct segment_config *cfg);
+
 /* Opens an existing segment. active: it will be appended to (the log is extended back to
  * capacity and the indexes opened writable). recover: the log is scanned from the start (or,
  * with a tail trust whose last batch and index entries check out, from trust->bytes), a
@@ -140,6 +161,14 @@ int segment_create(struct segment **out, const char *partition_dir, int64_t base
 int segment_open(struct segment **out, const char *partition_dir, int64_t base_offset,
                  const struct segment_config *cfg, bool active, bool recover,
                  const struct segment_trust *trust, struct segment_recovery *rec);
+
+/* Reader (SG6): makes sure the segment's log and index mappings exist — a no-op (one acquire
+ * load) once they do; for a segment opened lazily, the first call opens, maps and closes the
+ * log and both indexes under map_lock. Every use of map, oidx_map or tidx_map (fetches through
+ * partition_segment_for/after, the open's walks, the writer's own lookups) comes after it.
+ * Returns 0, or RT_E_CORRUPT / -errno with the detail naming the file (then nothing changed and
+ * a later call tries again). */
+int segment_map(struct segment *seg);
 
 /* Makes the active segment's bytes, index entries and ABORT entries written so far durable
  * (fdatasync of the log and .txnindex, msync of the offset and time indexes), for a recovery
@@ -204,6 +233,10 @@ uint64_t segment_batch_floor(struct segment *seg, uint64_t position);
 /* Reader: first position at or after `from` whose batch has maxTimestamp >= ts; walks batches
  * below `end`, starting at the time index's floor entry. RT_E_END when none. */
 int segment_find_timestamp(struct segment *seg, int64_t ts_ms, uint64_t end, uint64_t *pos_out);
+
+/* The partition's close: the segment leaves the engine's budget now (OS1), so a fetch that
+ * outlives rt_close and frees it later never touches the engine's counters. */
+void segment_uncount(struct segment *seg);
 
 void segment_ref(struct segment *seg);
 void segment_unref(struct segment *seg);

@@ -57,6 +57,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "partition.h"
+#include "segment_cache.h"
 #include "segment_pool.h"
 
 #define SHARD_IOV_MAX 1024 /* IOV_MAX on Linux */
@@ -288,10 +289,13 @@ int shard_enforce_retention(struct shard *s)
 
 /* The shard's periodic housekeeping. A failure (a segment that cannot be deleted, a frozen
  * partition) is retried at the next period; partition_enforce_retention set the detail. */
+static void sleep_idle(struct shard *s, const struct partition *keep);
+
 static void run_retention(struct shard *s, int64_t now_ms)
 {
     s->last_retention_ms = now_ms;
     (void)shard_enforce_retention(s);
+    sleep_idle(s, NULL); /* SH12 */
 }
 
 /* ---- SH10: faults scoped to a partition, and their recovery in place (issue 21 F3) ----
@@ -388,6 +392,57 @@ static void partition_fail(struct shard *s, struct partition *p, int rc, bool en
     atomic_fetch_add_explicit(&s->env.counters->partition_faults, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->env.counters->partitions_failed, 1, memory_order_relaxed);
     tell_fault(s, p, rc, false, engine_wide, 0, detail);
+}
+
+/* ---- SH12: the budget of open segments (segment_cache.h, partition.c PA15) ----
+ *
+ *   SH12. While more segments hold descriptors than rt_options.open_segments_max, the thread
+ *         that runs the shard's rounds makes its least recently written idle partitions
+ *         dormant (partition_sleep), oldest write first, until the engine-wide count is back at
+ *         the low-water mark (OS2) or it has none left to close: at every housekeeping period,
+ *         and at placement before it wakes a dormant partition (so a run of first appends to
+ *         many partitions never holds more than the budget and one batch of wakes). It only
+ *         ever closes its own partitions, between rounds or at placement where a partition the
+ *         round touched is skipped (PA15), so no other thread's writer state is touched. A
+ *         failed sleep freezes the partition as a failed roll does (PA5, recovered by SH10).
+ */
+
+static int by_last_write(const void *a, const void *b)
+{
+    const struct partition *x = *(struct partition *const *)a;
+    const struct partition *y = *(struct partition *const *)b;
+    return x->last_write_seq < y->last_write_seq ? -1 : x->last_write_seq > y->last_write_seq;
+}
+
+static void sleep_idle(struct shard *s, const struct partition *keep)
+{
+    if (s->env.read_only || segment_cache_excess(s->env.cache) == 0 || sticky_error(s))
+        return;
+    struct partition **c = malloc((s->partition_count ? s->partition_count : 1) * sizeof(*c));
+    if (!c)
+        return; /* OS2: a soft bound; the next period tries again */
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->partition_count; i++) {
+        struct partition *p = s->partitions[i];
+        if (p != keep && p->active && !p->active->sealed && !p->frozen && !p->round_touched &&
+            !p->rolling && !p->unsynced)
+            c[n++] = p;
+    }
+    qsort(c, n, sizeof(*c), by_last_write);
+    for (uint32_t i = 0; i < n && segment_cache_above_low(s->env.cache); i++) {
+        struct partition *p = c[i];
+        int rc = partition_sleep(p);
+        if (rc) {
+            char detail[FAULT_DETAIL_BYTES];
+            snprintf(detail, sizeof(detail), "sealing %s to close it failed: %s",
+                     p->active->log_path, rt_strerror(rc));
+            partition_fail(s, p, rc, false, p->active->size_bytes, detail);
+            continue;
+        }
+        if (p->active->sealed)
+            atomic_fetch_add_explicit(&s->env.cache->sleeps, 1, memory_order_relaxed);
+    }
+    free(c);
 }
 
 /* Writes zeros over [from, to) of fd and fdatasyncs it, through the ring (the fault injector
@@ -710,13 +765,16 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
     }
     if (!p->round_touched && p->active->sealed) {
         /* PA11: a dormant partition's first append since a clean open; on failure (out of
-         * descriptors, say) only this append fails and the partition is as it was. */
+         * descriptors, say) only this append fails and the partition is as it was. SH12: room
+         * is made in the budget of open segments first. */
+        sleep_idle(s, p);
         int wrc = partition_wake(p);
         if (wrc) {
             complete(r, wrc);
             return;
         }
     }
+    p->last_write_seq = ++s->write_seq; /* SH12: LRU order */
     struct segment *was_active = p->active;
     uint32_t snapshots_before = p->snapshots_written;
     int rc = partition_make_room(p, r->len, r->header.last_offset_delta, rd->now_ms);

@@ -22,6 +22,7 @@
 
 struct partition;
 struct shard;
+struct segment_cache;
 
 /* Counters shared by every shard of an engine (relaxed atomics). */
 struct engine_counters {
@@ -71,6 +72,7 @@ struct shard_env {
     struct publish_watch *watch; /* may be NULL (tests building a shard alone) */
     rt_fault_fn on_fault;        /* SH10: told of every fault and recovery (may be NULL) */
     int32_t heal_ms_min;         /* SH10: first attempt after a fault; -1 never (0: default) */
+    struct segment_cache *cache; /* SH12: the budget of open segments (NULL: none) */
     void *on_fault_ctx;
 };
 
@@ -146,6 +148,7 @@ struct shard {
 
     /* The round's state: touched only by whoever runs rounds (the shard thread, or an inline
      * submitter while inline_running), handed over under lock. */
+    uint64_t write_seq; /* SH12: appends placed, for the partitions' last_write_seq */
     struct partition **partitions;
     uint32_t partition_count, partition_capacity;
     bool round_inline; /* the round running is an inline one (stats) */

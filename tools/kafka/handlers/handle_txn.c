@@ -76,6 +76,12 @@ static int16_t txn_error(const struct kafka_slot *s, int rc)
     case RT_E_INVALID_ARGUMENT:
     case RT_E_TXN_PARTITIONS_FULL:
         return KAFKA_INVALID_REQUEST;
+    case RT_E_IO_FAILED:
+        /* The coordinator's log write failed (engine CO15: the decision may stand, its markers
+         * are retried once the partition heals). Kafka's coordinators answer a failed log
+         * append with NOT_COORDINATOR (storage error mapped), which clients retry; 56 would be
+         * fatal to a Java producer's EndTxn. */
+        return KAFKA_NOT_COORDINATOR;
     default:
         return kafka_error_from_rt(rc);
     }

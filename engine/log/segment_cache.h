@@ -1,0 +1,73 @@
+/*
+ * segment_cache.h — the engine's budget of open segments: how many segments hold file
+ * descriptors now (an active segment holds four: its .log, the two writable indexes and the
+ * .txnindex; a sealed one none, segment.c), against `rt_options.open_segments_max`. segment.c
+ * counts a segment in when it opens its descriptors and out when it drops them; the shards
+ * (shard.c SH12) make the least recently written idle partitions of their own dormant
+ * (partition_sleep, PA15: the active segment sealed as a clean close seals it, its descriptors
+ * closed) while the count is over the budget, and a dormant partition's next append reopens it
+ * (partition_wake, PA11). So descriptors are bounded by the budget, not by the partition count.
+ *
+ * Invariants:
+ *   OS1. open == the number of live segments whose `cache_counted` is set; a segment is counted
+ *         exactly while it holds a log descriptor (set where the descriptor is taken, cleared
+ *         where it is closed), so open never drifts from the descriptors actually held.
+ *   OS2. The budget is a soft bound: a create or a wake is never refused for it (an append must
+ *         not fail because other partitions are idle-but-open); the shards bring open back to
+ *         at most the low-water mark (max - max/8) at their next housekeeping period or before
+ *         their next wake, sleeping only partitions with nothing in flight (PA15).
+ *   OS3. A new partition is born active only with a reservation (segment_cache_reserve: open
+ *        plus the reservations held stays <= max, however many threads create partitions at
+ *        once, log.c LG11), released once its segment is counted; without one it is born
+ *        dormant (segment_create_dormant: empty files, no descriptor kept), so creating N
+ *        partitions never holds 4 N descriptors; its first append wakes it (PA11).
+ *
+ * Thread-safety: the counters are atomics, read and written by any thread. This module never
+ * closes a segment itself and never takes a lock.
+ */
+#ifndef RT_SEGMENT_CACHE_H
+#define RT_SEGMENT_CACHE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* rt_options.open_segments_max = 0: a quarter of the process's descriptor limit (each open
+ * segment holds 4), at least SEGMENT_CACHE_MIN and at most SEGMENT_CACHE_AUTO_MAX. */
+#define SEGMENT_CACHE_MIN      8u
+#define SEGMENT_CACHE_AUTO_MAX 16384u
+
+struct segment_cache {
+    uint32_t max;              /* the budget (open_segments_max, resolved) */
+    _Atomic uint32_t open;     /* segments holding descriptors now (OS1) */
+    _Atomic uint32_t reserved; /* creations admitted and not yet counted in open (OS3) */
+    _Atomic uint64_t sleeps;   /* active segments closed for the budget (PA15) */
+    _Atomic uint64_t peak;     /* the largest `open` seen */
+};
+
+/* The budget for open_segments_max (0: from RLIMIT_NOFILE, above). */
+uint32_t segment_cache_resolve(uint32_t open_segments_max);
+
+void segment_cache_init(struct segment_cache *c, uint32_t max);
+
+/* segment.c: one more (fewer) segment holds descriptors. c may be NULL (tools, tests). */
+void segment_cache_opened(struct segment_cache *c);
+void segment_cache_closed(struct segment_cache *c);
+
+/* OS3: true when the budget is spent (c may be NULL: never). */
+bool segment_cache_full(const struct segment_cache *c);
+
+/* OS3: admits one new active segment (true: create it, then segment_cache_unreserve once it is
+ * counted or failed) or refuses it (false: the budget is spent; nothing to release). c NULL or
+ * no budget: always true. */
+bool segment_cache_reserve(struct segment_cache *c);
+void segment_cache_unreserve(struct segment_cache *c);
+
+/* How many segments a shard should close now to bring `open` down to the low-water mark
+ * (OS2); 0 when open is within the budget. */
+uint32_t segment_cache_excess(const struct segment_cache *c);
+
+/* OS2: true while open is above the low-water mark (a shard that started closing goes on). */
+bool segment_cache_above_low(const struct segment_cache *c);
+
+#endif /* RT_SEGMENT_CACHE_H */
