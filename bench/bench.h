@@ -236,6 +236,13 @@ struct serve_proc {
  * appended to. Errors: -ECHILD (it exited; see log_path), -ETIMEDOUT (20 s), -errno. */
 int serve_proc_start(struct serve_proc *sp, const char *ringtail, const char *dir,
                      const char *extra_arg);
+/* The same with an SSL listener only (--listeners SSL://127.0.0.1:<port>, the certificate and
+ * key given); waits for "listening on SSL://...". */
+int serve_proc_start_tls(struct serve_proc *sp, const char *ringtail, const char *dir,
+                         const char *extra_arg, const char *cert_pem, const char *key_pem);
+/* The clients made from now on speak TLS (security.protocol=ssl) trusting ca_pem; NULL: back to
+ * plaintext. */
+void serve_client_tls(const char *ca_pem);
 /* SIGTERM and wait (SIGKILL after 30 s: -ETIMEDOUT); -ECHILD unless it exited 0. */
 int serve_proc_stop(struct serve_proc *sp);
 

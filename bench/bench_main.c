@@ -1561,6 +1561,110 @@ static void run_txn_mix(void)
     }
 }
 
+/* The kernel-TLS words of the server's startup line ("available" / "unavailable (...)"). */
+static void serve_log_ktls(const char *log, char *out, size_t n)
+{
+    snprintf(out, n, "kernel TLS: ?");
+    FILE *f = fopen(log, "r");
+    if (!f)
+        return;
+    char line[1024];
+    while (fgets(line, sizeof(line), f)) {
+        const char *p = strstr(line, "kernel TLS: ");
+        if (p) {
+            const char *end = strstr(p, " (");
+            if (!end)
+                end = strstr(p, ": fetched");
+            snprintf(out, n, "%.*s", (int)(end ? end - p : (ptrdiff_t)strcspn(p, "\n")), p);
+        }
+    }
+    fclose(f);
+}
+
+/* S TLS rows (issue 23): produce p<n> and the read_committed consume again, against an SSL
+ * listener with a self-signed certificate made by the openssl CLI, beside the plaintext rows of
+ * this run (their ratio in the notes). */
+static void run_serve_tls(const char *ringtail, uint32_t n)
+{
+    char config[48], group[24], dir[PATH_MAX], err[256] = "";
+    snprintf(config, sizeof(config), "produce p%u, TLS", n);
+    snprintf(group, sizeof(group), "S/p%u", n);
+    struct row *r = row_new("S", "serve", config, group, KIND_SUBJECT);
+    r->producers = n;
+    system_dir(dir, sizeof(dir), "S", "serve", "tls");
+    int rc = serve_dir_prepare(dir, BENCH_PARTITIONS_W2, err, sizeof(err));
+    if (rc) {
+        row_fail(r, "prepare", rc, err);
+        return;
+    }
+    char cert[PATH_MAX + 16], key[PATH_MAX + 16], cmd[3 * PATH_MAX + 400];
+    snprintf(cert, sizeof(cert), "%s.tls.pem", dir);
+    snprintf(key, sizeof(key), "%s.tls.key", dir);
+    snprintf(cmd, sizeof(cmd),
+             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout '%s' "
+             "-out '%s' -days 2 -subj /CN=localhost "
+             "-addext subjectAltName=IP:127.0.0.1,DNS:localhost >/dev/null 2>&1",
+             key, cert);
+    if (system(cmd) != 0) {
+        row_fail(r, "openssl req (the certificate)", -EIO, cmd);
+        return;
+    }
+    settle();
+    struct serve_proc sp;
+    rc = serve_proc_start_tls(&sp, ringtail, dir, NULL, cert, key);
+    if (rc) {
+        snprintf(err, sizeof(err), "%s serve: see %s", ringtail, sp.log_path);
+        row_fail(r, "start", rc, err);
+        return;
+    }
+    char ktls[160];
+    serve_log_ktls(sp.log_path, ktls, sizeof(ktls));
+    serve_client_tls(cert);
+    char label[96];
+    snprintf(label, sizeof(label), "S serve produce p%u, TLS", n);
+    progress_phase(label);
+    struct serve_produce_args a = {.broker = sp.broker,
+                                   .topic = BENCH_TOPIC,
+                                   .producers = n,
+                                   .partitions = BENCH_PARTITIONS_W2,
+                                   .seconds = opt.serve_seconds};
+    struct serve_result sr;
+    rc = serve_produce(&a, &sr);
+    serve_row_fill(r, &sr, true);
+    snprintf(config, sizeof(config), "produce p%u", n);
+    const struct row *plain = find_row("S", "serve", config);
+    snprintf(r->note, sizeof(r->note),
+             "SSL listener (security.protocol=ssl); %s; TLS/plaintext = %.2f", ktls,
+             plain && plain->mb_s > 0 ? r->mb_s / plain->mb_s : NAN);
+    if (rc)
+        row_fail(r, "produce", rc, sr.errmsg);
+    if (rc == 0) {
+        struct row *c = row_new("S", "serve", "consume, TLS", "S/consume", KIND_SUBJECT);
+        c->producers = 1;
+        progress_phase("S serve consume, TLS");
+        struct serve_result cr;
+        int crc = serve_consume(sp.broker, BENCH_TOPIC, BENCH_PARTITIONS_W2, sr.records, &cr);
+        serve_row_fill(c, &cr, false);
+        const struct row *pc = find_row("S", "serve", "consume read_committed");
+        snprintf(c->note, sizeof(c->note), "read_committed, SSL listener; %s; TLS/plaintext = %.2f",
+                 ktls, pc && pc->mb_s > 0 ? c->mb_s / pc->mb_s : NAN);
+        if (crc)
+            row_fail(c, "consume", crc, cr.errmsg);
+    }
+    serve_client_tls(NULL);
+    rc = serve_proc_stop(&sp);
+    if (rc) {
+        snprintf(err, sizeof(err), "see %s", sp.log_path);
+        row_fail(r, "SIGTERM exit status", rc, err);
+    }
+    if (!opt.keep) {
+        bench_rmtree(dir);
+        unlink(sp.log_path);
+        unlink(cert);
+        unlink(key);
+    }
+}
+
 static void run_serve(void)
 {
     static const uint32_t counts[] = {1, 16};
@@ -1673,6 +1777,7 @@ static void run_serve(void)
             unlink(sp.log_path);
         }
     }
+    run_serve_tls(ringtail, counts[sizeof(counts) / sizeof(counts[0]) - 1]);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -2817,7 +2922,8 @@ static void usage(FILE *out)
             "      partition\n"
             "  S   serve: `ringtail serve` with librdkafka producers over loopback (idempotent,\n"
             "      acks=all, 1 and 16) beside in-process W2, and a read_committed consumer\n"
-            "      beside the loopback limit (plain TCP, same bytes)\n"
+            "      beside the loopback limit (plain TCP, same bytes); the 16-producer\n"
+            "      produce and the consume again over an SSL listener (TLS beside plaintext)\n"
             "\n"
             "options:\n"
             "  --dir DIR          make the scratch directory under DIR (default: /work or /tmp,\n"

@@ -13,6 +13,9 @@
  *            partition from offset 0, reads everything produced; MB/s of values.
  *   limit:   a plain TCP transfer of the same number of bytes over 127.0.0.1 (one sender, one
  *            receiver thread, 1 MiB writes and reads): the most any loopback protocol can move.
+ *   tls:     the same produce and consume against an SSL listener (--listeners SSL://...,
+ *            a self-signed certificate made with the openssl CLI), clients at
+ *            security.protocol=ssl: TLS beside plaintext in the same run.
  *   txn mix: 16 librdkafka transactional producers commit one-record transactions in a loop
  *            while one plain producer (acks=all, not idempotent) sends one 1 KiB record at a
  *            time and waits for each: its latency on a server started with --threads 1 (every
@@ -70,8 +73,22 @@ static int free_port(uint16_t *out)
 
 /* ---- the server process ------------------------------------------------------------------ */
 
+/* The TLS clients' CA (serve_client_tls); NULL: plaintext. */
+static char client_ca[4200];
+
+void serve_client_tls(const char *ca_pem)
+{
+    snprintf(client_ca, sizeof(client_ca), "%s", ca_pem ? ca_pem : "");
+}
+
 int serve_proc_start(struct serve_proc *sp, const char *ringtail, const char *dir,
                      const char *extra_arg)
+{
+    return serve_proc_start_tls(sp, ringtail, dir, extra_arg, NULL, NULL);
+}
+
+int serve_proc_start_tls(struct serve_proc *sp, const char *ringtail, const char *dir,
+                         const char *extra_arg, const char *cert_pem, const char *key_pem)
 {
     memset(sp, 0, sizeof(*sp));
     int rc = free_port(&sp->port);
@@ -91,7 +108,12 @@ int serve_proc_start(struct serve_proc *sp, const char *ringtail, const char *di
     if (pid == 0) {
         dup2(log, 1);
         dup2(log, 2);
-        if (extra_arg) { /* "--option value" */
+        if (cert_pem) { /* an SSL listener only */
+            char listeners[64];
+            snprintf(listeners, sizeof(listeners), "SSL://%s", sp->broker);
+            execl(ringtail, "ringtail", "serve", dir, "--listeners", listeners, "--ssl-cert-pem",
+                  cert_pem, "--ssl-key-pem", key_pem, (char *)NULL);
+        } else if (extra_arg) { /* "--option value" */
             char opt[64];
             const char *sp_at = strchr(extra_arg, ' ');
             size_t n = sp_at ? (size_t)(sp_at - extra_arg) : strlen(extra_arg);
@@ -107,7 +129,7 @@ int serve_proc_start(struct serve_proc *sp, const char *ringtail, const char *di
     close(log);
     sp->pid = pid;
     char want[64];
-    snprintf(want, sizeof(want), "listening on %s", sp->broker);
+    snprintf(want, sizeof(want), "listening on %s%s", cert_pem ? "SSL://" : "", sp->broker);
     for (int waited = 0; waited < SERVE_START_TIMEOUT_MS; waited += 20) {
         FILE *f = fopen(sp->log_path, "r");
         if (f) {
@@ -187,7 +209,10 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 static rd_kafka_conf_t *conf_new(const char *broker, char *err, size_t errlen)
 {
     rd_kafka_conf_t *c = rd_kafka_conf_new();
-    if (rd_kafka_conf_set(c, "bootstrap.servers", broker, err, errlen) != RD_KAFKA_CONF_OK) {
+    if (rd_kafka_conf_set(c, "bootstrap.servers", broker, err, errlen) != RD_KAFKA_CONF_OK ||
+        (client_ca[0] &&
+         (rd_kafka_conf_set(c, "security.protocol", "ssl", err, errlen) != RD_KAFKA_CONF_OK ||
+          rd_kafka_conf_set(c, "ssl.ca.location", client_ca, err, errlen) != RD_KAFKA_CONF_OK))) {
         rd_kafka_conf_destroy(c);
         return NULL;
     }

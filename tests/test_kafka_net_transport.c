@@ -113,8 +113,9 @@ struct xor_state {
 static _Atomic int xor_handshakes_done;
 static _Atomic int xor_read_wants_write;
 
-static int xor_open(int fd, void **state)
+static int xor_open(void *ctx, int fd, void **state)
 {
+    (void)ctx;
     struct xor_state *x = calloc(1, sizeof(*x));
     if (!x)
         return -ENOMEM;

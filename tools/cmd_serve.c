@@ -3,7 +3,7 @@
  * Parses the command line into kafka_server_options, opens the engine (creating DIR if needed),
  * starts the server, prints `listening on HOST:PORT` (per listener; `listening on
  * PROTOCOL://HOST:PORT` for the ones that are not PLAINTEXT) once it accepts connections, and waits for
- * SIGTERM or SIGINT; then it stops accepting, lets the requests in flight finish (or fail),
+ * SIGTERM or SIGINT (SIGHUP reloads the TLS certificate and key); then it stops accepting, lets the requests in flight finish (or fail),
  * closes the engine cleanly and exits 0. It owns the process's signal disposition and nothing
  * of the protocol. Signals are blocked in every thread and taken with sigwait here, so no
  * handler ever runs inside the engine or the loops.
@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/metrics/metrics.h"
+#include "tools/kafka/net/net_tls.h"
 #include "tools/kafka/sasl/cred_store.h"
 #include "tools/kafka/server/server.h"
 
@@ -53,9 +54,10 @@ static void serve_usage(FILE *out)
         "confluent-kafka-python and kafkajs produce and consume with it. Prints\n"
         "'listening on HOST:PORT' once it accepts connections; SIGTERM or SIGINT stop it\n"
         "(in-flight requests are answered, the engine is closed cleanly, exit 0).\n"
-        "SASL_PLAINTEXT listeners authenticate with PLAIN or SCRAM against the users of\n"
-        "`ringtail user` (DIR/scram-credentials); PLAINTEXT ones do not: keep those on\n"
-        "loopback.\n"
+        "SASL_PLAINTEXT and SASL_SSL listeners authenticate with PLAIN or SCRAM against\n"
+        "the users of `ringtail user` (DIR/scram-credentials); SSL and SASL_SSL ones run\n"
+        "TLS (client certificates: --ssl-client-auth); PLAINTEXT ones do neither: keep\n"
+        "those on loopback.\n"
         "\n"
         "Options (default; the Kafka broker config each mirrors):\n"
         "  --listeners LIST           comma-separated PROTOCOL://HOST:PORT, PROTOCOL one of\n"
@@ -72,6 +74,16 @@ static void serve_usage(FILE *out)
         "  --connection-failed-authentication-delay-ms N  a failed authentication is\n"
         "                             answered this much later (100;\n"
         "                             connection.failed.authentication.delay.ms)\n"
+        "  --ssl-cert-pem FILE        the server's certificate (chain), PEM, for SSL and\n"
+        "                             SASL_SSL listeners (ssl.keystore.certificate.chain);\n"
+        "                             SIGHUP reloads it and the key for new connections\n"
+        "  --ssl-key-pem FILE         its private key, PEM (ssl.keystore.key)\n"
+        "  --ssl-ca-pem FILE          CA that client certificates are verified against\n"
+        "                             (ssl.truststore.certificates)\n"
+        "  --ssl-client-auth MODE     none|requested|required (none; ssl.client.auth); a\n"
+        "                             verified client's principal is User:<subject DN>\n"
+        "  --ssl-handshake-timeout-ms N  a TLS handshake not done in N ms is closed\n"
+        "                             (10000)\n"
         "  --advertised-listeners LIST  PROTOCOL://HOST:PORT told to clients that came in\n"
         "                             on that protocol's listener, in Metadata and\n"
         "                             FindCoordinator (127.0.0.1 and the listener's port;\n"
@@ -218,6 +230,8 @@ struct serve_args {
     const char *advertise_one;   /* --advertise */
     const char *dir;
     const char *metrics_addr;
+    struct net_tls_options tls; /* --ssl-*: for SSL and SASL_SSL listeners */
+    struct net_tls *tls_ctx;    /* made by serve_start when a listener runs TLS */
 };
 
 /* A step's answer when the command goes on (else it is the exit code). */
@@ -355,6 +369,25 @@ static const char *check_sasl(const struct serve_args *a)
     return NULL;
 }
 
+static bool listener_tls(const struct net_listener *l)
+{
+    return l->security == NET_SEC_SSL || l->security == NET_SEC_SASL_SSL;
+}
+
+/* A TLS listener's needs (SSL, SASL_SSL): a certificate and its key, a CA to verify client
+ * certificates when they are asked for, and the epoll loop (net_tls.c is not raw). */
+static const char *check_tls(const struct serve_args *a)
+{
+    if (!a->tls.cert_pem || !a->tls.key_pem)
+        return "SSL and SASL_SSL listeners need --ssl-cert-pem and --ssl-key-pem";
+    if (a->tls.client_auth != NET_TLS_AUTH_NONE && !a->tls.ca_pem)
+        return "--ssl-client-auth requested or required needs --ssl-ca-pem";
+    if (a->so.net.io == NET_IO_URING)
+        return "--io uring cannot serve SSL and SASL_SSL listeners (io_uring's loop does "
+               "plain sockets only; --io auto runs them on epoll)";
+    return NULL;
+}
+
 /* What this build can serve: the security protocols whose layers exist, one condition per
  * protocol. NULL, or why not. */
 static const char *check_security(const struct serve_args *a)
@@ -363,11 +396,11 @@ static const char *check_security(const struct serve_args *a)
         enum net_security sec = a->so.net.listeners[i].security;
         const char *why = NULL;
         if (sec == NET_SEC_SSL)
-            why = "SSL listeners are not served yet (TLS: issue 23)";
+            why = check_tls(a);
         else if (sec == NET_SEC_SASL_PLAINTEXT)
             why = check_sasl(a);
         else if (sec == NET_SEC_SASL_SSL)
-            why = "SASL_SSL listeners are not served yet (TLS: issue 23)";
+            why = check_tls(a) ? check_tls(a) : check_sasl(a);
         if (why)
             return why;
     }
@@ -469,6 +502,16 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
         ok = cli_parse_u32(v, 0, 60000, &u) && ((so->auth_failed_delay_ms = u), true);
     else if (strcmp(name, "--metrics") == 0)
         ok = kafka_metrics_check_addr(v) == 0 && ((a->metrics_addr = v), true);
+    else if (strcmp(name, "--ssl-cert-pem") == 0)
+        a->tls.cert_pem = v;
+    else if (strcmp(name, "--ssl-key-pem") == 0)
+        a->tls.key_pem = v;
+    else if (strcmp(name, "--ssl-ca-pem") == 0)
+        a->tls.ca_pem = v;
+    else if (strcmp(name, "--ssl-client-auth") == 0)
+        ok = net_tls_client_auth_parse(v, &a->tls.client_auth);
+    else if (strcmp(name, "--ssl-handshake-timeout-ms") == 0)
+        ok = cli_parse_u32(v, 1, INT32_MAX, &u) && ((so->net.handshake_max_ms = u), true);
     else if (strcmp(name, "--zero-copy") == 0) {
         so->net.zero_copy = true;
         if (strcmp(v, "sendmsg") == 0) {
@@ -571,6 +614,17 @@ static int serve_start(struct serve_args *a, rt_engine **e_out, struct kafka_ser
 {
     /* --metrics: counter sets for the loop threads plus the shard threads that finish
      * produces (kafka_metrics_thread binds one per thread); served once the server runs. */
+    for (uint32_t i = 0; i < a->so.net.listener_count; i++) {
+        struct net_listener *l = &a->so.net.listeners[i];
+        if (!listener_tls(l))
+            continue;
+        char why[320];
+        if (!a->tls_ctx && net_tls_create(&a->tls, &a->tls_ctx, why, sizeof(why)) != 0) {
+            cli_fail("serve", "TLS: %s", why);
+            return CLI_EXIT_FAIL;
+        }
+        l->transport = net_tls_transport(a->tls_ctx);
+    }
     struct kafka_metrics *metrics = NULL;
     if (a->metrics_addr) {
         uint32_t sets = a->so.net.threads + 64;
@@ -662,26 +716,57 @@ static void serve_announce(const struct serve_args *a, struct kafka_server *srv)
         printf("listening on %s%s%s%s%s:%u\n", plain ? "" : net_security_name(l->security),
                plain ? "" : "://", v6 ? "[" : "", l->host, v6 ? "]" : "",
                kafka_server_listener_port(srv, i));
+        if (listener_tls(l)) { /* net_tls.c NT4: which send path its connections take */
+            char why[200];
+            bool ktls = net_tls_ktls_probe(why, sizeof(why));
+            fprintf(stderr,
+                    "ringtail serve: %s://%s%s%s:%u: TLS 1.2-1.3, client auth %s; kernel TLS: "
+                    "%s (%s)%s\n",
+                    net_security_name(l->security), v6 ? "[" : "", l->host, v6 ? "]" : "",
+                    kafka_server_listener_port(srv, i),
+                    net_tls_client_auth_name(a->tls.client_auth),
+                    ktls ? "available" : "unavailable", why,
+                    ktls ? ": fetched records go from the mapping to the socket where the cipher "
+                           "allows"
+                         : ": fetched records are copied through a 128 KiB buffer per connection");
+        }
     }
     fflush(stdout);
 }
 
-/* Step 4: waits for SIGTERM or SIGINT (blocked in every thread, taken here). */
-static int serve_wait_signal(void)
+/* Step 4: waits for SIGTERM or SIGINT (blocked in every thread, taken here). SIGHUP reloads the
+ * TLS certificate and key (net_tls.c NT2: new connections get them, open ones keep theirs; a
+ * failed reload keeps the old ones) and waits on. */
+static int serve_wait_signal(struct net_tls *tls)
 {
     sigset_t wait_set;
     sigemptyset(&wait_set);
     sigaddset(&wait_set, SIGTERM);
     sigaddset(&wait_set, SIGINT);
-    int sig = 0;
-    while (sigwait(&wait_set, &sig) != 0)
-        ;
-    return sig;
+    sigaddset(&wait_set, SIGHUP);
+    for (;;) {
+        int sig = 0;
+        if (sigwait(&wait_set, &sig) != 0)
+            continue;
+        if (sig != SIGHUP)
+            return sig;
+        char why[320];
+        if (!tls)
+            fprintf(stderr, "ringtail serve: SIGHUP: no TLS listener, nothing to reload\n");
+        else if (net_tls_reload(tls, why, sizeof(why)) == 0)
+            fprintf(stderr, "ringtail serve: SIGHUP: TLS certificate and key reloaded (new "
+                            "connections use them)\n");
+        else
+            fprintf(stderr,
+                    "ringtail serve: SIGHUP: TLS reload failed, the old certificate stays: %s\n",
+                    why);
+    }
 }
 
 /* Step 5: stops the metrics and the server (requests in flight answered), prints what was
  * served, closes the engine cleanly. The exit code. */
-static int serve_stop(struct kafka_server *srv, rt_engine *e, struct kafka_metrics *metrics)
+static int serve_stop(struct kafka_server *srv, rt_engine *e, struct kafka_metrics *metrics,
+                      struct net_tls *tls)
 {
     /* The counters are read before the stop frees them; the loops are idle by then except for
      * what is in flight, which the summary does not need to the byte. */
@@ -695,6 +780,7 @@ static int serve_stop(struct kafka_server *srv, rt_engine *e, struct kafka_metri
     uint64_t kcopied = atomic_load(&nc->zc_kernel_copied);
     kafka_metrics_stop(metrics); /* no scrape reads the server or the engine after this */
     kafka_server_stop(srv);
+    net_tls_free(tls); /* no connection uses it after the stop */
     fprintf(stderr,
             "ringtail serve: %" PRIu64 " connections, %" PRIu64
             " requests; fetched records: %" PRIu64 " bytes sent zero-copy, %" PRIu64
@@ -733,6 +819,13 @@ int cmd_serve(int argc, char **argv)
                     "authentication or TLS: anyone who reaches this port can read and write "
                     "every topic\n",
                     l->host);
+        else if (l->security == NET_SEC_SSL && !is_loopback(l->host) &&
+                 a.tls.client_auth != NET_TLS_AUTH_REQUIRED)
+            fprintf(stderr,
+                    "ringtail serve: warning: listening on SSL://%s, not loopback, with TLS but "
+                    "no required client certificate (--ssl-client-auth required): anyone who "
+                    "reaches this port can read and write every topic\n",
+                    l->host);
         if (l->security == NET_SEC_SASL_PLAINTEXT && !is_loopback(l->host) &&
             (a.so.sasl_mechanisms & KAFKA_SASL_PLAIN))
             fprintf(stderr,
@@ -747,19 +840,22 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGPIPE);
+    sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
     rt_engine *e = NULL;
     struct kafka_server *srv = NULL;
     struct kafka_metrics *metrics = NULL;
     code = serve_start(&a, &e, &srv, &metrics);
-    if (code != SERVE_GO_ON)
+    if (code != SERVE_GO_ON) {
+        net_tls_free(a.tls_ctx);
         return code;
+    }
     serve_announce(&a, srv);
-    int sig = serve_wait_signal();
+    int sig = serve_wait_signal(a.tls_ctx);
     fprintf(stderr, "ringtail serve: %s: stopping (answering requests in flight)\n",
             strsignal(sig));
-    code = serve_stop(srv, e, metrics);
+    code = serve_stop(srv, e, metrics, a.tls_ctx);
     cred_store_close(a.so.credentials); /* after the server: no authentication runs now */
     a.so.credentials = NULL;
     return code;

@@ -13,8 +13,9 @@ packages=(build-essential cmake pkg-config git python3 util-linux liburing-dev l
 # --metrics, promtool (prometheus) to check a scrape, iproute2 for `ss -K`. Node and npm (for
 # kafkajs) only when missing: a machine with another node (nodesource's) keeps it.
 packages+=(kcat librdkafka-dev python3-confluent-kafka libmicrohttpd-dev prometheus iproute2 curl)
-# SASL/SCRAM (issue 23): OpenSSL's libcrypto for PBKDF2, HMAC and the digests.
-packages+=(libssl-dev)
+# TLS listeners and SASL/SCRAM (issue 23): OpenSSL 3's libssl and libcrypto (PBKDF2, HMAC, the
+# digests), and its CLI for the tests' certificates.
+packages+=(libssl-dev openssl)
 # tools/conformance.sh unpacks librdkafka's Debian source package (dpkg-source) and builds its
 # test-runner (g++; with rapidjson-dev its JSON-checking tests, 0053 stats and 0110 batch size,
 # run instead of skipping); it adds the deb-src entry and fetches the source itself.

@@ -20,6 +20,7 @@ void kafka_server_options_init(struct kafka_server_options *o)
     o->net.queued_max_response_bytes = 512u << 20;
     o->net.conn_max_response_bytes = 16u << 20;
     o->net.io = NET_IO_AUTO;
+    o->net.handshake_max_ms = 10000; /* KN9: a TLS handshake not done in 10 s is closed */
     o->net.zero_copy = true;
     o->broker_id = 0;
     o->num_partitions = 1;

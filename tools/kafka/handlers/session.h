@@ -7,9 +7,11 @@
  * a request, and never blocks.
  *
  *   KSE1 On a PLAINTEXT or SSL listener a session is authenticated from accept with principal
- *        User:ANONYMOUS (SSL: the TLS layer may set the client certificate's principal before
- *        the first request); on a SASL listener it is not authenticated until SASL completes,
- *        and the principal is User:ANONYMOUS until then: handle_sasl.c then sets User:NAME
+ *        User:ANONYMOUS; on SSL, a client certificate verified in the TLS handshake makes it
+ *        User:<the certificate's subject DN, RFC 2253> (Kafka's default principal builder)
+ *        before the first request is read (server.c's session_ready hook); on a SASL listener
+ *        it is not authenticated until SASL completes, and the principal is User:ANONYMOUS
+ *        (or, SASL_SSL, the certificate's) until then: handle_sasl.c then sets User:NAME
  *        (KSA1-KSA4; a re-authentication keeps the same name).
  */
 #ifndef RT_KAFKA_SESSION_H

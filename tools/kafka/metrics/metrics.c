@@ -425,6 +425,21 @@ static void render_loops(struct km_buf *b, const struct kafka_metrics *m)
     for (int r = 0; r < KAFKA_REFUSE_COUNT; r++)
         km_printf(b, "ringtail_kafka_refusals_total{reason=\"%s\"} %" PRIu64 "\n",
                   km_refusal_names[r], refusals[r]);
+    /* TLS (net_tls.c NT4): whether kernel TLS carries the connections' sends, and how many
+     * handshakes failed (a bad certificate, a wrong CA, a plaintext client on a TLS port, too
+     * slow: net.c KN9). */
+    km_family(b, "ringtail_kafka_tls_connections_total", "counter",
+              "TLS connections whose handshake completed, by whether kernel TLS sends their "
+              "bytes (ktls=\"true\": fetched records go from the mapping; \"false\": copied "
+              "through a bounded buffer).");
+    km_printf(b, "ringtail_kafka_tls_connections_total{ktls=\"true\"} %" PRIu64 "\n",
+              nc ? km_load(&nc->handshakes_mapped) : 0);
+    km_printf(b, "ringtail_kafka_tls_connections_total{ktls=\"false\"} %" PRIu64 "\n",
+              nc ? km_load(&nc->handshakes_copying) : 0);
+    km_family(b, "ringtail_kafka_tls_handshakes_failed_total", "counter",
+              "TLS handshakes that failed or did not finish in time; each closed its connection.");
+    km_printf(b, "ringtail_kafka_tls_handshakes_failed_total %" PRIu64 "\n",
+              nc ? km_load(&nc->handshakes_failed) : 0);
     /* Pauses are counted here, not logged each (net.c logs a connection's first pause and the
      * budgets' exhaustion and recovery only). */
     km_family(b, "ringtail_kafka_read_pauses_total", "counter",

@@ -57,6 +57,11 @@
  *        mapping): a slot's slices are copied through its connection's NET_STAGE_BYTES buffer
  *        as the socket takes them, never into a buffer of the response's size, so a copying
  *        fetch materialises at most NET_STAGE_BYTES per connection whatever its client reads.
+ *   KN9  A transport's handshake (TLS) runs on the loop one non-blocking step per readiness and
+ *        is bounded in time: a connection whose handshake is not done handshake_max_ms after
+ *        accept is closed at the next tick (logged, counted in handshakes_failed), so a slow or
+ *        silent client holds neither a loop nor, for long, a connection slot. A failed
+ *        handshake closes that connection only, logged once with the transport's reason.
  */
 #include "tools/kafka/net/net_backend.h"
 
@@ -435,9 +440,11 @@ void net_conn_received(struct net_conn *c, ssize_t got)
     }
     if (got == -EAGAIN || got == -EINTR || got == -ENOBUFS)
         return;
-    if (got != -ECONNRESET && got != -ECANCELED)
+    if (got != -ECONNRESET && got != -ECANCELED) {
+        const char *why = c->transport->error ? c->transport->error(c->tstate) : NULL;
         net_log("connection %" PRIu64 " from %s: recv failed: %s; closing", c->id, c->peer,
-                strerror((int)-got));
+                why ? why : strerror((int)-got));
+    }
     net_conn_close(c, NULL);
 }
 
@@ -777,7 +784,9 @@ void net_conn_new(struct net_loop *l, uint32_t listener, int fd,
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    int trc = c->transport->open(fd, &c->tstate);
+    c->hs_deadline_ms =
+        n->opts.handshake_max_ms > 0 ? c->last_active_ms + n->opts.handshake_max_ms : 0; /* KN9 */
+    int trc = c->transport->open(c->transport->ctx, fd, &c->tstate);
     if (trc != 0)
         net_log("connection %" PRIu64 " from %s refused: the %s transport: %s", c->id, name,
                 c->transport->name, strerror(-trc));
@@ -807,11 +816,22 @@ void net_conn_new(struct net_loop *l, uint32_t listener, int fd,
 void net_conn_handshake(struct net_conn *c)
 {
     assert(c->handshaking);
+    struct net *n = c->loop->net;
     enum net_want want = NET_WANT_NONE;
     int rc = c->transport->handshake(c->tstate, &want);
     if (rc == 0) {
         c->handshaking = false;
         c->last_active_ms = net_now_ms();
+        if (c->transport->peer_principal &&
+            !c->transport->peer_principal(c->tstate, c->session.peer_principal,
+                                          sizeof(c->session.peer_principal)))
+            c->session.peer_principal[0] = '\0';
+        if (!c->transport->raw)
+            net_count_add(c->transport->sends_mapped(c->tstate) ? &n->counters.handshakes_mapped
+                                                                : &n->counters.handshakes_copying,
+                          1);
+        if (n->hooks.session_ready)
+            n->hooks.session_ready(n->hooks.ctx, &c->session);
         net_conn_progress(c);
         return;
     }
@@ -820,9 +840,11 @@ void net_conn_handshake(struct net_conn *c)
         c->loop->backend->update_conn(c);
         return;
     }
+    const char *why = c->transport->error ? c->transport->error(c->tstate) : NULL;
     net_log("connection %" PRIu64 " from %s: %s handshake failed: %s; closing", c->id, c->peer,
-            c->transport->name, strerror(-rc));
-    net_count_add(&c->loop->net->counters.connections_closed_protocol, 1);
+            c->transport->name, why ? why : strerror(-rc));
+    net_count_add(&n->counters.connections_closed_protocol, 1);
+    net_count_add(&n->counters.handshakes_failed, 1);
     net_conn_close(c, NULL);
 }
 
@@ -943,6 +965,14 @@ void net_loop_tick(struct net_loop *l)
              * whose request it has only now begun to read. */
             c->last_active_ms = now;
             net_conn_progress(c);
+        }
+    for (struct net_conn *c = l->conns; c; c = c->next) /* KN9 */
+        if (c->handshaking && !c->closing && c->hs_deadline_ms && now >= c->hs_deadline_ms) {
+            net_log("connection %" PRIu64 " from %s: %s handshake not done within %" PRId64
+                    " ms; closing",
+                    c->id, c->peer, c->transport->name, l->net->opts.handshake_max_ms);
+            net_count_add(&l->net->counters.handshakes_failed, 1);
+            net_conn_close(c, NULL);
         }
     int64_t idle = l->net->opts.idle_max_ms;
     if (idle <= 0)

@@ -41,6 +41,7 @@ enum net_security {
 };
 
 #define NET_LISTENERS_MAX 8
+#define NET_PRINCIPAL_MAX 256
 
 /* One listening socket (Kafka's `listeners` entry). */
 struct net_listener {
@@ -59,6 +60,9 @@ struct net_session {
     uint32_t listener; /* which of net_options.listeners accepted it */
     enum net_security security;
     char peer_host[46]; /* the peer's numeric address (INET6_ADDRSTRLEN), "" if unknown */
+    char peer_principal[NET_PRINCIPAL_MAX]; /* the transport's name for the peer once its
+                                               handshake is done (TLS with a client
+                                               certificate: User:<subject DN>), "" if none */
     uint64_t conn_id;
     void *user;
 };
@@ -71,6 +75,8 @@ struct net_options {
     uint32_t request_max_bytes; /* socket.request.max.bytes: a bigger frame closes the conn */
     uint32_t in_flight_max;     /* requests parsed and not yet answered, per connection */
     int64_t idle_max_ms;        /* connections.max.idle.ms: a silent connection is closed */
+    int64_t handshake_max_ms;   /* a transport's handshake (TLS) not done this long after
+                                   accept closes the connection (KN9). 0 = idle_max_ms only */
     uint64_t queued_max_bytes;  /* queued.max.request.bytes: request bytes (of frames over
                                    64 KiB) held over all connections at once; a frame that
                                    would pass it waits to be read. 0 = no bound */
@@ -147,6 +153,9 @@ struct net_hooks {
      * nonzero answer refuses the connection. Loop thread. */
     int (*session_open)(void *ctx, struct net_session *session);
     void (*session_close)(void *ctx, struct net_session *session);
+    /* Optional: the transport's handshake is done (session->peer_principal is set, if the
+     * transport knows one), before the connection's first request is read. Loop thread. */
+    void (*session_ready)(void *ctx, struct net_session *session);
 };
 
 /* Counters over all loops (relaxed atomics; metrics and the bench read them). */
@@ -175,6 +184,10 @@ struct net_counters {
     _Atomic uint64_t zc_kernel_copied;        /* ... of which say the kernel copied the pages
                                                  after all (loopback delivers to a local socket
                                                  by copying: still no user-space copy) */
+    /* Connections of transports that are not raw (TLS) by how their handshake ended. */
+    _Atomic uint64_t handshakes_mapped;  /* done; slices go from the mapping (kernel TLS) */
+    _Atomic uint64_t handshakes_copying; /* done; slices are copied (KN8) */
+    _Atomic uint64_t handshakes_failed;  /* failed, or not done in handshake_max_ms (KN9) */
 };
 
 struct net;

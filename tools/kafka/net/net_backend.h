@@ -109,6 +109,7 @@ struct net_conn {
     void *tstate;                            /* ... and that transport's own state */
     bool handshaking;                        /* the transport's handshake is not done */
     enum net_want hs_want;                   /* ... and waits for this readiness */
+    int64_t hs_deadline_ms;                  /* KN9: closed if still handshaking then (0: no) */
     bool read_wants_write, write_wants_read; /* readiness backends: the opposite one asked */
     struct net_session session;              /* what the server sees of it (net.h) */
 };
@@ -142,6 +143,7 @@ struct net_loop {
     bool stopping;
     int64_t stop_deadline_ms;
     int64_t next_idle_scan_ms;
+    bool reads_pending; /* epoll: a connection's transport holds bytes to read (pending) */
 };
 
 struct net {

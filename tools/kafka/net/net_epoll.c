@@ -43,6 +43,11 @@ static void epoll_update(struct net_conn *c)
         if (c->send_armed)
             want |= c->write_wants_read ? EPOLLIN : EPOLLOUT;
     }
+    /* Bytes the transport already holds (a TLS record read in part) never make the socket
+     * readable: the loop reads them without waiting (epoll_run). */
+    if (!c->handshaking && c->recv_armed && !c->read_wants_write && !net_conn_reading_paused(c) &&
+        c->transport->pending && c->transport->pending(c->tstate))
+        c->loop->reads_pending = true;
     if (want == c->ep_events)
         return;
     struct epoll_event ev = {.events = want, .data.ptr = c};
@@ -106,9 +111,11 @@ static void epoll_try_send(struct net_conn *c)
                 c->zc_enabled = false; /* the optmem limit: go on without zero copy */
                 continue;
             }
-            if (w != -EPIPE && w != -ECONNRESET)
+            if (w != -EPIPE && w != -ECONNRESET) {
+                const char *why = c->transport->error ? c->transport->error(c->tstate) : NULL;
                 net_log("connection %" PRIu64 " from %s: send failed: %s; closing", c->id, c->peer,
-                        strerror((int)-w));
+                        why ? why : strerror((int)-w));
+            }
             net_conn_close(c, NULL);
             return;
         }
@@ -186,7 +193,7 @@ static void epoll_run(struct net_loop *l)
     for (;;) {
         if (l->stopping && l->conn_count == 0)
             break;
-        int64_t t = net_loop_timeout_ms(l);
+        int64_t t = l->reads_pending ? 0 : net_loop_timeout_ms(l);
         int k = epoll_wait(l->epfd, evs, NET_EPOLL_EVENTS, (int)t);
         if (k < 0 && errno != EINTR) {
             net_log("loop %u: epoll_wait failed: %s", l->index, strerror(errno));
@@ -208,6 +215,14 @@ static void epoll_run(struct net_loop *l)
             } else {
                 epoll_conn_event(p, evs[i].events);
             }
+        }
+        if (l->reads_pending) {
+            l->reads_pending = false; /* set again by epoll_update while some are left */
+            for (struct net_conn *c = l->conns; c; c = c->next)
+                if (!c->closing && !c->handshaking && c->recv_armed && !c->read_wants_write &&
+                    !net_conn_reading_paused(c) && c->transport->pending &&
+                    c->transport->pending(c->tstate))
+                    epoll_conn_event(c, EPOLLIN);
         }
         net_loop_tick(l);
         net_loop_sweep(l);

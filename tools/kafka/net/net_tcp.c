@@ -12,8 +12,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-static int tcp_open(int fd, void **state)
+static int tcp_open(void *ctx, int fd, void **state)
 {
+    (void)ctx;
     /* The socket is all the state: its descriptor, carried in the pointer. */
     *state = (void *)(intptr_t)fd;
     return 0;

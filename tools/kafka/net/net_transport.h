@@ -1,7 +1,7 @@
 /*
  * net_transport.h — what carries a connection's bytes over its socket, between the network
  * loop's state machine (net.c) and its event backends (net_uring.c, net_epoll.c): plain TCP
- * today (net_tcp.c); TLS plugs in here next, as one more struct net_transport, touching neither
+ * (net_tcp.c) and TLS over OpenSSL (net_tls.c), each one struct net_transport, touching neither
  * the handlers nor the state machine. A transport owns its per-connection state (a TLS session,
  * say) and the bytes' form on the wire; it never frames, bounds or parses requests, and never
  * owns the socket (net.c closes it).
@@ -36,9 +36,11 @@ struct net_transport {
      * calling read and writev. A transport that is not raw runs on a readiness backend
      * (epoll): net_start picks it (net.c). */
     bool raw;
+    /* What the transport shares between its connections (a TLS context), handed to open. */
+    void *ctx;
     /* Per connection, over an accepted non-blocking socket: sets *state for the transport's
      * own use. 0, or -errno (the connection is refused, logged). */
-    int (*open)(int fd, void **state);
+    int (*open)(void *ctx, int fd, void **state);
     /* The connection is gone (its socket is closed by net afterwards). */
     void (*close)(void *state);
     /* One step of the handshake, run before any request is read: 0 when it is done (plain TCP:
@@ -57,6 +59,17 @@ struct net_transport {
     /* Slices may be sent from their memory without a user-space copy (zero copy, or a plain
      * sendmsg from the mapping). False: they are copied through the connection's buffer. */
     bool (*sends_mapped)(const void *state);
+    /* Optional: plain bytes already taken off the socket and held by the transport (the rest
+     * of a TLS record read in part), so a readiness backend reads again without waiting for
+     * the socket (it would never become readable for them). NULL: never. */
+    bool (*pending)(const void *state);
+    /* Optional: why the last call that failed did (TLS: OpenSSL's reason), for the one line
+     * net logs when it closes the connection. NULL, or NULL answered: strerror is used. */
+    const char *(*error)(void *state);
+    /* Optional, once the handshake is done: the peer's principal as the transport knows it
+     * (TLS: User: and the client certificate's subject DN), written NUL-terminated into buf;
+     * false when it knows none (no client certificate). net copies it into net_session. */
+    bool (*peer_principal)(const void *state, char *buf, size_t cap);
 };
 
 /* Plain TCP (net_tcp.c): the default (net_options.transport NULL). */

@@ -302,6 +302,16 @@ static int hook_session_open(void *ctx, struct net_session *ns)
     return 0;
 }
 
+/* KSE1: on an SSL listener a client certificate's principal (User:<subject DN>, set by the TLS
+ * transport once its handshake is done) is the session's, before its first request. */
+static void hook_session_ready(void *ctx, struct net_session *ns)
+{
+    (void)ctx;
+    struct kafka_session *ks = ns->user;
+    if (ks && ns->peer_principal[0])
+        snprintf(ks->principal, sizeof(ks->principal), "%s", ns->peer_principal);
+}
+
 static void hook_session_close(void *ctx, struct net_session *ns)
 {
     (void)ctx;
@@ -388,6 +398,7 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
         .bound = hook_bound,
         .session_open = hook_session_open,
         .session_close = hook_session_close,
+        .session_ready = hook_session_ready,
     };
     rc = net_start(&srv->opts.net, &hooks, &srv->net);
     if (rc) {
