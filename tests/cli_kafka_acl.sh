@@ -140,7 +140,7 @@ run acl add "$D2" --principal User:alice --operation WRITE --topic t1
 expect "ringtail acl add WRITE on t1 for User:alice" 0 "^added$"
 SERVE_PORT=$(free_port)
 serve_start "$D2" --listeners "SASL_PLAINTEXT://127.0.0.1:$SERVE_PORT" \
-    --sasl-mechanisms SCRAM-SHA-512 --authorizer on
+    --sasl-mechanisms SCRAM-SHA-512,PLAIN --authorizer on
 SERVE_PORT=
 SASL="-X security.protocol=SASL_PLAINTEXT -X sasl.mechanisms=SCRAM-SHA-512 -X sasl.username=alice"
 # shellcheck disable=SC2086
@@ -149,6 +149,11 @@ expect "alice (SASL) produces to t1: her WRITE ACL" 0
 # shellcheck disable=SC2086
 kc $SASL -X sasl.password=alice-secret -C -t t1 -e
 expect "alice (SASL) may not read t1: Topic authorization failed" 1 "Topic authorization failed"
+python3 "$(dirname "$0")/kafka/sasl_wire.py" denied "$BROKER" alice alice-secret >"$T/out" 2>&1
+RC=$?
+expect "alice may neither describe nor alter SCRAM credentials without cluster ACLs (KSA6)" 0
+run user list "$D2"
+if grep -q mallory "$T/out"; then bad "the refused upsert stored nothing"; else ok "the refused upsert stored nothing"; fi
 serve_stop
 
 # ---- a corrupt acls.meta is reported, never applied ------------------------------------------

@@ -239,6 +239,40 @@ def alter(broker, user, pw, new_user, new_pw):
           % res)
 
 
+def denied(broker, user, pw):
+    """With --authorizer on and no ACL on the cluster for user: DescribeUserScramCredentials is
+    answered CLUSTER_AUTHORIZATION_FAILED (31) as a whole, AlterUserScramCredentials per user,
+    and the credential store is unchanged (KSA6)."""
+    c = Conn(broker, "sasl-wire", timeout=10)
+    c.send(HANDSHAKE, 1, kstr("PLAIN"))
+    c.recv()
+    c.send(AUTHENTICATE, 1, kbytes(plain(user, pw)))
+    c.recv()
+    c.send(DESCRIBE_SCRAM, 0, b"\0\0", header_v2=True)
+    got = c.recv()
+    check(got is not None, "DescribeUserScramCredentials is answered")
+    (err,) = struct.unpack_from(">h", got[1], 1 + 4) if got else (None,)
+    check(err == 31, "... CLUSTER_AUTHORIZATION_FAILED (31) without DESCRIBE on the cluster (%s)" %
+          err)
+    check(describe_results(got[1]) == {} if got else False, "... and lists no user")
+    salt = os.urandom(16)
+    salted = hashlib.pbkdf2_hmac("sha512", b"mallory-pw", salt, 4096)
+    body = uvarint(1) + uvarint(2)
+    body += cstr("mallory") + bytes([2]) + s32(4096) + cbytes(salt) + cbytes(salted) + b"\0"
+    body += b"\0"
+    c.send(ALTER_SCRAM, 0, body, header_v2=True)
+    got = c.recv()
+    check(got is not None, "AlterUserScramCredentials is answered")
+    b = got[1] if got else b""
+    at = 1 + 4 + 1
+    ln = b[at] - 1 if got else 0
+    name = b[at + 1:at + 1 + ln].decode() if got else ""
+    (err,) = struct.unpack_from(">h", b, at + 1 + ln) if got else (None,)
+    check(name == "mallory" and err == 31,
+          "... mallory's upsert refused CLUSTER_AUTHORIZATION_FAILED (31) without ALTER (%s, %s)"
+          % (name, err))
+
+
 def describe_results(b):
     """{user: (error, [(mechanism, iterations)])} of a DescribeUserScramCredentials v0 answer
     (b from past the correlation id: the header's tags first). Lengths here fit one byte."""
@@ -272,6 +306,8 @@ if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "main":
         main(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    elif mode == "denied":
+        denied(sys.argv[2], sys.argv[3], sys.argv[4])
     elif mode == "reauth":
         reauth(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], int(sys.argv[7]))
     else:

@@ -31,6 +31,9 @@
  *   KSA4 A re-authentication must name the principal the session already has; another one
  *        fails it (and the session is no longer authenticated).
  *   KSA5 A SASL token is bounded (SASL_TOKEN_MAX): a larger one fails the authentication.
+ *   KSA6 DescribeUserScramCredentials needs DESCRIBE on the cluster (else the whole answer is
+ *        CLUSTER_AUTHORIZATION_FAILED) and AlterUserScramCredentials ALTER on it (else every
+ *        user's result is), as Kafka's; without --authorizer both are open, as Kafka's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -38,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
 #include "tools/kafka/sasl/cred_store.h"
 #include "tools/kafka/sasl/plain.h"
@@ -494,9 +498,15 @@ enum net_verdict kafka_handle_describe_user_scram_credentials(struct kafka_slot 
         return NET_CLOSE;
     f.res = f.res_cap ? kafka_alloc(s, (size_t)f.res_cap, sizeof(*f.res)) : NULL;
     f.infos = f.info_cap ? kafka_alloc(s, (size_t)f.info_cap, sizeof(*f.infos)) : NULL;
-    if (rc == 0 && cs)
+    /* Kafka's rule: DESCRIBE on the cluster, else the whole answer is refused (KSA6). */
+    bool allowed = kafka_authorize_cluster(s, ACL_OP_DESCRIBE);
+    if (rc == 0 && cs && allowed)
         rc = cred_store_list(cs, fill_cred, &f);
-    if (rc) {
+    if (!allowed) {
+        m.error_code = KAFKA_CLUSTER_AUTHORIZATION_FAILED;
+        m.error_message = kafka_str_dup(s, "DESCRIBE on the cluster is needed");
+        f.res_count = 0;
+    } else if (rc) {
         if (rc == RT_E_CORRUPT)
             log_store_damage(cs);
         m.error_code = KAFKA_UNKNOWN_SERVER_ERROR;
@@ -606,6 +616,7 @@ enum net_verdict kafka_handle_alter_user_scram_credentials(struct kafka_slot *s)
         return NET_CLOSE;
     struct kmsg_alter_user_scram_result *res =
         nd + nu ? kafka_alloc(s, (size_t)(nd + nu), sizeof(*res)) : NULL;
+    bool allowed = kafka_authorize_cluster(s, ACL_OP_ALTER);
     int32_t count = 0;
     for (int32_t i = 0; i < nd + nu && res; i++) {
         bool is_del = i < nd;
@@ -628,7 +639,10 @@ enum net_verdict kafka_handle_alter_user_scram_credentials(struct kafka_slot *s)
             same += same_name(nj, name) && mj == mech;
         }
         char user[SCRAM_USER_MAX + 1];
-        if (!name_of(name, user)) {
+        if (!allowed) { /* KSA6: ALTER on the cluster, per user answer as Kafka's */
+            r->error_code = KAFKA_CLUSTER_AUTHORIZATION_FAILED;
+            msg = "ALTER on the cluster is needed";
+        } else if (!name_of(name, user)) {
             r->error_code = KAFKA_UNACCEPTABLE_CREDENTIAL;
             msg = "Username must not be empty";
         } else if (!cs) {
