@@ -16,7 +16,10 @@
 #      (bootstrap.servers); TEST_KAFKA_VERSION=2.4.0. Tests of the suite's noautocreate
 #      scenario run against a second such broker with --auto-create-topics false, and
 #      0135_sasl_credentials against a third with a SASL_PLAINTEXT listener (SCRAM-SHA-512, one
-#      user made by `ringtail user add`); tests of other scenarios are reported as skipped;
+#      user made by `ringtail user add`), and 0097_ssl_verify against a fourth with an SSL
+#      listener requiring client certificates (tls_certs.sh's, the client's in PEM, DER and
+#      PKCS#12 as trivup's SSL_* variables name them); tests of other scenarios are reported as
+#      skipped;
 #   4. runs every broker-facing test (the runner's -L leaves out the local ones), one test
 #      number at a time with a per-test timeout, restarting the broker if a test killed it;
 #      the tests that run Kafka's kafka-topics.sh get ours (KAFKA_PATH=tests/conformance/
@@ -189,7 +192,7 @@ ln -s "$SRC/src" "$RUN/src"
 SERVE_PID=
 cleanup() {
     local pid
-    for pid in $SERVE_PID $NOAUTO_PID ${SASL_PID:-}; do
+    for pid in $SERVE_PID $NOAUTO_PID ${SASL_PID:-} ${SSL_PID:-}; do
         kill -TERM "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
     done
@@ -246,6 +249,40 @@ sasl_start() {
     printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanisms=SCRAM-SHA-512\nsasl.username=conformance\nsasl.password=conformance-secret\n' \
         "$SASL_PORT" >"$RUN/test-sasl.conf"
 }
+# SSL (issue 23): the tests that need ssl.* in test.conf and trivup's SSL_* environment
+# (0097_ssl_verify) run against a fourth broker with an SSL listener that requires client
+# certificates; the certificates are tests/helpers/tls_certs.sh's (openssl CLI), and the client's
+# in every encoding the test loads (PEM with its key encrypted by SSL_password, DER, PKCS#12).
+SSL_PID=
+SSL_PORT=
+SSL_ENV=()
+ssl_start() {
+    [ -n "$SSL_PORT" ] || SSL_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    local c=$RUN/certs pw=conformance-ssl
+    if [ ! -f "$c/client.p12" ]; then
+        bash "$ROOT/tests/helpers/tls_certs.sh" "$c" || die "tls_certs.sh failed"
+        openssl pkey -in "$c/client.key" -aes256 -passout "pass:$pw" -out "$c/client.enc.key" &&
+            openssl x509 -in "$c/client.pem" -outform DER -out "$c/client.der" &&
+            openssl pkey -in "$c/client.key" -outform DER -out "$c/client.key.der" &&
+            openssl x509 -in "$c/ca.pem" -outform DER -out "$c/ca.der" &&
+            cat "$c/ca.pem" "$c/wrongca.pem" >"$c/all_cas.pem" &&
+            openssl pkcs12 -export -in "$c/client.pem" -inkey "$c/client.key" \
+                -certfile "$c/ca.pem" -passout "pass:$pw" -out "$c/client.p12" ||
+            die "openssl could not make the client's encodings"
+    fi
+    serve_run "$RUN/serve-ssl.log" "$RUN/data-ssl" \
+        --listeners "SSL://127.0.0.1:$SSL_PORT" --ssl-cert-pem "$c/server.pem" \
+        --ssl-key-pem "$c/server.key" --ssl-ca-pem "$c/ca.pem" --ssl-client-auth required \
+        --num-partitions 4 --auto-create-topics true --accept-replication-factor \
+        --segment-bytes 2097152 --sync none
+    SSL_PID=$LAST_PID
+    printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\nsecurity.protocol=SSL\nssl.ca.location=%s\nssl.certificate.location=%s\nssl.key.location=%s\nssl.key.password=%s\n' \
+        "$SSL_PORT" "$c/ca.pem" "$c/client.pem" "$c/client.enc.key" "$pw" >"$RUN/test-ssl.conf"
+    SSL_ENV=("SSL_password=$pw" "SSL_pkcs=$c/client.p12" "SSL_pub_der=$c/client.der"
+        "SSL_priv_der=$c/client.key.der" "SSL_pub_pem=$c/client.pem"
+        "SSL_priv_pem=$c/client.enc.key" "SSL_ca_der=$c/ca.der" "SSL_all_cas_pem=$c/all_cas.pem"
+        "SSL_ca_pem=$c/ca.pem")
+}
 serve_start
 printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$PORT" >"$RUN/test.conf"
 echo "conformance: librdkafka $UPSTREAM's suite against ringtail serve on 127.0.0.1:$PORT" \
@@ -282,11 +319,16 @@ for pair in $PAIRS; do
         [ -n "$SASL_PID" ] || sasl_start
         conf=test-sasl.conf
         pid_var=SASL_PID
+    elif [ "$num" = 0097 ]; then # SSL verification: the SSL broker and trivup's SSL_* variables
+        [ -n "$SSL_PID" ] || ssl_start
+        conf=test-ssl.conf
+        pid_var=SSL_PID
     fi
     addr=127.0.0.1:$PORT
     [ "$pid_var" = NOAUTO_PID ] && addr=127.0.0.1:$NOAUTO_PORT
     tools_env=()
     [ -n "$KAFKA_TOOLS" ] && tools_env=("KAFKA_PATH=$KAFKA_TOOLS" "ZK_ADDRESS=$addr" "BROKERS=$addr")
+    [ "$pid_var" = SSL_PID ] && tools_env+=("${SSL_ENV[@]}")
     start=$(date +%s)
     (cd "$RUN/cwd" && env TESTS="$num" TEST_SCENARIO="$scenario" TEST_KAFKA_VERSION=2.4.0 \
         RDKAFKA_TEST_CONF="$RUN/$conf" "${tools_env[@]}" \
@@ -301,6 +343,7 @@ for pair in $PAIRS; do
         case $pid_var in
         SERVE_PID) serve_start ;;
         SASL_PID) sasl_start ;;
+        SSL_PID) ssl_start ;;
         *) noauto_start ;;
         esac
     fi
