@@ -192,7 +192,7 @@ ln -s "$SRC/src" "$RUN/src"
 SERVE_PID=
 cleanup() {
     local pid
-    for pid in $SERVE_PID $NOAUTO_PID ${SASL_PID:-} ${SSL_PID:-}; do
+    for pid in $SERVE_PID $NOAUTO_PID ${SASL_PID:-} ${SSL_PID:-} ${ACL_PID:-}; do
         kill -TERM "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
     done
@@ -283,6 +283,21 @@ ssl_start() {
         "SSL_priv_pem=$c/client.enc.key" "SSL_ca_der=$c/ca.der" "SSL_all_cas_pem=$c/all_cas.pem"
         "SSL_ca_pem=$c/ca.pem")
 }
+# ACLs (issue 23): 0081_admin's CreateAcls/DescribeAcls/DeleteAcls steps need a broker with an
+# authorizer; it runs against a fifth broker with --authorizer on and Kafka's
+# allow.everyone.if.no.acl.found=true (what trivup's test clusters set), so the ACLs it makes
+# and removes cannot deny the other tests anything.
+ACL_PID=
+ACL_PORT=
+acl_start() {
+    [ -n "$ACL_PORT" ] || ACL_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    serve_run "$RUN/serve-acl.log" "$RUN/data-acl" --listen "127.0.0.1:$ACL_PORT" \
+        --authorizer on --allow-everyone-if-no-acl-found true --num-partitions 4 \
+        --auto-create-topics true --accept-replication-factor --segment-bytes 2097152 --sync none
+    ACL_PID=$LAST_PID
+    printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$ACL_PORT" \
+        >"$RUN/test-acl.conf"
+}
 serve_start
 printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$PORT" >"$RUN/test.conf"
 echo "conformance: librdkafka $UPSTREAM's suite against ringtail serve on 127.0.0.1:$PORT" \
@@ -319,6 +334,10 @@ for pair in $PAIRS; do
         [ -n "$SASL_PID" ] || sasl_start
         conf=test-sasl.conf
         pid_var=SASL_PID
+    elif [ "$num" = 0081 ]; then # the admin API, ACLs included: the broker with an authorizer
+        [ -n "$ACL_PID" ] || acl_start
+        conf=test-acl.conf
+        pid_var=ACL_PID
     elif [ "$num" = 0097 ]; then # SSL verification: the SSL broker and trivup's SSL_* variables
         [ -n "$SSL_PID" ] || ssl_start
         conf=test-ssl.conf
@@ -326,6 +345,7 @@ for pair in $PAIRS; do
     fi
     addr=127.0.0.1:$PORT
     [ "$pid_var" = NOAUTO_PID ] && addr=127.0.0.1:$NOAUTO_PORT
+    [ "$pid_var" = ACL_PID ] && addr=127.0.0.1:$ACL_PORT
     tools_env=()
     [ -n "$KAFKA_TOOLS" ] && tools_env=("KAFKA_PATH=$KAFKA_TOOLS" "ZK_ADDRESS=$addr" "BROKERS=$addr")
     [ "$pid_var" = SSL_PID ] && tools_env+=("${SSL_ENV[@]}")
@@ -344,6 +364,7 @@ for pair in $PAIRS; do
         SERVE_PID) serve_start ;;
         SASL_PID) sasl_start ;;
         SSL_PID) ssl_start ;;
+        ACL_PID) acl_start ;;
         *) noauto_start ;;
         esac
     fi
