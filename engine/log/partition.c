@@ -971,10 +971,9 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     }
     /* CL6 (docs/format.md A.9): a committed compaction swap is finished and an uncommitted one
      * removed before the segments are listed. */
-    rc = cleaner_checkpoint_recover(cfg->segment.faults, p->dir, cfg->segment.read_only,
-                                    &p->cleaned_end);
-    if (rc)
-        return rc;
+    if (rc == 0) /* a failed mkdir stands: it is what the open answers */
+        rc = cleaner_checkpoint_recover(cfg->segment.faults, p->dir, cfg->segment.read_only,
+                                        &p->cleaned_end);
     int64_t *bases = NULL;
     uint32_t count = 0;
     if (rc == 0)
