@@ -3,8 +3,8 @@
  * It owns the key map, the decision which batch of a sealed segment is kept, and the writing
  * of the cleaned segment files; the swap's file steps and the checkpoint are
  * cleaner_checkpoint.c's (docs/format.md A.9). It must never touch the active segment, never
- * change a byte of a batch it keeps, and never remove a file before the swap that replaces it
- * is committed.
+ * change a byte of a record it keeps (nor its offset), and never remove a file before the swap
+ * that replaces it is committed.
  *
  * A clean, on the shard thread:
  *   1. The cleanable range: the oldest segments, up to the first that is the newest, holds an
@@ -17,29 +17,34 @@
  *      (the .txnindex entries of every segment) and control batches never enter it.
  *   3. The segments below mapped_end are rewritten in groups (consecutive, at most a segment's
  *      size and 2^31 offsets each) from the log start, each group into one new segment named
- *      after its first source, through the swap (CL3-CL5), keeping the batches CLN1-CLN6 keep.
+ *      after its first source, through the swap (CL3-CL5), keeping what CLN1-CLN7 keep.
  *   4. cleaned_end = mapped_end; passes repeat until the whole range was mapped.
  *
- * Which batches are kept (granularity: whole batches, copied byte for byte — a batch with one
- * needed record keeps all its records; docs/format.md A.9 says why):
- *   CLN1 A data batch of an aborted transaction (its producer id and offset inside a .txnindex
- *        entry's [firstOffset, lastOffset]) is dropped, unless it is its producer's last batch.
- *   CLN2 A producer's last data batch (its producer table entry's newest batch) is kept, so
- *        sequence and epoch checks survive the clean (Kafka keeps at least its header).
- *   CLN3 Otherwise a data batch at or past mapped_end is kept whole; below it, a batch is kept
- *        when one of its records is needed: it has a key, no later offset of that key is in the
- *        map, and it is not a tombstone older than delete.retention.ms (batch maxTimestamp) —
- *        an expired tombstone is needed still while an older record of its key was kept
- *        (CLN4), or a deleted key would come back.
- *   CLN4 The keys of every kept batch are remembered for the pass (a set as large as the key
+ * What is kept (record by record, as Kafka's MemoryRecords.filterTo; docs/format.md A.9):
+ *   CLN1 The records of an aborted transaction (a data batch whose producer id and offset lie
+ *        inside a .txnindex entry's [firstOffset, lastOffset]) are dropped; a producer's last
+ *        batch among them keeps its empty header (CLN2).
+ *   CLN2 A producer's last data batch (its producer table entry's newest batch) is never dropped
+ *        whole: when none of its records is kept, its empty header is (batch_filter BF5, as
+ *        Kafka keeps it), so sequence and epoch checks survive the clean; an empty batch a
+ *        former clean kept is kept while it is its producer's last.
+ *   CLN3 A data batch at or past mapped_end is kept whole; below it, a record is kept when it
+ *        has a key, no later offset of that key is in the map, and it is not a tombstone older
+ *        than delete.retention.ms (batch maxTimestamp) — an expired tombstone is kept still
+ *        while an older record of its key was kept (CLN4), or a deleted key would come back.
+ *   CLN4 The keys of every kept record are remembered for the pass (a set as large as the key
  *        map; when it is full, no tombstone is dropped in that pass): a tombstone is dropped only
- *        when no record of its key was kept before it, since a kept batch may hold a superseded
- *        record (whole batches are kept) that the tombstone still has to hide.
+ *        when no record of its key was kept before it (a batch past mapped_end is kept whole
+ *        and may hold a record the tombstone still has to hide).
  *   CLN5 A COMMIT or ABORT marker is kept while a batch of its transaction was kept in this pass
  *        (data precede their marker, and every pass walks from the log start), or while it is
  *        younger than delete.retention.ms; a kept ABORT marker keeps its .txnindex entry.
- *   CLN6 Offsets are never changed: the new segment's batches keep their base offsets, so
- *        offsets skip where batches went (CL1).
+ *   CLN6 Offsets are never changed: the new segment's batches keep their base offsets and their
+ *        records their offset deltas, so offsets skip where records went (CL1).
+ *   CLN7 A batch all of whose records are kept is copied byte for byte; one with some kept is
+ *        rewritten by batch_filter (BF1-BF5: same baseOffset, lastOffsetDelta, producer fields,
+ *        attributes and codec, the kept records byte for byte, maxTimestamp recomputed, CRC
+ *        sealed); one with none kept is dropped (CLN2 aside).
  *
  * Costs: a pass reads every batch header of the cleanable range and every record of the dirty
  * part twice (map, then filter) and every record of the clean part once; it writes the kept
