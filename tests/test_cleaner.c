@@ -621,6 +621,38 @@ static void fetch_survives_swap(void **state)
     tu_rmdir_free(dir);
 }
 
+/* CLN8: once a clean has nothing left to remove from the first segment (further cleans of an
+ * unchanged log), that segment is not swapped again: its .log keeps its inode, and no .cleaned
+ * file is left behind. */
+static void unchanged_segment_not_swapped(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    static struct model m;
+    build_log(dir, &m);
+    struct rt_options o;
+    options(&o);
+    o.segment_size_bytes = 2048;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    ino_t prev = first_log_inode(dir);
+    bool stable = false;
+    for (int i = 0; i < 6 && !stable; i++) { /* a clean may still merge small segments */
+        assert_int_equal(rt_topic_compact(e, TOPIC), 0);
+        ino_t now = first_log_inode(dir);
+        stable = i > 0 && now == prev;
+        prev = now;
+    }
+    assert_true(stable);
+    char *stray = tu_path("%s/" TOPIC "-0/00000000000000000000.log.cleaned", dir);
+    struct stat st;
+    assert_int_not_equal(stat(stray, &st), 0);
+    free(stray);
+    assert_int_equal(rt_close(e), 0);
+    verify_clean(dir);
+    tu_rmdir_free(dir);
+}
+
 /* The damage matrix over the cleaner's own files: a stray `*.cleaned` file (an uncommitted swap)
  * is a warning for verify and removed by open (CL6); a damaged cleaner-checkpoint (CK1) is a
  * problem for verify and open refuses the partition naming the file; a read-only open refuses a
@@ -695,7 +727,7 @@ int main(void)
         cmocka_unit_test(model_tombstones_expire), cmocka_unit_test(fetch_survives_swap),
         cmocka_unit_test(crash_each_step),         cmocka_unit_test(power_loss_each_step),
         cmocka_unit_test(background_clean),        cmocka_unit_test(producer_last_batch_kept),
-        cmocka_unit_test(damaged_cleaner_files),
+        cmocka_unit_test(damaged_cleaner_files),   cmocka_unit_test(unchanged_segment_not_swapped),
     };
     return cmocka_run_group_tests(tests, NULL, teardown_template);
 }

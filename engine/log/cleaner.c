@@ -45,6 +45,11 @@
  *        rewritten by batch_filter (BF1-BF5: same baseOffset, lastOffsetDelta, producer fields,
  *        attributes and codec, the kept records byte for byte, maxTimestamp recomputed, CRC
  *        sealed); one with none kept is dropped (CLN2 aside).
+ *   CLN8 A group of one segment of which every batch would be copied whole is not swapped: its
+ *        .cleaned files are removed before anything is committed (CL6 would remove them after a
+ *        crash), so a clean that changes nothing there costs no fsync (a partition that rolls
+ *        often, with max.compaction.lag.ms small, would otherwise rewrite its whole log at each
+ *        roll).
  *
  * Costs: a pass reads every batch header of the cleanable range and every record of the dirty
  * part twice (map, then filter) and every record of the clean part once; it writes the kept
@@ -787,10 +792,23 @@ static int swap_group(struct cleaner_run *r, const struct group *g)
     int rc = cleaned_open(&f, p, g->base);
     if (rc)
         return rc;
+    uint64_t changes = r->out->batches_dropped + r->out->batches_rewritten;
     rc = write_group(r, g, &f);
     if (rc) {
         cleaned_close(&f);
         return rc;
+    }
+    if (g->count == 1 && r->out->batches_dropped + r->out->batches_rewritten == changes) {
+        /* CLN8: the segment would come back as it is: no swap (its .cleaned files go). */
+        cleaned_close(&f);
+        static const char *const exts[] = {"log", "index", "timeindex", "txnindex"};
+        for (size_t k = 0; k < sizeof exts / sizeof exts[0]; k++) {
+            char path[SEGMENT_PATH_BYTES + 16];
+            if (cleaned_path(path, sizeof(path), p->dir, g->base, exts[k]) == 0)
+                (void)io_unlink(p->cfg.segment.faults, path);
+        }
+        r->out->segments_unchanged++;
+        return 0;
     }
     r->out->bytes_out += f.size_bytes;
     rc = cleaned_seal(p, &f);
