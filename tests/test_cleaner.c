@@ -10,7 +10,10 @@
  *       tombstone expired, for a deleted key);
  *   M3  offsets as they were: the records read after a clean are a subsequence, offsets equal, of
  *       those read before it (CLN6), and every record of the active segment is still there;
- *   M4  rt_verify reports no problem (open and verify agree on a compacted log, CL1, CL2).
+ *   M4  rt_verify reports no problem (open and verify agree on a compacted log, CL1, CL2);
+ *   M5  right after a clean, no superseded record is left below the active segment: a record
+ *       there is the last of its key below it (batches hold up to 3 keys, so a cleaner that
+ *       keeps whole batches fails this; CLN7 rewrites them with the needed records only).
  * The crash tests kill a child (or lose the power under it) after each step of the swap
  * (CL3-CL6) and check M1-M4 after the reopen: the old segments or the new ones, never both,
  * never neither. Every test runs in seconds. The cleaner's own file steps do not go through the
@@ -225,6 +228,23 @@ static void check_latest(const struct model *m, const struct seen *s, int n, boo
     }
 }
 
+/* M5: no record below bound is followed by a record of its key below bound. */
+static void check_no_superseded(const struct model *m, const struct seen *s, int n, int64_t bound)
+{
+    int64_t last[KEYS];
+    for (int k = 0; k < KEYS; k++)
+        last[k] = -1;
+    for (int i = 0; i < n && s[i].offset < bound; i++) {
+        int k = m->w[s[i].idx].key;
+        if (last[k] >= 0) {
+            fprintf(stderr, "key k%d: offset %" PRId64 " superseded by %" PRId64 " is left\n", k,
+                    last[k], s[i].offset);
+            fail();
+        }
+        last[k] = s[i].offset;
+    }
+}
+
 /* M3: after is a subsequence of before (same offsets, same records), and keeps every record at
  * or past active_base. Returns how many records the clean removed. */
 static int check_subsequence(const struct seen *before, int nb, const struct seen *after, int na,
@@ -298,6 +318,7 @@ static void model_run(const char *delete_retention_ms, bool tombs_may_go, uint32
             int na = read_all(e, &m, after, WRITES * 4, &ab2);
             removed_total += check_subsequence(before, nb, after, na, ab);
             check_latest(&m, after, na, tombs_may_go);
+            check_no_superseded(&m, after, na, ab2);
             cleans++;
         } else {
             assert_int_equal(rt_producer_close(p), 0);
@@ -600,6 +621,38 @@ static void fetch_survives_swap(void **state)
     tu_rmdir_free(dir);
 }
 
+/* CLN8: once a clean has nothing left to remove from the first segment (further cleans of an
+ * unchanged log), that segment is not swapped again: its .log keeps its inode, and no .cleaned
+ * file is left behind. */
+static void unchanged_segment_not_swapped(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    static struct model m;
+    build_log(dir, &m);
+    struct rt_options o;
+    options(&o);
+    o.segment_size_bytes = 2048;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    ino_t prev = first_log_inode(dir);
+    bool stable = false;
+    for (int i = 0; i < 6 && !stable; i++) { /* a clean may still merge small segments */
+        assert_int_equal(rt_topic_compact(e, TOPIC), 0);
+        ino_t now = first_log_inode(dir);
+        stable = i > 0 && now == prev;
+        prev = now;
+    }
+    assert_true(stable);
+    char *stray = tu_path("%s/" TOPIC "-0/00000000000000000000.log.cleaned", dir);
+    struct stat st;
+    assert_int_not_equal(stat(stray, &st), 0);
+    free(stray);
+    assert_int_equal(rt_close(e), 0);
+    verify_clean(dir);
+    tu_rmdir_free(dir);
+}
+
 /* The damage matrix over the cleaner's own files: a stray `*.cleaned` file (an uncommitted swap)
  * is a warning for verify and removed by open (CL6); a damaged cleaner-checkpoint (CK1) is a
  * problem for verify and open refuses the partition naming the file; a read-only open refuses a
@@ -674,7 +727,7 @@ int main(void)
         cmocka_unit_test(model_tombstones_expire), cmocka_unit_test(fetch_survives_swap),
         cmocka_unit_test(crash_each_step),         cmocka_unit_test(power_loss_each_step),
         cmocka_unit_test(background_clean),        cmocka_unit_test(producer_last_batch_kept),
-        cmocka_unit_test(damaged_cleaner_files),
+        cmocka_unit_test(damaged_cleaner_files),   cmocka_unit_test(unchanged_segment_not_swapped),
     };
     return cmocka_run_group_tests(tests, NULL, teardown_template);
 }

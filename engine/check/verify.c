@@ -337,8 +337,21 @@ static bool has_suffix(const char *s, const char *suffix)
  * just this batch): the codec stream and V11-V14 on the decompressed records. batch_validate
  * stops at the records of a compressed batch. */
 static int check_compressed(struct verifier *v, const char *path, size_t pos, const uint8_t *batch,
-                            size_t size, int64_t base_offset)
+                            size_t size, const struct batch_header *h, bool cleaned)
 {
+    int64_t base_offset = h->base_offset;
+    if (cleaned) { /* a cleaned segment's batch: V10c, V13c (the reader's records_validate_stored) */
+        struct compression_buffer buf = COMPRESSION_BUFFER_INIT;
+        const char *why = NULL;
+        int crc = records_validate_stored(batch, size, h, true, &buf, NULL, NULL, &why);
+        compression_buffer_free(&buf);
+        if (crc == -ENOMEM)
+            return crc;
+        if (crc)
+            problem(v, path, (int64_t)pos, "batch: compressed records: %s",
+                    why ? why : rt_strerror(crc));
+        return 0;
+    }
     rt_fetch *f = NULL;
     int rc = fetch_from_bytes(&f, batch, size, RT_READ_UNCOMMITTED, NULL, 0);
     if (rc != 0)
@@ -443,7 +456,7 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
             break;
         }
         struct batch_header h;
-        rc = batch_validate(m.buf + pos, (size_t)size, 0, &h, &why);
+        rc = batch_validate_stored(m.buf + pos, (size_t)size, gaps_ok, &h, &why); /* V10c, V13c */
         if (rc != 0) {
             problem(v, path, (int64_t)pos, "batch: %s", why ? why : rt_strerror(rc));
             /* The length field is in bounds, so the next batch's position is still known. Its
@@ -464,7 +477,7 @@ static int check_log(struct verifier *v, const char *path, int64_t seg_base, int
                     pos == 0 ? "the segment's base offset from its file name"
                              : "the previous batch's lastOffset + 1");
         if ((h.attributes & BATCH_ATTR_COMPRESSION_MASK) != 0 && !batch_is_control(&h) &&
-            check_compressed(v, path, pos, m.buf + pos, (size_t)size, h.base_offset) == -ENOMEM) {
+            check_compressed(v, path, pos, m.buf + pos, (size_t)size, &h, gaps_ok) == -ENOMEM) {
             unmap_file(&m);
             return -ENOMEM;
         }

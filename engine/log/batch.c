@@ -54,6 +54,12 @@
  *       length >= -1 and inside the record; headerCount >= 0; header key length >= 0, header
  *       value length >= -1, each inside the record
  *   V13 record i has offsetDelta == i
+ *   V10c, V13c (batch_validate_stored with `cleaned`: batches read from a segment the log
+ *       cleaner wrote, docs/format.md A.9 CL1 and B.7) replace V10 and V13: recordCount >= 0,
+ *       lastOffsetDelta >= recordCount - 1, an empty batch is its 61-byte header alone (whatever
+ *       its codec: Kafka writes it so), and record offset deltas strictly increase and are at
+ *       most lastOffsetDelta (a batch the cleaner rewrote keeps its records' offsets and its
+ *       lastOffsetDelta; Kafka's MemoryRecords.filterTo writes the same)
  *   V14 CreateTime batches: every record's baseTimestamp + timestampDelta is representable and
  *       <= maxTimestamp (LogAppendTime batches: record timestamps are ignored, as readers take
  *       maxTimestamp for every record)
@@ -505,7 +511,7 @@ void control_batch_build(uint8_t out[CONTROL_BATCH_BYTES], int64_t producer_id,
  * timestampDelta must be representable, whatever the batch's timestamp type, and their maximum
  * is reported instead of compared. */
 static int records_check(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
-                         int64_t *max_out, const char **why)
+                         bool cleaned, int64_t *max_out, const char **why)
 {
     assert(p <= end);
     assert(h->record_count >= 0);
@@ -515,8 +521,10 @@ static int records_check(const struct batch_header *h, const uint8_t *p, const u
      * any record is decoded (a recordCount of INT32_MAX over a few bytes costs nothing). */
     if ((size_t)(end - p) / BATCH_RECORD_MIN_BYTES < (size_t)h->record_count)
         return fail(why, "fewer records than recordCount"); /* V11 */
-    if (h->last_offset_delta != h->record_count - 1)
-        return fail(why, "lastOffsetDelta is not recordCount - 1"); /* V10 */
+    if (cleaned ? h->last_offset_delta < h->record_count - 1
+                : h->last_offset_delta != h->record_count - 1)
+        return fail(why, "lastOffsetDelta is not recordCount - 1"); /* V10, V10c */
+    int32_t prev_delta = -1;
     for (int32_t i = 0; i < h->record_count; i++) {
         if (p == end)
             return fail(why, "fewer records than recordCount"); /* V11 */
@@ -525,8 +533,10 @@ static int records_check(const struct batch_header *h, const uint8_t *p, const u
         if (n < 0)
             return n;
         p += n;
-        if (r.offset_delta != i) /* V13 */
+        if (cleaned ? r.offset_delta <= prev_delta || r.offset_delta > h->last_offset_delta
+                    : r.offset_delta != i) /* V13, V13c */
             return fail(why, "record offsetDelta out of sequence");
+        prev_delta = r.offset_delta;
         if (create_time) { /* V14 */
             int64_t ts;
             if (__builtin_add_overflow(h->base_timestamp, r.timestamp_delta, &ts))
@@ -555,18 +565,24 @@ static int records_check(const struct batch_header *h, const uint8_t *p, const u
 int batch_records_check(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
                         const char **why)
 {
-    return records_check(h, p, end, NULL, why);
+    return records_check(h, p, end, false, NULL, why);
+}
+
+int batch_records_check_stored(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
+                               bool cleaned, const char **why)
+{
+    return records_check(h, p, end, cleaned, NULL, why);
 }
 
 int batch_records_max_timestamp(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
                                 int64_t *max_timestamp_out, const char **why)
 {
     assert(max_timestamp_out != NULL);
-    return records_check(h, p, end, max_timestamp_out, why);
+    return records_check(h, p, end, false, max_timestamp_out, why);
 }
 
 /* batch_validate (max_out NULL) and batch_validate_append (max_out set: V16 instead of V14). */
-static int validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
+static int validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes, bool cleaned,
                     struct batch_header *out, int64_t *max_out, const char **why)
 {
     struct batch_header h;
@@ -588,20 +604,24 @@ static int validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
     int codec = h.attributes & BATCH_ATTR_COMPRESSION_MASK;
     if (codec > BATCH_COMPRESSION_ZSTD)
         return fail(why, "unknown compression codec");
-    if (h.record_count == 0) /* V10 */
+    if (h.record_count == 0 && !cleaned) /* V10 */
         return fail(why, "batch holds no records");
-    if (h.last_offset_delta != h.record_count - 1)
+    if (h.record_count == 0 && size != BATCH_HEADER_BYTES) /* V10c */
+        return fail(why, "an empty batch holds bytes after its header");
+    if (cleaned ? h.last_offset_delta < h.record_count - 1
+                : h.last_offset_delta != h.record_count - 1)
         return fail(why, "lastOffsetDelta is not recordCount - 1");
     if (batch_is_control(&h)) { /* V15 */
         if (codec != BATCH_COMPRESSION_NONE)
             return fail(why, "control batch is compressed");
-        if (h.record_count != 1)
+        if (h.record_count != 1 || h.last_offset_delta != 0)
             return fail(why, "control batch does not hold exactly one record");
         if (size != CONTROL_BATCH_BYTES)
             return fail(why, "control batch is not 78 bytes");
     }
-    if (codec == BATCH_COMPRESSION_NONE) {
-        rc = records_check(&h, buf + BATCH_HEADER_BYTES, buf + len, max_out, why); /* V11-V16 */
+    if (codec == BATCH_COMPRESSION_NONE || h.record_count == 0) {
+        rc = records_check(&h, buf + BATCH_HEADER_BYTES, buf + len, cleaned, max_out,
+                           why); /* V11-V16 */
         if (rc < 0)
             return rc;
     }
@@ -613,7 +633,13 @@ static int validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
 int batch_validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
                    struct batch_header *out, const char **why)
 {
-    return validate(buf, len, max_size_bytes, out, NULL, why);
+    return validate(buf, len, max_size_bytes, false, out, NULL, why);
+}
+
+int batch_validate_stored(const uint8_t *buf, size_t len, bool cleaned, struct batch_header *out,
+                          const char **why)
+{
+    return validate(buf, len, 0, cleaned, out, NULL, why);
 }
 
 int batch_validate_append(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
@@ -622,7 +648,7 @@ int batch_validate_append(const uint8_t *buf, size_t len, uint32_t max_size_byte
 {
     assert(records_max_timestamp_out != NULL);
     *records_max_timestamp_out = INT64_MIN;
-    return validate(buf, len, max_size_bytes, out, records_max_timestamp_out, why);
+    return validate(buf, len, max_size_bytes, false, out, records_max_timestamp_out, why);
 }
 
 bool batch_stamp_timestamps(uint8_t *buf, size_t len, struct batch_header *h, bool log_append_time,

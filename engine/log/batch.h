@@ -119,6 +119,13 @@ int batch_validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
  * maxTimestamp. For an uncompressed batch *records_max_timestamp_out is the largest
  * baseTimestamp + timestampDelta of its records; for a compressed one it is INT64_MIN and
  * records_validate_append (records.h) measures it. Same errors as batch_validate. O(size). */
+/* batch_validate of a batch read from a segment (no size limit); `cleaned`: the segment was
+ * written by the log cleaner (docs/format.md A.9 CL1), so V10c and V13c replace V10 and V13
+ * (records may be missing: offset deltas increase with gaps, lastOffsetDelta is the original
+ * batch's, an empty batch is a 61-byte header). Same errors as batch_validate. O(size). */
+int batch_validate_stored(const uint8_t *buf, size_t len, bool cleaned, struct batch_header *out,
+                          const char **why);
+
 int batch_validate_append(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
                           struct batch_header *out, int64_t *records_max_timestamp_out,
                           const char **why);
@@ -142,6 +149,10 @@ bool batch_stamp_timestamps(uint8_t *buf, size_t len, struct batch_header *h, bo
  * batch's marker record. Returns 0 or RT_E_CORRUPT with a static *why. O(end - p). */
 int batch_records_check(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
                         const char **why);
+
+/* batch_records_check; `cleaned`: V10c and V13c instead of V10 and V13 (batch_validate_stored). */
+int batch_records_check_stored(const struct batch_header *h, const uint8_t *p, const uint8_t *end,
+                               bool cleaned, const char **why);
 
 /* batch_records_check with V16 instead of V14 (appends): *max_timestamp_out = the largest
  * baseTimestamp + timestampDelta of the records, whatever the batch's timestamp type. */

@@ -3,8 +3,8 @@
  * It owns the key map, the decision which batch of a sealed segment is kept, and the writing
  * of the cleaned segment files; the swap's file steps and the checkpoint are
  * cleaner_checkpoint.c's (docs/format.md A.9). It must never touch the active segment, never
- * change a byte of a batch it keeps, and never remove a file before the swap that replaces it
- * is committed.
+ * change a byte of a record it keeps (nor its offset), and never remove a file before the swap
+ * that replaces it is committed.
  *
  * A clean, on the shard thread:
  *   1. The cleanable range: the oldest segments, up to the first that is the newest, holds an
@@ -17,29 +17,39 @@
  *      (the .txnindex entries of every segment) and control batches never enter it.
  *   3. The segments below mapped_end are rewritten in groups (consecutive, at most a segment's
  *      size and 2^31 offsets each) from the log start, each group into one new segment named
- *      after its first source, through the swap (CL3-CL5), keeping the batches CLN1-CLN6 keep.
+ *      after its first source, through the swap (CL3-CL5), keeping what CLN1-CLN7 keep.
  *   4. cleaned_end = mapped_end; passes repeat until the whole range was mapped.
  *
- * Which batches are kept (granularity: whole batches, copied byte for byte — a batch with one
- * needed record keeps all its records; docs/format.md A.9 says why):
- *   CLN1 A data batch of an aborted transaction (its producer id and offset inside a .txnindex
- *        entry's [firstOffset, lastOffset]) is dropped, unless it is its producer's last batch.
- *   CLN2 A producer's last data batch (its producer table entry's newest batch) is kept, so
- *        sequence and epoch checks survive the clean (Kafka keeps at least its header).
- *   CLN3 Otherwise a data batch at or past mapped_end is kept whole; below it, a batch is kept
- *        when one of its records is needed: it has a key, no later offset of that key is in the
- *        map, and it is not a tombstone older than delete.retention.ms (batch maxTimestamp) —
- *        an expired tombstone is needed still while an older record of its key was kept
- *        (CLN4), or a deleted key would come back.
- *   CLN4 The keys of every kept batch are remembered for the pass (a set as large as the key
+ * What is kept (record by record, as Kafka's MemoryRecords.filterTo; docs/format.md A.9):
+ *   CLN1 The records of an aborted transaction (a data batch whose producer id and offset lie
+ *        inside a .txnindex entry's [firstOffset, lastOffset]) are dropped; a producer's last
+ *        batch among them keeps its empty header (CLN2).
+ *   CLN2 A producer's last data batch (its producer table entry's newest batch) is never dropped
+ *        whole: when none of its records is kept, its empty header is (batch_filter BF5, as
+ *        Kafka keeps it), so sequence and epoch checks survive the clean; an empty batch a
+ *        former clean kept is kept while it is its producer's last.
+ *   CLN3 A data batch at or past mapped_end is kept whole; below it, a record is kept when it
+ *        has a key, no later offset of that key is in the map, and it is not a tombstone older
+ *        than delete.retention.ms (batch maxTimestamp) — an expired tombstone is kept still
+ *        while an older record of its key was kept (CLN4), or a deleted key would come back.
+ *   CLN4 The keys of every kept record are remembered for the pass (a set as large as the key
  *        map; when it is full, no tombstone is dropped in that pass): a tombstone is dropped only
- *        when no record of its key was kept before it, since a kept batch may hold a superseded
- *        record (whole batches are kept) that the tombstone still has to hide.
+ *        when no record of its key was kept before it (a batch past mapped_end is kept whole
+ *        and may hold a record the tombstone still has to hide).
  *   CLN5 A COMMIT or ABORT marker is kept while a batch of its transaction was kept in this pass
  *        (data precede their marker, and every pass walks from the log start), or while it is
  *        younger than delete.retention.ms; a kept ABORT marker keeps its .txnindex entry.
- *   CLN6 Offsets are never changed: the new segment's batches keep their base offsets, so
- *        offsets skip where batches went (CL1).
+ *   CLN6 Offsets are never changed: the new segment's batches keep their base offsets and their
+ *        records their offset deltas, so offsets skip where records went (CL1).
+ *   CLN7 A batch all of whose records are kept is copied byte for byte; one with some kept is
+ *        rewritten by batch_filter (BF1-BF5: same baseOffset, lastOffsetDelta, producer fields,
+ *        attributes and codec, the kept records byte for byte, maxTimestamp recomputed, CRC
+ *        sealed); one with none kept is dropped (CLN2 aside).
+ *   CLN8 A group of one segment of which every batch would be copied whole is not swapped: its
+ *        .cleaned files are removed before anything is committed (CL6 would remove them after a
+ *        crash), so a clean that changes nothing there costs no fsync (a partition that rolls
+ *        often, with max.compaction.lag.ms small, would otherwise rewrite its whole log at each
+ *        roll).
  *
  * Costs: a pass reads every batch header of the cleanable range and every record of the dirty
  * part twice (map, then filter) and every record of the clean part once; it writes the kept
@@ -58,6 +68,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "batch_filter.h"
 #include "cleaner_checkpoint.h"
 #include "compression.h"
 #include "error.h"
@@ -322,7 +333,8 @@ struct cleaner_run {
     const struct partition_compaction *cfg;
     struct key_map map;
     struct compression_buffer buf;
-    struct aborted *aborted; /* sorted by (producer_id, first) */
+    struct batch_filter_scratch filter; /* CLN7 */
+    struct aborted *aborted;            /* sorted by (producer_id, first) */
     uint32_t aborted_count;
     struct last_batch *lasts; /* sorted by producer_id */
     uint32_t last_count;
@@ -494,7 +506,6 @@ static int build_map(struct cleaner_run *r, uint32_t n)
 struct keep_batch {
     struct cleaner_run *r;
     const struct batch_header *h;
-    bool needed;
 };
 
 /* CLN4: the keys of a kept batch join the pass's set. */
@@ -507,10 +518,12 @@ static int shadow_record(void *ctx, const struct record_ref *rec)
     return 0;
 }
 
-static int keep_record(void *ctx, const struct record_ref *rec)
+/* CLN3: whether one record of a batch below mapped_end is kept; a kept key joins CLN4's set. */
+static int keep_record(void *ctx, const struct batch_filter_record *rec, bool *keep)
 {
     struct keep_batch *kb = ctx;
     struct cleaner_run *r = kb->r;
+    *keep = false;
     if (rec->key_len < 0)
         return 0; /* Kafka's cleaner drops records without a key */
     struct key_hash k = key_hash(rec->key, rec->key_len);
@@ -520,37 +533,52 @@ static int keep_record(void *ctx, const struct record_ref *rec)
     if (rec->value_len < 0 && r->now_ms - kb->h->max_timestamp >= r->cfg->delete_retention_ms &&
         !r->shadow_full && !hset_has(&r->shadowed, k))
         return 0; /* CLN3: an expired tombstone with no record of its key kept before it */
-    kb->needed = true;
+    *keep = true;
+    if (!r->shadow_full && !hset_add(&r->shadowed, k)) /* CLN4 */
+        r->shadow_full = true;
     return 0;
 }
 
-/* Whether the batch at b is kept (CLN1-CLN5). */
+/* What is kept of the batch at b (CLN1-CLN5, CLN7): *result, and the bytes to write in
+ * [*out, *out + *out_len) with their header *out_h (b itself, or the rewritten batch in
+ * r->filter until the next call). */
 static int keep_batch(struct cleaner_run *r, const uint8_t *b, size_t size,
-                      const struct batch_header *h, bool *keep)
+                      const struct batch_header *h, enum batch_filter_result *result,
+                      const uint8_t **out, size_t *out_len, struct batch_header *out_h)
 {
+    *out = b;
+    *out_len = size;
+    *out_h = *h;
     if (batch_is_control(h)) { /* CLN5 */
         bool data_kept = hset_remove_pid(&r->txn_kept, h->producer_id);
-        *keep = data_kept || r->now_ms - h->max_timestamp < r->cfg->delete_retention_ms;
+        bool keep = data_kept || r->now_ms - h->max_timestamp < r->cfg->delete_retention_ms;
+        *result = keep ? BATCH_FILTER_WHOLE : BATCH_FILTER_DROP;
         return 0;
     }
     bool last = is_last_of_producer(r, h);
-    if (is_aborted(r, h)) { /* CLN1 */
-        *keep = last;
-    } else if (last || h->base_offset >= r->mapped_end) { /* CLN2, CLN3 */
-        *keep = true;
-    } else {
+    if (h->record_count == 0) { /* an empty batch a former clean kept (CLN2) */
+        *result = last ? BATCH_FILTER_WHOLE : BATCH_FILTER_DROP;
+    } else if (is_aborted(r, h)) { /* CLN1: no record, the header if it is the last (CLN2) */
+        int rc =
+            batch_filter(b, size, h, last, NULL, NULL, &r->filter, result, out, out_len, out_h);
+        if (rc)
+            return rc;
+    } else if (h->base_offset >= r->mapped_end) { /* CLN3 */
+        *result = BATCH_FILTER_WHOLE;
+        if (!r->shadow_full) { /* CLN4 */
+            int rc = each_record(b, size, h, &r->buf, shadow_record, r);
+            if (rc)
+                return rc;
+        }
+    } else { /* CLN3, CLN7: record by record; CLN2: the producer's last keeps its header */
         struct keep_batch kb = {.r = r, .h = h};
-        int rc = each_record(b, size, h, &r->buf, keep_record, &kb);
+        int rc = batch_filter(b, size, h, last, keep_record, &kb, &r->filter, result, out, out_len,
+                              out_h);
         if (rc)
-            return rc;
-        *keep = kb.needed;
+            return error_set(rc, "batch at offset %" PRId64 ": cannot filter its records: %s",
+                             h->base_offset, rt_strerror(rc));
     }
-    if (*keep && !r->shadow_full) { /* CLN4 */
-        int rc = each_record(b, size, h, &r->buf, shadow_record, r);
-        if (rc)
-            return rc;
-    }
-    if (*keep && batch_is_transactional(h) && h->producer_id >= 0 &&
+    if (*result != BATCH_FILTER_DROP && batch_is_transactional(h) && h->producer_id >= 0 &&
         !hset_add(&r->txn_kept, pid_hash(h->producer_id)))
         return -ENOMEM; /* sized for every producer of the partition: cannot be full */
     return 0;
@@ -632,8 +660,19 @@ struct group {
     int64_t base, end;     /* the new segment's base and the sources' end */
 };
 
-/* Copies the kept batches of the group's sources into f (runs of consecutive kept batches in
- * one write each). */
+/* Writes bytes at the end of f. */
+static int cleaned_write(struct cleaned_files *f, const struct segment *seg, const uint8_t *b,
+                         uint64_t len, uint64_t at)
+{
+    int rc = fs_pwrite_all(f->fd, b, len, at);
+    if (rc)
+        return error_set(rc, "%s: cannot write the cleaned segment: %s", seg->log_path,
+                         strerror(-rc));
+    return 0;
+}
+
+/* Copies the kept batches of the group's sources into f (runs of consecutive batches kept whole
+ * in one write each; a rewritten batch in a write of its own). */
 static int write_group(struct cleaner_run *r, const struct group *g, struct cleaned_files *f)
 {
     struct partition *p = r->p;
@@ -647,37 +686,47 @@ static int write_group(struct cleaner_run *r, const struct group *g, struct clea
         r->out->bytes_in += seg->size_bytes;
         while (pos <= seg->size_bytes) {
             bool at_end = pos == seg->size_bytes;
-            bool keep = false;
-            struct batch_header h;
+            enum batch_filter_result res = BATCH_FILTER_DROP;
+            struct batch_header h, nh;
             int64_t size = 0;
+            const uint8_t *nb = NULL;
+            size_t nlen = 0;
             if (!at_end) {
                 const char *why = NULL;
                 size = batch_size_at(seg->map + pos, seg->size_bytes - pos, &why);
-                if (size < 0 || batch_validate(seg->map + pos, (size_t)size, 0, &h, &why) != 0)
+                if (size < 0 || batch_validate_stored(seg->map + pos, (size_t)size,
+                                                      seg->cfg.gaps_ok, &h, &why) != 0)
                     return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
                                      why ? why : "bad batch");
-                int rc = keep_batch(r, seg->map + pos, (size_t)size, &h, &keep);
+                int rc = keep_batch(r, seg->map + pos, (size_t)size, &h, &res, &nb, &nlen, &nh);
                 if (rc)
                     return rc;
             }
-            if ((at_end || !keep) && run_bytes > 0) {
-                int rc = fs_pwrite_all(f->fd, seg->map + run_start, run_bytes,
+            if ((at_end || res != BATCH_FILTER_WHOLE) && run_bytes > 0) {
+                int rc = cleaned_write(f, seg, seg->map + run_start, run_bytes,
                                        f->size_bytes - run_bytes);
                 if (rc)
-                    return error_set(rc, "%s: cannot write the cleaned segment: %s", seg->log_path,
-                                     strerror(-rc));
+                    return rc;
                 run_bytes = 0;
             }
             if (at_end)
                 break;
-            if (keep) {
-                if (run_bytes == 0)
-                    run_start = pos;
+            if (res != BATCH_FILTER_DROP) {
                 uint64_t position = f->size_bytes;
+                if (res == BATCH_FILTER_WHOLE) {
+                    if (run_bytes == 0)
+                        run_start = pos;
+                    run_bytes += (uint64_t)size;
+                } else {
+                    int rc = cleaned_write(f, seg, nb, nlen, position); /* CLN7 */
+                    if (rc)
+                        return rc;
+                    r->out->batches_rewritten++;
+                }
                 /* The indexes as segment_note_append builds them (C.1, C.2). */
-                int64_t last = batch_last_offset(&h);
-                if (h.max_timestamp > f->max_timestamp) {
-                    f->max_timestamp = h.max_timestamp;
+                int64_t last = batch_last_offset(&nh);
+                if (nh.max_timestamp > f->max_timestamp) {
+                    f->max_timestamp = nh.max_timestamp;
                     f->max_timestamp_offset = last;
                 }
                 if (f->bytes_since_index > interval) {
@@ -688,9 +737,8 @@ static int write_group(struct cleaner_run *r, const struct group *g, struct clea
                         return error_set(rc, "%s: cleaned index: %s", seg->log_path, strerror(-rc));
                     f->bytes_since_index = 0;
                 }
-                f->bytes_since_index += (uint64_t)size;
-                f->size_bytes += (uint64_t)size;
-                run_bytes += (uint64_t)size;
+                f->bytes_since_index += (uint64_t)nlen;
+                f->size_bytes += (uint64_t)nlen;
                 if (batch_is_control(&h) &&
                     control_batch_type(seg->map + pos, (size_t)size) == CONTROL_ABORT) {
                     /* CLN5: the kept ABORT marker keeps its entry. */
@@ -744,10 +792,23 @@ static int swap_group(struct cleaner_run *r, const struct group *g)
     int rc = cleaned_open(&f, p, g->base);
     if (rc)
         return rc;
+    uint64_t changes = r->out->batches_dropped + r->out->batches_rewritten;
     rc = write_group(r, g, &f);
     if (rc) {
         cleaned_close(&f);
         return rc;
+    }
+    if (g->count == 1 && r->out->batches_dropped + r->out->batches_rewritten == changes) {
+        /* CLN8: the segment would come back as it is: no swap (its .cleaned files go). */
+        cleaned_close(&f);
+        static const char *const exts[] = {"log", "index", "timeindex", "txnindex"};
+        for (size_t k = 0; k < sizeof exts / sizeof exts[0]; k++) {
+            char path[SEGMENT_PATH_BYTES + 16];
+            if (cleaned_path(path, sizeof(path), p->dir, g->base, exts[k]) == 0)
+                (void)io_unlink(p->cfg.segment.faults, path);
+        }
+        r->out->segments_unchanged++;
+        return 0;
     }
     r->out->bytes_out += f.size_bytes;
     rc = cleaned_seal(p, &f);
@@ -911,6 +972,7 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
         return 0;
     struct cleaner_run r = {.p = p, .now_ms = now_ms, .cfg = &p->cfg.compaction, .out = out};
     r.buf = (struct compression_buffer)COMPRESSION_BUFFER_INIT;
+    r.filter = (struct batch_filter_scratch)BATCH_FILTER_SCRATCH_INIT;
     uint32_t pcap = 64;
     while (pcap < 2 * (p->producers.count + 8))
         pcap *= 2;
@@ -962,5 +1024,6 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
     free(r.txn_kept.slots);
     free(r.shadowed.slots);
     compression_buffer_free(&r.buf);
+    batch_filter_scratch_free(&r.filter);
     return rc;
 }

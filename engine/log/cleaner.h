@@ -20,12 +20,14 @@
 #include "partition.h"
 
 struct cleaner_result {
-    uint32_t passes;          /* passes that swapped segments in */
-    uint32_t segments_in;     /* segments replaced */
-    uint32_t segments_out;    /* segments written */
-    uint64_t bytes_in;        /* log bytes read */
-    uint64_t bytes_out;       /* log bytes written */
-    uint64_t batches_dropped; /* batches not copied */
+    uint32_t passes;             /* passes that swapped segments in */
+    uint32_t segments_in;        /* segments replaced */
+    uint32_t segments_out;       /* segments written */
+    uint64_t bytes_in;           /* log bytes read */
+    uint64_t bytes_out;          /* log bytes written */
+    uint64_t batches_dropped;    /* batches not copied */
+    uint64_t batches_rewritten;  /* batches written with some of their records (CLN7) */
+    uint32_t segments_unchanged; /* segments left in place: nothing to remove (CLN8) */
 };
 
 /* Cleans partition p (writer thread). force: clean whatever is cleanable now (rt_topic_compact),

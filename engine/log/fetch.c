@@ -412,17 +412,17 @@ int fetch_from_bytes(rt_fetch **out, const uint8_t *data, size_t len, enum rt_is
  * decompressed into *scratch (bounded by RECORDS_DECOMPRESSED_MAX_BYTES), because the record
  * Kafka answers may be any of its records; a LogAppendTime batch's records all carry its max
  * timestamp. */
-static int first_record_at_or_after(const uint8_t *p, size_t len, int64_t ts, int64_t bound,
-                                    struct compression_buffer *scratch, int64_t *offset_out,
-                                    int64_t *timestamp_out, const char **why)
+static int first_record_at_or_after(const uint8_t *p, size_t len, bool cleaned, int64_t ts,
+                                    int64_t bound, struct compression_buffer *scratch,
+                                    int64_t *offset_out, int64_t *timestamp_out, const char **why)
 {
     struct batch_header h;
-    if (batch_validate(p, len, 0, &h, why) != 0)
+    if (batch_validate_stored(p, len, cleaned, &h, why) != 0)
         return RT_E_CORRUPT;
     const uint8_t *r = p + BATCH_HEADER_BYTES, *end = p + len;
     enum batch_compression codec =
         (enum batch_compression)(h.attributes & BATCH_ATTR_COMPRESSION_MASK);
-    if (codec != BATCH_COMPRESSION_NONE) {
+    if (codec != BATCH_COMPRESSION_NONE && h.record_count > 0) { /* V10c: empty, no stream */
         /* The reader's bound (records.h RECORDS_DECOMPRESSED_MAX_BYTES, 64 MiB; records.h is
          * not included here: it includes fetch.h). Each record is then decoded with bounds. */
         int rc = compression_decompress(codec, p + BATCH_HEADER_BYTES, len - BATCH_HEADER_BYTES,
@@ -504,8 +504,9 @@ int fetch_partition_offset_for_timestamp(struct partition *p, int64_t ts,
                 if (size < 0)
                     rc = RT_E_CORRUPT;
                 else
-                    rc = first_record_at_or_after(seg->map + pos, (size_t)size, ts, bound, &scratch,
-                                                  offset_out, timestamp_out, &why);
+                    rc =
+                        first_record_at_or_after(seg->map + pos, (size_t)size, seg->cfg.gaps_ok, ts,
+                                                 bound, &scratch, offset_out, timestamp_out, &why);
                 if (rc == RT_E_CORRUPT)
                     rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
                                    why);

@@ -59,6 +59,7 @@
 #include "compression.h"
 #include "error.h"
 #include "fetch.h"
+#include "segment.h"
 #include "records.h"
 #include "ringtail.h"
 
@@ -75,6 +76,13 @@ static struct rt_fetch *fetch_of(const struct rt_records *it)
 {
     return (struct rt_fetch *)(uintptr_t)((const uint8_t *)it->view -
                                           offsetof(struct rt_fetch, view));
+}
+
+/* Whether the fetch's bytes come from a segment the log cleaner wrote (docs/format.md A.9 CL1):
+ * its batches are read with V10c and V13c (batch_validate_stored). */
+static bool fetch_cleaned(const struct rt_fetch *f)
+{
+    return f->segment != NULL && f->segment->cfg.gaps_ok;
 }
 
 int rt_records_init(struct rt_records *it, const rt_fetch *fetch, int64_t start_offset)
@@ -191,8 +199,9 @@ _Static_assert(RECORDS_DECOMPRESSED_MAX_BYTES == (size_t)64 << 20, "the reason s
 
 /* records_validate (max_out NULL) and records_validate_append (V16: max_out set). */
 static int validate_records(const uint8_t *batch, size_t len, const struct batch_header *h,
-                            struct compression_buffer *scratch, const uint8_t **rec_pos,
-                            const uint8_t **rec_end, int64_t *max_out, const char **why)
+                            bool cleaned, struct compression_buffer *scratch,
+                            const uint8_t **rec_pos, const uint8_t **rec_end, int64_t *max_out,
+                            const char **why)
 {
     assert(len >= BATCH_HEADER_BYTES);
     assert((size_t)BATCH_LOG_OVERHEAD_BYTES + (size_t)h->length == len);
@@ -202,7 +211,9 @@ static int validate_records(const uint8_t *batch, size_t len, const struct batch
     enum batch_compression codec =
         (enum batch_compression)(h->attributes & BATCH_ATTR_COMPRESSION_MASK);
     const uint8_t *p = batch + BATCH_HEADER_BYTES, *end = batch + len;
-    if (codec != BATCH_COMPRESSION_NONE) {
+    if (codec != BATCH_COMPRESSION_NONE && h->record_count == 0 && cleaned) {
+        p = end; /* V10c: an empty batch is its header alone, whatever its codec */
+    } else if (codec != BATCH_COMPRESSION_NONE) {
         int rc = compression_decompress(codec, batch + BATCH_HEADER_BYTES, len - BATCH_HEADER_BYTES,
                                         scratch, RECORDS_DECOMPRESSED_MAX_BYTES, why);
         if (rc == RT_E_RECORD_TOO_LARGE) {
@@ -217,7 +228,7 @@ static int validate_records(const uint8_t *batch, size_t len, const struct batch
             p = end = (const uint8_t *)""; /* never NULL arithmetic */
     }
     int rc = max_out ? batch_records_max_timestamp(h, p, end, max_out, why) /* V10-V16 */
-                     : batch_records_check(h, p, end, why);                 /* V10-V15 */
+                     : batch_records_check_stored(h, p, end, cleaned, why); /* V10-V15 */
     if (rc)
         return rc;
     if (rec_pos)
@@ -231,7 +242,14 @@ int records_validate(const uint8_t *batch, size_t len, const struct batch_header
                      struct compression_buffer *scratch, const uint8_t **rec_pos,
                      const uint8_t **rec_end, const char **why)
 {
-    return validate_records(batch, len, h, scratch, rec_pos, rec_end, NULL, why);
+    return validate_records(batch, len, h, false, scratch, rec_pos, rec_end, NULL, why);
+}
+
+int records_validate_stored(const uint8_t *batch, size_t len, const struct batch_header *h,
+                            bool cleaned, struct compression_buffer *scratch,
+                            const uint8_t **rec_pos, const uint8_t **rec_end, const char **why)
+{
+    return validate_records(batch, len, h, cleaned, scratch, rec_pos, rec_end, NULL, why);
 }
 
 int records_validate_append(const uint8_t *batch, size_t len, const struct batch_header *h,
@@ -239,7 +257,8 @@ int records_validate_append(const uint8_t *batch, size_t len, const struct batch
                             const char **why)
 {
     assert(records_max_timestamp_out != NULL);
-    return validate_records(batch, len, h, scratch, NULL, NULL, records_max_timestamp_out, why);
+    return validate_records(batch, len, h, false, scratch, NULL, NULL, records_max_timestamp_out,
+                            why);
 }
 
 /* Decompresses the validated batch at `batch` into the fetch's buffer and checks its records;
@@ -250,7 +269,8 @@ static int decompress_batch(const struct rt_records *it, const uint8_t *batch, s
 {
     struct rt_fetch *f = fetch_of(it);
     const char *why = NULL;
-    int rc = records_validate(batch, size, h, &f->decompressed, rec_pos, rec_end, &why);
+    int rc = records_validate_stored(batch, size, h, fetch_cleaned(f), &f->decompressed, rec_pos,
+                                     rec_end, &why);
     if (rc == -ENOMEM)
         return error_set(rc, "%s: offset %" PRIu64 ": out of memory decompressing records",
                          it->view->segment_path, position_of(it, batch));
@@ -272,7 +292,7 @@ static int next_batch(struct rt_records *it)
         if (size < 0)
             return corrupt_at(it, it->pos, "", why);
         struct batch_header h;
-        int rc = batch_validate(it->pos, (size_t)size, 0, &h, &why);
+        int rc = batch_validate_stored(it->pos, (size_t)size, fetch_cleaned(f), &h, &why);
         if (rc)
             return corrupt_at(it, it->pos, "", why);
         /* The CRC does not cover baseOffset: a damaged one must not overflow lastOffset. */

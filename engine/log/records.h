@@ -33,6 +33,12 @@ int records_validate(const uint8_t *batch, size_t len, const struct batch_header
                      struct compression_buffer *scratch, const uint8_t **rec_pos,
                      const uint8_t **rec_end, const char **why);
 
+/* records_validate of a batch read from a segment; `cleaned`: the log cleaner wrote it
+ * (batch_validate_stored: V10c and V13c; an empty compressed batch is not decompressed). */
+int records_validate_stored(const uint8_t *batch, size_t len, const struct batch_header *h,
+                            bool cleaned, struct compression_buffer *scratch,
+                            const uint8_t **rec_pos, const uint8_t **rec_end, const char **why);
+
 /* records_validate for an append (V16 instead of V14, batch.c): the records' largest timestamp
  * goes to *records_max_timestamp_out instead of being compared with maxTimestamp. */
 int records_validate_append(const uint8_t *batch, size_t len, const struct batch_header *h,

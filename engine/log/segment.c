@@ -607,7 +607,7 @@ static int segment_scan_from(struct segment *seg, uint64_t limit, struct segment
             break;
         }
         struct batch_header h;
-        int rc = batch_validate(seg->map + pos, (size_t)size, 0, &h, &why);
+        int rc = batch_validate_stored(seg->map + pos, (size_t)size, seg->cfg.gaps_ok, &h, &why);
         if (rc) {
             rec->why = why;
             break;
@@ -797,7 +797,8 @@ static bool tail_holds(const struct segment *seg, uint64_t file_bytes,
     {
         struct batch_header h0;
         int64_t size0 = batch_size_at(seg->map, t->bytes, &why);
-        if (size0 < 0 || batch_validate(seg->map, (size_t)size0, 0, &h0, &why) != 0 ||
+        if (size0 < 0 ||
+            batch_validate_stored(seg->map, (size_t)size0, seg->cfg.gaps_ok, &h0, &why) != 0 ||
             h0.base_offset != seg->base_offset)
             return false;
     }
@@ -825,7 +826,7 @@ static bool tail_holds(const struct segment *seg, uint64_t file_bytes,
     int64_t size = batch_size_at(seg->map + at, t->bytes - at, &why);
     struct batch_header h;
     if (size < 0 || (uint64_t)size != t->bytes - at ||
-        batch_validate(seg->map + at, (size_t)size, 0, &h, &why) != 0)
+        batch_validate_stored(seg->map + at, (size_t)size, seg->cfg.gaps_ok, &h, &why) != 0)
         return false;
     if (batch_last_offset(&h) + 1 != t->next_offset || h.base_offset < seg->base_offset ||
         h.max_timestamp > t->max_timestamp ||
@@ -900,7 +901,8 @@ static bool log_whole(const struct segment *seg, uint64_t file_bytes, uint64_t *
     while (pos < file_bytes) {
         struct batch_header h;
         int64_t size = batch_size_at(seg->map + pos, file_bytes - pos, &why);
-        if (size < 0 || batch_validate(seg->map + pos, (size_t)size, 0, &h, &why) != 0)
+        if (size < 0 ||
+            batch_validate_stored(seg->map + pos, (size_t)size, seg->cfg.gaps_ok, &h, &why) != 0)
             break;
         if (seg->cfg.gaps_ok ? h.base_offset < expect : h.base_offset != expect) { /* CL1 */
             why = "batch base offset is not the next offset";
