@@ -21,6 +21,7 @@
 #include "batch.h"
 #include "batch_filter.h"
 #include "compression.h"
+#include "msgset.h"
 #include "records.h"
 
 #define N 6
@@ -228,12 +229,56 @@ static void relaxed_rules_refuse(void **state)
     assert_int_not_equal(batch_validate_stored(in, len, true, NULL, NULL), 0);
 }
 
+/* MS13: a rewritten batch (records 1, 3, 4 kept) down-converts for a Fetch v0-3 consumer: three
+ * v1 messages at their own offsets (uncompressed), or one wrapper of three (gzip). */
+static void rewritten_batch_downconverts(void **state)
+{
+    (void)state;
+    for (int codec = BATCH_COMPRESSION_NONE; codec <= BATCH_COMPRESSION_GZIP; codec++) {
+        static uint8_t in[8192], down[8192];
+        size_t len = build(in, sizeof in, codec, 0);
+        struct batch_header h;
+        assert_int_equal(batch_validate_stored(in, len, false, &h, NULL), 0);
+        struct batch_filter_scratch s = BATCH_FILTER_SCRATCH_INIT;
+        unsigned mask = (1u << 1) | (1u << 3) | (1u << 4);
+        enum batch_filter_result res;
+        const uint8_t *out = NULL;
+        size_t out_len = 0;
+        struct batch_header nh;
+        assert_int_equal(
+            batch_filter(in, len, &h, false, by_mask, &mask, &s, &res, &out, &out_len, &nh), 0);
+        struct msgset_scratch sc = {0};
+        size_t bytes = 0, needed = 0;
+        uint32_t batches = 0;
+        uint64_t messages = 0;
+        const char *why = NULL;
+        assert_int_equal(msgset_downconvert(&sc, out, out_len, 0, 1, down, sizeof down, &bytes,
+                                            &needed, &batches, &messages, &why),
+                         0);
+        assert_int_equal(messages, 3);
+        if (codec == BATCH_COMPRESSION_NONE) {
+            const int64_t want[] = {501, 503, 504};
+            size_t at = 0;
+            for (int i = 0; i < 3; i++) {
+                assert_true(at + 12 <= bytes);
+                assert_int_equal((int64_t)be64_load(down + at), want[i]);
+                at += 12 + be32_load(down + at + 8);
+            }
+            assert_int_equal(at, bytes);
+        } else {
+            assert_int_equal((int64_t)be64_load(down), 504); /* the wrapper: the last offset */
+        }
+        msgset_scratch_free(&sc);
+        batch_filter_scratch_free(&s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rewrite_uncompressed), cmocka_unit_test(rewrite_compressed),
         cmocka_unit_test(all_kept_is_whole),    cmocka_unit_test(none_kept),
-        cmocka_unit_test(relaxed_rules_refuse),
+        cmocka_unit_test(relaxed_rules_refuse), cmocka_unit_test(rewritten_batch_downconverts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

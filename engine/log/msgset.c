@@ -54,6 +54,9 @@
  *       v1 messages carry the record's timestamp, or maxTimestamp with bit 3 for a LogAppendTime
  *       batch; magic-0 LZ4 wrappers carry the 0.8-0.9 checksum, as Kafka writes them
  *   MS12 whole batches only, in order, while they fit the caller's cap
+ *   MS13 batches are checked by the read rules of a cleaned segment (batch_validate_stored,
+ *       V10c/V13c), so a compacted topic's rewritten batches (records missing, offsets kept)
+ *       down-convert too, each kept record at its own offset
  */
 #include "msgset.h"
 
@@ -505,7 +508,10 @@ int msgset_downconvert(struct msgset_scratch *sc, const uint8_t *data, size_t le
         if (size < 0)
             break; /* a partial batch at the end of a fetch: not ours to convert */
         struct batch_header h;
-        rc = batch_validate(p, (size_t)size, 0, &h, why);
+        /* MS13: the bytes come from a segment, and a compacted one's batches may miss records
+         * (V10c, V13c): the read rules of a cleaned segment, which accept every batch the
+         * engine stores and serves. */
+        rc = batch_validate_stored(p, (size_t)size, true, &h, why);
         if (rc)
             break;
         const uint8_t *batch = p;
@@ -520,7 +526,8 @@ int msgset_downconvert(struct msgset_scratch *sc, const uint8_t *data, size_t le
             break;
         }
         const uint8_t *rec = NULL, *rec_end = NULL;
-        rc = records_validate(batch, (size_t)size, &h, &sc->inner, &rec, &rec_end, why);
+        rc = records_validate_stored(batch, (size_t)size, &h, true, &sc->inner, &rec, &rec_end,
+                                     why); /* MS13 */
         if (rc)
             break;
         sc->build_len = 0;
