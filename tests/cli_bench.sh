@@ -60,7 +60,8 @@ for w in ("W3", "W4"):
 w4 = [r for r in rows if r["workload"] == "W4" and r["system"] == "ringtail"]
 assert all(r["txn_per_s"] and r["commit_p50_over_fdatasync_p50"] for r in w4), "W4 ratios"
 s = {r["config"]: r for r in rows if r["workload"] == "S" and r["system"] == "serve"}
-tput = {"produce p1", "produce p16", "consume read_committed", "consume, copying fetch"}
+tput = {"produce p1", "produce p16", "consume read_committed", "consume, copying fetch",
+        "produce p16, TLS", "consume, TLS"}
 # issue 22 item 4's row: a plain producer's latency beside 16 transactional ones (no MB/s goal)
 assert set(s) == tput | {"produce p1 beside 16 txn, --threads 1"}, f"S rows {sorted(s)}"
 assert all(s[c]["mb_per_s"] and s[c]["mb_per_s"] > 0 for c in tput), "S rows without MB/s"

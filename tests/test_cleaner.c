@@ -427,7 +427,7 @@ static void producer_last_batch_kept(void **state)
     int16_t epoch = -1;
     assert_int_equal(rt_producer_id_allocate(e, &pid, &epoch), 0);
     uint8_t batch[512], copy[512];
-    size_t len = tu_batch(batch, sizeof batch, 0, pid, epoch, 0, 1, "idem", 0, ts_ms);
+    size_t len = tu_keyed_batch(batch, sizeof batch, pid, epoch, 0, "k-idem", "idem", ts_ms);
     memcpy(copy, batch, len);
     int64_t base = -1;
     assert_int_equal(rt_append_batch(e, TOPIC, 0, batch, len, &base), 0);

@@ -257,6 +257,7 @@ static int topic_build(struct log *lg, struct topic *t, const char *name, uint32
     topic_config_resolve(config ? config : &none, &lg->opts, &hc);
     atomic_init(&t->max_message_bytes, hc.max_message_bytes);
     atomic_init(&t->timestamp_type, (int)hc.timestamp_type);
+    atomic_init(&t->compact, hc.compact);
     t->segment_bytes = hc.segment_bytes;
     t->partition_capacity =
         partitions > lg->opts.partitions_max ? partitions : lg->opts.partitions_max;
@@ -887,6 +888,7 @@ int log_topic_config_store(struct log *lg, const char *name, const struct topic_
     topic_config_resolve(&mt->config, &lg->opts, &hc);
     atomic_store_explicit(&t->max_message_bytes, hc.max_message_bytes, memory_order_relaxed);
     atomic_store_explicit(&t->timestamp_type, (int)hc.timestamp_type, memory_order_relaxed);
+    atomic_store_explicit(&t->compact, hc.compact, memory_order_relaxed);
     for (uint32_t i = 0; i < t->partition_count && !meta_topic_name_internal(name); i++) {
         struct partition *p = t->partitions[i];
         struct retention_set r = {p,
@@ -1640,7 +1642,12 @@ bool log_stamp_timestamps(const struct log *lg, const struct partition *p, uint8
 }
 
 /* The checks every client batch passes before it is queued (log_append_batch and
- * log_append_batch_async): *p_out and *h_out are filled on success. */
+ * log_append_batch_async): *p_out and *h_out are filled on success.
+ *   LG12 A record without a key is refused on a topic whose cleanup.policy holds compact
+ *        (RT_E_INVALID_ARGUMENT, Kafka's INVALID_RECORD over the wire: "compacted topic cannot
+ *        accept message without key"), before anything is appended: the cleaner could not
+ *        keep or drop it by key. Control batches (the coordinator's markers) have no such
+ *        rule. */
 static int append_batch_check(struct log *lg, const char *topic, uint32_t partition, void *batch,
                               size_t len, struct partition **p_out, struct batch_header *h_out)
 {
@@ -1670,6 +1677,7 @@ static int append_batch_check(struct log *lg, const char *topic, uint32_t partit
         return error_set(rc, "rt_append_batch: %s", why ? why : rt_strerror(rc));
     if (h.record_count == 0)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_append_batch: empty batch");
+    const uint8_t *rec = batch + BATCH_HEADER_BYTES, *rec_end = batch + len;
     if ((h.attributes & BATCH_ATTR_COMPRESSION_MASK) != BATCH_COMPRESSION_NONE) {
         /* batch_validate_append checked an uncompressed batch's records; a compressed one's
          * are decompressed and held to the same rules before anything is appended (Kafka's
@@ -1683,7 +1691,22 @@ static int append_batch_check(struct log *lg, const char *topic, uint32_t partit
         if (rc)
             return error_set(rc, "rt_append_batch: compressed records: %s",
                              why ? why : rt_strerror(rc));
+        rec = b->scratch.len ? b->scratch.data : rec_end;
+        rec_end = rec + b->scratch.len;
     }
+    if (!batch_is_control(&h) && atomic_load_explicit(&p->cfg.topic->compact, memory_order_relaxed))
+        for (int32_t i = 0; i < h.record_count; i++) { /* LG12 */
+            struct record_view rv;
+            int k = record_decode(rec, rec_end, &rv, &why);
+            if (k < 0)
+                return error_set(RT_E_CORRUPT, "rt_append_batch: %s", why ? why : "bad record");
+            if (rv.key_len < 0)
+                return error_set(RT_E_INVALID_ARGUMENT,
+                                 "rt_append_batch: compacted topic '%s' cannot accept a record "
+                                 "without a key (offset delta %" PRId32 "), as Kafka's",
+                                 topic, rv.offset_delta);
+            rec += k;
+        }
     if (batch_is_control(&h))
         return error_set(RT_E_INVALID_ARGUMENT,
                          "rt_append_batch: control batches are written by the transaction "

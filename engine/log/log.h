@@ -67,6 +67,7 @@ struct topic {
      * admin_lock when an alter is stored, read by any appending thread. */
     _Atomic uint32_t max_message_bytes;
     _Atomic int timestamp_type; /* enum rt_timestamp_type */
+    _Atomic bool compact;       /* cleanup.policy holds compact: records need keys (LG12) */
     uint64_t segment_bytes;     /* as opened: segment.bytes applies from the next open */
     /* LG7: set (release) when the topic is deleted: lookups skip it; its partitions stay
      * allocated (fetches and appends already holding them finish) until log_close. */

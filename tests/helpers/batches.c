@@ -35,3 +35,19 @@ size_t tu_batch(uint8_t *buf, size_t cap, int16_t attrs, int64_t pid, int16_t ep
     assert_int_equal(batch_builder_finish(&b, &len), 0);
     return len;
 }
+
+size_t tu_keyed_batch(uint8_t *buf, size_t cap, int64_t pid, int16_t epoch, int32_t seq,
+                      const char *key, const char *value, int64_t ts)
+{
+    struct batch_builder b;
+    assert_int_equal(batch_builder_init(&b, buf, cap, 0, pid, epoch, seq), 0);
+    struct rt_record r = {.key = key,
+                          .key_len = (int32_t)strlen(key),
+                          .value = value,
+                          .value_len = (int32_t)strlen(value),
+                          .timestamp_ms = ts};
+    assert_int_equal(batch_builder_add(&b, &r), 0);
+    size_t len = 0;
+    assert_int_equal(batch_builder_finish(&b, &len), 0);
+    return len;
+}

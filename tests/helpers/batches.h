@@ -19,5 +19,8 @@
  * the batch's length. */
 size_t tu_batch(uint8_t *buf, size_t cap, int16_t attrs, int64_t pid, int16_t epoch, int32_t seq,
                 int n, const char *prefix, int first, int64_t ts);
+/* One record with this key and value (non-transactional; a compacted topic needs keys, LG12). */
+size_t tu_keyed_batch(uint8_t *buf, size_t cap, int64_t pid, int16_t epoch, int32_t seq,
+                      const char *key, const char *value, int64_t ts);
 
 #endif
