@@ -377,6 +377,36 @@ static void compact_needs_policy(void **state)
     tu_rmdir_free(dir);
 }
 
+/* LG12: a compacted topic refuses a batch with a record without a key, before anything is
+ * appended; a plain topic takes it, and refuses it once altered to compact. */
+static void keyless_refused(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    create_topic(e, "86400000");
+    assert_int_equal(rt_topic_create(e, "plain", 1), 0);
+    uint8_t batch[512];
+    size_t len = tu_batch(batch, sizeof batch, 0, -1, -1, -1, 2, "nokey", 0, ts_ms);
+    int64_t base = -1;
+    assert_int_equal(rt_append_batch(e, TOPIC, 0, batch, len, &base), RT_E_INVALID_ARGUMENT);
+    assert_non_null(strstr(rt_error_detail(), "without a key"));
+    len = tu_keyed_batch(batch, sizeof batch, -1, -1, -1, "k1", "v1", ts_ms);
+    assert_int_equal(rt_append_batch(e, TOPIC, 0, batch, len, &base), 0);
+    assert_int_equal(base, 0); /* the refused batch took no offset */
+    len = tu_batch(batch, sizeof batch, 0, -1, -1, -1, 2, "nokey", 0, ts_ms);
+    assert_int_equal(rt_append_batch(e, "plain", 0, batch, len, &base), 0);
+    struct rt_topic_config c = {"cleanup.policy", "compact"};
+    assert_int_equal(rt_topic_config_alter(e, "plain", &c, 1, false), 0);
+    len = tu_batch(batch, sizeof batch, 0, -1, -1, -1, 2, "nokey", 0, ts_ms);
+    assert_int_equal(rt_append_batch(e, "plain", 0, batch, len, &base), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_close(e), 0);
+    tu_rmdir_free(dir);
+}
+
 /* The shard's periodic pass (every second) cleans a topic once min.cleanable.dirty.ratio says
  * so, without rt_topic_compact. */
 static void background_clean(void **state)
@@ -723,11 +753,12 @@ int main(void)
 {
     ts_ms = (int64_t)time(NULL) * 1000;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(compact_needs_policy),    cmocka_unit_test(model_tombstones_kept),
-        cmocka_unit_test(model_tombstones_expire), cmocka_unit_test(fetch_survives_swap),
-        cmocka_unit_test(crash_each_step),         cmocka_unit_test(power_loss_each_step),
-        cmocka_unit_test(background_clean),        cmocka_unit_test(producer_last_batch_kept),
-        cmocka_unit_test(damaged_cleaner_files),   cmocka_unit_test(unchanged_segment_not_swapped),
+        cmocka_unit_test(compact_needs_policy),          cmocka_unit_test(keyless_refused),
+        cmocka_unit_test(model_tombstones_kept),         cmocka_unit_test(model_tombstones_expire),
+        cmocka_unit_test(fetch_survives_swap),           cmocka_unit_test(crash_each_step),
+        cmocka_unit_test(power_loss_each_step),          cmocka_unit_test(background_clean),
+        cmocka_unit_test(producer_last_batch_kept),      cmocka_unit_test(damaged_cleaner_files),
+        cmocka_unit_test(unchanged_segment_not_swapped),
     };
     return cmocka_run_group_tests(tests, NULL, teardown_template);
 }
