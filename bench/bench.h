@@ -224,6 +224,29 @@ struct mem_part_result {
 };
 int mem_partitions(const char *dir, uint32_t partitions, struct mem_part_result *out);
 
+/* ---- the cleaner workload C (bench_clean.c): rt_topic_compact's throughput and its effect on
+ * a live producer and reader ---- */
+struct clean_latency {
+    double append_p50_us, append_p99_us; /* one keyed 1 KiB rt_append every 500 us */
+    double fetch_p50_us, fetch_p99_us;   /* high watermark + rt_fetch_start of the newest */
+    uint64_t appends, fetches;
+};
+struct clean_result {
+    double seconds;                     /* rt_topic_compact */
+    uint64_t bytes_before, bytes_after; /* the sealed segments' bytes (what the clean read) */
+    uint32_t segments_before, segments_after;
+    uint64_t records_written, keys;      /* the built log */
+    uint64_t records_after;              /* readable after the clean, live appends included */
+    uint64_t records_appended_live;      /* by the live producer in both phases */
+    struct clean_latency idle, cleaning; /* the same live load without and during the clean */
+    char errmsg[256];
+};
+/* Builds one partition of `bytes` of keyed 1 KiB records (keys from 1/8 of the count) in
+ * segments of segment_bytes_max under dir (sync=none), runs the live load for idle_seconds
+ * with no cleaner, then times rt_topic_compact with the live load running. */
+int clean_run(const char *dir, uint64_t bytes, uint64_t segment_bytes_max, double idle_seconds,
+              struct clean_result *out);
+
 /* ---- the serve workload S (bench_serve.c): `ringtail serve` driven by librdkafka ---- */
 struct serve_proc {
     pid_t pid;

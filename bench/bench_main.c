@@ -36,6 +36,12 @@
  *       the disk bytes per empty partition (a topic of 1 000 at the default options, open and
  *       closed) with that topic's create and close times.
  *       --open-probe-exe runs the same probe built against another libringtail (before/after)
+ *   C   cleaner (bench_clean.c): rt_topic_compact over one partition of --clean-bytes of keyed
+ *       1 KiB records (keys from 1/8 of the count) in 4 MiB segments: MB/s of log read (the
+ *       sealed segments before) beside the limit (a sequential read of the same bytes in the
+ *       page cache plus a pwritev + fdatasync write of the bytes kept, one fdatasync per
+ *       segment kept); bytes before/after, records kept; then a live appender's and a newest-
+ *       record reader's p50/p99 latency with no cleaner and while the clean runs (same run)
  *
  * MB/s everywhere is value bytes (10^6) per second, so stores with different per-record overhead
  * compare on what the user asked them to keep. The write limit writes chunks of ringtail's
@@ -84,6 +90,8 @@ struct bench_opts {
     bool no_limit; /* profiling: leave the limits out of the process */
     bool run_w1, run_w2, run_r1, run_fetch, run_w3, run_w4, run_mem, run_hot, run_serve, run_open;
     bool run_txn_mix;
+    bool run_clean;
+    uint64_t clean_bytes;                   /* C: the compacted log's size */
     uint64_t open_sizes[PRODUCER_SETS_MAX]; /* O: one-partition log sizes in GB */
     uint32_t open_size_count;
     uint32_t open_partitions_list[PRODUCER_SETS_MAX]; /* O: the many-partition directories */
@@ -2166,6 +2174,139 @@ static void run_open(void)
     empty_partition_row(opt.quick ? 100 : 1000);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* C: the log cleaner (bench_clean.c)                                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The cleaner's limit: the `before` bytes read sequentially (1 MiB preads, every byte touched)
+ * from a file written just before (in the page cache, as the cleaner's input is), then the
+ * `after` bytes written by limit_write_pwritev with `syncs` fdatasyncs (the cleaner fdatasyncs
+ * each segment it writes). MB/s is `before` bytes over both times, as the cleaner's row. */
+static void clean_limit_row(uint64_t before, uint64_t after, uint32_t syncs)
+{
+    if (opt.no_limit)
+        return;
+    struct row *r = row_new("C", "limit", "cleaner throughput", "C", KIND_LIMIT);
+    char src[PATH_MAX], dst[PATH_MAX];
+    system_dir(src, sizeof(src), "C", "limit", "src");
+    system_dir(dst, sizeof(dst), "C", "limit", "dst");
+    bench_rmtree(src);
+    bench_rmtree(dst);
+    const size_t chunk = 64u << 10;
+    uint64_t in_chunks = (before + chunk - 1) / chunk, out_chunks = (after + chunk - 1) / chunk;
+    struct limit_result lr = {0};
+    int rc = bench_mkdir(src);
+    if (rc == 0)
+        rc = bench_mkdir(dst);
+    if (rc == 0) /* the input, untimed */
+        rc = limit_write_pwritev(src, 1, in_chunks, chunk, 0, opt.limit_queue_depth, false, &lr);
+    if (rc) {
+        row_fail(r, "writing the input", rc, src);
+        goto out;
+    }
+    progress_phase("C limit read + write");
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/limit-0.dat", src);
+    uint8_t *buf = malloc(1u << 20);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (!buf || fd < 0) {
+        row_fail(r, "open", fd < 0 ? -errno : -ENOMEM, path);
+        free(buf);
+        if (fd >= 0)
+            close(fd);
+        goto out;
+    }
+    uint64_t t0 = bench_now_ns(), sum = 0, at = 0;
+    while (at < in_chunks * chunk) {
+        ssize_t n = pread(fd, buf, 1u << 20, (off_t)at);
+        if (n <= 0)
+            break;
+        sum += bench_checksum(buf, (size_t)n);
+        at += (uint64_t)n;
+    }
+    double read_s = (double)(bench_now_ns() - t0) / 1e9;
+    close(fd);
+    free(buf);
+    if (out_chunks)
+        rc = limit_write_pwritev(dst, 1, out_chunks, chunk, syncs ? syncs : 1,
+                                 opt.limit_queue_depth, false, &lr);
+    else
+        lr.seconds = 0;
+    if (rc) {
+        row_fail(r, "pwritev writes", rc, dst);
+        goto out;
+    }
+    r->seconds = read_s + lr.seconds;
+    r->bytes = before;
+    r->mb_s = (double)before / 1e6 / r->seconds;
+    snprintf(r->note, sizeof(r->note),
+             "read %.1f MB (%.3f s, sum %" PRIx64 ") + write %.1f MB, %u fdatasync(s) (%.3f s)",
+             (double)at / 1e6, read_s, sum & 0xffff, (double)(out_chunks * chunk) / 1e6,
+             syncs ? syncs : 1, lr.seconds);
+out:
+    if (!opt.keep) {
+        bench_rmtree(src);
+        bench_rmtree(dst);
+    }
+}
+
+static void clean_latency_row(const char *config, bool append, const struct clean_latency *l)
+{
+    struct row *r = row_new("C", "ringtail", config, "C-live", KIND_NA);
+    r->mb_s = NAN;
+    r->has_latency = true;
+    r->p50_us = append ? l->append_p50_us : l->fetch_p50_us;
+    r->p99_us = append ? l->append_p99_us : l->fetch_p99_us;
+    r->p999_us = NAN;
+    snprintf(r->note, sizeof(r->note), "%" PRIu64 " %s", append ? l->appends : l->fetches,
+             append ? "keyed 1 KiB rt_appends, 1 per 500 us"
+                    : "high watermark + fetch of the newest record, 1 per 200 us");
+    printf("  C %-22s p50 %.0f us  p99 %.0f us  (%s)\n", config, r->p50_us, r->p99_us, r->note);
+}
+
+static void run_clean(void)
+{
+    char dir[PATH_MAX];
+    system_dir(dir, sizeof(dir), "C", "ringtail", "");
+    bench_rmtree(dir);
+    struct row *r = row_new("C", "ringtail", "cleaner throughput", "C", KIND_SUBJECT);
+    int rc = bench_mkdir(dir);
+    if (rc) {
+        row_fail(r, "mkdir", rc, dir);
+        return;
+    }
+    struct clean_result cr;
+    mem_reset_peak();
+    uint64_t heap0 = mem_heap_bytes(NULL);
+    rc = clean_run(dir, opt.clean_bytes, 4u << 20, opt.quick ? 0.3 : 1.0, &cr);
+    if (rc) {
+        row_fail(r, "clean", rc, cr.errmsg);
+    } else {
+        r->seconds = cr.seconds;
+        r->bytes = cr.bytes_before;
+        r->records = cr.records_after;
+        r->mb_s = (double)cr.bytes_before / 1e6 / cr.seconds;
+        r->rec_s = (double)cr.records_written / cr.seconds;
+        snprintf(r->note, sizeof(r->note),
+                 "%.1f MB in %u segments -> %.1f MB in %u; %" PRIu64 " of %" PRIu64
+                 " records readable after (%" PRIu64 " keys, %" PRIu64 " live appends); %.3f s",
+                 (double)cr.bytes_before / 1e6, cr.segments_before, (double)cr.bytes_after / 1e6,
+                 cr.segments_after, cr.records_after, cr.records_written + cr.records_appended_live,
+                 cr.keys, cr.records_appended_live, cr.seconds);
+        printf("  C %-22s %.1f MB/s  (%s)\n", "cleaner throughput", r->mb_s, r->note);
+    }
+    row_memory(r, heap0);
+    if (!opt.keep)
+        bench_rmtree(dir);
+    if (rc)
+        return;
+    clean_limit_row(cr.bytes_before, cr.bytes_after, cr.segments_after);
+    clean_latency_row("append idle", true, &cr.idle);
+    clean_latency_row("append cleaning", true, &cr.cleaning);
+    clean_latency_row("fetch newest idle", false, &cr.idle);
+    clean_latency_row("fetch newest cleaning", false, &cr.cleaning);
+}
+
 static bool limit_matches(const struct row *limit, const struct row *r)
 {
     return strcmp(limit->group, r->group) == 0 || strcmp(limit->group, r->workload) == 0;
@@ -2931,7 +3072,8 @@ static void usage(FILE *out)
             "  --quick            small sizes; finishes in well under a minute\n"
             "  --json FILE        write every row as JSON\n"
             "  --plot FILE        write a PNG chart (gnuplot)\n"
-            "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve,txnmix,open\n"
+            "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve,txnmix,open,\n"
+            "                     clean\n"
             "                     (default: all)\n"
             "  --peers LIST       comma list of rocksdb,lmdb,sqlite or 'none' (default: all)\n"
             "  --w1-bytes N       W1 value bytes (and the peers' R1 data) [1G; quick 32M]\n"
@@ -2957,6 +3099,7 @@ static void usage(FILE *out)
             "  --open-partitions LIST O: many-partition directories [1000,10000; quick 100,1000]\n"
             "  --open-probe-exe P O: the program that times each open (bench/bench_open.c built\n"
             "                     with -DBENCH_OPEN_PROBE_ONLY against another libringtail)\n"
+            "  --clean-bytes N    C: the compacted log rt_topic_compact cleans [256M; quick 16M]\n"
             "  --keep             keep the scratch directory\n"
             "  --no-limit         skip the limits (for profiling the engine alone)\n"
             "  --help\n"
@@ -3032,6 +3175,7 @@ static void parse_args(int argc, char **argv)
         O_OPEN_GB,
         O_OPEN_PARTITIONS,
         O_OPEN_PROBE_EXE,
+        O_CLEAN_BYTES,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -3062,6 +3206,7 @@ static void parse_args(int argc, char **argv)
         {"open-gb", required_argument, NULL, O_OPEN_GB},
         {"open-partitions", required_argument, NULL, O_OPEN_PARTITIONS},
         {"open-probe-exe", required_argument, NULL, O_OPEN_PROBE_EXE},
+        {"clean-bytes", required_argument, NULL, O_CLEAN_BYTES},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -3168,6 +3313,9 @@ static void parse_args(int argc, char **argv)
         case O_OPEN_PROBE_EXE:
             opt.open_probe_exe = optarg;
             break;
+        case O_CLEAN_BYTES:
+            opt.clean_bytes = parse_size(optarg);
+            break;
         case 'h':
         case O_HELP:
             usage(stdout);
@@ -3193,6 +3341,9 @@ static void parse_args(int argc, char **argv)
     opt.run_serve = !only || list_has(only, "serve");
     opt.run_open = !only || list_has(only, "open");
     opt.run_txn_mix = !only || list_has(only, "txnmix");
+    opt.run_clean = !only || list_has(only, "clean");
+    if (opt.clean_bytes == 0)
+        opt.clean_bytes = opt.quick ? 16u << 20 : 256u << 20;
     opt.serve_seconds = serves > 0 ? serves : opt.quick ? 0.5 : 5.0;
     opt.peer_rocksdb = !peers || list_has(peers, "rocksdb");
     opt.peer_lmdb = !peers || list_has(peers, "lmdb");
@@ -3350,6 +3501,8 @@ int main(int argc, char **argv)
         run_open();
     if (opt.run_txn_mix)
         run_txn_mix();
+    if (opt.run_clean)
+        run_clean();
     progress_stop();
     double total_s = (double)(bench_now_ns() - t0) / 1e9;
     compute_ratios();

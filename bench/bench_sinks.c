@@ -164,6 +164,10 @@ int ringtail_read_all(rt_engine *e, const char *topic, uint32_t partition,
             }
             off = v.offset + 1;
         }
+        /* past every batch walked: a compacted log's batches may end past their last record */
+        int64_t next = rt_records_next_offset(&it);
+        if (next > off)
+            off = next;
         rt_fetch_release(f);
         if (rc != RT_E_END)
             return rc;
