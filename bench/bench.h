@@ -228,7 +228,8 @@ int mem_partitions(const char *dir, uint32_t partitions, struct mem_part_result 
  * a live producer and reader ---- */
 struct clean_latency {
     double append_p50_us, append_p99_us; /* one keyed 1 KiB rt_append every 500 us */
-    double fetch_p50_us, fetch_p99_us;   /* high watermark + rt_fetch_start of the newest */
+    double append_max_us;
+    double fetch_p50_us, fetch_p99_us; /* high watermark + rt_fetch_start of the newest */
     uint64_t appends, fetches;
 };
 struct clean_result {

@@ -81,8 +81,9 @@ struct live {
 
 static void sleep_us(long us)
 {
-    struct timespec ts = {0, us * 1000};
-    nanosleep(&ts, NULL);
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
 }
 
 /* One keyed 1 KiB record every 500 us (about 2 MB/s: too little to seal a segment in a run). */
@@ -163,6 +164,7 @@ static void live_fill(const struct live *l, struct clean_latency *out)
     out->append_p99_us = hist_quantile_ns(&l->append_lat, 0.99) / 1e3;
     out->fetch_p50_us = hist_quantile_ns(&l->fetch_lat, 0.50) / 1e3;
     out->fetch_p99_us = hist_quantile_ns(&l->fetch_lat, 0.99) / 1e3;
+    out->append_max_us = (double)l->append_lat.max_ns / 1e3;
     out->appends = l->appends;
     out->fetches = l->fetches;
 }

@@ -2258,9 +2258,14 @@ static void clean_latency_row(const char *config, bool append, const struct clea
     r->p50_us = append ? l->append_p50_us : l->fetch_p50_us;
     r->p99_us = append ? l->append_p99_us : l->fetch_p99_us;
     r->p999_us = NAN;
-    snprintf(r->note, sizeof(r->note), "%" PRIu64 " %s", append ? l->appends : l->fetches,
-             append ? "keyed 1 KiB rt_appends, 1 per 500 us"
-                    : "high watermark + fetch of the newest record, 1 per 200 us");
+    if (append)
+        snprintf(r->note, sizeof(r->note),
+                 "%" PRIu64 " keyed 1 KiB rt_appends to the partition, 1 per 500 us; max %.0f us",
+                 l->appends, l->append_max_us);
+    else
+        snprintf(r->note, sizeof(r->note),
+                 "%" PRIu64 " high watermark + fetch of the newest record, 1 per 200 us",
+                 l->fetches);
     printf("  C %-22s p50 %.0f us  p99 %.0f us  (%s)\n", config, r->p50_us, r->p99_us, r->note);
 }
 
