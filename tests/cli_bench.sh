@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # cli_bench.sh — CI smoke test of the benchmark: `ringtail-bench --quick` at a very small size
 # runs to the end, exits 0, and writes JSON that parses, with every workload's rows (W1, W2, R1,
-# F, W3, W4 with its RocksDB TransactionDB peer and the fdatasync probe, M, and S: `ringtail serve`
+# F, W3, W4 with its RocksDB TransactionDB peer and the fdatasync probe, M, S: `ringtail serve`
 # under librdkafka producers and a read_committed consumer beside in-process W2 and the loopback
-# limit), and prints issue 14's goals (each a ratio from this run, met / MISSED / n/a) as lines
-# that parse and agree with the JSON's "goals". It checks that the benchmark runs and reports,
-# never the numbers.
+# limit, and C: rt_topic_compact beside its read+write limit, and a live appender's and reader's
+# latency with and without it), and prints issue 14's goals (each a ratio from this run, met /
+# MISSED / n/a) as lines that parse and agree with the JSON's "goals". It checks that the
+# benchmark runs and reports, never the numbers.
 # usage: tests/cli_bench.sh [path/to/ringtail]   (ringtail-bench is looked for beside it)
 set -uo pipefail
 cli=${1:-build/ringtail}
@@ -49,7 +50,7 @@ have = {(r["workload"], r["system"]) for r in rows}
 need = [("W1", "ringtail"), ("W1", "limit"), ("W2", "ringtail"), ("W2", "limit"),
         ("R1", "ringtail"), ("R1", "limit"), ("F", "ringtail"), ("W3", "ringtail"),
         ("W4", "ringtail"), ("W4", "rocksdb"), ("W4", "disk"), ("M", "ringtail"),
-        ("S", "serve"), ("S", "in-proc"), ("S", "loopback")]
+        ("S", "serve"), ("S", "in-proc"), ("S", "loopback"), ("C", "ringtail"), ("C", "limit")]
 missing = [n for n in need if n not in have]
 assert not missing, f"missing rows {missing}"
 for w in ("W3", "W4"):
@@ -65,11 +66,15 @@ tput = {"produce p1", "produce p16", "consume read_committed", "consume, copying
 # issue 22 item 4's row: a plain producer's latency beside 16 transactional ones (no MB/s goal)
 assert set(s) == tput | {"produce p1 beside 16 txn, --threads 1"}, f"S rows {sorted(s)}"
 assert all(s[c]["mb_per_s"] and s[c]["mb_per_s"] > 0 for c in tput), "S rows without MB/s"
+c = {r["config"]: r for r in rows if r["workload"] == "C" and r["system"] == "ringtail"}
+assert set(c) == {"cleaner throughput", "append idle", "append cleaning", "fetch newest idle",
+                  "fetch newest cleaning"}, f"C rows {sorted(c)}"
+assert c["cleaner throughput"]["mb_per_s"] and c["cleaner throughput"]["mb_per_s"] > 0, "C MB/s"
 m = [r for r in rows if r["workload"] == "M"]
 assert len(m) == 3, f"{len(m)} M rows"
 assert d["failures"] == 0, f"{d['failures']} failures"
 PY
-    ok "JSON parses and has W1, W2, R1, F, W3, W4, M and S rows"
+    ok "JSON parses and has W1, W2, R1, F, W3, W4, M, S and C rows"
 else
     fail "JSON check"
 fi
