@@ -376,19 +376,31 @@ static int topic_delete_records(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
-static int topic_compact(int argc, char **argv)
+/* `topic SUB DIR TOPIC`, a subcommand without options: *go is false after --help (the answer
+ * CLI_EXIT_OK) or on a usage error (its code); else dir and topic are set. */
+static int no_option_dir_topic(const char *sub, int argc, char **argv, const char **dir,
+                               const char **topic, bool *go)
 {
+    *go = false;
     optind = 1;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             topic_usage(stdout);
             return CLI_EXIT_OK;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_usage("topic", "compact: unknown option %s", argv[i]);
+            return cli_usage("topic", "%s: unknown option %s", sub, argv[i]);
         }
+    int ex = dir_topic(sub, argc, argv, dir, topic);
+    *go = ex == CLI_EXIT_OK;
+    return ex;
+}
+
+static int topic_compact(int argc, char **argv)
+{
     const char *dir = NULL, *topic = NULL;
-    int ex = dir_topic("compact", argc, argv, &dir, &topic);
-    if (ex != CLI_EXIT_OK)
+    bool go = false;
+    int ex = no_option_dir_topic("compact", argc, argv, &dir, &topic, &go);
+    if (!go)
         return ex;
     rt_engine *engine = NULL;
     ex = cli_engine_open("topic", dir, false, NULL, &engine, NULL);
@@ -420,17 +432,10 @@ static int print_config(void *ctx, const char *name, const char *value,
 
 static int topic_describe(int argc, char **argv)
 {
-    optind = 1;
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            topic_usage(stdout);
-            return CLI_EXIT_OK;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_usage("topic", "describe: unknown option %s", argv[i]);
-        }
     const char *dir = NULL, *topic = NULL;
-    int ex = dir_topic("describe", argc, argv, &dir, &topic);
-    if (ex != CLI_EXIT_OK)
+    bool go = false;
+    int ex = no_option_dir_topic("describe", argc, argv, &dir, &topic, &go);
+    if (!go)
         return ex;
     rt_engine *engine = NULL;
     ex = cli_engine_open_read_only("topic", dir, &engine);
