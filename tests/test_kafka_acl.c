@@ -176,7 +176,9 @@ static void test_store(void **state)
     assert_true(acl_binding_equal(&back.v[1], &g));
     acl_set_free(&back);
     char *path = tu_path("%s/%s", dir, ACL_STORE_FILE);
-    assert_false(fs_exists_for_test(tu_path("%s/%s.tmp", dir, ACL_STORE_FILE)));
+    char *tmp = tu_path("%s/%s.tmp", dir, ACL_STORE_FILE);
+    assert_false(fs_exists_for_test(tmp));
+    free(tmp);
     tu_flip_byte(path, 20, 0x40);
     assert_int_equal(acl_store_load(dir, &back, err, sizeof(err)), RT_E_CORRUPT);
     assert_int_equal(back.count, 0);
