@@ -188,6 +188,14 @@ run_readme() { # CMD WHERE
         line=$(sed -E 's/[[:space:]]+#.*$//' <<<"$line") # options go before the comment
         line="$line --dir $T --only fetch,mem --peers none --mem-producers 2000 --mem-live 50"
         ;;
+    'ringtail bench --only '*)
+        if cache_has "RT_BENCH:BOOL=OFF"; then
+            exception "$cmd" "this tree was configured with -DRT_BENCH=OFF; the Release tree runs it"
+            return
+        fi
+        exception "$cmd" "a workload at its default size takes minutes; here at --quick's"
+        line="$line --quick --dir $T --peers none"
+        ;;
     esac
     (cd "$T" && eval "$line") >"$T/out" 2>"$T/err"
     RC=$?
