@@ -26,7 +26,9 @@
  *   RP2  count ≤ RECOVERY_POINT_SEGMENTS_MAX and the file ends exactly after the last entry
  *        (version 2: after the tail block) (checked before anything is allocated).
  *   RP3  every entry: 0 ≤ base ≤ next_offset, next_offset − base ≤ 2^31 (L5); entries
- *        ascending and dense (each base is the previous next_offset: A.1 L1).
+ *        ascending and dense (each base is the previous next_offset: A.1 L1); only the last
+ *        entry may be empty (base == next_offset), and then no tail follows it: segment files
+ *        are named by their base, so two segments never share one.
  *   RP4  recovery_point == the tail's next_offset (version 2), else the last entry's
  *        next_offset (0 when count is 0).
  *   RP5  every entry: max_timestamp ≥ −1; max_timestamp_offset in [base, max(base,
@@ -101,6 +103,7 @@ int recovery_point_parse(const uint8_t *buf, size_t len, struct recovery_point *
             return -ENOMEM;
     }
     int64_t expect = -1;
+    bool last_empty = false;
     for (uint32_t i = 0; i < count; i++) {
         size_t at = RECOVERY_POINT_HEADER_BYTES + (size_t)i * RECOVERY_POINT_ENTRY_BYTES;
         const uint8_t *e = buf + at;
@@ -113,6 +116,8 @@ int recovery_point_parse(const uint8_t *buf, size_t len, struct recovery_point *
             PARSE_FAIL("negative base offset", at); /* RP3 */
         if (expect >= 0 && s->base_offset != expect)
             PARSE_FAIL("segments are not dense (base is not the previous next offset)", at);
+        if (last_empty)
+            PARSE_FAIL("an empty segment is not the last (two segments share a base)", at); /* RP3 */
         if (s->next_offset < s->base_offset || s->next_offset - s->base_offset > INT32_MAX + 1ll)
             PARSE_FAIL("next offset outside the segment's range", at + 8); /* RP3, L5 */
         if (s->max_timestamp < -1)
@@ -133,6 +138,7 @@ int recovery_point_parse(const uint8_t *buf, size_t len, struct recovery_point *
                 PARSE_FAIL("a file stamped missing that must exist or has bytes", fat + 8);
         }
         expect = s->next_offset;
+        last_empty = s->next_offset == s->base_offset;
     }
     if (tail_bytes) {
         size_t at = len - RECOVERY_POINT_TAIL_BYTES;
@@ -148,6 +154,8 @@ int recovery_point_parse(const uint8_t *buf, size_t len, struct recovery_point *
         t->timeindex_entries = be32_load(e + 52);
         if (t->base_offset < 0 || (expect >= 0 && t->base_offset != expect))
             PARSE_FAIL("tail base is not the last segment's next offset", at); /* RP6 */
+        if (last_empty)
+            PARSE_FAIL("tail follows an empty segment (the two share a base)", at); /* RP3 */
         if (t->bytes == 0 || t->bytes > (uint64_t)INT32_MAX)
             PARSE_FAIL("tail bytes outside (0, 2^31)", at + 8); /* RP6, L5 */
         if (t->next_offset <= t->base_offset || t->next_offset - t->base_offset > INT32_MAX + 1ll)
