@@ -487,7 +487,7 @@ static void check_topics(const char *dir, const struct topics_report *r, const c
 static void topics_sweep(enum io_op_type op)
 {
     unsigned n = 1, undid = 0;
-    for (; n <= SWEEP_MAX; n++) {
+    for (; n <= SWEEP_MAX; n += tu_sweep_stride()) {
         char *dir = tu_mkdtemp();
         struct io_fault_rule rule = {.mode = IO_FAULT_POWER_LOSS, .op = op, .nth = n};
         struct topics_report r;
@@ -664,7 +664,7 @@ static void rolls_sweep_mode(enum io_op_type op, uint64_t segment_bytes, enum io
     roll_segment_bytes = segment_bytes;
     roll_writeback_errors = mode == IO_FAULT_ONCE;
     unsigned n = 1, undid = 0;
-    for (; n <= SWEEP_MAX; n++) {
+    for (; n <= SWEEP_MAX; n += tu_sweep_stride()) {
         char *dir = tu_mkdtemp();
         struct io_fault_rule rule = {.mode = mode, .op = op, .nth = n, .error = EIO};
         struct roll_report r;

@@ -2,7 +2,8 @@
 # test.sh — the whole test suite, as CI runs it (.ci/run calls exactly this):
 #   1. setup.sh (dependencies + Release build) and every ctest test over the Release build
 #      (engine tests run once over io_uring and once over the sync fallback);
-#   2. the same suite under ASan+UBSan;
+#   2. the same suite under ASan+UBSan (the exhaustive power-loss sweeps at every third op,
+#      RT_TEST_SWEEP_STRIDE=3: stage 1 sweeps every op; this one looks for memory errors);
 #   3. the threaded engine tests under TSan (the model-based test and the concurrent write path
 #      among them);
 #   4. every libFuzzer target for a short, bounded time over its seed corpus (clang);
@@ -80,12 +81,12 @@ rm -f "$clog"
 
 if build build/asan -DCMAKE_BUILD_TYPE=Debug -DRT_SANITIZE=ON -DRT_BENCH=OFF; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        run_ctest "asan+ubsan" build/asan -E '^fuzz_'
+        RT_TEST_SWEEP_STRIDE=3 run_ctest "asan+ubsan" build/asan -E '^fuzz_'
 fi
 
 if build build/tsan -DCMAKE_BUILD_TYPE=Debug -DRT_TSAN=ON -DRT_BENCH=OFF \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++; then
-    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest "tsan" build/tsan -R '^test_(engine|producer|txn|group|torture|model|write_path|named_producer|read_only|limits|kafka_metrics|broker_support|kafka_server|heal|open_segments)'
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 RT_TEST_SWEEP_STRIDE=3 run_ctest "tsan" build/tsan -R '^test_(engine|producer|txn|group|torture|model|write_path|named_producer|read_only|limits|kafka_metrics|broker_support|kafka_server|heal|open_segments)'
 fi
 
 if build build/fuzz -DCMAKE_BUILD_TYPE=Debug -DRT_FUZZ=ON -DRT_BENCH=OFF \

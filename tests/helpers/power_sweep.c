@@ -59,7 +59,7 @@ void tu_power_sweep(const struct tu_power_sweep *s, enum io_op_type op)
     struct rt_options o;
     s->options(&o);
     unsigned n = 1;
-    for (; n <= s->runs_max; n++) {
+    for (; n <= s->runs_max; n += tu_sweep_stride()) {
         char *dir = tu_mkdtemp();
         rt_engine *e = NULL;
         if (s->prepare) {
@@ -88,6 +88,6 @@ void tu_power_sweep(const struct tu_power_sweep *s, enum io_op_type op)
         if (!lost)
             break;
     }
-    print_message("power loss: %u ops of kind %d swept\n", n - 1, op);
+    print_message("power loss: ops of kind %d swept to #%u, every %u\n", op, n, tu_sweep_stride());
     assert_true(n > 1 && n <= s->runs_max);
 }

@@ -57,6 +57,13 @@ void tu_rmdir_free(char *path)
     free(path);
 }
 
+unsigned tu_sweep_stride(void)
+{
+    const char *v = getenv("RT_TEST_SWEEP_STRIDE");
+    long n = v ? strtol(v, NULL, 10) : 1;
+    return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
+}
+
 const char *tu_backend(void)
 {
     const char *b = getenv("RT_TEST_IO");

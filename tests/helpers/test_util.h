@@ -27,6 +27,11 @@ void tu_options_small(struct rt_options *opts, uint64_t segment_bytes, uint32_t 
                       uint32_t index_interval_bytes);
 /* "uring" or "sync". */
 const char *tu_backend(void);
+/* The step of the exhaustive fault sweeps (power loss or EIO at the n-th op, n = 1, 1 + step,
+ * ...; every sweep still runs until the operation passes its last op): RT_TEST_SWEEP_STRIDE,
+ * 1 to 64, default 1. The Release stage of tools/test.sh sweeps every op; the sanitizer stages,
+ * which look for memory and thread errors on the same paths, set 3. */
+unsigned tu_sweep_stride(void);
 
 /* Whole-file helpers; abort the test on failure. */
 size_t tu_file_size(const char *path);
