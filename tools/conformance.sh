@@ -13,17 +13,20 @@
 #      what a single-broker test cluster needs (auto-create, 4 partitions per auto-created topic
 #      as the suite's trivup clusters use, replication factors accepted, small segments, --sync
 #      none: the suite tests the protocol, not fsync), and writes the test.conf the suite reads
-#      (bootstrap.servers); TEST_KAFKA_VERSION=2.4.0 (3.0.0 for 0081_admin). Tests of the suite's noautocreate
-#      scenario run against a second such broker with --auto-create-topics false, and
+#      (bootstrap.servers); TEST_KAFKA_VERSION=2.4.0 (3.0.0 for 0081_admin). Tests of the
+#      suite's noautocreate scenario run against a second such broker with
+#      --auto-create-topics false, and
 #      0135_sasl_credentials against a third with a SASL_PLAINTEXT listener (SCRAM-SHA-512, one
 #      user made by `ringtail user add`), and 0097_ssl_verify against a fourth with an SSL
 #      listener requiring client certificates (tls_certs.sh's, the client's in PEM, DER and
-#      PKCS#12 as trivup's SSL_* variables name them); tests of other scenarios are reported as
-#      skipped;
+#      PKCS#12 as trivup's SSL_* variables name them), and 0081_admin, 0109, 0115 and 0119
+#      against a fifth with --authorizer on (allow.everyone.if.no.acl.found, as trivup's);
+#      tests of other scenarios are reported as skipped;
 #   4. runs every broker-facing test (the runner's -L leaves out the local ones), one test
 #      number at a time with a per-test timeout, restarting the broker if a test killed it;
-#      the tests that run Kafka's kafka-topics.sh get ours (KAFKA_PATH=tests/conformance/
-#      kafka_path: confluent-kafka's AdminClient, when /usr/bin/python3 has it);
+#      the tests that run Kafka's kafka-topics.sh or kafka-acls.sh get ours (KAFKA_PATH=
+#      tests/conformance/kafka_path: confluent-kafka's AdminClient, and CreateAcls/DeleteAcls/
+#      DescribeAcls written by hand, when /usr/bin/python3 has confluent-kafka);
 #   5. prints a per-test table (passed / failed / skipped, and why) and compares it with
 #      tests/conformance/expected.txt: any difference fails the run, a test that newly passes
 #      included (so expected.txt gets updated). The last line is "N passed, M failed" where a

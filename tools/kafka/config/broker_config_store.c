@@ -27,6 +27,9 @@
 
 #include "engine/ringtail.h"
 
+_Static_assert(BROKER_CONFIG_STORE_HEADER == 4 + 2 + 4 + 4, "broker-configs.meta header: 14 bytes");
+_Static_assert(BROKER_CONFIG_STORE_ENTRY == 1 + 2 + 2, "an entry: level, name len, value len");
+
 static uint32_t get_u32(const uint8_t *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
