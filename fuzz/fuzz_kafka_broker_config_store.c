@@ -16,7 +16,7 @@
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_kafka_broker_config_store: %s:%d: %s\n", __FILE__, __LINE__,    \
+            fprintf(stderr, "fuzz_kafka_broker_config_store: %s:%d: %s\n", __FILE__, __LINE__,     \
                     #cond);                                                                        \
             abort();                                                                               \
         }                                                                                          \
