@@ -142,15 +142,16 @@ EOF
 # ---- 5. the broker's layers (tools/kafka, issue 22 item 2): folders by concept, includes one
 # way, the broker sees only ringtail.h of the engine, and no module cycle inside it.
 #   net, proto      (bottom: net knows no Kafka API, proto no socket; neither includes the other)
-#   group, metrics, sasl, auth  (may include net and proto; auth: ACLs and the authorizer)
+#   group, metrics, sasl, auth, config  (may include net and proto; auth: ACLs and the
+#                   authorizer; config: the dynamic broker configs)
 #   handlers        (may include the layers below)
 #   server          (top: wires net to the handlers)
 python3 - "$SRC" <<'EOF'
 import os, re, sys
 src = sys.argv[1]
 root = os.path.join(src, "tools", "kafka")
-rank = {"net": 0, "proto": 0, "group": 1, "metrics": 1, "sasl": 1, "auth": 1, "handlers": 2,
-        "server": 3}
+rank = {"net": 0, "proto": 0, "group": 1, "metrics": 1, "sasl": 1, "auth": 1, "config": 1,
+        "handlers": 2, "server": 3}
 bad = False
 mods, has_c, folders = {}, set(), set()
 for d, _, files in os.walk(root):

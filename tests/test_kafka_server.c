@@ -763,6 +763,29 @@ static void test_alter_configs_duplicate_keys(void **state)
     assert_string_equal(c.value, "2000");
 }
 
+/* KO10: librdkafka 2.0.2's OffsetFetch v7 for all of a group's offsets (ListConsumerGroupOffsets
+ * with no partitions) carries its null topic array as four zero bytes; Kafka answers it (topics
+ * null, require_stable false, three bytes after the body ignored), so must the broker: every
+ * committed offset of the group (none here), not a closed connection. */
+static void test_offset_fetch_librdkafka_null_topics(void **state)
+{
+    struct tk_fx *x = *state;
+    struct kp_writer w;
+    tk_req_begin(x, &w, KAFKA_OFFSET_FETCH, 7);
+    const uint8_t body[] = {0x02, 'g', 0x00, 0x00, 0x00, 0x00, 0x01, 0x00};
+    for (size_t i = 0; i < sizeof(body); i++)
+        kp_write_i8(&w, (int8_t)body[i]);
+    tk_req_send(x, &w);
+    uint8_t *buf = NULL;
+    struct kp_reader r;
+    assert_int_equal(tk_resp_read(x, &buf, &r, true), 0);
+    (void)kp_read_i32(&r);               /* throttle */
+    assert_int_equal(kp_read_i8(&r), 1); /* topics: a compact array of none */
+    assert_int_equal(kp_read_i16(&r), KAFKA_NONE);
+    assert_int_equal(r.err, 0);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -774,6 +797,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_describe_configs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_incremental_alter_configs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alter_configs_duplicate_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_offset_fetch_librdkafka_null_topics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_no_auto_create, setup_no_auto, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

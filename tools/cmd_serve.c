@@ -599,7 +599,8 @@ static int serve_parse(struct serve_args *a, int argc, char **argv)
         why = check_security(a);
     if (why)
         return cli_usage("serve", "%s", why);
-    so->acl_dir = a->dir; /* --authorizer: DIR/acls.meta */
+    so->acl_dir = a->dir;    /* --authorizer: DIR/acls.meta */
+    so->config_dir = a->dir; /* DIR/broker-configs.meta: dynamic broker configs */
     a->eo.transaction_timeout_max_ms = so->transaction_max_timeout_ms;
     a->eo.on_fault = serve_on_fault;
     so->engine = a->eo;

@@ -5,8 +5,11 @@
   configs BROKER   CreateTopics with configs (honoured and kept ones), an unknown config and a
                    bad value refused with INVALID_CONFIG naming the key, DescribeConfigs with
                    each value's source, AlterConfigs (whole replacement) and its effect seen by
-                   DescribeConfigs, a broker resource refused as read-only, validate_only.
-  recheck BROKER   after a restart: the configs `configs` left are still there.
+                   DescribeConfigs, validate_only; on the broker resource a dynamic config
+                   (log.retention.ms) set and described as DYNAMIC_BROKER_CONFIG, a static one
+                   (broker.id) refused INVALID_REQUEST and described read-only.
+  recheck BROKER   after a restart: the configs `configs` left are still there, the broker's
+                   dynamic one too.
   partitions BROKER
                    CreatePartitions: a 1-partition topic with records grows to 3, the new
                    partitions take records and the old one keeps its own; a count that is not
@@ -125,17 +128,24 @@ def configs(broker):
     check("alter_configs of an unknown topic: UNKNOWN_TOPIC_OR_PART",
           err is not None and err.name() == "UNKNOWN_TOPIC_OR_PART", str(err))
 
+    # Dynamic broker configs (handle_admin.c KAD10): log.retention.ms is one of Kafka's.
     res = ConfigResource(ConfigResource.Type.BROKER, "0",
                          set_config={"log.retention.ms": "1000"})
     _, err = result(list(admin.alter_configs([res], request_timeout=20).values())[0])
-    check("alter_configs of the broker: INVALID_REQUEST (static configs)",
+    check("alter_configs of the broker's dynamic log.retention.ms", err is None, str(err))
+    res = ConfigResource(ConfigResource.Type.BROKER, "0", set_config={"broker.id": "7"})
+    _, err = result(list(admin.alter_configs([res], request_timeout=20).values())[0])
+    check("alter_configs of the broker's static broker.id: INVALID_REQUEST",
           err is not None and err.name() == "INVALID_REQUEST", str(err))
     res = ConfigResource(ConfigResource.Type.BROKER, "0")
     out, err = result(list(admin.describe_configs([res], request_timeout=20).values())[0])
-    check("describe_configs of the broker: read-only static configs",
-          err is None and out["log.retention.ms"].is_read_only and
-          out["log.retention.ms"].source ==
-          ConfigSource.STATIC_BROKER_CONFIG.value, str(err))
+    check("describe_configs of the broker: log.retention.ms 1000 from DYNAMIC_BROKER_CONFIG",
+          err is None and out["log.retention.ms"].value == "1000" and
+          not out["log.retention.ms"].is_read_only and
+          out["log.retention.ms"].source == ConfigSource.DYNAMIC_BROKER_CONFIG.value, str(err))
+    check("describe_configs of the broker: broker.id read-only, STATIC_BROKER_CONFIG",
+          err is None and out["broker.id"].is_read_only and
+          out["broker.id"].source == ConfigSource.STATIC_BROKER_CONFIG.value, str(err))
 
 
 def recheck(broker):
@@ -146,6 +156,11 @@ def recheck(broker):
           "%s %s" % (d["retention.bytes"].value, d["max.message.bytes"].value))
     check("after a restart: message.timestamp.type back to its default (replaced)",
           d["message.timestamp.type"].value == "CreateTime", d["message.timestamp.type"].value)
+    res = ConfigResource(ConfigResource.Type.BROKER, "0")
+    out, err = result(list(admin.describe_configs([res], request_timeout=20).values())[0])
+    check("after a restart: the broker's log.retention.ms 1000 (broker-configs.meta)",
+          err is None and out["log.retention.ms"].value == "1000" and
+          out["log.retention.ms"].source == ConfigSource.DYNAMIC_BROKER_CONFIG.value, str(err))
 
 
 def end_offsets(broker, topic, parts):

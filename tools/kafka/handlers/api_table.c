@@ -160,10 +160,14 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define create_acls_note        "saved in the data directory before the answer"
 #define delete_acls_note        "saved in the data directory before the answer"
 
-#define describe_configs_note "a topic's every config with its source; the broker's, read-only"
-#define alter_configs_note    "topics; the broker's configs are static (INVALID_REQUEST)"
+#define describe_configs_note                                                                      \
+    "a topic's every config with its source; the broker's, with Kafka's dynamic ones and their "   \
+    "levels"
+#define alter_configs_note                                                                         \
+    "topics; the broker: Kafka's dynamic broker configs, per broker or cluster default, kept in "  \
+    "broker-configs.meta (stored, not yet acted on); static ones INVALID_REQUEST"
 #define incremental_alter_configs_note                                                             \
-    "topics (APPEND/SUBTRACT on list configs); the broker's configs are static"
+    "topics (APPEND/SUBTRACT on list configs); the broker's dynamic configs, as AlterConfigs"
 #define describe_producers_note    NULL
 #define delete_records_note        "the log start moves inside a segment; durable before the answer"
 #define create_partitions_note     "new partitions on this broker; counts only rise"

@@ -20,6 +20,7 @@
 struct kafka_metrics; /* tools/kafka/metrics/metrics.h */
 struct authorizer;    /* tools/kafka/auth/authorizer.h */
 struct cred_store;    /* tools/kafka/sasl/cred_store.h */
+struct broker_config; /* tools/kafka/config/broker_config.h */
 
 /* SASL mechanisms (Kafka's sasl.enabled.mechanisms), a bit each. */
 enum kafka_sasl_mech {
@@ -78,6 +79,10 @@ struct kafka_server_options {
     struct cred_store *credentials;
     int64_t reauth_max_ms;
     int64_t auth_failed_delay_ms;
+    /* Dynamic broker configs (AlterConfigs on a BROKER resource, config/broker_config.h): kept
+     * durably in `config_dir`/broker-configs.meta (the data directory); NULL keeps them in
+     * memory only (tests). */
+    const char *config_dir;
 };
 
 void kafka_server_options_init(struct kafka_server_options *o);
@@ -115,6 +120,7 @@ struct kafka_server {
     struct kafka_slot *admin_head, *admin_tail;
     bool admin_stop;
     struct authorizer *authorizer; /* --authorizer on; NULL when off */
+    struct broker_config *dynamic; /* the dynamic broker configs (handle_admin.c KAD10) */
 };
 
 /* The address a client on the request's listener is told (Metadata, FindCoordinator). */

@@ -3,7 +3,8 @@
  * DescribeConfigs, AlterConfigs and IncrementalAlterConfigs. Topics and their configs go
  * through the engine (rt_topic_create_with_configs, rt_topic_config_alter: durable before the
  * answer); the broker's own configs are what `ringtail serve` was started with, read-only, as a
- * Kafka broker's static configs are. It never decodes or encodes by hand (kmsg_admin.c).
+ * Kafka broker's static configs are, but for Kafka's dynamic broker configs (KAD10,
+ * config/broker_config.h). It never decodes or encodes by hand (kmsg_admin.c).
  * DeleteTopics deletes through rt_topic_delete (durable before the answer; the files go in the
  * background); CreatePartitions adds through rt_topic_add_partitions; DeleteRecords moves log
  * start offsets through rt_partition_delete_records.
@@ -25,8 +26,7 @@
  *        appends to or subtracts from single ones (APPEND/SUBTRACT only on list configs, else
  *        INVALID_CONFIG); every entry of a resource is checked before any is applied; a key
  *        given twice is INVALID_REQUEST; validate_only changes nothing. A broker resource is
- *        INVALID_REQUEST ("cannot update these configs dynamically"), as Kafka answers for
- *        configs that are not dynamic; internal topics' configs are the broker's (INVALID_REQUEST).
+ *        KAD10's; internal topics' configs are the broker's (INVALID_REQUEST).
  *   KAD6  DeleteTopics answers NONE once the engine's deletion is durable, UNKNOWN_TOPIC_OR_
  *        PARTITION for a topic it does not have, INVALID_REQUEST for an internal topic.
  *   KAD7  CreatePartitions raises a topic's count through rt_topic_add_partitions (durable
@@ -47,6 +47,18 @@
  *        per group that had any, so a topic created again under the name starts with no
  *        committed offsets. A failure there is logged and the answer stays NONE (the topic is
  *        gone; a crash in between leaves the old offsets, as the engine keeps them).
+ *   KAD10 Dynamic broker configs, as Kafka's DynamicBrokerConfig: AlterConfigs (replacing the
+ *        level's set) and IncrementalAlterConfigs (SET, DELETE, APPEND/SUBTRACT on lists) on a
+ *        BROKER resource named this broker's id (its own level) or "" (the cluster default)
+ *        take the names of config/broker_config.h's table (BC1-BC3); any other name is
+ *        INVALID_REQUEST "Cannot update these configs dynamically" (Kafka's answer for a
+ *        read-only config), a bad value INVALID_REQUEST naming it. The new set is durable in
+ *        DIR/broker-configs.meta before the answer (BS2) and survives restarts.
+ *        DescribeConfigs of the broker's id reports each config from its highest level
+ *        (DYNAMIC_BROKER_CONFIG 2, DYNAMIC_DEFAULT_BROKER_CONFIG 3, STATIC_BROKER_CONFIG 4)
+ *        with the lower levels as synonyms, read-only only for configs that are not
+ *        dynamic; of "" only the dynamic defaults. Every dynamic config is stored-only today
+ *        (BC4): reported and kept, not yet acted on.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -54,6 +66,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/kafka/config/broker_config.h"
+#include "tools/kafka/config/broker_config_store.h"
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
 
@@ -299,9 +313,11 @@ enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
 
 /* ---- topic configs as Kafka reports them (KAD4) ---- */
 
-#define SOURCE_DYNAMIC_TOPIC 1
-#define SOURCE_STATIC_BROKER 4
-#define SOURCE_DEFAULT       5
+#define SOURCE_DYNAMIC_TOPIC          1
+#define SOURCE_DYNAMIC_BROKER         2
+#define SOURCE_DYNAMIC_DEFAULT_BROKER 3
+#define SOURCE_STATIC_BROKER          4
+#define SOURCE_DEFAULT                5
 
 struct config_row {
     const char *name;
@@ -463,6 +479,89 @@ static bool broker_name_ok(const struct kafka_server *srv, struct kp_str name)
     return name.len <= 0 || kp_str_eq(name, id);
 }
 
+/* One broker config's entry (KAD10): its value from the highest level that sets it (this
+ * broker's dynamic value, the cluster default's, the static one), every level's as synonyms;
+ * read-only unless it is a dynamic config. `k` is its index in the dynamic table or -1; at the
+ * default level (resource name "") only the default's value counts, as Kafka describes it. */
+static bool broker_entry(struct kafka_slot *s, const struct kmsg_describe_configs_request *q,
+                         const struct kmsg_describe_configs_resource *r,
+                         struct kmsg_describe_configs_entry *e, const char *name, int k,
+                         const char *static_value, const struct broker_config_set *set,
+                         bool default_level)
+{
+    if (!key_wanted(r, name))
+        return false;
+    const char *vals[3];
+    int8_t srcs[3];
+    int n = 0;
+    if (k >= 0 && !default_level && set->value[BCL_BROKER][k]) {
+        vals[n] = set->value[BCL_BROKER][k];
+        srcs[n++] = SOURCE_DYNAMIC_BROKER;
+    }
+    if (k >= 0 && set->value[BCL_DEFAULT][k]) {
+        vals[n] = set->value[BCL_DEFAULT][k];
+        srcs[n++] = SOURCE_DYNAMIC_DEFAULT_BROKER;
+    }
+    if (static_value && !default_level) {
+        vals[n] = static_value;
+        srcs[n++] = SOURCE_STATIC_BROKER;
+    }
+    if (n == 0)
+        return false;
+    *e = (struct kmsg_describe_configs_entry){0};
+    e->name = kafka_str_dup(s, name);
+    e->value = kafka_str_dup(s, vals[0]);
+    e->read_only = k < 0;
+    e->config_source = srcs[0];
+    e->config_type = k >= 0 ? (int8_t)broker_config_def((size_t)k)->type : 0;
+    e->documentation = (struct kp_str){NULL, 0};
+    if (q->include_synonyms) { /* v1+: every level's value, highest first */
+        struct kmsg_describe_configs_synonym *sy = kafka_alloc(s, (size_t)n, sizeof(*sy));
+        for (int j = 0; sy && j < n; j++)
+            sy[j] =
+                (struct kmsg_describe_configs_synonym){e->name, kafka_str_dup(s, vals[j]), srcs[j]};
+        e->synonyms = sy;
+        e->synonyms_count = sy ? n : 0;
+    }
+    return true;
+}
+
+/* A BROKER resource (KAD4, KAD10): for this broker's id, the static configs `ringtail serve`
+ * was started with and every dynamic config set at either level; for "" (the cluster
+ * default), the dynamic defaults only. */
+static void describe_broker(struct kafka_slot *s, const struct kmsg_describe_configs_request *q,
+                            const struct kmsg_describe_configs_resource *r,
+                            struct kmsg_describe_configs_result *o)
+{
+    struct kafka_server *srv = s->server;
+    bool default_level = r->resource_name.len <= 0;
+    struct config_kv kv[BROKER_CONFIGS_MAX];
+    size_t nstatic = default_level ? 0 : broker_configs(srv, kv);
+    size_t ndyn = broker_config_count();
+    struct kmsg_describe_configs_entry *e = kafka_alloc(s, nstatic + ndyn, sizeof(*e));
+    o->configs = e;
+    o->configs_count = 0;
+    if (!e)
+        return;
+    int32_t n = 0;
+    struct broker_config *d = srv->dynamic;
+    pthread_mutex_lock(&d->lock);
+    bool shown[BROKER_CONFIG_MAX] = {false};
+    for (size_t j = 0; j < nstatic; j++) {
+        int k = broker_config_find(kv[j].name);
+        if (k >= 0)
+            shown[k] = true;
+        if (broker_entry(s, q, r, &e[n], kv[j].name, k, kv[j].value, &d->set, default_level))
+            n++;
+    }
+    for (size_t k = 0; k < ndyn; k++)
+        if (!shown[k] && broker_entry(s, q, r, &e[n], broker_config_def(k)->name, (int)k, NULL,
+                                      &d->set, default_level))
+            n++;
+    pthread_mutex_unlock(&d->lock);
+    o->configs_count = n;
+}
+
 static void describe_one(struct kafka_slot *s, const struct kmsg_describe_configs_request *q,
                          const struct kmsg_describe_configs_resource *r,
                          struct kmsg_describe_configs_result *o)
@@ -471,9 +570,8 @@ static void describe_one(struct kafka_slot *s, const struct kmsg_describe_config
     o->resource_type = r->resource_type;
     o->resource_name = r->resource_name;
     o->error_message = (struct kp_str){NULL, -1};
-    struct config_row rows_b[BROKER_CONFIGS_MAX];
+    struct config_row rows_b[1];
     struct config_rows rows = {.rows = rows_b};
-    struct config_kv kv[BROKER_CONFIGS_MAX];
     bool read_only = true;
     if (r->resource_type == KAFKA_RESOURCE_BROKER) {
         if (!broker_name_ok(srv, r->resource_name)) {
@@ -481,9 +579,8 @@ static void describe_one(struct kafka_slot *s, const struct kmsg_describe_config
             o->error_message = kp_str_of("no such broker: this is a single-node broker");
             return;
         }
-        rows.count = broker_configs(srv, kv);
-        for (size_t j = 0; j < rows.count; j++)
-            rows_b[j] = (struct config_row){kv[j].name, kv[j].value, SOURCE_STATIC_BROKER};
+        describe_broker(s, q, r, o);
+        return;
     } else if (r->resource_type == KAFKA_RESOURCE_TOPIC) {
         char name[RT_TOPIC_NAME_MAX + 1];
         uint32_t parts = 0;
@@ -544,6 +641,21 @@ enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s)
     size_t per = TOPIC_CONFIGS_MAX * (sizeof(struct kmsg_describe_configs_entry) +
                                       sizeof(struct kmsg_describe_configs_synonym) +
                                       sizeof(struct config_row) + 4 * 96);
+    /* A broker resource: its static rows and the dynamic table, each with up to 3 synonyms,
+     * and every stored value twice (the entry's and a synonym's). */
+    size_t dyn_bytes = 0;
+    pthread_mutex_lock(&s->server->dynamic->lock);
+    for (int l = 0; l < BCL_LEVELS; l++)
+        for (size_t k = 0; k < broker_config_count(); k++)
+            if (s->server->dynamic->set.value[l][k])
+                dyn_bytes += 2 * (strlen(s->server->dynamic->set.value[l][k]) + 16);
+    pthread_mutex_unlock(&s->server->dynamic->lock);
+    size_t broker_per = (BROKER_CONFIGS_MAX + broker_config_count()) *
+                            (sizeof(struct kmsg_describe_configs_entry) +
+                             3 * sizeof(struct kmsg_describe_configs_synonym) + 3 * 96) +
+                        dyn_bytes;
+    if (broker_per > per)
+        per = broker_per;
     if (kafka_resp_reserve(s, n * (per + sizeof(struct kmsg_describe_configs_result))) != 0)
         return NET_CLOSE;
     struct kmsg_describe_configs_result *res = kafka_alloc(s, n, sizeof(*res));
@@ -650,26 +762,188 @@ static int current_collect(void *ctx, const char *name, const char *value,
     return 0;
 }
 
+/* Kafka's answer to a broker config it refuses (ZkAdminManager: a ConfigException is
+ * INVALID_REQUEST "Invalid config value for resource ...: <reason>: Set(names)"). */
+static int16_t broker_refuse(struct kafka_slot *s, const struct kmsg_alter_configs_resource *r,
+                             const char *reason, const char *names, const char **message)
+{
+    char m[3200];
+    snprintf(m, sizeof(m),
+             "Invalid config value for resource ConfigResource(type=BROKER, name='%.*s'): %s%s%s%s",
+             r->resource_name.len > 0 ? (int)r->resource_name.len : 0,
+             r->resource_name.ptr ? r->resource_name.ptr : "", reason, names ? ": Set(" : "",
+             names ? names : "", names ? ")" : "");
+    *message = kafka_str_dup(s, m).ptr;
+    return KAFKA_INVALID_REQUEST;
+}
+
+static void name_list_add(char *list, size_t cap, const char *name)
+{
+    size_t at = strlen(list);
+    snprintf(list + at, cap - at, "%s%s", at ? ", " : "", name);
+}
+
+/* AlterConfigs / IncrementalAlterConfigs of a BROKER resource (KAD10): name = this broker's id
+ * (its own level) or "" (the cluster default). Checked in Kafka's order (DynamicBrokerConfig.
+ * validateConfigs): a key twice (incremental), an operation, APPEND/SUBTRACT on a non-list
+ * (INVALID_CONFIG); then names that are not dynamic (BC1), security configs without a listener
+ * prefix, values by type (BC2), per-broker configs at the default level (BC3), each
+ * INVALID_REQUEST naming them. Legacy AlterConfigs replaces the level's whole set, as Kafka's;
+ * the new set is durable (broker-configs.meta, BS2) before it is used and answered. */
+static int16_t alter_broker(struct kafka_slot *s, const struct kmsg_alter_configs_resource *r,
+                            bool incremental, bool validate_only, const char **message)
+{
+    struct kafka_server *srv = s->server;
+    if (!broker_name_ok(srv, r->resource_name)) {
+        char m[160];
+        snprintf(m, sizeof(m),
+                 "Unexpected broker id, expected %" PRId32 " or empty string, but received %.*s",
+                 srv->opts.broker_id, r->resource_name.len > 0 ? (int)r->resource_name.len : 0,
+                 r->resource_name.ptr ? r->resource_name.ptr : "");
+        *message = kafka_str_dup(s, m).ptr;
+        return KAFKA_INVALID_REQUEST;
+    }
+    int level = r->resource_name.len <= 0 ? BCL_DEFAULT : BCL_BROKER;
+    size_t n = r->configs_count > 0 ? (size_t)r->configs_count : 0;
+    char **names = n ? kafka_alloc(s, n, sizeof(*names)) : NULL;
+    char **values = n ? kafka_alloc(s, n, sizeof(*values)) : NULL;
+    if (n && (!names || !values)) {
+        *message = "out of memory";
+        return KAFKA_UNKNOWN_SERVER_ERROR;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct kmsg_alter_configs_config *e = &r->configs[i];
+        names[i] = arena_cstr(s, e->name);
+        values[i] = arena_cstr(s, e->value);
+        if (!names[i] || strlen(names[i]) != (size_t)e->name.len) {
+            *message = "invalid config name";
+            return KAFKA_INVALID_REQUEST;
+        }
+        for (size_t j = 0; incremental && j < i; j++)
+            if (strcmp(names[j], names[i]) == 0) {
+                *message = "Error due to duplicate config keys";
+                return KAFKA_INVALID_REQUEST;
+            }
+        int8_t op = incremental ? e->config_operation : OP_SET;
+        if (op < OP_SET || op > OP_SUBTRACT) {
+            *message = "unknown config operation";
+            return KAFKA_INVALID_REQUEST;
+        }
+        int k = broker_config_find(names[i]);
+        if ((op == OP_APPEND || op == OP_SUBTRACT) && k >= 0 &&
+            broker_config_def((size_t)k)->type != BCT_LIST) {
+            char m[320];
+            snprintf(m, sizeof(m), "Config value %s is not allowed for config key: %s",
+                     op == OP_APPEND ? "append" : "subtract", names[i]);
+            *message = kafka_str_dup(s, m).ptr;
+            return KAFKA_INVALID_CONFIG;
+        }
+        if (op != OP_DELETE && !values[i]) {
+            char m[320];
+            snprintf(m, sizeof(m), "Null value not supported for : %s", names[i]);
+            *message = kafka_str_dup(s, m).ptr;
+            return incremental ? KAFKA_INVALID_CONFIG : KAFKA_INVALID_REQUEST;
+        }
+    }
+    /* The names given a value (a DELETE names none: Kafka validates what remains). */
+    char list[1024] = "";
+    for (size_t i = 0; i < n; i++) /* BC1 */
+        if ((!incremental || r->configs[i].config_operation != OP_DELETE) &&
+            broker_config_find(names[i]) < 0)
+            name_list_add(list, sizeof(list), names[i]);
+    if (list[0])
+        return broker_refuse(s, r, "Cannot update these configs dynamically", list, message);
+    for (size_t i = 0; i < n; i++) { /* BC3 */
+        int k = broker_config_find(names[i]);
+        if (k >= 0 && broker_config_def((size_t)k)->listener_only &&
+            (!incremental || r->configs[i].config_operation != OP_DELETE))
+            name_list_add(list, sizeof(list), names[i]);
+    }
+    if (list[0])
+        return broker_refuse(s, r,
+                             "These security configs can be dynamically updated only "
+                             "per-listener using the listener prefix",
+                             list, message);
+    /* The level's new set: a copy of the current one, changed. */
+    struct broker_config *d = srv->dynamic;
+    struct broker_config_set next;
+    pthread_mutex_lock(&d->lock);
+    int rc = broker_config_set_copy(&next, &d->set);
+    pthread_mutex_unlock(&d->lock);
+    if (rc) {
+        *message = "out of memory";
+        return KAFKA_UNKNOWN_SERVER_ERROR;
+    }
+    int16_t err = KAFKA_NONE;
+    if (!incremental)
+        for (size_t k = 0; k < broker_config_count(); k++)
+            broker_config_set_put(&next, level, k, NULL); /* legacy: the whole level */
+    for (size_t i = 0; i < n && !err; i++) {
+        size_t k = (size_t)broker_config_find(names[i]);
+        int8_t op = incremental ? r->configs[i].config_operation : OP_SET;
+        const char *v = values[i];
+        if (op == OP_DELETE) {
+            v = NULL;
+        } else if (op == OP_APPEND || op == OP_SUBTRACT) {
+            const char *cur = next.value[level][k] ? next.value[level][k] : "";
+            v = list_edit(s, cur, values[i], op == OP_APPEND);
+            if (!v) {
+                *message = "out of memory";
+                err = KAFKA_UNKNOWN_SERVER_ERROR;
+                break;
+            }
+        }
+        char canon[BROKER_CONFIG_VALUE_MAX + 1], why[256];
+        if (v && broker_config_check(k, v, canon, why, sizeof(why)) != 0) { /* BC2 */
+            char m[BROKER_CONFIG_VALUE_MAX + 512];
+            snprintf(m, sizeof(m), "Invalid value %.*s for configuration %s: %s", 200, v, names[i],
+                     why);
+            err = broker_refuse(s, r, m, NULL, message);
+            break;
+        }
+        if (broker_config_set_put(&next, level, k, v ? canon : NULL) != 0) {
+            *message = "out of memory";
+            err = KAFKA_UNKNOWN_SERVER_ERROR;
+        }
+    }
+    if (!err && level == BCL_DEFAULT) { /* BC3 */
+        for (size_t i = 0; i < n; i++) {
+            int k = broker_config_find(names[i]);
+            if (k >= 0 && broker_config_def((size_t)k)->per_broker && next.value[level][k])
+                name_list_add(list, sizeof(list), names[i]);
+        }
+        if (list[0])
+            err = broker_refuse(s, r,
+                                "Cannot update these configs at default cluster level, broker "
+                                "id must be specified",
+                                list, message);
+    }
+    if (err || validate_only) {
+        broker_config_set_free(&next);
+        return err;
+    }
+    char ferr[600] = "";
+    if (srv->opts.config_dir &&
+        broker_config_store_save(srv->opts.config_dir, &next, ferr, sizeof(ferr)) != 0) { /* BS2 */
+        broker_config_set_free(&next);
+        kafka_log("dynamic broker configs: %s", ferr);
+        *message = kafka_str_dup(s, ferr).ptr;
+        return KAFKA_UNKNOWN_SERVER_ERROR;
+    }
+    pthread_mutex_lock(&d->lock);
+    struct broker_config_set old = d->set;
+    d->set = next;
+    pthread_mutex_unlock(&d->lock);
+    broker_config_set_free(&old);
+    return KAFKA_NONE;
+}
+
 static int16_t alter_one(struct kafka_slot *s, const struct kmsg_alter_configs_resource *r,
                          bool incremental, bool validate_only, const char **message)
 {
     struct kafka_server *srv = s->server;
-    if (r->resource_type == KAFKA_RESOURCE_BROKER) {
-        if (!broker_name_ok(srv, r->resource_name)) {
-            *message = "no such broker: this is a single-node broker";
-            return KAFKA_INVALID_REQUEST;
-        }
-        char m[512];
-        size_t at = (size_t)snprintf(m, sizeof(m),
-                                     "Cannot update these configs dynamically (ringtail serve's "
-                                     "configs are set at start):");
-        for (int32_t i = 0; i < r->configs_count && at < sizeof(m); i++)
-            at += (size_t)snprintf(m + at, sizeof(m) - at, "%s %.*s", i ? "," : "",
-                                   r->configs[i].name.len > 0 ? (int)r->configs[i].name.len : 0,
-                                   r->configs[i].name.ptr ? r->configs[i].name.ptr : "");
-        *message = kafka_str_dup(s, m).ptr;
-        return KAFKA_INVALID_REQUEST;
-    }
+    if (r->resource_type == KAFKA_RESOURCE_BROKER)
+        return alter_broker(s, r, incremental, validate_only, message);
     if (r->resource_type != KAFKA_RESOURCE_TOPIC) {
         *message = "only TOPIC and BROKER resources have configs here";
         return KAFKA_INVALID_REQUEST;

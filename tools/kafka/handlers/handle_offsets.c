@@ -42,6 +42,14 @@
  *        rt_group_commit_offsets_async and the request answers NET_PENDING; the completion (on
  *        an engine lane) settles every partition with the write's outcome, encodes the answer
  *        and hands the request back (net_req_complete), after the commit is durable.
+ *   KO10 OffsetFetch v6-7 "all the group's offsets" from librdkafka 2.0.2 is read as Kafka reads
+ *        it: that client writes the null topic array as four zero bytes (an i32 placeholder it
+ *        never turns into a varint), so its body is group_id, 00 00 00 00, require_stable,
+ *        an empty tag buffer. Kafka reads topics null (the first 00), require_stable false and
+ *        the tag buffer (the next two) and ignores the three bytes after the body; here a v6-7
+ *        body that does not decode is decoded once more without its last three bytes when
+ *        they are 00, 00|01, 00 — as Kafka reads it, require_stable false. (KH6 is the same
+ *        client's ListGroups quirk.)
  */
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle_offsets.h"
@@ -184,7 +192,16 @@ static int fetch_decode(struct kp_reader *r, struct kp_arena *a, void *ctx)
 {
     struct fetch_decode *d = ctx;
     memset(d->q, 0, sizeof(*d->q));
-    return kmsg_offset_fetch_request_decode(r, d->version, a, d->q);
+    struct kp_reader at = *r;
+    int rc = kmsg_offset_fetch_request_decode(r, d->version, a, d->q);
+    if (rc == RT_E_CORRUPT && (d->version == 6 || d->version == 7) && at.end - at.p >= 3 &&
+        at.end[-3] == 0 && at.end[-2] <= 1 && at.end[-1] == 0) { /* KO10 */
+        *r = at;
+        r->end -= 3;
+        memset(d->q, 0, sizeof(*d->q));
+        rc = kmsg_offset_fetch_request_decode(r, d->version, a, d->q);
+    }
+    return rc;
 }
 
 /* The answer's arrays go into the response arena, sized by a budget; a build that finds it too

@@ -45,6 +45,7 @@
 #include <time.h>
 
 #include "tools/kafka/auth/authorizer.h"
+#include "tools/kafka/config/broker_config_store.h"
 #include "tools/kafka/handlers/handle.h"
 #include "tools/kafka/handlers/handle_txn.h"
 #include "tools/kafka/metrics/metrics.h"
@@ -334,6 +335,38 @@ static void on_append_watch(void *ctx)
     net_wake(srv->net);
 }
 
+/* The dynamic broker configs: DIR/broker-configs.meta when the options name a directory
+ * (a corrupt file refuses the start, as acls.meta does: BS1). */
+static int dynamic_open(struct kafka_server *srv)
+{
+    struct broker_config *d = calloc(1, sizeof(*d));
+    if (!d)
+        return -ENOMEM;
+    pthread_mutex_init(&d->lock, NULL);
+    if (srv->opts.config_dir) {
+        char err[600] = "";
+        int rc = broker_config_store_load(srv->opts.config_dir, &d->set, err, sizeof(err));
+        if (rc) {
+            kafka_log("dynamic broker configs: %s", err[0] ? err : "cannot load");
+            pthread_mutex_destroy(&d->lock);
+            free(d);
+            return rc;
+        }
+    }
+    srv->dynamic = d;
+    return 0;
+}
+
+static void dynamic_close(struct kafka_server *srv)
+{
+    if (!srv->dynamic)
+        return;
+    broker_config_set_free(&srv->dynamic->set);
+    pthread_mutex_destroy(&srv->dynamic->lock);
+    free(srv->dynamic);
+    srv->dynamic = NULL;
+}
+
 int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opts,
                        struct kafka_server **out)
 {
@@ -380,8 +413,11 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
             kafka_log("--authorizer on: %s", err[0] ? err : "cannot start the authorizer");
     }
     if (!rc)
+        rc = dynamic_open(srv);
+    if (!rc)
         rc = admin_start(srv);
     if (rc) {
+        dynamic_close(srv);
         authorizer_close(srv->authorizer);
         group_coord_free(srv->groups);
         pthread_mutex_destroy(&srv->create_lock);
@@ -403,6 +439,7 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     rc = net_start(&srv->opts.net, &hooks, &srv->net);
     if (rc) {
         admin_stop(srv);
+        dynamic_close(srv);
         authorizer_close(srv->authorizer);
         group_coord_free(srv->groups);
         pthread_mutex_destroy(&srv->create_lock);
@@ -413,6 +450,7 @@ int kafka_server_start(rt_engine *engine, const struct kafka_server_options *opt
     if (rc) {
         net_stop(srv->net, 0);
         admin_stop(srv);
+        dynamic_close(srv);
         authorizer_close(srv->authorizer);
         group_coord_free(srv->groups);
         pthread_mutex_destroy(&srv->create_lock);
@@ -458,6 +496,7 @@ void kafka_server_stop(struct kafka_server *s)
     net_stop(s->net, 5000);            /* every produce completion has arrived when it returns */
     admin_stop(s);                     /* KS4: after net_stop, which waited for its answers */
     authorizer_close(s->authorizer);   /* no request checks any more */
+    dynamic_close(s);                  /* after admin_stop: no AlterConfigs runs */
     group_coord_free(s->groups);       /* after net_stop: parked joins are answered by it */
     pthread_mutex_destroy(&s->create_lock);
     free(s);
