@@ -143,14 +143,16 @@ EOF
 # way, the broker sees only ringtail.h of the engine, and no module cycle inside it.
 #   net, proto      (bottom: net knows no Kafka API, proto no socket; neither includes the other)
 #   group, metrics, sasl, auth  (may include net and proto; auth: ACLs and the authorizer)
+#   cluster         (the metadata quorum on libraft and the metadata image; beside group: it may
+#                   include net and proto, never handlers/ or server/)
 #   handlers        (may include the layers below)
 #   server          (top: wires net to the handlers)
 python3 - "$SRC" <<'EOF'
 import os, re, sys
 src = sys.argv[1]
 root = os.path.join(src, "tools", "kafka")
-rank = {"net": 0, "proto": 0, "group": 1, "metrics": 1, "sasl": 1, "auth": 1, "handlers": 2,
-        "server": 3}
+rank = {"net": 0, "proto": 0, "group": 1, "metrics": 1, "sasl": 1, "auth": 1, "cluster": 1,
+        "handlers": 2, "server": 3}
 bad = False
 mods, has_c, folders = {}, set(), set()
 for d, _, files in os.walk(root):
