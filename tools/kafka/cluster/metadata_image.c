@@ -197,10 +197,10 @@ static int decode_configs(struct rd *r, uint16_t n, char *err, size_t err_len)
         struct mi_str k = rd_str(r), v = rd_str(r);
         if (r->bad)
             return corrupt(err, err_len, "topic config %u: truncated", i);
-        if (k.len == 0 || k.len > MI_CONFIG_KEY_MAX)
-            return corrupt(err, err_len, "topic config %u: key of %u bytes (1..255)", i, k.len);
-        if (v.len > MI_CONFIG_VALUE_MAX)
-            return corrupt(err, err_len, "topic config %u: value of %u bytes (0..4096)", i, v.len);
+        if (!host_ok(k)) /* 1..255 bytes of printable ASCII, no space: as a host */
+            return corrupt(err, err_len, "topic config %u: key not 1..255 printable bytes", i);
+        if (v.len > MI_CONFIG_VALUE_MAX || (v.len && memchr(v.p, 0, v.len)))
+            return corrupt(err, err_len, "topic config %u: value over 4096 bytes or with a NUL", i);
         /* unique keys: O(n^2) over at most 256 */
         struct rd w = {r->p, r->n, first, false};
         for (unsigned j = 0; j < i; j++) {
