@@ -11,7 +11,8 @@
  * commits, applies it through fsm_apply (the owner's `apply`) and then calls apply_done with the
  * index → the owner's `done`. raft_close completes whatever raft still holds with RAFT_SHUTDOWN.
  *
- * It never decodes a record and never calls into raft from another thread.
+ * Entries are frames (CQ5, docs/format.md K.1): u32 big-endian record length, the record, zeros to
+ * a multiple of 8. It never decodes a record and never calls into raft from another thread.
  */
 #include "tools/kafka/cluster/quorum.h"
 
