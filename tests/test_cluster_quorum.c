@@ -609,11 +609,92 @@ static void test_start_refuses(void **state)
     tu_rmdir_free(root);
 }
 
+/* One voter in this process: elected alone, commits, snapshots, stops; a second start on the same
+ * directory restores the snapshot, replays the rest and does not bootstrap again (CQ2, CQ4). Run
+ * in-process so that ASan's leak check sees start and stop. */
+static void test_single_voter_restart(void **state)
+{
+    (void)state;
+    char *root = tu_mkdtemp();
+    char v[64];
+    snprintf(v, sizeof(v), "1@127.0.0.1:%u", (unsigned)free_port());
+    uint64_t digest = 0, applied = 0;
+    for (int round = 0; round < 2; round++) {
+        static struct member m;
+        pthread_mutex_init(&m.mu, NULL);
+        pthread_cond_init(&m.cv, NULL);
+        metadata_image_init(&m.img);
+        struct quorum_options o = {.data_dir = root,
+                                   .node_id = 1,
+                                   .voters = v,
+                                   .election_timeout_ms = 200,
+                                   .heartbeat_timeout_ms = 20,
+                                   .snapshot_threshold = 16,
+                                   .snapshot_trailing = 4,
+                                   .ctx = &m,
+                                   .apply = m_apply,
+                                   .snapshot = m_snapshot,
+                                   .restore = m_restore};
+        struct quorum *q = NULL;
+        char err[512] = "";
+        if (quorum_start(&o, &q, err, sizeof(err)) != 0)
+            fail_msg("quorum_start: %s", err);
+        struct quorum_status st;
+        int64_t dl = now_ms() + 20000;
+        do {
+            quorum_status(q, &st);
+            if (!st.is_leader)
+                usleep(10000);
+        } while (!st.is_leader && now_ms() < dl);
+        assert_true(st.is_leader);
+        if (round == 0) {
+            uint64_t last = 0;
+            for (uint64_t s = 0; s < 40; s++) {
+                uint8_t rec[512];
+                size_t len = test_record(s, rec, sizeof(rec));
+                uint64_t index = 0;
+                assert_int_equal(quorum_propose_wait(q, rec, len, 10000, &index), 0);
+                assert_true(index > last); /* CQ3: committed indexes grow */
+                last = index;
+            }
+        } else {
+            /* the same image once the log after the snapshot is replayed */
+            dl = now_ms() + 20000;
+            for (;;) {
+                pthread_mutex_lock(&m.mu);
+                bool same = m.img.records_applied == applied;
+                pthread_mutex_unlock(&m.mu);
+                if (same || now_ms() > dl)
+                    break;
+                usleep(10000);
+            }
+            quorum_status(q, &st);
+            assert_true(st.snapshots_restored >= 1);
+        }
+        pthread_mutex_lock(&m.mu);
+        if (round == 0) {
+            digest = metadata_image_digest(&m.img);
+            applied = m.img.records_applied;
+            assert_int_equal(applied, 40);
+        } else {
+            assert_int_equal(m.img.records_applied, applied);
+            assert_int_equal(metadata_image_digest(&m.img), digest);
+        }
+        pthread_mutex_unlock(&m.mu);
+        quorum_stop(q);
+        metadata_image_free(&m.img);
+        pthread_cond_destroy(&m.cv);
+        pthread_mutex_destroy(&m.mu);
+    }
+    tu_rmdir_free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_voters_parse),
         cmocka_unit_test(test_start_refuses),
+        cmocka_unit_test(test_single_voter_restart),
         cmocka_unit_test(test_three_members_fail_over),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

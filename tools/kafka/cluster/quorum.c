@@ -222,8 +222,11 @@ static void publish(struct quorum *q)
     raft_id lid = 0;
     const char *laddr = NULL;
     raft_leader(&q->raft, &lid, &laddr);
-    atomic_store(&q->st_leader_id, (int32_t)lid);
-    atomic_store(&q->st_is_leader, raft_state(&q->raft) == RAFT_LEADER);
+    bool is_leader = raft_state(&q->raft) == RAFT_LEADER;
+    int32_t was = atomic_exchange(&q->st_leader_id, (int32_t)lid);
+    bool was_leader = atomic_exchange(&q->st_is_leader, is_leader);
+    if ((was != (int32_t)lid || was_leader != is_leader) && q->o.on_leader)
+        q->o.on_leader(q->o.ctx, (int32_t)lid, is_leader, (uint64_t)q->raft.current_term);
     atomic_store(&q->st_term, (uint64_t)q->raft.current_term);
     atomic_store(&q->st_last_applied, (uint64_t)raft_last_applied(&q->raft));
     atomic_store(&q->st_commit, (uint64_t)q->raft.commit_index);

@@ -91,6 +91,8 @@ struct quorum_options {
     /* Replace the state by a snapshot's bytes (which the owner validates). 0, or a negative
      * value: raft then refuses the snapshot (a start fails; an InstallSnapshot is retried). */
     int (*restore)(void *ctx, const void *buf, size_t len);
+    /* Optional: the known leader or this member's role changed (leader_id 0: none known). */
+    void (*on_leader)(void *ctx, int32_t leader_id, bool is_leader, uint64_t term);
 };
 
 /* Starts a member: parses and checks the options (the voters list, node_id one of them),
