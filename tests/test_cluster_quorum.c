@@ -11,7 +11,8 @@
  *     bound), keep every record committed before, and commit new proposals;
  *   - the killed member, restarted on its directory, restores its snapshot (taken every 64
  *     entries here) and catches up to the same image (CQ2, MI3); a second start does not
- *     bootstrap again (CQ4).
+ *     bootstrap again (CQ4); one down while 300 records commit catches up too, by AppendEntries
+ *     or, when the leader's log no longer reaches back to it, by InstallSnapshot (MI3).
  * It prints the figures: election time after SIGKILL, and the apply rate of small records.
  */
 #include <setjmp.h>
@@ -528,6 +529,8 @@ static void test_three_members_fail_over(void **state)
     assert_true(s.restored >= 1);
     assert_true(wait_converged(committed, 20000, &conv));
     assert_true(conv.applied >= 1100);
+    assert_true(status(old, &s));
+    printf("# restarted member: %" PRIu64 " restores\n", s.restored);
 
     /* a follower stopped cleanly and restarted: the same image from snapshot + log (MI3) */
     follower = (leader + 1) % NODES;
@@ -543,6 +546,20 @@ static void test_three_members_fail_over(void **state)
     assert_true(wait_converged(committed, 20000, &conv));
     committed = propose(leader, 10, 1100, NULL);
     assert_true(wait_converged(committed, 20000, &conv));
+
+    /* a member down while the leader's log moves past several snapshots: restarted, it is
+     * behind the leader's log start and must take the leader's snapshot (InstallSnapshot) */
+    follower = (leader + 2) % NODES;
+    uint64_t restored_before = 0;
+    node_kill(follower);
+    committed = propose(leader, 300, 2000, NULL);
+    node_start(follower);
+    assert_true(status(follower, &s));
+    restored_before = s.restored;
+    assert_true(wait_converged(committed, 20000, &conv));
+    assert_true(status(follower, &s));
+    printf("# lagging member: %" PRIu64 " restores at start, %" PRIu64 " after catching up\n",
+           restored_before, s.restored);
 
     /* raft's files are where they are said to be */
     char *p = tu_path("%s/" QUORUM_DIR_NAME "/metadata1", nodes[0].dir);
