@@ -144,6 +144,8 @@ EOF
 #   net, proto      (bottom: net knows no Kafka API, proto no socket; neither includes the other)
 #   group, metrics, sasl, auth, config  (may include net and proto; auth: ACLs and the
 #                   authorizer; config: the dynamic broker configs)
+#   cluster         (the metadata quorum on libraft and the metadata image; beside group: it may
+#                   include net and proto, never handlers/ or server/)
 #   handlers        (may include the layers below)
 #   server          (top: wires net to the handlers)
 python3 - "$SRC" <<'EOF'
@@ -151,6 +153,7 @@ import os, re, sys
 src = sys.argv[1]
 root = os.path.join(src, "tools", "kafka")
 rank = {"net": 0, "proto": 0, "group": 1, "metrics": 1, "sasl": 1, "auth": 1, "config": 1,
+        "cluster": 1,
         "handlers": 2, "server": 3}
 bad = False
 mods, has_c, folders = {}, set(), set()

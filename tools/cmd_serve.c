@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tools/kafka/cluster/metadata_node.h"
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/metrics/metrics.h"
 #include "tools/kafka/net/net_tls.h"
@@ -90,6 +91,14 @@ static void serve_usage(FILE *out)
         "                             advertised.listeners)\n"
         "  --advertise HOST:PORT      shorthand: the first listener's advertised address\n"
         "  --broker-id N              this broker's node id (0; broker.id / node.id)\n"
+        "  --voters LIST              the cluster's metadata quorum: ID@HOST:PORT,...\n"
+        "                             (controller.quorum.voters); starts this node's\n"
+        "                             member of it (raft, DIR/__cluster_metadata/).\n"
+        "                             Without it, a single broker as before\n"
+        "  --node-id N                this node's id among the voters, 1.. (node.id; also\n"
+        "                             the broker id); needs --voters\n"
+        "  --controller-listen HOST:PORT  address the quorum binds (its voter's address;\n"
+        "                             the same port)\n"
         "  --threads N                network loop threads (one per core;\n"
         "                             num.network.threads)\n"
         "  --connections-max N        open connections at most; more are closed at accept\n"
@@ -230,8 +239,12 @@ struct serve_args {
     const char *advertise_one;   /* --advertise */
     const char *dir;
     const char *metrics_addr;
-    struct net_tls_options tls; /* --ssl-*: for SSL and SASL_SSL listeners */
-    struct net_tls *tls_ctx;    /* made by serve_start when a listener runs TLS */
+    struct net_tls_options tls;    /* --ssl-*: for SSL and SASL_SSL listeners */
+    struct net_tls *tls_ctx;       /* made by serve_start when a listener runs TLS */
+    const char *voters;            /* --voters: the metadata quorum (NULL: a single broker) */
+    const char *controller_listen; /* --controller-listen */
+    int32_t node_id;               /* --node-id, -1 when not given */
+    bool broker_id_given;
 };
 
 /* A step's answer when the command goes on (else it is the exit code). */
@@ -430,9 +443,18 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
         char h[256];
         uint16_t p;
         ok = parse_host_port(v, h, sizeof(h), &p) && ((a->advertise_one = v), true);
-    } else if (strcmp(name, "--broker-id") == 0)
+    } else if (strcmp(name, "--broker-id") == 0) {
         ok = cli_parse_u32(v, 0, INT32_MAX, &u) && ((so->broker_id = (int32_t)u), true);
-    else if (strcmp(name, "--threads") == 0)
+        a->broker_id_given = true;
+    } else if (strcmp(name, "--node-id") == 0)
+        ok = cli_parse_u32(v, 1, INT32_MAX, &u) && ((a->node_id = (int32_t)u), true);
+    else if (strcmp(name, "--voters") == 0)
+        a->voters = v; /* checked once every option is known (serve_parse) */
+    else if (strcmp(name, "--controller-listen") == 0) {
+        char h[256];
+        uint16_t p;
+        ok = parse_host_port(v, h, sizeof(h), &p) && p != 0 && ((a->controller_listen = v), true);
+    } else if (strcmp(name, "--threads") == 0)
         ok = cli_parse_u32(v, 1, 256, &so->net.threads);
     else if (strcmp(name, "--connections-max") == 0)
         ok = cli_parse_u32(v, 1, 1000000, &so->net.connections_max);
@@ -534,6 +556,41 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
     return ok;
 }
 
+/* --voters, --node-id, --controller-listen: all or none (but --controller-listen, optional);
+ * the node id one of the voters, and the broker id. NULL, or why not. */
+static const char *check_cluster(struct serve_args *a)
+{
+    static char why[512];
+    if (!a->voters) {
+        if (a->node_id >= 0 || a->controller_listen)
+            return "--node-id and --controller-listen need --voters (controller.quorum.voters)";
+        return NULL;
+    }
+    if (a->node_id < 0)
+        return "--voters needs --node-id (this node's id among the voters)";
+    struct quorum_voter v[QUORUM_VOTERS_MAX];
+    int n = 0;
+    char err[256];
+    if (quorum_voters_parse(a->voters, strlen(a->voters), v, &n, err, sizeof(err)) != 0) {
+        snprintf(why, sizeof(why), "--voters '%.120s': %s", a->voters, err);
+        return why;
+    }
+    bool in = false;
+    for (int i = 0; i < n; i++)
+        in |= v[i].id == a->node_id;
+    if (!in) {
+        snprintf(why, sizeof(why), "--node-id %d is not one of --voters", (int)a->node_id);
+        return why;
+    }
+    if (a->broker_id_given && a->so.broker_id != a->node_id) {
+        snprintf(why, sizeof(why), "--broker-id %d differs from --node-id %d (they are one id)",
+                 (int)a->so.broker_id, (int)a->node_id);
+        return why;
+    }
+    a->so.broker_id = a->node_id;
+    return NULL;
+}
+
 /* Step 1: the defaults (a loop thread per core, RT_KAFKA_IO) and the command line into a, then
  * the options that depend on each other. SERVE_GO_ON, or the exit code (help, a usage error). */
 static int serve_parse(struct serve_args *a, int argc, char **argv)
@@ -551,6 +608,10 @@ static int serve_parse(struct serve_args *a, int argc, char **argv)
     a->advertise_one = NULL;
     a->dir = NULL;
     a->metrics_addr = NULL;
+    a->voters = NULL;
+    a->controller_listen = NULL;
+    a->node_id = -1;
+    a->broker_id_given = false;
 
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -597,6 +658,8 @@ static int serve_parse(struct serve_args *a, int argc, char **argv)
     const char *why = apply_advertised(a);
     if (!why)
         why = check_security(a);
+    if (!why)
+        why = check_cluster(a);
     if (why)
         return cli_usage("serve", "%s", why);
     so->acl_dir = a->dir;    /* --authorizer: DIR/acls.meta */
@@ -852,10 +915,28 @@ int cmd_serve(int argc, char **argv)
         net_tls_free(a.tls_ctx);
         return code;
     }
+    struct metadata_node *cluster = NULL; /* --voters: the metadata quorum beside the broker */
+    if (a.voters) {
+        char err[1024] = "";
+        int rc = metadata_node_start(a.dir, a.node_id, a.controller_listen, a.voters, &cluster, err,
+                                     sizeof(err));
+        if (rc) {
+            cli_fail("serve", "metadata quorum: %s", err[0] ? err : quorum_strerror(rc));
+            code = serve_stop(srv, e, metrics, a.tls_ctx);
+            cred_store_close(a.so.credentials);
+            a.so.credentials = NULL;
+            return CLI_EXIT_FAIL;
+        }
+        fprintf(stderr,
+                "ringtail serve: controller: node %d of the metadata quorum %s (raft in "
+                "%s/" QUORUM_DIR_NAME ")\n",
+                (int)a.node_id, a.voters, a.dir);
+    }
     serve_announce(&a, srv);
     int sig = serve_wait_signal(a.tls_ctx);
     fprintf(stderr, "ringtail serve: %s: stopping (answering requests in flight)\n",
             strsignal(sig));
+    metadata_node_stop(cluster);
     code = serve_stop(srv, e, metrics, a.tls_ctx);
     cred_store_close(a.so.credentials); /* after the server: no authentication runs now */
     a.so.credentials = NULL;

@@ -16,6 +16,9 @@ packages+=(kcat librdkafka-dev python3-confluent-kafka libmicrohttpd-dev prometh
 # TLS listeners and SASL/SCRAM (issue 23): OpenSSL 3's libssl and libcrypto (PBKDF2, HMAC, the
 # digests), and its CLI for the tests' certificates.
 packages+=(libssl-dev openssl)
+# The cluster's metadata quorum (issue 24): Canonical's raft library (libraft-dev, the one under
+# dqlite and LXD) and libuv, its event loop, disk I/O and TCP transport (libuv1-dev).
+packages+=(libraft-dev libuv1-dev)
 # tools/conformance.sh unpacks librdkafka's Debian source package (dpkg-source) and builds its
 # test-runner (g++; with rapidjson-dev its JSON-checking tests, 0053 stats and 0110 batch size,
 # run instead of skipping); it adds the deb-src entry and fetches the source itself.

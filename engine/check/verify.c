@@ -999,11 +999,12 @@ static int check_partition(struct verifier *v, const char *pdir)
 /* Files the engine keeps at the top of a data directory. */
 static bool top_level_known(const char *name)
 {
-    /* scram-credentials: the broker's (docs/format.md S), checked by `ringtail verify` itself */
+    /* scram-credentials: the broker's (docs/format.md S), checked by `ringtail verify` itself;
+     * __cluster_metadata/: the broker's metadata quorum, raft's own files (docs/format.md L) */
     return strcmp(name, META_FILE) == 0 || strcmp(name, META_LOCK_FILE) == 0 ||
-           strcmp(name, "scram-credentials") == 0 || strcmp(name, PRODUCER_REGISTRY_FILE) == 0 ||
-           strcmp(name, META_CLEAN_FILE) == 0 || has_suffix(name, ".tmp") ||
-           strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+           strcmp(name, "__cluster_metadata") == 0 || strcmp(name, "scram-credentials") == 0 ||
+           strcmp(name, PRODUCER_REGISTRY_FILE) == 0 || strcmp(name, META_CLEAN_FILE) == 0 ||
+           has_suffix(name, ".tmp") || strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
 }
 
 /* True when name is "<topic>-<p>" for a catalogued topic and p < its partition count. */

@@ -1,0 +1,236 @@
+/*
+ * test_cluster_metadata.c — the cluster's metadata records and image (tools/kafka/cluster/
+ * metadata_image.c; docs/format.md L), without raft: every record type encodes, decodes and
+ * applies; each rule of L.2 refuses its bad bytes and each rule of L.3 its inapplicable record,
+ * counted and changing nothing (MI2); the same records in the same order give the same digest
+ * (MI1); a snapshot restores to the same image and a damaged one is refused (MI3); producer-id
+ * blocks only grow (MI4).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/kafka/cluster/metadata_image.h"
+
+static const uint8_t T1[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+static const uint8_t T2[16] = {2};
+
+static int apply_ok(struct metadata_image *img, uint64_t index, const uint8_t *b, size_t n)
+{
+    assert_true(n > 0);
+    return metadata_image_apply(img, index, b, n);
+}
+
+/* A small cluster's worth of records, applied at indexes 1.. */
+static void build(struct metadata_image *img)
+{
+    uint8_t b[1024];
+    uint64_t ix = 1;
+    for (int32_t id = 1; id <= 3; id++)
+        assert_int_equal(apply_ok(img, ix++, b,
+                                  mi_encode_register_broker(b, sizeof(b), id, -1, "127.0.0.1",
+                                                            (uint16_t)(9091 + id))),
+                         0);
+    assert_int_equal(apply_ok(img, ix++, b, mi_encode_fence_broker(b, sizeof(b), 2, true)), 0);
+    const char *k[2] = {"cleanup.policy", "min.insync.replicas"}, *v[2] = {"compact", "2"};
+    assert_int_equal(apply_ok(img, ix++, b, mi_encode_topic(b, sizeof(b), T1, "orders", k, v, 2)),
+                     0);
+    int32_t reps[3] = {1, 2, 3}, isr[2] = {1, 3};
+    for (int32_t p = 0; p < 3; p++)
+        assert_int_equal(
+            apply_ok(img, ix++, b,
+                     mi_encode_partition(b, sizeof(b), T1, p, reps, 3, 1 + p % 3, 0, isr, 2)),
+            0);
+    assert_int_equal(
+        apply_ok(img, ix++, b, mi_encode_topic(b, sizeof(b), T2, "gone", NULL, NULL, 0)), 0);
+    assert_int_equal(apply_ok(img, ix++, b, mi_encode_delete_topic(b, sizeof(b), T2)), 0);
+    assert_int_equal(apply_ok(img, ix++, b, mi_encode_producer_ids(b, sizeof(b), 1, 1000)), 0);
+}
+
+static void test_records_build_the_image(void **state)
+{
+    (void)state;
+    struct metadata_image img;
+    metadata_image_init(&img);
+    build(&img);
+    assert_int_equal(img.brokers_count, 3);
+    const struct mi_broker *b2 = metadata_image_broker(&img, 2);
+    assert_non_null(b2);
+    assert_true(b2->fenced);
+    assert_int_equal(b2->epoch, 2); /* epoch -1: the record's index */
+    assert_int_equal(b2->port, 9093);
+    const struct mi_topic *t = metadata_image_topic(&img, "orders");
+    assert_non_null(t);
+    assert_int_equal(t->partitions_count, 3);
+    assert_int_equal(t->configs_count, 2);
+    assert_string_equal(t->values[1], "2");
+    assert_int_equal(t->partitions[1].leader, 2);
+    assert_int_equal(t->partitions[1].isr_count, 2);
+    assert_null(metadata_image_topic(&img, "gone"));
+    assert_int_equal(img.next_producer_id, 1000);
+    assert_int_equal(img.records_applied, 11);
+    assert_int_equal(img.records_rejected, 0);
+    assert_int_equal(img.last_index, 11);
+    metadata_image_free(&img);
+}
+
+/* MI2, L.3: inapplicable records change nothing but the counters. MI4. */
+static void test_rejections(void **state)
+{
+    (void)state;
+    struct metadata_image img;
+    metadata_image_init(&img);
+    build(&img);
+    uint64_t before = metadata_image_digest(&img);
+    uint8_t b[1024];
+    int32_t reps[2] = {1, 2};
+    uint8_t bufs[8][1024];
+    size_t lens[8];
+    int k = 0;
+    lens[k] = mi_encode_fence_broker(bufs[k], 1024, 9, true); /* unknown broker */
+    k++;
+    lens[k] = mi_encode_partition(bufs[k], 1024, T2, 0, reps, 2, 1, 0, reps, 2); /* no topic */
+    k++;
+    lens[k] = mi_encode_partition(bufs[k], 1024, T1, 5, reps, 2, 1, 0, reps, 2); /* a gap */
+    k++;
+    lens[k] = mi_encode_producer_ids(bufs[k], 1024, 2, 1000); /* MI4: not above 1000 */
+    k++;
+    lens[k] = mi_encode_delete_topic(bufs[k], 1024, T2); /* deleted already */
+    k++;
+    lens[k] = mi_encode_topic(bufs[k], 1024, T2, "orders", NULL, NULL, 0); /* name taken */
+    k++;
+    for (int i = 0; i < k; i++) {
+        assert_true(lens[i] > 0);
+        assert_int_equal(metadata_image_apply(&img, 100 + (uint64_t)i, bufs[i], lens[i]),
+                         MI_E_REJECTED);
+    }
+    assert_int_equal(img.records_rejected, (uint64_t)k);
+    /* only the counters moved: a fresh image with the same records rejected alike is equal
+     * (MI1), and the image content is the same as before */
+    const struct mi_topic *t = metadata_image_topic(&img, "orders");
+    assert_int_equal(t->partitions_count, 3);
+    assert_int_equal(img.next_producer_id, 1000);
+    assert_int_not_equal(metadata_image_digest(&img), before); /* counters are in the digest */
+
+    /* a lower leader epoch is stale */
+    int32_t r3[3] = {1, 2, 3};
+    size_t n = mi_encode_partition(b, sizeof(b), T1, 0, r3, 3, 2, 5, r3, 3);
+    assert_int_equal(metadata_image_apply(&img, 200, b, n), 0);
+    n = mi_encode_partition(b, sizeof(b), T1, 0, r3, 3, 3, 4, r3, 3);
+    assert_int_equal(metadata_image_apply(&img, 201, b, n), MI_E_REJECTED);
+    assert_int_equal(t->partitions[0].leader, 2);
+    assert_int_equal(t->partitions[0].leader_epoch, 5);
+    metadata_image_free(&img);
+}
+
+/* L.2: bad bytes are MI_E_CORRUPT with a reason, never a crash (MI2). */
+static void test_corrupt_records(void **state)
+{
+    (void)state;
+    uint8_t b[1024];
+    struct mi_record r;
+    char err[256];
+    /* every truncation of every valid record is refused */
+    struct metadata_image img;
+    metadata_image_init(&img);
+    const char *k[1] = {"a"}, *v[1] = {"b"};
+    int32_t reps[2] = {1, 2};
+    size_t lens[6];
+    uint8_t recs[6][512];
+    lens[0] = mi_encode_register_broker(recs[0], 512, 1, -1, "h", 1);
+    lens[1] = mi_encode_fence_broker(recs[1], 512, 1, false);
+    lens[2] = mi_encode_topic(recs[2], 512, T1, "t", k, v, 1);
+    lens[3] = mi_encode_partition(recs[3], 512, T1, 0, reps, 2, 2, 0, reps, 1);
+    lens[4] = mi_encode_delete_topic(recs[4], 512, T1);
+    lens[5] = mi_encode_producer_ids(recs[5], 512, 1, 1);
+    for (int i = 0; i < 6; i++) {
+        assert_true(lens[i] > 0);
+        assert_int_equal(mi_record_decode(recs[i], lens[i], &r, err, sizeof(err)), 0);
+        for (size_t cut = 0; cut < lens[i]; cut++)
+            assert_int_equal(mi_record_decode(recs[i], cut, &r, err, sizeof(err)), MI_E_CORRUPT);
+        memcpy(b, recs[i], lens[i]);
+        b[lens[i]] = 0;
+        assert_int_equal(mi_record_decode(b, lens[i] + 1, &r, err, sizeof(err)), MI_E_CORRUPT);
+        memcpy(b, recs[i], lens[i]);
+        b[1] = 1; /* version */
+        assert_int_equal(mi_record_decode(b, lens[i], &r, err, sizeof(err)), MI_E_CORRUPT);
+        assert_int_equal(metadata_image_apply(&img, 1, b, lens[i]), MI_E_CORRUPT);
+    }
+    b[0] = 99;
+    b[1] = 0;
+    assert_int_equal(mi_record_decode(b, 2, &r, err, sizeof(err)), MI_E_CORRUPT);
+    assert_non_null(strstr(err, "unknown record type"));
+    /* the encoders refuse what the decoder would */
+    assert_int_equal(mi_encode_topic(b, sizeof(b), T1, "bad name", NULL, NULL, 0), 0);
+    uint8_t zero[16] = {0};
+    assert_int_equal(mi_encode_topic(b, sizeof(b), zero, "t", NULL, NULL, 0), 0);
+    assert_int_equal(mi_encode_partition(b, sizeof(b), T1, 0, reps, 2, 7, 0, reps, 1), 0);
+    int32_t dup[2] = {1, 1};
+    assert_int_equal(mi_encode_partition(b, sizeof(b), T1, 0, dup, 2, 1, 0, dup, 1), 0);
+    const char *kk[2] = {"a", "a"};
+    assert_int_equal(mi_encode_topic(b, sizeof(b), T1, "t", kk, kk, 2), 0);
+    assert_int_equal(img.records_rejected, 6);
+    assert_int_equal(img.brokers_count + img.topics_count, 0);
+    metadata_image_free(&img);
+}
+
+/* MI3: snapshot → restore gives the same image; a damaged snapshot is refused, img unchanged. */
+static void test_snapshot_restore(void **state)
+{
+    (void)state;
+    struct metadata_image img, back, other;
+    metadata_image_init(&img);
+    metadata_image_init(&back);
+    metadata_image_init(&other);
+    build(&img);
+    build(&other);
+    assert_int_equal(metadata_image_digest(&img), metadata_image_digest(&other)); /* MI1 */
+    void *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(metadata_image_snapshot(&img, &buf, &len), 0);
+    char err[256] = "";
+    assert_int_equal(metadata_image_restore(&back, buf, len, err, sizeof(err)), 0);
+    assert_int_equal(metadata_image_digest(&back), metadata_image_digest(&img));
+    assert_int_equal(back.records_applied, img.records_applied);
+    assert_int_equal(back.chain, img.chain);
+    assert_true(metadata_image_broker(&back, 2)->fenced);
+    assert_int_equal(metadata_image_broker(&back, 3)->epoch, 3);
+    /* both go on alike */
+    uint8_t b[64];
+    size_t n = mi_encode_producer_ids(b, sizeof(b), 2, 2000);
+    assert_int_equal(metadata_image_apply(&back, 50, b, n), 0);
+    assert_int_equal(metadata_image_apply(&img, 50, b, n), 0);
+    assert_int_equal(metadata_image_digest(&back), metadata_image_digest(&img));
+    /* every flipped byte and every truncation is refused and leaves `other` as it was */
+    uint64_t d = metadata_image_digest(&other);
+    uint8_t *c = malloc(len);
+    for (size_t i = 0; i < len; i++) {
+        memcpy(c, buf, len);
+        c[i] ^= 0x40;
+        assert_int_equal(metadata_image_restore(&other, c, len, err, sizeof(err)), MI_E_CORRUPT);
+        assert_int_equal(metadata_image_restore(&other, buf, i, err, sizeof(err)), MI_E_CORRUPT);
+    }
+    assert_int_equal(metadata_image_digest(&other), d);
+    free(c);
+    free(buf);
+    metadata_image_free(&img);
+    metadata_image_free(&back);
+    metadata_image_free(&other);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_records_build_the_image),
+        cmocka_unit_test(test_rejections),
+        cmocka_unit_test(test_corrupt_records),
+        cmocka_unit_test(test_snapshot_restore),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
