@@ -117,7 +117,8 @@ int recovery_point_parse(const uint8_t *buf, size_t len, struct recovery_point *
         if (expect >= 0 && s->base_offset != expect)
             PARSE_FAIL("segments are not dense (base is not the previous next offset)", at);
         if (last_empty)
-            PARSE_FAIL("an empty segment is not the last (two segments share a base)", at); /* RP3 */
+            PARSE_FAIL("an empty segment is not the last (two segments share a base)",
+                       at); /* RP3 */
         if (s->next_offset < s->base_offset || s->next_offset - s->base_offset > INT32_MAX + 1ll)
             PARSE_FAIL("next offset outside the segment's range", at + 8); /* RP3, L5 */
         if (s->max_timestamp < -1)
