@@ -32,10 +32,12 @@
  *        fetch_downconvert_chunks. Control batches are dropped (a fetch that finds only them
  *        goes on after them, up to 16 times); these versions read uncommitted, so aborted data
  *        is served, as Kafka serves it.
- *   KF9  Sizing (Kafka's LazyDownConversionRecords): a partition's records_len is fixed when
- *        the response is encoded, before any byte is converted for sending: the larger of the
- *        fetched v2 bytes and the first convertible batch's converted size (learnt by
- *        converting that one batch, nothing kept), so the first batch always goes whole; past
+ *   KF9  Sizing (as Kafka's LazyDownConversionRecords): a partition's records_len is fixed when
+ *        the response is encoded, before any byte is converted for sending: the larger of an
+ *        upper bound of what the fetched v2 batches convert to (dc_estimate; Kafka takes their
+ *        v2 size, which cuts most answers of small records short) and the first convertible
+ *        batch's converted size (learnt by converting that one batch, nothing kept), at most
+ *        the partition's limit, so the first batch always goes whole; past
  *        the partition's limit only the first partition with data may go (KIP-74: a later one
  *        whose first converted batch exceeds its limit answers no records), and then by that
  *        one batch. Each such partition is a generated net slice (net.c KN10) over the held
@@ -231,6 +233,30 @@ void kafka_downconvert_fill(void *part, uint8_t *dst, size_t len)
     }
 }
 
+/* KF9: what the whole batches of [data, +len) convert to at most: an uncompressed batch's
+ * records each grow by at most the legacy entry's fixed part less a v2 record's smallest one
+ * (12 + 22 - 7 for v1, 12 + 14 - 7 for v0) and lose the batch header; a compressed batch is
+ * taken at its own size (recompressed, it may come out larger: KF12 truncates). */
+static size_t dc_estimate(const uint8_t *data, size_t len, int8_t magic)
+{
+    size_t grow = magic == 1 ? 27 : 19, est = 0;
+    const uint8_t *p = data, *end = data + len;
+    while (end - p >= RT_BATCH_HEADER_BYTES) {
+        size_t size = (size_t)kp_load_be32(p + RT_BATCH_OFF_LENGTH) + RT_BATCH_LOG_OVERHEAD_BYTES;
+        if (size > (size_t)(end - p) || size < RT_BATCH_HEADER_BYTES)
+            break;
+        uint16_t attrs =
+            (uint16_t)(p[RT_BATCH_OFF_ATTRIBUTES] << 8 | p[RT_BATCH_OFF_ATTRIBUTES + 1]);
+        uint32_t count = kp_load_be32(p + RT_BATCH_HEADER_BYTES - 4);
+        if ((attrs & 0x07) == 0)
+            est += size - RT_BATCH_HEADER_BYTES + (size_t)count * grow;
+        else
+            est += size;
+        p += size;
+    }
+    return est;
+}
+
 /* One partition of a Fetch v0-3, sized without converting more than its first batch (KF9):
  * the fetch is held in s->fetches and *part set, records_len the answer's size; or the
  * partition answers no records (an error, nothing to convert, or KF2). */
@@ -267,7 +293,8 @@ static int16_t downconvert_partition(struct kafka_slot *s, const char *name, uin
             return kafka_error_from_rt(rc);
         }
         if (res.needed_bytes > 0) {
-            size_t size = v->size_bytes > res.needed_bytes ? v->size_bytes : res.needed_bytes;
+            size_t est = dc_estimate(v->data, v->size_bytes, magic);
+            size_t size = est > res.needed_bytes ? est : res.needed_bytes;
             if (size > (size_t)limit) {
                 if (!first && res.needed_bytes > (size_t)limit) {
                     rt_fetch_release(f);
