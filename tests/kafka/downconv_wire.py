@@ -2,7 +2,7 @@
 """downconv_wire.py — a large partition read at Fetch v0-3 (handle_fetch.c KF5, streamed
 down-conversion KF9-KF12), for tests/cli_kafka_downconv.sh. Standard library only.
 
-usage: downconv_wire.py HOST:PORT TOPIC VERSION MAX_BYTES COUNT [aborted-every]
+usage: downconv_wire.py HOST:PORT TOPIC VERSION MAX_BYTES COUNT [MARKERS]
 
 Reads partition 0 of TOPIC from offset 0 to its high watermark with Fetch VERSION (0-3),
 max_bytes and partition_max_bytes MAX_BYTES, each answer parsed as message format 0 (v0-1) or 1
@@ -10,9 +10,9 @@ max_bytes and partition_max_bytes MAX_BYTES, each answer parsed as message forma
 do), and checks that the records come in offset order, each exactly once, with the value the
 producer wrote: "v<index>-" then 'x' up to the produced length (tests/cli_kafka_downconv.sh
 writes them), COUNT of them in all; CRC-32 of every message valid; the first message of every
-non-empty answer whole. With aborted-every N, the records at index i with i // N odd were
-written by aborted transactions: they are served too (these versions read uncommitted, as Kafka
-serves them) — the check is the same, markers never appear as records.
+non-empty answer whole. MARKERS: how many offsets hold control records (a transactional
+topic): exactly that many offsets are missing from what is read, and never a record — aborted
+records are served like the others (these versions read uncommitted, as Kafka serves them).
 Each check prints "ok - ..." or "FAIL - ..."; exit 1 if any failed.
 """
 import struct
@@ -81,7 +81,8 @@ def main():
     ver, max_bytes, count = int(ver), int(max_bytes), int(count)
     c = kwire.Conn(addr, "downconv_wire")
     magic = 1 if ver >= 2 else 0
-    offset, seen, answers, partial, bad = 0, 0, 0, 0, 0
+    offset, seen, answers, partial, bad, gaps = 0, 0, 0, 0, 0, 0
+    markers = int(sys.argv[6]) if len(sys.argv) > 6 else 0
     hw = None
     length = None
     while True:
@@ -96,6 +97,8 @@ def main():
         whole = messages(data, msgs, magic)
         if whole < len(data):
             partial += 1
+        if not msgs and seen == count and not data.strip(b"\0\xff"):
+            break  # only markers (or nothing) are left: an old consumer waits there
         if not msgs:
             check(False, "Fetch v%d at %d: the answer's first message is whole (%d bytes)"
                   % (ver, offset, len(data)))
@@ -103,10 +106,12 @@ def main():
         for off, v in msgs:
             if off < offset:
                 continue  # below the fetch offset in a wrapper: old clients drop them
-            if off != offset:
+            if off > offset:
+                gaps += off - offset  # offsets of control records (markers)
+            if off < offset:
                 bad += 1
                 if bad < 5:
-                    check(False, "record at %d: expected offset %d" % (off, offset))
+                    check(False, "record at %d: below the offset asked, %d" % (off, offset))
             want = b"v%d-" % seen
             if length is None and v is not None:
                 length = len(v)
@@ -121,6 +126,10 @@ def main():
           % (ver, max_bytes, bad))
     check(seen == count, "Fetch v%d: %d records read (%d), high watermark %s, %d answers, %d ending in a partial message"
           % (ver, count, seen, hw, answers, partial))
+    if hw is not None and offset < hw:
+        gaps += hw - offset  # markers after the last record
+    check(gaps == markers, "Fetch v%d: %d offsets skipped (control records), %d expected"
+          % (ver, gaps, markers))
     sys.exit(1 if kwire.failed else 0)
 
 
