@@ -12,6 +12,7 @@
 #   - transactions: 6 transactions of 1000 gzip records, committed and aborted in turn, read at
 #     Fetch v3 and v0: every record, aborted ones included (these versions read uncommitted, as
 #     Kafka serves them), the 6 markers' offsets skipped and never served as records;
+#   - the gzip and transactional reads again over epoll (--io sync);
 #   - `ringtail verify` clean.
 #
 # usage: bash tests/cli_kafka_downconv.sh /path/to/ringtail
@@ -119,6 +120,16 @@ for ver in 3 0; do
     expect "Fetch v$ver of the transactional topic: aborted records served, 6 markers skipped" 0
 done
 
+serve_stop
+# The same streamed answers over the other event backend (epoll: net_epoll.c).
+serve_start "$D" --io sync
+for t in "gz 2 16384 0" "txn 1 6000 6"; do
+    set -- $t
+    "$PY" "$K/downconv_wire.py" "$BROKER" "$1" "$2" 2097152 "$3" "$4" >"$T/out" 2>"$T/err"
+    RC=$?
+    cat "$T/out"
+    expect "--io sync: Fetch v$2 of $1, every record as written" 0
+done
 serve_stop
 serve_verify "$D"
 echo "$passed passed, $failed failed"

@@ -436,7 +436,6 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
         }
     }
     atomic_fetch_add_explicit(&srv->stats.fetch_bytes, used, memory_order_relaxed);
-    atomic_fetch_add_explicit(&srv->stats.fetch_bytes_copied, used, memory_order_relaxed);
     for (int32_t t = 0; t < nt; t++)
         for (int32_t p = 0; p < topics[t].partitions_count; p++)
             kafka_count_error(s, topics[t].partitions[p].error_code);
