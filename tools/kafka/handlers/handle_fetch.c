@@ -36,12 +36,11 @@
  *        the response is encoded, before any byte is converted for sending: the larger of an
  *        upper bound of what the fetched v2 batches convert to (dc_estimate; Kafka takes their
  *        v2 size, which cuts most answers of small records short) and the first convertible
- *        batch's converted size (learnt by converting that one batch, nothing kept), at most
- *        the partition's limit, so the first batch always goes whole; past
- *        the partition's limit only the first partition with data may go (KIP-74: a later one
- *        whose first converted batch exceeds its limit answers no records), and then by that
- *        one batch. Each such partition is a generated net slice (net.c KN10) over the held
- *        fetch.
+ *        batch's converted size (learnt by converting that one batch, nothing kept), so the
+ *        first batch always goes whole; at most the partition's limit, which only the first
+ *        partition with data may pass (KIP-74: a later one whose first converted batch exceeds
+ *        its limit answers no records), and then by that one batch. Each such partition is a
+ *        generated net slice (net.c KN10) over the held fetch.
  *   KF10 Memory: the converted bytes are made as net's copy buffer drains, whole batches of at
  *        most KAFKA_DOWNCONVERT_CHUNK_BYTES at a time (one batch larger than that alone, in a
  *        buffer of its size) into one buffer per slot, freed when the partition's bytes are all
@@ -51,9 +50,9 @@
  *        scratch is its own bound (msgset.c).
  *   KF11 Short: when the converted bytes run out before records_len (smaller messages than v2,
  *        skipped records, damage or zstd met mid-way, no memory), the rest is an overflow tail
- *        as Kafka's buildOverflowBatch writes it: offset -1, a size one past the bytes left,
- *        zeros; old consumers read it as a partial message and ignore it (counted in
- *        fetch_downconvert_padded_bytes).
+ *        as Kafka's buildOverflowBatch writes it: offset -1, a size one past the bytes left
+ *        (at least 61), zeros; old consumers read it as a partial message and ignore it
+ *        (counted in fetch_downconvert_padded_bytes).
  *   KF12 Long: converted bytes past records_len are not sent (the answer ends in a partial
  *        message, which old consumers ignore and fetch again from the next offset); the first
  *        message of every non-empty answer is whole (KF9).
@@ -185,13 +184,16 @@ static void dc_refill(struct kafka_dc_part *p)
 }
 
 /* KF11: byte i of the overflow tail of `total` bytes: offset -1, a size one past what is left
- * (so the consumer sees a partial message and ignores it), zeros. */
+ * (at least 61, as Kafka's LazyDownConversionRecordsSend.buildOverflowBatch writes it; the
+ * consumer sees a partial message and ignores it), zeros. */
 static uint8_t dc_pad_byte(size_t total, size_t i)
 {
     if (i < 8)
         return 0xff;
     if (i < 12) {
         uint32_t size = total >= INT32_MAX ? INT32_MAX : (uint32_t)total + 1;
+        if (size < RT_BATCH_HEADER_BYTES)
+            size = RT_BATCH_HEADER_BYTES; /* as Kafka: at least a batch header's length */
         return (uint8_t)(size >> (8 * (11 - i)));
     }
     return 0;
