@@ -34,7 +34,8 @@
  *        is served, as Kafka serves it.
  *   KF9  Sizing (as Kafka's LazyDownConversionRecords): a partition's records_len is fixed when
  *        the response is encoded, before any byte is converted for sending: the larger of an
- *        upper bound of what the fetched v2 batches convert to (dc_estimate; Kafka takes their
+ *        estimate of what the fetched v2 batches convert to (dc_estimate: a bound for
+ *        uncompressed batches, the first batch's growth for compressed ones; Kafka takes their
  *        v2 size, which cuts most answers of small records short) and the first convertible
  *        batch's converted size (learnt by converting that one batch, nothing kept), so the
  *        first batch always goes whole; at most the partition's limit, which only the first
@@ -238,8 +239,11 @@ void kafka_downconvert_fill(void *part, uint8_t *dst, size_t len)
 /* KF9: what the whole batches of [data, +len) convert to at most: an uncompressed batch's
  * records each grow by at most the legacy entry's fixed part less a v2 record's smallest one
  * (12 + 22 - 7 for v1, 12 + 14 - 7 for v0) and lose the batch header; a compressed batch is
- * taken at its own size (recompressed, it may come out larger: KF12 truncates). */
-static size_t dc_estimate(const uint8_t *data, size_t len, int8_t magic)
+ * taken at its own size grown as the first convertible batch grew (first_in bytes of v2 became
+ * first_out), and an eighth (legacy messages compress worse: offsets, CRCs); a wrapper that
+ * still comes out larger is cut (KF12), a smaller one padded (KF11). */
+static size_t dc_estimate(const uint8_t *data, size_t len, int8_t magic, size_t first_in,
+                          size_t first_out)
 {
     size_t grow = magic == 1 ? 27 : 19, est = 0;
     const uint8_t *p = data, *end = data + len;
@@ -252,8 +256,10 @@ static size_t dc_estimate(const uint8_t *data, size_t len, int8_t magic)
         uint32_t count = kp_load_be32(p + RT_BATCH_HEADER_BYTES - 4);
         if ((attrs & 0x07) == 0)
             est += size - RT_BATCH_HEADER_BYTES + (size_t)count * grow;
+        else if (first_out > first_in && first_in > 0) /* grown as the first batch grew */
+            est += (size_t)((uint64_t)size * first_out / first_in) + size / 8;
         else
-            est += size;
+            est += size + size / 8;
         p += size;
     }
     return est;
@@ -295,7 +301,10 @@ static int16_t downconvert_partition(struct kafka_slot *s, const char *name, uin
             return kafka_error_from_rt(rc);
         }
         if (res.needed_bytes > 0) {
-            size_t est = dc_estimate(v->data, v->size_bytes, magic);
+            const uint8_t *fb = v->data + res.consumed_bytes; /* the first convertible */
+            size_t first_in =
+                (size_t)kp_load_be32(fb + RT_BATCH_OFF_LENGTH) + RT_BATCH_LOG_OVERHEAD_BYTES;
+            size_t est = dc_estimate(v->data, v->size_bytes, magic, first_in, res.needed_bytes);
             size_t size = est > res.needed_bytes ? est : res.needed_bytes;
             if (size > (size_t)limit) {
                 if (!first && res.needed_bytes > (size_t)limit) {
