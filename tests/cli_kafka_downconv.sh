@@ -9,6 +9,7 @@
 #     built: before streaming a 50 MiB answer was one 50 MiB buffer);
 #   - gzip (16 MiB): downconv_wire.py at Fetch v1 and v2 (wrappers, relative offsets at v1), and
 #     kcat pinned to 0.9.0 (librdkafka as an old consumer: Fetch v0-1) reads every value;
+#   - three partitions in one answer at Fetch v3, v1 and v2 (KF2 budgets, KIP-74's first batch);
 #   - transactions: 6 transactions of 1000 gzip records, committed and aborted in turn, read at
 #     Fetch v3 and v0: every record, aborted ones included (these versions read uncommitted, as
 #     Kafka serves them), the 6 markers' offsets skipped and never served as records;
@@ -46,12 +47,12 @@ metric() {
 
 D=$T/dc
 MPORT=$(free_port)
-serve_start "$D" --metrics "127.0.0.1:$MPORT"
+serve_start "$D" --metrics "127.0.0.1:$MPORT" --num-partitions 3
 KC=(kcat -b "$BROKER" -X socket.timeout.ms=10000)
 
 # ---- 64 MiB uncompressed ---------------------------------------------------------------------
 records 65536 >"$T/big"
-"${KC[@]}" -P -t big -z none -X batch.size=65536 -X linger.ms=20 <"$T/big" >"$T/out" 2>"$T/err"
+"${KC[@]}" -P -t big -p 0 -z none -X batch.size=65536 -X linger.ms=20 <"$T/big" >"$T/out" 2>"$T/err"
 RC=$?
 expect "kcat produces 64 MiB (65536 records of 1000 bytes)" 0
 for vm in "3 52428800" "0 8388608"; do
@@ -76,7 +77,7 @@ fi
 
 # ---- gzip 16 MiB -----------------------------------------------------------------------------
 records 16384 >"$T/gz"
-"${KC[@]}" -P -t gz -z gzip -X batch.size=262144 -X linger.ms=20 <"$T/gz" >"$T/out" 2>"$T/err"
+"${KC[@]}" -P -t gz -p 0 -z gzip -X batch.size=262144 -X linger.ms=20 <"$T/gz" >"$T/out" 2>"$T/err"
 RC=$?
 expect "kcat produces 16 MiB of gzip records" 0
 for ver in 1 2; do
@@ -92,6 +93,19 @@ if cmp -s "$T/gz" "$T/old"; then
 else
     bad "kcat (fallback 0.9.0) reads the 16384 gzip records ($(wc -l <"$T/old") lines)"
 fi
+
+# ---- three partitions in one answer ------------------------------------------------------------
+# 3000 records each (partition 1 gzip, the others in batches of about 64 KiB and 1 MiB).
+head -3000 "$T/big" | "${KC[@]}" -P -t multi -p 0 -X batch.size=65536 >"$T/out" 2>"$T/err"
+sed -n 3001,6000p "$T/big" | "${KC[@]}" -P -t multi -p 1 -z gzip -X batch.size=65536 \
+    >>"$T/out" 2>>"$T/err"
+sed -n 6001,9000p "$T/big" | "${KC[@]}" -P -t multi -p 2 >>"$T/out" 2>>"$T/err"
+RC=$?
+expect "kcat produces 3 x 3000 records to the three partitions of 'multi'" 0
+"$PY" "$K/downconv_wire.py" "$BROKER" multi multi >"$T/out" 2>"$T/err"
+RC=$?
+cat "$T/out"
+expect "Fetch v1-3 of three partitions in one answer: each slice whole and right" 0
 
 # ---- transactions ----------------------------------------------------------------------------
 "$PY" - "$BROKER" txn >"$T/out" 2>"$T/err" <<'PYEOF'

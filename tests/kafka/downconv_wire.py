@@ -3,6 +3,7 @@
 down-conversion KF9-KF12), for tests/cli_kafka_downconv.sh. Standard library only.
 
 usage: downconv_wire.py HOST:PORT TOPIC VERSION MAX_BYTES COUNT [MARKERS]
+       downconv_wire.py HOST:PORT TOPIC multi     (three partitions in one answer; see multi())
 
 Reads partition 0 of TOPIC from offset 0 to its high watermark with Fetch VERSION (0-3),
 max_bytes and partition_max_bytes MAX_BYTES, each answer parsed as message format 0 (v0-1) or 1
@@ -76,7 +77,60 @@ def messages(data, out, magic_want, wrapper_off=None):
     return at
 
 
+def multi(addr, topic):
+    """Three partitions in one answer (p holds "v<p*3000+i>-..." at offset i; partition 1
+    gzip): each partition's generated slice in turn (KN10, KF10: one buffer, partition after
+    partition), every non-empty answer's first message whole and its values as written; with
+    max_bytes 2000000 the budget shrinks partition by partition (KF2); with
+    partition_max_bytes 100 only the first partition gets its first batch, whole (KIP-74, KF9)."""
+    c = kwire.Conn(addr, "downconv_wire")
+    for ver, mb, pmb in ((3, 2000000, 1500000), (1, 0, 1000000), (2, 0, 100)):
+        body = s32(-1) + s32(100) + s32(0)
+        if ver >= 3:
+            body += s32(mb)
+        body += s32(1) + kstr(topic) + s32(3)
+        for p in range(3):
+            body += s32(p) + s64(0) + s32(pmb)
+        r = c.call(1, ver, body)
+        off = (4 if ver >= 1 else 0) + 4
+        (ln,) = struct.unpack(">h", r[off:off + 2])
+        off += 2 + ln
+        (n,) = struct.unpack(">i", r[off:off + 4])
+        off += 4
+        total, got = 0, []
+        for _ in range(n):
+            p, e, hw = struct.unpack(">ihq", r[off:off + 14])
+            off += 14
+            (nb,) = struct.unpack(">i", r[off:off + 4])
+            off += 4
+            data = r[off:off + max(nb, 0)]
+            off += max(nb, 0)
+            total += max(nb, 0)
+            msgs = []
+            messages(data, msgs, 1 if ver >= 2 else 0)
+            good = all(v is not None and v.startswith(b"v%d-" % (p * 3000 + o)) for o, v in msgs)
+            check(e == 0 and hw == 3000 and good and [o for o, _ in msgs] == list(range(len(msgs)))
+                  and (nb == 0) == (len(msgs) == 0),
+                  "Fetch v%d (partition_max_bytes %d), partition %d: %d records from 0, values as "
+                  "written, the first whole (%d bytes)" % (ver, pmb, p, len(msgs), nb))
+            got.append(len(msgs))
+        check(off == len(r), "Fetch v%d: the answer's size is what its partitions say" % ver)
+        if mb:
+            check(total <= mb,
+                  "Fetch v%d: %d record bytes within max_bytes %d" % (ver, total, mb))
+        if pmb == 100:
+            check(got[0] > 0 and got[1:] == [0, 0],
+                  "Fetch v%d, partition_max_bytes 100: only the first partition answers, one whole "
+                  "batch (%s)" % (ver, got))
+        else:
+            check(all(g > 0 for g in got), "Fetch v%d: every partition answers records (%s)"
+                  % (ver, got))
+    sys.exit(1 if kwire.failed else 0)
+
+
 def main():
+    if sys.argv[3] == "multi":
+        multi(sys.argv[1], sys.argv[2])
     addr, topic, ver, max_bytes, count = sys.argv[1:6]
     ver, max_bytes, count = int(ver), int(max_bytes), int(count)
     c = kwire.Conn(addr, "downconv_wire")
