@@ -593,10 +593,14 @@ int rt_message_set_upconvert(const void *set, size_t len, size_t batch_max_bytes
                              size_t *batch_len_out, int8_t *magic_out);
 
 struct rt_downconvert_result {
-    size_t size_bytes;   /* written to out */
-    size_t needed_bytes; /* when nothing was written: what the first batch needs; else 0 */
-    uint32_t batches;    /* v2 batches converted */
-    uint64_t messages;   /* legacy messages written */
+    size_t size_bytes;     /* written to out */
+    size_t needed_bytes;   /* when nothing was written: what the first batch needs; else 0 */
+    uint32_t batches;      /* v2 batches converted */
+    uint64_t messages;     /* legacy messages written */
+    size_t consumed_bytes; /* input up to the end of the last batch converted or skipped: a
+                              call from batches + consumed_bytes goes on where this one
+                              stopped (streamed conversion) */
+    size_t first_bytes;    /* the first converted batch's size in out (0: none) */
 };
 
 /* The reverse, for consumers that read message format v0 (Fetch v0-1) or v1 (Fetch v2-3), as

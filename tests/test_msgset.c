@@ -365,6 +365,27 @@ static void test_downconvert_round_trip(void **state)
                          0);
         assert_int_equal(batches, 1);
         assert_int_equal(messages, 3);
+        /* MS14: resumable. Cap 0 converts nothing and says the first batch's need; the cap of
+         * one batch goes through it and the marker skipped after it (consumed = their bytes,
+         * first = the batch's output); from there the gzip batch is converted, to the end. */
+        size_t first_need = bytes; /* what the cap of one batch wrote */
+        struct rt_downconvert_result res;
+        assert_int_equal(rt_message_set_downconvert(data, len, 0, magic, NULL, 0, &res), 0);
+        assert_int_equal(res.size_bytes, 0);
+        assert_int_equal(res.needed_bytes, first_need);
+        assert_int_equal(res.consumed_bytes, 0);
+        assert_int_equal(rt_message_set_downconvert(data, len, 0, magic, out, first_need, &res), 0);
+        assert_int_equal(res.size_bytes, first_need);
+        assert_int_equal(res.first_bytes, first_need);
+        assert_int_equal(res.consumed_bytes, l1 + CONTROL_BATCH_BYTES); /* the marker too */
+        size_t at = res.consumed_bytes;
+        assert_int_equal(
+            rt_message_set_downconvert(data + at, len - at, 0, magic, out, sizeof out, &res), 0);
+        assert_int_equal(res.batches, 1);
+        assert_int_equal(res.messages, 3);
+        assert_int_equal(res.consumed_bytes, len - at);
+        assert_int_equal(res.first_bytes, res.size_bytes); /* the one gzip wrapper */
+        assert_int_equal((int64_t)be64_load(out), 16);
     }
     /* zstd first: refused. */
     uint8_t zb[1024];

@@ -57,6 +57,10 @@
  *   MS13 batches are checked by the read rules of a cleaned segment (batch_validate_stored,
  *       V10c/V13c), so a compacted topic's rewritten batches (records missing, offsets kept)
  *       down-convert too, each kept record at its own offset
+ *   MS14 resumable: consumed_bytes is the input up to the end of the last batch converted or
+ *       skipped (nothing converted and nothing skipped: 0), so converting again from there, with
+ *       the same fetch offset, goes on exactly where the output stopped; first_bytes is the first
+ *       converted batch's output size (0 if none)
  */
 #include "msgset.h"
 
@@ -491,13 +495,15 @@ static int down_records(struct msgset_scratch *sc, const struct batch_header *h,
     return 0;
 }
 
-int msgset_downconvert(struct msgset_scratch *sc, const uint8_t *data, size_t len,
-                       int64_t fetch_offset, int8_t magic, uint8_t *out, size_t cap,
-                       size_t *bytes_out, size_t *needed_out, uint32_t *batches_out,
-                       uint64_t *messages_out, const char **why)
+/* msgset_downconvert, also telling how far it went in the input (*consumed_out: through the
+ * last batch converted or skipped, MS14) and the first converted batch's size (*first_out). */
+static int down_run(struct msgset_scratch *sc, const uint8_t *data, size_t len,
+                    int64_t fetch_offset, int8_t magic, uint8_t *out, size_t cap, size_t *bytes_out,
+                    size_t *needed_out, uint32_t *batches_out, uint64_t *messages_out,
+                    size_t *consumed_out, size_t *first_out, const char **why)
 {
     assert(magic == 0 || magic == 1);
-    size_t written = 0;
+    size_t written = 0, consumed = 0, first_bytes = 0;
     uint32_t batches = 0;
     uint64_t messages = 0;
     *needed_out = 0;
@@ -516,8 +522,10 @@ int msgset_downconvert(struct msgset_scratch *sc, const uint8_t *data, size_t le
             break;
         const uint8_t *batch = p;
         p += size;
-        if (batch_is_control(&h) || batch_last_offset(&h) < fetch_offset)
+        if (batch_is_control(&h) || batch_last_offset(&h) < fetch_offset) {
+            consumed = (size_t)(p - data);
             continue; /* MS10 */
+        }
         int codec = h.attributes & BATCH_ATTR_COMPRESSION_MASK;
         if (codec == BATCH_COMPRESSION_ZSTD) {
             if (why)
@@ -537,8 +545,10 @@ int msgset_downconvert(struct msgset_scratch *sc, const uint8_t *data, size_t le
                           codec != BATCH_COMPRESSION_NONE, &first, &last, &n, why);
         if (rc)
             break;
-        if (n == 0)
+        if (n == 0) {
+            consumed = (size_t)(p - data);
             continue;
+        }
         const uint8_t *conv = sc->build;
         size_t conv_len = sc->build_len;
         if (codec != BATCH_COMPRESSION_NONE) { /* MS11: one wrapper */
@@ -565,6 +575,8 @@ int msgset_downconvert(struct msgset_scratch *sc, const uint8_t *data, size_t le
             int8_t wattrs = (int8_t)(codec | (lat ? MSGSET_ATTR_LOG_APPEND : 0));
             written += legacy_write(out + written, magic, last, wattrs, h.max_timestamp, NULL, -1,
                                     sc->out.data, (int32_t)sc->out.len);
+            if (first_bytes == 0)
+                first_bytes = wsize;
         } else {
             if (conv_len > cap - written) {
                 if (written == 0)
@@ -573,18 +585,33 @@ int msgset_downconvert(struct msgset_scratch *sc, const uint8_t *data, size_t le
             }
             memcpy(out + written, conv, conv_len);
             written += conv_len;
+            if (first_bytes == 0)
+                first_bytes = conv_len;
         }
+        consumed = (size_t)(p - data);
         batches++;
         messages += n;
     }
     *bytes_out = written;
     *batches_out = batches;
     *messages_out = messages;
+    *consumed_out = consumed;
+    *first_out = first_bytes;
     /* Damage after something was converted ends the answer there, as a fetch ends at damage;
      * the next fetch from there reports it. */
     if (rc && written > 0 && rc != -ENOMEM)
         rc = 0;
     return rc;
+}
+
+int msgset_downconvert(struct msgset_scratch *sc, const uint8_t *data, size_t len,
+                       int64_t fetch_offset, int8_t magic, uint8_t *out, size_t cap,
+                       size_t *bytes_out, size_t *needed_out, uint32_t *batches_out,
+                       uint64_t *messages_out, const char **why)
+{
+    size_t consumed, first;
+    return down_run(sc, data, len, fetch_offset, magic, out, cap, bytes_out, needed_out,
+                    batches_out, messages_out, &consumed, &first, why);
 }
 
 /* ---- the public entry points (ringtail.h) ------------------------------------------------- */
@@ -660,9 +687,9 @@ int rt_message_set_downconvert(const void *batches, size_t len, int64_t fetch_of
     if (!sc)
         return error_set(-ENOMEM, "rt_message_set_downconvert: no memory");
     const char *why = NULL;
-    int rc =
-        msgset_downconvert(sc, batches, len, fetch_offset, magic, out, cap, &result->size_bytes,
-                           &result->needed_bytes, &result->batches, &result->messages, &why);
+    int rc = down_run(sc, batches, len, fetch_offset, magic, out, cap, &result->size_bytes,
+                      &result->needed_bytes, &result->batches, &result->messages,
+                      &result->consumed_bytes, &result->first_bytes, &why);
     scratch_trim(sc);
     if (rc)
         return error_set(rc, "down-conversion to message format %d: %s", magic,

@@ -205,10 +205,13 @@ def fetch_old(c, topic, ver, offset=0, max_bytes=1 << 20):
 
 
 def legacy_messages(data, out, wrapper=None):
-    """Flattens a message set (decompressing gzip wrappers) into (offset, magic, ts, key, value)."""
+    """Flattens a message set (decompressing gzip wrappers) into (offset, magic, ts, key, value);
+    a partial message at the end is ignored, as old consumers ignore it."""
     at = 0
     while at + 12 <= len(data):
         off, size = struct.unpack(">qi", data[at:at + 12])
+        if size < 0 or at + 12 + size > len(data):
+            break  # a partial message ends the answer (handle_fetch.c KF11-KF12): ignored
         m = data[at + 12:at + 12 + size]
         at += 12 + size
         (crc,) = struct.unpack(">I", m[:4])

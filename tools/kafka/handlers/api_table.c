@@ -126,8 +126,8 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
     "the range starts at 0 because librdkafka up to 2.11 sends gzip, snappy and lz4 uncompressed " \
     "otherwise"
 #define fetch_note                                                                                 \
-    "no incremental fetch sessions: session id 0; v0-3 down-convert to message formats 0/1 "       \
-    "(copied, not zero copy)"
+    "no incremental fetch sessions: session id 0; v0-3 down-convert to message formats 0/1, "      \
+    "streamed in 128 KiB chunks (copied, not zero copy)"
 #define list_offsets_note "v0 answers one old-style offset; v7 answers the max timestamp (-3)"
 #define metadata_note     "topic ids (v10+) are the zero UUID"
 #define offset_commit_note                                                                         \

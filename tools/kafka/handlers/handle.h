@@ -52,9 +52,13 @@ struct kafka_slot {
     rt_fetch **fetches;
     uint32_t holes_cap;
     uint32_t fetch_count;
-    /* Fetch v0-3: the down-converted records the response's slices point into (KF5); freed
-     * by the release hook with the fetches. */
-    void *downconverted;
+    /* Fetch v0-3 (handle_fetch.c KF9-KF12): converted bytes not yet handed to net,
+     * dc_buf[dc_off, dc_len), of the partition dc_owner; made as the socket drains, freed at
+     * each partition's end and by the release hook. */
+    uint8_t *dc_buf;
+    size_t dc_cap, dc_off, dc_len;
+    const void *dc_owner;
+    bool dc_generated; /* the response's holes are generated slices (kafka_response_end) */
     /* Produce in flight. */
     struct kafka_produce_op *ops;
     uint32_t ops_cap;
@@ -134,6 +138,9 @@ void kafka_sasl_free(struct kafka_session *ks);
 /* Restores the groups persisted in the engine into srv->groups and makes the coordinator
  * persist them from here on (group_coord.c KG10). 0, -ENOMEM or an engine error. */
 int kafka_groups_open(struct kafka_server *srv);
+
+/* A Fetch v0-3 partition's generated slice (handle_fetch.c KF9): net_slice_fill_fn. */
+void kafka_downconvert_fill(void *part, uint8_t *dst, size_t len);
 
 /* Makes room for `n` record slices (clamped to KAFKA_HOLES_MAX) before a fetch response is
  * begun. 0 or -ENOMEM. */

@@ -27,13 +27,36 @@
  *        clients take as "full fetch every time".
  *   KF5  Fetch v0-3 (fetch_downconverted, its own path): records are down-converted to message
  *        format v0 (Fetch v0-1) or v1 (v2-3) by rt_message_set_downconvert (docs/format.md
- *        B.9), whole batches only, into one buffer per response of at most 64 MiB and at most
- *        --connection-max-response-bytes (except the first converted batch, which may pass it
- *        up to 64 MiB, as KIP-74 lets it), sent as slices of that buffer (holes, not copied
- *        again) and freed by the release hook (slot.downconverted); max_bytes is capped by
- *        --fetch-max-bytes as for v4+; counted in fetch_downconverted_batches/bytes. Control batches are
- *        dropped (a fetch that finds only them goes on after them, up to 16 times); these
- *        versions read uncommitted, so aborted data is served, as Kafka serves it.
+ *        B.9) and streamed (KF9-KF12), never built whole in memory; max_bytes is capped by
+ *        --fetch-max-bytes as for v4+; counted in fetch_downconverted_batches/bytes and
+ *        fetch_downconvert_chunks. Control batches are dropped (a fetch that finds only them
+ *        goes on after them, up to 16 times); these versions read uncommitted, so aborted data
+ *        is served, as Kafka serves it.
+ *   KF9  Sizing (as Kafka's LazyDownConversionRecords): a partition's records_len is fixed when
+ *        the response is encoded, before any byte is converted for sending: the larger of an
+ *        estimate of what the fetched v2 batches convert to (dc_estimate: a bound for
+ *        uncompressed batches, the first batch's growth for compressed ones; Kafka takes their
+ *        v2 size, which cuts most answers of small records short) and the first convertible
+ *        batch's converted size (learnt by converting that one batch, nothing kept), so the
+ *        first batch always goes whole; at most the partition's limit, which only the first
+ *        partition with data may pass (KIP-74: a later one whose first converted batch exceeds
+ *        its limit answers no records), and then by that one batch. Each such partition is a
+ *        generated net slice (net.c KN10) over the held fetch.
+ *   KF10 Memory: the converted bytes are made as net's copy buffer drains, whole batches of at
+ *        most KAFKA_DOWNCONVERT_CHUNK_BYTES at a time (one batch larger than that alone, in a
+ *        buffer of its size) into one buffer per slot, freed when the partition's bytes are all
+ *        given; net sends one slot of a connection at a time (KN1), so a connection holds at
+ *        most max(chunk, its largest converted batch) of converted bytes, whatever max_bytes
+ *        says (fetch_downconvert_buffer_max reports the largest). The engine's per-thread
+ *        scratch is its own bound (msgset.c).
+ *   KF11 Short: when the converted bytes run out before records_len (smaller messages than v2,
+ *        skipped records, damage or zstd met mid-way, no memory), the rest is an overflow tail
+ *        as Kafka's buildOverflowBatch writes it: offset -1, a size one past the bytes left
+ *        (at least 61), zeros; old consumers read it as a partial message and ignore it
+ *        (counted in fetch_downconvert_padded_bytes).
+ *   KF12 Long: converted bytes past records_len are not sent (the answer ends in a partial
+ *        message, which old consumers ignore and fetch again from the next offset); the first
+ *        message of every non-empty answer is whole (KF9).
  *   KF6  ListOffsets by timestamp answers Kafka's fetchOffsetByTimestamp: the first record at
  *        or after the timestamp below the HW (LSO under read_committed), its offset and its
  *        timestamp; none: offset -1, timestamp -1. Earliest (-2) and latest (-1) answer the
@@ -82,23 +105,175 @@ static void release_held(struct kafka_slot *s)
     s->fetch_count = 0;
 }
 
-/* ---- Fetch v0-3: message formats v0/v1 (KF5) --------------------------------------------- */
+/* ---- Fetch v0-3: message formats v0/v1, streamed (KF5, KF9-KF12) ------------------------- */
 
-/* Converted bytes one Fetch v0-3 response may hold; partitions beyond it answer no records
- * (the consumer fetches them again). The first partition with data may need more than its
- * partition_max_bytes for one whole converted batch, up to this much. */
-#define KAFKA_DOWNCONVERT_RESPONSE_MAX_BYTES ((size_t)64 << 20)
+/* A streamed conversion's buffer: converted whole batches of at most this much at once (a
+ * batch bigger than it is converted alone into a buffer of its size). */
+#define KAFKA_DOWNCONVERT_CHUNK_BYTES ((size_t)128 << 10)
 /* Fetches of a partition skipping batches that convert to nothing (markers, records below the
  * fetch offset) before the partition answers empty. */
 #define KAFKA_DOWNCONVERT_SKIPS_MAX 16
 
-/* One partition's records, down-converted into buf (grown, at most the response bound) from
- * *used; records_len is set, records is fixed up by the caller once buf stops moving. */
-static int16_t downconvert_partition(struct kafka_server *srv, const char *name, uint32_t part,
+/* One partition's generated slice (KF9): the held fetch's v2 bytes data[pos, len) not yet
+ * converted, and the slice's bytes net has not asked for yet. In the response arena. */
+struct kafka_dc_part {
+    struct kafka_slot *slot;
+    const uint8_t *data;
+    size_t len, pos;
+    int64_t offset;   /* the fetch offset: records below it are skipped (MS10) */
+    size_t left;      /* bytes of the slice still to give */
+    size_t pad_total; /* KF11: the bytes left when the converted ones ran out (0: not yet) */
+    bool done;        /* nothing more to convert */
+};
+
+static void stat_max(_Atomic uint64_t *m, uint64_t v)
+{
+    uint64_t cur = atomic_load_explicit(m, memory_order_relaxed);
+    while (v > cur && !atomic_compare_exchange_weak_explicit(m, &cur, v, memory_order_relaxed,
+                                                             memory_order_relaxed))
+        ;
+}
+
+/* KF10: converts p's next chunk into the slot's buffer (made or grown here); sets p->done when
+ * nothing more converts (the end, or damage met after the response was sized: KF11 pads). */
+static void dc_refill(struct kafka_dc_part *p)
+{
+    struct kafka_slot *s = p->slot;
+    struct kafka_server *srv = s->server;
+    int8_t magic = s->header.api_version >= 2 ? 1 : 0;
+    s->dc_owner = p;
+    s->dc_off = s->dc_len = 0;
+    if (!s->dc_buf) {
+        s->dc_buf = malloc(KAFKA_DOWNCONVERT_CHUNK_BYTES);
+        if (!s->dc_buf) {
+            p->done = true;
+            return;
+        }
+        s->dc_cap = KAFKA_DOWNCONVERT_CHUNK_BYTES;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        struct rt_downconvert_result res;
+        int rc = rt_message_set_downconvert(p->data + p->pos, p->len - p->pos, p->offset, magic,
+                                            s->dc_buf, s->dc_cap, &res);
+        if (rc) {
+            kafka_log("fetch v0-3: down-conversion stopped: %s", rt_error_detail());
+            p->done = true;
+            return;
+        }
+        p->pos += res.consumed_bytes; /* MS14 */
+        if (res.size_bytes > 0) {
+            s->dc_len = res.size_bytes;
+            atomic_fetch_add_explicit(&srv->stats.fetch_downconvert_chunks, 1,
+                                      memory_order_relaxed);
+            atomic_fetch_add_explicit(&srv->stats.fetch_downconverted_batches, res.batches,
+                                      memory_order_relaxed);
+            atomic_fetch_add_explicit(&srv->stats.fetch_downconverted_bytes, res.size_bytes,
+                                      memory_order_relaxed);
+            stat_max(&srv->stats.fetch_downconvert_buffer_max, s->dc_cap);
+            return;
+        }
+        if (res.needed_bytes == 0 || pass > 0)
+            break;
+        /* KF10: one batch bigger than the chunk: converted alone, in a buffer of its size. */
+        uint8_t *nb = realloc(s->dc_buf, res.needed_bytes);
+        if (!nb)
+            break;
+        s->dc_buf = nb;
+        s->dc_cap = res.needed_bytes;
+    }
+    p->done = true;
+}
+
+/* KF11: byte i of the overflow tail of `total` bytes: offset -1, a size one past what is left
+ * (at least 61, as Kafka's LazyDownConversionRecordsSend.buildOverflowBatch writes it; the
+ * consumer sees a partial message and ignores it), zeros. */
+static uint8_t dc_pad_byte(size_t total, size_t i)
+{
+    if (i < 8)
+        return 0xff;
+    if (i < 12) {
+        uint32_t size = total >= INT32_MAX ? INT32_MAX : (uint32_t)total + 1;
+        if (size < RT_BATCH_HEADER_BYTES)
+            size = RT_BATCH_HEADER_BYTES; /* as Kafka: at least a batch header's length */
+        return (uint8_t)(size >> (8 * (11 - i)));
+    }
+    return 0;
+}
+
+void kafka_downconvert_fill(void *part, uint8_t *dst, size_t len)
+{
+    struct kafka_dc_part *p = part;
+    struct kafka_slot *s = p->slot;
+    assert(len <= p->left);
+    while (len > 0) {
+        if (!p->done && (s->dc_owner != p || s->dc_off == s->dc_len))
+            dc_refill(p);
+        if (p->done && (s->dc_owner != p || s->dc_off == s->dc_len)) {
+            if (p->pad_total == 0)
+                p->pad_total = p->left;
+            size_t at = p->pad_total - p->left;
+            for (size_t i = 0; i < len; i++)
+                dst[i] = dc_pad_byte(p->pad_total, at + i);
+            atomic_fetch_add_explicit(&s->server->stats.fetch_downconvert_padded_bytes, len,
+                                      memory_order_relaxed);
+            p->left -= len;
+            break;
+        }
+        size_t take = s->dc_len - s->dc_off;
+        if (take > len)
+            take = len;
+        memcpy(dst, s->dc_buf + s->dc_off, take); /* KF12: the tail past left is dropped */
+        s->dc_off += take;
+        dst += take;
+        len -= take;
+        p->left -= take;
+    }
+    if (p->left == 0 && s->dc_owner == p) { /* KF10: the partition's bytes are all given */
+        free(s->dc_buf);
+        s->dc_buf = NULL;
+        s->dc_cap = s->dc_off = s->dc_len = 0;
+        s->dc_owner = NULL;
+    }
+}
+
+/* KF9: what the whole batches of [data, +len) convert to at most: an uncompressed batch's
+ * records each grow by at most the legacy entry's fixed part less a v2 record's smallest one
+ * (12 + 22 - 7 for v1, 12 + 14 - 7 for v0) and lose the batch header; a compressed batch is
+ * taken at its own size grown as the first convertible batch grew (first_in bytes of v2 became
+ * first_out), and an eighth (legacy messages compress worse: offsets, CRCs); a wrapper that
+ * still comes out larger is cut (KF12), a smaller one padded (KF11). */
+static size_t dc_estimate(const uint8_t *data, size_t len, int8_t magic, size_t first_in,
+                          size_t first_out)
+{
+    size_t grow = magic == 1 ? 27 : 19, est = 0;
+    const uint8_t *p = data, *end = data + len;
+    while (end - p >= RT_BATCH_HEADER_BYTES) {
+        size_t size = (size_t)kp_load_be32(p + RT_BATCH_OFF_LENGTH) + RT_BATCH_LOG_OVERHEAD_BYTES;
+        if (size > (size_t)(end - p) || size < RT_BATCH_HEADER_BYTES)
+            break;
+        uint16_t attrs =
+            (uint16_t)(p[RT_BATCH_OFF_ATTRIBUTES] << 8 | p[RT_BATCH_OFF_ATTRIBUTES + 1]);
+        uint32_t count = kp_load_be32(p + RT_BATCH_HEADER_BYTES - 4);
+        if ((attrs & 0x07) == 0)
+            est += size - RT_BATCH_HEADER_BYTES + (size_t)count * grow;
+        else if (first_out > first_in && first_in > 0) /* grown as the first batch grew */
+            est += (size_t)((uint64_t)size * first_out / first_in) + size / 8;
+        else
+            est += size + size / 8;
+        p += size;
+    }
+    return est;
+}
+
+/* One partition of a Fetch v0-3, sized without converting more than its first batch (KF9):
+ * the fetch is held in s->fetches and *part set, records_len the answer's size; or the
+ * partition answers no records (an error, nothing to convert, or KF2). */
+static int16_t downconvert_partition(struct kafka_slot *s, const char *name, uint32_t part,
                                      int64_t offset, int64_t limit, bool first, int8_t magic,
-                                     size_t bound, uint8_t **buf, size_t *cap, size_t *used,
+                                     struct kafka_dc_part *dp,
                                      struct kmsg_fetch_partition_response *r)
 {
+    struct kafka_server *srv = s->server;
     for (int skip = 0; skip < KAFKA_DOWNCONVERT_SKIPS_MAX; skip++) {
         rt_fetch *f = NULL;
         int rc =
@@ -117,50 +292,41 @@ static int16_t downconvert_partition(struct kafka_server *srv, const char *name,
             rt_fetch_release(f);
             return KAFKA_NONE;
         }
-        size_t room = (size_t)limit;
-        for (int pass = 0; pass < 2; pass++) {
-            /* The first data may pass the connection's bound (up to 64 MiB), as the first batch
-             * passes max_bytes (KIP-74): else a batch bigger than the bound stalls the consumer. */
-            size_t cap_now = *used == 0 ? KAFKA_DOWNCONVERT_RESPONSE_MAX_BYTES : bound;
-            if (*used + room > cap_now) {
-                rt_fetch_release(f);
-                return KAFKA_NONE; /* KF5: the response is full; fetched again later */
-            }
-            if (*used + room > *cap) {
-                uint8_t *nb = realloc(*buf, *used + room);
-                if (!nb) {
+        /* KF9: the first convertible batch's converted size, nothing written (cap 0). */
+        struct rt_downconvert_result res;
+        rc = rt_message_set_downconvert(v->data, v->size_bytes, offset, magic, NULL, 0, &res);
+        if (rc) {
+            rt_fetch_release(f);
+            kafka_log("fetch v0-3 of %s-%u: %s", name, part, rt_error_detail());
+            return kafka_error_from_rt(rc);
+        }
+        if (res.needed_bytes > 0) {
+            const uint8_t *fb = v->data + res.consumed_bytes; /* the first convertible */
+            size_t first_in =
+                (size_t)kp_load_be32(fb + RT_BATCH_OFF_LENGTH) + RT_BATCH_LOG_OVERHEAD_BYTES;
+            size_t est = dc_estimate(v->data, v->size_bytes, magic, first_in, res.needed_bytes);
+            size_t size = est > res.needed_bytes ? est : res.needed_bytes;
+            if (size > (size_t)limit) {
+                if (!first && res.needed_bytes > (size_t)limit) {
                     rt_fetch_release(f);
-                    return KAFKA_UNKNOWN_SERVER_ERROR;
+                    return KAFKA_NONE; /* KF2: only the first partition may exceed its share */
                 }
-                *buf = nb;
-                *cap = *used + room;
+                size = res.needed_bytes > (size_t)limit ? res.needed_bytes : (size_t)limit;
             }
-            struct rt_downconvert_result res;
-            rc = rt_message_set_downconvert(v->data, v->size_bytes, offset, magic, *buf + *used,
-                                            room, &res);
-            if (rc) {
+            if (size > INT32_MAX) {
                 rt_fetch_release(f);
-                fprintf(stderr, "ringtail serve: fetch v0-3 of %s-%u: %s\n", name, part,
-                        rt_error_detail());
-                return kafka_error_from_rt(rc);
-            }
-            if (res.size_bytes > 0) {
-                rt_fetch_release(f);
-                *used += res.size_bytes;
-                r->records_len = (int32_t)res.size_bytes;
-                atomic_fetch_add_explicit(&srv->stats.fetch_downconverted_batches, res.batches,
-                                          memory_order_relaxed);
-                atomic_fetch_add_explicit(&srv->stats.fetch_downconverted_bytes, res.size_bytes,
-                                          memory_order_relaxed);
                 return KAFKA_NONE;
             }
-            if (res.needed_bytes == 0)
-                break; /* nothing to convert in these batches: skip past them */
-            if (!first) {
-                rt_fetch_release(f);
-                return KAFKA_NONE; /* KF2: only the first partition may exceed its share */
-            }
-            room = res.needed_bytes; /* one whole converted batch, as Fetch v3 gets one */
+            s->fetches[s->fetch_count++] = f; /* held until the release hook */
+            *dp = (struct kafka_dc_part){
+                .slot = s,
+                .data = v->data,
+                .len = v->size_bytes,
+                .offset = offset,
+                .left = size,
+            };
+            r->records_len = (int32_t)size;
+            return KAFKA_NONE;
         }
         /* The batches held only markers or records below the offset: go on after them. */
         int64_t next = offset;
@@ -183,10 +349,12 @@ static int16_t downconvert_partition(struct kafka_server *srv, const char *name,
 }
 
 /* KF5: Fetch v0-3, for consumers that read message format v0 (Fetch v0-1) or v1 (v2-3). The
- * records are fetched as usual, down-converted (rt_message_set_downconvert: control batches
- * and headers dropped, aborted data kept — these versions read uncommitted, as in Kafka) into
- * one buffer bounded by KAFKA_DOWNCONVERT_RESPONSE_MAX_BYTES and the connection's response
- * bound, sent from there; zero copy of the segment stays the v4+ path. max_bytes (v3) bounds the response as KF2 says. */
+ * records are fetched as usual and held; each partition's answer is a generated slice whose
+ * size is fixed here (KF9) and whose bytes are down-converted chunk by chunk as the socket
+ * drains (KF10: rt_message_set_downconvert, control batches and headers dropped, aborted data
+ * kept — these versions read uncommitted, as in Kafka), so no buffer of the response's size is
+ * ever made; zero copy of the segment stays the v4+ path. max_bytes (v3) bounds the response
+ * as KF2 says. */
 static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bool expired)
 {
     struct kafka_server *srv = s->server;
@@ -199,30 +367,26 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
     for (int32_t t = 0; t < q->topics_count; t++)
         parts += (uint64_t)(q->topics[t].partitions_count > 0 ? q->topics[t].partitions_count : 0);
     size_t need = (size_t)q->topics_count * sizeof(struct kmsg_fetch_topic_response) +
-                  (size_t)parts * sizeof(struct kmsg_fetch_partition_response);
+                  (size_t)parts *
+                      (sizeof(struct kmsg_fetch_partition_response) + sizeof(struct kafka_dc_part));
     if (kafka_resp_reserve(s, need) != 0 || kafka_holes_reserve(s, parts) != 0)
         return NET_CLOSE;
     int32_t nt = q->topics_count > 0 ? q->topics_count : 0;
     struct kmsg_fetch_topic_response *topics = kafka_alloc(s, (size_t)nt, sizeof(*topics));
     if (nt > 0 && !topics)
         return NET_CLOSE;
-    uint8_t *buf = NULL;
-    size_t cap = 0, used = 0;
+    uint64_t used = 0;
     int64_t budget = s->header.api_version >= 3 && q->max_bytes > 0 ? q->max_bytes : INT64_MAX;
     if (budget > (int64_t)srv->opts.fetch_max_bytes)
         budget = (int64_t)srv->opts.fetch_max_bytes; /* KF2, as for v4+ */
-    /* KF5: the converted bytes of one response stay within the connection's response bound. */
-    size_t bound = KAFKA_DOWNCONVERT_RESPONSE_MAX_BYTES;
-    uint64_t conn_bound = srv->opts.net.conn_max_response_bytes;
-    if (conn_bound > 0 && conn_bound < bound)
-        bound = (size_t)conn_bound;
     bool any_error = false;
     for (int32_t t = 0; t < nt; t++) {
         const struct kmsg_fetch_topic *qt = &q->topics[t];
         int32_t np = qt->partitions_count > 0 ? qt->partitions_count : 0;
         struct kmsg_fetch_partition_response *rp = kafka_alloc(s, (size_t)np, sizeof(*rp));
-        if (np > 0 && !rp) {
-            free(buf);
+        struct kafka_dc_part *dps = kafka_alloc(s, (size_t)np, sizeof(*dps));
+        if (np > 0 && (!rp || !dps)) {
+            release_held(s);
             return NET_CLOSE;
         }
         topics[t].topic = qt->topic;
@@ -252,39 +416,30 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
             int64_t limit = qp->partition_max_bytes;
             if (limit > budget)
                 limit = budget;
-            if (limit <= 0 && used > 0) {
+            if ((limit <= 0 && used > 0) || s->fetch_count == s->holes_cap) {
                 partition_edges(srv->engine, name, (uint32_t)qp->partition, r);
                 continue;
             }
             if (limit <= 0)
                 limit = 1;
             r->error_code =
-                downconvert_partition(srv, name, (uint32_t)qp->partition, qp->fetch_offset, limit,
-                                      used == 0, magic, bound, &buf, &cap, &used, r);
+                downconvert_partition(s, name, (uint32_t)qp->partition, qp->fetch_offset, limit,
+                                      used == 0, magic, &dps[p], r);
             r->last_stable_offset = r->high_watermark;
             any_error |= r->error_code != KAFKA_NONE;
+            if (r->records_len > 0) {
+                r->records = NULL;
+                r->records_ref = &dps[p]; /* KF9: a generated slice */
+            }
+            used += (uint64_t)r->records_len;
             budget -= r->records_len;
         }
     }
-    /* buf no longer moves: each partition's bytes, in the order they were written, go out as
-     * a slice of it (a hole, KD2), so they are not copied again into the response. */
-    size_t at = 0;
-    for (int32_t t = 0; t < nt; t++)
-        for (int32_t p = 0; p < topics[t].partitions_count; p++) {
-            struct kmsg_fetch_partition_response *r =
-                (struct kmsg_fetch_partition_response *)&topics[t].partitions[p];
-            if (r->records_len > 0) {
-                r->records = NULL;
-                r->records_ref = buf + at;
-                at += (size_t)r->records_len;
-            }
-        }
-    assert(at == used);
     bool enough = any_error || used >= (uint64_t)(q->min_bytes > 0 ? q->min_bytes : 0);
     if (!enough && !expired && q->max_wait_ms > 0) {
         int64_t deadline = s->poll_started_ms + q->max_wait_ms;
         if (net_now_ms() < deadline) {
-            free(buf);
+            release_held(s);
             s->req->deadline_ms = deadline;
             if (!retry)
                 atomic_fetch_add_explicit(&srv->stats.fetch_long_polls, 1, memory_order_relaxed);
@@ -292,14 +447,13 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
         }
     }
     atomic_fetch_add_explicit(&srv->stats.fetch_bytes, used, memory_order_relaxed);
-    atomic_fetch_add_explicit(&srv->stats.fetch_bytes_copied, used, memory_order_relaxed);
     for (int32_t t = 0; t < nt; t++)
         for (int32_t p = 0; p < topics[t].partitions_count; p++)
             kafka_count_error(s, topics[t].partitions[p].error_code);
     struct kmsg_fetch_response m = {.responses = topics, .responses_count = nt};
     kafka_response_begin(s);
     kmsg_fetch_response_encode(&s->w, s->header.api_version, &m);
-    s->downconverted = buf; /* the slices point into it until the release hook */
+    s->dc_generated = true; /* KF9: every hole is a partition's generated slice */
     return kafka_response_end(s);
 }
 

@@ -132,8 +132,14 @@ enum net_verdict kafka_response_end(struct kafka_slot *s)
         return NET_CLOSE;
     }
     for (size_t i = 0; i < s->w.holes_count; i++)
-        s->slices[i] = (struct net_slice){
-            .at = s->w.holes[i].at, .len = s->w.holes[i].len, .ptr = s->w.holes[i].ref};
+        s->slices[i] = s->dc_generated /* handle_fetch.c KF9: made as the socket drains */
+                           ? (struct net_slice){.at = s->w.holes[i].at,
+                                                .len = s->w.holes[i].len,
+                                                .fill = kafka_downconvert_fill,
+                                                .fill_ctx = s->w.holes[i].ref}
+                           : (struct net_slice){.at = s->w.holes[i].at,
+                                                .len = s->w.holes[i].len,
+                                                .ptr = s->w.holes[i].ref};
     s->req->out = s->w.buf;
     s->req->out_len = s->w.len;
     s->req->slices = s->slices;

@@ -520,6 +520,18 @@ static void render_loops(struct km_buf *b, const struct kafka_metrics *m)
               "Message bytes those conversions answered.");
     km_printf(b, "ringtail_kafka_fetch_downconverted_bytes_total %" PRIu64 "\n",
               km_load(&st->fetch_downconverted_bytes));
+    km_family(b, "ringtail_kafka_fetch_downconvert_chunks_total", "counter",
+              "Chunks converted as Fetch v0-3 responses went out (streamed, bounded memory).");
+    km_printf(b, "ringtail_kafka_fetch_downconvert_chunks_total %" PRIu64 "\n",
+              km_load(&st->fetch_downconvert_chunks));
+    km_family(b, "ringtail_kafka_fetch_downconvert_padded_bytes_total", "counter",
+              "Fetch v0-3 record bytes sent as an overflow tail old consumers ignore.");
+    km_printf(b, "ringtail_kafka_fetch_downconvert_padded_bytes_total %" PRIu64 "\n",
+              km_load(&st->fetch_downconvert_padded_bytes));
+    km_family(b, "ringtail_kafka_fetch_downconvert_buffer_max_bytes", "gauge",
+              "The largest buffer one streamed down-conversion held (chunk, or one batch).");
+    km_printf(b, "ringtail_kafka_fetch_downconvert_buffer_max_bytes %" PRIu64 "\n",
+              km_load(&st->fetch_downconvert_buffer_max));
     km_family(b, "ringtail_kafka_authorization_denied_total", "counter",
               "Access checks the authorizer (--authorizer on) refused.");
     km_printf(b, "ringtail_kafka_authorization_denied_total %" PRIu64 "\n",

@@ -25,11 +25,14 @@ struct kafka_server_stats {
      * auto_create_max_per_request, and creations the engine refused. */
     _Atomic uint64_t topics_auto_create_deferred;
     _Atomic uint64_t topics_auto_create_failed;
-    _Atomic uint64_t produce_upconverted_sets;    /* message sets v0/v1 converted to v2 */
-    _Atomic uint64_t produce_upconverted_bytes;   /* ... their bytes as received */
-    _Atomic uint64_t fetch_downconverted_batches; /* v2 batches converted for Fetch v0-3 */
-    _Atomic uint64_t fetch_downconverted_bytes;   /* ... the message bytes answered */
-    _Atomic uint64_t authorization_denied;        /* checks the authorizer refused */
+    _Atomic uint64_t produce_upconverted_sets;       /* message sets v0/v1 converted to v2 */
+    _Atomic uint64_t produce_upconverted_bytes;      /* ... their bytes as received */
+    _Atomic uint64_t fetch_downconverted_batches;    /* v2 batches converted for Fetch v0-3 */
+    _Atomic uint64_t fetch_downconverted_bytes;      /* ... the message bytes answered */
+    _Atomic uint64_t fetch_downconvert_chunks;       /* conversions run as sockets drained (KF10) */
+    _Atomic uint64_t fetch_downconvert_padded_bytes; /* answered as the overflow tail (KF11) */
+    _Atomic uint64_t fetch_downconvert_buffer_max;   /* the largest conversion buffer (KF10) */
+    _Atomic uint64_t authorization_denied;           /* checks the authorizer refused */
     /* SASL (handle_sasl.c): exchanges that succeeded (re-authentications among them) and
      * failed (Kafka's successful-/failed-authentication-total, successful-reauthentication). */
     _Atomic uint64_t sasl_authentications;

@@ -57,6 +57,13 @@
  *        mapping): a slot's slices are copied through its connection's NET_STAGE_BYTES buffer
  *        as the socket takes them, never into a buffer of the response's size, so a copying
  *        fetch materialises at most NET_STAGE_BYTES per connection whatever its client reads.
+ *   KN10 Generated slices (net_slice.fill: a Fetch v0-3's down-converted records): a slot with
+ *        one is staged (KN8) whatever copy_slices says, so it never reaches SEND_ZC or
+ *        MSG_ZEROCOPY; fill is called only when the copy buffer is refilled, in slice order, for
+ *        exactly the slice's len bytes in all, so what a generator materialises at once is
+ *        bounded by NET_STAGE_BYTES plus its own bounded state, never by the slice's len. A slot
+ *        without one is sent exactly as before (zero copy stays the path of every other
+ *        response).
  *   KN9  A transport's handshake (TLS) runs on the loop one non-blocking step per readiness and
  *        is bounded in time: a connection whose handshake is not done handshake_max_ms after
  *        accept is closed at the next tick (logged, counted in handshakes_failed), so a slow or
@@ -460,8 +467,13 @@ static int slot_build_iov(struct net_slot *s)
         if (!v)
             return -ENOMEM;
         s->iov = v;
+        const struct net_slice **g = realloc(s->iov_gen, need * sizeof(*g));
+        if (!g)
+            return -ENOMEM;
+        s->iov_gen = g;
         s->iov_cap = need;
     }
+    s->generated = false;
     uint64_t total = s->req.out_len;
     for (size_t i = 0; i < s->req.slice_count; i++)
         total += s->req.slices[i].len;
@@ -471,14 +483,21 @@ static int slot_build_iov(struct net_slot *s)
     for (size_t i = 0; i < s->req.slice_count; i++) {
         const struct net_slice *sl = &s->req.slices[i];
         assert(sl->at >= at && sl->at <= s->req.out_len);
-        if (sl->at > at)
+        if (sl->at > at) {
+            s->iov_gen[k] = NULL;
             s->iov[k++] = (struct iovec){(void *)(s->req.out + at), sl->at - at};
-        if (sl->len > 0)
-            s->iov[k++] = (struct iovec){(void *)sl->ptr, sl->len};
+        }
+        if (sl->len > 0) {
+            s->iov_gen[k] = sl->fill ? sl : NULL; /* KN10: made as the socket drains */
+            s->generated |= sl->fill != NULL;
+            s->iov[k++] = (struct iovec){sl->fill ? NULL : (void *)sl->ptr, sl->len};
+        }
         at = sl->at;
     }
-    if (s->req.out_len > at)
+    if (s->req.out_len > at) {
+        s->iov_gen[k] = NULL;
         s->iov[k++] = (struct iovec){(void *)(s->req.out + at), s->req.out_len - at};
+    }
     s->iov_count = k;
     s->iov_pos = 0;
     return 0;
@@ -515,15 +534,24 @@ void net_slot_send_window(struct net_conn *c, struct net_slot *s, struct iovec *
     assert(c->stage);
     if (c->stage_off == c->stage_len) {
         size_t k = 0;
-        for (size_t i = s->iov_pos; i < s->iov_count && k < NET_STAGE_BYTES; i++) {
-            size_t take = s->iov[i].iov_len;
+        while (s->iov_pos < s->iov_count && k < NET_STAGE_BYTES) {
+            struct iovec *v = &s->iov[s->iov_pos];
+            size_t take = v->iov_len;
             if (take > NET_STAGE_BYTES - k)
                 take = NET_STAGE_BYTES - k;
-            memcpy(c->stage + k, s->iov[i].iov_base, take);
+            const struct net_slice *g = s->iov_gen[s->iov_pos];
+            if (g) { /* KN10: the generator writes the next bytes of its slice */
+                g->fill(g->fill_ctx, c->stage + k, take);
+            } else {
+                memcpy(c->stage + k, v->iov_base, take);
+                v->iov_base = (uint8_t *)v->iov_base + take;
+            }
+            v->iov_len -= take;
             k += take;
+            if (v->iov_len == 0)
+                s->iov_pos++;
         }
         assert(k > 0);
-        (void)slot_advance(s, k);
         c->stage_off = 0;
         c->stage_len = k;
     }
@@ -598,8 +626,9 @@ void net_conn_pump_send(struct net_conn *c)
             net_conn_close(c, NULL);
             return;
         }
-        s->staged = (c->loop->net->opts.copy_slices || !c->transport->sends_mapped(c->tstate)) &&
-                    s->req.slice_count > 0; /* KN8 */
+        s->staged = (c->loop->net->opts.copy_slices || !c->transport->sends_mapped(c->tstate) ||
+                     s->generated) &&
+                    s->req.slice_count > 0; /* KN8, KN10 */
         if (s->staged && !c->stage && !(c->stage = malloc(NET_STAGE_BYTES))) {
             net_log("connection %" PRIu64 ": no memory for its copy buffer; closing", c->id);
             net_conn_close(c, NULL);
@@ -657,6 +686,7 @@ static void conn_free(struct net_conn *c)
         n->hooks.slot_free(n->hooks.ctx, &s->req);
         free(s->req.frame);
         free(s->iov);
+        free(s->iov_gen);
     }
     queued_release(n, &c->reserved);
     if (c->prev)

@@ -91,13 +91,23 @@ struct net_options {
                          sending from their memory (the copying comparison path; KN8) */
 };
 
+/* Writes the next `len` bytes of a generated slice at dst (net asks for a slice's bytes in
+ * order, `len` in all over the calls, each call at most NET_STAGE_BYTES): it cannot fail, so a
+ * generator that meets an error fills what is left with bytes the client reads as nothing
+ * (KN10). Loop thread. */
+typedef void (*net_slice_fill_fn)(void *ctx, uint8_t *dst, size_t len);
+
 /* One out-of-line run of response bytes: `len` bytes at `ptr` go on the wire right before the
  * response buffer's byte `at`. The memory must stay valid (and unchanged) until the server's
- * release hook runs for the request. */
+ * release hook runs for the request. A generated slice (fill set, ptr NULL) has no memory: its
+ * `len` bytes are made by fill as the socket drains, through the connection's copy buffer
+ * (KN10); `fill_ctx` must stay valid until the release hook. */
 struct net_slice {
     size_t at;
     uint32_t len;
     const void *ptr;
+    net_slice_fill_fn fill;
+    void *fill_ctx;
 };
 
 /* One request slot of a connection (in_flight_max of them, reused). */

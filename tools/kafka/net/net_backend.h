@@ -62,6 +62,8 @@ struct net_slot {
     struct net_op send_op;
     struct iovec *iov;
     size_t iov_cap, iov_count, iov_pos;
+    const struct net_slice **iov_gen; /* KN10: per iov, its generated slice (else NULL) */
+    bool generated;                   /* KN10: the response has a generated slice */
     struct msghdr msg;
     uint32_t notifs_pending; /* zero-copy notifications still to come (either backend) */
     uint64_t reserved;       /* KN6: bytes of queued_bytes this slot's frame holds */

@@ -71,7 +71,7 @@ static void hook_slot_free(void *ctx, struct net_req *req)
     if (!s)
         return;
     kp_writer_free(&s->w);
-    free(s->downconverted);
+    free(s->dc_buf);
     free(s->arena_buf);
     free(s->resp_buf);
     free(s->holes);
@@ -94,8 +94,11 @@ static void hook_release(void *ctx, struct net_req *req)
     (void)ctx;
     struct kafka_slot *s = req->user;
     release_fetches(s);
-    free(s->downconverted); /* handle_fetch.c KF5 */
-    s->downconverted = NULL;
+    free(s->dc_buf); /* handle_fetch.c KF10 */
+    s->dc_buf = NULL;
+    s->dc_cap = s->dc_off = s->dc_len = 0;
+    s->dc_owner = NULL;
+    s->dc_generated = false;
     kp_arena_reset(&s->arena);
     kp_arena_reset(&s->resp);
     /* A response buffer grown past 1 MiB (records copied by --zero-copy false, a huge
