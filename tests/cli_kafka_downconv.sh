@@ -95,11 +95,15 @@ else
 fi
 
 # ---- three partitions in one answer ------------------------------------------------------------
-# 3000 records each (partition 1 gzip, the others in batches of about 64 KiB and 1 MiB).
+# 3000 records each (partition 1 gzip, the others in batches of at most 64 KiB and 256 KiB:
+# with batches of up to 1 MiB, as kcat's default batch.size makes them when it is slow, partition
+# 2's first batch did not fit the 441 KB the first two leave of max_bytes, and KIP-74 rightly
+# answered it nothing).
 head -3000 "$T/big" | "${KC[@]}" -P -t multi -p 0 -X batch.size=65536 >"$T/out" 2>"$T/err"
 sed -n 3001,6000p "$T/big" | "${KC[@]}" -P -t multi -p 1 -z gzip -X batch.size=65536 \
     >>"$T/out" 2>>"$T/err"
-sed -n 6001,9000p "$T/big" | "${KC[@]}" -P -t multi -p 2 >>"$T/out" 2>>"$T/err"
+sed -n 6001,9000p "$T/big" | "${KC[@]}" -P -t multi -p 2 -X batch.size=262144 >>"$T/out" \
+    2>>"$T/err"
 RC=$?
 expect "kcat produces 3 x 3000 records to the three partitions of 'multi'" 0
 "$PY" "$K/downconv_wire.py" "$BROKER" multi multi >"$T/out" 2>"$T/err"
