@@ -8,7 +8,9 @@
  * log, trims it and its indexes to their live sizes and never remaps, so a reader holding the
  * old mapping stays safe. Segments are reference counted: the partition's list holds one
  * reference and every fetch one more; a deleted segment's files are unlinked at once and its
- * mapping is released with the last reference. Under a pre-writer (cfg.pool) the preallocated
+ * mapping is released with the last reference. A sealed segment's mappings may also be released
+ * while only its list holds it, for the budget of mapped segments (segment_maps.h, SG8), and
+ * are made again by its next reader (segment_map). Under a pre-writer (cfg.pool) the preallocated
  * space ahead of the writer is also written with zeros by segment_pool.c (SG1-SG3 in segment.c),
  * and an active segment may be a recycled file whose stale batches follow its own
  * (docs/format.md A.6); retention may rename a deleted segment's log instead of unlinking it
