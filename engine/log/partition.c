@@ -1455,51 +1455,77 @@ void partition_watermarks(struct partition *p, struct partition_watermarks *out)
     }
 }
 
+/* Whether seg is still in p's list (a wake, the cleaner's swap or retention may have replaced
+ * or removed it since a reader took its reference). */
+static bool still_listed(struct partition *p, const struct segment *seg)
+{
+    bool found = false;
+    pthread_mutex_lock(&p->segments_lock);
+    for (uint32_t i = p->segment_count; i-- > 0 && !found;)
+        found = p->segments[i] == seg;
+    pthread_mutex_unlock(&p->segments_lock);
+    return found;
+}
+
+/* SG6, SG8: a segment whose mappings were released (or never made) is mapped by its reader from
+ * its files; when its object left the list in the meantime (a wake grew its files into the
+ * active segment's, the cleaner's swap replaced them, retention unlinked them), the reader
+ * looks it up again — a few times at most — instead of failing on files that are not its own
+ * any more. */
+#define SEGMENT_LOOKUP_TRIES 4
+
 int partition_segment_for(struct partition *p, int64_t offset, struct segment **out)
 {
-    pthread_mutex_lock(&p->segments_lock);
-    uint32_t lo = 0, hi = p->segment_count;
-    while (lo < hi) { /* first segment with base > offset */
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (p->segments[mid]->base_offset <= offset)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0) {
+    for (int tries = 1;; tries++) {
+        pthread_mutex_lock(&p->segments_lock);
+        uint32_t lo = 0, hi = p->segment_count;
+        while (lo < hi) { /* first segment with base > offset */
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (p->segments[mid]->base_offset <= offset)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == 0) {
+            pthread_mutex_unlock(&p->segments_lock);
+            return RT_E_OFFSET_OUT_OF_RANGE;
+        }
+        struct segment *seg = p->segments[lo - 1];
+        segment_ref(seg);
         pthread_mutex_unlock(&p->segments_lock);
-        return RT_E_OFFSET_OUT_OF_RANGE;
-    }
-    struct segment *seg = p->segments[lo - 1];
-    segment_ref(seg);
-    pthread_mutex_unlock(&p->segments_lock);
-    int rc = segment_map(seg); /* SG6: a lazily opened segment's first reader maps it */
-    if (rc) {
+        int rc = segment_map(seg); /* SG6: a lazily opened segment's first reader maps it */
+        if (rc == 0) {
+            *out = seg;
+            return 0;
+        }
+        bool again = tries < SEGMENT_LOOKUP_TRIES && !still_listed(p, seg);
         segment_unref(seg);
-        return rc;
+        if (!again)
+            return rc;
     }
-    *out = seg;
-    return 0;
 }
 
 struct segment *partition_segment_after(struct partition *p, int64_t base_offset)
 {
-    struct segment *found = NULL;
-    pthread_mutex_lock(&p->segments_lock);
-    for (uint32_t i = 0; i < p->segment_count; i++) {
-        if (p->segments[i]->base_offset > base_offset) {
-            found = p->segments[i];
-            segment_ref(found);
-            break;
+    for (int tries = 1;; tries++) {
+        struct segment *found = NULL;
+        pthread_mutex_lock(&p->segments_lock);
+        for (uint32_t i = 0; i < p->segment_count; i++) {
+            if (p->segments[i]->base_offset > base_offset) {
+                found = p->segments[i];
+                segment_ref(found);
+                break;
+            }
         }
-    }
-    pthread_mutex_unlock(&p->segments_lock);
-    if (found && segment_map(found) != 0) {
+        pthread_mutex_unlock(&p->segments_lock);
+        if (!found || segment_map(found) == 0)
+            return found;
         /* SG6: the detail names the file; the fetch ends before it, as at the log's end. */
+        bool again = tries < SEGMENT_LOOKUP_TRIES && !still_listed(p, found);
         segment_unref(found);
-        found = NULL;
+        if (!again)
+            return NULL;
     }
-    return found;
 }
 
 /* Removes the `n` oldest segments (never the active one) in one step (PA10): one change of the
