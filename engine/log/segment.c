@@ -1122,7 +1122,7 @@ int segment_map(struct segment *seg)
             seg->map_bytes = m ? seg->size_bytes : 0;
             seg->oidx_map = seg->oidx.file.map;
             seg->tidx_map = seg->tidx.file.map;
-            atomic_store_explicit(&seg->mapped, true, memory_order_release);
+            atomic_store(&seg->mapped, true); /* seq_cst: MM1's pair with segment_maps_attach */
             made = true;
             if (seg->mm_released && seg->cfg.maps)
                 atomic_fetch_add_explicit(&seg->cfg.maps->remaps, 1, memory_order_relaxed);

@@ -118,8 +118,11 @@ void segment_maps_attach(struct segment_maps *m, struct segment *seg)
         return;
     pthread_mutex_lock(&m->lock);
     seg->mm_attached = true;
-    atomic_store_explicit(&seg->mm_linked, true, memory_order_relaxed);
-    if (!seg->mm_in && atomic_load_explicit(&seg->mapped, memory_order_acquire))
+    /* seq_cst both ways, against segment_map's store of mapped and its load of mm_linked
+     * (segment_maps_mapped): a segment mapped while it is attached is put in the ring by one of
+     * the two, never by neither. */
+    atomic_store(&seg->mm_linked, true);
+    if (!seg->mm_in && atomic_load(&seg->mapped))
         ring_insert(m, seg);
     sweep_locked(m);
     pthread_mutex_unlock(&m->lock);
@@ -142,7 +145,7 @@ void segment_maps_forget(struct segment *seg)
 void segment_maps_mapped(struct segment *seg)
 {
     struct segment_maps *m = seg->cfg.maps;
-    if (!m || !atomic_load_explicit(&seg->mm_linked, memory_order_relaxed))
+    if (!m || !atomic_load(&seg->mm_linked)) /* seq_cst: see segment_maps_attach */
         return;
     pthread_mutex_lock(&m->lock);
     if (seg->mm_attached && !seg->mm_in && atomic_load_explicit(&seg->mapped, memory_order_acquire))
