@@ -11,7 +11,9 @@
  *     released) still sees the same bytes: a segment a reader holds is never released (MM2),
  *     and the budget holds again once it lets go;
  *   - readers on several threads fetching at random while the writer rolls, under a budget of
- *     a few segments: every value right (the Dekker pair of SG8; run under TSan too).
+ *     a few segments: every value right (the Dekker pair of SG8; run under TSan too);
+ *   - a reader that maps a dormant newest segment after a wake grew its files maps the bytes
+ *     it described (SG6: only a shorter file is refused).
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file once over io_uring and once over the sync fallback.
  */
@@ -34,6 +36,7 @@
 #include "helpers/verify_log.h"
 #include "log.h"
 #include "partition.h"
+#include "segment.h"
 #include "ringtail.h"
 
 #define TOPIC       "mm"
@@ -289,6 +292,41 @@ static void test_concurrent_readers_and_rolls(void **state)
     tu_fixture_close(f);
 }
 
+/* SG6 after SG8: a reader took its reference on a dormant partition's newest segment (sealed,
+ * not mapped: a clean reopen maps nothing) and an append woke the partition before the reader
+ * mapped it — the files grew into the active segment's (the log extended to capacity, the
+ * indexes writable). The reader's late segment_map still maps the bytes the sealed object
+ * describes, and they are the records it held. */
+static void test_late_map_after_a_wake(void **state)
+{
+    struct tu_fixture *f = *state;
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, 1), 0);
+    int64_t end = write_segments(f, 3, NULL);
+    tu_fixture_close(f);
+    tu_fixture_open(f);
+    struct partition *p = log_partition(engine_log(f->e), TOPIC, 0);
+    assert_non_null(p);
+    struct segment *old = p->active;
+    assert_true(old->sealed);                /* dormant (PA11) */
+    assert_false(atomic_load(&old->mapped)); /* lazy (SG6): nothing mapped yet */
+    segment_ref(old);                        /* a reader's reference, not mapped yet */
+    int64_t base = -1;
+    assert_int_equal(tu_append_offset_batch(f->e, TOPIC, end, 1, VALUE_BYTES, &base), 0);
+    assert_int_equal(base, end);
+    assert_true(p->active != old); /* woken: a new object over the same, grown files */
+    assert_int_equal(segment_map(old), 0);
+    assert_true(old->map_bytes == old->size_bytes && old->size_bytes > 0);
+    uint64_t pos = 0;
+    assert_int_equal(segment_find_batch(old, old->base_offset, old->size_bytes, &pos), 0);
+    assert_int_equal(pos, 0);
+    assert_int_equal((int64_t)be64_of(old->map), old->base_offset);
+    segment_unref(old);
+    assert_true(read_all(f->e, 0, end + 1) <= MAPS_BOUND);
+    tu_fixture_close(f);
+    tu_expect_verify_clean(f->dir, "after the late map");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +336,7 @@ int main(void)
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_readers_and_rolls, setup,
                                         tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_late_map_after_a_wake, setup, tu_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
