@@ -83,6 +83,7 @@ void rt_options_init(struct rt_options *o)
     o->fault_recovery_ms = 100;
     o->open_segments_max = 0; /* from RLIMIT_NOFILE (segment_cache_resolve) */
     o->cleaner_buffer_bytes = 16u << 20;
+    o->mapped_segments_max = 0; /* from vm.max_map_count (segment_maps_resolve) */
 }
 
 static int options_check(const struct rt_options *o)
@@ -126,6 +127,7 @@ static int options_check(const struct rt_options *o)
               o->message_timestamp_type == RT_TIMESTAMP_LOG_APPEND_TIME,
           "message_timestamp_type must be RT_TIMESTAMP_CREATE_TIME or _LOG_APPEND_TIME");
     CHECK(o->open_segments_max <= (1u << 20), "open_segments_max must be 0 (auto) .. 1048576");
+    CHECK(o->mapped_segments_max <= (1u << 20), "mapped_segments_max must be 0 (auto) .. 1048576");
     CHECK(o->fault_recovery_ms == -1 ||
               (o->fault_recovery_ms >= 1 && o->fault_recovery_ms <= 3600000),
           "fault_recovery_ms must be -1 (never) or 1 .. 3600000");

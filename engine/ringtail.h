@@ -243,6 +243,12 @@ struct rt_options {
                                       Kafka's log.cleaner.dedupe.buffer.size): a dirty part
                                       with more keys is cleaned in several passes (16 MiB;
                                       at least 1024) */
+    uint32_t mapped_segments_max;  /* sealed segments holding their memory mappings at once (3
+                                      each: .log, .index, .timeindex; active ones are bounded by
+                                      open_segments_max): beyond it the least recently read
+                                      are unmapped, never while a fetch holds them, and mapped
+                                      again by their next reader (0: vm.max_map_count / 12,
+                                      within 16 .. 65536; else 1 .. 2^20) */
 };
 
 /* Fills *opts with the defaults shown above. */

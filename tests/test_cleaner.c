@@ -85,6 +85,9 @@ static void options(struct rt_options *o)
     tu_options_small(o, 4096, 1024, 256);
     o->cleaner_buffer_bytes = 1024; /* 32 slots, 24 keys: several passes over 40 keys */
     o->sync_mode = RT_SYNC_NONE;    /* seconds, not minutes; the crash tests lose no page cache */
+    /* segment_maps.h MM2, segment.c SG8: two mapped sealed segments at once, so the cleaner's
+     * reads and swaps run while the budget keeps releasing the segments it does not pin. */
+    o->mapped_segments_max = 2;
 }
 
 static void create_topic(rt_engine *e, const char *delete_retention_ms)

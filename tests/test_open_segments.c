@@ -22,7 +22,6 @@
 
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +32,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "helpers/proc_self.h"
 #include "helpers/test_util.h"
 #include "log.h"
 #include "partition.h"
@@ -61,17 +61,6 @@ static void assert_verify_clean(const char *dir)
     unsigned problems = 0;
     (void)rt_verify(dir, count_problem, &problems);
     assert_int_equal(problems, 0);
-}
-
-static long fds_open(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    assert_non_null(d);
-    long n = 0;
-    while (readdir(d))
-        n++;
-    closedir(d);
-    return n - 3; /* ".", ".." and the directory's own descriptor */
 }
 
 static void append_to(rt_engine *e, uint32_t part, int64_t value)
@@ -138,13 +127,13 @@ static int setup(void **state)
 static void test_descriptors_bounded_by_the_budget(void **state)
 {
     struct tu_fixture *f = *state;
-    long base = fds_open();
+    long base = tu_fds_open();
     tu_fixture_open(f);
-    long engine_own = fds_open() - base;
+    long engine_own = tu_fds_open() - base;
     assert_int_equal(rt_topic_create(f->e, TOPIC, PARTITIONS), 0);
     /* OS3: once the budget is spent, the partitions a create makes are born dormant. */
     uint32_t open = open_segments(f->e);
-    long held = fds_open() - base - engine_own;
+    long held = tu_fds_open() - base - engine_own;
     fprintf(stderr, "after creating %d partitions: %u open segments, %ld descriptors\n", PARTITIONS,
             open, held);
     assert_true(open <= BUDGET);
@@ -153,7 +142,7 @@ static void test_descriptors_bounded_by_the_budget(void **state)
     long most = 0;
     for (uint32_t i = 0; i < PARTITIONS; i++) {
         append_to(f->e, i, 0);
-        long now = fds_open() - base - engine_own;
+        long now = tu_fds_open() - base - engine_own;
         most = now > most ? now : most;
     }
     fprintf(stderr, "appending to all: at most %ld descriptors (budget %d segments)\n", most,
@@ -164,7 +153,7 @@ static void test_descriptors_bounded_by_the_budget(void **state)
     for (uint32_t i = 0; i < PARTITIONS; i++)
         expect_records(f->e, i, 1);
     tu_fixture_close(f);
-    assert_int_equal(fds_open(), base); /* nothing leaked */
+    assert_int_equal(tu_fds_open(), base); /* nothing leaked */
 
     /* A clean reopen holds nothing per partition; a second append to every one wakes them in
      * turn within the budget, and what each held reads back. */
@@ -173,7 +162,7 @@ static void test_descriptors_bounded_by_the_budget(void **state)
     most = 0;
     for (uint32_t i = 0; i < PARTITIONS; i++) {
         append_to(f->e, i, 1);
-        long now = fds_open() - base - engine_own;
+        long now = tu_fds_open() - base - engine_own;
         most = now > most ? now : most;
     }
     fprintf(stderr, "after a reopen, appending to all: at most %ld descriptors\n", most);
@@ -285,24 +274,6 @@ static void test_crash_after_sleeps(void **state)
     assert_verify_clean(f->dir);
 }
 
-/* Mappings of files under dir, and how many of them are indexes. */
-static uint32_t mappings_under(const char *dir, uint32_t *indexes)
-{
-    FILE *in = fopen("/proc/self/maps", "r");
-    assert_non_null(in);
-    char line[8192];
-    uint32_t n = 0;
-    *indexes = 0;
-    while (fgets(line, sizeof(line), in)) {
-        if (!strstr(line, dir))
-            continue;
-        n++;
-        *indexes += strstr(line, ".index") != NULL || strstr(line, ".timeindex") != NULL;
-    }
-    fclose(in);
-    return n;
-}
-
 #define MAPPED_PARTITIONS 20
 #define MAPPED_RECORDS    60 /* of 4 KiB: about four 64 KiB segments per partition */
 
@@ -333,7 +304,7 @@ static void test_clean_open_maps_nothing(void **state)
 
     tu_fixture_open(f);
     uint32_t idx = 0;
-    uint32_t maps = mappings_under(f->dir, &idx);
+    uint32_t maps = tu_mappings_under(f->dir, &idx);
     fprintf(stderr, "mappings after a clean open of %d partitions x %u segments: %u (%u indexes)\n",
             MAPPED_PARTITIONS, segments, maps, idx);
     assert_int_equal(idx, 0);
@@ -343,7 +314,7 @@ static void test_clean_open_maps_nothing(void **state)
     assert_int_equal(rt_fetch_start(f->e, TOPIC, 3, 0, 1024, RT_READ_UNCOMMITTED, &fx), 0);
     assert_true(rt_fetch_get(fx)->size_bytes > 0);
     rt_fetch_release(fx);
-    uint32_t maps_after = mappings_under(f->dir, &idx);
+    uint32_t maps_after = tu_mappings_under(f->dir, &idx);
     assert_true(maps_after > maps && maps_after <= maps + 3); /* one segment's log + 2 indexes */
     int64_t off = -1;
     assert_int_equal(rt_list_offsets(f->e, TOPIC, 5, 1000000 + 45, RT_READ_UNCOMMITTED, &off), 0);

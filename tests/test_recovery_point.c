@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "helpers/proc_self.h"
 #include "helpers/test_util.h"
 #include "partition.h"
 #include "recovery_point.h"
@@ -874,17 +875,6 @@ static void test_crash_with_a_wrong_tail(void **state)
 
 #define IDLE_PARTITIONS 40
 
-static long fds_open(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    assert_non_null(d);
-    long n = 0;
-    while (readdir(d))
-        n++;
-    closedir(d);
-    return n - 3; /* ".", ".." and the directory's own descriptor */
-}
-
 static void append_to(rt_engine *e, uint32_t part, int64_t value)
 {
     char v[32];
@@ -918,9 +908,9 @@ static void test_idle_partitions_hold_no_descriptor(void **state)
     for (uint32_t i = 0; i < IDLE_PARTITIONS; i++)
         append_to(f->e, i, 0);
     tu_fixture_close(f);
-    long before = fds_open();
+    long before = tu_fds_open();
     tu_fixture_open(f);
-    long opened = fds_open() - before;
+    long opened = tu_fds_open() - before;
     fprintf(stderr, "descriptors an open of %d idle partitions holds: %ld\n", IDLE_PARTITIONS,
             opened);
     assert_true(opened <
@@ -931,7 +921,7 @@ static void test_idle_partitions_hold_no_descriptor(void **state)
     append_to(f->e, 3, 1);
     assert_int_equal(p3->wakes, 1);
     assert_false(p3->active->sealed);
-    long woken = fds_open() - before - opened;
+    long woken = tu_fds_open() - before - opened;
     assert_true(woken >= 1 && woken <= 4);
     append_to(f->e, 3, 2); /* no second wake */
     assert_int_equal(p3->wakes, 1);

@@ -145,6 +145,9 @@ static void serve_usage(FILE *out)
         "  --open-segments-max N      segments holding file descriptors at once (4\n"
         "                             each); beyond it idle partitions are closed and\n"
         "                             reopened at their next append (0: RLIMIT_NOFILE/8)\n"
+        "  --mapped-segments-max N    sealed segments mapped at once (3 mappings each);\n"
+        "                             beyond it the least recently read are unmapped and\n"
+        "                             mapped again when read (0: vm.max_map_count/12)\n"
         "  --log-message-timestamp-type T  CreateTime|LogAppendTime: a batch's max\n"
         "                             timestamp is its records' or the broker's clock\n"
         "                             (CreateTime; log.message.timestamp.type)\n"
@@ -512,6 +515,8 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
              ((eo->segment_size_bytes = u), true);
     else if (strcmp(name, "--open-segments-max") == 0)
         ok = cli_parse_u32(v, 0, 1u << 20, &eo->open_segments_max);
+    else if (strcmp(name, "--mapped-segments-max") == 0)
+        ok = cli_parse_u32(v, 0, 1u << 20, &eo->mapped_segments_max);
     else if (strcmp(name, "--fetch-max-bytes") == 0)
         ok = cli_parse_u32(v, 1024, INT32_MAX, &so->fetch_max_bytes);
     else if (strcmp(name, "--io") == 0)

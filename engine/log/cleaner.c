@@ -76,6 +76,7 @@
 #include "io/io.h"
 #include "meta.h"
 #include "segment.h"
+#include "segment_maps.h"
 
 /* ---- key hashes and the key map ---- */
 
@@ -455,48 +456,58 @@ static int map_record(void *ctx, const struct record_ref *rec)
 /* Fills the map from dirty_start over segments[0, n); sets mapped_end: the base offset of the
  * first batch whose keys did not all fit, or the range's end. -ENOBUFS when the first batch of
  * the pass does not fit. */
+/* build_map over one mapped (pinned) segment; *full: the map filled (mapped_end set). */
+static int map_segment(struct cleaner_run *r, struct segment *seg, bool *mapped_any, bool *full)
+{
+    uint64_t pos = 0;
+    while (pos < seg->size_bytes) {
+        const char *why = NULL;
+        struct batch_header h;
+        int64_t size = batch_size_at(seg->map + pos, seg->size_bytes - pos, &why);
+        if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
+            return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos, why);
+        if (h.base_offset >= r->dirty_start && !batch_is_control(&h) && !is_aborted(r, &h)) {
+            struct map_batch mb = {r, 0};
+            /* The keys a batch that does not fit put before the map filled stay, with
+             * offsets at or past mapped_end: records they supersede are superseded by a
+             * record the pass keeps (CLN3 keeps every batch from mapped_end on). */
+            int rc = each_record(seg->map + pos, (size_t)size, &h, &r->buf, map_record, &mb);
+            if (rc == -ENOBUFS) {
+                if (!*mapped_any)
+                    return error_set(-ENOBUFS,
+                                     "%s: offset %" PRIu64 ": the batch holds more keys than "
+                                     "the cleaner's key map takes (cleaner_buffer_bytes)",
+                                     seg->log_path, pos);
+                r->mapped_end = h.base_offset;
+                *full = true;
+                return 0;
+            }
+            if (rc)
+                return rc;
+            *mapped_any = true;
+        }
+        pos += (uint64_t)size;
+    }
+    return 0;
+}
+
 static int build_map(struct cleaner_run *r, uint32_t n)
 {
     struct partition *p = r->p;
     key_map_clear(&r->map);
     r->mapped_end = p->segments[n - 1]->next_offset;
-    bool mapped_any = false;
-    for (uint32_t i = 0; i < n; i++) {
+    bool mapped_any = false, full = false;
+    for (uint32_t i = 0; i < n && !full; i++) {
         struct segment *seg = p->segments[i];
         if (seg->next_offset <= r->dirty_start)
             continue;
-        int mrc = segment_map(seg); /* SG6: a sealed segment is mapped at first use */
-        if (mrc)
-            return mrc;
-        uint64_t pos = 0;
-        while (pos < seg->size_bytes) {
-            const char *why = NULL;
-            struct batch_header h;
-            int64_t size = batch_size_at(seg->map + pos, seg->size_bytes - pos, &why);
-            if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
-                return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
-                                 why);
-            if (h.base_offset >= r->dirty_start && !batch_is_control(&h) && !is_aborted(r, &h)) {
-                struct map_batch mb = {r, 0};
-                /* The keys a batch that does not fit put before the map filled stay, with
-                 * offsets at or past mapped_end: records they supersede are superseded by a
-                 * record the pass keeps (CLN3 keeps every batch from mapped_end on). */
-                int rc = each_record(seg->map + pos, (size_t)size, &h, &r->buf, map_record, &mb);
-                if (rc == -ENOBUFS) {
-                    if (!mapped_any)
-                        return error_set(-ENOBUFS,
-                                         "%s: offset %" PRIu64 ": the batch holds more keys than "
-                                         "the cleaner's key map takes (cleaner_buffer_bytes)",
-                                         seg->log_path, pos);
-                    r->mapped_end = h.base_offset;
-                    return 0;
-                }
-                if (rc)
-                    return rc;
-                mapped_any = true;
-            }
-            pos += (uint64_t)size;
-        }
+        int rc = segment_pin(seg); /* SG6: a sealed segment is mapped at first use; SG8 */
+        if (rc)
+            return rc;
+        rc = map_segment(r, seg, &mapped_any, &full);
+        segment_unpin(seg);
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -679,7 +690,7 @@ static int write_group(struct cleaner_run *r, const struct group *g, struct clea
     uint32_t interval = p->cfg.segment.index_interval_bytes;
     for (uint32_t i = g->first; i < g->first + g->count; i++) {
         struct segment *seg = p->segments[i];
-        int mrc = segment_map(seg); /* SG6 */
+        int mrc = segment_map(seg); /* SG6 (pinned by swap_group: SG8) */
         if (mrc)
             return mrc;
         uint64_t pos = 0, run_start = 0, run_bytes = 0;
@@ -785,7 +796,29 @@ static int cleaned_seal(struct partition *p, struct cleaned_files *f)
 }
 
 /* CL3-CL5 for one group, then the partition's list: the sources out, the new segment in. */
+static int swap_group_pinned(struct cleaner_run *r, const struct group *g);
+
+/* SG8: the sources stay mapped from the first read to the swap's end, so a reader holding one
+ * never maps it again from a file the swap replaced. */
 static int swap_group(struct cleaner_run *r, const struct group *g)
+{
+    struct segment **held = malloc((size_t)g->count * sizeof(*held));
+    if (!held)
+        return -ENOMEM;
+    memcpy(held, r->p->segments + g->first, (size_t)g->count * sizeof(*held));
+    uint32_t pinned = 0;
+    int rc = 0;
+    while (pinned < g->count && (rc = segment_pin(held[pinned])) == 0)
+        pinned++;
+    if (rc == 0)
+        rc = swap_group_pinned(r, g);
+    for (uint32_t i = 0; i < pinned; i++)
+        segment_unpin(held[i]);
+    free(held);
+    return rc;
+}
+
+static int swap_group_pinned(struct cleaner_run *r, const struct group *g)
 {
     struct partition *p = r->p;
     struct cleaned_files f;
@@ -871,8 +904,11 @@ static int swap_group(struct cleaner_run *r, const struct group *g)
             (size_t)(p->segment_count - g->first - g->count) * sizeof(*p->segments));
     p->segment_count -= g->count - 1;
     pthread_mutex_unlock(&p->segments_lock);
-    for (uint32_t i = 0; i < g->count; i++)
-        segment_unref(old[i]); /* a fetch holding one keeps its mapping until it releases */
+    segment_maps_attach(p->cfg.segment.maps, seg); /* MM1 */
+    for (uint32_t i = 0; i < g->count; i++) {
+        segment_maps_forget(old[i]); /* MM1: out of the list */
+        segment_unref(old[i]);       /* a fetch holding one keeps its mapping until it releases */
+    }
     free(old);
     r->out->segments_in += g->count;
     r->out->segments_out++;

@@ -325,7 +325,7 @@ static int64_t partition_producer_id_max(struct partition *p, bool scan_logs)
         return m.max;
     for (uint32_t i = 0; i < p->segment_count; i++) {
         struct segment *seg = p->segments[i];
-        if (segment_map(seg) != 0) /* SG6 */
+        if (segment_pin(seg) != 0) /* SG6, SG8 */
             break;
         uint64_t end = atomic_load_explicit(&seg->readable_bytes, memory_order_acquire);
         if (end > seg->map_bytes)
@@ -341,6 +341,7 @@ static int64_t partition_producer_id_max(struct partition *p, bool scan_logs)
                 m.max = h.producer_id;
             pos += (uint64_t)size;
         }
+        segment_unpin(seg);
     }
     return m.max;
 }
@@ -2493,6 +2494,11 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     segment_cache_init(&lg->cache, segment_cache_resolve(lg->opts.open_segments_max));
     if (!lg->opts.read_only)
         lg->pcfg.segment.cache = &lg->cache; /* OS1; a read-only engine holds no descriptor */
+    segment_maps_init(&lg->maps, segment_maps_resolve(lg->opts.mapped_segments_max));
+    /* MM1: a read-only engine's indexes may live in memory only (rebuilt there): never
+     * released, as before the budget. */
+    if (!lg->opts.read_only)
+        lg->pcfg.segment.maps = &lg->maps;
     lg->pcfg.segment_ms = lg->opts.segment_ms;
     lg->pcfg.retention_bytes = lg->opts.retention_bytes;
     lg->pcfg.retention_ms = lg->opts.retention_ms;
@@ -2697,6 +2703,7 @@ int log_close(struct log *lg, bool seal)
             rc = fs_fsync_dir(lg->pcfg.segment.faults, lg->dir);
     }
     meta_catalogue_free(&lg->catalogue);
+    segment_maps_destroy(&lg->maps); /* MM1: every partition forgot its segments */
     fetch_pool_destroy(lg->fetches); /* FP4: fetches still open keep it until released */
     lg->fetches = NULL;
     free(lg->topics);

@@ -31,6 +31,7 @@
 #include "partition.h"
 #include "ringtail.h"
 #include "segment_cache.h"
+#include "segment_maps.h"
 #include "segment_pool.h"
 #include "shard.h"
 
@@ -100,6 +101,7 @@ struct log {
     struct engine_counters counters;
     struct segment_pool pool;   /* the pre-writer (segment_pool.h); started for segments >= 1 MiB */
     struct segment_cache cache; /* the budget of open segments (segment_cache.h, SH12) */
+    struct segment_maps maps;   /* the budget of mapped sealed segments (segment_maps.h) */
     struct fetch_pool *fetches; /* rt_fetch handles, at most opts.fetches_max open */
     struct publish_watch watch; /* rt_append_watch_set; the shards call it per round */
     struct log_ports ports;     /* L-5: the calls up, given at log_init */

@@ -31,6 +31,7 @@
 #include "recovery_point.h"
 #include "segment_cache.h"
 #include "segment_check.h"
+#include "segment_maps.h"
 #include "segment_pool.h"
 
 static int cmp_i64(const void *a, const void *b)
@@ -402,6 +403,30 @@ static int locate_open_txns(struct partition *p)
     return 0;
 }
 
+/* Replays the producer batches of one mapped (pinned) segment from `from` on. */
+static int replay_segment(struct partition *p, struct segment *seg, int64_t from,
+                          struct partition_recovery *rec, int64_t rebuild_txns_from)
+{
+    uint64_t pos = 0;
+    if (from > seg->base_offset && segment_find_batch(seg, from, seg->size_bytes, &pos) != 0)
+        return 0;
+    while (pos < seg->size_bytes) {
+        const char *why = NULL;
+        struct batch_header h;
+        int64_t size = batch_size_at(seg->map + pos, seg->size_bytes - pos, &why);
+        if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
+            return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos, why);
+        if (h.producer_id >= 0 && h.base_offset >= from) {
+            int rc = replay_batch(p, seg, &h, pos, (size_t)size, rebuild_txns_from);
+            if (rc)
+                return rc;
+            rec->batches_replayed++;
+        }
+        pos += (uint64_t)size;
+    }
+    return 0;
+}
+
 /* Replays producer batches from `from` to the log end into the producer table. */
 static int replay_producers(struct partition *p, int64_t from, struct partition_recovery *rec,
                             int64_t rebuild_txns_from)
@@ -410,27 +435,13 @@ static int replay_producers(struct partition *p, int64_t from, struct partition_
         struct segment *seg = p->segments[i];
         if (seg->next_offset <= from)
             continue;
-        uint64_t pos = 0;
-        int mrc = segment_map(seg); /* SG6 */
-        if (mrc)
-            return mrc;
-        if (from > seg->base_offset && segment_find_batch(seg, from, seg->size_bytes, &pos) != 0)
-            continue;
-        while (pos < seg->size_bytes) {
-            const char *why = NULL;
-            struct batch_header h;
-            int64_t size = batch_size_at(seg->map + pos, seg->size_bytes - pos, &why);
-            if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
-                return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
-                                 why);
-            if (h.producer_id >= 0 && h.base_offset >= from) {
-                int rc = replay_batch(p, seg, &h, pos, (size_t)size, rebuild_txns_from);
-                if (rc)
-                    return rc;
-                rec->batches_replayed++;
-            }
-            pos += (uint64_t)size;
-        }
+        int rc = segment_pin(seg); /* SG6, SG8: mapped, and kept so until unpinned */
+        if (rc)
+            return rc;
+        rc = replay_segment(p, seg, from, rec, rebuild_txns_from);
+        segment_unpin(seg);
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -553,10 +564,11 @@ static int rebuild_txn_indexes(struct partition *p, uint32_t from)
     int rc = 0;
     for (uint32_t i = 0; i < p->segment_count && rc == 0; i++) {
         struct segment *seg = p->segments[i];
-        rc = segment_map(seg); /* SG6 */
+        rc = segment_pin(seg); /* SG6, SG8 */
         if (rc)
             break;
         rc = txn_walk_rebuild(&w, seg->map, seg->size_bytes, &seg->txns, i >= from);
+        segment_unpin(seg);
         if (rc == 0 && i >= from)
             rc = segment_sync_txn_index(seg); /* SG4 in segment.c */
         if (rc)
@@ -590,10 +602,11 @@ static int check_txn_indexes(struct partition *p, uint32_t from, struct partitio
     int rc = 0;
     for (uint32_t i = from; i < p->segment_count; i++) {
         struct segment *seg = p->segments[i];
-        rc = segment_map(seg); /* SG6: a trusted one after an untrusted one is lazy */
+        rc = segment_pin(seg); /* SG6: a trusted one after an untrusted one is lazy; SG8 */
         if (rc)
             break;
         rc = txn_walk_compare(&w, seg->map, seg->size_bytes, &seg->txns, NULL, NULL);
+        segment_unpin(seg);
         if (rc == -EBADMSG) {
             bad = i;
             rc = 0;
@@ -621,9 +634,15 @@ static void vouch_sealed(struct partition *p, struct segment *seg, bool check)
     if (seg->vouched || !seg->sealed)
         return;
     bool trusted = seg == p->active && p->active_trusted_bytes != UINT64_MAX;
-    if (check && !segment_check_sealed(seg, trusted ? p->active_trusted_bytes : 0,
-                                       trusted ? p->active_trusted_next : seg->base_offset))
-        return; /* never named: the next open checks it (and refuses what is wrong) */
+    if (check) {
+        if (segment_pin(seg) != 0) /* SG8: a dormant one's mappings may have been released */
+            return;
+        bool sound = segment_check_sealed(seg, trusted ? p->active_trusted_bytes : 0,
+                                          trusted ? p->active_trusted_next : seg->base_offset);
+        segment_unpin(seg);
+        if (!sound)
+            return; /* never named: the next open checks it (and refuses what is wrong) */
+    }
     if (recovery_stamp_segment(p->dir, seg->base_offset, seg->stamps) != 0)
         return;
     seg->vouched = true;
@@ -737,9 +756,14 @@ int partition_wake(struct partition *p)
     };
     struct segment *seg = NULL;
     struct segment_recovery srec;
+    /* MM1: out of the budget of mapped segments before its object leaves the list (a reader
+     * holding it maps it again from the grown file: SG6). */
+    segment_maps_forget(old);
     int rc = segment_open(&seg, p->dir, old->base_offset, &p->cfg.segment, true, false, &tr, &srec);
-    if (rc)
+    if (rc) {
+        segment_maps_attach(p->cfg.segment.maps, old); /* MM1: stays dormant, releasable */
         return rc; /* nothing changed: the partition stays as it was, dormant */
+    }
     assert(!seg->sealed && seg->size_bytes == old->size_bytes);
     pthread_mutex_lock(&p->segments_lock);
     p->segments[p->segment_count - 1] = seg;
@@ -769,6 +793,7 @@ int partition_sleep(struct partition *p)
         return rc;
     p->rolling = false;
     vouch_sealed(p, a, true); /* PA8: walks only what was appended since it was trusted */
+    segment_maps_attach(p->cfg.segment.maps, a); /* MM1: its writer is done with it */
     if (a->vouched && store_recovery_point(p) == 0) {
         /* Its entry now names it (PA14 after a crash, trust after a clean close). */
     }
@@ -1052,6 +1077,10 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
             segment_unref(seg);
             break;
         }
+        /* MM1: a sealed one may be released from now on (the open's walks below pin what they
+         * read), so an open that checks every segment maps at most the budget at once. */
+        if (seg->sealed)
+            segment_maps_attach(cfg->segment.maps, seg);
     }
     free(bases);
     if (rc == 0 && p->segment_count > 0)
@@ -1150,7 +1179,8 @@ int partition_close(struct partition *p, bool seal)
     p->open_txn_count = p->open_txn_capacity = 0;
     pthread_mutex_lock(&p->segments_lock);
     for (uint32_t i = 0; i < p->segment_count; i++) {
-        segment_uncount(p->segments[i]); /* OS1: the budget dies with the engine */
+        segment_uncount(p->segments[i]);     /* OS1: the budget dies with the engine */
+        segment_maps_forget(p->segments[i]); /* MM1: so does the budget of mappings */
         segment_unref(p->segments[i]);
     }
     free(p->segments);
@@ -1226,7 +1256,8 @@ static int partition_roll(struct partition *p)
         return rc;
     vouch_sealed(p, old, true); /* PA8: checked once, at its seal */
     (void)store_recovery_point(p);
-    p->active_trusted_bytes = UINT64_MAX; /* the next active segment is new */
+    segment_maps_attach(p->cfg.segment.maps, old); /* MM1: its writer is done with it */
+    p->active_trusted_bytes = UINT64_MAX;          /* the next active segment is new */
     struct segment *seg = NULL;
     rc = -ENOENT;
     if (p->spare_bytes > 0) {
@@ -1424,51 +1455,77 @@ void partition_watermarks(struct partition *p, struct partition_watermarks *out)
     }
 }
 
+/* Whether seg is still in p's list (a wake, the cleaner's swap or retention may have replaced
+ * or removed it since a reader took its reference). */
+static bool still_listed(struct partition *p, const struct segment *seg)
+{
+    bool found = false;
+    pthread_mutex_lock(&p->segments_lock);
+    for (uint32_t i = p->segment_count; i-- > 0 && !found;)
+        found = p->segments[i] == seg;
+    pthread_mutex_unlock(&p->segments_lock);
+    return found;
+}
+
+/* SG6, SG8: a segment whose mappings were released (or never made) is mapped by its reader from
+ * its files; when its object left the list in the meantime (a wake grew its files into the
+ * active segment's, the cleaner's swap replaced them, retention unlinked them), the reader
+ * looks it up again — a few times at most — instead of failing on files that are not its own
+ * any more. */
+#define SEGMENT_LOOKUP_TRIES 4
+
 int partition_segment_for(struct partition *p, int64_t offset, struct segment **out)
 {
-    pthread_mutex_lock(&p->segments_lock);
-    uint32_t lo = 0, hi = p->segment_count;
-    while (lo < hi) { /* first segment with base > offset */
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (p->segments[mid]->base_offset <= offset)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0) {
+    for (int tries = 1;; tries++) {
+        pthread_mutex_lock(&p->segments_lock);
+        uint32_t lo = 0, hi = p->segment_count;
+        while (lo < hi) { /* first segment with base > offset */
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (p->segments[mid]->base_offset <= offset)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == 0) {
+            pthread_mutex_unlock(&p->segments_lock);
+            return RT_E_OFFSET_OUT_OF_RANGE;
+        }
+        struct segment *seg = p->segments[lo - 1];
+        segment_ref(seg);
         pthread_mutex_unlock(&p->segments_lock);
-        return RT_E_OFFSET_OUT_OF_RANGE;
-    }
-    struct segment *seg = p->segments[lo - 1];
-    segment_ref(seg);
-    pthread_mutex_unlock(&p->segments_lock);
-    int rc = segment_map(seg); /* SG6: a lazily opened segment's first reader maps it */
-    if (rc) {
+        int rc = segment_map(seg); /* SG6: a lazily opened segment's first reader maps it */
+        if (rc == 0) {
+            *out = seg;
+            return 0;
+        }
+        bool again = tries < SEGMENT_LOOKUP_TRIES && !still_listed(p, seg);
         segment_unref(seg);
-        return rc;
+        if (!again)
+            return rc;
     }
-    *out = seg;
-    return 0;
 }
 
 struct segment *partition_segment_after(struct partition *p, int64_t base_offset)
 {
-    struct segment *found = NULL;
-    pthread_mutex_lock(&p->segments_lock);
-    for (uint32_t i = 0; i < p->segment_count; i++) {
-        if (p->segments[i]->base_offset > base_offset) {
-            found = p->segments[i];
-            segment_ref(found);
-            break;
+    for (int tries = 1;; tries++) {
+        struct segment *found = NULL;
+        pthread_mutex_lock(&p->segments_lock);
+        for (uint32_t i = 0; i < p->segment_count; i++) {
+            if (p->segments[i]->base_offset > base_offset) {
+                found = p->segments[i];
+                segment_ref(found);
+                break;
+            }
         }
-    }
-    pthread_mutex_unlock(&p->segments_lock);
-    if (found && segment_map(found) != 0) {
+        pthread_mutex_unlock(&p->segments_lock);
+        if (!found || segment_map(found) == 0)
+            return found;
         /* SG6: the detail names the file; the fetch ends before it, as at the log's end. */
+        bool again = tries < SEGMENT_LOOKUP_TRIES && !still_listed(p, found);
         segment_unref(found);
-        found = NULL;
+        if (!again)
+            return NULL;
     }
-    return found;
 }
 
 /* Removes the `n` oldest segments (never the active one) in one step (PA10): one change of the
@@ -1489,7 +1546,10 @@ static int delete_oldest_run(struct partition *p, uint32_t n)
     memmove(p->segments, p->segments + n, (size_t)(p->segment_count - n) * sizeof(*p->segments));
     p->segment_count -= n;
     pthread_mutex_unlock(&p->segments_lock);
-    partition_publish(p); /* PA4: the log start moves before the files go */
+    for (uint32_t i = 0; i < n; i++)
+        segment_maps_forget(run[i]); /* MM1: out of the list, never released but by the last
+                                        reference */
+    partition_publish(p);            /* PA4: the log start moves before the files go */
     int rc = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct segment *seg = run[i];

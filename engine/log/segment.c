@@ -54,11 +54,25 @@
  *        by a release store of `mapped`), and every use of map, oidx_map and tidx_map comes
  *        after a segment_map that returned 0: partition_segment_for/after do it for every
  *        reader, and the open's and the writer's walks before they read. Mappings once made
- *        stay until the segment is freed (IF5), so a reader's pointers need only its
- *        reference. So a clean open touches O(partitions) files and maps none of a sealed
- *        segment nobody reads (issue 21 item 6).
+ *        stay while any reference but the list's is held (SG8), so a reader's pointers need
+ *        only its reference. So a clean open touches O(partitions) files and maps none of a
+ *        sealed segment nobody reads (issue 21 item 6). A file may have grown since (the newest
+ *        segment of a dormant partition is reopened active by a wake, PA11, while a reader
+ *        holds the sealed object): its first size_bytes and its first published index entries
+ *        are what was trusted, so only a shorter file is refused.
  *   SG7  a seal of an empty segment (size_bytes 0) makes only the trim durable: the log's
  *        fdatasync after its trim and the indexes' own; there is nothing before it to sync.
+ *   SG8  the mappings of an attached sealed segment (segment_maps.h MM1) are released by
+ *        segment_release_maps only while refs == 1 (the list's reference alone), and mapped
+ *        again by the next segment_map, SG6's path. Every user of a sealed segment's bytes
+ *        holds a reference of its own from before its segment_map to after its last use
+ *        (readers through partition_segment_for/after, the writer through segment_pin), and
+ *        the two sides are a Dekker pair: a user increments refs (seq_cst, segment_ref) and
+ *        then loads `mapped` (seq_cst); the release stores mapped = false (seq_cst) under
+ *        map_lock and then loads refs (seq_cst), restoring mapped when refs != 1. So either the
+ *        release sees the user's reference and leaves the mapping, or the user sees mapped
+ *        false and waits on map_lock for the release to finish, then maps again; no pointer
+ *        into a released mapping is ever used.
  * A recycled file (segment_recycle, segment_create_recycled) starts with its frontier at its old
  * size: those blocks are written, and hold the stale batches of the segment it was (RS1).
  */
@@ -81,6 +95,7 @@
 #include "fsutil.h"
 #include "meta.h"
 #include "segment_cache.h"
+#include "segment_maps.h"
 #include "segment_check.h"
 #include "io/io.h"
 
@@ -114,6 +129,9 @@ static struct segment *segment_alloc(int64_t base_offset, const struct segment_c
     seg->max_timestamp_offset = base_offset;
     atomic_init(&seg->max_timestamp_ms, -1);
     atomic_init(&seg->mapped, true); /* SG6: only a lazy open clears it */
+    atomic_init(&seg->mm_used, false);
+    atomic_init(&seg->mm_wanted, false);
+    atomic_init(&seg->mm_linked, false);
     pthread_mutex_init(&seg->map_lock, NULL);
     atomic_init(&seg->refs, 1);
     atomic_init(&seg->doomed, false);
@@ -155,6 +173,7 @@ void segment_uncount(struct segment *seg)
 
 static void segment_free(struct segment *seg)
 {
+    segment_maps_forget(seg); /* MM1: normally done when its list let it go */
     uncount_open(seg);
     if (seg->map)
         munmap((void *)seg->map, seg->map_bytes);
@@ -1044,10 +1063,14 @@ static int open_lazy(struct segment *seg, const char *partition_dir, const struc
 
 int segment_map(struct segment *seg)
 {
-    if (atomic_load_explicit(&seg->mapped, memory_order_acquire))
+    /* The CLOCK's mark (segment_maps.h): one load, a store only the first time. */
+    if (!atomic_load_explicit(&seg->mm_used, memory_order_relaxed))
+        atomic_store_explicit(&seg->mm_used, true, memory_order_relaxed);
+    if (atomic_load(&seg->mapped)) /* seq_cst: SG8's Dekker pair with segment_release_maps */
         return 0;
     pthread_mutex_lock(&seg->map_lock);
     int rc = 0;
+    bool made = false;
     if (!atomic_load_explicit(&seg->mapped, memory_order_relaxed)) {
         char index_path[SEGMENT_PATH_BYTES], time_path[SEGMENT_PATH_BYTES];
         uint32_t oidx = atomic_load_explicit(&seg->oidx_published, memory_order_relaxed);
@@ -1062,7 +1085,7 @@ int segment_map(struct segment *seg)
             rc = error_set(RT_E_OFFSET_OUT_OF_RANGE, "%s: deleted by retention", seg->log_path);
         else if (rc == 0 && (fd < 0 || fstat(fd, &st) != 0))
             rc = error_set(-errno, "%s: cannot open: %s", seg->log_path, strerror(errno));
-        else if (rc == 0 && (uint64_t)st.st_size != seg->size_bytes)
+        else if (rc == 0 && (uint64_t)st.st_size < seg->size_bytes) /* SG6: may have grown */
             rc = error_set(RT_E_CORRUPT,
                            "%s: offset %" PRIu64 ": the sealed segment changed size since the open "
                            "trusted it (%" PRIu64 " bytes now)",
@@ -1082,7 +1105,7 @@ int segment_map(struct segment *seg)
             irc = offset_index_open(&seg->oidx, index_path, seg->base_offset, 0, false, oidx);
         if (rc == 0 && irc == 0)
             irc = time_index_open(&seg->tidx, time_path, seg->base_offset, 0, false, tidx);
-        if (irc == 0 && (seg->oidx.file.entries != oidx || seg->tidx.file.entries != tidx))
+        if (irc == 0 && (seg->oidx.file.entries < oidx || seg->tidx.file.entries < tidx))
             irc = -EBADMSG; /* not the files the recovery point stamped */
         if (irc == -EBADMSG || irc == -ENOENT)
             rc = error_set(RT_E_CORRUPT, "%s: an index changed since the open trusted it",
@@ -1099,11 +1122,55 @@ int segment_map(struct segment *seg)
             seg->map_bytes = m ? seg->size_bytes : 0;
             seg->oidx_map = seg->oidx.file.map;
             seg->tidx_map = seg->tidx.file.map;
-            atomic_store_explicit(&seg->mapped, true, memory_order_release);
+            atomic_store(&seg->mapped, true); /* seq_cst: MM1's pair with segment_maps_attach */
+            made = true;
+            if (seg->mm_released && seg->cfg.maps)
+                atomic_fetch_add_explicit(&seg->cfg.maps->remaps, 1, memory_order_relaxed);
         }
     }
     pthread_mutex_unlock(&seg->map_lock);
+    if (made)
+        segment_maps_mapped(seg); /* MM1: into the ring, then a sweep if over the budget */
     return rc;
+}
+
+int segment_pin(struct segment *seg)
+{
+    segment_ref(seg);
+    int rc = segment_map(seg);
+    if (rc)
+        segment_unref(seg);
+    return rc;
+}
+
+void segment_unpin(struct segment *seg)
+{
+    segment_unref(seg);
+}
+
+bool segment_release_maps(struct segment *seg)
+{
+    pthread_mutex_lock(&seg->map_lock);
+    bool released = true;
+    if (atomic_load_explicit(&seg->mapped, memory_order_relaxed)) {
+        atomic_store(&seg->mapped, false); /* SG8: seq_cst, then refs (seq_cst) */
+        if (atomic_load(&seg->refs) != 1) {
+            atomic_store_explicit(&seg->mapped, true, memory_order_release); /* a reader holds it */
+            released = false;
+        } else {
+            if (seg->map)
+                munmap((void *)seg->map, seg->map_bytes);
+            seg->map = NULL;
+            seg->map_bytes = 0;
+            offset_index_close(&seg->oidx); /* a sealed index: its mapping only */
+            time_index_close(&seg->tidx);
+            seg->oidx_map = NULL;
+            seg->tidx_map = NULL;
+            seg->mm_released = true;
+        }
+    }
+    pthread_mutex_unlock(&seg->map_lock);
+    return released;
 }
 
 int segment_open(struct segment **out, const char *partition_dir, int64_t base_offset,
@@ -1290,17 +1357,22 @@ int segment_find_timestamp(struct segment *seg, int64_t ts_ms, uint64_t end, uin
 
 void segment_ref(struct segment *seg)
 {
-    int before = atomic_fetch_add_explicit(&seg->refs, 1, memory_order_relaxed);
+    int before = atomic_fetch_add(&seg->refs, 1); /* seq_cst: SG8 */
     assert(before > 0);
     (void)before;
 }
 
 void segment_unref(struct segment *seg)
 {
+    /* MM2: read before the reference goes (after it, only the list may hold seg). */
+    struct segment_maps *maps = seg->cfg.maps;
+    bool wanted = maps && atomic_load_explicit(&seg->mm_wanted, memory_order_relaxed);
     int before = atomic_fetch_sub_explicit(&seg->refs, 1, memory_order_acq_rel);
     assert(before > 0);
     if (before == 1)
         segment_free(seg);
+    else if (before == 2 && wanted)
+        segment_maps_sweep(maps); /* its last reader let go: release it if still over */
 }
 
 static void segment_dir(const struct segment *seg, char *dir, size_t cap)

@@ -8,7 +8,9 @@
  * log, trims it and its indexes to their live sizes and never remaps, so a reader holding the
  * old mapping stays safe. Segments are reference counted: the partition's list holds one
  * reference and every fetch one more; a deleted segment's files are unlinked at once and its
- * mapping is released with the last reference. Under a pre-writer (cfg.pool) the preallocated
+ * mapping is released with the last reference. A sealed segment's mappings may also be released
+ * while only its list holds it, for the budget of mapped segments (segment_maps.h, SG8), and
+ * are made again by its next reader (segment_map). Under a pre-writer (cfg.pool) the preallocated
  * space ahead of the writer is also written with zeros by segment_pool.c (SG1-SG3 in segment.c),
  * and an active segment may be a recycled file whose stale batches follow its own
  * (docs/format.md A.6); retention may rename a deleted segment's log instead of unlinking it
@@ -34,6 +36,7 @@
 
 struct segment_pool;
 struct segment_cache;
+struct segment_maps;
 struct io_fault_plan;
 
 struct segment_config {
@@ -46,6 +49,9 @@ struct segment_config {
                                   NULL: none (sync=none, read-only, tools) */
     struct segment_cache *cache;  /* the engine's budget of open segments (segment_cache.h,
                                      OS1), or NULL: not counted (tools, tests) */
+    struct segment_maps *maps;    /* the engine's budget of mapped sealed segments
+                                     (segment_maps.h MM1-MM3), or NULL: never released (tools,
+                                     tests, read-only engines) */
     struct io_fault_plan *faults; /* the engine's fault plan (tests) or NULL: every fdatasync of
                                      the log file goes through io_fdatasync (SG4) */
     bool gaps_ok; /* a segment the log cleaner wrote: offsets may skip (docs/format.md A.9 CL1) */
@@ -108,9 +114,19 @@ struct segment {
     bool preallocated; /* active and extended past size_bytes: trimmed back when freed unsealed */
     _Atomic bool cache_counted; /* counted in cfg.cache while it holds its log descriptor (OS1) */
     /* SG6: a sealed segment opened on a recovery point's word maps its log and indexes at
-     * first use (segment_map), not at open. mapped: they are made (always, for the others). */
+     * first use (segment_map), not at open. mapped: they are made (always, for the others,
+     * until the budget of mapped segments releases them: SG8). */
     _Atomic bool mapped;
-    pthread_mutex_t map_lock; /* serialises segment_map */
+    pthread_mutex_t map_lock; /* serialises segment_map and segment_release_maps */
+    /* The budget of mapped segments (segment_maps.h): the ring's links and flags, under
+     * cfg.maps->lock; mm_used, mm_wanted and mm_linked are also read without it. */
+    struct segment *mm_prev, *mm_next;
+    bool mm_attached;       /* MM1: releasable (in a list, sealed, its writer done with it) */
+    bool mm_in;             /* in the ring */
+    bool mm_released;       /* its mappings were released once (under map_lock): remaps count */
+    _Atomic bool mm_used;   /* a reader mapped it since the sweep's hand last passed */
+    _Atomic bool mm_wanted; /* MM2: a sweep met it pinned; its last reader sweeps again */
+    _Atomic bool mm_linked; /* mm_attached, for readers without the lock */
     _Atomic int refs;
     _Atomic bool doomed; /* unlinked; close the mapping with the last reference */
     struct segment_config cfg;
@@ -169,6 +185,18 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
  * Returns 0, or RT_E_CORRUPT / -errno with the detail naming the file (then nothing changed and
  * a later call tries again). */
 int segment_map(struct segment *seg);
+
+/* A reference and a mapping for a use of the segment's bytes (segment_ref, then segment_map;
+ * on failure the reference is dropped). Every use of a sealed segment's map, oidx_map or
+ * tidx_map holds one (SG8, segment_maps.h MM2): readers through partition_segment_for/after,
+ * the writer's walks through this. segment_unpin is segment_unref. */
+int segment_pin(struct segment *seg);
+void segment_unpin(struct segment *seg);
+
+/* segment_maps.c's sweep, under its lock (SG8): unmaps the log and both indexes of a mapped
+ * segment no one but its list holds (refs == 1); true when released (or nothing was mapped),
+ * false when a reader holds it (nothing changed). The next segment_map maps them again. */
+bool segment_release_maps(struct segment *seg);
 
 /* Makes the active segment's bytes, index entries and ABORT entries written so far durable
  * (fdatasync of the log and .txnindex, msync of the offset and time indexes), for a recovery
