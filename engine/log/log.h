@@ -29,6 +29,7 @@
 
 #include "meta.h"
 #include "partition.h"
+#include "cleaner_pool.h"
 #include "ringtail.h"
 #include "segment_cache.h"
 #include "segment_pool.h"
@@ -100,10 +101,11 @@ struct log {
     struct engine_counters counters;
     struct segment_pool pool;   /* the pre-writer (segment_pool.h); started for segments >= 1 MiB */
     struct segment_cache cache; /* the budget of open segments (segment_cache.h, SH12) */
-    struct fetch_pool *fetches; /* rt_fetch handles, at most opts.fetches_max open */
-    struct publish_watch watch; /* rt_append_watch_set; the shards call it per round */
-    struct log_ports ports;     /* L-5: the calls up, given at log_init */
-    _Atomic bool txn_verify_on; /* ports.txn_verify asked (log_txn_verify_enable) */
+    struct cleaner_pool cleaner;        /* the cleaner thread (cleaner_pool.h); writable engines */
+    struct fetch_pool *fetches;         /* rt_fetch handles, at most opts.fetches_max open */
+    struct publish_watch watch;         /* rt_append_watch_set; the shards call it per round */
+    struct log_ports ports;             /* L-5: the calls up, given at log_init */
+    _Atomic bool txn_verify_on;         /* ports.txn_verify asked (log_txn_verify_enable) */
     struct partition_recovery recovery; /* summed over partitions at open */
     bool clean_at_open;                 /* the clean-shutdown marker was there */
 };
@@ -356,7 +358,8 @@ int log_roll(struct log *lg, struct partition *p);
  * moves the log start to the first remaining offset. Returns the number deleted or an error. */
 int log_delete_before(struct log *lg, struct partition *p, int64_t offset);
 
-/* rt_topic_compact (ringtail.h): cleaner_clean (cleaner.c) on each partition's shard thread. */
+/* rt_topic_compact (ringtail.h): cleaner_clean (cleaner.c) on each partition in turn, its work on
+ * the calling thread (CLB1), only its swaps on the partition's shard thread. */
 int log_topic_compact(struct log *lg, const char *topic);
 
 /* rt_partition_delete_records (ringtail.h): on the partition's shard thread

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "cleaner.h"
+#include "cleaner_pool.h"
 #include "error.h"
 #include "fsutil.h"
 #include "partition.h"
@@ -275,9 +276,9 @@ int shard_enforce_retention(struct shard *s)
                                       memory_order_relaxed);
         else if (n < 0 && !first)
             first = n;
-        (void)partition_checkpoint_tail(p, false); /* PA9; a failure costs a longer scan */
-        if (p->cfg.compaction.compact && !p->frozen)
-            (void)cleaner_clean(p, wall_ms, false, NULL); /* when due; retried next period */
+        (void)partition_checkpoint_tail(p, false);       /* PA9; a failure costs a longer scan */
+        if (s->env.cleaner && cleaner_due(p, wall_ms))   /* cleaner.c CLB1: off this thread */
+            (void)cleaner_pool_offer(s->env.cleaner, p); /* dropped: offered next period */
         uint32_t expired =
             producer_table_expire(&p->producers, wall_ms, s->env.producer_id_expiration_ms);
         if (expired)
