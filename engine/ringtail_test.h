@@ -36,6 +36,12 @@ int rt_txn_verify_set(rt_engine *engine, bool on);
  * it, so a crash test can die there. Process-wide; NULL turns it off. */
 void rt_test_cleaner_hook_set(void (*fn)(int step, void *ctx), void *ctx);
 
+/* Whether the shards' housekeeping offers compacted partitions to the engine's cleaner thread
+ * (on by default): a test that needs a log exactly as its own rt_topic_compact calls left it
+ * (test_cleaner's crash template) turns it off, as Kafka's log.cleaner.enable=false would.
+ * Process-wide (a forked child inherits it). */
+void rt_test_cleaner_background_set(bool on);
+
 #ifdef __cplusplus
 }
 #endif

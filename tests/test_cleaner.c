@@ -412,6 +412,7 @@ static void keyless_refused(void **state)
 static void background_clean(void **state)
 {
     (void)state;
+    rt_test_cleaner_background_set(true);
     char *dir = tu_mkdtemp();
     struct rt_options o;
     options(&o);
@@ -497,9 +498,16 @@ static void crash_hook(int step, void *ctx)
     _exit(42);
 }
 
-/* Writes a log with superseded keys, aborted and committed transactions over many segments. */
+/* Writes a log with superseded keys, aborted and committed transactions over many segments.
+ * The engine's cleaner thread stays off from here on (until background_clean turns it on): the
+ * log must be exactly what this function's own clean left, whatever the machine's load. With
+ * it on, a build slower than the housekeeping period (1 s, a loaded machine) let the background
+ * clean the whole log; the crash tests' clean then only merged small segments, removing
+ * nothing, and "a clean after the crash removes something" failed (the old flake; forced by a
+ * 2.5 s pause at i == 140). */
 static void build_log(const char *dir, struct model *m)
 {
+    rt_test_cleaner_background_set(false);
     struct rt_options o;
     options(&o);
     o.cleaner_buffer_bytes = 16u << 20; /* one pass: the crash steps come in a known order */
@@ -542,6 +550,7 @@ static struct model template_model;
 
 static void crash_at(int step, int nth, bool power)
 {
+    rt_test_cleaner_background_set(false); /* see build_log; the forked child inherits it */
     char *dir = tu_mkdtemp();
     static struct model m;
     static struct seen before[WRITES * 4], after[WRITES * 4];

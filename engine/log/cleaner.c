@@ -6,7 +6,7 @@
  * change a byte of a record it keeps (nor its offset), and never remove a file before the swap
  * that replaces it is committed.
  *
- * A clean, on the shard thread:
+ * A clean (where each step runs: CLB1 below):
  *   1. The cleanable range: the oldest segments, up to the first that is the newest, holds an
  *      offset at or past the last stable offset (no open transaction is cleaned, read_committed
  *      and the LSO stay as they were) or the high watermark, or is younger than
@@ -51,10 +51,60 @@
  *        often, with max.compaction.lag.ms small, would otherwise rewrite its whole log at each
  *        roll).
  *
+ * Where it runs (issue 26: a 256 MiB clean made on the shard thread held every append of that
+ * shard for 2.3-2.9 s). As Kafka's LogCleaner threads beside the appenders, with only the swap
+ * under the log's lock:
+ *   CLB1 The work — the key map (step 2), the filtering and the writing, fdatasyncs and directory
+ *        fsync of the .cleaned files (step 3, CL3's first half) — runs on the thread that called
+ *        cleaner_clean: the engine's cleaner thread (cleaner_pool.c) or rt_topic_compact's
+ *        caller, never a shard thread. Only four short calls run on the partition's shard thread
+ *        (SHARD_REQ_CALL, between rounds, so never beside an append of that partition): the
+ *        prepare (step 1, CLB2), each group's swap (the rest of CL3, CL4, CL5 and the list
+ *        change: swap_call), the end of each pass (cleaned_end, writer state) and the finish
+ *        (the recovery point vouches for the new segments). An append waits at most for one of
+ *        those: a swap's checkpoint store, renames and directory fsyncs, never a pass.
+ *   CLB2 The worker reads only the segments the prepare call took a reference on and mapped:
+ *        the sealed segments of the cleanable range (step 1), never the active one (nor the
+ *        newest, which a sleeping partition keeps sealed but reopens at its next append, PA11).
+ *        A sealed segment's files never change (PA2) until a swap or a deletion replaces them,
+ *        so reading them beside the appends needs no lock. What the worker needs of the writer
+ *        state is copied by the prepare call: the topic's compaction and segment configs, the
+ *        .txnindex entries of every segment (CLN1), every producer's last batch (CLN2) and
+ *        cleaned_end. Later appends do not make the copies wrong: they land past the range;
+ *        every transaction with data in the range had ended at the prepare (the range ends at
+ *        the LSO), so its ABORT entry is in the copy; a producer's newer last batch lies past
+ *        the range, so the copied one is only kept when it need not be (never dropped when it
+ *        must be kept).
+ *   CLB3 At most one clean of a partition runs at a time: `cleaning` is set by the prepare call
+ *        (on the shard thread) and cleared by the worker after its finish call; a prepare that
+ *        finds it set starts nothing (the cleaner thread's clean: the partition is offered
+ *        again when due) or waits and retries (rt_topic_compact).
+ *   CLB4 A group is swapped only when, at the swap on the shard thread, the partition is not
+ *        frozen (PA5) nor cancelled (CLB5), its topic is still compacted, and every source of
+ *        the group is still in the partition's list, consecutive, the very objects the worker
+ *        read, with a newer segment after them. Otherwise nothing is committed: the clean
+ *        stops (0 is returned), the worker removes the group's .cleaned files, and the next
+ *        clean starts over from the list as it is. So retention, DeleteRecords
+ *        (partition_delete_before, partition_delete_records) or a recovery in place (PA12)
+ *        that ran during the work never meet a swap of stale files; a segment removed after
+ *        its swap is simply the new one removed. Earlier swaps of the same clean stay (each
+ *        is complete and committed on its own, CL4).
+ *   CLB5 Topic deletion and close cancel (clean_cancel: set, never cleared) before the
+ *        partition's directory moves or the partition is closed, and wait until `cleaning` is
+ *        clear (cleaner_cancel; the cleaner thread's own stop, cleaner_pool.c CLP3). The worker
+ *        reads the flag at every batch and the swap call checks it (CLB4), so a cancelled clean
+ *        swaps nothing more and ends within one batch or one call; the prepare call sets
+ *        `cleaning` before it reads the flag and the canceller sets the flag before it reads
+ *        `cleaning` (both seq_cst), so no clean starts unseen.
+ *   CLB6 The worker's references keep its segments' mappings (and their inodes: a segment a
+ *        reader holds is never recycled, PA6) valid while it reads, even after retention or a
+ *        swap took them off the list; the worker's last reference may free them.
+ *
  * Costs: a pass reads every batch header of the cleanable range and every record of the dirty
  * part twice (map, then filter) and every record of the clean part once; it writes the kept
  * bytes once plus their indexes, and each swap costs 4 fdatasyncs, 2 checkpoint replacements
- * and 3 directory fsyncs. Memory: the key map (24 bytes a key) and the CLN4 set.
+ * and 3 directory fsyncs (the .cleaned files' fdatasyncs and first directory fsync on the worker,
+ * the rest in the swap call on the shard thread); each shard call is one request round trip. Memory: the key map (24 bytes a key) and the CLN4 set.
  */
 #include "cleaner.h"
 

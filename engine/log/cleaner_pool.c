@@ -27,6 +27,8 @@
 #include "fsutil.h"
 #include "partition.h"
 
+_Atomic bool cleaner_background_off;
+
 void cleaner_pool_init(struct cleaner_pool *pool)
 {
     *pool = (struct cleaner_pool){0};

@@ -13,6 +13,7 @@
 #define RT_CLEANER_POOL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -29,6 +30,9 @@ struct cleaner_pool {
     pthread_t thread;
     uint64_t cleans; /* cleaner_clean calls made (tests) */
 };
+
+/* Tests only (ringtail_test.h rt_test_cleaner_background_set): the shards offer nothing. */
+extern _Atomic bool cleaner_background_off;
 
 /* Initialises an idle pool (no thread yet). */
 void cleaner_pool_init(struct cleaner_pool *pool);

@@ -276,9 +276,12 @@ int shard_enforce_retention(struct shard *s)
                                       memory_order_relaxed);
         else if (n < 0 && !first)
             first = n;
-        (void)partition_checkpoint_tail(p, false);       /* PA9; a failure costs a longer scan */
-        if (s->env.cleaner && cleaner_due(p, wall_ms))   /* cleaner.c CLB1: off this thread */
-            (void)cleaner_pool_offer(s->env.cleaner, p); /* dropped: offered next period */
+        (void)partition_checkpoint_tail(p, false); /* PA9; a failure costs a longer scan */
+        /* cleaner.c CLB1: the clean runs off this thread; an offer dropped is made again. */
+        if (s->env.cleaner &&
+            !atomic_load_explicit(&cleaner_background_off, memory_order_relaxed) &&
+            cleaner_due(p, wall_ms))
+            (void)cleaner_pool_offer(s->env.cleaner, p);
         uint32_t expired =
             producer_table_expire(&p->producers, wall_ms, s->env.producer_id_expiration_ms);
         if (expired)
