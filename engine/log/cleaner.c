@@ -91,7 +91,7 @@
  *        is complete and committed on its own, CL4).
  *   CLB5 Topic deletion and close cancel (clean_cancel: set, never cleared) before the
  *        partition's directory moves or the partition is closed, and wait until `cleaning` is
- *        clear (cleaner_cancel; the cleaner thread's own stop, cleaner_pool.c CLP3). The worker
+ *        clear (cleaner_cancel, cleaner_wait; the cleaner thread's own stop, cleaner_pool.c CLP3). The worker
  *        reads the flag at every batch and the swap call checks it (CLB4), so a cancelled clean
  *        swaps nothing more and ends within one batch or one call; the prepare call sets
  *        `cleaning` before it reads the flag and the canceller sets the flag before it reads
@@ -1028,6 +1028,7 @@ static int swap_group(struct cleaner_run *r, const struct group *g)
     rc = cleaned_seal(r, &f);
     if (rc)
         return rc;
+    cleaner_step(CLEANER_STEP_SEALED);
     r->g = *g;
     rc = on_shard(r, swap_call);
     if (rc == 0 && r->stopped)
@@ -1224,8 +1225,11 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
         struct timespec ts = {0, 2 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    if (rc || r.n == 0)
+    if (rc || r.n == 0) {
+        free(r.aborted); /* a prepare that failed after its copies */
+        free(r.lasts);
         return rc;
+    }
     r.buf = (struct compression_buffer)COMPRESSION_BUFFER_INIT;
     r.filter = (struct batch_filter_scratch)BATCH_FILTER_SCRATCH_INIT;
     rc = key_map_init(&r.map, r.ccfg.buffer_bytes);
@@ -1278,6 +1282,10 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
 void cleaner_cancel(struct partition *p)
 {
     atomic_store_explicit(&p->clean_cancel, true, memory_order_seq_cst);
+}
+
+void cleaner_wait(struct partition *p)
+{
     while (atomic_load_explicit(&p->cleaning, memory_order_seq_cst)) {
         struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);

@@ -48,8 +48,11 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
  * runs (CLB3). On p's shard thread. */
 bool cleaner_due(struct partition *p, int64_t now_ms);
 
-/* CLB5: no clean of p starts or swaps any more; returns once none runs. Not on p's shard thread
- * (a running clean may wait for a call there). */
+/* CLB5: no clean of p starts or swaps any more (returns at once). */
 void cleaner_cancel(struct partition *p);
+
+/* CLB5: returns once no clean of p runs (after cleaner_cancel). Not on p's shard thread nor on
+ * a thread running a clean (a running clean may wait for a call on the shard). */
+void cleaner_wait(struct partition *p);
 
 #endif /* RT_CLEANER_H */

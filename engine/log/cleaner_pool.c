@@ -15,7 +15,7 @@
  *        shards still run meanwhile (a cancelled clean's last calls need them). A partition
  *        pointer stays valid while queued or running: partitions are freed only by the close
  *        that stopped the pool first, and a topic deletion forgets its partitions
- *        (cleaner_pool_forget, then cleaner_cancel waits for a running clean) before anything
+ *        (cleaner_cancel, cleaner_pool_forget, then cleaner_wait for a running clean) before anything
  *        of them goes.
  */
 #include "cleaner_pool.h"

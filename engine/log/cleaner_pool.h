@@ -44,7 +44,7 @@ int cleaner_pool_start(struct cleaner_pool *pool);
  * one mutex hold, never waits for a clean. false: not queued (no room, stopping). */
 bool cleaner_pool_offer(struct cleaner_pool *pool, struct partition *p);
 
-/* Takes p out of the queue (a topic deletion; cleaner_cancel then stops a running clean). */
+/* Takes p out of the queue (a topic deletion, after cleaner_cancel; cleaner_wait then waits for a running clean). */
 void cleaner_pool_forget(struct cleaner_pool *pool, struct partition *p);
 
 /* CLP3: cancels the running clean (CLB5), drops the queue and joins the thread. Idempotent;

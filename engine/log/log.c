@@ -1205,13 +1205,17 @@ int log_topic_delete(struct log *lg, const char *name)
         free(r);
         goto out;
     }
-    /* (3): hidden (LG7), then off the shards (appends already queued finish first). */
+    /* (3): no clean swaps any more (cleaner.c CLB5: before the topic is hidden, so whoever sees
+     * it hidden sees the cancel), hidden (LG7), then off the shards (appends already queued
+     * finish first). */
+    for (uint32_t p = 0; p < parts; p++) {
+        cleaner_cancel(t->partitions[p]);
+        cleaner_pool_forget(&lg->cleaner, t->partitions[p]);
+    }
     atomic_store_explicit(&t->deleted, true, memory_order_release);
     lg->topics_deleted++;
     for (uint32_t p = 0; p < parts; p++) {
-        /* cleaner.c CLB5: no clean runs or starts before the directory moves. */
-        cleaner_pool_forget(&lg->cleaner, t->partitions[p]);
-        cleaner_cancel(t->partitions[p]);
+        cleaner_wait(t->partitions[p]); /* CLB5: none runs when the directory moves */
         struct shard_request req = {
             .kind = SHARD_REQ_CALL, .fn = shard_remove_call, .arg = t->partitions[p]};
         (void)shard_submit(t->partitions[p]->shard, &req);
