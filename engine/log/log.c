@@ -2671,12 +2671,13 @@ int64_t log_producer_id_max(struct log *lg, bool scan_logs)
 void log_stop(struct log *lg)
 {
     atomic_store(&lg->closing, true);
+    cleaner_pool_stop(&lg->cleaner); /* CLP3: before the shards (its last calls need them) */
     shards_stop(lg);
 }
 
 int log_close(struct log *lg, bool seal)
 {
-    cleaner_pool_stop(&lg->cleaner); /* CLP3: before the shards (its last calls need them) */
+    cleaner_pool_stop(&lg->cleaner); /* idempotent: log_stop stopped it (CLP3) */
     shards_stop(lg);                 /* idempotent: a log_init error path has no running shard */
     segment_pool_stop(&lg->pool);    /* no round runs now: nothing asks it any more */
     for (uint32_t i = 0; i < lg->reaper_count; i++)
