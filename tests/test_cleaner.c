@@ -28,6 +28,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -888,6 +889,54 @@ static void topic_deleted_during_clean(void **state)
     tu_rmdir_free(dir);
 }
 
+/* At step 7 on the engine's cleaner thread: tells the test, then holds the clean a while, so
+ * the close the test makes meanwhile finds it between its work and its swap. */
+static void hold_hook(int step, void *ctx)
+{
+    atomic_int *fired = ctx;
+    if (step != 7 || atomic_fetch_add(fired, 1) != 0)
+        return;
+    usleep(300 * 1000);
+}
+
+/* CLP3, CLB5: rt_close while the engine's cleaner thread is inside a clean: the close cancels it
+ * and waits for it before the shards stop (its swap call needs them: stopping them first made
+ * it lock a destroyed shard mutex, TSan's report), the clean swaps nothing more, and the reopened
+ * log is whole and holds no .cleaned file. */
+static void close_during_background_clean(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    static struct model m;
+    build_log(dir, &m);
+    struct rt_options o;
+    options(&o);
+    o.segment_size_bytes = 2048;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    static atomic_int fired;
+    atomic_store(&fired, 0);
+    rt_test_cleaner_hook_set(hold_hook, &fired);
+    rt_test_cleaner_background_set(true);
+    struct rt_topic_config c = {"min.cleanable.dirty.ratio", "0.01"};
+    assert_int_equal(rt_topic_config_alter(e, TOPIC, &c, 1, false), 0);
+    for (int i = 0; i < 1000 && atomic_load(&fired) == 0; i++) /* 10 s at most */
+        usleep(10 * 1000);
+    assert_true(atomic_load(&fired) > 0);
+    assert_int_equal(rt_close(e), 0);
+    rt_test_cleaner_hook_set(NULL, NULL);
+    rt_test_cleaner_background_set(false);
+    assert_int_equal(count_cleaned_files(dir), 0);
+    verify_clean(dir);
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    static struct seen after[WRITES * 4];
+    int64_t ab = -1;
+    int na = read_all(e, &m, after, WRITES * 4, &ab);
+    check_latest(&m, after, na, false);
+    assert_int_equal(rt_close(e), 0);
+    tu_rmdir_free(dir);
+}
+
 static int teardown_template(void **state)
 {
     (void)state;
@@ -915,6 +964,7 @@ int main(void)
         cmocka_unit_test(append_during_clean),
         cmocka_unit_test(delete_records_during_clean),
         cmocka_unit_test(topic_deleted_during_clean),
+        cmocka_unit_test(close_during_background_clean),
     };
     return cmocka_run_group_tests(tests, NULL, teardown_template);
 }
