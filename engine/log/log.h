@@ -28,8 +28,8 @@
 #include <stdbool.h>
 
 #include "meta.h"
-#include "partition.h"
 #include "cleaner_pool.h"
+#include "partition.h"
 #include "ringtail.h"
 #include "segment_cache.h"
 #include "segment_pool.h"
@@ -101,13 +101,13 @@ struct log {
     struct engine_counters counters;
     struct segment_pool pool;   /* the pre-writer (segment_pool.h); started for segments >= 1 MiB */
     struct segment_cache cache; /* the budget of open segments (segment_cache.h, SH12) */
-    struct cleaner_pool cleaner;        /* the cleaner thread (cleaner_pool.h); writable engines */
-    struct fetch_pool *fetches;         /* rt_fetch handles, at most opts.fetches_max open */
-    struct publish_watch watch;         /* rt_append_watch_set; the shards call it per round */
-    struct log_ports ports;             /* L-5: the calls up, given at log_init */
-    _Atomic bool txn_verify_on;         /* ports.txn_verify asked (log_txn_verify_enable) */
+    struct fetch_pool *fetches; /* rt_fetch handles, at most opts.fetches_max open */
+    struct publish_watch watch; /* rt_append_watch_set; the shards call it per round */
+    struct log_ports ports;     /* L-5: the calls up, given at log_init */
+    _Atomic bool txn_verify_on; /* ports.txn_verify asked (log_txn_verify_enable) */
     struct partition_recovery recovery; /* summed over partitions at open */
     bool clean_at_open;                 /* the clean-shutdown marker was there */
+    struct cleaner_pool cleaner;        /* the cleaner thread (cleaner_pool.h) */
 };
 
 /* Internal topics the engine creates itself (__transaction_state, __consumer_offsets): slots

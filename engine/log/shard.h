@@ -69,12 +69,12 @@ struct shard_env {
     _Atomic int *write_error; /* sticky: first write/fsync failure of the engine */
     struct engine_counters *counters;
     bool read_only; /* a read-only engine: every request is refused with RT_E_READ_ONLY */
-    struct publish_watch *watch;  /* may be NULL (tests building a shard alone) */
-    rt_fault_fn on_fault;         /* SH10: told of every fault and recovery (may be NULL) */
-    int32_t heal_ms_min;          /* SH10: first attempt after a fault; -1 never (0: default) */
-    struct segment_cache *cache;  /* SH12: the budget of open segments (NULL: none) */
-    struct cleaner_pool *cleaner; /* compacted partitions due a clean go there (NULL: none) */
+    struct publish_watch *watch; /* may be NULL (tests building a shard alone) */
+    rt_fault_fn on_fault;        /* SH10: told of every fault and recovery (may be NULL) */
+    int32_t heal_ms_min;         /* SH10: first attempt after a fault; -1 never (0: default) */
+    struct segment_cache *cache; /* SH12: the budget of open segments (NULL: none) */
     void *on_fault_ctx;
+    struct cleaner_pool *cleaner; /* compacted partitions due a clean go there (NULL: none) */
 };
 
 enum shard_request_kind {
