@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "cleaner_checkpoint.h"
+#include "cleaner_pool.h"
 #include "consumer.h"
 #include "coordinator.h"
 #include "error.h"
@@ -1425,6 +1426,11 @@ void rt_test_cleaner_hook_set(void (*fn)(int step, void *ctx), void *ctx)
 {
     cleaner_step_hook_ctx = ctx;
     cleaner_step_hook = fn;
+}
+
+void rt_test_cleaner_background_set(bool on)
+{
+    atomic_store_explicit(&cleaner_background_off, !on, memory_order_relaxed);
 }
 
 int rt_txn_verify_set(rt_engine *e, bool on)

@@ -468,7 +468,8 @@ int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t p
 
 /* Log compaction now (Kafka's LogCleaner, as the background cleaner runs it when
  * min.cleanable.dirty.ratio or max.compaction.lag.ms says so): every partition of a topic whose
- * cleanup.policy holds "compact" is cleaned on its shard thread — the latest record of each key
+ * cleanup.policy holds "compact" is cleaned, on the calling thread (appends go on meanwhile; only
+ * each segment swap runs on the partition's shard thread, between rounds) — the latest record of each key
  * kept, records of aborted transactions, tombstones and markers older than delete.retention.ms
  * dropped, each producer's last batch kept — over its sealed segments below the last stable
  * offset and older than min.compaction.lag.ms; the active segment is never touched. Offsets are

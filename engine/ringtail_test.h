@@ -32,9 +32,17 @@ int rt_txn_verify_set(rt_engine *engine, bool on);
 
 /* The log cleaner calls fn(step, ctx) after each step of a segment swap (docs/format.md A.9: 1
  * the .cleaned files durable, 2 the swap committed, 3 a replaced segment removed, 4 the indexes
- * renamed into place, 5 the log renamed into place, 6 the swap cleared), on the thread that runs
- * it, so a crash test can die there. Process-wide; NULL turns it off. */
+ * renamed into place, 5 the log renamed into place, 6 the swap cleared; 7, not a swap step: a
+ * group's files sealed on the cleaner's own thread, its swap not asked for yet), on the thread
+ * that runs it (1-6 the partition's shard thread, 7 the cleaner's), so a crash test can die
+ * there. Process-wide; NULL turns it off. */
 void rt_test_cleaner_hook_set(void (*fn)(int step, void *ctx), void *ctx);
+
+/* Whether the shards' housekeeping offers compacted partitions to the engine's cleaner thread
+ * (on by default): a test that needs a log exactly as its own rt_topic_compact calls left it
+ * (test_cleaner's crash template) turns it off, as Kafka's log.cleaner.enable=false would.
+ * Process-wide (a forked child inherits it). */
+void rt_test_cleaner_background_set(bool on);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,8 @@
 #include <cmocka.h>
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -415,6 +417,7 @@ static void keyless_refused(void **state)
 static void background_clean(void **state)
 {
     (void)state;
+    rt_test_cleaner_background_set(true);
     char *dir = tu_mkdtemp();
     struct rt_options o;
     options(&o);
@@ -500,9 +503,16 @@ static void crash_hook(int step, void *ctx)
     _exit(42);
 }
 
-/* Writes a log with superseded keys, aborted and committed transactions over many segments. */
+/* Writes a log with superseded keys, aborted and committed transactions over many segments.
+ * The engine's cleaner thread stays off from here on (until background_clean turns it on): the
+ * log must be exactly what this function's own clean left, whatever the machine's load. With
+ * it on, a build slower than the housekeeping period (1 s, a loaded machine) let the background
+ * clean the whole log; the crash tests' clean then only merged small segments, removing
+ * nothing, and "a clean after the crash removes something" failed (the old flake; forced by a
+ * 2.5 s pause at i == 140). */
 static void build_log(const char *dir, struct model *m)
 {
+    rt_test_cleaner_background_set(false);
     struct rt_options o;
     options(&o);
     o.cleaner_buffer_bytes = 16u << 20; /* one pass: the crash steps come in a known order */
@@ -545,6 +555,7 @@ static struct model template_model;
 
 static void crash_at(int step, int nth, bool power)
 {
+    rt_test_cleaner_background_set(false); /* see build_log; the forked child inherits it */
     char *dir = tu_mkdtemp();
     static struct model m;
     static struct seen before[WRITES * 4], after[WRITES * 4];
@@ -743,6 +754,192 @@ static void damaged_cleaner_files(void **state)
     tu_rmdir_free(dir);
 }
 
+/* ---- the clean off the shard thread (cleaner.c CLB1-CLB5) ---- */
+
+struct during {
+    rt_engine *e;
+    int what; /* 1 append, 2 DeleteRecords, 3 topic deletion */
+    int fired;
+    int rc;
+    int64_t value;
+    pthread_t deleter;
+};
+
+static void *delete_topic_main(void *arg)
+{
+    struct during *d = arg;
+    d->rc = rt_topic_delete(d->e, TOPIC);
+    return NULL;
+}
+
+/* At step 7 (a group's files sealed on the cleaner's thread, its swap not asked for yet), the
+ * first time: acts on the engine from that very thread. */
+static void during_hook(int step, void *ctx)
+{
+    struct during *d = ctx;
+    if (step != 7 || d->fired++)
+        return;
+    if (d->what == 1) { /* CLB1: an append of the partition being cleaned completes now */
+        struct rt_record r = {.key = "k0", .key_len = 2, .value = "v-during", .value_len = 8};
+        d->rc = rt_append(d->e, TOPIC, 0, &r, 1, &d->value);
+    } else if (d->what == 2) { /* CLB4: the sources go before their swap */
+        d->rc = rt_partition_delete_records(d->e, TOPIC, 0, -1, &d->value);
+    } else { /* CLB5: the deletion cancels; it waits for this clean, so it runs beside it */
+        assert_int_equal(pthread_create(&d->deleter, NULL, delete_topic_main, d), 0);
+        uint32_t parts = 0;
+        for (int i = 0; i < 5000 && rt_topic_describe(d->e, TOPIC, &parts) == 0; i++)
+            usleep(1000); /* hidden only after the cancel (log.c): the swap must see it */
+    }
+}
+
+static int count_cleaned_files(const char *dir)
+{
+    return tu_system("ls %s/" TOPIC "-0/ | grep -q cleaned", dir) == 0 ? 1 : 0;
+}
+
+/* CLB1: a clean's work is not on the shard thread: an append to the very partition being cleaned,
+ * made while the clean holds its sealed .cleaned files, completes (on the shard thread the clean
+ * would hold that append's round until its end: here, on the clean's own thread, a deadlock). */
+static void append_during_clean(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    static struct model m;
+    build_log(dir, &m);
+    struct rt_options o;
+    options(&o);
+    o.segment_size_bytes = 2048;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    struct during d = {.e = e, .what = 1, .rc = -1};
+    rt_test_cleaner_hook_set(during_hook, &d);
+    assert_int_equal(rt_topic_compact(e, TOPIC), 0);
+    rt_test_cleaner_hook_set(NULL, NULL);
+    assert_true(d.fired > 0);
+    assert_int_equal(d.rc, 0);
+    rt_fetch *f = NULL;
+    assert_int_equal(rt_fetch_start(e, TOPIC, 0, d.value, 1 << 20, RT_READ_COMMITTED, &f), 0);
+    assert_true(rt_fetch_get(f)->size_bytes > 0);
+    rt_fetch_release(f);
+    assert_int_equal(rt_close(e), 0);
+    verify_clean(dir);
+    tu_rmdir_free(dir);
+}
+
+/* CLB4: DeleteRecords removes the sources of a group whose files are written but not swapped:
+ * the swap is refused (nothing committed, the .cleaned files removed), so no segment comes back
+ * below the new log start, and the log is as DeleteRecords left it. */
+static void delete_records_during_clean(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    static struct model m;
+    build_log(dir, &m);
+    struct rt_options o;
+    options(&o);
+    o.segment_size_bytes = 2048;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    struct during d = {.e = e, .what = 2, .rc = -1};
+    rt_test_cleaner_hook_set(during_hook, &d);
+    assert_int_equal(rt_topic_compact(e, TOPIC), 0);
+    rt_test_cleaner_hook_set(NULL, NULL);
+    assert_true(d.fired > 0);
+    assert_int_equal(d.rc, 0);
+    assert_true(d.value > 0);
+    char *first = tu_path("%s/" TOPIC "-0/00000000000000000000.log", dir);
+    assert_false(fs_exists_for_test(first)); /* deleted, not swapped back in */
+    assert_int_equal(count_cleaned_files(dir), 0);
+    assert_int_equal(rt_fetch_start(e, TOPIC, 0, 0, 1 << 20, RT_READ_COMMITTED, &(rt_fetch *){0}),
+                     RT_E_OFFSET_OUT_OF_RANGE);
+    assert_int_equal(rt_close(e), 0);
+    verify_clean(dir);
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_close(e), 0);
+    free(first);
+    tu_rmdir_free(dir);
+}
+
+/* CLB5: a topic deleted while its partition is being cleaned: the deletion cancels the clean,
+ * which swaps nothing more, and waits for it before the directory moves; both return. */
+static void topic_deleted_during_clean(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    static struct model m;
+    build_log(dir, &m);
+    struct rt_options o;
+    options(&o);
+    o.segment_size_bytes = 2048;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    ino_t ino = first_log_inode(dir);
+    struct during d = {.e = e, .what = 3, .rc = -1};
+    rt_test_cleaner_hook_set(during_hook, &d);
+    assert_int_equal(rt_topic_compact(e, TOPIC), 0);
+    rt_test_cleaner_hook_set(NULL, NULL);
+    assert_true(d.fired > 0);
+    assert_int_equal(pthread_join(d.deleter, NULL), 0);
+    assert_int_equal(d.rc, 0);
+    uint32_t parts = 0;
+    assert_int_equal(rt_topic_describe(e, TOPIC, &parts), RT_E_UNKNOWN_TOPIC_OR_PARTITION);
+    (void)ino;
+    assert_int_equal(rt_close(e), 0);
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_topic_describe(e, TOPIC, &parts), RT_E_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_int_equal(rt_close(e), 0);
+    verify_clean(dir);
+    tu_rmdir_free(dir);
+}
+
+/* At step 7 on the engine's cleaner thread: tells the test, then holds the clean a while, so
+ * the close the test makes meanwhile finds it between its work and its swap. */
+static void hold_hook(int step, void *ctx)
+{
+    atomic_int *fired = ctx;
+    if (step != 7 || atomic_fetch_add(fired, 1) != 0)
+        return;
+    usleep(300 * 1000);
+}
+
+/* CLP3, CLB5: rt_close while the engine's cleaner thread is inside a clean: the close cancels it
+ * and waits for it before the shards stop (its swap call needs them: stopping them first made
+ * it lock a destroyed shard mutex, TSan's report), the clean swaps nothing more, and the reopened
+ * log is whole and holds no .cleaned file. */
+static void close_during_background_clean(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    static struct model m;
+    build_log(dir, &m);
+    struct rt_options o;
+    options(&o);
+    o.segment_size_bytes = 2048;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    static atomic_int fired;
+    atomic_store(&fired, 0);
+    rt_test_cleaner_hook_set(hold_hook, &fired);
+    rt_test_cleaner_background_set(true);
+    struct rt_topic_config c = {"min.cleanable.dirty.ratio", "0.01"};
+    assert_int_equal(rt_topic_config_alter(e, TOPIC, &c, 1, false), 0);
+    for (int i = 0; i < 1000 && atomic_load(&fired) == 0; i++) /* 10 s at most */
+        usleep(10 * 1000);
+    assert_true(atomic_load(&fired) > 0);
+    assert_int_equal(rt_close(e), 0);
+    rt_test_cleaner_hook_set(NULL, NULL);
+    rt_test_cleaner_background_set(false);
+    assert_int_equal(count_cleaned_files(dir), 0);
+    verify_clean(dir);
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    static struct seen after[WRITES * 4];
+    int64_t ab = -1;
+    int na = read_all(e, &m, after, WRITES * 4, &ab);
+    check_latest(&m, after, na, false);
+    assert_int_equal(rt_close(e), 0);
+    tu_rmdir_free(dir);
+}
+
 static int teardown_template(void **state)
 {
     (void)state;
@@ -756,12 +953,21 @@ int main(void)
 {
     ts_ms = (int64_t)time(NULL) * 1000;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(compact_needs_policy),          cmocka_unit_test(keyless_refused),
-        cmocka_unit_test(model_tombstones_kept),         cmocka_unit_test(model_tombstones_expire),
-        cmocka_unit_test(fetch_survives_swap),           cmocka_unit_test(crash_each_step),
-        cmocka_unit_test(power_loss_each_step),          cmocka_unit_test(background_clean),
-        cmocka_unit_test(producer_last_batch_kept),      cmocka_unit_test(damaged_cleaner_files),
+        cmocka_unit_test(compact_needs_policy),
+        cmocka_unit_test(keyless_refused),
+        cmocka_unit_test(model_tombstones_kept),
+        cmocka_unit_test(model_tombstones_expire),
+        cmocka_unit_test(fetch_survives_swap),
+        cmocka_unit_test(crash_each_step),
+        cmocka_unit_test(power_loss_each_step),
+        cmocka_unit_test(background_clean),
+        cmocka_unit_test(producer_last_batch_kept),
+        cmocka_unit_test(damaged_cleaner_files),
         cmocka_unit_test(unchanged_segment_not_swapped),
+        cmocka_unit_test(append_during_clean),
+        cmocka_unit_test(delete_records_during_clean),
+        cmocka_unit_test(topic_deleted_during_clean),
+        cmocka_unit_test(close_during_background_clean),
     };
     return cmocka_run_group_tests(tests, NULL, teardown_template);
 }

@@ -6,7 +6,7 @@
  * change a byte of a record it keeps (nor its offset), and never remove a file before the swap
  * that replaces it is committed.
  *
- * A clean, on the shard thread:
+ * A clean (where each step runs: CLB1 below):
  *   1. The cleanable range: the oldest segments, up to the first that is the newest, holds an
  *      offset at or past the last stable offset (no open transaction is cleaned, read_committed
  *      and the LSO stay as they were) or the high watermark, or is younger than
@@ -51,10 +51,60 @@
  *        often, with max.compaction.lag.ms small, would otherwise rewrite its whole log at each
  *        roll).
  *
+ * Where it runs (issue 26: a 256 MiB clean made on the shard thread held every append of that
+ * shard for 2.3-2.9 s). As Kafka's LogCleaner threads beside the appenders, with only the swap
+ * under the log's lock:
+ *   CLB1 The work — the key map (step 2), the filtering and the writing, fdatasyncs and directory
+ *        fsync of the .cleaned files (step 3, CL3's first half) — runs on the thread that called
+ *        cleaner_clean: the engine's cleaner thread (cleaner_pool.c) or rt_topic_compact's
+ *        caller, never a shard thread. Only four short calls run on the partition's shard thread
+ *        (SHARD_REQ_CALL, between rounds, so never beside an append of that partition): the
+ *        prepare (step 1, CLB2), each group's swap (the rest of CL3, CL4, CL5 and the list
+ *        change: swap_call), the end of each pass (cleaned_end, writer state) and the finish
+ *        (the recovery point vouches for the new segments). An append waits at most for one of
+ *        those: a swap's checkpoint store, renames and directory fsyncs, never a pass.
+ *   CLB2 The worker reads only the segments the prepare call took a reference on and mapped:
+ *        the sealed segments of the cleanable range (step 1), never the active one (nor the
+ *        newest, which a sleeping partition keeps sealed but reopens at its next append, PA11).
+ *        A sealed segment's files never change (PA2) until a swap or a deletion replaces them,
+ *        so reading them beside the appends needs no lock. What the worker needs of the writer
+ *        state is copied by the prepare call: the topic's compaction and segment configs, the
+ *        .txnindex entries of every segment (CLN1), every producer's last batch (CLN2) and
+ *        cleaned_end. Later appends do not make the copies wrong: they land past the range;
+ *        every transaction with data in the range had ended at the prepare (the range ends at
+ *        the LSO), so its ABORT entry is in the copy; a producer's newer last batch lies past
+ *        the range, so the copied one is only kept when it need not be (never dropped when it
+ *        must be kept).
+ *   CLB3 At most one clean of a partition runs at a time: `cleaning` is set by the prepare call
+ *        (on the shard thread) and cleared by the worker after its finish call; a prepare that
+ *        finds it set starts nothing (the cleaner thread's clean: the partition is offered
+ *        again when due) or waits and retries (rt_topic_compact).
+ *   CLB4 A group is swapped only when, at the swap on the shard thread, the partition is not
+ *        frozen (PA5) nor cancelled (CLB5), its topic is still compacted, and every source of
+ *        the group is still in the partition's list, consecutive, the very objects the worker
+ *        read, with a newer segment after them. Otherwise nothing is committed: the clean
+ *        stops (0 is returned), the worker removes the group's .cleaned files, and the next
+ *        clean starts over from the list as it is. So retention, DeleteRecords
+ *        (partition_delete_before, partition_delete_records) or a recovery in place (PA12)
+ *        that ran during the work never meet a swap of stale files; a segment removed after
+ *        its swap is simply the new one removed. Earlier swaps of the same clean stay (each
+ *        is complete and committed on its own, CL4).
+ *   CLB5 Topic deletion and close cancel (clean_cancel: set, never cleared) before the
+ *        partition's directory moves or the partition is closed, and wait until `cleaning` is
+ *        clear (cleaner_cancel, cleaner_wait; the cleaner thread's own stop, cleaner_pool.c CLP3). The worker
+ *        reads the flag at every batch and the swap call checks it (CLB4), so a cancelled clean
+ *        swaps nothing more and ends within one batch or one call; the prepare call sets
+ *        `cleaning` before it reads the flag and the canceller sets the flag before it reads
+ *        `cleaning` (both seq_cst), so no clean starts unseen.
+ *   CLB6 The worker's references keep its segments' mappings (and their inodes: a segment a
+ *        reader holds is never recycled, PA6) valid while it reads, even after retention or a
+ *        swap took them off the list; the worker's last reference may free them.
+ *
  * Costs: a pass reads every batch header of the cleanable range and every record of the dirty
  * part twice (map, then filter) and every record of the clean part once; it writes the kept
  * bytes once plus their indexes, and each swap costs 4 fdatasyncs, 2 checkpoint replacements
- * and 3 directory fsyncs. Memory: the key map (24 bytes a key) and the CLN4 set.
+ * and 3 directory fsyncs (the .cleaned files' fdatasyncs and first directory fsync on the worker,
+ * the rest in the swap call on the shard thread); each shard call is one request round trip. Memory: the key map (24 bytes a key) and the CLN4 set.
  */
 #include "cleaner.h"
 
@@ -65,6 +115,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "batch.h"
@@ -77,6 +128,7 @@
 #include "meta.h"
 #include "segment.h"
 #include "segment_maps.h"
+#include "shard.h"
 
 /* ---- key hashes and the key map ---- */
 
@@ -328,10 +380,25 @@ static bool hset_remove_pid(struct hset *s, int64_t pid)
     return true;
 }
 
+struct group {
+    uint32_t first, count; /* the job's segs[first, first + count) */
+    int64_t base, end;     /* the new segment's base and the sources' end */
+};
+
 struct cleaner_run {
     struct partition *p;
     int64_t now_ms;
-    const struct partition_compaction *cfg;
+    bool force;
+    bool busy;    /* CLB3: the prepare call found another clean running */
+    bool stopped; /* CLB4, CLB5: a swap was refused or the clean cancelled: nothing more */
+    const struct partition_compaction *cfg; /* &ccfg */
+    struct partition_compaction ccfg;       /* CLB2: copies the prepare call took */
+    struct segment_config scfg;
+    struct segment **segs; /* CLB2: the job's segments, a reference on each */
+    uint32_t n;
+    uint32_t pcap;    /* the producer sets' size */
+    struct group g;   /* the group swap_call swaps */
+    char detail[512]; /* a shard call's error detail (error.c's is per thread) */
     struct key_map map;
     struct compression_buffer buf;
     struct batch_filter_scratch filter; /* CLN7 */
@@ -343,6 +410,7 @@ struct cleaner_run {
     struct hset shadowed; /* CLN4 */
     bool shadow_full;
     int64_t dirty_start, mapped_end;
+    int64_t cleaned_end_at_start; /* the partition's cleaned_end at the prepare call */
     struct cleaner_result *out;
 };
 
@@ -435,6 +503,14 @@ static int collect_lasts(struct cleaner_run *r)
     return 0;
 }
 
+/* CLB5: a topic deletion or a close asked the clean to stop. */
+static bool cancelled(struct cleaner_run *r)
+{
+    if (atomic_load_explicit(&r->p->clean_cancel, memory_order_acquire))
+        r->stopped = true;
+    return r->stopped;
+}
+
 /* ---- step 2: the map ---- */
 
 struct map_batch {
@@ -456,58 +532,50 @@ static int map_record(void *ctx, const struct record_ref *rec)
 /* Fills the map from dirty_start over segments[0, n); sets mapped_end: the base offset of the
  * first batch whose keys did not all fit, or the range's end. -ENOBUFS when the first batch of
  * the pass does not fit. */
-/* build_map over one mapped (pinned) segment; *full: the map filled (mapped_end set). */
-static int map_segment(struct cleaner_run *r, struct segment *seg, bool *mapped_any, bool *full)
+static int build_map(struct cleaner_run *r)
 {
-    uint64_t pos = 0;
-    while (pos < seg->size_bytes) {
-        const char *why = NULL;
-        struct batch_header h;
-        int64_t size = batch_size_at(seg->map + pos, seg->size_bytes - pos, &why);
-        if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
-            return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos, why);
-        if (h.base_offset >= r->dirty_start && !batch_is_control(&h) && !is_aborted(r, &h)) {
-            struct map_batch mb = {r, 0};
-            /* The keys a batch that does not fit put before the map filled stay, with
-             * offsets at or past mapped_end: records they supersede are superseded by a
-             * record the pass keeps (CLN3 keeps every batch from mapped_end on). */
-            int rc = each_record(seg->map + pos, (size_t)size, &h, &r->buf, map_record, &mb);
-            if (rc == -ENOBUFS) {
-                if (!*mapped_any)
-                    return error_set(-ENOBUFS,
-                                     "%s: offset %" PRIu64 ": the batch holds more keys than "
-                                     "the cleaner's key map takes (cleaner_buffer_bytes)",
-                                     seg->log_path, pos);
-                r->mapped_end = h.base_offset;
-                *full = true;
-                return 0;
-            }
-            if (rc)
-                return rc;
-            *mapped_any = true;
-        }
-        pos += (uint64_t)size;
-    }
-    return 0;
-}
-
-static int build_map(struct cleaner_run *r, uint32_t n)
-{
-    struct partition *p = r->p;
+    uint32_t n = r->n;
     key_map_clear(&r->map);
-    r->mapped_end = p->segments[n - 1]->next_offset;
-    bool mapped_any = false, full = false;
-    for (uint32_t i = 0; i < n && !full; i++) {
-        struct segment *seg = p->segments[i];
+    r->mapped_end = r->segs[n - 1]->next_offset;
+    bool mapped_any = false;
+    for (uint32_t i = 0; i < n; i++) {
+        struct segment *seg = r->segs[i];
         if (seg->next_offset <= r->dirty_start)
             continue;
-        int rc = segment_pin(seg); /* SG6: a sealed segment is mapped at first use; SG8 */
-        if (rc)
-            return rc;
-        rc = map_segment(r, seg, &mapped_any, &full);
-        segment_unpin(seg);
-        if (rc)
-            return rc;
+        int mrc = segment_map(seg); /* SG6: a sealed segment is mapped at first use */
+        if (mrc)
+            return mrc;
+        uint64_t pos = 0;
+        while (pos < seg->size_bytes) {
+            if (cancelled(r))
+                return 0; /* CLB5 */
+            const char *why = NULL;
+            struct batch_header h;
+            int64_t size = batch_size_at(seg->map + pos, seg->size_bytes - pos, &why);
+            if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
+                return error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos,
+                                 why);
+            if (h.base_offset >= r->dirty_start && !batch_is_control(&h) && !is_aborted(r, &h)) {
+                struct map_batch mb = {r, 0};
+                /* The keys a batch that does not fit put before the map filled stay, with
+                 * offsets at or past mapped_end: records they supersede are superseded by a
+                 * record the pass keeps (CLN3 keeps every batch from mapped_end on). */
+                int rc = each_record(seg->map + pos, (size_t)size, &h, &r->buf, map_record, &mb);
+                if (rc == -ENOBUFS) {
+                    if (!mapped_any)
+                        return error_set(-ENOBUFS,
+                                         "%s: offset %" PRIu64 ": the batch holds more keys than "
+                                         "the cleaner's key map takes (cleaner_buffer_bytes)",
+                                         seg->log_path, pos);
+                    r->mapped_end = h.base_offset;
+                    return 0;
+                }
+                if (rc)
+                    return rc;
+                mapped_any = true;
+            }
+            pos += (uint64_t)size;
+        }
     }
     return 0;
 }
@@ -629,8 +697,9 @@ static void cleaned_close(struct cleaned_files *f)
     txn_index_close(&f->txns);
 }
 
-static int cleaned_open(struct cleaned_files *f, const struct partition *p, int64_t base)
+static int cleaned_open(struct cleaned_files *f, const struct cleaner_run *r, int64_t base)
 {
+    const struct partition *p = r->p;
     memset(f, 0, sizeof(*f));
     f->fd = -1;
     f->oidx.file.fd = -1;
@@ -638,7 +707,7 @@ static int cleaned_open(struct cleaned_files *f, const struct partition *p, int6
     f->txns.fd = -1;
     f->max_timestamp = -1;
     f->max_timestamp_offset = base;
-    const struct segment_config *sc = &p->cfg.segment;
+    const struct segment_config *sc = &r->scfg;
     char path[SEGMENT_PATH_BYTES + 16];
     int rc = cleaned_path(path, sizeof(path), p->dir, base, "log");
     if (rc == 0) {
@@ -666,11 +735,6 @@ static int cleaned_open(struct cleaned_files *f, const struct partition *p, int6
     return 0;
 }
 
-struct group {
-    uint32_t first, count; /* segments[first, first + count) of the partition */
-    int64_t base, end;     /* the new segment's base and the sources' end */
-};
-
 /* Writes bytes at the end of f. */
 static int cleaned_write(struct cleaned_files *f, const struct segment *seg, const uint8_t *b,
                          uint64_t len, uint64_t at)
@@ -686,16 +750,17 @@ static int cleaned_write(struct cleaned_files *f, const struct segment *seg, con
  * in one write each; a rewritten batch in a write of its own). */
 static int write_group(struct cleaner_run *r, const struct group *g, struct cleaned_files *f)
 {
-    struct partition *p = r->p;
-    uint32_t interval = p->cfg.segment.index_interval_bytes;
+    uint32_t interval = r->scfg.index_interval_bytes;
     for (uint32_t i = g->first; i < g->first + g->count; i++) {
-        struct segment *seg = p->segments[i];
-        int mrc = segment_map(seg); /* SG6 (pinned by swap_group: SG8) */
+        struct segment *seg = r->segs[i];
+        int mrc = segment_map(seg); /* SG6; the job's reference keeps it mapped (SG8, CLB6) */
         if (mrc)
             return mrc;
         uint64_t pos = 0, run_start = 0, run_bytes = 0;
         r->out->bytes_in += seg->size_bytes;
         while (pos <= seg->size_bytes) {
+            if (cancelled(r))
+                return 0; /* CLB5 */
             bool at_end = pos == seg->size_bytes;
             enum batch_filter_result res = BATCH_FILTER_DROP;
             struct batch_header h, nh;
@@ -774,9 +839,10 @@ static int write_group(struct cleaner_run *r, const struct group *g, struct clea
 }
 
 /* Seals the cleaned files: each fdatasynced, trimmed, closed; then the directory (CL3). */
-static int cleaned_seal(struct partition *p, struct cleaned_files *f)
+static int cleaned_seal(const struct cleaner_run *r, struct cleaned_files *f)
 {
-    const struct segment_config *sc = &p->cfg.segment;
+    const struct partition *p = r->p;
+    const struct segment_config *sc = &r->scfg;
     int rc = ftruncate(f->fd, (off_t)f->size_bytes) ? -errno : 0;
     if (rc == 0)
         rc = io_fdatasync(sc->faults, f->fd);
@@ -795,61 +861,73 @@ static int cleaned_seal(struct partition *p, struct cleaned_files *f)
     return 0;
 }
 
-/* CL3-CL5 for one group, then the partition's list: the sources out, the new segment in. */
-static int swap_group_pinned(struct cleaner_run *r, const struct group *g);
-
-/* SG8: the sources stay mapped from the first read to the swap's end, so a reader holding one
- * never maps it again from a file the swap replaced. */
-static int swap_group(struct cleaner_run *r, const struct group *g)
+/* Removes the group's .cleaned files (CLN8, or a swap CLB4 refused): nothing was committed. */
+static void cleaned_remove(const struct cleaner_run *r, int64_t base)
 {
-    struct segment **held = malloc((size_t)g->count * sizeof(*held));
-    if (!held)
-        return -ENOMEM;
-    memcpy(held, r->p->segments + g->first, (size_t)g->count * sizeof(*held));
-    uint32_t pinned = 0;
-    int rc = 0;
-    while (pinned < g->count && (rc = segment_pin(held[pinned])) == 0)
-        pinned++;
-    if (rc == 0)
-        rc = swap_group_pinned(r, g);
-    for (uint32_t i = 0; i < pinned; i++)
-        segment_unpin(held[i]);
-    free(held);
+    static const char *const exts[] = {"log", "index", "timeindex", "txnindex"};
+    for (size_t k = 0; k < sizeof exts / sizeof exts[0]; k++) {
+        char path[SEGMENT_PATH_BYTES + 16];
+        if (cleaned_path(path, sizeof(path), r->p->dir, base, exts[k]) == 0)
+            (void)io_unlink(r->scfg.faults, path);
+    }
+}
+
+/* A shard call's failure: its detail is kept for the worker (error.c's buffer is per thread). */
+static int keep_detail(struct cleaner_run *r, int rc)
+{
+    if (rc)
+        snprintf(r->detail, sizeof(r->detail), "%s", rt_error_detail());
     return rc;
 }
 
-static int swap_group_pinned(struct cleaner_run *r, const struct group *g)
+/* Runs fn(r) on the partition's shard thread, between rounds (CLB1), and waits for it. */
+static int on_shard(struct cleaner_run *r, int (*fn)(struct shard *, void *))
 {
-    struct partition *p = r->p;
-    struct cleaned_files f;
-    int rc = cleaned_open(&f, p, g->base);
-    if (rc)
-        return rc;
-    uint64_t changes = r->out->batches_dropped + r->out->batches_rewritten;
-    rc = write_group(r, g, &f);
-    if (rc) {
-        cleaned_close(&f);
-        return rc;
+    r->detail[0] = '\0';
+    struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = fn, .arg = r};
+    int rc = shard_submit(r->p->shard, &req);
+    if (rc && r->detail[0])
+        error_set(rc, "%s", r->detail);
+    return rc;
+}
+
+/* CLB4: where the group's sources are in the partition's list now, or UINT32_MAX when the swap
+ * must not be made. */
+static uint32_t sources_at(const struct cleaner_run *r, const struct group *g)
+{
+    const struct partition *p = r->p;
+    if (p->frozen || atomic_load_explicit(&p->clean_cancel, memory_order_acquire) ||
+        !p->cfg.compaction.compact)
+        return UINT32_MAX;
+    for (uint32_t i = 0; i < p->segment_count; i++) {
+        if (p->segments[i] != r->segs[g->first])
+            continue;
+        if (i + g->count >= p->segment_count) /* the active segment stays after them */
+            return UINT32_MAX;
+        for (uint32_t k = 1; k < g->count; k++)
+            if (p->segments[i + k] != r->segs[g->first + k])
+                return UINT32_MAX;
+        return i;
     }
-    if (g->count == 1 && r->out->batches_dropped + r->out->batches_rewritten == changes) {
-        /* CLN8: the segment would come back as it is: no swap (its .cleaned files go). */
-        cleaned_close(&f);
-        static const char *const exts[] = {"log", "index", "timeindex", "txnindex"};
-        for (size_t k = 0; k < sizeof exts / sizeof exts[0]; k++) {
-            char path[SEGMENT_PATH_BYTES + 16];
-            if (cleaned_path(path, sizeof(path), p->dir, g->base, exts[k]) == 0)
-                (void)io_unlink(p->cfg.segment.faults, path);
-        }
-        r->out->segments_unchanged++;
+    return UINT32_MAX;
+}
+
+/* CL3-CL5 for the group r->g whose .cleaned files are sealed, then the partition's list: the
+ * sources out, the new segment in; the job's segs follow. On the shard thread (CLB1). */
+static int swap_call(struct shard *s, void *arg)
+{
+    (void)s;
+    struct cleaner_run *r = arg;
+    struct partition *p = r->p;
+    const struct group *g = &r->g;
+    uint32_t at = sources_at(r, g);
+    if (at == UINT32_MAX) {
+        r->stopped = true; /* CLB4: the worker removes the .cleaned files */
         return 0;
     }
-    r->out->bytes_out += f.size_bytes;
-    rc = cleaned_seal(p, &f);
-    if (rc)
-        return rc;
     /* CL3: the recovery point stops naming the sources (and what lies before them) before any
      * of their files changes, so neither open nor verify trusts a file the swap replaced. */
-    for (uint32_t i = 0; i < g->first + g->count; i++)
+    for (uint32_t i = 0; i < at + g->count; i++)
         p->segments[i]->vouched = false;
     partition_vouch_all(p, false);
     cleaner_step(CLEANER_STEP_WRITTEN);
@@ -866,12 +944,12 @@ static int swap_group_pinned(struct cleaner_run *r, const struct group *g)
     if (!c.sources)
         return -ENOMEM;
     for (uint32_t i = 0; i < g->count; i++)
-        c.sources[i] = p->segments[g->first + i]->base_offset;
-    rc = cleaner_checkpoint_store(p->cfg.segment.faults, p->dir, &c);
+        c.sources[i] = p->segments[at + i]->base_offset;
+    int rc = cleaner_checkpoint_store(p->cfg.segment.faults, p->dir, &c);
     if (rc) {
         cleaner_checkpoint_free(&c);
-        return error_set(rc, "%s/%s: cannot store: %s", p->dir, CLEANER_CHECKPOINT_FILE,
-                         strerror(-rc));
+        return keep_detail(r, error_set(rc, "%s/%s: cannot store: %s", p->dir,
+                                        CLEANER_CHECKPOINT_FILE, strerror(-rc)));
     }
     p->cleaned_end = c.cleaned_end;
     cleaner_step(CLEANER_STEP_COMMITTED);
@@ -879,16 +957,21 @@ static int swap_group_pinned(struct cleaner_run *r, const struct group *g)
     cleaner_checkpoint_free(&c);
     if (rc) {
         partition_freeze(p); /* the list names files that are gone: a reopen finishes it */
-        return rc;
+        return keep_detail(r, rc);
     }
     struct segment_config scfg = p->cfg.segment;
     scfg.gaps_ok = true;
     scfg.pool = NULL;
     struct segment *seg = NULL;
     rc = segment_open(&seg, p->dir, g->base, &scfg, false, false, NULL, NULL);
+    if (rc == 0) {
+        rc = segment_map(seg); /* CLB6: the worker reads it in the next pass */
+        if (rc)
+            segment_unref(seg);
+    }
     if (rc) {
         partition_freeze(p);
-        return rc;
+        return keep_detail(r, rc);
     }
     seg->next_offset = g->end; /* CL2: the cleaned range runs to the next segment */
     struct segment **old = malloc((size_t)g->count * sizeof(*old));
@@ -897,22 +980,65 @@ static int swap_group_pinned(struct cleaner_run *r, const struct group *g)
         partition_freeze(p);
         return -ENOMEM;
     }
+    segment_ref(seg); /* the job's reference (CLB2) */
     pthread_mutex_lock(&p->segments_lock);
-    memcpy(old, p->segments + g->first, (size_t)g->count * sizeof(*old));
-    p->segments[g->first] = seg;
-    memmove(p->segments + g->first + 1, p->segments + g->first + g->count,
-            (size_t)(p->segment_count - g->first - g->count) * sizeof(*p->segments));
+    memcpy(old, p->segments + at, (size_t)g->count * sizeof(*old));
+    p->segments[at] = seg;
+    memmove(p->segments + at + 1, p->segments + at + g->count,
+            (size_t)(p->segment_count - at - g->count) * sizeof(*p->segments));
     p->segment_count -= g->count - 1;
     pthread_mutex_unlock(&p->segments_lock);
     segment_maps_attach(p->cfg.segment.maps, seg); /* MM1 */
     for (uint32_t i = 0; i < g->count; i++) {
         segment_maps_forget(old[i]); /* MM1: out of the list */
         segment_unref(old[i]);       /* a fetch holding one keeps its mapping until it releases */
+        segment_unref(r->segs[g->first + i]); /* the job's */
     }
     free(old);
+    r->segs[g->first] = seg;
+    memmove(r->segs + g->first + 1, r->segs + g->first + g->count,
+            (size_t)(r->n - g->first - g->count) * sizeof(*r->segs));
+    r->n -= g->count - 1;
     r->out->segments_in += g->count;
     r->out->segments_out++;
     return 0;
+}
+
+/* Writes and seals the group's cleaned segment on the worker, then swaps it in on the shard
+ * thread (swap_call). */
+static int swap_group(struct cleaner_run *r, const struct group *g)
+{
+    struct cleaned_files f;
+    int rc = cleaned_open(&f, r, g->base);
+    if (rc)
+        return rc;
+    uint64_t changes = r->out->batches_dropped + r->out->batches_rewritten;
+    rc = write_group(r, g, &f);
+    if (rc || r->stopped) {
+        cleaned_close(&f);
+        if (r->stopped)
+            cleaned_remove(r, g->base);
+        return rc;
+    }
+    if (g->count == 1 && r->out->batches_dropped + r->out->batches_rewritten == changes) {
+        /* CLN8: the segment would come back as it is: no swap (its .cleaned files go). */
+        cleaned_close(&f);
+        cleaned_remove(r, g->base);
+        r->out->segments_unchanged++;
+        return 0;
+    }
+    uint64_t size = f.size_bytes;
+    rc = cleaned_seal(r, &f);
+    if (rc)
+        return rc;
+    cleaner_step(CLEANER_STEP_SEALED);
+    r->g = *g;
+    rc = on_shard(r, swap_call);
+    if (rc == 0 && r->stopped)
+        cleaned_remove(r, g->base); /* CLB4: nothing was committed */
+    else if (rc == 0)
+        r->out->bytes_out += size;
+    return rc;
 }
 
 /* ---- the clean ---- */
@@ -961,31 +1087,125 @@ static bool clean_due(const struct partition *p, uint32_t n, int64_t now_ms)
     return (double)dirty >= c->min_dirty_ratio * (double)total;
 }
 
-/* Groups segments[0, n) whose base is below mapped_end; calls swap_group on each in turn
- * (each swap changes the list: the next group starts right after the new segment). */
-static int rewrite(struct cleaner_run *r, uint32_t n)
+bool cleaner_due(struct partition *p, int64_t now_ms)
 {
-    struct partition *p = r->p;
-    uint64_t cap = p->cfg.segment.capacity_bytes;
+    if (!p->cfg.compaction.compact || p->frozen || p->cfg.segment.read_only ||
+        atomic_load_explicit(&p->cleaning, memory_order_acquire) ||
+        atomic_load_explicit(&p->clean_cancel, memory_order_acquire))
+        return false;
+    uint32_t n = cleanable_count(p, now_ms, p->cfg.compaction.min_lag_ms);
+    return n > 0 && clean_due(p, n, now_ms);
+}
+
+/* Groups the job's segs[0, n) whose base is below mapped_end; calls swap_group on each in turn
+ * (each swap changes the list: the next group starts right after the new segment). */
+static int rewrite(struct cleaner_run *r)
+{
+    uint64_t cap = r->scfg.capacity_bytes;
     uint32_t i = 0;
-    while (i < n && p->segments[i]->base_offset < r->mapped_end) {
-        struct group g = {.first = i, .count = 0, .base = p->segments[i]->base_offset};
+    while (i < r->n && r->segs[i]->base_offset < r->mapped_end && !r->stopped) {
+        struct group g = {.first = i, .count = 0, .base = r->segs[i]->base_offset};
         uint64_t bytes = 0;
-        while (i + g.count < n && p->segments[i + g.count]->base_offset < r->mapped_end) {
-            const struct segment *s = p->segments[i + g.count];
+        while (i + g.count < r->n && r->segs[i + g.count]->base_offset < r->mapped_end) {
+            const struct segment *s = r->segs[i + g.count];
             if (g.count > 0 &&
                 (bytes + s->size_bytes > cap || s->next_offset - g.base > (int64_t)INT32_MAX))
                 break;
             bytes += s->size_bytes;
             g.count++;
         }
-        g.end = p->segments[i + g.count - 1]->next_offset;
-        int rc = swap_group(r, &g);
+        g.end = r->segs[i + g.count - 1]->next_offset;
+        int rc = swap_group(r, &g); /* a swap makes segs[i] the new segment (swap_call) */
         if (rc)
             return rc;
-        n -= g.count - 1;
         i++;
     }
+    return 0;
+}
+
+static void release_segs(struct cleaner_run *r)
+{
+    for (uint32_t i = 0; i < r->n; i++)
+        segment_unref(r->segs[i]);
+    free(r->segs);
+    r->segs = NULL;
+    r->n = 0;
+}
+
+/* Step 1 on the shard thread (CLB2, CLB3): what the worker may read, and copies of the writer
+ * state it needs. r->n stays 0 when there is nothing to clean. */
+static int prepare_call(struct shard *s, void *arg)
+{
+    (void)s;
+    struct cleaner_run *r = arg;
+    struct partition *p = r->p;
+    if (!p->cfg.compaction.compact)
+        return r->force ? keep_detail(r, error_set(RT_E_INVALID_CONFIG,
+                                                   "%s: cleanup.policy does not include compact",
+                                                   p->dir))
+                        : 0;
+    if (p->frozen)
+        return RT_E_IO_FAILED;
+    if (p->cfg.segment.read_only)
+        return RT_E_READ_ONLY;
+    if (atomic_exchange_explicit(&p->cleaning, true, memory_order_seq_cst)) {
+        r->busy = true; /* CLB3 */
+        return 0;
+    }
+    /* CLB5: the flag is set before cancel is read (seq_cst both), so a canceller either sees
+     * `cleaning` and waits, or this sees the cancel. */
+    uint32_t n = 0;
+    if (!atomic_load_explicit(&p->clean_cancel, memory_order_seq_cst))
+        n = cleanable_count(p, r->now_ms, p->cfg.compaction.min_lag_ms);
+    if (n == 0 || (!r->force && !clean_due(p, n, r->now_ms))) {
+        atomic_store_explicit(&p->cleaning, false, memory_order_release);
+        return 0;
+    }
+    r->ccfg = p->cfg.compaction;
+    r->scfg = p->cfg.segment;
+    r->cleaned_end_at_start = p->cleaned_end;
+    r->segs = malloc((size_t)n * sizeof(*r->segs));
+    int rc = r->segs ? 0 : -ENOMEM;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        rc = segment_pin(p->segments[i]); /* the job's reference, then mapped: SG6, SG8; CLB6 */
+        if (rc == 0)
+            r->segs[r->n++] = p->segments[i];
+    }
+    if (rc == 0)
+        rc = collect_aborted(r);
+    if (rc == 0)
+        rc = collect_lasts(r);
+    r->pcap = 64;
+    while (r->pcap < 2 * (p->producers.count + 8))
+        r->pcap *= 2;
+    if (rc) {
+        release_segs(r);
+        atomic_store_explicit(&p->cleaning, false, memory_order_release);
+        return keep_detail(r, rc);
+    }
+    return 0;
+}
+
+/* The end of a pass (step 4), on the shard thread: cleaned_end is writer state. */
+static int pass_call(struct shard *s, void *arg)
+{
+    (void)s;
+    struct cleaner_run *r = arg;
+    if (r->mapped_end > r->p->cleaned_end)
+        r->p->cleaned_end = r->mapped_end;
+    r->p->cleaner_passes++;
+    return 0;
+}
+
+/* The end of the clean, on the shard thread: the recovery point names the new segments. */
+static int finish_call(struct shard *s, void *arg)
+{
+    (void)s;
+    struct cleaner_run *r = arg;
+    struct partition *p = r->p;
+    if (r->out->segments_out > 0 && !p->frozen &&
+        !atomic_load_explicit(&p->clean_cancel, memory_order_acquire))
+        partition_vouch_all(p, true);
     return 0;
 }
 
@@ -995,45 +1215,42 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
     if (!out)
         out = &local;
     memset(out, 0, sizeof(*out));
-    if (!p->cfg.compaction.compact)
-        return force ? error_set(RT_E_INVALID_CONFIG, "%s: cleanup.policy does not include compact",
-                                 p->dir)
-                     : 0;
-    if (p->frozen)
-        return RT_E_IO_FAILED;
-    if (p->cfg.segment.read_only)
-        return RT_E_READ_ONLY;
-    uint32_t n = cleanable_count(p, now_ms, p->cfg.compaction.min_lag_ms);
-    if (n == 0 || (!force && !clean_due(p, n, now_ms)))
-        return 0;
-    struct cleaner_run r = {.p = p, .now_ms = now_ms, .cfg = &p->cfg.compaction, .out = out};
+    struct cleaner_run r = {.p = p, .now_ms = now_ms, .force = force, .out = out};
+    r.cfg = &r.ccfg;
+    int rc;
+    for (;;) { /* CLB3: a forced clean waits for one running */
+        r.busy = false;
+        rc = on_shard(&r, prepare_call);
+        if (rc || !r.busy || !force)
+            break;
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (rc || r.n == 0) {
+        free(r.aborted); /* a prepare that failed after its copies */
+        free(r.lasts);
+        return rc;
+    }
     r.buf = (struct compression_buffer)COMPRESSION_BUFFER_INIT;
     r.filter = (struct batch_filter_scratch)BATCH_FILTER_SCRATCH_INIT;
-    uint32_t pcap = 64;
-    while (pcap < 2 * (p->producers.count + 8))
-        pcap *= 2;
-    int rc = key_map_init(&r.map, p->cfg.compaction.buffer_bytes);
+    rc = key_map_init(&r.map, r.ccfg.buffer_bytes);
     if (rc == 0)
-        rc = collect_aborted(&r);
-    if (rc == 0)
-        rc = collect_lasts(&r);
-    if (rc == 0)
-        rc = hset_init(&r.txn_kept, pcap);
+        rc = hset_init(&r.txn_kept, r.pcap);
     if (rc == 0)
         rc = hset_init(&r.shadowed, r.map.mask + 1);
-    int64_t end = p->segments[n - 1]->next_offset;
-    r.dirty_start =
-        p->cleaned_end > p->segments[0]->base_offset ? p->cleaned_end : p->segments[0]->base_offset;
+    int64_t end = r.segs[r.n - 1]->next_offset;
+    r.dirty_start = r.cleaned_end_at_start > r.segs[0]->base_offset ? r.cleaned_end_at_start
+                                                                    : r.segs[0]->base_offset;
     bool first = true;
-    while (rc == 0 && (first || r.dirty_start < end)) {
+    while (rc == 0 && !r.stopped && (first || r.dirty_start < end)) {
         first = false;
         if (r.dirty_start < end) {
-            rc = build_map(&r, n);
+            rc = build_map(&r);
         } else {
             key_map_clear(&r.map); /* all clean: expire tombstones and markers only */
             r.mapped_end = end;
         }
-        if (rc)
+        if (rc || r.stopped)
             break;
         /* Per pass: nothing is known kept yet. */
         memset(r.txn_kept.slots, 0, ((size_t)r.txn_kept.mask + 1) * sizeof(*r.txn_kept.slots));
@@ -1041,19 +1258,17 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
         memset(r.shadowed.slots, 0, ((size_t)r.shadowed.mask + 1) * sizeof(*r.shadowed.slots));
         r.shadowed.count = 0;
         r.shadow_full = false;
-        uint32_t before = p->segment_count;
-        rc = rewrite(&r, n);
-        if (rc)
+        rc = rewrite(&r);
+        if (rc || r.stopped)
             break;
-        n -= before - p->segment_count;
-        if (r.mapped_end > p->cleaned_end)
-            p->cleaned_end = r.mapped_end;
+        rc = on_shard(&r, pass_call);
         r.dirty_start = r.mapped_end;
         out->passes++;
-        p->cleaner_passes++;
     }
-    if (out->segments_out > 0)
-        partition_vouch_all(p, true);
+    int frc = on_shard(&r, finish_call);
+    if (rc == 0)
+        rc = frc;
+    release_segs(&r); /* may free sources retention removed (CLB6) */
     free(r.map.slots);
     free(r.aborted);
     free(r.lasts);
@@ -1061,5 +1276,19 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
     free(r.shadowed.slots);
     compression_buffer_free(&r.buf);
     batch_filter_scratch_free(&r.filter);
+    atomic_store_explicit(&p->cleaning, false, memory_order_release); /* CLB3, CLB5 */
     return rc;
+}
+
+void cleaner_cancel(struct partition *p)
+{
+    atomic_store_explicit(&p->clean_cancel, true, memory_order_seq_cst);
+}
+
+void cleaner_wait(struct partition *p)
+{
+    while (atomic_load_explicit(&p->cleaning, memory_order_seq_cst)) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
 }

@@ -6,8 +6,11 @@
  * the sealed segments below the cleanable bound into new segment files through the crash-safe
  * swap of docs/format.md A.9 (CL1-CL6). The active segment is never touched.
  *
- * It runs on the partition's shard thread (the writer), so the producer table, the open
- * transactions and the segment list are its own while it runs; readers keep the old segments'
+ * Its work (the key map, the filtering, the writing and syncing of the cleaned files) runs on the
+ * calling thread — the engine's cleaner thread (cleaner_pool.h) or rt_topic_compact's caller —
+ * never on a shard thread; only short calls run on the partition's shard thread between rounds:
+ * the prepare (what may be read, copies of the writer state), each swap (CL3-CL5 and the list
+ * change) and the end of each pass (CLB1-CLB6 in cleaner.c). Readers keep the old segments'
  * mappings through their references (zero copy stays valid until they release). It never
  * decides when retention deletes (partition.c does) and never writes a segment the shard writes.
  */
@@ -30,7 +33,8 @@ struct cleaner_result {
     uint32_t segments_unchanged; /* segments left in place: nothing to remove (CLN8) */
 };
 
-/* Cleans partition p (writer thread). force: clean whatever is cleanable now (rt_topic_compact),
+/* Cleans partition p, from any thread but a shard thread (it waits for calls on p's shard).
+ * force: clean whatever is cleanable now (rt_topic_compact),
  * else only when min.cleanable.dirty.ratio or max.compaction.lag.ms says it is due. Returns 0
  * (also when nothing was cleanable), RT_E_INVALID_CONFIG (force on a topic that is not
  * compacted; 0 without force), RT_E_IO_FAILED (frozen partition; a failure after a swap's
@@ -39,5 +43,16 @@ struct cleaner_result {
  * (rt_options.cleaner_buffer_bytes) takes, -ENOMEM, or -errno of a file step (before the
  * commit the .cleaned files are left for the next open to remove). out may be NULL. */
 int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleaner_result *out);
+
+/* Whether a clean of p is due now (min.cleanable.dirty.ratio, max.compaction.lag.ms) and none
+ * runs (CLB3). On p's shard thread. */
+bool cleaner_due(struct partition *p, int64_t now_ms);
+
+/* CLB5: no clean of p starts or swaps any more (returns at once). */
+void cleaner_cancel(struct partition *p);
+
+/* CLB5: returns once no clean of p runs (after cleaner_cancel). Not on p's shard thread nor on
+ * a thread running a clean (a running clean may wait for a call on the shard). */
+void cleaner_wait(struct partition *p);
 
 #endif /* RT_CLEANER_H */

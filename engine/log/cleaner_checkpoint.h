@@ -66,6 +66,9 @@ enum cleaner_step {
     CLEANER_STEP_INDEXES_MOVED, /* the .cleaned indexes renamed over the first source's */
     CLEANER_STEP_LOG_MOVED,     /* the .cleaned log renamed over the first source's, dir synced */
     CLEANER_STEP_DONE,          /* the checkpoint without the swap is stored */
+    /* Not a swap step: a group's .cleaned files are sealed, on the cleaner's own thread, and
+     * its swap call is not made yet (cleaner.c CLB1, CLB4; tests act on the engine here). */
+    CLEANER_STEP_SEALED = 7,
 };
 
 /* Tests only (ringtail_test.h rt_test_cleaner_hook_set): called after each step, from the

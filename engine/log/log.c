@@ -1206,10 +1206,17 @@ int log_topic_delete(struct log *lg, const char *name)
         free(r);
         goto out;
     }
-    /* (3): hidden (LG7), then off the shards (appends already queued finish first). */
+    /* (3): no clean swaps any more (cleaner.c CLB5: before the topic is hidden, so whoever sees
+     * it hidden sees the cancel), hidden (LG7), then off the shards (appends already queued
+     * finish first). */
+    for (uint32_t p = 0; p < parts; p++) {
+        cleaner_cancel(t->partitions[p]);
+        cleaner_pool_forget(&lg->cleaner, t->partitions[p]);
+    }
     atomic_store_explicit(&t->deleted, true, memory_order_release);
     lg->topics_deleted++;
     for (uint32_t p = 0; p < parts; p++) {
+        cleaner_wait(t->partitions[p]); /* CLB5: none runs when the directory moves */
         struct shard_request req = {
             .kind = SHARD_REQ_CALL, .fn = shard_remove_call, .arg = t->partitions[p]};
         (void)shard_submit(t->partitions[p]->shard, &req);
@@ -2371,12 +2378,6 @@ int log_delete_before(struct log *lg, struct partition *p, int64_t offset)
     return shard_submit(p->shard, &req);
 }
 
-static int compact_call(struct shard *s, void *arg)
-{
-    (void)s;
-    return cleaner_clean(arg, fs_now_ms(), true, NULL);
-}
-
 int log_topic_compact(struct log *lg, const char *topic)
 {
     if (lg->opts.read_only)
@@ -2392,9 +2393,7 @@ int log_topic_compact(struct log *lg, const char *topic)
         return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", topic);
     uint32_t n = atomic_load_explicit(&t->partition_count, memory_order_acquire);
     for (uint32_t i = 0; i < n && rc == 0; i++) {
-        struct partition *p = t->partitions[i];
-        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = compact_call, .arg = p};
-        rc = shard_submit(p->shard, &req);
+        rc = cleaner_clean(t->partitions[i], fs_now_ms(), true, NULL); /* CLB1: on this thread */
     }
     return rc;
 }
@@ -2471,6 +2470,7 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
         lg->opts.fetches_max = LOG_FETCHES_MAX_DEFAULT;
     pthread_mutex_init(&lg->admin_lock, NULL);
     pthread_mutex_init(&lg->watch.lock, NULL);
+    cleaner_pool_init(&lg->cleaner);
     atomic_init(&lg->write_error, 0);
     atomic_init(&lg->closing, false);
     atomic_init(&lg->txn_verify_on, false); /* ports.txn_verify off until the root switches it on */
@@ -2531,6 +2531,7 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->env.on_fault_ctx = lg->opts.on_fault_ctx;
     lg->env.heal_ms_min = lg->opts.fault_recovery_ms;
     lg->env.cache = &lg->cache;
+    lg->env.cleaner = &lg->cleaner;
     lg->env.read_only = lg->opts.read_only;
     if (lg->opts.read_only)
         lg->env.io.kind = IO_KIND_SYNC; /* no writes: no ring to set up */
@@ -2648,6 +2649,9 @@ int log_start(struct log *lg)
         if (rc)
             return error_set(rc, "cannot start the segment pre-writer: %s", strerror(-rc));
     }
+    int crc = cleaner_pool_start(&lg->cleaner);
+    if (crc)
+        return error_set(crc, "cannot start the cleaner thread: %s", strerror(-crc));
     for (uint32_t i = 0; i < lg->shard_count; i++) {
         int rc = shard_start(&lg->shards[i]);
         if (rc)
@@ -2673,13 +2677,15 @@ int64_t log_producer_id_max(struct log *lg, bool scan_logs)
 void log_stop(struct log *lg)
 {
     atomic_store(&lg->closing, true);
+    cleaner_pool_stop(&lg->cleaner); /* CLP3: before the shards (its last calls need them) */
     shards_stop(lg);
 }
 
 int log_close(struct log *lg, bool seal)
 {
-    shards_stop(lg);              /* idempotent: a log_init error path has no running shard */
-    segment_pool_stop(&lg->pool); /* no round runs now: nothing asks it any more */
+    cleaner_pool_stop(&lg->cleaner); /* idempotent: log_stop stopped it (CLP3) */
+    shards_stop(lg);                 /* idempotent: a log_init error path has no running shard */
+    segment_pool_stop(&lg->pool);    /* no round runs now: nothing asks it any more */
     for (uint32_t i = 0; i < lg->reaper_count; i++)
         pthread_join(lg->reapers[i], NULL); /* LG9: deleted topics' files removed */
     free(lg->reapers);

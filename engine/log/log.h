@@ -28,6 +28,7 @@
 #include <stdbool.h>
 
 #include "meta.h"
+#include "cleaner_pool.h"
 #include "partition.h"
 #include "ringtail.h"
 #include "segment_cache.h"
@@ -108,6 +109,7 @@ struct log {
     _Atomic bool txn_verify_on; /* ports.txn_verify asked (log_txn_verify_enable) */
     struct partition_recovery recovery; /* summed over partitions at open */
     bool clean_at_open;                 /* the clean-shutdown marker was there */
+    struct cleaner_pool cleaner;        /* the cleaner thread (cleaner_pool.h) */
 };
 
 /* Internal topics the engine creates itself (__transaction_state, __consumer_offsets): slots
@@ -358,7 +360,8 @@ int log_roll(struct log *lg, struct partition *p);
  * moves the log start to the first remaining offset. Returns the number deleted or an error. */
 int log_delete_before(struct log *lg, struct partition *p, int64_t offset);
 
-/* rt_topic_compact (ringtail.h): cleaner_clean (cleaner.c) on each partition's shard thread. */
+/* rt_topic_compact (ringtail.h): cleaner_clean (cleaner.c) on each partition in turn, its work on
+ * the calling thread (CLB1), only its swaps on the partition's shard thread. */
 int log_topic_compact(struct log *lg, const char *topic);
 
 /* rt_partition_delete_records (ringtail.h): on the partition's shard thread

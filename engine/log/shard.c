@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "cleaner.h"
+#include "cleaner_pool.h"
 #include "error.h"
 #include "fsutil.h"
 #include "partition.h"
@@ -276,8 +277,11 @@ int shard_enforce_retention(struct shard *s)
         else if (n < 0 && !first)
             first = n;
         (void)partition_checkpoint_tail(p, false); /* PA9; a failure costs a longer scan */
-        if (p->cfg.compaction.compact && !p->frozen)
-            (void)cleaner_clean(p, wall_ms, false, NULL); /* when due; retried next period */
+        /* cleaner.c CLB1: the clean runs off this thread; an offer dropped is made again. */
+        if (s->env.cleaner &&
+            !atomic_load_explicit(&cleaner_background_off, memory_order_relaxed) &&
+            cleaner_due(p, wall_ms))
+            (void)cleaner_pool_offer(s->env.cleaner, p);
         uint32_t expired =
             producer_table_expire(&p->producers, wall_ms, s->env.producer_id_expiration_ms);
         if (expired)

@@ -74,6 +74,7 @@ struct shard_env {
     int32_t heal_ms_min;         /* SH10: first attempt after a fault; -1 never (0: default) */
     struct segment_cache *cache; /* SH12: the budget of open segments (NULL: none) */
     void *on_fault_ctx;
+    struct cleaner_pool *cleaner; /* compacted partitions due a clean go there (NULL: none) */
 };
 
 enum shard_request_kind {
