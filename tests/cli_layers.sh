@@ -141,7 +141,8 @@ EOF
 
 # ---- 5. the broker's layers (tools/kafka, issue 22 item 2): folders by concept, includes one
 # way, the broker sees only ringtail.h of the engine, and no module cycle inside it.
-#   net, proto      (bottom: net knows no Kafka API, proto no socket; neither includes the other)
+#   net, proto, store  (bottom: net knows no Kafka API, proto no socket, store (the broker's small
+#                   files: read whole, replaced durably) neither; none includes another)
 #   group, metrics, sasl, auth, config  (may include net and proto; auth: ACLs and the
 #                   authorizer; config: the dynamic broker configs)
 #   cluster         (the metadata quorum on libraft and the metadata image; beside group: it may
@@ -152,7 +153,7 @@ python3 - "$SRC" <<'EOF'
 import os, re, sys
 src = sys.argv[1]
 root = os.path.join(src, "tools", "kafka")
-rank = {"net": 0, "proto": 0, "group": 1, "metrics": 1, "sasl": 1, "auth": 1, "config": 1,
+rank = {"net": 0, "proto": 0, "store": 0, "group": 1, "metrics": 1, "sasl": 1, "auth": 1, "config": 1,
         "cluster": 1,
         "handlers": 2, "server": 3}
 bad = False

@@ -26,6 +26,7 @@
 #include <zlib.h>
 
 #include "engine/ringtail.h"
+#include "tools/kafka/store/small_file.h"
 
 _Static_assert(ACL_STORE_HEADER == 4 + 2 + 4 + 4, "acls.meta header is 14 bytes");
 
@@ -201,108 +202,34 @@ int acl_store_encode(const struct acl_set *s, uint8_t **buf_out, size_t *len_out
 int acl_store_load(const char *dir, struct acl_set *out, char *err, size_t errlen)
 {
     acl_set_init(out);
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", dir, ACL_STORE_FILE);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            return 0; /* no ACLs yet */
-        int e = errno;
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(e));
-        return -e;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size > (off_t)(64u << 20)) {
-        int e = st.st_size > (off_t)(64u << 20) ? EFBIG : errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
-        close(fd);
-        return -e;
-    }
-    size_t len = (size_t)st.st_size;
-    uint8_t *buf = malloc(len ? len : 1);
-    if (!buf) {
-        close(fd);
-        return -ENOMEM;
-    }
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = read(fd, buf + got, len - got);
-        if (n <= 0) {
-            int e = n < 0 ? errno : EIO;
-            snprintf(err, errlen, "%s: read: %s", path, strerror(e));
-            free(buf);
-            close(fd);
-            return -e;
-        }
-        got += (size_t)n;
-    }
-    close(fd);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int rc = small_file_read(dir, ACL_STORE_FILE, (size_t)64 << 20, &buf, &len, err, errlen);
+    if (rc == -ENOENT)
+        return 0; /* nothing stored yet */
+    if (rc)
+        return rc;
     const char *why = NULL;
     size_t bad = 0;
-    int rc = acl_store_parse(buf, len, out, &why, &bad);
+    rc = acl_store_parse(buf, len, out, &why, &bad);
     free(buf);
     if (rc == RT_E_CORRUPT)
-        snprintf(err, errlen, "%s: corrupt at byte offset %zu: %s", path, bad, why);
+        snprintf(err, errlen, "%s/%s: corrupt at byte offset %zu: %s", dir, ACL_STORE_FILE, bad,
+                 why);
     else if (rc)
-        snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+        snprintf(err, errlen, "%s/%s: %s", dir, ACL_STORE_FILE, strerror(-rc));
     return rc;
 }
 
 int acl_store_save(const char *dir, const struct acl_set *s, char *err, size_t errlen)
 {
-    char path[4096], tmp[4096];
-    snprintf(path, sizeof(path), "%s/%s", dir, ACL_STORE_FILE);
-    snprintf(tmp, sizeof(tmp), "%s/%s.tmp", dir, ACL_STORE_FILE);
     uint8_t *buf = NULL;
     size_t len = 0;
-    int rc = acl_store_encode(s, &buf, &len);
-    if (rc) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return rc;
+    if (acl_store_encode(s, &buf, &len) != 0) {
+        snprintf(err, errlen, "%s/%s: out of memory", dir, ACL_STORE_FILE);
+        return -ENOMEM;
     }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    const char *step = "open";
-    if (fd < 0)
-        goto err;
-    step = "write";
-    for (size_t put = 0; put < len;) {
-        ssize_t n = write(fd, buf + put, len - put);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            goto err_close;
-        }
-        put += (size_t)n;
-    }
-    step = "fsync";
-    if (fsync(fd) != 0)
-        goto err_close;
-    close(fd);
-    fd = -1;
-    step = "rename";
-    if (rename(tmp, path) != 0)
-        goto err;
-    step = "fsync of the directory";
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        goto err;
-    if (fsync(dfd) != 0) {
-        int e = errno;
-        close(dfd);
-        errno = e;
-        goto err;
-    }
-    close(dfd);
-    free(buf);
-    return 0;
-err_close:
-    rc = -errno;
-    close(fd);
-    errno = -rc;
-err:
-    rc = -errno;
-    snprintf(err, errlen, "%s: %s: %s", fd >= 0 || strcmp(step, "rename") ? tmp : path, step,
-             strerror(-rc));
+    int rc = small_file_replace(dir, ACL_STORE_FILE, buf, len, err, errlen); /* SF1 */
     free(buf);
     return rc;
 }

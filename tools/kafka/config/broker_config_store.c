@@ -26,6 +26,7 @@
 #include <zlib.h>
 
 #include "engine/ringtail.h"
+#include "tools/kafka/store/small_file.h"
 
 _Static_assert(BROKER_CONFIG_STORE_HEADER == 4 + 2 + 4 + 4, "broker-configs.meta header: 14 bytes");
 _Static_assert(BROKER_CONFIG_STORE_ENTRY == 1 + 2 + 2, "an entry: level, name len, value len");
@@ -190,110 +191,36 @@ int broker_config_store_load(const char *dir, struct broker_config_set *out, cha
                              size_t errlen)
 {
     memset(out, 0, sizeof(*out));
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", dir, BROKER_CONFIG_STORE_FILE);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            return 0; /* nothing set yet */
-        int e = errno;
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(e));
-        return -e;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size > (off_t)(1u << 20)) {
-        int e = st.st_size > (off_t)(1u << 20) ? EFBIG : errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
-        close(fd);
-        return -e;
-    }
-    size_t len = (size_t)st.st_size;
-    uint8_t *buf = malloc(len ? len : 1);
-    if (!buf) {
-        close(fd);
-        return -ENOMEM;
-    }
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = read(fd, buf + got, len - got);
-        if (n <= 0) {
-            int e = n < 0 ? errno : EIO;
-            snprintf(err, errlen, "%s: read: %s", path, strerror(e));
-            free(buf);
-            close(fd);
-            return -e;
-        }
-        got += (size_t)n;
-    }
-    close(fd);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int rc =
+        small_file_read(dir, BROKER_CONFIG_STORE_FILE, (size_t)1 << 20, &buf, &len, err, errlen);
+    if (rc == -ENOENT)
+        return 0; /* nothing stored yet */
+    if (rc)
+        return rc;
     const char *why = NULL;
     size_t bad = 0;
-    int rc = broker_config_store_parse(buf, len, out, &why, &bad);
+    rc = broker_config_store_parse(buf, len, out, &why, &bad);
     free(buf);
     if (rc == RT_E_CORRUPT)
-        snprintf(err, errlen, "%s: corrupt at byte offset %zu: %s", path, bad, why);
+        snprintf(err, errlen, "%s/%s: corrupt at byte offset %zu: %s", dir,
+                 BROKER_CONFIG_STORE_FILE, bad, why);
     else if (rc)
-        snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+        snprintf(err, errlen, "%s/%s: %s", dir, BROKER_CONFIG_STORE_FILE, strerror(-rc));
     return rc;
 }
 
 int broker_config_store_save(const char *dir, const struct broker_config_set *s, char *err,
                              size_t errlen)
 {
-    char path[4096], tmp[4096];
-    snprintf(path, sizeof(path), "%s/%s", dir, BROKER_CONFIG_STORE_FILE);
-    snprintf(tmp, sizeof(tmp), "%s/%s.tmp", dir, BROKER_CONFIG_STORE_FILE);
     uint8_t *buf = NULL;
     size_t len = 0;
     if (broker_config_store_encode(s, &buf, &len) != 0) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        snprintf(err, errlen, "%s/%s: out of memory", dir, BROKER_CONFIG_STORE_FILE);
         return -ENOMEM;
     }
-    const char *step = "open";
-    int e = 0;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        e = errno;
-        goto fail;
-    }
-    step = "write";
-    for (size_t put = 0; put < len;) {
-        ssize_t n = write(fd, buf + put, len - put);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            e = errno;
-            close(fd);
-            goto fail;
-        }
-        put += (size_t)n;
-    }
-    step = "fsync";
-    if (fsync(fd) != 0) {
-        e = errno;
-        close(fd);
-        goto fail;
-    }
-    close(fd);
-    step = "rename";
-    if (rename(tmp, path) != 0) {
-        e = errno;
-        goto fail;
-    }
-    step = "fsync of the directory";
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0 || fsync(dfd) != 0) {
-        e = errno;
-        if (dfd >= 0)
-            close(dfd);
-        goto fail;
-    }
-    close(dfd);
+    int rc = small_file_replace(dir, BROKER_CONFIG_STORE_FILE, buf, len, err, errlen); /* SF1 */
     free(buf);
-    return 0;
-fail:
-    snprintf(err, errlen, "%s: %s: %s", strcmp(step, "rename") == 0 ? path : tmp, step,
-             strerror(e));
-    free(buf);
-    return -e;
+    return rc;
 }
