@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cleaner.h"
+#include "cleaner_pool.h"
 #include "error.h"
 #include "fetch.h"
 #include "fsutil.h"
@@ -2458,6 +2459,15 @@ const struct rt_options *log_options(const struct log *lg)
 
 /* ---- lifecycle ---- */
 
+/* The shards' housekeeping hook (shard.h env.housekeep): a compacted partition due a clean is
+ * offered to the cleaner thread (cleaner.c CLB1); an offer dropped is made at the next pass. */
+static void offer_clean(void *ctx, struct partition *p, int64_t wall_ms)
+{
+    if (!atomic_load_explicit(&cleaner_background_off, memory_order_relaxed) &&
+        cleaner_due(p, wall_ms))
+        (void)cleaner_pool_offer(ctx, p);
+}
+
 int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
              struct io_fault_plan *faults, const struct log_ports *ports)
 {
@@ -2497,8 +2507,10 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     segment_maps_init(&lg->maps, segment_maps_resolve(lg->opts.mapped_segments_max));
     /* MM1: a read-only engine's indexes may live in memory only (rebuilt there): never
      * released, as before the budget. */
-    if (!lg->opts.read_only)
+    if (!lg->opts.read_only) {
         lg->pcfg.segment.maps = &lg->maps;
+        lg->pcfg.segment.maps_ops = &segment_maps_ops;
+    }
     lg->pcfg.segment_ms = lg->opts.segment_ms;
     lg->pcfg.retention_bytes = lg->opts.retention_bytes;
     lg->pcfg.retention_ms = lg->opts.retention_ms;
@@ -2531,7 +2543,8 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->env.on_fault_ctx = lg->opts.on_fault_ctx;
     lg->env.heal_ms_min = lg->opts.fault_recovery_ms;
     lg->env.cache = &lg->cache;
-    lg->env.cleaner = &lg->cleaner;
+    lg->env.housekeep = offer_clean;
+    lg->env.housekeep_ctx = &lg->cleaner;
     lg->env.read_only = lg->opts.read_only;
     if (lg->opts.read_only)
         lg->env.io.kind = IO_KIND_SYNC; /* no writes: no ring to set up */

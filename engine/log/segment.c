@@ -95,7 +95,6 @@
 #include "fsutil.h"
 #include "meta.h"
 #include "segment_cache.h"
-#include "segment_maps.h"
 #include "segment_check.h"
 #include "io/io.h"
 
@@ -173,7 +172,8 @@ void segment_uncount(struct segment *seg)
 
 static void segment_free(struct segment *seg)
 {
-    segment_maps_forget(seg); /* MM1: normally done when its list let it go */
+    if (seg->cfg.maps)
+        seg->cfg.maps_ops->forget(seg); /* MM1: normally done when its list let it go */
     uncount_open(seg);
     if (seg->map)
         munmap((void *)seg->map, seg->map_bytes);
@@ -1124,13 +1124,12 @@ int segment_map(struct segment *seg)
             seg->tidx_map = seg->tidx.file.map;
             atomic_store(&seg->mapped, true); /* seq_cst: MM1's pair with segment_maps_attach */
             made = true;
-            if (seg->mm_released && seg->cfg.maps)
-                atomic_fetch_add_explicit(&seg->cfg.maps->remaps, 1, memory_order_relaxed);
         }
     }
+    bool again = made && seg->mm_released;
     pthread_mutex_unlock(&seg->map_lock);
-    if (made)
-        segment_maps_mapped(seg); /* MM1: into the ring, then a sweep if over the budget */
+    if (made && seg->cfg.maps) /* MM1: into the ring, then a sweep if over the budget */
+        seg->cfg.maps_ops->mapped(seg, again);
     return rc;
 }
 
@@ -1372,7 +1371,7 @@ void segment_unref(struct segment *seg)
     if (before == 1)
         segment_free(seg);
     else if (before == 2 && wanted)
-        segment_maps_sweep(maps); /* its last reader let go: release it if still over */
+        seg->cfg.maps_ops->sweep(maps); /* its last reader let go: release it if still over */
 }
 
 static void segment_dir(const struct segment *seg, char *dir, size_t cap)

@@ -36,7 +36,18 @@
 
 struct segment_pool;
 struct segment_cache;
+struct segment;
 struct segment_maps;
+
+/* What this module tells the budget of mapped segments (segment_maps.c defines it as
+ * segment_maps_ops and log.c sets it beside cfg.maps): segment_maps.c includes this header and
+ * this module never includes segment_maps.h, so the two are no include cycle. */
+struct segment_maps_ops {
+    void (*forget)(struct segment *seg); /* segment_maps_forget */
+    void (*mapped)(struct segment *seg,
+                   bool remap);            /* segment_maps_mapped; remap: after a release */
+    void (*sweep)(struct segment_maps *m); /* segment_maps_sweep */
+};
 struct io_fault_plan;
 
 struct segment_config {
@@ -45,13 +56,14 @@ struct segment_config {
     uint32_t index_interval_bytes; /* log bytes between offset-index entries */
     bool read_only; /* open for reading only: files are never created, written, truncated or
                        preallocated; indexes that must be rebuilt are rebuilt in memory */
-    struct segment_pool *pool;    /* pre-writes active segments ahead of the writer (SG1-SG3);
+    struct segment_pool *pool;   /* pre-writes active segments ahead of the writer (SG1-SG3);
                                   NULL: none (sync=none, read-only, tools) */
-    struct segment_cache *cache;  /* the engine's budget of open segments (segment_cache.h,
+    struct segment_cache *cache; /* the engine's budget of open segments (segment_cache.h,
                                      OS1), or NULL: not counted (tools, tests) */
-    struct segment_maps *maps;    /* the engine's budget of mapped sealed segments
+    struct segment_maps *maps;   /* the engine's budget of mapped sealed segments
                                      (segment_maps.h MM1-MM3), or NULL: never released (tools,
                                      tests, read-only engines) */
+    const struct segment_maps_ops *maps_ops; /* with maps: the budget's side (below) */
     struct io_fault_plan *faults; /* the engine's fault plan (tests) or NULL: every fdatasync of
                                      the log file goes through io_fdatasync (SG4) */
     bool gaps_ok; /* a segment the log cleaner wrote: offsets may skip (docs/format.md A.9 CL1) */

@@ -142,9 +142,11 @@ void segment_maps_forget(struct segment *seg)
     pthread_mutex_unlock(&m->lock);
 }
 
-void segment_maps_mapped(struct segment *seg)
+void segment_maps_mapped(struct segment *seg, bool remap)
 {
     struct segment_maps *m = seg->cfg.maps;
+    if (m && remap)
+        atomic_fetch_add_explicit(&m->remaps, 1, memory_order_relaxed);
     if (!m || !atomic_load(&seg->mm_linked)) /* seq_cst: see segment_maps_attach */
         return;
     pthread_mutex_lock(&m->lock);
@@ -160,3 +162,9 @@ void segment_maps_sweep(struct segment_maps *m)
     sweep_locked(m);
     pthread_mutex_unlock(&m->lock);
 }
+
+const struct segment_maps_ops segment_maps_ops = {
+    .forget = segment_maps_forget,
+    .mapped = segment_maps_mapped,
+    .sweep = segment_maps_sweep,
+};

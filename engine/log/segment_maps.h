@@ -79,10 +79,14 @@ void segment_maps_attach(struct segment_maps *m, struct segment *seg);
 void segment_maps_forget(struct segment *seg);
 
 /* segment.c, after segment_map made a new mapping of seg (the caller holds a reference): into
- * the ring when attached, then a sweep if over the budget. */
-void segment_maps_mapped(struct segment *seg);
+ * the ring when attached, then a sweep if over the budget; remap: its mappings had been
+ * released (counted in remaps). */
+void segment_maps_mapped(struct segment *seg, bool remap);
 
 /* segment.c (segment_unref, MM2): a wanted segment's last reader let go: sweep again. */
 void segment_maps_sweep(struct segment_maps *m);
+
+/* The three above, as segment.c calls them (segment.h struct segment_maps_ops). */
+extern const struct segment_maps_ops segment_maps_ops;
 
 #endif /* RT_SEGMENT_MAPS_H */

@@ -53,8 +53,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cleaner.h"
-#include "cleaner_pool.h"
 #include "error.h"
 #include "fsutil.h"
 #include "partition.h"
@@ -277,11 +275,10 @@ int shard_enforce_retention(struct shard *s)
         else if (n < 0 && !first)
             first = n;
         (void)partition_checkpoint_tail(p, false); /* PA9; a failure costs a longer scan */
-        /* cleaner.c CLB1: the clean runs off this thread; an offer dropped is made again. */
-        if (s->env.cleaner &&
-            !atomic_load_explicit(&cleaner_background_off, memory_order_relaxed) &&
-            cleaner_due(p, wall_ms))
-            (void)cleaner_pool_offer(s->env.cleaner, p);
+        /* log.c's hook: a compacted partition due a clean goes to the cleaner thread (cleaner.c
+         * CLB1: the clean runs off this thread; an offer dropped is made again). */
+        if (s->env.housekeep)
+            s->env.housekeep(s->env.housekeep_ctx, p, wall_ms);
         uint32_t expired =
             producer_table_expire(&p->producers, wall_ms, s->env.producer_id_expiration_ms);
         if (expired)

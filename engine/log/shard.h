@@ -74,7 +74,11 @@ struct shard_env {
     int32_t heal_ms_min;         /* SH10: first attempt after a fault; -1 never (0: default) */
     struct segment_cache *cache; /* SH12: the budget of open segments (NULL: none) */
     void *on_fault_ctx;
-    struct cleaner_pool *cleaner; /* compacted partitions due a clean go there (NULL: none) */
+    /* Housekeeping's last step for each partition, on the shard thread; must not block (log.c:
+     * offers a compacted partition due a clean to the cleaner thread). NULL: none. A hook, so
+     * the shard knows nothing of the cleaner, which calls the shard (shard_submit). */
+    void (*housekeep)(void *ctx, struct partition *p, int64_t wall_ms);
+    void *housekeep_ctx;
 };
 
 enum shard_request_kind {
