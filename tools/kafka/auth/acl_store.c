@@ -30,39 +30,6 @@
 
 _Static_assert(ACL_STORE_HEADER == 4 + 2 + 4 + 4, "acls.meta header is 14 bytes");
 
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static uint16_t get_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-static void put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static uint32_t crc_of(const uint8_t *p, size_t n)
-{
-    uLong c = crc32(0L, Z_NULL, 0);
-    while (n > 0) { /* zlib takes uInt lengths */
-        uInt k = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        c = crc32(c, p, k);
-        p += k;
-        n -= k;
-    }
-    return (uint32_t)c;
-}
-
 /* One string: len u16 (1..ACL_STR_MAX) + bytes without NUL; a malloc'd C string in *out. */
 static int get_str(const uint8_t *buf, size_t len, size_t *at, char **out, const char **why,
                    size_t *bad)
@@ -72,7 +39,7 @@ static int get_str(const uint8_t *buf, size_t len, size_t *at, char **out, const
         *bad = *at;
         return RT_E_CORRUPT;
     }
-    uint16_t n = get_u16(buf + *at);
+    uint16_t n = small_file_get_u16(buf + *at);
     if (n == 0 || n > ACL_STR_MAX) {
         *why = "string length outside 1..1024";
         *bad = *at;
@@ -105,21 +72,21 @@ int acl_store_parse(const uint8_t *buf, size_t len, struct acl_set *out, const c
         *why = "shorter than the 14-byte header";
         return RT_E_CORRUPT;
     }
-    if (get_u32(buf) != ACL_STORE_MAGIC) {
+    if (small_file_get_u32(buf) != ACL_STORE_MAGIC) {
         *why = "bad magic";
         return RT_E_CORRUPT;
     }
-    if (get_u16(buf + 4) != ACL_STORE_VERSION) {
+    if (small_file_get_u16(buf + 4) != ACL_STORE_VERSION) {
         *why = "unknown version";
         *bad_offset = 4;
         return RT_E_CORRUPT;
     }
-    if (get_u32(buf + 6) != crc_of(buf + 10, len - 10)) {
+    if (small_file_get_u32(buf + 6) != small_file_crc(buf + 10, len - 10)) {
         *why = "CRC mismatch";
         *bad_offset = 6;
         return RT_E_CORRUPT;
     }
-    uint32_t count = get_u32(buf + 10);
+    uint32_t count = small_file_get_u32(buf + 10);
     if (count > ACL_STORE_COUNT_MAX ||
         (uint64_t)count * ACL_STORE_ENTRY_MIN > len - ACL_STORE_HEADER) {
         *why = "binding count larger than the file";
@@ -175,9 +142,9 @@ int acl_store_encode(const struct acl_set *s, uint8_t **buf_out, size_t *len_out
     uint8_t *buf = malloc(len);
     if (!buf)
         return -ENOMEM;
-    put_u32(buf, ACL_STORE_MAGIC);
-    put_u16(buf + 4, ACL_STORE_VERSION);
-    put_u32(buf + 10, s->count);
+    small_file_put_u32(buf, ACL_STORE_MAGIC);
+    small_file_put_u16(buf + 4, ACL_STORE_VERSION);
+    small_file_put_u32(buf + 10, s->count);
     size_t at = ACL_STORE_HEADER;
     for (uint32_t i = 0; i < s->count; i++) {
         const struct acl_binding *b = &s->v[i];
@@ -188,12 +155,12 @@ int acl_store_encode(const struct acl_set *s, uint8_t **buf_out, size_t *len_out
         const char *strs[3] = {b->name, b->principal, b->host};
         for (int k = 0; k < 3; k++) {
             size_t n = strlen(strs[k]);
-            put_u16(buf + at, (uint16_t)n);
+            small_file_put_u16(buf + at, (uint16_t)n);
             memcpy(buf + at + 2, strs[k], n);
             at += 2 + n;
         }
     }
-    put_u32(buf + 6, crc_of(buf + 10, len - 10));
+    small_file_put_u32(buf + 6, small_file_crc(buf + 10, len - 10));
     *buf_out = buf;
     *len_out = len;
     return 0;

@@ -31,39 +31,6 @@
 _Static_assert(BROKER_CONFIG_STORE_HEADER == 4 + 2 + 4 + 4, "broker-configs.meta header: 14 bytes");
 _Static_assert(BROKER_CONFIG_STORE_ENTRY == 1 + 2 + 2, "an entry: level, name len, value len");
 
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static uint16_t get_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-static void put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static uint32_t crc_of(const uint8_t *p, size_t n)
-{
-    uLong c = crc32(0L, Z_NULL, 0);
-    while (n > 0) {
-        uInt k = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        c = crc32(c, p, k);
-        p += k;
-        n -= k;
-    }
-    return (uint32_t)c;
-}
-
 #define CORRUPT(w, at)                                                                             \
     do {                                                                                           \
         *why = (w);                                                                                \
@@ -81,13 +48,13 @@ int broker_config_store_parse(const uint8_t *buf, size_t len, struct broker_conf
     int rc = 0;
     if (len < BROKER_CONFIG_STORE_HEADER)
         CORRUPT("shorter than the 14-byte header", 0);
-    if (get_u32(buf) != BROKER_CONFIG_STORE_MAGIC)
+    if (small_file_get_u32(buf) != BROKER_CONFIG_STORE_MAGIC)
         CORRUPT("bad magic", 0);
-    if (get_u16(buf + 4) != BROKER_CONFIG_STORE_VERSION)
+    if (small_file_get_u16(buf + 4) != BROKER_CONFIG_STORE_VERSION)
         CORRUPT("unknown version", 4);
-    if (get_u32(buf + 6) != crc_of(buf + 10, len - 10))
+    if (small_file_get_u32(buf + 6) != small_file_crc(buf + 10, len - 10))
         CORRUPT("CRC mismatch", 6);
-    uint32_t count = get_u32(buf + 10);
+    uint32_t count = small_file_get_u32(buf + 10);
     if (count > BCL_LEVELS * broker_config_count() ||
         (uint64_t)count * BROKER_CONFIG_STORE_ENTRY > len - BROKER_CONFIG_STORE_HEADER)
         CORRUPT("entry count larger than the file", 10);
@@ -100,7 +67,7 @@ int broker_config_store_parse(const uint8_t *buf, size_t len, struct broker_conf
         uint8_t level = buf[at++];
         if (level >= BCL_LEVELS)
             CORRUPT("unknown level", start);
-        uint16_t nl = get_u16(buf + at);
+        uint16_t nl = small_file_get_u16(buf + at);
         if (nl == 0 || nl > 255)
             CORRUPT("name length outside 1..255", at);
         if (len - at - 2 < (size_t)nl + 2)
@@ -121,7 +88,7 @@ int broker_config_store_parse(const uint8_t *buf, size_t len, struct broker_conf
         if (key <= prev)
             CORRUPT("entries out of order or repeated", start);
         prev = key;
-        uint16_t vl = get_u16(buf + at);
+        uint16_t vl = small_file_get_u16(buf + at);
         if (vl > BROKER_CONFIG_VALUE_MAX)
             CORRUPT("value length above 1024", at);
         if (len - at - 2 < vl)
@@ -163,9 +130,9 @@ int broker_config_store_encode(const struct broker_config_set *s, uint8_t **buf_
     uint8_t *buf = malloc(len);
     if (!buf)
         return -ENOMEM;
-    put_u32(buf, BROKER_CONFIG_STORE_MAGIC);
-    put_u16(buf + 4, BROKER_CONFIG_STORE_VERSION);
-    put_u32(buf + 10, count);
+    small_file_put_u32(buf, BROKER_CONFIG_STORE_MAGIC);
+    small_file_put_u16(buf + 4, BROKER_CONFIG_STORE_VERSION);
+    small_file_put_u32(buf + 10, count);
     size_t at = BROKER_CONFIG_STORE_HEADER;
     for (int l = 0; l < BCL_LEVELS; l++)
         for (size_t k = 0; k < broker_config_count(); k++) {
@@ -174,14 +141,14 @@ int broker_config_store_encode(const struct broker_config_set *s, uint8_t **buf_
                 continue;
             const char *name = broker_config_def(k)->name;
             buf[at++] = (uint8_t)l;
-            put_u16(buf + at, (uint16_t)strlen(name));
+            small_file_put_u16(buf + at, (uint16_t)strlen(name));
             memcpy(buf + at + 2, name, strlen(name));
             at += 2 + strlen(name);
-            put_u16(buf + at, (uint16_t)strlen(v));
+            small_file_put_u16(buf + at, (uint16_t)strlen(v));
             memcpy(buf + at + 2, v, strlen(v));
             at += 2 + strlen(v);
         }
-    put_u32(buf + 6, crc_of(buf + 10, len - 10));
+    small_file_put_u32(buf + 6, small_file_crc(buf + 10, len - 10));
     *buf_out = buf;
     *len_out = len;
     return 0;

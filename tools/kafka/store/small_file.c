@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 int small_file_read(const char *dir, const char *name, size_t max_bytes, uint8_t **buf, size_t *len,
                     char *err, size_t errlen)
@@ -108,4 +109,16 @@ int small_file_replace(const char *dir, const char *name, const uint8_t *buf, si
 fail:
     snprintf(err, errlen, "%s: %s: %s", file, step, strerror(e));
     return -e;
+}
+
+uint32_t small_file_crc(const uint8_t *p, size_t n)
+{
+    uLong c = crc32(0L, Z_NULL, 0);
+    while (n > 0) { /* zlib takes uInt lengths */
+        uInt k = n > (1u << 30) ? (1u << 30) : (uInt)n;
+        c = crc32(c, p, k);
+        p += k;
+        n -= k;
+    }
+    return (uint32_t)c;
 }

@@ -27,4 +27,29 @@ int small_file_read(const char *dir, const char *name, size_t max_bytes, uint8_t
 int small_file_replace(const char *dir, const char *name, const uint8_t *buf, size_t len, char *err,
                        size_t errlen);
 
+/* The files' big-endian integers and their checksum, CRC-32 (ISO-HDLC, zlib's crc32) of any
+ * length (docs/format.md J, K). */
+uint32_t small_file_crc(const uint8_t *p, size_t n);
+
+static inline uint32_t small_file_get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint16_t small_file_get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] << 8 | p[1]);
+}
+static inline void small_file_put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+static inline void small_file_put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
 #endif
