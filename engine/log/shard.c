@@ -791,6 +791,10 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
          * descriptors, say) only this append fails and the partition is as it was. SH12: room
          * is made in the budget of open segments first. */
         sleep_idle(s, p);
+        if (sticky_error(s)) { /* OS5: an unsynced partition's fdatasync failed (SH10) */
+            complete(r, RT_E_IO_FAILED);
+            return;
+        }
         int wrc = partition_wake(p);
         if (wrc) {
             complete(r, wrc);
