@@ -3,7 +3,7 @@
  * under a low RLIMIT_NOFILE (issue 21 item 7 at small scale; segment_cache.h OS1-OS6, shard.c
  * SH12, partition.h PA15). Each case runs in a forked child whose descriptor limit is
  * lowered to FD_LIMIT, with the budget left to the engine (open_segments_max = 0, derived from
- * that limit, OS4), over PARTITIONS partitions, far more than FD_LIMIT / 4:
+ * that limit, OS4), over PARTITIONS partitions, more than FD_LIMIT / 4:
  *
  *   - create them and append to each in turn, under sync=always, sync=interval and sync=none
  *     (whose partitions hold unsynced bytes between syncs): every append succeeds (OS5);
@@ -41,7 +41,7 @@
 #include "ringtail.h"
 
 #define TOPIC      "fdb"
-#define PARTITIONS 200
+#define PARTITIONS 120
 #define FD_LIMIT   256
 /* .log, .index, .timeindex, .txnindex of an active segment. */
 #define FDS_PER_SEGMENT 4
@@ -261,10 +261,10 @@ static void test_appends_within_the_limit_sync_interval(void **state)
     struct tu_fixture *f = *state;
     f->o.sync_mode = RT_SYNC_INTERVAL;
     f->o.sync_interval_ms = 60 * 1000; /* no interval sync during the run */
-    struct report r = child(f, true, true, 0, 2, false);
+    struct report r = child(f, true, true, 0, 1, false);
     assert_within_budget(&r);
     f->o.sync_mode = RT_SYNC_NONE; /* never synced but by a seal */
-    r = child(f, true, false, 2, 2, false);
+    r = child(f, true, false, 1, 1, false);
     assert_within_budget(&r);
 }
 
