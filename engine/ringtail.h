@@ -238,7 +238,9 @@ struct rt_options {
                                    segment's .log and three indexes; a sealed one holds none):
                                    beyond it the least recently written idle partitions are
                                    sealed and closed, and reopened at their next append (0:
-                                   RLIMIT_NOFILE / 8, within 8 .. 16384; else 1 .. 2^20) */
+                                   RLIMIT_NOFILE / 9, leaving half the limit and at least
+                                   64 descriptors to the rest, within 8 .. 16384; else
+                                   1 .. 2^20) */
     uint64_t cleaner_buffer_bytes; /* the log cleaner's key map per clean (24 bytes a key;
                                       Kafka's log.cleaner.dedupe.buffer.size): a dirty part
                                       with more keys is cleaned in several passes (16 MiB;

@@ -144,7 +144,7 @@ static void serve_usage(FILE *out)
         "  --segment-bytes N          segment size (67108864; log.segment.bytes)\n"
         "  --open-segments-max N      segments holding file descriptors at once (4\n"
         "                             each); beyond it idle partitions are closed and\n"
-        "                             reopened at their next append (0: RLIMIT_NOFILE/8)\n"
+        "                             reopened at their next append (0: RLIMIT_NOFILE/9)\n"
         "  --mapped-segments-max N    sealed segments mapped at once (3 mappings each);\n"
         "                             beyond it the least recently read are unmapped and\n"
         "                             mapped again when read (0: vm.max_map_count/12)\n"

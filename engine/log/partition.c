@@ -1086,7 +1086,8 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     if (rc == 0 && p->segment_count > 0)
         note_past_end(p, &rp, rec);
     recovery_point_free(&rp);
-    if (rc == 0 && p->segment_count == 0) {
+    bool born = rc == 0 && p->segment_count == 0; /* OS3 admitted it, or it is dormant */
+    if (born) {
         struct segment *seg = NULL;
         /* OS3: with the budget of open segments spent, a new partition is born dormant. */
         if (!cfg->segment.read_only && !segment_cache_reserve(cfg->segment.cache)) {
@@ -1132,6 +1133,20 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     }
     if (store && store_recovery_point(p) == 0)
         rec->recovery_points_written++;
+    if (!born && !p->active->sealed && !cfg->segment.read_only &&
+        segment_cache_above_low(cfg->segment.cache)) {
+        /* OS6: the scan needed its descriptors; past the budget they go now, not at the
+         * shards' next housekeeping, so an open of many such partitions stays within it. */
+        uint32_t stored = p->recovery_points_written;
+        rc = partition_sleep(p);
+        if (rc == 0 && p->active->sealed)
+            atomic_fetch_add_explicit(&cfg->segment.cache->sleeps, 1, memory_order_relaxed);
+        rec->recovery_points_written += p->recovery_points_written - stored;
+        if (rc) {
+            partition_close(p, false);
+            return rc;
+        }
+    }
     p->recovery = *rec;
     load_records_start(p);
     atomic_init(&p->seq, 0);

@@ -58,7 +58,9 @@
  *        named by a stored recovery point. It is then in PA11's state: readers keep the sealed
  *        object's mapping, the next append reopens it active, a clean close finds nothing to
  *        do and a crash scans nothing of it (PA14). The shards do it for the budget of open
- *        segments (shard.c SH12, segment_cache.h).
+ *        segments (shard.c SH12, segment_cache.h): a partition holding unsynced bytes is
+ *        fdatasynced through the shard's ring first (OS5), and an open that scanned a newest
+ *        segment while the budget is spent makes its partition dormant at once (OS6).
  *  PA10. Retention (and partition_delete_before) removes a run of oldest segments in one step:
  *        the list loses the whole run under one lock hold and the log start is published once,
  *        then the run's files are unlinked oldest first and the directory fsynced once

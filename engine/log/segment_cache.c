@@ -17,8 +17,13 @@ uint32_t segment_cache_resolve(uint32_t open_segments_max)
         fds = (uint64_t)rl.rlim_cur;
     else if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
         fds = (uint64_t)SEGMENT_CACHE_AUTO_MAX * 16;
-    /* Half the descriptors for segments (4 each), half for connections, sockets and the rest. */
-    uint64_t n = fds / 8;
+    /* OS4: the segments' worst case, 4 (max + max/8) descriptors (OS2's batch of wakes past
+     * the budget), is at most half the limit, and never more than the limit less
+     * SEGMENT_CACHE_HEADROOM_MIN: max = limit / 9. */
+    uint64_t n = fds / 9;
+    uint64_t room = fds > SEGMENT_CACHE_HEADROOM_MIN ? fds - SEGMENT_CACHE_HEADROOM_MIN : 0;
+    if (n * 9 / 2 > room)
+        n = room * 2 / 9;
     if (n < SEGMENT_CACHE_MIN)
         n = SEGMENT_CACHE_MIN;
     if (n > SEGMENT_CACHE_AUTO_MAX)

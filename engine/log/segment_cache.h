@@ -15,12 +15,30 @@
  *   OS2. The budget is a soft bound: a create or a wake is never refused for it (an append must
  *         not fail because other partitions are idle-but-open); the shards bring open back to
  *         at most the low-water mark (max - max/8) at their next housekeeping period or before
- *         their next wake, sleeping only partitions with nothing in flight (PA15).
+ *         their next wake, sleeping only partitions with nothing in flight (PA15; OS5 for
+ *         unsynced ones).
  *   OS3. A new partition is born active only with a reservation (segment_cache_reserve: open
  *        plus the reservations held stays <= max, however many threads create partitions at
  *        once, log.c LG11), released once its segment is counted; without one it is born
  *        dormant (segment_create_dormant: empty files, no descriptor kept), so creating N
  *        partitions never holds 4 N descriptors; its first append wakes it (PA11).
+ *   OS4. The default budget (open_segments_max = 0, segment_cache_resolve) leaves at least half
+ *        of RLIMIT_NOFILE, and never fewer than SEGMENT_CACHE_HEADROOM_MIN descriptors, to
+ *        everything that is not a segment (a broker's sockets, the rings, the lock, a snapshot
+ *        or a pre-written file for a moment, a roll's new segment), counting OS2's batch of
+ *        wakes past the budget: 4 x (max + max/8) <= limit / 2 (but at SEGMENT_CACHE_MIN).
+ *   OS5. Every wake makes room first: the shard sleeps its least recently written idle
+ *        partitions (SH12) whether or not they hold published bytes not yet synced (sync=
+ *        interval or none, a lazy marker): such a partition's log is fdatasynced through the
+ *        ring before its sleep (PA15 then finds nothing unsynced), and a failure of that
+ *        fdatasync fails the write side as sync_dirty's does (SH10). So appends to more
+ *        partitions than the budget hold it under every sync mode.
+ *   OS6. An open that must scan a newest segment (after a crash, or one the recovery point did
+ *        not vouch for) opens it active for the scan, then, while open is above the low-water
+ *        mark, makes the partition dormant at once (partition_sleep, PA15: sealed, vouched,
+ *        named by the recovery point), so an open of any number of such partitions holds at
+ *        most the budget and one partition's descriptors at a time. A failed seal fails the
+ *        open (as any failed write of a recovery does).
  *
  * Thread-safety: the counters are atomics, read and written by any thread. This module never
  * closes a segment itself and never takes a lock.
@@ -32,10 +50,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* rt_options.open_segments_max = 0: a quarter of the process's descriptor limit (each open
- * segment holds 4), at least SEGMENT_CACHE_MIN and at most SEGMENT_CACHE_AUTO_MAX. */
-#define SEGMENT_CACHE_MIN      8u
-#define SEGMENT_CACHE_AUTO_MAX 16384u
+/* rt_options.open_segments_max = 0 (OS4): RLIMIT_NOFILE / 9, so that the segments' worst case
+ * (4 descriptors each, for the budget and OS2's batch of wakes past it: 4 x 9/8 x max) is half
+ * the limit; at least SEGMENT_CACHE_HEADROOM_MIN descriptors are left for everything else; at
+ * least SEGMENT_CACHE_MIN and at most SEGMENT_CACHE_AUTO_MAX segments. */
+#define SEGMENT_CACHE_MIN          8u
+#define SEGMENT_CACHE_AUTO_MAX     16384u
+#define SEGMENT_CACHE_HEADROOM_MIN 64u
 
 struct segment_cache {
     uint32_t max;              /* the budget (open_segments_max, resolved) */

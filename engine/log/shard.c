@@ -406,6 +406,8 @@ static void partition_fail(struct shard *s, struct partition *p, int rc, bool en
  *         ever closes its own partitions, between rounds or at placement where a partition the
  *         round touched is skipped (PA15), so no other thread's writer state is touched. A
  *         failed sleep freezes the partition as a failed roll does (PA5, recovered by SH10).
+ *         A partition holding published bytes not yet synced is a candidate too: they are
+ *         fdatasynced through the ring before its sleep (segment_cache.h OS5).
  */
 
 static int by_last_write(const void *a, const void *b)
@@ -426,12 +428,29 @@ static void sleep_idle(struct shard *s, const struct partition *keep)
     for (uint32_t i = 0; i < s->partition_count; i++) {
         struct partition *p = s->partitions[i];
         if (p != keep && p->active && !p->active->sealed && !p->frozen && !p->round_touched &&
-            !p->rolling && !p->unsynced)
+            !p->rolling)
             c[n++] = p;
     }
     qsort(c, n, sizeof(*c), by_last_write);
-    for (uint32_t i = 0; i < n && segment_cache_above_low(s->env.cache); i++) {
+    for (uint32_t i = 0; i < n && segment_cache_above_low(s->env.cache) && !sticky_error(s); i++) {
         struct partition *p = c[i];
+        if (p->unsynced) {
+            /* OS5: its published bytes durable through the ring first, as SH6 does before a
+             * roll (the ring is empty here: between rounds or at placement, SH3). A failure
+             * may have dropped them: the write side fails, as sync_dirty's does (SH10). */
+            const char *what = "fdatasync";
+            int src = io_queue_fdatasync(s->ring, p->active->fd, 0);
+            if (src == 0)
+                src = run_io(s, &what);
+            if (src) {
+                char detail[FAULT_DETAIL_BYTES];
+                snprintf(detail, sizeof(detail), "%s of %s to close it failed: %s", what,
+                         p->active->log_path, rt_strerror(src));
+                partition_fail(s, p, src, true, p->active->size_bytes, detail);
+                break;
+            }
+            p->unsynced = false;
+        }
         int rc = partition_sleep(p);
         if (rc) {
             char detail[FAULT_DETAIL_BYTES];
@@ -769,6 +788,10 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
          * descriptors, say) only this append fails and the partition is as it was. SH12: room
          * is made in the budget of open segments first. */
         sleep_idle(s, p);
+        if (sticky_error(s)) { /* OS5: an unsynced partition's fdatasync failed (SH10) */
+            complete(r, RT_E_IO_FAILED);
+            return;
+        }
         int wrc = partition_wake(p);
         if (wrc) {
             complete(r, wrc);
