@@ -346,9 +346,9 @@ static void sweep(struct tu_fixture *f, enum rt_sync_mode sync, uint64_t seed, b
     power_case(f, sync, IO_OP_WRITE, 0, seed, &st, &writes, &syncs); /* past the end */
     for (int t = 0; t < TXNS; t++)
         assert_int_equal(st.acked[t], 1);
-    for (uint64_t nth = 1; nth <= writes + 1; nth += tu_sweep_stride())
+    for (uint64_t nth = 1; nth <= writes + 1; nth++)
         power_case(f, sync, IO_OP_WRITE, nth, seed, &st, NULL, NULL);
-    for (uint64_t nth = 1; syncs_too && nth <= syncs + 1; nth += tu_sweep_stride())
+    for (uint64_t nth = 1; syncs_too && nth <= syncs + 1; nth++)
         power_case(f, sync, IO_OP_FDATASYNC, nth, seed, &st, NULL, NULL);
     fprintf(stderr,
             "wire power loss, sync=%s, torn seed %" PRIu64 ": %" PRIu64 " writes, %" PRIu64
