@@ -539,6 +539,19 @@ static void build_log(const char *dir, struct model *m)
     assert_int_equal(rt_close(e), 0);
 }
 
+/* A fresh directory holding build_log's log, opened with its small segments: what the tests
+ * that clean it while something else happens start from. *dir: tu_rmdir_free it. */
+static rt_engine *open_built(char **dir, struct model *m, struct rt_options *o)
+{
+    *dir = tu_mkdtemp();
+    build_log(*dir, m);
+    options(o);
+    o->segment_size_bytes = 2048;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(*dir, o, &e), 0);
+    return e;
+}
+
 /* The inode of the first segment's log: a swap renames a new file over it (CL5). */
 static ino_t first_log_inode(const char *dir)
 {
@@ -671,14 +684,10 @@ static void fetch_survives_swap(void **state)
 static void unchanged_segment_not_swapped(void **state)
 {
     (void)state;
-    char *dir = tu_mkdtemp();
     static struct model m;
-    build_log(dir, &m);
     struct rt_options o;
-    options(&o);
-    o.segment_size_bytes = 2048;
-    rt_engine *e = NULL;
-    assert_int_equal(rt_open(dir, &o, &e), 0);
+    char *dir = NULL;
+    rt_engine *e = open_built(&dir, &m, &o);
     ino_t prev = first_log_inode(dir);
     bool stable = false;
     for (int i = 0; i < 6 && !stable; i++) { /* a clean may still merge small segments */
@@ -803,14 +812,10 @@ static int count_cleaned_files(const char *dir)
 static void append_during_clean(void **state)
 {
     (void)state;
-    char *dir = tu_mkdtemp();
     static struct model m;
-    build_log(dir, &m);
     struct rt_options o;
-    options(&o);
-    o.segment_size_bytes = 2048;
-    rt_engine *e = NULL;
-    assert_int_equal(rt_open(dir, &o, &e), 0);
+    char *dir = NULL;
+    rt_engine *e = open_built(&dir, &m, &o);
     struct during d = {.e = e, .what = 1, .rc = -1};
     rt_test_cleaner_hook_set(during_hook, &d);
     assert_int_equal(rt_topic_compact(e, TOPIC), 0);
@@ -832,14 +837,10 @@ static void append_during_clean(void **state)
 static void delete_records_during_clean(void **state)
 {
     (void)state;
-    char *dir = tu_mkdtemp();
     static struct model m;
-    build_log(dir, &m);
     struct rt_options o;
-    options(&o);
-    o.segment_size_bytes = 2048;
-    rt_engine *e = NULL;
-    assert_int_equal(rt_open(dir, &o, &e), 0);
+    char *dir = NULL;
+    rt_engine *e = open_built(&dir, &m, &o);
     struct during d = {.e = e, .what = 2, .rc = -1};
     rt_test_cleaner_hook_set(during_hook, &d);
     assert_int_equal(rt_topic_compact(e, TOPIC), 0);
@@ -865,14 +866,10 @@ static void delete_records_during_clean(void **state)
 static void topic_deleted_during_clean(void **state)
 {
     (void)state;
-    char *dir = tu_mkdtemp();
     static struct model m;
-    build_log(dir, &m);
     struct rt_options o;
-    options(&o);
-    o.segment_size_bytes = 2048;
-    rt_engine *e = NULL;
-    assert_int_equal(rt_open(dir, &o, &e), 0);
+    char *dir = NULL;
+    rt_engine *e = open_built(&dir, &m, &o);
     ino_t ino = first_log_inode(dir);
     struct during d = {.e = e, .what = 3, .rc = -1};
     rt_test_cleaner_hook_set(during_hook, &d);
@@ -909,14 +906,10 @@ static void hold_hook(int step, void *ctx)
 static void close_during_background_clean(void **state)
 {
     (void)state;
-    char *dir = tu_mkdtemp();
     static struct model m;
-    build_log(dir, &m);
     struct rt_options o;
-    options(&o);
-    o.segment_size_bytes = 2048;
-    rt_engine *e = NULL;
-    assert_int_equal(rt_open(dir, &o, &e), 0);
+    char *dir = NULL;
+    rt_engine *e = open_built(&dir, &m, &o);
     static atomic_int fired;
     atomic_store(&fired, 0);
     rt_test_cleaner_hook_set(hold_hook, &fired);
