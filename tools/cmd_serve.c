@@ -726,9 +726,11 @@ static int serve_start(struct serve_args *a, rt_engine **e_out, struct kafka_ser
         cred_store_close(a->so.credentials);
         a->so.credentials = NULL;
         const struct net_listener *l0 = &a->so.net.listeners[0];
-        cli_fail("serve", "cannot listen on %s:%u%s: %s", l0->host, l0->port,
+        /* kafka_server_start fails on a listen, or on a broker file it loads (acls.meta,
+         * broker-configs.meta: logged above with the file and offset): say both. */
+        cli_fail("serve", "cannot start the broker on %s:%u%s: %s", l0->host, l0->port,
                  a->so.net.listener_count > 1 ? " (or another of --listeners)" : "",
-                 rt_strerror(rc));
+                 rc == RT_E_CORRUPT ? "a broker file is damaged (named above)" : rt_strerror(rc));
         cli_engine_close("serve", e);
         kafka_metrics_destroy(metrics);
         return CLI_EXIT_FAIL;
