@@ -64,6 +64,13 @@ unsigned tu_sweep_stride(void)
     return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
 }
 
+bool tu_sweep_takes(unsigned index)
+{
+    unsigned stride = tu_sweep_stride();
+    unsigned phase = strcmp(tu_backend(), "sync") == 0 ? 1 : 0;
+    return stride == 1 || index % stride == phase % stride;
+}
+
 const char *tu_backend(void)
 {
     const char *b = getenv("RT_TEST_IO");

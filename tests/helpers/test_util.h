@@ -32,6 +32,11 @@ const char *tu_backend(void);
  * 1 to 64, default 1. The Release stage of tools/test.sh sweeps every op; the sanitizer stages,
  * which look for memory and thread errors on the same paths, set 3. */
 unsigned tu_sweep_stride(void);
+/* For a matrix of independent cases (the damage matrix) under the same stride: whether case
+ * `index` (0, 1, 2, ... in the matrix's order) runs here. Every case runs at stride 1; at stride
+ * s, the cases with index % s == the backend's phase (uring 0, sync 1), so the two backends of
+ * one stage together cover 2 of every s cases and never the same one. */
+bool tu_sweep_takes(unsigned index);
 
 /* Whole-file helpers; abort the test on failure. */
 size_t tu_file_size(const char *path);
