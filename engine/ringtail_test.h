@@ -44,6 +44,10 @@ void rt_test_cleaner_hook_set(void (*fn)(int step, void *ctx), void *ctx);
  * Process-wide (a forked child inherits it). */
 void rt_test_cleaner_background_set(bool on);
 
+/* Moves the log cleaner's clock (its delete horizons, delete.retention.ms, the compaction lags
+ * and the due checks) skew_ms ahead of the real one; 0 puts it back. Process-wide. */
+void rt_test_cleaner_clock_set(int64_t skew_ms);
+
 #ifdef __cplusplus
 }
 #endif

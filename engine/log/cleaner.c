@@ -17,7 +17,7 @@
  *      (the .txnindex entries of every segment) and control batches never enter it.
  *   3. The segments below mapped_end are rewritten in groups (consecutive, at most a segment's
  *      size and 2^31 offsets each) from the log start, each group into one new segment named
- *      after its first source, through the swap (CL3-CL5), keeping what CLN1-CLN7 keep.
+ *      after its first source, through the swap (CL3-CL5), keeping what CLN1-CLN9 keep.
  *   4. cleaned_end = mapped_end; passes repeat until the whole range was mapped.
  *
  * What is kept (record by record, as Kafka's MemoryRecords.filterTo; docs/format.md A.9):
@@ -29,27 +29,43 @@
  *        Kafka keeps it), so sequence and epoch checks survive the clean; an empty batch a
  *        former clean kept is kept while it is its producer's last.
  *   CLN3 A data batch at or past mapped_end is kept whole; below it, a record is kept when it
- *        has a key, no later offset of that key is in the map, and it is not a tombstone older
- *        than delete.retention.ms (batch maxTimestamp) — an expired tombstone is kept still
- *        while an older record of its key was kept (CLN4), or a deleted key would come back.
+ *        has a key, no later offset of that key is in the map, and it is not a tombstone whose
+ *        batch's delete horizon has passed (CLN9) — an expired tombstone is kept still while an
+ *        older record of its key was kept (CLN4), or a deleted key would come back.
  *   CLN4 The keys of every kept record are remembered for the pass (a set as large as the key
  *        map; when it is full, no tombstone is dropped in that pass): a tombstone is dropped only
  *        when no record of its key was kept before it (a batch past mapped_end is kept whole
  *        and may hold a record the tombstone still has to hide).
  *   CLN5 A COMMIT or ABORT marker is kept while a batch of its transaction was kept in this pass
- *        (data precede their marker, and every pass walks from the log start), or while it is
- *        younger than delete.retention.ms; a kept ABORT marker keeps its .txnindex entry.
+ *        (data precede their marker, and every pass walks from the log start), while it is its
+ *        producer's last entry (the producer table holds no data batch after it, same epoch:
+ *        it keeps the epoch for fencing, Kafka's "last entry is a transaction marker"), or
+ *        until its delete horizon has passed (CLN9); a kept ABORT marker keeps its .txnindex
+ *        entry, a dropped one drops it.
  *   CLN6 Offsets are never changed: the new segment's batches keep their base offsets and their
  *        records their offset deltas, so offsets skip where records went (CL1).
  *   CLN7 A batch all of whose records are kept is copied byte for byte; one with some kept is
  *        rewritten by batch_filter (BF1-BF5: same baseOffset, lastOffsetDelta, producer fields,
- *        attributes and codec, the kept records byte for byte, maxTimestamp recomputed, CRC
+ *        attributes and codec, the kept records byte for byte (BF6 aside), maxTimestamp recomputed, CRC
  *        sealed); one with none kept is dropped (CLN2 aside).
  *   CLN8 A group of one segment of which every batch would be copied whole is not swapped: its
  *        .cleaned files are removed before anything is committed (CL6 would remove them after a
  *        crash), so a clean that changes nothing there costs no fsync (a partition that rolls
  *        often, with max.compaction.lag.ms small, would otherwise rewrite its whole log at each
  *        roll).
+ *   CLN9 Delete horizons (KIP-534; docs/format.md A.9 CL8): a clean that keeps a tombstone, or a
+ *        marker whose transaction has no batch left (CLN5), in a batch without a horizon
+ *        rewrites that batch with one: attribute bit 6 and baseTimestamp = the clean's now +
+ *        delete.retention.ms (batch_filter BF6). A later clean drops the tombstone (CLN3) or
+ *        the marker once now ≥ that horizon. So both outlive their data by delete.retention.ms
+ *        counted from the clean that found the data gone, as Kafka's (not from their own
+ *        timestamp: a marker written long ago whose data a clean just removed stays another
+ *        delete.retention.ms for consumers still reading the old segments). A clean records
+ *        the nearest horizon still ahead of the batches it kept (partition clean_horizon_ms:
+ *        Kafka's latestDeleteHorizon, in memory, unknown after a reopen until the next clean);
+ *        cleaner_due says a clean is due once it has passed, dirty or not, so an idle
+ *        partition's tombstones and markers do go. A delete.retention.ms that overflows now +
+ *        it sets no horizon (they are kept).
  *
  * Where it runs (issue 26: a 256 MiB clean made on the shard thread held every append of that
  * shard for 2.3-2.9 s). As Kafka's LogCleaner threads beside the appenders, with only the swap
@@ -129,6 +145,8 @@
 #include "segment.h"
 #include "segment_maps.h"
 #include "shard.h"
+
+_Atomic int64_t cleaner_clock_skew_ms; /* rt_test_cleaner_clock_set */
 
 /* ---- key hashes and the key map ---- */
 
@@ -304,7 +322,8 @@ struct aborted {
 };
 
 struct last_batch {
-    int64_t producer_id, last_offset;
+    int64_t producer_id, last_offset; /* last_offset -1: the producer's last entry is a marker */
+    int16_t epoch;
 };
 
 /* A small open-addressing set of int64 (producer ids), or of key hashes. */
@@ -391,6 +410,7 @@ struct cleaner_run {
     bool force;
     bool busy;    /* CLB3: the prepare call found another clean running */
     bool stopped; /* CLB4, CLB5: a swap was refused or the clean cancelled: nothing more */
+    bool failed;  /* the work failed: finish_call keeps the partition's CLN9 horizon */
     const struct partition_compaction *cfg; /* &ccfg */
     struct partition_compaction ccfg;       /* CLB2: copies the prepare call took */
     struct segment_config scfg;
@@ -409,6 +429,8 @@ struct cleaner_run {
     struct hset txn_kept; /* CLN5: producers with a batch of the open transaction kept */
     struct hset shadowed; /* CLN4 */
     bool shadow_full;
+    int64_t horizon_ms; /* CLN9: now + delete.retention.ms, the horizon a clean sets; -1 none */
+    int64_t horizon_next_ms; /* CLN9: the nearest horizon still ahead among the kept batches */
     int64_t dirty_start, mapped_end;
     int64_t cleaned_end_at_start; /* the partition's cleaned_end at the prepare call */
     struct cleaner_result *out;
@@ -451,10 +473,22 @@ static bool is_last_of_producer(const struct cleaner_run *r, const struct batch_
 {
     if (h->producer_id < 0 || batch_is_control(h))
         return false;
-    struct last_batch key = {h->producer_id, 0};
+    struct last_batch key = {h->producer_id, 0, 0};
     const struct last_batch *l =
         bsearch(&key, r->lasts, r->last_count, sizeof(*r->lasts), cmp_last);
     return l && l->last_offset == batch_last_offset(h);
+}
+
+/* CLN5: a marker that is its producer's last entry (no data batch after it in the producer
+ * table, same epoch) keeps the producer's epoch for fencing: Kafka keeps it too. */
+static bool is_last_marker_of_producer(const struct cleaner_run *r, const struct batch_header *h)
+{
+    if (h->producer_id < 0 || !batch_is_control(h))
+        return false;
+    struct last_batch key = {h->producer_id, 0, 0};
+    const struct last_batch *l =
+        bsearch(&key, r->lasts, r->last_count, sizeof(*r->lasts), cmp_last);
+    return l && l->last_offset < 0 && l->epoch == h->producer_epoch;
 }
 
 static int collect_aborted(struct cleaner_run *r)
@@ -483,11 +517,13 @@ static int collect_aborted(struct cleaner_run *r)
 static int add_last(void *ctx, const struct producer_entry *e)
 {
     struct cleaner_run *r = ctx;
-    if (e->batch_count == 0)
+    if (e->batch_count == 0) { /* CLN5: its last entry is a marker (or nothing left) */
+        r->lasts[r->last_count++] = (struct last_batch){e->producer_id, -1, e->epoch};
         return 0;
+    }
     const struct producer_batch *b = &e->batches[e->batch_count - 1];
     r->lasts[r->last_count++] =
-        (struct last_batch){e->producer_id, b->first_offset + b->offset_delta};
+        (struct last_batch){e->producer_id, b->first_offset + b->offset_delta, e->epoch};
     return 0;
 }
 
@@ -597,6 +633,21 @@ static int shadow_record(void *ctx, const struct record_ref *rec)
     return 0;
 }
 
+/* CLN9: the batch carries a delete horizon (attribute bit 6, baseTimestamp) that has passed. */
+static bool horizon_passed(const struct cleaner_run *r, const struct batch_header *h)
+{
+    return (h->attributes & BATCH_ATTR_DELETE_HORIZON) != 0 && h->base_timestamp <= r->now_ms;
+}
+
+/* CLN5: a marker's one record is kept when the marker is. */
+static int keep_marker_record(void *ctx, const struct batch_filter_record *rec, bool *keep)
+{
+    (void)ctx;
+    (void)rec;
+    *keep = true;
+    return 0;
+}
+
 /* CLN3: whether one record of a batch below mapped_end is kept; a kept key joins CLN4's set. */
 static int keep_record(void *ctx, const struct batch_filter_record *rec, bool *keep)
 {
@@ -609,8 +660,8 @@ static int keep_record(void *ctx, const struct batch_filter_record *rec, bool *k
     int64_t latest = key_map_get(&r->map, k);
     if (latest > rec->offset)
         return 0;
-    if (rec->value_len < 0 && r->now_ms - kb->h->max_timestamp >= r->cfg->delete_retention_ms &&
-        !r->shadow_full && !hset_has(&r->shadowed, k))
+    if (rec->value_len < 0 && horizon_passed(r, kb->h) && !r->shadow_full &&
+        !hset_has(&r->shadowed, k))
         return 0; /* CLN3: an expired tombstone with no record of its key kept before it */
     *keep = true;
     if (!r->shadow_full && !hset_add(&r->shadowed, k)) /* CLN4 */
@@ -628,10 +679,19 @@ static int keep_batch(struct cleaner_run *r, const uint8_t *b, size_t size,
     *out = b;
     *out_len = size;
     *out_h = *h;
-    if (batch_is_control(h)) { /* CLN5 */
-        bool data_kept = hset_remove_pid(&r->txn_kept, h->producer_id);
-        bool keep = data_kept || r->now_ms - h->max_timestamp < r->cfg->delete_retention_ms;
-        *result = keep ? BATCH_FILTER_WHOLE : BATCH_FILTER_DROP;
+    if (batch_is_control(h)) { /* CLN5, CLN9 */
+        bool data_kept =
+            hset_remove_pid(&r->txn_kept, h->producer_id) || is_last_marker_of_producer(r, h);
+        if (data_kept || (h->attributes & BATCH_ATTR_DELETE_HORIZON) || r->horizon_ms < 0) {
+            *result = data_kept || !horizon_passed(r, h) ? BATCH_FILTER_WHOLE : BATCH_FILTER_DROP;
+            return 0;
+        }
+        /* The transaction's data are gone: the marker gets its horizon (KIP-534). */
+        int rc = batch_filter_horizon(b, size, h, false, r->horizon_ms, keep_marker_record, NULL,
+                                      &r->filter, result, out, out_len, out_h);
+        if (rc)
+            return error_set(rc, "marker at offset %" PRId64 ": cannot set its delete horizon: %s",
+                             h->base_offset, rt_strerror(rc));
         return 0;
     }
     bool last = is_last_of_producer(r, h);
@@ -651,8 +711,8 @@ static int keep_batch(struct cleaner_run *r, const uint8_t *b, size_t size,
         }
     } else { /* CLN3, CLN7: record by record; CLN2: the producer's last keeps its header */
         struct keep_batch kb = {.r = r, .h = h};
-        int rc = batch_filter(b, size, h, last, keep_record, &kb, &r->filter, result, out, out_len,
-                              out_h);
+        int rc = batch_filter_horizon(b, size, h, last, r->horizon_ms, keep_record, &kb, &r->filter,
+                                      result, out, out_len, out_h); /* CLN9 */
         if (rc)
             return error_set(rc, "batch at offset %" PRId64 ": cannot filter its records: %s",
                              h->base_offset, rt_strerror(rc));
@@ -661,6 +721,17 @@ static int keep_batch(struct cleaner_run *r, const uint8_t *b, size_t size,
         !hset_add(&r->txn_kept, pid_hash(h->producer_id)))
         return -ENOMEM; /* sized for every producer of the partition: cannot be full */
     return 0;
+}
+
+/* CLN9: the nearest horizon still ahead among the batches kept, so the shard's periodic pass
+ * offers the partition again when it passes. */
+static void note_horizon(struct cleaner_run *r, enum batch_filter_result res,
+                         const struct batch_header *kept)
+{
+    if (res != BATCH_FILTER_DROP && (kept->attributes & BATCH_ATTR_DELETE_HORIZON) &&
+        kept->base_timestamp > r->now_ms &&
+        (r->horizon_next_ms == 0 || kept->base_timestamp < r->horizon_next_ms))
+        r->horizon_next_ms = kept->base_timestamp;
 }
 
 /* ---- step 3: writing a group ---- */
@@ -777,6 +848,7 @@ static int write_group(struct cleaner_run *r, const struct group *g, struct clea
                 int rc = keep_batch(r, seg->map + pos, (size_t)size, &h, &res, &nb, &nlen, &nh);
                 if (rc)
                     return rc;
+                note_horizon(r, res, &nh);
             }
             if ((at_end || res != BATCH_FILTER_WHOLE) && run_bytes > 0) {
                 int rc = cleaned_write(f, seg, seg->map + run_start, run_bytes,
@@ -1079,6 +1151,9 @@ static bool clean_due(const struct partition *p, uint32_t n, int64_t now_ms)
                 oldest_dirty_ts = ts;
         }
     }
+    if (p->clean_horizon_ms > 0 && p->clean_horizon_ms <= now_ms)
+        return true; /* CLN9: a tombstone's or marker's horizon passed (Kafka's
+                        latestDeleteHorizon) */
     if (dirty == 0)
         return false;
     if (oldest_dirty_ts >= 0 && c->max_lag_ms < INT64_MAX &&
@@ -1089,6 +1164,7 @@ static bool clean_due(const struct partition *p, uint32_t n, int64_t now_ms)
 
 bool cleaner_due(struct partition *p, int64_t now_ms)
 {
+    now_ms += atomic_load_explicit(&cleaner_clock_skew_ms, memory_order_relaxed); /* tests */
     if (!p->cfg.compaction.compact || p->frozen || p->cfg.segment.read_only ||
         atomic_load_explicit(&p->cleaning, memory_order_acquire) ||
         atomic_load_explicit(&p->clean_cancel, memory_order_acquire))
@@ -1206,6 +1282,14 @@ static int finish_call(struct shard *s, void *arg)
     if (r->out->segments_out > 0 && !p->frozen &&
         !atomic_load_explicit(&p->clean_cancel, memory_order_acquire))
         partition_vouch_all(p, true);
+    /* CLN9: a clean that walked the whole range knows the nearest horizon; one that stopped
+     * early only lowers it. */
+    int64_t next = r->horizon_next_ms;
+    if (r->stopped || r->failed) {
+        if (next == 0 || (p->clean_horizon_ms != 0 && p->clean_horizon_ms < next))
+            next = p->clean_horizon_ms;
+    }
+    p->clean_horizon_ms = next;
     return 0;
 }
 
@@ -1215,6 +1299,7 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
     if (!out)
         out = &local;
     memset(out, 0, sizeof(*out));
+    now_ms += atomic_load_explicit(&cleaner_clock_skew_ms, memory_order_relaxed); /* tests */
     struct cleaner_run r = {.p = p, .now_ms = now_ms, .force = force, .out = out};
     r.cfg = &r.ccfg;
     int rc;
@@ -1241,6 +1326,13 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
     int64_t end = r.segs[r.n - 1]->next_offset;
     r.dirty_start = r.cleaned_end_at_start > r.segs[0]->base_offset ? r.cleaned_end_at_start
                                                                     : r.segs[0]->base_offset;
+    /* CLN9: the horizon this clean gives tombstones and markers it keeps first (none when
+     * delete.retention.ms makes it overflow: they are kept for ever). */
+    r.horizon_ms = -1;
+    int64_t horizon;
+    if (r.ccfg.delete_retention_ms >= 0 &&
+        !__builtin_add_overflow(r.now_ms, r.ccfg.delete_retention_ms, &horizon) && horizon > 0)
+        r.horizon_ms = horizon;
     bool first = true;
     while (rc == 0 && !r.stopped && (first || r.dirty_start < end)) {
         first = false;
@@ -1265,6 +1357,7 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
         r.dirty_start = r.mapped_end;
         out->passes++;
     }
+    r.failed = rc != 0;
     int frc = on_shard(&r, finish_call);
     if (rc == 0)
         rc = frc;

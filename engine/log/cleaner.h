@@ -17,6 +17,7 @@
 #ifndef RT_CLEANER_H
 #define RT_CLEANER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -47,6 +48,10 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
 /* Whether a clean of p is due now (min.cleanable.dirty.ratio, max.compaction.lag.ms) and none
  * runs (CLB3). On p's shard thread. */
 bool cleaner_due(struct partition *p, int64_t now_ms);
+
+/* Tests only (rt_test_cleaner_clock_set): added to every now_ms cleaner_clean and cleaner_due
+ * are given, so a test moves the cleaner past delete.retention.ms without sleeping. */
+extern _Atomic int64_t cleaner_clock_skew_ms;
 
 /* CLB5: no clean of p starts or swaps any more (returns at once). */
 void cleaner_cancel(struct partition *p);

@@ -247,6 +247,7 @@ struct partition {
     int64_t active_trusted_next; /* its next offset then */
     int64_t cleaned_end;         /* writer: docs/format.md A.9 CL1, below it offsets may skip */
     uint64_t cleaner_passes;     /* writer: cleaner passes that swapped segments (tests) */
+    int64_t clean_horizon_ms;    /* writer: cleaner.c CLN9, the nearest delete horizon; 0 none */
     _Atomic bool cleaning;       /* cleaner.c CLB3: a clean holds the partition */
     _Atomic bool clean_cancel;   /* cleaner.c CLB5: deleted or closing: no clean starts or swaps */
     bool clean_queued;           /* cleaner_pool.c CLP2: under the pool's lock */
