@@ -1128,6 +1128,44 @@ static void markers_expire_after_horizon(void **state)
     tu_rmdir_free(dir);
 }
 
+/* CLN10 (KIP-354): a compacted partition that stops receiving appends has its active segment
+ * rolled by the shard's housekeeping once older than max.compaction.lag.ms, and cleaned: every
+ * superseded record goes although no append came after them. */
+static void idle_partition_cleaned(void **state)
+{
+    (void)state;
+    rt_test_cleaner_background_set(true);
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    struct rt_topic_config c[] = {{"cleanup.policy", "compact"}, {"max.compaction.lag.ms", "500"}};
+    assert_int_equal(rt_topic_create_with_configs(e, TOPIC, 1, c, 2), 0);
+    static struct model m;
+    model_init(&m);
+    for (int round = 0; round < 4; round++) /* 12 records, well inside one segment */
+        for (int k = 0; k < 3; k++)
+            put(e, &m, k, false);
+    static struct seen after[WRITES * 4];
+    int64_t ab = -1;
+    int na = 0;
+    for (int i = 0; i < 600; i++) { /* a roll, then a clean: two housekeeping passes */
+        na = read_all(e, &m, after, WRITES * 4, &ab);
+        if (na == 3)
+            break;
+        struct timespec t = {0, 50 * 1000 * 1000};
+        nanosleep(&t, NULL);
+    }
+    assert_int_equal(na, 3);
+    check_latest(&m, after, na, false);
+    check_no_superseded(&m, after, na, INT64_MAX);
+    assert_int_equal(rt_close(e), 0);
+    rt_test_cleaner_background_set(false);
+    verify_clean(dir);
+    tu_rmdir_free(dir);
+}
+
 static int teardown_template(void **state)
 {
     (void)state;
@@ -1157,6 +1195,7 @@ int main(void)
         cmocka_unit_test(topic_deleted_during_clean),
         cmocka_unit_test(close_during_background_clean),
         cmocka_unit_test(markers_expire_after_horizon),
+        cmocka_unit_test(idle_partition_cleaned),
     };
     if (getenv("TEST_FILTER")) /* one test by name, when debugging */
         cmocka_set_test_filter(getenv("TEST_FILTER"));

@@ -66,6 +66,15 @@
  *        cleaner_due says a clean is due once it has passed, dirty or not, so an idle
  *        partition's tombstones and markers do go. A delete.retention.ms that overflows now +
  *        it sets no horizon (they are kept).
+ *   CLN10 The active segment is never cleaned, so a partition that stops receiving appends
+ *        would keep its last records dirty for ever (a roll happened only at an append). As
+ *        Kafka's maxSegmentMs for a compacted log (KIP-354: min(segment.ms,
+ *        max.compaction.lag.ms)), the shard's housekeeping pass (every second, log.c's hook)
+ *        rolls a compacted partition's active segment once it is not empty and older than that
+ *        (cleaner_roll_due; age since the segment was created or opened, as the append path's
+ *        segment.ms); the segment it sealed is then cleanable and max.compaction.lag.ms makes
+ *        the clean due. A dormant newest segment (PA11) is not rolled (its partition wakes at
+ *        its next append); the roll is off with the cleaner thread (rt_test_cleaner_background_set).
  *
  * Where it runs (issue 26: a 256 MiB clean made on the shard thread held every append of that
  * shard for 2.3-2.9 s). As Kafka's LogCleaner threads beside the appenders, with only the swap
@@ -1171,6 +1180,19 @@ bool cleaner_due(struct partition *p, int64_t now_ms)
         return false;
     uint32_t n = cleanable_count(p, now_ms, p->cfg.compaction.min_lag_ms);
     return n > 0 && clean_due(p, n, now_ms);
+}
+
+bool cleaner_roll_due(const struct partition *p, int64_t now_ms)
+{
+    now_ms += atomic_load_explicit(&cleaner_clock_skew_ms, memory_order_relaxed); /* tests */
+    const struct segment *a = p->active;
+    if (!p->cfg.compaction.compact || p->frozen || p->cfg.segment.read_only || p->round_touched ||
+        !a || a->sealed || a->size_bytes == 0)
+        return false;
+    int64_t max_ms = p->cfg.segment_ms > 0 ? p->cfg.segment_ms : INT64_MAX;
+    if (p->cfg.compaction.max_lag_ms > 0 && p->cfg.compaction.max_lag_ms < max_ms)
+        max_ms = p->cfg.compaction.max_lag_ms;
+    return max_ms < INT64_MAX && now_ms - a->created_ms >= max_ms;
 }
 
 /* Groups the job's segs[0, n) whose base is below mapped_end; calls swap_group on each in turn
