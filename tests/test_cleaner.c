@@ -933,7 +933,7 @@ static void close_during_background_clean(void **state)
     tu_rmdir_free(dir);
 }
 
-/* ---- KIP-534: delete horizons of markers and tombstones (cleaner.c CLN9, batch_filter BF6) ---- */
+/* ---- KIP-534: delete horizons of markers and tombstones (cleaner.c CLN9, batch_filter BF6) --- */
 
 /* One keyed record (a tombstone when tomb) in a batch of its own. */
 static void put(rt_engine *e, struct model *m, int k, bool tomb)
@@ -1100,7 +1100,7 @@ static void markers_expire_after_horizon(void **state)
     na = read_all(e, &m, after, WRITES * 4, &ab);
     check_latest(&m, after, na, false);
 
-    /* Past the horizon: the periodic pass offers the partition (nothing is dirty) and drops them. */
+    /* Past the horizon: the periodic pass offers the partition (nothing dirty) and drops them. */
     rt_test_cleaner_clock_set(3600000 + 60000);
     rt_test_cleaner_background_set(true);
     for (int i = 0; i < 600; i++) {

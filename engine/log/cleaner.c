@@ -21,39 +21,39 @@
  *   4. cleaned_end = mapped_end; passes repeat until the whole range was mapped.
  *
  * What is kept (record by record, as Kafka's MemoryRecords.filterTo; docs/format.md A.9):
- *   CLN1 The records of an aborted transaction (a data batch whose producer id and offset lie
+ *   CLN1  The records of an aborted transaction (a data batch whose producer id and offset lie
  *        inside a .txnindex entry's [firstOffset, lastOffset]) are dropped; a producer's last
  *        batch among them keeps its empty header (CLN2).
- *   CLN2 A producer's last data batch (its producer table entry's newest batch) is never dropped
+ *   CLN2  A producer's last data batch (its producer table entry's newest batch) is never dropped
  *        whole: when none of its records is kept, its empty header is (batch_filter BF5, as
  *        Kafka keeps it), so sequence and epoch checks survive the clean; an empty batch a
  *        former clean kept is kept while it is its producer's last.
- *   CLN3 A data batch at or past mapped_end is kept whole; below it, a record is kept when it
+ *   CLN3  A data batch at or past mapped_end is kept whole; below it, a record is kept when it
  *        has a key, no later offset of that key is in the map, and it is not a tombstone whose
  *        batch's delete horizon has passed (CLN9) — an expired tombstone is kept still while an
  *        older record of its key was kept (CLN4), or a deleted key would come back.
- *   CLN4 The keys of every kept record are remembered for the pass (a set as large as the key
+ *   CLN4  The keys of every kept record are remembered for the pass (a set as large as the key
  *        map; when it is full, no tombstone is dropped in that pass): a tombstone is dropped only
  *        when no record of its key was kept before it (a batch past mapped_end is kept whole
  *        and may hold a record the tombstone still has to hide).
- *   CLN5 A COMMIT or ABORT marker is kept while a batch of its transaction was kept in this pass
+ *   CLN5  A COMMIT or ABORT marker is kept while a batch of its transaction was kept in this pass
  *        (data precede their marker, and every pass walks from the log start), while it is its
  *        producer's last entry (the producer table holds no data batch after it, same epoch:
  *        it keeps the epoch for fencing, Kafka's "last entry is a transaction marker"), or
  *        until its delete horizon has passed (CLN9); a kept ABORT marker keeps its .txnindex
  *        entry, a dropped one drops it.
- *   CLN6 Offsets are never changed: the new segment's batches keep their base offsets and their
+ *   CLN6  Offsets are never changed: the new segment's batches keep their base offsets and their
  *        records their offset deltas, so offsets skip where records went (CL1).
- *   CLN7 A batch all of whose records are kept is copied byte for byte; one with some kept is
+ *   CLN7  A batch all of whose records are kept is copied byte for byte; one with some kept is
  *        rewritten by batch_filter (BF1-BF5: same baseOffset, lastOffsetDelta, producer fields,
- *        attributes and codec, the kept records byte for byte (BF6 aside), maxTimestamp recomputed, CRC
- *        sealed); one with none kept is dropped (CLN2 aside).
- *   CLN8 A group of one segment of which every batch would be copied whole is not swapped: its
+ *        attributes and codec, the kept records byte for byte (BF6 aside), maxTimestamp
+ *        recomputed, CRC sealed); one with none kept is dropped (CLN2 aside).
+ *   CLN8  A group of one segment of which every batch would be copied whole is not swapped: its
  *        .cleaned files are removed before anything is committed (CL6 would remove them after a
  *        crash), so a clean that changes nothing there costs no fsync (a partition that rolls
  *        often, with max.compaction.lag.ms small, would otherwise rewrite its whole log at each
  *        roll).
- *   CLN9 Delete horizons (KIP-534; docs/format.md A.9 CL8): a clean that keeps a tombstone, or a
+ *   CLN9  Delete horizons (KIP-534; docs/format.md A.9 CL8): a clean that keeps a tombstone, or a
  *        marker whose transaction has no batch left (CLN5), in a batch without a horizon
  *        rewrites that batch with one: attribute bit 6 and baseTimestamp = the clean's now +
  *        delete.retention.ms (batch_filter BF6). A later clean drops the tombstone (CLN3) or
@@ -74,7 +74,8 @@
  *        (cleaner_roll_due; age since the segment was created or opened, as the append path's
  *        segment.ms); the segment it sealed is then cleanable and max.compaction.lag.ms makes
  *        the clean due. A dormant newest segment (PA11) is not rolled (its partition wakes at
- *        its next append); the roll is off with the cleaner thread (rt_test_cleaner_background_set).
+ *        its next append); the roll is off with the cleaner thread
+ *        (rt_test_cleaner_background_set).
  *
  * Where it runs (issue 26: a 256 MiB clean made on the shard thread held every append of that
  * shard for 2.3-2.9 s). As Kafka's LogCleaner threads beside the appenders, with only the swap
