@@ -85,10 +85,11 @@
  *        cleaner_clean: the engine's cleaner thread (cleaner_pool.c) or rt_topic_compact's
  *        caller, never a shard thread. Only four short calls run on the partition's shard thread
  *        (SHARD_REQ_CALL, between rounds, so never beside an append of that partition): the
- *        prepare (step 1, CLB2), each group's swap (the rest of CL3, CL4, CL5 and the list
- *        change: swap_call), the end of each pass (cleaned_end, writer state) and the finish
- *        (the recovery point vouches for the new segments). An append waits at most for one of
- *        those: a swap's checkpoint store, renames and directory fsyncs, never a pass.
+ *        prepare (step 1, CLB2), each group's swap (CL4, CL5's unlinks and renames and the
+ *        list change: swap_call; the first one also CL3's recovery point, CLB7), the end of each
+ *        pass (cleaned_end, writer state) and the finish (the recovery point vouches for the new
+ *        segments). An append waits at most for one of those: a swap's checkpoint store and
+ *        renames, never a pass nor the swap's other syncs (CLB7).
  *   CLB2 The worker reads only the segments the prepare call took a reference on and mapped:
  *        the sealed segments of the cleanable range (step 1), never the active one (nor the
  *        newest, which a sleeping partition keeps sealed but reopens at its next append, PA11).
@@ -125,12 +126,25 @@
  *   CLB6 The worker's references keep its segments' mappings (and their inodes: a segment a
  *        reader holds is never recycled, PA6) valid while it reads, even after retention or a
  *        swap took them off the list; the worker's last reference may free them.
+ *   CLB7 The swap call holds the shard thread for what must be atomic with the list change and
+ *        no more (measured: 7 syncs, 20-70 ms a swap on a loaded VM, before): the commit (CL4:
+ *        one checkpoint replacement, fdatasync + rename + directory fsync) and CL5's unlinks and
+ *        renames (no sync). The recovery point stops naming the job's segments once, at the
+ *        clean's first swap call (CL3 for every later swap too: nothing vouches for them again
+ *        before finish_call), not at every swap. The rest of CL5 — the directory fsync that
+ *        makes the renames durable, then the checkpoint without the swap — is the worker's,
+ *        right after the call (settle): until then the checkpoint names a swap already done,
+ *        which an open after a crash finishes again (each step found done, CL6). A settle that
+ *        fails is remembered by the partition and done by the next clean before it creates any
+ *        .cleaned file: a stale swap of base B must never meet an uncommitted B.*.cleaned.
  *
  * Costs: a pass reads every batch header of the cleanable range and every record of the dirty
  * part twice (map, then filter) and every record of the clean part once; it writes the kept
- * bytes once plus their indexes, and each swap costs 4 fdatasyncs, 2 checkpoint replacements
- * and 3 directory fsyncs (the .cleaned files' fdatasyncs and first directory fsync on the worker,
- * the rest in the swap call on the shard thread); each shard call is one request round trip. Memory: the key map (24 bytes a key) and the CLN4 set.
+ * bytes once plus their indexes, and each swap costs 5 fdatasyncs, 2 checkpoint replacements
+ * and 3 directory fsyncs, of which the shard thread makes 1 fdatasync and 1 directory fsync (the
+ * commit; plus one recovery point store at the clean's first swap and one in finish_call, CLB7);
+ * each shard call is one request round trip. Memory: the key map (24 bytes a key) and the CLN4
+ * set.
  */
 #include "cleaner.h"
 
@@ -444,6 +458,8 @@ struct cleaner_run {
     int64_t dirty_start, mapped_end;
     int64_t cleaned_end_at_start; /* the partition's cleaned_end at the prepare call */
     struct cleaner_result *out;
+    bool unvouched;                   /* CLB7: a swap call took the job's segments off the RP */
+    struct cleaner_checkpoint settle; /* CLB7: the swap the worker settles, source_count 0 none */
 };
 
 static int cmp_aborted(const void *x, const void *y)
@@ -1008,10 +1024,25 @@ static int swap_call(struct shard *s, void *arg)
         return 0;
     }
     /* CL3: the recovery point stops naming the sources (and what lies before them) before any
-     * of their files changes, so neither open nor verify trusts a file the swap replaced. */
-    for (uint32_t i = 0; i < at + g->count; i++)
+     * of their files changes, so neither open nor verify trusts a file the swap replaced. CLB7:
+     * at the clean's first swap, for every segment of the job still to be swapped at once (no
+     * one vouches for them again before finish_call), so the later swaps store nothing. */
+    uint32_t upto = at + (r->n - g->first);
+    if (upto > p->segment_count - 1)
+        upto = p->segment_count - 1;
+    bool named = false;
+    for (uint32_t i = 0; i < upto; i++) {
+        named |= p->segments[i]->vouched;
         p->segments[i]->vouched = false;
-    partition_vouch_all(p, false);
+    }
+    assert(upto >= at + g->count);
+    r->unvouched = true;
+    if (named) {
+        int vrc = partition_vouch_all(p, false);
+        if (vrc)
+            return keep_detail(r, error_set(vrc, "%s: cannot store the recovery point: %s", p->dir,
+                                            rt_strerror(vrc)));
+    }
     cleaner_step(CLEANER_STEP_WRITTEN);
     /* CL4: the commit point. */
     struct cleaner_checkpoint c = {
@@ -1035,12 +1066,15 @@ static int swap_call(struct shard *s, void *arg)
     }
     p->cleaned_end = c.cleaned_end;
     cleaner_step(CLEANER_STEP_COMMITTED);
-    rc = cleaner_swap_finish(p->cfg.segment.faults, p->dir, &c); /* CL5 */
-    cleaner_checkpoint_free(&c);
+    /* CL5's unlinks and renames; its directory fsync and the checkpoint's clearing are the
+     * worker's (CLB7: swap_group, after this call). */
+    rc = cleaner_swap_move(p->cfg.segment.faults, p->dir, &c);
     if (rc) {
+        cleaner_checkpoint_free(&c);
         partition_freeze(p); /* the list names files that are gone: a reopen finishes it */
         return keep_detail(r, rc);
     }
+    r->settle = c; /* owned by the worker now */
     struct segment_config scfg = p->cfg.segment;
     scfg.gaps_ok = true;
     scfg.pool = NULL;
@@ -1086,8 +1120,44 @@ static int swap_call(struct shard *s, void *arg)
     return 0;
 }
 
+/* CLB7: the rest of CL5 for the swap swap_call made (r->settle), on the worker: the directory
+ * fsync that makes its renames durable, then the checkpoint without the swap. Until then the
+ * checkpoint still names the finished swap (an open after a crash finishes it again: every step
+ * is found done). When it fails the partition remembers it, and the next clean settles before it
+ * writes any .cleaned file (a stale swap naming base B must never meet a new B.*.cleaned).
+ * Returns rc, or the settle's error when rc is 0. */
+static int settle(struct cleaner_run *r, int rc)
+{
+    struct partition *p = r->p;
+    int64_t end = r->settle.cleaned_end;
+    int src = cleaner_swap_settle(r->scfg.faults, p->dir, &r->settle);
+    cleaner_checkpoint_free(&r->settle);
+    r->settle.source_count = 0;
+    p->clean_settle_pending = src != 0;
+    p->clean_settle_end = end;
+    return rc ? rc : src;
+}
+
+/* CLB7: a former clean's settle that failed, done before this clean writes anything. */
+static int settle_pending(struct cleaner_run *r)
+{
+    struct partition *p = r->p;
+    if (!p->clean_settle_pending)
+        return 0;
+    struct cleaner_checkpoint done = {
+        .cleaned_end = p->clean_settle_end, .swap_base = -1, .swap_end = -1};
+    int rc = fs_fsync_dir(r->scfg.faults, p->dir);
+    if (rc == 0)
+        rc = cleaner_checkpoint_store(r->scfg.faults, p->dir, &done);
+    if (rc)
+        return error_set(rc, "%s/%s: cannot store: %s", p->dir, CLEANER_CHECKPOINT_FILE,
+                         strerror(-rc));
+    p->clean_settle_pending = false;
+    return 0;
+}
+
 /* Writes and seals the group's cleaned segment on the worker, then swaps it in on the shard
- * thread (swap_call). */
+ * thread (swap_call) and settles the swap (settle). */
 static int swap_group(struct cleaner_run *r, const struct group *g)
 {
     struct cleaned_files f;
@@ -1120,6 +1190,8 @@ static int swap_group(struct cleaner_run *r, const struct group *g)
         cleaned_remove(r, g->base); /* CLB4: nothing was committed */
     else if (rc == 0)
         r->out->bytes_out += size;
+    if (r->settle.source_count > 0)
+        rc = settle(r, rc);
     return rc;
 }
 
@@ -1302,9 +1374,9 @@ static int finish_call(struct shard *s, void *arg)
     (void)s;
     struct cleaner_run *r = arg;
     struct partition *p = r->p;
-    if (r->out->segments_out > 0 && !p->frozen &&
+    if ((r->out->segments_out > 0 || r->unvouched) && !p->frozen &&
         !atomic_load_explicit(&p->clean_cancel, memory_order_acquire))
-        partition_vouch_all(p, true);
+        (void)partition_vouch_all(p, true); /* a failure costs the next open a check */
     /* CLN9: a clean that walked the whole range knows the nearest horizon; one that stopped
      * early only lowers it. */
     int64_t next = r->horizon_next_ms;
@@ -1341,7 +1413,9 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
     }
     r.buf = (struct compression_buffer)COMPRESSION_BUFFER_INIT;
     r.filter = (struct batch_filter_scratch)BATCH_FILTER_SCRATCH_INIT;
-    rc = key_map_init(&r.map, r.ccfg.buffer_bytes);
+    rc = settle_pending(&r); /* CLB7 */
+    if (rc == 0)
+        rc = key_map_init(&r.map, r.ccfg.buffer_bytes);
     if (rc == 0)
         rc = hset_init(&r.txn_kept, r.pcap);
     if (rc == 0)
