@@ -771,6 +771,7 @@ struct cleaned_files {
     uint64_t bytes_since_index;
     int64_t max_timestamp;
     int64_t max_timestamp_offset;
+    bool index_full; /* cleaned_index_bytes was too small: no more entries */
 };
 
 static int cleaned_path(char *buf, size_t cap, const char *dir, int64_t base, const char *ext)
@@ -794,7 +795,22 @@ static void cleaned_close(struct cleaned_files *f)
     txn_index_close(&f->txns);
 }
 
-static int cleaned_open(struct cleaned_files *f, const struct cleaner_run *r, int64_t base)
+/* The .cleaned indexes' capacity: index_size_max_bytes, but no more than the group's bytes can
+ * fill (one entry per index_interval_bytes kept, at most the sources' bytes; plus the seal's), as
+ * segment.c sizes an active segment's. Measured (perf, bench --only clean): with 10 MiB sparse
+ * index files, the first store into each page of their mappings faulted in a readahead window
+ * of zero-filled pages, 36 % of the clean's time. */
+static size_t cleaned_index_bytes(const struct cleaner_run *r, uint64_t source_bytes)
+{
+    /* A rewritten batch may be a little larger than its source (recompressed, or a horizon's
+     * rebased deltas, BF6): a quarter more, and an index found full stops indexing (write_group). */
+    uint64_t entries = (source_bytes + source_bytes / 4) / r->scfg.index_interval_bytes + 8;
+    uint64_t bytes = entries * TIME_INDEX_ENTRY_BYTES; /* the larger of the two entry sizes */
+    return bytes < r->scfg.index_size_max_bytes ? (size_t)bytes : r->scfg.index_size_max_bytes;
+}
+
+static int cleaned_open(struct cleaned_files *f, const struct cleaner_run *r, int64_t base,
+                        uint64_t source_bytes)
 {
     const struct partition *p = r->p;
     memset(f, 0, sizeof(*f));
@@ -814,11 +830,11 @@ static int cleaned_open(struct cleaned_files *f, const struct cleaner_run *r, in
     }
     if (rc == 0 && (rc = cleaned_path(path, sizeof(path), p->dir, base, "index")) == 0) {
         (void)io_unlink(sc->faults, path);
-        rc = offset_index_open(&f->oidx, path, base, sc->index_size_max_bytes, true, 0);
+        rc = offset_index_open(&f->oidx, path, base, cleaned_index_bytes(r, source_bytes), true, 0);
     }
     if (rc == 0 && (rc = cleaned_path(path, sizeof(path), p->dir, base, "timeindex")) == 0) {
         (void)io_unlink(sc->faults, path);
-        rc = time_index_open(&f->tidx, path, base, sc->index_size_max_bytes, true, 0);
+        rc = time_index_open(&f->tidx, path, base, cleaned_index_bytes(r, source_bytes), true, 0);
     }
     if (rc == 0 && (rc = cleaned_path(path, sizeof(path), p->dir, base, "txnindex")) == 0) {
         (void)io_unlink(sc->faults, path);
@@ -903,11 +919,13 @@ static int write_group(struct cleaner_run *r, const struct group *g, struct clea
                     f->max_timestamp = nh.max_timestamp;
                     f->max_timestamp_offset = last;
                 }
-                if (f->bytes_since_index > interval) {
+                if (f->bytes_since_index > interval && !f->index_full) {
                     int rc = offset_index_append(&f->oidx, last, (uint32_t)position);
                     if (rc == 0)
                         rc = time_index_append(&f->tidx, f->max_timestamp, f->max_timestamp_offset);
-                    if (rc)
+                    if (rc == -ENOSPC)
+                        f->index_full = true; /* sparser from here: lookups scan further */
+                    else if (rc)
                         return error_set(rc, "%s: cleaned index: %s", seg->log_path, strerror(-rc));
                     f->bytes_since_index = 0;
                 }
@@ -1161,7 +1179,10 @@ static int settle_pending(struct cleaner_run *r)
 static int swap_group(struct cleaner_run *r, const struct group *g)
 {
     struct cleaned_files f;
-    int rc = cleaned_open(&f, r, g->base);
+    uint64_t source_bytes = 0;
+    for (uint32_t i = g->first; i < g->first + g->count; i++)
+        source_bytes += r->segs[i]->size_bytes;
+    int rc = cleaned_open(&f, r, g->base, source_bytes);
     if (rc)
         return rc;
     uint64_t changes = r->out->batches_dropped + r->out->batches_rewritten;
