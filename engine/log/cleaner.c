@@ -132,17 +132,22 @@
  *        renames (no sync). The recovery point stops naming the job's segments once, at the
  *        clean's first swap call (CL3 for every later swap too: nothing vouches for them again
  *        before finish_call), not at every swap. The rest of CL5 — the directory fsync that
- *        makes the renames durable, then the checkpoint without the swap — is the worker's,
- *        right after the call (settle): until then the checkpoint names a swap already done,
- *        which an open after a crash finishes again (each step found done, CL6). A settle that
- *        fails is remembered by the partition and done by the next clean before it creates any
- *        .cleaned file: a stale swap of base B must never meet an uncommitted B.*.cleaned.
+ *        makes the renames durable, then the checkpoint without the swap — is the worker's
+ *        (settle), once per pass: until then the checkpoint names a swap already done, which an
+ *        open after a crash finishes again (each step found done, CL6). Within a pass the next
+ *        group's CL3 directory fsync makes the previous swap's renames durable and its commit
+ *        replaces the checkpoint (bases only grow within a pass), so a swap costs no clearing
+ *        of its own; the pass's last swap is settled before the next pass, which starts again
+ *        from the log start. A settle that fails is remembered by the partition and done by the
+ *        next clean before it creates any .cleaned file: a stale swap of base B must never meet
+ *        an uncommitted B.*.cleaned.
  *
  * Costs: a pass reads every batch header of the cleanable range and every record of the dirty
  * part twice (map, then filter) and every record of the clean part once; it writes the kept
- * bytes once plus their indexes, and each swap costs 5 fdatasyncs, 2 checkpoint replacements
- * and 3 directory fsyncs, of which the shard thread makes 1 fdatasync and 1 directory fsync (the
- * commit; plus one recovery point store at the clean's first swap and one in finish_call, CLB7);
+ * bytes once plus their indexes, and each swap costs 5 fdatasyncs (4 .cleaned files, the
+ * commit's checkpoint) and 2 directory fsyncs, of which the shard thread makes 1 and 1 (the
+ * commit); each pass adds one settle (a directory fsync, a checkpoint replacement) and each
+ * clean one recovery point store at its first swap and one in finish_call (CLB7);
  * each shard call is one request round trip. Memory: the key map (24 bytes a key) and the CLN4
  * set.
  */
@@ -1083,6 +1088,11 @@ static int swap_call(struct shard *s, void *arg)
                                         CLEANER_CHECKPOINT_FILE, strerror(-rc)));
     }
     p->cleaned_end = c.cleaned_end;
+    /* CLB7: a former swap of this pass left pending is superseded: this commit replaced the
+     * checkpoint naming it, and this group's CL3 directory fsync, after that swap's renames,
+     * made them durable. It must never be settled now (that would clear this commit). */
+    cleaner_checkpoint_free(&r->settle);
+    r->settle.source_count = 0;
     cleaner_step(CLEANER_STEP_COMMITTED);
     /* CL5's unlinks and renames; its directory fsync and the checkpoint's clearing are the
      * worker's (CLB7: swap_group, after this call). */
@@ -1138,14 +1148,17 @@ static int swap_call(struct shard *s, void *arg)
     return 0;
 }
 
-/* CLB7: the rest of CL5 for the swap swap_call made (r->settle), on the worker: the directory
- * fsync that makes its renames durable, then the checkpoint without the swap. Until then the
- * checkpoint still names the finished swap (an open after a crash finishes it again: every step
- * is found done). When it fails the partition remembers it, and the next clean settles before it
- * writes any .cleaned file (a stale swap naming base B must never meet a new B.*.cleaned).
- * Returns rc, or the settle's error when rc is 0. */
+/* CLB7: the rest of CL5 for the last swap swap_call made (r->settle), on the worker, at the end
+ * of a pass or of the clean: the directory fsync that makes its renames durable, then the
+ * checkpoint without the swap. Until then the checkpoint still names the finished swap (an open
+ * after a crash finishes it again: every step is found done); the next swap of the pass, whose
+ * base is higher, supersedes it (swap_call). When it fails the partition remembers it, and the
+ * next clean settles before it writes any .cleaned file (a stale swap naming base B must never
+ * meet a new B.*.cleaned). Returns rc, or the settle's error when rc is 0. */
 static int settle(struct cleaner_run *r, int rc)
 {
+    if (r->settle.source_count == 0)
+        return rc;
     struct partition *p = r->p;
     int64_t end = r->settle.cleaned_end;
     int src = cleaner_swap_settle(r->scfg.faults, p->dir, &r->settle);
@@ -1211,8 +1224,6 @@ static int swap_group(struct cleaner_run *r, const struct group *g)
         cleaned_remove(r, g->base); /* CLB4: nothing was committed */
     else if (rc == 0)
         r->out->bytes_out += size;
-    if (r->settle.source_count > 0)
-        rc = settle(r, rc);
     return rc;
 }
 
@@ -1469,12 +1480,14 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
         r.shadowed.count = 0;
         r.shadow_full = false;
         rc = rewrite(&r);
+        rc = settle(&r, rc); /* CLB7: before the next pass meets the same bases again */
         if (rc || r.stopped)
             break;
         rc = on_shard(&r, pass_call);
         r.dirty_start = r.mapped_end;
         out->passes++;
     }
+    rc = settle(&r, rc); /* CLB7: a pass that stopped early */
     r.failed = rc != 0;
     int frc = on_shard(&r, finish_call);
     if (rc == 0)
