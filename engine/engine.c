@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleaner.h"
 #include "cleaner_checkpoint.h"
 #include "cleaner_pool.h"
 #include "consumer.h"
@@ -1426,6 +1427,11 @@ void rt_test_cleaner_hook_set(void (*fn)(int step, void *ctx), void *ctx)
 {
     cleaner_step_hook_ctx = ctx;
     cleaner_step_hook = fn;
+}
+
+void rt_test_cleaner_clock_set(int64_t skew_ms)
+{
+    atomic_store_explicit(&cleaner_clock_skew_ms, skew_ms, memory_order_relaxed);
 }
 
 void rt_test_cleaner_background_set(bool on)

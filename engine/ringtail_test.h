@@ -34,8 +34,9 @@ int rt_txn_verify_set(rt_engine *engine, bool on);
  * the .cleaned files durable, 2 the swap committed, 3 a replaced segment removed, 4 the indexes
  * renamed into place, 5 the log renamed into place, 6 the swap cleared; 7, not a swap step: a
  * group's files sealed on the cleaner's own thread, its swap not asked for yet), on the thread
- * that runs it (1-6 the partition's shard thread, 7 the cleaner's), so a crash test can die
- * there. Process-wide; NULL turns it off. */
+ * that runs it (1-4 the partition's shard thread, 5-7 the cleaner's; all of them the opening
+ * thread when an open finishes a swap), so a crash test can die there. Process-wide; NULL
+ * turns it off. */
 void rt_test_cleaner_hook_set(void (*fn)(int step, void *ctx), void *ctx);
 
 /* Whether the shards' housekeeping offers compacted partitions to the engine's cleaner thread
@@ -43,6 +44,10 @@ void rt_test_cleaner_hook_set(void (*fn)(int step, void *ctx), void *ctx);
  * (test_cleaner's crash template) turns it off, as Kafka's log.cleaner.enable=false would.
  * Process-wide (a forked child inherits it). */
 void rt_test_cleaner_background_set(bool on);
+
+/* Moves the log cleaner's clock (its delete horizons, delete.retention.ms, the compaction lags
+ * and the due checks) skew_ms ahead of the real one; 0 puts it back. Process-wide. */
+void rt_test_cleaner_clock_set(int64_t skew_ms);
 
 #ifdef __cplusplus
 }

@@ -273,12 +273,74 @@ static void rewritten_batch_downconverts(void **state)
     }
 }
 
+static int keep_every(void *ctx, const struct batch_filter_record *r, bool *keep)
+{
+    (void)ctx;
+    (void)r;
+    *keep = true;
+    return 0;
+}
+
+/* BF6 (A.9 CL8, B.7 V15c): a marker given a delete horizon: bit 6, baseTimestamp = the horizon,
+ * its record's timestamp unchanged through a rebased timestampDelta (the batch grows past 78
+ * bytes: only a cleaned segment takes it); a batch that has its horizon, or a data batch with no
+ * tombstone kept, gets none. */
+static void horizon_rebases(void **state)
+{
+    (void)state;
+    uint8_t m[CONTROL_BATCH_BYTES];
+    control_batch_build(m, 9, 3, CONTROL_ABORT, 4, 5000);
+    batch_stamp_base_offset(m, 77);
+    struct batch_header h, nh, vh;
+    assert_int_equal(batch_validate_stored(m, sizeof m, true, &h, NULL), 0);
+    struct batch_filter_scratch s = BATCH_FILTER_SCRATCH_INIT;
+    enum batch_filter_result res;
+    const uint8_t *out = NULL;
+    size_t out_len = 0;
+    const int64_t horizon = 5000 + 3600000;
+    assert_int_equal(batch_filter_horizon(m, sizeof m, &h, false, horizon, keep_every, NULL, &s,
+                                          &res, &out, &out_len, &nh),
+                     0);
+    assert_int_equal(res, BATCH_FILTER_REWRITTEN);
+    assert_true(nh.attributes & BATCH_ATTR_DELETE_HORIZON);
+    assert_int_equal(nh.attributes & ~BATCH_ATTR_DELETE_HORIZON, h.attributes);
+    assert_int_equal(nh.base_timestamp, horizon);
+    assert_int_equal(nh.max_timestamp, 5000);
+    assert_int_equal(nh.base_offset, 77);
+    assert_true(out_len > CONTROL_BATCH_BYTES && out_len <= CONTROL_BATCH_BYTES + 9);
+    const char *why = NULL;
+    assert_int_equal(batch_validate_stored(out, out_len, true, &vh, &why), 0);      /* V15c */
+    assert_int_not_equal(batch_validate_stored(out, out_len, false, &vh, &why), 0); /* V15 */
+    assert_int_equal(control_batch_type(out, out_len), CONTROL_ABORT);
+    struct record_view rv;
+    assert_true(record_decode(out + BATCH_HEADER_BYTES, out + out_len, &rv, &why) > 0);
+    assert_int_equal(nh.base_timestamp + rv.timestamp_delta, 5000);
+    /* Already has one: kept as it is. */
+    static uint8_t again[128];
+    memcpy(again, out, out_len);
+    size_t again_len = out_len;
+    assert_int_equal(batch_filter_horizon(again, again_len, &nh, false, horizon + 1, keep_every,
+                                          NULL, &s, &res, &out, &out_len, &vh),
+                     0);
+    assert_int_equal(res, BATCH_FILTER_WHOLE);
+    /* A data batch without tombstones: no horizon. */
+    static uint8_t in[4096];
+    size_t len = build(in, sizeof in, BATCH_COMPRESSION_NONE, 0);
+    assert_int_equal(batch_validate_stored(in, len, false, &h, NULL), 0);
+    assert_int_equal(batch_filter_horizon(in, len, &h, false, horizon, keep_every, NULL, &s, &res,
+                                          &out, &out_len, &nh),
+                     0);
+    assert_int_equal(res, BATCH_FILTER_WHOLE);
+    batch_filter_scratch_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rewrite_uncompressed), cmocka_unit_test(rewrite_compressed),
         cmocka_unit_test(all_kept_is_whole),    cmocka_unit_test(none_kept),
         cmocka_unit_test(relaxed_rules_refuse), cmocka_unit_test(rewritten_batch_downconverts),
+        cmocka_unit_test(horizon_rebases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -933,6 +933,239 @@ static void close_during_background_clean(void **state)
     tu_rmdir_free(dir);
 }
 
+/* ---- KIP-534: delete horizons of markers and tombstones (cleaner.c CLN9, batch_filter BF6) --- */
+
+/* One keyed record (a tombstone when tomb) in a batch of its own. */
+static void put(rt_engine *e, struct model *m, int k, bool tomb)
+{
+    int idx = m->count++;
+    m->w[idx] = (struct written){k, tomb, true};
+    m->latest[k] = idx;
+    char key[16], val[VALUE_MAX];
+    snprintf(key, sizeof key, "k%d", k);
+    snprintf(val, sizeof val, "v%d", idx);
+    struct rt_header h = {"i", 1, val + 1, (int32_t)strlen(val + 1)};
+    struct rt_record r = {.key = key,
+                          .key_len = (int32_t)strlen(key),
+                          .value = tomb ? NULL : val,
+                          .value_len = tomb ? -1 : (int32_t)strlen(val),
+                          .timestamp_ms = ts_ms,
+                          .headers = &h,
+                          .header_count = 1};
+    int64_t base = -1;
+    assert_int_equal(rt_append(e, TOPIC, 0, &r, 1, &base), 0);
+}
+
+/* A transaction writing one record of key k. */
+static void txn_one(rt_producer *p, struct model *m, int k, bool commit)
+{
+    assert_int_equal(rt_producer_begin(p), 0);
+    int idx = m->count++;
+    m->w[idx] = (struct written){k, false, commit};
+    char key[16], val[VALUE_MAX];
+    snprintf(key, sizeof key, "k%d", k);
+    snprintf(val, sizeof val, "v%d", idx);
+    struct rt_header h = {"i", 1, val + 1, (int32_t)strlen(val + 1)};
+    struct rt_producer_message msg = {.record = {.key = key,
+                                                 .key_len = (int32_t)strlen(key),
+                                                 .value = val,
+                                                 .value_len = (int32_t)strlen(val),
+                                                 .timestamp_ms = ts_ms,
+                                                 .headers = &h,
+                                                 .header_count = 1},
+                                      .sequence = -1};
+    assert_int_equal(rt_producer_send(p, TOPIC, 0, &msg, NULL, NULL), 0);
+    if (commit) {
+        assert_int_equal(rt_producer_commit(p, 10000), 0);
+        m->latest[k] = idx;
+    } else {
+        assert_int_equal(rt_producer_abort(p, 10000), 0);
+    }
+}
+
+struct log_counts {
+    int markers, aborts, horizons, marker_horizons, tombstone_batches, txnindex_entries;
+};
+
+/* Walks every .log of the partition (batch headers only, B.2) and sizes its .txnindex files. */
+static void count_log(const char *dir, struct log_counts *c)
+{
+    memset(c, 0, sizeof(*c));
+    char *cmd = tu_path("ls %s/" TOPIC "-0/", dir);
+    FILE *ls = popen(cmd, "r");
+    free(cmd);
+    assert_non_null(ls);
+    char name[256];
+    while (fgets(name, sizeof name, ls)) {
+        name[strcspn(name, "\n")] = 0;
+        size_t n = strlen(name);
+        char *path = tu_path("%s/" TOPIC "-0/%s", dir, name);
+        if (n > 9 && strcmp(name + n - 9, ".txnindex") == 0) {
+            c->txnindex_entries += (int)(tu_file_size(path) / 34);
+        } else if (n > 4 && strcmp(name + n - 4, ".log") == 0) {
+            FILE *f = fopen(path, "rb");
+            assert_non_null(f);
+            static uint8_t buf[1 << 20];
+            size_t len = fread(buf, 1, sizeof buf, f);
+            fclose(f);
+            size_t pos = 0;
+            while (pos + 61 <= len) {
+                uint32_t blen = (uint32_t)buf[pos + 8] << 24 | (uint32_t)buf[pos + 9] << 16 |
+                                (uint32_t)buf[pos + 10] << 8 | buf[pos + 11];
+                if (blen < 49 || pos + 12 + blen > len || buf[pos + 16] != 2)
+                    break; /* the active segment's zeros */
+                uint16_t attr = (uint16_t)(buf[pos + 21] << 8 | buf[pos + 22]);
+                if (attr & 0x40)
+                    c->horizons++;
+                if (attr & 0x20) {
+                    c->markers++;
+                    if (attr & 0x40)
+                        c->marker_horizons++;
+                    /* the record: length, attributes, timestampDelta, offsetDelta, keyLen (4),
+                     * key version i16, type i16 (0 ABORT) */
+                    const uint8_t *r = buf + pos + 61;
+                    size_t k = 2; /* length varint (1 byte) and attributes */
+                    while (r[k] & 0x80)
+                        k++;            /* timestampDelta */
+                    k += 1 + 1 + 1 + 2; /* its last byte, offsetDelta, keyLen, key version */
+                    if (r[k] == 0 && r[k + 1] == 0)
+                        c->aborts++;
+                }
+                pos += 12 + blen;
+            }
+        }
+        free(path);
+    }
+    pclose(ls);
+}
+
+/* CLN9, BF6, V15c (KIP-98, KIP-534): the first clean after a transaction's data are gone gives
+ * its marker a delete horizon (now + delete.retention.ms) and keeps it, as it keeps a tombstone
+ * with its horizon; a clean before the horizon keeps both; the shard's periodic pass cleans
+ * again once the horizon has passed (no new data: nothing dirty) and drops them, with the
+ * aborted transactions' .txnindex entries. read_committed never sees an aborted record and
+ * verify stays clean throughout. */
+static void markers_expire_after_horizon(void **state)
+{
+    (void)state;
+    rt_test_cleaner_background_set(false);
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    create_topic(e, "3600000");
+    rt_producer *p = txn_producer(e);
+    static struct model m;
+    model_init(&m);
+    for (int i = 0; i < 6; i++)
+        txn_one(p, &m, i, i % 2 == 0); /* keys 0-5: 3 committed, 3 aborted */
+    for (int k = 0; k < KEYS; k++)
+        put(e, &m, k, false); /* supersedes the committed transactions' data */
+    for (int k = 0; k < 10; k++)
+        put(e, &m, k, true);                /* keys 0-9 deleted */
+    for (int round = 0; round < 3; round++) /* the above sealed, well below the active segment */
+        for (int k = 10; k < KEYS; k++)
+            put(e, &m, k, false);
+    struct log_counts c0, c1, c2, c3;
+    count_log(dir, &c0);
+    assert_int_equal(c0.markers, 6);
+    assert_int_equal(c0.aborts, 3);
+    assert_int_equal(c0.horizons, 0);
+    assert_int_equal(c0.txnindex_entries, 3);
+
+    static struct seen after[WRITES * 4];
+    int64_t ab = -1;
+    assert_int_equal(rt_topic_compact(e, TOPIC), 0); /* the data go, the markers get horizons */
+    count_log(dir, &c1);
+    assert_int_equal(c1.markers, 6);
+    assert_int_equal(c1.aborts, 3);
+    /* The last transaction's marker is its producer's last entry (CLN5: it keeps the epoch, as
+     * Kafka keeps it): no horizon, never dropped. */
+    assert_int_equal(c1.marker_horizons, 5);
+    assert_true(c1.horizons >= 5 + 1); /* and at least one batch of tombstones */
+    assert_int_equal(c1.txnindex_entries, 3);
+    int na = read_all(e, &m, after, WRITES * 4, &ab);
+    check_latest(&m, after, na, false); /* the tombstones are there */
+    rt_producer_close(p);
+    assert_int_equal(rt_close(e), 0);
+    verify_clean(dir); /* V15c: markers with a rebased record are longer than 78 bytes */
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+
+    rt_test_cleaner_clock_set(3600000 - 60000); /* a minute before the horizon */
+    assert_int_equal(rt_topic_compact(e, TOPIC), 0);
+    count_log(dir, &c2);
+    assert_int_equal(c2.markers, 6);
+    assert_int_equal(c2.marker_horizons, 5);
+    na = read_all(e, &m, after, WRITES * 4, &ab);
+    check_latest(&m, after, na, false);
+
+    /* Past the horizon: the periodic pass offers the partition (nothing dirty) and drops them. */
+    rt_test_cleaner_clock_set(3600000 + 60000);
+    rt_test_cleaner_background_set(true);
+    for (int i = 0; i < 600; i++) {
+        count_log(dir, &c3);
+        if (c3.markers == 1)
+            break;
+        struct timespec t = {0, 50 * 1000 * 1000};
+        nanosleep(&t, NULL);
+    }
+    rt_test_cleaner_background_set(false);
+    assert_int_equal(c3.markers, 1);         /* the producer's last transaction's */
+    assert_int_equal(c3.marker_horizons, 0); /* that one never had data gone */
+    assert_int_equal(c3.txnindex_entries, c3.aborts);
+    na = read_all(e, &m, after, WRITES * 4, &ab);
+    check_latest(&m, after, na, true);
+    for (int i = 0; i < na; i++)
+        assert_false(after[i].tombstone); /* every tombstone is past its horizon */
+    assert_int_equal(rt_close(e), 0);
+    rt_test_cleaner_clock_set(0);
+    verify_clean(dir);
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    na = read_all(e, &m, after, WRITES * 4, &ab);
+    check_latest(&m, after, na, true);
+    assert_int_equal(rt_close(e), 0);
+    tu_rmdir_free(dir);
+}
+
+/* CLN10 (KIP-354): a compacted partition that stops receiving appends has its active segment
+ * rolled by the shard's housekeeping once older than max.compaction.lag.ms, and cleaned: every
+ * superseded record goes although no append came after them. */
+static void idle_partition_cleaned(void **state)
+{
+    (void)state;
+    rt_test_cleaner_background_set(true);
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    struct rt_topic_config c[] = {{"cleanup.policy", "compact"}, {"max.compaction.lag.ms", "500"}};
+    assert_int_equal(rt_topic_create_with_configs(e, TOPIC, 1, c, 2), 0);
+    static struct model m;
+    model_init(&m);
+    for (int round = 0; round < 4; round++) /* 12 records, well inside one segment */
+        for (int k = 0; k < 3; k++)
+            put(e, &m, k, false);
+    static struct seen after[WRITES * 4];
+    int64_t ab = -1;
+    int na = 0;
+    for (int i = 0; i < 600; i++) { /* a roll, then a clean: two housekeeping passes */
+        na = read_all(e, &m, after, WRITES * 4, &ab);
+        if (na == 3)
+            break;
+        struct timespec t = {0, 50 * 1000 * 1000};
+        nanosleep(&t, NULL);
+    }
+    assert_int_equal(na, 3);
+    check_latest(&m, after, na, false);
+    check_no_superseded(&m, after, na, INT64_MAX);
+    assert_int_equal(rt_close(e), 0);
+    rt_test_cleaner_background_set(false);
+    verify_clean(dir);
+    tu_rmdir_free(dir);
+}
+
 static int teardown_template(void **state)
 {
     (void)state;
@@ -961,6 +1194,10 @@ int main(void)
         cmocka_unit_test(delete_records_during_clean),
         cmocka_unit_test(topic_deleted_during_clean),
         cmocka_unit_test(close_during_background_clean),
+        cmocka_unit_test(markers_expire_after_horizon),
+        cmocka_unit_test(idle_partition_cleaned),
     };
+    if (getenv("TEST_FILTER")) /* one test by name, when debugging */
+        cmocka_set_test_filter(getenv("TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, teardown_template);
 }

@@ -616,7 +616,11 @@ static int validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes, boo
             return fail(why, "control batch is compressed");
         if (h.record_count != 1 || h.last_offset_delta != 0)
             return fail(why, "control batch does not hold exactly one record");
-        if (size != CONTROL_BATCH_BYTES)
+        /* V15c: in a cleaned segment a marker with a delete horizon (A.9 CL8) has its record's
+         * timestampDelta rebased on it, 1 to 10 bytes (Kafka's cleaner writes the same). */
+        bool rebased = cleaned && (h.attributes & BATCH_ATTR_DELETE_HORIZON) != 0;
+        if (rebased ? size < CONTROL_BATCH_BYTES || size > CONTROL_BATCH_BYTES + 9
+                    : size != CONTROL_BATCH_BYTES)
             return fail(why, "control batch is not 78 bytes");
     }
     if (codec == BATCH_COMPRESSION_NONE || h.record_count == 0) {

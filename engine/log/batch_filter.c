@@ -2,7 +2,8 @@
  * batch_filter.c — a RecordBatch v2 rewritten with only the records a predicate keeps
  * (batch_filter.h BF1-BF5; docs/format.md A.9 CL7): Kafka's MemoryRecords.filterTo for the log
  * cleaner, in our words. It owns the rewritten batch's bytes; it must never change a kept
- * record's bytes nor decide which record is kept.
+ * record's bytes (but the timestampDelta a delete horizon rebases, BF6) nor decide which record
+ * is kept.
  */
 #include "batch_filter.h"
 
@@ -41,16 +42,60 @@ static void finish_header(uint8_t *out, size_t size, const uint8_t *orig, int16_
     batch_seal_crc(out, size);
 }
 
+/* BF6: appends the record p[0, n) to s->plain with its timestampDelta replaced by delta (the
+ * rest of its bytes unchanged, its length varint recomputed). */
+static int append_rebased(struct batch_filter_scratch *s, const uint8_t *p, int n, int64_t delta)
+{
+    const uint8_t *end = p + n;
+    int32_t body_len;
+    int a = varint_decode(p, end, &body_len);
+    if (a < 0 || a + 1 >= n)
+        return RT_E_CORRUPT; /* record_decode accepted it: cannot happen */
+    int64_t old_delta;
+    int t = varlong_decode(p + a + 1, end, &old_delta);
+    if (t < 0)
+        return RT_E_CORRUPT;
+    const uint8_t *rest = p + a + 1 + t; /* offsetDelta, key, value, headers */
+    size_t rest_len = (size_t)(end - rest);
+    size_t new_body = 1 + varlong_size(delta) + rest_len;
+    if (new_body > (size_t)INT32_MAX - 16)
+        return RT_E_RECORD_TOO_LARGE;
+    int rc = reserve(&s->plain, &s->plain_cap, s->plain_len + 5 + new_body);
+    if (rc)
+        return rc;
+    uint8_t *o = s->plain + s->plain_len;
+    size_t k = varint_encode(o, (int32_t)new_body);
+    o[k++] = 0; /* record attributes (V12: 0) */
+    k += varlong_encode(o + k, delta);
+    memcpy(o + k, rest, rest_len);
+    s->plain_len += k + rest_len;
+    return 0;
+}
+
 int batch_filter(const uint8_t *b, size_t len, const struct batch_header *h, bool keep_empty,
                  batch_filter_fn fn, void *ctx, struct batch_filter_scratch *s,
                  enum batch_filter_result *result, const uint8_t **out_batch, size_t *out_len,
                  struct batch_header *out_h)
+{
+    return batch_filter_horizon(b, len, h, keep_empty, -1, fn, ctx, s, result, out_batch, out_len,
+                                out_h);
+}
+
+int batch_filter_horizon(const uint8_t *b, size_t len, const struct batch_header *h,
+                         bool keep_empty, int64_t horizon_ms, batch_filter_fn fn, void *ctx,
+                         struct batch_filter_scratch *s, enum batch_filter_result *result,
+                         const uint8_t **out_batch, size_t *out_len, struct batch_header *out_h)
 {
     enum batch_compression codec =
         (enum batch_compression)(h->attributes & BATCH_ATTR_COMPRESSION_MASK);
     bool append_time = (h->attributes & BATCH_ATTR_LOG_APPEND_TIME) != 0;
     int32_t kept = 0;
     int64_t max_ts = INT64_MIN;
+    bool has_horizon = (h->attributes & BATCH_ATTR_DELETE_HORIZON) != 0;
+    /* BF6: whether the result gets a delete horizon: a control batch (its caller asks only for
+     * a marker whose transaction has no data left), or a data batch keeping a tombstone. */
+    bool set_horizon = horizon_ms >= 0 && !has_horizon && batch_is_control(h);
+    bool kept_tombstone = false;
     s->plain_len = 0;
     if (fn && h->record_count > 0) {
         const uint8_t *p = b + BATCH_HEADER_BYTES, *end = b + len;
@@ -84,11 +129,54 @@ int batch_filter(const uint8_t *b, size_t len, const struct batch_header *h, boo
                 int64_t ts = h->base_timestamp + rv.timestamp_delta; /* V14: representable */
                 if (ts > max_ts)
                     max_ts = ts;
+                if (rv.value_len < 0 && !batch_is_control(h))
+                    kept_tombstone = true;
             }
             p += n;
         }
     }
-    if (kept == h->record_count && h->record_count > 0) {
+    if (horizon_ms >= 0 && !has_horizon && kept_tombstone)
+        set_horizon = true;
+    if (set_horizon && kept > 0 && !append_time) {
+        /* BF6: the kept records again, each timestampDelta rebased on the horizon, so every
+         * record keeps its timestamp (Kafka's builder does the same). */
+        size_t plain_len = s->plain_len;
+        uint8_t *plain = s->plain;
+        s->plain = NULL;
+        s->plain_len = s->plain_cap = 0;
+        const uint8_t *q = plain, *qend = plain + plain_len;
+        int rc = 0;
+        while (rc == 0 && q < qend) {
+            struct record_view rv;
+            const char *why = NULL;
+            int n = record_decode(q, qend, &rv, &why);
+            if (n <= 0) {
+                rc = RT_E_CORRUPT;
+                break;
+            }
+            int64_t ts = h->base_timestamp + rv.timestamp_delta;
+            int64_t delta;
+            if (__builtin_sub_overflow(ts, horizon_ms, &delta))
+                rc = RT_E_CORRUPT; /* a timestamp the horizon cannot reach: no horizon */
+            else
+                rc = append_rebased(s, q, n, delta);
+            q += n;
+        }
+        if (rc == RT_E_CORRUPT && q <= qend) {
+            /* Keep the records as they were (no horizon): the batch stays as it is. */
+            free(s->plain);
+            s->plain = plain;
+            s->plain_len = plain_len;
+            s->plain_cap = plain_len;
+            set_horizon = false;
+            rc = 0;
+        } else {
+            free(plain);
+        }
+        if (rc)
+            return rc;
+    }
+    if (kept == h->record_count && h->record_count > 0 && !set_horizon) {
         *result = BATCH_FILTER_WHOLE;
         *out_batch = b;
         *out_len = len;
@@ -104,10 +192,15 @@ int batch_filter(const uint8_t *b, size_t len, const struct batch_header *h, boo
     int16_t attributes = h->attributes;
     int64_t base_ts = h->base_timestamp;
     if (kept == 0) { /* BF5 */
-        attributes = (int16_t)(attributes & ~BATCH_ATTR_COMPRESSION_MASK);
+        attributes =
+            (int16_t)(attributes & ~(BATCH_ATTR_COMPRESSION_MASK | BATCH_ATTR_DELETE_HORIZON));
         base_ts = max_ts = h->max_timestamp;
         section_len = 0;
     } else {
+        if (set_horizon) { /* BF6 */
+            attributes = (int16_t)(attributes | BATCH_ATTR_DELETE_HORIZON);
+            base_ts = horizon_ms;
+        }
         if (append_time) /* BF4 */
             max_ts = h->max_timestamp;
         if (codec != BATCH_COMPRESSION_NONE) { /* BF3 */

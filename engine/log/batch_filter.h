@@ -2,7 +2,8 @@
  * batch_filter.h — rewriting a RecordBatch v2 with only some of its records: what Kafka's
  * MemoryRecords.filterTo does for the log cleaner (docs/format.md A.9 CL7, B.7 V10c/V13c). It
  * owns the rewritten batch's layout; it must never decide which record is kept (its caller's
- * predicate does) and never change a kept record's bytes, offset or timestamp.
+ * predicate does) and never change a kept record's offset or timestamp, nor its bytes except
+ * the timestampDelta a delete horizon rebases (BF6).
  */
 #ifndef RT_BATCH_FILTER_H
 #define RT_BATCH_FILTER_H
@@ -55,14 +56,31 @@ struct batch_filter_scratch {
  *   BF3 is compressed again with the original codec (default level) when it was compressed;
  *   BF4 has maxTimestamp = the kept records' largest timestamp (CreateTime; Kafka's builder
  *       recomputes it), or the original's (LogAppendTime); then its CRC-32C is computed;
- *   BF5 empty (no record kept, keep_empty): the 61-byte header alone, codec none, baseTimestamp
- *       = maxTimestamp = the original maxTimestamp (Kafka's writeEmptyHeader).
+ *   BF5 empty (no record kept, keep_empty): the 61-byte header alone, codec none, no delete
+ *       horizon, baseTimestamp = maxTimestamp = the original maxTimestamp (Kafka's
+ *       writeEmptyHeader).
  * *out_batch / *out_len point into s until its next use; *out_h is the new header. Returns 0,
  * RT_E_CORRUPT (a record that does not decode), -ENOMEM, or fn's error. O(batch size). */
 int batch_filter(const uint8_t *b, size_t len, const struct batch_header *h, bool keep_empty,
                  batch_filter_fn fn, void *ctx, struct batch_filter_scratch *s,
                  enum batch_filter_result *result, const uint8_t **out_batch, size_t *out_len,
                  struct batch_header *out_h);
+
+/* batch_filter with KIP-534's delete horizon (docs/format.md A.9 CL8, B.2 attribute bit 6).
+ * horizon_ms < 0: as batch_filter. Else, when b has no delete horizon yet and either b is a
+ * control batch (its caller asks only for a marker whose transaction has no data left) or a
+ * record kept is a tombstone:
+ *   BF6 the result is rewritten (never BATCH_FILTER_WHOLE) with attribute bit 6 set and
+ *       baseTimestamp = horizon_ms; under CreateTime each kept record's timestampDelta is
+ *       re-encoded as its timestamp − horizon_ms (its other bytes unchanged, its length varint
+ *       recomputed), so every record's timestamp stays; under LogAppendTime the deltas stay
+ *       (readers take maxTimestamp). A record whose timestamp − horizon_ms overflows i64 makes
+ *       the batch keep no horizon (filtered as batch_filter would).
+ * A control batch needs an fn that keeps its record. BF5's empty header never has bit 6. */
+int batch_filter_horizon(const uint8_t *b, size_t len, const struct batch_header *h,
+                         bool keep_empty, int64_t horizon_ms, batch_filter_fn fn, void *ctx,
+                         struct batch_filter_scratch *s, enum batch_filter_result *result,
+                         const uint8_t **out_batch, size_t *out_len, struct batch_header *out_h);
 
 void batch_filter_scratch_free(struct batch_filter_scratch *s);
 

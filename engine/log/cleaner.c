@@ -17,39 +17,65 @@
  *      (the .txnindex entries of every segment) and control batches never enter it.
  *   3. The segments below mapped_end are rewritten in groups (consecutive, at most a segment's
  *      size and 2^31 offsets each) from the log start, each group into one new segment named
- *      after its first source, through the swap (CL3-CL5), keeping what CLN1-CLN7 keep.
+ *      after its first source, through the swap (CL3-CL5), keeping what CLN1-CLN9 keep.
  *   4. cleaned_end = mapped_end; passes repeat until the whole range was mapped.
  *
  * What is kept (record by record, as Kafka's MemoryRecords.filterTo; docs/format.md A.9):
- *   CLN1 The records of an aborted transaction (a data batch whose producer id and offset lie
+ *   CLN1  The records of an aborted transaction (a data batch whose producer id and offset lie
  *        inside a .txnindex entry's [firstOffset, lastOffset]) are dropped; a producer's last
  *        batch among them keeps its empty header (CLN2).
- *   CLN2 A producer's last data batch (its producer table entry's newest batch) is never dropped
+ *   CLN2  A producer's last data batch (its producer table entry's newest batch) is never dropped
  *        whole: when none of its records is kept, its empty header is (batch_filter BF5, as
  *        Kafka keeps it), so sequence and epoch checks survive the clean; an empty batch a
  *        former clean kept is kept while it is its producer's last.
- *   CLN3 A data batch at or past mapped_end is kept whole; below it, a record is kept when it
- *        has a key, no later offset of that key is in the map, and it is not a tombstone older
- *        than delete.retention.ms (batch maxTimestamp) — an expired tombstone is kept still
- *        while an older record of its key was kept (CLN4), or a deleted key would come back.
- *   CLN4 The keys of every kept record are remembered for the pass (a set as large as the key
+ *   CLN3  A data batch at or past mapped_end is kept whole; below it, a record is kept when it
+ *        has a key, no later offset of that key is in the map, and it is not a tombstone whose
+ *        batch's delete horizon has passed (CLN9) — an expired tombstone is kept still while an
+ *        older record of its key was kept (CLN4), or a deleted key would come back.
+ *   CLN4  The keys of every kept record are remembered for the pass (a set as large as the key
  *        map; when it is full, no tombstone is dropped in that pass): a tombstone is dropped only
  *        when no record of its key was kept before it (a batch past mapped_end is kept whole
  *        and may hold a record the tombstone still has to hide).
- *   CLN5 A COMMIT or ABORT marker is kept while a batch of its transaction was kept in this pass
- *        (data precede their marker, and every pass walks from the log start), or while it is
- *        younger than delete.retention.ms; a kept ABORT marker keeps its .txnindex entry.
- *   CLN6 Offsets are never changed: the new segment's batches keep their base offsets and their
+ *   CLN5  A COMMIT or ABORT marker is kept while a batch of its transaction was kept in this pass
+ *        (data precede their marker, and every pass walks from the log start), while it is its
+ *        producer's last entry (the producer table holds no data batch after it, same epoch:
+ *        it keeps the epoch for fencing, Kafka's "last entry is a transaction marker"), or
+ *        until its delete horizon has passed (CLN9); a kept ABORT marker keeps its .txnindex
+ *        entry, a dropped one drops it.
+ *   CLN6  Offsets are never changed: the new segment's batches keep their base offsets and their
  *        records their offset deltas, so offsets skip where records went (CL1).
- *   CLN7 A batch all of whose records are kept is copied byte for byte; one with some kept is
+ *   CLN7  A batch all of whose records are kept is copied byte for byte; one with some kept is
  *        rewritten by batch_filter (BF1-BF5: same baseOffset, lastOffsetDelta, producer fields,
- *        attributes and codec, the kept records byte for byte, maxTimestamp recomputed, CRC
- *        sealed); one with none kept is dropped (CLN2 aside).
- *   CLN8 A group of one segment of which every batch would be copied whole is not swapped: its
+ *        attributes and codec, the kept records byte for byte (BF6 aside), maxTimestamp
+ *        recomputed, CRC sealed); one with none kept is dropped (CLN2 aside).
+ *   CLN8  A group of one segment of which every batch would be copied whole is not swapped: its
  *        .cleaned files are removed before anything is committed (CL6 would remove them after a
  *        crash), so a clean that changes nothing there costs no fsync (a partition that rolls
  *        often, with max.compaction.lag.ms small, would otherwise rewrite its whole log at each
  *        roll).
+ *   CLN9  Delete horizons (KIP-534; docs/format.md A.9 CL8): a clean that keeps a tombstone, or a
+ *        marker whose transaction has no batch left (CLN5), in a batch without a horizon
+ *        rewrites that batch with one: attribute bit 6 and baseTimestamp = the clean's now +
+ *        delete.retention.ms (batch_filter BF6). A later clean drops the tombstone (CLN3) or
+ *        the marker once now ≥ that horizon. So both outlive their data by delete.retention.ms
+ *        counted from the clean that found the data gone, as Kafka's (not from their own
+ *        timestamp: a marker written long ago whose data a clean just removed stays another
+ *        delete.retention.ms for consumers still reading the old segments). A clean records
+ *        the nearest horizon still ahead of the batches it kept (partition clean_horizon_ms:
+ *        Kafka's latestDeleteHorizon, in memory, unknown after a reopen until the next clean);
+ *        cleaner_due says a clean is due once it has passed, dirty or not, so an idle
+ *        partition's tombstones and markers do go. A delete.retention.ms that overflows now +
+ *        it sets no horizon (they are kept).
+ *   CLN10 The active segment is never cleaned, so a partition that stops receiving appends
+ *        would keep its last records dirty for ever (a roll happened only at an append). As
+ *        Kafka's maxSegmentMs for a compacted log (KIP-354: min(segment.ms,
+ *        max.compaction.lag.ms)), the shard's housekeeping pass (every second, log.c's hook)
+ *        rolls a compacted partition's active segment once it is not empty and older than that
+ *        (cleaner_roll_due; age since the segment was created or opened, as the append path's
+ *        segment.ms); the segment it sealed is then cleanable and max.compaction.lag.ms makes
+ *        the clean due. A dormant newest segment (PA11) is not rolled (its partition wakes at
+ *        its next append); the roll is off with the cleaner thread
+ *        (rt_test_cleaner_background_set).
  *
  * Where it runs (issue 26: a 256 MiB clean made on the shard thread held every append of that
  * shard for 2.3-2.9 s). As Kafka's LogCleaner threads beside the appenders, with only the swap
@@ -59,10 +85,11 @@
  *        cleaner_clean: the engine's cleaner thread (cleaner_pool.c) or rt_topic_compact's
  *        caller, never a shard thread. Only four short calls run on the partition's shard thread
  *        (SHARD_REQ_CALL, between rounds, so never beside an append of that partition): the
- *        prepare (step 1, CLB2), each group's swap (the rest of CL3, CL4, CL5 and the list
- *        change: swap_call), the end of each pass (cleaned_end, writer state) and the finish
- *        (the recovery point vouches for the new segments). An append waits at most for one of
- *        those: a swap's checkpoint store, renames and directory fsyncs, never a pass.
+ *        prepare (step 1, CLB2), each group's swap (CL4, CL5's unlinks and renames and the
+ *        list change: swap_call; the first one also CL3's recovery point, CLB7), the end of each
+ *        pass (cleaned_end, writer state) and the finish (the recovery point vouches for the new
+ *        segments). An append waits at most for one of those: a swap's checkpoint store and
+ *        renames, never a pass nor the swap's other syncs (CLB7).
  *   CLB2 The worker reads only the segments the prepare call took a reference on and mapped:
  *        the sealed segments of the cleanable range (step 1), never the active one (nor the
  *        newest, which a sleeping partition keeps sealed but reopens at its next append, PA11).
@@ -99,12 +126,30 @@
  *   CLB6 The worker's references keep its segments' mappings (and their inodes: a segment a
  *        reader holds is never recycled, PA6) valid while it reads, even after retention or a
  *        swap took them off the list; the worker's last reference may free them.
+ *   CLB7 The swap call holds the shard thread for what must be atomic with the list change and
+ *        no more (measured: 7 syncs, 20-70 ms a swap on a loaded VM, before): the commit (CL4:
+ *        one checkpoint replacement, fdatasync + rename + directory fsync) and CL5's unlinks and
+ *        renames (no sync). The recovery point stops naming the job's segments once, at the
+ *        clean's first swap call (CL3 for every later swap too: nothing vouches for them again
+ *        before finish_call), not at every swap. The rest of CL5 — the directory fsync that
+ *        makes the renames durable, then the checkpoint without the swap — is the worker's
+ *        (settle), once per pass: until then the checkpoint names a swap already done, which an
+ *        open after a crash finishes again (each step found done, CL6). Within a pass the next
+ *        group's CL3 directory fsync makes the previous swap's renames durable and its commit
+ *        replaces the checkpoint (bases only grow within a pass), so a swap costs no clearing
+ *        of its own; the pass's last swap is settled before the next pass, which starts again
+ *        from the log start. A settle that fails is remembered by the partition and done by the
+ *        next clean before it creates any .cleaned file: a stale swap of base B must never meet
+ *        an uncommitted B.*.cleaned.
  *
  * Costs: a pass reads every batch header of the cleanable range and every record of the dirty
  * part twice (map, then filter) and every record of the clean part once; it writes the kept
- * bytes once plus their indexes, and each swap costs 4 fdatasyncs, 2 checkpoint replacements
- * and 3 directory fsyncs (the .cleaned files' fdatasyncs and first directory fsync on the worker,
- * the rest in the swap call on the shard thread); each shard call is one request round trip. Memory: the key map (24 bytes a key) and the CLN4 set.
+ * bytes once plus their indexes, and each swap costs 5 fdatasyncs (4 .cleaned files, the
+ * commit's checkpoint) and 2 directory fsyncs, of which the shard thread makes 1 and 1 (the
+ * commit); each pass adds one settle (a directory fsync, a checkpoint replacement) and each
+ * clean one recovery point store at its first swap and one in finish_call (CLB7);
+ * each shard call is one request round trip. Memory: the key map (24 bytes a key) and the CLN4
+ * set.
  */
 #include "cleaner.h"
 
@@ -129,6 +174,8 @@
 #include "segment.h"
 #include "segment_maps.h"
 #include "shard.h"
+
+_Atomic int64_t cleaner_clock_skew_ms; /* rt_test_cleaner_clock_set */
 
 /* ---- key hashes and the key map ---- */
 
@@ -304,7 +351,8 @@ struct aborted {
 };
 
 struct last_batch {
-    int64_t producer_id, last_offset;
+    int64_t producer_id, last_offset; /* last_offset -1: the producer's last entry is a marker */
+    int16_t epoch;
 };
 
 /* A small open-addressing set of int64 (producer ids), or of key hashes. */
@@ -391,6 +439,7 @@ struct cleaner_run {
     bool force;
     bool busy;    /* CLB3: the prepare call found another clean running */
     bool stopped; /* CLB4, CLB5: a swap was refused or the clean cancelled: nothing more */
+    bool failed;  /* the work failed: finish_call keeps the partition's CLN9 horizon */
     const struct partition_compaction *cfg; /* &ccfg */
     struct partition_compaction ccfg;       /* CLB2: copies the prepare call took */
     struct segment_config scfg;
@@ -409,9 +458,13 @@ struct cleaner_run {
     struct hset txn_kept; /* CLN5: producers with a batch of the open transaction kept */
     struct hset shadowed; /* CLN4 */
     bool shadow_full;
+    int64_t horizon_ms; /* CLN9: now + delete.retention.ms, the horizon a clean sets; -1 none */
+    int64_t horizon_next_ms; /* CLN9: the nearest horizon still ahead among the kept batches */
     int64_t dirty_start, mapped_end;
     int64_t cleaned_end_at_start; /* the partition's cleaned_end at the prepare call */
     struct cleaner_result *out;
+    bool unvouched;                   /* CLB7: a swap call took the job's segments off the RP */
+    struct cleaner_checkpoint settle; /* CLB7: the swap the worker settles, source_count 0 none */
 };
 
 static int cmp_aborted(const void *x, const void *y)
@@ -451,10 +504,22 @@ static bool is_last_of_producer(const struct cleaner_run *r, const struct batch_
 {
     if (h->producer_id < 0 || batch_is_control(h))
         return false;
-    struct last_batch key = {h->producer_id, 0};
+    struct last_batch key = {h->producer_id, 0, 0};
     const struct last_batch *l =
         bsearch(&key, r->lasts, r->last_count, sizeof(*r->lasts), cmp_last);
     return l && l->last_offset == batch_last_offset(h);
+}
+
+/* CLN5: a marker that is its producer's last entry (no data batch after it in the producer
+ * table, same epoch) keeps the producer's epoch for fencing: Kafka keeps it too. */
+static bool is_last_marker_of_producer(const struct cleaner_run *r, const struct batch_header *h)
+{
+    if (h->producer_id < 0 || !batch_is_control(h))
+        return false;
+    struct last_batch key = {h->producer_id, 0, 0};
+    const struct last_batch *l =
+        bsearch(&key, r->lasts, r->last_count, sizeof(*r->lasts), cmp_last);
+    return l && l->last_offset < 0 && l->epoch == h->producer_epoch;
 }
 
 static int collect_aborted(struct cleaner_run *r)
@@ -483,11 +548,13 @@ static int collect_aborted(struct cleaner_run *r)
 static int add_last(void *ctx, const struct producer_entry *e)
 {
     struct cleaner_run *r = ctx;
-    if (e->batch_count == 0)
+    if (e->batch_count == 0) { /* CLN5: its last entry is a marker (or nothing left) */
+        r->lasts[r->last_count++] = (struct last_batch){e->producer_id, -1, e->epoch};
         return 0;
+    }
     const struct producer_batch *b = &e->batches[e->batch_count - 1];
     r->lasts[r->last_count++] =
-        (struct last_batch){e->producer_id, b->first_offset + b->offset_delta};
+        (struct last_batch){e->producer_id, b->first_offset + b->offset_delta, e->epoch};
     return 0;
 }
 
@@ -597,6 +664,21 @@ static int shadow_record(void *ctx, const struct record_ref *rec)
     return 0;
 }
 
+/* CLN9: the batch carries a delete horizon (attribute bit 6, baseTimestamp) that has passed. */
+static bool horizon_passed(const struct cleaner_run *r, const struct batch_header *h)
+{
+    return (h->attributes & BATCH_ATTR_DELETE_HORIZON) != 0 && h->base_timestamp <= r->now_ms;
+}
+
+/* CLN5: a marker's one record is kept when the marker is. */
+static int keep_marker_record(void *ctx, const struct batch_filter_record *rec, bool *keep)
+{
+    (void)ctx;
+    (void)rec;
+    *keep = true;
+    return 0;
+}
+
 /* CLN3: whether one record of a batch below mapped_end is kept; a kept key joins CLN4's set. */
 static int keep_record(void *ctx, const struct batch_filter_record *rec, bool *keep)
 {
@@ -609,8 +691,8 @@ static int keep_record(void *ctx, const struct batch_filter_record *rec, bool *k
     int64_t latest = key_map_get(&r->map, k);
     if (latest > rec->offset)
         return 0;
-    if (rec->value_len < 0 && r->now_ms - kb->h->max_timestamp >= r->cfg->delete_retention_ms &&
-        !r->shadow_full && !hset_has(&r->shadowed, k))
+    if (rec->value_len < 0 && horizon_passed(r, kb->h) && !r->shadow_full &&
+        !hset_has(&r->shadowed, k))
         return 0; /* CLN3: an expired tombstone with no record of its key kept before it */
     *keep = true;
     if (!r->shadow_full && !hset_add(&r->shadowed, k)) /* CLN4 */
@@ -628,10 +710,19 @@ static int keep_batch(struct cleaner_run *r, const uint8_t *b, size_t size,
     *out = b;
     *out_len = size;
     *out_h = *h;
-    if (batch_is_control(h)) { /* CLN5 */
-        bool data_kept = hset_remove_pid(&r->txn_kept, h->producer_id);
-        bool keep = data_kept || r->now_ms - h->max_timestamp < r->cfg->delete_retention_ms;
-        *result = keep ? BATCH_FILTER_WHOLE : BATCH_FILTER_DROP;
+    if (batch_is_control(h)) { /* CLN5, CLN9 */
+        bool data_kept =
+            hset_remove_pid(&r->txn_kept, h->producer_id) || is_last_marker_of_producer(r, h);
+        if (data_kept || (h->attributes & BATCH_ATTR_DELETE_HORIZON) || r->horizon_ms < 0) {
+            *result = data_kept || !horizon_passed(r, h) ? BATCH_FILTER_WHOLE : BATCH_FILTER_DROP;
+            return 0;
+        }
+        /* The transaction's data are gone: the marker gets its horizon (KIP-534). */
+        int rc = batch_filter_horizon(b, size, h, false, r->horizon_ms, keep_marker_record, NULL,
+                                      &r->filter, result, out, out_len, out_h);
+        if (rc)
+            return error_set(rc, "marker at offset %" PRId64 ": cannot set its delete horizon: %s",
+                             h->base_offset, rt_strerror(rc));
         return 0;
     }
     bool last = is_last_of_producer(r, h);
@@ -651,8 +742,8 @@ static int keep_batch(struct cleaner_run *r, const uint8_t *b, size_t size,
         }
     } else { /* CLN3, CLN7: record by record; CLN2: the producer's last keeps its header */
         struct keep_batch kb = {.r = r, .h = h};
-        int rc = batch_filter(b, size, h, last, keep_record, &kb, &r->filter, result, out, out_len,
-                              out_h);
+        int rc = batch_filter_horizon(b, size, h, last, r->horizon_ms, keep_record, &kb, &r->filter,
+                                      result, out, out_len, out_h); /* CLN9 */
         if (rc)
             return error_set(rc, "batch at offset %" PRId64 ": cannot filter its records: %s",
                              h->base_offset, rt_strerror(rc));
@@ -661,6 +752,17 @@ static int keep_batch(struct cleaner_run *r, const uint8_t *b, size_t size,
         !hset_add(&r->txn_kept, pid_hash(h->producer_id)))
         return -ENOMEM; /* sized for every producer of the partition: cannot be full */
     return 0;
+}
+
+/* CLN9: the nearest horizon still ahead among the batches kept, so the shard's periodic pass
+ * offers the partition again when it passes. */
+static void note_horizon(struct cleaner_run *r, enum batch_filter_result res,
+                         const struct batch_header *kept)
+{
+    if (res != BATCH_FILTER_DROP && (kept->attributes & BATCH_ATTR_DELETE_HORIZON) &&
+        kept->base_timestamp > r->now_ms &&
+        (r->horizon_next_ms == 0 || kept->base_timestamp < r->horizon_next_ms))
+        r->horizon_next_ms = kept->base_timestamp;
 }
 
 /* ---- step 3: writing a group ---- */
@@ -674,6 +776,7 @@ struct cleaned_files {
     uint64_t bytes_since_index;
     int64_t max_timestamp;
     int64_t max_timestamp_offset;
+    bool index_full; /* cleaned_index_bytes was too small: no more entries */
 };
 
 static int cleaned_path(char *buf, size_t cap, const char *dir, int64_t base, const char *ext)
@@ -697,7 +800,22 @@ static void cleaned_close(struct cleaned_files *f)
     txn_index_close(&f->txns);
 }
 
-static int cleaned_open(struct cleaned_files *f, const struct cleaner_run *r, int64_t base)
+/* The .cleaned indexes' capacity: index_size_max_bytes, but no more than the group's bytes can
+ * fill (one entry per index_interval_bytes kept, at most the sources' bytes; plus the seal's), as
+ * segment.c sizes an active segment's. Measured (perf, bench --only clean): with 10 MiB sparse
+ * index files, the first store into each page of their mappings faulted in a readahead window
+ * of zero-filled pages, 36 % of the clean's time. */
+static size_t cleaned_index_bytes(const struct cleaner_run *r, uint64_t source_bytes)
+{
+    /* A rewritten batch may be a little larger than its source (recompressed, or a horizon's
+     * rebased deltas, BF6): a quarter more, and an index found full stops indexing (write_group). */
+    uint64_t entries = (source_bytes + source_bytes / 4) / r->scfg.index_interval_bytes + 8;
+    uint64_t bytes = entries * TIME_INDEX_ENTRY_BYTES; /* the larger of the two entry sizes */
+    return bytes < r->scfg.index_size_max_bytes ? (size_t)bytes : r->scfg.index_size_max_bytes;
+}
+
+static int cleaned_open(struct cleaned_files *f, const struct cleaner_run *r, int64_t base,
+                        uint64_t source_bytes)
 {
     const struct partition *p = r->p;
     memset(f, 0, sizeof(*f));
@@ -717,11 +835,11 @@ static int cleaned_open(struct cleaned_files *f, const struct cleaner_run *r, in
     }
     if (rc == 0 && (rc = cleaned_path(path, sizeof(path), p->dir, base, "index")) == 0) {
         (void)io_unlink(sc->faults, path);
-        rc = offset_index_open(&f->oidx, path, base, sc->index_size_max_bytes, true, 0);
+        rc = offset_index_open(&f->oidx, path, base, cleaned_index_bytes(r, source_bytes), true, 0);
     }
     if (rc == 0 && (rc = cleaned_path(path, sizeof(path), p->dir, base, "timeindex")) == 0) {
         (void)io_unlink(sc->faults, path);
-        rc = time_index_open(&f->tidx, path, base, sc->index_size_max_bytes, true, 0);
+        rc = time_index_open(&f->tidx, path, base, cleaned_index_bytes(r, source_bytes), true, 0);
     }
     if (rc == 0 && (rc = cleaned_path(path, sizeof(path), p->dir, base, "txnindex")) == 0) {
         (void)io_unlink(sc->faults, path);
@@ -777,6 +895,7 @@ static int write_group(struct cleaner_run *r, const struct group *g, struct clea
                 int rc = keep_batch(r, seg->map + pos, (size_t)size, &h, &res, &nb, &nlen, &nh);
                 if (rc)
                     return rc;
+                note_horizon(r, res, &nh);
             }
             if ((at_end || res != BATCH_FILTER_WHOLE) && run_bytes > 0) {
                 int rc = cleaned_write(f, seg, seg->map + run_start, run_bytes,
@@ -805,11 +924,13 @@ static int write_group(struct cleaner_run *r, const struct group *g, struct clea
                     f->max_timestamp = nh.max_timestamp;
                     f->max_timestamp_offset = last;
                 }
-                if (f->bytes_since_index > interval) {
+                if (f->bytes_since_index > interval && !f->index_full) {
                     int rc = offset_index_append(&f->oidx, last, (uint32_t)position);
                     if (rc == 0)
                         rc = time_index_append(&f->tidx, f->max_timestamp, f->max_timestamp_offset);
-                    if (rc)
+                    if (rc == -ENOSPC)
+                        f->index_full = true; /* sparser from here: lookups scan further */
+                    else if (rc)
                         return error_set(rc, "%s: cleaned index: %s", seg->log_path, strerror(-rc));
                     f->bytes_since_index = 0;
                 }
@@ -926,10 +1047,25 @@ static int swap_call(struct shard *s, void *arg)
         return 0;
     }
     /* CL3: the recovery point stops naming the sources (and what lies before them) before any
-     * of their files changes, so neither open nor verify trusts a file the swap replaced. */
-    for (uint32_t i = 0; i < at + g->count; i++)
+     * of their files changes, so neither open nor verify trusts a file the swap replaced. CLB7:
+     * at the clean's first swap, for every segment of the job still to be swapped at once (no
+     * one vouches for them again before finish_call), so the later swaps store nothing. */
+    uint32_t upto = at + (r->n - g->first);
+    if (upto > p->segment_count - 1)
+        upto = p->segment_count - 1;
+    bool named = false;
+    for (uint32_t i = 0; i < upto; i++) {
+        named |= p->segments[i]->vouched;
         p->segments[i]->vouched = false;
-    partition_vouch_all(p, false);
+    }
+    assert(upto >= at + g->count);
+    r->unvouched = true;
+    if (named) {
+        int vrc = partition_vouch_all(p, false);
+        if (vrc)
+            return keep_detail(r, error_set(vrc, "%s: cannot store the recovery point: %s", p->dir,
+                                            rt_strerror(vrc)));
+    }
     cleaner_step(CLEANER_STEP_WRITTEN);
     /* CL4: the commit point. */
     struct cleaner_checkpoint c = {
@@ -952,13 +1088,21 @@ static int swap_call(struct shard *s, void *arg)
                                         CLEANER_CHECKPOINT_FILE, strerror(-rc)));
     }
     p->cleaned_end = c.cleaned_end;
+    /* CLB7: a former swap of this pass left pending is superseded: this commit replaced the
+     * checkpoint naming it, and this group's CL3 directory fsync, after that swap's renames,
+     * made them durable. It must never be settled now (that would clear this commit). */
+    cleaner_checkpoint_free(&r->settle);
+    r->settle.source_count = 0;
     cleaner_step(CLEANER_STEP_COMMITTED);
-    rc = cleaner_swap_finish(p->cfg.segment.faults, p->dir, &c); /* CL5 */
-    cleaner_checkpoint_free(&c);
+    /* CL5's unlinks and renames; its directory fsync and the checkpoint's clearing are the
+     * worker's (CLB7: swap_group, after this call). */
+    rc = cleaner_swap_move(p->cfg.segment.faults, p->dir, &c);
     if (rc) {
+        cleaner_checkpoint_free(&c);
         partition_freeze(p); /* the list names files that are gone: a reopen finishes it */
         return keep_detail(r, rc);
     }
+    r->settle = c; /* owned by the worker now */
     struct segment_config scfg = p->cfg.segment;
     scfg.gaps_ok = true;
     scfg.pool = NULL;
@@ -1004,12 +1148,54 @@ static int swap_call(struct shard *s, void *arg)
     return 0;
 }
 
+/* CLB7: the rest of CL5 for the last swap swap_call made (r->settle), on the worker, at the end
+ * of a pass or of the clean: the directory fsync that makes its renames durable, then the
+ * checkpoint without the swap. Until then the checkpoint still names the finished swap (an open
+ * after a crash finishes it again: every step is found done); the next swap of the pass, whose
+ * base is higher, supersedes it (swap_call). When it fails the partition remembers it, and the
+ * next clean settles before it writes any .cleaned file (a stale swap naming base B must never
+ * meet a new B.*.cleaned). Returns rc, or the settle's error when rc is 0. */
+static int settle(struct cleaner_run *r, int rc)
+{
+    if (r->settle.source_count == 0)
+        return rc;
+    struct partition *p = r->p;
+    int64_t end = r->settle.cleaned_end;
+    int src = cleaner_swap_settle(r->scfg.faults, p->dir, &r->settle);
+    cleaner_checkpoint_free(&r->settle);
+    r->settle.source_count = 0;
+    p->clean_settle_pending = src != 0;
+    p->clean_settle_end = end;
+    return rc ? rc : src;
+}
+
+/* CLB7: a former clean's settle that failed, done before this clean writes anything. */
+static int settle_pending(struct cleaner_run *r)
+{
+    struct partition *p = r->p;
+    if (!p->clean_settle_pending)
+        return 0;
+    struct cleaner_checkpoint done = {
+        .cleaned_end = p->clean_settle_end, .swap_base = -1, .swap_end = -1};
+    int rc = fs_fsync_dir(r->scfg.faults, p->dir);
+    if (rc == 0)
+        rc = cleaner_checkpoint_store(r->scfg.faults, p->dir, &done);
+    if (rc)
+        return error_set(rc, "%s/%s: cannot store: %s", p->dir, CLEANER_CHECKPOINT_FILE,
+                         strerror(-rc));
+    p->clean_settle_pending = false;
+    return 0;
+}
+
 /* Writes and seals the group's cleaned segment on the worker, then swaps it in on the shard
- * thread (swap_call). */
+ * thread (swap_call) and settles the swap (settle). */
 static int swap_group(struct cleaner_run *r, const struct group *g)
 {
     struct cleaned_files f;
-    int rc = cleaned_open(&f, r, g->base);
+    uint64_t source_bytes = 0;
+    for (uint32_t i = g->first; i < g->first + g->count; i++)
+        source_bytes += r->segs[i]->size_bytes;
+    int rc = cleaned_open(&f, r, g->base, source_bytes);
     if (rc)
         return rc;
     uint64_t changes = r->out->batches_dropped + r->out->batches_rewritten;
@@ -1079,6 +1265,9 @@ static bool clean_due(const struct partition *p, uint32_t n, int64_t now_ms)
                 oldest_dirty_ts = ts;
         }
     }
+    if (p->clean_horizon_ms > 0 && p->clean_horizon_ms <= now_ms)
+        return true; /* CLN9: a tombstone's or marker's horizon passed (Kafka's
+                        latestDeleteHorizon) */
     if (dirty == 0)
         return false;
     if (oldest_dirty_ts >= 0 && c->max_lag_ms < INT64_MAX &&
@@ -1089,12 +1278,26 @@ static bool clean_due(const struct partition *p, uint32_t n, int64_t now_ms)
 
 bool cleaner_due(struct partition *p, int64_t now_ms)
 {
+    now_ms += atomic_load_explicit(&cleaner_clock_skew_ms, memory_order_relaxed); /* tests */
     if (!p->cfg.compaction.compact || p->frozen || p->cfg.segment.read_only ||
         atomic_load_explicit(&p->cleaning, memory_order_acquire) ||
         atomic_load_explicit(&p->clean_cancel, memory_order_acquire))
         return false;
     uint32_t n = cleanable_count(p, now_ms, p->cfg.compaction.min_lag_ms);
     return n > 0 && clean_due(p, n, now_ms);
+}
+
+bool cleaner_roll_due(const struct partition *p, int64_t now_ms)
+{
+    now_ms += atomic_load_explicit(&cleaner_clock_skew_ms, memory_order_relaxed); /* tests */
+    const struct segment *a = p->active;
+    if (!p->cfg.compaction.compact || p->frozen || p->cfg.segment.read_only || p->round_touched ||
+        !a || a->sealed || a->size_bytes == 0)
+        return false;
+    int64_t max_ms = p->cfg.segment_ms > 0 ? p->cfg.segment_ms : INT64_MAX;
+    if (p->cfg.compaction.max_lag_ms > 0 && p->cfg.compaction.max_lag_ms < max_ms)
+        max_ms = p->cfg.compaction.max_lag_ms;
+    return max_ms < INT64_MAX && now_ms - a->created_ms >= max_ms;
 }
 
 /* Groups the job's segs[0, n) whose base is below mapped_end; calls swap_group on each in turn
@@ -1203,9 +1406,17 @@ static int finish_call(struct shard *s, void *arg)
     (void)s;
     struct cleaner_run *r = arg;
     struct partition *p = r->p;
-    if (r->out->segments_out > 0 && !p->frozen &&
+    if ((r->out->segments_out > 0 || r->unvouched) && !p->frozen &&
         !atomic_load_explicit(&p->clean_cancel, memory_order_acquire))
-        partition_vouch_all(p, true);
+        (void)partition_vouch_all(p, true); /* a failure costs the next open a check */
+    /* CLN9: a clean that walked the whole range knows the nearest horizon; one that stopped
+     * early only lowers it. */
+    int64_t next = r->horizon_next_ms;
+    if (r->stopped || r->failed) {
+        if (next == 0 || (p->clean_horizon_ms != 0 && p->clean_horizon_ms < next))
+            next = p->clean_horizon_ms;
+    }
+    p->clean_horizon_ms = next;
     return 0;
 }
 
@@ -1215,6 +1426,7 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
     if (!out)
         out = &local;
     memset(out, 0, sizeof(*out));
+    now_ms += atomic_load_explicit(&cleaner_clock_skew_ms, memory_order_relaxed); /* tests */
     struct cleaner_run r = {.p = p, .now_ms = now_ms, .force = force, .out = out};
     r.cfg = &r.ccfg;
     int rc;
@@ -1233,7 +1445,9 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
     }
     r.buf = (struct compression_buffer)COMPRESSION_BUFFER_INIT;
     r.filter = (struct batch_filter_scratch)BATCH_FILTER_SCRATCH_INIT;
-    rc = key_map_init(&r.map, r.ccfg.buffer_bytes);
+    rc = settle_pending(&r); /* CLB7 */
+    if (rc == 0)
+        rc = key_map_init(&r.map, r.ccfg.buffer_bytes);
     if (rc == 0)
         rc = hset_init(&r.txn_kept, r.pcap);
     if (rc == 0)
@@ -1241,6 +1455,13 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
     int64_t end = r.segs[r.n - 1]->next_offset;
     r.dirty_start = r.cleaned_end_at_start > r.segs[0]->base_offset ? r.cleaned_end_at_start
                                                                     : r.segs[0]->base_offset;
+    /* CLN9: the horizon this clean gives tombstones and markers it keeps first (none when
+     * delete.retention.ms makes it overflow: they are kept for ever). */
+    r.horizon_ms = -1;
+    int64_t horizon;
+    if (r.ccfg.delete_retention_ms >= 0 &&
+        !__builtin_add_overflow(r.now_ms, r.ccfg.delete_retention_ms, &horizon) && horizon > 0)
+        r.horizon_ms = horizon;
     bool first = true;
     while (rc == 0 && !r.stopped && (first || r.dirty_start < end)) {
         first = false;
@@ -1259,12 +1480,15 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
         r.shadowed.count = 0;
         r.shadow_full = false;
         rc = rewrite(&r);
+        rc = settle(&r, rc); /* CLB7: before the next pass meets the same bases again */
         if (rc || r.stopped)
             break;
         rc = on_shard(&r, pass_call);
         r.dirty_start = r.mapped_end;
         out->passes++;
     }
+    rc = settle(&r, rc); /* CLB7: a pass that stopped early */
+    r.failed = rc != 0;
     int frc = on_shard(&r, finish_call);
     if (rc == 0)
         rc = frc;

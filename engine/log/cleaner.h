@@ -17,6 +17,7 @@
 #ifndef RT_CLEANER_H
 #define RT_CLEANER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -47,6 +48,17 @@ int cleaner_clean(struct partition *p, int64_t now_ms, bool force, struct cleane
 /* Whether a clean of p is due now (min.cleanable.dirty.ratio, max.compaction.lag.ms) and none
  * runs (CLB3). On p's shard thread. */
 bool cleaner_due(struct partition *p, int64_t now_ms);
+
+/* CLN10: whether p's active segment should be rolled now so the cleaner can take it: p is
+ * compacted, writable, not frozen, between rounds, its active segment open and not empty, and
+ * older (since it was created or opened) than min(segment.ms, max.compaction.lag.ms) — Kafka's
+ * maxSegmentMs, acted on by the shard's housekeeping too, not only at an append. On p's shard
+ * thread. */
+bool cleaner_roll_due(const struct partition *p, int64_t now_ms);
+
+/* Tests only (rt_test_cleaner_clock_set): added to every now_ms cleaner_clean and cleaner_due
+ * are given, so a test moves the cleaner past delete.retention.ms without sleeping. */
+extern _Atomic int64_t cleaner_clock_skew_ms;
 
 /* CLB5: no clean of p starts or swaps any more (returns at once). */
 void cleaner_cancel(struct partition *p);

@@ -198,6 +198,13 @@ static int segment_path(char *buf, size_t cap, const char *dir, int64_t base, co
 
 int cleaner_swap_finish(struct io_fault_plan *faults, const char *dir, struct cleaner_checkpoint *c)
 {
+    int rc = cleaner_swap_move(faults, dir, c);
+    return rc ? rc : cleaner_swap_settle(faults, dir, c);
+}
+
+int cleaner_swap_move(struct io_fault_plan *faults, const char *dir,
+                      const struct cleaner_checkpoint *c)
+{
     assert(c->source_count > 0 && c->sources[0] == c->swap_base);
     char from[4096], to[4096];
     /* The sources after the first: their offsets now live in the cleaned segment. Each .log
@@ -227,6 +234,12 @@ int cleaner_swap_finish(struct io_fault_plan *faults, const char *dir, struct cl
         if (k == 2)
             cleaner_step(CLEANER_STEP_INDEXES_MOVED);
     }
+    return 0;
+}
+
+int cleaner_swap_settle(struct io_fault_plan *faults, const char *dir, struct cleaner_checkpoint *c)
+{
+    assert(c->source_count > 0);
     int rc = fs_fsync_dir(faults, dir);
     if (rc)
         return error_set(rc, "%s: cannot sync the directory: %s", dir, strerror(-rc));

@@ -64,7 +64,8 @@ enum cleaner_step {
     CLEANER_STEP_COMMITTED,     /* the checkpoint naming the swap is stored: the commit point */
     CLEANER_STEP_SOURCE_GONE,   /* one replaced segment (not the first) unlinked */
     CLEANER_STEP_INDEXES_MOVED, /* the .cleaned indexes renamed over the first source's */
-    CLEANER_STEP_LOG_MOVED,     /* the .cleaned log renamed over the first source's, dir synced */
+    CLEANER_STEP_LOG_MOVED,     /* the .cleaned log renamed over the first source's, dir synced
+                                   (from a clean: on the cleaner's thread, CLB7) */
     CLEANER_STEP_DONE,          /* the checkpoint without the swap is stored */
     /* Not a swap step: a group's .cleaned files are sealed, on the cleaner's own thread, and
      * its swap call is not made yet (cleaner.c CLB1, CLB4; tests act on the engine here). */
@@ -83,6 +84,15 @@ void cleaner_step(enum cleaner_step step);
  * Every step may have run before (a crash mid-way): a missing file is a step already done.
  * Returns 0 or -errno (the swap stays committed; the next open finishes it). */
 int cleaner_swap_finish(struct io_fault_plan *faults, const char *partition_dir,
+                        struct cleaner_checkpoint *c);
+
+/* CL5 in two halves (cleaner.c CLB7): cleaner_swap_move unlinks and renames (no sync: cheap, on
+ * the shard thread, before the list changes); cleaner_swap_settle fsyncs the directory and
+ * stores c without the swap (and clears it in memory), on the cleaner's thread. The two in a row
+ * are cleaner_swap_finish. Returns 0 or -errno (the swap stays committed). */
+int cleaner_swap_move(struct io_fault_plan *faults, const char *partition_dir,
+                      const struct cleaner_checkpoint *c);
+int cleaner_swap_settle(struct io_fault_plan *faults, const char *partition_dir,
                         struct cleaner_checkpoint *c);
 
 /* At a writable open, before the segments are listed (CL6): loads the checkpoint, finishes a

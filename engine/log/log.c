@@ -2459,13 +2459,18 @@ const struct rt_options *log_options(const struct log *lg)
 
 /* ---- lifecycle ---- */
 
-/* The shards' housekeeping hook (shard.h env.housekeep): a compacted partition due a clean is
+/* The shards' housekeeping hook (shard.h env.housekeep): a compacted partition whose active
+ * segment aged past its limit is rolled first (cleaner.c CLN10), then a partition due a clean is
  * offered to the cleaner thread (cleaner.c CLB1); an offer dropped is made at the next pass. */
-static void offer_clean(void *ctx, struct partition *p, int64_t wall_ms)
+static bool offer_clean(void *ctx, struct partition *p, int64_t wall_ms)
 {
-    if (!atomic_load_explicit(&cleaner_background_off, memory_order_relaxed) &&
-        cleaner_due(p, wall_ms))
+    if (atomic_load_explicit(&cleaner_background_off, memory_order_relaxed))
+        return false;
+    if (cleaner_roll_due(p, wall_ms))
+        return true; /* CLN10: the shard rolls it, then asks again */
+    if (cleaner_due(p, wall_ms))
         (void)cleaner_pool_offer(ctx, p);
+    return false;
 }
 
 int log_init(struct log *lg, const char *dir, const struct rt_options *opts,

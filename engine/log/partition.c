@@ -733,11 +733,11 @@ static int store_recovery_point_tail(struct partition *p, const struct recovery_
     return rc;
 }
 
-void partition_vouch_all(struct partition *p, bool vouch)
+int partition_vouch_all(struct partition *p, bool vouch)
 {
     for (uint32_t i = 0; i < p->segment_count && vouch; i++)
         vouch_sealed(p, p->segments[i], false);
-    (void)store_recovery_point(p);
+    return store_recovery_point(p);
 }
 
 int partition_wake(struct partition *p)

@@ -247,6 +247,9 @@ struct partition {
     int64_t active_trusted_next; /* its next offset then */
     int64_t cleaned_end;         /* writer: docs/format.md A.9 CL1, below it offsets may skip */
     uint64_t cleaner_passes;     /* writer: cleaner passes that swapped segments (tests) */
+    int64_t clean_horizon_ms;    /* writer: cleaner.c CLN9, the nearest delete horizon; 0 none */
+    bool clean_settle_pending;   /* cleaner.c CLB7: a finished swap's checkpoint is not cleared */
+    int64_t clean_settle_end;    /* its cleaned_end (cleaners only: one at a time, CLB3) */
     _Atomic bool cleaning;       /* cleaner.c CLB3: a clean holds the partition */
     _Atomic bool clean_cancel;   /* cleaner.c CLB5: deleted or closing: no clean starts or swaps */
     bool clean_queued;           /* cleaner_pool.c CLP2: under the pool's lock */
@@ -416,8 +419,9 @@ int partition_checkpoint_tail(struct partition *p, bool force);
 /* Writer, for the log cleaner (cleaner.c): with vouch, vouches for every sealed segment not yet
  * vouched for (PA8); then stores the recovery point (the run of vouched segments), so the next
  * open trusts the segments a swap put in, or (before a swap, its sources unvouched) names none
- * of the files the swap replaces. A failure costs the next open a check of those segments. */
-void partition_vouch_all(struct partition *p, bool vouch);
+ * of the files the swap replaces. Returns the store's result: with vouch a failure costs the next
+ * open a check of those segments; without, the cleaner must not commit (A.9 CL3). */
+int partition_vouch_all(struct partition *p, bool vouch);
 
 /* Writer: removes whole segments past retention (never the active one). Returns the number
  * deleted or a negative error. */

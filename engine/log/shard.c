@@ -262,6 +262,8 @@ int shard_sync_unsynced(struct shard *s)
     return rc;
 }
 
+static int roll_aged(struct shard *s, struct partition *p);
+
 int shard_enforce_retention(struct shard *s)
 {
     int64_t wall_ms = fs_now_ms();
@@ -277,8 +279,9 @@ int shard_enforce_retention(struct shard *s)
         (void)partition_checkpoint_tail(p, false); /* PA9; a failure costs a longer scan */
         /* log.c's hook: a compacted partition due a clean goes to the cleaner thread (cleaner.c
          * CLB1: the clean runs off this thread; an offer dropped is made again). */
-        if (s->env.housekeep)
-            s->env.housekeep(s->env.housekeep_ctx, p, wall_ms);
+        if (s->env.housekeep && s->env.housekeep(s->env.housekeep_ctx, p, wall_ms) &&
+            roll_aged(s, p) == 0)
+            (void)s->env.housekeep(s->env.housekeep_ctx, p, wall_ms); /* the clean it allows */
         uint32_t expired =
             producer_table_expire(&p->producers, wall_ms, s->env.producer_id_expiration_ms);
         if (expired)
@@ -393,6 +396,39 @@ static void partition_fail(struct shard *s, struct partition *p, int rc, bool en
     atomic_fetch_add_explicit(&s->env.counters->partition_faults, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->env.counters->partitions_failed, 1, memory_order_relaxed);
     tell_fault(s, p, rc, false, engine_wide, 0, detail);
+}
+
+/* cleaner.c CLN10: the housekeeping hook asked for a roll of p's active segment (a compacted
+ * partition whose active segment aged past max.compaction.lag.ms or segment.ms without an
+ * append). Between rounds, as log_roll's; a failure is an append's failed roll (PA5, SH10):
+ * the partition freezes and its recovery finishes the roll, or (out of descriptors) nothing
+ * changed and the next pass retries. Returns 0 when it rolled. */
+static int roll_aged(struct shard *s, struct partition *p)
+{
+    struct segment *was = p->active;
+    if (p->frozen || p->round_touched || !was || was->sealed || was->size_bytes == 0)
+        return -EAGAIN;
+    if (p->unsynced) { /* SH6: lazy bytes durable through the ring before the seal */
+        int rc = shard_sync_unsynced(s);
+        if (rc)
+            return rc;
+    }
+    uint64_t snapshots_before = p->snapshots_written;
+    int rc = partition_roll_now(p);
+    if (p->active != was)
+        atomic_fetch_add_explicit(&s->env.counters->segments_rolled, 1, memory_order_relaxed);
+    if (p->snapshots_written != snapshots_before)
+        atomic_fetch_add_explicit(&s->env.counters->snapshots_written,
+                                  p->snapshots_written - snapshots_before, memory_order_relaxed);
+    if (rc < 0 && rc != -EMFILE && rc != -ENFILE) {
+        char detail[ERROR_DETAIL_BYTES + 64];
+        snprintf(detail, sizeof(detail), "%s", rt_error_detail());
+        partition_fail(s, p, rc, false, p->active->size_bytes, detail);
+    }
+    if (rc == 0) /* the watermarks name the new active segment, not the sealed one a clean may
+                    swap for a shorter one of the same base (fetch.c's readable_end) */
+        partition_publish(p);
+    return rc;
 }
 
 /* ---- SH12: the budget of open segments (segment_cache.h, partition.c PA15) ----

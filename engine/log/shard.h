@@ -76,8 +76,10 @@ struct shard_env {
     void *on_fault_ctx;
     /* Housekeeping's last step for each partition, on the shard thread; must not block (log.c:
      * offers a compacted partition due a clean to the cleaner thread). NULL: none. A hook, so
-     * the shard knows nothing of the cleaner, which calls the shard (shard_submit). */
-    void (*housekeep)(void *ctx, struct partition *p, int64_t wall_ms);
+     * the shard knows nothing of the cleaner, which calls the shard (shard_submit). Returns
+     * true when p's active segment should be rolled now (cleaner.c CLN10: a compacted
+     * partition's aged active segment): the shard rolls it and, when it did, calls again. */
+    bool (*housekeep)(void *ctx, struct partition *p, int64_t wall_ms);
     void *housekeep_ctx;
 };
 
