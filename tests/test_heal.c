@@ -10,6 +10,10 @@
  * On a real tmpfs (mounted here; skipped when mounting is impossible): in-process idempotent
  * writers under a disk filled and freed in a loop — every acknowledged record present exactly
  * once, writes resume after each free, `ringtail verify` clean.
+ * Transactions and the internal topics (SH11, CO15, GO1): a marker, a decision (__transaction_state)
+ * or an offset commit (__consumer_offsets) that meets a full disk fails alone and heals in place;
+ * a transaction ends committed or aborted on every partition it wrote, and a power loss after the
+ * healing keeps what read_committed saw and what was acknowledged.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -729,6 +733,33 @@ static void close_verify_reopen(struct tu_fixture *f, struct io_fault_plan *plan
     close_verify_reopen_part(f, plan, 0, committed0);
 }
 
+/* A power loss (every byte not fdatasynced is gone), the recovering open, then what it reads
+ * under read_committed in partitions 0 and 1; then a clean close, a clean verify and a reopen
+ * that reads the same. */
+static void power_loss_reopen(struct tu_fixture *f, struct io_fault_plan *plan,
+                              const char *committed0, const char *committed1)
+{
+    assert_int_equal(io_fault_power_loss(plan), 0);
+    (void)rt_close(f->e);
+    f->e = NULL;
+    io_fault_plan_release(plan);
+    struct rt_options ro = f->o;
+    for (int pass = 0; pass < 2; pass++) {
+        assert_int_equal(rt_open(f->dir, &ro, &f->e), 0);
+        char *v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+        assert_string_equal(v, committed0);
+        free(v);
+        v = read_values_iso(f->e, TOPIC, 1, RT_READ_COMMITTED);
+        assert_string_equal(v, committed1);
+        free(v);
+        if (pass == 0) {
+            assert_int_equal(rt_close(f->e), 0);
+            f->e = NULL;
+            assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
+        }
+    }
+}
+
 /* SH11, CO15: the COMMIT marker of a one-round commit cannot be written (the data partition's
  * files refuse writes after the data was acknowledged). The commit is not reported done, the
  * engine keeps writing, read_committed does not see the transaction; once the disk takes writes
@@ -928,6 +959,116 @@ static void test_heal_txn_data_and_abort_write(void **state)
     tu_fixture_close(f);
 }
 
+/* SH11, CO15 across shards: a transaction on two partitions (heal-0 with __transaction_state on
+ * one shard, heal-1 on the other) whose PrepareCommit is durable and whose COMMIT marker lands in
+ * heal-0 but not in heal-1 (ENOSPC there). The commit is not reported done; heal-0 shows the
+ * transaction, heal-1 holds it back (its LSO), and nothing is engine-wide. Once heal-1's disk takes
+ * writes it heals and the coordinator writes its marker: both partitions show the transaction
+ * once (the decision is never flipped: CO2). A power loss right after changes nothing that
+ * read_committed saw, and the producer goes on. */
+static void test_heal_marker_write_two_partitions(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    open_txn_engine_shards(f, &plan, &fl, 2);
+    rt_producer *p = open_txn_producer(f->e);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 0, "c1", 2, false);
+    send_txn_records_to(p, 1, "d1", 2, true);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 0, "c2", 2, false);
+    send_txn_records_to(p, 1, "d2", 2, true); /* acknowledged: durable before the fault */
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = TOPIC "-1/"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    int rc = rt_producer_commit(p, -1);
+    fprintf(stderr, "commit with one of its two markers refused: %s\n", rt_error_detail());
+    assert_int_not_equal(rc, 0);
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* SH11: not the engine's */
+    assert_int_equal(s.partitions_failed, 1);
+    char *v = read_values_iso(f->e, TOPIC, 1, RT_READ_COMMITTED);
+    assert_string_equal(v, "d1-0|d1-1|"); /* held back until its marker is written */
+    free(v);
+    io_fault_rules_clear(&plan);
+    end_until_ok(p, true, 30000); /* decided: the retry learns it committed */
+    assert_healed(f->e, &fl);
+    const char *want0 = "c1-0|c1-1|c2-0|c2-1|", *want1 = "d1-0|d1-1|d2-0|d2-1|";
+    v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, want0);
+    free(v);
+    v = read_values_iso(f->e, TOPIC, 1, RT_READ_COMMITTED);
+    assert_string_equal(v, want1);
+    free(v);
+    assert_int_equal(rt_producer_close(p), 0);
+    power_loss_reopen(f, &plan, want0, want1);
+    p = open_txn_producer(f->e);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 0, "c3", 1, false);
+    send_txn_records_to(p, 1, "d3", 1, true);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_producer_close(p), 0);
+    v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, "c1-0|c1-1|c2-0|c2-1|c3-0|");
+    free(v);
+    v = read_values_iso(f->e, TOPIC, 1, RT_READ_COMMITTED);
+    assert_string_equal(v, "d1-0|d1-1|d2-0|d2-1|d3-0|");
+    free(v);
+    tu_fixture_close(f);
+}
+
+/* SH11, CO15: the PrepareCommit of a transaction on two partitions cannot be written
+ * (__transaction_state refuses writes): not decided, so as if never asked — neither partition
+ * shows it, the abort retried after the disk frees aborts it on both; then a power loss after
+ * the healing: the aborted records stay invisible everywhere, the committed ones stay. */
+static void test_heal_decision_write_power_loss(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    open_txn_engine_shards(f, &plan, &fl, 2);
+    rt_producer *p = open_txn_producer(f->e);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 0, "c1", 1, false);
+    send_txn_records_to(p, 1, "d1", 1, true);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 0, "x2", 2, false);
+    send_txn_records_to(p, 1, "y2", 2, true);
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = "__transaction_state-"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    assert_int_not_equal(rt_producer_commit(p, -1), 0);
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* SH11 */
+    for (uint32_t part = 0; part < 2; part++) {
+        char *v = read_values_iso(f->e, TOPIC, part, RT_READ_COMMITTED);
+        assert_string_equal(v, part == 0 ? "c1-0|" : "d1-0|");
+        free(v);
+    }
+    io_fault_rules_clear(&plan);
+    end_until_ok(p, false, 30000);
+    assert_healed(f->e, &fl);
+    assert_int_equal(rt_producer_close(p), 0);
+    power_loss_reopen(f, &plan, "c1-0|", "d1-0|");
+    for (uint32_t part = 0; part < 2; part++) { /* written, then aborted: never visible */
+        char *v = read_values_iso(f->e, TOPIC, part, RT_READ_UNCOMMITTED);
+        assert_non_null(strstr(v, part == 0 ? "x2-0|x2-1|" : "y2-0|y2-1|"));
+        free(v);
+    }
+    tu_fixture_close(f);
+}
+
 /* SH11, GO1: a write of __consumer_offsets fails. The commit answers RT_E_IO_FAILED and is not
  * applied (the fetched offset stays the last durable one), data partitions keep writing, and
  * once the disk takes writes the same commit goes through; a reopen finds what was acknowledged. */
@@ -970,16 +1111,25 @@ static void test_heal_offsets_write(void **state)
     assert_int_equal(off, 9);
     struct rt_offset o12 = {.topic = TOPIC, .partition = 1, .offset = 12, .metadata = NULL};
     assert_int_equal(rt_group_commit_offsets(f->e, "heal-group", &o12, 1), 0);
-    assert_int_equal(rt_close(f->e), 0);
+    /* A power loss after the healing: every acknowledged commit is there (recovering open,
+     * then again after a clean close and a clean verify). */
+    assert_int_equal(io_fault_power_loss(&plan), 0);
+    (void)rt_close(f->e);
     f->e = NULL;
     io_fault_plan_release(&plan);
-    assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
     struct rt_options ro = f->o;
-    assert_int_equal(rt_open(f->dir, &ro, &f->e), 0);
-    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 0, true, &off), 0);
-    assert_int_equal(off, 9);
-    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 1, true, &off), 0);
-    assert_int_equal(off, 12);
+    for (int pass = 0; pass < 2; pass++) {
+        assert_int_equal(rt_open(f->dir, &ro, &f->e), 0);
+        assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 0, true, &off), 0);
+        assert_int_equal(off, 9);
+        assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 1, true, &off), 0);
+        assert_int_equal(off, 12);
+        if (pass == 0) {
+            assert_int_equal(rt_close(f->e), 0);
+            f->e = NULL;
+            assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
+        }
+    }
     tu_fixture_close(f);
 }
 
@@ -1234,6 +1384,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heal_marker_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_txn_state_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_txn_data_and_abort_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_marker_write_two_partitions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_decision_write_power_loss, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_offsets_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_producer_after_fault, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_tmpfs_fill_and_free, setup, teardown_tmpfs),
