@@ -1069,6 +1069,83 @@ static void test_heal_decision_write_power_loss(void **state)
     tu_fixture_close(f);
 }
 
+/* PA17, SH10: under sync=interval (published bytes not yet fdatasynced) a roll meets a full
+ * disk (the next segment's or the producer snapshot's file cannot be created). The roll
+ * fdatasyncs the published bytes first, so the failure concerns the partition alone: it heals in
+ * place once the disk takes writes, the other partition never stops, and every acknowledged
+ * record is there once, in order, before and after a reopen. (Before PA17 the engine's write
+ * side failed until a reopen.) */
+static void test_heal_failed_roll_interval(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct rt_options o = f->o;
+    o.shard_count = 1;
+    o.sync_mode = RT_SYNC_INTERVAL;
+    o.sync_interval_ms = 600000; /* nothing synced by time: every batch stays unsynced */
+    o.sync_interval_bytes = 0;
+    o.on_fault = on_fault;
+    o.on_fault_ctx = &fl;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &f->e), 0);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
+    struct acked a0 = {0}, a1 = {0};
+    int32_t seq0 = 0, seq1 = 0;
+    int64_t base = -1;
+    assert_int_equal(append_idem(f->e, TOPIC, 0, 7, seq0, 4, "a", &base, 1000), 0);
+    acked_add(&a0, "a", 7, seq0, 4);
+    seq0 += 4;
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_DIR_ENTRY,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = P0_FILES};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    int rc = 0;
+    for (int i = 0; i < 400 && rc == 0; i++) {
+        rc = append_idem(f->e, TOPIC, 0, 7, seq0, 4, "a", &base, 1000);
+        if (rc == 0) {
+            acked_add(&a0, "a", 7, seq0, 4);
+            seq0 += 4;
+        }
+    }
+    fprintf(stderr, "a roll under sync=interval refused: %s\n", rt_error_detail());
+    assert_int_equal(rc, RT_E_IO_FAILED);
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* PA17: the partition's fault, not the engine's */
+    assert_int_equal(s.partitions_failed, 1);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(append_idem(f->e, TOPIC, 1, 8, seq1, 1, "b", &base, 0), 0);
+        acked_add(&a1, "b", 8, seq1, 1);
+        seq1++;
+    }
+    io_fault_rules_clear(&plan);
+    (void)append_until_ok(f->e, 0, 7, seq0, 4, "a", 30000); /* the same batch, once */
+    acked_add(&a0, "a", 7, seq0, 4);
+    seq0 += 4;
+    assert_healed(f->e, &fl);
+    for (int pass = 0; pass < 2; pass++) {
+        char *v0 = read_values(f->e, TOPIC, 0, NULL);
+        char *v1 = read_values(f->e, TOPIC, 1, NULL);
+        assert_string_equal(v0, a0.text);
+        assert_string_equal(v1, a1.text);
+        free(v0);
+        free(v1);
+        if (pass == 0) {
+            assert_int_equal(rt_close(f->e), 0);
+            f->e = NULL;
+            io_fault_plan_release(&plan);
+            assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
+            assert_int_equal(rt_open(f->dir, &o, &f->e), 0);
+        }
+    }
+    free(a0.text);
+    free(a1.text);
+    tu_fixture_close(f);
+}
+
 /* SH11, GO1: a write of __consumer_offsets fails. The commit answers RT_E_IO_FAILED and is not
  * applied (the fetched offset stays the last durable one), data partitions keep writing, and
  * once the disk takes writes the same commit goes through; a reopen finds what was acknowledged. */
@@ -1380,6 +1457,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heal_torn_write_eio, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_fdatasync_eio, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_failed_roll, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_failed_roll_interval, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_never_when_disabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_marker_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_txn_state_write, setup, teardown),
