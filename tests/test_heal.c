@@ -1146,6 +1146,70 @@ static void test_heal_failed_roll_interval(void **state)
     tu_fixture_close(f);
 }
 
+/* SH10: under sync=interval a partition frozen by a failed write (alone: the write concerns no
+ * published byte) still holds published bytes not yet synced; its recovery attempt's fdatasync
+ * covers them too, and when that fdatasync fails (EIO, Linux dropping the pages) they may be gone:
+ * the attempt fails the engine's write side instead of recovering later over a hole. */
+static void test_heal_attempt_fdatasync_unsynced(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    plan.track_unsynced = true;
+    plan.writeback_errors = true;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct rt_options o = f->o;
+    o.shard_count = 1;
+    o.sync_mode = RT_SYNC_INTERVAL;
+    o.sync_interval_ms = 600000;
+    o.sync_interval_bytes = 0;
+    o.on_fault = on_fault;
+    o.on_fault_ctx = &fl;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &f->e), 0);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
+    int64_t base = -1;
+    for (int32_t seq = 0; seq < 3; seq++) /* published, not synced */
+        assert_int_equal(append_idem(f->e, TOPIC, 0, 7, seq, 1, "a", &base, 0), 0);
+    struct io_fault_rule full = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = P0_FILES};
+    assert_int_equal(io_fault_rule_add(&plan, &full), 0);
+    assert_int_equal(append_idem(f->e, TOPIC, 0, 7, 3, 1, "x", &base, 0), RT_E_IO_FAILED);
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* a write: the partition's alone */
+    assert_int_equal(s.partitions_failed, 1);
+    io_fault_rules_clear(&plan);
+    struct io_fault_rule sync_eio = {.mode = IO_FAULT_FOREVER,
+                                     .op = IO_OP_FDATASYNC,
+                                     .nth = 1,
+                                     .error = EIO,
+                                     .path_contains = P0_FILES};
+    assert_int_equal(io_fault_rule_add(&plan, &sync_eio), 0);
+    int64_t until = now_ms() + 30000;
+    do { /* the recovery attempt comes between rounds */
+        usleep(20 * 1000);
+        stats(f->e, &s);
+    } while (s.write_error == 0 && now_ms() < until);
+    assert_int_equal(s.write_error, -EIO);
+    pthread_mutex_lock(&fl.lock);
+    assert_true(fl.engine_wide >= 1);
+    pthread_mutex_unlock(&fl.lock);
+    assert_int_equal(s.partition_recoveries, 0);
+    io_fault_rules_clear(&plan);
+    usleep(100 * 1000);
+    stats(f->e, &s);
+    assert_int_equal(s.partition_recoveries, 0); /* never trusted again until a reopen */
+    assert_int_equal(append_idem(f->e, TOPIC, 1, 8, 0, 1, "b", &base, 0), RT_E_IO_FAILED);
+    (void)rt_close(f->e);
+    f->e = NULL;
+    io_fault_plan_release(&plan);
+    tu_fixture_open(f);
+    tu_fixture_close(f);
+}
+
 /* SH11, GO1: a write of __consumer_offsets fails. The commit answers RT_E_IO_FAILED and is not
  * applied (the fetched offset stays the last durable one), data partitions keep writing, and
  * once the disk takes writes the same commit goes through; a reopen finds what was acknowledged. */
@@ -1458,6 +1522,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heal_fdatasync_eio, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_failed_roll, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_failed_roll_interval, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_attempt_fdatasync_unsynced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_never_when_disabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_marker_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_txn_state_write, setup, teardown),
