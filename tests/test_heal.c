@@ -1264,6 +1264,55 @@ static void test_heal_topic_create_catalogue(void **state)
     tu_fixture_close(f);
 }
 
+/* LG13 for LG10: partitions being added whose catalogue cannot be stored are undone in place:
+ * the topic keeps its count, no directory is left, the write side stays up, and the same
+ * addition succeeds once the disk takes writes. (Before, the engine's write side failed.) */
+static void test_heal_add_partitions_catalogue(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct rt_options o = f->o;
+    o.shard_count = 2;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &f->e), 0);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_FDATASYNC_DIRECT,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = "ringtail.meta.tmp"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    assert_int_not_equal(rt_topic_add_partitions(f->e, TOPIC, 4), 0);
+    fprintf(stderr, "partitions added, catalogue refused: %s\n", rt_error_detail());
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* LG13 */
+    uint32_t parts = 0;
+    assert_int_equal(rt_topic_describe(f->e, TOPIC, &parts), 0);
+    assert_int_equal(parts, 2);
+    for (int i = 2; i < 4; i++) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s-%d", f->dir, TOPIC, i);
+        assert_int_not_equal(access(path, F_OK), 0);
+    }
+    int64_t base = -1;
+    assert_int_equal(append_idem(f->e, TOPIC, 1, 7, 0, 1, "a", &base, 0), 0);
+    io_fault_rules_clear(&plan);
+    assert_int_equal(rt_topic_add_partitions(f->e, TOPIC, 4), 0);
+    assert_int_equal(append_idem(f->e, TOPIC, 3, 9, 0, 1, "m", &base, 0), 0);
+    assert_int_equal(rt_close(f->e), 0);
+    f->e = NULL;
+    io_fault_plan_release(&plan);
+    assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_describe(f->e, TOPIC, &parts), 0);
+    assert_int_equal(parts, 4);
+    char *v = read_values(f->e, TOPIC, 3, NULL);
+    assert_string_equal(v, "m-9-0|");
+    free(v);
+    tu_fixture_close(f);
+}
+
 /* SH11, GO1: a write of __consumer_offsets fails. The commit answers RT_E_IO_FAILED and is not
  * applied (the fetched offset stays the last durable one), data partitions keep writing, and
  * once the disk takes writes the same commit goes through; a reopen finds what was acknowledged. */
@@ -1578,6 +1627,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heal_failed_roll_interval, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_attempt_fdatasync_unsynced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_topic_create_catalogue, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_add_partitions_catalogue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_never_when_disabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_marker_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_txn_state_write, setup, teardown),

@@ -233,13 +233,13 @@ static int partitions_build(struct log *lg, struct topic *t, uint32_t from, uint
     return 0;
 }
 
-/* LG13: undoes a topic_build that succeeded for a topic nobody can see yet (topic_count not
- * raised): its partitions off their shards (synchronously: the shard no longer touches them),
- * closed and freed. Their directories stay; the caller removes them under the intent. */
-static void topic_unbuild(struct log *lg, struct topic *t)
+/* LG13: undoes partitions_build(lg, t, from, to, ..., true) that succeeded, for partitions
+ * nobody can see yet (topic_count or partition_count not raised past them): off their shards
+ * (synchronously: the shard no longer touches them), closed and freed. Their directories stay;
+ * the caller removes them under its intent. */
+static void partitions_unbuild(struct log *lg, struct topic *t, uint32_t from, uint32_t to)
 {
-    uint32_t n = atomic_load_explicit(&t->partition_count, memory_order_acquire);
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = from; i < to; i++) {
         struct partition *p = t->partitions[i];
         cleaner_cancel(p);
         cleaner_pool_forget(&lg->cleaner, p);
@@ -250,7 +250,13 @@ static void topic_unbuild(struct log *lg, struct topic *t)
         free(p);
         t->partitions[i] = NULL;
     }
-    lg->partitions_total -= n;
+    lg->partitions_total -= to - from;
+}
+
+/* LG13: undoes a topic_build that succeeded for a topic nobody can see yet. */
+static void topic_unbuild(struct log *lg, struct topic *t)
+{
+    partitions_unbuild(lg, t, 0, atomic_load_explicit(&t->partition_count, memory_order_acquire));
     atomic_store_explicit(&t->partition_count, 0, memory_order_release);
     free(t->partitions);
     t->partitions = NULL;
@@ -513,7 +519,8 @@ static const struct topic *topic_find(struct log *lg, const char *name)
  *          write or fdatasync of its new copy failed: a full disk), is undone in place like a
  *          failed build (topic_unbuild: its partitions off their shards, closed; its
  *          directories, then its intent, removed): the engine's write side stays up and the
- *          same creation may be retried once the disk takes writes. Only a failure after the
+ *          same creation may be retried once the disk takes writes; partitions being added
+ *          (LG10) are undone the same way (partitions_unbuild). Only a failure after the
  *          rename (the directory's fsync) leaves the write side failed until a reopen.
  * A `<name>-<p>` directory that no catalogued topic owns is never a topic's data: a creation
  * removes such leftovers (of a crash before this rule) under its intent before making its own, so
@@ -1386,7 +1393,25 @@ int log_topic_add_partitions(struct log *lg, const char *name, uint32_t count)
         goto out;
     }
     mt->partitions = count;
-    rc = meta_store(lg->pcfg.segment.faults, lg->dir, &lg->catalogue);
+    bool renamed = false;
+    rc = meta_store_renamed(lg->pcfg.segment.faults, lg->dir, &lg->catalogue, &renamed);
+    if (rc && !renamed) {
+        /* LG13: ringtail.meta still says `have`: the new partitions are undone in place. */
+        mt->partitions = have;
+        char cause[SEGMENT_PATH_BYTES + 128];
+        snprintf(cause, sizeof(cause), "%s/%s: cannot store the topic catalogue: %s", lg->dir,
+                 META_FILE, rt_strerror(rc));
+        partitions_unbuild(lg, t, have, count);
+        int rrc = partition_dirs_remove_range(lg, name, have, count);
+        if (rrc == 0)
+            rrc = kind_intent_clear(lg, &add_intent);
+        if (rrc)
+            error_set(rc, "%s (and removing what it made failed: %s; the next open removes it)",
+                      cause, rt_error_detail());
+        else
+            error_set(rc, "%s; the topic keeps its %u partitions", cause, have);
+        goto out;
+    }
     if (rc) {
         mt->partitions = have;
         error_set(rc, "%s/%s: cannot store the topic catalogue: %s", lg->dir, META_FILE,
