@@ -10,6 +10,10 @@
  * On a real tmpfs (mounted here; skipped when mounting is impossible): in-process idempotent
  * writers under a disk filled and freed in a loop — every acknowledged record present exactly
  * once, writes resume after each free, `ringtail verify` clean.
+ * Transactions and the internal topics (SH11, CO15, GO1): a marker, a decision (__transaction_state)
+ * or an offset commit (__consumer_offsets) that meets a full disk fails alone and heals in place;
+ * a transaction ends committed or aborted on every partition it wrote, and a power loss after the
+ * healing keeps what read_committed saw and what was acknowledged.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -729,6 +733,33 @@ static void close_verify_reopen(struct tu_fixture *f, struct io_fault_plan *plan
     close_verify_reopen_part(f, plan, 0, committed0);
 }
 
+/* A power loss (every byte not fdatasynced is gone), the recovering open, then what it reads
+ * under read_committed in partitions 0 and 1; then a clean close, a clean verify and a reopen
+ * that reads the same. */
+static void power_loss_reopen(struct tu_fixture *f, struct io_fault_plan *plan,
+                              const char *committed0, const char *committed1)
+{
+    assert_int_equal(io_fault_power_loss(plan), 0);
+    (void)rt_close(f->e);
+    f->e = NULL;
+    io_fault_plan_release(plan);
+    struct rt_options ro = f->o;
+    for (int pass = 0; pass < 2; pass++) {
+        assert_int_equal(rt_open(f->dir, &ro, &f->e), 0);
+        char *v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+        assert_string_equal(v, committed0);
+        free(v);
+        v = read_values_iso(f->e, TOPIC, 1, RT_READ_COMMITTED);
+        assert_string_equal(v, committed1);
+        free(v);
+        if (pass == 0) {
+            assert_int_equal(rt_close(f->e), 0);
+            f->e = NULL;
+            assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
+        }
+    }
+}
+
 /* SH11, CO15: the COMMIT marker of a one-round commit cannot be written (the data partition's
  * files refuse writes after the data was acknowledged). The commit is not reported done, the
  * engine keeps writing, read_committed does not see the transaction; once the disk takes writes
@@ -928,6 +959,360 @@ static void test_heal_txn_data_and_abort_write(void **state)
     tu_fixture_close(f);
 }
 
+/* SH11, CO15 across shards: a transaction on two partitions (heal-0 with __transaction_state on
+ * one shard, heal-1 on the other) whose PrepareCommit is durable and whose COMMIT marker lands in
+ * heal-0 but not in heal-1 (ENOSPC there). The commit is not reported done; heal-0 shows the
+ * transaction, heal-1 holds it back (its LSO), and nothing is engine-wide. Once heal-1's disk takes
+ * writes it heals and the coordinator writes its marker: both partitions show the transaction
+ * once (the decision is never flipped: CO2). A power loss right after changes nothing that
+ * read_committed saw, and the producer goes on. */
+static void test_heal_marker_write_two_partitions(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    open_txn_engine_shards(f, &plan, &fl, 2);
+    rt_producer *p = open_txn_producer(f->e);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 0, "c1", 2, false);
+    send_txn_records_to(p, 1, "d1", 2, true);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 0, "c2", 2, false);
+    send_txn_records_to(p, 1, "d2", 2, true); /* acknowledged: durable before the fault */
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = TOPIC "-1/"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    int rc = rt_producer_commit(p, -1);
+    fprintf(stderr, "commit with one of its two markers refused: %s\n", rt_error_detail());
+    assert_int_not_equal(rc, 0);
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* SH11: not the engine's */
+    assert_int_equal(s.partitions_failed, 1);
+    char *v = read_values_iso(f->e, TOPIC, 1, RT_READ_COMMITTED);
+    assert_string_equal(v, "d1-0|d1-1|"); /* held back until its marker is written */
+    free(v);
+    io_fault_rules_clear(&plan);
+    end_until_ok(p, true, 30000); /* decided: the retry learns it committed */
+    assert_healed(f->e, &fl);
+    const char *want0 = "c1-0|c1-1|c2-0|c2-1|", *want1 = "d1-0|d1-1|d2-0|d2-1|";
+    v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, want0);
+    free(v);
+    v = read_values_iso(f->e, TOPIC, 1, RT_READ_COMMITTED);
+    assert_string_equal(v, want1);
+    free(v);
+    assert_int_equal(rt_producer_close(p), 0);
+    power_loss_reopen(f, &plan, want0, want1);
+    p = open_txn_producer(f->e);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 0, "c3", 1, false);
+    send_txn_records_to(p, 1, "d3", 1, true);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_producer_close(p), 0);
+    v = read_values_iso(f->e, TOPIC, 0, RT_READ_COMMITTED);
+    assert_string_equal(v, "c1-0|c1-1|c2-0|c2-1|c3-0|");
+    free(v);
+    v = read_values_iso(f->e, TOPIC, 1, RT_READ_COMMITTED);
+    assert_string_equal(v, "d1-0|d1-1|d2-0|d2-1|d3-0|");
+    free(v);
+    tu_fixture_close(f);
+}
+
+/* SH11, CO15: the PrepareCommit of a transaction on two partitions cannot be written
+ * (__transaction_state refuses writes): not decided, so as if never asked — neither partition
+ * shows it, the abort retried after the disk frees aborts it on both; then a power loss after
+ * the healing: the aborted records stay invisible everywhere, the committed ones stay. */
+static void test_heal_decision_write_power_loss(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    open_txn_engine_shards(f, &plan, &fl, 2);
+    rt_producer *p = open_txn_producer(f->e);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 0, "c1", 1, false);
+    send_txn_records_to(p, 1, "d1", 1, true);
+    assert_int_equal(rt_producer_commit(p, -1), 0);
+    assert_int_equal(rt_producer_begin(p), 0);
+    send_txn_records_to(p, 0, "x2", 2, false);
+    send_txn_records_to(p, 1, "y2", 2, true);
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = "__transaction_state-"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    assert_int_not_equal(rt_producer_commit(p, -1), 0);
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* SH11 */
+    for (uint32_t part = 0; part < 2; part++) {
+        char *v = read_values_iso(f->e, TOPIC, part, RT_READ_COMMITTED);
+        assert_string_equal(v, part == 0 ? "c1-0|" : "d1-0|");
+        free(v);
+    }
+    io_fault_rules_clear(&plan);
+    end_until_ok(p, false, 30000);
+    assert_healed(f->e, &fl);
+    assert_int_equal(rt_producer_close(p), 0);
+    power_loss_reopen(f, &plan, "c1-0|", "d1-0|");
+    for (uint32_t part = 0; part < 2; part++) { /* written, then aborted: never visible */
+        char *v = read_values_iso(f->e, TOPIC, part, RT_READ_UNCOMMITTED);
+        assert_non_null(strstr(v, part == 0 ? "x2-0|x2-1|" : "y2-0|y2-1|"));
+        free(v);
+    }
+    tu_fixture_close(f);
+}
+
+/* PA17, SH10: under sync=interval (published bytes not yet fdatasynced) a roll meets a full
+ * disk (the next segment's or the producer snapshot's file cannot be created). The roll
+ * fdatasyncs the published bytes first, so the failure concerns the partition alone: it heals in
+ * place once the disk takes writes, the other partition never stops, and every acknowledged
+ * record is there once, in order, before and after a reopen. (Before PA17 the engine's write
+ * side failed until a reopen.) */
+static void test_heal_failed_roll_interval(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct rt_options o = f->o;
+    o.shard_count = 1;
+    o.sync_mode = RT_SYNC_INTERVAL;
+    o.sync_interval_ms = 600000; /* nothing synced by time: every batch stays unsynced */
+    o.sync_interval_bytes = 0;
+    o.on_fault = on_fault;
+    o.on_fault_ctx = &fl;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &f->e), 0);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
+    struct acked a0 = {0}, a1 = {0};
+    int32_t seq0 = 0, seq1 = 0;
+    int64_t base = -1;
+    assert_int_equal(append_idem(f->e, TOPIC, 0, 7, seq0, 4, "a", &base, 1000), 0);
+    acked_add(&a0, "a", 7, seq0, 4);
+    seq0 += 4;
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_DIR_ENTRY,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = P0_FILES};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    int rc = 0;
+    for (int i = 0; i < 400 && rc == 0; i++) {
+        rc = append_idem(f->e, TOPIC, 0, 7, seq0, 4, "a", &base, 1000);
+        if (rc == 0) {
+            acked_add(&a0, "a", 7, seq0, 4);
+            seq0 += 4;
+        }
+    }
+    fprintf(stderr, "a roll under sync=interval refused: %s\n", rt_error_detail());
+    assert_int_equal(rc, RT_E_IO_FAILED);
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* PA17: the partition's fault, not the engine's */
+    assert_int_equal(s.partitions_failed, 1);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(append_idem(f->e, TOPIC, 1, 8, seq1, 1, "b", &base, 0), 0);
+        acked_add(&a1, "b", 8, seq1, 1);
+        seq1++;
+    }
+    io_fault_rules_clear(&plan);
+    (void)append_until_ok(f->e, 0, 7, seq0, 4, "a", 30000); /* the same batch, once */
+    acked_add(&a0, "a", 7, seq0, 4);
+    seq0 += 4;
+    assert_healed(f->e, &fl);
+    for (int pass = 0; pass < 2; pass++) {
+        char *v0 = read_values(f->e, TOPIC, 0, NULL);
+        char *v1 = read_values(f->e, TOPIC, 1, NULL);
+        assert_string_equal(v0, a0.text);
+        assert_string_equal(v1, a1.text);
+        free(v0);
+        free(v1);
+        if (pass == 0) {
+            assert_int_equal(rt_close(f->e), 0);
+            f->e = NULL;
+            io_fault_plan_release(&plan);
+            assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
+            assert_int_equal(rt_open(f->dir, &o, &f->e), 0);
+        }
+    }
+    free(a0.text);
+    free(a1.text);
+    tu_fixture_close(f);
+}
+
+/* SH10: under sync=interval a partition frozen by a failed write (alone: the write concerns no
+ * published byte) still holds published bytes not yet synced; its recovery attempt's fdatasync
+ * covers them too, and when that fdatasync fails (EIO, Linux dropping the pages) they may be gone:
+ * the attempt fails the engine's write side instead of recovering later over a hole. */
+static void test_heal_attempt_fdatasync_unsynced(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    plan.track_unsynced = true;
+    plan.writeback_errors = true;
+    struct fault_log fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct rt_options o = f->o;
+    o.shard_count = 1;
+    o.sync_mode = RT_SYNC_INTERVAL;
+    o.sync_interval_ms = 600000;
+    o.sync_interval_bytes = 0;
+    o.on_fault = on_fault;
+    o.on_fault_ctx = &fl;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &f->e), 0);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
+    int64_t base = -1;
+    for (int32_t seq = 0; seq < 3; seq++) /* published, not synced */
+        assert_int_equal(append_idem(f->e, TOPIC, 0, 7, seq, 1, "a", &base, 0), 0);
+    struct io_fault_rule full = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_WRITE,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = P0_FILES};
+    assert_int_equal(io_fault_rule_add(&plan, &full), 0);
+    assert_int_equal(append_idem(f->e, TOPIC, 0, 7, 3, 1, "x", &base, 0), RT_E_IO_FAILED);
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* a write: the partition's alone */
+    assert_int_equal(s.partitions_failed, 1);
+    io_fault_rules_clear(&plan);
+    struct io_fault_rule sync_eio = {.mode = IO_FAULT_FOREVER,
+                                     .op = IO_OP_FDATASYNC,
+                                     .nth = 1,
+                                     .error = EIO,
+                                     .path_contains = P0_FILES};
+    assert_int_equal(io_fault_rule_add(&plan, &sync_eio), 0);
+    int64_t until = now_ms() + 30000;
+    do { /* the recovery attempt comes between rounds */
+        usleep(20 * 1000);
+        stats(f->e, &s);
+    } while (s.write_error == 0 && now_ms() < until);
+    assert_int_equal(s.write_error, -EIO);
+    pthread_mutex_lock(&fl.lock);
+    assert_true(fl.engine_wide >= 1);
+    pthread_mutex_unlock(&fl.lock);
+    assert_int_equal(s.partition_recoveries, 0);
+    io_fault_rules_clear(&plan);
+    usleep(100 * 1000);
+    stats(f->e, &s);
+    assert_int_equal(s.partition_recoveries, 0); /* never trusted again until a reopen */
+    assert_int_equal(append_idem(f->e, TOPIC, 1, 8, 0, 1, "b", &base, 0), RT_E_IO_FAILED);
+    (void)rt_close(f->e);
+    f->e = NULL;
+    io_fault_plan_release(&plan);
+    tu_fixture_open(f);
+    tu_fixture_close(f);
+}
+
+/* LG13: a topic creation whose catalogue (ringtail.meta) cannot be stored — its new copy's
+ * fdatasync refused, the old one left — is undone in place: no directory and no intent left,
+ * the engine's write side up (the other topic keeps writing), and the same creation succeeds
+ * once the disk takes writes; verify is clean and a reopen finds the topic. (Before LG13 the
+ * engine's write side failed until a reopen.) */
+static void test_heal_topic_create_catalogue(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct rt_options o = f->o;
+    o.shard_count = 1;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &f->e), 0);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_FDATASYNC_DIRECT,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = "ringtail.meta.tmp"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    int rc = rt_topic_create(f->e, "made", 3);
+    fprintf(stderr, "creation with its catalogue refused: %s\n", rt_error_detail());
+    assert_int_not_equal(rc, 0);
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* LG13 */
+    uint32_t parts = 0;
+    assert_int_not_equal(rt_topic_describe(f->e, "made", &parts), 0);
+    for (int i = 0; i < 3; i++) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/made-%d", f->dir, i);
+        assert_int_not_equal(access(path, F_OK), 0);
+    }
+    char intent[4096];
+    snprintf(intent, sizeof(intent), "%s/topic-create.tmp", f->dir);
+    assert_int_not_equal(access(intent, F_OK), 0);
+    int64_t base = -1;
+    assert_int_equal(append_idem(f->e, TOPIC, 0, 7, 0, 1, "a", &base, 0), 0);
+    io_fault_rules_clear(&plan);
+    assert_int_equal(rt_topic_create(f->e, "made", 3), 0);
+    assert_int_equal(append_idem(f->e, "made", 2, 9, 0, 1, "m", &base, 0), 0);
+    assert_int_equal(rt_close(f->e), 0);
+    f->e = NULL;
+    io_fault_plan_release(&plan);
+    assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_describe(f->e, "made", &parts), 0);
+    assert_int_equal(parts, 3);
+    char *v = read_values(f->e, "made", 2, NULL);
+    assert_string_equal(v, "m-9-0|");
+    free(v);
+    tu_fixture_close(f);
+}
+
+/* LG13 for LG10: partitions being added whose catalogue cannot be stored are undone in place:
+ * the topic keeps its count, no directory is left, the write side stays up, and the same
+ * addition succeeds once the disk takes writes. (Before, the engine's write side failed.) */
+static void test_heal_add_partitions_catalogue(void **state)
+{
+    struct tu_fixture *f = *state;
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct rt_options o = f->o;
+    o.shard_count = 2;
+    assert_int_equal(rt_test_open(f->dir, &o, &plan, &f->e), 0);
+    assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
+    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
+                                 .op = IO_OP_FDATASYNC_DIRECT,
+                                 .nth = 1,
+                                 .error = ENOSPC,
+                                 .path_contains = "ringtail.meta.tmp"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    assert_int_not_equal(rt_topic_add_partitions(f->e, TOPIC, 4), 0);
+    fprintf(stderr, "partitions added, catalogue refused: %s\n", rt_error_detail());
+    struct rt_stats s;
+    stats(f->e, &s);
+    assert_int_equal(s.write_error, 0); /* LG13 */
+    uint32_t parts = 0;
+    assert_int_equal(rt_topic_describe(f->e, TOPIC, &parts), 0);
+    assert_int_equal(parts, 2);
+    for (int i = 2; i < 4; i++) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s-%d", f->dir, TOPIC, i);
+        assert_int_not_equal(access(path, F_OK), 0);
+    }
+    int64_t base = -1;
+    assert_int_equal(append_idem(f->e, TOPIC, 1, 7, 0, 1, "a", &base, 0), 0);
+    io_fault_rules_clear(&plan);
+    assert_int_equal(rt_topic_add_partitions(f->e, TOPIC, 4), 0);
+    assert_int_equal(append_idem(f->e, TOPIC, 3, 9, 0, 1, "m", &base, 0), 0);
+    assert_int_equal(rt_close(f->e), 0);
+    f->e = NULL;
+    io_fault_plan_release(&plan);
+    assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
+    tu_fixture_open(f);
+    assert_int_equal(rt_topic_describe(f->e, TOPIC, &parts), 0);
+    assert_int_equal(parts, 4);
+    char *v = read_values(f->e, TOPIC, 3, NULL);
+    assert_string_equal(v, "m-9-0|");
+    free(v);
+    tu_fixture_close(f);
+}
+
 /* SH11, GO1: a write of __consumer_offsets fails. The commit answers RT_E_IO_FAILED and is not
  * applied (the fetched offset stays the last durable one), data partitions keep writing, and
  * once the disk takes writes the same commit goes through; a reopen finds what was acknowledged. */
@@ -970,16 +1355,25 @@ static void test_heal_offsets_write(void **state)
     assert_int_equal(off, 9);
     struct rt_offset o12 = {.topic = TOPIC, .partition = 1, .offset = 12, .metadata = NULL};
     assert_int_equal(rt_group_commit_offsets(f->e, "heal-group", &o12, 1), 0);
-    assert_int_equal(rt_close(f->e), 0);
+    /* A power loss after the healing: every acknowledged commit is there (recovering open,
+     * then again after a clean close and a clean verify). */
+    assert_int_equal(io_fault_power_loss(&plan), 0);
+    (void)rt_close(f->e);
     f->e = NULL;
     io_fault_plan_release(&plan);
-    assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
     struct rt_options ro = f->o;
-    assert_int_equal(rt_open(f->dir, &ro, &f->e), 0);
-    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 0, true, &off), 0);
-    assert_int_equal(off, 9);
-    assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 1, true, &off), 0);
-    assert_int_equal(off, 12);
+    for (int pass = 0; pass < 2; pass++) {
+        assert_int_equal(rt_open(f->dir, &ro, &f->e), 0);
+        assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 0, true, &off), 0);
+        assert_int_equal(off, 9);
+        assert_int_equal(rt_group_fetch_offsets(f->e, "heal-group", TOPIC, 1, true, &off), 0);
+        assert_int_equal(off, 12);
+        if (pass == 0) {
+            assert_int_equal(rt_close(f->e), 0);
+            f->e = NULL;
+            assert_int_equal(rt_verify(f->dir, verify_problem, NULL), 0);
+        }
+    }
     tu_fixture_close(f);
 }
 
@@ -1230,10 +1624,16 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heal_torn_write_eio, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_fdatasync_eio, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_failed_roll, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_failed_roll_interval, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_attempt_fdatasync_unsynced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_topic_create_catalogue, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_add_partitions_catalogue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_never_when_disabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_marker_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_txn_state_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_txn_data_and_abort_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_marker_write_two_partitions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_decision_write_power_loss, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_offsets_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_producer_after_fault, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heal_tmpfs_fill_and_free, setup, teardown_tmpfs),

@@ -127,6 +127,16 @@ static void errors_sweep(enum io_op_type op, int err)
         } else {
             assert_true(reached);
             bool catalogue = strstr(rt_error_detail(), "catalogue") != NULL;
+            /* LG13: a catalogue that was not replaced is undone in place, the write side up. */
+            bool undone = strstr(rt_error_detail(), "nothing of the topic is left") != NULL;
+            if (undone) {
+                struct rt_stats st;
+                assert_int_equal(rt_stats_get(e, &st), 0);
+                if (st.write_error != 0 || partition_dirs(dir) != 0 || intent_exists(dir))
+                    fail_msg("%s: an undone creation left the write side %d, %u directories%s",
+                             what, st.write_error, partition_dirs(dir),
+                             intent_exists(dir) ? " and the intent" : "");
+            }
             if (!catalogue) {
                 /* F4: what it made is gone at once, and so is its intent. */
                 if (partition_dirs(dir) != 0 || intent_exists(dir))
@@ -138,7 +148,7 @@ static void errors_sweep(enum io_op_type op, int err)
                                  RT_E_UNKNOWN_TOPIC_OR_PARTITION);
             }
         }
-        (void)rt_close(e); /* a catalogue failure left the write side failed */
+        (void)rt_close(e); /* a catalogue failure after its rename left the write side failed */
         io_fault_plan_release(&plan);
         reopen_and_use(dir, what, true);
         tu_rmdir_free(dir);

@@ -80,6 +80,14 @@ int fs_fsync_dir(struct io_fault_plan *faults, const char *dir)
 int fs_replace_file(struct io_fault_plan *faults, const char *dir, const char *tmp_name,
                     const char *final_name, const void *buf, size_t len)
 {
+    bool renamed = false;
+    return fs_replace_file_renamed(faults, dir, tmp_name, final_name, buf, len, &renamed);
+}
+
+int fs_replace_file_renamed(struct io_fault_plan *faults, const char *dir, const char *tmp_name,
+                            const char *final_name, const void *buf, size_t len, bool *renamed)
+{
+    *renamed = false;
     char tmp[4096], fin[4096];
     if (snprintf(tmp, sizeof(tmp), "%s/%s", dir, tmp_name) >= (int)sizeof(tmp) ||
         snprintf(fin, sizeof(fin), "%s/%s", dir, final_name) >= (int)sizeof(fin))
@@ -97,6 +105,7 @@ int fs_replace_file(struct io_fault_plan *faults, const char *dir, const char *t
         (void)io_unlink(faults, tmp);
         return rc;
     }
+    *renamed = true;
     return io_fsync_dir(faults, dir);
 }
 

@@ -26,6 +26,11 @@ int fs_read_file(const char *path, uint8_t **buf_out, size_t *len_out, size_t ma
 int fs_replace_file(struct io_fault_plan *faults, const char *dir, const char *tmp_name,
                     const char *final_name, const void *buf, size_t len);
 
+/* fs_replace_file, telling in *renamed whether the rename was made (a failure with *renamed
+ * false left dir/final_name as it was: a caller may undo what it made for the new file). */
+int fs_replace_file_renamed(struct io_fault_plan *faults, const char *dir, const char *tmp_name,
+                            const char *final_name, const void *buf, size_t len, bool *renamed);
+
 /* fsync(2) of a directory, so entries created, renamed or removed in it survive a crash
  * (io_fsync_dir with the engine's fault plan or NULL). */
 int fs_fsync_dir(struct io_fault_plan *faults, const char *dir);

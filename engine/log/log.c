@@ -233,6 +233,35 @@ static int partitions_build(struct log *lg, struct topic *t, uint32_t from, uint
     return 0;
 }
 
+/* LG13: undoes partitions_build(lg, t, from, to, ..., true) that succeeded, for partitions
+ * nobody can see yet (topic_count or partition_count not raised past them): off their shards
+ * (synchronously: the shard no longer touches them), closed and freed. Their directories stay;
+ * the caller removes them under its intent. */
+static void partitions_unbuild(struct log *lg, struct topic *t, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++) {
+        struct partition *p = t->partitions[i];
+        cleaner_cancel(p);
+        cleaner_pool_forget(&lg->cleaner, p);
+        cleaner_wait(p);
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = shard_remove_call, .arg = p};
+        (void)shard_submit(p->shard, &req);
+        partition_close(p, false);
+        free(p);
+        t->partitions[i] = NULL;
+    }
+    lg->partitions_total -= to - from;
+}
+
+/* LG13: undoes a topic_build that succeeded for a topic nobody can see yet. */
+static void topic_unbuild(struct log *lg, struct topic *t)
+{
+    partitions_unbuild(lg, t, 0, atomic_load_explicit(&t->partition_count, memory_order_acquire));
+    atomic_store_explicit(&t->partition_count, 0, memory_order_release);
+    free(t->partitions);
+    t->partitions = NULL;
+}
+
 /* The partitions' compaction settings from a topic's resolved configs (cleaner.c). */
 static void log_compaction_config(const struct log *lg, const struct topic_config_honoured *hc,
                                   struct partition_compaction *out)
@@ -486,6 +515,13 @@ static const struct topic *topic_find(struct log *lg, const char *name)
  *          topic or an intent that the next open resolves;
  *   LG6  an intent that does not parse (a torn write of it) covers nothing: no directory was
  *          made after it (LG4 waits for its fdatasync), so open just removes it.
+ *   LG13 a creation whose catalogue could not be stored, ringtail.meta left as it was (the
+ *          write or fdatasync of its new copy failed: a full disk), is undone in place like a
+ *          failed build (topic_unbuild: its partitions off their shards, closed; its
+ *          directories, then its intent, removed): the engine's write side stays up and the
+ *          same creation may be retried once the disk takes writes; partitions being added
+ *          (LG10) are undone the same way (partitions_unbuild). Only a failure after the
+ *          rename (the directory's fsync) leaves the write side failed until a reopen.
  * A `<name>-<p>` directory that no catalogued topic owns is never a topic's data: a creation
  * removes such leftovers (of a crash before this rule) under its intent before making its own, so
  * a new topic never inherits a stale log. Verify skips the intent (a *.tmp). */
@@ -811,11 +847,37 @@ int log_topic_create(struct log *lg, const char *name, uint32_t partitions,
             error_set(rc, "%s", cause);
         goto out;
     }
+    bool added = false, renamed = false;
     rc = meta_add_topic(&lg->catalogue, name, partitions);
+    added = rc == 0;
     if (rc == 0 && config)
         rc = topic_config_copy(&lg->catalogue.topics[lg->catalogue.count - 1].config, config);
     if (rc == 0)
-        rc = meta_store(lg->pcfg.segment.faults, lg->dir, &lg->catalogue);
+        rc = meta_store_renamed(lg->pcfg.segment.faults, lg->dir, &lg->catalogue, &renamed);
+    if (rc && !renamed) {
+        /* LG13: ringtail.meta is as it was (a full disk refused the new one): nothing names
+         * the topic, so it is undone as a failed build is — off the shards, its directories
+         * and then its intent removed (LG5) — and the engine's write side stays up. */
+        char cause[SEGMENT_PATH_BYTES + 128];
+        snprintf(cause, sizeof(cause), "%s/%s: cannot store the topic catalogue: %s", lg->dir,
+                 META_FILE, rt_strerror(rc));
+        if (added) {
+            struct meta_topic gone;
+            uint32_t at = 0;
+            if (meta_remove_topic(&lg->catalogue, name, &gone, &at) == 0)
+                topic_config_free(&gone.config);
+        }
+        topic_unbuild(lg, &lg->topics[n]);
+        int rrc = partition_dirs_remove(lg, name, partitions);
+        if (rrc == 0)
+            rrc = intent_clear(lg);
+        if (rrc)
+            error_set(rc, "%s (and removing what it made failed: %s; the next open removes it)",
+                      cause, rt_error_detail());
+        else
+            error_set(rc, "%s; nothing of the topic is left", cause);
+        goto out;
+    }
     if (rc) {
         error_set(rc, "%s/%s: cannot store the topic catalogue: %s", lg->dir, META_FILE,
                   rt_strerror(rc));
@@ -1331,7 +1393,25 @@ int log_topic_add_partitions(struct log *lg, const char *name, uint32_t count)
         goto out;
     }
     mt->partitions = count;
-    rc = meta_store(lg->pcfg.segment.faults, lg->dir, &lg->catalogue);
+    bool renamed = false;
+    rc = meta_store_renamed(lg->pcfg.segment.faults, lg->dir, &lg->catalogue, &renamed);
+    if (rc && !renamed) {
+        /* LG13: ringtail.meta still says `have`: the new partitions are undone in place. */
+        mt->partitions = have;
+        char cause[SEGMENT_PATH_BYTES + 128];
+        snprintf(cause, sizeof(cause), "%s/%s: cannot store the topic catalogue: %s", lg->dir,
+                 META_FILE, rt_strerror(rc));
+        partitions_unbuild(lg, t, have, count);
+        int rrc = partition_dirs_remove_range(lg, name, have, count);
+        if (rrc == 0)
+            rrc = kind_intent_clear(lg, &add_intent);
+        if (rrc)
+            error_set(rc, "%s (and removing what it made failed: %s; the next open removes it)",
+                      cause, rt_error_detail());
+        else
+            error_set(rc, "%s; the topic keeps its %u partitions", cause, have);
+        goto out;
+    }
     if (rc) {
         mt->partitions = have;
         error_set(rc, "%s/%s: cannot store the topic catalogue: %s", lg->dir, META_FILE,

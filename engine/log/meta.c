@@ -371,12 +371,20 @@ int meta_load(const char *dir, struct meta_catalogue *out)
 
 int meta_store(struct io_fault_plan *faults, const char *dir, const struct meta_catalogue *cat)
 {
+    bool renamed = false;
+    return meta_store_renamed(faults, dir, cat, &renamed);
+}
+
+int meta_store_renamed(struct io_fault_plan *faults, const char *dir,
+                       const struct meta_catalogue *cat, bool *renamed)
+{
+    *renamed = false;
     uint8_t *buf = NULL;
     size_t len = 0;
     int rc = meta_serialise(cat, &buf, &len);
     if (rc)
         return rc;
-    rc = fs_replace_file(faults, dir, META_TMP_FILE, META_FILE, buf, len);
+    rc = fs_replace_file_renamed(faults, dir, META_TMP_FILE, META_FILE, buf, len, renamed);
     free(buf);
     return rc;
 }

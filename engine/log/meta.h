@@ -75,6 +75,10 @@ bool meta_orphan_partition(const char *dir, char *name_out, size_t cap);
  * NULL). */
 struct io_fault_plan;
 int meta_store(struct io_fault_plan *faults, const char *dir, const struct meta_catalogue *cat);
+/* meta_store, telling in *renamed whether the new catalogue replaced the old one (false on a
+ * failure: ringtail.meta is as it was). */
+int meta_store_renamed(struct io_fault_plan *faults, const char *dir,
+                       const struct meta_catalogue *cat, bool *renamed);
 
 /* Appends a topic (validates name and uniqueness). */
 int meta_add_topic(struct meta_catalogue *cat, const char *name, uint32_t partitions);

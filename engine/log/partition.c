@@ -1262,7 +1262,16 @@ static int partition_roll(struct partition *p)
     struct segment *old = p->active;
     assert(!p->round_touched);
     assert(old->next_offset == p->next_offset);
-    p->rolling = true;          /* PA12: cleared below, once the new segment is active */
+    p->rolling = true; /* PA12: cleared below, once the new segment is active */
+    if (p->unsynced) {
+        /* PA17: published bytes durable first; a failure here may have dropped them (the
+         * caller fails the engine's write side, shard.c SH10), any later one loses nothing. */
+        int src = io_fdatasync(old->cfg.faults, old->fd);
+        if (src)
+            return error_set(src, "%s: fdatasync before sealing: %s", old->log_path,
+                             strerror(-src));
+        p->unsynced = false;
+    }
     int rc = segment_seal(old); /* PA2: sealed and synced before the next one exists */
     if (rc)
         return rc;

@@ -81,6 +81,13 @@
  *        round may have left past that end, so a crash after the recovery finds no trace of
  *        a batch reported failed; nothing of the partition is trusted to an fdatasync that
  *        once failed, only to ones that succeeded after the failure.
+ *  PA17. A roll of a partition holding published bytes not yet fdatasynced (`unsynced`:
+ *        sync=interval or none, a lazy marker) fdatasyncs its active segment before anything
+ *        else and clears `unsynced` (partition_roll): a failure later in the roll (the seal's
+ *        trim or indexes, the producer snapshot, the next segment's file — ENOSPC on a full
+ *        disk) then concerns no published byte and the partition is recovered in place (PA12,
+ *        shard.c SH10) like any other; only a failure of that first fdatasync, which may have
+ *        dropped published bytes, fails the engine's write side.
  *  PA14. After a crash, a recovery-point entry naming what is now the newest segment (sealed by
  *        a clean close or by a sleep, PA15, then woken and appended to) serves as that segment's
  *        tail when the file carries no tail and the log grew past the stamped size (or no stamp

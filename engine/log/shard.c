@@ -311,7 +311,10 @@ static void run_retention(struct shard *s, int64_t now_ms)
  *         a failed fdatasync of a file holding published bytes that were not yet synced (a
  *         lazy marker, SH6, or sync=interval data: Linux may drop the pages of a failed
  *         fdatasync, so those bytes may be gone although readers saw them; also the fdatasync
- *         that makes a lazy marker durable before a roll), and sync_dirty's failures.
+ *         that makes a lazy marker durable before a roll), sync_dirty's failures, and a
+ *         recovery attempt whose fdatasync failed while the partition held such bytes (a
+ *         roll syncs them before anything else, so only that fdatasync counts there:
+ *         partition.c PA17).
  *         Recovery (shard_heal, on the thread that runs rounds, between rounds or at the
  *         placement of an append to the frozen partition, never before heal_at_ms): overwrite
  *         with zeros everything past the durable end that a failed round may have written,
@@ -503,11 +506,12 @@ static void sleep_idle(struct shard *s, const struct partition *keep)
 
 /* Writes zeros over [from, to) of fd and fdatasyncs it, through the ring (the fault injector
  * sees it). The ring is empty before and after. */
-static int erase_and_sync(struct shard *s, int fd, uint64_t from, uint64_t to)
+static int erase_and_sync(struct shard *s, int fd, uint64_t from, uint64_t to, const char **failed)
 {
     static const uint8_t zeros[64 * 1024];
     assert(io_pending(s->ring) == 0);
     const char *what = "";
+    *failed = "";
     int rc = 0;
     while (from < to && rc == 0) {
         uint64_t len = to - from < sizeof(zeros) ? to - from : sizeof(zeros);
@@ -525,6 +529,8 @@ static int erase_and_sync(struct shard *s, int fd, uint64_t from, uint64_t to)
     else if (io_pending(s->ring) > 0)
         (void)run_io(s, &what);
     assert(io_pending(s->ring) == 0);
+    if (rc)
+        *failed = what;
     return rc;
 }
 
@@ -547,7 +553,19 @@ static bool shard_heal(struct shard *s, struct partition *p, int64_t now_ms)
             probe = cap > from ? cap : from;
         if (to < probe)
             to = probe;
-        rc = erase_and_sync(s, a->fd, from, to);
+        const char *failed = "";
+        rc = erase_and_sync(s, a->fd, from, to, &failed);
+        if (rc && p->unsynced && strcmp(failed, "write") != 0) {
+            /* SH10: the attempt's fdatasync also covered published bytes not yet synced
+             * (sync=interval or none), which its failure may have dropped: never trusted. */
+            char detail[FAULT_DETAIL_BYTES];
+            snprintf(detail, sizeof(detail),
+                     "%s of %s while recovering it failed: %s (published bytes not yet synced "
+                     "may be lost)",
+                     failed, a->log_path, rt_strerror(rc));
+            partition_fail(s, p, rc, true, a->size_bytes, detail);
+            return false;
+        }
     }
     if (rc == 0)
         rc = partition_recover(p);
@@ -859,8 +877,10 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
          * finishes the roll (PA12). An index reservation that failed changed nothing. */
         char detail[ERROR_DETAIL_BYTES + 64];
         snprintf(detail, sizeof(detail), "%s", rt_error_detail());
-        /* SH10: a seal's failed fdatasync may have dropped published bytes not yet synced. */
-        bool engine_wide = p->unsynced; /* SH11: an internal topic heals as any other */
+        /* SH10: only a roll's first fdatasync may have dropped published bytes not yet
+         * synced; after it `unsynced` is cleared (partition.c PA17). SH11: an internal topic
+         * heals as any other. */
+        bool engine_wide = p->unsynced;
         partition_fail(s, p, rc, engine_wide, p->active->size_bytes, detail);
         if (p->round_touched) {
             /* Batches of this round are placed here already: the whole round fails. */

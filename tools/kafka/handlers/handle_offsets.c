@@ -50,6 +50,12 @@
  *        body that does not decode is decoded once more without its last three bytes when
  *        they are 00, 00|01, 00 — as Kafka reads it, require_stable false. (KH6 is the same
  *        client's ListGroups quirk.)
+ *   KO11 An OffsetCommit whose write the engine refused with RT_E_IO_FAILED (__consumer_offsets'
+ *        partition frozen by a disk fault, healing in place: engine shard.c SH10/SH11; nothing
+ *        applied, group.c GO1) answers NOT_COORDINATOR (16) for its partitions, as Kafka's
+ *        GroupMetadataManager maps a failed append's KAFKA_STORAGE_ERROR: clients look the
+ *        coordinator up again and retry the commit, which goes through once the partition
+ *        healed (56 is not retriable for an OffsetCommit in the Java consumer).
  */
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle_offsets.h"
@@ -506,13 +512,19 @@ struct commit_job {
     char group[GROUP_BYTES_MAX + 1];
 };
 
+/* KO11: the answer for an engine's refusal of a commit's write. */
+static int16_t commit_error(int rc)
+{
+    return rc == RT_E_IO_FAILED ? KAFKA_NOT_COORDINATOR : kafka_error_from_rt(rc);
+}
+
 static void commit_done(void *ctx, int err, size_t deleted)
 {
     (void)deleted;
     struct commit_job *j = ctx;
     int16_t stored = KAFKA_NONE;
     if (err) {
-        stored = kafka_error_from_rt(err);
+        stored = commit_error(err); /* KO11 */
         fprintf(stderr, "ringtail serve: OffsetCommit for group '%s': %s: %s\n", j->group,
                 rt_strerror(err), rt_error_detail());
     }
@@ -564,7 +576,7 @@ enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at
                                            commit_done, j);
         if (rc == 0)
             return NET_PENDING;
-        stored = kafka_error_from_rt(rc);
+        stored = commit_error(rc); /* KO11 */
         fprintf(stderr, "ringtail serve: OffsetCommit for group '%s': %s: %s\n", group,
                 rt_strerror(rc), rt_error_detail());
     }
