@@ -874,3 +874,25 @@ uint64_t metadata_image_digest(const struct metadata_image *img)
     free(buf);
     return h;
 }
+
+/* ---- placement (MI5) ---- */
+
+int mi_place_replicas(const int32_t *brokers, unsigned n, unsigned partitions, unsigned rf,
+                      unsigned start, unsigned shift, int32_t *out)
+{
+    if (rf == 0 || rf > n)
+        return -EINVAL;
+    start %= n;
+    shift %= n;
+    for (unsigned p = 0; p < partitions; p++) {
+        if (p > 0 && p % n == 0)
+            shift++;
+        unsigned first = (p + start) % n;
+        out[(size_t)p * rf] = brokers[first];
+        for (unsigned j = 0; j + 1 < rf; j++) {
+            unsigned step = 1 + (shift + j) % (n - 1);
+            out[(size_t)p * rf + 1 + j] = brokers[(first + step) % n];
+        }
+    }
+    return 0;
+}

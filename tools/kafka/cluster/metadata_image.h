@@ -18,6 +18,8 @@
  *   MI3 restore(snapshot(image)) is an image with the same digest and counters; a snapshot that
  *       does not parse whole (L.4) is refused and leaves the image as it was.
  *   MI4 Producer-id blocks never overlap: next_producer_id only grows.
+ *   MI5 mi_place_replicas gives each partition rf distinct brokers, and spreads first replicas
+ *       (the leaders) round-robin over the brokers, as Kafka's rack-unaware placement.
  */
 #ifndef RT_KAFKA_CLUSTER_METADATA_IMAGE_H
 #define RT_KAFKA_CLUSTER_METADATA_IMAGE_H
@@ -163,6 +165,14 @@ void metadata_image_free(struct metadata_image *img);
 int metadata_image_apply(struct metadata_image *img, uint64_t index, const void *rec, size_t len);
 const struct mi_topic *metadata_image_topic(const struct metadata_image *img, const char *name);
 const struct mi_broker *metadata_image_broker(const struct metadata_image *img, int32_t id);
+
+/* Kafka's rack-unaware replica placement (AdminUtils.assignReplicasToBrokersRackUnaware):
+ * `brokers` sorted by id (n of them), partition p's first replica brokers[(p + start) % n], the
+ * others shifted by 1 + (shift + j) % (n - 1) from it, the shift growing by one every n
+ * partitions. out holds partitions × rf ids (partition p's at out[p * rf]). 0, or -EINVAL when
+ * rf is 0 or above n (MI5: the replicas of a partition are distinct brokers). */
+int mi_place_replicas(const int32_t *brokers, unsigned n, unsigned partitions, unsigned rf,
+                      unsigned start, unsigned shift, int32_t *out);
 
 /* The image as a snapshot (docs/format.md L.4), into a malloc'ed buffer. 0 or -ENOMEM. */
 int metadata_image_snapshot(const struct metadata_image *img, void **buf, size_t *len);

@@ -371,16 +371,30 @@ enum net_verdict kafka_handle_create_topics(struct kafka_slot *s)
                                          sizeof(struct config_row) + 96))) != 0)
         return NET_CLOSE;
     struct kmsg_create_topics_topic_response *res = kafka_alloc(s, n, sizeof(*res));
+    struct metadata_node *cluster = kafka_cluster(s->server);
     for (size_t i = 0; i < n && res; i++) {
         const char *message = NULL;
         res[i].name = q->topics[i].name;
         char want[RT_TOPIC_NAME_MAX + 1];
         if (kafka_topic_name(q->topics[i].name, want) && !kafka_authorize_create_topic(s, want))
             res[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED; /* KZ2: CREATE */
+        else if (cluster)                                         /* handle_cluster.c KCL2 */
+            res[i].error_code =
+                kafka_cluster_create_topic(s, cluster, &q->topics[i], q->validate_only, &message);
         else
             res[i].error_code = create_one(s, &q->topics[i], q->validate_only, &message);
         res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
         kafka_count_error(s, res[i].error_code);
+        if (cluster) {
+            if (res[i].error_code == KAFKA_NONE) {
+                res[i].num_partitions = q->topics[i].num_partitions == -1
+                                            ? (int32_t)s->server->opts.num_partitions
+                                            : q->topics[i].num_partitions;
+                res[i].replication_factor =
+                    q->topics[i].replication_factor == -1 ? 1 : q->topics[i].replication_factor;
+            }
+            continue;
+        }
         /* v5+: what was created — its partitions, replication factor and configs. */
         char name[RT_TOPIC_NAME_MAX + 1];
         uint32_t parts = 0;

@@ -106,6 +106,9 @@ enum net_verdict kafka_handle_metadata(struct kafka_slot *s)
 {
     struct kafka_server *srv = s->server;
     const struct kmsg_metadata_request *q = &s->msg.metadata;
+    struct metadata_node *mn = kafka_cluster(srv);
+    if (mn) /* --voters: the cluster's image answers (handle_cluster.c KCL1) */
+        return kafka_handle_metadata_cluster(s, mn);
     /* Size the response arena first (it may not move once arrays are in it). */
     struct topic_count_ctx cnt = {0};
     rt_topic_list(srv->engine, count_topic, &cnt);

@@ -244,7 +244,8 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
     const struct kafka_api *api = kafka_api_find(key);
     if (!api)
         return refuse(s, "unknown API key");
-    if (!kafka_api_supported(key, s->header.api_version))
+    if (!kafka_api_supported(key, s->header.api_version) &&
+        !(kafka_cluster(srv) && kafka_api_internal(key, s->header.api_version))) /* KA8 */
         return refuse(s, "API version not supported (see ApiVersions)");
     if (!api->handler)
         return refuse(s, "API advertised without a handler");
@@ -488,6 +489,21 @@ const struct kafka_server_stats *kafka_server_stats_get(const struct kafka_serve
 const struct net_counters *kafka_server_net_counters(const struct kafka_server *s)
 {
     return net_counters_get(s->net);
+}
+
+void kafka_server_set_cluster(struct kafka_server *s, struct metadata_node *n)
+{
+    atomic_store_explicit(&s->cluster, n, memory_order_release);
+}
+
+const char *kafka_server_advertised_host(const struct kafka_server *s)
+{
+    return kafka_advertised_host(s, NULL);
+}
+
+uint16_t kafka_server_advertised_port(const struct kafka_server *s)
+{
+    return kafka_advertised_port(s, NULL);
 }
 
 void kafka_server_stop(struct kafka_server *s)
