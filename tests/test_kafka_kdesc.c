@@ -372,6 +372,7 @@ static void test_metadata_v8_defaults(void **state)
     (void)state;
     static const int32_t one[1] = {1};
     struct kmsg_metadata_partition p = {.leader_id = 1,
+                                        .leader_epoch = -1,
                                         .replica_nodes = one,
                                         .replica_nodes_count = 1,
                                         .isr_nodes = one,

@@ -72,6 +72,7 @@ static void fill_partitions(struct kafka_slot *s, struct kmsg_metadata_topic *t,
         p[i].error_code = KAFKA_NONE;
         p[i].partition_index = (int32_t)i;
         p[i].leader_id = *broker;
+        p[i].leader_epoch = -1; /* a single broker keeps no leader epochs */
         p[i].replica_nodes = broker;
         p[i].replica_nodes_count = 1;
         p[i].isr_nodes = broker;

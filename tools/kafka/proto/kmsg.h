@@ -122,7 +122,7 @@ struct kmsg_metadata_partition {
     int32_t replica_nodes_count;
     const int32_t *isr_nodes;
     int32_t isr_nodes_count;
-    int32_t leader_epoch;            /* v7+; a handler's 0 is written as Kafka's default -1 */
+    int32_t leader_epoch;            /* v7+; -1: unknown (a single broker's answer) */
     const int32_t *offline_replicas; /* v5+ */
     int32_t offline_replicas_count;
 };
