@@ -128,6 +128,15 @@ status_of "$CTL" | grep -q "^node	$NON	-	fenced" && ok "cluster status shows nod
     bad "status: $(status_of "$CTL")"
 grep -q "fencing node $NON" "$T/n$CTL.err" && ok "the controller logged the fence" ||
     bad "no fence line: $(tail -c 400 "$T/n$CTL.err")"
+# its leaderships and ISR places moved to the live replicas (MI6), epochs raised
+moved() {
+    local P; P=$(partitions_of "$CTL")
+    [ "$(echo "$P" | grep -c .)" = 6 ] &&
+        ! echo "$P" | awk -F'\t' -v n="$NON" '$5 == n || $5 == -1 || ("," $11 ",") ~ ("," n ",")' | grep -q . &&
+        ! echo "$P" | awk -F'\t' '$7 != 1' | grep -q .
+}
+if wait_for 10 moved; then ok "node $NON's leaderships moved to ISR members, it left every ISR, epochs 1"
+else bad "after the fence: $(partitions_of "$CTL")"; fi
 
 start_node "$NON"
 T0=$(date +%s%N)

@@ -4,7 +4,9 @@
  * applies; each rule of L.2 refuses its bad bytes and each rule of L.3 its inapplicable record,
  * counted and changing nothing (MI2); the same records in the same order give the same digest
  * (MI1); a snapshot restores to the same image and a damaged one is refused (MI3); producer-id
- * blocks only grow (MI4).
+ * blocks only grow (MI4); replica placement is Kafka's rack-unaware one (MI5, AdminUtilsTest's
+ * vector); leaderships and ISR places of a fenced broker move to live ISR members, epochs
+ * raised, and leaderless partitions get a leader back (MI6).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -224,6 +227,96 @@ static void test_snapshot_restore(void **state)
     metadata_image_free(&other);
 }
 
+/* MI5: Kafka's AdminUtilsTest.testReplicaAssignment, brokers 0..4, fixed start index 0. */
+static void test_placement(void **state)
+{
+    (void)state;
+    const int32_t brokers[5] = {0, 1, 2, 3, 4};
+    const int32_t want[10][3] = {{0, 1, 2}, {1, 2, 3}, {2, 3, 4}, {3, 4, 0}, {4, 0, 1},
+                                 {0, 2, 3}, {1, 3, 4}, {2, 4, 0}, {3, 0, 1}, {4, 1, 2}};
+    int32_t out[50];
+    assert_int_equal(mi_place_replicas(brokers, 5, 10, 3, 0, 0, out), 0);
+    for (int p = 0; p < 10; p++)
+        for (int r = 0; r < 3; r++)
+            assert_int_equal(out[p * 3 + r], want[p][r]);
+    /* any start and shift: rf distinct brokers per partition, leaders spread evenly */
+    for (unsigned start = 0; start < 7; start++) {
+        assert_int_equal(mi_place_replicas(brokers, 5, 10, 5, start, start * 3, out), 0);
+        int led[5] = {0};
+        for (int p = 0; p < 10; p++) {
+            led[out[p * 5]]++;
+            for (int i = 0; i < 5; i++)
+                for (int j = 0; j < i; j++)
+                    assert_int_not_equal(out[p * 5 + i], out[p * 5 + j]);
+        }
+        for (int b = 0; b < 5; b++)
+            assert_int_equal(led[b], 2);
+    }
+    assert_int_equal(mi_place_replicas(brokers, 5, 1, 6, 0, 0, out), -EINVAL);
+    assert_int_equal(mi_place_replicas(brokers, 5, 1, 0, 0, 0, out), -EINVAL);
+    assert_int_equal(mi_place_replicas(brokers, 1, 3, 1, 0, 0, out), 0);
+}
+
+struct emitted {
+    struct metadata_image *img;
+    uint64_t ix;
+    unsigned n;
+};
+
+static void apply_emitted(void *ctx, const uint8_t *rec, size_t len)
+{
+    struct emitted *e = ctx;
+    assert_int_equal(metadata_image_apply(e->img, e->ix++, rec, len), 0);
+    e->n++;
+}
+
+/* MI6 over build()'s image: brokers 1..3 (2 fenced), "orders" 0..2 led by 1, 2, 3, replicas
+ * {1,2,3}, ISR {1,3}, epoch 0. */
+static void test_plan_leaders(void **state)
+{
+    (void)state;
+    struct metadata_image img;
+    metadata_image_init(&img);
+    build(&img);
+    uint8_t b[256];
+    struct emitted e = {&img, 100, 0};
+    assert_int_equal(mi_plan_leaders(&img, 2, apply_emitted, &e), 0); /* 2 is in no ISR */
+    assert_int_equal(
+        metadata_image_apply(&img, e.ix++, b, mi_encode_fence_broker(b, sizeof b, 3, true)), 0);
+    assert_int_equal(mi_plan_leaders(&img, 3, apply_emitted, &e), 3);
+    const struct mi_topic *t = metadata_image_topic(&img, "orders");
+    const int32_t leaders[3] = {1, 2, 1};
+    for (int p = 0; p < 3; p++) {
+        assert_int_equal(t->partitions[p].leader, leaders[p]); /* 3's went to ISR member 1 */
+        assert_int_equal(t->partitions[p].isr_count, 1);
+        assert_int_equal(t->partitions[p].isr[0], 1);
+        assert_int_equal(t->partitions[p].leader_epoch, 1);
+    }
+    assert_int_equal(mi_plan_leaders(&img, 3, apply_emitted, &e), 0); /* idempotent */
+    /* the last ISR member fenced: it stays in the ISR, its partitions lose their leader */
+    assert_int_equal(
+        metadata_image_apply(&img, e.ix++, b, mi_encode_fence_broker(b, sizeof b, 1, true)), 0);
+    assert_int_equal(mi_plan_leaders(&img, 1, apply_emitted, &e), 2);
+    assert_int_equal(t->partitions[0].leader, -1);
+    assert_int_equal(t->partitions[0].isr_count, 1);
+    assert_int_equal(t->partitions[0].leader_epoch, 2);
+    assert_int_equal(t->partitions[1].leader, 2); /* not 1's to move */
+    assert_int_equal(t->partitions[2].leader, -1);
+    assert_int_equal(mi_plan_leaders(&img, 1, apply_emitted, &e), 0);
+    assert_int_equal(mi_plan_leaders(&img, -1, apply_emitted, &e), 0); /* nobody live */
+    /* 1 registers again: the leaderless partitions are its */
+    assert_int_equal(
+        metadata_image_apply(&img, e.ix++, b,
+                             mi_encode_register_broker(b, sizeof b, 1, -1, "127.0.0.1", 9092)),
+        0);
+    assert_int_equal(mi_plan_leaders(&img, -1, apply_emitted, &e), 2);
+    assert_int_equal(t->partitions[0].leader, 1);
+    assert_int_equal(t->partitions[0].leader_epoch, 3);
+    assert_int_equal(t->partitions[2].leader, 1);
+    assert_int_equal(img.records_rejected, 0);
+    metadata_image_free(&img);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +324,8 @@ int main(void)
         cmocka_unit_test(test_rejections),
         cmocka_unit_test(test_corrupt_records),
         cmocka_unit_test(test_snapshot_restore),
+        cmocka_unit_test(test_placement),
+        cmocka_unit_test(test_plan_leaders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

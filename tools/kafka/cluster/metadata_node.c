@@ -395,6 +395,59 @@ int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, in
     return err;
 }
 
+/* Records planned under the image's lock, proposed after it. */
+struct planned {
+    uint8_t *buf;
+    size_t len, cap;
+    unsigned count;
+};
+
+static void plan_emit(void *ctx, const uint8_t *rec, size_t len)
+{
+    struct planned *pl = ctx;
+    if (pl->cap - pl->len < len + 4) {
+        size_t cap = (pl->cap + len + 4) * 2;
+        uint8_t *nb = realloc(pl->buf, cap);
+        if (!nb)
+            return;
+        pl->buf = nb;
+        pl->cap = cap;
+    }
+    pl->buf[pl->len] = (uint8_t)(len >> 8);
+    pl->buf[pl->len + 1] = (uint8_t)len;
+    memcpy(pl->buf + pl->len + 2, rec, len);
+    pl->len += len + 2;
+    pl->count++;
+}
+
+/* Proposes mi_plan_leaders' records (each committed before the next, so the next tick plans
+ * from an image that holds them). */
+static void move_leaders(struct metadata_node *n, int32_t fenced)
+{
+    struct planned pl = {0};
+    pthread_mutex_lock(&n->mu);
+    mi_plan_leaders(&n->img, fenced, plan_emit, &pl);
+    pthread_mutex_unlock(&n->mu);
+    unsigned moved = 0;
+    for (size_t at = 0; at + 2 <= pl.len;) {
+        size_t len = (size_t)pl.buf[at] << 8 | pl.buf[at + 1];
+        uint64_t index;
+        if (quorum_propose_wait(n->q, pl.buf + at + 2, len, PROPOSE_WAIT_MS, &index) != 0)
+            break; /* leadership lost, or stopping: the next controller plans again */
+        moved++;
+        at += len + 2;
+    }
+    if (moved && fenced >= 0)
+        fprintf(stderr,
+                "ringtail serve: controller: node %d fenced: %u partitions changed leader or "
+                "ISR\n",
+                (int)fenced, moved);
+    else if (moved)
+        fprintf(stderr, "ringtail serve: controller: %u leaderless partitions got a leader\n",
+                moved);
+    free(pl.buf);
+}
+
 /* The controller's periodic duty (agent thread): register itself (directly), fence the brokers
  * whose sessions expired (MN1). */
 static void controller_tick(struct metadata_node *n, const struct quorum_status *st)
@@ -456,8 +509,22 @@ static void controller_tick(struct metadata_node *n, const struct quorum_status 
             fprintf(stderr,
                     "ringtail serve: controller: fencing node %d (no heartbeat for %u ms)\n",
                     (int)jobs[i].id, n->session_ms);
-        (void)quorum_propose(n->q, rec, len, NULL, NULL);
+        uint64_t index;
+        (void)quorum_propose_wait(n->q, rec, len, PROPOSE_WAIT_MS, &index);
     }
+    /* Every fenced broker's ISR places and leaderships move (MI6): planned from the image at
+     * each tick, so a controller elected after a fence finishes what its predecessor began
+     * (a plan with nothing to move emits nothing). Then leaderless partitions get a leader. */
+    int32_t fenced[64];
+    unsigned fenced_n = 0;
+    pthread_mutex_lock(&n->mu);
+    for (unsigned i = 0; i < n->img.brokers_count && fenced_n < 64; i++)
+        if (n->img.brokers[i].fenced)
+            fenced[fenced_n++] = n->img.brokers[i].id;
+    pthread_mutex_unlock(&n->mu);
+    for (unsigned i = 0; i < fenced_n; i++)
+        move_leaders(n, fenced[i]);
+    move_leaders(n, -1);
 }
 
 /* ---- the broker side ---- */
