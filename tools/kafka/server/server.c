@@ -11,7 +11,9 @@
  *        other — an unknown key, a version outside the range, a header or body that does not
  *        decode — closes that connection with a log line naming the client, key and version
  *        (what a Kafka broker does with a request it cannot parse). ApiVersions is the
- *        exception: an unknown version is answered at v0 with UNSUPPORTED_VERSION (KIP-511).
+ *        exception: an unknown version is answered at v0 with UNSUPPORTED_VERSION (KIP-511);
+ *        on a cluster node (--voters) the internal broker-to-controller rows are handled too
+ *        within their codec range (api_table.c KA8), never advertised.
  *   KS2  The slot's arena grows (doubling, up to KAFKA_ARENA_MAX_BYTES) only when a request's
  *        arrays did not fit, and is reused after: no allocation per request once warm.
  *   KS3  Every rt_fetch a response points into is held until net's release hook, which runs
