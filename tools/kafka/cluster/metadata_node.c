@@ -53,6 +53,7 @@ struct metadata_node {
     bool agent_started;
     int32_t logged_controller;
     int last_peer_error;
+    int last_local_error;
     /* the controller side */
     pthread_mutex_t ctl_mu;
     uint64_t ctl_term; /* the term in which the sessions were started (0: not controller) */
@@ -674,8 +675,10 @@ static bool ensure_local(struct metadata_node *n)
             rc = rt_topic_add_partitions(n->engine, ls.t[i].name, ls.t[i].count);
         if (rc) {
             ok = false;
-            fprintf(stderr, "ringtail serve: controller: local partitions of %s: %s\n",
-                    ls.t[i].name, rt_strerror(rc));
+            if (rc != n->last_local_error) /* once per cause, not once per retry */
+                fprintf(stderr, "ringtail serve: controller: local partitions of %s: %s\n",
+                        ls.t[i].name, rt_strerror(rc));
+            n->last_local_error = rc;
         }
     }
     free(ls.t);
@@ -689,6 +692,7 @@ static void *agent_main(void *arg)
     if (interval > 2000)
         interval = 2000; /* broker.heartbeat.interval.ms */
     int64_t next = 0;
+    bool local_failed = false;
     for (;;) {
         pthread_mutex_lock(&n->mu);
         while (!n->stop && !n->dirty && now_ms() < next) {
@@ -709,15 +713,13 @@ static void *agent_main(void *arg)
         pthread_mutex_unlock(&n->mu);
         if (stop)
             break;
-        if (dirty && !ensure_local(n)) {
-            pthread_mutex_lock(&n->mu);
-            n->dirty = true; /* retried at the next tick */
-            pthread_mutex_unlock(&n->mu);
-            next = now_ms() + interval;
-        }
+        if (dirty)
+            local_failed = !ensure_local(n);
         if (now_ms() < next)
             continue;
         next = now_ms() + interval;
+        if (local_failed && !dirty) /* retried once a tick, not in a tight loop */
+            local_failed = !ensure_local(n);
         struct quorum_status st;
         quorum_status(n->q, &st);
         if (st.leader_id != n->logged_controller)

@@ -127,10 +127,10 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
     }
 
 /* A broker-to-controller API (KA8): described, never advertised, served by a cluster node. */
-#define ROW_INTERNAL(key, name, cmin, cmax, flex, api, handler)                                    \
+#define ROW_INTERNAL(key, name, cmin, cmax, flex, api, handler, off)                               \
     {                                                                                              \
         key, name, cmin, cmax, cmin, cmax, flex, false, &kd_##api##_request, &kd_##api##_response, \
-            handler, false, NULL, false, true                                                      \
+            handler, false, NULL, off, true                                                        \
     }
 
 /* The README's words on a row's versions (kafka_api_markdown), NULL for none. */
@@ -260,9 +260,9 @@ const struct kafka_api kafka_api_rows[] = {
         h_describe_producers, false),
     /* KRaft's broker-to-controller APIs (KA8): handle_cluster.c */
     ROW_INTERNAL(KAFKA_BROKER_REGISTRATION, "BrokerRegistration", 0, 0, 0, broker_registration,
-                 h_broker_registration),
+                 h_broker_registration, true), /* waits for its commit: off the loops (KA7) */
     ROW_INTERNAL(KAFKA_BROKER_HEARTBEAT, "BrokerHeartbeat", 0, 0, 0, broker_heartbeat,
-                 h_broker_heartbeat),
+                 h_broker_heartbeat, false), /* never waits */
     ROW(KAFKA_DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0, 0, 0, 0, true,
         describe_transactions, h_describe_transactions, false),
     ROW(KAFKA_LIST_TRANSACTIONS, "ListTransactions", 0, 1, 0, 1, 0, true, list_transactions,
