@@ -9,7 +9,8 @@
  *   KCL1 In cluster mode Metadata lists every registered unfenced broker at the listener it
  *        registered, the raft leader as controller (-1 when none is known), and per partition
  *        the image's leader, leader epoch, replicas, ISR (fenced replicas as offline, v5+); a
- *        topic not in the image is UNKNOWN_TOPIC_OR_PARTITION (no auto-creation in a cluster).
+ *        topic not in the image is UNKNOWN_TOPIC_OR_PARTITION. No auto-creation in a cluster:
+ *        neither Metadata nor Produce creates a topic locally (autocreate.c, handle_produce.c).
  *   KCL2 CreateTopics on a node that is not the active controller is answered NOT_CONTROLLER
  *        (41) per topic, as a KRaft broker that does not forward: Kafka's clients send
  *        CreateTopics to the controller id Metadata names, and retry on NOT_CONTROLLER.
