@@ -6,7 +6,10 @@
  * (MI1); a snapshot restores to the same image and a damaged one is refused (MI3); producer-id
  * blocks only grow (MI4); replica placement is Kafka's rack-unaware one (MI5, AdminUtilsTest's
  * vector); leaderships and ISR places of a fenced broker move to live ISR members, epochs
- * raised, and leaderless partitions get a leader back (MI6).
+ * raised, and leaderless partitions get a leader back (MI6); the controller's broker sessions
+ * (broker_sessions.c): heartbeat expiry names a silent unfenced broker once (BH2), a new term
+ * gives everyone a full session (BH1), another incarnation's registration while the session
+ * lives is a duplicate (BH3).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/kafka/cluster/broker_sessions.h"
 #include "tools/kafka/cluster/metadata_image.h"
 
 static const uint8_t T1[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
@@ -317,6 +321,52 @@ static void test_plan_leaders(void **state)
     metadata_image_free(&img);
 }
 
+static void test_broker_sessions(void **state)
+{
+    (void)state;
+    struct metadata_image img;
+    metadata_image_init(&img);
+    build(&img); /* brokers 1..3, 2 fenced */
+    struct broker_sessions bs;
+    broker_sessions_init(&bs);
+    const uint8_t inc_a[16] = {0xa}, inc_b[16] = {0xb};
+    int32_t out[8];
+    const unsigned session = 9000, retry = 1000;
+    /* controller 1 in term 5 from t=0: nobody expires within a session (BH1) */
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 5, 0, session, retry, out, 8), 0);
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 5, 9000, session, retry, out, 8), 0);
+    assert_true(broker_sessions_register(&bs, 3, inc_a, true, 5, 4000, session));
+    /* 9001 ms of silence: 3 heard at 4000 is not due; nobody else is live but self (1) */
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 5, 9001, session, retry, out, 8), 0);
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 5, 13001, session, retry, out, 8), 1);
+    assert_int_equal(out[0], 3);
+    /* in flight: not again before retry_ms (BH2) */
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 5, 13500, session, retry, out, 8), 0);
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 5, 14001, session, retry, out, 8), 1);
+    /* a heartbeat renews the session; a fenced broker's heartbeat asks for an unfence once */
+    assert_false(broker_sessions_heartbeat(&bs, 3, false, 5, 14500, retry));
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 5, 23000, session, retry, out, 8), 0);
+    assert_true(broker_sessions_heartbeat(&bs, 2, true, 5, 15000, retry));
+    assert_false(broker_sessions_heartbeat(&bs, 2, true, 5, 15500, retry));
+    assert_true(broker_sessions_heartbeat(&bs, 2, true, 5, 16000, retry));
+    /* BH3: another incarnation of live 3 while its session lives is a duplicate */
+    assert_false(broker_sessions_register(&bs, 3, inc_b, true, 5, 15000, session));
+    assert_true(broker_sessions_register(&bs, 3, inc_a, true, 5, 15000, session));  /* same one */
+    assert_true(broker_sessions_register(&bs, 3, inc_b, false, 5, 15100, session)); /* fenced */
+    assert_false(broker_sessions_register(&bs, 3, inc_a, true, 5, 15200, session));
+    assert_true(broker_sessions_register(&bs, 3, inc_a, true, 5, 24101, session)); /* expired */
+    /* BH1: a new term starts every session over, from now */
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 6, 100000, session, retry, out, 8), 0);
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 6, 109001, session, retry, out, 8), 1);
+    assert_int_equal(out[0], 3);
+    /* the controller itself is never named */
+    assert_int_equal(broker_sessions_expired(&bs, &img, 3, 7, 0, session, retry, out, 8), 0);
+    assert_int_equal(broker_sessions_expired(&bs, &img, 3, 7, 9001, session, retry, out, 8), 1);
+    assert_int_equal(out[0], 1);
+    broker_sessions_free(&bs);
+    metadata_image_free(&img);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -326,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_restore),
         cmocka_unit_test(test_placement),
         cmocka_unit_test(test_plan_leaders),
+        cmocka_unit_test(test_broker_sessions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,7 @@
  * its API. Every wait is bounded by the timeout; a peer's bytes are bounded (KC1).
  *
  * Invariants:
- *   KC1 A response frame over KCLIENT_FRAME_MAX, a short read, a correlation id that is not the
+ *   KC1  A response frame over KCLIENT_FRAME_MAX, a short read, a correlation id that is not the
  *       request's, or a deadline passed is an error (-EPROTO / -ETIMEDOUT / -errno), never a
  *       crash or an unbounded allocation.
  */

@@ -10,17 +10,17 @@
  * raft: quorum.c hands it bytes, it hands back bytes.
  *
  * Invariants:
- *   MI1 metadata_image_apply is deterministic: the same records in the same order give the same
+ *   MI1  metadata_image_apply is deterministic: the same records in the same order give the same
  *       image, the same metadata_image_digest, and the same rejections, on every member.
- *   MI2 A record that does not decode (docs/format.md L.2) or does not apply to the image (L.3:
+ *   MI2  A record that does not decode (docs/format.md L.2) or does not apply to the image (L.3:
  *       an unknown topic, a lower leader epoch, ...) changes nothing but the counters; it never
  *       crashes and never stops the records after it.
- *   MI3 restore(snapshot(image)) is an image with the same digest and counters; a snapshot that
+ *   MI3  restore(snapshot(image)) is an image with the same digest and counters; a snapshot that
  *       does not parse whole (L.4) is refused and leaves the image as it was.
- *   MI4 Producer-id blocks never overlap: next_producer_id only grows.
- *   MI5 mi_place_replicas gives each partition rf distinct brokers, and spreads first replicas
+ *   MI4  Producer-id blocks never overlap: next_producer_id only grows.
+ *   MI5  mi_place_replicas gives each partition rf distinct brokers, and spreads first replicas
  *       (the leaders) round-robin over the brokers, as Kafka's rack-unaware placement.
- *   MI6 mi_plan_leaders moves a leadership only to an ISR member that is registered and
+ *   MI6  mi_plan_leaders moves a leadership only to an ISR member that is registered and
  *       unfenced, never empties an ISR, and raises the leader epoch of every partition it changes.
  */
 #ifndef RT_KAFKA_CLUSTER_METADATA_IMAGE_H

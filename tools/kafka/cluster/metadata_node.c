@@ -16,6 +16,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "tools/kafka/cluster/broker_sessions.h"
 #include "tools/kafka/cluster/kclient.h"
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/proto/kmsg.h"
@@ -24,15 +25,6 @@
 #define PROPOSE_WAIT_MS                     10000
 #define PEER_TIMEOUT_MS                     2000
 #define REPROPOSE_MS                        1000 /* a fence/unfence in flight is not repeated */
-
-/* The controller's view of one broker's session (MN1): kept in memory only, as Kafka's. */
-struct session {
-    int32_t id;
-    int64_t last_seen_ms;
-    int64_t pending_until_ms;
-    uint8_t incarnation[16];
-    bool has_incarnation;
-};
 
 struct metadata_node {
     pthread_mutex_t mu; /* the image, dirty, stop */
@@ -56,9 +48,7 @@ struct metadata_node {
     int last_local_error;
     /* the controller side */
     pthread_mutex_t ctl_mu;
-    uint64_t ctl_term; /* the term in which the sessions were started (0: not controller) */
-    struct session *sessions;
-    unsigned sessions_count;
+    struct broker_sessions sessions; /* under ctl_mu (MN1, broker_sessions.h) */
 };
 
 static int64_t now_ms(void)
@@ -184,7 +174,7 @@ void metadata_node_stop(struct metadata_node *n)
     pthread_mutex_destroy(&n->mu);
     pthread_cond_destroy(&n->cv);
     pthread_mutex_destroy(&n->ctl_mu);
-    free(n->sessions);
+    broker_sessions_free(&n->sessions);
     free(n);
 }
 
@@ -215,28 +205,6 @@ static int16_t quorum_error(int rc)
                : KAFKA_REQUEST_TIMED_OUT;
 }
 
-/* The session of broker `id` (created with a full session from now), under ctl_mu; the
- * sessions start over when this node's controllership is of a new term (MN1). NULL: no memory. */
-static struct session *session_of(struct metadata_node *n, int32_t id, uint64_t term, int64_t now)
-{
-    if (n->ctl_term != term) {
-        n->ctl_term = term;
-        n->sessions_count = 0;
-    }
-    for (unsigned i = 0; i < n->sessions_count; i++)
-        if (n->sessions[i].id == id)
-            return &n->sessions[i];
-    if (n->sessions_count == MI_BROKERS_MAX)
-        return NULL;
-    if (!n->sessions && !(n->sessions = calloc(MI_BROKERS_MAX, sizeof(*n->sessions))))
-        return NULL;
-    struct session *s = &n->sessions[n->sessions_count++];
-    memset(s, 0, sizeof(*s));
-    s->id = id;
-    s->last_seen_ms = now;
-    return s;
-}
-
 int16_t metadata_node_register(struct metadata_node *n, int32_t broker_id, const char *host,
                                uint16_t port, const uint8_t incarnation[16], int64_t *epoch)
 {
@@ -251,21 +219,11 @@ int16_t metadata_node_register(struct metadata_node *n, int32_t broker_id, const
     bool live = b && !b->fenced;
     pthread_mutex_unlock(&n->mu);
     pthread_mutex_lock(&n->ctl_mu);
-    struct session *s = session_of(n, broker_id, st.term, now);
-    int16_t err = KAFKA_NONE;
-    if (!s)
-        err = KAFKA_REQUEST_TIMED_OUT;
-    else if (live && s->has_incarnation && memcmp(s->incarnation, incarnation, 16) != 0 &&
-             now - s->last_seen_ms < (int64_t)n->session_ms)
-        err = KAFKA_DUPLICATE_BROKER_REGISTRATION; /* another process, its session alive */
-    else {
-        memcpy(s->incarnation, incarnation, 16);
-        s->has_incarnation = true;
-        s->last_seen_ms = now;
-    }
+    bool accepted = broker_sessions_register(&n->sessions, broker_id, incarnation, live, st.term,
+                                             now, n->session_ms);
     pthread_mutex_unlock(&n->ctl_mu);
-    if (err)
-        return err;
+    if (!accepted) /* BH3: another process, its session alive */
+        return KAFKA_DUPLICATE_BROKER_REGISTRATION;
     uint8_t rec[16 + MI_HOST_BYTES_MAX];
     size_t len = mi_encode_register_broker(rec, sizeof rec, broker_id, -1, host, port);
     if (!len)
@@ -293,16 +251,9 @@ int16_t metadata_node_heartbeat(struct metadata_node *n, int32_t broker_id, int6
     if (!known)
         return KAFKA_STALE_BROKER_EPOCH;
     int64_t now = now_ms();
-    bool unfence = false;
     pthread_mutex_lock(&n->ctl_mu);
-    struct session *s = session_of(n, broker_id, st.term, now);
-    if (s) {
-        s->last_seen_ms = now;
-        if (fenced && !want_fence && now >= s->pending_until_ms) {
-            s->pending_until_ms = now + REPROPOSE_MS;
-            unfence = true;
-        }
-    }
+    bool unfence = broker_sessions_heartbeat(&n->sessions, broker_id, fenced && !want_fence,
+                                             st.term, now, REPROPOSE_MS);
     pthread_mutex_unlock(&n->ctl_mu);
     if (unfence) {
         uint8_t rec[16];
@@ -457,7 +408,7 @@ static void controller_tick(struct metadata_node *n, const struct quorum_status 
     struct fence_job {
         int32_t id;
         bool fence;
-    } jobs[64];
+    } jobs[65];
     unsigned jobs_n = 0;
     bool self_ok;
     pthread_mutex_lock(&n->mu);
@@ -466,29 +417,16 @@ static void controller_tick(struct metadata_node *n, const struct quorum_status 
               strcmp(me->host, n->host) == 0;
     bool self_fenced = me && me->fenced;
     pthread_mutex_lock(&n->ctl_mu);
-    struct session *s = session_of(n, n->node_id, st->term, now);
-    if (s) {
-        s->last_seen_ms = now;
-        memcpy(s->incarnation, n->incarnation, 16);
-        s->has_incarnation = true;
-    }
-    for (unsigned i = 0; i < n->img.brokers_count && jobs_n < 64; i++) {
-        const struct mi_broker *b = &n->img.brokers[i];
-        if (b->id == n->node_id || b->fenced)
-            continue;
-        s = session_of(n, b->id, st->term, now);
-        if (s && now - s->last_seen_ms > (int64_t)n->session_ms && now >= s->pending_until_ms) {
-            s->pending_until_ms = now + REPROPOSE_MS;
-            jobs[jobs_n++] = (struct fence_job){b->id, true};
-        }
-    }
-    if (self_ok && self_fenced) {
-        s = session_of(n, n->node_id, st->term, now);
-        if (s && now >= s->pending_until_ms) {
-            s->pending_until_ms = now + REPROPOSE_MS;
-            jobs[jobs_n++] = (struct fence_job){n->node_id, false};
-        }
-    }
+    (void)broker_sessions_register(&n->sessions, n->node_id, n->incarnation, false, st->term, now,
+                                   n->session_ms); /* this node is alive */
+    int32_t expired[64];
+    unsigned expired_n = broker_sessions_expired(&n->sessions, &n->img, n->node_id, st->term, now,
+                                                 n->session_ms, REPROPOSE_MS, expired, 64);
+    for (unsigned i = 0; i < expired_n; i++)
+        jobs[jobs_n++] = (struct fence_job){expired[i], true};
+    if (self_ok && self_fenced &&
+        broker_sessions_heartbeat(&n->sessions, n->node_id, true, st->term, now, REPROPOSE_MS))
+        jobs[jobs_n++] = (struct fence_job){n->node_id, false};
     pthread_mutex_unlock(&n->ctl_mu);
     pthread_mutex_unlock(&n->mu);
     if (!self_ok) {

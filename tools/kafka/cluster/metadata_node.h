@@ -16,12 +16,12 @@
  *    PARTITION records, MN3).
  *
  * Invariants:
- *   MN1 Only the active controller proposes FENCE_BROKER; it fences a registered, unfenced broker
+ *   MN1  Only the active controller proposes FENCE_BROKER; it fences a registered, unfenced broker
  *       other than itself once no registration or heartbeat of it arrived for session_ms since
  *       this node became controller (a new controller gives every broker a full session).
- *   MN2 The quorum's apply callback never calls the engine or a socket: it applies the record and
+ *   MN2  The quorum's apply callback never calls the engine or a socket: it applies the record and
  *       wakes the agent thread, which creates local partitions.
- *   MN3 A topic is created by the controller only: rf within 1..unfenced brokers, replicas by
+ *   MN3  A topic is created by the controller only: rf within 1..unfenced brokers, replicas by
  *       mi_place_replicas over the unfenced brokers, leader = first replica, epoch 0, ISR = the
  *       replicas; its TOPIC record precedes its PARTITION records.
  */
