@@ -282,6 +282,12 @@ enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
             kafka_count_error(s, res[i].error_code);
             continue;
         }
+        if (kafka_cluster(s->server)) { /* handle_cluster.c KCL2: not through the controller yet */
+            res[i].error_code = KAFKA_INVALID_REQUEST;
+            res[i].error_message = kp_str_of("DeleteTopics is not served by a cluster yet");
+            kafka_count_error(s, res[i].error_code);
+            continue;
+        }
         int rc = kafka_topic_name(q->topic_names[i], name)
                      ? rt_topic_delete(s->server->engine, name)
                      : RT_E_UNKNOWN_TOPIC_OR_PARTITION;
@@ -1173,6 +1179,9 @@ enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s)
             message = "Duplicate topic in request.";
         } else if (!kafka_authorize_str(s, ACL_RESOURCE_TOPIC, q->topics[i].name, ACL_OP_ALTER)) {
             res[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED; /* KZ2 */
+        } else if (kafka_cluster(s->server)) {                    /* handle_cluster.c KCL2 */
+            res[i].error_code = KAFKA_INVALID_REQUEST;
+            message = "CreatePartitions is not served by a cluster yet";
         } else {
             res[i].error_code = create_partitions_one(s, &q->topics[i], q->validate_only, &message);
         }

@@ -14,6 +14,8 @@
  *   KCL2 CreateTopics on a node that is not the active controller is answered NOT_CONTROLLER
  *        (41) per topic, as a KRaft broker that does not forward: Kafka's clients send
  *        CreateTopics to the controller id Metadata names, and retry on NOT_CONTROLLER.
+ *        DeleteTopics and CreatePartitions, not yet through the controller, are refused in a
+ *        cluster (INVALID_REQUEST, said so) rather than applied to one node's engine alone.
  */
 #include <stdio.h>
 #include <string.h>
