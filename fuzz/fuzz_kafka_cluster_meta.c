@@ -6,6 +6,8 @@
  *   odd:  the rest is a sequence of records, each a u16 big-endian length + bytes, applied in
  *         order to two images (MI1: equal digests, rejections counted, never a crash, MI2); then
  *         the image's snapshot restores to the same digest (MI3).
+ * Either way the image's leadership plan (mi_plan_leaders, MI6) for every broker and for the
+ * leaderless partitions applies whole: every record it emits decodes and applies (MI6).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +38,20 @@ static void round_trip(const struct metadata_image *img)
     free(buf);
 }
 
+static void apply_planned(void *ctx, const uint8_t *rec, size_t len)
+{
+    struct metadata_image *img = ctx;
+    CHECK(metadata_image_apply(img, img->last_index + 1, rec, len) == 0);
+}
+
+static void plan_leaders(struct metadata_image *img)
+{
+    for (unsigned i = 0; i < img->brokers_count && i < 8; i++)
+        if (img->brokers[i].fenced)
+            mi_plan_leaders(img, img->brokers[i].id, apply_planned, img);
+    mi_plan_leaders(img, -1, apply_planned, img);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -50,8 +66,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(rc == 0 || rc == MI_E_CORRUPT);
         if (rc)
             CHECK(metadata_image_digest(&a) == d0);
-        else
+        else {
             round_trip(&a);
+            plan_leaders(&a);
+        }
     } else {
         size_t at = 1;
         uint64_t index = 1;
@@ -71,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         CHECK(metadata_image_digest(&a) == metadata_image_digest(&b));
         round_trip(&a);
+        plan_leaders(&a);
     }
     metadata_image_free(&a);
     metadata_image_free(&b);

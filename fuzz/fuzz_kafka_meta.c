@@ -24,7 +24,8 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
         const struct kmsg_metadata_request *q = &req->metadata;
         static struct kmsg_metadata_topic topics[4096];
         static const int32_t nodes[1] = {0};
-        static const struct kmsg_metadata_partition part = {.replica_nodes = nodes,
+        static const struct kmsg_metadata_partition part = {.leader_epoch = -1,
+                                                            .replica_nodes = nodes,
                                                             .replica_nodes_count = 1,
                                                             .isr_nodes = nodes,
                                                             .isr_nodes_count = 1};

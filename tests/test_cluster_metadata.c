@@ -4,7 +4,12 @@
  * applies; each rule of L.2 refuses its bad bytes and each rule of L.3 its inapplicable record,
  * counted and changing nothing (MI2); the same records in the same order give the same digest
  * (MI1); a snapshot restores to the same image and a damaged one is refused (MI3); producer-id
- * blocks only grow (MI4).
+ * blocks only grow (MI4); replica placement is Kafka's rack-unaware one (MI5, AdminUtilsTest's
+ * vector); leaderships and ISR places of a fenced broker move to live ISR members, epochs
+ * raised, and leaderless partitions get a leader back (MI6); the controller's broker sessions
+ * (broker_sessions.c): heartbeat expiry names a silent unfenced broker once (BH2), a new term
+ * gives everyone a full session (BH1), another incarnation's registration while the session
+ * lives is a duplicate (BH3).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,9 +18,11 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/kafka/cluster/broker_sessions.h"
 #include "tools/kafka/cluster/metadata_image.h"
 
 static const uint8_t T1[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
@@ -224,6 +231,142 @@ static void test_snapshot_restore(void **state)
     metadata_image_free(&other);
 }
 
+/* MI5: Kafka's AdminUtilsTest.testReplicaAssignment, brokers 0..4, fixed start index 0. */
+static void test_placement(void **state)
+{
+    (void)state;
+    const int32_t brokers[5] = {0, 1, 2, 3, 4};
+    const int32_t want[10][3] = {{0, 1, 2}, {1, 2, 3}, {2, 3, 4}, {3, 4, 0}, {4, 0, 1},
+                                 {0, 2, 3}, {1, 3, 4}, {2, 4, 0}, {3, 0, 1}, {4, 1, 2}};
+    int32_t out[50];
+    assert_int_equal(mi_place_replicas(brokers, 5, 10, 3, 0, 0, out), 0);
+    for (int p = 0; p < 10; p++)
+        for (int r = 0; r < 3; r++)
+            assert_int_equal(out[p * 3 + r], want[p][r]);
+    /* any start and shift: rf distinct brokers per partition, leaders spread evenly */
+    for (unsigned start = 0; start < 7; start++) {
+        assert_int_equal(mi_place_replicas(brokers, 5, 10, 5, start, start * 3, out), 0);
+        int led[5] = {0};
+        for (int p = 0; p < 10; p++) {
+            led[out[p * 5]]++;
+            for (int i = 0; i < 5; i++)
+                for (int j = 0; j < i; j++)
+                    assert_int_not_equal(out[p * 5 + i], out[p * 5 + j]);
+        }
+        for (int b = 0; b < 5; b++)
+            assert_int_equal(led[b], 2);
+    }
+    assert_int_equal(mi_place_replicas(brokers, 5, 1, 6, 0, 0, out), -EINVAL);
+    assert_int_equal(mi_place_replicas(brokers, 5, 1, 0, 0, 0, out), -EINVAL);
+    assert_int_equal(mi_place_replicas(brokers, 1, 3, 1, 0, 0, out), 0);
+}
+
+struct emitted {
+    struct metadata_image *img;
+    uint64_t ix;
+    unsigned n;
+};
+
+static void apply_emitted(void *ctx, const uint8_t *rec, size_t len)
+{
+    struct emitted *e = ctx;
+    assert_int_equal(metadata_image_apply(e->img, e->ix++, rec, len), 0);
+    e->n++;
+}
+
+/* MI6 over build()'s image: brokers 1..3 (2 fenced), "orders" 0..2 led by 1, 2, 3, replicas
+ * {1,2,3}, ISR {1,3}, epoch 0. */
+static void test_plan_leaders(void **state)
+{
+    (void)state;
+    struct metadata_image img;
+    metadata_image_init(&img);
+    build(&img);
+    uint8_t b[256];
+    struct emitted e = {&img, 100, 0};
+    assert_int_equal(mi_plan_leaders(&img, 2, apply_emitted, &e), 0); /* 2 is in no ISR */
+    assert_int_equal(
+        metadata_image_apply(&img, e.ix++, b, mi_encode_fence_broker(b, sizeof b, 3, true)), 0);
+    assert_int_equal(mi_plan_leaders(&img, 3, apply_emitted, &e), 3);
+    const struct mi_topic *t = metadata_image_topic(&img, "orders");
+    const int32_t leaders[3] = {1, 2, 1};
+    for (int p = 0; p < 3; p++) {
+        assert_int_equal(t->partitions[p].leader, leaders[p]); /* 3's went to ISR member 1 */
+        assert_int_equal(t->partitions[p].isr_count, 1);
+        assert_int_equal(t->partitions[p].isr[0], 1);
+        assert_int_equal(t->partitions[p].leader_epoch, 1);
+    }
+    assert_int_equal(mi_plan_leaders(&img, 3, apply_emitted, &e), 0); /* idempotent */
+    /* the last ISR member fenced: it stays in the ISR, its partitions lose their leader */
+    assert_int_equal(
+        metadata_image_apply(&img, e.ix++, b, mi_encode_fence_broker(b, sizeof b, 1, true)), 0);
+    assert_int_equal(mi_plan_leaders(&img, 1, apply_emitted, &e), 2);
+    assert_int_equal(t->partitions[0].leader, -1);
+    assert_int_equal(t->partitions[0].isr_count, 1);
+    assert_int_equal(t->partitions[0].leader_epoch, 2);
+    assert_int_equal(t->partitions[1].leader, 2); /* not 1's to move */
+    assert_int_equal(t->partitions[2].leader, -1);
+    assert_int_equal(mi_plan_leaders(&img, 1, apply_emitted, &e), 0);
+    assert_int_equal(mi_plan_leaders(&img, -1, apply_emitted, &e), 0); /* nobody live */
+    /* 1 registers again: the leaderless partitions are its */
+    assert_int_equal(
+        metadata_image_apply(&img, e.ix++, b,
+                             mi_encode_register_broker(b, sizeof b, 1, -1, "127.0.0.1", 9092)),
+        0);
+    assert_int_equal(mi_plan_leaders(&img, -1, apply_emitted, &e), 2);
+    assert_int_equal(t->partitions[0].leader, 1);
+    assert_int_equal(t->partitions[0].leader_epoch, 3);
+    assert_int_equal(t->partitions[2].leader, 1);
+    assert_int_equal(img.records_rejected, 0);
+    metadata_image_free(&img);
+}
+
+static void test_broker_sessions(void **state)
+{
+    (void)state;
+    struct metadata_image img;
+    metadata_image_init(&img);
+    build(&img); /* brokers 1..3, 2 fenced */
+    struct broker_sessions bs;
+    broker_sessions_init(&bs);
+    const uint8_t inc_a[16] = {0xa}, inc_b[16] = {0xb};
+    int32_t out[8];
+    const unsigned session = 9000, retry = 1000;
+    /* controller 1 in term 5 from t=0: nobody expires within a session (BH1) */
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 5, 0, session, retry, out, 8), 0);
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 5, 9000, session, retry, out, 8), 0);
+    assert_true(broker_sessions_register(&bs, 3, inc_a, true, 5, 4000, session));
+    /* 9001 ms of silence: 3 heard at 4000 is not due; nobody else is live but self (1) */
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 5, 9001, session, retry, out, 8), 0);
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 5, 13001, session, retry, out, 8), 1);
+    assert_int_equal(out[0], 3);
+    /* in flight: not again before retry_ms (BH2) */
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 5, 13500, session, retry, out, 8), 0);
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 5, 14001, session, retry, out, 8), 1);
+    /* a heartbeat renews the session; a fenced broker's heartbeat asks for an unfence once */
+    assert_false(broker_sessions_heartbeat(&bs, 3, false, 5, 14500, retry));
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 5, 23000, session, retry, out, 8), 0);
+    assert_true(broker_sessions_heartbeat(&bs, 2, true, 5, 15000, retry));
+    assert_false(broker_sessions_heartbeat(&bs, 2, true, 5, 15500, retry));
+    assert_true(broker_sessions_heartbeat(&bs, 2, true, 5, 16000, retry));
+    /* BH3: another incarnation of live 3 while its session lives is a duplicate */
+    assert_false(broker_sessions_register(&bs, 3, inc_b, true, 5, 15000, session));
+    assert_true(broker_sessions_register(&bs, 3, inc_a, true, 5, 15000, session));  /* same one */
+    assert_true(broker_sessions_register(&bs, 3, inc_b, false, 5, 15100, session)); /* fenced */
+    assert_false(broker_sessions_register(&bs, 3, inc_a, true, 5, 15200, session));
+    assert_true(broker_sessions_register(&bs, 3, inc_a, true, 5, 24101, session)); /* expired */
+    /* BH1: a new term starts every session over, from now */
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 6, 100000, session, retry, out, 8), 0);
+    assert_int_equal(broker_sessions_expired(&bs, &img, 1, 6, 109001, session, retry, out, 8), 1);
+    assert_int_equal(out[0], 3);
+    /* the controller itself is never named */
+    assert_int_equal(broker_sessions_expired(&bs, &img, 3, 7, 0, session, retry, out, 8), 0);
+    assert_int_equal(broker_sessions_expired(&bs, &img, 3, 7, 9001, session, retry, out, 8), 1);
+    assert_int_equal(out[0], 1);
+    broker_sessions_free(&bs);
+    metadata_image_free(&img);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +374,9 @@ int main(void)
         cmocka_unit_test(test_rejections),
         cmocka_unit_test(test_corrupt_records),
         cmocka_unit_test(test_snapshot_restore),
+        cmocka_unit_test(test_placement),
+        cmocka_unit_test(test_plan_leaders),
+        cmocka_unit_test(test_broker_sessions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

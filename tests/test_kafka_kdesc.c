@@ -372,6 +372,7 @@ static void test_metadata_v8_defaults(void **state)
     (void)state;
     static const int32_t one[1] = {1};
     struct kmsg_metadata_partition p = {.leader_id = 1,
+                                        .leader_epoch = -1,
                                         .replica_nodes = one,
                                         .replica_nodes_count = 1,
                                         .isr_nodes = one,
@@ -478,12 +479,49 @@ static void test_readme_table(void **state)
         fail_msg("README.md's version table differs from the API table; it should read:\n%s", want);
 }
 
+/* KA8: the broker-to-controller APIs decode, are never advertised, and are internal. */
+static void test_internal_rows_not_advertised(void **state)
+{
+    (void)state;
+    static const int16_t keys[2] = {KAFKA_BROKER_REGISTRATION, KAFKA_BROKER_HEARTBEAT};
+    struct kmsg_api_version_range table[64];
+    size_t n = kmsg_api_versions_fill(table, 64);
+    for (int k = 0; k < 2; k++) {
+        assert_non_null(kafka_api_find(keys[k]));
+        assert_false(kafka_api_supported(keys[k], 0));
+        assert_true(kafka_api_internal(keys[k], 0));
+        assert_false(kafka_api_internal(keys[k], 1));
+        for (size_t i = 0; i < n; i++)
+            assert_int_not_equal(table[i].api_key, keys[k]);
+    }
+    assert_false(kafka_api_internal(KAFKA_METADATA, 1)); /* an advertised row is not internal */
+    char md[16384];
+    kafka_api_markdown(md, sizeof md);
+    assert_null(strstr(md, "BrokerRegistration"));
+    /* a heartbeat round-trips through its description (flexible v0) */
+    struct kmsg_broker_heartbeat_request q = {
+        .broker_id = 2, .broker_epoch = 13, .current_metadata_offset = 40};
+    struct kp_writer w;
+    kp_writer_init(&w, NULL, 0);
+    assert_int_equal(kmsg_broker_heartbeat_request_encode(&w, 0, &q), 0);
+    struct kp_reader r;
+    kp_reader_init(&r, w.buf, w.len);
+    struct kp_arena a;
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    struct kmsg_broker_heartbeat_request back;
+    assert_int_equal(kmsg_broker_heartbeat_request_decode(&r, 0, &a, &back), 0);
+    assert_int_equal(back.broker_epoch, 13);
+    assert_int_equal(w.len, 4 + 8 + 8 + 1 + 1 + 1); /* ... want_fence, want_shut_down, tags */
+    kp_writer_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_message_round_trips),
         cmocka_unit_test(test_table_and_descriptions_agree),
         cmocka_unit_test(test_unknown_tag_skipped),
+        cmocka_unit_test(test_internal_rows_not_advertised),
         cmocka_unit_test(test_lying_count_before_arena),
         cmocka_unit_test(test_null_where_not_nullable),
         cmocka_unit_test(test_fetch_response_decode),

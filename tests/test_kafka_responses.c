@@ -75,8 +75,8 @@ static void test_every_response_as_kafkajs_decodes_it(void **state)
         out("apiVersions", v);
     }
     int32_t nodes[1] = {1};
-    struct kmsg_metadata_partition mp[2] = {{0, 0, 1, nodes, 1, nodes, 1, 0, NULL, 0},
-                                            {0, 1, 1, nodes, 1, nodes, 1, 0, NULL, 0}};
+    struct kmsg_metadata_partition mp[2] = {{0, 0, 1, nodes, 1, nodes, 1, -1, NULL, 0},
+                                            {0, 1, 1, nodes, 1, nodes, 1, -1, NULL, 0}};
     struct kmsg_metadata_topic mt = {0, S("golden"), false, mp, 2, 0, {0}};
     struct kmsg_metadata_broker mb = {1, S("127.0.0.1"), 9092, {NULL, -1}};
     for (int v = 0; v <= 8; v++) { /* kafkajs decodes 0-6; 7-8 checked against Kafka's JSON */

@@ -39,6 +39,7 @@ int cmd_murmur2(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_txn(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_cluster(int argc, char **argv);
 int cmd_acl(int argc, char **argv);
 int cmd_user(int argc, char **argv);
 

@@ -99,6 +99,8 @@ static void serve_usage(FILE *out)
         "                             the broker id); needs --voters\n"
         "  --controller-listen HOST:PORT  address the quorum binds (its voter's address;\n"
         "                             the same port)\n"
+        "  --broker-session-timeout-ms N  a node whose heartbeats stop this long is fenced\n"
+        "                             by the controller (9000; broker.session.timeout.ms)\n"
         "  --threads N                network loop threads (one per core;\n"
         "                             num.network.threads)\n"
         "  --connections-max N        open connections at most; more are closed at accept\n"
@@ -247,6 +249,7 @@ struct serve_args {
     const char *voters;            /* --voters: the metadata quorum (NULL: a single broker) */
     const char *controller_listen; /* --controller-listen */
     int32_t node_id;               /* --node-id, -1 when not given */
+    uint32_t session_ms;           /* --broker-session-timeout-ms (0: not given) */
     bool broker_id_given;
 };
 
@@ -453,6 +456,8 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
         ok = cli_parse_u32(v, 1, INT32_MAX, &u) && ((a->node_id = (int32_t)u), true);
     else if (strcmp(name, "--voters") == 0)
         a->voters = v; /* checked once every option is known (serve_parse) */
+    else if (strcmp(name, "--broker-session-timeout-ms") == 0)
+        ok = cli_parse_u32(v, 100, 3600000, &a->session_ms);
     else if (strcmp(name, "--controller-listen") == 0) {
         char h[256];
         uint16_t p;
@@ -567,8 +572,9 @@ static const char *check_cluster(struct serve_args *a)
 {
     static char why[512];
     if (!a->voters) {
-        if (a->node_id >= 0 || a->controller_listen)
-            return "--node-id and --controller-listen need --voters (controller.quorum.voters)";
+        if (a->node_id >= 0 || a->controller_listen || a->session_ms)
+            return "--node-id, --controller-listen and --broker-session-timeout-ms need --voters "
+                   "(controller.quorum.voters)";
         return NULL;
     }
     if (a->node_id < 0)
@@ -616,6 +622,7 @@ static int serve_parse(struct serve_args *a, int argc, char **argv)
     a->voters = NULL;
     a->controller_listen = NULL;
     a->node_id = -1;
+    a->session_ms = 0;
     a->broker_id_given = false;
 
     for (int i = 1; i < argc; i++) {
@@ -938,13 +945,25 @@ int cmd_serve(int argc, char **argv)
                 "ringtail serve: controller: node %d of the metadata quorum %s (raft in "
                 "%s/" QUORUM_DIR_NAME ")\n",
                 (int)a.node_id, a.voters, a.dir);
+        rc = metadata_node_run(cluster, e, kafka_server_advertised_host(srv),
+                               kafka_server_advertised_port(srv), a.session_ms);
+        if (rc) {
+            cli_fail("serve", "cluster member: %s", strerror(-rc));
+            code = serve_stop(srv, e, metrics, a.tls_ctx);
+            metadata_node_stop(cluster);
+            cred_store_close(a.so.credentials);
+            a.so.credentials = NULL;
+            return CLI_EXIT_FAIL;
+        }
+        kafka_server_set_cluster(srv, cluster);
     }
     serve_announce(&a, srv);
     int sig = serve_wait_signal(a.tls_ctx);
     fprintf(stderr, "ringtail serve: %s: stopping (answering requests in flight)\n",
             strsignal(sig));
-    metadata_node_stop(cluster);
+    metadata_node_halt(cluster); /* the agent uses the engine: it stops first */
     code = serve_stop(srv, e, metrics, a.tls_ctx);
+    metadata_node_stop(cluster);        /* after the server: no handler reaches it any more */
     cred_store_close(a.so.credentials); /* after the server: no authentication runs now */
     a.so.credentials = NULL;
     return code;

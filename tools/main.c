@@ -20,6 +20,8 @@ static const struct cli_command commands[] = {
     {"demo", "a short, self-explaining tour of the engine", cmd_demo},
     {"murmur2", "print Kafka's murmur2 hash and partition of keys", cmd_murmur2},
     {"serve", "a single-node Kafka broker over a data directory", cmd_serve},
+    {"cluster", "the nodes, controller and partition leaders of a cluster, over the wire",
+     cmd_cluster},
     {"acl", "add, list and remove the broker's ACLs (Kafka's kafka-acls)", cmd_acl},
     {"user", "add, list and remove the SCRAM users the broker authenticates", cmd_user},
     {"bench", "benchmark against the disk's limit and RocksDB, LMDB, SQLite", cmd_bench},

@@ -874,3 +874,81 @@ uint64_t metadata_image_digest(const struct metadata_image *img)
     free(buf);
     return h;
 }
+
+/* ---- placement (MI5) ---- */
+
+int mi_place_replicas(const int32_t *brokers, unsigned n, unsigned partitions, unsigned rf,
+                      unsigned start, unsigned shift, int32_t *out)
+{
+    if (rf == 0 || rf > n)
+        return -EINVAL;
+    start %= n;
+    shift %= n;
+    for (unsigned p = 0; p < partitions; p++) {
+        if (p > 0 && p % n == 0)
+            shift++;
+        unsigned first = (p + start) % n;
+        out[(size_t)p * rf] = brokers[first];
+        for (unsigned j = 0; j + 1 < rf; j++) {
+            unsigned step = 1 + (shift + j) % (n - 1);
+            out[(size_t)p * rf + 1 + j] = brokers[(first + step) % n];
+        }
+    }
+    return 0;
+}
+
+/* ---- leadership moves (MI6) ---- */
+
+static bool broker_live(const struct metadata_image *img, int32_t id)
+{
+    const struct mi_broker *b = metadata_image_broker(img, id);
+    return b && !b->fenced;
+}
+
+unsigned mi_plan_leaders(const struct metadata_image *img, int32_t fenced,
+                         void (*emit)(void *ctx, const uint8_t *rec, size_t len), void *ctx)
+{
+    unsigned count = 0;
+    uint8_t rec[64 + 8 * MI_REPLICAS_MAX];
+    for (unsigned t = 0; t < img->topics_count; t++) {
+        const struct mi_topic *topic = img->topics[t];
+        for (int32_t p = 0; p < topic->partitions_count; p++) {
+            const struct mi_partition *mp = &topic->partitions[p];
+            int32_t isr[MI_REPLICAS_MAX];
+            unsigned n = 0;
+            bool in_isr = false;
+            for (unsigned i = 0; i < mp->isr_count; i++) {
+                if (mp->isr[i] == fenced)
+                    in_isr = true;
+                else
+                    isr[n++] = mp->isr[i];
+            }
+            if (fenced >= 0 ? !in_isr : mp->leader != -1)
+                continue;
+            if (n == 0) { /* the last ISR member stays (Kafka's rule: never empty an ISR) */
+                if (fenced < 0 || mp->leader != fenced)
+                    continue;
+                isr[n++] = fenced;
+            }
+            int32_t leader = mp->leader;
+            if (leader == -1 || leader == fenced) {
+                leader = -1;
+                for (unsigned i = 0; i < n && leader == -1; i++)
+                    if (broker_live(img, isr[i]))
+                        leader = isr[i];
+                if (fenced < 0 && leader == -1)
+                    continue; /* still nobody to lead */
+            }
+            if (mp->leader_epoch == INT32_MAX)
+                continue;
+            size_t len =
+                mi_encode_partition(rec, sizeof rec, topic->id, p, mp->replicas, mp->replicas_count,
+                                    leader, mp->leader_epoch + 1, isr, n);
+            if (len) {
+                emit(ctx, rec, len);
+                count++;
+            }
+        }
+    }
+    return count;
+}

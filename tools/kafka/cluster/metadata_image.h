@@ -10,14 +10,18 @@
  * raft: quorum.c hands it bytes, it hands back bytes.
  *
  * Invariants:
- *   MI1 metadata_image_apply is deterministic: the same records in the same order give the same
+ *   MI1  metadata_image_apply is deterministic: the same records in the same order give the same
  *       image, the same metadata_image_digest, and the same rejections, on every member.
- *   MI2 A record that does not decode (docs/format.md L.2) or does not apply to the image (L.3:
+ *   MI2  A record that does not decode (docs/format.md L.2) or does not apply to the image (L.3:
  *       an unknown topic, a lower leader epoch, ...) changes nothing but the counters; it never
  *       crashes and never stops the records after it.
- *   MI3 restore(snapshot(image)) is an image with the same digest and counters; a snapshot that
+ *   MI3  restore(snapshot(image)) is an image with the same digest and counters; a snapshot that
  *       does not parse whole (L.4) is refused and leaves the image as it was.
- *   MI4 Producer-id blocks never overlap: next_producer_id only grows.
+ *   MI4  Producer-id blocks never overlap: next_producer_id only grows.
+ *   MI5  mi_place_replicas gives each partition rf distinct brokers, and spreads first replicas
+ *       (the leaders) round-robin over the brokers, as Kafka's rack-unaware placement.
+ *   MI6  mi_plan_leaders moves a leadership only to an ISR member that is registered and
+ *       unfenced, never empties an ISR, and raises the leader epoch of every partition it changes.
  */
 #ifndef RT_KAFKA_CLUSTER_METADATA_IMAGE_H
 #define RT_KAFKA_CLUSTER_METADATA_IMAGE_H
@@ -163,6 +167,25 @@ void metadata_image_free(struct metadata_image *img);
 int metadata_image_apply(struct metadata_image *img, uint64_t index, const void *rec, size_t len);
 const struct mi_topic *metadata_image_topic(const struct metadata_image *img, const char *name);
 const struct mi_broker *metadata_image_broker(const struct metadata_image *img, int32_t id);
+
+/* Kafka's rack-unaware replica placement (AdminUtils.assignReplicasToBrokersRackUnaware):
+ * `brokers` sorted by id (n of them), partition p's first replica brokers[(p + start) % n], the
+ * others shifted by 1 + (shift + j) % (n - 1) from it, the shift growing by one every n
+ * partitions. out holds partitions × rf ids (partition p's at out[p * rf]). 0, or -EINVAL when
+ * rf is 0 or above n (MI5: the replicas of a partition are distinct brokers). */
+int mi_place_replicas(const int32_t *brokers, unsigned n, unsigned partitions, unsigned rf,
+                      unsigned start, unsigned shift, int32_t *out);
+
+/* The PARTITION records (L.2) the controller proposes to keep leaders alive (MI6), each handed
+ * to emit (bytes valid during the call). With fenced >= 0 (broker `fenced` was just fenced):
+ * every partition with it in its ISR loses it unless it is the last member, and one it led
+ * gets the first ISR member that is registered and unfenced as leader (-1, none, when there is
+ * no such member). With fenced == -1: every leaderless partition whose ISR holds a registered
+ * unfenced broker gets the first such as leader. The leader epoch grows by one in every record.
+ * emit may apply each record to img: a partition is read whole before its record is emitted.
+ * Returns the number of records emitted. */
+unsigned mi_plan_leaders(const struct metadata_image *img, int32_t fenced,
+                         void (*emit)(void *ctx, const uint8_t *rec, size_t len), void *ctx);
 
 /* The image as a snapshot (docs/format.md L.4), into a malloc'ed buffer. 0 or -ENOMEM. */
 int metadata_image_snapshot(const struct metadata_image *img, void **buf, size_t *len);

@@ -1,8 +1,10 @@
 /*
- * metadata_node.c — the quorum member beside a broker (metadata_node.h): the quorum's callbacks
+ * metadata_node.c — the cluster member beside a broker (metadata_node.h): the quorum's callbacks
  * apply, snapshot and restore the node's metadata image under one mutex (they run on the
- * quorum's loop thread; metadata_node_status reads from any other), and leader changes become one
- * line on stderr each. It never proposes and never touches the engine.
+ * quorum's loop thread; every other reader takes the mutex too), and leader changes become one
+ * line on stderr each. The agent thread runs the broker's lifecycle (registration, heartbeats,
+ * local partitions: MN2) and the active controller's periodic duty (fencing: MN1); the
+ * controller's answers (register, heartbeat, create topic: MN3) run on the caller's thread.
  */
 #include "tools/kafka/cluster/metadata_node.h"
 
@@ -10,21 +12,61 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
-#include "tools/kafka/cluster/metadata_image.h"
+#include "tools/kafka/cluster/broker_sessions.h"
+#include "tools/kafka/cluster/kclient.h"
+#include "tools/kafka/proto/api.h"
+#include "tools/kafka/proto/kmsg.h"
+
+#define KAFKA_DUPLICATE_BROKER_REGISTRATION 101 /* Kafka's code (not in api.h's enum) */
+#define PROPOSE_WAIT_MS                     10000
+#define PEER_TIMEOUT_MS                     2000
+#define REPROPOSE_MS                        1000 /* a fence/unfence in flight is not repeated */
 
 struct metadata_node {
-    pthread_mutex_t mu;
+    pthread_mutex_t mu; /* the image, dirty, stop */
+    pthread_cond_t cv;  /* the agent's wake-up */
     struct metadata_image img;
     struct quorum *q;
     int32_t node_id;
+    bool dirty; /* partitions changed: the agent checks local partitions (MN2) */
+    bool stop;
+    /* the broker side (agent thread only after metadata_node_run) */
+    rt_engine *engine;
+    char host[MI_HOST_BYTES_MAX + 1];
+    uint16_t port;
+    uint8_t incarnation[16];
+    unsigned session_ms;
+    int64_t my_epoch; /* this incarnation's registration (0: not registered) */
+    pthread_t agent;
+    bool agent_started;
+    int32_t logged_controller;
+    int last_peer_error;
+    int last_local_error;
+    /* the controller side */
+    pthread_mutex_t ctl_mu;
+    struct broker_sessions sessions; /* under ctl_mu (MN1, broker_sessions.h) */
 };
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static void node_apply(void *ctx, uint64_t index, const void *rec, size_t len)
 {
     struct metadata_node *n = ctx;
     pthread_mutex_lock(&n->mu);
     int rc = metadata_image_apply(&n->img, index, rec, len);
+    if (rc == 0 && len > 0 && ((const uint8_t *)rec)[0] == MI_PARTITION) {
+        n->dirty = true; /* MN2: the agent makes the local partitions, not this thread */
+        pthread_cond_signal(&n->cv);
+    }
     pthread_mutex_unlock(&n->mu);
     if (rc == -ENOMEM) { /* MI1 would not hold on this node any more: stop rather than diverge */
         fprintf(stderr, "ringtail serve: controller: out of memory applying record %llu\n",
@@ -48,6 +90,10 @@ static int node_restore(void *ctx, const void *buf, size_t len)
     char err[256] = "";
     pthread_mutex_lock(&n->mu);
     int rc = metadata_image_restore(&n->img, buf, len, err, sizeof(err));
+    if (rc == 0) {
+        n->dirty = true;
+        pthread_cond_signal(&n->cv);
+    }
     pthread_mutex_unlock(&n->mu);
     if (rc)
         fprintf(stderr, "ringtail serve: controller: metadata snapshot refused: %s\n",
@@ -78,6 +124,8 @@ int metadata_node_start(const char *dir, int32_t node_id, const char *listen, co
     if (!n)
         return -ENOMEM;
     pthread_mutex_init(&n->mu, NULL);
+    pthread_cond_init(&n->cv, NULL);
+    pthread_mutex_init(&n->ctl_mu, NULL);
     metadata_image_init(&n->img);
     n->node_id = node_id;
     struct quorum_options o = {
@@ -95,6 +143,8 @@ int metadata_node_start(const char *dir, int32_t node_id, const char *listen, co
     if (rc) {
         metadata_image_free(&n->img);
         pthread_mutex_destroy(&n->mu);
+        pthread_cond_destroy(&n->cv);
+        pthread_mutex_destroy(&n->ctl_mu);
         free(n);
         return rc;
     }
@@ -102,13 +152,29 @@ int metadata_node_start(const char *dir, int32_t node_id, const char *listen, co
     return 0;
 }
 
+void metadata_node_halt(struct metadata_node *n)
+{
+    if (!n || !n->agent_started)
+        return;
+    pthread_mutex_lock(&n->mu);
+    n->stop = true;
+    pthread_cond_signal(&n->cv);
+    pthread_mutex_unlock(&n->mu);
+    pthread_join(n->agent, NULL);
+    n->agent_started = false;
+}
+
 void metadata_node_stop(struct metadata_node *n)
 {
     if (!n)
         return;
+    metadata_node_halt(n);
     quorum_stop(n->q); /* no callback runs after it */
     metadata_image_free(&n->img);
     pthread_mutex_destroy(&n->mu);
+    pthread_cond_destroy(&n->cv);
+    pthread_mutex_destroy(&n->ctl_mu);
+    broker_sessions_free(&n->sessions);
     free(n);
 }
 
@@ -120,4 +186,508 @@ void metadata_node_status(struct metadata_node *n, struct quorum_status *st,
     *records_applied = n->img.records_applied;
     *digest = metadata_image_digest(&n->img);
     pthread_mutex_unlock(&n->mu);
+}
+
+void metadata_node_read(struct metadata_node *n,
+                        void (*fn)(void *ctx, const struct metadata_image *img), void *ctx)
+{
+    pthread_mutex_lock(&n->mu);
+    fn(ctx, &n->img);
+    pthread_mutex_unlock(&n->mu);
+}
+
+/* ---- the controller side ---- */
+
+static int16_t quorum_error(int rc)
+{
+    return rc == QUORUM_E_NOT_CONTROLLER || rc == QUORUM_E_LEADERSHIP_LOST
+               ? KAFKA_NOT_CONTROLLER
+               : KAFKA_REQUEST_TIMED_OUT;
+}
+
+int16_t metadata_node_register(struct metadata_node *n, int32_t broker_id, const char *host,
+                               uint16_t port, const uint8_t incarnation[16], int64_t *epoch)
+{
+    *epoch = -1;
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    if (!st.is_leader)
+        return KAFKA_NOT_CONTROLLER;
+    int64_t now = now_ms();
+    pthread_mutex_lock(&n->mu);
+    const struct mi_broker *b = metadata_image_broker(&n->img, broker_id);
+    bool live = b && !b->fenced;
+    pthread_mutex_unlock(&n->mu);
+    pthread_mutex_lock(&n->ctl_mu);
+    bool accepted = broker_sessions_register(&n->sessions, broker_id, incarnation, live, st.term,
+                                             now, n->session_ms);
+    pthread_mutex_unlock(&n->ctl_mu);
+    if (!accepted) /* BH3: another process, its session alive */
+        return KAFKA_DUPLICATE_BROKER_REGISTRATION;
+    uint8_t rec[16 + MI_HOST_BYTES_MAX];
+    size_t len = mi_encode_register_broker(rec, sizeof rec, broker_id, -1, host, port);
+    if (!len)
+        return KAFKA_INVALID_REQUEST;
+    uint64_t index = 0;
+    int rc = quorum_propose_wait(n->q, rec, len, PROPOSE_WAIT_MS, &index);
+    if (rc)
+        return quorum_error(rc);
+    *epoch = (int64_t)index; /* the record's index is the broker epoch (format.md L.2) */
+    return KAFKA_NONE;
+}
+
+int16_t metadata_node_heartbeat(struct metadata_node *n, int32_t broker_id, int64_t epoch,
+                                bool want_fence, bool *is_fenced)
+{
+    *is_fenced = true;
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    if (!st.is_leader)
+        return KAFKA_NOT_CONTROLLER;
+    pthread_mutex_lock(&n->mu);
+    const struct mi_broker *b = metadata_image_broker(&n->img, broker_id);
+    bool known = b && b->epoch == epoch, fenced = b && b->fenced;
+    pthread_mutex_unlock(&n->mu);
+    if (!known)
+        return KAFKA_STALE_BROKER_EPOCH;
+    int64_t now = now_ms();
+    pthread_mutex_lock(&n->ctl_mu);
+    bool unfence = broker_sessions_heartbeat(&n->sessions, broker_id, fenced && !want_fence,
+                                             st.term, now, REPROPOSE_MS);
+    pthread_mutex_unlock(&n->ctl_mu);
+    if (unfence) {
+        uint8_t rec[16];
+        size_t len = mi_encode_fence_broker(rec, sizeof rec, broker_id, false);
+        (void)quorum_propose(n->q, rec, len, NULL, NULL); /* the next heartbeat sees it */
+    }
+    *is_fenced = fenced;
+    return KAFKA_NONE;
+}
+
+struct unfenced {
+    int32_t ids[MI_BROKERS_MAX];
+    unsigned n;
+    bool exists;
+    const char *name;
+};
+
+static void collect_unfenced(void *ctx, const struct metadata_image *img)
+{
+    struct unfenced *u = ctx;
+    u->exists = metadata_image_topic(img, u->name) != NULL;
+    for (unsigned i = 0; i < img->brokers_count; i++) /* sorted by id */
+        if (!img->brokers[i].fenced)
+            u->ids[u->n++] = img->brokers[i].id;
+}
+
+int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, int32_t partitions,
+                                   int16_t rf, const char **message)
+{
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    if (!st.is_leader) {
+        *message = "this node is not the active controller";
+        return KAFKA_NOT_CONTROLLER;
+    }
+    struct unfenced *u = calloc(1, sizeof(*u));
+    if (!u)
+        return KAFKA_UNKNOWN_SERVER_ERROR;
+    u->name = name;
+    metadata_node_read(n, collect_unfenced, u);
+    int16_t err = KAFKA_NONE;
+    if (rf == -1)
+        rf = 1; /* default.replication.factor */
+    if (u->exists) {
+        err = KAFKA_TOPIC_ALREADY_EXISTS;
+        *message = "the topic exists";
+    } else if (partitions < 1 || partitions > MI_PARTITIONS_MAX) {
+        err = KAFKA_INVALID_PARTITIONS;
+        *message = "the number of partitions must be 1..100000";
+    } else if (rf < 1 || (unsigned)rf > u->n || rf > MI_REPLICAS_MAX) {
+        err = KAFKA_INVALID_REPLICATION_FACTOR;
+        *message = "the replication factor must be 1..the number of unfenced brokers";
+    }
+    int32_t *place = err ? NULL : malloc((size_t)partitions * (size_t)rf * sizeof(int32_t));
+    if (!err && !place)
+        err = KAFKA_UNKNOWN_SERVER_ERROR;
+    uint8_t id[16];
+    unsigned start = 0, shift = 0;
+    if (!err && (getrandom(id, 16, 0) != 16 || getrandom(&start, sizeof start, 0) < 0 ||
+                 getrandom(&shift, sizeof shift, 0) < 0))
+        err = KAFKA_UNKNOWN_SERVER_ERROR;
+    if (!err) { /* MN3; Kafka draws both start index and shift at random */
+        id[6] = (uint8_t)((id[6] & 0x0f) | 0x40); /* a version-4 UUID, as Kafka's */
+        id[8] = (uint8_t)((id[8] & 0x3f) | 0x80);
+        (void)mi_place_replicas(u->ids, u->n, (unsigned)partitions, (unsigned)rf, start, shift,
+                                place);
+    }
+    free(u);
+    uint8_t *rec = err ? NULL : malloc(64 + 8 * (size_t)MI_REPLICAS_MAX + MI_TOPIC_NAME_MAX);
+    if (!err && !rec)
+        err = KAFKA_UNKNOWN_SERVER_ERROR;
+    size_t cap = 64 + 8 * (size_t)MI_REPLICAS_MAX + MI_TOPIC_NAME_MAX;
+    for (int32_t p = -1; !err && p < partitions; p++) {
+        size_t len;
+        if (p < 0)
+            len = mi_encode_topic(rec, cap, id, name, NULL, NULL, 0);
+        else {
+            const int32_t *r = &place[(size_t)p * (size_t)rf];
+            len = mi_encode_partition(rec, cap, id, p, r, (unsigned)rf, r[0], 0, r, (unsigned)rf);
+        }
+        uint64_t index;
+        int rc = len ? quorum_propose_wait(n->q, rec, len, PROPOSE_WAIT_MS, &index) : -EINVAL;
+        if (rc) {
+            err = rc == -EINVAL ? KAFKA_INVALID_TOPIC_EXCEPTION : quorum_error(rc);
+            *message = rc == -EINVAL ? "the topic name is not valid"
+                                     : "the controller could not commit the topic";
+        }
+    }
+    free(rec);
+    free(place);
+    return err;
+}
+
+/* Records planned under the image's lock, proposed after it. */
+struct planned {
+    uint8_t *buf;
+    size_t len, cap;
+    unsigned count;
+};
+
+static void plan_emit(void *ctx, const uint8_t *rec, size_t len)
+{
+    struct planned *pl = ctx;
+    if (pl->cap - pl->len < len + 4) {
+        size_t cap = (pl->cap + len + 4) * 2;
+        uint8_t *nb = realloc(pl->buf, cap);
+        if (!nb)
+            return;
+        pl->buf = nb;
+        pl->cap = cap;
+    }
+    pl->buf[pl->len] = (uint8_t)(len >> 8);
+    pl->buf[pl->len + 1] = (uint8_t)len;
+    memcpy(pl->buf + pl->len + 2, rec, len);
+    pl->len += len + 2;
+    pl->count++;
+}
+
+/* Proposes mi_plan_leaders' records (each committed before the next, so the next tick plans
+ * from an image that holds them). */
+static void move_leaders(struct metadata_node *n, int32_t fenced)
+{
+    struct planned pl = {0};
+    pthread_mutex_lock(&n->mu);
+    mi_plan_leaders(&n->img, fenced, plan_emit, &pl);
+    pthread_mutex_unlock(&n->mu);
+    unsigned moved = 0;
+    for (size_t at = 0; at + 2 <= pl.len;) {
+        size_t len = (size_t)pl.buf[at] << 8 | pl.buf[at + 1];
+        uint64_t index;
+        if (quorum_propose_wait(n->q, pl.buf + at + 2, len, PROPOSE_WAIT_MS, &index) != 0)
+            break; /* leadership lost, or stopping: the next controller plans again */
+        moved++;
+        at += len + 2;
+    }
+    if (moved && fenced >= 0)
+        fprintf(stderr,
+                "ringtail serve: controller: node %d fenced: %u partitions changed leader or "
+                "ISR\n",
+                (int)fenced, moved);
+    else if (moved)
+        fprintf(stderr, "ringtail serve: controller: %u leaderless partitions got a leader\n",
+                moved);
+    free(pl.buf);
+}
+
+/* The controller's periodic duty (agent thread): register itself (directly), fence the brokers
+ * whose sessions expired (MN1). */
+static void controller_tick(struct metadata_node *n, const struct quorum_status *st)
+{
+    int64_t now = now_ms();
+    struct fence_job {
+        int32_t id;
+        bool fence;
+    } jobs[65];
+    unsigned jobs_n = 0;
+    bool self_ok;
+    pthread_mutex_lock(&n->mu);
+    const struct mi_broker *me = metadata_image_broker(&n->img, n->node_id);
+    self_ok = me && n->my_epoch > 0 && me->epoch == n->my_epoch && me->port == n->port &&
+              strcmp(me->host, n->host) == 0;
+    bool self_fenced = me && me->fenced;
+    pthread_mutex_lock(&n->ctl_mu);
+    (void)broker_sessions_register(&n->sessions, n->node_id, n->incarnation, false, st->term, now,
+                                   n->session_ms); /* this node is alive */
+    int32_t expired[64];
+    unsigned expired_n = broker_sessions_expired(&n->sessions, &n->img, n->node_id, st->term, now,
+                                                 n->session_ms, REPROPOSE_MS, expired, 64);
+    for (unsigned i = 0; i < expired_n; i++)
+        jobs[jobs_n++] = (struct fence_job){expired[i], true};
+    if (self_ok && self_fenced &&
+        broker_sessions_heartbeat(&n->sessions, n->node_id, true, st->term, now, REPROPOSE_MS))
+        jobs[jobs_n++] = (struct fence_job){n->node_id, false};
+    pthread_mutex_unlock(&n->ctl_mu);
+    pthread_mutex_unlock(&n->mu);
+    if (!self_ok) {
+        uint8_t rec[16 + MI_HOST_BYTES_MAX];
+        size_t len = mi_encode_register_broker(rec, sizeof rec, n->node_id, -1, n->host, n->port);
+        uint64_t index = 0;
+        if (len && quorum_propose_wait(n->q, rec, len, PROPOSE_WAIT_MS, &index) == 0) {
+            n->my_epoch = (int64_t)index;
+            fprintf(stderr,
+                    "ringtail serve: controller: node %d registered itself (%s:%u), broker "
+                    "epoch %lld\n",
+                    (int)n->node_id, n->host, n->port, (long long)index);
+        }
+    }
+    for (unsigned i = 0; i < jobs_n; i++) {
+        uint8_t rec[16];
+        size_t len = mi_encode_fence_broker(rec, sizeof rec, jobs[i].id, jobs[i].fence);
+        if (jobs[i].fence)
+            fprintf(stderr,
+                    "ringtail serve: controller: fencing node %d (no heartbeat for %u ms)\n",
+                    (int)jobs[i].id, n->session_ms);
+        uint64_t index;
+        (void)quorum_propose_wait(n->q, rec, len, PROPOSE_WAIT_MS, &index);
+    }
+    /* Every fenced broker's ISR places and leaderships move (MI6): planned from the image at
+     * each tick, so a controller elected after a fence finishes what its predecessor began
+     * (a plan with nothing to move emits nothing). Then leaderless partitions get a leader. */
+    int32_t fenced[64];
+    unsigned fenced_n = 0;
+    pthread_mutex_lock(&n->mu);
+    for (unsigned i = 0; i < n->img.brokers_count && fenced_n < 64; i++)
+        if (n->img.brokers[i].fenced)
+            fenced[fenced_n++] = n->img.brokers[i].id;
+    pthread_mutex_unlock(&n->mu);
+    for (unsigned i = 0; i < fenced_n; i++)
+        move_leaders(n, fenced[i]);
+    move_leaders(n, -1);
+}
+
+/* ---- the broker side ---- */
+
+static int encode_registration(struct kp_writer *w, int16_t v, const void *m)
+{
+    return kmsg_broker_registration_request_encode(w, v, m);
+}
+static int encode_heartbeat(struct kp_writer *w, int16_t v, const void *m)
+{
+    return kmsg_broker_heartbeat_request_encode(w, v, m);
+}
+
+static void peer_error(struct metadata_node *n, int32_t controller, const char *what, int rc)
+{
+    if (rc == n->last_peer_error)
+        return; /* one line per change, not one per heartbeat */
+    n->last_peer_error = rc;
+    fprintf(stderr, "ringtail serve: controller: %s to node %d failed: %s\n", what, (int)controller,
+            rc < 0 ? strerror(-rc) : kafka_error_name((int16_t)rc));
+}
+
+/* A non-controller's tick: register with the controller, or heartbeat. */
+static void broker_tick(struct metadata_node *n, int32_t controller)
+{
+    char host[MI_HOST_BYTES_MAX + 1];
+    uint16_t port = 0;
+    pthread_mutex_lock(&n->mu);
+    const struct mi_broker *c = metadata_image_broker(&n->img, controller);
+    if (c) {
+        memcpy(host, c->host, sizeof host);
+        port = c->port;
+    }
+    pthread_mutex_unlock(&n->mu);
+    if (!port)
+        return; /* the controller has not registered itself yet */
+    uint8_t *frame = NULL;
+    size_t frame_len = 0, body_at = 0;
+    uint8_t arena_buf[1024];
+    struct kp_arena a;
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    if (n->my_epoch <= 0) {
+        struct kmsg_broker_listener l = {kp_str_of("PLAINTEXT"), kp_str_of(n->host),
+                                         (int16_t)n->port, 0};
+        struct kmsg_broker_registration_request q = {
+            .broker_id = n->node_id,
+            .cluster_id = kp_str_of("ringtail"),
+            .listeners = &l,
+            .listeners_count = 1,
+            .rack = {NULL, -1},
+        };
+        memcpy(q.incarnation_id, n->incarnation, 16);
+        int rc = kclient_call(host, port, PEER_TIMEOUT_MS, KAFKA_BROKER_REGISTRATION, 0,
+                              encode_registration, &q, &frame, &frame_len, &body_at);
+        struct kmsg_broker_registration_response r = {0};
+        if (rc == 0) {
+            struct kp_reader rd;
+            kp_reader_init(&rd, frame + body_at, frame_len - body_at);
+            rc = kmsg_broker_registration_response_decode(&rd, 0, &a, &r) ? -EPROTO : 0;
+        }
+        free(frame);
+        if (rc == 0 && r.error_code == KAFKA_NONE && r.broker_epoch > 0) {
+            n->my_epoch = r.broker_epoch;
+            n->last_peer_error = 0;
+            fprintf(stderr,
+                    "ringtail serve: controller: node %d registered with controller %d (%s:%u), "
+                    "broker epoch %lld\n",
+                    (int)n->node_id, (int)controller, n->host, n->port, (long long)r.broker_epoch);
+        } else
+            peer_error(n, controller, "BrokerRegistration", rc ? rc : r.error_code);
+        return;
+    }
+    struct kmsg_broker_heartbeat_request q = {
+        .broker_id = n->node_id,
+        .broker_epoch = n->my_epoch,
+        .current_metadata_offset = 0,
+    };
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    q.current_metadata_offset = (int64_t)st.last_applied;
+    int rc = kclient_call(host, port, PEER_TIMEOUT_MS, KAFKA_BROKER_HEARTBEAT, 0, encode_heartbeat,
+                          &q, &frame, &frame_len, &body_at);
+    struct kmsg_broker_heartbeat_response r = {0};
+    if (rc == 0) {
+        struct kp_reader rd;
+        kp_reader_init(&rd, frame + body_at, frame_len - body_at);
+        rc = kmsg_broker_heartbeat_response_decode(&rd, 0, &a, &r) ? -EPROTO : 0;
+    }
+    free(frame);
+    if (rc == 0 && r.error_code == KAFKA_NONE) {
+        n->last_peer_error = 0;
+        return;
+    }
+    peer_error(n, controller, "BrokerHeartbeat", rc ? rc : r.error_code);
+    if (rc == 0 && r.error_code == KAFKA_STALE_BROKER_EPOCH)
+        n->my_epoch = 0; /* register again */
+}
+
+/* MN2: every topic with a partition naming this node as a replica exists locally with the
+ * image's partition count (the engine makes all of a topic's partitions: it has no API for a
+ * subset yet). */
+struct local_topic {
+    char name[MI_TOPIC_NAME_MAX + 1];
+    uint32_t count;
+};
+struct local_scan {
+    int32_t node_id;
+    struct local_topic *t;
+    unsigned n, cap;
+};
+
+static void scan_local(void *ctx, const struct metadata_image *img)
+{
+    struct local_scan *ls = ctx;
+    for (unsigned i = 0; i < img->topics_count; i++) {
+        const struct mi_topic *t = img->topics[i];
+        bool mine = false;
+        for (int32_t p = 0; p < t->partitions_count && !mine; p++)
+            for (unsigned r = 0; r < t->partitions[p].replicas_count; r++)
+                mine |= t->partitions[p].replicas[r] == ls->node_id;
+        if (!mine)
+            continue;
+        if (ls->n == ls->cap) {
+            unsigned cap = ls->cap ? 2 * ls->cap : 16;
+            struct local_topic *nt = realloc(ls->t, cap * sizeof(*nt));
+            if (!nt)
+                return;
+            ls->t = nt;
+            ls->cap = cap;
+        }
+        memcpy(ls->t[ls->n].name, t->name, sizeof t->name);
+        ls->t[ls->n++].count = (uint32_t)t->partitions_count;
+    }
+}
+
+static bool ensure_local(struct metadata_node *n)
+{
+    struct local_scan ls = {.node_id = n->node_id};
+    metadata_node_read(n, scan_local, &ls);
+    bool ok = true;
+    for (unsigned i = 0; i < ls.n; i++) {
+        uint32_t have = 0;
+        int rc = rt_topic_describe(n->engine, ls.t[i].name, &have);
+        if (rc == RT_E_UNKNOWN_TOPIC_OR_PARTITION)
+            rc = rt_topic_create(n->engine, ls.t[i].name, ls.t[i].count);
+        else if (rc == 0 && have < ls.t[i].count)
+            rc = rt_topic_add_partitions(n->engine, ls.t[i].name, ls.t[i].count);
+        if (rc) {
+            ok = false;
+            if (rc != n->last_local_error) /* once per cause, not once per retry */
+                fprintf(stderr, "ringtail serve: controller: local partitions of %s: %s\n",
+                        ls.t[i].name, rt_strerror(rc));
+            n->last_local_error = rc;
+        }
+    }
+    free(ls.t);
+    return ok;
+}
+
+static void *agent_main(void *arg)
+{
+    struct metadata_node *n = arg;
+    unsigned interval = n->session_ms / 4 ? n->session_ms / 4 : 1;
+    if (interval > 2000)
+        interval = 2000; /* broker.heartbeat.interval.ms */
+    int64_t next = 0;
+    bool local_failed = false;
+    for (;;) {
+        pthread_mutex_lock(&n->mu);
+        while (!n->stop && !n->dirty && now_ms() < next) {
+            int64_t at = next;
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            int64_t wait = at - now_ms();
+            ts.tv_sec += wait / 1000;
+            ts.tv_nsec += (wait % 1000) * 1000000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&n->cv, &n->mu, &ts);
+        }
+        bool stop = n->stop, dirty = n->dirty;
+        n->dirty = false;
+        pthread_mutex_unlock(&n->mu);
+        if (stop)
+            break;
+        if (dirty)
+            local_failed = !ensure_local(n);
+        if (now_ms() < next)
+            continue;
+        next = now_ms() + interval;
+        if (local_failed && !dirty) /* retried once a tick, not in a tight loop */
+            local_failed = !ensure_local(n);
+        struct quorum_status st;
+        quorum_status(n->q, &st);
+        if (st.leader_id != n->logged_controller)
+            n->last_peer_error = 0;
+        n->logged_controller = st.leader_id;
+        if (st.is_leader)
+            controller_tick(n, &st);
+        else if (st.leader_id > 0)
+            broker_tick(n, st.leader_id);
+    }
+    return NULL;
+}
+
+int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *host, uint16_t port,
+                      unsigned session_ms)
+{
+    if (strlen(host) > MI_HOST_BYTES_MAX || port == 0)
+        return -EINVAL;
+    n->engine = engine;
+    snprintf(n->host, sizeof n->host, "%s", host);
+    n->port = port;
+    n->session_ms = session_ms ? session_ms : METADATA_SESSION_TIMEOUT_MS;
+    if (getrandom(n->incarnation, 16, 0) != 16)
+        return -EIO;
+    pthread_mutex_lock(&n->mu);
+    n->dirty = true; /* topics the log named before the engine was here */
+    pthread_mutex_unlock(&n->mu);
+    int rc = pthread_create(&n->agent, NULL, agent_main, n);
+    if (rc)
+        return -rc;
+    n->agent_started = true;
+    return 0;
 }

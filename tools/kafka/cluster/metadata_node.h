@@ -1,17 +1,42 @@
 /*
- * metadata_node.h — a broker's membership in the cluster's metadata quorum (`ringtail serve
- * --node-id N --controller-listen HOST:PORT --voters ...`): one quorum (quorum.h) whose committed
- * records build this node's metadata image (metadata_image.h), guarded by one mutex. It logs
- * who the active controller is as that changes. It proposes nothing yet and answers no client:
- * the controller's logic and the broker's use of the image are issue 24's next blocks.
+ * metadata_node.h — a broker's membership in the cluster (`ringtail serve --node-id N
+ * --controller-listen HOST:PORT --voters ...`): one quorum (quorum.h) whose committed records
+ * build this node's metadata image (metadata_image.h), guarded by one mutex, and, once the
+ * broker runs (metadata_node_run), KRaft's broker lifecycle and the active controller's duties:
+ *
+ *  - the broker side (its agent thread): register with the active controller (the raft leader)
+ *    with its advertised Kafka listener and an incarnation id, then heartbeat every
+ *    session/4 ms (BrokerRegistration / BrokerHeartbeat sent to the controller's listener found
+ *    in the image, kclient.h; the controller registers itself by proposing directly); and make
+ *    the local partitions of every topic the image names this node a replica of (the engine's
+ *    topic API), off the quorum's apply thread (MN2);
+ *  - the controller side (when this node is the raft leader): answer registrations (proposing
+ *    REGISTER_BROKER) and heartbeats (unfencing a fenced broker), fence a broker whose
+ *    heartbeats stopped for the session timeout (MN1), and create topics (placement, TOPIC and
+ *    PARTITION records, MN3).
+ *
+ * Invariants:
+ *   MN1  Only the active controller proposes FENCE_BROKER; it fences a registered, unfenced broker
+ *       other than itself once no registration or heartbeat of it arrived for session_ms since
+ *       this node became controller (a new controller gives every broker a full session).
+ *   MN2  The quorum's apply callback never calls the engine or a socket: it applies the record and
+ *       wakes the agent thread, which creates local partitions.
+ *   MN3  A topic is created by the controller only: rf within 1..unfenced brokers, replicas by
+ *       mi_place_replicas over the unfenced brokers, leader = first replica, epoch 0, ISR = the
+ *       replicas; its TOPIC record precedes its PARTITION records.
  */
 #ifndef RT_KAFKA_CLUSTER_METADATA_NODE_H
 #define RT_KAFKA_CLUSTER_METADATA_NODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/ringtail.h"
+#include "tools/kafka/cluster/metadata_image.h"
 #include "tools/kafka/cluster/quorum.h"
+
+#define METADATA_SESSION_TIMEOUT_MS 9000 /* broker.session.timeout.ms's default */
 
 struct metadata_node;
 
@@ -19,10 +44,30 @@ struct metadata_node;
  * message in err). `listen` may be NULL (the voter's own address). */
 int metadata_node_start(const char *dir, int32_t node_id, const char *listen, const char *voters,
                         struct metadata_node **out, char *err, size_t err_len);
-/* Stops the quorum, frees the image. NULL is a no-op. */
+/* Starts the broker side (agent thread): the advertised Kafka listener host:port, the engine
+ * local partitions are created in, the session timeout (0: 9000 ms). 0 or -errno. */
+int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *host, uint16_t port,
+                      unsigned session_ms);
+/* Stops the agent thread (the engine is not used after it); the quorum keeps running. NULL and
+ * a second call are no-ops. */
+void metadata_node_halt(struct metadata_node *n);
+/* Stops the agent and the quorum, frees the image. NULL is a no-op. */
 void metadata_node_stop(struct metadata_node *n);
 /* The quorum's status, and the image's record count and digest (any thread). */
 void metadata_node_status(struct metadata_node *n, struct quorum_status *st,
                           uint64_t *records_applied, uint64_t *digest);
+/* Runs fn with the image under the node's lock (fn must be quick and must not call back). */
+void metadata_node_read(struct metadata_node *n,
+                        void (*fn)(void *ctx, const struct metadata_image *img), void *ctx);
+
+/* Controller side (any thread but the quorum's; each returns a Kafka error code). */
+int16_t metadata_node_register(struct metadata_node *n, int32_t broker_id, const char *host,
+                               uint16_t port, const uint8_t incarnation[16], int64_t *epoch);
+int16_t metadata_node_heartbeat(struct metadata_node *n, int32_t broker_id, int64_t epoch,
+                                bool want_fence, bool *is_fenced);
+/* May wait for the quorum (never call it from a loop thread). rf -1: 1. `message` is set to a
+ * static explanation on an error. */
+int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, int32_t partitions,
+                                   int16_t rf, const char **message);
 
 #endif

@@ -38,6 +38,10 @@
  *        admin thread (server.c KS4), so no loop thread waits for the disk. A Produce goes
  *        there only when it names a topic auto-creation must create
  *        (kafka_produce_creates_topic); every other produce stays on its loop.
+ *   KA8  BrokerRegistration (62) and BrokerHeartbeat (63), KRaft's broker-to-controller APIs,
+ *        are ROW_INTERNAL: never advertised (ApiVersions and the README's table stay as they
+ *        are), and the server handles them only on a cluster node (--voters); a single broker
+ *        refuses them as any unknown version (server.c KS1).
  */
 #include <stddef.h>
 
@@ -76,6 +80,8 @@ H(create_partitions, kafka_handle_create_partitions(s))
 H(delete_records, kafka_handle_delete_records(s))
 H(incremental_alter_configs, kafka_handle_incremental_alter_configs(s))
 H(describe_producers, kafka_handle_describe_producers(s))
+H(broker_registration, kafka_handle_broker_registration(s))
+H(broker_heartbeat, kafka_handle_broker_heartbeat(s))
 H(describe_transactions, kafka_handle_describe_transactions(s))
 H(list_transactions, kafka_handle_list_transactions(s))
 H(add_partitions_to_txn, kafka_handle_add_partitions_to_txn(s))
@@ -111,13 +117,20 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
 #define ROW(key, name, cmin, cmax, amin, amax, flex, adv, api, handler, self)                      \
     {                                                                                              \
         key, name, cmin, cmax, amin, amax, flex, adv, &kd_##api##_request, &kd_##api##_response,   \
-            handler, self, api##_note, false                                                       \
+            handler, self, api##_note, false, false                                                \
     }
 /* The same, for an API whose handler may wait for the disk (KA7): run off the loop threads. */
 #define ROW_OFF_LOOP(key, name, cmin, cmax, amin, amax, flex, adv, api, handler, self)             \
     {                                                                                              \
         key, name, cmin, cmax, amin, amax, flex, adv, &kd_##api##_request, &kd_##api##_response,   \
-            handler, self, api##_note, true                                                        \
+            handler, self, api##_note, true, false                                                 \
+    }
+
+/* A broker-to-controller API (KA8): described, never advertised, served by a cluster node. */
+#define ROW_INTERNAL(key, name, cmin, cmax, flex, api, handler, off)                               \
+    {                                                                                              \
+        key, name, cmin, cmax, cmin, cmax, flex, false, &kd_##api##_request, &kd_##api##_response, \
+            handler, false, NULL, off, true                                                        \
     }
 
 /* The README's words on a row's versions (kafka_api_markdown), NULL for none. */
@@ -245,6 +258,11 @@ const struct kafka_api kafka_api_rows[] = {
     /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c */
     ROW(KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, true, describe_producers,
         h_describe_producers, false),
+    /* KRaft's broker-to-controller APIs (KA8): handle_cluster.c */
+    ROW_INTERNAL(KAFKA_BROKER_REGISTRATION, "BrokerRegistration", 0, 0, 0, broker_registration,
+                 h_broker_registration, true), /* waits for its commit: off the loops (KA7) */
+    ROW_INTERNAL(KAFKA_BROKER_HEARTBEAT, "BrokerHeartbeat", 0, 0, 0, broker_heartbeat,
+                 h_broker_heartbeat, false), /* never waits */
     ROW(KAFKA_DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0, 0, 0, 0, true,
         describe_transactions, h_describe_transactions, false),
     ROW(KAFKA_LIST_TRANSACTIONS, "ListTransactions", 0, 1, 0, 1, 0, true, list_transactions,

@@ -83,6 +83,8 @@ int kafka_topic_ensure(struct kafka_slot *s, const char *topic, bool allow,
     }
     if (rc != RT_E_UNKNOWN_TOPIC_OR_PARTITION || !allow || !srv->opts.auto_create_topics)
         return rc;
+    if (kafka_cluster(srv)) /* a cluster's topics are the controller's (handle_cluster.c KCL1) */
+        return rc;
     if (!auto_create_take(s)) {
         atomic_fetch_add_explicit(&srv->stats.topics_auto_create_deferred, 1, memory_order_relaxed);
         return RT_E_UNKNOWN_TOPIC_OR_PARTITION; /* retriable: a later request creates it */

@@ -121,6 +121,9 @@ struct kafka_server {
     bool admin_stop;
     struct authorizer *authorizer; /* --authorizer on; NULL when off */
     struct broker_config *dynamic; /* the dynamic broker configs (handle_admin.c KAD10) */
+    /* --voters: this node's cluster member (metadata_node.h), set once it runs; NULL for a
+     * single broker (kafka_cluster reads it). */
+    _Atomic(struct metadata_node *) cluster;
 };
 
 /* The address a client on the request's listener is told (Metadata, FindCoordinator). */

@@ -85,6 +85,16 @@ struct kafka_slot {
 /* Handlers: each returns a net verdict. */
 enum net_verdict kafka_handle_api_versions(struct kafka_slot *s);
 enum net_verdict kafka_handle_metadata(struct kafka_slot *s);
+/* Cluster mode (handle_cluster.c): the node's metadata member (NULL for a single broker), the
+ * broker-to-controller APIs, Metadata from the image, a cluster's CreateTopics. */
+struct metadata_node;
+struct metadata_node *kafka_cluster(const struct kafka_server *srv);
+enum net_verdict kafka_handle_broker_registration(struct kafka_slot *s);
+enum net_verdict kafka_handle_broker_heartbeat(struct kafka_slot *s);
+enum net_verdict kafka_handle_metadata_cluster(struct kafka_slot *s, struct metadata_node *mn);
+int16_t kafka_cluster_create_topic(struct kafka_slot *s, struct metadata_node *mn,
+                                   const struct kmsg_create_topics_topic *t, bool validate_only,
+                                   const char **message);
 enum net_verdict kafka_handle_find_coordinator(struct kafka_slot *s);
 enum net_verdict kafka_handle_init_producer_id(struct kafka_slot *s);
 enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s);

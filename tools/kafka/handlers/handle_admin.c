@@ -282,6 +282,12 @@ enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
             kafka_count_error(s, res[i].error_code);
             continue;
         }
+        if (kafka_cluster(s->server)) { /* handle_cluster.c KCL2: not through the controller yet */
+            res[i].error_code = KAFKA_INVALID_REQUEST;
+            res[i].error_message = kp_str_of("DeleteTopics is not served by a cluster yet");
+            kafka_count_error(s, res[i].error_code);
+            continue;
+        }
         int rc = kafka_topic_name(q->topic_names[i], name)
                      ? rt_topic_delete(s->server->engine, name)
                      : RT_E_UNKNOWN_TOPIC_OR_PARTITION;
@@ -371,16 +377,30 @@ enum net_verdict kafka_handle_create_topics(struct kafka_slot *s)
                                          sizeof(struct config_row) + 96))) != 0)
         return NET_CLOSE;
     struct kmsg_create_topics_topic_response *res = kafka_alloc(s, n, sizeof(*res));
+    struct metadata_node *cluster = kafka_cluster(s->server);
     for (size_t i = 0; i < n && res; i++) {
         const char *message = NULL;
         res[i].name = q->topics[i].name;
         char want[RT_TOPIC_NAME_MAX + 1];
         if (kafka_topic_name(q->topics[i].name, want) && !kafka_authorize_create_topic(s, want))
             res[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED; /* KZ2: CREATE */
+        else if (cluster)                                         /* handle_cluster.c KCL2 */
+            res[i].error_code =
+                kafka_cluster_create_topic(s, cluster, &q->topics[i], q->validate_only, &message);
         else
             res[i].error_code = create_one(s, &q->topics[i], q->validate_only, &message);
         res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
         kafka_count_error(s, res[i].error_code);
+        if (cluster) {
+            if (res[i].error_code == KAFKA_NONE) {
+                res[i].num_partitions = q->topics[i].num_partitions == -1
+                                            ? (int32_t)s->server->opts.num_partitions
+                                            : q->topics[i].num_partitions;
+                res[i].replication_factor =
+                    q->topics[i].replication_factor == -1 ? 1 : q->topics[i].replication_factor;
+            }
+            continue;
+        }
         /* v5+: what was created — its partitions, replication factor and configs. */
         char name[RT_TOPIC_NAME_MAX + 1];
         uint32_t parts = 0;
@@ -1159,6 +1179,9 @@ enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s)
             message = "Duplicate topic in request.";
         } else if (!kafka_authorize_str(s, ACL_RESOURCE_TOPIC, q->topics[i].name, ACL_OP_ALTER)) {
             res[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED; /* KZ2 */
+        } else if (kafka_cluster(s->server)) {                    /* handle_cluster.c KCL2 */
+            res[i].error_code = KAFKA_INVALID_REQUEST;
+            message = "CreatePartitions is not served by a cluster yet";
         } else {
             res[i].error_code = create_partitions_one(s, &q->topics[i], q->validate_only, &message);
         }

@@ -72,6 +72,7 @@ static void fill_partitions(struct kafka_slot *s, struct kmsg_metadata_topic *t,
         p[i].error_code = KAFKA_NONE;
         p[i].partition_index = (int32_t)i;
         p[i].leader_id = *broker;
+        p[i].leader_epoch = -1; /* a single broker keeps no leader epochs */
         p[i].replica_nodes = broker;
         p[i].replica_nodes_count = 1;
         p[i].isr_nodes = broker;
@@ -106,6 +107,9 @@ enum net_verdict kafka_handle_metadata(struct kafka_slot *s)
 {
     struct kafka_server *srv = s->server;
     const struct kmsg_metadata_request *q = &s->msg.metadata;
+    struct metadata_node *mn = kafka_cluster(srv);
+    if (mn) /* --voters: the cluster's image answers (handle_cluster.c KCL1) */
+        return kafka_handle_metadata_cluster(s, mn);
     /* Size the response arena first (it may not move once arrays are in it). */
     struct topic_count_ctx cnt = {0};
     rt_topic_list(srv->engine, count_topic, &cnt);

@@ -107,7 +107,8 @@ static void on_batch_done(void *ctx, int err, int64_t base_offset, bool duplicat
 bool kafka_produce_creates_topic(struct kafka_slot *s)
 {
     const struct kafka_server *srv = s->server;
-    if (!srv->opts.auto_create_topics || srv->opts.auto_create_max_per_request == 0)
+    if (!srv->opts.auto_create_topics || srv->opts.auto_create_max_per_request == 0 ||
+        kafka_cluster(srv)) /* no auto-creation in a cluster (KCL1) */
         return false;
     const struct kmsg_produce_request *q = &s->msg.produce;
     for (int32_t t = 0; t < q->topics_count; t++) {

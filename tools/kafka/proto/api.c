@@ -47,6 +47,12 @@ bool kafka_api_supported(int16_t key, int16_t version)
     return version >= a->adv_min && version <= a->adv_max;
 }
 
+bool kafka_api_internal(int16_t key, int16_t version)
+{
+    const struct kafka_api *a = kafka_api_find(key);
+    return a && a->internal && !a->advertised && version >= a->codec_min && version <= a->codec_max;
+}
+
 bool kafka_api_flexible(int16_t key, int16_t version)
 {
     const struct kafka_api *a = kafka_api_find(key);

@@ -55,6 +55,8 @@ enum kafka_api_key {
     KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS = 50,
     KAFKA_ALTER_USER_SCRAM_CREDENTIALS = 51,
     KAFKA_DESCRIBE_PRODUCERS = 61,
+    KAFKA_BROKER_REGISTRATION = 62,
+    KAFKA_BROKER_HEARTBEAT = 63,
     KAFKA_DESCRIBE_TRANSACTIONS = 65,
     KAFKA_LIST_TRANSACTIONS = 66,
 };
@@ -171,6 +173,9 @@ struct kafka_api {
     /* Its handler may wait for the disk (a topic created, deleted or altered durably): the
      * server runs it on its admin thread, never on a loop thread (server.c KS4). */
     bool off_loop;
+    /* Broker-to-controller (KRaft's BrokerRegistration, BrokerHeartbeat): never advertised to
+     * clients, served only by a cluster node (api_table.c KA8, kafka_api_internal). */
+    bool internal;
 };
 
 /* The entry for `key`, or NULL for an API this broker does not know. */
@@ -180,6 +185,9 @@ const struct kafka_api *kafka_api_table(size_t *count);
 /* True when (key, version) is advertised: the server handles it. Anything else is answered
  * UNSUPPORTED_VERSION (ApiVersions: see kmsg_api_versions_response_version). */
 bool kafka_api_supported(int16_t key, int16_t version);
+/* True when (key, version) is a broker-to-controller request inside its codec range: not
+ * advertised, handled only by a cluster node (api_table.c KA8). */
+bool kafka_api_internal(int16_t key, int16_t version);
 /* True when (key, version) is encoded flexibly (compact strings, tagged fields, request header
  * v2). An unknown key is not flexible. */
 bool kafka_api_flexible(int16_t key, int16_t version);

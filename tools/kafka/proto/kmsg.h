@@ -122,7 +122,7 @@ struct kmsg_metadata_partition {
     int32_t replica_nodes_count;
     const int32_t *isr_nodes;
     int32_t isr_nodes_count;
-    int32_t leader_epoch;            /* v7+; a handler's 0 is written as Kafka's default -1 */
+    int32_t leader_epoch;            /* v7+; -1: unknown (a single broker's answer) */
     const int32_t *offline_replicas; /* v5+ */
     int32_t offline_replicas_count;
 };
@@ -1109,6 +1109,60 @@ int kmsg_offset_delete_request_decode(struct kp_reader *r, int16_t version, stru
 int kmsg_offset_delete_response_encode(struct kp_writer *w, int16_t version,
                                        const struct kmsg_offset_delete_response *m);
 
+/* ---- KRaft broker-to-controller APIs: BrokerRegistration (62) v0, BrokerHeartbeat (63) v0;
+ * flexible; never advertised (api_table.c KA8) ---- */
+
+struct kmsg_broker_listener {
+    struct kp_str name, host;
+    int16_t port; /* Kafka's uint16: the bits of the port */
+    int16_t security_protocol;
+};
+
+struct kmsg_broker_feature {
+    struct kp_str name;
+    int16_t min_supported_version, max_supported_version;
+};
+
+struct kmsg_broker_registration_request {
+    int32_t broker_id;
+    struct kp_str cluster_id;
+    uint8_t incarnation_id[16];
+    const struct kmsg_broker_listener *listeners;
+    int32_t listeners_count;
+    const struct kmsg_broker_feature *features;
+    int32_t features_count;
+    struct kp_str rack; /* nullable */
+};
+
+struct kmsg_broker_registration_response {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    int64_t broker_epoch;
+};
+
+struct kmsg_broker_heartbeat_request {
+    int32_t broker_id;
+    int64_t broker_epoch;
+    int64_t current_metadata_offset;
+    bool want_fence, want_shut_down;
+};
+
+struct kmsg_broker_heartbeat_response {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    bool is_caught_up, is_fenced, should_shut_down;
+};
+
+int kmsg_broker_registration_request_decode(struct kp_reader *r, int16_t version,
+                                            struct kp_arena *a,
+                                            struct kmsg_broker_registration_request *out);
+int kmsg_broker_registration_response_encode(struct kp_writer *w, int16_t version,
+                                             const struct kmsg_broker_registration_response *m);
+int kmsg_broker_heartbeat_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                         struct kmsg_broker_heartbeat_request *out);
+int kmsg_broker_heartbeat_response_encode(struct kp_writer *w, int16_t version,
+                                          const struct kmsg_broker_heartbeat_response *m);
+
 /* ---- KIP-664 operator APIs: DescribeProducers (61) v0, DescribeTransactions (65) v0,
  * ListTransactions (66) v0-1; all flexible (compact forms, tagged fields) ---- */
 
@@ -1461,6 +1515,8 @@ union kmsg_request {
     struct kmsg_delete_groups_request delete_groups;
     struct kmsg_offset_delete_request offset_delete;
     struct kmsg_describe_producers_request describe_producers;
+    struct kmsg_broker_registration_request broker_registration;
+    struct kmsg_broker_heartbeat_request broker_heartbeat;
     struct kmsg_describe_transactions_request describe_transactions;
     struct kmsg_list_transactions_request list_transactions;
     struct kmsg_describe_acls_request describe_acls;
@@ -1508,6 +1564,8 @@ KMSG_OTHER_WAY(describe_groups, describe_groups_request, describe_groups_respons
 KMSG_OTHER_WAY(delete_groups, delete_groups_request, delete_groups_response)
 KMSG_OTHER_WAY(offset_delete, offset_delete_request, offset_delete_response)
 KMSG_OTHER_WAY(describe_producers, describe_producers_request, describe_producers_response)
+KMSG_OTHER_WAY(broker_registration, broker_registration_request, broker_registration_response)
+KMSG_OTHER_WAY(broker_heartbeat, broker_heartbeat_request, broker_heartbeat_response)
 KMSG_OTHER_WAY(describe_transactions, describe_transactions_request, describe_transactions_response)
 KMSG_OTHER_WAY(list_transactions, list_transactions_request, list_transactions_response)
 KMSG_OTHER_WAY(describe_acls, describe_acls_request, describe_acls_response)

@@ -85,7 +85,7 @@ static const struct kd_struct metadata_broker_d =
 #define S struct kmsg_metadata_partition
 static const struct kd_field metadata_partition_f[] = {
     KF(S, error_code, KD_I16, 0, KD_NEVER),       KF(S, partition_index, KD_I32, 0, KD_NEVER),
-    KF(S, leader_id, KD_I32, 0, KD_NEVER),        KFZ(S, leader_epoch, KD_I32, 7, KD_NEVER, -1),
+    KF(S, leader_id, KD_I32, 0, KD_NEVER),        KFD(S, leader_epoch, KD_I32, 7, KD_NEVER, -1),
     KP(S, replica_nodes, KD_I32, 0, KD_NEVER),    KP(S, isr_nodes, KD_I32, 0, KD_NEVER),
     KP(S, offline_replicas, KD_I32, 5, KD_NEVER),
 };

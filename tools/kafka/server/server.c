@@ -11,7 +11,9 @@
  *        other — an unknown key, a version outside the range, a header or body that does not
  *        decode — closes that connection with a log line naming the client, key and version
  *        (what a Kafka broker does with a request it cannot parse). ApiVersions is the
- *        exception: an unknown version is answered at v0 with UNSUPPORTED_VERSION (KIP-511).
+ *        exception: an unknown version is answered at v0 with UNSUPPORTED_VERSION (KIP-511);
+ *        on a cluster node (--voters) the internal broker-to-controller rows are handled too
+ *        within their codec range (api_table.c KA8), never advertised.
  *   KS2  The slot's arena grows (doubling, up to KAFKA_ARENA_MAX_BYTES) only when a request's
  *        arrays did not fit, and is reused after: no allocation per request once warm.
  *   KS3  Every rt_fetch a response points into is held until net's release hook, which runs
@@ -244,7 +246,8 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
     const struct kafka_api *api = kafka_api_find(key);
     if (!api)
         return refuse(s, "unknown API key");
-    if (!kafka_api_supported(key, s->header.api_version))
+    if (!kafka_api_supported(key, s->header.api_version) &&
+        !(kafka_cluster(srv) && kafka_api_internal(key, s->header.api_version))) /* KA8 */
         return refuse(s, "API version not supported (see ApiVersions)");
     if (!api->handler)
         return refuse(s, "API advertised without a handler");
@@ -488,6 +491,21 @@ const struct kafka_server_stats *kafka_server_stats_get(const struct kafka_serve
 const struct net_counters *kafka_server_net_counters(const struct kafka_server *s)
 {
     return net_counters_get(s->net);
+}
+
+void kafka_server_set_cluster(struct kafka_server *s, struct metadata_node *n)
+{
+    atomic_store_explicit(&s->cluster, n, memory_order_release);
+}
+
+const char *kafka_server_advertised_host(const struct kafka_server *s)
+{
+    return kafka_advertised_host(s, NULL);
+}
+
+uint16_t kafka_server_advertised_port(const struct kafka_server *s)
+{
+    return kafka_advertised_port(s, NULL);
 }
 
 void kafka_server_stop(struct kafka_server *s)

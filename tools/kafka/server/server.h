@@ -29,5 +29,13 @@ const struct net_counters *kafka_server_net_counters(const struct kafka_server *
 /* Stops accepting, answers what is in flight, closes every connection, drops the engine watch.
  * After it returns the engine may be closed. Frees s. */
 void kafka_server_stop(struct kafka_server *s);
+/* --voters: hands the server this node's cluster member (metadata_node.h) once it runs; from
+ * then on Metadata and CreateTopics answer from the cluster and the broker-to-controller APIs
+ * are served (api_table.c KA8). It must outlive kafka_server_stop. */
+struct metadata_node;
+void kafka_server_set_cluster(struct kafka_server *s, struct metadata_node *n);
+/* The host and port listener 0 advertises (what a cluster node registers). */
+const char *kafka_server_advertised_host(const struct kafka_server *s);
+uint16_t kafka_server_advertised_port(const struct kafka_server *s);
 
 #endif /* RT_KAFKA_SERVER_H */

@@ -1,0 +1,273 @@
+/*
+ * handle_cluster.c — the broker's answers in cluster mode (`--voters`; issue 24): KRaft's
+ * broker-to-controller APIs BrokerRegistration (62) and BrokerHeartbeat (63) (never advertised,
+ * api_table.c KA8), Metadata made from the metadata image instead of the local engine, and the
+ * CreateTopics of a cluster (the controller's, metadata_node.h MN3). It decides nothing about
+ * the cluster itself: metadata_node.c does; it only reads the image and encodes answers.
+ *
+ * Invariants:
+ *   KCL1 In cluster mode Metadata lists every registered unfenced broker at the listener it
+ *        registered, the raft leader as controller (-1 when none is known), and per partition
+ *        the image's leader, leader epoch, replicas, ISR (fenced replicas as offline, v5+); a
+ *        topic not in the image is UNKNOWN_TOPIC_OR_PARTITION. No auto-creation in a cluster:
+ *        neither Metadata nor Produce creates a topic locally (autocreate.c, handle_produce.c).
+ *   KCL2 CreateTopics on a node that is not the active controller is answered NOT_CONTROLLER
+ *        (41) per topic, as a KRaft broker that does not forward: Kafka's clients send
+ *        CreateTopics to the controller id Metadata names, and retry on NOT_CONTROLLER.
+ *        DeleteTopics and CreatePartitions, not yet through the controller, are refused in a
+ *        cluster (INVALID_REQUEST, said so) rather than applied to one node's engine alone.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/kafka/cluster/metadata_node.h"
+#include "tools/kafka/handlers/authorize.h"
+#include "tools/kafka/handlers/handle.h"
+
+struct metadata_node *kafka_cluster(const struct kafka_server *srv)
+{
+    return atomic_load_explicit(&((struct kafka_server *)srv)->cluster, memory_order_acquire);
+}
+
+enum net_verdict kafka_handle_broker_registration(struct kafka_slot *s)
+{
+    const struct kmsg_broker_registration_request *q = &s->msg.broker_registration;
+    struct metadata_node *mn = kafka_cluster(s->server);
+    struct kmsg_broker_registration_response m = {.error_code = KAFKA_NONE, .broker_epoch = -1};
+    char host[MI_HOST_BYTES_MAX + 1];
+    if (!mn)
+        m.error_code = KAFKA_NOT_CONTROLLER;
+    else if (q->listeners_count < 1 || q->listeners[0].host.len <= 0 ||
+             q->listeners[0].host.len > MI_HOST_BYTES_MAX || q->listeners[0].port == 0)
+        m.error_code = KAFKA_INVALID_REQUEST;
+    else {
+        memcpy(host, q->listeners[0].host.ptr, (size_t)q->listeners[0].host.len);
+        host[q->listeners[0].host.len] = '\0';
+        m.error_code =
+            metadata_node_register(mn, q->broker_id, host, (uint16_t)q->listeners[0].port,
+                                   q->incarnation_id, &m.broker_epoch);
+    }
+    kafka_count_error(s, m.error_code);
+    kafka_response_begin(s);
+    kmsg_broker_registration_response_encode(&s->w, s->header.api_version, &m);
+    return kafka_response_end(s);
+}
+
+enum net_verdict kafka_handle_broker_heartbeat(struct kafka_slot *s)
+{
+    const struct kmsg_broker_heartbeat_request *q = &s->msg.broker_heartbeat;
+    struct metadata_node *mn = kafka_cluster(s->server);
+    struct kmsg_broker_heartbeat_response m = {.error_code = KAFKA_NOT_CONTROLLER,
+                                               .is_fenced = true};
+    if (mn)
+        m.error_code =
+            metadata_node_heartbeat(mn, q->broker_id, q->broker_epoch, q->want_fence, &m.is_fenced);
+    m.is_caught_up = m.error_code == KAFKA_NONE;
+    kafka_count_error(s, m.error_code);
+    kafka_response_begin(s);
+    kmsg_broker_heartbeat_response_encode(&s->w, s->header.api_version, &m);
+    return kafka_response_end(s);
+}
+
+/* ---- Metadata from the image (KCL1) ---- */
+
+struct meta_build {
+    struct kafka_slot *s;
+    const struct kmsg_metadata_request *q;
+    struct kmsg_metadata_broker *brokers;
+    int32_t brokers_count;
+    struct kmsg_metadata_topic *topics;
+    int32_t topics_count;
+    bool failed;
+};
+
+static bool fenced(const struct metadata_image *img, int32_t id)
+{
+    const struct mi_broker *b = metadata_image_broker(img, id);
+    return !b || b->fenced;
+}
+
+static void fill_topic(struct meta_build *mb, const struct metadata_image *img,
+                       const struct mi_topic *t, struct kmsg_metadata_topic *out)
+{
+    struct kafka_slot *s = mb->s;
+    out->error_code = KAFKA_NONE;
+    out->is_internal = strncmp(t->name, "__", 2) == 0;
+    int32_t n = t->partitions_count;
+    struct kmsg_metadata_partition *p = kafka_alloc(s, (size_t)n, sizeof(*p));
+    if (!p && n > 0) {
+        out->error_code = KAFKA_UNKNOWN_SERVER_ERROR;
+        return;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const struct mi_partition *ip = &t->partitions[i];
+        int32_t *rep = kafka_alloc(s, ip->replicas_count, sizeof(int32_t));
+        int32_t *isr = kafka_alloc(s, ip->isr_count ? ip->isr_count : 1, sizeof(int32_t));
+        int32_t *off = kafka_alloc(s, ip->replicas_count, sizeof(int32_t));
+        if (!rep || !isr || !off) {
+            out->error_code = KAFKA_UNKNOWN_SERVER_ERROR;
+            return;
+        }
+        int32_t offc = 0;
+        for (unsigned r = 0; r < ip->replicas_count; r++) {
+            rep[r] = ip->replicas[r];
+            if (fenced(img, ip->replicas[r]))
+                off[offc++] = ip->replicas[r];
+        }
+        memcpy(isr, ip->isr, ip->isr_count * sizeof(int32_t));
+        p[i] = (struct kmsg_metadata_partition){
+            .error_code = ip->leader < 0 ? KAFKA_LEADER_NOT_AVAILABLE : KAFKA_NONE,
+            .partition_index = i,
+            .leader_id = ip->leader,
+            .replica_nodes = rep,
+            .replica_nodes_count = ip->replicas_count,
+            .isr_nodes = isr,
+            .isr_nodes_count = ip->isr_count,
+            .leader_epoch = ip->leader_epoch,
+            .offline_replicas = off,
+            .offline_replicas_count = offc,
+        };
+    }
+    out->partitions = p;
+    out->partitions_count = n;
+}
+
+static void build_metadata(void *ctx, const struct metadata_image *img)
+{
+    struct meta_build *mb = ctx;
+    struct kafka_slot *s = mb->s;
+    const struct kmsg_metadata_request *q = mb->q;
+    size_t want = q->topics_count < 0 ? img->topics_count : (size_t)q->topics_count;
+    size_t rows = 0, reps = 0; /* the partitions answered, and their replicas */
+    for (size_t i = 0; i < want; i++) {
+        const struct mi_topic *t = NULL;
+        char name[RT_TOPIC_NAME_MAX + 1];
+        if (q->topics_count < 0)
+            t = img->topics[i];
+        else if (q->topics[i].name.len >= 0 && kafka_topic_name(q->topics[i].name, name))
+            t = metadata_image_topic(img, name);
+        for (int32_t p = 0; t && p < t->partitions_count; p++) {
+            rows++;
+            reps += t->partitions[p].replicas_count + 1u;
+        }
+    }
+    size_t need = img->brokers_count * (sizeof(struct kmsg_metadata_broker) + 8 + 264) +
+                  want * (sizeof(struct kmsg_metadata_topic) + 8 + 256) +
+                  rows * (sizeof(struct kmsg_metadata_partition) + 8 + 3 * 8) + reps * 3 * 4 + 4096;
+    if (kafka_resp_reserve(s, need) != 0) {
+        mb->failed = true;
+        return;
+    }
+    mb->brokers = kafka_alloc(s, img->brokers_count ? img->brokers_count : 1, sizeof(*mb->brokers));
+    for (unsigned i = 0; mb->brokers && i < img->brokers_count; i++) {
+        const struct mi_broker *b = &img->brokers[i];
+        if (b->fenced)
+            continue;
+        mb->brokers[mb->brokers_count++] = (struct kmsg_metadata_broker){
+            .node_id = b->id,
+            .host = kafka_str_dup(s, b->host),
+            .port = b->port,
+            .rack = {NULL, -1},
+        };
+    }
+    mb->topics = kafka_alloc(s, want ? want : 1, sizeof(*mb->topics));
+    if (!mb->topics || !mb->brokers) {
+        mb->failed = true;
+        return;
+    }
+    if (q->topics_count < 0) {
+        for (unsigned i = 0; i < img->topics_count; i++) {
+            const struct mi_topic *t = img->topics[i];
+            if (!kafka_authorize_topic(s, t->name, ACL_OP_DESCRIBE))
+                continue; /* KZ2 */
+            struct kmsg_metadata_topic *out = &mb->topics[mb->topics_count++];
+            out->name = kafka_str_dup(s, t->name);
+            fill_topic(mb, img, t, out);
+        }
+        return;
+    }
+    for (int32_t i = 0; i < q->topics_count; i++) {
+        struct kmsg_metadata_topic *out = &mb->topics[mb->topics_count++];
+        out->name = q->topics[i].name;
+        char name[RT_TOPIC_NAME_MAX + 1];
+        if (q->topics[i].name.len < 0) { /* by id alone (KM3) */
+            memcpy(out->topic_id, q->topics[i].topic_id, sizeof out->topic_id);
+            out->error_code = KAFKA_UNKNOWN_TOPIC_ID;
+            continue;
+        }
+        if (!kafka_topic_name(q->topics[i].name, name)) {
+            out->error_code = KAFKA_INVALID_TOPIC_EXCEPTION;
+            continue;
+        }
+        if (!kafka_authorize_topic(s, name, ACL_OP_DESCRIBE)) {
+            out->error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED;
+            continue;
+        }
+        const struct mi_topic *t = metadata_image_topic(img, name);
+        if (!t) {
+            out->error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+            continue;
+        }
+        fill_topic(mb, img, t, out);
+    }
+}
+
+enum net_verdict kafka_handle_metadata_cluster(struct kafka_slot *s, struct metadata_node *mn)
+{
+    struct kafka_server *srv = s->server;
+    struct meta_build mb = {.s = s, .q = &s->msg.metadata};
+    metadata_node_read(mn, build_metadata, &mb);
+    if (mb.failed)
+        return NET_CLOSE;
+    struct quorum_status st;
+    uint64_t applied, digest;
+    metadata_node_status(mn, &st, &applied, &digest);
+    struct kmsg_metadata_broker self = {
+        .node_id = srv->opts.broker_id,
+        .host = kp_str_of(kafka_advertised_host(srv, s->req)),
+        .port = kafka_advertised_port(srv, s->req),
+        .rack = {NULL, -1},
+    };
+    for (int32_t i = 0; i < mb.topics_count; i++)
+        kafka_count_error(s, mb.topics[i].error_code);
+    struct kmsg_metadata_response m = {
+        /* before any registration commits, this node alone (a client needs one broker) */
+        .brokers = mb.brokers_count ? mb.brokers : &self,
+        .brokers_count = mb.brokers_count ? mb.brokers_count : 1,
+        .cluster_id = kp_str_of("ringtail"),
+        .controller_id = st.leader_id > 0 ? st.leader_id : -1,
+        .topics = mb.topics,
+        .topics_count = mb.topics_count,
+    };
+    kafka_response_begin(s);
+    kmsg_metadata_response_encode(&s->w, s->header.api_version, &m);
+    return kafka_response_end(s);
+}
+
+/* ---- CreateTopics (KCL2) ---- */
+
+int16_t kafka_cluster_create_topic(struct kafka_slot *s, struct metadata_node *mn,
+                                   const struct kmsg_create_topics_topic *t, bool validate_only,
+                                   const char **message)
+{
+    char name[RT_TOPIC_NAME_MAX + 1];
+    if (!kafka_topic_name(t->name, name)) {
+        *message = "topic names are 1-249 characters of [a-zA-Z0-9._-]";
+        return KAFKA_INVALID_TOPIC_EXCEPTION;
+    }
+    if (validate_only) {
+        *message = "validate_only is not served by a cluster yet";
+        return KAFKA_INVALID_REQUEST;
+    }
+    if (t->assignments_count > 0) {
+        *message = "manual replica assignments are not served by a cluster yet";
+        return KAFKA_INVALID_REPLICA_ASSIGNMENT;
+    }
+    if (t->configs_count > 0) {
+        *message = "topic configs are not carried by the cluster's metadata yet";
+        return KAFKA_INVALID_CONFIG;
+    }
+    int32_t partitions =
+        t->num_partitions == -1 ? (int32_t)s->server->opts.num_partitions : t->num_partitions;
+    return metadata_node_create_topic(mn, name, partitions, t->replication_factor, message);
+}
