@@ -642,7 +642,8 @@ int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
  * is set. A batch whose header is already right is not rewritten and costs one CRC pass. So
  * the caller's buffer must be writable and stay untouched until the call returns (for
  * rt_append_batch_async: until its callback), and may differ from what was passed in bytes
- * 0..7, 17..22 and 35..42 afterwards. A batch with a
+ * 0..7, 17..22 and 35..42 afterwards (and 12..15, the leader epoch, once
+ * rt_partition_set_leader_epoch was called for the partition). A batch with a
  * producer id (>= 0) is held to the producer rules (see "Producers" below); an exact duplicate
  * returns 0 with the original base offset and appends nothing.
  * Control batches (attribute bit 5: COMMIT/ABORT markers) are written only by the transaction
