@@ -388,6 +388,80 @@ static void test_replica_producer_state_fences_duplicates(void **state)
     pair_close(&p, true);
 }
 
+static void send_value(rt_producer *p, const char *value)
+{
+    struct rt_producer_message m = {.record = {.key_len = -1,
+                                               .value = value,
+                                               .value_len = (int32_t)strlen(value),
+                                               .timestamp_ms = -1},
+                                    .sequence = -1};
+    assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, NULL, NULL), 0);
+}
+
+/* The read_committed view of offset `from`: its LSO and aborted list (count, first one). */
+static void committed_view(rt_engine *e, int64_t from, int64_t *lso, size_t *aborted,
+                           int64_t *first_pid)
+{
+    rt_fetch *f = NULL;
+    assert_int_equal(rt_fetch_start(e, TOPIC, 0, from, 1 << 20, RT_READ_COMMITTED, &f), 0);
+    const struct rt_fetch_view *v = rt_fetch_get(f);
+    *lso = v->last_stable_offset;
+    *aborted = v->aborted_count;
+    *first_pid = v->aborted_count ? v->aborted[0].producer_id : -1;
+    rt_fetch_release(f);
+}
+
+/* RL3: transactions replicate: markers kept, the follower's LSO pinned by the open transaction
+ * as the leader's is, its aborted list the leader's; after the leader ends it, the follower's
+ * LSO follows once the marker is copied. */
+static void test_replica_transactions_keep_the_lso(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p);
+    rt_engine *a = p.e[0], *b = p.e[1];
+    struct rt_producer_options po;
+    rt_producer_options_init(&po);
+    po.transactional_id = "tx";
+    po.linger_ms = 1;
+    rt_producer *tp = NULL;
+    assert_int_equal(rt_producer_open(a, &po, &tp), 0);
+    assert_int_equal(rt_producer_init_transactions(tp, -1), 0);
+    for (int i = 0; i < 3; i++) { /* committed, aborted, then one left open */
+        assert_int_equal(rt_producer_begin(tp), 0);
+        send_value(tp, i == 1 ? "abort-me" : "keep-me");
+        assert_int_equal(rt_producer_flush(tp, -1), 0);
+        if (i == 0)
+            assert_int_equal(rt_producer_commit(tp, -1), 0);
+        else if (i == 1)
+            assert_int_equal(rt_producer_abort(tp, -1), 0);
+    }
+    int64_t end = high_watermark(a);
+    replicate(a, b, 0, end);
+    int64_t lso_a = -1, lso_b = -1, pid_a = -1, pid_b = -1;
+    size_t ab_a = 0, ab_b = 0;
+    committed_view(a, 0, &lso_a, &ab_a, &pid_a);
+    committed_view(b, 0, &lso_b, &ab_b, &pid_b);
+    assert_true(lso_a < end); /* the open transaction pins it */
+    assert_int_equal(lso_b, lso_a);
+    assert_int_equal(ab_a, 1);
+    assert_int_equal(ab_b, ab_a);
+    assert_int_equal(pid_b, pid_a);
+    /* A reopen of the follower rebuilds the same from its log. */
+    assert_int_equal(rt_close(b), 0);
+    p.e[1] = b = open_dir(p.dir[1]);
+    committed_view(b, 0, &lso_b, &ab_b, &pid_b);
+    assert_int_equal(lso_b, lso_a);
+    assert_int_equal(ab_b, 1);
+    assert_int_equal(rt_producer_commit(tp, -1), 0);
+    assert_int_equal(rt_producer_close(tp), 0);
+    int64_t end2 = high_watermark(a);
+    replicate(a, b, end, end2);
+    committed_view(b, 0, &lso_b, &ab_b, &pid_b);
+    assert_int_equal(lso_b, end2);
+    pair_close(&p, true);
+}
+
 /* RL5: a held high watermark bounds reads, list offsets, and only rises. */
 static void test_held_high_watermark_bounds_reads(void **state)
 {
@@ -540,6 +614,7 @@ int main(void)
         cmocka_unit_test(test_replica_copy_is_byte_identical),
         cmocka_unit_test(test_truncate_repairs_a_divergence),
         cmocka_unit_test(test_replica_producer_state_fences_duplicates),
+        cmocka_unit_test(test_replica_transactions_keep_the_lso),
         cmocka_unit_test(test_held_high_watermark_bounds_reads),
         cmocka_unit_test(test_damaged_checkpoint_is_rebuilt),
         cmocka_unit_test(test_truncate_power_loss_at_every_directory_change),
