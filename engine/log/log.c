@@ -2842,11 +2842,22 @@ struct replica_call {
     int64_t offset;
     int64_t out_offset;
     int32_t out_epoch;
+    char detail[ERROR_DETAIL_BYTES]; /* the shard thread's rt_error_detail, for the caller */
 };
+
+static int replica_call_step(struct shard *s, struct replica_call *c);
 
 static int replica_call_run(struct shard *s, void *arg)
 {
     struct replica_call *c = arg;
+    int rc = replica_call_step(s, c);
+    if (rc)
+        snprintf(c->detail, sizeof(c->detail), "%s", rt_error_detail());
+    return rc;
+}
+
+static int replica_call_step(struct shard *s, struct replica_call *c)
+{
     switch (c->kind) {
     case 0:
         return partition_set_leader_epoch(c->p, c->epoch);
@@ -2885,7 +2896,11 @@ static int replica_call(struct log *lg, const char *topic, uint32_t partition, c
     if (rc)
         return rc;
     struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = replica_call_run, .arg = c};
-    return shard_submit(c->p->shard, &req);
+    c->detail[0] = '\0';
+    rc = shard_submit(c->p->shard, &req);
+    if (rc && c->detail[0]) /* the detail was set on the shard thread */
+        return error_set(rc, "%s", c->detail);
+    return rc;
 }
 
 int log_set_leader_epoch(struct log *lg, const char *topic, uint32_t partition, int32_t epoch)
