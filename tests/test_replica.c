@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@
 #include "helpers/verify_log.h"
 #include "leader_epoch.h"
 #include "ringtail.h"
+#include "ringtail_test.h"
 
 #define TOPIC             "rp"
 #define RECORDS_PER_BATCH 16
@@ -589,6 +591,44 @@ static const struct tu_power_sweep sweep = {.options = options,
                                             .check = sweep_check,
                                             .after = tu_expect_verify_spotless};
 
+/* RL4: a failure after the intent fails the write side; the reopen finishes the truncation. */
+static void test_truncate_failure_after_intent_is_finished_by_reopen(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_test_open(dir, &o, &plan, &e), 0);
+    sweep_prepare(e);
+    int64_t hw = -1;
+    assert_int_equal(rt_partition_set_high_watermark(e, TOPIC, 0, SWEEP_HW, &hw), 0);
+    /* The first segment file unlinked (a newer segment's), after the intent is stored. */
+    struct io_fault_rule rule = {.mode = IO_FAULT_ONCE,
+                                 .op = IO_OP_DIR_ENTRY,
+                                 .nth = 1,
+                                 .error = EIO,
+                                 .path_contains = "/0000000000"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    assert_int_equal(rt_partition_truncate(e, TOPIC, 0, SWEEP_CUT, NULL), RT_E_IO_FAILED);
+    assert_non_null(strstr(rt_error_detail(), "reopen finishes"));
+    assert_int_equal(tu_append_offset_batch(e, TOPIC, SWEEP_CUT, 1, VALUE_BYTES, NULL),
+                     RT_E_IO_FAILED);
+    (void)rt_close(e);
+    io_fault_plan_release(&plan);
+    e = open_dir(dir);
+    assert_int_equal(high_watermark(e), SWEEP_CUT);
+    int64_t start = -1;
+    assert_int_equal(tu_read_back_offset_values(e, TOPIC, VALUE_BYTES, &start), SWEEP_CUT);
+    expect_end_for(e, 2, SWEEP_CUT, 2);
+    assert_int_equal(append_n(e, 1), SWEEP_CUT + RECORDS_PER_BATCH);
+    assert_int_equal(rt_close(e), 0);
+    tu_expect_verify_spotless(dir, "after the reopen finished it");
+    tu_rmdir_free(dir);
+}
+
 static void test_truncate_power_loss_at_every_directory_change(void **state)
 {
     (void)state;
@@ -617,6 +657,7 @@ int main(void)
         cmocka_unit_test(test_replica_transactions_keep_the_lso),
         cmocka_unit_test(test_held_high_watermark_bounds_reads),
         cmocka_unit_test(test_damaged_checkpoint_is_rebuilt),
+        cmocka_unit_test(test_truncate_failure_after_intent_is_finished_by_reopen),
         cmocka_unit_test(test_truncate_power_loss_at_every_directory_change),
         cmocka_unit_test(test_truncate_power_loss_at_every_direct_fdatasync),
         cmocka_unit_test(test_truncate_power_loss_at_every_directory_fsync),
