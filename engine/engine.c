@@ -493,6 +493,57 @@ int rt_partition_delete_records(rt_engine *e, const char *topic, uint32_t partit
     return log_delete_records(&e->log, topic, partition, offset, low_watermark_out);
 }
 
+#define REPLICA_ARGS_CHECK(what)                                                                   \
+    do {                                                                                           \
+        error_clear();                                                                             \
+        if (!e)                                                                                    \
+            return error_set(RT_E_INVALID_ARGUMENT, what ": NULL engine");                         \
+        if (!topic || !meta_topic_name_valid(topic))                                               \
+            return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'",                \
+                             topic ? topic : "(null)");                                            \
+    } while (0)
+
+int rt_partition_set_leader_epoch(rt_engine *e, const char *topic, uint32_t partition,
+                                  int32_t epoch)
+{
+    REPLICA_ARGS_CHECK("rt_partition_set_leader_epoch");
+    return log_set_leader_epoch(&e->log, topic, partition, epoch);
+}
+
+int rt_partition_end_offset_for_epoch(rt_engine *e, const char *topic, uint32_t partition,
+                                      int32_t epoch, int64_t *end_offset_out,
+                                      int32_t *found_epoch_out)
+{
+    REPLICA_ARGS_CHECK("rt_partition_end_offset_for_epoch");
+    if (!end_offset_out || !found_epoch_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_partition_end_offset_for_epoch: NULL output");
+    return log_end_offset_for_epoch(&e->log, topic, partition, epoch, end_offset_out,
+                                    found_epoch_out);
+}
+
+int rt_partition_truncate(rt_engine *e, const char *topic, uint32_t partition, int64_t offset,
+                          int64_t *log_end_out)
+{
+    REPLICA_ARGS_CHECK("rt_partition_truncate");
+    return log_truncate(&e->log, topic, partition, offset, log_end_out);
+}
+
+int rt_partition_append_replica(rt_engine *e, const char *topic, uint32_t partition,
+                                const void *batches, size_t len, int64_t *log_end_out)
+{
+    REPLICA_ARGS_CHECK("rt_partition_append_replica");
+    if (!batches && len > 0)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_partition_append_replica: NULL batches");
+    return log_append_replica(&e->log, topic, partition, batches, len, log_end_out);
+}
+
+int rt_partition_set_high_watermark(rt_engine *e, const char *topic, uint32_t partition, int64_t hw,
+                                    int64_t *hw_out)
+{
+    REPLICA_ARGS_CHECK("rt_partition_set_high_watermark");
+    return log_set_high_watermark(&e->log, topic, partition, hw, hw_out);
+}
+
 int rt_topic_compact(rt_engine *e, const char *topic)
 {
     error_clear();

@@ -468,6 +468,86 @@ int rt_topic_delete(rt_engine *engine, const char *name);
 int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t partition,
                                 int64_t offset, int64_t *low_watermark_out);
 
+/* ---- Replication: the engine's side of Kafka's ISR (issue 24; docs/format.md A.10) ----
+ * A broker that replicates a partition drives it with these calls; an engine whose caller never
+ * makes them behaves exactly as before. Each runs on the partition's shard thread between write
+ * rounds; callable from any thread, blocks until done. Common errors: RT_E_INVALID_ARGUMENT (NULL
+ * engine or output), RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic included), RT_E_INTERNAL_TOPIC
+ * (internal topics are not replicated this way yet), RT_E_READ_ONLY, RT_E_CLOSED,
+ * RT_E_IO_FAILED (the partition or the write side failed). */
+
+/* Sets the partition's leader epoch (Kafka's partitionLeaderEpoch): from return on, every batch
+ * an append places (rt_append, rt_append_batch, producers, markers) carries it in bytes 12..15
+ * (outside the CRC, so nothing else changes), and an epoch above the latest is recorded in the
+ * partition's leader-epoch checkpoint as starting at the log end, stored durably before return.
+ * Until the first call the epoch is unset and appends leave those bytes as before (the engine's
+ * own batches 0, a client's what it sent); once set it survives a reopen (the checkpoint's latest
+ * epoch). Setting the latest again is a no-op. Errors: as above, plus RT_E_INVALID_ARGUMENT (a
+ * negative epoch, or one below the latest), -errno storing the checkpoint (nothing changed). */
+int rt_partition_set_leader_epoch(rt_engine *engine, const char *topic, uint32_t partition,
+                                  int32_t epoch);
+
+/* Kafka's OffsetsForLeaderEpoch answer (KIP-101/279) from the leader-epoch checkpoint: the
+ * largest epoch <= `epoch` the partition knows (*found_epoch_out) and the start offset of the next
+ * higher epoch, or the log end when it is the latest (*end_offset_out). An epoch below the
+ * earliest answers (epoch, the earliest epoch's start); an epoch above the latest, a negative
+ * one, or a partition without epochs answers (-1, -1) (UNDEFINED_EPOCH_OFFSET). */
+int rt_partition_end_offset_for_epoch(rt_engine *engine, const char *topic, uint32_t partition,
+                                      int32_t epoch, int64_t *end_offset_out,
+                                      int32_t *found_epoch_out);
+
+/* Kafka's truncateTo: removes every batch whose last offset is >= `offset` (so the log ends at
+ * `offset` when it is a batch boundary, else at the base of the batch holding it) and the
+ * epochs starting at or past the new end; the producer state, open transactions, aborted-
+ * transaction index and indexes are rebuilt to match, the high watermark stays. An offset at or
+ * past the log end changes only the epochs that start there. Refused below the high watermark
+ * (nothing a consumer may have read, nor a marker of a transaction decided below the LSO, is
+ * ever removed: a follower truncates only what its leader never acknowledged, so the broker holds
+ * the high watermark, rt_partition_set_high_watermark, before it truncates) and below the log
+ * start. Crash-safe: an intent is stored first, and a power loss at any step leaves the old log
+ * or (once the intent is durable) the truncated one, which the next open finishes; never a
+ * partial batch. *log_end_out (may be NULL): the log end after the call. A fetch started before
+ * the call that holds bytes past the cut may see them zeroed.
+ * Errors: as above, plus RT_E_OFFSET_OUT_OF_RANGE (negative, below the high watermark or the log
+ * start), RT_E_CORRUPT (a batch header in the way), -errno before the intent was stored (nothing
+ * changed); a failure after it fails the engine's write side (RT_E_IO_FAILED) until a reopen,
+ * which finishes the truncation. */
+int rt_partition_truncate(rt_engine *engine, const char *topic, uint32_t partition, int64_t offset,
+                          int64_t *log_end_out);
+
+/* Appends a follower's copy of its leader's batches (`len` bytes of whole RecordBatch v2
+ * batches, as a replica fetch returns them) exactly as the leader wrote them: base offsets,
+ * leader epochs, producer ids, epochs and sequences, control batches (transaction markers) all
+ * kept, nothing rewritten (the buffer is only read). Each batch is validated as stored batches
+ * are (lengths, magic, CRC, records; V1-V15) before any is appended; the first base offset must
+ * be the log end and each next batch must follow the previous one (no gap: a compacted leader
+ * log is not replicable this way yet). The producer state and open transactions change as a
+ * replay of those batches at open would (no sequence rule is checked: the leader checked them),
+ * so a follower that becomes leader fences duplicates and keeps its LSO; an ABORT marker adds
+ * its aborted-transaction entry. A batch epoch above the latest is recorded in the leader-epoch
+ * checkpoint before the batch is written. Durable as any append under the engine's sync mode.
+ * *log_end_out (may be NULL): the log end after the batches. Errors: as above, plus
+ * RT_E_CORRUPT (a batch fails validation; nothing appended), RT_E_RECORD_TOO_LARGE,
+ * RT_E_INVALID_ARGUMENT (a batch that does not begin at the log end, or whose epoch is below one
+ * the log already holds batches of: the logs diverged, truncate first); batches before the first
+ * refused one are appended. */
+int rt_partition_append_replica(rt_engine *engine, const char *topic, uint32_t partition,
+                                const void *batches, size_t len, int64_t *log_end_out);
+
+/* Hands the partition's high watermark to the caller (Kafka's leader: the minimum log end over
+ * the in-sync replicas; a follower: the leader's, capped at its own log end). From the first call
+ * on, rt_fetch_start (RT_READ_UNCOMMITTED) and rt_list_offsets read up to it, the last stable
+ * offset is min(first open transaction, it), DeleteRecords and retention stay below it, and a
+ * fetch between it and the log end is empty rather than out of range; RT_READ_REPLICA fetches
+ * read to the log end. `hw` is clamped to the log end and taken down to the start of the batch
+ * holding it; a lower value than the current one changes nothing (monotonic; only a truncation
+ * lowers it). Not stored: after a reopen the high watermark is the log end until the next call.
+ * *hw_out (may be NULL): the high watermark after the call.
+ * Errors: as above, plus RT_E_INVALID_ARGUMENT (hw < 0), RT_E_CORRUPT (a batch header in the
+ * way). */
+int rt_partition_set_high_watermark(rt_engine *engine, const char *topic, uint32_t partition,
+                                    int64_t hw, int64_t *hw_out);
+
 /* Log compaction now (Kafka's LogCleaner, as the background cleaner runs it when
  * min.cleanable.dirty.ratio or max.compaction.lag.ms says so): every partition of a topic whose
  * cleanup.policy holds "compact" is cleaned, on the calling thread (appends go on meanwhile; only
@@ -562,7 +642,8 @@ int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
  * is set. A batch whose header is already right is not rewritten and costs one CRC pass. So
  * the caller's buffer must be writable and stay untouched until the call returns (for
  * rt_append_batch_async: until its callback), and may differ from what was passed in bytes
- * 0..7, 17..22 and 35..42 afterwards. A batch with a
+ * 0..7, 17..22 and 35..42 afterwards (and 12..15, the leader epoch, once
+ * rt_partition_set_leader_epoch was called for the partition). A batch with a
  * producer id (>= 0) is held to the producer rules (see "Producers" below); an exact duplicate
  * returns 0 with the original base offset and appends nothing.
  * Control batches (attribute bit 5: COMMIT/ABORT markers) are written only by the transaction
@@ -795,6 +876,10 @@ int rt_producer_close(rt_producer *p);
 enum rt_isolation {
     RT_READ_UNCOMMITTED = 0, /* up to the high watermark */
     RT_READ_COMMITTED = 1,   /* up to the last stable offset, with the aborted list */
+    /* rt_fetch_start only: up to the log end, past a high watermark the caller holds
+     * (rt_partition_set_high_watermark): a follower's replica fetch. Without a held high
+     * watermark the same as RT_READ_UNCOMMITTED. */
+    RT_READ_REPLICA = 2,
 };
 
 struct rt_aborted_txn {

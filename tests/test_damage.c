@@ -7,7 +7,7 @@
  * and once left as a SIGKILLed process leaves it. rt_verify must find it clean. Then, for every
  * file kind (sealed and newest .log of a user topic and of the internal topics, .index,
  * .timeindex, .txnindex, .snapshot, producers.meta, ringtail.meta, the clean-shutdown marker,
- * the recovery point)
+ * the recovery point, the leader-epoch checkpoint)
  * and every damage (truncation at structural boundaries and inside a record, delete, zero, a
  * flipped byte at several positions, appended garbage), a fresh copy is damaged and:
  *   - when rt_open refuses, it is RT_E_CORRUPT, its detail names a file, and rt_verify on the
@@ -83,6 +83,8 @@ static rt_engine *fill(const char *dir)
     rt_engine *e = NULL;
     assert_int_equal(rt_open(dir, &o, &e), 0);
     assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);
+    /* A leader-epoch checkpoint (format.md A.10) with two epochs the batches carry. */
+    assert_int_equal(rt_partition_set_leader_epoch(e, TOPIC, 0, 1), 0);
     struct rt_producer_options po;
     rt_producer_options_init(&po);
     po.transactional_id = "tx";
@@ -102,6 +104,8 @@ static rt_engine *fill(const char *dir)
     char v[96];
     for (int i = 0; i < TXNS; i++) {
         bool abort = i % 3 == 1;
+        if (i == TXNS / 2)
+            assert_int_equal(rt_partition_set_leader_epoch(e, TOPIC, 0, 2), 0);
         assert_int_equal(rt_producer_begin(tp), 0);
         for (int k = 0; k < 3; k++) {
             snprintf(v, sizeof(v), "%s-%d-%d-padding-padding-padding", abort ? "abort" : "commit",
@@ -718,6 +722,8 @@ static void matrix(bool clean)
     add_file(files, &n, "ringtail.meta", "ringtail.meta", "ringtail.meta");
     /* The recovery point (format.md A.7): never trusted when damaged, rewritten by open. */
     add_file(files, &n, TOPIC "-0/recovery-point", "recovery point", "recovery-point");
+    /* The leader-epoch checkpoint (format.md A.10, LEC3): rebuilt from the batches by open. */
+    add_file(files, &n, TOPIC "-0/leader-epoch-checkpoint", "leader-epoch checkpoint", "epochs");
     if (clean)
         add_file(files, &n, ".clean_shutdown", "clean-shutdown marker", "clean");
 

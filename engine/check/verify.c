@@ -75,6 +75,7 @@
 #include "index/producer_snapshot.h"
 #include "index/time_index.h"
 #include "index/txn_index.h"
+#include "leader_epoch.h"
 #include "log_start.h"
 #include "meta.h"
 #include "group.h"
@@ -835,6 +836,22 @@ static int check_partition(struct verifier *v, const char *pdir)
         }
         if (has_suffix(name, CLEANER_CLEANED_SUFFIX)) {
             cleaned_files++; /* judged once the checkpoint is read */
+            continue;
+        }
+        if (strcmp(name, LEADER_EPOCH_FILE) == 0) { /* A.10: open rebuilds a damaged one */
+            struct leader_epoch_cache c;
+            const char *why = NULL;
+            size_t bad = 0;
+            int lrc = leader_epoch_load(pdir, &c, &why, &bad);
+            if (lrc == RT_E_CORRUPT)
+                warning(v, path, "offset %zu: %s (open rebuilds it from the batches)", bad, why);
+            else if (lrc == 0 && c.truncate_to >= 0)
+                warning(v, path,
+                        "a truncation to offset %" PRId64 " is unfinished (open "
+                        "finishes it)",
+                        c.truncate_to);
+            if (lrc == 0)
+                leader_epoch_free(&c);
             continue;
         }
         if (strcmp(name, LOG_START_FILE) == 0) { /* A.8: open ignores a damaged one */

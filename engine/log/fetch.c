@@ -119,6 +119,10 @@ static void read_bound(const struct partition_watermarks *w, enum rt_isolation i
         *offset = w->last_stable_offset;
         *segment_base = w->lso_segment_base;
         *position = w->lso_position;
+    } else if (isolation == RT_READ_REPLICA) { /* partition.h RL5: past a held high watermark */
+        *offset = w->log_end;
+        *segment_base = w->end_segment_base;
+        *position = w->end_position;
     } else {
         *offset = w->high_watermark;
         *segment_base = w->hw_segment_base;
@@ -208,7 +212,8 @@ int fetch_partition_start(struct fetch_pool *fp, struct partition *p, int64_t of
     if (!out)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_fetch_start: NULL argument");
     *out = NULL;
-    if (isolation != RT_READ_COMMITTED && isolation != RT_READ_UNCOMMITTED)
+    if (isolation != RT_READ_COMMITTED && isolation != RT_READ_UNCOMMITTED &&
+        isolation != RT_READ_REPLICA)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_fetch_start: unknown isolation %d",
                          (int)isolation);
     struct partition_watermarks w;
@@ -216,7 +221,11 @@ int fetch_partition_start(struct fetch_pool *fp, struct partition *p, int64_t of
     int64_t bound, bound_base;
     uint64_t bound_pos;
     read_bound(&w, isolation, &bound, &bound_base, &bound_pos);
-    if (offset < w.log_start_offset || offset > bound)
+    /* RL5: past a held high watermark but not past the log end, a consumer's fetch is empty
+     * (Kafka's answer), not out of range. */
+    bool past_held = isolation == RT_READ_UNCOMMITTED && w.high_watermark < w.log_end &&
+                     offset > bound && offset <= w.log_end;
+    if (offset < w.log_start_offset || (offset > bound && !past_held))
         return error_set(RT_E_OFFSET_OUT_OF_RANGE,
                          "%s: offset %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]", p->dir,
                          offset, w.log_start_offset, bound);
@@ -229,7 +238,7 @@ int fetch_partition_start(struct fetch_pool *fp, struct partition *p, int64_t of
     f->view.log_start_offset = w.log_start_offset;
     f->view.segment_path = "";
     f->view.isolation = isolation;
-    if (offset == bound) {
+    if (offset >= bound) {
         *out = f;
         return 0;
     }

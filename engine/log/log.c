@@ -2897,3 +2897,210 @@ void log_txn_verify_enable(struct log *lg, bool on)
 {
     atomic_store_explicit(&lg->txn_verify_on, on, memory_order_release);
 }
+
+/* ---- Replication (partition.h RL1-RL5) ---- */
+
+/* The partition a replication call names, with the checks every writing call makes. */
+static int replica_partition(struct log *lg, const char *topic, uint32_t partition,
+                             const char *what, struct partition **out)
+{
+    if (lg->opts.read_only)
+        return log_refuse_if_read_only(lg, what);
+    int rc = log_client_topic_check(topic);
+    if (rc)
+        return rc;
+    struct partition *p = log_partition(lg, topic, partition);
+    if (!p)
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "%s: unknown partition %s-%" PRIu32, what,
+                         topic, partition);
+    rc = log_write_check(lg);
+    if (rc)
+        return rc;
+    *out = p;
+    return 0;
+}
+
+struct replica_call {
+    struct partition *p;
+    int kind; /* 0 leader epoch, 1 end offset for epoch, 2 truncate, 3 high watermark */
+    int32_t epoch;
+    int64_t offset;
+    int64_t out_offset;
+    int32_t out_epoch;
+    char detail[ERROR_DETAIL_BYTES]; /* the shard thread's rt_error_detail, for the caller */
+};
+
+static int replica_call_step(struct shard *s, struct replica_call *c);
+
+static int replica_call_run(struct shard *s, void *arg)
+{
+    struct replica_call *c = arg;
+    int rc = replica_call_step(s, c);
+    if (rc)
+        snprintf(c->detail, sizeof(c->detail), "%s", rt_error_detail());
+    return rc;
+}
+
+static int replica_call_step(struct shard *s, struct replica_call *c)
+{
+    switch (c->kind) {
+    case 0:
+        return partition_set_leader_epoch(c->p, c->epoch);
+    case 1:
+        partition_end_offset_for_epoch(c->p, c->epoch, &c->out_offset, &c->out_epoch);
+        return 0;
+    case 2: {
+        bool after_intent = false;
+        uint32_t count = c->p->segment_count;
+        int rc = partition_truncate(c->p, c->offset, &c->out_offset, &after_intent);
+        if (c->p->segment_count < count)
+            atomic_fetch_add_explicit(&s->env.counters->segments_deleted,
+                                      (uint64_t)(count - c->p->segment_count),
+                                      memory_order_relaxed);
+        if (rc && after_intent) {
+            /* RL4: half done; only a reopen (which finishes it from the intent) may go on. */
+            int expected = 0;
+            atomic_compare_exchange_strong(s->env.write_error, &expected, rc);
+            return error_set(RT_E_IO_FAILED,
+                             "%s: truncation to offset %" PRId64 " failed after its intent was "
+                             "stored (%s); the engine's write side is failed until reopened, "
+                             "and the reopen finishes the truncation",
+                             c->p->dir, c->offset, rt_strerror(rc));
+        }
+        return rc;
+    }
+    default:
+        return partition_set_high_watermark(c->p, c->offset, &c->out_offset);
+    }
+}
+
+static int replica_call(struct log *lg, const char *topic, uint32_t partition, const char *what,
+                        struct replica_call *c)
+{
+    int rc = replica_partition(lg, topic, partition, what, &c->p);
+    if (rc)
+        return rc;
+    struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = replica_call_run, .arg = c};
+    c->detail[0] = '\0';
+    rc = shard_submit(c->p->shard, &req);
+    if (rc && c->detail[0]) /* the detail was set on the shard thread */
+        return error_set(rc, "%s", c->detail);
+    return rc;
+}
+
+int log_set_leader_epoch(struct log *lg, const char *topic, uint32_t partition, int32_t epoch)
+{
+    struct replica_call c = {.kind = 0, .epoch = epoch};
+    return replica_call(lg, topic, partition, "rt_partition_set_leader_epoch", &c);
+}
+
+int log_end_offset_for_epoch(struct log *lg, const char *topic, uint32_t partition, int32_t epoch,
+                             int64_t *end_offset_out, int32_t *found_epoch_out)
+{
+    struct replica_call c = {.kind = 1, .epoch = epoch, .out_offset = -1, .out_epoch = -1};
+    int rc = replica_call(lg, topic, partition, "rt_partition_end_offset_for_epoch", &c);
+    if (rc == 0) {
+        *end_offset_out = c.out_offset;
+        *found_epoch_out = c.out_epoch;
+    }
+    return rc;
+}
+
+int log_truncate(struct log *lg, const char *topic, uint32_t partition, int64_t offset,
+                 int64_t *log_end_out)
+{
+    struct replica_call c = {.kind = 2, .offset = offset, .out_offset = -1};
+    int rc = replica_call(lg, topic, partition, "rt_partition_truncate", &c);
+    if (rc == 0 && log_end_out)
+        *log_end_out = c.out_offset;
+    return rc;
+}
+
+int log_set_high_watermark(struct log *lg, const char *topic, uint32_t partition, int64_t hw,
+                           int64_t *hw_out)
+{
+    struct replica_call c = {.kind = 3, .offset = hw, .out_offset = -1};
+    int rc = replica_call(lg, topic, partition, "rt_partition_set_high_watermark", &c);
+    if (rc == 0 && hw_out)
+        *hw_out = c.out_offset;
+    return rc;
+}
+
+int log_append_replica(struct log *lg, const char *topic, uint32_t partition, const void *batches,
+                       size_t len, int64_t *log_end_out)
+{
+    struct partition *p = NULL;
+    int rc = replica_partition(lg, topic, partition, "rt_partition_append_replica", &p);
+    if (rc)
+        return rc;
+    const uint8_t *buf = batches;
+    size_t n = 0;
+    for (size_t at = 0; at < len; n++) { /* every batch checked before any is queued */
+        const char *why = NULL;
+        int64_t size = batch_size_at(buf + at, len - at, &why);
+        if (size < 0)
+            return error_set(RT_E_CORRUPT, "rt_partition_append_replica: byte %zu: %s", at, why);
+        struct batch_header h;
+        rc = batch_validate(buf + at, (size_t)size, lg->opts.batch_size_max_bytes, &h, &why);
+        if (rc)
+            return error_set(rc, "rt_partition_append_replica: byte %zu: %s", at,
+                             why ? why : rt_strerror(rc));
+        rc = segment_fit_check(lg, p, (size_t)size);
+        if (rc)
+            return rc;
+        at += (size_t)size;
+    }
+    if (n == 0)
+        return 0;
+    struct shard_request *reqs = calloc(n, sizeof(*reqs));
+    struct shard_request **ptrs = calloc(n, sizeof(*ptrs));
+    if (!reqs || !ptrs) {
+        free(reqs);
+        free(ptrs);
+        return error_set(-ENOMEM, "rt_partition_append_replica: no memory");
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct shard_request *r = &reqs[i];
+        const char *why = NULL;
+        int64_t size = batch_size_at(buf + at, len - at, &why);
+        (void)batch_header_parse(buf + at, (size_t)size, &r->header, &why); /* validated above */
+        r->kind = SHARD_REQ_APPEND;
+        r->partition = p;
+        r->batch = (uint8_t *)(uintptr_t)(buf + at); /* RL3: never written (replica) */
+        r->len = (size_t)size;
+        r->replica = true;
+        r->coordinator_epoch = -1;
+        r->marker_type = -1;
+        if (batch_is_control(&r->header)) {
+            r->marker_type = control_batch_type(buf + at, (size_t)size);
+            struct record_view rv;
+            enum control_type t;
+            if (record_decode(buf + at + BATCH_HEADER_BYTES, buf + at + size, &rv, &why) > 0)
+                (void)control_record_parse(rv.key, rv.key_len, rv.value, rv.value_len, &t,
+                                           &r->coordinator_epoch, &why);
+        }
+        ptrs[i] = r;
+        at += (size_t)size;
+    }
+    rc = shard_submit_many(p->shard, ptrs, n);
+    int64_t end = -1;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (reqs[i].result) {
+            rc = reqs[i].result;
+            if (rc == RT_E_IO_FAILED)
+                rc = io_failed(lg, p, "replica append");
+            else
+                rc = error_set(
+                    rc, "rt_partition_append_replica: %s: batch at offset %" PRId64 ": %s", p->dir,
+                    reqs[i].header.base_offset, reqs[i].rule ? reqs[i].rule : rt_strerror(rc));
+            break;
+        }
+        end = reqs[i].header.base_offset + reqs[i].header.last_offset_delta + 1;
+    }
+    free(reqs);
+    free(ptrs);
+    if (log_end_out && end >= 0)
+        *log_end_out = end;
+    return rc;
+}

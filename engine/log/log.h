@@ -369,6 +369,20 @@ int log_topic_compact(struct log *lg, const char *topic);
 int log_delete_records(struct log *lg, const char *topic, uint32_t partition, int64_t offset,
                        int64_t *low_watermark_out);
 
+/* Replication (partition.h RL1-RL5; ringtail.h rt_partition_* calls of the same names): each on
+ * the partition's shard thread, between rounds. */
+int log_set_leader_epoch(struct log *lg, const char *topic, uint32_t partition, int32_t epoch);
+int log_end_offset_for_epoch(struct log *lg, const char *topic, uint32_t partition, int32_t epoch,
+                             int64_t *end_offset_out, int32_t *found_epoch_out);
+int log_truncate(struct log *lg, const char *topic, uint32_t partition, int64_t offset,
+                 int64_t *log_end_out);
+int log_set_high_watermark(struct log *lg, const char *topic, uint32_t partition, int64_t hw,
+                           int64_t *hw_out);
+/* RL3: every batch of [batches, +len) validated (V1-V15) before any is queued; they are placed
+ * in order by one submission, each at the log end. */
+int log_append_replica(struct log *lg, const char *topic, uint32_t partition, const void *batches,
+                       size_t len, int64_t *log_end_out);
+
 /* Writes a producer-state snapshot of every partition now, on the shard threads (tests). */
 int log_snapshot_producers(struct log *lg);
 

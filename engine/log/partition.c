@@ -26,6 +26,7 @@
 #include "fsutil.h"
 #include "index/producer_snapshot.h"
 #include "io/io.h"
+#include "leader_epoch.h"
 #include "log_start.h"
 #include "meta.h"
 #include "recovery_point.h"
@@ -970,11 +971,15 @@ static void load_records_start(struct partition *p)
     p->records_start = off < p->next_offset ? off : p->next_offset;
 }
 
+static int load_epochs(struct partition *p);
+
 int partition_open(struct partition *p, const char *data_dir, const char *topic, uint32_t id,
                    const struct partition_config *cfg, bool clean, struct partition_recovery *rec)
 {
     memset(p, 0, sizeof(*p));
     memset(rec, 0, sizeof(*rec));
+    leader_epoch_init(&p->epochs);
+    p->leader_epoch = -1;
     p->id = id;
     p->cfg = *cfg;
     snprintf(p->topic, sizeof(p->topic), "%s", topic);
@@ -1149,6 +1154,11 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     }
     p->recovery = *rec;
     load_records_start(p);
+    rc = load_epochs(p);
+    if (rc) {
+        partition_close(p, false);
+        return rc;
+    }
     atomic_init(&p->seq, 0);
     partition_publish(p);
     return 0;
@@ -1190,6 +1200,7 @@ int partition_close(struct partition *p, bool seal)
     }
     producer_table_free(&p->producers);
     free(p->open_txns);
+    leader_epoch_free(&p->epochs);
     p->open_txns = NULL;
     p->open_txn_count = p->open_txn_capacity = 0;
     pthread_mutex_lock(&p->segments_lock);
@@ -1428,9 +1439,20 @@ void partition_publish(struct partition *p)
     uint64_t s = atomic_load_explicit(&p->seq, memory_order_relaxed);
     atomic_store_explicit(&p->seq, s + 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&p->pub_hw, p->next_offset, memory_order_relaxed);
-    atomic_store_explicit(&p->pub_hw_segment_base, a->base_offset, memory_order_relaxed);
-    atomic_store_explicit(&p->pub_hw_position, a->size_bytes, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_end, p->next_offset, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_end_segment_base, a->base_offset, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_end_position, a->size_bytes, memory_order_relaxed);
+    /* RL5: a held high watermark (never past the log end: a truncation cut it there). */
+    int64_t hw = p->next_offset, hw_base = a->base_offset;
+    uint64_t hw_pos = a->size_bytes;
+    if (p->hw_held && p->held_hw < p->next_offset) {
+        hw = p->held_hw;
+        hw_base = p->held_hw_segment_base;
+        hw_pos = p->held_hw_position;
+    }
+    atomic_store_explicit(&p->pub_hw, hw, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_hw_segment_base, hw_base, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_hw_position, hw_pos, memory_order_relaxed);
     /* LSO = min(first offset of the oldest open transaction, high watermark) (architecture.md, Rules of the protocol). */
     int64_t log_start = p->segments[0]->base_offset;
     if (p->records_start > log_start)
@@ -1445,15 +1467,15 @@ void partition_publish(struct partition *p)
         atomic_store_explicit(&p->pub_lso, log_start, memory_order_relaxed);
         atomic_store_explicit(&p->pub_lso_segment_base, base, memory_order_relaxed);
         atomic_store_explicit(&p->pub_lso_position, 0, memory_order_relaxed);
-    } else if (p->open_txn_count > 0 && p->open_txns[0].first_offset < p->next_offset) {
+    } else if (p->open_txn_count > 0 && p->open_txns[0].first_offset < hw) {
         const struct open_txn *t = &p->open_txns[0];
         atomic_store_explicit(&p->pub_lso, t->first_offset, memory_order_relaxed);
         atomic_store_explicit(&p->pub_lso_segment_base, t->segment_base, memory_order_relaxed);
         atomic_store_explicit(&p->pub_lso_position, t->position, memory_order_relaxed);
     } else {
-        atomic_store_explicit(&p->pub_lso, p->next_offset, memory_order_relaxed);
-        atomic_store_explicit(&p->pub_lso_segment_base, a->base_offset, memory_order_relaxed);
-        atomic_store_explicit(&p->pub_lso_position, a->size_bytes, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso, hw, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_segment_base, hw_base, memory_order_relaxed);
+        atomic_store_explicit(&p->pub_lso_position, hw_pos, memory_order_relaxed);
     }
     atomic_store_explicit(&p->pub_log_start, log_start, memory_order_relaxed);
     atomic_store_explicit(&p->seq, s + 2, memory_order_release);
@@ -1465,6 +1487,10 @@ void partition_watermarks(struct partition *p, struct partition_watermarks *out)
         uint64_t s1 = atomic_load_explicit(&p->seq, memory_order_acquire);
         if (s1 & 1)
             continue;
+        out->log_end = atomic_load_explicit(&p->pub_end, memory_order_relaxed);
+        out->end_segment_base =
+            atomic_load_explicit(&p->pub_end_segment_base, memory_order_relaxed);
+        out->end_position = atomic_load_explicit(&p->pub_end_position, memory_order_relaxed);
         out->high_watermark = atomic_load_explicit(&p->pub_hw, memory_order_relaxed);
         out->hw_segment_base = atomic_load_explicit(&p->pub_hw_segment_base, memory_order_relaxed);
         out->hw_position = atomic_load_explicit(&p->pub_hw_position, memory_order_relaxed);
@@ -1641,6 +1667,8 @@ int partition_enforce_retention(struct partition *p, int64_t now_ms)
     }
     while (p->segment_count - n > 1 && p->segments[n]->next_offset <= p->records_start)
         n++; /* PA13: wholly below the log start DeleteRecords set */
+    while (p->hw_held && n > 0 && p->segments[n - 1]->next_offset > p->held_hw)
+        n--; /* RL5: as Kafka, retention deletes only below the high watermark */
     return delete_oldest_run(p, n);
 }
 
@@ -1686,5 +1714,405 @@ int partition_delete_records(struct partition *p, int64_t offset, int64_t *low_w
         (void)partition_delete_before(p, offset); /* a failure: the next retention pass again */
     }
     *low_watermark_out = start;
+    return 0;
+}
+
+/* ---- Replication (RL1-RL5) ---- */
+
+static int epochs_copy(const struct leader_epoch_cache *from, struct leader_epoch_cache *to)
+{
+    leader_epoch_init(to);
+    to->truncate_to = from->truncate_to;
+    if (from->count == 0)
+        return 0;
+    to->entries = malloc((size_t)from->count * sizeof(*to->entries));
+    if (!to->entries)
+        return -ENOMEM;
+    memcpy(to->entries, from->entries, (size_t)from->count * sizeof(*to->entries));
+    to->count = to->capacity = from->count;
+    return 0;
+}
+
+/* Stores c and, once it is durable, makes it the partition's list (c is taken either way). */
+static int epochs_commit(struct partition *p, struct leader_epoch_cache *c)
+{
+    int rc = leader_epoch_store(p->cfg.segment.faults, p->dir, c);
+    if (rc) {
+        leader_epoch_free(c);
+        return error_set(rc, "%s: cannot store the %s: %s", p->dir, LEADER_EPOCH_FILE,
+                         strerror(-rc));
+    }
+    leader_epoch_free(&p->epochs);
+    p->epochs = *c;
+    p->leader_epoch = leader_epoch_latest(&p->epochs);
+    return 0;
+}
+
+/* RL2: Kafka's assign over every batch of the log with an epoch >= 0, in log order (an epoch
+ * below one already assigned is skipped: it cannot start an entry). */
+static int epochs_rebuild(struct partition *p, struct leader_epoch_cache *c)
+{
+    leader_epoch_init(c);
+    for (uint32_t i = 0; i < p->segment_count; i++) {
+        struct segment *seg = p->segments[i];
+        int rc = segment_pin(seg);
+        if (rc)
+            return rc;
+        uint64_t pos = 0;
+        while (rc == 0 && pos < seg->size_bytes) {
+            const char *why = NULL;
+            struct batch_header h;
+            int64_t size = batch_size_at(seg->map + pos, seg->size_bytes - pos, &why);
+            if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0) {
+                rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos, why);
+                break;
+            }
+            if (h.partition_leader_epoch >= 0 &&
+                leader_epoch_assign(c, h.partition_leader_epoch, h.base_offset) == -ENOMEM)
+                rc = -ENOMEM;
+            pos += (uint64_t)size;
+        }
+        segment_unpin(seg);
+        if (rc) {
+            leader_epoch_free(c);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* Where a truncation to `offset` (< next_offset) cuts: the segment index, the byte position of
+ * the batch holding offset, and that batch's base offset (the new log end). */
+static int truncate_locate(struct partition *p, int64_t offset, uint32_t *i_out, uint64_t *pos_out,
+                           int64_t *end_out)
+{
+    uint32_t i = p->segment_count - 1;
+    while (i > 0 && p->segments[i]->base_offset > offset)
+        i--;
+    struct segment *seg = p->segments[i];
+    *i_out = i;
+    *pos_out = 0;
+    *end_out = seg->base_offset;
+    if (offset <= seg->base_offset)
+        return 0;
+    int rc = segment_pin(seg);
+    if (rc)
+        return rc;
+    uint64_t pos = 0;
+    rc = segment_find_batch(seg, offset, seg->size_bytes, &pos);
+    if (rc == 0) {
+        const char *why = NULL;
+        struct batch_header h;
+        int64_t size = batch_size_at(seg->map + pos, seg->size_bytes - pos, &why);
+        if (size < 0 || batch_header_parse(seg->map + pos, (size_t)size, &h, &why) != 0)
+            rc = error_set(RT_E_CORRUPT, "%s: offset %" PRIu64 ": %s", seg->log_path, pos, why);
+        else
+            *end_out = h.base_offset;
+        *pos_out = pos;
+    }
+    segment_unpin(seg);
+    return rc;
+}
+
+/* RL4, the steps after the intent: segment i holds the cut at byte pos; end is the new log end. */
+static int truncate_apply(struct partition *p, uint32_t i, uint64_t pos, int64_t end)
+{
+    assert(!p->round_touched);
+    int rc = segment_seal(p->active); /* a no-op when dormant; nothing preallocated stays */
+    if (rc)
+        return rc;
+    struct segment *cut = p->segments[i];
+    uint32_t n = p->segment_count - (i + 1);
+    if (n > 0) {
+        struct segment **run = malloc((size_t)n * sizeof(*run));
+        if (!run)
+            return -ENOMEM;
+        pthread_mutex_lock(&p->segments_lock);
+        memcpy(run, p->segments + i + 1, (size_t)n * sizeof(*run));
+        p->segment_count = i + 1;
+        pthread_mutex_unlock(&p->segments_lock);
+        p->active = cut;
+        for (uint32_t k = 0; k < n; k++)
+            segment_maps_forget(run[k]);
+        for (uint32_t k = n; k-- > 0 && rc == 0;)
+            rc = segment_unlink(run[k]); /* newest first: what survives stays dense (PA1) */
+        if (rc == 0)
+            rc = fs_fsync_dir(p->cfg.segment.faults, p->dir);
+        for (uint32_t k = 0; k < n; k++)
+            segment_unref(run[k]);
+        free(run);
+        if (rc)
+            return rc;
+    }
+    if (pos < cut->size_bytes) { /* zeros: what L3a says is not part of the log */
+        int fd = open(cut->log_path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            return error_set(-errno, "%s: open: %s", cut->log_path, strerror(errno));
+        static const uint8_t zeros[65536];
+        for (uint64_t at = pos; at < cut->size_bytes && rc == 0;) {
+            uint64_t k =
+                cut->size_bytes - at < sizeof(zeros) ? cut->size_bytes - at : sizeof(zeros);
+            rc = fs_pwrite_all(fd, zeros, (size_t)k, at);
+            at += k;
+        }
+        if (rc == 0)
+            rc = io_fdatasync(p->cfg.segment.faults, fd);
+        close(fd);
+        if (rc)
+            return error_set(rc, "%s: zeroing past the truncation: %s", cut->log_path,
+                             strerror(-rc));
+    }
+    /* Its offset and time indexes are rebuilt by the open below; unlinked, not cut, so a reader
+     * still holding the old object keeps its mappings whole. */
+    for (int k = 0; k < 2; k++) {
+        char path[SEGMENT_PATH_BYTES + 16];
+        snprintf(path, sizeof(path), "%s/%020" PRId64 "%s", p->dir, cut->base_offset,
+                 k == 0 ? ".index" : ".timeindex");
+        int urc = io_unlink(p->cfg.segment.faults, path);
+        if (urc && urc != -ENOENT)
+            return error_set(urc, "%s: unlink: %s", path, strerror(-urc));
+    }
+    rc = fs_fsync_dir(p->cfg.segment.faults, p->dir);
+    if (rc)
+        return rc;
+    struct segment *seg = NULL;
+    struct segment_recovery srec;
+    segment_maps_forget(cut);
+    rc = segment_open(&seg, p->dir, cut->base_offset, &p->cfg.segment, true, true, NULL, &srec);
+    if (rc)
+        return rc;
+    if (seg->next_offset != end) {
+        int64_t got = seg->next_offset;
+        segment_unref(seg);
+        return error_set(RT_E_CORRUPT,
+                         "%s: truncated to offset %" PRId64 " but the log ends at %" PRId64,
+                         cut->log_path, end, got);
+    }
+    rc = txn_index_truncate_to(&seg->txns, end);
+    if (rc) {
+        segment_unref(seg);
+        return rc;
+    }
+    pthread_mutex_lock(&p->segments_lock);
+    p->segments[i] = seg;
+    pthread_mutex_unlock(&p->segments_lock);
+    p->active = seg;
+    segment_unref(cut); /* a fetch still holding it keeps its mapping */
+    p->next_offset = end;
+    p->unsynced = false;
+    p->active_trusted_bytes = UINT64_MAX;
+    p->active_trusted_next = end;
+    p->tail_base = -1;
+    p->tail_bytes = 0;
+    if (p->hw_held && p->held_hw > end) {
+        p->held_hw = end;
+        p->held_hw_segment_base = seg->base_offset;
+        p->held_hw_position = seg->size_bytes;
+    }
+    producer_table_free(&p->producers);
+    p->open_txn_count = 0;
+    p->snapshot_offset = -1;
+    struct partition_recovery rec;
+    memset(&rec, 0, sizeof(rec));
+    rc = load_producers(p, &rec); /* snapshots past the end are removed there */
+    if (rc)
+        return rc;
+    (void)store_recovery_point(p); /* no tail past the cut; a failure costs a walk, not trust */
+    partition_publish(p);
+    return 0;
+}
+
+static int load_epochs(struct partition *p)
+{
+    const char *why = NULL;
+    size_t bad = 0;
+    struct leader_epoch_cache c;
+    int rc = leader_epoch_load(p->dir, &c, &why, &bad);
+    if (rc == -ENOENT)
+        return 0; /* RL1: never set */
+    bool store = false;
+    if (rc == RT_E_CORRUPT) {
+        fprintf(stderr, "ringtail: %s/%s: offset %zu: %s (rebuilt from the batches)\n", p->dir,
+                LEADER_EPOCH_FILE, bad, why);
+        rc = epochs_rebuild(p, &c); /* RL2 */
+        store = true;
+    }
+    if (rc)
+        return error_set(rc, "%s/%s: %s", p->dir, LEADER_EPOCH_FILE, rt_strerror(rc));
+    p->epochs = c;
+    bool writable = !p->cfg.segment.read_only;
+    if (p->epochs.truncate_to >= 0 && writable) {
+        /* RL4: a truncation the crash interrupted is finished before the log is served. */
+        int64_t to = p->epochs.truncate_to;
+        if (to < p->next_offset) {
+            uint32_t i = 0;
+            uint64_t pos = 0;
+            int64_t end = 0;
+            rc = truncate_locate(p, to, &i, &pos, &end);
+            if (rc == 0)
+                rc = truncate_apply(p, i, pos, end);
+            if (rc)
+                return error_set(rc, "%s: finishing a truncation to offset %" PRId64 ": %s", p->dir,
+                                 to, rt_strerror(rc));
+        }
+        p->epochs.truncate_to = -1;
+        store = true;
+    }
+    if (leader_epoch_truncate_from_end(&p->epochs, p->next_offset + 1))
+        store = true; /* RL2: a crash lost the batches these epochs started with */
+    p->leader_epoch = leader_epoch_latest(&p->epochs);
+    if (store && writable) {
+        rc = leader_epoch_store(p->cfg.segment.faults, p->dir, &p->epochs);
+        if (rc)
+            return error_set(rc, "%s: cannot store the %s: %s", p->dir, LEADER_EPOCH_FILE,
+                             strerror(-rc));
+    }
+    return 0;
+}
+
+int partition_set_leader_epoch(struct partition *p, int32_t epoch)
+{
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5 */
+    int32_t latest = leader_epoch_latest(&p->epochs);
+    if (epoch < 0 || epoch < latest)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "%s: leader epoch %" PRId32 " is below the latest, %" PRId32, p->dir,
+                         epoch, latest);
+    if (epoch == latest) {
+        p->leader_epoch = epoch;
+        return 0;
+    }
+    struct leader_epoch_cache c;
+    int rc = epochs_copy(&p->epochs, &c);
+    if (rc == 0)
+        rc = leader_epoch_assign(&c, epoch, p->next_offset);
+    if (rc < 0) {
+        leader_epoch_free(&c);
+        return error_set(rc, "%s: assigning leader epoch %" PRId32 ": %s", p->dir, epoch,
+                         rt_strerror(rc));
+    }
+    return epochs_commit(p, &c);
+}
+
+void partition_end_offset_for_epoch(struct partition *p, int32_t epoch, int64_t *end_offset,
+                                    int32_t *found_epoch)
+{
+    leader_epoch_end_offset(&p->epochs, epoch, p->next_offset, end_offset, found_epoch);
+}
+
+int partition_note_replica_epoch(struct partition *p, int32_t epoch, int64_t base_offset)
+{
+    int32_t latest = leader_epoch_latest(&p->epochs);
+    if (epoch < 0 || epoch == latest)
+        return 0;
+    struct leader_epoch_cache c;
+    int rc = epochs_copy(&p->epochs, &c);
+    if (rc)
+        return rc;
+    /* Epochs that wrote nothing yet (started at or past this batch) give way, as Kafka's assign
+     * drops conflicting entries; one that holds batches means the logs diverged. */
+    while (c.count > 0 && c.entries[c.count - 1].epoch >= epoch &&
+           c.entries[c.count - 1].start_offset >= base_offset)
+        c.count--;
+    rc = leader_epoch_assign(&c, epoch, base_offset);
+    if (rc < 0) {
+        leader_epoch_free(&c);
+        return error_set(rc == -ENOMEM ? rc : RT_E_INVALID_ARGUMENT,
+                         "%s: a replica batch at offset %" PRId64 " has leader epoch %" PRId32
+                         " but the log already holds epoch %" PRId32
+                         ": the logs diverged (truncate first)",
+                         p->dir, base_offset, epoch, latest);
+    }
+    return epochs_commit(p, &c);
+}
+
+int partition_truncate(struct partition *p, int64_t offset, int64_t *end_out, bool *after_intent)
+{
+    *after_intent = false;
+    if (p->cfg.segment.read_only)
+        return RT_E_READ_ONLY;
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5 */
+    int64_t hw = atomic_load_explicit(&p->pub_hw, memory_order_relaxed);
+    int64_t start = atomic_load_explicit(&p->pub_log_start, memory_order_relaxed);
+    if (offset < 0)
+        return error_set(RT_E_OFFSET_OUT_OF_RANGE, "%s: truncate to a negative offset", p->dir);
+    struct leader_epoch_cache c;
+    int rc = 0;
+    if (offset >= p->next_offset) {
+        /* The log stays; epochs that start at or past the offset (and wrote nothing) go. */
+        *end_out = p->next_offset;
+        bool cut = false;
+        for (uint32_t k = 0; k < p->epochs.count; k++)
+            cut = cut || p->epochs.entries[k].start_offset >= offset;
+        if (!cut)
+            return 0;
+        rc = epochs_copy(&p->epochs, &c);
+        if (rc)
+            return rc;
+        leader_epoch_truncate_from_end(&c, offset);
+        return epochs_commit(p, &c);
+    }
+    uint32_t i = 0;
+    uint64_t pos = 0;
+    int64_t end = 0;
+    rc = truncate_locate(p, offset, &i, &pos, &end);
+    if (rc)
+        return rc;
+    if (end < hw || end < start)
+        return error_set(RT_E_OFFSET_OUT_OF_RANGE,
+                         "%s: truncating to offset %" PRId64 " would cut the log to %" PRId64
+                         ", below the high watermark %" PRId64 " or the log start %" PRId64,
+                         p->dir, offset, end, hw, start);
+    rc = epochs_copy(&p->epochs, &c);
+    if (rc)
+        return rc;
+    leader_epoch_truncate_from_end(&c, end);
+    c.truncate_to = end; /* the intent */
+    rc = epochs_commit(p, &c);
+    if (rc)
+        return rc;
+    *after_intent = true;
+    rc = truncate_apply(p, i, pos, end);
+    if (rc)
+        return rc;
+    p->epochs.truncate_to = -1;
+    rc = leader_epoch_store(p->cfg.segment.faults, p->dir, &p->epochs);
+    if (rc)
+        return error_set(rc, "%s: cannot store the %s: %s", p->dir, LEADER_EPOCH_FILE,
+                         strerror(-rc));
+    *end_out = end;
+    return 0;
+}
+
+int partition_set_high_watermark(struct partition *p, int64_t hw, int64_t *hw_out)
+{
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5 */
+    if (hw < 0)
+        return error_set(RT_E_INVALID_ARGUMENT, "%s: negative high watermark", p->dir);
+    if (hw > p->next_offset)
+        hw = p->next_offset;
+    *hw_out = atomic_load_explicit(&p->pub_hw, memory_order_relaxed);
+    if (p->hw_held && hw <= p->held_hw)
+        return 0; /* RL5: never lowered */
+    int64_t base = p->active->base_offset;
+    uint64_t pos = p->active->size_bytes;
+    if (hw < p->next_offset) {
+        uint32_t i = 0;
+        int rc = truncate_locate(p, hw, &i, &pos, &hw); /* down to the batch holding it */
+        if (rc)
+            return rc;
+        base = p->segments[i]->base_offset;
+        if (p->hw_held && hw <= p->held_hw)
+            return 0;
+    }
+    p->hw_held = true;
+    p->held_hw = hw;
+    p->held_hw_segment_base = base;
+    p->held_hw_position = pos;
+    partition_publish(p);
+    *hw_out = hw;
     return 0;
 }

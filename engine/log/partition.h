@@ -108,6 +108,41 @@
  *  PA16. A clean close writes no producer snapshot for a partition whose log never held a
  *        batch (next offset 0): its open replays nothing either way, and a new topic's close
  *        then costs each partition one file, one fdatasync and one directory fsync fewer.
+ *
+ * Replication (Kafka's ISR, issue 24; the broker drives it through rt_partition_* calls):
+ *   RL1. A partition whose leader epoch was set (partition_set_leader_epoch) stamps it into the
+ *        partitionLeaderEpoch field (bytes 12..15, outside the CRC) of every batch an append
+ *        places, and its leader-epoch checkpoint (leader_epoch.h, docs/format.md A.10) names the
+ *        epoch's start (the log end when it was set), stored durably before the call returns.
+ *        Without a checkpoint file the epoch is unset (-1) and appends leave those bytes as they
+ *        always did; an open that finds a checkpoint takes its latest epoch as the one set.
+ *   RL2. The checkpoint never names an epoch start past the log end: an open drops such entries
+ *        (a crash lost the batches) and stores the file again. A damaged file (LE1-LE4) is
+ *        rebuilt from the batches' epochs (every batch with an epoch >= 0, Kafka's assign in log
+ *        order) and stored; verify reports it as a warning. So the list is always what the log
+ *        says, plus at most one epoch at the log end that wrote nothing yet.
+ *   RL3. A replica append (partition_note_replica_epoch and the shard's replica placement)
+ *        keeps every byte of the leader's batches: offsets, epochs, producer ids, sequences,
+ *        markers. Its first base offset must be the log end (no gap, no overlap); its producer
+ *        state and open transactions change as an open's replay would change them, and a new
+ *        epoch in its batches is assigned and stored before the batch is written.
+ *   RL4. Truncation (partition_truncate, Kafka's truncateTo) removes every batch whose last
+ *        offset is at or past the offset. It is refused below the high watermark (so no record a
+ *        consumer could read, and no decided transaction's marker below the LSO, is ever
+ *        removed) and below the log start. Crash-safe by an intent: the checkpoint is stored
+ *        first with the cut epoch list and truncate_to = the new end; then the newer segments
+ *        are unlinked (newest first, one directory fsync), the bytes of the segment holding the
+ *        cut are zeroed past it and fdatasynced and its offset and time indexes unlinked (an
+ *        open rebuilds them), the segment reopened active (scanned, .txnindex cut), producer
+ *        state reloaded (snapshots past the end removed), and the checkpoint stored without the
+ *        intent. An open that finds the intent finishes it before the log is served; a failure
+ *        after the intent fails the engine's write side (the reopen finishes it). So a power
+ *        loss leaves the old log or the truncated one, never a partial batch.
+ *   RL5. With a held high watermark (partition_set_high_watermark) the published high
+ *        watermark is the caller's value, clamped to the log end and taken down to the start of
+ *        the batch holding it, monotonic except when a truncation cuts below it; the LSO is
+ *        min(first open transaction, it). Readers see it; replica fetches read to the published
+ *        log end (pub_end) instead. Unheld, the high watermark is the log end, as before.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -117,6 +152,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "leader_epoch.h"
 #include "producer_state.h"
 #include "segment.h"
 
@@ -161,6 +197,9 @@ struct partition_config {
 };
 
 struct partition_watermarks {
+    int64_t log_end; /* RL5: with its segment and position, for replica fetches */
+    int64_t end_segment_base;
+    uint64_t end_position;
     int64_t high_watermark;
     int64_t hw_segment_base; /* segment holding the high watermark's position */
     uint64_t hw_position;    /* bytes of that segment below the high watermark */
@@ -271,6 +310,18 @@ struct partition {
     _Atomic int64_t pub_lso_segment_base;
     _Atomic uint64_t pub_lso_position;
     _Atomic int64_t pub_log_start;
+    /* RL5: the log end with its position (== pub_hw unless the high watermark is held). */
+    _Atomic int64_t pub_end;
+    _Atomic int64_t pub_end_segment_base;
+    _Atomic uint64_t pub_end_position;
+
+    /* Replication (RL1-RL5), writer only. */
+    struct leader_epoch_cache epochs; /* RL1, RL2: entries only once a checkpoint exists */
+    int32_t leader_epoch;             /* RL1: stamped on appends; -1 unset */
+    bool hw_held;                     /* RL5 */
+    int64_t held_hw;
+    int64_t held_hw_segment_base;
+    uint64_t held_hw_position;
 };
 
 /* Opens (creating if needed) the partition directory and its segments. clean: the engine shut
@@ -433,5 +484,34 @@ int partition_vouch_all(struct partition *p, bool vouch);
 /* Writer: removes whole segments past retention (never the active one). Returns the number
  * deleted or a negative error. */
 int partition_enforce_retention(struct partition *p, int64_t now_ms);
+
+/* Writer (RL1): sets the leader epoch appends stamp; an epoch above the latest is assigned at the
+ * log end and the checkpoint stored before return. Returns 0, RT_E_INVALID_ARGUMENT (an epoch
+ * below the latest, or negative), RT_E_IO_FAILED (frozen, PA5), -errno storing the file (nothing
+ * changed). */
+int partition_set_leader_epoch(struct partition *p, int32_t epoch);
+
+/* Writer: Kafka's OffsetsForLeaderEpoch answer (leader_epoch_end_offset over the log end). */
+void partition_end_offset_for_epoch(struct partition *p, int32_t epoch, int64_t *end_offset,
+                                    int32_t *found_epoch);
+
+/* Writer, at placement of a replica batch (RL3): assigns the batch's epoch (>= 0) at its base
+ * offset and stores the checkpoint when that adds an entry. Returns 0, RT_E_INVALID_ARGUMENT (an
+ * epoch below one the log already holds batches of: the logs diverged, truncate first), -errno
+ * storing the file. */
+int partition_note_replica_epoch(struct partition *p, int32_t epoch, int64_t base_offset);
+
+/* Writer (RL4): Kafka's truncateTo. *end_out: the log end after it (the base of the batch holding
+ * offset, or offset when it is at a batch boundary; the log end when offset is at or past it,
+ * which only cuts epoch entries). Returns 0, RT_E_OFFSET_OUT_OF_RANGE (below the high watermark
+ * or the log start, or negative), RT_E_IO_FAILED (frozen), or a negative error; *after_intent
+ * says whether the error came after the intent was stored (the caller then fails the write
+ * side: the reopen finishes the truncation) or before (nothing changed). */
+int partition_truncate(struct partition *p, int64_t offset, int64_t *end_out, bool *after_intent);
+
+/* Writer (RL5): holds the high watermark at hw (clamped to the log end, never lowered). Returns
+ * 0, RT_E_INVALID_ARGUMENT (hw < 0), RT_E_IO_FAILED (frozen), RT_E_CORRUPT (a batch header in
+ * the way). *hw_out: the high watermark after the call. */
+int partition_set_high_watermark(struct partition *p, int64_t hw, int64_t *hw_out);
 
 #endif /* RT_PARTITION_H */

@@ -730,6 +730,29 @@ static int place_producer(struct shard *s, struct partition *p, struct shard_req
     r->txn_first_offset = -1;
     if (r->header.producer_id < 0)
         return 0;
+    if (r->replica) {
+        /* RL3: what an open's replay does with the batch (partition.c replay_batch): no rule
+         * is checked, the leader checked them. */
+        int urc;
+        if (batch_is_control(&r->header)) {
+            urc = producer_table_end_txn(&p->producers, &r->header, r->coordinator_epoch,
+                                         &r->txn_first_offset);
+        } else {
+            const struct producer_entry *pe =
+                producer_table_find(&p->producers, r->header.producer_id);
+            r->txn_started =
+                batch_is_transactional(&r->header) && !(pe && pe->current_txn_first_offset >= 0);
+            urc = r->header.base_sequence < 0
+                      ? producer_table_update_coordinator(&p->producers, &r->header)
+                      : producer_table_update(&p->producers, &r->header);
+        }
+        if (urc) {
+            r->rule = "the replica batch's producer could not be recorded";
+            complete(r, urc);
+            return 1;
+        }
+        return 0;
+    }
     const char *rule = NULL;
     if (batch_is_control(&r->header)) {
         /* A transaction marker: epoch and coordinator-epoch fencing, then it ends the
@@ -852,6 +875,22 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
             return;
         }
     }
+    if (r->replica) {
+        /* RL3: a leader's batch lands exactly at the log end (this round's batches included),
+         * and its epoch is in the checkpoint before it is written. */
+        if (r->header.base_offset != p->next_offset) {
+            r->rule = "a replica batch must begin at the log end";
+            complete(r, RT_E_INVALID_ARGUMENT);
+            return;
+        }
+        int erc = partition_note_replica_epoch(p, r->header.partition_leader_epoch,
+                                               r->header.base_offset);
+        if (erc) {
+            r->rule = "the replica batch's leader epoch";
+            complete(r, erc);
+            return;
+        }
+    }
     p->last_write_seq = ++s->write_seq; /* SH12: LRU order */
     struct segment *was_active = p->active;
     uint32_t snapshots_before = p->snapshots_written;
@@ -938,7 +977,11 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
     }
     r->base_offset = p->next_offset;
     r->header.base_offset = p->next_offset;
-    batch_stamp_base_offset(r->batch, p->next_offset);
+    if (!r->replica) {
+        batch_stamp_base_offset(r->batch, p->next_offset);
+        if (p->leader_epoch >= 0) /* RL1: outside the CRC */
+            be32_store(r->batch + BATCH_OFF_LEADER_EPOCH, (uint32_t)p->leader_epoch);
+    }
     p->next_offset += (int64_t)r->header.last_offset_delta + 1;
     p->round_bytes += r->len;
     p->round_batches++;

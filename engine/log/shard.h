@@ -120,6 +120,9 @@ struct shard_request {
      * its file is fdatasynced only if another batch of the round needs it (SH6). */
     bool lazy_sync;
     bool coordinator; /* coordinator origin: epoch fencing only, no sequence rules */
+    /* A leader's batch copied as it is (partition.h RL3): its base offset must be the log end;
+     * nothing in it is stamped; producer state changes as a replay's would, with no rule. */
+    bool replica;
     /* Set by the shard between check and apply. */
     bool txn_started;
     int64_t txn_first_offset;
