@@ -403,6 +403,16 @@ static void test_dynamic_defaults(void **state)
     expect_config(e, "small", "max.message.bytes", "16384", RT_CONFIG_ENGINE);
     expect_config(e, "small", "retention.ms", "60000", RT_CONFIG_DYNAMIC_DEFAULT); /* stays */
     assert_int_equal(rt_append(e, "small", 0, &r, 1, NULL), 0);
+    /* A partition added afterwards retains by it too (LG10: opened with the topic's config). */
+    r.value_len = sizeof(v);
+    r.timestamp_ms = (int64_t)time(NULL) * 1000 - 600000;
+    assert_int_equal(rt_topic_add_partitions(e, "seg", 2), 0);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(rt_append(e, "seg", 1, &r, 1, NULL), 0);
+    assert_int_equal(log_enforce_retention(engine_log(e)), 0);
+    assert_int_equal(rt_list_offsets(e, "seg", 1, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start),
+                     0);
+    assert_true(start > 10);
     assert_int_equal(rt_close(e), 0);
     /* Not persisted by the engine. */
     assert_int_equal(rt_open(dir, &o, &e), 0);

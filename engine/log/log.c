@@ -883,6 +883,12 @@ static int topic_apply(struct log *lg, struct topic *t, const struct topic_confi
     atomic_store_explicit(&t->max_message_bytes, hc.max_message_bytes, memory_order_relaxed);
     atomic_store_explicit(&t->timestamp_type, (int)hc.timestamp_type, memory_order_relaxed);
     atomic_store_explicit(&t->compact, hc.compact, memory_order_relaxed);
+    if (!meta_topic_name_internal(t->name)) {
+        /* Partitions added later (LG10) are opened with t->pcfg: the same values. */
+        t->pcfg.retention_ms = hc.delete_enabled ? hc.retention_ms : -1;
+        t->pcfg.retention_bytes = hc.delete_enabled ? hc.retention_bytes : -1;
+        log_compaction_config(lg, &hc, &t->pcfg.compaction);
+    }
     for (uint32_t i = 0; i < t->partition_count && !meta_topic_name_internal(t->name); i++) {
         struct partition *p = t->partitions[i];
         struct retention_set r = {p,
