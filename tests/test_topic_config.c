@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
 
 #include "engine.h"
@@ -421,6 +422,58 @@ static void test_dynamic_defaults(void **state)
     tu_rmdir_free(dir);
 }
 
+struct appender {
+    rt_engine *e;
+    _Atomic bool stop;
+    unsigned taken, refused, other;
+};
+
+static void *append_loop(void *arg)
+{
+    struct appender *a = arg;
+    char v[500];
+    memset(v, 'q', sizeof(v));
+    struct rt_record r = {.key_len = -1, .value = v, .value_len = sizeof(v), .timestamp_ms = -1};
+    while (!atomic_load(&a->stop)) {
+        int rc = rt_append(a->e, "hot", 0, &r, 1, NULL);
+        if (rc == 0)
+            a->taken++;
+        else if (rc == RT_E_RECORD_TOO_LARGE)
+            a->refused++;
+        else
+            a->other++;
+    }
+    return NULL;
+}
+
+/* TC4 under load: dynamic defaults changed while another thread appends (run under TSan). */
+static void test_dynamic_defaults_concurrent(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_topic_create(e, "hot", 2), 0);
+    struct appender a = {.e = e};
+    atomic_init(&a.stop, false);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, append_loop, &a), 0);
+    for (int i = 0; i < 200; i++) {
+        struct rt_topic_config c[] = {{"max.message.bytes", i % 2 ? NULL : "200"},
+                                      {"retention.ms", i % 2 ? "60000" : NULL}};
+        assert_int_equal(rt_topic_config_defaults_alter(e, c, 2), 0);
+        if (i == 100)
+            assert_int_equal(rt_topic_add_partitions(e, "hot", 3), 0);
+    }
+    atomic_store(&a.stop, true);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(a.other, 0);
+    assert_int_equal(rt_close(e), 0);
+    tu_rmdir_free(dir);
+}
+
 /* The catalogue's CRC (A.2: over bytes [10, end) at 6) made to match edited bytes. */
 static void meta_crc_fix(uint8_t *b, size_t len)
 {
@@ -544,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_honoured_at_once),
         cmocka_unit_test(test_segment_bytes_and_retention),
         cmocka_unit_test(test_dynamic_defaults),
+        cmocka_unit_test(test_dynamic_defaults_concurrent),
         cmocka_unit_test(test_damaged_config_is_reported),
         cmocka_unit_test(test_power_loss_at_every_directory_fsync),
         cmocka_unit_test(test_power_loss_at_every_direct_fdatasync),
