@@ -595,19 +595,40 @@ int rt_topic_config_alter(rt_engine *e, const char *topic, const struct rt_topic
     return rc;
 }
 
+int rt_topic_config_defaults_alter(rt_engine *e, const struct rt_topic_config *configs,
+                                   size_t count)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_config_defaults_alter: NULL engine");
+    struct topic_config c = {{0}};
+    int rc = log_topic_defaults_copy(&e->log, &c);
+    if (rc == 0)
+        rc = configs_build(configs, count, &c, true); /* TC1, TC2: nothing changes on error */
+    if (rc == 0)
+        rc = log_topic_defaults_store(&e->log, &c);
+    topic_config_free(&c);
+    return rc;
+}
+
 int rt_topic_config_get(rt_engine *e, const char *topic, rt_topic_config_fn fn, void *ctx)
 {
     error_clear();
     if (!e || !topic || !fn)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_topic_config_get: NULL argument");
-    struct topic_config c = {{0}};
+    struct topic_config c = {{0}}, dyn = {{0}};
     int rc = log_topic_config_copy(&e->log, topic, &c);
+    if (rc == 0 && !meta_topic_name_internal(topic))
+        rc = log_topic_defaults_copy(&e->log, &dyn);
     const struct rt_options *o = log_options(&e->log);
     for (int k = 0; k < TC_KEYS && rc == 0; k++) {
         char def[64];
         enum rt_config_source src = RT_CONFIG_TOPIC;
         const char *value = c.value[k];
-        if (!value) {
+        if (!value && dyn.value[k]) { /* TC4 */
+            value = dyn.value[k];
+            src = RT_CONFIG_DYNAMIC_DEFAULT;
+        } else if (!value) {
             topic_config_default(o, (enum topic_config_key)k, def, sizeof(def));
             value = def;
             src = topic_config_default_from_options(o, (enum topic_config_key)k)
@@ -618,6 +639,7 @@ int rt_topic_config_get(rt_engine *e, const char *topic, rt_topic_config_fn fn, 
                 topic_config_honoured((enum topic_config_key)k));
     }
     topic_config_free(&c);
+    topic_config_free(&dyn);
     return rc;
 }
 

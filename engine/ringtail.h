@@ -388,9 +388,10 @@ struct rt_topic_config {
 
 /* Where a config's value comes from (rt_topic_config_get). */
 enum rt_config_source {
-    RT_CONFIG_DEFAULT = 0, /* Kafka's default, or rt_options_init's */
-    RT_CONFIG_ENGINE = 1,  /* an rt_options field the embedder set away from its default */
-    RT_CONFIG_TOPIC = 2,   /* the topic's own override */
+    RT_CONFIG_DEFAULT = 0,         /* Kafka's default, or rt_options_init's */
+    RT_CONFIG_ENGINE = 1,          /* an rt_options field the embedder set away from its default */
+    RT_CONFIG_TOPIC = 2,           /* the topic's own override */
+    RT_CONFIG_DYNAMIC_DEFAULT = 3, /* rt_topic_config_defaults_alter's run-time default */
 };
 
 /* Checks one config as a create or alter would, without an engine (value NULL: the name
@@ -417,6 +418,24 @@ int rt_topic_create_with_configs(rt_engine *engine, const char *name, uint32_t p
  * RT_E_CLOSED, RT_E_IO_FAILED, -errno (storing the catalogue: nothing applied). */
 int rt_topic_config_alter(rt_engine *engine, const char *topic,
                           const struct rt_topic_config *configs, size_t count, bool replace_all);
+
+/* Changes, at run time, the default a user topic without its own override of a config uses
+ * (a Kafka broker's dynamic log configs: log.retention.ms for retention.ms, ...): the value in
+ * effect for a topic is its own override, else this default, else the engine's option (or
+ * Kafka's default). Names and values are topic-level and checked as rt_topic_config_check
+ * checks them; each entry sets (value non-NULL) or removes (value NULL: back to the engine's
+ * option) one default, the others stay. Applied at once to every user topic lacking the
+ * override, as rt_topic_config_alter applies a topic's own (retention, max.message.bytes,
+ * message.timestamp.type, cleanup.policy and the compaction configs; segment.bytes only for
+ * topics created afterwards); internal topics are not affected. Kept in memory only: nothing
+ * is stored, and a new rt_open starts without dynamic defaults (the embedder re-applies its
+ * own). rt_topic_config_get reports such a value as RT_CONFIG_DYNAMIC_DEFAULT. Thread-safe;
+ * serialised with topic creation and config alters; appends and fetches run on.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL engine; configs NULL with count > 0),
+ * RT_E_INVALID_CONFIG (an entry fails the check, or a name is given twice: nothing changed),
+ * RT_E_CLOSED, -ENOMEM. */
+int rt_topic_config_defaults_alter(rt_engine *engine, const struct rt_topic_config *configs,
+                                   size_t count);
 
 /* Calls fn for every topic config name Kafka knows, in name order, with the value in effect
  * for the topic, where it comes from, and whether the engine acts on it; on the caller's

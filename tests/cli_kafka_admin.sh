@@ -4,7 +4,9 @@
 # INVALID_CONFIG for an unknown config or a bad value, reads each config's value and source back
 # with DescribeConfigs, replaces them with AlterConfigs; after a restart the configs are still
 # there; DeleteTopics deletes a topic with records and a topic recreated under its name starts
-# empty; CreatePartitions grows a topic with records; kafkajs (tests/kafka/node/admin.js) does the same through its admin client. SIGTERM exits 0 and `ringtail verify` is clean after each part.
+# empty; CreatePartitions grows a topic with records; dynamic broker log configs
+# (message.max.bytes at the cluster default and per broker) limit topics without their own
+# override, before and after a restart; kafkajs (tests/kafka/node/admin.js) does the same through its admin client. SIGTERM exits 0 and `ringtail verify` is clean after each part.
 #
 # usage: bash tests/cli_kafka_admin.sh /path/to/ringtail
 # Each check prints "ok" or "FAIL"; the last line is "N passed, M failed"; exit 1 on any failure.
@@ -53,6 +55,18 @@ if ls -d "$D"/del-*-delete >/dev/null 2>&1; then
 else
     ok "a deleted topic's renamed directories are removed by the time serve exits"
 fi
+
+# Dynamic broker log configs applied (broker_config.h BC5): the cluster default and this
+# broker's message.max.bytes limit topics without their own override, and still do after a
+# restart (broker-configs.meta applied at start).
+D3=$T/data3
+serve_start "$D3"
+py_part dynlog "$BROKER"
+serve_stop
+SERVE_PORT=$PORT serve_start "$D3"
+py_part dynlog_recheck "$BROKER"
+serve_stop
+serve_verify "$D3"
 
 if [ -f "$NODE_ADMIN" ] && command -v node >/dev/null; then
     D2=$T/data2

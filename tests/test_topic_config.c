@@ -1,5 +1,5 @@
 /*
- * test_topic_config.c — per-topic configs (topic_config.h TC1-TC3, ringtail.meta version 2 in
+ * test_topic_config.c — per-topic configs (topic_config.h TC1-TC4, ringtail.meta version 2 in
  * docs/format.md A.2 M5-M6): checked as Kafka checks them, kept durably in the catalogue across
  * reopen, altered whole (AlterConfigs) or by entry (IncrementalAlterConfigs), and acted on —
  * max.message.bytes and message.timestamp.type at once, retention at once, segment.bytes from
@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <time.h>
 
 #include "engine.h"
 #include "helpers/power_sweep.h"
@@ -334,6 +336,144 @@ static void test_segment_bytes_and_retention(void **state)
     tu_rmdir_free(dir);
 }
 
+/* TC4: a dynamic default (rt_topic_config_defaults_alter) is what a topic without its own
+ * override uses, at once: retention by the new retention.ms, a batch over the new
+ * max.message.bytes refused; a topic with its own override keeps it; NULL goes back to the
+ * engine's option; a refused entry changes nothing; nothing survives a reopen. */
+static void test_dynamic_defaults(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    struct rt_topic_config seg[] = {{"segment.bytes", "4096"}};
+    struct rt_topic_config own[] = {{"segment.bytes", "4096"}, {"retention.ms", "-1"}};
+    struct rt_topic_config big[] = {{"max.message.bytes", "16384"}};
+    assert_int_equal(rt_topic_create_with_configs(e, "seg", 1, seg, 1), 0);
+    assert_int_equal(rt_topic_create_with_configs(e, "own", 1, own, 2), 0);
+    assert_int_equal(rt_topic_create_with_configs(e, "big", 1, big, 1), 0);
+    assert_int_equal(rt_topic_create(e, "small", 1), 0);
+    char v[1000];
+    memset(v, 'z', sizeof(v));
+    /* Ten minutes old: kept by the 7 days of the default, not by a 60 s retention. */
+    struct rt_record r = {.key_len = -1,
+                          .value = v,
+                          .value_len = sizeof(v),
+                          .timestamp_ms = (int64_t)time(NULL) * 1000 - 600000};
+    for (int i = 0; i < 40; i++) {
+        assert_int_equal(rt_append(e, "seg", 0, &r, 1, NULL), 0);
+        assert_int_equal(rt_append(e, "own", 0, &r, 1, NULL), 0);
+    }
+    assert_int_equal(log_enforce_retention(engine_log(e)), 0); /* 7 days: nothing goes */
+    int64_t start = -1;
+    assert_int_equal(rt_list_offsets(e, "seg", 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start),
+                     0);
+    assert_int_equal(start, 0);
+    assert_int_equal(rt_topic_config_defaults_alter(NULL, NULL, 0), RT_E_INVALID_ARGUMENT);
+    struct rt_topic_config bad[] = {{"retention.ms", "60000"}, {"max.message.bytes", "-5"}};
+    assert_int_equal(rt_topic_config_defaults_alter(e, bad, 2), RT_E_INVALID_CONFIG);
+    expect_config(e, "seg", "retention.ms", "604800000", RT_CONFIG_DEFAULT); /* nothing changed */
+    struct rt_topic_config dyn[] = {{"retention.ms", "60000"}, {"max.message.bytes", "200"}};
+    assert_int_equal(rt_topic_config_defaults_alter(e, dyn, 2), 0);
+    expect_config(e, "seg", "retention.ms", "60000", RT_CONFIG_DYNAMIC_DEFAULT);
+    expect_config(e, "own", "retention.ms", "-1", RT_CONFIG_TOPIC);
+    expect_config(e, "small", "max.message.bytes", "200", RT_CONFIG_DYNAMIC_DEFAULT);
+    expect_config(e, "big", "max.message.bytes", "16384", RT_CONFIG_TOPIC);
+    /* Retention by the new default; the topic with its own retention.ms keeps everything. */
+    assert_int_equal(log_enforce_retention(engine_log(e)), 0);
+    assert_int_equal(rt_list_offsets(e, "seg", 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start),
+                     0);
+    assert_true(start > 20);
+    assert_int_equal(rt_list_offsets(e, "own", 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start),
+                     0);
+    assert_int_equal(start, 0);
+    /* max.message.bytes: refused where no override, accepted where the topic sets its own. */
+    r.value_len = 500;
+    r.timestamp_ms = -1;
+    assert_int_equal(rt_append(e, "small", 0, &r, 1, NULL), RT_E_RECORD_TOO_LARGE);
+    assert_int_equal(rt_append(e, "big", 0, &r, 1, NULL), 0);
+    /* A topic created afterwards takes the defaults too. */
+    assert_int_equal(rt_topic_create(e, "later", 1), 0);
+    assert_int_equal(rt_append(e, "later", 0, &r, 1, NULL), RT_E_RECORD_TOO_LARGE);
+    expect_config(e, "later", "retention.ms", "60000", RT_CONFIG_DYNAMIC_DEFAULT);
+    /* NULL: back to the engine's option (batch_size_max_bytes, set by options()). */
+    struct rt_topic_config back[] = {{"max.message.bytes", NULL}};
+    assert_int_equal(rt_topic_config_defaults_alter(e, back, 1), 0);
+    expect_config(e, "small", "max.message.bytes", "16384", RT_CONFIG_ENGINE);
+    expect_config(e, "small", "retention.ms", "60000", RT_CONFIG_DYNAMIC_DEFAULT); /* stays */
+    assert_int_equal(rt_append(e, "small", 0, &r, 1, NULL), 0);
+    /* A partition added afterwards retains by it too (LG10: opened with the topic's config). */
+    r.value_len = sizeof(v);
+    r.timestamp_ms = (int64_t)time(NULL) * 1000 - 600000;
+    assert_int_equal(rt_topic_add_partitions(e, "seg", 2), 0);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(rt_append(e, "seg", 1, &r, 1, NULL), 0);
+    assert_int_equal(log_enforce_retention(engine_log(e)), 0);
+    assert_int_equal(rt_list_offsets(e, "seg", 1, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start),
+                     0);
+    assert_true(start > 10);
+    assert_int_equal(rt_close(e), 0);
+    /* Not persisted by the engine. */
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    expect_config(e, "seg", "retention.ms", "604800000", RT_CONFIG_DEFAULT);
+    assert_int_equal(rt_close(e), 0);
+    tu_rmdir_free(dir);
+}
+
+struct appender {
+    rt_engine *e;
+    _Atomic bool stop;
+    unsigned taken, refused, other;
+};
+
+static void *append_loop(void *arg)
+{
+    struct appender *a = arg;
+    char v[500];
+    memset(v, 'q', sizeof(v));
+    struct rt_record r = {.key_len = -1, .value = v, .value_len = sizeof(v), .timestamp_ms = -1};
+    while (!atomic_load(&a->stop)) {
+        int rc = rt_append(a->e, "hot", 0, &r, 1, NULL);
+        if (rc == 0)
+            a->taken++;
+        else if (rc == RT_E_RECORD_TOO_LARGE)
+            a->refused++;
+        else
+            a->other++;
+    }
+    return NULL;
+}
+
+/* TC4 under load: dynamic defaults changed while another thread appends (run under TSan). */
+static void test_dynamic_defaults_concurrent(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    assert_int_equal(rt_topic_create(e, "hot", 2), 0);
+    struct appender a = {.e = e};
+    atomic_init(&a.stop, false);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, append_loop, &a), 0);
+    for (int i = 0; i < 200; i++) {
+        struct rt_topic_config c[] = {{"max.message.bytes", i % 2 ? NULL : "200"},
+                                      {"retention.ms", i % 2 ? "60000" : NULL}};
+        assert_int_equal(rt_topic_config_defaults_alter(e, c, 2), 0);
+        if (i == 100)
+            assert_int_equal(rt_topic_add_partitions(e, "hot", 3), 0);
+    }
+    atomic_store(&a.stop, true);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(a.other, 0);
+    assert_int_equal(rt_close(e), 0);
+    tu_rmdir_free(dir);
+}
+
 /* The catalogue's CRC (A.2: over bytes [10, end) at 6) made to match edited bytes. */
 static void meta_crc_fix(uint8_t *b, size_t len)
 {
@@ -456,6 +596,8 @@ int main(void)
         cmocka_unit_test(test_alter_whole_and_incremental),
         cmocka_unit_test(test_honoured_at_once),
         cmocka_unit_test(test_segment_bytes_and_retention),
+        cmocka_unit_test(test_dynamic_defaults),
+        cmocka_unit_test(test_dynamic_defaults_concurrent),
         cmocka_unit_test(test_damaged_config_is_reported),
         cmocka_unit_test(test_power_loss_at_every_directory_fsync),
         cmocka_unit_test(test_power_loss_at_every_direct_fdatasync),

@@ -423,9 +423,10 @@ static int print_config(void *ctx, const char *name, const char *value,
 {
     (void)ctx;
     printf("%s\t%s\t%s\t%s\n", name, value,
-           source == RT_CONFIG_TOPIC    ? "topic"
-           : source == RT_CONFIG_ENGINE ? "engine"
-                                        : "default",
+           source == RT_CONFIG_TOPIC             ? "topic"
+           : source == RT_CONFIG_ENGINE          ? "engine"
+           : source == RT_CONFIG_DYNAMIC_DEFAULT ? "dynamic"
+                                                 : "default",
            honoured ? "honoured" : "kept");
     return 0;
 }

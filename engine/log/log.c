@@ -274,6 +274,17 @@ static void log_compaction_config(const struct log *lg, const struct topic_confi
     out->buffer_bytes = lg->opts.cleaner_buffer_bytes;
 }
 
+/* A topic's honoured configs (TC3): its overrides over the dynamic defaults (TC4) over the
+ * engine's options. Under admin_lock (or before the engine is shared). */
+static void log_topic_resolve(const struct log *lg, const struct topic_config *config,
+                              struct topic_config_honoured *out)
+{
+    struct topic_config merged = {{0}}; /* borrowed strings: never freed */
+    for (int k = 0; k < TC_KEYS; k++)
+        merged.value[k] = config && config->value[k] ? config->value[k] : lg->dyn_defaults.value[k];
+    topic_config_resolve(&merged, &lg->opts, out);
+}
+
 /* Builds a topic: its configs, its partition table (room for partitions_max, so partitions
  * are added without moving any: LG10), its partitions. */
 static int topic_build(struct log *lg, struct topic *t, const char *name, uint32_t partitions,
@@ -282,9 +293,13 @@ static int topic_build(struct log *lg, struct topic *t, const char *name, uint32
     memset(t, 0, sizeof(*t));
     snprintf(t->name, sizeof(t->name), "%s", name);
     /* The topic's configs (topic_config.h TC3) over the engine's options. */
-    struct topic_config none = {{0}};
     struct topic_config_honoured hc;
-    topic_config_resolve(config ? config : &none, &lg->opts, &hc);
+    if (meta_topic_name_internal(name)) {
+        struct topic_config none = {{0}}; /* internal topics: the engine's options alone */
+        topic_config_resolve(config ? config : &none, &lg->opts, &hc);
+    } else {
+        log_topic_resolve(lg, config, &hc); /* TC4 */
+    }
     atomic_init(&t->max_message_bytes, hc.max_message_bytes);
     atomic_init(&t->timestamp_type, (int)hc.timestamp_type);
     atomic_init(&t->compact, hc.compact);
@@ -915,6 +930,46 @@ static int retention_set_call(struct shard *s, void *arg)
     return 0;
 }
 
+/* Applies a topic's honoured configs (TC3, over the dynamic defaults: TC4) to the running
+ * topic and its partitions (retention and compaction on each partition's shard). Under
+ * admin_lock. */
+static int topic_apply(struct log *lg, struct topic *t, const struct topic_config *config)
+{
+    struct topic_config_honoured hc;
+    struct topic_config none = {{0}};
+    if (meta_topic_name_internal(t->name))
+        topic_config_resolve(config ? config : &none, &lg->opts, &hc); /* not TC4's */
+    else
+        log_topic_resolve(lg, config, &hc); /* TC4 */
+    int rc = 0;
+    atomic_store_explicit(&t->max_message_bytes, hc.max_message_bytes, memory_order_relaxed);
+    atomic_store_explicit(&t->timestamp_type, (int)hc.timestamp_type, memory_order_relaxed);
+    atomic_store_explicit(&t->compact, hc.compact, memory_order_relaxed);
+    if (!meta_topic_name_internal(t->name)) {
+        /* Partitions added later (LG10) are opened with t->pcfg: the same values. */
+        t->pcfg.retention_ms = hc.delete_enabled ? hc.retention_ms : -1;
+        t->pcfg.retention_bytes = hc.delete_enabled ? hc.retention_bytes : -1;
+        log_compaction_config(lg, &hc, &t->pcfg.compaction);
+    }
+    for (uint32_t i = 0; i < t->partition_count && !meta_topic_name_internal(t->name); i++) {
+        struct partition *p = t->partitions[i];
+        struct retention_set r = {p,
+                                  hc.delete_enabled ? hc.retention_ms : -1,
+                                  hc.delete_enabled ? hc.retention_bytes : -1,
+                                  {0}};
+        log_compaction_config(lg, &hc, &r.compaction);
+        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = retention_set_call, .arg = &r};
+        if (lg->shards_started && !lg->shards_stopped) {
+            int src = shard_submit(p->shard, &req);
+            if (src && !rc)
+                rc = error_set(src, "%s: applying retention: %s", p->dir, rt_strerror(src));
+        } else {
+            retention_set_call(NULL, &r); /* no shard thread runs: nothing else writes p */
+        }
+    }
+    return rc;
+}
+
 int log_topic_config_store(struct log *lg, const char *name, const struct topic_config *config)
 {
     if (lg->opts.read_only)
@@ -948,27 +1003,7 @@ int log_topic_config_store(struct log *lg, const char *name, const struct topic_
         goto out;
     }
     topic_config_free(&old);
-    struct topic_config_honoured hc;
-    topic_config_resolve(&mt->config, &lg->opts, &hc);
-    atomic_store_explicit(&t->max_message_bytes, hc.max_message_bytes, memory_order_relaxed);
-    atomic_store_explicit(&t->timestamp_type, (int)hc.timestamp_type, memory_order_relaxed);
-    atomic_store_explicit(&t->compact, hc.compact, memory_order_relaxed);
-    for (uint32_t i = 0; i < t->partition_count && !meta_topic_name_internal(name); i++) {
-        struct partition *p = t->partitions[i];
-        struct retention_set r = {p,
-                                  hc.delete_enabled ? hc.retention_ms : -1,
-                                  hc.delete_enabled ? hc.retention_bytes : -1,
-                                  {0}};
-        log_compaction_config(lg, &hc, &r.compaction);
-        struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = retention_set_call, .arg = &r};
-        if (lg->shards_started && !lg->shards_stopped) {
-            int src = shard_submit(p->shard, &req);
-            if (src && !rc)
-                rc = error_set(src, "%s: applying retention: %s", p->dir, rt_strerror(src));
-        } else {
-            retention_set_call(NULL, &r); /* no shard thread runs: nothing else writes p */
-        }
-    }
+    rc = topic_apply(lg, t, &mt->config);
 out:
     pthread_mutex_unlock(&lg->admin_lock);
     return rc;
@@ -982,6 +1017,41 @@ int log_topic_config_copy(struct log *lg, const char *name, struct topic_config 
                 : error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "unknown topic '%s'", name);
     pthread_mutex_unlock(&lg->admin_lock);
     return rc;
+}
+
+int log_topic_defaults_store(struct log *lg, const struct topic_config *defaults)
+{
+    if (atomic_load(&lg->closing))
+        return error_set(RT_E_CLOSED, "the engine is closing");
+    struct topic_config fresh;
+    int rc = topic_config_copy(&fresh, defaults);
+    if (rc)
+        return error_set(rc, "out of memory");
+    pthread_mutex_lock(&lg->admin_lock);
+    topic_config_free(&lg->dyn_defaults);
+    lg->dyn_defaults = fresh;
+    /* TC4: every user topic again; those with their own override of a key keep it. */
+    uint32_t n = atomic_load(&lg->topic_count);
+    for (uint32_t i = 0; i < n; i++) {
+        struct topic *t = &lg->topics[i];
+        if (atomic_load_explicit(&t->deleted, memory_order_acquire) ||
+            meta_topic_name_internal(t->name))
+            continue;
+        const struct meta_topic *mt = meta_find(&lg->catalogue, t->name);
+        int arc = topic_apply(lg, t, mt ? &mt->config : NULL);
+        if (arc && !rc)
+            rc = arc;
+    }
+    pthread_mutex_unlock(&lg->admin_lock);
+    return rc;
+}
+
+int log_topic_defaults_copy(struct log *lg, struct topic_config *out)
+{
+    pthread_mutex_lock(&lg->admin_lock);
+    int rc = topic_config_copy(out, &lg->dyn_defaults);
+    pthread_mutex_unlock(&lg->admin_lock);
+    return rc ? error_set(rc, "out of memory") : 0;
 }
 
 /* ---- topic deletion (issue 20 item 6) ----
@@ -2815,6 +2885,7 @@ int log_close(struct log *lg, bool seal)
     lg->topics = NULL;
     lg->shards = NULL;
     lg->shard_count = 0;
+    topic_config_free(&lg->dyn_defaults);
     pthread_mutex_destroy(&lg->admin_lock);
     pthread_mutex_destroy(&lg->watch.lock);
     if (werr)

@@ -84,6 +84,9 @@ struct log {
 
     pthread_mutex_t admin_lock;
     struct meta_catalogue catalogue;
+    /* topic_config.h TC4: the run-time defaults of topics without their own override
+     * (rt_topic_config_defaults_alter), under admin_lock; in memory only. */
+    struct topic_config dyn_defaults;
     struct topic *topics;     /* topics_capacity slots */
     uint32_t topics_capacity; /* topics_max user topics + the internal ones + deleted slots */
     uint32_t topics_deleted;  /* slots of deleted topics (reclaimed at the next open) */
@@ -170,6 +173,14 @@ int log_topic_config_store(struct log *lg, const char *name, const struct topic_
 
 /* A copy of the topic's overrides into *out (empty on entry; the caller frees it). */
 int log_topic_config_copy(struct log *lg, const char *name, struct topic_config *out);
+
+/* rt_topic_config_defaults_alter's contract (topic_config.h TC4): the dynamic defaults become
+ * `defaults` (checked by the caller; copied), then every user topic is applied again as
+ * log_topic_config_store applies one. Nothing is stored on disk. */
+int log_topic_defaults_store(struct log *lg, const struct topic_config *defaults);
+
+/* A copy of the dynamic defaults into *out (empty on entry; the caller frees it). */
+int log_topic_defaults_copy(struct log *lg, struct topic_config *out);
 
 /* Creates an internal topic (a name beginning with "__"): not counted against topics_max, and
  * the only way such a topic comes to exist. Errors as rt_topic_create. */

@@ -17,6 +17,11 @@
  *      "delete" turns time and size retention off, as Kafka does. Every other name is checked
  *      and kept, and reported by rt_topic_config_get, but changes nothing the engine does
  *      (docs/format.md A.2 lists them).
+ * TC4  A user topic's value of a config is its own override, else the engine's dynamic
+ *      default (rt_topic_config_defaults_alter; struct log's dyn_defaults, in memory only,
+ *      never in the catalogue), else the engine's option or Kafka's default. A change of a
+ *      dynamic default is applied at once to every user topic without the override, as an
+ *      alter of the topic's own is (log.c topic_apply); internal topics never take one.
  */
 #ifndef RT_TOPIC_CONFIG_H
 #define RT_TOPIC_CONFIG_H

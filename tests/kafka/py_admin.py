@@ -14,13 +14,23 @@
                    CreatePartitions: a 1-partition topic with records grows to 3, the new
                    partitions take records and the old one keeps its own; a count that is not
                    an increase refused with INVALID_PARTITIONS; validate_only changes nothing.
+  dynlog BROKER    dynamic broker log configs applied (broker_config.h BC5): the cluster default
+                   message.max.bytes=1000 (BROKER "") makes a 2 KB produce to a topic without
+                   its own max.message.bytes fail with MSG_SIZE_TOO_LARGE (10) while a topic
+                   with the override still takes it; DescribeConfigs of the topic reports
+                   DYNAMIC_DEFAULT_BROKER_CONFIG with message.max.bytes as synonym; this
+                   broker's own value (BROKER "0", 1500) wins over the default.
+  dynlog_recheck BROKER
+                   after a restart: still applied (broker-configs.meta, applied at start).
   delete BROKER    DeleteTopics of a topic with records: gone from Metadata, an unknown topic
                    refused with UNKNOWN_TOPIC_OR_PART, the topic recreated under its name starts
                    empty (librdkafka's 0107 does the same).
 """
+import socket
+import struct
 import sys
 
-from confluent_kafka import KafkaException, Producer, TopicPartition, Consumer
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition, Consumer
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
 
 failed = 0
@@ -163,6 +173,97 @@ def recheck(broker):
           out["log.retention.ms"].source == ConfigSource.DYNAMIC_BROKER_CONFIG.value, str(err))
 
 
+def produce_one(broker, topic, size):
+    """The delivery error code of one record of `size` bytes (0: delivered)."""
+    got = []
+    p = Producer({"bootstrap.servers": broker, "linger.ms": 0, "retries": 0,
+                  "message.timeout.ms": 15000})
+    p.produce(topic, b"x" * size, on_delivery=lambda err, msg: got.append(err))
+    p.flush(20)
+    if not got:
+        return None
+    return 0 if got[0] is None else got[0].code()
+
+
+def topic_max_message_bytes(admin, topic):
+    e = describe_topic(admin, topic)["max.message.bytes"]
+    syn = [(s.name, s.source) for s in e.synonyms.values()] if e.synonyms else []
+    return e.value, e.source, syn
+
+
+def alter_broker_default(broker, key, value):
+    """AlterConfigs v0 of the BROKER resource "" (the cluster default: kafka-configs.sh
+    --entity-default), spoken by hand: confluent_kafka's ConfigResource refuses an empty name.
+    The answer's error code."""
+    def kstr(v):
+        b = v.encode()
+        return struct.pack(">h", len(b)) + b
+    body = (struct.pack(">hhi", 33, 0, 7) + kstr("py_admin") + struct.pack(">i", 1) +
+            struct.pack(">b", 4) + kstr("") + struct.pack(">i", 1) + kstr(key) + kstr(value) +
+            struct.pack(">?", False))
+    host, port = broker.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=20) as c:
+        c.sendall(struct.pack(">i", len(body)) + body)
+        buf = b""
+        while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
+            chunk = c.recv(65536)
+            if not chunk:
+                raise RuntimeError("connection closed")
+            buf += chunk
+    # size, correlation id, throttle, resources count, then the first one's error code
+    return struct.unpack(">h", buf[16:18])[0]
+
+
+def dynlog(broker):
+    admin = AdminClient({"bootstrap.servers": broker})
+    fs = admin.create_topics([NewTopic("dl_plain", 1, 1),
+                              NewTopic("dl_own", 1, 1, config={"max.message.bytes": "100000"})],
+                             request_timeout=20)
+    for t, f in fs.items():
+        _, err = result(f)
+        check("create %s" % t, err is None, str(err))
+    check("before: a 2 KB record to a topic without override is taken",
+          produce_one(broker, "dl_plain", 2048) == 0)
+    err = alter_broker_default(broker, "message.max.bytes", "1000")
+    check("alter_configs of the cluster default message.max.bytes=1000", err == 0, str(err))
+    rc = produce_one(broker, "dl_plain", 2048)
+    check("a 2 KB record to a topic without override: MSG_SIZE_TOO_LARGE (10)",
+          rc == KafkaError.MSG_SIZE_TOO_LARGE, str(rc))
+    check("a 2 KB record to a topic with its own max.message.bytes: taken",
+          produce_one(broker, "dl_own", 2048) == 0)
+    v, src, syn = topic_max_message_bytes(admin, "dl_plain")
+    check("describe dl_plain: max.message.bytes 1000 from DYNAMIC_DEFAULT_BROKER_CONFIG, "
+          "synonym message.max.bytes",
+          v == "1000" and src == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value and
+          ("message.max.bytes", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value) in
+          [(n, s.value if hasattr(s, "value") else s) for n, s in syn],
+          "%s %s %s" % (v, src, syn))
+    v, src, _ = topic_max_message_bytes(admin, "dl_own")
+    check("describe dl_own: its own 100000 (DYNAMIC_TOPIC_CONFIG)",
+          v == "100000" and src == ConfigSource.DYNAMIC_TOPIC_CONFIG.value, "%s %s" % (v, src))
+    res = ConfigResource(ConfigResource.Type.BROKER, "0", set_config={"message.max.bytes": "1500"})
+    _, err = result(list(admin.alter_configs([res], request_timeout=20).values())[0])
+    check("alter_configs of this broker's message.max.bytes=1500", err is None, str(err))
+    check("this broker's value wins over the default: 1200 bytes taken, 2 KB refused",
+          produce_one(broker, "dl_plain", 1200) == 0 and
+          produce_one(broker, "dl_plain", 2048) == KafkaError.MSG_SIZE_TOO_LARGE)
+    v, src, _ = topic_max_message_bytes(admin, "dl_plain")
+    check("describe dl_plain: 1500 from DYNAMIC_BROKER_CONFIG",
+          v == "1500" and src == ConfigSource.DYNAMIC_BROKER_CONFIG.value, "%s %s" % (v, src))
+
+
+def dynlog_recheck(broker):
+    admin = AdminClient({"bootstrap.servers": broker})
+    rc = produce_one(broker, "dl_plain", 2048)
+    check("after a restart: a 2 KB record to dl_plain still MSG_SIZE_TOO_LARGE",
+          rc == KafkaError.MSG_SIZE_TOO_LARGE, str(rc))
+    check("after a restart: 1200 bytes to dl_plain taken, 2 KB to dl_own taken",
+          produce_one(broker, "dl_plain", 1200) == 0 and produce_one(broker, "dl_own", 2048) == 0)
+    v, src, _ = topic_max_message_bytes(admin, "dl_plain")
+    check("after a restart: describe dl_plain 1500 from DYNAMIC_BROKER_CONFIG",
+          v == "1500" and src == ConfigSource.DYNAMIC_BROKER_CONFIG.value, "%s %s" % (v, src))
+
+
 def end_offsets(broker, topic, parts):
     c = Consumer({"bootstrap.servers": broker, "group.id": "rt-admin-probe"})
     out = [c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(parts)]
@@ -237,5 +338,5 @@ def partitions(broker):
 
 if __name__ == "__main__":
     {"configs": configs, "recheck": recheck, "delete": delete,
-     "partitions": partitions}[sys.argv[1]](sys.argv[2])
+     "partitions": partitions, "dynlog": dynlog, "dynlog_recheck": dynlog_recheck}[sys.argv[1]](sys.argv[2])
     sys.exit(1 if failed else 0)

@@ -6,8 +6,15 @@
  * with its KafkaConfig type and validator, and the value check. It never touches a file and
  * never decides a Kafka answer.
  *
- * `applied` is false for every entry (BC4): ringtail stores and reports them but acts on none
- * at run time yet — the log configs' engine options are fixed at rt_open; max.connections,
+ * `applied` (BC4) is true for the DynamicLogConfig names whose topic synonym the engine acts
+ * on (topic_config.h TC3): log.retention.ms, log.retention.bytes, message.max.bytes,
+ * log.message.timestamp.type, log.cleanup.policy, log.cleaner.delete.retention.ms,
+ * log.cleaner.min/max.compaction.lag.ms and log.cleaner.min.cleanable.ratio, given to the
+ * engine as its dynamic topic defaults (broker_config_apply, rt_topic_config_defaults_alter).
+ * The other DynamicLogConfig names are given too (so a topic's DescribeConfigs reports them
+ * from the broker) but change nothing the engine does; log.segment.bytes sizes only topics
+ * created after it is set (the engine sizes a topic's segments when it opens it). The rest
+ * are stored-only: max.connections,
  * max.connection.creation.rate, max.connections.per.ip(.overrides) and num.network.threads
  * are net_start's; listeners, SSL and SASL settings are set at start; num.io.threads,
  * background.threads, num.replica.fetchers, num.recovery.threads.per.data.dir, the
@@ -22,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ringtail.h"
 
 #define PB     .per_broker = true
 #define LO     .listener_only = true, .per_broker = true
@@ -91,33 +100,74 @@ static const struct broker_config_def TABLE[] = {
     {.name = "log.cleaner.io.max.bytes.per.second", .type = BCT_DOUBLE},
     {.name = "log.cleaner.backoff.ms", .type = BCT_LONG, MIN(0)},
     /* DynamicLogConfig: the topic configs' broker synonyms (cluster-wide) */
-    {.name = "log.cleanup.policy", .type = BCT_LIST, .one_of = "compact,delete"},
+    {.name = "log.cleanup.policy",
+     .type = BCT_LIST,
+     .one_of = "compact,delete",
+     .topic = "cleanup.policy",
+     .applied = true},
     {.name = "compression.type",
      .type = BCT_STRING,
-     .one_of = "uncompressed,zstd,lz4,snappy,gzip,producer"},
-    {.name = "log.cleaner.delete.retention.ms", .type = BCT_LONG, MIN(0)},
-    {.name = "log.segment.delete.delay.ms", .type = BCT_LONG, MIN(0)},
-    {.name = "log.flush.interval.messages", .type = BCT_LONG, MIN(1)},
-    {.name = "log.flush.interval.ms", .type = BCT_LONG},
-    {.name = "log.index.interval.bytes", .type = BCT_INT, MIN(0)},
-    {.name = "log.cleaner.max.compaction.lag.ms", .type = BCT_LONG, MIN(1)},
-    {.name = "message.max.bytes", .type = BCT_INT, MIN(0)},
-    {.name = "log.message.downconversion.enable", .type = BCT_BOOLEAN},
-    {.name = "log.message.timestamp.difference.max.ms", .type = BCT_LONG, MIN(0)},
+     .one_of = "uncompressed,zstd,lz4,snappy,gzip,producer",
+     .topic = "compression.type"},
+    {.name = "log.cleaner.delete.retention.ms",
+     .type = BCT_LONG,
+     MIN(0),
+     .topic = "delete.retention.ms",
+     .applied = true},
+    {.name = "log.segment.delete.delay.ms",
+     .type = BCT_LONG,
+     MIN(0),
+     .topic = "file.delete.delay.ms"},
+    {.name = "log.flush.interval.messages", .type = BCT_LONG, MIN(1), .topic = "flush.messages"},
+    {.name = "log.flush.interval.ms", .type = BCT_LONG, .topic = "flush.ms"},
+    {.name = "log.index.interval.bytes", .type = BCT_INT, MIN(0), .topic = "index.interval.bytes"},
+    {.name = "log.cleaner.max.compaction.lag.ms",
+     .type = BCT_LONG,
+     MIN(1),
+     .topic = "max.compaction.lag.ms",
+     .applied = true},
+    {.name = "message.max.bytes",
+     .type = BCT_INT,
+     MIN(0),
+     .topic = "max.message.bytes",
+     .applied = true},
+    {.name = "log.message.downconversion.enable",
+     .type = BCT_BOOLEAN,
+     .topic = "message.downconversion.enable"},
+    {.name = "log.message.timestamp.difference.max.ms",
+     .type = BCT_LONG,
+     MIN(0),
+     .topic = "message.timestamp.difference.max.ms"},
     {.name = "log.message.timestamp.type",
      .type = BCT_STRING,
-     .one_of = "CreateTime,LogAppendTime"},
-    {.name = "log.cleaner.min.cleanable.ratio", .type = BCT_DOUBLE, MIN(0.0), MAX(1.0)},
-    {.name = "log.cleaner.min.compaction.lag.ms", .type = BCT_LONG, MIN(0)},
-    {.name = "min.insync.replicas", .type = BCT_INT, MIN(1)},
-    {.name = "log.preallocate", .type = BCT_BOOLEAN},
-    {.name = "log.retention.bytes", .type = BCT_LONG},
-    {.name = "log.retention.ms", .type = BCT_LONG},
-    {.name = "log.segment.bytes", .type = BCT_INT, MIN(14)}, /* LegacyRecord.RECORD_OVERHEAD_V0 */
-    {.name = "log.index.size.max.bytes", .type = BCT_INT, MIN(4)},
-    {.name = "log.roll.jitter.ms", .type = BCT_LONG},
-    {.name = "log.roll.ms", .type = BCT_LONG},
-    {.name = "unclean.leader.election.enable", .type = BCT_BOOLEAN},
+     .one_of = "CreateTime,LogAppendTime",
+     .topic = "message.timestamp.type",
+     .applied = true},
+    {.name = "log.cleaner.min.cleanable.ratio",
+     .type = BCT_DOUBLE,
+     MIN(0.0),
+     MAX(1.0),
+     .topic = "min.cleanable.dirty.ratio",
+     .applied = true},
+    {.name = "log.cleaner.min.compaction.lag.ms",
+     .type = BCT_LONG,
+     MIN(0),
+     .topic = "min.compaction.lag.ms",
+     .applied = true},
+    {.name = "min.insync.replicas", .type = BCT_INT, MIN(1), .topic = "min.insync.replicas"},
+    {.name = "log.preallocate", .type = BCT_BOOLEAN, .topic = "preallocate"},
+    {.name = "log.retention.bytes", .type = BCT_LONG, .topic = "retention.bytes", .applied = true},
+    {.name = "log.retention.ms", .type = BCT_LONG, .topic = "retention.ms", .applied = true},
+    {.name = "log.segment.bytes",
+     .type = BCT_INT,
+     MIN(14),
+     .topic = "segment.bytes"}, /* LegacyRecord.RECORD_OVERHEAD_V0 */
+    {.name = "log.index.size.max.bytes", .type = BCT_INT, MIN(4), .topic = "segment.index.bytes"},
+    {.name = "log.roll.jitter.ms", .type = BCT_LONG, .topic = "segment.jitter.ms"},
+    {.name = "log.roll.ms", .type = BCT_LONG, .topic = "segment.ms"},
+    {.name = "unclean.leader.election.enable",
+     .type = BCT_BOOLEAN,
+     .topic = "unclean.leader.election.enable"},
 };
 
 #define TABLE_COUNT (sizeof(TABLE) / sizeof(TABLE[0]))
@@ -348,4 +398,33 @@ uint32_t broker_config_set_count(const struct broker_config_set *s)
         for (size_t k = 0; k < TABLE_COUNT; k++)
             n += s->value[l][k] != NULL;
     return n;
+}
+
+int broker_config_find_topic(const char *topic_name)
+{
+    for (size_t k = 0; k < TABLE_COUNT; k++)
+        if (TABLE[k].topic && strcmp(TABLE[k].topic, topic_name) == 0)
+            return (int)k;
+    return -1;
+}
+
+int broker_config_apply(rt_engine *engine, const struct broker_config_set *s, size_t *refused)
+{
+    struct rt_topic_config c[BROKER_CONFIG_MAX];
+    size_t n = 0, bad = 0;
+    for (size_t k = 0; k < TABLE_COUNT; k++) {
+        if (!TABLE[k].topic)
+            continue;
+        /* BC5: this broker's value over the cluster default's; none: the engine's option. */
+        const char *v =
+            s->value[BCL_BROKER][k] ? s->value[BCL_BROKER][k] : s->value[BCL_DEFAULT][k];
+        if (v && rt_topic_config_check(TABLE[k].topic, v) != 0) {
+            bad++; /* a value Kafka's broker rule takes and the topic rule does not: kept only */
+            v = NULL;
+        }
+        c[n++] = (struct rt_topic_config){TABLE[k].topic, v};
+    }
+    if (refused)
+        *refused = bad;
+    return rt_topic_config_defaults_alter(engine, c, n);
 }

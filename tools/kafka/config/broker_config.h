@@ -21,13 +21,20 @@
  *   BC3  Per-broker configs (Kafka's PerBrokerConfigs: listener, SSL and SASL configs) are
  *        refused at the cluster-default level; SSL keystore/truststore configs
  *        (DynamicSecurityConfigs) only exist per listener and are refused without a prefix.
- *   BC4  What ringtail applies: nothing yet — every dynamic config is stored-only (the
- *        `applied` column is false for each, with the reason in its comment): the engine's
- *        log options are fixed at rt_open, the network's limits and thread counts at
+ *   BC4  What ringtail applies: the DynamicLogConfig names whose topic synonym the engine
+ *        acts on (`applied` true: log.retention.ms, log.retention.bytes, message.max.bytes,
+ *        log.message.timestamp.type, log.cleanup.policy and the log.cleaner.* compaction
+ *        ones; BC5). Every other dynamic config is stored-only (`applied` false, the reason
+ *        in broker_config.c's comment): the network's limits and thread counts are fixed at
  *        net_start, the listeners and TLS/SASL settings at start, and the log cleaner,
  *        replica fetchers and metric reporters it has differ from Kafka's. Stored values are
- *        reported by DescribeConfigs and survive restarts; a value that would change
- *        behaviour changes nothing until the owning layer can take it at run time.
+ *        reported by DescribeConfigs and survive restarts.
+ *   BC5  A DynamicLogConfig name (`topic` set: Kafka's LogConfig synonym of a topic config)
+ *        is the default of that topic config for every topic without its own override, as
+ *        Kafka's DynamicLogConfig: this broker's value wins over the cluster default's, and
+ *        with neither the engine's option applies. broker_config_apply gives the whole
+ *        mapping to the engine (rt_topic_config_defaults_alter) at start, from the stored
+ *        file, and after every change of the set; the engine keeps it in memory only.
  */
 #ifndef RT_KAFKA_BROKER_CONFIG_H
 #define RT_KAFKA_BROKER_CONFIG_H
@@ -36,6 +43,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ringtail.h"
+
+struct broker_config_set;
 
 /* Kafka's ConfigType ids (DescribeConfigs v3's config_type). */
 enum broker_config_type {
@@ -65,7 +76,8 @@ struct broker_config_def {
     bool has_min, has_max;
     double min, max;    /* the validator's range (numbers), inclusive */
     const char *one_of; /* a ',' list of allowed values (strings, list items), or NULL */
-    bool applied;       /* BC4: false for every name today */
+    const char *topic;  /* BC5: the topic config it is the broker synonym of, or NULL */
+    bool applied;       /* BC4: the engine acts on it */
 };
 
 #define BROKER_CONFIG_VALUE_MAX 1024 /* bytes of one value */
@@ -75,6 +87,15 @@ size_t broker_config_count(void);
 const struct broker_config_def *broker_config_def(size_t k);
 /* The index of `name` in the table, or -1 (BC1). */
 int broker_config_find(const char *name);
+
+/* The index of the entry whose topic synonym is `topic_name` (BC5), or -1. */
+int broker_config_find_topic(const char *topic_name);
+
+/* BC5: gives the engine every DynamicLogConfig name's value (this broker's level over the
+ * cluster default; NULL where neither is set) as its dynamic topic defaults. A value the
+ * engine's topic rule refuses is left out (counted in *refused, may be NULL) and the others
+ * applied. 0 or rt_topic_config_defaults_alter's error. */
+int broker_config_apply(rt_engine *engine, const struct broker_config_set *s, size_t *refused);
 
 /* Checks `value` for entry k (BC2); on success writes the canonical spelling into canon
  * (BROKER_CONFIG_VALUE_MAX + 1 bytes) and returns 0; else -1 with the reason in why. */

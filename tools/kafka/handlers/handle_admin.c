@@ -19,9 +19,14 @@
  *        the engine's detail naming the key, and nothing is created; a null value is
  *        INVALID_CONFIG too (Kafka: "Null value not supported for topic configs").
  *   KAD4  DescribeConfigs reports a topic's every config with its source: DYNAMIC_TOPIC_CONFIG
- *        (1) for the topic's override, STATIC_BROKER_CONFIG (4) where the engine option behind
- *        it was set at start, DEFAULT_CONFIG (5) otherwise. Topic configs are not read-only;
- *        the broker's are (it cannot change them while running).
+ *        (1) for the topic's override, DYNAMIC_BROKER_CONFIG (2) / DYNAMIC_DEFAULT_BROKER_CONFIG
+ *        (3) where a dynamic broker log config gives it (this broker's level / the cluster
+ *        default: BC5, the engine's RT_CONFIG_DYNAMIC_DEFAULT), STATIC_BROKER_CONFIG (4)
+ *        where the engine option behind it was set at start, DEFAULT_CONFIG (5) otherwise;
+ *        synonyms (v1+) list the topic's override and the broker synonym's dynamic levels
+ *        that are set (Kafka's names: log.retention.ms for retention.ms, ...), highest first.
+ *        Topic configs are not read-only; the broker's are (it cannot change them while
+ *        running).
  *   KAD5  AlterConfigs replaces a topic's overrides, IncrementalAlterConfigs sets, deletes,
  *        appends to or subtracts from single ones (APPEND/SUBTRACT only on list configs, else
  *        INVALID_CONFIG); every entry of a resource is checked before any is applied; a key
@@ -57,8 +62,9 @@
  *        DescribeConfigs of the broker's id reports each config from its highest level
  *        (DYNAMIC_BROKER_CONFIG 2, DYNAMIC_DEFAULT_BROKER_CONFIG 3, STATIC_BROKER_CONFIG 4)
  *        with the lower levels as synonyms, read-only only for configs that are not
- *        dynamic; of "" only the dynamic defaults. Every dynamic config is stored-only today
- *        (BC4): reported and kept, not yet acted on.
+ *        dynamic; of "" only the dynamic defaults. The DynamicLogConfig names are applied as
+ *        the engine's topic defaults (BC5) after the set is durable and at start; the others
+ *        are stored-only (BC4): reported and kept, not acted on.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -350,6 +356,14 @@ static int config_collect(void *ctx, const char *name, const char *value,
     r->source = source == RT_CONFIG_TOPIC    ? SOURCE_DYNAMIC_TOPIC
                 : source == RT_CONFIG_ENGINE ? SOURCE_STATIC_BROKER
                                              : SOURCE_DEFAULT;
+    if (source == RT_CONFIG_DYNAMIC_DEFAULT) { /* BC5: this broker's level or the cluster's */
+        struct broker_config *d = c->s->server->dynamic;
+        int k = broker_config_find_topic(name);
+        pthread_mutex_lock(&d->lock);
+        r->source = k >= 0 && d->set.value[BCL_BROKER][k] ? SOURCE_DYNAMIC_BROKER
+                                                          : SOURCE_DYNAMIC_DEFAULT_BROKER;
+        pthread_mutex_unlock(&d->lock);
+    }
     return 0;
 }
 
@@ -582,6 +596,42 @@ static void describe_broker(struct kafka_slot *s, const struct kmsg_describe_con
     o->configs_count = n;
 }
 
+/* A topic config's synonyms, highest first, as Kafka lists them: the topic's override, then
+ * the broker synonym (BC5) at this broker's level and at the cluster default, each where set;
+ * a value from the engine's options or Kafka's default is its own one synonym. */
+static void topic_synonyms(struct kafka_slot *s, struct kmsg_describe_configs_entry *e,
+                           int8_t source)
+{
+    struct kmsg_describe_configs_synonym *sy = kafka_alloc(s, 3, sizeof(*sy));
+    if (!sy)
+        return;
+    int32_t n = 0;
+    if (source == SOURCE_DYNAMIC_TOPIC || source == SOURCE_STATIC_BROKER ||
+        source == SOURCE_DEFAULT)
+        sy[n++] = (struct kmsg_describe_configs_synonym){e->name, e->value, source};
+    char topic_name[128];
+    snprintf(topic_name, sizeof(topic_name), "%.*s", e->name.len > 0 ? (int)e->name.len : 0,
+             e->name.ptr ? e->name.ptr : "");
+    int k = broker_config_find_topic(topic_name);
+    if (k >= 0 && source != SOURCE_STATIC_BROKER && source != SOURCE_DEFAULT) {
+        struct broker_config *d = s->server->dynamic;
+        struct kp_str bname = kp_str_of(broker_config_def((size_t)k)->name);
+        pthread_mutex_lock(&d->lock);
+        if (d->set.value[BCL_BROKER][k])
+            sy[n++] = (struct kmsg_describe_configs_synonym){
+                bname, kafka_str_dup(s, d->set.value[BCL_BROKER][k]), SOURCE_DYNAMIC_BROKER};
+        if (d->set.value[BCL_DEFAULT][k] && n < 3)
+            sy[n++] = (struct kmsg_describe_configs_synonym){
+                bname, kafka_str_dup(s, d->set.value[BCL_DEFAULT][k]),
+                SOURCE_DYNAMIC_DEFAULT_BROKER};
+        pthread_mutex_unlock(&d->lock);
+    }
+    if (n == 0) /* the dynamic value changed since the row was read: its own source */
+        sy[n++] = (struct kmsg_describe_configs_synonym){e->name, e->value, source};
+    e->synonyms = sy;
+    e->synonyms_count = n;
+}
+
 static void describe_one(struct kafka_slot *s, const struct kmsg_describe_configs_request *q,
                          const struct kmsg_describe_configs_resource *r,
                          struct kmsg_describe_configs_result *o)
@@ -627,15 +677,8 @@ static void describe_one(struct kafka_slot *s, const struct kmsg_describe_config
         e[k].read_only = read_only;
         e[k].is_default = rows.rows[j].source == SOURCE_DEFAULT;
         e[k].config_source = rows.rows[j].source;
-        if (q->include_synonyms) { /* v1+: the value's own source as its one synonym */
-            struct kmsg_describe_configs_synonym *sy = kafka_alloc(s, 1, sizeof(*sy));
-            if (sy) {
-                *sy = (struct kmsg_describe_configs_synonym){e[k].name, e[k].value,
-                                                             rows.rows[j].source};
-                e[k].synonyms = sy;
-                e[k].synonyms_count = 1;
-            }
-        }
+        if (q->include_synonyms) /* v1+ */
+            topic_synonyms(s, &e[k], rows.rows[j].source);
         k++;
     }
     o->configs = e;
@@ -659,7 +702,7 @@ enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s)
     const struct kmsg_describe_configs_request *q = &s->msg.describe_configs;
     size_t n = q->resources_count > 0 ? (size_t)q->resources_count : 0;
     size_t per = TOPIC_CONFIGS_MAX * (sizeof(struct kmsg_describe_configs_entry) +
-                                      sizeof(struct kmsg_describe_configs_synonym) +
+                                      3 * sizeof(struct kmsg_describe_configs_synonym) +
                                       sizeof(struct config_row) + 4 * 96);
     /* A broker resource: its static rows and the dynamic table, each with up to 3 synonyms,
      * and every stored value twice (the entry's and a synonym's). */
@@ -676,6 +719,7 @@ enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s)
                         dyn_bytes;
     if (broker_per > per)
         per = broker_per;
+    per += dyn_bytes; /* a topic's synonyms from the broker's levels (BC5) */
     if (kafka_resp_reserve(s, n * (per + sizeof(struct kmsg_describe_configs_result))) != 0)
         return NET_CLOSE;
     struct kmsg_describe_configs_result *res = kafka_alloc(s, n, sizeof(*res));
@@ -953,7 +997,16 @@ static int16_t alter_broker(struct kafka_slot *s, const struct kmsg_alter_config
     pthread_mutex_lock(&d->lock);
     struct broker_config_set old = d->set;
     d->set = next;
+    /* BC5: the log configs applied as the engine's topic defaults (under the lock: two
+     * changes apply in the order they were made). The set is durable and answered NONE
+     * whatever this says, as Kafka's broker logs a reconfiguration failure. */
+    size_t refused = 0;
+    int arc = broker_config_apply(srv->engine, &d->set, &refused);
     pthread_mutex_unlock(&d->lock);
+    if (arc || refused)
+        kafka_log("dynamic broker configs: applying the log configs to the engine: %s (%zu "
+                  "value(s) its topic rule refuses kept only)",
+                  arc ? rt_error_detail() : "ok", refused);
     broker_config_set_free(&old);
     return KAFKA_NONE;
 }

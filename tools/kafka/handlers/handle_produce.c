@@ -47,6 +47,26 @@
 #define MSGSET_MAGIC_AT                   16 /* the magic of a v0/v1 message and of a v2 batch */
 
 /* The Kafka error for an append failure. */
+static int max_bytes_of(void *ctx, const char *name, const char *value,
+                        enum rt_config_source source, bool honoured)
+{
+    (void)source;
+    (void)honoured;
+    if (strcmp(name, "max.message.bytes") == 0)
+        *(uint64_t *)ctx = strtoull(value, NULL, 10);
+    return 0;
+}
+
+/* The max.message.bytes in effect for `topic` (a refused batch's answer only: it reads the
+ * topic's configs), or `fallback` when it cannot be read. */
+static uint64_t topic_max_message_bytes(rt_engine *engine, const char *topic, uint64_t fallback)
+{
+    uint64_t v = fallback;
+    if (rt_topic_config_get(engine, topic, max_bytes_of, &v) != 0)
+        v = fallback;
+    return v;
+}
+
 static int16_t produce_error(int rc)
 {
     switch (rc) {
@@ -304,17 +324,22 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
                     atomic_fetch_sub_explicit(&s->ops_pending, 1, memory_order_relaxed);
                     free(converted); /* KPC1: refused, no callback comes */
                     op->converted = NULL;
-                    /* Within message.max.bytes but larger than a segment: Kafka's
+                    char detail[256];
+                    snprintf(detail, sizeof(detail), "%s", rt_error_detail());
+                    /* Within the topic's max.message.bytes (its override, the dynamic broker
+                     * default, or the option) but larger than a segment: Kafka's
                      * RecordBatchTooLargeException (issue 21 F6). */
                     if (r->error_code == KAFKA_NONE)
                         r->error_code = rc == RT_E_RECORD_TOO_LARGE &&
-                                                len <= srv->opts.engine.batch_size_max_bytes
+                                                len <= topic_max_message_bytes(
+                                                           srv->engine, name,
+                                                           srv->opts.engine.batch_size_max_bytes)
                                             ? KAFKA_RECORD_LIST_TOO_LARGE
                                             : produce_error(rc);
                     fprintf(stderr,
                             "ringtail serve: connection %" PRIu64 ": produce to %s-%d refused: "
                             "%s (%s)\n",
-                            s->req->conn_id, name, qp->index, rt_strerror(rc), rt_error_detail());
+                            s->req->conn_id, name, qp->index, rt_strerror(rc), detail);
                     break; /* later batches of this partition would be out of order */
                 }
                 /* The engine stamped the timestamps on this thread (V17, batch.c) and the

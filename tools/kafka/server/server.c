@@ -360,6 +360,14 @@ static int dynamic_open(struct kafka_server *srv)
         }
     }
     srv->dynamic = d;
+    /* BC5: the stored DynamicLogConfig values become the engine's topic defaults again (it
+     * keeps them in memory only). A failure is logged and the broker starts on (stored-only). */
+    size_t refused = 0;
+    int arc = broker_config_apply(srv->engine, &d->set, &refused);
+    if (arc || refused)
+        kafka_log("dynamic broker configs: applying the log configs to the engine: %s (%zu "
+                  "value(s) its topic rule refuses kept only)",
+                  arc ? rt_error_detail() : "ok", refused);
     return 0;
 }
 
