@@ -378,9 +378,11 @@ int rt_topic_create(rt_engine *engine, const char *name, uint32_t partitions);
  *                                   batch_size_max_bytes)
  *   message.timestamp.type          CreateTime or LogAppendTime (applied at once)
  *   segment.bytes                   the size of its segments (from the next rt_open)
- *   cleanup.policy                  "delete" only: a log compactor does not exist yet
+ *   cleanup.policy                  "delete", "compact" or "compact,delete" (the log cleaner),
+ *                                   with min.cleanable.dirty.ratio, min.compaction.lag.ms,
+ *                                   max.compaction.lag.ms and delete.retention.ms
  * The others (compression.type, min.insync.replicas, flush.ms, ...) are checked and kept but
- * change nothing (a single node without a compactor or recompression). */
+ * change nothing (a single node without recompression). */
 struct rt_topic_config {
     const char *name;
     const char *value; /* rt_topic_config_alter: NULL removes the override */

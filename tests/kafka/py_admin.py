@@ -6,7 +6,7 @@
                    bad value refused with INVALID_CONFIG naming the key, DescribeConfigs with
                    each value's source, AlterConfigs (whole replacement) and its effect seen by
                    DescribeConfigs, validate_only; on the broker resource a dynamic config
-                   (log.retention.ms) set and described as DYNAMIC_BROKER_CONFIG, a static one
+                   (log.retention.ms, one day: it now applies to the topics) set and described as DYNAMIC_BROKER_CONFIG, a static one
                    (broker.id) refused INVALID_REQUEST and described read-only.
   recheck BROKER   after a restart: the configs `configs` left are still there, the broker's
                    dynamic one too.
@@ -140,7 +140,7 @@ def configs(broker):
 
     # Dynamic broker configs (handle_admin.c KAD10): log.retention.ms is one of Kafka's.
     res = ConfigResource(ConfigResource.Type.BROKER, "0",
-                         set_config={"log.retention.ms": "1000"})
+                         set_config={"log.retention.ms": "86400000"})
     _, err = result(list(admin.alter_configs([res], request_timeout=20).values())[0])
     check("alter_configs of the broker's dynamic log.retention.ms", err is None, str(err))
     res = ConfigResource(ConfigResource.Type.BROKER, "0", set_config={"broker.id": "7"})
@@ -149,8 +149,8 @@ def configs(broker):
           err is not None and err.name() == "INVALID_REQUEST", str(err))
     res = ConfigResource(ConfigResource.Type.BROKER, "0")
     out, err = result(list(admin.describe_configs([res], request_timeout=20).values())[0])
-    check("describe_configs of the broker: log.retention.ms 1000 from DYNAMIC_BROKER_CONFIG",
-          err is None and out["log.retention.ms"].value == "1000" and
+    check("describe_configs of the broker: log.retention.ms 86400000 from DYNAMIC_BROKER_CONFIG",
+          err is None and out["log.retention.ms"].value == "86400000" and
           not out["log.retention.ms"].is_read_only and
           out["log.retention.ms"].source == ConfigSource.DYNAMIC_BROKER_CONFIG.value, str(err))
     check("describe_configs of the broker: broker.id read-only, STATIC_BROKER_CONFIG",
@@ -168,8 +168,8 @@ def recheck(broker):
           d["message.timestamp.type"].value == "CreateTime", d["message.timestamp.type"].value)
     res = ConfigResource(ConfigResource.Type.BROKER, "0")
     out, err = result(list(admin.describe_configs([res], request_timeout=20).values())[0])
-    check("after a restart: the broker's log.retention.ms 1000 (broker-configs.meta)",
-          err is None and out["log.retention.ms"].value == "1000" and
+    check("after a restart: the broker's log.retention.ms 86400000 (broker-configs.meta)",
+          err is None and out["log.retention.ms"].value == "86400000" and
           out["log.retention.ms"].source == ConfigSource.DYNAMIC_BROKER_CONFIG.value, str(err))
 
 
