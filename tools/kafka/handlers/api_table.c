@@ -178,7 +178,8 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
     "levels"
 #define alter_configs_note                                                                         \
     "topics; the broker: Kafka's dynamic broker configs, per broker or cluster default, kept in "  \
-    "broker-configs.meta (stored, not yet acted on); static ones INVALID_REQUEST"
+    "broker-configs.meta; the honoured log configs applied as the topics' defaults, the others "   \
+    "stored only; static ones INVALID_REQUEST"
 #define incremental_alter_configs_note                                                             \
     "topics (APPEND/SUBTRACT on list configs); the broker's dynamic configs, as AlterConfigs"
 #define describe_producers_note    NULL
