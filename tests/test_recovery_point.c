@@ -296,6 +296,138 @@ static void test_clean_open_leaves_the_page_cache_alone(void **state)
     free(pdir);
 }
 
+/* Resident bytes of every file under pdir whose name ends in `ext` (".index", ".timeindex"),
+ * dropped from the page cache first when `drop` is set; *total_out: their sizes. */
+static uint64_t resident_with_ext(const char *pdir, const char *ext, bool drop, uint64_t *total_out)
+{
+    DIR *d = opendir(pdir);
+    assert_non_null(d);
+    uint64_t resident = 0, total = 0;
+    size_t elen = strlen(ext);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len <= elen || strcmp(de->d_name + len - elen, ext) != 0)
+            continue;
+        char *path = tu_path("%s/%s", pdir, de->d_name);
+        uint64_t bytes = tu_file_size(path);
+        if (drop && bytes > 0)
+            drop_cache(path);
+        total += bytes;
+        resident += resident_bytes(path, bytes);
+        free(path);
+    }
+    closedir(d);
+    *total_out = total;
+    return resident;
+}
+
+/* SG6, SG9: a clean open of many sealed segments opens and maps none of their files — in a
+ * writing engine and in a read-only one (`ringtail consume`, `topic list`, `txn list`) alike —
+ * and leaves their .log, .index and .timeindex pages out of the page cache; the first fetch
+ * maps only the segments it reads. Before SG9 a read-only open opened and mapped all three
+ * files of every segment (3 mappings per segment: O(bytes) descriptors opened, O(segments)
+ * mappings kept, past vm.max_map_count for a big enough directory). */
+static void test_clean_open_opens_no_sealed_segment(void **state)
+{
+    struct tu_fixture *f = *state;
+    int64_t next = build(f, 200);
+    char *pdir = pdir_of(f);
+    uint32_t logs = count_logs(pdir);
+    assert_true(logs >= 6);
+    char *under = tu_path("/%s-0/", TOPIC);
+    for (int ro = 0; ro <= 1; ro++) {
+        uint64_t total_idx = 0, total_tidx = 0, total_log = 0;
+        uint64_t before = resident_with_ext(pdir, ".index", true, &total_idx) +
+                          resident_with_ext(pdir, ".timeindex", true, &total_tidx) +
+                          resident_with_ext(pdir, ".log", true, &total_log);
+        bool cache_proves = before * 100 <= total_idx + total_tidx + total_log;
+        f->o.read_only = ro == 1;
+        tu_fixture_open(f);
+        assert_int_equal(recovery(f->e)->segments_trusted, logs);
+        uint32_t idx_maps = 0;
+        uint32_t maps = tu_mappings_under(under, &idx_maps);
+        fprintf(stderr, "%s clean open of %u sealed segments: %u files mapped (%u indexes)\n",
+                ro ? "read-only" : "writing", logs, maps, idx_maps);
+        assert_int_equal(maps, 0);
+        uint64_t t1 = 0, t2 = 0, t3 = 0;
+        uint64_t idx_after = resident_with_ext(pdir, ".index", false, &t1) +
+                             resident_with_ext(pdir, ".timeindex", false, &t2);
+        uint64_t log_after = resident_with_ext(pdir, ".log", false, &t3);
+        fprintf(stderr,
+                "  resident after it: %" PRIu64 " of %" PRIu64 " index bytes, %" PRIu64
+                " of %" PRIu64 " log bytes\n",
+                idx_after, t1 + t2, log_after, t3);
+        if (cache_proves) {
+            assert_true(idx_after * 100 <= t1 + t2);
+            assert_true(log_after * 100 <= t3);
+        }
+        /* One fetch from the newest record maps the one segment that holds it. */
+        rt_fetch *fx = NULL;
+        assert_int_equal(
+            rt_fetch_start(f->e, TOPIC, 0, next - 1, 1 << 16, RT_READ_UNCOMMITTED, &fx), 0);
+        maps = tu_mappings_under(under, NULL);
+        rt_fetch_release(fx);
+        assert_true(maps >= 1 && maps <= 3);
+        read_back(f, next); /* and every lazily opened segment still serves */
+        if (ro) {
+            assert_int_equal(rt_close(f->e), 0);
+            f->e = NULL;
+        } else {
+            tu_fixture_close(f);
+        }
+    }
+    f->o.read_only = false;
+    assert_verify_clean(f->dir);
+    free(under);
+    free(pdir);
+}
+
+/* SG9: an index changed under a running engine after a clean open trusted its segment lazily
+ * is found by the segment's first reader, which refuses it (RT_E_CORRUPT naming the index file
+ * and a byte offset in it), never serves it on the open's word; the next open's stamps see the
+ * change and judge the segment as any open does, as verify does: a misshapen index (12 bytes of
+ * 8-byte entries) is reported by verify and rebuilt from the log (L4); a shorter one that is
+ * sound (one entry of many: an index may be sparser) is accepted by both. */
+static void test_index_changed_after_a_lazy_open(void **state)
+{
+    struct tu_fixture *f = *state;
+    int64_t next = build(f, 200);
+    char *pdir = pdir_of(f);
+    char *index = tu_path("%s/00000000000000000000.index", pdir);
+    assert_true(tu_file_size(index) > 2 * 12);
+    const off_t cuts[] = {12, 8};
+    for (int c = 0; c < 2; c++) {
+        tu_fixture_open(f);
+        assert_int_equal(recovery(f->e)->segments_checked, 0);
+        assert_int_equal(truncate(index, cuts[c]), 0);
+        rt_fetch *fx = NULL;
+        assert_int_equal(rt_fetch_start(f->e, TOPIC, 0, 0, 1 << 16, RT_READ_UNCOMMITTED, &fx),
+                         RT_E_CORRUPT);
+        fprintf(stderr, "lazily found: %s\n", rt_error_detail());
+        assert_non_null(strstr(rt_error_detail(), "00000000000000000000.index: offset "));
+        tu_fixture_close(f);
+        struct reports r;
+        verify_reports(f->dir, &r);
+        fprintf(stderr, "verify: %u problems, %u warnings: %s\n", r.problems, r.warnings, r.first);
+        if (cuts[c] == 12) {
+            assert_int_equal(r.problems, 1);
+            assert_non_null(strstr(r.first, "00000000000000000000.index"));
+        } else {
+            assert_int_equal(r.problems, 0);
+        }
+        tu_fixture_open(f);
+        assert_int_equal(recovery(f->e)->segments_checked, 1); /* the stamps moved */
+        read_back(f, next);
+        tu_fixture_close(f);
+        if (cuts[c] == 12)
+            assert_true(tu_file_size(index) > 12); /* rebuilt */
+        assert_verify_clean(f->dir);
+    }
+    free(index);
+    free(pdir);
+}
+
 /* ---- crashes ---------------------------------------------------------------------------- */
 
 /* Forks a crash child: its pid in the parent; 0 in the child, *e the directory opened (the
@@ -945,6 +1077,10 @@ int main(void)
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_clean_open_leaves_the_page_cache_alone,
                                         tu_fixture_setup, tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_clean_open_opens_no_sealed_segment, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_index_changed_after_a_lazy_open, tu_fixture_setup,
+                                        tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_crash_walks_only_the_tail, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_crash_after_the_recovery_point_before_data,

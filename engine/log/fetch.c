@@ -246,6 +246,10 @@ int fetch_partition_start(struct fetch_pool *fp, struct partition *p, int64_t of
     rc = partition_segment_for(p, offset, &seg);
     if (rc) {
         rt_fetch_release(f);
+        /* SG9: a segment its first reader found changed (RT_E_CORRUPT) or could not map keeps
+         * the detail segment_map set, which names its file. */
+        if (rc != RT_E_OFFSET_OUT_OF_RANGE)
+            return rc;
         return error_set(rc, "%s: offset %" PRId64 " was deleted by retention", p->dir, offset);
     }
     uint64_t end = readable_end(seg, bound_base, bound_pos);

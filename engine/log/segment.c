@@ -59,7 +59,11 @@
  *        sealed segment nobody reads (issue 21 item 6). A file may have grown since (the newest
  *        segment of a dormant partition is reopened active by a wake, PA11, while a reader
  *        holds the sealed object): its first size_bytes and its first published index entries
- *        are what was trusted, so only a shorter file is refused.
+ *        are what was trusted, so only a shorter file is refused. A read-only engine opens such
+ *        a segment lazily too (its first segment_map maps the files read-only; there is no
+ *        budget to attach to, MM1, so the mapping stays until the close): `ringtail consume`,
+ *        `topic list` and `txn list` of a big directory no longer open and map three files per
+ *        segment (which would pass vm.max_map_count's 65 530 mappings past ~21 000 segments).
  *   SG7  a seal of an empty segment (size_bytes 0) makes only the trim durable: the log's
  *        fdatasync after its trim and the indexes' own; there is nothing before it to sync.
  *   SG8  the mappings of an attached sealed segment (segment_maps.h MM1) are released by
@@ -73,6 +77,18 @@
  *        release sees the user's reference and leaves the mapping, or the user sees mapped
  *        false and waits on map_lock for the release to finish, then maps again; no pointer
  *        into a released mapping is ever used.
+ *   SG9  what a lazily opened segment's first reader finds. Damage made before the open moved a
+ *        stamp, so the segment was not opened lazily: the open checked it as it checks any
+ *        segment (OV1-OV3, L4: a misshapen or missing index rebuilt, a damaged log reported
+ *        naming the file and the batch's offset), and verify reports the same files. A change
+ *        made after the open (a .log now shorter than trusted, an index missing, misshapen or
+ *        holding fewer entries than trusted) is refused by segment_map with RT_E_CORRUPT naming
+ *        that file and a byte offset in it (for a misshapen index the offset verify names), and
+ *        every reader of the segment gets that error (the fetch keeps segment_map's detail);
+ *        nothing is rebuilt under a running engine, whose readers may hold the old mappings.
+ *        The next open sees the moved stamps and judges the files as any open does, as verify
+ *        does (a sound, sparser index is accepted by both; a misshapen one reported by verify
+ *        and rebuilt by the open). Bits that rot under unchanged stamps: RT4 (format.md A.7).
  * A recycled file (segment_recycle, segment_create_recycled) starts with its frontier at its old
  * size: those blocks are written, and hold the stale batches of the segment it was (RS1).
  */
@@ -1101,16 +1117,38 @@ int segment_map(struct segment *seg)
         if (fd >= 0)
             close(fd);
         int irc = 0;
+        const char *failed = index_path; /* the index irc speaks of */
         if (rc == 0)
             irc = offset_index_open(&seg->oidx, index_path, seg->base_offset, 0, false, oidx);
-        if (rc == 0 && irc == 0)
+        if (rc == 0 && irc == 0) {
+            failed = time_path;
             irc = time_index_open(&seg->tidx, time_path, seg->base_offset, 0, false, tidx);
-        if (irc == 0 && (seg->oidx.file.entries < oidx || seg->tidx.file.entries < tidx))
-            irc = -EBADMSG; /* not the files the recovery point stamped */
-        if (irc == -EBADMSG || irc == -ENOENT)
-            rc = error_set(RT_E_CORRUPT, "%s: an index changed since the open trusted it",
-                           seg->log_path);
-        else if (irc)
+        }
+        /* SG9: not the files the recovery point stamped (changed under the running engine, as
+         * the open's stamps would have seen before it): refused naming the index and the byte
+         * offset up to which the open trusted it; the next open's stamps see it and rebuild. */
+        bool oidx_short = irc == 0 && seg->oidx.file.entries < oidx;
+        bool tidx_short = irc == 0 && !oidx_short && seg->tidx.file.entries < tidx;
+        if (oidx_short || tidx_short)
+            rc = error_set(RT_E_CORRUPT,
+                           "%s: offset %" PRIu64
+                           ": the index changed since the open trusted it (%u entries now, %u "
+                           "trusted)",
+                           oidx_short ? index_path : time_path,
+                           oidx_short ? (uint64_t)oidx * OFFSET_INDEX_ENTRY_BYTES
+                                      : (uint64_t)tidx * TIME_INDEX_ENTRY_BYTES,
+                           oidx_short ? seg->oidx.file.entries : seg->tidx.file.entries,
+                           oidx_short ? oidx : tidx);
+        else if (irc == -EBADMSG || irc == -ENOENT) {
+            /* The offset verify names: where the first partial entry begins (0 when missing). */
+            struct stat ist;
+            uint64_t eb = failed == index_path ? OFFSET_INDEX_ENTRY_BYTES : TIME_INDEX_ENTRY_BYTES;
+            uint64_t at = stat(failed, &ist) == 0 ? (uint64_t)ist.st_size / eb * eb : 0;
+            rc = error_set(RT_E_CORRUPT,
+                           "%s: offset %" PRIu64
+                           ": the index changed since the open trusted it (%s)",
+                           failed, at, irc == -ENOENT ? "missing" : "misshapen");
+        } else if (irc)
             rc = error_set(irc, "%s: cannot open indexes: %s", seg->log_path, strerror(-irc));
         if (rc) {
             if (m)
@@ -1196,8 +1234,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
         st.oidx_live = trust->index_entries;
         st.tidx_live = trust->timeindex_entries;
     }
-    if (!active && !recover && trust && trust->sized && !cfg->read_only &&
-        trust->next_offset >= base_offset) {
+    if (!active && !recover && trust && trust->sized && trust->next_offset >= base_offset) {
         int lrc = open_lazy(seg, partition_dir, trust, rec); /* SG6 */
         if (lrc) {
             segment_free(seg);
