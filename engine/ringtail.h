@@ -378,6 +378,9 @@ int rt_topic_create(rt_engine *engine, const char *name, uint32_t partitions);
  *                                   batch_size_max_bytes)
  *   message.timestamp.type          CreateTime or LogAppendTime (applied at once)
  *   segment.bytes                   the size of its segments (from the next rt_open)
+ *   segment.ms                      an append rolls an active segment older than this; a
+ *                                   compacted partition's idle one is rolled by
+ *                                   min(segment.ms, max.compaction.lag.ms) (applied at once)
  *   cleanup.policy                  "delete", "compact" or "compact,delete" (the log cleaner),
  *                                   with min.cleanable.dirty.ratio, min.compaction.lag.ms,
  *                                   max.compaction.lag.ms and delete.retention.ms
@@ -428,11 +431,12 @@ int rt_topic_config_alter(rt_engine *engine, const char *topic,
  * checks them; each entry sets (value non-NULL) or removes (value NULL: back to the engine's
  * option) one default, the others stay. Applied at once to every user topic lacking the
  * override, as rt_topic_config_alter applies a topic's own (retention, max.message.bytes,
- * message.timestamp.type, cleanup.policy and the compaction configs; segment.bytes only for
- * topics created afterwards); internal topics are not affected. Kept in memory only: nothing
- * is stored, and a new rt_open starts without dynamic defaults (the embedder re-applies its
- * own). rt_topic_config_get reports such a value as RT_CONFIG_DYNAMIC_DEFAULT. Thread-safe;
- * serialised with topic creation and config alters; appends and fetches run on.
+ * message.timestamp.type, segment.ms, cleanup.policy and the compaction configs;
+ * segment.bytes only for topics created afterwards); internal topics are not affected. Kept
+ * in memory only: nothing is stored, and a new rt_open starts without dynamic defaults (the
+ * embedder re-applies its own). rt_topic_config_get reports such a value as
+ * RT_CONFIG_DYNAMIC_DEFAULT. Thread-safe; serialised with topic creation and config alters;
+ * appends and fetches run on.
  * Errors: RT_E_INVALID_ARGUMENT (NULL engine; configs NULL with count > 0),
  * RT_E_INVALID_CONFIG (an entry fails the check, or a name is given twice: nothing changed),
  * RT_E_CLOSED, -ENOMEM. */

@@ -4,13 +4,18 @@
 # `ringtail topic compact` cleans the sealed segments (engine/log/cleaner.c), `ringtail verify`
 # is clean (offset gaps are legal in a cleaned segment, docs/format.md A.9), and after a restart
 # kcat reads back every key's latest value last, the deleted key's tombstone, fewer records than
-# were written, and offsets that only increase (kept as they were, with gaps).
+# were written, and offsets that only increase (kept as they were, with gaps). Two more clients
+# read the cleaned topic the same way: confluent-kafka-python (librdkafka's consumer, under
+# /usr/bin/python3) and kafkajs 2.2.4 (tests/kafka/node, its own decoder, a group consumer):
+# each sees every key's latest value, the tombstone as a null value, increasing offsets with
+# gaps, and no more records than kcat saw.
 #
 # usage: bash tests/cli_kafka_compact.sh /path/to/ringtail
 # Each check prints "ok" or "FAIL"; the last line is "N passed, M failed"; exit 1 on any failure.
 set -u
 
 RT=${1:?usage: cli_kafka_compact.sh /path/to/ringtail}
+NODE_DIR=$(cd "$(dirname "$0")/kafka/node" && pwd)
 T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-compact-XXXXXX")
 . "$(dirname "$0")/helpers/cli_harness.sh"
 . "$(dirname "$0")/kafka/harness.sh"
@@ -84,6 +89,100 @@ else
     bad "after the clean: each key's latest value last, fewer records ($before -> $after), offsets kept with gaps"
     cat "$T/after"
 fi
+
+# The same cleaned topic through confluent-kafka-python and kafkajs: one line per record,
+# "offset key value", a null value written as NULL (the tombstone must be null, not empty).
+/usr/bin/python3 - "$BROKER" >"$T/py" 2>"$T/err" <<'EOF'
+import sys, time
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+c = Consumer({"bootstrap.servers": sys.argv[1], "group.id": "compact-py",
+              "enable.auto.commit": False, "auto.offset.reset": "earliest",
+              "enable.partition.eof": True})
+c.assign([TopicPartition("ct", 0, 0)])
+deadline = time.time() + 60
+while time.time() < deadline:
+    m = c.poll(1.0)
+    if m is None:
+        continue
+    if m.error():
+        if m.error().code() == KafkaError._PARTITION_EOF:
+            break
+        sys.exit("consume error: %s" % m.error())
+    v = m.value()
+    print(m.offset(), m.key().decode(), "NULL" if v is None else v.decode())
+else:
+    sys.exit("no end of partition within 60 s")
+c.close()
+EOF
+RC=$?
+[ $RC -eq 0 ] && ok "confluent-kafka-python reads the compacted topic" ||
+    bad "confluent-kafka-python reads the compacted topic"
+last=$(tail -1 "$T/after" | cut -d' ' -f1)
+(cd "$NODE_DIR" && NODE_PATH=$NODE_DIR/node_modules RT_BROKER=$BROKER RT_LAST=$last timeout 120 node - >"$T/js" 2>"$T/err") <<'EOF'
+'use strict'
+const { Kafka, logLevel } = require('kafkajs')
+const kafka = new Kafka({ clientId: 'rt-compact', brokers: [process.env.RT_BROKER],
+                          logLevel: logLevel.NOTHING, retry: { retries: 3 } })
+const last = Number(process.env.RT_LAST)
+const consumer = kafka.consumer({ groupId: 'compact-js', sessionTimeout: 10000,
+                                  heartbeatInterval: 1000 })
+const lines = []
+const timer = setTimeout(() => { console.error('did not reach offset ' + last); process.exit(1) },
+                         60000)
+;(async () => {
+  await consumer.connect()
+  await consumer.subscribe({ topic: 'ct', fromBeginning: true })
+  let done
+  const finished = new Promise(r => { done = r })
+  await consumer.run({
+    autoCommit: false,
+    eachMessage: async ({ message }) => {
+      const v = message.value === null ? 'NULL' : message.value.toString()
+      lines.push(`${message.offset} ${message.key.toString()} ${v}`)
+      if (Number(message.offset) >= last) done()
+    },
+  })
+  await finished
+  await consumer.disconnect()
+  clearTimeout(timer)
+  process.stdout.write(lines.join('\n') + '\n')
+})().catch(e => { console.error(e); process.exit(1) })
+EOF
+RC=$?
+[ $RC -eq 0 ] && ok "kafkajs reads the compacted topic" || bad "kafkajs reads the compacted topic"
+for client in py js; do
+    if python3 - "$T/before" "$T/after" "$T/$client" <<'EOF'; then
+import sys
+def rows(path):
+    out = []
+    for line in open(path):
+        if not line.strip():
+            continue
+        parts = line.rstrip("\n").split(" ", 2)
+        out.append((int(parts[0]), parts[1], parts[2] if len(parts) > 2 else ""))
+    return out
+before, kcat, got = rows(sys.argv[1]), rows(sys.argv[2]), rows(sys.argv[3])
+null = lambda v: "NULL" if v in ("", "NULL") else v
+before = [(o, k, null(v)) for o, k, v in before]
+assert 0 < len(got) <= len(kcat), (len(got), len(kcat))          # no more than kcat saw
+offsets = [o for o, _, _ in got]
+assert offsets == sorted(set(offsets)), offsets                   # increasing
+assert set(got) <= set(before), set(got) - set(before)            # offsets and records kept
+latest, last = {}, {}
+for o, k, v in before:
+    latest[k] = v
+for o, k, v in got:
+    last[k] = v
+assert last == latest, (last, latest)                              # latest value per key
+assert [v for o, k, v in got if k == "k3"][-1] == "NULL"           # the tombstone, null
+assert len(set(o for o, _, _ in before) - set(offsets)) > 0        # gaps
+EOF
+        ok "$client after the clean: each key's latest value, the tombstone null, offsets with gaps, $(wc -l <"$T/$client") <= $after records"
+    else
+        bad "$client after the clean: each key's latest value, the tombstone null, offsets with gaps"
+        cat "$T/$client" "$T/err"
+    fi
+done
 
 # Reading from inside a gap starts at the next record after it (CL2).
 gap=$(python3 - "$T/before" "$T/after" <<'EOF'

@@ -296,6 +296,79 @@ static unsigned log_files(const char *dir, const char *pdir)
     return n;
 }
 
+static void sleep_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+static void append_one(rt_engine *e, const char *topic)
+{
+    struct rt_record r = {
+        .key = "k", .key_len = 1, .value = "v", .value_len = 1, .timestamp_ms = -1};
+    assert_int_equal(rt_append(e, topic, 0, &r, 1, NULL), 0);
+}
+
+/* TC3, TC4: a topic's segment.ms rolls its active segment on the next append once older (the
+ * others keep the engine's 7 days); a dynamic default does the same for topics without their
+ * own, at once; a compacted topic's idle active segment is rolled by the shard's housekeeping
+ * by the topic's segment.ms alone (cleaner.c CLN10, no max.compaction.lag.ms set). */
+static void test_segment_ms(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    struct rt_topic_config aged[] = {{"segment.ms", "50"}};
+    struct rt_topic_config day[] = {{"segment.ms", "86400000"}};
+    assert_int_equal(rt_topic_create_with_configs(e, "aged", 1, aged, 1), 0);
+    assert_int_equal(rt_topic_create_with_configs(e, "long", 1, day, 1), 0);
+    assert_int_equal(rt_topic_create(e, "plain", 1), 0);
+    const char *all[] = {"aged", "long", "plain"};
+    for (int i = 0; i < 3; i++)
+        append_one(e, all[i]);
+    sleep_ms(120); /* at least segment.ms: any longer is fine */
+    for (int i = 0; i < 3; i++)
+        append_one(e, all[i]);
+    assert_int_equal(log_files(dir, "aged-0"), 2);
+    assert_int_equal(log_files(dir, "long-0"), 1);
+    assert_int_equal(log_files(dir, "plain-0"), 1);
+    /* TC4: the dynamic default, at once, for topics without their own. */
+    struct rt_topic_config dyn[] = {{"segment.ms", "50"}};
+    assert_int_equal(rt_topic_config_defaults_alter(e, dyn, 1), 0);
+    sleep_ms(120);
+    for (int i = 0; i < 3; i++)
+        append_one(e, all[i]);
+    assert_int_equal(log_files(dir, "plain-0"), 2);
+    assert_int_equal(log_files(dir, "long-0"), 1); /* its own override wins */
+    /* Removing the override: the dynamic default applies at once. */
+    struct rt_topic_config unset[] = {{"segment.ms", NULL}};
+    assert_int_equal(rt_topic_config_alter(e, "long", unset, 1, false), 0);
+    sleep_ms(120);
+    append_one(e, "long");
+    assert_int_equal(log_files(dir, "long-0"), 2);
+    dyn[0].value = NULL;
+    assert_int_equal(rt_topic_config_defaults_alter(e, dyn, 1), 0);
+    /* CLN10 by the topic's segment.ms: no append after the first, yet the segment rolls. */
+    struct rt_topic_config cc[] = {{"cleanup.policy", "compact"}, {"segment.ms", "100"}};
+    struct rt_topic_config cp[] = {{"cleanup.policy", "compact"}};
+    assert_int_equal(rt_topic_create_with_configs(e, "idle", 1, cc, 2), 0);
+    assert_int_equal(rt_topic_create_with_configs(e, "idleplain", 1, cp, 1), 0);
+    append_one(e, "idle");
+    append_one(e, "idleplain");
+    unsigned n = 1;
+    for (int i = 0; i < 400 && n < 2; i++) { /* the shard's housekeeping: polled, not timed */
+        sleep_ms(25);
+        n = log_files(dir, "idle-0");
+    }
+    assert_int_equal(n, 2);
+    assert_int_equal(log_files(dir, "idleplain-0"), 1);
+    assert_int_equal(rt_close(e), 0);
+    tu_rmdir_free(dir);
+}
+
 /* segment.bytes sizes the topic's segments; retention.bytes set later removes the old ones at
  * the next retention pass (no reopen). */
 static void test_segment_bytes_and_retention(void **state)
@@ -595,6 +668,7 @@ int main(void)
         cmocka_unit_test(test_catalogue_version_follows_configs),
         cmocka_unit_test(test_alter_whole_and_incremental),
         cmocka_unit_test(test_honoured_at_once),
+        cmocka_unit_test(test_segment_ms),
         cmocka_unit_test(test_segment_bytes_and_retention),
         cmocka_unit_test(test_dynamic_defaults),
         cmocka_unit_test(test_dynamic_defaults_concurrent),

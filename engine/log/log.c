@@ -315,6 +315,7 @@ static int topic_build(struct log *lg, struct topic *t, const char *name, uint32
     cfg.topic = t;
     cfg.retention_ms = hc.delete_enabled ? hc.retention_ms : -1;
     cfg.retention_bytes = hc.delete_enabled ? hc.retention_bytes : -1;
+    cfg.segment_ms = hc.segment_ms;
     log_compaction_config(lg, &hc, &cfg.compaction);
     cfg.segment.capacity_bytes =
         hc.segment_bytes < SEGMENT_FILE_MIN_BYTES ? SEGMENT_FILE_MIN_BYTES : hc.segment_bytes;
@@ -911,12 +912,13 @@ out:
     return rc;
 }
 
-/* Runs on the partition's shard (the writer owns p->cfg): retention as the topic's configs
- * now say; the shard's next retention pass applies it. */
+/* Runs on the partition's shard (the writer owns p->cfg): retention, segment.ms and compaction
+ * as the topic's configs now say; the shard's next retention pass applies it. */
 struct retention_set {
     struct partition *p;
     int64_t retention_ms;
     int64_t retention_bytes;
+    int64_t segment_ms;
     struct partition_compaction compaction;
 };
 
@@ -926,12 +928,13 @@ static int retention_set_call(struct shard *s, void *arg)
     struct retention_set *r = arg;
     r->p->cfg.retention_ms = r->retention_ms;
     r->p->cfg.retention_bytes = r->retention_bytes;
+    r->p->cfg.segment_ms = r->segment_ms;
     r->p->cfg.compaction = r->compaction;
     return 0;
 }
 
 /* Applies a topic's honoured configs (TC3, over the dynamic defaults: TC4) to the running
- * topic and its partitions (retention and compaction on each partition's shard). Under
+ * topic and its partitions (retention, segment.ms and compaction on each partition's shard). Under
  * admin_lock. */
 static int topic_apply(struct log *lg, struct topic *t, const struct topic_config *config)
 {
@@ -949,6 +952,7 @@ static int topic_apply(struct log *lg, struct topic *t, const struct topic_confi
         /* Partitions added later (LG10) are opened with t->pcfg: the same values. */
         t->pcfg.retention_ms = hc.delete_enabled ? hc.retention_ms : -1;
         t->pcfg.retention_bytes = hc.delete_enabled ? hc.retention_bytes : -1;
+        t->pcfg.segment_ms = hc.segment_ms;
         log_compaction_config(lg, &hc, &t->pcfg.compaction);
     }
     for (uint32_t i = 0; i < t->partition_count && !meta_topic_name_internal(t->name); i++) {
@@ -956,6 +960,7 @@ static int topic_apply(struct log *lg, struct topic *t, const struct topic_confi
         struct retention_set r = {p,
                                   hc.delete_enabled ? hc.retention_ms : -1,
                                   hc.delete_enabled ? hc.retention_bytes : -1,
+                                  hc.segment_ms,
                                   {0}};
         log_compaction_config(lg, &hc, &r.compaction);
         struct shard_request req = {.kind = SHARD_REQ_CALL, .fn = retention_set_call, .arg = &r};

@@ -89,9 +89,10 @@ const char *topic_config_name(enum topic_config_key k)
 bool topic_config_honoured(enum topic_config_key k)
 {
     return k == TC_RETENTION_MS || k == TC_RETENTION_BYTES || k == TC_SEGMENT_BYTES ||
-           k == TC_MAX_MESSAGE_BYTES || k == TC_MESSAGE_TIMESTAMP_TYPE || k == TC_CLEANUP_POLICY ||
-           k == TC_MIN_CLEANABLE_DIRTY_RATIO || k == TC_MIN_COMPACTION_LAG_MS ||
-           k == TC_MAX_COMPACTION_LAG_MS || k == TC_DELETE_RETENTION_MS;
+           k == TC_SEGMENT_MS || k == TC_MAX_MESSAGE_BYTES || k == TC_MESSAGE_TIMESTAMP_TYPE ||
+           k == TC_CLEANUP_POLICY || k == TC_MIN_CLEANABLE_DIRTY_RATIO ||
+           k == TC_MIN_COMPACTION_LAG_MS || k == TC_MAX_COMPACTION_LAG_MS ||
+           k == TC_DELETE_RETENTION_MS;
 }
 
 static bool in_choices(const char *const *choices, const char *s, size_t n)
@@ -345,6 +346,7 @@ void topic_config_resolve(const struct topic_config *c, const struct rt_options 
     out->retention_ms = o->retention_ms;
     out->retention_bytes = o->retention_bytes;
     out->segment_bytes = o->segment_size_bytes;
+    out->segment_ms = o->segment_ms;
     out->max_message_bytes = o->batch_size_max_bytes;
     out->timestamp_type = o->message_timestamp_type;
     /* The stored values passed topic_config_check (TC2), so they parse. */
@@ -357,6 +359,8 @@ void topic_config_resolve(const struct topic_config *c, const struct rt_options 
     }
     if (c->value[TC_SEGMENT_BYTES])
         out->segment_bytes = (uint64_t)strtoll(c->value[TC_SEGMENT_BYTES], NULL, 10);
+    if (c->value[TC_SEGMENT_MS])
+        out->segment_ms = strtoll(c->value[TC_SEGMENT_MS], NULL, 10);
     if (c->value[TC_MAX_MESSAGE_BYTES])
         out->max_message_bytes = (uint32_t)strtoll(c->value[TC_MAX_MESSAGE_BYTES], NULL, 10);
     /* Log compaction (cleaner.c): the policy's items, and Kafka's defaults otherwise. */

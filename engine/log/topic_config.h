@@ -10,7 +10,9 @@
  * TC2  A value is kept in one spelling (topic_config_check's canonical form: decimal integers
  *      without sign or zeros in front, booleans in lower case, list items without spaces), so a
  *      catalogue has one encoding and fuzz_meta can ask for byte-identical round trips.
- * TC3  The engine acts on retention.ms, retention.bytes, segment.bytes, max.message.bytes,
+ * TC3  The engine acts on retention.ms, retention.bytes, segment.bytes, segment.ms (an append
+ *      rolls an active segment older than it; a compacted partition's idle one rolls by
+ *      min(segment.ms, max.compaction.lag.ms): cleaner.c CLN10), max.message.bytes,
  *      message.timestamp.type, and on cleanup.policy ("delete", "compact" or both: the log
  *      cleaner, cleaner.c) with min.cleanable.dirty.ratio, min.compaction.lag.ms,
  *      max.compaction.lag.ms and delete.retention.ms (TOPIC_CONFIG_HONOURED). A policy without
@@ -79,6 +81,7 @@ struct topic_config_honoured {
     int64_t retention_ms;
     int64_t retention_bytes;
     uint64_t segment_bytes;
+    int64_t segment_ms; /* roll the active segment by age (partition.c, cleaner.c CLN10) */
     uint32_t max_message_bytes;
     enum rt_timestamp_type timestamp_type;
     bool compact;        /* cleanup.policy holds "compact" */

@@ -8,7 +8,7 @@
  *
  * `applied` (BC4) is true for the DynamicLogConfig names whose topic synonym the engine acts
  * on (topic_config.h TC3): log.retention.ms, log.retention.bytes, message.max.bytes,
- * log.message.timestamp.type, log.cleanup.policy, log.cleaner.delete.retention.ms,
+ * log.message.timestamp.type, log.roll.ms, log.cleanup.policy, log.cleaner.delete.retention.ms,
  * log.cleaner.min/max.compaction.lag.ms and log.cleaner.min.cleanable.ratio, given to the
  * engine as its dynamic topic defaults (broker_config_apply, rt_topic_config_defaults_alter).
  * The other DynamicLogConfig names are given too (so a topic's DescribeConfigs reports them
@@ -164,7 +164,7 @@ static const struct broker_config_def TABLE[] = {
      .topic = "segment.bytes"}, /* LegacyRecord.RECORD_OVERHEAD_V0 */
     {.name = "log.index.size.max.bytes", .type = BCT_INT, MIN(4), .topic = "segment.index.bytes"},
     {.name = "log.roll.jitter.ms", .type = BCT_LONG, .topic = "segment.jitter.ms"},
-    {.name = "log.roll.ms", .type = BCT_LONG, .topic = "segment.ms"},
+    {.name = "log.roll.ms", .type = BCT_LONG, .topic = "segment.ms", .applied = true},
     {.name = "unclean.leader.election.enable",
      .type = BCT_BOOLEAN,
      .topic = "unclean.leader.election.enable"},

@@ -23,12 +23,12 @@
  *        (DynamicSecurityConfigs) only exist per listener and are refused without a prefix.
  *   BC4  What ringtail applies: the DynamicLogConfig names whose topic synonym the engine
  *        acts on (`applied` true: log.retention.ms, log.retention.bytes, message.max.bytes,
- *        log.message.timestamp.type, log.cleanup.policy and the log.cleaner.* compaction
- *        ones; BC5). Every other dynamic config is stored-only (`applied` false, the reason
- *        in broker_config.c's comment): the network's limits and thread counts are fixed at
- *        net_start, the listeners and TLS/SASL settings at start, and the log cleaner,
- *        replica fetchers and metric reporters it has differ from Kafka's. Stored values are
- *        reported by DescribeConfigs and survive restarts.
+ *        log.message.timestamp.type, log.roll.ms, log.cleanup.policy and the log.cleaner.*
+ *        compaction ones; BC5). Every other dynamic config is stored-only (`applied`
+ *        false, the reason in broker_config.c's comment): the network's limits and thread
+ *        counts are fixed at net_start, the listeners and TLS/SASL settings at start, and the
+ *        log cleaner, replica fetchers and metric reporters it has differ from Kafka's.
+ *        Stored values are reported by DescribeConfigs and survive restarts.
  *   BC5  A DynamicLogConfig name (`topic` set: Kafka's LogConfig synonym of a topic config)
  *        is the default of that topic config for every topic without its own override, as
  *        Kafka's DynamicLogConfig: this broker's value wins over the cluster default's, and
