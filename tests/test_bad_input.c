@@ -404,7 +404,7 @@ static void test_read_bad_arguments(void **state)
                      RT_E_UNKNOWN_TOPIC_OR_PARTITION); /* NULL topic: unknown, today */
     assert_int_equal(rt_fetch_start(e, "good", 0, 0, 100, RT_READ_UNCOMMITTED, NULL),
                      RT_E_INVALID_ARGUMENT);
-    assert_int_equal(rt_fetch_start(e, "good", 0, 0, 100, (enum rt_isolation)2, &fh),
+    assert_int_equal(rt_fetch_start(e, "good", 0, 0, 100, (enum rt_isolation)3, &fh),
                      RT_E_INVALID_ARGUMENT);
     assert_int_equal(rt_fetch_start(e, "good", 0, 0, 100, (enum rt_isolation) - 1, &fh),
                      RT_E_INVALID_ARGUMENT);
