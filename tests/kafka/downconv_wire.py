@@ -82,7 +82,9 @@ def multi(addr, topic):
     gzip): each partition's generated slice in turn (KN10, KF10: one buffer, partition after
     partition), every non-empty answer's first message whole and its values as written; with
     max_bytes 2000000 the budget shrinks partition by partition (KF2); with
-    partition_max_bytes 100 only the first partition gets its first batch, whole (KIP-74, KF9)."""
+    partition_max_bytes 100 the first partition gets its first batch, whole (KIP-74, KF9), and the
+    others only what fits in 100 bytes (kcat's gzip batches are timed: a first one of one record
+    compresses below 100 bytes)."""
     c = kwire.Conn(addr, "downconv_wire")
     for ver, mb, pmb in ((3, 2000000, 1500000), (1, 0, 1000000), (2, 0, 100)):
         body = s32(-1) + s32(100) + s32(0)
@@ -97,7 +99,7 @@ def multi(addr, topic):
         off += 2 + ln
         (n,) = struct.unpack(">i", r[off:off + 4])
         off += 4
-        total, got = 0, []
+        total, got, sizes = 0, [], []
         for _ in range(n):
             p, e, hw = struct.unpack(">ihq", r[off:off + 14])
             off += 14
@@ -114,14 +116,18 @@ def multi(addr, topic):
                   "Fetch v%d (partition_max_bytes %d), partition %d: %d records from 0, values as "
                   "written, the first whole (%d bytes)" % (ver, pmb, p, len(msgs), nb))
             got.append(len(msgs))
+            sizes.append(nb)
         check(off == len(r), "Fetch v%d: the answer's size is what its partitions say" % ver)
         if mb:
             check(total <= mb,
                   "Fetch v%d: %d record bytes within max_bytes %d" % (ver, total, mb))
         if pmb == 100:
-            check(got[0] > 0 and got[1:] == [0, 0],
-                  "Fetch v%d, partition_max_bytes 100: only the first partition answers, one whole "
-                  "batch (%s)" % (ver, got))
+            # The first partition's first batch goes whole past the limit; the others get only
+            # what fits in it (nothing, unless kcat happened to send a first batch whose gzip
+            # wrapper is that small).
+            check(got[0] > 0 and all(n <= pmb for n in sizes[1:]),
+                  "Fetch v%d, partition_max_bytes 100: the first partition answers one whole "
+                  "batch, the others at most 100 bytes (%s records, %s bytes)" % (ver, got, sizes))
         else:
             check(all(g > 0 for g in got), "Fetch v%d: every partition answers records (%s)"
                   % (ver, got))
