@@ -389,6 +389,16 @@ static void run_heal(struct tu_fixture *f, struct io_fault_rule rule, bool write
 }
 
 /* SH10, PA12: writes of one partition's files fail with ENOSPC until space returns. */
+/* Adds a rule to the plan: the op's first matching call on a path containing `path` fails with
+ * `error`, once or until the rules are cleared (`mode`). */
+static void refuse(struct io_fault_plan *plan, enum io_fault_mode mode, enum io_op_type op,
+                   int error, const char *path)
+{
+    struct io_fault_rule rule = {
+        .mode = mode, .op = op, .nth = 1, .error = error, .path_contains = path};
+    assert_int_equal(io_fault_rule_add(plan, &rule), 0);
+}
+
 static void test_heal_write_enospc(void **state)
 {
     run_heal(*state,
@@ -443,12 +453,7 @@ static void test_heal_never_when_disabled(void **state)
     assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
     int64_t base = -1;
     assert_int_equal(append_idem(f->e, TOPIC, 0, 7, 0, 1, "a", &base, 0), 0);
-    struct io_fault_rule rule = {.mode = IO_FAULT_ONCE,
-                                 .op = IO_OP_WRITE,
-                                 .nth = 1,
-                                 .error = EIO,
-                                 .path_contains = P0_FILES};
-    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    refuse(&plan, IO_FAULT_ONCE, IO_OP_WRITE, EIO, P0_FILES);
     assert_int_equal(append_idem(f->e, TOPIC, 0, 7, 1, 1, "x", &base, 0), RT_E_IO_FAILED);
     usleep(300 * 1000); /* well past the default first attempt */
     assert_int_equal(append_idem(f->e, TOPIC, 0, 7, 1, 1, "x", &base, 0), RT_E_IO_FAILED);
@@ -780,12 +785,7 @@ static void test_heal_marker_write(void **state)
     /* Offsets in the transaction: applied only once every marker is written (GO1, CO15). */
     struct rt_offset consumed = {.topic = TOPIC, .partition = 1, .offset = 42, .metadata = NULL};
     assert_int_equal(rt_producer_send_offsets(p, "heal-group", &consumed, 1), 0);
-    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
-                                 .op = IO_OP_WRITE,
-                                 .nth = 1,
-                                 .error = ENOSPC,
-                                 .path_contains = P0_FILES};
-    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    refuse(&plan, IO_FAULT_FOREVER, IO_OP_WRITE, ENOSPC, P0_FILES);
     int rc = rt_producer_commit(p, -1);
     fprintf(stderr, "commit with its marker refused: %s\n", rt_error_detail());
     assert_int_not_equal(rc, 0); /* not reported committed */
@@ -847,12 +847,7 @@ static void test_heal_txn_state_write(void **state)
     assert_int_equal(rt_producer_commit(p, -1), 0);
     assert_int_equal(rt_producer_begin(p), 0);
     send_txn_records(p, "x2", 3);
-    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
-                                 .op = IO_OP_WRITE,
-                                 .nth = 1,
-                                 .error = ENOSPC,
-                                 .path_contains = "__transaction_state-"};
-    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    refuse(&plan, IO_FAULT_FOREVER, IO_OP_WRITE, ENOSPC, "__transaction_state-");
     int rc = rt_producer_commit(p, -1);
     fprintf(stderr, "commit with its PrepareCommit refused: %s\n", rt_error_detail());
     assert_int_not_equal(rc, 0);
@@ -980,12 +975,7 @@ static void test_heal_marker_write_two_partitions(void **state)
     assert_int_equal(rt_producer_begin(p), 0);
     send_txn_records_to(p, 0, "c2", 2, false);
     send_txn_records_to(p, 1, "d2", 2, true); /* acknowledged: durable before the fault */
-    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
-                                 .op = IO_OP_WRITE,
-                                 .nth = 1,
-                                 .error = ENOSPC,
-                                 .path_contains = TOPIC "-1/"};
-    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    refuse(&plan, IO_FAULT_FOREVER, IO_OP_WRITE, ENOSPC, TOPIC "-1/");
     int rc = rt_producer_commit(p, -1);
     fprintf(stderr, "commit with one of its two markers refused: %s\n", rt_error_detail());
     assert_int_not_equal(rc, 0);
@@ -1041,12 +1031,7 @@ static void test_heal_decision_write_power_loss(void **state)
     assert_int_equal(rt_producer_begin(p), 0);
     send_txn_records_to(p, 0, "x2", 2, false);
     send_txn_records_to(p, 1, "y2", 2, true);
-    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
-                                 .op = IO_OP_WRITE,
-                                 .nth = 1,
-                                 .error = ENOSPC,
-                                 .path_contains = "__transaction_state-"};
-    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    refuse(&plan, IO_FAULT_FOREVER, IO_OP_WRITE, ENOSPC, "__transaction_state-");
     assert_int_not_equal(rt_producer_commit(p, -1), 0);
     struct rt_stats s;
     stats(f->e, &s);
@@ -1096,12 +1081,7 @@ static void test_heal_failed_roll_interval(void **state)
     assert_int_equal(append_idem(f->e, TOPIC, 0, 7, seq0, 4, "a", &base, 1000), 0);
     acked_add(&a0, "a", 7, seq0, 4);
     seq0 += 4;
-    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
-                                 .op = IO_OP_DIR_ENTRY,
-                                 .nth = 1,
-                                 .error = ENOSPC,
-                                 .path_contains = P0_FILES};
-    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    refuse(&plan, IO_FAULT_FOREVER, IO_OP_DIR_ENTRY, ENOSPC, P0_FILES);
     int rc = 0;
     for (int i = 0; i < 400 && rc == 0; i++) {
         rc = append_idem(f->e, TOPIC, 0, 7, seq0, 4, "a", &base, 1000);
@@ -1224,12 +1204,7 @@ static void test_heal_topic_create_catalogue(void **state)
     o.shard_count = 1;
     assert_int_equal(rt_test_open(f->dir, &o, &plan, &f->e), 0);
     assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
-    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
-                                 .op = IO_OP_FDATASYNC_DIRECT,
-                                 .nth = 1,
-                                 .error = ENOSPC,
-                                 .path_contains = "ringtail.meta.tmp"};
-    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    refuse(&plan, IO_FAULT_FOREVER, IO_OP_FDATASYNC_DIRECT, ENOSPC, "ringtail.meta.tmp");
     int rc = rt_topic_create(f->e, "made", 3);
     fprintf(stderr, "creation with its catalogue refused: %s\n", rt_error_detail());
     assert_int_not_equal(rc, 0);
@@ -1276,12 +1251,7 @@ static void test_heal_add_partitions_catalogue(void **state)
     o.shard_count = 2;
     assert_int_equal(rt_test_open(f->dir, &o, &plan, &f->e), 0);
     assert_int_equal(rt_topic_create(f->e, TOPIC, 2), 0);
-    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
-                                 .op = IO_OP_FDATASYNC_DIRECT,
-                                 .nth = 1,
-                                 .error = ENOSPC,
-                                 .path_contains = "ringtail.meta.tmp"};
-    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    refuse(&plan, IO_FAULT_FOREVER, IO_OP_FDATASYNC_DIRECT, ENOSPC, "ringtail.meta.tmp");
     assert_int_not_equal(rt_topic_add_partitions(f->e, TOPIC, 4), 0);
     fprintf(stderr, "partitions added, catalogue refused: %s\n", rt_error_detail());
     struct rt_stats s;
@@ -1324,12 +1294,7 @@ static void test_heal_offsets_write(void **state)
     open_txn_engine(f, &plan, &fl);
     struct rt_offset o5 = {.topic = TOPIC, .partition = 0, .offset = 5, .metadata = "m5"};
     assert_int_equal(rt_group_commit_offsets(f->e, "heal-group", &o5, 1), 0);
-    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
-                                 .op = IO_OP_WRITE,
-                                 .nth = 1,
-                                 .error = ENOSPC,
-                                 .path_contains = "__consumer_offsets-"};
-    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    refuse(&plan, IO_FAULT_FOREVER, IO_OP_WRITE, ENOSPC, "__consumer_offsets-");
     struct rt_offset o9 = {.topic = TOPIC, .partition = 0, .offset = 9, .metadata = "m9"};
     assert_int_equal(rt_group_commit_offsets(f->e, "heal-group", &o9, 1), RT_E_IO_FAILED);
     fprintf(stderr, "offset commit refused: %s\n", rt_error_detail());
@@ -1399,12 +1364,7 @@ static void test_heal_producer_after_fault(void **state)
     assert_int_equal(rt_producer_send(p, TOPIC, 0, &m, pdelivered, &err), 0);
     assert_int_equal(rt_producer_flush(p, -1), 0);
     assert_int_equal(err, 0);
-    struct io_fault_rule rule = {.mode = IO_FAULT_FOREVER,
-                                 .op = IO_OP_WRITE,
-                                 .nth = 1,
-                                 .error = ENOSPC,
-                                 .path_contains = P0_FILES};
-    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    refuse(&plan, IO_FAULT_FOREVER, IO_OP_WRITE, ENOSPC, P0_FILES);
     m.record.value = "lost";
     m.record.value_len = 4;
     err = 1;
