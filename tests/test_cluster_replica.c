@@ -5,8 +5,9 @@
  * fetch response's tail (RF3); the replication-offset-checkpoint's exact text, its parser's
  * refusals naming the line (HC1), its durable store and a missing file read as empty (HC2, HC3);
  * and, over a real engine, that a followed partition's first high watermark is its checkpointed
- * one rather than its log end (RF1), that a led partition's moves to the log end only once the
- * metadata is current (RF5), and that a stop writes the checkpoint.
+ * one rather than its log end (RF1), that a held led partition's moves to the log end only once
+ * the metadata is current and keeps following it (RF5), that one first seen led with current
+ * metadata is left unheld, and that a stop writes the checkpoint.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers/test_util.h"
 #include "tools/kafka/cluster/hw_checkpoint.h"
@@ -203,11 +205,24 @@ static void test_first_hold_is_checkpointed(void **state)
     replica_fetcher_update(rf, a, 2, true);
     assert_int_equal(hw_now(e, 1), 10); /* RF5: the leader's log end */
     assert_int_equal(hw_now(e, 0), 4);  /* a follower's stays until its leader says more */
+    assert_int_equal(rt_append(e, "t", 1, &r[0], 1, NULL), 0); /* RF5 also runs on its own */
+    for (int i = 0; i < 200 && hw_now(e, 1) != 11; i++)
+        usleep(10000);
+    assert_int_equal(hw_now(e, 1), 11);
+    /* a partition first seen led with current metadata is not held: reads reach its log end */
+    assert_int_equal(rt_topic_create(e, "u", 1), 0);
+    assert_int_equal(rt_append(e, "u", 0, &r[0], 1, NULL), 0);
+    struct rf_assignment b = {.topic = "u", .partition = 0, .leader = 1, .leader_epoch = 0};
+    replica_fetcher_update(rf, &b, 1, true);
+    assert_int_equal(rt_append(e, "u", 0, &r[1], 1, NULL), 0);
+    int64_t uo = -1;
+    assert_int_equal(rt_list_offsets(e, "u", 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &uo), 0);
+    assert_int_equal(uo, 2);
     replica_fetcher_stop(rf);
     size_t bad;
     assert_int_equal(hw_checkpoint_load(dir, &c, &bad), 0);
     assert_int_equal(hw_checkpoint_get(&c, "t", 0), 4);
-    assert_int_equal(hw_checkpoint_get(&c, "t", 1), 10);
+    assert_int_equal(hw_checkpoint_get(&c, "t", 1), 11);
     hw_checkpoint_free(&c);
     /* a corrupt checkpoint refuses the start, naming the line */
     char *path = tu_path("%s/%s", dir, HW_CHECKPOINT_FILE);
