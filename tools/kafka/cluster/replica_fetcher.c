@@ -20,10 +20,11 @@
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/proto/kmsg.h"
 
-#define RF_SOURCES_MAX 256
-#define RF_ARENA_BYTES (1u << 20)
-#define RF_TIMEOUT_MS  (RF_MAX_WAIT_MS + 5000)
-#define RF_INTERIM_MS  100 /* RF5's cadence */
+#define RF_SOURCES_MAX    256
+#define RF_ARENA_BYTES    (1u << 20)
+#define RF_TIMEOUT_MS     (RF_MAX_WAIT_MS + 5000)
+#define RF_INTERIM_MS     100   /* RF5's cadence */
+#define RF_CAUSE_BELOW_HW 20001 /* rf_log's cause of RF2's clamp (not an errno nor a Kafka code) */
 
 enum rf_state { RF_TRUNCATE, RF_FETCH };
 
@@ -356,7 +357,8 @@ static void truncate_one(struct replica_fetcher *rf, struct kclient_conn *conn, 
     if (rc || err) {
         rf_log(rf, rc ? rc : 10000 + err, "%s-%d: OffsetForLeaderEpoch to node %d (%s:%u): %s",
                w->topic, w->partition, w->leader, w->host, w->port,
-               rc ? (rc == -EPROTO ? "bad answer" : strerror(-rc)) : kafka_error_name(err));
+               rc ? (rc == -EPROTO ? "closed, or not a whole answer" : strerror(-rc))
+                  : kafka_error_name(err));
         p->retry_at = now_ms() + RF_BACKOFF_MS;
         pthread_mutex_unlock(&rf->mu);
         return;
@@ -379,7 +381,7 @@ static void truncate_one(struct replica_fetcher *rf, struct kclient_conn *conn, 
         rf_truncation_decide(leader_epoch, leader_end, hw, log_end, own_epoch, own_end, &to, &next);
     if (to < hw) { /* RF2: never below what consumers may have read */
         pthread_mutex_lock(&rf->mu);
-        rf_log(rf, 0,
+        rf_log(rf, RF_CAUSE_BELOW_HW,
                "%s-%d: leader %d ends epoch %d at %" PRId64 ", below the high watermark %" PRId64
                "; truncating to the high watermark",
                w->topic, w->partition, w->leader, (int)leader_epoch, to, hw);
@@ -468,7 +470,7 @@ static void fetch_all(struct replica_fetcher *rf, struct kclient_conn *conn, str
     if (rc) {
         pthread_mutex_lock(&rf->mu);
         rf_log(rf, rc, "Fetch from node %d (%s:%u): %s", items[0].p.leader, items[0].p.host,
-               items[0].p.port, rc == -EPROTO ? "bad answer" : strerror(-rc));
+               items[0].p.port, rc == -EPROTO ? "closed, or not a whole answer" : strerror(-rc));
         for (size_t i = 0; i < n; i++)
             back_off(rf, &items[i]);
         pthread_mutex_unlock(&rf->mu);
@@ -698,7 +700,7 @@ void replica_fetcher_update(struct replica_fetcher *rf, const struct rf_assignme
                 rf->engine, a[i].topic, (uint32_t)a[i].partition, ck > 0 ? ck : 0, &hw);
             pthread_mutex_lock(&rf->mu);
             p = rc == 0 ? part_entry(rf, a[i].topic, a[i].partition) : NULL;
-            if (rc)
+            if (rc && rc != RT_E_UNKNOWN_TOPIC_OR_PARTITION) /* that one: not made locally yet */
                 rf_log(rf, rc, "%s-%d: holding the high watermark: %s", a[i].topic, a[i].partition,
                        rt_strerror(rc));
             if (p) {
