@@ -91,6 +91,8 @@ struct metadata_node;
 struct metadata_node *kafka_cluster(const struct kafka_server *srv);
 enum net_verdict kafka_handle_broker_registration(struct kafka_slot *s);
 enum net_verdict kafka_handle_broker_heartbeat(struct kafka_slot *s);
+/* OffsetForLeaderEpoch (handle_epoch.c, KE1). */
+enum net_verdict kafka_handle_offset_for_leader_epoch(struct kafka_slot *s);
 enum net_verdict kafka_handle_metadata_cluster(struct kafka_slot *s, struct metadata_node *mn);
 int16_t kafka_cluster_create_topic(struct kafka_slot *s, struct metadata_node *mn,
                                    const struct kmsg_create_topics_topic *t, bool validate_only,
