@@ -751,7 +751,7 @@ static void refill_producer_ids(struct metadata_node *n, const struct quorum_sta
     int32_t len = 0;
     int16_t err = KAFKA_NONE;
     if (st->is_leader) {
-        err = pid_blocks_allocate(n, n->node_id, n->my_epoch, &start, &len);
+        err = metadata_node_allocate_producer_ids(n, n->node_id, n->my_epoch, &start, &len);
     } else {
         char host[MI_HOST_BYTES_MAX + 1];
         uint16_t port = 0;
@@ -894,6 +894,56 @@ void metadata_node_kick(struct metadata_node *n)
     n->kick = true;
     pthread_cond_signal(&n->cv);
     pthread_mutex_unlock(&n->mu);
+}
+
+/* ---- producer-id blocks: the controller's answer (producer_id_blocks.h PB1) ---- */
+
+/* One allocation at a time on this controller: two proposals from the same image would ask for
+ * the same block, and the second would be rejected (MI4) — harmless (PB1) but wasted. */
+static pthread_mutex_t alloc_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int16_t metadata_node_allocate_producer_ids(struct metadata_node *n, int32_t broker_id,
+                                            int64_t broker_epoch, int64_t *start, int32_t *len)
+{
+    *start = -1;
+    *len = 0;
+    if (!metadata_node_is_controller(n))
+        return KAFKA_NOT_CONTROLLER;
+    int16_t err = KAFKA_REQUEST_TIMED_OUT;
+    pthread_mutex_lock(&alloc_mu);
+    for (int attempt = 0; attempt < 3; attempt++) {
+        pthread_mutex_lock(&n->mu);
+        const struct mi_broker *b = metadata_image_broker(&n->img, broker_id);
+        bool known = b && b->epoch == broker_epoch;
+        int64_t next = n->img.next_producer_id;
+        pthread_mutex_unlock(&n->mu);
+        if (!known) {
+            err = KAFKA_STALE_BROKER_EPOCH;
+            break;
+        }
+        if (next > INT64_MAX - PID_BLOCK_SIZE) {
+            err = KAFKA_UNKNOWN_SERVER_ERROR; /* the 63-bit space is used up */
+            break;
+        }
+        uint8_t rec[32];
+        size_t rlen = mi_encode_producer_ids(rec, sizeof rec, broker_id, next + PID_BLOCK_SIZE);
+        uint64_t index = 0;
+        int rc = rlen ? quorum_propose_wait(n->q, rec, rlen, PROPOSE_WAIT_MS, &index) : -EINVAL;
+        if (rc) {
+            err = rlen ? quorum_error(rc) : KAFKA_UNKNOWN_SERVER_ERROR;
+            break;
+        }
+        int64_t first, end;
+        if (metadata_node_grant_at(n, index, broker_id, &first, &end)) { /* PB1 */
+            *start = first;
+            *len = (int32_t)(end - first);
+            err = KAFKA_NONE;
+            break;
+        }
+        /* rejected: an earlier record (a previous controller's) moved next_producer_id first */
+    }
+    pthread_mutex_unlock(&alloc_mu);
+    return err;
 }
 
 /* ---- controlled shutdown (MN5) ---- */

@@ -91,6 +91,11 @@ bool metadata_node_grant_at(struct metadata_node *n, uint64_t index, int32_t bro
                             int64_t *end);
 void metadata_node_kick(struct metadata_node *n);
 
+/* AllocateProducerIds on the controller (producer_id_blocks.h PB1): a Kafka error code; on
+ * KAFKA_NONE the block [*start, *start + *len), its PRODUCER_IDS record committed and applied.
+ * May wait for the quorum (never from a loop thread). */
+int16_t metadata_node_allocate_producer_ids(struct metadata_node *n, int32_t broker_id,
+                                            int64_t broker_epoch, int64_t *start, int32_t *len);
 /* MN5, the controller's side: a BrokerHeartbeat with want_shut_down (never waits). */
 int16_t metadata_node_heartbeat_shutdown(struct metadata_node *n, int32_t broker_id, int64_t epoch,
                                          bool *is_fenced, bool *should_shut_down);

@@ -1,18 +1,15 @@
 /*
- * producer_id_blocks.c — producer-id blocks (producer_id_blocks.h, KIP-730): the controller's
- * AllocateProducerIds answer (a PRODUCER_IDS record committed, then checked applied: PB1), the
- * node's request for its next block, and the small log of recent grants the apply callback
- * keeps. It never hands an id to a client (the engine does, PB2) and never proposes anything but
- * PRODUCER_IDS.
+ * producer_id_blocks.c — producer-id blocks (producer_id_blocks.h, KIP-730): the small log of
+ * recent grants the apply callback keeps (what the controller's answer checks, PB1) and the
+ * node's request for its next block. It never hands an id to a client (the engine does, PB2)
+ * and never proposes a record (metadata_node.c does).
  */
 #include "tools/kafka/cluster/producer_id_blocks.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "tools/kafka/cluster/kclient.h"
-#include "tools/kafka/cluster/metadata_node.h"
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/proto/kmsg.h"
 
@@ -36,68 +33,6 @@ bool pid_grants_find(const struct pid_grants *g, uint64_t index, int32_t broker,
             return true;
         }
     return false;
-}
-
-/* ---- the controller's side ---- */
-
-/* One allocation at a time on this controller: two proposals from the same image would ask for
- * the same block, and the second would be rejected (MI4) — harmless (PB1) but wasted. */
-static pthread_mutex_t alloc_mu = PTHREAD_MUTEX_INITIALIZER;
-
-struct alloc_read {
-    int32_t broker;
-    int64_t epoch;
-    bool known;
-    int64_t next;
-};
-
-static void read_next(void *ctx, const struct metadata_image *img)
-{
-    struct alloc_read *ar = ctx;
-    const struct mi_broker *b = metadata_image_broker(img, ar->broker);
-    ar->known = b && b->epoch == ar->epoch;
-    ar->next = img->next_producer_id;
-}
-
-int16_t pid_blocks_allocate(struct metadata_node *n, int32_t broker_id, int64_t broker_epoch,
-                            int64_t *start, int32_t *len)
-{
-    *start = -1;
-    *len = 0;
-    if (!metadata_node_is_controller(n))
-        return KAFKA_NOT_CONTROLLER;
-    int16_t err = KAFKA_REQUEST_TIMED_OUT;
-    pthread_mutex_lock(&alloc_mu);
-    for (int attempt = 0; attempt < 3; attempt++) {
-        struct alloc_read ar = {.broker = broker_id, .epoch = broker_epoch};
-        metadata_node_read(n, read_next, &ar);
-        if (!ar.known) {
-            err = KAFKA_STALE_BROKER_EPOCH;
-            break;
-        }
-        if (ar.next > INT64_MAX - PID_BLOCK_SIZE) {
-            err = KAFKA_UNKNOWN_SERVER_ERROR; /* the 63-bit space is used up */
-            break;
-        }
-        uint8_t rec[32];
-        size_t rlen = mi_encode_producer_ids(rec, sizeof rec, broker_id, ar.next + PID_BLOCK_SIZE);
-        uint64_t index = 0;
-        int rc = rlen ? metadata_node_propose_wait(n, rec, rlen, &index) : -EINVAL;
-        if (rc) {
-            err = metadata_node_kafka_error(rc);
-            break;
-        }
-        int64_t first, end;
-        if (metadata_node_grant_at(n, index, broker_id, &first, &end)) { /* PB1 */
-            *start = first;
-            *len = (int32_t)(end - first);
-            err = KAFKA_NONE;
-            break;
-        }
-        /* rejected: an earlier record (a previous controller's) moved next_producer_id first */
-    }
-    pthread_mutex_unlock(&alloc_mu);
-    return err;
 }
 
 /* ---- the node's side ---- */

@@ -5,8 +5,8 @@
  * the block only once that record is applied at the index its proposal got; a cluster node's
  * engine hands out ids only from the blocks granted to it (rt_producer_id_grant), asking for the
  * next block when fewer than PID_BLOCK_LOW are left. It owns the grant bookkeeping and the
- * request; it never decides who is controller (metadata_node.c) and never touches the image
- * but through metadata_node_read.
+ * request; the controller's answer (metadata_node_allocate_producer_ids) and the agent's refill
+ * are metadata_node.c's, which holds the quorum and the image.
  *
  * Invariants:
  *   PB1  A block is answered only when the PRODUCER_IDS record proposed for it was applied (not
@@ -43,11 +43,6 @@ void pid_grants_note(struct pid_grants *g, uint64_t index, int32_t broker, int64
 bool pid_grants_find(const struct pid_grants *g, uint64_t index, int32_t broker, int64_t *first,
                      int64_t *end);
 
-struct metadata_node;
-/* The controller's answer to AllocateProducerIds (PB1): a Kafka error code; on KAFKA_NONE the
- * block [*start, *start + *len). May wait for the quorum (never from a loop thread). */
-int16_t pid_blocks_allocate(struct metadata_node *n, int32_t broker_id, int64_t broker_epoch,
-                            int64_t *start, int32_t *len);
 /* A node's request to the controller's listener (kclient.h): 0 and the answer's error code in
  * *err (the block when KAFKA_NONE), or -errno / -EPROTO. */
 int pid_blocks_request(const char *host, uint16_t port, int timeout_ms, int32_t broker_id,

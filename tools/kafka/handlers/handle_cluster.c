@@ -84,8 +84,8 @@ enum net_verdict kafka_handle_allocate_producer_ids(struct kafka_slot *s)
     struct kmsg_allocate_producer_ids_response m = {.error_code = KAFKA_NOT_CONTROLLER,
                                                     .producer_id_start = -1};
     if (mn) /* producer_id_blocks.h PB1 */
-        m.error_code = pid_blocks_allocate(mn, q->broker_id, q->broker_epoch, &m.producer_id_start,
-                                           &m.producer_id_len);
+        m.error_code = metadata_node_allocate_producer_ids(
+            mn, q->broker_id, q->broker_epoch, &m.producer_id_start, &m.producer_id_len);
     kafka_count_error(s, m.error_code);
     kafka_response_begin(s);
     kmsg_allocate_producer_ids_response_encode(&s->w, s->header.api_version, &m);
