@@ -3,8 +3,10 @@
  * apply, snapshot and restore the node's metadata image under one mutex (they run on the
  * quorum's loop thread; every other reader takes the mutex too), and leader changes become one
  * line on stderr each. The agent thread runs the broker's lifecycle (registration, heartbeats,
- * local partitions: MN2) and the active controller's periodic duty (fencing: MN1); the
- * controller's answers (register, heartbeat, create topic: MN3) run on the caller's thread.
+ * local partitions: MN2, local deletions: MN4, producer-id blocks: PB2) and the active
+ * controller's periodic duty (fencing: MN1); the controller's answers (register, heartbeat,
+ * create topic: MN3, producer-id blocks: PB1, a shutdown heartbeat: MN5) run on the caller's
+ * thread; a controlled shutdown's wait (MN5) on cmd_serve's.
  */
 #include "tools/kafka/cluster/metadata_node.h"
 

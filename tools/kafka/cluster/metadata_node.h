@@ -12,8 +12,12 @@
  *    topic API), off the quorum's apply thread (MN2);
  *  - the controller side (when this node is the raft leader): answer registrations (proposing
  *    REGISTER_BROKER) and heartbeats (unfencing a fenced broker), fence a broker whose
- *    heartbeats stopped for the session timeout (MN1), and create topics (placement, TOPIC and
- *    PARTITION records, MN3).
+ *    heartbeats stopped for the session timeout (MN1), create topics (placement, TOPIC and
+ *    PARTITION records, MN3), hand out producer-id blocks (PRODUCER_IDS, producer_id_blocks.h)
+ *    and move a stopping broker's leaderships (MN5); CreatePartitions and DeleteTopics are
+ *    controller_admin.h's, on the helpers at the end of this header;
+ *  - the stopping node's side of a controlled shutdown (MN5), and the agent's requests for
+ *    producer-id blocks and local deletions (MN4).
  *
  * Invariants:
  *   MN1  Only the active controller proposes FENCE_BROKER; it fences a registered, unfenced broker
