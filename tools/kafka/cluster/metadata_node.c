@@ -568,6 +568,11 @@ static void broker_tick(struct metadata_node *n, int32_t controller)
     uint8_t arena_buf[1024];
     struct kp_arena a;
     kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    pthread_mutex_lock(&n->mu);
+    bool stopping = n->shutting_down;
+    pthread_mutex_unlock(&n->mu);
+    if (n->my_epoch <= 0 && stopping)
+        return; /* MN5: a stopping node does not register (it would unfence itself) */
     if (n->my_epoch <= 0) {
         struct kmsg_broker_listener l = {kp_str_of("PLAINTEXT"), kp_str_of(n->host),
                                          (int16_t)n->port, 0};
@@ -599,9 +604,7 @@ static void broker_tick(struct metadata_node *n, int32_t controller)
             peer_error(n, controller, "BrokerRegistration", rc ? rc : r.error_code);
         return;
     }
-    pthread_mutex_lock(&n->mu);
-    bool shutting_down = n->shutting_down;
-    pthread_mutex_unlock(&n->mu);
+    bool shutting_down = stopping;
     struct kmsg_broker_heartbeat_request q = {
         .broker_id = n->node_id,
         .broker_epoch = n->my_epoch,

@@ -22,7 +22,8 @@
  * Invariants:
  *   MN1  Only the active controller proposes FENCE_BROKER; it fences a registered, unfenced broker
  *       other than itself once no registration or heartbeat of it arrived for session_ms since
- *       this node became controller (a new controller gives every broker a full session).
+ *       this node became controller (a new controller gives every broker a full session), or
+ *       at once when it asks to shut down (MN5).
  *   MN2  The quorum's apply callback never calls the engine or a socket: it applies the record and
  *       wakes the agent thread, which creates local partitions.
  *   MN3  A topic is created by the controller only: rf within 1..unfenced brokers, replicas by
