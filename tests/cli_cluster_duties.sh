@@ -19,7 +19,7 @@ cleanup() {
     for i in 1 2 3; do
         if [ "${PIDS[$i]}" != 0 ]; then kill -KILL "${PIDS[$i]}" 2>/dev/null; wait "${PIDS[$i]}" 2>/dev/null; fi
     done
-    rm -rf "$T"
+    [ -n "${KEEP:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT
 . "$(dirname "$0")/helpers/cli_harness.sh"
@@ -121,8 +121,8 @@ for w in "create grow ok" "create gone ok" "partitions grow ok" "partitions shri
 done
 five_on() { [ "$(partitions_of "$1" | grep -c $'^partition\tgrow\t')" = 5 ]; }
 gone_on() { ! partitions_of "$1" | grep -q $'^partition\tgone\t'; }
-if wait_for 10 five_on 1 && wait_for 10 five_on 2 && wait_for 10 five_on 3 &&
-    [ "$(partitions_of 1)" = "$(partitions_of 2)" ] && [ "$(partitions_of 1)" = "$(partitions_of 3)" ]; then
+agree() { [ "$(partitions_of 1)" = "$(partitions_of 2)" ] && [ "$(partitions_of 1)" = "$(partitions_of 3)" ]; }
+if wait_for 10 five_on 1 && wait_for 10 five_on 2 && wait_for 10 five_on 3 && wait_for 10 agree; then
     ok "every node's Metadata shows grow with 5 partitions, the same leaders and ISR"
 else bad "grow: $(partitions_of 1) // $(partitions_of 2) // $(partitions_of 3)"; fi
 # the new partitions continue the round-robin: leaders of grow-0..4 cover every node
@@ -135,7 +135,7 @@ no_gone() { [ ! -e "$T/n$1/gone-0" ] && [ ! -e "$T/n$1/gone-1" ]; }
 if wait_for 10 has_grow 1 && wait_for 10 has_grow 2 && wait_for 10 has_grow 3; then
     ok "each node added the directories grow-3, grow-4 to its engine"
 else bad "grow dirs: $(ls "$T/n1" "$T/n2" "$T/n3" | tr '\n' ' ')"; fi
-if gone_on 1 && gone_on 2 && gone_on 3 && wait_for 10 no_gone 1 && wait_for 10 no_gone 2 &&
+if wait_for 10 gone_on 1 && wait_for 10 gone_on 2 && wait_for 10 gone_on 3 && wait_for 10 no_gone 1 && wait_for 10 no_gone 2 &&
     wait_for 10 no_gone 3; then
     ok "topic gone: in no node's Metadata, its directories deleted on every node"
 else bad "gone still there: $(ls "$T/n1" "$T/n2" "$T/n3" | tr '\n' ' ')"; fi

@@ -989,6 +989,21 @@ int16_t metadata_node_heartbeat_shutdown(struct metadata_node *n, int32_t broker
     return KAFKA_NONE;
 }
 
+/* A live voter to hand the controller role to: the registered unfenced brokers other than this
+ * one (every node is a voter, its node id its broker id), in turn by `attempt`; 0 (raft's
+ * choice, which may be a dead voter whose log was up to date) when there is none. */
+static int32_t transfer_target(struct metadata_node *n, unsigned attempt)
+{
+    int32_t live[MI_BROKERS_MAX];
+    unsigned count = 0;
+    pthread_mutex_lock(&n->mu);
+    for (unsigned i = 0; i < n->img.brokers_count; i++)
+        if (!n->img.brokers[i].fenced && n->img.brokers[i].id != n->node_id)
+            live[count++] = n->img.brokers[i].id;
+    pthread_mutex_unlock(&n->mu);
+    return count ? live[attempt % count] : 0;
+}
+
 bool metadata_node_shutdown(struct metadata_node *n, unsigned timeout_ms)
 {
     if (!n || !n->agent_started)
@@ -1000,9 +1015,10 @@ bool metadata_node_shutdown(struct metadata_node *n, unsigned timeout_ms)
         fprintf(stderr, "ringtail serve: controller: handing the controller role to another "
                         "voter (raft transfer)\n");
         int64_t give_up = now_ms() + SHUTDOWN_NO_CONTROLLER_MS;
+        unsigned tries = 0;
         for (int64_t next_try = 0; st.is_leader && now_ms() < give_up;) {
             if (now_ms() >= next_try) {
-                quorum_transfer(n->q, 0);
+                quorum_transfer(n->q, transfer_target(n, tries++));
                 next_try = now_ms() + 1000;
             }
             struct timespec ts = {0, 20 * 1000000};
