@@ -173,6 +173,24 @@ b1=$(blocks 1); b2=$(blocks 2); b3=$(blocks 3)
 [ "$b1" != "$b2" ] && [ "$b1" != "$b3" ] && [ "$b2" != "$b3" ] &&
     ok "each node's ids come from its own block of 1000 (blocks $b1/ $b2/ $b3)" ||
     bad "blocks overlap: $b1/ $b2/ $b3"
+loads=$(cat "$T"/pids[123].err | awk '/^loads/ {s += $2} END {print s + 0}')
+echo "# COORDINATOR_LOAD_IN_PROGRESS answers retried: $loads"
+# librdkafka's idempotent producer (InitProducerId through its own retry of 14) on the cluster
+$PY - "$(kport $NON)" >"$T/idem.out" 2>&1 <<'PYEOF'
+import sys
+from confluent_kafka import Producer
+p = Producer({"bootstrap.servers": "127.0.0.1:" + sys.argv[1], "enable.idempotence": True,
+              "acks": "all", "message.timeout.ms": 20000})
+errs = []
+for i in range(20):
+    p.produce("grow", value=b"v%d" % i, partition=i % 5,
+              on_delivery=lambda e, m: errs.append(e) if e else None)
+left = p.flush(25)
+print("undelivered", left, "errors", len(errs), errs[:1])
+PYEOF
+grep -q "undelivered 0 errors 0" "$T/idem.out" &&
+    ok "confluent_kafka idempotent producer (acks=all): 20 records delivered on the cluster" ||
+    bad "idempotent producer: $(cat "$T/idem.out")"
 grep -q "producer ids \[.*) granted to node $NON" "$T/n$NON.err" &&
     ok "node $NON logged its grant: $(grep -o 'producer ids \[.*) granted' "$T/n$NON.err" | head -1)" ||
     bad "no grant line on node $NON: $(tail -c 400 "$T/n$NON.err")"

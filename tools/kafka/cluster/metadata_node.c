@@ -1011,7 +1011,12 @@ bool metadata_node_shutdown(struct metadata_node *n, unsigned timeout_ms)
     int64_t deadline = now_ms() + timeout_ms;
     struct quorum_status st;
     quorum_status(n->q, &st);
-    if (st.is_leader) { /* a few tries: with no other voter alive, nobody takes it */
+    if (st.is_leader && transfer_target(n, 0) == 0) { /* no other live node: nobody to ask */
+        fprintf(stderr, "ringtail serve: controller: controlled shutdown: no other live node, "
+                        "stopping\n");
+        return false;
+    }
+    if (st.is_leader) { /* a few tries: the voter asked may be dead or lagging */
         fprintf(stderr, "ringtail serve: controller: handing the controller role to another "
                         "voter (raft transfer)\n");
         int64_t give_up = now_ms() + SHUTDOWN_NO_CONTROLLER_MS;
