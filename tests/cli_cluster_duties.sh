@@ -222,6 +222,8 @@ for pe in $EPOCHS_BEFORE; do
 done
 [ $raised = 1 ] && ok "each moved partition's leader epoch rose ($EPOCHS_BEFORE→ raised)" ||
     bad "epochs: before $EPOCHS_BEFORE now $(partitions_of "$CTL")"
+status_of "$CTL" | grep -q "^node	$X	-	fenced" && ok "cluster status shows the stopped node $X as fenced" ||
+    bad "status after node $X's shutdown: $(status_of "$CTL")"
 grep -q "node $X asks to shut down" "$T/n$CTL.err" && ok "the controller logged node $X's shutdown request" ||
     bad "no shutdown line on the controller: $(tail -c 400 "$T/n$CTL.err")"
 start_node "$X"
