@@ -714,6 +714,15 @@ static void find_name(void *ctx, const struct metadata_image *img)
 
 static bool delete_local(struct metadata_node *n)
 {
+    /* Caught up first (a leader known, everything it committed applied here): a node replaying
+     * its log at a restart must see a later re-creation of the name before it deletes. */
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    pthread_mutex_lock(&n->mu);
+    bool pending = n->deleted_n > 0;
+    pthread_mutex_unlock(&n->mu);
+    if (pending && !((st.is_leader || st.leader_id > 0) && st.last_applied >= st.commit_index))
+        return false; /* retried at the next tick */
     bool ok = true;
     for (;;) {
         char name[MI_TOPIC_NAME_MAX + 1];

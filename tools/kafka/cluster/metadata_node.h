@@ -30,7 +30,8 @@
  *       mi_place_replicas over the unfenced brokers, leader = first replica, epoch 0, ISR = the
  *       replicas; its TOPIC record precedes its PARTITION records.
  *   MN4  A DELETE_TOPIC record applied makes the agent delete the topic of that name from the
- *       local engine, unless the image holds a topic of that name again by then (the engine
+ *       local engine, once this member has caught up (a leader known, every committed record
+ *       applied) and unless the image holds a topic of that name again by then (the engine
  *       knows names, not topic ids); the apply callback only notes the name (MN2's rule).
  *   MN5  Controlled shutdown: a node stopping (SIGTERM) first hands the controller role away
  *       if it holds it (quorum_transfer), then heartbeats with want_shut_down; the controller
