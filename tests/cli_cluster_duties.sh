@@ -7,7 +7,8 @@
 # node takes ids from the blocks the controller grants (producer_id_blocks.h PB1-PB3): no id
 # twice across nodes, nor after a restart; SIGTERM of a partition leader is a controlled
 # shutdown (MN5): its leaderships move (epoch + 1) before it exits, and it rejoins after a
-# restart; SIGTERM of the controller hands the role over first (raft transfer).
+# restart; SIGTERM of the controller hands the role over first (raft transfer); a node left
+# alone (no quorum) whose block runs out answers COORDINATOR_LOAD_IN_PROGRESS (PB3).
 #
 # usage: bash tests/cli_cluster_duties.sh /path/to/ringtail
 set -u
@@ -247,6 +248,36 @@ else bad "controller $CTL: exit $rc after $ms ms: $(tail -c 800 "$T/n$CTL.err")"
 [ -n "$NEWC" ] && [ "$NEWC" != "$CTL" ] && [ "$(led_by "$NEWC" "$CTL")" = 0 ] &&
     ok "node $NEWC is controller now; node $CTL leads nothing" ||
     bad "after the controller's stop: controller '$NEWC': $(partitions_of "$X")"
+
+# ---- PB3: a node whose ids run out with no controller to ask answers 14, never a used id ----
+kill -KILL "${PIDS[$Y]}"; wait "${PIDS[$Y]}" 2>/dev/null; PIDS[$Y]=0 # node X alone: no quorum
+$PY - "$(kport "$X")" "$T/exhaust.ids" >"$T/exhaust.out" 2>&1 <<'PYEOF'
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+def exact(k):
+    b = b""
+    while len(b) < k:
+        c = s.recv(k - len(b))
+        if not c: raise SystemExit("closed")
+        b += c
+    return b
+ids, errs = [], {}
+for i in range(5000):
+    req = struct.pack(">hhih", 22, 0, i, 1) + b"t" + struct.pack(">hi", -1, 60000)
+    s.sendall(struct.pack(">i", len(req)) + req)
+    r = exact(struct.unpack(">i", exact(4))[0])[4:]
+    thr, err, pid, ep = struct.unpack(">ihqh", r[:16])
+    if err == 0: ids.append(pid)
+    else: errs[err] = errs.get(err, 0) + 1
+    if err == 14: break
+print("ids", len(ids), "distinct", len(set(ids)), "errors", errs)
+with open(sys.argv[2], "w") as f:
+    f.write("".join("%d\n" % i for i in ids))
+PYEOF
+if grep -q "errors {14: 1}" "$T/exhaust.out" && awk '{ if ($2 != $4) exit 1 }' "$T/exhaust.out" &&
+    ! grep -qxFf "$T/pids.all" "$T/exhaust.ids"; then
+    ok "node $X alone, its ids used up: InitProducerId answers COORDINATOR_LOAD_IN_PROGRESS (14) ($(cat "$T/exhaust.out"))"
+else bad "exhausting node $X: $(cat "$T/exhaust.out")"; fi
 
 for i in 1 2 3; do
     [ "${PIDS[$i]}" = 0 ] && continue
