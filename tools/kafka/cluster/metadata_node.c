@@ -529,350 +529,6 @@ static void controller_tick(struct metadata_node *n, const struct quorum_status 
     move_leaders(n, -1);
 }
 
-/* ---- the broker side ---- */
-
-static int encode_registration(struct kp_writer *w, int16_t v, const void *m)
-{
-    return kmsg_broker_registration_request_encode(w, v, m);
-}
-static int encode_heartbeat(struct kp_writer *w, int16_t v, const void *m)
-{
-    return kmsg_broker_heartbeat_request_encode(w, v, m);
-}
-
-static void peer_error(struct metadata_node *n, int32_t controller, const char *what, int rc)
-{
-    if (rc == n->last_peer_error)
-        return; /* one line per change, not one per heartbeat */
-    n->last_peer_error = rc;
-    fprintf(stderr, "ringtail serve: controller: %s to node %d failed: %s\n", what, (int)controller,
-            rc < 0 ? strerror(-rc) : kafka_error_name((int16_t)rc));
-}
-
-/* A non-controller's tick: register with the controller, or heartbeat. */
-static void broker_tick(struct metadata_node *n, int32_t controller)
-{
-    char host[MI_HOST_BYTES_MAX + 1];
-    uint16_t port = 0;
-    pthread_mutex_lock(&n->mu);
-    const struct mi_broker *c = metadata_image_broker(&n->img, controller);
-    if (c) {
-        memcpy(host, c->host, sizeof host);
-        port = c->port;
-    }
-    pthread_mutex_unlock(&n->mu);
-    if (!port)
-        return; /* the controller has not registered itself yet */
-    uint8_t *frame = NULL;
-    size_t frame_len = 0, body_at = 0;
-    uint8_t arena_buf[1024];
-    struct kp_arena a;
-    kp_arena_init(&a, arena_buf, sizeof arena_buf);
-    pthread_mutex_lock(&n->mu);
-    bool stopping = n->shutting_down;
-    pthread_mutex_unlock(&n->mu);
-    if (n->my_epoch <= 0 && stopping)
-        return; /* MN5: a stopping node does not register (it would unfence itself) */
-    if (n->my_epoch <= 0) {
-        struct kmsg_broker_listener l = {kp_str_of("PLAINTEXT"), kp_str_of(n->host),
-                                         (int16_t)n->port, 0};
-        struct kmsg_broker_registration_request q = {
-            .broker_id = n->node_id,
-            .cluster_id = kp_str_of("ringtail"),
-            .listeners = &l,
-            .listeners_count = 1,
-            .rack = {NULL, -1},
-        };
-        memcpy(q.incarnation_id, n->incarnation, 16);
-        int rc = kclient_call(host, port, PEER_TIMEOUT_MS, KAFKA_BROKER_REGISTRATION, 0,
-                              encode_registration, &q, &frame, &frame_len, &body_at);
-        struct kmsg_broker_registration_response r = {0};
-        if (rc == 0) {
-            struct kp_reader rd;
-            kp_reader_init(&rd, frame + body_at, frame_len - body_at);
-            rc = kmsg_broker_registration_response_decode(&rd, 0, &a, &r) ? -EPROTO : 0;
-        }
-        free(frame);
-        if (rc == 0 && r.error_code == KAFKA_NONE && r.broker_epoch > 0) {
-            n->my_epoch = r.broker_epoch;
-            n->last_peer_error = 0;
-            fprintf(stderr,
-                    "ringtail serve: controller: node %d registered with controller %d (%s:%u), "
-                    "broker epoch %lld\n",
-                    (int)n->node_id, (int)controller, n->host, n->port, (long long)r.broker_epoch);
-        } else
-            peer_error(n, controller, "BrokerRegistration", rc ? rc : r.error_code);
-        return;
-    }
-    bool shutting_down = stopping;
-    struct kmsg_broker_heartbeat_request q = {
-        .broker_id = n->node_id,
-        .broker_epoch = n->my_epoch,
-        .current_metadata_offset = 0,
-        .want_shut_down = shutting_down, /* MN5 */
-    };
-    struct quorum_status st;
-    quorum_status(n->q, &st);
-    q.current_metadata_offset = (int64_t)st.last_applied;
-    int rc = kclient_call(host, port, PEER_TIMEOUT_MS, KAFKA_BROKER_HEARTBEAT, 0, encode_heartbeat,
-                          &q, &frame, &frame_len, &body_at);
-    struct kmsg_broker_heartbeat_response r = {0};
-    if (rc == 0) {
-        struct kp_reader rd;
-        kp_reader_init(&rd, frame + body_at, frame_len - body_at);
-        rc = kmsg_broker_heartbeat_response_decode(&rd, 0, &a, &r) ? -EPROTO : 0;
-    }
-    free(frame);
-    if (rc == 0 && r.error_code == KAFKA_NONE) {
-        n->last_peer_error = 0;
-        if (shutting_down && r.should_shut_down) { /* MN5: no leadership left here */
-            pthread_mutex_lock(&n->mu);
-            n->shutdown_ok = true;
-            pthread_cond_broadcast(&n->done_cv);
-            pthread_mutex_unlock(&n->mu);
-        }
-        return;
-    }
-    peer_error(n, controller, "BrokerHeartbeat", rc ? rc : r.error_code);
-    if (rc == 0 && r.error_code == KAFKA_STALE_BROKER_EPOCH)
-        n->my_epoch = 0; /* register again */
-}
-
-/* MN2: every topic with a partition naming this node as a replica exists locally with the
- * image's partition count (the engine makes all of a topic's partitions: it has no API for a
- * subset yet). */
-struct local_topic {
-    char name[MI_TOPIC_NAME_MAX + 1];
-    uint32_t count;
-};
-struct local_scan {
-    int32_t node_id;
-    struct local_topic *t;
-    unsigned n, cap;
-};
-
-static void scan_local(void *ctx, const struct metadata_image *img)
-{
-    struct local_scan *ls = ctx;
-    for (unsigned i = 0; i < img->topics_count; i++) {
-        const struct mi_topic *t = img->topics[i];
-        bool mine = false;
-        for (int32_t p = 0; p < t->partitions_count && !mine; p++)
-            for (unsigned r = 0; r < t->partitions[p].replicas_count; r++)
-                mine |= t->partitions[p].replicas[r] == ls->node_id;
-        if (!mine)
-            continue;
-        if (ls->n == ls->cap) {
-            unsigned cap = ls->cap ? 2 * ls->cap : 16;
-            struct local_topic *nt = realloc(ls->t, cap * sizeof(*nt));
-            if (!nt)
-                return;
-            ls->t = nt;
-            ls->cap = cap;
-        }
-        memcpy(ls->t[ls->n].name, t->name, sizeof t->name);
-        ls->t[ls->n++].count = (uint32_t)t->partitions_count;
-    }
-}
-
-static bool ensure_local(struct metadata_node *n)
-{
-    struct local_scan ls = {.node_id = n->node_id};
-    metadata_node_read(n, scan_local, &ls);
-    bool ok = true;
-    for (unsigned i = 0; i < ls.n; i++) {
-        uint32_t have = 0;
-        int rc = rt_topic_describe(n->engine, ls.t[i].name, &have);
-        if (rc == RT_E_UNKNOWN_TOPIC_OR_PARTITION)
-            rc = rt_topic_create(n->engine, ls.t[i].name, ls.t[i].count);
-        else if (rc == 0 && have < ls.t[i].count)
-            rc = rt_topic_add_partitions(n->engine, ls.t[i].name, ls.t[i].count);
-        if (rc) {
-            ok = false;
-            if (rc != n->last_local_error) /* once per cause, not once per retry */
-                fprintf(stderr, "ringtail serve: controller: local partitions of %s: %s\n",
-                        ls.t[i].name, rt_strerror(rc));
-            n->last_local_error = rc;
-        }
-    }
-    free(ls.t);
-    return ok;
-}
-
-/* MN4: every topic a DELETE_TOPIC record removed from the image is deleted from the local
- * engine, unless the image names a topic of that name again (a re-creation). */
-struct name_in_image {
-    const char *name;
-    bool found;
-};
-
-static void find_name(void *ctx, const struct metadata_image *img)
-{
-    struct name_in_image *ni = ctx;
-    ni->found = metadata_image_topic(img, ni->name) != NULL;
-}
-
-static bool delete_local(struct metadata_node *n)
-{
-    /* Caught up first (a leader known, everything it committed applied here): a node replaying
-     * its log at a restart must see a later re-creation of the name before it deletes. */
-    struct quorum_status st;
-    quorum_status(n->q, &st);
-    pthread_mutex_lock(&n->mu);
-    bool pending = n->deleted_n > 0;
-    pthread_mutex_unlock(&n->mu);
-    if (pending && !((st.is_leader || st.leader_id > 0) && st.last_applied >= st.commit_index))
-        return false; /* retried at the next tick */
-    bool ok = true;
-    for (;;) {
-        char name[MI_TOPIC_NAME_MAX + 1];
-        pthread_mutex_lock(&n->mu);
-        bool any = n->deleted_n > 0;
-        if (any)
-            memcpy(name, n->deleted[--n->deleted_n], sizeof name);
-        pthread_mutex_unlock(&n->mu);
-        if (!any)
-            break;
-        struct name_in_image ni = {.name = name};
-        metadata_node_read(n, find_name, &ni);
-        if (ni.found)
-            continue;
-        int rc = rt_topic_delete(n->engine, name);
-        if (rc == 0)
-            fprintf(stderr, "ringtail serve: controller: topic %s deleted (metadata log)\n", name);
-        else if (rc != RT_E_UNKNOWN_TOPIC_OR_PARTITION) {
-            fprintf(stderr, "ringtail serve: controller: deleting local topic %s: %s\n", name,
-                    rt_strerror(rc));
-            pthread_mutex_lock(&n->mu); /* retried at the next tick */
-            if (n->deleted_n < n->deleted_cap)
-                memcpy(n->deleted[n->deleted_n++], name, sizeof name);
-            pthread_mutex_unlock(&n->mu);
-            ok = false;
-            break;
-        }
-    }
-    return ok;
-}
-
-/* PB2, PB3: the next producer-id block, asked for before the engine runs out. */
-static void refill_producer_ids(struct metadata_node *n, const struct quorum_status *st)
-{
-    int64_t avail = 0;
-    if (n->my_epoch <= 0 || rt_producer_id_available(n->engine, &avail) != 0 ||
-        avail >= PID_BLOCK_LOW)
-        return;
-    int64_t start = -1;
-    int32_t len = 0;
-    int16_t err = KAFKA_NONE;
-    if (st->is_leader) {
-        err = metadata_node_allocate_producer_ids(n, n->node_id, n->my_epoch, &start, &len);
-    } else {
-        char host[MI_HOST_BYTES_MAX + 1];
-        uint16_t port = 0;
-        pthread_mutex_lock(&n->mu);
-        const struct mi_broker *c = metadata_image_broker(&n->img, st->leader_id);
-        if (c) {
-            memcpy(host, c->host, sizeof host);
-            port = c->port;
-        }
-        pthread_mutex_unlock(&n->mu);
-        if (!port)
-            return;
-        int rc = pid_blocks_request(host, port, PEER_TIMEOUT_MS, n->node_id, n->my_epoch, &start,
-                                    &len, &err);
-        if (rc) {
-            peer_error(n, st->leader_id, "AllocateProducerIds", rc);
-            return;
-        }
-    }
-    if (err != KAFKA_NONE) {
-        peer_error(n, st->leader_id, "AllocateProducerIds", err);
-        return;
-    }
-    int rc = rt_producer_id_grant(n->engine, start, start + len);
-    if (rc)
-        fprintf(stderr, "ringtail serve: controller: producer-id block [%lld, %lld): %s: %s\n",
-                (long long)start, (long long)(start + len), rt_strerror(rc), rt_error_detail());
-    else
-        fprintf(stderr,
-                "ringtail serve: controller: producer ids [%lld, %lld) granted to node %d\n",
-                (long long)start, (long long)(start + len), (int)n->node_id);
-}
-
-static void *agent_main(void *arg)
-{
-    struct metadata_node *n = arg;
-    unsigned interval = n->session_ms / 4 ? n->session_ms / 4 : 1;
-    if (interval > 2000)
-        interval = 2000; /* broker.heartbeat.interval.ms */
-    int64_t next = 0;
-    bool local_failed = false;
-    for (;;) {
-        pthread_mutex_lock(&n->mu);
-        while (!n->stop && !n->dirty && !n->kick && now_ms() < next) {
-            int64_t at = next;
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            int64_t wait = at - now_ms();
-            ts.tv_sec += wait / 1000;
-            ts.tv_nsec += (wait % 1000) * 1000000;
-            if (ts.tv_nsec >= 1000000000) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000;
-            }
-            pthread_cond_timedwait(&n->cv, &n->mu, &ts);
-        }
-        bool stop = n->stop, dirty = n->dirty, kick = n->kick;
-        bool shutting_down = n->shutting_down;
-        n->dirty = n->kick = false;
-        pthread_mutex_unlock(&n->mu);
-        if (stop)
-            break;
-        if (dirty)
-            local_failed = !ensure_local(n) | !delete_local(n);
-        if (kick)
-            next = 0;
-        if (now_ms() < next)
-            continue;
-        next = now_ms() + (shutting_down && interval > 200 ? 200 : interval);
-        if (local_failed && !dirty) /* retried once a tick, not in a tight loop */
-            local_failed = !ensure_local(n) | !delete_local(n);
-        struct quorum_status st;
-        quorum_status(n->q, &st);
-        if (st.leader_id != n->logged_controller)
-            n->last_peer_error = 0;
-        n->logged_controller = st.leader_id;
-        if (st.is_leader)
-            controller_tick(n, &st);
-        else if (st.leader_id > 0)
-            broker_tick(n, st.leader_id);
-        if (!shutting_down && (st.is_leader || st.leader_id > 0))
-            refill_producer_ids(n, &st);
-    }
-    return NULL;
-}
-
-int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *host, uint16_t port,
-                      unsigned session_ms)
-{
-    if (strlen(host) > MI_HOST_BYTES_MAX || port == 0)
-        return -EINVAL;
-    n->engine = engine;
-    snprintf(n->host, sizeof n->host, "%s", host);
-    n->port = port;
-    n->session_ms = session_ms ? session_ms : METADATA_SESSION_TIMEOUT_MS;
-    if (getrandom(n->incarnation, 16, 0) != 16)
-        return -EIO;
-    pthread_mutex_lock(&n->mu);
-    n->dirty = true; /* topics the log named before the engine was here */
-    pthread_mutex_unlock(&n->mu);
-    int rc = pthread_create(&n->agent, NULL, agent_main, n);
-    if (rc)
-        return -rc;
-    n->agent_started = true;
-    return 0;
-}
-
 /* ---- for the controller's duties in other files (controller_admin.c, producer_id_blocks.c) ---- */
 
 bool metadata_node_is_controller(struct metadata_node *n)
@@ -1073,4 +729,348 @@ bool metadata_node_shutdown(struct metadata_node *n, unsigned timeout_ms)
                 "anyway\n",
                 now_ms() >= deadline ? "bound reached" : "no other controller to ask");
     return ok;
+}
+
+/* ---- the broker side ---- */
+
+static int encode_registration(struct kp_writer *w, int16_t v, const void *m)
+{
+    return kmsg_broker_registration_request_encode(w, v, m);
+}
+static int encode_heartbeat(struct kp_writer *w, int16_t v, const void *m)
+{
+    return kmsg_broker_heartbeat_request_encode(w, v, m);
+}
+
+static void peer_error(struct metadata_node *n, int32_t controller, const char *what, int rc)
+{
+    if (rc == n->last_peer_error)
+        return; /* one line per change, not one per heartbeat */
+    n->last_peer_error = rc;
+    fprintf(stderr, "ringtail serve: controller: %s to node %d failed: %s\n", what, (int)controller,
+            rc < 0 ? strerror(-rc) : kafka_error_name((int16_t)rc));
+}
+
+/* A non-controller's tick: register with the controller, or heartbeat. */
+static void broker_tick(struct metadata_node *n, int32_t controller)
+{
+    char host[MI_HOST_BYTES_MAX + 1];
+    uint16_t port = 0;
+    pthread_mutex_lock(&n->mu);
+    const struct mi_broker *c = metadata_image_broker(&n->img, controller);
+    if (c) {
+        memcpy(host, c->host, sizeof host);
+        port = c->port;
+    }
+    pthread_mutex_unlock(&n->mu);
+    if (!port)
+        return; /* the controller has not registered itself yet */
+    uint8_t *frame = NULL;
+    size_t frame_len = 0, body_at = 0;
+    uint8_t arena_buf[1024];
+    struct kp_arena a;
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    pthread_mutex_lock(&n->mu);
+    bool stopping = n->shutting_down;
+    pthread_mutex_unlock(&n->mu);
+    if (n->my_epoch <= 0 && stopping)
+        return; /* MN5: a stopping node does not register (it would unfence itself) */
+    if (n->my_epoch <= 0) {
+        struct kmsg_broker_listener l = {kp_str_of("PLAINTEXT"), kp_str_of(n->host),
+                                         (int16_t)n->port, 0};
+        struct kmsg_broker_registration_request q = {
+            .broker_id = n->node_id,
+            .cluster_id = kp_str_of("ringtail"),
+            .listeners = &l,
+            .listeners_count = 1,
+            .rack = {NULL, -1},
+        };
+        memcpy(q.incarnation_id, n->incarnation, 16);
+        int rc = kclient_call(host, port, PEER_TIMEOUT_MS, KAFKA_BROKER_REGISTRATION, 0,
+                              encode_registration, &q, &frame, &frame_len, &body_at);
+        struct kmsg_broker_registration_response r = {0};
+        if (rc == 0) {
+            struct kp_reader rd;
+            kp_reader_init(&rd, frame + body_at, frame_len - body_at);
+            rc = kmsg_broker_registration_response_decode(&rd, 0, &a, &r) ? -EPROTO : 0;
+        }
+        free(frame);
+        if (rc == 0 && r.error_code == KAFKA_NONE && r.broker_epoch > 0) {
+            n->my_epoch = r.broker_epoch;
+            n->last_peer_error = 0;
+            fprintf(stderr,
+                    "ringtail serve: controller: node %d registered with controller %d (%s:%u), "
+                    "broker epoch %lld\n",
+                    (int)n->node_id, (int)controller, n->host, n->port, (long long)r.broker_epoch);
+        } else
+            peer_error(n, controller, "BrokerRegistration", rc ? rc : r.error_code);
+        return;
+    }
+    bool shutting_down = stopping;
+    struct kmsg_broker_heartbeat_request q = {
+        .broker_id = n->node_id,
+        .broker_epoch = n->my_epoch,
+        .current_metadata_offset = 0,
+        .want_shut_down = shutting_down, /* MN5 */
+    };
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    q.current_metadata_offset = (int64_t)st.last_applied;
+    int rc = kclient_call(host, port, PEER_TIMEOUT_MS, KAFKA_BROKER_HEARTBEAT, 0, encode_heartbeat,
+                          &q, &frame, &frame_len, &body_at);
+    struct kmsg_broker_heartbeat_response r = {0};
+    if (rc == 0) {
+        struct kp_reader rd;
+        kp_reader_init(&rd, frame + body_at, frame_len - body_at);
+        rc = kmsg_broker_heartbeat_response_decode(&rd, 0, &a, &r) ? -EPROTO : 0;
+    }
+    free(frame);
+    if (rc == 0 && r.error_code == KAFKA_NONE) {
+        n->last_peer_error = 0;
+        if (shutting_down && r.should_shut_down) { /* MN5: no leadership left here */
+            pthread_mutex_lock(&n->mu);
+            n->shutdown_ok = true;
+            pthread_cond_broadcast(&n->done_cv);
+            pthread_mutex_unlock(&n->mu);
+        }
+        return;
+    }
+    peer_error(n, controller, "BrokerHeartbeat", rc ? rc : r.error_code);
+    if (rc == 0 && r.error_code == KAFKA_STALE_BROKER_EPOCH)
+        n->my_epoch = 0; /* register again */
+}
+
+/* MN4: every topic a DELETE_TOPIC record removed from the image is deleted from the local
+ * engine, unless the image names a topic of that name again (a re-creation). */
+struct name_in_image {
+    const char *name;
+    bool found;
+};
+
+static void find_name(void *ctx, const struct metadata_image *img)
+{
+    struct name_in_image *ni = ctx;
+    ni->found = metadata_image_topic(img, ni->name) != NULL;
+}
+
+static bool delete_local(struct metadata_node *n)
+{
+    /* Caught up first (a leader known, everything it committed applied here): a node replaying
+     * its log at a restart must see a later re-creation of the name before it deletes. */
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    pthread_mutex_lock(&n->mu);
+    bool pending = n->deleted_n > 0;
+    pthread_mutex_unlock(&n->mu);
+    if (pending && !((st.is_leader || st.leader_id > 0) && st.last_applied >= st.commit_index))
+        return false; /* retried at the next tick */
+    bool ok = true;
+    for (;;) {
+        char name[MI_TOPIC_NAME_MAX + 1];
+        pthread_mutex_lock(&n->mu);
+        bool any = n->deleted_n > 0;
+        if (any)
+            memcpy(name, n->deleted[--n->deleted_n], sizeof name);
+        pthread_mutex_unlock(&n->mu);
+        if (!any)
+            break;
+        struct name_in_image ni = {.name = name};
+        metadata_node_read(n, find_name, &ni);
+        if (ni.found)
+            continue;
+        int rc = rt_topic_delete(n->engine, name);
+        if (rc == 0)
+            fprintf(stderr, "ringtail serve: controller: topic %s deleted (metadata log)\n", name);
+        else if (rc != RT_E_UNKNOWN_TOPIC_OR_PARTITION) {
+            fprintf(stderr, "ringtail serve: controller: deleting local topic %s: %s\n", name,
+                    rt_strerror(rc));
+            pthread_mutex_lock(&n->mu); /* retried at the next tick */
+            if (n->deleted_n < n->deleted_cap)
+                memcpy(n->deleted[n->deleted_n++], name, sizeof name);
+            pthread_mutex_unlock(&n->mu);
+            ok = false;
+            break;
+        }
+    }
+    return ok;
+}
+
+/* PB2, PB3: the next producer-id block, asked for before the engine runs out. */
+static void refill_producer_ids(struct metadata_node *n, const struct quorum_status *st)
+{
+    int64_t avail = 0;
+    if (n->my_epoch <= 0 || rt_producer_id_available(n->engine, &avail) != 0 ||
+        avail >= PID_BLOCK_LOW)
+        return;
+    int64_t start = -1;
+    int32_t len = 0;
+    int16_t err = KAFKA_NONE;
+    if (st->is_leader) {
+        err = metadata_node_allocate_producer_ids(n, n->node_id, n->my_epoch, &start, &len);
+    } else {
+        char host[MI_HOST_BYTES_MAX + 1];
+        uint16_t port = 0;
+        pthread_mutex_lock(&n->mu);
+        const struct mi_broker *c = metadata_image_broker(&n->img, st->leader_id);
+        if (c) {
+            memcpy(host, c->host, sizeof host);
+            port = c->port;
+        }
+        pthread_mutex_unlock(&n->mu);
+        if (!port)
+            return;
+        int rc = pid_blocks_request(host, port, PEER_TIMEOUT_MS, n->node_id, n->my_epoch, &start,
+                                    &len, &err);
+        if (rc) {
+            peer_error(n, st->leader_id, "AllocateProducerIds", rc);
+            return;
+        }
+    }
+    if (err != KAFKA_NONE) {
+        peer_error(n, st->leader_id, "AllocateProducerIds", err);
+        return;
+    }
+    int rc = rt_producer_id_grant(n->engine, start, start + len);
+    if (rc)
+        fprintf(stderr, "ringtail serve: controller: producer-id block [%lld, %lld): %s: %s\n",
+                (long long)start, (long long)(start + len), rt_strerror(rc), rt_error_detail());
+    else
+        fprintf(stderr,
+                "ringtail serve: controller: producer ids [%lld, %lld) granted to node %d\n",
+                (long long)start, (long long)(start + len), (int)n->node_id);
+}
+
+/* MN2: every topic with a partition naming this node as a replica exists locally with the
+ * image's partition count (the engine makes all of a topic's partitions: it has no API for a
+ * subset yet). */
+struct local_topic {
+    char name[MI_TOPIC_NAME_MAX + 1];
+    uint32_t count;
+};
+struct local_scan {
+    int32_t node_id;
+    struct local_topic *t;
+    unsigned n, cap;
+};
+
+static void scan_local(void *ctx, const struct metadata_image *img)
+{
+    struct local_scan *ls = ctx;
+    for (unsigned i = 0; i < img->topics_count; i++) {
+        const struct mi_topic *t = img->topics[i];
+        bool mine = false;
+        for (int32_t p = 0; p < t->partitions_count && !mine; p++)
+            for (unsigned r = 0; r < t->partitions[p].replicas_count; r++)
+                mine |= t->partitions[p].replicas[r] == ls->node_id;
+        if (!mine)
+            continue;
+        if (ls->n == ls->cap) {
+            unsigned cap = ls->cap ? 2 * ls->cap : 16;
+            struct local_topic *nt = realloc(ls->t, cap * sizeof(*nt));
+            if (!nt)
+                return;
+            ls->t = nt;
+            ls->cap = cap;
+        }
+        memcpy(ls->t[ls->n].name, t->name, sizeof t->name);
+        ls->t[ls->n++].count = (uint32_t)t->partitions_count;
+    }
+}
+
+static bool ensure_local(struct metadata_node *n)
+{
+    struct local_scan ls = {.node_id = n->node_id};
+    metadata_node_read(n, scan_local, &ls);
+    bool ok = true;
+    for (unsigned i = 0; i < ls.n; i++) {
+        uint32_t have = 0;
+        int rc = rt_topic_describe(n->engine, ls.t[i].name, &have);
+        if (rc == RT_E_UNKNOWN_TOPIC_OR_PARTITION)
+            rc = rt_topic_create(n->engine, ls.t[i].name, ls.t[i].count);
+        else if (rc == 0 && have < ls.t[i].count)
+            rc = rt_topic_add_partitions(n->engine, ls.t[i].name, ls.t[i].count);
+        if (rc) {
+            ok = false;
+            if (rc != n->last_local_error) /* once per cause, not once per retry */
+                fprintf(stderr, "ringtail serve: controller: local partitions of %s: %s\n",
+                        ls.t[i].name, rt_strerror(rc));
+            n->last_local_error = rc;
+        }
+    }
+    free(ls.t);
+    return delete_local(n) && ok; /* MN4 */
+}
+
+static void *agent_main(void *arg)
+{
+    struct metadata_node *n = arg;
+    unsigned interval = n->session_ms / 4 ? n->session_ms / 4 : 1;
+    if (interval > 2000)
+        interval = 2000; /* broker.heartbeat.interval.ms */
+    int64_t next = 0;
+    bool local_failed = false;
+    for (;;) {
+        pthread_mutex_lock(&n->mu);
+        while (!n->stop && !n->dirty && !n->kick && now_ms() < next) {
+            int64_t at = next;
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            int64_t wait = at - now_ms();
+            ts.tv_sec += wait / 1000;
+            ts.tv_nsec += (wait % 1000) * 1000000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&n->cv, &n->mu, &ts);
+        }
+        bool stop = n->stop, dirty = n->dirty, kick = n->kick;
+        bool shutting_down = n->shutting_down;
+        n->dirty = n->kick = false;
+        pthread_mutex_unlock(&n->mu);
+        if (kick)
+            next = 0; /* metadata_node_kick: the tick runs now */
+        if (stop)
+            break;
+        if (dirty)
+            local_failed = !ensure_local(n);
+        if (now_ms() < next)
+            continue;
+        next = now_ms() + (shutting_down && interval > 200 ? 200 : interval);
+        if (local_failed && !dirty) /* retried once a tick, not in a tight loop */
+            local_failed = !ensure_local(n);
+        struct quorum_status st;
+        quorum_status(n->q, &st);
+        if (st.leader_id != n->logged_controller)
+            n->last_peer_error = 0;
+        n->logged_controller = st.leader_id;
+        if (st.is_leader)
+            controller_tick(n, &st);
+        else if (st.leader_id > 0)
+            broker_tick(n, st.leader_id);
+        if (!shutting_down && (st.is_leader || st.leader_id > 0))
+            refill_producer_ids(n, &st);
+    }
+    return NULL;
+}
+
+int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *host, uint16_t port,
+                      unsigned session_ms)
+{
+    if (strlen(host) > MI_HOST_BYTES_MAX || port == 0)
+        return -EINVAL;
+    n->engine = engine;
+    snprintf(n->host, sizeof n->host, "%s", host);
+    n->port = port;
+    n->session_ms = session_ms ? session_ms : METADATA_SESSION_TIMEOUT_MS;
+    if (getrandom(n->incarnation, 16, 0) != 16)
+        return -EIO;
+    pthread_mutex_lock(&n->mu);
+    n->dirty = true; /* topics the log named before the engine was here */
+    pthread_mutex_unlock(&n->mu);
+    int rc = pthread_create(&n->agent, NULL, agent_main, n);
+    if (rc)
+        return -rc;
+    n->agent_started = true;
+    return 0;
 }

@@ -91,7 +91,6 @@ struct metadata_node;
 struct metadata_node *kafka_cluster(const struct kafka_server *srv);
 enum net_verdict kafka_handle_broker_registration(struct kafka_slot *s);
 enum net_verdict kafka_handle_broker_heartbeat(struct kafka_slot *s);
-enum net_verdict kafka_handle_allocate_producer_ids(struct kafka_slot *s);
 enum net_verdict kafka_handle_metadata_cluster(struct kafka_slot *s, struct metadata_node *mn);
 int16_t kafka_cluster_create_topic(struct kafka_slot *s, struct metadata_node *mn,
                                    const struct kmsg_create_topics_topic *t, bool validate_only,
@@ -105,6 +104,7 @@ int16_t kafka_cluster_delete_topic(struct kafka_slot *s, struct metadata_node *m
                                    struct kp_str name, const char **message);
 int16_t kafka_cluster_producer_id(struct kafka_slot *s, struct metadata_node *mn, int64_t *id,
                                   int16_t *epoch);
+enum net_verdict kafka_handle_allocate_producer_ids(struct kafka_slot *s);
 enum net_verdict kafka_handle_find_coordinator(struct kafka_slot *s);
 enum net_verdict kafka_handle_init_producer_id(struct kafka_slot *s);
 enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s);

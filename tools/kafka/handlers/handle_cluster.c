@@ -77,21 +77,6 @@ enum net_verdict kafka_handle_broker_heartbeat(struct kafka_slot *s)
     return kafka_response_end(s);
 }
 
-enum net_verdict kafka_handle_allocate_producer_ids(struct kafka_slot *s)
-{
-    const struct kmsg_allocate_producer_ids_request *q = &s->msg.allocate_producer_ids;
-    struct metadata_node *mn = kafka_cluster(s->server);
-    struct kmsg_allocate_producer_ids_response m = {.error_code = KAFKA_NOT_CONTROLLER,
-                                                    .producer_id_start = -1};
-    if (mn) /* producer_id_blocks.h PB1 */
-        m.error_code = metadata_node_allocate_producer_ids(
-            mn, q->broker_id, q->broker_epoch, &m.producer_id_start, &m.producer_id_len);
-    kafka_count_error(s, m.error_code);
-    kafka_response_begin(s);
-    kmsg_allocate_producer_ids_response_encode(&s->w, s->header.api_version, &m);
-    return kafka_response_end(s);
-}
-
 /* ---- Metadata from the image (KCL1) ---- */
 
 struct meta_build {
@@ -340,4 +325,21 @@ int16_t kafka_cluster_producer_id(struct kafka_slot *s, struct metadata_node *mn
         return kafka_error_from_rt(rc);
     }
     return KAFKA_NONE;
+}
+
+/* ---- AllocateProducerIds (producer_id_blocks.h PB1) ---- */
+
+enum net_verdict kafka_handle_allocate_producer_ids(struct kafka_slot *s)
+{
+    const struct kmsg_allocate_producer_ids_request *q = &s->msg.allocate_producer_ids;
+    struct metadata_node *mn = kafka_cluster(s->server);
+    struct kmsg_allocate_producer_ids_response m = {.error_code = KAFKA_NOT_CONTROLLER,
+                                                    .producer_id_start = -1};
+    if (mn) /* producer_id_blocks.h PB1 */
+        m.error_code = metadata_node_allocate_producer_ids(
+            mn, q->broker_id, q->broker_epoch, &m.producer_id_start, &m.producer_id_len);
+    kafka_count_error(s, m.error_code);
+    kafka_response_begin(s);
+    kmsg_allocate_producer_ids_response_encode(&s->w, s->header.api_version, &m);
+    return kafka_response_end(s);
 }

@@ -1534,9 +1534,9 @@ union kmsg_request {
     struct kmsg_delete_groups_request delete_groups;
     struct kmsg_offset_delete_request offset_delete;
     struct kmsg_describe_producers_request describe_producers;
+    struct kmsg_allocate_producer_ids_request allocate_producer_ids;
     struct kmsg_broker_registration_request broker_registration;
     struct kmsg_broker_heartbeat_request broker_heartbeat;
-    struct kmsg_allocate_producer_ids_request allocate_producer_ids;
     struct kmsg_describe_transactions_request describe_transactions;
     struct kmsg_list_transactions_request list_transactions;
     struct kmsg_describe_acls_request describe_acls;
@@ -1584,9 +1584,9 @@ KMSG_OTHER_WAY(describe_groups, describe_groups_request, describe_groups_respons
 KMSG_OTHER_WAY(delete_groups, delete_groups_request, delete_groups_response)
 KMSG_OTHER_WAY(offset_delete, offset_delete_request, offset_delete_response)
 KMSG_OTHER_WAY(describe_producers, describe_producers_request, describe_producers_response)
+KMSG_OTHER_WAY(allocate_producer_ids, allocate_producer_ids_request, allocate_producer_ids_response)
 KMSG_OTHER_WAY(broker_registration, broker_registration_request, broker_registration_response)
 KMSG_OTHER_WAY(broker_heartbeat, broker_heartbeat_request, broker_heartbeat_response)
-KMSG_OTHER_WAY(allocate_producer_ids, allocate_producer_ids_request, allocate_producer_ids_response)
 KMSG_OTHER_WAY(describe_transactions, describe_transactions_request, describe_transactions_response)
 KMSG_OTHER_WAY(list_transactions, list_transactions_request, list_transactions_response)
 KMSG_OTHER_WAY(describe_acls, describe_acls_request, describe_acls_response)

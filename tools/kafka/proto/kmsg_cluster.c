@@ -15,13 +15,6 @@
  *     want_fence bool, want_shut_down bool
  *   BrokerHeartbeat response: throttle_time_ms i32, error_code i16, is_caught_up bool,
  *     is_fenced bool (default true), should_shut_down bool
- *
- * and AllocateProducerIds (67, v0, flexible from v0; KIP-730, Kafka 3.x's
- * AllocateProducerIdsRequest.json): a node asks the controller for its next producer-id block.
- *
- *   AllocateProducerIds request: broker_id i32, broker_epoch i64 (-1)
- *   AllocateProducerIds response: throttle_time_ms i32, error_code i16, producer_id_start i64,
- *     producer_id_len i32
  */
 #include "tools/kafka/proto/kdesc.h"
 #include "tools/kafka/proto/kmsg.h"
@@ -107,7 +100,13 @@ KD_MESSAGE(kd_broker_heartbeat_request, "BrokerHeartbeatRequest", KAFKA_BROKER_H
 KD_MESSAGE(kd_broker_heartbeat_response, "BrokerHeartbeatResponse", KAFKA_BROKER_HEARTBEAT, 0, 0, 0,
            &broker_heartbeat_response_d, NULL);
 
-/* ---- AllocateProducerIds ---- */
+/* ---- AllocateProducerIds (67, v0, flexible from v0): KIP-730, a node asks the controller for
+ * its next producer-id block; never advertised either (KA8). Fields as Kafka 3.x's
+ * AllocateProducerIdsRequest.json at v0:
+ *
+ *   request: broker_id i32, broker_epoch i64 (-1)
+ *   response: throttle_time_ms i32, error_code i16, producer_id_start i64, producer_id_len i32
+ */
 
 #define S struct kmsg_allocate_producer_ids_request
 static const struct kd_field allocate_producer_ids_request_f[] = {
@@ -134,6 +133,6 @@ KD_MESSAGE(kd_allocate_producer_ids_request, "AllocateProducerIdsRequest",
 KD_MESSAGE(kd_allocate_producer_ids_response, "AllocateProducerIdsResponse",
            KAFKA_ALLOCATE_PRODUCER_IDS, 0, 0, 0, &allocate_producer_ids_response_d, NULL);
 
+KMSG_CODEC(allocate_producer_ids, allocate_producer_ids_request, allocate_producer_ids_response)
 KMSG_CODEC(broker_registration, broker_registration_request, broker_registration_response)
 KMSG_CODEC(broker_heartbeat, broker_heartbeat_request, broker_heartbeat_response)
-KMSG_CODEC(allocate_producer_ids, allocate_producer_ids_request, allocate_producer_ids_response)
