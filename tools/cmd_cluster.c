@@ -4,9 +4,10 @@
  * (one Metadata request, v8, to the node given; tools/kafka/cluster/kclient.h): the nodes it
  * lists (registered and unfenced) and the replicas it names that it does not list (fenced —
  * its heartbeats stopped, or it is in or past a controlled shutdown — or never registered; a
- * separate shutting-down state is not in Metadata v8), the active controller, and per partition its leader, leader epoch,
- * replicas and ISR. Lag is "-" until data replication exists (issue 24's later blocks). It
- * reads nothing from a data directory and changes nothing.
+ * separate shutting-down state is not in Metadata v8), the active controller, and per
+ * partition its leader, leader epoch, replicas and ISR. Lag is "-" until data replication
+ * exists (issue 24's later blocks). It reads nothing from a data directory and changes
+ * nothing.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -529,7 +529,7 @@ static void controller_tick(struct metadata_node *n, const struct quorum_status 
     move_leaders(n, -1);
 }
 
-/* ---- for the controller's duties in other files (controller_admin.c, producer_id_blocks.c) ---- */
+/* ---- for the controller's duties kept in other files (controller_admin.c) ---- */
 
 bool metadata_node_is_controller(struct metadata_node *n)
 {
