@@ -147,8 +147,13 @@ struct limit_result {
  * plain io_uring writes. With syncs > 0, the writes go in syncs/files rounds; each round writes
  * its share of chunks to every file, then fdatasyncs every file (so exactly `syncs` fdatasyncs in
  * all, the cadence the engine used). With syncs == 0, writes go queue_depth at a time, unsynced. */
+/* linked (syncs > 0 only): each round's writes to a file and its fdatasync go as one
+ * IOSQE_IO_LINK chain (write -> ... -> fdatasync), submitted with the other files' chains at
+ * once, as ringtail's io_uring backend issues a round; else the round's writes are reaped
+ * before the fdatasyncs are submitted. */
 int limit_write(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_bytes,
-                uint64_t syncs, uint32_t queue_depth, bool prewritten, struct limit_result *out);
+                uint64_t syncs, uint32_t queue_depth, bool prewritten, bool linked,
+                struct limit_result *out);
 /* The same chunks, rounds and fdatasyncs as limit_write, written by plain pwritev on the calling
  * thread: each round's share of one file as one pwritev (one iovec per chunk), then (syncs > 0)
  * an fdatasync of every file. */
