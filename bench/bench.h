@@ -126,6 +126,8 @@ struct sink {
 extern const struct sink_ops sink_ringtail, sink_rocksdb, sink_lmdb, sink_sqlite;
 /* ringtail appending with rt_append even when not durable (W1's "rt_append" row). */
 extern const struct sink_ops sink_ringtail_append;
+/* ringtail appending ready (pre-encoded) batches with rt_append_batch (W1's "rt_append_batch"). */
+extern const struct sink_ops sink_ringtail_batch;
 
 /* The ringtail sink's engine (for stats and fetch-based reads). */
 rt_engine *sink_ringtail_engine(struct sink *s);
