@@ -124,6 +124,8 @@ struct sink {
 };
 
 extern const struct sink_ops sink_ringtail, sink_rocksdb, sink_lmdb, sink_sqlite;
+/* The io backend the ringtail sinks open with (--io; default RT_IO_AUTO). */
+extern enum rt_io_backend bench_io_backend;
 /* ringtail appending with rt_append even when not durable (W1's "rt_append" row). */
 extern const struct sink_ops sink_ringtail_append;
 /* ringtail appending ready (pre-encoded) batches with rt_append_batch (W1's "rt_append_batch"). */

@@ -88,7 +88,8 @@ struct bench_opts {
     const char *plot_path;
     bool quick;
     bool keep;
-    bool no_limit; /* profiling: leave the limits out of the process */
+    bool no_limit;       /* profiling: leave the limits out of the process */
+    const char *w1_rows; /* NULL: all of producer,append,batch */
     bool run_w1, run_w2, run_r1, run_fetch, run_w3, run_w4, run_mem, run_hot, run_serve, run_open;
     bool run_txn_mix;
     bool run_clean;
@@ -562,40 +563,41 @@ static void limit_group(const char *workload, const char *config, const char *gr
 
 static size_t encoded_batch_bytes = 0; /* ringtail's batch size, measured in W1 */
 
-static void run_w1(void)
+static bool list_has(const char *list, const char *word);
+
+/* One W1 ringtail row; the first that runs also runs the W1 limit for its batches. */
+static void w1_row(const struct sink_ops *ops, const char *config, const char *which,
+                   const char *extra)
 {
+    if (opt.w1_rows && !list_has(opt.w1_rows, which))
+        return;
     struct rt_stats d = {0};
     struct row *r = NULL;
-    int rc = write_workload(&sink_ringtail, "W1", "", "W1", KIND_SUBJECT, false, 1, 1, 0,
-                            opt.w1_bytes, true, &d, &r);
-    if (rc == 0 && d.batches_appended) {
-        encoded_batch_bytes = (size_t)(d.bytes_appended / d.batches_appended);
-        snprintf(r->note, sizeof(r->note), "%s, %u shards, %" PRIu64 " rounds, batch %zu B on disk",
-                 d.io_backend, d.shard_count, d.rounds, encoded_batch_bytes);
+    /* The producer's log is kept: R1 reads (and grows) it. */
+    if (write_workload(ops, "W1", config, "W1", KIND_SUBJECT, false, 1, 1, 0, opt.w1_bytes,
+                       config[0] == 0, &d, &r) != 0 ||
+        !d.batches_appended)
+        return;
+    size_t batch = (size_t)(d.bytes_appended / d.batches_appended);
+    snprintf(r->note, sizeof(r->note), "%s, %u shards, %" PRIu64 " rounds, batch %zu B on disk%s",
+             d.io_backend, d.shard_count, d.rounds, batch, extra);
+    if (encoded_batch_bytes == 0) {
+        encoded_batch_bytes = batch;
         /* Issue 27 item 1: the best of io_uring and pwritev, pre-written and fallocate'd. */
         limit_group("W1", "", "W1", 1, d.batches_appended, encoded_batch_bytes, 0);
     }
+}
+
+static void run_w1(void)
+{
+    /* Through the asynchronous producer (rt_producer_send), as a Kafka client writes. */
+    w1_row(&sink_ringtail, "", "producer", "");
     /* The same appends by rt_append from the producer's own thread: no client-side batching
      * thread, and an idle shard runs the round on the caller (SH5 in shard.c). */
-    struct row *ra = NULL;
-    struct rt_stats da = {0};
-    if (write_workload(&sink_ringtail_append, "W1", "rt_append", "W1", KIND_SUBJECT, false, 1, 1, 0,
-                       opt.w1_bytes, false, &da, &ra) == 0 &&
-        da.batches_appended)
-        snprintf(ra->note, sizeof(ra->note),
-                 "%s, %u shards, %" PRIu64 " rounds, batch %zu B on disk", da.io_backend,
-                 da.shard_count, da.rounds, (size_t)(da.bytes_appended / da.batches_appended));
+    w1_row(&sink_ringtail_append, "rt_append", "append", "");
     /* Issue 27 item 4: ready batches by rt_append_batch (the engine's share of the per-record
      * path alone: no encoding, one CRC check, the page-cache copy). */
-    struct row *rb = NULL;
-    struct rt_stats db = {0};
-    if (write_workload(&sink_ringtail_batch, "W1", "rt_append_batch", "W1", KIND_SUBJECT, false, 1,
-                       1, 0, opt.w1_bytes, false, &db, &rb) == 0 &&
-        db.batches_appended)
-        snprintf(rb->note, sizeof(rb->note),
-                 "%s, %u shards, %" PRIu64 " rounds, batch %zu B on disk, 64 ready batches",
-                 db.io_backend, db.shard_count, db.rounds,
-                 (size_t)(db.bytes_appended / db.batches_appended));
+    w1_row(&sink_ringtail_batch, "rt_append_batch", "batch", ", 64 ready batches");
     for (uint32_t i = 0; i < peer_count; i++)
         write_workload(peers_enabled[i], "W1", "", "W1", KIND_PEER, false, 1, 1, 0, opt.w1_bytes,
                        true, NULL, NULL);
@@ -3178,68 +3180,72 @@ static uint64_t parse_size(const char *s)
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: ringtail bench [OPTIONS]\n"
-            "\n"
-            "Runs the named workloads in this one process, each beside the disk's own limit\n"
-            "(plain io_uring writes with the same chunks and fdatasync count; memory bandwidth\n"
-            "for reads) and the peers (RocksDB, LMDB, SQLite), and prints a table of figures\n"
-            "with their ratios to the limit and to the best peer.\n"
-            "\n"
-            "  W1  append, 1 KiB values in 16-record batches, 1 producer, 1 partition, sync=none\n"
-            "  W2  durable append, sync=always, 1/4/16/64 producers over 4 partitions\n"
-            "  R1  read_committed vs read_uncommitted over one log; value checksum / headers\n"
-            "  F   fetch call cost for 100 B vs 10 KiB records\n"
-            "  W3  W2 at 16 producers, transactional, a commit per 64 batches (1 MiB); cost\n"
-            "      against idempotent producers flushing at the same cadence, same bytes\n"
-            "  W4  small transactions (10 records over 2 partitions), 1/4/16/64 producers,\n"
-            "      sync=always: txn/s, commit latency vs the disk's fdatasync p50; RocksDB\n"
-            "      TransactionDB as the peer\n"
-            "  M   memory: producer-id churn (heap plateau), bytes per producer id and per\n"
-            "      partition\n"
-            "  S   serve: `ringtail serve` with librdkafka producers over loopback (idempotent,\n"
-            "      acks=all, 1 and 16) beside in-process W2, and a read_committed consumer\n"
-            "      beside the loopback limit (plain TCP, same bytes); the 16-producer\n"
-            "      produce and the consume again over an SSL listener (TLS beside plaintext)\n"
-            "\n"
-            "options:\n"
-            "  --dir DIR          make the scratch directory under DIR (default: /work or /tmp,\n"
-            "                     whichever is a real disk); it is removed afterwards\n"
-            "  --quick            small sizes; finishes in well under a minute\n"
-            "  --json FILE        write every row as JSON\n"
-            "  --plot FILE        write a PNG chart (gnuplot)\n"
-            "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve,txnmix,open,\n"
-            "                     clean\n"
-            "                     (default: all)\n"
-            "  --peers LIST       comma list of rocksdb,lmdb,sqlite or 'none' (default: all)\n"
-            "  --w1-bytes N       W1 value bytes (and the peers' R1 data) [1G; quick 32M]\n"
-            "  --r1-bytes N       R1 ringtail log size [4G; quick 64M]\n"
-            "  --w2-seconds S     each W2 configuration's run time [5; quick 0.5]\n"
-            "  --w2-bytes-max N   cap on each W2 configuration's bytes [4G; quick 256M]\n"
-            "  --producers LIST   W2 producer counts [1,4,16,64]\n"
-            "  --limit-qd N       W1 limit: io_uring writes in flight [32]\n"
-            "  --w3-seconds S     each W3 pair's first run; the second then ends as many\n"
-            "                     transactions per producer [5; quick 1]\n"
-            "  --w3-txn-batches N 16-record batches per W3 transaction (and baseline flush) [64]\n"
-            "  --w3-pairs N       W3 (baseline, transactional) pairs, alternating order [2]\n"
-            "  --w4-seconds S     each W4 configuration's run time [5; quick 0.5]\n"
-            "  --w4-producers L   W4 producer counts [1,4,16,64]\n"
-            "  --w4-txn-max N     stop each ringtail W4 configuration after N transactions\n"
-            "                     (a bound by work, not time) [0 = no cap]\n"
-            "  --mem-producers N  short-lived producer ids in M [1M; quick 50K, producers_max\n"
-            "                     8192 so the table fills]\n"
-            "  --mem-live N       live producers for bytes per producer id [10K; quick 2K]\n"
-            "  --serve-seconds S  each S producer configuration's run time [5; quick 0.5]\n"
-            "  --ringtail PATH    the ringtail CLI S starts (default: beside this program)\n"
-            "  --open-gb LIST     O: one-partition log sizes in GB [1,4; quick: 64 MB each]\n"
-            "  --open-partitions LIST O: many-partition directories [1000,10000; quick 100,1000]\n"
-            "  --open-probe-exe P O: the program that times each open (bench/bench_open.c built\n"
-            "                     with -DBENCH_OPEN_PROBE_ONLY against another libringtail)\n"
-            "  --clean-bytes N    C: the compacted log rt_topic_compact cleans [256M; quick 16M]\n"
-            "  --keep             keep the scratch directory\n"
-            "  --no-limit         skip the limits (for profiling the engine alone)\n"
-            "  --help\n"
-            "Sizes take K, M or G. Exit status: 0 all ran, 1 a workload failed, 2 usage.\n");
+    fprintf(
+        out,
+        "usage: ringtail bench [OPTIONS]\n"
+        "\n"
+        "Runs the named workloads in this one process, each beside the disk's own limit\n"
+        "(plain io_uring writes with the same chunks and fdatasync count; memory bandwidth\n"
+        "for reads) and the peers (RocksDB, LMDB, SQLite), and prints a table of figures\n"
+        "with their ratios to the limit and to the best peer.\n"
+        "\n"
+        "  W1  append, 1 KiB values in 16-record batches, 1 producer, 1 partition, sync=none\n"
+        "  W2  durable append, sync=always, 1/4/16/64 producers over 4 partitions\n"
+        "  R1  read_committed vs read_uncommitted over one log; value checksum / headers\n"
+        "  F   fetch call cost for 100 B vs 10 KiB records\n"
+        "  W3  W2 at 16 producers, transactional, a commit per 64 batches (1 MiB); cost\n"
+        "      against idempotent producers flushing at the same cadence, same bytes\n"
+        "  W4  small transactions (10 records over 2 partitions), 1/4/16/64 producers,\n"
+        "      sync=always: txn/s, commit latency vs the disk's fdatasync p50; RocksDB\n"
+        "      TransactionDB as the peer\n"
+        "  M   memory: producer-id churn (heap plateau), bytes per producer id and per\n"
+        "      partition\n"
+        "  S   serve: `ringtail serve` with librdkafka producers over loopback (idempotent,\n"
+        "      acks=all, 1 and 16) beside in-process W2, and a read_committed consumer\n"
+        "      beside the loopback limit (plain TCP, same bytes); the 16-producer\n"
+        "      produce and the consume again over an SSL listener (TLS beside plaintext)\n"
+        "\n"
+        "options:\n"
+        "  --dir DIR          make the scratch directory under DIR (default: /work or /tmp,\n"
+        "                     whichever is a real disk); it is removed afterwards\n"
+        "  --quick            small sizes; finishes in well under a minute\n"
+        "  --json FILE        write every row as JSON\n"
+        "  --plot FILE        write a PNG chart (gnuplot)\n"
+        "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve,txnmix,open,\n"
+        "                     clean\n"
+        "                     (default: all)\n"
+        "  --peers LIST       comma list of rocksdb,lmdb,sqlite or 'none' (default: all)\n"
+        "  --w1-bytes N       W1 value bytes (and the peers' R1 data) [1G; quick 32M]\n"
+        "  --r1-bytes N       R1 ringtail log size [4G; quick 64M]\n"
+        "  --w2-seconds S     each W2 configuration's run time [5; quick 0.5]\n"
+        "  --w2-bytes-max N   cap on each W2 configuration's bytes [4G; quick 256M]\n"
+        "  --producers LIST   W2 producer counts [1,4,16,64]\n"
+        "  --limit-qd N       W1 limit: io_uring writes in flight [32]\n"
+        "  --w3-seconds S     each W3 pair's first run; the second then ends as many\n"
+        "                     transactions per producer [5; quick 1]\n"
+        "  --w3-txn-batches N 16-record batches per W3 transaction (and baseline flush) [64]\n"
+        "  --w3-pairs N       W3 (baseline, transactional) pairs, alternating order [2]\n"
+        "  --w4-seconds S     each W4 configuration's run time [5; quick 0.5]\n"
+        "  --w4-producers L   W4 producer counts [1,4,16,64]\n"
+        "  --w4-txn-max N     stop each ringtail W4 configuration after N transactions\n"
+        "                     (a bound by work, not time) [0 = no cap]\n"
+        "  --mem-producers N  short-lived producer ids in M [1M; quick 50K, producers_max\n"
+        "                     8192 so the table fills]\n"
+        "  --mem-live N       live producers for bytes per producer id [10K; quick 2K]\n"
+        "  --serve-seconds S  each S producer configuration's run time [5; quick 0.5]\n"
+        "  --ringtail PATH    the ringtail CLI S starts (default: beside this program)\n"
+        "  --open-gb LIST     O: one-partition log sizes in GB [1,4; quick: 64 MB each]\n"
+        "  --open-partitions LIST O: many-partition directories [1000,10000; quick 100,1000]\n"
+        "  --open-probe-exe P O: the program that times each open (bench/bench_open.c built\n"
+        "                     with -DBENCH_OPEN_PROBE_ONLY against another libringtail)\n"
+        "  --clean-bytes N    C: the compacted log rt_topic_compact cleans [256M; quick 16M]\n"
+        "  --keep             keep the scratch directory\n"
+        "  --no-limit         skip the limits (for profiling the engine alone)\n"
+        "  --w1-rows LIST     W1's ringtail rows: producer,append,batch [all] (to profile\n"
+        "                     one path alone)\n"
+        "  --io auto|uring|sync  ringtail's io backend in W1/W2 (rt_options.io_backend) [auto]\n"
+        "  --help\n"
+        "Sizes take K, M or G. Exit status: 0 all ran, 1 a workload failed, 2 usage.\n");
 }
 
 static bool list_has(const char *list, const char *word)
@@ -3298,6 +3304,8 @@ static void parse_args(int argc, char **argv)
         O_QD,
         O_KEEP,
         O_NO_LIMIT,
+        O_IO,
+        O_W1_ROWS,
         O_W3S,
         O_W3B,
         O_W3P,
@@ -3329,6 +3337,8 @@ static void parse_args(int argc, char **argv)
         {"limit-qd", required_argument, NULL, O_QD},
         {"keep", no_argument, NULL, O_KEEP},
         {"no-limit", no_argument, NULL, O_NO_LIMIT},
+        {"io", required_argument, NULL, O_IO},
+        {"w1-rows", required_argument, NULL, O_W1_ROWS},
         {"w3-seconds", required_argument, NULL, O_W3S},
         {"w3-txn-batches", required_argument, NULL, O_W3B},
         {"w3-pairs", required_argument, NULL, O_W3P},
@@ -3401,6 +3411,21 @@ static void parse_args(int argc, char **argv)
             break;
         case O_NO_LIMIT:
             opt.no_limit = true;
+            break;
+        case O_W1_ROWS:
+            opt.w1_rows = optarg;
+            break;
+        case O_IO:
+            if (strcmp(optarg, "auto") == 0)
+                bench_io_backend = RT_IO_AUTO;
+            else if (strcmp(optarg, "uring") == 0)
+                bench_io_backend = RT_IO_URING;
+            else if (strcmp(optarg, "sync") == 0)
+                bench_io_backend = RT_IO_SYNC;
+            else {
+                fprintf(stderr, "ringtail-bench: --io must be auto, uring or sync\n");
+                exit(2);
+            }
             break;
         case O_W3S:
             w3s = atof(optarg);

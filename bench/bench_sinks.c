@@ -39,6 +39,8 @@
 
 #define PARTITIONS_MAX 64
 
+enum rt_io_backend bench_io_backend = RT_IO_AUTO;
+
 static void put_be64(uint8_t *p, uint64_t v)
 {
     for (int i = 7; i >= 0; i--) {
@@ -78,6 +80,7 @@ static int rt_sink_open_as(struct sink *s, const char *dir, bool durable, uint32
     struct rt_options o;
     rt_options_init(&o);
     o.sync_mode = durable ? RT_SYNC_ALWAYS : RT_SYNC_NONE;
+    o.io_backend = bench_io_backend;
     struct rt_sink *rs = calloc(1, sizeof(*rs));
     if (!rs)
         return -ENOMEM;
