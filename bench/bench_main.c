@@ -405,6 +405,11 @@ static int write_workload(const struct sink_ops *ops, const char *workload, cons
         stats_delta->bytes_appended = after.bytes_appended - before.bytes_appended;
         stats_delta->fdatasyncs = after.fdatasyncs - before.fdatasyncs;
         stats_delta->shard_count = after.shard_count;
+        stats_delta->prewrite_bytes = after.prewrite_bytes - before.prewrite_bytes;
+        stats_delta->prewrite_fdatasyncs = after.prewrite_fdatasyncs - before.prewrite_fdatasyncs;
+        stats_delta->prewrite_missed_bytes =
+            after.prewrite_missed_bytes - before.prewrite_missed_bytes;
+        stats_delta->rounds_inline = after.rounds_inline - before.rounds_inline;
         stats_delta->io_backend = after.io_backend;
         if (durable) {
             r->has_sync = true;
@@ -617,8 +622,17 @@ static void run_w2(void)
                            BENCH_PARTITIONS_W2, n, opt.w2_seconds, opt.w2_bytes_max, false, &d, &r);
         if (rc == 0 && d.batches_appended) {
             size_t chunk = (size_t)(d.bytes_appended / d.batches_appended);
-            snprintf(r->note, sizeof(r->note), "%s, %u shards, %.1f batches/round", d.io_backend,
-                     d.shard_count, d.rounds ? (double)d.batches_appended / (double)d.rounds : 0.0);
+            /* Issue 27 item 6: what else touched the disk meanwhile (the pre-writer's zeroes
+             * and their fdatasyncs) and how many rounds ran on the appending thread. */
+            snprintf(r->note, sizeof(r->note),
+                     "%s, %u shards, %.1f batches/round, %.0f%% rounds inline; pre-writer %.1f MB, "
+                     "%" PRIu64 " fdatasyncs (%.2f per round), %.1f MB not pre-written",
+                     d.io_backend, d.shard_count,
+                     d.rounds ? (double)d.batches_appended / (double)d.rounds : 0.0,
+                     d.rounds ? 100.0 * (double)d.rounds_inline / (double)d.rounds : 0.0,
+                     (double)d.prewrite_bytes / 1e6, d.prewrite_fdatasyncs,
+                     d.rounds ? (double)d.prewrite_fdatasyncs / (double)d.rounds : 0.0,
+                     (double)d.prewrite_missed_bytes / 1e6);
             uint32_t files = n < BENCH_PARTITIONS_W2 ? n : BENCH_PARTITIONS_W2;
             limit_group("W2", config, group, files, d.batches_appended, chunk,
                         d.fdatasyncs ? d.fdatasyncs : 1);
