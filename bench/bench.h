@@ -6,12 +6,14 @@
  *
  * Pieces: bench_util.c (latency histogram, clocks, memory figures, progress line, scratch
  * directories), bench_sinks.c (ringtail and the three peers behind one append/read seam),
- * bench_limit.c (the limits), bench_txn.c (transactional workloads W3/W4, the RocksDB
- * TransactionDB peer, the fdatasync probe, the memory probes), bench_main.c (options, workloads,
- * table, JSON, chart).
+ * bench_limit.c (the limits: every way of doing their work), bench_check.c (the self-check),
+ * bench_txn.c (transactional workloads W3/W4, the RocksDB TransactionDB peer, the fdatasync
+ * probe, the memory probes), bench_main.c (options, workloads, table, JSON, chart).
  *
- * This program measures and reports; it never asserts a target. It owns no engine logic and
- * links only the public API (ringtail.h).
+ * This program measures and reports; it never asserts a target. It does check its own
+ * yardsticks (bench_check.c): a ratio above a limit fails the run, because the limit was then not
+ * a limit. It owns no engine logic and links the public API (ringtail.h), plus the engine's batch
+ * builder (engine/log/batch.h) to encode W1's ready batches before the clock starts.
  */
 #ifndef RT_BENCH_H
 #define RT_BENCH_H

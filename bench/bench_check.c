@@ -9,11 +9,11 @@
  *
  * It owns the verdict and its wording only: it never measures, never reads rows, never exits.
  *
- * BC1. A ratio above 1.0 + noise is a failure, where noise is the limit's own relative
+ * BCK1. A ratio above 1.0 + noise is a failure, where noise is the limit's own relative
  *      run-to-run spread measured in the same run (bench_main.c's limit_group runs the winning
  *      way twice: |a - b| / max(a, b)). Without a measured noise the tolerance is 0: any ratio
  *      above 1.0 fails.
- * BC2. A ratio in (1.0, 1.0 + noise] is within what the limit itself varied by in this run: it
+ * BCK2. A ratio in (1.0, 1.0 + noise] is within what the limit itself varied by in this run: it
  *      is printed as a warning with both figures, not counted as a failure, because the same
  *      way of writing differed by that much between two runs minutes apart.
  */
@@ -30,7 +30,8 @@ enum bench_check_verdict bench_check_ratio(double ratio, double noise)
         noise = 0;
     if (ratio <= 1.0)
         return BENCH_CHECK_OK;
-    return ratio <= 1.0 + noise ? BENCH_CHECK_WITHIN_NOISE /* BC2 */ : BENCH_CHECK_FAILED; /* BC1 */
+    return ratio <= 1.0 + noise ? BENCH_CHECK_WITHIN_NOISE /* BCK2 */
+                                : BENCH_CHECK_FAILED;      /* BCK1 */
 }
 
 int bench_check_line(char *buf, size_t n, enum bench_check_verdict v, const char *row, double ratio,

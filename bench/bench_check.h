@@ -10,8 +10,8 @@
 enum bench_check_verdict {
     BENCH_CHECK_NOT_MEASURED, /* no ratio (NAN): nothing to judge */
     BENCH_CHECK_OK,           /* ratio <= 1.0 */
-    BENCH_CHECK_WITHIN_NOISE, /* 1.0 < ratio <= 1.0 + noise: reported, not a failure (BC2) */
-    BENCH_CHECK_FAILED,       /* ratio > 1.0 + noise: the limit is not a limit (BC1) */
+    BENCH_CHECK_WITHIN_NOISE, /* 1.0 < ratio <= 1.0 + noise: reported, not a failure (BCK2) */
+    BENCH_CHECK_FAILED,       /* ratio > 1.0 + noise: the limit is not a limit (BCK1) */
 };
 
 /* The verdict for `ratio` (a row's MB/s over its limit row's) given `noise`, the limit's

@@ -162,7 +162,7 @@ struct row {
     double bytes_per_item;        /* M: bytes per producer id / per partition */
     double seconds;
     uint64_t records, bytes;
-    double noise; /* limit rows: the winning way's run-to-run spread in this run (BC1) */
+    double noise; /* limit rows: the winning way's run-to-run spread in this run (BCK1) */
     char way[40]; /* limit and way rows: "pwritev, pre-written", ... */
     char note[256];
 };
@@ -512,7 +512,7 @@ static struct row *limit_row(const char *workload, const char *config, const cha
  * do it — io_uring linked write+fdatasync (with fdatasyncs only), io_uring unlinked,
  * pwritev+fdatasync, each into pre-written and into fallocate'd files — one KIND_WAY row each,
  * all in this run. The fastest way is run once more (its run-to-run spread is the noise the
- * self-check allows, BC1) and the better of its two runs becomes the group's "limit" row, the
+ * self-check allows, BCK1) and the better of its two runs becomes the group's "limit" row, the
  * one every ratio is taken against; its note names the way that won. */
 static void limit_group(const char *workload, const char *config, const char *group, uint32_t files,
                         uint64_t chunks, size_t chunk_bytes, uint64_t syncs)
@@ -2845,8 +2845,8 @@ static void goals_other(void)
 
 /* The self-check (issue 27 item 1, bench_check.c): every row with a ratio to a write limit
  * (W1, W2: the groups whose limit is the best of the ways) at or below 1.0, or within the
- * limit's measured noise (BC2); else a line naming the row, on stdout and stderr, and a failure
- * (non-zero exit, BC1). R1's limit (memory bandwidth) is left out: its "hdr" rows touch only
+ * limit's measured noise (BCK2); else a line naming the row, on stdout and stderr, and a failure
+ * (non-zero exit, BCK1). R1's limit (memory bandwidth) is left out: its "hdr" rows touch only
  * headers and so read less than the value bytes their MB/s counts. */
 static void selfcheck(FILE *out)
 {

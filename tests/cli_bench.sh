@@ -5,8 +5,9 @@
 # under librdkafka producers and a read_committed consumer beside in-process W2 and the loopback
 # limit, and C: rt_topic_compact beside its read+write limit, and a live appender's and reader's
 # latency with and without it), and prints issue 14's goals (each a ratio from this run, met /
-# MISSED / n/a) as lines that parse and agree with the JSON's "goals". It checks that the
-# benchmark runs and reports, never the numbers.
+# MISSED / n/a) as lines that parse and agree with the JSON's "goals", and issue 27's
+# self-check block (every W1/W2 ratio to its limit judged; the limit the best of the ways). It
+# checks that the benchmark runs and reports, never the numbers.
 # usage: tests/cli_bench.sh [path/to/ringtail]   (ringtail-bench is looked for beside it)
 set -uo pipefail
 cli=${1:-build/ringtail}

@@ -1,6 +1,6 @@
 /*
  * test_bench_check.c — the bench's self-check (bench/bench_check.c, issue 27 item 1): a ratio
- * to a limit above 1.0 fails (BC1) unless it is within the limit's own measured noise (BC2),
+ * to a limit above 1.0 fails (BCK1) unless it is within the limit's own measured noise (BCK2),
  * and the failure line names the row, the ratio and the limit's way. Pure functions: no
  * engine, no disk.
  */
@@ -16,7 +16,7 @@
 
 #include "bench_check.h"
 
-/* BC1: above 1.0 with no measured noise fails; so does anything above 1.0 + noise. */
+/* BCK1: above 1.0 with no measured noise fails; so does anything above 1.0 + noise. */
 static void test_ratio_above_one_fails(void **state)
 {
     (void)state;
@@ -27,7 +27,7 @@ static void test_ratio_above_one_fails(void **state)
     assert_int_equal(bench_check_ratio(1.07, 0.05), BENCH_CHECK_FAILED);
 }
 
-/* BC2: within the limit's measured noise is a warning, at or below 1.0 is fine. */
+/* BCK2: within the limit's measured noise is a warning, at or below 1.0 is fine. */
 static void test_within_noise_and_ok(void **state)
 {
     (void)state;
