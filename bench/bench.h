@@ -167,6 +167,13 @@ int limit_write_pwritev(const char *dir, uint32_t files, uint64_t chunks, size_t
                         uint64_t syncs, uint32_t queue_depth, bool prewritten,
                         struct limit_result *out);
 
+/* The same chunks and fdatasyncs split over `files` threads, one file each, each running its own
+ * rounds by limit_write_pwritev (in DIR/p<f>/) independently of the others; seconds = the
+ * slowest thread's. */
+int limit_write_parallel(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_bytes,
+                         uint64_t syncs, uint32_t queue_depth, bool prewritten,
+                         struct limit_result *out);
+
 /* Memory read bandwidth of bench_checksum over a buffer of `bytes`, best of `passes`, bytes/s. */
 double limit_memory_read_bps(size_t bytes, int passes);
 

@@ -428,13 +428,17 @@ static int write_workload(const struct sink_ops *ops, const char *workload, cons
 }
 
 /* The ways a write limit can be reached (bench_limit.c); linked ones only with fdatasyncs. */
-enum limit_way_kind { WAY_URING_LINKED, WAY_URING, WAY_PWRITEV };
-static const char *const way_system[3][2] = {/* [way][prewritten] */
+enum limit_way_kind { WAY_URING_LINKED, WAY_URING, WAY_PWRITEV, WAY_PARALLEL };
+static const char *const way_system[4][2] = {/* [way][prewritten] */
                                              {"lim-uring-link-fa", "lim-uring-link"},
                                              {"lim-uring-fa", "lim-uring"},
-                                             {"lim-pwritev-fa", "lim-pwritev"}};
-static const char *const way_label[3] = {"io_uring linked write+fdatasync", "io_uring unlinked",
-                                         "pwritev+fdatasync"};
+                                             {"lim-pwritev-fa", "lim-pwritev"},
+                                             {"lim-pwv-par-fa", "lim-pwv-par"}};
+static const char *const way_label[4] = {"io_uring linked write+fdatasync", "io_uring unlinked",
+                                         "pwritev+fdatasync",
+                                         "pwritev+fdatasync, a thread per file"};
+static const char *const way_short[4] = {"io_uring linked", "io_uring", "pwritev",
+                                         "pwritev, a thread per file"};
 
 /* One way of doing a limit's work: same chunks, same fdatasync count, into pre-written or
  * fallocate'd files; fills a KIND_WAY row (NULL under --no-limit). */
@@ -450,10 +454,7 @@ static struct row *limit_row(const char *workload, const char *config, const cha
     const char *name = way_system[way][prewritten];
     struct row *r = row_new(workload, name, config, group, KIND_WAY);
     r->producers = files;
-    snprintf(r->way, sizeof(r->way), "%s%s",
-             way == WAY_PWRITEV ? "pwritev"
-             : way == WAY_URING ? "io_uring"
-                                : "io_uring linked",
+    snprintf(r->way, sizeof(r->way), "%s%s", way_short[way],
              prewritten ? ", pre-written" : ", fallocate'd");
     int rc = bench_mkdir(dir);
     if (rc) {
@@ -472,11 +473,14 @@ static struct row *limit_row(const char *workload, const char *config, const cha
     else if (way == WAY_PWRITEV)
         rc = limit_write_pwritev(dir, files, chunks, chunk_bytes, syncs, opt.limit_queue_depth,
                                  prewritten, &lr);
+    else if (way == WAY_PARALLEL)
+        rc = limit_write_parallel(dir, files, chunks, chunk_bytes, syncs, opt.limit_queue_depth,
+                                  prewritten, &lr);
     else
         rc = limit_write(dir, files, chunks, chunk_bytes, syncs, opt.limit_queue_depth, prewritten,
                          way == WAY_URING_LINKED, &lr);
     if (rc) {
-        row_fail(r, way == WAY_PWRITEV ? "pwritev writes" : "io_uring writes", rc, dir);
+        row_fail(r, way >= WAY_PWRITEV ? "pwritev writes" : "io_uring writes", rc, dir);
     } else {
         r->seconds = lr.seconds;
         r->records = lr.chunks * BENCH_BATCH_RECORDS;
@@ -494,11 +498,8 @@ static struct row *limit_row(const char *workload, const char *config, const cha
         }
         snprintf(r->note, sizeof(r->note),
                  "%" PRIu64 " x %zu B by %s to %u %s file(s), %" PRIu64 " fdatasyncs%s", lr.chunks,
-                 chunk_bytes,
-                 syncs                ? way_label[way]
-                 : way == WAY_PWRITEV ? "pwritev"
-                                      : "io_uring",
-                 files, prewritten ? "pre-written" : "fallocate'd", lr.fdatasyncs,
+                 chunk_bytes, syncs ? way_label[way] : way_short[way], files,
+                 prewritten ? "pre-written" : "fallocate'd", lr.fdatasyncs,
                  syncs ? "; latency = one round" : "");
     }
     row_memory(r, mem_heap_bytes(NULL));
@@ -510,7 +511,9 @@ static struct row *limit_row(const char *workload, const char *config, const cha
 
 /* The write limit of a group (issue 27 item 1): the same work done every way this machine can
  * do it — io_uring linked write+fdatasync (with fdatasyncs only), io_uring unlinked,
- * pwritev+fdatasync, each into pre-written and into fallocate'd files — one KIND_WAY row each,
+ * pwritev+fdatasync on one thread, and (several files) pwritev+fdatasync on a thread per file
+ * running its rounds independently, as shards do — each into pre-written and into fallocate'd
+ * files, one KIND_WAY row each,
  * all in this run. The fastest way is run once more (its run-to-run spread is the noise the
  * self-check allows, BCK1) and the better of its two runs becomes the group's "limit" row, the
  * one every ratio is taken against; its note names the way that won. */
@@ -523,7 +526,9 @@ static void limit_group(const char *workload, const char *config, const char *gr
     enum limit_way_kind best_way = WAY_URING;
     bool best_pre = true;
     uint32_t ways = 0;
-    for (int w = syncs ? WAY_URING_LINKED : WAY_URING; w <= WAY_PWRITEV; w++)
+    /* (a thread per file only with several files: with one it is pwritev's way) */
+    int last = files > 1 ? WAY_PARALLEL : WAY_PWRITEV;
+    for (int w = syncs ? WAY_URING_LINKED : WAY_URING; w <= last; w++)
         for (int pre = 1; pre >= 0; pre--) {
             struct row *r = limit_row(workload, config, group, files, chunks, chunk_bytes, syncs,
                                       pre, (enum limit_way_kind)w);
