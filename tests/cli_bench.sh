@@ -138,6 +138,27 @@ else
     fail "goal lines"
 fi
 
+# The self-check (issue 27 item 1): a block after the goals with one line per W1/W2 row that has
+# a ratio to its limit, each ok, a warning within the limit's measured noise, or a FAILED line;
+# a FAILED line goes with a non-zero exit (the run above exited 0, so none may be printed).
+if python3 - "$tmp/bench.json" "$tmp/out.txt" <<'PY'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+assert "\nSelf-check (issue 27" in text, "no self-check block"
+block = text.split("\nSelf-check (issue 27", 1)[1].splitlines()[1:]
+lines = [l for l in block if l.startswith("  ")]
+assert not any("SELF-CHECK FAILED" in l for l in lines), "a FAILED line in a run that exited 0"
+judged = [r for r in d["rows"] if r["workload"] in ("W1", "W2") and r["ratio_to_limit"] is not None]
+assert judged and len(lines) == len(judged), f"{len(lines)} self-check lines for {len(judged)} rows"
+limits = [r for r in d["rows"] if r["system"] == "limit" and r["workload"] in ("W1", "W2")]
+assert limits and all(r.get("way") for r in limits), "a W1/W2 limit row without its winning way"
+PY
+    ok "self-check block: one line per row with a ratio, no failure, every limit names its way"
+else
+    fail "self-check block"
+fi
+
 if "$cli" bench --help >/dev/null 2>&1; then
     ok "ringtail bench dispatches to ringtail-bench"
 else
