@@ -36,7 +36,7 @@ trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
 if "$bench" --quick --dir "$tmp" --w1-bytes 2M --r1-bytes 4M --w2-seconds 0.1 \
     --w2-bytes-max 8M --producers 1,4 --w3-seconds 0.3 --w4-seconds 0.1 --w4-producers 1,4 \
-    --mem-producers 2000 --mem-live 50 --serve-seconds 0.3 --json "$tmp/bench.json" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
+    --mem-producers 2000 --mem-live 50 --serve-seconds 0.3 --self-check warn --json "$tmp/bench.json" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
     ok "--quick at a small size exits 0 ($(($(date +%s) - start)) s)"
 else
     fail "--quick exited non-zero"
@@ -140,15 +140,18 @@ fi
 
 # The self-check (issue 27 item 1): a block after the goals with one line per W1/W2 row that has
 # a ratio to its limit, each ok, a warning within the limit's measured noise, or a FAILED line;
-# a FAILED line goes with a non-zero exit (the run above exited 0, so none may be printed).
-if python3 - "$tmp/bench.json" "$tmp/out.txt" <<'PY'; then
+# at these tiny sizes a ratio is noise, so the run uses --self-check warn: a FAILED line may be
+# printed but must then be on stderr marked as not counted (test_bench_check covers the verdict).
+if python3 - "$tmp/bench.json" "$tmp/out.txt" "$tmp/err.txt" <<'PY'; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
 assert "\nSelf-check (issue 27" in text, "no self-check block"
 block = text.split("\nSelf-check (issue 27", 1)[1].splitlines()[1:]
 lines = [l for l in block if l.startswith("  ")]
-assert not any("SELF-CHECK FAILED" in l for l in lines), "a FAILED line in a run that exited 0"
+err = open(sys.argv[3]).read()
+nfail = sum("SELF-CHECK FAILED" in l for l in lines)
+assert nfail == err.count("(--self-check warn: not counted)"), "a FAILED line not marked as warn-only"
 judged = [r for r in d["rows"] if r["workload"] in ("W1", "W2") and r["ratio_to_limit"] is not None]
 assert judged and len(lines) == len(judged), f"{len(lines)} self-check lines for {len(judged)} rows"
 limits = [r for r in d["rows"] if r["system"] == "limit" and r["workload"] in ("W1", "W2")]
