@@ -82,6 +82,7 @@ H(incremental_alter_configs, kafka_handle_incremental_alter_configs(s))
 H(describe_producers, kafka_handle_describe_producers(s))
 H(broker_registration, kafka_handle_broker_registration(s))
 H(broker_heartbeat, kafka_handle_broker_heartbeat(s))
+H(alter_partition, kafka_handle_alter_partition(s))
 H(describe_transactions, kafka_handle_describe_transactions(s))
 H(list_transactions, kafka_handle_list_transactions(s))
 H(add_partitions_to_txn, kafka_handle_add_partitions_to_txn(s))
@@ -264,6 +265,8 @@ const struct kafka_api kafka_api_rows[] = {
                  h_broker_registration, true), /* waits for its commit: off the loops (KA7) */
     ROW_INTERNAL(KAFKA_BROKER_HEARTBEAT, "BrokerHeartbeat", 0, 0, 0, broker_heartbeat,
                  h_broker_heartbeat, false), /* never waits */
+    ROW_INTERNAL(KAFKA_ALTER_PARTITION, "AlterPartition", 0, 0, 0, alter_partition,
+                 h_alter_partition, true), /* waits for its commit: off the loops (KA7) */
     ROW(KAFKA_DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0, 0, 0, 0, true,
         describe_transactions, h_describe_transactions, false),
     ROW(KAFKA_LIST_TRANSACTIONS, "ListTransactions", 0, 1, 0, 1, 0, true, list_transactions,
