@@ -257,6 +257,9 @@ const struct kafka_api kafka_api_rows[] = {
         describe_user_scram_credentials, h_describe_user_scram_credentials, false),
     ROW_OFF_LOOP(KAFKA_ALTER_USER_SCRAM_CREDENTIALS, "AlterUserScramCredentials", 0, 0, 0, 0, 0,
                  true, alter_user_scram_credentials, h_alter_user_scram_credentials, false),
+    /* KRaft's AlterPartition (KA8): handle_cluster.c */
+    ROW_INTERNAL(KAFKA_ALTER_PARTITION, "AlterPartition", 0, 0, 0, alter_partition,
+                 h_alter_partition, true), /* waits for its commit: off the loops (KA7) */
     /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c */
     ROW(KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, true, describe_producers,
         h_describe_producers, false),
@@ -265,8 +268,6 @@ const struct kafka_api kafka_api_rows[] = {
                  h_broker_registration, true), /* waits for its commit: off the loops (KA7) */
     ROW_INTERNAL(KAFKA_BROKER_HEARTBEAT, "BrokerHeartbeat", 0, 0, 0, broker_heartbeat,
                  h_broker_heartbeat, false), /* never waits */
-    ROW_INTERNAL(KAFKA_ALTER_PARTITION, "AlterPartition", 0, 0, 0, alter_partition,
-                 h_alter_partition, true), /* waits for its commit: off the loops (KA7) */
     ROW(KAFKA_DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0, 0, 0, 0, true,
         describe_transactions, h_describe_transactions, false),
     ROW(KAFKA_LIST_TRANSACTIONS, "ListTransactions", 0, 1, 0, 1, 0, true, list_transactions,

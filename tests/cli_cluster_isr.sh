@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# cli_cluster_isr.sh — the leader side of Kafka's ISR replication (docs/cluster.md §8,
+# tools/kafka/cluster/replica_state.h RS1-RS5, handle_fetch.c KF13, handle_produce.c KPR6) on
+# three `ringtail serve --voters ...` nodes. The follower side (replica fetcher threads) is
+# another branch's: here a stand-in follower (tests/kafka/cluster_isr.py follow) fetches from
+# the leader as node F1 would (Fetch v11, replica_id F1), and node F2 never fetches. Checks:
+# F2 leaves the ISR after --replica-lag-time-max-ms (AlterPartition to the controller, seen in
+# `ringtail cluster status`); Produce, a consumer's and a follower's Fetch and ListOffsets on a
+# node that is not the leader are NOT_LEADER_OR_FOLLOWER (6), a current_leader_epoch above the
+# image's UNKNOWN_LEADER_EPOCH (75); kcat bootstrapped on a non-leader finds the leader and
+# produces; acks=all with min.insync.replicas=2 is answered only once the follower fetched past
+# the batch (not while it is SIGSTOPped; REQUEST_TIMED_OUT (7) when its timeout comes first); a
+# follower stopped longer than the lag time leaves the ISR (acks=all then NOT_ENOUGH_REPLICAS,
+# 19) and rejoins once it fetched again and caught up; a topic with min.insync.replicas=3 and a
+# follower out answers acks=all NOT_ENOUGH_REPLICAS, acks=1 NONE.
+#
+# usage: bash tests/cli_cluster_isr.sh /path/to/ringtail
+set -u
+
+RT=${1:?usage: cli_cluster_isr.sh /path/to/ringtail}
+T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-cisr-XXXXXX")
+PIDS=(0 0 0 0)
+FP=0
+cleanup() {
+    [ "$FP" != 0 ] && { kill -CONT "$FP" 2>/dev/null; kill -KILL "$FP" 2>/dev/null; wait "$FP" 2>/dev/null; }
+    for i in 1 2 3; do
+        if [ "${PIDS[$i]}" != 0 ]; then kill -KILL "${PIDS[$i]}" 2>/dev/null; wait "${PIDS[$i]}" 2>/dev/null; fi
+    done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+. "$(dirname "$0")/helpers/cli_harness.sh"
+PY=/usr/bin/python3
+: >"$T/out"; : >"$T/err"; RC=0 # what the harness's bad() shows
+W="$(dirname "$0")/kafka/cluster_isr.py"
+LAG_MS=3000
+SESSION_MS=30000 # a SIGSTOPped stand-in never stops a node's heartbeats; no fence here
+
+ports=$($PY -c '
+import socket
+ss = [socket.socket() for _ in range(6)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))')
+read -r C1 C2 C3 K1 K2 K3 <<<"$ports"
+VOTERS="1@127.0.0.1:$C1,2@127.0.0.1:$C2,3@127.0.0.1:$C3"
+for i in 1 2 3; do
+    c="C$i" k="K$i"
+    mkdir -p "$T/n$i"
+    "$RT" serve "$T/n$i" --listen "127.0.0.1:${!k}" --threads 1 --node-id "$i" \
+        --controller-listen "127.0.0.1:${!c}" --voters "$VOTERS" \
+        --broker-session-timeout-ms $SESSION_MS --replica-lag-time-max-ms $LAG_MS \
+        >>"$T/n$i.out" 2>>"$T/n$i.err" &
+    PIDS[$i]=$!
+done
+kport() { local k="K$1"; echo "${!k}"; }
+addr() { echo "127.0.0.1:$(kport "$1")"; }
+wait_for() {
+    local end=$(( $(date +%s) + $1 )); shift
+    until "$@"; do [ "$(date +%s)" -ge $end ] && return 1; sleep 0.1; done
+}
+status_of() { "$RT" cluster status --bootstrap "$(addr "$1")" 2>&1; }
+brokers_ok() { [ "$(status_of "$1" | grep -c $'^node\t.*unfenced')" = 3 ]; }
+# field F (5 leader, 7 epoch, 11 isr) of partition TOPIC-0 in node 1's status
+field() { status_of 1 | awk -F'\t' -v t="$1" -v f="$2" '$1 == "partition" && $2 == t && $3 == 0 {print $f}'; }
+sorted_isr() { field "$1" 11 | tr ',' '\n' | sort -n | tr '\n' ' '; }
+isr_is() { [ "$(sorted_isr "$1")" = "$2" ]; }
+
+if wait_for 30 brokers_ok 1; then ok "three nodes registered"
+else bad "nodes: $(status_of 1); $(tail -c 400 "$T/n1.err")"; fi
+CTL=$(status_of 1 | sed -n 's/^controller\t//p')
+
+$PY - "$(addr "${CTL:-1}")" >"$T/admin.out" 2>&1 <<'PYEOF'
+import sys, time
+from confluent_kafka.admin import AdminClient, NewTopic
+a = AdminClient({"bootstrap.servers": sys.argv[1]})
+for t, mi in (("isr", "2"), ("m3", "3")):
+    for attempt in range(8):
+        try:
+            a.create_topics([NewTopic(t, num_partitions=1, replication_factor=3,
+                                      config={"min.insync.replicas": mi})],
+                            request_timeout=15)[t].result()
+            print(t, "created"); break
+        except Exception as e:
+            if e.args[0].name() != "NOT_CONTROLLER" or attempt == 7:
+                print(t, "error", e.args[0].name()); break
+            time.sleep(1)
+PYEOF
+grep -q "isr created" "$T/admin.out" && grep -q "m3 created" "$T/admin.out" &&
+    ok "topics isr (RF 3, min.insync.replicas=2) and m3 (RF 3, min.insync.replicas=3) created" ||
+    bad "CreateTopics: $(cat "$T/admin.out")"
+has_leader() { [ -n "$(field "$1" 5)" ] && [ "$(field "$1" 5)" -ge 1 ]; }
+wait_for 10 has_leader isr
+wait_for 10 has_leader m3
+L=$(field isr 5)
+EPOCH=$(field isr 7)
+F1=$(( L % 3 + 1 ))
+F2=$(( F1 % 3 + 1 ))
+ML=$(field m3 5)
+echo "# isr-0: leader $L epoch $EPOCH, stand-in follower $F1, silent follower $F2; m3-0 leader $ML"
+
+# the stand-in follower F1 fetches from L as a replica fetcher would
+$PY "$W" follow "$(addr "$L")" isr 0 "$F1" "$T/leo" 2>"$T/follow.err" &
+FP=$!
+
+want_lf=$(printf '%s\n' "$L" "$F1" | sort -n | tr '\n' ' ')
+T0=$(date +%s%N)
+if wait_for 20 isr_is isr "$want_lf"; then
+    ok "silent follower $F2 left the ISR of isr-0 after the lag time ($(( ($(date +%s%N) - T0) / 1000000 )) ms; lag $LAG_MS ms): ISR $want_lf"
+else bad "ISR of isr-0: '$(sorted_isr isr)'; $(grep replication "$T/n$L.err" | tail -3)"; fi
+grep -q "AlterPartition isr-0 epoch $EPOCH to an ISR of 2: NONE" "$T/n$L.err" &&
+    ok "the leader's AlterPartition was committed by the controller" ||
+    bad "leader log: $(grep replication "$T/n$L.err" | tail -3)"
+[ "$(field isr 7)" = "$EPOCH" ] && ok "an ISR change keeps the leader epoch ($EPOCH)" ||
+    bad "epoch now $(field isr 7)"
+
+# leadership and epoch checks (KF13, KPR6)
+got=$($PY "$W" produce "$(addr "$F1")" isr 0 1 5000)
+[ "${got%% *}" = 6 ] && ok "Produce to non-leader $F1: NOT_LEADER_OR_FOLLOWER (6)" || bad "produce on $F1: $got"
+got=$($PY "$W" fetch "$(addr "$F1")" isr 0 -1 -1)
+[ "${got%% *}" = 6 ] && ok "consumer Fetch on non-leader $F1: NOT_LEADER_OR_FOLLOWER" || bad "fetch on $F1: $got"
+got=$($PY "$W" fetch "$(addr "$F2")" isr 0 "$F1" -1)
+[ "${got%% *}" = 6 ] && ok "follower Fetch (replica_id $F1) on non-leader $F2: NOT_LEADER_OR_FOLLOWER" ||
+    bad "replica fetch on $F2: $got"
+got=$($PY "$W" offsets "$(addr "$F1")" isr 0 -1)
+[ "${got%% *}" = 6 ] && ok "ListOffsets on non-leader $F1: NOT_LEADER_OR_FOLLOWER" || bad "offsets on $F1: $got"
+got=$($PY "$W" fetch "$(addr "$L")" isr 0 -1 $((EPOCH + 1)))
+[ "${got%% *}" = 75 ] && ok "Fetch v11 with current_leader_epoch $((EPOCH + 1)): UNKNOWN_LEADER_EPOCH (75)" ||
+    bad "fetch epoch+1: $got"
+got=$($PY "$W" offsets "$(addr "$L")" isr 0 $((EPOCH + 1)))
+[ "${got%% *}" = 75 ] && ok "ListOffsets v4 with current_leader_epoch $((EPOCH + 1)): UNKNOWN_LEADER_EPOCH" ||
+    bad "offsets epoch+1: $got"
+got=$($PY "$W" fetch "$(addr "$L")" isr 0 -1 "$EPOCH")
+[ "${got%% *}" = 0 ] && ok "Fetch v11 at the current epoch on the leader: NONE" || bad "fetch epoch: $got"
+
+# acks=all, min.insync.replicas=2, ISR {L, F1}
+got=$($PY "$W" produce "$(addr "$L")" isr 0 -1 10000)
+[ "${got%% *}" = 0 ] && ok "acks=all to leader $L with the follower fetching: NONE ($got)" || bad "acks=all: $got"
+if echo "via-non-leader" | timeout 20 kcat -P -b "$(addr "$F1")" -t isr -p 0 -X acks=all 2>"$T/kcat.err"; then
+    ok "kcat bootstrapped on non-leader $F1 found leader $L and produced (acks=all)"
+else bad "kcat: $(cat "$T/kcat.err")"; fi
+
+kill -STOP "$FP"
+$PY "$W" produce "$(addr "$L")" isr 0 -1 10000 >"$T/parked.out" &
+PP=$!
+sleep 1
+[ ! -s "$T/parked.out" ] && ok "acks=all not answered while the follower is stopped (1 s)" ||
+    bad "answered while stopped: $(cat "$T/parked.out")"
+kill -CONT "$FP"
+wait $PP
+got=$(cat "$T/parked.out")
+[ "${got%% *}" = 0 ] && ok "and answered NONE once it fetched past the batch ($got)" || bad "parked: $got"
+kill -STOP "$FP"
+got=$($PY "$W" produce "$(addr "$L")" isr 0 -1 800)
+kill -CONT "$FP"
+[ "${got%% *}" = 7 ] && ok "acks=all whose 800 ms timeout comes first: REQUEST_TIMED_OUT (7)" ||
+    bad "timeout: $got"
+
+# a follower stopped longer than the lag time leaves the ISR, and returns
+want_l="$L "
+kill -STOP "$FP"
+T0=$(date +%s%N)
+if wait_for 20 isr_is isr "$want_l"; then
+    ok "follower $F1 SIGSTOPped: left the ISR ($(( ($(date +%s%N) - T0) / 1000000 )) ms; lag $LAG_MS ms)"
+else bad "ISR while stopped: '$(sorted_isr isr)'"; fi
+got=$($PY "$W" produce "$(addr "$L")" isr 0 -1 5000)
+[ "${got%% *}" = 19 ] && ok "acks=all with ISR {$L} < min.insync.replicas 2: NOT_ENOUGH_REPLICAS (19)" ||
+    bad "acks=all, ISR 1: $got"
+got=$($PY "$W" produce "$(addr "$L")" isr 0 1 5000)
+[ "${got%% *}" = 0 ] && ok "acks=1 meanwhile: NONE" || bad "acks=1: $got"
+kill -CONT "$FP"
+T0=$(date +%s%N)
+if wait_for 20 isr_is isr "$want_lf"; then
+    ok "after SIGCONT it caught up and rejoined the ISR ($(( ($(date +%s%N) - T0) / 1000000 )) ms)"
+else bad "ISR after SIGCONT: '$(sorted_isr isr)'"; fi
+got=$($PY "$W" produce "$(addr "$L")" isr 0 -1 10000)
+[ "${got%% *}" = 0 ] && ok "acks=all again: NONE" || bad "acks=all after rejoin: $got"
+leo=$(cut -d' ' -f1 "$T/leo")
+hw=$($PY "$W" fetch "$(addr "$L")" isr 0 -1 -1 | cut -d' ' -f2)
+[ -n "$leo" ] && [ "$leo" = "$hw" ] && ok "the follower's log end equals the leader's high watermark ($hw)" ||
+    bad "follower leo $leo, leader hw $hw"
+
+# min.insync.replicas=3 with followers out (nobody fetches m3-0: its ISR shrinks to the leader)
+wait_for 20 isr_is m3 "$ML "
+got=$($PY "$W" produce "$(addr "$ML")" m3 0 -1 5000)
+[ "${got%% *}" = 19 ] && ok "m3 (min.insync.replicas=3, ISR {$ML}): acks=all NOT_ENOUGH_REPLICAS" ||
+    bad "m3 acks=all: $got; ISR '$(sorted_isr m3)'"
+got=$($PY "$W" produce "$(addr "$ML")" m3 0 1 5000)
+[ "${got%% *}" = 0 ] && ok "m3: acks=1 NONE" || bad "m3 acks=1: $got"
+
+kill -KILL "$FP"; wait "$FP" 2>/dev/null; FP=0
+for i in 1 2 3; do
+    kill -TERM "${PIDS[$i]}"; wait "${PIDS[$i]}"; rc=$?; PIDS[$i]=0
+    [ $rc = 0 ] && ok "node $i: SIGTERM stops it cleanly" || bad "node $i: exit $rc: $(tail -c 400 "$T/n$i.err")"
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
