@@ -12,7 +12,8 @@
 # the batch (not while it is SIGSTOPped; REQUEST_TIMED_OUT (7) when its timeout comes first); a
 # follower stopped longer than the lag time leaves the ISR (acks=all then NOT_ENOUGH_REPLICAS,
 # 19) and rejoins once it fetched again and caught up; a topic with min.insync.replicas=3 and a
-# follower out answers acks=all NOT_ENOUGH_REPLICAS, acks=1 NONE.
+# follower out answers acks=all NOT_ENOUGH_REPLICAS, acks=1 NONE; the high watermark a consumer
+# sees does not pass a stopped ISR member's log end.
 #
 # usage: bash tests/cli_cluster_isr.sh /path/to/ringtail
 set -u
@@ -150,6 +151,11 @@ wait $PP
 got=$(cat "$T/parked.out")
 [ "${got%% *}" = 0 ] && ok "and answered NONE once it fetched past the batch ($got)" || bad "parked: $got"
 kill -STOP "$FP"
+one=$($PY "$W" produce "$(addr "$L")" isr 0 1 5000)
+hw=$($PY "$W" fetch "$(addr "$L")" isr 0 -1 -1)
+[ "${one%% *}" = 0 ] && [ "${hw#* }" = "${one#* }" ] &&
+    ok "acks=1 while the follower is stopped: appended at ${one#* }, the high watermark stays ${hw#* }" ||
+    bad "acks=1 '$one', consumer's fetch '$hw'"
 got=$($PY "$W" produce "$(addr "$L")" isr 0 -1 800)
 kill -CONT "$FP"
 [ "${got%% *}" = 7 ] && ok "acks=all whose 800 ms timeout comes first: REQUEST_TIMED_OUT (7)" ||

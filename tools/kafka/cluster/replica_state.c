@@ -382,6 +382,16 @@ static void round_once(struct replica_state *rs)
                 log_once(rs, "setting the leader epoch", w[i].topic, w[i].partition, rc);
                 continue;
             }
+            /* RS1: a replicated partition's HW is held from now on: 0 asks nothing of a
+             * partition whose HW the follower side already holds (never lowered), and makes one
+             * that holds none (a fresh start) wait for its ISR's log ends. */
+            int64_t held = -1;
+            if (w[i].replicated &&
+                (rc = rt_partition_set_high_watermark(rs->engine, w[i].topic,
+                                                      (uint32_t)w[i].partition, 0, &held)) != 0) {
+                log_once(rs, "holding the high watermark", w[i].topic, w[i].partition, rc);
+                continue;
+            }
             w[i].ready = true;
         }
         int64_t leo = -1;

@@ -20,7 +20,10 @@
  *       known (no fetch in this leader epoch) holds it where it is (nothing is handed). A
  *       follower removed from the ISR by a pending shrink still counts until the image drops it
  *       (Kafka's "maximal ISR": the HW never advances on an uncommitted shrink), and one added by
- *       a pending expansion counts only once committed.
+ *       a pending expansion counts only once committed. From the moment it leads a partition of
+ *       more than one replica the engine holds a high watermark (rt_partition_set_high_watermark
+ *       0 when none is held yet, which never lowers one the follower side holds), so what a
+ *       consumer reads before the ISR's log ends are known is never past it.
  *   RS2  A partition accepts produce and consumer reads only once the replica thread has set the
  *       image's leader epoch in the engine (rs_check answers NOT_LEADER_OR_FOLLOWER before), and
  *       every follower's state starts unknown at each new leader epoch.
