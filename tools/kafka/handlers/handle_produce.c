@@ -30,11 +30,11 @@
  *        KAFKA_PRODUCE_CONVERTED_MAX_BYTES of converted batches per request: a partition beyond
  *        it is answered MESSAGE_TOO_LARGE, so a request of many small compressed sets cannot
  *        make the broker hold many full-size batches.
- *   KPR6 In a cluster (--voters) a partition is appended only on its ready leader at the image's
- *        epoch (replica_state.h rs_check: NOT_LEADER_OR_FOLLOWER otherwise, nothing appended);
- *        acks=all is refused NOT_ENOUGH_REPLICAS, nothing appended, when the image's ISR is
- *        smaller than the topic's min.insync.replicas. An acks=all answer is then parked in the
- *        replica state once every batch is appended (never a loop thread waiting): each
+ *   KPR6  In a cluster (--voters) a partition is appended only on its ready leader at the
+ *        image's epoch (replica_state.h rs_check: NOT_LEADER_OR_FOLLOWER otherwise, nothing
+ *        appended); acks=all is refused NOT_ENOUGH_REPLICAS, nothing appended, when the image's
+ *        ISR is smaller than the topic's min.insync.replicas. An acks=all answer is then parked
+ *        in the replica state once every batch is appended (never a loop thread waiting): each
  *        appended partition waits for the high watermark to pass its last batch (rs_wait, RS5),
  *        counted in ops_pending as the batches were, so the answer is still encoded once.
  */
