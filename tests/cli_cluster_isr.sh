@@ -61,8 +61,10 @@ wait_for() {
 }
 status_of() { "$RT" cluster status --bootstrap "$(addr "$1")" 2>&1; }
 brokers_ok() { [ "$(status_of "$1" | grep -c $'^node\t.*unfenced')" = 3 ]; }
-# field F (5 leader, 7 epoch, 11 isr) of partition TOPIC-0 in node 1's status
-field() { status_of 1 | awk -F'\t' -v t="$1" -v f="$2" '$1 == "partition" && $2 == t && $3 == 0 {print $f}'; }
+# field F (5 leader, 7 epoch, 11 isr) of partition TOPIC-0 in node VIEW's status (the leader's
+# own image once known: another node may apply an ISR change a moment earlier)
+VIEW=1
+field() { status_of "$VIEW" | awk -F'\t' -v t="$1" -v f="$2" '$1 == "partition" && $2 == t && $3 == 0 {print $f}'; }
 sorted_isr() { field "$1" 11 | tr ',' '\n' | sort -n | tr '\n' ' '; }
 isr_is() { [ "$(sorted_isr "$1")" = "$2" ]; }
 
@@ -97,6 +99,7 @@ EPOCH=$(field isr 7)
 F1=$(( L % 3 + 1 ))
 F2=$(( F1 % 3 + 1 ))
 ML=$(field m3 5)
+VIEW=$L
 echo "# isr-0: leader $L epoch $EPOCH, stand-in follower $F1, silent follower $F2; m3-0 leader $ML"
 
 # the stand-in follower F1 fetches from L as a replica fetcher would
@@ -186,6 +189,7 @@ hw=$($PY "$W" fetch "$(addr "$L")" isr 0 -1 -1 | cut -d' ' -f2)
     bad "follower leo $leo, leader hw $hw"
 
 # min.insync.replicas=3 with followers out (nobody fetches m3-0: its ISR shrinks to the leader)
+VIEW=$ML
 wait_for 20 isr_is m3 "$ML "
 got=$($PY "$W" produce "$(addr "$ML")" m3 0 -1 5000)
 [ "${got%% *}" = 19 ] && ok "m3 (min.insync.replicas=3, ISR {$ML}): acks=all NOT_ENOUGH_REPLICAS" ||
