@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # cli_cluster_isr.sh — the leader side of Kafka's ISR replication (docs/cluster.md §8,
 # tools/kafka/cluster/replica_state.h RS1-RS5, handle_fetch.c KF13, handle_produce.c KPR6) on
-# three `ringtail serve --voters ...` nodes. The follower side (replica fetcher threads) is
-# another branch's: here a stand-in follower (tests/kafka/cluster_isr.py follow) fetches from
-# the leader as node F1 would (Fetch v11, replica_id F1), and node F2 never fetches. Checks:
-# F2 leaves the ISR after --replica-lag-time-max-ms (AlterPartition to the controller, seen in
-# `ringtail cluster status`); Produce, a consumer's and a follower's Fetch and ListOffsets on a
-# node that is not the leader are NOT_LEADER_OR_FOLLOWER (6), a current_leader_epoch above the
-# image's UNKNOWN_LEADER_EPOCH (75); kcat bootstrapped on a non-leader finds the leader and
-# produces; acks=all with min.insync.replicas=2 is answered only once the follower fetched past
-# the batch (not while it is SIGSTOPped; REQUEST_TIMED_OUT (7) when its timeout comes first); a
-# follower stopped longer than the lag time leaves the ISR (acks=all then NOT_ENOUGH_REPLICAS,
-# 19) and rejoins once it fetched again and caught up; a topic with min.insync.replicas=3 and a
-# follower out answers acks=all NOT_ENOUGH_REPLICAS, acks=1 NONE; the high watermark a consumer
-# sees does not pass a stopped ISR member's log end.
+# three `ringtail serve --voters ...` nodes whose replica fetchers (replica_fetcher.h, the
+# follower side) copy every partition. Topic isr (RF 3, min.insync.replicas=2) and m3 (RF 3,
+# 3 partitions, min.insync.replicas=3); S is a node that is neither isr-0's leader L nor the
+# controller, so stopping it (SIGSTOP) leaves the raft majority and the leader running. Checks:
+# every ISR stays whole while followers fetch; Produce, a consumer's and a follower's Fetch and
+# ListOffsets on a node that is not the leader are NOT_LEADER_OR_FOLLOWER (6), a
+# current_leader_epoch above the image's UNKNOWN_LEADER_EPOCH (75); kcat bootstrapped on a
+# non-leader finds the leader and produces; acks=all is not answered while S is stopped and
+# still in the ISR, and answered NONE once it continues and fetched past the batch;
+# REQUEST_TIMED_OUT (7) when the request's timeout comes first; an acks=1 record appended while
+# S is stopped stays above the high watermark a consumer sees; S stopped longer than
+# --replica-lag-time-max-ms leaves the ISR by AlterPartition (seen in `ringtail cluster status`,
+# the leader epoch unchanged), acks=all with min.insync.replicas=2 is then answered by the two
+# left, and an m3 partition S follows answers acks=all NOT_ENOUGH_REPLICAS (19) and acks=1 NONE;
+# after SIGCONT S catches up and rejoins the ISR.
 #
 # usage: bash tests/cli_cluster_isr.sh /path/to/ringtail
 set -u
@@ -21,11 +23,9 @@ set -u
 RT=${1:?usage: cli_cluster_isr.sh /path/to/ringtail}
 T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-cisr-XXXXXX")
 PIDS=(0 0 0 0)
-FP=0
 cleanup() {
-    [ "$FP" != 0 ] && { kill -CONT "$FP" 2>/dev/null; kill -KILL "$FP" 2>/dev/null; wait "$FP" 2>/dev/null; }
     for i in 1 2 3; do
-        if [ "${PIDS[$i]}" != 0 ]; then kill -KILL "${PIDS[$i]}" 2>/dev/null; wait "${PIDS[$i]}" 2>/dev/null; fi
+        if [ "${PIDS[$i]}" != 0 ]; then kill -CONT "${PIDS[$i]}" 2>/dev/null; kill -KILL "${PIDS[$i]}" 2>/dev/null; wait "${PIDS[$i]}" 2>/dev/null; fi
     done
     rm -rf "$T"
 }
@@ -35,7 +35,7 @@ PY=/usr/bin/python3
 : >"$T/out"; : >"$T/err"; RC=0 # what the harness's bad() shows
 W="$(dirname "$0")/kafka/cluster_isr.py"
 LAG_MS=3000
-SESSION_MS=30000 # a SIGSTOPped stand-in never stops a node's heartbeats; no fence here
+SESSION_MS=30000 # S is never stopped this long: it is never fenced here
 
 ports=$($PY -c '
 import socket
@@ -76,10 +76,10 @@ $PY - "$(addr "${CTL:-1}")" >"$T/admin.out" 2>&1 <<'PYEOF'
 import sys, time
 from confluent_kafka.admin import AdminClient, NewTopic
 a = AdminClient({"bootstrap.servers": sys.argv[1]})
-for t, mi in (("isr", "2"), ("m3", "3")):
+for t, n, mi in (("isr", 1, "2"), ("m3", 3, "3")):
     for attempt in range(8):
         try:
-            a.create_topics([NewTopic(t, num_partitions=1, replication_factor=3,
+            a.create_topics([NewTopic(t, num_partitions=n, replication_factor=3,
                                       config={"min.insync.replicas": mi})],
                             request_timeout=15)[t].result()
             print(t, "created"); break
@@ -89,44 +89,45 @@ for t, mi in (("isr", "2"), ("m3", "3")):
             time.sleep(1)
 PYEOF
 grep -q "isr created" "$T/admin.out" && grep -q "m3 created" "$T/admin.out" &&
-    ok "topics isr (RF 3, min.insync.replicas=2) and m3 (RF 3, min.insync.replicas=3) created" ||
+    ok "topics isr (RF 3, min.insync.replicas=2) and m3 (RF 3, 3 partitions, min.insync.replicas=3) created" ||
     bad "CreateTopics: $(cat "$T/admin.out")"
 has_leader() { [ -n "$(field "$1" 5)" ] && [ "$(field "$1" 5)" -ge 1 ]; }
 wait_for 10 has_leader isr
 wait_for 10 has_leader m3
 L=$(field isr 5)
 EPOCH=$(field isr 7)
-F1=$(( L % 3 + 1 ))
-F2=$(( F1 % 3 + 1 ))
-ML=$(field m3 5)
+CTL=$(status_of 1 | sed -n 's/^controller\t//p')
+S=0
+for i in 1 2 3; do [ "$i" != "$L" ] && [ "$i" != "${CTL:-0}" ] && { S=$i; break; }; done
+F=$(( 6 - L - S ))
+# an m3 partition S follows (not leads)
+MP=-1
+for p in 0 1 2; do
+    ml=$(status_of 1 | awk -F'\t' -v p=$p '$1 == "partition" && $2 == "m3" && $3 == p {print $5}')
+    [ -n "$ml" ] && [ "$ml" != "$S" ] && [ "$ml" -ge 1 ] && { MP=$p; ML=$ml; break; }
+done
 VIEW=$L
-echo "# isr-0: leader $L epoch $EPOCH, stand-in follower $F1, silent follower $F2; m3-0 leader $ML"
+echo "# isr-0: leader $L epoch $EPOCH, followers $F and $S (S is stopped below); controller $CTL; m3-$MP leader ${ML:-?}"
+# field of partition TOPIC-P in node VIEW's status
+pfield() { status_of "$VIEW" | awk -F'\t' -v t="$1" -v p="$2" -v f="$3" '$1 == "partition" && $2 == t && $3 == p {print $f}'; }
+m3_isr() { pfield m3 "$MP" 11 | tr ',' '\n' | sort -n | tr '\n' ' '; }
 
-# the stand-in follower F1 fetches from L as a replica fetcher would
-$PY "$W" follow "$(addr "$L")" isr 0 "$F1" "$T/leo" 2>"$T/follow.err" &
-FP=$!
-
-want_lf=$(printf '%s\n' "$L" "$F1" | sort -n | tr '\n' ' ')
+all3="1 2 3 "
 T0=$(date +%s%N)
-if wait_for 20 isr_is isr "$want_lf"; then
-    ok "silent follower $F2 left the ISR of isr-0 after the lag time ($(( ($(date +%s%N) - T0) / 1000000 )) ms; lag $LAG_MS ms): ISR $want_lf"
+if wait_for 20 isr_is isr "$all3" && sleep $(( LAG_MS / 1000 + 1 )) && isr_is isr "$all3"; then
+    ok "with every follower fetching, the ISR of isr-0 stays 1,2,3 past the lag time"
 else bad "ISR of isr-0: '$(sorted_isr isr)'; $(grep replication "$T/n$L.err" | tail -3)"; fi
-grep -q "AlterPartition isr-0 epoch $EPOCH to an ISR of 2: NONE" "$T/n$L.err" &&
-    ok "the leader's AlterPartition was committed by the controller" ||
-    bad "leader log: $(grep replication "$T/n$L.err" | tail -3)"
-[ "$(field isr 7)" = "$EPOCH" ] && ok "an ISR change keeps the leader epoch ($EPOCH)" ||
-    bad "epoch now $(field isr 7)"
 
 # leadership and epoch checks (KF13, KPR6)
-got=$($PY "$W" produce "$(addr "$F1")" isr 0 1 5000)
-[ "${got%% *}" = 6 ] && ok "Produce to non-leader $F1: NOT_LEADER_OR_FOLLOWER (6)" || bad "produce on $F1: $got"
-got=$($PY "$W" fetch "$(addr "$F1")" isr 0 -1 -1)
-[ "${got%% *}" = 6 ] && ok "consumer Fetch on non-leader $F1: NOT_LEADER_OR_FOLLOWER" || bad "fetch on $F1: $got"
-got=$($PY "$W" fetch "$(addr "$F2")" isr 0 "$F1" -1)
-[ "${got%% *}" = 6 ] && ok "follower Fetch (replica_id $F1) on non-leader $F2: NOT_LEADER_OR_FOLLOWER" ||
-    bad "replica fetch on $F2: $got"
-got=$($PY "$W" offsets "$(addr "$F1")" isr 0 -1)
-[ "${got%% *}" = 6 ] && ok "ListOffsets on non-leader $F1: NOT_LEADER_OR_FOLLOWER" || bad "offsets on $F1: $got"
+got=$($PY "$W" produce "$(addr "$F")" isr 0 1 5000)
+[ "${got%% *}" = 6 ] && ok "Produce to non-leader $F: NOT_LEADER_OR_FOLLOWER (6)" || bad "produce on $F: $got"
+got=$($PY "$W" fetch "$(addr "$F")" isr 0 -1 -1)
+[ "${got%% *}" = 6 ] && ok "consumer Fetch on non-leader $F: NOT_LEADER_OR_FOLLOWER" || bad "fetch on $F: $got"
+got=$($PY "$W" fetch "$(addr "$F")" isr 0 "$S" -1)
+[ "${got%% *}" = 6 ] && ok "follower Fetch (replica_id $S) on non-leader $F: NOT_LEADER_OR_FOLLOWER" ||
+    bad "replica fetch on $F: $got"
+got=$($PY "$W" offsets "$(addr "$F")" isr 0 -1)
+[ "${got%% *}" = 6 ] && ok "ListOffsets on non-leader $F: NOT_LEADER_OR_FOLLOWER" || bad "offsets on $F: $got"
 got=$($PY "$W" fetch "$(addr "$L")" isr 0 -1 $((EPOCH + 1)))
 [ "${got%% *}" = 75 ] && ok "Fetch v11 with current_leader_epoch $((EPOCH + 1)): UNKNOWN_LEADER_EPOCH (75)" ||
     bad "fetch epoch+1: $got"
@@ -136,68 +137,69 @@ got=$($PY "$W" offsets "$(addr "$L")" isr 0 $((EPOCH + 1)))
 got=$($PY "$W" fetch "$(addr "$L")" isr 0 -1 "$EPOCH")
 [ "${got%% *}" = 0 ] && ok "Fetch v11 at the current epoch on the leader: NONE" || bad "fetch epoch: $got"
 
-# acks=all, min.insync.replicas=2, ISR {L, F1}
 got=$($PY "$W" produce "$(addr "$L")" isr 0 -1 10000)
-[ "${got%% *}" = 0 ] && ok "acks=all to leader $L with the follower fetching: NONE ($got)" || bad "acks=all: $got"
-if echo "via-non-leader" | timeout 20 kcat -P -b "$(addr "$F1")" -t isr -p 0 -X acks=all 2>"$T/kcat.err"; then
-    ok "kcat bootstrapped on non-leader $F1 found leader $L and produced (acks=all)"
+[ "${got%% *}" = 0 ] && ok "acks=all to leader $L, both followers fetching: NONE ($got)" || bad "acks=all: $got"
+if echo "via-non-leader" | timeout 20 kcat -P -b "$(addr "$F")" -t isr -p 0 -X acks=all 2>"$T/kcat.err"; then
+    ok "kcat bootstrapped on non-leader $F found leader $L and produced (acks=all)"
 else bad "kcat: $(cat "$T/kcat.err")"; fi
 
-kill -STOP "$FP"
+# S stopped, still in the ISR: acks=all waits for it
+kill -STOP "${PIDS[$S]}"
 $PY "$W" produce "$(addr "$L")" isr 0 -1 10000 >"$T/parked.out" &
 PP=$!
 sleep 1
-[ ! -s "$T/parked.out" ] && ok "acks=all not answered while the follower is stopped (1 s)" ||
+[ ! -s "$T/parked.out" ] && ok "acks=all not answered while follower $S is stopped (1 s; it is still in the ISR)" ||
     bad "answered while stopped: $(cat "$T/parked.out")"
-kill -CONT "$FP"
+kill -CONT "${PIDS[$S]}"
 wait $PP
 got=$(cat "$T/parked.out")
-[ "${got%% *}" = 0 ] && ok "and answered NONE once it fetched past the batch ($got)" || bad "parked: $got"
-kill -STOP "$FP"
+[ "${got%% *}" = 0 ] && ok "and answered NONE once it continued and fetched past the batch ($got)" || bad "parked: $got"
+sleep 0.5
+kill -STOP "${PIDS[$S]}"
 one=$($PY "$W" produce "$(addr "$L")" isr 0 1 5000)
 hw=$($PY "$W" fetch "$(addr "$L")" isr 0 -1 -1)
 [ "${one%% *}" = 0 ] && [ "${hw#* }" = "${one#* }" ] &&
-    ok "acks=1 while the follower is stopped: appended at ${one#* }, the high watermark stays ${hw#* }" ||
+    ok "acks=1 while follower $S is stopped: appended at ${one#* }, the high watermark stays ${hw#* }" ||
     bad "acks=1 '$one', consumer's fetch '$hw'"
 got=$($PY "$W" produce "$(addr "$L")" isr 0 -1 800)
-kill -CONT "$FP"
+kill -CONT "${PIDS[$S]}"
 [ "${got%% *}" = 7 ] && ok "acks=all whose 800 ms timeout comes first: REQUEST_TIMED_OUT (7)" ||
     bad "timeout: $got"
+sleep 0.5
 
-# a follower stopped longer than the lag time leaves the ISR, and returns
-want_l="$L "
-kill -STOP "$FP"
-T0=$(date +%s%N)
-if wait_for 20 isr_is isr "$want_l"; then
-    ok "follower $F1 SIGSTOPped: left the ISR ($(( ($(date +%s%N) - T0) / 1000000 )) ms; lag $LAG_MS ms)"
-else bad "ISR while stopped: '$(sorted_isr isr)'"; fi
-got=$($PY "$W" produce "$(addr "$L")" isr 0 -1 5000)
-[ "${got%% *}" = 19 ] && ok "acks=all with ISR {$L} < min.insync.replicas 2: NOT_ENOUGH_REPLICAS (19)" ||
-    bad "acks=all, ISR 1: $got"
-got=$($PY "$W" produce "$(addr "$L")" isr 0 1 5000)
-[ "${got%% *}" = 0 ] && ok "acks=1 meanwhile: NONE" || bad "acks=1: $got"
-kill -CONT "$FP"
+# S stopped longer than the lag time leaves the ISR, and returns
+want_lf=$(printf '%s\n' "$L" "$F" | sort -n | tr '\n' ' ')
+kill -STOP "${PIDS[$S]}"
 T0=$(date +%s%N)
 if wait_for 20 isr_is isr "$want_lf"; then
-    ok "after SIGCONT it caught up and rejoined the ISR ($(( ($(date +%s%N) - T0) / 1000000 )) ms)"
+    ok "follower $S SIGSTOPped: left the ISR of isr-0 ($(( ($(date +%s%N) - T0) / 1000000 )) ms; lag $LAG_MS ms): ISR $want_lf"
+else bad "ISR while stopped: '$(sorted_isr isr)'; $(grep replication "$T/n$L.err" | tail -3)"; fi
+grep -q "AlterPartition isr-0 epoch $EPOCH to an ISR of 2: NONE" "$T/n$L.err" &&
+    ok "the leader's AlterPartition was committed by the controller" ||
+    bad "leader log: $(grep replication "$T/n$L.err" | tail -3)"
+[ "$(field isr 7)" = "$EPOCH" ] && ok "an ISR change keeps the leader epoch ($EPOCH)" ||
+    bad "epoch now $(field isr 7)"
+got=$($PY "$W" produce "$(addr "$L")" isr 0 -1 10000)
+[ "${got%% *}" = 0 ] && ok "acks=all with ISR {$want_lf} = min.insync.replicas 2: NONE" || bad "acks=all, ISR 2: $got"
+if [ "$MP" -ge 0 ]; then
+    VIEW=$ML
+    want_m3=$(printf '%s\n' 1 2 3 | grep -v "^$S\$" | tr '\n' ' ')
+    wait_for 20 eval '[ "$(m3_isr)" = "$want_m3" ]'
+    got=$($PY "$W" produce "$(addr "$ML")" m3 "$MP" -1 5000)
+    [ "${got%% *}" = 19 ] && ok "m3-$MP (min.insync.replicas=3, ISR {$want_m3}): acks=all NOT_ENOUGH_REPLICAS (19)" ||
+        bad "m3 acks=all: $got; ISR '$(m3_isr)'"
+    got=$($PY "$W" produce "$(addr "$ML")" m3 "$MP" 1 5000)
+    [ "${got%% *}" = 0 ] && ok "m3-$MP: acks=1 NONE" || bad "m3 acks=1: $got"
+    VIEW=$L
+else bad "no m3 partition led by a node other than $S"; fi
+kill -CONT "${PIDS[$S]}"
+T0=$(date +%s%N)
+if wait_for 20 isr_is isr "$all3"; then
+    ok "after SIGCONT follower $S caught up and rejoined the ISR ($(( ($(date +%s%N) - T0) / 1000000 )) ms)"
 else bad "ISR after SIGCONT: '$(sorted_isr isr)'"; fi
 got=$($PY "$W" produce "$(addr "$L")" isr 0 -1 10000)
 [ "${got%% *}" = 0 ] && ok "acks=all again: NONE" || bad "acks=all after rejoin: $got"
-leo=$(cut -d' ' -f1 "$T/leo")
-hw=$($PY "$W" fetch "$(addr "$L")" isr 0 -1 -1 | cut -d' ' -f2)
-[ -n "$leo" ] && [ "$leo" = "$hw" ] && ok "the follower's log end equals the leader's high watermark ($hw)" ||
-    bad "follower leo $leo, leader hw $hw"
 
-# min.insync.replicas=3 with followers out (nobody fetches m3-0: its ISR shrinks to the leader)
-VIEW=$ML
-wait_for 20 isr_is m3 "$ML "
-got=$($PY "$W" produce "$(addr "$ML")" m3 0 -1 5000)
-[ "${got%% *}" = 19 ] && ok "m3 (min.insync.replicas=3, ISR {$ML}): acks=all NOT_ENOUGH_REPLICAS" ||
-    bad "m3 acks=all: $got; ISR '$(sorted_isr m3)'"
-got=$($PY "$W" produce "$(addr "$ML")" m3 0 1 5000)
-[ "${got%% *}" = 0 ] && ok "m3: acks=1 NONE" || bad "m3 acks=1: $got"
-
-kill -KILL "$FP"; wait "$FP" 2>/dev/null; FP=0
 for i in 1 2 3; do
     kill -TERM "${PIDS[$i]}"; wait "${PIDS[$i]}"; rc=$?; PIDS[$i]=0
     [ $rc = 0 ] && ok "node $i: SIGTERM stops it cleanly" || bad "node $i: exit $rc: $(tail -c 400 "$T/n$i.err")"

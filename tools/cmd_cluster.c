@@ -24,6 +24,8 @@ static void cluster_usage(FILE *out)
 {
     fprintf(out,
             "usage: ringtail cluster status --bootstrap HOST:PORT [--timeout-ms N]\n"
+            "       ringtail cluster check [--prefix] DIR DIR [DIR...]   (see cluster check "
+            "--help)\n"
             "\n"
             "Asks the node at HOST:PORT (a `ringtail serve --voters ...` node's Kafka listener)\n"
             "for the cluster's metadata and prints, one line each, tab-separated:\n"
@@ -168,5 +170,7 @@ int cmd_cluster(int argc, char **argv)
     }
     if (strcmp(argv[1], "status") == 0)
         return cluster_status(argc - 1, argv + 1);
-    return cli_usage("cluster", "unknown subcommand '%s' (status)", argv[1]);
+    if (strcmp(argv[1], "check") == 0)
+        return cmd_cluster_check(argc - 1, argv + 1);
+    return cli_usage("cluster", "unknown subcommand '%s' (status, check)", argv[1]);
 }

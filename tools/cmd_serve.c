@@ -103,6 +103,8 @@ static void serve_usage(FILE *out)
         "                             by the controller (9000; broker.session.timeout.ms)\n"
         "  --replica-lag-time-max-ms N  a follower not caught up for this long leaves the\n"
         "                             ISR (30000; replica.lag.time.max.ms)\n"
+        "  --replica-high-watermark-checkpoint-interval-ms N  how often a cluster node\n"
+        "                             writes DIR/replication-offset-checkpoint (5000)\n"
         "  --threads N                network loop threads (one per core;\n"
         "                             num.network.threads)\n"
         "  --connections-max N        open connections at most; more are closed at accept\n"
@@ -253,6 +255,7 @@ struct serve_args {
     int32_t node_id;               /* --node-id, -1 when not given */
     uint32_t session_ms;           /* --broker-session-timeout-ms (0: not given) */
     uint32_t replica_lag_ms;       /* --replica-lag-time-max-ms (0: not given) */
+    uint32_t checkpoint_ms; /* --replica-high-watermark-checkpoint-interval-ms (0: not given) */
     bool broker_id_given;
 };
 
@@ -463,6 +466,8 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
         ok = cli_parse_u32(v, 100, 3600000, &a->session_ms);
     else if (strcmp(name, "--replica-lag-time-max-ms") == 0)
         ok = cli_parse_u32(v, 100, 3600000, &a->replica_lag_ms);
+    else if (strcmp(name, "--replica-high-watermark-checkpoint-interval-ms") == 0)
+        ok = cli_parse_u32(v, 10, 3600000, &a->checkpoint_ms);
     else if (strcmp(name, "--controller-listen") == 0) {
         char h[256];
         uint16_t p;
@@ -577,9 +582,11 @@ static const char *check_cluster(struct serve_args *a)
 {
     static char why[512];
     if (!a->voters) {
-        if (a->node_id >= 0 || a->controller_listen || a->session_ms || a->replica_lag_ms)
-            return "--node-id, --controller-listen, --broker-session-timeout-ms and "
-                   "--replica-lag-time-max-ms need --voters (controller.quorum.voters)";
+        if (a->node_id >= 0 || a->controller_listen || a->session_ms || a->replica_lag_ms ||
+            a->checkpoint_ms)
+            return "--node-id, --controller-listen, --broker-session-timeout-ms, "
+                   "--replica-lag-time-max-ms and --replica-high-watermark-checkpoint-interval-ms "
+                   "need --voters (controller.quorum.voters)";
         return NULL;
     }
     if (a->node_id < 0)
@@ -951,7 +958,8 @@ int cmd_serve(int argc, char **argv)
                 "%s/" QUORUM_DIR_NAME ")\n",
                 (int)a.node_id, a.voters, a.dir);
         rc = metadata_node_run(cluster, e, kafka_server_advertised_host(srv),
-                               kafka_server_advertised_port(srv), a.session_ms, a.replica_lag_ms);
+                               kafka_server_advertised_port(srv), a.session_ms, a.replica_lag_ms,
+                               a.checkpoint_ms);
         if (rc) {
             cli_fail("serve", "cluster member: %s", strerror(-rc));
             code = serve_stop(srv, e, metrics, a.tls_ctx);

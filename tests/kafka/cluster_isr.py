@@ -1,15 +1,12 @@
 #!/usr/bin/env python3
-"""cluster_isr.py — the wire pieces tests/cli_cluster_isr.sh drives against a cluster's partition
-leader (docs/cluster.md §8, replica_state.h): a stand-in FOLLOWER that fetches as a replica
-fetcher does (Fetch v11 with replica_id = its node id, to the log end, keeping its log end
-offset), and single requests whose answers the shell test asserts. Standard library only.
+"""cluster_isr.py — single requests tests/cli_cluster_isr.sh sends to a cluster's nodes
+(docs/cluster.md §8, replica_state.h) and whose answers it asserts. Standard library only.
 
-usage: cluster_isr.py follow   HOST:PORT TOPIC PART REPLICA_ID LEO_FILE
-         (loops until killed; writes its log end offset to LEO_FILE after every answer)
-       cluster_isr.py produce  HOST:PORT TOPIC PART ACKS TIMEOUT_MS
+usage: cluster_isr.py produce  HOST:PORT TOPIC PART ACKS TIMEOUT_MS
          (prints "ERROR BASE_OFFSET" of one Produce v3 of a 3-record batch)
        cluster_isr.py fetch    HOST:PORT TOPIC PART REPLICA_ID CURRENT_LEADER_EPOCH
-         (prints "ERROR HIGH_WATERMARK" of one Fetch v11 at offset 0)
+         (prints "ERROR HIGH_WATERMARK" of one Fetch v11 at offset 0; REPLICA_ID >= 0 is a
+         follower's fetch)
        cluster_isr.py offsets  HOST:PORT TOPIC PART CURRENT_LEADER_EPOCH
          (prints "ERROR OFFSET" of one ListOffsets v4 for the latest offset)
 It never decides what an answer must be: the shell test does.
@@ -74,19 +71,6 @@ def fetch(c, topic, part, replica_id, epoch, offset, wait_ms=0):
     return (top or e), hw, recs
 
 
-def end_of(recs, offset):
-    """The offset after the last whole batch of a fetch's bytes (offset when none)."""
-    at = 0
-    while at + 61 <= len(recs):
-        base, length = struct.unpack(">qi", recs[at:at + 12])
-        if at + 12 + length > len(recs):
-            break
-        (delta,) = struct.unpack(">i", recs[at + 23:at + 27])
-        offset = base + delta + 1
-        at += 12 + length
-    return offset
-
-
 def offsets(c, topic, part, epoch):
     body = s32(-1) + bytes([0]) + s32(1) + kstr(topic) + s32(1) + s32(part) + s32(epoch)
     body += s64(-1)
@@ -103,25 +87,7 @@ def offsets(c, topic, part, epoch):
 def main():
     cmd, addr, topic, part = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     c = kwire.Conn(addr, "cluster_isr", timeout=30)
-    if cmd == "follow":
-        replica, leo_file = int(sys.argv[5]), sys.argv[6]
-        leo = 0
-        while True:
-            got = fetch(c, topic, part, replica, -1, leo, wait_ms=200)
-            if got is None:
-                c = kwire.Conn(addr, "cluster_isr", timeout=30)
-                time.sleep(0.1)
-                continue
-            e, _hw, recs = got
-            if e == 0:
-                leo = end_of(recs, leo)
-            with open(leo_file + ".tmp", "w") as f:
-                f.write("%d %d\n" % (leo, e))
-            import os
-            os.replace(leo_file + ".tmp", leo_file)
-            if e != 0:
-                time.sleep(0.1)
-    elif cmd == "produce":
+    if cmd == "produce":
         got = produce(c, topic, part, int(sys.argv[5]), int(sys.argv[6]))
         print("%d %d" % got if got else "closed")
     elif cmd == "fetch":

@@ -20,6 +20,7 @@
 #include "tools/kafka/cluster/broker_sessions.h"
 #include "tools/kafka/cluster/kclient.h"
 #include "tools/kafka/cluster/replica_state.h"
+#include "tools/kafka/cluster/replica_fetcher.h"
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/proto/kmsg.h"
 
@@ -49,6 +50,9 @@ struct metadata_node {
     int32_t logged_controller;
     int last_peer_error;
     int last_local_error;
+    char dir[4096];
+    unsigned checkpoint_ms;
+    struct replica_fetcher *replicas; /* the follower side (replica_fetcher.h) */
     /* the controller side */
     pthread_mutex_t ctl_mu;
     struct broker_sessions sessions; /* under ctl_mu (MN1, broker_sessions.h) */
@@ -131,6 +135,7 @@ int metadata_node_start(const char *dir, int32_t node_id, const char *listen, co
     pthread_mutex_init(&n->ctl_mu, NULL);
     metadata_image_init(&n->img);
     n->node_id = node_id;
+    snprintf(n->dir, sizeof n->dir, "%s", dir);
     struct quorum_options o = {
         .data_dir = dir,
         .node_id = node_id,
@@ -167,6 +172,8 @@ void metadata_node_halt(struct metadata_node *n)
     pthread_mutex_unlock(&n->mu);
     pthread_join(n->agent, NULL);
     n->agent_started = false;
+    replica_fetcher_stop(n->replicas); /* after the agent: nothing updates it any more */
+    n->replicas = NULL;
 }
 
 void metadata_node_stop(struct metadata_node *n)
@@ -631,6 +638,79 @@ static bool ensure_local(struct metadata_node *n)
     return ok;
 }
 
+/* ---- partition roles: what each local partition is on this node, from the image ---- */
+
+struct roles_scan {
+    int32_t node_id;
+    struct rf_assignment *a;
+    size_t n, cap;
+};
+
+static void scan_roles(void *ctx, const struct metadata_image *img)
+{
+    struct roles_scan *rs = ctx;
+    for (unsigned i = 0; i < img->topics_count; i++) {
+        const struct mi_topic *t = img->topics[i];
+        for (int32_t p = 0; p < t->partitions_count; p++) {
+            const struct mi_partition *mp = &t->partitions[p];
+            bool mine = false;
+            for (unsigned r = 0; r < mp->replicas_count; r++)
+                mine |= mp->replicas[r] == rs->node_id;
+            if (!mp->exists || !mine)
+                continue;
+            if (rs->n == rs->cap) {
+                size_t cap = rs->cap ? 2 * rs->cap : 16;
+                struct rf_assignment *na = realloc(rs->a, cap * sizeof(*na));
+                if (!na)
+                    return;
+                rs->a = na;
+                rs->cap = cap;
+            }
+            struct rf_assignment *a = &rs->a[rs->n++];
+            memset(a, 0, sizeof(*a));
+            memcpy(a->topic, t->name, sizeof a->topic);
+            a->partition = p;
+            a->leader = mp->leader;
+            a->leader_epoch = mp->leader_epoch;
+            const struct mi_broker *b =
+                mp->leader >= 0 ? metadata_image_broker(img, mp->leader) : NULL;
+            if (b && !b->fenced) {
+                memcpy(a->host, b->host, sizeof a->host);
+                a->port = b->port;
+            }
+        }
+    }
+}
+
+/* The role of every local partition after an image change (agent thread, never the quorum's
+ * apply thread: MN2). The follower side is replica_fetcher_update. The leader side sits here:
+ * for now only the partition's leader epoch is set where this node leads (so the batches it
+ * writes carry the epoch the follower's truncation needs); the leader's state (followers' log
+ * ends, the high watermark over the ISR) belongs beside it. */
+static void partition_roles_apply(struct metadata_node *n, bool changed)
+{
+    struct roles_scan rs = {.node_id = n->node_id};
+    metadata_node_read(n, scan_roles, &rs);
+    for (size_t i = 0; changed && i < rs.n; i++)
+        if (rs.a[i].leader == n->node_id) {
+            int rc = rt_partition_set_leader_epoch(
+                n->engine, rs.a[i].topic, (uint32_t)rs.a[i].partition, rs.a[i].leader_epoch);
+            if (rc && rc != RT_E_INVALID_ARGUMENT && rc != RT_E_UNKNOWN_TOPIC_OR_PARTITION)
+                fprintf(stderr, "ringtail serve: controller: %s-%d: leader epoch %d: %s\n",
+                        rs.a[i].topic, rs.a[i].partition, (int)rs.a[i].leader_epoch,
+                        rt_strerror(rc));
+        }
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    /* RF5: the image is current once this node heard from a raft leader, applied all it
+     * committed, and is registered with the controller (or is it) */
+    bool current =
+        st.leader_id > 0 && st.last_applied >= st.commit_index && (st.is_leader || n->my_epoch > 0);
+    if (n->replicas)
+        replica_fetcher_update(n->replicas, rs.a, rs.n, current);
+    free(rs.a);
+}
+
 static void *agent_main(void *arg)
 {
     struct metadata_node *n = arg;
@@ -659,13 +739,17 @@ static void *agent_main(void *arg)
         pthread_mutex_unlock(&n->mu);
         if (stop)
             break;
-        if (dirty)
+        if (dirty) {
             local_failed = !ensure_local(n);
+            partition_roles_apply(n, true);
+        }
         if (now_ms() < next)
             continue;
         next = now_ms() + interval;
         if (local_failed && !dirty) /* retried once a tick, not in a tight loop */
             local_failed = !ensure_local(n);
+        if (!dirty) /* RF5's interim high watermark, and roles retried, once a tick */
+            partition_roles_apply(n, false);
         struct quorum_status st;
         quorum_status(n->q, &st);
         if (st.leader_id != n->logged_controller)
@@ -680,10 +764,17 @@ static void *agent_main(void *arg)
 }
 
 int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *host, uint16_t port,
-                      unsigned session_ms, unsigned replica_lag_ms)
+                      unsigned session_ms, unsigned replica_lag_ms, unsigned checkpoint_ms)
 {
     if (strlen(host) > MI_HOST_BYTES_MAX || port == 0)
         return -EINVAL;
+    char err[4200] = "";
+    int frc = replica_fetcher_start(engine, n->node_id, n->dir, checkpoint_ms, &n->replicas, err,
+                                    sizeof err);
+    if (frc) {
+        fprintf(stderr, "ringtail serve: replica: %s\n", err[0] ? err : strerror(-frc));
+        return frc == RT_E_CORRUPT ? -EINVAL : frc;
+    }
     n->engine = engine;
     snprintf(n->host, sizeof n->host, "%s", host);
     n->port = port;
@@ -694,15 +785,27 @@ int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *ho
     n->dirty = true; /* topics the log named before the engine was here */
     pthread_mutex_unlock(&n->mu);
     int rc = pthread_create(&n->agent, NULL, agent_main, n);
-    if (rc)
+    if (rc) {
+        replica_fetcher_stop(n->replicas);
+        n->replicas = NULL;
         return -rc;
+    }
     n->agent_started = true;
     struct replica_state *rs = NULL;
     rc = replica_state_start(n, engine, n->node_id, replica_lag_ms, &rs);
     if (rc)
         return rc;
     atomic_store(&n->rs, rs);
+    /* replica_fetcher.h RF5's interim "leader HW = log end" gives way to the leader side's
+     * high watermark over the ISR (replica_state.h RS1) */
+    replica_fetcher_set_interim_leader_hw(n->replicas, false);
     return 0;
+}
+
+void metadata_node_leader_hw(struct metadata_node *n, const char *topic, int32_t partition,
+                             int64_t hw)
+{
+    replica_fetcher_leader_hw(n->replicas, topic, partition, hw);
 }
 
 struct replica_state *metadata_node_replicas(struct metadata_node *n)

@@ -7,9 +7,10 @@
  *  - the broker side (its agent thread): register with the active controller (the raft leader)
  *    with its advertised Kafka listener and an incarnation id, then heartbeat every
  *    session/4 ms (BrokerRegistration / BrokerHeartbeat sent to the controller's listener found
- *    in the image, kclient.h; the controller registers itself by proposing directly); and make
+ *    in the image, kclient.h; the controller registers itself by proposing directly); make
  *    the local partitions of every topic the image names this node a replica of (the engine's
- *    topic API), off the quorum's apply thread (MN2);
+ *    topic API), off the quorum's apply thread (MN2); and hand every local partition's role
+ *    to the follower side (replica_fetcher.h) after each image change;
  *  - the controller side (when this node is the raft leader): answer registrations (proposing
  *    REGISTER_BROKER) and heartbeats (unfencing a fenced broker), fence a broker whose
  *    heartbeats stopped for the session timeout (MN1), and create topics (placement, TOPIC and
@@ -45,14 +46,21 @@ struct metadata_node;
 int metadata_node_start(const char *dir, int32_t node_id, const char *listen, const char *voters,
                         struct metadata_node **out, char *err, size_t err_len);
 /* Starts the broker side (agent thread): the advertised Kafka listener host:port, the engine
- * local partitions are created in, the session timeout (0: 9000 ms). 0 or -errno. */
+ * local partitions are created in, the session timeout (0: 9000 ms), and the follower side
+ * (replica_fetcher.h: DIR's replication-offset-checkpoint loaded, written every checkpoint_ms,
+ * 0: 5000). 0 or -errno (-EINVAL: a corrupt checkpoint, logged with its line). */
 int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *host, uint16_t port,
-                      unsigned session_ms, unsigned replica_lag_ms);
-/* The leader side of replication (replica_state.h), NULL before metadata_node_run or after
- * metadata_node_halt (which stops it first). */
+                      unsigned session_ms, unsigned replica_lag_ms, unsigned checkpoint_ms);
+/* The leader side of replication (replica_state.h; replica_lag_ms 0: 30000), NULL before
+ * metadata_node_run or after metadata_node_halt (which stops it first). */
 struct replica_state *metadata_node_replicas(struct metadata_node *n);
-/* Stops the agent thread (the engine is not used after it); the quorum keeps running. NULL and
- * a second call are no-ops. */
+/* The leader side's high watermark of a partition this node leads, for the follower side's
+ * replication-offset-checkpoint (replica_fetcher_leader_hw; the replica thread only). */
+void metadata_node_leader_hw(struct metadata_node *n, const char *topic, int32_t partition,
+                             int64_t hw);
+/* Stops the leader side, the agent thread and the replica fetchers (writing the high-watermark
+ * checkpoint; the engine is not used after it); the quorum keeps running. NULL and a second call
+ * are no-ops. */
 void metadata_node_halt(struct metadata_node *n);
 /* Stops the agent and the quorum, frees the image. NULL is a no-op. */
 void metadata_node_stop(struct metadata_node *n);

@@ -142,6 +142,8 @@ struct replica_state {
     bool poked, synced_once, stop;
     pthread_t thread;
     int last_error;
+    void (*wake)(void *ctx); /* under mu */
+    void *wake_ctx;
 };
 
 static struct rs_part *find(struct replica_state *rs, const char *topic, int32_t partition)
@@ -150,6 +152,16 @@ static struct rs_part *find(struct replica_state *rs, const char *topic, int32_t
         if (rs->parts[i]->partition == partition && strcmp(rs->parts[i]->topic, topic) == 0)
             return rs->parts[i];
     return NULL;
+}
+
+void replica_state_set_wake(struct replica_state *rs, void (*fn)(void *ctx), void *ctx)
+{
+    if (!rs)
+        return;
+    pthread_mutex_lock(&rs->mu);
+    rs->wake = fn;
+    rs->wake_ctx = ctx;
+    pthread_mutex_unlock(&rs->mu);
 }
 
 void replica_state_poke(struct replica_state *rs)
@@ -369,11 +381,15 @@ static void round_once(struct replica_state *rs)
         w[i].partition = p->partition;
         w[i].epoch = p->epoch;
         w[i].ready = p->ready;
-        w[i].replicated = p->replicas_n > 1;
+        /* every led partition holds its HW, one replica too: the follower side holds one on
+         * every local partition from the start (replica_fetcher.h RF1), so nobody else moves
+         * it; with the ISR {self} it is the log end (RS1) */
+        w[i].replicated = true;
     }
     pthread_mutex_unlock(&rs->mu);
 
     /* Engine calls, outside the lock. */
+    bool any_moved = false;
     for (unsigned i = 0; i < n; i++) {
         if (!w[i].ready) { /* RS2 */
             int rc = rt_partition_set_leader_epoch(rs->engine, w[i].topic, (uint32_t)w[i].partition,
@@ -430,7 +446,8 @@ static void round_once(struct replica_state *rs)
         }
         pthread_mutex_lock(&rs->mu);
         p = find(rs, w[i].topic, w[i].partition);
-        if (p && p->epoch == w[i].epoch && hw_out > p->hw)
+        bool moved = p && p->epoch == w[i].epoch && hw_out > p->hw;
+        if (moved)
             p->hw = hw_out;
         /* RS4: the ISR to propose. */
         int64_t now = rs_now_ms();
@@ -452,6 +469,17 @@ static void round_once(struct replica_state *rs)
             }
         }
         pthread_mutex_unlock(&rs->mu);
+        if (moved) /* the follower side's checkpoint keeps it */
+            metadata_node_leader_hw(rs->node, w[i].topic, w[i].partition, hw_out);
+        any_moved |= moved;
+    }
+    if (any_moved) { /* parked consumer fetches may have something now */
+        pthread_mutex_lock(&rs->mu);
+        void (*wake)(void *) = rs->wake;
+        void *wake_ctx = rs->wake_ctx;
+        pthread_mutex_unlock(&rs->mu);
+        if (wake)
+            wake(wake_ctx);
     }
 
     /* ISR changes go to the controller (blocking, on this thread only). */

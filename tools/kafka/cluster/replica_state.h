@@ -20,10 +20,10 @@
  *       known (no fetch in this leader epoch) holds it where it is (nothing is handed). A
  *       follower removed from the ISR by a pending shrink still counts until the image drops it
  *       (Kafka's "maximal ISR": the HW never advances on an uncommitted shrink), and one added by
- *       a pending expansion counts only once committed. From the moment it leads a partition of
- *       more than one replica the engine holds a high watermark (rt_partition_set_high_watermark
- *       0 when none is held yet, which never lowers one the follower side holds), so what a
- *       consumer reads before the ISR's log ends are known is never past it.
+ *       a pending expansion counts only once committed. From the moment it leads a partition
+ *       the engine holds a high watermark (rt_partition_set_high_watermark 0 when none is held
+ *       yet, which never lowers one the follower side holds), so what a consumer reads before
+ *       the ISR's log ends are known is never past it; with the ISR {leader} it is the log end.
  *   RS2  A partition accepts produce and consumer reads only once the replica thread has set the
  *       image's leader epoch in the engine (rs_check answers NOT_LEADER_OR_FOLLOWER before), and
  *       every follower's state starts unknown at each new leader epoch.
@@ -92,6 +92,9 @@ int replica_state_start(struct metadata_node *n, rt_engine *engine, int32_t self
                         struct replica_state **out);
 /* Stops the thread; parked answers complete with NOT_LEADER_OR_FOLLOWER. NULL is a no-op. */
 void replica_state_stop(struct replica_state *rs);
+/* fn(ctx) is called (from the replica thread, after a round that moved a high watermark) so
+ * the server re-runs its parked long-poll fetches; it must not block. NULL rs: no-op. */
+void replica_state_set_wake(struct replica_state *rs, void (*fn)(void *ctx), void *ctx);
 /* The image changed: the thread re-reads leaderships soon. */
 void replica_state_poke(struct replica_state *rs);
 

@@ -77,7 +77,8 @@ struct kafka_slot {
     _Atomic uint32_t ops_pending;
     const struct kmsg_produce_response *produce_resp;
     bool acks_none;
-    struct replica_state *produce_rs;         /* acks=all in a cluster: answers wait (KPR6) */
+    struct replica_state *produce_rs;         /* a cluster's leader side (KPR6) */
+    bool produce_wait_all;                    /* acks=all: answers wait for the HW (KPR6) */
     struct kafka_produce_wait *produce_waits; /* one per partition of the request (KPR6) */
     uint32_t produce_waits_count;
     int64_t produce_deadline_ms;
@@ -110,6 +111,8 @@ struct replica_state *kafka_replicas(const struct kafka_server *srv);
 enum net_verdict kafka_handle_broker_registration(struct kafka_slot *s);
 enum net_verdict kafka_handle_broker_heartbeat(struct kafka_slot *s);
 enum net_verdict kafka_handle_alter_partition(struct kafka_slot *s);
+/* OffsetForLeaderEpoch (handle_epoch.c, KE1). */
+enum net_verdict kafka_handle_offset_for_leader_epoch(struct kafka_slot *s);
 enum net_verdict kafka_handle_metadata_cluster(struct kafka_slot *s, struct metadata_node *mn);
 int16_t kafka_cluster_create_topic(struct kafka_slot *s, struct metadata_node *mn,
                                    const struct kmsg_create_topics_topic *t, bool validate_only,

@@ -130,8 +130,12 @@ static void on_acked(void *ctx, int16_t error)
  * parked it (KPR6; the last on_acked answers). */
 static bool produce_appended(struct kafka_slot *s)
 {
-    if (!s->produce_rs || s->produce_waits_count == 0)
+    if (!s->produce_rs)
         return true;
+    if (!s->produce_wait_all || s->produce_waits_count == 0) {
+        replica_state_poke(s->produce_rs); /* acks=0/1: the HW of an ISR {leader} moves now */
+        return true;
+    }
     atomic_store_explicit(&s->ops_pending, 1, memory_order_relaxed); /* KPR2: a guard again */
     for (uint32_t i = 0; i < s->produce_waits_count; i++) {
         struct kafka_produce_wait *w = &s->produce_waits[i];
@@ -247,13 +251,15 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
     }
     /* KPR6: acks=all in a cluster waits for the high watermark. */
     struct replica_state *rs = kafka_replicas(srv);
-    s->produce_rs = q->acks == -1 ? rs : NULL;
+    s->produce_rs = rs;
+    s->produce_wait_all = q->acks == -1;
     s->produce_waits = NULL;
     s->produce_waits_count = 0;
     s->produce_deadline_ms = rs_now_ms() + (q->timeout_ms > 0 ? q->timeout_ms : 0);
-    size_t need = (size_t)q->topics_count * sizeof(struct kmsg_produce_topic_response) +
-                  (size_t)parts * sizeof(struct kmsg_produce_partition_response) + 64 +
-                  (s->produce_rs ? (size_t)parts * sizeof(struct kafka_produce_wait) + 64 : 0);
+    size_t need =
+        (size_t)q->topics_count * sizeof(struct kmsg_produce_topic_response) +
+        (size_t)parts * sizeof(struct kmsg_produce_partition_response) + 64 +
+        (s->produce_wait_all && rs ? (size_t)parts * sizeof(struct kafka_produce_wait) + 64 : 0);
     if (kafka_resp_reserve(s, need) != 0)
         return NET_CLOSE;
     if (batches > s->ops_cap) {
@@ -271,7 +277,7 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
     m->responses = topics;
     m->responses_count = q->topics_count > 0 ? q->topics_count : 0;
     s->produce_resp = m;
-    if (s->produce_rs && parts > 0) {
+    if (s->produce_rs && s->produce_wait_all && parts > 0) {
         s->produce_waits = kafka_alloc(s, (size_t)parts, sizeof(struct kafka_produce_wait));
         if (!s->produce_waits)
             return NET_CLOSE;

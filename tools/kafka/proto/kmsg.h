@@ -1531,6 +1531,52 @@ int kmsg_alter_user_scram_credentials_response_encode(
     struct kp_writer *w, int16_t version,
     const struct kmsg_alter_user_scram_credentials_response *m);
 
+/* ---- OffsetForLeaderEpoch (23), v0-4 (v4+ flexible; KIP-101/279/320): a follower's (or a
+ * KIP-320 consumer's) question "where does epoch E end in your log?" (kmsg_epoch.c) ---- */
+
+struct kmsg_epoch_partition {
+    int32_t partition;
+    int32_t current_leader_epoch; /* v2+; -1 before (no fencing check) */
+    int32_t leader_epoch;
+};
+
+struct kmsg_epoch_topic {
+    struct kp_str topic;
+    struct kmsg_epoch_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_offset_for_leader_epoch_request {
+    int32_t replica_id; /* v3+; -2 (debugging) before, -1 a consumer, >= 0 a follower */
+    struct kmsg_epoch_topic *topics;
+    int32_t topics_count;
+};
+
+struct kmsg_epoch_end_offset {
+    int16_t error_code;
+    int32_t partition;
+    int32_t leader_epoch; /* v1+; -1 */
+    int64_t end_offset;   /* -1 */
+};
+
+struct kmsg_epoch_topic_result {
+    struct kp_str topic;
+    const struct kmsg_epoch_end_offset *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_offset_for_leader_epoch_response {
+    int32_t throttle_time_ms; /* v2+ */
+    const struct kmsg_epoch_topic_result *topics;
+    int32_t topics_count;
+};
+
+int kmsg_offset_for_leader_epoch_request_decode(struct kp_reader *r, int16_t version,
+                                                struct kp_arena *a,
+                                                struct kmsg_offset_for_leader_epoch_request *out);
+int kmsg_offset_for_leader_epoch_response_encode(
+    struct kp_writer *w, int16_t version, const struct kmsg_offset_for_leader_epoch_response *m);
+
 /* ---- any request by key (fuzz targets and the server's dispatch share it) ---- */
 
 /* The largest decoded request struct: a union the server can keep one of per connection. */
@@ -1566,6 +1612,7 @@ union kmsg_request {
     struct kmsg_broker_registration_request broker_registration;
     struct kmsg_broker_heartbeat_request broker_heartbeat;
     struct kmsg_alter_partition_request alter_partition;
+    struct kmsg_offset_for_leader_epoch_request offset_for_leader_epoch;
     struct kmsg_describe_transactions_request describe_transactions;
     struct kmsg_list_transactions_request list_transactions;
     struct kmsg_describe_acls_request describe_acls;
@@ -1616,6 +1663,8 @@ KMSG_OTHER_WAY(describe_producers, describe_producers_request, describe_producer
 KMSG_OTHER_WAY(broker_registration, broker_registration_request, broker_registration_response)
 KMSG_OTHER_WAY(broker_heartbeat, broker_heartbeat_request, broker_heartbeat_response)
 KMSG_OTHER_WAY(alter_partition, alter_partition_request, alter_partition_response)
+KMSG_OTHER_WAY(offset_for_leader_epoch, offset_for_leader_epoch_request,
+               offset_for_leader_epoch_response)
 KMSG_OTHER_WAY(describe_transactions, describe_transactions_request, describe_transactions_response)
 KMSG_OTHER_WAY(list_transactions, list_transactions_request, list_transactions_response)
 KMSG_OTHER_WAY(describe_acls, describe_acls_request, describe_acls_response)
