@@ -15,7 +15,9 @@
 # --replica-lag-time-max-ms leaves the ISR by AlterPartition (seen in `ringtail cluster status`,
 # the leader epoch unchanged), acks=all with min.insync.replicas=2 is then answered by the two
 # left, and an m3 partition S follows answers acks=all NOT_ENOUGH_REPLICAS (19) and acks=1 NONE;
-# after SIGCONT S catches up and rejoins the ISR.
+# after SIGCONT S catches up and rejoins the ISR; S killed is fenced (leader epoch + 1) and a
+# request at the old epoch to the partition it led, now another node's, is FENCED_LEADER_EPOCH
+# (74).
 #
 # usage: bash tests/cli_cluster_isr.sh /path/to/ringtail
 set -u
@@ -35,7 +37,7 @@ PY=/usr/bin/python3
 : >"$T/out"; : >"$T/err"; RC=0 # what the harness's bad() shows
 W="$(dirname "$0")/kafka/cluster_isr.py"
 LAG_MS=3000
-SESSION_MS=30000 # S is never stopped this long: it is never fenced here
+SESSION_MS=10000 # S is never stopped this long; it is fenced only once killed at the end
 
 ports=$($PY -c '
 import socket
@@ -200,7 +202,32 @@ else bad "ISR after SIGCONT: '$(sorted_isr isr)'"; fi
 got=$($PY "$W" produce "$(addr "$L")" isr 0 -1 10000)
 [ "${got%% *}" = 0 ] && ok "acks=all again: NONE" || bad "acks=all after rejoin: $got"
 
+# S killed: fenced after the session timeout, the m3 partition it led moves to an ISR member
+# with the leader epoch raised (MI6); a request at the old epoch is then FENCED_LEADER_EPOCH, and
+# the new leader takes produce at the new one (its leader side set that epoch in its engine)
+VIEW=$L
+SP=-1
+for p in 0 1 2; do [ "$(pfield m3 $p 5)" = "$S" ] && { SP=$p; break; }; done
+if [ "$SP" -ge 0 ]; then
+    SE=$(pfield m3 "$SP" 7)
+    kill -KILL "${PIDS[$S]}"; wait "${PIDS[$S]}" 2>/dev/null; PIDS[$S]=0
+    moved() { [ "$(pfield m3 "$SP" 7)" = $((SE + 1)) ] && [ "$(pfield m3 "$SP" 5)" != "$S" ]; }
+    T0=$(date +%s%N)
+    if wait_for 25 moved; then
+        NL=$(pfield m3 "$SP" 5)
+        ok "leader $S of m3-$SP killed: fenced, node $NL leads it at epoch $((SE + 1)) ($(( ($(date +%s%N) - T0) / 1000000 )) ms; session $SESSION_MS ms)"
+        got=$($PY "$W" fetch "$(addr "$NL")" m3 "$SP" -1 "$SE")
+        [ "${got%% *}" = 74 ] && ok "Fetch v11 at the old epoch $SE: FENCED_LEADER_EPOCH (74)" || bad "fetch old epoch: $got"
+        got=$($PY "$W" offsets "$(addr "$NL")" m3 "$SP" "$SE")
+        [ "${got%% *}" = 74 ] && ok "ListOffsets v4 at the old epoch: FENCED_LEADER_EPOCH" || bad "offsets old epoch: $got"
+        ready_new() { [ "$($PY "$W" produce "$(addr "$NL")" m3 "$SP" 1 5000 | cut -d' ' -f1)" = 0 ]; }
+        wait_for 10 ready_new && ok "the new leader $NL takes produce (acks=1) at epoch $((SE + 1))" ||
+            bad "produce on the new leader: $($PY "$W" produce "$(addr "$NL")" m3 "$SP" 1 5000)"
+    else bad "after killing $S: m3-$SP leader '$(pfield m3 "$SP" 5)' epoch '$(pfield m3 "$SP" 7)'"; fi
+else bad "no m3 partition led by $S"; fi
+
 for i in 1 2 3; do
+    [ "${PIDS[$i]}" = 0 ] && continue
     kill -TERM "${PIDS[$i]}"; wait "${PIDS[$i]}"; rc=$?; PIDS[$i]=0
     [ $rc = 0 ] && ok "node $i: SIGTERM stops it cleanly" || bad "node $i: exit $rc: $(tail -c 400 "$T/n$i.err")"
 done
