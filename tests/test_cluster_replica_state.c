@@ -5,8 +5,8 @@
  * previous fetch); the high watermark is the minimum log end over the ISR with the leader's own
  * counted as "its log end" (INT64_MAX, the engine clamps it) and held (-1) while an ISR member's
  * log end is unknown (RS1); the ISR plan drops a member not caught up for the lag time, never the
- * leader, and adds a replica whose log end reached the high watermark, and changes nothing when
- * nothing is due (RS4).
+ * leader, and adds a replica whose log end reached the high watermark (never a fenced one), and
+ * changes nothing when nothing is due (RS4).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -97,6 +97,11 @@ static void test_plan_isr(void **state)
     n = rs_plan_isr(small, 2, replicas, 3, 1, f, 2, 50, 3000, lag, out);
     assert_int_equal(n, 3);
     assert_int_equal(out[2], 3);
+    /* a fenced (ineligible) replica is never proposed, caught up or not */
+    f[1].ineligible = true;
+    n = rs_plan_isr(small, 2, replicas, 3, 1, f, 2, 50, 3000, lag, out);
+    assert_int_equal(n, 2);
+    f[1].ineligible = false;
     /* an unknown HW (-1) never lets anyone in */
     n = rs_plan_isr(small, 2, replicas, 3, 1, f, 2, -1, 3000, lag, out);
     assert_int_equal(n, 2);

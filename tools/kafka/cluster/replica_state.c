@@ -93,7 +93,8 @@ unsigned rs_plan_isr(const int32_t *isr, unsigned isr_n, const int32_t *replicas
         if (has(out, n, replicas[i]) || has(isr, isr_n, replicas[i]))
             continue;
         const struct rs_follower *r = follower_of(f, fn, replicas[i]);
-        if (r && r->leo >= 0 && hw >= 0 && r->leo >= hw && now_ms - r->last_caught_up_ms <= lag_ms)
+        if (r && !r->ineligible && r->leo >= 0 && hw >= 0 && r->leo >= hw &&
+            now_ms - r->last_caught_up_ms <= lag_ms)
             out[n++] = replicas[i];
     }
     return n;
@@ -179,6 +180,7 @@ struct led {
     char topic[MI_TOPIC_NAME_MAX + 1];
     int32_t partition, leader, epoch;
     int32_t isr[MI_REPLICAS_MAX], replicas[MI_REPLICAS_MAX];
+    bool ineligible[MI_REPLICAS_MAX]; /* replicas[i] fenced or unregistered */
     unsigned isr_n, replicas_n, min_isr;
 };
 
@@ -192,7 +194,8 @@ static unsigned min_isr_of(const struct mi_topic *t)
     return 1;
 }
 
-static void fill_led(struct led *l, const struct mi_topic *t, int32_t p)
+static void fill_led(struct led *l, const struct metadata_image *img, const struct mi_topic *t,
+                     int32_t p)
 {
     const struct mi_partition *ip = &t->partitions[p];
     memcpy(l->topic, t->name, sizeof l->topic);
@@ -204,6 +207,10 @@ static void fill_led(struct led *l, const struct mi_topic *t, int32_t p)
     memcpy(l->isr, ip->isr, sizeof l->isr);
     memcpy(l->replicas, ip->replicas, sizeof l->replicas);
     l->min_isr = min_isr_of(t);
+    for (unsigned i = 0; i < ip->replicas_count; i++) {
+        const struct mi_broker *b = metadata_image_broker(img, ip->replicas[i]);
+        l->ineligible[i] = !b || b->fenced;
+    }
 }
 
 struct scan {
@@ -233,7 +240,7 @@ static void scan_led(void *ctx, const struct metadata_image *img)
                 sc->l = nl;
                 sc->cap = cap;
             }
-            fill_led(&sc->l[sc->n++], t, p);
+            fill_led(&sc->l[sc->n++], img, t, p);
         }
     }
 }
@@ -253,7 +260,7 @@ static void lookup_one(void *ctx, const struct metadata_image *img)
         !t->partitions[lk->partition].exists)
         return;
     lk->found = true;
-    fill_led(&lk->l, t, lk->partition);
+    fill_led(&lk->l, img, t, lk->partition);
 }
 
 static void reset_followers(struct rs_part *p, int32_t self, int64_t now)
@@ -332,6 +339,10 @@ static void sync_image(struct replica_state *rs)
                     p->f[k] = *o;
             }
         }
+        for (unsigned k = 0; k < p->fn; k++)
+            for (unsigned r = 0; r < l->replicas_n; r++)
+                if (l->replicas[r] == p->f[k].id)
+                    p->f[k].ineligible = l->ineligible[r];
     }
     unsigned w = 0;
     for (unsigned i = 0; i < rs->parts_n; i++) { /* leaderships gone */

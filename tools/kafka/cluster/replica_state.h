@@ -32,7 +32,8 @@
  *       when its fetch offset reached the leader's log end as of that previous fetch.
  *   RS4  Shrink: an ISR member other than the leader whose last caught-up time is older than
  *       replica.lag.time.max.ms leaves; expand: a replica outside the ISR whose log end is at or
- *       past the high watermark (and fetched in this epoch) joins. The leader never leaves its
+ *       past the high watermark (and fetched in this epoch) joins, unless the image has it fenced
+ *       or unregistered (the controller would refuse it). The leader never leaves its
  *       own ISR and a proposal never has an empty ISR; a change is sent to the controller, never
  *       applied locally (the image brings it back).
  *   RS5  An acks=all answer parked here is completed exactly once: NONE when the high watermark
@@ -60,6 +61,7 @@ struct rs_follower {
     int64_t last_caught_up_ms; /* RS3 */
     int64_t last_fetch_ms;
     int64_t last_fetch_leader_leo; /* the leader's log end at its last fetch */
+    bool ineligible; /* fenced or unregistered in the image: never proposed for the ISR */
 };
 
 /* RS3: records a fetch at `fetch_offset`; `at_end` says the fetch offset is the leader's log end
