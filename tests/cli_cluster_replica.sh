@@ -8,6 +8,9 @@
 #  - a leader SIGKILLed, given a divergent tail offline (records its successor never had: what
 #    an unreplicated append leaves), restarted as a follower, truncates that tail by the
 #    leader-epoch protocol (OffsetForLeaderEpoch) and catches up;
+#  - OffsetForLeaderEpoch as served (handle_epoch.c KE1): NOT_LEADER_OR_FOLLOWER from a
+#    follower, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale / future current epoch,
+#    and the leader's log end for its own epoch;
 #  - every node stopped, `ringtail cluster check` finds all replicas byte-identical (and the
 #    copy of the divergent directory different at the truncated offset).
 #
@@ -168,6 +171,47 @@ grep -q "replica: $TOPIC-$P: truncated from" "$T/n$L.err" &&
     ok "node $L truncated its divergent tail: $(grep -h "replica: $TOPIC-$P: truncated" "$T/n$L.err" | head -1 | sed 's/^ringtail serve: //')" ||
     bad "no truncation logged on node $L: $(grep -h replica "$T/n$L.err" | tail -5)"
 
+# OffsetForLeaderEpoch (23, v3) as served (handle_epoch.c KE1): "error leader_epoch end_offset"
+epoch_ask() { # epoch_ask NODE REPLICA_ID CURRENT_EPOCH EPOCH
+    $PY - "$(kport "$1")" "$TOPIC" "$P" "$2" "$3" "$4" <<'PYEOF'
+import socket, struct, sys
+port, topic, p, rid, cur, ep = int(sys.argv[1]), sys.argv[2].encode(), int(sys.argv[3]), *map(int, sys.argv[4:])
+body = struct.pack(">ii", rid, 1) + struct.pack(">h", len(topic)) + topic
+body += struct.pack(">iiii", 1, p, cur, ep)
+req = struct.pack(">hhih", 23, 3, 7, 1) + b"t" + body
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+s.sendall(struct.pack(">i", len(req)) + req)
+def exact(n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c: raise SystemExit("closed")
+        b += c
+    return b
+r = exact(struct.unpack(">i", exact(4))[0])
+tl = struct.unpack(">h", r[12:14])[0]
+err, part, lep, end = struct.unpack(">hiiq", r[14 + tl + 4:14 + tl + 4 + 18])
+print(err, lep, end)
+PYEOF
+}
+EP=$(status | awk -F'\t' -v t="$TOPIC" -v p="$P" '$1 == "partition" && $2 == t && $3 == p {print $7}')
+FOL=$L # the restarted node follows partition $P
+got=$(epoch_ask "$FOL" -1 -1 "$EP")
+[ "${got%% *}" = 6 ] && ok "OffsetForLeaderEpoch to follower $FOL of $TOPIC-$P: NOT_LEADER_OR_FOLLOWER" ||
+    bad "OffsetForLeaderEpoch to a follower: '$got'"
+got=$(epoch_ask "$NEWL" 1 $((EP - 1)) "$EP")
+[ "${got%% *}" = 74 ] && ok "OffsetForLeaderEpoch with current epoch $((EP - 1)) < $EP: FENCED_LEADER_EPOCH" ||
+    bad "stale current epoch: '$got'"
+got=$(epoch_ask "$NEWL" 1 $((EP + 1)) "$EP")
+[ "${got%% *}" = 75 ] && ok "OffsetForLeaderEpoch with current epoch $((EP + 1)) > $EP: UNKNOWN_LEADER_EPOCH" ||
+    bad "future current epoch: '$got'"
+got=$(epoch_ask "$NEWL" 1 "$EP" "$EP")
+read -r e_err e_ep e_end <<<"$got"
+if [ "$e_err" = 0 ] && [ "$e_ep" = "$EP" ] && [ "${e_end:-0}" -gt 0 ]; then
+    ok "OffsetForLeaderEpoch on leader $NEWL for epoch $EP: ends at the log end ($e_end)"
+else bad "OffsetForLeaderEpoch on the leader: '$got'"; fi
+LEADER_END=$e_end
+
 for i in 1 2 3; do
     kill -TERM "${PIDS[$i]}"; wait "${PIDS[$i]}"; rc=$?; PIDS[$i]=0
     [ $rc = 0 ] || bad "node $i: exit $rc: $(tail -c 400 "$T/n$i.err")"
@@ -180,6 +224,9 @@ else bad "cluster check (exit $RC, sum $sum)"; fi
 hw_ok=$(awk -F'\t' '{split($6, e, ","); n = split($8, h, ","); for (i = 1; i <= n; i++) if (h[i] != "-" && h[i] != e[i]) bad = 1} END {print bad ? "no" : "yes"}' "$T/out")
 [ "$hw_ok" = yes ] && ok "every checkpointed high watermark written at shutdown is its log end" ||
     bad "checkpointed HW: $(cat "$T/out")"
+pend=$(awk -F'\t' -v p="$P" '$3 == p {split($6, e, ","); print e[1]}' "$T/out")
+[ "$pend" = "$LEADER_END" ] && ok "the leader's answer for its epoch was its log end ($pend)" ||
+    bad "leader's epoch end $LEADER_END, log end $pend"
 run cluster check "$T/diverged" "$T/n$NEWL"
 grep -q "^partition	$TOPIC	$P	differ@" "$T/out" && [ $RC = 1 ] &&
     ok "cluster check tells the divergent copy from the leader's log ($(grep "^partition	$TOPIC	$P" "$T/out" | cut -f4))" ||

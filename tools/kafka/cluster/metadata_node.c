@@ -51,7 +51,6 @@ struct metadata_node {
     int last_peer_error;
     int last_local_error;
     char dir[4096];
-    unsigned checkpoint_ms;
     struct replica_fetcher *replicas; /* the follower side (replica_fetcher.h) */
     /* the controller side */
     pthread_mutex_t ctl_mu;
@@ -682,16 +681,17 @@ static void scan_roles(void *ctx, const struct metadata_image *img)
     }
 }
 
-/* The role of every local partition after an image change (agent thread, never the quorum's
- * apply thread: MN2). The follower side is replica_fetcher_update. The leader side sits here:
- * for now only the partition's leader epoch is set where this node leads (so the batches it
- * writes carry the epoch the follower's truncation needs); the leader's state (followers' log
- * ends, the high watermark over the ISR) belongs beside it. */
-static void partition_roles_apply(struct metadata_node *n, bool changed)
+/* The role of every local partition, after each image change and once a tick (agent thread,
+ * never the quorum's apply thread: MN2). The follower side is replica_fetcher_update. The
+ * leader side sits here: for now only the partition's leader epoch is set where this node
+ * leads (so the batches it writes carry the epoch the follower's truncation needs; setting the
+ * latest again is a no-op, and a partition not made locally yet is retried at the next tick);
+ * the leader's state (followers' log ends, the high watermark over the ISR) belongs beside it. */
+static void partition_roles_apply(struct metadata_node *n)
 {
     struct roles_scan rs = {.node_id = n->node_id};
     metadata_node_read(n, scan_roles, &rs);
-    for (size_t i = 0; changed && i < rs.n; i++)
+    for (size_t i = 0; i < rs.n; i++)
         if (rs.a[i].leader == n->node_id) {
             int rc = rt_partition_set_leader_epoch(
                 n->engine, rs.a[i].topic, (uint32_t)rs.a[i].partition, rs.a[i].leader_epoch);
@@ -741,15 +741,15 @@ static void *agent_main(void *arg)
             break;
         if (dirty) {
             local_failed = !ensure_local(n);
-            partition_roles_apply(n, true);
+            partition_roles_apply(n);
         }
         if (now_ms() < next)
             continue;
         next = now_ms() + interval;
         if (local_failed && !dirty) /* retried once a tick, not in a tight loop */
             local_failed = !ensure_local(n);
-        if (!dirty) /* RF5's interim high watermark, and roles retried, once a tick */
-            partition_roles_apply(n, false);
+        if (!dirty) /* roles retried (and RF5's interim high watermark), once a tick */
+            partition_roles_apply(n);
         struct quorum_status st;
         quorum_status(n->q, &st);
         if (st.leader_id != n->logged_controller)

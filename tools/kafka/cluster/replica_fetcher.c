@@ -20,9 +20,11 @@
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/proto/kmsg.h"
 
-#define RF_SOURCES_MAX 256
-#define RF_ARENA_BYTES (1u << 20)
-#define RF_TIMEOUT_MS  (RF_MAX_WAIT_MS + 5000)
+#define RF_SOURCES_MAX    256
+#define RF_ARENA_BYTES    (1u << 20)
+#define RF_TIMEOUT_MS     (RF_MAX_WAIT_MS + 5000)
+#define RF_INTERIM_MS     100   /* RF5's cadence */
+#define RF_CAUSE_BELOW_HW 20001 /* rf_log's cause of RF2's clamp (not an errno nor a Kafka code) */
 
 enum rf_state { RF_TRUNCATE, RF_FETCH };
 
@@ -34,6 +36,7 @@ struct rf_part {
     uint16_t port;
     bool follower; /* followed now (else led here, leaderless, or gone from the image) */
     bool hw_held;  /* RF1 done */
+    bool led;      /* the image names this node its leader */
     enum rf_state state;
     uint64_t gen;      /* RF4 */
     int32_t ask_epoch; /* the epoch the next OffsetForLeaderEpoch asks (-2: the latest) */
@@ -63,6 +66,7 @@ struct replica_fetcher {
     pthread_t ckpt_th;
     int last_error;         /* logged once per cause */
     bool interim_leader_hw; /* RF5 */
+    bool current;           /* the last update's metadata_current */
 };
 
 static int64_t now_ms(void)
@@ -166,6 +170,14 @@ static int32_t local_latest_epoch(struct replica_fetcher *rf, const char *t, int
     return lo;
 }
 
+static struct rf_part *find_part(struct replica_fetcher *rf, const char *topic, int32_t partition)
+{
+    for (size_t i = 0; i < rf->parts_count; i++)
+        if (rf->parts[i].partition == partition && strcmp(rf->parts[i].topic, topic) == 0)
+            return &rf->parts[i];
+    return NULL;
+}
+
 /* ---- the checkpoint (RF1, hw_checkpoint.h) ---- */
 
 static void ckpt_set(struct hw_checkpoint *c, const char *topic, int32_t p, int64_t hw)
@@ -200,12 +212,52 @@ static void ckpt_write(struct replica_fetcher *rf)
     }
 }
 
+/* RF5 (interim): every led partition whose high watermark this node holds moves it to its log
+ * end. */
+static void interim_round(struct replica_fetcher *rf)
+{
+    struct {
+        char topic[MI_TOPIC_NAME_MAX + 1];
+        int32_t partition;
+    } *todo = NULL;
+    size_t n = 0;
+    pthread_mutex_lock(&rf->mu);
+    if (rf->interim_leader_hw && rf->current && rf->parts_count)
+        todo = malloc(rf->parts_count * sizeof(*todo));
+    for (size_t i = 0; todo && i < rf->parts_count; i++)
+        if (rf->parts[i].led && rf->parts[i].hw_held && !rf->parts[i].follower) {
+            memcpy(todo[n].topic, rf->parts[i].topic, sizeof todo[n].topic);
+            todo[n++].partition = rf->parts[i].partition;
+        }
+    pthread_mutex_unlock(&rf->mu);
+    for (size_t i = 0; i < n; i++) {
+        int64_t hw = -1;
+        if (rt_partition_set_high_watermark(rf->engine, todo[i].topic, (uint32_t)todo[i].partition,
+                                            INT64_MAX, &hw) != 0)
+            continue;
+        pthread_mutex_lock(&rf->mu);
+        struct rf_part *p = find_part(rf, todo[i].topic, todo[i].partition);
+        if (p && p->led)
+            p->hw = hw;
+        pthread_mutex_unlock(&rf->mu);
+    }
+    free(todo);
+}
+
+/* The housekeeping thread: the checkpoint every interval (RF1's file), RF5's rounds. */
 static void *ckpt_main(void *arg)
 {
     struct replica_fetcher *rf = arg;
     pthread_mutex_lock(&rf->mu);
-    int64_t next = now_ms() + rf->interval_ms;
+    int64_t next = now_ms() + rf->interval_ms, interim = now_ms() + RF_INTERIM_MS;
     while (!rf->stop) {
+        if (now_ms() >= interim) {
+            pthread_mutex_unlock(&rf->mu);
+            interim_round(rf);
+            pthread_mutex_lock(&rf->mu);
+            interim = now_ms() + RF_INTERIM_MS;
+            continue;
+        }
         if (now_ms() >= next) {
             pthread_mutex_unlock(&rf->mu);
             ckpt_write(rf);
@@ -213,7 +265,8 @@ static void *ckpt_main(void *arg)
             next = now_ms() + rf->interval_ms;
             continue;
         }
-        timed_wait(rf, next - now_ms());
+        int64_t wake = next < interim ? next : interim;
+        timed_wait(rf, wake - now_ms());
     }
     pthread_mutex_unlock(&rf->mu);
     return NULL;
@@ -304,7 +357,8 @@ static void truncate_one(struct replica_fetcher *rf, struct kclient_conn *conn, 
     if (rc || err) {
         rf_log(rf, rc ? rc : 10000 + err, "%s-%d: OffsetForLeaderEpoch to node %d (%s:%u): %s",
                w->topic, w->partition, w->leader, w->host, w->port,
-               rc ? (rc == -EPROTO ? "bad answer" : strerror(-rc)) : kafka_error_name(err));
+               rc ? (rc == -EPROTO ? "closed, or not a whole answer" : strerror(-rc))
+                  : kafka_error_name(err));
         p->retry_at = now_ms() + RF_BACKOFF_MS;
         pthread_mutex_unlock(&rf->mu);
         return;
@@ -327,7 +381,7 @@ static void truncate_one(struct replica_fetcher *rf, struct kclient_conn *conn, 
         rf_truncation_decide(leader_epoch, leader_end, hw, log_end, own_epoch, own_end, &to, &next);
     if (to < hw) { /* RF2: never below what consumers may have read */
         pthread_mutex_lock(&rf->mu);
-        rf_log(rf, 0,
+        rf_log(rf, RF_CAUSE_BELOW_HW,
                "%s-%d: leader %d ends epoch %d at %" PRId64 ", below the high watermark %" PRId64
                "; truncating to the high watermark",
                w->topic, w->partition, w->leader, (int)leader_epoch, to, hw);
@@ -416,7 +470,7 @@ static void fetch_all(struct replica_fetcher *rf, struct kclient_conn *conn, str
     if (rc) {
         pthread_mutex_lock(&rf->mu);
         rf_log(rf, rc, "Fetch from node %d (%s:%u): %s", items[0].p.leader, items[0].p.host,
-               items[0].p.port, rc == -EPROTO ? "bad answer" : strerror(-rc));
+               items[0].p.port, rc == -EPROTO ? "closed, or not a whole answer" : strerror(-rc));
         for (size_t i = 0; i < n; i++)
             back_off(rf, &items[i]);
         pthread_mutex_unlock(&rf->mu);
@@ -567,14 +621,6 @@ static void *source_main(void *arg)
 
 /* ---- the table ---- */
 
-static struct rf_part *find_part(struct replica_fetcher *rf, const char *topic, int32_t partition)
-{
-    for (size_t i = 0; i < rf->parts_count; i++)
-        if (rf->parts[i].partition == partition && strcmp(rf->parts[i].topic, topic) == 0)
-            return &rf->parts[i];
-    return NULL;
-}
-
 /* Under mu: the fetcher thread of `leader`, started on first need. */
 static void ensure_source(struct replica_fetcher *rf, int32_t leader)
 {
@@ -611,9 +657,15 @@ static struct rf_part *part_entry(struct replica_fetcher *rf, const char *topic,
     return p;
 }
 
-/* RF5 (interim): a partition this node leads gets its high watermark moved to its log end. */
+/* RF5 (interim), at an update: a led partition's held high watermark moves to its log end. */
 static void interim_leader_hw(struct replica_fetcher *rf, const struct rf_assignment *a)
 {
+    pthread_mutex_lock(&rf->mu);
+    struct rf_part *held = find_part(rf, a->topic, a->partition);
+    bool is_held = held && held->hw_held;
+    pthread_mutex_unlock(&rf->mu);
+    if (!is_held)
+        return; /* unheld: already the log end */
     int64_t hw = -1;
     int rc = rt_partition_set_high_watermark(rf->engine, a->topic, (uint32_t)a->partition,
                                              INT64_MAX, &hw);
@@ -640,13 +692,15 @@ void replica_fetcher_update(struct replica_fetcher *rf, const struct rf_assignme
         bool held = p && p->hw_held;
         int64_t ck = hw_checkpoint_get(&rf->ckpt, a[i].topic, a[i].partition);
         pthread_mutex_unlock(&rf->mu);
+        if (!held && a[i].leader == rf->node_id && metadata_current)
+            continue; /* led, with current metadata: unheld (the log end) is the leader side's */
         if (!held) {
             int64_t hw = -1;
             int rc = rt_partition_set_high_watermark(
                 rf->engine, a[i].topic, (uint32_t)a[i].partition, ck > 0 ? ck : 0, &hw);
             pthread_mutex_lock(&rf->mu);
             p = rc == 0 ? part_entry(rf, a[i].topic, a[i].partition) : NULL;
-            if (rc)
+            if (rc && rc != RT_E_UNKNOWN_TOPIC_OR_PARTITION) /* that one: not made locally yet */
                 rf_log(rf, rc, "%s-%d: holding the high watermark: %s", a[i].topic, a[i].partition,
                        rt_strerror(rc));
             if (p) {
@@ -661,6 +715,7 @@ void replica_fetcher_update(struct replica_fetcher *rf, const struct rf_assignme
             interim_leader_hw(rf, &a[i]);
     }
     pthread_mutex_lock(&rf->mu);
+    rf->current = metadata_current;
     for (size_t k = 0; k < rf->parts_count; k++) {
         struct rf_part *p = &rf->parts[k];
         const struct rf_assignment *as = NULL;
@@ -668,6 +723,7 @@ void replica_fetcher_update(struct replica_fetcher *rf, const struct rf_assignme
             if (a[i].partition == p->partition && strcmp(a[i].topic, p->topic) == 0)
                 as = &a[i];
         bool follow = as && as->leader >= 0 && as->leader != rf->node_id;
+        p->led = as && as->leader == rf->node_id;
         if (!follow) {
             if (p->follower)
                 p->gen++;
@@ -770,8 +826,12 @@ void replica_fetcher_leader_hw(struct replica_fetcher *rf, const char *topic, in
     if (!rf)
         return;
     pthread_mutex_lock(&rf->mu);
-    struct rf_part *p = find_part(rf, topic, partition);
-    if (p && p->hw_held && hw > p->hw) /* after RF1's first hold; never lowered */
+    /* a led partition RF1 left unheld is the leader side's from the start: its entry is made
+     * here, held (the engine holds the leader side's high watermark) */
+    struct rf_part *p = part_entry(rf, topic, partition);
+    if (p && (!p->hw_held || hw > p->hw)) { /* never lowered */
+        p->hw_held = true;
         p->hw = hw;
+    }
     pthread_mutex_unlock(&rf->mu);
 }

@@ -14,10 +14,12 @@
  *
  * Invariants:
  *   RF1  A local partition's first rt_partition_set_high_watermark from this module — followed,
- *       led or leaderless — is its checkpointed high watermark (0 without an entry), made at
- *       the first update that names it, before it truncates, appends or (RF5) moves it: a
- *       restarted node never exposes its unreplicated tail, and a truncation is never refused
- *       for an unheld high watermark.
+ *       leaderless, or led while the image is not current (a restart) — is its checkpointed
+ *       high watermark (0 without an entry), made at the first update that names it, before it
+ *       truncates, appends or (RF5) moves it: a restarted node never exposes its unreplicated
+ *       tail, and a truncation is never refused for an unheld high watermark. A partition first
+ *       seen led by this node with current metadata (a topic created while it runs) is left
+ *       unheld: its high watermark is the leader side's (until then its log end).
  *   RF2  Truncation before fetching (Kafka's getOffsetTruncationState, rf_truncation_decide):
  *       to min(leader's end offset for the epoch, own end offset for that epoch, own log end),
  *       another round when the leader answers an older epoch than asked, the high watermark when
@@ -33,8 +35,9 @@
  *       the delay passes; OFFSET_OUT_OF_RANGE sends it back to truncation.
  *   RF5  Interim, until the leader side keeps the high watermark over the ISR: once the image has
  *       caught up with the controller (so a restarted node's stale image never names it leader
- *       of a partition it lost), a partition this node leads has its high watermark moved to
- *       its log end at every update (the agent's tick), so a former follower's held high watermark does not freeze its reads as a new
+ *       of a partition it lost), a partition this node leads whose high watermark it holds
+ *       (a former follower, or one led at a restart) has it moved to its log end at every
+ *       update and every RF_INTERIM_MS, so a held high watermark does not freeze its reads as a
  *       leader; this is a single broker's visibility (no acks=all guarantee), and the leader
  *       side's code replaces it (replica_fetcher_set_interim_leader_hw(rf, false)).
  */
@@ -80,7 +83,8 @@ void replica_fetcher_update(struct replica_fetcher *rf, const struct rf_assignme
 /* RF5 on or off (on by default): the leader side turns it off once it holds the high watermark. */
 void replica_fetcher_set_interim_leader_hw(struct replica_fetcher *rf, bool on);
 /* The leader side (replica_state.h) handed the engine this high watermark of a partition this
- * node leads: it is what the checkpoint keeps for it (a held one, never lowered). NULL: no-op. */
+ * node leads: it is what the checkpoint keeps for it (held from then on, even one RF1 left
+ * unheld; never lowered). NULL: no-op. */
 void replica_fetcher_leader_hw(struct replica_fetcher *rf, const char *topic, int32_t partition,
                                int64_t hw);
 /* Stops every thread, then writes the checkpoint once more (a clean shutdown). NULL: no-op. */
