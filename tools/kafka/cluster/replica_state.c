@@ -359,7 +359,7 @@ static void sync_image(struct replica_state *rs)
 struct work {
     char topic[MI_TOPIC_NAME_MAX + 1];
     int32_t partition, epoch;
-    bool ready, replicated;
+    bool ready;
     int64_t hw;
     int32_t isr[MI_REPLICAS_MAX];
     unsigned isr_n;
@@ -392,10 +392,6 @@ static void round_once(struct replica_state *rs)
         w[i].partition = p->partition;
         w[i].epoch = p->epoch;
         w[i].ready = p->ready;
-        /* every led partition holds its HW, one replica too: the follower side holds one on
-         * every local partition from the start (replica_fetcher.h RF1), so nobody else moves
-         * it; with the ISR {self} it is the log end (RS1) */
-        w[i].replicated = true;
     }
     pthread_mutex_unlock(&rs->mu);
 
@@ -409,12 +405,12 @@ static void round_once(struct replica_state *rs)
                 log_once(rs, "setting the leader epoch", w[i].topic, w[i].partition, rc);
                 continue;
             }
-            /* RS1: a replicated partition's HW is held from now on: 0 asks nothing of a
-             * partition whose HW the follower side already holds (never lowered), and makes one
-             * that holds none (a fresh start) wait for its ISR's log ends. */
+            /* RS1: every led partition's HW is held from now on, one replica too (the follower
+             * side may hold one on any local partition, replica_fetcher.h RF1, and nobody else
+             * moves it): 0 asks nothing of a partition whose HW is held already (never
+             * lowered), and makes one that holds none wait for its ISR's log ends. */
             int64_t held = -1;
-            if (w[i].replicated &&
-                (rc = rt_partition_set_high_watermark(rs->engine, w[i].topic,
+            if ((rc = rt_partition_set_high_watermark(rs->engine, w[i].topic,
                                                       (uint32_t)w[i].partition, 0, &held)) != 0) {
                 log_once(rs, "holding the high watermark", w[i].topic, w[i].partition, rc);
                 continue;
@@ -439,15 +435,13 @@ static void round_once(struct replica_state *rs)
             }
             if (leo >= 0)
                 p->leo = leo;
-            hw = w[i].replicated ? rs_high_watermark(p->isr, p->isr_n, rs->self, p->f, p->fn) : -1;
+            hw = rs_high_watermark(p->isr, p->isr_n, rs->self, p->f, p->fn);
         }
         pthread_mutex_unlock(&rs->mu);
         if (!p)
             continue;
         int64_t hw_out = -1;
-        if (!w[i].replicated) {
-            hw_out = leo; /* one replica: the engine's HW is its log end */
-        } else if (hw >= 0) {
+        if (hw >= 0) { /* INT64_MAX with the ISR {self}: the engine clamps it to its log end */
             int rc = rt_partition_set_high_watermark(rs->engine, w[i].topic,
                                                      (uint32_t)w[i].partition, hw, &hw_out);
             if (rc) {
@@ -462,7 +456,7 @@ static void round_once(struct replica_state *rs)
             p->hw = hw_out;
         /* RS4: the ISR to propose. */
         int64_t now = rs_now_ms();
-        if (p && p->ready && w[i].replicated) {
+        if (p && p->ready && p->replicas_n > 1) {
             int32_t out[MI_REPLICAS_MAX];
             unsigned on = rs_plan_isr(p->isr, p->isr_n, p->replicas, p->replicas_n, rs->self, p->f,
                                       p->fn, p->hw, now, rs->lag_ms, out);

@@ -29,7 +29,11 @@
  *       every follower's state starts unknown at each new leader epoch.
  *   RS3  A follower's last caught-up time moves as Kafka's Replica.updateFetchState: to the fetch
  *       time when its fetch offset is at the leader's log end, else to the previous fetch's time
- *       when its fetch offset reached the leader's log end as of that previous fetch.
+ *       when its fetch offset reached the leader's log end as of that previous fetch. "At the
+ *       log end" is exact (a replica read found nothing past the offset); the leader's log end
+ *       otherwise is the one the replica thread last read (at most a round old), which may
+ *       credit a follower a little early: it keeps a slow follower in the ISR a round longer,
+ *       never advances the HW past an ISR member's log end.
  *   RS4  Shrink: an ISR member other than the leader whose last caught-up time is older than
  *       replica.lag.time.max.ms leaves; expand: a replica outside the ISR whose log end is at or
  *       past the high watermark (and fetched in this epoch) joins, unless the image has it fenced
