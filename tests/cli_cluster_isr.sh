@@ -14,7 +14,9 @@
 # S is stopped stays above the high watermark a consumer sees; S stopped longer than
 # --replica-lag-time-max-ms leaves the ISR by AlterPartition (seen in `ringtail cluster status`,
 # the leader epoch unchanged), acks=all with min.insync.replicas=2 is then answered by the two
-# left, and an m3 partition S follows answers acks=all NOT_ENOUGH_REPLICAS (19) and acks=1 NONE;
+# left; an acks=all to an m3 partition S follows, appended just before, is answered
+# NOT_ENOUGH_REPLICAS_AFTER_APPEND (20) once S left, and then acks=all is NOT_ENOUGH_REPLICAS (19)
+# and acks=1 NONE;
 # after SIGCONT S catches up and rejoins the ISR; S killed is fenced (leader epoch + 1) and a
 # request at the old epoch to the partition it led, now another node's, is FENCED_LEADER_EPOCH
 # (74).
@@ -172,6 +174,10 @@ sleep 0.5
 # S stopped longer than the lag time leaves the ISR, and returns
 want_lf=$(printf '%s\n' "$L" "$F" | sort -n | tr '\n' ' ')
 kill -STOP "${PIDS[$S]}"
+if [ "$MP" -ge 0 ]; then # appended with the ISR whole, answered after S left it
+    $PY "$W" produce "$(addr "$ML")" m3 "$MP" -1 15000 >"$T/after.out" &
+    AP=$!
+fi
 T0=$(date +%s%N)
 if wait_for 20 isr_is isr "$want_lf"; then
     ok "follower $S SIGSTOPped: left the ISR of isr-0 ($(( ($(date +%s%N) - T0) / 1000000 )) ms; lag $LAG_MS ms): ISR $want_lf"
@@ -184,6 +190,11 @@ grep -q "AlterPartition isr-0 epoch $EPOCH to an ISR of 2: NONE" "$T/n$L.err" &&
 got=$($PY "$W" produce "$(addr "$L")" isr 0 -1 10000)
 [ "${got%% *}" = 0 ] && ok "acks=all with ISR {$want_lf} = min.insync.replicas 2: NONE" || bad "acks=all, ISR 2: $got"
 if [ "$MP" -ge 0 ]; then
+    wait $AP
+    got=$(cat "$T/after.out")
+    [ "${got%% *}" = 20 ] &&
+        ok "m3-$MP acks=all appended with the ISR whole, then $S left it: NOT_ENOUGH_REPLICAS_AFTER_APPEND (20)" ||
+        bad "m3 acks=all across the shrink: $got"
     VIEW=$ML
     want_m3=$(printf '%s\n' 1 2 3 | grep -v "^$S\$" | tr '\n' ' ')
     wait_for 20 eval '[ "$(m3_isr)" = "$want_m3" ]'
