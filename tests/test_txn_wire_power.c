@@ -38,7 +38,9 @@
  * sync=none (CO13): "T1's retried EndTxn(commit) answered 0, and it is aborted".
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback (the
- * live phase always runs on the fault injector; the reopen uses RT_TEST_IO's backend).
+ * live phase always runs on the fault injector; the reopen uses RT_TEST_IO's backend). Under
+ * RT_TEST_SWEEP_STRIDE s (the sanitizer stages) the two backends sweep every 2s-th op from
+ * different starts, together every s-th op (tu_sweep_first/step).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -339,6 +341,21 @@ static void power_case(struct tu_fixture *f, enum rt_sync_mode sync, enum io_op_
     tu_fixture_close(f);
 }
 
+/* Power lost at op n of the kind, for n = 1 .. count + 1 (count + 1: past the last one). Every op
+ * in the Release stage; under the sanitizers' stride the two backends split the ops between them
+ * (tu_sweep_first/step: memory and thread errors are looked for on the same paths, each op's power
+ * loss checked once per stage), and count + 1 always runs, so each backend still reaches the phase
+ * after the last end. */
+static void sweep_ops(struct tu_fixture *f, enum rt_sync_mode sync, enum io_op_type op,
+                      uint64_t count, uint64_t seed, struct sweep_stats *st)
+{
+    uint64_t nth = tu_sweep_first();
+    for (; nth <= count + 1; nth += tu_sweep_step())
+        power_case(f, sync, op, nth, seed, st, NULL, NULL);
+    if (nth - tu_sweep_step() != count + 1)
+        power_case(f, sync, op, count + 1, seed, st, NULL, NULL);
+}
+
 static void sweep(struct tu_fixture *f, enum rt_sync_mode sync, uint64_t seed, bool syncs_too)
 {
     struct sweep_stats st = {0};
@@ -346,10 +363,9 @@ static void sweep(struct tu_fixture *f, enum rt_sync_mode sync, uint64_t seed, b
     power_case(f, sync, IO_OP_WRITE, 0, seed, &st, &writes, &syncs); /* past the end */
     for (int t = 0; t < TXNS; t++)
         assert_int_equal(st.acked[t], 1);
-    for (uint64_t nth = 1; nth <= writes + 1; nth++)
-        power_case(f, sync, IO_OP_WRITE, nth, seed, &st, NULL, NULL);
-    for (uint64_t nth = 1; syncs_too && nth <= syncs + 1; nth++)
-        power_case(f, sync, IO_OP_FDATASYNC, nth, seed, &st, NULL, NULL);
+    sweep_ops(f, sync, IO_OP_WRITE, writes, seed, &st);
+    if (syncs_too)
+        sweep_ops(f, sync, IO_OP_FDATASYNC, syncs, seed, &st);
     fprintf(stderr,
             "wire power loss, sync=%s, torn seed %" PRIu64 ": %" PRIu64 " writes, %" PRIu64
             " fdatasyncs (%s), %d cases; acknowledged T1 %d, T2 %d, T3 %d; %d committed at "

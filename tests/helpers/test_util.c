@@ -71,6 +71,21 @@ bool tu_sweep_takes(unsigned index)
     return stride == 1 || index % stride == phase % stride;
 }
 
+static bool sweep_split(void)
+{
+    return tu_sweep_stride() > 1 && getenv("RT_TEST_IO") != NULL;
+}
+
+unsigned tu_sweep_first(void)
+{
+    return sweep_split() && strcmp(tu_backend(), "sync") == 0 ? 1 + tu_sweep_stride() : 1;
+}
+
+unsigned tu_sweep_step(void)
+{
+    return sweep_split() ? 2 * tu_sweep_stride() : tu_sweep_stride();
+}
+
 const char *tu_backend(void)
 {
     const char *b = getenv("RT_TEST_IO");

@@ -37,6 +37,13 @@ unsigned tu_sweep_stride(void);
  * s, the cases with index % s == the backend's phase (uring 0, sync 1), so the two backends of
  * one stage together cover 2 of every s cases and never the same one. */
 bool tu_sweep_takes(unsigned index);
+/* The first op and the step of a sweep that both backends of one stage run (a test ctest runs
+ * as _uring and _sync, RT_TEST_IO set): at stride 1, (1, 1); at stride s, (1 + phase * s, 2s)
+ * with the backend's phase (uring 0, sync 1), so the two backends together sweep exactly the ops
+ * 1, 1 + s, 1 + 2s, ... that one backend alone sweeps at stride s, each op once, in half the
+ * time. A test run once (RT_TEST_IO unset) gets (1, s). */
+unsigned tu_sweep_first(void);
+unsigned tu_sweep_step(void);
 
 /* Whole-file helpers; abort the test on failure. */
 size_t tu_file_size(const char *path);
