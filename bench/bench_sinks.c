@@ -69,8 +69,6 @@ static int rt_sink_open_as(struct sink *s, const char *dir, bool durable, uint32
     struct rt_options o;
     rt_options_init(&o);
     o.sync_mode = durable ? RT_SYNC_ALWAYS : RT_SYNC_NONE;
-    if (getenv("RT_BENCH_SHARDS")) /* TEMP measurement */
-        o.shard_count = (uint32_t)atoi(getenv("RT_BENCH_SHARDS"));
     struct rt_sink *rs = calloc(1, sizeof(*rs));
     if (!rs)
         return -ENOMEM;

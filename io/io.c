@@ -339,21 +339,6 @@ int io_submit(io_ring *ring)
     return rc;
 }
 
-int io_submit_detached(io_ring *ring)
-{
-    if (!ring)
-        return -EINVAL;
-    ring->detach_syncs = true; /* IO6: only the io_uring backend reads it */
-    int rc = io_submit(ring);
-    ring->detach_syncs = false;
-    return rc;
-}
-
-uint64_t io_ring_detached_rounds(const io_ring *ring)
-{
-    return ring ? ring->detached_rounds : 0;
-}
-
 int io_reap(io_ring *ring, struct io_completion *out, unsigned max, unsigned min)
 {
     if (!ring || (max > 0 && !out) || min > max)

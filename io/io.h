@@ -360,18 +360,6 @@ unsigned io_pending(const io_ring *ring);
  * the same error; close the ring and open a new one. */
 int io_submit(io_ring *ring);
 
-/* IO6. Submits like io_submit, but on the io_uring backend a round whose every fdatasync ends
- * its file's chain behind writes only runs all its writes here (pwritev, in queue order) and
- * leaves every fdatasync in flight on the ring when it returns: the caller may do other work
- * (shard.c SH13: wake the previous round's waiters) while the disk syncs, then io_reap as
- * usual. A round of another shape is submitted as io_submit would. The sync and fault backends
- * complete everything before returning, as io_submit (their order of effects is the same:
- * writes, then each file's fdatasync after its writes). The protocol above is unchanged: one
- * completion per op, per-fd order, -ECANCELED behind a failure. */
-int io_submit_detached(io_ring *ring);
-/* Rounds io_submit_detached left in flight (io_uring only; 0 for the other backends). */
-uint64_t io_ring_detached_rounds(const io_ring *ring);
-
 /* Moves up to `max` completions into out[]. Waits for at least `min` (<= pending) first; with
  * min == 0 it collects what is already finished without blocking. Returns the number moved
  * (>= 0) or -errno: -EINVAL when min > max, out is NULL with max > 0, or min exceeds the

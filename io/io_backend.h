@@ -98,9 +98,7 @@ struct io_ring {
     uint64_t
         inline_rounds; /* io_uring rounds run by pwritev on the caller (io_ring_inline_rounds) */
     uint64_t inline_synced_rounds; /* of those, rounds that fdatasynced one file */
-    uint64_t split_rounds;    /* two files synced: one fdatasync on the ring, the rest inline */
-    bool detach_syncs;        /* this submit is io_submit_detached's (io.h IO6) */
-    uint64_t detached_rounds; /* rounds whose fdatasyncs were left in flight (io.h IO6) */
+    uint64_t split_rounds; /* two files synced: one fdatasync on the ring, the rest inline */
 };
 
 /* io.c helpers for backends. */

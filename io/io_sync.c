@@ -76,11 +76,6 @@ static int64_t run_fdatasync(struct io_op *op, const struct io_sync_hooks *hooks
     return rc;
 }
 
-#ifdef RT_ROUND_PROFILE
-#include <stdatomic.h>
-#include <time.h>
-_Atomic uint64_t io_prof_ns[3], io_prof_n[3];
-#endif
 void io_sync_run_op(io_ring *ring, struct io_op *op, const struct io_sync_hooks *hooks, void *ctx)
 {
     assert(ring->submitted);
@@ -91,18 +86,8 @@ void io_sync_run_op(io_ring *ring, struct io_op *op, const struct io_sync_hooks 
     }
     if (hooks->begin_op)
         hooks->begin_op(ctx, op);
-#ifdef RT_ROUND_PROFILE
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-#endif
     int64_t result =
         op->type == IO_OP_WRITE ? run_write(op, hooks, ctx) : run_fdatasync(op, hooks, ctx);
-#ifdef RT_ROUND_PROFILE
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    atomic_fetch_add(&io_prof_ns[op->type == IO_OP_WRITE ? 0 : 1],
-                     (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec)));
-    atomic_fetch_add(&io_prof_n[op->type == IO_OP_WRITE ? 0 : 1], 1);
-#endif
     io_op_complete(ring, op, result);
 }
 

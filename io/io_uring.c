@@ -398,41 +398,6 @@ static bool split_round(struct uring_state *st, io_ring *ring, uint32_t ring_ind
     return true;
 }
 
-/* io.h IO6: every write of the round here, every fdatasync on the ring, left in flight. Only
- * when each fdatasync ends its fd's chain behind writes alone (so nothing of its fd waits behind
- * it and it follows every write of its fd); false (nothing done) otherwise, or without one. */
-static bool detach_round(struct uring_state *st, io_ring *ring)
-{
-    bool any = false;
-    for (uint32_t i = 0; i < ring->op_count; i++) {
-        const struct io_op *op = &ring->ops[i];
-        if (op->type != IO_OP_FDATASYNC)
-            continue;
-        if (op->chain_next != IO_NONE)
-            return false;
-        for (uint32_t k = op->chain_head; k != i; k = ring->ops[k].chain_next)
-            if (ring->ops[k].type != IO_OP_WRITE)
-                return false;
-        any = true;
-    }
-    if (!any)
-        return false;
-    for (uint32_t i = 0; i < ring->op_count; i++)
-        if (ring->ops[i].type == IO_OP_WRITE)
-            io_sync_run_op(ring, &ring->ops[i], &io_sync_hooks_plain, NULL);
-    for (uint32_t i = 0; i < ring->op_count; i++) {
-        struct io_op *op = &ring->ops[i];
-        if (op->type != IO_OP_FDATASYNC)
-            continue;
-        if (ring->ops[op->chain_head].chain_failed)
-            io_op_complete(ring, op, -ECANCELED);
-        else
-            prep_op(st, ring, op, false);
-    }
-    (void)flush(st, ring); /* a failure broke the ring and completed the ops (break_ring) */
-    return true;
-}
-
 static int uring_submit(io_ring *ring)
 {
     struct uring_state *st = state_of(ring);
@@ -440,10 +405,6 @@ static int uring_submit(io_ring *ring)
         return st->broken;
     assert(st->sqes_out == 0);
     assert(st->requeue_count == 0);
-    if (ring->detach_syncs && detach_round(st, ring)) {
-        ring->detached_rounds++;
-        return st->broken < 0 ? st->broken : 0;
-    }
     uint32_t last_sync;
     unsigned synced_fds = round_synced_fds(ring, &last_sync);
     if (synced_fds == 2 && st->synced_inline && split_round(st, ring, last_sync)) {
@@ -469,25 +430,7 @@ static int uring_submit(io_ring *ring)
     return rc < 0 ? rc : 0;
 }
 
-#ifdef RT_ROUND_PROFILE
-#include <stdatomic.h>
-extern _Atomic uint64_t io_prof_ns[3], io_prof_n[3];
-static int uring_wait_(io_ring *ring, unsigned want);
 static int uring_wait(io_ring *ring, unsigned want)
-{
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    int rc = uring_wait_(ring, want);
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    atomic_fetch_add(&io_prof_ns[2],
-                     (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec)));
-    atomic_fetch_add(&io_prof_n[2], 1);
-    return rc;
-}
-static int uring_wait_(io_ring *ring, unsigned want)
-#else
-static int uring_wait(io_ring *ring, unsigned want)
-#endif
 {
     struct uring_state *st = state_of(ring);
     for (;;) {

@@ -75,7 +75,6 @@ int shard_init(struct shard *s, uint32_t id, const struct shard_env *env)
     pthread_cond_init(&s->has_work, &attr);
     pthread_condattr_destroy(&attr);
     pthread_cond_init(&s->has_room, NULL);
-    s->acks_tail = &s->acks;
     s->iov_capacity = env->request_queue_depth * 2 + 16;
     s->iov = calloc(s->iov_capacity, sizeof(*s->iov));
     s->cqes = calloc(env->io.queue_depth, sizeof(*s->cqes));
@@ -137,37 +136,16 @@ static void req_wait(struct shard_request *r)
     }
 }
 
-/* Tells a request its outcome (already in r->result): after this the caller may free it. */
-static void tell(struct shard_request *r)
+/* Publishes a request's outcome: after this the caller may free it. */
+static void complete(struct shard_request *r, int result)
 {
+    r->result = result;
     void (*on_done)(struct shard_request *) = r->on_done;
     if (on_done) {
         on_done(r);
         return;
     }
     req_mark_done(r);
-}
-
-/* SH13: tells the requests of the last round their outcome, in their order. */
-static void acks_deliver(struct shard *s)
-{
-    struct shard_request *r = s->acks;
-    s->acks = NULL;
-    s->acks_tail = &s->acks;
-    for (struct shard_request *next; r; r = next) {
-        next = r->next;
-        tell(r); /* r may be freed */
-    }
-}
-
-/* Publishes a request's outcome: after this the caller may free it. The last round's acks go
- * first (SH13: acknowledgements in the order the shard decided them). */
-static void complete(struct shard *s, struct shard_request *r, int result)
-{
-    if (s && s->acks)
-        acks_deliver(s);
-    r->result = result;
-    tell(r);
 }
 
 static int sticky_error(struct shard *s)
@@ -677,19 +655,9 @@ static void heal_due(struct shard *s)
  *        closing; no inline round (SH5) splits a group that is due. A lone producer is never
  *        delayed: a round of one is no group. Plain appends form no groups: waiting for them
  *        was measured to cost more than it shared (W2 p16, -15 %).
- *   SH13. (Experiment, issue 27 item 2; measured slower and reverted: docs/bench.md.) A synced
- *        round of at least SHARD_ACK_OVERLAP_MIN appends on the shard thread is published as
- *        ever but its requests are told (on_done / futex) only once the next round's writes ran
- *        and its fdatasyncs are in flight (io_submit_detached, io.h IO6), or before the thread
- *        waits, runs a CALL, or completes any other request: acknowledgements stay in round
- *        order and follow their own round's fdatasync; only their delivery overlaps the disk.
  */
 
 #define ROUND_PARTITIONS_MAX 64
-
-/* SH13: the fewest appends in a round whose acks are told during the next round's
- * fdatasyncs. Fewer wake in a few µs, less than the ring's hop costs the next round's sync. */
-#define SHARD_ACK_OVERLAP_MIN 8
 
 struct round {
     struct shard_request *included, **included_tail;
@@ -740,9 +708,7 @@ static struct shard_request *round_admit(struct shard *s, struct shard_request *
         assert(r->kind == SHARD_REQ_CALL || r->kind == SHARD_REQ_APPEND);
         if (r->kind == SHARD_REQ_CALL) {
             assert(r->fn != NULL);
-            if (s->acks)
-                acks_deliver(s); /* SH13: a call runs after every earlier round is told */
-            complete(s, r, r->fn(s, r->arg));
+            complete(r, r->fn(s, r->arg));
             continue;
         }
         assert(r->partition != NULL && r->partition->shard == s);
@@ -782,7 +748,7 @@ static int place_producer(struct shard *s, struct partition *p, struct shard_req
         }
         if (urc) {
             r->rule = "the replica batch's producer could not be recorded";
-            complete(s, r, urc);
+            complete(r, urc);
             return 1;
         }
         return 0;
@@ -795,14 +761,14 @@ static int place_producer(struct shard *s, struct partition *p, struct shard_req
             producer_table_check_marker(&p->producers, &r->header, r->coordinator_epoch, &rule);
         r->rule = rule;
         if (verdict < 0) {
-            complete(s, r, verdict);
+            complete(r, verdict);
             return 1;
         }
         r->header.base_offset = p->next_offset;
         int urc = producer_table_end_txn(&p->producers, &r->header, r->coordinator_epoch,
                                          &r->txn_first_offset);
         if (urc) {
-            complete(s, r, urc);
+            complete(r, urc);
             return 1;
         }
         return 0;
@@ -818,13 +784,13 @@ static int place_producer(struct shard *s, struct partition *p, struct shard_req
             r->duplicate = true;
             r->base_offset = dup;
             atomic_fetch_add_explicit(&s->env.counters->duplicates, 1, memory_order_relaxed);
-            complete(s, r, 0);
+            complete(r, 0);
             return 1;
         }
     }
     r->rule = rule;
     if (verdict < 0) {
-        complete(s, r, verdict);
+        complete(r, verdict);
         return 1;
     }
     r->header.base_offset = p->next_offset;
@@ -837,7 +803,7 @@ static int place_producer(struct shard *s, struct partition *p, struct shard_req
         if (!r->coordinator)
             r->rule = "the partition's producer table is full of producers with open "
                       "transactions";
-        complete(s, r, urc);
+        complete(r, urc);
         return 1;
     }
     return 0;
@@ -851,13 +817,13 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
     assert(r->len >= BATCH_HEADER_BYTES);
     assert(r->batch != NULL);
     if (sticky_error(s)) {
-        complete(s, r, RT_E_IO_FAILED);
+        complete(r, RT_E_IO_FAILED);
         return;
     }
     if (p->frozen && !shard_heal(s, p, fs_monotonic_ms())) {
         /* SH10: refused until its recovery succeeds. A marker or a coordinator record too: the
          * coordinator keeps its transaction Prepare* and retries it (SH11, coordinator.c CO15). */
-        complete(s, r, RT_E_IO_FAILED);
+        complete(r, RT_E_IO_FAILED);
         return;
     }
     const uint32_t depth = s->env.io.queue_depth;
@@ -889,7 +855,7 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
             snprintf(detail, sizeof(detail), "%s of %s failed: %s", what, p->active->log_path,
                      rt_strerror(src));
             partition_fail(s, p, src, true, p->active->size_bytes, detail);
-            complete(s, r, RT_E_IO_FAILED);
+            complete(r, RT_E_IO_FAILED);
             return;
         }
         p->unsynced = false;
@@ -900,12 +866,12 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
          * is made in the budget of open segments first. */
         sleep_idle(s, p);
         if (sticky_error(s)) { /* OS5: an unsynced partition's fdatasync failed (SH10) */
-            complete(s, r, RT_E_IO_FAILED);
+            complete(r, RT_E_IO_FAILED);
             return;
         }
         int wrc = partition_wake(p);
         if (wrc) {
-            complete(s, r, wrc);
+            complete(r, wrc);
             return;
         }
     }
@@ -914,14 +880,14 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
          * and its epoch is in the checkpoint before it is written. */
         if (r->header.base_offset != p->next_offset) {
             r->rule = "a replica batch must begin at the log end";
-            complete(s, r, RT_E_INVALID_ARGUMENT);
+            complete(r, RT_E_INVALID_ARGUMENT);
             return;
         }
         int erc = partition_note_replica_epoch(p, r->header.partition_leader_epoch,
                                                r->header.base_offset);
         if (erc) {
             r->rule = "the replica batch's leader epoch";
-            complete(s, r, erc);
+            complete(r, erc);
             return;
         }
     }
@@ -942,7 +908,7 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         /* Out of descriptors while rolling: nothing of this batch was written and the
          * partition is consistent (the old segment sealed, no new one left behind), so only
          * this append fails; the next one retries the roll (docs/limits.md). */
-        complete(s, r, rc);
+        complete(r, rc);
         return;
     }
     if (rc < 0) {
@@ -960,7 +926,7 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
             rd->failed = rc;
             rd->failed_engine = engine_wide;
         }
-        complete(s, r, RT_E_IO_FAILED);
+        complete(r, RT_E_IO_FAILED);
         return;
     }
     if (r->header.producer_id >= 0 && batch_is_transactional(&r->header)) {
@@ -968,7 +934,7 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
          * find room in the open list once it has passed them. */
         int trc = partition_reserve_txn(p);
         if (trc) {
-            complete(s, r, trc);
+            complete(r, trc);
             return;
         }
     }
@@ -1001,7 +967,7 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
                      rt_strerror(trc));
             partition_fail(s, p, trc, false, p->active->size_bytes, detail);
             rd->failed = trc;
-            complete(s, r, RT_E_IO_FAILED);
+            complete(r, RT_E_IO_FAILED);
             return;
         }
         if (r->txn_write.staged) {
@@ -1114,23 +1080,11 @@ static int round_io(struct shard *s, struct round *rd, const char **what)
         /* Drain what was queued so the ring is empty for the next round. */
         *what = "queue";
         const char *ignored = "";
-        if (s->acks)
-            acks_deliver(s);
         (void)run_io(s, &ignored);
-    } else if (s->acks) {
-        /* SH13: the last round's acks are told while this round's fdatasyncs are in flight. */
-        int src = io_submit_detached(s->ring);
-        acks_deliver(s);
-        rc = run_io(s, what);
-        if (src && !rc) {
-            rc = src;
-            *what = "submit";
-        }
     } else {
         rc = run_io(s, what);
     }
     assert(io_pending(s->ring) == 0); /* SH3 */
-    assert(s->acks == NULL);
     return rc;
 }
 
@@ -1205,55 +1159,15 @@ static void round_publish(struct shard *s, struct round *rd)
 /* One round over `list`; returns requests to defer to the next round through *deferred, and
  * how many decision appends it included in a round that fdatasynced (0 if none: SH9), whose
  * partitions go to synced (may be NULL; ROUND_PARTITIONS_MAX entries) and *synced_count. */
-#ifdef RT_ROUND_PROFILE
-/* per shard: gap, place, io, publish, complete (ns), rounds, batches */
-static uint64_t prof[64][7];
-static uint64_t prof_last_end[64];
-extern _Atomic uint64_t io_prof_ns[3], io_prof_n[3];
-static void prof_print(const struct shard *s)
-{
-    const uint64_t *v = prof[s->id % 64];
-    double tot = (double)(v[0] + v[1] + v[2] + v[3] + v[4]);
-    if (v[5] == 0)
-        return;
-    fprintf(stderr,
-            "PROF shard %u rounds %" PRIu64
-            " batches/round %.1f  per round us: gap %.1f place %.1f io "
-            "%.1f publish %.1f complete %.1f  share: gap %.2f place %.2f io %.2f publish %.2f "
-            "complete %.2f\n",
-            s->id, v[5], (double)v[6] / v[5], v[0] / 1e3 / v[5], v[1] / 1e3 / v[5],
-            v[2] / 1e3 / v[5], v[3] / 1e3 / v[5], v[4] / 1e3 / v[5], v[0] / tot, v[1] / tot,
-            v[2] / tot, v[3] / tot, v[4] / tot);
-    fprintf(
-        stderr,
-        "PROF io (all rings) write %" PRIu64
-        " ops %.1f us avg total %.3f s; fdatasync inline %" PRIu64
-        " ops %.1f us avg total %.3f s; ring waits %" PRIu64 " %.1f us avg total %.3f s\n",
-        io_prof_n[0], io_prof_n[0] ? io_prof_ns[0] / 1e3 / io_prof_n[0] : 0.0, io_prof_ns[0] / 1e9,
-        io_prof_n[1], io_prof_n[1] ? io_prof_ns[1] / 1e3 / io_prof_n[1] : 0.0, io_prof_ns[1] / 1e9,
-        io_prof_n[2], io_prof_n[2] ? io_prof_ns[2] / 1e3 / io_prof_n[2] : 0.0, io_prof_ns[2] / 1e9);
-    memset(prof[s->id % 64], 0, sizeof(prof[0]));
-    io_prof_ns[0] = io_prof_ns[1] = io_prof_ns[2] = io_prof_n[0] = io_prof_n[1] = io_prof_n[2] = 0;
-}
-#define PROF_NOW(t) uint64_t t = monotonic_ns()
-#else
-#define PROF_NOW(t) ((void)0)
-#endif
-
 static uint32_t run_round(struct shard *s, struct shard_request *list,
                           struct shard_request **deferred, struct partition **synced,
-                          uint32_t *synced_count, bool may_defer_acks)
+                          uint32_t *synced_count)
 {
     struct round rd = {.now_ms = fs_now_ms(), .sync_always = s->env.sync_mode == RT_SYNC_ALWAYS};
     rd.included_tail = &rd.included;
     rd.deferred_tail = &rd.deferred;
 
-    PROF_NOW(t0);
     round_place(s, &rd, round_admit(s, list));
-    PROF_NOW(t1);
-#ifdef RT_ROUND_PROFILE
-    uint64_t t2 = t1, t3 = t1;
-#endif
 
     int rc = rd.failed;
     if (rd.touched_count > 0) {
@@ -1261,14 +1175,8 @@ static uint32_t run_round(struct shard *s, struct shard_request *list,
         s->io_failed_tag = UINT64_MAX; /* SH10: which op failed, for the fault's detail */
         if (rc == 0)
             rc = round_io(s, &rd, &what);
-#ifdef RT_ROUND_PROFILE
-        t2 = monotonic_ns();
-#endif
         if (rc == 0) {
             round_publish(s, &rd);
-#ifdef RT_ROUND_PROFILE
-            t3 = monotonic_ns();
-#endif
         } else {
             bool engine_wide = round_failure_engine_wide(&rd, what); /* SH10 */
             uint64_t failed_tag = s->io_failed_tag;
@@ -1302,43 +1210,16 @@ static uint32_t run_round(struct shard *s, struct shard_request *list,
         if (synced)
             synced[(*synced_count)++] = rd.touched[t];
     }
-    /* SH13: a synced round of enough appends on the shard thread leaves its acks to be told
-     * while the next round's fdatasyncs are in flight (or before the thread waits). */
-    bool defer =
-        may_defer_acks && rc == 0 && any_synced && rd.included_count >= SHARD_ACK_OVERLAP_MIN;
-    if (defer)
-        assert(s->acks == NULL);
     for (struct shard_request *r = rd.included, *next; r; r = next) {
         next = r->next;
         durable += any_synced && is_group_append(r);
-        if (defer) {
-            r->result = 0;
-            r->next = NULL;
-            *s->acks_tail = r;
-            s->acks_tail = &r->next;
-        } else {
-            complete(s, r, rc ? RT_E_IO_FAILED : 0);
-        }
+        complete(r, rc ? RT_E_IO_FAILED : 0);
     }
     for (uint32_t t = 0; t < rd.touched_count; t++)
         rd.touched[t]->round_touched = false;
     for (struct shard_request *r = rd.deferred; r; r = r->next)
         r->partition->round_deferred = false;
     *deferred = rd.deferred;
-#ifdef RT_ROUND_PROFILE
-    uint64_t t4 = monotonic_ns();
-    if (rd.touched_count > 0 && rc == 0) {
-        uint64_t *v = prof[s->id % 64];
-        v[0] += prof_last_end[s->id % 64] ? t0 - prof_last_end[s->id % 64] : 0;
-        v[1] += t1 - t0;
-        v[2] += t2 - t1;
-        v[3] += t3 - t2;
-        v[4] += t4 - t3;
-        v[5]++;
-        v[6] += rd.included_count;
-    }
-    prof_last_end[s->id % 64] = t4;
-#endif
     return durable;
 }
 
@@ -1449,7 +1330,7 @@ static void run_rounds(struct shard *s, struct shard_request *list, struct shard
         list = split_lazy(list, &lazy);
     if (lazy) {
         struct shard_request *lazy_deferred = NULL;
-        run_round(s, lazy, &lazy_deferred, NULL, NULL, false); /* its waiters: now (SH8) */
+        run_round(s, lazy, &lazy_deferred, NULL, NULL); /* its waiters: now (SH8) */
         if (lazy_deferred) { /* ahead of the rest again: a partition's order is kept */
             struct shard_request *d = lazy_deferred;
             while (d->next)
@@ -1466,8 +1347,7 @@ static void run_rounds(struct shard *s, struct shard_request *list, struct shard
     uint64_t start_ns = monotonic_ns();
     struct partition *parts[ROUND_PARTITIONS_MAX];
     uint32_t part_count = 0;
-    uint32_t durable = run_round(s, list, deferred, parts, &part_count,
-                                 s->env.sync_mode == RT_SYNC_ALWAYS); /* SH13 */
+    uint32_t durable = run_round(s, list, deferred, parts, &part_count);
     if (s->env.sync_mode == RT_SYNC_ALWAYS)
         group_note(s, durable, parts, part_count, start_ns);
 }
@@ -1492,13 +1372,6 @@ static void requeue_front(struct shard *s, struct shard_request *list)
     s->head = list;
 }
 
-/* SH9: would the shard thread hold the queue back for a group now? s->lock held. */
-static bool group_hold_locked(const struct shard *s)
-{
-    return s->queued == s->queued_decisions && s->queued_decisions < s->group_target &&
-           s->group_until_ns != 0 && monotonic_ns() < s->group_until_ns;
-}
-
 static void *shard_main(void *arg)
 {
     struct shard *s = arg;
@@ -1514,23 +1387,11 @@ static void *shard_main(void *arg)
             uint64_t now_ns = monotonic_ns();
             if (now_ns >= s->group_until_ns)
                 break;
-            if (s->acks) { /* SH13: never held across a wait */
-                pthread_mutex_unlock(&s->lock);
-                acks_deliver(s);
-                pthread_mutex_lock(&s->lock);
-                continue;
-            }
             struct timespec ts = {.tv_sec = (time_t)(s->group_until_ns / 1000000000u),
                                   .tv_nsec = (long)(s->group_until_ns % 1000000000u)};
             pthread_cond_timedwait(&s->has_work, &s->lock, &ts);
         }
         while (s->inline_running || (!s->head && !deferred && !s->stopping)) {
-            if (s->acks) { /* SH13: never held across a wait (nor into an inline round) */
-                pthread_mutex_unlock(&s->lock);
-                acks_deliver(s);
-                pthread_mutex_lock(&s->lock);
-                continue;
-            }
             if (s->inline_running) {
                 /* A submitter runs a round (SH5): its end signals has_work. */
                 s->thread_waits_inline = true;
@@ -1586,14 +1447,6 @@ static void *shard_main(void *arg)
         struct shard_request *held = NULL;
         if (list)
             run_rounds(s, list, &deferred, &held);
-        if (s->acks) {
-            /* SH13: kept for the next round's fdatasyncs only if that round starts now. */
-            pthread_mutex_lock(&s->lock);
-            bool next_now = !held && (deferred || (s->head && !group_hold_locked(s)));
-            pthread_mutex_unlock(&s->lock);
-            if (!next_now)
-                acks_deliver(s);
-        }
 
         int64_t now = fs_monotonic_ms();
         if (s->env.sync_mode == RT_SYNC_INTERVAL && s->bytes_since_sync > 0 && !sticky_error(s) &&
@@ -1611,20 +1464,9 @@ static void *shard_main(void *arg)
 
         pthread_mutex_lock(&s->lock);
         requeue_front(s, held); /* SH9: back at the head, in order, ahead of what queued since */
-        if (s->acks && !s->head && !deferred) {
-            pthread_mutex_unlock(&s->lock); /* SH13: nothing follows after all */
-            acks_deliver(s);
-            pthread_mutex_lock(&s->lock);
-        }
         s->thread_busy = false;
-        if (stopping && !s->head && !deferred) {
-            if (s->acks) {
-                pthread_mutex_unlock(&s->lock);
-                acks_deliver(s);
-                pthread_mutex_lock(&s->lock);
-            }
+        if (stopping && !s->head && !deferred)
             break;
-        }
     }
     pthread_mutex_unlock(&s->lock);
     return NULL;
@@ -1641,10 +1483,6 @@ int shard_start(struct shard *s)
 
 void shard_stop(struct shard *s)
 {
-#ifdef RT_ROUND_PROFILE
-    prof_print(s);
-    prof_last_end[s->id % 64] = 0;
-#endif
     if (s->started) {
         pthread_mutex_lock(&s->lock);
         s->stopping = true;
@@ -1711,8 +1549,7 @@ static void run_inline_locked(struct shard *s, struct shard_request *req)
     struct shard_request *deferred = NULL;
     s->round_inline = true; /* counted by round_publish if the round publishes */
     /* req may be freed by its on_done: not touched after */
-    assert(s->acks == NULL); /* SH13: the shard thread told them before it let go */
-    run_round(s, req, &deferred, NULL, NULL, false);
+    run_round(s, req, &deferred, NULL, NULL);
     s->round_inline = false;
     pthread_mutex_lock(&s->lock);
     assert(s->inline_running && !s->thread_busy);
@@ -1777,7 +1614,7 @@ void shard_submit_async_many(struct shard *s, struct shard_request **reqs, size_
     /* Closing (or read-only): the ones queued still run; the rest complete with the error, off
      * the lock (on_done may take its owner's lock, which a shard thread may hold too). */
     for (size_t k = queued; k < n; k++)
-        complete(NULL, reqs[k], rc); /* a submitter thread: no acks (SH13) */
+        complete(reqs[k], rc);
 }
 
 void shard_enqueue_many(struct shard *s, struct shard_request **reqs, size_t n)

@@ -170,9 +170,6 @@ struct shard {
     int64_t last_retention_ms;
     uint32_t partitions_frozen; /* SH10: of `partitions`, those frozen alone (to recover) */
     uint64_t io_failed_tag;     /* run_io: the user_data of the first op that failed */
-    /* SH13 in shard.c: the last round's requests, published, results set, not yet told (the
-     * shard thread only; delivered while the next round's fdatasyncs are in flight). */
-    struct shard_request *acks, **acks_tail;
 };
 
 /* Opens the shard's io ring; the thread starts with shard_start. */
