@@ -483,10 +483,11 @@ static void test_readme_table(void **state)
 static void test_internal_rows_not_advertised(void **state)
 {
     (void)state;
-    static const int16_t keys[2] = {KAFKA_BROKER_REGISTRATION, KAFKA_BROKER_HEARTBEAT};
+    static const int16_t keys[3] = {KAFKA_BROKER_REGISTRATION, KAFKA_BROKER_HEARTBEAT,
+                                    KAFKA_ALLOCATE_PRODUCER_IDS};
     struct kmsg_api_version_range table[64];
     size_t n = kmsg_api_versions_fill(table, 64);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         assert_non_null(kafka_api_find(keys[k]));
         assert_false(kafka_api_supported(keys[k], 0));
         assert_true(kafka_api_internal(keys[k], 0));
@@ -498,6 +499,7 @@ static void test_internal_rows_not_advertised(void **state)
     char md[16384];
     kafka_api_markdown(md, sizeof md);
     assert_null(strstr(md, "BrokerRegistration"));
+    assert_null(strstr(md, "AllocateProducerIds"));
     /* a heartbeat round-trips through its description (flexible v0) */
     struct kmsg_broker_heartbeat_request q = {
         .broker_id = 2, .broker_epoch = 13, .current_metadata_offset = 40};
@@ -513,6 +515,83 @@ static void test_internal_rows_not_advertised(void **state)
     assert_int_equal(back.broker_epoch, 13);
     assert_int_equal(w.len, 4 + 8 + 8 + 1 + 1 + 1); /* ... want_fence, want_shut_down, tags */
     kp_writer_free(&w);
+    /* AllocateProducerIds (KIP-730) likewise: broker_id, broker_epoch, tags */
+    struct kmsg_allocate_producer_ids_request pq = {.broker_id = 3, .broker_epoch = 21};
+    kp_writer_init(&w, NULL, 0);
+    assert_int_equal(kmsg_allocate_producer_ids_request_encode(&w, 0, &pq), 0);
+    assert_int_equal(w.len, 4 + 8 + 1);
+    kp_reader_init(&r, w.buf, w.len);
+    struct kmsg_allocate_producer_ids_request pback;
+    assert_int_equal(kmsg_allocate_producer_ids_request_decode(&r, 0, &a, &pback), 0);
+    assert_int_equal(pback.broker_id, 3);
+    assert_int_equal(pback.broker_epoch, 21);
+    kp_writer_free(&w);
+}
+
+/* KA8 too: OffsetForLeaderEpoch (23) is described v0-4, internal at every one, never
+ * advertised; its fields are Kafka's bytes at v2 (current_leader_epoch, no replica id) and v4
+ * (replica id, compact forms). */
+static void test_offset_for_leader_epoch(void **state)
+{
+    (void)state;
+    const int16_t key = KAFKA_OFFSET_FOR_LEADER_EPOCH;
+    for (int16_t v = 0; v <= 4; v++) {
+        assert_true(kafka_api_internal(key, v));
+        assert_false(kafka_api_supported(key, v));
+    }
+    assert_false(kafka_api_internal(key, 5));
+    char md[16384];
+    kafka_api_markdown(md, sizeof md);
+    assert_null(strstr(md, "OffsetForLeaderEpoch"));
+    struct kmsg_epoch_partition qp = {.partition = 3, .current_leader_epoch = 7, .leader_epoch = 5};
+    struct kmsg_epoch_topic qt = {
+        .topic = kp_str_of("t"), .partitions = &qp, .partitions_count = 1};
+    struct kmsg_offset_for_leader_epoch_request q = {
+        .replica_id = 2, .topics = &qt, .topics_count = 1};
+    struct kp_writer w;
+    kp_writer_init(&w, NULL, 0);
+    assert_int_equal(kmsg_offset_for_leader_epoch_request_encode(&w, 2, &q), 0);
+    static const uint8_t v2[] = {0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0,
+                                 0, 0, 3, 0, 0, 0, 7,   0, 0, 0, 5};
+    assert_int_equal(w.len, sizeof v2);
+    assert_memory_equal(w.buf, v2, sizeof v2);
+    kp_writer_free(&w);
+    kp_writer_init(&w, NULL, 0);
+    assert_int_equal(kmsg_offset_for_leader_epoch_request_encode(&w, 4, &q), 0);
+    static const uint8_t v4[] = {0, 0, 0, 2, 2, 2, 't', 2, 0, 0, 0, 3,
+                                 0, 0, 0, 7, 0, 0, 0,   5, 0, 0, 0};
+    assert_int_equal(w.len, sizeof v4);
+    assert_memory_equal(w.buf, v4, sizeof v4);
+    struct kp_reader r;
+    kp_reader_init(&r, w.buf, w.len);
+    struct kp_arena a;
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    struct kmsg_offset_for_leader_epoch_request back;
+    assert_int_equal(kmsg_offset_for_leader_epoch_request_decode(&r, 4, &a, &back), 0);
+    assert_int_equal(back.replica_id, 2);
+    assert_int_equal(back.topics[0].partitions[0].current_leader_epoch, 7);
+    kp_writer_free(&w);
+    /* v0 has no current_leader_epoch: decoded as Kafka's -1; v2 has no replica id: -2 */
+    static const uint8_t v0[] = {0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, 5};
+    kp_reader_init(&r, v0, sizeof v0);
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    assert_int_equal(kmsg_offset_for_leader_epoch_request_decode(&r, 0, &a, &back), 0);
+    assert_int_equal(back.topics[0].partitions[0].current_leader_epoch, -1);
+    assert_int_equal(back.replica_id, -2);
+    /* the answer at v4 */
+    struct kmsg_epoch_end_offset rp = {.partition = 3, .leader_epoch = 5, .end_offset = 1000};
+    struct kmsg_epoch_topic_result rt = {
+        .topic = kp_str_of("t"), .partitions = &rp, .partitions_count = 1};
+    struct kmsg_offset_for_leader_epoch_response m = {.topics = &rt, .topics_count = 1};
+    kp_writer_init(&w, NULL, 0);
+    assert_int_equal(kmsg_offset_for_leader_epoch_response_encode(&w, 4, &m), 0);
+    kp_reader_init(&r, w.buf, w.len);
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    struct kmsg_offset_for_leader_epoch_response mb;
+    assert_int_equal(kmsg_offset_for_leader_epoch_response_decode(&r, 4, &a, &mb), 0);
+    assert_int_equal(mb.topics[0].partitions[0].end_offset, 1000);
+    assert_int_equal(mb.topics[0].partitions[0].leader_epoch, 5);
+    kp_writer_free(&w);
 }
 
 int main(void)
@@ -522,6 +601,7 @@ int main(void)
         cmocka_unit_test(test_table_and_descriptions_agree),
         cmocka_unit_test(test_unknown_tag_skipped),
         cmocka_unit_test(test_internal_rows_not_advertised),
+        cmocka_unit_test(test_offset_for_leader_epoch),
         cmocka_unit_test(test_lying_count_before_arena),
         cmocka_unit_test(test_null_where_not_nullable),
         cmocka_unit_test(test_fetch_response_decode),

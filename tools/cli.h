@@ -40,6 +40,8 @@ int cmd_bench(int argc, char **argv);
 int cmd_txn(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
+/* `ringtail cluster check DIR DIR...` (cmd_cluster_check.c): replicas compared offline. */
+int cmd_cluster_check(int argc, char **argv);
 int cmd_acl(int argc, char **argv);
 int cmd_user(int argc, char **argv);
 

@@ -2,10 +2,12 @@
  * cmd_cluster.c — `ringtail cluster status --bootstrap HOST:PORT`: what a cluster of `ringtail
  * serve --voters ...` nodes says about itself, asked over the wire as any Kafka client asks
  * (one Metadata request, v8, to the node given; tools/kafka/cluster/kclient.h): the nodes it
- * lists (registered and unfenced) and the replicas it names that it does not list (fenced, or
- * never registered), the active controller, and per partition its leader, leader epoch,
- * replicas and ISR. Lag is "-" until data replication exists (issue 24's later blocks). It
- * reads nothing from a data directory and changes nothing.
+ * lists (registered and unfenced) and the replicas it names that it does not list (fenced —
+ * its heartbeats stopped, or it is in or past a controlled shutdown — or never registered; a
+ * separate shutting-down state is not in Metadata v8), the active controller, and per
+ * partition its leader, leader epoch, replicas and ISR. Lag is "-" until data replication
+ * exists (issue 24's later blocks). It reads nothing from a data directory and changes
+ * nothing.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,13 +26,16 @@ static void cluster_usage(FILE *out)
 {
     fprintf(out,
             "usage: ringtail cluster status --bootstrap HOST:PORT [--timeout-ms N]\n"
+            "       ringtail cluster check [--prefix] DIR DIR [DIR...]   (see cluster check "
+            "--help)\n"
             "\n"
             "Asks the node at HOST:PORT (a `ringtail serve --voters ...` node's Kafka listener)\n"
             "for the cluster's metadata and prints, one line each, tab-separated:\n"
             "  controller<TAB>ID                 the active controller (-1: none known)\n"
             "  node<TAB>ID<TAB>HOST:PORT<TAB>unfenced   every registered unfenced node\n"
-            "  node<TAB>ID<TAB>-<TAB>fenced      a replica the node does not list (fenced or\n"
-            "                                    not registered)\n"
+            "  node<TAB>ID<TAB>-<TAB>fenced      a replica the node does not list (fenced:\n"
+            "                                    heartbeats stopped, or it shut down or is\n"
+            "                                    shutting down; or not registered)\n"
             "  partition<TAB>TOPIC<TAB>P<TAB>leader<TAB>L<TAB>epoch<TAB>E<TAB>replicas<TAB>R,..\n"
             "    <TAB>isr<TAB>I,..<TAB>lag<TAB>-  (lag: '-' until data replication exists)\n"
             "--timeout-ms bounds the connection and the answer (5000).\n"
@@ -168,5 +173,7 @@ int cmd_cluster(int argc, char **argv)
     }
     if (strcmp(argv[1], "status") == 0)
         return cluster_status(argc - 1, argv + 1);
-    return cli_usage("cluster", "unknown subcommand '%s' (status)", argv[1]);
+    if (strcmp(argv[1], "check") == 0)
+        return cmd_cluster_check(argc - 1, argv + 1);
+    return cli_usage("cluster", "unknown subcommand '%s' (status, check)", argv[1]);
 }

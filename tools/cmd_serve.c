@@ -101,6 +101,10 @@ static void serve_usage(FILE *out)
         "                             the same port)\n"
         "  --broker-session-timeout-ms N  a node whose heartbeats stop this long is fenced\n"
         "                             by the controller (9000; broker.session.timeout.ms)\n"
+        "  --replica-lag-time-max-ms N  a follower not caught up for this long leaves the\n"
+        "                             ISR (30000; replica.lag.time.max.ms)\n"
+        "  --replica-high-watermark-checkpoint-interval-ms N  how often a cluster node\n"
+        "                             writes DIR/replication-offset-checkpoint (5000)\n"
         "  --threads N                network loop threads (one per core;\n"
         "                             num.network.threads)\n"
         "  --connections-max N        open connections at most; more are closed at accept\n"
@@ -250,6 +254,8 @@ struct serve_args {
     const char *controller_listen; /* --controller-listen */
     int32_t node_id;               /* --node-id, -1 when not given */
     uint32_t session_ms;           /* --broker-session-timeout-ms (0: not given) */
+    uint32_t replica_lag_ms;       /* --replica-lag-time-max-ms (0: not given) */
+    uint32_t checkpoint_ms; /* --replica-high-watermark-checkpoint-interval-ms (0: not given) */
     bool broker_id_given;
 };
 
@@ -458,6 +464,10 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
         a->voters = v; /* checked once every option is known (serve_parse) */
     else if (strcmp(name, "--broker-session-timeout-ms") == 0)
         ok = cli_parse_u32(v, 100, 3600000, &a->session_ms);
+    else if (strcmp(name, "--replica-lag-time-max-ms") == 0)
+        ok = cli_parse_u32(v, 100, 3600000, &a->replica_lag_ms);
+    else if (strcmp(name, "--replica-high-watermark-checkpoint-interval-ms") == 0)
+        ok = cli_parse_u32(v, 10, 3600000, &a->checkpoint_ms);
     else if (strcmp(name, "--controller-listen") == 0) {
         char h[256];
         uint16_t p;
@@ -572,9 +582,11 @@ static const char *check_cluster(struct serve_args *a)
 {
     static char why[512];
     if (!a->voters) {
-        if (a->node_id >= 0 || a->controller_listen || a->session_ms)
-            return "--node-id, --controller-listen and --broker-session-timeout-ms need --voters "
-                   "(controller.quorum.voters)";
+        if (a->node_id >= 0 || a->controller_listen || a->session_ms || a->replica_lag_ms ||
+            a->checkpoint_ms)
+            return "--node-id, --controller-listen, --broker-session-timeout-ms, "
+                   "--replica-lag-time-max-ms and --replica-high-watermark-checkpoint-interval-ms "
+                   "need --voters (controller.quorum.voters)";
         return NULL;
     }
     if (a->node_id < 0)
@@ -812,6 +824,8 @@ static void serve_announce(const struct serve_args *a, struct kafka_server *srv)
     fflush(stdout);
 }
 
+#define SERVE_CONTROLLED_SHUTDOWN_MS 10000 /* a cluster node's bound on its controlled shutdown */
+
 /* Step 4: waits for SIGTERM or SIGINT (blocked in every thread, taken here). SIGHUP reloads the
  * TLS certificate and key (net_tls.c NT2: new connections get them, open ones keep theirs; a
  * failed reload keeps the old ones) and waits on. */
@@ -924,6 +938,8 @@ int cmd_serve(int argc, char **argv)
     rt_engine *e = NULL;
     struct kafka_server *srv = NULL;
     struct kafka_metrics *metrics = NULL;
+    if (a.voters) /* producer ids only from the controller's blocks (producer_id_blocks.h PB2) */
+        a.eo.producer_ids_granted = true;
     code = serve_start(&a, &e, &srv, &metrics);
     if (code != SERVE_GO_ON) {
         net_tls_free(a.tls_ctx);
@@ -946,7 +962,8 @@ int cmd_serve(int argc, char **argv)
                 "%s/" QUORUM_DIR_NAME ")\n",
                 (int)a.node_id, a.voters, a.dir);
         rc = metadata_node_run(cluster, e, kafka_server_advertised_host(srv),
-                               kafka_server_advertised_port(srv), a.session_ms);
+                               kafka_server_advertised_port(srv), a.session_ms, a.replica_lag_ms,
+                               a.checkpoint_ms);
         if (rc) {
             cli_fail("serve", "cluster member: %s", strerror(-rc));
             code = serve_stop(srv, e, metrics, a.tls_ctx);
@@ -961,7 +978,10 @@ int cmd_serve(int argc, char **argv)
     int sig = serve_wait_signal(a.tls_ctx);
     fprintf(stderr, "ringtail serve: %s: stopping (answering requests in flight)\n",
             strsignal(sig));
-    metadata_node_halt(cluster); /* the agent uses the engine: it stops first */
+    /* metadata_node.h MN5: leaderships moved away first (at most 10 s), then the agent stops
+     * (it uses the engine) */
+    (void)metadata_node_shutdown(cluster, SERVE_CONTROLLED_SHUTDOWN_MS);
+    metadata_node_halt(cluster);
     code = serve_stop(srv, e, metrics, a.tls_ctx);
     metadata_node_stop(cluster);        /* after the server: no handler reaches it any more */
     cred_store_close(a.so.credentials); /* after the server: no authentication runs now */

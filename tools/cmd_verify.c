@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "tools/kafka/cluster/hw_checkpoint.h"
 #include "tools/kafka/sasl/cred_store.h"
 
 static void verify_usage(FILE *out)
@@ -18,8 +19,8 @@ static void verify_usage(FILE *out)
                  "Checks a data directory that no engine has open: the topic catalogue, every\n"
                  "partition directory, every batch's length, CRC and records, offset continuity\n"
                  "within and across segments, and every .index and .timeindex entry against the\n"
-                 "log; the broker's SCRAM credentials file (scram-credentials) when there is\n"
-                 "one. Changes nothing.\n"
+                 "log; the broker's SCRAM credentials file (scram-credentials) and a cluster\n"
+                 "node's replication-offset-checkpoint when there are. Changes nothing.\n"
                  "\n"
                  "Healthy: prints one summary line and exits 0. Otherwise prints one problem per\n"
                  "line ('FILE: offset N: what') and exits 1. Lines starting 'warning:' do not\n"
@@ -75,6 +76,21 @@ int cmd_verify(int argc, char **argv)
             rc = RT_E_CORRUPT;
     } else if (crc != 0 && crc != -ENOENT) {
         printf("%s/%s: %s\n", dir, CRED_FILE_NAME, rt_strerror(crc));
+        n.problems++;
+        if (rc == 0)
+            rc = RT_E_CORRUPT;
+    }
+    /* A cluster node's replication-offset-checkpoint (docs/format.md M), when there is one. */
+    struct hw_checkpoint hc;
+    size_t bad_line = 0;
+    int hrc = hw_checkpoint_load(dir, &hc, &bad_line);
+    if (hrc == 0) {
+        hw_checkpoint_free(&hc);
+    } else {
+        if (hrc == RT_E_CORRUPT)
+            printf("%s/%s: line %zu: not a checkpoint line\n", dir, HW_CHECKPOINT_FILE, bad_line);
+        else
+            printf("%s/%s: %s\n", dir, HW_CHECKPOINT_FILE, rt_strerror(hrc));
         n.problems++;
         if (rc == 0)
             rc = RT_E_CORRUPT;

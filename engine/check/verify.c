@@ -1017,9 +1017,11 @@ static int check_partition(struct verifier *v, const char *pdir)
 static bool top_level_known(const char *name)
 {
     /* scram-credentials: the broker's (docs/format.md S), checked by `ringtail verify` itself;
-     * __cluster_metadata/: the broker's metadata quorum, raft's own files (docs/format.md L) */
+     * __cluster_metadata/: the broker's metadata quorum, raft's own files (docs/format.md L);
+     * replication-offset-checkpoint: a cluster node's (M), checked by `ringtail verify` */
     return strcmp(name, META_FILE) == 0 || strcmp(name, META_LOCK_FILE) == 0 ||
            strcmp(name, "__cluster_metadata") == 0 || strcmp(name, "scram-credentials") == 0 ||
+           strcmp(name, "replication-offset-checkpoint") == 0 ||
            strcmp(name, PRODUCER_REGISTRY_FILE) == 0 || strcmp(name, META_CLEAN_FILE) == 0 ||
            has_suffix(name, ".tmp") || strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
 }

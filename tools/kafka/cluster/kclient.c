@@ -108,9 +108,16 @@ static int recv_all(int fd, uint8_t *p, size_t n, int64_t deadline)
     return 0;
 }
 
-int kclient_call(const char *host, uint16_t port, int timeout_ms, int16_t api_key, int16_t version,
-                 kclient_encode_fn encode, const void *req, uint8_t **frame, size_t *frame_len,
-                 size_t *body_at)
+void kclient_conn_close(struct kclient_conn *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+}
+
+int kclient_conn_call(struct kclient_conn *c, const char *host, uint16_t port, int timeout_ms,
+                      int16_t api_key, int16_t version, kclient_encode_fn encode, const void *req,
+                      uint8_t **frame, size_t *frame_len, size_t *body_at)
 {
     *frame = NULL;
     int64_t deadline = now_ms() + timeout_ms;
@@ -134,11 +141,19 @@ int kclient_call(const char *host, uint16_t port, int timeout_ms, int16_t api_ke
         kp_writer_free(&w);
         return rc;
     }
-    int fd = dial(host, port, deadline);
-    if (fd < 0) {
-        kp_writer_free(&w);
-        return fd;
+    if (c->fd >= 0 && (c->port != port || strcmp(c->host, host) != 0))
+        kclient_conn_close(c);
+    if (c->fd < 0) {
+        int fd = dial(host, port, deadline);
+        if (fd < 0) {
+            kp_writer_free(&w);
+            return fd;
+        }
+        c->fd = fd;
+        snprintf(c->host, sizeof c->host, "%s", host);
+        c->port = port;
     }
+    int fd = c->fd;
     rc = send_all(fd, w.buf, w.len, deadline);
     kp_writer_free(&w);
     uint8_t sz[4];
@@ -152,7 +167,6 @@ int kclient_call(const char *host, uint16_t port, int timeout_ms, int16_t api_ke
         rc = -ENOMEM;
     if (rc == 0)
         rc = recv_all(fd, buf, len, deadline);
-    close(fd);
     if (rc == 0 && (int32_t)kp_load_be32(buf) != corr)
         rc = -EPROTO;
     size_t hdr = 4;
@@ -166,10 +180,22 @@ int kclient_call(const char *host, uint16_t port, int timeout_ms, int16_t api_ke
     }
     if (rc) {
         free(buf);
+        kclient_conn_close(c); /* the stream's position is unknown now */
         return rc;
     }
     *frame = buf;
     *frame_len = len;
     *body_at = hdr;
     return 0;
+}
+
+int kclient_call(const char *host, uint16_t port, int timeout_ms, int16_t api_key, int16_t version,
+                 kclient_encode_fn encode, const void *req, uint8_t **frame, size_t *frame_len,
+                 size_t *body_at)
+{
+    struct kclient_conn c = KCLIENT_CONN_INIT;
+    int rc = kclient_conn_call(&c, host, port, timeout_ms, api_key, version, encode, req, frame,
+                               frame_len, body_at);
+    kclient_conn_close(&c);
+    return rc;
 }

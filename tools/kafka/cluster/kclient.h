@@ -2,8 +2,10 @@
  * kclient.h — a blocking Kafka client call for a node talking to its peers (the controller) and
  * for `ringtail cluster status`: connect to HOST:PORT (plain TCP), send one request frame (the
  * request header api.h's table says, then the body a kmsg_*_request_encode writes), read the
- * response frame back and check its correlation id. It owns no connection across calls and never
- * decides what an answer means: the caller decodes the body with the kmsg_*_response_decode of
+ * response frame back and check its correlation id. kclient_call owns no connection across
+ * calls; a struct kclient_conn keeps one open across calls to the same peer (a replica
+ * fetcher's, replica_fetcher.c) and closes it on any error. It never decides what an answer
+ * means: the caller decodes the body with the kmsg_*_response_decode of
  * its API. Every wait is bounded by the timeout; a peer's bytes are bounded (KC1).
  *
  * Invariants:
@@ -29,5 +31,24 @@ typedef int (*kclient_encode_fn)(struct kp_writer *w, int16_t version, const voi
 int kclient_call(const char *host, uint16_t port, int timeout_ms, int16_t api_key, int16_t version,
                  kclient_encode_fn encode, const void *req, uint8_t **frame, size_t *frame_len,
                  size_t *body_at);
+
+/* A connection kept open across calls (fd -1: none). Zero-initialise with KCLIENT_CONN_INIT. */
+struct kclient_conn {
+    int fd;
+    char host[256];
+    uint16_t port;
+};
+#define KCLIENT_CONN_INIT                                                                          \
+    {                                                                                              \
+        .fd = -1                                                                                   \
+    }
+
+/* kclient_call over c: dials host:port first when c holds no connection or one to another
+ * peer; any error closes it (the next call dials again). */
+int kclient_conn_call(struct kclient_conn *c, const char *host, uint16_t port, int timeout_ms,
+                      int16_t api_key, int16_t version, kclient_encode_fn encode, const void *req,
+                      uint8_t **frame, size_t *frame_len, size_t *body_at);
+/* Closes c's connection, if any. */
+void kclient_conn_close(struct kclient_conn *c);
 
 #endif

@@ -38,10 +38,16 @@
  *        admin thread (server.c KS4), so no loop thread waits for the disk. A Produce goes
  *        there only when it names a topic auto-creation must create
  *        (kafka_produce_creates_topic); every other produce stays on its loop.
- *   KA8  BrokerRegistration (62) and BrokerHeartbeat (63), KRaft's broker-to-controller APIs,
+ *   KA8  BrokerRegistration (62), BrokerHeartbeat (63) and AllocateProducerIds (67), KRaft's
+ *        broker-to-controller APIs,
  *        are ROW_INTERNAL: never advertised (ApiVersions and the README's table stay as they
  *        are), and the server handles them only on a cluster node (--voters); a single broker
- *        refuses them as any unknown version (server.c KS1).
+ *        refuses them as any unknown version (server.c KS1). OffsetForLeaderEpoch (23) is
+ *        internal too (handle_epoch.c): a follower asks its leader before it fetches. Kafka 3.x
+ *        advertises it, but librdkafka 2.0.2 (Debian's) never sends it (it has no KIP-320
+ *        offset validation; the name is only in its table of API names), and a single broker
+ *        has no replicas whose epochs a client could validate against, so ApiVersions, the
+ *        goldens and the README's table stay as they are.
  */
 #include <stddef.h>
 
@@ -80,8 +86,11 @@ H(create_partitions, kafka_handle_create_partitions(s))
 H(delete_records, kafka_handle_delete_records(s))
 H(incremental_alter_configs, kafka_handle_incremental_alter_configs(s))
 H(describe_producers, kafka_handle_describe_producers(s))
+H(allocate_producer_ids, kafka_handle_allocate_producer_ids(s))
 H(broker_registration, kafka_handle_broker_registration(s))
 H(broker_heartbeat, kafka_handle_broker_heartbeat(s))
+H(alter_partition, kafka_handle_alter_partition(s))
+H(offset_for_leader_epoch, kafka_handle_offset_for_leader_epoch(s))
 H(describe_transactions, kafka_handle_describe_transactions(s))
 H(list_transactions, kafka_handle_list_transactions(s))
 H(add_partitions_to_txn, kafka_handle_add_partitions_to_txn(s))
@@ -224,6 +233,10 @@ const struct kafka_api kafka_api_rows[] = {
                  h_delete_records, false),
     ROW(KAFKA_INIT_PRODUCER_ID, "InitProducerId", 0, 4, 0, 4, 2, true, init_producer_id,
         h_init_producer_id, false),
+    /* internal (KA8): the engine call waits for the partition's shard thread, which may be in
+     * a durable write round, so it runs off the loops (KA7) */
+    ROW_INTERNAL(KAFKA_OFFSET_FOR_LEADER_EPOCH, "OffsetForLeaderEpoch", 0, 4, 4,
+                 offset_for_leader_epoch, h_offset_for_leader_epoch, true),
     ROW(KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 3, 0, 3, 3, true,
         add_partitions_to_txn, h_add_partitions_to_txn, false),
     ROW(KAFKA_ADD_OFFSETS_TO_TXN, "AddOffsetsToTxn", 0, 3, 0, 3, 3, true, add_offsets_to_txn,
@@ -256,6 +269,9 @@ const struct kafka_api kafka_api_rows[] = {
         describe_user_scram_credentials, h_describe_user_scram_credentials, false),
     ROW_OFF_LOOP(KAFKA_ALTER_USER_SCRAM_CREDENTIALS, "AlterUserScramCredentials", 0, 0, 0, 0, 0,
                  true, alter_user_scram_credentials, h_alter_user_scram_credentials, false),
+    /* KRaft's AlterPartition (KA8): handle_cluster.c */
+    ROW_INTERNAL(KAFKA_ALTER_PARTITION, "AlterPartition", 0, 0, 0, alter_partition,
+                 h_alter_partition, true), /* waits for its commit: off the loops (KA7) */
     /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c */
     ROW(KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, true, describe_producers,
         h_describe_producers, false),
@@ -268,6 +284,9 @@ const struct kafka_api kafka_api_rows[] = {
         describe_transactions, h_describe_transactions, false),
     ROW(KAFKA_LIST_TRANSACTIONS, "ListTransactions", 0, 1, 0, 1, 0, true, list_transactions,
         h_list_transactions, false),
+    /* KIP-730's producer-id blocks, from the controller (KA8): handle_cluster.c */
+    ROW_INTERNAL(KAFKA_ALLOCATE_PRODUCER_IDS, "AllocateProducerIds", 0, 0, 0, allocate_producer_ids,
+                 h_allocate_producer_ids, true), /* waits for its commit: off the loops (KA7) */
 };
 #undef ROW
 

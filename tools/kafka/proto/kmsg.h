@@ -1153,6 +1153,25 @@ struct kmsg_broker_heartbeat_response {
     bool is_caught_up, is_fenced, should_shut_down;
 };
 
+/* AllocateProducerIds (67) v0 (KIP-730): a node's next producer-id block from the controller. */
+struct kmsg_allocate_producer_ids_request {
+    int32_t broker_id;
+    int64_t broker_epoch;
+};
+
+struct kmsg_allocate_producer_ids_response {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    int64_t producer_id_start;
+    int32_t producer_id_len;
+};
+
+int kmsg_allocate_producer_ids_request_decode(struct kp_reader *r, int16_t version,
+                                              struct kp_arena *a,
+                                              struct kmsg_allocate_producer_ids_request *out);
+int kmsg_allocate_producer_ids_response_encode(struct kp_writer *w, int16_t version,
+                                               const struct kmsg_allocate_producer_ids_response *m);
+
 int kmsg_broker_registration_request_decode(struct kp_reader *r, int16_t version,
                                             struct kp_arena *a,
                                             struct kmsg_broker_registration_request *out);
@@ -1162,6 +1181,54 @@ int kmsg_broker_heartbeat_request_decode(struct kp_reader *r, int16_t version, s
                                          struct kmsg_broker_heartbeat_request *out);
 int kmsg_broker_heartbeat_response_encode(struct kp_writer *w, int16_t version,
                                           const struct kmsg_broker_heartbeat_response *m);
+
+/* AlterPartition (56) v0: a partition leader's ISR change to the active controller. */
+struct kmsg_alter_partition_partition {
+    int32_t partition_index, leader_epoch;
+    int32_t *new_isr;
+    int32_t new_isr_count;
+    int32_t partition_epoch;
+};
+
+struct kmsg_alter_partition_topic {
+    struct kp_str topic_name;
+    struct kmsg_alter_partition_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_alter_partition_request {
+    int32_t broker_id;
+    int64_t broker_epoch;
+    struct kmsg_alter_partition_topic *topics;
+    int32_t topics_count;
+};
+
+struct kmsg_alter_partition_partition_response {
+    int32_t partition_index;
+    int16_t error_code;
+    int32_t leader_id, leader_epoch;
+    int32_t *isr;
+    int32_t isr_count;
+    int32_t partition_epoch;
+};
+
+struct kmsg_alter_partition_topic_response {
+    struct kp_str topic_name;
+    struct kmsg_alter_partition_partition_response *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_alter_partition_response {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    struct kmsg_alter_partition_topic_response *topics;
+    int32_t topics_count;
+};
+
+int kmsg_alter_partition_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                        struct kmsg_alter_partition_request *out);
+int kmsg_alter_partition_response_encode(struct kp_writer *w, int16_t version,
+                                         const struct kmsg_alter_partition_response *m);
 
 /* ---- KIP-664 operator APIs: DescribeProducers (61) v0, DescribeTransactions (65) v0,
  * ListTransactions (66) v0-1; all flexible (compact forms, tagged fields) ---- */
@@ -1483,6 +1550,52 @@ int kmsg_alter_user_scram_credentials_response_encode(
     struct kp_writer *w, int16_t version,
     const struct kmsg_alter_user_scram_credentials_response *m);
 
+/* ---- OffsetForLeaderEpoch (23), v0-4 (v4+ flexible; KIP-101/279/320): a follower's (or a
+ * KIP-320 consumer's) question "where does epoch E end in your log?" (kmsg_epoch.c) ---- */
+
+struct kmsg_epoch_partition {
+    int32_t partition;
+    int32_t current_leader_epoch; /* v2+; -1 before (no fencing check) */
+    int32_t leader_epoch;
+};
+
+struct kmsg_epoch_topic {
+    struct kp_str topic;
+    struct kmsg_epoch_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_offset_for_leader_epoch_request {
+    int32_t replica_id; /* v3+; -2 (debugging) before, -1 a consumer, >= 0 a follower */
+    struct kmsg_epoch_topic *topics;
+    int32_t topics_count;
+};
+
+struct kmsg_epoch_end_offset {
+    int16_t error_code;
+    int32_t partition;
+    int32_t leader_epoch; /* v1+; -1 */
+    int64_t end_offset;   /* -1 */
+};
+
+struct kmsg_epoch_topic_result {
+    struct kp_str topic;
+    const struct kmsg_epoch_end_offset *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_offset_for_leader_epoch_response {
+    int32_t throttle_time_ms; /* v2+ */
+    const struct kmsg_epoch_topic_result *topics;
+    int32_t topics_count;
+};
+
+int kmsg_offset_for_leader_epoch_request_decode(struct kp_reader *r, int16_t version,
+                                                struct kp_arena *a,
+                                                struct kmsg_offset_for_leader_epoch_request *out);
+int kmsg_offset_for_leader_epoch_response_encode(
+    struct kp_writer *w, int16_t version, const struct kmsg_offset_for_leader_epoch_response *m);
+
 /* ---- any request by key (fuzz targets and the server's dispatch share it) ---- */
 
 /* The largest decoded request struct: a union the server can keep one of per connection. */
@@ -1515,8 +1628,11 @@ union kmsg_request {
     struct kmsg_delete_groups_request delete_groups;
     struct kmsg_offset_delete_request offset_delete;
     struct kmsg_describe_producers_request describe_producers;
+    struct kmsg_allocate_producer_ids_request allocate_producer_ids;
     struct kmsg_broker_registration_request broker_registration;
     struct kmsg_broker_heartbeat_request broker_heartbeat;
+    struct kmsg_alter_partition_request alter_partition;
+    struct kmsg_offset_for_leader_epoch_request offset_for_leader_epoch;
     struct kmsg_describe_transactions_request describe_transactions;
     struct kmsg_list_transactions_request list_transactions;
     struct kmsg_describe_acls_request describe_acls;
@@ -1564,8 +1680,12 @@ KMSG_OTHER_WAY(describe_groups, describe_groups_request, describe_groups_respons
 KMSG_OTHER_WAY(delete_groups, delete_groups_request, delete_groups_response)
 KMSG_OTHER_WAY(offset_delete, offset_delete_request, offset_delete_response)
 KMSG_OTHER_WAY(describe_producers, describe_producers_request, describe_producers_response)
+KMSG_OTHER_WAY(allocate_producer_ids, allocate_producer_ids_request, allocate_producer_ids_response)
 KMSG_OTHER_WAY(broker_registration, broker_registration_request, broker_registration_response)
 KMSG_OTHER_WAY(broker_heartbeat, broker_heartbeat_request, broker_heartbeat_response)
+KMSG_OTHER_WAY(alter_partition, alter_partition_request, alter_partition_response)
+KMSG_OTHER_WAY(offset_for_leader_epoch, offset_for_leader_epoch_request,
+               offset_for_leader_epoch_response)
 KMSG_OTHER_WAY(describe_transactions, describe_transactions_request, describe_transactions_response)
 KMSG_OTHER_WAY(list_transactions, list_transactions_request, list_transactions_response)
 KMSG_OTHER_WAY(describe_acls, describe_acls_request, describe_acls_response)
