@@ -210,7 +210,7 @@ struct rt_options {
     uint64_t sync_interval_bytes;      /* for RT_SYNC_INTERVAL (0 = by time only) */
     enum rt_io_backend io_backend;     /* RT_IO_AUTO */
     uint32_t io_queue_depth;           /* io_uring submission queue entries per shard (256) */
-    uint32_t shard_count;              /* writer threads; 0 = one per core, capped (0) */
+    uint32_t shard_count;              /* writer threads; 0 = two per core, capped (0) */
     uint32_t request_queue_depth;      /* appends waiting per shard before callers block (1024) */
     uint32_t topics_max;               /* (1024) */
     uint32_t partitions_max;           /* per topic (1024) */

@@ -38,11 +38,23 @@
 
 static const struct topic *topic_find(struct log *lg, const char *name);
 
+/* LG14. Without rt_options.shard_count, two shards per online core (SHARDS_PER_CORE), capped at
+ * SHARDS_MAX. A shard runs one group-commit round at a time and spends most of a synced round
+ * in its io stage, mostly fdatasync wait (docs/bench.md, issue 27 item 2: 69-88 % of a round at
+ * W2 p16/p64), so one shard per core leaves the core idle and the disk with one round in flight
+ * per shard;
+ * with two per core, rounds of other shards run while one waits on the disk: W2 median +20 % at
+ * 16 producers and +10 % at 64 on this 2-core VM (9 interleaved pairs each; docs/bench.md
+ * "Concurrent rounds"). Partitions are spread over the shards round-robin as before; a shard
+ * with no partition only sleeps. */
+#define SHARDS_PER_CORE 2
+
 static uint32_t default_shards(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1)
         n = 1;
+    n *= SHARDS_PER_CORE;
     return n > SHARDS_MAX ? SHARDS_MAX : (uint32_t)n;
 }
 

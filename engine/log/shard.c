@@ -655,6 +655,41 @@ static void heal_due(struct shard *s)
  *        closing; no inline round (SH5) splits a group that is due. A lone producer is never
  *        delayed: a round of one is no group. Plain appends form no groups: waiting for them
  *        was measured to cost more than it shared (W2 p16, -15 %).
+ *
+ * Concurrent rounds (issue 27 item 2; docs/architecture.md "Concurrent rounds" has the whole
+ * argument). Rounds of different shards run at the same time, on files of their own (a
+ * partition belongs to one shard), and log.c runs two shards per core (LG14) so that one shard's
+ * fdatasync overlaps other shards' writes. Within one shard a round still runs alone (SH5);
+ * overlapping a shard's own rounds was measured slower here and is not built. The rules below
+ * are what any overlap must keep; today they hold as stated.
+ *   SH13. Durable, then visible, then told, in round order. A round's batches are published
+ *         (high watermark, indexes, .txnindex) only after every write and fdatasync of the
+ *         round succeeded, and its requests are completed only after that (run_round: SH4 then
+ *         complete); a round starts only after the shard's previous round published or failed,
+ *         so the rounds of a shard become durable, visible and acknowledged in their order. A
+ *         round that overlapped an earlier one of its shard would have to hold its publish and
+ *         its acks until every earlier round is durable: a later fdatasync of the same file
+ *         covers the earlier round's bytes there, but not the earlier round's bytes in other
+ *         files, and the high watermark is one offset, so publishing a later round first would
+ *         expose the earlier one's bytes too.
+ *   SH14. What may be written while an fdatasync is in flight: only bytes past everything any
+ *         earlier round wrote to that file (appends; the pre-writer keeps off them, SG1), never
+ *         over bytes not yet durable. What overwrites — a failed round's erase (round_erase),
+ *         a recovery's erase (shard_heal) — runs on the thread that runs the shard's rounds
+ *         with its ring empty (SH3): no fdatasync of that shard is in flight meanwhile. A
+ *         failed round fails every round of its shard that follows it on the same files (under
+ *         overlap: every round already written behind it) before anything is erased.
+ *   SH15. What a power loss leaves: in each file, the bytes of its shard's durable rounds
+ *         intact, then anything of the rounds in flight (nothing, part, all, torn sectors).
+ *         An open's recovery walks the newest segment from its start (or a stored tail) and
+ *         cuts at the first batch that does not validate, never resuming after it (segment.c
+ *         recover_log), so a round whose bytes survived behind a torn earlier one is cut with
+ *         it: no gap is ever exposed in a partition, and nothing acknowledged is lost (SH13).
+ *         Across files (partitions, shards) nothing orders one round after another except what
+ *         the protocols above the shards wait for: a transaction's markers are written only
+ *         after its decision round was acknowledged (SH7), so a lost decision never leaves a
+ *         surviving marker. test_power_rounds holds a shard's fdatasync in flight while the
+ *         other shards' rounds go on, then loses the power.
  */
 
 #define ROUND_PARTITIONS_MAX 64
