@@ -557,8 +557,8 @@ static int partition_role(rt_engine *e, const char *topic, uint32_t partition, b
     if (strcmp(topic, GROUP_OFFSETS_TOPIC) != 0) {
         if (meta_topic_name_internal(topic))
             return error_set(RT_E_INTERNAL_TOPIC,
-                             "%s: topic '%s' is internal and not replicated yet (only %s is)",
-                             what, topic, GROUP_OFFSETS_TOPIC);
+                             "%s: topic '%s' is internal and not replicated yet (only %s is)", what,
+                             topic, GROUP_OFFSETS_TOPIC);
         uint32_t count = 0;
         int rc = log_topic_describe(&e->log, topic, &count);
         if (rc == 0 && partition >= count)
@@ -567,8 +567,8 @@ static int partition_role(rt_engine *e, const char *topic, uint32_t partition, b
         return rc;
     }
     if (partition >= GROUP_OFFSETS_PARTITIONS)
-        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "%s: unknown partition %s-%" PRIu32,
-                         what, topic, partition);
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "%s: unknown partition %s-%" PRIu32, what,
+                         topic, partition);
     struct group_manager *g = NULL;
     int rc = txn_groups_create(&e->txn, &g);
     if (rc)

@@ -140,7 +140,7 @@ enum rt_error {
     RT_E_BUFFER_TOO_SMALL = -10033,         /* a caller's output array is shorter than the answer */
     RT_E_HANDLES_OPEN = -10034,             /* rt_close while producers or consumers are open */
     RT_E_FETCHES_FULL = -10035,             /* opts.fetches_max fetches are open */
-    RT_E_INVALID_CONFIG = -10036, /* a topic config name that is not Kafka's, or a value its
+    RT_E_INVALID_CONFIG = -10036,  /* a topic config name that is not Kafka's, or a value its
                                    * rule refuses (rt_error_detail names the key) */
     RT_E_NOT_COORDINATOR = -10037, /* the group's `__consumer_offsets` partition is not led by
                                     * this engine (rt_partition_resign; Kafka's NOT_COORDINATOR) */

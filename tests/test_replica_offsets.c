@@ -225,10 +225,10 @@ static void test_offsets_follow_and_fail_over(void **state)
     int64_t before = log_end(leader, k);
 
     assert_int_equal(rt_partition_become_leader(follower, OFFSETS, k), 0);
-    expect_offset(follower, 0, 11);  /* the later plain commit */
-    expect_offset(follower, 1, 20);  /* the committed transaction's */
-    expect_offset(follower, 2, -1);  /* the aborted one's: nothing */
-    expect_offset(follower, 3, -1);  /* the open one's: pending, not committed */
+    expect_offset(follower, 0, 11); /* the later plain commit */
+    expect_offset(follower, 1, 20); /* the committed transaction's */
+    expect_offset(follower, 2, -1); /* the aborted one's: nothing */
+    expect_offset(follower, 3, -1); /* the open one's: pending, not committed */
     (void)fetched(follower, 3, true, &rc);
     assert_int_equal(rc, RT_E_UNSTABLE_OFFSET_COMMIT);
     metas = 0;
@@ -258,9 +258,9 @@ static void test_offsets_follow_and_fail_over(void **state)
     const struct rt_fetch_view *v = rt_fetch_get(f);
     assert_true(v->size_bytes > 0);
     uint32_t other = (k + 1) % 4;
-    assert_int_equal(rt_partition_append_replica(follower, OFFSETS, other, v->data,
-                                                 v->size_bytes, NULL),
-                     RT_E_INVALID_ARGUMENT);
+    assert_int_equal(
+        rt_partition_append_replica(follower, OFFSETS, other, v->data, v->size_bytes, NULL),
+        RT_E_INVALID_ARGUMENT);
     assert_non_null(strstr(rt_error_detail(), "rt_partition_resign first"));
     rt_fetch_release(f);
     /* __transaction_state is not replicated yet. */

@@ -2986,7 +2986,7 @@ void log_txn_verify_enable(struct log *lg, bool on)
     atomic_store_explicit(&lg->txn_verify_on, on, memory_order_release);
 }
 
-/* ---- Replication (partition.h RL1-RL5) ---- */
+/* ---- Replication (partition.h RL1-RL6) ---- */
 
 /* The partition a replication call names, with the checks every writing call makes. */
 static int replica_partition(struct log *lg, const char *topic, uint32_t partition,
@@ -3125,13 +3125,11 @@ int log_set_high_watermark(struct log *lg, const char *topic, uint32_t partition
     return rc;
 }
 
-int log_internal_set_follower(struct log *lg, const char *topic, uint32_t partition,
-                              bool follower)
+int log_internal_set_follower(struct log *lg, const char *topic, uint32_t partition, bool follower)
 {
     struct replica_call c = {.kind = 4, .epoch = follower ? 1 : 0};
-    return replica_call(lg, topic, partition, follower ? "rt_partition_resign"
-                                                      : "rt_partition_become_leader",
-                        &c);
+    return replica_call(lg, topic, partition,
+                        follower ? "rt_partition_resign" : "rt_partition_become_leader", &c);
 }
 
 int log_append_replica(struct log *lg, const char *topic, uint32_t partition, const void *batches,

@@ -635,7 +635,7 @@ struct group_manager {
     struct pending_producer *producers[GROUP_PRODUCER_BUCKETS];
     struct partition_stats stats[GROUP_OFFSETS_PARTITIONS];
     bool led[GROUP_OFFSETS_PARTITIONS]; /* GO8 */
-    uint64_t compactions; /* for tests, through the debugger or a future stats call */
+    uint64_t compactions;               /* for tests, through the debugger or a future stats call */
 };
 
 static uint64_t key_hash(const uint8_t *group, size_t group_len, const uint8_t *topic,
