@@ -546,6 +546,62 @@ int rt_partition_set_high_watermark(rt_engine *e, const char *topic, uint32_t pa
     return log_set_high_watermark(&e->log, topic, partition, hw, hw_out);
 }
 
+/* RL6, GO8: the role of a partition of __consumer_offsets; other topics' partitions are only
+ * checked (their state is the log's, RL3). The log's role and the group manager's are ordered so
+ * that no write lands in between: resigning closes the log to our writes first (a commit in
+ * flight then fails, nothing applied, GO1) and then drops the state; becoming leader opens the
+ * log first and then replays it (the groups answer only once the replay is done). */
+static int partition_role(rt_engine *e, const char *topic, uint32_t partition, bool lead)
+{
+    const char *what = lead ? "rt_partition_become_leader" : "rt_partition_resign";
+    if (strcmp(topic, GROUP_OFFSETS_TOPIC) != 0) {
+        if (meta_topic_name_internal(topic))
+            return error_set(RT_E_INTERNAL_TOPIC,
+                             "%s: topic '%s' is internal and not replicated yet (only %s is)", what,
+                             topic, GROUP_OFFSETS_TOPIC);
+        uint32_t count = 0;
+        int rc = log_topic_describe(&e->log, topic, &count);
+        if (rc == 0 && partition >= count)
+            rc = error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "%s: unknown partition %s-%" PRIu32,
+                           what, topic, partition);
+        return rc;
+    }
+    if (partition >= GROUP_OFFSETS_PARTITIONS)
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "%s: unknown partition %s-%" PRIu32, what,
+                         topic, partition);
+    struct group_manager *g = NULL;
+    int rc = txn_groups_create(&e->txn, &g);
+    if (rc)
+        return rc;
+    if (!lead) {
+        rc = log_internal_set_follower(&e->log, topic, partition, true);
+        return rc ? rc : group_partition_unload(g, partition);
+    }
+    rc = log_internal_set_follower(&e->log, topic, partition, false);
+    if (rc)
+        return rc;
+    rc = group_partition_load(g, partition);
+    if (rc) { /* stays a follower: its log takes no write of ours */
+        char detail[ERROR_DETAIL_BYTES];
+        snprintf(detail, sizeof(detail), "%s", rt_error_detail());
+        (void)log_internal_set_follower(&e->log, topic, partition, true);
+        return error_set(rc, "%s", detail);
+    }
+    return 0;
+}
+
+int rt_partition_become_leader(rt_engine *e, const char *topic, uint32_t partition)
+{
+    REPLICA_ARGS_CHECK("rt_partition_become_leader");
+    return partition_role(e, topic, partition, true);
+}
+
+int rt_partition_resign(rt_engine *e, const char *topic, uint32_t partition)
+{
+    REPLICA_ARGS_CHECK("rt_partition_resign");
+    return partition_role(e, topic, partition, false);
+}
+
 int rt_topic_compact(rt_engine *e, const char *topic)
 {
     error_clear();

@@ -140,9 +140,11 @@ enum rt_error {
     RT_E_BUFFER_TOO_SMALL = -10033,         /* a caller's output array is shorter than the answer */
     RT_E_HANDLES_OPEN = -10034,             /* rt_close while producers or consumers are open */
     RT_E_FETCHES_FULL = -10035,             /* opts.fetches_max fetches are open */
-    RT_E_INVALID_CONFIG = -10036, /* a topic config name that is not Kafka's, or a value its
+    RT_E_INVALID_CONFIG = -10036,  /* a topic config name that is not Kafka's, or a value its
                                    * rule refuses (rt_error_detail names the key) */
-    RT_E_LAST = -10036,
+    RT_E_NOT_COORDINATOR = -10037, /* the group's `__consumer_offsets` partition is not led by
+                                    * this engine (rt_partition_resign; Kafka's NOT_COORDINATOR) */
+    RT_E_LAST = -10037,
 };
 
 /* Names any code: RT_E_*, -errno, or 0. Never NULL. */
@@ -501,8 +503,41 @@ int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t p
  * makes them behaves exactly as before. Each runs on the partition's shard thread between write
  * rounds; callable from any thread, blocks until done. Common errors: RT_E_INVALID_ARGUMENT (NULL
  * engine or output), RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic included), RT_E_INTERNAL_TOPIC
- * (internal topics are not replicated this way yet), RT_E_READ_ONLY, RT_E_CLOSED,
- * RT_E_IO_FAILED (the partition or the write side failed). */
+ * (`__transaction_state`, and any internal topic but `__consumer_offsets`: not replicated this
+ * way yet), RT_E_READ_ONLY, RT_E_CLOSED, RT_E_IO_FAILED (the partition or the write side failed).
+ *
+ * Internal partitions (`__consumer_offsets`; docs/format.md A.10 "Internal partitions"): as
+ * Kafka's, a follower's copy is only a log. An engine leads every partition of
+ * `__consumer_offsets` from open on (a single broker never changes that); rt_partition_resign
+ * makes one a follower: the committed offsets and group metadata of the groups that hash to it
+ * are dropped from memory, requests for those groups answer RT_E_NOT_COORDINATOR, and the
+ * partition takes only replica appends (rt_partition_append_replica, rt_partition_truncate),
+ * whose records are never applied while it follows. rt_partition_become_leader rebuilds that
+ * state from the partition's log (to its log end, as an open replays it) and takes the groups
+ * back. rt_partition_append_replica and rt_partition_truncate on an internal partition this
+ * engine leads are refused (RT_E_INVALID_ARGUMENT: resign first); set_leader_epoch,
+ * end_offset_for_epoch and set_high_watermark work in either role. The role is not stored: an
+ * open leads every internal partition again. */
+
+/* Makes this engine the leader of the partition (Kafka's onElection for a coordinator
+ * partition): for a partition of `__consumer_offsets` that it follows, replays the partition's
+ * log from its start to its log end into the group state — committed offsets, group metadata,
+ * transactional offsets pending until their marker (a transaction with no marker in the log stays
+ * pending until its coordinator writes one, as after an open) — and answers the partition's
+ * groups from then on; a partition already led is left as is. On a user topic's partition it
+ * only checks the partition exists (its producer state is already the replayed one, RL3).
+ * Creates `__consumer_offsets` if it does not exist. Errors: as above, plus RT_E_CORRUPT (a
+ * record that does not parse; the partition stays a follower), -ENOMEM. */
+int rt_partition_become_leader(rt_engine *engine, const char *topic, uint32_t partition);
+
+/* Makes this engine a follower of the partition: for a partition of `__consumer_offsets`, no
+ * more local writes reach it (RT_E_NOT_COORDINATOR for a commit, a metadata store, a
+ * deletion, a marker), its groups' state is dropped from memory (a commit in flight finishes or
+ * fails first) and their requests answer RT_E_NOT_COORDINATOR; the partition then takes replica
+ * appends. Resigning a partition already followed is a no-op; a user topic's partition is only
+ * checked. Creates `__consumer_offsets` if it does not exist (a new follower). Errors: as
+ * above. */
+int rt_partition_resign(rt_engine *engine, const char *topic, uint32_t partition);
 
 /* Sets the partition's leader epoch (Kafka's partitionLeaderEpoch): from return on, every batch
  * an append places (rt_append, rt_append_batch, producers, markers) carries it in bytes 12..15

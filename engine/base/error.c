@@ -109,6 +109,9 @@ const char *rt_strerror(int code)
         return "RT_E_FETCHES_FULL: fetches_max fetches are open; release one";
     case RT_E_INVALID_CONFIG:
         return "RT_E_INVALID_CONFIG: an unknown topic config, or a value its rule refuses";
+    case RT_E_NOT_COORDINATOR:
+        return "RT_E_NOT_COORDINATOR: this engine does not lead the group's __consumer_offsets "
+               "partition";
     default:
         break;
     }

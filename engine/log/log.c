@@ -2986,7 +2986,7 @@ void log_txn_verify_enable(struct log *lg, bool on)
     atomic_store_explicit(&lg->txn_verify_on, on, memory_order_release);
 }
 
-/* ---- Replication (partition.h RL1-RL5) ---- */
+/* ---- Replication (partition.h RL1-RL6) ---- */
 
 /* The partition a replication call names, with the checks every writing call makes. */
 static int replica_partition(struct log *lg, const char *topic, uint32_t partition,
@@ -2994,7 +2994,9 @@ static int replica_partition(struct log *lg, const char *topic, uint32_t partiti
 {
     if (lg->opts.read_only)
         return log_refuse_if_read_only(lg, what);
-    int rc = log_client_topic_check(topic);
+    /* RL6: of the internal topics only __consumer_offsets is replicated (the transaction log's
+     * coordinator is not yet rebuilt by a new leader: issue 25). */
+    int rc = strcmp(topic, LOG_OFFSETS_TOPIC) == 0 ? 0 : log_client_topic_check(topic);
     if (rc)
         return rc;
     struct partition *p = log_partition(lg, topic, partition);
@@ -3010,7 +3012,8 @@ static int replica_partition(struct log *lg, const char *topic, uint32_t partiti
 
 struct replica_call {
     struct partition *p;
-    int kind; /* 0 leader epoch, 1 end offset for epoch, 2 truncate, 3 high watermark */
+    int kind; /* 0 leader epoch, 1 end offset for epoch, 2 truncate, 3 high watermark,
+               * 4 internal role (RL6: epoch 1 follower, 0 leader) */
     int32_t epoch;
     int64_t offset;
     int64_t out_offset;
@@ -3038,6 +3041,11 @@ static int replica_call_step(struct shard *s, struct replica_call *c)
         partition_end_offset_for_epoch(c->p, c->epoch, &c->out_offset, &c->out_epoch);
         return 0;
     case 2: {
+        if (!c->p->internal_follower && meta_topic_name_internal(c->p->topic))
+            return error_set(RT_E_INVALID_ARGUMENT,
+                             "rt_partition_truncate: %s: this engine leads the internal "
+                             "partition; rt_partition_resign first (RL6)",
+                             c->p->dir);
         bool after_intent = false;
         uint32_t count = c->p->segment_count;
         int rc = partition_truncate(c->p, c->offset, &c->out_offset, &after_intent);
@@ -3057,6 +3065,9 @@ static int replica_call_step(struct shard *s, struct replica_call *c)
         }
         return rc;
     }
+    case 4:
+        c->p->internal_follower = c->epoch != 0; /* RL6 */
+        return 0;
     default:
         return partition_set_high_watermark(c->p, c->offset, &c->out_offset);
     }
@@ -3112,6 +3123,13 @@ int log_set_high_watermark(struct log *lg, const char *topic, uint32_t partition
     if (rc == 0 && hw_out)
         *hw_out = c.out_offset;
     return rc;
+}
+
+int log_internal_set_follower(struct log *lg, const char *topic, uint32_t partition, bool follower)
+{
+    struct replica_call c = {.kind = 4, .epoch = follower ? 1 : 0};
+    return replica_call(lg, topic, partition,
+                        follower ? "rt_partition_resign" : "rt_partition_become_leader", &c);
 }
 
 int log_append_replica(struct log *lg, const char *topic, uint32_t partition, const void *batches,

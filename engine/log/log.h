@@ -394,6 +394,12 @@ int log_set_high_watermark(struct log *lg, const char *topic, uint32_t partition
 int log_append_replica(struct log *lg, const char *topic, uint32_t partition, const void *batches,
                        size_t len, int64_t *log_end_out);
 
+/* RL6: the internal partition's role, on its shard thread: follower (takes only replica appends
+ * and truncations) or leader (only the engine's own appends). Only LOG_OFFSETS_TOPIC; the
+ * caller (engine.c) orders it with the group manager's state. */
+#define LOG_OFFSETS_TOPIC "__consumer_offsets"
+int log_internal_set_follower(struct log *lg, const char *topic, uint32_t partition, bool follower);
+
 /* Writes a producer-state snapshot of every partition now, on the shard threads (tests). */
 int log_snapshot_producers(struct log *lg);
 

@@ -143,6 +143,13 @@
  *        the batch holding it, monotonic except when a truncation cuts below it; the LSO is
  *        min(first open transaction, it). Readers see it; replica fetches read to the published
  *        log end (pub_end) instead. Unheld, the high watermark is the log end, as before.
+ *   RL6. An internal partition (`__consumer_offsets`) is either led (from open on, and after
+ *        log_internal_set_follower(false)) or followed (internal_follower, set by
+ *        log_internal_set_follower(true), never stored). A followed one takes only replica
+ *        appends and truncations; a led one takes only the engine's own appends (coordinator
+ *        batches, markers): place_one (shard.c) refuses the other kind, and log_truncate a led
+ *        one, so a follower's log is only ever its leader's bytes and a leader's log never takes
+ *        another node's.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -318,6 +325,7 @@ struct partition {
     /* Replication (RL1-RL5), writer only. */
     struct leader_epoch_cache epochs; /* RL1, RL2: entries only once a checkpoint exists */
     int32_t leader_epoch;             /* RL1: stamped on appends; -1 unset */
+    bool internal_follower;           /* RL6: an internal partition another node leads */
     bool hw_held;                     /* RL5 */
     int64_t held_hw;
     int64_t held_hw_segment_base;

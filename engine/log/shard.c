@@ -55,6 +55,7 @@
 
 #include "error.h"
 #include "fsutil.h"
+#include "meta.h"
 #include "partition.h"
 #include "segment_cache.h"
 #include "segment_pool.h"
@@ -909,6 +910,15 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
             complete(r, wrc);
             return;
         }
+    }
+    if (p->internal_follower != r->replica && meta_topic_name_internal(p->topic)) {
+        /* RL6: a followed internal partition takes only its leader's bytes, a led one only ours. */
+        r->rule = r->replica ? "an internal partition this engine leads takes no replica batch "
+                               "(rt_partition_resign first)"
+                             : "an internal partition this engine follows takes only replica "
+                               "batches (rt_partition_become_leader first)";
+        complete(r, r->replica ? RT_E_INVALID_ARGUMENT : RT_E_NOT_COORDINATOR);
+        return;
     }
     if (r->replica) {
         /* RL3: a leader's batch lands exactly at the log end (this round's batches included),

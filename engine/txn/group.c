@@ -44,6 +44,12 @@
  *        tombstones (null values) for the committed keys it deletes, and for a whole group its
  *        metadata key, before it drops them from memory (GO1); replay drops a key at its
  *        tombstone, and compaction does not restate it, so a deleted key stays deleted.
+ *   GO8. Replication (log partition.h RL6; ringtail.h rt_partition_resign): the manager holds
+ *        state only for the offsets partitions it leads (led[k], every one from open on). A
+ *        request naming a group of a partition it does not lead answers RT_E_NOT_COORDINATOR
+ *        and changes nothing; a followed partition is never compacted. Unloading a partition
+ *        drops every key, pending item and metadata record of it under the lock, so no request
+ *        sees half of it; loading replays it exactly as open does (GO4), to the log end.
  *
  * Costs: commits and fetches are O(1) expected (chained hash on group, topic, partition); a
  * completion is O(offsets of that producer). One mutex serialises everything, held across the
@@ -628,7 +634,8 @@ struct group_manager {
     size_t entry_count;
     struct pending_producer *producers[GROUP_PRODUCER_BUCKETS];
     struct partition_stats stats[GROUP_OFFSETS_PARTITIONS];
-    uint64_t compactions; /* for tests, through the debugger or a future stats call */
+    bool led[GROUP_OFFSETS_PARTITIONS]; /* GO8 */
+    uint64_t compactions;               /* for tests, through the debugger or a future stats call */
 };
 
 static uint64_t key_hash(const uint8_t *group, size_t group_len, const uint8_t *topic,
@@ -1120,10 +1127,23 @@ static int apply_commit(struct group_manager *g, const char *group, const struct
     return rc;
 }
 
+/* GO8: RT_E_NOT_COORDINATOR when the group's offsets partition is not led here (lock held). */
+static int check_led(const struct group_manager *g, const char *group)
+{
+    uint32_t k = group_partition_for(group);
+    if (g->led[k])
+        return 0;
+    return error_set(RT_E_NOT_COORDINATOR,
+                     "group %s: its partition %s-%u is led by another node (rt_partition_resign)",
+                     group, GROUP_OFFSETS_TOPIC, k);
+}
+
 static int commit_locked(struct group_manager *g, const char *group,
                          const struct rt_offset *offsets, size_t count, int64_t producer_id,
                          int16_t epoch)
 {
+    if (group && check_led(g, group))
+        return RT_E_NOT_COORDINATOR;
     int64_t now = fs_now_ms();
     struct encoded_record *recs = NULL;
     int rc = encode_commit(group, offsets, count, now, &recs);
@@ -1266,7 +1286,7 @@ static int compact_partition(struct group_manager *g, uint32_t k)
 static void maybe_compact(struct group_manager *g, uint32_t k)
 {
     const struct partition_stats *s = &g->stats[k];
-    if (s->pending > 0 || s->records_in_log < GROUP_COMPACT_RECORDS_MIN ||
+    if (!g->led[k] || s->pending > 0 || s->records_in_log < GROUP_COMPACT_RECORDS_MIN ||
         s->records_in_log <= GROUP_COMPACT_RATIO * s->live)
         return;
     struct partition *p = log_partition(g->lg, GROUP_OFFSETS_TOPIC, k);
@@ -1435,22 +1455,24 @@ static int replay_batch(struct replay *r, const uint8_t *batch, size_t size,
     return 0;
 }
 
-/* Replays partition k from its log start to its high watermark (read_uncommitted). */
+/* Replays partition k from its log start to its log end (RT_READ_REPLICA: past a high
+ * watermark a broker holds, as a new leader must; at open the two are equal). */
 static int replay_partition(struct group_manager *g, uint32_t k)
 {
     int64_t start = 0, hw = 0;
     int rc = log_list_offsets(g->lg, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_EARLIEST,
                               RT_READ_UNCOMMITTED, &start);
-    if (rc == 0)
-        rc = log_list_offsets(g->lg, GROUP_OFFSETS_TOPIC, k, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED,
-                              &hw);
     if (rc)
         return rc;
+    struct partition *part = log_partition(g->lg, GROUP_OFFSETS_TOPIC, k);
+    if (!part)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    hw = atomic_load_explicit(&part->pub_end, memory_order_acquire);
     int64_t next = start;
     while (next < hw) {
         rt_fetch *f = NULL;
         rc = log_fetch_start(g->lg, GROUP_OFFSETS_TOPIC, k, next, GROUP_REPLAY_FETCH_BYTES,
-                             RT_READ_UNCOMMITTED, &f);
+                             RT_READ_REPLICA, &f);
         if (rc)
             return rc;
         struct replay r = {.g = g, .k = k, .view = rt_fetch_get(f)};
@@ -1501,6 +1523,7 @@ int group_manager_open(struct log *lg, struct group_manager **out)
     }
     pthread_mutex_init(&g->lock, NULL);
     for (uint32_t k = 0; k < GROUP_OFFSETS_PARTITIONS; k++) {
+        g->led[k] = true; /* GO8: a single engine leads every partition */
         int rc = replay_partition(g, k);
         if (rc) {
             group_manager_close(g);
@@ -1536,6 +1559,79 @@ void group_manager_close(struct group_manager *g)
     }
     pthread_mutex_destroy(&g->lock);
     free(g);
+}
+
+/* GO8: drops every key, pending item and metadata record of offsets partition k (lock held). */
+static void unload_locked(struct group_manager *g, uint32_t k)
+{
+    for (size_t i = 0; i < GROUP_PRODUCER_BUCKETS; i++) {
+        struct pending_producer *pp = g->producers[i];
+        while (pp) {
+            struct pending_producer *next = pp->next; /* pending_complete may free pp */
+            pending_complete(g, pp->producer_id, false, k);
+            pp = next;
+        }
+    }
+    for (size_t b = 0; b < g->bucket_count; b++) {
+        struct offset_entry *x = g->buckets[b];
+        while (x) {
+            struct offset_entry *next = x->next;
+            if (x->offsets_partition == k)
+                entry_delete(g, x); /* no pending item is left: freed */
+            x = next;
+        }
+    }
+    struct meta_entry **pp = &g->metas;
+    while (*pp) {
+        struct meta_entry *x = *pp;
+        if (x->offsets_partition != k) {
+            pp = &x->next;
+            continue;
+        }
+        *pp = x->next;
+        free(x->value);
+        free(x);
+    }
+    memset(&g->stats[k], 0, sizeof(g->stats[k]));
+}
+
+int group_partition_unload(struct group_manager *g, uint32_t k)
+{
+    if (!g || k >= GROUP_OFFSETS_PARTITIONS)
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "%s-%u: no such partition",
+                         GROUP_OFFSETS_TOPIC, k);
+    pthread_mutex_lock(&g->lock);
+    g->led[k] = false;
+    unload_locked(g, k);
+    pthread_mutex_unlock(&g->lock);
+    return 0;
+}
+
+int group_partition_load(struct group_manager *g, uint32_t k)
+{
+    if (!g || k >= GROUP_OFFSETS_PARTITIONS)
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "%s-%u: no such partition",
+                         GROUP_OFFSETS_TOPIC, k);
+    pthread_mutex_lock(&g->lock);
+    int rc = 0;
+    if (!g->led[k]) {
+        unload_locked(g, k); /* nothing should be there; a failed load leaves nothing either */
+        rc = replay_partition(g, k);
+        if (rc)
+            unload_locked(g, k);
+        else
+            g->led[k] = true;
+    }
+    pthread_mutex_unlock(&g->lock);
+    return rc;
+}
+
+bool group_partition_led(struct group_manager *g, uint32_t k)
+{
+    pthread_mutex_lock(&g->lock);
+    bool led = k < GROUP_OFFSETS_PARTITIONS && g->led[k];
+    pthread_mutex_unlock(&g->lock);
+    return led;
 }
 
 int group_commit(struct group_manager *g, const char *group, const struct rt_offset *offsets,
@@ -1628,6 +1724,10 @@ int group_fetch_committed(struct group_manager *g, const char *group, const char
     if (gl > GROUP_STRING_MAX_BYTES || tl > GROUP_STRING_MAX_BYTES)
         return 0;
     pthread_mutex_lock(&g->lock);
+    if (check_led(g, group)) {
+        pthread_mutex_unlock(&g->lock);
+        return RT_E_NOT_COORDINATOR;
+    }
     uint64_t h =
         key_hash((const uint8_t *)group, gl, (const uint8_t *)topic, tl, (int32_t)partition);
     struct offset_entry *x = entry_find(g, (const uint8_t *)group, gl, (const uint8_t *)topic, tl,
@@ -1657,6 +1757,8 @@ int group_offsets_each(struct group_manager *g, const char *group, group_offset_
     char topic[RT_TOPIC_NAME_MAX + 1];
     int rc = 0;
     pthread_mutex_lock(&g->lock);
+    if (check_led(g, group))
+        rc = RT_E_NOT_COORDINATOR;
     /* O(every key of every group): the table is keyed by (group, topic, partition). */
     for (size_t b = 0; b < g->bucket_count && rc == 0; b++) {
         for (struct offset_entry *x = g->buckets[b]; x && rc == 0; x = x->next) {
@@ -1731,6 +1833,10 @@ int group_fetch(struct group_manager *g, const char *group, const char *topic, u
     if (gl > GROUP_STRING_MAX_BYTES || tl > GROUP_STRING_MAX_BYTES)
         return 0;
     pthread_mutex_lock(&g->lock);
+    if (check_led(g, group)) {
+        pthread_mutex_unlock(&g->lock);
+        return RT_E_NOT_COORDINATOR;
+    }
     uint64_t h =
         key_hash((const uint8_t *)group, gl, (const uint8_t *)topic, tl, (int32_t)partition);
     struct offset_entry *x = entry_find(g, (const uint8_t *)group, gl, (const uint8_t *)topic, tl,
@@ -1762,7 +1868,9 @@ int group_store_meta(struct group_manager *g, const char *group, const uint8_t *
     pthread_mutex_lock(&g->lock);
     int64_t base = -1;
     uint32_t k = group_partition_for(group);
-    rc = append_meta(g, group, strlen(group), value, value_len, &base); /* GO1 */
+    rc = check_led(g, group);
+    if (rc == 0)
+        rc = append_meta(g, group, strlen(group), value, value_len, &base); /* GO1 */
     if (rc == 0)
         rc = meta_set(g, (const uint8_t *)group, strlen(group), k, value, value_len);
     if (rc == 0)
@@ -1820,6 +1928,10 @@ int group_delete(struct group_manager *g, const char *group, const struct rt_top
             parts[i].partition > (uint32_t)INT32_MAX)
             return error_set(RT_E_INVALID_ARGUMENT, "group_delete: partition %zu: bad topic", i);
     pthread_mutex_lock(&g->lock);
+    if (check_led(g, group)) {
+        pthread_mutex_unlock(&g->lock);
+        return RT_E_NOT_COORDINATOR;
+    }
     /* The keys to delete: the named committed ones, or every committed one of the group and its
      * metadata record (a pending transactional offset is left to its marker). */
     size_t cap = parts ? count : g->entry_count;

@@ -103,6 +103,15 @@ int group_delete(struct group_manager *g, const char *group, const struct rt_top
                  size_t count, size_t *deleted_out);
 int group_metadata_each(struct group_manager *g, rt_group_metadata_fn fn, void *ctx);
 
+/* GO8 (group.c; ringtail.h rt_partition_resign / rt_partition_become_leader): stop leading
+ * offsets partition k (its state dropped; its groups answer RT_E_NOT_COORDINATOR), or lead it
+ * again (its state replayed from its log to the log end; a partition already led is left as
+ * is). Errors: RT_E_UNKNOWN_TOPIC_OR_PARTITION, and for a load RT_E_CORRUPT or -ENOMEM (the
+ * partition stays not led, with no state). */
+int group_partition_unload(struct group_manager *g, uint32_t k);
+int group_partition_load(struct group_manager *g, uint32_t k);
+bool group_partition_led(struct group_manager *g, uint32_t k);
+
 struct batch_header;
 /* The rules a validated batch of __consumer_offsets must pass when the group manager replays it
  * at open (and what rt_verify runs, so both judge it alike): uncompressed; a control batch's
