@@ -7,7 +7,8 @@
 # latency with and without it), and prints issue 14's goals (each a ratio from this run, met /
 # MISSED / n/a) as lines that parse and agree with the JSON's "goals", and issue 27's
 # self-check block (every W1/W2 ratio to its limit judged; the limit the best of the ways). It
-# checks that the benchmark runs and reports, never the numbers.
+# checks that the benchmark runs and reports (the chart too: the README's --plot run is this
+# one), never the numbers.
 # usage: tests/cli_bench.sh [path/to/ringtail]   (ringtail-bench is looked for beside it)
 set -uo pipefail
 cli=${1:-build/ringtail}
@@ -36,12 +37,15 @@ trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
 if "$bench" --quick --dir "$tmp" --w1-bytes 2M --r1-bytes 4M --w2-seconds 0.1 \
     --w2-bytes-max 8M --producers 1,4 --w3-seconds 0.3 --w4-seconds 0.1 --w4-producers 1,4 \
-    --mem-producers 2000 --mem-live 50 --serve-seconds 0.3 --self-check warn --json "$tmp/bench.json" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
+    --mem-producers 2000 --mem-live 50 --serve-seconds 0.3 --self-check warn --plot "$tmp/bench.png" --json "$tmp/bench.json" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
     ok "--quick at a small size exits 0 ($(($(date +%s) - start)) s)"
 else
     fail "--quick exited non-zero"
     tail -20 "$tmp/err.txt"
 fi
+
+# The README's `ringtail-bench --plot bench.png` is this run (cli_readme.sh checks that it is).
+[[ -s "$tmp/bench.png" ]] && ok "--plot writes the chart, every panel filled" || fail "--plot wrote no chart"
 
 if python3 - "$tmp/bench.json" <<'PY'; then
 import json, sys
