@@ -2016,6 +2016,23 @@ int log_checkpoint_tails(struct log *lg)
     return each_shard(lg, checkpoint_call);
 }
 
+static int sleep_call(struct shard *s, void *arg)
+{
+    (void)arg;
+    int first = 0;
+    for (uint32_t i = 0; i < s->partition_count; i++) {
+        int rc = partition_sleep(s->partitions[i]);
+        if (rc && !first)
+            first = rc;
+    }
+    return first;
+}
+
+int log_sleep_partitions(struct log *lg)
+{
+    return each_shard(lg, sleep_call);
+}
+
 int log_enforce_retention(struct log *lg)
 {
     return each_shard(lg, retention_call);

@@ -412,6 +412,11 @@ int log_enforce_retention(struct log *lg);
  * threads. Returns 0 or the first error. */
 int log_checkpoint_tails(struct log *lg);
 
+/* Tests: makes every idle partition dormant now (partition_sleep, PA15: its active segment sealed
+ * and vouched for, as the shards do past the budget of open segments), on the shard threads.
+ * Returns 0 or the first error (a failed seal is not recovered here: tests only). */
+int log_sleep_partitions(struct log *lg);
+
 /* The topic-creation intent (F4; log.c LG4-LG6; docs/format.md A.2): its one encoding, at most
  * LOG_CREATE_INTENT_BYTES_MAX bytes. format returns the length (name must be a valid topic name,
  * partitions >= 1); parse returns 0 with the name and count, or RT_E_CORRUPT for anything that is

@@ -634,12 +634,16 @@ static void vouch_sealed(struct partition *p, struct segment *seg, bool check)
 {
     if (seg->vouched || !seg->sealed)
         return;
-    bool trusted = seg == p->active && p->active_trusted_bytes != UINT64_MAX;
+    /* PA18: the prefix the open (or a wake) vouched for is not walked again. */
+    bool checked = seg == p->active && p->active_checked_bytes != UINT64_MAX &&
+                   p->active_checked_bytes <= seg->size_bytes;
     if (check) {
         if (segment_pin(seg) != 0) /* SG8: a dormant one's mappings may have been released */
             return;
-        bool sound = segment_check_sealed(seg, trusted ? p->active_trusted_bytes : 0,
-                                          trusted ? p->active_trusted_next : seg->base_offset);
+        uint64_t from = checked ? p->active_checked_bytes : 0;
+        bool sound =
+            segment_check_sealed(seg, from, checked ? p->active_checked_next : seg->base_offset);
+        p->seal_bytes_walked += seg->size_bytes - from;
         segment_unpin(seg);
         if (!sound)
             return; /* never named: the next open checks it (and refuses what is wrong) */
@@ -774,6 +778,8 @@ int partition_wake(struct partition *p)
      * segment a sleep (PA15) could not vouch for is walked whole at its next seal instead. */
     p->active_trusted_bytes = old->vouched ? seg->size_bytes : UINT64_MAX;
     p->active_trusted_next = seg->next_offset;
+    p->active_checked_bytes = p->active_trusted_bytes; /* PA18 */
+    p->active_checked_next = seg->next_offset;
     memcpy(p->active_trusted_stamps, old->stamps, sizeof(p->active_trusted_stamps));
     partition_publish(p);
     segment_unref(old); /* a fetch still holding it keeps its mapping */
@@ -1116,6 +1122,10 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     p->next_offset = p->active->next_offset;
     p->active_trusted_bytes = newest_trusted ? p->active->size_bytes : UINT64_MAX;
     p->active_trusted_next = p->active->next_offset;
+    /* PA18: trusted (RT1), checked whole or recovered (scanned from 0 or past a tail that held):
+     * every open vouches for the newest segment's bytes as it leaves them. */
+    p->active_checked_bytes = p->active->size_bytes;
+    p->active_checked_next = p->active->next_offset;
     p->tail_base = -1;
     memcpy(p->active_trusted_stamps, newest_stamps, sizeof(newest_stamps));
     p->snapshot_offset = -1;
@@ -1293,6 +1303,7 @@ static int partition_roll(struct partition *p)
     (void)store_recovery_point(p);
     segment_maps_attach(p->cfg.segment.maps, old); /* MM1: its writer is done with it */
     p->active_trusted_bytes = UINT64_MAX;          /* the next active segment is new */
+    p->active_checked_bytes = UINT64_MAX;          /* PA18: walked whole at its seal */
     struct segment *seg = NULL;
     rc = -ENOENT;
     if (p->spare_bytes > 0) {
@@ -1902,6 +1913,7 @@ static int truncate_apply(struct partition *p, uint32_t i, uint64_t pos, int64_t
     p->unsynced = false;
     p->active_trusted_bytes = UINT64_MAX;
     p->active_trusted_next = end;
+    p->active_checked_bytes = UINT64_MAX; /* PA18: the cut one is walked whole at its seal */
     p->tail_base = -1;
     p->tail_bytes = 0;
     if (p->hw_held && p->held_hw > end) {

@@ -97,6 +97,18 @@
  *        and from 0 otherwise (a log of the stamped size with another mtime was changed in
  *        place: scanned whole). So a crash after a clean open costs the bytes appended since,
  *        not the segment.
+ *  PA18. The active segment's seal walks (SC1-SC3, vouch_sealed) only what was appended past
+ *        the prefix its open or wake vouched for (active_checked_bytes), never that prefix
+ *        again: a newest segment an open trusted (RT1), checked whole (OV1-OV3) or recovered
+ *        after a crash — scanned from 0, or past a tail that held (PA9, PA14), every scanned
+ *        batch CRC-checked and indexed — counts as checked to the open's end. The prefix below
+ *        a tail is vouched for by the durable tail itself (stored only after its bytes were
+ *        fdatasynced, and accepted only when tail_holds), the same word the open serves it on;
+ *        verify walks it. So a crash open, and the seals that follow it (a clean close, OS6's
+ *        sleep past the descriptor budget), read the tail past the recovery point and nothing
+ *        before it. The idle close's shortcut (restore_stamps: no walk, no new checkpoint, old
+ *        mtimes back) stays with a wholly trusted segment (active_trusted_bytes): a recovered
+ *        one was cut and extended by its open, so it is walked past its prefix and named anew.
  *  PA13. DeleteRecords (partition_delete_records) moves records_start, never back: the new
  *        value is stored durably (log_start.h, docs/format.md A.8) before it is published or
  *        answered, so a power loss leaves the old log start (nothing answered) or the new one.
@@ -288,6 +300,12 @@ struct partition {
      * had (their bytes are the same: the open's preallocation was trimmed away again), so an
      * idle open and close change no byte of the directory and the next open trusts it too. */
     uint64_t active_trusted_bytes;
+    /* PA18: the active segment's prefix its open (or wake) vouched for, which its seal does not
+     * walk again (bytes UINT64_MAX: none, the seal walks from 0), and the next offset there;
+     * seal_bytes_walked: log bytes the seals' checks walked (tests). */
+    uint64_t active_checked_bytes;
+    int64_t active_checked_next;
+    uint64_t seal_bytes_walked;
     /* PA9: the last tail stored (base -1: none yet), and how many were stored (tests). */
     int64_t tail_base;
     uint64_t tail_bytes;
