@@ -101,6 +101,8 @@ static void serve_usage(FILE *out)
         "                             the same port)\n"
         "  --broker-session-timeout-ms N  a node whose heartbeats stop this long is fenced\n"
         "                             by the controller (9000; broker.session.timeout.ms)\n"
+        "  --replica-lag-time-max-ms N  a follower not caught up for this long leaves the\n"
+        "                             ISR (30000; replica.lag.time.max.ms)\n"
         "  --replica-high-watermark-checkpoint-interval-ms N  how often a cluster node\n"
         "                             writes DIR/replication-offset-checkpoint (5000)\n"
         "  --threads N                network loop threads (one per core;\n"
@@ -252,6 +254,7 @@ struct serve_args {
     const char *controller_listen; /* --controller-listen */
     int32_t node_id;               /* --node-id, -1 when not given */
     uint32_t session_ms;           /* --broker-session-timeout-ms (0: not given) */
+    uint32_t replica_lag_ms;       /* --replica-lag-time-max-ms (0: not given) */
     uint32_t checkpoint_ms; /* --replica-high-watermark-checkpoint-interval-ms (0: not given) */
     bool broker_id_given;
 };
@@ -461,6 +464,8 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
         a->voters = v; /* checked once every option is known (serve_parse) */
     else if (strcmp(name, "--broker-session-timeout-ms") == 0)
         ok = cli_parse_u32(v, 100, 3600000, &a->session_ms);
+    else if (strcmp(name, "--replica-lag-time-max-ms") == 0)
+        ok = cli_parse_u32(v, 100, 3600000, &a->replica_lag_ms);
     else if (strcmp(name, "--replica-high-watermark-checkpoint-interval-ms") == 0)
         ok = cli_parse_u32(v, 10, 3600000, &a->checkpoint_ms);
     else if (strcmp(name, "--controller-listen") == 0) {
@@ -577,10 +582,11 @@ static const char *check_cluster(struct serve_args *a)
 {
     static char why[512];
     if (!a->voters) {
-        if (a->node_id >= 0 || a->controller_listen || a->session_ms || a->checkpoint_ms)
-            return "--node-id, --controller-listen, --broker-session-timeout-ms and "
-                   "--replica-high-watermark-checkpoint-interval-ms need --voters "
-                   "(controller.quorum.voters)";
+        if (a->node_id >= 0 || a->controller_listen || a->session_ms || a->replica_lag_ms ||
+            a->checkpoint_ms)
+            return "--node-id, --controller-listen, --broker-session-timeout-ms, "
+                   "--replica-lag-time-max-ms and --replica-high-watermark-checkpoint-interval-ms "
+                   "need --voters (controller.quorum.voters)";
         return NULL;
     }
     if (a->node_id < 0)
@@ -952,7 +958,8 @@ int cmd_serve(int argc, char **argv)
                 "%s/" QUORUM_DIR_NAME ")\n",
                 (int)a.node_id, a.voters, a.dir);
         rc = metadata_node_run(cluster, e, kafka_server_advertised_host(srv),
-                               kafka_server_advertised_port(srv), a.session_ms, a.checkpoint_ms);
+                               kafka_server_advertised_port(srv), a.session_ms, a.replica_lag_ms,
+                               a.checkpoint_ms);
         if (rc) {
             cli_fail("serve", "cluster member: %s", strerror(-rc));
             code = serve_stop(srv, e, metrics, a.tls_ctx);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 
 #include "tools/kafka/cluster/broker_sessions.h"
 #include "tools/kafka/cluster/kclient.h"
+#include "tools/kafka/cluster/replica_state.h"
 #include "tools/kafka/cluster/replica_fetcher.h"
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/proto/kmsg.h"
@@ -44,6 +46,7 @@ struct metadata_node {
     int64_t my_epoch; /* this incarnation's registration (0: not registered) */
     pthread_t agent;
     bool agent_started;
+    struct replica_state *_Atomic rs; /* the leader side of replication (replica_state.h) */
     int32_t logged_controller;
     int last_peer_error;
     int last_local_error;
@@ -160,6 +163,8 @@ void metadata_node_halt(struct metadata_node *n)
 {
     if (!n || !n->agent_started)
         return;
+    struct replica_state *rs = atomic_exchange(&n->rs, NULL);
+    replica_state_stop(rs); /* it uses the engine and the agent's controller calls */
     pthread_mutex_lock(&n->mu);
     n->stop = true;
     pthread_cond_signal(&n->cv);
@@ -287,7 +292,7 @@ static void collect_unfenced(void *ctx, const struct metadata_image *img)
 }
 
 int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, int32_t partitions,
-                                   int16_t rf, const char **message)
+                                   int16_t rf, int32_t min_isr, const char **message)
 {
     struct quorum_status st;
     quorum_status(n->q, &st);
@@ -328,14 +333,17 @@ int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, in
                                 place);
     }
     free(u);
-    uint8_t *rec = err ? NULL : malloc(64 + 8 * (size_t)MI_REPLICAS_MAX + MI_TOPIC_NAME_MAX);
+    uint8_t *rec = err ? NULL : malloc(128 + 8 * (size_t)MI_REPLICAS_MAX + MI_TOPIC_NAME_MAX);
     if (!err && !rec)
         err = KAFKA_UNKNOWN_SERVER_ERROR;
-    size_t cap = 64 + 8 * (size_t)MI_REPLICAS_MAX + MI_TOPIC_NAME_MAX;
+    size_t cap = 128 + 8 * (size_t)MI_REPLICAS_MAX + MI_TOPIC_NAME_MAX;
     for (int32_t p = -1; !err && p < partitions; p++) {
         size_t len;
+        char min_isr_s[16];
+        snprintf(min_isr_s, sizeof min_isr_s, "%d", (int)min_isr);
+        const char *key = "min.insync.replicas", *value = min_isr_s;
         if (p < 0)
-            len = mi_encode_topic(rec, cap, id, name, NULL, NULL, 0);
+            len = mi_encode_topic(rec, cap, id, name, &key, &value, min_isr > 0 ? 1 : 0);
         else {
             const int32_t *r = &place[(size_t)p * (size_t)rf];
             len = mi_encode_partition(rec, cap, id, p, r, (unsigned)rf, r[0], 0, r, (unsigned)rf);
@@ -756,7 +764,7 @@ static void *agent_main(void *arg)
 }
 
 int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *host, uint16_t port,
-                      unsigned session_ms, unsigned checkpoint_ms)
+                      unsigned session_ms, unsigned replica_lag_ms, unsigned checkpoint_ms)
 {
     if (strlen(host) > MI_HOST_BYTES_MAX || port == 0)
         return -EINVAL;
@@ -783,5 +791,171 @@ int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *ho
         return -rc;
     }
     n->agent_started = true;
+    struct replica_state *rs = NULL;
+    rc = replica_state_start(n, engine, n->node_id, replica_lag_ms, &rs);
+    if (rc)
+        return rc;
+    atomic_store(&n->rs, rs);
+    /* replica_fetcher.h RF5's interim "leader HW = log end" gives way to the leader side's
+     * high watermark over the ISR (replica_state.h RS1) */
+    replica_fetcher_set_interim_leader_hw(n->replicas, false);
     return 0;
+}
+
+void metadata_node_leader_hw(struct metadata_node *n, const char *topic, int32_t partition,
+                             int64_t hw)
+{
+    replica_fetcher_leader_hw(n->replicas, topic, partition, hw);
+}
+
+struct replica_state *metadata_node_replicas(struct metadata_node *n)
+{
+    return n ? atomic_load(&n->rs) : NULL;
+}
+
+/* ---- AlterPartition (replica_state.h RS4): the controller's side and the leader's call ---- */
+
+struct alter_check {
+    const char *topic;
+    int32_t partition, broker_id, leader_epoch;
+    const int32_t *isr;
+    unsigned isr_n;
+    int16_t err;
+    uint8_t rec[64 + 8 * MI_REPLICAS_MAX];
+    size_t len;
+};
+
+static void alter_check(void *ctx, const struct metadata_image *img)
+{
+    struct alter_check *c = ctx;
+    const struct mi_topic *t = metadata_image_topic(img, c->topic);
+    if (!t || c->partition < 0 || c->partition >= t->partitions_count ||
+        !t->partitions[c->partition].exists) {
+        c->err = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+        return;
+    }
+    const struct mi_partition *p = &t->partitions[c->partition];
+    if (c->leader_epoch != p->leader_epoch) { /* Kafka's validateAlterPartitionData */
+        c->err = KAFKA_FENCED_LEADER_EPOCH;
+        return;
+    }
+    if (c->broker_id != p->leader) {
+        c->err = KAFKA_INVALID_REQUEST; /* only the leader changes its ISR */
+        return;
+    }
+    bool self_in = false;
+    for (unsigned i = 0; i < c->isr_n; i++) {
+        bool replica = false;
+        for (unsigned r = 0; r < p->replicas_count; r++)
+            replica |= p->replicas[r] == c->isr[i];
+        const struct mi_broker *b = metadata_image_broker(img, c->isr[i]);
+        bool added = true;
+        for (unsigned k = 0; k < p->isr_count; k++)
+            added &= p->isr[k] != c->isr[i];
+        if (!replica || (added && (!b || b->fenced))) {
+            c->err = KAFKA_INVALID_REQUEST; /* Kafka 3.5+: INELIGIBLE_REPLICA */
+            return;
+        }
+        self_in |= c->isr[i] == p->leader;
+    }
+    if (!self_in || c->isr_n == 0) {
+        c->err = KAFKA_INVALID_REQUEST;
+        return;
+    }
+    c->len = mi_encode_partition(c->rec, sizeof c->rec, t->id, c->partition, p->replicas,
+                                 p->replicas_count, p->leader, p->leader_epoch, c->isr, c->isr_n);
+    c->err = c->len ? KAFKA_NONE : KAFKA_INVALID_REQUEST;
+}
+
+int16_t metadata_node_alter_partition(struct metadata_node *n, int32_t broker_id, const char *topic,
+                                      int32_t partition, int32_t leader_epoch, const int32_t *isr,
+                                      unsigned isr_n)
+{
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    if (!st.is_leader)
+        return KAFKA_NOT_CONTROLLER;
+    if (isr_n == 0 || isr_n > MI_REPLICAS_MAX)
+        return KAFKA_INVALID_REQUEST;
+    struct alter_check *c = calloc(1, sizeof(*c));
+    if (!c)
+        return KAFKA_UNKNOWN_SERVER_ERROR;
+    *c = (struct alter_check){.topic = topic,
+                              .partition = partition,
+                              .broker_id = broker_id,
+                              .leader_epoch = leader_epoch,
+                              .isr = isr,
+                              .isr_n = isr_n};
+    pthread_mutex_lock(&n->ctl_mu); /* one controller decision at a time */
+    metadata_node_read(n, alter_check, c);
+    int16_t err = c->err;
+    if (!err) {
+        uint64_t index;
+        int rc = quorum_propose_wait(n->q, c->rec, c->len, PROPOSE_WAIT_MS, &index);
+        if (rc)
+            err = quorum_error(rc);
+    }
+    pthread_mutex_unlock(&n->ctl_mu);
+    free(c);
+    return err;
+}
+
+static int encode_alter_partition(struct kp_writer *w, int16_t v, const void *m)
+{
+    return kmsg_alter_partition_request_encode(w, v, m);
+}
+
+int16_t metadata_node_alter_partition_send(struct metadata_node *n, const char *topic,
+                                           int32_t partition, int32_t leader_epoch,
+                                           const int32_t *isr, unsigned isr_n)
+{
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    if (st.is_leader)
+        return metadata_node_alter_partition(n, n->node_id, topic, partition, leader_epoch, isr,
+                                             isr_n);
+    if (st.leader_id <= 0)
+        return KAFKA_NOT_CONTROLLER;
+    char host[MI_HOST_BYTES_MAX + 1];
+    uint16_t port = 0;
+    pthread_mutex_lock(&n->mu);
+    const struct mi_broker *c = metadata_image_broker(&n->img, st.leader_id);
+    if (c) {
+        memcpy(host, c->host, sizeof host);
+        port = c->port;
+    }
+    pthread_mutex_unlock(&n->mu);
+    if (!port)
+        return KAFKA_NOT_CONTROLLER;
+    int32_t isr_copy[MI_REPLICAS_MAX];
+    memcpy(isr_copy, isr, isr_n * sizeof(int32_t));
+    struct kmsg_alter_partition_partition pp = {.partition_index = partition,
+                                                .leader_epoch = leader_epoch,
+                                                .new_isr = isr_copy,
+                                                .new_isr_count = (int32_t)isr_n,
+                                                .partition_epoch = 0};
+    struct kmsg_alter_partition_topic tp = {
+        .topic_name = kp_str_of(topic), .partitions = &pp, .partitions_count = 1};
+    struct kmsg_alter_partition_request q = {
+        .broker_id = n->node_id, .broker_epoch = -1, .topics = &tp, .topics_count = 1};
+    uint8_t *frame = NULL;
+    size_t frame_len = 0, body_at = 0;
+    int rc = kclient_call(host, port, PEER_TIMEOUT_MS + PROPOSE_WAIT_MS, KAFKA_ALTER_PARTITION, 0,
+                          encode_alter_partition, &q, &frame, &frame_len, &body_at);
+    int16_t err = KAFKA_REQUEST_TIMED_OUT;
+    if (rc == 0) {
+        uint8_t arena_buf[2048];
+        struct kp_arena a;
+        kp_arena_init(&a, arena_buf, sizeof arena_buf);
+        struct kp_reader rd;
+        struct kmsg_alter_partition_response r = {0};
+        kp_reader_init(&rd, frame + body_at, frame_len - body_at);
+        if (kmsg_alter_partition_response_decode(&rd, 0, &a, &r) == 0) {
+            err = r.error_code;
+            if (!err && r.topics_count == 1 && r.topics[0].partitions_count == 1)
+                err = r.topics[0].partitions[0].error_code;
+        }
+    }
+    free(frame);
+    return err;
 }

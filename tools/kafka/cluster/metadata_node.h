@@ -50,9 +50,17 @@ int metadata_node_start(const char *dir, int32_t node_id, const char *listen, co
  * (replica_fetcher.h: DIR's replication-offset-checkpoint loaded, written every checkpoint_ms,
  * 0: 5000). 0 or -errno (-EINVAL: a corrupt checkpoint, logged with its line). */
 int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *host, uint16_t port,
-                      unsigned session_ms, unsigned checkpoint_ms);
-/* Stops the agent thread and the replica fetchers (writing the high-watermark checkpoint; the
- * engine is not used after it); the quorum keeps running. NULL and a second call are no-ops. */
+                      unsigned session_ms, unsigned replica_lag_ms, unsigned checkpoint_ms);
+/* The leader side of replication (replica_state.h; replica_lag_ms 0: 30000), NULL before
+ * metadata_node_run or after metadata_node_halt (which stops it first). */
+struct replica_state *metadata_node_replicas(struct metadata_node *n);
+/* The leader side's high watermark of a partition this node leads, for the follower side's
+ * replication-offset-checkpoint (replica_fetcher_leader_hw; the replica thread only). */
+void metadata_node_leader_hw(struct metadata_node *n, const char *topic, int32_t partition,
+                             int64_t hw);
+/* Stops the leader side, the agent thread and the replica fetchers (writing the high-watermark
+ * checkpoint; the engine is not used after it); the quorum keeps running. NULL and a second call
+ * are no-ops. */
 void metadata_node_halt(struct metadata_node *n);
 /* Stops the agent and the quorum, frees the image. NULL is a no-op. */
 void metadata_node_stop(struct metadata_node *n);
@@ -70,7 +78,21 @@ int16_t metadata_node_heartbeat(struct metadata_node *n, int32_t broker_id, int6
                                 bool want_fence, bool *is_fenced);
 /* May wait for the quorum (never call it from a loop thread). rf -1: 1. `message` is set to a
  * static explanation on an error. */
+/* AlterPartition on the controller (replica_state.h RS4): broker_id must be the partition's
+ * leader (else INVALID_REQUEST) at leader_epoch (else FENCED_LEADER_EPOCH); the new ISR must hold
+ * the leader, only replicas, and no fenced broker it adds (else INVALID_REQUEST); then a
+ * PARTITION record with the new ISR (same replicas, leader, leader epoch) is committed. Waits
+ * for the quorum (never from a loop thread). NOT_CONTROLLER on another node. */
+int16_t metadata_node_alter_partition(struct metadata_node *n, int32_t broker_id, const char *topic,
+                                      int32_t partition, int32_t leader_epoch, const int32_t *isr,
+                                      unsigned isr_n);
+/* The leader's call: metadata_node_alter_partition here when this node is the controller, else
+ * AlterPartition (56) to the controller's listener (kclient.h). A Kafka error. */
+int16_t metadata_node_alter_partition_send(struct metadata_node *n, const char *topic,
+                                           int32_t partition, int32_t leader_epoch,
+                                           const int32_t *isr, unsigned isr_n);
+/* min_isr > 0: the topic's min.insync.replicas config, kept in its TOPIC record. */
 int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, int32_t partitions,
-                                   int16_t rf, const char **message);
+                                   int16_t rf, int32_t min_isr, const char **message);
 
 #endif

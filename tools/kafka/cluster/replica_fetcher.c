@@ -819,3 +819,19 @@ void replica_fetcher_set_interim_leader_hw(struct replica_fetcher *rf, bool on)
     rf->interim_leader_hw = on;
     pthread_mutex_unlock(&rf->mu);
 }
+
+void replica_fetcher_leader_hw(struct replica_fetcher *rf, const char *topic, int32_t partition,
+                               int64_t hw)
+{
+    if (!rf)
+        return;
+    pthread_mutex_lock(&rf->mu);
+    /* a led partition RF1 left unheld is the leader side's from the start: its entry is made
+     * here, held (the engine holds the leader side's high watermark) */
+    struct rf_part *p = part_entry(rf, topic, partition);
+    if (p && (!p->hw_held || hw > p->hw)) { /* never lowered */
+        p->hw_held = true;
+        p->hw = hw;
+    }
+    pthread_mutex_unlock(&rf->mu);
+}

@@ -82,6 +82,11 @@ void replica_fetcher_update(struct replica_fetcher *rf, const struct rf_assignme
                             bool metadata_current);
 /* RF5 on or off (on by default): the leader side turns it off once it holds the high watermark. */
 void replica_fetcher_set_interim_leader_hw(struct replica_fetcher *rf, bool on);
+/* The leader side (replica_state.h) handed the engine this high watermark of a partition this
+ * node leads: it is what the checkpoint keeps for it (held from then on, even one RF1 left
+ * unheld; never lowered). NULL: no-op. */
+void replica_fetcher_leader_hw(struct replica_fetcher *rf, const char *topic, int32_t partition,
+                               int64_t hw);
 /* Stops every thread, then writes the checkpoint once more (a clean shutdown). NULL: no-op. */
 void replica_fetcher_stop(struct replica_fetcher *rf);
 

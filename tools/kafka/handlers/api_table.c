@@ -87,6 +87,7 @@ H(incremental_alter_configs, kafka_handle_incremental_alter_configs(s))
 H(describe_producers, kafka_handle_describe_producers(s))
 H(broker_registration, kafka_handle_broker_registration(s))
 H(broker_heartbeat, kafka_handle_broker_heartbeat(s))
+H(alter_partition, kafka_handle_alter_partition(s))
 H(offset_for_leader_epoch, kafka_handle_offset_for_leader_epoch(s))
 H(describe_transactions, kafka_handle_describe_transactions(s))
 H(list_transactions, kafka_handle_list_transactions(s))
@@ -266,6 +267,9 @@ const struct kafka_api kafka_api_rows[] = {
         describe_user_scram_credentials, h_describe_user_scram_credentials, false),
     ROW_OFF_LOOP(KAFKA_ALTER_USER_SCRAM_CREDENTIALS, "AlterUserScramCredentials", 0, 0, 0, 0, 0,
                  true, alter_user_scram_credentials, h_alter_user_scram_credentials, false),
+    /* KRaft's AlterPartition (KA8): handle_cluster.c */
+    ROW_INTERNAL(KAFKA_ALTER_PARTITION, "AlterPartition", 0, 0, 0, alter_partition,
+                 h_alter_partition, true), /* waits for its commit: off the loops (KA7) */
     /* KIP-664 operator APIs: flexible from v0; handlers in handle_ops.c */
     ROW(KAFKA_DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0, 0, 0, 0, true, describe_producers,
         h_describe_producers, false),

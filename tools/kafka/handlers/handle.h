@@ -21,6 +21,8 @@
 #include "tools/kafka/handlers/broker.h"
 #include "tools/kafka/handlers/session.h"
 
+struct replica_state;
+
 #define KAFKA_HOLES_MAX       1024 /* record slices in one fetch response */
 #define KAFKA_ARENA_MIN_BYTES (16u << 10)
 #define KAFKA_ARENA_MAX_BYTES (64u << 20)
@@ -30,8 +32,18 @@ struct kafka_produce_op {
     struct rt_append_op op;
     struct kafka_slot *slot;
     struct kmsg_produce_partition_response *resp;
-    bool first;      /* the partition's first batch: its base offset is the answer */
-    void *converted; /* an up-converted message set's batch (KPC1), freed by its callback */
+    bool first;          /* the partition's first batch: its base offset is the answer */
+    void *converted;     /* an up-converted message set's batch (KPC1), freed by its callback */
+    uint32_t last_delta; /* the batch's last offset delta (acks=all in a cluster, KPR6) */
+    int64_t *need;       /* the partition's offset after its last appended batch (KPR6) */
+};
+
+/* KPR6: one partition's acks=all answer parked in replica_state.h (rs_wait). */
+struct kafka_produce_wait {
+    struct kafka_slot *slot;
+    struct kmsg_produce_partition_response *resp;
+    char topic[RT_TOPIC_NAME_MAX + 1];
+    int64_t need;
 };
 
 struct kafka_slot {
@@ -65,6 +77,11 @@ struct kafka_slot {
     _Atomic uint32_t ops_pending;
     const struct kmsg_produce_response *produce_resp;
     bool acks_none;
+    struct replica_state *produce_rs;         /* a cluster's leader side (KPR6) */
+    bool produce_wait_all;                    /* acks=all: answers wait for the HW (KPR6) */
+    struct kafka_produce_wait *produce_waits; /* one per partition of the request (KPR6) */
+    uint32_t produce_waits_count;
+    int64_t produce_deadline_ms;
     int16_t api_versions_error; /* NONE, or UNSUPPORTED_VERSION (answered at v0) */
     /* Group metadata stores and deletions in flight, plus the handler's own hold (KH4). */
     _Atomic uint32_t group_ops;
@@ -89,8 +106,11 @@ enum net_verdict kafka_handle_metadata(struct kafka_slot *s);
  * broker-to-controller APIs, Metadata from the image, a cluster's CreateTopics. */
 struct metadata_node;
 struct metadata_node *kafka_cluster(const struct kafka_server *srv);
+/* The cluster's leader-side replication state (replica_state.h), NULL on a single broker. */
+struct replica_state *kafka_replicas(const struct kafka_server *srv);
 enum net_verdict kafka_handle_broker_registration(struct kafka_slot *s);
 enum net_verdict kafka_handle_broker_heartbeat(struct kafka_slot *s);
+enum net_verdict kafka_handle_alter_partition(struct kafka_slot *s);
 /* OffsetForLeaderEpoch (handle_epoch.c, KE1). */
 enum net_verdict kafka_handle_offset_for_leader_epoch(struct kafka_slot *s);
 enum net_verdict kafka_handle_metadata_cluster(struct kafka_slot *s, struct metadata_node *mn);

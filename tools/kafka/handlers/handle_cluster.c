@@ -18,6 +18,7 @@
  *        cluster (INVALID_REQUEST, said so) rather than applied to one node's engine alone.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/kafka/cluster/metadata_node.h"
@@ -27,6 +28,11 @@
 struct metadata_node *kafka_cluster(const struct kafka_server *srv)
 {
     return atomic_load_explicit(&((struct kafka_server *)srv)->cluster, memory_order_acquire);
+}
+
+struct replica_state *kafka_replicas(const struct kafka_server *srv)
+{
+    return metadata_node_replicas(kafka_cluster(srv));
 }
 
 enum net_verdict kafka_handle_broker_registration(struct kafka_slot *s)
@@ -66,6 +72,63 @@ enum net_verdict kafka_handle_broker_heartbeat(struct kafka_slot *s)
     kafka_count_error(s, m.error_code);
     kafka_response_begin(s);
     kmsg_broker_heartbeat_response_encode(&s->w, s->header.api_version, &m);
+    return kafka_response_end(s);
+}
+
+/* AlterPartition (56) on the controller: metadata_node_alter_partition per partition (it waits
+ * for the commit: this row runs off the loops, api_table.c). */
+enum net_verdict kafka_handle_alter_partition(struct kafka_slot *s)
+{
+    const struct kmsg_alter_partition_request *q = &s->msg.alter_partition;
+    struct metadata_node *mn = kafka_cluster(s->server);
+    struct kmsg_alter_partition_response m = {.error_code = KAFKA_NONE};
+    int32_t nt = q->topics_count > 0 ? q->topics_count : 0;
+    size_t parts = 0;
+    for (int32_t t = 0; t < nt; t++)
+        parts += q->topics[t].partitions_count > 0 ? (size_t)q->topics[t].partitions_count : 0;
+    if (kafka_resp_reserve(s, (size_t)nt * sizeof(struct kmsg_alter_partition_topic_response) +
+                                  parts * sizeof(struct kmsg_alter_partition_partition_response) +
+                                  64) != 0)
+        return NET_CLOSE;
+    m.topics = kafka_alloc(s, (size_t)nt, sizeof(*m.topics));
+    if (nt > 0 && !m.topics)
+        return NET_CLOSE;
+    m.topics_count = nt;
+    for (int32_t t = 0; t < nt; t++) {
+        const struct kmsg_alter_partition_topic *qt = &q->topics[t];
+        int32_t np = qt->partitions_count > 0 ? qt->partitions_count : 0;
+        struct kmsg_alter_partition_partition_response *rp =
+            kafka_alloc(s, (size_t)np, sizeof(*rp));
+        if (np > 0 && !rp)
+            return NET_CLOSE;
+        m.topics[t] = (struct kmsg_alter_partition_topic_response){
+            .topic_name = qt->topic_name, .partitions = rp, .partitions_count = np};
+        char name[RT_TOPIC_NAME_MAX + 1];
+        bool named = kafka_topic_name(qt->topic_name, name);
+        for (int32_t p = 0; p < np; p++) {
+            const struct kmsg_alter_partition_partition *qp = &qt->partitions[p];
+            rp[p] = (struct kmsg_alter_partition_partition_response){
+                .partition_index = qp->partition_index,
+                .leader_id = q->broker_id,
+                .leader_epoch = qp->leader_epoch,
+                .isr = qp->new_isr,
+                .isr_count = qp->new_isr_count,
+                .partition_epoch = qp->partition_epoch};
+            if (!mn)
+                rp[p].error_code = KAFKA_NOT_CONTROLLER;
+            else if (!named)
+                rp[p].error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+            else if (qp->new_isr_count < 1 || qp->new_isr_count > MI_REPLICAS_MAX)
+                rp[p].error_code = KAFKA_INVALID_REQUEST;
+            else
+                rp[p].error_code = metadata_node_alter_partition(
+                    mn, q->broker_id, name, qp->partition_index, qp->leader_epoch, qp->new_isr,
+                    (unsigned)qp->new_isr_count);
+            kafka_count_error(s, rp[p].error_code);
+        }
+    }
+    kafka_response_begin(s);
+    kmsg_alter_partition_response_encode(&s->w, s->header.api_version, &m);
     return kafka_response_end(s);
 }
 
@@ -263,11 +326,26 @@ int16_t kafka_cluster_create_topic(struct kafka_slot *s, struct metadata_node *m
         *message = "manual replica assignments are not served by a cluster yet";
         return KAFKA_INVALID_REPLICA_ASSIGNMENT;
     }
-    if (t->configs_count > 0) {
-        *message = "topic configs are not carried by the cluster's metadata yet";
-        return KAFKA_INVALID_CONFIG;
+    int32_t min_isr = 0; /* the one config the cluster's metadata carries (replica_state.h) */
+    for (int32_t i = 0; i < t->configs_count; i++) {
+        const struct kmsg_create_topics_config *c = &t->configs[i];
+        char v[16];
+        char *end = NULL;
+        long n = 0;
+        if (c->value.len > 0 && c->value.len < (int32_t)sizeof v) {
+            memcpy(v, c->value.ptr, (size_t)c->value.len);
+            v[c->value.len] = '\0';
+            n = strtol(v, &end, 10);
+        }
+        if (!kp_str_eq(c->name, "min.insync.replicas") || !end || *end || n < 1 ||
+            n > MI_REPLICAS_MAX) {
+            *message = "a cluster's topics take min.insync.replicas (1..64) only, for now";
+            return KAFKA_INVALID_CONFIG;
+        }
+        min_isr = (int32_t)n;
     }
     int32_t partitions =
         t->num_partitions == -1 ? (int32_t)s->server->opts.num_partitions : t->num_partitions;
-    return metadata_node_create_topic(mn, name, partitions, t->replication_factor, message);
+    return metadata_node_create_topic(mn, name, partitions, t->replication_factor, min_isr,
+                                      message);
 }

@@ -67,6 +67,14 @@
  *   KF8  ListOffsets v0 answers old_style_offsets: the one offset v1 would answer (when it is
  *        >= 0 and max_num_offsets >= 1), else empty. Kafka's legacy answer for a timestamp
  *        (segment base offsets by file time) is not reproduced; clients ask v0 for -1/-2.
+ *   KF13 In a cluster (--voters; a single broker answers as before) every partition of a Fetch
+ *        (v0-11) and a ListOffsets is checked first as Kafka's localLogWithEpochOrThrow
+ *        (replica_state.h rs_check): a current_leader_epoch (Fetch v9+, ListOffsets v4+) below
+ *        the image's is FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOCH, and a node that is
+ *        not the partition's ready leader answers NOT_LEADER_OR_FOLLOWER, consumers and
+ *        followers alike. A follower's fetch (replica_id >= 0) reads with RT_READ_REPLICA up to
+ *        the log end and records its fetch offset as the follower's log end (rs_follower_fetch,
+ *        RS3); its answer carries the leader's high watermark.
  */
 #include <assert.h>
 #include <stddef.h>
@@ -74,6 +82,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/kafka/cluster/replica_state.h"
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
 
@@ -360,6 +369,7 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
     struct kafka_server *srv = s->server;
     const struct kmsg_fetch_request *q = &s->msg.fetch;
     int8_t magic = s->header.api_version >= 2 ? 1 : 0;
+    struct replica_state *rs = kafka_replicas(srv); /* KF13 */
     if (!retry)
         s->poll_started_ms = net_now_ms();
     release_held(s);
@@ -420,6 +430,13 @@ static enum net_verdict fetch_downconverted(struct kafka_slot *s, bool retry, bo
                 partition_edges(srv->engine, name, (uint32_t)qp->partition, r);
                 continue;
             }
+            if (rs) { /* KF13 */
+                r->error_code = rs_check(rs, name, qp->partition, -1, NULL, NULL);
+                if (r->error_code != KAFKA_NONE) {
+                    any_error = true;
+                    continue;
+                }
+            }
             if (limit <= 0)
                 limit = 1;
             r->error_code =
@@ -464,6 +481,10 @@ enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expir
     struct kafka_server *srv = s->server;
     const struct kmsg_fetch_request *q = &s->msg.fetch;
     enum rt_isolation iso = q->isolation_level == 1 ? RT_READ_COMMITTED : RT_READ_UNCOMMITTED;
+    struct replica_state *rs = kafka_replicas(srv); /* KF13 */
+    bool follower = rs && q->replica_id >= 0;
+    if (follower)
+        iso = RT_READ_REPLICA; /* to the log end */
     if (!retry)
         s->poll_started_ms = net_now_ms();
     release_held(s);
@@ -517,6 +538,13 @@ enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expir
                 continue;
             }
             uint32_t part = (uint32_t)qp->partition;
+            if (rs) { /* KF13 */
+                r->error_code = rs_check(rs, name, qp->partition,
+                                         s->header.api_version >= 9 ? qp->current_leader_epoch : -1,
+                                         NULL, NULL);
+                if (r->error_code != KAFKA_NONE)
+                    continue;
+            }
             int64_t limit = qp->partition_max_bytes;
             if (limit > budget)
                 limit = budget;
@@ -538,6 +566,13 @@ enum net_verdict kafka_handle_fetch(struct kafka_slot *s, bool retry, bool expir
                 continue;
             }
             const struct rt_fetch_view *v = rt_fetch_get(f);
+            if (follower) /* KF13, RS3: its fetch offset is its log end */
+                r->error_code = rs_follower_fetch(rs, name, qp->partition, q->replica_id,
+                                                  qp->fetch_offset, v->size_bytes == 0);
+            if (r->error_code != KAFKA_NONE) {
+                rt_fetch_release(f);
+                continue;
+            }
             if (any_data && v->size_bytes > (uint64_t)limit) {
                 /* KF2: past the first partition with data only whole batches that fit are
                  * answered; the engine's one-batch minimum is the first partition's alone. */
@@ -635,6 +670,7 @@ enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s)
     struct kafka_server *srv = s->server;
     const struct kmsg_list_offsets_request *q = &s->msg.list_offsets;
     enum rt_isolation iso = q->isolation_level == 1 ? RT_READ_COMMITTED : RT_READ_UNCOMMITTED;
+    struct replica_state *rs = kafka_replicas(srv); /* KF13 */
     uint64_t parts = 0;
     for (int32_t t = 0; t < q->topics_count; t++)
         parts += (uint64_t)(q->topics[t].partitions_count > 0 ? q->topics[t].partitions_count : 0);
@@ -673,6 +709,15 @@ enum net_verdict kafka_handle_list_offsets(struct kafka_slot *s)
                 r->error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
                 kafka_count_error(s, r->error_code);
                 continue;
+            }
+            if (rs) { /* KF13 */
+                r->error_code = rs_check(rs, name, qp->partition_index,
+                                         s->header.api_version >= 4 ? qp->current_leader_epoch : -1,
+                                         NULL, NULL);
+                if (r->error_code != KAFKA_NONE) {
+                    kafka_count_error(s, r->error_code);
+                    continue;
+                }
             }
             bool max_ts = qp->timestamp == KAFKA_LIST_OFFSETS_MAX_TIMESTAMP &&
                           s->header.api_version >= 7; /* KF7 */

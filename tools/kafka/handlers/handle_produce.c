@@ -30,12 +30,20 @@
  *        KAFKA_PRODUCE_CONVERTED_MAX_BYTES of converted batches per request: a partition beyond
  *        it is answered MESSAGE_TOO_LARGE, so a request of many small compressed sets cannot
  *        make the broker hold many full-size batches.
+ *   KPR6  In a cluster (--voters) a partition is appended only on its ready leader at the
+ *        image's epoch (replica_state.h rs_check: NOT_LEADER_OR_FOLLOWER otherwise, nothing
+ *        appended); acks=all is refused NOT_ENOUGH_REPLICAS, nothing appended, when the image's
+ *        ISR is smaller than the topic's min.insync.replicas. An acks=all answer is then parked
+ *        in the replica state once every batch is appended (never a loop thread waiting): each
+ *        appended partition waits for the high watermark to pass its last batch (rs_wait, RS5),
+ *        counted in ops_pending as the batches were, so the answer is still encoded once.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/kafka/cluster/replica_state.h"
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
 
@@ -103,6 +111,49 @@ static void produce_finish(struct kafka_slot *s)
         s->req->no_response = true; /* cannot happen short of memory; logged by the end */
 }
 
+/* KPR6: a parked partition answered (on the replica thread). */
+static void on_acked(void *ctx, int16_t error)
+{
+    struct kafka_produce_wait *w = ctx;
+    struct kafka_slot *s = w->slot;
+    if (error != KAFKA_NONE) {
+        w->resp->error_code = error;
+        w->resp->base_offset = -1;
+    }
+    if (atomic_fetch_sub_explicit(&s->ops_pending, 1, memory_order_acq_rel) == 1) {
+        produce_finish(s);
+        net_req_complete(s->req);
+    }
+}
+
+/* Every batch is in (ops_pending is 0): true when the answer goes now, false when acks=all
+ * parked it (KPR6; the last on_acked answers). */
+static bool produce_appended(struct kafka_slot *s)
+{
+    if (!s->produce_rs)
+        return true;
+    if (!s->produce_wait_all || s->produce_waits_count == 0) {
+        replica_state_poke(s->produce_rs); /* acks=0/1: the HW of an ISR {leader} moves now */
+        return true;
+    }
+    atomic_store_explicit(&s->ops_pending, 1, memory_order_relaxed); /* KPR2: a guard again */
+    for (uint32_t i = 0; i < s->produce_waits_count; i++) {
+        struct kafka_produce_wait *w = &s->produce_waits[i];
+        if (w->resp->error_code != KAFKA_NONE || w->need <= 0)
+            continue;
+        atomic_fetch_add_explicit(&s->ops_pending, 1, memory_order_relaxed);
+        unsigned isr_n = 0, min_isr = 1;
+        int16_t err = rs_check(s->produce_rs, w->topic, w->resp->index, -1, &isr_n, &min_isr);
+        if (err == KAFKA_NONE && rs_wait(s->produce_rs, w->topic, w->resp->index, w->need,
+                                         s->produce_deadline_ms, min_isr, on_acked, w) == 0)
+            continue;
+        atomic_fetch_sub_explicit(&s->ops_pending, 1, memory_order_relaxed);
+        w->resp->error_code = err ? err : KAFKA_NOT_LEADER_OR_FOLLOWER;
+        w->resp->base_offset = -1;
+    }
+    return atomic_fetch_sub_explicit(&s->ops_pending, 1, memory_order_acq_rel) == 1;
+}
+
 /* On a shard thread (KPR1-KPR3). */
 static void on_batch_done(void *ctx, int err, int64_t base_offset, bool duplicate)
 {
@@ -115,10 +166,14 @@ static void on_batch_done(void *ctx, int err, int64_t base_offset, bool duplicat
         if (op->resp->error_code == KAFKA_NONE)
             op->resp->error_code = produce_error(err);
         op->resp->base_offset = -1;
-    } else if (op->first && op->resp->error_code == KAFKA_NONE) {
-        op->resp->base_offset = base_offset;
+    } else {
+        if (op->first && op->resp->error_code == KAFKA_NONE)
+            op->resp->base_offset = base_offset;
+        if (op->need && base_offset + (int64_t)op->last_delta + 1 > *op->need)
+            *op->need = base_offset + (int64_t)op->last_delta + 1; /* KPR6 */
     }
-    if (atomic_fetch_sub_explicit(&s->ops_pending, 1, memory_order_acq_rel) == 1) {
+    if (atomic_fetch_sub_explicit(&s->ops_pending, 1, memory_order_acq_rel) == 1 &&
+        produce_appended(s)) {
         produce_finish(s);
         net_req_complete(s->req);
     }
@@ -194,8 +249,17 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
                 s->req->conn_id, batches, KAFKA_PRODUCE_BATCHES_MAX);
         return NET_CLOSE;
     }
-    size_t need = (size_t)q->topics_count * sizeof(struct kmsg_produce_topic_response) +
-                  (size_t)parts * sizeof(struct kmsg_produce_partition_response) + 64;
+    /* KPR6: acks=all in a cluster waits for the high watermark. */
+    struct replica_state *rs = kafka_replicas(srv);
+    s->produce_rs = rs;
+    s->produce_wait_all = q->acks == -1;
+    s->produce_waits = NULL;
+    s->produce_waits_count = 0;
+    s->produce_deadline_ms = rs_now_ms() + (q->timeout_ms > 0 ? q->timeout_ms : 0);
+    size_t need =
+        (size_t)q->topics_count * sizeof(struct kmsg_produce_topic_response) +
+        (size_t)parts * sizeof(struct kmsg_produce_partition_response) + 64 +
+        (s->produce_wait_all && rs ? (size_t)parts * sizeof(struct kafka_produce_wait) + 64 : 0);
     if (kafka_resp_reserve(s, need) != 0)
         return NET_CLOSE;
     if (batches > s->ops_cap) {
@@ -213,6 +277,11 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
     m->responses = topics;
     m->responses_count = q->topics_count > 0 ? q->topics_count : 0;
     s->produce_resp = m;
+    if (s->produce_rs && s->produce_wait_all && parts > 0) {
+        s->produce_waits = kafka_alloc(s, (size_t)parts, sizeof(struct kafka_produce_wait));
+        if (!s->produce_waits)
+            return NET_CLOSE;
+    }
 
     atomic_store_explicit(&s->ops_pending, 1, memory_order_relaxed); /* KPR2: the guard */
     uint32_t op_index = 0;
@@ -272,6 +341,23 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
                         s->req->conn_id, name, qp->index, qp->records.len);
                 continue;
             }
+            int64_t *need_at = NULL;
+            if (rs) { /* KPR6: the leader, at the image's epoch; acks=all and the ISR */
+                unsigned isr_n = 0, min_isr = 1;
+                r->error_code = rs_check(rs, name, qp->index, -1, &isr_n, &min_isr);
+                if (r->error_code == KAFKA_NONE && q->acks == -1 && isr_n < min_isr)
+                    r->error_code = KAFKA_NOT_ENOUGH_REPLICAS;
+                if (r->error_code != KAFKA_NONE)
+                    continue;
+                if (s->produce_waits) {
+                    struct kafka_produce_wait *w = &s->produce_waits[s->produce_waits_count++];
+                    w->slot = s;
+                    w->resp = r;
+                    w->need = 0;
+                    memcpy(w->topic, name, sizeof w->topic);
+                    need_at = &w->need;
+                }
+            }
             int64_t log_start = -1;
             if (rt_list_offsets(srv->engine, name, (uint32_t)qp->index, RT_OFFSET_EARLIEST,
                                 RT_READ_UNCOMMITTED, &log_start) == 0)
@@ -317,6 +403,8 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
                 op->resp = r;
                 op->first = first;
                 op->converted = converted;
+                op->need = need_at;
+                op->last_delta = kp_load_be32(at + RT_BATCH_OFF_LAST_OFFSET_DELTA);
                 atomic_fetch_add_explicit(&s->ops_pending, 1, memory_order_relaxed);
                 int rc = rt_append_batch_async(srv->engine, name, (uint32_t)qp->index, at, len,
                                                &op->op, on_batch_done, op);
@@ -356,7 +444,8 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
             }
         }
     }
-    if (atomic_fetch_sub_explicit(&s->ops_pending, 1, memory_order_acq_rel) == 1) {
+    if (atomic_fetch_sub_explicit(&s->ops_pending, 1, memory_order_acq_rel) == 1 &&
+        produce_appended(s)) {
         produce_finish(s); /* nothing in the engine (or all done already) */
         return NET_DONE;
     }

@@ -182,6 +182,7 @@ const char *kafka_error_name(int16_t code)
         E(UNKNOWN_LEADER_EPOCH);
         E(UNSUPPORTED_COMPRESSION_TYPE);
         E(STALE_BROKER_EPOCH);
+        E(INVALID_UPDATE_VERSION);
         E(OFFSET_NOT_AVAILABLE);
         E(MEMBER_ID_REQUIRED);
         E(PREFERRED_LEADER_NOT_AVAILABLE);

@@ -1163,6 +1163,54 @@ int kmsg_broker_heartbeat_request_decode(struct kp_reader *r, int16_t version, s
 int kmsg_broker_heartbeat_response_encode(struct kp_writer *w, int16_t version,
                                           const struct kmsg_broker_heartbeat_response *m);
 
+/* AlterPartition (56) v0: a partition leader's ISR change to the active controller. */
+struct kmsg_alter_partition_partition {
+    int32_t partition_index, leader_epoch;
+    int32_t *new_isr;
+    int32_t new_isr_count;
+    int32_t partition_epoch;
+};
+
+struct kmsg_alter_partition_topic {
+    struct kp_str topic_name;
+    struct kmsg_alter_partition_partition *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_alter_partition_request {
+    int32_t broker_id;
+    int64_t broker_epoch;
+    struct kmsg_alter_partition_topic *topics;
+    int32_t topics_count;
+};
+
+struct kmsg_alter_partition_partition_response {
+    int32_t partition_index;
+    int16_t error_code;
+    int32_t leader_id, leader_epoch;
+    int32_t *isr;
+    int32_t isr_count;
+    int32_t partition_epoch;
+};
+
+struct kmsg_alter_partition_topic_response {
+    struct kp_str topic_name;
+    struct kmsg_alter_partition_partition_response *partitions;
+    int32_t partitions_count;
+};
+
+struct kmsg_alter_partition_response {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    struct kmsg_alter_partition_topic_response *topics;
+    int32_t topics_count;
+};
+
+int kmsg_alter_partition_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                        struct kmsg_alter_partition_request *out);
+int kmsg_alter_partition_response_encode(struct kp_writer *w, int16_t version,
+                                         const struct kmsg_alter_partition_response *m);
+
 /* ---- KIP-664 operator APIs: DescribeProducers (61) v0, DescribeTransactions (65) v0,
  * ListTransactions (66) v0-1; all flexible (compact forms, tagged fields) ---- */
 
@@ -1563,6 +1611,7 @@ union kmsg_request {
     struct kmsg_describe_producers_request describe_producers;
     struct kmsg_broker_registration_request broker_registration;
     struct kmsg_broker_heartbeat_request broker_heartbeat;
+    struct kmsg_alter_partition_request alter_partition;
     struct kmsg_offset_for_leader_epoch_request offset_for_leader_epoch;
     struct kmsg_describe_transactions_request describe_transactions;
     struct kmsg_list_transactions_request list_transactions;
@@ -1613,6 +1662,7 @@ KMSG_OTHER_WAY(offset_delete, offset_delete_request, offset_delete_response)
 KMSG_OTHER_WAY(describe_producers, describe_producers_request, describe_producers_response)
 KMSG_OTHER_WAY(broker_registration, broker_registration_request, broker_registration_response)
 KMSG_OTHER_WAY(broker_heartbeat, broker_heartbeat_request, broker_heartbeat_response)
+KMSG_OTHER_WAY(alter_partition, alter_partition_request, alter_partition_response)
 KMSG_OTHER_WAY(offset_for_leader_epoch, offset_for_leader_epoch_request,
                offset_for_leader_epoch_response)
 KMSG_OTHER_WAY(describe_transactions, describe_transactions_request, describe_transactions_response)

@@ -15,6 +15,14 @@
  *     want_fence bool, want_shut_down bool
  *   BrokerHeartbeat response: throttle_time_ms i32, error_code i16, is_caught_up bool,
  *     is_fenced bool (default true), should_shut_down bool
+ *
+ * and AlterPartition (56, v0, flexible), a partition leader's ISR change (KIP-497), as Kafka
+ * 3.x's AlterPartitionRequest.json at v0:
+ *   request: broker_id i32, broker_epoch i64 (-1), topics [topic_name STRING, partitions
+ *     [partition_index i32, leader_epoch i32, new_isr [i32], partition_epoch i32]]
+ *   response: throttle_time_ms i32, error_code i16, topics [topic_name STRING, partitions
+ *     [partition_index i32, error_code i16, leader_id i32, leader_epoch i32, isr [i32],
+ *     partition_epoch i32]]
  */
 #include "tools/kafka/proto/kdesc.h"
 #include "tools/kafka/proto/kmsg.h"
@@ -102,3 +110,74 @@ KD_MESSAGE(kd_broker_heartbeat_response, "BrokerHeartbeatResponse", KAFKA_BROKER
 
 KMSG_CODEC(broker_registration, broker_registration_request, broker_registration_response)
 KMSG_CODEC(broker_heartbeat, broker_heartbeat_request, broker_heartbeat_response)
+
+/* ---- AlterPartition ---- */
+
+#define S struct kmsg_alter_partition_partition
+static const struct kd_field alter_partition_partition_f[] = {
+    KF(S, partition_index, KD_I32, 0, KD_NEVER),
+    KF(S, leader_epoch, KD_I32, 0, KD_NEVER),
+    KP(S, new_isr, KD_I32, 0, KD_NEVER),
+    KF(S, partition_epoch, KD_I32, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct alter_partition_partition_d =
+    KD_STRUCT(struct kmsg_alter_partition_partition, alter_partition_partition_f);
+
+#define S struct kmsg_alter_partition_topic
+static const struct kd_field alter_partition_topic_f[] = {
+    KF(S, topic_name, KD_STR, 0, KD_NEVER),
+    KA(S, partitions, 0, KD_NEVER, alter_partition_partition_d),
+};
+#undef S
+static const struct kd_struct alter_partition_topic_d =
+    KD_STRUCT(struct kmsg_alter_partition_topic, alter_partition_topic_f);
+
+#define S struct kmsg_alter_partition_request
+static const struct kd_field alter_partition_request_f[] = {
+    KF(S, broker_id, KD_I32, 0, KD_NEVER),
+    KFD(S, broker_epoch, KD_I64, 0, KD_NEVER, -1),
+    KA(S, topics, 0, KD_NEVER, alter_partition_topic_d),
+};
+#undef S
+static const struct kd_struct alter_partition_request_d =
+    KD_STRUCT(struct kmsg_alter_partition_request, alter_partition_request_f);
+
+#define S struct kmsg_alter_partition_partition_response
+static const struct kd_field alter_partition_partition_response_f[] = {
+    KF(S, partition_index, KD_I32, 0, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KF(S, leader_id, KD_I32, 0, KD_NEVER),
+    KF(S, leader_epoch, KD_I32, 0, KD_NEVER),
+    KP(S, isr, KD_I32, 0, KD_NEVER),
+    KF(S, partition_epoch, KD_I32, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct alter_partition_partition_response_d =
+    KD_STRUCT(struct kmsg_alter_partition_partition_response, alter_partition_partition_response_f);
+
+#define S struct kmsg_alter_partition_topic_response
+static const struct kd_field alter_partition_topic_response_f[] = {
+    KF(S, topic_name, KD_STR, 0, KD_NEVER),
+    KA(S, partitions, 0, KD_NEVER, alter_partition_partition_response_d),
+};
+#undef S
+static const struct kd_struct alter_partition_topic_response_d =
+    KD_STRUCT(struct kmsg_alter_partition_topic_response, alter_partition_topic_response_f);
+
+#define S struct kmsg_alter_partition_response
+static const struct kd_field alter_partition_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 0, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KA(S, topics, 0, KD_NEVER, alter_partition_topic_response_d),
+};
+#undef S
+static const struct kd_struct alter_partition_response_d =
+    KD_STRUCT(struct kmsg_alter_partition_response, alter_partition_response_f);
+
+KD_MESSAGE(kd_alter_partition_request, "AlterPartitionRequest", KAFKA_ALTER_PARTITION, 0, 0, 0,
+           &alter_partition_request_d, NULL);
+KD_MESSAGE(kd_alter_partition_response, "AlterPartitionResponse", KAFKA_ALTER_PARTITION, 0, 0, 0,
+           &alter_partition_response_d, NULL);
+
+KMSG_CODEC(alter_partition, alter_partition_request, alter_partition_response)

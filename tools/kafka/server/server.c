@@ -47,6 +47,8 @@
 #include <time.h>
 
 #include "tools/kafka/auth/authorizer.h"
+#include "tools/kafka/cluster/metadata_node.h"
+#include "tools/kafka/cluster/replica_state.h"
 #include "tools/kafka/config/broker_config_store.h"
 #include "tools/kafka/handlers/handle.h"
 #include "tools/kafka/handlers/handle_txn.h"
@@ -503,6 +505,8 @@ const struct net_counters *kafka_server_net_counters(const struct kafka_server *
 
 void kafka_server_set_cluster(struct kafka_server *s, struct metadata_node *n)
 {
+    /* a high watermark the leader side moves re-runs parked fetches, as an append does */
+    replica_state_set_wake(metadata_node_replicas(n), on_append_watch, s);
     atomic_store_explicit(&s->cluster, n, memory_order_release);
 }
 
