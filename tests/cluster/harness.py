@@ -117,6 +117,21 @@ class Cluster:
         """Nodes whose process ended without the harness stopping it: {node: status}."""
         return {i: p.returncode for i, p in self.proc.items() if p.poll() is not None}
 
+    def stacks(self):
+        """Every live node's threads' stacks (gdb, when installed) into DIR/nI.stacks, for a
+        node that stopped answering; returns the files written."""
+        if shutil.which("gdb") is None:
+            return []
+        out = []
+        for i in self.alive():
+            path = os.path.join(self.dir, f"n{i}.stacks")
+            with open(path, "w") as f:
+                subprocess.run(["gdb", "-p", str(self.proc[i].pid), "-batch", "-ex",
+                                "thread apply all bt"], stdout=f, stderr=subprocess.STDOUT,
+                               timeout=60)
+            out.append(path)
+        return out
+
     # --- the cluster's view ----------------------------------------------------------------
     def status(self, via=None):
         """`ringtail cluster status` from a running node (the controller's answer preferred):

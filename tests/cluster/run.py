@@ -175,6 +175,7 @@ def main():
         time.sleep(2)
         end = time.monotonic() + args.duration
         ran = []
+        skipped = set()
         rounds = 0
         while True:
             for s in names:
@@ -189,9 +190,11 @@ def main():
                     ran.append(s)
                 except SkipScenario as e:
                     log(f"    skipped: {e}")
+                    skipped.add(s)
                 except TimeoutError as e:
                     failures.append(f"scenario {s}: {e}")
                     log(f"    FAILED: {e}")
+                    log(f"    stacks of the live nodes: {c.stacks()}")
                     for i in harness.NODES:  # heal what can be healed for the rest
                         if i not in c.proc:
                             c.start(i)
@@ -251,8 +254,9 @@ def main():
         if len(bad) > 50:
             log(f"... {len(bad) - 50} more violations")
         failures += bad
-        missing = [s for s in names if s not in ran]
-        log(f"scenarios run: {ran}; not run: {missing}")
+        missing = [s for s in names if s not in ran and s not in skipped]
+        log(f"scenarios run: {ran}; skipped (said why above): {sorted(skipped)}; "
+            f"failed to run: {missing}")
         if missing and not failures:
             failures.append(f"scenarios not run: {missing}")
     except Exception as e:

@@ -13,7 +13,7 @@ its idempotent producer promised).
 import threading
 import time
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 
 class History:
@@ -104,8 +104,10 @@ class Producers:
                 seq += 1
             except BufferError:
                 pass
-            except KafkaException as e:
-                self.log(f"producer P{n}.{inc}: produce: {e}")
+            except KafkaException as e:  # no metadata for the partition yet: again later
+                if e.args[0].code() not in (KafkaError._UNKNOWN_PARTITION,
+                                            KafkaError._UNKNOWN_TOPIC):
+                    self.log(f"producer P{n}.{inc}: produce: {e}")
             try:
                 p.poll(0)
             except KafkaException as e:  # confluent_kafka raises a fatal error from poll
