@@ -6,12 +6,14 @@
  *
  * Pieces: bench_util.c (latency histogram, clocks, memory figures, progress line, scratch
  * directories), bench_sinks.c (ringtail and the three peers behind one append/read seam),
- * bench_limit.c (the limits), bench_txn.c (transactional workloads W3/W4, the RocksDB
- * TransactionDB peer, the fdatasync probe, the memory probes), bench_main.c (options, workloads,
- * table, JSON, chart).
+ * bench_limit.c (the limits: every way of doing their work), bench_check.c (the self-check),
+ * bench_txn.c (transactional workloads W3/W4, the RocksDB TransactionDB peer, the fdatasync
+ * probe, the memory probes), bench_main.c (options, workloads, table, JSON, chart).
  *
- * This program measures and reports; it never asserts a target. It owns no engine logic and
- * links only the public API (ringtail.h).
+ * This program measures and reports; it never asserts a target. It does check its own
+ * yardsticks (bench_check.c): a ratio above a limit fails the run, because the limit was then not
+ * a limit. It owns no engine logic and links the public API (ringtail.h), plus the engine's batch
+ * builder (engine/log/batch.h) to encode W1's ready batches before the clock starts.
  */
 #ifndef RT_BENCH_H
 #define RT_BENCH_H
@@ -124,8 +126,12 @@ struct sink {
 };
 
 extern const struct sink_ops sink_ringtail, sink_rocksdb, sink_lmdb, sink_sqlite;
+/* The io backend the ringtail sinks open with (--io; default RT_IO_AUTO). */
+extern enum rt_io_backend bench_io_backend;
 /* ringtail appending with rt_append even when not durable (W1's "rt_append" row). */
 extern const struct sink_ops sink_ringtail_append;
+/* ringtail appending ready (pre-encoded) batches with rt_append_batch (W1's "rt_append_batch"). */
+extern const struct sink_ops sink_ringtail_batch;
 
 /* The ringtail sink's engine (for stats and fetch-based reads). */
 rt_engine *sink_ringtail_engine(struct sink *s);
@@ -147,14 +153,26 @@ struct limit_result {
  * plain io_uring writes. With syncs > 0, the writes go in syncs/files rounds; each round writes
  * its share of chunks to every file, then fdatasyncs every file (so exactly `syncs` fdatasyncs in
  * all, the cadence the engine used). With syncs == 0, writes go queue_depth at a time, unsynced. */
+/* linked (syncs > 0 only): each round's writes to a file and its fdatasync go as one
+ * IOSQE_IO_LINK chain (write -> ... -> fdatasync), submitted with the other files' chains at
+ * once, as ringtail's io_uring backend issues a round; else the round's writes are reaped
+ * before the fdatasyncs are submitted. */
 int limit_write(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_bytes,
-                uint64_t syncs, uint32_t queue_depth, bool prewritten, struct limit_result *out);
+                uint64_t syncs, uint32_t queue_depth, bool prewritten, bool linked,
+                struct limit_result *out);
 /* The same chunks, rounds and fdatasyncs as limit_write, written by plain pwritev on the calling
  * thread: each round's share of one file as one pwritev (one iovec per chunk), then (syncs > 0)
  * an fdatasync of every file. */
 int limit_write_pwritev(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_bytes,
                         uint64_t syncs, uint32_t queue_depth, bool prewritten,
                         struct limit_result *out);
+
+/* The same chunks and fdatasyncs split over `files` threads, one file each, each running its own
+ * rounds by limit_write_pwritev (in DIR/p<f>/) independently of the others; seconds = the
+ * slowest thread's. */
+int limit_write_parallel(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_bytes,
+                         uint64_t syncs, uint32_t queue_depth, bool prewritten,
+                         struct limit_result *out);
 
 /* Memory read bandwidth of bench_checksum over a buffer of `bytes`, best of `passes`, bytes/s. */
 double limit_memory_read_bps(size_t bytes, int passes);

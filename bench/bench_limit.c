@@ -1,17 +1,23 @@
 /*
  * bench_limit.c — what the machine itself can do, measured in the same run as ringtail:
  *   - the write limit: the same chunks (each the size of one of ringtail's encoded batches)
- *     written by plain buffered io_uring writes, with the same number of fdatasyncs ringtail
- *     issued, so any gap is the engine's own cost and not the disk's. Measured twice (issue 14
- *     item 1): into files whose blocks were already written (zeroes, fdatasynced before the
- *     clock starts: an fdatasync then commits data only, as an overwrite does — the true limit)
- *     and into fallocate'd files (unwritten extents: each fdatasync also commits extent
- *     metadata, as ringtail's fallocate'd segments do today). Ratios use the better of the two.
+ *     written with the same number of fdatasyncs ringtail issued, so any gap is the engine's own
+ *     cost and not the disk's, in each of the ways this machine could do that work (issue 27
+ *     item 1; bench_main.c's limit_group runs them all and keeps the best as the limit):
+ *       - io_uring, linked: each round's writes to a file and its fdatasync as one
+ *         IOSQE_IO_LINK chain, as ringtail's io_uring backend issues them (limit_write, linked);
+ *       - io_uring, unlinked: the round's writes submitted and reaped, then the fdatasyncs
+ *         (limit_write);
+ *       - pwritev on the calling thread: each round's share of one file as one pwritev, then an
+ *         fdatasync of every file (limit_write_pwritev; issue 14 item 4: io_uring hands small
+ *         buffered writes to kernel io-wq workers, which can be slower than the syscall);
+ *       - pwritev per file in parallel: one thread per file, each its own rounds of its share
+ *         (pwritev then fdatasync), independent of the others, as shards and partitions run
+ *         their rounds independently (limit_write_parallel; W2 with more than one file);
+ *     each into files whose blocks were already written (zeroes, fdatasynced before the clock
+ *     starts: an fdatasync then commits data only, as an overwrite does) and into fallocate'd
+ *     files (unwritten extents: each fdatasync also commits extent metadata).
  *   - the read limit: memory read bandwidth of the same checksum loop R1 runs over values.
- *   - the same write limit by plain pwritev on the calling thread (limit_write_pwritev; issue 14
- *     item 4): io_uring hands small buffered writes to kernel io-wq workers, so for unsynced
- *     rounds a pwritev of the round's chunks (one iovec each, one call per file per round) may
- *     be faster; W1's ratio is taken against the faster of the two.
  * It never touches the engine. Costs: one io_uring_enter per batch of writes and one per round of
  * fdatasyncs (pwritev: one call per file per round, split past IOV_MAX, and one fdatasync per
  * file per round); the buffer is reused for every chunk (the page cache copy is what is
@@ -23,6 +29,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <liburing.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,8 +237,130 @@ int limit_write_pwritev(const char *dir, uint32_t files, uint64_t chunks, size_t
     return rc;
 }
 
+/* One file's share of a round as IOSQE_IO_LINK chains ending in its fdatasync, as ringtail's
+ * io_uring backend chains a round (io/io_uring.c: write -> write -> fdatasync): the fdatasync
+ * starts only when the file's writes are done. A chain must be submitted whole, so a share
+ * larger than the ring goes as several chains, each submitted and reaped before the next
+ * (which keeps the order); the last one ends in the fdatasync. The chains of every file stay
+ * queued (unsubmitted) for the caller to submit together. */
+static int queue_linked_share(struct limit_state *st, uint32_t f, uint64_t share)
+{
+    for (;;) {
+        unsigned room = io_uring_sq_space_left(&st->ring);
+        if (room > LIMIT_RING - st->inflight)
+            room = LIMIT_RING - st->inflight;
+        if (room < 2 || (room < share + 1 && st->inflight > 0)) {
+            io_uring_submit(&st->ring);
+            int rc = reap_all(st);
+            if (rc)
+                return rc;
+            continue;
+        }
+        bool last = share + 1 <= room;
+        uint64_t k = last ? share : room - 1;
+        for (uint64_t i = 0; i < k; i++) {
+            struct io_uring_sqe *sqe = io_uring_get_sqe(&st->ring);
+            io_uring_prep_write(sqe, st->fds[f], st->buf, (unsigned)st->chunk_bytes, st->pos[f]);
+            io_uring_sqe_set_data64(sqe, ((uint64_t)f << 48) | st->pos[f]);
+            if (last || i + 1 < k)
+                sqe->flags |= IOSQE_IO_LINK;
+            st->pos[f] += st->chunk_bytes;
+            st->inflight++;
+        }
+        share -= k;
+        if (last) {
+            struct io_uring_sqe *sqe = io_uring_get_sqe(&st->ring);
+            io_uring_prep_fsync(sqe, st->fds[f], IORING_FSYNC_DATASYNC);
+            io_uring_sqe_set_data64(sqe, UINT64_MAX);
+            st->inflight++;
+            return 0;
+        }
+        io_uring_submit(&st->ring); /* this chain alone, done before the next one starts */
+        int rc = reap_all(st);
+        if (rc)
+            return rc;
+    }
+}
+
+/* One thread of limit_write_parallel: file `f` alone, in dir/p<f>/, by limit_write_pwritev. */
+struct par_file {
+    char dir[PATH_MAX];
+    uint64_t chunks, syncs;
+    size_t chunk_bytes;
+    uint32_t queue_depth;
+    bool prewritten;
+    struct limit_result res;
+    int rc;
+    pthread_t thread;
+};
+
+static void *par_main(void *arg)
+{
+    struct par_file *pf = arg;
+    pf->rc = bench_mkdir(pf->dir);
+    if (pf->rc == 0)
+        pf->rc = limit_write_pwritev(pf->dir, 1, pf->chunks, pf->chunk_bytes, pf->syncs,
+                                     pf->queue_depth, pf->prewritten, &pf->res);
+    return NULL;
+}
+
+int limit_write_parallel(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_bytes,
+                         uint64_t syncs, uint32_t queue_depth, bool prewritten,
+                         struct limit_result *out)
+{
+    if (files == 0 || files > LIMIT_FILES_MAX || chunk_bytes == 0 || queue_depth == 0)
+        return -EINVAL;
+    struct par_file *pf = calloc(files, sizeof(*pf));
+    if (!pf)
+        return -ENOMEM;
+    int rc = 0;
+    uint32_t started = 0;
+    for (uint32_t f = 0; f < files; f++) {
+        snprintf(pf[f].dir, sizeof(pf[f].dir), "%s/p%u", dir, f);
+        pf[f].chunks = chunks / files + (f < chunks % files ? 1 : 0);
+        pf[f].syncs = syncs / files + (f < syncs % files ? 1 : 0);
+        if (syncs > 0 && pf[f].syncs == 0)
+            pf[f].syncs = 1;
+        pf[f].chunk_bytes = chunk_bytes;
+        pf[f].queue_depth = queue_depth;
+        pf[f].prewritten = prewritten;
+        if (out->round_latency) {
+            pf[f].res.round_latency = calloc(1, sizeof(struct hist));
+            if (!pf[f].res.round_latency) {
+                rc = -ENOMEM;
+                break;
+            }
+        }
+    }
+    /* Each thread pre-writes (or fallocates) its file before its clock starts; the run's time
+     * is the slowest thread's. */
+    for (uint32_t f = 0; f < files && rc == 0; f++, started++)
+        if (pthread_create(&pf[f].thread, NULL, par_main, &pf[f]) != 0)
+            rc = -EAGAIN;
+    double seconds = 0;
+    for (uint32_t f = 0; f < started; f++) {
+        pthread_join(pf[f].thread, NULL);
+        if (pf[f].rc && !rc)
+            rc = pf[f].rc;
+        if (pf[f].res.seconds > seconds)
+            seconds = pf[f].res.seconds;
+        out->chunks += pf[f].res.chunks;
+        out->fdatasyncs += pf[f].res.fdatasyncs;
+        if (out->round_latency && pf[f].res.round_latency)
+            hist_merge(out->round_latency, pf[f].res.round_latency);
+    }
+    out->seconds = seconds;
+    for (uint32_t f = 0; f < files; f++) {
+        free(pf[f].res.round_latency);
+        bench_rmtree(pf[f].dir);
+    }
+    free(pf);
+    return rc;
+}
+
 int limit_write(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_bytes,
-                uint64_t syncs, uint32_t queue_depth, bool prewritten, struct limit_result *out)
+                uint64_t syncs, uint32_t queue_depth, bool prewritten, bool linked,
+                struct limit_result *out)
 {
     if (files == 0 || files > LIMIT_FILES_MAX || chunk_bytes == 0 || queue_depth == 0)
         return -EINVAL;
@@ -261,6 +390,21 @@ int limit_write(const char *dir, uint32_t files, uint64_t chunks, size_t chunk_b
             uint64_t t_round = bench_now_ns();
             /* this round's chunks, spread so the totals come out exact */
             uint64_t n = (r + 1) * chunks / rounds - r * chunks / rounds;
+            if (linked) {
+                for (uint32_t f = 0; f < files && rc == 0; f++) {
+                    rc = queue_linked_share(&st, f, n / files + (f < n % files ? 1 : 0));
+                    out->fdatasyncs++;
+                }
+                if (rc == 0) {
+                    io_uring_submit(&st.ring);
+                    rc = reap_all(&st);
+                }
+                done += n;
+                progress_add(n * BENCH_BATCH_VALUE_BYTES);
+                if (out->round_latency)
+                    hist_add(out->round_latency, bench_now_ns() - t_round);
+                continue;
+            }
             for (uint64_t i = 0; i < n && rc == 0; i++)
                 rc = queue_write(&st, (uint32_t)(i % files));
             if (rc == 0) {

@@ -276,6 +276,8 @@ static int engine_open(const char *dir, const struct rt_options *opts_in,
     rc = txn_registry_open(&e->txn, dir, faults);
     if (rc)
         goto err_txn;
+    if (opts_in->producer_ids_granted)
+        producer_registry_set_granted(&e->txn.producers);
     /* The log's ports (L-5): the calls it makes up, answered by the txn layer. */
     const struct log_ports ports = {.is_named = producer_registry_is_named,
                                     .named_ctx = &e->txn.producers,
@@ -1049,6 +1051,24 @@ int rt_producer_id_allocate(rt_engine *e, int64_t *producer_id_out, int16_t *epo
         return error_set(rc, "rt_producer_id_allocate: %s", rt_strerror(rc));
     *producer_id_out = id;
     *epoch_out = 0;
+    return 0;
+}
+
+int rt_producer_id_grant(rt_engine *e, int64_t first, int64_t end)
+{
+    error_clear();
+    if (!e)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_id_grant: NULL engine");
+    int rc = log_refuse_if_read_only(&e->log, "rt_producer_id_grant");
+    return rc ? rc : producer_registry_grant(&e->txn.producers, first, end);
+}
+
+int rt_producer_id_available(rt_engine *e, int64_t *available_out)
+{
+    error_clear();
+    if (!e || !available_out)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_producer_id_available: NULL argument");
+    *available_out = producer_registry_available(&e->txn.producers);
     return 0;
 }
 

@@ -251,6 +251,9 @@ struct rt_options {
                                       are unmapped, never while a fetch holds them, and mapped
                                       again by their next reader (0: vm.max_map_count / 12,
                                       within 16 .. 65536; else 1 .. 2^20) */
+    bool producer_ids_granted;     /* producer ids come only from blocks given by
+                                  rt_producer_id_grant (a cluster's controller hands them out,
+                                  KIP-730), never from the engine's own blocks (false) */
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -1503,6 +1506,21 @@ int rt_verify_with_counts(const char *dir, void (*fn)(void *ctx, const char *pro
  * RT_E_PRODUCER_IDS_EXHAUSTED (the id space is exhausted), -errno (writing the allocation block).
  */
 int rt_producer_id_allocate(rt_engine *engine, int64_t *producer_id_out, int16_t *epoch_out);
+
+/* Producer-id blocks from outside (a cluster node's controller, Kafka's AllocateProducerIds,
+ * KIP-730), for an engine opened with opts.producer_ids_granted. Every producer id the engine
+ * hands out then (rt_producer_id_allocate, the transaction coordinator's, a named producer's)
+ * comes from the blocks granted, in order, skipping any id below one the engine already knows
+ * (from its logs or producers.meta), so a grant can never make an id repeat on this engine.
+ * The engine holds at most two blocks (the one in use and the next); the blocks live in memory
+ * only, and producers.meta records the end of each (an id below it may have been handed out),
+ * so after a restart the engine needs a fresh grant and the unused rest of the old blocks is
+ * never used. With no id left, allocation fails with RT_E_PRODUCER_IDS_EXHAUSTED until the next
+ * grant. rt_producer_id_grant: 0; RT_E_INVALID_ARGUMENT (not opened so, first < 0, end <=
+ * first, two blocks held already), RT_E_READ_ONLY, -errno (writing producers.meta).
+ * rt_producer_id_available: the ids left in the blocks held. Thread-safe. */
+int rt_producer_id_grant(rt_engine *engine, int64_t first, int64_t end);
+int rt_producer_id_available(rt_engine *engine, int64_t *available_out);
 
 /* Registers fn to be called after every group-commit round that published new high watermarks
  * (and so LSOs) — appends, transaction markers, any partition, any shard. One watch per engine:

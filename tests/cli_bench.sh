@@ -5,8 +5,9 @@
 # under librdkafka producers and a read_committed consumer beside in-process W2 and the loopback
 # limit, and C: rt_topic_compact beside its read+write limit, and a live appender's and reader's
 # latency with and without it), and prints issue 14's goals (each a ratio from this run, met /
-# MISSED / n/a) as lines that parse and agree with the JSON's "goals". It checks that the
-# benchmark runs and reports, never the numbers.
+# MISSED / n/a) as lines that parse and agree with the JSON's "goals", and issue 27's
+# self-check block (every W1/W2 ratio to its limit judged; the limit the best of the ways). It
+# checks that the benchmark runs and reports, never the numbers.
 # usage: tests/cli_bench.sh [path/to/ringtail]   (ringtail-bench is looked for beside it)
 set -uo pipefail
 cli=${1:-build/ringtail}
@@ -98,7 +99,8 @@ for line in block:
     printed[m["name"].rstrip()] = m
 goals = d["goals"]
 names = [g["name"] for g in goals]
-need = ["W1 / buffered-write limit", "W2 p1 / best peer", "W2 p16 / best peer",
+need = ["W1 rt_producer_send / write limit", "W1 rt_append_batch / write limit",
+        "W2 p1 p99 / limit p99", "W2 p1 / best peer", "W2 p16 / best peer",
         "W2 p1 / true limit", "W2 p4 / true limit", "W2 p16 / true limit", "W2 p64 / true limit",
         "W3 txn overhead: 1 - W3/idem (%)", "W4 p1 commit p50 / fdatasync p50",
         "W4 p1 txn/s / RocksDB TransactionDB", "W4 p4 txn/s / RocksDB TransactionDB",
@@ -125,7 +127,8 @@ by = {g["name"]: g for g in goals}
 for n in ("W2 p1 / best peer", "W2 p1 / true limit", "W2 p4 / true limit",
           "W3 txn overhead: 1 - W3/idem (%)", "W4 p1 commit p50 / fdatasync p50",
           "W4 p1 txn/s / RocksDB TransactionDB", "W4 p4 txn/s / RocksDB TransactionDB",
-          "W1 / buffered-write limit"):
+          "W1 rt_producer_send / write limit", "W1 rt_append_batch / write limit",
+          "W2 p1 p99 / limit p99", "W2 p4 p99 / limit p99"):
     assert by[n]["met"] is not None, f"{n} not measured: {by[n]['detail']}"
 for n in ("W2 p64 / true limit", "W4 p64 txn/s / RocksDB TransactionDB"):
     assert by[n]["met"] is None, f"{n} measured in a run without 64 producers"
@@ -133,6 +136,27 @@ PY
     ok "goal lines appear, parse and agree with the JSON goals"
 else
     fail "goal lines"
+fi
+
+# The self-check (issue 27 item 1): a block after the goals with one line per W1/W2 row that has
+# a ratio to its limit, each ok, a warning within the limit's measured noise, or a FAILED line;
+# a FAILED line goes with a non-zero exit (the run above exited 0, so none may be printed).
+if python3 - "$tmp/bench.json" "$tmp/out.txt" <<'PY'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+assert "\nSelf-check (issue 27" in text, "no self-check block"
+block = text.split("\nSelf-check (issue 27", 1)[1].splitlines()[1:]
+lines = [l for l in block if l.startswith("  ")]
+assert not any("SELF-CHECK FAILED" in l for l in lines), "a FAILED line in a run that exited 0"
+judged = [r for r in d["rows"] if r["workload"] in ("W1", "W2") and r["ratio_to_limit"] is not None]
+assert judged and len(lines) == len(judged), f"{len(lines)} self-check lines for {len(judged)} rows"
+limits = [r for r in d["rows"] if r["system"] == "limit" and r["workload"] in ("W1", "W2")]
+assert limits and all(r.get("way") for r in limits), "a W1/W2 limit row without its winning way"
+PY
+    ok "self-check block: one line per row with a ratio, no failure, every limit names its way"
+else
+    fail "self-check block"
 fi
 
 if "$cli" bench --help >/dev/null 2>&1; then

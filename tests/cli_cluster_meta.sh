@@ -90,10 +90,6 @@ for t, n, rf in (("rf3", 6, 3), ("rf4", 1, 4)):
             if e.args[0].name() != "NOT_CONTROLLER" or attempt == 4:
                 print(t, "error", e.args[0].name()); break
             time.sleep(1)
-try:  # not through the controller yet: refused, not applied to one node alone
-    a.delete_topics(["rf3"], request_timeout=15)["rf3"].result(); print("delete done")
-except Exception as e:
-    print("delete error", e.args[0].name())
 PYEOF
 grep -q "brokers \[1, 2, 3\] controller $CTL" "$T/admin.out" &&
     ok "AdminClient (confluent_kafka) sees brokers [1, 2, 3] and controller $CTL" ||
@@ -103,9 +99,6 @@ grep -q "rf3 created" "$T/admin.out" &&
     bad "rf3: $(cat "$T/admin.out")"
 grep -q "rf4 error INVALID_REPLICATION_FACTOR" "$T/admin.out" &&
     ok "RF 4 on three nodes: INVALID_REPLICATION_FACTOR" || bad "rf4: $(cat "$T/admin.out")"
-grep -q "delete error INVALID_REQUEST" "$T/admin.out" &&
-    ok "DeleteTopics in a cluster: INVALID_REQUEST (not yet through the controller)" ||
-    bad "delete: $(cat "$T/admin.out")"
 
 # KCL2: CreateTopics v0 sent straight to the non-controller node is NOT_CONTROLLER (41)
 nc_err=$($PY - "$(kport $NON)" <<'PYEOF'

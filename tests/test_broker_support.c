@@ -3,6 +3,11 @@
  * section of ringtail.h), from outside, as the broker uses them:
  *   - rt_producer_id_allocate hands out distinct ids with epoch 0, never reused after a
  *     reopen, and the ids it gives are held to the producer rules by rt_append_batch;
+ *   - granted producer-id blocks (opts.producer_ids_granted, rt_producer_id_grant): no id before
+ *     a grant, ids only from the blocks granted and in order (the spare block after the first),
+ *     RT_E_PRODUCER_IDS_EXHAUSTED when both are spent, no third block held, and after a reopen
+ *     nothing until a new grant, never an id below the end of a block granted before (a grant
+ *     below it gives nothing);
  *   - rt_append_watch_set: the watch is called after an append's round (and is quiet after
  *     removal);
  *   - rt_append_batch_async: returns at once, the completion carries the base offset, the
@@ -107,6 +112,55 @@ static void test_producer_id_allocate(void **state)
     assert_int_equal(rt_producer_id_allocate(f->e, &c, &ec), 0);
     assert_true(c != a && c != b);
     assert_true(c > a && c > b);
+}
+
+static void test_producer_id_granted(void **state)
+{
+    struct tu_fixture *f = *state;
+    f->o.producer_ids_granted = true;
+    tu_fixture_open(f);
+    int64_t id = -1, left = -1;
+    int16_t ep = -1;
+    assert_int_equal(rt_producer_id_allocate(f->e, &id, &ep), RT_E_PRODUCER_IDS_EXHAUSTED);
+    assert_int_equal(rt_producer_id_available(f->e, &left), 0);
+    assert_int_equal(left, 0);
+    assert_int_equal(rt_producer_id_grant(f->e, 5000, 5002), 0);
+    assert_int_equal(rt_producer_id_grant(f->e, 9000, 9001), 0); /* the spare */
+    assert_int_equal(rt_producer_id_grant(f->e, 7000, 7001), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_producer_id_grant(f->e, 10, 10), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_producer_id_available(f->e, &left), 0);
+    assert_int_equal(left, 3);
+    const int64_t want[] = {5000, 5001, 9000};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(rt_producer_id_allocate(f->e, &id, &ep), 0);
+        assert_int_equal(id, want[i]);
+        assert_int_equal(ep, 0);
+    }
+    assert_int_equal(rt_producer_id_allocate(f->e, &id, &ep), RT_E_PRODUCER_IDS_EXHAUSTED);
+    /* A named producer's id comes from the blocks too (and producers.meta stays valid). */
+    assert_int_equal(rt_producer_id_grant(f->e, 12000, 12010), 0);
+    int64_t named = -1;
+    assert_int_equal(rt_txn_init_producer(f->e, "app", 60000, &named, &ep), 0);
+    assert_true(named >= 12000 && named < 12010);
+
+    /* After a reopen: nothing until a grant, and a grant below what was handed out is skipped
+     * up to it. */
+    tu_fixture_close(f);
+    tu_fixture_open(f);
+    assert_int_equal(rt_producer_id_allocate(f->e, &id, &ep), RT_E_PRODUCER_IDS_EXHAUSTED);
+    assert_int_equal(rt_producer_id_grant(f->e, 5000, 12005), 0); /* below producers.meta's */
+    assert_int_equal(rt_producer_id_allocate(f->e, &id, &ep), RT_E_PRODUCER_IDS_EXHAUSTED);
+    assert_int_equal(rt_producer_id_grant(f->e, 12000, 13000), 0); /* partly above it */
+    assert_int_equal(rt_producer_id_allocate(f->e, &id, &ep), 0);
+    assert_int_equal(id, 12010); /* the end of the block granted before the reopen */
+
+    /* Without the option, grants are refused and the engine's own blocks serve. */
+    tu_fixture_close(f);
+    f->o.producer_ids_granted = false;
+    tu_fixture_open(f);
+    assert_int_equal(rt_producer_id_grant(f->e, 0, 1000), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_producer_id_allocate(f->e, &id, &ep), 0);
+    assert_true(id >= 13000); /* past every block granted before (producers.meta) */
 }
 
 static void on_watch(void *ctx)
@@ -219,6 +273,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_producer_id_allocate, tu_fixture_setup,
+                                        tu_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_producer_id_granted, tu_fixture_setup,
                                         tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_append_watch, tu_fixture_setup, tu_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_append_batch_async, tu_fixture_setup,

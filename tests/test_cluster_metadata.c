@@ -259,6 +259,21 @@ static void test_placement(void **state)
     assert_int_equal(mi_place_replicas(brokers, 5, 1, 6, 0, 0, out), -EINVAL);
     assert_int_equal(mi_place_replicas(brokers, 5, 1, 0, 0, 0, out), -EINVAL);
     assert_int_equal(mi_place_replicas(brokers, 1, 3, 1, 0, 0, out), 0);
+    /* CreatePartitions (controller_admin.h CA1): partitions from `from` on, as Kafka's
+     * assignReplicasToBrokers with startPartitionId = from; before any wrap it continues the
+     * vector above, and a wrap before `from` does not count (partition 6 after 5: shift 0). */
+    assert_int_equal(mi_place_replicas_from(brokers, 5, 3, 4, 3, 0, 0, out), 0);
+    for (int p = 0; p < 4; p++)
+        for (int r = 0; r < 3; r++)
+            assert_int_equal(out[p * 3 + r], want[3 + p][r]);
+    assert_int_equal(mi_place_replicas_from(brokers, 5, 6, 1, 3, 0, 0, out), 0);
+    assert_int_equal(out[0], 1);
+    assert_int_equal(out[1], 2);
+    assert_int_equal(out[2], 3);
+    assert_int_equal(mi_place_replicas_from(brokers, 5, 0, 10, 3, 0, 0, out), 0);
+    for (int p = 0; p < 10; p++)
+        assert_int_equal(out[p * 3], want[p][0]);
+    assert_int_equal(mi_place_replicas_from(brokers, 2, 4, 1, 3, 0, 0, out), -EINVAL);
 }
 
 struct emitted {
@@ -284,6 +299,8 @@ static void test_plan_leaders(void **state)
     build(&img);
     uint8_t b[256];
     struct emitted e = {&img, 100, 0};
+    assert_int_equal(mi_leaderships(&img, 1), 1); /* MN5 asks it: partition 0 */
+    assert_int_equal(mi_leaderships(&img, 9), 0);
     assert_int_equal(mi_plan_leaders(&img, 2, apply_emitted, &e), 0); /* 2 is in no ISR */
     assert_int_equal(
         metadata_image_apply(&img, e.ix++, b, mi_encode_fence_broker(b, sizeof b, 3, true)), 0);

@@ -483,10 +483,11 @@ static void test_readme_table(void **state)
 static void test_internal_rows_not_advertised(void **state)
 {
     (void)state;
-    static const int16_t keys[2] = {KAFKA_BROKER_REGISTRATION, KAFKA_BROKER_HEARTBEAT};
+    static const int16_t keys[3] = {KAFKA_BROKER_REGISTRATION, KAFKA_BROKER_HEARTBEAT,
+                                    KAFKA_ALLOCATE_PRODUCER_IDS};
     struct kmsg_api_version_range table[64];
     size_t n = kmsg_api_versions_fill(table, 64);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         assert_non_null(kafka_api_find(keys[k]));
         assert_false(kafka_api_supported(keys[k], 0));
         assert_true(kafka_api_internal(keys[k], 0));
@@ -498,6 +499,7 @@ static void test_internal_rows_not_advertised(void **state)
     char md[16384];
     kafka_api_markdown(md, sizeof md);
     assert_null(strstr(md, "BrokerRegistration"));
+    assert_null(strstr(md, "AllocateProducerIds"));
     /* a heartbeat round-trips through its description (flexible v0) */
     struct kmsg_broker_heartbeat_request q = {
         .broker_id = 2, .broker_epoch = 13, .current_metadata_offset = 40};
@@ -512,6 +514,17 @@ static void test_internal_rows_not_advertised(void **state)
     assert_int_equal(kmsg_broker_heartbeat_request_decode(&r, 0, &a, &back), 0);
     assert_int_equal(back.broker_epoch, 13);
     assert_int_equal(w.len, 4 + 8 + 8 + 1 + 1 + 1); /* ... want_fence, want_shut_down, tags */
+    kp_writer_free(&w);
+    /* AllocateProducerIds (KIP-730) likewise: broker_id, broker_epoch, tags */
+    struct kmsg_allocate_producer_ids_request pq = {.broker_id = 3, .broker_epoch = 21};
+    kp_writer_init(&w, NULL, 0);
+    assert_int_equal(kmsg_allocate_producer_ids_request_encode(&w, 0, &pq), 0);
+    assert_int_equal(w.len, 4 + 8 + 1);
+    kp_reader_init(&r, w.buf, w.len);
+    struct kmsg_allocate_producer_ids_request pback;
+    assert_int_equal(kmsg_allocate_producer_ids_request_decode(&r, 0, &a, &pback), 0);
+    assert_int_equal(pback.broker_id, 3);
+    assert_int_equal(pback.broker_epoch, 21);
     kp_writer_free(&w);
 }
 

@@ -2,10 +2,12 @@
  * cmd_cluster.c — `ringtail cluster status --bootstrap HOST:PORT`: what a cluster of `ringtail
  * serve --voters ...` nodes says about itself, asked over the wire as any Kafka client asks
  * (one Metadata request, v8, to the node given; tools/kafka/cluster/kclient.h): the nodes it
- * lists (registered and unfenced) and the replicas it names that it does not list (fenced, or
- * never registered), the active controller, and per partition its leader, leader epoch,
- * replicas and ISR. Lag is "-" until data replication exists (issue 24's later blocks). It
- * reads nothing from a data directory and changes nothing.
+ * lists (registered and unfenced) and the replicas it names that it does not list (fenced —
+ * its heartbeats stopped, or it is in or past a controlled shutdown — or never registered; a
+ * separate shutting-down state is not in Metadata v8), the active controller, and per
+ * partition its leader, leader epoch, replicas and ISR. Lag is "-" until data replication
+ * exists (issue 24's later blocks). It reads nothing from a data directory and changes
+ * nothing.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,8 +33,9 @@ static void cluster_usage(FILE *out)
             "for the cluster's metadata and prints, one line each, tab-separated:\n"
             "  controller<TAB>ID                 the active controller (-1: none known)\n"
             "  node<TAB>ID<TAB>HOST:PORT<TAB>unfenced   every registered unfenced node\n"
-            "  node<TAB>ID<TAB>-<TAB>fenced      a replica the node does not list (fenced or\n"
-            "                                    not registered)\n"
+            "  node<TAB>ID<TAB>-<TAB>fenced      a replica the node does not list (fenced:\n"
+            "                                    heartbeats stopped, or it shut down or is\n"
+            "                                    shutting down; or not registered)\n"
             "  partition<TAB>TOPIC<TAB>P<TAB>leader<TAB>L<TAB>epoch<TAB>E<TAB>replicas<TAB>R,..\n"
             "    <TAB>isr<TAB>I,..<TAB>lag<TAB>-  (lag: '-' until data replication exists)\n"
             "--timeout-ms bounds the connection and the answer (5000).\n"

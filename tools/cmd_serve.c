@@ -824,6 +824,8 @@ static void serve_announce(const struct serve_args *a, struct kafka_server *srv)
     fflush(stdout);
 }
 
+#define SERVE_CONTROLLED_SHUTDOWN_MS 10000 /* a cluster node's bound on its controlled shutdown */
+
 /* Step 4: waits for SIGTERM or SIGINT (blocked in every thread, taken here). SIGHUP reloads the
  * TLS certificate and key (net_tls.c NT2: new connections get them, open ones keep theirs; a
  * failed reload keeps the old ones) and waits on. */
@@ -936,6 +938,8 @@ int cmd_serve(int argc, char **argv)
     rt_engine *e = NULL;
     struct kafka_server *srv = NULL;
     struct kafka_metrics *metrics = NULL;
+    if (a.voters) /* producer ids only from the controller's blocks (producer_id_blocks.h PB2) */
+        a.eo.producer_ids_granted = true;
     code = serve_start(&a, &e, &srv, &metrics);
     if (code != SERVE_GO_ON) {
         net_tls_free(a.tls_ctx);
@@ -974,7 +978,10 @@ int cmd_serve(int argc, char **argv)
     int sig = serve_wait_signal(a.tls_ctx);
     fprintf(stderr, "ringtail serve: %s: stopping (answering requests in flight)\n",
             strsignal(sig));
-    metadata_node_halt(cluster); /* the agent uses the engine: it stops first */
+    /* metadata_node.h MN5: leaderships moved away first (at most 10 s), then the agent stops
+     * (it uses the engine) */
+    (void)metadata_node_shutdown(cluster, SERVE_CONTROLLED_SHUTDOWN_MS);
+    metadata_node_halt(cluster);
     code = serve_stop(srv, e, metrics, a.tls_ctx);
     metadata_node_stop(cluster);        /* after the server: no handler reaches it any more */
     cred_store_close(a.so.credentials); /* after the server: no authentication runs now */

@@ -167,8 +167,30 @@ void producer_registry_close(struct producer_registry *r)
     pthread_mutex_destroy(&r->lock);
 }
 
+/* The granted blocks (ringtail.h rt_producer_id_grant): the spare block moves in when the one
+ * in use is spent; ids below next_id (known to the engine already) are skipped. */
+static int allocate_granted_locked(struct producer_registry *r, int64_t *out)
+{
+    if (r->grant_next < r->next_id)
+        r->grant_next = r->next_id;
+    if (r->grant_next >= r->grant_end && r->spare_end > r->spare_first) {
+        r->grant_next = r->spare_first > r->next_id ? r->spare_first : r->next_id;
+        r->grant_end = r->spare_end;
+        r->spare_first = r->spare_end = 0;
+    }
+    if (r->grant_next >= r->grant_end)
+        return error_set(RT_E_PRODUCER_IDS_EXHAUSTED,
+                         "no producer id left in the granted blocks (the next block is asked of "
+                         "the cluster's controller)");
+    *out = r->grant_next++;
+    r->next_id = r->grant_next;
+    return 0;
+}
+
 static int allocate_locked(struct producer_registry *r, int64_t *out)
 {
+    if (r->granted)
+        return allocate_granted_locked(r, out);
     if (r->next_id >= r->block_end) {
         if (r->block_end > INT64_MAX - PRODUCER_ID_BLOCK)
             return error_set(RT_E_PRODUCER_IDS_EXHAUSTED, "producer ids exhausted");
@@ -279,4 +301,52 @@ int producer_registry_raise(struct producer_registry *r, int64_t floor)
     }
     pthread_mutex_unlock(&r->lock);
     return rc;
+}
+
+void producer_registry_set_granted(struct producer_registry *r)
+{
+    pthread_mutex_lock(&r->lock);
+    r->granted = true;
+    pthread_mutex_unlock(&r->lock);
+}
+
+int producer_registry_grant(struct producer_registry *r, int64_t first, int64_t end)
+{
+    if (first < 0 || end <= first)
+        return error_set(RT_E_INVALID_ARGUMENT, "a producer-id block [%lld, %lld) is empty",
+                         (long long)first, (long long)end);
+    pthread_mutex_lock(&r->lock);
+    int rc = 0;
+    bool in_use = r->grant_next < r->grant_end && r->grant_next >= r->next_id;
+    if (!r->granted)
+        rc = error_set(RT_E_INVALID_ARGUMENT, "producer-id blocks need opts.producer_ids_granted");
+    else if (in_use && r->spare_end > r->spare_first)
+        rc = error_set(RT_E_INVALID_ARGUMENT, "two producer-id blocks are held already");
+    /* producers.meta's block_end covers every id granted: named producers' ids stay below it
+     * (the file's rule), and a later open without grants resumes past them. */
+    if (rc == 0 && end > r->block_end)
+        rc = registry_store(r, end);
+    if (rc == 0 && in_use) {
+        r->spare_first = first;
+        r->spare_end = end;
+    } else if (rc == 0) {
+        r->grant_next = first > r->next_id ? first : r->next_id;
+        r->grant_end = end;
+    }
+    pthread_mutex_unlock(&r->lock);
+    return rc;
+}
+
+int64_t producer_registry_available(struct producer_registry *r)
+{
+    pthread_mutex_lock(&r->lock);
+    int64_t n = 0;
+    int64_t from = r->grant_next > r->next_id ? r->grant_next : r->next_id;
+    if (r->granted && r->grant_end > from)
+        n += r->grant_end - from;
+    from = r->spare_first > r->next_id ? r->spare_first : r->next_id;
+    if (r->granted && r->spare_end > from)
+        n += r->spare_end - from;
+    pthread_mutex_unlock(&r->lock);
+    return n;
 }

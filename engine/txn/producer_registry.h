@@ -43,6 +43,10 @@ struct producer_registry {
     int64_t next_id;   /* next id to hand out */
     int64_t block_end; /* persisted: ids below it may have been handed out */
     bool found;        /* the file existed at open */
+    /* Granted blocks (opts.producer_ids_granted): ids only from [grant_next, grant_end), then
+     * [spare_first, spare_end); next_id stays the floor below which nothing is handed out. */
+    bool granted;
+    int64_t grant_next, grant_end, spare_first, spare_end;
     struct producer_name *names;
     uint32_t name_count, name_capacity;
 };
@@ -74,5 +78,14 @@ bool producer_registry_found(const struct producer_registry *r);
  * lost or older producers.meta can never make an id be handed out twice. Rewrites the file
  * when it was missing or `floor` passes its block. */
 int producer_registry_raise(struct producer_registry *r, int64_t floor);
+
+/* Granted mode (rt_producer_id_grant, ringtail.h): allocation takes ids only from the blocks
+ * given by producer_registry_grant. */
+void producer_registry_set_granted(struct producer_registry *r);
+/* Adds the block [first, end) (the next one when a block is in use). 0, RT_E_INVALID_ARGUMENT
+ * or the store's error. */
+int producer_registry_grant(struct producer_registry *r, int64_t first, int64_t end);
+/* Ids left in the granted blocks (0 when not in granted mode). */
+int64_t producer_registry_available(struct producer_registry *r);
 
 #endif /* RT_PRODUCER_REGISTRY_H */

@@ -880,21 +880,37 @@ uint64_t metadata_image_digest(const struct metadata_image *img)
 int mi_place_replicas(const int32_t *brokers, unsigned n, unsigned partitions, unsigned rf,
                       unsigned start, unsigned shift, int32_t *out)
 {
+    return mi_place_replicas_from(brokers, n, 0, partitions, rf, start, shift, out);
+}
+
+int mi_place_replicas_from(const int32_t *brokers, unsigned n, unsigned from, unsigned count,
+                           unsigned rf, unsigned start, unsigned shift, int32_t *out)
+{
     if (rf == 0 || rf > n)
         return -EINVAL;
     start %= n;
     shift %= n;
-    for (unsigned p = 0; p < partitions; p++) {
+    for (unsigned i = 0; i < count; i++) {
+        unsigned p = from + i;
         if (p > 0 && p % n == 0)
             shift++;
         unsigned first = (p + start) % n;
-        out[(size_t)p * rf] = brokers[first];
+        out[(size_t)i * rf] = brokers[first];
         for (unsigned j = 0; j + 1 < rf; j++) {
             unsigned step = 1 + (shift + j) % (n - 1);
-            out[(size_t)p * rf + 1 + j] = brokers[(first + step) % n];
+            out[(size_t)i * rf + 1 + j] = brokers[(first + step) % n];
         }
     }
     return 0;
+}
+
+unsigned mi_leaderships(const struct metadata_image *img, int32_t broker)
+{
+    unsigned count = 0;
+    for (unsigned t = 0; t < img->topics_count; t++)
+        for (int32_t p = 0; p < img->topics[t]->partitions_count; p++)
+            count += img->topics[t]->partitions[p].leader == broker;
+    return count;
 }
 
 /* ---- leadership moves (MI6) ---- */

@@ -176,6 +176,17 @@ const struct mi_broker *metadata_image_broker(const struct metadata_image *img, 
 int mi_place_replicas(const int32_t *brokers, unsigned n, unsigned partitions, unsigned rf,
                       unsigned start, unsigned shift, int32_t *out);
 
+/* The same placement for partitions from..from+count-1 of a topic (CreatePartitions), as Kafka's
+ * AdminUtils.assignReplicasToBrokers with startPartitionId = from: start and shift as given (the
+ * caller passes the index of partition 0's first replica for both, Kafka's fixedStartIndex),
+ * the shift growing by one at each partition p (from on, p > 0) with p % n == 0, so an earlier
+ * wrap does not count. out holds count × rf.
+ * mi_place_replicas is this with from = 0. */
+int mi_place_replicas_from(const int32_t *brokers, unsigned n, unsigned from, unsigned count,
+                           unsigned rf, unsigned start, unsigned shift, int32_t *out);
+/* How many partitions name `broker` their leader. */
+unsigned mi_leaderships(const struct metadata_image *img, int32_t broker);
+
 /* The PARTITION records (L.2) the controller proposes to keep leaders alive (MI6), each handed
  * to emit (bytes valid during the call). With fenced >= 0 (broker `fenced` was just fenced):
  * every partition with it in its ISR loses it unless it is the last member, and one it led

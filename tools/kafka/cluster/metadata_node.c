@@ -3,8 +3,10 @@
  * apply, snapshot and restore the node's metadata image under one mutex (they run on the
  * quorum's loop thread; every other reader takes the mutex too), and leader changes become one
  * line on stderr each. The agent thread runs the broker's lifecycle (registration, heartbeats,
- * local partitions: MN2) and the active controller's periodic duty (fencing: MN1); the
- * controller's answers (register, heartbeat, create topic: MN3) run on the caller's thread.
+ * local partitions: MN2, local deletions: MN4, producer-id blocks: PB2) and the active
+ * controller's periodic duty (fencing: MN1); the controller's answers (register, heartbeat,
+ * create topic: MN3, producer-id blocks: PB1, a shutdown heartbeat: MN5) run on the caller's
+ * thread; a controlled shutdown's wait (MN5) on cmd_serve's.
  */
 #include "tools/kafka/cluster/metadata_node.h"
 
@@ -19,6 +21,7 @@
 
 #include "tools/kafka/cluster/broker_sessions.h"
 #include "tools/kafka/cluster/kclient.h"
+#include "tools/kafka/cluster/producer_id_blocks.h"
 #include "tools/kafka/cluster/replica_state.h"
 #include "tools/kafka/cluster/replica_fetcher.h"
 #include "tools/kafka/proto/api.h"
@@ -28,6 +31,7 @@
 #define PROPOSE_WAIT_MS                     10000
 #define PEER_TIMEOUT_MS                     2000
 #define REPROPOSE_MS                        1000 /* a fence/unfence in flight is not repeated */
+#define SHUTDOWN_NO_CONTROLLER_MS           2500 /* MN5: no other controller this long: stop */
 
 struct metadata_node {
     pthread_mutex_t mu; /* the image, dirty, stop */
@@ -55,6 +59,15 @@ struct metadata_node {
     /* the controller side */
     pthread_mutex_t ctl_mu;
     struct broker_sessions sessions; /* under ctl_mu (MN1, broker_sessions.h) */
+    /* the controller's other duties (under mu): producer-id blocks applied (PB1), topics deleted
+     * by the log that the agent deletes locally (MN4), controlled shutdown (MN5) */
+    struct pid_grants grants;
+    char (*deleted)[MI_TOPIC_NAME_MAX + 1];
+    unsigned deleted_n, deleted_cap;
+    bool kick;          /* the agent runs its tick now */
+    bool shutting_down; /* metadata_node_shutdown: heartbeats ask to shut down */
+    bool shutdown_ok;   /* the controller answered should_shut_down */
+    pthread_cond_t done_cv;
 };
 
 static int64_t now_ms(void)
@@ -64,11 +77,57 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* What the controller's other duties need of a record (under mu): the name of a topic about
+ * to be deleted (MN4), the block a PRODUCER_IDS record grants (PB1). */
+struct apply_note {
+    struct mi_record r;
+    bool decoded;
+    int64_t pids_before;
+    char name[MI_TOPIC_NAME_MAX + 1];
+};
+
+static void note_before(struct metadata_node *n, const void *rec, size_t len, struct apply_note *an)
+{
+    char err[64];
+    an->decoded = mi_record_decode(rec, len, &an->r, err, sizeof err) == 0;
+    an->pids_before = n->img.next_producer_id;
+    an->name[0] = '\0';
+    if (!an->decoded || an->r.type != MI_DELETE_TOPIC)
+        return;
+    for (unsigned i = 0; i < n->img.topics_count; i++)
+        if (memcmp(n->img.topics[i]->id, an->r.del.topic_id, 16) == 0)
+            memcpy(an->name, n->img.topics[i]->name, sizeof an->name);
+}
+
+static void note_after(struct metadata_node *n, uint64_t index, const struct apply_note *an)
+{
+    if (an->r.type == MI_PRODUCER_IDS)
+        pid_grants_note(&n->grants, index, an->r.pids.broker_id, an->pids_before,
+                        an->r.pids.next_producer_id);
+    if (an->r.type == MI_DELETE_TOPIC && an->name[0]) { /* MN4: the agent deletes it locally */
+        if (n->deleted_n == n->deleted_cap) {
+            unsigned cap = n->deleted_cap ? 2 * n->deleted_cap : 8;
+            void *nd = realloc(n->deleted, cap * sizeof(*n->deleted));
+            if (!nd)
+                return; /* the local topic stays: said at MN4 */
+            n->deleted = nd;
+            n->deleted_cap = cap;
+        }
+        memcpy(n->deleted[n->deleted_n++], an->name, sizeof an->name);
+        n->dirty = true;
+        pthread_cond_signal(&n->cv);
+    }
+}
+
 static void node_apply(void *ctx, uint64_t index, const void *rec, size_t len)
 {
     struct metadata_node *n = ctx;
     pthread_mutex_lock(&n->mu);
+    struct apply_note an;
+    note_before(n, rec, len, &an);
     int rc = metadata_image_apply(&n->img, index, rec, len);
+    if (rc == 0 && an.decoded)
+        note_after(n, index, &an);
     if (rc == 0 && len > 0 && ((const uint8_t *)rec)[0] == MI_PARTITION) {
         n->dirty = true; /* MN2: the agent makes the local partitions, not this thread */
         pthread_cond_signal(&n->cv);
@@ -132,6 +191,7 @@ int metadata_node_start(const char *dir, int32_t node_id, const char *listen, co
     pthread_mutex_init(&n->mu, NULL);
     pthread_cond_init(&n->cv, NULL);
     pthread_mutex_init(&n->ctl_mu, NULL);
+    pthread_cond_init(&n->done_cv, NULL);
     metadata_image_init(&n->img);
     n->node_id = node_id;
     snprintf(n->dir, sizeof n->dir, "%s", dir);
@@ -152,6 +212,7 @@ int metadata_node_start(const char *dir, int32_t node_id, const char *listen, co
         pthread_mutex_destroy(&n->mu);
         pthread_cond_destroy(&n->cv);
         pthread_mutex_destroy(&n->ctl_mu);
+        pthread_cond_destroy(&n->done_cv);
         free(n);
         return rc;
     }
@@ -185,7 +246,9 @@ void metadata_node_stop(struct metadata_node *n)
     pthread_mutex_destroy(&n->mu);
     pthread_cond_destroy(&n->cv);
     pthread_mutex_destroy(&n->ctl_mu);
+    pthread_cond_destroy(&n->done_cv);
     broker_sessions_free(&n->sessions);
+    free(n->deleted);
     free(n);
 }
 
@@ -480,6 +543,208 @@ static void controller_tick(struct metadata_node *n, const struct quorum_status 
     move_leaders(n, -1);
 }
 
+/* ---- for the controller's duties kept in other files (controller_admin.c) ---- */
+
+bool metadata_node_is_controller(struct metadata_node *n)
+{
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    return st.is_leader;
+}
+
+int metadata_node_propose_wait(struct metadata_node *n, const void *rec, size_t len,
+                               uint64_t *index)
+{
+    return quorum_propose_wait(n->q, rec, len, PROPOSE_WAIT_MS, index);
+}
+
+int16_t metadata_node_kafka_error(int rc)
+{
+    return quorum_error(rc);
+}
+
+bool metadata_node_grant_at(struct metadata_node *n, uint64_t index, int32_t broker, int64_t *first,
+                            int64_t *end)
+{
+    pthread_mutex_lock(&n->mu);
+    bool found = pid_grants_find(&n->grants, index, broker, first, end);
+    pthread_mutex_unlock(&n->mu);
+    return found;
+}
+
+void metadata_node_kick(struct metadata_node *n)
+{
+    pthread_mutex_lock(&n->mu);
+    n->kick = true;
+    pthread_cond_signal(&n->cv);
+    pthread_mutex_unlock(&n->mu);
+}
+
+/* ---- producer-id blocks: the controller's answer (producer_id_blocks.h PB1) ---- */
+
+/* One allocation at a time on this controller: two proposals from the same image would ask for
+ * the same block, and the second would be rejected (MI4) — harmless (PB1) but wasted. */
+static pthread_mutex_t alloc_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int16_t metadata_node_allocate_producer_ids(struct metadata_node *n, int32_t broker_id,
+                                            int64_t broker_epoch, int64_t *start, int32_t *len)
+{
+    *start = -1;
+    *len = 0;
+    if (!metadata_node_is_controller(n))
+        return KAFKA_NOT_CONTROLLER;
+    int16_t err = KAFKA_REQUEST_TIMED_OUT;
+    pthread_mutex_lock(&alloc_mu);
+    for (int attempt = 0; attempt < 3; attempt++) {
+        pthread_mutex_lock(&n->mu);
+        const struct mi_broker *b = metadata_image_broker(&n->img, broker_id);
+        bool known = b && b->epoch == broker_epoch;
+        int64_t next = n->img.next_producer_id;
+        pthread_mutex_unlock(&n->mu);
+        if (!known) {
+            err = KAFKA_STALE_BROKER_EPOCH;
+            break;
+        }
+        if (next > INT64_MAX - PID_BLOCK_SIZE) {
+            err = KAFKA_UNKNOWN_SERVER_ERROR; /* the 63-bit space is used up */
+            break;
+        }
+        uint8_t rec[32];
+        size_t rlen = mi_encode_producer_ids(rec, sizeof rec, broker_id, next + PID_BLOCK_SIZE);
+        uint64_t index = 0;
+        int rc = rlen ? quorum_propose_wait(n->q, rec, rlen, PROPOSE_WAIT_MS, &index) : -EINVAL;
+        if (rc) {
+            err = rlen ? quorum_error(rc) : KAFKA_UNKNOWN_SERVER_ERROR;
+            break;
+        }
+        int64_t first, end;
+        if (metadata_node_grant_at(n, index, broker_id, &first, &end)) { /* PB1 */
+            *start = first;
+            *len = (int32_t)(end - first);
+            err = KAFKA_NONE;
+            break;
+        }
+        /* rejected: an earlier record (a previous controller's) moved next_producer_id first */
+    }
+    pthread_mutex_unlock(&alloc_mu);
+    return err;
+}
+
+/* ---- controlled shutdown (MN5) ---- */
+
+int16_t metadata_node_heartbeat_shutdown(struct metadata_node *n, int32_t broker_id, int64_t epoch,
+                                         bool *is_fenced, bool *should_shut_down)
+{
+    *is_fenced = true;
+    *should_shut_down = false;
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    if (!st.is_leader)
+        return KAFKA_NOT_CONTROLLER;
+    pthread_mutex_lock(&n->mu);
+    const struct mi_broker *b = metadata_image_broker(&n->img, broker_id);
+    bool known = b && b->epoch == epoch, fenced = b && b->fenced;
+    unsigned leads = known ? mi_leaderships(&n->img, broker_id) : 0;
+    pthread_mutex_unlock(&n->mu);
+    if (!known)
+        return KAFKA_STALE_BROKER_EPOCH;
+    pthread_mutex_lock(&n->ctl_mu); /* its session stays alive: no fence for silence meanwhile */
+    (void)broker_sessions_heartbeat(&n->sessions, broker_id, false, st.term, now_ms(),
+                                    REPROPOSE_MS);
+    pthread_mutex_unlock(&n->ctl_mu);
+    if (!fenced && broker_id != n->node_id) {
+        uint8_t rec[16];
+        size_t len = mi_encode_fence_broker(rec, sizeof rec, broker_id, true);
+        if (quorum_propose(n->q, rec, len, NULL, NULL) == 0)
+            fprintf(stderr,
+                    "ringtail serve: controller: node %d asks to shut down: fencing it, its %u "
+                    "leaderships move\n",
+                    (int)broker_id, leads);
+    }
+    if (fenced && leads > 0)
+        metadata_node_kick(n); /* the tick moves them (MI6) now, not at the next interval */
+    *is_fenced = fenced;
+    *should_shut_down = fenced && leads == 0;
+    return KAFKA_NONE;
+}
+
+/* A live voter to hand the controller role to: the registered unfenced brokers other than this
+ * one (every node is a voter, its node id its broker id), in turn by `attempt`; 0 (raft's
+ * choice, which may be a dead voter whose log was up to date) when there is none. */
+static int32_t transfer_target(struct metadata_node *n, unsigned attempt)
+{
+    int32_t live[MI_BROKERS_MAX];
+    unsigned count = 0;
+    pthread_mutex_lock(&n->mu);
+    for (unsigned i = 0; i < n->img.brokers_count; i++)
+        if (!n->img.brokers[i].fenced && n->img.brokers[i].id != n->node_id)
+            live[count++] = n->img.brokers[i].id;
+    pthread_mutex_unlock(&n->mu);
+    return count ? live[attempt % count] : 0;
+}
+
+bool metadata_node_shutdown(struct metadata_node *n, unsigned timeout_ms)
+{
+    if (!n || !n->agent_started)
+        return true;
+    int64_t deadline = now_ms() + timeout_ms;
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    if (st.is_leader && transfer_target(n, 0) == 0) { /* no other live node: nobody to ask */
+        fprintf(stderr, "ringtail serve: controller: controlled shutdown: no other live node, "
+                        "stopping\n");
+        return false;
+    }
+    if (st.is_leader) { /* a few tries: the voter asked may be dead or lagging */
+        fprintf(stderr, "ringtail serve: controller: handing the controller role to another "
+                        "voter (raft transfer)\n");
+        int64_t give_up = now_ms() + SHUTDOWN_NO_CONTROLLER_MS;
+        unsigned tries = 0;
+        for (int64_t next_try = 0; st.is_leader && now_ms() < give_up;) {
+            if (now_ms() >= next_try) {
+                quorum_transfer(n->q, transfer_target(n, tries++));
+                next_try = now_ms() + 1000;
+            }
+            struct timespec ts = {0, 20 * 1000000};
+            nanosleep(&ts, NULL);
+            quorum_status(n->q, &st);
+        }
+    }
+    pthread_mutex_lock(&n->mu);
+    n->shutting_down = true;
+    n->kick = true;
+    pthread_cond_signal(&n->cv);
+    int64_t alone_since = -1; /* no other controller to ask since then */
+    while (!n->shutdown_ok && now_ms() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&n->done_cv, &n->mu, &ts);
+        quorum_status(n->q, &st);
+        if (!(st.is_leader || st.leader_id <= 0))
+            alone_since = -1;
+        else if (alone_since < 0)
+            alone_since = now_ms();
+        else if (now_ms() - alone_since > SHUTDOWN_NO_CONTROLLER_MS)
+            break;
+    }
+    bool ok = n->shutdown_ok;
+    pthread_mutex_unlock(&n->mu);
+    if (ok)
+        fprintf(stderr, "ringtail serve: controller: controlled shutdown: the controller moved "
+                        "every leadership away from this node\n");
+    else
+        fprintf(stderr,
+                "ringtail serve: controller: controlled shutdown not confirmed (%s): stopping "
+                "anyway\n",
+                now_ms() >= deadline ? "bound reached" : "no other controller to ask");
+    return ok;
+}
+
 /* ---- the broker side ---- */
 
 static int encode_registration(struct kp_writer *w, int16_t v, const void *m)
@@ -519,6 +784,11 @@ static void broker_tick(struct metadata_node *n, int32_t controller)
     uint8_t arena_buf[1024];
     struct kp_arena a;
     kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    pthread_mutex_lock(&n->mu);
+    bool stopping = n->shutting_down;
+    pthread_mutex_unlock(&n->mu);
+    if (n->my_epoch <= 0 && stopping)
+        return; /* MN5: a stopping node does not register (it would unfence itself) */
     if (n->my_epoch <= 0) {
         struct kmsg_broker_listener l = {kp_str_of("PLAINTEXT"), kp_str_of(n->host),
                                          (int16_t)n->port, 0};
@@ -550,10 +820,12 @@ static void broker_tick(struct metadata_node *n, int32_t controller)
             peer_error(n, controller, "BrokerRegistration", rc ? rc : r.error_code);
         return;
     }
+    bool shutting_down = stopping;
     struct kmsg_broker_heartbeat_request q = {
         .broker_id = n->node_id,
         .broker_epoch = n->my_epoch,
         .current_metadata_offset = 0,
+        .want_shut_down = shutting_down, /* MN5 */
     };
     struct quorum_status st;
     quorum_status(n->q, &st);
@@ -569,11 +841,117 @@ static void broker_tick(struct metadata_node *n, int32_t controller)
     free(frame);
     if (rc == 0 && r.error_code == KAFKA_NONE) {
         n->last_peer_error = 0;
+        if (shutting_down && r.should_shut_down) { /* MN5: no leadership left here */
+            pthread_mutex_lock(&n->mu);
+            n->shutdown_ok = true;
+            pthread_cond_broadcast(&n->done_cv);
+            pthread_mutex_unlock(&n->mu);
+        }
         return;
     }
     peer_error(n, controller, "BrokerHeartbeat", rc ? rc : r.error_code);
     if (rc == 0 && r.error_code == KAFKA_STALE_BROKER_EPOCH)
         n->my_epoch = 0; /* register again */
+}
+
+/* MN4: every topic a DELETE_TOPIC record removed from the image is deleted from the local
+ * engine, unless the image names a topic of that name again (a re-creation). */
+struct name_in_image {
+    const char *name;
+    bool found;
+};
+
+static void find_name(void *ctx, const struct metadata_image *img)
+{
+    struct name_in_image *ni = ctx;
+    ni->found = metadata_image_topic(img, ni->name) != NULL;
+}
+
+static bool delete_local(struct metadata_node *n)
+{
+    /* Caught up first (a leader known, everything it committed applied here): a node replaying
+     * its log at a restart must see a later re-creation of the name before it deletes. */
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    pthread_mutex_lock(&n->mu);
+    bool pending = n->deleted_n > 0;
+    pthread_mutex_unlock(&n->mu);
+    if (pending && !((st.is_leader || st.leader_id > 0) && st.last_applied >= st.commit_index))
+        return false; /* retried at the next tick */
+    bool ok = true;
+    for (;;) {
+        char name[MI_TOPIC_NAME_MAX + 1];
+        pthread_mutex_lock(&n->mu);
+        bool any = n->deleted_n > 0;
+        if (any)
+            memcpy(name, n->deleted[--n->deleted_n], sizeof name);
+        pthread_mutex_unlock(&n->mu);
+        if (!any)
+            break;
+        struct name_in_image ni = {.name = name};
+        metadata_node_read(n, find_name, &ni);
+        if (ni.found)
+            continue;
+        int rc = rt_topic_delete(n->engine, name);
+        if (rc == 0)
+            fprintf(stderr, "ringtail serve: controller: topic %s deleted (metadata log)\n", name);
+        else if (rc != RT_E_UNKNOWN_TOPIC_OR_PARTITION) {
+            fprintf(stderr, "ringtail serve: controller: deleting local topic %s: %s\n", name,
+                    rt_strerror(rc));
+            pthread_mutex_lock(&n->mu); /* retried at the next tick */
+            if (n->deleted_n < n->deleted_cap)
+                memcpy(n->deleted[n->deleted_n++], name, sizeof name);
+            pthread_mutex_unlock(&n->mu);
+            ok = false;
+            break;
+        }
+    }
+    return ok;
+}
+
+/* PB2, PB3: the next producer-id block, asked for before the engine runs out. */
+static void refill_producer_ids(struct metadata_node *n, const struct quorum_status *st)
+{
+    int64_t avail = 0;
+    if (n->my_epoch <= 0 || rt_producer_id_available(n->engine, &avail) != 0 ||
+        avail >= PID_BLOCK_LOW)
+        return;
+    int64_t start = -1;
+    int32_t len = 0;
+    int16_t err = KAFKA_NONE;
+    if (st->is_leader) {
+        err = metadata_node_allocate_producer_ids(n, n->node_id, n->my_epoch, &start, &len);
+    } else {
+        char host[MI_HOST_BYTES_MAX + 1];
+        uint16_t port = 0;
+        pthread_mutex_lock(&n->mu);
+        const struct mi_broker *c = metadata_image_broker(&n->img, st->leader_id);
+        if (c) {
+            memcpy(host, c->host, sizeof host);
+            port = c->port;
+        }
+        pthread_mutex_unlock(&n->mu);
+        if (!port)
+            return;
+        int rc = pid_blocks_request(host, port, PEER_TIMEOUT_MS, n->node_id, n->my_epoch, &start,
+                                    &len, &err);
+        if (rc) {
+            peer_error(n, st->leader_id, "AllocateProducerIds", rc);
+            return;
+        }
+    }
+    if (err != KAFKA_NONE) {
+        peer_error(n, st->leader_id, "AllocateProducerIds", err);
+        return;
+    }
+    int rc = rt_producer_id_grant(n->engine, start, start + len);
+    if (rc)
+        fprintf(stderr, "ringtail serve: controller: producer-id block [%lld, %lld): %s: %s\n",
+                (long long)start, (long long)(start + len), rt_strerror(rc), rt_error_detail());
+    else
+        fprintf(stderr,
+                "ringtail serve: controller: producer ids [%lld, %lld) granted to node %d\n",
+                (long long)start, (long long)(start + len), (int)n->node_id);
 }
 
 /* MN2: every topic with a partition naming this node as a replica exists locally with the
@@ -634,7 +1012,7 @@ static bool ensure_local(struct metadata_node *n)
         }
     }
     free(ls.t);
-    return ok;
+    return delete_local(n) && ok; /* MN4 */
 }
 
 /* ---- partition roles: what each local partition is on this node, from the image ---- */
@@ -721,7 +1099,7 @@ static void *agent_main(void *arg)
     bool local_failed = false;
     for (;;) {
         pthread_mutex_lock(&n->mu);
-        while (!n->stop && !n->dirty && now_ms() < next) {
+        while (!n->stop && !n->dirty && !n->kick && now_ms() < next) {
             int64_t at = next;
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
@@ -734,9 +1112,12 @@ static void *agent_main(void *arg)
             }
             pthread_cond_timedwait(&n->cv, &n->mu, &ts);
         }
-        bool stop = n->stop, dirty = n->dirty;
-        n->dirty = false;
+        bool stop = n->stop, dirty = n->dirty, kick = n->kick;
+        bool shutting_down = n->shutting_down;
+        n->dirty = n->kick = false;
         pthread_mutex_unlock(&n->mu);
+        if (kick)
+            next = 0; /* metadata_node_kick: the tick runs now */
         if (stop)
             break;
         if (dirty) {
@@ -745,7 +1126,7 @@ static void *agent_main(void *arg)
         }
         if (now_ms() < next)
             continue;
-        next = now_ms() + interval;
+        next = now_ms() + (shutting_down && interval > 200 ? 200 : interval);
         if (local_failed && !dirty) /* retried once a tick, not in a tight loop */
             local_failed = !ensure_local(n);
         if (!dirty) /* roles retried (and RF5's interim high watermark), once a tick */
@@ -759,6 +1140,8 @@ static void *agent_main(void *arg)
             controller_tick(n, &st);
         else if (st.leader_id > 0)
             broker_tick(n, st.leader_id);
+        if (!shutting_down && (st.is_leader || st.leader_id > 0))
+            refill_producer_ids(n, &st);
     }
     return NULL;
 }

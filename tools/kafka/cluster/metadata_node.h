@@ -13,18 +13,33 @@
  *    to the follower side (replica_fetcher.h) after each image change;
  *  - the controller side (when this node is the raft leader): answer registrations (proposing
  *    REGISTER_BROKER) and heartbeats (unfencing a fenced broker), fence a broker whose
- *    heartbeats stopped for the session timeout (MN1), and create topics (placement, TOPIC and
- *    PARTITION records, MN3).
+ *    heartbeats stopped for the session timeout (MN1), create topics (placement, TOPIC and
+ *    PARTITION records, MN3), hand out producer-id blocks (PRODUCER_IDS, producer_id_blocks.h)
+ *    and move a stopping broker's leaderships (MN5); CreatePartitions and DeleteTopics are
+ *    controller_admin.h's, on the helpers at the end of this header;
+ *  - the stopping node's side of a controlled shutdown (MN5), and the agent's requests for
+ *    producer-id blocks and local deletions (MN4).
  *
  * Invariants:
  *   MN1  Only the active controller proposes FENCE_BROKER; it fences a registered, unfenced broker
  *       other than itself once no registration or heartbeat of it arrived for session_ms since
- *       this node became controller (a new controller gives every broker a full session).
+ *       this node became controller (a new controller gives every broker a full session), or
+ *       at once when it asks to shut down (MN5).
  *   MN2  The quorum's apply callback never calls the engine or a socket: it applies the record and
  *       wakes the agent thread, which creates local partitions.
  *   MN3  A topic is created by the controller only: rf within 1..unfenced brokers, replicas by
  *       mi_place_replicas over the unfenced brokers, leader = first replica, epoch 0, ISR = the
  *       replicas; its TOPIC record precedes its PARTITION records.
+ *   MN4  A DELETE_TOPIC record applied makes the agent delete the topic of that name from the
+ *       local engine, once this member has caught up (a leader known, every committed record
+ *       applied) and unless the image holds a topic of that name again by then (the engine
+ *       knows names, not topic ids); the apply callback only notes the name (MN2's rule).
+ *   MN5  Controlled shutdown: a node stopping (SIGTERM) first hands the controller role away
+ *       if it holds it (quorum_transfer), then heartbeats with want_shut_down; the controller
+ *       fences it (FENCE_BROKER 1, so MI6 moves its leaderships and ISR places at once, and no
+ *       leaderless partition is handed back to it) and answers should_shut_down only once the
+ *       image names it leader of no partition. The node waits for that answer at most the
+ *       bound it is given, then stops anyway.
  */
 #ifndef RT_KAFKA_CLUSTER_METADATA_NODE_H
 #define RT_KAFKA_CLUSTER_METADATA_NODE_H
@@ -94,5 +109,29 @@ int16_t metadata_node_alter_partition_send(struct metadata_node *n, const char *
 /* min_isr > 0: the topic's min.insync.replicas config, kept in its TOPIC record. */
 int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, int32_t partitions,
                                    int16_t rf, int32_t min_isr, const char **message);
+
+/* The controller's duties kept in other files (controller_admin.c, producer_id_blocks.c):
+ * whether this node is the active controller now; quorum_propose_wait with the node's bound
+ * (a QUORUM_E_* or 0); that error as a Kafka code; the block a PRODUCER_IDS record applied at
+ * `index` granted to `broker` (PB1), if it did; and a wake-up of the agent's tick. */
+bool metadata_node_is_controller(struct metadata_node *n);
+int metadata_node_propose_wait(struct metadata_node *n, const void *rec, size_t len,
+                               uint64_t *index);
+int16_t metadata_node_kafka_error(int rc);
+bool metadata_node_grant_at(struct metadata_node *n, uint64_t index, int32_t broker, int64_t *first,
+                            int64_t *end);
+void metadata_node_kick(struct metadata_node *n);
+
+/* AllocateProducerIds on the controller (producer_id_blocks.h PB1): a Kafka error code; on
+ * KAFKA_NONE the block [*start, *start + *len), its PRODUCER_IDS record committed and applied.
+ * May wait for the quorum (never from a loop thread). */
+int16_t metadata_node_allocate_producer_ids(struct metadata_node *n, int32_t broker_id,
+                                            int64_t broker_epoch, int64_t *start, int32_t *len);
+/* MN5, the controller's side: a BrokerHeartbeat with want_shut_down (never waits). */
+int16_t metadata_node_heartbeat_shutdown(struct metadata_node *n, int32_t broker_id, int64_t epoch,
+                                         bool *is_fenced, bool *should_shut_down);
+/* MN5, the stopping node's side (cmd_serve's thread, before metadata_node_halt): true once the
+ * controller answered should_shut_down, false after timeout_ms. NULL: true. */
+bool metadata_node_shutdown(struct metadata_node *n, unsigned timeout_ms);
 
 #endif

@@ -208,7 +208,10 @@ struct quorum {
     struct proposal *head, *tail;
     int pending;
     bool stopping;
-    int start_rc; /* 1 until the loop thread reports */
+    int start_rc;        /* 1 until the loop thread reports */
+    int32_t transfer_to; /* quorum_transfer's wish: -1 none, 0 raft's choice, else a voter id */
+    struct raft_transfer transfer_req; /* loop thread: the transfer in flight */
+    bool transfer_busy;                /* loop thread */
     char start_err[1024];
 
     _Atomic int32_t st_leader_id;
@@ -414,13 +417,28 @@ static void on_raft_closed(struct raft *r)
     raft_uv_tcp_close(&q->transport);
 }
 
+static void transfer_done(struct raft_transfer *req)
+{
+    struct quorum *q = req->data;
+    q->transfer_busy = false;
+}
+
 static void on_wake(uv_async_t *h)
 {
     struct quorum *q = h->data;
     pthread_mutex_lock(&q->mu);
     bool stopping = q->stopping;
+    int32_t transfer = q->transfer_to;
+    q->transfer_to = -1;
     pthread_mutex_unlock(&q->mu);
     drain(q, stopping);
+    /* quorum_transfer (CQ1: raft_transfer on this thread); a refusal (not the leader, one in
+     * flight) is the caller's to notice in quorum_status. */
+    if (!stopping && transfer >= 0 && !q->transfer_busy && raft_state(&q->raft) == RAFT_LEADER) {
+        q->transfer_req.data = q;
+        if (raft_transfer(&q->raft, &q->transfer_req, (raft_id)transfer, transfer_done) == 0)
+            q->transfer_busy = true;
+    }
     if (stopping) {
         uv_timer_stop(&q->tick);
         uv_close((uv_handle_t *)&q->tick, NULL);
@@ -609,6 +627,7 @@ int quorum_start(const struct quorum_options *o, struct quorum **out, char *err,
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
     q->start_rc = 1;
+    q->transfer_to = -1;
     rc = pthread_create(&q->thread, NULL, loop_main, q);
     if (rc != 0) {
         rc = -rc;
@@ -759,4 +778,14 @@ int quorum_propose_wait(struct quorum *q, const void *rec, size_t len, int timeo
     pthread_mutex_unlock(&w->mu);
     waiter_put(w);
     return rc;
+}
+
+void quorum_transfer(struct quorum *q, int32_t to)
+{
+    pthread_mutex_lock(&q->mu);
+    if (!q->stopping) {
+        q->transfer_to = to > 0 ? to : 0;
+        uv_async_send(&q->wake);
+    }
+    pthread_mutex_unlock(&q->mu);
 }

@@ -127,5 +127,9 @@ struct quorum_status {
     uint64_t frames_bad;         /* committed entries that were not record frames (CQ5) */
 };
 void quorum_status(struct quorum *q, struct quorum_status *st);
+/* Asks this member, if it is the leader, to hand leadership to voter `to` (0: the most
+ * up-to-date voter, raft's choice) with raft_transfer (TimeoutNow); returns at once. Whether it
+ * happened shows in quorum_status. Any thread. */
+void quorum_transfer(struct quorum *q, int32_t to);
 
 #endif

@@ -122,7 +122,7 @@ struct rs_part {
 struct rs_waiter {
     struct rs_waiter *next;
     char topic[MI_TOPIC_NAME_MAX + 1];
-    int32_t partition, epoch;
+    int32_t partition;
     int64_t need, deadline_ms;
     unsigned min_isr;
     rs_done_fn done;
@@ -509,7 +509,10 @@ static void round_once(struct replica_state *rs)
         struct rs_waiter *x = *pw;
         struct rs_part *p = find(rs, x->topic, x->partition);
         int16_t err = -1;
-        if (!p || (x->epoch >= 0 && p->epoch != x->epoch))
+        /* the leadership went (RS5); a new leader epoch while this node stays the leader (the
+         * image raises it for an ISR change by a fence, MI6) keeps the wait: the records are
+         * still in this log, as Kafka's DelayedProduce waits across ISR changes */
+        if (!p)
             err = KAFKA_NOT_LEADER_OR_FOLLOWER;
         else if (p->ready && p->hw >= x->need) /* Kafka's checkEnoughReplicasReachOffset */
             err = p->isr_n < x->min_isr ? KAFKA_NOT_ENOUGH_REPLICAS_AFTER_APPEND : KAFKA_NONE;
@@ -683,8 +686,6 @@ int rs_wait(struct replica_state *rs, const char *topic, int32_t partition, int6
         free(x);
         return -ESHUTDOWN;
     }
-    const struct rs_part *p = find(rs, topic, partition);
-    x->epoch = p ? p->epoch : -1;
     x->next = rs->waiters;
     rs->waiters = x;
     rs->poked = true;

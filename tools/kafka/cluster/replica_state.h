@@ -44,7 +44,9 @@
  *       reaches its offset with an ISR of at least its min.insync.replicas,
  *       NOT_ENOUGH_REPLICAS_AFTER_APPEND when it reaches it with a smaller ISR (Kafka's
  *       checkEnoughReplicasReachOffset), REQUEST_TIMED_OUT at its deadline, NOT_LEADER_OR_FOLLOWER
- *       when the leadership went; always from the replica thread, never inside rs_wait.
+ *       when the leadership went (seen at a sync: a leadership lost and regained within one
+ *       50 ms sync is not seen); a new leader epoch while this node stays the leader keeps the
+ *       wait. Always from the replica thread, never inside rs_wait.
  */
 #ifndef RT_KAFKA_CLUSTER_REPLICA_STATE_H
 #define RT_KAFKA_CLUSTER_REPLICA_STATE_H

@@ -38,7 +38,8 @@
  *        admin thread (server.c KS4), so no loop thread waits for the disk. A Produce goes
  *        there only when it names a topic auto-creation must create
  *        (kafka_produce_creates_topic); every other produce stays on its loop.
- *   KA8  BrokerRegistration (62) and BrokerHeartbeat (63), KRaft's broker-to-controller APIs,
+ *   KA8  BrokerRegistration (62), BrokerHeartbeat (63) and AllocateProducerIds (67), KRaft's
+ *        broker-to-controller APIs,
  *        are ROW_INTERNAL: never advertised (ApiVersions and the README's table stay as they
  *        are), and the server handles them only on a cluster node (--voters); a single broker
  *        refuses them as any unknown version (server.c KS1). OffsetForLeaderEpoch (23) is
@@ -85,6 +86,7 @@ H(create_partitions, kafka_handle_create_partitions(s))
 H(delete_records, kafka_handle_delete_records(s))
 H(incremental_alter_configs, kafka_handle_incremental_alter_configs(s))
 H(describe_producers, kafka_handle_describe_producers(s))
+H(allocate_producer_ids, kafka_handle_allocate_producer_ids(s))
 H(broker_registration, kafka_handle_broker_registration(s))
 H(broker_heartbeat, kafka_handle_broker_heartbeat(s))
 H(alter_partition, kafka_handle_alter_partition(s))
@@ -282,6 +284,9 @@ const struct kafka_api kafka_api_rows[] = {
         describe_transactions, h_describe_transactions, false),
     ROW(KAFKA_LIST_TRANSACTIONS, "ListTransactions", 0, 1, 0, 1, 0, true, list_transactions,
         h_list_transactions, false),
+    /* KIP-730's producer-id blocks, from the controller (KA8): handle_cluster.c */
+    ROW_INTERNAL(KAFKA_ALLOCATE_PRODUCER_IDS, "AllocateProducerIds", 0, 0, 0, allocate_producer_ids,
+                 h_allocate_producer_ids, true), /* waits for its commit: off the loops (KA7) */
 };
 #undef ROW
 

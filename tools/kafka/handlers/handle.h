@@ -117,6 +117,16 @@ enum net_verdict kafka_handle_metadata_cluster(struct kafka_slot *s, struct meta
 int16_t kafka_cluster_create_topic(struct kafka_slot *s, struct metadata_node *mn,
                                    const struct kmsg_create_topics_topic *t, bool validate_only,
                                    const char **message);
+/* A cluster's CreatePartitions and DeleteTopics of one topic (KCL2), and the producer id of an
+ * idempotent InitProducerId from the node's granted blocks (KCL3). Kafka error codes. */
+int16_t kafka_cluster_create_partitions(struct kafka_slot *s, struct metadata_node *mn,
+                                        const struct kmsg_create_partitions_topic *t,
+                                        bool validate_only, const char **message);
+int16_t kafka_cluster_delete_topic(struct kafka_slot *s, struct metadata_node *mn,
+                                   struct kp_str name, const char **message);
+int16_t kafka_cluster_producer_id(struct kafka_slot *s, struct metadata_node *mn, int64_t *id,
+                                  int16_t *epoch);
+enum net_verdict kafka_handle_allocate_producer_ids(struct kafka_slot *s);
 enum net_verdict kafka_handle_find_coordinator(struct kafka_slot *s);
 enum net_verdict kafka_handle_init_producer_id(struct kafka_slot *s);
 enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s);

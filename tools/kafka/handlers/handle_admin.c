@@ -288,9 +288,11 @@ enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
             kafka_count_error(s, res[i].error_code);
             continue;
         }
-        if (kafka_cluster(s->server)) { /* handle_cluster.c KCL2: not through the controller yet */
-            res[i].error_code = KAFKA_INVALID_REQUEST;
-            res[i].error_message = kp_str_of("DeleteTopics is not served by a cluster yet");
+        if (kafka_cluster(s->server)) { /* handle_cluster.c KCL2: through the controller */
+            const char *message = NULL;
+            res[i].error_code = kafka_cluster_delete_topic(s, kafka_cluster(s->server),
+                                                           q->topic_names[i], &message);
+            res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
             kafka_count_error(s, res[i].error_code);
             continue;
         }
@@ -1233,8 +1235,8 @@ enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s)
         } else if (!kafka_authorize_str(s, ACL_RESOURCE_TOPIC, q->topics[i].name, ACL_OP_ALTER)) {
             res[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED; /* KZ2 */
         } else if (kafka_cluster(s->server)) {                    /* handle_cluster.c KCL2 */
-            res[i].error_code = KAFKA_INVALID_REQUEST;
-            message = "CreatePartitions is not served by a cluster yet";
+            res[i].error_code = kafka_cluster_create_partitions(
+                s, kafka_cluster(s->server), &q->topics[i], q->validate_only, &message);
         } else {
             res[i].error_code = create_partitions_one(s, &q->topics[i], q->validate_only, &message);
         }

@@ -11,17 +11,22 @@
  *        the image's leader, leader epoch, replicas, ISR (fenced replicas as offline, v5+); a
  *        topic not in the image is UNKNOWN_TOPIC_OR_PARTITION. No auto-creation in a cluster:
  *        neither Metadata nor Produce creates a topic locally (autocreate.c, handle_produce.c).
- *   KCL2 CreateTopics on a node that is not the active controller is answered NOT_CONTROLLER
- *        (41) per topic, as a KRaft broker that does not forward: Kafka's clients send
- *        CreateTopics to the controller id Metadata names, and retry on NOT_CONTROLLER.
- *        DeleteTopics and CreatePartitions, not yet through the controller, are refused in a
- *        cluster (INVALID_REQUEST, said so) rather than applied to one node's engine alone.
+ *   KCL2 CreateTopics, CreatePartitions and DeleteTopics on a node that is not the active
+ *        controller are answered NOT_CONTROLLER (41) per topic, as a KRaft broker that does not
+ *        forward: Kafka's clients send them to the controller id Metadata names, and retry on
+ *        NOT_CONTROLLER. On the controller they commit records (MN3, controller_admin.h) and
+ *        every node applies them to its engine; never to one node's engine alone.
+ *   KCL3 An idempotent InitProducerId on a cluster node takes its id from the blocks the
+ *        controller granted this node (producer_id_blocks.h PB2); with none left it answers
+ *        COORDINATOR_LOAD_IN_PROGRESS (14, retriable) and wakes the agent to ask (PB3).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/kafka/cluster/controller_admin.h"
 #include "tools/kafka/cluster/metadata_node.h"
+#include "tools/kafka/cluster/producer_id_blocks.h"
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
 
@@ -65,7 +70,10 @@ enum net_verdict kafka_handle_broker_heartbeat(struct kafka_slot *s)
     struct metadata_node *mn = kafka_cluster(s->server);
     struct kmsg_broker_heartbeat_response m = {.error_code = KAFKA_NOT_CONTROLLER,
                                                .is_fenced = true};
-    if (mn)
+    if (mn && q->want_shut_down) /* metadata_node.h MN5 */
+        m.error_code = metadata_node_heartbeat_shutdown(mn, q->broker_id, q->broker_epoch,
+                                                        &m.is_fenced, &m.should_shut_down);
+    else if (mn)
         m.error_code =
             metadata_node_heartbeat(mn, q->broker_id, q->broker_epoch, q->want_fence, &m.is_fenced);
     m.is_caught_up = m.error_code == KAFKA_NONE;
@@ -348,4 +356,68 @@ int16_t kafka_cluster_create_topic(struct kafka_slot *s, struct metadata_node *m
         t->num_partitions == -1 ? (int32_t)s->server->opts.num_partitions : t->num_partitions;
     return metadata_node_create_topic(mn, name, partitions, t->replication_factor, min_isr,
                                       message);
+}
+
+/* ---- CreatePartitions, DeleteTopics (KCL2), InitProducerId (KCL3) ---- */
+
+int16_t kafka_cluster_create_partitions(struct kafka_slot *s, struct metadata_node *mn,
+                                        const struct kmsg_create_partitions_topic *t,
+                                        bool validate_only, const char **message)
+{
+    (void)s;
+    char name[RT_TOPIC_NAME_MAX + 1];
+    if (!kafka_topic_name(t->name, name)) {
+        *message = "This server does not host this topic-partition.";
+        return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    if (t->assignments_count >= 0) {
+        *message = "manual replica assignments are not served by a cluster yet";
+        return KAFKA_INVALID_REPLICA_ASSIGNMENT;
+    }
+    return ctl_create_partitions(mn, name, t->count, validate_only, message);
+}
+
+int16_t kafka_cluster_delete_topic(struct kafka_slot *s, struct metadata_node *mn,
+                                   struct kp_str name, const char **message)
+{
+    (void)s;
+    char topic[RT_TOPIC_NAME_MAX + 1];
+    if (!kafka_topic_name(name, topic))
+        return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+    return ctl_delete_topic(mn, topic, message);
+}
+
+int16_t kafka_cluster_producer_id(struct kafka_slot *s, struct metadata_node *mn, int64_t *id,
+                                  int16_t *epoch)
+{
+    int rc = rt_producer_id_allocate(s->server->engine, id, epoch);
+    int64_t left = 0;
+    if ((rc == 0 || rc == RT_E_PRODUCER_IDS_EXHAUSTED) &&
+        rt_producer_id_available(s->server->engine, &left) == 0 && left < PID_BLOCK_LOW)
+        metadata_node_kick(mn); /* PB3: the agent asks for the next block now */
+    if (rc == RT_E_PRODUCER_IDS_EXHAUSTED)
+        return KAFKA_COORDINATOR_LOAD_IN_PROGRESS;
+    if (rc) {
+        fprintf(stderr, "ringtail serve: InitProducerId: %s: %s\n", rt_strerror(rc),
+                rt_error_detail());
+        return kafka_error_from_rt(rc);
+    }
+    return KAFKA_NONE;
+}
+
+/* ---- AllocateProducerIds (producer_id_blocks.h PB1) ---- */
+
+enum net_verdict kafka_handle_allocate_producer_ids(struct kafka_slot *s)
+{
+    const struct kmsg_allocate_producer_ids_request *q = &s->msg.allocate_producer_ids;
+    struct metadata_node *mn = kafka_cluster(s->server);
+    struct kmsg_allocate_producer_ids_response m = {.error_code = KAFKA_NOT_CONTROLLER,
+                                                    .producer_id_start = -1};
+    if (mn) /* producer_id_blocks.h PB1 */
+        m.error_code = metadata_node_allocate_producer_ids(
+            mn, q->broker_id, q->broker_epoch, &m.producer_id_start, &m.producer_id_len);
+    kafka_count_error(s, m.error_code);
+    kafka_response_begin(s);
+    kmsg_allocate_producer_ids_response_encode(&s->w, s->header.api_version, &m);
+    return kafka_response_end(s);
 }

@@ -72,7 +72,7 @@
  *        (replica_state.h rs_check): a current_leader_epoch (Fetch v9+, ListOffsets v4+) below
  *        the image's is FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOCH, and a node that is
  *        not the partition's ready leader answers NOT_LEADER_OR_FOLLOWER, consumers and
- *        followers alike. A follower's fetch (replica_id >= 0) reads with RT_READ_REPLICA up to
+ *        followers alike. A follower's fetch (v4+, replica_id >= 0) reads with RT_READ_REPLICA to
  *        the log end and records its fetch offset as the follower's log end (rs_follower_fetch,
  *        RS3); its answer carries the leader's high watermark.
  */

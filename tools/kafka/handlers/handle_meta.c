@@ -263,6 +263,11 @@ enum net_verdict kafka_handle_init_producer_id(struct kafka_slot *s)
         return kafka_handle_init_producer_id_txn(s); /* KM2: handle_txn.c */
     } else if (!kafka_authorize_idempotent(s)) {
         m.error_code = KAFKA_CLUSTER_AUTHORIZATION_FAILED; /* KZ2: IDEMPOTENT_WRITE */
+    } else if (kafka_cluster(s->server)) {                 /* handle_cluster.c KCL3 */
+        m.error_code = kafka_cluster_producer_id(s, kafka_cluster(s->server), &m.producer_id,
+                                                 &m.producer_epoch);
+        if (m.error_code != KAFKA_NONE)
+            m.producer_id = -1, m.producer_epoch = -1;
     } else {
         int64_t id = -1;
         int16_t epoch = -1;

@@ -42,6 +42,7 @@
  */
 #include "tools/kafka/handlers/handle_txn.h"
 
+#include "tools/kafka/cluster/metadata_node.h"
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle_offsets.h"
 
@@ -74,6 +75,12 @@ static int16_t txn_error(const struct kafka_slot *s, int rc)
         }
     case RT_E_INVALID_PRODUCER_EPOCH:
         return KAFKA_INVALID_PRODUCER_EPOCH;
+    case RT_E_PRODUCER_IDS_EXHAUSTED:
+        if (kafka_cluster(s->server)) { /* handle_cluster.c KCL3: no granted id left yet */
+            metadata_node_kick(kafka_cluster(s->server));
+            return KAFKA_COORDINATOR_LOAD_IN_PROGRESS;
+        }
+        return kafka_error_from_rt(rc);
     case RT_E_INVALID_ARGUMENT:
     case RT_E_TXN_PARTITIONS_FULL:
         return KAFKA_INVALID_REQUEST;

@@ -61,6 +61,7 @@ enum kafka_api_key {
     KAFKA_BROKER_HEARTBEAT = 63,
     KAFKA_DESCRIBE_TRANSACTIONS = 65,
     KAFKA_LIST_TRANSACTIONS = 66,
+    KAFKA_ALLOCATE_PRODUCER_IDS = 67,
 };
 
 /* Kafka's error codes (org.apache.kafka.common.protocol.Errors), as they go on the wire. */

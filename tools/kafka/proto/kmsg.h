@@ -1153,6 +1153,25 @@ struct kmsg_broker_heartbeat_response {
     bool is_caught_up, is_fenced, should_shut_down;
 };
 
+/* AllocateProducerIds (67) v0 (KIP-730): a node's next producer-id block from the controller. */
+struct kmsg_allocate_producer_ids_request {
+    int32_t broker_id;
+    int64_t broker_epoch;
+};
+
+struct kmsg_allocate_producer_ids_response {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    int64_t producer_id_start;
+    int32_t producer_id_len;
+};
+
+int kmsg_allocate_producer_ids_request_decode(struct kp_reader *r, int16_t version,
+                                              struct kp_arena *a,
+                                              struct kmsg_allocate_producer_ids_request *out);
+int kmsg_allocate_producer_ids_response_encode(struct kp_writer *w, int16_t version,
+                                               const struct kmsg_allocate_producer_ids_response *m);
+
 int kmsg_broker_registration_request_decode(struct kp_reader *r, int16_t version,
                                             struct kp_arena *a,
                                             struct kmsg_broker_registration_request *out);
@@ -1609,6 +1628,7 @@ union kmsg_request {
     struct kmsg_delete_groups_request delete_groups;
     struct kmsg_offset_delete_request offset_delete;
     struct kmsg_describe_producers_request describe_producers;
+    struct kmsg_allocate_producer_ids_request allocate_producer_ids;
     struct kmsg_broker_registration_request broker_registration;
     struct kmsg_broker_heartbeat_request broker_heartbeat;
     struct kmsg_alter_partition_request alter_partition;
@@ -1660,6 +1680,7 @@ KMSG_OTHER_WAY(describe_groups, describe_groups_request, describe_groups_respons
 KMSG_OTHER_WAY(delete_groups, delete_groups_request, delete_groups_response)
 KMSG_OTHER_WAY(offset_delete, offset_delete_request, offset_delete_response)
 KMSG_OTHER_WAY(describe_producers, describe_producers_request, describe_producers_response)
+KMSG_OTHER_WAY(allocate_producer_ids, allocate_producer_ids_request, allocate_producer_ids_response)
 KMSG_OTHER_WAY(broker_registration, broker_registration_request, broker_registration_response)
 KMSG_OTHER_WAY(broker_heartbeat, broker_heartbeat_request, broker_heartbeat_response)
 KMSG_OTHER_WAY(alter_partition, alter_partition_request, alter_partition_response)

@@ -108,6 +108,40 @@ KD_MESSAGE(kd_broker_heartbeat_request, "BrokerHeartbeatRequest", KAFKA_BROKER_H
 KD_MESSAGE(kd_broker_heartbeat_response, "BrokerHeartbeatResponse", KAFKA_BROKER_HEARTBEAT, 0, 0, 0,
            &broker_heartbeat_response_d, NULL);
 
+/* ---- AllocateProducerIds (67, v0, flexible from v0): KIP-730, a node asks the controller for
+ * its next producer-id block; never advertised either (KA8). Fields as Kafka 3.x's
+ * AllocateProducerIdsRequest.json at v0:
+ *
+ *   request: broker_id i32, broker_epoch i64 (-1)
+ *   response: throttle_time_ms i32, error_code i16, producer_id_start i64, producer_id_len i32
+ */
+
+#define S struct kmsg_allocate_producer_ids_request
+static const struct kd_field allocate_producer_ids_request_f[] = {
+    KF(S, broker_id, KD_I32, 0, KD_NEVER),
+    KFD(S, broker_epoch, KD_I64, 0, KD_NEVER, -1),
+};
+#undef S
+static const struct kd_struct allocate_producer_ids_request_d =
+    KD_STRUCT(struct kmsg_allocate_producer_ids_request, allocate_producer_ids_request_f);
+
+#define S struct kmsg_allocate_producer_ids_response
+static const struct kd_field allocate_producer_ids_response_f[] = {
+    KF(S, throttle_time_ms, KD_I32, 0, KD_NEVER),
+    KF(S, error_code, KD_I16, 0, KD_NEVER),
+    KF(S, producer_id_start, KD_I64, 0, KD_NEVER),
+    KF(S, producer_id_len, KD_I32, 0, KD_NEVER),
+};
+#undef S
+static const struct kd_struct allocate_producer_ids_response_d =
+    KD_STRUCT(struct kmsg_allocate_producer_ids_response, allocate_producer_ids_response_f);
+
+KD_MESSAGE(kd_allocate_producer_ids_request, "AllocateProducerIdsRequest",
+           KAFKA_ALLOCATE_PRODUCER_IDS, 0, 0, 0, &allocate_producer_ids_request_d, NULL);
+KD_MESSAGE(kd_allocate_producer_ids_response, "AllocateProducerIdsResponse",
+           KAFKA_ALLOCATE_PRODUCER_IDS, 0, 0, 0, &allocate_producer_ids_response_d, NULL);
+
+KMSG_CODEC(allocate_producer_ids, allocate_producer_ids_request, allocate_producer_ids_response)
 KMSG_CODEC(broker_registration, broker_registration_request, broker_registration_response)
 KMSG_CODEC(broker_heartbeat, broker_heartbeat_request, broker_heartbeat_response)
 
