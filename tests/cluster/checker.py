@@ -103,3 +103,28 @@ def check(history, reads, committed, cluster_check, topic, aborted=()):
         "fatal": len(history.fatal),
     }
     return bad, figures
+
+
+def summary(bad):
+    """The violations grouped: per check and partition, how many and the offset range (the
+    acknowledged offsets of lost records), one line each."""
+    groups = {}
+    at = re.compile(r"at (\d+)@(\d+)")
+    for b in bad:
+        kind = " ".join(b.split()[:2]).rstrip(":")
+        m = at.search(b)
+        key = (kind, int(m.group(1)) if m else -1)
+        g = groups.setdefault(key, [0, None, None, set()])
+        g[0] += 1
+        if m:
+            off = int(m.group(2))
+            g[1] = off if g[1] is None else min(g[1], off)
+            g[2] = off if g[2] is None else max(g[2], off)
+        ph = re.search(r"sent in ([^)]*)", b)
+        if ph:
+            g[3].add(ph.group(1))
+    out = []
+    for (kind, p), (n, lo, hi, phases) in sorted(groups.items()):
+        where = f" partition {p} offsets {lo}..{hi}" if p >= 0 else ""
+        out.append(f"{kind}: {n}{where}" + (f" (sent in {', '.join(sorted(phases))})" if phases else ""))
+    return out

@@ -249,6 +249,8 @@ def main():
         for v, (p, off, ph) in h.acked.items():
             per_phase[ph] = per_phase.get(ph, 0) + 1
         log(f"acknowledged per phase: {per_phase}")
+        for line in checker.summary(bad):
+            log("SUMMARY " + line)
         for b in bad[:50]:
             log("VIOLATION " + b)
         if len(bad) > 50:
