@@ -15,6 +15,8 @@ usage: run.py RINGTAIL [--scenarios a,b,..] [--duration SECONDS] [--keep] [--see
                 one round)
 """
 import argparse
+import json
+import os
 import random
 import sys
 import time
@@ -256,6 +258,14 @@ def main():
         if len(bad) > 50:
             log(f"... {len(bad) - 50} more violations")
         failures += bad
+        if bad or args.keep:  # for the post-mortem: times are this run's clock (the log's)
+            with open(os.path.join(c.dir, "history.json"), "w") as f:
+                json.dump({"t0": T0, "sent": h.sent, "acked": h.acked, "failed": h.failed,
+                           "sent_at": {v: t - T0 for v, t in h.sent_at.items()},
+                           "reported_at": {v: t - T0 for v, t in h.reported_at.items()},
+                           "read_uncommitted": reads, "read_committed": committed,
+                           "violations": bad}, f)
+            log(f"history, reads and violations in {c.dir}/history.json")
         missing = [s for s in names if s not in ran and s not in skipped]
         log(f"scenarios run: {ran}; skipped (said why above): {sorted(skipped)}; "
             f"failed to run: {missing}")

@@ -26,6 +26,8 @@ class History:
         self.acked = {}    # value -> (partition, offset, phase)
         self.failed = {}   # value -> (partition, error name, phase)
         self.fatal = []    # (producer, error) fatal producer errors
+        self.sent_at = {}  # value -> time.monotonic() of the send
+        self.reported_at = {}  # value -> time.monotonic() of its delivery report
         self.phase = "setup"
 
 
@@ -68,6 +70,7 @@ class Producers:
             v = msg.value().decode()
             with h.lock:
                 phase = h.sent.get(v, (None, h.phase))[1]  # the phase of the send
+                h.reported_at[v] = time.monotonic()
                 if err is None:
                     h.acked[v] = (msg.partition(), msg.offset(), phase)
                 else:
@@ -101,6 +104,7 @@ class Producers:
                 p.produce(self.topic, value=v.encode(), partition=part, on_delivery=report)
                 with h.lock:
                     h.sent[v] = (part, h.phase)
+                    h.sent_at[v] = time.monotonic()
                 seq += 1
             except BufferError:
                 pass
