@@ -83,31 +83,40 @@ def controller_kill(c, rnd):
 
 
 def follower_of(c, rnd):
-    """A node that leads no partition of the topic and is not the controller, if any; else one
-    that is not the controller."""
+    """A node that is not the controller and leads no partition of the topic, if there is one;
+    else one that is not the controller (with RF 3 on 3 nodes every node follows some
+    partitions, and usually leads one): (node, the partitions it leads)."""
     st = c.status()
-    leaders = {e["leader"] for (t, _), e in st["parts"].items() if t == TOPIC}
-    cands = [i for i in harness.NODES if i not in leaders and i != st["controller"]]
+    leads = {i: [p for (t, p), e in st["parts"].items() if t == TOPIC and e["leader"] == i]
+             for i in harness.NODES}
+    cands = [i for i in harness.NODES if not leads[i] and i != st["controller"]]
     if not cands:
         cands = [i for i in harness.NODES if i != st["controller"]]
-    return rnd.choice(cands)
+    n = rnd.choice(cands)
+    return n, leads[n]
+
+
+def led(parts):
+    return f"leader of {', '.join(f'{TOPIC}-{p}' for p in parts)}" if parts else "leading nothing"
 
 
 def follower_pause(c, rnd):
-    n = follower_of(c, rnd)
+    n, parts = follower_of(c, rnd)
     c.pause(n)
     hold = (max(c.session_ms, c.lag_ms) + 1500) / 1000
     settle(c, hold)
     c.resume(n)
-    return f"SIGSTOP of node {n} (a follower) for {hold:.1f} s, past the session and lag timeouts; SIGCONT"
+    return (f"SIGSTOP of node {n} (not the controller, a follower of the others' partitions, "
+            f"{led(parts)}) for {hold:.1f} s, past the session and lag timeouts; SIGCONT")
 
 
 def follower_kill(c, rnd):
-    n = follower_of(c, rnd)
+    n, parts = follower_of(c, rnd)
     c.kill(n)
     settle(c, 3)
     c.start(n)
-    return f"SIGKILL of node {n} (a follower), restarted 3 s later"
+    return (f"SIGKILL of node {n} (not the controller, a follower of the others' partitions, "
+            f"{led(parts)}), restarted 3 s later")
 
 
 def partition_leader(c, rnd):
