@@ -43,11 +43,14 @@ def check(history, reads, committed, cluster_check, topic, aborted=()):
             bad.append(f"JC2 duplicated: {v} (sent in {ph}) at {locs}")
         if v not in history.sent:  # JC7
             bad.append(f"JC7 never sent: {v} at {locs}")
-    for v, (p, off, ph) in sorted(acked.items(), key=lambda kv: (kv[1][0], kv[1][1])):
+    no_offset = 0
+    for v, (p, off, ph) in sorted(acked.items(), key=lambda kv: (kv[1][0], kv[1][1] or -1)):
         locs = where.get(v)
+        if off is None:  # a delivery report without an offset (librdkafka's invalid offset)
+            no_offset += 1
         if not locs:  # JC1
             bad.append(f"JC1 lost: {v} acknowledged at {p}@{off} (sent in {ph})")
-        elif (p, off) not in locs:  # JC3
+        elif off is not None and (p, off) not in locs:  # JC3
             bad.append(f"JC3 misplaced: {v} acknowledged at {p}@{off}, read at {locs} (sent in {ph})")
     # JC4: per producer incarnation and partition, read order == send order
     for p, recs in reads.items():
@@ -76,7 +79,8 @@ def check(history, reads, committed, cluster_check, topic, aborted=()):
     rc, parts, raw = cluster_check
     max_acked = {}
     for v, (p, off, ph) in acked.items():
-        max_acked[p] = max(max_acked.get(p, -1), off)
+        if off is not None:
+            max_acked[p] = max(max_acked.get(p, -1), off)
     for p in reads:
         e = parts.get((topic, p))
         if e is None:
@@ -101,6 +105,7 @@ def check(history, reads, committed, cluster_check, topic, aborted=()):
         "read_committed": sum(len(r) for r in committed.values()),
         "unacked_read": sum(1 for v in where if v not in acked),
         "fatal": len(history.fatal),
+        "acked_without_offset": no_offset,
     }
     return bad, figures
 
@@ -109,14 +114,14 @@ def summary(bad):
     """The violations grouped: per check and partition, how many and the offset range (the
     acknowledged offsets of lost records), one line each."""
     groups = {}
-    at = re.compile(r"at (\d+)@(\d+)")
+    at = re.compile(r"at (\d+)@(\d+|None)")
     for b in bad:
         kind = " ".join(b.split()[:2]).rstrip(":")
         m = at.search(b)
         key = (kind, int(m.group(1)) if m else -1)
         g = groups.setdefault(key, [0, None, None, set()])
         g[0] += 1
-        if m:
+        if m and m.group(2) != "None":
             off = int(m.group(2))
             g[1] = off if g[1] is None else min(g[1], off)
             g[2] = off if g[2] is None else max(g[2], off)

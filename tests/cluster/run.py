@@ -247,7 +247,10 @@ def main():
                 failures.append(f"node {i}: exit {rc} at SIGTERM")
         cc = c.check()
         log("cluster check:\n" + cc[2].rstrip())
-        bad, fig = checker.check(h, reads, committed, cc, TOPIC)
+        try:
+            bad, fig = checker.check(h, reads, committed, cc, TOPIC)
+        except Exception as e:  # keep what the post-mortem needs even then
+            bad, fig = [f"checker: {type(e).__name__}: {e}"], {}
         log(f"figures: {fig}")
         if h.fatal:
             log(f"fatal producer errors: {h.fatal}")
