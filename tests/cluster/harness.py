@@ -47,10 +47,33 @@ class Cluster:
         self.proc = {}
         self.paused = set()
         self.chain = None
+        self.mounted = []
 
     # --- processes -------------------------------------------------------------------------
     def ndir(self, i):
         return os.path.join(self.dir, f"n{i}")
+
+    def tmpfs(self, size_mb=256):
+        """Each node's data directory on a tmpfs of its own (root only), so that one node's
+        disk can be filled; False with the reason when it cannot be mounted."""
+        for i in NODES:
+            os.makedirs(self.ndir(i), exist_ok=True)
+            r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs",
+                                self.ndir(i)], capture_output=True, text=True)
+            if r.returncode != 0:
+                return False, r.stderr.strip()
+            self.mounted.append(self.ndir(i))
+        return True, ""
+
+    def fill(self, i):
+        """Fills node I's tmpfs (a file of zeros up to ENOSPC)."""
+        path = os.path.join(self.ndir(i), "filler")
+        subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=1M"], capture_output=True)
+        self.log(f"node {i}: disk filled ({os.path.getsize(path) >> 20} MiB filler)")
+
+    def unfill(self, i):
+        os.unlink(os.path.join(self.ndir(i), "filler"))
+        self.log(f"node {i}: disk freed")
 
     def start(self, i):
         os.makedirs(self.ndir(i), exist_ok=True)
@@ -249,6 +272,12 @@ class Cluster:
                 p.send_signal(signal.SIGCONT)
             p.kill()
             p.wait()
+        if self.keep and self.mounted:  # a tmpfs goes with its mount: copy what it held
+            for m in self.mounted:
+                shutil.copytree(m, m + ".kept", dirs_exist_ok=True,
+                                ignore=shutil.ignore_patterns("filler"))
+        for m in self.mounted:
+            subprocess.run(["umount", m], capture_output=True)
         if self.keep:
             self.log(f"kept {self.dir}")
         else:

@@ -10,7 +10,7 @@ It owns the order of events and the scenarios; it never relaxes a check of the c
 
 usage: run.py RINGTAIL [--scenarios a,b,..] [--duration SECONDS] [--keep] [--seed N]
   --scenarios   which of: leader-kill, controller-kill, follower-pause, follower-kill,
-                partition-leader (default: all of them)
+                partition-leader, disk-full, none (default: all of them)
   --duration    go round the scenarios again until this many seconds have passed (default:
                 one round)
 """
@@ -137,6 +137,16 @@ def partition_leader(c, rnd):
             f"(clients still reach it) until its leaderships moved, then healed")
 
 
+def disk_full(c, rnd):
+    if not c.mounted:
+        raise SkipScenario(c.tmpfs_why or "the nodes' directories are not on a tmpfs")
+    n, parts = follower_of(c, rnd)
+    c.fill(n)
+    settle(c, (max(c.session_ms, c.lag_ms) + 1500) / 1000)
+    c.unfill(n)
+    return f"node {n} ({led(parts)}): its disk full for a while, then freed"
+
+
 class SkipScenario(Exception):
     pass
 
@@ -147,6 +157,7 @@ SCENARIOS = {
     "follower-pause": follower_pause,
     "follower-kill": follower_kill,
     "partition-leader": partition_leader,
+    "disk-full": disk_full,
     "none": lambda c, rnd: (settle(c, 3), "no fault for 3 s")[1],
 }
 
@@ -170,8 +181,12 @@ def main():
     log(f"seed {seed}, scenarios {names}, duration {args.duration} s")
 
     c = harness.Cluster(args.ringtail, keep=args.keep, log=log)
+    c.tmpfs_why = None
     failures = []
     try:
+        if "disk-full" in names:
+            ok, c.tmpfs_why = c.tmpfs() if os.geteuid() == 0 else (False, "not root")
+            log("node directories on tmpfs mounts" if ok else f"no tmpfs: {c.tmpfs_why}")
         for i in harness.NODES:
             c.start(i)
         c.wait("three nodes and a controller",
