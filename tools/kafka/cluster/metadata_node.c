@@ -57,7 +57,7 @@ struct metadata_node {
     char dir[4096];
     struct replica_fetcher *replicas; /* the follower side (replica_fetcher.h) */
     /* the controller side */
-    pthread_mutex_t ctl_mu;
+    pthread_mutex_t ctl_mu;          /* taken before mu when both are held, never after it */
     struct broker_sessions sessions; /* under ctl_mu (MN1, broker_sessions.h) */
     /* the controller's other duties (under mu): producer-id blocks applied (PB1), topics deleted
      * by the log that the agent deletes locally (MN4), controlled shutdown (MN5) */
@@ -488,12 +488,12 @@ static void controller_tick(struct metadata_node *n, const struct quorum_status 
     } jobs[65];
     unsigned jobs_n = 0;
     bool self_ok;
+    pthread_mutex_lock(&n->ctl_mu); /* ctl_mu before mu, as metadata_node_alter_partition */
     pthread_mutex_lock(&n->mu);
     const struct mi_broker *me = metadata_image_broker(&n->img, n->node_id);
     self_ok = me && n->my_epoch > 0 && me->epoch == n->my_epoch && me->port == n->port &&
               strcmp(me->host, n->host) == 0;
     bool self_fenced = me && me->fenced;
-    pthread_mutex_lock(&n->ctl_mu);
     (void)broker_sessions_register(&n->sessions, n->node_id, n->incarnation, false, st->term, now,
                                    n->session_ms); /* this node is alive */
     int32_t expired[64];
@@ -504,8 +504,8 @@ static void controller_tick(struct metadata_node *n, const struct quorum_status 
     if (self_ok && self_fenced &&
         broker_sessions_heartbeat(&n->sessions, n->node_id, true, st->term, now, REPROPOSE_MS))
         jobs[jobs_n++] = (struct fence_job){n->node_id, false};
-    pthread_mutex_unlock(&n->ctl_mu);
     pthread_mutex_unlock(&n->mu);
+    pthread_mutex_unlock(&n->ctl_mu);
     if (!self_ok) {
         uint8_t rec[16 + MI_HOST_BYTES_MAX];
         size_t len = mi_encode_register_broker(rec, sizeof rec, n->node_id, -1, n->host, n->port);
