@@ -19,6 +19,9 @@ packages+=(libssl-dev openssl)
 # The cluster's metadata quorum (issue 24): Canonical's raft library (libraft-dev, the one under
 # dqlite and LXD) and libuv, its event loop, disk I/O and TCP transport (libuv1-dev).
 packages+=(libraft-dev libuv1-dev)
+# The cluster's fault tests (tests/cluster/, issue 24): iptables cuts a node off from the others
+# (rules by the nodes' owner group on 127.0.0.1).
+packages+=(iptables)
 # tools/conformance.sh unpacks librdkafka's Debian source package (dpkg-source) and builds its
 # test-runner (g++; with rapidjson-dev its JSON-checking tests, 0053 stats and 0110 batch size,
 # run instead of skipping); it adds the deb-src entry and fetches the source itself.
