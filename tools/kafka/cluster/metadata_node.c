@@ -1146,6 +1146,24 @@ static void *agent_main(void *arg)
     return NULL;
 }
 
+/* The leader side's view of this node (replica_state.h struct rs_host). */
+static void host_read(void *ctx, void (*fn)(void *fn_ctx, const struct metadata_image *img),
+                      void *fn_ctx)
+{
+    metadata_node_read(ctx, fn, fn_ctx);
+}
+
+static void host_leader_hw(void *ctx, const char *topic, int32_t partition, int64_t hw)
+{
+    metadata_node_leader_hw(ctx, topic, partition, hw);
+}
+
+static int16_t host_alter_partition(void *ctx, const char *topic, int32_t partition,
+                                    int32_t leader_epoch, const int32_t *isr, unsigned isr_n)
+{
+    return metadata_node_alter_partition_send(ctx, topic, partition, leader_epoch, isr, isr_n);
+}
+
 int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *host, uint16_t port,
                       unsigned session_ms, unsigned replica_lag_ms, unsigned checkpoint_ms)
 {
@@ -1175,7 +1193,11 @@ int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *ho
     }
     n->agent_started = true;
     struct replica_state *rs = NULL;
-    rc = replica_state_start(n, engine, n->node_id, replica_lag_ms, &rs);
+    const struct rs_host rs_host = {.ctx = n,
+                                    .read = host_read,
+                                    .leader_hw = host_leader_hw,
+                                    .alter_partition = host_alter_partition};
+    rc = replica_state_start(&rs_host, engine, n->node_id, replica_lag_ms, &rs);
     if (rc)
         return rc;
     atomic_store(&n->rs, rs);

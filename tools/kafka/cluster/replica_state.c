@@ -14,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "tools/kafka/cluster/metadata_node.h"
 #include "tools/kafka/proto/api.h"
 
 #define RS_TICK_MS        50   /* idle tick: lag checks, HW of partitions nobody poked */
@@ -133,7 +132,7 @@ struct rs_waiter {
 struct replica_state {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct metadata_node *node;
+    struct rs_host host;
     rt_engine *engine;
     int32_t self;
     int64_t lag_ms;
@@ -284,7 +283,7 @@ static void reset_followers(struct rs_part *p, int32_t self, int64_t now)
 static void sync_image(struct replica_state *rs)
 {
     struct scan sc = {.self = rs->self};
-    metadata_node_read(rs->node, scan_led, &sc);
+    rs->host.read(rs->host.ctx, scan_led, &sc);
     if (sc.failed) {
         free(sc.l);
         return;
@@ -475,7 +474,7 @@ static void round_once(struct replica_state *rs)
         }
         pthread_mutex_unlock(&rs->mu);
         if (moved) /* the follower side's checkpoint keeps it */
-            metadata_node_leader_hw(rs->node, w[i].topic, w[i].partition, hw_out);
+            rs->host.leader_hw(rs->host.ctx, w[i].topic, w[i].partition, hw_out);
         any_moved |= moved;
     }
     if (any_moved) { /* parked consumer fetches may have something now */
@@ -491,8 +490,8 @@ static void round_once(struct replica_state *rs)
     for (unsigned i = 0; i < n; i++) {
         if (!w[i].alter)
             continue;
-        int16_t err = metadata_node_alter_partition_send(rs->node, w[i].topic, w[i].partition,
-                                                         w[i].epoch, w[i].isr, w[i].isr_n);
+        int16_t err = rs->host.alter_partition(rs->host.ctx, w[i].topic, w[i].partition, w[i].epoch,
+                                               w[i].isr, w[i].isr_n);
         fprintf(stderr,
                 "ringtail serve: replication: AlterPartition %s-%d epoch %d to an ISR of %u: "
                 "%s\n",
@@ -579,15 +578,15 @@ static void *rs_main(void *arg)
     return NULL;
 }
 
-int replica_state_start(struct metadata_node *n, rt_engine *engine, int32_t self, unsigned lag_ms,
-                        struct replica_state **out)
+int replica_state_start(const struct rs_host *host, rt_engine *engine, int32_t self,
+                        unsigned lag_ms, struct replica_state **out)
 {
     struct replica_state *rs = calloc(1, sizeof(*rs));
     if (!rs)
         return -ENOMEM;
     pthread_mutex_init(&rs->mu, NULL);
     pthread_cond_init(&rs->cv, NULL);
-    rs->node = n;
+    rs->host = *host;
     rs->engine = engine;
     rs->self = self;
     rs->lag_ms = lag_ms ? lag_ms : RS_LAG_TIME_MAX_MS;
@@ -625,7 +624,7 @@ int16_t rs_check(struct replica_state *rs, const char *topic, int32_t partition,
                  int32_t current_leader_epoch, unsigned *isr_n_out, unsigned *min_isr_out)
 {
     struct lookup lk = {.topic = topic, .partition = partition};
-    metadata_node_read(rs->node, lookup_one, &lk);
+    rs->host.read(rs->host.ctx, lookup_one, &lk);
     if (!lk.found)
         return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
     if (isr_n_out)

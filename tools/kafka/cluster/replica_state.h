@@ -90,14 +90,26 @@ unsigned rs_plan_isr(const int32_t *isr, unsigned isr_n, const int32_t *replicas
 /* ---- the node's state and its thread ---- */
 
 struct replica_state;
-struct metadata_node;
 
 /* Called from the replica thread with a Kafka error (NONE when acknowledged). */
 typedef void (*rs_done_fn)(void *ctx, int16_t error);
 
+/* What the leader side needs of the node it runs in (metadata_node.c provides it; passed in,
+ * so this module never includes the node's header and the two stay one way): read the image
+ * under the node's lock, hand a moved high watermark to the follower side's checkpoint, and send
+ * an ISR change to the controller (blocking; a Kafka error). */
+struct rs_host {
+    void *ctx;
+    void (*read)(void *ctx, void (*fn)(void *fn_ctx, const struct metadata_image *img),
+                 void *fn_ctx);
+    void (*leader_hw)(void *ctx, const char *topic, int32_t partition, int64_t hw);
+    int16_t (*alter_partition)(void *ctx, const char *topic, int32_t partition,
+                               int32_t leader_epoch, const int32_t *isr, unsigned isr_n);
+};
+
 /* Starts the replica thread for node `self`. lag_ms 0: RS_LAG_TIME_MAX_MS. 0 or -errno. */
-int replica_state_start(struct metadata_node *n, rt_engine *engine, int32_t self, unsigned lag_ms,
-                        struct replica_state **out);
+int replica_state_start(const struct rs_host *host, rt_engine *engine, int32_t self,
+                        unsigned lag_ms, struct replica_state **out);
 /* Stops the thread; parked answers complete with NOT_LEADER_OR_FOLLOWER. NULL is a no-op. */
 void replica_state_stop(struct replica_state *rs);
 /* fn(ctx) is called (from the replica thread, after a round that moved a high watermark) so
