@@ -40,10 +40,11 @@ run_ctest() { # name builddir [ctest args...]
     rm -f "$log"
 }
 
-build() { # dir cmake-args...
+build() { # dir cmake-args...   (BUILD_NICE=N: the compilers at that niceness)
     local dir=$1
     shift
-    cmake -S . -B "$dir" "$@" >/dev/null && cmake --build "$dir" -j"$jobs" >/dev/null 2>"$dir.build.log" || {
+    cmake -S . -B "$dir" "$@" >/dev/null &&
+        nice -n "${BUILD_NICE:-0}" cmake --build "$dir" -j"$jobs" >/dev/null 2>"$dir.build.log" || {
         cat "$dir.build.log"
         echo "build of $dir failed"
         failed=$((failed + 1))
@@ -73,7 +74,11 @@ clog=$(mktemp)
 ./tools/conformance.sh --subset ci </dev/null >"$clog" 2>&1 &
 cpid=$!
 asan_built=0
-if build build/asan -DCMAKE_BUILD_TYPE=Debug -DRT_SANITIZE=ON -DRT_BENCH=OFF; then
+# The build runs niced: the conformance tests are a real client's timers (librdkafka's 0103
+# gives init_transactions 1 ms and expects it to time out), and a compiler at full priority on
+# two cores most likely starved the client's thread past its timeout once: the init had
+# completed by the time the thread woke, and the test saw success (a clean-clone run, 3 Dec).
+if BUILD_NICE=15 build build/asan -DCMAKE_BUILD_TYPE=Debug -DRT_SANITIZE=ON -DRT_BENCH=OFF; then
     asan_built=1
 fi
 wait "$cpid"
