@@ -36,6 +36,11 @@ BOUNDS="$(dirname "$0")/kafka/serve_bounds.py"
 start_server() {
     local dir=$1
     shift
+    # Emptied first: the server's own redirection happens in its child, which the loop below may
+    # outrun, and would then read the previous server's listening line (a clean-clone ASan run
+    # took the uring server's port for the sync one).
+    : >"$T/srv.out"
+    : >"$T/srv.err"
     "$RT" serve "$dir" --listen 127.0.0.1:0 "$@" >"$T/srv.out" 2>"$T/srv.err" &
     SRV_PID=$!
     PORT=
@@ -250,6 +255,8 @@ for mode in "uring false 4194304 $RESP_MAX" "sync false 4194304 $RESP_MAX" \
 done
 
 # ---- RT_KAFKA_IO picks the network backend; SIGINT stops as SIGTERM does
+: >"$T/srv.out" # emptied first (start_server says why)
+: >"$T/srv.err"
 RT_KAFKA_IO=sync "$RT" serve "$T/data-env" --listen 127.0.0.1:0 >"$T/srv.out" 2>"$T/srv.err" &
 SRV_PID=$!
 for _ in $(seq 1 100); do grep -q "listening on" "$T/srv.out" && break; sleep 0.05; done
@@ -266,6 +273,8 @@ RC=$?
 expect "RT_KAFKA_IO=bogus is a usage error" 2 "RT_KAFKA_IO"
 
 # ---- a non-loopback address warns (and still serves)
+: >"$T/srv.out" # emptied first (start_server says why)
+: >"$T/srv.err"
 "$RT" serve "$T/data-any" --listen 0.0.0.0:0 >"$T/srv.out" 2>"$T/srv.err" &
 SRV_PID=$!
 for _ in $(seq 1 100); do grep -q "listening on" "$T/srv.out" && break; sleep 0.05; done
@@ -282,6 +291,8 @@ for bad_l in "PLAINTEXT://127.0.0.1:0,PLAINTEXT://127.0.0.1:0" "BOGUS://127.0.0.
 done
 run serve "$T/data-l" --listeners PLAINTEXT://127.0.0.1:0 --advertised-listeners SSL://h:1
 expect "--advertised-listeners naming no listener's protocol is a usage error" 2 "no listener"
+: >"$T/srv.out" # emptied first (start_server says why)
+: >"$T/srv.err"
 "$RT" serve "$T/data-l" --listeners PLAINTEXT://127.0.0.1:0 \
     --advertised-listeners PLAINTEXT://advertised.example:19092 >"$T/srv.out" 2>"$T/srv.err" &
 SRV_PID=$!
