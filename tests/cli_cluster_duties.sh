@@ -27,13 +27,7 @@ trap cleanup EXIT
 PY=/usr/bin/python3
 SESSION_MS=2000
 
-ports=$($PY -c '
-import socket
-ss = [socket.socket() for _ in range(6)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
-read -r C1 C2 C3 K1 K2 K3 <<<"$ports"
-VOTERS="1@127.0.0.1:$C1,2@127.0.0.1:$C2,3@127.0.0.1:$C3"
+. "$(dirname "$0")/helpers/cluster_ports.sh" # C1-C3, K1-K3, VOTERS, kport
 
 start_node() { # start_node I
     local i=$1 c="C$1" k="K$1"
@@ -43,7 +37,6 @@ start_node() { # start_node I
         --broker-session-timeout-ms $SESSION_MS >>"$T/n$i.out" 2>>"$T/n$i.err" &
     PIDS[$i]=$!
 }
-kport() { local k="K$1"; echo "${!k}"; }
 brokers_of() {
     kcat -L -m 3 -b "127.0.0.1:$(kport "$1")" 2>/dev/null |
         sed -n 's/^  broker \([0-9]*\) at.*/\1/p' | sort | tr '\n' ' '

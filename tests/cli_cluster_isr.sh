@@ -41,13 +41,7 @@ W="$(dirname "$0")/kafka/cluster_isr.py"
 LAG_MS=3000
 SESSION_MS=10000 # S is never stopped this long; it is fenced only once killed at the end
 
-ports=$($PY -c '
-import socket
-ss = [socket.socket() for _ in range(6)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
-read -r C1 C2 C3 K1 K2 K3 <<<"$ports"
-VOTERS="1@127.0.0.1:$C1,2@127.0.0.1:$C2,3@127.0.0.1:$C3"
+. "$(dirname "$0")/helpers/cluster_ports.sh" # C1-C3, K1-K3, VOTERS, kport
 for i in 1 2 3; do
     c="C$i" k="K$i"
     mkdir -p "$T/n$i"
@@ -57,7 +51,6 @@ for i in 1 2 3; do
         >>"$T/n$i.out" 2>>"$T/n$i.err" &
     PIDS[$i]=$!
 done
-kport() { local k="K$1"; echo "${!k}"; }
 addr() { echo "127.0.0.1:$(kport "$1")"; }
 wait_for() {
     local end=$(( $(date +%s) + $1 )); shift

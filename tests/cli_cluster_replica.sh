@@ -32,13 +32,7 @@ PY=/usr/bin/python3
 SESSION_MS=2000
 TOPIC=rep
 
-ports=$($PY -c '
-import socket
-ss = [socket.socket() for _ in range(6)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
-read -r C1 C2 C3 K1 K2 K3 <<<"$ports"
-VOTERS="1@127.0.0.1:$C1,2@127.0.0.1:$C2,3@127.0.0.1:$C3"
+. "$(dirname "$0")/helpers/cluster_ports.sh" # C1-C3, K1-K3, VOTERS, kport
 BOOT="127.0.0.1:$K1,127.0.0.1:$K2,127.0.0.1:$K3"
 
 start_node() { # start_node I
@@ -50,7 +44,6 @@ start_node() { # start_node I
         --replica-high-watermark-checkpoint-interval-ms 200 >>"$T/n$i.out" 2>>"$T/n$i.err" &
     PIDS[$i]=$!
 }
-kport() { local k="K$1"; echo "${!k}"; }
 wait_for() { # wait_for SECONDS COMMAND... : until the command succeeds
     local end=$(( $(date +%s) + $1 )); shift
     until "$@"; do [ "$(date +%s)" -ge $end ] && return 1; sleep 0.2; done
