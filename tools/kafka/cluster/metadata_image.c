@@ -497,6 +497,16 @@ const struct mi_topic *metadata_image_topic(const struct metadata_image *img, co
     return NULL;
 }
 
+bool mi_partition_has(const struct mi_partition *p, int32_t id, bool in_isr)
+{
+    const int32_t *ids = in_isr ? p->isr : p->replicas;
+    unsigned n = in_isr ? p->isr_count : p->replicas_count;
+    for (unsigned i = 0; i < n; i++)
+        if (ids[i] == id)
+            return true;
+    return false;
+}
+
 const struct mi_broker *metadata_image_broker(const struct metadata_image *img, int32_t id)
 {
     for (unsigned i = 0; i < img->brokers_count; i++)

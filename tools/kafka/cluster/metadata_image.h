@@ -167,6 +167,8 @@ void metadata_image_free(struct metadata_image *img);
 int metadata_image_apply(struct metadata_image *img, uint64_t index, const void *rec, size_t len);
 const struct mi_topic *metadata_image_topic(const struct metadata_image *img, const char *name);
 const struct mi_broker *metadata_image_broker(const struct metadata_image *img, int32_t id);
+/* Whether `id` is among the partition's replicas (in_isr: among its ISR). */
+bool mi_partition_has(const struct mi_partition *p, int32_t id, bool in_isr);
 
 /* Kafka's rack-unaware replica placement (AdminUtils.assignReplicasToBrokersRackUnaware):
  * `brokers` sorted by id (n of them), partition p's first replica brokers[(p + start) % n], the

@@ -974,8 +974,7 @@ static void scan_local(void *ctx, const struct metadata_image *img)
         const struct mi_topic *t = img->topics[i];
         bool mine = false;
         for (int32_t p = 0; p < t->partitions_count && !mine; p++)
-            for (unsigned r = 0; r < t->partitions[p].replicas_count; r++)
-                mine |= t->partitions[p].replicas[r] == ls->node_id;
+            mine = mi_partition_has(&t->partitions[p], ls->node_id, false);
         if (!mine)
             continue;
         if (ls->n == ls->cap) {
@@ -1030,10 +1029,7 @@ static void scan_roles(void *ctx, const struct metadata_image *img)
         const struct mi_topic *t = img->topics[i];
         for (int32_t p = 0; p < t->partitions_count; p++) {
             const struct mi_partition *mp = &t->partitions[p];
-            bool mine = false;
-            for (unsigned r = 0; r < mp->replicas_count; r++)
-                mine |= mp->replicas[r] == rs->node_id;
-            if (!mp->exists || !mine)
+            if (!mp->exists || !mi_partition_has(mp, rs->node_id, false))
                 continue;
             if (rs->n == rs->cap) {
                 size_t cap = rs->cap ? 2 * rs->cap : 16;
@@ -1250,13 +1246,9 @@ static void alter_check(void *ctx, const struct metadata_image *img)
     }
     bool self_in = false;
     for (unsigned i = 0; i < c->isr_n; i++) {
-        bool replica = false;
-        for (unsigned r = 0; r < p->replicas_count; r++)
-            replica |= p->replicas[r] == c->isr[i];
+        bool replica = mi_partition_has(p, c->isr[i], false);
         const struct mi_broker *b = metadata_image_broker(img, c->isr[i]);
-        bool added = true;
-        for (unsigned k = 0; k < p->isr_count; k++)
-            added &= p->isr[k] != c->isr[i];
+        bool added = !mi_partition_has(p, c->isr[i], true);
         if (!replica || (added && (!b || b->fenced))) {
             c->err = KAFKA_INVALID_REQUEST; /* Kafka 3.5+: INELIGIBLE_REPLICA */
             return;
