@@ -33,6 +33,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 "$bench" --no-such-option >/dev/null 2>&1
 [[ $? -eq 2 ]] && ok "unknown option exits 2" || fail "unknown option should exit 2"
+"$bench" --self-check bogus >/dev/null 2>"$tmp/sc.err"
+[[ $? -eq 2 ]] && grep -q -- "--self-check must be fail or warn" "$tmp/sc.err" &&
+    ok "--self-check takes fail or warn only (exit 2 and why)" || fail "--self-check bogus should exit 2"
 
 start=$(date +%s)
 if "$bench" --quick --dir "$tmp" --w1-bytes 2M --r1-bytes 4M --w2-seconds 0.1 \
