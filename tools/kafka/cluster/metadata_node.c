@@ -1095,7 +1095,12 @@ static bool ensure_local(struct metadata_node *n)
 {
     struct local_scan ls = {.node_id = n->node_id};
     metadata_node_read(n, scan_local, &ls);
-    bool ok = true;
+    /* MN6: configs only once caught up, as MN4 deletes: a node replaying its log at a restart
+     * never hands its engine a set the log has replaced since */
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    bool caught_up = (st.is_leader || st.leader_id > 0) && st.last_applied >= st.commit_index;
+    bool ok = caught_up || ls.n == 0;
     for (unsigned i = 0; i < ls.n; i++) {
         uint32_t have = 0;
         int rc = rt_topic_describe(n->engine, ls.t[i].name, &have);
@@ -1103,7 +1108,7 @@ static bool ensure_local(struct metadata_node *n)
             rc = rt_topic_create(n->engine, ls.t[i].name, ls.t[i].count);
         else if (rc == 0 && have < ls.t[i].count)
             rc = rt_topic_add_partitions(n->engine, ls.t[i].name, ls.t[i].count);
-        if (rc == 0)
+        if (rc == 0 && caught_up)
             rc = sync_configs(n, ls.t[i].name); /* MN6 */
         if (rc) {
             ok = false;

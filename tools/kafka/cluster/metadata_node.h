@@ -41,9 +41,11 @@
  *       image names it leader of no partition. The node waits for that answer at most the
  *       bound it is given, then stops anyway.
  *   MN6  Topic configs follow the image: after each image change (and once a tick while one
- *       failed) the agent gives every local topic whose engine overrides differ from the
- *       image's exactly the image's (rt_topic_config_alter, replace), so retention and the
- *       other configs the engine acts on take effect on every replica, in the log's order.
+ *       failed or this member had not caught up) the agent gives every local topic whose
+ *       engine overrides differ from the image's exactly the image's (rt_topic_config_alter,
+ *       replace), so retention and the other configs the engine acts on take effect on every
+ *       replica. Only once caught up (MN4's rule): a node replaying its log at a restart never
+ *       hands its engine an older set the log has replaced since.
  */
 #ifndef RT_KAFKA_CLUSTER_METADATA_NODE_H
 #define RT_KAFKA_CLUSTER_METADATA_NODE_H
