@@ -479,24 +479,24 @@ static void test_partition_epoch(void **state)
     size_t len = 0;
     int32_t isr1[1] = {1}, isr13[2] = {1, 3};
     /* stale partition epoch: INVALID_UPDATE_VERSION, no record */
-    assert_int_equal(ctl_alter_partition_check(&img, 1, "orders", 0, 0, 5, isr1, 1, rec,
-                                               sizeof rec, &len),
-                     KAFKA_INVALID_UPDATE_VERSION);
+    assert_int_equal(
+        ctl_alter_partition_check(&img, 1, "orders", 0, 0, 5, isr1, 1, rec, sizeof rec, &len),
+        KAFKA_INVALID_UPDATE_VERSION);
     assert_int_equal(len, 0);
     /* Kafka's order: a stale leader epoch is FENCED_LEADER_EPOCH before the partition epoch */
-    assert_int_equal(ctl_alter_partition_check(&img, 1, "orders", 0, 1, 5, isr1, 1, rec,
-                                               sizeof rec, &len),
-                     KAFKA_FENCED_LEADER_EPOCH);
-    assert_int_equal(ctl_alter_partition_check(&img, 3, "orders", 0, 0, 0, isr1, 1, rec,
-                                               sizeof rec, &len),
-                     KAFKA_INVALID_REQUEST); /* not the leader */
-    assert_int_equal(ctl_alter_partition_check(&img, 1, "orders", 7, 0, 0, isr1, 1, rec,
-                                               sizeof rec, &len),
-                     KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
+    assert_int_equal(
+        ctl_alter_partition_check(&img, 1, "orders", 0, 1, 5, isr1, 1, rec, sizeof rec, &len),
+        KAFKA_FENCED_LEADER_EPOCH);
+    assert_int_equal(
+        ctl_alter_partition_check(&img, 3, "orders", 0, 0, 0, isr1, 1, rec, sizeof rec, &len),
+        KAFKA_INVALID_REQUEST); /* not the leader */
+    assert_int_equal(
+        ctl_alter_partition_check(&img, 1, "orders", 7, 0, 0, isr1, 1, rec, sizeof rec, &len),
+        KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
     /* current: the record shrinks the ISR, and applying it raises the partition epoch */
-    assert_int_equal(ctl_alter_partition_check(&img, 1, "orders", 0, 0, 0, isr1, 1, rec,
-                                               sizeof rec, &len),
-                     KAFKA_NONE);
+    assert_int_equal(
+        ctl_alter_partition_check(&img, 1, "orders", 0, 0, 0, isr1, 1, rec, sizeof rec, &len),
+        KAFKA_NONE);
     assert_true(len > 0);
     assert_int_equal(metadata_image_apply(&img, 200, rec, len), 0);
     t = metadata_image_topic(&img, "orders");
@@ -505,12 +505,12 @@ static void test_partition_epoch(void **state)
     assert_int_equal(t->partitions[0].leader_epoch, 0); /* an ISR change keeps the leader epoch */
     assert_int_equal(t->partitions[1].partition_epoch, 0);
     /* the same request again (the sender's view is stale now): refused, nothing committed */
-    assert_int_equal(ctl_alter_partition_check(&img, 1, "orders", 0, 0, 0, isr13, 2, rec,
-                                               sizeof rec, &len),
-                     KAFKA_INVALID_UPDATE_VERSION);
-    assert_int_equal(ctl_alter_partition_check(&img, 1, "orders", 0, 0, 1, isr13, 2, rec,
-                                               sizeof rec, &len),
-                     KAFKA_NONE);
+    assert_int_equal(
+        ctl_alter_partition_check(&img, 1, "orders", 0, 0, 0, isr13, 2, rec, sizeof rec, &len),
+        KAFKA_INVALID_UPDATE_VERSION);
+    assert_int_equal(
+        ctl_alter_partition_check(&img, 1, "orders", 0, 0, 1, isr13, 2, rec, sizeof rec, &len),
+        KAFKA_NONE);
     assert_int_equal(metadata_image_apply(&img, 201, rec, len), 0);
     /* a leader change (MI6's records) raises it too */
     metadata_image_apply(&img, 202, rec,
@@ -530,13 +530,13 @@ static void test_partition_epoch(void **state)
     assert_int_equal(metadata_image_digest(&back), metadata_image_digest(&img));
     free(buf);
     /* a version 1 record decodes with its epoch; a negative one is corrupt */
-    size_t n = mi_encode_partition_v1(rec, sizeof rec, t->id, 1, t->partitions[1].replicas, 3, 2,
-                                      0, isr13, 2, 9);
+    size_t n = mi_encode_partition_v1(rec, sizeof rec, t->id, 1, t->partitions[1].replicas, 3, 2, 0,
+                                      isr13, 2, 9);
     struct mi_record r;
     assert_int_equal(mi_record_decode(rec, n, &r, NULL, 0), 0);
     assert_int_equal(r.partition.partition_epoch, 9);
-    assert_int_equal(mi_encode_partition_v1(rec, sizeof rec, t->id, 1, t->partitions[1].replicas,
-                                            3, 2, 0, isr13, 2, -1),
+    assert_int_equal(mi_encode_partition_v1(rec, sizeof rec, t->id, 1, t->partitions[1].replicas, 3,
+                                            2, 0, isr13, 2, -1),
                      0);
     rec[n - 4] = 0x80;
     assert_int_equal(mi_record_decode(rec, n, &r, NULL, 0), MI_E_CORRUPT);

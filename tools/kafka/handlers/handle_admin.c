@@ -65,6 +65,13 @@
  *        dynamic; of "" only the dynamic defaults. The DynamicLogConfig names are applied as
  *        the engine's topic defaults (BC5) after the set is durable and at start; the others
  *        are stored-only (BC4): reported and kept, not acted on.
+ *   KAD11 In a cluster (`--voters`) a topic's configs are the metadata image's: its existence
+ *        and overrides are read there (DescribeConfigs: the engine's rows where the node holds
+ *        the topic, the image's overrides put in as DYNAMIC_TOPIC_CONFIG; the overrides alone
+ *        where it holds none), an alter is checked as KAD5 says and then carried out by the
+ *        active controller as CONFIG records (controller_admin.h CA3), never on this node's
+ *        engine alone; a node that is not the controller forwards its TOPIC resources to it in
+ *        one request and relays the answers (CA5). BROKER resources stay KAD10's, per node.
  */
 #include <errno.h>
 #include <inttypes.h>
