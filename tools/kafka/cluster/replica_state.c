@@ -513,10 +513,10 @@ static void round_once(struct replica_state *rs)
             pthread_mutex_unlock(&rs->mu);
         }
         fprintf(stderr,
-                "ringtail serve: replication: AlterPartition %s-%d epoch %d partition epoch %d to "
-                "an ISR of %u: %s\n",
-                w[i].topic, (int)w[i].partition, (int)w[i].epoch, (int)w[i].partition_epoch,
-                w[i].isr_n, kafka_error_name(err));
+                "ringtail serve: replication: AlterPartition %s-%d epoch %d to an ISR of %u: %s "
+                "(partition epoch %d)\n",
+                w[i].topic, (int)w[i].partition, (int)w[i].epoch, w[i].isr_n, kafka_error_name(err),
+                (int)w[i].partition_epoch);
     }
     free(w);
 
