@@ -2,7 +2,7 @@
  * handle_admin.c — topic administration: CreateTopics (with configs), DeleteTopics, CreatePartitions,
  * DescribeConfigs, AlterConfigs and IncrementalAlterConfigs. Topics and their configs go
  * through the engine (rt_topic_create_with_configs, rt_topic_config_alter: durable before the
- * answer); the broker's own configs are what `ringtail serve` was started with, read-only, as a
+ * answer), a cluster's topic configs through the active controller's metadata log (KAD11); the broker's own configs are what `ringtail serve` was started with, read-only, as a
  * Kafka broker's static configs are, but for Kafka's dynamic broker configs (KAD10,
  * config/broker_config.h). It never decodes or encodes by hand (kmsg_admin.c).
  * DeleteTopics deletes through rt_topic_delete (durable before the answer; the files go in the
@@ -780,7 +780,9 @@ enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s)
                         dyn_bytes;
     if (broker_per > per)
         per = broker_per;
-    per += dyn_bytes; /* a topic's synonyms from the broker's levels (BC5) */
+    per += dyn_bytes;             /* a topic's synonyms from the broker's levels (BC5) */
+    if (kafka_cluster(s->server)) /* KAD11: the image's overrides, copied */
+        per += 2 * TOPIC_CONFIGS_MAX * (sizeof(char *) + 256 + 64);
     if (kafka_resp_reserve(s, n * (per + sizeof(struct kmsg_describe_configs_result))) != 0)
         return NET_CLOSE;
     struct kmsg_describe_configs_result *res = kafka_alloc(s, n, sizeof(*res));
@@ -1272,7 +1274,8 @@ static enum net_verdict alter_configs(struct kafka_slot *s, bool incremental)
     size_t configs = 0;
     for (size_t i = 0; i < n; i++)
         configs += q->resources[i].configs_count > 0 ? (size_t)q->resources[i].configs_count : 0;
-    if (kafka_resp_reserve(s, n * (sizeof(struct kmsg_alter_configs_resource_response) + 1024) +
+    if (kafka_resp_reserve(s, n * (sizeof(struct kmsg_alter_configs_resource_response) + 1024 +
+                                   sizeof(size_t) + sizeof(struct kmsg_alter_configs_resource)) +
                                   configs * (sizeof(struct rt_topic_config) + 1024)) != 0)
         return NET_CLOSE;
     struct kmsg_alter_configs_resource_response *res = kafka_alloc(s, n, sizeof(*res));
