@@ -2,8 +2,9 @@
  * handle_admin.c — topic administration: CreateTopics (with configs), DeleteTopics, CreatePartitions,
  * DescribeConfigs, AlterConfigs and IncrementalAlterConfigs. Topics and their configs go
  * through the engine (rt_topic_create_with_configs, rt_topic_config_alter: durable before the
- * answer), a cluster's topic configs through the active controller's metadata log (KAD11); the broker's own configs are what `ringtail serve` was started with, read-only, as a
- * Kafka broker's static configs are, but for Kafka's dynamic broker configs (KAD10,
+ * answer), a cluster's topic configs through the active controller's metadata log (KAD11);
+ * the broker's own configs are what `ringtail serve` was started with, read-only, as a Kafka
+ * broker's static configs are, but for Kafka's dynamic broker configs (KAD10,
  * config/broker_config.h). It never decodes or encodes by hand (kmsg_admin.c).
  * DeleteTopics deletes through rt_topic_delete (durable before the answer; the files go in the
  * background); CreatePartitions adds through rt_topic_add_partitions; DeleteRecords moves log
