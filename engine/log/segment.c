@@ -634,6 +634,33 @@ int segment_seal(struct segment *seg)
 
 static int segment_scan_from(struct segment *seg, uint64_t limit, struct segment_recovery *rec);
 
+/* SG10: true when [from, to) of the log reads as zeros, reading only the file's data extents
+ * through the map (lseek SEEK_DATA / SEEK_HOLE; holes read as zeros and are not faulted in);
+ * false when a byte is not zero, or the extents cannot be listed (the caller then reads the
+ * window whole, SC5). */
+static bool zero_extents(const struct segment *seg, uint64_t from, uint64_t to)
+{
+    if (seg->fd < 0 || !seg->map)
+        return false;
+    uint64_t at = from;
+    while (at < to) {
+        off_t d = lseek(seg->fd, (off_t)at, SEEK_DATA);
+        if (d < 0)
+            return errno == ENXIO; /* no data from here to the end of the file */
+        if ((uint64_t)d >= to)
+            return true;
+        off_t h = lseek(seg->fd, d, SEEK_HOLE);
+        if (h < 0 || h <= d)
+            return false;
+        uint64_t end = (uint64_t)h < to ? (uint64_t)h : to;
+        for (uint64_t i = (uint64_t)d; i < end; i++)
+            if (seg->map[i])
+                return false;
+        at = end;
+    }
+    return true;
+}
+
 /* Walks the log from 0 (to `limit`), validating each batch, rebuilding the indexes. A batch that
  * stops the walk is reported in *rec (the caller cuts the tail there); a CRC-valid batch whose
  * offsets the index cannot hold is not a torn write and fails the scan with RT_E_CORRUPT. */
@@ -695,8 +722,11 @@ static int segment_scan_from(struct segment *seg, uint64_t limit, struct segment
     uint64_t window =
         limit - pos < RECOVERY_TAIL_WINDOW_BYTES ? limit - pos : RECOVERY_TAIL_WINDOW_BYTES;
     uint64_t found = 0;
-    enum segment_tail tail = segment_tail_classify(seg->map, limit, pos, window, seg->next_offset,
-                                                   &found); /* SC5, as verify decides */
+    enum segment_tail tail =
+        zero_extents(seg, pos, pos + window)
+            ? SEGMENT_TAIL_ZERO /* SG10: its holes were not read */
+            : segment_tail_classify(seg->map, limit, pos, window, seg->next_offset,
+                                    &found); /* SC5, as verify decides */
     if (tail == SEGMENT_TAIL_TORN) {
         uint64_t end = pos + window;
         while (end > pos && seg->map[end - 1] == 0)
@@ -936,6 +966,18 @@ static int recover_log(struct segment *seg, uint64_t *file_bytes, const struct s
                  *file_bytes <= (seg->cfg.capacity_bytes > seg->size_bytes ? seg->cfg.capacity_bytes
                                                                            : seg->size_bytes) &&
                  no_data_from(seg->fd, seg->size_bytes + RECOVERY_TAIL_WINDOW_BYTES, *file_bytes);
+    if (rec->uncut && *file_bytes > seg->size_bytes) {
+        /* SG10: what the walk and the zero check faulted in past the end goes from the page
+         * cache as the cut would have taken it (clean pages; unmapped first, so the advice
+         * reaches them). */
+        uint64_t from = (seg->size_bytes + 4095u) & ~(uint64_t)4095u;
+        uint64_t to = seg->size_bytes + RECOVERY_TAIL_WINDOW_BYTES;
+        to = to < *file_bytes ? to : *file_bytes;
+        if (to > from && to <= seg->map_bytes) {
+            (void)madvise((void *)(seg->map + from), to - from, MADV_DONTNEED);
+            (void)posix_fadvise(seg->fd, (off_t)from, (off_t)(to - from), POSIX_FADV_DONTNEED);
+        }
+    }
     if (seg->size_bytes < *file_bytes && !seg->cfg.read_only && !rec->uncut) {
         if (ftruncate(seg->fd, (off_t)seg->size_bytes) != 0)
             return error_set(-errno, "%s: ftruncate: %s", seg->log_path, strerror(errno));
