@@ -93,6 +93,22 @@ for attempt in range(10):
         time.sleep(1)
 PYEOF
 grep -q created "$T/admin.out" && ok "topic $TOPIC created: RF 3, 2 partitions" || bad "create: $(cat "$T/admin.out")"
+$PY - "$BOOT" >"$T/admin2.out" 2>&1 <<'PYEOF'
+import sys
+from confluent_kafka.admin import AdminClient, NewPartitions
+a = AdminClient({"bootstrap.servers": sys.argv[1]})
+for what, fut in (("delete", a.delete_topics(["__consumer_offsets"], request_timeout=15)),
+                  ("grow", a.create_partitions([NewPartitions("__consumer_offsets", 8)],
+                                               request_timeout=15))):
+    try:
+        fut["__consumer_offsets"].result()
+        print(what, "NONE")
+    except Exception as e:
+        print(what, e.args[0].name())
+PYEOF
+[ "$(tr '\n' ' ' <"$T/admin2.out")" = "delete INVALID_REQUEST grow INVALID_REQUEST " ] &&
+    ok "DeleteTopics and CreatePartitions of __consumer_offsets: INVALID_REQUEST (the controller keeps it)" ||
+    bad "internal topic admin: $(cat "$T/admin2.out")"
 seq 1 $RECORDS | sed 's/^/r-/' |
     kcat -P -b "$BOOT" -t "$TOPIC" -X acks=all -X partitioner=random 2>>"$T/kcat.err"
 ok "$RECORDS records produced (acks=all)"
