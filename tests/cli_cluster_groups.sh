@@ -7,7 +7,8 @@
 # partition, and the other nodes answer a group request NOT_COORDINATOR; the coordinator's node
 # is SIGKILLed; the group's coordinator moves to another node, the committed offsets read back
 # from it are the same, and a consumer of the group resumes from them: it reads every record not
-# read before and none that was.
+# read before and none that was. Restarted, the killed node follows `__consumer_offsets` again
+# and rejoins every ISR.
 #
 # usage: bash tests/cli_cluster_groups.sh /path/to/ringtail
 set -u
@@ -170,11 +171,11 @@ kill -KILL "${PIDS[$C]}"; wait "${PIDS[$C]}" 2>/dev/null; PIDS[$C]=0
 moved() { local c; c=$(coordinator) && [ "$c" != "$C" ] && [ "$c" != -1 ]; }
 T0=$(date +%s%N)
 if wait_for 30 moved; then
-    C2=$(coordinator)
-    ok "node $C SIGKILLed: the two left name node $C2 coordinator ($(( ($(date +%s%N) - T0) / 1000000 )) ms)"
+    NEWC=$(coordinator)
+    ok "node $C SIGKILLed: the two left name node $NEWC coordinator ($(( ($(date +%s%N) - T0) / 1000000 )) ms)"
 else bad "the coordinator did not move: $(for i in $(alive); do echo "$i: $(coord_of "$i")"; done | tr '\n' ' ')"; fi
-grep -q "groups: coordinator of __consumer_offsets-$GP" "$T/n${C2:-1}.err" &&
-    ok "node ${C2:-?} loaded __consumer_offsets-$GP from its replica" ||
+grep -q "groups: coordinator of __consumer_offsets-$GP" "$T/n${NEWC:-1}.err" &&
+    ok "node ${NEWC:-?} loaded __consumer_offsets-$GP from its replica" ||
     bad "no load logged: $(grep -h 'groups:' "$T"/n*.err | tail -5)"
 
 # 5. the committed offsets survive, and a consumer resumes from them
@@ -193,6 +194,17 @@ PYEOF
 RC=$?
 [ $RC = 0 ] && ok "the new coordinator answers the same committed offsets; the resumed consumer read the other $((RECORDS - FIRST)) records and none again ($(head -1 "$T/check.out"))" ||
     bad "after the failover: $(cat "$T/check.out" "$T/second.out" | head -c 800)"
+
+# 6. the killed node comes back: its engine leads every __consumer_offsets partition from open,
+# the node resigns those the image gives to others (metadata_node.h MN6), copies them as a
+# follower and rejoins every ISR; all three name the same coordinator again
+start_node "$C"
+in_all_isr() {
+    [ "$(status | awk -F'\t' -v n="$C" '$1 == "partition" && $2 == "__consumer_offsets" && ("," $11 ",") ~ ("," n ",")' | wc -l)" = 4 ]
+}
+if wait_for 40 in_all_isr && wait_for 10 coordinator >/dev/null && [ "$(coordinator)" = "${NEWC:-}" ]; then
+    ok "node $C restarted: back in the ISR of the 4 __consumer_offsets partitions; all three name node $NEWC"
+else bad "node $C after its restart: $(status | grep __consumer_offsets | tr '\t\n' ' |') / $(for i in 1 2 3; do echo "$i: $(coord_of "$i")"; done | tr '\n' ' ')"; fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1127,8 +1127,12 @@ static void scan_offsets_roles(void *ctx, const struct metadata_image *img)
 }
 
 /* MN6: the group-role hook for each partition of `__consumer_offsets`; the fetcher is handed
- * only those the hook made followers in the engine (the others are taken out of `a`). */
-static size_t group_roles_apply(struct metadata_node *n, struct rf_assignment *a, size_t an)
+ * only those the hook made followers in the engine (the others are taken out of `a`). A
+ * leadership is taken up only from a current image (RF5's test: a restarted node's replayed
+ * image may name it the leader of what another node leads now); losing one needs no such
+ * test (resigning is always safe). */
+static size_t group_roles_apply(struct metadata_node *n, struct rf_assignment *a, size_t an,
+                                bool current)
 {
     metadata_node_group_role_fn fn = atomic_load(&n->group_role);
     void *ctx = atomic_load(&n->group_role_ctx);
@@ -1137,7 +1141,8 @@ static size_t group_roles_apply(struct metadata_node *n, struct rf_assignment *a
         struct offsets_roles o = {.node_id = n->node_id};
         metadata_node_read(n, scan_offsets_roles, &o);
         for (unsigned p = 0; p < o.n; p++)
-            following[p] = fn(ctx, p, o.lead[p]) && !o.lead[p];
+            if (current || !o.lead[p])
+                following[p] = fn(ctx, p, o.lead[p]) && !o.lead[p];
     }
     size_t w = 0;
     for (size_t i = 0; i < an; i++)
@@ -1160,7 +1165,13 @@ static void partition_roles_apply(struct metadata_node *n)
 {
     struct roles_scan rs = {.node_id = n->node_id};
     metadata_node_read(n, scan_roles, &rs);
-    rs.n = group_roles_apply(n, rs.a, rs.n); /* MN6, before the fetcher sees them */
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    /* RF5: the image is current once this node heard from a raft leader, applied all it
+     * committed, and is registered with the controller (or is it) */
+    bool current =
+        st.leader_id > 0 && st.last_applied >= st.commit_index && (st.is_leader || n->my_epoch > 0);
+    rs.n = group_roles_apply(n, rs.a, rs.n, current); /* MN6, before the fetcher sees them */
     for (size_t i = 0; i < rs.n; i++)
         if (rs.a[i].leader == n->node_id) {
             int rc = rt_partition_set_leader_epoch(
@@ -1170,12 +1181,6 @@ static void partition_roles_apply(struct metadata_node *n)
                         rs.a[i].topic, rs.a[i].partition, (int)rs.a[i].leader_epoch,
                         rt_strerror(rc));
         }
-    struct quorum_status st;
-    quorum_status(n->q, &st);
-    /* RF5: the image is current once this node heard from a raft leader, applied all it
-     * committed, and is registered with the controller (or is it) */
-    bool current =
-        st.leader_id > 0 && st.last_applied >= st.commit_index && (st.is_leader || n->my_epoch > 0);
     if (n->replicas)
         replica_fetcher_update(n->replicas, rs.a, rs.n, current);
     free(rs.a);

@@ -45,7 +45,9 @@
  *       `__consumer_offsets` the image has, before the follower side sees the roles; a
  *       partition of it is handed to the replica fetcher only when this node leads it or the
  *       hook answered that the engine follows it (rt_partition_resign done), so a replica
- *       append never meets a partition the engine still leads.
+ *       append never meets a partition the engine still leads. The hook is told "lead" only
+ *       from a current image (replica_fetcher.h RF5's test), so a restarted node whose replayed
+ *       image is stale never takes up a group coordinator's role it no longer has.
  *   MN7  The active controller creates `__consumer_offsets` (RT_GROUP_OFFSETS_PARTITIONS
  *       partitions, replication factor min(3, voters), no topic config: MN3's placement) once
  *       that many brokers are unfenced; until then FindCoordinator answers
