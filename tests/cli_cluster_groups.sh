@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_cluster_groups.sh — consumer groups in a cluster (issue 24 item 4; docs/cluster.md §7.4,
-# tools/kafka/handlers/group_cluster.c KGC1-KGC4, metadata_node.h MN6-MN7): three `ringtail serve
+# tools/kafka/handlers/group_cluster.c KGC1-KGC4, metadata_node.h MN7-MN8): three `ringtail serve
 # --voters ...` nodes; the controller creates `__consumer_offsets` (RF 3, 4 partitions); a
 # confluent-kafka (librdkafka) consumer group reads and commits part of a topic; FindCoordinator
 # (v1 and v4's batch) from every node names the same coordinator, the leader of the group's
@@ -196,7 +196,7 @@ RC=$?
     bad "after the failover: $(cat "$T/check.out" "$T/second.out" | head -c 800)"
 
 # 6. the killed node comes back: its engine leads every __consumer_offsets partition from open,
-# the node resigns those the image gives to others (metadata_node.h MN6), copies them as a
+# the node resigns those the image gives to others (metadata_node.h MN7), copies them as a
 # follower and rejoins every ISR; all three name the same coordinator again
 start_node "$C"
 in_all_isr() {

@@ -68,7 +68,7 @@ struct metadata_node {
     bool shutting_down; /* metadata_node_shutdown: heartbeats ask to shut down */
     bool shutdown_ok;   /* the controller answered should_shut_down */
     pthread_cond_t done_cv;
-    /* groups in the cluster (MN6, MN7): the voters' count (the offsets topic's replication
+    /* groups in the cluster (MN7, MN8): the voters' count (the offsets topic's replication
      * factor is min(3, it)) and the broker's group-role hook (agent thread) */
     unsigned voters_n;
     metadata_node_group_role_fn _Atomic group_role;
@@ -217,7 +217,7 @@ int metadata_node_start(const char *dir, int32_t node_id, const char *listen, co
     int vn = 0;
     char verr[256];
     if (vs && quorum_voters_parse(voters, strlen(voters), vs, &vn, verr, sizeof verr) == 0)
-        n->voters_n = (unsigned)vn; /* MN7 */
+        n->voters_n = (unsigned)vn; /* MN8 */
     free(vs);
     if (rc) {
         metadata_image_free(&n->img);
@@ -489,7 +489,7 @@ static void move_leaders(struct metadata_node *n, int32_t fenced)
     free(pl.buf);
 }
 
-/* MN7: the controller creates `__consumer_offsets` once min(3, voters) brokers are unfenced
+/* MN8: the controller creates `__consumer_offsets` once min(3, voters) brokers are unfenced
  * (Kafka's offsets.topic.replication.factor 3, capped at the cluster's size), with the engine's
  * partition count and no config of its own (min.insync.replicas 1, Kafka's broker default). */
 struct offsets_scan {
@@ -586,7 +586,7 @@ static void controller_tick(struct metadata_node *n, const struct quorum_status 
     for (unsigned i = 0; i < fenced_n; i++)
         move_leaders(n, fenced[i]);
     move_leaders(n, -1);
-    ensure_offsets_topic(n); /* MN7 */
+    ensure_offsets_topic(n); /* MN8 */
 }
 
 /* ---- for the controller's duties kept in other files (controller_admin.c) ---- */
@@ -1019,7 +1019,7 @@ static void scan_local(void *ctx, const struct metadata_image *img)
     for (unsigned i = 0; i < img->topics_count; i++) {
         const struct mi_topic *t = img->topics[i];
         if (strcmp(t->name, METADATA_OFFSETS_TOPIC) == 0)
-            continue; /* the engine makes it itself (MN6: the group-role hook's calls) */
+            continue; /* the engine makes it itself (MN7: the group-role hook's calls) */
         bool mine = false;
         for (int32_t p = 0; p < t->partitions_count && !mine; p++)
             mine = mi_partition_has(&t->partitions[p], ls->node_id, false);
@@ -1109,7 +1109,7 @@ static void scan_roles(void *ctx, const struct metadata_image *img)
  * leads (so the batches it writes carry the epoch the follower's truncation needs; setting the
  * latest again is a no-op, and a partition not made locally yet is retried at the next tick);
  * the leader's state (followers' log ends, the high watermark over the ISR) belongs beside it. */
-/* MN6: every partition of `__consumer_offsets` the image has, and whether this node leads it. */
+/* MN7: every partition of `__consumer_offsets` the image has, and whether this node leads it. */
 struct offsets_roles {
     int32_t node_id;
     unsigned n;
@@ -1126,7 +1126,7 @@ static void scan_offsets_roles(void *ctx, const struct metadata_image *img)
     }
 }
 
-/* MN6: the group-role hook for each partition of `__consumer_offsets`; the fetcher is handed
+/* MN7: the group-role hook for each partition of `__consumer_offsets`; the fetcher is handed
  * only those the hook made followers in the engine (the others are taken out of `a`). A
  * leadership is taken up only from a current image (RF5's test: a restarted node's replayed
  * image may name it the leader of what another node leads now); losing one needs no such
@@ -1171,7 +1171,7 @@ static void partition_roles_apply(struct metadata_node *n)
      * committed, and is registered with the controller (or is it) */
     bool current =
         st.leader_id > 0 && st.last_applied >= st.commit_index && (st.is_leader || n->my_epoch > 0);
-    rs.n = group_roles_apply(n, rs.a, rs.n, current); /* MN6, before the fetcher sees them */
+    rs.n = group_roles_apply(n, rs.a, rs.n, current); /* MN7, before the fetcher sees them */
     for (size_t i = 0; i < rs.n; i++)
         if (rs.a[i].leader == n->node_id) {
             int rc = rt_partition_set_leader_epoch(

@@ -40,7 +40,7 @@
  *       leaderless partition is handed back to it) and answers should_shut_down only once the
  *       image names it leader of no partition. The node waits for that answer at most the
  *       bound it is given, then stops anyway.
- *   MN6  Groups in the cluster: after each image change and once a tick, the agent calls the
+ *   MN7  Groups in the cluster: after each image change and once a tick, the agent calls the
  *       broker's group-role hook (metadata_node_set_group_role) for every partition of
  *       `__consumer_offsets` the image has, before the follower side sees the roles; a
  *       partition of it is handed to the replica fetcher only when this node leads it or the
@@ -48,7 +48,7 @@
  *       append never meets a partition the engine still leads. The hook is told "lead" only
  *       from a current image (replica_fetcher.h RF5's test), so a restarted node whose replayed
  *       image is stale never takes up a group coordinator's role it no longer has.
- *   MN7  The active controller creates `__consumer_offsets` (RT_GROUP_OFFSETS_PARTITIONS
+ *   MN8  The active controller creates `__consumer_offsets` (RT_GROUP_OFFSETS_PARTITIONS
  *       partitions, replication factor min(3, voters), no topic config: MN3's placement) once
  *       that many brokers are unfenced; until then FindCoordinator answers
  *       COORDINATOR_NOT_AVAILABLE.
@@ -70,7 +70,7 @@ struct metadata_node;
 
 #define METADATA_OFFSETS_TOPIC "__consumer_offsets"
 
-/* MN6: the broker's side of a `__consumer_offsets` partition's role (handlers/group_cluster.c),
+/* MN7: the broker's side of a `__consumer_offsets` partition's role (handlers/group_cluster.c),
  * called on the agent thread: lead says the image names this node its leader. Returns true once
  * the engine holds the partition in that role (led, or followed after rt_partition_resign). */
 typedef bool (*metadata_node_group_role_fn)(void *ctx, uint32_t partition, bool lead);

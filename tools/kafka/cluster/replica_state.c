@@ -114,7 +114,7 @@ struct rs_part {
     struct rs_follower f[MI_REPLICAS_MAX];
     unsigned fn;
     int64_t leo;        /* the leader's log end, as the thread last read it (-1 unknown) */
-    uint64_t leo_round; /* the round that read it (RS6) */
+    uint64_t leo_round; /* the round that read it (RS7) */
     int64_t hw;         /* the high watermark last handed to the engine (-1: none) */
     int64_t alter_sent_ms;
     int32_t alter_isr[MI_REPLICAS_MAX];
@@ -126,7 +126,7 @@ struct rs_waiter {
     char topic[MI_TOPIC_NAME_MAX + 1];
     int32_t partition;
     int64_t need, deadline_ms;
-    uint64_t after_round; /* RS6: need -1 waits for the log end of a round past this one */
+    uint64_t after_round; /* RS7: need -1 waits for the log end of a round past this one */
     unsigned min_isr;
     rs_done_fn done;
     void *ctx;
@@ -143,7 +143,7 @@ struct replica_state {
     struct rs_part **parts;
     unsigned parts_n, parts_cap;
     struct rs_waiter *waiters;
-    uint64_t round; /* rounds begun (RS6) */
+    uint64_t round; /* rounds begun (RS7) */
     bool poked, synced_once, stop;
     pthread_t thread;
     int last_error;
@@ -384,7 +384,7 @@ static void log_once(struct replica_state *rs, const char *what, const char *top
 static void round_once(struct replica_state *rs)
 {
     pthread_mutex_lock(&rs->mu);
-    uint64_t round = ++rs->round; /* RS6: log ends read from here on are this round's */
+    uint64_t round = ++rs->round; /* RS7: log ends read from here on are this round's */
     unsigned n = rs->parts_n;
     struct work *w = n ? calloc(n, sizeof(*w)) : NULL;
     if (n && !w) {
@@ -520,7 +520,7 @@ static void round_once(struct replica_state *rs)
          * image raises it for an ISR change by a fence, MI6) keeps the wait: the records are
          * still in this log, as Kafka's DelayedProduce waits across ISR changes */
         if (p && x->need < 0 && p->leo >= 0 && p->leo_round > x->after_round)
-            x->need = p->leo; /* RS6: a log end read after the wait began */
+            x->need = p->leo; /* RS7: a log end read after the wait began */
         if (!p)
             err = KAFKA_NOT_LEADER_OR_FOLLOWER;
         else if (p->ready && x->need >= 0 &&
@@ -696,7 +696,7 @@ int rs_wait(struct replica_state *rs, const char *topic, int32_t partition, int6
         free(x);
         return -ESHUTDOWN;
     }
-    x->after_round = rs->round; /* RS6 (need -1) */
+    x->after_round = rs->round; /* RS7 (need -1) */
     x->next = rs->waiters;
     rs->waiters = x;
     rs->poked = true;

@@ -47,7 +47,7 @@
  *       when the leadership went (seen at a sync: a leadership lost and regained within one
  *       50 ms sync is not seen); a new leader epoch while this node stays the leader keeps the
  *       wait. Always from the replica thread, never inside rs_wait.
- *   RS6  A wait parked with need -1 (an append whose offset the caller does not know: a group's
+ *   RS7  A wait parked with need -1 (an append whose offset the caller does not know: a group's
  *       offset commit in `__consumer_offsets`, which this side leads like any partition) takes
  *       as its offset the leader's log end read by a round that began after it was parked, so
  *       the append it follows is below it; until then it is not answered NONE.
@@ -139,7 +139,7 @@ int16_t rs_follower_fetch(struct replica_state *rs, const char *topic, int32_t p
 /* Parks an acks=all answer until the high watermark reaches `need` (the offset after the
  * batch's last), or deadline_ms (CLOCK_MONOTONIC ms), RS5. min_isr: the topic's
  * min.insync.replicas. need -1: the leader's log end as a round begun after this call reads it
- * (RS6). 0, or -ENOMEM / -ESHUTDOWN (done is then never called). */
+ * (RS7). 0, or -ENOMEM / -ESHUTDOWN (done is then never called). */
 int rs_wait(struct replica_state *rs, const char *topic, int32_t partition, int64_t need,
             int64_t deadline_ms, unsigned min_isr, rs_done_fn done, void *ctx);
 

@@ -4,7 +4,7 @@
  * `__consumer_offsets` partition), the check every group request passes on a cluster node, the
  * wait that holds an OffsetCommit's answer until the commit is on the ISR, and the broker's side
  * of a `__consumer_offsets` partition's role change (the hook the agent thread calls,
- * metadata_node.h MN6): the engine's rt_partition_become_leader / rt_partition_resign with the
+ * metadata_node.h MN7): the engine's rt_partition_become_leader / rt_partition_resign with the
  * group coordinator's membership restored or dropped beside it. On a single broker (no cluster
  * member) every check answers "this node" and nothing else runs, so its answers stay byte for
  * byte what they were. It never writes to `__consumer_offsets` itself (the engine's group calls
@@ -17,7 +17,7 @@
  *        abs(groupId.hashCode) % partitions), so broker and engine agree on the partition.
  *        FindCoordinator (key type 0) answers that leader's registered listener, and
  *        COORDINATOR_NOT_AVAILABLE (15) while the topic does not exist yet (metadata_node.h
- *        MN7) or the partition has no unfenced leader.
+ *        MN8) or the partition has no unfenced leader.
  *   KGC2 On a cluster node a group request is served only when the image names this node the
  *        partition's leader and the partition is loaded here (KGC3's gain finished and the
  *        leader side set its epoch: rs_check); otherwise NOT_COORDINATOR (16) when another
@@ -30,7 +30,7 @@
  *        membership is restored (group_coord_restore, KG10), and only then is it marked led.
  *   KGC4 An OffsetCommit on a cluster node is answered once the commit is on every ISR member
  *        (the leader side's high watermark past the log end read after the commit, replica_state.h
- *        RS6) — Kafka's offsets.commit.required.acks=-1 — or failed as Kafka's
+ *        RS7) — Kafka's offsets.commit.required.acks=-1 — or failed as Kafka's
  *        GroupMetadataManager maps it: NOT_COORDINATOR when the leadership went,
  *        COORDINATOR_NOT_AVAILABLE after offsets.commit.timeout.ms (5000) or with an ISR below
  *        min.insync.replicas.

@@ -138,7 +138,7 @@ int16_t kafka_group_coordinator_check(const struct kafka_server *srv, struct kp_
  * the coordinator's node, host and port, or *err COORDINATOR_NOT_AVAILABLE. */
 bool kafka_group_coordinator_find(struct kafka_slot *s, struct kp_str key, int16_t *err,
                                   int32_t *node, struct kp_str *host, int32_t *port);
-/* metadata_node.h MN6's hook (ctx: the server; the agent thread). */
+/* metadata_node.h MN7's hook (ctx: the server; the agent thread). */
 bool kafka_group_partition_role(void *ctx, uint32_t partition, bool lead);
 /* KGC4: parks an OffsetCommit's answer until its commit is on the ISR; done(ctx, replication
  * error) runs on the replica thread. 0 when parked; else the answer is given now (a single

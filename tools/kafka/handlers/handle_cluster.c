@@ -326,7 +326,7 @@ int16_t kafka_cluster_create_topic(struct kafka_slot *s, struct metadata_node *m
         *message = "topic names are 1-249 characters of [a-zA-Z0-9._-]";
         return KAFKA_INVALID_TOPIC_EXCEPTION;
     }
-    if (strncmp(name, "__", 2) == 0) { /* the controller's (metadata_node.h MN7), as a broker's */
+    if (strncmp(name, "__", 2) == 0) { /* the controller's (metadata_node.h MN8), as a broker's */
         *message = "names beginning with \"__\" are the broker's internal topics";
         return KAFKA_INVALID_TOPIC_EXCEPTION;
     }
@@ -374,7 +374,7 @@ int16_t kafka_cluster_create_partitions(struct kafka_slot *s, struct metadata_no
         *message = "This server does not host this topic-partition.";
         return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
     }
-    if (strncmp(name, "__", 2) == 0) { /* __consumer_offsets keeps the engine's count (MN7) */
+    if (strncmp(name, "__", 2) == 0) { /* __consumer_offsets keeps the engine's count (MN8) */
         *message = "the broker's internal topics keep their partition count";
         return KAFKA_INVALID_REQUEST;
     }
