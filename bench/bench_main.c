@@ -1924,7 +1924,8 @@ static void run_serve(void)
  * librdkafka consumers, each row read against the loopback limit of this run (the better of
  * send/recv and sendfile of the same bytes), with the server's and this process's CPU per GB;
  * then the thin clients again from servers started with --zero-copy sendmsg and false. */
-#define CONSUME_PARTITIONS 8
+#define CONSUME_PARTITIONS  8
+#define CONSUME_FETCH_BYTES (50 << 20) /* the thin clients' max_bytes, as librdkafka's default */
 /* Thin c4's server CPU s/GB by --zero-copy true, false, sendmsg; and the best sendfile sender's
  * (the loopback's floor, its softirq work included). */
 static double consume_server_s_gb[3] = {NAN, NAN, NAN}, consume_floor_s_gb = NAN;
@@ -1939,18 +1940,21 @@ static void consume_warm(struct serve_proc *sp, const uint64_t *ends)
                              .consumers = 4,
                              .end_offsets = ends,
                              .thin = true,
-                             .fetch_bytes = 50 << 20};
+                             .fetch_bytes = CONSUME_FETCH_BYTES};
     struct serve_result cr;
     progress_phase("S consume: warm-up pass");
     consume_run(&a, &cr);
 }
 
 static void consume_row(const char *ringtail, const char *dir, struct serve_proc *sp,
-                        const uint64_t *ends, bool thin, uint32_t n, const char *server_mode)
+                        const uint64_t *ends, bool thin, uint32_t n, const char *server_mode,
+                        int32_t fetch_bytes)
 {
-    char config[40], label[64];
-    snprintf(config, sizeof(config), "%s c%u%s%s", thin ? "fetch" : "rdkafka", n,
-             server_mode ? ", zc " : "", server_mode ? server_mode : "");
+    char config[40], label[64], size[24] = "";
+    if (fetch_bytes != CONSUME_FETCH_BYTES)
+        snprintf(size, sizeof(size), ", %d MiB fetches", fetch_bytes >> 20);
+    snprintf(config, sizeof(config), "%s c%u%s%s%s", thin ? "fetch" : "rdkafka", n,
+             server_mode ? ", zc " : "", server_mode ? server_mode : "", size);
     struct row *r = row_new("S", "consume", config, "S/consumers", KIND_SUBJECT);
     r->producers = n;
     if (server_mode) {
@@ -1972,7 +1976,7 @@ static void consume_row(const char *ringtail, const char *dir, struct serve_proc
                              .consumers = n,
                              .end_offsets = ends,
                              .thin = thin,
-                             .fetch_bytes = 50 << 20,
+                             .fetch_bytes = fetch_bytes,
                              .rdkafka_conf = conf ? conf
                                                   : "fetch.max.bytes=52428800,"
                                                     "fetch.message.max.bytes=8388608,"
@@ -1987,7 +1991,7 @@ static void consume_row(const char *ringtail, const char *dir, struct serve_proc
              "%s, read_committed, %u partitions split over %u; CPU s/GB server %.3f, client %.3f",
              thin ? "thin Fetch v11 clients (batch headers walked)" : "librdkafka consumers",
              CONSUME_PARTITIONS, n, server / gb, client / gb);
-    if (thin && n == 4)
+    if (thin && n == 4 && fetch_bytes == CONSUME_FETCH_BYTES)
         consume_server_s_gb[!server_mode                        ? 0
                             : strcmp(server_mode, "false") == 0 ? 1
                                                                 : 2] = server / gb;
@@ -2067,13 +2071,16 @@ static void run_consume(void)
             consume_warm(&sp, ends);
             for (int thin = 1; thin >= 0; thin--)
                 for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++)
-                    consume_row(ringtail, dir, &sp, ends, thin, counts[k], NULL);
+                    consume_row(ringtail, dir, &sp, ends, thin, counts[k], NULL,
+                                CONSUME_FETCH_BYTES);
+            consume_row(ringtail, dir, &sp, ends, true, 4, NULL, 1 << 20); /* smaller fetches */
+            consume_row(ringtail, dir, &sp, ends, true, 4, NULL, 8 << 20);
             rc = serve_proc_stop(&sp);
             if (rc)
                 fprintf(stderr, "ringtail-bench: S consume server exit: %s (see %s)\n",
                         rt_strerror(rc), sp.log_path);
-            consume_row(ringtail, dir, &sp, ends, true, 4, "sendmsg");
-            consume_row(ringtail, dir, &sp, ends, true, 4, "false");
+            consume_row(ringtail, dir, &sp, ends, true, 4, "sendmsg", CONSUME_FETCH_BYTES);
+            consume_row(ringtail, dir, &sp, ends, true, 4, "false", CONSUME_FETCH_BYTES);
             if (!opt.keep)
                 unlink(sp.log_path);
         }
