@@ -321,17 +321,18 @@ int serve_txn_mix(const struct serve_txn_mix_args *args, struct serve_result *ou
 int serve_loopback_limit(uint64_t bytes, struct serve_result *out);
 
 /* ---- the consume workload (bench_consume.c): the consumer path, issue 27 item 5 ---- */
-/* Writes `bytes` of 1 KiB values (128-record batches, round robin) into a new topic of DIR's
- * engine, sync none; end_offsets[p] receives each partition's end. */
+/* Writes `bytes` of 1 KiB values (128-record batches, round robin, an aborted 16-record
+ * transaction after every 16th batch) into a new topic of DIR's engine, sync none; records[p]
+ * receives each partition's committed records. */
 int consume_fill(const char *dir, const char *topic, uint32_t partitions, uint64_t bytes,
-                 uint64_t *end_offsets, char *err, size_t errlen);
+                 uint64_t *records, char *err, size_t errlen);
 struct consume_args {
     const char *broker, *topic;
     uint32_t partitions, consumers;
-    const uint64_t *end_offsets; /* each partition is read from 0 to here */
-    bool thin;                   /* thin Fetch v11 clients; else librdkafka consumers */
-    int32_t fetch_bytes;         /* thin: max_bytes and partition_max_bytes of each Fetch */
-    const char *rdkafka_conf;    /* librdkafka: "k=v,..." set last (may be NULL) */
+    const uint64_t *records;  /* each partition's committed records, all read from offset 0 */
+    bool thin;                /* thin Fetch v11 clients; else librdkafka consumers */
+    int32_t fetch_bytes;      /* thin: max_bytes and partition_max_bytes of each Fetch */
+    const char *rdkafka_conf; /* librdkafka: "k=v,..." set last (may be NULL) */
 };
 /* `consumers` read_committed consumers, consumer i reading the partitions p with
  * p mod consumers == i to their ends; out: values read, from the common start to the last end. */

@@ -4,8 +4,10 @@
  * from one client's.
  *
  *   fill:      the log is written in this process (rt_append, sync none, 128-record batches of
- *              1 KiB values, round robin over the partitions) before the server starts, so the
- *              consume rows measure reading only.
+ *              1 KiB values, round robin over the partitions; after every 16th batch an aborted
+ *              transaction of 16 records on that partition) before the server starts, so the
+ *              consume rows measure reading only, and read_committed has aborted transactions
+ *              to list and drop; every consumer must read exactly the committed records.
  *   rdkafka:   N librdkafka consumers (threads, one rd_kafka_t and connection each),
  *              isolation.level=read_committed, consumer i assigned partitions p with
  *              p mod N == i from offset 0 (a group's split, without the group protocol),
@@ -14,7 +16,7 @@
  *   fetch:     N thin Fetch clients (threads, one blocking TCP connection each): Fetch v11,
  *              read_committed, the same partition split, one request in flight, the response
  *              read whole into user space and decoded by kmsg_fetch_response_decode, only the
- *              batch headers walked (for the next fetch offset and the record count): a consumer
+ *              batch headers walked (the next fetch offset, the committed records counted): a consumer
  *              doing the least a consumer can, so what it measures is the broker and the
  *              loopback, not the client.
  *   limit:     the same bytes over 127.0.0.1 by plain send/recv (1 MiB calls) and by sendfile
@@ -52,35 +54,72 @@
 #include "tools/kafka/proto/kmsg.h"
 
 #define CONSUME_BATCH_RECORDS 128
+#define CONSUME_ABORT_EVERY   16 /* batches between two aborted transactions */
+#define CONSUME_ABORT_RECORDS 16 /* records in each */
 #define CONSUME_IDLE_NS       (30ull * 1000000000ull)
 
 /* ---- fill ------------------------------------------------------------------------------- */
 
 int consume_fill(const char *dir, const char *topic, uint32_t partitions, uint64_t bytes,
-                 uint64_t *end_offsets, char *err, size_t errlen)
+                 uint64_t *records, char *err, size_t errlen)
 {
     struct rt_options o;
     rt_options_init(&o);
     o.sync_mode = RT_SYNC_NONE;
     rt_engine *e = NULL;
+    rt_producer *txp = NULL;
     int rc = rt_open(dir, &o, &e);
-    if (rc == 0)
+    const char *what = "rt_open";
+    if (rc == 0) {
+        what = "rt_topic_create";
         rc = rt_topic_create(e, topic, partitions);
+    }
+    if (rc == 0) { /* the producer of the aborted transactions */
+        struct rt_producer_options po;
+        rt_producer_options_init(&po);
+        po.transactional_id = "bench-consume-abort";
+        what = "rt_producer_open";
+        rc = rt_producer_open(e, &po, &txp);
+        if (rc == 0) {
+            what = "rt_producer_init_transactions";
+            rc = rt_producer_init_transactions(txp, -1);
+        }
+    }
     struct rt_record recs[CONSUME_BATCH_RECORDS];
     uint64_t batches = bytes / ((uint64_t)CONSUME_BATCH_RECORDS * BENCH_VALUE_BYTES);
     if (batches < partitions)
         batches = partitions;
     for (uint32_t p = 0; p < partitions; p++)
-        end_offsets[p] = 0;
+        records[p] = 0;
     for (uint64_t b = 0; rc == 0 && b < batches; b++) {
         uint32_t p = (uint32_t)(b % partitions);
         bench_records_make(recs, CONSUME_BATCH_RECORDS, BENCH_VALUE_BYTES, b);
+        what = "rt_append";
         rc = rt_append(e, topic, p, recs, CONSUME_BATCH_RECORDS, NULL);
-        end_offsets[p] += CONSUME_BATCH_RECORDS;
+        records[p] += CONSUME_BATCH_RECORDS;
         progress_add((uint64_t)CONSUME_BATCH_RECORDS * BENCH_VALUE_BYTES);
+        if (rc == 0 && b % CONSUME_ABORT_EVERY == CONSUME_ABORT_EVERY - 1) {
+            /* An aborted transaction of CONSUME_ABORT_RECORDS records and its marker: what a
+             * read_committed fetch must list (KF3) and its consumer must drop. */
+            what = "rt_producer_begin";
+            rc = rt_producer_begin(txp);
+            for (uint32_t i = 0; rc == 0 && i < CONSUME_ABORT_RECORDS; i++) {
+                struct rt_producer_message m = {.record = recs[i], .sequence = -1};
+                what = "rt_producer_send";
+                rc = rt_producer_send(txp, topic, (int32_t)p, &m, NULL, NULL);
+            }
+            if (rc == 0) {
+                what = "rt_producer_abort";
+                rc = rt_producer_abort(txp, -1);
+            }
+        }
     }
     if (rc)
-        snprintf(err, errlen, "filling %s: %s", topic, rt_error_detail());
+        snprintf(err, errlen, "filling %s: %s: %s", topic, what, rt_error_detail());
+    if (txp) {
+        int rc2 = rt_producer_close(txp);
+        rc = rc ? rc : rc2;
+    }
     if (e) {
         int rc2 = rt_close(e);
         rc = rc ? rc : rc2;
@@ -111,7 +150,7 @@ static uint64_t share_records(const struct consumer *c)
     uint64_t n = 0;
     for (uint32_t p = 0; p < c->args->partitions; p++)
         if (mine(c, p))
-            n += c->args->end_offsets[p];
+            n += c->args->records[p];
     return n;
 }
 
@@ -292,22 +331,39 @@ static int recv_all(int fd, uint8_t *p, size_t n)
 }
 
 /* The records of one partition answer: whole batches walked by their headers (lengths checked
- * against what was decoded); *next the offset after the last one, the records counted. */
-static void walk_batches(const uint8_t *p, size_t len, int64_t *next, uint64_t *records,
-                         uint64_t *sum)
+ * against what was decoded), read_committed as Kafka's consumer reads them: a transactional
+ * batch of a producer whose aborted transaction (from the answer's list) has begun at or before
+ * it is dropped until that producer's marker; control batches are not records. *next: the
+ * offset after the last whole batch. */
+static void walk_batches(const uint8_t *p, size_t len, const struct kmsg_fetch_aborted *ab,
+                         int32_t ab_count, int64_t *next, uint64_t *records, uint64_t *sum)
 {
+    int64_t active[16]; /* producers inside an aborted transaction here */
+    int n_active = 0, ai = 0;
     while (len >= RT_BATCH_HEADER_BYTES) {
-        uint64_t base = kp_load_be64(p + RT_BATCH_OFF_BASE_OFFSET);
+        int64_t base = (int64_t)kp_load_be64(p + RT_BATCH_OFF_BASE_OFFSET);
         size_t size = (size_t)kp_load_be32(p + RT_BATCH_OFF_LENGTH) + RT_BATCH_LOG_OVERHEAD_BYTES;
         if (size < RT_BATCH_HEADER_BYTES || size > len)
             break; /* a partial last batch: fetched again next time */
-        uint32_t last_delta = kp_load_be32(p + RT_BATCH_OFF_LAST_OFFSET_DELTA);
+        int64_t last = base + (int64_t)kp_load_be32(p + RT_BATCH_OFF_LAST_OFFSET_DELTA);
         uint16_t attrs =
             (uint16_t)(p[RT_BATCH_OFF_ATTRIBUTES] << 8 | p[RT_BATCH_OFF_ATTRIBUTES + 1]);
-        if (!(attrs & 0x20)) /* not a control batch: its records are the consumer's */
+        int64_t pid = (int64_t)kp_load_be64(p + 43); /* producerId */
+        for (; ai < ab_count && ab[ai].first_offset <= last; ai++)
+            if (n_active < 16)
+                active[n_active++] = ab[ai].producer_id;
+        int hit = -1;
+        for (int i = 0; i < n_active; i++)
+            if (active[i] == pid)
+                hit = i;
+        if (attrs & 0x20) { /* a control batch: a marker ends its producer's transaction */
+            if (hit >= 0)
+                active[hit] = active[--n_active];
+        } else if (!((attrs & 0x10) && hit >= 0)) { /* not an aborted transaction's batch */
             *records += kp_load_be32(p + RT_BATCH_HEADER_BYTES - 4);
+        }
         *sum += p[size - 1]; /* the batch's last byte: the bytes are in user space */
-        *next = (int64_t)base + (int64_t)last_delta + 1;
+        *next = last + 1;
         p += size;
         len -= size;
     }
@@ -408,7 +464,8 @@ static void *fetch_client_main(void *arg)
                 }
                 for (uint32_t k = 0; k < np; k++)
                     if (parts[k].partition == pr->partition_index && pr->records_len > 0)
-                        walk_batches(pr->records, (size_t)pr->records_len, &parts[k].fetch_offset,
+                        walk_batches(pr->records, (size_t)pr->records_len, pr->aborted_transactions,
+                                     pr->aborted_transactions_count, &parts[k].fetch_offset,
                                      &c->records, &c->sum);
             }
         uint64_t now = bench_now_ns();
@@ -464,6 +521,11 @@ int consume_run(const struct consume_args *a, struct serve_result *out)
         if (cs[i].rc && !rc) {
             rc = cs[i].rc;
             snprintf(out->errmsg, sizeof(out->errmsg), "consumer %u: %s", i, cs[i].errmsg);
+        } else if (!rc && cs[i].records != share_records(&cs[i])) { /* aborted records read */
+            rc = -EIO;
+            snprintf(out->errmsg, sizeof(out->errmsg),
+                     "consumer %u read %" PRIu64 " records, not the %" PRIu64 " committed", i,
+                     cs[i].records, share_records(&cs[i]));
         }
     }
     out->seconds = (double)(end - t0) / 1e9;

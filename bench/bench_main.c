@@ -1938,7 +1938,7 @@ static void consume_warm(struct serve_proc *sp, const uint64_t *ends)
                              .topic = BENCH_TOPIC,
                              .partitions = CONSUME_PARTITIONS,
                              .consumers = 4,
-                             .end_offsets = ends,
+                             .records = ends,
                              .thin = true,
                              .fetch_bytes = CONSUME_FETCH_BYTES};
     struct serve_result cr;
@@ -1974,7 +1974,7 @@ static void consume_row(const char *ringtail, const char *dir, struct serve_proc
                              .topic = BENCH_TOPIC,
                              .partitions = CONSUME_PARTITIONS,
                              .consumers = n,
-                             .end_offsets = ends,
+                             .records = ends,
                              .thin = thin,
                              .fetch_bytes = fetch_bytes,
                              .rdkafka_conf = conf ? conf
