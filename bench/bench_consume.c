@@ -171,6 +171,8 @@ static int rk_set(rd_kafka_conf_t *c, const char *k, const char *v, char *err, s
 /* "k=v,k=v" applied on top (RTB_RDKAFKA_CONF: the client settings explored in docs/bench.md). */
 static int rk_set_list(rd_kafka_conf_t *c, const char *list, char *err, size_t n)
 {
+    if (!list || !list[0])
+        return 0; /* librdkafka's defaults */
     char buf[512];
     snprintf(buf, sizeof(buf), "%s", list ? list : "");
     char *save = NULL;

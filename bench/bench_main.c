@@ -1946,13 +1946,22 @@ static void consume_warm(struct serve_proc *sp, const uint64_t *ends)
     consume_run(&a, &cr);
 }
 
+/* One consume row. fetch_bytes: the thin clients' max_bytes; for librdkafka
+ * CONSUME_FETCH_BYTES means its defaults (fetch.max.bytes 50 MiB, fetch.message.max.bytes 1 MiB
+ * a partition, queued.max.messages.kbytes 65536), another value fetch.message.max.bytes of that
+ * and a 256 MiB queue (serve_consume's settings). RTB_RDKAFKA_CONF replaces either. */
 static void consume_row(const char *ringtail, const char *dir, struct serve_proc *sp,
                         const uint64_t *ends, bool thin, uint32_t n, const char *server_mode,
                         int32_t fetch_bytes)
 {
-    char config[40], label[64], size[24] = "";
-    if (fetch_bytes != CONSUME_FETCH_BYTES)
+    char config[40], label[64], size[40] = "", rk[160] = "";
+    if (fetch_bytes != CONSUME_FETCH_BYTES && thin)
         snprintf(size, sizeof(size), ", %d MiB fetches", fetch_bytes >> 20);
+    else if (fetch_bytes != CONSUME_FETCH_BYTES) /* librdkafka: larger fetches and queue */
+        snprintf(size, sizeof(size), ", %dM/partition, 256M queue", fetch_bytes >> 20);
+    if (fetch_bytes != CONSUME_FETCH_BYTES && !thin)
+        snprintf(rk, sizeof(rk), "fetch.message.max.bytes=%d,queued.max.messages.kbytes=262144",
+                 fetch_bytes);
     snprintf(config, sizeof(config), "%s c%u%s%s%s", thin ? "fetch" : "rdkafka", n,
              server_mode ? ", zc " : "", server_mode ? server_mode : "", size);
     struct row *r = row_new("S", "consume", config, "S/consumers", KIND_SUBJECT);
@@ -1977,10 +1986,7 @@ static void consume_row(const char *ringtail, const char *dir, struct serve_proc
                              .records = ends,
                              .thin = thin,
                              .fetch_bytes = fetch_bytes,
-                             .rdkafka_conf = conf ? conf
-                                                  : "fetch.max.bytes=52428800,"
-                                                    "fetch.message.max.bytes=8388608,"
-                                                    "queued.max.messages.kbytes=262144"};
+                             .rdkafka_conf = conf ? conf : rk};
     struct serve_result cr;
     double c0 = proc_cpu_s(0), s0 = proc_cpu_s(sp->pid);
     int rc = consume_run(&a, &cr);
@@ -2075,6 +2081,7 @@ static void run_consume(void)
                                 CONSUME_FETCH_BYTES);
             consume_row(ringtail, dir, &sp, ends, true, 4, NULL, 1 << 20); /* smaller fetches */
             consume_row(ringtail, dir, &sp, ends, true, 4, NULL, 8 << 20);
+            consume_row(ringtail, dir, &sp, ends, false, 4, NULL, 8 << 20);
             rc = serve_proc_stop(&sp);
             if (rc)
                 fprintf(stderr, "ringtail-bench: S consume server exit: %s (see %s)\n",
