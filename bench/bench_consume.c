@@ -27,8 +27,9 @@
  *
  * It owns its threads, sockets and the limit's scratch file, nothing else (the server process
  * is bench_serve.c's); it never asserts a figure (bench_main.c prints ratios and targets).
- * The thin client's walk over batch headers bounds every read by the decoded records' length,
- * and the response itself is decoded by the broker's own fuzzed codec (fuzz/fuzz_kmsg*).
+ * The thin client's walk over batch headers (consume_walk.h, fuzzed by
+ * fuzz/fuzz_kafka_consume_walk.c) bounds every read by the decoded records' length, and the
+ * response itself is decoded by the broker's own fuzzed codec (fuzz_kafka_data).
  */
 #include "bench.h"
 
@@ -52,6 +53,8 @@
 
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/proto/kmsg.h"
+
+#include "bench/consume_walk.h"
 
 #define CONSUME_BATCH_RECORDS 128
 #define CONSUME_ABORT_EVERY   16 /* batches between two aborted transactions */
@@ -332,45 +335,6 @@ static int recv_all(int fd, uint8_t *p, size_t n)
     return 0;
 }
 
-/* The records of one partition answer: whole batches walked by their headers (lengths checked
- * against what was decoded), read_committed as Kafka's consumer reads them: a transactional
- * batch of a producer whose aborted transaction (from the answer's list) has begun at or before
- * it is dropped until that producer's marker; control batches are not records. *next: the
- * offset after the last whole batch. */
-static void walk_batches(const uint8_t *p, size_t len, const struct kmsg_fetch_aborted *ab,
-                         int32_t ab_count, int64_t *next, uint64_t *records, uint64_t *sum)
-{
-    int64_t active[16]; /* producers inside an aborted transaction here */
-    int n_active = 0, ai = 0;
-    while (len >= RT_BATCH_HEADER_BYTES) {
-        int64_t base = (int64_t)kp_load_be64(p + RT_BATCH_OFF_BASE_OFFSET);
-        size_t size = (size_t)kp_load_be32(p + RT_BATCH_OFF_LENGTH) + RT_BATCH_LOG_OVERHEAD_BYTES;
-        if (size < RT_BATCH_HEADER_BYTES || size > len)
-            break; /* a partial last batch: fetched again next time */
-        int64_t last = base + (int64_t)kp_load_be32(p + RT_BATCH_OFF_LAST_OFFSET_DELTA);
-        uint16_t attrs =
-            (uint16_t)(p[RT_BATCH_OFF_ATTRIBUTES] << 8 | p[RT_BATCH_OFF_ATTRIBUTES + 1]);
-        int64_t pid = (int64_t)kp_load_be64(p + 43); /* producerId */
-        for (; ai < ab_count && ab[ai].first_offset <= last; ai++)
-            if (n_active < 16)
-                active[n_active++] = ab[ai].producer_id;
-        int hit = -1;
-        for (int i = 0; i < n_active; i++)
-            if (active[i] == pid)
-                hit = i;
-        if (attrs & 0x20) { /* a control batch: a marker ends its producer's transaction */
-            if (hit >= 0)
-                active[hit] = active[--n_active];
-        } else if (!((attrs & 0x10) && hit >= 0)) { /* not an aborted transaction's batch */
-            *records += kp_load_be32(p + RT_BATCH_HEADER_BYTES - 4);
-        }
-        *sum += p[size - 1]; /* the batch's last byte: the bytes are in user space */
-        *next = last + 1;
-        p += size;
-        len -= size;
-    }
-}
-
 static int fetch_encode(struct kp_writer *w, int32_t corr, const struct kmsg_fetch_request *q)
 {
     size_t at = kafka_frame_begin(w);
@@ -466,9 +430,10 @@ static void *fetch_client_main(void *arg)
                 }
                 for (uint32_t k = 0; k < np; k++)
                     if (parts[k].partition == pr->partition_index && pr->records_len > 0)
-                        walk_batches(pr->records, (size_t)pr->records_len, pr->aborted_transactions,
-                                     pr->aborted_transactions_count, &parts[k].fetch_offset,
-                                     &c->records, &c->sum);
+                        consume_walk_batches(pr->records, (size_t)pr->records_len,
+                                             pr->aborted_transactions,
+                                             pr->aborted_transactions_count, &parts[k].fetch_offset,
+                                             &c->records, &c->sum);
             }
         uint64_t now = bench_now_ns();
         if (c->records > before) {
