@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ static void cluster_usage(FILE *out)
 {
     fprintf(out,
             "usage: ringtail cluster status --bootstrap HOST:PORT [--timeout-ms N]\n"
+            "                               [--replica-listener ID@HOST:PORT ...]\n"
             "       ringtail cluster check [--prefix] DIR DIR [DIR...]   (see cluster check "
             "--help)\n"
             "\n"
@@ -40,9 +42,12 @@ static void cluster_usage(FILE *out)
             "  partition<TAB>TOPIC<TAB>P<TAB>leader<TAB>L<TAB>epoch<TAB>E<TAB>replicas<TAB>R,..\n"
             "    <TAB>isr<TAB>I,..<TAB>lag<TAB>R:N,..<TAB>end<TAB>R:O,..\n"
             "    (O: replica R's log end offset, asked of node R itself; N: the leader's log\n"
-            "    end minus R's, in offsets; '?': R not listed, no answer within 1 s, or an\n"
-            "    error)\n"
-            "--timeout-ms bounds the connection and the answer (5000).\n"
+            "    end minus R's, in offsets; '?': R not listed nor given by --replica-listener,\n"
+            "    no answer within 1 s, or an error)\n"
+            "--timeout-ms bounds the connection and the answer (5000; 1000 at most for each\n"
+            "node's log ends). --replica-listener ID@HOST:PORT (repeatable) asks node ID at\n"
+            "HOST:PORT for its log ends though Metadata does not list it (a fenced node, or\n"
+            "one restarted and not yet registered): its lag is then a number, not '?'.\n"
             "\n"
             "Exit status: 0 printed, 1 the node did not answer, 2 usage error.\n");
 }
@@ -94,6 +99,7 @@ static void print_ids(const int32_t *ids, int32_t n)
 #define DEBUGGING_REPLICA_ID (-2)
 #define LAG_ROUNDS_MAX       40 /* bisection over an int32 epoch needs at most 32 */
 #define LAG_TIMEOUT_MS       1000
+#define LAG_EXTRA_MAX        16 /* --replica-listener options */
 
 struct lag_probe {
     int32_t topic, part, node; /* indexes into the Metadata answer; node is an id */
@@ -197,18 +203,20 @@ static int lag_round(const struct kmsg_metadata_response *m, const struct kmsg_m
     return rc;
 }
 
-/* Fills pr (one per replica of every partition, in Metadata's order) with each log end. */
-static void lag_collect(const struct kmsg_metadata_response *m, struct lag_probe *pr, size_t n,
-                        int timeout_ms)
+/* Fills pr (one per replica of every partition, in Metadata's order) with each log end, asking
+ * every node of `ask` (the listed brokers, then --replica-listener ones not listed). */
+static void lag_collect(const struct kmsg_metadata_response *m,
+                        const struct kmsg_metadata_broker *ask, int32_t ask_count,
+                        struct lag_probe *pr, size_t n, int timeout_ms)
 {
-    for (int32_t i = 0; i < m->brokers_count; i++) {
+    for (int32_t i = 0; i < ask_count; i++) {
         struct kclient_conn conn = KCLIENT_CONN_INIT;
         for (int round = 0; round < LAG_ROUNDS_MAX; round++) {
-            if (lag_round(m, &m->brokers[i], pr, n, timeout_ms, &conn) != 0)
+            if (lag_round(m, &ask[i], pr, n, timeout_ms, &conn) != 0)
                 break; /* every probe of the node asked this round is now unknown */
             bool pending = false;
             for (size_t k = 0; k < n && !pending; k++)
-                pending = pr[k].node == m->brokers[i].node_id && !pr[k].done;
+                pending = pr[k].node == ask[i].node_id && !pr[k].done;
             if (!pending)
                 break;
         }
@@ -247,6 +255,8 @@ static int cluster_status(int argc, char **argv)
 {
     const char *bootstrap = NULL;
     uint32_t timeout_ms = 5000;
+    struct kmsg_metadata_broker extra[LAG_EXTRA_MAX];
+    int32_t extra_count = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             cluster_usage(stdout);
@@ -254,7 +264,25 @@ static int cluster_status(int argc, char **argv)
         }
         if (strcmp(argv[i], "--bootstrap") == 0 && i + 1 < argc)
             bootstrap = argv[++i];
-        else if (strcmp(argv[i], "--timeout-ms") == 0 && i + 1 < argc) {
+        else if (strcmp(argv[i], "--replica-listener") == 0 && i + 1 < argc) {
+            /* ID@HOST:PORT: a node to ask for its log ends though Metadata does not list it */
+            const char *v = argv[++i], *at = strchr(v, '@'), *colon = strrchr(v, ':');
+            uint32_t id = 0, port = 0;
+            char idbuf[16];
+            if (!at || !colon || colon < at || at - v >= (ptrdiff_t)sizeof(idbuf) ||
+                extra_count == LAG_EXTRA_MAX)
+                return cli_usage("cluster", "--replica-listener needs ID@HOST:PORT (at most %d)",
+                                 LAG_EXTRA_MAX);
+            memcpy(idbuf, v, (size_t)(at - v));
+            idbuf[at - v] = 0;
+            if (!cli_parse_u32(idbuf, 0, INT32_MAX, &id) ||
+                !cli_parse_u32(colon + 1, 1, 65535, &port) || colon == at + 1)
+                return cli_usage("cluster", "--replica-listener '%s' is not ID@HOST:PORT", v);
+            extra[extra_count++] = (struct kmsg_metadata_broker){
+                .node_id = (int32_t)id,
+                .host = {.ptr = at + 1, .len = (int32_t)(colon - at - 1)},
+                .port = (int32_t)port};
+        } else if (strcmp(argv[i], "--timeout-ms") == 0 && i + 1 < argc) {
             if (!cli_parse_u32(argv[++i], 1, 600000, &timeout_ms))
                 return cli_usage("cluster", "--timeout-ms needs 1..600000");
         } else
@@ -312,12 +340,26 @@ static int cluster_status(int argc, char **argv)
                                            .lo = -1,
                                            .hi = mp->leader_epoch,
                                            .first = true};
-                if (!broker_of(&m, id) || mp->leader_epoch < 0)
+                bool reachable = broker_of(&m, id) != NULL;
+                for (int32_t x = 0; x < extra_count && !reachable; x++)
+                    reachable = extra[x].node_id == id;
+                if (!reachable || mp->leader_epoch < 0)
                     pr[n].done = pr[n].unknown = true;
             }
         }
+    /* the nodes to ask: the listed ones, then each --replica-listener not listed */
+    struct kmsg_metadata_broker *ask =
+        calloc((size_t)m.brokers_count + (size_t)extra_count + 1, sizeof(*ask));
+    int32_t ask_count = 0;
+    for (int32_t i = 0; ask && i < m.brokers_count; i++)
+        ask[ask_count++] = m.brokers[i];
+    for (int32_t x = 0; ask && x < extra_count; x++)
+        if (!broker_of(&m, extra[x].node_id))
+            ask[ask_count++] = extra[x];
     /* a node that accepts and never answers (SIGSTOP) costs at most this, once */
-    lag_collect(&m, pr, n, timeout_ms < LAG_TIMEOUT_MS ? (int)timeout_ms : LAG_TIMEOUT_MS);
+    lag_collect(&m, ask, ask_count, pr, n,
+                timeout_ms < LAG_TIMEOUT_MS ? (int)timeout_ms : LAG_TIMEOUT_MS);
+    free(ask);
     printf("controller\t%" PRId32 "\n", m.controller_id);
     for (int32_t i = 0; i < m.brokers_count; i++)
         printf("node\t%" PRId32 "\t%.*s:%" PRId32 "\tunfenced\n", m.brokers[i].node_id,
