@@ -587,7 +587,14 @@ int cluster_catchup(struct cluster *c, const char *topic, uint32_t partitions, u
         return rc;
     }
     progress_phase("CL catch-up: producing with a follower stopped");
-    struct serve_produce_args a = {.broker = c->bootstrap,
+    char running[96] = ""; /* the two running nodes: no refused connection to log */
+    for (int id = 1; id <= CLUSTER_NODES; id++)
+        if (id != f) {
+            size_t used = strlen(running);
+            snprintf(running + used, sizeof(running) - used, "%s127.0.0.1:%u", used ? "," : "",
+                     (unsigned)c->kport[id]);
+        }
+    struct serve_produce_args a = {.broker = running,
                                    .topic = topic,
                                    .producers = producers,
                                    .partitions = partitions,
