@@ -1958,12 +1958,21 @@ static void cluster_produce_row(struct cluster *c, const char *topic, const char
                                    .seconds = opt.cluster_seconds,
                                    .acks_one = acks_one};
     struct serve_result sr;
+    double cpu_nodes0 = 0, cpu_nodes1 = 0, cpu_client0 = proc_cpu_s(0);
+    for (int i = 1; i <= CLUSTER_NODES; i++)
+        cpu_nodes0 += proc_cpu_s(c->pid[i]);
     int rc = serve_produce(&a, &sr);
+    for (int i = 1; i <= CLUSTER_NODES; i++)
+        cpu_nodes1 += proc_cpu_s(c->pid[i]);
     serve_row_fill(r, &sr, true);
+    /* CPU seconds per GB of values: where the replication's cost goes on 2 shared cores */
+    double gb = (double)sr.bytes / 1e9;
     snprintf(r->note, sizeof(r->note),
-             "%s; librdkafka %s, %s, 1 KiB values, %u producers over %u partitions", what,
-             rd_version(), acks_one ? "acks=1, not idempotent" : "idempotent, acks=all",
-             CL_PRODUCERS, CL_PARTITIONS);
+             "%s; librdkafka %s, %s, 1 KiB values, %u producers over %u partitions; CPU-s per "
+             "GB: nodes %.1f, client %.1f",
+             what, rd_version(), acks_one ? "acks=1, not idempotent" : "idempotent, acks=all",
+             CL_PRODUCERS, CL_PARTITIONS, gb > 0 ? (cpu_nodes1 - cpu_nodes0) / gb : NAN,
+             gb > 0 ? (proc_cpu_s(0) - cpu_client0) / gb : NAN);
     if (rc)
         row_fail(r, "produce", rc, sr.errmsg);
 }
