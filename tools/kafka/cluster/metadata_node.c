@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "tools/kafka/cluster/broker_sessions.h"
+#include "tools/kafka/cluster/controller_admin.h"
 #include "tools/kafka/cluster/kclient.h"
 #include "tools/kafka/cluster/producer_id_blocks.h"
 #include "tools/kafka/cluster/replica_state.h"
@@ -128,8 +129,11 @@ static void node_apply(void *ctx, uint64_t index, const void *rec, size_t len)
     int rc = metadata_image_apply(&n->img, index, rec, len);
     if (rc == 0 && an.decoded)
         note_after(n, index, &an);
-    if (rc == 0 && len > 0 && ((const uint8_t *)rec)[0] == MI_PARTITION) {
-        n->dirty = true; /* MN2: the agent makes the local partitions, not this thread */
+    if (rc == 0 && len > 0 &&
+        (((const uint8_t *)rec)[0] == MI_PARTITION || ((const uint8_t *)rec)[0] == MI_CONFIG ||
+         ((const uint8_t *)rec)[0] == MI_TOPIC)) {
+        /* MN2: the agent makes the local partitions (and MN6 the configs), not this thread */
+        n->dirty = true;
         pthread_cond_signal(&n->cv);
     }
     pthread_mutex_unlock(&n->mu);
@@ -990,11 +994,113 @@ static void scan_local(void *ctx, const struct metadata_image *img)
     }
 }
 
+/* MN6: a local topic's overrides made the image's. */
+struct kv_list {
+    char **k, **v;
+    unsigned n, cap;
+    bool oom;
+};
+
+static void kv_add(struct kv_list *l, const char *k, const char *v)
+{
+    if (l->oom)
+        return;
+    if (l->n == l->cap) {
+        unsigned cap = l->cap ? 2 * l->cap : 16;
+        char **nk = realloc(l->k, cap * sizeof(char *));
+        if (nk)
+            l->k = nk;
+        char **nv = nk ? realloc(l->v, cap * sizeof(char *)) : NULL;
+        if (nv)
+            l->v = nv;
+        if (!nk || !nv) {
+            l->oom = true;
+            return;
+        }
+        l->cap = cap;
+    }
+    l->k[l->n] = strdup(k);
+    l->v[l->n] = strdup(v);
+    if (!l->k[l->n] || !l->v[l->n]) {
+        free(l->k[l->n]);
+        free(l->v[l->n]);
+        l->oom = true;
+        return;
+    }
+    l->n++;
+}
+
+static void kv_free(struct kv_list *l)
+{
+    for (unsigned i = 0; i < l->n; i++) {
+        free(l->k[i]);
+        free(l->v[i]);
+    }
+    free(l->k);
+    free(l->v);
+}
+
+static void image_kv(void *ctx, const char *key, const char *value)
+{
+    kv_add(ctx, key, value);
+}
+
+static int engine_kv(void *ctx, const char *name, const char *value, enum rt_config_source source,
+                     bool honoured)
+{
+    (void)honoured;
+    if (source == RT_CONFIG_TOPIC)
+        kv_add(ctx, name, value);
+    return 0;
+}
+
+static bool kv_same(const struct kv_list *a, const struct kv_list *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (unsigned i = 0; i < a->n; i++) {
+        bool found = false;
+        for (unsigned j = 0; j < b->n && !found; j++)
+            found = strcmp(a->k[i], b->k[j]) == 0 && strcmp(a->v[i], b->v[j]) == 0;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+static int sync_configs(struct metadata_node *n, const char *name)
+{
+    struct kv_list img = {0}, eng = {0};
+    int rc = ctl_topic_configs(n, name, image_kv, &img);
+    if (rc == 0)
+        rc = rt_topic_config_get(n->engine, name, engine_kv, &eng);
+    if (rc == 0 && (img.oom || eng.oom))
+        rc = -ENOMEM;
+    if (rc == 0 && !kv_same(&img, &eng)) {
+        struct rt_topic_config *c = calloc(img.n ? img.n : 1, sizeof(*c));
+        for (unsigned i = 0; c && i < img.n; i++)
+            c[i] = (struct rt_topic_config){img.k[i], img.v[i]};
+        rc = c ? rt_topic_config_alter(n->engine, name, c, img.n, true) : -ENOMEM;
+        if (rc == 0)
+            fprintf(stderr, "ringtail serve: controller: %s: %u config overrides from the log\n",
+                    name, img.n);
+        free(c);
+    }
+    kv_free(&img);
+    kv_free(&eng);
+    return rc == -ENOENT ? 0 : rc; /* gone from the image meanwhile: MN4's */
+}
+
 static bool ensure_local(struct metadata_node *n)
 {
     struct local_scan ls = {.node_id = n->node_id};
     metadata_node_read(n, scan_local, &ls);
-    bool ok = true;
+    /* MN6: configs only once caught up, as MN4 deletes: a node replaying its log at a restart
+     * never hands its engine a set the log has replaced since */
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    bool caught_up = (st.is_leader || st.leader_id > 0) && st.last_applied >= st.commit_index;
+    bool ok = caught_up || ls.n == 0;
     for (unsigned i = 0; i < ls.n; i++) {
         uint32_t have = 0;
         int rc = rt_topic_describe(n->engine, ls.t[i].name, &have);
@@ -1002,11 +1108,13 @@ static bool ensure_local(struct metadata_node *n)
             rc = rt_topic_create(n->engine, ls.t[i].name, ls.t[i].count);
         else if (rc == 0 && have < ls.t[i].count)
             rc = rt_topic_add_partitions(n->engine, ls.t[i].name, ls.t[i].count);
+        if (rc == 0 && caught_up)
+            rc = sync_configs(n, ls.t[i].name); /* MN6 */
         if (rc) {
             ok = false;
             if (rc != n->last_local_error) /* once per cause, not once per retry */
-                fprintf(stderr, "ringtail serve: controller: local partitions of %s: %s\n",
-                        ls.t[i].name, rt_strerror(rc));
+                fprintf(stderr, "ringtail serve: controller: local partitions of %s: %s (%s)\n",
+                        ls.t[i].name, rt_strerror(rc), rt_error_detail());
             n->last_local_error = rc;
         }
     }
@@ -1155,9 +1263,11 @@ static void host_leader_hw(void *ctx, const char *topic, int32_t partition, int6
 }
 
 static int16_t host_alter_partition(void *ctx, const char *topic, int32_t partition,
-                                    int32_t leader_epoch, const int32_t *isr, unsigned isr_n)
+                                    int32_t leader_epoch, int32_t partition_epoch,
+                                    const int32_t *isr, unsigned isr_n)
 {
-    return metadata_node_alter_partition_send(ctx, topic, partition, leader_epoch, isr, isr_n);
+    return metadata_node_alter_partition_send(ctx, topic, partition, leader_epoch, partition_epoch,
+                                              isr, isr_n);
 }
 
 int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *host, uint16_t port,
@@ -1218,7 +1328,7 @@ struct replica_state *metadata_node_replicas(struct metadata_node *n)
 
 struct alter_check {
     const char *topic;
-    int32_t partition, broker_id, leader_epoch;
+    int32_t partition, broker_id, leader_epoch, partition_epoch;
     const int32_t *isr;
     unsigned isr_n;
     int16_t err;
@@ -1228,45 +1338,15 @@ struct alter_check {
 
 static void alter_check(void *ctx, const struct metadata_image *img)
 {
-    struct alter_check *c = ctx;
-    const struct mi_topic *t = metadata_image_topic(img, c->topic);
-    if (!t || c->partition < 0 || c->partition >= t->partitions_count ||
-        !t->partitions[c->partition].exists) {
-        c->err = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
-        return;
-    }
-    const struct mi_partition *p = &t->partitions[c->partition];
-    if (c->leader_epoch != p->leader_epoch) { /* Kafka's validateAlterPartitionData */
-        c->err = KAFKA_FENCED_LEADER_EPOCH;
-        return;
-    }
-    if (c->broker_id != p->leader) {
-        c->err = KAFKA_INVALID_REQUEST; /* only the leader changes its ISR */
-        return;
-    }
-    bool self_in = false;
-    for (unsigned i = 0; i < c->isr_n; i++) {
-        bool replica = mi_partition_has(p, c->isr[i], false);
-        const struct mi_broker *b = metadata_image_broker(img, c->isr[i]);
-        bool added = !mi_partition_has(p, c->isr[i], true);
-        if (!replica || (added && (!b || b->fenced))) {
-            c->err = KAFKA_INVALID_REQUEST; /* Kafka 3.5+: INELIGIBLE_REPLICA */
-            return;
-        }
-        self_in |= c->isr[i] == p->leader;
-    }
-    if (!self_in || c->isr_n == 0) {
-        c->err = KAFKA_INVALID_REQUEST;
-        return;
-    }
-    c->len = mi_encode_partition(c->rec, sizeof c->rec, t->id, c->partition, p->replicas,
-                                 p->replicas_count, p->leader, p->leader_epoch, c->isr, c->isr_n);
-    c->err = c->len ? KAFKA_NONE : KAFKA_INVALID_REQUEST;
+    struct alter_check *c = ctx; /* controller_admin.h CA4 */
+    c->err = ctl_alter_partition_check(img, c->broker_id, c->topic, c->partition, c->leader_epoch,
+                                       c->partition_epoch, c->isr, c->isr_n, c->rec, sizeof c->rec,
+                                       &c->len);
 }
 
 int16_t metadata_node_alter_partition(struct metadata_node *n, int32_t broker_id, const char *topic,
-                                      int32_t partition, int32_t leader_epoch, const int32_t *isr,
-                                      unsigned isr_n)
+                                      int32_t partition, int32_t leader_epoch,
+                                      int32_t partition_epoch, const int32_t *isr, unsigned isr_n)
 {
     struct quorum_status st;
     quorum_status(n->q, &st);
@@ -1281,6 +1361,7 @@ int16_t metadata_node_alter_partition(struct metadata_node *n, int32_t broker_id
                               .partition = partition,
                               .broker_id = broker_id,
                               .leader_epoch = leader_epoch,
+                              .partition_epoch = partition_epoch,
                               .isr = isr,
                               .isr_n = isr_n};
     pthread_mutex_lock(&n->ctl_mu); /* one controller decision at a time */
@@ -1304,13 +1385,14 @@ static int encode_alter_partition(struct kp_writer *w, int16_t v, const void *m)
 
 int16_t metadata_node_alter_partition_send(struct metadata_node *n, const char *topic,
                                            int32_t partition, int32_t leader_epoch,
-                                           const int32_t *isr, unsigned isr_n)
+                                           int32_t partition_epoch, const int32_t *isr,
+                                           unsigned isr_n)
 {
     struct quorum_status st;
     quorum_status(n->q, &st);
     if (st.is_leader)
-        return metadata_node_alter_partition(n, n->node_id, topic, partition, leader_epoch, isr,
-                                             isr_n);
+        return metadata_node_alter_partition(n, n->node_id, topic, partition, leader_epoch,
+                                             partition_epoch, isr, isr_n);
     if (st.leader_id <= 0)
         return KAFKA_NOT_CONTROLLER;
     char host[MI_HOST_BYTES_MAX + 1];
@@ -1330,7 +1412,7 @@ int16_t metadata_node_alter_partition_send(struct metadata_node *n, const char *
                                                 .leader_epoch = leader_epoch,
                                                 .new_isr = isr_copy,
                                                 .new_isr_count = (int32_t)isr_n,
-                                                .partition_epoch = 0};
+                                                .partition_epoch = partition_epoch};
     struct kmsg_alter_partition_topic tp = {
         .topic_name = kp_str_of(topic), .partitions = &pp, .partitions_count = 1};
     struct kmsg_alter_partition_request q = {

@@ -116,6 +116,8 @@ struct rs_part {
     int64_t alter_sent_ms;
     int32_t alter_isr[MI_REPLICAS_MAX];
     unsigned alter_isr_n;
+    int32_t partition_epoch; /* the image's (metadata_image.h MI8) */
+    int32_t stale_pe;        /* RS6: refused as stale at this partition epoch (-1: none) */
 };
 
 struct rs_waiter {
@@ -177,7 +179,7 @@ void replica_state_poke(struct replica_state *rs)
 /* What the image says of one partition (handlers and sync). */
 struct led {
     char topic[MI_TOPIC_NAME_MAX + 1];
-    int32_t partition, leader, epoch;
+    int32_t partition, leader, epoch, partition_epoch;
     int32_t isr[MI_REPLICAS_MAX], replicas[MI_REPLICAS_MAX];
     bool ineligible[MI_REPLICAS_MAX]; /* replicas[i] fenced or unregistered */
     unsigned isr_n, replicas_n, min_isr;
@@ -201,6 +203,7 @@ static void fill_led(struct led *l, const struct metadata_image *img, const stru
     l->partition = p;
     l->leader = ip->leader;
     l->epoch = ip->leader_epoch;
+    l->partition_epoch = ip->partition_epoch;
     l->isr_n = ip->isr_count;
     l->replicas_n = ip->replicas_count;
     memcpy(l->isr, ip->isr, sizeof l->isr);
@@ -310,6 +313,7 @@ static void sync_image(struct replica_state *rs)
             memcpy(p->topic, l->topic, sizeof p->topic);
             p->partition = l->partition;
             p->epoch = -1;
+            p->stale_pe = -1;
             rs->parts[rs->parts_n++] = p;
         }
         p->live = true;
@@ -319,7 +323,9 @@ static void sync_image(struct replica_state *rs)
         p->isr_n = l->isr_n;
         p->replicas_n = l->replicas_n;
         p->min_isr = l->min_isr;
+        p->partition_epoch = l->partition_epoch;
         if (new_epoch) {
+            p->stale_pe = -1;
             p->epoch = l->epoch;
             p->ready = false;
             p->leo = -1;
@@ -357,7 +363,7 @@ static void sync_image(struct replica_state *rs)
 
 struct work {
     char topic[MI_TOPIC_NAME_MAX + 1];
-    int32_t partition, epoch;
+    int32_t partition, epoch, partition_epoch;
     bool ready;
     int64_t hw;
     int32_t isr[MI_REPLICAS_MAX];
@@ -463,7 +469,12 @@ static void round_once(struct replica_state *rs)
             bool sent = on == p->alter_isr_n &&
                         memcmp(out, p->alter_isr, on * sizeof(int32_t)) == 0 &&
                         now - p->alter_sent_ms < RS_ALTER_RETRY_MS;
-            if (!same && !sent) {
+            /* RS6: refused as stale: nothing is sent until the image's partition epoch moves */
+            bool stale = p->stale_pe >= 0 && p->stale_pe == p->partition_epoch;
+            if (!stale)
+                p->stale_pe = -1;
+            if (!same && !sent && !stale) {
+                w[i].partition_epoch = p->partition_epoch;
                 memcpy(w[i].isr, out, on * sizeof(int32_t));
                 w[i].isr_n = on;
                 w[i].alter = true;
@@ -491,12 +502,21 @@ static void round_once(struct replica_state *rs)
         if (!w[i].alter)
             continue;
         int16_t err = rs->host.alter_partition(rs->host.ctx, w[i].topic, w[i].partition, w[i].epoch,
-                                               w[i].isr, w[i].isr_n);
+                                               w[i].partition_epoch, w[i].isr, w[i].isr_n);
+        if (err == KAFKA_INVALID_UPDATE_VERSION) { /* RS6: wait for the image, do not resend */
+            pthread_mutex_lock(&rs->mu);
+            struct rs_part *p = find(rs, w[i].topic, w[i].partition);
+            if (p && p->epoch == w[i].epoch) {
+                p->stale_pe = w[i].partition_epoch;
+                p->alter_isr_n = 0; /* the next plan, on the new image, is sent at once */
+            }
+            pthread_mutex_unlock(&rs->mu);
+        }
         fprintf(stderr,
-                "ringtail serve: replication: AlterPartition %s-%d epoch %d to an ISR of %u: "
-                "%s\n",
-                w[i].topic, (int)w[i].partition, (int)w[i].epoch, w[i].isr_n,
-                kafka_error_name(err));
+                "ringtail serve: replication: AlterPartition %s-%d epoch %d to an ISR of %u: %s "
+                "(partition epoch %d)\n",
+                w[i].topic, (int)w[i].partition, (int)w[i].epoch, w[i].isr_n, kafka_error_name(err),
+                (int)w[i].partition_epoch);
     }
     free(w);
 

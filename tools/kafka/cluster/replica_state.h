@@ -47,6 +47,11 @@
  *       when the leadership went (seen at a sync: a leadership lost and regained within one
  *       50 ms sync is not seen); a new leader epoch while this node stays the leader keeps the
  *       wait. Always from the replica thread, never inside rs_wait.
+ *   RS6  An AlterPartition carries the image's partition epoch (KIP-497, metadata_image.h MI8).
+ *       Refused with INVALID_UPDATE_VERSION (the image it was planned on is stale), the leader
+ *       sends no ISR change for the partition until its image's partition epoch moves, and
+ *       then plans again from that image (Kafka's AlterPartitionManager waits for the
+ *       metadata update instead of retrying the same change).
  */
 #ifndef RT_KAFKA_CLUSTER_REPLICA_STATE_H
 #define RT_KAFKA_CLUSTER_REPLICA_STATE_H
@@ -104,7 +109,8 @@ struct rs_host {
                  void *fn_ctx);
     void (*leader_hw)(void *ctx, const char *topic, int32_t partition, int64_t hw);
     int16_t (*alter_partition)(void *ctx, const char *topic, int32_t partition,
-                               int32_t leader_epoch, const int32_t *isr, unsigned isr_n);
+                               int32_t leader_epoch, int32_t partition_epoch, const int32_t *isr,
+                               unsigned isr_n);
 };
 
 /* Starts the replica thread for node `self`. lag_ms 0: RS_LAG_TIME_MAX_MS. 0 or -errno. */

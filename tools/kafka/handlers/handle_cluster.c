@@ -130,8 +130,10 @@ enum net_verdict kafka_handle_alter_partition(struct kafka_slot *s)
                 rp[p].error_code = KAFKA_INVALID_REQUEST;
             else
                 rp[p].error_code = metadata_node_alter_partition(
-                    mn, q->broker_id, name, qp->partition_index, qp->leader_epoch, qp->new_isr,
-                    (unsigned)qp->new_isr_count);
+                    mn, q->broker_id, name, qp->partition_index, qp->leader_epoch,
+                    qp->partition_epoch, qp->new_isr, (unsigned)qp->new_isr_count);
+            if (rp[p].error_code == KAFKA_NONE) /* the record raised it by one (MI8) */
+                rp[p].partition_epoch = qp->partition_epoch + 1;
             kafka_count_error(s, rp[p].error_code);
         }
     }
