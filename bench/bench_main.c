@@ -44,6 +44,12 @@
  *       page cache plus a pwritev + fdatasync write of the bytes kept, one fdatasync per
  *       segment kept); bytes before/after, records kept; then a live appender's and a newest-
  *       record reader's p50/p99 latency with no cleaner and while the clean runs (same run)
+ *   CL  cluster (bench_cluster.c): three `ringtail serve --voters` nodes on 127.0.0.1; the S
+ *       producers against a topic of replication factor 3 (acks=all, min.insync.replicas=2)
+ *       beside one of replication factor 1 (acks=all: the group's reference, and acks=1), the
+ *       failover time (a partition leader SIGKILLed while a producer writes -> its writes
+ *       acknowledged by another node; median of --cluster-trials), and a restarted follower's
+ *       catch-up rate beside the loopback limit (plain TCP, the same bytes)
  *
  * MB/s everywhere is value bytes (10^6) per second, so stores with different per-record overhead
  * compare on what the user asked them to keep. The write limit writes chunks of ringtail's
@@ -97,6 +103,11 @@ struct bench_opts {
     bool run_txn_mix;
     bool run_consume; /* the consumer path (bench_consume.c), issue 27 item 5 */
     bool run_clean;
+    bool run_cluster;
+    double cluster_seconds;                 /* CL: each produce row */
+    uint32_t cluster_trials;                /* CL: failover trials */
+    uint64_t cluster_catchup_bytes;         /* CL: values produced while the follower is stopped */
+    uint32_t cluster_session_ms;            /* CL: --broker-session-timeout-ms of the nodes */
     uint64_t clean_bytes;                   /* C: the compacted log's size */
     uint64_t open_sizes[PRODUCER_SETS_MAX]; /* O: one-partition log sizes in GB */
     uint32_t open_size_count;
@@ -2100,6 +2111,215 @@ static void run_consume(void)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* CL: three `ringtail serve --voters` nodes, replication's cost (bench_cluster.c)            */
+/* ---------------------------------------------------------------------------------------- */
+
+#define CL_TOPIC_RF3  "cl-rf3"
+#define CL_TOPIC_RF1  "cl-rf1"
+#define CL_PARTITIONS 3 /* one led by each node */
+#define CL_PRODUCERS  6
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One produce row of CL: the S producers against a topic of the running cluster, summed over
+ * its runs (RF1 and RF3 at acks=all run in the order A B B A, so a drift in the machine's load
+ * weighs on both alike). */
+struct cl_prod {
+    struct row *r;
+    const char *topic, *what;
+    bool acks_one;
+    uint32_t runs;
+    uint64_t records, bytes;
+    double seconds, p50_w, p99_w, p999_w; /* latency percentiles weighted by records */
+    double cpu_nodes_s, cpu_client_s;
+};
+
+static void cluster_produce_run(struct cluster *c, struct cl_prod *cp)
+{
+    struct row *r = cp->r;
+    if (strncmp(r->note, "FAILED", 6) == 0)
+        return;
+    char label[96];
+    snprintf(label, sizeof(label), "CL produce %s", r->config);
+    progress_phase(label);
+    struct serve_produce_args a = {.broker = c->bootstrap,
+                                   .topic = cp->topic,
+                                   .producers = CL_PRODUCERS,
+                                   .partitions = CL_PARTITIONS,
+                                   .seconds = opt.cluster_seconds,
+                                   .acks_one = cp->acks_one};
+    struct serve_result sr;
+    double cpu_nodes0 = 0, cpu_nodes1 = 0, cpu_client0 = proc_cpu_s(0);
+    for (int i = 1; i <= CLUSTER_NODES; i++)
+        cpu_nodes0 += proc_cpu_s(c->pid[i]);
+    int rc = serve_produce(&a, &sr);
+    for (int i = 1; i <= CLUSTER_NODES; i++)
+        cpu_nodes1 += proc_cpu_s(c->pid[i]);
+    cp->cpu_client_s += proc_cpu_s(0) - cpu_client0;
+    cp->cpu_nodes_s += cpu_nodes1 - cpu_nodes0;
+    cp->runs++;
+    cp->records += sr.records;
+    cp->bytes += sr.bytes;
+    cp->seconds += sr.seconds;
+    cp->p50_w += sr.p50_us * (double)sr.records;
+    cp->p99_w += sr.p99_us * (double)sr.records;
+    cp->p999_w += sr.p999_us * (double)sr.records;
+    struct serve_result sum = {.seconds = cp->seconds, .records = cp->records, .bytes = cp->bytes};
+    if (cp->records) {
+        sum.p50_us = cp->p50_w / (double)cp->records;
+        sum.p99_us = cp->p99_w / (double)cp->records;
+        sum.p999_us = cp->p999_w / (double)cp->records;
+    }
+    serve_row_fill(r, &sum, true);
+    /* CPU seconds per GB of values: where the replication's cost goes on 2 shared cores */
+    double gb = (double)cp->bytes / 1e9;
+    snprintf(r->note, sizeof(r->note),
+             "%s; librdkafka %s, %s, 1 KiB values, %u producers over %u partitions, %u run%s "
+             "of %.1f s; CPU-s per GB: nodes %.1f, client %.1f",
+             cp->what, rd_version(),
+             cp->acks_one ? "acks=1, not idempotent" : "idempotent, acks=all", CL_PRODUCERS,
+             CL_PARTITIONS, cp->runs, cp->runs == 1 ? "" : "s", opt.cluster_seconds,
+             gb > 0 ? cp->cpu_nodes_s / gb : NAN, gb > 0 ? cp->cpu_client_s / gb : NAN);
+    if (rc)
+        row_fail(r, "produce", rc, sr.errmsg);
+}
+
+static void run_cluster(void)
+{
+    char ringtail[PATH_MAX], dir[PATH_MAX], err[256] = "";
+    ringtail_cli_path(ringtail, sizeof(ringtail));
+    system_dir(dir, sizeof(dir), "CL", "cluster", "");
+    bench_rmtree(dir);
+    struct cluster *c = calloc(1, sizeof(*c));
+    if (!c)
+        return;
+    progress_phase("CL starting three nodes");
+    settle();
+    int rc = cluster_start(c, ringtail, dir, opt.cluster_session_ms);
+    if (rc == 0)
+        rc = cluster_topic_create(c, CL_TOPIC_RF3, CL_PARTITIONS, 3, 2, err, sizeof(err));
+    if (rc == 0)
+        rc = cluster_topic_create(c, CL_TOPIC_RF1, CL_PARTITIONS, 1, 0, err, sizeof(err));
+    if (rc) {
+        struct row *r = row_new("CL", "cluster", "RF3 acks=all", "CL/produce", KIND_SUBJECT);
+        if (!err[0])
+            snprintf(err, sizeof(err), "see %s/n*.log", dir);
+        row_fail(r, "cluster start", rc, err);
+        goto out;
+    }
+    /* produce: RF1 (the reference of the group) beside RF3, each its own topic on the same
+     * three processes, at acks=all in the order RF1 RF3 RF3 RF1 */
+    struct cl_prod one = {.r = row_new("CL", "cluster", "RF1 acks=1", "CL/produce", KIND_SUBJECT),
+                          .topic = CL_TOPIC_RF1,
+                          .what = "replication factor 1",
+                          .acks_one = true};
+    struct cl_prod rf1 = {.r = row_new("CL", "cluster", "RF1 acks=all", "CL/produce", KIND_LIMIT),
+                          .topic = CL_TOPIC_RF1,
+                          .what = "replication factor 1 (the reference: xlimit of this group)"};
+    struct cl_prod rf3 = {.r = row_new("CL", "cluster", "RF3 acks=all", "CL/produce", KIND_SUBJECT),
+                          .topic = CL_TOPIC_RF3,
+                          .what = "replication factor 3, min.insync.replicas=2"};
+    one.r->producers = rf1.r->producers = rf3.r->producers = CL_PRODUCERS;
+    cluster_produce_run(c, &one);
+    cluster_produce_run(c, &rf1);
+    cluster_produce_run(c, &rf3);
+    cluster_produce_run(c, &rf3);
+    cluster_produce_run(c, &rf1);
+
+    /* failover: the median of the trials */
+    struct row *f = row_new("CL", "cluster", "failover (median)", "CL/failover", KIND_NA);
+    f->mb_s = NAN;
+    double ms[16];
+    uint32_t done = 0;
+    char trials[160] = "";
+    for (uint32_t t = 0; t < opt.cluster_trials && t < 16; t++) {
+        int32_t killed = 0;
+        progress_phase("CL failover");
+        /* a topic of its own each trial: placed round-robin, one of its partitions is led by
+         * a node that is not the controller (a failover moves leaderships onto survivors) */
+        char topic[32];
+        snprintf(topic, sizeof(topic), "cl-failover-%u", t);
+        ms[done] = -1;
+        rc = cluster_topic_create(c, topic, CL_PARTITIONS, 3, 2, err, sizeof(err));
+        if (rc == 0)
+            rc = cluster_failover(c, topic, CL_PARTITIONS, &ms[done], &killed, err, sizeof(err));
+        if (ms[done] >= 0) {
+            size_t used = strlen(trials);
+            snprintf(trials + used, sizeof(trials) - used, "%s%.0f", done ? ", " : "", ms[done]);
+            done++;
+        }
+        if (rc) {
+            row_fail(f, "failover", rc, err);
+            break;
+        }
+    }
+    if (done) {
+        qsort(ms, done, sizeof(ms[0]), cmp_double);
+        f->has_latency = true;
+        f->p50_us = ms[done / 2] * 1e3;
+        f->p99_us = f->p999_us = ms[done - 1] * 1e3;
+        f->records = done;
+        f->seconds = ms[done / 2] / 1e3;
+        if (!strstr(f->note, "FAILED"))
+            snprintf(f->note, sizeof(f->note),
+                     "leader SIGKILLed -> first acks=all write acknowledged by another node: "
+                     "median %.0f ms of %u (%s ms; session timeout %u ms); p50/p99 = "
+                     "median/max",
+                     ms[done / 2], done, trials, opt.cluster_session_ms);
+    }
+
+    /* catch-up against the loopback limit with the same bytes (after a failed failover too:
+     * cluster_failover restarts the node it killed) */
+    {
+        struct cluster_catchup cu;
+        struct row *u = row_new("CL", "cluster", "follower catch-up", "CL/catchup", KIND_SUBJECT);
+        rc = cluster_catchup(c, CL_TOPIC_RF3, CL_PARTITIONS, CL_PRODUCERS,
+                             opt.cluster_catchup_bytes, &cu, err, sizeof(err));
+        if (rc || cu.seconds <= 0) {
+            row_fail(u, "catch-up", rc ? rc : -EIO, err);
+        } else {
+            u->bytes = cu.bytes;
+            u->seconds = cu.seconds;
+            u->mb_s = (double)cu.bytes / 1e6 / cu.seconds;
+            u->records = cu.bytes / BENCH_VALUE_BYTES;
+            u->rec_s = (double)u->records / cu.seconds;
+            snprintf(u->note, sizeof(u->note),
+                     "node %d stopped (SIGTERM), %.0f MB produced at %.1f MB/s, restarted: "
+                     "%.1f MB replicated in %.2f s%s; restart to in sync %.2f s",
+                     cu.follower, (double)cu.produced_bytes / 1e6, cu.produce_mb_s,
+                     (double)cu.bytes / 1e6, cu.seconds,
+                     cu.from_restart ? " (from the restart: caught up before the first sample)"
+                                     : " (lag from cluster status, 20 ms samples)",
+                     cu.restart_to_sync_s);
+            struct row *l = row_new("CL", "loopback", "tcp, same bytes", "CL/catchup", KIND_LIMIT);
+            progress_phase("CL loopback limit");
+            struct serve_result lr;
+            int lrc = serve_loopback_limit(cu.bytes, &lr);
+            serve_row_fill(l, &lr, false);
+            l->rec_s = NAN;
+            snprintf(l->note, sizeof(l->note),
+                     "plain TCP over 127.0.0.1, 1 MiB send/recv, sender and receiver threads");
+            if (lrc)
+                row_fail(l, "loopback", lrc, "");
+        }
+    }
+out:
+    rc = cluster_stop(c);
+    if (rc) {
+        struct row *r = row_new("CL", "cluster", "SIGTERM", "CL/stop", KIND_NA);
+        snprintf(err, sizeof(err), "see %s/n*.log", dir);
+        row_fail(r, "SIGTERM exit status", rc, err);
+    }
+    free(c);
+    if (!opt.keep)
+        bench_rmtree(dir);
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* ratios, table, JSON, chart                                                                */
 /* ---------------------------------------------------------------------------------------- */
 
@@ -3044,6 +3264,17 @@ static void goals_other(void)
         goal_set(g, r->ratio_limit, "serve %.1f MB/s (librdkafka read_committed)", r->mb_s);
     else
         goal_absent(g, "S", "serve", "consume read_committed", "did not run (--only)");
+    /* CL: replication's cost (issue 24 item 6): RF 3 at acks=all against RF 1 at acks=all,
+     * same producers, same values, same three processes */
+    g = goal_add("CL produce RF3 / RF1, acks=all", 0.5, false);
+    r = row_ran("CL", "cluster", "RF3 acks=all");
+    const struct row *rf1 = row_ran("CL", "cluster", "RF1 acks=all");
+    if (r && rf1 && rf1->mb_s > 0)
+        goal_set(g, r->mb_s / rf1->mb_s, "RF3 %.1f MB/s, RF1 %.1f MB/s (3 nodes, loopback)",
+                 r->mb_s, rf1->mb_s);
+    else
+        goal_absent(g, "CL", "cluster", r ? "RF1 acks=all" : "RF3 acks=all",
+                    "did not run (--only)");
     /* heap */
     g = goal_add("engine heap peak, W2 p64 (MB)", 64 * 1.048576, true);
     r = row_ran("W2", "ringtail", "p64");
@@ -3474,6 +3705,10 @@ static void usage(FILE *out)
         "  S   consume (--only consume): 1, 2, 4 thin Fetch clients and librdkafka\n"
         "      consumers over 8 partitions against the loopback limit (send/recv and\n"
         "      sendfile), server CPU per GB with zero copy, sendmsg and copying\n"
+        "  CL  cluster: three `ringtail serve --voters` nodes on 127.0.0.1; produce to a\n"
+        "      topic of RF 3 (acks=all, min.insync.replicas 2) beside RF 1 (acks=all and\n"
+        "      acks=1), the failover time (leader SIGKILLed -> writes acknowledged again)\n"
+        "      and a restarted follower's catch-up rate beside the loopback limit\n"
         "\n"
         "options:\n"
         "  --dir DIR          make the scratch directory under DIR (default: /work or /tmp,\n"
@@ -3482,7 +3717,7 @@ static void usage(FILE *out)
         "  --json FILE        write every row as JSON\n"
         "  --plot FILE        write a PNG chart (gnuplot)\n"
         "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve,txnmix,open,\n"
-        "                     clean,consume\n"
+        "                     clean,consume,cluster\n"
         "                     (default: all)\n"
         "  --peers LIST       comma list of rocksdb,lmdb,sqlite or 'none' (default: all)\n"
         "  --w1-bytes N       W1 value bytes (and the peers' R1 data) [1G; quick 32M]\n"
@@ -3509,6 +3744,12 @@ static void usage(FILE *out)
         "  --open-probe-exe P O: the program that times each open (bench/bench_open.c built\n"
         "                     with -DBENCH_OPEN_PROBE_ONLY against another libringtail)\n"
         "  --clean-bytes N    C: the compacted log rt_topic_compact cleans [256M; quick 16M]\n"
+        "  --cluster-seconds S CL: each produce run (RF1 and RF3 at acks=all run twice)\n"
+        "                     [2; quick 0.5]\n"
+        "  --cluster-trials N CL: failover trials, the median reported [3; quick 1]\n"
+        "  --cluster-catchup-bytes N CL: values produced while a follower is stopped\n"
+        "                     [128M; quick 16M]\n"
+        "  --cluster-session-ms MS CL: the nodes' --broker-session-timeout-ms [3000]\n"
         "  --keep             keep the scratch directory\n"
         "  --self-check fail|warn  a ratio above its limit fails the run (exit 1) or only\n"
         "                     prints its SELF-CHECK FAILED line (warn: smoke runs at sizes too\n"
@@ -3594,6 +3835,10 @@ static void parse_args(int argc, char **argv)
         O_OPEN_PARTITIONS,
         O_OPEN_PROBE_EXE,
         O_CLEAN_BYTES,
+        O_CLUSTER_SECONDS,
+        O_CLUSTER_TRIALS,
+        O_CLUSTER_CATCHUP,
+        O_CLUSTER_SESSION,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -3628,6 +3873,10 @@ static void parse_args(int argc, char **argv)
         {"open-partitions", required_argument, NULL, O_OPEN_PARTITIONS},
         {"open-probe-exe", required_argument, NULL, O_OPEN_PROBE_EXE},
         {"clean-bytes", required_argument, NULL, O_CLEAN_BYTES},
+        {"cluster-seconds", required_argument, NULL, O_CLUSTER_SECONDS},
+        {"cluster-trials", required_argument, NULL, O_CLUSTER_TRIALS},
+        {"cluster-catchup-bytes", required_argument, NULL, O_CLUSTER_CATCHUP},
+        {"cluster-session-ms", required_argument, NULL, O_CLUSTER_SESSION},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -3759,6 +4008,26 @@ static void parse_args(int argc, char **argv)
         case O_CLEAN_BYTES:
             opt.clean_bytes = parse_size(optarg);
             break;
+        case O_CLUSTER_SECONDS:
+            opt.cluster_seconds = atof(optarg);
+            break;
+        case O_CLUSTER_TRIALS:
+            opt.cluster_trials = (uint32_t)atoi(optarg);
+            if (opt.cluster_trials < 1 || opt.cluster_trials > 15) {
+                fprintf(stderr, "ringtail-bench: --cluster-trials needs 1..15\n");
+                exit(2);
+            }
+            break;
+        case O_CLUSTER_CATCHUP:
+            opt.cluster_catchup_bytes = parse_size(optarg);
+            break;
+        case O_CLUSTER_SESSION:
+            opt.cluster_session_ms = (uint32_t)atoi(optarg);
+            if (opt.cluster_session_ms < 500 || opt.cluster_session_ms > 60000) {
+                fprintf(stderr, "ringtail-bench: --cluster-session-ms needs 500..60000\n");
+                exit(2);
+            }
+            break;
         case 'h':
         case O_HELP:
             usage(stdout);
@@ -3786,6 +4055,14 @@ static void parse_args(int argc, char **argv)
     opt.run_txn_mix = !only || list_has(only, "txnmix");
     opt.run_consume = !only || list_has(only, "consume");
     opt.run_clean = !only || list_has(only, "clean");
+    opt.run_cluster = !only || list_has(only, "cluster");
+    opt.cluster_seconds = opt.cluster_seconds > 0 ? opt.cluster_seconds : opt.quick ? 0.5 : 2.0;
+    if (opt.cluster_trials == 0)
+        opt.cluster_trials = opt.quick ? 1 : 3;
+    if (opt.cluster_catchup_bytes == 0)
+        opt.cluster_catchup_bytes = opt.quick ? 16u << 20 : 128u << 20;
+    if (opt.cluster_session_ms == 0)
+        opt.cluster_session_ms = 3000;
     if (opt.clean_bytes == 0)
         opt.clean_bytes = opt.quick ? 16u << 20 : 256u << 20;
     opt.serve_seconds = serves > 0 ? serves : opt.quick ? 0.5 : 5.0;
@@ -3949,6 +4226,8 @@ int main(int argc, char **argv)
         run_txn_mix();
     if (opt.run_clean)
         run_clean();
+    if (opt.run_cluster)
+        run_cluster();
     progress_stop();
     double total_s = (double)(bench_now_ns() - t0) / 1e9;
     compute_ratios();

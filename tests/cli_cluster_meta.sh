@@ -190,6 +190,8 @@ expect "cluster status on a single broker: itself, controller 0" 0 "^controller.
 kill -TERM $SP; wait $SP
 run cluster status
 expect "cluster status without --bootstrap is a usage error" 2 "needs --bootstrap"
+run cluster status --bootstrap "127.0.0.1:$K1" --replica-listener 2-127.0.0.1:9
+expect "cluster status --replica-listener without ID@HOST:PORT is a usage error" 2 "ID@HOST:PORT"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
