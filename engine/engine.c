@@ -546,7 +546,8 @@ int rt_partition_set_high_watermark(rt_engine *e, const char *topic, uint32_t pa
     return log_set_high_watermark(&e->log, topic, partition, hw, hw_out);
 }
 
-/* RL6, GO8: the role of a partition of __consumer_offsets; other topics' partitions are only
+/* RL6, GO8, TX5: the role of a partition of __consumer_offsets or __transaction_state (txn.c);
+ * other topics' partitions are only
  * checked (their state is the log's, RL3). The log's role and the group manager's are ordered so
  * that no write lands in between: resigning closes the log to our writes first (a commit in
  * flight then fails, nothing applied, GO1) and then drops the state; becoming leader opens the
@@ -554,11 +555,14 @@ int rt_partition_set_high_watermark(rt_engine *e, const char *topic, uint32_t pa
 static int partition_role(rt_engine *e, const char *topic, uint32_t partition, bool lead)
 {
     const char *what = lead ? "rt_partition_become_leader" : "rt_partition_resign";
+    if (strcmp(topic, TXN_LOG_TOPIC) == 0)
+        return txn_coordinator_role(&e->txn, partition, lead); /* TX5, CO16 */
     if (strcmp(topic, GROUP_OFFSETS_TOPIC) != 0) {
         if (meta_topic_name_internal(topic))
             return error_set(RT_E_INTERNAL_TOPIC,
-                             "%s: topic '%s' is internal and not replicated yet (only %s is)", what,
-                             topic, GROUP_OFFSETS_TOPIC);
+                             "%s: topic '%s' is internal and not replicated yet (only %s and %s "
+                             "are)",
+                             what, topic, GROUP_OFFSETS_TOPIC, TXN_LOG_TOPIC);
         uint32_t count = 0;
         int rc = log_topic_describe(&e->log, topic, &count);
         if (rc == 0 && partition >= count)

@@ -370,9 +370,9 @@ static int init_expected_check(const struct txn_meta *m, int64_t expected_pid,
                      m->id, expected_pid, expected_epoch, m->v.producer_id, m->v.producer_epoch);
 }
 
-int coordinator_init_expected(struct coordinator *c, const char *id, int32_t timeout_ms,
-                              rt_txn_check_fn check_fn, void *check_ctx, int64_t expected_pid,
-                              int16_t expected_epoch, int64_t *producer_id_out, int16_t *epoch_out)
+static int init_expected_op(struct coordinator *c, const char *id, int32_t timeout_ms,
+                            rt_txn_check_fn check_fn, void *check_ctx, int64_t expected_pid,
+                            int16_t expected_epoch, int64_t *producer_id_out, int16_t *epoch_out)
 {
     if (!id || !*id || strlen(id) > TXN_ID_MAX_BYTES)
         return error_set(RT_E_INVALID_ARGUMENT, "transactional ids are 1..%d bytes",
@@ -432,6 +432,19 @@ int coordinator_init_expected(struct coordinator *c, const char *id, int32_t tim
     }
     pthread_mutex_unlock(&m->lock);
     coord_meta_put(c, m);
+    return rc;
+}
+
+int coordinator_init_expected(struct coordinator *c, const char *id, int32_t timeout_ms,
+                              rt_txn_check_fn check_fn, void *check_ctx, int64_t expected_pid,
+                              int16_t expected_epoch, int64_t *producer_id_out, int16_t *epoch_out)
+{
+    int rc = coord_enter(c, id); /* CO16 */
+    if (rc)
+        return rc;
+    rc = init_expected_op(c, id, timeout_ms, check_fn, check_ctx, expected_pid, expected_epoch,
+                          producer_id_out, epoch_out);
+    coord_leave(c);
     return rc;
 }
 
@@ -525,13 +538,19 @@ static int add_locked(struct coordinator *c, struct txn_meta *m, int64_t pid, in
 static int add_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
                   const struct txn_log_partition *parts, uint32_t count, bool durable)
 {
+    int rc = coord_enter(c, id); /* CO16 */
+    if (rc)
+        return rc;
     struct txn_meta *m = coord_meta_get(c, id, false);
-    if (!m)
+    if (!m) {
+        coord_leave(c);
         return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
+    }
     pthread_mutex_lock(&m->lock);
-    int rc = add_locked(c, m, pid, epoch, parts, count, durable);
+    rc = add_locked(c, m, pid, epoch, parts, count, durable);
     pthread_mutex_unlock(&m->lock);
     coord_meta_put(c, m);
+    coord_leave(c);
     return rc;
 }
 
@@ -547,8 +566,8 @@ int coordinator_join(struct coordinator *c, const char *id, int64_t pid, int16_t
     return add_op(c, id, pid, epoch, parts, count, false);
 }
 
-static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
-                  bool bump, int64_t *producer_id_out, int16_t *epoch_out)
+static int end_op_led(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                      bool commit, bool bump, int64_t *producer_id_out, int16_t *epoch_out)
 {
     struct txn_meta *m = coord_meta_get(c, id, false);
     if (!m)
@@ -595,6 +614,17 @@ static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t ep
     return rc;
 }
 
+static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
+                  bool bump, int64_t *producer_id_out, int16_t *epoch_out)
+{
+    int rc = coord_enter(c, id); /* CO16 */
+    if (rc)
+        return rc;
+    rc = end_op_led(c, id, pid, epoch, commit, bump, producer_id_out, epoch_out);
+    coord_leave(c);
+    return rc;
+}
+
 int coordinator_end(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
                     int64_t *producer_id_out, int16_t *epoch_out)
 {
@@ -610,10 +640,10 @@ int coordinator_end_keep_epoch(struct coordinator *c, const char *id, int64_t pi
 }
 
 /* CO9: the one-round commit. */
-int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
-                                 const struct txn_log_partition *seqs, uint32_t seq_count,
-                                 coordinator_wait_data_fn wait_data, void *ctx,
-                                 int64_t *producer_id_out, int16_t *epoch_out, bool *aborted_out)
+static int commit_one_round_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                               const struct txn_log_partition *seqs, uint32_t seq_count,
+                               coordinator_wait_data_fn wait_data, void *ctx,
+                               int64_t *producer_id_out, int16_t *epoch_out, bool *aborted_out)
 {
     *aborted_out = false;
     struct txn_meta *m = coord_meta_get(c, id, false);
@@ -751,8 +781,23 @@ int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t 
     return rc;
 }
 
-int coordinator_verify(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
-                       const char *topic, uint32_t partition)
+int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                                 const struct txn_log_partition *seqs, uint32_t seq_count,
+                                 coordinator_wait_data_fn wait_data, void *ctx,
+                                 int64_t *producer_id_out, int16_t *epoch_out, bool *aborted_out)
+{
+    *aborted_out = false;
+    int rc = coord_enter(c, id); /* CO16 */
+    if (rc)
+        return rc;
+    rc = commit_one_round_op(c, id, pid, epoch, seqs, seq_count, wait_data, ctx, producer_id_out,
+                             epoch_out, aborted_out);
+    coord_leave(c);
+    return rc;
+}
+
+static int verify_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                     const char *topic, uint32_t partition)
 {
     struct txn_meta *m = NULL;
     if (id) {
@@ -794,6 +839,17 @@ int coordinator_verify(struct coordinator *c, const char *id, int64_t pid, int16
     return rc;
 }
 
+int coordinator_verify(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                       const char *topic, uint32_t partition)
+{
+    int rc = coord_enter(c, id); /* CO16 */
+    if (rc)
+        return rc;
+    rc = verify_op(c, id, pid, epoch, topic, partition);
+    coord_leave(c);
+    return rc;
+}
+
 void coordinator_release(struct coordinator *c, const char *id)
 {
     struct txn_meta *m = coord_meta_get(c, id, false);
@@ -815,7 +871,7 @@ int coordinator_set_check_handler(struct coordinator *c, rt_txn_check_fn fn, voi
     return 0;
 }
 
-int coordinator_abort(struct coordinator *c, const char *id)
+static int abort_op(struct coordinator *c, const char *id)
 {
     struct txn_meta *m = coord_meta_get(c, id, false);
     if (!m)
@@ -834,5 +890,15 @@ int coordinator_abort(struct coordinator *c, const char *id)
                        id, txn_state_name(m->v.state), m->v.producer_id);
     pthread_mutex_unlock(&m->lock);
     coord_meta_put(c, m);
+    return rc;
+}
+
+int coordinator_abort(struct coordinator *c, const char *id)
+{
+    int rc = coord_enter(c, id); /* CO16 */
+    if (rc)
+        return rc;
+    rc = abort_op(c, id);
+    coord_leave(c);
     return rc;
 }

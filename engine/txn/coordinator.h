@@ -135,6 +135,20 @@ int coordinator_partition_producers(struct log *lg, const char *topic, uint32_t 
                                     int (*fn)(void *ctx, const struct rt_partition_producer *pr),
                                     void *ctx);
 
+/* CO16 (rt_partition_resign of __transaction_state-0): this node stops coordinating. Operations
+ * already running finish first (their writes into the followed log fail: RT_E_NOT_COORDINATOR,
+ * nothing adopted), then the table of ids is dropped and every later operation on an id answers
+ * RT_E_NOT_COORDINATOR until coordinator_lead. The caller has made the log partition a follower
+ * first (log_internal_set_follower). A no-op when already following. */
+int coordinator_resign(struct coordinator *c);
+
+/* CO16 (rt_partition_become_leader): rebuilds the table from the log (to its log end) as open
+ * does — reconciliation with the partitions (COR1-COR8), every Prepare* completed (CO2, CO10) —
+ * and fences and aborts every Ongoing transaction (its epoch bumped); only then are operations
+ * answered. The caller has made the log partition led first. A no-op when leading. On failure
+ * the table is dropped again and the coordinator stays a follower. */
+int coordinator_lead(struct coordinator *c);
+
 /* Runs one timer pass now (timeouts, check-back, expiry, compaction) — tests. */
 void coordinator_tick(struct coordinator *c);
 

@@ -162,7 +162,7 @@ static void offsets_follow_marker(struct group_manager *groups, const char *topi
 }
 
 /* COR5: run by coordinator_open before CO2, before the timer starts and before rt_open returns. */
-int coord_reconcile(struct coordinator *c)
+int coord_reconcile(struct coordinator *c, bool failover)
 {
     if (__atomic_load_n(&c->log_records, __ATOMIC_RELAXED) == 0)
         return 0; /* COR4: an empty transaction log decides nothing */
@@ -214,12 +214,15 @@ int coord_reconcile(struct coordinator *c)
                                  .type = o == RECONCILE_COMMIT ? CONTROL_COMMIT : CONTROL_ABORT};
     }
     rc = k ? log_write_markers(c->lg, specs, k) : 0;
+    if (failover && rc == RT_E_NOT_COORDINATOR)
+        rc = 0; /* COR9: judged per marker below */
     for (size_t i = 0; i < k; i++) {
         if (specs[i].result == 0)
             offsets_follow_marker(coord_groups(c), specs[i].topic, specs[i].partition,
                                   specs[i].producer_id, specs[i].type == CONTROL_COMMIT);
-        else if (specs[i].result != RT_E_INVALID_PRODUCER_EPOCH && rc == 0)
-            rc = specs[i].result;
+        else if (specs[i].result != RT_E_INVALID_PRODUCER_EPOCH && rc == 0 &&
+                 !(failover && specs[i].result == RT_E_NOT_COORDINATOR))
+            rc = specs[i].result; /* COR9: a new leader skips a partition another node leads */
     }
     if (rc == RT_E_INVALID_PRODUCER_EPOCH)
         rc = 0; /* only stale markers: a newer epoch already wrote there, nothing is pinned */
