@@ -142,7 +142,8 @@ enum rt_error {
     RT_E_FETCHES_FULL = -10035,             /* opts.fetches_max fetches are open */
     RT_E_INVALID_CONFIG = -10036,  /* a topic config name that is not Kafka's, or a value its
                                    * rule refuses (rt_error_detail names the key) */
-    RT_E_NOT_COORDINATOR = -10037, /* the group's `__consumer_offsets` partition is not led by
+    RT_E_NOT_COORDINATOR = -10037, /* the group's `__consumer_offsets` partition, or (for a
+                                    * transactional call) `__transaction_state`, is not led by
                                     * this engine (rt_partition_resign; Kafka's NOT_COORDINATOR) */
     RT_E_LAST = -10037,
 };
@@ -503,10 +504,11 @@ int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t p
  * makes them behaves exactly as before. Each runs on the partition's shard thread between write
  * rounds; callable from any thread, blocks until done. Common errors: RT_E_INVALID_ARGUMENT (NULL
  * engine or output), RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic included), RT_E_INTERNAL_TOPIC
- * (`__transaction_state`, and any internal topic but `__consumer_offsets`: not replicated this
- * way yet), RT_E_READ_ONLY, RT_E_CLOSED, RT_E_IO_FAILED (the partition or the write side failed).
+ * (an internal topic other than `__consumer_offsets` and `__transaction_state`: not replicated
+ * this way), RT_E_READ_ONLY, RT_E_CLOSED, RT_E_IO_FAILED (the partition or the write side failed).
  *
- * Internal partitions (`__consumer_offsets`; docs/format.md A.10 "Internal partitions"): as
+ * Internal partitions (`__consumer_offsets`, `__transaction_state`; docs/format.md A.10
+ * "Internal partitions", G.7): as
  * Kafka's, a follower's copy is only a log. An engine leads every partition of
  * `__consumer_offsets` from open on (a single broker never changes that); rt_partition_resign
  * makes one a follower: the committed offsets and group metadata of the groups that hash to it
@@ -517,7 +519,14 @@ int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t p
  * back. rt_partition_append_replica and rt_partition_truncate on an internal partition this
  * engine leads are refused (RT_E_INVALID_ARGUMENT: resign first); set_leader_epoch,
  * end_offset_for_epoch and set_high_watermark work in either role. The role is not stored: an
- * open leads every internal partition again. */
+ * open leads every internal partition again.
+ *
+ * `__transaction_state` has one partition, 0, whose leader is the transaction coordinator of
+ * every transactional id. Resigning it makes every transactional call (rt_txn_*, the in-process
+ * producer's init, commit and abort, the check of a client's transactional batch) answer
+ * RT_E_NOT_COORDINATOR; becoming its leader rebuilds the coordinator from the log as an open
+ * does, completes every decided transaction and fences and aborts every open one (its producer's
+ * epoch bumped: RT_E_PRODUCER_FENCED for the old instance). docs/format.md G.7. */
 
 /* Makes this engine the leader of the partition (Kafka's onElection for a coordinator
  * partition): for a partition of `__consumer_offsets` that it follows, replays the partition's
@@ -526,8 +535,12 @@ int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t p
  * pending until its coordinator writes one, as after an open) — and answers the partition's
  * groups from then on; a partition already led is left as is. On a user topic's partition it
  * only checks the partition exists (its producer state is already the replayed one, RL3).
- * Creates `__consumer_offsets` if it does not exist. Errors: as above, plus RT_E_CORRUPT (a
- * record that does not parse; the partition stays a follower), -ENOMEM. */
+ * For `__transaction_state` (partition 0 only) it rebuilds the transaction coordinator from the
+ * log (to its log end), reconciles the local partitions' open transactions, completes every
+ * decided transaction (markers, then Complete*) and fences and aborts every open one, before any
+ * transactional call is answered (docs/format.md G.7). Creates `__consumer_offsets` (or
+ * `__transaction_state`) if it does not exist. Errors: as above, plus RT_E_CORRUPT (a record
+ * that does not parse; the partition stays a follower), -ENOMEM. */
 int rt_partition_become_leader(rt_engine *engine, const char *topic, uint32_t partition);
 
 /* Makes this engine a follower of the partition: for a partition of `__consumer_offsets`, no
@@ -535,8 +548,10 @@ int rt_partition_become_leader(rt_engine *engine, const char *topic, uint32_t pa
  * deletion, a marker), its groups' state is dropped from memory (a commit in flight finishes or
  * fails first) and their requests answer RT_E_NOT_COORDINATOR; the partition then takes replica
  * appends. Resigning a partition already followed is a no-op; a user topic's partition is only
- * checked. Creates `__consumer_offsets` if it does not exist (a new follower). Errors: as
- * above. */
+ * checked. For `__transaction_state` (partition 0 only), every transactional call waits for
+ * those in flight, then the coordinator's state is dropped and those calls answer
+ * RT_E_NOT_COORDINATOR. Creates `__consumer_offsets` (or `__transaction_state`) if it does not
+ * exist (a new follower). Errors: as above. */
 int rt_partition_resign(rt_engine *engine, const char *topic, uint32_t partition);
 
 /* Sets the partition's leader epoch (Kafka's partitionLeaderEpoch): from return on, every batch

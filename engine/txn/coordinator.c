@@ -154,6 +154,28 @@
  *        timer (coord_rewrite_lost) unless a later record of the id became durable first.
  *        What still needs a reopen is the engine's write side failing (SH10); an id left
  *        Prepare* at close is completed by the next open (CO2).
+ *   CO16. Replication (rt_partition_resign / rt_partition_become_leader of __transaction_state-0,
+ *        txn.h TX5, coordinator_role.c; docs/format.md A.10 IR5-IR8, G.7): the coordinator
+ *        leads from open on, or follows. (a) Every operation on an id (init, add, join, end,
+ *        the one-round commit, verify, abort) holds the role lock shared and, while following,
+ *        answers RT_E_NOT_COORDINATOR having touched nothing; the timer does nothing while
+ *        following (no timeout, expiry or compaction of a followed log). (b) Resign: the log
+ *        partition follows first (a write in flight then fails, nothing adopted: CO15(a)),
+ *        then, the role lock exclusive (every operation finished), the table of ids is dropped,
+ *        CO14's and CO15's memory with it. A follower's log is never replayed or written by
+ *        this coordinator. (c) Lead: the log partition is led first, then, exclusive, the table
+ *        is rebuilt as open builds it (coord_load): the log replayed from its start to its log
+ *        end (past a held high watermark), the producer-id registry raised past every id it
+ *        names, reconciliation (COR1-COR9), every Prepare* completed with its outcome (CO2,
+ *        CO10: a one-round or kept-epoch decision by G.6 R1 from the partitions' state), and
+ *        every Ongoing fenced and aborted (PrepareEpochFence, ABORT markers, the epoch bumped)
+ *        whatever CO13 would keep: the old leader's memory of it (in-memory joins, CO9; retries,
+ *        CO15) is gone and whether its acknowledged produces reached the partitions' leaders
+ *        is not known here, so its producer's next call is RT_E_PRODUCER_FENCED (a zombie
+ *        cannot commit). Stricter than Kafka, which resumes such a transaction. A decided
+ *        transaction whose marker a partition refuses stays Prepare* and the timer retries it
+ *        (CO15(b)); any other failure drops the table again and the partition follows. Only then
+ *        are operations answered.
  *
  * Costs of a wire EndTxn (CO12): one shard call per partition for its producer state, one
  * fdatasync round for the decision record (and, beside it, one per shard holding unsynced data

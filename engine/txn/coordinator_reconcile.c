@@ -50,6 +50,11 @@
  *         the id moved on (its next transaction's records are newer) is repaired so; CO11 keeps
  *         the record until the marker is durable. The records are collected by replay and freed
  *         after reconciliation.
+ *   COR9. A new leader's reconciliation (CO16(c)) writes no marker into an internal partition
+ *         this node follows (RL6 refuses it: RT_E_NOT_COORDINATOR); that marker is skipped, not
+ *         an error, and the transaction stays open there until a marker reaches that partition's
+ *         leader (issue 25 item 2: the marker writer, docs/format.md G.8). At open nothing is
+ *         followed, so it never applies there.
  *
  * Costs of reconciliation: one shard call per shard to collect the open transactions, a scan of
  * the ids per open transaction (O(open x ids)) and of the one-round decisions replayed
