@@ -884,6 +884,22 @@ int rt_txn_abort_partition(rt_engine *e, const char *topic, uint32_t partition, 
                                        producer_id, producer_epoch);
 }
 
+int rt_txn_write_marker(rt_engine *e, const char *topic, uint32_t partition, int64_t producer_id,
+                        int16_t producer_epoch, bool commit)
+{
+    error_clear();
+    if (!e || !topic)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_write_marker: NULL argument");
+    if (producer_id < 0 || producer_epoch < 0)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_txn_write_marker: producer id %" PRId64 " and epoch %d must be >= 0",
+                         producer_id, (int)producer_epoch);
+    if (log_read_only(&e->log))
+        return log_refuse_if_read_only(&e->log, "rt_txn_write_marker");
+    return coordinator_write_marker(&e->log, txn_groups(&e->txn), topic, partition, producer_id,
+                                    producer_epoch, commit);
+}
+
 int rt_group_commit_offsets(rt_engine *e, const char *group, const struct rt_offset *offsets,
                             size_t count)
 {

@@ -182,6 +182,25 @@ enum rt_timestamp_type {
     RT_TIMESTAMP_LOG_APPEND_TIME = 1, /* the engine's clock at append (attribute bit 3 set) */
 };
 
+/* One transaction marker the coordinator asks an embedder to write (rt_options.txn_marker_writer;
+ * docs/format.md G.8): a COMMIT or ABORT control batch of producer_id at producer_epoch into
+ * topic-partition (Kafka's WriteTxnMarkers entry for one partition). */
+struct rt_txn_marker {
+    const char *topic;
+    uint32_t partition;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    bool commit;
+};
+
+/* The marker writer (docs/format.md G.8 MW1-MW5): writes `marker` where the partition's leader
+ * is — rt_txn_write_marker for a local one, WriteTxnMarkers to another node — and returns 0 once
+ * it is written, else an error (RT_E_* or -errno) and the coordinator calls it again later for
+ * that marker (the transaction stays decided and pending; its LSO stays pinned). Called on an
+ * engine thread with the transactional id's state locked: it may block (a network round) and
+ * may call rt_txn_write_marker, but no other transactional call. */
+typedef int (*rt_txn_marker_writer_fn)(void *ctx, const struct rt_txn_marker *marker);
+
 /* A partition's write side failed, or recovered in place (docs/architecture.md, "Disk faults
  * that heal"). Told through rt_options.on_fault on the thread that ran the round (an engine
  * shard thread, or an appending thread running its own round): the callback must not block and
@@ -257,6 +276,10 @@ struct rt_options {
     bool producer_ids_granted;     /* producer ids come only from blocks given by
                                   rt_producer_id_grant (a cluster's controller hands them out,
                                   KIP-730), never from the engine's own blocks (false) */
+    rt_txn_marker_writer_fn txn_marker_writer; /* writes the markers of the transactions this
+                                  engine coordinates (docs/format.md G.8; NULL: into the local
+                                  partitions, as a single engine does) */
+    void *txn_marker_writer_ctx;
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -1276,6 +1299,17 @@ int rt_txn_list_partitions(rt_engine *engine,
  * RT_E_CONCURRENT_TRANSACTIONS, RT_E_IO_FAILED, RT_E_CLOSED, -errno. */
 int rt_txn_abort_partition(rt_engine *engine, const char *topic, uint32_t partition,
                            int64_t producer_id, int16_t producer_epoch);
+
+/* The receiving side of WriteTxnMarkers for one local partition (and what a marker writer calls
+ * for a partition this engine holds, docs/format.md G.8): appends a COMMIT (commit true) or
+ * ABORT marker of producer_id at producer_epoch, durably (an ABORT with its .txnindex entry),
+ * and in a __consumer_offsets partition applies or drops the producer's pending offsets.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL, producer_id < 0, producer_epoch < 0),
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_INVALID_PRODUCER_EPOCH (the partition holds a newer
+ * epoch of the producer: the marker is stale), RT_E_NOT_COORDINATOR (an internal partition this
+ * engine follows), RT_E_READ_ONLY, RT_E_IO_FAILED, RT_E_CLOSED, -errno. */
+int rt_txn_write_marker(rt_engine *engine, const char *topic, uint32_t partition,
+                        int64_t producer_id, int16_t producer_epoch, bool commit);
 
 /* One producer a partition's producer state holds (rt_partition_producers; what Kafka's
  * DescribeProducers answers). */

@@ -16,6 +16,12 @@
  * epoch bumped: the old producer's EndTxn is RT_E_PRODUCER_FENCED, its batch
  * RT_E_INVALID_PRODUCER_EPOCH) and nothing is pinned; B runs the next transaction. A, now a
  * follower, truncates its transaction log to the common prefix and catches up from B.
+ *
+ * And the marker writer (coordinator.c CO17, docs/format.md G.8 MW1-MW5): with
+ * rt_options.txn_marker_writer every marker of a decided transaction goes through it; while it
+ * fails the commit is decided but pending (the end answers the writer's error, its retry
+ * RT_E_CONCURRENT_TRANSACTIONS, the LSO stays pinned, the timer calls the writer again), and once
+ * it writes (rt_txn_write_marker) the end's retry answers 0 and the records are visible.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,10 +30,12 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "batch.h"
 #include "helpers/batches.h"
@@ -305,10 +313,91 @@ static void test_coordinator_fails_over(void **state)
         tu_rmdir_free(dir[i]);
 }
 
+/* ---- CO17: the marker writer (docs/format.md G.8) ---- */
+
+struct writer {
+    rt_engine *e; /* set once rt_open returned; read on the coordinator's threads */
+    int calls;
+    int fail; /* while set, every marker fails (a leader that cannot be reached) */
+};
+
+static int marker_writer(void *ctx, const struct rt_txn_marker *mk)
+{
+    struct writer *w = ctx;
+    __atomic_add_fetch(&w->calls, 1, __ATOMIC_SEQ_CST);
+    rt_engine *e = __atomic_load_n(&w->e, __ATOMIC_SEQ_CST);
+    if (!e || __atomic_load_n(&w->fail, __ATOMIC_SEQ_CST))
+        return -EAGAIN;
+    return rt_txn_write_marker(e, mk->topic, mk->partition, mk->producer_id, mk->producer_epoch,
+                               mk->commit);
+}
+
+static void test_marker_writer(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct writer w = {0};
+    struct rt_options o;
+    rt_options_init(&o);
+    o.sync_mode = RT_SYNC_ALWAYS;
+    o.transaction_timeout_max_ms = 600000;
+    o.txn_marker_writer = marker_writer;
+    o.txn_marker_writer_ctx = &w;
+    rt_engine *e = NULL;
+    assert_int_equal(rt_open(dir, &o, &e), 0);
+    __atomic_store_n(&w.e, e, __ATOMIC_SEQ_CST);
+    assert_int_equal(rt_topic_create(e, DATA, 1), 0);
+
+    /* Every marker goes through the writer, which writes it here (rt_txn_write_marker). */
+    int64_t pid;
+    int16_t epoch;
+    txn_begin(e, "w", "a", &pid, &epoch);
+    assert_int_equal(rt_txn_end(e, "w", pid, epoch, true), 0);
+    assert_int_equal(__atomic_load_n(&w.calls, __ATOMIC_SEQ_CST), 1);
+    int tagged = 0;
+    assert_int_equal(committed(e, "a", &tagged), 2);
+    assert_int_equal(tagged, 2);
+
+    /* The partition's leader cannot be reached: the commit is decided, its marker pending, the
+     * LSO pinned, the end's retry told to wait; the coordinator keeps calling the writer. */
+    __atomic_store_n(&w.fail, 1, __ATOMIC_SEQ_CST);
+    struct rt_topic_partition tp = {DATA, 0};
+    assert_int_equal(rt_txn_add_partitions(e, "w", pid, epoch, &tp, 1), 0);
+    assert_int_equal(append(e, pid, epoch, 2, 2, "b"), 0);
+    assert_int_equal(rt_txn_end(e, "w", pid, epoch, true), -EAGAIN);
+    assert_non_null(strstr(rt_error_detail(), "marker writer"));
+    assert_int_equal(committed(e, "b", &tagged), 2);
+    assert_int_equal(tagged, 0);
+    assert_int_equal(open_txns(e), 1);
+    assert_int_equal(rt_txn_end(e, "w", pid, epoch, true), RT_E_CONCURRENT_TRANSACTIONS);
+    int calls = __atomic_load_n(&w.calls, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < 2000 && __atomic_load_n(&w.calls, __ATOMIC_SEQ_CST) < calls + 2; i++)
+        usleep(5000); /* the timer retries (CO15(b)); bounded so a missing retry fails */
+    assert_true(__atomic_load_n(&w.calls, __ATOMIC_SEQ_CST) >= calls + 2);
+    assert_int_equal(open_txns(e), 1);
+
+    /* Reachable again: the next retry writes it, and the end's retry learns the commit. */
+    __atomic_store_n(&w.fail, 0, __ATOMIC_SEQ_CST);
+    int rc = RT_E_CONCURRENT_TRANSACTIONS;
+    for (int i = 0; i < 2000 && rc == RT_E_CONCURRENT_TRANSACTIONS; i++) {
+        rc = rt_txn_end(e, "w", pid, epoch, true);
+        if (rc == RT_E_CONCURRENT_TRANSACTIONS)
+            usleep(5000);
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(committed(e, "b", &tagged), 4);
+    assert_int_equal(tagged, 2);
+    assert_int_equal(open_txns(e), 0);
+
+    assert_int_equal(rt_close(e), 0);
+    tu_rmdir_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_coordinator_fails_over),
+        cmocka_unit_test(test_marker_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -176,6 +176,16 @@
  *        transaction whose marker a partition refuses stays Prepare* and the timer retries it
  *        (CO15(b)); any other failure drops the table again and the partition follows. Only then
  *        are operations answered.
+ *   CO17. Markers through the embedder (rt_options.txn_marker_writer; format.md G.8 MW1-MW5):
+ *        when given, every marker of a decided transaction (coord_finish_as: an end, a fence, a
+ *        timeout, a Prepare* completed at open, at failover or by the timer) goes through it,
+ *        one call per marker, once the decision is durable (CO1), and the transaction is
+ *        complete only once every call answered 0; a failed call leaves it Prepare* and the timer
+ *        calls the writer again each tick (CO15(b)) — for every marker of the transaction, those
+ *        already written included unless CO10 finds them in a local partition, so the writer
+ *        answers a repeated marker as written (MW3). Reconciliation
+ *        (COR1-COR9) and rt_txn_abort_partition still write into local partitions: they repair
+ *        what a local partition holds. Without a writer nothing changes.
  *
  * Costs of a wire EndTxn (CO12): one shard call per partition for its producer state, one
  * fdatasync round for the decision record (and, beside it, one per shard holding unsynced data

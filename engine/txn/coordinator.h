@@ -129,6 +129,12 @@ int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct gr
                                 const char *topic, uint32_t partition, int64_t producer_id,
                                 int16_t producer_epoch);
 
+/* rt_txn_write_marker (format.md G.8): one marker into a local partition, durably; in a
+ * __consumer_offsets partition the producer's pending offsets follow it. */
+int coordinator_write_marker(struct log *lg, struct group_manager *groups, const char *topic,
+                             uint32_t partition, int64_t producer_id, int16_t producer_epoch,
+                             bool commit);
+
 /* rt_partition_producers: the partition's producer table, copied on its shard thread, then fn
  * for each entry on the caller's thread. */
 int coordinator_partition_producers(struct log *lg, const char *topic, uint32_t partition,

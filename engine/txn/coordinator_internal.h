@@ -132,6 +132,7 @@ int coord_transition(struct coordinator *c, struct txn_meta *m, struct txn_log_v
 bool coord_is_prepare(enum txn_state s);
 int coord_next_identity(struct coordinator *c, const struct txn_meta *m, int16_t *marker_epoch,
                         int64_t *next_pid, int16_t *next_epoch);
+int coord_write_markers(struct coordinator *c, struct marker_spec *specs, size_t n);
 int coord_finish_as(struct coordinator *c, struct txn_meta *m, bool commit, int64_t next_pid,
                     int16_t next_epoch, bool lazy, const bool *skip);
 int coord_finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_t next_pid,

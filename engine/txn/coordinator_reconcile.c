@@ -487,3 +487,22 @@ int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct gr
     }
     return rc;
 }
+
+int coordinator_write_marker(struct log *lg, struct group_manager *groups, const char *topic,
+                             uint32_t partition, int64_t producer_id, int16_t producer_epoch,
+                             bool commit)
+{
+    struct partition *p = log_partition(lg, topic, partition);
+    if (!p)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION; /* log_partition set the detail */
+    struct marker_spec spec = {.topic = p->topic,
+                               .partition = partition,
+                               .producer_id = producer_id,
+                               .producer_epoch = producer_epoch,
+                               .coordinator_epoch = COORDINATOR_EPOCH,
+                               .type = commit ? CONTROL_COMMIT : CONTROL_ABORT};
+    int rc = log_write_markers(lg, &spec, 1);
+    if (rc == 0)
+        offsets_follow_marker(groups, p->topic, partition, producer_id, commit);
+    return rc;
+}
