@@ -320,4 +320,27 @@ int serve_txn_mix(const struct serve_txn_mix_args *args, struct serve_result *ou
 /* A plain TCP transfer of `bytes` over 127.0.0.1, sender and receiver threads, 1 MiB calls. */
 int serve_loopback_limit(uint64_t bytes, struct serve_result *out);
 
+/* ---- the consume workload (bench_consume.c): the consumer path, issue 27 item 5 ---- */
+/* Writes `bytes` of 1 KiB values (128-record batches, round robin, an aborted 16-record
+ * transaction after every 16th batch) into a new topic of DIR's engine, sync none; records[p]
+ * receives each partition's committed records. */
+int consume_fill(const char *dir, const char *topic, uint32_t partitions, uint64_t bytes,
+                 uint64_t *records, char *err, size_t errlen);
+struct consume_args {
+    const char *broker, *topic;
+    uint32_t partitions, consumers;
+    const uint64_t *records;  /* each partition's committed records, all read from offset 0 */
+    bool thin;                /* thin Fetch v11 clients; else librdkafka consumers */
+    int32_t fetch_bytes;      /* thin: max_bytes and partition_max_bytes of each Fetch */
+    const char *rdkafka_conf; /* librdkafka: "k=v,..." set last (may be NULL) */
+};
+/* `consumers` read_committed consumers, consumer i reading the partitions p with
+ * p mod consumers == i to their ends; out: values read, from the common start to the last end. */
+int consume_run(const struct consume_args *args, struct serve_result *out);
+/* `bytes` over 127.0.0.1 split over `streams` connections (a sender and a receiver thread
+ * each, 1 MiB calls): by send from memory, or by sendfile from a page-cached scratch file
+ * (unlinked at once). *sender_cpu_s: the senders' thread CPU seconds, summed. */
+int consume_loopback(const char *scratch, uint64_t bytes, uint32_t streams, bool use_sendfile,
+                     struct serve_result *out, double *sender_cpu_s);
+
 #endif /* RT_BENCH_H */

@@ -22,7 +22,9 @@
  *   S   serve (bench_serve.c): `ringtail serve` in its own process, librdkafka producers over
  *       loopback (idempotent, acks=all, 1 and 16 producers) beside the in-process W2 figure of
  *       this run at the same producer count, and a read_committed librdkafka consumer beside
- *       the loopback limit (a plain TCP transfer of the same bytes) measured here
+ *       the loopback limit (a plain TCP transfer of the same bytes) measured here; and the
+ *       consumer path (bench_consume.c, `--only consume`): 1, 2, 4 thin Fetch clients and
+ *       librdkafka consumers, the server's CPU per GB, against send/recv and sendfile limits
  *   O   open (bench_open.c): rt_open after a clean close and after a SIGKILL (a 64 MiB tail,
  *       1.5 s for the housekeeping to store the recovery-point tail, then 8 MiB more),
  *       warm and cold (posix_fadvise(DONTNEED) on every file first), 1 and 4 GB in one
@@ -93,6 +95,7 @@ struct bench_opts {
     const char *w1_rows;  /* NULL: all of producer,append,batch */
     bool run_w1, run_w2, run_r1, run_fetch, run_w3, run_w4, run_mem, run_hot, run_serve, run_open;
     bool run_txn_mix;
+    bool run_consume; /* the consumer path (bench_consume.c), issue 27 item 5 */
     bool run_clean;
     uint64_t clean_bytes;                   /* C: the compacted log's size */
     uint64_t open_sizes[PRODUCER_SETS_MAX]; /* O: one-partition log sizes in GB */
@@ -1916,6 +1919,186 @@ static void run_serve(void)
     run_serve_tls(ringtail, counts[sizeof(counts) / sizeof(counts[0]) - 1]);
 }
 
+/* The consumer path (issue 27 item 5, bench_consume.c): one log of 8 partitions written in
+ * process, then served by one `ringtail serve` to 1, 2 and 4 thin Fetch clients and
+ * librdkafka consumers, each row read against the loopback limit of this run (the better of
+ * send/recv and sendfile of the same bytes), with the server's and this process's CPU per GB;
+ * then the thin clients again from servers started with --zero-copy sendmsg and false. */
+#define CONSUME_PARTITIONS  8
+#define CONSUME_FETCH_BYTES (50 << 20) /* the thin clients' max_bytes, as librdkafka's default */
+/* Thin c4's server CPU s/GB by --zero-copy true, false, sendmsg; and the best sendfile sender's
+ * (the loopback's floor, its softirq work included). */
+static double consume_server_s_gb[3] = {NAN, NAN, NAN}, consume_floor_s_gb = NAN;
+
+/* An unmeasured pass of 4 thin clients over the whole log: every row then reads a server whose
+ * segment mappings and page tables are warm, whichever row runs first. */
+static void consume_warm(struct serve_proc *sp, const uint64_t *ends)
+{
+    struct consume_args a = {.broker = sp->broker,
+                             .topic = BENCH_TOPIC,
+                             .partitions = CONSUME_PARTITIONS,
+                             .consumers = 4,
+                             .records = ends,
+                             .thin = true,
+                             .fetch_bytes = CONSUME_FETCH_BYTES};
+    struct serve_result cr;
+    progress_phase("S consume: warm-up pass");
+    consume_run(&a, &cr);
+}
+
+/* One consume row. fetch_bytes: the thin clients' max_bytes; for librdkafka
+ * CONSUME_FETCH_BYTES means its defaults (fetch.max.bytes 50 MiB, fetch.message.max.bytes 1 MiB
+ * a partition, queued.max.messages.kbytes 65536), another value fetch.message.max.bytes of that
+ * and a 256 MiB queue (serve_consume's settings). RTB_RDKAFKA_CONF replaces either. */
+static void consume_row(const char *ringtail, const char *dir, struct serve_proc *sp,
+                        const uint64_t *ends, bool thin, uint32_t n, const char *server_mode,
+                        int32_t fetch_bytes)
+{
+    char config[40], label[64], size[40] = "", rk[160] = "";
+    if (fetch_bytes != CONSUME_FETCH_BYTES && thin)
+        snprintf(size, sizeof(size), ", %d MiB fetches", fetch_bytes >> 20);
+    else if (fetch_bytes != CONSUME_FETCH_BYTES) /* librdkafka: larger fetches and queue */
+        snprintf(size, sizeof(size), ", %dM/partition, 256M queue", fetch_bytes >> 20);
+    if (fetch_bytes != CONSUME_FETCH_BYTES && !thin)
+        snprintf(rk, sizeof(rk), "fetch.message.max.bytes=%d,queued.max.messages.kbytes=262144",
+                 fetch_bytes);
+    snprintf(config, sizeof(config), "%s c%u%s%s%s", thin ? "fetch" : "rdkafka", n,
+             server_mode ? ", zc " : "", server_mode ? server_mode : "", size);
+    struct row *r = row_new("S", "consume", config, "S/consumers", KIND_SUBJECT);
+    r->producers = n;
+    if (server_mode) {
+        char arg[48];
+        snprintf(arg, sizeof(arg), "--zero-copy %s", server_mode);
+        int rc = serve_proc_start(sp, ringtail, dir, arg);
+        if (rc) {
+            row_fail(r, "start", rc, sp->log_path);
+            return;
+        }
+        consume_warm(sp, ends);
+    }
+    snprintf(label, sizeof(label), "S consume %s", config);
+    progress_phase(label);
+    const char *conf = getenv("RTB_RDKAFKA_CONF");
+    struct consume_args a = {.broker = sp->broker,
+                             .topic = BENCH_TOPIC,
+                             .partitions = CONSUME_PARTITIONS,
+                             .consumers = n,
+                             .records = ends,
+                             .thin = thin,
+                             .fetch_bytes = fetch_bytes,
+                             .rdkafka_conf = conf ? conf : rk};
+    struct serve_result cr;
+    double c0 = proc_cpu_s(0), s0 = proc_cpu_s(sp->pid);
+    int rc = consume_run(&a, &cr);
+    double client = proc_cpu_s(0) - c0, server = proc_cpu_s(sp->pid) - s0;
+    serve_row_fill(r, &cr, false);
+    double gb = (double)cr.bytes / 1e9;
+    snprintf(r->note, sizeof(r->note),
+             "%s, read_committed, %u partitions split over %u; CPU s/GB server %.3f, client %.3f",
+             thin ? "thin Fetch v11 clients (batch headers walked)" : "librdkafka consumers",
+             CONSUME_PARTITIONS, n, server / gb, client / gb);
+    if (thin && n == 4 && fetch_bytes == CONSUME_FETCH_BYTES)
+        consume_server_s_gb[!server_mode                        ? 0
+                            : strcmp(server_mode, "false") == 0 ? 1
+                                                                : 2] = server / gb;
+    if (rc)
+        row_fail(r, "consume", rc, cr.errmsg);
+    if (server_mode) {
+        rc = serve_proc_stop(sp);
+        if (rc)
+            row_fail(r, "SIGTERM exit status", rc, sp->log_path);
+    }
+}
+
+/* One loopback limit way, measured again after the consumers (the better run kept). */
+static void consume_limit(struct row **slot, const char *dir, uint64_t bytes, uint32_t streams,
+                          bool use_sendfile)
+{
+    char config[40], path[PATH_MAX + 16];
+    snprintf(config, sizeof(config), "%s x%u", use_sendfile ? "sendfile" : "tcp send/recv",
+             streams);
+    snprintf(path, sizeof(path), "%s.sendfile", dir);
+    if (!*slot) {
+        *slot = row_new("S", "loopback", config, "S/consumers", KIND_LIMIT);
+        (*slot)->mb_s = NAN;
+    }
+    struct row *r = *slot;
+    struct serve_result lr;
+    double cpu = NAN;
+    int rc = consume_loopback(path, bytes, streams, use_sendfile, &lr, &cpu);
+    double mb_s = lr.seconds > 0 ? (double)lr.bytes / 1e6 / lr.seconds : NAN;
+    double s_gb = cpu / ((double)lr.bytes / 1e9);
+    if (!rc && use_sendfile && (isnan(consume_floor_s_gb) || s_gb < consume_floor_s_gb))
+        consume_floor_s_gb = s_gb;
+    if (rc) {
+        row_fail(r, "loopback", rc, "");
+        return;
+    }
+    if (isnan(r->mb_s) || mb_s > r->mb_s) {
+        serve_row_fill(r, &lr, false);
+        r->rec_s = NAN; /* bytes, not records */
+        snprintf(r->note, sizeof(r->note),
+                 "the same bytes over 127.0.0.1, %u stream(s), %s, 1 MiB recv; sender CPU "
+                 "%.3f s/GB (with the loopback's softirq work)",
+                 streams, use_sendfile ? "sendfile from a cached file" : "1 MiB send", s_gb);
+    }
+}
+
+static void run_consume(void)
+{
+    char ringtail[PATH_MAX], dir[PATH_MAX], err[256] = "";
+    ringtail_cli_path(ringtail, sizeof(ringtail));
+    system_dir(dir, sizeof(dir), "S", "consume", "log");
+    uint64_t bytes = opt.quick ? 64u << 20 : 1u << 30, ends[CONSUME_PARTITIONS];
+    bench_rmtree(dir);
+    progress_phase("S consume: writing the log");
+    int rc = bench_mkdir(dir);
+    if (!rc)
+        rc = consume_fill(dir, BENCH_TOPIC, CONSUME_PARTITIONS, bytes, ends, err, sizeof(err));
+    if (rc) {
+        row_fail(row_new("S", "consume", "fetch c1", "S/consumers", KIND_SUBJECT), "prepare", rc,
+                 err);
+        return;
+    }
+    uint64_t records = 0;
+    for (uint32_t p = 0; p < CONSUME_PARTITIONS; p++)
+        records += ends[p];
+    struct row *lims[4] = {NULL};
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) { /* the consumers, between the two passes of the limits */
+            static const uint32_t counts[] = {1, 2, 4};
+            struct serve_proc sp;
+            rc = serve_proc_start(&sp, ringtail, dir, NULL);
+            if (rc) {
+                row_fail(row_new("S", "consume", "fetch c1", "S/consumers", KIND_SUBJECT), "start",
+                         rc, sp.log_path);
+                return;
+            }
+            consume_warm(&sp, ends);
+            for (int thin = 1; thin >= 0; thin--)
+                for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++)
+                    consume_row(ringtail, dir, &sp, ends, thin, counts[k], NULL,
+                                CONSUME_FETCH_BYTES);
+            consume_row(ringtail, dir, &sp, ends, true, 4, NULL, 1 << 20); /* smaller fetches */
+            consume_row(ringtail, dir, &sp, ends, true, 4, NULL, 8 << 20);
+            consume_row(ringtail, dir, &sp, ends, false, 4, NULL, 8 << 20);
+            rc = serve_proc_stop(&sp);
+            if (rc)
+                fprintf(stderr, "ringtail-bench: S consume server exit: %s (see %s)\n",
+                        rt_strerror(rc), sp.log_path);
+            consume_row(ringtail, dir, &sp, ends, true, 4, "sendmsg", CONSUME_FETCH_BYTES);
+            consume_row(ringtail, dir, &sp, ends, true, 4, "false", CONSUME_FETCH_BYTES);
+            if (!opt.keep)
+                unlink(sp.log_path);
+        }
+        progress_phase("S loopback limits (send/recv, sendfile; 1 and 4 streams)");
+        for (int w = 0; w < 4; w++)
+            consume_limit(&lims[w], dir, records * BENCH_VALUE_BYTES, w & 1 ? 4 : 1, w >= 2);
+    }
+    if (!opt.keep)
+        bench_rmtree(dir);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* ratios, table, JSON, chart                                                                */
 /* ---------------------------------------------------------------------------------------- */
@@ -2828,6 +3011,33 @@ static void goals_other(void)
         goal_set(g, r->ratio_limit, "serve %.1f MB/s (librdkafka, acks=all)", r->mb_s);
     else
         goal_absent(g, "S", "serve", "produce p16", "did not run (--only)");
+    /* the consumer path (issue 27 item 5): the best consumer count (and fetch size) of each
+     * client, from the server with its default --zero-copy true */
+    for (int thin = 1; thin >= 0; thin--) {
+        const struct row *best = NULL;
+        for (uint32_t i = 0; i < row_count; i++)
+            if (strcmp(rows[i].workload, "S") == 0 && strcmp(rows[i].system, "consume") == 0 &&
+                strncmp(rows[i].config, thin ? "fetch c" : "rdkafka c", thin ? 7 : 9) == 0 &&
+                !strstr(rows[i].config, ", zc ") && !isnan(rows[i].ratio_limit) &&
+                (!best || rows[i].ratio_limit > best->ratio_limit))
+                best = &rows[i];
+        g = goal_add(thin ? "S consume thin fetch / loopback, best N"
+                          : "S consume librdkafka / loopback, best N",
+                     0.8, false);
+        if (best)
+            goal_set(g, best->ratio_limit, "%s: %.1f MB/s", best->config, best->mb_s);
+        else
+            goal_absent(g, "S", "consume", thin ? "fetch c1" : "rdkafka c1",
+                        "did not run (--only)");
+    }
+    g = goal_add("S consume server CPU s/GB, zero copy", 0.1, true);
+    if (!isnan(consume_server_s_gb[0]))
+        goal_set(g, consume_server_s_gb[0],
+                 "4 thin clients; --zero-copy sendmsg %.3f, false %.3f; a bare sendfile "
+                 "sender %.3f",
+                 consume_server_s_gb[2], consume_server_s_gb[1], consume_floor_s_gb);
+    else
+        goal_absent(g, "S", "consume", "fetch c4", "did not run (--only)");
     g = goal_add("S consume / loopback limit", 0.8, false);
     r = row_ran("S", "serve", "consume read_committed");
     if (r && !isnan(r->ratio_limit))
@@ -3261,6 +3471,9 @@ static void usage(FILE *out)
         "      acks=all, 1 and 16) beside in-process W2, and a read_committed consumer\n"
         "      beside the loopback limit (plain TCP, same bytes); the 16-producer\n"
         "      produce and the consume again over an SSL listener (TLS beside plaintext)\n"
+        "  S   consume (--only consume): 1, 2, 4 thin Fetch clients and librdkafka\n"
+        "      consumers over 8 partitions against the loopback limit (send/recv and\n"
+        "      sendfile), server CPU per GB with zero copy, sendmsg and copying\n"
         "\n"
         "options:\n"
         "  --dir DIR          make the scratch directory under DIR (default: /work or /tmp,\n"
@@ -3269,7 +3482,7 @@ static void usage(FILE *out)
         "  --json FILE        write every row as JSON\n"
         "  --plot FILE        write a PNG chart (gnuplot)\n"
         "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve,txnmix,open,\n"
-        "                     clean\n"
+        "                     clean,consume\n"
         "                     (default: all)\n"
         "  --peers LIST       comma list of rocksdb,lmdb,sqlite or 'none' (default: all)\n"
         "  --w1-bytes N       W1 value bytes (and the peers' R1 data) [1G; quick 32M]\n"
@@ -3571,6 +3784,7 @@ static void parse_args(int argc, char **argv)
     opt.run_serve = !only || list_has(only, "serve");
     opt.run_open = !only || list_has(only, "open");
     opt.run_txn_mix = !only || list_has(only, "txnmix");
+    opt.run_consume = !only || list_has(only, "consume");
     opt.run_clean = !only || list_has(only, "clean");
     if (opt.clean_bytes == 0)
         opt.clean_bytes = opt.quick ? 16u << 20 : 256u << 20;
@@ -3727,6 +3941,8 @@ int main(int argc, char **argv)
         run_hot();
     if (opt.run_serve)
         run_serve();
+    if (opt.run_consume)
+        run_consume();
     if (opt.run_open)
         run_open();
     if (opt.run_txn_mix)

@@ -606,6 +606,13 @@ int rt_partition_resign(rt_engine *e, const char *topic, uint32_t partition)
     return partition_role(e, topic, partition, false);
 }
 
+uint32_t rt_group_partition(const char *group, size_t len)
+{
+    _Static_assert(RT_GROUP_OFFSETS_PARTITIONS == GROUP_OFFSETS_PARTITIONS,
+                   "the public partition count is the engine's");
+    return group ? group_partition_of(group, len) : 0;
+}
+
 int rt_topic_compact(rt_engine *e, const char *topic)
 {
     error_clear();

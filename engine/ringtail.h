@@ -577,6 +577,16 @@ int rt_partition_become_leader(rt_engine *engine, const char *topic, uint32_t pa
  * exist (a new follower). Errors: as above. */
 int rt_partition_resign(rt_engine *engine, const char *topic, uint32_t partition);
 
+/* The number of partitions of `__consumer_offsets` (Kafka's offsets.topic.num.partitions; the
+ * engine's is fixed). */
+#define RT_GROUP_OFFSETS_PARTITIONS 4
+
+/* The partition of `__consumer_offsets` that holds `group`'s offsets and metadata, as the engine
+ * places them: Kafka's abs(groupId.hashCode()) % RT_GROUP_OFFSETS_PARTITIONS (Java's String
+ * hashCode over the name's UTF-16 units, computed from its UTF-8 bytes). A broker uses it to find
+ * the group's coordinator (the partition's leader). `len` bytes of `group`, no NUL needed. */
+uint32_t rt_group_partition(const char *group, size_t len);
+
 /* Sets the partition's leader epoch (Kafka's partitionLeaderEpoch): from return on, every batch
  * an append places (rt_append, rt_append_batch, producers, markers) carries it in bytes 12..15
  * (outside the CRC, so nothing else changes), and an epoch above the latest is recorded in the

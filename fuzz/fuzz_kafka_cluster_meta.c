@@ -5,7 +5,9 @@
  *         unchanged; accepted: its snapshot restores to the same digest, MI3);
  *   odd:  the rest is a sequence of records, each a u16 big-endian length + bytes, applied in
  *         order to two images (MI1: equal digests, rejections counted, never a crash, MI2); then
- *         the image's snapshot restores to the same digest (MI3).
+ *         the image's snapshot restores to the same digest (MI3). Every record type's decoder
+ *         is reached this way, the CONFIG record's (MI7) and the version 1 PARTITION record's
+ *         partition epoch (MI8) too (seed-config-records).
  * Either way the image's leadership plan (mi_plan_leaders, MI6) for every broker and for the
  * leaderless partitions applies whole: every record it emits decodes and applies (MI6).
  */

@@ -58,7 +58,8 @@ have = {(r["workload"], r["system"]) for r in rows}
 need = [("W1", "ringtail"), ("W1", "limit"), ("W2", "ringtail"), ("W2", "limit"),
         ("R1", "ringtail"), ("R1", "limit"), ("F", "ringtail"), ("W3", "ringtail"),
         ("W4", "ringtail"), ("W4", "rocksdb"), ("W4", "disk"), ("M", "ringtail"),
-        ("S", "serve"), ("S", "in-proc"), ("S", "loopback"), ("C", "ringtail"), ("C", "limit")]
+        ("S", "serve"), ("S", "in-proc"), ("S", "loopback"), ("C", "ringtail"), ("C", "limit"),
+        ("S", "consume")]
 missing = [n for n in need if n not in have]
 assert not missing, f"missing rows {missing}"
 for w in ("W3", "W4"):
@@ -78,6 +79,13 @@ c = {r["config"]: r for r in rows if r["workload"] == "C" and r["system"] == "ri
 assert set(c) == {"cleaner throughput", "append idle", "append cleaning", "fetch newest idle",
                   "fetch newest cleaning"}, f"C rows {sorted(c)}"
 assert c["cleaner throughput"]["mb_per_s"] and c["cleaner throughput"]["mb_per_s"] > 0, "C MB/s"
+# issue 27 item 5: the consumer path, thin Fetch clients and librdkafka at 1, 2, 4 consumers
+k = {r["config"]: r for r in rows if r["workload"] == "S" and r["system"] == "consume"}
+assert set(k) == {f"{w} c{n}" for w in ("fetch", "rdkafka") for n in (1, 2, 4)} | {
+    "fetch c4, 1 MiB fetches", "fetch c4, 8 MiB fetches",
+    "rdkafka c4, 8M/partition, 256M queue", "fetch c4, zc sendmsg",
+    "fetch c4, zc false"}, f"S consume rows {sorted(k)}"
+assert all(r["mb_per_s"] and r["mb_per_s"] > 0 for r in k.values()), "S consume rows without MB/s"
 m = [r for r in rows if r["workload"] == "M"]
 assert len(m) == 3, f"{len(m)} M rows"
 assert d["failures"] == 0, f"{d['failures']} failures"
@@ -111,7 +119,9 @@ need = ["W1 rt_producer_send / write limit", "W1 rt_append_batch / write limit",
         "W2 p1 / true limit", "W2 p4 / true limit", "W2 p16 / true limit", "W2 p64 / true limit",
         "W3 txn overhead: 1 - W3/idem (%)", "W4 p1 commit p50 / fdatasync p50",
         "W4 p1 txn/s / RocksDB TransactionDB", "W4 p4 txn/s / RocksDB TransactionDB",
-        "W4 p16 txn/s / RocksDB TransactionDB", "W4 p64 txn/s / RocksDB TransactionDB"]
+        "W4 p16 txn/s / RocksDB TransactionDB", "W4 p64 txn/s / RocksDB TransactionDB",
+        "S consume thin fetch / loopback, best N", "S consume librdkafka / loopback, best N",
+        "S consume server CPU s/GB, zero copy"]
 missing = [n for n in need if n not in names]
 assert not missing, f"goals missing from the JSON: {missing}"
 assert set(names) == set(printed), f"JSON and printed goals differ: {set(names) ^ set(printed)}"

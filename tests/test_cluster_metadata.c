@@ -9,7 +9,11 @@
  * raised, and leaderless partitions get a leader back (MI6); the controller's broker sessions
  * (broker_sessions.c): heartbeat expiry names a silent unfenced broker once (BH2), a new term
  * gives everyone a full session (BH1), another incarnation's registration while the session
- * lives is a duplicate (BH3).
+ * lives is a duplicate (BH3); CONFIG records set and remove one topic config each, only on a
+ * topic the image holds (MI7); the partition epoch starts at 0, grows with every PARTITION
+ * record and survives a snapshot (MI8); the controller's AlterPartition check refuses a stale
+ * partition epoch with INVALID_UPDATE_VERSION and its record makes the sender's epoch stale
+ * (controller_admin.h CA4).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,7 +27,9 @@
 #include <string.h>
 
 #include "tools/kafka/cluster/broker_sessions.h"
+#include "tools/kafka/cluster/controller_admin.h"
 #include "tools/kafka/cluster/metadata_image.h"
+#include "tools/kafka/proto/api.h"
 
 static const uint8_t T1[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 static const uint8_t T2[16] = {2};
@@ -384,6 +390,160 @@ static void test_broker_sessions(void **state)
     metadata_image_free(&img);
 }
 
+static const char *config_of(const struct metadata_image *img, const char *topic, const char *key)
+{
+    const struct mi_topic *t = metadata_image_topic(img, topic);
+    assert_non_null(t);
+    for (unsigned i = 0; i < t->configs_count; i++)
+        if (strcmp(t->keys[i], key) == 0)
+            return t->values[i];
+    return NULL;
+}
+
+/* MI7: CONFIG records. */
+static void test_config_records(void **state)
+{
+    (void)state;
+    struct metadata_image img;
+    metadata_image_init(&img);
+    build(&img);
+    uint8_t b[256];
+    uint64_t ix = 100;
+    assert_string_equal(config_of(&img, "orders", "min.insync.replicas"), "2");
+    /* set a new key, replace one, remove one, remove one that is not there */
+    size_t n = mi_encode_config(b, sizeof b, MI_RESOURCE_TOPIC, "orders", "retention.ms", "1000");
+    struct mi_record r;
+    assert_int_equal(mi_record_decode(b, n, &r, NULL, 0), 0);
+    assert_int_equal(r.type, MI_CONFIG);
+    assert_true(r.config.has_value);
+    assert_int_equal(r.config.value.len, 4);
+    assert_int_equal(apply_ok(&img, ix++, b, n), 0);
+    assert_string_equal(config_of(&img, "orders", "retention.ms"), "1000");
+    n = mi_encode_config(b, sizeof b, MI_RESOURCE_TOPIC, "orders", "min.insync.replicas", "3");
+    assert_int_equal(apply_ok(&img, ix++, b, n), 0);
+    assert_string_equal(config_of(&img, "orders", "min.insync.replicas"), "3");
+    n = mi_encode_config(b, sizeof b, MI_RESOURCE_TOPIC, "orders", "cleanup.policy", NULL);
+    assert_int_equal(mi_record_decode(b, n, &r, NULL, 0), 0);
+    assert_false(r.config.has_value);
+    assert_int_equal(apply_ok(&img, ix++, b, n), 0);
+    assert_null(config_of(&img, "orders", "cleanup.policy"));
+    assert_int_equal(metadata_image_topic(&img, "orders")->configs_count, 2);
+    assert_int_equal(apply_ok(&img, ix++, b, n), 0); /* removing again: no change, no rejection */
+    assert_int_equal(img.records_rejected, 0);
+    /* an unknown topic, a BROKER resource: rejected, counted, nothing changed */
+    n = mi_encode_config(b, sizeof b, MI_RESOURCE_TOPIC, "nosuch", "retention.ms", "1");
+    assert_int_equal(apply_ok(&img, ix++, b, n), MI_E_REJECTED);
+    n = mi_encode_config(b, sizeof b, 4, "1", "log.retention.ms", "1");
+    assert_int_equal(apply_ok(&img, ix++, b, n), MI_E_REJECTED);
+    assert_int_equal(img.records_rejected, 2);
+    assert_int_equal(metadata_image_topic(&img, "orders")->configs_count, 2);
+    assert_null(metadata_image_topic(&img, "nosuch"));
+    /* corrupt bytes: has_value 2, an empty key, a bad topic name, trailing bytes */
+    n = mi_encode_config(b, sizeof b, MI_RESOURCE_TOPIC, "orders", "k", "v");
+    uint8_t c[256];
+    memcpy(c, b, n);
+    c[2 + 1 + 2 + 6 + 2 + 1] = 2; /* has_value */
+    assert_int_equal(mi_record_decode(c, n, &r, NULL, 0), MI_E_CORRUPT);
+    memcpy(c, b, n);
+    c[n] = 0;
+    assert_int_equal(mi_record_decode(c, n + 1, &r, NULL, 0), MI_E_CORRUPT);
+    assert_int_equal(mi_encode_config(b, sizeof b, MI_RESOURCE_TOPIC, "orders", "", "v"), 0);
+    assert_int_equal(mi_encode_config(b, sizeof b, MI_RESOURCE_TOPIC, "bad name", "k", "v"), 0);
+    for (size_t k = 0; k < n; k++) /* every truncation */
+        assert_int_equal(mi_record_decode(b, k, &r, NULL, 0), MI_E_CORRUPT);
+    /* MI3: the configs survive a snapshot */
+    void *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(metadata_image_snapshot(&img, &buf, &len), 0);
+    struct metadata_image back;
+    metadata_image_init(&back);
+    assert_int_equal(metadata_image_restore(&back, buf, len, NULL, 0), 0);
+    assert_string_equal(config_of(&back, "orders", "retention.ms"), "1000");
+    assert_string_equal(config_of(&back, "orders", "min.insync.replicas"), "3");
+    assert_int_equal(metadata_image_digest(&back), metadata_image_digest(&img));
+    free(buf);
+    metadata_image_free(&back);
+    metadata_image_free(&img);
+}
+
+/* MI8 and CA4: partition epochs and the AlterPartition check. */
+static void test_partition_epoch(void **state)
+{
+    (void)state;
+    struct metadata_image img;
+    metadata_image_init(&img);
+    build(&img); /* orders-0..2: replicas 1,2,3, ISR 1,3, leaders 1,2,3, broker 2 fenced */
+    const struct mi_topic *t = metadata_image_topic(&img, "orders");
+    assert_int_equal(t->partitions[0].partition_epoch, 0);
+    uint8_t rec[64 + 8 * MI_REPLICAS_MAX];
+    size_t len = 0;
+    int32_t isr1[1] = {1}, isr13[2] = {1, 3};
+    /* stale partition epoch: INVALID_UPDATE_VERSION, no record */
+    assert_int_equal(
+        ctl_alter_partition_check(&img, 1, "orders", 0, 0, 5, isr1, 1, rec, sizeof rec, &len),
+        KAFKA_INVALID_UPDATE_VERSION);
+    assert_int_equal(len, 0);
+    /* Kafka's order: a stale leader epoch is FENCED_LEADER_EPOCH before the partition epoch */
+    assert_int_equal(
+        ctl_alter_partition_check(&img, 1, "orders", 0, 1, 5, isr1, 1, rec, sizeof rec, &len),
+        KAFKA_FENCED_LEADER_EPOCH);
+    assert_int_equal(
+        ctl_alter_partition_check(&img, 3, "orders", 0, 0, 0, isr1, 1, rec, sizeof rec, &len),
+        KAFKA_INVALID_REQUEST); /* not the leader */
+    assert_int_equal(
+        ctl_alter_partition_check(&img, 1, "orders", 7, 0, 0, isr1, 1, rec, sizeof rec, &len),
+        KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
+    /* current: the record shrinks the ISR, and applying it raises the partition epoch */
+    assert_int_equal(
+        ctl_alter_partition_check(&img, 1, "orders", 0, 0, 0, isr1, 1, rec, sizeof rec, &len),
+        KAFKA_NONE);
+    assert_true(len > 0);
+    assert_int_equal(metadata_image_apply(&img, 200, rec, len), 0);
+    t = metadata_image_topic(&img, "orders");
+    assert_int_equal(t->partitions[0].partition_epoch, 1);
+    assert_int_equal(t->partitions[0].isr_count, 1);
+    assert_int_equal(t->partitions[0].leader_epoch, 0); /* an ISR change keeps the leader epoch */
+    assert_int_equal(t->partitions[1].partition_epoch, 0);
+    /* the same request again (the sender's view is stale now): refused, nothing committed */
+    assert_int_equal(
+        ctl_alter_partition_check(&img, 1, "orders", 0, 0, 0, isr13, 2, rec, sizeof rec, &len),
+        KAFKA_INVALID_UPDATE_VERSION);
+    assert_int_equal(
+        ctl_alter_partition_check(&img, 1, "orders", 0, 0, 1, isr13, 2, rec, sizeof rec, &len),
+        KAFKA_NONE);
+    assert_int_equal(metadata_image_apply(&img, 201, rec, len), 0);
+    /* a leader change (MI6's records) raises it too */
+    metadata_image_apply(&img, 202, rec,
+                         mi_encode_partition(rec, sizeof rec, t->id, 0, t->partitions[0].replicas,
+                                             3, 3, 1, isr13, 2));
+    t = metadata_image_topic(&img, "orders");
+    assert_int_equal(t->partitions[0].partition_epoch, 3);
+    /* MI3, MI8: a snapshot keeps every partition epoch (version 1 records) */
+    void *buf = NULL;
+    size_t blen = 0;
+    assert_int_equal(metadata_image_snapshot(&img, &buf, &blen), 0);
+    struct metadata_image back;
+    metadata_image_init(&back);
+    assert_int_equal(metadata_image_restore(&back, buf, blen, NULL, 0), 0);
+    assert_int_equal(metadata_image_topic(&back, "orders")->partitions[0].partition_epoch, 3);
+    assert_int_equal(metadata_image_topic(&back, "orders")->partitions[1].partition_epoch, 0);
+    assert_int_equal(metadata_image_digest(&back), metadata_image_digest(&img));
+    free(buf);
+    /* a version 1 record decodes with its epoch; a negative one is corrupt */
+    size_t n = mi_encode_partition_v1(rec, sizeof rec, t->id, 1, t->partitions[1].replicas, 3, 2, 0,
+                                      isr13, 2, 9);
+    struct mi_record r;
+    assert_int_equal(mi_record_decode(rec, n, &r, NULL, 0), 0);
+    assert_int_equal(r.partition.partition_epoch, 9);
+    assert_int_equal(mi_encode_partition_v1(rec, sizeof rec, t->id, 1, t->partitions[1].replicas, 3,
+                                            2, 0, isr13, 2, -1),
+                     0);
+    rec[n - 4] = 0x80;
+    assert_int_equal(mi_record_decode(rec, n, &r, NULL, 0), MI_E_CORRUPT);
+    metadata_image_free(&back);
+    metadata_image_free(&img);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +554,8 @@ int main(void)
         cmocka_unit_test(test_placement),
         cmocka_unit_test(test_plan_leaders),
         cmocka_unit_test(test_broker_sessions),
+        cmocka_unit_test(test_config_records),
+        cmocka_unit_test(test_partition_epoch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,14 @@
 /*
- * controller_admin.c — CreatePartitions and DeleteTopics on the active controller
- * (controller_admin.h CA1, CA2): read the image, place, commit the records. Every node's agent
- * makes the result local (metadata_node.c MN2, MN4). It never proposes for a topic the image
- * does not hold and never waits on a loop thread (its callers run on the admin thread, KA7).
+ * controller_admin.c — CreatePartitions, DeleteTopics and topic configs on the active
+ * controller (controller_admin.h CA1-CA3), the AlterPartition check (CA4) and the forwarding
+ * of a request to the controller (CA5): read the image, place or compare, commit the records.
+ * Every node's agent makes the result local (metadata_node.c MN2, MN4, MN6). It never proposes
+ * for a topic the image does not hold and never waits on a loop thread (its callers run on the
+ * admin thread, KA7).
  */
 #include "tools/kafka/cluster/controller_admin.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,4 +127,212 @@ int16_t ctl_delete_topic(struct metadata_node *n, const char *name, const char *
     }
     free(v);
     return err;
+}
+
+/* ---- topic configs (CA3) ---- */
+
+struct configs_view {
+    const char *name;
+    void (*fn)(void *ctx, const char *key, const char *value);
+    void *ctx;
+    bool exists;
+};
+
+static void view_configs(void *ctx, const struct metadata_image *img)
+{
+    struct configs_view *v = ctx;
+    const struct mi_topic *t = metadata_image_topic(img, v->name);
+    v->exists = t != NULL;
+    for (unsigned i = 0; t && i < t->configs_count; i++)
+        v->fn(v->ctx, t->keys[i], t->values[i]);
+}
+
+int ctl_topic_configs(struct metadata_node *n, const char *name,
+                      void (*fn)(void *ctx, const char *key, const char *value), void *ctx)
+{
+    struct configs_view v = {.name = name, .fn = fn, .ctx = ctx};
+    metadata_node_read(n, view_configs, &v);
+    return v.exists ? 0 : -ENOENT;
+}
+
+/* The topic's overrides, copied (malloc'ed) so records can be planned outside the lock. */
+struct current {
+    char **keys, **values;
+    unsigned n;
+    bool oom;
+};
+
+static void collect_current(void *ctx, const char *key, const char *value)
+{
+    struct current *c = ctx;
+    if (c->oom || c->n == MI_CONFIGS_MAX)
+        return;
+    c->keys[c->n] = strdup(key);
+    c->values[c->n] = strdup(value);
+    if (!c->keys[c->n] || !c->values[c->n]) {
+        free(c->keys[c->n]);
+        free(c->values[c->n]);
+        c->oom = true;
+        return;
+    }
+    c->n++;
+}
+
+static const char *current_value(const struct current *c, const char *key)
+{
+    for (unsigned i = 0; i < c->n; i++)
+        if (strcmp(c->keys[i], key) == 0)
+            return c->values[i];
+    return NULL;
+}
+
+/* Proposes one CONFIG record and waits for its commit (CA3). */
+static int16_t propose_config(struct metadata_node *n, const char *name, const char *key,
+                              const char *value, uint8_t *rec, size_t cap)
+{
+    size_t len = mi_encode_config(rec, cap, MI_RESOURCE_TOPIC, name, key, value);
+    if (!len)
+        return KAFKA_INVALID_CONFIG; /* a key or value the record cannot carry */
+    uint64_t index;
+    int rc = metadata_node_propose_wait(n, rec, len, &index);
+    return rc ? metadata_node_kafka_error(rc) : KAFKA_NONE;
+}
+
+int16_t ctl_alter_topic_configs(struct metadata_node *n, const char *name,
+                                const struct rt_topic_config *c, size_t count, bool replace_all,
+                                bool validate_only, const char **message)
+{
+    *message = NULL;
+    if (!metadata_node_is_controller(n)) { /* CA2's rule */
+        *message = "this node is not the active controller";
+        return KAFKA_NOT_CONTROLLER;
+    }
+    struct current cur = {.keys = calloc(MI_CONFIGS_MAX, sizeof(char *)),
+                          .values = calloc(MI_CONFIGS_MAX, sizeof(char *))};
+    size_t cap = 64 + MI_TOPIC_NAME_MAX + MI_CONFIG_KEY_MAX + MI_CONFIG_VALUE_MAX;
+    uint8_t *rec = malloc(cap);
+    int16_t err = KAFKA_NONE;
+    if (!cur.keys || !cur.values || !rec) {
+        err = KAFKA_UNKNOWN_SERVER_ERROR;
+        goto out;
+    }
+    if (ctl_topic_configs(n, name, collect_current, &cur) != 0) {
+        err = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+        *message = "This server does not host this topic-partition.";
+        goto out;
+    }
+    if (cur.oom) {
+        err = KAFKA_UNKNOWN_SERVER_ERROR;
+        goto out;
+    }
+    /* the set after the change must fit MI_CONFIGS_MAX (MI7) */
+    unsigned after = replace_all ? 0 : cur.n;
+    for (size_t i = 0; i < count; i++)
+        if (replace_all ? c[i].value != NULL : c[i].value && !current_value(&cur, c[i].name))
+            after++;
+    if (after > MI_CONFIGS_MAX) {
+        err = KAFKA_INVALID_CONFIG;
+        *message = "a topic holds at most 256 config overrides";
+        goto out;
+    }
+    if (validate_only)
+        goto out;
+    if (replace_all) /* AlterConfigs: the overrides it does not name go first */
+        for (unsigned i = 0; i < cur.n && !err; i++) {
+            bool named = false;
+            for (size_t j = 0; j < count && !named; j++)
+                named = c[j].value && strcmp(c[j].name, cur.keys[i]) == 0;
+            if (!named)
+                err = propose_config(n, name, cur.keys[i], NULL, rec, cap);
+        }
+    for (size_t i = 0; i < count && !err; i++) {
+        const char *now = current_value(&cur, c[i].name);
+        if (c[i].value ? now && strcmp(now, c[i].value) == 0 : !now)
+            continue; /* no change: no record */
+        err = propose_config(n, name, c[i].name, c[i].value, rec, cap);
+    }
+    if (err)
+        *message = "the controller could not commit the config change (the keys before the "
+                   "failure may have changed)";
+out:
+    for (unsigned i = 0; i < cur.n; i++) {
+        free(cur.keys[i]);
+        free(cur.values[i]);
+    }
+    free(cur.keys);
+    free(cur.values);
+    free(rec);
+    return err;
+}
+
+/* ---- AlterPartition (CA4) ---- */
+
+int16_t ctl_alter_partition_check(const struct metadata_image *img, int32_t broker_id,
+                                  const char *topic, int32_t partition, int32_t leader_epoch,
+                                  int32_t partition_epoch, const int32_t *isr, unsigned isr_n,
+                                  uint8_t *rec, size_t cap, size_t *len)
+{
+    *len = 0;
+    const struct mi_topic *t = metadata_image_topic(img, topic);
+    if (!t || partition < 0 || partition >= t->partitions_count || !t->partitions[partition].exists)
+        return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+    const struct mi_partition *p = &t->partitions[partition];
+    if (leader_epoch != p->leader_epoch) /* Kafka's validateAlterPartitionData */
+        return KAFKA_FENCED_LEADER_EPOCH;
+    if (broker_id != p->leader)
+        return KAFKA_INVALID_REQUEST; /* only the leader changes its ISR */
+    if (partition_epoch != p->partition_epoch)
+        return KAFKA_INVALID_UPDATE_VERSION; /* KIP-497: a change made on a stale view */
+    if (isr_n == 0 || isr_n > MI_REPLICAS_MAX)
+        return KAFKA_INVALID_REQUEST;
+    bool self_in = false;
+    for (unsigned i = 0; i < isr_n; i++) {
+        bool replica = mi_partition_has(p, isr[i], false);
+        const struct mi_broker *b = metadata_image_broker(img, isr[i]);
+        bool added = !mi_partition_has(p, isr[i], true);
+        if (!replica || (added && (!b || b->fenced)))
+            return KAFKA_INVALID_REQUEST; /* Kafka 3.5+: INELIGIBLE_REPLICA */
+        self_in |= isr[i] == p->leader;
+    }
+    if (!self_in)
+        return KAFKA_INVALID_REQUEST;
+    *len = mi_encode_partition(rec, cap, t->id, partition, p->replicas, p->replicas_count,
+                               p->leader, p->leader_epoch, isr, isr_n);
+    return *len ? KAFKA_NONE : KAFKA_INVALID_REQUEST;
+}
+
+/* ---- forwarding (CA5) ---- */
+
+#define FORWARD_TIMEOUT_MS 15000 /* a peer's answer plus the controller's commit wait */
+
+struct controller_at {
+    int32_t id;
+    char host[MI_HOST_BYTES_MAX + 1];
+    uint16_t port;
+};
+
+static void find_controller(void *ctx, const struct metadata_image *img)
+{
+    struct controller_at *c = ctx;
+    const struct mi_broker *b = metadata_image_broker(img, c->id);
+    if (b) {
+        memcpy(c->host, b->host, sizeof c->host);
+        c->port = b->port;
+    }
+}
+
+int ctl_forward(struct metadata_node *n, int16_t api_key, int16_t version, kclient_encode_fn encode,
+                const void *req, uint8_t **frame, size_t *frame_len, size_t *body_at)
+{
+    struct quorum_status st;
+    uint64_t applied, digest;
+    metadata_node_status(n, &st, &applied, &digest);
+    if (st.is_leader || st.leader_id <= 0)
+        return -ENOTCONN;
+    struct controller_at c = {.id = st.leader_id};
+    metadata_node_read(n, find_controller, &c);
+    if (!c.port)
+        return -ENOTCONN;
+    return kclient_call(c.host, c.port, FORWARD_TIMEOUT_MS, api_key, version, encode, req, frame,
+                        frame_len, body_at);
 }

@@ -7,9 +7,12 @@
  *   2 FENCE_BROKER     node_id i32, fenced u8 (0|1)
  *   3 TOPIC            id [16], name str, configs_count u16, configs_count × (key str, value str)
  *   4 PARTITION        topic_id [16], partition i32, leader i32, leader_epoch i32,
- *                      replicas_count u8, replicas i32 × n, isr_count u8, isr i32 × n
+ *                      replicas_count u8, replicas i32 × n, isr_count u8, isr i32 × n;
+ *                      version 1 adds partition_epoch i32 (MI8)
  *   5 DELETE_TOPIC     topic_id [16]
  *   6 PRODUCER_IDS     broker_id i32, next_producer_id i64
+ *   7 CONFIG           resource_type u8 (2: TOPIC), name str, key str, has_value u8 (0|1),
+ *                      value str (only when has_value) (MI7)
  *
  *   snapshot = magic u32 "RTMI", version u16 (1), reserved u16 (0), last_index u64,
  *              records_applied u64, records_rejected u64, chain u64, count u32,
@@ -220,7 +223,7 @@ int mi_record_decode(const void *buf, size_t len, struct mi_record *out, char *e
     uint8_t type = rd_u8(&r), version = rd_u8(&r);
     if (r.bad)
         return corrupt(err, err_len, "record of %zu bytes (a header is 2)", len);
-    if (version != 0)
+    if (version != 0 && !(type == MI_PARTITION && version == 1))
         return corrupt(err, err_len, "record type %u: version %u (want 0)", type, version);
     out->type = type;
     switch (type) {
@@ -276,8 +279,12 @@ int mi_record_decode(const void *buf, size_t len, struct mi_record *out, char *e
         out->partition.replicas = rd_bytes(&r, 4 * (size_t)out->partition.replicas_count);
         out->partition.isr_count = rd_u8(&r);
         out->partition.isr = rd_bytes(&r, 4 * (size_t)out->partition.isr_count);
+        out->partition.partition_epoch = version == 1 ? (int32_t)rd_u32(&r) : -1;
         if (r.bad)
             break;
+        if (version == 1 && out->partition.partition_epoch < 0)
+            return corrupt(err, err_len, "partition: partition epoch %d < 0",
+                           (int)out->partition.partition_epoch);
         memcpy(out->partition.topic_id, id, 16);
         const struct mi_record *p = out;
         if (p->partition.partition < 0 || p->partition.partition >= MI_PARTITIONS_MAX)
@@ -330,6 +337,30 @@ int mi_record_decode(const void *buf, size_t len, struct mi_record *out, char *e
         if (out->pids.broker_id < 0 || out->pids.next_producer_id <= 0)
             return corrupt(err, err_len, "producer ids: broker id < 0 or next id <= 0");
         break;
+    case MI_CONFIG: {
+        out->config.resource_type = rd_u8(&r);
+        out->config.name = rd_str(&r);
+        out->config.key = rd_str(&r);
+        uint8_t has = rd_u8(&r);
+        if (r.bad)
+            break;
+        if (has > 1)
+            return corrupt(err, err_len, "config: has_value %u (0 or 1)", has);
+        out->config.has_value = has == 1;
+        if (has)
+            out->config.value = rd_str(&r);
+        if (r.bad)
+            break;
+        if (out->config.name.len > MI_TOPIC_NAME_MAX ||
+            (out->config.resource_type == MI_RESOURCE_TOPIC && !topic_name_ok(out->config.name)))
+            return corrupt(err, err_len, "config: resource name not a topic name");
+        if (!host_ok(out->config.key)) /* as a topic record's keys */
+            return corrupt(err, err_len, "config: key not 1..255 printable bytes");
+        if (out->config.value.len > MI_CONFIG_VALUE_MAX ||
+            (out->config.value.len && memchr(out->config.value.p, 0, out->config.value.len)))
+            return corrupt(err, err_len, "config: value over 4096 bytes or with a NUL");
+        break;
+    }
     default:
         return corrupt(err, err_len, "unknown record type %u", type);
     }
@@ -400,15 +431,16 @@ size_t mi_encode_topic(uint8_t *buf, size_t cap, const uint8_t id[16], const cha
     return w.at;
 }
 
-size_t mi_encode_partition(uint8_t *buf, size_t cap, const uint8_t topic_id[16], int32_t partition,
-                           const int32_t *replicas, unsigned replicas_count, int32_t leader,
-                           int32_t leader_epoch, const int32_t *isr, unsigned isr_count)
+static size_t encode_partition(uint8_t *buf, size_t cap, const uint8_t topic_id[16],
+                               int32_t partition, const int32_t *replicas, unsigned replicas_count,
+                               int32_t leader, int32_t leader_epoch, const int32_t *isr,
+                               unsigned isr_count, int32_t partition_epoch)
 {
     if (replicas_count > 255 || isr_count > 255)
         return 0;
     struct wr w = {buf, cap, 0, false};
     wr_u8(&w, MI_PARTITION);
-    wr_u8(&w, 0);
+    wr_u8(&w, partition_epoch >= 0 ? 1 : 0);
     wr_bytes(&w, topic_id, 16);
     wr_u32(&w, (uint32_t)partition);
     wr_u32(&w, (uint32_t)leader);
@@ -419,6 +451,45 @@ size_t mi_encode_partition(uint8_t *buf, size_t cap, const uint8_t topic_id[16],
     wr_u8(&w, (uint8_t)isr_count);
     for (unsigned i = 0; i < isr_count; i++)
         wr_u32(&w, (uint32_t)isr[i]);
+    if (partition_epoch >= 0)
+        wr_u32(&w, (uint32_t)partition_epoch);
+    struct mi_record chk;
+    if (w.bad || mi_record_decode(buf, w.at, &chk, NULL, 0) != 0)
+        return 0;
+    return w.at;
+}
+
+size_t mi_encode_partition(uint8_t *buf, size_t cap, const uint8_t topic_id[16], int32_t partition,
+                           const int32_t *replicas, unsigned replicas_count, int32_t leader,
+                           int32_t leader_epoch, const int32_t *isr, unsigned isr_count)
+{
+    return encode_partition(buf, cap, topic_id, partition, replicas, replicas_count, leader,
+                            leader_epoch, isr, isr_count, -1);
+}
+
+size_t mi_encode_partition_v1(uint8_t *buf, size_t cap, const uint8_t topic_id[16],
+                              int32_t partition, const int32_t *replicas, unsigned replicas_count,
+                              int32_t leader, int32_t leader_epoch, const int32_t *isr,
+                              unsigned isr_count, int32_t partition_epoch)
+{
+    if (partition_epoch < 0)
+        return 0;
+    return encode_partition(buf, cap, topic_id, partition, replicas, replicas_count, leader,
+                            leader_epoch, isr, isr_count, partition_epoch);
+}
+
+size_t mi_encode_config(uint8_t *buf, size_t cap, uint8_t resource_type, const char *name,
+                        const char *key, const char *value)
+{
+    struct wr w = {buf, cap, 0, false};
+    wr_u8(&w, MI_CONFIG);
+    wr_u8(&w, 0);
+    wr_u8(&w, resource_type);
+    wr_str(&w, name, strlen(name));
+    wr_str(&w, key, strlen(key));
+    wr_u8(&w, value ? 1 : 0);
+    if (value)
+        wr_str(&w, value, strlen(value));
     struct mi_record chk;
     if (w.bad || mi_record_decode(buf, w.at, &chk, NULL, 0) != 0)
         return 0;
@@ -559,6 +630,62 @@ static int topic_set_configs(struct mi_topic *t, const struct mi_record *r)
     return 0;
 }
 
+/* MI7: one config of one topic set or removed; -ENOMEM leaves the topic as it was. */
+static int apply_config(struct metadata_image *img, const struct mi_record *r)
+{
+    if (r->config.resource_type != MI_RESOURCE_TOPIC)
+        return MI_E_REJECTED;
+    char name[MI_TOPIC_NAME_MAX + 1];
+    memcpy(name, r->config.name.p, r->config.name.len);
+    name[r->config.name.len] = '\0';
+    struct mi_topic *t = (struct mi_topic *)metadata_image_topic(img, name);
+    if (!t)
+        return MI_E_REJECTED;
+    unsigned at = t->configs_count;
+    for (unsigned i = 0; i < t->configs_count; i++)
+        if (strlen(t->keys[i]) == r->config.key.len &&
+            memcmp(t->keys[i], r->config.key.p, r->config.key.len) == 0)
+            at = i;
+    if (!r->config.has_value) {
+        if (at == t->configs_count)
+            return 0; /* nothing to remove */
+        free(t->keys[at]);
+        free(t->values[at]);
+        memmove(&t->keys[at], &t->keys[at + 1], (t->configs_count - at - 1) * sizeof(char *));
+        memmove(&t->values[at], &t->values[at + 1], (t->configs_count - at - 1) * sizeof(char *));
+        t->configs_count--;
+        return 0;
+    }
+    char *value = dup_str(r->config.value);
+    if (!value)
+        return -ENOMEM;
+    if (at < t->configs_count) {
+        free(t->values[at]);
+        t->values[at] = value;
+        return 0;
+    }
+    if (t->configs_count == MI_CONFIGS_MAX) {
+        free(value);
+        return MI_E_REJECTED;
+    }
+    char *key = dup_str(r->config.key);
+    char **keys = realloc(t->keys, (t->configs_count + 1) * sizeof(char *));
+    if (keys)
+        t->keys = keys;
+    char **values = keys ? realloc(t->values, (t->configs_count + 1) * sizeof(char *)) : NULL;
+    if (values)
+        t->values = values;
+    if (!key || !keys || !values) {
+        free(key);
+        free(value);
+        return -ENOMEM;
+    }
+    t->keys[t->configs_count] = key;
+    t->values[t->configs_count] = value;
+    t->configs_count++;
+    return 0;
+}
+
 static int apply_record(struct metadata_image *img, uint64_t index, const struct mi_record *r)
 {
     switch (r->type) {
@@ -638,7 +765,13 @@ static int apply_record(struct metadata_image *img, uint64_t index, const struct
         }
         struct mi_partition *p = &t->partitions[r->partition.partition];
         if (p->exists && r->partition.leader_epoch < p->leader_epoch)
-            return MI_E_REJECTED; /* a stale change: leader epochs never go back */
+            return MI_E_REJECTED;              /* a stale change: leader epochs never go back */
+        if (r->partition.partition_epoch >= 0) /* MI8: a snapshot's, as saved */
+            p->partition_epoch = r->partition.partition_epoch;
+        else if (p->exists && p->partition_epoch < INT32_MAX)
+            p->partition_epoch++; /* MI8: every change after the first record */
+        else if (!p->exists)
+            p->partition_epoch = 0;
         p->exists = true;
         p->leader = r->partition.leader;
         p->leader_epoch = r->partition.leader_epoch;
@@ -661,6 +794,8 @@ static int apply_record(struct metadata_image *img, uint64_t index, const struct
         img->topics_count--;
         return 0;
     }
+    case MI_CONFIG:
+        return apply_config(img, r);
     case MI_PRODUCER_IDS:
         if (r->pids.next_producer_id <= img->next_producer_id)
             return MI_E_REJECTED; /* MI4 */
@@ -780,8 +915,9 @@ int metadata_image_snapshot(const struct metadata_image *img, void **buf, size_t
             size_t pmax = 40 + 8 * MI_REPLICAS_MAX;
             if (!(p = sw_begin(&s, pmax)))
                 goto err;
-            sw_end(&s, mi_encode_partition(p, pmax, t->id, k, pa->replicas, pa->replicas_count,
-                                           pa->leader, pa->leader_epoch, pa->isr, pa->isr_count));
+            sw_end(&s, mi_encode_partition_v1(p, pmax, t->id, k, pa->replicas, pa->replicas_count,
+                                              pa->leader, pa->leader_epoch, pa->isr, pa->isr_count,
+                                              pa->partition_epoch));
         }
     }
     if (img->next_producer_id > 0) {

@@ -22,6 +22,15 @@
  *       (the leaders) round-robin over the brokers, as Kafka's rack-unaware placement.
  *   MI6  mi_plan_leaders moves a leadership only to an ISR member that is registered and
  *       unfenced, never empties an ISR, and raises the leader epoch of every partition it changes.
+ *   MI7  A CONFIG record (Kafka's ConfigRecord) sets one config of one topic (value present) or
+ *       removes it (value absent; removing one the topic does not have changes nothing); it
+ *       applies to a topic the image holds by that name only (else rejected), and never takes a
+ *       topic past MI_CONFIGS_MAX. Only TOPIC resources apply; any other type is rejected.
+ *   MI8  Every partition carries a partition epoch (KIP-497's, Kafka's PartitionRegistration.
+ *       partitionEpoch): 0 when its first PARTITION record applies, one more at every later
+ *       PARTITION record applied to it (each is a leader or ISR change); a PARTITION record of
+ *       version 1 (what a snapshot writes) carries the epoch itself and sets it, so a restored
+ *       image has the epochs it was saved with (MI3).
  */
 #ifndef RT_KAFKA_CLUSTER_METADATA_IMAGE_H
 #define RT_KAFKA_CLUSTER_METADATA_IMAGE_H
@@ -38,7 +47,11 @@ enum {
     MI_PARTITION = 4,
     MI_DELETE_TOPIC = 5,
     MI_PRODUCER_IDS = 6,
+    MI_CONFIG = 7,
 };
+
+/* A CONFIG record's resource type (Kafka's ConfigResource.Type): only TOPIC applies (MI7). */
+#define MI_RESOURCE_TOPIC 2
 
 /* Limits (each refusal counted as a rejection, or corrupt when it is the bytes'). */
 #define MI_BROKERS_MAX      1024
@@ -90,6 +103,7 @@ struct mi_record {
             int32_t partition, leader, leader_epoch;
             uint8_t replicas_count, isr_count;
             const uint8_t *replicas, *isr; /* big-endian i32s, read with mi_i32_at */
+            int32_t partition_epoch;       /* version 1 only; -1 in a version 0 record (MI8) */
         } partition;
         struct {
             uint8_t topic_id[16];
@@ -98,6 +112,11 @@ struct mi_record {
             int32_t broker_id;
             int64_t next_producer_id; /* the end of the block granted: [previous next, this) */
         } pids;
+        struct {
+            uint8_t resource_type; /* MI_RESOURCE_TOPIC */
+            struct mi_str name, key, value;
+            bool has_value; /* false: remove the key (Kafka's null value) */
+        } config;
     };
 };
 
@@ -117,6 +136,14 @@ size_t mi_encode_topic(uint8_t *buf, size_t cap, const uint8_t id[16], const cha
 size_t mi_encode_partition(uint8_t *buf, size_t cap, const uint8_t topic_id[16], int32_t partition,
                            const int32_t *replicas, unsigned replicas_count, int32_t leader,
                            int32_t leader_epoch, const int32_t *isr, unsigned isr_count);
+/* The same with an explicit partition epoch (version 1, MI8): what a snapshot writes. */
+size_t mi_encode_partition_v1(uint8_t *buf, size_t cap, const uint8_t topic_id[16],
+                              int32_t partition, const int32_t *replicas, unsigned replicas_count,
+                              int32_t leader, int32_t leader_epoch, const int32_t *isr,
+                              unsigned isr_count, int32_t partition_epoch);
+/* A CONFIG record (MI7): value NULL removes the key. */
+size_t mi_encode_config(uint8_t *buf, size_t cap, uint8_t resource_type, const char *name,
+                        const char *key, const char *value);
 size_t mi_encode_delete_topic(uint8_t *buf, size_t cap, const uint8_t topic_id[16]);
 size_t mi_encode_producer_ids(uint8_t *buf, size_t cap, int32_t broker_id,
                               int64_t next_producer_id);
@@ -134,6 +161,7 @@ struct mi_broker {
 struct mi_partition {
     bool exists;
     int32_t leader, leader_epoch;
+    int32_t partition_epoch; /* MI8 */
     uint8_t replicas_count, isr_count;
     int32_t replicas[MI_REPLICAS_MAX], isr[MI_REPLICAS_MAX];
 };

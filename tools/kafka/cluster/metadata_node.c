@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "tools/kafka/cluster/broker_sessions.h"
+#include "tools/kafka/cluster/controller_admin.h"
 #include "tools/kafka/cluster/kclient.h"
 #include "tools/kafka/cluster/producer_id_blocks.h"
 #include "tools/kafka/cluster/replica_state.h"
@@ -68,6 +69,12 @@ struct metadata_node {
     bool shutting_down; /* metadata_node_shutdown: heartbeats ask to shut down */
     bool shutdown_ok;   /* the controller answered should_shut_down */
     pthread_cond_t done_cv;
+    /* groups in the cluster (MN7, MN8): the voters' count (the offsets topic's replication
+     * factor is min(3, it)) and the broker's group-role hook (agent thread) */
+    unsigned voters_n;
+    metadata_node_group_role_fn _Atomic group_role;
+    void *_Atomic group_role_ctx;
+    bool offsets_create_logged;
 };
 
 static int64_t now_ms(void)
@@ -128,8 +135,11 @@ static void node_apply(void *ctx, uint64_t index, const void *rec, size_t len)
     int rc = metadata_image_apply(&n->img, index, rec, len);
     if (rc == 0 && an.decoded)
         note_after(n, index, &an);
-    if (rc == 0 && len > 0 && ((const uint8_t *)rec)[0] == MI_PARTITION) {
-        n->dirty = true; /* MN2: the agent makes the local partitions, not this thread */
+    if (rc == 0 && len > 0 &&
+        (((const uint8_t *)rec)[0] == MI_PARTITION || ((const uint8_t *)rec)[0] == MI_CONFIG ||
+         ((const uint8_t *)rec)[0] == MI_TOPIC)) {
+        /* MN2: the agent makes the local partitions (and MN6 the configs), not this thread */
+        n->dirty = true;
         pthread_cond_signal(&n->cv);
     }
     pthread_mutex_unlock(&n->mu);
@@ -207,6 +217,12 @@ int metadata_node_start(const char *dir, int32_t node_id, const char *listen, co
         .on_leader = node_on_leader,
     };
     int rc = quorum_start(&o, &n->q, err, err_len);
+    struct quorum_voter *vs = rc ? NULL : calloc(QUORUM_VOTERS_MAX, sizeof(*vs));
+    int vn = 0;
+    char verr[256];
+    if (vs && quorum_voters_parse(voters, strlen(voters), vs, &vn, verr, sizeof verr) == 0)
+        n->voters_n = (unsigned)vn; /* MN8 */
+    free(vs);
     if (rc) {
         metadata_image_free(&n->img);
         pthread_mutex_destroy(&n->mu);
@@ -477,6 +493,39 @@ static void move_leaders(struct metadata_node *n, int32_t fenced)
     free(pl.buf);
 }
 
+/* MN8: the controller creates `__consumer_offsets` once min(3, voters) brokers are unfenced
+ * (Kafka's offsets.topic.replication.factor 3, capped at the cluster's size), with the engine's
+ * partition count and no config of its own (min.insync.replicas 1, Kafka's broker default). */
+struct offsets_scan {
+    bool exists;
+    unsigned unfenced;
+};
+
+static void scan_offsets(void *ctx, const struct metadata_image *img)
+{
+    struct offsets_scan *os = ctx;
+    os->exists = metadata_image_topic(img, METADATA_OFFSETS_TOPIC) != NULL;
+    for (unsigned i = 0; i < img->brokers_count; i++)
+        os->unfenced += !img->brokers[i].fenced;
+}
+
+static void ensure_offsets_topic(struct metadata_node *n)
+{
+    struct offsets_scan os = {0};
+    metadata_node_read(n, scan_offsets, &os);
+    unsigned rf = n->voters_n < 3 ? n->voters_n : 3;
+    if (os.exists || rf == 0 || os.unfenced < rf)
+        return;
+    const char *message = "";
+    int16_t err = metadata_node_create_topic(n, METADATA_OFFSETS_TOPIC, RT_GROUP_OFFSETS_PARTITIONS,
+                                             (int16_t)rf, 0, &message);
+    if (err == KAFKA_NONE || !n->offsets_create_logged)
+        fprintf(stderr, "ringtail serve: controller: creating %s (%d partitions, RF %u): %s%s%s\n",
+                METADATA_OFFSETS_TOPIC, RT_GROUP_OFFSETS_PARTITIONS, rf, kafka_error_name(err),
+                err ? ": " : "", err ? message : "");
+    n->offsets_create_logged = err != KAFKA_NONE;
+}
+
 /* The controller's periodic duty (agent thread): register itself (directly), fence the brokers
  * whose sessions expired (MN1). */
 static void controller_tick(struct metadata_node *n, const struct quorum_status *st)
@@ -541,6 +590,7 @@ static void controller_tick(struct metadata_node *n, const struct quorum_status 
     for (unsigned i = 0; i < fenced_n; i++)
         move_leaders(n, fenced[i]);
     move_leaders(n, -1);
+    ensure_offsets_topic(n); /* MN8 */
 }
 
 /* ---- for the controller's duties kept in other files (controller_admin.c) ---- */
@@ -972,6 +1022,8 @@ static void scan_local(void *ctx, const struct metadata_image *img)
     struct local_scan *ls = ctx;
     for (unsigned i = 0; i < img->topics_count; i++) {
         const struct mi_topic *t = img->topics[i];
+        if (strcmp(t->name, METADATA_OFFSETS_TOPIC) == 0)
+            continue; /* the engine makes it itself (MN7: the group-role hook's calls) */
         bool mine = false;
         for (int32_t p = 0; p < t->partitions_count && !mine; p++)
             mine = mi_partition_has(&t->partitions[p], ls->node_id, false);
@@ -990,11 +1042,113 @@ static void scan_local(void *ctx, const struct metadata_image *img)
     }
 }
 
+/* MN6: a local topic's overrides made the image's. */
+struct kv_list {
+    char **k, **v;
+    unsigned n, cap;
+    bool oom;
+};
+
+static void kv_add(struct kv_list *l, const char *k, const char *v)
+{
+    if (l->oom)
+        return;
+    if (l->n == l->cap) {
+        unsigned cap = l->cap ? 2 * l->cap : 16;
+        char **nk = realloc(l->k, cap * sizeof(char *));
+        if (nk)
+            l->k = nk;
+        char **nv = nk ? realloc(l->v, cap * sizeof(char *)) : NULL;
+        if (nv)
+            l->v = nv;
+        if (!nk || !nv) {
+            l->oom = true;
+            return;
+        }
+        l->cap = cap;
+    }
+    l->k[l->n] = strdup(k);
+    l->v[l->n] = strdup(v);
+    if (!l->k[l->n] || !l->v[l->n]) {
+        free(l->k[l->n]);
+        free(l->v[l->n]);
+        l->oom = true;
+        return;
+    }
+    l->n++;
+}
+
+static void kv_free(struct kv_list *l)
+{
+    for (unsigned i = 0; i < l->n; i++) {
+        free(l->k[i]);
+        free(l->v[i]);
+    }
+    free(l->k);
+    free(l->v);
+}
+
+static void image_kv(void *ctx, const char *key, const char *value)
+{
+    kv_add(ctx, key, value);
+}
+
+static int engine_kv(void *ctx, const char *name, const char *value, enum rt_config_source source,
+                     bool honoured)
+{
+    (void)honoured;
+    if (source == RT_CONFIG_TOPIC)
+        kv_add(ctx, name, value);
+    return 0;
+}
+
+static bool kv_same(const struct kv_list *a, const struct kv_list *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (unsigned i = 0; i < a->n; i++) {
+        bool found = false;
+        for (unsigned j = 0; j < b->n && !found; j++)
+            found = strcmp(a->k[i], b->k[j]) == 0 && strcmp(a->v[i], b->v[j]) == 0;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+static int sync_configs(struct metadata_node *n, const char *name)
+{
+    struct kv_list img = {0}, eng = {0};
+    int rc = ctl_topic_configs(n, name, image_kv, &img);
+    if (rc == 0)
+        rc = rt_topic_config_get(n->engine, name, engine_kv, &eng);
+    if (rc == 0 && (img.oom || eng.oom))
+        rc = -ENOMEM;
+    if (rc == 0 && !kv_same(&img, &eng)) {
+        struct rt_topic_config *c = calloc(img.n ? img.n : 1, sizeof(*c));
+        for (unsigned i = 0; c && i < img.n; i++)
+            c[i] = (struct rt_topic_config){img.k[i], img.v[i]};
+        rc = c ? rt_topic_config_alter(n->engine, name, c, img.n, true) : -ENOMEM;
+        if (rc == 0)
+            fprintf(stderr, "ringtail serve: controller: %s: %u config overrides from the log\n",
+                    name, img.n);
+        free(c);
+    }
+    kv_free(&img);
+    kv_free(&eng);
+    return rc == -ENOENT ? 0 : rc; /* gone from the image meanwhile: MN4's */
+}
+
 static bool ensure_local(struct metadata_node *n)
 {
     struct local_scan ls = {.node_id = n->node_id};
     metadata_node_read(n, scan_local, &ls);
-    bool ok = true;
+    /* MN6: configs only once caught up, as MN4 deletes: a node replaying its log at a restart
+     * never hands its engine a set the log has replaced since */
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    bool caught_up = (st.is_leader || st.leader_id > 0) && st.last_applied >= st.commit_index;
+    bool ok = caught_up || ls.n == 0;
     for (unsigned i = 0; i < ls.n; i++) {
         uint32_t have = 0;
         int rc = rt_topic_describe(n->engine, ls.t[i].name, &have);
@@ -1002,11 +1156,13 @@ static bool ensure_local(struct metadata_node *n)
             rc = rt_topic_create(n->engine, ls.t[i].name, ls.t[i].count);
         else if (rc == 0 && have < ls.t[i].count)
             rc = rt_topic_add_partitions(n->engine, ls.t[i].name, ls.t[i].count);
+        if (rc == 0 && caught_up)
+            rc = sync_configs(n, ls.t[i].name); /* MN6 */
         if (rc) {
             ok = false;
             if (rc != n->last_local_error) /* once per cause, not once per retry */
-                fprintf(stderr, "ringtail serve: controller: local partitions of %s: %s\n",
-                        ls.t[i].name, rt_strerror(rc));
+                fprintf(stderr, "ringtail serve: controller: local partitions of %s: %s (%s)\n",
+                        ls.t[i].name, rt_strerror(rc), rt_error_detail());
             n->last_local_error = rc;
         }
     }
@@ -1061,10 +1217,69 @@ static void scan_roles(void *ctx, const struct metadata_image *img)
  * leads (so the batches it writes carry the epoch the follower's truncation needs; setting the
  * latest again is a no-op, and a partition not made locally yet is retried at the next tick);
  * the leader's state (followers' log ends, the high watermark over the ISR) belongs beside it. */
+/* MN7: every partition of `__consumer_offsets` the image has, and whether this node leads it. */
+struct offsets_roles {
+    int32_t node_id;
+    unsigned n;
+    bool lead[RT_GROUP_OFFSETS_PARTITIONS];
+};
+
+static void scan_offsets_roles(void *ctx, const struct metadata_image *img)
+{
+    struct offsets_roles *o = ctx;
+    const struct mi_topic *t = metadata_image_topic(img, METADATA_OFFSETS_TOPIC);
+    for (int32_t p = 0; t && p < t->partitions_count && p < RT_GROUP_OFFSETS_PARTITIONS; p++) {
+        o->lead[p] = t->partitions[p].exists && t->partitions[p].leader == o->node_id;
+        o->n = (unsigned)p + 1;
+    }
+}
+
+/* MN7: the group-role hook for each partition of `__consumer_offsets`; the fetcher is handed
+ * only those the hook made followers in the engine (the others are taken out of `a`). A
+ * leadership is taken up only from a current image (RF5's test: a restarted node's replayed
+ * image may name it the leader of what another node leads now); losing one needs no such
+ * test (resigning is always safe). */
+static size_t group_roles_apply(struct metadata_node *n, struct rf_assignment *a, size_t an,
+                                bool current)
+{
+    metadata_node_group_role_fn fn = atomic_load(&n->group_role);
+    void *ctx = atomic_load(&n->group_role_ctx);
+    bool following[RT_GROUP_OFFSETS_PARTITIONS] = {false};
+    if (fn) {
+        struct offsets_roles o = {.node_id = n->node_id};
+        metadata_node_read(n, scan_offsets_roles, &o);
+        for (unsigned p = 0; p < o.n; p++)
+            if (current || !o.lead[p])
+                following[p] = fn(ctx, p, o.lead[p]) && !o.lead[p];
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < an; i++)
+        if (strcmp(a[i].topic, METADATA_OFFSETS_TOPIC) != 0 ||
+            (a[i].partition >= 0 && a[i].partition < RT_GROUP_OFFSETS_PARTITIONS &&
+             (a[i].leader == n->node_id || following[a[i].partition])))
+            a[w++] = a[i];
+    return w;
+}
+
+void metadata_node_set_group_role(struct metadata_node *n, metadata_node_group_role_fn fn,
+                                  void *ctx)
+{
+    atomic_store(&n->group_role_ctx, ctx);
+    atomic_store(&n->group_role, fn);
+    metadata_node_kick(n);
+}
+
 static void partition_roles_apply(struct metadata_node *n)
 {
     struct roles_scan rs = {.node_id = n->node_id};
     metadata_node_read(n, scan_roles, &rs);
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    /* RF5: the image is current once this node heard from a raft leader, applied all it
+     * committed, and is registered with the controller (or is it) */
+    bool current =
+        st.leader_id > 0 && st.last_applied >= st.commit_index && (st.is_leader || n->my_epoch > 0);
+    rs.n = group_roles_apply(n, rs.a, rs.n, current); /* MN7, before the fetcher sees them */
     for (size_t i = 0; i < rs.n; i++)
         if (rs.a[i].leader == n->node_id) {
             int rc = rt_partition_set_leader_epoch(
@@ -1074,12 +1289,6 @@ static void partition_roles_apply(struct metadata_node *n)
                         rs.a[i].topic, rs.a[i].partition, (int)rs.a[i].leader_epoch,
                         rt_strerror(rc));
         }
-    struct quorum_status st;
-    quorum_status(n->q, &st);
-    /* RF5: the image is current once this node heard from a raft leader, applied all it
-     * committed, and is registered with the controller (or is it) */
-    bool current =
-        st.leader_id > 0 && st.last_applied >= st.commit_index && (st.is_leader || n->my_epoch > 0);
     if (n->replicas)
         replica_fetcher_update(n->replicas, rs.a, rs.n, current);
     free(rs.a);
@@ -1155,9 +1364,11 @@ static void host_leader_hw(void *ctx, const char *topic, int32_t partition, int6
 }
 
 static int16_t host_alter_partition(void *ctx, const char *topic, int32_t partition,
-                                    int32_t leader_epoch, const int32_t *isr, unsigned isr_n)
+                                    int32_t leader_epoch, int32_t partition_epoch,
+                                    const int32_t *isr, unsigned isr_n)
 {
-    return metadata_node_alter_partition_send(ctx, topic, partition, leader_epoch, isr, isr_n);
+    return metadata_node_alter_partition_send(ctx, topic, partition, leader_epoch, partition_epoch,
+                                              isr, isr_n);
 }
 
 int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *host, uint16_t port,
@@ -1218,7 +1429,7 @@ struct replica_state *metadata_node_replicas(struct metadata_node *n)
 
 struct alter_check {
     const char *topic;
-    int32_t partition, broker_id, leader_epoch;
+    int32_t partition, broker_id, leader_epoch, partition_epoch;
     const int32_t *isr;
     unsigned isr_n;
     int16_t err;
@@ -1228,45 +1439,15 @@ struct alter_check {
 
 static void alter_check(void *ctx, const struct metadata_image *img)
 {
-    struct alter_check *c = ctx;
-    const struct mi_topic *t = metadata_image_topic(img, c->topic);
-    if (!t || c->partition < 0 || c->partition >= t->partitions_count ||
-        !t->partitions[c->partition].exists) {
-        c->err = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
-        return;
-    }
-    const struct mi_partition *p = &t->partitions[c->partition];
-    if (c->leader_epoch != p->leader_epoch) { /* Kafka's validateAlterPartitionData */
-        c->err = KAFKA_FENCED_LEADER_EPOCH;
-        return;
-    }
-    if (c->broker_id != p->leader) {
-        c->err = KAFKA_INVALID_REQUEST; /* only the leader changes its ISR */
-        return;
-    }
-    bool self_in = false;
-    for (unsigned i = 0; i < c->isr_n; i++) {
-        bool replica = mi_partition_has(p, c->isr[i], false);
-        const struct mi_broker *b = metadata_image_broker(img, c->isr[i]);
-        bool added = !mi_partition_has(p, c->isr[i], true);
-        if (!replica || (added && (!b || b->fenced))) {
-            c->err = KAFKA_INVALID_REQUEST; /* Kafka 3.5+: INELIGIBLE_REPLICA */
-            return;
-        }
-        self_in |= c->isr[i] == p->leader;
-    }
-    if (!self_in || c->isr_n == 0) {
-        c->err = KAFKA_INVALID_REQUEST;
-        return;
-    }
-    c->len = mi_encode_partition(c->rec, sizeof c->rec, t->id, c->partition, p->replicas,
-                                 p->replicas_count, p->leader, p->leader_epoch, c->isr, c->isr_n);
-    c->err = c->len ? KAFKA_NONE : KAFKA_INVALID_REQUEST;
+    struct alter_check *c = ctx; /* controller_admin.h CA4 */
+    c->err = ctl_alter_partition_check(img, c->broker_id, c->topic, c->partition, c->leader_epoch,
+                                       c->partition_epoch, c->isr, c->isr_n, c->rec, sizeof c->rec,
+                                       &c->len);
 }
 
 int16_t metadata_node_alter_partition(struct metadata_node *n, int32_t broker_id, const char *topic,
-                                      int32_t partition, int32_t leader_epoch, const int32_t *isr,
-                                      unsigned isr_n)
+                                      int32_t partition, int32_t leader_epoch,
+                                      int32_t partition_epoch, const int32_t *isr, unsigned isr_n)
 {
     struct quorum_status st;
     quorum_status(n->q, &st);
@@ -1281,6 +1462,7 @@ int16_t metadata_node_alter_partition(struct metadata_node *n, int32_t broker_id
                               .partition = partition,
                               .broker_id = broker_id,
                               .leader_epoch = leader_epoch,
+                              .partition_epoch = partition_epoch,
                               .isr = isr,
                               .isr_n = isr_n};
     pthread_mutex_lock(&n->ctl_mu); /* one controller decision at a time */
@@ -1304,13 +1486,14 @@ static int encode_alter_partition(struct kp_writer *w, int16_t v, const void *m)
 
 int16_t metadata_node_alter_partition_send(struct metadata_node *n, const char *topic,
                                            int32_t partition, int32_t leader_epoch,
-                                           const int32_t *isr, unsigned isr_n)
+                                           int32_t partition_epoch, const int32_t *isr,
+                                           unsigned isr_n)
 {
     struct quorum_status st;
     quorum_status(n->q, &st);
     if (st.is_leader)
-        return metadata_node_alter_partition(n, n->node_id, topic, partition, leader_epoch, isr,
-                                             isr_n);
+        return metadata_node_alter_partition(n, n->node_id, topic, partition, leader_epoch,
+                                             partition_epoch, isr, isr_n);
     if (st.leader_id <= 0)
         return KAFKA_NOT_CONTROLLER;
     char host[MI_HOST_BYTES_MAX + 1];
@@ -1330,7 +1513,7 @@ int16_t metadata_node_alter_partition_send(struct metadata_node *n, const char *
                                                 .leader_epoch = leader_epoch,
                                                 .new_isr = isr_copy,
                                                 .new_isr_count = (int32_t)isr_n,
-                                                .partition_epoch = 0};
+                                                .partition_epoch = partition_epoch};
     struct kmsg_alter_partition_topic tp = {
         .topic_name = kp_str_of(topic), .partitions = &pp, .partitions_count = 1};
     struct kmsg_alter_partition_request q = {

@@ -40,6 +40,24 @@
  *       leaderless partition is handed back to it) and answers should_shut_down only once the
  *       image names it leader of no partition. The node waits for that answer at most the
  *       bound it is given, then stops anyway.
+ *   MN6  Topic configs follow the image: after each image change (and once a tick while one
+ *       failed or this member had not caught up) the agent gives every local topic whose
+ *       engine overrides differ from the image's exactly the image's (rt_topic_config_alter,
+ *       replace), so retention and the other configs the engine acts on take effect on every
+ *       replica. Only once caught up (MN4's rule): a node replaying its log at a restart never
+ *       hands its engine an older set the log has replaced since.
+ *   MN7  Groups in the cluster: after each image change and once a tick, the agent calls the
+ *       broker's group-role hook (metadata_node_set_group_role) for every partition of
+ *       `__consumer_offsets` the image has, before the follower side sees the roles; a
+ *       partition of it is handed to the replica fetcher only when this node leads it or the
+ *       hook answered that the engine follows it (rt_partition_resign done), so a replica
+ *       append never meets a partition the engine still leads. The hook is told "lead" only
+ *       from a current image (replica_fetcher.h RF5's test), so a restarted node whose replayed
+ *       image is stale never takes up a group coordinator's role it no longer has.
+ *   MN8  The active controller creates `__consumer_offsets` (RT_GROUP_OFFSETS_PARTITIONS
+ *       partitions, replication factor min(3, voters), no topic config: MN3's placement) once
+ *       that many brokers are unfenced; until then FindCoordinator answers
+ *       COORDINATOR_NOT_AVAILABLE.
  */
 #ifndef RT_KAFKA_CLUSTER_METADATA_NODE_H
 #define RT_KAFKA_CLUSTER_METADATA_NODE_H
@@ -55,6 +73,16 @@
 #define METADATA_SESSION_TIMEOUT_MS 9000 /* broker.session.timeout.ms's default */
 
 struct metadata_node;
+
+#define METADATA_OFFSETS_TOPIC "__consumer_offsets"
+
+/* MN7: the broker's side of a `__consumer_offsets` partition's role (handlers/group_cluster.c),
+ * called on the agent thread: lead says the image names this node its leader. Returns true once
+ * the engine holds the partition in that role (led, or followed after rt_partition_resign). */
+typedef bool (*metadata_node_group_role_fn)(void *ctx, uint32_t partition, bool lead);
+/* Sets the hook (any thread, once the broker's groups exist); the agent runs it at once. */
+void metadata_node_set_group_role(struct metadata_node *n, metadata_node_group_role_fn fn,
+                                  void *ctx);
 
 /* Starts the quorum member under DIR/__cluster_metadata/ (quorum_start's rules and errors; the
  * message in err). `listen` may be NULL (the voter's own address). */
@@ -93,19 +121,20 @@ int16_t metadata_node_heartbeat(struct metadata_node *n, int32_t broker_id, int6
                                 bool want_fence, bool *is_fenced);
 /* May wait for the quorum (never call it from a loop thread). rf -1: 1. `message` is set to a
  * static explanation on an error. */
-/* AlterPartition on the controller (replica_state.h RS4): broker_id must be the partition's
- * leader (else INVALID_REQUEST) at leader_epoch (else FENCED_LEADER_EPOCH); the new ISR must hold
- * the leader, only replicas, and no fenced broker it adds (else INVALID_REQUEST); then a
- * PARTITION record with the new ISR (same replicas, leader, leader epoch) is committed. Waits
- * for the quorum (never from a loop thread). NOT_CONTROLLER on another node. */
+/* AlterPartition on the controller (replica_state.h RS4), checked as controller_admin.h CA4
+ * says (broker_id the leader at leader_epoch, partition_epoch the image's, else
+ * INVALID_UPDATE_VERSION; a valid ISR); then a PARTITION record with the new ISR (same
+ * replicas, leader, leader epoch) is committed, raising the partition epoch (MI8). Waits for
+ * the quorum (never from a loop thread). NOT_CONTROLLER on another node. */
 int16_t metadata_node_alter_partition(struct metadata_node *n, int32_t broker_id, const char *topic,
-                                      int32_t partition, int32_t leader_epoch, const int32_t *isr,
-                                      unsigned isr_n);
+                                      int32_t partition, int32_t leader_epoch,
+                                      int32_t partition_epoch, const int32_t *isr, unsigned isr_n);
 /* The leader's call: metadata_node_alter_partition here when this node is the controller, else
  * AlterPartition (56) to the controller's listener (kclient.h). A Kafka error. */
 int16_t metadata_node_alter_partition_send(struct metadata_node *n, const char *topic,
                                            int32_t partition, int32_t leader_epoch,
-                                           const int32_t *isr, unsigned isr_n);
+                                           int32_t partition_epoch, const int32_t *isr,
+                                           unsigned isr_n);
 /* min_isr > 0: the topic's min.insync.replicas config, kept in its TOPIC record. */
 int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, int32_t partitions,
                                    int16_t rf, int32_t min_isr, const char **message);

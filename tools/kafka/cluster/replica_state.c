@@ -99,6 +99,8 @@ unsigned rs_plan_isr(const int32_t *isr, unsigned isr_n, const int32_t *replicas
     return n;
 }
 
+#define RS_OFFSETS_TOPIC "__consumer_offsets" /* led here too (groups in the cluster) */
+
 /* ---- the table ---- */
 
 struct rs_part {
@@ -111,11 +113,14 @@ struct rs_part {
     unsigned isr_n, replicas_n, min_isr;
     struct rs_follower f[MI_REPLICAS_MAX];
     unsigned fn;
-    int64_t leo; /* the leader's log end, as the thread last read it (-1 unknown) */
-    int64_t hw;  /* the high watermark last handed to the engine (-1: none) */
+    int64_t leo;        /* the leader's log end, as the thread last read it (-1 unknown) */
+    uint64_t leo_round; /* the round that read it (RS7) */
+    int64_t hw;         /* the high watermark last handed to the engine (-1: none) */
     int64_t alter_sent_ms;
     int32_t alter_isr[MI_REPLICAS_MAX];
     unsigned alter_isr_n;
+    int32_t partition_epoch; /* the image's (metadata_image.h MI8) */
+    int32_t stale_pe;        /* RS6: refused as stale at this partition epoch (-1: none) */
 };
 
 struct rs_waiter {
@@ -123,6 +128,7 @@ struct rs_waiter {
     char topic[MI_TOPIC_NAME_MAX + 1];
     int32_t partition;
     int64_t need, deadline_ms;
+    uint64_t after_round; /* RS7: need -1 waits for the log end of a round past this one */
     unsigned min_isr;
     rs_done_fn done;
     void *ctx;
@@ -139,6 +145,7 @@ struct replica_state {
     struct rs_part **parts;
     unsigned parts_n, parts_cap;
     struct rs_waiter *waiters;
+    uint64_t round; /* rounds begun (RS7) */
     bool poked, synced_once, stop;
     pthread_t thread;
     int last_error;
@@ -177,7 +184,7 @@ void replica_state_poke(struct replica_state *rs)
 /* What the image says of one partition (handlers and sync). */
 struct led {
     char topic[MI_TOPIC_NAME_MAX + 1];
-    int32_t partition, leader, epoch;
+    int32_t partition, leader, epoch, partition_epoch;
     int32_t isr[MI_REPLICAS_MAX], replicas[MI_REPLICAS_MAX];
     bool ineligible[MI_REPLICAS_MAX]; /* replicas[i] fenced or unregistered */
     unsigned isr_n, replicas_n, min_isr;
@@ -201,6 +208,7 @@ static void fill_led(struct led *l, const struct metadata_image *img, const stru
     l->partition = p;
     l->leader = ip->leader;
     l->epoch = ip->leader_epoch;
+    l->partition_epoch = ip->partition_epoch;
     l->isr_n = ip->isr_count;
     l->replicas_n = ip->replicas_count;
     memcpy(l->isr, ip->isr, sizeof l->isr);
@@ -224,8 +232,8 @@ static void scan_led(void *ctx, const struct metadata_image *img)
     struct scan *sc = ctx;
     for (unsigned i = 0; i < img->topics_count; i++) {
         const struct mi_topic *t = img->topics[i];
-        if (strncmp(t->name, "__", 2) == 0)
-            continue; /* the engine does not replicate internal topics this way yet */
+        if (strncmp(t->name, "__", 2) == 0 && strcmp(t->name, RS_OFFSETS_TOPIC) != 0)
+            continue; /* the engine replicates no other internal topic this way yet */
         for (int32_t p = 0; p < t->partitions_count; p++) {
             if (!t->partitions[p].exists || t->partitions[p].leader != sc->self)
                 continue;
@@ -310,6 +318,7 @@ static void sync_image(struct replica_state *rs)
             memcpy(p->topic, l->topic, sizeof p->topic);
             p->partition = l->partition;
             p->epoch = -1;
+            p->stale_pe = -1;
             rs->parts[rs->parts_n++] = p;
         }
         p->live = true;
@@ -319,7 +328,9 @@ static void sync_image(struct replica_state *rs)
         p->isr_n = l->isr_n;
         p->replicas_n = l->replicas_n;
         p->min_isr = l->min_isr;
+        p->partition_epoch = l->partition_epoch;
         if (new_epoch) {
+            p->stale_pe = -1;
             p->epoch = l->epoch;
             p->ready = false;
             p->leo = -1;
@@ -357,7 +368,7 @@ static void sync_image(struct replica_state *rs)
 
 struct work {
     char topic[MI_TOPIC_NAME_MAX + 1];
-    int32_t partition, epoch;
+    int32_t partition, epoch, partition_epoch;
     bool ready;
     int64_t hw;
     int32_t isr[MI_REPLICAS_MAX];
@@ -379,6 +390,7 @@ static void log_once(struct replica_state *rs, const char *what, const char *top
 static void round_once(struct replica_state *rs)
 {
     pthread_mutex_lock(&rs->mu);
+    uint64_t round = ++rs->round; /* RS7: log ends read from here on are this round's */
     unsigned n = rs->parts_n;
     struct work *w = n ? calloc(n, sizeof(*w)) : NULL;
     if (n && !w) {
@@ -432,8 +444,10 @@ static void round_once(struct replica_state *rs)
                         "ringtail serve: replication: leader of %s-%d at epoch %d, ISR of %u\n",
                         p->topic, (int)p->partition, (int)p->epoch, p->isr_n);
             }
-            if (leo >= 0)
+            if (leo >= 0) {
                 p->leo = leo;
+                p->leo_round = round;
+            }
             hw = rs_high_watermark(p->isr, p->isr_n, rs->self, p->f, p->fn);
         }
         pthread_mutex_unlock(&rs->mu);
@@ -463,7 +477,12 @@ static void round_once(struct replica_state *rs)
             bool sent = on == p->alter_isr_n &&
                         memcmp(out, p->alter_isr, on * sizeof(int32_t)) == 0 &&
                         now - p->alter_sent_ms < RS_ALTER_RETRY_MS;
-            if (!same && !sent) {
+            /* RS6: refused as stale: nothing is sent until the image's partition epoch moves */
+            bool stale = p->stale_pe >= 0 && p->stale_pe == p->partition_epoch;
+            if (!stale)
+                p->stale_pe = -1;
+            if (!same && !sent && !stale) {
+                w[i].partition_epoch = p->partition_epoch;
                 memcpy(w[i].isr, out, on * sizeof(int32_t));
                 w[i].isr_n = on;
                 w[i].alter = true;
@@ -491,12 +510,21 @@ static void round_once(struct replica_state *rs)
         if (!w[i].alter)
             continue;
         int16_t err = rs->host.alter_partition(rs->host.ctx, w[i].topic, w[i].partition, w[i].epoch,
-                                               w[i].isr, w[i].isr_n);
+                                               w[i].partition_epoch, w[i].isr, w[i].isr_n);
+        if (err == KAFKA_INVALID_UPDATE_VERSION) { /* RS6: wait for the image, do not resend */
+            pthread_mutex_lock(&rs->mu);
+            struct rs_part *p = find(rs, w[i].topic, w[i].partition);
+            if (p && p->epoch == w[i].epoch) {
+                p->stale_pe = w[i].partition_epoch;
+                p->alter_isr_n = 0; /* the next plan, on the new image, is sent at once */
+            }
+            pthread_mutex_unlock(&rs->mu);
+        }
         fprintf(stderr,
-                "ringtail serve: replication: AlterPartition %s-%d epoch %d to an ISR of %u: "
-                "%s\n",
-                w[i].topic, (int)w[i].partition, (int)w[i].epoch, w[i].isr_n,
-                kafka_error_name(err));
+                "ringtail serve: replication: AlterPartition %s-%d epoch %d to an ISR of %u: %s "
+                "(partition epoch %d)\n",
+                w[i].topic, (int)w[i].partition, (int)w[i].epoch, w[i].isr_n, kafka_error_name(err),
+                (int)w[i].partition_epoch);
     }
     free(w);
 
@@ -511,9 +539,12 @@ static void round_once(struct replica_state *rs)
         /* the leadership went (RS5); a new leader epoch while this node stays the leader (the
          * image raises it for an ISR change by a fence, MI6) keeps the wait: the records are
          * still in this log, as Kafka's DelayedProduce waits across ISR changes */
+        if (p && x->need < 0 && p->leo >= 0 && p->leo_round > x->after_round)
+            x->need = p->leo; /* RS7: a log end read after the wait began */
         if (!p)
             err = KAFKA_NOT_LEADER_OR_FOLLOWER;
-        else if (p->ready && p->hw >= x->need) /* Kafka's checkEnoughReplicasReachOffset */
+        else if (p->ready && x->need >= 0 &&
+                 p->hw >= x->need) /* Kafka's checkEnoughReplicasReachOffset */
             err = p->isr_n < x->min_isr ? KAFKA_NOT_ENOUGH_REPLICAS_AFTER_APPEND : KAFKA_NONE;
         else if (now >= x->deadline_ms)
             err = KAFKA_REQUEST_TIMED_OUT;
@@ -685,6 +716,7 @@ int rs_wait(struct replica_state *rs, const char *topic, int32_t partition, int6
         free(x);
         return -ESHUTDOWN;
     }
+    x->after_round = rs->round; /* RS7 (need -1) */
     x->next = rs->waiters;
     rs->waiters = x;
     rs->poked = true;

@@ -47,6 +47,15 @@
  *       when the leadership went (seen at a sync: a leadership lost and regained within one
  *       50 ms sync is not seen); a new leader epoch while this node stays the leader keeps the
  *       wait. Always from the replica thread, never inside rs_wait.
+ *   RS6  An AlterPartition carries the image's partition epoch (KIP-497, metadata_image.h MI8).
+ *       Refused with INVALID_UPDATE_VERSION (the image it was planned on is stale), the leader
+ *       sends no ISR change for the partition until its image's partition epoch moves, and
+ *       then plans again from that image (Kafka's AlterPartitionManager waits for the
+ *       metadata update instead of retrying the same change).
+ *   RS7  A wait parked with need -1 (an append whose offset the caller does not know: a group's
+ *       offset commit in `__consumer_offsets`, which this side leads like any partition) takes
+ *       as its offset the leader's log end read by a round that began after it was parked, so
+ *       the append it follows is below it; until then it is not answered NONE.
  */
 #ifndef RT_KAFKA_CLUSTER_REPLICA_STATE_H
 #define RT_KAFKA_CLUSTER_REPLICA_STATE_H
@@ -104,7 +113,8 @@ struct rs_host {
                  void *fn_ctx);
     void (*leader_hw)(void *ctx, const char *topic, int32_t partition, int64_t hw);
     int16_t (*alter_partition)(void *ctx, const char *topic, int32_t partition,
-                               int32_t leader_epoch, const int32_t *isr, unsigned isr_n);
+                               int32_t leader_epoch, int32_t partition_epoch, const int32_t *isr,
+                               unsigned isr_n);
 };
 
 /* Starts the replica thread for node `self`. lag_ms 0: RS_LAG_TIME_MAX_MS. 0 or -errno. */
@@ -134,7 +144,8 @@ int16_t rs_follower_fetch(struct replica_state *rs, const char *topic, int32_t p
 
 /* Parks an acks=all answer until the high watermark reaches `need` (the offset after the
  * batch's last), or deadline_ms (CLOCK_MONOTONIC ms), RS5. min_isr: the topic's
- * min.insync.replicas. 0, or -ENOMEM / -ESHUTDOWN (done is then never called). */
+ * min.insync.replicas. need -1: the leader's log end as a round begun after this call reads it
+ * (RS7). 0, or -ENOMEM / -ESHUTDOWN (done is then never called). */
 int rs_wait(struct replica_state *rs, const char *topic, int32_t partition, int64_t need,
             int64_t deadline_ms, unsigned min_isr, rs_done_fn done, void *ctx);
 

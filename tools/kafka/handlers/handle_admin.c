@@ -2,8 +2,9 @@
  * handle_admin.c — topic administration: CreateTopics (with configs), DeleteTopics, CreatePartitions,
  * DescribeConfigs, AlterConfigs and IncrementalAlterConfigs. Topics and their configs go
  * through the engine (rt_topic_create_with_configs, rt_topic_config_alter: durable before the
- * answer); the broker's own configs are what `ringtail serve` was started with, read-only, as a
- * Kafka broker's static configs are, but for Kafka's dynamic broker configs (KAD10,
+ * answer), a cluster's topic configs through the active controller's metadata log (KAD11);
+ * the broker's own configs are what `ringtail serve` was started with, read-only, as a Kafka
+ * broker's static configs are, but for Kafka's dynamic broker configs (KAD10,
  * config/broker_config.h). It never decodes or encodes by hand (kmsg_admin.c).
  * DeleteTopics deletes through rt_topic_delete (durable before the answer; the files go in the
  * background); CreatePartitions adds through rt_topic_add_partitions; DeleteRecords moves log
@@ -65,6 +66,13 @@
  *        dynamic; of "" only the dynamic defaults. The DynamicLogConfig names are applied as
  *        the engine's topic defaults (BC5) after the set is durable and at start; the others
  *        are stored-only (BC4): reported and kept, not acted on.
+ *   KAD11 In a cluster (`--voters`) a topic's configs are the metadata image's: its existence
+ *        and overrides are read there (DescribeConfigs: the engine's rows where the node holds
+ *        the topic, the image's overrides put in as DYNAMIC_TOPIC_CONFIG; the overrides alone
+ *        where it holds none), an alter is checked as KAD5 says and then carried out by the
+ *        active controller as CONFIG records (controller_admin.h CA3), never on this node's
+ *        engine alone; a node that is not the controller forwards its TOPIC resources to it in
+ *        one request and relays the answers (CA5). BROKER resources stay KAD10's, per node.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -72,6 +80,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/kafka/cluster/controller_admin.h"
+#include "tools/kafka/cluster/metadata_node.h"
 #include "tools/kafka/config/broker_config.h"
 #include "tools/kafka/config/broker_config_store.h"
 #include "tools/kafka/handlers/authorize.h"
@@ -383,6 +393,54 @@ static int topic_config_rows(struct kafka_slot *s, const char *topic, struct con
     return rt_topic_config_get(s->server->engine, topic, config_collect, out);
 }
 
+/* KAD11: a cluster topic's rows from the image: the engine's rows (defaults, broker levels)
+ * where this node holds the topic, each override the image holds put in as DYNAMIC_TOPIC; a
+ * node without a replica lists the image's overrides alone. -ENOENT: not in the image. */
+struct image_rows {
+    struct kafka_slot *s;
+    const char **keys, **values;
+    size_t n;
+};
+
+static void image_row(void *ctx, const char *key, const char *value)
+{
+    struct image_rows *r = ctx;
+    if (r->n == TOPIC_CONFIGS_MAX || !r->keys || !r->values)
+        return;
+    r->keys[r->n] = kafka_str_dup(r->s, key).ptr;
+    r->values[r->n] = kafka_str_dup(r->s, value).ptr;
+    if (r->keys[r->n] && r->values[r->n])
+        r->n++;
+}
+
+static int cluster_topic_rows(struct kafka_slot *s, struct metadata_node *cluster,
+                              const char *topic, struct config_rows *out)
+{
+    struct image_rows ir = {.s = s,
+                            .keys = kafka_alloc(s, TOPIC_CONFIGS_MAX, sizeof(char *)),
+                            .values = kafka_alloc(s, TOPIC_CONFIGS_MAX, sizeof(char *))};
+    if (ctl_topic_configs(cluster, topic, image_row, &ir) != 0)
+        return -ENOENT;
+    uint32_t parts = 0;
+    if (rt_topic_describe(s->server->engine, topic, &parts) == 0 &&
+        topic_config_rows(s, topic, out) == 0) {
+        for (size_t j = 0; j < out->count; j++)
+            for (size_t k = 0; k < ir.n; k++)
+                if (strcmp(out->rows[j].name, ir.keys[k]) == 0) {
+                    out->rows[j].value = ir.values[k];
+                    out->rows[j].source = SOURCE_DYNAMIC_TOPIC;
+                }
+        return 0;
+    }
+    out->s = s;
+    out->count = 0;
+    out->rows = kafka_alloc(s, ir.n ? ir.n : 1, sizeof(*out->rows));
+    for (size_t k = 0; k < ir.n && out->rows; k++)
+        out->rows[out->count++] =
+            (struct config_row){ir.keys[k], ir.values[k], SOURCE_DYNAMIC_TOPIC};
+    return 0;
+}
+
 enum net_verdict kafka_handle_create_topics(struct kafka_slot *s)
 {
     const struct kmsg_create_topics_request *q = &s->msg.create_topics;
@@ -656,9 +714,11 @@ static void describe_one(struct kafka_slot *s, const struct kmsg_describe_config
     } else if (r->resource_type == KAFKA_RESOURCE_TOPIC) {
         char name[RT_TOPIC_NAME_MAX + 1];
         uint32_t parts = 0;
+        struct metadata_node *cluster = kafka_cluster(srv);
         if (!kafka_topic_name(r->resource_name, name) ||
-            rt_topic_describe(srv->engine, name, &parts) != 0 ||
-            topic_config_rows(s, name, &rows) != 0) {
+            (cluster ? cluster_topic_rows(s, cluster, name, &rows) != 0 /* KAD11 */
+                     : rt_topic_describe(srv->engine, name, &parts) != 0 ||
+                           topic_config_rows(s, name, &rows) != 0)) {
             o->error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
             o->error_message = kp_str_of("This server does not host this topic-partition.");
             return;
@@ -721,7 +781,9 @@ enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s)
                         dyn_bytes;
     if (broker_per > per)
         per = broker_per;
-    per += dyn_bytes; /* a topic's synonyms from the broker's levels (BC5) */
+    per += dyn_bytes;             /* a topic's synonyms from the broker's levels (BC5) */
+    if (kafka_cluster(s->server)) /* KAD11: the image's overrides, copied */
+        per += 2 * TOPIC_CONFIGS_MAX * (sizeof(char *) + 256 + 64);
     if (kafka_resp_reserve(s, n * (per + sizeof(struct kmsg_describe_configs_result))) != 0)
         return NET_CLOSE;
     struct kmsg_describe_configs_result *res = kafka_alloc(s, n, sizeof(*res));
@@ -815,7 +877,18 @@ static char *list_edit(struct kafka_slot *s, const char *current, const char *it
 struct current_value {
     const char *name;
     char value[256];
+    bool found; /* KAD11: the image holds an override */
 };
+
+/* ctl_topic_configs' callback: the image's override of c->name (ctx NULL: existence only). */
+static void image_value_of(void *ctx, const char *key, const char *value)
+{
+    struct current_value *c = ctx;
+    if (c && strcmp(key, c->name) == 0) {
+        snprintf(c->value, sizeof(c->value), "%s", value);
+        c->found = true;
+    }
+}
 
 static int current_collect(void *ctx, const char *name, const char *value,
                            enum rt_config_source source, bool honoured)
@@ -1025,8 +1098,10 @@ static int16_t alter_one(struct kafka_slot *s, const struct kmsg_alter_configs_r
     }
     char topic[RT_TOPIC_NAME_MAX + 1];
     uint32_t parts = 0;
+    struct metadata_node *cluster = kafka_cluster(srv); /* KAD11: the image's topics */
     if (!kafka_topic_name(r->resource_name, topic) ||
-        rt_topic_describe(srv->engine, topic, &parts) != 0) {
+        (cluster ? ctl_topic_configs(cluster, topic, image_value_of, NULL) != 0
+                 : rt_topic_describe(srv->engine, topic, &parts) != 0)) {
         *message = "This server does not host this topic-partition.";
         return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
     }
@@ -1081,7 +1156,11 @@ static int16_t alter_one(struct kafka_slot *s, const struct kmsg_alter_configs_r
                 return KAFKA_INVALID_CONFIG;
             }
             struct current_value cur = {.name = name};
-            if (rt_topic_config_get(srv->engine, topic, current_collect, &cur) != 0) {
+            if (cluster) { /* KAD11: the image's override, else the value in effect here */
+                (void)ctl_topic_configs(cluster, topic, image_value_of, &cur);
+                if (!cur.found)
+                    (void)rt_topic_config_get(srv->engine, topic, current_collect, &cur);
+            } else if (rt_topic_config_get(srv->engine, topic, current_collect, &cur) != 0) {
                 *message = "This server does not host this topic-partition.";
                 return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
             }
@@ -1105,6 +1184,9 @@ static int16_t alter_one(struct kafka_slot *s, const struct kmsg_alter_configs_r
         if (slot == keys)
             keys++;
     }
+    if (cluster) /* KAD11: CONFIG records through the controller (controller_admin.h CA3) */
+        return ctl_alter_topic_configs(cluster, topic, c, keys, !incremental, validate_only,
+                                       message);
     if (validate_only)
         return KAFKA_NONE;
     int rc = rt_topic_config_alter(srv->engine, topic, c, keys, !incremental);
@@ -1114,6 +1196,78 @@ static int16_t alter_one(struct kafka_slot *s, const struct kmsg_alter_configs_r
     return rc == RT_E_INVALID_CONFIG ? KAFKA_INVALID_CONFIG : kafka_error_from_rt(rc);
 }
 
+static int encode_alter_configs(struct kp_writer *w, int16_t v, const void *m)
+{
+    return kmsg_alter_configs_request_encode(w, v, m);
+}
+
+static int encode_incremental_alter_configs(struct kp_writer *w, int16_t v, const void *m)
+{
+    return kmsg_incremental_alter_configs_request_encode(w, v, m);
+}
+
+/* KAD11: the TOPIC resources fwd[0..nf) of q sent as one request (same API and version) to the
+ * active controller (controller_admin.h CA5); its answers copied into res. */
+static void forward_configs(struct kafka_slot *s, struct metadata_node *cluster, bool incremental,
+                            const struct kmsg_alter_configs_request *q, const size_t *fwd,
+                            size_t nf, struct kmsg_alter_configs_resource_response *res)
+{
+    struct kmsg_alter_configs_resource *rs = kafka_alloc(s, nf, sizeof(*rs));
+    int16_t err = KAFKA_UNKNOWN_SERVER_ERROR;
+    const char *message = "out of memory";
+    uint8_t *frame = NULL, *arena = NULL;
+    size_t frame_len = 0, body_at = 0;
+    if (rs) {
+        for (size_t j = 0; j < nf; j++)
+            rs[j] = q->resources[fwd[j]];
+        struct kmsg_alter_configs_request fq = {
+            .resources = rs, .resources_count = (int32_t)nf, .validate_only = q->validate_only};
+        int rc = ctl_forward(cluster,
+                             incremental ? KAFKA_INCREMENTAL_ALTER_CONFIGS : KAFKA_ALTER_CONFIGS,
+                             s->header.api_version,
+                             incremental ? encode_incremental_alter_configs : encode_alter_configs,
+                             &fq, &frame, &frame_len, &body_at);
+        err = rc == -ENOTCONN ? KAFKA_NOT_CONTROLLER : KAFKA_REQUEST_TIMED_OUT;
+        message = rc == -ENOTCONN ? "no active controller known to forward to"
+                                  : "the active controller did not answer";
+        size_t arena_len = 2 * frame_len + 4096;
+        if (rc == 0 && (arena = malloc(arena_len)) != NULL) {
+            struct kp_arena a;
+            kp_arena_init(&a, arena, arena_len);
+            struct kp_reader rd;
+            kp_reader_init(&rd, frame + body_at, frame_len - body_at);
+            struct kmsg_alter_configs_response r = {0};
+            int drc = incremental
+                          ? kmsg_incremental_alter_configs_response_decode(
+                                &rd, s->header.api_version, &a, &r)
+                          : kmsg_alter_configs_response_decode(&rd, s->header.api_version, &a, &r);
+            err = KAFKA_UNKNOWN_SERVER_ERROR;
+            message = "the active controller's answer did not decode";
+            if (drc == 0 && r.responses_count == (int32_t)nf) {
+                for (size_t j = 0; j < nf; j++) {
+                    const struct kmsg_alter_configs_resource_response *x = &r.responses[j];
+                    res[fwd[j]].error_code = x->error_code;
+                    res[fwd[j]].error_message = (struct kp_str){NULL, -1};
+                    if (x->error_message.ptr && x->error_message.len >= 0) {
+                        char *m = kafka_alloc(s, (size_t)x->error_message.len + 1, 1);
+                        if (m) {
+                            memcpy(m, x->error_message.ptr, (size_t)x->error_message.len);
+                            res[fwd[j]].error_message = (struct kp_str){m, x->error_message.len};
+                        }
+                    }
+                }
+                err = -1; /* answered */
+            }
+        }
+    }
+    free(arena);
+    free(frame);
+    for (size_t j = 0; err >= 0 && j < nf; j++) {
+        res[fwd[j]].error_code = err;
+        res[fwd[j]].error_message = kafka_str_dup(s, message);
+    }
+}
+
 static enum net_verdict alter_configs(struct kafka_slot *s, bool incremental)
 {
     const struct kmsg_alter_configs_request *q = &s->msg.alter_configs;
@@ -1121,21 +1275,38 @@ static enum net_verdict alter_configs(struct kafka_slot *s, bool incremental)
     size_t configs = 0;
     for (size_t i = 0; i < n; i++)
         configs += q->resources[i].configs_count > 0 ? (size_t)q->resources[i].configs_count : 0;
-    if (kafka_resp_reserve(s, n * (sizeof(struct kmsg_alter_configs_resource_response) + 1024) +
+    if (kafka_resp_reserve(s, n * (sizeof(struct kmsg_alter_configs_resource_response) + 1024 +
+                                   sizeof(size_t) + sizeof(struct kmsg_alter_configs_resource)) +
                                   configs * (sizeof(struct rt_topic_config) + 1024)) != 0)
         return NET_CLOSE;
     struct kmsg_alter_configs_resource_response *res = kafka_alloc(s, n, sizeof(*res));
+    /* KAD11: a cluster node that is not the active controller forwards its TOPIC resources
+     * (once: a request from a peer, client id "ringtail", is answered here, CA5) */
+    struct metadata_node *cluster = kafka_cluster(s->server);
+    bool forward = cluster && !metadata_node_is_controller(cluster) &&
+                   !kp_str_eq(s->header.client_id, "ringtail");
+    size_t *fwd = forward && n ? kafka_alloc(s, n, sizeof(size_t)) : NULL;
+    size_t nf = 0;
     for (size_t i = 0; i < n && res; i++) {
         const char *message = NULL;
         res[i].resource_type = q->resources[i].resource_type;
         res[i].resource_name = q->resources[i].resource_name;
         res[i].error_code = config_denied(s, q->resources[i].resource_type,
                                           q->resources[i].resource_name, ACL_OP_ALTER_CONFIGS);
+        if (!res[i].error_code && fwd && q->resources[i].resource_type == KAFKA_RESOURCE_TOPIC) {
+            fwd[nf++] = i;
+            continue;
+        }
         if (!res[i].error_code)
             res[i].error_code =
                 alter_one(s, &q->resources[i], incremental, q->validate_only, &message);
         res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
         kafka_count_error(s, res[i].error_code);
+    }
+    if (res && nf) {
+        forward_configs(s, cluster, incremental, q, fwd, nf, res);
+        for (size_t j = 0; j < nf; j++)
+            kafka_count_error(s, res[fwd[j]].error_code);
     }
     struct kmsg_alter_configs_response m = {.responses = res,
                                             .responses_count = res ? (int32_t)n : 0};

@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# cli_cluster_config.sh — topic configs through the controller (issue 24 item 2; docs/cluster.md
+# §7.1): three `ringtail serve --voters ...` nodes. IncrementalAlterConfigs sent (raw) to a node
+# that is not the controller is forwarded to it (controller_admin.h CA5) and committed as CONFIG
+# records (CA3, metadata_image.h MI7), at v0 and at the flexible v1 (a DELETE too);
+# confluent_kafka's AdminClient alters and describes too;
+# DescribeConfigs answers the same from every node (handle_admin.c KAD11); each node applies the
+# overrides to its engine (metadata_node.h MN6); min.insync.replicas comes from the image: with
+# 3 and a follower down acks=all gets NOT_ENOUGH_REPLICAS (19), with 2 it goes through; an
+# invalid value is INVALID_CONFIG (40) and changes nothing; a node restarted after missing a
+# change replays the log and shows the new values.
+#
+# usage: bash tests/cli_cluster_config.sh /path/to/ringtail
+set -u
+
+RT=${1:?usage: cli_cluster_config.sh /path/to/ringtail}
+T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-ccfg-XXXXXX")
+PIDS=(0 0 0 0)
+cleanup() {
+    for i in 1 2 3; do
+        if [ "${PIDS[$i]}" != 0 ]; then kill -KILL "${PIDS[$i]}" 2>/dev/null; wait "${PIDS[$i]}" 2>/dev/null; fi
+    done
+    [ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+. "$(dirname "$0")/helpers/cli_harness.sh"
+PY=/usr/bin/python3
+SESSION_MS=2000
+
+. "$(dirname "$0")/helpers/cluster_ports.sh" # C1-C3, K1-K3, VOTERS, kport
+
+start_node() { # start_node I
+    local i=$1 c="C$1" k="K$1"
+    mkdir -p "$T/n$i"
+    "$RT" serve "$T/n$i" --listen "127.0.0.1:${!k}" --threads 1 --node-id "$i" \
+        --controller-listen "127.0.0.1:${!c}" --voters "$VOTERS" \
+        --broker-session-timeout-ms $SESSION_MS >>"$T/n$i.out" 2>>"$T/n$i.err" &
+    PIDS[$i]=$!
+}
+brokers_of() {
+    kcat -L -m 3 -b "127.0.0.1:$(kport "$1")" 2>/dev/null |
+        sed -n 's/^  broker \([0-9]*\) at.*/\1/p' | sort | tr '\n' ' '
+}
+wait_for() {
+    local end=$(( $(date +%s) + $1 )); shift
+    until "$@"; do [ "$(date +%s)" -ge $end ] && return 1; sleep 0.1; done
+}
+all_list() { local want=$1; shift; for i in "$@"; do [ "$(brokers_of "$i")" = "$want" ] || return 1; done; }
+status_of() { "$RT" cluster status --bootstrap "127.0.0.1:$(kport "$1")" 2>&1; }
+controller_of() { status_of "$1" | sed -n 's/^controller\t//p'; }
+part_of() { status_of "$1" | grep $'^partition\tcfg\t0\t'; }
+
+# raw Kafka requests (v0, so the test pins the bytes it means): incalter NODE KEY VALUE|-null
+# [KEY VALUE]... prints the error code of the one TOPIC resource cfg; describe NODE KEY...
+# prints KEY=VALUE per key asked (DescribeConfigs v0, every config of the topic).
+cat >"$T/raw.py" <<'PYEOF'
+import socket, struct, sys
+def s16(b): return struct.pack(">h", len(b)) + b
+def call(port, key, ver, body):
+    s = socket.create_connection(("127.0.0.1", port), timeout=20)
+    req = struct.pack(">hhih", key, ver, 5, 4) + b"test" + body
+    s.sendall(struct.pack(">i", len(req)) + req)
+    def exact(k):
+        b = b""
+        while len(b) < k:
+            c = s.recv(k - len(b))
+            if not c: raise SystemExit("closed")
+            b += c
+        return b
+    r = exact(struct.unpack(">i", exact(4))[0]); s.close(); return r[4:]
+class R:
+    def __init__(self, b): self.b, self.at = b, 0
+    def take(self, f):
+        v = struct.unpack_from(f, self.b, self.at); self.at += struct.calcsize(f); return v[0]
+    def str(self):
+        n = self.take(">h")
+        if n < 0: return None
+        v = self.b[self.at:self.at + n].decode(); self.at += n; return v
+op, port = sys.argv[1], int(sys.argv[2])
+if op == "incalter":
+    kv = sys.argv[3:]
+    cfgs = b""
+    for i in range(0, len(kv), 2):
+        v = kv[i + 1]
+        cfgs += s16(kv[i].encode()) + struct.pack(">b", 1 if v == "-null" else 0) + \
+            (struct.pack(">h", -1) if v == "-null" else s16(v.encode()))
+    body = struct.pack(">ib", 1, 2) + s16(b"cfg") + struct.pack(">i", len(kv) // 2) + cfgs + b"\0"
+    r = R(call(port, 44, 0, body))
+    r.take(">i"); r.take(">i")
+    err = r.take(">h"); msg = r.str()
+    print(err, msg or "")
+elif op == "incalter1": # v1, flexible (compact strings, tagged fields): KEY VALUE
+    def cs(b): return bytes([len(b) + 1]) + b
+    k, v = sys.argv[3].encode(), sys.argv[4].encode()
+    body = bytes([2]) + struct.pack(">b", 2) + cs(b"cfg") + bytes([2]) + cs(k) + \
+        struct.pack(">b", 0) + cs(v) + b"\0" + b"\0" + b"\0" + b"\0"
+    s = socket.create_connection(("127.0.0.1", port), timeout=20)
+    req = struct.pack(">hhih", 44, 1, 6, 4) + b"test" + b"\0" + body
+    s.sendall(struct.pack(">i", len(req)) + req)
+    def exact(n):
+        b = b""
+        while len(b) < n:
+            c = s.recv(n - len(b))
+            if not c: raise SystemExit("closed")
+            b += c
+        return b
+    r = exact(struct.unpack(">i", exact(4))[0])
+    # correlation i32, header tags, throttle i32, responses count+1, error_code i16
+    assert r[4] == 0 and r[9] == 2, r
+    print(struct.unpack(">h", r[10:12])[0])
+elif op == "describe":
+    body = struct.pack(">ib", 1, 2) + s16(b"cfg") + struct.pack(">i", -1)
+    r = R(call(port, 32, 0, body))
+    r.take(">i"); r.take(">i")
+    err = r.take(">h"); r.str(); r.take(">b"); r.str()
+    got = {}
+    for _ in range(r.take(">i")):
+        k = r.str(); v = r.str(); r.take(">b"); r.take(">b"); r.take(">b")
+        got[k] = v
+    print(" ".join("%s=%s" % (k, got.get(k)) for k in sys.argv[3:]) if err == 0 else "error %d" % err)
+PYEOF
+incalter() { local n=$1; shift; $PY "$T/raw.py" incalter "$(kport "$n")" "$@" 2>&1; }
+describe() { local n=$1; shift; $PY "$T/raw.py" describe "$(kport "$n")" "$@" 2>&1; }
+
+for i in 1 2 3; do start_node "$i"; done
+if wait_for 30 all_list "1 2 3 " 1 2 3; then ok "three nodes registered and listed"
+else bad "brokers listed: '$(brokers_of 1)' / '$(brokers_of 2)' / '$(brokers_of 3)'"; fi
+CTL=$(controller_of 1)
+[ -n "$CTL" ] && ok "controller is node $CTL" || { bad "no controller"; CTL=3; }
+NON=1; [ "$CTL" = 1 ] && NON=2
+
+$PY - "$(kport "$CTL")" >"$T/create.out" 2>&1 <<'PYEOF'
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+a = AdminClient({"bootstrap.servers": "127.0.0.1:" + sys.argv[1]})
+a.create_topics([NewTopic("cfg", 1, 3)], request_timeout=15)["cfg"].result()
+print("created")
+PYEOF
+grep -q created "$T/create.out" && ok "topic cfg created (1 partition, RF 3)" || bad "create: $(cat "$T/create.out")"
+isr3() { part_of "$CTL" | awk -F'\t' '{ exit !(split($11, a, ",") == 3) }'; }
+wait_for 15 isr3 && ok "cfg-0 has an ISR of three: $(part_of "$CTL" | cut -f4-11 | tr '\t' ' ')" ||
+    bad "cfg-0: $(part_of "$CTL")"
+
+# ---- IncrementalAlterConfigs to a non-controller node: forwarded, committed, seen everywhere ----
+got=$(incalter "$NON" retention.ms 3600000 min.insync.replicas 2)
+[ "$got" = "0 " ] && ok "IncrementalAlterConfigs via non-controller node $NON: NONE (forwarded to node $CTL)" ||
+    bad "IncrementalAlterConfigs via node $NON: '$got'"
+want="retention.ms=3600000 min.insync.replicas=2"
+same_on() { [ "$(describe "$1" retention.ms min.insync.replicas)" = "$2" ]; }
+for i in 1 2 3; do
+    wait_for 10 same_on "$i" "$want" && ok "DescribeConfigs on node $i: $want" ||
+        bad "DescribeConfigs on node $i: '$(describe "$i" retention.ms min.insync.replicas)'"
+done
+applied() { grep -q "cfg: 2 config overrides from the log" "$T/n$1.err"; }
+n_applied=0
+for i in 1 2 3; do wait_for 10 applied "$i" && n_applied=$((n_applied + 1)); done
+[ "$n_applied" = 3 ] && ok "every node's engine took the two overrides from the log (MN6)" ||
+    bad "engines applied on $n_applied nodes: $(grep -h 'config overrides' "$T"/n?.err)"
+
+# the flexible version (v1: compact strings, tagged fields) is forwarded at its own version
+got=$($PY "$T/raw.py" incalter1 "$(kport "$NON")" segment.ms 86400000 2>&1)
+seg_on() { [ "$(describe "$1" segment.ms)" = "segment.ms=86400000" ]; }
+[ "$got" = 0 ] && wait_for 10 seg_on "$CTL" && wait_for 10 seg_on "$NON" &&
+    ok "IncrementalAlterConfigs v1 (flexible) via node $NON: NONE, segment.ms=86400000 on nodes $CTL and $NON" ||
+    bad "IncrementalAlterConfigs v1 via node $NON: '$got', $(describe "$CTL" segment.ms)"
+got=$(incalter "$NON" segment.ms -null)
+seg_default() { [ "$(describe "$1" segment.ms)" = "segment.ms=604800000" ]; }
+[ "$got" = "0 " ] && wait_for 10 seg_default "$NON" && wait_for 10 seg_default "$CTL" &&
+    ok "DELETE of segment.ms via node $NON: back to Kafka's default on nodes $NON and $CTL" ||
+    bad "DELETE of segment.ms: '$got', $(describe "$NON" segment.ms)"
+
+# ---- invalid values: INVALID_CONFIG (40), nothing changed ----
+got=$(incalter "$NON" retention.ms abc)
+case "$got" in 40\ *) ok "retention.ms=abc via node $NON: INVALID_CONFIG (40): ${got#40 }" ;;
+*) bad "retention.ms=abc: '$got'" ;; esac
+got=$(incalter "$CTL" min.insync.replicas 0)
+case "$got" in 40\ *) ok "min.insync.replicas=0 on the controller: INVALID_CONFIG (40)" ;;
+*) bad "min.insync.replicas=0: '$got'" ;; esac
+same_on "$NON" "$want" && ok "the refused values changed nothing" ||
+    bad "after the refusals: '$(describe "$NON" retention.ms min.insync.replicas)'"
+
+# ---- confluent_kafka AdminClient: AlterConfigs (replace) and DescribeConfigs ----
+$PY - "$(kport "$NON")" >"$T/admin.out" 2>&1 <<'PYEOF'
+import sys
+from confluent_kafka.admin import AdminClient, ConfigResource
+a = AdminClient({"bootstrap.servers": "127.0.0.1:" + sys.argv[1]})
+r = ConfigResource("topic", "cfg", set_config={"retention.ms": "7200000", "min.insync.replicas": "3"})
+try:
+    a.alter_configs([r], request_timeout=15)[r].result(); print("alter ok")
+except Exception as e:
+    print("alter error", e)
+bad = ConfigResource("topic", "cfg", set_config={"retention.ms": "-5x"})
+try:
+    a.alter_configs([bad], request_timeout=15)[bad].result(); print("bad ok")
+except Exception as e:
+    print("bad error", e.args[0].name() if e.args and hasattr(e.args[0], "name") else e)
+d = a.describe_configs([ConfigResource("topic", "cfg")], request_timeout=15)
+for res, f in d.items():
+    c = f.result()
+    print("describe", c["retention.ms"].value, c["min.insync.replicas"].value)
+PYEOF
+grep -q "^alter ok" "$T/admin.out" && ok "AdminClient.alter_configs: retention.ms=7200000 min.insync.replicas=3" ||
+    bad "alter_configs: $(cat "$T/admin.out")"
+grep -q "^bad error INVALID_CONFIG" "$T/admin.out" && ok "AdminClient.alter_configs retention.ms=-5x: INVALID_CONFIG" ||
+    bad "alter_configs -5x: $(cat "$T/admin.out")"
+grep -q "^describe 7200000 3" "$T/admin.out" && ok "AdminClient.describe_configs: 7200000, 3" ||
+    bad "describe_configs: $(cat "$T/admin.out")"
+want="retention.ms=7200000 min.insync.replicas=3"
+for i in 1 2 3; do
+    wait_for 10 same_on "$i" "$want" || bad "node $i: '$(describe "$i" retention.ms min.insync.replicas)'"
+done
+
+# ---- min.insync.replicas from the image: 3 with a follower down refuses acks=all ----
+LEADER=$(part_of "$CTL" | cut -f5)
+F=0
+for i in 1 2 3; do [ "$i" != "$LEADER" ] && [ "$i" != "$CTL" ] && F=$i; done
+[ "$F" = 0 ] && for i in 1 2 3; do [ "$i" != "$LEADER" ] && F=$i; done
+kill -KILL "${PIDS[$F]}"; wait "${PIDS[$F]}" 2>/dev/null; PIDS[$F]=0
+LIVE=$LEADER
+isr2() { part_of "$LIVE" | awk -F'\t' '{ exit !(split($11, a, ",") == 2) }'; }
+wait_for 20 isr2 && ok "follower $F killed: cfg-0's ISR shrank to $(part_of "$LIVE" | cut -f11)" ||
+    bad "ISR after killing $F: $(part_of "$LIVE")"
+produce() { # produce NODE: one acks=all record, no retries; prints ok or the error's name
+    $PY - "$(kport "$1")" 2>&1 <<'PYEOF'
+import sys
+from confluent_kafka import Producer
+p = Producer({"bootstrap.servers": "127.0.0.1:" + sys.argv[1], "acks": "all", "retries": 0,
+              "message.timeout.ms": 8000})
+out = []
+p.produce("cfg", value=b"x", partition=0, on_delivery=lambda e, m: out.append(e.name() if e else "ok"))
+p.flush(10)
+print(out[0] if out else "undelivered")
+PYEOF
+}
+got=$(produce "$LEADER")
+[ "$got" = NOT_ENOUGH_REPLICAS ] && ok "min.insync.replicas=3, ISR of 2: acks=all gets NOT_ENOUGH_REPLICAS (19)" ||
+    bad "acks=all with min.insync.replicas=3: '$got'"
+OTHER=$(( 6 - LEADER - F ))
+got=$(incalter "$OTHER" min.insync.replicas 2)
+[ "$got" = "0 " ] && ok "min.insync.replicas=2 via node $OTHER" || bad "set 2 via node $OTHER: '$got'"
+sleep 0.5
+got=$(produce "$LEADER")
+[ "$got" = ok ] && ok "min.insync.replicas=2, ISR of 2: acks=all delivered" || bad "acks=all with 2: '$got'"
+
+# ---- the node that missed the change replays the log ----
+before=$(wc -l <"$T/n$F.err")
+start_node "$F"
+want="retention.ms=7200000 min.insync.replicas=2"
+wait_for 30 same_on "$F" "$want" && ok "node $F restarted: DescribeConfigs shows $want (log replay)" ||
+    bad "node $F after restart: '$(describe "$F" retention.ms min.insync.replicas)'"
+applied_again() { tail -n +$((before + 1)) "$T/n$F.err" | grep -q "cfg: 2 config overrides from the log"; }
+wait_for 10 applied_again &&
+    ok "node $F's engine took the change it missed" ||
+    bad "node $F's engine: $(grep 'config overrides' "$T/n$F.err")"
+
+for i in 1 2 3; do
+    [ "${PIDS[$i]}" = 0 ] && continue
+    kill -TERM "${PIDS[$i]}"; wait "${PIDS[$i]}"; PIDS[$i]=0
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
