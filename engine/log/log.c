@@ -3048,9 +3048,11 @@ static int replica_partition(struct log *lg, const char *topic, uint32_t partiti
 {
     if (lg->opts.read_only)
         return log_refuse_if_read_only(lg, what);
-    /* RL6: of the internal topics only __consumer_offsets is replicated (the transaction log's
-     * coordinator is not yet rebuilt by a new leader: issue 25). */
-    int rc = strcmp(topic, LOG_OFFSETS_TOPIC) == 0 ? 0 : log_client_topic_check(topic);
+    /* RL6: of the internal topics __consumer_offsets and __transaction_state are replicated
+     * (their managers rebuild their state from the log when the node becomes leader). */
+    int rc = strcmp(topic, LOG_OFFSETS_TOPIC) == 0 || strcmp(topic, LOG_TXN_TOPIC) == 0
+                 ? 0
+                 : log_client_topic_check(topic);
     if (rc)
         return rc;
     struct partition *p = log_partition(lg, topic, partition);

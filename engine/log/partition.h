@@ -164,7 +164,7 @@
  *        the batch holding it, monotonic except when a truncation cuts below it; the LSO is
  *        min(first open transaction, it). Readers see it; replica fetches read to the published
  *        log end (pub_end) instead. Unheld, the high watermark is the log end, as before.
- *   RL6. An internal partition (`__consumer_offsets`) is either led (from open on, and after
+ *   RL6. An internal partition (`__consumer_offsets`, `__transaction_state`) is either led (from open on, and after
  *        log_internal_set_follower(false)) or followed (internal_follower, set by
  *        log_internal_set_follower(true), never stored). A followed one takes only replica
  *        appends and truncations; a led one takes only the engine's own appends (coordinator
