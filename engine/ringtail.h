@@ -588,6 +588,21 @@ int rt_partition_end_offset_for_epoch(rt_engine *engine, const char *topic, uint
 int rt_partition_truncate(rt_engine *engine, const char *topic, uint32_t partition, int64_t offset,
                           int64_t *log_end_out);
 
+/* Kafka's truncateFullyAndStartAt, for a follower whose log end is below its leader's log start
+ * (the leader deleted, by retention, DeleteRecords or compaction, what the follower lacks): the
+ * whole log is removed and an empty one starts at `offset` — log start = log end = offset, no
+ * producer state, no open transactions, no leader epochs (the next replica append brings them), a
+ * held high watermark set to `offset`. Any offset >= 0 is taken, below or past the log end; the
+ * caller makes it only on a partition it follows. Refused on an internal partition this engine
+ * leads (RT_E_INVALID_ARGUMENT: resign first). Crash-safe (docs/format.md A.11): an intent is
+ * stored first, and a power loss leaves the old log or (once the intent is durable) the empty
+ * one, which the next open finishes. A fetch started before the call keeps reading the old
+ * segments it holds. Errors: as above, plus RT_E_OFFSET_OUT_OF_RANGE (negative), -errno before
+ * the intent was stored (nothing changed); a failure after it fails the engine's write side
+ * (RT_E_IO_FAILED) until a reopen, which finishes the restart. */
+int rt_partition_restart_at(rt_engine *engine, const char *topic, uint32_t partition,
+                            int64_t offset);
+
 /* Appends a follower's copy of its leader's batches (`len` bytes of whole RecordBatch v2
  * batches, as a replica fetch returns them) exactly as the leader wrote them: base offsets,
  * leader epochs, producer ids, epochs and sequences, control batches (transaction markers) all
