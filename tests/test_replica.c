@@ -786,6 +786,41 @@ static void test_restart_at_refused_on_a_led_internal_partition(void **state)
     tu_rmdir_free(dir);
 }
 
+/* RL7: a failure after the intent fails the write side; the reopen finishes the restart. */
+static void test_restart_at_failure_after_intent_is_finished_by_reopen(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_test_open(dir, &o, &plan, &e), 0);
+    sweep_prepare(e);
+    /* The first segment log the restart unlinks (the oldest: `<0>.log`), after its intent. */
+    struct io_fault_rule rule = {.mode = IO_FAULT_ONCE,
+                                 .op = IO_OP_DIR_ENTRY,
+                                 .nth = 1,
+                                 .error = EIO,
+                                 .path_contains = "/00000000000000000000.log"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    assert_int_equal(rt_partition_restart_at(e, TOPIC, 0, RESTART_AT), RT_E_IO_FAILED);
+    if (!strstr(rt_error_detail(), "reopen finishes"))
+        fail_msg("detail: %s", rt_error_detail());
+    assert_int_equal(tu_append_offset_batch(e, TOPIC, RESTART_AT, 1, VALUE_BYTES, NULL),
+                     RT_E_IO_FAILED);
+    (void)rt_close(e);
+    io_fault_plan_release(&plan);
+    e = open_dir(dir);
+    expect_empty_at(e, RESTART_AT);
+    expect_no_files_below(dir, RESTART_AT);
+    assert_int_equal(append_n(e, 1), RESTART_AT + RECORDS_PER_BATCH);
+    assert_int_equal(rt_close(e), 0);
+    tu_expect_verify_spotless(dir, "after the reopen finished it");
+    tu_rmdir_free(dir);
+}
+
 static int restart_act(rt_engine *e)
 {
     return rt_partition_restart_at(e, TOPIC, 0, RESTART_AT);
@@ -859,6 +894,7 @@ int main(void)
         cmocka_unit_test(test_truncate_power_loss_at_every_directory_fsync),
         cmocka_unit_test(test_restart_at_the_leaders_log_start),
         cmocka_unit_test(test_restart_at_refused_on_a_led_internal_partition),
+        cmocka_unit_test(test_restart_at_failure_after_intent_is_finished_by_reopen),
         cmocka_unit_test(test_restart_at_power_loss_at_every_directory_change),
         cmocka_unit_test(test_restart_at_power_loss_at_every_directory_fsync),
         cmocka_unit_test(test_restart_at_power_loss_at_every_direct_fdatasync),
