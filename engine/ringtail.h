@@ -511,7 +511,8 @@ int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t p
  * `__consumer_offsets` from open on (a single broker never changes that); rt_partition_resign
  * makes one a follower: the committed offsets and group metadata of the groups that hash to it
  * are dropped from memory, requests for those groups answer RT_E_NOT_COORDINATOR, and the
- * partition takes only replica appends (rt_partition_append_replica, rt_partition_truncate),
+ * partition takes only replica appends (rt_partition_append_replica, rt_partition_truncate,
+ * rt_partition_restart_at),
  * whose records are never applied while it follows. rt_partition_become_leader rebuilds that
  * state from the partition's log (to its log end, as an open replays it) and takes the groups
  * back. rt_partition_append_replica and rt_partition_truncate on an internal partition this
