@@ -611,7 +611,9 @@ int rt_partition_end_offset_for_epoch(rt_engine *engine, const char *topic, uint
 /* Kafka's truncateTo: removes every batch whose last offset is >= `offset` (so the log ends at
  * `offset` when it is a batch boundary, else at the base of the batch holding it) and the
  * epochs starting at or past the new end; the producer state, open transactions, aborted-
- * transaction index and indexes are rebuilt to match, the high watermark stays. An offset at or
+ * transaction index and indexes are rebuilt to match (each producer keeps the batches of its
+ * dedup window of 5 that lie below the cut, so a retry of one of them is still a duplicate),
+ * the high watermark stays. An offset at or
  * past the log end changes only the epochs that start there. Refused below the high watermark
  * (nothing a consumer may have read, nor a marker of a transaction decided below the LSO, is
  * ever removed: a follower truncates only what its leader never acknowledged, so the broker holds

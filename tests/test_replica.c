@@ -9,7 +9,8 @@
  * damaged checkpoint (RL1, RL2); OffsetsForLeaderEpoch answers KIP-101's cases; the KIP-279
  * divergence (two leaders wrote different epochs after a common prefix) is repaired by truncating
  * the follower where end_offset_for_epoch says, after which both logs are identical (RL4); the
- * follower's producer state fences a duplicate sequence as the leader's would (RL3); a held high
+ * follower's producer state fences a duplicate sequence as the leader's would (RL3), over the
+ * whole window of 5 batches, and a truncation keeps the window below its cut (PST5); a held high
  * watermark bounds reads, list offsets and the LSO (RL5); a power loss at every step of a
  * truncation leaves the old log or the truncated one, never a partial batch (RL4); a restart-at
  * (a follower below its leader's log start) leaves an empty log at the offset that survives a
@@ -389,6 +390,73 @@ static void test_replica_producer_state_fences_duplicates(void **state)
     n = tu_batch(batch, sizeof(batch), 0, pid, pepoch, seq, 4, "v", seq, 1000);
     assert_int_equal(rt_append_batch(b, TOPIC, 0, batch, n, &base), 0);
     assert_int_equal(base, end);
+    pair_close(&p, true);
+}
+
+/* A producer batch of 4 records at `seq` appended on e as a leader would (rt_append_batch: the
+ * sequence rules run); returns the engine's answer, its base offset in *base. */
+static int producer_batch(rt_engine *e, int64_t pid, int16_t pepoch, int32_t seq, int64_t *base)
+{
+    uint8_t batch[4096];
+    size_t n = tu_batch(batch, sizeof(batch), 0, pid, pepoch, seq, 4, "w", seq, 1000 + seq);
+    *base = -1;
+    return rt_append_batch(e, TOPIC, 0, batch, n, base);
+}
+
+/* RL3 and RL4 with a new leader's eyes (issue 24 item 3: an idempotent producer keeps its
+ * exactly-once promise through a leader change): the follower's dedup window is the leader's
+ * whole window of 5 batches, not only the last one; a truncation rolls the producer state back
+ * to the cut, even when a segment roll (a producer snapshot) lies between the batches, so the
+ * producer's retries of the cut batches are appended at the new log end, its retries of batches
+ * still in the log are duplicates at their original offsets, and a retry that skips a cut batch
+ * is refused as the leader would refuse it. */
+static void test_replica_producer_window_across_truncation(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p);
+    rt_engine *a = p.e[0], *b = p.e[1];
+    int64_t pid = -1;
+    int16_t pepoch = -1;
+    assert_int_equal(rt_producer_id_allocate(a, &pid, &pepoch), 0);
+    int64_t at[6];
+    assert_int_equal(producer_batch(a, pid, pepoch, 0, &at[0]), 0);
+    append_n(a, 9); /* > one 64 KiB segment: the follower rolls, and snapshots, in between */
+    for (int i = 1; i < 6; i++) {
+        assert_int_equal(producer_batch(a, pid, pepoch, 4 * i, &at[i]), 0);
+        if (i == 2)
+            append_n(a, 9); /* another roll between the batches the truncation keeps */
+    }
+    int64_t end = high_watermark(a);
+    replicate(a, b, 0, end);
+    int64_t base = -1;
+    /* The new leader's window is the last 5 batches (1..5): a retry of the oldest is a
+     * duplicate at its original offset, not OUT_OF_ORDER_SEQUENCE_NUMBER. */
+    for (int i = 1; i < 6; i++) {
+        assert_int_equal(producer_batch(b, pid, pepoch, 4 * i, &base), 0);
+        assert_int_equal(base, at[i]);
+    }
+    assert_int_equal(high_watermark(b), end);
+    /* A divergent tail: batches 4 and 5 cut (the high watermark held at the cut first). */
+    int64_t hw = -1, after = -1;
+    assert_int_equal(rt_partition_set_high_watermark(b, TOPIC, 0, at[4], &hw), 0);
+    assert_int_equal(rt_partition_truncate(b, TOPIC, 0, at[4], &after), 0);
+    assert_int_equal(after, at[4]);
+    /* Batch 5 first would skip batch 4, which this log no longer holds. */
+    assert_int_equal(producer_batch(b, pid, pepoch, 20, &base), RT_E_OUT_OF_ORDER_SEQUENCE);
+    /* Batches of the window before the cut still in the log (1..3: batch 0 had left the
+     * window of 5) are duplicates at their offsets, across the second roll's snapshot. */
+    for (int i = 1; i < 4; i++) {
+        assert_int_equal(producer_batch(b, pid, pepoch, 4 * i, &base), 0);
+        assert_int_equal(base, at[i]);
+    }
+    /* The cut ones are the producer's next: appended at the new log end, in order. */
+    assert_int_equal(producer_batch(b, pid, pepoch, 16, &base), 0);
+    assert_int_equal(base, at[4]);
+    assert_int_equal(producer_batch(b, pid, pepoch, 20, &base), 0);
+    assert_int_equal(base, at[4] + 4);
+    assert_int_equal(producer_batch(b, pid, pepoch, 20, &base), 0); /* and now a duplicate */
+    assert_int_equal(base, at[4] + 4);
     pair_close(&p, true);
 }
 
@@ -885,6 +953,7 @@ int main(void)
         cmocka_unit_test(test_replica_copy_is_byte_identical),
         cmocka_unit_test(test_truncate_repairs_a_divergence),
         cmocka_unit_test(test_replica_producer_state_fences_duplicates),
+        cmocka_unit_test(test_replica_producer_window_across_truncation),
         cmocka_unit_test(test_replica_transactions_keep_the_lso),
         cmocka_unit_test(test_held_high_watermark_bounds_reads),
         cmocka_unit_test(test_damaged_checkpoint_is_rebuilt),

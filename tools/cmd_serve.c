@@ -938,8 +938,10 @@ int cmd_serve(int argc, char **argv)
     rt_engine *e = NULL;
     struct kafka_server *srv = NULL;
     struct kafka_metrics *metrics = NULL;
-    if (a.voters) /* producer ids only from the controller's blocks (producer_id_blocks.h PB2) */
+    if (a.voters) { /* producer ids only from the controller's blocks (producer_id_blocks.h PB2) */
         a.eo.producer_ids_granted = true;
+        a.so.cluster_member = true; /* no request served before it joined (server.c KS7) */
+    }
     code = serve_start(&a, &e, &srv, &metrics);
     if (code != SERVE_GO_ON) {
         net_tls_free(a.tls_ctx);

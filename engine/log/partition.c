@@ -2045,12 +2045,16 @@ static int truncate_apply(struct partition *p, uint32_t i, uint64_t pos, int64_t
         p->held_hw_segment_base = seg->base_offset;
         p->held_hw_position = seg->size_bytes;
     }
-    producer_table_free(&p->producers);
+    struct producer_table before = p->producers; /* PST5: its windows below the cut */
+    memset(&p->producers, 0, sizeof(p->producers));
     p->open_txn_count = 0;
     p->snapshot_offset = -1;
     struct partition_recovery rec;
     memset(&rec, 0, sizeof(rec));
     rc = load_producers(p, &rec); /* snapshots past the end are removed there */
+    if (rc == 0)
+        producer_table_keep_window(&p->producers, &before, end);
+    producer_table_free(&before);
     if (rc)
         return rc;
     (void)store_recovery_point(p); /* no tail past the cut; a failure costs a walk, not trust */

@@ -52,6 +52,7 @@ struct metadata_node {
     pthread_t agent;
     bool agent_started;
     struct replica_state *_Atomic rs; /* the leader side of replication (replica_state.h) */
+    atomic_bool caught_up;            /* MN9: current once; never cleared */
     int32_t logged_controller;
     int last_peer_error;
     int last_local_error;
@@ -1279,6 +1280,10 @@ static void partition_roles_apply(struct metadata_node *n)
      * committed, and is registered with the controller (or is it) */
     bool current =
         st.leader_id > 0 && st.last_applied >= st.commit_index && (st.is_leader || n->my_epoch > 0);
+    if (current && !atomic_load(&n->caught_up)) { /* MN9 */
+        atomic_store(&n->caught_up, true);
+        fprintf(stderr, "ringtail serve: controller: caught up with the metadata log; serving\n");
+    }
     rs.n = group_roles_apply(n, rs.a, rs.n, current); /* MN7, before the fetcher sees them */
     for (size_t i = 0; i < rs.n; i++)
         if (rs.a[i].leader == n->node_id) {
@@ -1418,6 +1423,11 @@ void metadata_node_leader_hw(struct metadata_node *n, const char *topic, int32_t
                              int64_t hw)
 {
     replica_fetcher_leader_hw(n->replicas, topic, partition, hw);
+}
+
+bool metadata_node_caught_up(struct metadata_node *n)
+{
+    return n && atomic_load(&n->caught_up);
 }
 
 struct replica_state *metadata_node_replicas(struct metadata_node *n)

@@ -58,6 +58,10 @@
  *       partitions, replication factor min(3, voters), no topic config: MN3's placement) once
  *       that many brokers are unfenced; until then FindCoordinator answers
  *       COORDINATOR_NOT_AVAILABLE.
+ *   MN9  The node has caught up once (metadata_node_caught_up) from the first time it heard
+ *       from a raft leader, applied all that leader committed, and was registered with it (or
+ *       is it), and stays so until it stops; the broker serves no request before (server.c
+ *       KS7), as a Kafka broker serves none before it has caught up with the metadata log.
  */
 #ifndef RT_KAFKA_CLUSTER_METADATA_NODE_H
 #define RT_KAFKA_CLUSTER_METADATA_NODE_H
@@ -94,6 +98,8 @@ int metadata_node_start(const char *dir, int32_t node_id, const char *listen, co
  * 0: 5000). 0 or -errno (-EINVAL: a corrupt checkpoint, logged with its line). */
 int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *host, uint16_t port,
                       unsigned session_ms, unsigned replica_lag_ms, unsigned checkpoint_ms);
+/* MN9: has this node caught up with the metadata log once since it started? Any thread. */
+bool metadata_node_caught_up(struct metadata_node *n);
 /* The leader side of replication (replica_state.h; replica_lag_ms 0: 30000), NULL before
  * metadata_node_run or after metadata_node_halt (which stops it first). */
 struct replica_state *metadata_node_replicas(struct metadata_node *n);
