@@ -85,6 +85,7 @@
  *        else. A single broker (no --voters) never forwards.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +169,117 @@ static int16_t forward(struct kafka_slot *s, struct metadata_node *cluster,
     }
     return -1;
 }
+
+/* The codecs of the forwarded APIs as forward() takes them. */
+#define FORWARD_CODEC(api)                                                                         \
+    static int encode_##api(struct kp_writer *w, int16_t v, const void *m)                         \
+    {                                                                                              \
+        return kmsg_##api##_request_encode(w, v, m);                                               \
+    }                                                                                              \
+    static int decode_##api(struct kp_reader *r, int16_t v, struct kp_arena *a, void *out)         \
+    {                                                                                              \
+        return kmsg_##api##_response_decode(r, v, a, out);                                         \
+    }
+FORWARD_CODEC(create_topics)
+FORWARD_CODEC(delete_topics)
+FORWARD_CODEC(create_partitions)
+FORWARD_CODEC(alter_configs)
+FORWARD_CODEC(incremental_alter_configs)
+
+/* A forwarded API: its codecs, and its answer's entry (the same struct as the handler's result
+ * entry): size, where error_code and error_message are, and what else to copy (NULL: none). */
+struct forward_api {
+    kclient_encode_fn encode;
+    forward_decode_fn decode;
+    size_t entry_size, code_at, message_at;
+    void (*more)(struct kafka_slot *s, void *to, const void *from);
+};
+
+/* The entries fwd[0..nf) of a request's array (elem_size each), copied for the forwarded
+ * request. */
+static void *forward_pick(struct kafka_slot *s, const void *entries, size_t elem_size,
+                          const size_t *fwd, size_t nf)
+{
+    uint8_t *out = kafka_alloc(s, nf, elem_size);
+    for (size_t j = 0; j < nf && out; j++)
+        memcpy(out + j * elem_size, (const uint8_t *)entries + fwd[j] * elem_size, elem_size);
+    return out;
+}
+
+/* KAD12: fq (the entries fwd[0..nf) of the client's request; NULL: out of memory) forwarded and
+ * each answer entry copied into results[fwd[j]] (its error, its message, api->more), or, with
+ * no answer, forward()'s error into every one; each counted. `out` is the decoded response,
+ * `count` and `entries` its entry count and entries pointer fields. */
+static void forward_entries(struct kafka_slot *s, struct metadata_node *cluster,
+                            const struct forward_api *api, const void *fq, void *out,
+                            const int32_t *count, const void *entries, void *results,
+                            const size_t *fwd, size_t nf)
+{
+    struct forwarded f = {0};
+    const char *message = "out of memory";
+    int16_t err =
+        fq ? forward(s, cluster, api->encode, fq, api->decode, out, count, nf, &f, &message)
+           : KAFKA_UNKNOWN_SERVER_ERROR;
+    const uint8_t *answers = NULL;
+    memcpy(&answers, entries, sizeof answers); /* the decoded array */
+    for (size_t j = 0; j < nf; j++) {
+        uint8_t *to = (uint8_t *)results + fwd[j] * api->entry_size;
+        const uint8_t *from = err >= 0 ? NULL : answers + j * api->entry_size;
+        int16_t code = err;
+        struct kp_str m = from ? (struct kp_str){NULL, -1} : kafka_str_dup(s, message);
+        if (from) {
+            struct kp_str x;
+            memcpy(&code, from + api->code_at, sizeof code);
+            memcpy(&x, from + api->message_at, sizeof x);
+            m = forwarded_str(s, x);
+            if (api->more)
+                api->more(s, to, from);
+        }
+        memcpy(to + api->code_at, &code, sizeof code);
+        memcpy(to + api->message_at, &m, sizeof m);
+        kafka_count_error(s, code);
+    }
+    forwarded_free(&f);
+}
+
+#define FORWARD_API(api, entry, more)                                                              \
+    {                                                                                              \
+        encode_##api, decode_##api, sizeof(struct entry), offsetof(struct entry, error_code),      \
+            offsetof(struct entry, error_message), more                                            \
+    }
+
+/* CreateTopics' answer beyond the error (v5+: partitions, replication factor, configs). */
+static void create_topics_more(struct kafka_slot *s, void *to, const void *from)
+{
+    struct kmsg_create_topics_topic_response *o = to;
+    const struct kmsg_create_topics_topic_response *x = from;
+    memcpy(o->topic_id, x->topic_id, sizeof o->topic_id);
+    o->topic_config_error_code = x->topic_config_error_code;
+    o->num_partitions = x->num_partitions;
+    o->replication_factor = x->replication_factor;
+    size_t nc = x->configs_count > 0 ? (size_t)x->configs_count : 0;
+    struct kmsg_create_topics_config_result *c = kafka_alloc(s, nc, sizeof(*c));
+    for (size_t k = 0; k < nc && c; k++)
+        c[k] = (struct kmsg_create_topics_config_result){
+            .name = forwarded_str(s, x->configs[k].name),
+            .value = forwarded_str(s, x->configs[k].value),
+            .read_only = x->configs[k].read_only,
+            .config_source = x->configs[k].config_source,
+            .is_sensitive = x->configs[k].is_sensitive};
+    o->configs = c;
+    o->configs_count = c ? (int32_t)nc : x->configs_count < 0 ? -1 : 0;
+}
+
+static const struct forward_api fwd_create_topics =
+    FORWARD_API(create_topics, kmsg_create_topics_topic_response, create_topics_more);
+static const struct forward_api fwd_delete_topics =
+    FORWARD_API(delete_topics, kmsg_delete_topics_topic_response, NULL);
+static const struct forward_api fwd_create_partitions =
+    FORWARD_API(create_partitions, kmsg_create_partitions_result, NULL);
+static const struct forward_api fwd_alter_configs =
+    FORWARD_API(alter_configs, kmsg_alter_configs_resource_response, NULL);
+static const struct forward_api fwd_incremental_alter_configs =
+    FORWARD_API(incremental_alter_configs, kmsg_alter_configs_resource_response, NULL);
 
 int16_t kafka_create_topic_configs(struct kafka_slot *s, const struct kmsg_create_topics_topic *t,
                                    struct rt_topic_config **out, size_t *count,
@@ -381,49 +493,6 @@ static void forget_offsets(rt_engine *e, const char *topic)
     free(l.parts);
 }
 
-static int encode_delete_topics(struct kp_writer *w, int16_t v, const void *m)
-{
-    return kmsg_delete_topics_request_encode(w, v, m);
-}
-
-static int decode_delete_topics(struct kp_reader *r, int16_t v, struct kp_arena *a, void *out)
-{
-    return kmsg_delete_topics_response_decode(r, v, a, out);
-}
-
-/* KAD12: the topics fwd[0..nf) of q (named: a topic named by id only is answered here)
- * forwarded as one DeleteTopics; the answers copied into res. */
-static void forward_delete_topics(struct kafka_slot *s, struct metadata_node *cluster,
-                                  const struct kmsg_delete_topics_request *q, const size_t *fwd,
-                                  size_t nf, struct kmsg_delete_topics_topic_response *res)
-{
-    struct kp_str *names = kafka_alloc(s, nf, sizeof(*names));
-    struct kmsg_delete_topics_state *ts = kafka_alloc(s, nf, sizeof(*ts));
-    struct kmsg_delete_topics_response r = {0};
-    struct forwarded f = {0};
-    const char *message = "out of memory";
-    int16_t err = KAFKA_UNKNOWN_SERVER_ERROR;
-    if (names && ts) {
-        for (size_t j = 0; j < nf; j++) {
-            names[j] = q->topic_names[fwd[j]];
-            ts[j] = (struct kmsg_delete_topics_state){.name = names[j]}; /* v6: by name */
-        }
-        struct kmsg_delete_topics_request fq = {.topic_names = names,
-                                                .topic_names_count = (int32_t)nf,
-                                                .timeout_ms = q->timeout_ms,
-                                                .topics = ts,
-                                                .topics_count = (int32_t)nf};
-        err = forward(s, cluster, encode_delete_topics, &fq, decode_delete_topics, &r,
-                      &r.responses_count, nf, &f, &message);
-    }
-    for (size_t j = 0; j < nf; j++) {
-        res[fwd[j]].error_code = err >= 0 ? err : r.responses[j].error_code;
-        res[fwd[j]].error_message =
-            err >= 0 ? kafka_str_dup(s, message) : forwarded_str(s, r.responses[j].error_message);
-    }
-    forwarded_free(&f);
-}
-
 enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
 {
     const struct kmsg_delete_topics_request *q = &s->msg.delete_topics;
@@ -477,10 +546,19 @@ enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
         }
         kafka_count_error(s, res[i].error_code);
     }
-    if (res && nf) {
-        forward_delete_topics(s, cluster, q, fwd, nf, res);
-        for (size_t j = 0; j < nf; j++)
-            kafka_count_error(s, res[fwd[j]].error_code);
+    if (res && nf) { /* KAD12: by name (v6 writes topics[]) */
+        struct kp_str *names = forward_pick(s, q->topic_names, sizeof(*names), fwd, nf);
+        struct kmsg_delete_topics_state *ts = kafka_alloc(s, nf, sizeof(*ts));
+        for (size_t j = 0; j < nf && names && ts; j++)
+            ts[j] = (struct kmsg_delete_topics_state){.name = names[j]};
+        struct kmsg_delete_topics_request fq = {.topic_names = names,
+                                                .topic_names_count = (int32_t)nf,
+                                                .timeout_ms = q->timeout_ms,
+                                                .topics = ts,
+                                                .topics_count = (int32_t)nf};
+        struct kmsg_delete_topics_response r = {0};
+        forward_entries(s, cluster, &fwd_delete_topics, names && ts ? &fq : NULL, &r,
+                        &r.responses_count, &r.responses, res, fwd, nf);
     }
     struct kmsg_delete_topics_response m = {.responses = res,
                                             .responses_count = res ? (int32_t)n : 0};
@@ -595,66 +673,6 @@ static int cluster_topic_rows(struct kafka_slot *s, struct metadata_node *cluste
     return 0;
 }
 
-static int encode_create_topics(struct kp_writer *w, int16_t v, const void *m)
-{
-    return kmsg_create_topics_request_encode(w, v, m);
-}
-
-static int decode_create_topics(struct kp_reader *r, int16_t v, struct kp_arena *a, void *out)
-{
-    return kmsg_create_topics_response_decode(r, v, a, out);
-}
-
-/* KAD12: the topics fwd[0..nf) of q forwarded as one CreateTopics; the answers (partitions,
- * replication factor, configs) copied into res. */
-static void forward_create_topics(struct kafka_slot *s, struct metadata_node *cluster,
-                                  const struct kmsg_create_topics_request *q, const size_t *fwd,
-                                  size_t nf, struct kmsg_create_topics_topic_response *res)
-{
-    struct kmsg_create_topics_topic *ts = kafka_alloc(s, nf, sizeof(*ts));
-    struct kmsg_create_topics_response r = {0};
-    struct forwarded f = {0};
-    const char *message = "out of memory";
-    int16_t err = KAFKA_UNKNOWN_SERVER_ERROR;
-    if (ts) {
-        for (size_t j = 0; j < nf; j++)
-            ts[j] = q->topics[fwd[j]];
-        struct kmsg_create_topics_request fq = {.topics = ts,
-                                                .topics_count = (int32_t)nf,
-                                                .timeout_ms = q->timeout_ms,
-                                                .validate_only = q->validate_only};
-        err = forward(s, cluster, encode_create_topics, &fq, decode_create_topics, &r,
-                      &r.topics_count, nf, &f, &message);
-    }
-    for (size_t j = 0; j < nf; j++) {
-        struct kmsg_create_topics_topic_response *o = &res[fwd[j]];
-        if (err >= 0) {
-            o->error_code = err;
-            o->error_message = kafka_str_dup(s, message);
-            continue;
-        }
-        const struct kmsg_create_topics_topic_response *x = &r.topics[j];
-        o->error_code = x->error_code;
-        o->error_message = forwarded_str(s, x->error_message);
-        memcpy(o->topic_id, x->topic_id, sizeof o->topic_id);
-        o->topic_config_error_code = x->topic_config_error_code;
-        o->num_partitions = x->num_partitions;
-        o->replication_factor = x->replication_factor;
-        size_t nc = x->configs_count > 0 ? (size_t)x->configs_count : 0;
-        struct kmsg_create_topics_config_result *c = kafka_alloc(s, nc, sizeof(*c));
-        for (size_t k = 0; k < nc && c; k++)
-            c[k] = (struct kmsg_create_topics_config_result){
-                .name = forwarded_str(s, x->configs[k].name),
-                .value = forwarded_str(s, x->configs[k].value),
-                .read_only = x->configs[k].read_only,
-                .config_source = x->configs[k].config_source,
-                .is_sensitive = x->configs[k].is_sensitive};
-        o->configs = c;
-        o->configs_count = c ? (int32_t)nc : x->configs_count < 0 ? -1 : 0;
-    }
-    forwarded_free(&f);
-}
-
 enum net_verdict kafka_handle_create_topics(struct kafka_slot *s)
 {
     const struct kmsg_create_topics_request *q = &s->msg.create_topics;
@@ -717,10 +735,15 @@ enum net_verdict kafka_handle_create_topics(struct kafka_slot *s)
         res[i].configs = c;
         res[i].configs_count = c ? (int32_t)rows.count : 0;
     }
-    if (res && nf) {
-        forward_create_topics(s, cluster, q, fwd, nf, res);
-        for (size_t j = 0; j < nf; j++)
-            kafka_count_error(s, res[fwd[j]].error_code);
+    if (res && nf) { /* KAD12 */
+        struct kmsg_create_topics_request fq = {
+            .topics = forward_pick(s, q->topics, sizeof(*q->topics), fwd, nf),
+            .topics_count = (int32_t)nf,
+            .timeout_ms = q->timeout_ms,
+            .validate_only = q->validate_only};
+        struct kmsg_create_topics_response r = {0};
+        forward_entries(s, cluster, &fwd_create_topics, fq.topics ? &fq : NULL, &r, &r.topics_count,
+                        &r.topics, res, fwd, nf);
     }
     struct kmsg_create_topics_response m = {.topics = res, .topics_count = res ? (int32_t)n : 0};
     kafka_response_begin(s);
@@ -1421,56 +1444,6 @@ static int16_t alter_one(struct kafka_slot *s, const struct kmsg_alter_configs_r
     return rc == RT_E_INVALID_CONFIG ? KAFKA_INVALID_CONFIG : kafka_error_from_rt(rc);
 }
 
-static int encode_alter_configs(struct kp_writer *w, int16_t v, const void *m)
-{
-    return kmsg_alter_configs_request_encode(w, v, m);
-}
-
-static int encode_incremental_alter_configs(struct kp_writer *w, int16_t v, const void *m)
-{
-    return kmsg_incremental_alter_configs_request_encode(w, v, m);
-}
-
-static int decode_alter_configs(struct kp_reader *r, int16_t v, struct kp_arena *a, void *out)
-{
-    return kmsg_alter_configs_response_decode(r, v, a, out);
-}
-
-static int decode_incremental_alter_configs(struct kp_reader *r, int16_t v, struct kp_arena *a,
-                                            void *out)
-{
-    return kmsg_incremental_alter_configs_response_decode(r, v, a, out);
-}
-
-/* KAD11: the TOPIC resources fwd[0..nf) of q sent as one request (same API and version) to the
- * active controller (KAD12); its answers copied into res. */
-static void forward_configs(struct kafka_slot *s, struct metadata_node *cluster, bool incremental,
-                            const struct kmsg_alter_configs_request *q, const size_t *fwd,
-                            size_t nf, struct kmsg_alter_configs_resource_response *res)
-{
-    struct kmsg_alter_configs_resource *rs = kafka_alloc(s, nf, sizeof(*rs));
-    struct kmsg_alter_configs_response r = {0};
-    struct forwarded f = {0};
-    const char *message = "out of memory";
-    int16_t err = KAFKA_UNKNOWN_SERVER_ERROR;
-    if (rs) {
-        for (size_t j = 0; j < nf; j++)
-            rs[j] = q->resources[fwd[j]];
-        struct kmsg_alter_configs_request fq = {
-            .resources = rs, .resources_count = (int32_t)nf, .validate_only = q->validate_only};
-        err = forward(s, cluster,
-                      incremental ? encode_incremental_alter_configs : encode_alter_configs, &fq,
-                      incremental ? decode_incremental_alter_configs : decode_alter_configs, &r,
-                      &r.responses_count, nf, &f, &message);
-    }
-    for (size_t j = 0; j < nf; j++) {
-        res[fwd[j]].error_code = err >= 0 ? err : r.responses[j].error_code;
-        res[fwd[j]].error_message =
-            err >= 0 ? kafka_str_dup(s, message) : forwarded_str(s, r.responses[j].error_message);
-    }
-    forwarded_free(&f);
-}
-
 static enum net_verdict alter_configs(struct kafka_slot *s, bool incremental)
 {
     const struct kmsg_alter_configs_request *q = &s->msg.alter_configs;
@@ -1504,10 +1477,15 @@ static enum net_verdict alter_configs(struct kafka_slot *s, bool incremental)
         res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
         kafka_count_error(s, res[i].error_code);
     }
-    if (res && nf) {
-        forward_configs(s, cluster, incremental, q, fwd, nf, res);
-        for (size_t j = 0; j < nf; j++)
-            kafka_count_error(s, res[fwd[j]].error_code);
+    if (res && nf) { /* KAD11, KAD12: the TOPIC resources, same API and version */
+        struct kmsg_alter_configs_request fq = {
+            .resources = forward_pick(s, q->resources, sizeof(*q->resources), fwd, nf),
+            .resources_count = (int32_t)nf,
+            .validate_only = q->validate_only};
+        struct kmsg_alter_configs_response r = {0};
+        forward_entries(
+            s, cluster, incremental ? &fwd_incremental_alter_configs : &fwd_alter_configs,
+            fq.resources ? &fq : NULL, &r, &r.responses_count, &r.responses, res, fwd, nf);
     }
     struct kmsg_alter_configs_response m = {.responses = res,
                                             .responses_count = res ? (int32_t)n : 0};
@@ -1586,46 +1564,6 @@ static int16_t create_partitions_one(struct kafka_slot *s,
     return kafka_error_from_rt(rc);
 }
 
-static int encode_create_partitions(struct kp_writer *w, int16_t v, const void *m)
-{
-    return kmsg_create_partitions_request_encode(w, v, m);
-}
-
-static int decode_create_partitions(struct kp_reader *r, int16_t v, struct kp_arena *a, void *out)
-{
-    return kmsg_create_partitions_response_decode(r, v, a, out);
-}
-
-/* KAD12: the topics fwd[0..nf) of q forwarded as one CreatePartitions; the answers copied into
- * res. */
-static void forward_create_partitions(struct kafka_slot *s, struct metadata_node *cluster,
-                                      const struct kmsg_create_partitions_request *q,
-                                      const size_t *fwd, size_t nf,
-                                      struct kmsg_create_partitions_result *res)
-{
-    struct kmsg_create_partitions_topic *ts = kafka_alloc(s, nf, sizeof(*ts));
-    struct kmsg_create_partitions_response r = {0};
-    struct forwarded f = {0};
-    const char *message = "out of memory";
-    int16_t err = KAFKA_UNKNOWN_SERVER_ERROR;
-    if (ts) {
-        for (size_t j = 0; j < nf; j++)
-            ts[j] = q->topics[fwd[j]];
-        struct kmsg_create_partitions_request fq = {.topics = ts,
-                                                    .topics_count = (int32_t)nf,
-                                                    .timeout_ms = q->timeout_ms,
-                                                    .validate_only = q->validate_only};
-        err = forward(s, cluster, encode_create_partitions, &fq, decode_create_partitions, &r,
-                      &r.results_count, nf, &f, &message);
-    }
-    for (size_t j = 0; j < nf; j++) {
-        res[fwd[j]].error_code = err >= 0 ? err : r.results[j].error_code;
-        res[fwd[j]].error_message =
-            err >= 0 ? kafka_str_dup(s, message) : forwarded_str(s, r.results[j].error_message);
-    }
-    forwarded_free(&f);
-}
-
 enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s)
 {
     const struct kmsg_create_partitions_request *q = &s->msg.create_partitions;
@@ -1663,10 +1601,15 @@ enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s)
         res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
         kafka_count_error(s, res[i].error_code);
     }
-    if (res && nf) {
-        forward_create_partitions(s, cluster, q, fwd, nf, res);
-        for (size_t j = 0; j < nf; j++)
-            kafka_count_error(s, res[fwd[j]].error_code);
+    if (res && nf) { /* KAD12 */
+        struct kmsg_create_partitions_request fq = {
+            .topics = forward_pick(s, q->topics, sizeof(*q->topics), fwd, nf),
+            .topics_count = (int32_t)nf,
+            .timeout_ms = q->timeout_ms,
+            .validate_only = q->validate_only};
+        struct kmsg_create_partitions_response r = {0};
+        forward_entries(s, cluster, &fwd_create_partitions, fq.topics ? &fq : NULL, &r,
+                        &r.results_count, &r.results, res, fwd, nf);
     }
     struct kmsg_create_partitions_response m = {.results = res,
                                                 .results_count = res ? (int32_t)n : 0};
