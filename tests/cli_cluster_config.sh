@@ -180,15 +180,20 @@ got=$(incalter "$NON" retention.ms 3600000 min.insync.replicas 2)
     bad "IncrementalAlterConfigs via node $NON: '$got'"
 want="retention.ms=3600000 min.insync.replicas=2"
 same_on() { [ "$(describe "$1" retention.ms min.insync.replicas)" = "$2" ]; }
-for i in 1 2 3; do
-    wait_for 10 same_on "$i" "$want" && ok "DescribeConfigs on node $i: $want" ||
-        bad "DescribeConfigs on node $i: '$(describe "$i" retention.ms min.insync.replicas)'"
-done
-applied() { grep -q "cfg: 2 config overrides from the log" "$T/n$1.err"; }
-n_applied=0
-for i in 1 2 3; do wait_for 10 applied "$i" && n_applied=$((n_applied + 1)); done
-[ "$n_applied" = 3 ] && ok "every node's engine took the two overrides from the log (MN6)" ||
-    bad "engines applied on $n_applied nodes: $(grep -h 'config overrides' "$T"/n?.err)"
+everywhere() { # everywhere TOPIC "K=V ..." K...: every node describes it, every engine took it (MN6)
+    local topic=$1 want=$2 i n=0; shift 2
+    shows() { [ "$(TOPIC=$topic describe "$1" "${@:2}")" = "$want" ]; }
+    for i in 1 2 3; do
+        if wait_for 10 shows "$i" "$@"; then ok "DescribeConfigs of $topic on node $i: $want"
+        else bad "DescribeConfigs of $topic on node $i: '$(TOPIC=$topic describe "$i" "$@")'"; fi
+    done
+    for i in 1 2 3; do
+        wait_for 10 grep -q "$topic: $# config overrides from the log" "$T/n$i.err" && n=$((n + 1))
+    done
+    if [ "$n" = 3 ]; then ok "every node's engine took $topic's $# overrides from the log (MN6)"
+    else bad "engines applied on $n nodes: $(grep -h 'config overrides' "$T"/n?.err)"; fi
+}
+everywhere cfg "$want" retention.ms min.insync.replicas
 
 # the flexible version (v1: compact strings, tagged fields) is forwarded at its own version
 got=$($PY "$T/raw.py" incalter1 "$(kport "$NON")" segment.ms 86400000 2>&1)
@@ -273,12 +278,12 @@ for w in create partitions delete; do
         bad "$w: $(cat "$T/admin.out")"
 done
 [ "$(grep -c '^create ok' "$T/admin.out")" = 2 ] || bad "create: $(grep '^create' "$T/admin.out")"
-grep -q '^validate ok' "$T/admin.out" && ok "validate_only CreateTopics forwarded: NONE" ||
-    bad "validate_only: $(grep '^validate' "$T/admin.out")"
-grep -q '^badcfg error INVALID_CONFIG' "$T/admin.out" && ok "retention.ms=abc: INVALID_CONFIG (40)" ||
-    bad "retention.ms=abc: $(grep '^badcfg' "$T/admin.out")"
-grep -q '^unknowncfg error INVALID_CONFIG' "$T/admin.out" && ok "an unknown config: INVALID_CONFIG (40)" ||
-    bad "unknown config: $(grep '^unknowncfg' "$T/admin.out")"
+answered() { # answered OP ANSWER WHAT: the AdminClient's line for OP is ANSWER
+    if grep -q "^$1 $2" "$T/admin.out"; then ok "$3"; else bad "$3: $(grep "^$1 " "$T/admin.out")"; fi
+}
+answered validate ok "validate_only CreateTopics forwarded: NONE"
+answered badcfg "error INVALID_CONFIG" "retention.ms=abc: INVALID_CONFIG (40)"
+answered unknowncfg "error INVALID_CONFIG" "an unknown config: INVALID_CONFIG (40)"
 
 # ---- every node agrees: Metadata and DescribeConfigs ----
 want="cfg:1 fwd:4 "
@@ -287,17 +292,7 @@ for i in 1 2 3; do
     wait_for 10 agree "$i" && ok "Metadata on node $i: fwd with 4 partitions; gone, dry, badcfg, badkey absent" ||
         bad "Metadata on node $i: '$(topics_of "$i")'"
 done
-wantc="retention.ms=3600000 cleanup.policy=compact"
-cfg_on() { [ "$(TOPIC=fwd describe "$1" retention.ms cleanup.policy)" = "$wantc" ]; }
-for i in 1 2 3; do
-    wait_for 10 cfg_on "$i" && ok "DescribeConfigs on node $i: $wantc" ||
-        bad "DescribeConfigs on node $i: '$(TOPIC=fwd describe "$i" retention.ms cleanup.policy)'"
-done
-applied() { grep -q "fwd: 2 config overrides from the log" "$T/n$1.err"; }
-n_applied=0
-for i in 1 2 3; do wait_for 10 applied "$i" && n_applied=$((n_applied + 1)); done
-[ "$n_applied" = 3 ] && ok "every node's engine took fwd's two configs from the log" ||
-    bad "engines applied on $n_applied nodes: $(grep -h 'config overrides' "$T"/n?.err)"
+everywhere fwd "retention.ms=3600000 cleanup.policy=compact" retention.ms cleanup.policy
 
 # ---- the peer marker: client id "ringtail" on a non-controller is answered, not forwarded ----
 got=$($PY "$T/raw.py" create_as "$(kport "$NON")" ringtail peer 2>&1)

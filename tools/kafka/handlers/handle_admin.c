@@ -551,11 +551,10 @@ enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
         struct kmsg_delete_topics_state *ts = kafka_alloc(s, nf, sizeof(*ts));
         for (size_t j = 0; j < nf && names && ts; j++)
             ts[j] = (struct kmsg_delete_topics_state){.name = names[j]};
-        struct kmsg_delete_topics_request fq = {.topic_names = names,
-                                                .topic_names_count = (int32_t)nf,
-                                                .timeout_ms = q->timeout_ms,
-                                                .topics = ts,
-                                                .topics_count = (int32_t)nf};
+        struct kmsg_delete_topics_request fq = *q; /* the timeout kept */
+        fq.topic_names = names;
+        fq.topic_names_count = fq.topics_count = (int32_t)nf;
+        fq.topics = ts;
         struct kmsg_delete_topics_response r = {0};
         forward_entries(s, cluster, &fwd_delete_topics, names && ts ? &fq : NULL, &r,
                         &r.responses_count, &r.responses, res, fwd, nf);
@@ -735,12 +734,10 @@ enum net_verdict kafka_handle_create_topics(struct kafka_slot *s)
         res[i].configs = c;
         res[i].configs_count = c ? (int32_t)rows.count : 0;
     }
-    if (res && nf) { /* KAD12 */
-        struct kmsg_create_topics_request fq = {
-            .topics = forward_pick(s, q->topics, sizeof(*q->topics), fwd, nf),
-            .topics_count = (int32_t)nf,
-            .timeout_ms = q->timeout_ms,
-            .validate_only = q->validate_only};
+    if (res && nf) {                               /* KAD12 */
+        struct kmsg_create_topics_request fq = *q; /* timeout and validate_only kept */
+        fq.topics = forward_pick(s, q->topics, sizeof(*q->topics), fwd, nf);
+        fq.topics_count = (int32_t)nf;
         struct kmsg_create_topics_response r = {0};
         forward_entries(s, cluster, &fwd_create_topics, fq.topics ? &fq : NULL, &r, &r.topics_count,
                         &r.topics, res, fwd, nf);
@@ -1478,10 +1475,9 @@ static enum net_verdict alter_configs(struct kafka_slot *s, bool incremental)
         kafka_count_error(s, res[i].error_code);
     }
     if (res && nf) { /* KAD11, KAD12: the TOPIC resources, same API and version */
-        struct kmsg_alter_configs_request fq = {
-            .resources = forward_pick(s, q->resources, sizeof(*q->resources), fwd, nf),
-            .resources_count = (int32_t)nf,
-            .validate_only = q->validate_only};
+        struct kmsg_alter_configs_request fq = *q; /* validate_only kept */
+        fq.resources = forward_pick(s, q->resources, sizeof(*q->resources), fwd, nf);
+        fq.resources_count = (int32_t)nf;
         struct kmsg_alter_configs_response r = {0};
         forward_entries(
             s, cluster, incremental ? &fwd_incremental_alter_configs : &fwd_alter_configs,
@@ -1601,12 +1597,10 @@ enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s)
         res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
         kafka_count_error(s, res[i].error_code);
     }
-    if (res && nf) { /* KAD12 */
-        struct kmsg_create_partitions_request fq = {
-            .topics = forward_pick(s, q->topics, sizeof(*q->topics), fwd, nf),
-            .topics_count = (int32_t)nf,
-            .timeout_ms = q->timeout_ms,
-            .validate_only = q->validate_only};
+    if (res && nf) {                                   /* KAD12 */
+        struct kmsg_create_partitions_request fq = *q; /* timeout and validate_only kept */
+        fq.topics = forward_pick(s, q->topics, sizeof(*q->topics), fwd, nf);
+        fq.topics_count = (int32_t)nf;
         struct kmsg_create_partitions_response r = {0};
         forward_entries(s, cluster, &fwd_create_partitions, fq.topics ? &fq : NULL, &r,
                         &r.results_count, &r.results, res, fwd, nf);
