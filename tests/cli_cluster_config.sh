@@ -15,7 +15,8 @@
 # topic; every node's Metadata and DescribeConfigs agree; raw CreateTopics, CreatePartitions and
 # DeleteTopics v0 at the non-controller are forwarded (a controller's error relayed), but a
 # client calling itself "ringtail" (the peer marker) gets NOT_CONTROLLER (41); kafkajs's
-# createTopics through the non-controller works.
+# createTopics through the non-controller works; a node alone (no controller known) answers
+# CreateTopics NOT_CONTROLLER.
 #
 # usage: bash tests/cli_cluster_config.sh /path/to/ringtail
 set -u
@@ -389,6 +390,13 @@ for i in 1 2 3; do
     [ "${PIDS[$i]}" = 0 ] && continue
     kill -TERM "${PIDS[$i]}"; wait "${PIDS[$i]}"; PIDS[$i]=0
 done
+
+# ---- no controller known (one node of three: no quorum): NOT_CONTROLLER, which clients retry ----
+start_node "$NON"
+lone() { [ "$($PY "$T/raw.py" create_as "$(kport "$NON")" test lone 2>/dev/null)" = 41 ]; }
+wait_for 20 lone && ok "node $NON alone (no controller): CreateTopics answered NOT_CONTROLLER (41)" ||
+    bad "node $NON alone: '$($PY "$T/raw.py" create_as "$(kport "$NON")" test lone 2>&1 | tail -1)'"
+kill -TERM "${PIDS[$NON]}"; wait "${PIDS[$NON]}"; PIDS[$NON]=0
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
