@@ -8,7 +8,8 @@
  * directories), bench_sinks.c (ringtail and the three peers behind one append/read seam),
  * bench_limit.c (the limits: every way of doing their work), bench_check.c (the self-check),
  * bench_txn.c (transactional workloads W3/W4, the RocksDB TransactionDB peer, the fdatasync
- * probe, the memory probes), bench_main.c (options, workloads, table, JSON, chart).
+ * probe, the memory probes), bench_serve.c (`ringtail serve` over loopback), bench_cluster.c
+ * (three `ringtail serve --voters` nodes: replication's cost), bench_main.c (options, workloads, table, JSON, chart).
  *
  * This program measures and reports; it never asserts a target. It does check its own
  * yardsticks (bench_check.c): a ratio above a limit fails the run, because the limit was then not
@@ -299,9 +300,12 @@ struct serve_produce_args {
     const char *broker, *topic;
     uint32_t producers, partitions;
     double seconds;
+    uint64_t bytes_max; /* 0: none; else the producers stop once they sent this many values */
+    bool acks_one;      /* acks=1, not idempotent (librdkafka's idempotence needs acks=all) */
 };
 /* `producers` idempotent librdkafka producers (acks=all, 1 KiB values, producer i to partition
- * i mod partitions) streaming for `seconds`; the clock stops at the last acknowledgement. */
+ * i mod partitions) streaming for `seconds` (or until bytes_max); the clock stops at the last
+ * acknowledgement. */
 int serve_produce(const struct serve_produce_args *args, struct serve_result *out);
 /* One read_committed librdkafka consumer reads `records` records of every partition from 0. */
 int serve_consume(const char *broker, const char *topic, uint32_t partitions, uint64_t records,
@@ -319,5 +323,89 @@ int serve_txn_mix(const struct serve_txn_mix_args *args, struct serve_result *ou
                   uint64_t *commits);
 /* A plain TCP transfer of `bytes` over 127.0.0.1, sender and receiver threads, 1 MiB calls. */
 int serve_loopback_limit(uint64_t bytes, struct serve_result *out);
+
+/* ---- the consume workload (bench_consume.c): the consumer path, issue 27 item 5 ---- */
+/* Writes `bytes` of 1 KiB values (128-record batches, round robin, an aborted 16-record
+ * transaction after every 16th batch) into a new topic of DIR's engine, sync none; records[p]
+ * receives each partition's committed records. */
+int consume_fill(const char *dir, const char *topic, uint32_t partitions, uint64_t bytes,
+                 uint64_t *records, char *err, size_t errlen);
+struct consume_args {
+    const char *broker, *topic;
+    uint32_t partitions, consumers;
+    const uint64_t *records;  /* each partition's committed records, all read from offset 0 */
+    bool thin;                /* thin Fetch v11 clients; else librdkafka consumers */
+    int32_t fetch_bytes;      /* thin: max_bytes and partition_max_bytes of each Fetch */
+    const char *rdkafka_conf; /* librdkafka: "k=v,..." set last (may be NULL) */
+};
+/* `consumers` read_committed consumers, consumer i reading the partitions p with
+ * p mod consumers == i to their ends; out: values read, from the common start to the last end. */
+int consume_run(const struct consume_args *args, struct serve_result *out);
+/* `bytes` over 127.0.0.1 split over `streams` connections (a sender and a receiver thread
+ * each, 1 MiB calls): by send from memory, or by sendfile from a page-cached scratch file
+ * (unlinked at once). *sender_cpu_s: the senders' thread CPU seconds, summed. */
+int consume_loopback(const char *scratch, uint64_t bytes, uint32_t streams, bool use_sendfile,
+                     struct serve_result *out, double *sender_cpu_s);
+
+/* ---- the cluster workload CL (bench_cluster.c) ---- */
+#define CLUSTER_NODES          3
+#define CLUSTER_PARTITIONS_MAX 16
+
+struct cluster {
+    char ringtail[2048];
+    char dir[2048]; /* node i in DIR/ni, its output in DIR/ni.log */
+    uint32_t session_ms;
+    pid_t pid[CLUSTER_NODES + 1]; /* by node id; 0: not running */
+    uint16_t kport[CLUSTER_NODES + 1], cport[CLUSTER_NODES + 1];
+    char voters[96];
+    char bootstrap[96]; /* the three Kafka listeners */
+    char log_path[CLUSTER_NODES + 1][2100];
+};
+struct cluster_part {
+    int32_t leader, epoch;
+    int32_t replicas[CLUSTER_NODES], isr[CLUSTER_NODES];
+    uint32_t replicas_count, isr_count;
+    int64_t lag[CLUSTER_NODES], end[CLUSTER_NODES]; /* by replica order; -1: not known */
+};
+/* One `ringtail cluster status` answer, for one topic. */
+struct cluster_view {
+    int32_t controller;
+    uint32_t unfenced;
+    uint32_t partitions;
+    struct cluster_part parts[CLUSTER_PARTITIONS_MAX];
+};
+struct cluster_catchup {
+    int32_t follower;
+    uint64_t produced_bytes;  /* values produced while it was stopped */
+    uint64_t bytes;           /* values the rate is over */
+    double seconds;           /* their time */
+    double restart_to_sync_s; /* from its restart to lag 0, start-up included */
+    double produce_mb_s;      /* the produce meanwhile (two replicas) */
+    bool from_restart;        /* caught up before the first sample: bytes/seconds from restart */
+};
+/* Starts three nodes (`RINGTAIL serve DIR/ni --node-id i --voters ...`, free 127.0.0.1 ports,
+ * the broker session timeout given) and waits until all three are listed with a controller. */
+int cluster_start(struct cluster *c, const char *ringtail, const char *dir, uint32_t session_ms);
+/* (Re)starts node id and waits for its "listening on" line. */
+int cluster_node_start(struct cluster *c, int id);
+/* Sends sig to node id and waits (SIGKILL after 20 s); -ECHILD: it did not exit 0 (not SIGKILL). */
+int cluster_node_stop(struct cluster *c, int id, int sig);
+/* SIGTERM to every node; the first error. */
+int cluster_stop(struct cluster *c);
+/* `ringtail cluster status` from a running node, `topic`'s partitions parsed. */
+int cluster_view_read(const struct cluster *c, const char *topic, struct cluster_view *v);
+/* Until every node is listed and (topic given) its partitions are led with whole ISRs. */
+int cluster_wait(const struct cluster *c, const char *topic, uint32_t partitions, double timeout_s);
+/* CreateTopics through librdkafka's AdminClient (NOT_CONTROLLER retried); min_isr 0: default.
+ * Waits until its partitions are led with whole ISRs. */
+int cluster_topic_create(const struct cluster *c, const char *topic, uint32_t partitions,
+                         uint32_t rf, uint32_t min_isr, char *err, size_t errlen);
+/* One failover trial (bench_cluster.c): *ms_out, SIGKILL of a partition's leader to the first
+ * acknowledgement by another node; the node is restarted and the ISRs whole again after. */
+int cluster_failover(struct cluster *c, const char *topic, uint32_t partitions, double *ms_out,
+                     int32_t *killed_out, char *err, size_t errlen);
+/* A follower stopped, `bytes` of values produced by `producers`, restarted: its catch-up. */
+int cluster_catchup(struct cluster *c, const char *topic, uint32_t partitions, uint32_t producers,
+                    uint64_t bytes, struct cluster_catchup *out, char *err, size_t errlen);
 
 #endif /* RT_BENCH_H */

@@ -22,7 +22,9 @@
  *   S   serve (bench_serve.c): `ringtail serve` in its own process, librdkafka producers over
  *       loopback (idempotent, acks=all, 1 and 16 producers) beside the in-process W2 figure of
  *       this run at the same producer count, and a read_committed librdkafka consumer beside
- *       the loopback limit (a plain TCP transfer of the same bytes) measured here
+ *       the loopback limit (a plain TCP transfer of the same bytes) measured here; and the
+ *       consumer path (bench_consume.c, `--only consume`): 1, 2, 4 thin Fetch clients and
+ *       librdkafka consumers, the server's CPU per GB, against send/recv and sendfile limits
  *   O   open (bench_open.c): rt_open after a clean close and after a SIGKILL (a 64 MiB tail,
  *       1.5 s for the housekeeping to store the recovery-point tail, then 8 MiB more),
  *       warm and cold (posix_fadvise(DONTNEED) on every file first), 1 and 4 GB in one
@@ -42,6 +44,12 @@
  *       page cache plus a pwritev + fdatasync write of the bytes kept, one fdatasync per
  *       segment kept); bytes before/after, records kept; then a live appender's and a newest-
  *       record reader's p50/p99 latency with no cleaner and while the clean runs (same run)
+ *   CL  cluster (bench_cluster.c): three `ringtail serve --voters` nodes on 127.0.0.1; the S
+ *       producers against a topic of replication factor 3 (acks=all, min.insync.replicas=2)
+ *       beside one of replication factor 1 (acks=all: the group's reference, and acks=1), the
+ *       failover time (a partition leader SIGKILLed while a producer writes -> its writes
+ *       acknowledged by another node; median of --cluster-trials), and a restarted follower's
+ *       catch-up rate beside the loopback limit (plain TCP, the same bytes)
  *
  * MB/s everywhere is value bytes (10^6) per second, so stores with different per-record overhead
  * compare on what the user asked them to keep. The write limit writes chunks of ringtail's
@@ -93,7 +101,13 @@ struct bench_opts {
     const char *w1_rows;  /* NULL: all of producer,append,batch */
     bool run_w1, run_w2, run_r1, run_fetch, run_w3, run_w4, run_mem, run_hot, run_serve, run_open;
     bool run_txn_mix;
+    bool run_consume; /* the consumer path (bench_consume.c), issue 27 item 5 */
     bool run_clean;
+    bool run_cluster;
+    double cluster_seconds;                 /* CL: each produce row */
+    uint32_t cluster_trials;                /* CL: failover trials */
+    uint64_t cluster_catchup_bytes;         /* CL: values produced while the follower is stopped */
+    uint32_t cluster_session_ms;            /* CL: --broker-session-timeout-ms of the nodes */
     uint64_t clean_bytes;                   /* C: the compacted log's size */
     uint64_t open_sizes[PRODUCER_SETS_MAX]; /* O: one-partition log sizes in GB */
     uint32_t open_size_count;
@@ -1916,6 +1930,395 @@ static void run_serve(void)
     run_serve_tls(ringtail, counts[sizeof(counts) / sizeof(counts[0]) - 1]);
 }
 
+/* The consumer path (issue 27 item 5, bench_consume.c): one log of 8 partitions written in
+ * process, then served by one `ringtail serve` to 1, 2 and 4 thin Fetch clients and
+ * librdkafka consumers, each row read against the loopback limit of this run (the better of
+ * send/recv and sendfile of the same bytes), with the server's and this process's CPU per GB;
+ * then the thin clients again from servers started with --zero-copy sendmsg and false. */
+#define CONSUME_PARTITIONS  8
+#define CONSUME_FETCH_BYTES (50 << 20) /* the thin clients' max_bytes, as librdkafka's default */
+/* Thin c4's server CPU s/GB by --zero-copy true, false, sendmsg; and the best sendfile sender's
+ * (the loopback's floor, its softirq work included). */
+static double consume_server_s_gb[3] = {NAN, NAN, NAN}, consume_floor_s_gb = NAN;
+
+/* An unmeasured pass of 4 thin clients over the whole log: every row then reads a server whose
+ * segment mappings and page tables are warm, whichever row runs first. */
+static void consume_warm(struct serve_proc *sp, const uint64_t *ends)
+{
+    struct consume_args a = {.broker = sp->broker,
+                             .topic = BENCH_TOPIC,
+                             .partitions = CONSUME_PARTITIONS,
+                             .consumers = 4,
+                             .records = ends,
+                             .thin = true,
+                             .fetch_bytes = CONSUME_FETCH_BYTES};
+    struct serve_result cr;
+    progress_phase("S consume: warm-up pass");
+    consume_run(&a, &cr);
+}
+
+/* One consume row. fetch_bytes: the thin clients' max_bytes; for librdkafka
+ * CONSUME_FETCH_BYTES means its defaults (fetch.max.bytes 50 MiB, fetch.message.max.bytes 1 MiB
+ * a partition, queued.max.messages.kbytes 65536), another value fetch.message.max.bytes of that
+ * and a 256 MiB queue (serve_consume's settings). RTB_RDKAFKA_CONF replaces either. */
+static void consume_row(const char *ringtail, const char *dir, struct serve_proc *sp,
+                        const uint64_t *ends, bool thin, uint32_t n, const char *server_mode,
+                        int32_t fetch_bytes)
+{
+    char config[40], label[64], size[40] = "", rk[160] = "";
+    if (fetch_bytes != CONSUME_FETCH_BYTES && thin)
+        snprintf(size, sizeof(size), ", %d MiB fetches", fetch_bytes >> 20);
+    else if (fetch_bytes != CONSUME_FETCH_BYTES) /* librdkafka: larger fetches and queue */
+        snprintf(size, sizeof(size), ", %dM/partition, 256M queue", fetch_bytes >> 20);
+    if (fetch_bytes != CONSUME_FETCH_BYTES && !thin)
+        snprintf(rk, sizeof(rk), "fetch.message.max.bytes=%d,queued.max.messages.kbytes=262144",
+                 fetch_bytes);
+    snprintf(config, sizeof(config), "%s c%u%s%s%s", thin ? "fetch" : "rdkafka", n,
+             server_mode ? ", zc " : "", server_mode ? server_mode : "", size);
+    struct row *r = row_new("S", "consume", config, "S/consumers", KIND_SUBJECT);
+    r->producers = n;
+    if (server_mode) {
+        char arg[48];
+        snprintf(arg, sizeof(arg), "--zero-copy %s", server_mode);
+        int rc = serve_proc_start(sp, ringtail, dir, arg);
+        if (rc) {
+            row_fail(r, "start", rc, sp->log_path);
+            return;
+        }
+        consume_warm(sp, ends);
+    }
+    snprintf(label, sizeof(label), "S consume %s", config);
+    progress_phase(label);
+    const char *conf = getenv("RTB_RDKAFKA_CONF");
+    struct consume_args a = {.broker = sp->broker,
+                             .topic = BENCH_TOPIC,
+                             .partitions = CONSUME_PARTITIONS,
+                             .consumers = n,
+                             .records = ends,
+                             .thin = thin,
+                             .fetch_bytes = fetch_bytes,
+                             .rdkafka_conf = conf ? conf : rk};
+    struct serve_result cr;
+    double c0 = proc_cpu_s(0), s0 = proc_cpu_s(sp->pid);
+    int rc = consume_run(&a, &cr);
+    double client = proc_cpu_s(0) - c0, server = proc_cpu_s(sp->pid) - s0;
+    serve_row_fill(r, &cr, false);
+    double gb = (double)cr.bytes / 1e9;
+    snprintf(r->note, sizeof(r->note),
+             "%s, read_committed, %u partitions split over %u; CPU s/GB server %.3f, client %.3f",
+             thin ? "thin Fetch v11 clients (batch headers walked)" : "librdkafka consumers",
+             CONSUME_PARTITIONS, n, server / gb, client / gb);
+    if (thin && n == 4 && fetch_bytes == CONSUME_FETCH_BYTES)
+        consume_server_s_gb[!server_mode                        ? 0
+                            : strcmp(server_mode, "false") == 0 ? 1
+                                                                : 2] = server / gb;
+    if (rc)
+        row_fail(r, "consume", rc, cr.errmsg);
+    if (server_mode) {
+        rc = serve_proc_stop(sp);
+        if (rc)
+            row_fail(r, "SIGTERM exit status", rc, sp->log_path);
+    }
+}
+
+/* One loopback limit way, measured again after the consumers (the better run kept). */
+static void consume_limit(struct row **slot, const char *dir, uint64_t bytes, uint32_t streams,
+                          bool use_sendfile)
+{
+    char config[40], path[PATH_MAX + 16];
+    snprintf(config, sizeof(config), "%s x%u", use_sendfile ? "sendfile" : "tcp send/recv",
+             streams);
+    snprintf(path, sizeof(path), "%s.sendfile", dir);
+    if (!*slot) {
+        *slot = row_new("S", "loopback", config, "S/consumers", KIND_LIMIT);
+        (*slot)->mb_s = NAN;
+    }
+    struct row *r = *slot;
+    struct serve_result lr;
+    double cpu = NAN;
+    int rc = consume_loopback(path, bytes, streams, use_sendfile, &lr, &cpu);
+    double mb_s = lr.seconds > 0 ? (double)lr.bytes / 1e6 / lr.seconds : NAN;
+    double s_gb = cpu / ((double)lr.bytes / 1e9);
+    if (!rc && use_sendfile && (isnan(consume_floor_s_gb) || s_gb < consume_floor_s_gb))
+        consume_floor_s_gb = s_gb;
+    if (rc) {
+        row_fail(r, "loopback", rc, "");
+        return;
+    }
+    if (isnan(r->mb_s) || mb_s > r->mb_s) {
+        serve_row_fill(r, &lr, false);
+        r->rec_s = NAN; /* bytes, not records */
+        snprintf(r->note, sizeof(r->note),
+                 "the same bytes over 127.0.0.1, %u stream(s), %s, 1 MiB recv; sender CPU "
+                 "%.3f s/GB (with the loopback's softirq work)",
+                 streams, use_sendfile ? "sendfile from a cached file" : "1 MiB send", s_gb);
+    }
+}
+
+static void run_consume(void)
+{
+    char ringtail[PATH_MAX], dir[PATH_MAX], err[256] = "";
+    ringtail_cli_path(ringtail, sizeof(ringtail));
+    system_dir(dir, sizeof(dir), "S", "consume", "log");
+    uint64_t bytes = opt.quick ? 64u << 20 : 1u << 30, ends[CONSUME_PARTITIONS];
+    bench_rmtree(dir);
+    progress_phase("S consume: writing the log");
+    int rc = bench_mkdir(dir);
+    if (!rc)
+        rc = consume_fill(dir, BENCH_TOPIC, CONSUME_PARTITIONS, bytes, ends, err, sizeof(err));
+    if (rc) {
+        row_fail(row_new("S", "consume", "fetch c1", "S/consumers", KIND_SUBJECT), "prepare", rc,
+                 err);
+        return;
+    }
+    uint64_t records = 0;
+    for (uint32_t p = 0; p < CONSUME_PARTITIONS; p++)
+        records += ends[p];
+    struct row *lims[4] = {NULL};
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) { /* the consumers, between the two passes of the limits */
+            static const uint32_t counts[] = {1, 2, 4};
+            struct serve_proc sp;
+            rc = serve_proc_start(&sp, ringtail, dir, NULL);
+            if (rc) {
+                row_fail(row_new("S", "consume", "fetch c1", "S/consumers", KIND_SUBJECT), "start",
+                         rc, sp.log_path);
+                return;
+            }
+            consume_warm(&sp, ends);
+            for (int thin = 1; thin >= 0; thin--)
+                for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++)
+                    consume_row(ringtail, dir, &sp, ends, thin, counts[k], NULL,
+                                CONSUME_FETCH_BYTES);
+            consume_row(ringtail, dir, &sp, ends, true, 4, NULL, 1 << 20); /* smaller fetches */
+            consume_row(ringtail, dir, &sp, ends, true, 4, NULL, 8 << 20);
+            consume_row(ringtail, dir, &sp, ends, false, 4, NULL, 8 << 20);
+            rc = serve_proc_stop(&sp);
+            if (rc)
+                fprintf(stderr, "ringtail-bench: S consume server exit: %s (see %s)\n",
+                        rt_strerror(rc), sp.log_path);
+            consume_row(ringtail, dir, &sp, ends, true, 4, "sendmsg", CONSUME_FETCH_BYTES);
+            consume_row(ringtail, dir, &sp, ends, true, 4, "false", CONSUME_FETCH_BYTES);
+            if (!opt.keep)
+                unlink(sp.log_path);
+        }
+        progress_phase("S loopback limits (send/recv, sendfile; 1 and 4 streams)");
+        for (int w = 0; w < 4; w++)
+            consume_limit(&lims[w], dir, records * BENCH_VALUE_BYTES, w & 1 ? 4 : 1, w >= 2);
+    }
+    if (!opt.keep)
+        bench_rmtree(dir);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* CL: three `ringtail serve --voters` nodes, replication's cost (bench_cluster.c)            */
+/* ---------------------------------------------------------------------------------------- */
+
+#define CL_TOPIC_RF3  "cl-rf3"
+#define CL_TOPIC_RF1  "cl-rf1"
+#define CL_PARTITIONS 3 /* one led by each node */
+#define CL_PRODUCERS  6
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One produce row of CL: the S producers against a topic of the running cluster, summed over
+ * its runs (RF1 and RF3 at acks=all run in the order A B B A, so a drift in the machine's load
+ * weighs on both alike). */
+struct cl_prod {
+    struct row *r;
+    const char *topic, *what;
+    bool acks_one;
+    uint32_t runs;
+    uint64_t records, bytes;
+    double seconds, p50_w, p99_w, p999_w; /* latency percentiles weighted by records */
+    double cpu_nodes_s, cpu_client_s;
+};
+
+static void cluster_produce_run(struct cluster *c, struct cl_prod *cp)
+{
+    struct row *r = cp->r;
+    if (strncmp(r->note, "FAILED", 6) == 0)
+        return;
+    char label[96];
+    snprintf(label, sizeof(label), "CL produce %s", r->config);
+    progress_phase(label);
+    struct serve_produce_args a = {.broker = c->bootstrap,
+                                   .topic = cp->topic,
+                                   .producers = CL_PRODUCERS,
+                                   .partitions = CL_PARTITIONS,
+                                   .seconds = opt.cluster_seconds,
+                                   .acks_one = cp->acks_one};
+    struct serve_result sr;
+    double cpu_nodes0 = 0, cpu_nodes1 = 0, cpu_client0 = proc_cpu_s(0);
+    for (int i = 1; i <= CLUSTER_NODES; i++)
+        cpu_nodes0 += proc_cpu_s(c->pid[i]);
+    int rc = serve_produce(&a, &sr);
+    for (int i = 1; i <= CLUSTER_NODES; i++)
+        cpu_nodes1 += proc_cpu_s(c->pid[i]);
+    cp->cpu_client_s += proc_cpu_s(0) - cpu_client0;
+    cp->cpu_nodes_s += cpu_nodes1 - cpu_nodes0;
+    cp->runs++;
+    cp->records += sr.records;
+    cp->bytes += sr.bytes;
+    cp->seconds += sr.seconds;
+    cp->p50_w += sr.p50_us * (double)sr.records;
+    cp->p99_w += sr.p99_us * (double)sr.records;
+    cp->p999_w += sr.p999_us * (double)sr.records;
+    struct serve_result sum = {.seconds = cp->seconds, .records = cp->records, .bytes = cp->bytes};
+    if (cp->records) {
+        sum.p50_us = cp->p50_w / (double)cp->records;
+        sum.p99_us = cp->p99_w / (double)cp->records;
+        sum.p999_us = cp->p999_w / (double)cp->records;
+    }
+    serve_row_fill(r, &sum, true);
+    /* CPU seconds per GB of values: where the replication's cost goes on 2 shared cores */
+    double gb = (double)cp->bytes / 1e9;
+    snprintf(r->note, sizeof(r->note),
+             "%s; librdkafka %s, %s, 1 KiB values, %u producers over %u partitions, %u run%s "
+             "of %.1f s; CPU-s per GB: nodes %.1f, client %.1f",
+             cp->what, rd_version(),
+             cp->acks_one ? "acks=1, not idempotent" : "idempotent, acks=all", CL_PRODUCERS,
+             CL_PARTITIONS, cp->runs, cp->runs == 1 ? "" : "s", opt.cluster_seconds,
+             gb > 0 ? cp->cpu_nodes_s / gb : NAN, gb > 0 ? cp->cpu_client_s / gb : NAN);
+    if (rc)
+        row_fail(r, "produce", rc, sr.errmsg);
+}
+
+static void run_cluster(void)
+{
+    char ringtail[PATH_MAX], dir[PATH_MAX], err[256] = "";
+    ringtail_cli_path(ringtail, sizeof(ringtail));
+    system_dir(dir, sizeof(dir), "CL", "cluster", "");
+    bench_rmtree(dir);
+    struct cluster *c = calloc(1, sizeof(*c));
+    if (!c)
+        return;
+    progress_phase("CL starting three nodes");
+    settle();
+    int rc = cluster_start(c, ringtail, dir, opt.cluster_session_ms);
+    if (rc == 0)
+        rc = cluster_topic_create(c, CL_TOPIC_RF3, CL_PARTITIONS, 3, 2, err, sizeof(err));
+    if (rc == 0)
+        rc = cluster_topic_create(c, CL_TOPIC_RF1, CL_PARTITIONS, 1, 0, err, sizeof(err));
+    if (rc) {
+        struct row *r = row_new("CL", "cluster", "RF3 acks=all", "CL/produce", KIND_SUBJECT);
+        if (!err[0])
+            snprintf(err, sizeof(err), "see %s/n*.log", dir);
+        row_fail(r, "cluster start", rc, err);
+        goto out;
+    }
+    /* produce: RF1 (the reference of the group) beside RF3, each its own topic on the same
+     * three processes, at acks=all in the order RF1 RF3 RF3 RF1 */
+    struct cl_prod one = {.r = row_new("CL", "cluster", "RF1 acks=1", "CL/produce", KIND_SUBJECT),
+                          .topic = CL_TOPIC_RF1,
+                          .what = "replication factor 1",
+                          .acks_one = true};
+    struct cl_prod rf1 = {.r = row_new("CL", "cluster", "RF1 acks=all", "CL/produce", KIND_LIMIT),
+                          .topic = CL_TOPIC_RF1,
+                          .what = "replication factor 1 (the reference: xlimit of this group)"};
+    struct cl_prod rf3 = {.r = row_new("CL", "cluster", "RF3 acks=all", "CL/produce", KIND_SUBJECT),
+                          .topic = CL_TOPIC_RF3,
+                          .what = "replication factor 3, min.insync.replicas=2"};
+    one.r->producers = rf1.r->producers = rf3.r->producers = CL_PRODUCERS;
+    cluster_produce_run(c, &one);
+    cluster_produce_run(c, &rf1);
+    cluster_produce_run(c, &rf3);
+    cluster_produce_run(c, &rf3);
+    cluster_produce_run(c, &rf1);
+
+    /* failover: the median of the trials */
+    struct row *f = row_new("CL", "cluster", "failover (median)", "CL/failover", KIND_NA);
+    f->mb_s = NAN;
+    double ms[16];
+    uint32_t done = 0;
+    char trials[160] = "";
+    for (uint32_t t = 0; t < opt.cluster_trials && t < 16; t++) {
+        int32_t killed = 0;
+        progress_phase("CL failover");
+        /* a topic of its own each trial: placed round-robin, one of its partitions is led by
+         * a node that is not the controller (a failover moves leaderships onto survivors) */
+        char topic[32];
+        snprintf(topic, sizeof(topic), "cl-failover-%u", t);
+        ms[done] = -1;
+        rc = cluster_topic_create(c, topic, CL_PARTITIONS, 3, 2, err, sizeof(err));
+        if (rc == 0)
+            rc = cluster_failover(c, topic, CL_PARTITIONS, &ms[done], &killed, err, sizeof(err));
+        if (ms[done] >= 0) {
+            size_t used = strlen(trials);
+            snprintf(trials + used, sizeof(trials) - used, "%s%.0f", done ? ", " : "", ms[done]);
+            done++;
+        }
+        if (rc) {
+            row_fail(f, "failover", rc, err);
+            break;
+        }
+    }
+    if (done) {
+        qsort(ms, done, sizeof(ms[0]), cmp_double);
+        f->has_latency = true;
+        f->p50_us = ms[done / 2] * 1e3;
+        f->p99_us = f->p999_us = ms[done - 1] * 1e3;
+        f->records = done;
+        f->seconds = ms[done / 2] / 1e3;
+        if (!strstr(f->note, "FAILED"))
+            snprintf(f->note, sizeof(f->note),
+                     "leader SIGKILLed -> first acks=all write acknowledged by another node: "
+                     "median %.0f ms of %u (%s ms; session timeout %u ms); p50/p99 = "
+                     "median/max",
+                     ms[done / 2], done, trials, opt.cluster_session_ms);
+    }
+
+    /* catch-up against the loopback limit with the same bytes (after a failed failover too:
+     * cluster_failover restarts the node it killed) */
+    {
+        struct cluster_catchup cu;
+        struct row *u = row_new("CL", "cluster", "follower catch-up", "CL/catchup", KIND_SUBJECT);
+        rc = cluster_catchup(c, CL_TOPIC_RF3, CL_PARTITIONS, CL_PRODUCERS,
+                             opt.cluster_catchup_bytes, &cu, err, sizeof(err));
+        if (rc || cu.seconds <= 0) {
+            row_fail(u, "catch-up", rc ? rc : -EIO, err);
+        } else {
+            u->bytes = cu.bytes;
+            u->seconds = cu.seconds;
+            u->mb_s = (double)cu.bytes / 1e6 / cu.seconds;
+            u->records = cu.bytes / BENCH_VALUE_BYTES;
+            u->rec_s = (double)u->records / cu.seconds;
+            snprintf(u->note, sizeof(u->note),
+                     "node %d stopped (SIGTERM), %.0f MB produced at %.1f MB/s, restarted: "
+                     "%.1f MB replicated in %.2f s%s; restart to in sync %.2f s",
+                     cu.follower, (double)cu.produced_bytes / 1e6, cu.produce_mb_s,
+                     (double)cu.bytes / 1e6, cu.seconds,
+                     cu.from_restart ? " (from the restart: caught up before the first sample)"
+                                     : " (lag from cluster status, 20 ms samples)",
+                     cu.restart_to_sync_s);
+            struct row *l = row_new("CL", "loopback", "tcp, same bytes", "CL/catchup", KIND_LIMIT);
+            progress_phase("CL loopback limit");
+            struct serve_result lr;
+            int lrc = serve_loopback_limit(cu.bytes, &lr);
+            serve_row_fill(l, &lr, false);
+            l->rec_s = NAN;
+            snprintf(l->note, sizeof(l->note),
+                     "plain TCP over 127.0.0.1, 1 MiB send/recv, sender and receiver threads");
+            if (lrc)
+                row_fail(l, "loopback", lrc, "");
+        }
+    }
+out:
+    rc = cluster_stop(c);
+    if (rc) {
+        struct row *r = row_new("CL", "cluster", "SIGTERM", "CL/stop", KIND_NA);
+        snprintf(err, sizeof(err), "see %s/n*.log", dir);
+        row_fail(r, "SIGTERM exit status", rc, err);
+    }
+    free(c);
+    if (!opt.keep)
+        bench_rmtree(dir);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* ratios, table, JSON, chart                                                                */
 /* ---------------------------------------------------------------------------------------- */
@@ -2828,12 +3231,50 @@ static void goals_other(void)
         goal_set(g, r->ratio_limit, "serve %.1f MB/s (librdkafka, acks=all)", r->mb_s);
     else
         goal_absent(g, "S", "serve", "produce p16", "did not run (--only)");
+    /* the consumer path (issue 27 item 5): the best consumer count (and fetch size) of each
+     * client, from the server with its default --zero-copy true */
+    for (int thin = 1; thin >= 0; thin--) {
+        const struct row *best = NULL;
+        for (uint32_t i = 0; i < row_count; i++)
+            if (strcmp(rows[i].workload, "S") == 0 && strcmp(rows[i].system, "consume") == 0 &&
+                strncmp(rows[i].config, thin ? "fetch c" : "rdkafka c", thin ? 7 : 9) == 0 &&
+                !strstr(rows[i].config, ", zc ") && !isnan(rows[i].ratio_limit) &&
+                (!best || rows[i].ratio_limit > best->ratio_limit))
+                best = &rows[i];
+        g = goal_add(thin ? "S consume thin fetch / loopback, best N"
+                          : "S consume librdkafka / loopback, best N",
+                     0.8, false);
+        if (best)
+            goal_set(g, best->ratio_limit, "%s: %.1f MB/s", best->config, best->mb_s);
+        else
+            goal_absent(g, "S", "consume", thin ? "fetch c1" : "rdkafka c1",
+                        "did not run (--only)");
+    }
+    g = goal_add("S consume server CPU s/GB, zero copy", 0.1, true);
+    if (!isnan(consume_server_s_gb[0]))
+        goal_set(g, consume_server_s_gb[0],
+                 "4 thin clients; --zero-copy sendmsg %.3f, false %.3f; a bare sendfile "
+                 "sender %.3f",
+                 consume_server_s_gb[2], consume_server_s_gb[1], consume_floor_s_gb);
+    else
+        goal_absent(g, "S", "consume", "fetch c4", "did not run (--only)");
     g = goal_add("S consume / loopback limit", 0.8, false);
     r = row_ran("S", "serve", "consume read_committed");
     if (r && !isnan(r->ratio_limit))
         goal_set(g, r->ratio_limit, "serve %.1f MB/s (librdkafka read_committed)", r->mb_s);
     else
         goal_absent(g, "S", "serve", "consume read_committed", "did not run (--only)");
+    /* CL: replication's cost (issue 24 item 6): RF 3 at acks=all against RF 1 at acks=all,
+     * same producers, same values, same three processes */
+    g = goal_add("CL produce RF3 / RF1, acks=all", 0.5, false);
+    r = row_ran("CL", "cluster", "RF3 acks=all");
+    const struct row *rf1 = row_ran("CL", "cluster", "RF1 acks=all");
+    if (r && rf1 && rf1->mb_s > 0)
+        goal_set(g, r->mb_s / rf1->mb_s, "RF3 %.1f MB/s, RF1 %.1f MB/s (3 nodes, loopback)",
+                 r->mb_s, rf1->mb_s);
+    else
+        goal_absent(g, "CL", "cluster", r ? "RF1 acks=all" : "RF3 acks=all",
+                    "did not run (--only)");
     /* heap */
     g = goal_add("engine heap peak, W2 p64 (MB)", 64 * 1.048576, true);
     r = row_ran("W2", "ringtail", "p64");
@@ -3261,6 +3702,13 @@ static void usage(FILE *out)
         "      acks=all, 1 and 16) beside in-process W2, and a read_committed consumer\n"
         "      beside the loopback limit (plain TCP, same bytes); the 16-producer\n"
         "      produce and the consume again over an SSL listener (TLS beside plaintext)\n"
+        "  S   consume (--only consume): 1, 2, 4 thin Fetch clients and librdkafka\n"
+        "      consumers over 8 partitions against the loopback limit (send/recv and\n"
+        "      sendfile), server CPU per GB with zero copy, sendmsg and copying\n"
+        "  CL  cluster: three `ringtail serve --voters` nodes on 127.0.0.1; produce to a\n"
+        "      topic of RF 3 (acks=all, min.insync.replicas 2) beside RF 1 (acks=all and\n"
+        "      acks=1), the failover time (leader SIGKILLed -> writes acknowledged again)\n"
+        "      and a restarted follower's catch-up rate beside the loopback limit\n"
         "\n"
         "options:\n"
         "  --dir DIR          make the scratch directory under DIR (default: /work or /tmp,\n"
@@ -3269,7 +3717,7 @@ static void usage(FILE *out)
         "  --json FILE        write every row as JSON\n"
         "  --plot FILE        write a PNG chart (gnuplot)\n"
         "  --only LIST        comma list of w1,w2,r1,fetch,w3,w4,mem,hot,serve,txnmix,open,\n"
-        "                     clean\n"
+        "                     clean,consume,cluster\n"
         "                     (default: all)\n"
         "  --peers LIST       comma list of rocksdb,lmdb,sqlite or 'none' (default: all)\n"
         "  --w1-bytes N       W1 value bytes (and the peers' R1 data) [1G; quick 32M]\n"
@@ -3296,6 +3744,12 @@ static void usage(FILE *out)
         "  --open-probe-exe P O: the program that times each open (bench/bench_open.c built\n"
         "                     with -DBENCH_OPEN_PROBE_ONLY against another libringtail)\n"
         "  --clean-bytes N    C: the compacted log rt_topic_compact cleans [256M; quick 16M]\n"
+        "  --cluster-seconds S CL: each produce run (RF1 and RF3 at acks=all run twice)\n"
+        "                     [2; quick 0.5]\n"
+        "  --cluster-trials N CL: failover trials, the median reported [3; quick 1]\n"
+        "  --cluster-catchup-bytes N CL: values produced while a follower is stopped\n"
+        "                     [128M; quick 16M]\n"
+        "  --cluster-session-ms MS CL: the nodes' --broker-session-timeout-ms [3000]\n"
         "  --keep             keep the scratch directory\n"
         "  --self-check fail|warn  a ratio above its limit fails the run (exit 1) or only\n"
         "                     prints its SELF-CHECK FAILED line (warn: smoke runs at sizes too\n"
@@ -3381,6 +3835,10 @@ static void parse_args(int argc, char **argv)
         O_OPEN_PARTITIONS,
         O_OPEN_PROBE_EXE,
         O_CLEAN_BYTES,
+        O_CLUSTER_SECONDS,
+        O_CLUSTER_TRIALS,
+        O_CLUSTER_CATCHUP,
+        O_CLUSTER_SESSION,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -3415,6 +3873,10 @@ static void parse_args(int argc, char **argv)
         {"open-partitions", required_argument, NULL, O_OPEN_PARTITIONS},
         {"open-probe-exe", required_argument, NULL, O_OPEN_PROBE_EXE},
         {"clean-bytes", required_argument, NULL, O_CLEAN_BYTES},
+        {"cluster-seconds", required_argument, NULL, O_CLUSTER_SECONDS},
+        {"cluster-trials", required_argument, NULL, O_CLUSTER_TRIALS},
+        {"cluster-catchup-bytes", required_argument, NULL, O_CLUSTER_CATCHUP},
+        {"cluster-session-ms", required_argument, NULL, O_CLUSTER_SESSION},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -3546,6 +4008,26 @@ static void parse_args(int argc, char **argv)
         case O_CLEAN_BYTES:
             opt.clean_bytes = parse_size(optarg);
             break;
+        case O_CLUSTER_SECONDS:
+            opt.cluster_seconds = atof(optarg);
+            break;
+        case O_CLUSTER_TRIALS:
+            opt.cluster_trials = (uint32_t)atoi(optarg);
+            if (opt.cluster_trials < 1 || opt.cluster_trials > 15) {
+                fprintf(stderr, "ringtail-bench: --cluster-trials needs 1..15\n");
+                exit(2);
+            }
+            break;
+        case O_CLUSTER_CATCHUP:
+            opt.cluster_catchup_bytes = parse_size(optarg);
+            break;
+        case O_CLUSTER_SESSION:
+            opt.cluster_session_ms = (uint32_t)atoi(optarg);
+            if (opt.cluster_session_ms < 500 || opt.cluster_session_ms > 60000) {
+                fprintf(stderr, "ringtail-bench: --cluster-session-ms needs 500..60000\n");
+                exit(2);
+            }
+            break;
         case 'h':
         case O_HELP:
             usage(stdout);
@@ -3571,7 +4053,16 @@ static void parse_args(int argc, char **argv)
     opt.run_serve = !only || list_has(only, "serve");
     opt.run_open = !only || list_has(only, "open");
     opt.run_txn_mix = !only || list_has(only, "txnmix");
+    opt.run_consume = !only || list_has(only, "consume");
     opt.run_clean = !only || list_has(only, "clean");
+    opt.run_cluster = !only || list_has(only, "cluster");
+    opt.cluster_seconds = opt.cluster_seconds > 0 ? opt.cluster_seconds : opt.quick ? 0.5 : 2.0;
+    if (opt.cluster_trials == 0)
+        opt.cluster_trials = opt.quick ? 1 : 3;
+    if (opt.cluster_catchup_bytes == 0)
+        opt.cluster_catchup_bytes = opt.quick ? 16u << 20 : 128u << 20;
+    if (opt.cluster_session_ms == 0)
+        opt.cluster_session_ms = 3000;
     if (opt.clean_bytes == 0)
         opt.clean_bytes = opt.quick ? 16u << 20 : 256u << 20;
     opt.serve_seconds = serves > 0 ? serves : opt.quick ? 0.5 : 5.0;
@@ -3727,12 +4218,16 @@ int main(int argc, char **argv)
         run_hot();
     if (opt.run_serve)
         run_serve();
+    if (opt.run_consume)
+        run_consume();
     if (opt.run_open)
         run_open();
     if (opt.run_txn_mix)
         run_txn_mix();
     if (opt.run_clean)
         run_clean();
+    if (opt.run_cluster)
+        run_cluster();
     progress_stop();
     double total_s = (double)(bench_now_ns() - t0) / 1e9;
     compute_ratios();

@@ -4,7 +4,8 @@
  * one partition of 1 and 4 GB (16 GB with --open-gb 16, a longer run) and for 1 000 and 10 000
  * partitions; after each open it fetches once from every partition (fetch from all).
  *
- * Each open is timed in a fresh process (`ringtail-bench --open-probe DIR [cold]`, or the program
+ * Each open is timed in a fresh process (`ringtail-bench --open-probe DIR [cold]`, `none`: open
+ * under sync=none instead of the default sync=always, for a one-off figure; or the program
  * --open-probe-exe names; `small`: the 1 MiB segments of the many-partition directory: the same probe built against another libringtail, for a before/after
  * figure in one session), so RssFile (/proc/self/status) counts what that open mapped and touched
  * and nothing of the writer's. "cold" first drops every file of the directory from the page cache
@@ -160,12 +161,13 @@ static long fetch_all(rt_engine *e)
 int bench_open_probe(int argc, char **argv)
 {
     if (argc < 1) {
-        fprintf(stderr, "usage: --open-probe DIR [cold] [crash] [small]\n");
+        fprintf(stderr, "usage: --open-probe DIR [cold] [crash] [small] [none]\n");
         return 2;
     }
     const char *dir = argv[0];
-    bool cold = false, crash = false, small = false;
+    bool cold = false, crash = false, small = false, none = false;
     for (int i = 1; i < argc; i++) {
+        none = none || strcmp(argv[i], "none") == 0;
         cold = cold || strcmp(argv[i], "cold") == 0;
         crash = crash || strcmp(argv[i], "crash") == 0;
         small = small || strcmp(argv[i], "small") == 0;
@@ -182,6 +184,8 @@ int bench_open_probe(int argc, char **argv)
         o.segment_size_bytes = 1u << 20;
         o.batch_size_max_bytes = 64u << 10;
     }
+    if (none) /* the writer's mode (bench_main.c open_options); the rows open with the default */
+        o.sync_mode = RT_SYNC_NONE;
     rt_engine *e = NULL;
     uint64_t t0 = probe_now_ns();
     int rc = rt_open(dir, &o, &e);
@@ -224,7 +228,7 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "--open-probe") == 0)
         return bench_open_probe(argc - 2, argv + 2);
-    fprintf(stderr, "usage: %s --open-probe DIR [cold] [crash] [small]\n", argv[0]);
+    fprintf(stderr, "usage: %s --open-probe DIR [cold] [crash] [small] [none]\n", argv[0]);
     return 2;
 }
 #endif

@@ -186,6 +186,7 @@ struct producer {
     uint64_t end_ns;
     char errmsg[200];
     _Atomic bool *go;
+    _Atomic uint64_t *claimed; /* value bytes sent by every producer (bytes_max) */
     uint64_t deadline_ns;
 };
 
@@ -230,8 +231,8 @@ static void *producer_main(void *arg)
     const struct serve_produce_args *a = p->args;
     char err[256] = "";
     rd_kafka_conf_t *c = conf_new(a->broker, err, sizeof(err));
-    if (!c || conf_set(c, "enable.idempotence", "true", err, sizeof(err)) ||
-        conf_set(c, "acks", "all", err, sizeof(err)) ||
+    if (!c || conf_set(c, "enable.idempotence", a->acks_one ? "false" : "true", err, sizeof(err)) ||
+        conf_set(c, "acks", a->acks_one ? "1" : "all", err, sizeof(err)) ||
         conf_set(c, "linger.ms", "5", err, sizeof(err)) ||
         conf_set(c, "batch.size", "1000000", err, sizeof(err)) ||
         conf_set(c, "queue.buffering.max.kbytes", "8192", err, sizeof(err)) ||
@@ -262,6 +263,9 @@ static void *producer_main(void *arg)
         uint64_t now = bench_now_ns();
         if (now >= p->deadline_ns || p->failed)
             break;
+        if (a->bytes_max &&
+            atomic_fetch_add(p->claimed, BENCH_VALUE_BYTES) + BENCH_VALUE_BYTES > a->bytes_max)
+            break;
         /* 1 KiB values sliced from the shared pool, never copied (the pool outlives rk). */
         size_t at = (size_t)((n * 4099 + p->id * 65537) % (BENCH_POOL_BYTES - BENCH_VALUE_BYTES));
         rd_kafka_resp_err_t e = rd_kafka_producev(
@@ -269,6 +273,8 @@ static void *producer_main(void *arg)
             RD_KAFKA_V_VALUE(bench_pool + at, BENCH_VALUE_BYTES), RD_KAFKA_V_MSGFLAGS(0),
             RD_KAFKA_V_OPAQUE((void *)(uintptr_t)now), RD_KAFKA_V_END);
         if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+            if (a->bytes_max) /* not sent: its claim goes back */
+                atomic_fetch_sub(p->claimed, BENCH_VALUE_BYTES);
             rd_kafka_poll(rk, 1);
             continue;
         }
@@ -302,6 +308,7 @@ int serve_produce(const struct serve_produce_args *a, struct serve_result *out)
         return -ENOMEM;
     }
     _Atomic bool go = false;
+    _Atomic uint64_t claimed = 0;
     uint32_t started = 0;
     int rc = 0;
     for (; started < a->producers; started++) {
@@ -309,6 +316,7 @@ int serve_produce(const struct serve_produce_args *a, struct serve_result *out)
         p->args = a;
         p->id = started;
         p->go = &go;
+        p->claimed = &claimed;
         p->deadline_ns = UINT64_MAX;
         p->lat = calloc(1, sizeof(*p->lat));
         if (!p->lat || pthread_create(&p->thread, NULL, producer_main, p) != 0) {

@@ -546,7 +546,8 @@ int rt_partition_set_high_watermark(rt_engine *e, const char *topic, uint32_t pa
     return log_set_high_watermark(&e->log, topic, partition, hw, hw_out);
 }
 
-/* RL6, GO8: the role of a partition of __consumer_offsets; other topics' partitions are only
+/* RL6, GO8, TX5: the role of a partition of __consumer_offsets or __transaction_state (txn.c);
+ * other topics' partitions are only
  * checked (their state is the log's, RL3). The log's role and the group manager's are ordered so
  * that no write lands in between: resigning closes the log to our writes first (a commit in
  * flight then fails, nothing applied, GO1) and then drops the state; becoming leader opens the
@@ -554,11 +555,14 @@ int rt_partition_set_high_watermark(rt_engine *e, const char *topic, uint32_t pa
 static int partition_role(rt_engine *e, const char *topic, uint32_t partition, bool lead)
 {
     const char *what = lead ? "rt_partition_become_leader" : "rt_partition_resign";
+    if (strcmp(topic, TXN_LOG_TOPIC) == 0)
+        return txn_coordinator_role(&e->txn, partition, lead); /* TX5, CO16 */
     if (strcmp(topic, GROUP_OFFSETS_TOPIC) != 0) {
         if (meta_topic_name_internal(topic))
             return error_set(RT_E_INTERNAL_TOPIC,
-                             "%s: topic '%s' is internal and not replicated yet (only %s is)", what,
-                             topic, GROUP_OFFSETS_TOPIC);
+                             "%s: topic '%s' is internal and not replicated yet (only %s and %s "
+                             "are)",
+                             what, topic, GROUP_OFFSETS_TOPIC, TXN_LOG_TOPIC);
         uint32_t count = 0;
         int rc = log_topic_describe(&e->log, topic, &count);
         if (rc == 0 && partition >= count)
@@ -600,6 +604,13 @@ int rt_partition_resign(rt_engine *e, const char *topic, uint32_t partition)
 {
     REPLICA_ARGS_CHECK("rt_partition_resign");
     return partition_role(e, topic, partition, false);
+}
+
+uint32_t rt_group_partition(const char *group, size_t len)
+{
+    _Static_assert(RT_GROUP_OFFSETS_PARTITIONS == GROUP_OFFSETS_PARTITIONS,
+                   "the public partition count is the engine's");
+    return group ? group_partition_of(group, len) : 0;
 }
 
 int rt_topic_compact(rt_engine *e, const char *topic)
@@ -878,6 +889,22 @@ int rt_txn_abort_partition(rt_engine *e, const char *topic, uint32_t partition, 
     error_clear();
     return coordinator_abort_partition(&e->log, c, txn_groups(&e->txn), topic, partition,
                                        producer_id, producer_epoch);
+}
+
+int rt_txn_write_marker(rt_engine *e, const char *topic, uint32_t partition, int64_t producer_id,
+                        int16_t producer_epoch, bool commit)
+{
+    error_clear();
+    if (!e || !topic)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_write_marker: NULL argument");
+    if (producer_id < 0 || producer_epoch < 0)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_txn_write_marker: producer id %" PRId64 " and epoch %d must be >= 0",
+                         producer_id, (int)producer_epoch);
+    if (log_read_only(&e->log))
+        return log_refuse_if_read_only(&e->log, "rt_txn_write_marker");
+    return coordinator_write_marker(&e->log, txn_groups(&e->txn), topic, partition, producer_id,
+                                    producer_epoch, commit);
 }
 
 int rt_group_commit_offsets(rt_engine *e, const char *group, const struct rt_offset *offsets,

@@ -142,7 +142,8 @@ enum rt_error {
     RT_E_FETCHES_FULL = -10035,             /* opts.fetches_max fetches are open */
     RT_E_INVALID_CONFIG = -10036,  /* a topic config name that is not Kafka's, or a value its
                                    * rule refuses (rt_error_detail names the key) */
-    RT_E_NOT_COORDINATOR = -10037, /* the group's `__consumer_offsets` partition is not led by
+    RT_E_NOT_COORDINATOR = -10037, /* the group's `__consumer_offsets` partition, or (for a
+                                    * transactional call) `__transaction_state`, is not led by
                                     * this engine (rt_partition_resign; Kafka's NOT_COORDINATOR) */
     RT_E_LAST = -10037,
 };
@@ -180,6 +181,25 @@ enum rt_timestamp_type {
     RT_TIMESTAMP_CREATE_TIME = 0,     /* the records' own timestamps; maxTimestamp = their max */
     RT_TIMESTAMP_LOG_APPEND_TIME = 1, /* the engine's clock at append (attribute bit 3 set) */
 };
+
+/* One transaction marker the coordinator asks an embedder to write (rt_options.txn_marker_writer;
+ * docs/format.md G.8): a COMMIT or ABORT control batch of producer_id at producer_epoch into
+ * topic-partition (Kafka's WriteTxnMarkers entry for one partition). */
+struct rt_txn_marker {
+    const char *topic;
+    uint32_t partition;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    bool commit;
+};
+
+/* The marker writer (docs/format.md G.8 MW1-MW5): writes `marker` where the partition's leader
+ * is — rt_txn_write_marker for a local one, WriteTxnMarkers to another node — and returns 0 once
+ * it is written, else an error (RT_E_* or -errno) and the coordinator calls it again later for
+ * that marker (the transaction stays decided and pending; its LSO stays pinned). Called on an
+ * engine thread with the transactional id's state locked: it may block (a network round) and
+ * may call rt_txn_write_marker, but no other transactional call. */
+typedef int (*rt_txn_marker_writer_fn)(void *ctx, const struct rt_txn_marker *marker);
 
 /* A partition's write side failed, or recovered in place (docs/architecture.md, "Disk faults
  * that heal"). Told through rt_options.on_fault on the thread that ran the round (an engine
@@ -256,6 +276,10 @@ struct rt_options {
     bool producer_ids_granted;     /* producer ids come only from blocks given by
                                   rt_producer_id_grant (a cluster's controller hands them out,
                                   KIP-730), never from the engine's own blocks (false) */
+    rt_txn_marker_writer_fn txn_marker_writer; /* writes the markers of the transactions this
+                                  engine coordinates (docs/format.md G.8; NULL: into the local
+                                  partitions, as a single engine does) */
+    void *txn_marker_writer_ctx;
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -503,10 +527,11 @@ int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t p
  * makes them behaves exactly as before. Each runs on the partition's shard thread between write
  * rounds; callable from any thread, blocks until done. Common errors: RT_E_INVALID_ARGUMENT (NULL
  * engine or output), RT_E_UNKNOWN_TOPIC_OR_PARTITION (NULL topic included), RT_E_INTERNAL_TOPIC
- * (`__transaction_state`, and any internal topic but `__consumer_offsets`: not replicated this
- * way yet), RT_E_READ_ONLY, RT_E_CLOSED, RT_E_IO_FAILED (the partition or the write side failed).
+ * (an internal topic other than `__consumer_offsets` and `__transaction_state`: not replicated
+ * this way), RT_E_READ_ONLY, RT_E_CLOSED, RT_E_IO_FAILED (the partition or the write side failed).
  *
- * Internal partitions (`__consumer_offsets`; docs/format.md A.10 "Internal partitions"): as
+ * Internal partitions (`__consumer_offsets`, `__transaction_state`; docs/format.md A.10
+ * "Internal partitions", G.7): as
  * Kafka's, a follower's copy is only a log. An engine leads every partition of
  * `__consumer_offsets` from open on (a single broker never changes that); rt_partition_resign
  * makes one a follower: the committed offsets and group metadata of the groups that hash to it
@@ -517,7 +542,14 @@ int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t p
  * back. rt_partition_append_replica and rt_partition_truncate on an internal partition this
  * engine leads are refused (RT_E_INVALID_ARGUMENT: resign first); set_leader_epoch,
  * end_offset_for_epoch and set_high_watermark work in either role. The role is not stored: an
- * open leads every internal partition again. */
+ * open leads every internal partition again.
+ *
+ * `__transaction_state` has one partition, 0, whose leader is the transaction coordinator of
+ * every transactional id. Resigning it makes every transactional call (rt_txn_*, the in-process
+ * producer's init, commit and abort, the check of a client's transactional batch) answer
+ * RT_E_NOT_COORDINATOR; becoming its leader rebuilds the coordinator from the log as an open
+ * does, completes every decided transaction and fences and aborts every open one (its producer's
+ * epoch bumped: RT_E_PRODUCER_FENCED for the old instance). docs/format.md G.7. */
 
 /* Makes this engine the leader of the partition (Kafka's onElection for a coordinator
  * partition): for a partition of `__consumer_offsets` that it follows, replays the partition's
@@ -526,8 +558,12 @@ int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t p
  * pending until its coordinator writes one, as after an open) — and answers the partition's
  * groups from then on; a partition already led is left as is. On a user topic's partition it
  * only checks the partition exists (its producer state is already the replayed one, RL3).
- * Creates `__consumer_offsets` if it does not exist. Errors: as above, plus RT_E_CORRUPT (a
- * record that does not parse; the partition stays a follower), -ENOMEM. */
+ * For `__transaction_state` (partition 0 only) it rebuilds the transaction coordinator from the
+ * log (to its log end), reconciles the local partitions' open transactions, completes every
+ * decided transaction (markers, then Complete*) and fences and aborts every open one, before any
+ * transactional call is answered (docs/format.md G.7). Creates `__consumer_offsets` (or
+ * `__transaction_state`) if it does not exist. Errors: as above, plus RT_E_CORRUPT (a record
+ * that does not parse; the partition stays a follower), -ENOMEM. */
 int rt_partition_become_leader(rt_engine *engine, const char *topic, uint32_t partition);
 
 /* Makes this engine a follower of the partition: for a partition of `__consumer_offsets`, no
@@ -535,9 +571,21 @@ int rt_partition_become_leader(rt_engine *engine, const char *topic, uint32_t pa
  * deletion, a marker), its groups' state is dropped from memory (a commit in flight finishes or
  * fails first) and their requests answer RT_E_NOT_COORDINATOR; the partition then takes replica
  * appends. Resigning a partition already followed is a no-op; a user topic's partition is only
- * checked. Creates `__consumer_offsets` if it does not exist (a new follower). Errors: as
- * above. */
+ * checked. For `__transaction_state` (partition 0 only), every transactional call waits for
+ * those in flight, then the coordinator's state is dropped and those calls answer
+ * RT_E_NOT_COORDINATOR. Creates `__consumer_offsets` (or `__transaction_state`) if it does not
+ * exist (a new follower). Errors: as above. */
 int rt_partition_resign(rt_engine *engine, const char *topic, uint32_t partition);
+
+/* The number of partitions of `__consumer_offsets` (Kafka's offsets.topic.num.partitions; the
+ * engine's is fixed). */
+#define RT_GROUP_OFFSETS_PARTITIONS 4
+
+/* The partition of `__consumer_offsets` that holds `group`'s offsets and metadata, as the engine
+ * places them: Kafka's abs(groupId.hashCode()) % RT_GROUP_OFFSETS_PARTITIONS (Java's String
+ * hashCode over the name's UTF-16 units, computed from its UTF-8 bytes). A broker uses it to find
+ * the group's coordinator (the partition's leader). `len` bytes of `group`, no NUL needed. */
+uint32_t rt_group_partition(const char *group, size_t len);
 
 /* Sets the partition's leader epoch (Kafka's partitionLeaderEpoch): from return on, every batch
  * an append places (rt_append, rt_append_batch, producers, markers) carries it in bytes 12..15
@@ -1261,6 +1309,17 @@ int rt_txn_list_partitions(rt_engine *engine,
  * RT_E_CONCURRENT_TRANSACTIONS, RT_E_IO_FAILED, RT_E_CLOSED, -errno. */
 int rt_txn_abort_partition(rt_engine *engine, const char *topic, uint32_t partition,
                            int64_t producer_id, int16_t producer_epoch);
+
+/* The receiving side of WriteTxnMarkers for one local partition (and what a marker writer calls
+ * for a partition this engine holds, docs/format.md G.8): appends a COMMIT (commit true) or
+ * ABORT marker of producer_id at producer_epoch, durably (an ABORT with its .txnindex entry),
+ * and in a __consumer_offsets partition applies or drops the producer's pending offsets.
+ * Errors: RT_E_INVALID_ARGUMENT (NULL, producer_id < 0, producer_epoch < 0),
+ * RT_E_UNKNOWN_TOPIC_OR_PARTITION, RT_E_INVALID_PRODUCER_EPOCH (the partition holds a newer
+ * epoch of the producer: the marker is stale), RT_E_NOT_COORDINATOR (an internal partition this
+ * engine follows), RT_E_READ_ONLY, RT_E_IO_FAILED, RT_E_CLOSED, -errno. */
+int rt_txn_write_marker(rt_engine *engine, const char *topic, uint32_t partition,
+                        int64_t producer_id, int16_t producer_epoch, bool commit);
 
 /* One producer a partition's producer state holds (rt_partition_producers; what Kafka's
  * DescribeProducers answers). */

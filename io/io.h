@@ -221,6 +221,8 @@ void io_fault_rules_clear(struct io_fault_plan *plan);
  * 0 or -ETIMEDOUT. io_fault_stall_release() lets every op stalled now run. */
 int io_fault_stall_wait(struct io_fault_plan *plan, uint32_t timeout_ms);
 void io_fault_stall_release(struct io_fault_plan *plan);
+/* plan->stalled read under the injector's lock: ops waiting in a stall now (any thread). */
+uint32_t io_fault_stalled_now(struct io_fault_plan *plan);
 
 /* Frees what the plan recorded: the unsynced ranges, and the directory journal (its stash links
  * are removed: the journaled changes stand, as after a clean shutdown). Call once every ring using the plan is

@@ -618,6 +618,14 @@ int io_fault_stall_wait(struct io_fault_plan *plan, uint32_t timeout_ms)
     return rc;
 }
 
+uint32_t io_fault_stalled_now(struct io_fault_plan *plan)
+{
+    pthread_mutex_lock(&fault_lock);
+    uint32_t n = plan->stalled;
+    pthread_mutex_unlock(&fault_lock);
+    return n;
+}
+
 void io_fault_stall_release(struct io_fault_plan *plan)
 {
     pthread_once(&fault_cond_once, fault_cond_init);

@@ -40,7 +40,8 @@ trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
 if "$bench" --quick --dir "$tmp" --w1-bytes 2M --r1-bytes 4M --w2-seconds 0.1 \
     --w2-bytes-max 8M --producers 1,4 --w3-seconds 0.3 --w4-seconds 0.1 --w4-producers 1,4 \
-    --mem-producers 2000 --mem-live 50 --serve-seconds 0.3 --self-check warn --plot "$tmp/bench.png" --json "$tmp/bench.json" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
+    --mem-producers 2000 --mem-live 50 --serve-seconds 0.3 --cluster-seconds 0.3 \
+    --cluster-catchup-bytes 8M --self-check warn --plot "$tmp/bench.png" --json "$tmp/bench.json" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
     ok "--quick at a small size exits 0 ($(($(date +%s) - start)) s)"
 else
     fail "--quick exited non-zero"
@@ -58,7 +59,8 @@ have = {(r["workload"], r["system"]) for r in rows}
 need = [("W1", "ringtail"), ("W1", "limit"), ("W2", "ringtail"), ("W2", "limit"),
         ("R1", "ringtail"), ("R1", "limit"), ("F", "ringtail"), ("W3", "ringtail"),
         ("W4", "ringtail"), ("W4", "rocksdb"), ("W4", "disk"), ("M", "ringtail"),
-        ("S", "serve"), ("S", "in-proc"), ("S", "loopback"), ("C", "ringtail"), ("C", "limit")]
+        ("S", "serve"), ("S", "in-proc"), ("S", "loopback"), ("C", "ringtail"), ("C", "limit"),
+        ("S", "consume")]
 missing = [n for n in need if n not in have]
 assert not missing, f"missing rows {missing}"
 for w in ("W3", "W4"):
@@ -78,11 +80,30 @@ c = {r["config"]: r for r in rows if r["workload"] == "C" and r["system"] == "ri
 assert set(c) == {"cleaner throughput", "append idle", "append cleaning", "fetch newest idle",
                   "fetch newest cleaning"}, f"C rows {sorted(c)}"
 assert c["cleaner throughput"]["mb_per_s"] and c["cleaner throughput"]["mb_per_s"] > 0, "C MB/s"
+# issue 27 item 5: the consumer path, thin Fetch clients and librdkafka at 1, 2, 4 consumers
+k = {r["config"]: r for r in rows if r["workload"] == "S" and r["system"] == "consume"}
+assert set(k) == {f"{w} c{n}" for w in ("fetch", "rdkafka") for n in (1, 2, 4)} | {
+    "fetch c4, 1 MiB fetches", "fetch c4, 8 MiB fetches",
+    "rdkafka c4, 8M/partition, 256M queue", "fetch c4, zc sendmsg",
+    "fetch c4, zc false"}, f"S consume rows {sorted(k)}"
+assert all(r["mb_per_s"] and r["mb_per_s"] > 0 for r in k.values()), "S consume rows without MB/s"
 m = [r for r in rows if r["workload"] == "M"]
 assert len(m) == 3, f"{len(m)} M rows"
+# CL (issue 24 item 6): three cluster nodes; produce at RF 3 and RF 1, failover, catch-up
+cl = {(r["system"], r["config"]): r for r in rows if r["workload"] == "CL"}
+need_cl = {("cluster", "RF1 acks=1"), ("cluster", "RF1 acks=all"), ("cluster", "RF3 acks=all"),
+           ("cluster", "failover (median)"), ("cluster", "follower catch-up"),
+           ("loopback", "tcp, same bytes")}
+assert set(cl) == need_cl, f"CL rows {sorted(cl)}"
+for k in need_cl - {("cluster", "failover (median)")}:
+    assert cl[k]["mb_per_s"] and cl[k]["mb_per_s"] > 0, f"CL {k} without MB/s"
+assert cl[("cluster", "RF3 acks=all")]["ratio_to_limit"] is not None, "CL RF3 without its ratio"
+assert cl[("cluster", "follower catch-up")]["ratio_to_limit"] is not None, "catch-up ratio"
+fo = cl[("cluster", "failover (median)")]
+assert fo["latency_p50_us"] and fo["latency_p50_us"] > 0 and "median" in fo["note"], f"failover row {fo}"
 assert d["failures"] == 0, f"{d['failures']} failures"
 PY
-    ok "JSON parses and has W1, W2, R1, F, W3, W4, M, S and C rows"
+    ok "JSON parses and has W1, W2, R1, F, W3, W4, M, S, C and CL rows"
 else
     fail "JSON check"
 fi
@@ -111,7 +132,9 @@ need = ["W1 rt_producer_send / write limit", "W1 rt_append_batch / write limit",
         "W2 p1 / true limit", "W2 p4 / true limit", "W2 p16 / true limit", "W2 p64 / true limit",
         "W3 txn overhead: 1 - W3/idem (%)", "W4 p1 commit p50 / fdatasync p50",
         "W4 p1 txn/s / RocksDB TransactionDB", "W4 p4 txn/s / RocksDB TransactionDB",
-        "W4 p16 txn/s / RocksDB TransactionDB", "W4 p64 txn/s / RocksDB TransactionDB"]
+        "W4 p16 txn/s / RocksDB TransactionDB", "W4 p64 txn/s / RocksDB TransactionDB",
+        "S consume thin fetch / loopback, best N", "S consume librdkafka / loopback, best N",
+        "S consume server CPU s/GB, zero copy"]
 missing = [n for n in need if n not in names]
 assert not missing, f"goals missing from the JSON: {missing}"
 assert set(names) == set(printed), f"JSON and printed goals differ: {set(names) ^ set(printed)}"
@@ -137,6 +160,7 @@ for n in ("W2 p1 / best peer", "W2 p1 / true limit", "W2 p4 / true limit",
           "W1 rt_producer_send / write limit", "W1 rt_append_batch / write limit",
           "W2 p1 p99 / limit p99", "W2 p4 p99 / limit p99"):
     assert by[n]["met"] is not None, f"{n} not measured: {by[n]['detail']}"
+assert by["CL produce RF3 / RF1, acks=all"]["met"] is not None, "CL ratio not measured"
 for n in ("W2 p64 / true limit", "W4 p64 txn/s / RocksDB TransactionDB"):
     assert by[n]["met"] is None, f"{n} measured in a run without 64 producers"
 PY

@@ -48,7 +48,8 @@ wait_for() {
 }
 all_list() { local want=$1; shift; for i in "$@"; do [ "$(brokers_of "$i")" = "$want" ] || return 1; done; }
 status_of() { "$RT" cluster status --bootstrap "127.0.0.1:$(kport "$1")" 2>&1; }
-partitions_of() { status_of "$1" | grep '^partition' | sort; }
+# the test topic's partitions (not __consumer_offsets, which the controller creates itself)
+partitions_of() { status_of "$1" | grep '^partition' | grep -v '^partition	__' | sort; }
 
 for i in 1 2 3; do start_node "$i"; done
 T0=$(date +%s%N)
@@ -190,6 +191,8 @@ expect "cluster status on a single broker: itself, controller 0" 0 "^controller.
 kill -TERM $SP; wait $SP
 run cluster status
 expect "cluster status without --bootstrap is a usage error" 2 "needs --bootstrap"
+run cluster status --bootstrap "127.0.0.1:$K1" --replica-listener 2-127.0.0.1:9
+expect "cluster status --replica-listener without ID@HOST:PORT is a usage error" 2 "ID@HOST:PORT"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

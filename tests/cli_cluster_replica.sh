@@ -54,7 +54,7 @@ brokers_of() {
 }
 all_list() { local want=$1; shift; for i in "$@"; do [ "$(brokers_of "$i")" = "$want" ] || return 1; done; }
 alive() { local i; for i in 1 2 3; do [ "${PIDS[$i]}" != 0 ] && echo "$i"; done; }
-status() { # the controller's view: "partition TOPIC P leader L epoch E replicas R isr I lag -"
+status() { # the controller's view: "partition TOPIC P leader L epoch E replicas R isr I lag R:N,.. end R:O,.."
     local i
     for i in $(alive); do
         "$RT" cluster status --bootstrap "127.0.0.1:$(kport "$i")" 2>/dev/null | grep -q '^controller	[1-3]' &&
@@ -135,11 +135,47 @@ moved_off() { # no partition led by node $1 (or leaderless), the fence applied
 }
 wait_for 15 moved_off "$F" || bad "node $F's leaderships did not move: $(status)"
 produce 301 600
+# lag_check STATUS_FILE WANT_SUM DOWN_NODE : every partition's "lag" field names its replicas,
+# the down node (if any) as '?', every other replica at lag 0 (nothing is being produced), and
+# the leaders' log ends ("end") add up to WANT_SUM — real offsets asked of each node
+lag_check() {
+    $PY - "$1" "$TOPIC" "$2" "$3" <<'PYEOF'
+import sys
+path, topic, want, down = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+total, n = 0, 0
+for l in open(path):
+    f = l.rstrip("\n").split("\t")
+    if f[:2] != ["partition", topic]:
+        continue
+    n += 1
+    leader, replicas = f[4], f[8].split(",")
+    lag = dict(x.split(":") for x in f[12].split(","))
+    end = dict(x.split(":") for x in f[14].split(","))
+    if f[11] != "lag" or f[13] != "end" or sorted(lag) != sorted(replicas):
+        sys.exit(f"fields: {f}")
+    for r in replicas:
+        want_lag = "?" if r == down else "0"
+        if lag[r] != want_lag:
+            sys.exit(f"replica {r} lag {lag[r]}, want {want_lag}: {f}")
+    total += int(end[leader])
+if n != 3 or total != want:
+    sys.exit(f"{n} partitions, leaders' ends add up to {total}, want {want}")
+PYEOF
+}
+sleep 0.5
+status >"$T/status.down"
+if msg=$(lag_check "$T/status.down" 600 "$F" 2>&1); then
+    ok "cluster status with node $F down: its lag '?', every other replica's 0, leaders' ends sum 600"
+else bad "lag with node $F down: $msg // $(cat "$T/status.down")"; fi
 start_node "$F"
 T0=$(date +%s%N)
 if wait_for 30 caught_up 600; then
     ok "follower $F SIGKILLed, 300 more produced, restarted: caught up (sum 600, $(( ($(date +%s%N) - T0) / 1000000 )) ms)"
 else bad "node $F did not catch up: $(cat "$T"/n*/replication-offset-checkpoint | tr '\n' ' ') // $(grep -h replica "$T"/n*.err | tail -5)"; fi
+caught_lag() { status >"$T/status.up" && lag_check "$T/status.up" 600 "" >/dev/null 2>&1; }
+if wait_for 10 caught_lag; then
+    ok "cluster status after the catch-up: every replica's lag 0, leaders' ends sum 600"
+else bad "lag after the catch-up: $(lag_check "$T/status.up" 600 "" 2>&1) // $(cat "$T/status.up")"; fi
 
 # 3. a leader with a divergent tail truncates it as a follower
 CTL=$(controller)

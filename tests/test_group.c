@@ -187,6 +187,16 @@ static void test_java_hash_vectors(void **state)
     assert_int_equal(group_partition_for("gr\xc3\xbc\xc3\x9f"
                                          "e"),
                      3);
+    /* The public placement (a cluster's broker finds the coordinator with it) is the same, and
+     * takes a length: no NUL needed, bytes past it ignored. */
+    static const char *const names[] = {
+        "", "a", "my-group", "polygenelubricants", "\xf0\x9f\x98\x80", "billing"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        assert_int_equal(rt_group_partition(names[i], strlen(names[i])),
+                         group_partition_for(names[i]));
+    assert_int_equal(rt_group_partition("my-groupXYZ", 8), 2);
+    assert_int_equal(rt_group_partition(NULL, 0), 0);
+    assert_int_equal(RT_GROUP_OFFSETS_PARTITIONS, GROUP_OFFSETS_PARTITIONS);
 }
 
 static void test_codec_kafka_layout(void **state)

@@ -99,11 +99,34 @@ static int shard_remove_call(struct shard *s, void *arg);
  *        so a crash at any point leaves a complete topic or one the next open removes.
  *        Partitions share nothing an open of a new one touches (the recovery summary is added
  *        up afterwards, on the calling thread); the first failure's code and detail are kept.
- *        An engine open (clean or not) opens its partitions on one thread, in order.
+ *   LG15. An engine open (clean or after a crash) opens a topic's existing partitions on
+ *        open_threads_existing() threads at once (the calling thread and up to
+ *        max(2, online cores) - 1 more, at most OPEN_THREADS_MAX), each taking the next
+ *        partition: what an open waits on per partition (a crash open's fdatasyncs, OS6's seal,
+ *        the files a cold open reads) overlaps. What partitions share at open is thread-safe
+ *        already (LG11's new partitions are opened the same way): the budget of open segments
+ *        (atomics, segment_cache.h; OS6 then bounds a crash open to the budget plus one
+ *        partition per open thread, within OS4's headroom), the budget of mappings (its lock),
+ *        the fault injector (its lock), the error detail (thread-local). The first failure
+ *        stops the others taking more, and every partition any thread opened is closed before
+ *        partitions_open returns the error, whose detail names the failing partition's file
+ *        (as partition_open set it on its thread); nothing is left half-open.
  * Cost: 1 000 new partitions in 0.5-1.5 s here (4.2-10 s made one at a time, each with two
  * directory fsyncs; docs/limits.md). */
 #define OPEN_THREADS_MAX         8
 #define OPEN_PARTITIONS_A_THREAD 32
+
+/* LG15: threads beside the calling one for opening `count` existing partitions. */
+static uint32_t open_threads_existing(uint32_t count)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t workers = cores > 2 ? (uint32_t)cores : 2;
+    if (workers > OPEN_THREADS_MAX)
+        workers = OPEN_THREADS_MAX;
+    if (workers > count)
+        workers = count;
+    return workers > 1 ? workers - 1 : 0;
+}
 
 struct open_work {
     struct log *lg;
@@ -169,7 +192,7 @@ static int partitions_open(struct log *lg, struct topic *t, uint32_t from, uint3
     atomic_init(&w.next, 0);
     atomic_init(&w.first, 0);
     pthread_mutex_init(&w.lock, NULL);
-    uint32_t threads = fresh ? count / OPEN_PARTITIONS_A_THREAD : 0;
+    uint32_t threads = fresh ? count / OPEN_PARTITIONS_A_THREAD : open_threads_existing(count);
     if (threads > OPEN_THREADS_MAX)
         threads = OPEN_THREADS_MAX;
     pthread_t th[OPEN_THREADS_MAX];
@@ -206,11 +229,14 @@ static int partitions_open(struct log *lg, struct topic *t, uint32_t from, uint3
 static int partitions_build(struct log *lg, struct topic *t, uint32_t from, uint32_t to, bool clean,
                             bool shards_running)
 {
-    /* New partitions of a running engine are made in parallel (LG11); an engine open's are
-     * opened in order on this thread. */
+    /* New partitions of a running engine are made in parallel (LG11), and so are an engine
+     * open's (LG15). */
     int rc = partitions_open(lg, t, from, to, clean, shards_running && !t->pcfg.segment.read_only);
     if (rc)
         return rc;
+    if (shards_running) /* SP9: the pre-writer's list is for an engine's open (log_start) */
+        for (uint32_t i = from; i < to; i++)
+            partition_leftover_dispose(t->partitions[i], false);
     uint32_t opened = to, attached = from;
     for (; rc == 0 && attached < to; attached++) {
         struct shard *s = &lg->shards[(lg->partitions_total + attached - from) % lg->shard_count];
@@ -2690,6 +2716,10 @@ int log_init(struct log *lg, const char *dir, const struct rt_options *opts,
     lg->pool.sync_zeros = lg->opts.sync_mode != RT_SYNC_NONE;
     lg->pool.faults = faults; /* segment.c SG4 */
     lg->pcfg.segment.faults = faults;
+    /* SG10, PA19: under sync=always every published byte is durable, so a crash open keeps its
+     * fdatasync unless the recovery point's tail covers the log; otherwise it is left to the
+     * partition's unsynced path when the open cut nothing. */
+    lg->pcfg.segment.recovery_sync_lazy = lg->opts.sync_mode != RT_SYNC_ALWAYS;
     segment_cache_init(&lg->cache, segment_cache_resolve(lg->opts.open_segments_max));
     if (!lg->opts.read_only)
         lg->pcfg.segment.cache = &lg->cache; /* OS1; a read-only engine holds no descriptor */
@@ -2851,6 +2881,13 @@ int log_start(struct log *lg)
         if (rc)
             return error_set(rc, "cannot start the segment pre-writer: %s", strerror(-rc));
     }
+    /* SP9: the leftover next-segment files the open kept go to the pre-writer (or, without
+     * one, none was kept). */
+    uint32_t topics = atomic_load(&lg->topic_count);
+    for (uint32_t t = 0; t < topics; t++)
+        for (uint32_t i = 0; i < atomic_load(&lg->topics[t].partition_count); i++)
+            if (lg->topics[t].partitions[i])
+                partition_leftover_dispose(lg->topics[t].partitions[i], true);
     int crc = cleaner_pool_start(&lg->cleaner);
     if (crc)
         return error_set(crc, "cannot start the cleaner thread: %s", strerror(-crc));
@@ -3011,9 +3048,11 @@ static int replica_partition(struct log *lg, const char *topic, uint32_t partiti
 {
     if (lg->opts.read_only)
         return log_refuse_if_read_only(lg, what);
-    /* RL6: of the internal topics only __consumer_offsets is replicated (the transaction log's
-     * coordinator is not yet rebuilt by a new leader: issue 25). */
-    int rc = strcmp(topic, LOG_OFFSETS_TOPIC) == 0 ? 0 : log_client_topic_check(topic);
+    /* RL6: of the internal topics __consumer_offsets and __transaction_state are replicated
+     * (their managers rebuild their state from the log when the node becomes leader). */
+    int rc = strcmp(topic, LOG_OFFSETS_TOPIC) == 0 || strcmp(topic, LOG_TXN_TOPIC) == 0
+                 ? 0
+                 : log_client_topic_check(topic);
     if (rc)
         return rc;
     struct partition *p = log_partition(lg, topic, partition);

@@ -395,9 +395,11 @@ int log_append_replica(struct log *lg, const char *topic, uint32_t partition, co
                        size_t len, int64_t *log_end_out);
 
 /* RL6: the internal partition's role, on its shard thread: follower (takes only replica appends
- * and truncations) or leader (only the engine's own appends). Only LOG_OFFSETS_TOPIC; the
- * caller (engine.c) orders it with the group manager's state. */
+ * and truncations) or leader (only the engine's own appends). Only LOG_OFFSETS_TOPIC and
+ * LOG_TXN_TOPIC; the caller (engine.c, txn.c) orders it with the group manager's or the
+ * transaction coordinator's state. */
 #define LOG_OFFSETS_TOPIC "__consumer_offsets"
+#define LOG_TXN_TOPIC     "__transaction_state"
 int log_internal_set_follower(struct log *lg, const char *topic, uint32_t partition, bool follower);
 
 /* Writes a producer-state snapshot of every partition now, on the shard threads (tests). */

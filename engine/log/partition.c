@@ -78,7 +78,8 @@ static int segments_push(struct partition *p, struct segment *seg)
  * leaves them) and `*.tmp` / `*.deleted` / `*.cleaned` (A.9 CL6) leftovers of an interrupted
  * write, deletion or clean — unless read_only (then nothing is removed, and a missing directory
  * is a partition without segments). */
-static int list_segments(const char *dir, bool read_only, int64_t **bases_out, uint32_t *count_out)
+static int list_segments(const char *dir, bool read_only, bool *next_kept, int64_t **bases_out,
+                         uint32_t *count_out)
 {
     DIR *d = opendir(dir);
     if (!d && read_only && errno == ENOENT) {
@@ -120,6 +121,10 @@ static int list_segments(const char *dir, bool read_only, int64_t **bases_out, u
                 (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0) ||
                 (len > 8 && strcmp(de->d_name + len - 8, ".deleted") == 0) ||
                 (len > cl && strcmp(de->d_name + len - cl, CLEANER_CLEANED_SUFFIX) == 0);
+            if (leftover && next_kept && strcmp(de->d_name, SEGMENT_POOL_NEXT_NAME) == 0) {
+                *next_kept = true; /* SP9: the pre-writer unlinks it, off the open's path */
+                continue;
+            }
             if (leftover) {
                 /* A snapshot or rewrite that never got renamed, or a deletion cut short. */
                 if (!read_only &&
@@ -1012,8 +1017,12 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
                                         &p->cleaned_end);
     int64_t *bases = NULL;
     uint32_t count = 0;
+    bool next_kept = false;
     if (rc == 0)
-        rc = list_segments(p->dir, cfg->segment.read_only, &bases, &count);
+        rc = list_segments(p->dir, cfg->segment.read_only,
+                           cfg->segment.pool && !cfg->segment.read_only ? &next_kept : NULL, &bases,
+                           &count);
+    atomic_store_explicit(&p->next_leftover, next_kept, memory_order_relaxed);
     if (rc) {
         partition_close(p, false);
         return rc;
@@ -1022,6 +1031,7 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     load_recovery_point(p, count, clean, &rp, rec);
     uint32_t first_untrusted = count;
     bool newest_trusted = false;
+    bool sync_left = false;
     struct recovery_stamp newest_stamps[RECOVERY_FILES];
     memset(newest_stamps, 0, sizeof(newest_stamps));
     for (uint32_t i = 0; i < count; i++) {
@@ -1042,6 +1052,8 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
             break;
         if (newest && !clean)
             rec->recovered = true;
+        if (newest && srec.sync_left)
+            sync_left = true; /* PA19 */
         rec->truncated_bytes += srec.truncated_bytes;
         rec->segments_opened++;
         if (srec.tail_rejected)
@@ -1162,6 +1174,12 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
             return rc;
         }
     }
+    /* PA19: a recovery that left its fdatasync (SG10) publishes bytes that may be unsynced, as a
+     * round under sync=interval or none does; the shard's paths for such bytes sync them (the
+     * interval's, OS5's before a sleep, PA17's before a roll, the seal at a clean close). After
+     * OS6's sleep above, whose seal synced them, nothing is left. */
+    if (sync_left && !p->active->sealed)
+        p->unsynced = true;
     p->recovery = *rec;
     load_records_start(p);
     rc = load_epochs(p);
@@ -1185,7 +1203,8 @@ int partition_close(struct partition *p, bool seal)
             (void)io_unlink(p->cfg.segment.faults, spare);
         p->spare_bytes = 0;
     }
-    if (atomic_load_explicit(&p->next_ready_bytes, memory_order_acquire) > 0 &&
+    if ((atomic_load_explicit(&p->next_ready_bytes, memory_order_acquire) > 0 ||
+         atomic_load_explicit(&p->next_leftover, memory_order_acquire)) &&
         !p->cfg.segment.read_only) {
         char next[SEGMENT_PATH_BYTES]; /* PA7: zeros; an open would remove it anyway */
         if (snprintf(next, sizeof(next), "%s/%s", p->dir, SEGMENT_POOL_NEXT_NAME) <
@@ -1353,6 +1372,7 @@ void partition_prepare_next(struct partition *p)
         return; /* no pre-writer, or the recycled file is next (PA6) */
     const struct segment *a = p->active;
     if (a->claimed_bytes < a->cfg.capacity_bytes / 2 ||
+        atomic_load_explicit(&p->next_leftover, memory_order_acquire) || /* SP9 */
         atomic_load_explicit(&p->next_ready_bytes, memory_order_acquire) > 0 ||
         atomic_load_explicit(&p->next_queued, memory_order_acquire))
         return;
@@ -1362,6 +1382,20 @@ void partition_prepare_next(struct partition *p)
     uint64_t most = segment_pool_lead_bytes(a->cfg.capacity_bytes);
     (void)segment_pool_request_next(pool, p->dir, head < most ? head : most, &p->next_ready_bytes,
                                     &p->next_queued);
+}
+
+void partition_leftover_dispose(struct partition *p, bool defer)
+{
+    if (!atomic_load_explicit(&p->next_leftover, memory_order_acquire))
+        return;
+    char next[SEGMENT_PATH_BYTES];
+    if (snprintf(next, sizeof(next), "%s/%s", p->dir, SEGMENT_POOL_NEXT_NAME) >= (int)sizeof(next))
+        return;
+    if (defer && p->cfg.segment.pool &&
+        segment_pool_defer_unlink(p->cfg.segment.pool, next, &p->next_leftover))
+        return;
+    (void)io_unlink(p->cfg.segment.faults, next);
+    atomic_store_explicit(&p->next_leftover, false, memory_order_release);
 }
 
 bool partition_roll_due(const struct partition *p, uint64_t size_bytes, int32_t last_offset_delta,

@@ -27,7 +27,9 @@
  *   PA7. Without a recycled file, once the active segment is half full the pre-writer writes
  *        the head of the next segment's file (its lead, zeros, fdatasynced); the roll renames
  *        it into place when it is ready, and creates a file as before when it is not (the
- *        bytes then written into unwritten blocks are counted: prewrite_missed_bytes).
+ *        bytes then written into unwritten blocks are counted: prewrite_missed_bytes). A
+ *        leftover one an open finds is unlinked by the pre-writer (segment_pool.c SP9), and
+ *        no head is asked for until it is gone.
  *   PA8. The recovery point (`recovery-point`, docs/format.md A.7) names only sealed segments
  *        that were checked (SC1-SC3, at their seal or by an open's walk) and whose files were
  *        fdatasynced before it was written, with each file's size and mtime as they were then.
@@ -109,6 +111,13 @@
  *        before it. The idle close's shortcut (restore_stamps: no walk, no new checkpoint, old
  *        mtimes back) stays with a wholly trusted segment (active_trusted_bytes): a recovered
  *        one was cut and extended by its open, so it is walked past its prefix and named anew.
+ *  PA19. A crash open whose newest segment had nothing to cut (segment.c SG10) and left its
+ *        fdatasync (sync other than always, with bytes past the recovery point's tail) marks
+ *        the partition `unsynced`, as a round under sync=interval or none leaves what it
+ *        published: the bytes the crashed run wrote and the open now serves are made durable
+ *        by the paths that sync such bytes (the interval's sync_dirty, OS5 before a sleep,
+ *        PA17 before a roll, the seal of a clean close), never by the open. A partition OS6
+ *        slept at the open was sealed (synced) and is not marked.
  *  PA13. DeleteRecords (partition_delete_records) moves records_start, never back: the new
  *        value is stored durably (log_start.h, docs/format.md A.8) before it is published or
  *        answered, so a power loss leaves the old log start (nothing answered) or the new one.
@@ -155,7 +164,7 @@
  *        the batch holding it, monotonic except when a truncation cuts below it; the LSO is
  *        min(first open transaction, it). Readers see it; replica fetches read to the published
  *        log end (pub_end) instead. Unheld, the high watermark is the log end, as before.
- *   RL6. An internal partition (`__consumer_offsets`) is either led (from open on, and after
+ *   RL6. An internal partition (`__consumer_offsets`, `__transaction_state`) is either led (from open on, and after
  *        log_internal_set_follower(false)) or followed (internal_follower, set by
  *        log_internal_set_follower(true), never stored). A followed one takes only replica
  *        appends and truncations; a led one takes only the engine's own appends (coordinator
@@ -294,6 +303,9 @@ struct partition {
      * 0 = none ready; next_queued while it works on it. */
     _Atomic uint64_t next_ready_bytes;
     _Atomic bool next_queued;
+    /* PA7, SP9 (segment_pool.c): the open found a leftover SEGMENT_POOL_NEXT_NAME and has not
+     * had it unlinked yet (partition_leftover_dispose); no next head is asked for meanwhile. */
+    _Atomic bool next_leftover;
     uint32_t recovery_points_written; /* PA8: checkpoints stored (tests) */
     /* PA8: the active segment's size and stamps when an open trusted it (bytes UINT64_MAX:
      * not trusted). A close that finds no byte appended gives its files back the mtimes they
@@ -407,6 +419,11 @@ void partition_publish(struct partition *p);
 /* Writer (shard thread, after placing a round): asks the pre-writer for the next segment's
  * head when PA7 says it is time. */
 void partition_prepare_next(struct partition *p);
+
+/* SP9: the leftover next-segment file partition_open kept (next_leftover), handed to the
+ * pre-writer to unlink (defer: an engine's open, after segment_pool_start, before the shards
+ * run) or unlinked now. No-op when there is none. */
+void partition_leftover_dispose(struct partition *p, bool defer);
 
 /* Writer: a round that placed batches here failed (PA5). From now on partition_make_room,
  * partition_roll_now, partition_delete_before, partition_enforce_retention and

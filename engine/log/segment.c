@@ -89,6 +89,27 @@
  *        The next open sees the moved stamps and judges the files as any open does, as verify
  *        does (a sound, sparser index is accepted by both; a misshapen one reported by verify
  *        and rebuilt by the open). Bits that rot under unchanged stamps: RT4 (format.md A.7).
+ *   SG10 a recovery (recover_log) cuts the file at the log's end (ftruncate, then extended
+ *        sparsely again) and makes the cut durable (SG4) only when the cut changes a byte: not
+ *        when the tail window after the end reads all zeros (SC5's SEGMENT_TAIL_ZERO: no torn
+ *        or stale bytes) and no block past that window holds data (lseek SEEK_DATA finds none:
+ *        holes, unwritten extents; dirty page-cache pages count as data, so a crashed run's
+ *        unsynced write out there is seen). The argument for bytes past the window, which the
+ *        scan does not read: a file system reports every byte it cannot prove a hole as data,
+ *        so "no data" means every such byte reads as zero now and after any power loss (no
+ *        write is pending there; what a power loss can bring back is only what a durable write
+ *        put there before, and a durable non-zero block is data). Inside the window the bytes
+ *        read zero; the only zeros ever written over non-zero bytes are SH10's overwrite of a
+ *        failed round, which it fdatasyncs (or fails the engine for good: the dead-disk case
+ *        limits.md names), and the pre-writer's, which land only on holes or zeros (SG1, and a
+ *        recycled file's frontier starts at its old size). So the file already is what the cut
+ *        would make it, durably, and nothing is cut. When the window held data past it (a
+ *        pre-writer lead longer than the window: big segments) or anything non-zero, the cut
+ *        and its fdatasync stay. An uncut recovery then skips its fdatasync too when the
+ *        engine may publish unsynced bytes (cfg.recovery_sync_lazy: sync other than always;
+ *        the partition is marked unsynced, PA19) or when the recovery point's tail (durable,
+ *        A.7 RP6) reaches the log's end; under sync=always with bytes past the tail the
+ *        fdatasync stays, since every byte an engine publishes under sync=always is durable.
  * A recycled file (segment_recycle, segment_create_recycled) starts with its frontier at its old
  * size: those blocks are written, and hold the stale batches of the segment it was (RS1).
  */
@@ -613,6 +634,33 @@ int segment_seal(struct segment *seg)
 
 static int segment_scan_from(struct segment *seg, uint64_t limit, struct segment_recovery *rec);
 
+/* SG10: true when [from, to) of the log reads as zeros, reading only the file's data extents
+ * through the map (lseek SEEK_DATA / SEEK_HOLE; holes read as zeros and are not faulted in);
+ * false when a byte is not zero, or the extents cannot be listed (the caller then reads the
+ * window whole, SC5). */
+static bool zero_extents(const struct segment *seg, uint64_t from, uint64_t to)
+{
+    if (seg->fd < 0 || !seg->map)
+        return false;
+    uint64_t at = from;
+    while (at < to) {
+        off_t d = lseek(seg->fd, (off_t)at, SEEK_DATA);
+        if (d < 0)
+            return errno == ENXIO; /* no data from here to the end of the file */
+        if ((uint64_t)d >= to)
+            return true;
+        off_t h = lseek(seg->fd, d, SEEK_HOLE);
+        if (h < 0 || h <= d)
+            return false;
+        uint64_t end = (uint64_t)h < to ? (uint64_t)h : to;
+        for (uint64_t i = (uint64_t)d; i < end; i++)
+            if (seg->map[i])
+                return false;
+        at = end;
+    }
+    return true;
+}
+
 /* Walks the log from 0 (to `limit`), validating each batch, rebuilding the indexes. A batch that
  * stops the walk is reported in *rec (the caller cuts the tail there); a CRC-valid batch whose
  * offsets the index cannot hold is not a torn write and fails the scan with RT_E_CORRUPT. */
@@ -674,8 +722,11 @@ static int segment_scan_from(struct segment *seg, uint64_t limit, struct segment
     uint64_t window =
         limit - pos < RECOVERY_TAIL_WINDOW_BYTES ? limit - pos : RECOVERY_TAIL_WINDOW_BYTES;
     uint64_t found = 0;
-    enum segment_tail tail = segment_tail_classify(seg->map, limit, pos, window, seg->next_offset,
-                                                   &found); /* SC5, as verify decides */
+    enum segment_tail tail =
+        zero_extents(seg, pos, pos + window)
+            ? SEGMENT_TAIL_ZERO /* SG10: its holes were not read */
+            : segment_tail_classify(seg->map, limit, pos, window, seg->next_offset,
+                                    &found); /* SC5, as verify decides */
     if (tail == SEGMENT_TAIL_TORN) {
         uint64_t end = pos + window;
         while (end > pos && seg->map[end - 1] == 0)
@@ -872,6 +923,16 @@ static bool tail_holds(const struct segment *seg, uint64_t file_bytes,
     return true;
 }
 
+/* SG10: true when no block of the file from `from` on holds data (holes and unwritten extents
+ * only: lseek SEEK_DATA finds none, dirty pages in the page cache counted as data); false when one
+ * does or the file system cannot tell (a file system without SEEK_DATA reports all of it data). */
+static bool no_data_from(int fd, uint64_t from, uint64_t file_bytes)
+{
+    if (from >= file_bytes)
+        return true;
+    return lseek(fd, (off_t)from, SEEK_DATA) < 0 && errno == ENXIO;
+}
+
 /* segment_open, step 3 (recover): scan the log from byte 0 — or from a recovery point's tail
  * that holds (tail_holds) — and cut a torn or corrupt tail (and let the file system zero it:
  * leftover bytes past a shorter rewrite must never parse as batches at the next recovery). */
@@ -900,7 +961,24 @@ static int recover_log(struct segment *seg, uint64_t *file_bytes, const struct s
     }
     if (rc)
         return rc;
-    if (seg->size_bytes < *file_bytes && !seg->cfg.read_only) {
+    /* SG10: nothing to cut when every byte past the log's end reads as zero already. */
+    rec->uncut = !seg->cfg.read_only && rec->truncated_bytes == 0 && !rec->stale &&
+                 *file_bytes <= (seg->cfg.capacity_bytes > seg->size_bytes ? seg->cfg.capacity_bytes
+                                                                           : seg->size_bytes) &&
+                 no_data_from(seg->fd, seg->size_bytes + RECOVERY_TAIL_WINDOW_BYTES, *file_bytes);
+    if (rec->uncut && *file_bytes > seg->size_bytes) {
+        /* SG10: what the walk and the zero check faulted in past the end goes from the page
+         * cache as the cut would have taken it (clean pages; unmapped first, so the advice
+         * reaches them). */
+        uint64_t from = (seg->size_bytes + 4095u) & ~(uint64_t)4095u;
+        uint64_t to = seg->size_bytes + RECOVERY_TAIL_WINDOW_BYTES;
+        to = to < *file_bytes ? to : *file_bytes;
+        if (to > from && to <= seg->map_bytes) {
+            (void)madvise((void *)(seg->map + from), to - from, MADV_DONTNEED);
+            (void)posix_fadvise(seg->fd, (off_t)from, (off_t)(to - from), POSIX_FADV_DONTNEED);
+        }
+    }
+    if (seg->size_bytes < *file_bytes && !seg->cfg.read_only && !rec->uncut) {
         if (ftruncate(seg->fd, (off_t)seg->size_bytes) != 0)
             return error_set(-errno, "%s: ftruncate: %s", seg->log_path, strerror(errno));
         *file_bytes = seg->size_bytes;
@@ -996,7 +1074,8 @@ static int check_log(struct segment *seg, const char *index_path, const char *ti
 }
 
 /* segment_open, step 4 (active): extend the log back to capacity and map it whole. */
-static int make_active(struct segment *seg, uint64_t file_bytes, bool recovered)
+static int make_active(struct segment *seg, uint64_t file_bytes, bool recovered,
+                       struct segment_recovery *rec)
 {
     /* SG2: what lies below the data is written; what lies past it may be preallocated. */
     atomic_store_explicit(&seg->zero_frontier, seg->size_bytes, memory_order_relaxed);
@@ -1017,7 +1096,16 @@ static int make_active(struct segment *seg, uint64_t file_bytes, bool recovered)
     /* A recovery's cut (recover_log) is made durable before anything is appended over it (SG4).
      * An open that cut nothing leaves the extension to the first round's fdatasync (which
      * flushes the size its data needs): an open of N idle partitions then costs no flush per
-     * partition (issue 21 item 7: 1 000 partitions took seconds on a loaded disk). */
+     * partition (issue 21 item 7: 1 000 partitions took seconds on a loaded disk). SG10: a
+     * recovery that had nothing to cut changed no byte; its fdatasync is left to the partition
+     * (rec->sync_left) when the log below its end was already durable (the recovery point's
+     * tail reaches it) or the engine may leave published bytes unsynced (sync other than
+     * always). */
+    if (recovered && rec->uncut &&
+        (seg->cfg.recovery_sync_lazy || seg->size_bytes <= rec->tail_from_bytes)) {
+        rec->sync_left = seg->size_bytes > rec->tail_from_bytes;
+        return 0;
+    }
     return recovered ? io_fdatasync(seg->cfg.faults, seg->fd) : 0; /* SG4 */
 }
 
@@ -1264,7 +1352,7 @@ int segment_open(struct segment **out, const char *partition_dir, int64_t base_o
     }
     if (rc)
         goto err;
-    rc = st.active ? make_active(seg, file_bytes, st.recover) : reseal(seg, st.writable_index);
+    rc = st.active ? make_active(seg, file_bytes, st.recover, rec) : reseal(seg, st.writable_index);
     if (rc)
         goto err;
     seg->oidx_map = seg->oidx.file.map;

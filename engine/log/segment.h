@@ -67,6 +67,8 @@ struct segment_config {
     struct io_fault_plan *faults; /* the engine's fault plan (tests) or NULL: every fdatasync of
                                      the log file goes through io_fdatasync (SG4) */
     bool gaps_ok; /* a segment the log cleaner wrote: offsets may skip (docs/format.md A.9 CL1) */
+    bool recovery_sync_lazy; /* SG10: sync other than always: a recovery with nothing to cut
+                                leaves its fdatasync to the partition's unsynced path */
 };
 
 struct segment_recovery {
@@ -78,6 +80,9 @@ struct segment_recovery {
     bool trusted; /* opened on a recovery point's word (segment_trust): nothing was read */
     uint64_t tail_from_bytes; /* recover with a tail trust: the scan began here (0: from start) */
     bool tail_rejected;       /* a tail trust was given but did not hold: scanned from 0 */
+    bool uncut;     /* SG10: every byte past the log's end read as zero: the file was not cut */
+    bool sync_left; /* SG10: uncut and not fdatasynced; bytes below the end may be unsynced (the
+                       caller marks its partition unsynced, PA19) */
 };
 
 /* What a recovery point (recovery_point.h) recorded of a sealed segment whose files have not

@@ -37,8 +37,11 @@
  *        not vouch for) opens it active for the scan, then, while open is above the low-water
  *        mark, makes the partition dormant at once (partition_sleep, PA15: sealed, vouched,
  *        named by the recovery point), so an open of any number of such partitions holds at
- *        most the budget and one partition's descriptors at a time. A failed seal fails the
- *        open (as any failed write of a recovery does).
+ *        most the low-water mark plus one partition's descriptors per thread opening
+ *        partitions at once (log.c LG15: at most OPEN_THREADS_MAX, 2 on a 2-core machine;
+ *        inside OS2's max/8 batch past the budget, for which OS4 leaves room, whenever max/8
+ *        is at least the thread count). A failed seal fails the open (as any failed write of
+ *        a recovery does).
  *
  * Thread-safety: the counters are atomics, read and written by any thread. This module never
  * closes a segment itself and never takes a lock.

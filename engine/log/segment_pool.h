@@ -10,7 +10,11 @@
  * next.log.tmp: its first lead bytes, zeroed and fdatasynced), so a roll renames a file whose
  * first blocks are written instead of creating one whose every block is unwritten.
  *
- * It owns only the zeroing thread, its bounded job queue and its counters. It never writes at
+ * And it unlinks the leftover next-segment files an engine's open found (SP9 in segment_pool.c),
+ * so that an open after a crash does not pay a file system's block freeing per partition.
+ *
+ * It owns only the zeroing thread, its bounded job queue, the list of leftovers and its
+ * counters. It never writes at
  * or below a segment's writer end (the claim protocol in segment.c, SG1-SG3), never extends or
  * truncates a file, never decides rolls or deletions, and is never on a shard's round: a shard
  * only pushes a job (one mutex hold, no syscall) when its segment's pre-written
@@ -66,12 +70,22 @@ struct segment_pool_job {
     _Atomic bool *queued;
 };
 
+/* SP9: a leftover next-segment file an open found, unlinked on the pool's thread. */
+struct segment_pool_leftover {
+    struct segment_pool_leftover *next;
+    _Atomic bool *pending; /* cleared (release) once the unlink was made */
+    char path[];
+};
+
 struct segment_pool {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake;
     struct segment_pool_job jobs[SEGMENT_POOL_JOBS_MAX];
     uint32_t head, count;
+    /* SP9: leftovers to unlink, oldest first, after the queued jobs (a list, not the queue: an
+     * open of N partitions may hand over N of them, and none is ever dropped for room). */
+    struct segment_pool_leftover *leftovers, **leftovers_tail;
     bool stop;
     bool started;
     /* fdatasync each chunk (sync=always/interval: the extent conversion is what the zeros buy)
@@ -125,6 +139,14 @@ bool segment_pool_request(struct segment_pool *pool, struct segment *seg);
  * queue is full. */
 bool segment_pool_request_next(struct segment_pool *pool, const char *dir, uint64_t bytes,
                                _Atomic uint64_t *ready, _Atomic bool *queued);
+
+/* An engine's open (after segment_pool_start, before the shards run): have the pool unlink a
+ * leftover next-segment file at `path` (copied) off the open's path, then clear *pending
+ * (release). While *pending is set its partition asks for no next-segment file (PA7, SP9).
+ * false (nothing queued, *pending untouched) when the pool is not running or out of memory: the
+ * caller unlinks it itself. A stop drops what is left (*pending stays set: the partition's close
+ * unlinks it, or the next open does: it is a *.tmp). */
+bool segment_pool_defer_unlink(struct segment_pool *pool, const char *path, _Atomic bool *pending);
 
 /* Writer (shard thread), before queuing writes that end at `end_bytes`: makes sure no zero write
  * of the pre-writer overlaps them (SG1, SG2), counts the bytes that land past the pre-written

@@ -154,6 +154,38 @@
  *        timer (coord_rewrite_lost) unless a later record of the id became durable first.
  *        What still needs a reopen is the engine's write side failing (SH10); an id left
  *        Prepare* at close is completed by the next open (CO2).
+ *   CO16. Replication (rt_partition_resign / rt_partition_become_leader of __transaction_state-0,
+ *        txn.h TX5, coordinator_role.c; docs/format.md A.10 IR5-IR8, G.7): the coordinator
+ *        leads from open on, or follows. (a) Every operation on an id (init, add, join, end,
+ *        the one-round commit, verify, abort) holds the role lock shared and, while following,
+ *        answers RT_E_NOT_COORDINATOR having touched nothing; the timer does nothing while
+ *        following (no timeout, expiry or compaction of a followed log). (b) Resign: the log
+ *        partition follows first (a write in flight then fails, nothing adopted: CO15(a)),
+ *        then, the role lock exclusive (every operation finished), the table of ids is dropped,
+ *        CO14's and CO15's memory with it. A follower's log is never replayed or written by
+ *        this coordinator. (c) Lead: the log partition is led first, then, exclusive, the table
+ *        is rebuilt as open builds it (coord_load): the log replayed from its start to its log
+ *        end (past a held high watermark), the producer-id registry raised past every id it
+ *        names, reconciliation (COR1-COR9), every Prepare* completed with its outcome (CO2,
+ *        CO10: a one-round or kept-epoch decision by G.6 R1 from the partitions' state), and
+ *        every Ongoing fenced and aborted (PrepareEpochFence, ABORT markers, the epoch bumped)
+ *        whatever CO13 would keep: the old leader's memory of it (in-memory joins, CO9; retries,
+ *        CO15) is gone and whether its acknowledged produces reached the partitions' leaders
+ *        is not known here, so its producer's next call is RT_E_PRODUCER_FENCED (a zombie
+ *        cannot commit). Stricter than Kafka, which resumes such a transaction. A decided
+ *        transaction whose marker a partition refuses stays Prepare* and the timer retries it
+ *        (CO15(b)); any other failure drops the table again and the partition follows. Only then
+ *        are operations answered.
+ *   CO17. Markers through the embedder (rt_options.txn_marker_writer; format.md G.8 MW1-MW5):
+ *        when given, every marker of a decided transaction (coord_finish_as: an end, a fence, a
+ *        timeout, a Prepare* completed at open, at failover or by the timer) goes through it,
+ *        one call per marker, once the decision is durable (CO1), and the transaction is
+ *        complete only once every call answered 0; a failed call leaves it Prepare* and the timer
+ *        calls the writer again each tick (CO15(b)) — for every marker of the transaction, those
+ *        already written included unless CO10 finds them in a local partition, so the writer
+ *        answers a repeated marker as written (MW3). Reconciliation
+ *        (COR1-COR9) and rt_txn_abort_partition still write into local partitions: they repair
+ *        what a local partition holds. Without a writer nothing changes.
  *
  * Costs of a wire EndTxn (CO12): one shard call per partition for its producer state, one
  * fdatasync round for the decision record (and, beside it, one per shard holding unsynced data
@@ -370,9 +402,9 @@ static int init_expected_check(const struct txn_meta *m, int64_t expected_pid,
                      m->id, expected_pid, expected_epoch, m->v.producer_id, m->v.producer_epoch);
 }
 
-int coordinator_init_expected(struct coordinator *c, const char *id, int32_t timeout_ms,
-                              rt_txn_check_fn check_fn, void *check_ctx, int64_t expected_pid,
-                              int16_t expected_epoch, int64_t *producer_id_out, int16_t *epoch_out)
+static int init_expected_op(struct coordinator *c, const char *id, int32_t timeout_ms,
+                            rt_txn_check_fn check_fn, void *check_ctx, int64_t expected_pid,
+                            int16_t expected_epoch, int64_t *producer_id_out, int16_t *epoch_out)
 {
     if (!id || !*id || strlen(id) > TXN_ID_MAX_BYTES)
         return error_set(RT_E_INVALID_ARGUMENT, "transactional ids are 1..%d bytes",
@@ -432,6 +464,19 @@ int coordinator_init_expected(struct coordinator *c, const char *id, int32_t tim
     }
     pthread_mutex_unlock(&m->lock);
     coord_meta_put(c, m);
+    return rc;
+}
+
+int coordinator_init_expected(struct coordinator *c, const char *id, int32_t timeout_ms,
+                              rt_txn_check_fn check_fn, void *check_ctx, int64_t expected_pid,
+                              int16_t expected_epoch, int64_t *producer_id_out, int16_t *epoch_out)
+{
+    int rc = coord_enter(c, id); /* CO16 */
+    if (rc)
+        return rc;
+    rc = init_expected_op(c, id, timeout_ms, check_fn, check_ctx, expected_pid, expected_epoch,
+                          producer_id_out, epoch_out);
+    coord_leave(c);
     return rc;
 }
 
@@ -525,13 +570,19 @@ static int add_locked(struct coordinator *c, struct txn_meta *m, int64_t pid, in
 static int add_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
                   const struct txn_log_partition *parts, uint32_t count, bool durable)
 {
+    int rc = coord_enter(c, id); /* CO16 */
+    if (rc)
+        return rc;
     struct txn_meta *m = coord_meta_get(c, id, false);
-    if (!m)
+    if (!m) {
+        coord_leave(c);
         return error_set(RT_E_INVALID_TXN_STATE, "transactional id '%s' is not initialised", id);
+    }
     pthread_mutex_lock(&m->lock);
-    int rc = add_locked(c, m, pid, epoch, parts, count, durable);
+    rc = add_locked(c, m, pid, epoch, parts, count, durable);
     pthread_mutex_unlock(&m->lock);
     coord_meta_put(c, m);
+    coord_leave(c);
     return rc;
 }
 
@@ -547,8 +598,8 @@ int coordinator_join(struct coordinator *c, const char *id, int64_t pid, int16_t
     return add_op(c, id, pid, epoch, parts, count, false);
 }
 
-static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
-                  bool bump, int64_t *producer_id_out, int16_t *epoch_out)
+static int end_op_led(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                      bool commit, bool bump, int64_t *producer_id_out, int16_t *epoch_out)
 {
     struct txn_meta *m = coord_meta_get(c, id, false);
     if (!m)
@@ -595,6 +646,17 @@ static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t ep
     return rc;
 }
 
+static int end_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
+                  bool bump, int64_t *producer_id_out, int16_t *epoch_out)
+{
+    int rc = coord_enter(c, id); /* CO16 */
+    if (rc)
+        return rc;
+    rc = end_op_led(c, id, pid, epoch, commit, bump, producer_id_out, epoch_out);
+    coord_leave(c);
+    return rc;
+}
+
 int coordinator_end(struct coordinator *c, const char *id, int64_t pid, int16_t epoch, bool commit,
                     int64_t *producer_id_out, int16_t *epoch_out)
 {
@@ -610,10 +672,10 @@ int coordinator_end_keep_epoch(struct coordinator *c, const char *id, int64_t pi
 }
 
 /* CO9: the one-round commit. */
-int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
-                                 const struct txn_log_partition *seqs, uint32_t seq_count,
-                                 coordinator_wait_data_fn wait_data, void *ctx,
-                                 int64_t *producer_id_out, int16_t *epoch_out, bool *aborted_out)
+static int commit_one_round_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                               const struct txn_log_partition *seqs, uint32_t seq_count,
+                               coordinator_wait_data_fn wait_data, void *ctx,
+                               int64_t *producer_id_out, int16_t *epoch_out, bool *aborted_out)
 {
     *aborted_out = false;
     struct txn_meta *m = coord_meta_get(c, id, false);
@@ -751,8 +813,23 @@ int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t 
     return rc;
 }
 
-int coordinator_verify(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
-                       const char *topic, uint32_t partition)
+int coordinator_commit_one_round(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                                 const struct txn_log_partition *seqs, uint32_t seq_count,
+                                 coordinator_wait_data_fn wait_data, void *ctx,
+                                 int64_t *producer_id_out, int16_t *epoch_out, bool *aborted_out)
+{
+    *aborted_out = false;
+    int rc = coord_enter(c, id); /* CO16 */
+    if (rc)
+        return rc;
+    rc = commit_one_round_op(c, id, pid, epoch, seqs, seq_count, wait_data, ctx, producer_id_out,
+                             epoch_out, aborted_out);
+    coord_leave(c);
+    return rc;
+}
+
+static int verify_op(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                     const char *topic, uint32_t partition)
 {
     struct txn_meta *m = NULL;
     if (id) {
@@ -794,6 +871,17 @@ int coordinator_verify(struct coordinator *c, const char *id, int64_t pid, int16
     return rc;
 }
 
+int coordinator_verify(struct coordinator *c, const char *id, int64_t pid, int16_t epoch,
+                       const char *topic, uint32_t partition)
+{
+    int rc = coord_enter(c, id); /* CO16 */
+    if (rc)
+        return rc;
+    rc = verify_op(c, id, pid, epoch, topic, partition);
+    coord_leave(c);
+    return rc;
+}
+
 void coordinator_release(struct coordinator *c, const char *id)
 {
     struct txn_meta *m = coord_meta_get(c, id, false);
@@ -815,7 +903,7 @@ int coordinator_set_check_handler(struct coordinator *c, rt_txn_check_fn fn, voi
     return 0;
 }
 
-int coordinator_abort(struct coordinator *c, const char *id)
+static int abort_op(struct coordinator *c, const char *id)
 {
     struct txn_meta *m = coord_meta_get(c, id, false);
     if (!m)
@@ -834,5 +922,15 @@ int coordinator_abort(struct coordinator *c, const char *id)
                        id, txn_state_name(m->v.state), m->v.producer_id);
     pthread_mutex_unlock(&m->lock);
     coord_meta_put(c, m);
+    return rc;
+}
+
+int coordinator_abort(struct coordinator *c, const char *id)
+{
+    int rc = coord_enter(c, id); /* CO16 */
+    if (rc)
+        return rc;
+    rc = abort_op(c, id);
+    coord_leave(c);
     return rc;
 }

@@ -129,11 +129,31 @@ int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct gr
                                 const char *topic, uint32_t partition, int64_t producer_id,
                                 int16_t producer_epoch);
 
+/* rt_txn_write_marker (format.md G.8): one marker into a local partition, durably; in a
+ * __consumer_offsets partition the producer's pending offsets follow it. */
+int coordinator_write_marker(struct log *lg, struct group_manager *groups, const char *topic,
+                             uint32_t partition, int64_t producer_id, int16_t producer_epoch,
+                             bool commit);
+
 /* rt_partition_producers: the partition's producer table, copied on its shard thread, then fn
  * for each entry on the caller's thread. */
 int coordinator_partition_producers(struct log *lg, const char *topic, uint32_t partition,
                                     int (*fn)(void *ctx, const struct rt_partition_producer *pr),
                                     void *ctx);
+
+/* CO16 (rt_partition_resign of __transaction_state-0): this node stops coordinating. Operations
+ * already running finish first (their writes into the followed log fail: RT_E_NOT_COORDINATOR,
+ * nothing adopted), then the table of ids is dropped and every later operation on an id answers
+ * RT_E_NOT_COORDINATOR until coordinator_lead. The caller has made the log partition a follower
+ * first (log_internal_set_follower). A no-op when already following. */
+int coordinator_resign(struct coordinator *c);
+
+/* CO16 (rt_partition_become_leader): rebuilds the table from the log (to its log end) as open
+ * does — reconciliation with the partitions (COR1-COR8), every Prepare* completed (CO2, CO10) —
+ * and fences and aborts every Ongoing transaction (its epoch bumped); only then are operations
+ * answered. The caller has made the log partition led first. A no-op when leading. On failure
+ * the table is dropped again and the coordinator stays a follower. */
+int coordinator_lead(struct coordinator *c);
 
 /* Runs one timer pass now (timeouts, check-back, expiry, compaction) — tests. */
 void coordinator_tick(struct coordinator *c);

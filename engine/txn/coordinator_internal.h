@@ -9,6 +9,7 @@
  *   coordinator_list.c       listings (rt_txn_list, rt_partition_producers)
  *   coordinator_timer.c      timeouts, check-back, expiry, compaction (CO5, CO6, CO11)
  *   coordinator_open.c       open (replay, finish what was left), close
+ *   coordinator_role.c       leader or follower of __transaction_state (CO16): resign, lead
  * Internal to those files: nothing else includes it.
  */
 #ifndef RT_COORDINATOR_INTERNAL_H
@@ -91,6 +92,11 @@ struct coordinator {
     bool stopping;
     struct decision *decisions; /* COR7, open only: in log order */
     size_t decision_count, decision_capacity;
+    /* CO16: this node's role for __transaction_state. Every operation on an id holds role_lock
+     * shared (coord_enter) and answers RT_E_NOT_COORDINATOR while `following`; resign and lead
+     * hold it exclusive, so none runs while the table is dropped or rebuilt. */
+    pthread_rwlock_t role_lock;
+    bool following;
 };
 
 /* A log write queued now and waited for later (CO9: the PrepareCommit rides the same rounds as
@@ -126,6 +132,7 @@ int coord_transition(struct coordinator *c, struct txn_meta *m, struct txn_log_v
 bool coord_is_prepare(enum txn_state s);
 int coord_next_identity(struct coordinator *c, const struct txn_meta *m, int16_t *marker_epoch,
                         int64_t *next_pid, int16_t *next_epoch);
+int coord_write_markers(struct coordinator *c, struct marker_spec *specs, size_t n);
 int coord_finish_as(struct coordinator *c, struct txn_meta *m, bool commit, int64_t next_pid,
                     int16_t next_epoch, bool lazy, const bool *skip);
 int coord_finish(struct coordinator *c, struct txn_meta *m, bool commit, int64_t next_pid,
@@ -142,8 +149,19 @@ int coord_fenced(const struct txn_meta *m, int64_t pid, int16_t epoch);
 
 /* coordinator_reconcile.c */
 bool coord_holds_partition(const struct txn_meta *m, const char *topic, uint32_t partition);
-int coord_reconcile(struct coordinator *c);
+int coord_reconcile(struct coordinator *c, bool failover);
 int coord_complete_one_round(struct coordinator *c, struct txn_meta *m);
+
+/* coordinator_role.c (CO16): coord_enter takes the role lock shared and answers
+ * RT_E_NOT_COORDINATOR (lock not held) while this node follows __transaction_state; every
+ * successful coord_enter is paired with coord_leave. */
+int coord_enter(struct coordinator *c, const char *id);
+void coord_leave(struct coordinator *c);
+/* Drops the table (every id unlinked, its memory going with its last reference) and what the
+ * replay kept. Caller holds the role lock exclusive, or is open/close. */
+void coord_table_drop(struct coordinator *c);
+/* Replays the log and finishes what it left (open, and a new leader: CO2, CO10, CO13, CO16). */
+int coord_load(struct coordinator *c, bool failover);
 
 /* coordinator_timer.c */
 void *coord_timer_main(void *arg);
@@ -154,5 +172,6 @@ const struct decision *coord_decision_find_kept(const struct coordinator *c,
 const struct decision *coord_decision_find(const struct coordinator *c, int64_t pid, int16_t epoch,
                                            const char *topic, uint32_t partition);
 int coord_replay(struct coordinator *c);
+void coord_decisions_free(struct coordinator *c);
 
 #endif

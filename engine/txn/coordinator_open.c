@@ -28,6 +28,7 @@
 #include "group.h"
 #include "log.h"
 #include "producer_registry.h"
+#include "partition.h"
 #include "producer_state.h"
 
 /* ---- open: replay the log, finish what was left ---- */
@@ -77,7 +78,7 @@ static int decision_note(struct coordinator *c, const struct txn_log_value *v)
     return 0;
 }
 
-static void decisions_free(struct coordinator *c)
+void coord_decisions_free(struct coordinator *c)
 {
     for (size_t i = 0; i < c->decision_count; i++)
         free(c->decisions[i].partitions);
@@ -178,16 +179,17 @@ static int replay_record(struct coordinator *c, const struct rt_record_view *r,
     return 0;
 }
 
+/* Replays the log from its start to its log end (RT_READ_REPLICA: past a high watermark a broker
+ * holds, as a new leader must, CO16; at open the two are equal). */
 int coord_replay(struct coordinator *c)
 {
-    int64_t offset = 0, end = 0;
+    int64_t offset = 0;
     int rc =
         log_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &offset);
-    if (rc == 0)
-        rc = log_list_offsets(c->lg, TXN_LOG_TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end);
+    int64_t end = atomic_load_explicit(&c->log->pub_end, memory_order_acquire);
     while (rc == 0 && offset < end) {
         rt_fetch *f = NULL;
-        rc = log_fetch_start(c->lg, TXN_LOG_TOPIC, 0, offset, 1 << 20, RT_READ_UNCOMMITTED, &f);
+        rc = log_fetch_start(c->lg, TXN_LOG_TOPIC, 0, offset, 1 << 20, RT_READ_REPLICA, &f);
         if (rc)
             break;
         struct rt_records it;
@@ -210,42 +212,27 @@ int coord_replay(struct coordinator *c)
     return rc;
 }
 
-int coordinator_open(struct log *lg, struct producer_registry *producers,
-                     struct group_manager *groups, bool create, struct coordinator **out)
+/* What open does and a new leader does again (CO16): replay, reconcile, finish. A read-only
+ * engine only replays. */
+int coord_load(struct coordinator *c, bool failover)
 {
-    struct coordinator *c = calloc(1, sizeof(*c));
-    if (!c)
-        return -ENOMEM;
-    c->lg = lg;
-    c->producers = producers;
-    atomic_init(&c->groups, groups);
-    pthread_mutex_init(&c->table_lock, NULL);
-    pthread_mutex_init(&c->timer_lock, NULL);
-    pthread_cond_init(&c->timer_cv, NULL);
-    int rc = 0;
-    if (create) {
-        rc = log_internal_topic_create(lg, TXN_LOG_TOPIC, 1);
-        if (rc == RT_E_TOPIC_ALREADY_EXISTS)
-            rc = 0;
-    }
-    if (rc == 0) {
-        c->log = log_partition(lg, TXN_LOG_TOPIC, 0);
-        if (!c->log)
-            rc = RT_E_UNKNOWN_TOPIC_OR_PARTITION;
-    }
-    if (rc == 0)
-        rc = coord_replay(c);
+    int rc = coord_replay(c);
+    /* CO16: as txn_start after an open, an id the log names is never handed out again here
+     * (before anything below may allocate one). */
+    if (rc == 0 && failover && !log_read_only(c->lg))
+        rc = producer_registry_raise(c->producers, coordinator_producer_id_max(c) + 1);
     /* COR5 before CO2: a stale epoch's transaction in a partition is aborted before a Prepare*
      * completion's marker could close it as that later transaction's (a read-only open writes
      * no marker). */
-    bool read_only = log_read_only(lg);
+    bool read_only = log_read_only(c->lg);
     if (rc == 0 && !read_only)
-        rc = coord_reconcile(c);
-    decisions_free(c); /* COR7 needs them only for reconciliation */
+        rc = coord_reconcile(c, failover);
+    coord_decisions_free(c); /* COR7 needs them only for reconciliation */
     /* CO13: a durable Ongoing (a wire transaction's) survives the open only where every
      * acknowledged produce was durable — in the run that wrote it (its acked_durable flag) and
-     * in this one; otherwise its data may be gone, so it is fenced. */
-    bool run_durable = log_options(lg)->sync_mode == RT_SYNC_ALWAYS;
+     * in this one; otherwise its data may be gone, so it is fenced. CO16: a new leader fences
+     * every Ongoing (the old leader's memory of it — joined partitions, retries — is gone). */
+    bool run_durable = !failover && log_options(c->lg)->sync_mode == RT_SYNC_ALWAYS;
     /* CO2: finish every transaction a crash left between its phases (not on a read-only engine:
      * it writes nothing, so those stay as they are for rt_txn_list and the next writer). */
     for (uint32_t b = 0; rc == 0 && !read_only && b < COORD_BUCKETS; b++) {
@@ -261,11 +248,42 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
             else if (rc == 0 && coord_is_prepare(m->v.state))
                 rc = coord_end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
             else if (rc == 0 && m->v.state == TXN_ONGOING && !(run_durable && m->v.acked_durable))
-                rc = coord_end_locked(c, m, false, true); /* CO13: fenced, aborted */
+                rc = coord_end_locked(c, m, false, true); /* CO13, CO16: fenced, aborted */
+            if (rc && failover && coord_is_prepare(m->v.state))
+                rc = 0; /* CO16, CO15: decided, a marker not written yet: the timer retries it */
             pthread_mutex_unlock(&m->lock);
         }
     }
-    if (rc == 0 && !read_only) {
+    return rc;
+}
+
+int coordinator_open(struct log *lg, struct producer_registry *producers,
+                     struct group_manager *groups, bool create, struct coordinator **out)
+{
+    struct coordinator *c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->lg = lg;
+    c->producers = producers;
+    atomic_init(&c->groups, groups);
+    pthread_mutex_init(&c->table_lock, NULL);
+    pthread_mutex_init(&c->timer_lock, NULL);
+    pthread_cond_init(&c->timer_cv, NULL);
+    pthread_rwlock_init(&c->role_lock, NULL); /* CO16: leading from open on */
+    int rc = 0;
+    if (create) {
+        rc = log_internal_topic_create(lg, TXN_LOG_TOPIC, 1);
+        if (rc == RT_E_TOPIC_ALREADY_EXISTS)
+            rc = 0;
+    }
+    if (rc == 0) {
+        c->log = log_partition(lg, TXN_LOG_TOPIC, 0);
+        if (!c->log)
+            rc = RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    if (rc == 0)
+        rc = coord_load(c, false);
+    if (rc == 0 && !log_read_only(lg)) {
         rc = -pthread_create(&c->timer, NULL, coord_timer_main, c);
         c->timer_running = rc == 0;
     }
@@ -312,7 +330,8 @@ void coordinator_close(struct coordinator *c)
             m = next;
         }
     }
-    decisions_free(c);
+    coord_decisions_free(c);
+    pthread_rwlock_destroy(&c->role_lock);
     pthread_mutex_destroy(&c->table_lock);
     pthread_mutex_destroy(&c->timer_lock);
     pthread_cond_destroy(&c->timer_cv);

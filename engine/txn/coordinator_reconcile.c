@@ -50,6 +50,11 @@
  *         the id moved on (its next transaction's records are newer) is repaired so; CO11 keeps
  *         the record until the marker is durable. The records are collected by replay and freed
  *         after reconciliation.
+ *   COR9. A new leader's reconciliation (CO16(c)) writes no marker into an internal partition
+ *         this node follows (RL6 refuses it: RT_E_NOT_COORDINATOR); that marker is skipped, not
+ *         an error, and the transaction stays open there until a marker reaches that partition's
+ *         leader (issue 25 item 2: the marker writer, docs/format.md G.8). At open nothing is
+ *         followed, so it never applies there.
  *
  * Costs of reconciliation: one shard call per shard to collect the open transactions, a scan of
  * the ids per open transaction (O(open x ids)) and of the one-round decisions replayed
@@ -162,7 +167,7 @@ static void offsets_follow_marker(struct group_manager *groups, const char *topi
 }
 
 /* COR5: run by coordinator_open before CO2, before the timer starts and before rt_open returns. */
-int coord_reconcile(struct coordinator *c)
+int coord_reconcile(struct coordinator *c, bool failover)
 {
     if (__atomic_load_n(&c->log_records, __ATOMIC_RELAXED) == 0)
         return 0; /* COR4: an empty transaction log decides nothing */
@@ -214,12 +219,15 @@ int coord_reconcile(struct coordinator *c)
                                  .type = o == RECONCILE_COMMIT ? CONTROL_COMMIT : CONTROL_ABORT};
     }
     rc = k ? log_write_markers(c->lg, specs, k) : 0;
+    if (failover && rc == RT_E_NOT_COORDINATOR)
+        rc = 0; /* COR9: judged per marker below */
     for (size_t i = 0; i < k; i++) {
         if (specs[i].result == 0)
             offsets_follow_marker(coord_groups(c), specs[i].topic, specs[i].partition,
                                   specs[i].producer_id, specs[i].type == CONTROL_COMMIT);
-        else if (specs[i].result != RT_E_INVALID_PRODUCER_EPOCH && rc == 0)
-            rc = specs[i].result;
+        else if (specs[i].result != RT_E_INVALID_PRODUCER_EPOCH && rc == 0 &&
+                 !(failover && specs[i].result == RT_E_NOT_COORDINATOR))
+            rc = specs[i].result; /* COR9: a new leader skips a partition another node leads */
     }
     if (rc == RT_E_INVALID_PRODUCER_EPOCH)
         rc = 0; /* only stale markers: a newer epoch already wrote there, nothing is pinned */
@@ -477,5 +485,24 @@ int coordinator_abort_partition(struct log *lg, struct coordinator *c, struct gr
         pthread_mutex_unlock(&m->lock);
         coord_meta_put(c, m);
     }
+    return rc;
+}
+
+int coordinator_write_marker(struct log *lg, struct group_manager *groups, const char *topic,
+                             uint32_t partition, int64_t producer_id, int16_t producer_epoch,
+                             bool commit)
+{
+    struct partition *p = log_partition(lg, topic, partition);
+    if (!p)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION; /* log_partition set the detail */
+    struct marker_spec spec = {.topic = p->topic,
+                               .partition = partition,
+                               .producer_id = producer_id,
+                               .producer_epoch = producer_epoch,
+                               .coordinator_epoch = COORDINATOR_EPOCH,
+                               .type = commit ? CONTROL_COMMIT : CONTROL_ABORT};
+    int rc = log_write_markers(lg, &spec, 1);
+    if (rc == 0)
+        offsets_follow_marker(groups, p->topic, partition, producer_id, commit);
     return rc;
 }

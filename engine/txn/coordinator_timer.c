@@ -128,7 +128,7 @@ static void compact(struct coordinator *c)
         __atomic_store_n(&c->log_records, n, __ATOMIC_RELAXED);
 }
 
-void coordinator_tick(struct coordinator *c)
+static void tick_led(struct coordinator *c)
 {
     uint32_t n = 0;
     struct txn_meta **all = coord_table_snapshot(c, &n);
@@ -141,6 +141,15 @@ void coordinator_tick(struct coordinator *c)
     }
     free(all);
     compact(c);
+}
+
+void coordinator_tick(struct coordinator *c)
+{
+    /* CO16: a follower's copy is only a log: no timeout, expiry or compaction runs on it. */
+    pthread_rwlock_rdlock(&c->role_lock);
+    if (!c->following)
+        tick_led(c);
+    pthread_rwlock_unlock(&c->role_lock);
 }
 
 void *coord_timer_main(void *arg)

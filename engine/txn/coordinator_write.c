@@ -279,6 +279,38 @@ int coord_next_identity(struct coordinator *c, const struct txn_meta *m, int16_t
 
 /* Phase two of a commit or abort whose Prepare* is durable: markers into every partition (one
  * round per shard), pending offsets applied or dropped, then Complete* (CO1, CO2). */
+/* CO17: the markers of a decided transaction, through the embedder's marker writer when it gave
+ * one (each marker's result in its spec; the first failure returned, named in the detail), else
+ * into the local partitions (log_write_markers). Caller holds the id's lock. */
+int coord_write_markers(struct coordinator *c, struct marker_spec *specs, size_t n)
+{
+    const struct rt_options *o = log_options(c->lg);
+    if (!o->txn_marker_writer)
+        return log_write_markers(c->lg, specs, n);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct rt_txn_marker mk = {.topic = specs[i].topic,
+                                   .partition = specs[i].partition,
+                                   .producer_id = specs[i].producer_id,
+                                   .producer_epoch = specs[i].producer_epoch,
+                                   .commit = specs[i].type == CONTROL_COMMIT};
+        error_clear();
+        int r = o->txn_marker_writer(o->txn_marker_writer_ctx, &mk);
+        specs[i].result = r < 0 ? r : r > 0 ? RT_E_IO_FAILED : 0;
+        if (specs[i].result && rc == 0) {
+            char cause[ERROR_DETAIL_BYTES];
+            snprintf(cause, sizeof(cause), "%s",
+                     *rt_error_detail() ? rt_error_detail() : rt_strerror(specs[i].result));
+            rc = error_set(specs[i].result,
+                           "the marker writer did not write the %s marker of producer %" PRId64
+                           " epoch %d into %s-%u: %s",
+                           mk.commit ? "COMMIT" : "ABORT", mk.producer_id, (int)mk.producer_epoch,
+                           mk.topic, mk.partition, cause);
+        }
+    }
+    return rc;
+}
+
 int coord_finish_as(struct coordinator *c, struct txn_meta *m, bool commit, int64_t next_pid,
                     int16_t next_epoch, bool lazy, const bool *skip)
 {
@@ -295,7 +327,7 @@ int coord_finish_as(struct coordinator *c, struct txn_meta *m, bool commit, int6
                                               .coordinator_epoch = COORDINATOR_EPOCH,
                                               .type = commit ? CONTROL_COMMIT : CONTROL_ABORT,
                                               .lazy = lazy};
-    int rc = n ? log_write_markers(c->lg, specs, n) : 0;
+    int rc = n ? coord_write_markers(c, specs, n) : 0;
     if (rc) {
         /* A marker rejected for a stale epoch means a newer epoch already wrote there: the
          * partition has moved on and this marker is moot; so is one into a partition whose

@@ -562,8 +562,14 @@ int32_t group_java_hash(const char *s, size_t len)
 uint32_t group_partition_for(const char *group)
 {
     assert(group);
+    return group_partition_of(group, strlen(group));
+}
+
+uint32_t group_partition_of(const char *group, size_t len)
+{
+    assert(group || len == 0);
     bool valid;
-    int32_t h = java_string_hash((const uint8_t *)group, strlen(group), &valid);
+    int32_t h = java_string_hash((const uint8_t *)group, len, &valid);
     /* Kafka's Utils.abs: Integer.MIN_VALUE maps to 0, not to itself. */
     uint32_t a = h == INT32_MIN ? 0 : (uint32_t)(h < 0 ? -h : h);
     uint32_t k = a % GROUP_OFFSETS_PARTITIONS;

@@ -34,6 +34,8 @@ void group_manager_close(struct group_manager *g);
 
 /* Kafka's placement: abs(java String.hashCode(group)) % GROUP_OFFSETS_PARTITIONS. */
 uint32_t group_partition_for(const char *group);
+/* The same for `len` bytes of a name (no NUL needed): rt_group_partition. */
+uint32_t group_partition_of(const char *group, size_t len);
 
 /* What the public commit calls check first (group_commit itself stores any topic name): every
  * offset names an existing topic and partition. 0 or RT_E_UNKNOWN_TOPIC_OR_PARTITION naming it. */

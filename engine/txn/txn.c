@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,6 +217,33 @@ int txn_coordinator_create(struct txn *t, struct coordinator **out)
     *out = t->coordinator;
     pthread_mutex_unlock(&t->lock);
     return rc;
+}
+
+int txn_coordinator_role(struct txn *t, uint32_t partition, bool lead)
+{
+    const char *what = lead ? "rt_partition_become_leader" : "rt_partition_resign";
+    if (partition != 0) /* one partition: every transactional id maps to it (format.md G.7) */
+        return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "%s: unknown partition %s-%u", what,
+                         TXN_LOG_TOPIC, partition);
+    struct coordinator *c = NULL;
+    int rc = txn_coordinator_create(t, &c);
+    if (rc)
+        return rc;
+    if (!lead) { /* TX5: the log first (a write in flight then fails, nothing adopted) */
+        rc = log_internal_set_follower(t->log, TXN_LOG_TOPIC, partition, true);
+        return rc ? rc : coordinator_resign(c);
+    }
+    rc = log_internal_set_follower(t->log, TXN_LOG_TOPIC, partition, false);
+    if (rc)
+        return rc;
+    rc = coordinator_lead(c);
+    if (rc) { /* stays a follower: its log takes no write of ours */
+        char detail[ERROR_DETAIL_BYTES];
+        snprintf(detail, sizeof(detail), "%s", rt_error_detail());
+        (void)log_internal_set_follower(t->log, TXN_LOG_TOPIC, partition, true);
+        return error_set(rc, "%s", detail);
+    }
+    return 0;
 }
 
 struct group_manager *txn_groups(struct txn *t)

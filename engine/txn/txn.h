@@ -20,6 +20,10 @@
  *      began, a queued job and any later submission get RT_E_CLOSED without running.
  * TX4. At most TXN_JOBS_QUEUED_MAX jobs wait over all lanes; a submission beyond it waits for
  *      room (back-pressure, as a full shard queue makes an append wait).
+ * TX5. The coordinator is created once (TX1) but may follow: txn_coordinator_role makes this
+ *      node a follower or the leader of `__transaction_state` (coordinator.c CO16), ordering the
+ *      log partition's role (RL6) and the coordinator's state so that no write of ours lands in
+ *      a followed log and no operation is answered from a state the log does not hold.
  */
 #ifndef RT_TXN_H
 #define RT_TXN_H
@@ -98,6 +102,13 @@ struct coordinator *txn_coordinator(struct txn *t);
 /* The same, created (with its internal topic) on first use. Return 0, or the real cause of
  * failing (RT_E_READ_ONLY for a read-only engine, an I/O error, ...). */
 int txn_coordinator_create(struct txn *t, struct coordinator **out);
+
+/* TX5 (coordinator.c CO16): this node's role for partition `partition` of
+ * `__transaction_state` (rt_partition_resign / rt_partition_become_leader). Creates the topic
+ * and the coordinator when missing (a new follower). Resigning closes the log partition to the
+ * coordinator's writes first, then drops its state; leading opens the log first, then rebuilds
+ * the state from it (on failure the partition is a follower again). */
+int txn_coordinator_role(struct txn *t, uint32_t partition, bool lead);
 
 /* The group manager if it exists (NULL otherwise; no detail). */
 struct group_manager *txn_groups(struct txn *t);

@@ -69,6 +69,12 @@ struct metadata_node {
     bool shutting_down; /* metadata_node_shutdown: heartbeats ask to shut down */
     bool shutdown_ok;   /* the controller answered should_shut_down */
     pthread_cond_t done_cv;
+    /* groups in the cluster (MN7, MN8): the voters' count (the offsets topic's replication
+     * factor is min(3, it)) and the broker's group-role hook (agent thread) */
+    unsigned voters_n;
+    metadata_node_group_role_fn _Atomic group_role;
+    void *_Atomic group_role_ctx;
+    bool offsets_create_logged;
 };
 
 static int64_t now_ms(void)
@@ -211,6 +217,12 @@ int metadata_node_start(const char *dir, int32_t node_id, const char *listen, co
         .on_leader = node_on_leader,
     };
     int rc = quorum_start(&o, &n->q, err, err_len);
+    struct quorum_voter *vs = rc ? NULL : calloc(QUORUM_VOTERS_MAX, sizeof(*vs));
+    int vn = 0;
+    char verr[256];
+    if (vs && quorum_voters_parse(voters, strlen(voters), vs, &vn, verr, sizeof verr) == 0)
+        n->voters_n = (unsigned)vn; /* MN8 */
+    free(vs);
     if (rc) {
         metadata_image_free(&n->img);
         pthread_mutex_destroy(&n->mu);
@@ -488,6 +500,39 @@ static void move_leaders(struct metadata_node *n, int32_t fenced)
     free(pl.buf);
 }
 
+/* MN8: the controller creates `__consumer_offsets` once min(3, voters) brokers are unfenced
+ * (Kafka's offsets.topic.replication.factor 3, capped at the cluster's size), with the engine's
+ * partition count and no config of its own (min.insync.replicas 1, Kafka's broker default). */
+struct offsets_scan {
+    bool exists;
+    unsigned unfenced;
+};
+
+static void scan_offsets(void *ctx, const struct metadata_image *img)
+{
+    struct offsets_scan *os = ctx;
+    os->exists = metadata_image_topic(img, METADATA_OFFSETS_TOPIC) != NULL;
+    for (unsigned i = 0; i < img->brokers_count; i++)
+        os->unfenced += !img->brokers[i].fenced;
+}
+
+static void ensure_offsets_topic(struct metadata_node *n)
+{
+    struct offsets_scan os = {0};
+    metadata_node_read(n, scan_offsets, &os);
+    unsigned rf = n->voters_n < 3 ? n->voters_n : 3;
+    if (os.exists || rf == 0 || os.unfenced < rf)
+        return;
+    const char *message = "";
+    int16_t err = metadata_node_create_topic(n, METADATA_OFFSETS_TOPIC, RT_GROUP_OFFSETS_PARTITIONS,
+                                             (int16_t)rf, NULL, NULL, 0, false, &message);
+    if (err == KAFKA_NONE || !n->offsets_create_logged)
+        fprintf(stderr, "ringtail serve: controller: creating %s (%d partitions, RF %u): %s%s%s\n",
+                METADATA_OFFSETS_TOPIC, RT_GROUP_OFFSETS_PARTITIONS, rf, kafka_error_name(err),
+                err ? ": " : "", err ? message : "");
+    n->offsets_create_logged = err != KAFKA_NONE;
+}
+
 /* The controller's periodic duty (agent thread): register itself (directly), fence the brokers
  * whose sessions expired (MN1). */
 static void controller_tick(struct metadata_node *n, const struct quorum_status *st)
@@ -552,6 +597,7 @@ static void controller_tick(struct metadata_node *n, const struct quorum_status 
     for (unsigned i = 0; i < fenced_n; i++)
         move_leaders(n, fenced[i]);
     move_leaders(n, -1);
+    ensure_offsets_topic(n); /* MN8 */
 }
 
 /* ---- for the controller's duties kept in other files (controller_admin.c) ---- */
@@ -983,6 +1029,8 @@ static void scan_local(void *ctx, const struct metadata_image *img)
     struct local_scan *ls = ctx;
     for (unsigned i = 0; i < img->topics_count; i++) {
         const struct mi_topic *t = img->topics[i];
+        if (strcmp(t->name, METADATA_OFFSETS_TOPIC) == 0)
+            continue; /* the engine makes it itself (MN7: the group-role hook's calls) */
         bool mine = false;
         for (int32_t p = 0; p < t->partitions_count && !mine; p++)
             mine = mi_partition_has(&t->partitions[p], ls->node_id, false);
@@ -1176,10 +1224,69 @@ static void scan_roles(void *ctx, const struct metadata_image *img)
  * leads (so the batches it writes carry the epoch the follower's truncation needs; setting the
  * latest again is a no-op, and a partition not made locally yet is retried at the next tick);
  * the leader's state (followers' log ends, the high watermark over the ISR) belongs beside it. */
+/* MN7: every partition of `__consumer_offsets` the image has, and whether this node leads it. */
+struct offsets_roles {
+    int32_t node_id;
+    unsigned n;
+    bool lead[RT_GROUP_OFFSETS_PARTITIONS];
+};
+
+static void scan_offsets_roles(void *ctx, const struct metadata_image *img)
+{
+    struct offsets_roles *o = ctx;
+    const struct mi_topic *t = metadata_image_topic(img, METADATA_OFFSETS_TOPIC);
+    for (int32_t p = 0; t && p < t->partitions_count && p < RT_GROUP_OFFSETS_PARTITIONS; p++) {
+        o->lead[p] = t->partitions[p].exists && t->partitions[p].leader == o->node_id;
+        o->n = (unsigned)p + 1;
+    }
+}
+
+/* MN7: the group-role hook for each partition of `__consumer_offsets`; the fetcher is handed
+ * only those the hook made followers in the engine (the others are taken out of `a`). A
+ * leadership is taken up only from a current image (RF5's test: a restarted node's replayed
+ * image may name it the leader of what another node leads now); losing one needs no such
+ * test (resigning is always safe). */
+static size_t group_roles_apply(struct metadata_node *n, struct rf_assignment *a, size_t an,
+                                bool current)
+{
+    metadata_node_group_role_fn fn = atomic_load(&n->group_role);
+    void *ctx = atomic_load(&n->group_role_ctx);
+    bool following[RT_GROUP_OFFSETS_PARTITIONS] = {false};
+    if (fn) {
+        struct offsets_roles o = {.node_id = n->node_id};
+        metadata_node_read(n, scan_offsets_roles, &o);
+        for (unsigned p = 0; p < o.n; p++)
+            if (current || !o.lead[p])
+                following[p] = fn(ctx, p, o.lead[p]) && !o.lead[p];
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < an; i++)
+        if (strcmp(a[i].topic, METADATA_OFFSETS_TOPIC) != 0 ||
+            (a[i].partition >= 0 && a[i].partition < RT_GROUP_OFFSETS_PARTITIONS &&
+             (a[i].leader == n->node_id || following[a[i].partition])))
+            a[w++] = a[i];
+    return w;
+}
+
+void metadata_node_set_group_role(struct metadata_node *n, metadata_node_group_role_fn fn,
+                                  void *ctx)
+{
+    atomic_store(&n->group_role_ctx, ctx);
+    atomic_store(&n->group_role, fn);
+    metadata_node_kick(n);
+}
+
 static void partition_roles_apply(struct metadata_node *n)
 {
     struct roles_scan rs = {.node_id = n->node_id};
     metadata_node_read(n, scan_roles, &rs);
+    struct quorum_status st;
+    quorum_status(n->q, &st);
+    /* RF5: the image is current once this node heard from a raft leader, applied all it
+     * committed, and is registered with the controller (or is it) */
+    bool current =
+        st.leader_id > 0 && st.last_applied >= st.commit_index && (st.is_leader || n->my_epoch > 0);
+    rs.n = group_roles_apply(n, rs.a, rs.n, current); /* MN7, before the fetcher sees them */
     for (size_t i = 0; i < rs.n; i++)
         if (rs.a[i].leader == n->node_id) {
             int rc = rt_partition_set_leader_epoch(
@@ -1189,12 +1296,6 @@ static void partition_roles_apply(struct metadata_node *n)
                         rs.a[i].topic, rs.a[i].partition, (int)rs.a[i].leader_epoch,
                         rt_strerror(rc));
         }
-    struct quorum_status st;
-    quorum_status(n->q, &st);
-    /* RF5: the image is current once this node heard from a raft leader, applied all it
-     * committed, and is registered with the controller (or is it) */
-    bool current =
-        st.leader_id > 0 && st.last_applied >= st.commit_index && (st.is_leader || n->my_epoch > 0);
     if (n->replicas)
         replica_fetcher_update(n->replicas, rs.a, rs.n, current);
     free(rs.a);

@@ -46,6 +46,18 @@
  *       replace), so retention and the other configs the engine acts on take effect on every
  *       replica. Only once caught up (MN4's rule): a node replaying its log at a restart never
  *       hands its engine an older set the log has replaced since.
+ *   MN7  Groups in the cluster: after each image change and once a tick, the agent calls the
+ *       broker's group-role hook (metadata_node_set_group_role) for every partition of
+ *       `__consumer_offsets` the image has, before the follower side sees the roles; a
+ *       partition of it is handed to the replica fetcher only when this node leads it or the
+ *       hook answered that the engine follows it (rt_partition_resign done), so a replica
+ *       append never meets a partition the engine still leads. The hook is told "lead" only
+ *       from a current image (replica_fetcher.h RF5's test), so a restarted node whose replayed
+ *       image is stale never takes up a group coordinator's role it no longer has.
+ *   MN8  The active controller creates `__consumer_offsets` (RT_GROUP_OFFSETS_PARTITIONS
+ *       partitions, replication factor min(3, voters), no topic config: MN3's placement) once
+ *       that many brokers are unfenced; until then FindCoordinator answers
+ *       COORDINATOR_NOT_AVAILABLE.
  */
 #ifndef RT_KAFKA_CLUSTER_METADATA_NODE_H
 #define RT_KAFKA_CLUSTER_METADATA_NODE_H
@@ -61,6 +73,16 @@
 #define METADATA_SESSION_TIMEOUT_MS 9000 /* broker.session.timeout.ms's default */
 
 struct metadata_node;
+
+#define METADATA_OFFSETS_TOPIC "__consumer_offsets"
+
+/* MN7: the broker's side of a `__consumer_offsets` partition's role (handlers/group_cluster.c),
+ * called on the agent thread: lead says the image names this node its leader. Returns true once
+ * the engine holds the partition in that role (led, or followed after rt_partition_resign). */
+typedef bool (*metadata_node_group_role_fn)(void *ctx, uint32_t partition, bool lead);
+/* Sets the hook (any thread, once the broker's groups exist); the agent runs it at once. */
+void metadata_node_set_group_role(struct metadata_node *n, metadata_node_group_role_fn fn,
+                                  void *ctx);
 
 /* Starts the quorum member under DIR/__cluster_metadata/ (quorum_start's rules and errors; the
  * message in err). `listen` may be NULL (the voter's own address). */

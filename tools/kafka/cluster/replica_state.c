@@ -99,6 +99,8 @@ unsigned rs_plan_isr(const int32_t *isr, unsigned isr_n, const int32_t *replicas
     return n;
 }
 
+#define RS_OFFSETS_TOPIC "__consumer_offsets" /* led here too (groups in the cluster) */
+
 /* ---- the table ---- */
 
 struct rs_part {
@@ -111,8 +113,9 @@ struct rs_part {
     unsigned isr_n, replicas_n, min_isr;
     struct rs_follower f[MI_REPLICAS_MAX];
     unsigned fn;
-    int64_t leo; /* the leader's log end, as the thread last read it (-1 unknown) */
-    int64_t hw;  /* the high watermark last handed to the engine (-1: none) */
+    int64_t leo;        /* the leader's log end, as the thread last read it (-1 unknown) */
+    uint64_t leo_round; /* the round that read it (RS7) */
+    int64_t hw;         /* the high watermark last handed to the engine (-1: none) */
     int64_t alter_sent_ms;
     int32_t alter_isr[MI_REPLICAS_MAX];
     unsigned alter_isr_n;
@@ -125,6 +128,7 @@ struct rs_waiter {
     char topic[MI_TOPIC_NAME_MAX + 1];
     int32_t partition;
     int64_t need, deadline_ms;
+    uint64_t after_round; /* RS7: need -1 waits for the log end of a round past this one */
     unsigned min_isr;
     rs_done_fn done;
     void *ctx;
@@ -141,6 +145,7 @@ struct replica_state {
     struct rs_part **parts;
     unsigned parts_n, parts_cap;
     struct rs_waiter *waiters;
+    uint64_t round; /* rounds begun (RS7) */
     bool poked, synced_once, stop;
     pthread_t thread;
     int last_error;
@@ -227,8 +232,8 @@ static void scan_led(void *ctx, const struct metadata_image *img)
     struct scan *sc = ctx;
     for (unsigned i = 0; i < img->topics_count; i++) {
         const struct mi_topic *t = img->topics[i];
-        if (strncmp(t->name, "__", 2) == 0)
-            continue; /* the engine does not replicate internal topics this way yet */
+        if (strncmp(t->name, "__", 2) == 0 && strcmp(t->name, RS_OFFSETS_TOPIC) != 0)
+            continue; /* the engine replicates no other internal topic this way yet */
         for (int32_t p = 0; p < t->partitions_count; p++) {
             if (!t->partitions[p].exists || t->partitions[p].leader != sc->self)
                 continue;
@@ -385,6 +390,7 @@ static void log_once(struct replica_state *rs, const char *what, const char *top
 static void round_once(struct replica_state *rs)
 {
     pthread_mutex_lock(&rs->mu);
+    uint64_t round = ++rs->round; /* RS7: log ends read from here on are this round's */
     unsigned n = rs->parts_n;
     struct work *w = n ? calloc(n, sizeof(*w)) : NULL;
     if (n && !w) {
@@ -438,8 +444,10 @@ static void round_once(struct replica_state *rs)
                         "ringtail serve: replication: leader of %s-%d at epoch %d, ISR of %u\n",
                         p->topic, (int)p->partition, (int)p->epoch, p->isr_n);
             }
-            if (leo >= 0)
+            if (leo >= 0) {
                 p->leo = leo;
+                p->leo_round = round;
+            }
             hw = rs_high_watermark(p->isr, p->isr_n, rs->self, p->f, p->fn);
         }
         pthread_mutex_unlock(&rs->mu);
@@ -531,9 +539,12 @@ static void round_once(struct replica_state *rs)
         /* the leadership went (RS5); a new leader epoch while this node stays the leader (the
          * image raises it for an ISR change by a fence, MI6) keeps the wait: the records are
          * still in this log, as Kafka's DelayedProduce waits across ISR changes */
+        if (p && x->need < 0 && p->leo >= 0 && p->leo_round > x->after_round)
+            x->need = p->leo; /* RS7: a log end read after the wait began */
         if (!p)
             err = KAFKA_NOT_LEADER_OR_FOLLOWER;
-        else if (p->ready && p->hw >= x->need) /* Kafka's checkEnoughReplicasReachOffset */
+        else if (p->ready && x->need >= 0 &&
+                 p->hw >= x->need) /* Kafka's checkEnoughReplicasReachOffset */
             err = p->isr_n < x->min_isr ? KAFKA_NOT_ENOUGH_REPLICAS_AFTER_APPEND : KAFKA_NONE;
         else if (now >= x->deadline_ms)
             err = KAFKA_REQUEST_TIMED_OUT;
@@ -705,6 +716,7 @@ int rs_wait(struct replica_state *rs, const char *topic, int32_t partition, int6
         free(x);
         return -ESHUTDOWN;
     }
+    x->after_round = rs->round; /* RS7 (need -1) */
     x->next = rs->waiters;
     rs->waiters = x;
     rs->poked = true;

@@ -52,6 +52,10 @@
  *       sends no ISR change for the partition until its image's partition epoch moves, and
  *       then plans again from that image (Kafka's AlterPartitionManager waits for the
  *       metadata update instead of retrying the same change).
+ *   RS7  A wait parked with need -1 (an append whose offset the caller does not know: a group's
+ *       offset commit in `__consumer_offsets`, which this side leads like any partition) takes
+ *       as its offset the leader's log end read by a round that began after it was parked, so
+ *       the append it follows is below it; until then it is not answered NONE.
  */
 #ifndef RT_KAFKA_CLUSTER_REPLICA_STATE_H
 #define RT_KAFKA_CLUSTER_REPLICA_STATE_H
@@ -140,7 +144,8 @@ int16_t rs_follower_fetch(struct replica_state *rs, const char *topic, int32_t p
 
 /* Parks an acks=all answer until the high watermark reaches `need` (the offset after the
  * batch's last), or deadline_ms (CLOCK_MONOTONIC ms), RS5. min_isr: the topic's
- * min.insync.replicas. 0, or -ENOMEM / -ESHUTDOWN (done is then never called). */
+ * min.insync.replicas. need -1: the leader's log end as a round begun after this call reads it
+ * (RS7). 0, or -ENOMEM / -ESHUTDOWN (done is then never called). */
 int rs_wait(struct replica_state *rs, const char *topic, int32_t partition, int64_t need,
             int64_t deadline_ms, unsigned min_isr, rs_done_fn done, void *ctx);
 

@@ -75,6 +75,10 @@
  *        NON_EMPTY_GROUP. OffsetDelete of a group with members is NON_EMPTY_GROUP unless its
  *        protocol type is "consumer", where a partition whose topic a member subscribes to (its
  *        ConsumerProtocolSubscription; unparsable: every topic) is GROUP_SUBSCRIBED_TO_TOPIC.
+ *   KG14 A group is forgotten in any state only by group_coord_drop (a cluster node that no longer
+ *        leads the group's `__consumer_offsets` partition: handlers/group_cluster.c); a parked
+ *        request of a dropped group finds it gone when it is retried and never touches its
+ *        memory (parked requests hold only the request, never a pointer into a group).
  */
 #include "tools/kafka/group/group_coord.h"
 
@@ -1243,6 +1247,24 @@ int32_t group_coord_describe(struct group_coord *gc, struct kp_str group_id, int
 }
 
 /* ---- DeleteGroups and OffsetDelete (KG13) ---- */
+
+int32_t group_coord_drop(struct group_coord *gc, bool (*pick)(void *ctx, const char *group),
+                         void *ctx)
+{
+    int32_t dropped = 0;
+    for (struct gc_group **pp = &gc->groups; *pp;) {
+        struct gc_group *g = *pp;
+        if (!pick(ctx, g->id)) {
+            pp = &g->next;
+            continue;
+        }
+        *pp = g->next; /* KG14: whatever state it was in, another node coordinates it now */
+        gc->groups_count--;
+        group_free(g);
+        dropped++;
+    }
+    return dropped;
+}
 
 int16_t group_coord_delete(struct group_coord *gc, struct kp_str group_id, int64_t now, bool *held)
 {

@@ -130,6 +130,11 @@ int32_t group_coord_describe(struct group_coord *gc, struct kp_str group_id, int
  * not, the caller decides by the engine's offsets: GROUP_ID_NOT_FOUND when there are none). */
 int16_t group_coord_delete(struct group_coord *gc, struct kp_str group_id, int64_t now_ms,
                            bool *held);
+/* Forgets every group for which pick(ctx, group id) is true, whatever its state (KG14: a
+ * cluster node that stopped leading the groups' `__consumer_offsets` partition). Under the lock.
+ * Returns how many were forgotten. */
+int32_t group_coord_drop(struct group_coord *gc, bool (*pick)(void *ctx, const char *group),
+                         void *ctx);
 /* OffsetDelete's group check (KG13): NONE, NON_EMPTY_GROUP (members and a protocol type other
  * than "consumer") or INVALID_GROUP_ID; *held as above. */
 int16_t group_coord_offset_delete_check(struct group_coord *gc, struct kp_str group_id,

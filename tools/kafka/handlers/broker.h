@@ -124,6 +124,9 @@ struct kafka_server {
     /* --voters: this node's cluster member (metadata_node.h), set once it runs; NULL for a
      * single broker (kafka_cluster reads it). */
     _Atomic(struct metadata_node *) cluster;
+    /* per `__consumer_offsets` partition, this node's role as its group coordinator
+     * (group_cluster.c KGC3; cluster nodes only) */
+    _Atomic int group_roles[RT_GROUP_OFFSETS_PARTITIONS];
 };
 
 /* The address a client on the request's listener is told (Metadata, FindCoordinator). */

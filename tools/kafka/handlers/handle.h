@@ -133,6 +133,25 @@ int16_t kafka_cluster_producer_id(struct kafka_slot *s, struct metadata_node *mn
                                   int16_t *epoch);
 enum net_verdict kafka_handle_allocate_producer_ids(struct kafka_slot *s);
 enum net_verdict kafka_handle_find_coordinator(struct kafka_slot *s);
+/* Groups in a cluster (group_cluster.c KGC1-KGC4); on a single broker each is a no-op.
+ * The check a group request passes (NONE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
+ * COORDINATOR_NOT_AVAILABLE); a group name that cannot be one answers NONE (the handler's). */
+#define KAFKA_COORDINATOR_HOST_MAX                                                                 \
+    272 /* a registered host's bytes (MI_HOST_BYTES_MAX) + 1, rounded */
+int16_t kafka_group_coordinator_check(const struct kafka_server *srv, struct kp_str group);
+/* FindCoordinator of a group in a cluster: false on a single broker (answer this node), else
+ * the coordinator's node, host and port, or *err COORDINATOR_NOT_AVAILABLE. */
+bool kafka_group_coordinator_find(struct kafka_slot *s, struct kp_str key, int16_t *err,
+                                  int32_t *node, struct kp_str *host, int32_t *port);
+/* metadata_node.h MN7's hook (ctx: the server; the agent thread). */
+bool kafka_group_partition_role(void *ctx, uint32_t partition, bool lead);
+/* KGC4: parks an OffsetCommit's answer until its commit is on the ISR; done(ctx, replication
+ * error) runs on the replica thread. 0 when parked; else the answer is given now (a single
+ * broker: -1; -ENOMEM, -ESHUTDOWN). */
+int kafka_group_commit_wait(struct kafka_server *srv, struct kp_str group,
+                            void (*done)(void *ctx, int16_t error), void *ctx);
+/* KGC4: the OffsetCommit answer for a replication outcome. */
+int16_t kafka_group_commit_error(int16_t replication_error);
 enum net_verdict kafka_handle_init_producer_id(struct kafka_slot *s);
 enum net_verdict kafka_handle_describe_configs(struct kafka_slot *s);
 enum net_verdict kafka_handle_create_topics(struct kafka_slot *s);

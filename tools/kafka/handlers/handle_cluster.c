@@ -330,6 +330,10 @@ int16_t kafka_cluster_create_topic(struct kafka_slot *s, struct metadata_node *m
         *message = "topic names are 1-249 characters of [a-zA-Z0-9._-]";
         return KAFKA_INVALID_TOPIC_EXCEPTION;
     }
+    if (strncmp(name, "__", 2) == 0) { /* the controller's (metadata_node.h MN8), as a broker's */
+        *message = "names beginning with \"__\" are the broker's internal topics";
+        return KAFKA_INVALID_TOPIC_EXCEPTION;
+    }
     if (t->assignments_count > 0) {
         *message = "manual replica assignments are not served by a cluster yet";
         return KAFKA_INVALID_REPLICA_ASSIGNMENT;
@@ -378,6 +382,10 @@ int16_t kafka_cluster_create_partitions(struct kafka_slot *s, struct metadata_no
         *message = "This server does not host this topic-partition.";
         return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
     }
+    if (strncmp(name, "__", 2) == 0) { /* __consumer_offsets keeps the engine's count (MN8) */
+        *message = "the broker's internal topics keep their partition count";
+        return KAFKA_INVALID_REQUEST;
+    }
     if (t->assignments_count >= 0) {
         *message = "manual replica assignments are not served by a cluster yet";
         return KAFKA_INVALID_REPLICA_ASSIGNMENT;
@@ -392,6 +400,10 @@ int16_t kafka_cluster_delete_topic(struct kafka_slot *s, struct metadata_node *m
     char topic[RT_TOPIC_NAME_MAX + 1];
     if (!kafka_topic_name(name, topic))
         return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+    if (strncmp(topic, "__", 2) == 0) { /* as a single broker answers (handle_admin.c KAD6) */
+        *message = "the broker's internal topics cannot be deleted";
+        return KAFKA_INVALID_REQUEST;
+    }
     return ctl_delete_topic(mn, topic, message);
 }
 

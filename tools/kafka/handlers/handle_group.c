@@ -110,10 +110,15 @@ static enum net_verdict finish(struct kafka_slot *s, bool wake, bool done, int64
     return ops_answer(s);
 }
 
+static enum net_verdict group_error(struct kafka_slot *s, int16_t code);
+
 static enum net_verdict join(struct kafka_slot *s, bool retry, bool expired)
 {
     const struct kmsg_join_group_request *q = &s->msg.join_group;
     struct group_coord *gc = s->server->groups;
+    int16_t coord = kafka_group_coordinator_check(s->server, q->group_id); /* KGC2 */
+    if (coord != KAFKA_NONE)
+        return group_error(s, coord);
     int64_t now = net_now_ms();
     struct group_join_result res;
     group_coord_lock(gc);
@@ -151,6 +156,9 @@ static enum net_verdict sync_group(struct kafka_slot *s, bool retry, bool expire
 {
     struct group_coord *gc = s->server->groups;
     struct group_sync_result res;
+    int16_t coord = kafka_group_coordinator_check(s->server, s->msg.sync_group.group_id);
+    if (coord != KAFKA_NONE) /* KGC2 */
+        return group_error(s, coord);
     group_coord_lock(gc);
     store_watch(s);
     group_coord_sync(gc, &s->msg.sync_group, retry, expired, net_now_ms(), &res);
@@ -171,9 +179,10 @@ static bool group_read(struct kafka_slot *s, struct kp_str group)
     return kafka_authorize_str(s, ACL_RESOURCE_GROUP, group, ACL_OP_READ);
 }
 
-static enum net_verdict group_denied(struct kafka_slot *s)
+/* A JoinGroup, SyncGroup, Heartbeat or LeaveGroup answered with one error alone. */
+static enum net_verdict group_error(struct kafka_slot *s, int16_t code)
 {
-    int16_t v = s->header.api_version, code = KAFKA_GROUP_AUTHORIZATION_FAILED;
+    int16_t v = s->header.api_version;
     kafka_count_error(s, code);
     kafka_response_begin(s);
     if (s->header.api_key == KAFKA_JOIN_GROUP) {
@@ -190,6 +199,11 @@ static enum net_verdict group_denied(struct kafka_slot *s)
         kmsg_leave_group_response_encode(&s->w, v, &m);
     }
     return kafka_response_end(s);
+}
+
+static enum net_verdict group_denied(struct kafka_slot *s)
+{
+    return group_error(s, KAFKA_GROUP_AUTHORIZATION_FAILED);
 }
 
 enum net_verdict kafka_handle_join_group(struct kafka_slot *s)
@@ -217,6 +231,9 @@ enum net_verdict kafka_handle_heartbeat(struct kafka_slot *s)
 {
     if (!group_read(s, s->msg.heartbeat.group_id))
         return group_denied(s);
+    int16_t coord = kafka_group_coordinator_check(s->server, s->msg.heartbeat.group_id);
+    if (coord != KAFKA_NONE) /* KGC2 */
+        return group_error(s, coord);
     bool wake = false;
     struct group_coord *gc = s->server->groups;
     group_coord_lock(gc);
@@ -238,6 +255,9 @@ enum net_verdict kafka_handle_leave_group(struct kafka_slot *s)
     const struct kmsg_leave_group_request *q = &s->msg.leave_group;
     if (!group_read(s, q->group_id))
         return group_denied(s);
+    int16_t coord = kafka_group_coordinator_check(s->server, q->group_id);
+    if (coord != KAFKA_NONE) /* KGC2 */
+        return group_error(s, coord);
     bool wake = false, batch = s->header.api_version >= 3;
     struct kmsg_leave_group_member one = {
         .member_id = q->member_id, .group_instance_id = {NULL, -1}, .reason = {NULL, -1}};
@@ -362,6 +382,13 @@ enum net_verdict kafka_handle_list_groups(struct kafka_slot *s, size_t body_at)
                 groups[kept++] = groups[i];
         total = kept;
     }
+    if (kafka_cluster(s->server)) { /* KGC2: only the groups this node coordinates */
+        int32_t kept = 0;
+        for (int32_t i = 0; i < total; i++)
+            if (kafka_group_coordinator_check(s->server, groups[i].group_id) == KAFKA_NONE)
+                groups[kept++] = groups[i];
+        total = kept;
+    }
     const struct kmsg_list_groups_request *q = &s->msg.list_groups;
     if (q->states_filter_count > 0) { /* v4 (KIP-518): only the states asked for */
         int32_t kept = 0;
@@ -435,6 +462,16 @@ enum net_verdict kafka_handle_describe_groups(struct kafka_slot *s)
                                                     .error_code = KAFKA_GROUP_AUTHORIZATION_FAILED,
                                                     .group_id = q->groups[i]};
             kafka_count_error(s, groups[i].error_code);
+            continue;
+        }
+        int16_t coord = kafka_group_coordinator_check(s->server, q->groups[i]);
+        if (coord != KAFKA_NONE) { /* KGC2 */
+            groups[i] = (struct kmsg_describe_groups_group){.error_code = coord,
+                                                            .group_id = q->groups[i],
+                                                            .group_state = {"", 0},
+                                                            .protocol_type = {"", 0},
+                                                            .protocol_data = {"", 0}};
+            kafka_count_error(s, coord);
             continue;
         }
         (void)group_coord_describe(gc, q->groups[i], now, &groups[i], members, cap);
@@ -580,6 +617,8 @@ enum net_verdict kafka_handle_delete_groups(struct kafka_slot *s)
             rs[i].error_code = KAFKA_GROUP_AUTHORIZATION_FAILED;
             continue;
         }
+        if ((rs[i].error_code = kafka_group_coordinator_check(s->server, name)) != KAFKA_NONE)
+            continue; /* KGC2 */
         group_coord_lock(gc);
         rs[i].error_code = group_coord_delete(gc, name, net_now_ms(), &o->held); /* KG13 */
         group_coord_unlock(gc);
@@ -655,7 +694,8 @@ enum net_verdict kafka_handle_offset_delete(struct kafka_slot *s)
     struct group_coord *gc = s->server->groups;
     bool held = false;
     int16_t err = KAFKA_GROUP_AUTHORIZATION_FAILED; /* KZ2: DELETE on the group */
-    if (kafka_authorize_str(s, ACL_RESOURCE_GROUP, q->group_id, ACL_OP_DELETE)) {
+    if (kafka_authorize_str(s, ACL_RESOURCE_GROUP, q->group_id, ACL_OP_DELETE) &&
+        (err = kafka_group_coordinator_check(s->server, q->group_id)) == KAFKA_NONE) { /* KGC2 */
         group_coord_lock(gc);
         err = group_coord_offset_delete_check(gc, q->group_id, net_now_ms(), &held);
         group_coord_unlock(gc);

@@ -225,10 +225,18 @@ enum net_verdict kafka_handle_find_coordinator(struct kafka_slot *s)
         .host = ok ? kp_str_of(kafka_advertised_host(srv, s->req)) : kp_str_of(""),
         .port = ok ? kafka_advertised_port(srv, s->req) : -1,
     };
+    /* group_cluster.c KGC1: in a cluster a group's coordinator is its partition's leader (a
+     * transactional id stays this node's: transactions are per node) */
     int32_t n = q->coordinator_keys_count > 0 ? q->coordinator_keys_count : 0;
+    /* in a cluster, each key's coordinator host is copied from the image into the arena */
+    size_t host_room = kafka_cluster(srv) ? KAFKA_COORDINATOR_HOST_MAX : 0;
+    if ((n || host_room) &&
+        kafka_resp_reserve(s, (size_t)n * sizeof(struct kmsg_find_coordinator_coordinator) +
+                                  (size_t)(n + 1) * host_room))
+        return NET_CLOSE;
+    if (ok && q->key_type == 0 && s->header.api_version < 4)
+        (void)kafka_group_coordinator_find(s, q->key, &m.error_code, &m.node_id, &m.host, &m.port);
     if (n) {
-        if (kafka_resp_reserve(s, (size_t)n * sizeof(struct kmsg_find_coordinator_coordinator)))
-            return NET_CLOSE;
         struct kmsg_find_coordinator_coordinator *c = kafka_alloc(s, (size_t)n, sizeof(*c));
         for (int32_t i = 0; c && i < n; i++) {
             bool allowed =
@@ -242,6 +250,9 @@ enum net_verdict kafka_handle_find_coordinator(struct kafka_slot *s)
                 .error_message =
                     err != KAFKA_INVALID_REQUEST ? (struct kp_str){NULL, 0} : m.error_message,
             };
+            if (allowed && ok && q->key_type == 0) /* KGC1, each key on its own */
+                (void)kafka_group_coordinator_find(s, c[i].key, &c[i].error_code, &c[i].node_id,
+                                                   &c[i].host, &c[i].port);
         }
         m.coordinators = c;
         m.coordinators_count = n;

@@ -185,7 +185,7 @@ void kafka_offsets_settle(struct kafka_slot *s, struct kafka_offsets_commit *c, 
 static int16_t group_describe(struct kafka_slot *s, struct kp_str group)
 {
     return kafka_authorize_str(s, ACL_RESOURCE_GROUP, group, ACL_OP_DESCRIBE)
-               ? KAFKA_NONE
+               ? kafka_group_coordinator_check(s->server, group) /* group_cluster.c KGC2 */
                : KAFKA_GROUP_AUTHORIZATION_FAILED;
 }
 
@@ -518,6 +518,26 @@ static int16_t commit_error(int rc)
     return rc == RT_E_IO_FAILED ? KAFKA_NOT_COORDINATOR : kafka_error_from_rt(rc);
 }
 
+static void commit_finish(struct commit_job *j, int16_t stored)
+{
+    struct kafka_slot *s = j->s;
+    commit_answer(s, &j->c, j->version, stored);
+    if (kafka_response_end(s) != NET_DONE)
+        s->req->close_reason = "the OffsetCommit answer could not be encoded";
+    net_req_complete(s->req);
+}
+
+/* group_cluster.c KGC4: the commit reached the ISR (or could not). */
+static void commit_replicated(void *ctx, int16_t error)
+{
+    struct commit_job *j = ctx;
+    int16_t stored = kafka_group_commit_error(error);
+    if (stored != KAFKA_NONE)
+        fprintf(stderr, "ringtail serve: OffsetCommit for group '%s': not on the ISR: %s\n",
+                j->group, kafka_error_name(error));
+    commit_finish(j, stored);
+}
+
 static void commit_done(void *ctx, int err, size_t deleted)
 {
     (void)deleted;
@@ -527,12 +547,11 @@ static void commit_done(void *ctx, int err, size_t deleted)
         stored = commit_error(err); /* KO11 */
         fprintf(stderr, "ringtail serve: OffsetCommit for group '%s': %s: %s\n", j->group,
                 rt_strerror(err), rt_error_detail());
+    } else if (kafka_group_commit_wait(j->s->server, kp_str_of(j->group), commit_replicated, j) ==
+               0) {
+        return; /* KGC4: answered once the ISR has it */
     }
-    struct kafka_slot *s = j->s;
-    commit_answer(s, &j->c, j->version, stored);
-    if (kafka_response_end(s) != NET_DONE)
-        s->req->close_reason = "the OffsetCommit answer could not be encoded";
-    net_req_complete(s->req);
+    commit_finish(j, stored);
 }
 
 enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at)
@@ -552,6 +571,9 @@ enum net_verdict kafka_handle_offset_commit(struct kafka_slot *s, size_t body_at
     int16_t all = KAFKA_INVALID_GROUP_ID;
     if (group_ok && !kafka_authorize_str(s, ACL_RESOURCE_GROUP, q.group_id, ACL_OP_READ)) {
         all = KAFKA_GROUP_AUTHORIZATION_FAILED; /* KZ2 */
+    } else if (group_ok &&
+               (all = kafka_group_coordinator_check(s->server, q.group_id)) != KAFKA_NONE) {
+        /* group_cluster.c KGC2: another node coordinates it, or this one is loading it */
     } else if (group_ok) {
         bool wake = false;
         group_coord_lock(s->server->groups);

@@ -461,6 +461,8 @@ enum net_verdict kafka_handle_txn_offset_commit(struct kafka_slot *s)
     else if (all == KAFKA_NONE &&
              !kafka_authorize_str(s, ACL_RESOURCE_GROUP, q->group_id, ACL_OP_READ))
         all = KAFKA_GROUP_AUTHORIZATION_FAILED;
+    else if (all == KAFKA_NONE) /* group_cluster.c KGC2: the group's coordinator only */
+        all = kafka_group_coordinator_check(s->server, q->group_id);
     /* KT7: a consumer's generation, member or instance (v3+) is checked against its group. */
     if (all == KAFKA_NONE &&
         (q->generation_id >= 0 || q->member_id.len > 0 || q->group_instance_id.len >= 0)) {

@@ -251,6 +251,8 @@ int16_t kafka_error_from_rt(int rc)
         return KAFKA_INVALID_TRANSACTION_TIMEOUT;
     case RT_E_UNSTABLE_OFFSET_COMMIT:
         return KAFKA_UNSTABLE_OFFSET_COMMIT;
+    case RT_E_NOT_COORDINATOR: /* a cluster node that resigned the group's partition */
+        return KAFKA_NOT_COORDINATOR;
     case -ENOSPC:
     case -EDQUOT:
     case -EIO:

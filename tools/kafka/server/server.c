@@ -508,6 +508,8 @@ void kafka_server_set_cluster(struct kafka_server *s, struct metadata_node *n)
     /* a high watermark the leader side moves re-runs parked fetches, as an append does */
     replica_state_set_wake(metadata_node_replicas(n), on_append_watch, s);
     atomic_store_explicit(&s->cluster, n, memory_order_release);
+    /* groups in the cluster: `__consumer_offsets` roles (group_cluster.c KGC3) */
+    metadata_node_set_group_role(n, kafka_group_partition_role, s);
 }
 
 const char *kafka_server_advertised_host(const struct kafka_server *s)
