@@ -58,10 +58,12 @@ all_list() { local want=$1; shift; for i in "$@"; do [ "$(brokers_of "$i")" = "$
 status_of() { "$RT" cluster status --bootstrap "127.0.0.1:$(kport "$1")" 2>&1; }
 controller_of() { status_of "$1" | sed -n 's/^controller\t//p'; }
 part_of() { status_of "$1" | grep $'^partition\tcfg\t0\t'; }
-# topics_of NODE: "name:partitions " of every topic kcat -L lists on that node, sorted
+# topics_of NODE: "name:partitions " of every topic kcat -L lists on that node but the internal
+# ones (__consumer_offsets is a cluster topic too), sorted
 topics_of() {
     kcat -L -m 3 -b "127.0.0.1:$(kport "$1")" 2>/dev/null |
-        sed -n 's/^  topic "\([^"]*\)" with \([0-9]*\) partitions.*/\1:\2/p' | sort | tr '\n' ' '
+        sed -n 's/^  topic "\([^"]*\)" with \([0-9]*\) partitions.*/\1:\2/p' | grep -v '^__' |
+        sort | tr '\n' ' '
 }
 
 # raw Kafka requests (v0, so the test pins the bytes it means): incalter NODE KEY VALUE|-null
