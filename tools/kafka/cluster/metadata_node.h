@@ -141,9 +141,12 @@ int16_t metadata_node_alter_partition_send(struct metadata_node *n, const char *
                                            int32_t partition, int32_t leader_epoch,
                                            int32_t partition_epoch, const int32_t *isr,
                                            unsigned isr_n);
-/* min_isr > 0: the topic's min.insync.replicas config, kept in its TOPIC record. */
+/* The topic's configs (checked already, keys distinct) go in its TOPIC record, so no node's image
+ * holds the topic without them. validate_only: checked as a create would be, nothing proposed. */
 int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, int32_t partitions,
-                                   int16_t rf, int32_t min_isr, const char **message);
+                                   int16_t rf, const char *const *keys, const char *const *values,
+                                   unsigned configs_count, bool validate_only,
+                                   const char **message);
 
 /* The controller's duties kept in other files (controller_admin.c, producer_id_blocks.c):
  * whether this node is the active controller now; quorum_propose_wait with the node's bound
