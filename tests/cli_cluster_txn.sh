@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# cli_cluster_txn.sh — transactions on a cluster run only when every partition in them is led by
+# the coordinator's node (issue 24; docs/cluster.md §7.3; handle_txn.c KT8, KT9): three
+# `ringtail serve --voters ...` nodes and a topic of 6 partitions (RF 3); a confluent_kafka
+# transactional producer bootstrapped at node X (the leader of partition 0; its coordinator is
+# X, FindCoordinator answering the node asked) commits a transaction on a partition X leads, is
+# answered POLICY_VIOLATION (abortable, not retried) for a partition another node leads — logged
+# once per transactional id on X — aborts, and commits again; a read_committed consumer sees
+# the two committed transactions' records exactly once and none of the refused ones; every node
+# stopped, `ringtail cluster check` finds every replica of every partition identical (no marker
+# went into a copy a node only follows).
+#
+# usage: bash tests/cli_cluster_txn.sh /path/to/ringtail
+set -u
+
+RT=${1:?usage: cli_cluster_txn.sh /path/to/ringtail}
+T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-ctxn-XXXXXX")
+PIDS=(0 0 0 0)
+cleanup() {
+    for i in 1 2 3; do
+        if [ "${PIDS[$i]}" != 0 ]; then kill -KILL "${PIDS[$i]}" 2>/dev/null; wait "${PIDS[$i]}" 2>/dev/null; fi
+    done
+    [ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+. "$(dirname "$0")/helpers/cli_harness.sh"
+PY=/usr/bin/python3
+TOPIC=txg
+
+. "$(dirname "$0")/helpers/cluster_ports.sh" # C1-C3, K1-K3, VOTERS, kport
+
+start_node() { # start_node I
+    local i=$1 c="C$1" k="K$1"
+    mkdir -p "$T/n$i"
+    "$RT" serve "$T/n$i" --listen "127.0.0.1:${!k}" --threads 1 --node-id "$i" \
+        --controller-listen "127.0.0.1:${!c}" --voters "$VOTERS" \
+        --broker-session-timeout-ms 2000 >>"$T/n$i.out" 2>>"$T/n$i.err" &
+    PIDS[$i]=$!
+}
+wait_for() {
+    local end=$(( $(date +%s) + $1 )); shift
+    until "$@"; do [ "$(date +%s)" -ge $end ] && return 1; sleep 0.2; done
+}
+brokers_of() {
+    kcat -L -m 3 -b "127.0.0.1:$(kport "$1")" 2>/dev/null |
+        sed -n 's/^  broker \([0-9]*\) at.*/\1/p' | sort | tr '\n' ' '
+}
+all_list() { local want=$1; shift; for i in "$@"; do [ "$(brokers_of "$i")" = "$want" ] || return 1; done; }
+status() { "$RT" cluster status --bootstrap "127.0.0.1:$K1" 2>/dev/null; }
+leader_of() { status | awk -F'\t' -v t="$TOPIC" -v p="$1" '$1 == "partition" && $2 == t && $3 == p {print $5}'; }
+# six partitions, each with a leader and the whole ISR
+ready() { [ "$(status | awk -F'\t' -v t="$TOPIC" '$1 == "partition" && $2 == t && $5 > 0 && split($11, i, ",") == 3' | wc -l)" = 6 ]; }
+
+for i in 1 2 3; do start_node "$i"; done
+if wait_for 30 all_list "1 2 3 " 1 2 3; then ok "three nodes registered"
+else bad "brokers: '$(brokers_of 1)' / '$(brokers_of 2)' / '$(brokers_of 3)'"; fi
+
+$PY - "127.0.0.1:$K1" "$TOPIC" >"$T/admin.out" 2>&1 <<'PYEOF'
+import sys, time
+from confluent_kafka.admin import AdminClient, NewTopic
+a = AdminClient({"bootstrap.servers": sys.argv[1]})
+for attempt in range(10):
+    try:
+        a.create_topics([NewTopic(sys.argv[2], num_partitions=6, replication_factor=3)],
+                        request_timeout=15)[sys.argv[2]].result()
+        print("created"); break
+    except Exception as e:
+        if e.args[0].name() != "NOT_CONTROLLER" or attempt == 9:
+            print("error", e.args[0].name()); break
+        time.sleep(1)
+PYEOF
+grep -q created "$T/admin.out" && ok "topic $TOPIC created: RF 3, 6 partitions" || bad "create: $(cat "$T/admin.out")"
+wait_for 20 ready || bad "partitions not led with a full ISR: $(status)"
+
+X=$(leader_of 0)
+PX=0 PY_=
+for p in 1 2 3 4 5; do l=$(leader_of $p); if [ -n "$l" ] && [ "$l" != "$X" ]; then PY_=$p; Y=$l; break; fi; done
+if [ -n "$X" ] && [ -n "$PY_" ]; then ok "partition $PX led by node $X, partition $PY_ by node $Y"
+else bad "no two leaders among the partitions: $(status)"; PY_=1; Y=0; fi
+
+# ---- the producer at X: commit (X's partition), refused (Y's) twice, commit again ----
+$PY - "$(kport "$X")" "$TOPIC" "$PX" "$PY_" >"$T/txn.out" 2>"$T/txn.err" <<'PYEOF'
+import sys
+from confluent_kafka import Producer, KafkaException
+port, topic, px, py = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+p = Producer({"bootstrap.servers": "127.0.0.1:" + port, "transactional.id": "txg-1",
+              "transaction.timeout.ms": 30000})
+p.init_transactions(30)
+def txn(tag, part):
+    p.begin_transaction()
+    for i in range(5):
+        p.produce(topic, value=("%s-%d" % (tag, i)).encode(), partition=part)
+    try:
+        p.commit_transaction(30)
+        print(tag, "committed")
+    except KafkaException as e:
+        err = e.args[0]
+        print(tag, "error", err.name(), "abortable" if err.txn_requires_abort() else "-",
+              "fatal" if err.fatal() else "-", "retriable" if err.retriable() else "-")
+        if err.txn_requires_abort():
+            p.abort_transaction(30)
+            print(tag, "aborted")
+txn("a", px)
+txn("b", py)
+txn("d", py)
+txn("c", px)
+PYEOF
+for w in "a committed" "b error POLICY_VIOLATION abortable - -" "b aborted" \
+    "d error POLICY_VIOLATION abortable - -" "d aborted" "c committed"; do
+    grep -qx "$w" "$T/txn.out" && ok "producer at node $X: $w" ||
+        bad "expected '$w': $(cat "$T/txn.out") // $(tail -c 600 "$T/txn.err")"
+done
+n=$(grep -c "is led by node $Y, not this node ($X), the transaction's coordinator" "$T/n$X.err")
+[ "$n" = 1 ] && ok "node $X logs why, once for the transactional id (two refusals)" ||
+    bad "node $X's log of the refusal: $n lines: $(grep -i policy "$T"/n*.err | head -3)"
+
+# ---- read_committed: a-* and c-* exactly once, no b-* or d-* ----
+$PY - "127.0.0.1:$(kport "$X")" "$TOPIC" >"$T/read.out" 2>"$T/read.err" <<'PYEOF'
+import sys, time
+from confluent_kafka import Consumer, TopicPartition, OFFSET_BEGINNING
+c = Consumer({"bootstrap.servers": sys.argv[1], "group.id": "txg-reader",
+              "isolation.level": "read_committed", "enable.auto.commit": False,
+              "enable.partition.eof": True})
+c.assign([TopicPartition(sys.argv[2], p, OFFSET_BEGINNING) for p in range(6)])
+eof, got, end = set(), [], time.time() + 20
+while len(eof) < 6 and time.time() < end:
+    m = c.poll(0.5)
+    if m is None:
+        continue
+    if m.error():
+        if m.error().name() == "_PARTITION_EOF":
+            eof.add(m.partition())
+        continue
+    got.append(m.value().decode())
+c.close()
+print(" ".join(sorted(got)), "eof", len(eof))
+PYEOF
+want="a-0 a-1 a-2 a-3 a-4 c-0 c-1 c-2 c-3 c-4 eof 6"
+[ "$(cat "$T/read.out")" = "$want" ] && ok "read_committed consumer: the two committed transactions exactly once, nothing refused" ||
+    bad "read_committed: '$(cat "$T/read.out")' // $(tail -c 300 "$T/read.err")"
+
+# ---- every node stopped: no replica diverged ----
+for i in 1 2 3; do
+    kill -TERM "${PIDS[$i]}"; wait "${PIDS[$i]}"; rc=$?; PIDS[$i]=0
+    [ $rc = 0 ] || bad "node $i: exit $rc: $(tail -c 400 "$T/n$i.err")"
+done
+run cluster check "$T/n1" "$T/n2" "$T/n3"
+if [ $RC = 0 ] && [ "$(grep -c $'^partition\t'"$TOPIC"$'\t.*\tidentical\t' "$T/out")" = 6 ]; then
+    ok "cluster check: the 6 partitions of $TOPIC identical on all 3 nodes"
+else bad "cluster check (exit $RC): $(cat "$T/out")"; fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
