@@ -302,8 +302,7 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
                     "%s-%" PRIu32 " waits: that partition is led by node %" PRId32
                     ", not this node (%" PRId32
                     "), the transaction's coordinator; the transaction stays pending until "
-                    "the leadership comes back here or an operator aborts it (docs/cluster.md "
-                    "7.3)\n",
+                    "the leadership comes back here (docs/cluster.md 7.3)\n",
                     mk->commit ? "commit" : "abort", mk->producer_id, (int)mk->producer_epoch,
                     mk->topic, mk->partition, l.leader, w->self);
         return RT_E_NOT_COORDINATOR;
