@@ -45,10 +45,12 @@
  *        POLICY_VIOLATION (44) for a partition the metadata image names another node (or no
  *        node: COORDINATOR_LOAD_IN_PROGRESS) the leader of, and AddOffsetsToTxn the same for the
  *        group's `__consumer_offsets` partition; UNKNOWN_TOPIC_OR_PARTITION when the image does
- *        not have it; COORDINATOR_LOAD_IN_PROGRESS (retriable) while this node, named leader,
- *        is not yet the ready leader (replica_state.h rs_check). 44 because librdkafka and the
- *        Java producer treat it as abortable (abort_transaction, then go on) and kafkajs as
- *        not retriable, where NOT_LEADER_OR_FOLLOWER and UNKNOWN_TOPIC_OR_PARTITION are retried
+ *        not have it (AddOffsetsToTxn: COORDINATOR_LOAD_IN_PROGRESS, the topic comes);
+ *        COORDINATOR_LOAD_IN_PROGRESS (retriable) while this node, named leader, is not yet the
+ *        ready leader (replica_state.h rs_check). 44 because librdkafka and the Java producer
+ *        treat it in AddPartitionsToTxn as abortable (abort_transaction, then go on; in
+ *        AddOffsetsToTxn librdkafka too, Java as fatal, "Unexpected error") and kafkajs as not
+ *        retriable, where NOT_LEADER_OR_FOLLOWER and UNKNOWN_TOPIC_OR_PARTITION are retried
  *        until the transaction times out, and INVALID_TXN_STATE and
  *        TRANSACTIONAL_ID_AUTHORIZATION_FAILED are fatal to the producer and name another cause.
  *        The refusal is logged once per transactional id (the last KT8_LOGGED_MAX ids). On a
