@@ -5,10 +5,12 @@
 # transactional producer bootstrapped at node X (the leader of partition 0; its coordinator is
 # X, FindCoordinator answering the node asked) commits a transaction on a partition X leads, is
 # answered POLICY_VIOLATION (abortable, not retried) for a partition another node leads — logged
-# once per transactional id on X — aborts, and commits again; a read_committed consumer sees
-# the two committed transactions' records exactly once and none of the refused ones; every node
-# stopped, `ringtail cluster check` finds every replica of every partition identical (no marker
-# went into a copy a node only follows).
+# once per transactional id on X — aborts, and commits again; AddOffsetsToTxn for a group another
+# node coordinates is refused the same way; a read_committed consumer sees the two committed
+# transactions' records exactly once and none of the refused ones. Then a transaction whose
+# partition's leadership moves before the commit: its marker is refused (KT9), the transaction
+# pending, until the leadership comes back. Every node stopped, `ringtail cluster check` finds
+# the replicas identical (no marker went into a copy a node only follows).
 #
 # usage: bash tests/cli_cluster_txn.sh /path/to/ringtail
 set -u
@@ -85,11 +87,26 @@ for p in 1 2 3 4 5; do l=$(leader_of $p); if [ -n "$l" ] && [ "$l" != "$X" ]; th
 if [ -n "$X" ] && [ -n "$PY_" ]; then ok "partition $PX led by node $X, partition $PY_ by node $Y"
 else bad "no two leaders among the partitions: $(status)"; PY_=1; Y=0; fi
 
-# ---- the producer at X: commit (X's partition), refused (Y's) twice, commit again ----
-$PY - "$(kport "$X")" "$TOPIC" "$PX" "$PY_" >"$T/txn.out" 2>"$T/txn.err" <<'PYEOF'
+# the __consumer_offsets leaders, "L0 L1 L2 L3" (the groups' coordinators: group_cluster.c KGC1);
+# the first group request makes the controller create the topic (metadata_node.h MN8)
+$PY - "127.0.0.1:$K1" "$TOPIC" >"$T/warm.out" 2>&1 <<'PYEOF'
 import sys
-from confluent_kafka import Producer, KafkaException
+from confluent_kafka import Consumer, TopicPartition
+c = Consumer({"bootstrap.servers": sys.argv[1], "group.id": "txg-warm"})
+c.committed([TopicPartition(sys.argv[2], 0)], timeout=15)
+c.close()
+PYEOF
+offs_led() { [ "$(status | awk -F'\t' '$1 == "partition" && $2 == "__consumer_offsets" && $5 > 0' | wc -l)" = 4 ]; }
+wait_for 20 offs_led || bad "__consumer_offsets not led: $(cat "$T/warm.out") // $(status)"
+OFFS=$(for p in 0 1 2 3; do status | awk -F'\t' -v p=$p '$1 == "partition" && $2 == "__consumer_offsets" && $3 == p {print $5}'; done | tr '\n' ' ')
+
+# ---- the producer at X: commit (X's partition), refused (Y's) twice, commit again; offsets
+# of a group another node coordinates refused too ----
+$PY - "$(kport "$X")" "$TOPIC" "$PX" "$PY_" "$X" "$OFFS" >"$T/txn.out" 2>"$T/txn.err" <<'PYEOF'
+import sys
+from confluent_kafka import Consumer, Producer, KafkaException, TopicPartition
 port, topic, px, py = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+x, offs = sys.argv[5], sys.argv[6].split()
 p = Producer({"bootstrap.servers": "127.0.0.1:" + port, "transactional.id": "txg-1",
               "transaction.timeout.ms": 30000})
 p.init_transactions(30)
@@ -111,14 +128,34 @@ txn("a", px)
 txn("b", py)
 txn("d", py)
 txn("c", px)
+def group_partition(g): # Kafka's abs(groupId.hashCode()) % 4 (rt_group_partition)
+    h = 0
+    for ch in g.encode("utf-16-be").decode("utf-16-be"):
+        h = (31 * h + ord(ch)) & 0xffffffff
+    return (h & 0x7fffffff) % 4
+g = next(("g-%d" % i for i in range(100) if offs[group_partition("g-%d" % i)] != x), None)
+c = Consumer({"bootstrap.servers": "127.0.0.1:" + port, "group.id": g or "none"})
+p.begin_transaction()
+p.produce(topic, value=b"e-0", partition=px)
+try:
+    p.send_offsets_to_transaction([TopicPartition(topic, px, 1)], c.consumer_group_metadata(), 30)
+    print("e offsets added")
+except KafkaException as e:
+    err = e.args[0]
+    print("e error", err.name(), "abortable" if err.txn_requires_abort() else "-",
+          "fatal" if err.fatal() else "-", "retriable" if err.retriable() else "-")
+p.abort_transaction(30)
+print("e aborted")
+c.close()
 PYEOF
 for w in "a committed" "b error POLICY_VIOLATION abortable - -" "b aborted" \
-    "d error POLICY_VIOLATION abortable - -" "d aborted" "c committed"; do
+    "d error POLICY_VIOLATION abortable - -" "d aborted" "c committed" \
+    "e error POLICY_VIOLATION abortable - -" "e aborted"; do
     grep -qx "$w" "$T/txn.out" && ok "producer at node $X: $w" ||
         bad "expected '$w': $(cat "$T/txn.out") // $(tail -c 600 "$T/txn.err")"
 done
 n=$(grep -c "is led by node $Y, not this node ($X), the transaction's coordinator" "$T/n$X.err")
-[ "$n" = 1 ] && ok "node $X logs why, once for the transactional id (two refusals)" ||
+[ "$n" = 1 ] && ok "node $X logs why, once for the transactional id (three refusals)" ||
     bad "node $X's log of the refusal: $n lines: $(grep -i policy "$T"/n*.err | head -3)"
 
 # ---- read_committed: a-* and c-* exactly once, no b-* or d-* ----
