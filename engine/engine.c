@@ -530,6 +530,12 @@ int rt_partition_truncate(rt_engine *e, const char *topic, uint32_t partition, i
     return log_truncate(&e->log, topic, partition, offset, log_end_out);
 }
 
+int rt_partition_restart_at(rt_engine *e, const char *topic, uint32_t partition, int64_t offset)
+{
+    REPLICA_ARGS_CHECK("rt_partition_restart_at");
+    return log_restart_at(&e->log, topic, partition, offset);
+}
+
 int rt_partition_append_replica(rt_engine *e, const char *topic, uint32_t partition,
                                 const void *batches, size_t len, int64_t *log_end_out)
 {

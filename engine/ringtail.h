@@ -536,7 +536,8 @@ int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t p
  * `__consumer_offsets` from open on (a single broker never changes that); rt_partition_resign
  * makes one a follower: the committed offsets and group metadata of the groups that hash to it
  * are dropped from memory, requests for those groups answer RT_E_NOT_COORDINATOR, and the
- * partition takes only replica appends (rt_partition_append_replica, rt_partition_truncate),
+ * partition takes only replica appends (rt_partition_append_replica, rt_partition_truncate,
+ * rt_partition_restart_at),
  * whose records are never applied while it follows. rt_partition_become_leader rebuilds that
  * state from the partition's log (to its log end, as an open replays it) and takes the groups
  * back. rt_partition_append_replica and rt_partition_truncate on an internal partition this
@@ -610,7 +611,9 @@ int rt_partition_end_offset_for_epoch(rt_engine *engine, const char *topic, uint
 /* Kafka's truncateTo: removes every batch whose last offset is >= `offset` (so the log ends at
  * `offset` when it is a batch boundary, else at the base of the batch holding it) and the
  * epochs starting at or past the new end; the producer state, open transactions, aborted-
- * transaction index and indexes are rebuilt to match, the high watermark stays. An offset at or
+ * transaction index and indexes are rebuilt to match (each producer keeps the batches of its
+ * dedup window of 5 that lie below the cut, so a retry of one of them is still a duplicate),
+ * the high watermark stays. An offset at or
  * past the log end changes only the epochs that start there. Refused below the high watermark
  * (nothing a consumer may have read, nor a marker of a transaction decided below the LSO, is
  * ever removed: a follower truncates only what its leader never acknowledged, so the broker holds
@@ -625,6 +628,21 @@ int rt_partition_end_offset_for_epoch(rt_engine *engine, const char *topic, uint
  * which finishes the truncation. */
 int rt_partition_truncate(rt_engine *engine, const char *topic, uint32_t partition, int64_t offset,
                           int64_t *log_end_out);
+
+/* Kafka's truncateFullyAndStartAt, for a follower whose log end is below its leader's log start
+ * (the leader deleted, by retention, DeleteRecords or compaction, what the follower lacks): the
+ * whole log is removed and an empty one starts at `offset` — log start = log end = offset, no
+ * producer state, no open transactions, no leader epochs (the next replica append brings them), a
+ * held high watermark set to `offset`. Any offset >= 0 is taken, below or past the log end; the
+ * caller makes it only on a partition it follows. Refused on an internal partition this engine
+ * leads (RT_E_INVALID_ARGUMENT: resign first). Crash-safe (docs/format.md A.11): an intent is
+ * stored first, and a power loss leaves the old log or (once the intent is durable) the empty
+ * one, which the next open finishes. A fetch started before the call keeps reading the old
+ * segments it holds. Errors: as above, plus RT_E_OFFSET_OUT_OF_RANGE (negative), -errno before
+ * the intent was stored (nothing changed); a failure after it fails the engine's write side
+ * (RT_E_IO_FAILED) until a reopen, which finishes the restart. */
+int rt_partition_restart_at(rt_engine *engine, const char *topic, uint32_t partition,
+                            int64_t offset);
 
 /* Appends a follower's copy of its leader's batches (`len` bytes of whole RecordBatch v2
  * batches, as a replica fetch returns them) exactly as the leader wrote them: base offsets,

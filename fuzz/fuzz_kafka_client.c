@@ -1,8 +1,9 @@
 /*
  * fuzz_kafka_client.c — libFuzzer target for the answers a Kafka client of ours reads back (a
  * cluster node reading the controller's BrokerRegistration / BrokerHeartbeat / AllocateProducerIds
- * answers and a forwarded AlterConfigs / IncrementalAlterConfigs' answer (controller_admin.h
- * CA5), `ringtail cluster status` reading Metadata; tools/kafka/cluster/kclient.h): byte 0
+ * answers and the answer to a forwarded CreateTopics / CreatePartitions / DeleteTopics /
+ * AlterConfigs / IncrementalAlterConfigs (handle_admin.c KAD12, controller_admin.h CA5),
+ * `ringtail cluster status` reading Metadata; tools/kafka/cluster/kclient.h): byte 0
  * picks a row of the API table, byte 1 a version (one past the codec's range is tried too:
  * RT_E_UNSUPPORTED), the rest is a response body decoded by that API's response description
  * (kmsg_desc(key, true)). The decoder returns one of its documented codes, never reads outside

@@ -8,7 +8,15 @@
 # overrides to its engine (metadata_node.h MN6); min.insync.replicas comes from the image: with
 # 3 and a follower down acks=all gets NOT_ENOUGH_REPLICAS (19), with 2 it goes through; an
 # invalid value is INVALID_CONFIG (40) and changes nothing; a node restarted after missing a
-# change replays the log and shows the new values.
+# change replays the log and shows the new values. Admin requests forwarded (handle_admin.c
+# KAD12, KIP-590): confluent_kafka's AdminClient bootstrapped at a non-controller creates a
+# topic with retention.ms and cleanup.policy (in its TOPIC record), validate_only creates
+# nothing, a bad or unknown config is INVALID_CONFIG (40), it adds partitions and deletes a
+# topic; every node's Metadata and DescribeConfigs agree; raw CreateTopics, CreatePartitions and
+# DeleteTopics v0 at the non-controller are forwarded (a controller's error relayed), but a
+# client calling itself "ringtail" (the peer marker) gets NOT_CONTROLLER (41); kafkajs's
+# createTopics through the non-controller works; a node alone (no controller known) answers
+# CreateTopics NOT_CONTROLLER.
 #
 # usage: bash tests/cli_cluster_config.sh /path/to/ringtail
 set -u
@@ -25,6 +33,7 @@ cleanup() {
 trap cleanup EXIT
 . "$(dirname "$0")/helpers/cli_harness.sh"
 PY=/usr/bin/python3
+NODE_DIR=$(cd "$(dirname "$0")/kafka/node" && pwd)
 SESSION_MS=2000
 
 . "$(dirname "$0")/helpers/cluster_ports.sh" # C1-C3, K1-K3, VOTERS, kport
@@ -49,16 +58,25 @@ all_list() { local want=$1; shift; for i in "$@"; do [ "$(brokers_of "$i")" = "$
 status_of() { "$RT" cluster status --bootstrap "127.0.0.1:$(kport "$1")" 2>&1; }
 controller_of() { status_of "$1" | sed -n 's/^controller\t//p'; }
 part_of() { status_of "$1" | grep $'^partition\tcfg\t0\t'; }
+# topics_of NODE: "name:partitions " of every topic kcat -L lists on that node but the internal
+# ones (__consumer_offsets is a cluster topic too), sorted
+topics_of() {
+    kcat -L -m 3 -b "127.0.0.1:$(kport "$1")" 2>/dev/null |
+        sed -n 's/^  topic "\([^"]*\)" with \([0-9]*\) partitions.*/\1:\2/p' | grep -v '^__' |
+        sort | tr '\n' ' '
+}
 
 # raw Kafka requests (v0, so the test pins the bytes it means): incalter NODE KEY VALUE|-null
 # [KEY VALUE]... prints the error code of the one TOPIC resource cfg; describe NODE KEY...
-# prints KEY=VALUE per key asked (DescribeConfigs v0, every config of the topic).
+# prints KEY=VALUE per key asked (DescribeConfigs v0, every config of the topic $TOPIC, else
+# cfg); create_as / partitions / delete print the error code of one CreateTopics /
+# CreatePartitions / DeleteTopics v0.
 cat >"$T/raw.py" <<'PYEOF'
-import socket, struct, sys
+import os, socket, struct, sys
 def s16(b): return struct.pack(">h", len(b)) + b
-def call(port, key, ver, body):
+def call(port, key, ver, body, client=b"test"):
     s = socket.create_connection(("127.0.0.1", port), timeout=20)
-    req = struct.pack(">hhih", key, ver, 5, 4) + b"test" + body
+    req = struct.pack(">hhih", key, ver, 5, len(client)) + client + body
     s.sendall(struct.pack(">i", len(req)) + req)
     def exact(k):
         b = b""
@@ -108,8 +126,9 @@ elif op == "incalter1": # v1, flexible (compact strings, tagged fields): KEY VAL
     # correlation i32, header tags, throttle i32, responses count+1, error_code i16
     assert r[4] == 0 and r[9] == 2, r
     print(struct.unpack(">h", r[10:12])[0])
-elif op == "describe":
-    body = struct.pack(">ib", 1, 2) + s16(b"cfg") + struct.pack(">i", -1)
+elif op == "describe": # the topic: $TOPIC, else cfg
+    body = struct.pack(">ib", 1, 2) + s16(os.environ.get("TOPIC", "cfg").encode()) + \
+        struct.pack(">i", -1)
     r = R(call(port, 32, 0, body))
     r.take(">i"); r.take(">i")
     err = r.take(">h"); r.str(); r.take(">b"); r.str()
@@ -118,6 +137,23 @@ elif op == "describe":
         k = r.str(); v = r.str(); r.take(">b"); r.take(">b"); r.take(">b")
         got[k] = v
     print(" ".join("%s=%s" % (k, got.get(k)) for k in sys.argv[3:]) if err == 0 else "error %d" % err)
+elif op == "create_as": # CreateTopics v0 of topic argv[4] (1 partition, RF 1) with client id argv[3]
+    body = struct.pack(">i", 1) + s16(sys.argv[4].encode()) + struct.pack(">ihii", 1, 1, 0, 0) + \
+        struct.pack(">i", 15000)
+    r = R(call(port, 19, 0, body, sys.argv[3].encode()))
+    r.take(">i"); r.str()
+    print(r.take(">h"))
+elif op == "partitions": # CreatePartitions v0: topic argv[3] to argv[4] partitions
+    body = struct.pack(">i", 1) + s16(sys.argv[3].encode()) + struct.pack(">ii", int(sys.argv[4]), -1) + \
+        struct.pack(">ib", 15000, 0)
+    r = R(call(port, 37, 0, body))
+    r.take(">i"); r.take(">i"); r.str()
+    print(r.take(">h"))
+elif op == "delete": # DeleteTopics v0 of topic argv[3]
+    body = struct.pack(">i", 1) + s16(sys.argv[3].encode()) + struct.pack(">i", 15000)
+    r = R(call(port, 20, 0, body))
+    r.take(">i"); r.str()
+    print(r.take(">h"))
 PYEOF
 incalter() { local n=$1; shift; $PY "$T/raw.py" incalter "$(kport "$n")" "$@" 2>&1; }
 describe() { local n=$1; shift; $PY "$T/raw.py" describe "$(kport "$n")" "$@" 2>&1; }
@@ -147,15 +183,20 @@ got=$(incalter "$NON" retention.ms 3600000 min.insync.replicas 2)
     bad "IncrementalAlterConfigs via node $NON: '$got'"
 want="retention.ms=3600000 min.insync.replicas=2"
 same_on() { [ "$(describe "$1" retention.ms min.insync.replicas)" = "$2" ]; }
-for i in 1 2 3; do
-    wait_for 10 same_on "$i" "$want" && ok "DescribeConfigs on node $i: $want" ||
-        bad "DescribeConfigs on node $i: '$(describe "$i" retention.ms min.insync.replicas)'"
-done
-applied() { grep -q "cfg: 2 config overrides from the log" "$T/n$1.err"; }
-n_applied=0
-for i in 1 2 3; do wait_for 10 applied "$i" && n_applied=$((n_applied + 1)); done
-[ "$n_applied" = 3 ] && ok "every node's engine took the two overrides from the log (MN6)" ||
-    bad "engines applied on $n_applied nodes: $(grep -h 'config overrides' "$T"/n?.err)"
+everywhere() { # everywhere TOPIC "K=V ..." K...: every node describes it, every engine took it (MN6)
+    local topic=$1 want=$2 i n=0; shift 2
+    shows() { [ "$(TOPIC=$topic describe "$1" "${@:2}")" = "$want" ]; }
+    for i in 1 2 3; do
+        if wait_for 10 shows "$i" "$@"; then ok "DescribeConfigs of $topic on node $i: $want"
+        else bad "DescribeConfigs of $topic on node $i: '$(TOPIC=$topic describe "$i" "$@")'"; fi
+    done
+    for i in 1 2 3; do
+        wait_for 10 grep -q "$topic: $# config overrides from the log" "$T/n$i.err" && n=$((n + 1))
+    done
+    if [ "$n" = 3 ]; then ok "every node's engine took $topic's $# overrides from the log (MN6)"
+    else bad "engines applied on $n nodes: $(grep -h 'config overrides' "$T"/n?.err)"; fi
+}
+everywhere cfg "$want" retention.ms min.insync.replicas
 
 # the flexible version (v1: compact strings, tagged fields) is forwarded at its own version
 got=$($PY "$T/raw.py" incalter1 "$(kport "$NON")" segment.ms 86400000 2>&1)
@@ -210,6 +251,100 @@ for i in 1 2 3; do
     wait_for 10 same_on "$i" "$want" || bad "node $i: '$(describe "$i" retention.ms min.insync.replicas)'"
 done
 
+# ---- confluent_kafka AdminClient bootstrapped at the non-controller only ----
+$PY - "$(kport "$NON")" >"$T/admin.out" 2>&1 <<'PYEOF'
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic, NewPartitions
+a = AdminClient({"bootstrap.servers": "127.0.0.1:" + sys.argv[1]})
+def run(what, fs):
+    for k, f in fs.items():
+        try:
+            f.result(); print(what, "ok")
+        except Exception as e:
+            err = e.args[0] if e.args else e
+            print(what, "error", err.name() if hasattr(err, "name") else err)
+run("create", a.create_topics([NewTopic("fwd", 2, 3, config={"retention.ms": "3600000",
+                                                             "cleanup.policy": "compact"}),
+                               NewTopic("gone", 1, 3)], request_timeout=15))
+run("validate", a.create_topics([NewTopic("dry", 1, 3, config={"segment.ms": "60000"})],
+                                validate_only=True, request_timeout=15))
+run("badcfg", a.create_topics([NewTopic("badcfg", 1, 3, config={"retention.ms": "abc"})],
+                              request_timeout=15))
+run("unknowncfg", a.create_topics([NewTopic("badkey", 1, 3, config={"no.such.config": "1"})],
+                                  request_timeout=15))
+run("partitions", a.create_partitions([NewPartitions("fwd", 4)], request_timeout=15))
+run("delete", a.delete_topics(["gone"], request_timeout=15))
+PYEOF
+for w in create partitions delete; do
+    [ "$(grep -c "^$w ok" "$T/admin.out")" -ge 1 ] &&
+        ok "AdminClient at non-controller node $NON: $w succeeded (forwarded to node $CTL)" ||
+        bad "$w: $(cat "$T/admin.out")"
+done
+[ "$(grep -c '^create ok' "$T/admin.out")" = 2 ] || bad "create: $(grep '^create' "$T/admin.out")"
+answered() { # answered OP ANSWER WHAT: the AdminClient's line for OP is ANSWER
+    if grep -q "^$1 $2" "$T/admin.out"; then ok "$3"; else bad "$3: $(grep "^$1 " "$T/admin.out")"; fi
+}
+answered validate ok "validate_only CreateTopics forwarded: NONE"
+answered badcfg "error INVALID_CONFIG" "retention.ms=abc: INVALID_CONFIG (40)"
+answered unknowncfg "error INVALID_CONFIG" "an unknown config: INVALID_CONFIG (40)"
+
+# ---- every node agrees: Metadata and DescribeConfigs ----
+want="cfg:1 fwd:4 "
+agree() { [ "$(topics_of "$1")" = "$want" ]; }
+for i in 1 2 3; do
+    wait_for 10 agree "$i" && ok "Metadata on node $i: fwd with 4 partitions; gone, dry, badcfg, badkey absent" ||
+        bad "Metadata on node $i: '$(topics_of "$i")'"
+done
+everywhere fwd "retention.ms=3600000 cleanup.policy=compact" retention.ms cleanup.policy
+
+# ---- the peer marker: client id "ringtail" on a non-controller is answered, not forwarded ----
+got=$($PY "$T/raw.py" create_as "$(kport "$NON")" ringtail peer 2>&1)
+[ "$got" = 41 ] && ok "CreateTopics with client id 'ringtail' on node $NON: NOT_CONTROLLER (41), not forwarded" ||
+    bad "client id ringtail: '$got'"
+got=$($PY "$T/raw.py" create_as "$(kport "$NON")" test raw 2>&1)
+[ "$got" = 0 ] && ok "the same CreateTopics v0 with another client id: forwarded, NONE" ||
+    bad "raw CreateTopics v0: '$got'"
+
+# librdkafka and kafkajs send these to the controller Metadata names; raw requests pin the
+# forwarding itself: CreatePartitions and DeleteTopics v0 sent to the non-controller
+got=$($PY "$T/raw.py" partitions "$(kport "$NON")" raw 3 2>&1)
+raw3() { [ "$(topics_of "$1")" = "cfg:1 fwd:4 raw:3 " ]; }
+[ "$got" = 0 ] && wait_for 10 raw3 "$CTL" && ok "raw CreatePartitions v0 at node $NON: forwarded, raw has 3 partitions" ||
+    bad "raw CreatePartitions: '$got', $(topics_of "$CTL")"
+got=$($PY "$T/raw.py" partitions "$(kport "$NON")" raw 2 2>&1)
+[ "$got" = 37 ] && ok "raw CreatePartitions to fewer at node $NON: the controller's INVALID_PARTITIONS (37) relayed" ||
+    bad "raw CreatePartitions to 2: '$got'"
+got=$($PY "$T/raw.py" delete "$(kport "$NON")" raw 2>&1)
+raw_gone() { [ "$(topics_of "$1")" = "cfg:1 fwd:4 " ]; }
+[ "$got" = 0 ] && wait_for 10 raw_gone "$NON" && ok "raw DeleteTopics v0 at node $NON: forwarded, raw gone" ||
+    bad "raw DeleteTopics: '$got', $(topics_of "$NON")"
+
+# ---- kafkajs admin createTopics against the non-controller ----
+if [ -d "$NODE_DIR/node_modules/kafkajs" ] && command -v node >/dev/null; then
+    out=$(cd "$NODE_DIR" && node - "127.0.0.1:$(kport "$NON")" 2>&1 <<'JSEOF'
+const { Kafka, logLevel } = require('kafkajs')
+const kafka = new Kafka({ clientId: 'rt-fwd', brokers: [process.argv[2]], logLevel: logLevel.NOTHING,
+                          retry: { retries: 2 } })
+const admin = kafka.admin()
+;(async () => {
+  await admin.connect()
+  const made = await admin.createTopics({ topics: [{ topic: 'kjs', numPartitions: 3, replicationFactor: 2,
+                                                      configEntries: [{ name: 'retention.ms', value: '120000' }] }],
+                                          waitForLeaders: true, timeout: 15000 })
+  console.log('created ' + made)
+  await admin.disconnect()
+})().catch((e) => { console.log('error ' + (e.type || e.message)); process.exit(1) })
+JSEOF
+)
+    kjs() { [ "$(topics_of "$1")" = "cfg:1 fwd:4 kjs:3 " ]; }
+    [ "$out" = "created true" ] && wait_for 10 kjs 1 && wait_for 10 kjs 2 && wait_for 10 kjs 3 &&
+        [ "$(TOPIC=kjs describe "$CTL" retention.ms)" = "retention.ms=120000" ] &&
+        ok "kafkajs createTopics at node $NON: created, on every node's Metadata, retention.ms=120000" ||
+        bad "kafkajs: '$out'; $(topics_of 1) / $(topics_of 2) / $(topics_of 3); $(TOPIC=kjs describe "$CTL" retention.ms)"
+else
+    bad "kafkajs not installed in $NODE_DIR (symlink node_modules)"
+fi
+
 # ---- min.insync.replicas from the image: 3 with a follower down refuses acks=all ----
 LEADER=$(part_of "$CTL" | cut -f5)
 F=0
@@ -257,6 +392,13 @@ for i in 1 2 3; do
     [ "${PIDS[$i]}" = 0 ] && continue
     kill -TERM "${PIDS[$i]}"; wait "${PIDS[$i]}"; PIDS[$i]=0
 done
+
+# ---- no controller known (one node of three: no quorum): NOT_CONTROLLER, which clients retry ----
+start_node "$NON"
+lone() { [ "$($PY "$T/raw.py" create_as "$(kport "$NON")" test lone 2>/dev/null)" = 41 ]; }
+wait_for 20 lone && ok "node $NON alone (no controller): CreateTopics answered NOT_CONTROLLER (41)" ||
+    bad "node $NON alone: '$($PY "$T/raw.py" create_as "$(kport "$NON")" test lone 2>&1 | tail -1)'"
+kill -TERM "${PIDS[$NON]}"; wait "${PIDS[$NON]}"; PIDS[$NON]=0
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -2,7 +2,7 @@
 # cli_cluster_duties.sh — the active controller's remaining duties (issue 24; docs/cluster.md
 # §7.1): three `ringtail serve --voters ...` nodes; confluent_kafka's AdminClient grows a topic
 # with CreatePartitions and deletes one with DeleteTopics, both through the controller
-# (controller_admin.h CA1, CA2; a non-controller answers NOT_CONTROLLER: handle_cluster.c KCL2)
+# (controller_admin.h CA1, CA2; a non-controller forwards them, KAD12; a peer's: NOT_CONTROLLER)
 # and every node applies them (metadata_node.h MN2, MN4); idempotent InitProducerId on every
 # node takes ids from the blocks the controller grants (producer_id_blocks.h PB1-PB3): no id
 # twice across nodes, nor after a restart; SIGTERM of a partition leader is a controlled
@@ -133,13 +133,14 @@ if wait_for 10 gone_on 1 && wait_for 10 gone_on 2 && wait_for 10 gone_on 3 && wa
     wait_for 10 no_gone 3; then
     ok "topic gone: in no node's Metadata, its directories deleted on every node"
 else bad "gone still there: $(ls "$T/n1" "$T/n2" "$T/n3" | tr '\n' ' ')"; fi
-# KCL2: DeleteTopics v0 sent straight to the non-controller node: NOT_CONTROLLER (41)
+# KCL2, KAD12: DeleteTopics v0 with the peer marker (client id "ringtail") sent straight to the
+# non-controller node is not forwarded (a client forwarded: cli_cluster_forward.sh); it answers NOT_CONTROLLER (41)
 nc_err=$($PY - "$(kport $NON)" <<'PYEOF'
 import socket, struct, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
 name = b"grow"
 body = struct.pack(">ih", 1, len(name)) + name + struct.pack(">i", 5000)
-req = struct.pack(">hhih", 20, 0, 9, 1) + b"t" + body
+req = struct.pack(">hhih", 20, 0, 9, 8) + b"ringtail" + body
 s.sendall(struct.pack(">i", len(req)) + req)
 def exact(n):
     b = b""
@@ -153,7 +154,7 @@ corr, count, nlen = struct.unpack(">iih", resp[:10])
 print(struct.unpack(">h", resp[10 + nlen:12 + nlen])[0])
 PYEOF
 )
-[ "$nc_err" = 41 ] && ok "DeleteTopics sent to non-controller node $NON: NOT_CONTROLLER (41)" ||
+[ "$nc_err" = 41 ] && ok "DeleteTopics as a peer to non-controller node $NON: NOT_CONTROLLER (41)" ||
     bad "DeleteTopics on node $NON answered '$nc_err'"
 
 # ---- producer-id blocks (PB1-PB3) ----

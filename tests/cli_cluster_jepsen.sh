@@ -6,9 +6,10 @@
 # SIGKILL of a partition leader, of the controller, SIGSTOP of a follower past the session and
 # lag timeouts, and as root (skipped, said why, otherwise) the leader cut off from the other
 # nodes by iptables and a node's disk (a tmpfs of its own) full for a while.
-# Then the checker (tests/cluster/checker.py JC1-JC7): no acknowledged record lost, none
+# Then the checker (tests/cluster/checker.py JC1-JC8): no acknowledged record lost, none
 # duplicated, offsets monotonic and where the acks said, every replica identical up to the high
-# watermark (`ringtail cluster check`), read_committed a prefix of read_uncommitted.
+# watermark (`ringtail cluster check`), read_committed a prefix of read_uncommitted, and no
+# fatal error of the idempotent producer (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID).
 # The long run (every scenario, two producers, --duration) is documented in docs/cluster.md §9.
 #
 # usage: bash tests/cli_cluster_jepsen.sh /path/to/ringtail

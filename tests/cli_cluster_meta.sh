@@ -3,8 +3,8 @@
 # --voters ...` nodes register with the controller and heartbeat (metadata_node.h MN1); kcat -L
 # and confluent_kafka's AdminClient see three brokers and the controller (handle_cluster.c
 # KCL1); a topic of replication factor 3 and 6 partitions created through a non-controller node
-# (the client is sent to the controller; a CreateTopics sent straight to that node is
-# NOT_CONTROLLER: KCL2) is placed round-robin (MN3), every node's
+# (the client is sent to the controller; a CreateTopics sent straight to that node is forwarded,
+# NOT_CONTROLLER when sent as a peer: KCL2) is placed round-robin (MN3), every node's
 # Metadata and `ringtail cluster status` show the same leaders and ISR, and every node has the
 # partition directories (MN2); a replication factor above the node count is
 # INVALID_REPLICATION_FACTOR; a SIGKILLed non-controller is fenced (not listed, "fenced" in
@@ -94,14 +94,15 @@ grep -q "rf3 created" "$T/admin.out" &&
 grep -q "rf4 error INVALID_REPLICATION_FACTOR" "$T/admin.out" &&
     ok "RF 4 on three nodes: INVALID_REPLICATION_FACTOR" || bad "rf4: $(cat "$T/admin.out")"
 
-# KCL2: CreateTopics v0 sent straight to the non-controller node is NOT_CONTROLLER (41)
+# KCL2, KAD12: CreateTopics v0 with the peer marker (client id "ringtail") sent straight to the
+# non-controller node is not forwarded (a client forwarded: cli_cluster_forward.sh); it answers NOT_CONTROLLER (41)
 nc_err=$($PY - "$(kport $NON)" <<'PYEOF'
 import socket, struct, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
 name = b"direct"
 body = struct.pack(">i", 1) + struct.pack(">h", len(name)) + name + struct.pack(">ihii", 1, 1, 0, 0)
 body += struct.pack(">i", 5000)
-req = struct.pack(">hhih", 19, 0, 9, 1) + b"t" + body
+req = struct.pack(">hhih", 19, 0, 9, 8) + b"ringtail" + body
 s.sendall(struct.pack(">i", len(req)) + req)
 def exact(n):
     b = b""
@@ -115,7 +116,7 @@ corr, count, nlen = struct.unpack(">iih", resp[:10])
 print(struct.unpack(">h", resp[10 + nlen:12 + nlen])[0])
 PYEOF
 )
-[ "$nc_err" = 41 ] && ok "CreateTopics sent to non-controller node $NON: NOT_CONTROLLER (41)" ||
+[ "$nc_err" = 41 ] && ok "CreateTopics as a peer to non-controller node $NON: NOT_CONTROLLER (41)" ||
     bad "CreateTopics on node $NON answered '$nc_err'"
 
 six_on() { [ "$(partitions_of "$1" | grep -c $'^partition\trf3\t')" = 6 ]; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_cluster_replica.sh — issue 24's follower side (docs/cluster.md §7.2,
-# tools/kafka/cluster/replica_fetcher.h RF1-RF4): three `ringtail serve --voters ...` nodes, a
+# tools/kafka/cluster/replica_fetcher.h RF1-RF4, RF6): three `ringtail serve --voters ...` nodes, a
 # topic of replication factor 3 and 3 partitions, records produced with kcat (librdkafka) to the
 # leaders; every follower fetches them (Fetch with its replica id) and holds its high watermark
 # (each node's replication-offset-checkpoint, written every 200 ms here, shows it). Then:
@@ -11,6 +11,8 @@
 #  - OffsetForLeaderEpoch as served (handle_epoch.c KE1): NOT_LEADER_OR_FOLLOWER from a
 #    follower, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale / future current epoch,
 #    and the leader's log end for its own epoch;
+#  - a follower stopped while more is produced and the leaders' log starts move past its log
+#    end (DeleteRecords) restarts its logs there (RF6, rt_partition_restart_at) and catches up;
 #  - every node stopped, `ringtail cluster check` finds all replicas byte-identical (and the
 #    copy of the divergent directory different at the truncated offset).
 #
@@ -200,6 +202,55 @@ grep -q "replica: $TOPIC-$P: truncated from" "$T/n$L.err" &&
     ok "node $L truncated its divergent tail: $(grep -h "replica: $TOPIC-$P: truncated" "$T/n$L.err" | head -1 | sed 's/^ringtail serve: //')" ||
     bad "no truncation logged on node $L: $(grep -h replica "$T/n$L.err" | tail -5)"
 
+# 4. a follower whose log end falls below its leaders' log start (RF6): stopped, more produced,
+# DeleteRecords (21, v1) to each leader's high watermark, restarted: it restarts its logs at the
+# leaders' log starts (rt_partition_restart_at) and catches up
+delete_to_hw() { # delete_to_hw NODE PARTITION : prints "error low_watermark"
+    $PY - "$(kport "$1")" "$TOPIC" "$2" <<'PYEOF'
+import socket, struct, sys
+port, topic, p = int(sys.argv[1]), sys.argv[2].encode(), int(sys.argv[3])
+body = struct.pack(">i", 1) + struct.pack(">h", len(topic)) + topic
+body += struct.pack(">iiq", 1, p, -1) + struct.pack(">i", 10000)
+req = struct.pack(">hhih", 21, 1, 9, 1) + b"t" + body
+s = socket.create_connection(("127.0.0.1", port), timeout=15)
+s.sendall(struct.pack(">i", len(req)) + req)
+def exact(n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c: raise SystemExit("closed")
+        b += c
+    return b
+r = exact(struct.unpack(">i", exact(4))[0])
+tl = struct.unpack(">h", r[12:14])[0]
+part, low, err = struct.unpack(">iqh", r[14 + tl + 4:14 + tl + 4 + 14])
+print(err, low)
+PYEOF
+}
+CTL=$(controller)
+G=""
+for i in 1 2 3; do [ "$i" != "$CTL" ] && [ "$i" != "$NEWL" ] && { G=$i; break; }; done
+kill -KILL "${PIDS[$G]}"; wait "${PIDS[$G]}" 2>/dev/null; PIDS[$G]=0
+wait_for 15 moved_off "$G" || bad "node $G's leaderships did not move: $(status)"
+produce 901 1200
+sleep 1 # the other follower's next fetch moves the leaders' high watermarks
+dels="" dok=0
+for p in 0 1 2; do
+    r=$(delete_to_hw "$(leader_of $p)" $p)
+    dels="$dels $p:$r;"
+    read -r d_err d_low <<<"$r"
+    [ "${d_err:-x}" = 0 ] && [ "${d_low:-0}" -gt 0 ] && dok=$((dok + 1))
+done
+[ $dok = 3 ] && ok "node $G stopped, 300 more produced, DeleteRecords to each leader's high watermark (partition:error log start:$dels)" ||
+    bad "DeleteRecords to the leaders' high watermarks:$dels"
+start_node "$G"
+if wait_for 30 caught_up 1200 && wait_for 10 caught_up 1200 "$G"; then
+    ok "node $G restarted below the leaders' log starts: caught up (sum 1200)"
+else bad "node $G did not catch up: $(cat "$T"/n*/replication-offset-checkpoint | tr '\n' ' ') // $(grep -h replica "$T"/n*.err | tail -5)"; fi
+n=$(grep -c "replica: $TOPIC-[0-2]: log end .* below leader .* restarted the log there" "$T/n$G.err")
+[ "$n" -ge 1 ] && ok "node $G restarted $n of its logs at the leader's log start: $(grep -h "restarted the log there" "$T/n$G.err" | head -1 | sed 's/^ringtail serve: //')" ||
+    bad "no restart logged on node $G: $(grep -h replica "$T/n$G.err" | tail -5)"
+
 # OffsetForLeaderEpoch (23, v3) as served (handle_epoch.c KE1): "error leader_epoch end_offset"
 epoch_ask() { # epoch_ask NODE REPLICA_ID CURRENT_EPOCH EPOCH
     $PY - "$(kport "$1")" "$TOPIC" "$P" "$2" "$3" "$4" <<'PYEOF'
@@ -247,8 +298,8 @@ for i in 1 2 3; do
 done
 run cluster check "$T/n1" "$T/n2" "$T/n3"
 sum=$(awk -F'\t' '{split($6, e, ","); s += e[1]} END {print s}' "$T/out")
-if [ $RC = 0 ] && [ "$(grep -c $'\tidentical\t' "$T/out")" = 3 ] && [ "$sum" = 900 ]; then
-    ok "cluster check: the 3 partitions identical on all 3 nodes, 900 records"
+if [ $RC = 0 ] && [ "$(grep -c $'\tidentical\t' "$T/out")" = 3 ] && [ "$sum" = 1200 ]; then
+    ok "cluster check: the 3 partitions identical on all 3 nodes above the log start, 1200 records"
 else bad "cluster check (exit $RC, sum $sum)"; fi
 hw_ok=$(awk -F'\t' '{split($6, e, ","); n = split($8, h, ","); for (i = 1; i <= n; i++) if (h[i] != "-" && h[i] != e[i]) bad = 1} END {print bad ? "no" : "yes"}' "$T/out")
 [ "$hw_ok" = yes ] && ok "every checkpointed high watermark written at shutdown is its log end" ||

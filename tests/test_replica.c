@@ -9,9 +9,12 @@
  * damaged checkpoint (RL1, RL2); OffsetsForLeaderEpoch answers KIP-101's cases; the KIP-279
  * divergence (two leaders wrote different epochs after a common prefix) is repaired by truncating
  * the follower where end_offset_for_epoch says, after which both logs are identical (RL4); the
- * follower's producer state fences a duplicate sequence as the leader's would (RL3); a held high
+ * follower's producer state fences a duplicate sequence as the leader's would (RL3), over the
+ * whole window of 5 batches, and a truncation keeps the window below its cut (PST5); a held high
  * watermark bounds reads, list offsets and the LSO (RL5); a power loss at every step of a
- * truncation leaves the old log or the truncated one, never a partial batch (RL4).
+ * truncation leaves the old log or the truncated one, never a partial batch (RL4); a restart-at
+ * (a follower below its leader's log start) leaves an empty log at the offset that survives a
+ * reopen and a power loss at every step and then takes the leader's batches (RL7).
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback.
  */
@@ -390,6 +393,73 @@ static void test_replica_producer_state_fences_duplicates(void **state)
     pair_close(&p, true);
 }
 
+/* A producer batch of 4 records at `seq` appended on e as a leader would (rt_append_batch: the
+ * sequence rules run); returns the engine's answer, its base offset in *base. */
+static int producer_batch(rt_engine *e, int64_t pid, int16_t pepoch, int32_t seq, int64_t *base)
+{
+    uint8_t batch[4096];
+    size_t n = tu_batch(batch, sizeof(batch), 0, pid, pepoch, seq, 4, "w", seq, 1000 + seq);
+    *base = -1;
+    return rt_append_batch(e, TOPIC, 0, batch, n, base);
+}
+
+/* RL3 and RL4 with a new leader's eyes (issue 24 item 3: an idempotent producer keeps its
+ * exactly-once promise through a leader change): the follower's dedup window is the leader's
+ * whole window of 5 batches, not only the last one; a truncation rolls the producer state back
+ * to the cut, even when a segment roll (a producer snapshot) lies between the batches, so the
+ * producer's retries of the cut batches are appended at the new log end, its retries of batches
+ * still in the log are duplicates at their original offsets, and a retry that skips a cut batch
+ * is refused as the leader would refuse it. */
+static void test_replica_producer_window_across_truncation(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p);
+    rt_engine *a = p.e[0], *b = p.e[1];
+    int64_t pid = -1;
+    int16_t pepoch = -1;
+    assert_int_equal(rt_producer_id_allocate(a, &pid, &pepoch), 0);
+    int64_t at[6];
+    assert_int_equal(producer_batch(a, pid, pepoch, 0, &at[0]), 0);
+    append_n(a, 9); /* > one 64 KiB segment: the follower rolls, and snapshots, in between */
+    for (int i = 1; i < 6; i++) {
+        assert_int_equal(producer_batch(a, pid, pepoch, 4 * i, &at[i]), 0);
+        if (i == 2)
+            append_n(a, 9); /* another roll between the batches the truncation keeps */
+    }
+    int64_t end = high_watermark(a);
+    replicate(a, b, 0, end);
+    int64_t base = -1;
+    /* The new leader's window is the last 5 batches (1..5): a retry of the oldest is a
+     * duplicate at its original offset, not OUT_OF_ORDER_SEQUENCE_NUMBER. */
+    for (int i = 1; i < 6; i++) {
+        assert_int_equal(producer_batch(b, pid, pepoch, 4 * i, &base), 0);
+        assert_int_equal(base, at[i]);
+    }
+    assert_int_equal(high_watermark(b), end);
+    /* A divergent tail: batches 4 and 5 cut (the high watermark held at the cut first). */
+    int64_t hw = -1, after = -1;
+    assert_int_equal(rt_partition_set_high_watermark(b, TOPIC, 0, at[4], &hw), 0);
+    assert_int_equal(rt_partition_truncate(b, TOPIC, 0, at[4], &after), 0);
+    assert_int_equal(after, at[4]);
+    /* Batch 5 first would skip batch 4, which this log no longer holds. */
+    assert_int_equal(producer_batch(b, pid, pepoch, 20, &base), RT_E_OUT_OF_ORDER_SEQUENCE);
+    /* Batches of the window before the cut still in the log (1..3: batch 0 had left the
+     * window of 5) are duplicates at their offsets, across the second roll's snapshot. */
+    for (int i = 1; i < 4; i++) {
+        assert_int_equal(producer_batch(b, pid, pepoch, 4 * i, &base), 0);
+        assert_int_equal(base, at[i]);
+    }
+    /* The cut ones are the producer's next: appended at the new log end, in order. */
+    assert_int_equal(producer_batch(b, pid, pepoch, 16, &base), 0);
+    assert_int_equal(base, at[4]);
+    assert_int_equal(producer_batch(b, pid, pepoch, 20, &base), 0);
+    assert_int_equal(base, at[4] + 4);
+    assert_int_equal(producer_batch(b, pid, pepoch, 20, &base), 0); /* and now a duplicate */
+    assert_int_equal(base, at[4] + 4);
+    pair_close(&p, true);
+}
+
 static void send_value(rt_producer *p, const char *value)
 {
     struct rt_producer_message m = {.record = {.key_len = -1,
@@ -661,6 +731,221 @@ static void test_truncate_power_loss_at_every_directory_fsync(void **state)
     tu_power_sweep(&sweep, IO_OP_DIR_FSYNC);
 }
 
+/* ---- RL7: restart-at, a follower whose log end is below its leader's log start ---- */
+
+#define RESTART_AT (20 * RECORDS_PER_BATCH) /* past the sweep's log end */
+
+/* Every segment, index and snapshot file of dir's partition names an offset >= from. */
+static void expect_no_files_below(const char *dir, int64_t from)
+{
+    char *pd = tu_path("%s/" TOPIC "-0", dir);
+    DIR *d = opendir(pd);
+    assert_non_null(d);
+    int logs = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        if (strlen(de->d_name) <= 20 || strspn(de->d_name, "0123456789") != 20)
+            continue;
+        int64_t at = strtoll(de->d_name, NULL, 10);
+        if (at < from)
+            fail_msg("%s/%s: a file of the old log is still there (below %" PRId64 ")", pd,
+                     de->d_name, from);
+        logs += strcmp(de->d_name + 20, ".log") == 0;
+    }
+    closedir(d);
+    free(pd);
+    assert_true(logs >= 1);
+}
+
+static void expect_empty_at(rt_engine *e, int64_t at)
+{
+    int64_t start = -1, end = -1;
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start),
+                     0);
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end), 0);
+    if (start != at || end != at)
+        fail_msg("after a restart at %" PRId64 ": log start %" PRId64 ", log end %" PRId64, at,
+                 start, end);
+    expect_end_for(e, 2, -1, -1); /* no epochs: the next replica append brings them */
+}
+
+/* Batch by batch from `from` to `to`, both engines' replica fetches return the same bytes. */
+static void expect_same_from(rt_engine *a, rt_engine *b, int64_t from, int64_t to)
+{
+    int batches = 0;
+    for (int64_t at = from; at < to; batches++) {
+        rt_fetch *fa = NULL, *fb = NULL;
+        assert_int_equal(rt_fetch_start(a, TOPIC, 0, at, 1, RT_READ_REPLICA, &fa), 0);
+        assert_int_equal(rt_fetch_start(b, TOPIC, 0, at, 1, RT_READ_REPLICA, &fb), 0);
+        const struct rt_fetch_view *va = rt_fetch_get(fa), *vb = rt_fetch_get(fb);
+        assert_true(va->size_bytes >= RT_BATCH_HEADER_BYTES);
+        assert_true(vb->size_bytes >= RT_BATCH_HEADER_BYTES);
+        size_t size = 12 + (size_t)be32_of(va->data + 8); /* the first batch */
+        assert_true(size <= va->size_bytes && size <= vb->size_bytes);
+        if (memcmp(va->data, vb->data, size) != 0)
+            fail_msg("the batches at %" PRId64 " differ", at);
+        int64_t next = (int64_t)be64_of(va->data) + (int32_t)be32_of(va->data + 23) + 1;
+        rt_fetch_release(fa);
+        rt_fetch_release(fb);
+        assert_true(next > at);
+        at = next;
+    }
+    assert_true(batches > 0);
+}
+
+/* RL7: a follower that lacks what its leader deleted restarts empty at the leader's log start,
+ * keeps that across a reopen, and then takes the leader's batches: both are identical above it. */
+static void test_restart_at_the_leaders_log_start(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p);
+    rt_engine *a = p.e[0], *b = p.e[1];
+    assert_int_equal(rt_partition_set_leader_epoch(a, TOPIC, 0, 1), 0);
+    append_n(a, 4);
+    replicate(a, b, 0,
+              4 * RECORDS_PER_BATCH); /* the follower has the first 4 batches, then stops */
+    assert_int_equal(rt_partition_set_leader_epoch(a, TOPIC, 0, 2), 0);
+    int64_t end = append_n(a, 20);
+    int64_t start = 12 * RECORDS_PER_BATCH, low = -1;
+    assert_int_equal(rt_partition_delete_records(a, TOPIC, 0, start, &low), 0);
+    assert_int_equal(low, start);
+    /* The follower's fetch offset (its log end) is below the leader's log start. */
+    rt_fetch *f = NULL;
+    assert_int_equal(rt_fetch_start(a, TOPIC, 0, 4 * RECORDS_PER_BATCH, 20000, RT_READ_REPLICA, &f),
+                     RT_E_OFFSET_OUT_OF_RANGE);
+    assert_int_equal(rt_partition_restart_at(b, TOPIC, 0, -1), RT_E_OFFSET_OUT_OF_RANGE);
+    assert_int_equal(rt_partition_restart_at(b, TOPIC, 0, start), 0);
+    expect_empty_at(b, start);
+    expect_no_files_below(p.dir[1], start);
+    assert_int_equal(rt_close(b), 0);
+    b = p.e[1] = open_dir(p.dir[1]);
+    expect_empty_at(b, start);
+    replicate(a, b, start, end);
+    expect_end_for(b, 2, end, 2);
+    expect_same_from(a, b, start, end);
+    int64_t rstart = -1;
+    assert_int_equal(tu_read_back_offset_values(b, TOPIC, VALUE_BYTES, &rstart), end);
+    assert_int_equal(rstart, start);
+    pair_close(&p, false);
+    tu_expect_verify_spotless(p.dir[1], "the restarted follower");
+    b = p.e[1] = open_dir(p.dir[1]);
+    a = p.e[0] = open_dir(p.dir[0]);
+    expect_same_from(a, b, start, end);
+    pair_close(&p, true);
+}
+
+/* RL6, RL7: refused on an internal partition this engine leads. */
+static void test_restart_at_refused_on_a_led_internal_partition(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    rt_engine *e = open_dir(dir);
+    assert_int_equal(rt_partition_become_leader(e, "__consumer_offsets", 0), 0);
+    assert_int_equal(rt_partition_restart_at(e, "__consumer_offsets", 0, 100),
+                     RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_partition_resign(e, "__consumer_offsets", 0), 0);
+    assert_int_equal(rt_partition_restart_at(e, "__consumer_offsets", 0, 100), 0);
+    int64_t end = -1;
+    assert_int_equal(
+        rt_list_offsets(e, "__consumer_offsets", 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end),
+        0);
+    assert_int_equal(end, 100);
+    assert_int_equal(rt_close(e), 0);
+    tu_rmdir_free(dir);
+}
+
+/* RL7: a failure after the intent fails the write side; the reopen finishes the restart. */
+static void test_restart_at_failure_after_intent_is_finished_by_reopen(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    struct io_fault_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct rt_options o;
+    options(&o);
+    rt_engine *e = NULL;
+    assert_int_equal(rt_test_open(dir, &o, &plan, &e), 0);
+    sweep_prepare(e);
+    /* The first segment log the restart unlinks (the oldest: `<0>.log`), after its intent. */
+    struct io_fault_rule rule = {.mode = IO_FAULT_ONCE,
+                                 .op = IO_OP_DIR_ENTRY,
+                                 .nth = 1,
+                                 .error = EIO,
+                                 .path_contains = "/00000000000000000000.log"};
+    assert_int_equal(io_fault_rule_add(&plan, &rule), 0);
+    assert_int_equal(rt_partition_restart_at(e, TOPIC, 0, RESTART_AT), RT_E_IO_FAILED);
+    if (!strstr(rt_error_detail(), "reopen finishes"))
+        fail_msg("detail: %s", rt_error_detail());
+    assert_int_equal(tu_append_offset_batch(e, TOPIC, RESTART_AT, 1, VALUE_BYTES, NULL),
+                     RT_E_IO_FAILED);
+    (void)rt_close(e);
+    io_fault_plan_release(&plan);
+    e = open_dir(dir);
+    expect_empty_at(e, RESTART_AT);
+    expect_no_files_below(dir, RESTART_AT);
+    assert_int_equal(append_n(e, 1), RESTART_AT + RECORDS_PER_BATCH);
+    assert_int_equal(rt_close(e), 0);
+    tu_expect_verify_spotless(dir, "after the reopen finished it");
+    tu_rmdir_free(dir);
+}
+
+static int restart_act(rt_engine *e)
+{
+    return rt_partition_restart_at(e, TOPIC, 0, RESTART_AT);
+}
+
+/* The old log whole, or the empty one at RESTART_AT that then takes appends. */
+static void restart_check(rt_engine *e, const char *dir, bool acked, const char *what)
+{
+    int64_t start = -1, end = -1;
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_EARLIEST, RT_READ_UNCOMMITTED, &start),
+                     0);
+    assert_int_equal(rt_list_offsets(e, TOPIC, 0, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end), 0);
+    bool old = start == 0 && end == SWEEP_BATCHES * RECORDS_PER_BATCH;
+    bool fresh = start == RESTART_AT && end == RESTART_AT;
+    if (!old && !fresh)
+        fail_msg("%s: log start %" PRId64 ", log end %" PRId64 ": neither the old log nor the "
+                 "empty one at %d",
+                 what, start, end, RESTART_AT);
+    if (acked && !fresh)
+        fail_msg("%s: an acknowledged restart came back as the old log", what);
+    if (old) {
+        int64_t s = -1;
+        assert_int_equal(tu_read_back_offset_values(e, TOPIC, VALUE_BYTES, &s), end);
+        expect_end_for(e, 2, end, 2);
+        return;
+    }
+    expect_no_files_below(dir, RESTART_AT);
+    expect_end_for(e, 2, -1, -1);
+    assert_int_equal(append_n(e, 2), RESTART_AT + 2 * RECORDS_PER_BATCH);
+}
+
+static const struct tu_power_sweep restart_sweep = {.options = options,
+                                                    .runs_max = 80,
+                                                    .what = "of a restart-at",
+                                                    .prepare = sweep_prepare,
+                                                    .act = restart_act,
+                                                    .check = restart_check,
+                                                    .after = tu_expect_verify_spotless};
+
+static void test_restart_at_power_loss_at_every_directory_change(void **state)
+{
+    (void)state;
+    tu_power_sweep(&restart_sweep, IO_OP_DIR_ENTRY);
+}
+
+static void test_restart_at_power_loss_at_every_directory_fsync(void **state)
+{
+    (void)state;
+    tu_power_sweep(&restart_sweep, IO_OP_DIR_FSYNC);
+}
+
+static void test_restart_at_power_loss_at_every_direct_fdatasync(void **state)
+{
+    (void)state;
+    tu_power_sweep(&restart_sweep, IO_OP_FDATASYNC_DIRECT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -668,6 +953,7 @@ int main(void)
         cmocka_unit_test(test_replica_copy_is_byte_identical),
         cmocka_unit_test(test_truncate_repairs_a_divergence),
         cmocka_unit_test(test_replica_producer_state_fences_duplicates),
+        cmocka_unit_test(test_replica_producer_window_across_truncation),
         cmocka_unit_test(test_replica_transactions_keep_the_lso),
         cmocka_unit_test(test_held_high_watermark_bounds_reads),
         cmocka_unit_test(test_damaged_checkpoint_is_rebuilt),
@@ -675,6 +961,12 @@ int main(void)
         cmocka_unit_test(test_truncate_power_loss_at_every_directory_change),
         cmocka_unit_test(test_truncate_power_loss_at_every_direct_fdatasync),
         cmocka_unit_test(test_truncate_power_loss_at_every_directory_fsync),
+        cmocka_unit_test(test_restart_at_the_leaders_log_start),
+        cmocka_unit_test(test_restart_at_refused_on_a_led_internal_partition),
+        cmocka_unit_test(test_restart_at_failure_after_intent_is_finished_by_reopen),
+        cmocka_unit_test(test_restart_at_power_loss_at_every_directory_change),
+        cmocka_unit_test(test_restart_at_power_loss_at_every_directory_fsync),
+        cmocka_unit_test(test_restart_at_power_loss_at_every_direct_fdatasync),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -943,6 +943,7 @@ int cmd_serve(int argc, char **argv)
     static struct kafka_txn_writer txn_writer;
     if (a.voters) { /* producer ids only from the controller's blocks (producer_id_blocks.h PB2) */
         a.eo.producer_ids_granted = true;
+        a.so.cluster_member = true; /* no request served before it joined (server.c KS7) */
         txn_writer.self = a.node_id;
         a.eo.txn_marker_writer = kafka_txn_marker_writer;
         a.eo.txn_marker_writer_ctx = &txn_writer;

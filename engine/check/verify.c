@@ -854,6 +854,19 @@ static int check_partition(struct verifier *v, const char *pdir)
                 leader_epoch_free(&c);
             continue;
         }
+        if (strcmp(name, LOG_RESTART_FILE) == 0) { /* A.11: open finishes the restart */
+            int64_t at = 0;
+            const char *why = NULL;
+            size_t bad = 0;
+            if (log_start_load_named(pdir, LOG_RESTART_FILE, &at, &why, &bad) == RT_E_CORRUPT)
+                warning(v, path, "offset %zu: %s (open ignores it)", bad, why);
+            else
+                warning(v, path,
+                        "a restart of the log at offset %" PRId64 " is unfinished (open "
+                        "finishes it)",
+                        at);
+            continue;
+        }
         if (strcmp(name, LOG_START_FILE) == 0) { /* A.8: open ignores a damaged one */
             int64_t start = 0;
             const char *why = NULL;

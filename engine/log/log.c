@@ -3069,7 +3069,7 @@ static int replica_partition(struct log *lg, const char *topic, uint32_t partiti
 struct replica_call {
     struct partition *p;
     int kind; /* 0 leader epoch, 1 end offset for epoch, 2 truncate, 3 high watermark,
-               * 4 internal role (RL6: epoch 1 follower, 0 leader) */
+               * 4 internal role (RL6: epoch 1 follower, 0 leader), 5 restart-at (RL7) */
     int32_t epoch;
     int64_t offset;
     int64_t out_offset;
@@ -3121,6 +3121,31 @@ static int replica_call_step(struct shard *s, struct replica_call *c)
         }
         return rc;
     }
+    case 5: {
+        if (!c->p->internal_follower && meta_topic_name_internal(c->p->topic))
+            return error_set(RT_E_INVALID_ARGUMENT,
+                             "rt_partition_restart_at: %s: this engine leads the internal "
+                             "partition; rt_partition_resign first (RL6)",
+                             c->p->dir);
+        bool after_intent = false;
+        uint32_t count = c->p->segment_count;
+        int rc = partition_restart_at(c->p, c->offset, &after_intent);
+        if (rc == 0)
+            atomic_fetch_add_explicit(&s->env.counters->segments_deleted, (uint64_t)count,
+                                      memory_order_relaxed);
+        if (rc && after_intent) {
+            /* RL7: half done; only a reopen (which finishes it from the intent) may go on. */
+            int expected = 0;
+            atomic_compare_exchange_strong(s->env.write_error, &expected, rc);
+            return error_set(RT_E_IO_FAILED,
+                             "%s: restart at offset %" PRId64 " failed after its intent was "
+                             "stored (%s); the engine's write side is failed until reopened, "
+                             "and the reopen finishes the restart",
+                             c->p->dir, c->offset, rt_strerror(rc));
+        }
+        c->out_offset = c->offset;
+        return rc;
+    }
     case 4:
         c->p->internal_follower = c->epoch != 0; /* RL6 */
         return 0;
@@ -3169,6 +3194,12 @@ int log_truncate(struct log *lg, const char *topic, uint32_t partition, int64_t 
     if (rc == 0 && log_end_out)
         *log_end_out = c.out_offset;
     return rc;
+}
+
+int log_restart_at(struct log *lg, const char *topic, uint32_t partition, int64_t offset)
+{
+    struct replica_call c = {.kind = 5, .offset = offset, .out_offset = -1};
+    return replica_call(lg, topic, partition, "rt_partition_restart_at", &c);
 }
 
 int log_set_high_watermark(struct log *lg, const char *topic, uint32_t partition, int64_t hw,

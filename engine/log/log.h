@@ -385,6 +385,9 @@ int log_delete_records(struct log *lg, const char *topic, uint32_t partition, in
 int log_set_leader_epoch(struct log *lg, const char *topic, uint32_t partition, int32_t epoch);
 int log_end_offset_for_epoch(struct log *lg, const char *topic, uint32_t partition, int32_t epoch,
                              int64_t *end_offset_out, int32_t *found_epoch_out);
+/* rt_partition_restart_at (ringtail.h; partition.h RL7). */
+int log_restart_at(struct log *lg, const char *topic, uint32_t partition, int64_t offset);
+
 int log_truncate(struct log *lg, const char *topic, uint32_t partition, int64_t offset,
                  int64_t *log_end_out);
 int log_set_high_watermark(struct log *lg, const char *topic, uint32_t partition, int64_t hw,

@@ -64,8 +64,14 @@ void log_start_serialise(int64_t offset, uint8_t buf[LOG_START_BYTES])
 int log_start_load(const char *partition_dir, int64_t *offset_out, const char **why,
                    size_t *bad_offset)
 {
+    return log_start_load_named(partition_dir, LOG_START_FILE, offset_out, why, bad_offset);
+}
+
+int log_start_load_named(const char *partition_dir, const char *name, int64_t *offset_out,
+                         const char **why, size_t *bad_offset)
+{
     char path[4096];
-    if (snprintf(path, sizeof(path), "%s/%s", partition_dir, LOG_START_FILE) >= (int)sizeof(path))
+    if (snprintf(path, sizeof(path), "%s/%s", partition_dir, name) >= (int)sizeof(path))
         return -ENAMETOOLONG;
     uint8_t *buf = NULL;
     size_t len = 0;
@@ -81,8 +87,13 @@ int log_start_load(const char *partition_dir, int64_t *offset_out, const char **
 
 int log_start_store(struct io_fault_plan *faults, const char *partition_dir, int64_t offset)
 {
+    return log_start_store_named(faults, partition_dir, LOG_START_TMP_FILE, LOG_START_FILE, offset);
+}
+
+int log_start_store_named(struct io_fault_plan *faults, const char *partition_dir,
+                          const char *tmp_name, const char *name, int64_t offset)
+{
     uint8_t buf[LOG_START_BYTES];
     log_start_serialise(offset, buf);
-    return fs_replace_file(faults, partition_dir, LOG_START_TMP_FILE, LOG_START_FILE, buf,
-                           sizeof(buf));
+    return fs_replace_file(faults, partition_dir, tmp_name, name, buf, sizeof(buf));
 }

@@ -968,6 +968,89 @@ static void note_past_end(const struct partition *p, const struct recovery_point
 /* PA13: the log start DeleteRecords stored, capped at the log end (a crash under a sync mode
  * other than always may have lost records below it). A damaged file is reported and ignored: the
  * oldest segment's base rules, as before any DeleteRecords. */
+/* RL7: removes every file of the old log (segments and their indexes, producer snapshots, the
+ * leader-epoch checkpoint, the recovery point, the cleaner checkpoint) and stores the log start
+ * `offset`; the intent (LOG_RESTART_FILE) stays. Idempotent, so an open may run it again. */
+static int restart_clear(struct partition *p, int64_t offset)
+{
+    struct io_fault_plan *faults = p->cfg.segment.faults;
+    DIR *d = opendir(p->dir);
+    if (!d)
+        return error_set(-errno, "%s: opendir: %s", p->dir, strerror(errno));
+    static const char *const exts[] = {".log", ".index", ".timeindex", ".txnindex", ".snapshot"};
+    int rc = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        const char *n = de->d_name;
+        bool old = strcmp(n, LEADER_EPOCH_FILE) == 0 || strcmp(n, RECOVERY_POINT_FILE) == 0 ||
+                   strcmp(n, CLEANER_CHECKPOINT_FILE) == 0;
+        if (strlen(n) > 20 && strspn(n, "0123456789") == 20)
+            for (size_t k = 0; k < sizeof(exts) / sizeof(exts[0]); k++)
+                old = old || strcmp(n + 20, exts[k]) == 0;
+        if (!old)
+            continue;
+        char path[SEGMENT_PATH_BYTES + 300];
+        snprintf(path, sizeof(path), "%s/%s", p->dir, n);
+        int urc = io_unlink(faults, path);
+        if (urc && urc != -ENOENT && rc == 0)
+            rc = error_set(urc, "%s: unlink: %s", path, strerror(-urc));
+    }
+    closedir(d);
+    if (rc == 0)
+        rc = fs_fsync_dir(faults, p->dir);
+    if (rc == 0) {
+        rc = log_start_store(faults, p->dir, offset);
+        if (rc)
+            rc = error_set(rc, "%s: cannot store the log start offset %" PRId64 ": %s", p->dir,
+                           offset, strerror(-rc));
+    }
+    p->cleaned_end = 0;
+    return rc;
+}
+
+/* RL7 at open: *base_out is -1, or the offset of a restart-at the crash interrupted, whose old
+ * log is removed here (the open then creates the empty segment at *base_out). */
+static int restart_pending(struct partition *p, int64_t *base_out)
+{
+    int64_t off = -1;
+    const char *why = NULL;
+    size_t bad = 0;
+    int rc = log_start_load_named(p->dir, LOG_RESTART_FILE, &off, &why, &bad);
+    if (rc == -ENOENT)
+        return 0;
+    if (rc == RT_E_CORRUPT) {
+        /* Stored by temp + rename: a damaged one is not ours to act on; the old log stays. */
+        fprintf(stderr, "ringtail: %s/%s: offset %zu: %s (ignored)\n", p->dir, LOG_RESTART_FILE,
+                bad, why);
+        return 0;
+    }
+    if (rc)
+        return error_set(rc, "%s/%s: %s", p->dir, LOG_RESTART_FILE, rt_strerror(rc));
+    rc = restart_clear(p, off);
+    if (rc == 0)
+        *base_out = off;
+    return rc;
+}
+
+/* RL7: the intent goes once the new empty log is durable. */
+static int restart_done(struct partition *p)
+{
+    struct io_fault_plan *faults = p->cfg.segment.faults;
+    int rc = fs_fsync_dir(faults, p->dir); /* the new segment's name */
+    char path[SEGMENT_PATH_BYTES + 32];
+    snprintf(path, sizeof(path), "%s/%s", p->dir, LOG_RESTART_FILE);
+    if (rc == 0) {
+        rc = io_unlink(faults, path);
+        if (rc == -ENOENT)
+            rc = 0;
+    }
+    if (rc == 0)
+        rc = fs_fsync_dir(faults, p->dir);
+    if (rc)
+        return error_set(rc, "%s: finishing a restart: %s", path, strerror(-rc));
+    return 0;
+}
+
 static void load_records_start(struct partition *p)
 {
     int64_t off = 0;
@@ -1015,6 +1098,10 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     if (rc == 0) /* a failed mkdir stands: it is what the open answers */
         rc = cleaner_checkpoint_recover(cfg->segment.faults, p->dir, cfg->segment.read_only,
                                         &p->cleaned_end);
+    /* RL7: a restart-at the crash interrupted is finished before the segments are listed. */
+    int64_t restart_base = -1;
+    if (rc == 0 && !cfg->segment.read_only)
+        rc = restart_pending(p, &restart_base);
     int64_t *bases = NULL;
     uint32_t count = 0;
     bool next_kept = false;
@@ -1114,9 +1201,10 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
         struct segment *seg = NULL;
         /* OS3: with the budget of open segments spent, a new partition is born dormant. */
         if (!cfg->segment.read_only && !segment_cache_reserve(cfg->segment.cache)) {
-            rc = segment_create_dormant(&seg, p->dir, 0, &cfg->segment);
+            rc = segment_create_dormant(&seg, p->dir, restart_base > 0 ? restart_base : 0,
+                                        &cfg->segment);
         } else {
-            rc = segment_create(&seg, p->dir, 0, &cfg->segment);
+            rc = segment_create(&seg, p->dir, restart_base > 0 ? restart_base : 0, &cfg->segment);
             if (!cfg->segment.read_only)
                 segment_cache_unreserve(cfg->segment.cache); /* counted in open now, or failed */
         }
@@ -1183,6 +1271,8 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     p->recovery = *rec;
     load_records_start(p);
     rc = load_epochs(p);
+    if (rc == 0 && restart_base >= 0)
+        rc = restart_done(p); /* RL7: the new empty log is durable; the intent goes */
     if (rc) {
         partition_close(p, false);
         return rc;
@@ -1955,12 +2045,16 @@ static int truncate_apply(struct partition *p, uint32_t i, uint64_t pos, int64_t
         p->held_hw_segment_base = seg->base_offset;
         p->held_hw_position = seg->size_bytes;
     }
-    producer_table_free(&p->producers);
+    struct producer_table before = p->producers; /* PST5: its windows below the cut */
+    memset(&p->producers, 0, sizeof(p->producers));
     p->open_txn_count = 0;
     p->snapshot_offset = -1;
     struct partition_recovery rec;
     memset(&rec, 0, sizeof(rec));
     rc = load_producers(p, &rec); /* snapshots past the end are removed there */
+    if (rc == 0)
+        producer_table_keep_window(&p->producers, &before, end);
+    producer_table_free(&before);
     if (rc)
         return rc;
     (void)store_recovery_point(p); /* no tail past the cut; a failure costs a walk, not trust */
@@ -2130,6 +2224,78 @@ int partition_truncate(struct partition *p, int64_t offset, int64_t *end_out, bo
                          strerror(-rc));
     *end_out = end;
     return 0;
+}
+
+int partition_restart_at(struct partition *p, int64_t offset, bool *after_intent)
+{
+    *after_intent = false;
+    if (p->cfg.segment.read_only)
+        return RT_E_READ_ONLY;
+    if (p->frozen)
+        return RT_E_IO_FAILED; /* PA5 */
+    if (offset < 0)
+        return error_set(RT_E_OFFSET_OUT_OF_RANGE, "%s: restart at a negative offset", p->dir);
+    assert(!p->round_touched);
+    struct io_fault_plan *faults = p->cfg.segment.faults;
+    int rc = log_start_store_named(faults, p->dir, LOG_RESTART_TMP_FILE, LOG_RESTART_FILE, offset);
+    if (rc)
+        return error_set(rc, "%s: cannot store the %s intent: %s", p->dir, LOG_RESTART_FILE,
+                         strerror(-rc));
+    *after_intent = true;
+    rc = segment_seal(p->active); /* a no-op when dormant; nothing preallocated stays */
+    for (uint32_t k = p->segment_count; k-- > 0 && rc == 0;)
+        rc = segment_unlink(p->segments[k]); /* the objects stay for readers holding them */
+    if (rc == 0)
+        rc = restart_clear(p, offset);
+    struct segment *seg = NULL;
+    if (rc == 0)
+        rc = segment_create(&seg, p->dir, offset, &p->cfg.segment);
+    if (rc)
+        return rc;
+    uint32_t n = p->segment_count;
+    struct segment **run = malloc((size_t)n * sizeof(*run));
+    if (!run) {
+        segment_unref(seg);
+        return -ENOMEM;
+    }
+    pthread_mutex_lock(&p->segments_lock);
+    memcpy(run, p->segments, (size_t)n * sizeof(*run));
+    p->segments[0] = seg;
+    p->segment_count = 1;
+    pthread_mutex_unlock(&p->segments_lock);
+    p->active = seg;
+    for (uint32_t k = 0; k < n; k++) {
+        segment_maps_forget(run[k]);
+        segment_unref(run[k]); /* a fetch still holding one keeps its mapping */
+    }
+    free(run);
+    p->next_offset = offset;
+    p->records_start = offset;
+    p->unsynced = false;
+    p->active_trusted_bytes = UINT64_MAX;
+    p->active_trusted_next = offset;
+    p->active_checked_bytes = UINT64_MAX;
+    p->tail_base = -1;
+    p->tail_bytes = 0;
+    if (p->hw_held) {
+        p->held_hw = offset;
+        p->held_hw_segment_base = offset;
+        p->held_hw_position = 0;
+    }
+    leader_epoch_free(&p->epochs);
+    leader_epoch_init(&p->epochs);
+    p->leader_epoch = -1;
+    producer_table_free(&p->producers);
+    p->open_txn_count = 0;
+    p->snapshot_offset = -1;
+    struct partition_recovery rec;
+    memset(&rec, 0, sizeof(rec));
+    rc = load_producers(p, &rec); /* no snapshot, nothing to replay: empty */
+    if (rc)
+        return rc;
+    (void)store_recovery_point(p); /* a failure costs a scan of the empty segment */
+    partition_publish(p);
+    return restart_done(p);
 }
 
 int partition_set_high_watermark(struct partition *p, int64_t hw, int64_t *hw_out)

@@ -171,6 +171,17 @@
  *        batches, markers): place_one (shard.c) refuses the other kind, and log_truncate a led
  *        one, so a follower's log is only ever its leader's bytes and a leader's log never takes
  *        another node's.
+ *   RL7. A restart-at (partition_restart_at, Kafka's truncateFullyAndStartAt; a follower whose
+ *        log end is below its leader's log start) replaces the whole log by an empty one whose
+ *        base, log start and log end are the offset. Crash-safe by an intent: the file
+ *        `restart-at` (log_start.h's layout) is stored first; then every segment with its
+ *        indexes, every producer snapshot, the leader-epoch checkpoint, the recovery point and
+ *        the cleaner checkpoint are unlinked (one directory fsync), the log start is stored, the
+ *        empty segment created, and the intent unlinked (directory fsyncs before and after). An
+ *        open that finds the intent does the same before it lists the segments. So a power loss
+ *        leaves the old log or the empty one at the offset, never a mix; a failure after the
+ *        intent fails the engine's write side until a reopen, which finishes it. Refused on a led
+ *        internal partition (RL6), as truncation is.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -551,6 +562,11 @@ int partition_note_replica_epoch(struct partition *p, int32_t epoch, int64_t bas
  * says whether the error came after the intent was stored (the caller then fails the write
  * side: the reopen finishes the truncation) or before (nothing changed). */
 int partition_truncate(struct partition *p, int64_t offset, int64_t *end_out, bool *after_intent);
+
+/* Writer (RL7): Kafka's truncateFullyAndStartAt. The whole log goes and an empty one starts at
+ * `offset` (log start = log end = offset; no producer state, no epochs; a held high watermark is
+ * set to it). *after_intent as partition_truncate's. */
+int partition_restart_at(struct partition *p, int64_t offset, bool *after_intent);
 
 /* Writer (RL5): holds the high watermark at hw (clamped to the log end, never lowered). Returns
  * 0, RT_E_INVALID_ARGUMENT (hw < 0), RT_E_IO_FAILED (frozen), RT_E_CORRUPT (a batch header in

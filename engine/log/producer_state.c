@@ -296,6 +296,33 @@ uint32_t producer_table_expire(struct producer_table *t, int64_t now_ms, int64_t
     return removed;
 }
 
+void producer_table_keep_window(struct producer_table *t, const struct producer_table *before,
+                                int64_t end)
+{
+    for (uint32_t i = 0; i < t->capacity; i++) {
+        struct producer_entry *e = t->slots[i];
+        if (!e || e->monotonic)
+            continue;
+        const struct producer_entry *o = producer_table_find(before, e->producer_id);
+        if (!o || o->epoch != e->epoch)
+            continue;
+        int64_t oldest = e->batch_count ? e->batches[0].first_offset : end;
+        struct producer_batch add[PRODUCER_BATCHES_KEPT];
+        uint8_t n = 0;
+        for (uint8_t k = 0; k < o->batch_count; k++) /* oldest first (PST2) */
+            if (o->batches[k].first_offset < oldest &&
+                o->batches[k].first_offset + o->batches[k].offset_delta < end)
+                add[n++] = o->batches[k];
+        uint8_t room = (uint8_t)(PRODUCER_BATCHES_KEPT - e->batch_count);
+        uint8_t take = n < room ? n : room;
+        if (take == 0)
+            continue;
+        memmove(e->batches + take, e->batches, e->batch_count * sizeof(e->batches[0]));
+        memcpy(e->batches, add + (n - take), take * sizeof(e->batches[0])); /* the newest */
+        e->batch_count = (uint8_t)(e->batch_count + take);
+    }
+}
+
 int producer_table_load(struct producer_table *t, const struct producer_entry *src)
 {
     int err = 0;

@@ -19,6 +19,12 @@
  *   PST3. check() never changes the table; update() is the only writer of an entry's batches.
  *   PST4. Sequences are compared in wrap space (producer_seq_reached), never with < or >=
  *         across batches: at a kept epoch a producer's sequence runs on past INT32_MAX to 0.
+ *   PST5. A truncation loses no dedup window below its cut: a table reloaded from a snapshot
+ *         (which keeps each producer's last batch only) and the log up to the cut gets back,
+ *         from the table held before the cut, every batch below the cut of the same producer
+ *         and epoch that it lacks, oldest dropped past PRODUCER_BATCHES_KEPT
+ *         (producer_table_keep_window). A new leader then answers a retry of any of the
+ *         producer's last 5 batches still in its log as a duplicate, as the old leader would.
  */
 #ifndef RT_PRODUCER_STATE_H
 #define RT_PRODUCER_STATE_H
@@ -121,6 +127,13 @@ uint32_t producer_table_expire(struct producer_table *t, int64_t now_ms, int64_t
 
 const struct producer_entry *producer_table_find(const struct producer_table *t,
                                                  int64_t producer_id);
+
+/* PST5: after a truncation to `end` reloaded t, gives each of t's anonymous producers back the
+ * batches of its entry in `before` (the table held before the truncation) that lie below `end`,
+ * at the same epoch, older than t's oldest batch of it; at most PRODUCER_BATCHES_KEPT kept
+ * (the newest). Never adds a producer nor changes an epoch, a transaction or a timestamp. */
+void producer_table_keep_window(struct producer_table *t, const struct producer_table *before,
+                                int64_t end);
 
 /* Inserts (or replaces) an entry as loaded from a snapshot. */
 int producer_table_load(struct producer_table *t, const struct producer_entry *e);

@@ -15,7 +15,12 @@ violation of:
   JC6 read_committed sees nothing read_uncommitted does not, in the same place, and no value of
       an aborted transaction (the workload writes none yet: transactions across the cluster are
       issue 25, so that half holds vacuously and says so);
-  JC7 no value is read that no producer sent.
+  JC7 no value is read that no producer sent;
+  JC8 no idempotent producer fails fatally (workload.py WL2): Kafka's idempotent producer keeps
+      its exactly-once promise through leader changes, so a new leader never answers a retry
+      OUT_OF_ORDER_SEQUENCE_NUMBER (45) or UNKNOWN_PRODUCER_ID (59) — librdkafka's fatal
+      errors — and no delivery report carries either code. With strict_fatal false (run.py
+      --allow-fatal) they are counted in the figures only.
 
 It only reads what it is given; it never retries, waits or changes the cluster.
 """
@@ -24,9 +29,21 @@ import re
 VALUE = re.compile(r"^P(\d+)\.(\d+)-(\d+)$")
 
 
-def check(history, reads, committed, cluster_check, topic, aborted=()):
+FATAL_CODES = ("OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID")
+
+
+def check(history, reads, committed, cluster_check, topic, aborted=(), strict_fatal=True):
     """Returns (violations: [str], figures: dict)."""
     bad = []
+    # JC8: fatal producer errors, and delivery reports with the idempotence errors
+    fatal_by_code = {}
+    for who, name, text, ph in history.fatal:
+        fatal_by_code[name] = fatal_by_code.get(name, 0) + 1
+        if strict_fatal:
+            bad.append(f"JC8 fatal: producer {who}: {name} (sent in {ph}): {text[:300]}")
+    for v, (p, err, ph) in sorted(history.failed.items()):
+        if err in FATAL_CODES and strict_fatal:
+            bad.append(f"JC8 failed: {v} at {p}@None with {err} (sent in {ph})")
     acked = history.acked
     # where each value was read (read_uncommitted)
     where = {}
@@ -105,6 +122,8 @@ def check(history, reads, committed, cluster_check, topic, aborted=()):
         "read_committed": sum(len(r) for r in committed.values()),
         "unacked_read": sum(1 for v in where if v not in acked),
         "fatal": len(history.fatal),
+        "fatal_by_code": fatal_by_code,
+        "failed_idempotence": sum(1 for (p, e, ph) in history.failed.values() if e in FATAL_CODES),
         "acked_without_offset": no_offset,
     }
     return bad, figures

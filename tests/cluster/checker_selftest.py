@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""checker_selftest.py — shows that the fault tests' checker (checker.py JC1-JC7) can fail:
+"""checker_selftest.py — shows that the fault tests' checker (checker.py JC1-JC8) can fail:
 one clean synthetic history passes, and each planted fault (a lost, a duplicated, a misplaced,
 a reordered, a never-sent record, read_committed differing, replicas differing or short of the
-high watermark) is reported under its own check. No cluster, no network; under a second.
+high watermark, a producer's fatal error or a delivery report with an idempotence error) is
+reported under its own check. No cluster, no network; under a second.
 """
 import copy
 import sys
@@ -79,6 +80,15 @@ def replica_short(h, r, c, cc):
     cc[1][(T, 0)] = ("identical", [3, 2, 3], [3, 3, 3])
 
 
+def fatal(h, r, c, cc):
+    h.fatal.append(("P0.0", "OUT_OF_ORDER_SEQUENCE_NUMBER", "KafkaError{FATAL,...}", "steady"))
+
+
+def idempotence_failed(h, r, c, cc):
+    h.sent["P0.0-6"] = (0, "steady")
+    h.failed["P0.0-6"] = (0, "UNKNOWN_PRODUCER_ID", "steady")
+
+
 cases = [
     ("clean", lambda *a: None, []),
     ("an acknowledged record lost", lose, ["JC1", "JC5"]),  # and the HW below the ack
@@ -90,6 +100,8 @@ cases = [
     ("read_committed differs", committed_differs, ["JC6"]),
     ("replicas differ", replicas_differ, ["JC5"]),
     ("a replica below the high watermark", replica_short, ["JC5"]),
+    ("a producer's fatal error", fatal, ["JC8"]),
+    ("a send failed UNKNOWN_PRODUCER_ID", idempotence_failed, ["JC8"]),
 ]
 results = [run(*c) for c in cases]
 print(f"{sum(results)} of {len(results)} as expected")

@@ -9,6 +9,12 @@ it: checker.py does.
 A value is "P<producer>.<incarnation>-<seq>" (WL1: unique in the whole run; a producer that
 hits a fatal error starts a new incarnation, so one incarnation's sequence numbers are the order
 its idempotent producer promised).
+
+WL2: every fatal error of a producer (librdkafka's err.fatal(): for an idempotent producer
+OUT_OF_ORDER_SEQUENCE_NUMBER 45 or UNKNOWN_PRODUCER_ID 59 from a broker, which it cannot recover
+from) is recorded once per incarnation with its error name and the phase it came in, whichever
+way it arrives (the error callback, a delivery report, or poll raising it); checker.py's JC8
+judges them.
 """
 import threading
 import time
@@ -25,7 +31,7 @@ class History:
         self.sent = {}     # value -> (partition, phase)
         self.acked = {}    # value -> (partition, offset, phase)
         self.failed = {}   # value -> (partition, error name, phase)
-        self.fatal = []    # (producer, error) fatal producer errors
+        self.fatal = []    # (producer incarnation, error name, error text, phase): WL2
         self.sent_at = {}  # value -> time.monotonic() of the send
         self.reported_at = {}  # value -> time.monotonic() of its delivery report
         self.phase = "setup"
@@ -87,8 +93,8 @@ class Producers:
         while not self.stop_flag.is_set():
             if p is None or fatal:
                 if p is not None:
-                    with h.lock:
-                        h.fatal.append((f"P{n}.{inc}", str(fatal[0])))
+                    with h.lock:  # WL2
+                        h.fatal.append((f"P{n}.{inc}", fatal[0].name(), str(fatal[0]), h.phase))
                     self.log(f"producer P{n}.{inc}: fatal error {fatal[0]}, a new incarnation")
                     try:
                         p.flush(5)

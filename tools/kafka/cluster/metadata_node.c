@@ -52,6 +52,7 @@ struct metadata_node {
     pthread_t agent;
     bool agent_started;
     struct replica_state *_Atomic rs; /* the leader side of replication (replica_state.h) */
+    atomic_bool caught_up;            /* MN9: current once; never cleared */
     int32_t logged_controller;
     int last_peer_error;
     int last_local_error;
@@ -371,7 +372,8 @@ static void collect_unfenced(void *ctx, const struct metadata_image *img)
 }
 
 int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, int32_t partitions,
-                                   int16_t rf, int32_t min_isr, const char **message)
+                                   int16_t rf, const char *const *keys, const char *const *values,
+                                   unsigned configs_count, bool validate_only, const char **message)
 {
     struct quorum_status st;
     quorum_status(n->q, &st);
@@ -412,17 +414,23 @@ int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, in
                                 place);
     }
     free(u);
-    uint8_t *rec = err ? NULL : malloc(128 + 8 * (size_t)MI_REPLICAS_MAX + MI_TOPIC_NAME_MAX);
+    size_t cap = 128 + 8 * (size_t)MI_REPLICAS_MAX + MI_TOPIC_NAME_MAX;
+    for (unsigned i = 0; i < configs_count; i++) /* the TOPIC record carries its configs */
+        cap += 8 + strlen(keys[i]) + strlen(values[i]);
+    uint8_t *rec = err ? NULL : malloc(cap);
     if (!err && !rec)
         err = KAFKA_UNKNOWN_SERVER_ERROR;
-    size_t cap = 128 + 8 * (size_t)MI_REPLICAS_MAX + MI_TOPIC_NAME_MAX;
-    for (int32_t p = -1; !err && p < partitions; p++) {
+    if (!err && validate_only) { /* checked as a create would be; nothing proposed */
+        size_t len = mi_encode_topic(rec, cap, id, name, keys, values, configs_count);
+        if (!len) {
+            err = KAFKA_INVALID_CONFIG;
+            *message = "the topic's name or configs do not fit a TOPIC record";
+        }
+    }
+    for (int32_t p = -1; !err && !validate_only && p < partitions; p++) {
         size_t len;
-        char min_isr_s[16];
-        snprintf(min_isr_s, sizeof min_isr_s, "%d", (int)min_isr);
-        const char *key = "min.insync.replicas", *value = min_isr_s;
         if (p < 0)
-            len = mi_encode_topic(rec, cap, id, name, &key, &value, min_isr > 0 ? 1 : 0);
+            len = mi_encode_topic(rec, cap, id, name, keys, values, configs_count);
         else {
             const int32_t *r = &place[(size_t)p * (size_t)rf];
             len = mi_encode_partition(rec, cap, id, p, r, (unsigned)rf, r[0], 0, r, (unsigned)rf);
@@ -430,8 +438,8 @@ int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, in
         uint64_t index;
         int rc = len ? quorum_propose_wait(n->q, rec, len, PROPOSE_WAIT_MS, &index) : -EINVAL;
         if (rc) {
-            err = rc == -EINVAL ? KAFKA_INVALID_TOPIC_EXCEPTION : quorum_error(rc);
-            *message = rc == -EINVAL ? "the topic name is not valid"
+            err = rc == -EINVAL ? KAFKA_INVALID_CONFIG : quorum_error(rc);
+            *message = rc == -EINVAL ? "the topic's name or configs do not fit a TOPIC record"
                                      : "the controller could not commit the topic";
         }
     }
@@ -518,7 +526,7 @@ static void ensure_offsets_topic(struct metadata_node *n)
         return;
     const char *message = "";
     int16_t err = metadata_node_create_topic(n, METADATA_OFFSETS_TOPIC, RT_GROUP_OFFSETS_PARTITIONS,
-                                             (int16_t)rf, 0, &message);
+                                             (int16_t)rf, NULL, NULL, 0, false, &message);
     if (err == KAFKA_NONE || !n->offsets_create_logged)
         fprintf(stderr, "ringtail serve: controller: creating %s (%d partitions, RF %u): %s%s%s\n",
                 METADATA_OFFSETS_TOPIC, RT_GROUP_OFFSETS_PARTITIONS, rf, kafka_error_name(err),
@@ -1279,6 +1287,10 @@ static void partition_roles_apply(struct metadata_node *n)
      * committed, and is registered with the controller (or is it) */
     bool current =
         st.leader_id > 0 && st.last_applied >= st.commit_index && (st.is_leader || n->my_epoch > 0);
+    if (current && !atomic_load(&n->caught_up)) { /* MN9 */
+        atomic_store(&n->caught_up, true);
+        fprintf(stderr, "ringtail serve: controller: caught up with the metadata log; serving\n");
+    }
     rs.n = group_roles_apply(n, rs.a, rs.n, current); /* MN7, before the fetcher sees them */
     for (size_t i = 0; i < rs.n; i++)
         if (rs.a[i].leader == n->node_id) {
@@ -1418,6 +1430,11 @@ void metadata_node_leader_hw(struct metadata_node *n, const char *topic, int32_t
                              int64_t hw)
 {
     replica_fetcher_leader_hw(n->replicas, topic, partition, hw);
+}
+
+bool metadata_node_caught_up(struct metadata_node *n)
+{
+    return n && atomic_load(&n->caught_up);
 }
 
 struct replica_state *metadata_node_replicas(struct metadata_node *n)

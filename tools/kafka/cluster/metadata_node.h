@@ -58,6 +58,10 @@
  *       partitions, replication factor min(3, voters), no topic config: MN3's placement) once
  *       that many brokers are unfenced; until then FindCoordinator answers
  *       COORDINATOR_NOT_AVAILABLE.
+ *   MN9  The node has caught up once (metadata_node_caught_up) from the first time it heard
+ *       from a raft leader, applied all that leader committed, and was registered with it (or
+ *       is it), and stays so until it stops; the broker serves no request before (server.c
+ *       KS7), as a Kafka broker serves none before it has caught up with the metadata log.
  */
 #ifndef RT_KAFKA_CLUSTER_METADATA_NODE_H
 #define RT_KAFKA_CLUSTER_METADATA_NODE_H
@@ -94,6 +98,8 @@ int metadata_node_start(const char *dir, int32_t node_id, const char *listen, co
  * 0: 5000). 0 or -errno (-EINVAL: a corrupt checkpoint, logged with its line). */
 int metadata_node_run(struct metadata_node *n, rt_engine *engine, const char *host, uint16_t port,
                       unsigned session_ms, unsigned replica_lag_ms, unsigned checkpoint_ms);
+/* MN9: has this node caught up with the metadata log once since it started? Any thread. */
+bool metadata_node_caught_up(struct metadata_node *n);
 /* The leader side of replication (replica_state.h; replica_lag_ms 0: 30000), NULL before
  * metadata_node_run or after metadata_node_halt (which stops it first). */
 struct replica_state *metadata_node_replicas(struct metadata_node *n);
@@ -135,9 +141,12 @@ int16_t metadata_node_alter_partition_send(struct metadata_node *n, const char *
                                            int32_t partition, int32_t leader_epoch,
                                            int32_t partition_epoch, const int32_t *isr,
                                            unsigned isr_n);
-/* min_isr > 0: the topic's min.insync.replicas config, kept in its TOPIC record. */
+/* The topic's configs (checked already, keys distinct) go in its TOPIC record, so no node's image
+ * holds the topic without them. validate_only: checked as a create would be, nothing proposed. */
 int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, int32_t partitions,
-                                   int16_t rf, int32_t min_isr, const char **message);
+                                   int16_t rf, const char *const *keys, const char *const *values,
+                                   unsigned configs_count, bool validate_only,
+                                   const char **message);
 
 /* The controller's duties kept in other files (controller_admin.c, producer_id_blocks.c):
  * whether this node is the active controller now; quorum_propose_wait with the node's bound

@@ -417,6 +417,51 @@ static void truncate_one(struct replica_fetcher *rf, struct kclient_conn *conn, 
     pthread_mutex_unlock(&rf->mu);
 }
 
+/* ---- RF6: a follower below its leader's log start (begin) ---- */
+
+/* The Fetch at the item's log end was out of range and the leader's log starts at
+ * `leader_start`, above it: the local log restarts empty there. No lock held. Returns true when
+ * it did (the partition then fetches from `leader_start`). */
+static bool restart_below_start(struct replica_fetcher *rf, struct rf_item *it,
+                                int64_t leader_start)
+{
+    struct rf_part *w = &it->p;
+    if (leader_start < 0 || leader_start <= w->log_end)
+        return false; /* not below the leader's log start: truncation (RF4) */
+    pthread_mutex_lock(&rf->mu);
+    bool live = still(rf, it) != NULL;
+    pthread_mutex_unlock(&rf->mu);
+    if (!live)
+        return false;
+    int rc = rt_partition_restart_at(rf->engine, w->topic, (uint32_t)w->partition, leader_start);
+    int64_t hw = -1;
+    if (rc == 0) /* the held high watermark is the new log start (RF1 holds it already) */
+        (void)rt_partition_set_high_watermark(rf->engine, w->topic, (uint32_t)w->partition, 0, &hw);
+    pthread_mutex_lock(&rf->mu);
+    struct rf_part *p = still(rf, it);
+    if (rc) {
+        rf_log(rf, rc, "%s-%d: restarting the log at the leader's log start %" PRId64 ": %s",
+               w->topic, w->partition, leader_start, rt_strerror(rc));
+        if (p)
+            p->retry_at = now_ms() + RF_BACKOFF_MS;
+    } else {
+        fprintf(stderr,
+                "ringtail serve: replica: %s-%d: log end %" PRId64 " below leader %d's log start "
+                "%" PRId64 "; restarted the log there\n",
+                w->topic, w->partition, w->log_end, w->leader, leader_start);
+        if (p) {
+            p->log_end = leader_start;
+            p->hw = hw >= 0 ? hw : leader_start;
+            p->state = RF_FETCH;
+            p->retry_at = 0;
+        }
+    }
+    pthread_mutex_unlock(&rf->mu);
+    return true;
+}
+
+/* ---- RF6 (end) ---- */
+
 /* One Fetch covering the items (RF3, RF4). No lock held. */
 static void fetch_all(struct replica_fetcher *rf, struct kclient_conn *conn, struct kp_arena *a,
                       struct rf_item *items, size_t n)
@@ -491,6 +536,9 @@ static void fetch_all(struct replica_fetcher *rf, struct kclient_conn *conn, str
                 continue;
             const char *topic = it->p.topic;
             int32_t part = it->p.partition;
+            if (pr->error_code == KAFKA_OFFSET_OUT_OF_RANGE &&
+                restart_below_start(rf, it, pr->log_start_offset))
+                continue; /* RF6 */
             if (pr->error_code != KAFKA_NONE) {
                 pthread_mutex_lock(&rf->mu);
                 rf_log(rf, 10000 + pr->error_code, "%s-%d: Fetch from node %d: %s", topic, part,

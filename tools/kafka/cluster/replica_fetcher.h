@@ -33,6 +33,13 @@
  *       (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION,
  *       a connection failure) backs the partition off (RF_BACKOFF_MS) until the image changes or
  *       the delay passes; OFFSET_OUT_OF_RANGE sends it back to truncation.
+ *   RF6  A Fetch answered OFFSET_OUT_OF_RANGE whose log_start_offset is above the fetch offset
+ *       (the follower's log end: the leader deleted, by retention, DeleteRecords or compaction,
+ *       what the follower lacks) restarts the local log empty at that log start
+ *       (rt_partition_restart_at, Kafka's truncateFullyAndStartAt), and only then; any other
+ *       OFFSET_OUT_OF_RANGE goes back to truncation (RF4). A leader that answers no log start
+ *       (-1, as Kafka's does) leaves the partition to truncation and backoff: asking it with
+ *       ListOffsets EARLIEST is not done yet.
  *   RF5  Interim, until the leader side keeps the high watermark over the ISR: once the image has
  *       caught up with the controller (so a restarted node's stale image never names it leader
  *       of a partition it lost), a partition this node leads whose high watermark it holds

@@ -83,6 +83,10 @@ struct kafka_server_options {
      * durably in `config_dir`/broker-configs.meta (the data directory); NULL keeps them in
      * memory only (tests). */
     const char *config_dir;
+    /* --voters: this server is a cluster node, and serves no request until
+     * kafka_server_set_cluster hands it its cluster member (server.c KS7). false: a single
+     * broker, serving from the start. */
+    bool cluster_member;
 };
 
 void kafka_server_options_init(struct kafka_server_options *o);

@@ -114,6 +114,11 @@ enum net_verdict kafka_handle_alter_partition(struct kafka_slot *s);
 /* OffsetForLeaderEpoch (handle_epoch.c, KE1). */
 enum net_verdict kafka_handle_offset_for_leader_epoch(struct kafka_slot *s);
 enum net_verdict kafka_handle_metadata_cluster(struct kafka_slot *s, struct metadata_node *mn);
+/* A CreateTopics topic's configs checked by the engine's rule (handle_admin.c KAD3) and
+ * copied into the response arena: *out, *count. A Kafka error; *message on one. */
+int16_t kafka_create_topic_configs(struct kafka_slot *s, const struct kmsg_create_topics_topic *t,
+                                   struct rt_topic_config **out, size_t *count,
+                                   const char **message);
 int16_t kafka_cluster_create_topic(struct kafka_slot *s, struct metadata_node *mn,
                                    const struct kmsg_create_topics_topic *t, bool validate_only,
                                    const char **message);

@@ -73,8 +73,19 @@
  *        active controller as CONFIG records (controller_admin.h CA3), never on this node's
  *        engine alone; a node that is not the controller forwards its TOPIC resources to it in
  *        one request and relays the answers (CA5). BROKER resources stay KAD10's, per node.
+ *   KAD12 In a cluster, CreateTopics, CreatePartitions, DeleteTopics (topics named; one named
+ *        by id only is answered here) and the TOPIC resources of AlterConfigs /
+ *        IncrementalAlterConfigs on a node that is not the active controller are forwarded to
+ *        it (KIP-590), after this node's authorization, as one request of the same API and
+ *        version with validate_only kept, by one helper (`forward`), and its answers relayed
+ *        entry by entry; no controller known: NOT_CONTROLLER (41), no answer:
+ *        REQUEST_TIMED_OUT. A request from a peer (client id "ringtail") is never forwarded
+ *        again (CA5) but answered here: on a node that is not the controller that is
+ *        NOT_CONTROLLER, so a client taking that id skips neither authorization nor anything
+ *        else. A single broker (no --voters) never forwards.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +97,238 @@
 #include "tools/kafka/config/broker_config_store.h"
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
+
+/* ---- forwarding to the active controller (KAD12, controller_admin.h CA5) ---- */
+
+typedef int (*forward_decode_fn)(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                 void *out);
+
+/* KAD12: whether this request's cluster entries go to the active controller: in a cluster, on a
+ * node that is not it, unless a peer sent it (client id "ringtail": forwarded at most once, CA5;
+ * answered here, so NOT_CONTROLLER, never authorized less). */
+static bool forwards(const struct kafka_slot *s, struct metadata_node *cluster)
+{
+    return cluster && !metadata_node_is_controller(cluster) &&
+           !kp_str_eq(s->header.client_id, "ringtail");
+}
+
+/* A forwarded answer's memory (malloc'ed), freed by forwarded_free. */
+struct forwarded {
+    uint8_t *frame, *arena;
+};
+
+static void forwarded_free(struct forwarded *f)
+{
+    free(f->arena);
+    free(f->frame);
+}
+
+/* A string of a forwarded answer copied into the response arena (null stays null). */
+static struct kp_str forwarded_str(struct kafka_slot *s, struct kp_str x)
+{
+    if (!x.ptr || x.len < 0)
+        return (struct kp_str){NULL, -1};
+    char *m = kafka_alloc(s, (size_t)x.len + 1, 1);
+    if (!m)
+        return (struct kp_str){"", 0};
+    memcpy(m, x.ptr, (size_t)x.len);
+    return (struct kp_str){m, x.len};
+}
+
+/* KAD12: req (the entries to forward, `want` of them) sent with this request's API and version
+ * to the active controller (CA5). -1 once the answer decoded into *out (valid until
+ * forwarded_free) with `want` entries in *count; else the error every forwarded entry gets,
+ * with *message: NOT_CONTROLLER when no controller is known, REQUEST_TIMED_OUT when it did
+ * not answer. */
+static int16_t forward(struct kafka_slot *s, struct metadata_node *cluster,
+                       kclient_encode_fn encode, const void *req, forward_decode_fn decode,
+                       void *out, const int32_t *count, size_t want, struct forwarded *f,
+                       const char **message)
+{
+    *f = (struct forwarded){0};
+    size_t frame_len = 0, body_at = 0;
+    int rc = ctl_forward(cluster, s->header.api_key, s->header.api_version, encode, req, &f->frame,
+                         &frame_len, &body_at);
+    if (rc) {
+        *message = rc == -ENOTCONN ? "no active controller known to forward to"
+                                   : "the active controller did not answer";
+        return rc == -ENOTCONN ? KAFKA_NOT_CONTROLLER : KAFKA_REQUEST_TIMED_OUT;
+    }
+    size_t arena_len = 8 * frame_len + 4096; /* decoded arrays outgrow their bytes */
+    if (!(f->arena = malloc(arena_len))) {
+        *message = "out of memory";
+        return KAFKA_UNKNOWN_SERVER_ERROR;
+    }
+    struct kp_arena a;
+    kp_arena_init(&a, f->arena, arena_len);
+    struct kp_reader rd;
+    kp_reader_init(&rd, f->frame + body_at, frame_len - body_at);
+    if (decode(&rd, s->header.api_version, &a, out) != 0 || *count != (int32_t)want) {
+        *message = "the active controller's answer did not decode";
+        return KAFKA_UNKNOWN_SERVER_ERROR;
+    }
+    return -1;
+}
+
+/* The codecs of the forwarded APIs as forward() takes them. */
+#define FORWARD_CODEC(api)                                                                         \
+    static int encode_##api(struct kp_writer *w, int16_t v, const void *m)                         \
+    {                                                                                              \
+        return kmsg_##api##_request_encode(w, v, m);                                               \
+    }                                                                                              \
+    static int decode_##api(struct kp_reader *r, int16_t v, struct kp_arena *a, void *out)         \
+    {                                                                                              \
+        return kmsg_##api##_response_decode(r, v, a, out);                                         \
+    }
+FORWARD_CODEC(create_topics)
+FORWARD_CODEC(delete_topics)
+FORWARD_CODEC(create_partitions)
+FORWARD_CODEC(alter_configs)
+FORWARD_CODEC(incremental_alter_configs)
+
+/* A forwarded API: its codecs, and its answer's entry (the same struct as the handler's result
+ * entry): size, where error_code and error_message are, and what else to copy (NULL: none). */
+struct forward_api {
+    kclient_encode_fn encode;
+    forward_decode_fn decode;
+    size_t entry_size, code_at, message_at;
+    void (*more)(struct kafka_slot *s, void *to, const void *from);
+};
+
+/* The entries fwd[0..nf) of a request's array (elem_size each), copied for the forwarded
+ * request. */
+static void *forward_pick(struct kafka_slot *s, const void *entries, size_t elem_size,
+                          const size_t *fwd, size_t nf)
+{
+    uint8_t *out = kafka_alloc(s, nf, elem_size);
+    for (size_t j = 0; j < nf && out; j++)
+        memcpy(out + j * elem_size, (const uint8_t *)entries + fwd[j] * elem_size, elem_size);
+    return out;
+}
+
+/* KAD12: fq (the entries fwd[0..nf) of the client's request; NULL: out of memory) forwarded and
+ * each answer entry copied into results[fwd[j]] (its error, its message, api->more), or, with
+ * no answer, forward()'s error into every one; each counted. `out` is the decoded response,
+ * `count` and `entries` its entry count and entries pointer fields. */
+static void forward_entries(struct kafka_slot *s, struct metadata_node *cluster,
+                            const struct forward_api *api, const void *fq, void *out,
+                            const int32_t *count, const void *entries, void *results,
+                            const size_t *fwd, size_t nf)
+{
+    struct forwarded f = {0};
+    const char *message = "out of memory";
+    int16_t err =
+        fq ? forward(s, cluster, api->encode, fq, api->decode, out, count, nf, &f, &message)
+           : KAFKA_UNKNOWN_SERVER_ERROR;
+    const uint8_t *answers = NULL;
+    memcpy(&answers, entries, sizeof answers); /* the decoded array */
+    for (size_t j = 0; j < nf; j++) {
+        uint8_t *to = (uint8_t *)results + fwd[j] * api->entry_size;
+        const uint8_t *from = err >= 0 ? NULL : answers + j * api->entry_size;
+        int16_t code = err;
+        struct kp_str m = from ? (struct kp_str){NULL, -1} : kafka_str_dup(s, message);
+        if (from) {
+            struct kp_str x;
+            memcpy(&code, from + api->code_at, sizeof code);
+            memcpy(&x, from + api->message_at, sizeof x);
+            m = forwarded_str(s, x);
+            if (api->more)
+                api->more(s, to, from);
+        }
+        memcpy(to + api->code_at, &code, sizeof code);
+        memcpy(to + api->message_at, &m, sizeof m);
+        kafka_count_error(s, code);
+    }
+    forwarded_free(&f);
+}
+
+#define FORWARD_API(api, entry, more)                                                              \
+    {                                                                                              \
+        encode_##api, decode_##api, sizeof(struct entry), offsetof(struct entry, error_code),      \
+            offsetof(struct entry, error_message), more                                            \
+    }
+
+/* CreateTopics' answer beyond the error (v5+: partitions, replication factor, configs). */
+static void create_topics_more(struct kafka_slot *s, void *to, const void *from)
+{
+    struct kmsg_create_topics_topic_response *o = to;
+    const struct kmsg_create_topics_topic_response *x = from;
+    memcpy(o->topic_id, x->topic_id, sizeof o->topic_id);
+    o->topic_config_error_code = x->topic_config_error_code;
+    o->num_partitions = x->num_partitions;
+    o->replication_factor = x->replication_factor;
+    size_t nc = x->configs_count > 0 ? (size_t)x->configs_count : 0;
+    struct kmsg_create_topics_config_result *c = kafka_alloc(s, nc, sizeof(*c));
+    for (size_t k = 0; k < nc && c; k++)
+        c[k] = (struct kmsg_create_topics_config_result){
+            .name = forwarded_str(s, x->configs[k].name),
+            .value = forwarded_str(s, x->configs[k].value),
+            .read_only = x->configs[k].read_only,
+            .config_source = x->configs[k].config_source,
+            .is_sensitive = x->configs[k].is_sensitive};
+    o->configs = c;
+    o->configs_count = c ? (int32_t)nc : x->configs_count < 0 ? -1 : 0;
+}
+
+static const struct forward_api fwd_create_topics =
+    FORWARD_API(create_topics, kmsg_create_topics_topic_response, create_topics_more);
+static const struct forward_api fwd_delete_topics =
+    FORWARD_API(delete_topics, kmsg_delete_topics_topic_response, NULL);
+static const struct forward_api fwd_create_partitions =
+    FORWARD_API(create_partitions, kmsg_create_partitions_result, NULL);
+static const struct forward_api fwd_alter_configs =
+    FORWARD_API(alter_configs, kmsg_alter_configs_resource_response, NULL);
+static const struct forward_api fwd_incremental_alter_configs =
+    FORWARD_API(incremental_alter_configs, kmsg_alter_configs_resource_response, NULL);
+
+int16_t kafka_create_topic_configs(struct kafka_slot *s, const struct kmsg_create_topics_topic *t,
+                                   struct rt_topic_config **out, size_t *count,
+                                   const char **message)
+{
+    struct rt_topic_config *configs = NULL;
+    size_t configs_count = t->configs_count > 0 ? (size_t)t->configs_count : 0;
+    *out = NULL;
+    *count = 0;
+    if (configs_count > 0 && !(configs = kafka_alloc(s, configs_count, sizeof(*configs)))) {
+        *message = "out of memory";
+        return KAFKA_UNKNOWN_SERVER_ERROR;
+    }
+    for (size_t i = 0; i < configs_count; i++) { /* KAD3 */
+        const struct kmsg_create_topics_config *c = &t->configs[i];
+        char key[256];
+        if (c->name.len < 0 || c->name.len >= (int32_t)sizeof(key)) {
+            *message = "invalid config name";
+            return KAFKA_INVALID_CONFIG;
+        }
+        memcpy(key, c->name.ptr, (size_t)c->name.len);
+        key[c->name.len] = 0;
+        if (c->value.len < 0) {
+            char m[320];
+            snprintf(m, sizeof(m), "Null value not supported for topic configs: %s", key);
+            *message = kafka_str_dup(s, m).ptr;
+            return KAFKA_INVALID_CONFIG;
+        }
+        struct kp_str k = kafka_str_dup(s, key);
+        char *v = kafka_alloc(s, (size_t)c->value.len + 1, 1);
+        if (!v || !k.ptr) {
+            *message = "out of memory";
+            return KAFKA_UNKNOWN_SERVER_ERROR;
+        }
+        memcpy(v, c->value.ptr, (size_t)c->value.len);
+        v[c->value.len] = 0;
+        if (strlen(v) != (size_t)c->value.len || rt_topic_config_check(k.ptr, v) != 0) {
+            *message = kafka_str_dup(s, strlen(v) != (size_t)c->value.len
+                                            ? "a config value holds a NUL byte"
+                                            : rt_error_detail())
+                           .ptr;
+            return KAFKA_INVALID_CONFIG;
+        }
+        configs[i] = (struct rt_topic_config){k.ptr, v};
+    }
+    *out = configs;
+    *count = configs_count;
+    return KAFKA_NONE;
+}
 
 static int16_t create_one(struct kafka_slot *s, const struct kmsg_create_topics_topic *t,
                           bool validate_only, const char **message)
@@ -131,43 +374,10 @@ static int16_t create_one(struct kafka_slot *s, const struct kmsg_create_topics_
         return KAFKA_INVALID_REPLICATION_FACTOR;
     }
     struct rt_topic_config *configs = NULL;
-    size_t configs_count = t->configs_count > 0 ? (size_t)t->configs_count : 0;
-    if (configs_count > 0 && !(configs = kafka_alloc(s, configs_count, sizeof(*configs)))) {
-        *message = "out of memory";
-        return KAFKA_UNKNOWN_SERVER_ERROR;
-    }
-    for (size_t i = 0; i < configs_count; i++) { /* KAD3 */
-        const struct kmsg_create_topics_config *c = &t->configs[i];
-        char key[256];
-        if (c->name.len < 0 || c->name.len >= (int32_t)sizeof(key)) {
-            *message = "invalid config name";
-            return KAFKA_INVALID_CONFIG;
-        }
-        memcpy(key, c->name.ptr, (size_t)c->name.len);
-        key[c->name.len] = 0;
-        if (c->value.len < 0) {
-            char m[320];
-            snprintf(m, sizeof(m), "Null value not supported for topic configs: %s", key);
-            *message = kafka_str_dup(s, m).ptr;
-            return KAFKA_INVALID_CONFIG;
-        }
-        struct kp_str k = kafka_str_dup(s, key);
-        char *v = kafka_alloc(s, (size_t)c->value.len + 1, 1);
-        if (!v || !k.ptr) {
-            *message = "out of memory";
-            return KAFKA_UNKNOWN_SERVER_ERROR;
-        }
-        memcpy(v, c->value.ptr, (size_t)c->value.len);
-        v[c->value.len] = 0;
-        if (strlen(v) != (size_t)c->value.len || rt_topic_config_check(k.ptr, v) != 0) {
-            *message = kafka_str_dup(s, strlen(v) != (size_t)c->value.len
-                                            ? "a config value holds a NUL byte"
-                                            : rt_error_detail())
-                           .ptr;
-            return KAFKA_INVALID_CONFIG;
-        }
-        configs[i] = (struct rt_topic_config){k.ptr, v};
-    }
+    size_t configs_count = 0;
+    int16_t err = kafka_create_topic_configs(s, t, &configs, &configs_count, message);
+    if (err)
+        return err;
     if (strncmp(name, "__", 2) == 0) {
         *message = "names beginning with \"__\" are the broker's internal topics";
         return KAFKA_INVALID_TOPIC_EXCEPTION;
@@ -287,9 +497,14 @@ enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
 {
     const struct kmsg_delete_topics_request *q = &s->msg.delete_topics;
     size_t n = q->topic_names_count > 0 ? (size_t)q->topic_names_count : 0;
-    if (kafka_resp_reserve(s, n * (sizeof(struct kmsg_delete_topics_topic_response) + 512)) != 0)
+    if (kafka_resp_reserve(s, n * (sizeof(struct kmsg_delete_topics_topic_response) + 512 +
+                                   sizeof(size_t) + sizeof(struct kp_str) +
+                                   sizeof(struct kmsg_delete_topics_state))) != 0)
         return NET_CLOSE;
     struct kmsg_delete_topics_topic_response *res = kafka_alloc(s, n, sizeof(*res));
+    struct metadata_node *cluster = kafka_cluster(s->server);
+    size_t *fwd = forwards(s, cluster) && n ? kafka_alloc(s, n, sizeof(size_t)) : NULL;
+    size_t nf = 0;
     for (size_t i = 0; i < n && res; i++) {
         res[i].name = q->topic_names[i];
         char name[RT_TOPIC_NAME_MAX + 1];
@@ -298,10 +513,13 @@ enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
             kafka_count_error(s, res[i].error_code);
             continue;
         }
-        if (kafka_cluster(s->server)) { /* handle_cluster.c KCL2: through the controller */
+        if (fwd && q->topic_names[i].ptr && q->topic_names[i].len > 0) { /* KAD12 */
+            fwd[nf++] = i;
+            continue;
+        }
+        if (cluster) { /* handle_cluster.c KCL2: through the controller */
             const char *message = NULL;
-            res[i].error_code = kafka_cluster_delete_topic(s, kafka_cluster(s->server),
-                                                           q->topic_names[i], &message);
+            res[i].error_code = kafka_cluster_delete_topic(s, cluster, q->topic_names[i], &message);
             res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
             kafka_count_error(s, res[i].error_code);
             continue;
@@ -327,6 +545,19 @@ enum net_verdict kafka_handle_delete_topics(struct kafka_slot *s)
             break;
         }
         kafka_count_error(s, res[i].error_code);
+    }
+    if (res && nf) { /* KAD12: by name (v6 writes topics[]) */
+        struct kp_str *names = forward_pick(s, q->topic_names, sizeof(*names), fwd, nf);
+        struct kmsg_delete_topics_state *ts = kafka_alloc(s, nf, sizeof(*ts));
+        for (size_t j = 0; j < nf && names && ts; j++)
+            ts[j] = (struct kmsg_delete_topics_state){.name = names[j]};
+        struct kmsg_delete_topics_request fq = *q; /* the timeout kept */
+        fq.topic_names = names;
+        fq.topic_names_count = fq.topics_count = (int32_t)nf;
+        fq.topics = ts;
+        struct kmsg_delete_topics_response r = {0};
+        forward_entries(s, cluster, &fwd_delete_topics, names && ts ? &fq : NULL, &r,
+                        &r.responses_count, &r.responses, res, fwd, nf);
     }
     struct kmsg_delete_topics_response m = {.responses = res,
                                             .responses_count = res ? (int32_t)n : 0};
@@ -446,19 +677,25 @@ enum net_verdict kafka_handle_create_topics(struct kafka_slot *s)
     const struct kmsg_create_topics_request *q = &s->msg.create_topics;
     size_t n = q->topics_count > 0 ? (size_t)q->topics_count : 0;
     if (kafka_resp_reserve(
-            s, n * (sizeof(struct kmsg_create_topics_topic_response) + 512 +
+            s, n * (sizeof(struct kmsg_create_topics_topic_response) + 512 + sizeof(size_t) +
+                    sizeof(struct kmsg_create_topics_topic) +
                     TOPIC_CONFIGS_MAX * (sizeof(struct kmsg_create_topics_config_result) +
                                          sizeof(struct config_row) + 96))) != 0)
         return NET_CLOSE;
     struct kmsg_create_topics_topic_response *res = kafka_alloc(s, n, sizeof(*res));
     struct metadata_node *cluster = kafka_cluster(s->server);
+    size_t *fwd = forwards(s, cluster) && n ? kafka_alloc(s, n, sizeof(size_t)) : NULL;
+    size_t nf = 0;
     for (size_t i = 0; i < n && res; i++) {
         const char *message = NULL;
         res[i].name = q->topics[i].name;
         char want[RT_TOPIC_NAME_MAX + 1];
         if (kafka_topic_name(q->topics[i].name, want) && !kafka_authorize_create_topic(s, want))
             res[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED; /* KZ2: CREATE */
-        else if (cluster)                                         /* handle_cluster.c KCL2 */
+        else if (fwd) {                                           /* KAD12 */
+            fwd[nf++] = i;
+            continue;
+        } else if (cluster) /* handle_cluster.c KCL2 */
             res[i].error_code =
                 kafka_cluster_create_topic(s, cluster, &q->topics[i], q->validate_only, &message);
         else
@@ -496,6 +733,14 @@ enum net_verdict kafka_handle_create_topics(struct kafka_slot *s)
                                                              .is_sensitive = false};
         res[i].configs = c;
         res[i].configs_count = c ? (int32_t)rows.count : 0;
+    }
+    if (res && nf) {                               /* KAD12 */
+        struct kmsg_create_topics_request fq = *q; /* timeout and validate_only kept */
+        fq.topics = forward_pick(s, q->topics, sizeof(*q->topics), fwd, nf);
+        fq.topics_count = (int32_t)nf;
+        struct kmsg_create_topics_response r = {0};
+        forward_entries(s, cluster, &fwd_create_topics, fq.topics ? &fq : NULL, &r, &r.topics_count,
+                        &r.topics, res, fwd, nf);
     }
     struct kmsg_create_topics_response m = {.topics = res, .topics_count = res ? (int32_t)n : 0};
     kafka_response_begin(s);
@@ -1196,78 +1441,6 @@ static int16_t alter_one(struct kafka_slot *s, const struct kmsg_alter_configs_r
     return rc == RT_E_INVALID_CONFIG ? KAFKA_INVALID_CONFIG : kafka_error_from_rt(rc);
 }
 
-static int encode_alter_configs(struct kp_writer *w, int16_t v, const void *m)
-{
-    return kmsg_alter_configs_request_encode(w, v, m);
-}
-
-static int encode_incremental_alter_configs(struct kp_writer *w, int16_t v, const void *m)
-{
-    return kmsg_incremental_alter_configs_request_encode(w, v, m);
-}
-
-/* KAD11: the TOPIC resources fwd[0..nf) of q sent as one request (same API and version) to the
- * active controller (controller_admin.h CA5); its answers copied into res. */
-static void forward_configs(struct kafka_slot *s, struct metadata_node *cluster, bool incremental,
-                            const struct kmsg_alter_configs_request *q, const size_t *fwd,
-                            size_t nf, struct kmsg_alter_configs_resource_response *res)
-{
-    struct kmsg_alter_configs_resource *rs = kafka_alloc(s, nf, sizeof(*rs));
-    int16_t err = KAFKA_UNKNOWN_SERVER_ERROR;
-    const char *message = "out of memory";
-    uint8_t *frame = NULL, *arena = NULL;
-    size_t frame_len = 0, body_at = 0;
-    if (rs) {
-        for (size_t j = 0; j < nf; j++)
-            rs[j] = q->resources[fwd[j]];
-        struct kmsg_alter_configs_request fq = {
-            .resources = rs, .resources_count = (int32_t)nf, .validate_only = q->validate_only};
-        int rc = ctl_forward(cluster,
-                             incremental ? KAFKA_INCREMENTAL_ALTER_CONFIGS : KAFKA_ALTER_CONFIGS,
-                             s->header.api_version,
-                             incremental ? encode_incremental_alter_configs : encode_alter_configs,
-                             &fq, &frame, &frame_len, &body_at);
-        err = rc == -ENOTCONN ? KAFKA_NOT_CONTROLLER : KAFKA_REQUEST_TIMED_OUT;
-        message = rc == -ENOTCONN ? "no active controller known to forward to"
-                                  : "the active controller did not answer";
-        size_t arena_len = 2 * frame_len + 4096;
-        if (rc == 0 && (arena = malloc(arena_len)) != NULL) {
-            struct kp_arena a;
-            kp_arena_init(&a, arena, arena_len);
-            struct kp_reader rd;
-            kp_reader_init(&rd, frame + body_at, frame_len - body_at);
-            struct kmsg_alter_configs_response r = {0};
-            int drc = incremental
-                          ? kmsg_incremental_alter_configs_response_decode(
-                                &rd, s->header.api_version, &a, &r)
-                          : kmsg_alter_configs_response_decode(&rd, s->header.api_version, &a, &r);
-            err = KAFKA_UNKNOWN_SERVER_ERROR;
-            message = "the active controller's answer did not decode";
-            if (drc == 0 && r.responses_count == (int32_t)nf) {
-                for (size_t j = 0; j < nf; j++) {
-                    const struct kmsg_alter_configs_resource_response *x = &r.responses[j];
-                    res[fwd[j]].error_code = x->error_code;
-                    res[fwd[j]].error_message = (struct kp_str){NULL, -1};
-                    if (x->error_message.ptr && x->error_message.len >= 0) {
-                        char *m = kafka_alloc(s, (size_t)x->error_message.len + 1, 1);
-                        if (m) {
-                            memcpy(m, x->error_message.ptr, (size_t)x->error_message.len);
-                            res[fwd[j]].error_message = (struct kp_str){m, x->error_message.len};
-                        }
-                    }
-                }
-                err = -1; /* answered */
-            }
-        }
-    }
-    free(arena);
-    free(frame);
-    for (size_t j = 0; err >= 0 && j < nf; j++) {
-        res[fwd[j]].error_code = err;
-        res[fwd[j]].error_message = kafka_str_dup(s, message);
-    }
-}
-
 static enum net_verdict alter_configs(struct kafka_slot *s, bool incremental)
 {
     const struct kmsg_alter_configs_request *q = &s->msg.alter_configs;
@@ -1281,11 +1454,9 @@ static enum net_verdict alter_configs(struct kafka_slot *s, bool incremental)
         return NET_CLOSE;
     struct kmsg_alter_configs_resource_response *res = kafka_alloc(s, n, sizeof(*res));
     /* KAD11: a cluster node that is not the active controller forwards its TOPIC resources
-     * (once: a request from a peer, client id "ringtail", is answered here, CA5) */
+     * (KAD12) */
     struct metadata_node *cluster = kafka_cluster(s->server);
-    bool forward = cluster && !metadata_node_is_controller(cluster) &&
-                   !kp_str_eq(s->header.client_id, "ringtail");
-    size_t *fwd = forward && n ? kafka_alloc(s, n, sizeof(size_t)) : NULL;
+    size_t *fwd = forwards(s, cluster) && n ? kafka_alloc(s, n, sizeof(size_t)) : NULL;
     size_t nf = 0;
     for (size_t i = 0; i < n && res; i++) {
         const char *message = NULL;
@@ -1303,10 +1474,14 @@ static enum net_verdict alter_configs(struct kafka_slot *s, bool incremental)
         res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
         kafka_count_error(s, res[i].error_code);
     }
-    if (res && nf) {
-        forward_configs(s, cluster, incremental, q, fwd, nf, res);
-        for (size_t j = 0; j < nf; j++)
-            kafka_count_error(s, res[fwd[j]].error_code);
+    if (res && nf) { /* KAD11, KAD12: the TOPIC resources, same API and version */
+        struct kmsg_alter_configs_request fq = *q; /* validate_only kept */
+        fq.resources = forward_pick(s, q->resources, sizeof(*q->resources), fwd, nf);
+        fq.resources_count = (int32_t)nf;
+        struct kmsg_alter_configs_response r = {0};
+        forward_entries(
+            s, cluster, incremental ? &fwd_incremental_alter_configs : &fwd_alter_configs,
+            fq.resources ? &fq : NULL, &r, &r.responses_count, &r.responses, res, fwd, nf);
     }
     struct kmsg_alter_configs_response m = {.responses = res,
                                             .responses_count = res ? (int32_t)n : 0};
@@ -1389,9 +1564,14 @@ enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s)
 {
     const struct kmsg_create_partitions_request *q = &s->msg.create_partitions;
     size_t n = q->topics_count > 0 ? (size_t)q->topics_count : 0;
-    if (kafka_resp_reserve(s, n * (sizeof(struct kmsg_create_partitions_result) + 512)) != 0)
+    if (kafka_resp_reserve(s, n * (sizeof(struct kmsg_create_partitions_result) + 512 +
+                                   sizeof(size_t) + sizeof(struct kmsg_create_partitions_topic))) !=
+        0)
         return NET_CLOSE;
     struct kmsg_create_partitions_result *res = kafka_alloc(s, n, sizeof(*res));
+    struct metadata_node *cluster = kafka_cluster(s->server);
+    size_t *fwd = forwards(s, cluster) && n ? kafka_alloc(s, n, sizeof(size_t)) : NULL;
+    size_t nf = 0;
     for (size_t i = 0; i < n && res; i++) {
         const char *message = NULL;
         res[i].name = q->topics[i].name;
@@ -1405,14 +1585,25 @@ enum net_verdict kafka_handle_create_partitions(struct kafka_slot *s)
             message = "Duplicate topic in request.";
         } else if (!kafka_authorize_str(s, ACL_RESOURCE_TOPIC, q->topics[i].name, ACL_OP_ALTER)) {
             res[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED; /* KZ2 */
-        } else if (kafka_cluster(s->server)) {                    /* handle_cluster.c KCL2 */
-            res[i].error_code = kafka_cluster_create_partitions(
-                s, kafka_cluster(s->server), &q->topics[i], q->validate_only, &message);
+        } else if (fwd) {                                         /* KAD12 */
+            fwd[nf++] = i;
+            continue;
+        } else if (cluster) { /* handle_cluster.c KCL2 */
+            res[i].error_code = kafka_cluster_create_partitions(s, cluster, &q->topics[i],
+                                                                q->validate_only, &message);
         } else {
             res[i].error_code = create_partitions_one(s, &q->topics[i], q->validate_only, &message);
         }
         res[i].error_message = message ? kafka_str_dup(s, message) : (struct kp_str){NULL, -1};
         kafka_count_error(s, res[i].error_code);
+    }
+    if (res && nf) {                                   /* KAD12 */
+        struct kmsg_create_partitions_request fq = *q; /* timeout and validate_only kept */
+        fq.topics = forward_pick(s, q->topics, sizeof(*q->topics), fwd, nf);
+        fq.topics_count = (int32_t)nf;
+        struct kmsg_create_partitions_response r = {0};
+        forward_entries(s, cluster, &fwd_create_partitions, fq.topics ? &fq : NULL, &r,
+                        &r.results_count, &r.results, res, fwd, nf);
     }
     struct kmsg_create_partitions_response m = {.results = res,
                                                 .results_count = res ? (int32_t)n : 0};

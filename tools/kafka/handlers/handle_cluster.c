@@ -12,10 +12,12 @@
  *        topic not in the image is UNKNOWN_TOPIC_OR_PARTITION. No auto-creation in a cluster:
  *        neither Metadata nor Produce creates a topic locally (autocreate.c, handle_produce.c).
  *   KCL2 CreateTopics, CreatePartitions and DeleteTopics on a node that is not the active
- *        controller are answered NOT_CONTROLLER (41) per topic, as a KRaft broker that does not
- *        forward: Kafka's clients send them to the controller id Metadata names, and retry on
- *        NOT_CONTROLLER. On the controller they commit records (MN3, controller_admin.h) and
- *        every node applies them to its engine; never to one node's engine alone.
+ *        controller are forwarded to it (handle_admin.c KAD12, KIP-590); one that cannot be
+ *        (no controller known, or a peer's request: CA5) is answered NOT_CONTROLLER (41) per
+ *        topic, which Kafka's clients retry. On the controller they commit records (MN3,
+ *        controller_admin.h) and every node applies them to its engine; never to one node's
+ *        engine alone. A cluster's CreateTopics takes every config the single broker takes,
+ *        checked by the same code (KAD3), carried in the TOPIC record.
  *   KCL3 An idempotent InitProducerId on a cluster node takes its id from the blocks the
  *        controller granted this node (producer_id_blocks.h PB2); with none left it answers
  *        COORDINATOR_LOAD_IN_PROGRESS (14, retriable) and wakes the agent to ask (PB3).
@@ -332,36 +334,40 @@ int16_t kafka_cluster_create_topic(struct kafka_slot *s, struct metadata_node *m
         *message = "names beginning with \"__\" are the broker's internal topics";
         return KAFKA_INVALID_TOPIC_EXCEPTION;
     }
-    if (validate_only) {
-        *message = "validate_only is not served by a cluster yet";
-        return KAFKA_INVALID_REQUEST;
-    }
     if (t->assignments_count > 0) {
         *message = "manual replica assignments are not served by a cluster yet";
         return KAFKA_INVALID_REPLICA_ASSIGNMENT;
     }
-    int32_t min_isr = 0; /* the one config the cluster's metadata carries (replica_state.h) */
-    for (int32_t i = 0; i < t->configs_count; i++) {
-        const struct kmsg_create_topics_config *c = &t->configs[i];
-        char v[16];
-        char *end = NULL;
-        long n = 0;
-        if (c->value.len > 0 && c->value.len < (int32_t)sizeof v) {
-            memcpy(v, c->value.ptr, (size_t)c->value.len);
-            v[c->value.len] = '\0';
-            n = strtol(v, &end, 10);
-        }
-        if (!kp_str_eq(c->name, "min.insync.replicas") || !end || *end || n < 1 ||
-            n > MI_REPLICAS_MAX) {
-            *message = "a cluster's topics take min.insync.replicas (1..64) only, for now";
-            return KAFKA_INVALID_CONFIG;
-        }
-        min_isr = (int32_t)n;
+    struct rt_topic_config *c = NULL;
+    size_t n = 0;
+    int16_t err = kafka_create_topic_configs(s, t, &c, &n, message); /* the single broker's KAD3 */
+    if (err)
+        return err;
+    const char **keys = n ? kafka_alloc(s, n, sizeof(char *)) : NULL;
+    const char **values = n ? kafka_alloc(s, n, sizeof(char *)) : NULL;
+    if (n && (!keys || !values)) {
+        *message = "out of memory";
+        return KAFKA_UNKNOWN_SERVER_ERROR;
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(c[j].name, c[i].name) == 0) { /* the engine's refusal, KAD3 */
+                char m[320];
+                snprintf(m, sizeof m, "config %s given twice", c[i].name);
+                *message = kafka_str_dup(s, m).ptr;
+                return KAFKA_INVALID_CONFIG;
+            }
+        keys[i] = c[i].name;
+        values[i] = c[i].value;
+    }
+    if (n > MI_CONFIGS_MAX) {
+        *message = "a topic holds at most 256 config overrides";
+        return KAFKA_INVALID_CONFIG;
     }
     int32_t partitions =
         t->num_partitions == -1 ? (int32_t)s->server->opts.num_partitions : t->num_partitions;
-    return metadata_node_create_topic(mn, name, partitions, t->replication_factor, min_isr,
-                                      message);
+    return metadata_node_create_topic(mn, name, partitions, t->replication_factor, keys, values,
+                                      (unsigned)n, validate_only, message);
 }
 
 /* ---- CreatePartitions, DeleteTopics (KCL2), InitProducerId (KCL3) ---- */

@@ -34,6 +34,17 @@
  *        (KSA2), and a request the session may not make yet (or any more: KIP-368's expiry)
  *        closes the connection with a log line. A failed authentication's delayed answer
  *        (KSA3) comes back through the retry hook.
+ *   KS7  A server started as a cluster node (opts.cluster_member, --voters) serves no request
+ *        until kafka_server_set_cluster handed it its cluster member and that member has caught
+ *        up with the metadata log once (metadata_node.h MN9): before that every request
+ *        (ApiVersions too) closes its connection with a log line, as a Kafka broker accepts no
+ *        request before it has caught up with the metadata. Served earlier it would be a single
+ *        broker for that moment (Metadata naming it every partition's leader, Produce appended
+ *        without the leadership check and acks=all answered without the ISR, KPR6: a node
+ *        restarted from SIGKILL acknowledged records its followers never had, lost at the next
+ *        truncation), or answer from the image of its own stale log (a topic without its
+ *        partitions, leaderships that moved while it was down, producer state behind the
+ *        producer's: OUT_OF_ORDER_SEQUENCE_NUMBER) (docs/cluster.md §9.1).
  */
 #include "tools/kafka/server/server.h"
 
@@ -229,6 +240,8 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
     if (key >= 0 && key < KAFKA_STATS_API_MAX)
         atomic_fetch_add_explicit(&srv->stats.requests_by_api[key], 1, memory_order_relaxed);
     size_t body_at = (size_t)(r.p - req->frame);
+    if (srv->opts.cluster_member && !metadata_node_caught_up(kafka_cluster(srv))) /* KS7 */
+        return refuse(s, "this cluster node has not caught up with its metadata log yet");
     const char *why = NULL; /* KS6: the SASL gate (handle_sasl.c KSA1) */
     if ((!ks->authenticated || ks->auth_expiry_ms || ks->sasl) &&
         !kafka_sasl_allows(ks, key, net_now_ms(), &why))
