@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "tools/kafka/cluster/metadata_node.h"
+#include "tools/kafka/handlers/handle_txn.h"
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/metrics/metrics.h"
 #include "tools/kafka/net/net_tls.h"
@@ -938,15 +939,21 @@ int cmd_serve(int argc, char **argv)
     rt_engine *e = NULL;
     struct kafka_server *srv = NULL;
     struct kafka_metrics *metrics = NULL;
+    /* a cluster's markers only into partitions this node leads (handle_txn.c KT9) */
+    static struct kafka_txn_writer txn_writer;
     if (a.voters) { /* producer ids only from the controller's blocks (producer_id_blocks.h PB2) */
         a.eo.producer_ids_granted = true;
         a.so.cluster_member = true; /* no request served before it joined (server.c KS7) */
+        txn_writer.self = a.node_id;
+        a.eo.txn_marker_writer = kafka_txn_marker_writer;
+        a.eo.txn_marker_writer_ctx = &txn_writer;
     }
     code = serve_start(&a, &e, &srv, &metrics);
     if (code != SERVE_GO_ON) {
         net_tls_free(a.tls_ctx);
         return code;
     }
+    atomic_store_explicit(&txn_writer.engine, e, memory_order_release);
     struct metadata_node *cluster = NULL; /* --voters: the metadata quorum beside the broker */
     if (a.voters) {
         char err[1024] = "";
@@ -975,6 +982,7 @@ int cmd_serve(int argc, char **argv)
             return CLI_EXIT_FAIL;
         }
         kafka_server_set_cluster(srv, cluster);
+        atomic_store_explicit(&txn_writer.cluster, cluster, memory_order_release);
     }
     serve_announce(&a, srv);
     int sig = serve_wait_signal(a.tls_ctx);

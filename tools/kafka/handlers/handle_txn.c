@@ -39,15 +39,47 @@
  *        FENCED_INSTANCE_ID) when that member may not commit; REBALANCE_IN_PROGRESS is not an
  *        answer here (Kafka does not check it for transactional commits). Generation -1 with
  *        no member or instance (v0-2, or a producer without a consumer) is not checked.
+ *   KT8  In a cluster (`--voters`; docs/cluster.md §7.3) a transaction runs only when every
+ *        partition in it is led by this node, the transaction coordinator's (its
+ *        `__transaction_state` is this node's alone until issue 25): AddPartitionsToTxn answers
+ *        POLICY_VIOLATION (44) for a partition the metadata image names another node (or no
+ *        node: COORDINATOR_LOAD_IN_PROGRESS) the leader of, and AddOffsetsToTxn the same for the
+ *        group's `__consumer_offsets` partition; UNKNOWN_TOPIC_OR_PARTITION when the image does
+ *        not have it (AddOffsetsToTxn: COORDINATOR_LOAD_IN_PROGRESS, the topic comes);
+ *        COORDINATOR_LOAD_IN_PROGRESS (retriable) while this node, named leader, is not yet the
+ *        ready leader (replica_state.h rs_check). 44 because librdkafka and the Java producer
+ *        treat it in AddPartitionsToTxn as abortable (abort_transaction, then go on; in
+ *        AddOffsetsToTxn librdkafka too, Java as fatal, "Unexpected error") and kafkajs as not
+ *        retriable, where NOT_LEADER_OR_FOLLOWER and UNKNOWN_TOPIC_OR_PARTITION are retried
+ *        until the transaction times out, and INVALID_TXN_STATE and
+ *        TRANSACTIONAL_ID_AUTHORIZATION_FAILED are fatal to the producer and name another cause.
+ *        The refusal is logged once per transactional id (the last KT8_LOGGED_MAX ids). On a
+ *        single broker nothing here runs.
+ *   KT9  In a cluster the engine's marker writer (kafka_txn_marker_writer, format.md G.8) writes
+ *        a marker into the local partition (rt_txn_write_marker) only when the image names this
+ *        node its leader and this node is its ready leader; otherwise it fails
+ *        (RT_E_NOT_COORDINATOR) and the transaction stays Prepare* (MW3) until the leadership
+ *        comes back or an operator aborts it: a replica this node only follows never gets a
+ *        marker its leader does not have. A topic neither the image nor the engine has
+ *        (deleted) counts as written (MW3); one the engine has but the image not yet, fails.
+ *   KT10 After a KT8 refusal, a transaction that has no partition yet is not open in the engine,
+ *        but librdkafka (abort_transaction) still sends EndTxn(abort), which the engine answers
+ *        INVALID_TXN_STATE — fatal to the producer. In a cluster, an EndTxn abort so answered
+ *        at the producer id and epoch of the id's last KT8 refusal, not yet taken, is answered
+ *        NONE (once): nothing was added, so there is nothing to abort, and the producer goes on.
+ *        Any other INVALID_TXN_STATE stands, as Kafka's coordinator answers it.
  */
 #include "tools/kafka/handlers/handle_txn.h"
 
+#include "tools/kafka/cluster/metadata_image.h"
 #include "tools/kafka/cluster/metadata_node.h"
+#include "tools/kafka/cluster/replica_state.h"
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle_offsets.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +157,160 @@ static void refuse_log(struct kafka_slot *s, const char *why)
             "); closing\n",
             s->req->conn_id, why, kafka_api_name(s->header.api_key), s->header.api_version,
             s->header.correlation_id);
+}
+
+/* ---- a cluster: partitions led by this node only (KT8, KT9) ---- */
+
+#define OFFSETS_TOPIC  "__consumer_offsets"
+#define KT8_LOGGED_MAX 256 /* transactional ids whose refusal was logged, most recent */
+
+struct lead_look {
+    const char *topic;
+    int32_t partition;
+    bool found;
+    int32_t leader;
+};
+
+static void lead_lookup(void *ctx, const struct metadata_image *img)
+{
+    struct lead_look *l = ctx;
+    const struct mi_topic *t = metadata_image_topic(img, l->topic);
+    if (!t || l->partition < 0 || l->partition >= t->partitions_count ||
+        !t->partitions[l->partition].exists)
+        return;
+    l->found = true;
+    l->leader = t->partitions[l->partition].leader;
+}
+
+/* KT8: NONE when (topic, partition) may join a transaction coordinated here; *leader_out: the
+ * image's leader (-1: none or unknown). */
+static int16_t txn_lead_check(const struct kafka_server *srv, const char *topic, int32_t partition,
+                              int32_t *leader_out)
+{
+    struct metadata_node *mn = kafka_cluster(srv);
+    *leader_out = -1;
+    if (!mn)
+        return KAFKA_NONE; /* a single broker: every partition is its own */
+    struct lead_look l = {.topic = topic, .partition = partition, .leader = -1};
+    metadata_node_read(mn, lead_lookup, &l);
+    *leader_out = l.leader;
+    if (!l.found)
+        return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+    if (l.leader < 0)
+        return KAFKA_COORDINATOR_LOAD_IN_PROGRESS; /* no leader now: one comes */
+    if (l.leader != srv->opts.broker_id)
+        return KAFKA_POLICY_VIOLATION;
+    struct replica_state *rs = metadata_node_replicas(mn);
+    if (rs && rs_check(rs, topic, partition, -1, NULL, NULL) != KAFKA_NONE)
+        return KAFKA_COORDINATOR_LOAD_IN_PROGRESS; /* named leader, not ready yet */
+    return KAFKA_NONE;
+}
+
+/* KT8, KT10: the ids refused here, most recent KT8_LOGGED_MAX (a hash of the id each), with the
+ * producer id and epoch of the last refusal not yet answered by an abort. */
+static struct {
+    pthread_mutex_t lock;
+    struct {
+        uint64_t id_hash; /* 0: an empty slot */
+        int64_t pid;      /* -1: no refusal pending an abort */
+        int16_t epoch;
+    } ids[KT8_LOGGED_MAX];
+    unsigned next;
+} refused = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t id_hash(const char *id)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const char *c = id; *c; c++)
+        h = (h ^ (uint8_t)*c) * 1099511628211ull;
+    return h | 1;
+}
+
+/* KT8: records the refusal of `id` (pid, epoch); true the first time it is refused. */
+static bool refusal_note(const char *id, int64_t pid, int16_t epoch)
+{
+    uint64_t h = id_hash(id);
+    unsigned i = 0;
+    pthread_mutex_lock(&refused.lock);
+    while (i < KT8_LOGGED_MAX && refused.ids[i].id_hash != h)
+        i++;
+    bool first = i == KT8_LOGGED_MAX;
+    if (first) {
+        i = refused.next++ % KT8_LOGGED_MAX;
+        refused.ids[i].id_hash = h;
+    }
+    refused.ids[i].pid = pid;
+    refused.ids[i].epoch = epoch;
+    pthread_mutex_unlock(&refused.lock);
+    return first;
+}
+
+/* KT10: true (once) when `id` was refused at (pid, epoch) since its last abort. */
+static bool refusal_take(const char *id, int64_t pid, int16_t epoch)
+{
+    uint64_t h = id_hash(id);
+    bool pending = false;
+    pthread_mutex_lock(&refused.lock);
+    for (unsigned i = 0; i < KT8_LOGGED_MAX; i++)
+        if (refused.ids[i].id_hash == h) {
+            pending = refused.ids[i].pid == pid && refused.ids[i].epoch == epoch;
+            if (pending)
+                refused.ids[i].pid = -1;
+            break;
+        }
+    pthread_mutex_unlock(&refused.lock);
+    return pending;
+}
+
+static void log_not_led(struct kafka_slot *s, const char *id, int64_t pid, int16_t epoch,
+                        const char *topic, int32_t partition, int32_t leader)
+{
+    if (!refusal_note(id, pid, epoch))
+        return;
+    fprintf(stderr,
+            "ringtail serve: %s for '%s': %s-%" PRId32 " is led by node %" PRId32
+            ", not this node (%" PRId32
+            "), the transaction's coordinator: a cluster runs a transaction only when every "
+            "partition in it is led by the coordinator's node (docs/cluster.md 7.3); answered "
+            "POLICY_VIOLATION (logged once per transactional id)\n",
+            kafka_api_name(s->header.api_key), id, topic, partition, leader,
+            s->server->opts.broker_id);
+}
+
+int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
+{
+    struct kafka_txn_writer *w = ctx;
+    rt_engine *e = atomic_load_explicit(&w->engine, memory_order_acquire);
+    struct metadata_node *mn = atomic_load_explicit(&w->cluster, memory_order_acquire);
+    if (!e || !mn)
+        return RT_E_NOT_COORDINATOR; /* not serving yet: retried (MW3) */
+    struct lead_look l = {.topic = mk->topic, .partition = (int32_t)mk->partition, .leader = -1};
+    metadata_node_read(mn, lead_lookup, &l);
+    if (!l.found) {
+        uint32_t parts = 0; /* KT9: gone from both counts as written (MW3) */
+        if (rt_topic_describe(e, mk->topic, &parts) != 0 || mk->partition >= parts)
+            return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+        return RT_E_NOT_COORDINATOR;
+    }
+    struct replica_state *rs = metadata_node_replicas(mn);
+    if (l.leader != w->self || !rs ||
+        rs_check(rs, mk->topic, (int32_t)mk->partition, -1, NULL, NULL) != KAFKA_NONE) {
+        /* KT9: never into a replica this node follows; once per producer id and epoch */
+        static _Atomic int64_t last_logged = -1;
+        int64_t key = (mk->producer_id << 16) ^ (uint16_t)mk->producer_epoch;
+        if (atomic_exchange(&last_logged, key) != key)
+            fprintf(stderr,
+                    "ringtail serve: the %s marker of producer id %" PRId64 " epoch %d for "
+                    "%s-%" PRIu32 " waits: that partition is led by node %" PRId32
+                    ", not this node (%" PRId32
+                    "), the transaction's coordinator; the transaction stays pending until "
+                    "the leadership comes back here (docs/cluster.md 7.3)\n",
+                    mk->commit ? "commit" : "abort", mk->producer_id, (int)mk->producer_epoch,
+                    mk->topic, mk->partition, l.leader, w->self);
+        return RT_E_NOT_COORDINATOR;
+    }
+    return rt_txn_write_marker(e, mk->topic, mk->partition, mk->producer_id, mk->producer_epoch,
+                               mk->commit);
 }
 
 /* ---- the engine's asynchronous calls (KT5) ---- */
@@ -279,6 +465,7 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
                                                    q->transactional_id, ACL_OP_WRITE);
     /* KT3: every partition checked first. */
     bool failed = !id_ok || id_denied;
+    int32_t leader = -1;
     size_t n = 0;
     for (int32_t t = 0; t < q->topics_count; t++) {
         int32_t np = q->topics[t].partitions_count;
@@ -308,6 +495,11 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
                 failed = true;
             } else if (!known || p < 0 || (uint32_t)p >= parts) {
                 pe[i].error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+                failed = true;
+            } else if ((pe[i].error_code = txn_lead_check(s->server, name, p, &leader)) !=
+                       KAFKA_NONE) { /* KT8 */
+                if (pe[i].error_code == KAFKA_POLICY_VIOLATION)
+                    log_not_led(s, k->id, q->producer_id, q->producer_epoch, name, p, leader);
                 failed = true;
             } else {
                 tp[n++] = (struct rt_topic_partition){.topic = name, .partition = (uint32_t)p};
@@ -349,6 +541,10 @@ static void code_done(void *ctx, int err, int64_t pid, int16_t epoch)
     (void)pid;
     (void)epoch;
     struct txn_call *k = ctx;
+    const struct kmsg_end_txn_request *q = &k->s->msg.end_txn; /* KT6: still decoded */
+    if (err == RT_E_INVALID_TXN_STATE && k->s->header.api_key == KAFKA_END_TXN && !q->committed &&
+        kafka_cluster(k->s->server) && refusal_take(k->id, q->producer_id, q->producer_epoch))
+        err = 0; /* KT10: the abort of a transaction KT8 refused its first partitions */
     call_complete(k->s, answer_outcome(k, err));
 }
 
@@ -364,6 +560,14 @@ enum net_verdict kafka_handle_add_offsets_to_txn(struct kafka_slot *s)
         return answer_code(s, KAFKA_TRANSACTIONAL_ID_AUTHORIZATION_FAILED); /* KZ2 */
     if (!kafka_authorize_str(s, ACL_RESOURCE_GROUP, q->group_id, ACL_OP_READ))
         return answer_code(s, KAFKA_GROUP_AUTHORIZATION_FAILED);
+    int32_t p = (int32_t)rt_group_partition(k->group, strlen(k->group)), leader = -1;
+    int16_t led = txn_lead_check(s->server, OFFSETS_TOPIC, p, &leader); /* KT8 */
+    if (led == KAFKA_POLICY_VIOLATION)
+        log_not_led(s, k->id, q->producer_id, q->producer_epoch, OFFSETS_TOPIC, p, leader);
+    if (led == KAFKA_UNKNOWN_TOPIC_OR_PARTITION) /* the topic comes (metadata_node.h MN8) */
+        led = KAFKA_COORDINATOR_LOAD_IN_PROGRESS;
+    if (led != KAFKA_NONE)
+        return answer_code(s, led);
     int rc = rt_txn_add_offsets_async(s->server->engine, k->id, q->producer_id, q->producer_epoch,
                                       k->group, &k->op, code_done, k);
     return rc ? answer_outcome(k, rc) : NET_PENDING;
