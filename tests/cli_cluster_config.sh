@@ -15,8 +15,8 @@
 # topic; every node's Metadata and DescribeConfigs agree; raw CreateTopics, CreatePartitions and
 # DeleteTopics v0 at the non-controller are forwarded (a controller's error relayed), but a
 # client calling itself "ringtail" (the peer marker) gets NOT_CONTROLLER (41); kafkajs's
-# createTopics through the non-controller works; a node alone (no controller known) answers
-# CreateTopics NOT_CONTROLLER.
+# createTopics through the non-controller works; a node left alone (no controller known) answers
+# CreateTopics NOT_CONTROLLER, and one restarted alone, never caught up, serves nothing (KS7).
 #
 # usage: bash tests/cli_cluster_config.sh /path/to/ringtail
 set -u
@@ -388,16 +388,23 @@ wait_for 10 applied_again &&
     ok "node $F's engine took the change it missed" ||
     bad "node $F's engine: $(grep 'config overrides' "$T/n$F.err")"
 
+# ---- no controller known (the other two stopped: no quorum): NOT_CONTROLLER, which clients
+# retry; node $NON caught up with the log before, so it still serves (server.c KS7) ----
 for i in 1 2 3; do
+    [ "$i" = "$NON" ] && continue
     [ "${PIDS[$i]}" = 0 ] && continue
     kill -TERM "${PIDS[$i]}"; wait "${PIDS[$i]}"; PIDS[$i]=0
 done
-
-# ---- no controller known (one node of three: no quorum): NOT_CONTROLLER, which clients retry ----
-start_node "$NON"
 lone() { [ "$($PY "$T/raw.py" create_as "$(kport "$NON")" test lone 2>/dev/null)" = 41 ]; }
-wait_for 20 lone && ok "node $NON alone (no controller): CreateTopics answered NOT_CONTROLLER (41)" ||
+wait_for 30 lone && ok "node $NON alone (no controller): CreateTopics answered NOT_CONTROLLER (41)" ||
     bad "node $NON alone: '$($PY "$T/raw.py" create_as "$(kport "$NON")" test lone 2>&1 | tail -1)'"
+kill -TERM "${PIDS[$NON]}"; wait "${PIDS[$NON]}"; PIDS[$NON]=0
+
+# ---- restarted alone it never caught up with the log: it serves nothing (KS7, connection closed) ----
+start_node "$NON"
+shut() { $PY "$T/raw.py" create_as "$(kport "$NON")" test lone 2>&1 | tail -1 | grep -q "closed\|reset"; }
+wait_for 10 shut && ok "node $NON restarted alone (never caught up): connection closed, nothing served (KS7)" ||
+    bad "node $NON restarted alone: '$($PY "$T/raw.py" create_as "$(kport "$NON")" test lone 2>&1 | tail -1)'"
 kill -TERM "${PIDS[$NON]}"; wait "${PIDS[$NON]}"; PIDS[$NON]=0
 
 echo "$passed passed, $failed failed"
