@@ -15,7 +15,8 @@
 # topic; every node's Metadata and DescribeConfigs agree; raw CreateTopics, CreatePartitions and
 # DeleteTopics v0 at the non-controller are forwarded (a controller's error relayed), but a
 # client calling itself "ringtail" (the peer marker) gets NOT_CONTROLLER (41); kafkajs's
-# createTopics through the non-controller works; a node left alone (no controller known) answers
+# createTopics through the non-controller works, and kafkajs produces (idempotent, acks=all) to
+# the cluster and reads it back in a consumer group; a node left alone (no controller known) answers
 # CreateTopics NOT_CONTROLLER, and one restarted alone, never caught up, serves nothing (KS7).
 #
 # usage: bash tests/cli_cluster_config.sh /path/to/ringtail
@@ -341,6 +342,37 @@ JSEOF
         [ "$(TOPIC=kjs describe "$CTL" retention.ms)" = "retention.ms=120000" ] &&
         ok "kafkajs createTopics at node $NON: created, on every node's Metadata, retention.ms=120000" ||
         bad "kafkajs: '$out'; $(topics_of 1) / $(topics_of 2) / $(topics_of 3); $(TOPIC=kjs describe "$CTL" retention.ms)"
+    # kafkajs as a client of the cluster: an idempotent acks=all producer writes 30 records
+    # over kjs's three partitions (their leaders spread over the nodes), and a consumer group
+    # (its coordinator the leader of the group's __consumer_offsets partition) reads all 30
+    out=$(cd "$NODE_DIR" && timeout 90 node - "127.0.0.1:$(kport "$NON")" 2>&1 <<'JSEOF'
+const { Kafka, logLevel } = require('kafkajs')
+const kafka = new Kafka({ clientId: 'rt-cluster', brokers: [process.argv[2]], logLevel: logLevel.NOTHING })
+;(async () => {
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 })
+  await producer.connect()
+  const messages = []
+  for (let i = 0; i < 30; i++) messages.push({ key: 'k' + i, value: 'v' + i })
+  await producer.send({ topic: 'kjs', acks: -1, messages })
+  await producer.disconnect()
+  const consumer = kafka.consumer({ groupId: 'kjs-group', sessionTimeout: 10000 })
+  await consumer.connect()
+  await consumer.subscribe({ topic: 'kjs', fromBeginning: true })
+  const seen = new Set()
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('timeout with ' + seen.size)), 60000)
+    consumer.run({ eachMessage: async ({ message }) => {
+      seen.add(message.value.toString())
+      if (seen.size === 30) { clearTimeout(timer); resolve() }
+    } }).catch(reject)
+  })
+  await consumer.disconnect()
+  console.log('read ' + seen.size)
+})().catch((e) => { console.log('error ' + (e.type || e.message)); process.exit(1) })
+JSEOF
+)
+    [ "$out" = "read 30" ] && ok "kafkajs on the cluster: 30 records produced (idempotent, acks=all) and read by a consumer group" ||
+        bad "kafkajs produce/consume on the cluster: '$out'"
 else
     bad "kafkajs not installed in $NODE_DIR (symlink node_modules)"
 fi
