@@ -13,7 +13,7 @@
  * topic the image holds (MI7); the partition epoch starts at 0, grows with every PARTITION
  * record and survives a snapshot (MI8); the controller's AlterPartition check refuses a stale
  * partition epoch with INVALID_UPDATE_VERSION and its record makes the sender's epoch stale
- * (controller_admin.h CA4).
+ * (alter_partition.h AP1).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "tools/kafka/cluster/broker_sessions.h"
-#include "tools/kafka/cluster/controller_admin.h"
+#include "tools/kafka/cluster/alter_partition.h"
 #include "tools/kafka/cluster/metadata_image.h"
 #include "tools/kafka/proto/api.h"
 
@@ -466,7 +466,7 @@ static void test_config_records(void **state)
     metadata_image_free(&img);
 }
 
-/* MI8 and CA4: partition epochs and the AlterPartition check. */
+/* MI8 and AP1: partition epochs and the AlterPartition check. */
 static void test_partition_epoch(void **state)
 {
     (void)state;
@@ -480,22 +480,22 @@ static void test_partition_epoch(void **state)
     int32_t isr1[1] = {1}, isr13[2] = {1, 3};
     /* stale partition epoch: INVALID_UPDATE_VERSION, no record */
     assert_int_equal(
-        ctl_alter_partition_check(&img, 1, "orders", 0, 0, 5, isr1, 1, rec, sizeof rec, &len),
+        alter_partition_check(&img, 1, "orders", 0, 0, 5, isr1, 1, rec, sizeof rec, &len),
         KAFKA_INVALID_UPDATE_VERSION);
     assert_int_equal(len, 0);
     /* Kafka's order: a stale leader epoch is FENCED_LEADER_EPOCH before the partition epoch */
     assert_int_equal(
-        ctl_alter_partition_check(&img, 1, "orders", 0, 1, 5, isr1, 1, rec, sizeof rec, &len),
+        alter_partition_check(&img, 1, "orders", 0, 1, 5, isr1, 1, rec, sizeof rec, &len),
         KAFKA_FENCED_LEADER_EPOCH);
     assert_int_equal(
-        ctl_alter_partition_check(&img, 3, "orders", 0, 0, 0, isr1, 1, rec, sizeof rec, &len),
+        alter_partition_check(&img, 3, "orders", 0, 0, 0, isr1, 1, rec, sizeof rec, &len),
         KAFKA_INVALID_REQUEST); /* not the leader */
     assert_int_equal(
-        ctl_alter_partition_check(&img, 1, "orders", 7, 0, 0, isr1, 1, rec, sizeof rec, &len),
+        alter_partition_check(&img, 1, "orders", 7, 0, 0, isr1, 1, rec, sizeof rec, &len),
         KAFKA_UNKNOWN_TOPIC_OR_PARTITION);
     /* current: the record shrinks the ISR, and applying it raises the partition epoch */
     assert_int_equal(
-        ctl_alter_partition_check(&img, 1, "orders", 0, 0, 0, isr1, 1, rec, sizeof rec, &len),
+        alter_partition_check(&img, 1, "orders", 0, 0, 0, isr1, 1, rec, sizeof rec, &len),
         KAFKA_NONE);
     assert_true(len > 0);
     assert_int_equal(metadata_image_apply(&img, 200, rec, len), 0);
@@ -506,10 +506,10 @@ static void test_partition_epoch(void **state)
     assert_int_equal(t->partitions[1].partition_epoch, 0);
     /* the same request again (the sender's view is stale now): refused, nothing committed */
     assert_int_equal(
-        ctl_alter_partition_check(&img, 1, "orders", 0, 0, 0, isr13, 2, rec, sizeof rec, &len),
+        alter_partition_check(&img, 1, "orders", 0, 0, 0, isr13, 2, rec, sizeof rec, &len),
         KAFKA_INVALID_UPDATE_VERSION);
     assert_int_equal(
-        ctl_alter_partition_check(&img, 1, "orders", 0, 0, 1, isr13, 2, rec, sizeof rec, &len),
+        alter_partition_check(&img, 1, "orders", 0, 0, 1, isr13, 2, rec, sizeof rec, &len),
         KAFKA_NONE);
     assert_int_equal(metadata_image_apply(&img, 201, rec, len), 0);
     /* a leader change (MI6's records) raises it too */

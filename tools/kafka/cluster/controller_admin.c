@@ -1,7 +1,7 @@
 /*
  * controller_admin.c — CreatePartitions, DeleteTopics and topic configs on the active
- * controller (controller_admin.h CA1-CA3), the AlterPartition check (CA4) and the forwarding
- * of a request to the controller (CA5): read the image, place or compare, commit the records.
+ * controller (controller_admin.h CA1-CA3) and the forwarding of a request to the controller
+ * (CA5): read the image, place or compare, commit the records.
  * Every node's agent makes the result local (metadata_node.c MN2, MN4, MN6). It never proposes
  * for a topic the image does not hold and never waits on a loop thread (its callers run on the
  * admin thread, KA7).
@@ -131,30 +131,6 @@ int16_t ctl_delete_topic(struct metadata_node *n, const char *name, const char *
 
 /* ---- topic configs (CA3) ---- */
 
-struct configs_view {
-    const char *name;
-    void (*fn)(void *ctx, const char *key, const char *value);
-    void *ctx;
-    bool exists;
-};
-
-static void view_configs(void *ctx, const struct metadata_image *img)
-{
-    struct configs_view *v = ctx;
-    const struct mi_topic *t = metadata_image_topic(img, v->name);
-    v->exists = t != NULL;
-    for (unsigned i = 0; t && i < t->configs_count; i++)
-        v->fn(v->ctx, t->keys[i], t->values[i]);
-}
-
-int ctl_topic_configs(struct metadata_node *n, const char *name,
-                      void (*fn)(void *ctx, const char *key, const char *value), void *ctx)
-{
-    struct configs_view v = {.name = name, .fn = fn, .ctx = ctx};
-    metadata_node_read(n, view_configs, &v);
-    return v.exists ? 0 : -ENOENT;
-}
-
 /* The topic's overrides, copied (malloc'ed) so records can be planned outside the lock. */
 struct current {
     char **keys, **values;
@@ -216,7 +192,7 @@ int16_t ctl_alter_topic_configs(struct metadata_node *n, const char *name,
         err = KAFKA_UNKNOWN_SERVER_ERROR;
         goto out;
     }
-    if (ctl_topic_configs(n, name, collect_current, &cur) != 0) {
+    if (metadata_node_topic_configs(n, name, collect_current, &cur) != 0) {
         err = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
         *message = "This server does not host this topic-partition.";
         goto out;
@@ -263,42 +239,6 @@ out:
     free(cur.values);
     free(rec);
     return err;
-}
-
-/* ---- AlterPartition (CA4) ---- */
-
-int16_t ctl_alter_partition_check(const struct metadata_image *img, int32_t broker_id,
-                                  const char *topic, int32_t partition, int32_t leader_epoch,
-                                  int32_t partition_epoch, const int32_t *isr, unsigned isr_n,
-                                  uint8_t *rec, size_t cap, size_t *len)
-{
-    *len = 0;
-    const struct mi_topic *t = metadata_image_topic(img, topic);
-    if (!t || partition < 0 || partition >= t->partitions_count || !t->partitions[partition].exists)
-        return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
-    const struct mi_partition *p = &t->partitions[partition];
-    if (leader_epoch != p->leader_epoch) /* Kafka's validateAlterPartitionData */
-        return KAFKA_FENCED_LEADER_EPOCH;
-    if (broker_id != p->leader)
-        return KAFKA_INVALID_REQUEST; /* only the leader changes its ISR */
-    if (partition_epoch != p->partition_epoch)
-        return KAFKA_INVALID_UPDATE_VERSION; /* KIP-497: a change made on a stale view */
-    if (isr_n == 0 || isr_n > MI_REPLICAS_MAX)
-        return KAFKA_INVALID_REQUEST;
-    bool self_in = false;
-    for (unsigned i = 0; i < isr_n; i++) {
-        bool replica = mi_partition_has(p, isr[i], false);
-        const struct mi_broker *b = metadata_image_broker(img, isr[i]);
-        bool added = !mi_partition_has(p, isr[i], true);
-        if (!replica || (added && (!b || b->fenced)))
-            return KAFKA_INVALID_REQUEST; /* Kafka 3.5+: INELIGIBLE_REPLICA */
-        self_in |= isr[i] == p->leader;
-    }
-    if (!self_in)
-        return KAFKA_INVALID_REQUEST;
-    *len = mi_encode_partition(rec, cap, t->id, partition, p->replicas, p->replicas_count,
-                               p->leader, p->leader_epoch, isr, isr_n);
-    return *len ? KAFKA_NONE : KAFKA_INVALID_REQUEST;
 }
 
 /* ---- forwarding (CA5) ---- */

@@ -5,7 +5,7 @@
  * each new partition, DELETE_TOPIC), which every node then applies to its local engine on its
  * agent thread (MN2, MN4); topic configs as KRaft's ConfigurationControlManager keeps them (one
  * CONFIG record per key changed, metadata_image.h MI7, applied by every node to its engine,
- * MN6); the AlterPartition check with KIP-497's partition epoch (MI8); and the forwarding of a
+ * MN6); and the forwarding of a
  * request to the active controller (the broker as a Kafka client of its peer, kclient.h). It
  * decides placement and validity from the image; it never touches an engine, and its only
  * socket is the forwarding call.
@@ -25,13 +25,6 @@
  *        single broker's rule), so a record is never refused for its value. validate_only
  *        commits nothing. The records of one request are not atomic: a controller lost between
  *        two leaves the first committed (answered as an error).
- *   CA4  AlterPartition (KIP-497): checked against the image in Kafka's order — unknown
- *        partition UNKNOWN_TOPIC_OR_PARTITION, leader epoch not the image's FENCED_LEADER_EPOCH,
- *        a sender that is not the leader INVALID_REQUEST, a partition epoch that is not the
- *        image's INVALID_UPDATE_VERSION (95), an ISR without the leader, with a non-replica or
- *        adding a fenced or unregistered broker INVALID_REQUEST; else the PARTITION record with
- *        the new ISR (same replicas, leader and leader epoch) whose application raises the
- *        partition epoch by one (MI8).
  *   CA5  A request is forwarded at most once: to the node the quorum names leader, found
  *        registered in the image; never by a node to itself (it answers instead).
  */
@@ -56,23 +49,12 @@ int16_t ctl_create_partitions(struct metadata_node *n, const char *name, int32_t
 /* DeleteTopics of one topic (CA2). As above. */
 int16_t ctl_delete_topic(struct metadata_node *n, const char *name, const char **message);
 
-/* Calls fn(ctx, key, value) for every config override the image holds for topic `name`, under
- * the node's lock (fn must be quick). 0, or -ENOENT when the image has no such topic. */
-int ctl_topic_configs(struct metadata_node *n, const char *name,
-                      void (*fn)(void *ctx, const char *key, const char *value), void *ctx);
 /* AlterConfigs (replace_all) / IncrementalAlterConfigs of one topic on the active controller
  * (CA3): entries checked already, value NULL removes the key. A Kafka error code; `message` a
  * static explanation (or NULL). May wait for the quorum (never from a loop thread). */
 int16_t ctl_alter_topic_configs(struct metadata_node *n, const char *name,
                                 const struct rt_topic_config *c, size_t count, bool replace_all,
                                 bool validate_only, const char **message);
-
-/* CA4 on an image: a Kafka error; on NONE the PARTITION record to commit in rec (cap bytes, at
- * least 64 + 8 * MI_REPLICAS_MAX) and its length in *len. Pure (tested alone). */
-int16_t ctl_alter_partition_check(const struct metadata_image *img, int32_t broker_id,
-                                  const char *topic, int32_t partition, int32_t leader_epoch,
-                                  int32_t partition_epoch, const int32_t *isr, unsigned isr_n,
-                                  uint8_t *rec, size_t cap, size_t *len);
 
 /* CA5: one request to the active controller's Kafka listener (kclient_call's contract: on 0 the
  * malloc'ed response frame). -ENOTCONN when this node is the controller or none is known (or

@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "tools/kafka/cluster/broker_sessions.h"
-#include "tools/kafka/cluster/controller_admin.h"
+#include "tools/kafka/cluster/alter_partition.h"
 #include "tools/kafka/cluster/kclient.h"
 #include "tools/kafka/cluster/producer_id_blocks.h"
 #include "tools/kafka/cluster/replica_state.h"
@@ -1127,7 +1127,7 @@ static bool kv_same(const struct kv_list *a, const struct kv_list *b)
 static int sync_configs(struct metadata_node *n, const char *name)
 {
     struct kv_list img = {0}, eng = {0};
-    int rc = ctl_topic_configs(n, name, image_kv, &img);
+    int rc = metadata_node_topic_configs(n, name, image_kv, &img);
     if (rc == 0)
         rc = rt_topic_config_get(n->engine, name, engine_kv, &eng);
     if (rc == 0 && (img.oom || eng.oom))
@@ -1456,10 +1456,10 @@ struct alter_check {
 
 static void alter_check(void *ctx, const struct metadata_image *img)
 {
-    struct alter_check *c = ctx; /* controller_admin.h CA4 */
-    c->err = ctl_alter_partition_check(img, c->broker_id, c->topic, c->partition, c->leader_epoch,
-                                       c->partition_epoch, c->isr, c->isr_n, c->rec, sizeof c->rec,
-                                       &c->len);
+    struct alter_check *c = ctx; /* alter_partition.h AP1 */
+    c->err =
+        alter_partition_check(img, c->broker_id, c->topic, c->partition, c->leader_epoch,
+                              c->partition_epoch, c->isr, c->isr_n, c->rec, sizeof c->rec, &c->len);
 }
 
 int16_t metadata_node_alter_partition(struct metadata_node *n, int32_t broker_id, const char *topic,
@@ -1555,4 +1555,31 @@ int16_t metadata_node_alter_partition_send(struct metadata_node *n, const char *
     }
     free(frame);
     return err;
+}
+
+/* ---- topic configs from the image (MN6; controller_admin.h CA3 and handle_admin.c read them too) ---- */
+
+struct configs_view {
+    const char *name;
+    void (*fn)(void *ctx, const char *key, const char *value);
+    void *ctx;
+    bool exists;
+};
+
+static void view_configs(void *ctx, const struct metadata_image *img)
+{
+    struct configs_view *v = ctx;
+    const struct mi_topic *t = metadata_image_topic(img, v->name);
+    v->exists = t != NULL;
+    for (unsigned i = 0; t && i < t->configs_count; i++)
+        v->fn(v->ctx, t->keys[i], t->values[i]);
+}
+
+int metadata_node_topic_configs(struct metadata_node *n, const char *name,
+                                void (*fn)(void *ctx, const char *key, const char *value),
+                                void *ctx)
+{
+    struct configs_view v = {.name = name, .fn = fn, .ctx = ctx};
+    metadata_node_read(n, view_configs, &v);
+    return v.exists ? 0 : -ENOENT;
 }

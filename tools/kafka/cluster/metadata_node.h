@@ -119,6 +119,11 @@ void metadata_node_status(struct metadata_node *n, struct quorum_status *st,
 /* Runs fn with the image under the node's lock (fn must be quick and must not call back). */
 void metadata_node_read(struct metadata_node *n,
                         void (*fn)(void *ctx, const struct metadata_image *img), void *ctx);
+/* Calls fn(ctx, key, value) for every config override the image holds for topic `name`, under
+ * the node's lock (fn must be quick). 0, or -ENOENT when the image has no such topic. */
+int metadata_node_topic_configs(struct metadata_node *n, const char *name,
+                                void (*fn)(void *ctx, const char *key, const char *value),
+                                void *ctx);
 
 /* Controller side (any thread but the quorum's; each returns a Kafka error code). */
 int16_t metadata_node_register(struct metadata_node *n, int32_t broker_id, const char *host,
@@ -127,7 +132,7 @@ int16_t metadata_node_heartbeat(struct metadata_node *n, int32_t broker_id, int6
                                 bool want_fence, bool *is_fenced);
 /* May wait for the quorum (never call it from a loop thread). rf -1: 1. `message` is set to a
  * static explanation on an error. */
-/* AlterPartition on the controller (replica_state.h RS4), checked as controller_admin.h CA4
+/* AlterPartition on the controller (replica_state.h RS4), checked as alter_partition.h AP1
  * says (broker_id the leader at leader_epoch, partition_epoch the image's, else
  * INVALID_UPDATE_VERSION; a valid ISR); then a PARTITION record with the new ISR (same
  * replicas, leader, leader epoch) is committed, raising the partition epoch (MI8). Waits for

@@ -650,7 +650,7 @@ static int cluster_topic_rows(struct kafka_slot *s, struct metadata_node *cluste
     struct image_rows ir = {.s = s,
                             .keys = kafka_alloc(s, TOPIC_CONFIGS_MAX, sizeof(char *)),
                             .values = kafka_alloc(s, TOPIC_CONFIGS_MAX, sizeof(char *))};
-    if (ctl_topic_configs(cluster, topic, image_row, &ir) != 0)
+    if (metadata_node_topic_configs(cluster, topic, image_row, &ir) != 0)
         return -ENOENT;
     uint32_t parts = 0;
     if (rt_topic_describe(s->server->engine, topic, &parts) == 0 &&
@@ -1125,7 +1125,7 @@ struct current_value {
     bool found; /* KAD11: the image holds an override */
 };
 
-/* ctl_topic_configs' callback: the image's override of c->name (ctx NULL: existence only). */
+/* metadata_node_topic_configs' callback: the image's override of c->name (ctx NULL: existence only). */
 static void image_value_of(void *ctx, const char *key, const char *value)
 {
     struct current_value *c = ctx;
@@ -1345,7 +1345,7 @@ static int16_t alter_one(struct kafka_slot *s, const struct kmsg_alter_configs_r
     uint32_t parts = 0;
     struct metadata_node *cluster = kafka_cluster(srv); /* KAD11: the image's topics */
     if (!kafka_topic_name(r->resource_name, topic) ||
-        (cluster ? ctl_topic_configs(cluster, topic, image_value_of, NULL) != 0
+        (cluster ? metadata_node_topic_configs(cluster, topic, image_value_of, NULL) != 0
                  : rt_topic_describe(srv->engine, topic, &parts) != 0)) {
         *message = "This server does not host this topic-partition.";
         return KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
@@ -1402,7 +1402,7 @@ static int16_t alter_one(struct kafka_slot *s, const struct kmsg_alter_configs_r
             }
             struct current_value cur = {.name = name};
             if (cluster) { /* KAD11: the image's override, else the value in effect here */
-                (void)ctl_topic_configs(cluster, topic, image_value_of, &cur);
+                (void)metadata_node_topic_configs(cluster, topic, image_value_of, &cur);
                 if (!cur.found)
                     (void)rt_topic_config_get(srv->engine, topic, current_collect, &cur);
             } else if (rt_topic_config_get(srv->engine, topic, current_collect, &cur) != 0) {
