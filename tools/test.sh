@@ -25,7 +25,7 @@ run_ctest() { # name builddir [ctest args...]
     echo "== $name"
     local log
     log=$(mktemp)
-    ctest --test-dir "$dir" -j"$jobs" --timeout 900 "$@" 2>&1 | tee "$log"
+    ctest --test-dir "$dir" -j"$jobs" --timeout 900 --output-on-failure "$@" 2>&1 | tee "$log"
     local p f
     p=$(grep -Eo '[0-9]+ tests? passed' "$log" | head -1 | grep -Eo '^[0-9]+' || echo 0)
     f=$(grep -Eo 'tests passed, [0-9]+ tests failed' "$log" | grep -Eo '[0-9]+ tests failed' | grep -Eo '^[0-9]+' || echo 0)
