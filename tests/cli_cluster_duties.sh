@@ -28,25 +28,7 @@ PY=/usr/bin/python3
 SESSION_MS=2000
 
 . "$(dirname "$0")/helpers/cluster_ports.sh" # C1-C3, K1-K3, VOTERS, kport
-
-start_node() { # start_node I
-    local i=$1 c="C$1" k="K$1"
-    mkdir -p "$T/n$i"
-    "$RT" serve "$T/n$i" --listen "127.0.0.1:${!k}" --threads 1 --node-id "$i" \
-        --controller-listen "127.0.0.1:${!c}" --voters "$VOTERS" \
-        --broker-session-timeout-ms $SESSION_MS >>"$T/n$i.out" 2>>"$T/n$i.err" &
-    PIDS[$i]=$!
-}
-brokers_of() {
-    kcat -L -m 3 -b "127.0.0.1:$(kport "$1")" 2>/dev/null |
-        sed -n 's/^  broker \([0-9]*\) at.*/\1/p' | sort | tr '\n' ' '
-}
-wait_for() {
-    local end=$(( $(date +%s) + $1 )); shift
-    until "$@"; do [ "$(date +%s)" -ge $end ] && return 1; sleep 0.1; done
-}
-all_list() { local want=$1; shift; for i in "$@"; do [ "$(brokers_of "$i")" = "$want" ] || return 1; done; }
-status_of() { "$RT" cluster status --bootstrap "127.0.0.1:$(kport "$1")" 2>&1; }
+. "$(dirname "$0")/helpers/cluster_nodes.sh" # start_node, brokers_of, wait_for, all_list, status_of
 partitions_of() { status_of "$1" | grep '^partition' | sort; }
 controller_of() { status_of "$1" | sed -n 's/^controller\t//p'; }
 # raw InitProducerId v0 (no transactional id) to node I, N times; COORDINATOR_LOAD_IN_PROGRESS
