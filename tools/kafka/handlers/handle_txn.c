@@ -76,6 +76,7 @@
 #include "tools/kafka/cluster/replica_state.h"
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle_offsets.h"
+#include "tools/kafka/handlers/handle_txn_markers.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -206,6 +207,29 @@ static int16_t txn_lead_check(const struct kafka_server *srv, const char *topic,
     return KAFKA_NONE;
 }
 
+static void live_lookup(void *ctx, const struct metadata_image *img)
+{
+    int32_t *id = ctx;
+    const struct mi_broker *b = metadata_image_broker(img, *id);
+    if (!b || b->fenced)
+        *id = -1;
+}
+
+/* KT8 (issue 25): AddPartitionsToTxn's check of a partition: NONE also when the image names
+ * another registered, unfenced node its leader (the transaction's marker goes there,
+ * kafka_txn_marker_writer, KT9); a fenced or unregistered leader is COORDINATOR_LOAD_IN_PROGRESS
+ * (a new leader comes). */
+static int16_t txn_partition_check(const struct kafka_server *srv, const char *topic,
+                                   int32_t partition)
+{
+    int32_t leader = -1;
+    int16_t code = txn_lead_check(srv, topic, partition, &leader);
+    if (code != KAFKA_POLICY_VIOLATION)
+        return code;
+    metadata_node_read(kafka_cluster(srv), live_lookup, &leader);
+    return leader >= 0 ? KAFKA_NONE : KAFKA_COORDINATOR_LOAD_IN_PROGRESS;
+}
+
 /* KT8, KT10: the ids refused here, most recent KT8_LOGGED_MAX (a hash of the id each), with the
  * producer id and epoch of the last refusal not yet answered by an abort. */
 static struct {
@@ -292,6 +316,8 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
             return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
         return RT_E_NOT_COORDINATOR;
     }
+    if (l.leader >= 0 && l.leader != w->self) /* KT9: led by another node: WriteTxnMarkers */
+        return kafka_txn_marker_send(mn, l.leader, mk);
     struct replica_state *rs = metadata_node_replicas(mn);
     if (l.leader != w->self || !rs ||
         rs_check(rs, mk->topic, (int32_t)mk->partition, -1, NULL, NULL) != KAFKA_NONE) {
@@ -301,10 +327,9 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
         if (atomic_exchange(&last_logged, key) != key)
             fprintf(stderr,
                     "ringtail serve: the %s marker of producer id %" PRId64 " epoch %d for "
-                    "%s-%" PRIu32 " waits: that partition is led by node %" PRId32
-                    ", not this node (%" PRId32
-                    "), the transaction's coordinator; the transaction stays pending until "
-                    "the leadership comes back here (docs/cluster.md 7.3)\n",
+                    "%s-%" PRIu32 " waits: that partition has no ready leader (the image names "
+                    "node %" PRId32 "; this node is %" PRId32
+                    "); the transaction stays pending until one leads it (docs/cluster.md 7.3)\n",
                     mk->commit ? "commit" : "abort", mk->producer_id, (int)mk->producer_epoch,
                     mk->topic, mk->partition, l.leader, w->self);
         return RT_E_NOT_COORDINATOR;
@@ -465,7 +490,6 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
                                                    q->transactional_id, ACL_OP_WRITE);
     /* KT3: every partition checked first. */
     bool failed = !id_ok || id_denied;
-    int32_t leader = -1;
     size_t n = 0;
     for (int32_t t = 0; t < q->topics_count; t++) {
         int32_t np = q->topics[t].partitions_count;
@@ -496,10 +520,8 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
             } else if (!known || p < 0 || (uint32_t)p >= parts) {
                 pe[i].error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
                 failed = true;
-            } else if ((pe[i].error_code = txn_lead_check(s->server, name, p, &leader)) !=
+            } else if ((pe[i].error_code = txn_partition_check(s->server, name, p)) !=
                        KAFKA_NONE) { /* KT8 */
-                if (pe[i].error_code == KAFKA_POLICY_VIOLATION)
-                    log_not_led(s, k->id, q->producer_id, q->producer_epoch, name, p, leader);
                 failed = true;
             } else {
                 tp[n++] = (struct rt_topic_partition){.topic = name, .partition = (uint32_t)p};
