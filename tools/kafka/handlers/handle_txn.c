@@ -39,31 +39,36 @@
  *        FENCED_INSTANCE_ID) when that member may not commit; REBALANCE_IN_PROGRESS is not an
  *        answer here (Kafka does not check it for transactional commits). Generation -1 with
  *        no member or instance (v0-2, or a producer without a consumer) is not checked.
- *   KT8  In a cluster (`--voters`; docs/cluster.md §7.3) a transaction runs only when every
- *        partition in it is led by this node, the transaction coordinator's (its
- *        `__transaction_state` is this node's alone until issue 25): AddPartitionsToTxn answers
- *        POLICY_VIOLATION (44) for a partition the metadata image names another node (or no
- *        node: COORDINATOR_LOAD_IN_PROGRESS) the leader of, and AddOffsetsToTxn the same for the
- *        group's `__consumer_offsets` partition; UNKNOWN_TOPIC_OR_PARTITION when the image does
- *        not have it (AddOffsetsToTxn: COORDINATOR_LOAD_IN_PROGRESS, the topic comes);
- *        COORDINATOR_LOAD_IN_PROGRESS (retriable) while this node, named leader, is not yet the
- *        ready leader (replica_state.h rs_check). 44 because librdkafka and the Java producer
- *        treat it in AddPartitionsToTxn as abortable (abort_transaction, then go on; in
- *        AddOffsetsToTxn librdkafka too, Java as fatal, "Unexpected error") and kafkajs as not
- *        retriable, where NOT_LEADER_OR_FOLLOWER and UNKNOWN_TOPIC_OR_PARTITION are retried
- *        until the transaction times out, and INVALID_TXN_STATE and
- *        TRANSACTIONAL_ID_AUTHORIZATION_FAILED are fatal to the producer and name another cause.
- *        The refusal is logged once per transactional id (the last KT8_LOGGED_MAX ids). On a
- *        single broker nothing here runs.
+ *   KT8  In a cluster (`--voters`; docs/cluster.md §7.3) AddPartitionsToTxn accepts a partition
+ *        the metadata image names a leader for: this node, once it is the ready leader
+ *        (replica_state.h rs_check; COORDINATOR_LOAD_IN_PROGRESS, retriable, before), or another
+ *        registered, unfenced node (issue 25: its marker goes there as WriteTxnMarkers, KT9);
+ *        COORDINATOR_LOAD_IN_PROGRESS while the image names no leader or a fenced or
+ *        unregistered one (a new leader comes); UNKNOWN_TOPIC_OR_PARTITION when the image does
+ *        not have it. AddOffsetsToTxn still answers POLICY_VIOLATION (44) when the group's
+ *        `__consumer_offsets` partition is led by another node (transactional offsets are
+ *        applied by the local group manager only; COORDINATOR_LOAD_IN_PROGRESS when the image
+ *        has no such partition yet: the topic comes). 44 because librdkafka treats it in
+ *        AddOffsetsToTxn as abortable (abort_transaction, then go on), the Java producer as
+ *        fatal ("Unexpected error") and kafkajs as not retriable, where NOT_LEADER_OR_FOLLOWER and
+ *        UNKNOWN_TOPIC_OR_PARTITION are retried until the transaction times out, and
+ *        INVALID_TXN_STATE and TRANSACTIONAL_ID_AUTHORIZATION_FAILED are fatal to the producer
+ *        and name another cause. The refusal is logged once per transactional id (the last
+ *        KT8_LOGGED_MAX ids). On a single broker nothing here runs.
  *   KT9  In a cluster the engine's marker writer (kafka_txn_marker_writer, format.md G.8) writes
  *        a marker into the local partition (rt_txn_write_marker) only when the image names this
- *        node its leader and this node is its ready leader; otherwise it fails
- *        (RT_E_NOT_COORDINATOR) and the transaction stays Prepare* (MW3) until the leadership
- *        comes back or an operator aborts it: a replica this node only follows never gets a
- *        marker its leader does not have. A topic neither the image nor the engine has
- *        (deleted) counts as written (MW3); one the engine has but the image not yet, fails.
- *   KT10 After a KT8 refusal, a transaction that has no partition yet is not open in the engine,
- *        but librdkafka (abort_transaction) still sends EndTxn(abort), which the engine answers
+ *        node its leader and this node is its ready leader; for a partition the image says
+ *        another node leads, it sends that node WriteTxnMarkers (kafka_txn_marker_send,
+ *        txn_marker_send.c KTM7-KTM9) and returns what the node answered (0 only for NONE);
+ *        otherwise (no leader, or this node named but not ready) it fails
+ *        (RT_E_NOT_COORDINATOR) and the transaction stays Prepare* (MW3), retried each
+ *        coordinator tick: a replica this node only follows never gets a marker its leader
+ *        does not have. A topic neither the image nor the engine has (deleted) counts as
+ *        written (MW3); one the engine has but the image not yet, fails. The MW2 wait (the
+ *        decision replicated first) is not made here.
+ *   KT10 After a KT8 refusal (AddOffsetsToTxn), a transaction that has no partition yet is not
+ *        open in the engine, but librdkafka (abort_transaction) still sends EndTxn(abort),
+ *        which the engine answers
  *        INVALID_TXN_STATE — fatal to the producer. In a cluster, an EndTxn abort so answered
  *        at the producer id and epoch of the id's last KT8 refusal, not yet taken, is answered
  *        NONE (once): nothing was added, so there is nothing to abort, and the producer goes on.
