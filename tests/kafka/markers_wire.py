@@ -14,6 +14,9 @@ Each check prints "ok - ..." or "FAIL - ..."; exit 1 if any failed. Checks, at n
   - the same marker again answers NONE (KTM5), written as a no-op control batch;
   - a transaction of id mw-a ("mw-a1"), then WriteTxnMarkers v0 ABORT: NONE and the LSO at the
     log end (the caller's read_committed consumer must not see mw-a1);
+  - mw-a initialised again (the same producer id, a newer epoch) writes "mw-a2"; a marker at the
+    older epoch answers INVALID_PRODUCER_EPOCH (47, stale: the sender counts it as written) and
+    the LSO stays pinned; its ABORT at the new epoch answers NONE;
   - WriteTxnMarkers for PX (led by X): NOT_LEADER_OR_FOLLOWER (6), and PX's log end unchanged;
   - WriteTxnMarkers for a topic no node has: UNKNOWN_TOPIC_OR_PARTITION (3);
   - at node X: AddPartitionsToTxn of PY (led by Y) answers NONE (KT8 no longer refuses it), and
@@ -153,6 +156,25 @@ def main():
     check(e == 0, "WriteTxnMarkers v0 ABORT: NONE (%r)" % e)
     end4, lso4 = offsets(cy, topic, py)
     check(lso4 == end4, "the aborted transaction no longer pins the LSO (%d/%d)" % (lso4, end4))
+
+    # a newer epoch of mw-a's producer (InitProducerId again: its coordinator ends what it held
+    # and bumps the epoch), then a marker at the old epoch: stale (KTM5)
+    for _ in range(50):
+        err, pid_b, epoch_b = init_pid(cy, "mw-a", 60000)
+        if err != 51:  # CONCURRENT_TRANSACTIONS while the old one ends
+            break
+        time.sleep(0.1)
+    res = add_partitions(cy, "mw-a", pid_b, epoch_b, topic, [py])
+    e = produce(cy, "mw-a", topic, py, record_batch(pid_b, epoch_b, 0, b"mw-a2"))
+    check(err == 0 and pid_b == pid_a and epoch_b > epoch_a and res == {py: 0} and e == 0,
+          "mw-a again: the same producer id at a newer epoch, writing (%d %d %d %r %d)"
+          % (err, pid_b, epoch_b, res, e))
+    e = write_markers(ay, 1, pid_a, epoch_a, True, topic, py)
+    check(e == 47, "a marker at the older epoch: INVALID_PRODUCER_EPOCH (%r)" % e)
+    end5, lso5 = offsets(cy, topic, py)
+    check(lso5 < end5, "... and the newer transaction still pending (%d/%d)" % (lso5, end5))
+    e = write_markers(ay, 1, pid_b, epoch_b, False, topic, py)
+    check(e == 0, "its ABORT marker: NONE (%r)" % e)
 
     endx, _ = offsets(kwire.Conn(ax, "markers_wire"), topic, px)
     e = write_markers(ay, 1, pid, epoch, True, topic, px)
