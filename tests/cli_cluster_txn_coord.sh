@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_cluster_txn_coord.sh — the transaction coordinator of a cluster is the leader of
-# `__transaction_state`-0 (issue 25 item 1; docs/cluster.md §7.4; txn_cluster.c KTC1-KTC5,
+# `__transaction_state`-0 (issue 25 item 1; docs/cluster.md §7.5; txn_cluster.c KTC1-KTC5,
 # metadata_node.h MN10-MN11): three `ringtail serve --voters ...` nodes; the controller creates
 # `__transaction_state` (RF 3, min.insync.replicas 2); FindCoordinator key type 1 answers its
 # leader C from all three nodes; a confluent_kafka transactional producer bootstrapped at another

@@ -14,40 +14,40 @@
  * MW5 allows).
  *
  * Invariants:
- *   KTC1 The coordinator of every transactional id is the image's leader of
- *        `__transaction_state`-0 (Kafka's partitionFor over one partition). FindCoordinator key
- *        type 1 answers that leader's registered listener from every node, and
- *        COORDINATOR_NOT_AVAILABLE (15) while the topic does not exist yet (metadata_node.h
- *        MN10) or the partition has no unfenced leader.
- *   KTC2 On a cluster node InitProducerId (with a transactional id), AddPartitionsToTxn,
- *        AddOffsetsToTxn and EndTxn are served only when the image names this node the leader of
- *        `__transaction_state`-0 and the engine leads it (KTC3's gain finished, after the leader
- *        side set its epoch: rs_check); otherwise NOT_COORDINATOR (16) when another node leads
- *        it or none does, COORDINATOR_LOAD_IN_PROGRESS (14) while this node, named leader, still
- *        loads it, COORDINATOR_NOT_AVAILABLE (15) before the topic exists. TxnOffsetCommit goes
- *        to the group's coordinator (group_cluster.c KGC2), not here.
- *   KTC3 Losing the partition (or the image not having it, or naming this node leader only in a
- *        stale image): the role is marked following before the engine resigns (no request is
- *        served from then on), then rt_partition_resign, after which every transactional call
- *        answers RT_E_NOT_COORDINATOR. Gaining it: only once the leader side has set the
- *        image's leader epoch of `__transaction_state`-0 (rs_check NONE; the leader epochs of
- *        the data partitions this node leads were set before, MN11), the engine rebuilds the
- *        coordinator (rt_partition_become_leader: replay, reconciliation, decided transactions
- *        completed, open ones fenced and aborted, G.7 CM1-CM6), and only then is it marked led.
- *   KTC4 acks=all for the coordinator: a transactional answer that follows a successful engine
- *        call is sent only once the high watermark of `__transaction_state`-0 has reached the
- *        leader's log end read after that call returned (replica_state.h RS7), with an ISR of
- *        at least the topic's min.insync.replicas; else, as Kafka's TransactionStateManager
- *        maps a failed append: NOT_COORDINATOR when the leadership went,
- *        COORDINATOR_NOT_AVAILABLE after KTC_ANSWER_TIMEOUT_MS or with a smaller ISR. Parked,
- *        never waited for on a loop thread.
- *   KTC5 format.md G.8 MW2: a marker is handed on (written locally or sent) only once the high
- *        watermark of `__transaction_state`-0 has reached its log end as of the writer's call, so
- *        the decision the marker carries is on the ISR before any reader can see the marker;
- *        otherwise the writer fails (RT_E_NOT_COORDINATOR) and the engine retries (MW3). The
- *        wait blocks the engine's thread (MW5) for at most KTC_DECISION_WAIT_MS; after a wait
- *        that timed out, those within KTC_DECISION_BACKOFF_MS fail at once, so a rebuild with
- *        many decisions (run on the agent thread, KTC3) is not held for each of them.
+ *   KTC1  The coordinator of every transactional id is the image's leader of
+ *         `__transaction_state`-0 (Kafka's partitionFor over one partition). FindCoordinator key
+ *         type 1 answers that leader's registered listener from every node, and
+ *         COORDINATOR_NOT_AVAILABLE (15) while the topic does not exist yet (metadata_node.h
+ *         MN10) or the partition has no unfenced leader.
+ *   KTC2  On a cluster node InitProducerId (with a transactional id), AddPartitionsToTxn,
+ *         AddOffsetsToTxn and EndTxn are served only when the image names this node the leader of
+ *         `__transaction_state`-0 and the engine leads it (KTC3's gain finished, after the leader
+ *         side set its epoch: rs_check); otherwise NOT_COORDINATOR (16) when another node leads
+ *         it or none does, COORDINATOR_LOAD_IN_PROGRESS (14) while this node, named leader, still
+ *         loads it, COORDINATOR_NOT_AVAILABLE (15) before the topic exists. TxnOffsetCommit goes
+ *         to the group's coordinator (group_cluster.c KGC2), not here.
+ *   KTC3  Losing the partition (or the image not having it, or naming this node leader only in a
+ *         stale image): the role is marked following before the engine resigns (no request is
+ *         served from then on), then rt_partition_resign, after which every transactional call
+ *         answers RT_E_NOT_COORDINATOR. Gaining it: only once the leader side has set the
+ *         image's leader epoch of `__transaction_state`-0 (rs_check NONE; the leader epochs of
+ *         the data partitions this node leads were set before, MN11), the engine rebuilds the
+ *         coordinator (rt_partition_become_leader: replay, reconciliation, decided transactions
+ *         completed, open ones fenced and aborted, G.7 CM1-CM6), and only then is it marked led.
+ *   KTC4  acks=all for the coordinator: a transactional answer that follows a successful engine
+ *         call is sent only once the high watermark of `__transaction_state`-0 has reached the
+ *         leader's log end read after that call returned (replica_state.h RS7), with an ISR of
+ *         at least the topic's min.insync.replicas; else, as Kafka's TransactionStateManager
+ *         maps a failed append: NOT_COORDINATOR when the leadership went,
+ *         COORDINATOR_NOT_AVAILABLE after KTC_ANSWER_TIMEOUT_MS or with a smaller ISR. Parked,
+ *         never waited for on a loop thread.
+ *   KTC5  format.md G.8 MW2: a marker is handed on (written locally or sent) only once the high
+ *         watermark of `__transaction_state`-0 has reached its log end as of the writer's call, so
+ *         the decision the marker carries is on the ISR before any reader can see the marker;
+ *         otherwise the writer fails (RT_E_NOT_COORDINATOR) and the engine retries (MW3). The
+ *         wait blocks the engine's thread (MW5) for at most KTC_DECISION_WAIT_MS; after a wait
+ *         that timed out, those within KTC_DECISION_BACKOFF_MS fail at once, so a rebuild with
+ *         many decisions (run on the agent thread, KTC3) is not held for each of them.
  */
 #include "tools/kafka/handlers/txn_cluster.h"
 
