@@ -67,6 +67,28 @@ print(err, node, port)
 PYEOF
 }
 
+# init_pid NODE: the error code of InitProducerId v0 (transactional id tc-probe) asked of NODE
+init_pid() {
+    $PY - "$(kport "$1")" <<'PYEOF'
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+tid, cid = b"tc-probe", b"t"
+body = (struct.pack(">hhih", 22, 0, 9, len(cid)) + cid + struct.pack(">h", len(tid)) + tid +
+        struct.pack(">i", 60000))
+s.sendall(struct.pack(">i", len(body)) + body)
+def read(n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise SystemExit("closed")
+        b += c
+    return b
+r = read(struct.unpack(">i", read(4))[0])
+print(struct.unpack_from(">h", r, 8)[0])  # after correlation id, throttle time
+PYEOF
+}
+
 for i in 1 2 3; do start_node "$i"; done
 if wait_for 30 all_list "1 2 3 " 1 2 3; then ok "three nodes registered"
 else bad "brokers: '$(brokers_of 1)' / '$(brokers_of 2)' / '$(brokers_of 3)'"; fi
@@ -84,6 +106,14 @@ serves() { [ "$(find_coord "$1")" = "0 $C $(kport "$C")" ]; }
 for i in 1 2 3; do
     wait_for 15 serves "$i" && ok "FindCoordinator(transaction) at node $i: node $C" ||
         bad "FindCoordinator at node $i: '$(find_coord "$i")', want '0 $C $(kport "$C")'"
+done
+
+# KTC2: the transactional requests are the coordinator's; another node answers NOT_COORDINATOR
+for i in 1 2 3; do
+    want=16; [ "$i" = "$C" ] && want=0
+    got=$(init_pid "$i")
+    [ "$got" = "$want" ] && ok "InitProducerId(tc-probe) at node $i: error $got" ||
+        bad "InitProducerId at node $i: '$got', want $want"
 done
 
 # ---- a topic with partitions C leads whose next leader is N, as __transaction_state-0's ----

@@ -286,8 +286,9 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
     rt_engine *e = atomic_load_explicit(&w->engine, memory_order_acquire);
     struct metadata_node *mn = atomic_load_explicit(&w->cluster, memory_order_acquire);
     if (!e || !mn)
-        return RT_E_NOT_COORDINATOR;                   /* not serving yet: retried (MW3) */
-    int replicated = kafka_txn_decision_replicated(w); /* txn_cluster.c KTC5: G.8 MW2 */
+        return RT_E_NOT_COORDINATOR; /* not serving yet: retried (MW3) */
+    /* txn_cluster.c KTC5 (G.8 MW2): the decision on the ISR before any marker is handed on */
+    int replicated = kafka_txn_decision_replicated(w);
     if (replicated)
         return replicated;
     struct lead_look l = {.topic = mk->topic, .partition = (int32_t)mk->partition, .leader = -1};
