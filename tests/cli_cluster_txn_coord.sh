@@ -8,7 +8,8 @@
 # the next coordinator (another node) answers FindCoordinator from the survivors, a
 # read_committed consumer reads the committed transaction and reaches the end (the open one
 # aborted, no LSO pinned), the old producer is fenced, and a new producer with the same
-# transactional id commits through the new coordinator.
+# transactional id commits through the new coordinator. The killed node, restarted, resigns the
+# partition its engine led from open, follows it back into the ISR and names the new coordinator.
 #
 # usage: bash tests/cli_cluster_txn_coord.sh /path/to/ringtail
 set -u
@@ -246,6 +247,22 @@ grep -qx "n committed" "$T/p2.out" && ok "a new producer tc-1 commits through no
 want=$( (for q in $PARTS; do for i in 0 1 2; do echo "a-$q-$i"; done; echo "n-$q-0"; done) | sort | tr '\n' ' ')"eof $NP"
 wait_for 20 expect_read "$want" && ok "read_committed at node $N: a and n, the end reached" ||
     bad "read_committed: '$(read_committed)', want '$want'"
+
+# ---- the killed node restarted: it resigns what its engine led from open and follows ----
+start_node "$C"
+caught_up() { [ "$(row __transaction_state 0 | field 11 | tr ',' '\n' | wc -l)" = 3 ]; }
+wait_for 40 caught_up && ok "node $C restarted: back in the ISR of __transaction_state-0" ||
+    bad "node $C not back in the ISR: $(row __transaction_state 0)"
+serves_n "$C" && ok "FindCoordinator(transaction) at node $C: node $N" ||
+    bad "FindCoordinator at node $C: '$(find_coord "$C")'"
+[ "$(init_pid "$C")" = 16 ] && ok "InitProducerId at node $C: NOT_COORDINATOR" ||
+    bad "InitProducerId at node $C: '$(init_pid "$C")'"
+
+# ---- every node stops cleanly (a controlled shutdown moves the coordinator on) ----
+for i in 1 2 3; do
+    kill -TERM "${PIDS[$i]}"; wait "${PIDS[$i]}"; rc=$?; PIDS[$i]=0
+    [ $rc = 0 ] && ok "node $i stopped: exit 0" || bad "node $i: exit $rc: $(tail -c 400 "$T/n$i.err")"
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
