@@ -3,7 +3,9 @@
 # `__transaction_state`-0 (issue 25 item 1; docs/cluster.md §7.5; txn_cluster.c KTC1-KTC5,
 # metadata_node.h MN10-MN11): three `ringtail serve --voters ...` nodes; the controller creates
 # `__transaction_state` (RF 3, min.insync.replicas 2); FindCoordinator key type 1 answers its
-# leader C from all three nodes; a confluent_kafka transactional producer bootstrapped at another
+# leader C from all three nodes, the others answer InitProducerId NOT_COORDINATOR; C answers it
+# only once a stopped follower of the partition continues (the ISR wait, KTC4); a confluent_kafka
+# transactional producer bootstrapped at another
 # node commits one transaction on partitions C leads and leaves a second open; C is killed (-9):
 # the next coordinator (another node) answers FindCoordinator from the survivors, a
 # read_committed consumer reads the committed transaction and reaches the end (the open one
@@ -100,9 +102,6 @@ txn_ready() { [ "$(row __transaction_state 0 | field 5)" -gt 0 ] 2>/dev/null &&
 wait_for 30 txn_ready && ok "__transaction_state-0 created with a leader and an ISR of 3" ||
     bad "__transaction_state: $(status | grep -v '^partition.*\t\(tc\|__consumer_offsets\)\t')"
 C=$(row __transaction_state 0 | field 5)
-ISR=$(row __transaction_state 0 | field 11)
-# the next coordinator once C is fenced: the first other member of the ISR (MI6)
-N=$(echo "$ISR" | tr ',' '\n' | grep -vx "$C" | head -1)
 serves() { [ "$(find_coord "$1")" = "0 $C $(kport "$C")" ]; }
 for i in 1 2 3; do
     wait_for 15 serves "$i" && ok "FindCoordinator(transaction) at node $i: node $C" ||
@@ -116,6 +115,43 @@ for i in 1 2 3; do
     [ "$got" = "$want" ] && ok "InitProducerId(tc-probe) at node $i: error $got" ||
         bad "InitProducerId at node $i: '$got', want $want"
 done
+
+# ---- KTC4: an answer waits for the ISR of __transaction_state-0 (min.insync.replicas 2) ----
+# A follower F of it (not the controller) stopped: InitProducerId at C is not answered within
+# 1 s (F still in the ISR: its fence takes the 2000 ms session); answered NONE once F continues
+# (or is fenced and the ISR shrinks to 2).
+CTL=$(status | sed -n 's/^controller\t//p')
+F=$(row __transaction_state 0 | field 11 | tr ',' '\n' | grep -vx "$C" | grep -vx "$CTL" | head -1)
+kill -STOP "${PIDS[$F]}"
+$PY - "$(kport "$C")" >"$T/isr.out" 2>&1 <<'PYEOF' &
+import select, socket, struct, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+tid, cid = b"tc-isr", b"t"
+body = (struct.pack(">hhih", 22, 0, 9, len(cid)) + cid + struct.pack(">h", len(tid)) + tid +
+        struct.pack(">i", 60000))
+s.sendall(struct.pack(">i", len(body)) + body)
+ready = select.select([s], [], [], 1.0)[0]
+print("answered within 1 s" if ready else "pending after 1 s", flush=True)
+b = b""
+while len(b) < 4 or len(b) < 4 + struct.unpack(">i", b[:4])[0]:
+    c = s.recv(4096)
+    if not c:
+        break
+    b += c
+print("error", struct.unpack_from(">h", b, 12)[0], flush=True)
+PYEOF
+ISRPY=$!
+wait_for 10 grep -q "after 1 s\|within 1 s" "$T/isr.out"
+kill -CONT "${PIDS[$F]}"
+wait "$ISRPY"
+grep -qx "pending after 1 s" "$T/isr.out" && grep -qx "error 0" "$T/isr.out" &&
+    ok "InitProducerId at node $C with follower $F stopped: pending after 1 s, NONE once it continues" ||
+    bad "the ISR wait (follower $F stopped): $(cat "$T/isr.out")"
+caught_up() { [ "$(row __transaction_state 0 | field 11 | tr ',' '\n' | wc -l)" = 3 ]; }
+wait_for 40 caught_up || bad "node $F not back in the ISR: $(row __transaction_state 0)"
+ISR=$(row __transaction_state 0 | field 11)
+# the next coordinator once C is fenced: the first other member of the ISR (MI6)
+N=$(echo "$ISR" | tr ',' '\n' | grep -vx "$C" | head -1)
 
 # ---- a topic with partitions C leads whose next leader is N, as __transaction_state-0's ----
 $PY - "127.0.0.1:$K1" "$TOPIC" >"$T/admin.out" 2>&1 <<'PYEOF'
@@ -250,7 +286,6 @@ wait_for 20 expect_read "$want" && ok "read_committed at node $N: a and n, the e
 
 # ---- the killed node restarted: it resigns what its engine led from open and follows ----
 start_node "$C"
-caught_up() { [ "$(row __transaction_state 0 | field 11 | tr ',' '\n' | wc -l)" = 3 ]; }
 wait_for 40 caught_up && ok "node $C restarted: back in the ISR of __transaction_state-0" ||
     bad "node $C not back in the ISR: $(row __transaction_state 0)"
 serves_n "$C" && ok "FindCoordinator(transaction) at node $C: node $N" ||
