@@ -5,8 +5,8 @@
 # `__transaction_state` (RF 3, min.insync.replicas 2); FindCoordinator key type 1 answers its
 # leader C from all three nodes, the others answer InitProducerId NOT_COORDINATOR; C answers it
 # only once a stopped follower of the partition continues (the ISR wait, KTC4); a confluent_kafka
-# transactional producer bootstrapped at another
-# node commits one transaction on partitions C leads and leaves a second open; C is killed (-9):
+# transactional producer bootstrapped at another node commits one transaction on partitions C
+# leads and leaves a second open; C is killed (-9):
 # the next coordinator (another node) answers FindCoordinator from the survivors, a
 # read_committed consumer reads the committed transaction and reaches the end (the open one
 # aborted, no LSO pinned), the old producer is fenced, and a new producer with the same
