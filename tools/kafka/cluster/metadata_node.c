@@ -76,6 +76,10 @@ struct metadata_node {
     metadata_node_group_role_fn _Atomic group_role;
     void *_Atomic group_role_ctx;
     bool offsets_create_logged;
+    /* the transaction coordinator in the cluster (MN10, MN11): the broker's txn-role hook */
+    metadata_node_txn_role_fn _Atomic txn_role;
+    void *_Atomic txn_role_ctx;
+    bool txn_create_logged;
 };
 
 static int64_t now_ms(void)
@@ -534,6 +538,36 @@ static void ensure_offsets_topic(struct metadata_node *n)
     n->offsets_create_logged = err != KAFKA_NONE;
 }
 
+/* MN10: the controller creates `__transaction_state` (1 partition, replication factor
+ * min(3, voters), min.insync.replicas 2 when that is 3 or more: Kafka's
+ * transaction.state.log.replication.factor 3 and transaction.state.log.min.isr 2) once that many
+ * brokers are unfenced, as MN8 does `__consumer_offsets`. */
+static void scan_txn_state(void *ctx, const struct metadata_image *img)
+{
+    struct offsets_scan *os = ctx;
+    os->exists = metadata_image_topic(img, METADATA_TXN_STATE_TOPIC) != NULL;
+    for (unsigned i = 0; i < img->brokers_count; i++)
+        os->unfenced += !img->brokers[i].fenced;
+}
+
+static void ensure_txn_state_topic(struct metadata_node *n)
+{
+    struct offsets_scan os = {0};
+    metadata_node_read(n, scan_txn_state, &os);
+    unsigned rf = n->voters_n < 3 ? n->voters_n : 3;
+    if (os.exists || rf == 0 || os.unfenced < rf)
+        return;
+    const char *keys[] = {"min.insync.replicas"}, *values[] = {"2"};
+    const char *message = "";
+    int16_t err = metadata_node_create_topic(n, METADATA_TXN_STATE_TOPIC, 1, (int16_t)rf, keys,
+                                             values, rf >= 3 ? 1 : 0, false, &message);
+    if (err == KAFKA_NONE || !n->txn_create_logged)
+        fprintf(stderr, "ringtail serve: controller: creating %s (1 partition, RF %u): %s%s%s\n",
+                METADATA_TXN_STATE_TOPIC, rf, kafka_error_name(err), err ? ": " : "",
+                err ? message : "");
+    n->txn_create_logged = err != KAFKA_NONE;
+}
+
 /* The controller's periodic duty (agent thread): register itself (directly), fence the brokers
  * whose sessions expired (MN1). */
 static void controller_tick(struct metadata_node *n, const struct quorum_status *st)
@@ -598,7 +632,8 @@ static void controller_tick(struct metadata_node *n, const struct quorum_status 
     for (unsigned i = 0; i < fenced_n; i++)
         move_leaders(n, fenced[i]);
     move_leaders(n, -1);
-    ensure_offsets_topic(n); /* MN8 */
+    ensure_offsets_topic(n);   /* MN8 */
+    ensure_txn_state_topic(n); /* MN10 */
 }
 
 /* ---- for the controller's duties kept in other files (controller_admin.c) ---- */
@@ -1030,8 +1065,9 @@ static void scan_local(void *ctx, const struct metadata_image *img)
     struct local_scan *ls = ctx;
     for (unsigned i = 0; i < img->topics_count; i++) {
         const struct mi_topic *t = img->topics[i];
-        if (strcmp(t->name, METADATA_OFFSETS_TOPIC) == 0)
-            continue; /* the engine makes it itself (MN7: the group-role hook's calls) */
+        if (strcmp(t->name, METADATA_OFFSETS_TOPIC) == 0 ||
+            strcmp(t->name, METADATA_TXN_STATE_TOPIC) == 0)
+            continue; /* the engine makes them itself (MN7, MN11: the role hooks' calls) */
         bool mine = false;
         for (int32_t p = 0; p < t->partitions_count && !mine; p++)
             mine = mi_partition_has(&t->partitions[p], ls->node_id, false);
@@ -1277,6 +1313,53 @@ void metadata_node_set_group_role(struct metadata_node *n, metadata_node_group_r
     metadata_node_kick(n);
 }
 
+/* MN11: whether the image has `__transaction_state`-0 and names this node its leader. */
+struct txn_role_look {
+    int32_t node_id;
+    bool lead;
+};
+
+static void scan_txn_role(void *ctx, const struct metadata_image *img)
+{
+    struct txn_role_look *l = ctx;
+    const struct mi_topic *t = metadata_image_topic(img, METADATA_TXN_STATE_TOPIC);
+    l->lead = t && t->partitions_count > 0 && t->partitions[0].exists &&
+              t->partitions[0].leader == l->node_id;
+}
+
+/* MN11: the txn-role hook, after the leader epochs of the partitions this node leads are set
+ * (G.7's order: the data partitions first, then the coordinator); `__transaction_state`-0 is
+ * handed to the fetcher only once the hook made the engine follow it. "Lead" only from a
+ * current image (MN7's rule); anything else resigns (always safe), the topic's absence
+ * included: before the controller creates it no node coordinates. Without a hook (the broker
+ * not running yet) the fetcher never gets it. */
+static size_t txn_role_apply(struct metadata_node *n, struct rf_assignment *a, size_t an,
+                             bool current)
+{
+    metadata_node_txn_role_fn fn = atomic_load(&n->txn_role);
+    void *ctx = atomic_load(&n->txn_role_ctx);
+    bool following = false;
+    if (fn) {
+        struct txn_role_look l = {.node_id = n->node_id};
+        metadata_node_read(n, scan_txn_role, &l);
+        bool lead = l.lead && current;
+        following = fn(ctx, lead) && !lead;
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < an; i++)
+        if (strcmp(a[i].topic, METADATA_TXN_STATE_TOPIC) != 0 ||
+            (a[i].partition == 0 && (a[i].leader == n->node_id || following)))
+            a[w++] = a[i];
+    return w;
+}
+
+void metadata_node_set_txn_role(struct metadata_node *n, metadata_node_txn_role_fn fn, void *ctx)
+{
+    atomic_store(&n->txn_role_ctx, ctx);
+    atomic_store(&n->txn_role, fn);
+    metadata_node_kick(n);
+}
+
 static void partition_roles_apply(struct metadata_node *n)
 {
     struct roles_scan rs = {.node_id = n->node_id};
@@ -1301,6 +1384,7 @@ static void partition_roles_apply(struct metadata_node *n)
                         rs.a[i].topic, rs.a[i].partition, (int)rs.a[i].leader_epoch,
                         rt_strerror(rc));
         }
+    rs.n = txn_role_apply(n, rs.a, rs.n, current); /* MN11, after the leader epochs */
     if (n->replicas)
         replica_fetcher_update(n->replicas, rs.a, rs.n, current);
     free(rs.a);
