@@ -1294,6 +1294,15 @@ static void partition_roles_apply(struct metadata_node *n)
     rs.n = group_roles_apply(n, rs.a, rs.n, current); /* MN7, before the fetcher sees them */
     for (size_t i = 0; i < rs.n; i++)
         if (rs.a[i].leader == n->node_id) {
+            /* replica_fetcher.h RF7: led in the engine before the new epoch is set, so a
+             * replica fetch still in flight is refused from here on (a no-op when led). */
+            if (strncmp(rs.a[i].topic, "__", 2) != 0) {
+                int lrc = rt_partition_become_leader(n->engine, rs.a[i].topic,
+                                                     (uint32_t)rs.a[i].partition);
+                if (lrc && lrc != RT_E_UNKNOWN_TOPIC_OR_PARTITION)
+                    fprintf(stderr, "ringtail serve: controller: %s-%d: becoming leader: %s\n",
+                            rs.a[i].topic, rs.a[i].partition, rt_strerror(lrc));
+            }
             int rc = rt_partition_set_leader_epoch(
                 n->engine, rs.a[i].topic, (uint32_t)rs.a[i].partition, rs.a[i].leader_epoch);
             if (rc && rc != RT_E_INVALID_ARGUMENT && rc != RT_E_UNKNOWN_TOPIC_OR_PARTITION)
