@@ -9,7 +9,9 @@
  * byte for byte the leader's (RL8); the follower's copy passes rt_verify, reopens cleanly and
  * after a crash (its active segment scanned), and keeps taking the leader's later batches; a
  * replica batch below the log end, or below its predecessor in the same call, is still refused
- * (RL3, RL8). A user partition this engine was made leader of (rt_partition_become_leader)
+ * (RL3, RL8); a power loss at any step of a replica append with gaps leaves nothing, the first
+ * batch or both, each as the leader wrote it, in a log an open and verify accept (RL8: the
+ * cleaned_end that allows the gap is durable before the batch). A user partition this engine was made leader of (rt_partition_become_leader)
  * refuses replica appends, truncations and restarts until it resigns (RL9).
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback.
@@ -27,6 +29,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "helpers/power_sweep.h"
 #include "helpers/test_util.h"
 #include "helpers/verify_log.h"
 #include "ringtail.h"
@@ -344,12 +347,122 @@ static void test_led_partition_refuses_replica_writes(void **state)
     tu_rmdir_free(db);
 }
 
+/* ---- RL8 under power loss: the gap's cleaned_end is durable before the batch ---- */
+
+static uint8_t sweep_bytes[4096]; /* the leader's batches 1 and 3 (bases 3 and 9): two gaps */
+static size_t sweep_len;
+static size_t sweep_first; /* the size of batch 1 */
+
+static void sweep_prepare(rt_engine *e)
+{
+    assert_int_equal(rt_topic_create(e, TOPIC, 1), 0);
+}
+
+static int sweep_act(rt_engine *e)
+{
+    return rt_partition_append_replica(e, TOPIC, 0, sweep_bytes, sweep_len, NULL);
+}
+
+/* What a power loss may leave: nothing, batch 1, or both — each as the leader wrote it, an
+ * open that takes the gaps (RL8), and a log that goes on taking the leader's batches. */
+static void sweep_check(rt_engine *e, const char *dir, bool acked, const char *what)
+{
+    (void)dir;
+    int64_t end = -1;
+    assert_int_equal(rt_partition_truncate(e, TOPIC, 0, INT64_MAX, &end), 0); /* the log end */
+    if (end != 0 && end != 6 && end != 12)
+        fail_msg("%s: the log ends at %" PRId64 ", not 0, 6 or 12", what, end);
+    if (acked && end != 12)
+        fail_msg("%s: an acknowledged replica append came back short (%" PRId64 ")", what, end);
+    if (end > 0) {
+        rt_fetch *f = NULL;
+        assert_int_equal(rt_fetch_start(e, TOPIC, 0, 0, 1 << 20, RT_READ_REPLICA, &f), 0);
+        const struct rt_fetch_view *v = rt_fetch_get(f);
+        size_t want = end == 6 ? sweep_first : sweep_len;
+        if (v->size_bytes != want || memcmp(v->data, sweep_bytes, want) != 0)
+            fail_msg("%s: the follower's bytes are not the leader's (%zu, want %zu)", what,
+                     v->size_bytes, want);
+        rt_fetch_release(f);
+    }
+    /* It goes on: the rest of the call again (a duplicate of what landed is refused). */
+    const uint8_t *rest = end == 0 ? sweep_bytes : sweep_bytes + sweep_first;
+    size_t rest_len = end == 0 ? sweep_len : sweep_len - sweep_first;
+    if (end < 12) {
+        int64_t after = -1;
+        assert_int_equal(rt_partition_append_replica(e, TOPIC, 0, rest, rest_len, &after), 0);
+        assert_int_equal(after, 12);
+    }
+}
+
+static void sweep_options(struct rt_options *o)
+{
+    options(o);
+}
+
+static void sweep_after(const char *dir, const char *what)
+{
+    tu_expect_verify_clean(dir, what);
+}
+
+static const struct tu_power_sweep sweep = {.options = sweep_options,
+                                            .runs_max = 80,
+                                            .what = "of a replica append with gaps",
+                                            .prepare = sweep_prepare,
+                                            .act = sweep_act,
+                                            .check = sweep_check,
+                                            .after = sweep_after};
+
+static void sweep_setup(void)
+{
+    char *d = tu_mkdtemp();
+    rt_engine *a = open_dir(d);
+    assert_int_equal(rt_topic_create(a, TOPIC, 1), 0);
+    append_keyed(a, 0, 4); /* batches at 0, 3, 6, 9 */
+    rt_fetch *f = NULL;
+    assert_int_equal(rt_fetch_start(a, TOPIC, 0, 0, 1 << 20, RT_READ_REPLICA, &f), 0);
+    const struct rt_fetch_view *v = rt_fetch_get(f);
+    size_t one = (size_t)batch_size_at(v->data, v->size_bytes, NULL);
+    assert_int_equal(v->size_bytes, 4 * one);
+    assert_true(2 * one <= sizeof(sweep_bytes));
+    memcpy(sweep_bytes, v->data + one, one);
+    memcpy(sweep_bytes + one, v->data + 3 * one, one);
+    sweep_first = one;
+    sweep_len = 2 * one;
+    rt_fetch_release(f);
+    assert_int_equal(rt_close(a), 0);
+    tu_rmdir_free(d);
+}
+
+static void test_gap_power_loss_at_every_directory_change(void **state)
+{
+    (void)state;
+    sweep_setup();
+    tu_power_sweep(&sweep, IO_OP_DIR_ENTRY);
+}
+
+static void test_gap_power_loss_at_every_direct_fdatasync(void **state)
+{
+    (void)state;
+    sweep_setup();
+    tu_power_sweep(&sweep, IO_OP_FDATASYNC_DIRECT);
+}
+
+static void test_gap_power_loss_at_every_directory_fsync(void **state)
+{
+    (void)state;
+    sweep_setup();
+    tu_power_sweep(&sweep, IO_OP_DIR_FSYNC);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_follower_copies_a_compacted_log),
         cmocka_unit_test(test_replica_offsets_only_grow),
         cmocka_unit_test(test_led_partition_refuses_replica_writes),
+        cmocka_unit_test(test_gap_power_loss_at_every_directory_change),
+        cmocka_unit_test(test_gap_power_loss_at_every_direct_fdatasync),
+        cmocka_unit_test(test_gap_power_loss_at_every_directory_fsync),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
