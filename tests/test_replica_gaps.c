@@ -11,8 +11,9 @@
  * replica batch below the log end, or below its predecessor in the same call, is still refused
  * (RL3, RL8); a power loss at any step of a replica append with gaps leaves nothing, the first
  * batch or both, each as the leader wrote it, in a log an open and verify accept (RL8: the
- * cleaned_end that allows the gap is durable before the batch). A user partition this engine was made leader of (rt_partition_become_leader)
- * refuses replica appends, truncations and restarts until it resigns (RL9).
+ * cleaned_end that allows the gap is durable before the batch). A user partition this engine
+ * was made leader of (rt_partition_become_leader) refuses replica appends, truncations and
+ * restarts until it resigns (RL9).
  *
  * RT_TEST_BOTH_BACKENDS: ctest runs this file over io_uring and over the sync fallback.
  */
