@@ -25,9 +25,11 @@
 #include <cmocka.h>
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "batch.h"
 #include "helpers/power_sweep.h"
@@ -348,6 +350,76 @@ static void test_led_partition_refuses_replica_writes(void **state)
     tu_rmdir_free(db);
 }
 
+/* ---- RL8 against the follower's own cleaner: neither store lowers the other's ---- */
+
+struct racer {
+    rt_engine *e;
+    const uint8_t *bytes;
+    size_t len;
+    int rc;
+    pthread_t th;
+    bool started;
+};
+
+static struct racer racer;
+
+static void *racer_main(void *arg)
+{
+    struct racer *r = arg;
+    r->rc = rt_partition_append_replica(r->e, TOPIC, 0, r->bytes, r->len, NULL);
+    return NULL;
+}
+
+/* At the settle's step 5 (the cleaner's thread, between its directory fsync and its checkpoint
+ * store): a replica append with a gap starts beside it and is given time to store its own
+ * checkpoint. With RL8's lock it waits for the settle and raises what the settle stored;
+ * without it, the settle's older cleaned_end would overwrite the gap's. */
+static void race_hook(int step, void *ctx)
+{
+    (void)ctx;
+    if (step != 5 || racer.started)
+        return;
+    racer.started = true;
+    assert_int_equal(pthread_create(&racer.th, NULL, racer_main, &racer), 0);
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static void test_gap_beside_the_followers_own_clean(void **state)
+{
+    (void)state;
+    rt_test_cleaner_background_set(false);
+    char *da = tu_mkdtemp(), *db = tu_mkdtemp();
+    rt_engine *a = open_dir(da), *b = open_dir(db);
+    create_compacted(a);
+    create_compacted(b);
+    append_keyed(a, 0, 40); /* dense: the follower's clean will have work */
+    replicate(a, b, 1 << 20, NULL);
+    int64_t end = log_end(b);
+    append_keyed(a, 40, 2); /* the follower takes only the second: a gap of 3 */
+    rt_fetch *f = NULL;
+    assert_int_equal(rt_fetch_start(a, TOPIC, 0, end + 3, 1 << 20, RT_READ_REPLICA, &f), 0);
+    const struct rt_fetch_view *v = rt_fetch_get(f);
+    racer = (struct racer){.e = b, .bytes = v->data, .len = v->size_bytes, .rc = -1};
+    rt_test_cleaner_hook_set(race_hook, NULL);
+    assert_int_equal(rt_topic_compact(b, TOPIC), 0);
+    rt_test_cleaner_hook_set(NULL, NULL);
+    assert_true(racer.started); /* the premise: the follower's clean swapped and settled */
+    assert_int_equal(pthread_join(racer.th, NULL), 0);
+    assert_int_equal(racer.rc, 0);
+    rt_fetch_release(f);
+    assert_int_equal(log_end(b), end + 6);
+    assert_int_equal(rt_close(b), 0);
+    tu_expect_verify_clean(db, "a gap stored beside the follower's settle");
+    b = open_dir(db); /* the gap's segment is one that may skip offsets (RL8, CL1) */
+    assert_int_equal(log_end(b), end + 6);
+    assert_int_equal(rt_close(b), 0);
+    assert_int_equal(rt_close(a), 0);
+    rt_test_cleaner_background_set(true);
+    tu_rmdir_free(da);
+    tu_rmdir_free(db);
+}
+
 /* ---- RL8 under power loss: the gap's cleaned_end is durable before the batch ---- */
 
 static uint8_t sweep_bytes[4096]; /* the leader's batches 1 and 3 (bases 3 and 9): two gaps */
@@ -461,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_follower_copies_a_compacted_log),
         cmocka_unit_test(test_replica_offsets_only_grow),
         cmocka_unit_test(test_led_partition_refuses_replica_writes),
+        cmocka_unit_test(test_gap_beside_the_followers_own_clean),
         cmocka_unit_test(test_gap_power_loss_at_every_directory_change),
         cmocka_unit_test(test_gap_power_loss_at_every_direct_fdatasync),
         cmocka_unit_test(test_gap_power_loss_at_every_directory_fsync),
