@@ -142,7 +142,7 @@ static void node_apply(void *ctx, uint64_t index, const void *rec, size_t len)
         note_after(n, index, &an);
     if (rc == 0 && len > 0 &&
         (((const uint8_t *)rec)[0] == MI_PARTITION || ((const uint8_t *)rec)[0] == MI_CONFIG ||
-         ((const uint8_t *)rec)[0] == MI_TOPIC)) {
+         ((const uint8_t *)rec)[0] == MI_TOPIC || ((const uint8_t *)rec)[0] == MI_BATCH)) {
         /* MN2: the agent makes the local partitions (and MN6 the configs), not this thread */
         n->dirty = true;
         pthread_cond_signal(&n->cv);
@@ -431,22 +431,45 @@ int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, in
             *message = "the topic's name or configs do not fit a TOPIC record";
         }
     }
-    for (int32_t p = -1; !err && !validate_only && p < partitions; p++) {
-        size_t len;
-        if (p < 0)
-            len = mi_encode_topic(rec, cap, id, name, keys, values, configs_count);
-        else {
-            const int32_t *r = &place[(size_t)p * (size_t)rf];
-            len = mi_encode_partition(rec, cap, id, p, r, (unsigned)rf, r[0], 0, r, (unsigned)rf);
+    /* controller_admin.h CA6: TOPIC then PARTITION 0..n-1 in one BATCH entry (MI9), applied
+     * whole or not at all; only past MI_RECORD_BYTES_MAX in several, each whole. */
+    struct mi_batch batch = {0};
+    for (int32_t p = -1; !err && !validate_only && p <= partitions; p++) {
+        int brc = 0;
+        if (p < partitions) {
+            size_t len;
+            if (p < 0)
+                len = mi_encode_topic(rec, cap, id, name, keys, values, configs_count);
+            else {
+                const int32_t *r = &place[(size_t)p * (size_t)rf];
+                len =
+                    mi_encode_partition(rec, cap, id, p, r, (unsigned)rf, r[0], 0, r, (unsigned)rf);
+            }
+            if (!len) {
+                err = KAFKA_INVALID_CONFIG;
+                *message = "the topic's name or configs do not fit a TOPIC record";
+                break;
+            }
+            brc = mi_batch_add(&batch, rec, len);
+            if (brc == 0)
+                continue;
+            if (brc != -E2BIG || batch.count == 0) {
+                err = KAFKA_UNKNOWN_SERVER_ERROR;
+                break;
+            }
         }
-        uint64_t index;
-        int rc = len ? quorum_propose_wait(n->q, rec, len, PROPOSE_WAIT_MS, &index) : -EINVAL;
+        uint64_t index; /* the batch is full (-E2BIG) or the last record is in it */
+        int rc = quorum_propose_wait(n->q, batch.buf, batch.len, PROPOSE_WAIT_MS, &index);
+        batch.count = 0;
+        batch.len = 0;
         if (rc) {
-            err = rc == -EINVAL ? KAFKA_INVALID_CONFIG : quorum_error(rc);
-            *message = rc == -EINVAL ? "the topic's name or configs do not fit a TOPIC record"
-                                     : "the controller could not commit the topic";
+            err = quorum_error(rc);
+            *message = "the controller could not commit the topic";
+        } else if (brc == -E2BIG) {
+            p--; /* the record that did not fit starts the next batch */
         }
     }
+    mi_batch_free(&batch);
     free(rec);
     free(place);
     return err;
@@ -1377,6 +1400,15 @@ static void partition_roles_apply(struct metadata_node *n)
     rs.n = group_roles_apply(n, rs.a, rs.n, current); /* MN7, before the fetcher sees them */
     for (size_t i = 0; i < rs.n; i++)
         if (rs.a[i].leader == n->node_id) {
+            /* replica_fetcher.h RF7: led in the engine before the new epoch is set, so a
+             * replica fetch still in flight is refused from here on (a no-op when led). */
+            if (strncmp(rs.a[i].topic, "__", 2) != 0) {
+                int lrc = rt_partition_become_leader(n->engine, rs.a[i].topic,
+                                                     (uint32_t)rs.a[i].partition);
+                if (lrc && lrc != RT_E_UNKNOWN_TOPIC_OR_PARTITION)
+                    fprintf(stderr, "ringtail serve: controller: %s-%d: becoming leader: %s\n",
+                            rs.a[i].topic, rs.a[i].partition, rt_strerror(lrc));
+            }
             int rc = rt_partition_set_leader_epoch(
                 n->engine, rs.a[i].topic, (uint32_t)rs.a[i].partition, rs.a[i].leader_epoch);
             if (rc && rc != RT_E_INVALID_ARGUMENT && rc != RT_E_UNKNOWN_TOPIC_OR_PARTITION)

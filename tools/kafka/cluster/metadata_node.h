@@ -29,7 +29,8 @@
  *       wakes the agent thread, which creates local partitions.
  *   MN3  A topic is created by the controller only: rf within 1..unfenced brokers, replicas by
  *       mi_place_replicas over the unfenced brokers, leader = first replica, epoch 0, ISR = the
- *       replicas; its TOPIC record precedes its PARTITION records.
+ *       replicas; its TOPIC record precedes its PARTITION records, all in one BATCH record
+ *       (metadata_image.h MI9, controller_admin.h CA6).
  *   MN4  A DELETE_TOPIC record applied makes the agent delete the topic of that name from the
  *       local engine, once this member has caught up (a leader known, every committed record
  *       applied) and unless the image holds a topic of that name again by then (the engine
