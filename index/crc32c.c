@@ -21,12 +21,6 @@
  * The choice is made once (pthread_once) from __builtin_cpu_supports("sse4.2") (and
  * "avx512f", "vpclmulqdq", "pclmul" for the folding).
  *
- * It also owns crc32c_combine (the CRC of A‖B from the CRCs of A and B and |B|), which moves a
- * register over |B| zero bytes: a product by x^(8·|B|) mod P, taken as one product per set bit
- * of |B| with a table of x^(8·2^k) (zlib's crc32_combine scheme). With SSE4.2 and PCLMULQDQ a
- * product is one carry-less multiply and one crc32 instruction (~10 cycles, so a 16 KiB batch
- * combines in well under 100 ns); otherwise the O(32) bit loop.
- *
  * It must never allocate, never keep state other than the tables built on first use, and never
  * use a CPU instruction outside a function that was selected for it: the hardware paths are the
  * only code marked target(...), and each runs only when its flag was set from the CPU's.
@@ -40,7 +34,6 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #include <nmmintrin.h>
-#include <wmmintrin.h>
 #define CRC32C_HAVE_X86 1
 #else
 #define CRC32C_HAVE_X86 0
@@ -62,11 +55,6 @@ static bool crc32c_fold; /* crc32c_hw and AVX-512 VPCLMULQDQ */
  * {x^(D+63) mod P, x^(D-1) mod P}, each reflected and shifted left by 32 (crc32c_fold_init). */
 static uint64_t crc32c_k2048[2]; /* D = 2048: one accumulator to the same one, 256 bytes on */
 static uint64_t crc32c_k512[2];  /* D = 512: one accumulator to the next, 64 bytes on */
-static bool crc32c_clmul;        /* crc32c_hw and PCLMULQDQ: the combine's fast products */
-/* x2n[k] = x^(8·2^k) mod P (the bit loop); x2n_clmul[k] = x^(8·2^k - 32) mod P for k >= 2
- * (the clmul product multiplies by an extra x^32, crc32c_mul_clmul). */
-static uint32_t crc32c_x2n[64];
-static uint32_t crc32c_x2n_clmul[64];
 /* Slicing-by-8: table[k][b] is the CRC register after feeding byte b followed by k zero bytes. */
 static uint32_t crc32c_table[8][256];
 /* Shift tables: shift_x[k][b] = (b << 8k) · x^(8·X_BYTES) mod P, so a register r is advanced over
@@ -143,14 +131,6 @@ static void crc32c_init(void)
     }
     shift_table_build(crc32c_shift_long, CRC32C_LONG_BYTES);
     shift_table_build(crc32c_shift_short, CRC32C_SHORT_BYTES);
-    crc32c_x2n[0] = 1u << 23; /* x^8 */
-    for (int k = 1; k < 64; k++)
-        crc32c_x2n[k] = gf2_multmodp(crc32c_x2n[k - 1], crc32c_x2n[k - 1]);
-    const uint32_t x32 = gf2_x8n(4);
-    crc32c_x2n_clmul[2] = 1u << 31; /* x^(8·4 - 32) = x^0 */
-    for (int k = 3; k < 64; k++)    /* e' = 2e + 32 for e = 8·2^(k-1) - 32 */
-        crc32c_x2n_clmul[k] =
-            gf2_multmodp(gf2_multmodp(crc32c_x2n_clmul[k - 1], crc32c_x2n_clmul[k - 1]), x32);
 #if CRC32C_HAVE_X86
     __builtin_cpu_init();
     crc32c_hw = __builtin_cpu_supports("sse4.2");
@@ -158,7 +138,6 @@ static void crc32c_init(void)
                   __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq");
     fold_constants(crc32c_k2048, 2048);
     fold_constants(crc32c_k512, 512);
-    crc32c_clmul = crc32c_hw && __builtin_cpu_supports("pclmul");
 #else
     crc32c_hw = false;
 #endif
@@ -323,62 +302,6 @@ __attribute__((target("sse4.2"))) static uint32_t crc32c_hw_raw(uint32_t r, cons
     return r;
 }
 #endif
-
-/* ---- combine ---- */
-
-/* r · x^(8n) mod P by the bit loop and the x^(8·2^k) table. */
-static uint32_t crc32c_shift_sw(uint32_t r, size_t n)
-{
-    for (int k = 0; n; k++, n >>= 1)
-        if (n & 1)
-            r = gf2_multmodp(crc32c_x2n[k], r);
-    return r;
-}
-
-#if CRC32C_HAVE_X86
-/* a · b · x^32 mod P. The carry-less product of two reflected 32-bit polynomials holds x^i at
- * bit 62 - i; shifted left by one, bit 63 - i, which is how the crc32 instruction reads a
- * 64-bit word (its first bit, bit 0, is the highest power): crc32(0, w) = w(x) · x^32 mod P. */
-__attribute__((target("sse4.2,pclmul"))) static inline uint32_t crc32c_mul_clmul(uint32_t a,
-                                                                                 uint32_t b)
-{
-    __m128i p = _mm_clmulepi64_si128(_mm_cvtsi32_si128((int)a), _mm_cvtsi32_si128((int)b), 0);
-    uint64_t w = (uint64_t)_mm_cvtsi128_si64(p) << 1;
-    return (uint32_t)_mm_crc32_u64(0, w);
-}
-
-/* r · x^(8n) mod P: n mod 4 zero bytes through the crc32 instruction (r·x^8 each), then one
- * clmul product per higher set bit of n, each by x^(8·2^k - 32) so its extra x^32 cancels. */
-__attribute__((target("sse4.2,pclmul"))) static uint32_t crc32c_shift_clmul(uint32_t r, size_t n)
-{
-    for (size_t i = 0; i < (n & 3); i++)
-        r = _mm_crc32_u8(r, 0);
-    n >>= 2;
-    for (int k = 2; n; k++, n >>= 1)
-        if (n & 1)
-            r = crc32c_mul_clmul(crc32c_x2n_clmul[k], r);
-    return r;
-}
-#endif
-
-/* With I = 0xFFFFFFFF, X = x^(8|B|) and raw the register before the final complement:
- * raw(I, A‖B) = raw(I, A)·X ⊕ raw(0, B) and crc_b = ~(I·X ⊕ raw(0, B)), so
- * crc_a·X ⊕ crc_b = raw(I, A)·X ⊕ I·X ⊕ ~(I·X) ⊕ raw(0, B) = ~raw(I, A‖B), the CRC of A‖B. */
-uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b, size_t len_b)
-{
-    crc32c_ready();
-#if CRC32C_HAVE_X86
-    if (crc32c_clmul)
-        return crc32c_shift_clmul(crc_a, len_b) ^ crc_b;
-#endif
-    return crc32c_shift_sw(crc_a, len_b) ^ crc_b;
-}
-
-uint32_t crc32c_combine_sw(uint32_t crc_a, uint32_t crc_b, size_t len_b)
-{
-    crc32c_ready();
-    return crc32c_shift_sw(crc_a, len_b) ^ crc_b;
-}
 
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len)
 {

@@ -20,14 +20,6 @@ uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
 /* The portable table implementation, always available (tests compare the two). */
 uint32_t crc32c_sw(uint32_t crc, const void *buf, size_t len);
 
-/* The CRC of A‖B from crc_a = crc32c(0, A), crc_b = crc32c(0, B) and len_b = |B|, as zlib's
- * crc32_combine: crc32c_combine(crc32c(0, A), crc32c(0, B), |B|) == crc32c(0, A‖B). O(log len_b)
- * products (a carry-less multiply each where the CPU has PCLMULQDQ and SSE4.2). */
-uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b, size_t len_b);
-
-/* The same by the portable bit loop, always available (tests compare the two). */
-uint32_t crc32c_combine_sw(uint32_t crc_a, uint32_t crc_b, size_t len_b);
-
 /* True when crc32c() uses the CPU's instructions. */
 bool crc32c_hw_available(void);
 

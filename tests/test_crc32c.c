@@ -3,9 +3,7 @@
  * slicing-by-8 path on every length 0..1024 from every alignment, plus the lengths where the
  * hardware path switches between its three-stream block sizes. Where the CPU has AVX-512
  * VPCLMULQDQ, the same comparisons cover the folding path (every buffer of 256 bytes and more,
- * from every alignment, with every tail of 0-63 bytes after its multiple of 64). Then
- * crc32c_combine (both the dispatched and the bit-loop one) against the CRC of the joined buffer
- * at every split of short buffers and at lengths across every low bit of |B| up to 1 MiB.
+ * from every alignment, with every tail of 0-63 bytes after its multiple of 64).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,48 +122,12 @@ static void test_hw_matches_sw_long(void **state)
     free(buf);
 }
 
-static void check_combine(const uint8_t *buf, size_t len_a, size_t len_b)
-{
-    uint32_t want = crc32c(0, buf, len_a + len_b);
-    uint32_t a = crc32c(0, buf, len_a), b = crc32c(0, buf + len_a, len_b);
-    assert_int_equal(crc32c_combine(a, b, len_b), want);
-    assert_int_equal(crc32c_combine_sw(a, b, len_b), want);
-}
-
-/* The batch builder seals a batch as combine(CRC of its header, CRC of its records, |records|)
- * (batch.c B1): every split of short buffers, and |B| with each of its low bits set (the clmul
- * path takes n mod 4 bytes one way and each higher bit another). */
-static void test_combine(void **state)
-{
-    (void)state;
-    const size_t max_len = (1u << 20) + 64;
-    uint8_t *buf = malloc(max_len);
-    assert_non_null(buf);
-    srand(7);
-    for (size_t i = 0; i < max_len; i++)
-        buf[i] = (uint8_t)rand();
-    for (size_t len = 0; len <= 80; len++)
-        for (size_t a = 0; a <= len; a++)
-            check_combine(buf, a, len - a);
-    for (size_t bit = 0; bit <= 20; bit++)
-        for (size_t d = 0; d < 5; d++) {
-            size_t len_b = ((size_t)1 << bit) + d;
-            check_combine(buf, 40, len_b); /* a batch header's 40 CRC'd bytes */
-            check_combine(buf, 1, len_b);
-        }
-    check_combine(buf, 40, 16589 - 61); /* W1's batch */
-    /* a wrong length must give another CRC (the test can fail) */
-    uint32_t a = crc32c(0, buf, 40), b = crc32c(0, buf + 40, 1000);
-    assert_int_not_equal(crc32c_combine(a, b, 999), crc32c(0, buf, 1040));
-    free(buf);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vectors_dispatch),   cmocka_unit_test(test_vectors_sw),
         cmocka_unit_test(test_incremental),        cmocka_unit_test(test_hw_matches_sw),
-        cmocka_unit_test(test_hw_matches_sw_long), cmocka_unit_test(test_combine),
+        cmocka_unit_test(test_hw_matches_sw_long),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,14 +84,6 @@
  * that arrives with bit 3 set under CreateTime gets M from its records' own deltas (Kafka takes
  * the batch's maxTimestamp for every record there), so its records never read back newer than
  * the stored maxTimestamp.
- *
- * The builder's CRC (issue 27 item 4):
- *   BB1 b->records_crc is always crc32c(0, records written so far), extended by batch_builder_add
- *       over the bytes it just encoded (hot in L1 on the encoding thread), and nothing else writes
- *       the builder's record bytes. batch_builder_finish then seals with crc32c_combine(CRC of
- *       header bytes [21, 61), records_crc, records' length): the same CRC-32C of [21, end) that
- *       V8 checks, without a second pass over the records on the (other) thread that seals.
- *       Sanitizer and unoptimised builds recompute it the long way and assert they agree.
  */
 #include "batch.h"
 
@@ -798,7 +790,6 @@ int batch_builder_add(struct batch_builder *b, const struct rt_record *r)
         q += put_bytes(q, r->headers[i].value, r->headers[i].value_len);
     }
     assert((uint64_t)(q - start) == total);
-    b->records_crc = crc32c(b->records_crc, start, (size_t)total); /* BB1 */
 
     if (b->count == 0) {
         b->base_timestamp = r->timestamp_ms;
@@ -832,15 +823,7 @@ int batch_builder_finish(struct batch_builder *b, size_t *len_out)
     be16_store(p + BATCH_OFF_PRODUCER_EPOCH, (uint16_t)b->producer_epoch);
     be32_store(p + BATCH_OFF_BASE_SEQUENCE, (uint32_t)b->base_sequence);
     be32_store(p + BATCH_OFF_RECORD_COUNT, (uint32_t)b->count);
-    uint32_t crc =
-        crc32c_combine(crc32c(0, p + BATCH_CRC_START, BATCH_HEADER_BYTES - BATCH_CRC_START),
-                       b->records_crc, b->len - BATCH_HEADER_BYTES); /* BB1 */
-#if defined(__SANITIZE_ADDRESS__) || !defined(__OPTIMIZE__)
-    /* BB1, checked the long way where a second pass costs nothing that matters (asserts stay
-     * on in release builds: there it would be the very pass BB1 saves) */
-    assert(crc == crc32c(0, p + BATCH_CRC_START, b->len - BATCH_CRC_START));
-#endif
-    be32_store(p + BATCH_OFF_CRC, crc);
+    batch_seal_crc(p, b->len);
     if (len_out)
         *len_out = b->len;
     return 0;

@@ -194,7 +194,6 @@ struct batch_builder {
     int64_t producer_id;
     int16_t producer_epoch;
     int32_t base_sequence;
-    uint32_t records_crc; /* crc32c(0, buf + 61, len - 61): batch.c BB1 */
 };
 
 /* Starts a batch in buf (cap >= 61). Uncompressed only; producer_id -1 means none.
