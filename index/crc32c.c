@@ -50,11 +50,13 @@ _Static_assert(CRC32C_SHORT_BYTES % 8 == 0, "streams must be whole words");
 
 static pthread_once_t crc32c_once = PTHREAD_ONCE_INIT;
 static bool crc32c_hw;
+#if CRC32C_HAVE_X86
 static bool crc32c_fold; /* crc32c_hw and AVX-512 VPCLMULQDQ */
 /* Folding constants for a distance of D bits, as the two 64-bit halves of a 128-bit lane:
- * {x^(D+63) mod P, x^(D-1) mod P}, each reflected and shifted left by 32 (crc32c_fold_init). */
+ * {x^(D+63) mod P, x^(D-1) mod P}, each reflected and shifted left by 32 (fold_constants). */
 static uint64_t crc32c_k2048[2]; /* D = 2048: one accumulator to the same one, 256 bytes on */
 static uint64_t crc32c_k512[2];  /* D = 512: one accumulator to the next, 64 bytes on */
+#endif
 /* Slicing-by-8: table[k][b] is the CRC register after feeding byte b followed by k zero bytes. */
 static uint32_t crc32c_table[8][256];
 /* Shift tables: shift_x[k][b] = (b << 8k) · x^(8·X_BYTES) mod P, so a register r is advanced over
@@ -101,18 +103,21 @@ static void shift_table_build(uint32_t table[4][256], size_t zeros_bytes)
             table[k][b] = gf2_multmodp(op, b << (8 * k));
 }
 
+#if CRC32C_HAVE_X86
 /* A lane of 16 bytes holds x^(127-m) at bit m (the crc32 instruction's order: its first bit is
  * the highest power). Its low half L0 (bits 0-63) stands for L0·x^64, its high half L1 for L1.
  * Moving the lane D bits on is L·x^D = L0·x^(64+D) + L1·x^D mod P. A carry-less product of a
  * half (x^(63-i) at bit i) by a constant holding x^e at bit 63-e (the reflected 32-bit form
- * shifted left by 32) holds x^(126-m) at bit m, which read as a lane is one power of x too few:
- * so the constants are x^(63+D) and x^(D-1). */
+ * shifted left by 32) holds x^(126-m) at bit m; read as a lane that is the product times x, so
+ * the constants are x^(63+D) and x^(D-1). */
 static void fold_constants(uint64_t k[2], uint32_t d_bits)
 {
     const uint32_t x7 = 1u << (31 - 7);
     k[0] = (uint64_t)gf2_multmodp(gf2_x8n((d_bits + 56) / 8), x7) << 32; /* x^(D+63) */
     k[1] = (uint64_t)gf2_multmodp(gf2_x8n((d_bits - 8) / 8), x7) << 32;  /* x^(D-1) */
 }
+
+#endif
 
 static void crc32c_init(void)
 {
