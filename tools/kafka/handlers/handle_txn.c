@@ -43,9 +43,8 @@
  *        partition in it is led by this node, the transaction coordinator's (its
  *        `__transaction_state` is this node's alone until issue 25): AddPartitionsToTxn answers
  *        POLICY_VIOLATION (44) for a partition the metadata image names another node (or no
- *        node: COORDINATOR_LOAD_IN_PROGRESS) the leader of, and AddOffsetsToTxn the same for the
- *        group's `__consumer_offsets` partition; UNKNOWN_TOPIC_OR_PARTITION when the image does
- *        not have it (AddOffsetsToTxn: COORDINATOR_LOAD_IN_PROGRESS, the topic comes);
+ *        node: COORDINATOR_LOAD_IN_PROGRESS) the leader of (AddOffsetsToTxn: KT13);
+ *        UNKNOWN_TOPIC_OR_PARTITION when the image does not have it;
  *        COORDINATOR_LOAD_IN_PROGRESS (retriable) while this node, named leader, is not yet the
  *        ready leader (replica_state.h rs_check). 44 because librdkafka and the Java producer
  *        treat it in AddPartitionsToTxn as abortable (abort_transaction, then go on; in
@@ -68,6 +67,24 @@
  *        at the producer id and epoch of the id's last KT8 refusal, not yet taken, is answered
  *        NONE (once): nothing was added, so there is nothing to abort, and the producer goes on.
  *        Any other INVALID_TXN_STATE stands, as Kafka's coordinator answers it.
+ *   KT11 TxnOffsetCommit goes to the group's coordinator (group_cluster.c KGC2), which may not
+ *        be the transaction's. On a cluster node that is not known to coordinate the
+ *        transactional ids (txn_coordinated_here: not the image's ready leader of
+ *        `__transaction_state`-0) the offsets are written by the group coordinator's engine call
+ *        (rt_group_commit_txn_offsets_async, format.md H.7 TXO1-TXO5): pending until the
+ *        transaction's marker reaches this node's `__consumer_offsets` partition, without the
+ *        local coordinator's check of the id. Where the local engine coordinates the ids (a
+ *        single broker always) the engine's transactional call (rt_txn_commit_offsets_async)
+ *        stays, so a single broker answers byte for byte as before.
+ *   KT12 In a cluster a TxnOffsetCommit is answered once its batch is on every ISR member of the
+ *        group's `__consumer_offsets` partition (group_cluster.c KGC4, with its error mapping:
+ *        NOT_COORDINATOR when the leadership went, COORDINATOR_NOT_AVAILABLE at the timeout or
+ *        below min.insync.replicas), whichever call wrote it.
+ *   KT13 AddOffsetsToTxn in a cluster accepts a group whose `__consumer_offsets` partition is
+ *        led by another registered, unfenced node (txn_offsets_partition_check): the
+ *        coordinator adds that partition to the transaction and its marker goes through the
+ *        marker writer (KT9; WriteTxnMarkers to that node). No leader, or a fenced one, is
+ *        COORDINATOR_LOAD_IN_PROGRESS (one comes); the partition led here is KT8's check.
  */
 #include "tools/kafka/handlers/handle_txn.h"
 
@@ -161,14 +178,16 @@ static void refuse_log(struct kafka_slot *s, const char *why)
 
 /* ---- a cluster: partitions led by this node only (KT8, KT9) ---- */
 
-#define OFFSETS_TOPIC  "__consumer_offsets"
-#define KT8_LOGGED_MAX 256 /* transactional ids whose refusal was logged, most recent */
+#define OFFSETS_TOPIC   "__consumer_offsets"
+#define TXN_STATE_TOPIC "__transaction_state"
+#define KT8_LOGGED_MAX  256 /* transactional ids whose refusal was logged, most recent */
 
 struct lead_look {
     const char *topic;
     int32_t partition;
     bool found;
     int32_t leader;
+    bool live; /* the leader is registered and unfenced (KT13) */
 };
 
 static void lead_lookup(void *ctx, const struct metadata_image *img)
@@ -180,6 +199,8 @@ static void lead_lookup(void *ctx, const struct metadata_image *img)
         return;
     l->found = true;
     l->leader = t->partitions[l->partition].leader;
+    const struct mi_broker *b = l->leader >= 0 ? metadata_image_broker(img, l->leader) : NULL;
+    l->live = b && !b->fenced;
 }
 
 /* KT8: NONE when (topic, partition) may join a transaction coordinated here; *leader_out: the
@@ -204,6 +225,34 @@ static int16_t txn_lead_check(const struct kafka_server *srv, const char *topic,
     if (rs && rs_check(rs, topic, partition, -1, NULL, NULL) != KAFKA_NONE)
         return KAFKA_COORDINATOR_LOAD_IN_PROGRESS; /* named leader, not ready yet */
     return KAFKA_NONE;
+}
+
+/* KT11: whether this node's engine coordinates the transactional ids. A single broker does;
+ * a cluster node when the image names it the ready leader of `__transaction_state`-0 (issue 25
+ * item 1's placement). Before that topic exists every node keeps a coordinator of its own and a
+ * TxnOffsetCommit may name an id any of them holds: no, and the group coordinator's call,
+ * right whichever node coordinates the id, is used. */
+static bool txn_coordinated_here(const struct kafka_server *srv)
+{
+    if (!kafka_cluster(srv))
+        return true;
+    int32_t leader = -1;
+    return txn_lead_check(srv, TXN_STATE_TOPIC, 0, &leader) == KAFKA_NONE;
+}
+
+/* KT13: NONE when the group's `__consumer_offsets` partition p may join a transaction
+ * coordinated here: led here (KT8's check) or by another live node. */
+static int16_t txn_offsets_partition_check(const struct kafka_server *srv, int32_t p,
+                                           int32_t *leader_out)
+{
+    int16_t led = txn_lead_check(srv, OFFSETS_TOPIC, p, leader_out);
+    if (led == KAFKA_UNKNOWN_TOPIC_OR_PARTITION) /* the topic comes (metadata_node.h MN8) */
+        return KAFKA_COORDINATOR_LOAD_IN_PROGRESS;
+    if (led != KAFKA_POLICY_VIOLATION)
+        return led;
+    struct lead_look l = {.topic = OFFSETS_TOPIC, .partition = p, .leader = -1};
+    metadata_node_read(kafka_cluster(srv), lead_lookup, &l);
+    return l.found && l.leader >= 0 && l.live ? KAFKA_NONE : KAFKA_COORDINATOR_LOAD_IN_PROGRESS;
 }
 
 /* KT8, KT10: the ids refused here, most recent KT8_LOGGED_MAX (a hash of the id each), with the
@@ -320,6 +369,7 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
  * to (KT6). */
 struct txn_call {
     struct rt_txn_op op;
+    struct rt_group_op group_op; /* KT11: the group coordinator's call */
     struct kafka_slot *s;
     struct kmsg_topic_errors *results; /* AddPartitionsToTxn: one per request topic */
     int32_t results_count;
@@ -561,11 +611,7 @@ enum net_verdict kafka_handle_add_offsets_to_txn(struct kafka_slot *s)
     if (!kafka_authorize_str(s, ACL_RESOURCE_GROUP, q->group_id, ACL_OP_READ))
         return answer_code(s, KAFKA_GROUP_AUTHORIZATION_FAILED);
     int32_t p = (int32_t)rt_group_partition(k->group, strlen(k->group)), leader = -1;
-    int16_t led = txn_lead_check(s->server, OFFSETS_TOPIC, p, &leader); /* KT8 */
-    if (led == KAFKA_POLICY_VIOLATION)
-        log_not_led(s, k->id, q->producer_id, q->producer_epoch, OFFSETS_TOPIC, p, leader);
-    if (led == KAFKA_UNKNOWN_TOPIC_OR_PARTITION) /* the topic comes (metadata_node.h MN8) */
-        led = KAFKA_COORDINATOR_LOAD_IN_PROGRESS;
+    int16_t led = txn_offsets_partition_check(s->server, p, &leader); /* KT8, KT13 */
     if (led != KAFKA_NONE)
         return answer_code(s, led);
     int rc = rt_txn_add_offsets_async(s->server->engine, k->id, q->producer_id, q->producer_epoch,
@@ -602,14 +648,39 @@ static enum net_verdict answer_commit(struct txn_call *k, int16_t stored)
     return kafka_response_end(s);
 }
 
+/* KT12: the commit reached the ISR of its `__consumer_offsets` partition (or could not). */
+static void commit_replicated(void *ctx, int16_t error)
+{
+    struct txn_call *k = ctx;
+    int16_t stored = kafka_group_commit_error(error);
+    if (stored != KAFKA_NONE)
+        fprintf(stderr,
+                "ringtail serve: TxnOffsetCommit for '%s', group '%s': not on the ISR: %s\n", k->id,
+                k->group, kafka_error_name(error));
+    call_complete(k->s, answer_commit(k, stored));
+}
+
+static void commit_finish(struct txn_call *k, int err)
+{
+    if (err)
+        log_refusal(k->s, k->id, err);
+    else if (kafka_group_commit_wait(k->s->server, kp_str_of(k->group), commit_replicated, k) == 0)
+        return; /* KT12: answered once the ISR has it; a single broker answers now */
+    call_complete(k->s, answer_commit(k, err ? txn_error(k->s, err) : KAFKA_NONE));
+}
+
 static void commit_done(void *ctx, int err, int64_t pid, int16_t epoch)
 {
     (void)pid;
     (void)epoch;
-    struct txn_call *k = ctx;
-    if (err)
-        log_refusal(k->s, k->id, err);
-    call_complete(k->s, answer_commit(k, err ? txn_error(k->s, err) : KAFKA_NONE));
+    commit_finish(ctx, err);
+}
+
+/* KT11: the group coordinator's call answered. */
+static void group_commit_done(void *ctx, int err, size_t deleted)
+{
+    (void)deleted;
+    commit_finish(ctx, err);
 }
 
 /* The validator's arrays for q, from the response arena (KT6): a kp_arena over `bytes` of it,
@@ -683,9 +754,13 @@ enum net_verdict kafka_handle_txn_offset_commit(struct kafka_slot *s)
     kafka_offsets_validate(s, q->topics, q->topics_count, all, &k->commit);
     if (!k->commit.offsets_count)
         return answer_commit(k, KAFKA_NONE);
-    int rc = rt_txn_commit_offsets_async(e, k->id, q->producer_id, q->producer_epoch, k->group,
-                                         k->commit.offsets, k->commit.offsets_count, &k->op,
-                                         commit_done, k);
+    int rc = txn_coordinated_here(s->server)
+                 ? rt_txn_commit_offsets_async(e, k->id, q->producer_id, q->producer_epoch,
+                                               k->group, k->commit.offsets, k->commit.offsets_count,
+                                               &k->op, commit_done, k)
+                 : rt_group_commit_txn_offsets_async(e, k->group, q->producer_id, q->producer_epoch,
+                                                     k->commit.offsets, k->commit.offsets_count,
+                                                     &k->group_op, group_commit_done, k); /* KT11 */
     if (rc) {
         log_refusal(s, k->id, rc);
         return answer_commit(k, txn_error(s, rc));
