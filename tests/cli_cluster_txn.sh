@@ -5,12 +5,17 @@
 # transactional producer bootstrapped at node X (the leader of partition 0; its coordinator is
 # X, FindCoordinator answering the node asked) commits a transaction on a partition X leads, is
 # answered POLICY_VIOLATION (abortable, not retried) for a partition another node leads — logged
-# once per transactional id on X — aborts, and commits again; AddOffsetsToTxn for a group another
-# node coordinates is refused the same way; a read_committed consumer sees the two committed
-# transactions' records exactly once and none of the refused ones. Then a transaction whose
+# once per transactional id on X — aborts, and commits again; a read_committed consumer sees the
+# two committed transactions' records exactly once and none of the refused ones. Then a transaction whose
 # partition's leadership moves before the commit: its marker is refused (KT9), the transaction
 # pending, until the leadership comes back. Every node stopped, `ringtail cluster check` finds
 # the replicas identical (no marker went into a copy a node only follows).
+# Transactional offsets (issue 25 "txnoffsets"; handle_txn.c KT11-KT13, format.md H.7): a
+# producer at the group's coordinator commits offsets in a transaction (TxnOffsetCommit through
+# the group coordinator's call, the marker local), and a consumer there reads them committed; a
+# producer at another node has AddOffsetsToTxn accepted for that group (KT13, no longer
+# POLICY_VIOLATION) and its TxnOffsetCommit taken by the group's coordinator, pending there
+# (read_uncommitted: none committed; read_committed: unstable) while the transaction is open.
 #
 # usage: bash tests/cli_cluster_txn.sh /path/to/ringtail
 set -u
@@ -100,13 +105,11 @@ offs_led() { [ "$(status | awk -F'\t' '$1 == "partition" && $2 == "__consumer_of
 wait_for 20 offs_led || bad "__consumer_offsets not led: $(cat "$T/warm.out") // $(status)"
 OFFS=$(for p in 0 1 2 3; do status | awk -F'\t' -v p=$p '$1 == "partition" && $2 == "__consumer_offsets" && $3 == p {print $5}'; done | tr '\n' ' ')
 
-# ---- the producer at X: commit (X's partition), refused (Y's) twice, commit again; offsets
-# of a group another node coordinates refused too ----
-$PY - "$(kport "$X")" "$TOPIC" "$PX" "$PY_" "$X" "$OFFS" >"$T/txn.out" 2>"$T/txn.err" <<'PYEOF'
+# ---- the producer at X: commit (X's partition), refused (Y's) twice, commit again ----
+$PY - "$(kport "$X")" "$TOPIC" "$PX" "$PY_" >"$T/txn.out" 2>"$T/txn.err" <<'PYEOF'
 import sys
 from confluent_kafka import Consumer, Producer, KafkaException, TopicPartition
 port, topic, px, py = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-x, offs = sys.argv[5], sys.argv[6].split()
 p = Producer({"bootstrap.servers": "127.0.0.1:" + port, "transactional.id": "txg-1",
               "transaction.timeout.ms": 30000})
 p.init_transactions(30)
@@ -128,34 +131,14 @@ txn("a", px)
 txn("b", py)
 txn("d", py)
 txn("c", px)
-def group_partition(g): # Kafka's abs(groupId.hashCode()) % 4 (rt_group_partition)
-    h = 0
-    for ch in g.encode("utf-16-be").decode("utf-16-be"):
-        h = (31 * h + ord(ch)) & 0xffffffff
-    return (h & 0x7fffffff) % 4
-g = next(("g-%d" % i for i in range(100) if offs[group_partition("g-%d" % i)] != x), None)
-c = Consumer({"bootstrap.servers": "127.0.0.1:" + port, "group.id": g or "none"})
-p.begin_transaction()
-p.produce(topic, value=b"e-0", partition=px)
-try:
-    p.send_offsets_to_transaction([TopicPartition(topic, px, 1)], c.consumer_group_metadata(), 30)
-    print("e offsets added")
-except KafkaException as e:
-    err = e.args[0]
-    print("e error", err.name(), "abortable" if err.txn_requires_abort() else "-",
-          "fatal" if err.fatal() else "-", "retriable" if err.retriable() else "-")
-p.abort_transaction(30)
-print("e aborted")
-c.close()
 PYEOF
 for w in "a committed" "b error POLICY_VIOLATION abortable - -" "b aborted" \
-    "d error POLICY_VIOLATION abortable - -" "d aborted" "c committed" \
-    "e error POLICY_VIOLATION abortable - -" "e aborted"; do
+    "d error POLICY_VIOLATION abortable - -" "d aborted" "c committed"; do
     grep -qx "$w" "$T/txn.out" && ok "producer at node $X: $w" ||
         bad "expected '$w': $(cat "$T/txn.out") // $(tail -c 600 "$T/txn.err")"
 done
 n=$(grep -c "is led by node $Y, not this node ($X), the transaction's coordinator" "$T/n$X.err")
-[ "$n" = 1 ] && ok "node $X logs why, once for the transactional id (three refusals)" ||
+[ "$n" = 1 ] && ok "node $X logs why, once for the transactional id (two refusals)" ||
     bad "node $X's log of the refusal: $n lines: $(grep -i policy "$T"/n*.err | head -3)"
 
 # ---- read_committed: a-* and c-* exactly once, no b-* or d-* ----
@@ -282,6 +265,76 @@ kill "$MVPY" 2>/dev/null; wait "$MVPY" 2>/dev/null
 start_node "$Y2"
 caught() { [ "$(mv_row "$Q" | awk -F'\t' '{print split($11, i, ",")}')" = 2 ]; }
 wait_for 30 caught || bad "node $Y2 not back in mv-$Q's ISR: $(mv_row "$Q")"
+
+# ---- transactional offsets (KT11-KT13): G0 leads __consumer_offsets-0, the groups' partition ----
+# (read now: leaderships moved while node $X2 was paused)
+offs0() { status | awk -F'\t' '$1 == "partition" && $2 == "__consumer_offsets" && $3 == 0 && $5 > 0 {print $5}'; }
+wait_for 20 offs0 >/dev/null || bad "__consumer_offsets-0 not led: $(status)"
+G0=$(offs0)
+N=$(( G0 % 3 + 1 ))
+offsets_txn() { # offsets_txn NODE TXN-ID GROUP OFFSET END (commit | open)
+    $PY - "$(kport "$1")" "$TOPIC" "$2" "$3" "$4" "$5" 2>>"$T/otxn.err" <<'PYEOF'
+import os, sys
+from confluent_kafka import Consumer, Producer, KafkaException, TopicPartition
+port, topic, tid, group, off, end = sys.argv[1:7]
+p = Producer({"bootstrap.servers": "127.0.0.1:" + port, "transactional.id": tid,
+              "transaction.timeout.ms": 60000})
+c = Consumer({"bootstrap.servers": "127.0.0.1:" + port, "group.id": group})
+try:
+    p.init_transactions(30)
+    p.begin_transaction()
+    p.send_offsets_to_transaction([TopicPartition(topic, 0, int(off))],
+                                  c.consumer_group_metadata(), 30)
+    print("offsets added", flush=True)
+    if end == "commit":
+        p.commit_transaction(30)
+        print("committed", flush=True)
+except KafkaException as e:
+    print("error", e.args[0].name(), flush=True)
+os._exit(0) # "open": no EndTxn, the transaction stays open at its coordinator
+PYEOF
+}
+committed_at() { # committed_at NODE GROUP ISOLATION: the group's committed offset of TOPIC-0
+    $PY - "$(kport "$1")" "$TOPIC" "$2" "$3" 2>>"$T/otxn.err" <<'PYEOF'
+import sys
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+port, topic, group, iso = sys.argv[1:5]
+c = Consumer({"bootstrap.servers": "127.0.0.1:" + port, "group.id": group,
+              "isolation.level": iso})
+try:
+    print(c.committed([TopicPartition(topic, 0)], timeout=6)[0].offset)
+except KafkaException as e:
+    print("error", e.args[0].name())
+c.close()
+PYEOF
+}
+group_on() { # a group name whose __consumer_offsets partition is $1, tagged $2
+    $PY -c '
+import sys
+def part(g):
+    h = 0
+    for ch in g:
+        h = (31 * h + ord(ch)) & 0xffffffff
+    h = h - (1 << 32) if h & 0x80000000 else h
+    return 0 if h == -(1 << 31) else abs(h) % 4
+print(next("%s-%d" % (sys.argv[2], i) for i in range(1000) if part("%s-%d" % (sys.argv[2], i)) == int(sys.argv[1])))' "$1" "$2"
+}
+GA=$(group_on 0 txo-a) GB=$(group_on 0 txo-b)
+got=$(offsets_txn "$G0" txg-o1 "$GA" 7 commit | tr '\n' ' ')
+[ "$got" = "offsets added committed " ] && ok "producer at node $G0, the coordinator of group $GA: offsets committed in a transaction" ||
+    bad "txg-o1 at node $G0: '$got' // $(tail -c 600 "$T/otxn.err")"
+got=$(committed_at "$G0" "$GA" read_committed)
+[ "$got" = 7 ] && ok "group $GA's committed offset is 7 after the commit (node $G0)" ||
+    bad "group $GA at node $G0: '$got' // $(tail -c 400 "$T/otxn.err")"
+got=$(offsets_txn "$N" txg-o2 "$GB" 9 open | tr '\n' ' ')
+[ "$got" = "offsets added " ] && ok "producer at node $N: AddOffsetsToTxn and TxnOffsetCommit for group $GB (coordinated by node $G0) accepted" ||
+    bad "txg-o2 at node $N: '$got' // $(tail -c 600 "$T/otxn.err")"
+got=$(committed_at "$G0" "$GB" read_uncommitted)
+[ "$got" = -1001 ] && ok "group $GB: nothing committed while its transaction is open" ||
+    bad "group $GB read_uncommitted: '$got'"
+got=$(committed_at "$G0" "$GB" read_committed)
+[ "$got" != 9 ] && [ "$got" != -1001 ] && ok "group $GB: the offset is pending (read_committed: $got)" ||
+    bad "group $GB read_committed: '$got'"
 
 # ---- every node stopped: no replica diverged ----
 for i in 1 2 3; do
