@@ -6,8 +6,10 @@
  * every API: api_table.c KA6); answers are the response structs encoded by those descriptions.
  * InitProducerId v3+ carries the identity the producer holds (KIP-360), which goes to the
  * engine as the expected one; TxnOffsetCommit v3+ carries the consumer's generation, member and
- * instance (KIP-447), checked against the group. It owns the mapping of engine errors to the
- * Kafka codes each version defines, and never writes records except through those engine calls.
+ * instance (KIP-447), checked against the group; on a cluster node that does not coordinate the
+ * ids, TxnOffsetCommit goes to the group coordinator's engine call instead (KT11). It owns the
+ * mapping of engine errors to the Kafka codes each version defines, and never writes records
+ * except through those engine calls.
  *
  * Invariants:
  *   KT1  A fenced producer (RT_E_PRODUCER_FENCED) is answered PRODUCER_FENCED (90) where the
