@@ -244,6 +244,12 @@ static void test_commit_and_abort(void **state)
     assert_int_equal(fetched(x.b, &pending), -1); /* invisible until the marker */
     assert_true(pending);
     assert_int_equal(listed(x.b), 0);
+    /* A marker of the producer in another offsets partition does not resolve them (TXO1). */
+    assert_int_equal(rt_txn_write_marker(x.b, OFFSETS, (x.k + 1) % RT_GROUP_OFFSETS_PARTITIONS, pid,
+                                         epoch, true),
+                     0);
+    assert_int_equal(fetched(x.b, &pending), -1);
+    assert_true(pending);
     /* A's engine knows nothing of it: its own group state is untouched. */
     assert_int_equal(fetched(x.a, &pending), -1);
     assert_false(pending);
