@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# cli_cluster_txn.sh — transactions on a cluster run only when every partition in them is led by
-# the coordinator's node (issue 24; docs/cluster.md §7.3; handle_txn.c KT8, KT9): three
+# cli_cluster_txn.sh — transactions on a cluster (issue 24, issue 25 item 2's markers;
+# docs/cluster.md §7.3; handle_txn.c KT8, KT9; handle_txn_markers.c KTM1-KTM9): three
 # `ringtail serve --voters ...` nodes and a topic of 6 partitions (RF 3); a confluent_kafka
 # transactional producer bootstrapped at node X (the leader of partition 0; its coordinator is
-# X, FindCoordinator answering the node asked) commits a transaction on a partition X leads, is
-# answered POLICY_VIOLATION (abortable, not retried) for a partition another node leads — logged
-# once per transactional id on X — aborts, and commits again; a read_committed consumer sees the
-# two committed transactions' records exactly once and none of the refused ones. Then a transaction whose
-# partition's leadership moves before the commit: its marker is refused (KT9), the transaction
-# pending, until the leadership comes back. Every node stopped, `ringtail cluster check` finds
-# the replicas identical (no marker went into a copy a node only follows).
+# X, FindCoordinator answering the node asked) commits two transactions on a partition X leads.
+# markers_wire.py then drives WriteTxnMarkers at node Y (the leader of another
+# partition) byte by byte — a pending transaction made visible by a COMMIT marker, a repeated
+# marker NONE, an ABORT hiding its record, NOT_LEADER_OR_FOLLOWER for X's partition, unknown
+# topic — and a transaction coordinated by X on Y's partition, whose commit marker X's writer
+# sends to Y. A read_committed consumer sees the committed records exactly once and nothing
+# aborted. Then a transaction whose partition's leadership moves before the commit: X2's
+# coordinator sends the marker to the new leader Y2 and the LSO moves there. Every node
+# stopped, `ringtail cluster check` finds the replicas identical (no marker went into a copy a
+# node only follows).
 # Transactional offsets (issue 25 "txnoffsets"; handle_txn.c KT11-KT13, format.md H.7): a
 # producer at the group's coordinator commits offsets in a transaction (TxnOffsetCommit through
-# the group coordinator's call, the marker local), and a consumer there reads them committed; a
-# producer at another node has AddOffsetsToTxn accepted for that group (KT13, no longer
-# POLICY_VIOLATION) and its TxnOffsetCommit taken by the group's coordinator, pending there
-# (read_uncommitted: none committed; read_committed: unstable) while the transaction is open.
+# the group coordinator's call, the marker local) and a consumer there reads them committed; a
+# producer at another node has AddOffsetsToTxn (KT13, no longer POLICY_VIOLATION) and
+# TxnOffsetCommit taken, the offset pending at the group's coordinator (read_uncommitted: none;
+# read_committed: unstable) while its transaction is open; another one's commit, whose marker
+# its coordinator sends there (WriteTxnMarkers), makes its offset committed there, and an
+# aborted one leaves nothing, not even pending.
 #
 # usage: bash tests/cli_cluster_txn.sh /path/to/ringtail
 set -u
@@ -128,20 +133,20 @@ def txn(tag, part):
             p.abort_transaction(30)
             print(tag, "aborted")
 txn("a", px)
-txn("b", py)
-txn("d", py)
 txn("c", px)
 PYEOF
-for w in "a committed" "b error POLICY_VIOLATION abortable - -" "b aborted" \
-    "d error POLICY_VIOLATION abortable - -" "d aborted" "c committed"; do
+for w in "a committed" "c committed"; do
     grep -qx "$w" "$T/txn.out" && ok "producer at node $X: $w" ||
         bad "expected '$w': $(cat "$T/txn.out") // $(tail -c 600 "$T/txn.err")"
 done
-n=$(grep -c "is led by node $Y, not this node ($X), the transaction's coordinator" "$T/n$X.err")
-[ "$n" = 1 ] && ok "node $X logs why, once for the transactional id (two refusals)" ||
-    bad "node $X's log of the refusal: $n lines: $(grep -i policy "$T"/n*.err | head -3)"
 
-# ---- read_committed: a-* and c-* exactly once, no b-* or d-* ----
+# ---- WriteTxnMarkers at the byte level (handle_txn_markers.c KTM2-KTM5), and node X's marker
+# into a partition node Y leads (KT8 lifted, KT9) ----
+if $PY "$(dirname "$0")/kafka/markers_wire.py" "$(kport "$Y")" "$(kport "$X")" "$TOPIC" "$PY_" "$PX" \
+    >"$T/mw.out" 2>&1; then ok "markers_wire: $(grep -c '^ok' "$T/mw.out") checks"
+else bad "markers_wire: $(grep -v '^ok' "$T/mw.out" | head -8)"; fi
+
+# ---- read_committed: a-* and c-* exactly once, mw-c1 (committed by a marker), no mw-a1 ----
 $PY - "127.0.0.1:$(kport "$X")" "$TOPIC" >"$T/read.out" 2>"$T/read.err" <<'PYEOF'
 import sys, time
 from confluent_kafka import Consumer, TopicPartition, OFFSET_BEGINNING
@@ -162,16 +167,16 @@ while len(eof) < 6 and time.time() < end:
 c.close()
 print(" ".join(sorted(got)), "eof", len(eof))
 PYEOF
-want="a-0 a-1 a-2 a-3 a-4 c-0 c-1 c-2 c-3 c-4 eof 6"
-[ "$(cat "$T/read.out")" = "$want" ] && ok "read_committed consumer: the two committed transactions exactly once, nothing refused" ||
+want="a-0 a-1 a-2 a-3 a-4 c-0 c-1 c-2 c-3 c-4 mw-c1 eof 6"
+[ "$(cat "$T/read.out")" = "$want" ] && ok "read_committed consumer: the committed transactions exactly once, nothing aborted" ||
     bad "read_committed: '$(cat "$T/read.out")' // $(tail -c 300 "$T/read.err")"
 
-# ---- leadership moved mid-transaction (KT9): the marker waits, then lands when it comes back ----
+# ---- leadership moved mid-transaction (KT9): the coordinator sends the marker to the new leader ----
 # Topic mv (RF 2): a partition Q led by a node X2 that is not the controller, its other replica
-# Y2. A transaction on Q opened at X2; X2 paused (SIGSTOP) past its session: Y2 leads Q; X2
-# resumed and back in the ISR; the commit's marker is refused by X2's writer (Y2 leads), the
-# transaction pending (nothing of Q visible to read_committed); Y2's controlled shutdown moves
-# Q back to X2, whose coordinator writes the marker: the records become visible.
+# Y2. A transaction on Q opened at X2 (its coordinator); X2 paused (SIGSTOP) past its session:
+# Y2 leads Q; X2 resumed and back in the ISR; the commit's marker goes from X2's coordinator to
+# Y2 as WriteTxnMarkers (txn_marker_send.c): the commit is answered, and the LSO moves on Y2 —
+# read_committed at Y2 sees the records, while the leadership stays at Y2.
 $PY - "127.0.0.1:$K1" mv >"$T/admin2.out" 2>&1 <<'PYEOF'
 import sys, time
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -226,11 +231,6 @@ wait_for 20 led_by "$Y2" && ok "node $X2 paused: mv-$Q led by node $Y2" || bad "
 kill -CONT "${PIDS[$X2]}"; PAUSED=0
 in_isr() { IFS=$'\t' read -r _ _ _ _ _ _ _ _ _ _ i _ <<<"$(mv_row "$Q")"; [[ ",$i," == *",$X2,"* ]]; }
 wait_for 30 in_isr || bad "node $X2 not back in mv-$Q's ISR: $(mv_row "$Q")"
-touch "$T/go"
-wait_for 15 grep -q "^commit" "$T/mv.out"
-n=$(grep -c "marker of producer id .* for mv-$Q waits: that partition is led by node $Y2, not this node ($X2)" "$T/n$X2.err")
-[ "$n" = 1 ] && ok "node $X2 refuses the marker into mv-$Q, which it follows (logged once)" ||
-    bad "node $X2's marker log: $n lines; producer: $(cat "$T/mv.out")"
 read_q() { # read_q NODE: read_committed values of mv-Q, bootstrapped at NODE
     $PY - "127.0.0.1:$(kport "$1")" "$Q" 2>>"$T/readq.err" <<'PYEOF'
 import sys, time
@@ -254,17 +254,22 @@ print(" ".join(sorted(got)))
 PYEOF
 }
 got=$(read_q "$Y2")
-[ -z "$got" ] && ok "pending: read_committed sees nothing of mv-$Q" || bad "pending, yet read_committed read '$got'"
-kill -TERM "${PIDS[$Y2]}"; wait "${PIDS[$Y2]}"; rc=$?; PIDS[$Y2]=0
-[ $rc = 0 ] || bad "node $Y2: exit $rc: $(tail -c 400 "$T/n$Y2.err")"
-wait_for 20 led_by "$X2" || bad "mv-$Q not back at node $X2: $(mv_row "$Q")"
-visible() { [ "$(read_q "$X2")" = "m-0 m-1 m-2" ]; }
-wait_for 25 visible && ok "leadership back at node $X2: the marker lands, read_committed sees m-0..m-2" ||
-    bad "after the leadership came back: '$(read_q "$X2")' // $(status | grep mv)"
+[ -z "$got" ] && ok "pending: read_committed at node $Y2 sees nothing of mv-$Q" || bad "pending, yet read_committed read '$got'"
+touch "$T/go"
+wait_for 15 grep -q "^commit" "$T/mv.out"
+grep -qx "commit answered" "$T/mv.out" &&
+    ok "node $X2's coordinator commits: its marker went to node $Y2 (WriteTxnMarkers)" ||
+    bad "commit: $(cat "$T/mv.out") // $(grep -i marker "$T/n$X2.err" | tail -3)"
+led_by "$Y2" && ok "mv-$Q still led by node $Y2" || bad "mv-$Q moved: $(mv_row "$Q")"
+got=$(read_q "$Y2")
+[ "$got" = "m-0 m-1 m-2" ] && ok "the LSO moved on node $Y2: read_committed sees m-0..m-2" ||
+    bad "after the commit, read_committed at node $Y2: '$got' // $(status | grep mv)"
+n=$(grep -c "marker of producer id .* for mv-$Q waits" "$T/n$X2.err")
+[ "$n" = 0 ] && ok "node $X2 wrote nothing into its own copy (no local marker attempt)" ||
+    bad "node $X2 logged $n waits for mv-$Q"
 kill "$MVPY" 2>/dev/null; wait "$MVPY" 2>/dev/null
-start_node "$Y2"
 caught() { [ "$(mv_row "$Q" | awk -F'\t' '{print split($11, i, ",")}')" = 2 ]; }
-wait_for 30 caught || bad "node $Y2 not back in mv-$Q's ISR: $(mv_row "$Q")"
+wait_for 30 caught || bad "node $X2 not in mv-$Q's ISR: $(mv_row "$Q")"
 
 # ---- transactional offsets (KT11-KT13): G0 leads __consumer_offsets-0, the groups' partition ----
 # (read now: leaderships moved while node $X2 was paused)
@@ -272,7 +277,12 @@ offs0() { status | awk -F'\t' '$1 == "partition" && $2 == "__consumer_offsets" &
 wait_for 20 offs0 >/dev/null || bad "__consumer_offsets-0 not led: $(status)"
 G0=$(offs0)
 N=$(( G0 % 3 + 1 ))
-offsets_txn() { # offsets_txn NODE TXN-ID GROUP OFFSET END (commit | open)
+# offsets_txn NODE TXN-ID GROUP OFFSET END: one transaction of offsets only, ended at once
+# (commit | abort), or left open (open: the process exits without EndTxn). At once, because
+# until the coordinator is placed (issue 25 item 1) every node answers FindCoordinator of a
+# transactional id with itself and librdkafka asks again every 500 ms, so a transaction held
+# open longer may end at another node, which does not know it.
+offsets_txn() {
     $PY - "$(kport "$1")" "$TOPIC" "$2" "$3" "$4" "$5" 2>>"$T/otxn.err" <<'PYEOF'
 import os, sys
 from confluent_kafka import Consumer, Producer, KafkaException, TopicPartition
@@ -286,12 +296,16 @@ try:
     p.send_offsets_to_transaction([TopicPartition(topic, 0, int(off))],
                                   c.consumer_group_metadata(), 30)
     print("offsets added", flush=True)
+    if end == "open":
+        os._exit(0)
     if end == "commit":
         p.commit_transaction(30)
-        print("committed", flush=True)
+    else:
+        p.abort_transaction(30)
+    print(end, "done", flush=True)
 except KafkaException as e:
     print("error", e.args[0].name(), flush=True)
-os._exit(0) # "open": no EndTxn, the transaction stays open at its coordinator
+c.close()
 PYEOF
 }
 committed_at() { # committed_at NODE GROUP ISOLATION: the group's committed offset of TOPIC-0
@@ -319,15 +333,16 @@ def part(g):
     return 0 if h == -(1 << 31) else abs(h) % 4
 print(next("%s-%d" % (sys.argv[2], i) for i in range(1000) if part("%s-%d" % (sys.argv[2], i)) == int(sys.argv[1])))' "$1" "$2"
 }
-GA=$(group_on 0 txo-a) GB=$(group_on 0 txo-b)
+GA=$(group_on 0 txo-a) GB=$(group_on 0 txo-b) GC=$(group_on 0 txo-c) GD=$(group_on 0 txo-d)
 got=$(offsets_txn "$G0" txg-o1 "$GA" 7 commit | tr '\n' ' ')
-[ "$got" = "offsets added committed " ] && ok "producer at node $G0, the coordinator of group $GA: offsets committed in a transaction" ||
+[ "$got" = "offsets added commit done " ] && ok "producer at node $G0, the coordinator of group $GA: offsets committed in a transaction" ||
     bad "txg-o1 at node $G0: '$got' // $(tail -c 600 "$T/otxn.err")"
 got=$(committed_at "$G0" "$GA" read_committed)
 [ "$got" = 7 ] && ok "group $GA's committed offset is 7 after the commit (node $G0)" ||
     bad "group $GA at node $G0: '$got' // $(tail -c 400 "$T/otxn.err")"
 got=$(offsets_txn "$N" txg-o2 "$GB" 9 open | tr '\n' ' ')
-[ "$got" = "offsets added " ] && ok "producer at node $N: AddOffsetsToTxn and TxnOffsetCommit for group $GB (coordinated by node $G0) accepted" ||
+[ "$got" = "offsets added " ] &&
+    ok "producer at node $N: AddOffsetsToTxn and TxnOffsetCommit for group $GB (coordinated by node $G0) accepted" ||
     bad "txg-o2 at node $N: '$got' // $(tail -c 600 "$T/otxn.err")"
 got=$(committed_at "$G0" "$GB" read_uncommitted)
 [ "$got" = -1001 ] && ok "group $GB: nothing committed while its transaction is open" ||
@@ -335,6 +350,18 @@ got=$(committed_at "$G0" "$GB" read_uncommitted)
 got=$(committed_at "$G0" "$GB" read_committed)
 [ "$got" != 9 ] && [ "$got" != -1001 ] && ok "group $GB: the offset is pending (read_committed: $got)" ||
     bad "group $GB read_committed: '$got'"
+got=$(offsets_txn "$N" txg-o4 "$GD" 11 commit | tr '\n' ' ')
+[ "$got" = "offsets added commit done " ] && ok "txg-o4 commits offsets of group $GD at node $N: its marker reaches node $G0" ||
+    bad "txg-o4 at node $N: '$got' // $(tail -c 600 "$T/otxn.err")"
+got=$(committed_at "$G0" "$GD" read_committed)
+[ "$got" = 11 ] && ok "group $GD's committed offset at node $G0 is 11 after the commit at node $N" ||
+    bad "group $GD after the commit: '$got'"
+got=$(offsets_txn "$N" txg-o3 "$GC" 5 abort | tr '\n' ' ')
+[ "$got" = "offsets added abort done " ] && ok "txg-o3 at node $N aborts offsets of group $GC" ||
+    bad "txg-o3 at node $N: '$got' // $(tail -c 600 "$T/otxn.err")"
+got=$(committed_at "$G0" "$GC" read_committed)
+[ "$got" = -1001 ] && ok "group $GC: the aborted offset is dropped (nothing committed, nothing pending)" ||
+    bad "group $GC after the abort: '$got'"
 
 # ---- every node stopped: no replica diverged ----
 for i in 1 2 3; do

@@ -41,34 +41,28 @@
  *        FENCED_INSTANCE_ID) when that member may not commit; REBALANCE_IN_PROGRESS is not an
  *        answer here (Kafka does not check it for transactional commits). Generation -1 with
  *        no member or instance (v0-2, or a producer without a consumer) is not checked.
- *   KT8  In a cluster (`--voters`; docs/cluster.md §7.3) a transaction runs only when every
- *        partition in it is led by this node, the transaction coordinator's (its
- *        `__transaction_state` is this node's alone until issue 25): AddPartitionsToTxn answers
- *        POLICY_VIOLATION (44) for a partition the metadata image names another node (or no
- *        node: COORDINATOR_LOAD_IN_PROGRESS) the leader of (AddOffsetsToTxn: KT13);
- *        UNKNOWN_TOPIC_OR_PARTITION when the image does not have it;
- *        COORDINATOR_LOAD_IN_PROGRESS (retriable) while this node, named leader, is not yet the
- *        ready leader (replica_state.h rs_check). 44 because librdkafka and the Java producer
- *        treat it in AddPartitionsToTxn as abortable (abort_transaction, then go on; in
- *        AddOffsetsToTxn librdkafka too, Java as fatal, "Unexpected error") and kafkajs as not
- *        retriable, where NOT_LEADER_OR_FOLLOWER and UNKNOWN_TOPIC_OR_PARTITION are retried
- *        until the transaction times out, and INVALID_TXN_STATE and
- *        TRANSACTIONAL_ID_AUTHORIZATION_FAILED are fatal to the producer and name another cause.
- *        The refusal is logged once per transactional id (the last KT8_LOGGED_MAX ids). On a
- *        single broker nothing here runs.
+ *   KT8  In a cluster (`--voters`; docs/cluster.md §7.3) AddPartitionsToTxn accepts a partition
+ *        the metadata image names a leader for: this node, once it is the ready leader
+ *        (replica_state.h rs_check; COORDINATOR_LOAD_IN_PROGRESS, retriable, before), or another
+ *        registered, unfenced node (issue 25: its marker goes there as WriteTxnMarkers, KT9);
+ *        COORDINATOR_LOAD_IN_PROGRESS while the image names no leader or a fenced or
+ *        unregistered one (a new leader comes); UNKNOWN_TOPIC_OR_PARTITION when the image does
+ *        not have it. AddOffsetsToTxn: KT13. On a single broker nothing here runs.
  *   KT9  In a cluster the engine's marker writer (kafka_txn_marker_writer, format.md G.8) writes
  *        a marker into the local partition (rt_txn_write_marker) only when the image names this
- *        node its leader and this node is its ready leader; otherwise it fails
- *        (RT_E_NOT_COORDINATOR) and the transaction stays Prepare* (MW3) until the leadership
- *        comes back or an operator aborts it: a replica this node only follows never gets a
- *        marker its leader does not have. A topic neither the image nor the engine has
- *        (deleted) counts as written (MW3); one the engine has but the image not yet, fails.
- *   KT10 After a KT8 refusal, a transaction that has no partition yet is not open in the engine,
- *        but librdkafka (abort_transaction) still sends EndTxn(abort), which the engine answers
- *        INVALID_TXN_STATE — fatal to the producer. In a cluster, an EndTxn abort so answered
- *        at the producer id and epoch of the id's last KT8 refusal, not yet taken, is answered
- *        NONE (once): nothing was added, so there is nothing to abort, and the producer goes on.
- *        Any other INVALID_TXN_STATE stands, as Kafka's coordinator answers it.
+ *        node its leader and this node is its ready leader; for a partition the image says
+ *        another node leads, it sends that node WriteTxnMarkers (kafka_txn_marker_send,
+ *        txn_marker_send.c KTM7-KTM9) and returns what the node answered (0 only for NONE);
+ *        otherwise (no leader, or this node named but not ready) it fails
+ *        (RT_E_NOT_COORDINATOR) and the transaction stays Prepare* (MW3), retried each
+ *        coordinator tick: a replica this node only follows never gets a marker its leader
+ *        does not have. A topic neither the image nor the engine has (deleted) counts as
+ *        written (MW3); one the engine has but the image not yet, fails. The MW2 wait (the
+ *        decision replicated first) is not made here.
+ *   KT10 Retired with KT13: it answered NONE to the EndTxn abort that followed an AddOffsetsToTxn
+ *        refused POLICY_VIOLATION (librdkafka aborts a transaction with nothing added, which the
+ *        engine answers INVALID_TXN_STATE, fatal to the producer); no transactional request is
+ *        refused so any more, and an INVALID_TXN_STATE stands, as Kafka's coordinator answers it.
  *   KT11 TxnOffsetCommit goes to the group's coordinator (group_cluster.c KGC2), which may not
  *        be the transaction's. On a cluster node that is not known to coordinate the
  *        transactional ids (txn_coordinated_here: not the image's ready leader of
@@ -82,11 +76,14 @@
  *        group's `__consumer_offsets` partition (group_cluster.c KGC4, with its error mapping:
  *        NOT_COORDINATOR when the leadership went, COORDINATOR_NOT_AVAILABLE at the timeout or
  *        below min.insync.replicas), whichever call wrote it.
- *   KT13 AddOffsetsToTxn in a cluster accepts a group whose `__consumer_offsets` partition is
- *        led by another registered, unfenced node (txn_offsets_partition_check): the
+ *   KT13 AddOffsetsToTxn in a cluster checks the group's `__consumer_offsets` partition as KT8
+ *        checks a partition (txn_offsets_partition_check over txn_partition_check): accepted when
+ *        this node is its ready leader or another registered, unfenced node leads it — the
  *        coordinator adds that partition to the transaction and its marker goes through the
- *        marker writer (KT9; WriteTxnMarkers to that node). No leader, or a fenced one, is
- *        COORDINATOR_LOAD_IN_PROGRESS (one comes); the partition led here is KT8's check.
+ *        marker writer (KT9: WriteTxnMarkers to that node, which applies the offsets pending
+ *        there, KT11); COORDINATOR_LOAD_IN_PROGRESS while it has no live leader, or the image no
+ *        such partition yet (the topic comes, metadata_node.h MN8). It was POLICY_VIOLATION
+ *        before issue 25.
  */
 #include "tools/kafka/handlers/handle_txn.h"
 
@@ -95,10 +92,10 @@
 #include "tools/kafka/cluster/replica_state.h"
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle_offsets.h"
+#include "tools/kafka/handlers/handle_txn_markers.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,14 +179,12 @@ static void refuse_log(struct kafka_slot *s, const char *why)
 
 #define OFFSETS_TOPIC   "__consumer_offsets"
 #define TXN_STATE_TOPIC "__transaction_state"
-#define KT8_LOGGED_MAX  256 /* transactional ids whose refusal was logged, most recent */
 
 struct lead_look {
     const char *topic;
     int32_t partition;
     bool found;
     int32_t leader;
-    bool live; /* the leader is registered and unfenced (KT13) */
 };
 
 static void lead_lookup(void *ctx, const struct metadata_image *img)
@@ -201,8 +196,6 @@ static void lead_lookup(void *ctx, const struct metadata_image *img)
         return;
     l->found = true;
     l->leader = t->partitions[l->partition].leader;
-    const struct mi_broker *b = l->leader >= 0 ? metadata_image_broker(img, l->leader) : NULL;
-    l->live = b && !b->fenced;
 }
 
 /* KT8: NONE when (topic, partition) may join a transaction coordinated here; *leader_out: the
@@ -229,6 +222,29 @@ static int16_t txn_lead_check(const struct kafka_server *srv, const char *topic,
     return KAFKA_NONE;
 }
 
+static void live_lookup(void *ctx, const struct metadata_image *img)
+{
+    int32_t *id = ctx;
+    const struct mi_broker *b = metadata_image_broker(img, *id);
+    if (!b || b->fenced)
+        *id = -1;
+}
+
+/* KT8 (issue 25): AddPartitionsToTxn's check of a partition: NONE also when the image names
+ * another registered, unfenced node its leader (the transaction's marker goes there,
+ * kafka_txn_marker_writer, KT9); a fenced or unregistered leader is COORDINATOR_LOAD_IN_PROGRESS
+ * (a new leader comes). */
+static int16_t txn_partition_check(const struct kafka_server *srv, const char *topic,
+                                   int32_t partition)
+{
+    int32_t leader = -1;
+    int16_t code = txn_lead_check(srv, topic, partition, &leader);
+    if (code != KAFKA_POLICY_VIOLATION)
+        return code;
+    metadata_node_read(kafka_cluster(srv), live_lookup, &leader);
+    return leader >= 0 ? KAFKA_NONE : KAFKA_COORDINATOR_LOAD_IN_PROGRESS;
+}
+
 /* KT11: whether this node's engine coordinates the transactional ids. A single broker does;
  * a cluster node when the image names it the ready leader of `__transaction_state`-0 (issue 25
  * item 1's placement). Before that topic exists every node keeps a coordinator of its own and a
@@ -244,88 +260,12 @@ static bool txn_coordinated_here(const struct kafka_server *srv)
 
 /* KT13: NONE when the group's `__consumer_offsets` partition p may join a transaction
  * coordinated here: led here (KT8's check) or by another live node. */
-static int16_t txn_offsets_partition_check(const struct kafka_server *srv, int32_t p,
-                                           int32_t *leader_out)
+static int16_t txn_offsets_partition_check(const struct kafka_server *srv, int32_t p)
 {
-    int16_t led = txn_lead_check(srv, OFFSETS_TOPIC, p, leader_out);
-    if (led == KAFKA_UNKNOWN_TOPIC_OR_PARTITION) /* the topic comes (metadata_node.h MN8) */
-        return KAFKA_COORDINATOR_LOAD_IN_PROGRESS;
-    if (led != KAFKA_POLICY_VIOLATION)
-        return led;
-    struct lead_look l = {.topic = OFFSETS_TOPIC, .partition = p, .leader = -1};
-    metadata_node_read(kafka_cluster(srv), lead_lookup, &l);
-    return l.found && l.leader >= 0 && l.live ? KAFKA_NONE : KAFKA_COORDINATOR_LOAD_IN_PROGRESS;
-}
-
-/* KT8, KT10: the ids refused here, most recent KT8_LOGGED_MAX (a hash of the id each), with the
- * producer id and epoch of the last refusal not yet answered by an abort. */
-static struct {
-    pthread_mutex_t lock;
-    struct {
-        uint64_t id_hash; /* 0: an empty slot */
-        int64_t pid;      /* -1: no refusal pending an abort */
-        int16_t epoch;
-    } ids[KT8_LOGGED_MAX];
-    unsigned next;
-} refused = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static uint64_t id_hash(const char *id)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (const char *c = id; *c; c++)
-        h = (h ^ (uint8_t)*c) * 1099511628211ull;
-    return h | 1;
-}
-
-/* KT8: records the refusal of `id` (pid, epoch); true the first time it is refused. */
-static bool refusal_note(const char *id, int64_t pid, int16_t epoch)
-{
-    uint64_t h = id_hash(id);
-    unsigned i = 0;
-    pthread_mutex_lock(&refused.lock);
-    while (i < KT8_LOGGED_MAX && refused.ids[i].id_hash != h)
-        i++;
-    bool first = i == KT8_LOGGED_MAX;
-    if (first) {
-        i = refused.next++ % KT8_LOGGED_MAX;
-        refused.ids[i].id_hash = h;
-    }
-    refused.ids[i].pid = pid;
-    refused.ids[i].epoch = epoch;
-    pthread_mutex_unlock(&refused.lock);
-    return first;
-}
-
-/* KT10: true (once) when `id` was refused at (pid, epoch) since its last abort. */
-static bool refusal_take(const char *id, int64_t pid, int16_t epoch)
-{
-    uint64_t h = id_hash(id);
-    bool pending = false;
-    pthread_mutex_lock(&refused.lock);
-    for (unsigned i = 0; i < KT8_LOGGED_MAX; i++)
-        if (refused.ids[i].id_hash == h) {
-            pending = refused.ids[i].pid == pid && refused.ids[i].epoch == epoch;
-            if (pending)
-                refused.ids[i].pid = -1;
-            break;
-        }
-    pthread_mutex_unlock(&refused.lock);
-    return pending;
-}
-
-static void log_not_led(struct kafka_slot *s, const char *id, int64_t pid, int16_t epoch,
-                        const char *topic, int32_t partition, int32_t leader)
-{
-    if (!refusal_note(id, pid, epoch))
-        return;
-    fprintf(stderr,
-            "ringtail serve: %s for '%s': %s-%" PRId32 " is led by node %" PRId32
-            ", not this node (%" PRId32
-            "), the transaction's coordinator: a cluster runs a transaction only when every "
-            "partition in it is led by the coordinator's node (docs/cluster.md 7.3); answered "
-            "POLICY_VIOLATION (logged once per transactional id)\n",
-            kafka_api_name(s->header.api_key), id, topic, partition, leader,
-            s->server->opts.broker_id);
+    int16_t led = txn_partition_check(srv, OFFSETS_TOPIC, p);
+    return led == KAFKA_UNKNOWN_TOPIC_OR_PARTITION /* the topic comes (metadata_node.h MN8) */
+               ? KAFKA_COORDINATOR_LOAD_IN_PROGRESS
+               : led;
 }
 
 int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
@@ -343,6 +283,8 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
             return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
         return RT_E_NOT_COORDINATOR;
     }
+    if (l.leader >= 0 && l.leader != w->self) /* KT9: led by another node: WriteTxnMarkers */
+        return kafka_txn_marker_send(mn, l.leader, mk);
     struct replica_state *rs = metadata_node_replicas(mn);
     if (l.leader != w->self || !rs ||
         rs_check(rs, mk->topic, (int32_t)mk->partition, -1, NULL, NULL) != KAFKA_NONE) {
@@ -352,10 +294,9 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
         if (atomic_exchange(&last_logged, key) != key)
             fprintf(stderr,
                     "ringtail serve: the %s marker of producer id %" PRId64 " epoch %d for "
-                    "%s-%" PRIu32 " waits: that partition is led by node %" PRId32
-                    ", not this node (%" PRId32
-                    "), the transaction's coordinator; the transaction stays pending until "
-                    "the leadership comes back here (docs/cluster.md 7.3)\n",
+                    "%s-%" PRIu32 " waits: that partition has no ready leader (the image names "
+                    "node %" PRId32 "; this node is %" PRId32
+                    "); the transaction stays pending until one leads it (docs/cluster.md 7.3)\n",
                     mk->commit ? "commit" : "abort", mk->producer_id, (int)mk->producer_epoch,
                     mk->topic, mk->partition, l.leader, w->self);
         return RT_E_NOT_COORDINATOR;
@@ -517,7 +458,6 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
                                                    q->transactional_id, ACL_OP_WRITE);
     /* KT3: every partition checked first. */
     bool failed = !id_ok || id_denied;
-    int32_t leader = -1;
     size_t n = 0;
     for (int32_t t = 0; t < q->topics_count; t++) {
         int32_t np = q->topics[t].partitions_count;
@@ -548,10 +488,8 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
             } else if (!known || p < 0 || (uint32_t)p >= parts) {
                 pe[i].error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
                 failed = true;
-            } else if ((pe[i].error_code = txn_lead_check(s->server, name, p, &leader)) !=
+            } else if ((pe[i].error_code = txn_partition_check(s->server, name, p)) !=
                        KAFKA_NONE) { /* KT8 */
-                if (pe[i].error_code == KAFKA_POLICY_VIOLATION)
-                    log_not_led(s, k->id, q->producer_id, q->producer_epoch, name, p, leader);
                 failed = true;
             } else {
                 tp[n++] = (struct rt_topic_partition){.topic = name, .partition = (uint32_t)p};
@@ -593,10 +531,6 @@ static void code_done(void *ctx, int err, int64_t pid, int16_t epoch)
     (void)pid;
     (void)epoch;
     struct txn_call *k = ctx;
-    const struct kmsg_end_txn_request *q = &k->s->msg.end_txn; /* KT6: still decoded */
-    if (err == RT_E_INVALID_TXN_STATE && k->s->header.api_key == KAFKA_END_TXN && !q->committed &&
-        kafka_cluster(k->s->server) && refusal_take(k->id, q->producer_id, q->producer_epoch))
-        err = 0; /* KT10: the abort of a transaction KT8 refused its first partitions */
     call_complete(k->s, answer_outcome(k, err));
 }
 
@@ -612,8 +546,8 @@ enum net_verdict kafka_handle_add_offsets_to_txn(struct kafka_slot *s)
         return answer_code(s, KAFKA_TRANSACTIONAL_ID_AUTHORIZATION_FAILED); /* KZ2 */
     if (!kafka_authorize_str(s, ACL_RESOURCE_GROUP, q->group_id, ACL_OP_READ))
         return answer_code(s, KAFKA_GROUP_AUTHORIZATION_FAILED);
-    int32_t p = (int32_t)rt_group_partition(k->group, strlen(k->group)), leader = -1;
-    int16_t led = txn_offsets_partition_check(s->server, p, &leader); /* KT8, KT13 */
+    int32_t p = (int32_t)rt_group_partition(k->group, strlen(k->group));
+    int16_t led = txn_offsets_partition_check(s->server, p); /* KT13 */
     if (led != KAFKA_NONE)
         return answer_code(s, led);
     int rc = rt_txn_add_offsets_async(s->server->engine, k->id, q->producer_id, q->producer_epoch,
