@@ -21,6 +21,8 @@
 # read_committed: unstable) while its transaction is open; another one's commit, whose marker
 # its coordinator sends there (WriteTxnMarkers), makes its offset committed there, and an
 # aborted one leaves nothing, not even pending.
+# With a follower of the group's partition stopped the TxnOffsetCommit is not answered until
+# it continues (KT12, the ISR wait).
 #
 # usage: bash tests/cli_cluster_txn.sh /path/to/ringtail
 set -u
@@ -362,6 +364,25 @@ got=$(offsets_txn "$N" txg-o3 "$GC" 5 abort | tr '\n' ' ')
 got=$(committed_at "$G0" "$GC" read_committed)
 [ "$got" = -1001 ] && ok "group $GC: the aborted offset is dropped (nothing committed, nothing pending)" ||
     bad "group $GC after the abort: '$got'"
+# KT12: a TxnOffsetCommit is answered once on the ISR: with a follower of __consumer_offsets-0
+# stopped (neither G0 nor the controller, still in the ISR) it is not answered after 1 s; once
+# the follower continues, it is
+CTL=$(status | sed -n 's/^controller\t//p')
+S=""; for i in 1 2 3; do [ "$i" != "$G0" ] && [ "$i" != "$CTL" ] && { S=$i; break; }; done
+GE=$(group_on 0 txo-e)
+if [ -n "$S" ]; then
+    kill -STOP "${PIDS[$S]}"
+    offsets_txn "$G0" txg-o5 "$GE" 13 open >"$T/o5.out" &
+    O5=$!
+    sleep 1
+    early=$(cat "$T/o5.out")
+    kill -CONT "${PIDS[$S]}"
+    wait $O5
+    late=$(tr '\n' ' ' <"$T/o5.out")
+    [ -z "$early" ] && [ "$late" = "offsets added " ] &&
+        ok "TxnOffsetCommit at node $G0 with follower $S stopped: not answered after 1 s; answered once $S continued" ||
+        bad "TxnOffsetCommit with follower $S stopped: after 1 s '$early', at the end '$late' // $(tail -c 400 "$T/otxn.err")"
+else bad "no follower of __consumer_offsets-0 that is not the controller ($CTL) or node $G0"; fi
 
 # ---- every node stopped: no replica diverged ----
 for i in 1 2 3; do
