@@ -259,6 +259,15 @@ got=$(offsets_txn "$C" txg-o3 "$GC" 5 abort | tr '\n' ' ')
 got=$(committed_at "$G" "$GC" read_committed)
 [ "$got" = -1001 ] && ok "group $GC: the aborted offset is dropped at node $G (nothing committed, nothing pending)" ||
     bad "group $GC after the abort: '$got'"
+# a group the coordinator's node also coordinates: the engine's transactional call (KT11)
+PC=""; for p in 0 1 2 3; do [ "$(leader_row __consumer_offsets $p)" = "$C" ] && { PC=$p; break; }; done
+if [ -n "$PC" ]; then
+    GA=$(group_on "$PC" txo-a)
+    got=$(offsets_txn "$C" txg-o1 "$GA" 7 commit | tr '\n' ' ')
+    got="$got$(committed_at "$C" "$GA" read_committed)"
+    [ "$got" = "offsets added commit done 7" ] && ok "group $GA, coordinated by node $C too: its offset committed in a transaction" ||
+        bad "txg-o1 for group $GA at node $C: '$got' // $(tail -c 600 "$T/otxn.err")"
+else ok "# skipped: node $C leads no __consumer_offsets partition"; fi
 # KT12: a TxnOffsetCommit is answered once on the ISR: with a follower S of __consumer_offsets-PG
 # stopped (not G, not C, still in the ISR) it is not answered after 1 s; once S continues, it is
 S=""; for i in 1 2 3; do [ "$i" != "$G" ] && [ "$i" != "$C" ] && { S=$i; break; }; done
