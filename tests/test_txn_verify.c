@@ -1,0 +1,190 @@
+/*
+ * test_txn_verify.c — KIP-890 part 1 across two engines: the transactional-batch verifier
+ * (rt_options.txn_verifier) and rt_txn_verify (docs/format.md G.9 TV1-TV5; engine.c), and the
+ * broker's cache of verified transactions (tools/kafka/handlers/txn_verify_cache.c KTC1-KTC4).
+ *
+ * What it pins: engine A coordinates the transactional id; engine B leads the data partition and
+ * has no transaction of its own. Without a verifier B refuses every transactional batch of A's
+ * producer (its own coordinator knows none: RT_E_INVALID_TXN_STATE) — the state before the
+ * seam. With a verifier that asks A (rt_txn_verify), B accepts exactly the batches whose
+ * partition A has in the producer's ongoing transaction: not a partition A was not told of, not
+ * a batch after EndTxn, not an older (fenced) epoch. rt_txn_verify changes nothing at A (a
+ * verified partition is not added; asking by id answers RT_E_PRODUCER_FENCED for an old epoch).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "helpers/batches.h"
+#include "helpers/test_util.h"
+#include "ringtail.h"
+#include "tools/kafka/handlers/txn_verify_cache.h"
+
+#define DATA "t"
+#define TXID "tv-1"
+
+struct verifier {
+    rt_engine *coordinator; /* engine A */
+    int calls;
+};
+
+/* B's verifier: asks A's coordinator by producer id (what a cluster's verifier does locally). */
+static int ask_a(void *ctx, const char *topic, uint32_t partition, int64_t pid, int16_t epoch)
+{
+    struct verifier *v = ctx;
+    v->calls++;
+    return rt_txn_verify(v->coordinator, NULL, pid, epoch, topic, partition);
+}
+
+static rt_engine *open_dir(const char *dir, struct verifier *v)
+{
+    struct rt_options o;
+    rt_options_init(&o);
+    o.sync_mode = RT_SYNC_ALWAYS;
+    if (v) {
+        o.txn_verifier = ask_a;
+        o.txn_verifier_ctx = v;
+    }
+    rt_engine *e = NULL;
+    if (rt_open(dir, &o, &e) != 0)
+        fail_msg("rt_open %s: %s", dir, rt_error_detail());
+    return e;
+}
+
+static int append_txn(rt_engine *e, uint32_t partition, int64_t pid, int16_t epoch, int32_t seq)
+{
+    uint8_t buf[512];
+    size_t n = tu_batch(buf, sizeof buf, BATCH_ATTR_TRANSACTIONAL, pid, epoch, seq, 1, "v", seq, 1);
+    int64_t off = -1;
+    return rt_append_batch(e, DATA, partition, buf, n, &off);
+}
+
+static void test_remote_coordinator(void **state)
+{
+    (void)state;
+    char *da = tu_mkdtemp(), *db = tu_mkdtemp();
+    rt_engine *a = open_dir(da, NULL);
+    assert_int_equal(rt_topic_create(a, DATA, 2), 0);
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    assert_int_equal(rt_txn_init_producer(a, TXID, 60000, &pid, &epoch), 0);
+    const struct rt_topic_partition t0 = {.topic = DATA, .partition = 0};
+    assert_int_equal(rt_txn_add_partitions(a, TXID, pid, epoch, &t0, 1), 0);
+
+    /* Before the seam: B's own coordinator knows nothing of A's producer. */
+    rt_engine *b = open_dir(db, NULL);
+    assert_int_equal(rt_topic_create(b, DATA, 2), 0);
+    assert_int_equal(append_txn(b, 0, pid, epoch, 0), RT_E_INVALID_TXN_STATE);
+    assert_int_equal(rt_close(b), 0);
+
+    /* TV1: with the verifier, B asks it instead, and accepts what A has. */
+    struct verifier v = {.coordinator = a};
+    b = open_dir(db, &v);
+    assert_int_equal(append_txn(b, 0, pid, epoch, 0), 0);
+    assert_int_equal(v.calls, 1);
+    /* Not added at A: refused, nothing appended (TV2). */
+    assert_int_equal(append_txn(b, 1, pid, epoch, 0), RT_E_INVALID_TXN_STATE);
+    assert_non_null(strstr(rt_error_detail(), DATA));
+    int64_t end = -1;
+    assert_int_equal(rt_list_offsets(b, DATA, 1, RT_OFFSET_LATEST, RT_READ_UNCOMMITTED, &end), 0);
+    assert_int_equal(end, 0);
+    /* TV3: asking changed nothing at A — t-1 is still not in the transaction. */
+    assert_int_equal(rt_txn_verify(a, TXID, pid, epoch, DATA, 1), RT_E_INVALID_TXN_STATE);
+    assert_int_equal(rt_txn_verify(a, TXID, pid, epoch, DATA, 0), 0);
+    /* A non-transactional batch never asks the verifier. */
+    uint8_t buf[512];
+    size_t n = tu_batch(buf, sizeof buf, 0, -1, -1, -1, 1, "plain", 0, 1);
+    int calls = v.calls;
+    assert_int_equal(rt_append_batch(b, DATA, 1, buf, n, NULL), 0);
+    assert_int_equal(v.calls, calls);
+
+    /* EndTxn at A (its markers go to A's partitions; B's marker by hand, as WriteTxnMarkers
+     * would): a later batch of that producer is refused until it adds the partition again. */
+    assert_int_equal(rt_txn_end(a, TXID, pid, epoch, true), 0);
+    assert_int_equal(rt_txn_write_marker(b, DATA, 0, pid, epoch, true), 0);
+    assert_int_equal(append_txn(b, 0, pid, epoch, 1), RT_E_INVALID_TXN_STATE);
+    assert_int_equal(rt_txn_add_partitions(a, TXID, pid, epoch, &t0, 1), 0);
+    assert_int_equal(append_txn(b, 0, pid, epoch, 1), 0);
+
+    /* A new instance fences the old epoch: A aborts the open transaction (marker into B by hand
+     * again) and the old epoch's batch is refused at B, the new one's accepted once added. */
+    int64_t pid2 = -1;
+    int16_t epoch2 = -1;
+    assert_int_equal(rt_txn_init_producer(a, TXID, 60000, &pid2, &epoch2), 0);
+    assert_true(pid2 == pid && epoch2 > epoch);
+    assert_int_equal(rt_txn_write_marker(b, DATA, 0, pid, epoch2, false), 0);
+    assert_int_equal(append_txn(b, 0, pid, epoch, 2), RT_E_INVALID_PRODUCER_EPOCH);
+    assert_int_equal(rt_txn_verify(a, TXID, pid, epoch, DATA, 0), RT_E_PRODUCER_FENCED);
+    assert_int_equal(rt_txn_add_partitions(a, TXID, pid2, epoch2, &t0, 1), 0);
+    assert_int_equal(append_txn(b, 0, pid2, epoch2, 0), 0);
+
+    /* rt_txn_verify's own checks. */
+    assert_int_equal(rt_txn_verify(a, TXID, -1, 0, DATA, 0), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_txn_verify(a, "", pid, 0, DATA, 0), RT_E_INVALID_ARGUMENT);
+    assert_int_equal(rt_txn_verify(a, "nobody", pid2, epoch2, DATA, 0), RT_E_INVALID_TXN_STATE);
+    assert_int_equal(rt_txn_verify(a, TXID, pid2, (int16_t)(epoch2 + 1), DATA, 0),
+                     RT_E_INVALID_PRODUCER_EPOCH);
+
+    assert_int_equal(rt_txn_end(a, TXID, pid2, epoch2, false), 0);
+    assert_int_equal(rt_close(b), 0);
+    assert_int_equal(rt_close(a), 0);
+    tu_rmdir_free(da);
+    tu_rmdir_free(db);
+}
+
+/* The broker's cache of verified (pid, epoch, topic-partition) (KTC1-KTC4). */
+static void test_cache(void **state)
+{
+    (void)state;
+    struct txn_verify_cache *c = txn_verify_cache_new(4);
+    assert_non_null(c);
+    assert_false(txn_verify_cache_has(c, 7, 1, "t", 0));
+    txn_verify_cache_put(c, 7, 1, "t", 0);
+    txn_verify_cache_put(c, 7, 1, "t", 1);
+    txn_verify_cache_put(c, 8, 0, "t", 0);
+    assert_true(txn_verify_cache_has(c, 7, 1, "t", 0));
+    assert_true(txn_verify_cache_has(c, 7, 1, "t", 1));
+    assert_false(txn_verify_cache_has(c, 7, 1, "u", 0)); /* another topic */
+    assert_false(txn_verify_cache_has(c, 7, 0, "t", 0)); /* another epoch */
+    assert_false(txn_verify_cache_has(c, 7, 2, "t", 0));
+    /* KTC2: the marker in t-0 drops (7, t-0) only. */
+    txn_verify_cache_forget(c, 7, "t", 0);
+    assert_false(txn_verify_cache_has(c, 7, 1, "t", 0));
+    assert_true(txn_verify_cache_has(c, 7, 1, "t", 1));
+    assert_true(txn_verify_cache_has(c, 8, 0, "t", 0));
+    /* KTC3: a newer epoch of producer 7 drops its older entries. */
+    txn_verify_cache_put(c, 7, 2, "t", 2);
+    assert_false(txn_verify_cache_has(c, 7, 1, "t", 1));
+    assert_true(txn_verify_cache_has(c, 7, 2, "t", 2));
+    /* ...and an older epoch never replaces a newer one. */
+    txn_verify_cache_put(c, 7, 1, "t", 3);
+    assert_false(txn_verify_cache_has(c, 7, 1, "t", 3));
+    /* KTC4: bounded: beyond its capacity the oldest entry goes. */
+    txn_verify_cache_put(c, 9, 0, "t", 0);
+    txn_verify_cache_put(c, 10, 0, "t", 0);
+    txn_verify_cache_put(c, 11, 0, "t", 0);
+    assert_true(txn_verify_cache_count(c) <= 4);
+    assert_true(txn_verify_cache_has(c, 11, 0, "t", 0));
+    assert_false(txn_verify_cache_has(c, 8, 0, "t", 0));
+    /* The marker for a whole producer (any partition). */
+    txn_verify_cache_forget(c, 11, NULL, 0);
+    assert_false(txn_verify_cache_has(c, 11, 0, "t", 0));
+    txn_verify_cache_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_remote_coordinator),
+        cmocka_unit_test(test_cache),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
