@@ -10,6 +10,12 @@
  * partition A has in the producer's ongoing transaction: not a partition A was not told of, not
  * a batch after EndTxn, not an older (fenced) epoch. rt_txn_verify changes nothing at A (a
  * verified partition is not added; asking by id answers RT_E_PRODUCER_FENCED for an old epoch).
+ *
+ * And the wire (txn_verify.c KTV4, KTV5; api_table.c KA9): AddPartitionsToTxn v4 encodes to
+ * Kafka's bytes and decodes back, is described but not advertised (only a cluster node serves
+ * it), the coordinator's answer to a VerifyOnly batch is per partition (NONE, INVALID_TXN_STATE,
+ * PRODUCER_FENCED, INVALID_REQUEST without VerifyOnly) and changes nothing, and the answers map
+ * to Kafka 3.6+'s Produce codes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,7 +32,10 @@
 #include "helpers/batches.h"
 #include "helpers/test_util.h"
 #include "ringtail.h"
+#include "tools/kafka/handlers/txn_verify.h"
 #include "tools/kafka/handlers/txn_verify_cache.h"
+#include "tools/kafka/proto/api.h"
+#include "tools/kafka/proto/kmsg.h"
 
 #define DATA "t"
 #define TXID "tv-1"
@@ -180,11 +189,204 @@ static void test_cache(void **state)
     txn_verify_cache_free(c);
 }
 
+/* AddPartitionsToTxn v4's request, by hand: Kafka's AddPartitionsToTxnRequest.json v4 (flexible:
+ * compact arrays and strings, a tag section after each struct). */
+static const uint8_t V4_REQUEST[] = {
+    0x02,                           /* transactions: 1 */
+    0x02, 'a',                      /* transactional_id "a" */
+    0,    0,   0, 0, 0, 0, 0, 7,    /* producer_id 7 */
+    0,    2,                        /* producer_epoch 2 */
+    1,                              /* verify_only */
+    0x02,                           /* topics: 1 */
+    0x02, 't',                      /* name "t" */
+    0x03, 0,   0, 0, 0, 0, 0, 0, 1, /* partitions [0, 1] */
+    0,                              /* topic tags */
+    0,                              /* transaction tags */
+    0,                              /* request tags */
+};
+
+static void test_v4_codec(void **state)
+{
+    (void)state;
+    int32_t parts[] = {0, 1};
+    struct kmsg_txn_topic topic = {
+        .name = kp_str_of("t"), .partitions = parts, .partitions_count = 2};
+    struct kmsg_add_partitions_to_txn_transaction txn = {.transactional_id = kp_str_of("a"),
+                                                         .producer_id = 7,
+                                                         .producer_epoch = 2,
+                                                         .verify_only = true,
+                                                         .topics = &topic,
+                                                         .topics_count = 1};
+    struct kmsg_add_partitions_to_txn_request q = {.transactions = &txn, .transactions_count = 1};
+    struct kp_writer w;
+    kp_writer_init(&w, NULL, 0);
+    assert_int_equal(kmsg_add_partitions_to_txn_request_encode(&w, 4, &q), 0);
+    assert_int_equal(w.len, sizeof V4_REQUEST);
+    assert_memory_equal(w.buf, V4_REQUEST, sizeof V4_REQUEST);
+
+    uint8_t mem[4096];
+    struct kp_arena a;
+    kp_arena_init(&a, mem, sizeof mem);
+    struct kp_reader r;
+    kp_reader_init(&r, V4_REQUEST, sizeof V4_REQUEST);
+    struct kmsg_add_partitions_to_txn_request d;
+    assert_int_equal(kmsg_add_partitions_to_txn_request_decode(&r, 4, &a, &d), 0);
+    assert_int_equal(d.transactions_count, 1);
+    assert_int_equal(d.topics_count, 0); /* the v0-3 fields are not in v4 */
+    assert_int_equal(d.transactions[0].producer_id, 7);
+    assert_int_equal(d.transactions[0].producer_epoch, 2);
+    assert_true(d.transactions[0].verify_only);
+    assert_int_equal(d.transactions[0].topics[0].partitions_count, 2);
+    assert_int_equal(d.transactions[0].topics[0].partitions[1], 1);
+    /* Every cut of the body fails to decode, never reads past it (ASan). */
+    for (size_t cut = 0; cut < sizeof V4_REQUEST; cut++) {
+        kp_arena_reset(&a);
+        kp_reader_init(&r, V4_REQUEST, cut);
+        assert_int_not_equal(kmsg_add_partitions_to_txn_request_decode(&r, 4, &a, &d), 0);
+    }
+
+    /* The response: throttle, error_code, results_by_transaction; read back. */
+    struct kmsg_partition_error pe[] = {{.partition_index = 0, .error_code = 0},
+                                        {.partition_index = 1, .error_code = 48}};
+    struct kmsg_topic_errors te = {.name = kp_str_of("t"), .partitions = pe, .partitions_count = 2};
+    struct kmsg_add_partitions_to_txn_result res = {
+        .transactional_id = kp_str_of("a"), .topic_results = &te, .topic_results_count = 1};
+    struct kmsg_add_partitions_to_txn_response m = {.results_by_transaction = &res,
+                                                    .results_by_transaction_count = 1};
+    kp_writer_reset(&w, NULL, 0);
+    assert_int_equal(kmsg_add_partitions_to_txn_response_encode(&w, 4, &m), 0);
+    static const uint8_t V4_RESPONSE[] = {
+        0,    0,    0,   0,           /* throttle_time_ms */
+        0,    0,                      /* error_code */
+        0x02, 0x02, 'a',              /* results_by_transaction: 1, "a" */
+        0x02, 0x02, 't',              /* topic_results: 1, "t" */
+        0x03,                         /* results: 2 */
+        0,    0,    0,   0, 0, 0,  0, /* partition 0, NONE, tags */
+        0,    0,    0,   1, 0, 48, 0, /* partition 1, INVALID_TXN_STATE, tags */
+        0,    0,    0,                /* topic, result and response tags */
+    };
+    assert_int_equal(w.len, sizeof V4_RESPONSE);
+    assert_memory_equal(w.buf, V4_RESPONSE, sizeof V4_RESPONSE);
+    struct kmsg_add_partitions_to_txn_response back;
+    kp_arena_reset(&a);
+    kp_reader_init(&r, w.buf, w.len);
+    assert_int_equal(kmsg_add_partitions_to_txn_response_decode(&r, 4, &a, &back), 0);
+    assert_int_equal(back.results_by_transaction_count, 1);
+    assert_int_equal(back.results_by_transaction[0].topic_results[0].partitions[1].error_code, 48);
+    kp_writer_free(&w);
+
+    /* KA9: described to v4, advertised to v3, v4 a cluster node's only. */
+    assert_true(kafka_api_supported(KAFKA_ADD_PARTITIONS_TO_TXN, 3));
+    assert_false(kafka_api_supported(KAFKA_ADD_PARTITIONS_TO_TXN, 4));
+    assert_true(kafka_api_internal(KAFKA_ADD_PARTITIONS_TO_TXN, 4));
+    assert_false(kafka_api_internal(KAFKA_ADD_PARTITIONS_TO_TXN, 3));
+    assert_false(kafka_api_internal(KAFKA_ADD_PARTITIONS_TO_TXN, 5));
+}
+
+/* KTV5: the coordinator's answer; KTV4: the Produce codes. */
+static void test_v4_answer(void **state)
+{
+    (void)state;
+    char *da = tu_mkdtemp();
+    rt_engine *a = open_dir(da, NULL);
+    assert_int_equal(rt_topic_create(a, DATA, 2), 0);
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    assert_int_equal(rt_txn_init_producer(a, TXID, 60000, &pid, &epoch), 0);
+    int16_t old_epoch = epoch; /* fenced by the second init */
+    assert_int_equal(rt_txn_init_producer(a, TXID, 60000, &pid, &epoch), 0);
+    assert_true(epoch > old_epoch);
+    const struct rt_topic_partition t0 = {.topic = DATA, .partition = 0};
+    assert_int_equal(rt_txn_add_partitions(a, TXID, pid, epoch, &t0, 1), 0);
+
+    int32_t parts[] = {0, 1};
+    struct kmsg_txn_topic topic = {
+        .name = kp_str_of(DATA), .partitions = parts, .partitions_count = 2};
+    struct kmsg_add_partitions_to_txn_transaction txns[] = {
+        {.transactional_id = kp_str_of(TXID),
+         .producer_id = pid,
+         .producer_epoch = epoch,
+         .verify_only = true,
+         .topics = &topic,
+         .topics_count = 1},
+        {.transactional_id = kp_str_of(TXID),
+         .producer_id = pid,
+         .producer_epoch = old_epoch,
+         .verify_only = true,
+         .topics = &topic,
+         .topics_count = 1},
+        {.transactional_id = kp_str_of(TXID),
+         .producer_id = pid,
+         .producer_epoch = epoch,
+         .verify_only = false,
+         .topics = &topic,
+         .topics_count = 1},
+        {.transactional_id = kp_str_of("nobody"),
+         .producer_id = pid,
+         .producer_epoch = epoch,
+         .verify_only = true,
+         .topics = &topic,
+         .topics_count = 1},
+    };
+    struct kmsg_add_partitions_to_txn_request q = {.transactions = txns, .transactions_count = 4};
+    uint8_t mem[4096];
+    struct kp_arena ar;
+    kp_arena_init(&ar, mem, sizeof mem);
+    struct kmsg_add_partitions_to_txn_response m;
+    assert_int_equal(kafka_txn_verify_answer(a, &q, &ar, &m), 0);
+    assert_int_equal(m.error_code, KAFKA_NONE);
+    assert_int_equal(m.results_by_transaction_count, 4);
+    const int16_t want[4][2] = {{KAFKA_NONE, KAFKA_INVALID_TXN_STATE},
+                                {KAFKA_PRODUCER_FENCED, KAFKA_PRODUCER_FENCED},
+                                {KAFKA_INVALID_REQUEST, KAFKA_INVALID_REQUEST},
+                                {KAFKA_INVALID_TXN_STATE, KAFKA_INVALID_TXN_STATE}};
+    for (int t = 0; t < 4; t++) {
+        const struct kmsg_topic_errors *te = &m.results_by_transaction[t].topic_results[0];
+        assert_int_equal(te->partitions_count, 2);
+        for (int p = 0; p < 2; p++) {
+            assert_int_equal(te->partitions[p].partition_index, p);
+            assert_int_equal(te->partitions[p].error_code, want[t][p]);
+        }
+    }
+    /* Nothing changed: t-1 was asked about, not added. */
+    assert_int_equal(rt_txn_verify(a, TXID, pid, epoch, DATA, 1), RT_E_INVALID_TXN_STATE);
+    /* A too small arena is -1, never an overrun. */
+    kp_arena_init(&ar, mem, 64);
+    assert_int_equal(kafka_txn_verify_answer(a, &q, &ar, &m), -1);
+
+    /* KTV4: what a partition leader answers the Produce. */
+    assert_int_equal(kafka_txn_verify_produce_code(KAFKA_NONE), KAFKA_NONE);
+    assert_int_equal(kafka_txn_verify_produce_code(KAFKA_INVALID_TXN_STATE),
+                     KAFKA_INVALID_TXN_STATE);
+    assert_int_equal(kafka_txn_verify_produce_code(KAFKA_PRODUCER_FENCED),
+                     KAFKA_INVALID_PRODUCER_EPOCH);
+    assert_int_equal(kafka_txn_verify_produce_code(KAFKA_NOT_COORDINATOR),
+                     KAFKA_NOT_ENOUGH_REPLICAS);
+    assert_int_equal(kafka_txn_verify_produce_code(KAFKA_NETWORK_EXCEPTION),
+                     KAFKA_NOT_ENOUGH_REPLICAS);
+    assert_int_equal(kafka_txn_verify_produce_code(KAFKA_CONCURRENT_TRANSACTIONS),
+                     KAFKA_NOT_ENOUGH_REPLICAS);
+    assert_int_equal(kafka_txn_verify_produce_code(KAFKA_CLUSTER_AUTHORIZATION_FAILED),
+                     KAFKA_INVALID_TXN_STATE);
+    assert_int_equal(kafka_txn_verify_code(RT_E_NOT_COORDINATOR), KAFKA_NOT_COORDINATOR);
+    assert_int_equal(kafka_txn_verify_code(RT_E_INVALID_PRODUCER_EPOCH),
+                     KAFKA_INVALID_PRODUCER_EPOCH);
+
+    /* KTV1: without `__transaction_state` in the image (or no image) the node itself. */
+    assert_int_equal(kafka_txn_coordinator_node(NULL, 3, TXID), 3);
+
+    assert_int_equal(rt_txn_end(a, TXID, pid, epoch, false), 0);
+    assert_int_equal(rt_close(a), 0);
+    tu_rmdir_free(da);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_remote_coordinator),
         cmocka_unit_test(test_cache),
+        cmocka_unit_test(test_v4_codec),
+        cmocka_unit_test(test_v4_answer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

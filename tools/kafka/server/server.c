@@ -272,8 +272,9 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
             return refuse(s, rc == KP_E_LIMIT ? "request arrays too large"
                                               : "request body does not decode");
     }
-    if (api->off_loop || (key == KAFKA_PRODUCE && kafka_produce_creates_topic(s)))
-        return admin_enqueue(srv, s, body_at); /* KS4 */
+    if (api->off_loop || (key == KAFKA_PRODUCE && kafka_produce_creates_topic(s)) ||
+        (key == KAFKA_ADD_PARTITIONS_TO_TXN && s->header.api_version >= 4)) /* txn_verify KTV5 */
+        return admin_enqueue(srv, s, body_at);                              /* KS4 */
     return (enum net_verdict)api->handler(s, body_at);
 }
 
