@@ -15,7 +15,11 @@
  * Kafka's bytes and decodes back, is described but not advertised (only a cluster node serves
  * it), the coordinator's answer to a VerifyOnly batch is per partition (NONE, INVALID_TXN_STATE,
  * PRODUCER_FENCED, INVALID_REQUEST without VerifyOnly) and changes nothing, and the answers map
- * to Kafka 3.6+'s Produce codes.
+ * to Kafka 3.6+'s Produce codes. The partition leader's question (KTV2) against a scripted
+ * coordinator on a socket: one v4 VerifyOnly request naming the partitions, a NONE cached and the
+ * rest mapped (a fenced epoch INVALID_PRODUCER_EPOCH, a top-level CLUSTER_AUTHORIZATION_FAILED
+ * INVALID_TXN_STATE, a partition the answer leaves out or a closed connection
+ * NOT_ENOUGH_REPLICAS), the kept connection dialled again after a close.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,9 +28,14 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "batch.h"
 #include "helpers/batches.h"
@@ -380,13 +389,195 @@ static void test_v4_answer(void **state)
     tu_rmdir_free(da);
 }
 
+/* ---- a scripted coordinator (KTV2's other end) ---- */
+
+struct fake {
+    int lfd;
+    uint16_t port;
+    /* per request: the answer body (after the header's tags), or len 0: close instead */
+    const uint8_t *answers[8];
+    size_t answer_len[8];
+    int count;
+    int served;       /* requests read */
+    int connections;  /* accepted */
+    bool verify_only; /* of the last request */
+    int32_t partitions_asked;
+};
+
+static bool read_full(int fd, void *buf, size_t n)
+{
+    size_t at = 0;
+    while (at < n) {
+        ssize_t k = read(fd, (uint8_t *)buf + at, n - at);
+        if (k <= 0)
+            return false;
+        at += (size_t)k;
+    }
+    return true;
+}
+
+static void *fake_main(void *arg)
+{
+    struct fake *f = arg;
+    while (f->served < f->count) {
+        int fd = accept(f->lfd, NULL, NULL);
+        if (fd < 0)
+            break;
+        f->connections++;
+        while (f->served < f->count) {
+            uint8_t len4[4];
+            if (!read_full(fd, len4, 4))
+                break;
+            uint32_t n = (uint32_t)len4[0] << 24 | (uint32_t)len4[1] << 16 |
+                         (uint32_t)len4[2] << 8 | len4[3];
+            uint8_t *frame = malloc(n);
+            if (!frame || !read_full(fd, frame, n)) {
+                free(frame);
+                break;
+            }
+            /* header v2: key, version, correlation id, client id, tags */
+            size_t at = 8;
+            int16_t cid_len = (int16_t)(frame[at] << 8 | frame[at + 1]);
+            at += 2 + (size_t)(cid_len > 0 ? cid_len : 0) + 1;
+            struct kp_reader r;
+            kp_reader_init(&r, frame + at, n - at);
+            static uint8_t mem[8192];
+            struct kp_arena a;
+            kp_arena_init(&a, mem, sizeof mem);
+            struct kmsg_add_partitions_to_txn_request q;
+            int key = frame[0] << 8 | frame[1], ver = frame[2] << 8 | frame[3];
+            if (key == 24 && ver == 4 &&
+                kmsg_add_partitions_to_txn_request_decode(&r, 4, &a, &q) == 0 &&
+                q.transactions_count == 1) {
+                f->verify_only = q.transactions[0].verify_only;
+                f->partitions_asked = 0;
+                for (int32_t t = 0; t < q.transactions[0].topics_count; t++)
+                    f->partitions_asked += q.transactions[0].topics[t].partitions_count;
+            }
+            int i = f->served++;
+            if (f->answer_len[i] == 0) {
+                free(frame);
+                break; /* close */
+            }
+            uint32_t out_len = 4 + 1 + (uint32_t)f->answer_len[i];
+            uint8_t head[9] = {(uint8_t)(out_len >> 24),
+                               (uint8_t)(out_len >> 16),
+                               (uint8_t)(out_len >> 8),
+                               (uint8_t)out_len,
+                               frame[4],
+                               frame[5],
+                               frame[6],
+                               frame[7],
+                               0};
+            free(frame);
+            if (write(fd, head, sizeof head) != (ssize_t)sizeof head ||
+                write(fd, f->answers[i], f->answer_len[i]) != (ssize_t)f->answer_len[i])
+                break;
+        }
+        close(fd);
+    }
+    return NULL;
+}
+
+/* A v4 answer for transaction "tv-1", topic "t", partitions 0 and 1 with these codes; top-level
+ * error `top`; with `only_first`, partition 1 left out. */
+static size_t answer(uint8_t *b, int16_t top, int16_t c0, int16_t c1, bool only_first)
+{
+    size_t n = 0;
+    const uint8_t head[] = {
+        0,   0,    0,    0,   (uint8_t)(top >> 8),     (uint8_t)top, 0x02, 0x05, 't', 'v', '-',
+        '1', 0x02, 0x02, 't', only_first ? 0x02 : 0x03};
+    memcpy(b, head, sizeof head);
+    n = sizeof head;
+    const uint8_t p0[] = {0, 0, 0, 0, (uint8_t)(c0 >> 8), (uint8_t)c0, 0};
+    memcpy(b + n, p0, sizeof p0);
+    n += sizeof p0;
+    if (!only_first) {
+        const uint8_t p1[] = {0, 0, 0, 1, (uint8_t)(c1 >> 8), (uint8_t)c1, 0};
+        memcpy(b + n, p1, sizeof p1);
+        n += sizeof p1;
+    }
+    b[n++] = 0; /* topic tags */
+    b[n++] = 0; /* transaction tags */
+    b[n++] = 0; /* response tags */
+    return n;
+}
+
+static void test_ask_remote(void **state)
+{
+    (void)state;
+    uint8_t a0[64], a1[64], a2[64], a3[64];
+    struct fake f = {.count = 5};
+    f.answers[0] = a0;
+    f.answer_len[0] = answer(a0, 0, KAFKA_NONE, KAFKA_INVALID_TXN_STATE, false);
+    f.answers[1] = a1;
+    f.answer_len[1] = answer(a1, 0, KAFKA_PRODUCER_FENCED, KAFKA_PRODUCER_FENCED, false);
+    f.answers[2] = a2;
+    f.answer_len[2] = answer(a2, KAFKA_CLUSTER_AUTHORIZATION_FAILED, 0, 0, false);
+    f.answers[3] = a3;
+    f.answer_len[3] = answer(a3, 0, KAFKA_NONE, 0, true);
+    f.answer_len[4] = 0; /* the connection closed instead */
+    f.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(f.lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(f.lfd, 4), 0);
+    socklen_t sl = sizeof sa;
+    assert_int_equal(getsockname(f.lfd, (struct sockaddr *)&sa, &sl), 0);
+    f.port = ntohs(sa.sin_port);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, fake_main, &f), 0);
+
+    assert_int_equal(kafka_txn_verify_start(1), 0);
+    const char *topics[] = {"t", "t"};
+    const int32_t parts[] = {0, 1};
+    int16_t codes[2];
+    assert_int_equal(
+        kafka_txn_verify_ask_node(2, "127.0.0.1", f.port, "tv-1", 9, 3, topics, parts, 2, codes),
+        0);
+    assert_true(f.verify_only);
+    assert_int_equal(f.partitions_asked, 2);
+    assert_int_equal(codes[0], KAFKA_NONE);
+    assert_int_equal(codes[1], KAFKA_INVALID_TXN_STATE);
+    assert_true(kafka_txn_verify_cached(9, 3, "t", 0)); /* KTV3: only the NONE is cached */
+    assert_false(kafka_txn_verify_cached(9, 3, "t", 1));
+    /* The engine's verifier answers from the cache (no engine attached: a miss is refused). */
+    assert_int_equal(kafka_txn_verify_batch(NULL, "t", 0, 9, 3), 0);
+    assert_int_equal(kafka_txn_verify_batch(NULL, "t", 1, 9, 3), RT_E_NOT_COORDINATOR);
+    /* KTV6: the marker in t-0 forgets it. */
+    kafka_txn_verify_marker(9, "t", 0);
+    assert_false(kafka_txn_verify_cached(9, 3, "t", 0));
+
+    /* KTV4: PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH */
+    kafka_txn_verify_ask_node(2, "127.0.0.1", f.port, "tv-1", 9, 3, topics, parts, 2, codes);
+    assert_int_equal(codes[0], KAFKA_INVALID_PRODUCER_EPOCH);
+    assert_int_equal(codes[1], KAFKA_INVALID_PRODUCER_EPOCH);
+    /* a top-level CLUSTER_AUTHORIZATION_FAILED -> INVALID_TXN_STATE for all */
+    kafka_txn_verify_ask_node(2, "127.0.0.1", f.port, "tv-1", 9, 3, topics, parts, 2, codes);
+    assert_int_equal(codes[0], KAFKA_INVALID_TXN_STATE);
+    assert_int_equal(codes[1], KAFKA_INVALID_TXN_STATE);
+    /* a partition the answer leaves out: not verified, retriable */
+    kafka_txn_verify_ask_node(2, "127.0.0.1", f.port, "tv-1", 9, 3, topics, parts, 2, codes);
+    assert_int_equal(codes[0], KAFKA_NONE);
+    assert_int_equal(codes[1], KAFKA_NOT_ENOUGH_REPLICAS);
+    assert_int_equal(f.connections, 1); /* one kept connection so far */
+    /* no answer (closed): NOT_ENOUGH_REPLICAS, nothing cached */
+    kafka_txn_verify_marker(9, NULL, 0);
+    kafka_txn_verify_ask_node(2, "127.0.0.1", f.port, "tv-1", 9, 3, topics, parts, 2, codes);
+    assert_int_equal(codes[0], KAFKA_NOT_ENOUGH_REPLICAS);
+    assert_int_equal(codes[1], KAFKA_NOT_ENOUGH_REPLICAS);
+    assert_false(kafka_txn_verify_cached(9, 3, "t", 0));
+
+    kafka_txn_verify_stop();
+    pthread_join(th, NULL);
+    close(f.lfd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_remote_coordinator),
-        cmocka_unit_test(test_cache),
-        cmocka_unit_test(test_v4_codec),
-        cmocka_unit_test(test_v4_answer),
+        cmocka_unit_test(test_remote_coordinator), cmocka_unit_test(test_cache),
+        cmocka_unit_test(test_v4_codec),           cmocka_unit_test(test_v4_answer),
+        cmocka_unit_test(test_ask_remote),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

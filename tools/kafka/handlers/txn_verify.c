@@ -55,6 +55,7 @@
 #include "tools/kafka/cluster/metadata_image.h"
 #include "tools/kafka/cluster/metadata_node.h"
 #include "tools/kafka/cluster/replica_state.h"
+#include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
 #include "tools/kafka/handlers/txn_verify_cache.h"
 
@@ -313,6 +314,8 @@ bool kafka_txn_verify_park(struct kafka_slot *s)
     char id[TV_ID_BYTES_MAX + 1];
     if (!copy_name(q->transactional_id, id, TV_ID_BYTES_MAX))
         return false; /* the engine's verifier refuses it as any other */
+    if (!kafka_authorize_str(s, ACL_RESOURCE_TRANSACTIONAL_ID, q->transactional_id, ACL_OP_WRITE))
+        return false; /* KZ2 refuses it: nobody is asked for a producer that may not write */
     struct coord_look l = {.self = tv.self, .node = -1, .id = id};
     metadata_node_read(mn, coord_lookup, &l);
     if (l.node == tv.self)
@@ -421,6 +424,9 @@ static void job_fail(struct kafka_txn_verify_job *job, int16_t code)
         job->parts[i].code = kafka_txn_verify_produce_code(code);
 }
 
+static void ask_remote(struct kafka_txn_verify_job *job, int32_t node, const char *host,
+                       uint16_t port);
+
 /* One question to the coordinator (KTV2); the answers land in job->parts and the cache. */
 static void ask(struct kafka_txn_verify_job *job, struct kafka_server *srv)
 {
@@ -446,6 +452,13 @@ static void ask(struct kafka_txn_verify_job *job, struct kafka_server *srv)
         }
         return;
     }
+    ask_remote(job, l.node, l.host, l.port);
+}
+
+/* The v4 question to node `node` at host:port (KTV2, KTV4); the sender thread's only. */
+static void ask_remote(struct kafka_txn_verify_job *job, int32_t node, const char *host,
+                       uint16_t port)
+{
     /* The request: one transaction, its partitions grouped by topic (at most 64 topics and
      * 1024 partitions; a partition left out is not in the answer: retried, KTV4). */
     struct kmsg_txn_topic topics[64];
@@ -475,9 +488,9 @@ static void ask(struct kafka_txn_verify_job *job, struct kafka_server *srv)
     struct kmsg_add_partitions_to_txn_request q = {.transactions = &txn, .transactions_count = 1};
     uint8_t *frame = NULL;
     size_t flen = 0, body = 0;
-    int rc = kclient_conn_call(conn_for(l.node), l.host, l.port, TV_TIMEOUT_MS,
-                               KAFKA_ADD_PARTITIONS_TO_TXN, TV_VERSION, encode_request, &q, &frame,
-                               &flen, &body);
+    int rc =
+        kclient_conn_call(conn_for(node), host, port, TV_TIMEOUT_MS, KAFKA_ADD_PARTITIONS_TO_TXN,
+                          TV_VERSION, encode_request, &q, &frame, &flen, &body);
     struct kmsg_add_partitions_to_txn_response r = {0};
     if (rc == 0) {
         struct kp_reader rd;
@@ -489,12 +502,12 @@ static void ask(struct kafka_txn_verify_job *job, struct kafka_server *srv)
     }
     if (rc) {
         static _Atomic int32_t last_logged = -2;
-        if (atomic_exchange(&last_logged, l.node) != l.node)
+        if (atomic_exchange(&last_logged, node) != node)
             fprintf(stderr,
                     "ringtail serve: transaction verification: AddPartitionsToTxn v4 to node "
                     "%" PRId32 " (%s:%u), the coordinator of '%s': %s; the Produce is answered "
                     "NOT_ENOUGH_REPLICAS (retriable)\n",
-                    l.node, l.host, l.port, job->id,
+                    node, host, port, job->id,
                     rc == -EPROTO ? "closed, or not a whole answer" : strerror(-rc));
         job_fail(job, KAFKA_NETWORK_EXCEPTION);
         free(frame);
@@ -618,4 +631,37 @@ void kafka_txn_verify_stop(void)
     tv.cache = NULL;
     free(tv.arena);
     tv.arena = NULL;
+}
+
+/* ---- for tests (txn_verify.h) ---- */
+
+int kafka_txn_verify_ask_node(int32_t node, const char *host, uint16_t port, const char *id,
+                              int64_t producer_id, int16_t producer_epoch,
+                              const char *const *topics, const int32_t *partitions, size_t count,
+                              int16_t *codes_out)
+{
+    if (!tv.running || strlen(id) > TV_ID_BYTES_MAX)
+        return -EINVAL;
+    struct kafka_txn_verify_job *job = calloc(1, sizeof(*job) + count * sizeof(struct tv_part));
+    if (!job)
+        return -ENOMEM;
+    snprintf(job->id, sizeof job->id, "%s", id);
+    job->pid = producer_id;
+    job->epoch = producer_epoch;
+    job->count = count;
+    for (size_t i = 0; i < count; i++) {
+        snprintf(job->parts[i].topic, sizeof job->parts[i].topic, "%s", topics[i]);
+        job->parts[i].partition = partitions[i];
+    }
+    ask_remote(job, node, host, port);
+    for (size_t i = 0; i < count; i++)
+        codes_out[i] = job->parts[i].code;
+    free(job);
+    return 0;
+}
+
+bool kafka_txn_verify_cached(int64_t producer_id, int16_t producer_epoch, const char *topic,
+                             uint32_t partition)
+{
+    return txn_verify_cache_has(tv.cache, producer_id, producer_epoch, topic, partition);
 }

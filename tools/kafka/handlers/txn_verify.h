@@ -69,4 +69,18 @@ int16_t kafka_txn_verify_code(int rc);
  * ReplicaManager mapping). */
 int16_t kafka_txn_verify_produce_code(int16_t v4_code);
 
+/* ---- for tests ---- */
+
+/* The sender thread's question (KTV2, KTV4) asked on the caller's thread, to node `node` at
+ * host:port, about `count` partitions: codes_out[i] gets each one's Produce code, a NONE is
+ * cached. 0, or -EINVAL (the verifier not started) / -ENOMEM. Not for a running server (the
+ * kept connections are the sender thread's). */
+int kafka_txn_verify_ask_node(int32_t node, const char *host, uint16_t port, const char *id,
+                              int64_t producer_id, int16_t producer_epoch,
+                              const char *const *topics, const int32_t *partitions, size_t count,
+                              int16_t *codes_out);
+/* Whether the cache holds (producer_id, producer_epoch, topic-partition) (KTC1). */
+bool kafka_txn_verify_cached(int64_t producer_id, int16_t producer_epoch, const char *topic,
+                             uint32_t partition);
+
 #endif
