@@ -594,6 +594,85 @@ static void test_offset_for_leader_epoch(void **state)
     kp_writer_free(&w);
 }
 
+/* KA8 too: WriteTxnMarkers (27) is described v0-1, internal, never advertised (a single
+ * broker's ApiVersions unchanged); its request and answer are Kafka's bytes at v0 and v1 (compact
+ * forms and tags), and both directions round-trip (a node sends and serves it). */
+static void test_write_txn_markers(void **state)
+{
+    (void)state;
+    const int16_t key = KAFKA_WRITE_TXN_MARKERS;
+    for (int16_t v = 0; v <= 1; v++) {
+        assert_true(kafka_api_internal(key, v));
+        assert_false(kafka_api_supported(key, v));
+    }
+    assert_false(kafka_api_internal(key, 2));
+    char md[16384];
+    kafka_api_markdown(md, sizeof md);
+    assert_null(strstr(md, "WriteTxnMarkers"));
+    int32_t part = 2;
+    struct kmsg_txn_topic qt = {.name = kp_str_of("t"), .partitions = &part, .partitions_count = 1};
+    struct kmsg_txn_marker qm = {.producer_id = 9,
+                                 .producer_epoch = 3,
+                                 .transaction_result = true,
+                                 .topics = &qt,
+                                 .topics_count = 1,
+                                 .coordinator_epoch = 4};
+    struct kmsg_write_txn_markers_request q = {.markers = &qm, .markers_count = 1};
+    struct kp_writer w;
+    kp_writer_init(&w, NULL, 0);
+    assert_int_equal(kmsg_write_txn_markers_request_encode(&w, 0, &q), 0);
+    static const uint8_t v0[] = {0, 0, 0, 1, 0,   0, 0, 0, 0, 0, 0, 9, 0, 3, 1, 0, 0,
+                                 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 4};
+    assert_int_equal(w.len, sizeof v0);
+    assert_memory_equal(w.buf, v0, sizeof v0);
+    kp_writer_free(&w);
+    kp_writer_init(&w, NULL, 0);
+    assert_int_equal(kmsg_write_txn_markers_request_encode(&w, 1, &q), 0);
+    static const uint8_t v1[] = {2,   0, 0, 0, 0, 0, 0, 0, 9, 0, 3, 1, 2, 2,
+                                 't', 2, 0, 0, 0, 2, 0, 0, 0, 0, 4, 0, 0};
+    assert_int_equal(w.len, sizeof v1);
+    assert_memory_equal(w.buf, v1, sizeof v1);
+    struct kp_reader r;
+    kp_reader_init(&r, w.buf, w.len);
+    struct kp_arena a;
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    struct kmsg_write_txn_markers_request back;
+    assert_int_equal(kmsg_write_txn_markers_request_decode(&r, 1, &a, &back), 0);
+    assert_int_equal(back.markers_count, 1);
+    assert_int_equal(back.markers[0].producer_id, 9);
+    assert_int_equal(back.markers[0].producer_epoch, 3);
+    assert_true(back.markers[0].transaction_result);
+    assert_int_equal(back.markers[0].coordinator_epoch, 4);
+    assert_int_equal(back.markers[0].topics[0].partitions[0], 2);
+    kp_writer_free(&w);
+    /* the answer: markers [producer_id, topics [name, partitions [index, error]]], no throttle */
+    struct kmsg_partition_error pe = {.partition_index = 2,
+                                      .error_code = KAFKA_NOT_LEADER_OR_FOLLOWER};
+    struct kmsg_topic_errors te = {
+        .name = kp_str_of("t"), .partitions = &pe, .partitions_count = 1};
+    struct kmsg_txn_marker_result mr = {.producer_id = 9, .topics = &te, .topics_count = 1};
+    struct kmsg_write_txn_markers_response m = {.markers = &mr, .markers_count = 1};
+    kp_writer_init(&w, NULL, 0);
+    assert_int_equal(kmsg_write_txn_markers_response_encode(&w, 0, &m), 0);
+    static const uint8_t r0[] = {0, 0, 0, 1,   0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0,
+                                 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 2, 0, 6};
+    assert_int_equal(w.len, sizeof r0);
+    assert_memory_equal(w.buf, r0, sizeof r0);
+    kp_writer_free(&w);
+    kp_writer_init(&w, NULL, 0);
+    assert_int_equal(kmsg_write_txn_markers_response_encode(&w, 1, &m), 0);
+    kp_reader_init(&r, w.buf, w.len);
+    kp_arena_init(&a, arena_buf, sizeof arena_buf);
+    struct kmsg_write_txn_markers_response mb;
+    assert_int_equal(kmsg_write_txn_markers_response_decode(&r, 1, &a, &mb), 0);
+    assert_ptr_equal(r.p, r.end);
+    assert_int_equal(mb.markers[0].producer_id, 9);
+    assert_int_equal(mb.markers[0].topics[0].partitions[0].partition_index, 2);
+    assert_int_equal(mb.markers[0].topics[0].partitions[0].error_code,
+                     KAFKA_NOT_LEADER_OR_FOLLOWER);
+    kp_writer_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -602,6 +681,7 @@ int main(void)
         cmocka_unit_test(test_unknown_tag_skipped),
         cmocka_unit_test(test_internal_rows_not_advertised),
         cmocka_unit_test(test_offset_for_leader_epoch),
+        cmocka_unit_test(test_write_txn_markers),
         cmocka_unit_test(test_lying_count_before_arena),
         cmocka_unit_test(test_null_where_not_nullable),
         cmocka_unit_test(test_fetch_response_decode),

@@ -47,7 +47,11 @@
  *        advertises it, but librdkafka 2.0.2 (Debian's) never sends it (it has no KIP-320
  *        offset validation; the name is only in its table of API names), and a single broker
  *        has no replicas whose epochs a client could validate against, so ApiVersions, the
- *        goldens and the README's table stay as they are.
+ *        goldens and the README's table stay as they are. WriteTxnMarkers (27,
+ *        handle_txn_markers.c) is internal too: Kafka's broker lists it in ApiVersions (its
+ *        listeners are "broker"), but only a transaction coordinator sends it (and KIP-664's
+ *        operator abort, which ringtail's `txn abort` replaces); a single broker writes its
+ *        markers itself, so its ApiVersions stays byte for byte what it was.
  *   KA9  An advertised row may describe versions above the advertised ones (codec_max >
  *        adv_max): those are broker-to-broker forms, served only on a cluster node
  *        (kafka_api_internal) and never advertised. AddPartitionsToTxn v4 (KIP-890's batched
@@ -62,6 +66,7 @@
 #include "tools/kafka/handlers/handle.h"
 #include "tools/kafka/handlers/handle_offsets.h"
 #include "tools/kafka/handlers/handle_txn.h"
+#include "tools/kafka/handlers/handle_txn_markers.h"
 #include "tools/kafka/handlers/txn_verify.h"
 #include "tools/kafka/proto/kmsg_int.h"
 
@@ -106,6 +111,7 @@ H(add_partitions_to_txn, s->header.api_version >= 4 ? kafka_handle_add_partition
                                                     : kafka_handle_add_partitions_to_txn(s))
 H(add_offsets_to_txn, kafka_handle_add_offsets_to_txn(s))
 H(end_txn, kafka_handle_end_txn(s))
+H(write_txn_markers, kafka_handle_write_txn_markers(s))
 H(txn_offset_commit, kafka_handle_txn_offset_commit(s))
 H(describe_acls, kafka_handle_describe_acls(s))
 H(create_acls, kafka_handle_create_acls(s))
@@ -253,6 +259,10 @@ const struct kafka_api kafka_api_rows[] = {
     ROW(KAFKA_ADD_OFFSETS_TO_TXN, "AddOffsetsToTxn", 0, 3, 0, 3, 3, true, add_offsets_to_txn,
         h_add_offsets_to_txn, false),
     ROW(KAFKA_END_TXN, "EndTxn", 0, 3, 0, 3, 3, true, end_txn, h_end_txn, false),
+    /* internal (KA8): a coordinator's markers to this partition leader (handle_txn_markers.c);
+     * rt_txn_write_marker waits for the disk, so it runs off the loops (KA7) */
+    ROW_INTERNAL(KAFKA_WRITE_TXN_MARKERS, "WriteTxnMarkers", 0, 1, 1, write_txn_markers,
+                 h_write_txn_markers, true),
     ROW(KAFKA_TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 3, 0, 3, 3, true, txn_offset_commit,
         h_txn_offset_commit, false),
     /* ACLs (handle_acl.c); Create and Delete save acls.meta before they answer (KA7) */

@@ -39,31 +39,36 @@
  *        FENCED_INSTANCE_ID) when that member may not commit; REBALANCE_IN_PROGRESS is not an
  *        answer here (Kafka does not check it for transactional commits). Generation -1 with
  *        no member or instance (v0-2, or a producer without a consumer) is not checked.
- *   KT8  In a cluster (`--voters`; docs/cluster.md §7.3) a transaction runs only when every
- *        partition in it is led by this node, the transaction coordinator's (its
- *        `__transaction_state` is this node's alone until issue 25): AddPartitionsToTxn answers
- *        POLICY_VIOLATION (44) for a partition the metadata image names another node (or no
- *        node: COORDINATOR_LOAD_IN_PROGRESS) the leader of, and AddOffsetsToTxn the same for the
- *        group's `__consumer_offsets` partition; UNKNOWN_TOPIC_OR_PARTITION when the image does
- *        not have it (AddOffsetsToTxn: COORDINATOR_LOAD_IN_PROGRESS, the topic comes);
- *        COORDINATOR_LOAD_IN_PROGRESS (retriable) while this node, named leader, is not yet the
- *        ready leader (replica_state.h rs_check). 44 because librdkafka and the Java producer
- *        treat it in AddPartitionsToTxn as abortable (abort_transaction, then go on; in
- *        AddOffsetsToTxn librdkafka too, Java as fatal, "Unexpected error") and kafkajs as not
- *        retriable, where NOT_LEADER_OR_FOLLOWER and UNKNOWN_TOPIC_OR_PARTITION are retried
- *        until the transaction times out, and INVALID_TXN_STATE and
- *        TRANSACTIONAL_ID_AUTHORIZATION_FAILED are fatal to the producer and name another cause.
- *        The refusal is logged once per transactional id (the last KT8_LOGGED_MAX ids). On a
- *        single broker nothing here runs.
+ *   KT8  In a cluster (`--voters`; docs/cluster.md §7.3) AddPartitionsToTxn accepts a partition
+ *        the metadata image names a leader for: this node, once it is the ready leader
+ *        (replica_state.h rs_check; COORDINATOR_LOAD_IN_PROGRESS, retriable, before), or another
+ *        registered, unfenced node (issue 25: its marker goes there as WriteTxnMarkers, KT9);
+ *        COORDINATOR_LOAD_IN_PROGRESS while the image names no leader or a fenced or
+ *        unregistered one (a new leader comes); UNKNOWN_TOPIC_OR_PARTITION when the image does
+ *        not have it. AddOffsetsToTxn still answers POLICY_VIOLATION (44) when the group's
+ *        `__consumer_offsets` partition is led by another node (transactional offsets are
+ *        applied by the local group manager only; COORDINATOR_LOAD_IN_PROGRESS when the image
+ *        has no such partition yet: the topic comes). 44 because librdkafka treats it in
+ *        AddOffsetsToTxn as abortable (abort_transaction, then go on), the Java producer as
+ *        fatal ("Unexpected error") and kafkajs as not retriable, where NOT_LEADER_OR_FOLLOWER and
+ *        UNKNOWN_TOPIC_OR_PARTITION are retried until the transaction times out, and
+ *        INVALID_TXN_STATE and TRANSACTIONAL_ID_AUTHORIZATION_FAILED are fatal to the producer
+ *        and name another cause. The refusal is logged once per transactional id (the last
+ *        KT8_LOGGED_MAX ids). On a single broker nothing here runs.
  *   KT9  In a cluster the engine's marker writer (kafka_txn_marker_writer, format.md G.8) writes
  *        a marker into the local partition (rt_txn_write_marker) only when the image names this
- *        node its leader and this node is its ready leader; otherwise it fails
- *        (RT_E_NOT_COORDINATOR) and the transaction stays Prepare* (MW3) until the leadership
- *        comes back or an operator aborts it: a replica this node only follows never gets a
- *        marker its leader does not have. A topic neither the image nor the engine has
- *        (deleted) counts as written (MW3); one the engine has but the image not yet, fails.
- *   KT10 After a KT8 refusal, a transaction that has no partition yet is not open in the engine,
- *        but librdkafka (abort_transaction) still sends EndTxn(abort), which the engine answers
+ *        node its leader and this node is its ready leader; for a partition the image says
+ *        another node leads, it sends that node WriteTxnMarkers (kafka_txn_marker_send,
+ *        txn_marker_send.c KTM7-KTM9) and returns what the node answered (0 only for NONE);
+ *        otherwise (no leader, or this node named but not ready) it fails
+ *        (RT_E_NOT_COORDINATOR) and the transaction stays Prepare* (MW3), retried each
+ *        coordinator tick: a replica this node only follows never gets a marker its leader
+ *        does not have. A topic neither the image nor the engine has (deleted) counts as
+ *        written (MW3); one the engine has but the image not yet, fails. The MW2 wait (the
+ *        decision replicated first) is not made here.
+ *   KT10 After a KT8 refusal (AddOffsetsToTxn), a transaction that has no partition yet is not
+ *        open in the engine, but librdkafka (abort_transaction) still sends EndTxn(abort),
+ *        which the engine answers
  *        INVALID_TXN_STATE — fatal to the producer. In a cluster, an EndTxn abort so answered
  *        at the producer id and epoch of the id's last KT8 refusal, not yet taken, is answered
  *        NONE (once): nothing was added, so there is nothing to abort, and the producer goes on.
@@ -76,6 +81,7 @@
 #include "tools/kafka/cluster/replica_state.h"
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle_offsets.h"
+#include "tools/kafka/handlers/handle_txn_markers.h"
 #include "tools/kafka/handlers/txn_verify.h"
 
 #include <errno.h>
@@ -207,6 +213,29 @@ static int16_t txn_lead_check(const struct kafka_server *srv, const char *topic,
     return KAFKA_NONE;
 }
 
+static void live_lookup(void *ctx, const struct metadata_image *img)
+{
+    int32_t *id = ctx;
+    const struct mi_broker *b = metadata_image_broker(img, *id);
+    if (!b || b->fenced)
+        *id = -1;
+}
+
+/* KT8 (issue 25): AddPartitionsToTxn's check of a partition: NONE also when the image names
+ * another registered, unfenced node its leader (the transaction's marker goes there,
+ * kafka_txn_marker_writer, KT9); a fenced or unregistered leader is COORDINATOR_LOAD_IN_PROGRESS
+ * (a new leader comes). */
+static int16_t txn_partition_check(const struct kafka_server *srv, const char *topic,
+                                   int32_t partition)
+{
+    int32_t leader = -1;
+    int16_t code = txn_lead_check(srv, topic, partition, &leader);
+    if (code != KAFKA_POLICY_VIOLATION)
+        return code;
+    metadata_node_read(kafka_cluster(srv), live_lookup, &leader);
+    return leader >= 0 ? KAFKA_NONE : KAFKA_COORDINATOR_LOAD_IN_PROGRESS;
+}
+
 /* KT8, KT10: the ids refused here, most recent KT8_LOGGED_MAX (a hash of the id each), with the
  * producer id and epoch of the last refusal not yet answered by an abort. */
 static struct {
@@ -293,6 +322,8 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
             return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
         return RT_E_NOT_COORDINATOR;
     }
+    if (l.leader >= 0 && l.leader != w->self) /* KT9: led by another node: WriteTxnMarkers */
+        return kafka_txn_marker_send(mn, l.leader, mk);
     struct replica_state *rs = metadata_node_replicas(mn);
     if (l.leader != w->self || !rs ||
         rs_check(rs, mk->topic, (int32_t)mk->partition, -1, NULL, NULL) != KAFKA_NONE) {
@@ -302,10 +333,9 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
         if (atomic_exchange(&last_logged, key) != key)
             fprintf(stderr,
                     "ringtail serve: the %s marker of producer id %" PRId64 " epoch %d for "
-                    "%s-%" PRIu32 " waits: that partition is led by node %" PRId32
-                    ", not this node (%" PRId32
-                    "), the transaction's coordinator; the transaction stays pending until "
-                    "the leadership comes back here (docs/cluster.md 7.3)\n",
+                    "%s-%" PRIu32 " waits: that partition has no ready leader (the image names "
+                    "node %" PRId32 "; this node is %" PRId32
+                    "); the transaction stays pending until one leads it (docs/cluster.md 7.3)\n",
                     mk->commit ? "commit" : "abort", mk->producer_id, (int)mk->producer_epoch,
                     mk->topic, mk->partition, l.leader, w->self);
         return RT_E_NOT_COORDINATOR;
@@ -469,7 +499,6 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
                                                    q->transactional_id, ACL_OP_WRITE);
     /* KT3: every partition checked first. */
     bool failed = !id_ok || id_denied;
-    int32_t leader = -1;
     size_t n = 0;
     for (int32_t t = 0; t < q->topics_count; t++) {
         int32_t np = q->topics[t].partitions_count;
@@ -500,10 +529,8 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
             } else if (!known || p < 0 || (uint32_t)p >= parts) {
                 pe[i].error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
                 failed = true;
-            } else if ((pe[i].error_code = txn_lead_check(s->server, name, p, &leader)) !=
+            } else if ((pe[i].error_code = txn_partition_check(s->server, name, p)) !=
                        KAFKA_NONE) { /* KT8 */
-                if (pe[i].error_code == KAFKA_POLICY_VIOLATION)
-                    log_not_led(s, k->id, q->producer_id, q->producer_epoch, name, p, leader);
                 failed = true;
             } else {
                 tp[n++] = (struct rt_topic_partition){.topic = name, .partition = (uint32_t)p};

@@ -32,7 +32,9 @@
  *         do not decode) is NETWORK_EXCEPTION, so NOT_ENOUGH_REPLICAS.
  *   KTV5  AddPartitionsToTxn v4 is served only on a cluster node (api_table.c KA9, never
  *         advertised), on the admin thread (the id's lock may be held by a marker writer's
- *         network round, G.8 MW5); each VerifyOnly transaction is answered per partition from
+ *         network round, G.8 MW5); with --authorizer on, a caller without CLUSTER_ACTION on the
+ *         cluster is answered CLUSTER_AUTHORIZATION_FAILED at the top level and nothing else
+ *         (Kafka's KafkaApis); each VerifyOnly transaction is answered per partition from
  *         rt_txn_verify by transactional id, changing nothing; a transaction without VerifyOnly
  *         (adding partitions from a broker) is answered INVALID_REQUEST per partition (ringtail
  *         nodes never send it).
@@ -254,8 +256,10 @@ enum net_verdict kafka_handle_add_partitions_to_txn_v4(struct kafka_slot *s)
     }
     if (kafka_resp_reserve(s, need) != 0)
         return NET_CLOSE;
-    struct kmsg_add_partitions_to_txn_response m;
-    if (kafka_txn_verify_answer(s->server->engine, q, &s->resp, &m) != 0)
+    struct kmsg_add_partitions_to_txn_response m = {0};
+    if (!kafka_authorize_cluster(s, ACL_OP_CLUSTER_ACTION)) /* KTV5: Kafka's rule for v4 */
+        m.error_code = KAFKA_CLUSTER_AUTHORIZATION_FAILED;
+    else if (kafka_txn_verify_answer(s->server->engine, q, &s->resp, &m) != 0)
         return NET_CLOSE; /* sized above; cannot happen */
     kafka_response_begin(s);
     kmsg_add_partitions_to_txn_response_encode(&s->w, s->header.api_version, &m);

@@ -1619,6 +1619,38 @@ int kmsg_offset_for_leader_epoch_request_decode(struct kp_reader *r, int16_t ver
 int kmsg_offset_for_leader_epoch_response_encode(
     struct kp_writer *w, int16_t version, const struct kmsg_offset_for_leader_epoch_response *m);
 
+/* WriteTxnMarkers (27) v0-1 (flexible from v1): a transaction coordinator's markers to a
+ * partition leader (kmsg_markers.c; served by handle_txn_markers.c, sent by txn_marker_send.c). */
+struct kmsg_txn_marker {
+    int64_t producer_id;
+    int16_t producer_epoch;
+    bool transaction_result;       /* true: COMMIT, false: ABORT */
+    struct kmsg_txn_topic *topics; /* name + partition indexes */
+    int32_t topics_count;
+    int32_t coordinator_epoch;
+};
+
+struct kmsg_write_txn_markers_request {
+    struct kmsg_txn_marker *markers;
+    int32_t markers_count;
+};
+
+struct kmsg_txn_marker_result {
+    int64_t producer_id;
+    struct kmsg_topic_errors *topics; /* name + [partition_index, error_code] */
+    int32_t topics_count;
+};
+
+struct kmsg_write_txn_markers_response {
+    struct kmsg_txn_marker_result *markers;
+    int32_t markers_count;
+};
+
+int kmsg_write_txn_markers_request_decode(struct kp_reader *r, int16_t version, struct kp_arena *a,
+                                          struct kmsg_write_txn_markers_request *out);
+int kmsg_write_txn_markers_response_encode(struct kp_writer *w, int16_t version,
+                                           const struct kmsg_write_txn_markers_response *m);
+
 /* ---- any request by key (fuzz targets and the server's dispatch share it) ---- */
 
 /* The largest decoded request struct: a union the server can keep one of per connection. */
@@ -1656,6 +1688,7 @@ union kmsg_request {
     struct kmsg_broker_heartbeat_request broker_heartbeat;
     struct kmsg_alter_partition_request alter_partition;
     struct kmsg_offset_for_leader_epoch_request offset_for_leader_epoch;
+    struct kmsg_write_txn_markers_request write_txn_markers;
     struct kmsg_describe_transactions_request describe_transactions;
     struct kmsg_list_transactions_request list_transactions;
     struct kmsg_describe_acls_request describe_acls;
@@ -1709,6 +1742,7 @@ KMSG_OTHER_WAY(broker_heartbeat, broker_heartbeat_request, broker_heartbeat_resp
 KMSG_OTHER_WAY(alter_partition, alter_partition_request, alter_partition_response)
 KMSG_OTHER_WAY(offset_for_leader_epoch, offset_for_leader_epoch_request,
                offset_for_leader_epoch_response)
+KMSG_OTHER_WAY(write_txn_markers, write_txn_markers_request, write_txn_markers_response)
 KMSG_OTHER_WAY(describe_transactions, describe_transactions_request, describe_transactions_response)
 KMSG_OTHER_WAY(list_transactions, list_transactions_request, list_transactions_response)
 KMSG_OTHER_WAY(describe_acls, describe_acls_request, describe_acls_response)
