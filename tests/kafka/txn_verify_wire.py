@@ -6,9 +6,10 @@ not added INVALID_TXN_STATE, an older epoch PRODUCER_FENCED, an unknown id INVAL
 without VerifyOnly INVALID_REQUEST — and asking added nothing (the partition asked about is still
 not in the transaction); after EndTxn the partition is INVALID_TXN_STATE. ApiVersions advertises
 AddPartitionsToTxn 0-3 on both the cluster node and a single broker, and the single broker
-refuses v4 (closes the connection).
+refuses v4 (closes the connection). A cluster node with --authorizer on and no ACL answers v4
+CLUSTER_AUTHORIZATION_FAILED at the top level, with no result (Kafka's rule for v4).
 
-usage: txn_verify_wire.py CLUSTER_PORT SINGLE_PORT
+usage: txn_verify_wire.py CLUSTER_PORT SINGLE_PORT AUTHORIZER_NODE_PORT
 """
 import struct
 import sys
@@ -17,7 +18,7 @@ import time
 from kwire import R, check, kstr, s16, s32, s64, Conn
 import kwire
 
-CLUSTER, SINGLE = sys.argv[1], sys.argv[2]
+CLUSTER, SINGLE, AUTHZ = sys.argv[1], sys.argv[2], sys.argv[3]
 TOPIC = "tv"
 
 
@@ -188,5 +189,18 @@ check(api_max(SINGLE, 24) == 3, "ApiVersions on the single broker: AddPartitions
 s = Conn("127.0.0.1:%s" % SINGLE, "tv", answer=bytes)
 s.send(24, 4, v4_body([("tv-1", 1, 0, True, {TOPIC: [0]})]), header_v2=True)
 check(s.recv() is None, "the single broker closes a v4 request (not served)")
+
+# KTV5: CLUSTER_ACTION, as Kafka's KafkaApis asks for v4.
+def ask_authz():  # a new connection each time: the node closes them until it has joined
+    try:
+        return ask_v4(Conn("127.0.0.1:%s" % AUTHZ, "tv", answer=bytes),
+                      [("tv-1", 1, 0, True, {TOPIC: [0]})])
+    except OSError:
+        return None, None
+
+
+top, res = retry(ask_authz, 31, 30)
+check(top == 31 and res == [], "--authorizer on, no ACL: v4 is CLUSTER_AUTHORIZATION_FAILED, "
+      "no result (%s %s)" % (top, res))
 
 sys.exit(1 if kwire.failed else 0)
