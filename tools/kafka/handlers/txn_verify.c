@@ -18,8 +18,10 @@
  *         partition), then runs kafka_handle_produce again with the answers attached and
  *         completes the request. No loop thread waits for the network; the question is bounded
  *         by TV_TIMEOUT_MS.
- *   KTV3  The engine's verifier answers 0 for a (producer id, epoch, partition) in the cache
- *         (put only from the coordinator's NONE), else asks the local coordinator
+ *   KTV3  The engine's verifier answers 0 for a (producer id, epoch, partition) the
+ *         coordinator answered NONE: in the cache (put only from a NONE), or in the job whose
+ *         second pass runs on the calling thread (so an entry the cache dropped in between
+ *         still stands for that Produce); else it asks the local coordinator
  *         (rt_txn_verify): a partition the remote coordinator did not confirm is never
  *         appended.
  *   KTV4  A partition the coordinator refused is answered, appending nothing, with Kafka 3.6+'s
@@ -167,11 +169,28 @@ int16_t kafka_txn_verify_produce_code(int16_t code)
 
 /* ---- the engine's verifier (KTV3) ---- */
 
+/* The job whose second pass runs on this thread (KTV3, KTV7): its answers stand even if the
+ * cache dropped them meanwhile (KTC4). */
+static _Thread_local const struct kafka_txn_verify_job *tv_current;
+
+static bool current_confirms(const char *topic, uint32_t partition, int64_t pid, int16_t epoch)
+{
+    const struct kafka_txn_verify_job *job = tv_current;
+    if (!job || job->pid != pid || job->epoch != epoch)
+        return false;
+    for (size_t i = 0; i < job->count; i++)
+        if ((uint32_t)job->parts[i].partition == partition &&
+            strcmp(job->parts[i].topic, topic) == 0)
+            return job->parts[i].code == KAFKA_NONE;
+    return false;
+}
+
 int kafka_txn_verify_batch(void *ctx, const char *topic, uint32_t partition, int64_t producer_id,
                            int16_t producer_epoch)
 {
     (void)ctx;
-    if (txn_verify_cache_has(tv.cache, producer_id, producer_epoch, topic, partition))
+    if (current_confirms(topic, partition, producer_id, producer_epoch) ||
+        txn_verify_cache_has(tv.cache, producer_id, producer_epoch, topic, partition))
         return 0;
     rt_engine *e = atomic_load_explicit(&tv.engine, memory_order_acquire);
     if (!e)
@@ -553,7 +572,9 @@ static void resume(struct kafka_txn_verify_job *job)
 {
     struct kafka_slot *s = job->slot;
     s->txn_verify = job;
+    tv_current = job;
     enum net_verdict v = kafka_handle_produce(s);
+    tv_current = NULL;
     s->txn_verify = NULL;
     free(job);
     if (v == NET_CLOSE)
