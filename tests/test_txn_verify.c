@@ -19,7 +19,8 @@
  * coordinator on a socket: one v4 VerifyOnly request naming the partitions, a NONE cached and the
  * rest mapped (a fenced epoch INVALID_PRODUCER_EPOCH, a top-level CLUSTER_AUTHORIZATION_FAILED
  * INVALID_TXN_STATE, a partition the answer leaves out or a closed connection
- * NOT_ENOUGH_REPLICAS), the kept connection dialled again after a close.
+ * NOT_ENOUGH_REPLICAS), two transactions in one request, one id at two epochs in two, the kept
+ * connection dialled again after a close.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -402,6 +403,7 @@ struct fake {
     int connections;  /* accepted */
     bool verify_only; /* of the last request */
     int32_t partitions_asked;
+    int32_t transactions; /* of the last request */
 };
 
 static bool read_full(int fd, void *buf, size_t n)
@@ -448,8 +450,9 @@ static void *fake_main(void *arg)
             int key = frame[0] << 8 | frame[1], ver = frame[2] << 8 | frame[3];
             if (key == 24 && ver == 4 &&
                 kmsg_add_partitions_to_txn_request_decode(&r, 4, &a, &q) == 0 &&
-                q.transactions_count == 1) {
+                q.transactions_count >= 1) {
                 f->verify_only = q.transactions[0].verify_only;
+                f->transactions = q.transactions_count;
                 f->partitions_asked = 0;
                 for (int32_t t = 0; t < q.transactions[0].topics_count; t++)
                     f->partitions_asked += q.transactions[0].topics[t].partitions_count;
@@ -506,8 +509,8 @@ static size_t answer(uint8_t *b, int16_t top, int16_t c0, int16_t c1, bool only_
 static void test_ask_remote(void **state)
 {
     (void)state;
-    uint8_t a0[64], a1[64], a2[64], a3[64];
-    struct fake f = {.count = 5};
+    uint8_t a0[64], a1[64], a2[64], a3[64], a5[64], a6[64];
+    struct fake f = {.count = 7};
     f.answers[0] = a0;
     f.answer_len[0] = answer(a0, 0, KAFKA_NONE, KAFKA_INVALID_TXN_STATE, false);
     f.answers[1] = a1;
@@ -517,6 +520,10 @@ static void test_ask_remote(void **state)
     f.answers[3] = a3;
     f.answer_len[3] = answer(a3, 0, KAFKA_NONE, 0, true);
     f.answer_len[4] = 0; /* the connection closed instead */
+    f.answers[5] = a5;
+    f.answer_len[5] = answer(a5, 0, KAFKA_NONE, 0, true);
+    f.answers[6] = a6;
+    f.answer_len[6] = answer(a6, 0, KAFKA_NONE, 0, true);
     f.lfd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     assert_int_equal(bind(f.lfd, (struct sockaddr *)&sa, sizeof sa), 0);
@@ -528,13 +535,12 @@ static void test_ask_remote(void **state)
     assert_int_equal(pthread_create(&th, NULL, fake_main, &f), 0);
 
     assert_int_equal(kafka_txn_verify_start(1), 0);
-    const char *topics[] = {"t", "t"};
-    const int32_t parts[] = {0, 1};
+    const struct kafka_txn_verify_question q2[] = {{"tv-1", 9, 3, "t", 0}, {"tv-1", 9, 3, "t", 1}};
     int16_t codes[2];
-    assert_int_equal(
-        kafka_txn_verify_ask_node(2, "127.0.0.1", f.port, "tv-1", 9, 3, topics, parts, 2, codes),
-        0);
+#define ASK(qs, n) kafka_txn_verify_ask_node(2, "127.0.0.1", f.port, qs, n, codes)
+    assert_int_equal(ASK(q2, 2), 0);
     assert_true(f.verify_only);
+    assert_int_equal(f.transactions, 1);
     assert_int_equal(f.partitions_asked, 2);
     assert_int_equal(codes[0], KAFKA_NONE);
     assert_int_equal(codes[1], KAFKA_INVALID_TXN_STATE);
@@ -548,24 +554,42 @@ static void test_ask_remote(void **state)
     assert_false(kafka_txn_verify_cached(9, 3, "t", 0));
 
     /* KTV4: PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH */
-    kafka_txn_verify_ask_node(2, "127.0.0.1", f.port, "tv-1", 9, 3, topics, parts, 2, codes);
+    assert_int_equal(ASK(q2, 2), 0);
     assert_int_equal(codes[0], KAFKA_INVALID_PRODUCER_EPOCH);
     assert_int_equal(codes[1], KAFKA_INVALID_PRODUCER_EPOCH);
     /* a top-level CLUSTER_AUTHORIZATION_FAILED -> INVALID_TXN_STATE for all */
-    kafka_txn_verify_ask_node(2, "127.0.0.1", f.port, "tv-1", 9, 3, topics, parts, 2, codes);
+    assert_int_equal(ASK(q2, 2), 0);
     assert_int_equal(codes[0], KAFKA_INVALID_TXN_STATE);
     assert_int_equal(codes[1], KAFKA_INVALID_TXN_STATE);
-    /* a partition the answer leaves out: not verified, retriable */
-    kafka_txn_verify_ask_node(2, "127.0.0.1", f.port, "tv-1", 9, 3, topics, parts, 2, codes);
+    /* KTV2: two transactions in one request; the answer names only tv-1's t-0, so tv-2's
+     * partition is not verified (retriable) */
+    const struct kafka_txn_verify_question qb[] = {{"tv-1", 9, 3, "t", 0}, {"tv-2", 10, 0, "t", 1}};
+    int served = f.served;
+    assert_int_equal(ASK(qb, 2), 0);
+    assert_int_equal(f.served, served + 1);
+    assert_int_equal(f.transactions, 2);
     assert_int_equal(codes[0], KAFKA_NONE);
     assert_int_equal(codes[1], KAFKA_NOT_ENOUGH_REPLICAS);
+    assert_false(kafka_txn_verify_cached(10, 0, "t", 1));
     assert_int_equal(f.connections, 1); /* one kept connection so far */
     /* no answer (closed): NOT_ENOUGH_REPLICAS, nothing cached */
     kafka_txn_verify_marker(9, NULL, 0);
-    kafka_txn_verify_ask_node(2, "127.0.0.1", f.port, "tv-1", 9, 3, topics, parts, 2, codes);
+    assert_int_equal(ASK(q2, 2), 0);
     assert_int_equal(codes[0], KAFKA_NOT_ENOUGH_REPLICAS);
     assert_int_equal(codes[1], KAFKA_NOT_ENOUGH_REPLICAS);
     assert_false(kafka_txn_verify_cached(9, 3, "t", 0));
+    /* one id at two epochs: two requests (an id once per request), the second dialled anew */
+    const struct kafka_txn_verify_question qd[] = {{"tv-1", 9, 3, "t", 0}, {"tv-1", 9, 4, "t", 0}};
+    served = f.served;
+    assert_int_equal(ASK(qd, 2), 0);
+    assert_int_equal(f.served, served + 2);
+    assert_int_equal(f.connections, 2);
+    assert_int_equal(f.transactions, 1);
+    assert_int_equal(codes[0], KAFKA_NONE);
+    assert_int_equal(codes[1], KAFKA_NONE);
+    assert_true(kafka_txn_verify_cached(9, 4, "t", 0));
+    assert_false(kafka_txn_verify_cached(9, 3, "t", 0)); /* KTC3: the newer epoch replaced it */
+#undef ASK
 
     kafka_txn_verify_stop();
     pthread_join(th, NULL);

@@ -14,9 +14,10 @@
  *   KTV2  A transactional Produce whose coordinator is another node and which has a
  *         transactional partition this node leads that the cache does not hold is handed to the
  *         sender thread before anything is checked or appended (answer NET_PENDING); the
- *         thread asks the coordinator (one AddPartitionsToTxn v4, VerifyOnly, every such
- *         partition), then runs kafka_handle_produce again with the answers attached and
- *         completes the request. No loop thread waits for the network; the question is bounded
+ *         thread asks the coordinator (AddPartitionsToTxn v4, VerifyOnly, every such
+ *         partition; the Produces queued meanwhile, up to TV_BATCH_MAX, in one round: one
+ *         request per coordinator node, each transactional id at most once in a request), then
+ *         runs kafka_handle_produce again with the answers attached and completes the request. No loop thread waits for the network; the question is bounded
  *         by TV_TIMEOUT_MS.
  *   KTV3  The engine's verifier answers 0 for a (producer id, epoch, partition) the
  *         coordinator answered NONE: in the cache (put only from a NONE), or in the job whose
@@ -69,6 +70,9 @@
 #define TV_ARENA_BYTES     (1u << 20) /* a v4 answer's decoded arrays */
 #define TV_ID_BYTES_MAX    1024       /* the engine's limit on transactional ids */
 #define TV_VERSION         4
+#define TV_BATCH_MAX       32   /* Produces asked about in one round (KTV2) */
+#define TV_TOPICS_MAX      64   /* topics of one transaction in a question */
+#define TV_PARTS_MAX       1024 /* partitions of one transaction in a question */
 #define TXN_STATE_TOPIC    "__transaction_state"
 #define BATCH_OFF_PRODUCER 43 /* producerId i64, then producerEpoch i16 at 51 */
 #define BATCH_ATTR_TXN     0x10
@@ -447,73 +451,87 @@ static void job_fail(struct kafka_txn_verify_job *job, int16_t code)
         job->parts[i].code = kafka_txn_verify_produce_code(code);
 }
 
-static void ask_remote(struct kafka_txn_verify_job *job, int32_t node, const char *host,
-                       uint16_t port);
-
-/* One question to the coordinator (KTV2); the answers land in job->parts and the cache. */
-static void ask(struct kafka_txn_verify_job *job, struct kafka_server *srv)
+/* One transaction of a request: the job's partitions grouped by topic (at most TV_TOPICS_MAX
+ * topics and TV_PARTS_MAX partitions; a partition left out is not in the answer: retried, KTV4).
+ * `topics` and `parts` are the caller's, TV_TOPICS_MAX and TV_PARTS_MAX long. */
+static void txn_of(const struct kafka_txn_verify_job *job, struct kmsg_txn_topic *topics,
+                   int32_t *parts, struct kmsg_add_partitions_to_txn_transaction *out)
 {
-    struct coord_look l = {.self = tv.self, .node = -1, .id = job->id};
-    struct metadata_node *mn = kafka_cluster(srv);
-    if (mn)
-        metadata_node_read(mn, coord_lookup, &l); /* where it is now (it may have moved) */
-    if (!l.addressed || l.node < 0) {
-        job_fail(job, KAFKA_COORDINATOR_NOT_AVAILABLE);
-        return;
-    }
-    if (l.node == tv.self) { /* it moved here: ask the local coordinator */
-        rt_engine *e = atomic_load_explicit(&tv.engine, memory_order_acquire);
-        for (size_t i = 0; i < job->count; i++) {
-            int16_t c = e ? kafka_txn_verify_code(rt_txn_verify(e, job->id, job->pid, job->epoch,
-                                                                job->parts[i].topic,
-                                                                (uint32_t)job->parts[i].partition))
-                          : KAFKA_COORDINATOR_NOT_AVAILABLE;
-            if (c == KAFKA_NONE)
-                txn_verify_cache_put(tv.cache, job->pid, job->epoch, job->parts[i].topic,
-                                     (uint32_t)job->parts[i].partition);
-            job->parts[i].code = kafka_txn_verify_produce_code(c);
-        }
-        return;
-    }
-    ask_remote(job, l.node, l.host, l.port);
-}
-
-/* The v4 question to node `node` at host:port (KTV2, KTV4); the sender thread's only. */
-static void ask_remote(struct kafka_txn_verify_job *job, int32_t node, const char *host,
-                       uint16_t port)
-{
-    /* The request: one transaction, its partitions grouped by topic (at most 64 topics and
-     * 1024 partitions; a partition left out is not in the answer: retried, KTV4). */
-    struct kmsg_txn_topic topics[64];
-    int32_t parts_store[1024];
     size_t nt = 0, np = 0;
     for (size_t i = 0; i < job->count; i++) {
         size_t k = 0;
         while (k < nt && strcmp(topics[k].name.ptr, job->parts[i].topic) != 0)
             k++;
-        if (k == nt && nt < 64)
+        if (k == nt && nt < TV_TOPICS_MAX)
             topics[nt++] = (struct kmsg_txn_topic){.name = kp_str_of(job->parts[i].topic)};
     }
     for (size_t k = 0; k < nt; k++) {
-        topics[k].partitions = parts_store + np;
-        for (size_t i = 0; i < job->count && np < 1024; i++)
+        topics[k].partitions = parts + np;
+        for (size_t i = 0; i < job->count && np < TV_PARTS_MAX; i++)
             if (strcmp(topics[k].name.ptr, job->parts[i].topic) == 0) {
-                parts_store[np++] = job->parts[i].partition;
+                parts[np++] = job->parts[i].partition;
                 topics[k].partitions_count++;
             }
     }
-    struct kmsg_add_partitions_to_txn_transaction txn = {.transactional_id = kp_str_of(job->id),
-                                                         .producer_id = job->pid,
-                                                         .producer_epoch = job->epoch,
-                                                         .verify_only = true,
-                                                         .topics = topics,
-                                                         .topics_count = (int32_t)nt};
-    struct kmsg_add_partitions_to_txn_request q = {.transactions = &txn, .transactions_count = 1};
+    *out = (struct kmsg_add_partitions_to_txn_transaction){.transactional_id = kp_str_of(job->id),
+                                                           .producer_id = job->pid,
+                                                           .producer_epoch = job->epoch,
+                                                           .verify_only = true,
+                                                           .topics = topics,
+                                                           .topics_count = (int32_t)nt};
+}
+
+static bool str_is(struct kp_str s, const char *c)
+{
+    return s.len >= 0 && (size_t)s.len == strlen(c) && memcmp(s.ptr, c, (size_t)s.len) == 0;
+}
+
+/* The job's codes from a decoded answer (KTV3, KTV4): a partition it does not name stays
+ * unverified (NETWORK_EXCEPTION, retried). */
+static void job_apply(struct kafka_txn_verify_job *job,
+                      const struct kmsg_add_partitions_to_txn_response *r)
+{
+    for (size_t i = 0; i < job->count; i++) {
+        int16_t c = KAFKA_NETWORK_EXCEPTION;
+        for (int32_t x = 0; x < r->results_by_transaction_count; x++) {
+            const struct kmsg_add_partitions_to_txn_result *tr = &r->results_by_transaction[x];
+            if (!str_is(tr->transactional_id, job->id))
+                continue;
+            for (int32_t k = 0; k < tr->topic_results_count; k++) {
+                const struct kmsg_topic_errors *te = &tr->topic_results[k];
+                if (!str_is(te->name, job->parts[i].topic))
+                    continue;
+                for (int32_t j = 0; j < te->partitions_count; j++)
+                    if (te->partitions[j].partition_index == job->parts[i].partition)
+                        c = te->partitions[j].error_code;
+            }
+        }
+        if (c == KAFKA_NONE) /* KTV3: only the coordinator's NONE is cached */
+            txn_verify_cache_put(tv.cache, job->pid, job->epoch, job->parts[i].topic,
+                                 (uint32_t)job->parts[i].partition);
+        job->parts[i].code = kafka_txn_verify_produce_code(c);
+    }
+}
+
+/* The v4 question about `n` jobs of distinct transactional ids to node `node` at host:port, in
+ * one request (KTV2, KTV4); the sender thread's only. */
+static void ask_remote(struct kafka_txn_verify_job **jobs, size_t n, int32_t node, const char *host,
+                       uint16_t port)
+{
+    struct kmsg_add_partitions_to_txn_transaction *txns = calloc(n, sizeof(*txns));
+    struct kmsg_txn_topic *topics = calloc(n * TV_TOPICS_MAX, sizeof(*topics));
+    int32_t *parts = calloc(n * TV_PARTS_MAX, sizeof(*parts));
+    int rc = txns && topics && parts ? 0 : -ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        txn_of(jobs[i], topics + i * TV_TOPICS_MAX, parts + i * TV_PARTS_MAX, &txns[i]);
+    struct kmsg_add_partitions_to_txn_request q = {.transactions = txns,
+                                                   .transactions_count = (int32_t)n};
     uint8_t *frame = NULL;
     size_t flen = 0, body = 0;
-    int rc =
-        kclient_conn_call(conn_for(node), host, port, TV_TIMEOUT_MS, KAFKA_ADD_PARTITIONS_TO_TXN,
-                          TV_VERSION, encode_request, &q, &frame, &flen, &body);
+    if (rc == 0)
+        rc = kclient_conn_call(conn_for(node), host, port, TV_TIMEOUT_MS,
+                               KAFKA_ADD_PARTITIONS_TO_TXN, TV_VERSION, encode_request, &q, &frame,
+                               &flen, &body);
     struct kmsg_add_partitions_to_txn_response r = {0};
     if (rc == 0) {
         struct kp_reader rd;
@@ -530,41 +548,95 @@ static void ask_remote(struct kafka_txn_verify_job *job, int32_t node, const cha
                     "ringtail serve: transaction verification: AddPartitionsToTxn v4 to node "
                     "%" PRId32 " (%s:%u), the coordinator of '%s': %s; the Produce is answered "
                     "NOT_ENOUGH_REPLICAS (retriable)\n",
-                    node, host, port, job->id,
+                    node, host, port, jobs[0]->id,
                     rc == -EPROTO ? "closed, or not a whole answer" : strerror(-rc));
-        job_fail(job, KAFKA_NETWORK_EXCEPTION);
-        free(frame);
-        return;
     }
-    if (r.error_code != KAFKA_NONE) {
-        job_fail(job, r.error_code);
-        free(frame);
-        return;
+    for (size_t i = 0; i < n; i++) {
+        if (rc)
+            job_fail(jobs[i], KAFKA_NETWORK_EXCEPTION);
+        else if (r.error_code != KAFKA_NONE)
+            job_fail(jobs[i], r.error_code);
+        else
+            job_apply(jobs[i], &r);
     }
-    /* A partition the answer does not name stays unverified: NETWORK_EXCEPTION, retried. */
+    free(frame);
+    free(parts);
+    free(topics);
+    free(txns);
+}
+
+/* Where each job's coordinator is now (it may have moved since the Produce was parked): a job
+ * with none is failed, one coordinated here answered by the local coordinator, and true is
+ * returned for one that must be asked remotely (*l filled). */
+static bool locate(struct kafka_txn_verify_job *job, struct coord_look *l)
+{
+    *l = (struct coord_look){.self = tv.self, .node = -1, .id = job->id};
+    struct metadata_node *mn = kafka_cluster(job->slot->server);
+    if (mn)
+        metadata_node_read(mn, coord_lookup, l);
+    if (!l->addressed || l->node < 0) {
+        job_fail(job, KAFKA_COORDINATOR_NOT_AVAILABLE);
+        return false;
+    }
+    if (l->node != tv.self)
+        return true;
+    rt_engine *e = atomic_load_explicit(&tv.engine, memory_order_acquire);
     for (size_t i = 0; i < job->count; i++) {
-        int16_t c = KAFKA_NETWORK_EXCEPTION;
-        for (int32_t x = 0; x < r.results_by_transaction_count; x++) {
-            const struct kmsg_add_partitions_to_txn_result *tr = &r.results_by_transaction[x];
-            if (tr->transactional_id.len != (int32_t)strlen(job->id) ||
-                memcmp(tr->transactional_id.ptr, job->id, (size_t)tr->transactional_id.len) != 0)
-                continue;
-            for (int32_t k = 0; k < tr->topic_results_count; k++) {
-                const struct kmsg_topic_errors *te = &tr->topic_results[k];
-                if (te->name.len != (int32_t)strlen(job->parts[i].topic) ||
-                    memcmp(te->name.ptr, job->parts[i].topic, (size_t)te->name.len) != 0)
-                    continue;
-                for (int32_t j = 0; j < te->partitions_count; j++)
-                    if (te->partitions[j].partition_index == job->parts[i].partition)
-                        c = te->partitions[j].error_code;
-            }
-        }
-        if (c == KAFKA_NONE) /* KTV3: only the coordinator's NONE is cached */
+        int16_t c = e ? kafka_txn_verify_code(rt_txn_verify(e, job->id, job->pid, job->epoch,
+                                                            job->parts[i].topic,
+                                                            (uint32_t)job->parts[i].partition))
+                      : KAFKA_COORDINATOR_NOT_AVAILABLE;
+        if (c == KAFKA_NONE)
             txn_verify_cache_put(tv.cache, job->pid, job->epoch, job->parts[i].topic,
                                  (uint32_t)job->parts[i].partition);
         job->parts[i].code = kafka_txn_verify_produce_code(c);
     }
-    free(frame);
+    return false;
+}
+
+/* Asks node `node` about `n` jobs: as few requests as carry each transactional id at most once
+ * (Kafka's map key), the first with every distinct id. */
+static void ask_node_jobs(struct kafka_txn_verify_job **jobs, size_t n, int32_t node,
+                          const char *host, uint16_t port)
+{
+    bool done[TV_BATCH_MAX] = {false};
+    for (size_t left = n; left > 0;) {
+        struct kafka_txn_verify_job *group[TV_BATCH_MAX];
+        size_t g = 0;
+        for (size_t k = 0; k < n; k++) {
+            bool dup = done[k];
+            for (size_t x = 0; x < g && !dup; x++)
+                dup = strcmp(group[x]->id, jobs[k]->id) == 0;
+            if (dup)
+                continue;
+            group[g++] = jobs[k];
+            done[k] = true;
+        }
+        ask_remote(group, g, node, host, port);
+        left -= g;
+    }
+}
+
+/* Asks about `n` jobs (KTV2): one round per coordinator node carrying every job bound there;
+ * the answers land in the jobs and the cache. */
+static void ask_all(struct kafka_txn_verify_job **jobs, size_t n)
+{
+    struct coord_look look[TV_BATCH_MAX];
+    bool todo[TV_BATCH_MAX];
+    for (size_t i = 0; i < n; i++)
+        todo[i] = locate(jobs[i], &look[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (!todo[i])
+            continue;
+        struct kafka_txn_verify_job *bound[TV_BATCH_MAX];
+        size_t m = 0;
+        for (size_t k = i; k < n; k++)
+            if (todo[k] && look[k].node == look[i].node) {
+                bound[m++] = jobs[k];
+                todo[k] = false;
+            }
+        ask_node_jobs(bound, m, look[i].node, look[i].host, look[i].port);
+    }
 }
 
 /* The second pass (KTV2, KTV7), on the sender thread. */
@@ -590,15 +662,20 @@ static void *sender_main(void *arg)
     for (;;) {
         while (!tv.head && !tv.stopping)
             pthread_cond_wait(&tv.cv, &tv.mu);
-        struct kafka_txn_verify_job *job = tv.head;
-        if (!job)
+        if (!tv.head)
             break; /* stopping, nothing left */
-        tv.head = job->next;
+        struct kafka_txn_verify_job *batch[TV_BATCH_MAX];
+        size_t n = 0;
+        while (tv.head && n < TV_BATCH_MAX) { /* what queued while the last round ran */
+            batch[n++] = tv.head;
+            tv.head = tv.head->next;
+        }
         if (!tv.head)
             tv.tail = NULL;
         pthread_mutex_unlock(&tv.mu);
-        ask(job, job->slot->server);
-        resume(job);
+        ask_all(batch, n);
+        for (size_t i = 0; i < n; i++)
+            resume(batch[i]);
         pthread_mutex_lock(&tv.mu);
     }
     pthread_mutex_unlock(&tv.mu);
@@ -660,29 +737,50 @@ void kafka_txn_verify_stop(void)
 
 /* ---- for tests (txn_verify.h) ---- */
 
-int kafka_txn_verify_ask_node(int32_t node, const char *host, uint16_t port, const char *id,
-                              int64_t producer_id, int16_t producer_epoch,
-                              const char *const *topics, const int32_t *partitions, size_t count,
+int kafka_txn_verify_ask_node(int32_t node, const char *host, uint16_t port,
+                              const struct kafka_txn_verify_question *qs, size_t n,
                               int16_t *codes_out)
 {
-    if (!tv.running || strlen(id) > TV_ID_BYTES_MAX)
+    if (!tv.running)
         return -EINVAL;
-    struct kafka_txn_verify_job *job = calloc(1, sizeof(*job) + count * sizeof(struct tv_part));
-    if (!job)
-        return -ENOMEM;
-    snprintf(job->id, sizeof job->id, "%s", id);
-    job->pid = producer_id;
-    job->epoch = producer_epoch;
-    job->count = count;
-    for (size_t i = 0; i < count; i++) {
-        snprintf(job->parts[i].topic, sizeof job->parts[i].topic, "%s", topics[i]);
-        job->parts[i].partition = partitions[i];
+    struct kafka_txn_verify_job *jobs[TV_BATCH_MAX];
+    size_t nj = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) { /* one job per (id, producer, epoch), in order */
+        size_t j = 0;
+        while (j < nj &&
+               !(strcmp(jobs[j]->id, qs[i].id) == 0 && jobs[j]->pid == qs[i].producer_id &&
+                 jobs[j]->epoch == qs[i].producer_epoch))
+            j++;
+        if (j == nj) {
+            if (nj == TV_BATCH_MAX || strlen(qs[i].id) > TV_ID_BYTES_MAX ||
+                !(jobs[nj] = calloc(1, sizeof(struct kafka_txn_verify_job) +
+                                           n * sizeof(struct tv_part)))) {
+                rc = -EINVAL;
+                break;
+            }
+            snprintf(jobs[nj]->id, sizeof jobs[nj]->id, "%s", qs[i].id);
+            jobs[nj]->pid = qs[i].producer_id;
+            jobs[nj]->epoch = qs[i].producer_epoch;
+            nj++;
+        }
+        struct tv_part *tp = &jobs[j]->parts[jobs[j]->count++];
+        snprintf(tp->topic, sizeof tp->topic, "%s", qs[i].topic);
+        tp->partition = qs[i].partition;
     }
-    ask_remote(job, node, host, port);
-    for (size_t i = 0; i < count; i++)
-        codes_out[i] = job->parts[i].code;
-    free(job);
-    return 0;
+    if (rc == 0)
+        ask_node_jobs(jobs, nj, node, host, port);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        for (size_t j = 0; j < nj; j++)
+            if (strcmp(jobs[j]->id, qs[i].id) == 0 && jobs[j]->pid == qs[i].producer_id &&
+                jobs[j]->epoch == qs[i].producer_epoch)
+                for (size_t k = 0; k < jobs[j]->count; k++)
+                    if (jobs[j]->parts[k].partition == qs[i].partition &&
+                        strcmp(jobs[j]->parts[k].topic, qs[i].topic) == 0)
+                        codes_out[i] = jobs[j]->parts[k].code;
+    for (size_t j = 0; j < nj; j++)
+        free(jobs[j]);
+    return rc;
 }
 
 bool kafka_txn_verify_cached(int64_t producer_id, int16_t producer_epoch, const char *topic,

@@ -71,13 +71,21 @@ int16_t kafka_txn_verify_produce_code(int16_t v4_code);
 
 /* ---- for tests ---- */
 
-/* The sender thread's question (KTV2, KTV4) asked on the caller's thread, to node `node` at
- * host:port, about `count` partitions: codes_out[i] gets each one's Produce code, a NONE is
- * cached. 0, or -EINVAL (the verifier not started) / -ENOMEM. Not for a running server (the
- * kept connections are the sender thread's). */
-int kafka_txn_verify_ask_node(int32_t node, const char *host, uint16_t port, const char *id,
-                              int64_t producer_id, int16_t producer_epoch,
-                              const char *const *topics, const int32_t *partitions, size_t count,
+/* One partition of a test's question. */
+struct kafka_txn_verify_question {
+    const char *id;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    const char *topic;
+    int32_t partition;
+};
+/* The sender thread's round (KTV2, KTV4) run on the caller's thread against node `node` at
+ * host:port: the questions grouped into one transaction per (id, producer, epoch), as few v4
+ * requests as carry each id once; codes_out[i] gets question i's Produce code, a NONE is
+ * cached. 0, or -EINVAL (the verifier not started, more than 32 transactions, an id too long,
+ * no memory). Not for a running server (the kept connections are the sender thread's). */
+int kafka_txn_verify_ask_node(int32_t node, const char *host, uint16_t port,
+                              const struct kafka_txn_verify_question *qs, size_t n,
                               int16_t *codes_out);
 /* Whether the cache holds (producer_id, producer_epoch, topic-partition) (KTC1). */
 bool kafka_txn_verify_cached(int64_t producer_id, int16_t producer_epoch, const char *topic,
