@@ -1,7 +1,7 @@
 /*
  * test_txn_verify.c — KIP-890 part 1 across two engines: the transactional-batch verifier
  * (rt_options.txn_verifier) and rt_txn_verify (docs/format.md G.9 TV1-TV5; engine.c), and the
- * broker's cache of verified transactions (tools/kafka/handlers/txn_verify_cache.c KTC1-KTC4).
+ * broker's cache of verified transactions (tools/kafka/handlers/txn_verify_cache.c KVC1-KVC4).
  *
  * What it pins: engine A coordinates the transactional id; engine B leads the data partition and
  * has no transaction of its own. Without a verifier B refuses every transactional batch of A's
@@ -159,7 +159,7 @@ static void test_remote_coordinator(void **state)
     tu_rmdir_free(db);
 }
 
-/* The broker's cache of verified (pid, epoch, topic-partition) (KTC1-KTC4). */
+/* The broker's cache of verified (pid, epoch, topic-partition) (KVC1-KVC4). */
 static void test_cache(void **state)
 {
     (void)state;
@@ -174,19 +174,19 @@ static void test_cache(void **state)
     assert_false(txn_verify_cache_has(c, 7, 1, "u", 0)); /* another topic */
     assert_false(txn_verify_cache_has(c, 7, 0, "t", 0)); /* another epoch */
     assert_false(txn_verify_cache_has(c, 7, 2, "t", 0));
-    /* KTC2: the marker in t-0 drops (7, t-0) only. */
+    /* KVC2: the marker in t-0 drops (7, t-0) only. */
     txn_verify_cache_forget(c, 7, "t", 0);
     assert_false(txn_verify_cache_has(c, 7, 1, "t", 0));
     assert_true(txn_verify_cache_has(c, 7, 1, "t", 1));
     assert_true(txn_verify_cache_has(c, 8, 0, "t", 0));
-    /* KTC3: a newer epoch of producer 7 drops its older entries. */
+    /* KVC3: a newer epoch of producer 7 drops its older entries. */
     txn_verify_cache_put(c, 7, 2, "t", 2);
     assert_false(txn_verify_cache_has(c, 7, 1, "t", 1));
     assert_true(txn_verify_cache_has(c, 7, 2, "t", 2));
     /* ...and an older epoch never replaces a newer one. */
     txn_verify_cache_put(c, 7, 1, "t", 3);
     assert_false(txn_verify_cache_has(c, 7, 1, "t", 3));
-    /* KTC4: bounded: beyond its capacity the oldest entry goes. */
+    /* KVC4: bounded: beyond its capacity the oldest entry goes. */
     txn_verify_cache_put(c, 9, 0, "t", 0);
     txn_verify_cache_put(c, 10, 0, "t", 0);
     txn_verify_cache_put(c, 11, 0, "t", 0);
@@ -588,7 +588,7 @@ static void test_ask_remote(void **state)
     assert_int_equal(codes[0], KAFKA_NONE);
     assert_int_equal(codes[1], KAFKA_NONE);
     assert_true(kafka_txn_verify_cached(9, 4, "t", 0));
-    assert_false(kafka_txn_verify_cached(9, 3, "t", 0)); /* KTC3: the newer epoch replaced it */
+    assert_false(kafka_txn_verify_cached(9, 3, "t", 0)); /* KVC3: the newer epoch replaced it */
 #undef ASK
 
     kafka_txn_verify_stop();

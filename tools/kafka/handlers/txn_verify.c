@@ -42,7 +42,7 @@
  *         (adding partitions from a broker) is answered INVALID_REQUEST per partition (ringtail
  *         nodes never send it).
  *   KTV6  The cache forgets a producer's partition when this node writes that producer's marker
- *         into it, and a producer's older epochs when a newer one is put (KTC2, KTC3).
+ *         into it, and a producer's older epochs when a newer one is put (KVC2, KVC3).
  *   KTV7  A job holds what the second pass needs (the codes by partition) and is freed by the
  *         thread once kafka_handle_produce returned; the slot points to it only meanwhile.
  */
@@ -65,7 +65,7 @@
 #include "tools/kafka/handlers/txn_verify_cache.h"
 
 #define TV_TIMEOUT_MS      5000       /* one question to a coordinator (KTV2) */
-#define TV_CACHE_ENTRIES   4096       /* verified (pid, epoch, partition) kept (KTC4) */
+#define TV_CACHE_ENTRIES   4096       /* verified (pid, epoch, partition) kept (KVC4) */
 #define TV_NODES_MAX       64         /* kept connections, one per coordinator node */
 #define TV_ARENA_BYTES     (1u << 20) /* a v4 answer's decoded arrays */
 #define TV_ID_BYTES_MAX    1024       /* the engine's limit on transactional ids */
@@ -174,7 +174,7 @@ int16_t kafka_txn_verify_produce_code(int16_t code)
 /* ---- the engine's verifier (KTV3) ---- */
 
 /* The job whose second pass runs on this thread (KTV3, KTV7): its answers stand even if the
- * cache dropped them meanwhile (KTC4). */
+ * cache dropped them meanwhile (KVC4). */
 static _Thread_local const struct kafka_txn_verify_job *tv_current;
 
 static bool current_confirms(const char *topic, uint32_t partition, int64_t pid, int16_t epoch)

@@ -87,7 +87,7 @@ struct kafka_txn_verify_question {
 int kafka_txn_verify_ask_node(int32_t node, const char *host, uint16_t port,
                               const struct kafka_txn_verify_question *qs, size_t n,
                               int16_t *codes_out);
-/* Whether the cache holds (producer_id, producer_epoch, topic-partition) (KTC1). */
+/* Whether the cache holds (producer_id, producer_epoch, topic-partition) (KVC1). */
 bool kafka_txn_verify_cached(int64_t producer_id, int16_t producer_epoch, const char *topic,
                              uint32_t partition);
 

@@ -1,6 +1,6 @@
 /*
  * txn_verify_cache.c — the set of (producer id, epoch, topic-partition) a remote transaction
- * coordinator confirmed (txn_verify_cache.h KTC1-KTC4). A flat array scanned under one mutex:
+ * coordinator confirmed (txn_verify_cache.h KVC1-KVC4). A flat array scanned under one mutex:
  * the capacity is small (txn_verify.c sizes it) and a lookup compares a producer id first. It
  * never talks to a coordinator or the engine.
  */
@@ -16,7 +16,7 @@ struct entry {
     int64_t pid; /* -1: free */
     int16_t epoch;
     uint32_t partition;
-    uint64_t age; /* put order (KTC4) */
+    uint64_t age; /* put order (KVC4) */
     char topic[RT_TOPIC_NAME_MAX + 1];
 };
 
@@ -70,12 +70,12 @@ void txn_verify_cache_put(struct txn_verify_cache *c, int64_t pid, int16_t epoch
     for (size_t i = 0; i < c->cap; i++) {
         struct entry *e = &c->e[i];
         if (e->pid == pid) {
-            if (e->epoch > epoch) { /* KTC3: that epoch is fenced */
+            if (e->epoch > epoch) { /* KVC3: that epoch is fenced */
                 pthread_mutex_unlock(&c->lock);
                 return;
             }
             if (e->epoch < epoch)
-                drop(c, e); /* KTC3 */
+                drop(c, e); /* KVC3 */
             else if (same_tp(e, topic, partition)) {
                 pthread_mutex_unlock(&c->lock);
                 return; /* already there */
@@ -88,7 +88,7 @@ void txn_verify_cache_put(struct txn_verify_cache *c, int64_t pid, int16_t epoch
             oldest = e;
         }
     }
-    if (!free_slot) { /* KTC4 */
+    if (!free_slot) { /* KVC4 */
         drop(c, oldest);
         free_slot = oldest;
     }
@@ -110,7 +110,7 @@ bool txn_verify_cache_has(struct txn_verify_cache *c, int64_t pid, int16_t epoch
     pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < c->cap && !found; i++) {
         const struct entry *e = &c->e[i];
-        found = e->pid == pid && e->epoch == epoch && same_tp(e, topic, partition); /* KTC1 */
+        found = e->pid == pid && e->epoch == epoch && same_tp(e, topic, partition); /* KVC1 */
     }
     pthread_mutex_unlock(&c->lock);
     return found;
@@ -124,7 +124,7 @@ void txn_verify_cache_forget(struct txn_verify_cache *c, int64_t pid, const char
     pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < c->cap; i++) {
         struct entry *e = &c->e[i];
-        if (e->pid == pid && (!topic || same_tp(e, topic, partition))) /* KTC2 */
+        if (e->pid == pid && (!topic || same_tp(e, topic, partition))) /* KVC2 */
             drop(c, e);
     }
     pthread_mutex_unlock(&c->lock);

@@ -6,13 +6,13 @@
  * decides whether an entry should exist (txn_verify.c does).
  *
  * Invariants:
- *   KTC1  has() is true only for an entry put() at exactly that producer id, epoch, topic and
+ *   KVC1  has() is true only for an entry put() at exactly that producer id, epoch, topic and
  *         partition and not dropped since.
- *   KTC2  forget(pid, topic, partition) drops that producer's entry for the partition (its
+ *   KVC2  forget(pid, topic, partition) drops that producer's entry for the partition (its
  *         marker landed there: the transaction ended in it); forget(pid, NULL, 0) all of its.
- *   KTC3  A producer has entries at one epoch only: put() at a newer epoch drops the older ones,
+ *   KVC3  A producer has entries at one epoch only: put() at a newer epoch drops the older ones,
  *         and put() at an older epoch than one held adds nothing (that epoch is fenced).
- *   KTC4  At most `capacity` entries; put() beyond it drops the least recently put one (a
+ *   KVC4  At most `capacity` entries; put() beyond it drops the least recently put one (a
  *         dropped entry only costs a new verification round).
  */
 #ifndef RT_KAFKA_HANDLERS_TXN_VERIFY_CACHE_H
@@ -32,7 +32,7 @@ void txn_verify_cache_put(struct txn_verify_cache *c, int64_t producer_id, int16
                           const char *topic, uint32_t partition);
 bool txn_verify_cache_has(struct txn_verify_cache *c, int64_t producer_id, int16_t epoch,
                           const char *topic, uint32_t partition);
-/* KTC2: topic NULL drops every entry of producer_id. */
+/* KVC2: topic NULL drops every entry of producer_id. */
 void txn_verify_cache_forget(struct txn_verify_cache *c, int64_t producer_id, const char *topic,
                              uint32_t partition);
 size_t txn_verify_cache_count(struct txn_verify_cache *c);
