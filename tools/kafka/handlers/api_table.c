@@ -190,7 +190,8 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
     "idempotent producer ids; with a transactional id, the coordinator's; v3+ recovers a fenced "  \
     "or failed transaction by an epoch bump (KIP-360)"
 #define add_partitions_to_txn_note                                                                 \
-    "v4+ (KIP-890's broker-to-broker verification) not served; PRODUCER_FENCED from v2"
+    "v4 (KIP-890's broker-to-broker verification) only between cluster nodes, not advertised; "    \
+    "PRODUCER_FENCED from v2"
 #define add_offsets_to_txn_note "PRODUCER_FENCED from v2"
 #define end_txn_note            "PRODUCER_FENCED from v2"
 #define txn_offset_commit_note  "v3 checks the consumer's generation and member (KIP-447)"
