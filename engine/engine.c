@@ -572,8 +572,8 @@ int rt_partition_set_high_watermark(rt_engine *e, const char *topic, uint32_t pa
 }
 
 /* RL6, GO8, TX5: the role of a partition of __consumer_offsets or __transaction_state (txn.c);
- * other topics' partitions are only
- * checked (their state is the log's, RL3). The log's role and the group manager's are ordered so
+ * other topics' partitions only say whether they take replica appends (RL9; their state is the
+ * log's, RL3). The log's role and the group manager's are ordered so
  * that no write lands in between: resigning closes the log to our writes first (a commit in
  * flight then fails, nothing applied, GO1) and then drops the state; becoming leader opens the
  * log first and then replays it (the groups answer only once the replay is done). */
@@ -588,12 +588,7 @@ static int partition_role(rt_engine *e, const char *topic, uint32_t partition, b
                              "%s: topic '%s' is internal and not replicated yet (only %s and %s "
                              "are)",
                              what, topic, GROUP_OFFSETS_TOPIC, TXN_LOG_TOPIC);
-        uint32_t count = 0;
-        int rc = log_topic_describe(&e->log, topic, &count);
-        if (rc == 0 && partition >= count)
-            rc = error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "%s: unknown partition %s-%" PRIu32,
-                           what, topic, partition);
-        return rc;
+        return log_replica_set_led(&e->log, topic, partition, lead); /* RL9 */
     }
     if (partition >= GROUP_OFFSETS_PARTITIONS)
         return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "%s: unknown partition %s-%" PRIu32, what,

@@ -573,8 +573,11 @@ int rt_partition_delete_records(rt_engine *engine, const char *topic, uint32_t p
  * log from its start to its log end into the group state — committed offsets, group metadata,
  * transactional offsets pending until their marker (a transaction with no marker in the log stays
  * pending until its coordinator writes one, as after an open) — and answers the partition's
- * groups from then on; a partition already led is left as is. On a user topic's partition it
- * only checks the partition exists (its producer state is already the replayed one, RL3).
+ * groups from then on; a partition already led is left as is. On a user topic's partition
+ * (its producer state is already the replayed one, RL3) it only makes the engine refuse replica
+ * appends, truncations and restarts (RT_E_INVALID_ARGUMENT) until rt_partition_resign, so a
+ * replica fetch decided while this node followed never writes a log it now leads
+ * (docs/format.md A.10 "Replica appends"; not stored: an open takes replica appends again).
  * For `__transaction_state` (partition 0 only) it rebuilds the transaction coordinator from the
  * log (to its log end), reconciles the local partitions' open transactions, completes every
  * decided transaction (markers, then Complete*) and fences and aborts every open one, before any
@@ -587,8 +590,8 @@ int rt_partition_become_leader(rt_engine *engine, const char *topic, uint32_t pa
  * more local writes reach it (RT_E_NOT_COORDINATOR for a commit, a metadata store, a
  * deletion, a marker), its groups' state is dropped from memory (a commit in flight finishes or
  * fails first) and their requests answer RT_E_NOT_COORDINATOR; the partition then takes replica
- * appends. Resigning a partition already followed is a no-op; a user topic's partition is only
- * checked. For `__transaction_state` (partition 0 only), every transactional call waits for
+ * appends. Resigning a partition already followed is a no-op; a user topic's partition takes
+ * replica appends, truncations and restarts again. For `__transaction_state` (partition 0 only), every transactional call waits for
  * those in flight, then the coordinator's state is dropped and those calls answer
  * RT_E_NOT_COORDINATOR. Creates `__consumer_offsets` (or `__transaction_state`) if it does not
  * exist (a new follower). Errors: as above. */
@@ -639,9 +642,10 @@ int rt_partition_end_offset_for_epoch(rt_engine *engine, const char *topic, uint
  * partial batch. *log_end_out (may be NULL): the log end after the call. A fetch started before
  * the call that holds bytes past the cut may see them zeroed.
  * Errors: as above, plus RT_E_OFFSET_OUT_OF_RANGE (negative, below the high watermark or the log
- * start), RT_E_CORRUPT (a batch header in the way), -errno before the intent was stored (nothing
- * changed); a failure after it fails the engine's write side (RT_E_IO_FAILED) until a reopen,
- * which finishes the truncation. */
+ * start), RT_E_CORRUPT (a batch header in the way), RT_E_INVALID_ARGUMENT (a partition this
+ * engine leads: rt_partition_become_leader, until rt_partition_resign), -errno before the intent
+ * was stored (nothing changed); a failure after it fails the engine's write side
+ * (RT_E_IO_FAILED) until a reopen, which finishes the truncation. */
 int rt_partition_truncate(rt_engine *engine, const char *topic, uint32_t partition, int64_t offset,
                           int64_t *log_end_out);
 
@@ -650,8 +654,9 @@ int rt_partition_truncate(rt_engine *engine, const char *topic, uint32_t partiti
  * whole log is removed and an empty one starts at `offset` — log start = log end = offset, no
  * producer state, no open transactions, no leader epochs (the next replica append brings them), a
  * held high watermark set to `offset`. Any offset >= 0 is taken, below or past the log end; the
- * caller makes it only on a partition it follows. Refused on an internal partition this engine
- * leads (RT_E_INVALID_ARGUMENT: resign first). Crash-safe (docs/format.md A.11): an intent is
+ * caller makes it only on a partition it follows. Refused on a partition this engine leads (an
+ * internal one, or a user one after rt_partition_become_leader; RT_E_INVALID_ARGUMENT: resign
+ * first). Crash-safe (docs/format.md A.11): an intent is
  * stored first, and a power loss leaves the old log or (once the intent is durable) the empty
  * one, which the next open finishes. A fetch started before the call keeps reading the old
  * segments it holds. Errors: as above, plus RT_E_OFFSET_OUT_OF_RANGE (negative), -errno before
@@ -664,18 +669,23 @@ int rt_partition_restart_at(rt_engine *engine, const char *topic, uint32_t parti
  * batches, as a replica fetch returns them) exactly as the leader wrote them: base offsets,
  * leader epochs, producer ids, epochs and sequences, control batches (transaction markers) all
  * kept, nothing rewritten (the buffer is only read). Each batch is validated as stored batches
- * are (lengths, magic, CRC, records; V1-V15) before any is appended; the first base offset must
- * be the log end and each next batch must follow the previous one (no gap: a compacted leader
- * log is not replicable this way yet). The producer state and open transactions change as a
+ * are (lengths, magic, CRC, records; V1-V15, or V10c/V13c/V15c for a batch the leader's
+ * cleaner rewrote) before any is appended; each base offset must be at or past the log end and
+ * the previous batch's end. A base offset past it is a gap a compacted leader log has (Kafka's
+ * follower appends at the leader's offsets): the cleaner checkpoint's cleaned_end is raised past
+ * the call's batches and stored first, so open and rt_verify accept the gap (docs/format.md
+ * A.10 "Replica appends"). Refused on a partition this engine leads (rt_partition_become_leader;
+ * RT_E_INVALID_ARGUMENT until rt_partition_resign). The producer state and open transactions change as a
  * replay of those batches at open would (no sequence rule is checked: the leader checked them),
  * so a follower that becomes leader fences duplicates and keeps its LSO; an ABORT marker adds
  * its aborted-transaction entry. A batch epoch above the latest is recorded in the leader-epoch
  * checkpoint before the batch is written. Durable as any append under the engine's sync mode.
  * *log_end_out (may be NULL): the log end after the batches. Errors: as above, plus
  * RT_E_CORRUPT (a batch fails validation; nothing appended), RT_E_RECORD_TOO_LARGE,
- * RT_E_INVALID_ARGUMENT (a batch that does not begin at the log end, or whose epoch is below one
- * the log already holds batches of: the logs diverged, truncate first); batches before the first
- * refused one are appended. */
+ * RT_E_INVALID_ARGUMENT (a batch that begins below the log end or 2^31 offsets or more past it,
+ * or whose epoch is below one the log already holds batches of: the logs diverged, truncate
+ * first; or the partition is led here), -errno storing the cleaner checkpoint for a gap; batches
+ * before the first refused one are appended. */
 int rt_partition_append_replica(rt_engine *engine, const char *topic, uint32_t partition,
                                 const void *batches, size_t len, int64_t *log_end_out);
 

@@ -13,7 +13,9 @@
  * topic the image holds (MI7); the partition epoch starts at 0, grows with every PARTITION
  * record and survives a snapshot (MI8); the controller's AlterPartition check refuses a stale
  * partition epoch with INVALID_UPDATE_VERSION and its record makes the sender's epoch stale
- * (alter_partition.h AP1).
+ * (alter_partition.h AP1); a BATCH record (a CreateTopics' TOPIC and PARTITION records in one
+ * raft entry) applies whole or not at all, counts as one record, and its bad bytes are refused
+ * whole (MI9).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +25,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -544,6 +547,161 @@ static void test_partition_epoch(void **state)
     metadata_image_free(&img);
 }
 
+/* The image's state without its counters (the snapshot's records, L.4 from byte 40 on, CRC
+ * aside), so a rejection's "nothing changed" is comparable. */
+static void expect_same_state(const struct metadata_image *a, const struct metadata_image *b)
+{
+    void *ba = NULL, *bb = NULL;
+    size_t la = 0, lb = 0;
+    assert_int_equal(metadata_image_snapshot(a, &ba, &la), 0);
+    assert_int_equal(metadata_image_snapshot(b, &bb, &lb), 0);
+    assert_int_equal(la, lb);
+    assert_memory_equal((uint8_t *)ba + 40, (uint8_t *)bb + 40, la - 44);
+    free(ba);
+    free(bb);
+}
+
+/* A CreateTopics as one BATCH: TOPIC `id` "name" then PARTITION 0..n-1 (skipping `skip`, -1
+ * none, to make a gap the image rejects). */
+static void create_batch(struct mi_batch *bt, const uint8_t id[16], const char *name, int32_t n,
+                         int32_t skip)
+{
+    uint8_t b[512];
+    int32_t reps[2] = {1, 3};
+    assert_int_equal(mi_batch_add(bt, b, mi_encode_topic(b, sizeof(b), id, name, NULL, NULL, 0)),
+                     0);
+    for (int32_t p = 0; p < n; p++)
+        if (p != skip)
+            assert_int_equal(
+                mi_batch_add(bt, b,
+                             mi_encode_partition(b, sizeof(b), id, p, reps, 2, 1, 0, reps, 2)),
+                0);
+}
+
+/* MI9: all or nothing, one record in the counters, refused whole when any part is bad. */
+static void test_batch_records(void **state)
+{
+    (void)state;
+    static const uint8_t T3[16] = {3}, T4[16] = {4};
+    struct metadata_image img, twin;
+    metadata_image_init(&img);
+    metadata_image_init(&twin);
+    build(&img);
+    build(&twin);
+    /* A whole create: the topic and its 4 partitions, one record applied. */
+    struct mi_batch bt = {0};
+    create_batch(&bt, T3, "made", 4, -1);
+    assert_int_equal(bt.count, 5);
+    uint64_t applied = img.records_applied;
+    assert_int_equal(metadata_image_apply(&img, 100, bt.buf, bt.len), 0);
+    assert_int_equal(img.records_applied, applied + 1);
+    const struct mi_topic *t = metadata_image_topic(&img, "made");
+    assert_non_null(t);
+    assert_int_equal(t->partitions_count, 4);
+    assert_int_equal(img.last_index, 100);
+    /* MI1: the same BATCH gives the same image elsewhere; MI3: it survives a snapshot. */
+    assert_int_equal(metadata_image_apply(&twin, 100, bt.buf, bt.len), 0);
+    assert_int_equal(metadata_image_digest(&img), metadata_image_digest(&twin));
+    void *snap = NULL;
+    size_t snap_len = 0;
+    assert_int_equal(metadata_image_snapshot(&img, &snap, &snap_len), 0);
+    struct metadata_image back;
+    metadata_image_init(&back);
+    assert_int_equal(metadata_image_restore(&back, snap, snap_len, NULL, 0), 0);
+    assert_int_equal(metadata_image_digest(&back), metadata_image_digest(&img));
+    free(snap);
+    metadata_image_free(&back);
+    /* Half a create (its last PARTITION does not apply: a gap) is nothing of it. */
+    mi_batch_free(&bt);
+    create_batch(&bt, T4, "half", 3, 1);
+    uint64_t rejected = img.records_rejected;
+    assert_int_equal(metadata_image_apply(&img, 101, bt.buf, bt.len), MI_E_REJECTED);
+    assert_int_equal(img.records_rejected, rejected + 1);
+    assert_null(metadata_image_topic(&img, "half"));
+    expect_same_state(&img, &twin);
+    /* A BATCH that re-creates an existing topic's partition 0 with a lower epoch: rejected
+     * after its first records applied to the copy; the image keeps "made" as it was. */
+    mi_batch_free(&bt);
+    uint8_t b[512];
+    int32_t reps[2] = {1, 3};
+    assert_int_equal(
+        mi_batch_add(&bt, b, mi_encode_topic(b, sizeof(b), T4, "other", NULL, NULL, 0)), 0);
+    assert_int_equal(
+        mi_batch_add(&bt, b, mi_encode_partition(b, sizeof(b), T4, 0, reps, 2, 1, 0, reps, 2)), 0);
+    assert_int_equal(
+        mi_batch_add(&bt, b, mi_encode_topic(b, sizeof(b), T3, "renamed", NULL, NULL, 0)), 0);
+    assert_int_equal(metadata_image_apply(&img, 102, bt.buf, bt.len), MI_E_REJECTED);
+    assert_null(metadata_image_topic(&img, "other"));
+    expect_same_state(&img, &twin);
+    /* Corrupt BATCHes, refused whole: no record, a bad record inside, a nested BATCH, a type
+     * other than TOPIC/PARTITION/CONFIG, a byte past the end, a count past the records. */
+    mi_batch_free(&bt);
+    create_batch(&bt, T4, "bad", 2, -1);
+    struct mi_record r;
+    char err[200];
+    assert_int_equal(mi_record_decode(bt.buf, bt.len, &r, err, sizeof(err)), 0);
+    assert_int_equal(r.batch.count, 3);
+    uint8_t *c = malloc(bt.len + 64);
+    memcpy(c, bt.buf, bt.len);
+    c[2] = 0;
+    c[3] = 0;
+    assert_int_equal(mi_record_decode(c, bt.len, &r, err, sizeof(err)), MI_E_CORRUPT);
+    c[3] = 4; /* four records announced, three there */
+    assert_int_equal(mi_record_decode(c, bt.len, &r, err, sizeof(err)), MI_E_CORRUPT);
+    memcpy(c, bt.buf, bt.len);
+    c[bt.len] = 0;
+    assert_int_equal(mi_record_decode(c, bt.len + 1, &r, err, sizeof(err)), MI_E_CORRUPT);
+    for (size_t cut = 1; cut < bt.len; cut++)
+        assert_int_equal(mi_record_decode(c, cut, &r, err, sizeof(err)), MI_E_CORRUPT);
+    c[4 + 4 + 2 + 16] ^= 0xff; /* the TOPIC's name length: the inner record is corrupt */
+    assert_int_equal(mi_record_decode(c, bt.len, &r, err, sizeof(err)), MI_E_CORRUPT);
+    assert_int_equal(metadata_image_apply(&img, 103, c, bt.len), MI_E_CORRUPT);
+    size_t n = mi_encode_fence_broker(b, sizeof(b), 1, false);
+    /* mi_batch_add takes TOPIC, PARTITION, CONFIG only: write the others by hand. */
+    uint8_t hand[64] = {MI_BATCH, 0, 0, 1, 0, 0, 0, (uint8_t)n};
+    memcpy(hand + 8, b, n);
+    assert_int_equal(mi_record_decode(hand, 8 + n, &r, err, sizeof(err)), MI_E_CORRUPT);
+    assert_non_null(strstr(err, "TOPIC, PARTITION or CONFIG only"));
+    memcpy(c, bt.buf, bt.len); /* a BATCH inside a BATCH */
+    uint8_t outer[8] = {MI_BATCH,
+                        0,
+                        0,
+                        1,
+                        (uint8_t)(bt.len >> 24),
+                        (uint8_t)(bt.len >> 16),
+                        (uint8_t)(bt.len >> 8),
+                        (uint8_t)bt.len};
+    uint8_t *o = malloc(8 + bt.len);
+    memcpy(o, outer, 8);
+    memcpy(o + 8, bt.buf, bt.len);
+    assert_int_equal(mi_record_decode(o, 8 + bt.len, &r, err, sizeof(err)), MI_E_CORRUPT);
+    free(o);
+    free(c);
+    expect_same_state(&img, &twin);
+    /* An entry's bound: records past MI_RECORD_BYTES_MAX are refused (-E2BIG), nothing added. */
+    mi_batch_free(&bt);
+    size_t big_len = 0;
+    uint8_t *big = malloc(MI_RECORD_BYTES_MAX);
+    const char *keys[200], *vals[200];
+    char kbuf[200][8];
+    static char value[4097];
+    memset(value, 'v', 4096);
+    for (int i = 0; i < 200; i++) {
+        snprintf(kbuf[i], sizeof kbuf[i], "k%d", i);
+        keys[i] = kbuf[i];
+        vals[i] = value;
+    }
+    big_len = mi_encode_topic(big, MI_RECORD_BYTES_MAX, T4, "big", keys, vals, 200);
+    assert_true(big_len > 800000);
+    assert_int_equal(mi_batch_add(&bt, big, big_len), 0);
+    assert_int_equal(mi_batch_add(&bt, big, big_len), -E2BIG);
+    assert_int_equal(bt.count, 1);
+    free(big);
+    mi_batch_free(&bt);
+    metadata_image_free(&img);
+    metadata_image_free(&twin);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -556,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_broker_sessions),
         cmocka_unit_test(test_config_records),
         cmocka_unit_test(test_partition_epoch),
+        cmocka_unit_test(test_batch_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,13 @@
  * start offset on: batch by batch (the same base offsets and the same bytes, leader epochs
  * included), up to where the shorter log ends. It prints each partition's log ends and the
  * high watermark each node's replication-offset-checkpoint holds, and changes nothing.
+ *
+ * A compacted topic (cleanup.policy holds "compact" on the first directory) is cleaned on every
+ * replica by its own cleaner, and a follower keeps what it copied before its leader cleaned it
+ * (docs/format.md A.10 "Replica appends"): where the bytes differ there, the check compares
+ * records instead, in offset order, markers aside — every offset both replicas hold must carry
+ * the same record (timestamp, key, value, headers); an offset only one holds is what the
+ * other's cleaner removed. Such a partition prints `consistent` (exit 0), not `identical`.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,10 +33,14 @@ static void check_usage(FILE *out)
             "Compares the partitions of stopped cluster nodes' data directories (each node's\n"
             "`ringtail serve DIR`) byte for byte, batch by batch, and prints one line per\n"
             "partition of the first directory's topics, tab-separated:\n"
-            "  partition<TAB>TOPIC<TAB>P<TAB>identical|differ@OFFSET|missing<TAB>ends<TAB>E,..\n"
+            "  "
+            "partition<TAB>TOPIC<TAB>P<TAB>identical|consistent|differ@OFFSET|missing<TAB>ends<TAB>"
+            "E,..\n"
             "    <TAB>hw<TAB>H,..   (log end and checkpointed high watermark per DIR, '-' none)\n"
             "'identical' means every batch both logs hold is the same bytes at the same\n"
-            "offset; without --prefix the log ends must be equal too.\n"
+            "offset; without --prefix the log ends must be equal too. For a compacted topic\n"
+            "(cleanup.policy compact) whose bytes differ, 'consistent' means every offset both\n"
+            "logs hold carries the same record (each replica's cleaner removes its own).\n"
             "\n"
             "Exit status: 0 identical, 1 a difference (or a directory that cannot be read),\n"
             "2 usage error.\n");
@@ -115,9 +126,115 @@ static int compare(rt_engine *a, rt_engine *b, const char *topic, uint32_t p, in
     return result;
 }
 
+/* A compacted partition's records in offset order (markers skipped), as a consumer reads them. */
+struct record_stream {
+    rt_engine *e;
+    const char *topic;
+    uint32_t partition;
+    rt_fetch *f;
+    struct rt_records it;
+    int64_t next;
+};
+
+/* The next record: 1 with *out (valid until the next call on s), 0 at the end, < 0 an error. */
+static int record_next(struct record_stream *s, struct rt_record_view *out)
+{
+    for (;;) {
+        if (s->f) {
+            int rc = rt_records_next(&s->it, out);
+            if (rc == 0)
+                return 1;
+            if (rc != RT_E_END)
+                return rc;
+            int64_t next = rt_records_next_offset(&s->it);
+            rt_fetch_release(s->f);
+            s->f = NULL;
+            if (next <= s->next)
+                return 0; /* nothing more past it */
+            s->next = next;
+        }
+        int rc = rt_fetch_start(s->e, s->topic, s->partition, s->next, 1 << 20, RT_READ_UNCOMMITTED,
+                                &s->f);
+        if (rc == RT_E_OFFSET_OUT_OF_RANGE) {
+            s->f = NULL;
+            return 0;
+        }
+        if (rc)
+            return rc;
+        if (rt_fetch_get(s->f)->size_bytes == 0) {
+            rt_fetch_release(s->f);
+            s->f = NULL;
+            return 0;
+        }
+        rc = rt_records_init(&s->it, s->f, s->next);
+        if (rc)
+            return rc;
+    }
+}
+
+static bool same_bytes(const uint8_t *a, int32_t la, const uint8_t *b, int32_t lb)
+{
+    return la == lb && (la <= 0 || memcmp(a, b, (size_t)la) == 0);
+}
+
+static bool same_record(const struct rt_record_view *a, const struct rt_record_view *b)
+{
+    return a->timestamp_ms == b->timestamp_ms &&
+           same_bytes(a->key, a->key_len, b->key, b->key_len) &&
+           same_bytes(a->value, a->value_len, b->value, b->value_len) &&
+           a->header_count == b->header_count && a->headers_size_bytes == b->headers_size_bytes &&
+           (a->headers_size_bytes == 0 ||
+            memcmp(a->headers, b->headers, a->headers_size_bytes) == 0);
+}
+
+/* A compacted partition: 0 when no offset both hold carries different records, 1 differ
+ * (*where: the first such offset, or where a read failed). */
+static int compare_records(rt_engine *a, rt_engine *b, const char *topic, uint32_t p, int64_t from,
+                           int64_t *where)
+{
+    struct record_stream x = {.e = a, .topic = topic, .partition = p, .next = from};
+    struct record_stream y = {.e = b, .topic = topic, .partition = p, .next = from};
+    struct rt_record_view va, vb;
+    int ra = record_next(&x, &va), rb = record_next(&y, &vb);
+    int result = 0;
+    while (ra > 0 && rb > 0) {
+        if (va.offset == vb.offset) {
+            if (!same_record(&va, &vb)) {
+                *where = va.offset;
+                result = 1;
+                break;
+            }
+            ra = record_next(&x, &va);
+            rb = record_next(&y, &vb);
+        } else if (va.offset < vb.offset) {
+            ra = record_next(&x, &va); /* removed by y's cleaner (or y's leader's) */
+        } else {
+            rb = record_next(&y, &vb);
+        }
+    }
+    if (result == 0 && (ra < 0 || rb < 0)) {
+        *where = x.next < y.next ? x.next : y.next;
+        result = 1;
+    }
+    rt_fetch_release(x.f);
+    rt_fetch_release(y.f);
+    return result;
+}
+
+static int compact_policy(void *ctx, const char *name, const char *value,
+                          enum rt_config_source source, bool honoured)
+{
+    (void)source;
+    (void)honoured;
+    if (strcmp(name, "cleanup.policy") == 0)
+        *(bool *)ctx = strstr(value, "compact") != NULL;
+    return 0;
+}
+
 struct topic_names {
     char (*names)[RT_TOPIC_NAME_MAX + 1];
     uint32_t *counts;
+    bool *compacted;
     size_t n;
 };
 
@@ -132,6 +249,11 @@ static int add_topic(void *ctx, const char *name, uint32_t partitions)
     if (!nc)
         return -ENOMEM;
     t->counts = nc;
+    void *ncp = realloc(t->compacted, (t->n + 1) * sizeof(*t->compacted));
+    if (!ncp)
+        return -ENOMEM;
+    t->compacted = ncp;
+    t->compacted[t->n] = false;
     snprintf(t->names[t->n], sizeof t->names[t->n], "%s", name);
     t->counts[t->n++] = partitions;
     return 0;
@@ -190,10 +312,17 @@ int cmd_cluster_check(int argc, char **argv)
                 }
                 from = start > from ? start : from;
             }
-            bool same = !missing;
+            bool same = !missing, compacted = false, consistent = false;
+            if (p == 0)
+                (void)rt_topic_config_get(e[0], topic, compact_policy, &compacted);
+            else
+                compacted = tn.compacted[t];
+            tn.compacted[t] = compacted;
             for (int d = 1; d < nd && same; d++) {
-                if (compare(e[0], e[d], topic, p, from, &where) != 0)
-                    same = false;
+                if (compare(e[0], e[d], topic, p, from, &where) != 0) {
+                    same = compacted && compare_records(e[0], e[d], topic, p, from, &where) == 0;
+                    consistent |= same;
+                }
                 if (!prefix && ends[d] != ends[0] && same) {
                     same = false;
                     where = ends[d] < ends[0] ? ends[d] : ends[0];
@@ -203,6 +332,8 @@ int cmd_cluster_check(int argc, char **argv)
             printf("partition\t%s\t%" PRIu32 "\t", topic, p);
             if (missing)
                 printf("missing");
+            else if (same && consistent)
+                printf("consistent");
             else if (same)
                 printf("identical");
             else
@@ -223,6 +354,7 @@ int cmd_cluster_check(int argc, char **argv)
     }
     free(tn.names);
     free(tn.counts);
+    free(tn.compacted);
     for (int d = 0; d < nd; d++) {
         if (e[d])
             rt_close(e[d]);

@@ -646,6 +646,28 @@ int batch_validate_stored(const uint8_t *buf, size_t len, bool cleaned, struct b
     return validate(buf, len, 0, cleaned, out, NULL, why);
 }
 
+int batch_validate_replica(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
+                           struct batch_header *out, bool *compacted_out, const char **why)
+{
+    assert(compacted_out != NULL);
+    *compacted_out = false;
+    const char *dense_why = NULL;
+    int rc = validate(buf, len, max_size_bytes, false, out, NULL, &dense_why);
+    if (rc != RT_E_CORRUPT) {
+        if (why)
+            *why = dense_why;
+        return rc;
+    }
+    /* RL8: what the leader's cleaner may have written (a leader's stored batch, CL1). */
+    if (validate(buf, len, max_size_bytes, true, out, NULL, NULL) == 0) {
+        *compacted_out = true;
+        return 0;
+    }
+    if (why)
+        *why = dense_why;
+    return rc;
+}
+
 int batch_validate_append(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
                           struct batch_header *out, int64_t *records_max_timestamp_out,
                           const char **why)

@@ -126,6 +126,14 @@ int batch_validate(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
 int batch_validate_stored(const uint8_t *buf, size_t len, bool cleaned, struct batch_header *out,
                           const char **why);
 
+/* batch_validate for a leader's batch a follower copies (partition.h RL8, docs/format.md A.10): the rules of
+ * batch_validate (V1-V15, max_size_bytes as there); a batch the leader's log cleaner rewrote
+ * (A.9 CL1, CL7, CL8: records missing, an empty header, a marker with a delete horizon) passes
+ * V10c, V13c and V15c instead, and *compacted_out says so (false for a batch that passes the
+ * dense rules). Same errors as batch_validate (the dense rules' reason when both fail). O(size). */
+int batch_validate_replica(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
+                           struct batch_header *out, bool *compacted_out, const char **why);
+
 int batch_validate_append(const uint8_t *buf, size_t len, uint32_t max_size_bytes,
                           struct batch_header *out, int64_t *records_max_timestamp_out,
                           const char **why);

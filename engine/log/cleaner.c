@@ -1160,8 +1160,12 @@ static int settle(struct cleaner_run *r, int rc)
     if (r->settle.source_count == 0)
         return rc;
     struct partition *p = r->p;
+    /* RL8 (partition.h): never below what a replica append stored meanwhile. */
+    pthread_mutex_lock(&p->gaps_lock);
+    r->settle.cleaned_end = partition_gaps_floor(p, r->settle.cleaned_end);
     int64_t end = r->settle.cleaned_end;
     int src = cleaner_swap_settle(r->scfg.faults, p->dir, &r->settle);
+    pthread_mutex_unlock(&p->gaps_lock);
     cleaner_checkpoint_free(&r->settle);
     r->settle.source_count = 0;
     p->clean_settle_pending = src != 0;
@@ -1175,11 +1179,14 @@ static int settle_pending(struct cleaner_run *r)
     struct partition *p = r->p;
     if (!p->clean_settle_pending)
         return 0;
-    struct cleaner_checkpoint done = {
-        .cleaned_end = p->clean_settle_end, .swap_base = -1, .swap_end = -1};
+    pthread_mutex_lock(&p->gaps_lock); /* RL8 (partition.h) */
+    struct cleaner_checkpoint done = {.cleaned_end = partition_gaps_floor(p, p->clean_settle_end),
+                                      .swap_base = -1,
+                                      .swap_end = -1};
     int rc = fs_fsync_dir(r->scfg.faults, p->dir);
     if (rc == 0)
         rc = cleaner_checkpoint_store(r->scfg.faults, p->dir, &done);
+    pthread_mutex_unlock(&p->gaps_lock);
     if (rc)
         return error_set(rc, "%s/%s: cannot store: %s", p->dir, CLEANER_CHECKPOINT_FILE,
                          strerror(-rc));

@@ -3069,7 +3069,8 @@ static int replica_partition(struct log *lg, const char *topic, uint32_t partiti
 struct replica_call {
     struct partition *p;
     int kind; /* 0 leader epoch, 1 end offset for epoch, 2 truncate, 3 high watermark,
-               * 4 internal role (RL6: epoch 1 follower, 0 leader), 5 restart-at (RL7) */
+               * 4 internal role (RL6: epoch 1 follower, 0 leader), 5 restart-at (RL7),
+               * 6 user partition role (RL9: epoch 1 led, 0 followed) */
     int32_t epoch;
     int64_t offset;
     int64_t out_offset;
@@ -3097,6 +3098,11 @@ static int replica_call_step(struct shard *s, struct replica_call *c)
         partition_end_offset_for_epoch(c->p, c->epoch, &c->out_offset, &c->out_epoch);
         return 0;
     case 2: {
+        if (c->p->replica_led)
+            return error_set(RT_E_INVALID_ARGUMENT,
+                             "rt_partition_truncate: %s: this engine leads the partition; "
+                             "rt_partition_resign first (RL9)",
+                             c->p->dir);
         if (!c->p->internal_follower && meta_topic_name_internal(c->p->topic))
             return error_set(RT_E_INVALID_ARGUMENT,
                              "rt_partition_truncate: %s: this engine leads the internal "
@@ -3122,6 +3128,11 @@ static int replica_call_step(struct shard *s, struct replica_call *c)
         return rc;
     }
     case 5: {
+        if (c->p->replica_led)
+            return error_set(RT_E_INVALID_ARGUMENT,
+                             "rt_partition_restart_at: %s: this engine leads the partition; "
+                             "rt_partition_resign first (RL9)",
+                             c->p->dir);
         if (!c->p->internal_follower && meta_topic_name_internal(c->p->topic))
             return error_set(RT_E_INVALID_ARGUMENT,
                              "rt_partition_restart_at: %s: this engine leads the internal "
@@ -3148,6 +3159,9 @@ static int replica_call_step(struct shard *s, struct replica_call *c)
     }
     case 4:
         c->p->internal_follower = c->epoch != 0; /* RL6 */
+        return 0;
+    case 6:
+        c->p->replica_led = c->epoch != 0; /* RL9 */
         return 0;
     default:
         return partition_set_high_watermark(c->p, c->offset, &c->out_offset);
@@ -3219,6 +3233,13 @@ int log_internal_set_follower(struct log *lg, const char *topic, uint32_t partit
                         follower ? "rt_partition_resign" : "rt_partition_become_leader", &c);
 }
 
+int log_replica_set_led(struct log *lg, const char *topic, uint32_t partition, bool led)
+{
+    struct replica_call c = {.kind = 6, .epoch = led ? 1 : 0};
+    return replica_call(lg, topic, partition,
+                        led ? "rt_partition_become_leader" : "rt_partition_resign", &c);
+}
+
 int log_append_replica(struct log *lg, const char *topic, uint32_t partition, const void *batches,
                        size_t len, int64_t *log_end_out)
 {
@@ -3228,16 +3249,27 @@ int log_append_replica(struct log *lg, const char *topic, uint32_t partition, co
         return rc;
     const uint8_t *buf = batches;
     size_t n = 0;
+    int64_t prev_end = -1, gaps_end = -1;
+    size_t compacted_count = 0;
     for (size_t at = 0; at < len; n++) { /* every batch checked before any is queued */
         const char *why = NULL;
         int64_t size = batch_size_at(buf + at, len - at, &why);
         if (size < 0)
             return error_set(RT_E_CORRUPT, "rt_partition_append_replica: byte %zu: %s", at, why);
         struct batch_header h;
-        rc = batch_validate(buf + at, (size_t)size, lg->opts.batch_size_max_bytes, &h, &why);
+        bool compacted = false;
+        rc = batch_validate_replica(buf + at, (size_t)size, lg->opts.batch_size_max_bytes, &h,
+                                    &compacted, &why);
         if (rc)
             return error_set(rc, "rt_partition_append_replica: byte %zu: %s", at,
                              why ? why : rt_strerror(rc));
+        if (h.base_offset < prev_end) /* RL8: offsets only grow, gaps or not */
+            return error_set(RT_E_CORRUPT,
+                             "rt_partition_append_replica: byte %zu: base offset %" PRId64
+                             " is below the previous batch's end %" PRId64,
+                             at, h.base_offset, prev_end);
+        prev_end = gaps_end = batch_last_offset(&h) + 1;
+        compacted_count += compacted;
         rc = segment_fit_check(lg, p, (size_t)size);
         if (rc)
             return rc;
@@ -3263,6 +3295,12 @@ int log_append_replica(struct log *lg, const char *topic, uint32_t partition, co
         r->batch = (uint8_t *)(uintptr_t)(buf + at); /* RL3: never written (replica) */
         r->len = (size_t)size;
         r->replica = true;
+        if (compacted_count > 0) { /* rare: a leader's cleaned batch among them (RL8) */
+            struct batch_header h;
+            (void)batch_validate_replica(buf + at, (size_t)size, 0, &h, &r->replica_compacted,
+                                         &why);
+        }
+        r->replica_gaps_end = gaps_end; /* RL8 */
         r->coordinator_epoch = -1;
         r->marker_type = -1;
         if (batch_is_control(&r->header)) {

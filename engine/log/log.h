@@ -405,6 +405,11 @@ int log_append_replica(struct log *lg, const char *topic, uint32_t partition, co
 #define LOG_TXN_TOPIC     "__transaction_state"
 int log_internal_set_follower(struct log *lg, const char *topic, uint32_t partition, bool follower);
 
+/* RL9: a user topic's partition's role, on its shard thread: led (rt_partition_become_leader:
+ * replica appends, truncations and restarts refused) or followed (rt_partition_resign, and the
+ * state an open leaves). */
+int log_replica_set_led(struct log *lg, const char *topic, uint32_t partition, bool led);
+
 /* Writes a producer-state snapshot of every partition now, on the shard threads (tests). */
 int log_snapshot_producers(struct log *lg);
 

@@ -1005,6 +1005,7 @@ static int restart_clear(struct partition *p, int64_t offset)
                            offset, strerror(-rc));
     }
     p->cleaned_end = 0;
+    atomic_store_explicit(&p->replica_gaps_end, 0, memory_order_relaxed); /* RL8 */
     return rc;
 }
 
@@ -1084,6 +1085,7 @@ int partition_open(struct partition *p, const char *data_dir, const char *topic,
     if (!(p->dir = strdup(path)))
         return -ENOMEM;
     pthread_mutex_init(&p->segments_lock, NULL);
+    pthread_mutex_init(&p->gaps_lock, NULL);
     if (cfg->segment.read_only) {
         /* Read-only: nothing is created (see list_segments and segment_create). */
     } else if ((rc = io_mkdir(cfg->segment.faults, p->dir, 0755)) == 0) {
@@ -1334,6 +1336,7 @@ int partition_close(struct partition *p, bool seal)
     p->active = NULL;
     pthread_mutex_unlock(&p->segments_lock);
     pthread_mutex_destroy(&p->segments_lock);
+    pthread_mutex_destroy(&p->gaps_lock);
     free(p->dir);
     p->dir = NULL;
     return rc;
@@ -2224,6 +2227,44 @@ int partition_truncate(struct partition *p, int64_t offset, int64_t *end_out, bo
                          strerror(-rc));
     *end_out = end;
     return 0;
+}
+
+int partition_allow_replica_gaps(struct partition *p, int64_t end)
+{
+    assert(end > 0);
+    if (p->cleaned_end >= end)
+        return 0;
+    pthread_mutex_lock(&p->gaps_lock);
+    struct cleaner_checkpoint c = {.cleaned_end = 0, .swap_base = -1, .swap_end = -1};
+    int rc = cleaner_checkpoint_load(p->dir, &c, NULL, NULL);
+    if (rc == -ENOENT) {
+        rc = 0;
+        c = (struct cleaner_checkpoint){.cleaned_end = 0, .swap_base = -1, .swap_end = -1};
+    }
+    if (rc == 0) {
+        /* RL8: a pending swap (committed, not settled: cleaner.c CLB7) is kept as it is. */
+        if (c.cleaned_end < end)
+            c.cleaned_end = end;
+        rc = cleaner_checkpoint_store(p->cfg.segment.faults, p->dir, &c);
+    }
+    if (rc == 0) {
+        if (p->cleaned_end < c.cleaned_end)
+            p->cleaned_end = c.cleaned_end;
+        atomic_store_explicit(&p->replica_gaps_end, p->cleaned_end, memory_order_relaxed);
+    }
+    cleaner_checkpoint_free(&c);
+    pthread_mutex_unlock(&p->gaps_lock);
+    if (rc)
+        return error_set(rc, "%s/%s: cannot store: %s", p->dir, CLEANER_CHECKPOINT_FILE,
+                         rc == RT_E_CORRUPT ? "the file is damaged" : strerror(-rc));
+    assert(p->cleaned_end >= end);
+    return 0;
+}
+
+int64_t partition_gaps_floor(struct partition *p, int64_t cleaned_end)
+{
+    int64_t floor = atomic_load_explicit(&p->replica_gaps_end, memory_order_relaxed);
+    return floor > cleaned_end ? floor : cleaned_end;
 }
 
 int partition_restart_at(struct partition *p, int64_t offset, bool *after_intent)

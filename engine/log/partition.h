@@ -144,9 +144,10 @@
  *        says, plus at most one epoch at the log end that wrote nothing yet.
  *   RL3. A replica append (partition_note_replica_epoch and the shard's replica placement)
  *        keeps every byte of the leader's batches: offsets, epochs, producer ids, sequences,
- *        markers. Its first base offset must be the log end (no gap, no overlap); its producer
- *        state and open transactions change as an open's replay would change them, and a new
- *        epoch in its batches is assigned and stored before the batch is written.
+ *        markers. Each batch's base offset is at or past the log end (no overlap; a gap only as
+ *        RL8 allows it); its producer state and open transactions change as an open's replay
+ *        would change them, and a new epoch in its batches is assigned and stored before the
+ *        batch is written.
  *   RL4. Truncation (partition_truncate, Kafka's truncateTo) removes every batch whose last
  *        offset is at or past the offset. It is refused below the high watermark (so no record a
  *        consumer could read, and no decided transaction's marker below the LSO, is ever
@@ -182,6 +183,27 @@
  *        leaves the old log or the empty one at the offset, never a mix; a failure after the
  *        intent fails the engine's write side until a reopen, which finishes it. Refused on a led
  *        internal partition (RL6), as truncation is.
+ *   RL8. A compacted leader's log skips offsets (docs/format.md A.9 CL1), and a follower keeps
+ *        them as the leader has them (Kafka's follower appends at the leader's offsets): a
+ *        replica batch may begin past the log end, and may be one the leader's cleaner
+ *        rewrote (records missing inside it, an empty header, a marker with a delete horizon:
+ *        V10c, V13c, V15c). Every other rule holds: CRC and the batch rules, offsets strictly
+ *        growing (within a call and against the log end), epochs (RL3). Before such a batch is
+ *        written the partition's cleaned_end is raised past it (to the end of the call's last
+ *        batch) and stored durably in the cleaner checkpoint (its pending swap, if any, kept),
+ *        and the active segment takes gaps (cfg.gaps_ok) — so the segment is, to an open, to
+ *        verify, to the fetch path and to the cleaner, one whose offsets may skip (CL1), as
+ *        the leader's is. A cleaner's settle (cleaner.c CLB7, on its own thread) stores
+ *        max(its cleaned_end, replica_gaps_end) under gaps_lock, and the replica's store takes
+ *        the same lock, so neither lowers the other's cleaned_end. A gap is bounded by 2^31
+ *        offsets past the log end (PAR3 with the gap counted; a larger one is refused).
+ *   RL9. A user topic's partition is led after rt_partition_become_leader (replica_led) and
+ *        followed after rt_partition_resign or an open (the role is not stored). A led one
+ *        refuses replica appends (place_one, on the shard thread, so a role change — a shard call
+ *        between rounds — is wholly before or wholly after any replica append), truncations and
+ *        restarts (replica_call_step): a replica fetcher that decided to append or truncate
+ *        while this node still followed can never write a leader's log once the broker has made
+ *        it leader.
  */
 #ifndef RT_PARTITION_H
 #define RT_PARTITION_H
@@ -345,8 +367,12 @@ struct partition {
     bool clean_settle_pending;   /* cleaner.c CLB7: a finished swap's checkpoint is not cleared */
     int64_t clean_settle_end;    /* its cleaned_end (cleaners only: one at a time, CLB3) */
     _Atomic bool cleaning;       /* cleaner.c CLB3: a clean holds the partition */
-    _Atomic bool clean_cancel;   /* cleaner.c CLB5: deleted or closing: no clean starts or swaps */
-    bool clean_queued;           /* cleaner_pool.c CLP2: under the pool's lock */
+    /* RL8: the cleaned_end replica appends stored (gaps allowed below it), and the lock under
+     * which it and a cleaner's settle store the checkpoint, so neither lowers the other's. */
+    pthread_mutex_t gaps_lock;
+    _Atomic int64_t replica_gaps_end;
+    _Atomic bool clean_cancel; /* cleaner.c CLB5: deleted or closing: no clean starts or swaps */
+    bool clean_queued;         /* cleaner_pool.c CLP2: under the pool's lock */
     struct recovery_stamp active_trusted_stamps[RECOVERY_FILES];
 
     /* published (seqlock: odd while the writer updates) */
@@ -367,6 +393,7 @@ struct partition {
     struct leader_epoch_cache epochs; /* RL1, RL2: entries only once a checkpoint exists */
     int32_t leader_epoch;             /* RL1: stamped on appends; -1 unset */
     bool internal_follower;           /* RL6: an internal partition another node leads */
+    bool replica_led;                 /* RL9: a user partition this engine was told it leads */
     bool hw_held;                     /* RL5 */
     int64_t held_hw;
     int64_t held_hw_segment_base;
@@ -554,6 +581,17 @@ void partition_end_offset_for_epoch(struct partition *p, int32_t epoch, int64_t 
  * epoch below one the log already holds batches of: the logs diverged, truncate first), -errno
  * storing the file. */
 int partition_note_replica_epoch(struct partition *p, int32_t epoch, int64_t base_offset);
+
+/* Writer, at placement of a replica batch that needs RL8's gaps (one past the log end, or one
+ * the leader's cleaner rewrote): makes cleaned_end >= end durable (the cleaner checkpoint,
+ * docs/format.md A.9, kept as it is but for cleaned_end) before the batch is written, so an open
+ * and verify take the segment as one that may skip offsets. A no-op when cleaned_end already
+ * covers end. Returns 0 or -errno storing the file (nothing changed). */
+int partition_allow_replica_gaps(struct partition *p, int64_t end);
+
+/* RL8: the cleaned_end a cleaner's settle stores, raised to what replica appends stored; the
+ * caller holds p->gaps_lock across that store. */
+int64_t partition_gaps_floor(struct partition *p, int64_t cleaned_end);
 
 /* Writer (RL4): Kafka's truncateTo. *end_out: the log end after it (the base of the batch holding
  * offset, or offset when it is at a batch boundary; the log end when offset is at or past it,

@@ -920,11 +920,28 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
         complete(r, r->replica ? RT_E_INVALID_ARGUMENT : RT_E_NOT_COORDINATOR);
         return;
     }
+    int64_t gap = 0; /* RL8: offsets a leader's cleaner removed before this batch */
     if (r->replica) {
-        /* RL3: a leader's batch lands exactly at the log end (this round's batches included),
-         * and its epoch is in the checkpoint before it is written. */
-        if (r->header.base_offset != p->next_offset) {
-            r->rule = "a replica batch must begin at the log end";
+        /* RL9: a user partition this engine leads takes no other node's bytes. Checked here, on
+         * the shard thread, so a role change (rt_partition_become_leader, a shard call between
+         * rounds) is either wholly before this append or wholly after it. */
+        if (p->replica_led) {
+            r->rule = "a partition this engine leads takes no replica batch "
+                      "(rt_partition_resign first)";
+            complete(r, RT_E_INVALID_ARGUMENT);
+            return;
+        }
+        /* RL3, RL8: a leader's batch lands at or past the log end (this round's batches
+         * included; past it only where the leader's cleaner removed offsets), and its epoch is
+         * in the checkpoint before it is written. */
+        if (r->header.base_offset < p->next_offset) {
+            r->rule = "a replica batch must begin at or past the log end";
+            complete(r, RT_E_INVALID_ARGUMENT);
+            return;
+        }
+        gap = r->header.base_offset - p->next_offset;
+        if (gap > (int64_t)INT32_MAX - r->header.last_offset_delta) {
+            r->rule = "a replica batch more than 2^31 offsets past the log end";
             complete(r, RT_E_INVALID_ARGUMENT);
             return;
         }
@@ -939,7 +956,9 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
     p->last_write_seq = ++s->write_seq; /* SH12: LRU order */
     struct segment *was_active = p->active;
     uint32_t snapshots_before = p->snapshots_written;
-    int rc = partition_make_room(p, r->len, r->header.last_offset_delta, rd->now_ms);
+    /* RL8: a gap counts as offsets the segment spans (PAR3: relative offsets are i32). */
+    int rc =
+        partition_make_room(p, r->len, (int32_t)(gap + r->header.last_offset_delta), rd->now_ms);
     if (p->active != was_active)
         atomic_fetch_add_explicit(&s->env.counters->segments_rolled, 1, memory_order_relaxed);
     if (p->snapshots_written != snapshots_before)
@@ -983,6 +1002,19 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
             return;
         }
     }
+    if (r->replica && (gap > 0 || r->replica_compacted)) {
+        /* RL8: the gap (or the cleaned batch) is durable as allowed before it is written, so
+         * an open, verify and the fetch path read this segment as one that may skip offsets. */
+        assert(r->replica_gaps_end > r->header.base_offset);
+        int grc = partition_allow_replica_gaps(p, r->replica_gaps_end);
+        if (grc) {
+            r->rule = "storing the cleaner checkpoint that allows the replica batch's gap";
+            complete(r, grc);
+            return;
+        }
+        assert(p->active->base_offset < p->cleaned_end);
+        p->active->cfg.gaps_ok = true; /* CL1, as an open will find it */
+    }
     if (place_producer(s, p, r))
         return;
     if (new_partition) {
@@ -1020,6 +1052,8 @@ static void place_one(struct shard *s, struct round *rd, struct shard_request *r
             rd->iov_used++;
         }
     }
+    if (r->replica)
+        p->next_offset = r->header.base_offset; /* RL8: past a gap */
     r->base_offset = p->next_offset;
     r->header.base_offset = p->next_offset;
     if (!r->replica) {

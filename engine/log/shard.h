@@ -120,9 +120,12 @@ struct shard_request {
      * its file is fdatasynced only if another batch of the round needs it (SH6). */
     bool lazy_sync;
     bool coordinator; /* coordinator origin: epoch fencing only, no sequence rules */
-    /* A leader's batch copied as it is (partition.h RL3): its base offset must be the log end;
-     * nothing in it is stamped; producer state changes as a replay's would, with no rule. */
+    /* A leader's batch copied as it is (partition.h RL3): its base offset must be at or past the
+     * log end (RL8: a gap the leader's cleaner made); nothing in it is stamped; producer state
+     * changes as a replay's would, with no rule. */
     bool replica;
+    bool replica_compacted;   /* RL8: it passed only the cleaned rules (V10c, V13c, V15c) */
+    int64_t replica_gaps_end; /* RL8: the end of the call's last batch (gaps allowed below) */
     /* Set by the shard between check and apply. */
     bool txn_started;
     int64_t txn_first_offset;

@@ -82,19 +82,45 @@ int16_t ctl_create_partitions(struct metadata_node *n, const char *name, int32_t
         (void)mi_place_replicas_from(v->brokers, v->brokers_n, (unsigned)v->have, add, v->rf, start,
                                      start, place);
     }
+    /* CA6: the new PARTITION records go in BATCH entries (metadata_image.h MI9), each applied
+     * whole or not at all: one entry unless they pass MI_RECORD_BYTES_MAX (~20000 partitions). */
     uint8_t rec[64 + 8 * MI_REPLICAS_MAX];
-    for (unsigned i = 0; !err && !validate_only && i < add; i++) {
-        const int32_t *r = &place[(size_t)i * v->rf];
-        size_t len = mi_encode_partition(rec, sizeof rec, v->id, v->have + (int32_t)i, r, v->rf,
-                                         r[0], 0, r, v->rf);
-        uint64_t index;
-        int rc = len ? metadata_node_propose_wait(n, rec, len, &index) : -1;
+    struct mi_batch batch = {0};
+    for (unsigned i = 0; !err && !validate_only && i <= add; i++) {
+        int brc = 0;
+        if (i < add) {
+            const int32_t *r = &place[(size_t)i * v->rf];
+            size_t len = mi_encode_partition(rec, sizeof rec, v->id, v->have + (int32_t)i, r, v->rf,
+                                             r[0], 0, r, v->rf);
+            if (!len) {
+                err = KAFKA_UNKNOWN_SERVER_ERROR;
+                break;
+            }
+            brc = mi_batch_add(&batch, rec, len);
+            if (brc == -ENOMEM) {
+                err = KAFKA_UNKNOWN_SERVER_ERROR;
+                break;
+            }
+            if (brc == 0)
+                continue;
+        }
+        if (brc == -E2BIG && batch.count == 0) { /* one record never passes an entry */
+            err = KAFKA_UNKNOWN_SERVER_ERROR;
+            break;
+        }
+        uint64_t index; /* the batch is full (-E2BIG) or the last record is in it */
+        int rc = batch.count ? metadata_node_propose_wait(n, batch.buf, batch.len, &index) : 0;
+        batch.count = 0;
+        batch.len = 0;
         if (rc) {
-            err = len ? metadata_node_kafka_error(rc) : KAFKA_UNKNOWN_SERVER_ERROR;
-            *message = "the controller could not commit the new partitions (those before the "
-                       "failure may exist)";
+            err = metadata_node_kafka_error(rc);
+            *message = "the controller could not commit the new partitions (none of them, or "
+                       "none past a multiple of a batch's count, exists)";
+        } else if (brc == -E2BIG) {
+            i--; /* the record that did not fit starts the next batch */
         }
     }
+    mi_batch_free(&batch);
     free(place);
     free(v);
     return err;

@@ -15,7 +15,7 @@
  *        by id, continuing Kafka's rule (start and shift = the index of partition 0's first
  *        replica, partitions numbered on from the current count), with the topic's replication
  *        factor (partition 0's replica count); leader = first replica, epoch 0, ISR = replicas;
- *        their PARTITION records are committed in partition order.
+ *        their PARTITION records are committed in partition order (in one BATCH, CA6).
  *   CA2  Only the active controller answers (NOT_CONTROLLER otherwise, as CreateTopics: KCL2);
  *        a topic is deleted by one DELETE_TOPIC record naming its id, answered once committed.
  *   CA3  A topic's configs change only by CONFIG records the active controller commits: one per
@@ -25,6 +25,12 @@
  *        single broker's rule), so a record is never refused for its value. validate_only
  *        commits nothing. The records of one request are not atomic: a controller lost between
  *        two leaves the first committed (answered as an error).
+ *   CA6  A CreatePartitions' PARTITION records (and a CreateTopics' TOPIC and PARTITION
+ *        records, metadata_node.c) are proposed as one BATCH record (metadata_image.h MI9),
+ *        applied whole or not at all, so a controller lost half way leaves the topic as it was
+ *        or with every partition asked; only a request whose records pass one entry's
+ *        MI_RECORD_BYTES_MAX (tens of thousands of partitions) takes several BATCH entries,
+ *        each whole, the TOPIC record in the first.
  *   CA5  A request is forwarded at most once: to the node the quorum names leader, found
  *        registered in the image; never by a node to itself (it answers instead).
  */

@@ -361,6 +361,31 @@ int mi_record_decode(const void *buf, size_t len, struct mi_record *out, char *e
             return corrupt(err, err_len, "config: value over 4096 bytes or with a NUL");
         break;
     }
+    case MI_BATCH: { /* MI9 */
+        out->batch.count = rd_u16(&r);
+        if (r.bad)
+            break;
+        if (out->batch.count == 0)
+            return corrupt(err, err_len, "batch: no record");
+        out->batch.records = r.p + r.at;
+        for (unsigned i = 0; i < out->batch.count; i++) {
+            uint32_t n = rd_u32(&r);
+            const uint8_t *inner = rd_bytes(&r, n);
+            if (r.bad)
+                break;
+            struct mi_record in;
+            char why[160];
+            if (mi_record_decode(inner, n, &in, why, sizeof why) != 0)
+                return corrupt(err, err_len, "batch: record %u: %s", i, why);
+            if (in.type != MI_TOPIC && in.type != MI_PARTITION && in.type != MI_CONFIG)
+                return corrupt(err, err_len,
+                               "batch: record %u of type %u (TOPIC, PARTITION or "
+                               "CONFIG only)",
+                               i, in.type);
+        }
+        out->batch.bytes = (size_t)(r.p + r.at - out->batch.records);
+        break;
+    }
     default:
         return corrupt(err, err_len, "unknown record type %u", type);
     }
@@ -369,6 +394,60 @@ int mi_record_decode(const void *buf, size_t len, struct mi_record *out, char *e
     if (r.at != len)
         return corrupt(err, err_len, "record type %u: %zu bytes after its end", type, len - r.at);
     return 0;
+}
+
+bool mi_batch_next(const struct mi_record *batch, size_t *at, const uint8_t **rec, size_t *len)
+{
+    assert(batch->type == MI_BATCH);
+    if (*at >= batch->batch.bytes)
+        return false;
+    const uint8_t *p = batch->batch.records + *at;
+    size_t n = (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
+    assert(4 + n <= batch->batch.bytes - *at); /* decoded already (MI9) */
+    *rec = p + 4;
+    *len = n;
+    *at += 4 + n;
+    return true;
+}
+
+int mi_batch_add(struct mi_batch *b, const uint8_t *rec, size_t len)
+{
+    assert(len >= 2 && (rec[0] == MI_TOPIC || rec[0] == MI_PARTITION || rec[0] == MI_CONFIG));
+    size_t head = b->count ? 0 : 4;
+    if (b->count == MI_BATCH_RECORDS_MAX || b->len + head + 4 + len > MI_RECORD_BYTES_MAX)
+        return -E2BIG;
+    if (b->cap - b->len < head + 4 + len) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap - b->len < head + 4 + len)
+            cap *= 2;
+        uint8_t *nb = realloc(b->buf, cap);
+        if (!nb)
+            return -ENOMEM;
+        b->buf = nb;
+        b->cap = cap;
+    }
+    if (!b->count) {
+        b->buf[0] = MI_BATCH;
+        b->buf[1] = 0; /* version */
+        b->len = 4;
+    }
+    uint8_t *p = b->buf + b->len;
+    p[0] = (uint8_t)(len >> 24);
+    p[1] = (uint8_t)(len >> 16);
+    p[2] = (uint8_t)(len >> 8);
+    p[3] = (uint8_t)len;
+    memcpy(p + 4, rec, len);
+    b->len += 4 + len;
+    b->count++;
+    b->buf[2] = (uint8_t)(b->count >> 8);
+    b->buf[3] = (uint8_t)b->count;
+    return 0;
+}
+
+void mi_batch_free(struct mi_batch *b)
+{
+    free(b->buf);
+    memset(b, 0, sizeof(*b));
 }
 
 void mi_config_at(const struct mi_record *rec, unsigned i, struct mi_config_kv *kv)
@@ -818,12 +897,51 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 }
 #define FNV_BASIS 14695981039346656037ull
 
+/* MI9: the BATCH's records applied to a copy of the image, which replaces it only when every
+ * one applied. O(image) for the copy: a BATCH is a CreateTopics or a CreatePartitions. */
+static int apply_batch(struct metadata_image *img, uint64_t index, const struct mi_record *r)
+{
+    void *snap = NULL;
+    size_t snap_len = 0;
+    int rc = metadata_image_snapshot(img, &snap, &snap_len);
+    if (rc)
+        return -ENOMEM;
+    struct metadata_image copy;
+    metadata_image_init(&copy);
+    rc = metadata_image_restore(&copy, snap, snap_len, NULL, 0);
+    free(snap);
+    if (rc) { /* MI3: the image's own snapshot restores; only memory can fail it */
+        metadata_image_free(&copy);
+        return -ENOMEM;
+    }
+    size_t at = 0;
+    const uint8_t *rec;
+    size_t len;
+    while (rc == 0 && mi_batch_next(r, &at, &rec, &len)) {
+        struct mi_record in;
+        rc = mi_record_decode(rec, len, &in, NULL, 0);
+        assert(rc == 0); /* MI9: checked when the BATCH decoded */
+        rc = apply_record(&copy, index, &in);
+    }
+    if (rc) {
+        metadata_image_free(&copy);
+        return rc;
+    }
+    copy.last_index = img->last_index; /* the counters are the BATCH's, kept by the caller */
+    copy.records_applied = img->records_applied;
+    copy.records_rejected = img->records_rejected;
+    copy.chain = img->chain;
+    metadata_image_free(img);
+    *img = copy;
+    return 0;
+}
+
 int metadata_image_apply(struct metadata_image *img, uint64_t index, const void *rec, size_t len)
 {
     struct mi_record r;
     int rc = mi_record_decode(rec, len, &r, NULL, 0);
     if (rc == 0)
-        rc = apply_record(img, index, &r);
+        rc = r.type == MI_BATCH ? apply_batch(img, index, &r) : apply_record(img, index, &r);
     if (rc == -ENOMEM)
         return rc;
     uint8_t ib[8];

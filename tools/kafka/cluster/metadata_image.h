@@ -31,6 +31,14 @@
  *       PARTITION record applied to it (each is a leader or ISR change); a PARTITION record of
  *       version 1 (what a snapshot writes) carries the epoch itself and sets it, so a restored
  *       image has the epochs it was saved with (MI3).
+ *   MI9  A BATCH record (docs/format.md L.2 type 8) holds 1..65535 TOPIC, PARTITION or CONFIG
+ *       records (no BATCH inside; each decodes as it would alone, else the whole BATCH is
+ *       corrupt) and applies all or nothing: its records are applied in order to a copy of the
+ *       image (snapshot and restore, O(image)), and the copy replaces the image only when
+ *       every one applied; one rejection rejects the BATCH and leaves the image as it was. It
+ *       counts as one record (records_applied, records_rejected, the chain over its bytes).
+ *       So a CreateTopics or CreatePartitions the controller proposes as one BATCH entry is
+ *       in the image whole or not at all, whatever becomes of the controller.
  */
 #ifndef RT_KAFKA_CLUSTER_METADATA_IMAGE_H
 #define RT_KAFKA_CLUSTER_METADATA_IMAGE_H
@@ -48,25 +56,28 @@ enum {
     MI_DELETE_TOPIC = 5,
     MI_PRODUCER_IDS = 6,
     MI_CONFIG = 7,
+    MI_BATCH = 8, /* MI9: several records applied as one, all or nothing */
 };
 
 /* A CONFIG record's resource type (Kafka's ConfigResource.Type): only TOPIC applies (MI7). */
 #define MI_RESOURCE_TOPIC 2
 
 /* Limits (each refusal counted as a rejection, or corrupt when it is the bytes'). */
-#define MI_BROKERS_MAX      1024
-#define MI_TOPICS_MAX       65536
-#define MI_PARTITIONS_MAX   100000 /* per topic */
-#define MI_REPLICAS_MAX     64
-#define MI_CONFIGS_MAX      256 /* per topic */
-#define MI_HOST_BYTES_MAX   255
-#define MI_TOPIC_NAME_MAX   249 /* Kafka's */
-#define MI_CONFIG_KEY_MAX   255
-#define MI_CONFIG_VALUE_MAX 4096
-#define MI_SNAPSHOT_MAGIC   0x52544d49u /* "RTMI" */
-#define MI_SNAPSHOT_HEADER  44
-#define MI_E_CORRUPT        (-3101) /* the bytes do not decode (L.2, L.4) */
-#define MI_E_REJECTED       (-3102) /* valid bytes that do not apply to the image (L.3) */
+#define MI_BROKERS_MAX       1024
+#define MI_TOPICS_MAX        65536
+#define MI_PARTITIONS_MAX    100000 /* per topic */
+#define MI_REPLICAS_MAX      64
+#define MI_CONFIGS_MAX       256 /* per topic */
+#define MI_HOST_BYTES_MAX    255
+#define MI_TOPIC_NAME_MAX    249 /* Kafka's */
+#define MI_CONFIG_KEY_MAX    255
+#define MI_CONFIG_VALUE_MAX  4096
+#define MI_RECORD_BYTES_MAX  1048576     /* one raft entry's record (docs/format.md L.1) */
+#define MI_BATCH_RECORDS_MAX 65535       /* records in one BATCH (u16 count) */
+#define MI_SNAPSHOT_MAGIC    0x52544d49u /* "RTMI" */
+#define MI_SNAPSHOT_HEADER   44
+#define MI_E_CORRUPT         (-3101) /* the bytes do not decode (L.2, L.4) */
+#define MI_E_REJECTED        (-3102) /* valid bytes that do not apply to the image (L.3) */
 
 /* A string inside a record's bytes (not NUL terminated). */
 struct mi_str {
@@ -113,6 +124,11 @@ struct mi_record {
             int64_t next_producer_id; /* the end of the block granted: [previous next, this) */
         } pids;
         struct {
+            uint16_t count;         /* 1..MI_BATCH_RECORDS_MAX */
+            const uint8_t *records; /* count × (length u32, record): walk with mi_batch_next */
+            size_t bytes;
+        } batch;
+        struct {
             uint8_t resource_type; /* MI_RESOURCE_TOPIC */
             struct mi_str name, key, value;
             bool has_value; /* false: remove the key (Kafka's null value) */
@@ -123,6 +139,9 @@ struct mi_record {
 /* Decodes one record (docs/format.md L.2). 0, or MI_E_CORRUPT with the reason in err. */
 int mi_record_decode(const void *buf, size_t len, struct mi_record *out, char *err, size_t err_len);
 int32_t mi_i32_at(const uint8_t *p, unsigned i);
+/* A decoded BATCH's next record: its bytes at *rec (*len of them) from *at (0 first), advanced;
+ * false at the end. Every record was checked by mi_record_decode (MI9). */
+bool mi_batch_next(const struct mi_record *batch, size_t *at, const uint8_t **rec, size_t *len);
 /* The i-th config of a decoded topic record (i < configs_count). */
 void mi_config_at(const struct mi_record *r, unsigned i, struct mi_config_kv *kv);
 
@@ -147,6 +166,17 @@ size_t mi_encode_config(uint8_t *buf, size_t cap, uint8_t resource_type, const c
 size_t mi_encode_delete_topic(uint8_t *buf, size_t cap, const uint8_t topic_id[16]);
 size_t mi_encode_producer_ids(uint8_t *buf, size_t cap, int32_t broker_id,
                               int64_t next_producer_id);
+
+/* A BATCH record being built (MI9): mi_batch_add appends one TOPIC, PARTITION or CONFIG record.
+ * 0, -E2BIG when it would pass MI_RECORD_BYTES_MAX or MI_BATCH_RECORDS_MAX (nothing added), or
+ * -ENOMEM. The record is buf[0..len) once count > 0; mi_batch_free releases it. */
+struct mi_batch {
+    uint8_t *buf;
+    size_t len, cap;
+    uint16_t count;
+};
+int mi_batch_add(struct mi_batch *b, const uint8_t *rec, size_t len);
+void mi_batch_free(struct mi_batch *b);
 
 /* ---- the image ---- */
 

@@ -76,6 +76,10 @@ struct metadata_node {
     metadata_node_group_role_fn _Atomic group_role;
     void *_Atomic group_role_ctx;
     bool offsets_create_logged;
+    /* the transaction coordinator in the cluster (MN10, MN11): the broker's txn-role hook */
+    metadata_node_txn_role_fn _Atomic txn_role;
+    void *_Atomic txn_role_ctx;
+    bool txn_create_logged;
 };
 
 static int64_t now_ms(void)
@@ -138,7 +142,7 @@ static void node_apply(void *ctx, uint64_t index, const void *rec, size_t len)
         note_after(n, index, &an);
     if (rc == 0 && len > 0 &&
         (((const uint8_t *)rec)[0] == MI_PARTITION || ((const uint8_t *)rec)[0] == MI_CONFIG ||
-         ((const uint8_t *)rec)[0] == MI_TOPIC)) {
+         ((const uint8_t *)rec)[0] == MI_TOPIC || ((const uint8_t *)rec)[0] == MI_BATCH)) {
         /* MN2: the agent makes the local partitions (and MN6 the configs), not this thread */
         n->dirty = true;
         pthread_cond_signal(&n->cv);
@@ -427,22 +431,45 @@ int16_t metadata_node_create_topic(struct metadata_node *n, const char *name, in
             *message = "the topic's name or configs do not fit a TOPIC record";
         }
     }
-    for (int32_t p = -1; !err && !validate_only && p < partitions; p++) {
-        size_t len;
-        if (p < 0)
-            len = mi_encode_topic(rec, cap, id, name, keys, values, configs_count);
-        else {
-            const int32_t *r = &place[(size_t)p * (size_t)rf];
-            len = mi_encode_partition(rec, cap, id, p, r, (unsigned)rf, r[0], 0, r, (unsigned)rf);
+    /* controller_admin.h CA6: TOPIC then PARTITION 0..n-1 in one BATCH entry (MI9), applied
+     * whole or not at all; only past MI_RECORD_BYTES_MAX in several, each whole. */
+    struct mi_batch batch = {0};
+    for (int32_t p = -1; !err && !validate_only && p <= partitions; p++) {
+        int brc = 0;
+        if (p < partitions) {
+            size_t len;
+            if (p < 0)
+                len = mi_encode_topic(rec, cap, id, name, keys, values, configs_count);
+            else {
+                const int32_t *r = &place[(size_t)p * (size_t)rf];
+                len =
+                    mi_encode_partition(rec, cap, id, p, r, (unsigned)rf, r[0], 0, r, (unsigned)rf);
+            }
+            if (!len) {
+                err = KAFKA_INVALID_CONFIG;
+                *message = "the topic's name or configs do not fit a TOPIC record";
+                break;
+            }
+            brc = mi_batch_add(&batch, rec, len);
+            if (brc == 0)
+                continue;
+            if (brc != -E2BIG || batch.count == 0) {
+                err = KAFKA_UNKNOWN_SERVER_ERROR;
+                break;
+            }
         }
-        uint64_t index;
-        int rc = len ? quorum_propose_wait(n->q, rec, len, PROPOSE_WAIT_MS, &index) : -EINVAL;
+        uint64_t index; /* the batch is full (-E2BIG) or the last record is in it */
+        int rc = quorum_propose_wait(n->q, batch.buf, batch.len, PROPOSE_WAIT_MS, &index);
+        batch.count = 0;
+        batch.len = 0;
         if (rc) {
-            err = rc == -EINVAL ? KAFKA_INVALID_CONFIG : quorum_error(rc);
-            *message = rc == -EINVAL ? "the topic's name or configs do not fit a TOPIC record"
-                                     : "the controller could not commit the topic";
+            err = quorum_error(rc);
+            *message = "the controller could not commit the topic";
+        } else if (brc == -E2BIG) {
+            p--; /* the record that did not fit starts the next batch */
         }
     }
+    mi_batch_free(&batch);
     free(rec);
     free(place);
     return err;
@@ -534,6 +561,36 @@ static void ensure_offsets_topic(struct metadata_node *n)
     n->offsets_create_logged = err != KAFKA_NONE;
 }
 
+/* MN10: the controller creates `__transaction_state` (1 partition, replication factor
+ * min(3, voters), min.insync.replicas 2 when that is 3 or more: Kafka's
+ * transaction.state.log.replication.factor 3 and transaction.state.log.min.isr 2) once that many
+ * brokers are unfenced, as MN8 does `__consumer_offsets`. */
+static void scan_txn_state(void *ctx, const struct metadata_image *img)
+{
+    struct offsets_scan *os = ctx;
+    os->exists = metadata_image_topic(img, METADATA_TXN_STATE_TOPIC) != NULL;
+    for (unsigned i = 0; i < img->brokers_count; i++)
+        os->unfenced += !img->brokers[i].fenced;
+}
+
+static void ensure_txn_state_topic(struct metadata_node *n)
+{
+    struct offsets_scan os = {0};
+    metadata_node_read(n, scan_txn_state, &os);
+    unsigned rf = n->voters_n < 3 ? n->voters_n : 3;
+    if (os.exists || rf == 0 || os.unfenced < rf)
+        return;
+    const char *keys[] = {"min.insync.replicas"}, *values[] = {"2"};
+    const char *message = "";
+    int16_t err = metadata_node_create_topic(n, METADATA_TXN_STATE_TOPIC, 1, (int16_t)rf, keys,
+                                             values, rf >= 3 ? 1 : 0, false, &message);
+    if (err == KAFKA_NONE || !n->txn_create_logged)
+        fprintf(stderr, "ringtail serve: controller: creating %s (1 partition, RF %u): %s%s%s\n",
+                METADATA_TXN_STATE_TOPIC, rf, kafka_error_name(err), err ? ": " : "",
+                err ? message : "");
+    n->txn_create_logged = err != KAFKA_NONE;
+}
+
 /* The controller's periodic duty (agent thread): register itself (directly), fence the brokers
  * whose sessions expired (MN1). */
 static void controller_tick(struct metadata_node *n, const struct quorum_status *st)
@@ -598,7 +655,8 @@ static void controller_tick(struct metadata_node *n, const struct quorum_status 
     for (unsigned i = 0; i < fenced_n; i++)
         move_leaders(n, fenced[i]);
     move_leaders(n, -1);
-    ensure_offsets_topic(n); /* MN8 */
+    ensure_offsets_topic(n);   /* MN8 */
+    ensure_txn_state_topic(n); /* MN10 */
 }
 
 /* ---- for the controller's duties kept in other files (controller_admin.c) ---- */
@@ -1030,8 +1088,9 @@ static void scan_local(void *ctx, const struct metadata_image *img)
     struct local_scan *ls = ctx;
     for (unsigned i = 0; i < img->topics_count; i++) {
         const struct mi_topic *t = img->topics[i];
-        if (strcmp(t->name, METADATA_OFFSETS_TOPIC) == 0)
-            continue; /* the engine makes it itself (MN7: the group-role hook's calls) */
+        if (strcmp(t->name, METADATA_OFFSETS_TOPIC) == 0 ||
+            strcmp(t->name, METADATA_TXN_STATE_TOPIC) == 0)
+            continue; /* the engine makes them itself (MN7, MN11: the role hooks' calls) */
         bool mine = false;
         for (int32_t p = 0; p < t->partitions_count && !mine; p++)
             mine = mi_partition_has(&t->partitions[p], ls->node_id, false);
@@ -1277,6 +1336,53 @@ void metadata_node_set_group_role(struct metadata_node *n, metadata_node_group_r
     metadata_node_kick(n);
 }
 
+/* MN11: whether the image has `__transaction_state`-0 and names this node its leader. */
+struct txn_role_look {
+    int32_t node_id;
+    bool lead;
+};
+
+static void scan_txn_role(void *ctx, const struct metadata_image *img)
+{
+    struct txn_role_look *l = ctx;
+    const struct mi_topic *t = metadata_image_topic(img, METADATA_TXN_STATE_TOPIC);
+    l->lead = t && t->partitions_count > 0 && t->partitions[0].exists &&
+              t->partitions[0].leader == l->node_id;
+}
+
+/* MN11: the txn-role hook, after the leader epochs of the partitions this node leads are set
+ * (G.7's order: the data partitions first, then the coordinator); `__transaction_state`-0 is
+ * handed to the fetcher only once the hook made the engine follow it. "Lead" only from a
+ * current image (MN7's rule); anything else resigns (always safe), the topic's absence
+ * included: before the controller creates it no node coordinates. Without a hook (the broker
+ * not running yet) the fetcher never gets it. */
+static size_t txn_role_apply(struct metadata_node *n, struct rf_assignment *a, size_t an,
+                             bool current)
+{
+    metadata_node_txn_role_fn fn = atomic_load(&n->txn_role);
+    void *ctx = atomic_load(&n->txn_role_ctx);
+    bool following = false;
+    if (fn) {
+        struct txn_role_look l = {.node_id = n->node_id};
+        metadata_node_read(n, scan_txn_role, &l);
+        bool lead = l.lead && current;
+        following = fn(ctx, lead) && !lead;
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < an; i++)
+        if (strcmp(a[i].topic, METADATA_TXN_STATE_TOPIC) != 0 ||
+            (a[i].partition == 0 && (a[i].leader == n->node_id || following)))
+            a[w++] = a[i];
+    return w;
+}
+
+void metadata_node_set_txn_role(struct metadata_node *n, metadata_node_txn_role_fn fn, void *ctx)
+{
+    atomic_store(&n->txn_role_ctx, ctx);
+    atomic_store(&n->txn_role, fn);
+    metadata_node_kick(n);
+}
+
 static void partition_roles_apply(struct metadata_node *n)
 {
     struct roles_scan rs = {.node_id = n->node_id};
@@ -1294,6 +1400,15 @@ static void partition_roles_apply(struct metadata_node *n)
     rs.n = group_roles_apply(n, rs.a, rs.n, current); /* MN7, before the fetcher sees them */
     for (size_t i = 0; i < rs.n; i++)
         if (rs.a[i].leader == n->node_id) {
+            /* replica_fetcher.h RF7: led in the engine before the new epoch is set, so a
+             * replica fetch still in flight is refused from here on (a no-op when led). */
+            if (strncmp(rs.a[i].topic, "__", 2) != 0) {
+                int lrc = rt_partition_become_leader(n->engine, rs.a[i].topic,
+                                                     (uint32_t)rs.a[i].partition);
+                if (lrc && lrc != RT_E_UNKNOWN_TOPIC_OR_PARTITION)
+                    fprintf(stderr, "ringtail serve: controller: %s-%d: becoming leader: %s\n",
+                            rs.a[i].topic, rs.a[i].partition, rt_strerror(lrc));
+            }
             int rc = rt_partition_set_leader_epoch(
                 n->engine, rs.a[i].topic, (uint32_t)rs.a[i].partition, rs.a[i].leader_epoch);
             if (rc && rc != RT_E_INVALID_ARGUMENT && rc != RT_E_UNKNOWN_TOPIC_OR_PARTITION)
@@ -1301,6 +1416,7 @@ static void partition_roles_apply(struct metadata_node *n)
                         rs.a[i].topic, rs.a[i].partition, (int)rs.a[i].leader_epoch,
                         rt_strerror(rc));
         }
+    rs.n = txn_role_apply(n, rs.a, rs.n, current); /* MN11, after the leader epochs */
     if (n->replicas)
         replica_fetcher_update(n->replicas, rs.a, rs.n, current);
     free(rs.a);

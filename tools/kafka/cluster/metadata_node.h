@@ -29,7 +29,8 @@
  *       wakes the agent thread, which creates local partitions.
  *   MN3  A topic is created by the controller only: rf within 1..unfenced brokers, replicas by
  *       mi_place_replicas over the unfenced brokers, leader = first replica, epoch 0, ISR = the
- *       replicas; its TOPIC record precedes its PARTITION records.
+ *       replicas; its TOPIC record precedes its PARTITION records, all in one BATCH record
+ *       (metadata_image.h MI9, controller_admin.h CA6).
  *   MN4  A DELETE_TOPIC record applied makes the agent delete the topic of that name from the
  *       local engine, once this member has caught up (a leader known, every committed record
  *       applied) and unless the image holds a topic of that name again by then (the engine
@@ -62,6 +63,17 @@
  *       from a raft leader, applied all that leader committed, and was registered with it (or
  *       is it), and stays so until it stops; the broker serves no request before (server.c
  *       KS7), as a Kafka broker serves none before it has caught up with the metadata log.
+ *   MN10 The active controller creates `__transaction_state` (1 partition, replication factor
+ *       min(3, voters), min.insync.replicas 2 when that factor is 3 or more: Kafka's
+ *       transaction.state.log.* defaults) once that many brokers are unfenced; until then no
+ *       node coordinates a transaction (FindCoordinator key type 1 answers
+ *       COORDINATOR_NOT_AVAILABLE).
+ *   MN11 The transaction coordinator in the cluster: after each image change and once a tick,
+ *       after the leader epochs of the partitions this node leads are set, the agent calls the
+ *       broker's txn-role hook (metadata_node_set_txn_role) with "lead" when a current image
+ *       (MN7's rule) names this node the leader of `__transaction_state`-0, and "follow"
+ *       otherwise (the topic's absence included); the partition is handed to the replica
+ *       fetcher only when this node leads it or the hook answered that the engine follows it.
  */
 #ifndef RT_KAFKA_CLUSTER_METADATA_NODE_H
 #define RT_KAFKA_CLUSTER_METADATA_NODE_H
@@ -78,7 +90,8 @@
 
 struct metadata_node;
 
-#define METADATA_OFFSETS_TOPIC "__consumer_offsets"
+#define METADATA_OFFSETS_TOPIC   "__consumer_offsets"
+#define METADATA_TXN_STATE_TOPIC "__transaction_state"
 
 /* MN7: the broker's side of a `__consumer_offsets` partition's role (handlers/group_cluster.c),
  * called on the agent thread: lead says the image names this node its leader. Returns true once
@@ -87,6 +100,13 @@ typedef bool (*metadata_node_group_role_fn)(void *ctx, uint32_t partition, bool 
 /* Sets the hook (any thread, once the broker's groups exist); the agent runs it at once. */
 void metadata_node_set_group_role(struct metadata_node *n, metadata_node_group_role_fn fn,
                                   void *ctx);
+
+/* MN11: the broker's side of `__transaction_state`-0's role (handlers/txn_cluster.c), called on
+ * the agent thread after each image change and once a tick: lead says a current image names
+ * this node its leader. Returns true once the engine holds the partition in that role. */
+typedef bool (*metadata_node_txn_role_fn)(void *ctx, bool lead);
+/* Sets the hook (any thread, once the broker runs); the agent runs it at once. */
+void metadata_node_set_txn_role(struct metadata_node *n, metadata_node_txn_role_fn fn, void *ctx);
 
 /* Starts the quorum member under DIR/__cluster_metadata/ (quorum_start's rules and errors; the
  * message in err). `listen` may be NULL (the voter's own address). */

@@ -559,7 +559,11 @@ static void fetch_all(struct replica_fetcher *rf, struct kclient_conn *conn, str
                                : 0;
             int64_t end = it->p.log_end;
             int arc = 0;
-            if (whole > 0) { /* a stale item (RF4) is refused by the engine: not at the log end */
+            if (whole > 0) {
+                /* RF7: this check and the append are not atomic, but a stale item cannot write a
+                 * log this node now leads: the engine refuses a replica append into a partition
+                 * it was made leader of (metadata_node.c, before the new epoch is set), on the
+                 * partition's shard thread (partition.h RL9). The check saves the call. */
                 pthread_mutex_lock(&rf->mu);
                 bool live = still(rf, it) != NULL;
                 pthread_mutex_unlock(&rf->mu);
@@ -761,6 +765,16 @@ void replica_fetcher_update(struct replica_fetcher *rf, const struct rf_assignme
         }
         if (a[i].leader == rf->node_id && interim)
             interim_leader_hw(rf, &a[i]);
+        if (a[i].leader >= 0 && a[i].leader != rf->node_id && strncmp(a[i].topic, "__", 2) != 0) {
+            /* RF7: the engine takes replica writes again before the fetcher may make them (a
+             * no-op shard call when it already follows). */
+            int rc = rt_partition_resign(rf->engine, a[i].topic, (uint32_t)a[i].partition);
+            if (rc && rc != RT_E_UNKNOWN_TOPIC_OR_PARTITION) {
+                pthread_mutex_lock(&rf->mu);
+                rf_log(rf, rc, "%s-%d: resigning: %s", a[i].topic, a[i].partition, rt_strerror(rc));
+                pthread_mutex_unlock(&rf->mu);
+            }
+        }
     }
     pthread_mutex_lock(&rf->mu);
     rf->current = metadata_current;

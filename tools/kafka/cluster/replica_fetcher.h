@@ -40,6 +40,13 @@
  *       OFFSET_OUT_OF_RANGE goes back to truncation (RF4). A leader that answers no log start
  *       (-1, as Kafka's does) leaves the partition to truncation and backoff: asking it with
  *       ListOffsets EARLIEST is not done yet.
+ *   RF7  The engine holds the role (partition.h RL9): a user partition the image names this
+ *       node leader of is made led (rt_partition_become_leader, metadata_node.c, before its new
+ *       epoch is set), and one it follows is resigned (rt_partition_resign, at every update,
+ *       before the fetcher may truncate or append it). A fetch, truncation or restart decided
+ *       while the node followed and made after it became leader is refused by the engine on the
+ *       partition's shard thread, so a role change can never interleave a leader's bytes with
+ *       this node's own (the fetcher's RF4 check is only the cheap early exit).
  *   RF5  Interim, until the leader side keeps the high watermark over the ISR: once the image has
  *       caught up with the controller (so a restarted node's stale image never names it leader
  *       of a partition it lost), a partition this node leads whose high watermark it holds

@@ -99,7 +99,8 @@ unsigned rs_plan_isr(const int32_t *isr, unsigned isr_n, const int32_t *replicas
     return n;
 }
 
-#define RS_OFFSETS_TOPIC "__consumer_offsets" /* led here too (groups in the cluster) */
+#define RS_OFFSETS_TOPIC   "__consumer_offsets"  /* led here too (groups in the cluster) */
+#define RS_TXN_STATE_TOPIC "__transaction_state" /* and the transaction coordinator's */
 
 /* ---- the table ---- */
 
@@ -232,7 +233,8 @@ static void scan_led(void *ctx, const struct metadata_image *img)
     struct scan *sc = ctx;
     for (unsigned i = 0; i < img->topics_count; i++) {
         const struct mi_topic *t = img->topics[i];
-        if (strncmp(t->name, "__", 2) == 0 && strcmp(t->name, RS_OFFSETS_TOPIC) != 0)
+        if (strncmp(t->name, "__", 2) == 0 && strcmp(t->name, RS_OFFSETS_TOPIC) != 0 &&
+            strcmp(t->name, RS_TXN_STATE_TOPIC) != 0)
             continue; /* the engine replicates no other internal topic this way yet */
         for (int32_t p = 0; p < t->partitions_count; p++) {
             if (!t->partitions[p].exists || t->partitions[p].leader != sc->self)

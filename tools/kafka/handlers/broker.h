@@ -131,6 +131,9 @@ struct kafka_server {
     /* per `__consumer_offsets` partition, this node's role as its group coordinator
      * (group_cluster.c KGC3; cluster nodes only) */
     _Atomic int group_roles[RT_GROUP_OFFSETS_PARTITIONS];
+    /* this node's role as the transaction coordinator, the leader of `__transaction_state`-0
+     * (txn_cluster.c KTC3; cluster nodes only) */
+    _Atomic int txn_role;
 };
 
 /* The address a client on the request's listener is told (Metadata, FindCoordinator). */

@@ -22,6 +22,7 @@
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
 #include "tools/kafka/handlers/handle_txn.h"
+#include "tools/kafka/handlers/txn_cluster.h"
 
 enum net_verdict kafka_handle_api_versions(struct kafka_slot *s)
 {
@@ -225,8 +226,8 @@ enum net_verdict kafka_handle_find_coordinator(struct kafka_slot *s)
         .host = ok ? kp_str_of(kafka_advertised_host(srv, s->req)) : kp_str_of(""),
         .port = ok ? kafka_advertised_port(srv, s->req) : -1,
     };
-    /* group_cluster.c KGC1: in a cluster a group's coordinator is its partition's leader (a
-     * transactional id stays this node's: transactions are per node) */
+    /* group_cluster.c KGC1: in a cluster a group's coordinator is its partition's leader;
+     * txn_cluster.c KTC1: every transactional id's is the leader of `__transaction_state`-0 */
     int32_t n = q->coordinator_keys_count > 0 ? q->coordinator_keys_count : 0;
     /* in a cluster, each key's coordinator host is copied from the image into the arena */
     size_t host_room = kafka_cluster(srv) ? KAFKA_COORDINATOR_HOST_MAX : 0;
@@ -236,6 +237,8 @@ enum net_verdict kafka_handle_find_coordinator(struct kafka_slot *s)
         return NET_CLOSE;
     if (ok && q->key_type == 0 && s->header.api_version < 4)
         (void)kafka_group_coordinator_find(s, q->key, &m.error_code, &m.node_id, &m.host, &m.port);
+    if (ok && q->key_type == 1) /* KTC1: one coordinator for every key */
+        (void)kafka_txn_coordinator_find(s, &m.error_code, &m.node_id, &m.host, &m.port);
     if (n) {
         struct kmsg_find_coordinator_coordinator *c = kafka_alloc(s, (size_t)n, sizeof(*c));
         for (int32_t i = 0; c && i < n; i++) {
@@ -246,7 +249,7 @@ enum net_verdict kafka_handle_find_coordinator(struct kafka_slot *s)
                 .node_id = allowed ? m.node_id : -1,
                 .host = allowed ? m.host : kp_str_of(""),
                 .port = allowed ? m.port : -1,
-                .error_code = allowed ? err : denied,
+                .error_code = allowed ? (q->key_type == 1 ? m.error_code : err) : denied,
                 .error_message =
                     err != KAFKA_INVALID_REQUEST ? (struct kp_str){NULL, 0} : m.error_message,
             };

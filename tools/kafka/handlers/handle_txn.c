@@ -39,7 +39,9 @@
  *        FENCED_INSTANCE_ID) when that member may not commit; REBALANCE_IN_PROGRESS is not an
  *        answer here (Kafka does not check it for transactional commits). Generation -1 with
  *        no member or instance (v0-2, or a producer without a consumer) is not checked.
- *   KT8  In a cluster (`--voters`; docs/cluster.md §7.3) AddPartitionsToTxn accepts a partition
+ *   KT8  In a cluster (`--voters`; docs/cluster.md §7.3) the requests reach this node only when it
+ *        is the transaction coordinator, the leader of `__transaction_state`-0 (txn_cluster.c
+ *        KTC2). AddPartitionsToTxn accepts a partition
  *        the metadata image names a leader for: this node, once it is the ready leader
  *        (replica_state.h rs_check; COORDINATOR_LOAD_IN_PROGRESS, retriable, before), or another
  *        registered, unfenced node (issue 25: its marker goes there as WriteTxnMarkers, KT9);
@@ -64,8 +66,8 @@
  *        (RT_E_NOT_COORDINATOR) and the transaction stays Prepare* (MW3), retried each
  *        coordinator tick: a replica this node only follows never gets a marker its leader
  *        does not have. A topic neither the image nor the engine has (deleted) counts as
- *        written (MW3); one the engine has but the image not yet, fails. The MW2 wait (the
- *        decision replicated first) is not made here.
+ *        written (MW3); one the engine has but the image not yet, fails. Before any of it, the
+ *        MW2 wait: the decision replicated to the ISR first (txn_cluster.c KTC5).
  *   KT10 After a KT8 refusal (AddOffsetsToTxn), a transaction that has no partition yet is not
  *        open in the engine, but librdkafka (abort_transaction) still sends EndTxn(abort),
  *        which the engine answers
@@ -82,6 +84,7 @@
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle_offsets.h"
 #include "tools/kafka/handlers/handle_txn_markers.h"
+#include "tools/kafka/handlers/txn_cluster.h"
 #include "tools/kafka/handlers/txn_verify.h"
 
 #include <errno.h>
@@ -300,9 +303,10 @@ static void log_not_led(struct kafka_slot *s, const char *id, int64_t pid, int16
     fprintf(stderr,
             "ringtail serve: %s for '%s': %s-%" PRId32 " is led by node %" PRId32
             ", not this node (%" PRId32
-            "), the transaction's coordinator: a cluster runs a transaction only when every "
-            "partition in it is led by the coordinator's node (docs/cluster.md 7.3); answered "
-            "POLICY_VIOLATION (logged once per transactional id)\n",
+            "), the transaction's coordinator (the leader of __transaction_state-0): a cluster "
+            "runs a transaction only when every partition in it is led by the coordinator's "
+            "node (docs/cluster.md 7.3); answered POLICY_VIOLATION (logged once per "
+            "transactional id)\n",
             kafka_api_name(s->header.api_key), id, topic, partition, leader,
             s->server->opts.broker_id);
 }
@@ -314,6 +318,10 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
     struct metadata_node *mn = atomic_load_explicit(&w->cluster, memory_order_acquire);
     if (!e || !mn)
         return RT_E_NOT_COORDINATOR; /* not serving yet: retried (MW3) */
+    /* txn_cluster.c KTC5 (G.8 MW2): the decision on the ISR before any marker is handed on */
+    int replicated = kafka_txn_decision_replicated(w);
+    if (replicated)
+        return replicated;
     struct lead_look l = {.topic = mk->topic, .partition = (int32_t)mk->partition, .leader = -1};
     metadata_node_read(mn, lead_lookup, &l);
     if (!l.found) {
@@ -360,6 +368,8 @@ struct txn_call {
     struct kafka_offsets_commit commit; /* TxnOffsetCommit */
     char id[TXN_ID_BYTES_MAX + 1];
     char group[TXN_ID_BYTES_MAX + 1];
+    int64_t pid; /* InitProducerId's answer, while it waits for the ISR (KTC4) */
+    int16_t epoch;
 };
 
 /* Reserves the response arena (bytes beyond the call) and takes the call from it; NULL when
@@ -386,6 +396,31 @@ static void call_complete(struct kafka_slot *s, enum net_verdict v)
     net_req_complete(s->req);
 }
 
+/* txn_cluster.c KTC4: true when the answer of a successful call waits for the coordinator's
+ * record on the ISR (fn answers it then, on the replica thread); false on a single broker. */
+static bool answer_parked(struct txn_call *k, void (*fn)(void *ctx, int16_t error))
+{
+    int rc = kafka_txn_answer_wait(k->s->server, fn, k);
+    if (rc == -1)
+        return false;
+    if (rc != 0)
+        fn(k, KAFKA_REQUEST_TIMED_OUT); /* could not park: COORDINATOR_NOT_AVAILABLE */
+    return true;
+}
+
+/* KTC4: the Kafka code of a parked answer, logged when it is not NONE. */
+static int16_t replicated_code(struct txn_call *k, int16_t error)
+{
+    int16_t code = kafka_txn_answer_error(error);
+    if (code != KAFKA_NONE)
+        fprintf(stderr,
+                "ringtail serve: %s for '%s': the coordinator's record is not on the ISR of "
+                "__transaction_state-0 (%s); answered %s\n",
+                kafka_api_name(k->s->header.api_key), k->id, kafka_error_name(error),
+                kafka_error_name(code));
+    return code;
+}
+
 /* ---- InitProducerId with a transactional id ---- */
 
 static enum net_verdict answer_init(struct kafka_slot *s, int16_t code, int64_t pid, int16_t epoch)
@@ -398,6 +433,12 @@ static enum net_verdict answer_init(struct kafka_slot *s, int16_t code, int64_t 
     return kafka_response_end(s);
 }
 
+static void init_replicated(void *ctx, int16_t error)
+{
+    struct txn_call *k = ctx;
+    call_complete(k->s, answer_init(k->s, replicated_code(k, error), k->pid, k->epoch));
+}
+
 /* On an engine lane thread (KT5). */
 static void init_done(void *ctx, int err, int64_t pid, int16_t epoch)
 {
@@ -405,6 +446,10 @@ static void init_done(void *ctx, int err, int64_t pid, int16_t epoch)
     struct kafka_slot *s = k->s;
     if (err)
         log_refusal(s, k->id, err);
+    k->pid = pid;
+    k->epoch = epoch;
+    if (!err && answer_parked(k, init_replicated))
+        return; /* KTC4 */
     call_complete(s, answer_init(s, err ? txn_error(s, err) : KAFKA_NONE, pid, epoch));
 }
 
@@ -416,6 +461,9 @@ enum net_verdict kafka_handle_init_producer_id_txn(struct kafka_slot *s)
         return NET_CLOSE;
     if (!name_of(q->transactional_id, k->id))
         return answer_init(s, KAFKA_INVALID_REQUEST, -1, -1);
+    int16_t coord = kafka_txn_coordinator_check(s->server); /* txn_cluster.c KTC2 */
+    if (coord != KAFKA_NONE)
+        return answer_init(s, coord, -1, -1);
     /* KIP-360 (v3+): the identity the producer holds, -1/-1 when it has none (v0-2 decode
      * -1/-1). */
     int rc = rt_txn_init_producer_async(s->server->engine, k->id, q->transaction_timeout_ms,
@@ -461,11 +509,20 @@ static enum net_verdict answer_added(struct txn_call *k, int err)
     return answer_partitions(k);
 }
 
+static void partitions_replicated(void *ctx, int16_t error)
+{
+    struct txn_call *k = ctx;
+    partitions_settle(k, replicated_code(k, error));
+    call_complete(k->s, answer_partitions(k));
+}
+
 static void add_partitions_done(void *ctx, int err, int64_t pid, int16_t epoch)
 {
     (void)pid;
     (void)epoch;
     struct txn_call *k = ctx;
+    if (!err && answer_parked(k, partitions_replicated))
+        return; /* KTC4 */
     call_complete(k->s, answer_added(k, err));
 }
 
@@ -499,6 +556,8 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
                                                    q->transactional_id, ACL_OP_WRITE);
     /* KT3: every partition checked first. */
     bool failed = !id_ok || id_denied;
+    /* txn_cluster.c KTC2: every partition answers it when this node is not the coordinator */
+    int16_t coord = failed ? KAFKA_NONE : kafka_txn_coordinator_check(s->server);
     size_t n = 0;
     for (int32_t t = 0; t < q->topics_count; t++) {
         int32_t np = q->topics[t].partitions_count;
@@ -520,6 +579,9 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
             pe[i] = (struct kmsg_partition_error){.partition_index = p, .error_code = KAFKA_NONE};
             if (id_denied) {
                 pe[i].error_code = KAFKA_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+            } else if (coord != KAFKA_NONE) {
+                pe[i].error_code = coord;
+                failed = true;
             } else if (!write) {
                 pe[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED;
                 failed = true;
@@ -567,6 +629,12 @@ static enum net_verdict answer_outcome(struct txn_call *k, int err)
     return answer_code(k->s, err ? txn_error(k->s, err) : KAFKA_NONE);
 }
 
+static void code_replicated(void *ctx, int16_t error)
+{
+    struct txn_call *k = ctx;
+    call_complete(k->s, answer_code(k->s, replicated_code(k, error)));
+}
+
 static void code_done(void *ctx, int err, int64_t pid, int16_t epoch)
 {
     (void)pid;
@@ -576,6 +644,8 @@ static void code_done(void *ctx, int err, int64_t pid, int16_t epoch)
     if (err == RT_E_INVALID_TXN_STATE && k->s->header.api_key == KAFKA_END_TXN && !q->committed &&
         kafka_cluster(k->s->server) && refusal_take(k->id, q->producer_id, q->producer_epoch))
         err = 0; /* KT10: the abort of a transaction KT8 refused its first partitions */
+    if (!err && answer_parked(k, code_replicated))
+        return; /* KTC4 */
     call_complete(k->s, answer_outcome(k, err));
 }
 
@@ -591,6 +661,9 @@ enum net_verdict kafka_handle_add_offsets_to_txn(struct kafka_slot *s)
         return answer_code(s, KAFKA_TRANSACTIONAL_ID_AUTHORIZATION_FAILED); /* KZ2 */
     if (!kafka_authorize_str(s, ACL_RESOURCE_GROUP, q->group_id, ACL_OP_READ))
         return answer_code(s, KAFKA_GROUP_AUTHORIZATION_FAILED);
+    int16_t coord = kafka_txn_coordinator_check(s->server); /* txn_cluster.c KTC2 */
+    if (coord != KAFKA_NONE)
+        return answer_code(s, coord);
     int32_t p = (int32_t)rt_group_partition(k->group, strlen(k->group)), leader = -1;
     int16_t led = txn_lead_check(s->server, OFFSETS_TOPIC, p, &leader); /* KT8 */
     if (led == KAFKA_POLICY_VIOLATION)
@@ -614,6 +687,9 @@ enum net_verdict kafka_handle_end_txn(struct kafka_slot *s)
         return answer_code(s, KAFKA_INVALID_REQUEST);
     if (!kafka_authorize_str(s, ACL_RESOURCE_TRANSACTIONAL_ID, q->transactional_id, ACL_OP_WRITE))
         return answer_code(s, KAFKA_TRANSACTIONAL_ID_AUTHORIZATION_FAILED); /* KZ2 */
+    int16_t coord = kafka_txn_coordinator_check(s->server);                 /* txn_cluster.c KTC2 */
+    if (coord != KAFKA_NONE)
+        return answer_code(s, coord);
     /* KT2: answered once the markers are visible (the engine's done). */
     int rc = rt_txn_end_async(s->server->engine, k->id, q->producer_id, q->producer_epoch,
                               q->committed, &k->op, code_done, k);

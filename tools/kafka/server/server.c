@@ -66,6 +66,7 @@
 #include "tools/kafka/config/broker_config_store.h"
 #include "tools/kafka/handlers/handle.h"
 #include "tools/kafka/handlers/handle_txn.h"
+#include "tools/kafka/handlers/txn_cluster.h"
 #include "tools/kafka/metrics/metrics.h"
 
 /* ---- net hooks ---- */
@@ -527,6 +528,8 @@ void kafka_server_set_cluster(struct kafka_server *s, struct metadata_node *n)
     atomic_store_explicit(&s->cluster, n, memory_order_release);
     /* groups in the cluster: `__consumer_offsets` roles (group_cluster.c KGC3) */
     metadata_node_set_group_role(n, kafka_group_partition_role, s);
+    /* the transaction coordinator: `__transaction_state`-0's role (txn_cluster.c KTC3) */
+    metadata_node_set_txn_role(n, kafka_txn_state_role, s);
 }
 
 const char *kafka_server_advertised_host(const struct kafka_server *s)
