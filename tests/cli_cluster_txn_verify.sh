@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# cli_cluster_txn_verify.sh — AddPartitionsToTxn v4 (KIP-890's VerifyOnly batches) served by a
-# cluster node's transaction coordinator and by no single broker (tools/kafka/handlers/
-# txn_verify.c KTV5, api_table.c KA9; docs/cluster.md §7.3): a one-voter `ringtail serve
-# --voters` node and a plain `ringtail serve`; tests/kafka/txn_verify_wire.py opens a transaction
-# over the wire on the node and asks v4 about it (added partition NONE, not added / unknown id /
-# after EndTxn INVALID_TXN_STATE, another epoch fenced, nothing changed by asking), and checks
-# that ApiVersions advertises 0-3 on both and that the single broker closes a v4 request; a
-# second one-voter node with `--authorizer on` and no ACL answers v4 CLUSTER_AUTHORIZATION_FAILED.
+# cli_cluster_txn_verify.sh — AddPartitionsToTxn v4 (KIP-890's VerifyOnly batches) is a cluster
+# node's only (tools/kafka/handlers/txn_verify.c KTV5, api_table.c KA9; docs/cluster.md §7.3): a
+# one-voter `ringtail serve --voters` node, a plain `ringtail serve`, and a one-voter node with
+# `--authorizer on`; tests/kafka/txn_verify_wire.py (refusals) checks that ApiVersions advertises
+# AddPartitionsToTxn 0-3 on the first two, that the single broker closes a v4 request, and that
+# the node with the authorizer and no ACL answers v4 CLUSTER_AUTHORIZATION_FAILED. The
+# coordinator's answers to v4 are cli_cluster_txn_verify_e2e.sh's (three nodes).
 #
 # usage: bash tests/cli_cluster_txn_verify.sh /path/to/ringtail
 set -u
@@ -47,7 +46,7 @@ wait_for() {
 if wait_for 30 up "$K1" && wait_for 30 up "$K2"; then ok "the brokers are up"; else
     RC=1; cp "$T/n1.err" "$T/err"; : >"$T/out"; bad "the brokers are up"; fi
 
-if "$PY" "$HELP" "$K1" "$K2" "$K3" >"$T/out" 2>"$T/err"; then RC=0; else RC=$?; fi
+if "$PY" "$HELP" refusals "$K1" "$K2" "$K3" >"$T/out" 2>"$T/err"; then RC=0; else RC=$?; fi
 cat "$T/out"
 if [ "$RC" = 0 ]; then ok "v4 on the wire (txn_verify_wire.py)"; else
     cat "$T/n1.err" >>"$T/err"; bad "v4 on the wire (txn_verify_wire.py)"; fi

@@ -100,6 +100,13 @@ for n in 1 2 3; do
         B=$n; P=$(echo "$ps" | sed -n 1p); Q=$(echo "$ps" | sed -n 2p); break
     fi
 done
+# The coordinator's answers to v4 (KTV5), asked directly at C.
+WIRE="$(cd "$(dirname "$0")" && pwd)/kafka/txn_verify_wire.py"
+if "$PY" "$WIRE" coordinator "$(kport "$C")" "$TOPIC" >"$T/out" 2>"$T/err"; then RC=0; else RC=$?; fi
+cat "$T/out"
+if [ "$RC" = 0 ]; then ok "v4 answered by the coordinator (txn_verify_wire.py)"; else
+    cat "$T/n$C.err" >>"$T/err"; bad "v4 answered by the coordinator (txn_verify_wire.py)"; fi
+
 if [ -z "$B" ]; then bad "no node but $C leads two partitions of $TOPIC: $(status)"; else
     echo "# coordinator node $C; node $B leads $TOPIC-$P and $TOPIC-$Q"
     if "$PY" "$HELP" "$(kport "$C")" "$(kport "$B")" "$TOPIC" "$P" "$Q" >"$T/out" 2>"$T/err"

@@ -1,15 +1,19 @@
 """txn_verify_wire.py — AddPartitionsToTxn v4 (KIP-890's broker-to-broker VerifyOnly batches) on
-the wire (tools/kafka/handlers/txn_verify.c KTV5, api_table.c KA9), driven by
-tests/cli_cluster_txn_verify.sh: on a cluster node, a transaction opened over the wire
-(InitProducerId v1, AddPartitionsToTxn v1) is asked about with v4 — its added partition NONE, one
-not added INVALID_TXN_STATE, an older epoch PRODUCER_FENCED, an unknown id INVALID_TXN_STATE,
-without VerifyOnly INVALID_REQUEST — and asking added nothing (the partition asked about is still
-not in the transaction); after EndTxn the partition is INVALID_TXN_STATE. ApiVersions advertises
-AddPartitionsToTxn 0-3 on both the cluster node and a single broker, and the single broker
-refuses v4 (closes the connection). A cluster node with --authorizer on and no ACL answers v4
-CLUSTER_AUTHORIZATION_FAILED at the top level, with no result (Kafka's rule for v4).
+the wire (tools/kafka/handlers/txn_verify.c KTV5, api_table.c KA9).
 
-usage: txn_verify_wire.py CLUSTER_PORT SINGLE_PORT AUTHORIZER_NODE_PORT
+usage: txn_verify_wire.py coordinator PORT TOPIC
+         (tests/cli_cluster_txn_verify_e2e.sh: PORT is the transaction coordinator's node, TOPIC
+         has partitions 0 and 1 with leaders) a
+         transaction opened over the wire (InitProducerId v1, AddPartitionsToTxn v1) is asked about
+         with v4 — its added partition NONE, one not added INVALID_TXN_STATE, an older epoch
+         PRODUCER_FENCED, a newer one INVALID_PRODUCER_EPOCH, an unknown id INVALID_TXN_STATE,
+         without VerifyOnly INVALID_REQUEST — and asking added nothing (the partition asked
+         about is still not in the transaction); after EndTxn the partition is INVALID_TXN_STATE.
+       txn_verify_wire.py refusals CLUSTER_PORT SINGLE_PORT AUTHORIZER_NODE_PORT
+         (tests/cli_cluster_txn_verify.sh) ApiVersions advertises AddPartitionsToTxn 0-3 on both a
+         cluster node and a single broker, the single broker refuses v4 (closes the connection),
+         and a cluster node with --authorizer on and no ACL answers v4
+         CLUSTER_AUTHORIZATION_FAILED at the top level, with no result (Kafka's rule for v4).
 """
 import struct
 import sys
@@ -18,8 +22,8 @@ import time
 from kwire import R, check, kstr, s16, s32, s64, Conn
 import kwire
 
-CLUSTER, SINGLE, AUTHZ = sys.argv[1], sys.argv[2], sys.argv[3]
-TOPIC = "tv"
+MODE = sys.argv[1]
+TOPIC = sys.argv[3] if MODE == "coordinator" else "tv"
 
 
 def uv(v):
@@ -121,86 +125,98 @@ def api_max(port, key):
     return None
 
 
-c = Conn("127.0.0.1:%s" % CLUSTER, "tv", answer=bytes)
-
-# The topic, through the controller (CreateTopics v0: 2 partitions, RF 1).
-body = s32(1) + kstr(TOPIC) + s32(2) + s16(1) + s32(0) + s32(0) + s32(10000)
-ans = c.call(19, 0, body)
-check(ans is not None, "CreateTopics answered")
-
-# InitProducerId v1 with a transactional id (retried while the node has no producer-id block).
-def init():
-    a = R(c.call(22, 1, kstr("tv-1") + s32(60000)))
-    a.i32()
-    err = a.i16()
-    return err, i64(a), a.i16()
 
 
-err, pid, old_epoch = retry(init, 0)
-err, pid, epoch = init()  # a second instance: the first epoch is fenced
-check(err == 0 and pid >= 0 and epoch == old_epoch + 1,
-      "InitProducerId twice: producer %d epoch %d (error %d)" % (pid, epoch, err))
+def coordinator_checks(port):
+    """The transaction and the v4 questions, at the transaction coordinator's node."""
+    global c, pid, epoch
+    c = Conn("127.0.0.1:%s" % port, "tv", answer=bytes)
+
+    # InitProducerId v1 with a transactional id, retried while the node has no producer-id block or
+    # is not yet the coordinator.
+    def init():
+        a = R(c.call(22, 1, kstr("tv-1") + s32(60000)))
+        a.i32()
+        err = a.i16()
+        return err, i64(a), a.i16()
 
 
-def add(parts):
-    body = kstr("tv-1") + s64(pid) + s16(epoch) + s32(1) + kstr(TOPIC) + s32(len(parts))
-    body += b"".join(s32(p) for p in parts)
-    a = R(c.call(24, 1, body))
-    a.i32()
-    codes = []
-    for _ in range(a.i32()):
-        a.str()
+    err, pid, old_epoch = retry(init, 0)
+    err, pid, epoch = init()  # a second instance: the first epoch is fenced
+    check(err == 0 and pid >= 0 and epoch == old_epoch + 1,
+          "InitProducerId twice: producer %d epoch %d (error %d)" % (pid, epoch, err))
+
+
+    def add(parts):
+        body = kstr("tv-1") + s64(pid) + s16(epoch) + s32(1) + kstr(TOPIC) + s32(len(parts))
+        body += b"".join(s32(p) for p in parts)
+        a = R(c.call(24, 1, body))
+        a.i32()
+        codes = []
         for _ in range(a.i32()):
-            a.i32()
-            codes.append(a.i16())
-    return (max(codes) if codes else -1,)
+            a.str()
+            for _ in range(a.i32()):
+                a.i32()
+                codes.append(a.i16())
+        return (max(codes) if codes else -1,)
 
 
-# Retried while the partition's leadership is not ready (COORDINATOR_LOAD_IN_PROGRESS).
-check(retry(lambda: add([0]), 0)[0] == 0, "AddPartitionsToTxn v1 adds %s-0" % TOPIC)
+    # Retried while the partition's leadership is not ready (COORDINATOR_LOAD_IN_PROGRESS).
+    added = retry(lambda: add([0]), 0)[0]
+    check(added == 0, "AddPartitionsToTxn v1 adds %s-0 (%d)" % (TOPIC, added))
 
-top, got = ask_v4(c, [("tv-1", pid, epoch, True, {TOPIC: [0, 1]}),
-                      ("tv-1", pid, old_epoch, True, {TOPIC: [0]}),
-                      ("nobody", pid, epoch, True, {TOPIC: [0]}),
-                      ("tv-1", pid, epoch, False, {TOPIC: [1]}),
-                      ("tv-1", pid, epoch + 1, True, {TOPIC: [0]})])
-check(top == 0, "v4 answered, top-level NONE (%s)" % top)
-want = [(0, "tv-1", TOPIC, 0, 0),    # added: NONE
-        (0, "tv-1", TOPIC, 1, 48),   # not added: INVALID_TXN_STATE
-        (1, "tv-1", TOPIC, 0, 90),   # the fenced epoch: PRODUCER_FENCED
-        (2, "nobody", TOPIC, 0, 48),  # an unknown id: INVALID_TXN_STATE
-        (3, "tv-1", TOPIC, 1, 42),   # not VerifyOnly: INVALID_REQUEST
-        (4, "tv-1", TOPIC, 0, 47)]   # a newer epoch: INVALID_PRODUCER_EPOCH
-check(got == want, "v4: every partition answered in order, as Kafka's codes (%s)" % got)
-_, again = ask_v4(c, [("tv-1", pid, epoch, True, {TOPIC: [1]})])
-check(again == [(0, "tv-1", TOPIC, 1, 48)],
-      "v4 changed nothing: %s-1 is still not in the transaction" % TOPIC)
+    top, got = ask_v4(c, [("tv-1", pid, epoch, True, {TOPIC: [0, 1]}),
+                          ("tv-1", pid, old_epoch, True, {TOPIC: [0]}),
+                          ("nobody", pid, epoch, True, {TOPIC: [0]}),
+                          ("tv-1", pid, epoch, False, {TOPIC: [1]}),
+                          ("tv-1", pid, epoch + 1, True, {TOPIC: [0]})])
+    check(top == 0, "v4 answered, top-level NONE (%s)" % top)
+    want = [(0, "tv-1", TOPIC, 0, 0),    # added: NONE
+            (0, "tv-1", TOPIC, 1, 48),   # not added: INVALID_TXN_STATE
+            (1, "tv-1", TOPIC, 0, 90),   # the fenced epoch: PRODUCER_FENCED
+            (2, "nobody", TOPIC, 0, 48),  # an unknown id: INVALID_TXN_STATE
+            (3, "tv-1", TOPIC, 1, 42),   # not VerifyOnly: INVALID_REQUEST
+            (4, "tv-1", TOPIC, 0, 47)]   # a newer epoch: INVALID_PRODUCER_EPOCH
+    check(got == want, "v4: every partition answered in order, as Kafka's codes (%s)" % got)
+    _, again = ask_v4(c, [("tv-1", pid, epoch, True, {TOPIC: [1]})])
+    check(again == [(0, "tv-1", TOPIC, 1, 48)],
+          "v4 changed nothing: %s-1 is still not in the transaction" % TOPIC)
 
-# EndTxn v1 (abort): the partition is no longer in an ongoing transaction.
-a = R(c.call(26, 1, kstr("tv-1") + s64(pid) + s16(epoch) + b"\x00"))
-a.i32()
-check(a.i16() == 0, "EndTxn abort")
-_, after = ask_v4(c, [("tv-1", pid, epoch, True, {TOPIC: [0]})])
-check(after == [(0, "tv-1", TOPIC, 0, 48)], "after EndTxn: INVALID_TXN_STATE")
-
-# KA9: advertised 0-3 on both; the single broker refuses v4.
-check(api_max(CLUSTER, 24) == 3, "ApiVersions on the cluster node: AddPartitionsToTxn max 3")
-check(api_max(SINGLE, 24) == 3, "ApiVersions on the single broker: AddPartitionsToTxn max 3")
-s = Conn("127.0.0.1:%s" % SINGLE, "tv", answer=bytes)
-s.send(24, 4, v4_body([("tv-1", 1, 0, True, {TOPIC: [0]})]), header_v2=True)
-check(s.recv() is None, "the single broker closes a v4 request (not served)")
-
-# KTV5: CLUSTER_ACTION, as Kafka's KafkaApis asks for v4.
-def ask_authz():  # a new connection each time: the node closes them until it has joined
-    try:
-        return ask_v4(Conn("127.0.0.1:%s" % AUTHZ, "tv", answer=bytes),
-                      [("tv-1", 1, 0, True, {TOPIC: [0]})])
-    except OSError:
-        return None, None
+    # EndTxn v1 (abort): the partition is no longer in an ongoing transaction.
+    a = R(c.call(26, 1, kstr("tv-1") + s64(pid) + s16(epoch) + b"\x00"))
+    a.i32()
+    check(a.i16() == 0, "EndTxn abort")
+    _, after = ask_v4(c, [("tv-1", pid, epoch, True, {TOPIC: [0]})])
+    check(after == [(0, "tv-1", TOPIC, 0, 48)], "after EndTxn: INVALID_TXN_STATE")
 
 
-top, res = retry(ask_authz, 31, 30)
-check(top == 31 and res == [], "--authorizer on, no ACL: v4 is CLUSTER_AUTHORIZATION_FAILED, "
-      "no result (%s %s)" % (top, res))
 
+def refusal_checks(cluster, single, authz):
+    """What is advertised and who refuses v4."""
+    # KA9: advertised 0-3 on both; the single broker refuses v4.
+    check(api_max(cluster, 24) == 3, "ApiVersions on the cluster node: AddPartitionsToTxn max 3")
+    check(api_max(single, 24) == 3, "ApiVersions on the single broker: AddPartitionsToTxn max 3")
+    s = Conn("127.0.0.1:%s" % single, "tv", answer=bytes)
+    s.send(24, 4, v4_body([("tv-1", 1, 0, True, {TOPIC: [0]})]), header_v2=True)
+    check(s.recv() is None, "the single broker closes a v4 request (not served)")
+
+    # KTV5: CLUSTER_ACTION, as Kafka's KafkaApis asks for v4.
+    def ask_authz():  # a new connection each time: the node closes them until it has joined
+        try:
+            return ask_v4(Conn("127.0.0.1:%s" % authz, "tv", answer=bytes),
+                          [("tv-1", 1, 0, True, {TOPIC: [0]})])
+        except OSError:
+            return None, None
+
+
+    top, res = retry(ask_authz, 31, 30)
+    check(top == 31 and res == [], "--authorizer on, no ACL: v4 is CLUSTER_AUTHORIZATION_FAILED, "
+          "no result (%s %s)" % (top, res))
+
+
+
+if MODE == "coordinator":
+    coordinator_checks(sys.argv[2])
+else:
+    refusal_checks(sys.argv[2], sys.argv[3], sys.argv[4])
 sys.exit(1 if kwire.failed else 0)
