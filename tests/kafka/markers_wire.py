@@ -18,6 +18,8 @@ Each check prints "ok - ..." or "FAIL - ..."; exit 1 if any failed. Checks, at n
   - mw-a initialised again at X (the same producer id, a newer epoch) writes "mw-a2"; a marker at the
     older epoch answers INVALID_PRODUCER_EPOCH (47, stale: the sender counts it as written) and
     the LSO stays pinned; its ABORT at the new epoch answers NONE;
+  - at node X, the coordinator, mw-c is committed and mw-a aborted (their markers repeat the
+    ones above: nothing left open for a new coordinator to abort while the nodes stop);
   - WriteTxnMarkers for PX (led by X): NOT_LEADER_OR_FOLLOWER (6), and PX's log end unchanged;
   - WriteTxnMarkers for a topic no node has: UNKNOWN_TOPIC_OR_PARTITION (3);
   - at node X: AddPartitionsToTxn of PY (led by Y) answers NONE (KT8 no longer refuses it), and
@@ -178,6 +180,12 @@ def main():
     check(lso5 < end5, "... and the newer transaction still pending (%d/%d)" % (lso5, end5))
     e = write_markers(ay, 1, pid_b, epoch_b, False, topic, py)
     check(e == 0, "its ABORT marker: NONE (%r)" % e)
+    # The coordinator X still holds mw-c and mw-a open (the markers above were this script's):
+    # ended there now, their markers (repeats: no-op control batches) go to Y on the ISR, so no
+    # open transaction is left for a new coordinator to abort while the nodes stop one by one.
+    e1 = end_txn(cx, "mw-c", pid, epoch, True)
+    e2 = end_txn(cx, "mw-a", pid_b, epoch_b, False)
+    check(e1 == 0 and e2 == 0, "at node X: mw-c committed and mw-a aborted (%d %d)" % (e1, e2))
 
     endx, _ = offsets(kwire.Conn(ax, "markers_wire"), topic, px)
     e = write_markers(ay, 1, pid, epoch, True, topic, px)
