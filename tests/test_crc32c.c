@@ -1,7 +1,9 @@
 /*
  * test_crc32c.c — CRC-32C against published vectors, and the SSE4.2 path against the
  * slicing-by-8 path on every length 0..1024 from every alignment, plus the lengths where the
- * hardware path switches between its three-stream block sizes.
+ * hardware path switches between its three-stream block sizes. Where the CPU has AVX-512
+ * VPCLMULQDQ, the same comparisons cover the folding path (every buffer of 256 bytes and more,
+ * from every alignment, with every tail of 0-63 bytes after its multiple of 64).
  */
 #include <setjmp.h>
 #include <stdarg.h>
