@@ -44,8 +44,8 @@
  *        Partition.activeProducerState answers from any replica's log; a follower's producer
  *        state is rebuilt from the batches it copies); a partition the image does not have is
  *        UNKNOWN_TOPIC_OR_PARTITION (3) (Kafka's metadata cache check), one the image gives to
- *        other nodes only NOT_LEADER_OR_FOLLOWER (6) (the engine holds a directory for every
- *        partition of a topic, so its empty local state is never answered).
+ *        other nodes only NOT_LEADER_OR_FOLLOWER (6) (Kafka's ReplicaManager for a partition
+ *        it does not host; whatever the local engine holds of it is never answered).
  *
  * Costs: DescribeProducers makes two shard calls per partition asked (each waits behind that
  * shard's current round, on the loop thread); rt_txn_list visits every id twice (O(ids), each under its id's lock, which a durable
