@@ -569,8 +569,8 @@ int txn_cluster_list(const char *bootstrap, bool all, int timeout_ms)
         hanging +=
             !live_holder(&v, v.pins[k].topic, v.pins[k].partition, v.pins[k].producer->producer_id);
     if (shown == 0 && hanging == 0)
-        printf("no %stransactions in the cluster (%" PRId32 " nodes asked)\n", all ? "" : "open ",
-               x.md.brokers_count);
+        printf("no %stransactions in the cluster (%" PRId32 " node%s asked)\n", all ? "" : "open ",
+               x.md.brokers_count, x.md.brokers_count == 1 ? "" : "s");
     if (shown > 0) {
         printf("ID\tPRODUCER_ID\tEPOCH\tSTATE\tAGE_MS\tTIMEOUT_MS\tCOORDINATOR\tPARTITIONS\n");
         for (size_t k = 0; k < v.txns_count; k++)
@@ -887,9 +887,11 @@ int txn_cluster_abort_partition(const char *bootstrap, const char *topic, uint32
     struct kmsg_write_txn_markers_response r = {0};
     int rc = node_call(&x, leader, KAFKA_WRITE_TXN_MARKERS, 1, enc_write_txn_markers, &q,
                        dec_write_txn_markers, &r);
-    if (rc) {
-        ex = cli_fail("txn", "abort: WriteTxnMarkers at node %" PRId32 ": %s", leader_id,
-                      call_error(rc));
+    if (rc) { /* a single broker closes the connection: the row is internal (api_table.c KA8) */
+        ex = cli_fail("txn",
+                      "abort: WriteTxnMarkers at node %" PRId32 ": %s (a single broker does not "
+                      "serve it: stop it and run `ringtail txn abort DIR --topic ...` there)",
+                      leader_id, call_error(rc));
         goto out;
     }
     e = KAFKA_UNKNOWN_SERVER_ERROR; /* TXC3: NONE only for exactly what was asked */
