@@ -17,6 +17,7 @@
 #   ops-a's partition: a read_committed consumer's position at the end is the high watermark and
 #   it read none of the aborted records; then ops-b's id is aborted too and `list` prints no open
 #   transaction.
+# - a node stopped (SIGSTOP): `txn list` names it on stderr and exits 1 (the view incomplete).
 #
 # usage: bash tests/cli_cluster_txn_ops.sh /path/to/ringtail
 set -u
@@ -237,6 +238,15 @@ wait_for 10 released "$PA" && ok "$TOPIC-$PA released: LSO, HW, read: $(read_end
 [ $rc = 0 ] && [ "$(cat "$T/list")" = "no open transactions in the cluster (3 nodes asked)" ] &&
     ok "txn list: no open transactions in the cluster" || bad "txn list (exit $rc): $(cat "$T/list")"
 released "$PB" && ok "$TOPIC-$PB still released" || bad "$TOPIC-$PB: $(read_end "$PB")"
+
+# ---- TXC1: a node that does not answer makes the view incomplete: named, exit 1 ----
+kill -STOP "${PIDS[$B]}"
+"$RT" txn list --bootstrap "127.0.0.1:$(kport "$C")" --timeout-ms 500 >"$T/list" 2>"$T/list.err"; rc=$?
+kill -CONT "${PIDS[$B]}"
+[ $rc = 1 ] && grep -q "node $B (127.0.0.1:$(kport "$B")): ListTransactions" "$T/list.err" &&
+    grep -q "the view is incomplete" "$T/list.err" &&
+    ok "txn list with node $B stopped: named on stderr, exit 1" ||
+    bad "txn list with node $B stopped (exit $rc): $(cat "$T/list" "$T/list.err")"
 
 for i in 1 2 3; do
     kill -TERM "${PIDS[$i]}"; wait "${PIDS[$i]}"; rc=$?; PIDS[$i]=0
