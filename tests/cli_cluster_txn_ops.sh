@@ -18,6 +18,10 @@
 #   it read none of the aborted records; then ops-b's id is aborted too and `list` prints no open
 #   transaction.
 # - a node stopped (SIGSTOP): `txn list` names it on stderr and exits 1 (the view incomplete).
+# - `txn list DIR --force` of a stopped node's directory lists it; a single broker serving a
+#   partition pinned by a transaction nothing decides: `txn list --bootstrap` shows it pinned
+#   with no live transaction, an abort by partition passes TXC2 and is refused by the broker
+#   (a single broker does not serve WriteTxnMarkers).
 #
 # usage: bash tests/cli_cluster_txn_ops.sh /path/to/ringtail
 set -u
@@ -252,6 +256,37 @@ for i in 1 2 3; do
     kill -TERM "${PIDS[$i]}"; wait "${PIDS[$i]}"; rc=$?; PIDS[$i]=0
     [ $rc = 0 ] && ok "node $i stopped: exit 0" || bad "node $i: exit $rc: $(tail -c 400 "$T/n$i.err")"
 done
+
+# TXN1's --force: the stopped coordinator's directory opens (read-only) and lists
+"$RT" txn list "$T/n$C" --force >"$T/dir.out" 2>"$T/dir.err"; rc=$?
+[ $rc = 0 ] && grep -q "^no open transactions in $T/n$C$" "$T/dir.out" &&
+    ok "txn list DIR --force of stopped node $C: exit 0, nothing open" ||
+    bad "txn list DIR --force (exit $rc): $(cat "$T/dir.out" "$T/dir.err")"
+
+# ---- a single broker with a partition pinned by a transaction nothing decides (as
+# tests/cli_readme.sh makes it: the COMMIT marker cut off, the coordinator's state lost) ----
+PD=$T/pinned
+"$RT" topic create "$PD" t --partitions 1 >/dev/null
+printf 'p1\np2\np3\n' | "$RT" produce "$PD" t -p 0 --txn-id ops-pin --txn-records 3 >/dev/null 2>&1
+plog=$(ls "$PD"/t-0/*.log | sort | tail -n 1)
+truncate -s -78 "$plog" # the marker batch is the last 78 bytes
+for f in "$PD"/__transaction_state-0/*.log; do truncate -s 0 "$f"; done
+rm -f "$PD/.clean_shutdown"
+"$RT" recover "$PD" >/dev/null 2>&1
+"$RT" serve "$PD" --listen "127.0.0.1:$K1" --threads 1 >"$T/sb.out" 2>"$T/sb.err" &
+PIDS[1]=$!
+sb_up() { "$RT" txn list --bootstrap "127.0.0.1:$K1" >"$T/list" 2>"$T/list.err"; }
+wait_for 10 sb_up
+p=$(awk -F'\t' '$1 == "t" && $2 == "0" {print $3, $5, $6, $7, $8}' "$T/list")
+set -- $p
+[ $# = 5 ] && [ "$2 $3 $4 $5" = "0 0 - -" ] && grep -q "^pinned partitions with no live transaction:$" "$T/list" &&
+    ok "single broker: txn list --bootstrap shows t-0 pinned by producer $1 with no live transaction" ||
+    bad "single broker: txn list: $(cat "$T/list" "$T/list.err")"
+"$RT" txn abort --bootstrap "127.0.0.1:$K1" --topic t --partition 0 --producer-id "${1:-0}" >"$T/ab.out" 2>"$T/ab.err"; rc=$?
+[ $rc = 1 ] && grep -q "WriteTxnMarkers at node 0: .*a single broker does not serve it" "$T/ab.err" &&
+    ok "single broker: abort by partition passes TXC2 (nothing live), WriteTxnMarkers not served: exit 1" ||
+    bad "single broker: abort by partition (exit $rc): $(cat "$T/ab.out" "$T/ab.err")"
+kill -TERM "${PIDS[1]}"; wait "${PIDS[1]}"; PIDS[1]=0
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
