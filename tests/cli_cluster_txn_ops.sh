@@ -277,10 +277,10 @@ rm -f "$PD/.clean_shutdown"
 PIDS[1]=$!
 sb_up() { "$RT" txn list --bootstrap "127.0.0.1:$K1" >"$T/list" 2>"$T/list.err"; }
 wait_for 10 sb_up
-p=$(awk -F'\t' '$1 == "t" && $2 == "0" {print $3, $5, $6, $7, $8}' "$T/list")
+p=$(awk -F'\t' '$1 == "t" && $2 == "0" {print $3, $5, $6, $7, $8, $9, $10}' "$T/list")
 set -- $p
-[ $# = 5 ] && [ "$2 $3 $4 $5" = "0 0 - -" ] && grep -q "^pinned partitions with no live transaction:$" "$T/list" &&
-    ok "single broker: txn list --bootstrap shows t-0 pinned by producer $1 with no live transaction" ||
+[ $# = 7 ] && [ "$2 $3 $4 $5 $6 $7" = "0 0 3 0 - -" ] && grep -q "^pinned partitions with no live transaction:$" "$T/list" &&
+    ok "single broker: txn list --bootstrap shows t-0 pinned by producer $1 with no live transaction (first offset 0, LSO 0, HW 3)" ||
     bad "single broker: txn list: $(cat "$T/list" "$T/list.err")"
 "$RT" txn abort --bootstrap "127.0.0.1:$K1" --topic t --partition 0 --producer-id "${1:-0}" >"$T/ab.out" 2>"$T/ab.err"; rc=$?
 [ $rc = 1 ] && grep -q "WriteTxnMarkers at node 0: .*a single broker does not serve it" "$T/ab.err" &&

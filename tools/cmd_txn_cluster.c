@@ -12,7 +12,8 @@
  * transactions its log holds (each producer's first offset of its open transaction: the LSO
  * it pins there). A partition whose log holds an open transaction that no coordinator holds
  * open with that partition is printed as pinned with no live transaction (Kafka's
- * `find-hanging`), with what `abort --topic --partition --producer-id` needs.
+ * `find-hanging`), with what `abort --topic --partition --producer-id` needs and its LSO and
+ * high watermark (ListOffsets at its leader, read_committed and read_uncommitted).
  *
  * `abort --transactional-id ID`: FindCoordinator (key type 1) names the coordinator; it is
  * asked DescribeTransactions (the id must have a transaction open), then InitProducerId for the
@@ -77,6 +78,7 @@ TXC_API(describe_producers)
 TXC_API(find_coordinator)
 TXC_API(init_producer_id)
 TXC_API(write_txn_markers)
+TXC_API(list_offsets)
 #undef TXC_API
 
 /* A decoded answer's bytes: strings and arrays point into them until txc_free. */
@@ -466,6 +468,38 @@ static const struct view_pin *pin_of(const struct view *v, struct kp_str topic, 
     return NULL;
 }
 
+/* The latest offset of topic-partition at node `leader` for isolation level iso (0: the high
+ * watermark, 1: the last stable offset), as a consumer asks it (ListOffsets v2); -1 when not
+ * answered. */
+static int64_t latest_offset(struct txc *x, int32_t leader, struct kp_str topic, int32_t partition,
+                             int8_t iso)
+{
+    const struct kmsg_metadata_broker *b = node_of(x, leader);
+    if (!b)
+        return -1;
+    struct kmsg_list_offsets_partition qp = {.partition_index = partition,
+                                             .current_leader_epoch = -1,
+                                             .timestamp = -1,
+                                             .max_num_offsets = 1};
+    struct kmsg_list_offsets_topic qt = {.name = topic, .partitions = &qp, .partitions_count = 1};
+    struct kmsg_list_offsets_request q = {
+        .replica_id = -1, .isolation_level = iso, .topics = &qt, .topics_count = 1};
+    struct kmsg_list_offsets_response r = {0};
+    if (node_call(x, b, KAFKA_LIST_OFFSETS, 2, enc_list_offsets, &q, dec_list_offsets, &r) != 0 ||
+        r.topics_count != 1 || r.topics[0].partitions_count != 1)
+        return -1;
+    const struct kmsg_list_offsets_partition_response *p = &r.topics[0].partitions[0];
+    return p->partition_index == partition && p->error_code == KAFKA_NONE ? p->offset : -1;
+}
+
+static void print_offset(int64_t o)
+{
+    if (o >= 0)
+        printf("%" PRId64 "\t", o);
+    else
+        printf("?\t");
+}
+
 static int64_t wall_ms(void)
 {
     struct timespec ts;
@@ -579,7 +613,7 @@ int txn_cluster_list(const char *bootstrap, bool all, int timeout_ms)
     }
     if (hanging > 0) {
         printf("pinned partitions with no live transaction:\n");
-        printf("TOPIC\tPARTITION\tPRODUCER_ID\tEPOCH\tFIRST_OFFSET\tLEADER\tID\tSTATE\n");
+        printf("TOPIC\tPARTITION\tPRODUCER_ID\tEPOCH\tFIRST_OFFSET\tLSO\tHW\tLEADER\tID\tSTATE\n");
         for (size_t k = 0; k < v.pins_count; k++) {
             const struct view_pin *p = &v.pins[k];
             if (live_holder(&v, p->topic, p->partition, p->producer->producer_id))
@@ -588,9 +622,12 @@ int txn_cluster_list(const char *bootstrap, bool all, int timeout_ms)
             for (size_t j = 0; j < v.txns_count && !owner; j++)
                 if (v.txns[j].listed->producer_id == p->producer->producer_id)
                     owner = &v.txns[j];
-            printf("%.*s\t%" PRId32 "\t%" PRId64 "\t%" PRId32 "\t%" PRId64 "\t%" PRId32 "\t",
-                   (int)p->topic.len, p->topic.ptr, p->partition, p->producer->producer_id,
-                   p->producer->producer_epoch, p->producer->current_txn_start_offset, p->leader);
+            printf("%.*s\t%" PRId32 "\t%" PRId64 "\t%" PRId32 "\t%" PRId64 "\t", (int)p->topic.len,
+                   p->topic.ptr, p->partition, p->producer->producer_id,
+                   p->producer->producer_epoch, p->producer->current_txn_start_offset);
+            print_offset(latest_offset(&x, p->leader, p->topic, p->partition, 1));
+            print_offset(latest_offset(&x, p->leader, p->topic, p->partition, 0));
+            printf("%" PRId32 "\t", p->leader);
             if (owner)
                 printf("%.*s\t%.*s\n", (int)owner->listed->transactional_id.len,
                        owner->listed->transactional_id.ptr,
