@@ -29,11 +29,11 @@
  * refused in directory mode unless --force (TXN1).
  *
  * Invariants:
- *   TXN1 Directory mode never opens a directory that holds `__cluster_metadata/` (a cluster
- *        node's, docs/cluster.md §7.6) without --force: the engine opened there has no marker
- *        writer, the image or the leaderships, so opening it (which completes Prepare*
- *        transactions) or an abort would write markers into the local copy of partitions the
- *        node may only follow, and the replicas would disagree. It exits 1 naming --bootstrap.
+ *   TXN1  Directory mode never opens a directory that holds `__cluster_metadata/` (a cluster
+ *         node's, docs/cluster.md §7.6) without --force: the engine opened there has no marker
+ *         writer, the image or the leaderships, so opening it (which completes Prepare*
+ *         transactions) or an abort would write markers into the local copy of partitions the
+ *         node may only follow, and the replicas would disagree. It exits 1 naming --bootstrap.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -31,17 +31,17 @@
  * transaction itself: every change is a request a broker checks.
  *
  * Invariants:
- *   TXC1 Every node Metadata lists is asked; a node that does not answer, or answers an error,
- *        is named on stderr and the command exits 1 after printing what the others said (an
- *        incomplete view is never presented as the whole cluster).
- *   TXC2 `abort --topic/--partition/--producer-id` writes a marker only when no node answers
- *        that it coordinates an open transaction of that producer id holding that partition
- *        (and every node answered), or with --force: a marker written under a live transaction
- *        would end it in one partition while its coordinator goes on (Kafka's tool has that
- *        hazard; `abort --transactional-id` ends it everywhere instead).
- *   TXC3 An abort reports success only on the broker's NONE for exactly what was asked (the
- *        producer id, topic and partition of the marker; the coordinator's answer for the id),
- *        and prints the state read back afterwards.
+ *   TXC1  Every node Metadata lists is asked; a node that does not answer, or answers an error,
+ *         is named on stderr and the command exits 1 after printing what the others said (an
+ *         incomplete view is never presented as the whole cluster).
+ *   TXC2  `abort --topic/--partition/--producer-id` writes a marker only when no node answers
+ *         that it coordinates an open transaction of that producer id holding that partition
+ *         (and every node answered), or with --force: a marker written under a live transaction
+ *         would end it in one partition while its coordinator goes on (Kafka's tool has that
+ *         hazard; `abort --transactional-id` ends it everywhere instead).
+ *   TXC3  An abort reports success only on the broker's NONE for exactly what was asked (the
+ *         producer id, topic and partition of the marker; the coordinator's answer for the id),
+ *         and prints the state read back afterwards.
  */
 #include <errno.h>
 #include <inttypes.h>
