@@ -236,8 +236,9 @@ wait_for 10 released "$PA" && ok "$TOPIC-$PA released: LSO, HW, read: $(read_end
 "$RT" txn list --bootstrap "127.0.0.1:$K1" >"$T/list" 2>&1
 [ "$(awk -F'\t' '$1 == "ops-b" {print $4, $8}' "$T/list")" = "Ongoing $TOPIC-$PB(LSO -)" ] &&
     ok "txn list: ops-b Ongoing, $TOPIC-$PB pins nothing" || bad "txn list: $(cat "$T/list")"
-"$RT" txn abort --bootstrap "127.0.0.1:$(kport "$C")" --transactional-id ops-b >"$T/ab.out" 2>"$T/ab.err" &&
-    ok "txn abort --transactional-id ops-b" || bad "abort ops-b: $(cat "$T/ab.out" "$T/ab.err")"
+"$RT" txn abort --bootstrap "127.0.0.1:$(kport "$C")" ops-b >"$T/ab.out" 2>"$T/ab.err" &&
+    grep -q "aborted the transaction of 'ops-b' (producer $PIDB, epoch [0-9]*, Ongoing; partitions $TOPIC-$PB)" "$T/ab.out" &&
+    ok "txn abort --bootstrap ... ops-b (the id as an argument)" || bad "abort ops-b: $(cat "$T/ab.out" "$T/ab.err")"
 "$RT" txn list --bootstrap "127.0.0.1:$K1,127.0.0.1:$K2" >"$T/list" 2>&1; rc=$?
 [ $rc = 0 ] && [ "$(cat "$T/list")" = "no open transactions in the cluster (3 nodes asked)" ] &&
     ok "txn list: no open transactions in the cluster" || bad "txn list (exit $rc): $(cat "$T/list")"

@@ -58,6 +58,7 @@ static void txn_usage(FILE *out)
             "                              [--producer-epoch E] [--force]\n"
             "       ringtail txn list --bootstrap HOST:PORT[,...] [--all] [--timeout-ms N]\n"
             "       ringtail txn abort --bootstrap HOST:PORT[,...] --transactional-id ID\n"
+            "       ringtail txn abort --bootstrap HOST:PORT[,...] ID   (the same)\n"
             "       ringtail txn abort --bootstrap HOST:PORT[,...] --topic T --partition P\n"
             "                              --producer-id ID [--producer-epoch E] [--force]\n"
             "\n"
@@ -604,6 +605,12 @@ static int txn_abort(int argc, char **argv)
         default:
             return cli_usage("txn", "abort: unknown option %s", argv[optind - 1]);
         }
+    }
+    if (bootstrap && argc - optind == 1 && !id) { /* `abort --bootstrap B ID` */
+        if (!*argv[optind] || strlen(argv[optind]) > TXN_ID_ARG_MAX_BYTES)
+            return cli_usage("txn", "abort: a transactional id needs 1..%d bytes",
+                             TXN_ID_ARG_MAX_BYTES);
+        id = argv[optind++];
     }
     if (bootstrap && argc - optind > 0)
         return cli_usage("txn", "abort: --bootstrap takes no DIR ('%s')", argv[optind]);
