@@ -43,7 +43,7 @@ trap cleanup EXIT
 PY=/usr/bin/python3
 ADMIN="$(cd "$(dirname "$0")" && pwd)/kafka/txn_admin.py"
 TOPIC=to
-SESSION_MS=2000
+SESSION_MS=6000 # no node is fenced on purpose; the SIGSTOP below stays within it
 . "$(dirname "$0")/helpers/cluster_ports.sh" # C1-C3, K1-K3, VOTERS, kport
 . "$(dirname "$0")/helpers/cluster_nodes.sh" # start_node, brokers_of, wait_for, all_list
 
