@@ -2,8 +2,9 @@
 # cli_cluster_txn_ops.sh — operating transactions on a cluster (issue 25 item 5; docs/cluster.md
 # §7.6; handle_ops.c KOP5-KOP6, cmd_txn_cluster.c TXC1-TXC3, cmd_txn.c TXN1): three `ringtail
 # serve --voters ...` nodes; two confluent_kafka transactional producers (ops-a, ops-b; a long
-# transaction.timeout.ms) each begin a transaction on a partition the coordinator C leads,
-# produce, and are SIGKILLed, which leaves both open and the partitions' LSO pinned.
+# transaction.timeout.ms) each begin a transaction, ops-a on a partition another node leads,
+# ops-b on one the coordinator C leads, produce, and are SIGKILLed, which leaves both open and
+# the partitions' LSO pinned.
 # - KIP-664 at the broker (tests/kafka/txn_admin.py, an independent client): DescribeTransactions
 #   answers Ongoing at C and NOT_COORDINATOR elsewhere; ListTransactions lists both at C and
 #   nothing elsewhere; DescribeProducers of an RF-1 partition answers at its replica and
@@ -14,9 +15,9 @@
 # - `txn abort --bootstrap --topic --partition --producer-id` for ops-b's partition is refused
 #   while the coordinator holds it open; with --force WriteTxnMarkers releases that partition.
 # - `txn abort --bootstrap --transactional-id ops-a`, asked of a node that is not C, releases
-#   ops-a's partition: a read_committed consumer's position at the end is the high watermark and
-#   it read none of the aborted records; then ops-b's id is aborted too and `list` prints no open
-#   transaction.
+#   ops-a's partition (the coordinator's ABORT marker sent to its leader): a read_committed
+#   consumer reaches the end, the LSO is the high watermark and it read none of the aborted
+#   records; then ops-b's id is aborted too and `list` prints no open transaction.
 # - a node stopped (SIGSTOP): `txn list` names it on stderr and exits 1 (the view incomplete).
 # - `txn list DIR --force` of a stopped node's directory lists it; a single broker serving a
 #   partition pinned by a transaction nothing decides: `txn list --bootstrap` shows it pinned
@@ -118,10 +119,13 @@ B=${OTHERS%% *}
 led() { [ "$(status | awk -F'\t' -v t="$TOPIC" '$1 == "partition" && $2 == t && $5 > 0 && split($11, i, ",") == 3' | wc -l)" = 9 ] &&
     [ "$(row to1 0 | field 5)" -gt 0 ] 2>/dev/null; }
 wait_for 20 led || bad "partitions not led: $(status)"
-PARTS=$(for p in $(seq 0 8); do [ "$(row "$TOPIC" "$p" | field 5)" = "$C" ] && echo "$p"; done | head -2 | tr '\n' ' ')
-PA=$(echo $PARTS | cut -d' ' -f1); PB=$(echo $PARTS | cut -d' ' -f2)
-[ -n "$PA" ] && [ -n "$PB" ] && [ "$PA" != "$PB" ] && ok "partitions $PA and $PB of $TOPIC led by the coordinator, node $C" ||
-    bad "no two partitions led by node $C: $(status | grep "	$TOPIC	")"
+# PA: led by another node than the coordinator (its markers go there as WriteTxnMarkers, the
+# produce verified with the coordinator, KIP-890); PB: led by the coordinator itself.
+PA=$(for p in $(seq 0 8); do [ "$(row "$TOPIC" "$p" | field 5)" != "$C" ] && echo "$p"; done | head -1)
+PB=$(for p in $(seq 0 8); do [ "$(row "$TOPIC" "$p" | field 5)" = "$C" ] && echo "$p"; done | head -1)
+LA=$(row "$TOPIC" "$PA" | field 5)
+[ -n "$PA" ] && [ -n "$PB" ] && ok "$TOPIC-$PA led by node $LA, $TOPIC-$PB by the coordinator, node $C" ||
+    bad "no partition led by node $C and one by another: $(status | grep "	$TOPIC	")"
 
 # ---- two producers leave a transaction open each, then die (SIGKILL) ----
 open_txn() { # open_txn ID PART: runs in the background; prints "open" once flushed
