@@ -89,12 +89,19 @@ assert set(k) == {f"{w} c{n}" for w in ("fetch", "rdkafka") for n in (1, 2, 4)} 
 assert all(r["mb_per_s"] and r["mb_per_s"] > 0 for r in k.values()), "S consume rows without MB/s"
 m = [r for r in rows if r["workload"] == "M"]
 assert len(m) == 3, f"{len(m)} M rows"
-# CL (issue 24 item 6): three cluster nodes; produce at RF 3 and RF 1, failover, catch-up
+# CL (issue 24 item 6): three cluster nodes; produce at RF 3 and RF 1, failover, catch-up, and
+# (issue 25 item 3) transactions' commit latency beside a single node
 cl = {(r["system"], r["config"]): r for r in rows if r["workload"] == "CL"}
 need_cl = {("cluster", "RF1 acks=1"), ("cluster", "RF1 acks=all"), ("cluster", "RF3 acks=all"),
            ("cluster", "failover (median)"), ("cluster", "follower catch-up"),
            ("loopback", "tcp, same bytes")}
-assert set(cl) == need_cl, f"CL rows {sorted(cl)}"
+# issue 25 item 3: small transactions' commit latency, cluster beside a single node
+need_txn = {(sy, f"txn commit p{n}") for sy in ("cluster", "single node") for n in (1, 64)}
+assert set(cl) == need_cl | need_txn, f"CL rows {sorted(cl)}"
+for k in need_txn:
+    assert cl[k]["latency_p50_us"] and cl[k]["latency_p50_us"] > 0, f"CL {k} without a commit p50"
+for n in (1, 64):
+    assert "the single node's" in cl[("cluster", f"txn commit p{n}")]["note"], f"CL txn p{n} note"
 for k in need_cl - {("cluster", "failover (median)")}:
     assert cl[k]["mb_per_s"] and cl[k]["mb_per_s"] > 0, f"CL {k} without MB/s"
 assert cl[("cluster", "RF3 acks=all")]["ratio_to_limit"] is not None, "CL RF3 without its ratio"
