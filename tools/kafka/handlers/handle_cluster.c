@@ -9,8 +9,10 @@
  *   KCL1 In cluster mode Metadata lists every registered unfenced broker at the listener it
  *        registered, the raft leader as controller (-1 when none is known), and per partition
  *        the image's leader, leader epoch, replicas, ISR (fenced replicas as offline, v5+); a
- *        topic not in the image is UNKNOWN_TOPIC_OR_PARTITION. No auto-creation in a cluster:
- *        neither Metadata nor Produce creates a topic locally (autocreate.c, handle_produce.c).
+ *        topic not in the image is UNKNOWN_TOPIC_OR_PARTITION, or, when the request allows
+ *        auto-creation and the broker has it on, created by the controller (autocreate.c AC1)
+ *        and answered LEADER_NOT_AVAILABLE. Never on one node's engine alone: neither
+ *        Metadata nor Produce creates a topic locally (autocreate.c, handle_produce.c).
  *   KCL2 CreateTopics, CreatePartitions and DeleteTopics on a node that is not the active
  *        controller are forwarded to it (handle_admin.c KAD12, KIP-590); one that cannot be
  *        (no controller known, or a peer's request: CA5) is answered NOT_CONTROLLER (41) per
@@ -287,6 +289,26 @@ static void build_metadata(void *ctx, const struct metadata_image *img)
     }
 }
 
+/* AC1: each named topic the image does not hold, asked of the controller (outside the image's
+ * read: the creation may wait for the quorum); its answer LEADER_NOT_AVAILABLE, or the error
+ * the creation gave. The broker's internal topics and a denied CREATE keep theirs. */
+static void auto_create_unknown(struct kafka_slot *s, struct metadata_node *mn,
+                                struct meta_build *mb)
+{
+    for (int32_t i = 0; i < mb->topics_count; i++) {
+        struct kmsg_metadata_topic *t = &mb->topics[i];
+        char name[RT_TOPIC_NAME_MAX + 1];
+        if (t->error_code != KAFKA_UNKNOWN_TOPIC_OR_PARTITION || !kafka_topic_name(t->name, name) ||
+            strncmp(name, "__", 2) == 0)
+            continue;
+        if (!kafka_authorize_create_topic(s, name)) { /* KZ2; Kafka: CREATE denied */
+            t->error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED;
+            continue;
+        }
+        t->error_code = kafka_cluster_auto_create(s, mn, name);
+    }
+}
+
 enum net_verdict kafka_handle_metadata_cluster(struct kafka_slot *s, struct metadata_node *mn)
 {
     struct kafka_server *srv = s->server;
@@ -294,6 +316,8 @@ enum net_verdict kafka_handle_metadata_cluster(struct kafka_slot *s, struct meta
     metadata_node_read(mn, build_metadata, &mb);
     if (mb.failed)
         return NET_CLOSE;
+    if (s->msg.metadata.allow_auto_topic_creation && srv->opts.auto_create_topics)
+        auto_create_unknown(s, mn, &mb); /* autocreate.c AC1 */
     struct quorum_status st;
     uint64_t applied, digest;
     metadata_node_status(mn, &st, &applied, &digest);
@@ -366,8 +390,10 @@ int16_t kafka_cluster_create_topic(struct kafka_slot *s, struct metadata_node *m
     }
     int32_t partitions =
         t->num_partitions == -1 ? (int32_t)s->server->opts.num_partitions : t->num_partitions;
-    return metadata_node_create_topic(mn, name, partitions, t->replication_factor, keys, values,
-                                      (unsigned)n, validate_only, message);
+    int16_t rf = t->replication_factor == -1 ? s->server->opts.default_replication_factor
+                                             : t->replication_factor;
+    return metadata_node_create_topic(mn, name, partitions, rf, keys, values, (unsigned)n,
+                                      validate_only, message);
 }
 
 /* ---- CreatePartitions, DeleteTopics (KCL2), InitProducerId (KCL3) ---- */
