@@ -34,7 +34,9 @@
 #
 # Cluster mode (--cluster; issue 25 item 4): instead of step 3's single brokers, three
 # `ringtail serve --voters` nodes on free 127.0.0.1 ports (node ids 1-3, --threads 1, the same
-# topic options as the single broker, --sync none), bootstrap.servers listing all three; the
+# topic options as the single broker, topics created without a replication factor, the
+# auto-created ones included, on all three: --default-replication-factor 3, as the suite's
+# 0008 asks; --sync none), bootstrap.servers listing all three; the
 # run waits until every node lists the three brokers and `__transaction_state` and
 # `__consumer_offsets` have leaders. It runs the tests listed in
 # tests/conformance/expected-cluster.txt (the suite's transaction, idempotence and
@@ -339,7 +341,8 @@ cluster_start_node() {
     local i=$1 c="CPORT$1" k="KPORT$1"
     serve_run "$RUN/n$i.log" "$RUN/n$i" --listen "127.0.0.1:${!k}" --threads 1 --node-id "$i" \
         --controller-listen "127.0.0.1:${!c}" --voters "$VOTERS" --num-partitions 4 \
-        --auto-create-topics true --accept-replication-factor --segment-bytes 2097152 --sync none
+        --default-replication-factor 3 --auto-create-topics true --segment-bytes 2097152 \
+        --sync none
     NODE_PIDS[$i]=$LAST_PID
 }
 # Ready: each node lists the three brokers, and __consumer_offsets and __transaction_state have
