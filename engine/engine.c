@@ -926,6 +926,34 @@ int rt_group_commit_offsets(rt_engine *e, const char *group, const struct rt_off
     return group_commit(g, group, offsets, count);
 }
 
+/* format.md H.7 TXO1-TXO5: the group coordinator's side of TxnOffsetCommit, where the
+ * transaction's coordinator may be another node; the local coordinator is not consulted. */
+int rt_group_commit_txn_offsets(rt_engine *e, const char *group, int64_t producer_id,
+                                int16_t producer_epoch, const struct rt_offset *offsets,
+                                size_t count)
+{
+    error_clear();
+    if (!e || !group || !*group || (!offsets && count))
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_group_commit_txn_offsets: NULL argument");
+    if (producer_id < 0 || producer_epoch < 0)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_group_commit_txn_offsets: producer id %" PRId64
+                         " and epoch %d must be >= 0",
+                         producer_id, (int)producer_epoch);
+    if (log_read_only(&e->log))
+        return log_refuse_if_read_only(&e->log, "rt_group_commit_txn_offsets");
+    int rc = group_offsets_check_known(&e->log, offsets, count);
+    if (rc)
+        return rc;
+    struct group_manager *g = NULL;
+    rc = txn_groups_create(&e->txn, &g);
+    if (rc)
+        return rc; /* the real cause; the detail names what failed */
+    /* TXO2 (GO8: RT_E_NOT_COORDINATOR unless the group's partition is led here), TXO3 (the
+     * partition's producer state refuses an older epoch), TXO1 (pending until the marker). */
+    return group_txn_commit_offsets(g, producer_id, producer_epoch, group, offsets, count);
+}
+
 int rt_group_fetch_offsets(rt_engine *e, const char *group, const char *topic, uint32_t partition,
                            bool require_stable, int64_t *offset_out)
 {
@@ -1024,6 +1052,8 @@ struct group_call {
     const struct rt_topic_partition *parts; /* delete; NULL with count 0: the whole group */
     const struct rt_offset *offsets;        /* commit */
     size_t count;
+    int64_t producer_id; /* a transactional commit (TXO1): >= 0; else -1 */
+    int16_t producer_epoch;
     bool store;
     rt_group_done_fn done;
     void *ctx;
@@ -1044,6 +1074,9 @@ static void group_call_run(struct txn_job *job, int err)
                  : txn_groups_create(&k->e->txn, &g);
         if (rc == 0)
             rc = group_store_meta(g, k->group, k->value, k->value_len);
+    } else if (rc == 0 && k->offsets && k->producer_id >= 0) {
+        rc = rt_group_commit_txn_offsets(k->e, k->group, k->producer_id, k->producer_epoch,
+                                         k->offsets, k->count);
     } else if (rc == 0 && k->offsets) {
         rc = rt_group_commit_offsets(k->e, k->group, k->offsets, k->count);
     } else if (rc == 0) {
@@ -1082,6 +1115,7 @@ int rt_group_store_metadata_async(rt_engine *e, const char *group,
                              .value = both,
                              .value_len = len,
                              .store = true,
+                             .producer_id = -1,
                              .done = done,
                              .ctx = ctx};
     k->job.run = group_call_run;
@@ -1099,8 +1133,13 @@ int rt_group_delete_offsets_async(rt_engine *e, const char *group,
     if (!e || !group || !op || !done || (count && !partitions))
         return error_set(RT_E_INVALID_ARGUMENT, "rt_group_delete_offsets_async: NULL argument");
     struct group_call *k = (struct group_call *)op;
-    *k = (struct group_call){
-        .e = e, .group = group, .parts = partitions, .count = count, .done = done, .ctx = ctx};
+    *k = (struct group_call){.e = e,
+                             .group = group,
+                             .parts = partitions,
+                             .count = count,
+                             .producer_id = -1,
+                             .done = done,
+                             .ctx = ctx};
     k->job.run = group_call_run;
     return txn_job_submit(&e->txn, group, &k->job);
 }
@@ -1113,10 +1152,41 @@ int rt_group_commit_offsets_async(rt_engine *e, const char *group, const struct 
     if (!e || !group || !offsets || !count || !op || !done)
         return error_set(RT_E_INVALID_ARGUMENT, "rt_group_commit_offsets_async: NULL argument");
     struct group_call *k = (struct group_call *)op;
-    *k = (struct group_call){
-        .e = e, .group = group, .offsets = offsets, .count = count, .done = done, .ctx = ctx};
+    *k = (struct group_call){.e = e,
+                             .group = group,
+                             .offsets = offsets,
+                             .count = count,
+                             .producer_id = -1,
+                             .done = done,
+                             .ctx = ctx};
     k->job.run = group_call_run;
     return txn_job_submit(&e->txn, group, &k->job);
+}
+
+int rt_group_commit_txn_offsets_async(rt_engine *e, const char *group, int64_t producer_id,
+                                      int16_t producer_epoch, const struct rt_offset *offsets,
+                                      size_t count, struct rt_group_op *op, rt_group_done_fn done,
+                                      void *ctx)
+{
+    error_clear();
+    if (!e || !group || !offsets || !count || !op || !done)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_group_commit_txn_offsets_async: NULL argument");
+    if (producer_id < 0 || producer_epoch < 0)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_group_commit_txn_offsets_async: producer id %" PRId64
+                         " and epoch %d must be >= 0",
+                         producer_id, (int)producer_epoch);
+    struct group_call *k = (struct group_call *)op;
+    *k = (struct group_call){.e = e,
+                             .group = group,
+                             .offsets = offsets,
+                             .count = count,
+                             .producer_id = producer_id,
+                             .producer_epoch = producer_epoch,
+                             .done = done,
+                             .ctx = ctx};
+    k->job.run = group_call_run;
+    return txn_job_submit(&e->txn, group, &k->job); /* TXO5: the group's lane */
 }
 
 /* ---- broker support ---- */

@@ -1512,6 +1512,34 @@ int rt_group_commit_offsets_async(rt_engine *engine, const char *group,
                                   const struct rt_offset *offsets, size_t count,
                                   struct rt_group_op *op, rt_group_done_fn done, void *ctx);
 
+/* TxnOffsetCommit on the group coordinator's node (docs/format.md H.7 TXO1-TXO5), where the
+ * transaction's coordinator may be another node: writes the offsets into the group's
+ * `__consumer_offsets` partition as one transactional batch of producer_id at producer_epoch
+ * (durable under the sync mode before it returns) without consulting this engine's transaction
+ * coordinator. They stay pending for that producer — invisible to rt_group_fetch_offsets and
+ * rt_group_list_offsets, RT_E_UNSTABLE_OFFSET_COMMIT with require_stable — until a marker of the
+ * producer lands in that partition: rt_txn_write_marker (the WriteTxnMarkers the transaction's
+ * coordinator sends) with commit applies them, an abort drops them; a reopen or
+ * rt_partition_become_leader rebuilds those still pending from the log (TXO4). A later commit of
+ * the same producer replaces its pending offset for the same key. The caller (a broker) has
+ * checked that it coordinates the group; the transaction coordinator added the partition to
+ * the transaction (AddOffsetsToTxn) — the engine cannot check that here. Errors: as
+ * rt_group_commit_offsets, plus RT_E_INVALID_ARGUMENT (producer_id or producer_epoch < 0),
+ * RT_E_NOT_COORDINATOR (the group's partition is followed: rt_partition_resign; nothing
+ * written), RT_E_INVALID_PRODUCER_EPOCH (the partition holds a newer epoch of the producer: a
+ * fenced instance; nothing written). */
+int rt_group_commit_txn_offsets(rt_engine *engine, const char *group, int64_t producer_id,
+                                int16_t producer_epoch, const struct rt_offset *offsets,
+                                size_t count);
+/* Its asynchronous form, on the group's lane as rt_group_commit_offsets_async (in order with
+ * the group's other calls), under the same rules; `group` and `offsets` (and their strings)
+ * valid until done has run; reports deleted 0. Also RT_E_INVALID_ARGUMENT without calling done
+ * for a negative producer id or epoch. */
+int rt_group_commit_txn_offsets_async(rt_engine *engine, const char *group, int64_t producer_id,
+                                      int16_t producer_epoch, const struct rt_offset *offsets,
+                                      size_t count, struct rt_group_op *op, rt_group_done_fn done,
+                                      void *ctx);
+
 typedef struct rt_consumer rt_consumer;
 
 struct rt_consumer_options {

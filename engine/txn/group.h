@@ -47,7 +47,9 @@ int group_commit(struct group_manager *g, const char *group, const struct rt_off
 
 /* Transactional commit for producer (pid, epoch): written as a transactional batch into the
  * group's partition, held pending until group_txn_complete. The coordinator has already added
- * (GROUP_OFFSETS_TOPIC, group_partition_for(group)) to the transaction. */
+ * (GROUP_OFFSETS_TOPIC, group_partition_for(group)) to the transaction — the local one
+ * (rt_txn_commit_offsets), or another node's (rt_group_commit_txn_offsets, format.md H.7
+ * TXO1-TXO4: the marker arrives by rt_txn_write_marker, group_txn_complete_partition). */
 int group_txn_commit_offsets(struct group_manager *g, int64_t producer_id, int16_t epoch,
                              const char *group, const struct rt_offset *offsets, size_t count);
 

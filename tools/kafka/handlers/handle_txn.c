@@ -6,8 +6,10 @@
  * every API: api_table.c KA6); answers are the response structs encoded by those descriptions.
  * InitProducerId v3+ carries the identity the producer holds (KIP-360), which goes to the
  * engine as the expected one; TxnOffsetCommit v3+ carries the consumer's generation, member and
- * instance (KIP-447), checked against the group. It owns the mapping of engine errors to the
- * Kafka codes each version defines, and never writes records except through those engine calls.
+ * instance (KIP-447), checked against the group; on a cluster node that does not coordinate the
+ * ids, TxnOffsetCommit goes to the group coordinator's engine call instead (KT11). It owns the
+ * mapping of engine errors to the Kafka codes each version defines, and never writes records
+ * except through those engine calls.
  *
  * Invariants:
  *   KT1  A fenced producer (RT_E_PRODUCER_FENCED) is answered PRODUCER_FENCED (90) where the
@@ -47,16 +49,7 @@
  *        registered, unfenced node (issue 25: its marker goes there as WriteTxnMarkers, KT9);
  *        COORDINATOR_LOAD_IN_PROGRESS while the image names no leader or a fenced or
  *        unregistered one (a new leader comes); UNKNOWN_TOPIC_OR_PARTITION when the image does
- *        not have it. AddOffsetsToTxn still answers POLICY_VIOLATION (44) when the group's
- *        `__consumer_offsets` partition is led by another node (transactional offsets are
- *        applied by the local group manager only; COORDINATOR_LOAD_IN_PROGRESS when the image
- *        has no such partition yet: the topic comes). 44 because librdkafka treats it in
- *        AddOffsetsToTxn as abortable (abort_transaction, then go on), the Java producer as
- *        fatal ("Unexpected error") and kafkajs as not retriable, where NOT_LEADER_OR_FOLLOWER and
- *        UNKNOWN_TOPIC_OR_PARTITION are retried until the transaction times out, and
- *        INVALID_TXN_STATE and TRANSACTIONAL_ID_AUTHORIZATION_FAILED are fatal to the producer
- *        and name another cause. The refusal is logged once per transactional id (the last
- *        KT8_LOGGED_MAX ids). On a single broker nothing here runs.
+ *        not have it. AddOffsetsToTxn: KT13. On a single broker nothing here runs.
  *   KT9  In a cluster the engine's marker writer (kafka_txn_marker_writer, format.md G.8) writes
  *        a marker into the local partition (rt_txn_write_marker) only when the image names this
  *        node its leader and this node is its ready leader; for a partition the image says
@@ -68,13 +61,31 @@
  *        does not have. A topic neither the image nor the engine has (deleted) counts as
  *        written (MW3); one the engine has but the image not yet, fails. Before any of it, the
  *        MW2 wait: the decision replicated to the ISR first (txn_cluster.c KTC5).
- *   KT10 After a KT8 refusal (AddOffsetsToTxn), a transaction that has no partition yet is not
- *        open in the engine, but librdkafka (abort_transaction) still sends EndTxn(abort),
- *        which the engine answers
- *        INVALID_TXN_STATE — fatal to the producer. In a cluster, an EndTxn abort so answered
- *        at the producer id and epoch of the id's last KT8 refusal, not yet taken, is answered
- *        NONE (once): nothing was added, so there is nothing to abort, and the producer goes on.
- *        Any other INVALID_TXN_STATE stands, as Kafka's coordinator answers it.
+ *   KT10 Retired with KT13: it answered NONE to the EndTxn abort that followed an AddOffsetsToTxn
+ *        refused POLICY_VIOLATION (librdkafka aborts a transaction with nothing added, which the
+ *        engine answers INVALID_TXN_STATE, fatal to the producer); no transactional request is
+ *        refused so any more, and an INVALID_TXN_STATE stands, as Kafka's coordinator answers it.
+ *   KT11 TxnOffsetCommit goes to the group's coordinator (group_cluster.c KGC2), which may not
+ *        be the transaction's. On a cluster node that does not coordinate the transactional ids
+ *        (txn_coordinated_here: not the ready leader of `__transaction_state`-0, txn_cluster.c
+ *        KTC2) the offsets are written by the group coordinator's engine call
+ *        (rt_group_commit_txn_offsets_async, format.md H.7 TXO1-TXO5): pending until the
+ *        transaction's marker reaches this node's `__consumer_offsets` partition, without the
+ *        local coordinator's check of the id. Where the local engine coordinates the ids (a
+ *        single broker always) the engine's transactional call (rt_txn_commit_offsets_async)
+ *        stays, so a single broker answers byte for byte as before.
+ *   KT12 In a cluster a TxnOffsetCommit is answered once its batch is on every ISR member of the
+ *        group's `__consumer_offsets` partition (group_cluster.c KGC4, with its error mapping:
+ *        NOT_COORDINATOR when the leadership went, COORDINATOR_NOT_AVAILABLE at the timeout or
+ *        below min.insync.replicas), whichever call wrote it.
+ *   KT13 AddOffsetsToTxn in a cluster checks the group's `__consumer_offsets` partition as KT8
+ *        checks a partition (txn_offsets_partition_check over txn_partition_check): accepted when
+ *        this node is its ready leader or another registered, unfenced node leads it — the
+ *        coordinator adds that partition to the transaction and its marker goes through the
+ *        marker writer (KT9: WriteTxnMarkers to that node, which applies the offsets pending
+ *        there, KT11); COORDINATOR_LOAD_IN_PROGRESS while it has no live leader, or the image no
+ *        such partition yet (the topic comes, metadata_node.h MN8). It was POLICY_VIOLATION
+ *        before issue 25.
  */
 #include "tools/kafka/handlers/handle_txn.h"
 
@@ -88,7 +99,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,8 +180,7 @@ static void refuse_log(struct kafka_slot *s, const char *why)
 
 /* ---- a cluster: partitions led by this node only (KT8, KT9) ---- */
 
-#define OFFSETS_TOPIC  "__consumer_offsets"
-#define KT8_LOGGED_MAX 256 /* transactional ids whose refusal was logged, most recent */
+#define OFFSETS_TOPIC "__consumer_offsets"
 
 struct lead_look {
     const char *topic;
@@ -238,76 +247,21 @@ static int16_t txn_partition_check(const struct kafka_server *srv, const char *t
     return leader >= 0 ? KAFKA_NONE : KAFKA_COORDINATOR_LOAD_IN_PROGRESS;
 }
 
-/* KT8, KT10: the ids refused here, most recent KT8_LOGGED_MAX (a hash of the id each), with the
- * producer id and epoch of the last refusal not yet answered by an abort. */
-static struct {
-    pthread_mutex_t lock;
-    struct {
-        uint64_t id_hash; /* 0: an empty slot */
-        int64_t pid;      /* -1: no refusal pending an abort */
-        int16_t epoch;
-    } ids[KT8_LOGGED_MAX];
-    unsigned next;
-} refused = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static uint64_t id_hash(const char *id)
+/* KT11: whether this node's engine coordinates the transactional ids: a single broker does, a
+ * cluster node when it is the ready leader of `__transaction_state`-0 (txn_cluster.c KTC2). */
+static bool txn_coordinated_here(const struct kafka_server *srv)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (const char *c = id; *c; c++)
-        h = (h ^ (uint8_t)*c) * 1099511628211ull;
-    return h | 1;
+    return kafka_txn_coordinator_check(srv) == KAFKA_NONE;
 }
 
-/* KT8: records the refusal of `id` (pid, epoch); true the first time it is refused. */
-static bool refusal_note(const char *id, int64_t pid, int16_t epoch)
+/* KT13: NONE when the group's `__consumer_offsets` partition p may join a transaction
+ * coordinated here: led here (KT8's check) or by another live node. */
+static int16_t txn_offsets_partition_check(const struct kafka_server *srv, int32_t p)
 {
-    uint64_t h = id_hash(id);
-    unsigned i = 0;
-    pthread_mutex_lock(&refused.lock);
-    while (i < KT8_LOGGED_MAX && refused.ids[i].id_hash != h)
-        i++;
-    bool first = i == KT8_LOGGED_MAX;
-    if (first) {
-        i = refused.next++ % KT8_LOGGED_MAX;
-        refused.ids[i].id_hash = h;
-    }
-    refused.ids[i].pid = pid;
-    refused.ids[i].epoch = epoch;
-    pthread_mutex_unlock(&refused.lock);
-    return first;
-}
-
-/* KT10: true (once) when `id` was refused at (pid, epoch) since its last abort. */
-static bool refusal_take(const char *id, int64_t pid, int16_t epoch)
-{
-    uint64_t h = id_hash(id);
-    bool pending = false;
-    pthread_mutex_lock(&refused.lock);
-    for (unsigned i = 0; i < KT8_LOGGED_MAX; i++)
-        if (refused.ids[i].id_hash == h) {
-            pending = refused.ids[i].pid == pid && refused.ids[i].epoch == epoch;
-            if (pending)
-                refused.ids[i].pid = -1;
-            break;
-        }
-    pthread_mutex_unlock(&refused.lock);
-    return pending;
-}
-
-static void log_not_led(struct kafka_slot *s, const char *id, int64_t pid, int16_t epoch,
-                        const char *topic, int32_t partition, int32_t leader)
-{
-    if (!refusal_note(id, pid, epoch))
-        return;
-    fprintf(stderr,
-            "ringtail serve: %s for '%s': %s-%" PRId32 " is led by node %" PRId32
-            ", not this node (%" PRId32
-            "), the transaction's coordinator (the leader of __transaction_state-0): a cluster "
-            "runs a transaction only when every partition in it is led by the coordinator's "
-            "node (docs/cluster.md 7.3); answered POLICY_VIOLATION (logged once per "
-            "transactional id)\n",
-            kafka_api_name(s->header.api_key), id, topic, partition, leader,
-            s->server->opts.broker_id);
+    int16_t led = txn_partition_check(srv, OFFSETS_TOPIC, p);
+    return led == KAFKA_UNKNOWN_TOPIC_OR_PARTITION /* the topic comes (metadata_node.h MN8) */
+               ? KAFKA_COORDINATOR_LOAD_IN_PROGRESS
+               : led;
 }
 
 int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
@@ -358,6 +312,7 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
  * to (KT6). */
 struct txn_call {
     struct rt_txn_op op;
+    struct rt_group_op group_op; /* KT11: the group coordinator's call */
     struct kafka_slot *s;
     struct kmsg_topic_errors *results; /* AddPartitionsToTxn: one per request topic */
     int32_t results_count;
@@ -636,10 +591,6 @@ static void code_done(void *ctx, int err, int64_t pid, int16_t epoch)
     (void)pid;
     (void)epoch;
     struct txn_call *k = ctx;
-    const struct kmsg_end_txn_request *q = &k->s->msg.end_txn; /* KT6: still decoded */
-    if (err == RT_E_INVALID_TXN_STATE && k->s->header.api_key == KAFKA_END_TXN && !q->committed &&
-        kafka_cluster(k->s->server) && refusal_take(k->id, q->producer_id, q->producer_epoch))
-        err = 0; /* KT10: the abort of a transaction KT8 refused its first partitions */
     if (!err && answer_parked(k, code_replicated))
         return; /* KTC4 */
     call_complete(k->s, answer_outcome(k, err));
@@ -660,12 +611,8 @@ enum net_verdict kafka_handle_add_offsets_to_txn(struct kafka_slot *s)
     int16_t coord = kafka_txn_coordinator_check(s->server); /* txn_cluster.c KTC2 */
     if (coord != KAFKA_NONE)
         return answer_code(s, coord);
-    int32_t p = (int32_t)rt_group_partition(k->group, strlen(k->group)), leader = -1;
-    int16_t led = txn_lead_check(s->server, OFFSETS_TOPIC, p, &leader); /* KT8 */
-    if (led == KAFKA_POLICY_VIOLATION)
-        log_not_led(s, k->id, q->producer_id, q->producer_epoch, OFFSETS_TOPIC, p, leader);
-    if (led == KAFKA_UNKNOWN_TOPIC_OR_PARTITION) /* the topic comes (metadata_node.h MN8) */
-        led = KAFKA_COORDINATOR_LOAD_IN_PROGRESS;
+    int32_t p = (int32_t)rt_group_partition(k->group, strlen(k->group));
+    int16_t led = txn_offsets_partition_check(s->server, p); /* KT13 */
     if (led != KAFKA_NONE)
         return answer_code(s, led);
     int rc = rt_txn_add_offsets_async(s->server->engine, k->id, q->producer_id, q->producer_epoch,
@@ -705,14 +652,39 @@ static enum net_verdict answer_commit(struct txn_call *k, int16_t stored)
     return kafka_response_end(s);
 }
 
+/* KT12: the commit reached the ISR of its `__consumer_offsets` partition (or could not). */
+static void commit_replicated(void *ctx, int16_t error)
+{
+    struct txn_call *k = ctx;
+    int16_t stored = kafka_group_commit_error(error);
+    if (stored != KAFKA_NONE)
+        fprintf(stderr,
+                "ringtail serve: TxnOffsetCommit for '%s', group '%s': not on the ISR: %s\n", k->id,
+                k->group, kafka_error_name(error));
+    call_complete(k->s, answer_commit(k, stored));
+}
+
+static void commit_finish(struct txn_call *k, int err)
+{
+    if (err)
+        log_refusal(k->s, k->id, err);
+    else if (kafka_group_commit_wait(k->s->server, kp_str_of(k->group), commit_replicated, k) == 0)
+        return; /* KT12: answered once the ISR has it; a single broker answers now */
+    call_complete(k->s, answer_commit(k, err ? txn_error(k->s, err) : KAFKA_NONE));
+}
+
 static void commit_done(void *ctx, int err, int64_t pid, int16_t epoch)
 {
     (void)pid;
     (void)epoch;
-    struct txn_call *k = ctx;
-    if (err)
-        log_refusal(k->s, k->id, err);
-    call_complete(k->s, answer_commit(k, err ? txn_error(k->s, err) : KAFKA_NONE));
+    commit_finish(ctx, err);
+}
+
+/* KT11: the group coordinator's call answered. */
+static void group_commit_done(void *ctx, int err, size_t deleted)
+{
+    (void)deleted;
+    commit_finish(ctx, err);
 }
 
 /* The validator's arrays for q, from the response arena (KT6): a kp_arena over `bytes` of it,
@@ -786,9 +758,13 @@ enum net_verdict kafka_handle_txn_offset_commit(struct kafka_slot *s)
     kafka_offsets_validate(s, q->topics, q->topics_count, all, &k->commit);
     if (!k->commit.offsets_count)
         return answer_commit(k, KAFKA_NONE);
-    int rc = rt_txn_commit_offsets_async(e, k->id, q->producer_id, q->producer_epoch, k->group,
-                                         k->commit.offsets, k->commit.offsets_count, &k->op,
-                                         commit_done, k);
+    int rc = txn_coordinated_here(s->server)
+                 ? rt_txn_commit_offsets_async(e, k->id, q->producer_id, q->producer_epoch,
+                                               k->group, k->commit.offsets, k->commit.offsets_count,
+                                               &k->op, commit_done, k)
+                 : rt_group_commit_txn_offsets_async(e, k->group, q->producer_id, q->producer_epoch,
+                                                     k->commit.offsets, k->commit.offsets_count,
+                                                     &k->group_op, group_commit_done, k); /* KT11 */
     if (rc) {
         log_refusal(s, k->id, rc);
         return answer_commit(k, txn_error(s, rc));
