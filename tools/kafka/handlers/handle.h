@@ -248,6 +248,9 @@ int kafka_topic_ensure(struct kafka_slot *s, const char *topic, bool allow,
 /* autocreate.c AC1: in a cluster, `topic` (not in the image) created by the active controller
  * (here or forwarded; may wait for it: off the loop only). LEADER_NOT_AVAILABLE once asked (or
  * when the budget defers it), else the creation's error. */
+/* KCL4: the topic's partition count as the broker knows it: the metadata image's in a cluster,
+ * the engine's (rt_topic_describe) otherwise. 0, or RT_E_UNKNOWN_TOPIC_OR_PARTITION. */
+int kafka_topic_partitions(struct kafka_server *srv, const char *name, uint32_t *parts);
 int16_t kafka_cluster_auto_create(struct kafka_slot *s, struct metadata_node *mn,
                                   const char *topic);
 /* The broker's log: one line "ringtail serve: ..." on stderr (at most 511 characters). */

@@ -20,6 +20,10 @@
  *        controller_admin.h) and every node applies them to its engine; never to one node's
  *        engine alone. A cluster's CreateTopics takes every config the single broker takes,
  *        checked by the same code (KAD3), carried in the TOPIC record.
+ *   KCL4 A topic's existence and partition count, where a handler checks a request's topic
+ *        against them without touching its data (OffsetCommit, OffsetFetch), are the image's
+ *        in a cluster (kafka_topic_partitions): a group coordinator need not replicate the
+ *        topics its groups commit (Kafka's group coordinator reads its metadata cache).
  *   KCL3 An idempotent InitProducerId on a cluster node takes its id from the blocks the
  *        controller granted this node (producer_id_blocks.h PB2); with none left it answers
  *        COORDINATOR_LOAD_IN_PROGRESS (14, retriable) and wakes the agent to ask (PB3).
@@ -144,6 +148,37 @@ enum net_verdict kafka_handle_alter_partition(struct kafka_slot *s)
     kafka_response_begin(s);
     kmsg_alter_partition_response_encode(&s->w, s->header.api_version, &m);
     return kafka_response_end(s);
+}
+
+/* ---- a topic as the broker knows it (KCL4) ---- */
+
+struct topic_parts {
+    const char *name;
+    uint32_t parts;
+    bool found;
+};
+
+static void read_topic_parts(void *ctx, const struct metadata_image *img)
+{
+    struct topic_parts *tp = ctx;
+    const struct mi_topic *t = metadata_image_topic(img, tp->name);
+    if (t) {
+        tp->found = true;
+        tp->parts = (uint32_t)t->partitions_count;
+    }
+}
+
+int kafka_topic_partitions(struct kafka_server *srv, const char *name, uint32_t *parts)
+{
+    struct metadata_node *mn = kafka_cluster(srv);
+    if (!mn)
+        return rt_topic_describe(srv->engine, name, parts);
+    struct topic_parts tp = {.name = name};
+    metadata_node_read(mn, read_topic_parts, &tp);
+    if (!tp.found)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    *parts = tp.parts;
+    return 0;
 }
 
 /* ---- Metadata from the image (KCL1) ---- */
